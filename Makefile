@@ -1,0 +1,25 @@
+# servesweep: `make run` runs the main job on its embedded default; `make test` runs the tests.
+GO ?= go
+BIN := bin/servesweep
+
+.PHONY: build test bench run fuzz clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/servesweep
+
+test:
+	$(GO) vet ./...
+	$(GO) test -race ./...
+
+bench:
+	$(GO) test -run XXX -bench . -benchmem ./...
+
+run: build
+	$(BIN) predict --stack dynamo -c examples/synthetic.yaml --output-dir out/synthetic --overwrite
+
+fuzz:
+	$(GO) test ./sim -run XXX -fuzz FuzzDecode -fuzztime 30s
+	$(GO) test ./sim/traffic -run XXX -fuzz FuzzParseMooncake -fuzztime 30s
+
+clean:
+	rm -rf bin out

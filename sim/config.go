@@ -1,0 +1,256 @@
+package sim
+
+// Config is one concrete prediction: a workload (Traffic) against one simulated deployment
+// (Engine, Router). It mirrors the DynoSim prediction YAML (dynosim-spec.md §3) key for key.
+// Build it with Decode or LoadFile, which apply defaults and validate every field; a Config
+// built by hand must pass Validate before Run.
+type Config struct {
+	// File is the path the config was read from; it prefixes every error message. Not a YAML key.
+	File string `yaml:"-"`
+
+	Traffic    Traffic    `yaml:"traffic"`
+	Engine     Engine     `yaml:"engine"`
+	Router     Router     `yaml:"router"`
+	Planner    Planner    `yaml:"planner"`
+	Evaluation Evaluation `yaml:"evaluation"`
+}
+
+// Traffic says which requests exist (Source), when they start (Load) and when the run ends (Stop).
+// When the YAML omits `traffic`, the default is synthetic 1024/128 tokens, concurrency 10,
+// 100 requests (dynosim-spec.md §3.1); a supplied mapping is not merged with that default.
+type Traffic struct {
+	Source Source `yaml:"source"`
+	Load   Load   `yaml:"load"`
+	Stop   Stop   `yaml:"stop"`
+}
+
+// Source types (traffic.source.type).
+const (
+	SourceSynthetic        = "synthetic"
+	SourceSyntheticSession = "synthetic-session"
+	SourceTrace            = "trace"
+)
+
+// Source is the tagged union traffic.source. Only the fields of Type are meaningful; the decoder
+// rejects fields that belong to another type.
+type Source struct {
+	Type string `yaml:"type"`
+
+	// synthetic: every request has InputTokens prompt tokens (ISL) and OutputTokens (OSL).
+	// Defaults 1024 and 128.
+	InputTokens  int `yaml:"input_tokens,omitempty"`
+	OutputTokens int `yaml:"output_tokens,omitempty"`
+
+	// synthetic-session: turn k (0-based) has k*(NewInputTokensPerTurn+OutputTokensPerTurn)+
+	// NewInputTokensPerTurn prompt tokens. Defaults 1024 and 128.
+	NewInputTokensPerTurn int           `yaml:"new_input_tokens_per_turn,omitempty"`
+	OutputTokensPerTurn   int           `yaml:"output_tokens_per_turn,omitempty"`
+	Session               *SessionShape `yaml:"session,omitempty"`
+
+	// trace: exactly one path; Format "mooncake"; BlockSize is the trace's hash granularity in
+	// tokens per hash id (default 512), independent of the engine's KV block size.
+	Paths     []string `yaml:"paths,omitempty"`
+	Format    string   `yaml:"format,omitempty"`
+	BlockSize int      `yaml:"block_size,omitempty"`
+}
+
+// SessionShape is traffic.source.session for synthetic-session sources.
+type SessionShape struct {
+	// Turns per session, >= 2 (default 4).
+	Turns int `yaml:"turns"`
+	// SharedPrefixRatio in [0, 1]: the fraction of a session's first prompt that is shared with
+	// every other session of its prefix group (default 0).
+	SharedPrefixRatio float64 `yaml:"shared_prefix_ratio"`
+	// PrefixGroups >= 0; must be > 0 when SharedPrefixRatio > 0. Session i belongs to group
+	// i mod PrefixGroups.
+	PrefixGroups int `yaml:"prefix_groups"`
+	// InterTurnDelayMs >= 0: think time between a turn's completion and the next turn's arrival.
+	InterTurnDelayMs float64 `yaml:"inter_turn_delay_ms"`
+}
+
+// Load types (traffic.load.type).
+const (
+	LoadConcurrency     = "concurrency"
+	LoadConstantRate    = "constant_rate"
+	LoadPoisson         = "poisson"
+	LoadTraceTimestamps = "trace_timestamps"
+)
+
+// Load is the tagged union traffic.load.
+type Load struct {
+	Type string `yaml:"type"`
+	// Concurrency: closed loop, requests (or sessions) kept in flight; > 0, default 10.
+	Concurrency int `yaml:"concurrency,omitempty"`
+	// RequestsPerSecond (synthetic) or SessionsPerSecond (synthetic-session): open-loop rate, > 0.
+	RequestsPerSecond float64 `yaml:"requests_per_second,omitempty"`
+	SessionsPerSecond float64 `yaml:"sessions_per_second,omitempty"`
+	// Seed for poisson inter-arrival gaps, >= 0 (default 42).
+	Seed uint64 `yaml:"seed,omitempty"`
+	// Speedup divides all trace timing (arrivals and inter-turn delays); > 0, default 1.
+	Speedup float64 `yaml:"speedup,omitempty"`
+}
+
+// Stop is traffic.stop. Zero means unset.
+type Stop struct {
+	Requests              int     `yaml:"requests,omitempty"`
+	RequestsPerLoadUnit   float64 `yaml:"requests_per_load_unit,omitempty"`
+	Sessions              int     `yaml:"sessions,omitempty"`
+	SessionsPerLoadUnit   float64 `yaml:"sessions_per_load_unit,omitempty"`
+	MaxVirtualTimeSeconds float64 `yaml:"max_virtual_time_seconds,omitempty"`
+}
+
+// Engine modes (engine.mode).
+const (
+	ModeAggregated    = "aggregated"
+	ModeDisaggregated = "disaggregated"
+)
+
+// Engine is the simulated deployment: model, GPU, backend and worker roles.
+type Engine struct {
+	Mode           string `yaml:"mode"`
+	Model          string `yaml:"model"`
+	Hardware       string `yaml:"hardware"`
+	Backend        string `yaml:"backend"`
+	BackendVersion string `yaml:"backend_version,omitempty"`
+	// ContextLength is the prompt-plus-output limit in tokens. 0 means "max" (the model's own
+	// maximum); a prompt of ContextLength tokens or more is rejected, and generation stops when
+	// prompt plus output reaches it (dynosim-spec.md §3.2.6).
+	ContextLength int `yaml:"context_length"`
+	// EnableChunkedPrefill: nil means the backend default (on).
+	EnableChunkedPrefill *bool `yaml:"enable_chunked_prefill,omitempty"`
+	// KVTransfer is disaggregated-only; nil when omitted.
+	KVTransfer *KVTransfer `yaml:"kv_transfer,omitempty"`
+	Workers    Workers     `yaml:"workers"`
+}
+
+// KVTransfer is engine.kv_transfer (disaggregated mode).
+type KVTransfer struct {
+	// BytesPerToken of KV moved per prompt token; 0 means "auto".
+	BytesPerToken int64 `yaml:"bytes_per_token"`
+	// BandwidthGBps in decimal GB/s; nil means no transfer delay.
+	BandwidthGBps *float64 `yaml:"bandwidth_gb_per_second"`
+	// TimingMode is "destination_missing" (default) or "full_prompt".
+	TimingMode string `yaml:"timing_mode"`
+}
+
+// Workers holds the worker roles; a nil role was not declared.
+type Workers struct {
+	Aggregated *WorkerRole `yaml:"aggregated,omitempty"`
+	Prefill    *WorkerRole `yaml:"prefill,omitempty"`
+	Decode     *WorkerRole `yaml:"decode,omitempty"`
+}
+
+// WorkerRole is engine.workers.<role>: the shape and limits of every worker in that role.
+type WorkerRole struct {
+	// Hardware overrides engine.hardware (prefill/decode roles only); "" inherits.
+	Hardware       string      `yaml:"hardware,omitempty"`
+	StartupSeconds float64     `yaml:"startup_seconds,omitempty"`
+	Parallelism    Parallelism `yaml:"parallelism"`
+	Scheduler      Scheduler   `yaml:"scheduler"`
+	KVCache        KVCache     `yaml:"kv_cache"`
+	Timing         Timing      `yaml:"timing"`
+}
+
+// Parallelism is a worker's shape. Every field is > 0 and defaults to 1.
+// GPUs of the role = Replicas × Tensor × Pipeline × AttentionData (dynosim-spec.md §3.2.2);
+// MoeTensor and MoeExpert repartition those GPUs and add none.
+type Parallelism struct {
+	Replicas      int `yaml:"replicas"`
+	Tensor        int `yaml:"tensor"`
+	Pipeline      int `yaml:"pipeline"`
+	AttentionData int `yaml:"attention_data"`
+	MoeTensor     int `yaml:"moe_tensor"`
+	MoeExpert     int `yaml:"moe_expert"`
+}
+
+// GPUsPerWorker is Tensor × Pipeline × AttentionData.
+func (p Parallelism) GPUsPerWorker() int { return p.Tensor * p.Pipeline * p.AttentionData }
+
+// GPUs is Replicas × GPUsPerWorker.
+func (p Parallelism) GPUs() int { return p.Replicas * p.GPUsPerWorker() }
+
+// Scheduler is the per-attention-DP-rank batching limit of a worker.
+type Scheduler struct {
+	// MaxBatchedTokens is the token budget of one forward pass (default 8192).
+	MaxBatchedTokens int `yaml:"max_batched_tokens"`
+	// MaxSequences caps running requests (default 256; prefill role 1).
+	MaxSequences int `yaml:"max_sequences"`
+}
+
+// KVCache is a rank's KV block pool.
+type KVCache struct {
+	// BlockSize in tokens per KV block (vLLM default 64, must be >= 2).
+	BlockSize int `yaml:"block_size"`
+	// PrefixCaching enables reuse of cached prompt blocks (default true).
+	PrefixCaching bool `yaml:"prefix_caching"`
+	// BytesPerToken of KV per token; 0 means "auto" (from the model).
+	BytesPerToken int64      `yaml:"bytes_per_token,omitempty"`
+	Capacity      KVCapacity `yaml:"capacity"`
+}
+
+// Capacity types (kv_cache.capacity.type).
+const (
+	CapacityFixed   = "fixed"
+	CapacityDefault = "default"
+)
+
+// KVCapacity sizes the pool: `fixed` gives Blocks per rank directly; `default` derives it from
+// MemoryFraction of GPU memory.
+type KVCapacity struct {
+	Type           string  `yaml:"type"`
+	Blocks         int     `yaml:"blocks,omitempty"`
+	MemoryFraction float64 `yaml:"memory_fraction,omitempty"`
+}
+
+// Timing types (timing.type).
+const (
+	TimingFixed      = "fixed"
+	TimingPolynomial = "polynomial"
+	TimingDefault    = "default"
+)
+
+// Timing picks the forward-pass time model of a role.
+type Timing struct {
+	Type string `yaml:"type"`
+	// PrefillMs and DecodeMs are required by `fixed` (>= 0 ms) and rejected by other types.
+	PrefillMs *float64 `yaml:"prefill_ms,omitempty"`
+	DecodeMs  *float64 `yaml:"decode_ms,omitempty"`
+}
+
+// Router policies (router.policy).
+const (
+	PolicyRoundRobin = "round_robin"
+	PolicyKVRouter   = "kv_router"
+)
+
+// Router is the request placement policy across replicas.
+type Router struct {
+	Policy           string           `yaml:"policy"`
+	PrefillLoadModel PrefillLoadModel `yaml:"prefill_load_model"`
+	// kv_router knobs; nil when unset (round_robin rejects them).
+	OverlapScoreCredit *float64 `yaml:"overlap_score_credit,omitempty"`
+	PrefillLoadScale   *float64 `yaml:"prefill_load_scale,omitempty"`
+	Temperature        *float64 `yaml:"temperature,omitempty"`
+}
+
+// PrefillLoadModel is router.prefill_load_model; Type "none" (default) or "aic".
+type PrefillLoadModel struct {
+	Type string `yaml:"type"`
+}
+
+// Planner is the autoscaler section. Only Policy "disabled" (fixed worker counts) is simulated.
+type Planner struct {
+	Policy string `yaml:"policy"`
+}
+
+// Evaluation holds the SLA that defines goodput.
+type Evaluation struct {
+	SLA *SLA `yaml:"sla,omitempty"`
+}
+
+// SLA bounds in ms; nil = unset. E2EMs is exclusive with TTFTMs and ITLMs.
+type SLA struct {
+	TTFTMs *float64 `yaml:"ttft_ms,omitempty"`
+	ITLMs  *float64 `yaml:"itl_ms,omitempty"`
+	E2EMs  *float64 `yaml:"e2e_ms,omitempty"`
+}

@@ -1,0 +1,273 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/servesweep/servesweep/sim/timing"
+)
+
+// Config is the shape of one attention-DP rank scheduler.
+type Config struct {
+	// MaxBatchedTokens is the token budget of one pass (> 0).
+	MaxBatchedTokens int
+	// MaxSequences caps the running set (> 0).
+	MaxSequences int
+	// BlockSize is tokens per KV block (> 0) and CapacityBlocks the pool size in blocks (> 0).
+	BlockSize      int
+	CapacityBlocks int
+	// PrefixCaching enables prefix reuse at admission and registration of full blocks.
+	PrefixCaching bool
+	// Timing prices each pass.
+	Timing timing.Model
+}
+
+// Engine is one vLLM-style rank scheduler with its KV block pool (engine-internals.md §1.2).
+// Requests live in a shared dense slice and are referred to by index.
+//
+// A pass is two calls: Schedule at the pass start forms the batch, allocates KV and advances
+// computed tokens, and returns the pass duration; Complete at the pass end emits one token per
+// request whose known tokens are all computed, finishes requests that reached their output, and
+// releases their KV. Between the two, only Submit may be called.
+type Engine struct {
+	cfg  Config
+	reqs []Request
+	pool *BlockPool
+	bs   int32
+
+	waiting     []int32 // FIFO; waiting[wHead:] are queued, preempted requests go to the front
+	wHead       int
+	running     []int32 // admission order
+	scheduled   []scheduledReq
+	ready       []int32
+	batch       timing.Batch
+	preemptions int64
+	passes      int64
+}
+
+type scheduledReq struct {
+	req    int32
+	tokens int32
+}
+
+// New returns an idle engine over the request slice reqs (shared with the caller).
+func New(cfg Config, reqs []Request) (*Engine, error) {
+	if cfg.MaxBatchedTokens <= 0 || cfg.MaxSequences <= 0 || cfg.BlockSize <= 0 || cfg.CapacityBlocks <= 0 || cfg.Timing == nil {
+		return nil, fmt.Errorf("engine: invalid config %+v", cfg)
+	}
+	return &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks), bs: int32(cfg.BlockSize)}, nil
+}
+
+// Pool is the engine's KV block pool.
+func (e *Engine) Pool() *BlockPool { return e.pool }
+
+// CapacityTokens is the pool size in tokens.
+func (e *Engine) CapacityTokens() int { return e.cfg.CapacityBlocks * e.cfg.BlockSize }
+
+// Preemptions counts preemptions so far; Passes counts passes that scheduled work.
+func (e *Engine) Preemptions() int64 { return e.preemptions }
+
+// Passes counts Schedule calls that scheduled at least one token.
+func (e *Engine) Passes() int64 { return e.passes }
+
+// HasWork reports whether a pass would have requests to consider.
+func (e *Engine) HasWork() bool { return len(e.running) > 0 || len(e.waiting) > e.wHead }
+
+// Load is the number of requests queued or running on this rank.
+func (e *Engine) Load() int { return len(e.running) + len(e.waiting) - e.wHead }
+
+// Submit queues request i at the back of the waiting queue. The caller guarantees that its
+// prompt plus output fits the pool (see Fits).
+func (e *Engine) Submit(i int32) {
+	e.reqs[i].Status = Waiting
+	e.waiting = append(e.waiting, i)
+}
+
+// Fits reports whether a sequence of tokens tokens fits in the pool on its own.
+func (e *Engine) Fits(tokens int) bool {
+	return ceilDiv(int32(tokens), e.bs) <= int32(e.cfg.CapacityBlocks)
+}
+
+func ceilDiv(a, b int32) int32 { return (a + b - 1) / b }
+
+// Schedule forms one pass at virtual time nowMs: the running set first (decode steps and
+// continuing prefill chunks, LIFO preemption with recompute when KV runs out), then, if nothing
+// was preempted, FCFS admission from the waiting queue with head-of-line blocking, each capped by
+// the token budget and MaxSequences. It returns the pass duration in ms and whether any token was
+// scheduled.
+func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
+	budget := int32(e.cfg.MaxBatchedTokens)
+	e.scheduled = e.scheduled[:0]
+	preempted := false
+
+	for i := 0; i < len(e.running) && budget > 0; i++ {
+		ri := e.running[i]
+		r := &e.reqs[ri]
+		n := min(r.known()-r.NumComputed, budget)
+		need := ceilDiv(r.NumComputed+n, e.bs) - int32(len(r.Blocks))
+		for need > 0 && int(need) > e.pool.Available() {
+			victim := e.running[len(e.running)-1]
+			e.running = e.running[:len(e.running)-1]
+			e.preempt(victim)
+			preempted = true
+			if victim == ri {
+				break
+			}
+		}
+		if r.Status != Running {
+			break // r itself was preempted; everything after it already was too
+		}
+		if need > 0 {
+			r.Blocks = e.pool.allocate(need, r.Blocks)
+		}
+		e.schedule(ri, n)
+		budget -= n
+	}
+
+	if !preempted {
+		for len(e.running) < e.cfg.MaxSequences && budget > 0 && len(e.waiting) > e.wHead {
+			ri := e.waiting[e.wHead]
+			r := &e.reqs[ri]
+			known := r.known()
+			var hits, inactiveHits int32
+			if e.cfg.PrefixCaching {
+				// A request that still needs logits reuses at most floor((known-1)/bs) blocks
+				// (engine-internals.md §1.2 step 3).
+				limit := min((known-1)/e.bs, int32(len(r.Hashes)))
+				hits, inactiveHits = e.pool.lookup(r.Hashes[:limit])
+			}
+			reused := hits * e.bs
+			n := min(known-reused, budget)
+			need := ceilDiv(reused+n, e.bs) - hits
+			if int(need+inactiveHits) > e.pool.Available() {
+				break // head-of-line blocking: wait for KV
+			}
+			e.wHead++
+			if e.wHead == len(e.waiting) {
+				e.waiting, e.wHead = e.waiting[:0], 0
+			}
+			r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
+			r.Blocks = e.pool.allocate(need, r.Blocks)
+			r.numRegistered = hits
+			r.NumComputed = reused
+			r.Status = Running
+			if r.Admissions == 0 {
+				r.FirstAdmitMs = nowMs
+				r.FirstReusedTokens = reused
+			}
+			r.ReusedTokens = max(r.ReusedTokens, reused)
+			r.Admissions++
+			e.running = append(e.running, ri)
+			e.schedule(ri, n)
+			budget -= n
+		}
+	}
+
+	b := &e.batch
+	*b = timing.Batch{KVCapacityTokens: e.CapacityTokens()}
+	e.ready = e.ready[:0]
+	for _, s := range e.scheduled {
+		r := &e.reqs[s.req]
+		before := r.NumComputed - s.tokens
+		if !(s.tokens == 1 && r.Generated > 0 && before == r.known()-1) {
+			b.PrefillRequests++
+			b.PrefillTokens += int(s.tokens)
+			b.PrefillContextTokens += int(before)
+		}
+		if r.NumComputed == r.known() {
+			b.DecodeRequests++
+			b.DecodeKVTokens += int(r.NumComputed)
+			e.ready = append(e.ready, s.req)
+		}
+	}
+	if len(e.scheduled) == 0 {
+		return 0, false
+	}
+	e.passes++
+	return e.cfg.Timing.PassMs(b), true
+}
+
+// schedule computes n more tokens of request ri (its KV is allocated) and registers the blocks
+// this completes with the prefix cache, so later requests in the same pass can hit them.
+func (e *Engine) schedule(ri int32, n int32) {
+	r := &e.reqs[ri]
+	r.NumComputed += n
+	e.scheduled = append(e.scheduled, scheduledReq{req: ri, tokens: n})
+	if !e.cfg.PrefixCaching {
+		return
+	}
+	full := min(r.NumComputed/e.bs, int32(len(r.Hashes)))
+	for j := r.numRegistered; j < full; j++ {
+		e.pool.register(r.Blocks[j], r.Hashes[j])
+	}
+	if full > r.numRegistered {
+		r.numRegistered = full
+	}
+}
+
+// preempt releases all KV of running request ri and puts it at the front of the waiting queue;
+// it will recompute every known token (minus prefix hits) when readmitted.
+func (e *Engine) preempt(ri int32) {
+	r := &e.reqs[ri]
+	r.Blocks = e.pool.release(r.Blocks)
+	r.NumComputed = 0
+	r.numRegistered = 0
+	r.Status = Waiting
+	r.Preemptions++
+	e.preemptions++
+	if e.wHead > 0 {
+		e.wHead--
+		e.waiting[e.wHead] = ri
+	} else {
+		e.waiting = append(e.waiting, 0)
+		copy(e.waiting[1:], e.waiting)
+		e.waiting[0] = ri
+	}
+}
+
+// Complete ends the pass started by the last Schedule at endMs: every ready request emits a token
+// (pass is the worker's pass index, for ITL bookkeeping), and requests that reached MaxOutput
+// complete and release their KV. done receives each completed request index, in running order.
+func (e *Engine) Complete(endMs float64, pass int32, done func(int32)) {
+	finished := 0
+	for _, ri := range e.ready {
+		r := &e.reqs[ri]
+		if r.Generated < r.MaxOutput {
+			r.emit(endMs, r.Worker, pass)
+		}
+		if r.Generated >= r.MaxOutput {
+			r.closeRun(r.Worker)
+			r.Blocks = e.pool.release(r.Blocks)
+			r.Status = Completed
+			r.TerminalMs = endMs
+			finished++
+		}
+	}
+	if finished == 0 {
+		return
+	}
+	kept := e.running[:0]
+	for _, ri := range e.running {
+		if e.reqs[ri].Status == Completed {
+			done(ri)
+			continue
+		}
+		kept = append(kept, ri)
+	}
+	e.running = kept
+}
+
+// Holders adds, for every block, the number of leases of this engine's live requests holding
+// it, into holders (len = capacity). Used by invariant checks.
+func (e *Engine) Holders(holders []int32) {
+	add := func(ri int32) {
+		for _, b := range e.reqs[ri].Blocks {
+			holders[b]++
+		}
+	}
+	for _, ri := range e.running {
+		add(ri)
+	}
+	for _, ri := range e.waiting[e.wHead:] {
+		add(ri)
+	}
+}

@@ -1,0 +1,221 @@
+package engine
+
+// BlockPool is one attention-DP rank's KV cache: a fixed number of KV blocks, each either free,
+// active (held by one or more requests, counted in refs) or inactive-cached (no holder, kept for
+// prefix reuse, evictable in LRU order). Blocks are identified by int32 ids in [0, capacity).
+//
+// A block that a request has filled completely is registered under its chained sequence hash
+// (engine-internals.md §2.1), so a block matches only when the whole prefix before it matches.
+// When the last holder releases a registered block it goes to the tail of the inactive LRU list;
+// allocation takes free blocks first and then evicts from the LRU head. Requests release their
+// blocks last-to-first, so leaf blocks of a prefix become older LRU candidates than the shared
+// blocks before them (engine-internals.md §2.2).
+type BlockPool struct {
+	capacity int32
+	refs     []int32
+	hash     []uint64
+	hashed   []bool
+	// Intrusive doubly linked LRU list of inactive registered blocks; -1 terminates.
+	prev, next       []int32
+	lruHead, lruTail int32
+	numInactive      int32
+	free             []int32
+	byHash           map[uint64]int32
+	// OnStored and OnRemoved, when set, observe prefix-cache membership: a hash becomes
+	// matchable (stored) or stops being matchable (its block was evicted). Used by KV-aware routing.
+	OnStored, OnRemoved func(hash uint64)
+}
+
+// NewBlockPool returns a pool of capacity blocks, all free. capacity must be > 0.
+func NewBlockPool(capacity int) *BlockPool {
+	p := &BlockPool{
+		capacity: int32(capacity),
+		refs:     make([]int32, capacity),
+		hash:     make([]uint64, capacity),
+		hashed:   make([]bool, capacity),
+		prev:     make([]int32, capacity),
+		next:     make([]int32, capacity),
+		lruHead:  -1,
+		lruTail:  -1,
+		free:     make([]int32, capacity),
+		byHash:   make(map[uint64]int32),
+	}
+	for i := range p.free {
+		// Popped from the end: block 0 is handed out first.
+		p.free[i] = int32(capacity - 1 - i)
+	}
+	return p
+}
+
+// Capacity is the pool size in blocks.
+func (p *BlockPool) Capacity() int { return int(p.capacity) }
+
+// Available counts blocks that can be handed to a request now: free plus inactive-cached.
+func (p *BlockPool) Available() int { return len(p.free) + int(p.numInactive) }
+
+// Active counts blocks held by at least one request.
+func (p *BlockPool) Active() int { return int(p.capacity) - p.Available() }
+
+// Inactive counts registered blocks with no holder (the reusable prefix cache).
+func (p *BlockPool) Inactive() int { return int(p.numInactive) }
+
+// Contains reports whether a block with sequence hash h is resident (active or inactive).
+func (p *BlockPool) Contains(h uint64) bool { _, ok := p.byHash[h]; return ok }
+
+// lookup counts the leading hashes resident in the pool, and how many of those are inactive.
+func (p *BlockPool) lookup(hashes []uint64) (hits, inactiveHits int32) {
+	for _, h := range hashes {
+		b, ok := p.byHash[h]
+		if !ok {
+			break
+		}
+		hits++
+		if p.refs[b] == 0 {
+			inactiveHits++
+		}
+	}
+	return hits, inactiveHits
+}
+
+// pin takes a reference on the blocks of the given resident hashes and appends them to lease.
+func (p *BlockPool) pin(hashes []uint64, lease []int32) []int32 {
+	for _, h := range hashes {
+		b := p.byHash[h]
+		if p.refs[b] == 0 {
+			p.lruRemove(b)
+		}
+		p.refs[b]++
+		lease = append(lease, b)
+	}
+	return lease
+}
+
+// allocate appends n fresh private blocks to lease. The caller has checked Available() >= n.
+func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
+	for ; n > 0; n-- {
+		var b int32
+		if k := len(p.free); k > 0 {
+			b = p.free[k-1]
+			p.free = p.free[:k-1]
+		} else {
+			b = p.lruHead
+			p.lruRemove(b)
+			p.unregister(b)
+		}
+		p.refs[b] = 1
+		lease = append(lease, b)
+	}
+	return lease
+}
+
+// register offers the full block b under sequence hash h to the prefix cache. If another block
+// already holds h, b stays private (a duplicate copy) and is freed, not cached, on release.
+func (p *BlockPool) register(b int32, h uint64) {
+	if p.hashed[b] {
+		return
+	}
+	if _, dup := p.byHash[h]; dup {
+		return
+	}
+	p.byHash[h] = b
+	p.hash[b] = h
+	p.hashed[b] = true
+	if p.OnStored != nil {
+		p.OnStored(h)
+	}
+}
+
+func (p *BlockPool) unregister(b int32) {
+	h := p.hash[b]
+	delete(p.byHash, h)
+	p.hashed[b] = false
+	if p.OnRemoved != nil {
+		p.OnRemoved(h)
+	}
+}
+
+// release drops one reference on every block of lease, last block first, and returns lease[:0].
+func (p *BlockPool) release(lease []int32) []int32 {
+	for i := len(lease) - 1; i >= 0; i-- {
+		b := lease[i]
+		p.refs[b]--
+		if p.refs[b] > 0 {
+			continue
+		}
+		if p.hashed[b] {
+			p.lruPush(b)
+		} else {
+			p.free = append(p.free, b)
+		}
+	}
+	return lease[:0]
+}
+
+func (p *BlockPool) lruPush(b int32) {
+	p.prev[b] = p.lruTail
+	p.next[b] = -1
+	if p.lruTail >= 0 {
+		p.next[p.lruTail] = b
+	} else {
+		p.lruHead = b
+	}
+	p.lruTail = b
+	p.numInactive++
+}
+
+func (p *BlockPool) lruRemove(b int32) {
+	if p.prev[b] >= 0 {
+		p.next[p.prev[b]] = p.next[b]
+	} else {
+		p.lruHead = p.next[b]
+	}
+	if p.next[b] >= 0 {
+		p.prev[p.next[b]] = p.prev[b]
+	} else {
+		p.lruTail = p.prev[b]
+	}
+	p.numInactive--
+}
+
+// CheckInvariants verifies the pool's bookkeeping: every block is exactly one of free, active or
+// inactive; refs are non-negative; the hash index points at registered blocks. holders[b] must
+// give the number of leases holding block b. It returns a description of the first violation.
+func (p *BlockPool) CheckInvariants(holders []int32) string {
+	state := make([]byte, p.capacity)
+	for _, b := range p.free {
+		if state[b] != 0 {
+			return "block on the free list twice"
+		}
+		state[b] = 'f'
+	}
+	n := int32(0)
+	for b := p.lruHead; b >= 0; b = p.next[b] {
+		if state[b] != 0 {
+			return "inactive block also free or listed twice"
+		}
+		state[b] = 'i'
+		n++
+	}
+	if n != p.numInactive {
+		return "inactive count differs from the LRU list"
+	}
+	for b := int32(0); b < p.capacity; b++ {
+		if p.refs[b] != holders[b] {
+			return "block refcount differs from the number of leases holding it"
+		}
+		switch {
+		case p.refs[b] > 0 && state[b] != 0:
+			return "held block is also free or inactive"
+		case p.refs[b] == 0 && state[b] == 0:
+			return "unheld block is neither free nor inactive (leaked)"
+		case state[b] == 'i' && !p.hashed[b]:
+			return "inactive block is not registered"
+		}
+	}
+	for h, b := range p.byHash {
+		if !p.hashed[b] || p.hash[b] != h {
+			return "hash index points at a block that does not hold that hash"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,138 @@
+package engine
+
+// Status is a request's lifecycle state.
+type Status uint8
+
+// Request states. Pending → (Waiting ⇄ Running) → Completed; Rejected at dispatch for a prompt
+// that cannot fit the context limit. A request still Waiting or Running when a virtual-time cap
+// ends the run is incomplete and has no terminal status.
+const (
+	Pending Status = iota
+	Waiting
+	Running
+	Completed
+	Rejected
+)
+
+// Terminal reports whether s is a terminal status.
+func (s Status) Terminal() bool { return s == Completed || s == Rejected }
+
+// String is the status name used in requests.jsonl (`terminal_status`).
+func (s Status) String() string {
+	switch s {
+	case Pending:
+		return "pending"
+	case Waiting:
+		return "waiting"
+	case Running:
+		return "running"
+	case Completed:
+		return "completed"
+	case Rejected:
+		return "rejected"
+	}
+	return "unknown"
+}
+
+// PassRun is a stretch of consecutive passes [First, Last] (pass indices of one worker) in each
+// of which a request emitted one token whose gap equals that pass's gap (engine-internals.md §7:
+// ITL is every adjacent token gap). Storing runs instead of per-token gaps keeps ITL exact while
+// memory grows with passes, not tokens.
+type PassRun struct {
+	Worker      int32
+	First, Last int32
+}
+
+// Request is the whole state of one request in one run: its static shape, its scheduler state
+// and the timestamps the report is built from. Times are virtual ms; -1 means "not yet".
+// Runs keep requests in one dense slice and refer to them by index.
+type Request struct {
+	// Static shape.
+
+	// PromptLen is the prompt length in tokens (ISL).
+	PromptLen int32
+	// MaxOutput is the number of output tokens the request will emit: the requested OSL,
+	// clipped so that prompt + output stays within the context limit (dynosim-spec.md §3.2.6).
+	MaxOutput int32
+	// RequestedOutput is the OSL the workload asked for.
+	RequestedOutput int32
+	// Hashes are the chained KV-block hashes of the request's full token sequence (prompt then
+	// output), one per full block of the engine's block size. Shared, read-only.
+	Hashes []uint64
+
+	// Scheduler state.
+
+	// Status is the lifecycle state.
+	Status Status
+	// Generated counts output tokens emitted so far.
+	Generated int32
+	// NumComputed counts tokens whose KV is computed (prompt and output).
+	NumComputed int32
+	// Blocks is the KV lease: pool block ids in sequence order.
+	Blocks []int32
+	// numRegistered counts leading Blocks already offered to the prefix cache.
+	numRegistered int32
+	// Worker is the logical worker and Rank the attention-DP rank the request was placed on.
+	Worker, Rank int32
+
+	// Report inputs.
+
+	ArrivalMs, FirstAdmitMs, FirstTokenMs, SecondTokenMs, LastTokenMs, TerminalMs float64
+	// Admissions counts admissions into the running set (1 + re-admissions after preemption).
+	Admissions int32
+	// Preemptions counts how often the request was preempted (KV released, recompute).
+	Preemptions int32
+	// ReusedTokens is the largest prefix-cache hit over the request's admissions, in tokens;
+	// FirstReusedTokens is the hit at its first admission.
+	ReusedTokens, FirstReusedTokens int32
+
+	// ITL bookkeeping: lastPass is the worker pass index of the latest token (-1 none), runFirst
+	// the first pass of the open run (-1 none); closed runs go to Runs, gaps that are not a
+	// single pass (the request skipped a pass) to Gaps.
+	lastPass, runFirst int32
+	Runs               []PassRun
+	Gaps               []float64
+}
+
+// Reset prepares r for a run: shape from the arguments, every time at -1, no KV held.
+func (r *Request) Reset(promptLen, requestedOutput, maxOutput int32, hashes []uint64) {
+	*r = Request{
+		PromptLen: promptLen, RequestedOutput: requestedOutput, MaxOutput: maxOutput, Hashes: hashes,
+		ArrivalMs: -1, FirstAdmitMs: -1, FirstTokenMs: -1, SecondTokenMs: -1, LastTokenMs: -1, TerminalMs: -1,
+		lastPass: -1, runFirst: -1,
+	}
+}
+
+// known is the number of tokens whose content exists: prompt plus emitted output.
+func (r *Request) known() int32 { return r.PromptLen + r.Generated }
+
+// emit records one output token at endMs, produced by pass index pass of worker.
+func (r *Request) emit(endMs float64, worker, pass int32) {
+	switch r.Generated {
+	case 0:
+		r.FirstTokenMs = endMs
+	case 1:
+		r.SecondTokenMs = endMs
+	}
+	if r.Generated > 0 {
+		if r.lastPass == pass-1 {
+			if r.runFirst < 0 {
+				r.runFirst = pass
+			}
+		} else {
+			r.closeRun(worker)
+			r.Gaps = append(r.Gaps, endMs-r.LastTokenMs)
+		}
+	}
+	r.lastPass = pass
+	r.LastTokenMs = endMs
+	r.Generated++
+}
+
+// closeRun moves the open pass run, if any, to Runs.
+func (r *Request) closeRun(worker int32) {
+	if r.runFirst >= 0 {
+		r.Runs = append(r.Runs, PassRun{Worker: worker, First: r.runFirst, Last: r.lastPass})
+		r.runFirst = -1
+	}
+}

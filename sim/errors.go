@@ -1,0 +1,93 @@
+package sim
+
+import (
+	"errors"
+	"strings"
+)
+
+// ConfigError is one problem with a prediction config: a YAML syntax error, a malformed --set
+// override, a schema or cross-field violation, or a feature the schema accepts but servesweep
+// does not simulate yet (Unsupported). Every ConfigError maps to exit code 2
+// (dynosim-spec.md §2.5).
+//
+// Error formats it as "<file>: <path>: <msg>", or "<file>: <msg>" when Path is empty (file-level
+// problems such as YAML syntax errors, whose Msg carries the line number the YAML library
+// reports, and --set problems, whose Msg names the --set argument).
+type ConfigError struct {
+	// File is the config file name as given to LoadFile or Decode ("" omits the prefix).
+	File string
+	// Path is the full dotted field path, e.g. "traffic.load.concurrency"; "" for file-level errors.
+	Path string
+	// Msg says what is wrong and what is valid, e.g. "must be > 0, got 0".
+	Msg string
+	// Unsupported marks a value the schema accepts but the simulator cannot run yet; Msg then
+	// reads "<value> is not supported yet". errors.Is(err, errors.ErrUnsupported) reports it.
+	Unsupported bool
+	// Err is the underlying cause, if any (for example the *fs.PathError of an unreadable file).
+	Err error
+}
+
+// Error formats the error as "<file>: <path>: <msg>", leaving out empty parts.
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(": ")
+	}
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Unwrap returns the underlying cause, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Is reports whether target is errors.ErrUnsupported and e is an Unsupported error, so that
+// errors.Is(err, errors.ErrUnsupported) detects "not supported yet" configs.
+func (e *ConfigError) Is(target error) bool {
+	return e.Unsupported && target == errors.ErrUnsupported
+}
+
+// ConfigErrors is every problem found in one pass over a config, in document order. Decode
+// returns it as its error; Error prints one ConfigError per line. Use errors.As with a
+// *ConfigError or a ConfigErrors target to detect a configuration error (exit code 2).
+type ConfigErrors []*ConfigError
+
+// Error prints one error per line.
+func (es ConfigErrors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap exposes the individual errors to errors.Is and errors.As.
+func (es ConfigErrors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// err returns es as an error, or nil when es is empty (avoiding a typed-nil error).
+func (es ConfigErrors) err() error {
+	if len(es) == 0 {
+		return nil
+	}
+	return es
+}
+
+// withFile sets File on every error that lacks one.
+func (es ConfigErrors) withFile(file string) ConfigErrors {
+	for _, e := range es {
+		if e.File == "" {
+			e.File = file
+		}
+	}
+	return es
+}

@@ -1,0 +1,102 @@
+// Package metrics turns what a run recorded into the prediction report: latency distributions
+// (TTFT, TTST, TPOT, ITL, E2E, per-user throughput), throughputs, prefix reuse, goodput and
+// GPU-hours, with the statistics rules of dynosim-spec.md §4.2.1. Start with Summary.
+package metrics
+
+import (
+	"math"
+	"sort"
+)
+
+// Stats is the nine-number summary of one latency population. Units are those of the samples.
+type Stats struct {
+	Mean, Min, Max, Median, P75, P90, P95, P99, Std float64
+}
+
+// percentileRank is the 0-based rank of percentile p in a population of n (n > 0): the nearest
+// rank round((n−1)·p/100), rounding half away from zero, clamped to n−1 (dynosim-spec.md §4.2.1).
+func percentileRank(n int64, p float64) int64 {
+	r := int64(math.Round(float64(n-1) * p / 100))
+	return min(max(r, 0), n-1)
+}
+
+// Summarize returns the Stats of samples: arithmetic mean, population standard deviation
+// (divide by n), exact min and max, and nearest-rank percentiles without interpolation.
+// Non-finite samples are dropped; an empty population gives all zeros. samples is sorted in place.
+func Summarize(samples []float64) Stats {
+	s := samples[:0]
+	for _, v := range samples {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			s = append(s, v)
+		}
+	}
+	if len(s) == 0 {
+		return Stats{}
+	}
+	sort.Float64s(s)
+	sum := 0.0
+	for _, v := range s {
+		sum += v
+	}
+	n := int64(len(s))
+	mean := sum / float64(n)
+	ss := 0.0
+	for _, v := range s {
+		d := v - mean
+		ss += d * d
+	}
+	at := func(p float64) float64 { return s[percentileRank(n, p)] }
+	return Stats{
+		Mean: mean, Min: s[0], Max: s[n-1], Std: math.Sqrt(ss / float64(n)),
+		Median: at(50), P75: at(75), P90: at(90), P95: at(95), P99: at(99),
+	}
+}
+
+// Weighted is a sample value that occurs Count times.
+type Weighted struct {
+	Value float64
+	Count int64
+}
+
+// SummarizeWeighted is Summarize over a population where each entry stands for Count equal
+// samples: the result equals Summarize of the expanded population (up to floating-point
+// summation order). Entries with Count <= 0 or a non-finite Value are dropped. ws is sorted in place.
+func SummarizeWeighted(ws []Weighted) Stats {
+	s := ws[:0]
+	for _, w := range ws {
+		if w.Count > 0 && !math.IsNaN(w.Value) && !math.IsInf(w.Value, 0) {
+			s = append(s, w)
+		}
+	}
+	if len(s) == 0 {
+		return Stats{}
+	}
+	sort.Slice(s, func(i, j int) bool { return s[i].Value < s[j].Value })
+	var n int64
+	sum := 0.0
+	for _, w := range s {
+		n += w.Count
+		sum += w.Value * float64(w.Count)
+	}
+	mean := sum / float64(n)
+	ss := 0.0
+	for _, w := range s {
+		d := w.Value - mean
+		ss += d * d * float64(w.Count)
+	}
+	ranks := [5]float64{50, 75, 90, 95, 99}
+	var vals [5]float64
+	k := 0
+	var cum int64
+	for _, w := range s {
+		cum += w.Count
+		for k < len(ranks) && percentileRank(n, ranks[k]) < cum {
+			vals[k] = w.Value
+			k++
+		}
+	}
+	return Stats{
+		Mean: mean, Min: s[0].Value, Max: s[len(s)-1].Value, Std: math.Sqrt(ss / float64(n)),
+		Median: vals[0], P75: vals[1], P90: vals[2], P95: vals[3], P99: vals[4],
+	}
+}

@@ -1,0 +1,54 @@
+package metrics
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// Hand-computed: samples 1..10. mean 5.5; population std sqrt(8.25); ranks round(9p/100):
+// p50 → round(4.5) = 5 → 6; p75 → round(6.75) = 7 → 8; p90 → round(8.1) = 8 → 9;
+// p95 → round(8.55) = 9 → 10; p99 → 9 → 10.
+func TestSummarizeHandComputed(t *testing.T) {
+	s := Summarize([]float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1})
+	want := Stats{Mean: 5.5, Min: 1, Max: 10, Median: 6, P75: 8, P90: 9, P95: 10, P99: 10, Std: math.Sqrt(8.25)}
+	if s != want {
+		t.Fatalf("got %+v\nwant %+v", s, want)
+	}
+}
+
+func TestSummarizeEmptyAndNonFinite(t *testing.T) {
+	if s := Summarize(nil); s != (Stats{}) {
+		t.Fatalf("empty: %+v", s)
+	}
+	s := Summarize([]float64{math.NaN(), 4, math.Inf(1)})
+	if s != (Stats{Mean: 4, Min: 4, Max: 4, Median: 4, P75: 4, P90: 4, P95: 4, P99: 4}) {
+		t.Fatalf("non-finite not dropped: %+v", s)
+	}
+}
+
+// Property: a weighted population summarizes like its expansion.
+func TestSummarizeWeightedEqualsExpanded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(30)
+		var ws []Weighted
+		var flat []float64
+		for i := 0; i < n; i++ {
+			v := float64(rng.IntN(20)) / 4
+			c := int64(rng.IntN(5))
+			ws = append(ws, Weighted{Value: v, Count: c})
+			for k := int64(0); k < c; k++ {
+				flat = append(flat, v)
+			}
+		}
+		got, want := SummarizeWeighted(ws), Summarize(flat)
+		if math.Abs(got.Mean-want.Mean) > 1e-9 || math.Abs(got.Std-want.Std) > 1e-9 {
+			t.Fatalf("trial %d: mean/std %v/%v want %v/%v", trial, got.Mean, got.Std, want.Mean, want.Std)
+		}
+		got.Mean, got.Std, want.Mean, want.Std = 0, 0, 0, 0
+		if got != want {
+			t.Fatalf("trial %d: got %+v want %+v", trial, got, want)
+		}
+	}
+}

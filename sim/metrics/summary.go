@@ -1,0 +1,276 @@
+package metrics
+
+import (
+	"math"
+
+	"github.com/servesweep/servesweep/sim/engine"
+)
+
+// Summary is the report of one prediction: the summary keys of prediction.json
+// (dynosim-spec.md §4.2). Times are virtual ms unless the name says wall; throughputs are per
+// virtual second. Map gives the exact JSON keys.
+type Summary struct {
+	// NumRequests counts every request that arrived, including rejected and incomplete ones.
+	NumRequests int64
+	// CompletedRequests counts admitted requests that reached terminal status completed.
+	CompletedRequests int64
+	// TotalInputTokens and TotalOutputTokens sum prompt and emitted output tokens over completed requests.
+	TotalInputTokens, TotalOutputTokens int64
+	// DurationMs is the latest terminal time of a completed request (0 when none completed).
+	DurationMs float64
+	// WallTimeMs is host time spent simulating.
+	WallTimeMs float64
+	// Throughputs over duration_s = max(DurationMs/1000, 1e-9).
+	RequestThroughputRPS, InputThroughputTokS, OutputThroughputTokS, TotalThroughputTokS float64
+	// Provisioned worker-seconds per role and GPUs per worker (aggregated mode reports as decode).
+	PrefillWorkerSeconds, DecodeWorkerSeconds float64
+	PrefillGPUsPerWorker, DecodeGPUsPerWorker int
+	// GPUHours = Σ role worker-seconds × GPUs per worker / 3600.
+	GPUHours float64
+	// HasGoodput is set when an SLA is configured; then the three goodput fields are reported.
+	HasGoodput                                                     bool
+	GoodputCompletedRequests                                       int64
+	GoodputRequestThroughputRPS, GoodputOutputThroughputTokS       float64
+	ProcessedTokens                                                int64
+	ProcessedTokensPerS, ProcessedOutputTokensPerS                 float64
+	PrefixCacheReusedRatio, FirstAdmissionPrefixCacheReusedRatio   float64
+	NumTTFTSamples, NumTPOTSamples, NumE2ESamples                  int64
+	TTFT, TTST, TPOT, ITL, E2E                                     Stats
+	OutputTokenThroughputPerUser                                   Stats
+	// Preemptions counts KV preemptions over all ranks (a servesweep addition).
+	Preemptions int64
+}
+
+// SLA bounds in ms; a non-positive bound is unset.
+type SLA struct {
+	TTFTMs, ITLMs, E2EMs float64
+}
+
+// Input is what a run hands to Build.
+type Input struct {
+	Requests []engine.Request
+	// PassGapMs[w][k] is the gap in ms that pass k of worker w gave each request emitting in it
+	// after emitting in pass k−1 (the pass's end minus its start).
+	PassGapMs [][]float64
+	// WorkerSeconds and GPUsPerWorker per role.
+	PrefillWorkerSeconds, DecodeWorkerSeconds float64
+	PrefillGPUsPerWorker, DecodeGPUsPerWorker int
+	// SLA, when non-nil, enables goodput.
+	SLA         *SLA
+	WallTimeMs  float64
+	Preemptions int64
+}
+
+// Build computes the Summary from a finished run (dynosim-spec.md §4.2, engine-internals.md §7).
+// Only completed requests count toward tokens and latency samples; latency samples are clamped
+// at >= 0; requests that completed with no token add no latency samples.
+func Build(in *Input) *Summary {
+	s := &Summary{
+		WallTimeMs:           in.WallTimeMs,
+		PrefillWorkerSeconds: in.PrefillWorkerSeconds, DecodeWorkerSeconds: in.DecodeWorkerSeconds,
+		PrefillGPUsPerWorker: in.PrefillGPUsPerWorker, DecodeGPUsPerWorker: in.DecodeGPUsPerWorker,
+		Preemptions: in.Preemptions,
+	}
+	var ttft, ttst, tpot, e2e []float64
+	var itl []engine.PassRun
+	var gaps []Weighted
+	var reused, firstReused int64
+	good := int64(0)
+	goodTokens := int64(0)
+	for i := range in.Requests {
+		r := &in.Requests[i]
+		if r.Status == engine.Pending {
+			continue
+		}
+		s.NumRequests++
+		if r.Status != engine.Completed {
+			continue
+		}
+		s.CompletedRequests++
+		s.TotalInputTokens += int64(r.PromptLen)
+		s.TotalOutputTokens += int64(r.Generated)
+		s.DurationMs = math.Max(s.DurationMs, r.TerminalMs)
+		reused += int64(r.ReusedTokens)
+		firstReused += int64(r.FirstReusedTokens)
+		n := r.Generated
+		if n >= 1 {
+			ttft = append(ttft, clamp(r.FirstTokenMs-r.ArrivalMs))
+			e2e = append(e2e, clamp(r.LastTokenMs-r.ArrivalMs))
+		}
+		if n >= 2 {
+			ttst = append(ttst, clamp(r.SecondTokenMs-r.FirstTokenMs))
+			tpot = append(tpot, clamp((r.LastTokenMs-r.FirstTokenMs)/float64(n-1)))
+			itl = append(itl, r.Runs...)
+			for _, g := range r.Gaps {
+				gaps = append(gaps, Weighted{Value: clamp(g), Count: 1})
+			}
+		}
+		if in.SLA != nil && isGood(r, in.SLA) {
+			good++
+			goodTokens += int64(n)
+		}
+	}
+	gaps = appendPassGaps(gaps, itl, in.PassGapMs)
+	durS := math.Max(s.DurationMs/1000, 1e-9)
+	s.RequestThroughputRPS = float64(s.CompletedRequests) / durS
+	s.InputThroughputTokS = float64(s.TotalInputTokens) / durS
+	s.OutputThroughputTokS = float64(s.TotalOutputTokens) / durS
+	s.TotalThroughputTokS = float64(s.TotalInputTokens+s.TotalOutputTokens) / durS
+	s.GPUHours = (s.PrefillWorkerSeconds*float64(s.PrefillGPUsPerWorker) + s.DecodeWorkerSeconds*float64(s.DecodeGPUsPerWorker)) / 3600
+	if in.SLA != nil {
+		s.HasGoodput = true
+		s.GoodputCompletedRequests = good
+		s.GoodputRequestThroughputRPS = float64(good) / durS
+		s.GoodputOutputThroughputTokS = float64(goodTokens) / durS
+	}
+	s.ProcessedTokens = s.TotalInputTokens + s.TotalOutputTokens
+	if s.WallTimeMs > 0 {
+		s.ProcessedTokensPerS = float64(s.ProcessedTokens) / (s.WallTimeMs / 1000)
+		s.ProcessedOutputTokensPerS = float64(s.TotalOutputTokens) / (s.WallTimeMs / 1000)
+	}
+	if s.TotalInputTokens > 0 {
+		s.PrefixCacheReusedRatio = float64(reused) / float64(s.TotalInputTokens)
+		s.FirstAdmissionPrefixCacheReusedRatio = float64(firstReused) / float64(s.TotalInputTokens)
+	}
+	s.NumTTFTSamples, s.NumTPOTSamples, s.NumE2ESamples = int64(len(ttft)), int64(len(tpot)), int64(len(e2e))
+	s.TTFT = Summarize(ttft)
+	s.TTST = Summarize(ttst)
+	s.TPOT = Summarize(tpot)
+	s.E2E = Summarize(e2e)
+	perUser := make([]Weighted, 0, len(gaps))
+	for _, g := range gaps {
+		if g.Value > 0 {
+			perUser = append(perUser, Weighted{Value: 1000 / g.Value, Count: g.Count})
+		}
+	}
+	s.ITL = SummarizeWeighted(gaps)
+	s.OutputTokenThroughputPerUser = SummarizeWeighted(perUser)
+	return s
+}
+
+// appendPassGaps expands pass runs into weighted gaps: each pass k of worker w contributes its
+// gap once per completed request whose run covers k. A difference array per worker counts the
+// covering runs in O(runs + passes).
+func appendPassGaps(out []Weighted, runs []engine.PassRun, passGapMs [][]float64) []Weighted {
+	if len(runs) == 0 {
+		return out
+	}
+	diff := make([][]int64, len(passGapMs))
+	for _, r := range runs {
+		if diff[r.Worker] == nil {
+			diff[r.Worker] = make([]int64, len(passGapMs[r.Worker])+1)
+		}
+		diff[r.Worker][r.First]++
+		diff[r.Worker][r.Last+1]--
+	}
+	for w, d := range diff {
+		var c int64
+		for k := 0; k < len(d)-1; k++ {
+			c += d[k]
+			if c > 0 {
+				out = append(out, Weighted{Value: clamp(passGapMs[w][k]), Count: c})
+			}
+		}
+	}
+	return out
+}
+
+// isGood applies the goodput rule of dynosim-spec.md §4.2.2: every set bound holds, inclusively;
+// the ITL bound uses (e2e − ttft)/(n − 1) and is skipped for n <= 1; a request with no token is
+// good only under an e2e-only SLA.
+func isGood(r *engine.Request, sla *SLA) bool {
+	n := r.Generated
+	if n == 0 {
+		return sla.E2EMs > 0 && sla.TTFTMs <= 0 && sla.ITLMs <= 0 && r.TerminalMs-r.ArrivalMs <= sla.E2EMs
+	}
+	ttft := clamp(r.FirstTokenMs - r.ArrivalMs)
+	e2e := clamp(r.LastTokenMs - r.ArrivalMs)
+	if sla.E2EMs > 0 && e2e > sla.E2EMs {
+		return false
+	}
+	if sla.TTFTMs > 0 && ttft > sla.TTFTMs {
+		return false
+	}
+	if sla.ITLMs > 0 && n > 1 && (e2e-ttft)/float64(n-1) > sla.ITLMs {
+		return false
+	}
+	return true
+}
+
+func clamp(v float64) float64 { return math.Max(v, 0) }
+
+// Map returns the summary under the exact prediction.json keys (dynosim-spec.md §4.2); goodput
+// keys only when an SLA is configured; power_w and power_coverage are null (no power model).
+// encoding/json writes map keys sorted, as the reference does.
+func (s *Summary) Map() map[string]any {
+	m := map[string]any{
+		"num_requests":                              s.NumRequests,
+		"completed_requests":                        s.CompletedRequests,
+		"total_input_tokens":                        s.TotalInputTokens,
+		"total_output_tokens":                       s.TotalOutputTokens,
+		"duration_ms":                               s.DurationMs,
+		"wall_time_ms":                              s.WallTimeMs,
+		"request_throughput_rps":                    s.RequestThroughputRPS,
+		"input_throughput_tok_s":                    s.InputThroughputTokS,
+		"output_throughput_tok_s":                   s.OutputThroughputTokS,
+		"total_throughput_tok_s":                    s.TotalThroughputTokS,
+		"prefill_worker_seconds":                    s.PrefillWorkerSeconds,
+		"decode_worker_seconds":                     s.DecodeWorkerSeconds,
+		"prefill_gpus_per_worker":                   s.PrefillGPUsPerWorker,
+		"decode_gpus_per_worker":                    s.DecodeGPUsPerWorker,
+		"gpu_hours":                                 s.GPUHours,
+		"processed_tokens":                          s.ProcessedTokens,
+		"processed_tokens_per_s":                    s.ProcessedTokensPerS,
+		"processed_output_tokens_per_s":             s.ProcessedOutputTokensPerS,
+		"prefix_cache_reused_ratio":                 s.PrefixCacheReusedRatio,
+		"first_admission_prefix_cache_reused_ratio": s.FirstAdmissionPrefixCacheReusedRatio,
+		"num_ttft_samples":                          s.NumTTFTSamples,
+		"num_tpot_samples":                          s.NumTPOTSamples,
+		"num_e2e_latency_samples":                   s.NumE2ESamples,
+		"num_preemptions":                           s.Preemptions,
+		"power_w":                                   nil,
+		"power_coverage":                            nil,
+	}
+	if s.HasGoodput {
+		m["goodput_completed_requests"] = s.GoodputCompletedRequests
+		m["goodput_request_throughput_rps"] = s.GoodputRequestThroughputRPS
+		m["goodput_output_throughput_tok_s"] = s.GoodputOutputThroughputTokS
+	}
+	for _, f := range s.Families() {
+		f.Stats.put(m, f.Suffix)
+	}
+	return m
+}
+
+// Family is one latency distribution with its key suffix and console label.
+type Family struct {
+	// Suffix is the key suffix: keys are <stat>_<Suffix>, e.g. p99_ttft_ms.
+	Suffix string
+	// Label is the console table's row name.
+	Label string
+	Stats Stats
+}
+
+// Families lists the distributions in console-table order (dynosim-spec.md §4.4).
+func (s *Summary) Families() []Family {
+	return []Family{
+		{"ttft_ms", "Time to First Token (ms)", s.TTFT},
+		{"ttst_ms", "Time to Second Token (ms)", s.TTST},
+		{"e2e_latency_ms", "Request Latency (ms)", s.E2E},
+		{"itl_ms", "Inter Token Latency (ms)", s.ITL},
+		{"tpot_ms", "Time per Output Token (ms)", s.TPOT},
+		{"output_token_throughput_per_user", "Output Token Throughput Per User (tokens/sec/user)", s.OutputTokenThroughputPerUser},
+	}
+}
+
+func (st Stats) put(m map[string]any, suffix string) {
+	m["mean_"+suffix] = st.Mean
+	m["min_"+suffix] = st.Min
+	m["max_"+suffix] = st.Max
+	m["median_"+suffix] = st.Median
+	m["p75_"+suffix] = st.P75
+	m["p90_"+suffix] = st.P90
+	m["p95_"+suffix] = st.P95
+	m["p99_"+suffix] = st.P99
+	m["std_"+suffix] = st.Std
+}

@@ -1,0 +1,131 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/servesweep/servesweep/sim/engine"
+)
+
+// RequestRecords returns one requests.jsonl record per request that reached a terminal status
+// (dynosim-spec.md §4.3), ordered by request_id (requests without one first), then arrival time,
+// then uuid. Times are virtual ms; fields servesweep does not model for aggregated serving
+// (disaggregated hand-off times, router overlap) are null. Incomplete requests are omitted.
+// Keys are written sorted by encoding/json.
+func RequestRecords(res *Result) []map[string]any {
+	type keyed struct {
+		id      string
+		arrival float64
+		uuid    string
+		rec     map[string]any
+	}
+	var out []keyed
+	for i := range res.Requests {
+		r := &res.Requests[i]
+		if !r.Status.Terminal() {
+			continue
+		}
+		q := &res.Workload.Requests[i]
+		sess := &res.Workload.Sessions[q.Session]
+		uuid := fmt.Sprintf("00000000-0000-4000-8000-%012x", i)
+		rec := map[string]any{
+			"session_id":                   nullStr(sess.Name),
+			"turn_index":                   nil,
+			"uuid":                         uuid,
+			"arrival_time_ms":              r.ArrivalMs,
+			"dispatched_at_ms":             nil,
+			"first_admit_ms":               nullTime(r.FirstAdmitMs),
+			"terminal_time_ms":             nullTime(r.TerminalMs),
+			"first_token_ms":               nullTime(r.FirstTokenMs),
+			"last_token_ms":                nullTime(r.LastTokenMs),
+			"ttft_ms":                      nil,
+			"ttst_ms":                      nil,
+			"e2e_latency_ms":               nil,
+			"itl_ms":                       nil,
+			"input_length":                 r.PromptLen,
+			"requested_output_length":      r.RequestedOutput,
+			"output_length":                r.Generated,
+			"reused_input_tokens":          r.ReusedTokens,
+			"prefill_worker_idx":           nil,
+			"decode_worker_idx":            nil,
+			"prefill_admit_ms":             nil,
+			"source_held_ms":               nil,
+			"destination_reserved_ms":      nil,
+			"destination_activated_ms":     nil,
+			"decode_admit_ms":              nil,
+			"source_released_ms":           nil,
+			"decode_reused_input_tokens":   nil,
+			"prefill_route_overlap_tokens": nil,
+			"decode_route_overlap_tokens":  nil,
+			"admission_count":              r.Admissions,
+			"readmission_count":            max(r.Admissions-1, 0),
+			"preemption_count":             r.Preemptions,
+			"pressure_record_ordinals":     []int{},
+			"terminal_status":              r.Status.String(),
+			"routing_history":              []any{},
+			"admission_history":            []any{},
+		}
+		if sess.Name != "" {
+			rec["turn_index"] = q.Turn
+		}
+		if q.ID != "" {
+			rec["request_id"] = q.ID
+		}
+		if r.Status == engine.Completed || r.Admissions > 0 {
+			rec["decode_worker_idx"] = r.Worker
+			rec["routing_history"] = []any{map[string]any{
+				"pool": "agg", "outcome": "immediate", "queue_entered_at_ms": nil, "released_at_ms": nil,
+				"queue_wait_ms": 0.0, "logical_worker_id": r.Worker, "scheduler_id": r.Rank, "dp_rank": r.Rank,
+				"reported_overlap_tokens": 0, "selected_overlap_blocks": nil, "best_available_overlap_blocks": nil,
+				"overlap_regret_blocks": nil, "placement_replica_id": nil,
+			}}
+		}
+		if r.Admissions > 0 {
+			// Only the first admission's time and reuse are recorded per request; later
+			// admissions (after preemption) report the best reuse seen.
+			hist := []any{map[string]any{
+				"admission_ordinal": 0, "pool_admission_ordinal": 0, "pool": "agg", "at_ms": r.FirstAdmitMs,
+				"reused_input_tokens": r.FirstReusedTokens, "is_readmission": false,
+			}}
+			rec["admission_history"] = hist
+		}
+		if r.Status == engine.Completed && r.Generated >= 1 {
+			rec["ttft_ms"] = max(r.FirstTokenMs-r.ArrivalMs, 0)
+			rec["e2e_latency_ms"] = max(r.LastTokenMs-r.ArrivalMs, 0)
+		}
+		if r.Status == engine.Completed && r.Generated >= 2 {
+			rec["ttst_ms"] = max(r.SecondTokenMs-r.FirstTokenMs, 0)
+			rec["itl_ms"] = max((r.LastTokenMs-r.FirstTokenMs)/float64(r.Generated-1), 0)
+		}
+		out = append(out, keyed{id: q.ID, arrival: r.ArrivalMs, uuid: uuid, rec: rec})
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		if x.id != y.id {
+			return x.id < y.id
+		}
+		if x.arrival != y.arrival {
+			return x.arrival < y.arrival
+		}
+		return x.uuid < y.uuid
+	})
+	recs := make([]map[string]any, len(out))
+	for i := range out {
+		recs[i] = out[i].rec
+	}
+	return recs
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullTime(ms float64) any {
+	if ms < 0 {
+		return nil
+	}
+	return ms
+}

@@ -1,0 +1,206 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/engine"
+)
+
+func f64(v float64) *float64 { return &v }
+
+// testConfig is a small aggregated deployment with fixed timing (prefill 30 ms, decode 8 ms per
+// pass), block size 16 and the given KV capacity, serving synthetic ISL/OSL requests.
+func testConfig(isl, osl, requests, concurrency, blocks int) *Config {
+	return &Config{
+		File: "test.yaml",
+		Traffic: Traffic{
+			Source: Source{Type: SourceSynthetic, InputTokens: isl, OutputTokens: osl},
+			Load:   Load{Type: LoadConcurrency, Concurrency: concurrency},
+			Stop:   Stop{Requests: requests},
+		},
+		Engine: Engine{
+			Mode: ModeAggregated, Model: "test-model", Hardware: "h200_sxm", Backend: "vllm", ContextLength: 100000,
+			Workers: Workers{Aggregated: &WorkerRole{
+				Parallelism: Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoeTensor: 1, MoeExpert: 1},
+				Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256},
+				KVCache:     KVCache{BlockSize: 16, PrefixCaching: true, Capacity: KVCapacity{Type: CapacityFixed, Blocks: blocks}},
+				Timing:      Timing{Type: TimingFixed, PrefillMs: f64(30), DecodeMs: f64(8)},
+			}},
+		},
+		Router:  Router{Policy: PolicyRoundRobin, PrefillLoadModel: PrefillLoadModel{Type: "none"}},
+		Planner: Planner{Policy: "disabled"},
+	}
+}
+
+func mustRun(t *testing.T, cfg *Config) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConservation(t, res)
+	return res
+}
+
+// checkConservation asserts the run invariants: every request ended in exactly one terminal state,
+// completed requests emitted exactly their (clipped) output, and no KV block is still held.
+func checkConservation(t *testing.T, res *Result) {
+	t.Helper()
+	var out int64
+	for i := range res.Requests {
+		r := &res.Requests[i]
+		switch r.Status {
+		case engine.Completed:
+			if r.Generated != r.MaxOutput {
+				t.Errorf("request %d completed with %d tokens, want %d", i, r.Generated, r.MaxOutput)
+			}
+			out += int64(r.Generated)
+		case engine.Rejected:
+			if r.Generated != 0 {
+				t.Errorf("rejected request %d emitted %d tokens", i, r.Generated)
+			}
+		default:
+			t.Errorf("request %d ended in non-terminal status %v", i, r.Status)
+		}
+		if len(r.Blocks) != 0 {
+			t.Errorf("request %d still holds %d KV blocks", i, len(r.Blocks))
+		}
+	}
+	if out != res.Summary.TotalOutputTokens {
+		t.Errorf("output tokens: requests emitted %d, summary says %d", out, res.Summary.TotalOutputTokens)
+	}
+	if res.LeakedBlocks != 0 {
+		t.Errorf("%d KV blocks leaked", res.LeakedBlocks)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// One request, fixed timing: the prefill pass costs prefill 30 + decode 8 (the request emits its
+// first token in that pass), then each decode pass costs 8.
+func TestOneRequestFixedTiming(t *testing.T) {
+	res := mustRun(t, testConfig(100, 4, 1, 1, 100))
+	s := res.Summary
+	if s.CompletedRequests != 1 || s.TotalOutputTokens != 4 || s.TotalInputTokens != 100 {
+		t.Fatalf("counts: %+v", s)
+	}
+	for name, got := range map[string]float64{
+		"ttft": s.TTFT.Mean, "ttst": s.TTST.Mean, "e2e": s.E2E.Mean, "tpot": s.TPOT.Mean,
+		"itl mean": s.ITL.Mean, "itl p99": s.ITL.P99, "itl max": s.ITL.Max, "duration": s.DurationMs,
+	} {
+		want := map[string]float64{"ttft": 38, "ttst": 8, "e2e": 62, "tpot": 8, "itl mean": 8, "itl p99": 8, "itl max": 8, "duration": 62}[name]
+		if !near(got, want) {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	if !near(s.OutputTokenThroughputPerUser.Mean, 125) {
+		t.Errorf("per-user throughput = %v, want 1000/8 = 125", s.OutputTokenThroughputPerUser.Mean)
+	}
+	if !near(s.RequestThroughputRPS, 1/0.062) {
+		t.Errorf("request throughput = %v", s.RequestThroughputRPS)
+	}
+	if !near(s.DecodeWorkerSeconds, 0.062) || !near(s.GPUHours, 0.062/3600) {
+		t.Errorf("worker seconds %v, gpu hours %v", s.DecodeWorkerSeconds, s.GPUHours)
+	}
+}
+
+// Two requests arriving together on one worker share one pass: the prefill pass carries both
+// prompts (30 + 8), then they decode together.
+func TestTwoRequestsBatchTogether(t *testing.T) {
+	res := mustRun(t, testConfig(100, 3, 2, 2, 100))
+	s := res.Summary
+	if !near(s.TTFT.Max, 38) || !near(s.E2E.Max, 54) || s.ITL.Mean != 8 {
+		t.Fatalf("ttft max %v e2e max %v itl %v", s.TTFT.Max, s.E2E.Max, s.ITL.Mean)
+	}
+	// 2 requests × 2 gaps of 8 ms each, all from pass runs.
+	if n := len(res.Requests[0].Runs) + len(res.Requests[1].Runs); n != 2 {
+		t.Errorf("pass runs = %d, want 2", n)
+	}
+}
+
+// Sessions of one prefix group share floor(0.5 × 100) = 50 prompt tokens: with 16-token blocks,
+// three full blocks (48 tokens) are reusable by the second session.
+func TestSharedPrefixReuse(t *testing.T) {
+	cfg := testConfig(0, 0, 0, 1, 1000)
+	cfg.Traffic.Source = Source{Type: SourceSyntheticSession, NewInputTokensPerTurn: 100, OutputTokensPerTurn: 10,
+		Session: &SessionShape{Turns: 2, SharedPrefixRatio: 0.5, PrefixGroups: 1}}
+	cfg.Traffic.Stop = Stop{Sessions: 2}
+	res := mustRun(t, cfg)
+	// Session 0: turn 0 reuses nothing; turn 1 (prompt 100+10+100 = 210) reuses the KV of turn 0's
+	// prompt and output: 110 tokens known → 6 full blocks = 96 tokens.
+	// Session 1: turn 0 reuses the group prefix, 3 blocks = 48; turn 1 reuses 96 like session 0.
+	want := []int32{0, 96, 48, 96}
+	for i, w := range want {
+		if got := res.Requests[i].ReusedTokens; got != w {
+			t.Errorf("request %d reused %d tokens, want %d", i, got, w)
+		}
+	}
+	total := 2 * (100 + 210)
+	if got, want := res.Summary.PrefixCacheReusedRatio, float64(0+96+48+96)/float64(total); !near(got, want) {
+		t.Errorf("reuse ratio %v, want %v", got, want)
+	}
+}
+
+// A pool too small for all running requests forces LIFO preemption; every request still
+// completes with all its tokens and no block leaks.
+func TestKVExhaustionPreempts(t *testing.T) {
+	// Each request needs ceil((40+40)/16) = 5 blocks at the end; 4 requests need 20 > 12.
+	res := mustRun(t, testConfig(40, 40, 4, 4, 12))
+	if res.Summary.Preemptions == 0 {
+		t.Fatal("expected preemptions with a 12-block pool")
+	}
+	if res.Summary.CompletedRequests != 4 || res.Summary.TotalOutputTokens != 160 {
+		t.Fatalf("completed %d, output %d", res.Summary.CompletedRequests, res.Summary.TotalOutputTokens)
+	}
+}
+
+// context_length: a prompt at or above the limit is rejected (counted, not completed); a prompt
+// below it generates until prompt + output reaches the limit.
+func TestContextLength(t *testing.T) {
+	cfg := testConfig(100, 50, 1, 1, 100)
+	cfg.Engine.ContextLength = 100
+	res := mustRun(t, cfg)
+	if s := res.Summary; s.NumRequests != 1 || s.CompletedRequests != 0 || s.NumTTFTSamples != 0 {
+		t.Fatalf("prompt == limit: num %d completed %d", s.NumRequests, s.CompletedRequests)
+	}
+	if res.Requests[0].Status != engine.Rejected {
+		t.Fatalf("status %v, want rejected", res.Requests[0].Status)
+	}
+	cfg.Engine.ContextLength = 120
+	res = mustRun(t, cfg)
+	if s := res.Summary; s.CompletedRequests != 1 || s.TotalOutputTokens != 20 {
+		t.Fatalf("truncation: completed %d output %d, want 1 and 20", s.CompletedRequests, s.TotalOutputTokens)
+	}
+	if r := res.Requests[0]; r.RequestedOutput != 50 || r.Generated != 20 {
+		t.Fatalf("requested %d generated %d", r.RequestedOutput, r.Generated)
+	}
+}
+
+// The same config gives byte-identical prediction JSON (wall-clock keys aside).
+func TestDeterministic(t *testing.T) {
+	cfg := testConfig(0, 0, 0, 8, 400)
+	cfg.Traffic.Source = Source{Type: SourceSyntheticSession, NewInputTokensPerTurn: 200, OutputTokensPerTurn: 30,
+		Session: &SessionShape{Turns: 3, SharedPrefixRatio: 0.5, PrefixGroups: 3, InterTurnDelayMs: 5}}
+	cfg.Traffic.Stop = Stop{Sessions: 20}
+	cfg.Engine.Workers.Aggregated.Parallelism.Replicas = 2
+	cfg.Engine.Workers.Aggregated.Timing = Timing{Type: TimingPolynomial}
+	enc := func() string {
+		res := mustRun(t, cfg)
+		m := res.Summary.Map()
+		for _, k := range []string{"wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"} {
+			delete(m, k)
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	a, b := enc(), enc()
+	if a != b {
+		t.Fatalf("two runs differ:\n%s\n%s", a, b)
+	}
+}

@@ -1,0 +1,370 @@
+// Package traffic builds the workload of a run: which sessions and requests exist, what tokens
+// each prompt holds (so prefix reuse can be simulated), and when sessions start. It knows nothing
+// about engines. Start with Workload, Synthetic, SyntheticSessions and FromTrace.
+package traffic
+
+import (
+	"encoding/binary"
+	"sort"
+	"sync"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Piece is a run of prompt or output tokens. Token ids are abstract uint32 values; two prompts
+// share a KV block exactly when they hold the same token ids at the same positions before and in
+// that block. A Repeat piece is Len copies of token Start (a Mooncake hash block); otherwise the
+// piece is the distinct tokens Start, Start+1, ..., Start+Len-1.
+type Piece struct {
+	Start  uint32
+	Len    int32
+	Repeat bool
+}
+
+// Request is one request of the workload: one turn of a session.
+type Request struct {
+	// ID is the request id reported in requests.jsonl ("" for none).
+	ID string
+	// Session indexes Workload.Sessions; Turn is the 0-based turn within it.
+	Session, Turn int32
+	// PromptLen is the prompt length (ISL) and OutputLen the requested output (OSL), in tokens.
+	PromptLen, OutputLen int32
+	// Content is the token sequence: prompt pieces, then the output piece(s); Σ Len over the
+	// pieces is at least PromptLen + OutputLen. Pieces are shared between turns of a session.
+	Content []Piece
+	// DelayMs is, for Turn > 0, the think time in virtual ms between the completion of the
+	// previous turn and this turn's arrival (trace timing already divided by the speedup).
+	DelayMs float64
+}
+
+// Session is a sequence of requests whose turn n+1 arrives after turn n completes plus its delay.
+type Session struct {
+	// Name is the session id reported in requests.jsonl ("" for independent requests).
+	Name string
+	// First indexes Workload.Requests; the session's turns are Requests[First : First+Turns].
+	First, Turns int32
+	// StartMs is the authored arrival of the first turn in virtual ms, relative to the first
+	// session (trace timestamps divided by the speedup); 0 for synthetic sources.
+	StartMs float64
+}
+
+// Workload is the immutable set of sessions and requests of a run. It is safe for concurrent use:
+// runs of several configurations share one Workload and its cached block hashes.
+type Workload struct {
+	Sessions []Session
+	Requests []Request
+	// Timed reports whether sessions carry authored start times (trace sources).
+	Timed bool
+
+	mu     sync.Mutex
+	hashes map[int]*hashSet
+}
+
+type hashSet struct {
+	once   sync.Once
+	perReq [][]uint64
+}
+
+// HashSeed is the XXH3-64 seed of KV block hashes, as the reference engine uses
+// (engine-internals.md §2.1).
+const HashSeed = 1337
+
+// BlockHashes returns, per request, the chained hashes of every full KV block of blockSize tokens
+// over its content (prompt and output). Block 0's hash is XXH3-64(seed 1337) of its tokens as
+// little-endian uint32; block i's hash is XXH3-64(seed 1337) of (hash of block i-1, local hash of
+// block i) as little-endian uint64s (engine-internals.md §2.1). The result is computed once per
+// block size and shared; callers must not modify it.
+func (w *Workload) BlockHashes(blockSize int) [][]uint64 {
+	w.mu.Lock()
+	if w.hashes == nil {
+		w.hashes = make(map[int]*hashSet)
+	}
+	hs := w.hashes[blockSize]
+	if hs == nil {
+		hs = &hashSet{}
+		w.hashes[blockSize] = hs
+	}
+	w.mu.Unlock()
+	hs.once.Do(func() { hs.perReq = w.computeHashes(blockSize) })
+	return hs.perReq
+}
+
+func (w *Workload) computeHashes(blockSize int) [][]uint64 {
+	total := 0
+	for i := range w.Requests {
+		r := &w.Requests[i]
+		total += int(r.PromptLen+r.OutputLen) / blockSize
+	}
+	arena := make([]uint64, 0, total)
+	out := make([][]uint64, len(w.Requests))
+	buf := make([]byte, 4*blockSize)
+	bs := int32(blockSize)
+	var pair [16]byte
+	for i := range w.Requests {
+		r := &w.Requests[i]
+		nBlocks := (r.PromptLen + r.OutputLen) / bs
+		start := len(arena)
+		var parent, prevLocal uint64
+		var prevToken uint32
+		havePrev := false
+		pi, off := 0, int32(0) // cursor: piece index and offset within it
+		for b := int32(0); b < nBlocks; b++ {
+			for off >= r.Content[pi].Len {
+				pi++
+				off = 0
+			}
+			// A block inside one Repeat piece holds a single token; when the previous block was
+			// the same token, the local hash is the same (Mooncake hash blocks repeat one token).
+			p := r.Content[pi]
+			single := p.Repeat && p.Len-off >= bs
+			var local uint64
+			if single && havePrev && prevToken == p.Start {
+				local = prevLocal
+				off += bs
+			} else {
+				for k := int32(0); k < bs; {
+					for off >= r.Content[pi].Len {
+						pi++
+						off = 0
+					}
+					q := r.Content[pi]
+					n := min(bs-k, q.Len-off)
+					tok, step := q.Start, uint32(0)
+					if !q.Repeat {
+						tok, step = q.Start+uint32(off), 1
+					}
+					for end := k + n; k < end; k++ {
+						binary.LittleEndian.PutUint32(buf[4*k:], tok)
+						tok += step
+					}
+					off += n
+				}
+				local = xxh3.HashSeed(buf, HashSeed)
+			}
+			havePrev, prevToken, prevLocal = single, p.Start, local
+			if b == 0 {
+				parent = local
+			} else {
+				binary.LittleEndian.PutUint64(pair[0:], parent)
+				binary.LittleEndian.PutUint64(pair[8:], local)
+				parent = xxh3.HashSeed(pair[:], HashSeed)
+			}
+			arena = append(arena, parent)
+		}
+		out[i] = arena[start:len(arena):len(arena)]
+	}
+	return out
+}
+
+// tokenAllocator hands out ranges of fresh token ids, so distinct content never collides.
+type tokenAllocator struct{ next uint32 }
+
+func (a *tokenAllocator) take(n int32) Piece {
+	p := Piece{Start: a.next, Len: n}
+	a.next += uint32(n)
+	return p
+}
+
+// Synthetic returns n independent single-turn requests of inputTokens prompt and outputTokens
+// output tokens. Every prompt holds tokens no other request holds, so there is no prefix reuse.
+func Synthetic(n, inputTokens, outputTokens int) *Workload {
+	w := &Workload{Sessions: make([]Session, n), Requests: make([]Request, n)}
+	content := make([]Piece, 2*n)
+	var alloc tokenAllocator
+	for i := 0; i < n; i++ {
+		content[2*i] = alloc.take(int32(inputTokens))
+		content[2*i+1] = alloc.take(int32(outputTokens))
+		w.Sessions[i] = Session{First: int32(i), Turns: 1}
+		w.Requests[i] = Request{
+			Session: int32(i), PromptLen: int32(inputTokens), OutputLen: int32(outputTokens),
+			Content: content[2*i : 2*i+2 : 2*i+2],
+		}
+	}
+	return w
+}
+
+// SessionShape describes synthetic multi-turn sessions.
+type SessionShape struct {
+	// Turns per session (>= 1); NewInput tokens of fresh input per turn; Output tokens per turn.
+	Turns, NewInput, Output int
+	// SharedPrefixRatio in [0, 1] and PrefixGroups >= 0: see SyntheticSessions.
+	SharedPrefixRatio float64
+	PrefixGroups      int
+	// InterTurnDelayMs is the think time between a turn's completion and the next turn.
+	InterTurnDelayMs float64
+}
+
+// SyntheticSessions returns n sessions of s.Turns turns. Turn k's prompt is turn k-1's prompt,
+// then turn k-1's output, then s.NewInput fresh tokens, so turn k has
+// k*(NewInput+Output)+NewInput prompt tokens (dynosim-spec.md §3.1.1) and every later turn can
+// reuse the KV of the whole previous turn.
+//
+// Shared prefixes: with PrefixGroups = G > 0 and SharedPrefixRatio = ρ > 0, session i belongs to
+// group i mod G, and the first floor(ρ × NewInput) tokens of its first prompt are a token run that
+// every session of the group holds identically; the rest of the first prompt is unique to the
+// session. Sessions of one group therefore share the KV blocks wholly inside that run.
+func SyntheticSessions(n int, s SessionShape) *Workload {
+	w := &Workload{Sessions: make([]Session, n), Requests: make([]Request, 0, n*s.Turns)}
+	var alloc tokenAllocator
+	shared := int32(0)
+	var groupPrefix []Piece
+	if s.PrefixGroups > 0 && s.SharedPrefixRatio > 0 {
+		shared = int32(s.SharedPrefixRatio * float64(s.NewInput))
+		if shared > int32(s.NewInput) {
+			shared = int32(s.NewInput)
+		}
+		if shared > 0 {
+			groupPrefix = make([]Piece, s.PrefixGroups)
+			for g := range groupPrefix {
+				groupPrefix[g] = alloc.take(shared)
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		pieces := make([]Piece, 0, 2*s.Turns+1)
+		if groupPrefix != nil {
+			pieces = append(pieces, groupPrefix[i%s.PrefixGroups])
+			if rest := int32(s.NewInput) - shared; rest > 0 {
+				pieces = append(pieces, alloc.take(rest))
+			}
+		} else {
+			pieces = append(pieces, alloc.take(int32(s.NewInput)))
+		}
+		w.Sessions[i] = Session{Name: sessionName(i), First: int32(len(w.Requests)), Turns: int32(s.Turns)}
+		prompt := int32(s.NewInput)
+		for k := 0; k < s.Turns; k++ {
+			if k > 0 {
+				pieces = append(pieces, alloc.take(int32(s.NewInput)))
+			}
+			pieces = append(pieces, alloc.take(int32(s.Output)))
+			req := Request{
+				Session: int32(i), Turn: int32(k), PromptLen: prompt, OutputLen: int32(s.Output),
+				Content: pieces[:len(pieces):len(pieces)],
+			}
+			if k > 0 {
+				req.DelayMs = s.InterTurnDelayMs
+			}
+			w.Requests = append(w.Requests, req)
+			prompt += int32(s.Output + s.NewInput)
+		}
+	}
+	return w
+}
+
+func sessionName(i int) string { return "session_" + itoa(i) }
+
+func itoa(i int) string {
+	var b [20]byte
+	n := len(b)
+	if i == 0 {
+		return "0"
+	}
+	for i > 0 {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+	}
+	return string(b[n:])
+}
+
+// FromTrace builds the workload of Mooncake rows whose hash ids stand for blockSize tokens each.
+// Rows with the same session id are the turns of one session, in file order; a row without one is
+// its own session. Each distinct hash id becomes one token id (interned in sorted order), and each
+// hash block expands to blockSize copies of it, the last block cut at the row's input length
+// (dynosim-spec.md §3.1.4); output tokens are fresh per row. Session start times are the first
+// turn's timestamp minus the earliest one, divided by speedup; a later turn's delay is its
+// `delay` field when present, else the timestamp difference to the previous turn, both divided by
+// speedup (and never negative).
+func FromTrace(rows []TraceRow, blockSize int, speedup float64) *Workload {
+	ids := make([]uint64, 0, len(rows)*8)
+	for i := range rows {
+		ids = append(ids, rows[i].HashIDs...)
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	uniq := ids[:0]
+	for i, v := range ids {
+		if i == 0 || v != ids[i-1] {
+			uniq = append(uniq, v)
+		}
+	}
+	intern := make(map[uint64]uint32, len(uniq))
+	for i, v := range uniq {
+		intern[v] = uint32(i)
+	}
+	alloc := tokenAllocator{next: uint32(len(uniq))}
+
+	// Group rows into sessions in order of first appearance.
+	type sess struct {
+		name string
+		rows []int
+	}
+	var order []*sess
+	byName := map[string]*sess{}
+	for i := range rows {
+		name := rows[i].SessionID
+		if name == "" {
+			order = append(order, &sess{rows: []int{i}})
+			continue
+		}
+		s := byName[name]
+		if s == nil {
+			s = &sess{name: name}
+			byName[name] = s
+			order = append(order, s)
+		}
+		s.rows = append(s.rows, i)
+	}
+
+	w := &Workload{Timed: true, Sessions: make([]Session, 0, len(order)), Requests: make([]Request, 0, len(rows))}
+	t0 := 0.0
+	haveT0 := false
+	for _, s := range order {
+		if r := rows[s.rows[0]]; r.HasTimestamp && (!haveT0 || r.TimestampMs < t0) {
+			t0, haveT0 = r.TimestampMs, true
+		}
+	}
+	if speedup <= 0 {
+		speedup = 1
+	}
+	bs := int32(blockSize)
+	for si, s := range order {
+		first := rows[s.rows[0]]
+		start := 0.0
+		if first.HasTimestamp {
+			start = (first.TimestampMs - t0) / speedup
+		}
+		w.Sessions = append(w.Sessions, Session{Name: s.name, First: int32(len(w.Requests)), Turns: int32(len(s.rows)), StartMs: start})
+		for k, ri := range s.rows {
+			row := &rows[ri]
+			content := make([]Piece, 0, len(row.HashIDs)+1)
+			left := int32(row.InputLength)
+			for _, h := range row.HashIDs {
+				if left <= 0 {
+					break
+				}
+				n := min(bs, left)
+				content = append(content, Piece{Start: intern[h], Len: n, Repeat: true})
+				left -= n
+			}
+			content = append(content, alloc.take(int32(row.OutputLength)))
+			req := Request{
+				ID: row.RequestID, Session: int32(si), Turn: int32(k),
+				PromptLen: int32(row.InputLength), OutputLen: int32(row.OutputLength), Content: content,
+			}
+			if k > 0 {
+				prev := &rows[s.rows[k-1]]
+				switch {
+				case row.HasDelay:
+					req.DelayMs = row.DelayMs / speedup
+				case row.HasTimestamp && prev.HasTimestamp:
+					req.DelayMs = max(0, row.TimestampMs-prev.TimestampMs) / speedup
+				}
+			}
+			if s.name == "" {
+				w.Sessions[si].Name = ""
+			}
+			w.Requests = append(w.Requests, req)
+		}
+	}
+	return w
+}

@@ -1,0 +1,115 @@
+package traffic
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Block hashes depend on token content only, not on how content is split into pieces, and match
+// the reference scheme: XXH3-64 (seed 1337) of the block's little-endian uint32 tokens, chained
+// through (parent, local) for later blocks.
+func TestBlockHashesContentAndChaining(t *testing.T) {
+	w := &Workload{Requests: []Request{
+		{PromptLen: 8, OutputLen: 0, Content: []Piece{{Start: 10, Len: 8}}},
+		{PromptLen: 8, OutputLen: 0, Content: []Piece{{Start: 10, Len: 3}, {Start: 13, Len: 5}}},
+		{PromptLen: 8, OutputLen: 0, Content: []Piece{{Start: 10, Len: 4}, {Start: 99, Len: 4}}},
+		{PromptLen: 8, OutputLen: 0, Content: []Piece{{Start: 7, Len: 4, Repeat: true}, {Start: 7, Len: 4, Repeat: true}}},
+	}}
+	h := w.BlockHashes(4)
+	local := func(toks ...uint32) uint64 {
+		b := make([]byte, 4*len(toks))
+		for i, v := range toks {
+			binary.LittleEndian.PutUint32(b[4*i:], v)
+		}
+		return xxh3.HashSeed(b, 1337)
+	}
+	chain := func(parent, l uint64) uint64 {
+		var b [16]byte
+		binary.LittleEndian.PutUint64(b[:], parent)
+		binary.LittleEndian.PutUint64(b[8:], l)
+		return xxh3.HashSeed(b[:], 1337)
+	}
+	b0 := local(10, 11, 12, 13)
+	want0 := []uint64{b0, chain(b0, local(14, 15, 16, 17))}
+	for i, want := range [][]uint64{want0, want0} {
+		if len(h[i]) != 2 || h[i][0] != want[0] || h[i][1] != want[1] {
+			t.Fatalf("request %d hashes %x, want %x", i, h[i], want)
+		}
+	}
+	if h[2][0] != b0 || h[2][1] == want0[1] {
+		t.Fatalf("request 2 must share block 0 only: %x vs %x", h[2], want0)
+	}
+	r7 := local(7, 7, 7, 7)
+	if h[3][0] != r7 || h[3][1] != chain(r7, r7) {
+		t.Fatalf("repeat pieces: %x", h[3])
+	}
+	if &w.BlockHashes(4)[0][0] != &h[0][0] {
+		t.Fatal("hashes are not cached per block size")
+	}
+}
+
+// Sessions of one prefix group share exactly the full blocks inside the shared run; each turn's
+// hashes extend the previous turn's (prompt + output), so a later turn can reuse it whole.
+func TestSyntheticSessionsSharing(t *testing.T) {
+	w := SyntheticSessions(3, SessionShape{Turns: 3, NewInput: 100, Output: 20, SharedPrefixRatio: 0.5, PrefixGroups: 2})
+	if len(w.Requests) != 9 || len(w.Sessions) != 3 {
+		t.Fatalf("got %d requests, %d sessions", len(w.Requests), len(w.Sessions))
+	}
+	for k, want := range []int32{100, 220, 340} {
+		if got := w.Requests[k].PromptLen; got != want {
+			t.Errorf("turn %d prompt %d, want %d", k, got, want)
+		}
+	}
+	h := w.BlockHashes(16)
+	// Sessions 0 and 2 are group 0: 50 shared tokens = 3 full blocks of 16.
+	s0, s1, s2 := h[0], h[3], h[6]
+	for b := 0; b < 3; b++ {
+		if s0[b] != s2[b] {
+			t.Errorf("block %d not shared within the group", b)
+		}
+		if s0[b] == s1[b] {
+			t.Errorf("block %d shared across groups", b)
+		}
+	}
+	if s0[3] == s2[3] {
+		t.Error("block 3 straddles the shared run and must differ")
+	}
+	// Turn 1 of session 0 starts with all of turn 0's blocks (120 tokens → 7 full blocks).
+	for b := 0; b < 7; b++ {
+		if h[1][b] != h[0][b] {
+			t.Fatalf("turn 1 block %d differs from turn 0", b)
+		}
+	}
+}
+
+// Trace rows expand hash ids into block_size copies of one token; rows sharing a leading hash id
+// share the engine blocks inside it, and the last trace block is cut at the input length.
+func TestFromTrace(t *testing.T) {
+	rows := []TraceRow{
+		{Line: 1, InputLength: 1000, OutputLength: 10, HashIDs: []uint64{7, 8}, HasTimestamp: true, TimestampMs: 500},
+		{Line: 2, InputLength: 600, OutputLength: 5, HashIDs: []uint64{7, 9}, HasTimestamp: true, TimestampMs: 1500},
+		{Line: 3, SessionID: "s", InputLength: 100, OutputLength: 5, HashIDs: []uint64{1}, HasTimestamp: true, TimestampMs: 2500},
+		{Line: 4, SessionID: "s", InputLength: 200, OutputLength: 5, HashIDs: []uint64{1}, HasTimestamp: true, TimestampMs: 4500},
+	}
+	w := FromTrace(rows, 512, 2)
+	if len(w.Sessions) != 3 || w.Sessions[2].Turns != 2 || w.Sessions[2].Name != "s" {
+		t.Fatalf("sessions %+v", w.Sessions)
+	}
+	if w.Sessions[1].StartMs != 500 || w.Sessions[2].StartMs != 1000 || w.Requests[3].DelayMs != 1000 {
+		t.Fatalf("timing: starts %v %v delay %v", w.Sessions[1].StartMs, w.Sessions[2].StartMs, w.Requests[3].DelayMs)
+	}
+	h := w.BlockHashes(64)
+	if len(h[0]) != (1000+10)/64 {
+		t.Fatalf("row 1 has %d blocks", len(h[0]))
+	}
+	for b := 0; b < 8; b++ {
+		if h[0][b] != h[1][b] {
+			t.Fatalf("block %d of the shared hash id differs", b)
+		}
+	}
+	if h[0][8] == h[1][8] {
+		t.Fatal("different second hash ids must give different blocks")
+	}
+}
