@@ -28,15 +28,15 @@ type Summary struct {
 	// GPUHours = Σ role worker-seconds × GPUs per worker / 3600.
 	GPUHours float64
 	// HasGoodput is set when an SLA is configured; then the three goodput fields are reported.
-	HasGoodput                                                     bool
-	GoodputCompletedRequests                                       int64
-	GoodputRequestThroughputRPS, GoodputOutputThroughputTokS       float64
-	ProcessedTokens                                                int64
-	ProcessedTokensPerS, ProcessedOutputTokensPerS                 float64
-	PrefixCacheReusedRatio, FirstAdmissionPrefixCacheReusedRatio   float64
-	NumTTFTSamples, NumTPOTSamples, NumE2ESamples                  int64
-	TTFT, TTST, TPOT, ITL, E2E                                     Stats
-	OutputTokenThroughputPerUser                                   Stats
+	HasGoodput                                                   bool
+	GoodputCompletedRequests                                     int64
+	GoodputRequestThroughputRPS, GoodputOutputThroughputTokS     float64
+	ProcessedTokens                                              int64
+	ProcessedTokensPerS, ProcessedOutputTokensPerS               float64
+	PrefixCacheReusedRatio, FirstAdmissionPrefixCacheReusedRatio float64
+	NumTTFTSamples, NumTPOTSamples, NumE2ESamples                int64
+	TTFT, TTST, TPOT, ITL, E2E                                   Stats
+	OutputTokenThroughputPerUser                                 Stats
 	// Preemptions counts KV preemptions over all ranks (a servesweep addition).
 	Preemptions int64
 }
