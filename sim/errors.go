@@ -81,13 +81,3 @@ func (es ConfigErrors) err() error {
 	}
 	return es
 }
-
-// withFile sets File on every error that lacks one.
-func (es ConfigErrors) withFile(file string) ConfigErrors {
-	for _, e := range es {
-		if e.File == "" {
-			e.File = file
-		}
-	}
-	return es
-}

@@ -86,7 +86,7 @@ type Request struct {
 	// FirstReusedTokens is the hit at its first admission.
 	ReusedTokens, FirstReusedTokens int32
 
-	// ITL bookkeeping: lastPass is the worker pass index of the latest token (-1 none), runFirst
+	// ITL bookkeeping: lastPass is the worker pass index of the latest token (noPass none), runFirst
 	// the first pass of the open run (-1 none); closed runs go to Runs, gaps that are not a
 	// single pass (the request skipped a pass) to Gaps.
 	lastPass, runFirst int32
@@ -94,12 +94,16 @@ type Request struct {
 	Gaps               []float64
 }
 
+// noPass marks "no token emitted by a pass of this request's current worker yet"; far enough
+// below 0 that pass 0 never counts as following it.
+const noPass = -2
+
 // Reset prepares r for a run: shape from the arguments, every time at -1, no KV held.
 func (r *Request) Reset(promptLen, requestedOutput, maxOutput int32, hashes []uint64) {
 	*r = Request{
 		PromptLen: promptLen, RequestedOutput: requestedOutput, MaxOutput: maxOutput, Hashes: hashes,
 		ArrivalMs: -1, FirstAdmitMs: -1, FirstTokenMs: -1, SecondTokenMs: -1, LastTokenMs: -1, TerminalMs: -1,
-		lastPass: -1, runFirst: -1,
+		lastPass: noPass, runFirst: -1,
 	}
 }
 
