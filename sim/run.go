@@ -27,53 +27,142 @@ type Options struct {
 // Result is a finished run.
 type Result struct {
 	Summary *metrics.Summary
-	// Requests holds every request's final state, indexed like Workload.Requests.
+	// Requests holds every request's final state as the client sees it (in disaggregated mode,
+	// the decode side with the first token at the end of the KV transfer), indexed like
+	// Workload.Requests.
 	Requests []engine.Request
+	// Handoffs holds, in disaggregated mode, each request's prefill-side record (nil otherwise).
+	Handoffs []Handoff
 	// Workload is the workload that was run.
 	Workload *traffic.Workload
-	// LeakedBlocks counts KV blocks still held by a request at the end of a run that completed
-	// every request (always 0 unless there is a bug).
+	// LeakedBlocks counts KV blocks still held on any pool once no request is live
+	// (always 0 unless there is a bug).
 	LeakedBlocks int
 }
 
-// BuildWorkload builds the sessions and requests cfg.Traffic describes. Trace files are read here;
-// a bad trace line is a *traffic.TraceError naming the file and line.
-func BuildWorkload(cfg *Config) (*traffic.Workload, error) {
-	src, load, stop := &cfg.Traffic.Source, &cfg.Traffic.Load, &cfg.Traffic.Stop
-	switch src.Type {
-	case SourceSynthetic:
-		return traffic.Synthetic(countFor(stop.Requests, stop.RequestsPerLoadUnit, load), src.InputTokens, src.OutputTokens), nil
-	case SourceSyntheticSession:
-		sh := src.Session
-		return traffic.SyntheticSessions(countFor(stop.Sessions, stop.SessionsPerLoadUnit, load), traffic.SessionShape{
-			Turns: sh.Turns, NewInput: src.NewInputTokensPerTurn, Output: src.OutputTokensPerTurn,
-			SharedPrefixRatio: sh.SharedPrefixRatio, PrefixGroups: sh.PrefixGroups, InterTurnDelayMs: sh.InterTurnDelayMs,
-		}), nil
-	case SourceTrace:
-		rows, err := traffic.LoadMooncake(src.Paths[0], src.BlockSize)
-		if err != nil {
-			return nil, err
-		}
-		speedup := 1.0
-		if load.Type == LoadTraceTimestamps && load.Speedup > 0 {
-			speedup = load.Speedup
-		}
-		return traffic.FromTrace(rows, src.BlockSize, speedup), nil
-	}
-	return nil, fmt.Errorf("traffic.source.type %q is not supported", src.Type)
+// Handoff is the prefill-side record of one request in disaggregated serving. Times are virtual
+// ms, -1 when the step did not happen.
+type Handoff struct {
+	PrefillWorker, DecodeWorker int32
+	PrefillAdmitMs              float64
+	// SourceHeldMs is when the prefill finished and its KV started being held for the transfer.
+	SourceHeldMs float64
+	// DestinationReservedMs is when the decode worker reserved the prompt's KV (transfer start).
+	DestinationReservedMs float64
+	// DestinationActivatedMs is when the transfer ended and the request became decodable; the
+	// prefill side released its KV at the same time.
+	DestinationActivatedMs float64
+	// DecodeCachedTokens are prompt tokens the decode worker already cached at reservation.
+	DecodeCachedTokens int32
+	// TransferredTokens are prompt tokens whose KV was moved.
+	TransferredTokens int32
+	// PrefillOverlapTokens is the prefill router's overlap for the chosen worker, in tokens.
+	PrefillOverlapTokens int32
 }
 
-// countFor resolves a stop count: the explicit count, or max(1, round(x × load unit)) where the
-// load unit is the concurrency or the open-loop rate (dynosim-spec.md §3.1.3).
-func countFor(n int, perLoadUnit float64, load *Load) int {
-	if n > 0 {
-		return n
+// RouterSeed seeds the router's random streams (kv_router tie-breaking and temperature sampling,
+// the random policy). The schema has no router seed; 42 is the reference's default seed.
+const RouterSeed = 42
+
+// Run simulates cfg and returns its report. It is deterministic: the same cfg gives the same
+// result (wall time aside). The virtual clock is in ms. At one timestamp, pass completions are
+// applied first, then KV-transfer completions, then arrivals (each in the order they were
+// scheduled), then every idle worker with work starts a pass (engine-internals.md §8.1).
+// Errors: ctx cancellation, a configuration the simulator cannot run (*ConfigError), or an
+// internal failure.
+func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
+	start := time.Now()
+	wl := opt.Workload
+	if wl == nil {
+		var err error
+		if wl, err = BuildWorkload(cfg); err != nil {
+			return nil, err
+		}
 	}
-	unit := float64(load.Concurrency)
-	if load.Type != LoadConcurrency {
-		unit = load.RequestsPerSecond + load.SessionsPerSecond
+	ctxLimit := cfg.Engine.ContextLength
+	if ctxLimit == 0 {
+		m, err := timing.LookupModel(cfg.Engine.Model)
+		if err != nil {
+			return nil, &ConfigError{File: cfg.File, Path: "engine.context_length",
+				Msg: fmt.Sprintf("\"max\" needs the model's maximum context: %v; or set a number of tokens", err)}
+		}
+		ctxLimit = m.MaxContext
 	}
-	return max(1, int(math.Round(perLoadUnit*unit)))
+	s := &runState{cfg: cfg, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants}
+	n := len(wl.Requests)
+	s.reqs = make([]engine.Request, n)
+	w := &cfg.Engine.Workers
+	var err error
+	switch cfg.Engine.Mode {
+	case ModeAggregated:
+		if s.decode, err = s.newPool("aggregated", w.Aggregated, s.reqs, false); err != nil {
+			return nil, err
+		}
+	case ModeDisaggregated:
+		s.disagg = true
+		s.reqsP = make([]engine.Request, n)
+		s.handoffs = make([]Handoff, n)
+		if s.prefill, err = s.newPool("prefill", w.Prefill, s.reqsP, true); err != nil {
+			return nil, err
+		}
+		if s.decode, err = s.newPool("decode", w.Decode, s.reqs, false); err != nil {
+			return nil, err
+		}
+		if err := s.setupTransfer(); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, &ConfigError{File: cfg.File, Path: "engine.mode", Msg: fmt.Sprintf("%q is not supported yet", cfg.Engine.Mode)}
+	}
+	s.initRequests()
+	if err := s.scheduleArrivals(); err != nil {
+		return nil, err
+	}
+	if err := s.loop(ctx); err != nil {
+		return nil, err
+	}
+
+	durS := s.durationMs() / 1000
+	in := &metrics.Input{
+		Requests:            s.reqs,
+		PassGapMs:           s.decode.passGaps(),
+		DecodeWorkerSeconds: float64(len(s.decode.workers)) * durS,
+		DecodeGPUsPerWorker: s.decode.gpusPerWorker,
+	}
+	in.Preemptions = s.decode.preemptions()
+	if s.prefill != nil {
+		in.PrefillWorkerSeconds = float64(len(s.prefill.workers)) * durS
+		in.PrefillGPUsPerWorker = s.prefill.gpusPerWorker
+		in.Preemptions += s.prefill.preemptions()
+	}
+	if sla := cfg.Evaluation.SLA; sla != nil {
+		in.SLA = &metrics.SLA{TTFTMs: deref(sla.TTFTMs), ITLMs: deref(sla.ITLMs), E2EMs: deref(sla.E2EMs)}
+	}
+	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
+	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl}
+	res.LeakedBlocks = s.decode.leakedBlocks()
+	if s.prefill != nil {
+		res.LeakedBlocks += s.prefill.leakedBlocks()
+	}
+	return res, nil
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// roleTiming builds the timing model of a role.
+func roleTiming(cfg *Config, role *WorkerRole, path string) (timing.Model, error) {
+	switch role.Timing.Type {
+	case TimingFixed:
+		return timing.Fixed{PrefillMs: deref(role.Timing.PrefillMs), DecodeMs: deref(role.Timing.DecodeMs)}, nil
+	case TimingPolynomial:
+		return timing.Polynomial{}, nil
+	}
+	return nil, &ConfigError{File: cfg.File, Path: path + ".type", Msg: fmt.Sprintf("%q is not supported yet; use fixed or polynomial", role.Timing.Type), Unsupported: true}
 }
 
 // worker is one logical worker: attention-DP rank engines that run passes in lock step.
@@ -93,10 +182,215 @@ func (w *worker) hasWork() bool {
 	return false
 }
 
-// event is a pass completion (worker >= 0) or an arrival (req >= 0) at timeMs; seq orders ties.
+// kvEvent is a prefix-cache change on one rank, applied to the router's overlap index at the end
+// of the pass that caused it (engine-internals.md §4.2: KV events are visible at pass end).
+type kvEvent struct {
+	hash   uint64
+	stored bool
+}
+
+// pool is one role's workers with their router.
+type pool struct {
+	name          string
+	reqs          []engine.Request
+	workers       []*worker
+	ranks         int
+	placer        *router.Placer
+	pending       [][]kvEvent // per slot, until the pass ends
+	blockSize     int
+	poolTokens    int
+	gpusPerWorker int
+	dirty         []bool
+	// waitingReserve lists, per slot, hand-offs waiting for KV room on a decode rank (FIFO).
+	waitingReserve [][]int32
+}
+
+func (s *runState) newPool(name string, role *WorkerRole, reqs []engine.Request, hold bool) (*pool, error) {
+	path := "engine.workers." + name
+	if role == nil {
+		return nil, &ConfigError{File: s.cfg.File, Path: path, Msg: "is required"}
+	}
+	model, err := roleTiming(s.cfg, role, path+".timing")
+	if err != nil {
+		return nil, err
+	}
+	kv := role.KVCache
+	if kv.Capacity.Type != CapacityFixed || kv.Capacity.Blocks <= 0 {
+		return nil, &ConfigError{File: s.cfg.File, Path: path + ".kv_cache.capacity.type", Unsupported: true,
+			Msg: fmt.Sprintf("%q is not supported yet; use {type: fixed, blocks: N}", kv.Capacity.Type)}
+	}
+	par := role.Parallelism
+	p := &pool{
+		name: name, reqs: reqs, ranks: par.AttentionData, blockSize: kv.BlockSize,
+		poolTokens: kv.Capacity.Blocks * kv.BlockSize, gpusPerWorker: par.GPUsPerWorker(),
+		workers: make([]*worker, par.Replicas), dirty: make([]bool, par.Replicas),
+	}
+	slots := par.Replicas * par.AttentionData
+	p.pending = make([][]kvEvent, slots)
+	p.waitingReserve = make([][]int32, slots)
+	opt := router.Options{
+		Policy: s.cfg.Router.Policy, Workers: par.Replicas, Ranks: par.AttentionData, BlockSize: kv.BlockSize,
+		OverlapScoreCredit: derefOr(s.cfg.Router.OverlapScoreCredit, 1), PrefillLoadScale: derefOr(s.cfg.Router.PrefillLoadScale, 1),
+		Temperature: deref(s.cfg.Router.Temperature), Seed: RouterSeed, Requests: len(reqs),
+	}
+	if opt.Policy == "" {
+		opt.Policy = router.RoundRobinPolicy
+	}
+	switch name {
+	case "aggregated":
+		opt.UseOverlap, opt.TrackPrefill, opt.TrackDecode, opt.AssumeReuse = opt.Policy == router.KVRouterPolicy, true, true, true
+	case "prefill":
+		// The prefill router tracks prompt load and overlap but not decode blocks.
+		opt.UseOverlap, opt.TrackPrefill = opt.Policy == router.KVRouterPolicy, true
+	case "decode":
+		// The decode router is overlap-blind and counts every request's blocks (no reuse assumed).
+		opt.TrackDecode = true
+	}
+	if p.placer, err = router.NewPlacer(opt); err != nil {
+		return nil, &ConfigError{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
+	}
+	for w := range p.workers {
+		p.workers[w] = &worker{ranks: make([]*engine.Engine, par.AttentionData)}
+		for k := range p.workers[w].ranks {
+			e, err := engine.New(engine.Config{
+				MaxBatchedTokens: role.Scheduler.MaxBatchedTokens, MaxSequences: role.Scheduler.MaxSequences,
+				BlockSize: kv.BlockSize, CapacityBlocks: kv.Capacity.Blocks, PrefixCaching: kv.PrefixCaching,
+				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Worker: int32(w), Rank: int32(k),
+			}, reqs)
+			if err != nil {
+				return nil, err
+			}
+			if opt.UseOverlap {
+				slot := w*par.AttentionData + k
+				e.Pool().OnStored = func(h uint64) { p.pending[slot] = append(p.pending[slot], kvEvent{h, true}) }
+				e.Pool().OnRemoved = func(h uint64) { p.pending[slot] = append(p.pending[slot], kvEvent{h, false}) }
+			}
+			p.workers[w].ranks[k] = e
+		}
+	}
+	return p, nil
+}
+
+func derefOr(p *float64, def float64) float64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func (p *pool) passGaps() [][]float64 {
+	out := make([][]float64, len(p.workers))
+	for w, wk := range p.workers {
+		out[w] = wk.passGapMs
+	}
+	return out
+}
+
+func (p *pool) preemptions() int64 {
+	var n int64
+	for _, wk := range p.workers {
+		for _, e := range wk.ranks {
+			n += e.Preemptions()
+		}
+	}
+	return n
+}
+
+// leakedBlocks counts blocks still held on ranks with no live request.
+func (p *pool) leakedBlocks() int {
+	n := 0
+	for _, wk := range p.workers {
+		for _, e := range wk.ranks {
+			if !e.HasWork() {
+				n += e.Pool().Active()
+			}
+		}
+	}
+	return n
+}
+
+func (p *pool) engine(slot int) *engine.Engine { return p.workers[slot/p.ranks].ranks[slot%p.ranks] }
+
+// initRequests sizes every request: the output is clipped so that prompt + output stays within the
+// context limit and within every KV pool the request passes through.
+func (s *runState) initRequests() {
+	pools := []*pool{s.decode}
+	if s.prefill != nil {
+		pools = append(pools, s.prefill)
+	}
+	for _, p := range pools {
+		hashes := s.wl.BlockHashes(p.blockSize)
+		for i := range s.wl.Requests {
+			q := &s.wl.Requests[i]
+			maxOut := min(int(q.OutputLen), s.ctxLimit-int(q.PromptLen))
+			for _, pp := range pools {
+				maxOut = min(maxOut, pp.poolTokens-int(q.PromptLen))
+			}
+			maxOut = max(maxOut, 0)
+			if p == s.prefill {
+				// The prefill side produces only the first token (engine-internals.md §5).
+				maxOut = min(maxOut, 1)
+			}
+			p.reqs[i].Reset(q.PromptLen, q.OutputLen, int32(maxOut), hashes[i])
+		}
+	}
+}
+
+// transfer describes the KV transfer of disaggregated serving.
+type transfer struct {
+	bytesPerToken float64
+	gbps          float64 // 0: no delay
+	fullPrompt    bool
+}
+
+func (s *runState) setupTransfer() error {
+	kt := s.cfg.Engine.KVTransfer
+	if kt == nil {
+		return nil
+	}
+	s.xfer.fullPrompt = kt.TimingMode == "full_prompt"
+	if kt.BandwidthGBps == nil {
+		return nil
+	}
+	s.xfer.gbps = *kt.BandwidthGBps
+	if kt.BytesPerToken > 0 {
+		s.xfer.bytesPerToken = float64(kt.BytesPerToken)
+		return nil
+	}
+	m, err := timing.LookupModel(s.cfg.Engine.Model)
+	if err != nil || m.KVBytesPerToken() == 0 {
+		msg := "auto needs the model's layers, KV heads and head dim"
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		return &ConfigError{File: s.cfg.File, Path: "engine.kv_transfer.bytes_per_token", Msg: msg + "; or give bytes per token"}
+	}
+	s.xfer.bytesPerToken = float64(m.KVBytesPerToken()) / float64(s.cfg.Engine.Workers.Prefill.Parallelism.Tensor)
+	return nil
+}
+
+// transferMs is the KV transfer delay of tokens prompt tokens:
+// tokens × bytes_per_token / (bandwidth_GB/s × 1e9) seconds (dynosim-spec.md §3.2.5).
+func (s *runState) transferMs(tokens int) float64 {
+	if s.xfer.gbps <= 0 || tokens <= 0 {
+		return 0
+	}
+	return float64(tokens) * s.xfer.bytesPerToken / (s.xfer.gbps * 1e9) * 1000
+}
+
+// Event kinds, in the order they are applied at one timestamp.
+const (
+	evPass int8 = iota
+	evTransfer
+	evArrival
+)
+
+// event is something due at timeMs; seq orders ties within a kind.
 type event struct {
 	timeMs float64
 	seq    int64
+	kind   int8
+	pool   int8 // evPass: 0 decode/aggregated, 1 prefill
 	worker int32
 	req    int32
 }
@@ -151,136 +445,26 @@ func (a event) less(b event) bool {
 	return a.seq < b.seq
 }
 
-// Run simulates cfg and returns its report. It is deterministic: the same cfg gives the same
-// result (wall time aside). The virtual clock is in ms. At one timestamp, pass completions are
-// applied first (in worker order), then arrivals (in the order they were scheduled), then every
-// idle worker with work starts a pass (engine-internals.md §8.1). Errors: ctx cancellation, a
-// configuration the simulator cannot run (exit 2 class: *ConfigError), or an internal failure.
-func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
-	start := time.Now()
-	role := cfg.Engine.Workers.Aggregated
-	if cfg.Engine.Mode != ModeAggregated || role == nil {
-		return nil, &ConfigError{File: cfg.File, Path: "engine.mode", Msg: fmt.Sprintf("%q is not supported yet", cfg.Engine.Mode)}
-	}
-	wl := opt.Workload
-	if wl == nil {
-		var err error
-		if wl, err = BuildWorkload(cfg); err != nil {
-			return nil, err
-		}
-	}
-	model, err := roleTiming(cfg, role, "engine.workers.aggregated.timing")
-	if err != nil {
-		return nil, err
-	}
-	ctxLimit := cfg.Engine.ContextLength
-	if ctxLimit == 0 {
-		m, err := timing.LookupModel(cfg.Engine.Model)
-		if err != nil {
-			return nil, &ConfigError{File: cfg.File, Path: "engine.context_length",
-				Msg: fmt.Sprintf("\"max\" needs the model's maximum context: %v; or set a number of tokens", err)}
-		}
-		ctxLimit = m.MaxContext
-	}
-	kv := role.KVCache
-	if kv.Capacity.Type != CapacityFixed || kv.Capacity.Blocks <= 0 {
-		return nil, &ConfigError{File: cfg.File, Path: "engine.workers.aggregated.kv_cache.capacity.type",
-			Msg: fmt.Sprintf("%q is not supported yet; use {type: fixed, blocks: N}", kv.Capacity.Type)}
-	}
-
-	par := role.Parallelism
-	hashes := wl.BlockHashes(kv.BlockSize)
-	reqs := make([]engine.Request, len(wl.Requests))
-	poolTokens := kv.Capacity.Blocks * kv.BlockSize
-	for i := range wl.Requests {
-		q := &wl.Requests[i]
-		maxOut := min(int(q.OutputLen), ctxLimit-int(q.PromptLen), poolTokens-int(q.PromptLen))
-		reqs[i].Reset(q.PromptLen, q.OutputLen, int32(max(maxOut, 0)), hashes[i])
-	}
-
-	workers := make([]*worker, par.Replicas)
-	for w := range workers {
-		workers[w] = &worker{ranks: make([]*engine.Engine, par.AttentionData)}
-		for k := range workers[w].ranks {
-			e, err := engine.New(engine.Config{
-				MaxBatchedTokens: role.Scheduler.MaxBatchedTokens, MaxSequences: role.Scheduler.MaxSequences,
-				BlockSize: kv.BlockSize, CapacityBlocks: kv.Capacity.Blocks, PrefixCaching: kv.PrefixCaching, Timing: model,
-			}, reqs)
-			if err != nil {
-				return nil, err
-			}
-			workers[w].ranks[k] = e
-		}
-	}
-	var rt router.Router = router.NewRoundRobin(par.Replicas, par.AttentionData)
-
-	s := &runState{
-		cfg: cfg, wl: wl, reqs: reqs, workers: workers, router: rt,
-		ctxLimit: ctxLimit, poolTokens: poolTokens, checkInvariants: opt.CheckInvariants,
-	}
-	if err := s.scheduleArrivals(); err != nil {
-		return nil, err
-	}
-	if err := s.loop(ctx); err != nil {
-		return nil, err
-	}
-
-	in := &metrics.Input{
-		Requests:            reqs,
-		PassGapMs:           make([][]float64, len(workers)),
-		DecodeWorkerSeconds: float64(par.Replicas) * s.durationMs() / 1000,
-		DecodeGPUsPerWorker: par.GPUsPerWorker(),
-		WallTimeMs:          float64(time.Since(start).Microseconds()) / 1000,
-	}
-	for w, wk := range workers {
-		in.PassGapMs[w] = wk.passGapMs
-		for _, e := range wk.ranks {
-			in.Preemptions += e.Preemptions()
-		}
-	}
-	if sla := cfg.Evaluation.SLA; sla != nil {
-		in.SLA = &metrics.SLA{TTFTMs: deref(sla.TTFTMs), ITLMs: deref(sla.ITLMs), E2EMs: deref(sla.E2EMs)}
-	}
-	res := &Result{Summary: metrics.Build(in), Requests: reqs, Workload: wl}
-	res.LeakedBlocks = s.leakedBlocks()
-	return res, nil
-}
-
-func deref(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-// roleTiming builds the timing model of a role.
-func roleTiming(cfg *Config, role *WorkerRole, path string) (timing.Model, error) {
-	switch role.Timing.Type {
-	case TimingFixed:
-		return timing.Fixed{PrefillMs: deref(role.Timing.PrefillMs), DecodeMs: deref(role.Timing.DecodeMs)}, nil
-	case TimingPolynomial:
-		return timing.Polynomial{}, nil
-	}
-	return nil, &ConfigError{File: cfg.File, Path: path + ".type", Msg: fmt.Sprintf("%q is not supported yet; use fixed or polynomial", role.Timing.Type)}
-}
-
 // runState is the mutable state of one run's event loop.
 type runState struct {
 	cfg             *Config
 	wl              *traffic.Workload
-	reqs            []engine.Request
-	workers         []*worker
-	router          router.Router
 	ctxLimit        int
-	poolTokens      int
 	checkInvariants bool
+
+	reqs     []engine.Request // client view; the decode (or aggregated) pool's requests
+	reqsP    []engine.Request // prefill pool's requests (disaggregated)
+	handoffs []Handoff
+	decode   *pool // the aggregated pool in aggregated mode
+	prefill  *pool // nil in aggregated mode
+	disagg   bool
+	xfer     transfer
 
 	events      eventHeap
 	seq         int64
 	nowMs       float64
 	closedLoop  bool
 	nextSession int // next session to start under a concurrency load
-	dirty       []bool
 }
 
 // scheduleArrivals queues the first turn of the sessions that start on their own: all of them
@@ -288,7 +472,6 @@ type runState struct {
 func (s *runState) scheduleArrivals() error {
 	load := &s.cfg.Traffic.Load
 	n := len(s.wl.Sessions)
-	s.dirty = make([]bool, len(s.workers))
 	switch load.Type {
 	case LoadConcurrency:
 		s.closedLoop = true
@@ -320,7 +503,7 @@ func (s *runState) scheduleArrivals() error {
 }
 
 func (s *runState) startSession(i int, atMs float64) {
-	s.push(event{timeMs: atMs, worker: -1, req: s.wl.Sessions[i].First})
+	s.push(event{timeMs: atMs, kind: evArrival, req: s.wl.Sessions[i].First})
 }
 
 func (s *runState) push(e event) {
@@ -335,6 +518,7 @@ var errStuck = errors.New("simulation stuck: a worker has queued requests but sc
 func (s *runState) loop(ctx context.Context) error {
 	capMs := s.cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000
 	iter := 0
+	var transfers, arrivals []int32
 	for len(s.events) > 0 {
 		t := s.events[0].timeMs
 		if capMs > 0 && t > capMs {
@@ -346,34 +530,47 @@ func (s *runState) loop(ctx context.Context) error {
 			}
 		}
 		s.nowMs = t
-		// Completions before arrivals at the same time: completions are pushed with their
-		// worker's pass start, arrivals interleave by seq, so collect this timestamp's events
-		// and apply completions first.
-		var arrivals []int32
+		// Apply this timestamp's pass completions first, then transfers, then arrivals; events
+		// that these create at the same timestamp join their phase.
 		for len(s.events) > 0 && s.events[0].timeMs == t {
 			e := s.events.pop()
-			if e.worker >= 0 {
-				s.completePass(int(e.worker))
-			} else {
+			switch e.kind {
+			case evPass:
+				s.completePass(s.poolOf(e.pool), int(e.worker))
+			case evTransfer:
+				transfers = append(transfers, e.req)
+			case evArrival:
 				arrivals = append(arrivals, e.req)
 			}
 		}
-		for len(arrivals) > 0 {
-			// Arrivals created by completions at this same time (zero think time, closed-loop
-			// backfill) join this batch.
+		for len(transfers) > 0 || len(arrivals) > 0 {
+			for _, r := range transfers {
+				s.activate(r)
+			}
+			transfers = transfers[:0]
 			for _, r := range arrivals {
 				s.dispatch(r)
 			}
 			arrivals = arrivals[:0]
-			for len(s.events) > 0 && s.events[0].timeMs == t && s.events[0].worker < 0 {
-				arrivals = append(arrivals, s.events.pop().req)
+			for len(s.events) > 0 && s.events[0].timeMs == t && s.events[0].kind != evPass {
+				e := s.events.pop()
+				if e.kind == evTransfer {
+					transfers = append(transfers, e.req)
+				} else {
+					arrivals = append(arrivals, e.req)
+				}
 			}
 		}
-		for w, d := range s.dirty {
-			if d && !s.workers[w].busy {
-				s.dirty[w] = false
-				if err := s.startPass(w); err != nil {
-					return err
+		for _, p := range []*pool{s.prefill, s.decode} {
+			if p == nil {
+				continue
+			}
+			for w, d := range p.dirty {
+				if d && !p.workers[w].busy {
+					p.dirty[w] = false
+					if err := s.startPass(p, w); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -381,21 +578,51 @@ func (s *runState) loop(ctx context.Context) error {
 	return nil
 }
 
-// dispatch is request r's arrival: reject it if its prompt cannot fit the context limit or the
-// KV pool, else route it to a rank.
+func (s *runState) poolOf(id int8) *pool {
+	if id == 1 {
+		return s.prefill
+	}
+	return s.decode
+}
+
+func (s *runState) poolID(p *pool) int8 {
+	if p == s.prefill {
+		return 1
+	}
+	return 0
+}
+
+// dispatch is request ri's arrival: reject it if its prompt cannot fit the context limit or a KV
+// pool, else route it to a rank of the first pool it visits.
 func (s *runState) dispatch(ri int32) {
 	r := &s.reqs[ri]
 	r.ArrivalMs = s.nowMs
-	if int(r.PromptLen) >= s.ctxLimit || int(r.PromptLen) >= s.poolTokens {
+	fits := int(r.PromptLen) < s.ctxLimit && int(r.PromptLen) < s.decode.poolTokens
+	if s.prefill != nil {
+		fits = fits && int(r.PromptLen) < s.prefill.poolTokens
+	}
+	if !fits {
 		r.Status = engine.Rejected
 		r.TerminalMs = s.nowMs
 		s.finished(ri)
 		return
 	}
-	w, k := s.router.Route(ri)
-	r.Worker, r.Rank = int32(w), int32(k)
-	s.workers[w].ranks[k].Submit(ri)
-	s.dirty[w] = true
+	p := s.decode
+	if s.prefill != nil {
+		p = s.prefill
+		s.reqsP[ri].ArrivalMs = s.nowMs
+		r.Status = engine.Waiting
+	}
+	q := &p.reqs[ri]
+	promptHashes := q.Hashes[:min(int(q.PromptLen)/p.blockSize, len(q.Hashes))]
+	slot, overlap := p.placer.Route(ri, int(q.PromptLen), promptHashes)
+	q.Worker, q.Rank = int32(slot/p.ranks), int32(slot%p.ranks)
+	if s.handoffs != nil {
+		s.handoffs[ri] = Handoff{PrefillWorker: q.Worker, DecodeWorker: -1, PrefillAdmitMs: -1, SourceHeldMs: -1,
+			DestinationReservedMs: -1, DestinationActivatedMs: -1, PrefillOverlapTokens: int32(overlap * p.blockSize)}
+	}
+	p.engine(slot).Submit(ri)
+	p.dirty[q.Worker] = true
 }
 
 // finished reacts to a terminal request: the session's next turn arrives after the think time;
@@ -405,7 +632,7 @@ func (s *runState) finished(ri int32) {
 	sess := &s.wl.Sessions[q.Session]
 	if q.Turn+1 < sess.Turns {
 		next := ri + 1
-		s.push(event{timeMs: s.nowMs + s.wl.Requests[next].DelayMs, worker: -1, req: next})
+		s.push(event{timeMs: s.nowMs + s.wl.Requests[next].DelayMs, kind: evArrival, req: next})
 		return
 	}
 	if s.closedLoop && s.nextSession < len(s.wl.Sessions) {
@@ -414,8 +641,8 @@ func (s *runState) finished(ri int32) {
 	}
 }
 
-func (s *runState) startPass(w int) error {
-	wk := s.workers[w]
+func (s *runState) startPass(p *pool, w int) error {
+	wk := p.workers[w]
 	for attempt := 0; attempt < 2; attempt++ {
 		dur, scheduled := 0.0, false
 		for _, e := range wk.ranks {
@@ -424,14 +651,14 @@ func (s *runState) startPass(w int) error {
 			scheduled = scheduled || ok
 		}
 		if s.checkInvariants {
-			if err := s.checkWorker(w); err != nil {
+			if err := s.checkWorker(p, w); err != nil {
 				return err
 			}
 		}
 		if scheduled {
 			wk.busy = true
 			wk.passStart = s.nowMs
-			s.push(event{timeMs: s.nowMs + dur, worker: int32(w), req: -1})
+			s.push(event{timeMs: s.nowMs + dur, kind: evPass, pool: s.poolID(p), worker: int32(w)})
 			return nil
 		}
 		if !wk.hasWork() {
@@ -443,15 +670,104 @@ func (s *runState) startPass(w int) error {
 	return errStuck
 }
 
-func (s *runState) completePass(w int) {
-	wk := s.workers[w]
+func (s *runState) completePass(p *pool, w int) {
+	wk := p.workers[w]
 	wk.busy = false
 	pass := int32(len(wk.passGapMs))
 	wk.passGapMs = append(wk.passGapMs, s.nowMs-wk.passStart)
-	for _, e := range wk.ranks {
-		e.Complete(s.nowMs, pass, s.finished)
+	for k, e := range wk.ranks {
+		slot := w*p.ranks + k
+		for _, ev := range p.pending[slot] {
+			if ev.stored {
+				p.placer.Stored(slot, ev.hash)
+			} else {
+				p.placer.Removed(slot, ev.hash)
+			}
+		}
+		p.pending[slot] = p.pending[slot][:0]
+		switch p {
+		case s.prefill:
+			e.Complete(s.nowMs, pass, nil, s.handoff)
+		default:
+			e.Complete(s.nowMs, pass, p.placer.PrefillDone, func(ri int32) {
+				p.placer.Free(ri)
+				s.finished(ri)
+			})
+			s.retryReservations(p, slot)
+		}
 	}
-	s.dirty[w] = true
+	p.dirty[w] = true
+}
+
+// handoff runs when request ri's prefill finished (disaggregated mode, engine-internals.md §5):
+// the prefill KV is held, the decode router picks a decode rank, the rank reserves the prompt's
+// KV (reusing what it caches), and the transfer starts. A request with at most one output token
+// completes on the prefill side with no transfer.
+func (s *runState) handoff(ri int32) {
+	pr, c, h := &s.reqsP[ri], &s.reqs[ri], &s.handoffs[ri]
+	s.prefill.placer.Free(ri)
+	h.PrefillAdmitMs, h.SourceHeldMs = pr.FirstAdmitMs, s.nowMs
+	c.FirstAdmitMs, c.ReusedTokens, c.FirstReusedTokens = pr.FirstAdmitMs, pr.ReusedTokens, pr.FirstReusedTokens
+	c.Admissions, c.Preemptions = 0, pr.Preemptions
+	if c.MaxOutput <= 1 {
+		s.prefill.engine(int(pr.Worker)*s.prefill.ranks + int(pr.Rank)).Release(ri)
+		s.prefill.dirty[pr.Worker] = true
+		if c.MaxOutput == 1 {
+			c.EmitFirstToken(s.nowMs)
+		}
+		c.Status, c.TerminalMs = engine.Completed, s.nowMs
+		s.finished(ri)
+		return
+	}
+	d := s.decode
+	slot, _ := d.placer.Route(ri, int(c.PromptLen), nil)
+	c.Worker, c.Rank = int32(slot/d.ranks), int32(slot%d.ranks)
+	h.DecodeWorker = c.Worker
+	if len(d.waitingReserve[slot]) > 0 || !s.reserve(ri, slot) {
+		d.waitingReserve[slot] = append(d.waitingReserve[slot], ri)
+	}
+}
+
+// reserve claims decode-side KV for ri on slot and starts its transfer; false when the rank
+// lacks room.
+func (s *runState) reserve(ri int32, slot int) bool {
+	cached, ok := s.decode.engine(slot).Reserve(ri)
+	if !ok {
+		return false
+	}
+	c, h := &s.reqs[ri], &s.handoffs[ri]
+	tokens := int(c.PromptLen)
+	if !s.xfer.fullPrompt {
+		tokens -= cached
+	}
+	h.DestinationReservedMs = s.nowMs
+	h.DecodeCachedTokens, h.TransferredTokens = int32(cached), int32(tokens)
+	s.push(event{timeMs: s.nowMs + s.transferMs(tokens), kind: evTransfer, req: ri})
+	return true
+}
+
+// retryReservations starts waiting hand-offs on a decode slot, in order, while KV room allows.
+func (s *runState) retryReservations(p *pool, slot int) {
+	q := p.waitingReserve[slot]
+	n := 0
+	for n < len(q) && s.reserve(q[n], slot) {
+		n++
+	}
+	if n > 0 {
+		p.waitingReserve[slot] = append(q[:0], q[n:]...)
+	}
+}
+
+// activate ends request ri's KV transfer: the prefill side releases its KV, the first token
+// becomes visible to the client, and the request queues for decode.
+func (s *runState) activate(ri int32) {
+	pr, c := &s.reqsP[ri], &s.reqs[ri]
+	s.prefill.engine(int(pr.Worker)*s.prefill.ranks + int(pr.Rank)).Release(ri)
+	s.prefill.dirty[pr.Worker] = true
+	s.handoffs[ri].DestinationActivatedMs = s.nowMs
+	c.EmitFirstToken(s.nowMs)
+	s.decode.engine(int(c.Worker)*s.decode.ranks + int(c.Rank)).Activate(ri)
+	s.decode.dirty[c.Worker] = true
 }
 
 func (s *runState) durationMs() float64 {
@@ -464,26 +780,53 @@ func (s *runState) durationMs() float64 {
 	return d
 }
 
-func (s *runState) checkWorker(w int) error {
-	for k, e := range s.workers[w].ranks {
+func (s *runState) checkWorker(p *pool, w int) error {
+	for k, e := range p.workers[w].ranks {
 		holders := make([]int32, e.Pool().Capacity())
 		e.Holders(holders)
 		if msg := e.Pool().CheckInvariants(holders); msg != "" {
-			return fmt.Errorf("worker %d rank %d at %.3f ms: KV pool invariant broken: %s", w, k, s.nowMs, msg)
+			return fmt.Errorf("%s worker %d rank %d at %.3f ms: KV pool invariant broken: %s", p.name, w, k, s.nowMs, msg)
 		}
 	}
 	return nil
 }
 
-// leakedBlocks counts blocks still held when no request is live.
-func (s *runState) leakedBlocks() int {
-	n := 0
-	for _, wk := range s.workers {
-		for _, e := range wk.ranks {
-			if !e.HasWork() {
-				n += e.Pool().Active()
-			}
+// BuildWorkload builds the sessions and requests cfg.Traffic describes. Trace files are read here;
+// a bad trace line is a *traffic.TraceError naming the file and line.
+func BuildWorkload(cfg *Config) (*traffic.Workload, error) {
+	src, load, stop := &cfg.Traffic.Source, &cfg.Traffic.Load, &cfg.Traffic.Stop
+	switch src.Type {
+	case SourceSynthetic:
+		return traffic.Synthetic(countFor(stop.Requests, stop.RequestsPerLoadUnit, load), src.InputTokens, src.OutputTokens), nil
+	case SourceSyntheticSession:
+		sh := src.Session
+		return traffic.SyntheticSessions(countFor(stop.Sessions, stop.SessionsPerLoadUnit, load), traffic.SessionShape{
+			Turns: sh.Turns, NewInput: src.NewInputTokensPerTurn, Output: src.OutputTokensPerTurn,
+			SharedPrefixRatio: sh.SharedPrefixRatio, PrefixGroups: sh.PrefixGroups, InterTurnDelayMs: sh.InterTurnDelayMs,
+		}), nil
+	case SourceTrace:
+		rows, err := traffic.LoadMooncake(src.Paths[0], src.BlockSize)
+		if err != nil {
+			return nil, err
 		}
+		speedup := 1.0
+		if load.Type == LoadTraceTimestamps && load.Speedup > 0 {
+			speedup = load.Speedup
+		}
+		return traffic.FromTrace(rows, src.BlockSize, speedup), nil
 	}
-	return n
+	return nil, fmt.Errorf("traffic.source.type %q is not supported", src.Type)
+}
+
+// countFor resolves a stop count: the explicit count, or max(1, round(x × load unit)) where the
+// load unit is the concurrency or the open-loop rate (dynosim-spec.md §3.1.3).
+func countFor(n int, perLoadUnit float64, load *Load) int {
+	if n > 0 {
+		return n
+	}
+	unit := float64(load.Concurrency)
+	if load.Type != LoadConcurrency {
+		unit = load.RequestsPerSecond + load.SessionsPerSecond
+	}
+	return max(1, int(math.Round(perLoadUnit*unit)))
 }

@@ -19,6 +19,14 @@ type Config struct {
 	PrefixCaching bool
 	// Timing prices each pass.
 	Timing timing.Model
+	// HoldOnComplete keeps a completed request's KV blocks until Release (the prefill side of a
+	// disaggregated hand-off holds the KV until the transfer ends).
+	HoldOnComplete bool
+	// PrefillOnly prices passes without a decode part: a prefill worker of disaggregated serving
+	// produces only the first token, inside the prefill forward (engine-internals.md §1.2 step 4).
+	PrefillOnly bool
+	// Worker and Rank identify the engine; requests placed on it carry the same pair.
+	Worker, Rank int32
 }
 
 // Engine is one vLLM-style rank scheduler with its KV block pool (engine-internals.md §1.2).
@@ -128,6 +136,20 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 			ri := e.waiting[e.wHead]
 			r := &e.reqs[ri]
 			known := r.known()
+			if len(r.Blocks) > 0 {
+				// KV already in place (a disaggregated hand-off reserved and filled it).
+				n := min(known-r.NumComputed, budget)
+				need := ceilDiv(r.NumComputed+n, e.bs) - int32(len(r.Blocks))
+				if int(need) > e.pool.Available() {
+					break
+				}
+				e.popWaiting()
+				r.Blocks = e.pool.allocate(max(need, 0), r.Blocks)
+				e.admit(ri, nowMs)
+				e.schedule(ri, n)
+				budget -= n
+				continue
+			}
 			var hits, inactiveHits int32
 			if e.cfg.PrefixCaching {
 				// A request that still needs logits reuses at most floor((known-1)/bs) blocks
@@ -141,22 +163,16 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 			if int(need+inactiveHits) > e.pool.Available() {
 				break // head-of-line blocking: wait for KV
 			}
-			e.wHead++
-			if e.wHead == len(e.waiting) {
-				e.waiting, e.wHead = e.waiting[:0], 0
-			}
+			e.popWaiting()
 			r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
 			r.Blocks = e.pool.allocate(need, r.Blocks)
 			r.numRegistered = hits
 			r.NumComputed = reused
-			r.Status = Running
 			if r.Admissions == 0 {
-				r.FirstAdmitMs = nowMs
 				r.FirstReusedTokens = reused
 			}
 			r.ReusedTokens = max(r.ReusedTokens, reused)
-			r.Admissions++
-			e.running = append(e.running, ri)
+			e.admit(ri, nowMs)
 			e.schedule(ri, n)
 			budget -= n
 		}
@@ -174,8 +190,10 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 			b.PrefillContextTokens += int(before)
 		}
 		if r.NumComputed == r.known() {
-			b.DecodeRequests++
-			b.DecodeKVTokens += int(r.NumComputed)
+			if !e.cfg.PrefillOnly {
+				b.DecodeRequests++
+				b.DecodeKVTokens += int(r.NumComputed)
+			}
 			e.ready = append(e.ready, s.req)
 		}
 	}
@@ -184,6 +202,24 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	}
 	e.passes++
 	return e.cfg.Timing.PassMs(b), true
+}
+
+func (e *Engine) popWaiting() {
+	e.wHead++
+	if e.wHead == len(e.waiting) {
+		e.waiting, e.wHead = e.waiting[:0], 0
+	}
+}
+
+// admit moves request ri into the running set.
+func (e *Engine) admit(ri int32, nowMs float64) {
+	r := &e.reqs[ri]
+	r.Status = Running
+	if r.Admissions == 0 {
+		r.FirstAdmitMs = nowMs
+	}
+	r.Admissions++
+	e.running = append(e.running, ri)
 }
 
 // schedule computes n more tokens of request ri (its KV is allocated) and registers the blocks
@@ -225,18 +261,24 @@ func (e *Engine) preempt(ri int32) {
 }
 
 // Complete ends the pass started by the last Schedule at endMs: every ready request emits a token
-// (pass is the worker's pass index, for ITL bookkeeping), and requests that reached MaxOutput
-// complete and release their KV. done receives each completed request index, in running order.
-func (e *Engine) Complete(endMs float64, pass int32, done func(int32)) {
+// (pass is the worker's pass index, for ITL bookkeeping; first is called when a request emits its
+// first token), and requests that reached MaxOutput complete and release their KV (unless
+// HoldOnComplete). done receives each completed request index, in running order.
+func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) {
 	finished := 0
 	for _, ri := range e.ready {
 		r := &e.reqs[ri]
 		if r.Generated < r.MaxOutput {
 			r.emit(endMs, r.Worker, pass)
+			if r.Generated == 1 && first != nil {
+				first(ri)
+			}
 		}
 		if r.Generated >= r.MaxOutput {
 			r.closeRun(r.Worker)
-			r.Blocks = e.pool.release(r.Blocks)
+			if !e.cfg.HoldOnComplete {
+				r.Blocks = e.pool.release(r.Blocks)
+			}
 			r.Status = Completed
 			r.TerminalMs = endMs
 			finished++
@@ -256,18 +298,59 @@ func (e *Engine) Complete(endMs float64, pass int32, done func(int32)) {
 	e.running = kept
 }
 
-// Holders adds, for every block, the number of leases of this engine's live requests holding
-// it, into holders (len = capacity). Used by invariant checks.
+// Release frees the KV blocks a completed request still holds (HoldOnComplete).
+func (e *Engine) Release(ri int32) {
+	r := &e.reqs[ri]
+	r.Blocks = e.pool.release(r.Blocks)
+}
+
+// Reserve claims KV for the prompt of request ri arriving from another worker (the decode side of
+// a disaggregated hand-off): it pins the leading prompt blocks this pool already caches and
+// allocates the rest. It returns the prompt tokens already cached (whole blocks) and false, with
+// nothing claimed, when the pool lacks room. The request stays outside the queues until Activate.
+func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
+	r := &e.reqs[ri]
+	full := min(r.PromptLen/e.bs, int32(len(r.Hashes)))
+	var hits, inactiveHits int32
+	if e.cfg.PrefixCaching {
+		hits, inactiveHits = e.pool.lookup(r.Hashes[:full])
+	}
+	need := ceilDiv(r.PromptLen, e.bs) - hits
+	if int(need+inactiveHits) > e.pool.Available() {
+		return 0, false
+	}
+	r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
+	r.Blocks = e.pool.allocate(need, r.Blocks)
+	r.numRegistered = hits
+	return int(hits * e.bs), true
+}
+
+// Activate makes a reserved request runnable once its prompt KV has arrived: its prompt counts as
+// computed (its full blocks join the prefix cache) and it queues for decode.
+func (e *Engine) Activate(ri int32) {
+	r := &e.reqs[ri]
+	r.NumComputed = r.PromptLen
+	if e.cfg.PrefixCaching {
+		full := min(r.NumComputed/e.bs, int32(len(r.Hashes)))
+		for j := r.numRegistered; j < full; j++ {
+			e.pool.register(r.Blocks[j], r.Hashes[j])
+		}
+		r.numRegistered = max(r.numRegistered, full)
+	}
+	e.Submit(ri)
+}
+
+// Holders adds, for every block, the number of leases of requests placed on this engine
+// (Request.Worker and Rank equal to the engine's) holding it, into holders (len = capacity).
+// Used by invariant checks; O(requests).
 func (e *Engine) Holders(holders []int32) {
-	add := func(ri int32) {
-		for _, b := range e.reqs[ri].Blocks {
+	for i := range e.reqs {
+		r := &e.reqs[i]
+		if r.Worker != e.cfg.Worker || r.Rank != e.cfg.Rank {
+			continue
+		}
+		for _, b := range r.Blocks {
 			holders[b]++
 		}
-	}
-	for _, ri := range e.running {
-		add(ri)
-	}
-	for _, ri := range e.waiting[e.wHead:] {
-		add(ri)
 	}
 }

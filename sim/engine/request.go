@@ -140,3 +140,11 @@ func (r *Request) closeRun(worker int32) {
 		r.runFirst = -1
 	}
 }
+
+// EmitFirstToken records a first token produced elsewhere (the prefill side of a disaggregated
+// hand-off) becoming visible at tMs. The next token's gap is measured from tMs.
+func (r *Request) EmitFirstToken(tMs float64) {
+	r.FirstTokenMs, r.LastTokenMs = tMs, tMs
+	r.Generated = 1
+	r.lastPass, r.runFirst = noPass, -1
+}

@@ -6,24 +6,37 @@ import (
 	"strings"
 )
 
-// ModelSpec is the public architecture of a model, as in its Hugging Face config.json.
+// ModelSpec is the public architecture of a dense decoder-only model, as in its Hugging Face
+// config.json.
 type ModelSpec struct {
 	// ID is the canonical catalog id.
 	ID string
+	// Layers (num_hidden_layers), Hidden (hidden_size), Heads (num_attention_heads),
+	// KVHeads (num_key_value_heads), HeadDim (head_dim, or hidden/heads), Intermediate
+	// (intermediate_size of the MLP), Vocab (vocab_size).
+	Layers, Hidden, Heads, KVHeads, HeadDim, Intermediate, Vocab int
 	// MaxContext is max_position_embeddings in tokens.
 	MaxContext int
+	// Params is the total parameter count.
+	Params float64
 }
 
-// models is the built-in catalog; figures from each model's published config.json.
+// KVBytesPerToken is the BF16 KV cache size of one token over all layers before tensor-parallel
+// sharding: layers × 2 (K and V) × KV heads × head dim × 2 bytes (engine-internals.md §2.3).
+func (m ModelSpec) KVBytesPerToken() int64 {
+	return int64(m.Layers) * 2 * int64(m.KVHeads) * int64(m.HeadDim) * 2
+}
+
+// models is the built-in catalog; figures from each model's published config.json and model card.
 var models = []ModelSpec{
-	{ID: "meta-llama/Llama-3.1-8B", MaxContext: 131072},
-	{ID: "meta-llama/Llama-3.1-70B", MaxContext: 131072},
-	{ID: "meta-llama/Llama-3.1-405B", MaxContext: 131072},
-	{ID: "meta-llama/Llama-3.3-70B-Instruct", MaxContext: 131072},
-	{ID: "Qwen/Qwen3-8B", MaxContext: 40960},
-	{ID: "Qwen/Qwen3-14B", MaxContext: 40960},
-	{ID: "Qwen/Qwen3-32B", MaxContext: 40960},
-	{ID: "mistralai/Mistral-7B-Instruct-v0.3", MaxContext: 32768},
+	{ID: "meta-llama/Llama-3.1-8B", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 128256, MaxContext: 131072, Params: 8.03e9},
+	{ID: "meta-llama/Llama-3.1-70B", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, MaxContext: 131072, Params: 70.6e9},
+	{ID: "meta-llama/Llama-3.1-405B", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, HeadDim: 128, Intermediate: 53248, Vocab: 128256, MaxContext: 131072, Params: 405.9e9},
+	{ID: "meta-llama/Llama-3.3-70B-Instruct", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, MaxContext: 131072, Params: 70.6e9},
+	{ID: "Qwen/Qwen3-8B", Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 12288, Vocab: 151936, MaxContext: 40960, Params: 8.19e9},
+	{ID: "Qwen/Qwen3-14B", Layers: 40, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 17408, Vocab: 151936, MaxContext: 40960, Params: 14.8e9},
+	{ID: "Qwen/Qwen3-32B", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 25600, Vocab: 151936, MaxContext: 40960, Params: 32.8e9},
+	{ID: "mistralai/Mistral-7B-Instruct-v0.3", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 32768, MaxContext: 32768, Params: 7.25e9},
 }
 
 // modelKey folds the spellings of one model to one key: organisation dropped, lower case,

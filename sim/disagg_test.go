@@ -1,0 +1,108 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/engine"
+)
+
+// disaggConfig turns testConfig into prefill/decode pools of the given replica counts, each with
+// the same scheduler, KV cache and fixed timing, and a KV transfer of bytesPerToken at gbps.
+func disaggConfig(isl, osl, requests, concurrency, prefillReplicas, decodeReplicas int, bytesPerToken int64, gbps float64) *Config {
+	cfg := testConfig(isl, osl, requests, concurrency, 1000)
+	agg := cfg.Engine.Workers.Aggregated
+	pre, dec := *agg, *agg
+	pre.Parallelism.Replicas, dec.Parallelism.Replicas = prefillReplicas, decodeReplicas
+	cfg.Engine.Mode = ModeDisaggregated
+	cfg.Engine.Workers = Workers{Prefill: &pre, Decode: &dec}
+	cfg.Engine.KVTransfer = &KVTransfer{BytesPerToken: bytesPerToken, BandwidthGBps: f64(gbps), TimingMode: "destination_missing"}
+	return cfg
+}
+
+// One request: prefill 30 ms (a prefill worker's pass has no decode part), then a transfer of
+// 100 tokens × 1e6 bytes at 1 GB/s = 0.1 s = 100 ms, so the first token is visible at 130 ms;
+// three decode passes of 8 ms follow.
+func TestDisaggregatedOneRequest(t *testing.T) {
+	res := mustRun(t, disaggConfig(100, 4, 1, 1, 1, 1, 1_000_000, 1))
+	s := res.Summary
+	if s.CompletedRequests != 1 || s.TotalOutputTokens != 4 {
+		t.Fatalf("completed %d output %d", s.CompletedRequests, s.TotalOutputTokens)
+	}
+	for name, c := range map[string][2]float64{
+		"ttft": {s.TTFT.Mean, 130}, "e2e": {s.E2E.Mean, 154}, "itl": {s.ITL.Mean, 8}, "ttst": {s.TTST.Mean, 8},
+	} {
+		if !near(c[0], c[1]) {
+			t.Errorf("%s = %v, want %v", name, c[0], c[1])
+		}
+	}
+	h := res.Handoffs[0]
+	if h.SourceHeldMs != 30 || h.DestinationReservedMs != 30 || h.DestinationActivatedMs != 130 || h.TransferredTokens != 100 {
+		t.Errorf("hand-off %+v", h)
+	}
+	// Both pools are provisioned for the whole run: 1 worker each for 0.154 s.
+	if !near(s.PrefillWorkerSeconds, 0.154) || !near(s.DecodeWorkerSeconds, 0.154) || !near(s.GPUHours, 2*0.154/3600) {
+		t.Errorf("worker seconds %v/%v gpu hours %v", s.PrefillWorkerSeconds, s.DecodeWorkerSeconds, s.GPUHours)
+	}
+}
+
+// TTFT includes prefill queueing: two requests on one prefill worker with max_sequences 1 are
+// prefilled one after the other (30 ms each); transfers are free (no bandwidth).
+func TestDisaggregatedPrefillQueueing(t *testing.T) {
+	cfg := disaggConfig(100, 2, 2, 2, 1, 1, 1000, 1)
+	cfg.Engine.Workers.Prefill.Scheduler.MaxSequences = 1
+	cfg.Engine.KVTransfer.BandwidthGBps = nil
+	res := mustRun(t, cfg)
+	if got := []float64{res.Requests[0].FirstTokenMs, res.Requests[1].FirstTokenMs}; got[0] != 30 || got[1] != 60 {
+		t.Fatalf("first tokens at %v, want [30 60]", got)
+	}
+}
+
+// destination_missing moves only what the decode worker lacks: a second session turn whose
+// prompt's leading blocks are cached on the decode worker transfers fewer tokens, and a prompt
+// the decode worker holds entirely (block-aligned, cached) transfers nothing.
+func TestDestinationMissing(t *testing.T) {
+	cfg := disaggConfig(0, 0, 0, 1, 1, 1, 1000, 1)
+	cfg.Traffic.Source = Source{Type: SourceSyntheticSession, NewInputTokensPerTurn: 64, OutputTokensPerTurn: 16,
+		Session: &SessionShape{Turns: 2}}
+	cfg.Traffic.Stop = Stop{Sessions: 1}
+	res := mustRun(t, cfg)
+	// Turn 0: 64 prompt tokens, nothing cached on the decode worker → 64 transferred. Its decode
+	// step computes the KV of prompt + 15 outputs = 79 tokens → 4 full blocks (64 tokens) cached,
+	// and the 5th block (tokens 64..79) is full only after token 80 is computed, which never
+	// happens. Turn 1's prompt (144 tokens) finds 4 cached blocks: 144 − 64 = 80 transferred.
+	if got := []int32{res.Handoffs[0].TransferredTokens, res.Handoffs[1].TransferredTokens}; got[0] != 64 || got[1] != 80 {
+		t.Fatalf("transferred %v, want [64 80]", got)
+	}
+	if res.Handoffs[1].DecodeCachedTokens != 64 {
+		t.Fatalf("decode cached %d, want 64", res.Handoffs[1].DecodeCachedTokens)
+	}
+
+	// Same prompt twice in a row (group-shared, block-aligned, no unique part): the second
+	// request's whole prompt is already on the decode worker.
+	cfg = disaggConfig(0, 0, 0, 1, 1, 1, 1000, 1)
+	cfg.Traffic.Source = Source{Type: SourceSyntheticSession, NewInputTokensPerTurn: 64, OutputTokensPerTurn: 4,
+		Session: &SessionShape{Turns: 2, SharedPrefixRatio: 1, PrefixGroups: 1}}
+	cfg.Traffic.Stop = Stop{Sessions: 2}
+	res = mustRun(t, cfg)
+	// Session 1 turn 0 (request 2) has the same 64-token prompt as session 0 turn 0.
+	if h := res.Handoffs[2]; h.TransferredTokens != 0 || h.DecodeCachedTokens != 64 || h.DestinationActivatedMs != h.DestinationReservedMs {
+		t.Fatalf("fully cached prompt: %+v", h)
+	}
+}
+
+// Under load, disaggregated serving conserves tokens and leaks no KV block on either pool.
+func TestDisaggregatedConservation(t *testing.T) {
+	cfg := disaggConfig(300, 50, 60, 12, 2, 3, 131072, 50)
+	cfg.Engine.Workers.Decode.KVCache.Capacity.Blocks = 60 // forces decode-side reservation waits and preemption
+	cfg.Engine.Workers.Prefill.Timing = Timing{Type: TimingPolynomial}
+	cfg.Engine.Workers.Decode.Timing = Timing{Type: TimingPolynomial}
+	res := mustRun(t, cfg)
+	if res.Summary.CompletedRequests != 60 || res.Summary.TotalOutputTokens != 60*50 {
+		t.Fatalf("completed %d output %d", res.Summary.CompletedRequests, res.Summary.TotalOutputTokens)
+	}
+	for i, r := range res.Requests {
+		if r.Status != engine.Completed || r.FirstTokenMs < res.Handoffs[i].SourceHeldMs {
+			t.Fatalf("request %d: %v first token %v before prefill end %v", i, r.Status, r.FirstTokenMs, res.Handoffs[i].SourceHeldMs)
+		}
+	}
+}

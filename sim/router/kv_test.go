@@ -1,0 +1,151 @@
+package router
+
+import "testing"
+
+func newTestPlacer(t *testing.T, policy string, slots int, temp float64, seed uint64) *Placer {
+	t.Helper()
+	p, err := NewPlacer(Options{Policy: policy, Workers: slots, Ranks: 1, BlockSize: 16, OverlapScoreCredit: 1,
+		PrefillLoadScale: 1, Temperature: temp, UseOverlap: true, TrackPrefill: true, TrackDecode: true,
+		AssumeReuse: true, Seed: seed, Requests: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Overlap against load, by hand. Request: 64 tokens = 4 blocks, hashes 1..4, all cached on slot 0.
+// Idle: slot 0 costs max(0, 64/16 − 4) + 0 + 4 = 4, slot 1 costs 4 + 0 + 4 = 8 → slot 0.
+// With 160 prefill tokens queued on slot 0: slot 0 costs (160+64)/16 − 4 + 4 = 14 > 8 → slot 1.
+func TestKVRouterOverlapVersusLoad(t *testing.T) {
+	p := newTestPlacer(t, KVRouterPolicy, 2, 0, 1)
+	hashes := []uint64{1, 2, 3, 4}
+	for _, h := range hashes {
+		p.Stored(0, h)
+	}
+	slot, overlap := p.Route(0, 64, hashes)
+	if slot != 0 || overlap != 4 || p.cost[0] != 4 || p.cost[1] != 8 {
+		t.Fatalf("idle: slot %d overlap %d costs %v", slot, overlap, p.cost)
+	}
+	// Fully cached: no prefill tokens charged; 4 live blocks on slot 0.
+	if p.ActivePrefillTokens(0) != 0 || p.ActiveDecodeBlocks(0) != 4 {
+		t.Fatalf("charges: prefill %d blocks %d", p.ActivePrefillTokens(0), p.ActiveDecodeBlocks(0))
+	}
+	p.Free(0)
+	p.prefill[0] = 160
+	slot, _ = p.Route(1, 64, hashes)
+	if slot != 1 || p.cost[0] != 14 || p.cost[1] != 8 {
+		t.Fatalf("loaded: slot %d costs %v", slot, p.cost)
+	}
+	// Slot 1 was charged 64 uncached prompt tokens until the first token, and its blocks until free.
+	if p.ActivePrefillTokens(1) != 64 || p.ActiveDecodeBlocks(1) != 4 {
+		t.Fatalf("slot 1 charges %d/%d", p.ActivePrefillTokens(1), p.ActiveDecodeBlocks(1))
+	}
+	p.PrefillDone(1)
+	p.Free(1)
+	if p.ActivePrefillTokens(1) != 0 || p.ActiveDecodeBlocks(1) != 0 {
+		t.Fatal("charges not released")
+	}
+}
+
+// Overlap counts only leading blocks: a hole at block 1 stops the match; removal updates it.
+func TestKVRouterLeadingOverlap(t *testing.T) {
+	p := newTestPlacer(t, KVRouterPolicy, 3, 0, 1)
+	p.Stored(0, 1)
+	p.Stored(0, 3)
+	p.Stored(1, 1)
+	p.Stored(1, 2)
+	p.computeOverlap([]uint64{1, 2, 3})
+	if got := p.overlap; got[0] != 1 || got[1] != 2 || got[2] != 0 {
+		t.Fatalf("overlap %v, want [1 2 0]", got)
+	}
+	p.Removed(1, 1)
+	p.computeOverlap([]uint64{1, 2, 3})
+	if got := p.overlap; got[0] != 1 || got[1] != 0 {
+		t.Fatalf("after removal overlap %v", got)
+	}
+}
+
+// Equal costs are broken at random, reproducibly by seed, and every tied slot gets picked.
+func TestKVRouterTiesBySeed(t *testing.T) {
+	seq := func(seed uint64) []int {
+		p := newTestPlacer(t, KVRouterPolicy, 4, 0, seed)
+		var out []int
+		for i := int32(0); i < 40; i++ {
+			s, _ := p.Route(i, 16, nil)
+			out = append(out, s)
+			p.Free(i)
+		}
+		return out
+	}
+	a, b, c := seq(7), seq(7), seq(8)
+	seen := map[int]bool{}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatal("same seed, different choices")
+		}
+		seen[a[i]] = true
+	}
+	if len(seen) != 4 {
+		t.Fatalf("ties reached only slots %v", seen)
+	}
+	if equal(a, c) {
+		t.Fatal("different seeds gave identical tie-breaks")
+	}
+}
+
+// With temperature > 0 the choice is sampled (not always the argmin), reproducibly by seed.
+func TestKVRouterTemperature(t *testing.T) {
+	run := func(seed uint64) []int {
+		p := newTestPlacer(t, KVRouterPolicy, 2, 1.0, seed)
+		for _, h := range []uint64{1, 2, 3, 4} {
+			p.Stored(0, h)
+		}
+		var out []int
+		for i := int32(0); i < 200; i++ {
+			s, _ := p.Route(i, 64, []uint64{1, 2, 3, 4}) // slot 0 costs 4, slot 1 costs 8
+			out = append(out, s)
+			p.Free(i)
+		}
+		return out
+	}
+	a := run(3)
+	if !equal(a, run(3)) {
+		t.Fatal("temperature sampling not reproducible by seed")
+	}
+	ones := 0
+	for _, s := range a {
+		ones += s
+	}
+	// p(slot 1) = e^-1 / (1 + e^-1) ≈ 0.269 → about 54 of 200.
+	if ones < 30 || ones > 80 {
+		t.Fatalf("slot 1 chosen %d/200 times, want about 54", ones)
+	}
+}
+
+func TestRoundRobinCyclesWorkersThenRanks(t *testing.T) {
+	p, err := NewPlacer(Options{Policy: RoundRobinPolicy, Workers: 2, Ranks: 2, BlockSize: 16, Requests: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for i := int32(0); i < 5; i++ {
+		s, _ := p.Route(i, 10, nil)
+		got = append(got, s)
+	}
+	// Slots are worker×2+rank: w0r0, w1r0, w0r1, w1r1, then again.
+	if !equal(got, []int{0, 2, 1, 3, 0}) {
+		t.Fatalf("order %v", got)
+	}
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
