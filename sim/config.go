@@ -7,6 +7,9 @@ package sim
 type Config struct {
 	// File is the path the config was read from; it prefixes every error message. Not a YAML key.
 	File string `yaml:"-"`
+	// HasRouter and HasPlanner record whether the YAML declared those sections (set by Decode).
+	// They belong to the dynamo stack's adapters; the engine stack rejects them.
+	HasRouter, HasPlanner bool `yaml:"-"`
 
 	Traffic    Traffic    `yaml:"traffic"`
 	Engine     Engine     `yaml:"engine"`
@@ -219,11 +222,15 @@ type Timing struct {
 
 // Router policies (router.policy).
 const (
-	PolicyRoundRobin = "round_robin"
-	PolicyKVRouter   = "kv_router"
+	PolicyRoundRobin  = "round_robin"
+	PolicyKVRouter    = "kv_router"
+	PolicyRandom      = "random"
+	PolicyLeastLoaded = "least_loaded"
 )
 
-// Router is the request placement policy across replicas.
+// Router is the request placement policy across replicas: round_robin (default), kv_router
+// (prefix overlap against load, dynosim-spec.md §3.3), and two baselines servesweep adds: random
+// (uniform, seeded) and least_loaded (fewest active tokens).
 type Router struct {
 	Policy           string           `yaml:"policy"`
 	PrefillLoadModel PrefillLoadModel `yaml:"prefill_load_model"`
@@ -253,4 +260,20 @@ type SLA struct {
 	TTFTMs *float64 `yaml:"ttft_ms,omitempty"`
 	ITLMs  *float64 `yaml:"itl_ms,omitempty"`
 	E2EMs  *float64 `yaml:"e2e_ms,omitempty"`
+}
+
+// RequireNoAdapters fails when the config declares a router or planner section: those are
+// adapters of the dynamo stack, and the engine stack has none (dynosim-spec.md §2.1).
+func (c *Config) RequireNoAdapters() error {
+	var errs ConfigErrors
+	for _, s := range []struct {
+		has  bool
+		name string
+	}{{c.HasRouter, "router"}, {c.HasPlanner, "planner"}} {
+		if s.has {
+			errs = append(errs, &ConfigError{File: c.File, Path: s.name,
+				Msg: "needs the dynamo stack's " + s.name + " adapter; run with --stack dynamo or remove the section"})
+		}
+	}
+	return errs.err()
 }

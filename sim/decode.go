@@ -24,59 +24,12 @@ import (
 //  2. Apply the --set overrides to the tree, left to right (dynosim-spec.md §2.3).
 //  3. Walk the tree by hand along the schema, tracking the dotted path of every field: unknown
 //     and duplicate keys, wrong YAML kinds and search domains are reported here, and the
-//     defaults below are filled in once each tagged union's type is known.
+//     defaults (listed in the Decode doc comment) are filled in once each union's type is known.
 //  4. Validate the values and the cross-field rules (Config.Validate, plus knowledge of which
 //     fields the YAML spelled out, so that an explicit 0 is "must be > 0" rather than "unset").
 //  5. Report values the schema accepts but the simulator cannot run yet (Config.Unsupported).
-//
-// Defaults (dynosim-spec.md §3; applied only to omitted fields, after the union type is known):
-//
-//	traffic (omitted entirely)     source {type: synthetic, input_tokens: 1024, output_tokens: 128},
-//	                               load {type: concurrency, concurrency: 10}, stop {requests: 100}.
-//	                               A supplied traffic mapping is not merged with this default.
-//	traffic.source                 {type: synthetic} when omitted or null
-//	  synthetic                    input_tokens 1024, output_tokens 128
-//	  synthetic-session            new_input_tokens_per_turn 1024, output_tokens_per_turn 128;
-//	                               session (required) turns 4, shared_prefix_ratio 0,
-//	                               prefix_groups 0, inter_turn_delay_ms 0
-//	  trace                        format mooncake, block_size 512 (none for dynamo/weka)
-//	traffic.load                   {type: concurrency, concurrency: 10} when omitted or null
-//	  concurrency                  concurrency 10
-//	  poisson                      seed 42
-//	  trace_timestamps             speedup 1
-//	traffic.stop                   no default inside a supplied traffic (synthetic sources need one)
-//	engine                         required; mode aggregated, backend vllm,
-//	                               context_length "max" (stored as 0), backend_version "" (latest)
-//	engine.kv_transfer             timing_mode destination_missing, bytes_per_token auto (0),
-//	                               bandwidth_gb_per_second null (no delay)
-//	engine.workers.<role>          a declared role may be {} or null (all defaults)
-//	  parallelism                  replicas, tensor, pipeline, attention_data, moe_tensor,
-//	                               moe_expert all 1
-//	  scheduler                    max_batched_tokens 8192; max_sequences 256 (prefill role: 1)
-//	  kv_cache                     block_size vllm 64, sglang 1, trtllm 32; prefix_caching true;
-//	                               bytes_per_token auto (0)
-//	  kv_cache.capacity            {type: default} when the capacity or its type is omitted;
-//	                               default: memory_fraction 0.9 (sglang 0.88)
-//	  timing                       {type: default}; `roofline` is an alias of default
-//	router                         policy round_robin, prefill_load_model {type: none};
-//	                               the kv_router knobs stay nil when omitted (their documented
-//	                               defaults are overlap_score_credit 1.0, prefill_load_scale 1.0,
-//	                               temperature 0.0)
-//	planner                        policy disabled
-//	evaluation                     no SLA
-//
-// A null value for an optional mapping (traffic, its source/load/stop, kv_transfer, parallelism,
-// scheduler, kv_cache, capacity, timing, router, prefill_load_model, planner, evaluation, sla,
-// speculation) means "omitted"; a null worker role means {}. Nullable scalars are
-// backend_version, bandwidth_gb_per_second, timing.prefill_ms/decode_ms, the kv_router knobs,
-// the SLA bounds and planner.prefill_min_workers/decode_min_workers; every other scalar must
-// be given a value of its kind.
-//
-// planner: only `policy` is stored. The other planner keys of dynosim-spec.md §3.4 are accepted
-// and checked (kind and range) only when policy is `enabled`, which is itself not supported yet;
-// with policy `disabled` (or omitted) any other planner key is an error.
 
-// Default values (dynosim-spec.md §3), see the table above.
+// Default values (dynosim-spec.md §3); see the table in the Decode doc comment.
 const (
 	defaultInputTokens      = 1024
 	defaultOutputTokens     = 128
@@ -137,19 +90,79 @@ func LoadFile(path string, sets []string) (*Config, error) {
 // Decoding is strict: unknown or duplicate keys, wrong YAML kinds (an int must be a YAML int,
 // so true, "4" and 4.5 are not ints; floats accept ints but not NaN, Inf or strings), fields a
 // tagged union's type does not accept, search domains, presets, `auto`, and the sections
-// `execution`, `optimization` and `optimizer` are errors. Defaults are documented at the top
-// of this file.
+// `execution`, `optimization` and `optimizer` are errors.
+//
+// Defaults (dynosim-spec.md §3; applied only to omitted fields, after the union type is known):
+//
+//	traffic (omitted entirely)     source {type: synthetic, input_tokens: 1024, output_tokens: 128},
+//	                               load {type: concurrency, concurrency: 10}, stop {requests: 100}.
+//	                               A supplied traffic mapping is not merged with this default.
+//	traffic.source                 {type: synthetic} when omitted or null
+//	  synthetic                    input_tokens 1024, output_tokens 128
+//	  synthetic-session            new_input_tokens_per_turn 1024, output_tokens_per_turn 128;
+//	                               session (required) turns 4, shared_prefix_ratio 0,
+//	                               prefix_groups 0, inter_turn_delay_ms 0
+//	  trace                        format mooncake, block_size 512 (none for dynamo/weka)
+//	traffic.load                   {type: concurrency, concurrency: 10} when omitted or null
+//	  concurrency                  concurrency 10
+//	  poisson                      seed 42
+//	  trace_timestamps             speedup 1
+//	traffic.stop                   no default inside a supplied traffic (synthetic sources need one)
+//	engine                         required; mode aggregated, backend vllm,
+//	                               context_length "max" (stored as 0), backend_version "" (latest)
+//	engine.kv_transfer             timing_mode destination_missing, bytes_per_token auto (0),
+//	                               bandwidth_gb_per_second null (no delay)
+//	engine.workers.<role>          a declared role may be {} or null (all defaults)
+//	  parallelism                  replicas, tensor, pipeline, attention_data, moe_tensor,
+//	                               moe_expert all 1
+//	  scheduler                    max_batched_tokens 8192; max_sequences 256 (prefill role: 1)
+//	  kv_cache                     block_size vllm 64, sglang 1, trtllm 32; prefix_caching true;
+//	                               bytes_per_token auto (0)
+//	  kv_cache.capacity            {type: default} when the capacity or its type is omitted;
+//	                               default: memory_fraction 0.9 (sglang 0.88)
+//	  timing                       {type: default}; `roofline` is an alias of default
+//	router                         policy round_robin, prefill_load_model {type: none};
+//	                               the kv_router knobs stay nil when omitted (their documented
+//	                               defaults are overlap_score_credit 1.0, prefill_load_scale 1.0,
+//	                               temperature 0.0)
+//	planner                        policy disabled
+//	evaluation                     no SLA
+//
+// A null value for an optional mapping (traffic, its source/load/stop, kv_transfer, parallelism,
+// scheduler, kv_cache, capacity, timing, router, prefill_load_model, planner, evaluation, sla,
+// speculation) means "omitted"; a null worker role means {}. Nullable scalars are
+// backend_version, bandwidth_gb_per_second, timing.prefill_ms/decode_ms, the kv_router knobs,
+// the SLA bounds and planner.prefill_min_workers/decode_min_workers; every other scalar must
+// be given a value of its kind.
+//
+// planner: only `policy` is stored. The other planner keys of dynosim-spec.md §3.4 are accepted
+// and checked (kind and range) only when policy is `enabled`, which is itself not supported yet;
+// with policy `disabled` (or omitted) any other planner key is an error.
 //
 // On any problem Decode returns a nil Config and a ConfigErrors holding every problem found.
 // If the config is valid but uses something the simulator cannot run yet, the ConfigErrors
 // holds only Unsupported errors (errors.Is(err, errors.ErrUnsupported) is then true).
 func Decode(data []byte, file string, sets []string) (*Config, error) {
-	root, errs := parseDocument(data, file)
+	c, errs, unsupported := decode(data, file, sets)
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	if len(unsupported) > 0 {
+		return nil, unsupported
+	}
+	return c, nil
+}
+
+// decode runs steps 1 to 5 and returns the Config (nil when it could not be built), the
+// problems of steps 1 to 4, and the not-supported-yet findings of step 5 (only computed when
+// there are no other problems).
+func decode(data []byte, file string, sets []string) (*Config, ConfigErrors, ConfigErrors) {
+	root, errs := parseDocument(data, file)
+	if len(errs) > 0 {
+		return nil, errs, nil
+	}
 	if errs := applySets(root, sets, file); len(errs) > 0 {
-		return nil, errs
+		return nil, errs, nil
 	}
 	d := &decoder{file: file, present: map[string]bool{}}
 	c := d.config(root)
@@ -169,12 +182,9 @@ func Decode(data []byte, file string, sets []string) (*Config, error) {
 		all = append(all, e)
 	}
 	if len(all) > 0 {
-		return nil, all
+		return c, all, nil
 	}
-	if uns := append(c.Unsupported(), d.unsupported...); len(uns) > 0 {
-		return nil, uns
-	}
-	return c, nil
+	return c, nil, append(c.Unsupported(), d.unsupported...)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -761,6 +771,8 @@ func (d *decoder) config(n *yaml.Node) *Config {
 	} else {
 		d.badf("engine", "required: the simulated deployment (mode, model, hardware, backend, workers)")
 	}
+	_, c.HasRouter = m["router"]
+	_, c.HasPlanner = m["planner"]
 	if v, has := m["router"]; has && !isNull(v) {
 		c.Router = d.router(v, "router")
 	}
@@ -1818,7 +1830,7 @@ func (v *validator) role(p, name string, r *WorkerRole, backend string) {
 
 func (v *validator) router(r *Router) {
 	const p = "router"
-	v.enum(p+".policy", r.Policy, PolicyRoundRobin, PolicyKVRouter)
+	v.enum(p+".policy", r.Policy, PolicyRoundRobin, PolicyKVRouter, PolicyRandom, PolicyLeastLoaded)
 	v.enum(p+".prefill_load_model.type", r.PrefillLoadModel.Type, loadModelNone, loadModelAIC)
 	knobs := []struct {
 		name string
@@ -1828,16 +1840,16 @@ func (v *validator) router(r *Router) {
 	for _, k := range knobs {
 		v.optNonNeg(p+"."+k.name, k.x)
 	}
-	if r.Policy == PolicyRoundRobin {
+	if r.Policy != PolicyKVRouter {
 		for _, k := range knobs {
 			if k.x != nil {
-				v.errorf(p+"."+k.name, "only valid with router.policy kv_router, got round_robin; "+
-					"remove it or set router.policy: kv_router")
+				v.errorf(p+"."+k.name, "only valid with router.policy kv_router, got %s; "+
+					"remove it or set router.policy: kv_router", r.Policy)
 			}
 		}
 		if r.PrefillLoadModel.Type == loadModelAIC {
-			v.errorf(p+".prefill_load_model.type", "aic requires router.policy kv_router, got round_robin; "+
-				"use prefill_load_model.type: none or router.policy: kv_router")
+			v.errorf(p+".prefill_load_model.type", "aic requires router.policy kv_router, got %s; "+
+				"use prefill_load_model.type: none or router.policy: kv_router", r.Policy)
 		}
 	}
 }
@@ -1880,9 +1892,6 @@ func (c *Config) Unsupported() ConfigErrors {
 		add("traffic.source.format", s.Format, "use format: mooncake")
 	}
 	e := &c.Engine
-	if e.Mode == ModeDisaggregated {
-		add("engine.mode", e.Mode, "use mode: aggregated")
-	}
 	if e.Backend == backendSGLang || e.Backend == backendTRTLLM {
 		add("engine.backend", e.Backend, "use backend: vllm")
 	}
@@ -1908,9 +1917,6 @@ func (c *Config) Unsupported() ConfigErrors {
 			add(p+".timing.type", TimingDefault, "use timing: {type: polynomial} or "+
 				"{type: fixed, prefill_ms: X, decode_ms: Y}")
 		}
-	}
-	if c.Router.Policy == PolicyKVRouter {
-		add("router.policy", PolicyKVRouter, "use policy: round_robin")
 	}
 	if c.Router.PrefillLoadModel.Type == loadModelAIC {
 		add("router.prefill_load_model.type", loadModelAIC, "use type: none")

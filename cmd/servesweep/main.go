@@ -1,0 +1,86 @@
+// Command servesweep simulates LLM serving deployments on CPUs and tells which serving
+// configuration to run. `servesweep predict` evaluates one workload against one deployment and is
+// compatible with DynoSim's `aisimulate predict` in input and output.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/traffic"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes (dynosim-spec.md §2.5).
+const (
+	exitOK          = 0
+	exitRunFailure  = 1
+	exitConfigError = 2
+	exitInterrupted = 130
+)
+
+// ioStreams carries the process's standard streams so commands can run in tests.
+type ioStreams struct {
+	Out, Err io.Writer
+}
+
+// usageError is a command-line syntax error (exit 2).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], ioStreams{Out: os.Stdout, Err: os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+// run executes the command line args and returns the process exit code.
+func run(ctx context.Context, args []string, io ioStreams) int {
+	root := newRootCmd(io)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(io.Err, "error:", err)
+	return exitCode(err)
+}
+
+// exitCode maps an error to the process exit code: configuration and usage errors 2,
+// interruption 130, anything else 1.
+func exitCode(err error) int {
+	var ce *sim.ConfigError
+	var ces sim.ConfigErrors
+	var te *traffic.TraceError
+	var ue *usageError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, &ce), errors.As(err, &ces), errors.As(err, &te), errors.As(err, &ue):
+		return exitConfigError
+	}
+	return exitRunFailure
+}
+
+func newRootCmd(io ioStreams) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "servesweep",
+		Short:         "Simulate LLM serving deployments and find the configuration to run",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(io.Out)
+	root.SetErr(io.Err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.AddCommand(newPredictCmd(io, nil))
+	return root
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/servesweep/servesweep/sim"
+	"github.com/spf13/cobra"
+)
+
+// predictOptions are the flags of `servesweep predict` (dynosim-spec.md §2.1, §2.2).
+type predictOptions struct {
+	ConfigPath        string
+	Stack             string
+	Sets              []string
+	OutputDir         string
+	Overwrite         bool
+	Format            string
+	CapturePerRequest bool
+}
+
+// Stacks servesweep provides. `dynamo` writes prediction.json as a {"summary": ...} envelope and
+// accepts the router and planner sections; `engine` writes a flat report and rejects them.
+var stacks = []string{"dynamo", "engine"}
+
+// outputFiles are the names predict owns in an output directory; --overwrite replaces only these.
+var outputFiles = []string{"prediction.json", "requests.jsonl"}
+
+func newPredictCmd(io ioStreams, runF func(context.Context, *predictOptions) error) *cobra.Command {
+	opts := &predictOptions{}
+	cmd := &cobra.Command{
+		Use:   "predict -c CONFIG.yaml [--set PATH=YAML]... [--output-dir DIR]",
+		Short: "Simulate one workload against one deployment and write prediction.json",
+		Long: `Simulate one workload against one deployment.
+
+The YAML is DynoSim's prediction schema (traffic, engine, router, planner, evaluation).
+--set PATH=YAML overrides one field after loading, parsed as YAML, applied in order.
+Writes <output-dir>/prediction.json (and requests.jsonl with --capture-per-request) and prints
+an AIPerf-style table (or one JSON object with --format json).`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &usageError{fmt.Errorf("predict takes no positional arguments, got %q", args)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runPredict(cmd.Context(), io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.ConfigPath, "config", "c", "", "prediction YAML (required)")
+	f.StringVar(&opts.Stack, "stack", "engine", "execution stack: engine or dynamo")
+	f.StringArrayVar(&opts.Sets, "set", nil, "override PATH=YAML after loading (repeatable)")
+	f.StringVar(&opts.OutputDir, "output-dir", "./servesweep-output", "directory for prediction.json and requests.jsonl")
+	f.BoolVar(&opts.Overwrite, "overwrite", false, "allow a non-empty output directory; replaces only prediction.json and requests.jsonl")
+	f.StringVar(&opts.Format, "format", "table", "stdout format: table or json")
+	f.BoolVar(&opts.CapturePerRequest, "capture-per-request", false, "also write requests.jsonl, one record per terminal request")
+	return cmd
+}
+
+func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
+	if !contains(stacks, opts.Stack) {
+		return &usageError{fmt.Errorf("stack '%s' is unavailable; installed stacks: %s", opts.Stack, strings.Join(stacks, ", "))}
+	}
+	if opts.Format != "table" && opts.Format != "json" {
+		return &usageError{fmt.Errorf("--format must be table or json, got %q", opts.Format)}
+	}
+	if opts.ConfigPath == "" {
+		return &usageError{fmt.Errorf("--config is required (a prediction YAML; see examples/)")}
+	}
+	cfg, err := sim.LoadFile(opts.ConfigPath, opts.Sets)
+	if err != nil {
+		return err
+	}
+	if opts.Stack == "engine" {
+		if err := cfg.RequireNoAdapters(); err != nil {
+			return err
+		}
+	}
+	if err := checkOutputDir(opts.OutputDir, opts.Overwrite); err != nil {
+		return err
+	}
+	res, err := sim.Run(ctx, cfg, sim.Options{})
+	if err != nil {
+		return err
+	}
+
+	summary := res.Summary.Map()
+	var records []map[string]any
+	if opts.CapturePerRequest {
+		records = sim.RequestRecords(res)
+	}
+	var report any = summary
+	if opts.Stack == "dynamo" {
+		env := map[string]any{"summary": summary}
+		if records != nil {
+			env["per_request"] = records
+		}
+		report = env
+	} else if records != nil {
+		flat := make(map[string]any, len(summary)+1)
+		for k, v := range summary {
+			flat[k] = v
+		}
+		flat["per_request"] = records
+		report = flat
+	}
+	if err := os.MkdirAll(opts.OutputDir, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(report, "", "  ")
+	if err != nil {
+		return err
+	}
+	predPath := filepath.Join(opts.OutputDir, "prediction.json")
+	if err := writeFileAtomic(predPath, append(data, '\n')); err != nil {
+		return err
+	}
+	if records != nil {
+		var buf bytes.Buffer
+		for _, rec := range records {
+			line, err := json.Marshal(rec)
+			if err != nil {
+				return err
+			}
+			buf.Write(line)
+			buf.WriteByte('\n')
+		}
+		if err := writeFileAtomic(filepath.Join(opts.OutputDir, "requests.jsonl"), buf.Bytes()); err != nil {
+			return err
+		}
+	}
+
+	if opts.Format == "json" {
+		line, err := json.Marshal(summary)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(io.Out, string(line))
+		return nil
+	}
+	writeTable(io.Out, res.Summary)
+	fmt.Fprintf(io.Out, "Saved full report to: %s\n", predPath)
+	return nil
+}
+
+// checkOutputDir applies dynosim-spec.md §4.1: a path that exists and is not a directory is an
+// error; a non-empty directory needs --overwrite, which then removes only the files predict owns.
+func checkOutputDir(dir string, overwrite bool) error {
+	st, err := os.Stat(dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if !overwrite {
+		names := make([]string, 0, len(entries))
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		sort.Strings(names)
+		return &usageError{fmt.Errorf("--output-dir %s is not empty (%s); pass --overwrite to replace %s, or choose another directory",
+			dir, strings.Join(names, ", "), strings.Join(outputFiles, " and "))}
+	}
+	for _, name := range outputFiles {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to a temporary file in the same directory, syncs it and renames it
+// over path, so a crash never leaves a truncated file.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/servesweep/servesweep/sim/metrics"
+)
+
+// tableFamilies are the distribution rows of the console table, in order (dynosim-spec.md §4.4).
+var tableFamilies = map[string]bool{
+	"ttft_ms": true, "ttst_ms": true, "e2e_latency_ms": true, "itl_ms": true, "output_token_throughput_per_user": true,
+}
+
+// writeTable prints the AIPerf-style console summary of dynosim-spec.md §4.4: a box table of the
+// latency distributions (avg, min, max, p99, p90, p75, std) and the scalar throughputs, then the
+// wall time and prefix reuse lines.
+func writeTable(w io.Writer, s *metrics.Summary) {
+	header := []string{"Metric", "avg", "min", "max", "p99", "p90", "p75", "std"}
+	rows := [][]string{}
+	for _, f := range s.Families() {
+		if !tableFamilies[f.Suffix] {
+			continue
+		}
+		st := f.Stats
+		rows = append(rows, []string{f.Label, num(st.Mean), num(st.Min), num(st.Max), num(st.P99), num(st.P90), num(st.P75), num(st.Std)})
+	}
+	scalar := func(label string, v float64) {
+		rows = append(rows, []string{label, num(v), "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"})
+	}
+	scalar("Output Token Throughput (tokens/sec)", s.OutputThroughputTokS)
+	scalar("Request Throughput (requests/sec)", s.RequestThroughputRPS)
+	scalar("Request Count (requests)", float64(s.CompletedRequests))
+
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = utf8.RuneCountInString(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	line := func(left, mid, right string) string {
+		parts := make([]string, len(widths))
+		for i, wd := range widths {
+			parts[i] = strings.Repeat("━", wd+2)
+		}
+		return left + strings.Join(parts, mid) + right
+	}
+	cells := func(r []string) string {
+		parts := make([]string, len(r))
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i == 0 {
+				parts[i] = " " + c + pad + " "
+			} else {
+				parts[i] = " " + pad + c + " "
+			}
+		}
+		return "┃" + strings.Join(parts, "┃") + "┃"
+	}
+	fmt.Fprintln(w, "NVIDIA AIPerf | LLM Metrics")
+	fmt.Fprintln(w, line("┏", "┳", "┓"))
+	fmt.Fprintln(w, cells(header))
+	fmt.Fprintln(w, line("┡", "╇", "┩"))
+	for _, r := range rows {
+		fmt.Fprintln(w, cells(r))
+	}
+	fmt.Fprintln(w, line("└", "┴", "┘"))
+	fmt.Fprintf(w, "Wall Time (ms): %s\n", num(s.WallTimeMs))
+	fmt.Fprintf(w, "Prefix Cache Reused Ratio: %s\n", num(s.PrefixCacheReusedRatio))
+	fmt.Fprintf(w, "First Admission Prefix Cache Reused Ratio: %s\n", num(s.FirstAdmissionPrefixCacheReusedRatio))
+}
+
+// num formats v with two decimals and a thousands separator (1,390.00); non-finite prints N/A.
+func num(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "N/A"
+	}
+	s := strconv.FormatFloat(math.Abs(v), 'f', 2, 64)
+	intPart, frac := s[:len(s)-3], s[len(s)-3:]
+	var b strings.Builder
+	if v < 0 && s != "0.00" {
+		b.WriteByte('-')
+	}
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	b.WriteString(frac)
+	return b.String()
+}
