@@ -806,6 +806,11 @@ func BuildWorkload(cfg *Config) (*traffic.Workload, error) {
 		}), nil
 	case SourceTrace:
 		rows, err := traffic.LoadMooncake(src.Paths[0], src.BlockSize)
+		var te *traffic.TraceError
+		if err != nil && !errors.As(err, &te) {
+			// The trace cannot be read at all: a bad input path, reported against the field.
+			return nil, &ConfigError{File: cfg.File, Path: "traffic.source.paths", Msg: err.Error(), Err: err}
+		}
 		if err != nil {
 			return nil, err
 		}
