@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"os"
 	"testing"
 )
 
@@ -57,4 +58,68 @@ func BenchmarkSpeedWorkloadCold(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(requests*b.N)/b.Elapsed().Seconds(), "requests/s")
+}
+
+// BenchmarkDisaggregated is the reference's pd-vllm case (engine-internals.md §9.1): the speed
+// workload with 32,768 requests on 1 prefill and 2 decode workers, KV transfer at 400 GB/s,
+// destination_missing.
+func BenchmarkDisaggregated(b *testing.B) {
+	const requests = 32768
+	cfg := speedConfig(requests)
+	agg := cfg.Engine.Workers.Aggregated
+	pre, dec := *agg, *agg
+	pre.Scheduler.MaxSequences = 1
+	dec.Parallelism.Replicas = 2
+	cfg.Engine.Mode = ModeDisaggregated
+	cfg.Engine.Workers = Workers{Prefill: &pre, Decode: &dec}
+	cfg.Engine.KVTransfer = &KVTransfer{BytesPerToken: 131072, BandwidthGBps: f64(400), TimingMode: "destination_missing"}
+	benchRun(b, cfg, requests)
+}
+
+// BenchmarkKVRouterTrace replays the Mooncake conversation trace (12,031 requests, one hour) on 4
+// aggregated workers with kv_router, as the seed's routing comparison does.
+func BenchmarkKVRouterTrace(b *testing.B) {
+	const trace = "../../shared/data/traces/mooncake_conversation_trace.jsonl"
+	if _, err := os.Stat(trace); err != nil {
+		b.Skipf("Mooncake trace not available at %s: %v", trace, err)
+	}
+	cfg := testConfig(0, 0, 0, 1, 32768)
+	cfg.Traffic = Traffic{
+		Source: Source{Type: SourceTrace, Format: "mooncake", Paths: []string{trace}, BlockSize: 512},
+		Load:   Load{Type: LoadTraceTimestamps, Speedup: 1},
+		Stop:   Stop{MaxVirtualTimeSeconds: 3600},
+	}
+	cfg.Engine.ContextLength = 8192
+	role := cfg.Engine.Workers.Aggregated
+	role.Parallelism.Replicas = 4
+	role.KVCache.BlockSize = 64
+	role.Timing = Timing{Type: TimingPolynomial}
+	cfg.Router.Policy = PolicyKVRouter
+	benchRun(b, cfg, 0)
+}
+
+// benchRun times Run on a prebuilt workload and reports requests and output tokens per host second.
+func benchRun(b *testing.B, cfg *Config, want int) {
+	wl, err := BuildWorkload(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	wl.BlockHashes(64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var reqs, out int64
+	for i := 0; i < b.N; i++ {
+		res, err := Run(context.Background(), cfg, Options{Workload: wl})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if want > 0 && res.Summary.CompletedRequests != int64(want) {
+			b.Fatalf("completed %d, want %d", res.Summary.CompletedRequests, want)
+		}
+		reqs += res.Summary.NumRequests
+		out += res.Summary.TotalOutputTokens
+	}
+	sec := b.Elapsed().Seconds()
+	b.ReportMetric(float64(reqs)/sec, "requests/s")
+	b.ReportMetric(float64(out)/sec, "output_tokens/s")
 }

@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/servesweep/servesweep/sim/engine"
@@ -236,15 +238,18 @@ func (s *runState) newPool(name string, role *WorkerRole, reqs []engine.Request,
 	if opt.Policy == "" {
 		opt.Policy = router.RoundRobinPolicy
 	}
+	// Only load-aware policies track load; round_robin and random place blindly.
+	loadAware := opt.Policy == router.KVRouterPolicy || opt.Policy == router.LeastLoadedPolicy
 	switch name {
 	case "aggregated":
-		opt.UseOverlap, opt.TrackPrefill, opt.TrackDecode, opt.AssumeReuse = opt.Policy == router.KVRouterPolicy, true, true, true
+		opt.UseOverlap = opt.Policy == router.KVRouterPolicy
+		opt.TrackPrefill, opt.TrackDecode, opt.AssumeReuse = loadAware, loadAware, true
 	case "prefill":
 		// The prefill router tracks prompt load and overlap but not decode blocks.
-		opt.UseOverlap, opt.TrackPrefill = opt.Policy == router.KVRouterPolicy, true
+		opt.UseOverlap, opt.TrackPrefill = opt.Policy == router.KVRouterPolicy, loadAware
 	case "decode":
 		// The decode router is overlap-blind and counts every request's blocks (no reuse assumed).
-		opt.TrackDecode = true
+		opt.TrackDecode = loadAware
 	}
 	if p.placer, err = router.NewPlacer(opt); err != nil {
 		return nil, &ConfigError{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
@@ -465,6 +470,11 @@ type runState struct {
 	nowMs       float64
 	closedLoop  bool
 	nextSession int // next session to start under a concurrency load
+	// scheduled holds the arrivals known before the run, sorted by (time, seq); nextScheduled is
+	// the first not yet due. started is set once they are all known.
+	scheduled     []event
+	nextScheduled int
+	started       bool
 }
 
 // scheduleArrivals queues the first turn of the sessions that start on their own: all of them
@@ -496,14 +506,26 @@ func (s *runState) scheduleArrivals() error {
 		for i := range s.wl.Sessions {
 			s.startSession(i, s.wl.Sessions[i].StartMs)
 		}
+		// Authored start times need not be in file order; ties keep file order.
+		slices.SortStableFunc(s.scheduled, func(a, b event) int { return cmp.Compare(a.timeMs, b.timeMs) })
 	default:
 		return &ConfigError{File: s.cfg.File, Path: "traffic.load.type", Msg: fmt.Sprintf("%q is not supported yet", load.Type)}
 	}
+	s.started = true
 	return nil
 }
 
+// startSession schedules session i's first turn at atMs. Arrivals known before the run starts go
+// to the sorted s.scheduled list, which keeps the event heap small; later ones to the heap.
 func (s *runState) startSession(i int, atMs float64) {
-	s.push(event{timeMs: atMs, kind: evArrival, req: s.wl.Sessions[i].First})
+	e := event{timeMs: atMs, kind: evArrival, req: s.wl.Sessions[i].First}
+	if s.started {
+		s.push(e)
+		return
+	}
+	e.seq = s.seq
+	s.seq++
+	s.scheduled = append(s.scheduled, e)
 }
 
 func (s *runState) push(e event) {
@@ -519,8 +541,14 @@ func (s *runState) loop(ctx context.Context) error {
 	capMs := s.cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000
 	iter := 0
 	var transfers, arrivals []int32
-	for len(s.events) > 0 {
-		t := s.events[0].timeMs
+	for len(s.events) > 0 || s.nextScheduled < len(s.scheduled) {
+		t := math.Inf(1)
+		if len(s.events) > 0 {
+			t = s.events[0].timeMs
+		}
+		if s.nextScheduled < len(s.scheduled) {
+			t = math.Min(t, s.scheduled[s.nextScheduled].timeMs)
+		}
 		if capMs > 0 && t > capMs {
 			break
 		}
@@ -531,7 +559,12 @@ func (s *runState) loop(ctx context.Context) error {
 		}
 		s.nowMs = t
 		// Apply this timestamp's pass completions first, then transfers, then arrivals; events
-		// that these create at the same timestamp join their phase.
+		// that these create at the same timestamp join their phase. Pre-scheduled arrivals were
+		// sequenced before every dynamic event, so they come first among arrivals.
+		for s.nextScheduled < len(s.scheduled) && s.scheduled[s.nextScheduled].timeMs == t {
+			arrivals = append(arrivals, s.scheduled[s.nextScheduled].req)
+			s.nextScheduled++
+		}
 		for len(s.events) > 0 && s.events[0].timeMs == t {
 			e := s.events.pop()
 			switch e.kind {

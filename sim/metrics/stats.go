@@ -4,8 +4,9 @@
 package metrics
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 )
 
 // Stats is the nine-number summary of one latency population. Units are those of the samples.
@@ -33,7 +34,7 @@ func Summarize(samples []float64) Stats {
 	if len(s) == 0 {
 		return Stats{}
 	}
-	sort.Float64s(s)
+	slices.Sort(s)
 	sum := 0.0
 	for _, v := range s {
 		sum += v
@@ -71,7 +72,7 @@ func SummarizeWeighted(ws []Weighted) Stats {
 	if len(s) == 0 {
 		return Stats{}
 	}
-	sort.Slice(s, func(i, j int) bool { return s[i].Value < s[j].Value })
+	slices.SortFunc(s, func(a, b Weighted) int { return cmp.Compare(a.Value, b.Value) })
 	var n int64
 	sum := 0.0
 	for _, w := range s {

@@ -181,7 +181,7 @@ func (p *Placer) Route(req int32, isl int, promptHashes []uint64) (slot int, ove
 		p.prefill[slot] += charge
 		p.reqPrefill[req] = charge
 	}
-	if p.opt.TrackDecode || p.opt.Policy == LeastLoadedPolicy {
+	if p.opt.TrackDecode {
 		p.reqBlocks[req] = int32(blocks)
 		p.reqHashes[req] = promptHashes
 		p.addLive(slot, blocks, promptHashes, +1)
