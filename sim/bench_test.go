@@ -22,28 +22,7 @@ func speedConfig(requests int) *Config {
 // hashes) is built once outside the timed loop, as a sweep shares it between points.
 func BenchmarkSpeedWorkload(b *testing.B) {
 	const requests = 131072
-	cfg := speedConfig(requests)
-	wl, err := BuildWorkload(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	wl.BlockHashes(64)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var out int64
-	for i := 0; i < b.N; i++ {
-		res, err := Run(context.Background(), cfg, Options{Workload: wl})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.Summary.CompletedRequests != requests {
-			b.Fatalf("completed %d", res.Summary.CompletedRequests)
-		}
-		out += res.Summary.TotalOutputTokens
-	}
-	sec := b.Elapsed().Seconds()
-	b.ReportMetric(float64(requests*b.N)/sec, "requests/s")
-	b.ReportMetric(float64(out)/sec, "output_tokens/s")
+	benchRun(b, speedConfig(requests), requests)
 }
 
 // BenchmarkSpeedWorkloadCold is BenchmarkSpeedWorkload including workload construction and block
