@@ -106,3 +106,22 @@ func TestDisaggregatedConservation(t *testing.T) {
 		}
 	}
 }
+
+// requests.jsonl records of disaggregated serving carry the hand-off timeline.
+func TestDisaggregatedRecords(t *testing.T) {
+	res := mustRun(t, disaggConfig(100, 4, 1, 1, 1, 1, 1_000_000, 1))
+	recs := RequestRecords(res)
+	if len(recs) != 1 {
+		t.Fatalf("%d records", len(recs))
+	}
+	r := recs[0]
+	for k, want := range map[string]any{
+		"prefill_worker_idx": int32(0), "decode_worker_idx": int32(0), "prefill_admit_ms": 0.0, "source_held_ms": 30.0,
+		"destination_reserved_ms": 30.0, "destination_activated_ms": 130.0, "source_released_ms": 130.0,
+		"decode_admit_ms": 130.0, "ttft_ms": 130.0, "e2e_latency_ms": 154.0, "output_length": int32(4),
+	} {
+		if r[k] != want {
+			t.Errorf("%s = %v (%T), want %v", k, r[k], r[k], want)
+		}
+	}
+}

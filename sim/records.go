@@ -89,6 +89,29 @@ func RequestRecords(res *Result) []map[string]any {
 			}}
 			rec["admission_history"] = hist
 		}
+		if res.Handoffs != nil && r.Status != engine.Rejected {
+			// Disaggregated: the prefill side's record; the client view holds the decode side.
+			h := &res.Handoffs[i]
+			rec["prefill_worker_idx"] = h.PrefillWorker
+			rec["first_admit_ms"] = nullTime(h.PrefillAdmitMs)
+			rec["prefill_admit_ms"] = nullTime(h.PrefillAdmitMs)
+			rec["source_held_ms"] = nullTime(h.SourceHeldMs)
+			rec["prefill_route_overlap_tokens"] = h.PrefillOverlapTokens
+			rec["decode_worker_idx"] = nil
+			if h.DecodeWorker >= 0 {
+				rec["decode_worker_idx"] = h.DecodeWorker
+				rec["destination_reserved_ms"] = nullTime(h.DestinationReservedMs)
+				rec["destination_activated_ms"] = nullTime(h.DestinationActivatedMs)
+				rec["source_released_ms"] = nullTime(h.DestinationActivatedMs)
+				rec["decode_reused_input_tokens"] = h.DecodeCachedTokens
+				rec["decode_route_overlap_tokens"] = 0
+				if r.Admissions > 0 {
+					rec["decode_admit_ms"] = nullTime(r.FirstAdmitMs)
+				}
+			}
+			rec["routing_history"] = []any{}
+			rec["admission_history"] = []any{}
+		}
 		if r.Status == engine.Completed && r.Generated >= 1 {
 			rec["ttft_ms"] = max(r.FirstTokenMs-r.ArrivalMs, 0)
 			rec["e2e_latency_ms"] = max(r.LastTokenMs-r.ArrivalMs, 0)
