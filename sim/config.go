@@ -123,12 +123,38 @@ type Engine struct {
 	EnableChunkedPrefill *bool `yaml:"enable_chunked_prefill,omitempty"`
 	// KVTransfer is disaggregated-only; nil when omitted.
 	KVTransfer *KVTransfer `yaml:"kv_transfer,omitempty"`
-	Workers    Workers     `yaml:"workers"`
+	// Precision is the numeric format of the weights and of the KV cache (a servesweep
+	// addition to the DynoSim schema); it matters to `default` timing, `default` KV capacity and
+	// `bytes_per_token: auto`.
+	Precision Precision `yaml:"precision"`
+	Workers   Workers   `yaml:"workers"`
+}
+
+// Precision values (engine.precision.weights and .kv_cache); "" stands for auto.
+const (
+	PrecisionAuto = "auto"
+	PrecisionBF16 = "bf16"
+	PrecisionFP8  = "fp8"
+	PrecisionFP4  = "fp4"
+)
+
+// Precision is engine.precision. An empty field means auto: the format the model id implies
+// (an id naming FP8, e.g. nvidia/Llama-3.1-8B-Instruct-FP8, means fp8 weights and KV cache; one
+// naming FP4/NVFP4 means fp4 weights and an fp8 KV cache; otherwise bf16), or, for a local model
+// directory, its config.json quantization_config (timing.DefaultPrecisions, timing.LoadModelDir).
+type Precision struct {
+	// Weights is the format of the GEMM weights and GEMM math: bf16, fp8 or fp4 ("" = auto).
+	// Embeddings and lm_head stay bf16.
+	Weights string `yaml:"weights,omitempty"`
+	// KVCache is the format of the KV cache: bf16 or fp8 ("" = auto).
+	KVCache string `yaml:"kv_cache,omitempty"`
 }
 
 // KVTransfer is engine.kv_transfer (disaggregated mode).
 type KVTransfer struct {
-	// BytesPerToken of KV moved per prompt token; 0 means "auto".
+	// BytesPerToken of KV moved per prompt token; 0 means "auto": one prefill GPU's share of a
+	// token's KV (its pipeline stage's layers and its tensor share of the KV heads, in
+	// engine.precision.kv_cache), as every GPU sends its share over its own link.
 	BytesPerToken int64 `yaml:"bytes_per_token"`
 	// BandwidthGBps in decimal GB/s; nil means no transfer delay.
 	BandwidthGBps *float64 `yaml:"bandwidth_gb_per_second"`
@@ -186,7 +212,10 @@ type KVCache struct {
 	BlockSize int `yaml:"block_size"`
 	// PrefixCaching enables reuse of cached prompt blocks (default true).
 	PrefixCaching bool `yaml:"prefix_caching"`
-	// BytesPerToken of KV per token; 0 means "auto" (from the model).
+	// BytesPerToken of KV per token over all layers and KV heads, before tensor/pipeline
+	// sharding (the mocker's layers × 2 × kv_heads × head_dim × dtype bytes); 0 means "auto"
+	// (from the model and engine.precision.kv_cache). It sizes a `default` capacity and an
+	// `auto` kv_transfer.bytes_per_token; a `fixed` capacity ignores it.
 	BytesPerToken int64      `yaml:"bytes_per_token,omitempty"`
 	Capacity      KVCapacity `yaml:"capacity"`
 }
@@ -198,7 +227,8 @@ const (
 )
 
 // KVCapacity sizes the pool: `fixed` gives Blocks per rank directly; `default` derives it from
-// MemoryFraction of GPU memory.
+// MemoryFraction of GPU memory, the model's weights and KV bytes per token, the precisions and
+// the worker shape (timing.KVCapacity).
 type KVCapacity struct {
 	Type           string  `yaml:"type"`
 	Blocks         int     `yaml:"blocks,omitempty"`

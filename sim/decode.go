@@ -112,6 +112,10 @@ func LoadFile(path string, sets []string) (*Config, error) {
 //	                               context_length "max" (stored as 0), backend_version "" (latest)
 //	engine.kv_transfer             timing_mode destination_missing, bytes_per_token auto (0),
 //	                               bandwidth_gb_per_second null (no delay)
+//	engine.precision               {weights: auto, kv_cache: auto} (stored as ""): a servesweep
+//	                               addition; weights bf16|fp8|fp4, kv_cache bf16|fp8; auto takes
+//	                               the format the model id (…-FP8, …-NVFP4) or the model
+//	                               directory's quantization_config implies, else bf16
 //	engine.workers.<role>          a declared role may be {} or null (all defaults)
 //	  parallelism                  replicas, tensor, pipeline, attention_data, moe_tensor,
 //	                               moe_expert all 1
@@ -955,7 +959,7 @@ func (d *decoder) stop(n *yaml.Node, p string) Stop {
 
 var (
 	engineKeys = []string{"mode", "model", "hardware", "backend", "backend_version", "context_length",
-		"speculation", "enable_chunked_prefill", "kv_transfer", "workers"}
+		"speculation", "enable_chunked_prefill", "kv_transfer", "precision", "workers"}
 	roleKeys     = []string{"hardware", "startup_seconds", "parallelism", "scheduler", "kv_cache", "timing"}
 	roleRejected = map[string]string{
 		"model":           "per-role overrides are not allowed; set engine.model",
@@ -1010,6 +1014,25 @@ func (d *decoder) engine(n *yaml.Node, p string) Engine {
 	}
 	if v, has := m["kv_transfer"]; has && !isNull(v) {
 		e.KVTransfer = d.kvTransfer(v, join(p, "kv_transfer"))
+	}
+	if v, has := m["precision"]; has && !isNull(v) {
+		pp := join(p, "precision")
+		if pm, ok := d.fields(v, pp, []string{"weights", "kv_cache"}, nil); ok {
+			for _, f := range []struct {
+				key string
+				dst *string
+			}{{"weights", &e.Precision.Weights}, {"kv_cache", &e.Precision.KVCache}} {
+				n, has := pm[f.key]
+				if !has {
+					continue
+				}
+				// "auto" is a value here (the format the model implies), not a sweep marker.
+				if r := resolve(n); r != nil && r.Kind == yaml.ScalarNode && r.ShortTag() == "!!str" && r.Value == PrecisionAuto {
+					continue
+				}
+				d.setStr(pm, pp, f.key, f.dst)
+			}
+		}
 	}
 	if v, has := m["workers"]; has && !isNull(v) {
 		e.Workers = d.workers(v, join(p, "workers"), e.Backend)
@@ -1713,6 +1736,12 @@ func (v *validator) engine(e *Engine) {
 		v.optPos(kp+".bandwidth_gb_per_second", kt.BandwidthGBps)
 		v.enum(kp+".timing_mode", kt.TimingMode, "destination_missing", "full_prompt")
 	}
+	if e.Precision.Weights != "" {
+		v.enum(p+".precision.weights", e.Precision.Weights, PrecisionAuto, PrecisionBF16, PrecisionFP8, PrecisionFP4)
+	}
+	if e.Precision.KVCache != "" {
+		v.enum(p+".precision.kv_cache", e.Precision.KVCache, PrecisionAuto, PrecisionBF16, PrecisionFP8)
+	}
 	w := &e.Workers
 	wp := p + ".workers"
 	if modeOK {
@@ -1877,8 +1906,8 @@ func (v *validator) evaluation(e *Evaluation) {
 // validation succeeds. Each check is one independent block below, so support for a feature
 // is added by deleting its block.
 //
-// Note that `default` timing and `default` KV capacity are the defaults of an omitted timing
-// or capacity, so a role that omits them is reported here.
+// `default` timing, `default` KV capacity and a numeric kv_cache.bytes_per_token are
+// supported; whether the model and hardware they need are known is checked by Run.
 func (c *Config) Unsupported() ConfigErrors {
 	var errs ConfigErrors
 	add := func(path, value, hint string) {
@@ -1897,26 +1926,6 @@ func (c *Config) Unsupported() ConfigErrors {
 	}
 	if e.EnableChunkedPrefill != nil && !*e.EnableChunkedPrefill {
 		add("engine.enable_chunked_prefill", "false", "omit it or set it to true")
-	}
-	for _, r := range []struct {
-		name string
-		role *WorkerRole
-	}{{roleAggregated, e.Workers.Aggregated}, {rolePrefill, e.Workers.Prefill}, {roleDecode, e.Workers.Decode}} {
-		if r.role == nil {
-			continue
-		}
-		p := "engine.workers." + r.name
-		if r.role.KVCache.BytesPerToken != 0 {
-			add(p+".kv_cache.bytes_per_token", strconv.FormatInt(r.role.KVCache.BytesPerToken, 10),
-				"omit it (auto)")
-		}
-		if r.role.KVCache.Capacity.Type == CapacityDefault {
-			add(p+".kv_cache.capacity.type", CapacityDefault, "use capacity: {type: fixed, blocks: N}")
-		}
-		if r.role.Timing.Type == TimingDefault {
-			add(p+".timing.type", TimingDefault, "use timing: {type: polynomial} or "+
-				"{type: fixed, prefill_ms: X, decode_ms: Y}")
-		}
 	}
 	if c.Router.PrefillLoadModel.Type == loadModelAIC {
 		add("router.prefill_load_model.type", loadModelAIC, "use type: none")

@@ -339,9 +339,8 @@ func TestDecodeDefaultsPerUnionType(t *testing.T) {
 	if !reflect.DeepEqual(c.Engine.Workers.Aggregated, wantRole) {
 		t.Errorf("empty role = %+v", c.Engine.Workers.Aggregated)
 	}
-	if findErr(uns, "engine.workers.aggregated.timing.type", "default is not supported yet") == nil ||
-		findErr(uns, "engine.workers.aggregated.kv_cache.capacity.type", "default is not supported yet") == nil {
-		t.Errorf("unsupported = %v", uns)
+	if len(uns) != 0 {
+		t.Errorf("default timing and capacity are supported, got unsupported = %v", uns)
 	}
 
 	c, _ = decodeLenient(t, minimalEngine, `engine.workers.aggregated=`, `engine.backend=sglang`)
@@ -387,9 +386,6 @@ func TestDecodeUnsupportedValues(t *testing.T) {
 		{[]string{"engine.backend=trtllm"}, "engine.backend", "trtllm is not supported yet"},
 		{[]string{"engine.enable_chunked_prefill=false"}, "engine.enable_chunked_prefill", "false is not supported yet"},
 		{[]string{"router={policy: kv_router, prefill_load_model: {type: aic}, overlap_score_credit: 0.5}"}, "router.prefill_load_model.type", "aic is not supported yet"},
-		{[]string{"engine.workers.aggregated.timing.type=default"}, "engine.workers.aggregated.timing.type", "default is not supported yet"},
-		{[]string{"engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.8}"}, "engine.workers.aggregated.kv_cache.capacity.type", "default is not supported yet"},
-		{[]string{"engine.workers.aggregated.kv_cache.bytes_per_token=131072"}, "engine.workers.aggregated.kv_cache.bytes_per_token", "131072 is not supported yet"},
 		{[]string{"planner={policy: enabled, target: sla, fpm_sample_bucket_size: 16, max_num_gpus: -1, prefill_min_workers: null}"}, "planner.policy", "enabled is not supported yet"},
 		{[]string{"engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.9, 0.5]}"}, "engine.speculation", "ngram speculation is not supported yet"},
 		{[]string{"traffic={source: {type: trace, format: weka, paths: [x]}, load: {type: trace_timestamps}}"}, "traffic.source.format", "weka is not supported yet"},
@@ -408,8 +404,45 @@ func TestDecodeUnsupportedValues(t *testing.T) {
 			t.Errorf("sets %q: not errors.ErrUnsupported", tc.sets)
 		}
 	}
-	// explicit auto is the default and is fine.
+	// explicit auto is the default and is fine; default timing and capacity and a numeric
+	// bytes_per_token are supported.
 	mustDecode(t, seedSynthetic, "engine.workers.aggregated.kv_cache.bytes_per_token=auto")
+	mustDecode(t, seedSynthetic, "engine.workers.aggregated.timing.type=default",
+		"engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.8}",
+		"engine.workers.aggregated.kv_cache.bytes_per_token=131072")
+	mustDecode(t, seedSynthetic, "engine.workers.aggregated.timing.type=roofline")
+}
+
+func TestDecodePrecision(t *testing.T) {
+	c := mustDecode(t, seedSynthetic)
+	if c.Engine.Precision != (Precision{}) {
+		t.Errorf("omitted precision = %+v, want auto (empty)", c.Engine.Precision)
+	}
+	c = mustDecode(t, seedSynthetic, "engine.precision={weights: fp8, kv_cache: fp8}")
+	if c.Engine.Precision != (Precision{Weights: "fp8", KVCache: "fp8"}) {
+		t.Errorf("precision = %+v", c.Engine.Precision)
+	}
+	c = mustDecode(t, seedSynthetic, "engine.precision={weights: auto, kv_cache: auto}")
+	if c.Engine.Precision != (Precision{}) {
+		t.Errorf("explicit auto = %+v, want empty", c.Engine.Precision)
+	}
+	c = mustDecode(t, seedSynthetic, "engine.precision={weights: fp4}")
+	if c.Engine.Precision != (Precision{Weights: "fp4"}) {
+		t.Errorf("precision = %+v", c.Engine.Precision)
+	}
+	for _, tc := range []struct {
+		set, path, frag string
+	}{
+		{"engine.precision.weights=int8", "engine.precision.weights", `must be one of auto, bf16, fp8, fp4, got "int8"`},
+		{"engine.precision.kv_cache=fp4", "engine.precision.kv_cache", `must be one of auto, bf16, fp8, got "fp4"`},
+		{"engine.precision.weights=8", "engine.precision.weights", "must be a string"},
+		{"engine.precision.activations=fp8", "engine.precision.activations", "unknown field; valid fields: weights, kv_cache"},
+	} {
+		errs := decodeErrs(t, seedSynthetic, tc.set)
+		if findErr(errs, tc.path, tc.frag) == nil {
+			t.Errorf("%s: want %s: %q, got:\n%v", tc.set, tc.path, tc.frag, errs)
+		}
+	}
 }
 
 func TestDecodeBadConfigs(t *testing.T) {

@@ -24,6 +24,9 @@ type Options struct {
 	Workload *traffic.Workload
 	// CheckInvariants verifies KV-pool bookkeeping after every pass (slow; for tests).
 	CheckInvariants bool
+	// Efficiency, when set, replaces timing.CalibratedEfficiency in `default` timing (used to
+	// fit the factors; see package calibrate).
+	Efficiency *timing.Efficiency
 }
 
 // Result is a finished run.
@@ -81,16 +84,19 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
+	if opt.Efficiency != nil {
+		dep.eff = *opt.Efficiency
+	}
 	ctxLimit := cfg.Engine.ContextLength
 	if ctxLimit == 0 {
-		m, err := timing.LookupModel(cfg.Engine.Model)
+		m, err := dep.modelFor(`engine.context_length "max" (or set a number of tokens)`)
 		if err != nil {
-			return nil, &ConfigError{File: cfg.File, Path: "engine.context_length",
-				Msg: fmt.Sprintf("\"max\" needs the model's maximum context: %v; or set a number of tokens", err)}
+			return nil, err
 		}
 		ctxLimit = m.MaxContext
 	}
-	s := &runState{cfg: cfg, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants}
+	s := &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants}
 	n := len(wl.Requests)
 	s.reqs = make([]engine.Request, n)
 	w := &cfg.Engine.Workers
@@ -156,17 +162,6 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-// roleTiming builds the timing model of a role.
-func roleTiming(cfg *Config, role *WorkerRole, path string) (timing.Model, error) {
-	switch role.Timing.Type {
-	case TimingFixed:
-		return timing.Fixed{PrefillMs: deref(role.Timing.PrefillMs), DecodeMs: deref(role.Timing.DecodeMs)}, nil
-	case TimingPolynomial:
-		return timing.Polynomial{}, nil
-	}
-	return nil, &ConfigError{File: cfg.File, Path: path + ".type", Msg: fmt.Sprintf("%q is not supported yet; use fixed or polynomial", role.Timing.Type), Unsupported: true}
-}
-
 // worker is one logical worker: attention-DP rank engines that run passes in lock step.
 type worker struct {
 	ranks     []*engine.Engine
@@ -212,19 +207,19 @@ func (s *runState) newPool(name string, role *WorkerRole, reqs []engine.Request,
 	if role == nil {
 		return nil, &ConfigError{File: s.cfg.File, Path: path, Msg: "is required"}
 	}
-	model, err := roleTiming(s.cfg, role, path+".timing")
+	model, err := s.dep.timing(name, role)
+	if err != nil {
+		return nil, err
+	}
+	blocks, err := s.dep.capacityBlocks(name, role)
 	if err != nil {
 		return nil, err
 	}
 	kv := role.KVCache
-	if kv.Capacity.Type != CapacityFixed || kv.Capacity.Blocks <= 0 {
-		return nil, &ConfigError{File: s.cfg.File, Path: path + ".kv_cache.capacity.type", Unsupported: true,
-			Msg: fmt.Sprintf("%q is not supported yet; use {type: fixed, blocks: N}", kv.Capacity.Type)}
-	}
 	par := role.Parallelism
 	p := &pool{
 		name: name, reqs: reqs, ranks: par.AttentionData, blockSize: kv.BlockSize,
-		poolTokens: kv.Capacity.Blocks * kv.BlockSize, gpusPerWorker: par.GPUsPerWorker(),
+		poolTokens: blocks * kv.BlockSize, gpusPerWorker: par.GPUsPerWorker(),
 		workers: make([]*worker, par.Replicas), dirty: make([]bool, par.Replicas),
 	}
 	slots := par.Replicas * par.AttentionData
@@ -259,7 +254,7 @@ func (s *runState) newPool(name string, role *WorkerRole, reqs []engine.Request,
 		for k := range p.workers[w].ranks {
 			e, err := engine.New(engine.Config{
 				MaxBatchedTokens: role.Scheduler.MaxBatchedTokens, MaxSequences: role.Scheduler.MaxSequences,
-				BlockSize: kv.BlockSize, CapacityBlocks: kv.Capacity.Blocks, PrefixCaching: kv.PrefixCaching,
+				BlockSize: kv.BlockSize, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching,
 				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Worker: int32(w), Rank: int32(k),
 			}, reqs)
 			if err != nil {
@@ -362,15 +357,11 @@ func (s *runState) setupTransfer() error {
 		s.xfer.bytesPerToken = float64(kt.BytesPerToken)
 		return nil
 	}
-	m, err := timing.LookupModel(s.cfg.Engine.Model)
-	if err != nil || m.KVBytesPerToken() == 0 {
-		msg := "auto needs the model's layers, KV heads and head dim"
-		if err != nil {
-			msg += ": " + err.Error()
-		}
-		return &ConfigError{File: s.cfg.File, Path: "engine.kv_transfer.bytes_per_token", Msg: msg + "; or give bytes per token"}
+	b, err := s.dep.transferBytesPerToken(s.cfg.Engine.Workers.Prefill)
+	if err != nil {
+		return err
 	}
-	s.xfer.bytesPerToken = float64(m.KVBytesPerToken()) / float64(s.cfg.Engine.Workers.Prefill.Parallelism.Tensor)
+	s.xfer.bytesPerToken = b
 	return nil
 }
 
@@ -453,6 +444,7 @@ func (a event) less(b event) bool {
 // runState is the mutable state of one run's event loop.
 type runState struct {
 	cfg             *Config
+	dep             *deployment
 	wl              *traffic.Workload
 	ctxLimit        int
 	checkInvariants bool

@@ -184,12 +184,18 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	for _, s := range e.scheduled {
 		r := &e.reqs[s.req]
 		before := r.NumComputed - s.tokens
-		if !(s.tokens == 1 && r.Generated > 0 && before == r.known()-1) {
+		if s.tokens == 1 && r.Generated > 0 && before == r.known()-1 {
+			b.DecodeSteps++
+			b.DecodeStepKVTokens += int(r.NumComputed)
+		} else {
+			n := int64(s.tokens)
 			b.PrefillRequests++
 			b.PrefillTokens += int(s.tokens)
 			b.PrefillContextTokens += int(before)
+			b.PrefillAttentionPairs += n*int64(before) + n*(n+1)/2
 		}
 		if r.NumComputed == r.known() {
+			b.SampledTokens++
 			if !e.cfg.PrefillOnly {
 				b.DecodeRequests++
 				b.DecodeKVTokens += int(r.NumComputed)

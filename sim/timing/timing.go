@@ -22,6 +22,21 @@ type Batch struct {
 	DecodeKVTokens int
 	// KVCapacityTokens is the rank's pool size in tokens (blocks × block size).
 	KVCapacityTokens int
+
+	// PrefillAttentionPairs is Σ over prefill requests of the causal (query, key) pairs their
+	// attention computes: new × context + new × (new + 1) / 2, where new is the request's
+	// PrefillTokens share and context its PrefillContextTokens share.
+	PrefillAttentionPairs int64
+	// DecodeSteps counts requests that compute exactly one token whose prompt and earlier
+	// outputs are all in KV (a decode step, as opposed to a prefill chunk).
+	DecodeSteps int
+	// DecodeStepKVTokens is Σ over decode steps of the tokens the step attends to (its KV length
+	// including the new token).
+	DecodeStepKVTokens int
+	// SampledTokens counts requests whose known tokens are all computed by this pass, so the
+	// pass computes their logits (decode steps and finished prefills, also on a prefill-only
+	// worker).
+	SampledTokens int
 }
 
 // Model gives the duration of a forward pass in ms. Implementations must return finite values

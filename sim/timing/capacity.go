@@ -1,0 +1,121 @@
+package timing
+
+import (
+	"fmt"
+	"math"
+)
+
+// RuntimeReserveGiB is the device memory per GPU that neither weights, activations nor the KV
+// cache may use: the CUDA context, NCCL and cuBLAS workspaces and CUDA-graph pools. vLLM's
+// startup log reports roughly 1–2 GiB of such "non-torch" and graph memory per GPU on Hopper;
+// servesweep takes 1.5 GiB.
+const RuntimeReserveGiB = 1.5
+
+// gib is 2^30 bytes.
+const gib = 1 << 30
+
+// CapacityInput is what the default KV capacity depends on: one attention-DP rank of a worker
+// (Shape.Tensor × Shape.Pipeline GPUs) serving Model at Precisions on Hardware.
+type CapacityInput struct {
+	Model      ModelSpec
+	Hardware   Hardware
+	Precisions Precisions
+	Shape      Shape
+	// MemoryFraction is the share of each GPU's memory the engine may use, in (0, 1] (vLLM's
+	// gpu_memory_utilization, default 0.9).
+	MemoryFraction float64
+	// BlockSize is tokens per KV block (> 0).
+	BlockSize int
+	// MaxBatchedTokens and MaxSequences size the activation reserve (> 0).
+	MaxBatchedTokens, MaxSequences int
+	// KVBytesPerToken overrides the model's KV bytes per token before sharding (all layers, all
+	// KV heads); 0 derives it from the model and Precisions.KVCache.
+	KVBytesPerToken int64
+}
+
+// Capacity is a derived KV pool size with the numbers behind it (per GPU unless noted).
+type Capacity struct {
+	// Blocks is the KV pool of one attention-DP rank in blocks.
+	Blocks int
+	// UsableGiB is MemoryFraction × device memory.
+	UsableGiB float64
+	// WeightsGiB is the GPU's share of the weights: ModelSpec.WeightBytes / (tensor × pipeline).
+	WeightsGiB float64
+	// ActivationGiB is the peak activation memory of a pass of MaxBatchedTokens tokens.
+	ActivationGiB float64
+	// ReserveGiB is RuntimeReserveGiB.
+	ReserveGiB float64
+	// KVGiB is what is left for the KV cache: UsableGiB − WeightsGiB − ActivationGiB − ReserveGiB.
+	KVGiB float64
+	// KVBytesPerTokenPerGPU is the GPU's share of one token's KV in bytes.
+	KVBytesPerTokenPerGPU int64
+}
+
+// activationBytesPerGPU is the peak activation memory of one forward pass of tokens tokens plus
+// the sampler's logits, as vLLM's startup profiling run sizes it: per token the SwiGLU MLP's
+// gate/up output and activation (3 × intermediate / t), the q/k/v projection output
+// ((heads + 2·kv_heads) × head_dim / t) and four hidden-size buffers (residual, norm output,
+// attention output, MLP output), all BF16; plus max_sequences × vocab FP32 logits (gathered in
+// full on a GPU).
+func activationBytesPerGPU(m ModelSpec, t, tokens, seqs int) float64 {
+	perToken := float64(3*m.Intermediate)/float64(t) + float64((m.Heads+2*m.KVHeads)*m.HeadDim)/float64(t) + 4*float64(m.Hidden)
+	return float64(tokens)*perToken*2 + float64(seqs)*float64(m.Vocab)*4
+}
+
+// KVCapacity derives the KV pool of one attention-DP rank (dynosim-spec.md §3.2, the `default`
+// capacity; engine-internals.md §2.3, vLLM's accounting). Per GPU:
+//
+//	usable = MemoryFraction × MemoryGiB
+//	kv     = usable − WeightBytes(weights)/(tensor × pipeline) − activation − RuntimeReserveGiB
+//	blocks = floor(kv / (BlockSize × KVBytesPerTokenPerGPU))
+//
+// Every GPU of the rank holds its stage's layers and its share of the KV heads, so the per-GPU
+// quotient is the rank's pool (KV heads are replicated when tensor > KV heads). Errors name the
+// numbers: weights larger than the usable memory ("needs 140.0 GiB of weights, has 72.0 GiB"),
+// or no room left for one KV block; and invalid inputs.
+func KVCapacity(in CapacityInput) (Capacity, error) {
+	m, hw, s := in.Model, in.Hardware, in.Shape
+	switch {
+	case s.Tensor < 1 || s.Pipeline < 1:
+		return Capacity{}, fmt.Errorf("KV capacity: tensor and pipeline must be >= 1, got %d and %d", s.Tensor, s.Pipeline)
+	case !(in.MemoryFraction > 0 && in.MemoryFraction <= 1):
+		return Capacity{}, fmt.Errorf("KV capacity: memory_fraction must be in (0, 1], got %v", in.MemoryFraction)
+	case in.BlockSize <= 0 || in.MaxBatchedTokens <= 0 || in.MaxSequences <= 0:
+		return Capacity{}, fmt.Errorf("KV capacity: block_size, max_batched_tokens and max_sequences must be > 0, got %d, %d, %d",
+			in.BlockSize, in.MaxBatchedTokens, in.MaxSequences)
+	case !(hw.MemoryGiB > 0):
+		return Capacity{}, fmt.Errorf("KV capacity: hardware %s has no memory size", hw.ID)
+	case m.Layers <= 0 || m.KVHeads <= 0 || m.HeadDim <= 0 || !(m.Params > 0):
+		return Capacity{}, fmt.Errorf("KV capacity: model %s needs layers, KV heads, head dim and a parameter count", m.ID)
+	case in.KVBytesPerToken < 0:
+		return Capacity{}, fmt.Errorf("KV capacity: bytes_per_token must be > 0 or auto, got %d", in.KVBytesPerToken)
+	}
+	gpus := s.Tensor * s.Pipeline
+	perGPU := m.KVBytesPerTokenPerGPU(in.Precisions.KVCache, s.Tensor, s.Pipeline)
+	if in.KVBytesPerToken > 0 {
+		// Scale the given whole-model figure by this GPU's share of the model's own figure.
+		whole := m.KVBytesPerTokenAs(in.Precisions.KVCache)
+		perGPU = int64(math.Ceil(float64(in.KVBytesPerToken) * float64(perGPU) / float64(whole)))
+	}
+	c := Capacity{
+		UsableGiB:             in.MemoryFraction * hw.MemoryGiB,
+		WeightsGiB:            m.WeightBytes(in.Precisions.Weights) / float64(gpus) / gib,
+		ActivationGiB:         activationBytesPerGPU(m, s.Tensor, in.MaxBatchedTokens, in.MaxSequences) / gib,
+		ReserveGiB:            RuntimeReserveGiB,
+		KVBytesPerTokenPerGPU: perGPU,
+	}
+	c.KVGiB = c.UsableGiB - c.WeightsGiB - c.ActivationGiB - c.ReserveGiB
+	if c.WeightsGiB >= c.UsableGiB {
+		return c, fmt.Errorf("model %s (%s weights) does not fit on %d × %s (tensor %d × pipeline %d): needs %.1f GiB of weights, has %.1f GiB (memory_fraction %g × %g GiB × %d GPUs); raise tensor or pipeline, or quantize",
+			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, c.WeightsGiB*float64(gpus), c.UsableGiB*float64(gpus),
+			in.MemoryFraction, hw.MemoryGiB, gpus)
+	}
+	blockBytes := float64(in.BlockSize) * float64(perGPU)
+	blocks := math.Floor(c.KVGiB * gib / blockBytes)
+	if blocks < 1 {
+		return c, fmt.Errorf("model %s (%s weights) leaves no room for the KV cache on %d × %s (tensor %d × pipeline %d): per GPU %.1f GiB usable − %.1f GiB weights − %.1f GiB activations − %.1f GiB runtime reserve = %.2f GiB, one KV block needs %.4f GiB; raise tensor, pipeline or memory_fraction, or quantize",
+			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, c.UsableGiB, c.WeightsGiB, c.ActivationGiB, c.ReserveGiB, c.KVGiB, blockBytes/gib)
+	}
+	c.Blocks = int(min(blocks, math.MaxInt32))
+	return c, nil
+}

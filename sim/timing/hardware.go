@@ -1,0 +1,116 @@
+package timing
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Hardware is one GPU as its public datasheet describes it. Throughputs are dense (without
+// structured sparsity), per GPU.
+type Hardware struct {
+	// ID is the catalog id used in engine.hardware (AIConfigurator's system names).
+	ID string
+	// MemoryGiB is the device memory in GiB (2^30 bytes) as the datasheet's "GB" figure; the
+	// driver reports slightly less, which the KV capacity's runtime reserve absorbs.
+	MemoryGiB float64
+	// MemoryTBps is the device memory bandwidth in decimal TB/s.
+	MemoryTBps float64
+	// BF16TFLOPS, FP8TFLOPS and FP4TFLOPS are dense tensor-core peaks in decimal TFLOP/s; 0 means
+	// the GPU has no tensor cores for that format (its GEMMs then run weight-only quantized at
+	// the BF16 rate, see Roofline).
+	BF16TFLOPS, FP8TFLOPS, FP4TFLOPS float64
+	// LinkGBps is the GPU-to-GPU bandwidth in one direction in decimal GB/s: NVLink (half the
+	// datasheet's bidirectional figure), or PCIe for GPUs without NVLink.
+	LinkGBps float64
+}
+
+// PeakTFLOPS is the dense tensor-core peak for GEMMs whose weights are stored as p: the
+// format's own rate, or the BF16 rate when the GPU lacks that format (weight-only quantization:
+// weights are dequantized to BF16 before the multiply, as vLLM's Marlin kernels do on Ampere).
+func (h Hardware) PeakTFLOPS(p Precision) float64 {
+	switch p {
+	case FP8:
+		if h.FP8TFLOPS > 0 {
+			return h.FP8TFLOPS
+		}
+	case FP4:
+		if h.FP4TFLOPS > 0 {
+			return h.FP4TFLOPS
+		}
+		if h.FP8TFLOPS > 0 {
+			return h.FP8TFLOPS
+		}
+	}
+	return h.BF16TFLOPS
+}
+
+// hardwareCatalog returns the built-in GPUs. Sources (NVIDIA datasheets; dense figures are the
+// datasheets' sparse figures halved where only those are printed):
+//   - a100_sxm: "NVIDIA A100 Tensor Core GPU" datasheet, A100 80GB SXM: 80 GB HBM2e, 2,039 GB/s,
+//     BF16 312 TFLOPS dense, no FP8/FP4, NVLink 600 GB/s bidirectional.
+//   - h100_sxm: "NVIDIA H100 Tensor Core GPU" datasheet, H100 SXM: 80 GB HBM3, 3.35 TB/s,
+//     BF16 1,979 / FP8 3,958 TFLOPS with sparsity, NVLink 900 GB/s bidirectional.
+//   - h200_sxm: "NVIDIA H200 Tensor Core GPU" datasheet, H200 SXM: 141 GB HBM3e, 4.8 TB/s,
+//     BF16 1,979 / FP8 3,958 TFLOPS with sparsity, NVLink 900 GB/s bidirectional.
+//   - b200_sxm: "NVIDIA DGX B200" / HGX B200 datasheet per GPU: 180 GB HBM3e, 8 TB/s (64 TB/s
+//     per 8 GPUs), FP4 18 / FP8 9 / BF16 4.5 PFLOPS with sparsity, NVLink 5 1.8 TB/s bidirectional.
+//   - gb200: "NVIDIA GB200 NVL72" datasheet divided by 72 GPUs: 13.4 TB HBM3e → 186 GB,
+//     576 TB/s → 8 TB/s, FP4 1,440 / FP8 720 / BF16 360 PFLOPS with sparsity → 20 / 10 / 5 PF
+//     per GPU sparse, NVLink 5 1.8 TB/s bidirectional.
+//   - l40s: "NVIDIA L40S" datasheet: 48 GB GDDR6, 864 GB/s, BF16 362.05 / FP8 733 TFLOPS dense
+//     (1,466 with sparsity), no NVLink: PCIe Gen4 x16, 64 GB/s bidirectional.
+func hardwareCatalog() []Hardware {
+	return []Hardware{
+		{ID: "a100_sxm", MemoryGiB: 80, MemoryTBps: 2.039, BF16TFLOPS: 312, LinkGBps: 300},
+		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450},
+		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450},
+		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkGBps: 900},
+		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkGBps: 900},
+		{ID: "l40s", MemoryGiB: 48, MemoryTBps: 0.864, BF16TFLOPS: 362.05, FP8TFLOPS: 733, LinkGBps: 32},
+	}
+}
+
+// hardwareAlias maps other common spellings (lower case) to catalog ids; it returns k itself
+// when k is no alias.
+func hardwareAlias(k string) string {
+	switch k {
+	case "a100", "a100_80gb", "a100-sxm":
+		return "a100_sxm"
+	case "h100", "h100-sxm":
+		return "h100_sxm"
+	case "h200", "h200-sxm":
+		return "h200_sxm"
+	case "b200", "b200-sxm":
+		return "b200_sxm"
+	case "gb200_nvl72", "gb200-nvl72":
+		return "gb200"
+	case "l40s_pcie":
+		return "l40s"
+	}
+	return k
+}
+
+// LookupHardware finds a GPU by catalog id (case-insensitive; a few aliases such as "h100" are
+// accepted). An unknown id is an error listing the known ids; there is no fallback GPU.
+func LookupHardware(id string) (Hardware, error) {
+	k := hardwareAlias(strings.ToLower(strings.TrimSpace(id)))
+	cat := hardwareCatalog()
+	for _, h := range cat {
+		if h.ID == k {
+			return h, nil
+		}
+	}
+	return Hardware{}, fmt.Errorf("unknown hardware %q; known hardware: %s", id, strings.Join(HardwareIDs(), ", "))
+}
+
+// HardwareIDs lists the catalog's hardware ids, sorted.
+func HardwareIDs() []string {
+	cat := hardwareCatalog()
+	ids := make([]string, len(cat))
+	for i, h := range cat {
+		ids[i] = h.ID
+	}
+	sort.Strings(ids)
+	return ids
+}

@@ -1,0 +1,196 @@
+package timing
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Shape is the GPU layout of one attention-DP rank of a worker: Tensor × Pipeline GPUs that
+// hold one copy of the weights. Attention-DP ranks are independent copies (their passes run in
+// lock step, which the simulator handles), so they do not enter the pass time.
+type Shape struct {
+	// Tensor is the tensor-parallel degree (>= 1): GEMM weights, attention heads and KV heads
+	// are split across Tensor GPUs, with two all-reduces per layer.
+	Tensor int
+	// Pipeline is the pipeline-parallel degree (>= 1): layers are split into Pipeline stages.
+	Pipeline int
+}
+
+// Efficiency holds the few hardware-independent factors that turn datasheet peaks into achieved
+// speed. They are fitted once on measured deployments (CalibratedEfficiency) and are the same
+// for every GPU, model and parallel shape.
+type Efficiency struct {
+	// GEMM is the fraction of the dense tensor-core peak the linear layers achieve when
+	// compute-bound, in (0, 1].
+	GEMM float64
+	// Attention is the fraction of the BF16 tensor-core peak attention math achieves when
+	// compute-bound (FlashAttention-style kernels), in (0, 1].
+	Attention float64
+	// Memory is the fraction of the HBM bandwidth achieved streaming weights and KV, in (0, 1].
+	Memory float64
+	// Link is the fraction of the GPU-to-GPU link bandwidth a ring all-reduce or a pipeline
+	// send achieves, in (0, 1].
+	Link float64
+	// LinkLatencyUs is the fixed latency of one collective (an all-reduce or a pipeline-stage
+	// send) in µs, >= 0.
+	LinkLatencyUs float64
+	// LayerOverheadUs is the fixed cost per transformer layer per pass in µs (kernel launches,
+	// norms, rotary embedding, activation functions: work that does not scale with the
+	// roofline terms at small batch), >= 0.
+	LayerOverheadUs float64
+	// PassOverheadMs is the fixed cost per forward pass in ms (scheduling, input preparation,
+	// sampling, returning tokens), >= 0.
+	PassOverheadMs float64
+}
+
+// Validate checks that fractions are in (0, 1] and overheads finite and >= 0.
+func (e Efficiency) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"GEMM", e.GEMM}, {"Attention", e.Attention}, {"Memory", e.Memory}, {"Link", e.Link}} {
+		if !(f.v > 0 && f.v <= 1) {
+			errs = append(errs, fmt.Errorf("efficiency %s must be in (0, 1], got %v", f.name, f.v))
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"LinkLatencyUs", e.LinkLatencyUs}, {"LayerOverheadUs", e.LayerOverheadUs}, {"PassOverheadMs", e.PassOverheadMs}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			errs = append(errs, fmt.Errorf("efficiency %s must be finite and >= 0, got %v", f.name, f.v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Roofline is the `default` (alias `roofline`) timing model: an analytical forward-pass time for
+// a dense decoder-only model on one attention-DP rank of Shape.Tensor × Shape.Pipeline GPUs.
+//
+// Notation: L layers, h hidden size, H attention heads, d head dim, t = Tensor, p = Pipeline;
+// P_lin = ModelSpec.LinearParams, P_head = hidden × vocab; F(x) the dense tensor peak of format
+// x (Hardware.PeakTFLOPS), B the HBM bandwidth, N the link bandwidth (one direction); η the
+// Efficiency fractions. Per pass, from the Batch: T = PrefillTokens + DecodeSteps tokens go
+// through the GEMMs, S = SampledTokens rows through the lm_head.
+//
+//	gemm      = max(2·(P_lin·T)/(t·p·F(weights)·η_gemm) + 2·(P_head·S)/(t·p·F(bf16)·η_gemm),
+//	                W/(t·B·η_mem))        W = P_lin·bytes(weights) + P_head·2 (lm_head in BF16)
+//	prefill   = max(4·H·d·L·PrefillAttentionPairs/(t·p·F(bf16)·η_attn),
+//	                (PrefillContextTokens+PrefillTokens)·kv/(B·η_mem))
+//	decode    = max(4·H·d·L·DecodeStepKVTokens/(t·p·F(bf16)·η_attn),
+//	                DecodeStepKVTokens·kv/(B·η_mem))
+//	allreduce = 2·L·(α + 2·(t−1)/t · (T/p)·h·2 bytes / (N·η_link))          when t > 1
+//	pipeline  = (p−1)·(α + (T/p)·h·2 bytes / (N·η_link))                      when p > 1
+//	overhead  = PassOverheadMs + L·LayerOverheadUs
+//	pass      = overhead + gemm + prefill + decode + allreduce + pipeline
+//
+// where kv = ModelSpec.KVBytesPerTokenPerGPU (a GPU's share of one token's KV) and α =
+// LinkLatencyUs. Sources: a GEMM of m tokens by a k×n weight costs 2mkn FLOPs and reads kn
+// weights (the roofline model, Williams et al. 2009); causal attention costs 2 FLOPs per
+// multiply-add in Q·Kᵀ and in P·V, i.e. 4·H·d FLOPs per (query, key) pair per layer
+// (FlashAttention, Dao et al. 2022); a decode step reads its whole KV once; Megatron-style
+// tensor parallelism does one all-reduce after attention and one after the MLP (Shoeybi et al.
+// 2019), and a ring all-reduce moves 2(t−1)/t of the message per GPU (Patarasuk & Yuan 2009);
+// activations are BF16. Each phase takes the larger of its compute-bound and memory-bound times
+// (they overlap within a kernel); phases run one after another.
+//
+// Pipeline parallelism is modeled as p micro-batches in flight (vLLM's virtual engines): each
+// of the p stages reads its 1/p of the weights once per micro-batch, so a pass over the whole
+// batch costs p stage times of a micro-batch of T/p tokens. Weight reads therefore do not shrink
+// with p, while compute, KV reads and activations do; each micro-batch crosses p−1 stage
+// boundaries. Activations, norms and elementwise kernels are left to LayerOverheadUs.
+//
+// Roofline is immutable after NewRoofline, safe for concurrent use, and PassMs does not
+// allocate.
+type Roofline struct {
+	gemmMsPerToken     float64
+	headMsPerSample    float64
+	weightMs           float64
+	attnMsPerPair      float64
+	kvMsPerToken       float64
+	allReduceMs        float64
+	allReduceMsPerTok  float64
+	pipelineMs         float64
+	pipelineMsPerToken float64
+	overheadMs         float64
+}
+
+// NewRoofline precomputes the Roofline of model m with precisions prec on GPUs hw in shape s.
+// Errors: a non-positive architecture field, a GPU without memory bandwidth or BF16 peak, a
+// GPU without a link when t or p > 1, a shape below 1, or an invalid Efficiency.
+func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficiency) (*Roofline, error) {
+	if s.Tensor < 1 || s.Pipeline < 1 {
+		return nil, fmt.Errorf("roofline timing: tensor and pipeline must be >= 1, got %d and %d", s.Tensor, s.Pipeline)
+	}
+	if m.Layers <= 0 || m.Hidden <= 0 || m.Heads <= 0 || m.KVHeads <= 0 || m.HeadDim <= 0 || m.Intermediate <= 0 || m.Vocab <= 0 {
+		return nil, fmt.Errorf("roofline timing: model %s has a non-positive architecture field: %+v", m.ID, m)
+	}
+	if !(hw.MemoryTBps > 0) || !(hw.BF16TFLOPS > 0) {
+		return nil, fmt.Errorf("roofline timing: hardware %s needs a memory bandwidth and a BF16 peak", hw.ID)
+	}
+	if (s.Tensor > 1 || s.Pipeline > 1) && !(hw.LinkGBps > 0) {
+		return nil, fmt.Errorf("roofline timing: hardware %s has no GPU-to-GPU link for tensor %d × pipeline %d", hw.ID, s.Tensor, s.Pipeline)
+	}
+	if err := eff.Validate(); err != nil {
+		return nil, fmt.Errorf("roofline timing: %w", err)
+	}
+	t, p := float64(s.Tensor), float64(s.Pipeline)
+	L, h := float64(m.Layers), float64(m.Hidden)
+	const (
+		tflopsToFlopPerMs = 1e9 // 1 TFLOP/s = 1e12 FLOP/s = 1e9 FLOP/ms
+		tbpsToBytesPerMs  = 1e9 // 1 TB/s = 1e9 bytes/ms
+		gbpsToBytesPerMs  = 1e6 // 1 GB/s = 1e6 bytes/ms
+		activationBytes   = 2   // BF16
+	)
+	gemmRate := t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM
+	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.GEMM
+	attnRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.Attention
+	memRate := hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory
+	r := &Roofline{
+		gemmMsPerToken:  2 * m.LinearParams() / gemmRate,
+		headMsPerSample: 2 * m.HeadParams() / bf16GEMMRate,
+		weightMs:        (m.LinearParams()*prec.Weights.WeightBytes() + m.HeadParams()*activationBytes) / t / memRate,
+		attnMsPerPair:   4 * float64(m.Heads) * float64(m.HeadDim) * L / attnRate,
+		kvMsPerToken:    float64(m.KVBytesPerTokenPerGPU(prec.KVCache, s.Tensor, s.Pipeline)) / memRate,
+		overheadMs:      eff.PassOverheadMs + L*eff.LayerOverheadUs/1000,
+	}
+	alphaMs := eff.LinkLatencyUs / 1000
+	if s.Tensor > 1 {
+		linkRate := hw.LinkGBps * gbpsToBytesPerMs * eff.Link
+		r.allReduceMs = 2 * L * alphaMs
+		r.allReduceMsPerTok = 2 * L * 2 * (t - 1) / t * h * activationBytes / p / linkRate
+	}
+	if s.Pipeline > 1 {
+		linkRate := hw.LinkGBps * gbpsToBytesPerMs * eff.Link
+		r.pipelineMs = (p - 1) * alphaMs
+		r.pipelineMsPerToken = (p - 1) * h * activationBytes / p / linkRate
+	}
+	return r, nil
+}
+
+// PassMs implements Model; see Roofline for the formula. An empty batch costs 0.
+func (r *Roofline) PassMs(b *Batch) float64 {
+	tokens := float64(b.PrefillTokens + b.DecodeSteps)
+	if tokens == 0 && b.SampledTokens == 0 {
+		return 0
+	}
+	gemm := math.Max(tokens*r.gemmMsPerToken+float64(b.SampledTokens)*r.headMsPerSample, r.weightMs)
+	ms := r.overheadMs + gemm
+	if b.PrefillRequests > 0 {
+		ms += math.Max(float64(b.PrefillAttentionPairs)*r.attnMsPerPair,
+			float64(b.PrefillContextTokens+b.PrefillTokens)*r.kvMsPerToken)
+	}
+	if b.DecodeSteps > 0 {
+		kv := float64(b.DecodeStepKVTokens)
+		ms += math.Max(kv*r.attnMsPerPair, kv*r.kvMsPerToken)
+	}
+	if r.allReduceMs > 0 || r.allReduceMsPerTok > 0 {
+		ms += r.allReduceMs + tokens*r.allReduceMsPerTok
+	}
+	if r.pipelineMs > 0 || r.pipelineMsPerToken > 0 {
+		ms += r.pipelineMs + tokens*r.pipelineMsPerToken
+	}
+	return ms
+}
