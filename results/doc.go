@@ -1,0 +1,85 @@
+// Package results owns what a sweep leaves behind: the journal of finished points
+// (points.jsonl), the results table (results.parquet), the Pareto-front analysis, and the human
+// report (pareto.json, report.md, pareto.png, recommendations/NNNN.yaml). It simulates nothing.
+//
+// Start with Row (one Parquet row per point), NewRow (a row from a point's config and journal
+// Record), Journal (the durable, fsync'd append-only record that makes sweeps resumable),
+// Analyze (filters, the exact Pareto front, best point per objective, scalar ranking) and
+// WriteOutputs.
+//
+// # results.parquet schema
+//
+// One row per sweep point that finished (status ok, failed or timed_out), in point order.
+// Columns are flat, typed (INT64, DOUBLE, BOOLEAN, STRING) and snake_case; the unit is in the
+// name: _ms milliseconds (virtual time unless noted), _tok_s tokens per virtual second, _rps
+// requests per virtual second, _s or _seconds seconds, _gb_per_second decimal GB/s, _tokens
+// tokens. Nullable columns are null where they do not apply.
+//
+// Identity:
+//
+//	point_id          STRING  stable ID: 12 hex digits of SHA-256 of the decoded config
+//	point_index       INT64   position in the spec's expansion order
+//	status            STRING  ok | failed | timed_out
+//	reason            STRING  why the point failed or timed out ("" when ok)
+//
+// Deployment (engine.*, router.*):
+//
+//	mode, backend, hardware, model                       STRING
+//	context_length_tokens                                INT64  0 = "max" (the model's maximum)
+//	gpus                                                 INT64  Σ replicas×tensor×pipeline×attention_data
+//	{agg,prefill,decode}_replicas, _tensor, _pipeline,   INT64  per role, null when the mode
+//	  _attention_data, _moe_tensor, _moe_expert, _gpus,         does not use the role
+//	  _max_batched_tokens, _max_sequences,                      (scheduler limits are per
+//	  _kv_block_size_tokens, _kv_capacity_blocks                attention-DP rank)
+//	{agg,prefill,decode}_prefix_caching                  BOOLEAN
+//	{agg,prefill,decode}_timing                          STRING  fixed | polynomial | default
+//	kv_transfer_bandwidth_gb_per_second                  DOUBLE
+//	router_policy, router_prefill_load_model             STRING
+//	router_overlap_score_credit, router_prefill_load_scale, router_temperature   DOUBLE (null: unset)
+//
+// Workload (traffic.*, evaluation.sla):
+//
+//	source_type                                          STRING  synthetic | synthetic-session | trace
+//	source_input_tokens, source_output_tokens            INT64   synthetic ISL / OSL
+//	source_new_input_tokens_per_turn, source_output_tokens_per_turn, session_turns,
+//	  session_prefix_groups                              INT64   synthetic-session
+//	session_shared_prefix_ratio, session_inter_turn_delay_ms   DOUBLE
+//	trace_path, trace_format                             STRING  trace
+//	trace_block_size_tokens                              INT64
+//	load_type                                            STRING
+//	load_concurrency, load_seed                          INT64
+//	load_requests_per_second, load_sessions_per_second, load_speedup   DOUBLE
+//	stop_requests, stop_sessions                         INT64
+//	stop_requests_per_load_unit, stop_sessions_per_load_unit, stop_max_virtual_time_s   DOUBLE
+//	sla_ttft_ms, sla_itl_ms, sla_e2e_ms                  DOUBLE
+//
+// Metrics: every summary key of prediction.json (dynosim-spec.md §4.2), under the same name,
+// null unless status is ok (goodput columns also null without an SLA):
+//
+//	num_requests, completed_requests, total_input_tokens, total_output_tokens,
+//	  processed_tokens, num_ttft_samples, num_tpot_samples, num_e2e_latency_samples,
+//	  num_preemptions, goodput_completed_requests, prefill_gpus_per_worker,
+//	  decode_gpus_per_worker                             INT64
+//	duration_ms, request_throughput_rps, input_throughput_tok_s, output_throughput_tok_s,
+//	  total_throughput_tok_s, prefill_worker_seconds, decode_worker_seconds, gpu_hours,
+//	  goodput_request_throughput_rps, goodput_output_throughput_tok_s,
+//	  prefix_cache_reused_ratio, first_admission_prefix_cache_reused_ratio   DOUBLE
+//	{mean,min,max,median,p75,p90,p95,p99,std}_{ttft_ms,ttst_ms,tpot_ms,itl_ms,e2e_latency_ms}
+//	                                                     DOUBLE  latency distributions
+//	{mean,min,max,median,p75,p90,p95,p99,std}_output_token_throughput_per_user_tok_s
+//	                                                     DOUBLE  prediction.json's
+//	                                                     *_output_token_throughput_per_user
+//
+// Derived (dynosim-spec.md §5.5): avg_gpus (gpu_hours / (duration_ms / 3,600,000)),
+// output_throughput_per_gpu_tok_s and goodput_output_throughput_per_gpu_tok_s (divided by
+// avg_gpus), DOUBLE.
+//
+// Host time (differ between runs; ignore them when comparing outputs): wall_time_ms DOUBLE (host
+// ms the sweep spent on the point, also for failed points), processed_tokens_per_s and
+// processed_output_tokens_per_s DOUBLE (simulated tokens per host second).
+//
+// config_yaml STRING: the point's concrete prediction config, accepted by `servesweep predict`.
+//
+// power_w and power_coverage are not columns: servesweep has no power model (they are always
+// null in prediction.json).
+package results

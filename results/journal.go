@@ -1,0 +1,204 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/servesweep/servesweep/sim/metrics"
+)
+
+// JournalFile is the name of the sweep journal inside an output directory.
+const JournalFile = "points.jsonl"
+
+// Record is one finished point as the journal stores it: one JSON line per point.
+type Record struct {
+	// PointID is the point's stable ID.
+	PointID string `json:"point_id"`
+	// Status is StatusOK, StatusFailed or StatusTimedOut.
+	Status string `json:"status"`
+	// Reason says why the point failed or timed out.
+	Reason string `json:"reason,omitempty"`
+	// WallTimeMs is the host time spent on the point, in ms.
+	WallTimeMs float64 `json:"wall_time_ms"`
+	// Summary holds the prediction.json summary keys of an ok point (null and non-finite values
+	// are left out).
+	Summary map[string]float64 `json:"summary,omitempty"`
+}
+
+// Finished reports whether a resumed sweep may skip the point: ok and failed points are final
+// (a simulation is deterministic), a timed-out point is simulated again.
+func (r Record) Finished() bool { return r.Status == StatusOK || r.Status == StatusFailed }
+
+// SummaryValues returns the numeric prediction.json keys of s (Summary.Map without nulls and
+// non-finite values), as a Record stores them.
+func SummaryValues(s *metrics.Summary) map[string]float64 {
+	out := make(map[string]float64)
+	for k, v := range s.Map() {
+		var x float64
+		switch n := v.(type) {
+		case float64:
+			x = n
+		case int64:
+			x = float64(n)
+		case int:
+			x = float64(n)
+		default:
+			continue
+		}
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+// Journal is the durable record of a sweep's finished points: an append-only JSON Lines file
+// whose every line is written with one write call and synced before Append returns, so a killed
+// sweep (even kill -9) loses no point that was reported finished. It is safe for concurrent use.
+type Journal struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+}
+
+// OpenJournal opens (creating it if needed) the journal at path for appending and returns the
+// records it already holds, the last one per point ID winning. A torn last line (a write cut
+// short by a crash) is dropped and truncated away; any other malformed line is an error naming
+// the file and line.
+func OpenJournal(path string) (*Journal, map[string]Record, error) {
+	recs := make(map[string]Record)
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		data = nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("reading sweep journal: %w", err)
+	}
+	keep := len(data)
+	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
+		keep = i + 1 // torn tail: no newline after the last line
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data[:keep]))
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(b, &r); err != nil || r.PointID == "" {
+			return nil, nil, fmt.Errorf("%s:%d: not a sweep journal record; remove the file or pass --overwrite to start over", path, line)
+		}
+		recs[r.PointID] = r
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	if keep < len(data) {
+		if err := f.Truncate(int64(keep)); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if data == nil {
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+	}
+	return &Journal{f: f, path: path}, recs, nil
+}
+
+// Append writes r as one line and syncs the file.
+func (j *Journal) Append(r Record) error {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encoding journal record of point %s: %w", r.PointID, err)
+	}
+	line = append(line, '\n')
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, err := j.f.Write(line); err != nil {
+		return fmt.Errorf("writing %s: %w", j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// Close closes the journal file.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.f.Close()
+}
+
+// syncDir syncs a directory so that a file created or renamed in it survives a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// WriteFileAtomic writes data to a temporary file in the same directory, syncs it and renames it
+// over path (then syncs the directory), so a crash leaves either the old file or the new one.
+func WriteFileAtomic(path string, data []byte) error {
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomic is WriteFileAtomic with the content produced by write.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err = write(bw); err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return syncDir(dir)
+}

@@ -1,0 +1,271 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Settings choose which points are candidates and how they are compared.
+type Settings struct {
+	// Target is TargetPareto or a scalar target (see Targets).
+	Target string `json:"target"`
+	// Objectives are the axes of the Pareto front (DefaultObjectives when empty).
+	Objectives []Objective `json:"objectives"`
+	// MinGPUs and MaxGPUs bound a candidate's GPU count (0: no bound).
+	MinGPUs int `json:"min_candidate_gpus,omitempty"`
+	MaxGPUs int `json:"max_candidate_gpus,omitempty"`
+	// StrictSLA rejects points whose mean TTFT, mean TPOT or mean E2E latency breaks the
+	// matching bound of the point's evaluation.sla (dynosim-spec.md §5.4). Always applied for
+	// TargetMinGPUs.
+	StrictSLA bool `json:"strict_sla,omitempty"`
+	// MinGoodputRPS is the least goodput_request_throughput_rps a point needs under
+	// TargetMinGPUs (0: no bound).
+	MinGoodputRPS float64 `json:"min_goodput_rps,omitempty"`
+}
+
+// Exclusion reasons of Analysis.Excluded.
+const (
+	ExcludedFailed        = "failed"
+	ExcludedTimedOut      = "timed_out"
+	ExcludedGPUBudget     = "gpu_budget"
+	ExcludedSLA           = "sla_constraint"
+	ExcludedMinGoodput    = "min_goodput"
+	ExcludedNoSamples     = "no_samples"
+	ExcludedMissingMetric = "missing_metric"
+)
+
+// Best is the best candidate for one objective.
+type Best struct {
+	Objective Objective
+	// Row indexes the rows given to Analyze; Value is its objective value.
+	Row   int
+	Value float64
+}
+
+// Analysis is the outcome of Analyze. Row numbers index the rows given to Analyze.
+type Analysis struct {
+	Settings Settings
+	// Candidates are the rows that passed every filter, in input order.
+	Candidates []int
+	// Excluded counts the rows that did not, by reason (Excluded* constants).
+	Excluded map[string]int
+	// Front is the Pareto front over Settings.Objectives, best first by the first objective,
+	// then the next ones, then input order. Points with equal objective vectors are all on it.
+	Front []int
+	// Values[row][k] is objective k of that row (nil for rows that are not candidates).
+	Values [][]float64
+	// Best holds the best candidate per objective (ties: fewer GPUs, then input order).
+	Best []Best
+	// Ranking orders the candidates by the scalar target's score, best first (ties: fewer GPUs,
+	// then input order; min_gpus ties: higher goodput, then lower mean E2E latency); nil for
+	// TargetPareto.
+	Ranking []int
+}
+
+// Analyze filters rows (status ok, the GPU budget, the strict SLA, min_goodput_rps, at least
+// one completed request, every objective present and finite) and computes the Pareto front, the
+// best point per objective and, for a scalar target, the ranking. Rows should be in point order;
+// ties are broken by it. An unknown metric or target is an error.
+func Analyze(rows []Row, s Settings) (*Analysis, error) {
+	if s.Target == "" {
+		s.Target = TargetPareto
+	}
+	if len(s.Objectives) == 0 {
+		s.Objectives = DefaultObjectives()
+	}
+	for _, o := range s.Objectives {
+		if err := CheckMetric(o.Metric); err != nil {
+			return nil, err
+		}
+		if o.Direction != Maximize && o.Direction != Minimize {
+			return nil, fmt.Errorf("objective %s: direction must be maximize or minimize, got %q", o.Metric, o.Direction)
+		}
+	}
+	targetObj, scalar := TargetObjective(s.Target)
+	if !scalar && s.Target != TargetPareto {
+		return nil, fmt.Errorf("unknown target %q; valid targets: %v", s.Target, Targets())
+	}
+	a := &Analysis{Settings: s, Excluded: map[string]int{}, Values: make([][]float64, len(rows))}
+	strict := s.StrictSLA || s.Target == TargetMinGPUs
+	for i := range rows {
+		r := &rows[i]
+		if reason := exclusion(r, s, strict); reason != "" {
+			a.Excluded[reason]++
+			continue
+		}
+		vals := make([]float64, len(s.Objectives))
+		ok := true
+		for k, o := range s.Objectives {
+			x, present, _ := numericValue(r, o.Metric)
+			if !present || math.IsNaN(x) || math.IsInf(x, 0) {
+				ok = false
+				break
+			}
+			vals[k] = x
+		}
+		if !ok {
+			a.Excluded[ExcludedMissingMetric]++
+			continue
+		}
+		a.Values[i] = vals
+		a.Candidates = append(a.Candidates, i)
+	}
+
+	vecs := make([][]float64, len(a.Candidates))
+	for j, i := range a.Candidates {
+		vecs[j] = a.Values[i]
+	}
+	dirs := make([]Direction, len(s.Objectives))
+	for k, o := range s.Objectives {
+		dirs[k] = o.Direction
+	}
+	for _, j := range ParetoFront(vecs, dirs) {
+		a.Front = append(a.Front, a.Candidates[j])
+	}
+
+	for k, o := range s.Objectives {
+		best := -1
+		for _, i := range a.Candidates {
+			if best < 0 || o.Direction.better(a.Values[i][k], a.Values[best][k]) ||
+				(a.Values[i][k] == a.Values[best][k] && rows[i].GPUs < rows[best].GPUs) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			a.Best = append(a.Best, Best{Objective: o, Row: best, Value: a.Values[best][k]})
+		}
+	}
+
+	if scalar {
+		a.Ranking = slices.Clone(a.Candidates)
+		key := func(i int) float64 {
+			x := score(&rows[i], targetObj)
+			if targetObj.Direction == Minimize {
+				return -x
+			}
+			return x
+		}
+		slices.SortStableFunc(a.Ranking, func(x, y int) int {
+			if c := cmp.Compare(key(y), key(x)); c != 0 {
+				return c
+			}
+			if s.Target == TargetMinGPUs {
+				gx := score(&rows[x], Objective{"goodput_output_throughput_tok_s", Maximize})
+				gy := score(&rows[y], Objective{"goodput_output_throughput_tok_s", Maximize})
+				if c := cmp.Compare(gy, gx); c != 0 {
+					return c
+				}
+				ex := score(&rows[x], Objective{"mean_e2e_latency_ms", Minimize})
+				ey := score(&rows[y], Objective{"mean_e2e_latency_ms", Minimize})
+				if c := cmp.Compare(ex, ey); c != 0 {
+					return c
+				}
+			}
+			return cmp.Compare(rows[x].GPUs, rows[y].GPUs)
+		})
+	}
+	return a, nil
+}
+
+// exclusion returns why r is not a candidate, or "".
+func exclusion(r *Row, s Settings, strict bool) string {
+	switch {
+	case r.Status == StatusFailed:
+		return ExcludedFailed
+	case r.Status == StatusTimedOut:
+		return ExcludedTimedOut
+	case r.Status != StatusOK:
+		return ExcludedFailed
+	case s.MinGPUs > 0 && r.GPUs < int64(s.MinGPUs), s.MaxGPUs > 0 && r.GPUs > int64(s.MaxGPUs):
+		return ExcludedGPUBudget
+	case r.CompletedRequests == nil || *r.CompletedRequests == 0:
+		return ExcludedNoSamples
+	case strict && !meetsSLA(r):
+		return ExcludedSLA
+	case s.Target == TargetMinGPUs && s.MinGoodputRPS > 0 &&
+		(r.GoodputRequestThroughputRPS == nil || *r.GoodputRequestThroughputRPS < s.MinGoodputRPS):
+		return ExcludedMinGoodput
+	}
+	return ""
+}
+
+// meetsSLA is the strict-SLA check of dynosim-spec.md §5.4: mean TTFT <= ttft_ms, mean TPOT <=
+// itl_ms (TPOT, not ITL), mean E2E latency <= e2e_ms for each set bound; a missing metric, or a
+// row without any bound, fails.
+func meetsSLA(r *Row) bool {
+	checks := []struct {
+		bound, mean *float64
+		samples     *int64
+	}{
+		{r.SLATTFTMs, r.MeanTTFTMs, r.NumTTFTSamples},
+		{r.SLAITLMs, r.MeanTPOTMs, r.NumTPOTSamples},
+		{r.SLAE2EMs, r.MeanE2ELatencyMs, r.NumE2ELatencySamples},
+	}
+	set := false
+	for _, c := range checks {
+		if c.bound == nil {
+			continue
+		}
+		set = true
+		if c.mean == nil || c.samples == nil || *c.samples == 0 || math.IsNaN(*c.mean) || *c.mean > *c.bound {
+			return false
+		}
+	}
+	return set
+}
+
+// ParetoFront returns the indices of the non-dominated vectors: v dominates w when v is at least
+// as good as w on every objective and strictly better on one (dirs[k] says which way objective k
+// improves). Equal vectors do not dominate each other, so duplicates are all kept. The result is
+// ordered best first lexicographically (objective 0, then 1, ...), ties in input order. Every
+// vector must have len(dirs) finite values. It runs in O(n log n + n·f·k) for a front of size f.
+func ParetoFront(vecs [][]float64, dirs []Direction) []int {
+	order := make([]int, len(vecs))
+	for i := range order {
+		order[i] = i
+	}
+	lex := func(a, b []float64) int { // < 0 when a is lexicographically better
+		for k, d := range dirs {
+			if a[k] != b[k] {
+				if d.better(a[k], b[k]) {
+					return -1
+				}
+				return 1
+			}
+		}
+		return 0
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return lex(vecs[x], vecs[y]) })
+	// Any vector that dominates v is lexicographically better, so it comes before v; checking v
+	// against the front found so far is enough (domination is transitive).
+	var front []int
+	for _, i := range order {
+		dominated := false
+		for _, f := range front {
+			if dominates(vecs[f], vecs[i], dirs) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			front = append(front, i)
+		}
+	}
+	return front
+}
+
+// dominates reports whether a dominates b.
+func dominates(a, b []float64, dirs []Direction) bool {
+	strictly := false
+	for k, d := range dirs {
+		if d.better(b[k], a[k]) {
+			return false
+		}
+		if a[k] != b[k] {
+			strictly = true
+		}
+	}
+	return strictly
+}

@@ -1,0 +1,207 @@
+package results
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// TestParetoFrontHandMade checks the front over (maximize throughput, minimize TTFT, minimize
+// ITL) on a set with a dominated point, a tie on one objective, exact duplicates and a point
+// that is only better on one axis.
+func TestParetoFrontHandMade(t *testing.T) {
+	dirs := []Direction{Maximize, Minimize, Minimize}
+	vecs := [][]float64{
+		0: {100, 50, 10}, // front
+		1: {90, 60, 12},  // dominated by 0 on every axis
+		2: {100, 50, 10}, // duplicate of 0: on the front too
+		3: {120, 80, 15}, // best throughput: front
+		4: {100, 50, 11}, // ties 0 on two axes, worse ITL: dominated by 0
+		5: {80, 20, 30},  // best TTFT: front
+		6: {80, 20, 30},  // duplicate of 5
+		7: {70, 20, 30},  // ties 5 on TTFT and ITL, worse throughput: dominated
+		8: {60, 90, 5},   // best ITL: front
+		9: {120, 81, 15}, // dominated by 3 (worse TTFT only)
+	}
+	got := ParetoFront(vecs, dirs)
+	// Best first by throughput, then TTFT, then ITL; duplicates in input order.
+	want := []int{3, 0, 2, 5, 6, 8}
+	if !slices.Equal(got, want) {
+		t.Fatalf("front = %v, want %v", got, want)
+	}
+	// Brute-force check of the definition on the same set.
+	for i := range vecs {
+		dominated := false
+		for j := range vecs {
+			if j != i && dominates(vecs[j], vecs[i], dirs) {
+				dominated = true
+			}
+		}
+		if dominated == slices.Contains(got, i) {
+			t.Errorf("point %d: dominated=%v but on front=%v", i, dominated, slices.Contains(got, i))
+		}
+	}
+}
+
+func TestParetoFrontEdgeCases(t *testing.T) {
+	if got := ParetoFront(nil, []Direction{Maximize}); len(got) != 0 {
+		t.Errorf("empty set: front %v", got)
+	}
+	// One objective: only the best value(s) survive.
+	got := ParetoFront([][]float64{{3}, {5}, {5}, {1}}, []Direction{Maximize})
+	if !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("single objective: front %v, want [1 2]", got)
+	}
+	got = ParetoFront([][]float64{{3}, {5}, {5}, {1}}, []Direction{Minimize})
+	if !slices.Equal(got, []int{3}) {
+		t.Errorf("single minimized objective: front %v, want [3]", got)
+	}
+}
+
+// TestParetoFrontRandomAgainstBruteForce compares the sorted algorithm with the O(n²) definition
+// on pseudo-random sets with many ties (small integer values).
+func TestParetoFrontRandomAgainstBruteForce(t *testing.T) {
+	dirs := []Direction{Maximize, Minimize, Minimize}
+	seed := uint64(7)
+	next := func() float64 { // xorshift, values 0..4 to force ties
+		seed ^= seed << 13
+		seed ^= seed >> 7
+		seed ^= seed << 17
+		return float64(seed % 5)
+	}
+	for trial := 0; trial < 50; trial++ {
+		vecs := make([][]float64, 40)
+		for i := range vecs {
+			vecs[i] = []float64{next(), next(), next()}
+		}
+		got := ParetoFront(vecs, dirs)
+		var want []int
+		for i := range vecs {
+			ok := true
+			for j := range vecs {
+				if j != i && dominates(vecs[j], vecs[i], dirs) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				want = append(want, i)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: front %v, brute force %v", trial, got, want)
+		}
+	}
+}
+
+func ptr(x float64) *float64 { return &x }
+func iptr(x int64) *int64    { return &x }
+
+// row builds an ok row with the default objectives' metrics.
+func row(id string, gpus int64, tput, ttft, itl float64) Row {
+	return Row{PointID: id, Status: StatusOK, GPUs: gpus, CompletedRequests: iptr(10),
+		OutputThroughputPerGPUTokS: ptr(tput), OutputThroughputTokS: ptr(tput * float64(gpus)),
+		P99TTFTMs: ptr(ttft), P99ITLMs: ptr(itl), MeanTTFTMs: ptr(ttft / 2), MeanTPOTMs: ptr(itl),
+		MeanE2ELatencyMs: ptr(ttft * 4), NumTTFTSamples: iptr(10), NumTPOTSamples: iptr(10), NumE2ELatencySamples: iptr(10)}
+}
+
+func TestAnalyzeFiltersAndBest(t *testing.T) {
+	rows := []Row{
+		row("a", 1, 100, 50, 10),
+		row("b", 2, 100, 50, 10), // same objectives as a, more GPUs: both on the front; best is a
+		{PointID: "c", Status: StatusFailed, GPUs: 1, Reason: "boom"},
+		{PointID: "d", Status: StatusTimedOut, GPUs: 1},
+		row("e", 16, 500, 10, 1), // dominates everything but is over budget
+		row("f", 4, 80, 20, 30),
+		row("g", 1, 90, 60, 12), // dominated
+	}
+	noSamples := row("h", 1, 1000, 0, 0)
+	noSamples.CompletedRequests = iptr(0)
+	rows = append(rows, noSamples)
+	a, err := Analyze(rows, Settings{Target: TargetPareto, MaxGPUs: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := a.Front, []int{0, 1, 5}; !slices.Equal(got, want) {
+		t.Errorf("front rows = %v, want %v", got, want)
+	}
+	wantExcl := map[string]int{ExcludedFailed: 1, ExcludedTimedOut: 1, ExcludedGPUBudget: 1, ExcludedNoSamples: 1}
+	for k, v := range wantExcl {
+		if a.Excluded[k] != v {
+			t.Errorf("excluded[%s] = %d, want %d (all: %v)", k, a.Excluded[k], v, a.Excluded)
+		}
+	}
+	if len(a.Best) != 3 || a.Best[0].Row != 0 || a.Best[1].Row != 5 || a.Best[2].Row != 0 {
+		t.Errorf("best = %+v, want rows a (tput, fewer GPUs than b), f (TTFT), a (ITL)", a.Best)
+	}
+	if a.Ranking != nil {
+		t.Errorf("pareto target has a ranking: %v", a.Ranking)
+	}
+}
+
+func TestAnalyzeStrictSLAAndRanking(t *testing.T) {
+	rows := []Row{row("a", 1, 100, 50, 10), row("b", 2, 300, 400, 10), row("c", 1, 200, 100, 20)}
+	for i := range rows {
+		rows[i].SLATTFTMs = ptr(100) // mean TTFT = p99/2: a 25, b 200 (breaks), c 50
+	}
+	a, err := Analyze(rows, Settings{Target: TargetThroughputPerGPU, StrictSLA: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Excluded[ExcludedSLA] != 1 || slices.Contains(a.Candidates, 1) {
+		t.Errorf("strict SLA should exclude b: excluded %v, candidates %v", a.Excluded, a.Candidates)
+	}
+	if !slices.Equal(a.Ranking, []int{2, 0}) {
+		t.Errorf("ranking by throughput_per_gpu = %v, want [2 0]", a.Ranking)
+	}
+	// Without an SLA bound on the row, strict SLA fails closed.
+	rows[0].SLATTFTMs = nil
+	a, _ = Analyze(rows, Settings{StrictSLA: true})
+	if slices.Contains(a.Candidates, 0) {
+		t.Errorf("a row without an SLA passed the strict SLA filter")
+	}
+	// Minimize TTFT ranking: missing values rank worst.
+	rows = []Row{row("a", 1, 100, 50, 10), row("b", 1, 100, 30, 10)}
+	rows[1].MeanTTFTMs = nil
+	a, _ = Analyze(rows, Settings{Target: TargetTTFT, Objectives: []Objective{{"output_throughput_tok_s", Maximize}}})
+	if !slices.Equal(a.Ranking, []int{0, 1}) {
+		t.Errorf("ranking by ttft with a missing value = %v, want [0 1]", a.Ranking)
+	}
+}
+
+func TestAnalyzeRejectsBadSettings(t *testing.T) {
+	if _, err := Analyze(nil, Settings{Objectives: []Objective{{"no_such_metric", Maximize}}}); err == nil {
+		t.Error("unknown metric accepted")
+	}
+	if _, err := Analyze(nil, Settings{Target: "fastest"}); err == nil {
+		t.Error("unknown target accepted")
+	}
+	if _, err := Analyze(nil, Settings{Objectives: []Objective{{"gpus", "up"}}}); err == nil {
+		t.Error("bad direction accepted")
+	}
+}
+
+func TestParseObjective(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Objective
+		ok   bool
+	}{
+		{"max:output_throughput_tok_s", Objective{"output_throughput_tok_s", Maximize}, true},
+		{"minimize:p99_ttft_ms", Objective{"p99_ttft_ms", Minimize}, true},
+		{"min:gpus", Objective{"gpus", Minimize}, true},
+		{"p99_ttft_ms", Objective{}, false},
+		{"down:p99_ttft_ms", Objective{}, false},
+		{"min:mode", Objective{}, false}, // a string column is not a metric
+		{"min:p99_ttft", Objective{}, false},
+	} {
+		got, err := ParseObjective(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+			t.Errorf("ParseObjective(%q) = %v, %v; want %v ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+	if x := score(&Row{}, Objective{"p99_ttft_ms", Minimize}); !math.IsInf(x, 1) {
+		t.Errorf("missing minimized metric scores %v, want +Inf", x)
+	}
+}

@@ -1,0 +1,472 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Names of the report files inside an output directory.
+const (
+	ManifestFile        = "sweep.json"
+	ParetoFile          = "pareto.json"
+	ReportFile          = "report.md"
+	PlotFile            = "pareto.png"
+	RecommendationsDir  = "recommendations"
+	maxScalarRecommends = 10
+)
+
+// Counts summarizes a sweep: its grid and what became of its points.
+type Counts struct {
+	// GridPoints is the size of the Cartesian product before filtering.
+	GridPoints int `json:"grid_points"`
+	// ValidPoints passed decoding, the schema's cross-field rules and the GPU budget, after
+	// removing duplicate configs; SelectedPoints is how many the optimizer picked of them.
+	ValidPoints    int `json:"valid_points"`
+	SelectedPoints int `json:"selected_points"`
+	// Filtered counts the grid points dropped before simulation, by reason.
+	Filtered map[string]int `json:"filtered"`
+	// Resumed points were finished by an earlier run; Simulated ones by this run.
+	Resumed   int `json:"resumed_points"`
+	Simulated int `json:"simulated_points"`
+	// OK, Failed and TimedOut count the rows by status.
+	OK       int `json:"ok"`
+	Failed   int `json:"failed"`
+	TimedOut int `json:"timed_out"`
+	// Interrupted is set when the sweep stopped before every selected point finished.
+	Interrupted bool `json:"interrupted"`
+}
+
+// Manifest describes a sweep run; it is written as sweep.json beside results.parquet, and the
+// report command reads its settings as defaults.
+type Manifest struct {
+	SchemaVersion string `json:"schema_version"`
+	// Spec names the sweep spec file.
+	Spec string `json:"spec"`
+	// Algorithm is optimizer.algorithm (grid or random).
+	Algorithm string   `json:"algorithm"`
+	Settings  Settings `json:"settings"`
+	Counts    Counts   `json:"counts"`
+}
+
+// manifestVersion is the schema version of sweep.json and pareto.json.
+const manifestVersion = "1"
+
+// WriteManifest writes m as dir/sweep.json (atomically).
+func WriteManifest(dir string, m *Manifest) error {
+	m.SchemaVersion = manifestVersion
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(dir, ManifestFile), append(data, '\n'))
+}
+
+// ReadManifest reads dir/sweep.json; a missing file gives (nil, nil).
+func ReadManifest(dir string) (*Manifest, error) {
+	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
+	}
+	return &m, nil
+}
+
+// Written lists the files WriteReport produced, as paths inside the output directory.
+type Written struct {
+	Pareto, Report, Plot string
+	// Recommendations are the recommendation YAMLs in order (front order, or ranking order for a
+	// scalar target).
+	Recommendations []string
+	// RecommendedRows are the rows the recommendations came from, in the same order.
+	RecommendedRows []int
+}
+
+// WriteReport writes pareto.json, report.md, the plot and recommendations/NNNN.yaml (each
+// recommended point's concrete prediction config) into dir from rows and their analysis.
+// Recommendations are the Pareto front for target pareto, else the best 10 of the ranking.
+// Stale NNNN.yaml files from an earlier report are removed; other files are left alone.
+func WriteReport(dir string, rows []Row, a *Analysis, m *Manifest) (*Written, error) {
+	w := &Written{
+		Pareto: filepath.Join(dir, ParetoFile),
+		Report: filepath.Join(dir, ReportFile),
+		Plot:   filepath.Join(dir, PlotFile),
+	}
+	w.RecommendedRows = a.Front
+	if a.Ranking != nil {
+		w.RecommendedRows = a.Ranking[:min(len(a.Ranking), maxScalarRecommends)]
+	}
+	recDir := filepath.Join(dir, RecommendationsDir)
+	if err := os.MkdirAll(recDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := removeStaleRecommendations(recDir); err != nil {
+		return nil, err
+	}
+	for n, i := range w.RecommendedRows {
+		path := filepath.Join(recDir, fmt.Sprintf("%04d.yaml", n+1))
+		if err := WriteFileAtomic(path, recommendationYAML(&rows[i], n+1, len(w.RecommendedRows), a)); err != nil {
+			return nil, err
+		}
+		w.Recommendations = append(w.Recommendations, path)
+	}
+	data, err := paretoJSON(rows, a, m, w)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteFileAtomic(w.Pareto, data); err != nil {
+		return nil, err
+	}
+	if err := WriteFileAtomic(w.Report, reportMarkdown(rows, a, m, w)); err != nil {
+		return nil, err
+	}
+	png, err := Plot(rows, a)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteFileAtomic(w.Plot, png); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+var recommendationName = regexp.MustCompile(`^[0-9]{4}\.yaml$`)
+
+func removeStaleRecommendations(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() && recommendationName.MatchString(e.Name()) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// recommendationYAML is a row's concrete config with a comment header saying where it came from.
+func recommendationYAML(r *Row, n, total int, a *Analysis) []byte {
+	var b bytes.Buffer
+	what := "Pareto front point"
+	if a.Ranking != nil {
+		what = "ranked point (target " + a.Settings.Target + ")"
+	}
+	fmt.Fprintf(&b, "# servesweep recommendation %d of %d: %s, point %s, %d GPUs.\n", n, total, what, r.PointID, r.GPUs)
+	var objs []string
+	for _, o := range a.Settings.Objectives {
+		if x, ok, _ := numericValue(r, o.Metric); ok {
+			objs = append(objs, o.Metric+"="+fmtNum(x))
+		}
+	}
+	fmt.Fprintf(&b, "# %s\n", strings.Join(objs, ", "))
+	b.WriteString("# Run it: servesweep predict --stack dynamo -c THIS_FILE\n")
+	b.WriteString(r.ConfigYAML)
+	return b.Bytes()
+}
+
+type paretoPoint struct {
+	Rank           int                `json:"rank"`
+	PointID        string             `json:"point_id"`
+	GPUs           int64              `json:"gpus"`
+	Mode           string             `json:"mode"`
+	Shape          string             `json:"shape"`
+	RouterPolicy   string             `json:"router_policy"`
+	Load           string             `json:"load"`
+	Objectives     map[string]float64 `json:"objectives"`
+	Score          *float64           `json:"score,omitempty"`
+	Recommendation string             `json:"recommendation,omitempty"`
+}
+
+type paretoBest struct {
+	Metric    string    `json:"metric"`
+	Direction Direction `json:"direction"`
+	PointID   string    `json:"point_id"`
+	Value     float64   `json:"value"`
+}
+
+type paretoDoc struct {
+	SchemaVersion string         `json:"schema_version"`
+	Spec          string         `json:"spec,omitempty"`
+	Settings      Settings       `json:"settings"`
+	Rows          int            `json:"rows"`
+	Candidates    int            `json:"candidates"`
+	Excluded      map[string]int `json:"excluded"`
+	Front         []paretoPoint  `json:"front"`
+	Best          []paretoBest   `json:"best"`
+	Ranking       []paretoPoint  `json:"ranking,omitempty"`
+}
+
+func paretoJSON(rows []Row, a *Analysis, m *Manifest, w *Written) ([]byte, error) {
+	recFor := map[int]string{}
+	for n, i := range w.RecommendedRows {
+		recFor[i] = filepath.ToSlash(filepath.Join(RecommendationsDir, fmt.Sprintf("%04d.yaml", n+1)))
+	}
+	point := func(rank, i int) paretoPoint {
+		r := &rows[i]
+		p := paretoPoint{Rank: rank, PointID: r.PointID, GPUs: r.GPUs, Mode: r.Mode, Shape: Shape(r),
+			RouterPolicy: r.RouterPolicy, Load: Load(r), Objectives: map[string]float64{}, Recommendation: recFor[i]}
+		for k, o := range a.Settings.Objectives {
+			p.Objectives[o.Metric] = a.Values[i][k]
+		}
+		return p
+	}
+	doc := paretoDoc{SchemaVersion: manifestVersion, Settings: a.Settings, Rows: len(rows),
+		Candidates: len(a.Candidates), Excluded: a.Excluded, Front: []paretoPoint{}, Best: []paretoBest{}}
+	if m != nil {
+		doc.Spec = m.Spec
+	}
+	for n, i := range a.Front {
+		doc.Front = append(doc.Front, point(n+1, i))
+	}
+	for _, b := range a.Best {
+		doc.Best = append(doc.Best, paretoBest{Metric: b.Objective.Metric, Direction: b.Objective.Direction,
+			PointID: rows[b.Row].PointID, Value: b.Value})
+	}
+	if a.Ranking != nil {
+		o, _ := TargetObjective(a.Settings.Target)
+		for n, i := range a.Ranking {
+			p := point(n+1, i)
+			s := score(&rows[i], o)
+			if o.Direction == Minimize {
+				s = -s
+			}
+			if !isFinite(s) {
+				s = 0
+			}
+			p.Score = &s
+			doc.Ranking = append(doc.Ranking, p)
+		}
+	}
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+func isFinite(x float64) bool { return x == x && x-x == 0 }
+
+// Shape describes a row's deployment in the field's terms, e.g. "4× TP2" (aggregated: replicas ×
+// tensor parallelism, with PP and DP when > 1) or "P 1× TP1 + D 2× TP1" (disaggregated).
+func Shape(r *Row) string {
+	role := func(rep, tp, pp, dp *int64) string {
+		if rep == nil {
+			return "-"
+		}
+		s := fmt.Sprintf("%d× TP%d", *rep, *tp)
+		if pp != nil && *pp > 1 {
+			s += fmt.Sprintf(" PP%d", *pp)
+		}
+		if dp != nil && *dp > 1 {
+			s += fmt.Sprintf(" DP%d", *dp)
+		}
+		return s
+	}
+	if r.Mode == "disaggregated" {
+		return "P " + role(r.PrefillReplicas, r.PrefillTensor, r.PrefillPipeline, r.PrefillAttentionData) +
+			" + D " + role(r.DecodeReplicas, r.DecodeTensor, r.DecodePipeline, r.DecodeAttentionData)
+	}
+	return role(r.AggReplicas, r.AggTensor, r.AggPipeline, r.AggAttentionData)
+}
+
+// Load describes a row's load, e.g. "concurrency 32", "4 req/s", "speedup 2".
+func Load(r *Row) string {
+	switch {
+	case r.LoadConcurrency != nil:
+		return "concurrency " + strconv.FormatInt(*r.LoadConcurrency, 10)
+	case r.LoadRequestsPerSecond != nil:
+		return fmtNum(*r.LoadRequestsPerSecond) + " req/s"
+	case r.LoadSessionsPerSecond != nil:
+		return fmtNum(*r.LoadSessionsPerSecond) + " sessions/s"
+	case r.LoadSpeedup != nil:
+		return "speedup " + fmtNum(*r.LoadSpeedup)
+	}
+	return r.LoadType
+}
+
+func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
+	var b bytes.Buffer
+	s := a.Settings
+	b.WriteString("# servesweep sweep report\n\n")
+	if m != nil {
+		fmt.Fprintf(&b, "Spec: `%s` · optimizer `%s` · target `%s`\n\n", m.Spec, m.Algorithm, s.Target)
+		c := m.Counts
+		fmt.Fprintf(&b, "Grid: %d points before filtering, %d valid", c.GridPoints, c.ValidPoints)
+		if len(c.Filtered) > 0 {
+			fmt.Fprintf(&b, " (filtered: %s)", countList(c.Filtered))
+		}
+		fmt.Fprintf(&b, ", %d selected.\n\n", c.SelectedPoints)
+		if c.Interrupted {
+			fmt.Fprintf(&b, "**Partial results:** the sweep was interrupted; %d of %d selected points are finished. "+
+				"Rerun the same command with the same --output-dir to finish it.\n\n", len(rows), c.SelectedPoints)
+		}
+	} else {
+		fmt.Fprintf(&b, "Target `%s`\n\n", s.Target)
+	}
+	var ok, failed, timedOut int
+	for i := range rows {
+		switch rows[i].Status {
+		case StatusOK:
+			ok++
+		case StatusTimedOut:
+			timedOut++
+		default:
+			failed++
+		}
+	}
+	fmt.Fprintf(&b, "Results: %d rows (%d ok, %d failed, %d timed out); %d candidates after filters",
+		len(rows), ok, failed, timedOut, len(a.Candidates))
+	if len(a.Excluded) > 0 {
+		fmt.Fprintf(&b, " (excluded: %s)", countList(a.Excluded))
+	}
+	b.WriteString(".\n")
+	var cons []string
+	if s.MinGPUs > 0 {
+		cons = append(cons, fmt.Sprintf("min %d GPUs", s.MinGPUs))
+	}
+	if s.MaxGPUs > 0 {
+		cons = append(cons, fmt.Sprintf("max %d GPUs", s.MaxGPUs))
+	}
+	if s.StrictSLA || s.Target == TargetMinGPUs {
+		cons = append(cons, "strict SLA (mean TTFT, mean TPOT, mean E2E within evaluation.sla)")
+	}
+	if len(cons) > 0 {
+		fmt.Fprintf(&b, "Constraints: %s.\n", strings.Join(cons, ", "))
+	}
+	var objs []string
+	for _, o := range s.Objectives {
+		objs = append(objs, string(o.Direction)+" `"+o.Metric+"`")
+	}
+	fmt.Fprintf(&b, "\nObjectives: %s.\n\n", strings.Join(objs, ", "))
+
+	recFor := map[int]string{}
+	for n, i := range w.RecommendedRows {
+		recFor[i] = filepath.ToSlash(filepath.Join(RecommendationsDir, fmt.Sprintf("%04d.yaml", n+1)))
+	}
+	header := "| # | point | mode | shape | router | load | GPUs |"
+	sep := "|---|---|---|---|---|---|---:|"
+	for _, o := range s.Objectives {
+		header += " " + o.Metric + " |"
+		sep += "---:|"
+	}
+	header += " config |"
+	sep += "---|"
+	table := func(list []int) {
+		b.WriteString(header + "\n" + sep + "\n")
+		for n, i := range list {
+			r := &rows[i]
+			same := ""
+			if k := slices.IndexFunc(list[:n], func(j int) bool { return slices.Equal(a.Values[j], a.Values[i]) }); k >= 0 {
+				same = fmt.Sprintf(" (ties #%d)", k+1)
+			}
+			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, r.Mode, Shape(r), r.RouterPolicy, Load(r), r.GPUs)
+			for k := range s.Objectives {
+				fmt.Fprintf(&b, " %s |", fmtNum(a.Values[i][k]))
+			}
+			if f := recFor[i]; f != "" {
+				fmt.Fprintf(&b, " [%s](%s) |\n", f, f)
+			} else {
+				b.WriteString(" |\n")
+			}
+		}
+	}
+	fmt.Fprintf(&b, "## Pareto front (%d points)\n\n", len(a.Front))
+	if len(a.Front) == 0 {
+		b.WriteString("No candidate point: nothing passed the filters above.\n\n")
+	} else {
+		b.WriteString("Non-dominated points over the objectives, best first by the first objective. " +
+			"Points with identical objective values are all listed (marked \"ties #k\").\n\n")
+		table(a.Front)
+		b.WriteString("\n")
+	}
+	if a.Ranking != nil {
+		fmt.Fprintf(&b, "## Ranking by target `%s` (best %d)\n\n", s.Target, min(len(a.Ranking), maxScalarRecommends))
+		table(a.Ranking[:min(len(a.Ranking), maxScalarRecommends)])
+		b.WriteString("\n")
+	}
+	if len(a.Best) > 0 {
+		b.WriteString("## Best point per objective\n\n| objective | best value | point | mode | shape | router | load | GPUs |\n|---|---:|---|---|---|---|---|---:|\n")
+		for _, bst := range a.Best {
+			r := &rows[bst.Row]
+			fmt.Fprintf(&b, "| %s `%s` | %s | `%s` | %s | %s | %s | %s | %d |\n", bst.Objective.Direction, bst.Objective.Metric,
+				fmtNum(bst.Value), r.PointID, r.Mode, Shape(r), r.RouterPolicy, Load(r), r.GPUs)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "## Plot\n\n![output tokens/s per GPU against p99 TTFT and p99 ITL](%s)\n\n", PlotFile)
+	b.WriteString("Grey: candidates; red: the Pareto front. Every row, including failed points, is in " +
+		"`results.parquet` (query it with DuckDB: `SELECT * FROM 'results.parquet'`).\n")
+	return b.Bytes()
+}
+
+// countList renders a reason → count map as "a 3, b 1", sorted by reason.
+func countList(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteOutputs writes everything a sweep leaves in dir from its rows (in point order):
+// results.parquet, sweep.json (m), then the analysis under m.Settings as pareto.json,
+// report.md, the plot and the recommendations. Each file is written atomically.
+func WriteOutputs(dir string, rows []Row, m *Manifest) (*Analysis, *Written, error) {
+	if err := WriteParquet(filepath.Join(dir, ParquetFile), rows); err != nil {
+		return nil, nil, err
+	}
+	if err := WriteManifest(dir, m); err != nil {
+		return nil, nil, err
+	}
+	a, err := Analyze(rows, m.Settings)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := WriteReport(dir, rows, a, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, w, nil
+}
+
+// OwnedFiles are the names a sweep writes in its output directory (besides
+// recommendations/NNNN.yaml); starting a sweep over removes only these.
+func OwnedFiles() []string {
+	return []string{JournalFile, ParquetFile, ManifestFile, ParetoFile, ReportFile, PlotFile}
+}
+
+// RemoveOutputs deletes the files a sweep owns in dir (OwnedFiles and recommendations/NNNN.yaml),
+// leaving everything else.
+func RemoveOutputs(dir string) error {
+	for _, name := range OwnedFiles() {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	err := removeStaleRecommendations(filepath.Join(dir, RecommendationsDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}

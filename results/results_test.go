@@ -1,0 +1,280 @@
+package results
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/servesweep/servesweep/sim"
+)
+
+const smallConfig = `traffic:
+  source: {type: synthetic, input_tokens: 256, output_tokens: 16}
+  load: {type: concurrency, concurrency: 4}
+  stop: {requests: 20}
+engine:
+  mode: aggregated
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  backend: vllm
+  context_length: 4096
+  workers:
+    aggregated:
+      parallelism: {replicas: 2, tensor: 2}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 512}}
+      timing: {type: polynomial}
+router: {policy: round_robin}
+evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}
+`
+
+// simulatedRow runs smallConfig (with --set overrides) and returns its row.
+func simulatedRow(t *testing.T, id string, index int, sets ...string) Row {
+	t.Helper()
+	cfg, err := sim.Decode([]byte(smallConfig), "small.yaml", sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(context.Background(), cfg, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := cfg.Engine.Workers.Aggregated.Parallelism.GPUs()
+	rec := Record{PointID: id, Status: StatusOK, WallTimeMs: 1.5, Summary: SummaryValues(res.Summary)}
+	return NewRow(PointInfo{ID: id, Index: index, Config: cfg, YAML: []byte(smallConfig), GPUs: gpus}, rec)
+}
+
+func TestNewRowCarriesConfigAndMetrics(t *testing.T) {
+	r := simulatedRow(t, "abc", 3)
+	if r.Mode != "aggregated" || r.GPUs != 4 || *r.AggReplicas != 2 || *r.AggTensor != 2 || *r.AggGPUs != 4 {
+		t.Errorf("config columns wrong: mode %s gpus %d replicas %v tensor %v", r.Mode, r.GPUs, *r.AggReplicas, *r.AggTensor)
+	}
+	if r.PrefillReplicas != nil || r.DecodeTensor != nil {
+		t.Error("roles the mode does not use must be null")
+	}
+	if r.LoadConcurrency == nil || *r.LoadConcurrency != 4 || r.LoadSpeedup != nil {
+		t.Errorf("load columns wrong: %v %v", r.LoadConcurrency, r.LoadSpeedup)
+	}
+	if r.CompletedRequests == nil || *r.CompletedRequests != 20 || r.P99TTFTMs == nil || *r.P99TTFTMs <= 0 {
+		t.Fatalf("metric columns not filled: completed %v p99 TTFT %v", r.CompletedRequests, r.P99TTFTMs)
+	}
+	if r.GoodputCompletedRequests == nil {
+		t.Error("goodput columns must be set when the config has an SLA")
+	}
+	// A static pool of 4 GPUs: avg_gpus is 4 and per-GPU throughput a quarter of the total.
+	if d := *r.AvgGPUs - 4; d*d > 1e-18 {
+		t.Errorf("avg_gpus = %v, want 4", *r.AvgGPUs)
+	}
+	if d := *r.OutputThroughputPerGPUTokS*4 - *r.OutputThroughputTokS; d*d > 1e-12 {
+		t.Errorf("per-GPU throughput %v is not a quarter of %v", *r.OutputThroughputPerGPUTokS, *r.OutputThroughputTokS)
+	}
+	failed := NewRow(PointInfo{ID: "x", Config: nil}, Record{PointID: "x", Status: StatusFailed, Reason: "panic: boom"})
+	if failed.P99TTFTMs != nil || failed.CompletedRequests != nil || failed.Reason != "panic: boom" {
+		t.Error("a failed row must have null metrics and keep its reason")
+	}
+}
+
+// TestEverySummaryKeyHasAColumn guards the schema against new prediction.json keys.
+func TestEverySummaryKeyHasAColumn(t *testing.T) {
+	cfg, err := sim.Decode([]byte(smallConfig), "small.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(context.Background(), cfg, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, c := range Columns() {
+		if c.SummaryKey != "" {
+			keys = append(keys, c.SummaryKey)
+		}
+	}
+	for k := range res.Summary.Map() {
+		switch k {
+		case "power_w", "power_coverage", "wall_time_ms": // no power model; wall time is measured by the sweep
+			continue
+		}
+		if !slices.Contains(keys, k) {
+			t.Errorf("prediction.json key %s has no results.parquet column", k)
+		}
+	}
+}
+
+// TestSchemaDocumented checks that doc.go names every column (the latency statistics as the
+// {mean,...}_{family} pattern).
+func TestSchemaDocumented(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stat := regexp.MustCompile(`^(mean|min|max|median|p75|p90|p95|p99|std)_(ttft_ms|ttst_ms|tpot_ms|itl_ms|e2e_latency_ms|output_token_throughput_per_user_tok_s)$`)
+	role := regexp.MustCompile(`^(agg|prefill|decode)(_.*)$`)
+	for _, c := range Columns() {
+		name := c.Name
+		if stat.MatchString(name) {
+			continue
+		}
+		if m := role.FindStringSubmatch(name); m != nil && !strings.Contains(name, "gpus_per_worker") && !strings.Contains(name, "worker_seconds") {
+			name = m[2]
+		}
+		if !bytes.Contains(doc, []byte(name)) {
+			t.Errorf("column %s is not documented in doc.go", c.Name)
+		}
+	}
+}
+
+func TestParquetRoundTrip(t *testing.T) {
+	rows := []Row{simulatedRow(t, "aaa", 0), simulatedRow(t, "bbb", 1, "engine.workers.aggregated.parallelism.replicas=1"),
+		NewRow(PointInfo{ID: "ccc", Index: 2}, Record{PointID: "ccc", Status: StatusFailed, Reason: "panic: boom", WallTimeMs: 2})}
+	path := filepath.Join(t.TempDir(), ParquetFile)
+	if err := WriteParquet(path, rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadParquet(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, rows) {
+		t.Fatalf("read back %d rows that differ from the %d written", len(got), len(rows))
+	}
+	// The file's schema has the documented names and nullability, read with the generic reader.
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pf.NumRows() != 3 {
+		t.Errorf("NumRows = %d, want 3", pf.NumRows())
+	}
+	fields := pf.Schema().Fields()
+	if len(fields) != len(Columns()) {
+		t.Errorf("schema has %d columns, Columns() %d", len(fields), len(Columns()))
+	}
+	for i, c := range Columns() {
+		if fields[i].Name() != c.Name || fields[i].Optional() != c.Optional {
+			t.Errorf("column %d: file has %s (optional %v), want %s (optional %v)", i, fields[i].Name(), fields[i].Optional(), c.Name, c.Optional)
+		}
+	}
+}
+
+func TestJournalResumeAndTornTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JournalFile)
+	j, recs, err := OpenJournal(path)
+	if err != nil || len(recs) != 0 {
+		t.Fatalf("new journal: %v, %d records", err, len(recs))
+	}
+	for _, r := range []Record{
+		{PointID: "a", Status: StatusTimedOut, Reason: "slow"},
+		{PointID: "b", Status: StatusOK, Summary: map[string]float64{"p99_ttft_ms": 12.5}},
+		{PointID: "a", Status: StatusOK, Summary: map[string]float64{"p99_ttft_ms": 3}},
+	} {
+		if err := j.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	// A crash mid-write leaves a line without its newline.
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"point_id":"c","status":"o`)
+	f.Close()
+	j, recs, err = OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs["a"].Status != StatusOK || recs["b"].Summary["p99_ttft_ms"] != 12.5 {
+		t.Errorf("records = %+v; want a (last record wins: ok) and b", recs)
+	}
+	if err := j.Append(Record{PointID: "c", Status: StatusFailed, Reason: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if _, recs, err = OpenJournal(path); err != nil || recs["c"].Status != StatusFailed || len(recs) != 3 {
+		t.Errorf("after truncating the torn tail and appending: %v, %+v", err, recs)
+	}
+	if !(Record{Status: StatusFailed}).Finished() || (Record{Status: StatusTimedOut}).Finished() {
+		t.Error("failed points are final, timed-out ones are retried")
+	}
+	// A corrupt line in the middle is an error naming the line.
+	os.WriteFile(path, []byte("{\"point_id\":\"a\",\"status\":\"ok\"}\nnot json\n{\"point_id\":\"b\",\"status\":\"ok\"}\n"), 0o644)
+	if _, _, err := OpenJournal(path); err == nil || !strings.Contains(err.Error(), ":2:") {
+		t.Errorf("corrupt journal: err = %v, want one naming line 2", err)
+	}
+}
+
+func TestWriteOutputsRecommendationsDecode(t *testing.T) {
+	dir := t.TempDir()
+	rows := []Row{simulatedRow(t, "aaa", 0), simulatedRow(t, "bbb", 1, "engine.workers.aggregated.parallelism.replicas=1"),
+		simulatedRow(t, "ccc", 2, "engine.workers.aggregated.parallelism.tensor=1")}
+	for i := range rows { // give each row its own config text, as a sweep does
+		rows[i].ConfigYAML = strings.Replace(smallConfig, "replicas: 2, tensor: 2",
+			[]string{"replicas: 2, tensor: 2", "replicas: 1, tensor: 2", "replicas: 2, tensor: 1"}[i], 1)
+	}
+	// Stale files from an earlier report are replaced; other files are kept.
+	os.MkdirAll(filepath.Join(dir, RecommendationsDir), 0o755)
+	os.WriteFile(filepath.Join(dir, RecommendationsDir, "0099.yaml"), []byte("old"), 0o644)
+	os.WriteFile(filepath.Join(dir, RecommendationsDir, "notes.txt"), []byte("mine"), 0o644)
+	m := &Manifest{Spec: "test.yaml", Algorithm: "grid", Settings: Settings{Target: TargetPareto, Objectives: DefaultObjectives()},
+		Counts: Counts{GridPoints: 3, ValidPoints: 3, SelectedPoints: 3}}
+	a, w, err := WriteOutputs(dir, rows, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Front) == 0 || len(w.Recommendations) != len(a.Front) {
+		t.Fatalf("front %v, recommendations %v", a.Front, w.Recommendations)
+	}
+	for _, p := range w.Recommendations {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sim.Decode(data, p, nil); err != nil {
+			t.Errorf("recommendation %s does not decode: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, RecommendationsDir, "0099.yaml")); !os.IsNotExist(err) {
+		t.Error("stale recommendation 0099.yaml was not removed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, RecommendationsDir, "notes.txt")); err != nil {
+		t.Error("a user file in recommendations/ was removed")
+	}
+	for _, name := range []string{ParquetFile, ManifestFile, ParetoFile, ReportFile, PlotFile} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", name, err)
+		}
+	}
+	png, _ := os.ReadFile(filepath.Join(dir, PlotFile))
+	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Error("the plot is not a PNG")
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	for _, want := range []string{"## Pareto front", "## Best point per objective", "`" + rows[a.Front[0]].PointID + "`", "pareto.png"} {
+		if !bytes.Contains(report, []byte(want)) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	back, err := ReadManifest(dir)
+	if err != nil || back == nil || back.Settings.Target != TargetPareto || len(back.Settings.Objectives) != 3 {
+		t.Errorf("manifest round trip: %+v, %v", back, err)
+	}
+	if err := RemoveOutputs(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ParquetFile)); !os.IsNotExist(err) {
+		t.Error("RemoveOutputs left results.parquet")
+	}
+	if _, err := os.Stat(filepath.Join(dir, RecommendationsDir, "notes.txt")); err != nil {
+		t.Error("RemoveOutputs removed a user file")
+	}
+}

@@ -1,0 +1,533 @@
+package results
+
+import (
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/servesweep/servesweep/sim"
+)
+
+// Point statuses (the status column).
+const (
+	// StatusOK marks a point that simulated to completion; its metric columns are set.
+	StatusOK = "ok"
+	// StatusFailed marks a point whose simulation returned an error or panicked; reason says why.
+	StatusFailed = "failed"
+	// StatusTimedOut marks a point that ran longer than optimizer.candidate_timeout_seconds of
+	// host time. A resumed sweep simulates it again.
+	StatusTimedOut = "timed_out"
+)
+
+// Row is one row of results.parquet: one sweep point. Column names are snake_case with units
+// (ms, tok_s = tokens per virtual second, rps = requests per virtual second, gb_per_second =
+// decimal GB/s, s = seconds). Optional columns (pointer fields) are null where they do not apply:
+// the per-role columns of a role the point's mode does not use, the load fields of another load
+// type, and every metric of a point whose status is not ok. See doc.go for the schema.
+type Row struct {
+	// PointID is the point's stable ID: 12 hex digits of the SHA-256 of its concrete config.
+	PointID string `parquet:"point_id"`
+	// PointIndex is the point's 0-based position in the spec's expansion order.
+	PointIndex int64 `parquet:"point_index"`
+	// Status is ok, failed or timed_out.
+	Status string `parquet:"status"`
+	// Reason says why a point failed or timed out ("" when ok).
+	Reason string `parquet:"reason"`
+
+	// Mode is aggregated or disaggregated.
+	Mode string `parquet:"mode"`
+	// Backend, Hardware and Model are engine.backend, engine.hardware and engine.model.
+	Backend  string `parquet:"backend"`
+	Hardware string `parquet:"hardware"`
+	Model    string `parquet:"model"`
+	// ContextLengthTokens is engine.context_length; 0 means "max" (the model's maximum).
+	ContextLengthTokens int64 `parquet:"context_length_tokens"`
+	// GPUs is the point's GPU count: Σ over its roles of replicas × tensor × pipeline ×
+	// attention_data.
+	GPUs int64 `parquet:"gpus"`
+
+	// Aggregated role (mode aggregated): parallelism, GPUs, scheduler limits per attention-DP
+	// rank, KV block size in tokens, KV capacity in blocks per rank, prefix caching, timing model.
+	AggReplicas         *int64  `parquet:"agg_replicas,optional"`
+	AggTensor           *int64  `parquet:"agg_tensor,optional"`
+	AggPipeline         *int64  `parquet:"agg_pipeline,optional"`
+	AggAttentionData    *int64  `parquet:"agg_attention_data,optional"`
+	AggMoeTensor        *int64  `parquet:"agg_moe_tensor,optional"`
+	AggMoeExpert        *int64  `parquet:"agg_moe_expert,optional"`
+	AggGPUs             *int64  `parquet:"agg_gpus,optional"`
+	AggMaxBatchedTokens *int64  `parquet:"agg_max_batched_tokens,optional"`
+	AggMaxSequences     *int64  `parquet:"agg_max_sequences,optional"`
+	AggKVBlockSize      *int64  `parquet:"agg_kv_block_size_tokens,optional"`
+	AggKVCapacityBlocks *int64  `parquet:"agg_kv_capacity_blocks,optional"`
+	AggPrefixCaching    *bool   `parquet:"agg_prefix_caching,optional"`
+	AggTiming           *string `parquet:"agg_timing,optional"`
+
+	// Prefill role (mode disaggregated), as for the aggregated role.
+	PrefillReplicas         *int64  `parquet:"prefill_replicas,optional"`
+	PrefillTensor           *int64  `parquet:"prefill_tensor,optional"`
+	PrefillPipeline         *int64  `parquet:"prefill_pipeline,optional"`
+	PrefillAttentionData    *int64  `parquet:"prefill_attention_data,optional"`
+	PrefillMoeTensor        *int64  `parquet:"prefill_moe_tensor,optional"`
+	PrefillMoeExpert        *int64  `parquet:"prefill_moe_expert,optional"`
+	PrefillGPUs             *int64  `parquet:"prefill_gpus,optional"`
+	PrefillMaxBatchedTokens *int64  `parquet:"prefill_max_batched_tokens,optional"`
+	PrefillMaxSequences     *int64  `parquet:"prefill_max_sequences,optional"`
+	PrefillKVBlockSize      *int64  `parquet:"prefill_kv_block_size_tokens,optional"`
+	PrefillKVCapacityBlocks *int64  `parquet:"prefill_kv_capacity_blocks,optional"`
+	PrefillPrefixCaching    *bool   `parquet:"prefill_prefix_caching,optional"`
+	PrefillTiming           *string `parquet:"prefill_timing,optional"`
+
+	// Decode role (mode disaggregated), as for the aggregated role.
+	DecodeReplicas         *int64  `parquet:"decode_replicas,optional"`
+	DecodeTensor           *int64  `parquet:"decode_tensor,optional"`
+	DecodePipeline         *int64  `parquet:"decode_pipeline,optional"`
+	DecodeAttentionData    *int64  `parquet:"decode_attention_data,optional"`
+	DecodeMoeTensor        *int64  `parquet:"decode_moe_tensor,optional"`
+	DecodeMoeExpert        *int64  `parquet:"decode_moe_expert,optional"`
+	DecodeGPUs             *int64  `parquet:"decode_gpus,optional"`
+	DecodeMaxBatchedTokens *int64  `parquet:"decode_max_batched_tokens,optional"`
+	DecodeMaxSequences     *int64  `parquet:"decode_max_sequences,optional"`
+	DecodeKVBlockSize      *int64  `parquet:"decode_kv_block_size_tokens,optional"`
+	DecodeKVCapacityBlocks *int64  `parquet:"decode_kv_capacity_blocks,optional"`
+	DecodePrefixCaching    *bool   `parquet:"decode_prefix_caching,optional"`
+	DecodeTiming           *string `parquet:"decode_timing,optional"`
+
+	// KVTransferBandwidthGBps is engine.kv_transfer.bandwidth_gb_per_second in decimal GB/s
+	// (null: no kv_transfer section, or no transfer delay).
+	KVTransferBandwidthGBps *float64 `parquet:"kv_transfer_bandwidth_gb_per_second,optional"`
+
+	// RouterPolicy is round_robin, kv_router, random or least_loaded.
+	RouterPolicy string `parquet:"router_policy"`
+	// RouterPrefillLoadModel is router.prefill_load_model.type.
+	RouterPrefillLoadModel string `parquet:"router_prefill_load_model"`
+	// kv_router knobs as configured (null when unset; kv_router then uses 1.0, 1.0 and 0.0).
+	RouterOverlapScoreCredit *float64 `parquet:"router_overlap_score_credit,optional"`
+	RouterPrefillLoadScale   *float64 `parquet:"router_prefill_load_scale,optional"`
+	RouterTemperature        *float64 `parquet:"router_temperature,optional"`
+
+	// SourceType is traffic.source.type; the source_, session_ and trace_ columns hold its fields.
+	SourceType                  string   `parquet:"source_type"`
+	SourceInputTokens           *int64   `parquet:"source_input_tokens,optional"`
+	SourceOutputTokens          *int64   `parquet:"source_output_tokens,optional"`
+	SourceNewInputTokensPerTurn *int64   `parquet:"source_new_input_tokens_per_turn,optional"`
+	SourceOutputTokensPerTurn   *int64   `parquet:"source_output_tokens_per_turn,optional"`
+	SessionTurns                *int64   `parquet:"session_turns,optional"`
+	SessionSharedPrefixRatio    *float64 `parquet:"session_shared_prefix_ratio,optional"`
+	SessionPrefixGroups         *int64   `parquet:"session_prefix_groups,optional"`
+	SessionInterTurnDelayMs     *float64 `parquet:"session_inter_turn_delay_ms,optional"`
+	TracePath                   *string  `parquet:"trace_path,optional"`
+	TraceFormat                 *string  `parquet:"trace_format,optional"`
+	TraceBlockSizeTokens        *int64   `parquet:"trace_block_size_tokens,optional"`
+	LoadType                    string   `parquet:"load_type"`
+	LoadConcurrency             *int64   `parquet:"load_concurrency,optional"`
+	LoadRequestsPerSecond       *float64 `parquet:"load_requests_per_second,optional"`
+	LoadSessionsPerSecond       *float64 `parquet:"load_sessions_per_second,optional"`
+	LoadSeed                    *int64   `parquet:"load_seed,optional"`
+	LoadSpeedup                 *float64 `parquet:"load_speedup,optional"`
+	StopRequests                *int64   `parquet:"stop_requests,optional"`
+	StopRequestsPerLoadUnit     *float64 `parquet:"stop_requests_per_load_unit,optional"`
+	StopSessions                *int64   `parquet:"stop_sessions,optional"`
+	StopSessionsPerLoadUnit     *float64 `parquet:"stop_sessions_per_load_unit,optional"`
+	StopMaxVirtualTimeSeconds   *float64 `parquet:"stop_max_virtual_time_s,optional"`
+	// SLA bounds of evaluation.sla in ms (null when unset).
+	SLATTFTMs *float64 `parquet:"sla_ttft_ms,optional"`
+	SLAITLMs  *float64 `parquet:"sla_itl_ms,optional"`
+	SLAE2EMs  *float64 `parquet:"sla_e2e_ms,optional"`
+
+	// Metrics: the summary keys of prediction.json (dynosim-spec.md §4.2) under the same names;
+	// null unless status is ok (goodput columns also null without an SLA). Virtual time.
+	NumRequests                          *int64   `parquet:"num_requests,optional" summary:"num_requests"`
+	CompletedRequests                    *int64   `parquet:"completed_requests,optional" summary:"completed_requests"`
+	TotalInputTokens                     *int64   `parquet:"total_input_tokens,optional" summary:"total_input_tokens"`
+	TotalOutputTokens                    *int64   `parquet:"total_output_tokens,optional" summary:"total_output_tokens"`
+	DurationMs                           *float64 `parquet:"duration_ms,optional" summary:"duration_ms"`
+	RequestThroughputRPS                 *float64 `parquet:"request_throughput_rps,optional" summary:"request_throughput_rps"`
+	InputThroughputTokS                  *float64 `parquet:"input_throughput_tok_s,optional" summary:"input_throughput_tok_s"`
+	OutputThroughputTokS                 *float64 `parquet:"output_throughput_tok_s,optional" summary:"output_throughput_tok_s"`
+	TotalThroughputTokS                  *float64 `parquet:"total_throughput_tok_s,optional" summary:"total_throughput_tok_s"`
+	PrefillWorkerSeconds                 *float64 `parquet:"prefill_worker_seconds,optional" summary:"prefill_worker_seconds"`
+	DecodeWorkerSeconds                  *float64 `parquet:"decode_worker_seconds,optional" summary:"decode_worker_seconds"`
+	PrefillGPUsPerWorker                 *int64   `parquet:"prefill_gpus_per_worker,optional" summary:"prefill_gpus_per_worker"`
+	DecodeGPUsPerWorker                  *int64   `parquet:"decode_gpus_per_worker,optional" summary:"decode_gpus_per_worker"`
+	GPUHours                             *float64 `parquet:"gpu_hours,optional" summary:"gpu_hours"`
+	GoodputCompletedRequests             *int64   `parquet:"goodput_completed_requests,optional" summary:"goodput_completed_requests"`
+	GoodputRequestThroughputRPS          *float64 `parquet:"goodput_request_throughput_rps,optional" summary:"goodput_request_throughput_rps"`
+	GoodputOutputThroughputTokS          *float64 `parquet:"goodput_output_throughput_tok_s,optional" summary:"goodput_output_throughput_tok_s"`
+	ProcessedTokens                      *int64   `parquet:"processed_tokens,optional" summary:"processed_tokens"`
+	PrefixCacheReusedRatio               *float64 `parquet:"prefix_cache_reused_ratio,optional" summary:"prefix_cache_reused_ratio"`
+	FirstAdmissionPrefixCacheReusedRatio *float64 `parquet:"first_admission_prefix_cache_reused_ratio,optional" summary:"first_admission_prefix_cache_reused_ratio"`
+	NumTTFTSamples                       *int64   `parquet:"num_ttft_samples,optional" summary:"num_ttft_samples"`
+	NumTPOTSamples                       *int64   `parquet:"num_tpot_samples,optional" summary:"num_tpot_samples"`
+	NumE2ELatencySamples                 *int64   `parquet:"num_e2e_latency_samples,optional" summary:"num_e2e_latency_samples"`
+	NumPreemptions                       *int64   `parquet:"num_preemptions,optional" summary:"num_preemptions"`
+
+	// TTFT (time to first token) in ms: mean, min, max, median, p75, p90, p95, p99 and population std.
+	MeanTTFTMs   *float64 `parquet:"mean_ttft_ms,optional" summary:"mean_ttft_ms"`
+	MinTTFTMs    *float64 `parquet:"min_ttft_ms,optional" summary:"min_ttft_ms"`
+	MaxTTFTMs    *float64 `parquet:"max_ttft_ms,optional" summary:"max_ttft_ms"`
+	MedianTTFTMs *float64 `parquet:"median_ttft_ms,optional" summary:"median_ttft_ms"`
+	P75TTFTMs    *float64 `parquet:"p75_ttft_ms,optional" summary:"p75_ttft_ms"`
+	P90TTFTMs    *float64 `parquet:"p90_ttft_ms,optional" summary:"p90_ttft_ms"`
+	P95TTFTMs    *float64 `parquet:"p95_ttft_ms,optional" summary:"p95_ttft_ms"`
+	P99TTFTMs    *float64 `parquet:"p99_ttft_ms,optional" summary:"p99_ttft_ms"`
+	StdTTFTMs    *float64 `parquet:"std_ttft_ms,optional" summary:"std_ttft_ms"`
+	// TTST (time to second token, the gap after the first token) in ms: mean, min, max, median, p75, p90, p95, p99 and population std.
+	MeanTTSTMs   *float64 `parquet:"mean_ttst_ms,optional" summary:"mean_ttst_ms"`
+	MinTTSTMs    *float64 `parquet:"min_ttst_ms,optional" summary:"min_ttst_ms"`
+	MaxTTSTMs    *float64 `parquet:"max_ttst_ms,optional" summary:"max_ttst_ms"`
+	MedianTTSTMs *float64 `parquet:"median_ttst_ms,optional" summary:"median_ttst_ms"`
+	P75TTSTMs    *float64 `parquet:"p75_ttst_ms,optional" summary:"p75_ttst_ms"`
+	P90TTSTMs    *float64 `parquet:"p90_ttst_ms,optional" summary:"p90_ttst_ms"`
+	P95TTSTMs    *float64 `parquet:"p95_ttst_ms,optional" summary:"p95_ttst_ms"`
+	P99TTSTMs    *float64 `parquet:"p99_ttst_ms,optional" summary:"p99_ttst_ms"`
+	StdTTSTMs    *float64 `parquet:"std_ttst_ms,optional" summary:"std_ttst_ms"`
+	// TPOT (time per output token, per request) in ms: mean, min, max, median, p75, p90, p95, p99 and population std.
+	MeanTPOTMs   *float64 `parquet:"mean_tpot_ms,optional" summary:"mean_tpot_ms"`
+	MinTPOTMs    *float64 `parquet:"min_tpot_ms,optional" summary:"min_tpot_ms"`
+	MaxTPOTMs    *float64 `parquet:"max_tpot_ms,optional" summary:"max_tpot_ms"`
+	MedianTPOTMs *float64 `parquet:"median_tpot_ms,optional" summary:"median_tpot_ms"`
+	P75TPOTMs    *float64 `parquet:"p75_tpot_ms,optional" summary:"p75_tpot_ms"`
+	P90TPOTMs    *float64 `parquet:"p90_tpot_ms,optional" summary:"p90_tpot_ms"`
+	P95TPOTMs    *float64 `parquet:"p95_tpot_ms,optional" summary:"p95_tpot_ms"`
+	P99TPOTMs    *float64 `parquet:"p99_tpot_ms,optional" summary:"p99_tpot_ms"`
+	StdTPOTMs    *float64 `parquet:"std_tpot_ms,optional" summary:"std_tpot_ms"`
+	// ITL (inter-token latency, every token gap) in ms: mean, min, max, median, p75, p90, p95, p99 and population std.
+	MeanITLMs   *float64 `parquet:"mean_itl_ms,optional" summary:"mean_itl_ms"`
+	MinITLMs    *float64 `parquet:"min_itl_ms,optional" summary:"min_itl_ms"`
+	MaxITLMs    *float64 `parquet:"max_itl_ms,optional" summary:"max_itl_ms"`
+	MedianITLMs *float64 `parquet:"median_itl_ms,optional" summary:"median_itl_ms"`
+	P75ITLMs    *float64 `parquet:"p75_itl_ms,optional" summary:"p75_itl_ms"`
+	P90ITLMs    *float64 `parquet:"p90_itl_ms,optional" summary:"p90_itl_ms"`
+	P95ITLMs    *float64 `parquet:"p95_itl_ms,optional" summary:"p95_itl_ms"`
+	P99ITLMs    *float64 `parquet:"p99_itl_ms,optional" summary:"p99_itl_ms"`
+	StdITLMs    *float64 `parquet:"std_itl_ms,optional" summary:"std_itl_ms"`
+	// E2E request latency in ms: mean, min, max, median, p75, p90, p95, p99 and population std.
+	MeanE2ELatencyMs   *float64 `parquet:"mean_e2e_latency_ms,optional" summary:"mean_e2e_latency_ms"`
+	MinE2ELatencyMs    *float64 `parquet:"min_e2e_latency_ms,optional" summary:"min_e2e_latency_ms"`
+	MaxE2ELatencyMs    *float64 `parquet:"max_e2e_latency_ms,optional" summary:"max_e2e_latency_ms"`
+	MedianE2ELatencyMs *float64 `parquet:"median_e2e_latency_ms,optional" summary:"median_e2e_latency_ms"`
+	P75E2ELatencyMs    *float64 `parquet:"p75_e2e_latency_ms,optional" summary:"p75_e2e_latency_ms"`
+	P90E2ELatencyMs    *float64 `parquet:"p90_e2e_latency_ms,optional" summary:"p90_e2e_latency_ms"`
+	P95E2ELatencyMs    *float64 `parquet:"p95_e2e_latency_ms,optional" summary:"p95_e2e_latency_ms"`
+	P99E2ELatencyMs    *float64 `parquet:"p99_e2e_latency_ms,optional" summary:"p99_e2e_latency_ms"`
+	StdE2ELatencyMs    *float64 `parquet:"std_e2e_latency_ms,optional" summary:"std_e2e_latency_ms"`
+	// output tokens/s per user (1000/ITL gap): mean, min, max, median, p75, p90, p95, p99 and population std.
+	MeanOutputTokenThroughputPerUser   *float64 `parquet:"mean_output_token_throughput_per_user_tok_s,optional" summary:"mean_output_token_throughput_per_user"`
+	MinOutputTokenThroughputPerUser    *float64 `parquet:"min_output_token_throughput_per_user_tok_s,optional" summary:"min_output_token_throughput_per_user"`
+	MaxOutputTokenThroughputPerUser    *float64 `parquet:"max_output_token_throughput_per_user_tok_s,optional" summary:"max_output_token_throughput_per_user"`
+	MedianOutputTokenThroughputPerUser *float64 `parquet:"median_output_token_throughput_per_user_tok_s,optional" summary:"median_output_token_throughput_per_user"`
+	P75OutputTokenThroughputPerUser    *float64 `parquet:"p75_output_token_throughput_per_user_tok_s,optional" summary:"p75_output_token_throughput_per_user"`
+	P90OutputTokenThroughputPerUser    *float64 `parquet:"p90_output_token_throughput_per_user_tok_s,optional" summary:"p90_output_token_throughput_per_user"`
+	P95OutputTokenThroughputPerUser    *float64 `parquet:"p95_output_token_throughput_per_user_tok_s,optional" summary:"p95_output_token_throughput_per_user"`
+	P99OutputTokenThroughputPerUser    *float64 `parquet:"p99_output_token_throughput_per_user_tok_s,optional" summary:"p99_output_token_throughput_per_user"`
+	StdOutputTokenThroughputPerUser    *float64 `parquet:"std_output_token_throughput_per_user_tok_s,optional" summary:"std_output_token_throughput_per_user"`
+
+	// Derived per-GPU metrics (dynosim-spec.md §5.5): AvgGPUs = gpu_hours / (duration_ms /
+	// 3,600,000), the time-averaged provisioned GPUs (equal to gpus for a static pool); the
+	// per-GPU throughputs divide by it (0 when it is 0).
+	AvgGPUs                           *float64 `parquet:"avg_gpus,optional"`
+	OutputThroughputPerGPUTokS        *float64 `parquet:"output_throughput_per_gpu_tok_s,optional"`
+	GoodputOutputThroughputPerGPUTokS *float64 `parquet:"goodput_output_throughput_per_gpu_tok_s,optional"`
+
+	// Host-time columns: they differ from run to run, so determinism checks ignore them.
+	// WallTimeMs is the host time the sweep spent on the point (ms), also for failed points.
+	WallTimeMs                float64  `parquet:"wall_time_ms"`
+	ProcessedTokensPerS       *float64 `parquet:"processed_tokens_per_s,optional" summary:"processed_tokens_per_s"`
+	ProcessedOutputTokensPerS *float64 `parquet:"processed_output_tokens_per_s,optional" summary:"processed_output_tokens_per_s"`
+
+	// ConfigYAML is the point's concrete prediction config, as `servesweep predict` accepts it.
+	ConfigYAML string `parquet:"config_yaml"`
+}
+
+// HostTimeColumns names the columns that depend on host speed rather than on the simulation; two
+// runs of the same sweep agree on every other column.
+func HostTimeColumns() []string {
+	return []string{"wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"}
+}
+
+// WithoutHostTime returns a copy of r with the host-time columns (HostTimeColumns) cleared, for
+// comparing the outputs of two runs.
+func (r Row) WithoutHostTime() Row {
+	r.WallTimeMs = 0
+	r.ProcessedTokensPerS = nil
+	r.ProcessedOutputTokensPerS = nil
+	return r
+}
+
+// PointInfo is what a row needs to know about a sweep point.
+type PointInfo struct {
+	// ID is the point's stable ID and Index its 0-based position in the expansion order.
+	ID    string
+	Index int
+	// Config is the point's decoded concrete config.
+	Config *sim.Config
+	// YAML is the point's concrete prediction YAML.
+	YAML []byte
+	// GPUs is the point's GPU count.
+	GPUs int
+}
+
+// NewRow builds the row of a point from its config and its journal record. Metric columns are
+// filled from rec.Summary (prediction.json keys) only when rec.Status is ok.
+func NewRow(p PointInfo, rec Record) Row {
+	c := p.Config
+	r := Row{
+		PointID:    p.ID,
+		PointIndex: int64(p.Index),
+		Status:     rec.Status,
+		Reason:     rec.Reason,
+		GPUs:       int64(p.GPUs),
+		WallTimeMs: rec.WallTimeMs,
+		ConfigYAML: string(p.YAML),
+	}
+	if c != nil {
+		fillConfig(&r, c)
+	}
+	if rec.Status == StatusOK {
+		fillSummary(&r, rec.Summary)
+		fillDerived(&r)
+	}
+	return r
+}
+
+func i64(x int) *int64       { v := int64(x); return &v }
+func f64(x float64) *float64 { return &x }
+func str(s string) *string   { return &s }
+func boolp(b bool) *bool     { return &b }
+func optF64(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	return f64(*p)
+}
+func nonZeroI(x int) *int64 {
+	if x == 0 {
+		return nil
+	}
+	return i64(x)
+}
+func nonZeroF(x float64) *float64 {
+	if x == 0 {
+		return nil
+	}
+	return f64(x)
+}
+
+// roleColumns are the per-role columns of one role.
+type roleColumns struct {
+	replicas, tensor, pipeline, attentionData, moeTensor, moeExpert, gpus **int64
+	maxBatchedTokens, maxSequences, blockSize, capacityBlocks             **int64
+	prefixCaching                                                         **bool
+	timing                                                                **string
+}
+
+func (r *Row) roles() [3]roleColumns {
+	return [3]roleColumns{
+		{&r.AggReplicas, &r.AggTensor, &r.AggPipeline, &r.AggAttentionData, &r.AggMoeTensor, &r.AggMoeExpert, &r.AggGPUs,
+			&r.AggMaxBatchedTokens, &r.AggMaxSequences, &r.AggKVBlockSize, &r.AggKVCapacityBlocks, &r.AggPrefixCaching, &r.AggTiming},
+		{&r.PrefillReplicas, &r.PrefillTensor, &r.PrefillPipeline, &r.PrefillAttentionData, &r.PrefillMoeTensor, &r.PrefillMoeExpert, &r.PrefillGPUs,
+			&r.PrefillMaxBatchedTokens, &r.PrefillMaxSequences, &r.PrefillKVBlockSize, &r.PrefillKVCapacityBlocks, &r.PrefillPrefixCaching, &r.PrefillTiming},
+		{&r.DecodeReplicas, &r.DecodeTensor, &r.DecodePipeline, &r.DecodeAttentionData, &r.DecodeMoeTensor, &r.DecodeMoeExpert, &r.DecodeGPUs,
+			&r.DecodeMaxBatchedTokens, &r.DecodeMaxSequences, &r.DecodeKVBlockSize, &r.DecodeKVCapacityBlocks, &r.DecodePrefixCaching, &r.DecodeTiming},
+	}
+}
+
+// fillConfig sets the configuration columns from c.
+func fillConfig(r *Row, c *sim.Config) {
+	e := &c.Engine
+	r.Mode, r.Backend, r.Hardware, r.Model = e.Mode, e.Backend, e.Hardware, e.Model
+	r.ContextLengthTokens = int64(e.ContextLength)
+	cols := r.roles()
+	for i, role := range []*sim.WorkerRole{e.Workers.Aggregated, e.Workers.Prefill, e.Workers.Decode} {
+		if role == nil {
+			continue
+		}
+		rc, p := cols[i], role.Parallelism
+		*rc.replicas, *rc.tensor, *rc.pipeline = i64(p.Replicas), i64(p.Tensor), i64(p.Pipeline)
+		*rc.attentionData, *rc.moeTensor, *rc.moeExpert = i64(p.AttentionData), i64(p.MoeTensor), i64(p.MoeExpert)
+		*rc.gpus = i64(p.GPUs())
+		*rc.maxBatchedTokens, *rc.maxSequences = i64(role.Scheduler.MaxBatchedTokens), i64(role.Scheduler.MaxSequences)
+		*rc.blockSize = i64(role.KVCache.BlockSize)
+		*rc.capacityBlocks = nonZeroI(role.KVCache.Capacity.Blocks)
+		*rc.prefixCaching = boolp(role.KVCache.PrefixCaching)
+		*rc.timing = str(role.Timing.Type)
+	}
+	if kt := e.KVTransfer; kt != nil {
+		r.KVTransferBandwidthGBps = optF64(kt.BandwidthGBps)
+	}
+	rt := &c.Router
+	r.RouterPolicy, r.RouterPrefillLoadModel = rt.Policy, rt.PrefillLoadModel.Type
+	r.RouterOverlapScoreCredit = optF64(rt.OverlapScoreCredit)
+	r.RouterPrefillLoadScale = optF64(rt.PrefillLoadScale)
+	r.RouterTemperature = optF64(rt.Temperature)
+
+	t := &c.Traffic
+	r.SourceType = t.Source.Type
+	switch t.Source.Type {
+	case sim.SourceSynthetic:
+		r.SourceInputTokens, r.SourceOutputTokens = i64(t.Source.InputTokens), i64(t.Source.OutputTokens)
+	case sim.SourceSyntheticSession:
+		r.SourceNewInputTokensPerTurn = i64(t.Source.NewInputTokensPerTurn)
+		r.SourceOutputTokensPerTurn = i64(t.Source.OutputTokensPerTurn)
+		if sh := t.Source.Session; sh != nil {
+			r.SessionTurns, r.SessionPrefixGroups = i64(sh.Turns), i64(sh.PrefixGroups)
+			r.SessionSharedPrefixRatio, r.SessionInterTurnDelayMs = f64(sh.SharedPrefixRatio), f64(sh.InterTurnDelayMs)
+		}
+	case sim.SourceTrace:
+		r.TracePath = str(strings.Join(t.Source.Paths, ","))
+		r.TraceFormat = str(t.Source.Format)
+		r.TraceBlockSizeTokens = nonZeroI(t.Source.BlockSize)
+	}
+	l := &t.Load
+	r.LoadType = l.Type
+	switch l.Type {
+	case sim.LoadConcurrency:
+		r.LoadConcurrency = i64(l.Concurrency)
+	case sim.LoadConstantRate, sim.LoadPoisson:
+		r.LoadRequestsPerSecond, r.LoadSessionsPerSecond = nonZeroF(l.RequestsPerSecond), nonZeroF(l.SessionsPerSecond)
+		if l.Type == sim.LoadPoisson {
+			r.LoadSeed = i64(int(min(l.Seed, math.MaxInt64)))
+		}
+	case sim.LoadTraceTimestamps:
+		r.LoadSpeedup = f64(l.Speedup)
+	}
+	s := &t.Stop
+	r.StopRequests, r.StopSessions = nonZeroI(s.Requests), nonZeroI(s.Sessions)
+	r.StopRequestsPerLoadUnit, r.StopSessionsPerLoadUnit = nonZeroF(s.RequestsPerLoadUnit), nonZeroF(s.SessionsPerLoadUnit)
+	r.StopMaxVirtualTimeSeconds = nonZeroF(s.MaxVirtualTimeSeconds)
+	if sla := c.Evaluation.SLA; sla != nil {
+		r.SLATTFTMs, r.SLAITLMs, r.SLAE2EMs = optF64(sla.TTFTMs), optF64(sla.ITLMs), optF64(sla.E2EMs)
+	}
+}
+
+// fillSummary sets every column tagged `summary:"key"` from the prediction.json value of key.
+// Keys missing from m (goodput without an SLA) leave their column null.
+func fillSummary(r *Row, m map[string]float64) {
+	v := reflect.ValueOf(r).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		key := t.Field(i).Tag.Get("summary")
+		x, ok := m[key]
+		if key == "" || !ok || math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		f := v.Field(i)
+		switch f.Type().Elem().Kind() {
+		case reflect.Int64:
+			n := int64(x)
+			f.Set(reflect.ValueOf(&n))
+		case reflect.Float64:
+			f.Set(reflect.ValueOf(&x))
+		}
+	}
+}
+
+// fillDerived computes the per-GPU columns (dynosim-spec.md §5.5).
+func fillDerived(r *Row) {
+	if r.GPUHours == nil || r.DurationMs == nil {
+		return
+	}
+	avg := 0.0
+	if *r.GPUHours > 0 && *r.DurationMs > 0 {
+		avg = *r.GPUHours / (*r.DurationMs / 3.6e6)
+	}
+	r.AvgGPUs = f64(avg)
+	per := func(x *float64) *float64 {
+		if x == nil {
+			return nil
+		}
+		if avg <= 0 {
+			return f64(0)
+		}
+		return f64(*x / avg)
+	}
+	r.OutputThroughputPerGPUTokS = per(r.OutputThroughputTokS)
+	r.GoodputOutputThroughputPerGPUTokS = per(r.GoodputOutputThroughputTokS)
+}
+
+// Column describes one column of results.parquet.
+type Column struct {
+	// Name is the column name.
+	Name string
+	// Type is the Go type of the column: int64, float64, bool or string.
+	Type string
+	// Optional reports whether the column may hold nulls.
+	Optional bool
+	// SummaryKey is the prediction.json key the column carries ("" for other columns).
+	SummaryKey string
+}
+
+// Columns lists the columns of results.parquet in file order.
+func Columns() []Column {
+	t := reflect.TypeFor[Row]()
+	out := make([]Column, 0, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("parquet"), ",")
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		out = append(out, Column{Name: name, Type: ft.Kind().String(), Optional: strings.Contains(opts, "optional"),
+			SummaryKey: f.Tag.Get("summary")})
+	}
+	return out
+}
+
+// numericValue returns the value of the numeric column name in r: ok is false when the column is
+// null, known is false when name is not a numeric column.
+func numericValue(r *Row, name string) (x float64, ok, known bool) {
+	v := reflect.ValueOf(r).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		n, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ",")
+		if n != name {
+			continue
+		}
+		f := v.Field(i)
+		if f.Kind() == reflect.Pointer {
+			if f.IsNil() {
+				return 0, false, isNumericKind(f.Type().Elem().Kind())
+			}
+			f = f.Elem()
+		}
+		switch f.Kind() {
+		case reflect.Int64:
+			return float64(f.Int()), true, true
+		case reflect.Float64:
+			return f.Float(), true, true
+		}
+		return 0, false, false
+	}
+	return 0, false, false
+}
+
+func isNumericKind(k reflect.Kind) bool { return k == reflect.Int64 || k == reflect.Float64 }
+
+// NumericColumns lists the names of the numeric columns (int64 or float64), the metrics an
+// objective may name.
+func NumericColumns() []string {
+	var out []string
+	for _, c := range Columns() {
+		if c.Type == "int64" || c.Type == "float64" {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// fmtNum formats a number for reports: integers without a fraction, others with 4 significant
+// digits past the decimal point where useful.
+func fmtNum(x float64) string {
+	switch {
+	case math.IsInf(x, 0) || math.IsNaN(x):
+		return "n/a"
+	case x == math.Trunc(x) && math.Abs(x) < 1e15:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case math.Abs(x) >= 100:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	}
+}

@@ -1,0 +1,106 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/servesweep/servesweep/sim/traffic"
+	"gopkg.in/yaml.v3"
+)
+
+// This file holds the two pieces of package sim that sweeps (package sweep and grid) need
+// beyond Decode and Run: applying --set overrides to a YAML tree that is not decoded yet, and
+// sharing workloads and parsed traces between the runs of a sweep.
+
+// ApplySets applies --set arguments (PATH=YAML, applied left to right, exactly as Decode applies
+// them; see Decode) to root, a YAML mapping node, in place. It lets a sweep spec, which Decode
+// cannot read because of its search domains, take the same overrides. Malformed arguments are
+// returned as ConfigErrors naming file and the argument.
+func ApplySets(root *yaml.Node, file string, sets []string) error {
+	if root == nil || root.Kind != yaml.MappingNode {
+		return ConfigErrors{{File: file, Msg: "the top level must be a mapping"}}
+	}
+	return applySets(root, sets, file).err()
+}
+
+// WorkloadCache builds the workload of each distinct traffic section once and parses each trace
+// file once, so the runs of a sweep share them read-only (pass the result as Options.Workload).
+// It is safe for concurrent use. The zero value is not usable; call NewWorkloadCache.
+type WorkloadCache struct {
+	mu        sync.Mutex
+	workloads map[string]*workloadEntry
+	traces    map[string]*traceEntry
+}
+
+type workloadEntry struct {
+	once sync.Once
+	wl   *traffic.Workload
+	err  error
+}
+
+type traceEntry struct {
+	once sync.Once
+	rows []traffic.TraceRow
+	err  error
+}
+
+// NewWorkloadCache returns an empty cache.
+func NewWorkloadCache() *WorkloadCache {
+	return &WorkloadCache{workloads: map[string]*workloadEntry{}, traces: map[string]*traceEntry{}}
+}
+
+// Workload returns the workload BuildWorkload builds for cfg, building it on the first request
+// for an equal traffic section. A trace file is parsed once per (path, trace block size) however
+// many traffic sections (loads, speedups) use it. Errors are those of BuildWorkload (a bad trace
+// line is a *traffic.TraceError), returned again for every config with that traffic section.
+func (c *WorkloadCache) Workload(cfg *Config) (*traffic.Workload, error) {
+	key, err := json.Marshal(cfg.Traffic)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	e := c.workloads[string(key)]
+	if e == nil {
+		e = &workloadEntry{}
+		c.workloads[string(key)] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.wl, e.err = c.build(cfg) })
+	return e.wl, e.err
+}
+
+// build is BuildWorkload with trace rows from the cache. For trace sources it mirrors
+// BuildWorkload's trace branch (speedup applies only to trace_timestamps loads); a test checks
+// that both give the same workload.
+func (c *WorkloadCache) build(cfg *Config) (*traffic.Workload, error) {
+	src, load := &cfg.Traffic.Source, &cfg.Traffic.Load
+	if src.Type != SourceTrace || len(src.Paths) == 0 {
+		return BuildWorkload(cfg)
+	}
+	key := fmt.Sprintf("%d\x00%s", src.BlockSize, strings.Join(src.Paths, "\x00"))
+	c.mu.Lock()
+	t := c.traces[key]
+	if t == nil {
+		t = &traceEntry{}
+		c.traces[key] = t
+	}
+	c.mu.Unlock()
+	t.once.Do(func() { t.rows, t.err = traffic.LoadMooncake(src.Paths[0], src.BlockSize) })
+	if t.err != nil {
+		return nil, t.err
+	}
+	speedup := 1.0
+	if load.Type == LoadTraceTimestamps && load.Speedup > 0 {
+		speedup = load.Speedup
+	}
+	return traffic.FromTrace(t.rows, src.BlockSize, speedup), nil
+}
+
+// TraceParses reports how many trace files the cache has parsed (for tests and diagnostics).
+func (c *WorkloadCache) TraceParses() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.traces)
+}
