@@ -1,0 +1,22 @@
+// Package grid turns a sweep spec into the concrete points a sweep simulates. It owns the spec
+// format (a DynoSim prediction YAML whose fields may hold {choices: [...]} or {range: {...}}
+// search domains, dynosim-spec.md §3.8, plus the optimization and optimizer sections of §3.7),
+// domain validation, the Cartesian expansion in a stable order, the filters (schema and
+// cross-field rules via sim.Decode, the GPU budget, duplicates), stable point IDs, and the grid
+// and random optimizers. It runs no simulation.
+//
+// Start with Parse (or Load), then Spec.Expand, which returns the selected Points in
+// enumeration order (Point.Index), so a later shard of the sweep can take a slice of them.
+//
+// Choices made where the reference leaves room (documented for users in the README):
+//   - Only the grid (exhaustive) and random (max_trials valid points, seeded) algorithms exist;
+//     bayesian is refused.
+//   - A linear range needs step (also for float fields); a log range doubles from min to max.
+//   - When engine.mode is a domain, a point keeps only the worker roles of its mode (aggregated
+//     points also drop engine.kv_transfer) and the other roles' domains do not multiply its
+//     branch; when router.policy is a domain, points of a policy other than kv_router drop the
+//     kv_router knobs (overlap_score_credit, prefill_load_scale, temperature,
+//     prefill_load_model) and their domains.
+//   - ${NAME} in a string value is replaced by the environment variable NAME (an unset or empty
+//     variable is an error naming the field), after --set overrides are applied.
+package grid

@@ -1,0 +1,388 @@
+package grid
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/servesweep/servesweep/sim"
+	"gopkg.in/yaml.v3"
+)
+
+// Paths of the fields that decide which other domains apply to a point.
+const (
+	pathMode   = "engine.mode"
+	pathPolicy = "router.policy"
+)
+
+// kvRouterKnobs are the router fields that only kv_router takes; a point whose policy (from a
+// domain) is another one drops them.
+var kvRouterKnobs = []string{"overlap_score_credit", "prefill_load_scale", "temperature", "prefill_load_model"}
+
+// fieldKind is the type of a searchable field.
+type fieldKind int
+
+const (
+	kindInt   fieldKind = iota // YAML int
+	kindFloat                  // YAML int or float, finite
+	kindEnum                   // one of a list of strings
+)
+
+// field describes a field that may hold a domain.
+type field struct {
+	kind fieldKind
+	// lo is the smallest valid value (ints and floats); strict means the value must exceed it.
+	lo     float64
+	strict bool
+	enum   []string
+}
+
+func (f *field) want() string {
+	switch f.kind {
+	case kindInt:
+		return "an int > 0"
+	case kindEnum:
+		return "one of " + strings.Join(f.enum, ", ")
+	}
+	if f.strict {
+		return fmt.Sprintf("a number > %g", f.lo)
+	}
+	return fmt.Sprintf("a number >= %g", f.lo)
+}
+
+var (
+	roles         = []string{"aggregated", "prefill", "decode"}
+	parallelKeys  = []string{"replicas", "tensor", "pipeline", "attention_data", "moe_tensor", "moe_expert"}
+	schedulerKeys = []string{"max_batched_tokens", "max_sequences"}
+)
+
+// fieldFor returns the field at path if a domain may be placed there, else nil.
+func fieldFor(path string) *field {
+	positiveInt := &field{kind: kindInt, lo: 0, strict: true}
+	positive := &field{kind: kindFloat, lo: 0, strict: true}
+	nonNegative := &field{kind: kindFloat, lo: 0}
+	switch path {
+	case pathMode:
+		return &field{kind: kindEnum, enum: []string{sim.ModeAggregated, sim.ModeDisaggregated}}
+	case pathPolicy:
+		return &field{kind: kindEnum, enum: []string{sim.PolicyRoundRobin, sim.PolicyKVRouter, sim.PolicyRandom, sim.PolicyLeastLoaded}}
+	case "router.prefill_load_model.type":
+		return &field{kind: kindEnum, enum: []string{"none", "aic"}}
+	case "router.overlap_score_credit", "router.prefill_load_scale", "router.temperature":
+		return nonNegative
+	case "traffic.load.concurrency":
+		return positiveInt
+	case "traffic.load.requests_per_second", "traffic.load.sessions_per_second", "traffic.load.speedup":
+		return positive
+	}
+	rest, ok := strings.CutPrefix(path, "engine.workers.")
+	if !ok {
+		return nil
+	}
+	role, key, _ := strings.Cut(rest, ".")
+	if !slices.Contains(roles, role) {
+		return nil
+	}
+	group, name, _ := strings.Cut(key, ".")
+	switch {
+	case group == "parallelism" && slices.Contains(parallelKeys, name),
+		group == "scheduler" && slices.Contains(schedulerKeys, name),
+		key == "kv_cache.block_size":
+		return positiveInt
+	}
+	return nil
+}
+
+// searchable lists the fields that may hold a domain, for error messages.
+const searchable = "engine.mode; engine.workers.<role>.parallelism.{replicas,tensor,pipeline,attention_data,moe_tensor,moe_expert}; " +
+	"engine.workers.<role>.scheduler.{max_batched_tokens,max_sequences}; engine.workers.<role>.kv_cache.block_size; " +
+	"router.policy, router.prefill_load_model.type, router.{overlap_score_credit,prefill_load_scale,temperature}; " +
+	"traffic.load.{concurrency,requests_per_second,sessions_per_second,speedup}"
+
+// domain parses the domain object n at path and records it.
+func (p *parser) domain(n *yaml.Node, path string) {
+	f := fieldFor(path)
+	if f == nil {
+		p.errorf(path, "search domains are not allowed on this field; it must be a concrete value. Domains may be placed on: %s", searchable)
+		return
+	}
+	if len(n.Content) != 2 {
+		var keys []string
+		for i := 0; i < len(n.Content); i += 2 {
+			keys = append(keys, n.Content[i].Value)
+		}
+		p.errorf(path, "a domain has exactly one key, choices or range; got %s", strings.Join(keys, ", "))
+		return
+	}
+	kind, body := n.Content[0].Value, n.Content[1]
+	var values []*yaml.Node
+	var ok bool
+	if kind == "choices" {
+		values, ok = p.choices(body, path+".choices", f)
+	} else {
+		values, ok = p.rangeValues(body, path+".range", f)
+	}
+	if ok {
+		p.domains = append(p.domains, Domain{Path: path, Line: n.Line, Values: values, node: n})
+	}
+}
+
+// choices checks a choices list: non-empty, unique, scalars valid for the field.
+func (p *parser) choices(n *yaml.Node, path string, f *field) ([]*yaml.Node, bool) {
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(path, "must be a list of values, e.g. {choices: [1, 2, 4]}")
+		return nil, false
+	}
+	if len(n.Content) == 0 {
+		p.errorf(path, "must not be empty")
+		return nil, false
+	}
+	seen := map[string]int{}
+	var out []*yaml.Node
+	ok := true
+	for i, v := range n.Content {
+		ep := fmt.Sprintf("%s[%d]", path, i)
+		key, val, good := p.value(v, ep, f)
+		if !good {
+			ok = false
+			continue
+		}
+		if j, dup := seen[key]; dup {
+			p.errorf(ep, "duplicate choice %s (same as %s[%d]); choices must be unique", v.Value, path, j)
+			ok = false
+			continue
+		}
+		seen[key] = i
+		out = append(out, val)
+	}
+	return out, ok
+}
+
+// value checks one choice against the field; key identifies its value for the uniqueness check
+// and val is the node to substitute.
+func (p *parser) value(v *yaml.Node, path string, f *field) (key string, val *yaml.Node, ok bool) {
+	if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" {
+		p.errorf(path, "must be %s, got %s", f.want(), describe(v))
+		return "", nil, false
+	}
+	switch f.kind {
+	case kindEnum:
+		if v.ShortTag() != "!!str" || !slices.Contains(f.enum, v.Value) {
+			p.errorf(path, "must be %s, got %s", f.want(), describe(v))
+			return "", nil, false
+		}
+		return v.Value, scalar("!!str", v.Value), true
+	case kindInt:
+		var x int64
+		if v.ShortTag() != "!!int" || v.Decode(&x) != nil {
+			p.errorf(path, "must be %s, got %s", f.want(), describe(v))
+			return "", nil, false
+		}
+		if x <= 0 {
+			p.errorf(path, "must be %s, got %d", f.want(), x)
+			return "", nil, false
+		}
+		return strconv.FormatInt(x, 10), intNode(x), true
+	default:
+		x, good := number(v)
+		if !good {
+			p.errorf(path, "must be %s, got %s", f.want(), describe(v))
+			return "", nil, false
+		}
+		if x < f.lo || (f.strict && x == f.lo) {
+			p.errorf(path, "must be %s, got %s", f.want(), fmtFloat(x))
+			return "", nil, false
+		}
+		return fmtFloat(x), floatNode(x), true
+	}
+}
+
+// rangeValues expands a range object into values.
+func (p *parser) rangeValues(n *yaml.Node, path string, f *field) ([]*yaml.Node, bool) {
+	if f.kind == kindEnum {
+		p.errorf(path, "a range needs a numeric field; use {choices: [%s]}", strings.Join(f.enum, ", "))
+		return nil, false
+	}
+	if n.Kind != yaml.MappingNode {
+		p.errorf(path, "must be a mapping {min, max, step, scale}, got %s", describe(n))
+		return nil, false
+	}
+	m := map[string]*yaml.Node{}
+	ok := true
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i].Value
+		if !slices.Contains([]string{"min", "max", "step", "scale"}, k) {
+			p.errorf(path+"."+k, "unknown field; valid fields: min, max, step, scale")
+			ok = false
+			continue
+		}
+		if _, dup := m[k]; dup {
+			p.errorf(path+"."+k, "duplicate key")
+			ok = false
+			continue
+		}
+		m[k] = n.Content[i+1]
+	}
+	num := func(key string, required bool) (float64, bool) {
+		v, has := m[key]
+		if !has {
+			if required {
+				p.errorf(path+"."+key, "required")
+			}
+			return 0, false
+		}
+		if f.kind == kindInt {
+			var x int64
+			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&x) != nil {
+				p.errorf(path+"."+key, "must be an int (the field takes ints), got %s", describe(v))
+				return 0, false
+			}
+			if x > 1<<53 || x < -(1<<53) {
+				p.errorf(path+"."+key, "must be between -2^53 and 2^53, got %d", x)
+				return 0, false
+			}
+			return float64(x), true
+		}
+		x, good := number(v)
+		if !good {
+			p.errorf(path+"."+key, "must be a finite number, got %s", describe(v))
+			return 0, false
+		}
+		return x, true
+	}
+	lo, okLo := num("min", true)
+	hi, okHi := num("max", true)
+	step, hasStep := num("step", false)
+	if _, given := m["step"]; given && !hasStep {
+		ok = false
+	}
+	scale := "linear"
+	if v, has := m["scale"]; has {
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" || (v.Value != "linear" && v.Value != "log") {
+			p.errorf(path+".scale", "must be linear or log, got %s", describe(v))
+			ok = false
+		} else {
+			scale = v.Value
+		}
+	}
+	if !ok || !okLo || !okHi {
+		return nil, false
+	}
+	if lo > hi {
+		p.errorf(path, "min (%s) must be <= max (%s)", fmtFloat(lo), fmtFloat(hi))
+		return nil, false
+	}
+	var xs []float64
+	switch scale {
+	case "log":
+		if hasStep {
+			p.errorf(path+".step", "step is only valid with scale: linear; a log range doubles from min to max")
+			return nil, false
+		}
+		if lo <= 0 {
+			p.errorf(path+".min", "a log range needs min > 0, got %s", fmtFloat(lo))
+			return nil, false
+		}
+		for x := lo; x <= hi*(1+1e-12); x *= 2 {
+			xs = append(xs, x)
+		}
+	default:
+		if !hasStep {
+			if f.kind == kindInt {
+				p.errorf(path+".step", "required: an int range needs step (e.g. step: 1)")
+			} else {
+				p.errorf(path+".step", "required: servesweep enumerates every value, so a linear range needs step > 0 (or use scale: log)")
+			}
+			return nil, false
+		}
+		if step <= 0 {
+			p.errorf(path+".step", "must be > 0, got %s", fmtFloat(step))
+			return nil, false
+		}
+		count := math.Floor((hi-lo)/step+1e-9) + 1
+		if count > MaxGridPoints {
+			p.errorf(path, "yields %s values, more than the grid limit of %d; use a larger step", fmtFloat(count), MaxGridPoints)
+			return nil, false
+		}
+		for i := 0; i < int(count); i++ {
+			x := lo + float64(i)*step
+			if f.kind == kindFloat {
+				x, _ = strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64)
+			}
+			xs = append(xs, x)
+		}
+	}
+	var out []*yaml.Node
+	for _, x := range xs {
+		if x < f.lo || (f.strict && x == f.lo) {
+			p.errorf(path+".min", "the range yields %s; every value must be %s", fmtFloat(x), f.want())
+			return nil, false
+		}
+		if f.kind == kindInt {
+			out = append(out, intNode(int64(math.Round(x))))
+		} else {
+			out = append(out, floatNode(x))
+		}
+	}
+	return out, true
+}
+
+// number decodes a YAML int or float scalar as a finite float64.
+func number(v *yaml.Node) (float64, bool) {
+	if v.Kind != yaml.ScalarNode || (v.ShortTag() != "!!int" && v.ShortTag() != "!!float") {
+		return 0, false
+	}
+	var x float64
+	if v.Decode(&x) != nil || !finite(x) {
+		return 0, false
+	}
+	return x, true
+}
+
+func scalar(tag, value string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
+}
+
+func intNode(x int64) *yaml.Node { return scalar("!!int", strconv.FormatInt(x, 10)) }
+
+// floatNode writes x as an int when it is integral (the decoder accepts ints for floats), so
+// that 2 and 2.0 give the same YAML and the same point.
+func floatNode(x float64) *yaml.Node {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return intNode(int64(x))
+	}
+	s := strconv.FormatFloat(x, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eEn") {
+		s += ".0"
+	}
+	return scalar("!!float", s)
+}
+
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// describe renders a node for "got ..." in messages.
+func describe(n *yaml.Node) string {
+	switch {
+	case n == nil:
+		return "nothing"
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	}
+	switch n.ShortTag() {
+	case "!!null":
+		return "null"
+	case "!!str":
+		return strconv.Quote(n.Value) + " (string)"
+	case "!!int":
+		return n.Value + " (int)"
+	case "!!float":
+		return n.Value + " (float)"
+	case "!!bool":
+		return n.Value + " (bool)"
+	}
+	return strconv.Quote(n.Value)
+}

@@ -1,0 +1,457 @@
+package grid
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
+	"gopkg.in/yaml.v3"
+)
+
+// Filter reasons of Expansion.Filtered: why a grid point is not simulated.
+const (
+	// FilteredInvalid: the point's config breaks a schema or cross-field rule.
+	FilteredInvalid = "invalid_config"
+	// FilteredUnsupported: the point uses something the simulator cannot run yet.
+	FilteredUnsupported = "unsupported"
+	// FilteredGPUBudget: the point's GPU count is outside optimization.constraints.
+	FilteredGPUBudget = "gpu_budget"
+	// FilteredDuplicate: the point's concrete config equals an earlier point's (for example
+	// when a policy without kv_router drops the kv_router knobs).
+	FilteredDuplicate = "duplicate"
+)
+
+// Value is one domain's value at a point.
+type Value struct {
+	// Path is the domain's field path and Value its value as YAML text.
+	Path, Value string
+}
+
+// Point is one concrete configuration of the grid.
+type Point struct {
+	// Index is the point's 0-based position in the grid's enumeration order (stable for a spec:
+	// domains in Spec.Domains order, the first varying slowest). Filtered points keep their
+	// index, so indexes of valid points have gaps.
+	Index int
+	// ID is the point's stable ID (see PointID).
+	ID string
+	// Values are the point's domain values, in Spec.Domains order (domains that do not apply
+	// to the point, such as the prefill role's for an aggregated point, are left out).
+	Values []Value
+	// Config is the decoded concrete config and YAML its text, a prediction config that
+	// `servesweep predict` accepts.
+	Config *sim.Config
+	YAML   []byte
+	// GPUs is the point's GPU count (Σ replicas × tensor × pipeline × attention_data over the
+	// roles the mode uses).
+	GPUs int
+}
+
+// Label renders the point's domain values as "path=value, ...", with each path shortened to the
+// part after engine.workers. or the first segment.
+func (p *Point) Label() string {
+	parts := make([]string, len(p.Values))
+	for i, v := range p.Values {
+		parts[i] = ShortPath(v.Path) + "=" + v.Value
+	}
+	return strings.Join(parts, " ")
+}
+
+// ShortPath shortens a field path for display: engine.workers.aggregated.parallelism.tensor
+// becomes aggregated.tensor, traffic.load.concurrency becomes concurrency.
+func ShortPath(path string) string {
+	if rest, ok := strings.CutPrefix(path, "engine.workers."); ok {
+		role, key, _ := strings.Cut(rest, ".")
+		_, leaf, found := strings.Cut(key, ".")
+		if !found {
+			leaf = key
+		}
+		if key == "kv_cache.block_size" {
+			leaf = "block_size"
+		}
+		return role + "." + leaf
+	}
+	if i := strings.LastIndexByte(path, '.'); i >= 0 && !strings.HasPrefix(path, "router.") {
+		return path[i+1:]
+	}
+	return path
+}
+
+// Expansion is a spec's grid after filtering and the optimizer's selection.
+type Expansion struct {
+	Spec *Spec
+	// GridPoints is the size of the Cartesian product (Size).
+	GridPoints int
+	// Valid counts the points that survived filtering.
+	Valid int
+	// Filtered counts the dropped points by reason (Filtered* constants); Examples holds the
+	// first message per reason.
+	Filtered map[string]int
+	Examples map[string]string
+	// Points are the selected points in enumeration order: every valid point for the grid
+	// algorithm, MaxTrials of them for random.
+	Points []Point
+}
+
+// Size returns the number of grid points before filtering: the Cartesian product of the
+// domains, where a domain under a worker role counts only for the modes that use the role (when
+// engine.mode is a domain) and the kv_router knobs only for kv_router (when router.policy is a
+// domain). The count saturates at 2^62; Parse rejects grids larger than MaxGridPoints.
+func (s *Spec) Size() int {
+	total := 0
+	s.branches(func(active []bool) {
+		n := 1
+		for i, d := range s.Domains {
+			if active[i] {
+				n = satMul(n, len(d.Values))
+			}
+		}
+		total = satAdd(total, n)
+	})
+	return total
+}
+
+const saturated = 1 << 62
+
+func satMul(a, b int) int {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > saturated/b {
+		return saturated
+	}
+	return a * b
+}
+
+func satAdd(a, b int) int { return min(a+b, saturated) }
+
+// branches calls fn once per combination of the controlling domains (engine.mode and
+// router.policy, when they are domains) with the other domains that apply in it marked active.
+// The controlling domains are marked inactive: each branch is one value of each of them.
+func (s *Spec) branches(fn func(active []bool)) {
+	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
+	modes, policies := []string{""}, []string{""}
+	if mi >= 0 {
+		modes = s.Domains[mi].ValueStrings()
+	}
+	if pi >= 0 {
+		policies = s.Domains[pi].ValueStrings()
+	}
+	for _, mode := range modes {
+		for _, policy := range policies {
+			active := make([]bool, len(s.Domains))
+			for i, d := range s.Domains {
+				active[i] = s.applies(d.Path, mode, policy)
+			}
+			if mi >= 0 {
+				active[mi] = false // counted once per branch by the loop
+			}
+			if pi >= 0 {
+				active[pi] = false
+			}
+			fn(active)
+		}
+	}
+}
+
+// controller returns the index of the domain at path, or -1.
+func (s *Spec) controller(path string) int {
+	return slices.IndexFunc(s.Domains, func(d Domain) bool { return d.Path == path })
+}
+
+// applies reports whether the domain at path applies to a point with the given mode and policy
+// ("" when that field is not a domain, in which case every domain applies).
+func (s *Spec) applies(path, mode, policy string) bool {
+	if mode != "" {
+		switch {
+		case strings.HasPrefix(path, "engine.workers.aggregated."):
+			return mode == sim.ModeAggregated
+		case strings.HasPrefix(path, "engine.workers.prefill."), strings.HasPrefix(path, "engine.workers.decode."):
+			return mode == sim.ModeDisaggregated
+		}
+	}
+	if policy != "" && policy != sim.PolicyKVRouter {
+		for _, k := range kvRouterKnobs {
+			if path == "router."+k || strings.HasPrefix(path, "router."+k+".") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Expand enumerates the grid in order, substitutes each point's values, drops the worker roles
+// a point's mode does not use (when engine.mode is a domain; aggregated points also drop
+// engine.kv_transfer) and the kv_router knobs of non-kv_router points (when router.policy is a
+// domain), decodes each point with sim.Decode and filters out the invalid, the unsupported, the
+// points outside the GPU budget and duplicates, counting each reason. The random optimizer then
+// keeps MaxTrials valid points, drawn with Seed. Spec-level errors (no valid point, strict_sla
+// or a goodput target without evaluation.sla) are sim.ConfigErrors.
+func (s *Spec) Expand() (*Expansion, error) {
+	x := &Expansion{Spec: s, GridPoints: s.Size(), Filtered: map[string]int{}, Examples: map[string]string{}}
+	seen := map[string]bool{}
+	var valid []Point
+	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
+	pick := make([]*yaml.Node, len(s.Domains))
+	index := 0
+	var rec func(k int)
+	rec = func(k int) {
+		if k == len(s.Domains) {
+			p, reason, msg := s.point(pick, mi, pi)
+			p.Index = index
+			index++
+			if reason == "" && seen[p.ID] {
+				reason, msg = FilteredDuplicate, "same concrete config as an earlier point ("+p.ID+")"
+			}
+			if reason != "" {
+				x.Filtered[reason]++
+				if x.Examples[reason] == "" {
+					x.Examples[reason] = "point " + p.Label() + ": " + msg
+				}
+				return
+			}
+			seen[p.ID] = true
+			valid = append(valid, p)
+			return
+		}
+		mode, policy := "", ""
+		if mi >= 0 && k > mi {
+			mode = pick[mi].Value
+		}
+		if pi >= 0 && k > pi {
+			policy = pick[pi].Value
+		}
+		if !s.applies(s.Domains[k].Path, mode, policy) {
+			pick[k] = nil
+			rec(k + 1)
+			return
+		}
+		for _, v := range s.Domains[k].Values {
+			pick[k] = v
+			rec(k + 1)
+		}
+	}
+	rec(0)
+	x.Valid = len(valid)
+	if len(valid) == 0 {
+		return nil, s.noValidPoint(x)
+	}
+	if err := s.checkSLA(valid[0].Config); err != nil {
+		return nil, err
+	}
+	x.Points = valid
+	if s.Optimizer.Algorithm == AlgorithmRandom && s.Optimizer.MaxTrials < len(valid) {
+		rng := rand.New(rand.NewPCG(s.Optimizer.Seed, 0x5e5e5e5e))
+		perm := rng.Perm(len(valid))[:s.Optimizer.MaxTrials]
+		slices.Sort(perm)
+		x.Points = make([]Point, len(perm))
+		for i, j := range perm {
+			x.Points[i] = valid[j]
+		}
+	}
+	return x, nil
+}
+
+// point builds the point of one combination of values (pick[i] is nil for a domain that does
+// not apply). reason is "" for a valid point, else a Filtered* reason with its message.
+func (s *Spec) point(pick []*yaml.Node, mi, pi int) (p Point, reason, msg string) {
+	subst := make(map[*yaml.Node]*yaml.Node, len(pick))
+	for i, v := range pick {
+		if v != nil {
+			subst[s.Domains[i].node] = v
+			p.Values = append(p.Values, Value{Path: s.Domains[i].Path, Value: v.Value})
+		}
+	}
+	root := substitute(s.root, subst)
+	if mi >= 0 {
+		prune(root, pick[mi].Value, "")
+	}
+	if pi >= 0 {
+		prune(root, "", pick[pi].Value)
+	}
+	data, err := marshal(root)
+	if err != nil {
+		return p, FilteredInvalid, "cannot serialize: " + err.Error()
+	}
+	p.YAML = data
+	cfg, err := sim.Decode(data, s.File, nil)
+	if err != nil {
+		reason := FilteredInvalid
+		if errors.Is(err, errors.ErrUnsupported) {
+			reason = FilteredUnsupported
+		}
+		msg := err.Error()
+		if first, rest, more := strings.Cut(msg, "\n"); more {
+			msg = fmt.Sprintf("%s (and %d more)", first, strings.Count(rest, "\n")+1)
+		}
+		return p, reason, msg
+	}
+	p.Config = cfg
+	p.ID = PointID(cfg)
+	p.GPUs = GPUs(cfg)
+	o := s.Optimization
+	if p.GPUs > o.MaxCandidateGPUs || p.GPUs < o.MinCandidateGPUs {
+		return p, FilteredGPUBudget, fmt.Sprintf("%d GPUs, outside the budget [%d, %d] of optimization.constraints",
+			p.GPUs, max(o.MinCandidateGPUs, 1), o.MaxCandidateGPUs)
+	}
+	return p, "", ""
+}
+
+// marshal renders a YAML tree with 2-space indentation.
+func marshal(n *yaml.Node) ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(n); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// substitute copies n, replacing each node found in subst by a copy of its value.
+func substitute(n *yaml.Node, subst map[*yaml.Node]*yaml.Node) *yaml.Node {
+	if v, ok := subst[n]; ok {
+		c := *v
+		return &c
+	}
+	c := *n
+	if len(n.Content) > 0 {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, ch := range n.Content {
+			c.Content[i] = substitute(ch, subst)
+		}
+	}
+	return &c
+}
+
+// prune drops, for a point with the given mode, the worker roles and sections the mode does not
+// use; for a point with the given policy other than kv_router, the kv_router knobs.
+func prune(root *yaml.Node, mode, policy string) {
+	if mode != "" {
+		engine := child(root, "engine")
+		switch mode {
+		case sim.ModeAggregated:
+			removeKeys(child(engine, "workers"), "prefill", "decode")
+			removeKeys(engine, "kv_transfer")
+		case sim.ModeDisaggregated:
+			removeKeys(child(engine, "workers"), "aggregated")
+		}
+	}
+	if policy != "" && policy != sim.PolicyKVRouter {
+		removeKeys(child(root, "router"), kvRouterKnobs...)
+	}
+}
+
+// child returns the value of key in mapping m, or nil.
+func child(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// removeKeys deletes keys from mapping m.
+func removeKeys(m *yaml.Node, keys ...string) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(m.Content); {
+		if slices.Contains(keys, m.Content[i].Value) {
+			m.Content = slices.Delete(m.Content, i, i+2)
+			continue
+		}
+		i += 2
+	}
+}
+
+// PointID is the stable ID of a concrete config: the first 12 hex digits of the SHA-256 of a
+// versioned canonical JSON encoding of the decoded config (the file name and which optional
+// sections were spelled out are left out). Equal configs have equal IDs in any spec; a
+// servesweep release that changes what a config means changes the version prefix.
+func PointID(cfg *sim.Config) string {
+	c := *cfg
+	c.File, c.HasRouter, c.HasPlanner = "", false, false
+	data, err := json.Marshal(&c)
+	if err != nil {
+		// A Config holds only plain values; Marshal cannot fail on a decoded one.
+		data = []byte(fmt.Sprintf("%#v", c))
+	}
+	sum := sha256.Sum256(append([]byte("servesweep point v1\n"), data...))
+	return hex.EncodeToString(sum[:])[:12]
+}
+
+// GPUs returns a config's GPU count: the aggregated role's GPUs, or prefill plus decode GPUs
+// (dynosim-spec.md §3.2.2).
+func GPUs(cfg *sim.Config) int {
+	w := &cfg.Engine.Workers
+	if cfg.Engine.Mode == sim.ModeDisaggregated {
+		n := 0
+		if w.Prefill != nil {
+			n += w.Prefill.Parallelism.GPUs()
+		}
+		if w.Decode != nil {
+			n += w.Decode.Parallelism.GPUs()
+		}
+		return n
+	}
+	if w.Aggregated != nil {
+		return w.Aggregated.Parallelism.GPUs()
+	}
+	return 0
+}
+
+// noValidPoint explains a grid in which every point was filtered out.
+func (s *Spec) noValidPoint(x *Expansion) error {
+	reasons := make([]string, 0, len(x.Filtered))
+	for _, r := range []string{FilteredInvalid, FilteredUnsupported, FilteredGPUBudget, FilteredDuplicate} {
+		if n := x.Filtered[r]; n > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d %s, e.g. %s", n, r, x.Examples[r]))
+		}
+	}
+	return sim.ConfigErrors{{File: s.File, Msg: fmt.Sprintf("no valid point: all %d grid points were filtered out:\n  %s",
+		x.GridPoints, strings.Join(reasons, "\n  "))}}
+}
+
+// checkSLA reports optimization settings that need evaluation.sla when the config has none.
+func (s *Spec) checkSLA(cfg *sim.Config) error {
+	sla := cfg.Evaluation.SLA
+	if sla != nil && (sla.TTFTMs != nil || sla.ITLMs != nil || sla.E2EMs != nil) {
+		return nil
+	}
+	var errs sim.ConfigErrors
+	o := s.Optimization
+	if o.StrictSLA {
+		errs = append(errs, &sim.ConfigError{File: s.File, Path: "optimization.strict_sla",
+			Msg: "needs evaluation.sla with at least one bound (ttft_ms, itl_ms or e2e_ms)"})
+	}
+	if results.NeedsSLA(o.Target) {
+		errs = append(errs, &sim.ConfigError{File: s.File, Path: "optimization.target",
+			Msg: o.Target + " needs evaluation.sla with at least one bound (ttft_ms, itl_ms or e2e_ms)"})
+	}
+	for i, obj := range o.Objectives {
+		if strings.HasPrefix(obj.Metric, "goodput_") {
+			errs = append(errs, &sim.ConfigError{File: s.File, Path: fmt.Sprintf("optimization.objectives[%d].metric", i),
+				Msg: obj.Metric + " needs evaluation.sla with at least one bound (ttft_ms, itl_ms or e2e_ms)"})
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}

@@ -1,0 +1,430 @@
+package grid
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
+)
+
+// base is a small sweep spec; tests add domains with --set.
+const base = `traffic:
+  source: {type: synthetic, input_tokens: 128, output_tokens: 8}
+  load: {type: concurrency, concurrency: 4}
+  stop: {requests: 10}
+engine:
+  mode: aggregated
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  context_length: 4096
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 256}}
+      timing: {type: polynomial}
+router: {policy: round_robin}
+`
+
+// both declares all three roles, for specs whose mode is a domain.
+var both = strings.Replace(base, "router:", `    prefill:
+      parallelism: {replicas: 1, tensor: 1}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 256}}
+      timing: {type: polynomial}
+    decode:
+      parallelism: {replicas: 1, tensor: 1}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 256}}
+      timing: {type: polynomial}
+router:`, 1)
+
+func expand(t *testing.T, spec string, sets ...string) *Expansion {
+	t.Helper()
+	s, err := Parse([]byte(spec), "spec.yaml", sets, nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	x, err := s.Expand()
+	if err != nil {
+		t.Fatalf("Expand: %v", err)
+	}
+	return x
+}
+
+func TestExpandCountsAndOrder(t *testing.T) {
+	x := expand(t, base,
+		"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 4]}",
+		"engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}",
+		"traffic.load.concurrency={range: {min: 4, max: 12, step: 4}}")
+	if x.GridPoints != 18 || x.Valid != 18 || len(x.Points) != 18 || len(x.Filtered) != 0 {
+		t.Fatalf("grid %d valid %d selected %d filtered %v; want 18 points, none filtered", x.GridPoints, x.Valid, len(x.Points), x.Filtered)
+	}
+	// Document order (traffic comes before engine in the spec), first domain slowest.
+	if got := x.Points[1].Label(); got != "concurrency=4 aggregated.replicas=1 aggregated.tensor=2" {
+		t.Errorf("point 1 = %q", got)
+	}
+	if got := x.Points[17].Label(); got != "concurrency=12 aggregated.replicas=4 aggregated.tensor=2" {
+		t.Errorf("point 17 = %q", got)
+	}
+	ids := map[string]bool{}
+	for i, p := range x.Points {
+		if p.Index != i {
+			t.Errorf("point %d has index %d", i, p.Index)
+		}
+		if len(p.ID) != 12 || strings.Trim(p.ID, "0123456789abcdef") != "" {
+			t.Errorf("point %d: ID %q is not 12 hex digits", i, p.ID)
+		}
+		ids[p.ID] = true
+		want := p.Config.Engine.Workers.Aggregated.Parallelism.Replicas * p.Config.Engine.Workers.Aggregated.Parallelism.Tensor
+		if p.GPUs != want {
+			t.Errorf("point %d: %d GPUs, want %d", i, p.GPUs, want)
+		}
+		if _, err := sim.Decode(p.YAML, "point.yaml", nil); err != nil {
+			t.Errorf("point %d: YAML does not decode: %v", i, err)
+		}
+	}
+	if len(ids) != 18 {
+		t.Errorf("%d distinct IDs for 18 points", len(ids))
+	}
+	// Expanding again gives the same points in the same order.
+	y := expand(t, base,
+		"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 4]}",
+		"engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}",
+		"traffic.load.concurrency={range: {min: 4, max: 12, step: 4}}")
+	for i := range x.Points {
+		if x.Points[i].ID != y.Points[i].ID || string(x.Points[i].YAML) != string(y.Points[i].YAML) {
+			t.Fatalf("point %d differs between two expansions", i)
+		}
+	}
+}
+
+// TestPointIDStableAcrossSpecs: the same concrete point has the same ID whatever spec it comes
+// from; any change of the config changes it.
+func TestPointIDStableAcrossSpecs(t *testing.T) {
+	a := expand(t, base, "engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}")
+	b := expand(t, base, "engine.workers.aggregated.parallelism.replicas={choices: [2, 3]}",
+		"engine.workers.aggregated.parallelism.tensor={choices: [1]}")
+	if a.Points[1].ID != b.Points[0].ID {
+		t.Errorf("replicas=2 has ID %s in one spec and %s in another", a.Points[1].ID, b.Points[0].ID)
+	}
+	concrete, err := sim.Decode(a.Points[1].YAML, "other-name.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if PointID(concrete) != a.Points[1].ID {
+		t.Error("the ID depends on the file name")
+	}
+	reordered, _ := sim.Decode([]byte(strings.Replace(string(a.Points[1].YAML), "router:\n  policy: round_robin\n", "", 1)), "x.yaml", nil)
+	if reordered == nil || PointID(reordered) != a.Points[1].ID {
+		t.Error("omitting a section that equals its default changed the ID")
+	}
+	changed, _ := sim.Decode(a.Points[1].YAML, "x.yaml", []string{"traffic.stop.requests=11"})
+	if PointID(changed) == a.Points[1].ID {
+		t.Error("a different stop count kept the same ID")
+	}
+}
+
+func TestExpandModeDomainKeepsOnlyUsedRoles(t *testing.T) {
+	x := expand(t, both,
+		"engine.mode={choices: [aggregated, disaggregated]}",
+		"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 4]}",
+		"engine.workers.prefill.parallelism.replicas={choices: [1, 2]}",
+		"engine.workers.decode.parallelism.replicas={choices: [1, 2]}",
+		"engine.kv_transfer={bandwidth_gb_per_second: 100}")
+	// aggregated: 3 points; disaggregated: 2 × 2 — the roles of the other mode do not multiply.
+	if x.GridPoints != 7 || x.Valid != 7 {
+		t.Fatalf("grid %d valid %d filtered %v %v; want 7", x.GridPoints, x.Valid, x.Filtered, x.Examples)
+	}
+	for _, p := range x.Points {
+		w := p.Config.Engine.Workers
+		switch p.Config.Engine.Mode {
+		case sim.ModeAggregated:
+			if w.Prefill != nil || w.Decode != nil || p.Config.Engine.KVTransfer != nil {
+				t.Errorf("aggregated point %s kept prefill/decode roles or kv_transfer", p.Label())
+			}
+		case sim.ModeDisaggregated:
+			if w.Aggregated != nil || p.GPUs != w.Prefill.Parallelism.GPUs()+w.Decode.Parallelism.GPUs() {
+				t.Errorf("disaggregated point %s kept the aggregated role or miscounts GPUs (%d)", p.Label(), p.GPUs)
+			}
+		}
+		for _, v := range p.Values {
+			if p.Config.Engine.Mode == sim.ModeAggregated && strings.Contains(v.Path, "prefill") {
+				t.Errorf("aggregated point lists the prefill domain: %s", p.Label())
+			}
+		}
+	}
+	if got := x.Points[3].Label(); got != "mode=disaggregated prefill.replicas=1 decode.replicas=1" {
+		t.Errorf("first disaggregated point = %q", got)
+	}
+}
+
+func TestExpandPolicyDomainDropsKVRouterKnobs(t *testing.T) {
+	x := expand(t, base,
+		"engine.workers.aggregated.parallelism.replicas=2",
+		"router={policy: {choices: [round_robin, kv_router]}, overlap_score_credit: {choices: [0.0, 0.5, 1.0]}, temperature: 0.0}")
+	// round_robin: 1 point (knobs dropped); kv_router: 3.
+	if x.GridPoints != 4 || x.Valid != 4 {
+		t.Fatalf("grid %d valid %d %v %v; want 4", x.GridPoints, x.Valid, x.Filtered, x.Examples)
+	}
+	rr := x.Points[0].Config.Router
+	if rr.Policy != sim.PolicyRoundRobin || rr.OverlapScoreCredit != nil || rr.Temperature != nil {
+		t.Errorf("round_robin point kept kv_router knobs: %+v", rr)
+	}
+	if kv := x.Points[2].Config.Router; kv.OverlapScoreCredit == nil || *kv.OverlapScoreCredit != 0.5 {
+		t.Errorf("kv_router point 2 overlap_score_credit = %v, want 0.5", kv.OverlapScoreCredit)
+	}
+}
+
+func TestExpandFiltersWithCountedReasons(t *testing.T) {
+	x := expand(t, base+"optimization: {constraints: {min_candidate_gpus: 2, max_candidate_gpus: 4}}\n",
+		"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 4, 8]}",
+		"engine.workers.aggregated.kv_cache.block_size={choices: [1, 16]}", // vllm needs >= 2
+		"engine.backend=vllm")
+	// replicas 1 and 8 are outside [2, 4]; block_size 1 is invalid for vllm.
+	if x.GridPoints != 8 || x.Valid != 2 {
+		t.Fatalf("grid %d valid %d; want 8 and 2", x.GridPoints, x.Valid)
+	}
+	if x.Filtered[FilteredInvalid] != 4 || x.Filtered[FilteredGPUBudget] != 2 {
+		t.Errorf("filtered = %v, want 4 invalid_config and 2 gpu_budget", x.Filtered)
+	}
+	if ex := x.Examples[FilteredInvalid]; !strings.Contains(ex, "kv_cache.block_size") || !strings.Contains(ex, "block_size=1") {
+		t.Errorf("invalid example %q should name the point and the field", ex)
+	}
+	// kv_router knobs multiply only the kv_router points: 1 + 2, times 2 rates.
+	x = expand(t, base, "engine.workers.aggregated.parallelism.replicas=2",
+		"router={policy: {choices: [round_robin, kv_router]}, temperature: {choices: [0.0, 0.5]}}",
+		"traffic.load={type: poisson, requests_per_second: {choices: [1, 1.5]}}")
+	if x.GridPoints != 6 || x.Valid != 6 {
+		t.Errorf("grid %d valid %d filtered %v", x.GridPoints, x.Valid, x.Filtered)
+	}
+	// A domain on an unsupported value filters the points that use it.
+	x = expand(t, base, "engine.workers.aggregated.parallelism.replicas=2",
+		"router={policy: kv_router, prefill_load_model: {type: {choices: [none, aic]}}}")
+	if x.Valid != 1 || x.Filtered[FilteredUnsupported] != 1 {
+		t.Errorf("aic point: valid %d filtered %v", x.Valid, x.Filtered)
+	}
+}
+
+func TestExpandNoValidPointIsASpecError(t *testing.T) {
+	s, err := Parse([]byte(base), "spec.yaml", []string{"engine.workers.aggregated.parallelism.replicas={choices: [64, 128]}"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Expand()
+	var ce sim.ConfigErrors
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "no valid point") || !strings.Contains(err.Error(), "gpu_budget") {
+		t.Errorf("err = %v; want a ConfigErrors naming gpu_budget", err)
+	}
+}
+
+func TestRanges(t *testing.T) {
+	for _, tc := range []struct {
+		domain string
+		want   []string
+	}{
+		{"{range: {min: 1, max: 9, step: 4}}", []string{"1", "5", "9"}},       // max included when the step lands on it
+		{"{range: {min: 1, max: 10, step: 4}}", []string{"1", "5", "9"}},      // and not otherwise
+		{"{range: {min: 1, max: 16, scale: log}}", []string{"1", "2", "4", "8", "16"}},
+		{"{range: {min: 3, max: 20, scale: log}}", []string{"3", "6", "12"}},
+		{"{range: {min: 5, max: 5, step: 1}}", []string{"5"}},
+	} {
+		s, err := Parse([]byte(base), "spec.yaml", []string{"traffic.load.concurrency=" + tc.domain}, nil)
+		if err != nil {
+			t.Errorf("%s: %v", tc.domain, err)
+			continue
+		}
+		if got := s.Domains[0].ValueStrings(); !slices.Equal(got, tc.want) {
+			t.Errorf("%s = %v, want %v", tc.domain, got, tc.want)
+		}
+	}
+	s, err := Parse([]byte(base), "spec.yaml", []string{
+		"traffic.load={type: poisson, requests_per_second: {range: {min: 0.1, max: 0.5, step: 0.1}}}"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Domains[0].ValueStrings(); !slices.Equal(got, []string{"0.1", "0.2", "0.3", "0.4", "0.5"}) {
+		t.Errorf("float range = %v, want 0.1..0.5 without rounding noise", got)
+	}
+	s, err = Parse([]byte(base), "spec.yaml", []string{
+		"traffic.load={type: poisson, requests_per_second: {range: {min: 0.5, max: 4, scale: log}}}"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Domains[0].ValueStrings(); !slices.Equal(got, []string{"0.5", "1", "2", "4"}) {
+		t.Errorf("float log range = %v", got)
+	}
+}
+
+// TestDomainValidationErrors checks the message path of every domain rule.
+func TestDomainValidationErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, set, path, msg string
+	}{
+		{"domain on a fixed field", "engine.model={choices: [a, b]}", "engine.model", "not allowed on this field"},
+		{"domain on traffic.stop", "traffic.stop.requests={choices: [1, 2]}", "traffic.stop.requests", "not allowed"},
+		{"domain on the source", "traffic.source.input_tokens={range: {min: 1, max: 4, step: 1}}", "traffic.source.input_tokens", "not allowed"},
+		{"bare list", "engine.workers.aggregated.parallelism.tensor=[1, 2]", "engine.workers.aggregated.parallelism.tensor", "a bare list is never a domain"},
+		{"empty choices", "engine.workers.aggregated.parallelism.tensor={choices: []}", "engine.workers.aggregated.parallelism.tensor.choices", "must not be empty"},
+		{"choices not a list", "engine.workers.aggregated.parallelism.tensor={choices: 4}", "engine.workers.aggregated.parallelism.tensor.choices", "must be a list"},
+		{"duplicate choice", "engine.workers.aggregated.parallelism.tensor={choices: [1, 2, 1]}", "engine.workers.aggregated.parallelism.tensor.choices[2]", "duplicate choice 1"},
+		{"duplicate float choice", "router.temperature={choices: [0.5, 0.50]}", "router.temperature.choices[1]", "duplicate"},
+		{"wrong kind", "engine.workers.aggregated.parallelism.tensor={choices: [1, \"2\"]}", "engine.workers.aggregated.parallelism.tensor.choices[1]", "must be an int > 0"},
+		{"non-positive int", "engine.workers.prefill.scheduler.max_sequences={choices: [0, 4]}", "engine.workers.prefill.scheduler.max_sequences.choices[0]", "must be an int > 0, got 0"},
+		{"bad enum", "engine.mode={choices: [aggregated, afd]}", "engine.mode.choices[1]", "one of aggregated, disaggregated"},
+		{"negative knob", "router.overlap_score_credit={choices: [-1]}", "router.overlap_score_credit.choices[0]", ">= 0"},
+		{"list in choices", "engine.mode={choices: [[aggregated]]}", "engine.mode.choices[0]", "got a list"},
+		{"two keys", "engine.mode={choices: [aggregated], range: {min: 1, max: 2}}", "engine.mode", "exactly one key"},
+		{"range on enum", "router.policy={range: {min: 1, max: 2, step: 1}}", "router.policy.range", "use {choices"},
+		{"min > max", "traffic.load.concurrency={range: {min: 8, max: 4, step: 1}}", "traffic.load.concurrency.range", "min (8) must be <= max (4)"},
+		{"int range without step", "traffic.load.concurrency={range: {min: 1, max: 4}}", "traffic.load.concurrency.range.step", "an int range needs step"},
+		{"int range float bound", "traffic.load.concurrency={range: {min: 1.5, max: 4, step: 1}}", "traffic.load.concurrency.range.min", "must be an int"},
+		{"zero step", "traffic.load.concurrency={range: {min: 1, max: 4, step: 0}}", "traffic.load.concurrency.range.step", "must be > 0"},
+		{"step with log", "traffic.load.concurrency={range: {min: 1, max: 4, step: 1, scale: log}}", "traffic.load.concurrency.range.step", "only valid with scale: linear"},
+		{"log min 0", "traffic.load={type: poisson, requests_per_second: {range: {min: 0, max: 4, scale: log}}}", "traffic.load.requests_per_second.range.min", "min > 0"},
+		{"load range min 0", "traffic.load={type: poisson, requests_per_second: {range: {min: 0, max: 4, step: 1}}}", "traffic.load.requests_per_second.range.min", "must be a number > 0"},
+		{"bad scale", "traffic.load.concurrency={range: {min: 1, max: 4, step: 1, scale: exp}}", "traffic.load.concurrency.range.scale", "linear or log"},
+		{"unknown range key", "traffic.load.concurrency={range: {min: 1, max: 4, step: 1, count: 3}}", "traffic.load.concurrency.range.count", "unknown field"},
+		{"missing max", "traffic.load.concurrency={range: {min: 1, step: 1}}", "traffic.load.concurrency.range.max", "required"},
+		{"NaN bound", "traffic.load={type: poisson, requests_per_second: {range: {min: .nan, max: 4, step: 1}}}", "traffic.load.requests_per_second.range.min", "finite"},
+		{"float range without step", "traffic.load={type: poisson, requests_per_second: {range: {min: 1, max: 4}}}", "traffic.load.requests_per_second.range.step", "needs step"},
+		{"huge range", "traffic.load.concurrency={range: {min: 1, max: 1000000000, step: 1}}", "traffic.load.concurrency.range", "more than the grid limit"},
+		{"preset", "engine.workers.aggregated.parallelism={preset: default}", "engine.workers.aggregated.parallelism.preset", "presets are not supported"},
+		{"hardware auto", "engine.hardware=auto", "engine.hardware", "auto is not supported"},
+		{"domain in a list", "traffic.source={type: trace, paths: [{choices: [a, b]}]}", "traffic.source.paths[0]", "not allowed"},
+		{"objective metric", "optimization.objectives=[{metric: p99_ttft, direction: minimize}]", "optimization.objectives[0].metric", "unknown metric"},
+		{"objective direction", "optimization.objectives=[{metric: p99_ttft_ms, direction: lower}]", "optimization.objectives[0].direction", "maximize or minimize"},
+		{"target", "optimization.target=cheapest", "optimization.target", "must be one of"},
+		{"constraint order", "optimization.constraints={min_candidate_gpus: 8, max_candidate_gpus: 4}", "optimization.constraints.min_candidate_gpus", "must be <= max_candidate_gpus"},
+		{"unknown optimization key", "optimization.pareto_objectives=[]", "optimization.pareto_objectives", "unknown field"},
+		{"bayesian", "optimizer.algorithm=bayesian", "optimizer.algorithm", "not supported"},
+		{"max_trials with grid", "optimizer.max_trials=10", "optimizer.max_trials", "only valid with algorithm: random"},
+		{"parallelism", "optimizer.parallelism=0", "optimizer.parallelism", "must be an int >= 1"},
+		{"timeout", "optimizer.candidate_timeout_seconds=-1", "optimizer.candidate_timeout_seconds", "must be a number > 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(both), "spec.yaml", []string{tc.set}, nil)
+			var ces sim.ConfigErrors
+			if !errors.As(err, &ces) {
+				t.Fatalf("err = %v, want sim.ConfigErrors", err)
+			}
+			for _, e := range ces {
+				if e.Path == tc.path && strings.Contains(e.Msg, tc.msg) {
+					if e.File != "spec.yaml" {
+						t.Errorf("error does not name the file: %v", e)
+					}
+					return
+				}
+			}
+			t.Errorf("no error at %s containing %q; got:\n%v", tc.path, tc.msg, err)
+		})
+	}
+}
+
+func TestOversizedGridNamesItsSize(t *testing.T) {
+	var sets []string
+	for _, k := range []string{"replicas", "tensor", "pipeline", "attention_data"} {
+		sets = append(sets, "engine.workers.aggregated.parallelism."+k+"={range: {min: 1, max: 20, step: 1}}")
+	}
+	_, err := Parse([]byte(base), "spec.yaml", sets, nil)
+	if err == nil || !strings.Contains(err.Error(), "160,000 points") || !strings.Contains(err.Error(), "limit of 100,000") {
+		t.Errorf("err = %v; want the grid size 160,000 and the limit", err)
+	}
+}
+
+func TestSpecSectionsAndDefaults(t *testing.T) {
+	s, err := Parse([]byte(base), "spec.yaml", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, z := s.Optimization, s.Optimizer
+	if o.Target != results.TargetPareto || !slices.Equal(o.Objectives, results.DefaultObjectives()) || o.MaxCandidateGPUs != 32 {
+		t.Errorf("optimization defaults = %+v", o)
+	}
+	if z.Algorithm != AlgorithmGrid || z.Parallelism < 1 || z.CandidateTimeout != 600*time.Second || z.Seed != 42 {
+		t.Errorf("optimizer defaults = %+v", z)
+	}
+	s, err = Parse([]byte(base+`optimization:
+  target: throughput_per_gpu
+  objectives: [{metric: output_throughput_tok_s, direction: maximize}, {metric: mean_ttft_ms, direction: minimize}]
+  constraints: {min_candidate_gpus: 1, max_candidate_gpus: 8}
+optimizer: {algorithm: random, max_trials: 3, seed: 7, parallelism: 2, candidate_timeout_seconds: 1.5}
+`), "spec.yaml", []string{"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 3, 4, 5, 6, 7, 8]}"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Optimizer.CandidateTimeout != 1500*time.Millisecond || s.Optimizer.Parallelism != 2 || s.Optimization.MaxCandidateGPUs != 8 {
+		t.Errorf("parsed sections = %+v %+v", s.Optimization, s.Optimizer)
+	}
+	x, err := s.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Valid != 8 || len(x.Points) != 3 {
+		t.Fatalf("random search: valid %d selected %d; want 8 and 3", x.Valid, len(x.Points))
+	}
+	y, _ := s.Expand()
+	for i := range x.Points {
+		if x.Points[i].ID != y.Points[i].ID || (i > 0 && x.Points[i].Index <= x.Points[i-1].Index) {
+			t.Fatalf("random selection is not deterministic or not in point order: %v", x.Points)
+		}
+	}
+	// strict_sla needs an SLA.
+	s, err = Parse([]byte(base+"optimization: {strict_sla: true}\n"), "spec.yaml", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Expand(); err == nil || !strings.Contains(err.Error(), "optimization.strict_sla") {
+		t.Errorf("strict_sla without an SLA: %v", err)
+	}
+}
+
+func TestEnvironmentReferences(t *testing.T) {
+	spec := strings.Replace(base, "type: synthetic, input_tokens: 128, output_tokens: 8",
+		`type: trace, paths: ["${TRACE}"], block_size: 16`, 1)
+	spec = strings.Replace(spec, "stop: {requests: 10}", "stop: {max_virtual_time_seconds: 10}", 1)
+	env := func(name string) (string, bool) {
+		if name == "TRACE" {
+			return "/data/trace.jsonl", true
+		}
+		return "", false
+	}
+	s, err := Parse([]byte(spec), "spec.yaml", nil, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.Points[0].Config.Traffic.Source.Paths; !slices.Equal(got, []string{"/data/trace.jsonl"}) {
+		t.Errorf("paths = %v", got)
+	}
+	_, err = Parse([]byte(spec), "spec.yaml", nil, func(string) (string, bool) { return "", false })
+	if err == nil || !strings.Contains(err.Error(), "traffic.source.paths[0]: environment variable TRACE is not set") {
+		t.Errorf("unset variable: %v", err)
+	}
+	// --set replaces the reference before it is resolved.
+	if _, err := Parse([]byte(spec), "spec.yaml", []string{"traffic.source.paths=[/x.jsonl]"}, nil); err != nil {
+		t.Errorf("--set over an unset reference: %v", err)
+	}
+}
+
+func TestParseRejectsBadDocuments(t *testing.T) {
+	for _, doc := range []string{"[1, 2]", "a: [", "a: 1\n---\nb: 2\n"} {
+		if _, err := Parse([]byte(doc), "spec.yaml", nil, nil); err == nil {
+			t.Errorf("%q accepted", doc)
+		}
+	}
+	if _, err := Load("/nonexistent/spec.yaml", nil, nil); err == nil || !strings.Contains(err.Error(), "cannot read sweep spec") {
+		t.Errorf("missing file: %v", err)
+	}
+	// An alias bomb is refused, not expanded.
+	bomb := "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n" +
+		"d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n" +
+		"g: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
+	if _, err := Parse([]byte(bomb), "spec.yaml", nil, nil); err == nil {
+		t.Error("alias bomb accepted")
+	}
+}

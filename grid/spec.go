@@ -1,0 +1,394 @@
+package grid
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
+	"gopkg.in/yaml.v3"
+)
+
+// MaxGridPoints is the largest grid (Cartesian product before filtering) Expand accepts; a larger
+// one is an error naming its size rather than a run that never ends.
+const MaxGridPoints = 100_000
+
+// Defaults of the optimization and optimizer sections (dynosim-spec.md §3.7, with servesweep's
+// grid algorithm as the default).
+const (
+	DefaultMaxCandidateGPUs = 32
+	DefaultMaxTrials        = 320
+	DefaultSeed             = 42
+	DefaultCandidateTimeout = 600 * time.Second
+	AlgorithmGrid           = "grid"
+	AlgorithmRandom         = "random"
+)
+
+// maxTreeNodes bounds the YAML tree after expanding aliases (a guard against alias bombs).
+const maxTreeNodes = 1 << 20
+
+// Spec is a parsed sweep spec: a prediction YAML whose fields may hold search domains, plus the
+// optimization and optimizer sections. Build it with Load or Parse; Expand turns it into points.
+type Spec struct {
+	// File names the spec in error messages.
+	File string
+	// Domains are the searched fields in enumeration order: engine.mode first, then
+	// router.policy, then the others in document order.
+	Domains      []Domain
+	Optimization Optimization
+	Optimizer    Optimizer
+
+	// root is the prediction part of the spec (without optimization and optimizer), aliases
+	// expanded and comments removed; the domain nodes are Domain.node.
+	root *yaml.Node
+}
+
+// Domain is one searched field and the values it takes.
+type Domain struct {
+	// Path is the dotted field path, e.g. engine.workers.aggregated.parallelism.tensor.
+	Path string
+	// Line is the domain's line in the spec (0 when it came from --set).
+	Line int
+	// Values are the field's values in order, as YAML scalar nodes.
+	Values []*yaml.Node
+
+	node *yaml.Node
+}
+
+// ValueStrings returns the domain's values as YAML text.
+func (d Domain) ValueStrings() []string {
+	out := make([]string, len(d.Values))
+	for i, v := range d.Values {
+		out[i] = v.Value
+	}
+	return out
+}
+
+// Optimization is the optimization section: what a good point is.
+type Optimization struct {
+	// Target is results.TargetPareto (default) or a scalar target of dynosim-spec.md §5.5.
+	Target string
+	// Objectives are the Pareto axes (default results.DefaultObjectives()).
+	Objectives []results.Objective
+	// MinCandidateGPUs (0: none) and MaxCandidateGPUs (default 32) bound a point's GPU count;
+	// points outside are filtered before simulation.
+	MinCandidateGPUs, MaxCandidateGPUs int
+	// StrictSLA drops points whose mean TTFT/TPOT/E2E break evaluation.sla from the front.
+	StrictSLA bool
+	// MinGoodputRPS is min_goodput_rps (target min_gpus only; 0: none).
+	MinGoodputRPS float64
+}
+
+// Settings returns the analysis settings of the optimization section.
+func (o Optimization) Settings() results.Settings {
+	return results.Settings{Target: o.Target, Objectives: slices.Clone(o.Objectives), MinGPUs: o.MinCandidateGPUs,
+		MaxGPUs: o.MaxCandidateGPUs, StrictSLA: o.StrictSLA, MinGoodputRPS: o.MinGoodputRPS}
+}
+
+// Optimizer is the optimizer section: which points to simulate and how.
+type Optimizer struct {
+	// Algorithm is AlgorithmGrid (default: every valid point) or AlgorithmRandom (MaxTrials
+	// valid points drawn without replacement with Seed).
+	Algorithm string
+	// MaxTrials is the number of points random search simulates (default 320).
+	MaxTrials int
+	// Seed seeds random search (default 42).
+	Seed uint64
+	// Parallelism is the number of points simulated at once (default runtime.NumCPU()).
+	Parallelism int
+	// CandidateTimeout is the host-time limit per point (default 600 s); a point past it is
+	// recorded as timed_out.
+	CandidateTimeout time.Duration
+}
+
+// Load reads the sweep spec at path and parses it; see Parse. A missing or unreadable file is a
+// sim.ConfigErrors (exit code 2).
+func Load(path string, sets []string, getenv func(string) (string, bool)) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		cause := err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			cause = pe.Err
+		}
+		return nil, sim.ConfigErrors{{File: path, Msg: "cannot read sweep spec: " + cause.Error(), Err: err}}
+	}
+	return Parse(data, path, sets, getenv)
+}
+
+// Parse parses a sweep spec. file names it in error messages; sets are --set PATH=YAML overrides
+// applied in order before anything else (so they may also set domains); getenv (nil: no
+// environment) resolves ${NAME} references in string values, which lets a spec take a trace
+// path from the environment.
+//
+// A field holds a domain when its value is a mapping with the key choices or range
+// (dynosim-spec.md §3.8); a bare list is never a domain. Domains are allowed only on
+// engine.mode, every parallelism key of every worker role, scheduler.max_batched_tokens and
+// max_sequences, kv_cache.block_size, router.policy, router.prefill_load_model.type and the
+// kv_router knobs, and the load intensity (traffic.load.concurrency, requests_per_second,
+// sessions_per_second, speedup).
+//
+//   - {choices: [v1, v2, ...]}: non-empty, unique scalars, each valid for the field.
+//   - {range: {min, max, step, scale}}: finite, min <= max; scale linear (default) or log.
+//     A linear range needs step > 0 and yields min, min+step, ... up to max (max included when
+//     a step lands on it; int fields need int bounds and step). A log range takes no step and
+//     needs min > 0: it yields min, 2·min, 4·min, ... up to max.
+//
+// Every problem is reported at once as sim.ConfigErrors naming the file and the field path.
+// The point count is checked against MaxGridPoints here.
+func Parse(data []byte, file string, sets []string, getenv func(string) (string, bool)) (*Spec, error) {
+	root, err := parseYAML(data, file)
+	if err != nil {
+		return nil, err
+	}
+	if err := sim.ApplySets(root, file, sets); err != nil {
+		return nil, err
+	}
+	p := &parser{file: file, getenv: getenv}
+	if root, err = p.flatten(root); err != nil {
+		return nil, err
+	}
+	s := &Spec{File: file, root: root}
+	var optN, optzN *yaml.Node
+	for i := 0; i+1 < len(root.Content); {
+		switch root.Content[i].Value {
+		case "optimization":
+			optN = root.Content[i+1]
+		case "optimizer":
+			optzN = root.Content[i+1]
+		default:
+			i += 2
+			continue
+		}
+		root.Content = slices.Delete(root.Content, i, i+2)
+	}
+	s.Optimization = p.optimization(optN)
+	s.Optimizer = p.optimizer(optzN)
+	p.walk(root, "")
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	s.Domains = orderDomains(p.domains)
+	if n := s.Size(); n > MaxGridPoints {
+		return nil, sim.ConfigErrors{{File: file, Msg: fmt.Sprintf("the grid has %s points before filtering, more than "+
+			"the limit of %s; narrow the domains (%s)", groupDigits(n), groupDigits(MaxGridPoints), s.domainSizes())}}
+	}
+	return s, nil
+}
+
+// parseYAML parses a single YAML document whose top level is a mapping.
+func parseYAML(data []byte, file string) (root *yaml.Node, err error) {
+	fail := func(msg string) error { return sim.ConfigErrors{{File: file, Msg: msg}} }
+	defer func() {
+		if r := recover(); r != nil {
+			root, err = nil, fail(fmt.Sprintf("invalid YAML: %v", r))
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		return nil, fail("invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		if err != nil {
+			return nil, fail("invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		if len(extra.Content) > 0 {
+			return nil, fail("more than one YAML document; a sweep spec is a single document")
+		}
+	}
+	if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null") {
+		return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, nil
+	}
+	n := doc.Content[0]
+	if n.Kind != yaml.MappingNode {
+		return nil, fail("the top level must be a mapping (traffic, engine, router, planner, evaluation, optimization, optimizer)")
+	}
+	return n, nil
+}
+
+// parser collects the problems of one spec.
+type parser struct {
+	file    string
+	getenv  func(string) (string, bool)
+	errs    sim.ConfigErrors
+	domains []Domain
+	nodes   int
+}
+
+func (p *parser) errorf(path, format string, args ...any) {
+	p.errs = append(p.errs, &sim.ConfigError{File: p.file, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// flatten returns a copy of n with aliases replaced by copies of their targets, anchors and
+// comments removed.
+func (p *parser) flatten(n *yaml.Node) (*yaml.Node, error) {
+	var cp func(n *yaml.Node, depth int) *yaml.Node
+	cp = func(n *yaml.Node, depth int) *yaml.Node {
+		for n.Kind == yaml.AliasNode && n.Alias != nil && depth < 64 {
+			n, depth = n.Alias, depth+1
+		}
+		p.nodes++
+		if p.nodes > maxTreeNodes || depth >= 64 {
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
+		}
+		c := &yaml.Node{Kind: n.Kind, Style: n.Style &^ (yaml.TaggedStyle), Tag: n.Tag, Value: n.Value,
+			Line: n.Line, Column: n.Column}
+		if len(n.Content) > 0 {
+			c.Content = make([]*yaml.Node, len(n.Content))
+			for i, ch := range n.Content {
+				c.Content[i] = cp(ch, depth)
+			}
+		}
+		return c
+	}
+	out := cp(n, 0)
+	if p.nodes > maxTreeNodes {
+		return nil, sim.ConfigErrors{{File: p.file, Msg: fmt.Sprintf("the spec expands to more than %d YAML nodes (through aliases); write it out plainly", maxTreeNodes)}}
+	}
+	return out, nil
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// walk visits the prediction part of the spec: it expands ${NAME} in string values, records the
+// domains and reports domains, presets, bare lists and `auto` where they are not allowed.
+func (p *parser) walk(n *yaml.Node, path string) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		if isDomain(n) {
+			p.domain(n, path)
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			kp := join(path, k.Value)
+			switch {
+			case k.Value == "preset":
+				p.errorf(kp, "presets are not supported by servesweep sweep; put a {choices: [...]} domain on each parallelism key instead")
+				continue
+			case v.Kind == yaml.SequenceNode && fieldFor(kp) != nil:
+				p.errorf(kp, "a bare list is never a domain; write {choices: %s} to search these values, or give one value", flowText(v))
+				continue
+			}
+			p.walk(v, kp)
+		}
+	case yaml.SequenceNode:
+		for i, v := range n.Content {
+			p.walk(v, fmt.Sprintf("%s[%d]", path, i))
+		}
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!str" && (path == "engine.hardware" || strings.HasSuffix(path, ".hardware")) && n.Value == "auto" {
+			p.errorf(path, "hardware: auto is not supported by servesweep sweep; name the hardware, e.g. h200_sxm")
+		}
+		if n.ShortTag() == "!!str" && strings.Contains(n.Value, "${") {
+			p.expandEnv(n, path)
+		}
+	}
+}
+
+// expandEnv replaces each ${NAME} in the string scalar n with the environment variable's value.
+func (p *parser) expandEnv(n *yaml.Node, path string) {
+	n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
+		name := envRef.FindStringSubmatch(ref)[1]
+		var v string
+		ok := false
+		if p.getenv != nil {
+			v, ok = p.getenv(name)
+		}
+		if !ok || v == "" {
+			p.errorf(path, "environment variable %s is not set; export it, or override this field with --set %s=VALUE", name, path)
+			return ref
+		}
+		return v
+	})
+	n.Style = yaml.DoubleQuotedStyle
+}
+
+// isDomain reports whether a mapping is a domain object (it has a choices or range key).
+func isDomain(n *yaml.Node) bool {
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i].Value; k == "choices" || k == "range" {
+			return true
+		}
+	}
+	return false
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// flowText renders a node in YAML flow style for messages.
+func flowText(n *yaml.Node) string {
+	c := *n
+	c.Style = yaml.FlowStyle
+	out, err := yaml.Marshal(&c)
+	if err != nil {
+		return "[...]"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// orderDomains puts engine.mode first and router.policy second (the fields that decide which
+// other domains apply), the rest in document order.
+func orderDomains(ds []Domain) []Domain {
+	rank := func(d Domain) int {
+		switch d.Path {
+		case pathMode:
+			return 0
+		case pathPolicy:
+			return 1
+		}
+		return 2
+	}
+	out := slices.Clone(ds)
+	slices.SortStableFunc(out, func(a, b Domain) int { return rank(a) - rank(b) })
+	return out
+}
+
+// groupDigits renders n with thousands separators.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// domainSizes lists each domain's path and value count, for the oversized-grid message.
+func (s *Spec) domainSizes() string {
+	parts := make([]string, len(s.Domains))
+	for i, d := range s.Domains {
+		parts[i] = fmt.Sprintf("%s: %d values", d.Path, len(d.Values))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// defaultParallelism is optimizer.parallelism when unset: one point per CPU.
+func defaultParallelism() int { return max(1, runtime.NumCPU()) }
+
+// finite reports whether x is neither NaN nor infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
