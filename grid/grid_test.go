@@ -224,8 +224,8 @@ func TestRanges(t *testing.T) {
 		domain string
 		want   []string
 	}{
-		{"{range: {min: 1, max: 9, step: 4}}", []string{"1", "5", "9"}},       // max included when the step lands on it
-		{"{range: {min: 1, max: 10, step: 4}}", []string{"1", "5", "9"}},      // and not otherwise
+		{"{range: {min: 1, max: 9, step: 4}}", []string{"1", "5", "9"}},  // max included when the step lands on it
+		{"{range: {min: 1, max: 10, step: 4}}", []string{"1", "5", "9"}}, // and not otherwise
 		{"{range: {min: 1, max: 16, scale: log}}", []string{"1", "2", "4", "8", "16"}},
 		{"{range: {min: 3, max: 20, scale: log}}", []string{"3", "6", "12"}},
 		{"{range: {min: 5, max: 5, step: 1}}", []string{"5"}},
