@@ -1,0 +1,216 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
+	"golang.org/x/sync/errgroup"
+)
+
+// SimulateFunc runs one point. sim.Run is the real one; tests inject others (for example one
+// that panics on a chosen point).
+type SimulateFunc func(ctx context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error)
+
+// Options tune Run.
+type Options struct {
+	// OutputDir holds the journal (results.JournalFile); it is created if needed.
+	OutputDir string
+	// Parallelism is the number of points simulated at once (<= 0: runtime.NumCPU()).
+	Parallelism int
+	// Timeout is the host-time limit per point (<= 0: none); a point past it is timed_out.
+	Timeout time.Duration
+	// Progress is told how the sweep advances (nil: silent).
+	Progress Progress
+	// Simulate runs one point (nil: sim.Run).
+	Simulate SimulateFunc
+}
+
+// Outcome is what a sweep run leaves.
+type Outcome struct {
+	// Rows holds one row per selected point that has a result (from this run or an earlier
+	// one), in point order. Points in flight when the run was interrupted have none.
+	Rows []results.Row
+	// Resumed counts the points an earlier run had finished; Simulated the points this run
+	// finished.
+	Resumed, Simulated int
+	// OK, Failed and TimedOut count Rows by status.
+	OK, Failed, TimedOut int
+	// Missing counts the selected points without a result.
+	Missing int
+	// Interrupted is set when ctx was canceled before every point finished.
+	Interrupted bool
+}
+
+// Run simulates the points that the journal in opts.OutputDir does not already hold as finished
+// (ok or failed; timed-out points are simulated again) on a pool of opts.Parallelism workers,
+// appending each result to the journal as soon as it is known. Workloads are built once per
+// distinct traffic section and trace files parsed once, then shared read-only by the workers.
+//
+// A point whose simulation returns an error or panics is recorded as failed with the reason; a
+// point that exceeds opts.Timeout as timed_out; the others go on. When ctx is canceled
+// (Ctrl-C), the points in flight are abandoned unrecorded, and Run returns the finished ones
+// with Interrupted set and a nil error: rerunning with the same OutputDir resumes.
+//
+// Errors: a workload that cannot be built (a *sim.ConfigError or *traffic.TraceError, exit 2), or
+// a journal that cannot be read or written.
+func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, error) {
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = max(1, runtime.NumCPU())
+	}
+	if opts.Progress == nil {
+		opts.Progress = silent{}
+	}
+	simulate := opts.Simulate
+	if simulate == nil {
+		simulate = sim.Run
+	}
+	if err := os.MkdirAll(opts.OutputDir, 0o755); err != nil {
+		return nil, err
+	}
+	journal, done, err := results.OpenJournal(filepath.Join(opts.OutputDir, results.JournalFile))
+	if err != nil {
+		return nil, err
+	}
+	defer journal.Close()
+
+	out := &Outcome{}
+	var todo []int
+	for i := range points {
+		if r, ok := done[points[i].ID]; ok && r.Finished() {
+			out.Resumed++
+		} else {
+			todo = append(todo, i)
+		}
+	}
+	cache := sim.NewWorkloadCache()
+	for _, i := range todo {
+		if _, err := cache.Workload(points[i].Config); err != nil {
+			return nil, err
+		}
+	}
+
+	opts.Progress.Start(len(points), out.Resumed)
+	var mu sync.Mutex
+	fresh := make(map[string]results.Record, len(todo))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opts.Parallelism)
+	for _, i := range todo {
+		if gctx.Err() != nil {
+			break
+		}
+		p := &points[i]
+		g.Go(func() error {
+			rec, ok := runPoint(gctx, p, cache, simulate, opts.Timeout)
+			if !ok {
+				return nil
+			}
+			if err := journal.Append(rec); err != nil {
+				return err
+			}
+			mu.Lock()
+			fresh[p.ID] = rec
+			mu.Unlock()
+			opts.Progress.Done(rec.Status)
+			return nil
+		})
+	}
+	err = g.Wait()
+	opts.Progress.Finish()
+	if err != nil {
+		return nil, err
+	}
+
+	for i := range points {
+		p := &points[i]
+		rec, ok := fresh[p.ID]
+		if ok {
+			out.Simulated++
+		} else if rec, ok = done[p.ID]; !ok {
+			out.Missing++
+			continue
+		}
+		row := results.NewRow(results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs}, rec)
+		switch row.Status {
+		case results.StatusOK:
+			out.OK++
+		case results.StatusTimedOut:
+			out.TimedOut++
+		default:
+			out.Failed++
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	out.Interrupted = ctx.Err() != nil && len(fresh) < len(todo)
+	return out, nil
+}
+
+// runPoint simulates one point. ok is false when the sweep was canceled while the point ran
+// (nothing is recorded then, so a resumed sweep runs it again).
+func runPoint(ctx context.Context, p *grid.Point, cache *sim.WorkloadCache, simulate SimulateFunc, timeout time.Duration) (results.Record, bool) {
+	start := time.Now()
+	pctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		pctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	res, err := safeSimulate(pctx, p, cache, simulate)
+	rec := results.Record{PointID: p.ID, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}
+	switch {
+	case err == nil && (res == nil || res.Summary == nil):
+		rec.Status, rec.Reason = results.StatusFailed, "the simulation returned no report"
+	case err == nil:
+		rec.Status, rec.Summary = results.StatusOK, results.SummaryValues(res.Summary)
+	case ctx.Err() != nil:
+		return rec, false
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(pctx.Err(), context.DeadlineExceeded):
+		rec.Status = results.StatusTimedOut
+		rec.Reason = fmt.Sprintf("exceeded the per-point timeout of %s (optimizer.candidate_timeout_seconds)", timeout)
+	default:
+		rec.Status, rec.Reason = results.StatusFailed, oneLine(err.Error())
+	}
+	return rec, true
+}
+
+// safeSimulate runs the point, turning a panic into an error that names the panic value and
+// where it happened, so one bad point cannot bring the sweep down.
+func safeSimulate(ctx context.Context, p *grid.Point, cache *sim.WorkloadCache, simulate SimulateFunc) (res *sim.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("panic: %v%s", r, panicSite())
+		}
+	}()
+	wl, err := cache.Workload(p.Config)
+	if err != nil {
+		return nil, err
+	}
+	return simulate(ctx, p.Config, sim.Options{Workload: wl})
+}
+
+// panicSite returns " at file:line (function)" for the frame that panicked, or "".
+func panicSite() string {
+	pcs := make([]uintptr, 32)
+	n := runtime.Callers(3, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if f.Function != "" && !strings.HasPrefix(f.Function, "runtime.") {
+			return fmt.Sprintf(" at %s:%d (%s)", filepath.Base(f.File), f.Line, f.Function)
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// oneLine joins a multi-line error message into one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,368 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/traffic"
+)
+
+// testSpec is a 12-point sweep with a small workload: 4 replica counts × 3 concurrencies.
+const testSpec = `traffic:
+  source: {type: synthetic-session, new_input_tokens_per_turn: 128, output_tokens_per_turn: 8,
+    session: {turns: 2, shared_prefix_ratio: 0.5, prefix_groups: 2}}
+  load: {type: concurrency, concurrency: {choices: [2, 4, 8]}}
+  stop: {sessions: 24}
+engine:
+  mode: aggregated
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  context_length: 4096
+  workers:
+    aggregated:
+      parallelism: {replicas: {range: {min: 1, max: 4, step: 1}}}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 512}}
+      timing: {type: polynomial}
+router: {policy: kv_router}
+`
+
+func points(t testing.TB, spec string, sets ...string) []grid.Point {
+	t.Helper()
+	s, err := grid.Parse([]byte(spec), "spec.yaml", sets, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x.Points
+}
+
+func withoutHostTime(rows []results.Row) []results.Row {
+	out := make([]results.Row, len(rows))
+	for i, r := range rows {
+		out[i] = r.WithoutHostTime()
+	}
+	return out
+}
+
+func TestRunRecordsEveryPointInOrder(t *testing.T) {
+	pts := points(t, testSpec)
+	out, err := Run(context.Background(), pts, Options{OutputDir: t.TempDir(), Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Rows) != 12 || out.OK != 12 || out.Simulated != 12 || out.Resumed != 0 || out.Interrupted || out.Missing != 0 {
+		t.Fatalf("outcome = %+v", out)
+	}
+	for i, r := range out.Rows {
+		if r.PointID != pts[i].ID || r.Status != results.StatusOK || r.CompletedRequests == nil || *r.CompletedRequests != 48 {
+			t.Errorf("row %d: id %s status %s completed %v", i, r.PointID, r.Status, r.CompletedRequests)
+		}
+	}
+	// Each point equals its solo run.
+	solo, err := sim.Run(context.Background(), pts[5].Config, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := *out.Rows[5].P99TTFTMs, solo.Summary.TTFT.P99; got != want {
+		t.Errorf("point 5 p99 TTFT in the sweep %v, solo %v", got, want)
+	}
+}
+
+// TestOutputIdenticalForAnyWorkerCount: 1 and 4 workers give the same rows and the same Parquet
+// content (host-time columns aside).
+func TestOutputIdenticalForAnyWorkerCount(t *testing.T) {
+	pts := points(t, testSpec)
+	var rows [2][]results.Row
+	for i, par := range []int{1, 4} {
+		dir := t.TempDir()
+		out, err := Run(context.Background(), pts, Options{OutputDir: dir, Parallelism: par})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, results.ParquetFile)
+		if err := results.WriteParquet(path, out.Rows); err != nil {
+			t.Fatal(err)
+		}
+		back, err := results.ReadParquet(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows[i] = withoutHostTime(back)
+	}
+	if !reflect.DeepEqual(rows[0], rows[1]) {
+		t.Fatal("1 and 4 workers gave different results")
+	}
+}
+
+// TestPanickingPointIsRecordedAsFailed injects a simulator that panics on one point.
+func TestPanickingPointIsRecordedAsFailed(t *testing.T) {
+	pts := points(t, testSpec)
+	bad := pts[4].ID
+	simulate := func(ctx context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error) {
+		if grid.PointID(cfg) == bad {
+			var m map[string]int
+			m["boom"]++ // a nil-map write: a real runtime panic
+		}
+		if cfg.Traffic.Load.Concurrency == 8 && cfg.Engine.Workers.Aggregated.Parallelism.Replicas == 4 {
+			return nil, errors.New("simulated failure")
+		}
+		return sim.Run(ctx, cfg, opt)
+	}
+	out, err := Run(context.Background(), pts, Options{OutputDir: t.TempDir(), Parallelism: 2, Simulate: simulate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.OK != 10 || out.Failed != 2 || len(out.Rows) != 12 {
+		t.Fatalf("ok %d failed %d rows %d; want 10, 2, 12", out.OK, out.Failed, len(out.Rows))
+	}
+	r := out.Rows[4]
+	if r.Status != results.StatusFailed || !strings.Contains(r.Reason, "panic: assignment to entry in nil map") ||
+		!strings.Contains(r.Reason, "sweep_test.go") || r.P99TTFTMs != nil {
+		t.Errorf("panicking point: status %s reason %q", r.Status, r.Reason)
+	}
+	if r := out.Rows[11]; r.Status != results.StatusFailed || r.Reason != "simulated failure" {
+		t.Errorf("failing point: status %s reason %q", r.Status, r.Reason)
+	}
+}
+
+func TestTimeoutMarksPointTimedOutAndResumeRetriesIt(t *testing.T) {
+	pts := points(t, testSpec)
+	slow := pts[0].ID
+	simulate := func(ctx context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error) {
+		if grid.PointID(cfg) == slow {
+			<-ctx.Done() // a point that never finishes on its own
+			return nil, ctx.Err()
+		}
+		return sim.Run(ctx, cfg, opt)
+	}
+	dir := t.TempDir()
+	out, err := Run(context.Background(), pts, Options{OutputDir: dir, Parallelism: 2, Timeout: 50 * time.Millisecond, Simulate: simulate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.TimedOut != 1 || out.OK != 11 || out.Rows[0].Status != results.StatusTimedOut || !strings.Contains(out.Rows[0].Reason, "timeout") {
+		t.Fatalf("timed out %d ok %d; row 0: %s %q", out.TimedOut, out.OK, out.Rows[0].Status, out.Rows[0].Reason)
+	}
+	var calls atomic.Int32
+	count := func(ctx context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error) {
+		calls.Add(1)
+		return sim.Run(ctx, cfg, opt)
+	}
+	out, err = Run(context.Background(), pts, Options{OutputDir: dir, Parallelism: 2, Simulate: count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 1 || out.Resumed != 11 || out.Simulated != 1 || out.OK != 12 {
+		t.Errorf("resume ran %d points (want only the timed-out one): %+v", calls.Load(), out)
+	}
+}
+
+// TestResumeAfterInterrupt cancels a sweep after a few points, resumes it, and checks that only
+// the missing points are simulated and the result equals an uninterrupted run.
+func TestResumeAfterInterrupt(t *testing.T) {
+	pts := points(t, testSpec)
+	ref, err := Run(context.Background(), pts, Options{OutputDir: t.TempDir(), Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	var started atomic.Int32
+	interrupting := func(c context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error) {
+		if started.Add(1) == 5 {
+			cancel() // Ctrl-C while the fifth point runs
+			<-c.Done()
+			return nil, c.Err()
+		}
+		return sim.Run(c, cfg, opt)
+	}
+	first, err := Run(ctx, pts, Options{OutputDir: dir, Parallelism: 2, Simulate: interrupting})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Interrupted || first.Simulated == 0 || first.Simulated >= 12 || first.Missing != 12-first.Simulated {
+		t.Fatalf("interrupted run: %+v", first)
+	}
+	journal, err := os.ReadFile(filepath.Join(dir, results.JournalFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(journal), "\n"); n != first.Simulated {
+		t.Errorf("journal holds %d lines for %d finished points", n, first.Simulated)
+	}
+
+	var ran sync.Map
+	var calls atomic.Int32
+	count := func(c context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error) {
+		calls.Add(1)
+		ran.Store(grid.PointID(cfg), true)
+		return sim.Run(c, cfg, opt)
+	}
+	second, err := Run(context.Background(), pts, Options{OutputDir: dir, Parallelism: 2, Simulate: count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(calls.Load()) != 12-first.Simulated || second.Resumed != first.Simulated || second.Interrupted {
+		t.Fatalf("resume simulated %d points, want %d; outcome %+v", calls.Load(), 12-first.Simulated, second)
+	}
+	for _, r := range first.Rows {
+		if _, again := ran.Load(r.PointID); again {
+			t.Errorf("point %s was simulated again", r.PointID)
+		}
+	}
+	// Same Parquet content as the uninterrupted run.
+	a, b := filepath.Join(t.TempDir(), "a.parquet"), filepath.Join(t.TempDir(), "b.parquet")
+	if err := results.WriteParquet(a, ref.Rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteParquet(b, second.Rows); err != nil {
+		t.Fatal(err)
+	}
+	ra, _ := results.ReadParquet(a)
+	rb, _ := results.ReadParquet(b)
+	if len(ra) != 12 || !reflect.DeepEqual(withoutHostTime(ra), withoutHostTime(rb)) {
+		t.Fatal("the resumed sweep's Parquet content differs from the uninterrupted run's")
+	}
+}
+
+// TestWorkloadSharedPerTrafficSection: points with equal traffic sections get the same workload
+// object; a trace file is parsed once for all loads.
+func TestWorkloadSharedPerTrafficSection(t *testing.T) {
+	pts := points(t, testSpec)
+	var mu sync.Mutex
+	seen := map[int]map[*traffic.Workload]bool{}
+	simulate := func(ctx context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error) {
+		mu.Lock()
+		c := cfg.Traffic.Load.Concurrency
+		if seen[c] == nil {
+			seen[c] = map[*traffic.Workload]bool{}
+		}
+		seen[c][opt.Workload] = true
+		mu.Unlock()
+		return sim.Run(ctx, cfg, opt)
+	}
+	if _, err := Run(context.Background(), pts, Options{OutputDir: t.TempDir(), Parallelism: 2, Simulate: simulate}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 3 {
+		t.Fatalf("saw %d concurrencies", len(seen))
+	}
+	for c, wls := range seen {
+		if len(wls) != 1 || wls[nil] {
+			t.Errorf("concurrency %d: %d workloads (want one shared, non-nil)", c, len(wls))
+		}
+	}
+}
+
+func TestTraceParsedOnce(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.jsonl")
+	lines := ""
+	for i := 0; i < 30; i++ {
+		lines += `{"timestamp": ` + strconv.Itoa(i*200) + `, "input_length": 64, "output_length": 4, "hash_ids": [0, ` + strconv.Itoa(i+1) + `]}` + "\n"
+	}
+	if err := os.WriteFile(trace, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := strings.Replace(testSpec, `source: {type: synthetic-session, new_input_tokens_per_turn: 128, output_tokens_per_turn: 8,
+    session: {turns: 2, shared_prefix_ratio: 0.5, prefix_groups: 2}}`, `source: {type: trace, paths: ["`+trace+`"], block_size: 32}`, 1)
+	spec = strings.Replace(spec, "load: {type: concurrency, concurrency: {choices: [2, 4, 8]}}", "load: {type: trace_timestamps, speedup: {choices: [1, 2, 4]}}", 1)
+	spec = strings.Replace(spec, "stop: {sessions: 24}", "stop: {max_virtual_time_seconds: 100}", 1)
+	pts := points(t, spec)
+	cache := sim.NewWorkloadCache()
+	for _, p := range pts {
+		wl, err := cache.Workload(p.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := sim.BuildWorkload(p.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(wl.Requests, want.Requests) || !reflect.DeepEqual(wl.Sessions, want.Sessions) {
+			t.Fatalf("cached workload for speedup %v differs from BuildWorkload's", p.Config.Traffic.Load.Speedup)
+		}
+	}
+	if cache.TraceParses() != 1 {
+		t.Errorf("trace parsed %d times for 3 speedups", cache.TraceParses())
+	}
+	out, err := Run(context.Background(), pts, Options{OutputDir: t.TempDir()})
+	if err != nil || out.OK != 12 {
+		t.Fatalf("trace sweep: %v, %+v", err, out)
+	}
+	// A missing trace is an error for the whole sweep, not 12 failed points.
+	os.Remove(trace)
+	if _, err := Run(context.Background(), pts, Options{OutputDir: t.TempDir()}); err == nil {
+		t.Error("a missing trace file did not stop the sweep")
+	}
+}
+
+func TestProgressLines(t *testing.T) {
+	var b strings.Builder
+	now := time.Unix(0, 0)
+	p := &lineProgress{w: &b, every: time.Second, now: func() time.Time { return now }}
+	p.Start(10, 2)
+	for i := 0; i < 8; i++ {
+		now = now.Add(400 * time.Millisecond)
+		status := results.StatusOK
+		if i == 3 {
+			status = results.StatusFailed
+		}
+		p.Done(status)
+	}
+	p.Finish()
+	out := b.String()
+	if !strings.HasPrefix(out, "sweep: 10 points, 2 already finished, simulating 8\n") {
+		t.Errorf("start line: %q", out)
+	}
+	if !strings.Contains(out, "sweep: 10/10 points (1 failed, 0 timed out), 2.5 points/s, ETA 0s\n") {
+		t.Errorf("final line missing: %q", out)
+	}
+	if n := strings.Count(out, "\n"); n < 3 || n > 5 {
+		t.Errorf("%d lines for 8 points at 0.4 s each with a 1 s interval: %q", n, out)
+	}
+	if (NewProgress(nil, false, time.Second) != silent{}) {
+		t.Error("a nil writer must give a silent progress")
+	}
+}
+
+// BenchmarkSweep200 runs a 200-point sweep (8 replica counts × 25 concurrencies, 64 sessions of
+// 2 turns each) on runtime.NumCPU() workers, journal included, and reports points/s.
+func BenchmarkSweep200(b *testing.B) {
+	pts := points(b, testSpec,
+		"engine.workers.aggregated.parallelism.replicas={range: {min: 1, max: 8, step: 1}}",
+		"traffic.load.concurrency={range: {min: 2, max: 50, step: 2}}",
+		"traffic.stop.sessions=64")
+	if len(pts) != 200 {
+		b.Fatalf("%d points, want 200", len(pts))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir := b.TempDir()
+		b.StartTimer()
+		out, err := Run(context.Background(), pts, Options{OutputDir: dir, Parallelism: runtime.NumCPU()})
+		if err != nil || out.OK != 200 {
+			b.Fatalf("%v %+v", err, out)
+		}
+	}
+	b.ReportMetric(float64(200*b.N)/b.Elapsed().Seconds(), "points/s")
+}
