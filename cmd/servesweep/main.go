@@ -82,5 +82,7 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	root.SetErr(io.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newPredictCmd(io, nil))
+	root.AddCommand(newSweepCmd(io, nil))
+	root.AddCommand(newReportCmd(io, nil))
 	return root
 }

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/servesweep/servesweep/examples"
+	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sweep"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// sweepOptions are the flags of `servesweep sweep`.
+type sweepOptions struct {
+	ConfigPath     string
+	Sets           []string
+	OutputDir      string
+	Overwrite      bool
+	Parallelism    int
+	TimeoutSeconds float64
+	DryRun         bool
+	Show           int
+	Quiet          bool
+	// Simulate replaces the simulator (tests only; nil: sim.Run).
+	Simulate sweep.SimulateFunc
+}
+
+func newSweepCmd(io ioStreams, runF func(context.Context, *sweepOptions) error) *cobra.Command {
+	opts := &sweepOptions{}
+	cmd := &cobra.Command{
+		Use:   "sweep [-c SWEEP.yaml] [--set PATH=YAML]... [--output-dir DIR]",
+		Short: "Simulate a grid of serving configurations and report the Pareto front",
+		Long: `Simulate every point of a sweep spec and report which configurations to run.
+
+A sweep spec is a prediction YAML whose fields may hold search domains, {choices: [...]} or
+{range: {min, max, step, scale}}, plus optional optimization (target, objectives, constraints,
+strict_sla) and optimizer (algorithm grid|random, max_trials, parallelism,
+candidate_timeout_seconds, seed) sections. Without -c the built-in spec
+(examples/default-sweep.yaml) runs. ${NAME} in a string value is read from the environment.
+
+Writes <output-dir>/points.jsonl (the journal), results.parquet, sweep.json, pareto.json,
+report.md, pareto.png and recommendations/NNNN.yaml. Rerunning the same command with the same
+--output-dir resumes: finished points are skipped. Ctrl-C keeps every finished point.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &usageError{fmt.Errorf("sweep takes no positional arguments, got %q", args)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runSweep(cmd.Context(), io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.ConfigPath, "config", "c", "", "sweep spec YAML (default: the built-in examples/default-sweep.yaml)")
+	f.StringArrayVar(&opts.Sets, "set", nil, "override PATH=YAML after loading (repeatable; may set domains)")
+	f.StringVar(&opts.OutputDir, "output-dir", "./servesweep-sweep", "directory for the journal, results.parquet and the report")
+	f.BoolVar(&opts.Overwrite, "overwrite", false, "start over: delete the sweep files in --output-dir (journal included) first")
+	f.IntVar(&opts.Parallelism, "parallelism", 0, "points simulated at once (default: optimizer.parallelism, else the number of CPUs)")
+	f.Float64Var(&opts.TimeoutSeconds, "timeout", 0, "host seconds per point before it is timed_out (default: optimizer.candidate_timeout_seconds, 600)")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "print the point count and the first points without simulating")
+	f.IntVar(&opts.Show, "show", 10, "with --dry-run, how many points to list")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
+	return cmd
+}
+
+// loadSpec reads the spec at opts.ConfigPath, or the built-in one.
+func loadSpec(opts *sweepOptions) (*grid.Spec, error) {
+	if opts.ConfigPath == "" {
+		return grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, opts.Sets, os.LookupEnv)
+	}
+	return grid.Load(opts.ConfigPath, opts.Sets, os.LookupEnv)
+}
+
+func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
+	if opts.Parallelism < 0 {
+		return &usageError{fmt.Errorf("--parallelism must be > 0, got %d", opts.Parallelism)}
+	}
+	if opts.TimeoutSeconds < 0 {
+		return &usageError{fmt.Errorf("--timeout must be > 0, got %g", opts.TimeoutSeconds)}
+	}
+	spec, err := loadSpec(opts)
+	if err != nil {
+		return err
+	}
+	x, err := spec.Expand()
+	if err != nil {
+		return err
+	}
+	if opts.DryRun {
+		printDryRun(io.Out, x, opts.Show)
+		return nil
+	}
+	if err := prepareSweepDir(opts.OutputDir, opts.Overwrite); err != nil {
+		return err
+	}
+	par := spec.Optimizer.Parallelism
+	if opts.Parallelism > 0 {
+		par = opts.Parallelism
+	}
+	timeout := spec.Optimizer.CandidateTimeout
+	if opts.TimeoutSeconds > 0 {
+		timeout = time.Duration(opts.TimeoutSeconds * float64(time.Second))
+	}
+	var progress sweep.Progress
+	if !opts.Quiet {
+		progress = sweep.NewProgress(io.Err, isTerminal(io.Err), 2*time.Second)
+	}
+	start := time.Now()
+	out, err := sweep.Run(ctx, x.Points, sweep.Options{OutputDir: opts.OutputDir, Parallelism: par, Timeout: timeout,
+		Progress: progress, Simulate: opts.Simulate})
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	m := &results.Manifest{Spec: spec.File, Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
+		Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
+			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Failed: out.Failed,
+			TimedOut: out.TimedOut, Interrupted: out.Interrupted}}
+	a, w, err := results.WriteOutputs(opts.OutputDir, out.Rows, m)
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintf(io.Out, "servesweep sweep: %s: %d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
+	if len(x.Filtered) > 0 {
+		fmt.Fprintf(io.Out, "; filtered: %s", countList(x.Filtered))
+	}
+	fmt.Fprintln(io.Out, ")")
+	rate := 0.0
+	if s := elapsed.Seconds(); s > 0 {
+		rate = float64(out.Simulated) / s
+	}
+	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %d ok, %d failed, %d timed out in %.1fs (%.1f points/s)\n",
+		out.Simulated, out.Resumed, out.OK, out.Failed, out.TimedOut, elapsed.Seconds(), rate)
+	if out.Failed > 0 {
+		for _, r := range out.Rows {
+			if r.Status == results.StatusFailed {
+				fmt.Fprintf(io.Out, "first failure: point %s: %s\n", r.PointID, r.Reason)
+				break
+			}
+		}
+	}
+	printFront(io.Out, out.Rows, a, w)
+	fmt.Fprintf(io.Out, "Saved results to: %s (report: %s)\n", filepath.Join(opts.OutputDir, results.ParquetFile), w.Report)
+	if out.Interrupted {
+		return &interruptedError{msg: fmt.Sprintf("interrupted: %d of %d points finished and saved; to resume, rerun: %s",
+			len(out.Rows), len(x.Points), resumeCommand(opts))}
+	}
+	if len(a.Candidates) == 0 {
+		return fmt.Errorf("no feasible point: none of the %d points passed the filters (%s); see %s",
+			len(out.Rows), countList(a.Excluded), w.Report)
+	}
+	return nil
+}
+
+// interruptedError reports a sweep stopped by Ctrl-C or SIGTERM (exit 130).
+type interruptedError struct{ msg string }
+
+func (e *interruptedError) Error() string { return e.msg }
+func (e *interruptedError) Unwrap() error { return context.Canceled }
+
+// resumeCommand rebuilds the command line that resumes the sweep.
+func resumeCommand(opts *sweepOptions) string {
+	parts := []string{"servesweep", "sweep"}
+	if opts.ConfigPath != "" {
+		parts = append(parts, "-c", shellQuote(opts.ConfigPath))
+	}
+	for _, s := range opts.Sets {
+		parts = append(parts, "--set", shellQuote(s))
+	}
+	parts = append(parts, "--output-dir", shellQuote(opts.OutputDir))
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '_' || r == '-' || r == '=' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// prepareSweepDir checks the output directory: a path that is not a directory is an error; a
+// non-empty directory must hold a sweep journal (the sweep resumes) unless overwrite is set,
+// which deletes the sweep's own files (and nothing else) first.
+func prepareSweepDir(dir string, overwrite bool) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
+	}
+	if overwrite {
+		return results.RemoveOutputs(dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if e.Name() == results.JournalFile {
+			return nil
+		}
+		names = append(names, e.Name())
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	return &usageError{fmt.Errorf("--output-dir %s is not empty (%s) and holds no sweep journal (%s) to resume; "+
+		"choose another directory, or pass --overwrite to replace the sweep files", dir, strings.Join(names, ", "), results.JournalFile)}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func printDryRun(w io.Writer, x *grid.Expansion, show int) {
+	s := x.Spec
+	fmt.Fprintf(w, "servesweep sweep --dry-run: %s\n", s.File)
+	fmt.Fprintf(w, "grid: %d points before filtering, %d valid, %d selected (optimizer %s)\n",
+		x.GridPoints, x.Valid, len(x.Points), s.Optimizer.Algorithm)
+	for _, r := range []string{grid.FilteredInvalid, grid.FilteredUnsupported, grid.FilteredGPUBudget, grid.FilteredDuplicate} {
+		if n := x.Filtered[r]; n > 0 {
+			fmt.Fprintf(w, "filtered %s: %d (e.g. %s)\n", r, n, x.Examples[r])
+		}
+	}
+	fmt.Fprintln(w, "domains:")
+	for _, d := range s.Domains {
+		fmt.Fprintf(w, "  %s: %s\n", d.Path, strings.Join(d.ValueStrings(), ", "))
+	}
+	n := min(max(show, 0), len(x.Points))
+	fmt.Fprintf(w, "first %d points:\n", n)
+	for _, p := range x.Points[:n] {
+		fmt.Fprintf(w, "  #%d %s %d GPUs: %s\n", p.Index, p.ID, p.GPUs, p.Label())
+	}
+}
+
+// printFront prints the recommended points, one line each.
+func printFront(w io.Writer, rows []results.Row, a *results.Analysis, wr *results.Written) {
+	var objs []string
+	for _, o := range a.Settings.Objectives {
+		objs = append(objs, string(o.Direction)+" "+o.Metric)
+	}
+	if a.Ranking != nil {
+		fmt.Fprintf(w, "Best points by %s (of %d candidates):\n", a.Settings.Target, len(a.Candidates))
+	} else {
+		fmt.Fprintf(w, "Pareto front: %d points of %d candidates (%s):\n", len(a.Front), len(a.Candidates), strings.Join(objs, ", "))
+	}
+	for n, i := range wr.RecommendedRows {
+		r := &rows[i]
+		var vals []string
+		for k, o := range a.Settings.Objectives {
+			vals = append(vals, fmt.Sprintf("%s=%.4g", o.Metric, a.Values[i][k]))
+		}
+		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s config=%s\n", n+1, strings.Join(vals, ", "), r.GPUs, r.Mode,
+			results.Shape(r), r.RouterPolicy, results.Load(r), wr.Recommendations[n])
+	}
+}
+
+// countList renders a reason → count map as "a 3, b 1", sorted by reason.
+func countList(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,364 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
+)
+
+// smallDefault shrinks the built-in sweep's workload so that tests stay fast under -race; the
+// grid (92 points) is unchanged.
+var smallDefault = []string{"--set", "traffic.stop.sessions=48", "--set", "traffic.load.concurrency=16"}
+
+func readRows(t *testing.T, dir string) []results.Row {
+	t.Helper()
+	rows, err := results.ReadParquet(filepath.Join(dir, results.ParquetFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestSweepDryRunOfTheBuiltInSpec(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	code, out, errs := runCLI(t, "sweep", "--dry-run", "--output-dir", dir, "--show", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	m := regexp.MustCompile(`grid: (\d+) points before filtering, (\d+) valid, (\d+) selected`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no grid line:\n%s", out)
+	}
+	if valid, _ := strconv.Atoi(m[2]); valid < 50 {
+		t.Errorf("the built-in sweep has %d valid points, want at least 50", valid)
+	}
+	for _, want := range []string{"examples/default-sweep.yaml", "engine.mode: aggregated, disaggregated",
+		"router.policy: round_robin, kv_router", "engine.workers.aggregated.parallelism.tensor: 1, 2, 4, 8",
+		"filtered gpu_budget", "first 3 points:", "#0 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Error("--dry-run created the output directory")
+	}
+}
+
+// TestSweepBuiltInEndToEnd runs the built-in grid (with a smaller workload), then checks every
+// output, that a recommendation runs with predict, and that report rebuilds with other
+// objectives.
+func TestSweepBuiltInEndToEnd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	code, out, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, smallDefault...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	if errs != "" {
+		t.Errorf("--quiet printed on stderr: %q", errs)
+	}
+	for _, want := range []string{"92 points selected of 92 valid", "92 ok, 0 failed, 0 timed out", "Pareto front:", "Saved results to: " + dir} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	rows := readRows(t, dir)
+	if len(rows) != 92 {
+		t.Fatalf("%d rows, want 92", len(rows))
+	}
+	modes, policies, tensors := map[string]bool{}, map[string]bool{}, map[int64]bool{}
+	for i, r := range rows {
+		if r.Status != results.StatusOK || r.GPUs > 8 || (i > 0 && r.PointIndex <= rows[i-1].PointIndex) {
+			t.Errorf("row %d: status %s gpus %d index %d", i, r.Status, r.GPUs, r.PointIndex)
+		}
+		modes[r.Mode], policies[r.RouterPolicy] = true, true
+		if r.AggTensor != nil {
+			tensors[*r.AggTensor] = true
+		}
+	}
+	if len(modes) != 2 || len(policies) != 2 || len(tensors) != 4 {
+		t.Errorf("the grid should cover 2 modes, 2 policies, TP 1/2/4/8: %v %v %v", modes, policies, tensors)
+	}
+	for _, name := range []string{results.JournalFile, results.ManifestFile, results.ParetoFile, results.ReportFile, results.PlotFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	recs, _ := filepath.Glob(filepath.Join(dir, "recommendations", "*.yaml"))
+	if len(recs) == 0 {
+		t.Fatal("no recommendations")
+	}
+	for _, p := range recs {
+		data, _ := os.ReadFile(p)
+		if _, err := sim.Decode(data, p, nil); err != nil {
+			t.Errorf("%s does not decode: %v", p, err)
+		}
+	}
+	pdir := filepath.Join(t.TempDir(), "predict")
+	if code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", recs[0], "--output-dir", pdir); code != 0 {
+		t.Fatalf("predict on a recommendation: exit %d: %s", code, errs)
+	}
+	// The recommendation's prediction equals its sweep row.
+	rec0, _ := os.ReadFile(recs[0])
+	id := regexp.MustCompile(`point ([0-9a-f]{12})`).FindSubmatch(rec0)
+	for _, r := range rows {
+		if id != nil && r.PointID == string(id[1]) {
+			if got := readSummary(t, pdir)["p99_ttft_ms"]; got != *r.P99TTFTMs {
+				t.Errorf("predict p99 TTFT %v, sweep row %v", got, *r.P99TTFTMs)
+			}
+		}
+	}
+
+	// Rerunning resumes: nothing is simulated again and the results are the same.
+	code, out, errs = runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, smallDefault...)...)
+	if code != 0 || !strings.Contains(out, "simulated 0, resumed 92") {
+		t.Fatalf("rerun: exit %d: %s\n%s", code, errs, out)
+	}
+	if again := readRows(t, dir); !reflect.DeepEqual(withoutHostTime(again), withoutHostTime(rows)) {
+		t.Error("the resumed sweep's rows differ")
+	}
+
+	// report with another objective set and a scalar target.
+	code, out, errs = runCLI(t, "report", "--results", dir, "--objective", "max:output_throughput_tok_s", "--objective", "min:mean_e2e_latency_ms", "--target", "throughput", "--max-gpus", "4")
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "Best points by throughput") {
+		t.Errorf("report stdout:\n%s", out)
+	}
+	pareto, _ := os.ReadFile(filepath.Join(dir, results.ParetoFile))
+	for _, want := range []string{`"metric": "mean_e2e_latency_ms"`, `"target": "throughput"`, `"max_candidate_gpus": 4`, `"ranking"`} {
+		if !strings.Contains(string(pareto), want) {
+			t.Errorf("pareto.json lacks %s", want)
+		}
+	}
+	recs, _ = filepath.Glob(filepath.Join(dir, "recommendations", "*.yaml"))
+	if len(recs) != 10 {
+		t.Errorf("scalar target: %d recommendations, want the best 10", len(recs))
+	}
+}
+
+func withoutHostTime(rows []results.Row) []results.Row {
+	out := make([]results.Row, len(rows))
+	for i, r := range rows {
+		out[i] = r.WithoutHostTime()
+	}
+	return out
+}
+
+// TestSweepInterruptExits130AndResumes cancels the sweep as Ctrl-C would, checks the exit code,
+// the message and the partial outputs, then resumes.
+func TestSweepInterruptExits130AndResumes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	ctx, cancel := context.WithCancel(context.Background())
+	var n atomic.Int32
+	opts := &sweepOptions{OutputDir: dir, Sets: []string{"traffic.stop.sessions=48", "traffic.load.concurrency=16"}, Quiet: true,
+		Parallelism: 2, Simulate: func(c context.Context, cfg *sim.Config, o sim.Options) (*sim.Result, error) {
+			if n.Add(1) == 20 {
+				cancel()
+			}
+			return sim.Run(c, cfg, o)
+		}}
+	var outb, errb strings.Builder
+	err := runSweep(ctx, ioStreams{Out: &outb, Err: &errb}, opts)
+	if code := exitCode(err); code != exitInterrupted {
+		t.Fatalf("exit %d (%v), want 130", code, err)
+	}
+	if !strings.Contains(err.Error(), "to resume, rerun: servesweep sweep --set traffic.stop.sessions=48 --set traffic.load.concurrency=16 --output-dir "+dir) {
+		t.Errorf("message: %v", err)
+	}
+	partial := readRows(t, dir)
+	if len(partial) == 0 || len(partial) >= 92 {
+		t.Fatalf("partial results hold %d rows", len(partial))
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
+	if !strings.Contains(string(report), "Partial results") {
+		t.Error("report.md does not say the results are partial")
+	}
+	code, out, errs := runCLI(t, "sweep", "--output-dir", dir, "-q", "--set", "traffic.stop.sessions=48", "--set", "traffic.load.concurrency=16")
+	if code != 0 || !strings.Contains(out, "resumed "+strconv.Itoa(len(partial))) || !strings.Contains(out, "simulated "+strconv.Itoa(92-len(partial))) {
+		t.Fatalf("resume: exit %d %s\n%s", code, errs, out)
+	}
+}
+
+// TestSweepHelperProcess is the body of the child process of TestSweepSurvivesKill9.
+func TestSweepHelperProcess(t *testing.T) {
+	if os.Getenv("SERVESWEEP_SWEEP_CHILD") != "1" {
+		return
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(os.Getenv("SERVESWEEP_SWEEP_ARGS")), &args); err != nil {
+		t.Fatal(err)
+	}
+	os.Exit(run(context.Background(), args, ioStreams{Out: os.Stdout, Err: os.Stderr}))
+}
+
+// TestSweepSurvivesKill9 kills a sweep process with SIGKILL while it runs and checks that every
+// point in its journal survives and a rerun simulates only the rest.
+func TestSweepSurvivesKill9(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	args := []string{"sweep", "--output-dir", dir, "-q", "--parallelism", "1", "--set", "traffic.stop.sessions=96"}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSweepHelperProcess$")
+	argsJSON, _ := json.Marshal(args)
+	cmd.Env = append(os.Environ(), "SERVESWEEP_SWEEP_CHILD=1", "SERVESWEEP_SWEEP_ARGS="+string(argsJSON))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(dir, results.JournalFile)
+	deadline := time.Now().Add(60 * time.Second)
+	for countLines(journal) < 3 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the child sweep wrote no journal lines in 60 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Skipf("the child finished before it could be killed (%v)", err)
+	}
+	before := countLines(journal)
+	if before >= 92 {
+		t.Skip("the child finished every point before the kill")
+	}
+	code, out, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("rerun after kill -9: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "resumed "+strconv.Itoa(before)+":") || !strings.Contains(out, "simulated "+strconv.Itoa(92-before)+",") {
+		t.Errorf("after kill -9 with %d journal lines, the rerun said:\n%s", before, out)
+	}
+	if rows := readRows(t, dir); len(rows) != 92 {
+		t.Errorf("%d rows after the rerun, want 92", len(rows))
+	}
+}
+
+// countLines counts complete lines in a file (0 when it does not exist).
+func countLines(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := 0
+	r := bufio.NewReader(f)
+	for {
+		if _, err := r.ReadString('\n'); err != nil {
+			return n
+		}
+		n++
+	}
+}
+
+func TestSweepErrorsAndExitCodes(t *testing.T) {
+	tmp := t.TempDir()
+	spec := filepath.Join(tmp, "spec.yaml")
+	data, _ := os.ReadFile("../../examples/default-sweep.yaml")
+	os.WriteFile(spec, data, 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"domain on a fixed field", []string{"sweep", "-c", spec, "--dry-run", "--set", "engine.model={choices: [a, b]}"}, 2,
+			spec + ": engine.model: search domains are not allowed on this field"},
+		{"bare list", []string{"sweep", "-c", spec, "--dry-run", "--set", "engine.workers.aggregated.parallelism.tensor=[1, 2]"}, 2,
+			"engine.workers.aggregated.parallelism.tensor: a bare list is never a domain"},
+		{"missing spec", []string{"sweep", "-c", filepath.Join(tmp, "nope.yaml"), "--dry-run"}, 2, "cannot read sweep spec"},
+		{"no valid point", []string{"sweep", "--dry-run", "--set", "optimization.constraints.max_candidate_gpus=1",
+			"--set", "engine.mode={choices: [disaggregated]}"}, 2, "no valid point: all 162 grid points were filtered out:\n  162 gpu_budget"},
+		{"bad flag", []string{"sweep", "--parallelism", "x"}, 2, "invalid argument"},
+		{"positional", []string{"sweep", "extra"}, 2, "no positional arguments"},
+		{"report without results", []string{"report", "--results", tmp}, 2, "has no results.parquet"},
+		{"report without --results", []string{"report"}, 2, "--results is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := runCLI(t, tc.args...)
+			if code != tc.code || !strings.Contains(errs, tc.msg) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errs, tc.code, tc.msg)
+			}
+		})
+	}
+	// A non-empty output directory without a journal is refused; --overwrite replaces only the
+	// sweep's files.
+	dir := filepath.Join(tmp, "busy")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("keep"), 0o644)
+	args := append([]string{"sweep", "--output-dir", dir, "-q", "--set", "engine.mode={choices: [aggregated]}"}, smallDefault...)
+	if code, _, errs := runCLI(t, args...); code != 2 || !strings.Contains(errs, "holds no sweep journal") {
+		t.Errorf("non-empty dir: exit %d %q", code, errs)
+	}
+	if code, _, errs := runCLI(t, append(args, "--overwrite")...); code != 0 {
+		t.Errorf("--overwrite: exit %d %q", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
+		t.Error("--overwrite removed a file the sweep does not own")
+	}
+	if code, _, errs := runCLI(t, "report", "--results", dir, "--objective", "max:nope"); code != 2 || !strings.Contains(errs, "unknown metric") {
+		t.Errorf("bad objective: exit %d %q", code, errs)
+	}
+	file := filepath.Join(tmp, "file")
+	os.WriteFile(file, nil, 0o644)
+	if code, _, _ := runCLI(t, "sweep", "--output-dir", file, "-q"); code != 2 {
+		t.Errorf("--output-dir on a file: exit %d, want 2", code)
+	}
+}
+
+// TestSweepMooncakeExample runs examples/sweep-mooncake.yaml on the shared trace, shortened to
+// 15 virtual seconds so the test stays quick; the full example is 48 points over 600 s.
+func TestSweepMooncakeExample(t *testing.T) {
+	trace := needTrace(t)
+	dir := filepath.Join(t.TempDir(), "moon")
+	t.Setenv("SERVESWEEP_MOONCAKE_TRACE", trace)
+	code, out, errs := runCLI(t, "sweep", "-c", "../../examples/sweep-mooncake.yaml", "--output-dir", dir, "-q",
+		"--set", "traffic.stop.max_virtual_time_seconds=15")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	if !strings.Contains(out, "48 points selected of 48 valid") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	rows := readRows(t, dir)
+	var front struct {
+		Front []struct {
+			PointID string `json:"point_id"`
+		} `json:"front"`
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, results.ParetoFile))
+	if err := json.Unmarshal(data, &front); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) < 24 || len(front.Front) == 0 {
+		t.Errorf("%d rows, front of %d points", len(rows), len(front.Front))
+	}
+	for _, r := range rows {
+		if r.Status != results.StatusOK || r.TracePath == nil || *r.TracePath != trace || r.LoadSpeedup == nil {
+			t.Errorf("row %s: status %s trace %v speedup %v", r.PointID, r.Status, r.TracePath, r.LoadSpeedup)
+		}
+	}
+	// Without the variable or a --set, the error names the field and the variable.
+	t.Setenv("SERVESWEEP_MOONCAKE_TRACE", "")
+	code, _, errs = runCLI(t, "sweep", "-c", "../../examples/sweep-mooncake.yaml", "--dry-run")
+	if code != 2 || !strings.Contains(errs, "traffic.source.paths[0]: environment variable SERVESWEEP_MOONCAKE_TRACE is not set") {
+		t.Errorf("unset trace variable: exit %d %q", code, errs)
+	}
+}
