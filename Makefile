@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/servesweep
 
-.PHONY: build test bench run fuzz clean
+.PHONY: build test bench run predict-example fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/servesweep
@@ -15,6 +15,9 @@ bench:
 	$(GO) test -run XXX -bench . -benchmem ./...
 
 run: build
+	$(BIN) sweep --output-dir out/sweep --overwrite
+
+predict-example: build
 	$(BIN) predict --stack dynamo -c examples/synthetic.yaml --output-dir out/synthetic --overwrite
 
 fuzz:
