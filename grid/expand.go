@@ -87,6 +87,7 @@ func ShortPath(path string) string {
 
 // Expansion is a spec's grid after filtering and the optimizer's selection.
 type Expansion struct {
+	// Spec is the spec that was expanded.
 	Spec *Spec
 	// GridPoints is the size of the Cartesian product (Size).
 	GridPoints int

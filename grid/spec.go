@@ -45,7 +45,8 @@ type Spec struct {
 	File string
 	// Domains are the searched fields in enumeration order: engine.mode first, then
 	// router.policy, then the others in document order.
-	Domains      []Domain
+	Domains []Domain
+	// Optimization says what a good point is, Optimizer which points to simulate and how.
 	Optimization Optimization
 	Optimizer    Optimizer
 

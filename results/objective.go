@@ -19,7 +19,9 @@ const (
 // Objective is one axis of the Pareto front: a numeric column of results.parquet (Metric) and
 // the direction in which it improves.
 type Objective struct {
-	Metric    string    `json:"metric"`
+	// Metric is the column name, e.g. p99_ttft_ms.
+	Metric string `json:"metric"`
+	// Direction is Maximize or Minimize.
 	Direction Direction `json:"direction"`
 }
 

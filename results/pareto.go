@@ -38,6 +38,7 @@ const (
 
 // Best is the best candidate for one objective.
 type Best struct {
+	// Objective is the objective the row is best at.
 	Objective Objective
 	// Row indexes the rows given to Analyze; Value is its objective value.
 	Row   int
@@ -46,6 +47,7 @@ type Best struct {
 
 // Analysis is the outcome of Analyze. Row numbers index the rows given to Analyze.
 type Analysis struct {
+	// Settings are the settings used, with defaults filled in.
 	Settings Settings
 	// Candidates are the rows that passed every filter, in input order.
 	Candidates []int

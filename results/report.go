@@ -47,13 +47,16 @@ type Counts struct {
 // Manifest describes a sweep run; it is written as sweep.json beside results.parquet, and the
 // report command reads its settings as defaults.
 type Manifest struct {
+	// SchemaVersion is the version of the sweep.json format (set by WriteManifest).
 	SchemaVersion string `json:"schema_version"`
 	// Spec names the sweep spec file.
 	Spec string `json:"spec"`
 	// Algorithm is optimizer.algorithm (grid or random).
-	Algorithm string   `json:"algorithm"`
-	Settings  Settings `json:"settings"`
-	Counts    Counts   `json:"counts"`
+	Algorithm string `json:"algorithm"`
+	// Settings are the sweep's analysis settings (the report command's defaults).
+	Settings Settings `json:"settings"`
+	// Counts describe the grid and the run.
+	Counts Counts `json:"counts"`
 }
 
 // manifestVersion is the schema version of sweep.json and pareto.json.
@@ -87,6 +90,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 
 // Written lists the files WriteReport produced, as paths inside the output directory.
 type Written struct {
+	// Pareto, Report and Plot are the paths of pareto.json, report.md and pareto.png.
 	Pareto, Report, Plot string
 	// Recommendations are the recommendation YAMLs in order (front order, or ranking order for a
 	// scalar target).
