@@ -27,6 +27,12 @@ type Options struct {
 	// Efficiency, when set, replaces timing.CalibratedEfficiency in `default` timing (used to
 	// fit the factors; see package calibrate).
 	Efficiency *timing.Efficiency
+	// ConcurrencyRampMs, when > 0, spreads the first sessions of a concurrency load evenly over
+	// that many virtual ms (session i of the first `concurrency` starts at i × ramp /
+	// concurrency) instead of starting them all at 0. Requests of equal length otherwise move in
+	// lock-step waves forever, which real benchmarks do not show; package calibrate uses it to
+	// compare with measured steady-state latencies. The schema's behaviour is a ramp of 0.
+	ConcurrencyRampMs float64
 }
 
 // Result is a finished run.
@@ -96,7 +102,8 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		}
 		ctxLimit = m.MaxContext
 	}
-	s := &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants}
+	s := &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants,
+		rampMs: max(opt.ConcurrencyRampMs, 0)}
 	n := len(wl.Requests)
 	s.reqs = make([]engine.Request, n)
 	w := &cfg.Engine.Workers
@@ -461,7 +468,8 @@ type runState struct {
 	seq         int64
 	nowMs       float64
 	closedLoop  bool
-	nextSession int // next session to start under a concurrency load
+	rampMs      float64 // Options.ConcurrencyRampMs
+	nextSession int     // next session to start under a concurrency load
 	// scheduled holds the arrivals known before the run, sorted by (time, seq); nextScheduled is
 	// the first not yet due. started is set once they are all known.
 	scheduled     []event
@@ -478,7 +486,7 @@ func (s *runState) scheduleArrivals() error {
 	case LoadConcurrency:
 		s.closedLoop = true
 		for s.nextSession < min(load.Concurrency, n) {
-			s.startSession(s.nextSession, 0)
+			s.startSession(s.nextSession, float64(s.nextSession)*s.rampMs/float64(load.Concurrency))
 			s.nextSession++
 		}
 	case LoadConstantRate, LoadPoisson:

@@ -84,5 +84,6 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	root.AddCommand(newPredictCmd(io, nil))
 	root.AddCommand(newSweepCmd(io, nil))
 	root.AddCommand(newReportCmd(io, nil))
+	root.AddCommand(newValidateCmd(io, nil))
 	return root
 }

@@ -4,12 +4,14 @@ package timing
 // provenance below). It is a function, not a variable, so no caller can change the defaults.
 func CalibratedEfficiency() Efficiency {
 	return Efficiency{
-		GEMM:            0.6,
-		Attention:       0.5,
-		Memory:          0.8,
-		Link:            0.7,
-		LinkLatencyUs:   10,
-		LayerOverheadUs: 40,
-		PassOverheadMs:  2,
+		GEMM:               0.4615,
+		Attention:          0.65,
+		Memory:             0.85,
+		QuantizedWeights:   0.8,
+		Link:               0.4142,
+		LinkLatencyUs:      7.692,
+		LayerOverheadUs:    20,
+		PassOverheadMs:     1.538,
+		SequenceOverheadUs: 16.9,
 	}
 }

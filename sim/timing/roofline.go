@@ -29,6 +29,9 @@ type Efficiency struct {
 	Attention float64
 	// Memory is the fraction of the HBM bandwidth achieved streaming weights and KV, in (0, 1].
 	Memory float64
+	// QuantizedWeights is the fraction of Memory that memory-bound GEMMs with FP8 or FP4 weights
+	// achieve (their kernels also load scales and dequantize), in (0, 1].
+	QuantizedWeights float64
 	// Link is the fraction of the GPU-to-GPU link bandwidth a ring all-reduce or a pipeline
 	// send achieves, in (0, 1].
 	Link float64
@@ -40,8 +43,11 @@ type Efficiency struct {
 	// roofline terms at small batch), >= 0.
 	LayerOverheadUs float64
 	// PassOverheadMs is the fixed cost per forward pass in ms (scheduling, input preparation,
-	// sampling, returning tokens), >= 0.
+	// launching the step), >= 0.
 	PassOverheadMs float64
+	// SequenceOverheadUs is the cost per sampled sequence per pass in µs (sampling, output
+	// processing and streaming of its token), >= 0.
+	SequenceOverheadUs float64
 }
 
 // Validate checks that fractions are in (0, 1] and overheads finite and >= 0.
@@ -50,7 +56,8 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"GEMM", e.GEMM}, {"Attention", e.Attention}, {"Memory", e.Memory}, {"Link", e.Link}} {
+	}{{"GEMM", e.GEMM}, {"Attention", e.Attention}, {"Memory", e.Memory}, {"QuantizedWeights", e.QuantizedWeights},
+		{"Link", e.Link}} {
 		if !(f.v > 0 && f.v <= 1) {
 			errs = append(errs, fmt.Errorf("efficiency %s must be in (0, 1], got %v", f.name, f.v))
 		}
@@ -58,7 +65,8 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"LinkLatencyUs", e.LinkLatencyUs}, {"LayerOverheadUs", e.LayerOverheadUs}, {"PassOverheadMs", e.PassOverheadMs}} {
+	}{{"LinkLatencyUs", e.LinkLatencyUs}, {"LayerOverheadUs", e.LayerOverheadUs}, {"PassOverheadMs", e.PassOverheadMs},
+		{"SequenceOverheadUs", e.SequenceOverheadUs}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			errs = append(errs, fmt.Errorf("efficiency %s must be finite and >= 0, got %v", f.name, f.v))
 		}
@@ -76,18 +84,18 @@ func (e Efficiency) Validate() error {
 // through the GEMMs, S = SampledTokens rows through the lm_head.
 //
 //	gemm      = max(2·(P_lin·T)/(t·p·F(weights)·η_gemm) + 2·(P_head·S)/(t·p·F(bf16)·η_gemm),
-//	                W/(t·B·η_mem))        W = P_lin·bytes(weights) + P_head·2 (lm_head in BF16)
+//	                W/(t·B·η_mem))        W = P_lin·bytes(weights)/η_q + P_head·2 (lm_head in BF16)
 //	prefill   = max(4·H·d·L·PrefillAttentionPairs/(t·p·F(bf16)·η_attn),
 //	                (PrefillContextTokens+PrefillTokens)·kv/(B·η_mem))
 //	decode    = max(4·H·d·L·DecodeStepKVTokens/(t·p·F(bf16)·η_attn),
 //	                DecodeStepKVTokens·kv/(B·η_mem))
 //	allreduce = 2·L·(α + 2·(t−1)/t · (T/p)·h·2 bytes / (N·η_link))          when t > 1
 //	pipeline  = (p−1)·(α + (T/p)·h·2 bytes / (N·η_link))                      when p > 1
-//	overhead  = PassOverheadMs + L·LayerOverheadUs
+//	overhead  = PassOverheadMs + L·LayerOverheadUs + S·SequenceOverheadUs
 //	pass      = overhead + gemm + prefill + decode + allreduce + pipeline
 //
-// where kv = ModelSpec.KVBytesPerTokenPerGPU (a GPU's share of one token's KV) and α =
-// LinkLatencyUs. Sources: a GEMM of m tokens by a k×n weight costs 2mkn FLOPs and reads kn
+// where kv = ModelSpec.KVBytesPerTokenPerGPU (a GPU's share of one token's KV), α =
+// LinkLatencyUs, and η_q = QuantizedWeights for FP8/FP4 weights (1 for BF16). Sources: a GEMM of m tokens by a k×n weight costs 2mkn FLOPs and reads kn
 // weights (the roofline model, Williams et al. 2009); causal attention costs 2 FLOPs per
 // multiply-add in Q·Kᵀ and in P·V, i.e. 4·H·d FLOPs per (query, key) pair per layer
 // (FlashAttention, Dao et al. 2022); a decode step reads its whole KV once; Megatron-style
@@ -115,6 +123,7 @@ type Roofline struct {
 	pipelineMs         float64
 	pipelineMsPerToken float64
 	overheadMs         float64
+	seqOverheadMs      float64
 }
 
 // NewRoofline precomputes the Roofline of model m with precisions prec on GPUs hw in shape s.
@@ -148,13 +157,18 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.GEMM
 	attnRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.Attention
 	memRate := hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory
+	quant := 1.0
+	if prec.Weights != BF16 {
+		quant = eff.QuantizedWeights
+	}
 	r := &Roofline{
 		gemmMsPerToken:  2 * m.LinearParams() / gemmRate,
 		headMsPerSample: 2 * m.HeadParams() / bf16GEMMRate,
-		weightMs:        (m.LinearParams()*prec.Weights.WeightBytes() + m.HeadParams()*activationBytes) / t / memRate,
+		weightMs:        (m.LinearParams()*prec.Weights.WeightBytes()/quant + m.HeadParams()*activationBytes) / t / memRate,
 		attnMsPerPair:   4 * float64(m.Heads) * float64(m.HeadDim) * L / attnRate,
 		kvMsPerToken:    float64(m.KVBytesPerTokenPerGPU(prec.KVCache, s.Tensor, s.Pipeline)) / memRate,
 		overheadMs:      eff.PassOverheadMs + L*eff.LayerOverheadUs/1000,
+		seqOverheadMs:   eff.SequenceOverheadUs / 1000,
 	}
 	alphaMs := eff.LinkLatencyUs / 1000
 	if s.Tensor > 1 {
@@ -177,7 +191,7 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 		return 0
 	}
 	gemm := math.Max(tokens*r.gemmMsPerToken+float64(b.SampledTokens)*r.headMsPerSample, r.weightMs)
-	ms := r.overheadMs + gemm
+	ms := r.overheadMs + float64(b.SampledTokens)*r.seqOverheadMs + gemm
 	if b.PrefillRequests > 0 {
 		ms += math.Max(float64(b.PrefillAttentionPairs)*r.attnMsPerPair,
 			float64(b.PrefillContextTokens+b.PrefillTokens)*r.kvMsPerToken)

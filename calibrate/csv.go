@@ -1,0 +1,189 @@
+package calibrate
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// WorkerShape is one role of a measured deployment.
+type WorkerShape struct {
+	// BatchSize is the engine's maximum running requests per worker (0 = not given).
+	BatchSize int
+	// Workers is the number of replicas of the role (aggregated rows: derived, see Plan).
+	Workers int
+	// Tensor, Pipeline and AttentionData are the parallel degrees (1 when not given).
+	Tensor, Pipeline, AttentionData int
+}
+
+// Row is one measured benchmark of a real deployment (one line of a CSV in the format of
+// measured_dense_calibration.csv).
+type Row struct {
+	// Line is the 1-based line number in the file (the header is line 1).
+	Line int
+	// ID is the row's id column.
+	ID string
+	// Backend (vllm, sglang, trtllm) and BackendVersion.
+	Backend, BackendVersion string
+	// Model is the Hugging Face model id (model_path).
+	Model string
+	// System is the GPU id (h100_sxm, b200_sxm, gb200, ...).
+	System string
+	// Precision and GEMMQuant are the raw precision and gemm_quant_mode columns ("" = bf16).
+	Precision, GEMMQuant string
+	// Mode is agg or disagg.
+	Mode string
+	// ISL and OSL are input and output tokens per request.
+	ISL, OSL int
+	// Concurrency is the benchmark client's closed-loop concurrency over the whole deployment
+	// (0 = not given).
+	Concurrency int
+	// Agg is the aggregated worker shape (batch_size, tp_size, pp_size, attention_dp_size);
+	// Prefill and Decode the disaggregated roles (prefill_*, decode_*).
+	Agg, Prefill, Decode WorkerShape
+	// TTFTMs and TPOTMs are the measured mean TTFT and mean TPOT in ms.
+	TTFTMs, TPOTMs float64
+	// Problem, when not empty, says why the row cannot be read (a malformed cell); such a row is
+	// reported as skipped.
+	Problem string
+}
+
+// requiredColumns must be in the header; the others are optional (empty when absent).
+func requiredColumns() []string {
+	return []string{"backend", "model_path", "system", "mode", "isl", "osl", "silicon_ttft_ms", "silicon_tpot_ms"}
+}
+
+// ReadCSVFile reads a measured-deployments CSV; see ReadCSV.
+func ReadCSVFile(path string) ([]Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadCSV(f, path)
+}
+
+// ReadCSV parses a measured-deployments CSV with a header line (the columns of
+// measured_dense_calibration.csv; see the README beside it). name labels errors. A missing
+// required column or a malformed CSV is an error naming the file (and line); a malformed cell
+// (a non-integer isl, a non-positive measured TTFT, ...) marks only its row, in Row.Problem.
+func ReadCSV(r io.Reader, name string) ([]Row, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty file; want a CSV with a header line (%s, ...)", name, strings.Join(requiredColumns(), ", "))
+		}
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+	}
+	var missing []string
+	for _, c := range requiredColumns() {
+		if _, ok := col[c]; !ok {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: line 1: missing column(s) %s; the header must name %s", name,
+			strings.Join(missing, ", "), strings.Join(requiredColumns(), ", "))
+	}
+	var rows []Row
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		rows = append(rows, parseRow(rec, col, line))
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: no data rows after the header", name)
+	}
+	return rows, nil
+}
+
+// rowParser reads the cells of one record, remembering the first problem.
+type rowParser struct {
+	rec     []string
+	col     map[string]int
+	problem string
+}
+
+func (p *rowParser) str(name string) string {
+	i, ok := p.col[name]
+	if !ok || i >= len(p.rec) {
+		return ""
+	}
+	return strings.TrimSpace(p.rec[i])
+}
+
+// intv reads an optional non-negative int column; "" gives def. Numbers written as floats with
+// no fraction ("4.0") are accepted.
+func (p *rowParser) intv(name string, def int) int {
+	s := p.str(name)
+	if s == "" {
+		return def
+	}
+	if v, err := strconv.Atoi(s); err == nil && v >= 0 {
+		return v
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 && f == math.Trunc(f) && f < math.MaxInt32 {
+		return int(f)
+	}
+	if p.problem == "" {
+		p.problem = fmt.Sprintf("%s: must be an int >= 0, got %q", name, s)
+	}
+	return def
+}
+
+// posFloat reads a required positive number.
+func (p *rowParser) posFloat(name string) float64 {
+	s := p.str(name)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(f > 0) || math.IsInf(f, 0) {
+		if p.problem == "" {
+			p.problem = fmt.Sprintf("%s: must be a number > 0, got %q", name, s)
+		}
+		return 0
+	}
+	return f
+}
+
+func (p *rowParser) shape(prefix string) WorkerShape {
+	return WorkerShape{
+		BatchSize:     p.intv(prefix+"batch_size", 0),
+		Workers:       p.intv(prefix+"num_workers", 0),
+		Tensor:        p.intv(prefix+"tp_size", 1),
+		Pipeline:      p.intv(prefix+"pp_size", 1),
+		AttentionData: p.intv(prefix+"attention_dp_size", 1),
+	}
+}
+
+func parseRow(rec []string, col map[string]int, line int) Row {
+	p := &rowParser{rec: rec, col: col}
+	r := Row{
+		Line: line, ID: p.str("id"), Backend: p.str("backend"), BackendVersion: p.str("backend_version"),
+		Model: p.str("model_path"), System: p.str("system"), Precision: p.str("precision"),
+		GEMMQuant: p.str("gemm_quant_mode"), Mode: p.str("mode"),
+		ISL: p.intv("isl", 0), OSL: p.intv("osl", 0), Concurrency: p.intv("concurrency", 0),
+		Agg: p.shape(""), Prefill: p.shape("prefill_"), Decode: p.shape("decode_"),
+		TTFTMs: p.posFloat("silicon_ttft_ms"), TPOTMs: p.posFloat("silicon_tpot_ms"),
+	}
+	if p.problem == "" && (r.ISL <= 0 || r.OSL <= 0) {
+		p.problem = fmt.Sprintf("isl and osl must be > 0, got %d and %d", r.ISL, r.OSL)
+	}
+	r.Problem = p.problem
+	return r
+}

@@ -1,0 +1,144 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/servesweep/servesweep/sim/timing"
+)
+
+// Factors are the fitted quantities: the timing model's Efficiency, and two properties of the
+// measurements rather than of the GPU: the front-end share of TTFT and the burst share of the
+// measured requests.
+type Factors struct {
+	Efficiency timing.Efficiency
+	// FrontendMs is added to every predicted TTFT: HTTP handling, tokenization and streaming
+	// of the first token in the API server and the benchmark client, which no engine pass
+	// accounts for.
+	FrontendMs float64
+	// BurstShare is the fraction of a benchmark's measured requests that arrive in its first,
+	// simultaneous wave, in (0, 1] (1 / requests per unit of concurrency).
+	BurstShare float64
+}
+
+// CalibratedFactors returns the factors servesweep ships: timing.CalibratedEfficiency,
+// CalibratedFrontendMs and CalibratedBurstShare.
+func CalibratedFactors() Factors {
+	return Factors{Efficiency: timing.CalibratedEfficiency(), FrontendMs: CalibratedFrontendMs, BurstShare: CalibratedBurstShare}
+}
+
+// param is one fitted factor: its name, a pointer into a Factors value, and its upper bound
+// (fractions stay <= 1).
+type param struct {
+	name string
+	get  func(*Factors) *float64
+	max  float64
+}
+
+func params() []param {
+	return []param{
+		{"GEMM", func(f *Factors) *float64 { return &f.Efficiency.GEMM }, 1},
+		{"Attention", func(f *Factors) *float64 { return &f.Efficiency.Attention }, 1},
+		{"Memory", func(f *Factors) *float64 { return &f.Efficiency.Memory }, 1},
+		{"QuantizedWeights", func(f *Factors) *float64 { return &f.Efficiency.QuantizedWeights }, 1},
+		{"Link", func(f *Factors) *float64 { return &f.Efficiency.Link }, 1},
+		{"LinkLatencyUs", func(f *Factors) *float64 { return &f.Efficiency.LinkLatencyUs }, math.Inf(1)},
+		{"LayerOverheadUs", func(f *Factors) *float64 { return &f.Efficiency.LayerOverheadUs }, math.Inf(1)},
+		{"PassOverheadMs", func(f *Factors) *float64 { return &f.Efficiency.PassOverheadMs }, math.Inf(1)},
+		{"SequenceOverheadUs", func(f *Factors) *float64 { return &f.Efficiency.SequenceOverheadUs }, math.Inf(1)},
+		{"FrontendMs", func(f *Factors) *float64 { return &f.FrontendMs }, math.Inf(1)},
+		{"BurstShare", func(f *Factors) *float64 { return &f.BurstShare }, 1},
+	}
+}
+
+// FitOptions tunes Fit.
+type FitOptions struct {
+	// Validate options of every evaluation (Factors is set by Fit).
+	Validate Options
+	// Start is the first guess (zero value: CalibratedFactors).
+	Start *Factors
+	// Step is the first relative step (default 0.3); the search stops when it falls below
+	// MinStep (default 0.02) or after MaxEvaluations (default 120) evaluations.
+	Step, MinStep  float64
+	MaxEvaluations int
+	// Log, when set, receives one line per accepted improvement.
+	Log func(string)
+}
+
+// Objective is what Fit minimizes: overall TPOT MAPE / 15 + overall TTFT MAPE / 30, each error
+// measured against the target (TPOT 15 %, TTFT 30 %).
+func Objective(s Summary) float64 { return s.TPOTMAPEPct/15 + s.TTFTMAPEPct/30 }
+
+// Fit tunes the factors on rows by coordinate descent in log space: for each factor in turn it
+// tries multiplying it by (1 + step) and dividing it by (1 + step), keeps a change that lowers
+// Objective, and halves the step after a sweep without improvement. Every evaluation is a full
+// Validate over rows. It returns the best factors and their report.
+func Fit(ctx context.Context, rows []Row, o FitOptions) (Factors, *Report, error) {
+	best := CalibratedFactors()
+	if o.Start != nil {
+		best = *o.Start
+	}
+	if o.Step <= 0 {
+		o.Step = 0.3
+	}
+	if o.MinStep <= 0 {
+		o.MinStep = 0.02
+	}
+	if o.MaxEvaluations <= 0 {
+		o.MaxEvaluations = 120
+	}
+	evals := 0
+	eval := func(f Factors) (float64, *Report, error) {
+		evals++
+		vo := o.Validate
+		vo.Factors = &f
+		rep, err := Validate(ctx, rows, vo)
+		if err != nil {
+			return 0, nil, err
+		}
+		return Objective(rep.Summary), rep, nil
+	}
+	bestObj, bestRep, err := eval(best)
+	if err != nil {
+		return best, nil, err
+	}
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			o.Log(fmt.Sprintf(format, args...))
+		}
+	}
+	logf("start: objective %.4f; %s", bestObj, bestRep.Summary)
+	ps := params()
+	for step := o.Step; step >= o.MinStep && evals < o.MaxEvaluations; {
+		improved := false
+		for _, p := range ps {
+			for _, mult := range []float64{1 + step, 1 / (1 + step)} {
+				if evals >= o.MaxEvaluations {
+					break
+				}
+				cand := best
+				v := p.get(&cand)
+				old := *v
+				// A factor at 0 moves to a small positive value instead (a product stays 0).
+				*v = math.Min(math.Max(old, 1e-3)*mult, p.max)
+				if *v == old {
+					continue
+				}
+				obj, rep, err := eval(cand)
+				if err != nil {
+					return best, bestRep, err
+				}
+				if obj < bestObj {
+					best, bestObj, bestRep, improved = cand, obj, rep, true
+					logf("%s %.4g → %.4g: objective %.4f; %s", p.name, old, *v, obj, rep.Summary)
+					break
+				}
+			}
+		}
+		if !improved {
+			step /= 2
+		}
+	}
+	return best, bestRep, nil
+}

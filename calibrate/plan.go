@@ -1,0 +1,229 @@
+package calibrate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/timing"
+)
+
+// Simulation-length defaults (see Options).
+const (
+	// DefaultSteadyRequestsPerConcurrency is how many requests per unit of concurrency the
+	// steady-state run averages over (after its ramp wave): enough for the closed loop to cycle
+	// several times, few enough that the calibration file simulates in seconds on two cores.
+	DefaultSteadyRequestsPerConcurrency = 4
+	// MinMeasuredRequests is the least number of requests the steady-state run averages over.
+	MinMeasuredRequests = 16
+	// MaxBatchedTokens is the per-pass token budget of every simulated engine: the default of
+	// vLLM (max_num_batched_tokens), TensorRT-LLM (max_num_tokens) and SGLang
+	// (chunked_prefill_size) alike.
+	MaxBatchedTokens = 8192
+	// RDMAGBps is the KV-transfer bandwidth per GPU between prefill and decode workers on
+	// different nodes, in decimal GB/s: one 400 Gb/s NIC (ConnectX-7 NDR) per GPU, as HGX
+	// H100/B200 systems have. GB200 NVL72 racks transfer over NVLink instead
+	// (Hardware.LinkGBps).
+	RDMAGBps = 50.0
+)
+
+// Plan is the simulation of one measured row.
+type Plan struct {
+	// Config is the deployment and workload to run.
+	Config *sim.Config
+	// Warmup is the number of leading requests of the steady-state run left out of its means
+	// (its ramp wave, one per unit of concurrency).
+	Warmup int
+	// Precisions are the weight and KV-cache formats simulated.
+	Precisions timing.Precisions
+	// Shape describes the workers, e.g. "agg 4 × (TP2)" or "disagg P 40 × (TP1) / D 6 × (TP4)".
+	Shape string
+	// Concurrency is the simulated closed-loop concurrency.
+	Concurrency int
+	// Notes say where the simulation departs from the row (e.g. a scheduler style that is not
+	// implemented).
+	Notes []string
+}
+
+// backendDefaults gives the KV block size and memory fraction of a backend (dynosim-spec.md
+// §3.2); SGLang's page size 1 is replaced by 64 because the vLLM-style scheduler runs every
+// row (a block size only sets the KV allocation granularity).
+func backendDefaults(backend string) (blockSize int, memoryFraction float64) {
+	switch backend {
+	case "trtllm":
+		return 32, 0.9
+	case "sglang":
+		return 64, 0.88
+	}
+	return 64, 0.9
+}
+
+// rowPrecisions reads the row's weight precision (gemm_quant_mode, else precision, "" = bf16)
+// and derives the KV-cache format: fp8 with fp8/fp4 weights (the quantized recipes of all three
+// backends quantize the KV cache too), else bf16.
+func rowPrecisions(r Row) (timing.Precisions, error) {
+	s := r.GEMMQuant
+	if s == "" {
+		s = r.Precision
+	}
+	p := timing.Precisions{Weights: timing.BF16, KVCache: timing.BF16}
+	if s == "" {
+		return p, nil
+	}
+	w, err := timing.ParsePrecision(s)
+	if err != nil {
+		return p, fmt.Errorf("precision: %v", err)
+	}
+	p.Weights = w
+	if w != timing.BF16 {
+		p.KVCache = timing.FP8
+	}
+	return p, nil
+}
+
+func shapeString(n int, s WorkerShape) string {
+	b := fmt.Sprintf("%d × (TP%d", n, s.Tensor)
+	if s.Pipeline > 1 {
+		b += fmt.Sprintf(" PP%d", s.Pipeline)
+	}
+	if s.AttentionData > 1 {
+		b += fmt.Sprintf(" DP%d", s.AttentionData)
+	}
+	return b + ")"
+}
+
+// role builds one worker role of the simulated deployment.
+func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64) *sim.WorkerRole {
+	return &sim.WorkerRole{
+		Parallelism: sim.Parallelism{Replicas: replicas, Tensor: s.Tensor, Pipeline: s.Pipeline,
+			AttentionData: s.AttentionData, MoeTensor: 1, MoeExpert: 1},
+		Scheduler: sim.Scheduler{MaxBatchedTokens: MaxBatchedTokens, MaxSequences: maxSeqs},
+		KVCache: sim.KVCache{BlockSize: blockSize, PrefixCaching: true,
+			Capacity: sim.KVCapacity{Type: sim.CapacityDefault, MemoryFraction: mf}},
+		Timing: sim.Timing{Type: sim.TimingDefault},
+	}
+}
+
+// normalize turns absent (0) parallel degrees into 1.
+func normalize(s WorkerShape) WorkerShape {
+	s.Tensor, s.Pipeline, s.AttentionData = max(s.Tensor, 1), max(s.Pipeline, 1), max(s.AttentionData, 1)
+	return s
+}
+
+// PlanRow builds the simulation of row r: synthetic ISL/OSL requests under the row's
+// closed-loop concurrency, the row's model, GPU, precision and worker shape, `default` timing
+// and KV capacity, and the vLLM-style scheduler whatever the backend (a note says so for
+// sglang and trtllm rows).
+//
+// Aggregated rows: batch_size is the per-worker running limit; when concurrency is a multiple
+// k > 1 of batch_size the deployment is taken to have k replicas (the README's reading), else
+// one. An empty concurrency means batch_size. Disaggregated rows use prefill_* and decode_*
+// (replicas = *_num_workers, running limit = *_batch_size) and transfer KV at RDMAGBps per GPU
+// (NVLink on gb200); an empty concurrency means decode_batch_size × decode_num_workers.
+//
+// The error says why the row cannot be simulated: a malformed cell, an unknown model or GPU, an
+// unknown backend or mode, a missing shape.
+func PlanRow(r Row, o Options) (*Plan, error) {
+	o = o.withDefaults()
+	if r.Problem != "" {
+		return nil, fmt.Errorf("%s", r.Problem)
+	}
+	if _, err := timing.ResolveModel(r.Model); err != nil {
+		return nil, err
+	}
+	hw, err := timing.LookupHardware(r.System)
+	if err != nil {
+		return nil, err
+	}
+	prec, err := rowPrecisions(r)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Precisions: prec}
+	switch r.Backend {
+	case "vllm":
+	case "sglang", "trtllm":
+		p.Notes = append(p.Notes, r.Backend+" scheduler not implemented: ran the vLLM-style scheduler")
+	default:
+		return nil, fmt.Errorf("backend %q is not one of vllm, sglang, trtllm", r.Backend)
+	}
+	bs, mf := backendDefaults(r.Backend)
+	cfg := &sim.Config{
+		File: fmt.Sprintf("line %d", r.Line),
+		Engine: sim.Engine{
+			Model: r.Model, Hardware: r.System, Backend: "vllm", ContextLength: r.ISL + r.OSL + 1,
+			Precision: sim.Precision{Weights: string(prec.Weights), KVCache: string(prec.KVCache)},
+		},
+		Router:  sim.Router{Policy: sim.PolicyRoundRobin, PrefillLoadModel: sim.PrefillLoadModel{Type: "none"}},
+		Planner: sim.Planner{Policy: "disabled"},
+	}
+	conc := r.Concurrency
+	switch strings.ToLower(r.Mode) {
+	case "agg", "aggregated":
+		s := normalize(r.Agg)
+		batch := s.BatchSize
+		if conc == 0 {
+			conc = batch
+		}
+		if conc == 0 {
+			return nil, fmt.Errorf("concurrency and batch_size are both empty")
+		}
+		if batch == 0 {
+			batch = conc
+		}
+		replicas := 1
+		if conc > batch && conc%batch == 0 {
+			replicas = conc / batch
+		} else if conc > batch {
+			p.Notes = append(p.Notes, fmt.Sprintf("concurrency %d is not a multiple of batch_size %d: one replica", conc, batch))
+		}
+		cfg.Engine.Mode = sim.ModeAggregated
+		maxSeqs := (batch + s.AttentionData - 1) / s.AttentionData
+		cfg.Engine.Workers.Aggregated = role(s, replicas, maxSeqs, bs, mf)
+		p.Shape = "agg " + shapeString(replicas, s)
+	case "disagg", "disaggregated":
+		ps, ds := normalize(r.Prefill), normalize(r.Decode)
+		if ps.Workers == 0 || ds.Workers == 0 {
+			return nil, fmt.Errorf("disagg row needs prefill_num_workers and decode_num_workers, got %d and %d", ps.Workers, ds.Workers)
+		}
+		pb, db := max(ps.BatchSize, 1), ds.BatchSize
+		if db == 0 {
+			db = 256
+			p.Notes = append(p.Notes, "decode_batch_size empty: 256")
+		}
+		if conc == 0 {
+			conc = db * ds.Workers
+		}
+		cfg.Engine.Mode = sim.ModeDisaggregated
+		cfg.Engine.Workers.Prefill = role(ps, ps.Workers, (pb+ps.AttentionData-1)/ps.AttentionData, bs, mf)
+		cfg.Engine.Workers.Decode = role(ds, ds.Workers, (db+ds.AttentionData-1)/ds.AttentionData, bs, mf)
+		gbps := RDMAGBps
+		if hw.ID == "gb200" {
+			gbps = hw.LinkGBps
+		}
+		cfg.Engine.KVTransfer = &sim.KVTransfer{BandwidthGBps: &gbps, TimingMode: "destination_missing"}
+		p.Shape = "disagg P " + shapeString(ps.Workers, ps) + " / D " + shapeString(ds.Workers, ds)
+	default:
+		return nil, fmt.Errorf("mode %q is not agg or disagg", r.Mode)
+	}
+	warm := conc
+	n := warm + max(o.SteadyRequestsPerConcurrency*conc, MinMeasuredRequests)
+	cfg.Traffic = sim.Traffic{
+		Source: sim.Source{Type: sim.SourceSynthetic, InputTokens: r.ISL, OutputTokens: r.OSL},
+		Load:   sim.Load{Type: sim.LoadConcurrency, Concurrency: conc},
+		Stop:   sim.Stop{Requests: n},
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("simulated config is invalid: %v", err)
+	}
+	p.Config, p.Warmup, p.Concurrency = cfg, warm, conc
+	return p, nil
+}
+
+// CalibratedFrontendMs is Factors.FrontendMs as fitted (see timing.CalibratedEfficiency for the
+// provenance).
+const CalibratedFrontendMs = 52.0
+
+// CalibratedBurstShare is Factors.BurstShare as fitted; 0.1 is the request count = 10 ×
+// concurrency convention of NVIDIA's genai-perf and aiperf recipes.
+const CalibratedBurstShare = 0.1

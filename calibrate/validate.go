@@ -1,0 +1,340 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/engine"
+	"golang.org/x/sync/errgroup"
+)
+
+// Options tunes a validation run. The zero value means the defaults.
+type Options struct {
+	// Parallel is the number of rows simulated at once (default GOMAXPROCS).
+	Parallel int
+	// SteadyRequestsPerConcurrency sizes the steady-state run (0:
+	// DefaultSteadyRequestsPerConcurrency).
+	SteadyRequestsPerConcurrency int
+	// Factors replaces CalibratedFactors (the timing efficiency, the front-end TTFT share and
+	// the burst share); nil means the calibrated factors.
+	Factors *Factors
+	// Worst is how many rows the summary lists as the largest errors (default 10).
+	Worst int
+	// Progress, when set, is called after each row with the rows done and the total (from
+	// several goroutines; it must be safe for concurrent use).
+	Progress func(done, total int)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Parallel <= 0 {
+		o.Parallel = runtime.GOMAXPROCS(0)
+	}
+	if o.SteadyRequestsPerConcurrency <= 0 {
+		o.SteadyRequestsPerConcurrency = DefaultSteadyRequestsPerConcurrency
+	}
+	if o.Factors == nil {
+		f := CalibratedFactors()
+		o.Factors = &f
+	}
+	if o.Worst <= 0 {
+		o.Worst = 10
+	}
+	return o
+}
+
+// RowResult is the outcome of one row: predicted against measured, or why it was skipped.
+// Times are ms; APEs are absolute percentage errors |predicted − measured| / measured × 100.
+type RowResult struct {
+	Line        int    `json:"line"`
+	ID          string `json:"id"`
+	Model       string `json:"model"`
+	System      string `json:"system"`
+	Backend     string `json:"backend"`
+	Mode        string `json:"mode"`
+	Precision   string `json:"precision,omitempty"`
+	Shape       string `json:"shape,omitempty"`
+	ISL         int    `json:"isl"`
+	OSL         int    `json:"osl"`
+	Concurrency int    `json:"concurrency,omitempty"`
+	// Scheduler is the scheduler style simulated ("vllm").
+	Scheduler       string   `json:"scheduler,omitempty"`
+	Notes           []string `json:"notes,omitempty"`
+	MeasuredTTFTMs  float64  `json:"measured_ttft_ms"`
+	MeasuredTPOTMs  float64  `json:"measured_tpot_ms"`
+	PredictedTTFTMs float64  `json:"predicted_ttft_ms"`
+	PredictedTPOTMs float64  `json:"predicted_tpot_ms"`
+	TTFTAPEPct      float64  `json:"ttft_ape_pct"`
+	TPOTAPEPct      float64  `json:"tpot_ape_pct"`
+	// Preemptions in the simulated run (a sign of KV pressure).
+	Preemptions int64 `json:"preemptions"`
+	// Skipped rows were not simulated; Reason says why.
+	Skipped bool   `json:"skipped"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Group is the accuracy of one (model, system, backend) group.
+type Group struct {
+	Model            string  `json:"model"`
+	System           string  `json:"system"`
+	Backend          string  `json:"backend"`
+	Rows             int     `json:"rows"`
+	TTFTMAPEPct      float64 `json:"ttft_mape_pct"`
+	TPOTMAPEPct      float64 `json:"tpot_mape_pct"`
+	TTFTMedianAPEPct float64 `json:"ttft_median_ape_pct"`
+	TPOTMedianAPEPct float64 `json:"tpot_median_ape_pct"`
+}
+
+// Worst is one of the largest errors: a row line and which metric.
+type Worst struct {
+	Line   int     `json:"line"`
+	ID     string  `json:"id"`
+	Metric string  `json:"metric"`
+	APEPct float64 `json:"ape_pct"`
+}
+
+// Summary aggregates the simulated rows. MAPE is the mean APE in percent; the median APE is
+// reported beside it because a few rows were measured far past saturation.
+type Summary struct {
+	TTFTMAPEPct      float64 `json:"ttft_mape_pct"`
+	TPOTMAPEPct      float64 `json:"tpot_mape_pct"`
+	TTFTMedianAPEPct float64 `json:"ttft_median_ape_pct"`
+	TPOTMedianAPEPct float64 `json:"tpot_median_ape_pct"`
+	RowsSimulated    int     `json:"rows_simulated"`
+	RowsSkipped      int     `json:"rows_skipped"`
+	// Groups are sorted by model, system, backend.
+	Groups []Group `json:"groups"`
+	// LargestTTFTErrors and LargestTPOTErrors list the rows with the largest APEs, largest first.
+	LargestTTFTErrors []Worst `json:"largest_ttft_errors"`
+	LargestTPOTErrors []Worst `json:"largest_tpot_errors"`
+}
+
+// Report is the outcome of Validate: one result per row, in file order, and the summary.
+type Report struct {
+	Rows    []RowResult `json:"rows"`
+	Summary Summary     `json:"summary"`
+}
+
+// Validate simulates every row (PlanRow, then sim.Run) with o.Parallel rows at a time and
+// compares the predicted mean TTFT and mean TPOT, over the requests after the warm-up, with the
+// measured ones. Rows that cannot be planned or run are skipped with the reason. The report is
+// deterministic: it does not depend on Parallel. The error is only ctx's.
+func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
+	o = o.withDefaults()
+	out := make([]RowResult, len(rows))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(o.Parallel)
+	var done atomic.Int64
+	for i := range rows {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			out[i] = simulateRow(gctx, rows[i], o)
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			if o.Progress != nil {
+				o.Progress(int(done.Add(1)), len(rows))
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return &Report{Rows: out, Summary: summarize(out, o.Worst)}, nil
+}
+
+// simulateRow plans and runs one row.
+func simulateRow(ctx context.Context, r Row, o Options) RowResult {
+	res := RowResult{
+		Line: r.Line, ID: r.ID, Model: r.Model, System: r.System, Backend: r.Backend, Mode: r.Mode,
+		ISL: r.ISL, OSL: r.OSL, MeasuredTTFTMs: r.TTFTMs, MeasuredTPOTMs: r.TPOTMs,
+	}
+	skip := func(err error) RowResult {
+		res.Skipped, res.Reason = true, err.Error()
+		return res
+	}
+	p, err := PlanRow(r, o)
+	if err != nil {
+		return skip(err)
+	}
+	res.Precision = fmt.Sprintf("weights %s, kv %s", p.Precisions.Weights, p.Precisions.KVCache)
+	res.Shape, res.Concurrency, res.Scheduler, res.Notes = p.Shape, p.Concurrency, "vllm", p.Notes
+	// The burst: the benchmark's first wave, every session starting at once.
+	burstCfg := *p.Config
+	burstCfg.Traffic.Stop.Requests = p.Concurrency
+	burst, err := sim.Run(ctx, &burstCfg, sim.Options{Efficiency: &o.Factors.Efficiency})
+	if err != nil {
+		return skip(err)
+	}
+	bTTFT, bTPOT, bE2E, bn := means(burst.Requests, 0)
+	// The steady state: sessions ramped in over one burst-wave lifetime, ramp wave left out.
+	run, err := sim.Run(ctx, p.Config, sim.Options{Efficiency: &o.Factors.Efficiency, ConcurrencyRampMs: bE2E})
+	if err != nil {
+		return skip(err)
+	}
+	sTTFT, sTPOT, _, sn := means(run.Requests, p.Warmup)
+	if bn == 0 || sn == 0 {
+		return skip(fmt.Errorf("no request completed (burst %d, steady state %d)", bn, sn))
+	}
+	w := o.Factors.BurstShare
+	ttft := w*bTTFT + (1-w)*sTTFT + o.Factors.FrontendMs
+	tpot := w*bTPOT + (1-w)*sTPOT
+	res.PredictedTTFTMs, res.PredictedTPOTMs = ttft, tpot
+	res.TTFTAPEPct = ape(ttft, r.TTFTMs)
+	res.TPOTAPEPct = ape(tpot, r.TPOTMs)
+	res.Preemptions = burst.Summary.Preemptions + run.Summary.Preemptions
+	return res
+}
+
+// means is the mean TTFT, mean TPOT and mean E2E latency (ms) over completed requests from
+// index warmup on; TPOT is (last token − first token) / (output − 1) per request with at least
+// two output tokens (aiperf-metrics.md).
+func means(reqs []engine.Request, warmup int) (ttft, tpot, e2e float64, n int) {
+	var sumT, sumP, sumE float64
+	var nP int
+	for i := warmup; i < len(reqs); i++ {
+		r := &reqs[i]
+		if r.Status != engine.Completed || r.FirstTokenMs < 0 {
+			continue
+		}
+		sumT += r.FirstTokenMs - r.ArrivalMs
+		sumE += r.TerminalMs - r.ArrivalMs
+		n++
+		if r.Generated > 1 {
+			sumP += (r.LastTokenMs - r.FirstTokenMs) / float64(r.Generated-1)
+			nP++
+		}
+	}
+	if n == 0 {
+		return 0, 0, 0, 0
+	}
+	if nP > 0 {
+		tpot = sumP / float64(nP)
+	}
+	return sumT / float64(n), tpot, sumE / float64(n), n
+}
+
+func ape(pred, meas float64) float64 { return math.Abs(pred-meas) / meas * 100 }
+
+// stats returns the mean and the median of xs (0, 0 when empty).
+func stats(xs []float64) (mean, median float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	sum := 0.0
+	for _, x := range s {
+		sum += x
+	}
+	m := len(s) / 2
+	median = s[m]
+	if len(s)%2 == 0 {
+		median = (s[m-1] + s[m]) / 2
+	}
+	return sum / float64(len(s)), median
+}
+
+func summarize(rows []RowResult, worst int) Summary {
+	var s Summary
+	type key struct{ model, system, backend string }
+	groups := map[key][]int{}
+	var ttft, tpot []float64
+	for i, r := range rows {
+		if r.Skipped {
+			s.RowsSkipped++
+			continue
+		}
+		s.RowsSimulated++
+		ttft = append(ttft, r.TTFTAPEPct)
+		tpot = append(tpot, r.TPOTAPEPct)
+		k := key{r.Model, r.System, r.Backend}
+		groups[k] = append(groups[k], i)
+	}
+	s.TTFTMAPEPct, s.TTFTMedianAPEPct = stats(ttft)
+	s.TPOTMAPEPct, s.TPOTMedianAPEPct = stats(tpot)
+	keys := make([]key, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.model != b.model {
+			return a.model < b.model
+		}
+		if a.system != b.system {
+			return a.system < b.system
+		}
+		return a.backend < b.backend
+	})
+	s.Groups = []Group{}
+	for _, k := range keys {
+		var a, b []float64
+		for _, i := range groups[k] {
+			a = append(a, rows[i].TTFTAPEPct)
+			b = append(b, rows[i].TPOTAPEPct)
+		}
+		g := Group{Model: k.model, System: k.system, Backend: k.backend, Rows: len(a)}
+		g.TTFTMAPEPct, g.TTFTMedianAPEPct = stats(a)
+		g.TPOTMAPEPct, g.TPOTMedianAPEPct = stats(b)
+		s.Groups = append(s.Groups, g)
+	}
+	s.LargestTTFTErrors = largest(rows, worst, "ttft", func(r *RowResult) float64 { return r.TTFTAPEPct })
+	s.LargestTPOTErrors = largest(rows, worst, "tpot", func(r *RowResult) float64 { return r.TPOTAPEPct })
+	return s
+}
+
+// largest lists the n simulated rows with the largest metric, largest first (ties by line).
+func largest(rows []RowResult, n int, metric string, f func(*RowResult) float64) []Worst {
+	var w []Worst
+	for i := range rows {
+		if !rows[i].Skipped {
+			w = append(w, Worst{Line: rows[i].Line, ID: rows[i].ID, Metric: metric, APEPct: f(&rows[i])})
+		}
+	}
+	sort.SliceStable(w, func(i, j int) bool {
+		if w[i].APEPct != w[j].APEPct {
+			return w[i].APEPct > w[j].APEPct
+		}
+		return w[i].Line < w[j].Line
+	})
+	if len(w) > n {
+		w = w[:n]
+	}
+	if w == nil {
+		w = []Worst{}
+	}
+	return w
+}
+
+// SkippedReasons counts skipped rows per reason, most frequent first; for a short listing.
+func (r *Report) SkippedReasons() []string {
+	counts := map[string]int{}
+	for _, row := range r.Rows {
+		if row.Skipped {
+			counts[row.Reason]++
+		}
+	}
+	var out []string
+	for reason, n := range counts {
+		out = append(out, fmt.Sprintf("%d × %s", n, reason))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// String renders a one-line accuracy summary.
+func (s Summary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "TTFT MAPE %.1f%% (median APE %.1f%%), TPOT MAPE %.1f%% (median APE %.1f%%), %d rows simulated, %d skipped",
+		s.TTFTMAPEPct, s.TTFTMedianAPEPct, s.TPOTMAPEPct, s.TPOTMedianAPEPct, s.RowsSimulated, s.RowsSkipped)
+	return b.String()
+}

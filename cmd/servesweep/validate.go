@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/servesweep/servesweep/calibrate"
+	"github.com/spf13/cobra"
+)
+
+// validateOptions are the flags of `servesweep validate`.
+type validateOptions struct {
+	Measured   string
+	OutputJSON string
+	Parallel   int
+	Quiet      bool
+}
+
+func newValidateCmd(io ioStreams, runF func(context.Context, *validateOptions) error) *cobra.Command {
+	opts := &validateOptions{}
+	cmd := &cobra.Command{
+		Use:   "validate --measured FILE.csv [--output-json FILE]",
+		Short: "Simulate measured GPU deployments and report the timing model's accuracy",
+		Long: `Simulate every row of a measured-deployments CSV (the format of
+measured_dense_calibration.csv: backend, model_path, system, precision, mode, isl, osl,
+concurrency, worker shape, silicon_ttft_ms, silicon_tpot_ms) with default timing and KV capacity,
+and compare the predicted mean TTFT and mean TPOT with the measured ones: per row, MAPE and
+median APE per (model, system, backend) group and overall, and the rows with the largest errors.
+Rows that cannot be simulated are listed with the reason. Backends whose scheduler style is not
+implemented (sglang, trtllm) run with the vLLM-style scheduler and are noted.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &usageError{fmt.Errorf("validate takes no positional arguments, got %q", args)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runValidate(cmd.Context(), io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Measured, "measured", "", "CSV of measured deployments (required)")
+	f.StringVar(&opts.OutputJSON, "output-json", "", "also write the report as JSON to this file")
+	f.IntVar(&opts.Parallel, "parallel", 0, "rows simulated at once (default: GOMAXPROCS)")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary, not every row")
+	return cmd
+}
+
+func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error {
+	if opts.Measured == "" {
+		return &usageError{fmt.Errorf("--measured is required (a CSV such as ../shared/data/silicon/measured_dense_calibration.csv)")}
+	}
+	if opts.Parallel < 0 {
+		return &usageError{fmt.Errorf("--parallel must be >= 0, got %d", opts.Parallel)}
+	}
+	rows, err := calibrate.ReadCSVFile(opts.Measured)
+	if err != nil {
+		return &usageError{err}
+	}
+	rep, err := calibrate.Validate(ctx, rows, calibrate.Options{Parallel: opts.Parallel})
+	if err != nil {
+		return err
+	}
+	if opts.OutputJSON != "" {
+		if err := writeJSONFile(opts.OutputJSON, rep); err != nil {
+			return err
+		}
+	}
+	renderValidation(io.Out, rep, opts.Quiet)
+	return nil
+}
+
+// writeJSONFile writes v as indented JSON to path atomically (temp file, fsync, rename).
+func writeJSONFile(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(append(data, '\n'))
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, werr)
+	}
+	return nil
+}
+
+// renderValidation prints the rows (unless quiet), the groups, the largest errors, the skipped
+// rows and the overall accuracy.
+func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
+	if !quiet {
+		fmt.Fprintf(w, "%5s  %-34s %-9s %-7s %-6s %11s %5s  %10s %10s %6s  %8s %8s %6s  %s\n",
+			"line", "model", "system", "backend", "mode", "isl/osl", "conc",
+			"ttft_meas", "ttft_pred", "ape%", "tpot_meas", "tpot_pred", "ape%", "notes")
+		for _, r := range rep.Rows {
+			if r.Skipped {
+				continue
+			}
+			fmt.Fprintf(w, "%5d  %-34s %-9s %-7s %-6s %11s %5d  %10.1f %10.1f %6.1f  %8.2f %8.2f %6.1f  %s\n",
+				r.Line, trunc(r.Model, 34), r.System, r.Backend, r.Mode, fmt.Sprintf("%d/%d", r.ISL, r.OSL), r.Concurrency,
+				r.MeasuredTTFTMs, r.PredictedTTFTMs, r.TTFTAPEPct, r.MeasuredTPOTMs, r.PredictedTPOTMs, r.TPOTAPEPct,
+				strings.Join(append([]string{r.Shape}, r.Notes...), "; "))
+		}
+		fmt.Fprintln(w)
+	}
+	s := rep.Summary
+	fmt.Fprintf(w, "Accuracy per (model, system, backend) group\n")
+	fmt.Fprintf(w, "%-34s %-9s %-7s %5s  %9s %11s  %9s %11s\n", "model", "system", "backend", "rows",
+		"ttft_mape", "ttft_median", "tpot_mape", "tpot_median")
+	for _, g := range s.Groups {
+		fmt.Fprintf(w, "%-34s %-9s %-7s %5d  %8.1f%% %10.1f%%  %8.1f%% %10.1f%%\n", trunc(g.Model, 34), g.System, g.Backend, g.Rows,
+			g.TTFTMAPEPct, g.TTFTMedianAPEPct, g.TPOTMAPEPct, g.TPOTMedianAPEPct)
+	}
+	fmt.Fprintln(w)
+	for _, l := range []struct {
+		name string
+		w    []calibrate.Worst
+	}{{"TTFT", s.LargestTTFTErrors}, {"TPOT", s.LargestTPOTErrors}} {
+		fmt.Fprintf(w, "Largest %s errors (inspect rather than fit):\n", l.name)
+		for _, x := range l.w {
+			fmt.Fprintf(w, "  line %4d  %6.1f%%  %s\n", x.Line, x.APEPct, x.ID)
+		}
+	}
+	if s.RowsSkipped > 0 {
+		fmt.Fprintf(w, "\nSkipped rows:\n")
+		for _, r := range rep.Rows {
+			if r.Skipped {
+				fmt.Fprintf(w, "  line %4d  %s: %s\n", r.Line, r.ID, r.Reason)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nOverall: %s\n", s)
+}
+
+func trunc(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}

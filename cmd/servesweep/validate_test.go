@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// measuredCSV is two rows in the calibration file's format: a simulable vLLM row and one with an
+// unknown GPU.
+const measuredCSV = `id,backend,backend_version,model_path,system,precision,gemm_quant_mode,mode,isl,osl,concurrency,batch_size,tp_size,pp_size,attention_dp_size,silicon_ttft_ms,silicon_tpot_ms
+r1,vllm,0.12,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,,agg,512,32,4,4,1,1,1,60,8
+r2,vllm,0.12,meta-llama/Llama-3.1-8B-Instruct,tpu_v9,,,agg,512,32,4,4,1,1,1,60,8
+`
+
+func TestValidateCommand(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "measured.csv")
+	if err := os.WriteFile(csvPath, []byte(measuredCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jsonPath := filepath.Join(dir, "report.json")
+	code, out, errOut := runCLI(t, "validate", "--measured", csvPath, "--output-json", jsonPath)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, frag := range []string{"ttft_meas", "meta-llama/Llama-3.1-8B-Instruct", "Accuracy per (model, system, backend) group",
+		"Skipped rows:", "line    3", "unknown hardware \"tpu_v9\"", "Overall: TTFT MAPE", "1 rows simulated, 1 skipped"} {
+		if !strings.Contains(out, frag) {
+			t.Errorf("output lacks %q:\n%s", frag, out)
+		}
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Rows []struct {
+			Line            int     `json:"line"`
+			PredictedTTFTMs float64 `json:"predicted_ttft_ms"`
+			Skipped         bool    `json:"skipped"`
+			Reason          string  `json:"reason"`
+		} `json:"rows"`
+		Summary struct {
+			TTFTMAPEPct   *float64 `json:"ttft_mape_pct"`
+			TPOTMAPEPct   *float64 `json:"tpot_mape_pct"`
+			RowsSimulated *int     `json:"rows_simulated"`
+			RowsSkipped   *int     `json:"rows_skipped"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	s := doc.Summary
+	if s.TTFTMAPEPct == nil || s.TPOTMAPEPct == nil || s.RowsSimulated == nil || *s.RowsSimulated != 1 || s.RowsSkipped == nil || *s.RowsSkipped != 1 {
+		t.Errorf("summary = %s", data)
+	}
+	if len(doc.Rows) != 2 || doc.Rows[0].Line != 2 || !(doc.Rows[0].PredictedTTFTMs > 0) || !doc.Rows[1].Skipped || doc.Rows[1].Reason == "" {
+		t.Errorf("rows = %+v", doc.Rows)
+	}
+
+	// --quiet leaves out the per-row table.
+	code, out, _ = runCLI(t, "validate", "--measured", csvPath, "-q")
+	if code != exitOK || strings.Contains(out, "ttft_meas") || !strings.Contains(out, "Overall:") {
+		t.Errorf("quiet: exit %d\n%s", code, out)
+	}
+}
+
+func TestValidateCommandErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		frag string
+	}{
+		{[]string{"validate"}, exitConfigError, "--measured is required"},
+		{[]string{"validate", "--measured", "/nonexistent/m.csv"}, exitConfigError, "/nonexistent/m.csv"},
+		{[]string{"validate", "extra"}, exitConfigError, "no positional arguments"},
+		{[]string{"validate", "--measured", "x.csv", "--parallel", "-1"}, exitConfigError, "--parallel must be >= 0"},
+	} {
+		code, _, errOut := runCLI(t, c.args...)
+		if code != c.code || !strings.Contains(errOut, c.frag) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errOut, c.code, c.frag)
+		}
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(bad, []byte("backend,model_path\nvllm,x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI(t, "validate", "--measured", bad)
+	if code != exitConfigError || !strings.Contains(errOut, "missing column(s)") {
+		t.Errorf("bad header: exit %d %q", code, errOut)
+	}
+}

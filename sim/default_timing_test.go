@@ -1,0 +1,171 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/timing"
+)
+
+// defaultConfig is testConfig with `default` timing and KV capacity for model on hardware.
+func defaultConfig(model, hardware string, tensor, isl, osl, requests, concurrency int) *Config {
+	cfg := testConfig(isl, osl, requests, concurrency, 1)
+	cfg.Engine.Model, cfg.Engine.Hardware = model, hardware
+	role := cfg.Engine.Workers.Aggregated
+	role.Parallelism.Tensor = tensor
+	role.KVCache = KVCache{BlockSize: 64, PrefixCaching: true, Capacity: KVCapacity{Type: CapacityDefault, MemoryFraction: 0.9}}
+	role.Timing = Timing{Type: TimingDefault}
+	return cfg
+}
+
+// The seed's configurations run with default timing and capacity (the disaggregated one with a
+// synthetic source instead of its trace, and bytes_per_token auto).
+func TestSeedConfigsWithDefaultTiming(t *testing.T) {
+	sets := func(roles ...string) []string {
+		var s []string
+		for _, r := range roles {
+			s = append(s, "engine.workers."+r+".timing={type: default}", "engine.workers."+r+".kv_cache.capacity={type: default}")
+		}
+		return s
+	}
+	c := mustDecode(t, seedSynthetic, sets("aggregated")...)
+	res := mustRun(t, c)
+	if res.Summary.CompletedRequests != 100 || !(res.Summary.TTFT.Mean > 0) || !(res.Summary.TPOT.Mean > 0) {
+		t.Errorf("synthetic: %+v", res.Summary)
+	}
+	d := mustDecode(t, seedDisaggregated, append(sets("prefill", "decode"),
+		"traffic={source: {type: synthetic, input_tokens: 2048, output_tokens: 64}, load: {type: concurrency, concurrency: 8}, stop: {requests: 40}}",
+		"engine.kv_transfer.bytes_per_token=auto")...)
+	res = mustRun(t, d)
+	if res.Summary.CompletedRequests != 40 {
+		t.Errorf("disaggregated: completed %d", res.Summary.CompletedRequests)
+	}
+	// The roofline alias decodes to default.
+	mustRun(t, mustDecode(t, seedSynthetic, "engine.workers.aggregated.timing={type: roofline}"))
+}
+
+// With default timing and capacity, Llama-3.1-70B on H200 is faster per token at TP4 than at
+// TP2, and its KV pool grows with TP.
+func TestDefaultTimingTensorParallelism(t *testing.T) {
+	var prevTPOT float64
+	prevBlocks := 0
+	for _, tp := range []int{2, 4} {
+		cfg := defaultConfig("meta-llama/Llama-3.1-70B-Instruct", "h200_sxm", tp, 2048, 128, 64, 16)
+		res := mustRun(t, cfg)
+		tpot := res.Summary.TPOT.Mean
+		dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
+		blocks, err := dep.capacityBlocks("aggregated", cfg.Engine.Workers.Aggregated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prevTPOT > 0 && !(tpot < prevTPOT) {
+			t.Errorf("TP%d TPOT %.2f ms is not below TP%d's %.2f ms", tp, tpot, tp/2, prevTPOT)
+		}
+		if blocks <= prevBlocks {
+			t.Errorf("TP%d: %d blocks, not more than TP%d's %d", tp, blocks, tp/2, prevBlocks)
+		}
+		prevTPOT, prevBlocks = tpot, blocks
+	}
+}
+
+// fixed/polynomial timing with a fixed capacity works with any model and hardware name; default
+// timing or capacity with an unknown one is an error naming the field and the known values.
+func TestDefaultTimingNeedsKnownModelAndHardware(t *testing.T) {
+	cfg := testConfig(128, 8, 4, 2, 1000)
+	cfg.Engine.Model, cfg.Engine.Hardware = "acme/secret-model", "tpu_v9"
+	mustRun(t, cfg)
+
+	for _, c := range []struct {
+		name, model, hw, path, frag string
+		timing, capacity            bool
+	}{
+		{"timing model", "acme/secret-model", "h200_sxm", "engine.model", "known models:", true, false},
+		{"capacity model", "acme/secret-model", "h200_sxm", "engine.model", "known models:", false, true},
+		{"timing hardware", "Qwen/Qwen3-8B", "tpu_v9", "engine.hardware", "known hardware: a100_sxm, b200_sxm", true, false},
+		{"capacity hardware", "Qwen/Qwen3-8B", "tpu_v9", "engine.hardware", "known hardware:", false, true},
+	} {
+		cfg := testConfig(128, 8, 4, 2, 1000)
+		cfg.Engine.Model, cfg.Engine.Hardware = c.model, c.hw
+		role := cfg.Engine.Workers.Aggregated
+		if c.timing {
+			role.Timing = Timing{Type: TimingDefault}
+		}
+		if c.capacity {
+			role.KVCache.Capacity = KVCapacity{Type: CapacityDefault, MemoryFraction: 0.9}
+		}
+		_, err := Run(context.Background(), cfg, Options{})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Path != c.path || !strings.Contains(ce.Msg, c.frag) {
+			t.Errorf("%s: err = %v, want %s: …%s…", c.name, err, c.path, c.frag)
+		}
+	}
+}
+
+// A model that does not fit is a config error naming the numbers.
+func TestDefaultCapacityDoesNotFit(t *testing.T) {
+	cfg := defaultConfig("meta-llama/Llama-3.1-70B", "h100_sxm", 1, 128, 8, 4, 2)
+	_, err := Run(context.Background(), cfg, Options{})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Path != "engine.workers.aggregated.kv_cache.capacity" ||
+		!strings.Contains(ce.Msg, "needs 131.5 GiB of weights, has 72.0 GiB") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// engine.precision overrides the model's default; fp8 weights make a memory-bound decode faster.
+func TestPrecisionChangesTiming(t *testing.T) {
+	tpot := func(prec Precision) float64 {
+		cfg := defaultConfig("meta-llama/Llama-3.1-8B-Instruct", "h100_sxm", 1, 512, 64, 16, 4)
+		cfg.Engine.Precision = prec
+		return mustRun(t, cfg).Summary.TPOT.Mean
+	}
+	bf16, fp8 := tpot(Precision{}), tpot(Precision{Weights: PrecisionFP8, KVCache: PrecisionFP8})
+	if !(fp8 < bf16) {
+		t.Errorf("fp8 TPOT %.3f not below bf16 %.3f", fp8, bf16)
+	}
+	// The FP8 model id implies fp8 too.
+	cfg := defaultConfig("nvidia/Llama-3.1-8B-Instruct-FP8", "h100_sxm", 1, 512, 64, 16, 4)
+	if got := mustRun(t, cfg).Summary.TPOT.Mean; got != fp8 {
+		t.Errorf("FP8 model id TPOT %.3f, want the fp8 precision's %.3f", got, fp8)
+	}
+}
+
+// bytes_per_token auto is one prefill GPU's share of a token's KV in the KV precision.
+func TestTransferBytesPerTokenAuto(t *testing.T) {
+	cfg := disaggConfig(128, 4, 1, 1, 1, 1, 0, 100)
+	cfg.Engine.Model = "meta-llama/Llama-3.1-8B"
+	cfg.Engine.Workers.Prefill.Parallelism.Tensor = 2
+	dep := &deployment{cfg: cfg}
+	for _, c := range []struct {
+		kv   string
+		want float64
+	}{{"", 65536}, {PrecisionFP8, 32768}} {
+		cfg.Engine.Precision.KVCache = c.kv
+		got, err := dep.transferBytesPerToken(cfg.Engine.Workers.Prefill)
+		if err != nil || got != c.want {
+			t.Errorf("kv %q: %v, %v; want %v", c.kv, got, err, c.want)
+		}
+	}
+	mustRun(t, cfg)
+}
+
+// ConcurrencyRampMs spreads the first wave of a concurrency load evenly; later arrivals still
+// follow completions.
+func TestConcurrencyRamp(t *testing.T) {
+	cfg := testConfig(64, 4, 8, 4, 1000)
+	res, err := Run(context.Background(), cfg, Options{ConcurrencyRampMs: 100, CheckInvariants: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConservation(t, res)
+	for i, want := range []float64{0, 25, 50, 75} {
+		if got := res.Requests[i].ArrivalMs; got != want {
+			t.Errorf("request %d arrived at %v, want %v", i, got, want)
+		}
+	}
+	if got, want := res.Requests[4].ArrivalMs, res.Requests[0].TerminalMs; got != want {
+		t.Errorf("request 4 arrived at %v, want request 0's completion %v", got, want)
+	}
+}

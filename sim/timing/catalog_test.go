@@ -1,0 +1,272 @@
+package timing
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLookupModelCatalog(t *testing.T) {
+	for _, c := range []struct{ id, want string }{
+		{"meta-llama/Meta-Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B"},
+		{"meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B"},
+		{"nvidia/Llama-3.1-8B-Instruct-FP8", "meta-llama/Llama-3.1-8B"},
+		{"meta-llama/Llama-3.1-70B", "meta-llama/Llama-3.1-70B"},
+		{"nvidia/Llama-3.1-70B-Instruct-FP8", "meta-llama/Llama-3.1-70B"},
+		{"meta-llama/Meta-Llama-3.1-405B-Instruct", "meta-llama/Llama-3.1-405B"},
+		{"nvidia/Llama-3.1-405B-Instruct-FP8", "meta-llama/Llama-3.1-405B"},
+		{"meta-llama/Llama-3.3-70B-Instruct", "meta-llama/Llama-3.3-70B-Instruct"},
+		{"nvidia/Llama-3.3-70B-Instruct-FP8", "meta-llama/Llama-3.3-70B-Instruct"},
+		{"Qwen/Qwen3-8B", "Qwen/Qwen3-8B"},
+		{"Qwen/Qwen3-14B", "Qwen/Qwen3-14B"},
+		{"qwen/qwen3-32b", "Qwen/Qwen3-32B"},
+		{"nvidia/Qwen3-32B-NVFP4", "Qwen/Qwen3-32B"},
+		{"Qwen/Qwen3-32B-FP8", "Qwen/Qwen3-32B"},
+		{"mistralai/Mistral-7B-Instruct-v0.3", "mistralai/Mistral-7B-Instruct-v0.3"},
+		{"mistralai/Mistral-7B-v0.3", "mistralai/Mistral-7B-Instruct-v0.3"},
+		{"mistralai/Mistral-7B", "mistralai/Mistral-7B-Instruct-v0.3"},
+	} {
+		m, err := LookupModel(c.id)
+		if err != nil || m.ID != c.want {
+			t.Errorf("%s: got %q, %v; want %s", c.id, m.ID, err, c.want)
+		}
+	}
+	_, err := LookupModel("acme/unknown-1B")
+	if err == nil || !strings.Contains(err.Error(), `unknown model "acme/unknown-1B"`) ||
+		!strings.Contains(err.Error(), "meta-llama/Llama-3.1-70B") || !strings.Contains(err.Error(), "Qwen/Qwen3-32B") {
+		t.Errorf("unknown model error = %v; want it to list the known models", err)
+	}
+	// The catalog's architectures reproduce the published parameter counts within 2 %.
+	for _, id := range ModelIDs() {
+		m, _ := LookupModel(id)
+		est := m.LinearParams() + 2*m.HeadParams()
+		if math.Abs(est-m.Params)/m.Params > 0.02 {
+			t.Errorf("%s: architecture gives %.3g params, catalog says %.3g", id, est, m.Params)
+		}
+	}
+}
+
+func TestLookupHardware(t *testing.T) {
+	for _, id := range []string{"a100_sxm", "h100_sxm", "h200_sxm", "b200_sxm", "gb200", "l40s"} {
+		h, err := LookupHardware(id)
+		if err != nil || h.ID != id || !(h.MemoryGiB > 0 && h.MemoryTBps > 0 && h.BF16TFLOPS > 0 && h.LinkGBps > 0) {
+			t.Errorf("%s: %+v, %v", id, h, err)
+		}
+	}
+	if h, err := LookupHardware("H100"); err != nil || h.ID != "h100_sxm" {
+		t.Errorf("alias H100: %+v, %v", h, err)
+	}
+	h, _ := LookupHardware("h200_sxm")
+	if h.MemoryGiB != 141 || h.MemoryTBps != 4.8 || h.PeakTFLOPS(FP8) != 1979 || h.PeakTFLOPS(BF16) != 989.5 {
+		t.Errorf("h200_sxm = %+v", h)
+	}
+	// No FP4 on Hopper: FP4 weights run at the FP8 rate; no FP8 on Ampere: the BF16 rate.
+	if h.PeakTFLOPS(FP4) != 1979 {
+		t.Errorf("h200 fp4 peak = %v, want the fp8 rate", h.PeakTFLOPS(FP4))
+	}
+	a, _ := LookupHardware("a100_sxm")
+	if a.PeakTFLOPS(FP8) != 312 {
+		t.Errorf("a100 fp8 peak = %v, want the bf16 rate", a.PeakTFLOPS(FP8))
+	}
+	_, err := LookupHardware("tpu_v5")
+	if err == nil || !strings.Contains(err.Error(), `unknown hardware "tpu_v5"`) || !strings.Contains(err.Error(), "b200_sxm, gb200, h100_sxm") {
+		t.Errorf("unknown hardware error = %v", err)
+	}
+}
+
+func TestPrecisionDefaults(t *testing.T) {
+	for _, c := range []struct {
+		id   string
+		want Precisions
+	}{
+		{"meta-llama/Llama-3.1-8B-Instruct", Precisions{BF16, BF16}},
+		{"nvidia/Llama-3.1-8B-Instruct-FP8", Precisions{FP8, FP8}},
+		{"nvidia/Qwen3-32B-NVFP4", Precisions{FP4, FP8}},
+		{"nvidia/Llama-3.3-70B-Instruct-FP4", Precisions{FP4, FP8}},
+		{"Qwen/Qwen3-32B-FP8", Precisions{FP8, FP8}},
+	} {
+		if got := DefaultPrecisions(c.id); got != c.want {
+			t.Errorf("DefaultPrecisions(%s) = %+v, want %+v", c.id, got, c.want)
+		}
+		m, err := LookupModel(c.id)
+		if err != nil || m.Precisions != c.want {
+			t.Errorf("LookupModel(%s).Precisions = %+v, %v", c.id, m.Precisions, err)
+		}
+	}
+	for _, c := range []struct {
+		in   string
+		want Precision
+	}{{"bf16", BF16}, {"FP16", BF16}, {"fp8", FP8}, {"fp8_block", FP8}, {"nvfp4", FP4}, {"fp4", FP4}} {
+		if got, err := ParsePrecision(c.in); err != nil || got != c.want {
+			t.Errorf("ParsePrecision(%q) = %v, %v", c.in, got, err)
+		}
+	}
+	if _, err := ParsePrecision("int4"); err == nil || !strings.Contains(err.Error(), "valid: bf16, fp8, fp4") {
+		t.Errorf("ParsePrecision(int4) err = %v", err)
+	}
+}
+
+// TestKVCapacityLlama8BH200 is the default capacity of Llama-3.1-8B (BF16) on one H200 with the
+// vLLM defaults, computed by hand:
+//
+//	usable      0.9 × 141 GiB                                   = 126.9 GiB
+//	weights     (6,979,321,856 GEMM + 1,050,678,144 other) × 2 B = 16.06e9 B = 14.9570 GiB
+//	activation  8192 × (3·14336 + 48·128 + 4·4096) × 2 B = 1 GiB, + 256 × 128,256 × 4 B
+//	reserve     1.5 GiB
+//	KV          126.9 − 14.9570 − 1.1223 − 1.5 = 109.3207 GiB
+//	block       64 tokens × 131,072 B = 8 MiB → 109.3207 × 128 = 13,993 blocks
+func TestKVCapacityLlama8BH200(t *testing.T) {
+	m, _ := LookupModel("meta-llama/Meta-Llama-3.1-8B-Instruct")
+	hw, _ := LookupHardware("h200_sxm")
+	if m.LinearParams() != 6979321856 {
+		t.Fatalf("linear params %v", m.LinearParams())
+	}
+	in := CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{BF16, BF16}, Shape: Shape{1, 1},
+		MemoryFraction: 0.9, BlockSize: 64, MaxBatchedTokens: 8192, MaxSequences: 256}
+	c, err := KVCapacity(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := 8.03e9 * 2 / (1 << 30)
+	act := (1<<30 + 256*128256*4.0) / (1 << 30)
+	kv := 0.9*141 - weights - act - 1.5
+	want := int(math.Floor(kv * (1 << 30) / (64 * 131072)))
+	if want != 13993 || c.Blocks != want {
+		t.Errorf("blocks = %d, hand-computed %d (want 13993)", c.Blocks, want)
+	}
+	if !near(c.WeightsGiB, weights) || !near(c.ActivationGiB, act) || c.KVBytesPerTokenPerGPU != 131072 {
+		t.Errorf("capacity = %+v", c)
+	}
+
+	// FP8 KV holds twice the tokens per byte; FP8 weights free 7.5 GiB more.
+	in.Precisions = Precisions{FP8, FP8}
+	c8, err := KVCapacity(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c8.Blocks <= 2*c.Blocks {
+		t.Errorf("fp8 blocks %d, want > 2 × %d", c8.Blocks, c.Blocks)
+	}
+
+	// A numeric bytes_per_token replaces the model's: 262,144 B/token halves the blocks.
+	in.Precisions = Precisions{BF16, BF16}
+	in.KVBytesPerToken = 262144
+	c2, err := KVCapacity(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2.Blocks != c.Blocks/2 && c2.Blocks != (c.Blocks-1)/2 {
+		t.Errorf("bytes_per_token 262144: %d blocks, want half of %d", c2.Blocks, c.Blocks)
+	}
+}
+
+func TestKVCapacityGrowsWithTP(t *testing.T) {
+	m, _ := LookupModel("meta-llama/Llama-3.1-70B")
+	hw, _ := LookupHardware("h200_sxm")
+	prev := 0
+	for _, tp := range []int{2, 4, 8} {
+		c, err := KVCapacity(CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{BF16, BF16}, Shape: Shape{tp, 1},
+			MemoryFraction: 0.9, BlockSize: 64, MaxBatchedTokens: 8192, MaxSequences: 256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Blocks <= prev {
+			t.Errorf("TP%d: %d blocks, not more than TP%d's %d", tp, c.Blocks, tp/2, prev)
+		}
+		prev = c.Blocks
+	}
+}
+
+func TestKVCapacityDoesNotFit(t *testing.T) {
+	m, _ := LookupModel("meta-llama/Llama-3.1-70B")
+	hw, _ := LookupHardware("h100_sxm")
+	in := CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{BF16, BF16}, Shape: Shape{1, 1},
+		MemoryFraction: 0.9, BlockSize: 64, MaxBatchedTokens: 8192, MaxSequences: 256}
+	_, err := KVCapacity(in)
+	// 70.6e9 × 2 B = 131.5 GiB of weights; 0.9 × 80 GiB = 72 GiB usable.
+	if err == nil || !strings.Contains(err.Error(), "needs 131.5 GiB of weights, has 72.0 GiB") {
+		t.Errorf("err = %v", err)
+	}
+	// Weights that fit but leave no KV room: FP8 weights at TP2 take 33.8 GiB per GPU, which
+	// memory_fraction 0.44 (35.2 GiB) holds, but not with 1.4 GiB of activations and the 1.5 GiB
+	// reserve.
+	in.Precisions, in.Shape, in.MemoryFraction = Precisions{FP8, FP8}, Shape{2, 1}, 0.44
+	if _, err := KVCapacity(in); err == nil || !strings.Contains(err.Error(), "leaves no room for the KV cache") {
+		t.Errorf("err = %v", err)
+	}
+	in.MemoryFraction = 1.5
+	if _, err := KVCapacity(in); err == nil || !strings.Contains(err.Error(), "memory_fraction must be in (0, 1]") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestLoadModelDir(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) {
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Llama-3.1-8B's config.json (abridged), with an FP8 ModelOpt quantization.
+	write(`{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+		"max_position_embeddings": 131072, "num_attention_heads": 32, "num_hidden_layers": 32,
+		"num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": false,
+		"quantization_config": {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}`)
+	m, err := ResolveModel(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, _ := LookupModel("meta-llama/Llama-3.1-8B")
+	if m.Layers != cat.Layers || m.Hidden != cat.Hidden || m.Heads != cat.Heads || m.KVHeads != cat.KVHeads ||
+		m.HeadDim != 128 || m.Intermediate != cat.Intermediate || m.Vocab != cat.Vocab || m.MaxContext != cat.MaxContext {
+		t.Errorf("loaded %+v, catalog %+v", m, cat)
+	}
+	// Embeddings + lm_head + GEMMs + norms = 8,030,261,248 (the published 8.03B).
+	if m.Params != 8030261248 {
+		t.Errorf("params = %v, want 8030261248", m.Params)
+	}
+	if m.Precisions != (Precisions{FP8, FP8}) || m.ID != dir {
+		t.Errorf("precisions %+v id %q", m.Precisions, m.ID)
+	}
+
+	// Tied embeddings, no quantization, head_dim given, KV heads defaulting to heads.
+	write(`{"hidden_size": 1024, "intermediate_size": 3072, "max_position_embeddings": 40960,
+		"num_attention_heads": 16, "num_hidden_layers": 28, "head_dim": 128, "vocab_size": 151936,
+		"tie_word_embeddings": true}`)
+	m, err = LoadModelDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.KVHeads != 16 || m.HeadDim != 128 || m.Precisions != (Precisions{BF16, BF16}) {
+		t.Errorf("tied model %+v", m)
+	}
+	if want := 151936*1024 + m.LinearParams() + float64(57*1024); m.Params != want {
+		t.Errorf("tied params %v, want %v", m.Params, want)
+	}
+
+	for _, c := range []struct{ json, frag string }{
+		{`{"hidden_size": 64}`, "num_hidden_layers is required"},
+		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 0, "vocab_size": 10, "max_position_embeddings": 8}`,
+			"intermediate_size must be > 0, got 0"},
+		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 8}`,
+			"mixture-of-experts"},
+		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "quantization_config": {"quant_method": "gptq"}}`,
+			`quant_method "gptq" is not modeled`},
+		{`{not json`, "invalid config.json"},
+	} {
+		write(c.json)
+		_, err := LoadModelDir(dir)
+		if err == nil || !strings.Contains(err.Error(), c.frag) || !strings.Contains(err.Error(), "config.json") {
+			t.Errorf("%s: err = %v, want %q naming config.json", c.json, err, c.frag)
+		}
+	}
+	if _, err := LoadModelDir(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no config.json") {
+		t.Errorf("empty dir: err = %v", err)
+	}
+	// A path that is not a directory falls through to the catalog.
+	if _, err := ResolveModel(filepath.Join(dir, "nope")); err == nil || !strings.Contains(err.Error(), "unknown model") {
+		t.Errorf("missing path: err = %v", err)
+	}
+}

@@ -1,0 +1,212 @@
+package timing
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// tinyModel is a made-up model small enough to price by hand:
+// per layer q 64×64, k and v 64×32 each, o 64×64, MLP 3×64×128 = 36,864 GEMM params; 2 layers
+// → LinearParams 73,728; lm_head 64×100 = 6,400.
+func tinyModel() ModelSpec {
+	return ModelSpec{ID: "tiny", Layers: 2, Hidden: 64, Heads: 4, KVHeads: 2, HeadDim: 16, Intermediate: 128,
+		Vocab: 100, MaxContext: 4096, Params: 73728 + 2*6400}
+}
+
+// tinyGPU does 1e6 BF16 FLOP per ms, 2e6 FP8 FLOP per ms, streams 1e6 bytes per ms and links
+// at 1e6 bytes per ms.
+func tinyGPU() Hardware {
+	return Hardware{ID: "tiny-gpu", MemoryGiB: 1, MemoryTBps: 0.001, BF16TFLOPS: 0.001, FP8TFLOPS: 0.002, LinkGBps: 1}
+}
+
+// ideal is an Efficiency of 1 with no overheads, so the roofline terms show through.
+func ideal() Efficiency { return Efficiency{GEMM: 1, Attention: 1, Memory: 1, QuantizedWeights: 1, Link: 1} }
+
+func mustRoofline(t *testing.T, m ModelSpec, hw Hardware, p Precisions, s Shape, e Efficiency) *Roofline {
+	t.Helper()
+	r, err := NewRoofline(m, hw, p, s, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestTinyModelParams(t *testing.T) {
+	m := tinyModel()
+	if m.LinearParams() != 73728 || m.HeadParams() != 6400 {
+		t.Fatalf("linear %v head %v, want 73728 and 6400", m.LinearParams(), m.HeadParams())
+	}
+	// BF16: 73,728×2 + 12,800×2; FP8: 73,728×1 + 12,800×2; FP4: 73,728×0.5625 + 12,800×2.
+	for _, c := range []struct {
+		p    Precision
+		want float64
+	}{{BF16, 173056}, {FP8, 99328}, {FP4, 67072}} {
+		if got := m.WeightBytes(c.p); got != c.want {
+			t.Errorf("WeightBytes(%s) = %v, want %v", c.p, got, c.want)
+		}
+	}
+	// KV per token: 2 layers × 2 × 2 KV heads × 16 × 2 bytes = 256; FP8 128; TP2: one KV head per
+	// GPU = 128; TP4: KV heads replicated, still one per GPU = 128; PP2: one layer = 128.
+	if m.KVBytesPerToken() != 256 || m.KVBytesPerTokenAs(FP8) != 128 {
+		t.Errorf("KV bytes per token %d / fp8 %d", m.KVBytesPerToken(), m.KVBytesPerTokenAs(FP8))
+	}
+	for _, c := range []struct{ t, p, want int }{{1, 1, 256}, {2, 1, 128}, {4, 1, 128}, {1, 2, 128}, {2, 2, 64}} {
+		if got := m.KVBytesPerTokenPerGPU(BF16, c.t, c.p); got != int64(c.want) {
+			t.Errorf("KV per GPU t%d p%d = %d, want %d", c.t, c.p, got, c.want)
+		}
+	}
+}
+
+func TestRooflineHandComputed(t *testing.T) {
+	m, hw := tinyModel(), tinyGPU()
+	bf16 := Precisions{Weights: BF16, KVCache: BF16}
+	// Four decode steps, 100 KV tokens each.
+	decode := &Batch{DecodeRequests: 4, DecodeSteps: 4, DecodeStepKVTokens: 400, SampledTokens: 4}
+
+	// TP1: GEMM compute 4 × (2×73,728 + 2×6,400) / 1e6 = 0.641024 ms beats the weight read
+	// (73,728×2 + 6,400×2) / 1e6 = 0.160256 ms. Decode attention: compute 400 pairs × 4·4·16·2
+	// = 204,800 FLOP → 0.2048 ms beats the KV read 400 × 256 B → 0.1024 ms.
+	r := mustRoofline(t, m, hw, bf16, Shape{1, 1}, ideal())
+	if got, want := r.PassMs(decode), 0.641024+0.2048; !near(got, want) {
+		t.Errorf("TP1 decode = %v, want %v", got, want)
+	}
+
+	// TP2 with a 10 µs link latency: GEMM 0.320512 (compute halves), attention max(0.1024,
+	// 400×128 B → 0.0512) = 0.1024, all-reduce 2 layers × 2 × (0.010 ms + 2·(1/2)·4 tokens·64·2 B
+	// / 1e6) = 0.04 + 0.002048.
+	e := ideal()
+	e.LinkLatencyUs = 10
+	r = mustRoofline(t, m, hw, bf16, Shape{2, 1}, e)
+	if got, want := r.PassMs(decode), 0.320512+0.1024+0.04+0.002048; !near(got, want) {
+		t.Errorf("TP2 decode = %v, want %v", got, want)
+	}
+
+	// Overheads: 1 ms per pass + 2 layers × 100 µs + 4 sequences × 50 µs = 1.4 ms on top.
+	e = ideal()
+	e.PassOverheadMs, e.LayerOverheadUs, e.SequenceOverheadUs = 1, 100, 50
+	r = mustRoofline(t, m, hw, bf16, Shape{1, 1}, e)
+	if got, want := r.PassMs(decode), 1.4+0.641024+0.2048; !near(got, want) {
+		t.Errorf("decode with overheads = %v, want %v", got, want)
+	}
+
+	// Efficiency scales its term: half the memory bandwidth doubles a memory-bound pass. One
+	// decode step of 10 KV tokens: GEMM max(0.160256, 0.160256/0.5) = 0.320512; attention
+	// max(10×512/1e6, 10×256/0.5e6) = 0.00512.
+	e = ideal()
+	e.Memory = 0.5
+	r = mustRoofline(t, m, hw, bf16, Shape{1, 1}, e)
+	one := &Batch{DecodeRequests: 1, DecodeSteps: 1, DecodeStepKVTokens: 10, SampledTokens: 1}
+	if got, want := r.PassMs(one), 0.320512+0.00512; !near(got, want) {
+		t.Errorf("memory-bound decode = %v, want %v", got, want)
+	}
+
+	// A prefill chunk of 10 new tokens after 20 cached: pairs 10×20 + 10×11/2 = 255. GEMM
+	// compute 10 × 147,456 / 1e6 + 1 × 12,800 / 1e6 = 1.4873 ms; prefill attention max(255 × 512
+	// / 1e6, 30 × 256 / 1e6) = 0.13056.
+	prefill := &Batch{PrefillRequests: 1, PrefillTokens: 10, PrefillContextTokens: 20, PrefillAttentionPairs: 255,
+		DecodeRequests: 1, SampledTokens: 1}
+	r = mustRoofline(t, m, hw, bf16, Shape{1, 1}, ideal())
+	if got, want := r.PassMs(prefill), 1.47456+0.0128+0.13056; !near(got, want) {
+		t.Errorf("prefill = %v, want %v", got, want)
+	}
+
+	// FP8 weights: GEMM math at 2e6 FLOP/ms, lm_head still BF16:
+	// 4 × 147,456 / 2e6 + 4 × 12,800 / 1e6 = 0.294912 + 0.0512; FP8 KV halves the KV read.
+	fp8 := Precisions{Weights: FP8, KVCache: FP8}
+	r = mustRoofline(t, m, hw, fp8, Shape{1, 1}, ideal())
+	if got, want := r.PassMs(decode), 0.294912+0.0512+0.2048; !near(got, want) {
+		t.Errorf("fp8 decode = %v, want %v", got, want)
+	}
+
+	// PP2 with p micro-batches: compute and KV halve, the weight read does not; one stage
+	// boundary costs α + (T/2)·64·2 B / 1e6.
+	e = ideal()
+	e.LinkLatencyUs = 10
+	r = mustRoofline(t, m, hw, bf16, Shape{1, 2}, e)
+	if got, want := r.PassMs(decode), 0.320512+0.1024+0.010+2*64*2/1e6; !near(got, want) {
+		t.Errorf("PP2 decode = %v, want %v", got, want)
+	}
+
+	if got := r.PassMs(&Batch{}); got != 0 {
+		t.Errorf("empty batch = %v, want 0", got)
+	}
+}
+
+func TestRooflineErrors(t *testing.T) {
+	m, hw := tinyModel(), tinyGPU()
+	p := Precisions{Weights: BF16, KVCache: BF16}
+	bad := ideal()
+	bad.Memory = 1.5
+	noLink := hw
+	noLink.LinkGBps = 0
+	broken := m
+	broken.Layers = 0
+	for _, c := range []struct {
+		name string
+		m    ModelSpec
+		hw   Hardware
+		s    Shape
+		e    Efficiency
+		frag string
+	}{
+		{"efficiency", m, hw, Shape{1, 1}, bad, "Memory must be in (0, 1]"},
+		{"shape", m, hw, Shape{0, 1}, ideal(), "tensor and pipeline must be >= 1"},
+		{"no link", m, noLink, Shape{2, 1}, ideal(), "no GPU-to-GPU link"},
+		{"model", broken, hw, Shape{1, 1}, ideal(), "non-positive architecture field"},
+	} {
+		if _, err := NewRoofline(c.m, c.hw, p, c.s, c.e); err == nil || !strings.Contains(err.Error(), c.frag) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.frag)
+		}
+	}
+	if err := CalibratedEfficiency().Validate(); err != nil {
+		t.Errorf("calibrated efficiency invalid: %v", err)
+	}
+}
+
+// TestRooflineLlama70BTensorParallel: with the calibrated factors, Llama-3.1-70B on H200 decodes
+// faster per token at TP4 than at TP2 (a batch of 32 at 2k context).
+func TestRooflineLlama70BTensorParallel(t *testing.T) {
+	m, err := LookupModel("meta-llama/Llama-3.1-70B-Instruct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw, err := LookupHardware("h200_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Batch{DecodeRequests: 32, DecodeSteps: 32, DecodeStepKVTokens: 32 * 2048, SampledTokens: 32}
+	var prev float64
+	for _, tp := range []int{2, 4, 8} {
+		r := mustRoofline(t, m, hw, m.Precisions, Shape{tp, 1}, CalibratedEfficiency())
+		ms := r.PassMs(b)
+		if prev > 0 && ms >= prev {
+			t.Errorf("TP%d pass %.2f ms is not faster than TP%d's %.2f ms", tp, ms, tp/2, prev)
+		}
+		prev = ms
+	}
+}
+
+// BenchmarkRooflinePassMs prices one mixed pass (a prefill chunk and 64 decode steps).
+func BenchmarkRooflinePassMs(b *testing.B) {
+	m, _ := LookupModel("meta-llama/Llama-3.1-70B")
+	hw, _ := LookupHardware("h200_sxm")
+	r, err := NewRoofline(m, hw, Precisions{Weights: FP8, KVCache: FP8}, Shape{4, 1}, CalibratedEfficiency())
+	if err != nil {
+		b.Fatal(err)
+	}
+	batch := &Batch{PrefillRequests: 1, PrefillTokens: 2048, PrefillContextTokens: 1024, PrefillAttentionPairs: 2048*1024 + 2048*2049/2,
+		DecodeRequests: 64, DecodeSteps: 64, DecodeStepKVTokens: 64 * 3000, SampledTokens: 64}
+	var model Model = r
+	b.ReportAllocs()
+	sum := 0.0
+	for i := 0; i < b.N; i++ {
+		batch.DecodeStepKVTokens += i & 1
+		sum += model.PassMs(batch)
+	}
+	if sum <= 0 {
+		b.Fatal("no time")
+	}
+}
