@@ -192,8 +192,8 @@ func (s *Spec) applies(path, mode, policy string) bool {
 // Expand enumerates the grid in order, substitutes each point's values, drops the worker roles
 // a point's mode does not use (when engine.mode is a domain; aggregated points also drop
 // engine.kv_transfer) and the kv_router knobs of non-kv_router points (when router.policy is a
-// domain), decodes each point with sim.Decode and filters out the invalid, the unsupported, the
-// points outside the GPU budget and duplicates, counting each reason. The random optimizer then
+// domain), decodes each point with sim.Decode and filters out the points outside the GPU budget
+// (checked first), the invalid, the unsupported and duplicates, counting each reason. The random optimizer then
 // keeps MaxTrials valid points, drawn with Seed. Spec-level errors (no valid point, strict_sla
 // or a goodput target without evaluation.sla) are sim.ConfigErrors.
 func (s *Spec) Expand() (*Expansion, error) {
@@ -278,6 +278,12 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int) (p Point, reason, msg string
 	if pi >= 0 {
 		prune(root, "", pick[pi].Value)
 	}
+	o := s.Optimization
+	// Most points of a large grid fall outside the GPU budget; counting their GPUs on the tree
+	// spares decoding them. Points the shortcut cannot count are decoded and checked below.
+	if g, ok := quickGPUs(root); ok && (g > o.MaxCandidateGPUs || g < o.MinCandidateGPUs) {
+		return p, FilteredGPUBudget, budgetMsg(g, o)
+	}
 	data, err := marshal(root)
 	if err != nil {
 		return p, FilteredInvalid, "cannot serialize: " + err.Error()
@@ -298,12 +304,66 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int) (p Point, reason, msg string
 	p.Config = cfg
 	p.ID = PointID(cfg)
 	p.GPUs = GPUs(cfg)
-	o := s.Optimization
 	if p.GPUs > o.MaxCandidateGPUs || p.GPUs < o.MinCandidateGPUs {
-		return p, FilteredGPUBudget, fmt.Sprintf("%d GPUs, outside the budget [%d, %d] of optimization.constraints",
-			p.GPUs, max(o.MinCandidateGPUs, 1), o.MaxCandidateGPUs)
+		return p, FilteredGPUBudget, budgetMsg(p.GPUs, o)
 	}
 	return p, "", ""
+}
+
+func budgetMsg(gpus int, o Optimization) string {
+	return fmt.Sprintf("%d GPUs, outside the budget [%d, %d] of optimization.constraints",
+		gpus, max(o.MinCandidateGPUs, 1), o.MaxCandidateGPUs)
+}
+
+// quickGPUs counts a point's GPUs on its YAML tree, as GPUs counts them on the decoded config.
+// ok is false unless every value involved is a plain int (or absent, meaning 1) and the mode a
+// known string (or absent, meaning aggregated).
+func quickGPUs(root *yaml.Node) (n int, ok bool) {
+	engine := child(root, "engine")
+	if engine == nil || engine.Kind != yaml.MappingNode {
+		return 0, false
+	}
+	mode := sim.ModeAggregated
+	if m := child(engine, "mode"); m != nil {
+		if m.Kind != yaml.ScalarNode || m.ShortTag() != "!!str" {
+			return 0, false
+		}
+		mode = m.Value
+	}
+	var roles []string
+	switch mode {
+	case sim.ModeAggregated:
+		roles = []string{"aggregated"}
+	case sim.ModeDisaggregated:
+		roles = []string{"prefill", "decode"}
+	default:
+		return 0, false
+	}
+	workers := child(engine, "workers")
+	for _, name := range roles {
+		role := child(workers, name)
+		if role == nil || (role.Kind != yaml.MappingNode && role.ShortTag() != "!!null") {
+			return 0, false
+		}
+		par := child(role, "parallelism")
+		if par != nil && par.Kind != yaml.MappingNode && par.ShortTag() != "!!null" {
+			return 0, false
+		}
+		g := 1
+		for _, k := range []string{"replicas", "tensor", "pipeline", "attention_data"} {
+			v := child(par, k)
+			if v == nil {
+				continue
+			}
+			var x int
+			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&x) != nil || x <= 0 || x > 1<<20 {
+				return 0, false
+			}
+			g *= x
+		}
+		n += g
+	}
+	return n, true
 }
 
 // marshal renders a YAML tree with 2-space indentation.

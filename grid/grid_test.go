@@ -182,12 +182,13 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 		"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 4, 8]}",
 		"engine.workers.aggregated.kv_cache.block_size={choices: [1, 16]}", // vllm needs >= 2
 		"engine.backend=vllm")
-	// replicas 1 and 8 are outside [2, 4]; block_size 1 is invalid for vllm.
+	// replicas 1 and 8 are outside [2, 4] (the budget is checked first); block_size 1 is
+	// invalid for vllm.
 	if x.GridPoints != 8 || x.Valid != 2 {
 		t.Fatalf("grid %d valid %d; want 8 and 2", x.GridPoints, x.Valid)
 	}
-	if x.Filtered[FilteredInvalid] != 4 || x.Filtered[FilteredGPUBudget] != 2 {
-		t.Errorf("filtered = %v, want 4 invalid_config and 2 gpu_budget", x.Filtered)
+	if x.Filtered[FilteredInvalid] != 2 || x.Filtered[FilteredGPUBudget] != 4 {
+		t.Errorf("filtered = %v, want 2 invalid_config and 4 gpu_budget", x.Filtered)
 	}
 	if ex := x.Examples[FilteredInvalid]; !strings.Contains(ex, "kv_cache.block_size") || !strings.Contains(ex, "block_size=1") {
 		t.Errorf("invalid example %q should name the point and the field", ex)
@@ -426,5 +427,41 @@ func TestParseRejectsBadDocuments(t *testing.T) {
 		"g: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
 	if _, err := Parse([]byte(bomb), "spec.yaml", nil, nil); err == nil {
 		t.Error("alias bomb accepted")
+	}
+}
+
+// TestQuickGPUsAgreesWithDecodedConfig: the budget shortcut counts GPUs as GPUs does.
+func TestQuickGPUsAgreesWithDecodedConfig(t *testing.T) {
+	x := expand(t, both,
+		"engine.mode={choices: [aggregated, disaggregated]}",
+		"engine.workers.aggregated.parallelism={replicas: {choices: [1, 3]}, tensor: {choices: [1, 2]}, attention_data: 2}",
+		"engine.workers.prefill.parallelism={replicas: {choices: [1, 2]}, pipeline: {choices: [1, 2]}}",
+		"engine.workers.decode.parallelism.tensor={choices: [1, 4]}")
+	if x.Valid != 12 {
+		t.Fatalf("valid %d, want 12 (%v)", x.Valid, x.Filtered)
+	}
+	for _, p := range x.Points {
+		root, err := parseYAML(p.YAML, "p.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, ok := quickGPUs(root); !ok || g != p.GPUs {
+			t.Errorf("%s: quickGPUs = %d, %v; GPUs = %d", p.Label(), g, ok, p.GPUs)
+		}
+	}
+	// A budget that excludes some points gives the same count with or without the shortcut.
+	y := expand(t, both+"optimization: {constraints: {min_candidate_gpus: 3, max_candidate_gpus: 6}}\n",
+		"engine.mode={choices: [aggregated, disaggregated]}",
+		"engine.workers.aggregated.parallelism={replicas: {choices: [1, 3]}, tensor: {choices: [1, 2]}, attention_data: 2}",
+		"engine.workers.prefill.parallelism={replicas: {choices: [1, 2]}, pipeline: {choices: [1, 2]}}",
+		"engine.workers.decode.parallelism.tensor={choices: [1, 4]}")
+	want := 0
+	for _, p := range x.Points {
+		if p.GPUs >= 3 && p.GPUs <= 6 {
+			want++
+		}
+	}
+	if y.Valid != want || y.Filtered[FilteredGPUBudget] != 12-want {
+		t.Errorf("with the budget: valid %d filtered %v; want %d valid", y.Valid, y.Filtered, want)
 	}
 }

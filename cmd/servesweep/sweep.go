@@ -248,7 +248,11 @@ func printDryRun(w io.Writer, x *grid.Expansion, show int) {
 	}
 	fmt.Fprintln(w, "domains:")
 	for _, d := range s.Domains {
-		fmt.Fprintf(w, "  %s: %s\n", d.Path, strings.Join(d.ValueStrings(), ", "))
+		vals := d.ValueStrings()
+		if len(vals) > 12 {
+			vals = append(vals[:10:10], fmt.Sprintf("... (%d values, up to %s)", len(vals), vals[len(vals)-1]))
+		}
+		fmt.Fprintf(w, "  %s: %s\n", d.Path, strings.Join(vals, ", "))
 	}
 	n := min(max(show, 0), len(x.Points))
 	fmt.Fprintf(w, "first %d points:\n", n)
