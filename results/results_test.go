@@ -278,3 +278,24 @@ func TestWriteOutputsRecommendationsDecode(t *testing.T) {
 		t.Error("RemoveOutputs removed a user file")
 	}
 }
+
+// TestWriteReportWithoutCandidates: a sweep whose points all failed still gets a report, a plot
+// and no recommendation.
+func TestWriteReportWithoutCandidates(t *testing.T) {
+	dir := t.TempDir()
+	rows := []Row{NewRow(PointInfo{ID: "aaa"}, Record{PointID: "aaa", Status: StatusFailed, Reason: "boom"})}
+	a, w, err := WriteOutputs(dir, rows, &Manifest{Settings: Settings{Target: TargetPareto}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Front) != 0 || len(w.Recommendations) != 0 || a.Excluded[ExcludedFailed] != 1 {
+		t.Errorf("front %v recommendations %v excluded %v", a.Front, w.Recommendations, a.Excluded)
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	if !strings.Contains(string(report), "No candidate point") {
+		t.Errorf("report.md:\n%s", report)
+	}
+	if _, _, err := WriteOutputs(dir, nil, &Manifest{}); err != nil {
+		t.Errorf("no rows at all: %v", err)
+	}
+}
