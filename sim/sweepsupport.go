@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -72,8 +73,10 @@ func (c *WorkloadCache) Workload(cfg *Config) (*traffic.Workload, error) {
 }
 
 // build is BuildWorkload with trace rows from the cache. For trace sources it mirrors
-// BuildWorkload's trace branch (speedup applies only to trace_timestamps loads); a test checks
-// that both give the same workload.
+// BuildWorkload's trace branch (an unreadable file is a ConfigError on traffic.source.paths, a
+// bad line a *traffic.TraceError; speedup applies only to trace_timestamps loads); a test in
+// package sweep checks that both give the same workload. A change to that branch of
+// BuildWorkload must be made here too.
 func (c *WorkloadCache) build(cfg *Config) (*traffic.Workload, error) {
 	src, load := &cfg.Traffic.Source, &cfg.Traffic.Load
 	if src.Type != SourceTrace || len(src.Paths) == 0 {
@@ -88,6 +91,10 @@ func (c *WorkloadCache) build(cfg *Config) (*traffic.Workload, error) {
 	}
 	c.mu.Unlock()
 	t.once.Do(func() { t.rows, t.err = traffic.LoadMooncake(src.Paths[0], src.BlockSize) })
+	var te *traffic.TraceError
+	if t.err != nil && !errors.As(t.err, &te) {
+		return nil, &ConfigError{File: cfg.File, Path: "traffic.source.paths", Msg: t.err.Error(), Err: t.err}
+	}
 	if t.err != nil {
 		return nil, t.err
 	}

@@ -307,10 +307,12 @@ func TestTraceParsedOnce(t *testing.T) {
 	if err != nil || out.OK != 12 {
 		t.Fatalf("trace sweep: %v, %+v", err, out)
 	}
-	// A missing trace is an error for the whole sweep, not 12 failed points.
+	// A missing trace is a config error for the whole sweep (exit 2), not 12 failed points.
 	os.Remove(trace)
-	if _, err := Run(context.Background(), pts, Options{OutputDir: t.TempDir()}); err == nil {
-		t.Error("a missing trace file did not stop the sweep")
+	_, err = Run(context.Background(), pts, Options{OutputDir: t.TempDir()})
+	var ce *sim.ConfigError
+	if !errors.As(err, &ce) || ce.Path != "traffic.source.paths" {
+		t.Errorf("a missing trace file: err = %v, want a ConfigError on traffic.source.paths", err)
 	}
 }
 
