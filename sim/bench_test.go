@@ -83,7 +83,7 @@ func benchRun(b *testing.B, cfg *Config, want int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	wl.BlockHashes(64)
+	wl.BlockHashes(64, cfg.Engine.ContextLength)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var reqs, out int64

@@ -172,6 +172,7 @@ func decode(data []byte, file string, sets []string) (*Config, ConfigErrors, Con
 	c := d.config(root)
 	v := &validator{file: file, present: d.present}
 	v.config(c)
+	v.limits(c)
 
 	all := d.errs
 	seen := map[string]bool{}

@@ -76,7 +76,7 @@ func RequestRecords(res *Result) []map[string]any {
 			rec["routing_history"] = []any{map[string]any{
 				"pool": "agg", "outcome": "immediate", "queue_entered_at_ms": nil, "released_at_ms": nil,
 				"queue_wait_ms": 0.0, "logical_worker_id": r.Worker, "scheduler_id": r.Rank, "dp_rank": r.Rank,
-				"reported_overlap_tokens": 0, "selected_overlap_blocks": nil, "best_available_overlap_blocks": nil,
+				"reported_overlap_tokens": res.RouteOverlapTokens[i], "selected_overlap_blocks": nil, "best_available_overlap_blocks": nil,
 				"overlap_regret_blocks": nil, "placement_replica_id": nil,
 			}}
 		}
@@ -111,6 +111,8 @@ func RequestRecords(res *Result) []map[string]any {
 			}
 			rec["routing_history"] = []any{}
 			rec["admission_history"] = []any{}
+			rec["admission_count"] = h.PrefillAdmissions + r.Admissions
+			rec["readmission_count"] = max(h.PrefillAdmissions-1, 0) + max(r.Admissions-1, 0)
 		}
 		if r.Status == engine.Completed && r.Generated >= 1 {
 			rec["ttft_ms"] = max(r.FirstTokenMs-r.ArrivalMs, 0)

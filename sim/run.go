@@ -49,6 +49,9 @@ type Result struct {
 	// LeakedBlocks counts KV blocks still held on any pool once no request is live
 	// (always 0 unless there is a bug).
 	LeakedBlocks int
+	// RouteOverlapTokens holds, per request, the prompt tokens the router found cached on the
+	// chosen rank (whole blocks; 0 for overlap-blind policies).
+	RouteOverlapTokens []int32
 }
 
 // Handoff is the prefill-side record of one request in disaggregated serving. Times are virtual
@@ -69,6 +72,8 @@ type Handoff struct {
 	TransferredTokens int32
 	// PrefillOverlapTokens is the prefill router's overlap for the chosen worker, in tokens.
 	PrefillOverlapTokens int32
+	// PrefillAdmissions counts admissions on the prefill worker (more than 1 after preemption).
+	PrefillAdmissions int32
 }
 
 // RouterSeed seeds the router's random streams (kv_router tie-breaking and temperature sampling,
@@ -106,6 +111,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		rampMs: max(opt.ConcurrencyRampMs, 0)}
 	n := len(wl.Requests)
 	s.reqs = make([]engine.Request, n)
+	s.overlap = make([]int32, n)
 	w := &cfg.Engine.Workers
 	var err error
 	switch cfg.Engine.Mode {
@@ -154,7 +160,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		in.SLA = &metrics.SLA{TTFTMs: deref(sla.TTFTMs), ITLMs: deref(sla.ITLMs), E2EMs: deref(sla.E2EMs)}
 	}
 	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
-	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl}
+	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap}
 	res.LeakedBlocks = s.decode.leakedBlocks()
 	if s.prefill != nil {
 		res.LeakedBlocks += s.prefill.leakedBlocks()
@@ -326,7 +332,7 @@ func (s *runState) initRequests() {
 		pools = append(pools, s.prefill)
 	}
 	for _, p := range pools {
-		hashes := s.wl.BlockHashes(p.blockSize)
+		hashes := s.wl.BlockHashes(p.blockSize, s.ctxLimit)
 		for i := range s.wl.Requests {
 			q := &s.wl.Requests[i]
 			maxOut := min(int(q.OutputLen), s.ctxLimit-int(q.PromptLen))
@@ -459,8 +465,9 @@ type runState struct {
 	reqs     []engine.Request // client view; the decode (or aggregated) pool's requests
 	reqsP    []engine.Request // prefill pool's requests (disaggregated)
 	handoffs []Handoff
-	decode   *pool // the aggregated pool in aggregated mode
-	prefill  *pool // nil in aggregated mode
+	overlap  []int32 // per request: router overlap in tokens at its first pool
+	decode   *pool   // the aggregated pool in aggregated mode
+	prefill  *pool   // nil in aggregated mode
 	disagg   bool
 	xfer     transfer
 
@@ -551,6 +558,9 @@ func (s *runState) loop(ctx context.Context) error {
 		}
 		if capMs > 0 && t > capMs {
 			break
+		}
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return fmt.Errorf("the virtual clock overflowed (next event at %v ms): a rate, speedup, bandwidth or pass time is too extreme", t)
 		}
 		if iter++; iter&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -650,6 +660,7 @@ func (s *runState) dispatch(ri int32) {
 	promptHashes := q.Hashes[:min(int(q.PromptLen)/p.blockSize, len(q.Hashes))]
 	slot, overlap := p.placer.Route(ri, int(q.PromptLen), promptHashes)
 	q.Worker, q.Rank = int32(slot/p.ranks), int32(slot%p.ranks)
+	s.overlap[ri] = int32(overlap * p.blockSize)
 	if s.handoffs != nil {
 		s.handoffs[ri] = Handoff{PrefillWorker: q.Worker, DecodeWorker: -1, PrefillAdmitMs: -1, SourceHeldMs: -1,
 			DestinationReservedMs: -1, DestinationActivatedMs: -1, PrefillOverlapTokens: int32(overlap * p.blockSize)}
@@ -742,6 +753,7 @@ func (s *runState) handoff(ri int32) {
 	h.PrefillAdmitMs, h.SourceHeldMs = pr.FirstAdmitMs, s.nowMs
 	c.FirstAdmitMs, c.ReusedTokens, c.FirstReusedTokens = pr.FirstAdmitMs, pr.ReusedTokens, pr.FirstReusedTokens
 	c.Admissions, c.Preemptions = 0, pr.Preemptions
+	h.PrefillAdmissions = pr.Admissions
 	if c.MaxOutput <= 1 {
 		s.prefill.engine(int(pr.Worker)*s.prefill.ranks + int(pr.Rank)).Release(ri)
 		s.prefill.dirty[pr.Worker] = true
@@ -845,6 +857,9 @@ func BuildWorkload(cfg *Config) (*traffic.Workload, error) {
 			return nil, &ConfigError{File: cfg.File, Path: "traffic.source.paths", Msg: err.Error(), Err: err}
 		}
 		if err != nil {
+			return nil, err
+		}
+		if err := checkTrace(rows, src.Paths[0], load.Type); err != nil {
 			return nil, err
 		}
 		speedup := 1.0

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/servesweep/servesweep/sim"
@@ -51,7 +52,15 @@ func run(ctx context.Context, args []string, io ioStreams) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(io.Err, "error:", err)
+	if strings.HasPrefix(err.Error(), "unknown command") {
+		// cobra reports an unknown subcommand as a plain error; it is command-line syntax.
+		err = &usageError{err}
+	}
+	if errors.Is(err, context.Canceled) && err.Error() == context.Canceled.Error() {
+		fmt.Fprintln(io.Err, "interrupted")
+	} else {
+		fmt.Fprintln(io.Err, "error:", err)
+	}
 	return exitCode(err)
 }
 

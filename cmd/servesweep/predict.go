@@ -86,10 +86,19 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 			return err
 		}
 	}
+	// Read the trace (or build the synthetic workload) before touching the output directory, so
+	// a bad input leaves existing results alone.
+	wl, err := sim.BuildWorkload(cfg)
+	if err != nil {
+		return err
+	}
 	if err := checkOutputDir(opts.OutputDir, opts.Overwrite); err != nil {
 		return err
 	}
-	res, err := sim.Run(ctx, cfg, sim.Options{})
+	if err := os.MkdirAll(opts.OutputDir, 0o755); err != nil {
+		return &usageError{fmt.Errorf("--output-dir: %w", err)}
+	}
+	res, err := sim.Run(ctx, cfg, sim.Options{Workload: wl})
 	if err != nil {
 		return err
 	}
@@ -114,9 +123,6 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 		flat["per_request"] = records
 		report = flat
 	}
-	if err := os.MkdirAll(opts.OutputDir, 0o755); err != nil {
-		return err
-	}
 	data, err := json.MarshalIndent(report, "", "  ")
 	if err != nil {
 		return err
@@ -125,7 +131,12 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	if err := writeFileAtomic(predPath, append(data, '\n')); err != nil {
 		return err
 	}
-	if records != nil {
+	if records == nil {
+		// A requests.jsonl left by an earlier run (--overwrite) would not match this report.
+		if err := os.Remove(filepath.Join(opts.OutputDir, "requests.jsonl")); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	} else {
 		var buf bytes.Buffer
 		for _, rec := range records {
 			line, err := json.Marshal(rec)
@@ -154,14 +165,19 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 }
 
 // checkOutputDir applies dynosim-spec.md §4.1: a path that exists and is not a directory is an
-// error; a non-empty directory needs --overwrite, which then removes only the files predict owns.
+// error; a non-empty directory needs --overwrite. Nothing is removed here: a successful run
+// replaces only the files predict owns (prediction.json, requests.jsonl), so a failed run leaves
+// earlier results in place.
 func checkOutputDir(dir string, overwrite bool) error {
+	if dir == "" {
+		return &usageError{fmt.Errorf("--output-dir must not be empty")}
+	}
 	st, err := os.Stat(dir)
 	if os.IsNotExist(err) {
 		return nil
 	}
 	if err != nil {
-		return err
+		return &usageError{fmt.Errorf("--output-dir: %w", err)}
 	}
 	if !st.IsDir() {
 		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
@@ -181,11 +197,6 @@ func checkOutputDir(dir string, overwrite bool) error {
 		sort.Strings(names)
 		return &usageError{fmt.Errorf("--output-dir %s is not empty (%s); pass --overwrite to replace %s, or choose another directory",
 			dir, strings.Join(names, ", "), strings.Join(outputFiles, " and "))}
-	}
-	for _, name := range outputFiles {
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
-			return err
-		}
 	}
 	return nil
 }

@@ -272,3 +272,25 @@ func TestNumberFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestUnknownCommandIsUsageError(t *testing.T) {
+	if code, _, errs := runCLI(t, "predcit"); code != 2 || !strings.Contains(errs, "unknown command") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
+// A failed run leaves an earlier run's results in place, even with --overwrite.
+func TestFailedRunKeepsOldResults(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir, "--format", "json"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "prediction.json"))
+	code, _, _ := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir, "--overwrite",
+		"--set", "traffic.source={type: trace, paths: [/nonexistent.jsonl]}", "--set", "traffic.load={type: trace_timestamps}",
+		"--set", "traffic.stop={max_virtual_time_seconds: 1}")
+	after, _ := os.ReadFile(filepath.Join(dir, "prediction.json"))
+	if code != 2 || len(before) == 0 || !bytes.Equal(before, after) {
+		t.Fatalf("exit %d; prediction.json before %d bytes, after %d bytes", code, len(before), len(after))
+	}
+}

@@ -35,6 +35,10 @@ func writeTable(w io.Writer, s *metrics.Summary) {
 	scalar("Output Token Throughput (tokens/sec)", s.OutputThroughputTokS)
 	scalar("Request Throughput (requests/sec)", s.RequestThroughputRPS)
 	scalar("Request Count (requests)", float64(s.CompletedRequests))
+	// prediction.json always carries power_w and power_coverage (null: no power model), so the
+	// power rows are shown, as N/A (dynosim-spec.md §4.4).
+	scalar("Active Power per GPU (W)", math.NaN())
+	scalar("Power Data Coverage (%)", math.NaN())
 
 	widths := make([]int, len(header))
 	for i, h := range header {

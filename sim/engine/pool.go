@@ -12,14 +12,17 @@ package engine
 // blocks before them (engine-internals.md §2.2).
 type BlockPool struct {
 	capacity int32
-	refs     []int32
-	hash     []uint64
-	hashed   []bool
+	// Per-block state, grown lazily: blocks [0, len(refs)) have been handed out at least once;
+	// blocks [len(refs), capacity) are fresh and free. A huge pool therefore costs memory only
+	// for the blocks a run actually touches.
+	refs   []int32
+	hash   []uint64
+	hashed []bool
 	// Intrusive doubly linked LRU list of inactive registered blocks; -1 terminates.
 	prev, next       []int32
 	lruHead, lruTail int32
 	numInactive      int32
-	free             []int32
+	free             []int32 // released unregistered blocks (fresh ones are implicit)
 	byHash           map[uint64]int32
 	// OnStored and OnRemoved, when set, observe prefix-cache membership: a hash becomes
 	// matchable (stored) or stops being matchable (its block was evicted). Used by KV-aware routing.
@@ -28,30 +31,17 @@ type BlockPool struct {
 
 // NewBlockPool returns a pool of capacity blocks, all free. capacity must be > 0.
 func NewBlockPool(capacity int) *BlockPool {
-	p := &BlockPool{
-		capacity: int32(capacity),
-		refs:     make([]int32, capacity),
-		hash:     make([]uint64, capacity),
-		hashed:   make([]bool, capacity),
-		prev:     make([]int32, capacity),
-		next:     make([]int32, capacity),
-		lruHead:  -1,
-		lruTail:  -1,
-		free:     make([]int32, capacity),
-		byHash:   make(map[uint64]int32),
-	}
-	for i := range p.free {
-		// Popped from the end: block 0 is handed out first.
-		p.free[i] = int32(capacity - 1 - i)
-	}
-	return p
+	return &BlockPool{capacity: int32(capacity), lruHead: -1, lruTail: -1, byHash: make(map[uint64]int32)}
 }
+
+// fresh counts blocks never handed out.
+func (p *BlockPool) fresh() int { return int(p.capacity) - len(p.refs) }
 
 // Capacity is the pool size in blocks.
 func (p *BlockPool) Capacity() int { return int(p.capacity) }
 
 // Available counts blocks that can be handed to a request now: free plus inactive-cached.
-func (p *BlockPool) Available() int { return len(p.free) + int(p.numInactive) }
+func (p *BlockPool) Available() int { return p.fresh() + len(p.free) + int(p.numInactive) }
 
 // Active counts blocks held by at least one request.
 func (p *BlockPool) Active() int { return int(p.capacity) - p.Available() }
@@ -97,6 +87,13 @@ func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
 		if k := len(p.free); k > 0 {
 			b = p.free[k-1]
 			p.free = p.free[:k-1]
+		} else if p.fresh() > 0 {
+			b = int32(len(p.refs))
+			p.refs = append(p.refs, 0)
+			p.hash = append(p.hash, 0)
+			p.hashed = append(p.hashed, false)
+			p.prev = append(p.prev, -1)
+			p.next = append(p.next, -1)
 		} else {
 			b = p.lruHead
 			p.lruRemove(b)
@@ -181,7 +178,7 @@ func (p *BlockPool) lruRemove(b int32) {
 // inactive; refs are non-negative; the hash index points at registered blocks. holders[b] must
 // give the number of leases holding block b. It returns a description of the first violation.
 func (p *BlockPool) CheckInvariants(holders []int32) string {
-	state := make([]byte, p.capacity)
+	state := make([]byte, len(p.refs))
 	for _, b := range p.free {
 		if state[b] != 0 {
 			return "block on the free list twice"
@@ -199,7 +196,12 @@ func (p *BlockPool) CheckInvariants(holders []int32) string {
 	if n != p.numInactive {
 		return "inactive count differs from the LRU list"
 	}
-	for b := int32(0); b < p.capacity; b++ {
+	for b := int32(len(p.refs)); b < p.capacity; b++ {
+		if holders[b] != 0 {
+			return "a lease holds a block never handed out"
+		}
+	}
+	for b := int32(0); b < int32(len(p.refs)); b++ {
 		if p.refs[b] != holders[b] {
 			return "block refcount differs from the number of leases holding it"
 		}

@@ -57,7 +57,7 @@ type Workload struct {
 	Timed bool
 
 	mu     sync.Mutex
-	hashes map[int]*hashSet
+	hashes map[hashKey]*hashSet
 }
 
 type hashSet struct {
@@ -70,30 +70,42 @@ type hashSet struct {
 const HashSeed = 1337
 
 // BlockHashes returns, per request, the chained hashes of every full KV block of blockSize tokens
-// over its content (prompt and output). Block 0's hash is XXH3-64(seed 1337) of its tokens as
-// little-endian uint32; block i's hash is XXH3-64(seed 1337) of (hash of block i-1, local hash of
-// block i) as little-endian uint64s (engine-internals.md §2.1). The result is computed once per
-// block size and shared; callers must not modify it.
-func (w *Workload) BlockHashes(blockSize int) [][]uint64 {
+// over its content (prompt and output), up to maxTokens tokens (the context limit: no request
+// ever holds more; a request whose prompt reaches it gets none, it will be rejected). Block 0's
+// hash is XXH3-64(seed 1337) of its tokens as little-endian uint32; block i's hash is
+// XXH3-64(seed 1337) of (hash of block i-1, local hash of block i) as little-endian uint64s
+// (engine-internals.md §2.1). The result is computed once per (blockSize, maxTokens) and shared;
+// callers must not modify it.
+func (w *Workload) BlockHashes(blockSize, maxTokens int) [][]uint64 {
+	key := hashKey{blockSize, maxTokens}
 	w.mu.Lock()
 	if w.hashes == nil {
-		w.hashes = make(map[int]*hashSet)
+		w.hashes = make(map[hashKey]*hashSet)
 	}
-	hs := w.hashes[blockSize]
+	hs := w.hashes[key]
 	if hs == nil {
 		hs = &hashSet{}
-		w.hashes[blockSize] = hs
+		w.hashes[key] = hs
 	}
 	w.mu.Unlock()
-	hs.once.Do(func() { hs.perReq = w.computeHashes(blockSize) })
+	hs.once.Do(func() { hs.perReq = w.computeHashes(blockSize, maxTokens) })
 	return hs.perReq
 }
 
-func (w *Workload) computeHashes(blockSize int) [][]uint64 {
+type hashKey struct{ blockSize, maxTokens int }
+
+// hashedTokens is how many leading tokens of r get block hashes under a context limit.
+func hashedTokens(r *Request, maxTokens int) int {
+	if int(r.PromptLen) >= maxTokens {
+		return 0
+	}
+	return min(int(r.PromptLen)+int(r.OutputLen), maxTokens)
+}
+
+func (w *Workload) computeHashes(blockSize, maxTokens int) [][]uint64 {
 	total := 0
 	for i := range w.Requests {
-		r := &w.Requests[i]
-		total += int(r.PromptLen+r.OutputLen) / blockSize
+		total += hashedTokens(&w.Requests[i], maxTokens) / blockSize
 	}
 	arena := make([]uint64, 0, total)
 	out := make([][]uint64, len(w.Requests))
@@ -102,7 +114,7 @@ func (w *Workload) computeHashes(blockSize int) [][]uint64 {
 	var pair [16]byte
 	for i := range w.Requests {
 		r := &w.Requests[i]
-		nBlocks := (r.PromptLen + r.OutputLen) / bs
+		nBlocks := int32(hashedTokens(r, maxTokens)) / bs
 		start := len(arena)
 		var parent, prevLocal uint64
 		var prevToken uint32
@@ -214,7 +226,8 @@ func SyntheticSessions(n int, s SessionShape) *Workload {
 			shared = int32(s.NewInput)
 		}
 		if shared > 0 {
-			groupPrefix = make([]Piece, s.PrefixGroups)
+			// Only groups that hold a session exist: at most n.
+			groupPrefix = make([]Piece, min(s.PrefixGroups, n))
 			for g := range groupPrefix {
 				groupPrefix[g] = alloc.take(shared)
 			}

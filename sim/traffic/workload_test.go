@@ -17,7 +17,7 @@ func TestBlockHashesContentAndChaining(t *testing.T) {
 		{PromptLen: 8, OutputLen: 0, Content: []Piece{{Start: 10, Len: 4}, {Start: 99, Len: 4}}},
 		{PromptLen: 8, OutputLen: 0, Content: []Piece{{Start: 7, Len: 4, Repeat: true}, {Start: 7, Len: 4, Repeat: true}}},
 	}}
-	h := w.BlockHashes(4)
+	h := w.BlockHashes(4, 1<<30)
 	local := func(toks ...uint32) uint64 {
 		b := make([]byte, 4*len(toks))
 		for i, v := range toks {
@@ -45,7 +45,7 @@ func TestBlockHashesContentAndChaining(t *testing.T) {
 	if h[3][0] != r7 || h[3][1] != chain(r7, r7) {
 		t.Fatalf("repeat pieces: %x", h[3])
 	}
-	if &w.BlockHashes(4)[0][0] != &h[0][0] {
+	if &w.BlockHashes(4, 1<<30)[0][0] != &h[0][0] {
 		t.Fatal("hashes are not cached per block size")
 	}
 }
@@ -62,7 +62,7 @@ func TestSyntheticSessionsSharing(t *testing.T) {
 			t.Errorf("turn %d prompt %d, want %d", k, got, want)
 		}
 	}
-	h := w.BlockHashes(16)
+	h := w.BlockHashes(16, 1<<30)
 	// Sessions 0 and 2 are group 0: 50 shared tokens = 3 full blocks of 16.
 	s0, s1, s2 := h[0], h[3], h[6]
 	for b := 0; b < 3; b++ {
@@ -100,7 +100,7 @@ func TestFromTrace(t *testing.T) {
 	if w.Sessions[1].StartMs != 500 || w.Sessions[2].StartMs != 1000 || w.Requests[3].DelayMs != 1000 {
 		t.Fatalf("timing: starts %v %v delay %v", w.Sessions[1].StartMs, w.Sessions[2].StartMs, w.Requests[3].DelayMs)
 	}
-	h := w.BlockHashes(64)
+	h := w.BlockHashes(64, 1<<30)
 	if len(h[0]) != (1000+10)/64 {
 		t.Fatalf("row 1 has %d blocks", len(h[0]))
 	}

@@ -1,0 +1,71 @@
+package sim
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/traffic"
+)
+
+// Values beyond the simulator's bounds are config errors naming the field and the bound, not
+// truncations, panics or runaway allocations.
+func TestLimits(t *testing.T) {
+	base, err := osReadExample()
+	if err != nil {
+		t.Skip(err)
+	}
+	const p = "engine.workers.aggregated."
+	for _, c := range []struct{ set, path, msg string }{
+		{p + "scheduler.max_batched_tokens=4294967297", p + "scheduler.max_batched_tokens", "must be <= 16777216"},
+		{p + "kv_cache.block_size=4294967296", p + "kv_cache.block_size", "must be <= 65536"},
+		{p + "kv_cache.capacity.blocks=4294967297", p + "kv_cache.capacity.blocks", "must be <= 2147483647"},
+		{p + "parallelism.replicas=1000000", p + "parallelism.replicas", "must be <= 65536"},
+		{"traffic.source.input_tokens=4294967297", "traffic.source.input_tokens", "must be <= 16777216"},
+		{"traffic.stop.requests=1000000000000000000", "traffic.stop.requests", "must be <= 10000000"},
+		{"traffic.stop={requests_per_load_unit: 1e300}", "traffic.stop.requests_per_load_unit", "must be <= 10000000"},
+		{"traffic.load={type: constant_rate, requests_per_second: 1e-310}", "traffic.load.requests_per_second", "must be between 1e-06 and 1e+09"},
+		{p + "timing={type: fixed, prefill_ms: 1e200, decode_ms: 1}", p + "timing.prefill_ms", "must be between 0 and 1e+10"},
+	} {
+		_, err := Decode(base, "x.yaml", []string{c.set})
+		var ces ConfigErrors
+		if !errors.As(err, &ces) {
+			t.Errorf("--set %s: got %v, want a config error", c.set, err)
+			continue
+		}
+		found := false
+		for _, e := range ces {
+			found = found || (e.Path == c.path && strings.Contains(e.Msg, c.msg))
+		}
+		if !found {
+			t.Errorf("--set %s: errors %v lack %s: %s", c.set, err, c.path, c.msg)
+		}
+	}
+}
+
+func osReadExample() ([]byte, error) { return os.ReadFile("../examples/synthetic.yaml") }
+
+func TestCheckTrace(t *testing.T) {
+	rows := []traffic.TraceRow{
+		{Line: 1, InputLength: 10, OutputLength: 5, HasTimestamp: true},
+		{Line: 2, SessionID: "a", InputLength: 10, OutputLength: 5},
+	}
+	err := checkTrace(rows, "t.jsonl", LoadTraceTimestamps)
+	var te *traffic.TraceError
+	if !errors.As(err, &te) || te.Line != 2 || te.Field != "timestamp" {
+		t.Fatalf("missing timestamp: %v", err)
+	}
+	if err := checkTrace(rows, "t.jsonl", LoadConcurrency); err != nil {
+		t.Fatalf("concurrency load needs no timestamps: %v", err)
+	}
+	rows[0].OutputLength = MaxTokensPerRequest + 1
+	if err := checkTrace(rows, "t.jsonl", LoadConcurrency); !errors.As(err, &te) || te.Line != 1 || te.Field != "output_length" {
+		t.Fatalf("huge output: %v", err)
+	}
+	rows[0].OutputLength = 5
+	rows[1].HasDelay, rows[1].DelayMs = true, 3
+	if err := checkTrace(rows, "t.jsonl", LoadConcurrency); !errors.As(err, &te) || te.Field != "delay" {
+		t.Fatalf("first-row delay: %v", err)
+	}
+}
