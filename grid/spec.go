@@ -36,7 +36,7 @@ const (
 )
 
 // maxTreeNodes bounds the YAML tree after expanding aliases (a guard against alias bombs).
-const maxTreeNodes = 1 << 20
+const maxTreeNodes = 1 << 16
 
 // Spec is a parsed sweep spec: a prediction YAML whose fields may hold search domains, plus the
 // optimization and optimizer sections. Build it with Load or Parse; Expand turns it into points.

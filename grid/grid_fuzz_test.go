@@ -1,0 +1,35 @@
+package grid
+
+import (
+	"os"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary specs and --set values to Parse and Expand: they may fail, never
+// panic, and every point they return decodes.
+func FuzzParse(f *testing.F) {
+	def, _ := os.ReadFile("../examples/default-sweep.yaml")
+	f.Add(string(def), "traffic.load.concurrency={choices: [1, 2]}")
+	f.Add(base, "engine.workers.aggregated.parallelism.tensor={range: {min: 1, max: 4, scale: log}}")
+	f.Add(both, "engine.mode={choices: [aggregated, disaggregated]}")
+	f.Add("a: &a [*a]", "x=1")
+	f.Add("engine: {mode: {choices: []}}", "router.policy={range: {min: 1}}")
+	f.Fuzz(func(t *testing.T, spec, set string) {
+		if len(spec) > 1<<14 {
+			return
+		}
+		s, err := Parse([]byte(spec), "fuzz.yaml", []string{set}, nil)
+		if err != nil || s.Size() > 2000 {
+			return
+		}
+		x, err := s.Expand()
+		if err != nil {
+			return
+		}
+		for _, p := range x.Points {
+			if p.Config == nil || len(p.ID) != 12 {
+				t.Fatalf("point %d: config %v id %q", p.Index, p.Config, p.ID)
+			}
+		}
+	})
+}
