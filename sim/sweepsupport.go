@@ -74,7 +74,8 @@ func (c *WorkloadCache) Workload(cfg *Config) (*traffic.Workload, error) {
 
 // build is BuildWorkload with trace rows from the cache. For trace sources it mirrors
 // BuildWorkload's trace branch (an unreadable file is a ConfigError on traffic.source.paths, a
-// bad line a *traffic.TraceError; speedup applies only to trace_timestamps loads); a test in
+// bad line or a row checkTrace refuses a *traffic.TraceError; speedup applies only to
+// trace_timestamps loads); a test in
 // package sweep checks that both give the same workload. A change to that branch of
 // BuildWorkload must be made here too.
 func (c *WorkloadCache) build(cfg *Config) (*traffic.Workload, error) {
@@ -97,6 +98,9 @@ func (c *WorkloadCache) build(cfg *Config) (*traffic.Workload, error) {
 	}
 	if t.err != nil {
 		return nil, t.err
+	}
+	if err := checkTrace(t.rows, src.Paths[0], load.Type); err != nil {
+		return nil, err
 	}
 	speedup := 1.0
 	if load.Type == LoadTraceTimestamps && load.Speedup > 0 {
