@@ -368,3 +368,23 @@ func BenchmarkSweep200(b *testing.B) {
 	}
 	b.ReportMetric(float64(200*b.N)/b.Elapsed().Seconds(), "points/s")
 }
+
+// TestTraceRulesMatchBuildWorkload: a trace that BuildWorkload refuses (no timestamp under
+// trace_timestamps) is refused by the sweep's shared workload cache with the same error.
+func TestTraceRulesMatchBuildWorkload(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "untimed.jsonl")
+	if err := os.WriteFile(trace, []byte(`{"input_length": 64, "output_length": 4, "hash_ids": [0, 1]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := strings.Replace(testSpec, `source: {type: synthetic-session, new_input_tokens_per_turn: 128, output_tokens_per_turn: 8,
+    session: {turns: 2, shared_prefix_ratio: 0.5, prefix_groups: 2}}`, `source: {type: trace, paths: ["`+trace+`"], block_size: 32}`, 1)
+	spec = strings.Replace(spec, "load: {type: concurrency, concurrency: {choices: [2, 4, 8]}}", "load: {type: trace_timestamps}", 1)
+	spec = strings.Replace(spec, "stop: {sessions: 24}", "stop: {max_virtual_time_seconds: 100}", 1)
+	pts := points(t, spec)
+	_, want := sim.BuildWorkload(pts[0].Config)
+	_, got := Run(context.Background(), pts, Options{OutputDir: t.TempDir()})
+	var te *traffic.TraceError
+	if want == nil || !errors.As(got, &te) || got.Error() != want.Error() {
+		t.Errorf("sweep error %v, BuildWorkload error %v", got, want)
+	}
+}
