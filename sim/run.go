@@ -851,24 +851,31 @@ func BuildWorkload(cfg *Config) (*traffic.Workload, error) {
 		}), nil
 	case SourceTrace:
 		rows, err := traffic.LoadMooncake(src.Paths[0], src.BlockSize)
-		var te *traffic.TraceError
-		if err != nil && !errors.As(err, &te) {
-			// The trace cannot be read at all: a bad input path, reported against the field.
-			return nil, &ConfigError{File: cfg.File, Path: "traffic.source.paths", Msg: err.Error(), Err: err}
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := checkTrace(rows, src.Paths[0], load.Type); err != nil {
-			return nil, err
-		}
-		speedup := 1.0
-		if load.Type == LoadTraceTimestamps && load.Speedup > 0 {
-			speedup = load.Speedup
-		}
-		return traffic.FromTrace(rows, src.BlockSize, speedup), nil
+		return traceWorkload(cfg, rows, err)
 	}
 	return nil, fmt.Errorf("traffic.source.type %q is not supported", src.Type)
+}
+
+// traceWorkload builds the workload of a trace source from its parsed rows (or the parse error):
+// a trace that cannot be read at all is a ConfigError on traffic.source.paths, a bad line or a row
+// checkTrace refuses a *traffic.TraceError; speedup applies only to trace_timestamps loads.
+func traceWorkload(cfg *Config, rows []traffic.TraceRow, err error) (*traffic.Workload, error) {
+	src, load := &cfg.Traffic.Source, &cfg.Traffic.Load
+	var te *traffic.TraceError
+	if err != nil && !errors.As(err, &te) {
+		return nil, &ConfigError{File: cfg.File, Path: "traffic.source.paths", Msg: err.Error(), Err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTrace(rows, src.Paths[0], load.Type); err != nil {
+		return nil, err
+	}
+	speedup := 1.0
+	if load.Type == LoadTraceTimestamps && load.Speedup > 0 {
+		speedup = load.Speedup
+	}
+	return traffic.FromTrace(rows, src.BlockSize, speedup), nil
 }
 
 // countFor resolves a stop count: the explicit count, or max(1, round(x × load unit)) where the

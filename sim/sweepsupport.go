@@ -2,7 +2,6 @@ package sim
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -72,14 +71,9 @@ func (c *WorkloadCache) Workload(cfg *Config) (*traffic.Workload, error) {
 	return e.wl, e.err
 }
 
-// build is BuildWorkload with trace rows from the cache. For trace sources it mirrors
-// BuildWorkload's trace branch (an unreadable file is a ConfigError on traffic.source.paths, a
-// bad line or a row checkTrace refuses a *traffic.TraceError; speedup applies only to
-// trace_timestamps loads); a test in
-// package sweep checks that both give the same workload. A change to that branch of
-// BuildWorkload must be made here too.
+// build is BuildWorkload with trace rows from the cache; both finish through traceWorkload.
 func (c *WorkloadCache) build(cfg *Config) (*traffic.Workload, error) {
-	src, load := &cfg.Traffic.Source, &cfg.Traffic.Load
+	src := &cfg.Traffic.Source
 	if src.Type != SourceTrace || len(src.Paths) == 0 {
 		return BuildWorkload(cfg)
 	}
@@ -92,21 +86,7 @@ func (c *WorkloadCache) build(cfg *Config) (*traffic.Workload, error) {
 	}
 	c.mu.Unlock()
 	t.once.Do(func() { t.rows, t.err = traffic.LoadMooncake(src.Paths[0], src.BlockSize) })
-	var te *traffic.TraceError
-	if t.err != nil && !errors.As(t.err, &te) {
-		return nil, &ConfigError{File: cfg.File, Path: "traffic.source.paths", Msg: t.err.Error(), Err: t.err}
-	}
-	if t.err != nil {
-		return nil, t.err
-	}
-	if err := checkTrace(t.rows, src.Paths[0], load.Type); err != nil {
-		return nil, err
-	}
-	speedup := 1.0
-	if load.Type == LoadTraceTimestamps && load.Speedup > 0 {
-		speedup = load.Speedup
-	}
-	return traffic.FromTrace(t.rows, src.BlockSize, speedup), nil
+	return traceWorkload(cfg, t.rows, t.err)
 }
 
 // TraceParses reports how many trace files the cache has parsed (for tests and diagnostics).
