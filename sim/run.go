@@ -559,6 +559,9 @@ func (s *runState) loop(ctx context.Context) error {
 		if capMs > 0 && t > capMs {
 			break
 		}
+		if s.checkInvariants && t < s.nowMs {
+			return fmt.Errorf("the virtual clock went backwards: %v ms after %v ms", t, s.nowMs)
+		}
 		if math.IsInf(t, 0) || math.IsNaN(t) {
 			return fmt.Errorf("the virtual clock overflowed (next event at %v ms): a rate, speedup, bandwidth or pass time is too extreme", t)
 		}
