@@ -1,0 +1,122 @@
+package grid
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/servesweep/servesweep/results"
+)
+
+// MaxShards is the largest shard count: part files are named with five-digit shard numbers
+// (results.PartName), which keeps them fixed-width and sorted.
+const MaxShards = 99_999
+
+// Shard selects a subset of a sweep's points for one process of a cluster job: shard Index of
+// Count (0 <= Index < Count). The zero value is not valid; Shard{0, 1} is the whole sweep.
+type Shard struct {
+	// Index is the 0-based shard number and Count the number of shards.
+	Index, Count int
+}
+
+// String renders the shard as --shard takes it, e.g. "2/4".
+func (s Shard) String() string { return strconv.Itoa(s.Index) + "/" + strconv.Itoa(s.Count) }
+
+// Check returns an error unless 1 <= Count <= MaxShards and 0 <= Index < Count.
+func (s Shard) Check() error {
+	switch {
+	case s.Count <= 0:
+		return fmt.Errorf("the shard count must be >= 1, got %d", s.Count)
+	case s.Count > MaxShards:
+		return fmt.Errorf("the shard count must be <= %d, got %d", MaxShards, s.Count)
+	case s.Index < 0:
+		return fmt.Errorf("the shard index must be >= 0, got %d", s.Index)
+	case s.Index >= s.Count:
+		return fmt.Errorf("the shard index must be < the shard count %d (shards are numbered 0 to %d), got %d",
+			s.Count, s.Count-1, s.Index)
+	}
+	return nil
+}
+
+// ParseShard parses "I/N" (0-based shard I of N, e.g. "0/4" to "3/4") and checks it (see
+// Shard.Check). Errors say what is wrong; the caller names the flag.
+func ParseShard(text string) (Shard, error) {
+	is, ns, ok := strings.Cut(strings.TrimSpace(text), "/")
+	if !ok {
+		return Shard{}, fmt.Errorf("want I/N, the 0-based shard index and the shard count (e.g. 0/4), got %q", text)
+	}
+	i, err := strconv.Atoi(strings.TrimSpace(is))
+	if err != nil {
+		return Shard{}, fmt.Errorf("want I/N with I a whole number (e.g. 0/4), got %q", text)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(ns))
+	if err != nil {
+		return Shard{}, fmt.Errorf("want I/N with N a whole number (e.g. 0/4), got %q", text)
+	}
+	s := Shard{Index: i, Count: n}
+	return s, s.Check()
+}
+
+// ShardOf returns the shard (0 to count-1) that owns the point with the given stable ID: the
+// first 8 bytes of SHA-256("servesweep shard v1\n" + id), big-endian, modulo count. It depends
+// only on the ID, so a point lands in the same shard whatever the order of the spec's domains
+// and values; count must be >= 1.
+func ShardOf(id string, count int) int {
+	if count <= 1 {
+		return 0
+	}
+	sum := sha256.Sum256([]byte("servesweep shard v1\n" + id))
+	return int(binary.BigEndian.Uint64(sum[:8]) % uint64(count))
+}
+
+// ShardPoints returns the selected points that belong to shard s, in point order.
+func (x *Expansion) ShardPoints(s Shard) []Point {
+	var out []Point
+	for _, p := range x.Points {
+		if ShardOf(p.ID, s.Count) == s.Index {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ShardSizes returns the number of selected points in each of count shards.
+func (x *Expansion) ShardSizes(count int) []int {
+	sizes := make([]int, max(count, 1))
+	for _, p := range x.Points {
+		sizes[ShardOf(p.ID, count)]++
+	}
+	return sizes
+}
+
+// SpecHash identifies what a sweep computes, so that the parts of a sharded sweep can be checked
+// to belong together: 16 hex digits of the SHA-256 of a versioned canonical text holding the
+// selected point IDs in point order (each ID is a hash of the point's concrete config) and the
+// analysis settings (target, objectives, GPU bounds, strict SLA, min goodput). The spec's file
+// name, the worker count and the per-point timeout are left out: the same spec mounted at
+// another path hashes the same.
+func (x *Expansion) SpecHash() string {
+	var b strings.Builder
+	b.WriteString("servesweep spec v1\n")
+	for _, p := range x.Points {
+		b.WriteString("point ")
+		b.WriteString(p.ID)
+		b.WriteByte('\n')
+	}
+	writeSettings(&b, x.Spec.Optimization.Settings())
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:8])
+}
+
+// writeSettings appends the canonical text of analysis settings to b.
+func writeSettings(b *strings.Builder, s results.Settings) {
+	fmt.Fprintf(b, "target %s\n", s.Target)
+	for _, o := range s.Objectives {
+		fmt.Fprintf(b, "objective %s\n", o)
+	}
+	fmt.Fprintf(b, "gpus %d %d\nstrict_sla %t\nmin_goodput_rps %s\n", s.MinGPUs, s.MaxGPUs, s.StrictSLA,
+		strconv.FormatFloat(s.MinGoodputRPS, 'g', -1, 64))
+}
