@@ -1,10 +1,7 @@
 package results
 
 import (
-	"errors"
-	"fmt"
 	"io"
-	"os"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -24,27 +21,9 @@ func WriteParquet(path string, rows []Row) error {
 	})
 }
 
-// ReadParquet reads every row of the results.parquet file at path.
+// ReadParquet reads every row of the results.parquet file at path. A file that is not Parquet is
+// a *PartError naming it.
 func ReadParquet(path string) ([]Row, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
-	}
-	r := parquet.NewGenericReader[Row](pf)
-	defer r.Close()
-	rows := make([]Row, pf.NumRows())
-	n, err := r.Read(rows)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return rows[:n], nil
+	rows, _, err := readRows(path)
+	return rows, err
 }

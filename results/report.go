@@ -55,8 +55,18 @@ type Manifest struct {
 	Algorithm string `json:"algorithm"`
 	// Settings are the sweep's analysis settings (the report command's defaults).
 	Settings Settings `json:"settings"`
-	// Counts describe the grid and the run.
+	// Counts describe the grid and the run. For a merge (see Merge), Simulated counts the
+	// merged rows and Resumed is 0.
 	Counts Counts `json:"counts"`
+	// Merge is set when the results were merged from the parts of a sharded sweep
+	// (`servesweep merge`): which parts, and what is missing.
+	Merge *MergeInfo `json:"merge,omitempty"`
+}
+
+// Incomplete reports whether some selected point has no result: the sweep was interrupted, or a
+// merge lacks shards or points.
+func (m *Manifest) Incomplete() bool {
+	return m != nil && (m.Counts.Interrupted || (m.Merge != nil && !m.Merge.Complete))
 }
 
 // manifestVersion is the schema version of sweep.json and pareto.json.
@@ -207,6 +217,8 @@ type paretoBest struct {
 type paretoDoc struct {
 	SchemaVersion string         `json:"schema_version"`
 	Spec          string         `json:"spec,omitempty"`
+	Incomplete    bool           `json:"incomplete,omitempty"`
+	Merge         *MergeInfo     `json:"merge,omitempty"`
 	Settings      Settings       `json:"settings"`
 	Rows          int            `json:"rows"`
 	Candidates    int            `json:"candidates"`
@@ -233,7 +245,7 @@ func paretoJSON(rows []Row, a *Analysis, m *Manifest, w *Written) ([]byte, error
 	doc := paretoDoc{SchemaVersion: manifestVersion, Settings: a.Settings, Rows: len(rows),
 		Candidates: len(a.Candidates), Excluded: a.Excluded, Front: []paretoPoint{}, Best: []paretoBest{}}
 	if m != nil {
-		doc.Spec = m.Spec
+		doc.Spec, doc.Incomplete, doc.Merge = m.Spec, m.Incomplete(), m.Merge
 	}
 	for n, i := range a.Front {
 		doc.Front = append(doc.Front, point(n+1, i))
@@ -319,6 +331,9 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		if c.Interrupted {
 			fmt.Fprintf(&b, "**Partial results:** the sweep was interrupted; %d of %d selected points are finished. "+
 				"Rerun the same command with the same --output-dir to finish it.\n\n", len(rows), c.SelectedPoints)
+		}
+		if m.Merge != nil {
+			mergeMarkdown(&b, m.Merge, c.SelectedPoints)
 		}
 	} else {
 		fmt.Fprintf(&b, "Target `%s`\n\n", s.Target)
@@ -417,6 +432,42 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	b.WriteString("Grey: candidates; red: the Pareto front. Every row, including failed points, is in " +
 		"`results.parquet` (query it with DuckDB: `SELECT * FROM 'results.parquet'`).\n")
 	return b.Bytes()
+}
+
+// mergeMarkdown says where merged results came from and, when points are missing, which.
+func mergeMarkdown(b *bytes.Buffer, mi *MergeInfo, selected int) {
+	counts := make([]string, len(mi.ShardCounts))
+	for i, n := range mi.ShardCounts {
+		counts[i] = strconv.Itoa(n)
+	}
+	fmt.Fprintf(b, "Merged from %d parts of a sweep sharded %s ways (spec hash `%s`); %d duplicate rows removed",
+		len(mi.Parts), strings.Join(counts, " and "), mi.SpecHash, mi.DuplicateRows)
+	if mi.ConflictingDuplicates > 0 {
+		fmt.Fprintf(b, " (%d of them differed in simulated columns: parts of different servesweep versions?)", mi.ConflictingDuplicates)
+	}
+	b.WriteString(".\n\n")
+	if mi.Complete {
+		return
+	}
+	fmt.Fprintf(b, "**Incomplete:** %d of %d selected points have no result, so the front below may miss points.\n\n",
+		mi.MissingPoints, selected)
+	for _, s := range mi.MissingShards {
+		fmt.Fprintf(b, "- shard %d of %d wrote no part (%d points)\n", s.Index, s.Count, s.Points)
+	}
+	for _, s := range mi.PartialShards {
+		fmt.Fprintf(b, "- shard %d of %d is unfinished: %s missing (%s)\n", s.Index, s.Count,
+			plural(len(s.MissingPointIDs), "point"), abbreviate(s.MissingPointIDs, 8))
+	}
+	b.WriteString("\nRerun those shards (`servesweep sweep --shard I/N` with the same spec and --output-dir; a rerun " +
+		"resumes), then merge again.\n\n")
+}
+
+// abbreviate joins the first n items of list, noting how many more there are.
+func abbreviate(list []string, n int) string {
+	if len(list) <= n {
+		return strings.Join(list, ", ")
+	}
+	return strings.Join(list[:n], ", ") + fmt.Sprintf(", ... (%d more)", len(list)-n)
 }
 
 // countList renders a reason → count map as "a 3, b 1", sorted by reason.

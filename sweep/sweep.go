@@ -25,6 +25,10 @@ type SimulateFunc func(ctx context.Context, cfg *sim.Config, opt sim.Options) (*
 type Options struct {
 	// OutputDir holds the journal (results.JournalFile); it is created if needed.
 	OutputDir string
+	// JournalPath replaces OutputDir/points.jsonl as the journal's path (its directory is
+	// created if needed); a shard of a sweep has its own, so shards sharing an output
+	// directory never write the same file.
+	JournalPath string
 	// Parallelism is the number of points simulated at once (<= 0: runtime.NumCPU()).
 	Parallelism int
 	// Timeout is the host-time limit per point (<= 0: none); a point past it is timed_out.
@@ -51,15 +55,15 @@ type Outcome struct {
 	Interrupted bool
 }
 
-// Run simulates the points that the journal in opts.OutputDir does not already hold as finished
-// (ok or failed; timed-out points are simulated again) on a pool of opts.Parallelism workers,
-// appending each result to the journal as soon as it is known. Workloads are built once per
+// Run simulates the points that the journal (opts.JournalPath, else points.jsonl in
+// opts.OutputDir) does not already hold as finished (ok or failed; timed-out points are
+// simulated again) on a pool of opts.Parallelism workers, appending each result to the journal as soon as it is known. Workloads are built once per
 // distinct traffic section and trace files parsed once, then shared read-only by the workers.
 //
 // A point whose simulation returns an error or panics is recorded as failed with the reason; a
 // point that exceeds opts.Timeout as timed_out; the others go on. When ctx is canceled
 // (Ctrl-C), the points in flight are abandoned unrecorded, and Run returns the finished ones
-// with Interrupted set and a nil error: rerunning with the same OutputDir resumes.
+// with Interrupted set and a nil error: rerunning with the same journal resumes.
 //
 // Errors: a workload that cannot be built (a *sim.ConfigError or *traffic.TraceError, exit 2), or
 // a journal that cannot be read or written.
@@ -74,10 +78,14 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 	if simulate == nil {
 		simulate = sim.Run
 	}
-	if err := os.MkdirAll(opts.OutputDir, 0o755); err != nil {
+	journalPath := opts.JournalPath
+	if journalPath == "" {
+		journalPath = filepath.Join(opts.OutputDir, results.JournalFile)
+	}
+	if err := os.MkdirAll(filepath.Dir(journalPath), 0o755); err != nil {
 		return nil, err
 	}
-	journal, done, err := results.OpenJournal(filepath.Join(opts.OutputDir, results.JournalFile))
+	journal, done, err := results.OpenJournal(journalPath)
 	if err != nil {
 		return nil, err
 	}

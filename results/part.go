@@ -1,0 +1,458 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// Layout of a sharded sweep inside its output directory (shared by every shard):
+//
+//	results/part-IIIII-of-NNNNN.parquet   shard I's rows (the dataset: read results/*.parquet)
+//	journals/part-IIIII-of-NNNNN.jsonl    shard I's journal (its resume state)
+//
+// Temporary files are hidden (a leading dot), so Spark and a results/*.parquet glob never see
+// a part that is still being written.
+const (
+	// PartsDir holds the part files; it holds nothing else, so that Spark can read it as one
+	// dataset.
+	PartsDir = "results"
+	// JournalsDir holds one journal per shard, so that shards sharing an output directory never
+	// write the same file.
+	JournalsDir = "journals"
+)
+
+// Key-value metadata of a part file (Parquet footer). PartMetaKey holds the whole PartMeta as
+// JSON; the other keys repeat its main fields for readers such as DuckDB's parquet_kv_metadata.
+const (
+	PartMetaKey   = "servesweep.part"
+	SpecHashKey   = "servesweep.spec_hash"
+	ShardIndexKey = "servesweep.shard_index"
+	ShardCountKey = "servesweep.shard_count"
+)
+
+// partVersion is the schema version of PartMeta.
+const partVersion = "1"
+
+// PartName is the file name of shard index of count inside PartsDir, e.g.
+// part-00002-of-00004.parquet.
+func PartName(index, count int) string { return fmt.Sprintf("part-%05d-of-%05d.parquet", index, count) }
+
+// PartJournalName is the file name of the journal of shard index of count inside JournalsDir,
+// e.g. part-00002-of-00004.jsonl.
+func PartJournalName(index, count int) string {
+	return fmt.Sprintf("part-%05d-of-%05d.jsonl", index, count)
+}
+
+// PartMeta describes one part of a sharded sweep; it is stored in the part's Parquet footer.
+type PartMeta struct {
+	// SchemaVersion is the version of this format (set by WritePart).
+	SchemaVersion string `json:"schema_version"`
+	// SpecHash identifies the expanded spec (grid.Expansion.SpecHash); parts of different specs
+	// are never merged.
+	SpecHash string `json:"spec_hash"`
+	// ShardIndex (0-based) and ShardCount say which shard wrote the part.
+	ShardIndex int `json:"shard_index"`
+	ShardCount int `json:"shard_count"`
+	// ShardSizes holds the number of selected points of every shard (ShardCount entries), so a
+	// merge knows how many points a shard that wrote no part owes.
+	ShardSizes []int `json:"shard_sizes"`
+	// MissingPointIDs are the shard's points that have no row (the shard was interrupted).
+	MissingPointIDs []string `json:"missing_point_ids,omitempty"`
+	// Manifest describes the sweep (spec, algorithm, settings, grid counts) and this shard's run
+	// (its counts; SelectedPoints is the whole sweep's).
+	Manifest Manifest `json:"manifest"`
+}
+
+// Part is one part file read back.
+type Part struct {
+	// Path is the file's path.
+	Path string
+	// Meta is its footer metadata and Rows its rows.
+	Meta PartMeta
+	Rows []Row
+}
+
+// PartError is a Parquet file that cannot be used: not Parquet at all, or (for a part) without
+// servesweep part metadata or inconsistent with it.
+type PartError struct {
+	// Path names the file and Msg says what is wrong with it.
+	Path, Msg string
+}
+
+func (e *PartError) Error() string { return e.Path + ": " + e.Msg }
+
+// WritePart writes a shard's rows (in point order) to path with meta in the Parquet footer,
+// atomically (temporary file, fsync, rename), like WriteParquet. A shard with no point still
+// gets a part (with no row), so a merge sees that it ran.
+func WritePart(path string, rows []Row, meta *PartMeta) error {
+	meta.SchemaVersion = partVersion
+	data, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, func(out io.Writer) error {
+		w := parquet.NewGenericWriter[Row](out, parquet.Compression(&parquet.Snappy),
+			parquet.KeyValueMetadata(PartMetaKey, string(data)),
+			parquet.KeyValueMetadata(SpecHashKey, meta.SpecHash),
+			parquet.KeyValueMetadata(ShardIndexKey, strconv.Itoa(meta.ShardIndex)),
+			parquet.KeyValueMetadata(ShardCountKey, strconv.Itoa(meta.ShardCount)))
+		if len(rows) > 0 {
+			if _, err := w.Write(rows); err != nil {
+				return err
+			}
+		}
+		return w.Close()
+	})
+}
+
+// ReadPart reads a part file and checks its metadata: a Parquet file without servesweep part
+// metadata, or whose metadata contradicts its rows, is a *PartError naming the file.
+func ReadPart(path string) (*Part, error) {
+	rows, pf, err := readRows(path)
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := pf.Lookup(PartMetaKey)
+	if !ok {
+		return nil, &PartError{Path: path, Msg: "not a part of a sharded sweep (no " + PartMetaKey +
+			" metadata); only files written by servesweep sweep --shard I/N can be merged"}
+	}
+	p := &Part{Path: path, Rows: rows}
+	if err := json.Unmarshal([]byte(raw), &p.Meta); err != nil {
+		return nil, &PartError{Path: path, Msg: "unreadable " + PartMetaKey + " metadata: " + err.Error()}
+	}
+	if msg := p.check(); msg != "" {
+		return nil, &PartError{Path: path, Msg: msg + "; the file was not written by this servesweep or was altered, rerun its shard"}
+	}
+	return p, nil
+}
+
+// ReadPartMeta reads only the footer metadata of a part file (not its rows); see ReadPart.
+func ReadPartMeta(path string) (*PartMeta, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, &PartError{Path: path, Msg: "not a readable Parquet file: " + err.Error()}
+	}
+	raw, ok := pf.Lookup(PartMetaKey)
+	if !ok {
+		return nil, &PartError{Path: path, Msg: "not a part of a sharded sweep (no " + PartMetaKey + " metadata)"}
+	}
+	var m PartMeta
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		return nil, &PartError{Path: path, Msg: "unreadable " + PartMetaKey + " metadata: " + err.Error()}
+	}
+	return &m, nil
+}
+
+// check returns what is inconsistent in a part, or "".
+func (p *Part) check() string {
+	m := &p.Meta
+	switch {
+	case m.SchemaVersion != partVersion:
+		return fmt.Sprintf("part schema version %q, this servesweep reads %q", m.SchemaVersion, partVersion)
+	case m.SpecHash == "":
+		return "no spec hash"
+	case m.ShardCount < 1 || m.ShardIndex < 0 || m.ShardIndex >= m.ShardCount:
+		return fmt.Sprintf("shard %d of %d is out of range", m.ShardIndex, m.ShardCount)
+	case len(m.ShardSizes) != m.ShardCount:
+		return fmt.Sprintf("%d shard sizes for %d shards", len(m.ShardSizes), m.ShardCount)
+	}
+	total := 0
+	for _, n := range m.ShardSizes {
+		total += n
+	}
+	if total != m.Manifest.Counts.SelectedPoints {
+		return fmt.Sprintf("shard sizes add up to %d points, the sweep selected %d", total, m.Manifest.Counts.SelectedPoints)
+	}
+	if want := m.ShardSizes[m.ShardIndex]; len(p.Rows)+len(m.MissingPointIDs) != want {
+		return fmt.Sprintf("%d rows and %d missing points, but shard %d has %d points",
+			len(p.Rows), len(m.MissingPointIDs), m.ShardIndex, want)
+	}
+	for i := range p.Rows {
+		if p.Rows[i].PointID == "" {
+			return fmt.Sprintf("row %d has no point_id", i)
+		}
+	}
+	return ""
+}
+
+var partName = regexp.MustCompile(`^part-.*\.parquet$`)
+
+// FindParts returns the part files under dir, at any depth, sorted by path: the files named
+// part-*.parquet, skipping hidden files and directories (names starting with a dot, such as
+// the temporary files of a write in progress). An unreadable dir is an error.
+func FindParts(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if path != dir && strings.HasPrefix(name, ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() && partName.MatchString(name) {
+			out = append(out, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// SpecMismatchError refuses to merge parts of different sweep specs.
+type SpecMismatchError struct {
+	// PathA and HashA are the first part (in path order) and its spec hash; PathB and HashB the
+	// first part with another hash. CountA and CountB count the parts with each hash.
+	PathA, HashA   string
+	PathB, HashB   string
+	CountA, CountB int
+}
+
+func (e *SpecMismatchError) Error() string {
+	return fmt.Sprintf("the parts belong to different sweep specs: %s has spec hash %s (%s with it) but %s has "+
+		"spec hash %s (%s); merge the parts of one spec at a time (give each spec its own --output-dir, "+
+		"or move the other spec's parts out of the directory)", e.PathA, e.HashA, plural(e.CountA, "part"), e.PathB, e.HashB,
+		plural(e.CountB, "part"))
+}
+
+// plural renders "1 part", "3 parts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// MissingShard is a shard that wrote no part.
+type MissingShard struct {
+	// Index and Count name the shard (Index of Count, 0-based); Points is how many selected
+	// points it owns.
+	Index  int `json:"index"`
+	Count  int `json:"count"`
+	Points int `json:"points"`
+}
+
+// PartialShard is a shard whose part lacks some of its points (it was interrupted).
+type PartialShard struct {
+	// Index and Count name the shard; MissingPointIDs are its points that no part has a row for.
+	Index           int      `json:"index"`
+	Count           int      `json:"count"`
+	MissingPointIDs []string `json:"missing_point_ids"`
+}
+
+// MergeInfo describes how a merged result was assembled; it is part of sweep.json and
+// pareto.json of a merge.
+type MergeInfo struct {
+	// SpecHash is the spec hash every part carries.
+	SpecHash string `json:"spec_hash"`
+	// Parts are the part files merged, in path order; ShardCounts the distinct shard counts
+	// among them (one unless the sweep was run with several counts).
+	Parts       []string `json:"parts"`
+	ShardCounts []int    `json:"shard_counts"`
+	// DuplicateRows counts the rows dropped because another part had the same point (reruns);
+	// ConflictingDuplicates counts those whose simulated columns differed from the kept row
+	// (parts written by different servesweep versions).
+	DuplicateRows         int `json:"duplicate_rows"`
+	ConflictingDuplicates int `json:"conflicting_duplicates"`
+	// Complete is set when every selected point has a row; MissingPoints counts the others.
+	Complete      bool `json:"complete"`
+	MissingPoints int  `json:"missing_points"`
+	// MissingShards are the shards without a part and PartialShards those with unfinished
+	// points (both empty when Complete).
+	MissingShards []MissingShard `json:"missing_shards,omitempty"`
+	PartialShards []PartialShard `json:"partial_shards,omitempty"`
+}
+
+// statusRank orders the rows of one point for deduplication: ok first, then failed, then
+// timed_out.
+func statusRank(s string) int {
+	switch s {
+	case StatusOK:
+		return 0
+	case StatusFailed:
+		return 1
+	}
+	return 2
+}
+
+// MergeParts merges the parts of one sharded sweep (any number of shards, reruns and shard
+// counts) into the rows and manifest a single-process run of the sweep would give: rows in
+// point order, one per point. Of several rows of one point the kept one is the first by status
+// (ok, then failed, then timed_out), then by part path, then by position in the part.
+//
+// Parts of different spec hashes are refused with a *SpecMismatchError; no part is an error. A
+// merge with missing points is not an error: the returned manifest's Merge says what is missing
+// (shards without a part, by index, and unfinished points of the others).
+func MergeParts(parts []*Part) ([]Row, *Manifest, error) {
+	if len(parts) == 0 {
+		return nil, nil, errors.New("no part to merge")
+	}
+	parts = slices.Clone(parts)
+	slices.SortStableFunc(parts, func(a, b *Part) int { return strings.Compare(a.Path, b.Path) })
+	first := parts[0]
+	hashCount := map[string]int{}
+	for _, p := range parts {
+		hashCount[p.Meta.SpecHash]++
+	}
+	for _, p := range parts {
+		if p.Meta.SpecHash != first.Meta.SpecHash {
+			return nil, nil, &SpecMismatchError{PathA: first.Path, HashA: first.Meta.SpecHash, CountA: hashCount[first.Meta.SpecHash],
+				PathB: p.Path, HashB: p.Meta.SpecHash, CountB: hashCount[p.Meta.SpecHash]}
+		}
+	}
+	info := &MergeInfo{SpecHash: first.Meta.SpecHash}
+
+	type pick struct {
+		row  Row
+		rank int
+	}
+	kept := map[string]*pick{}
+	var order []string
+	for _, p := range parts {
+		info.Parts = append(info.Parts, p.Path)
+		if !slices.Contains(info.ShardCounts, p.Meta.ShardCount) {
+			info.ShardCounts = append(info.ShardCounts, p.Meta.ShardCount)
+		}
+		for _, r := range p.Rows {
+			k := kept[r.PointID]
+			if k == nil {
+				kept[r.PointID] = &pick{row: r, rank: statusRank(r.Status)}
+				order = append(order, r.PointID)
+				continue
+			}
+			info.DuplicateRows++
+			if rank := statusRank(r.Status); rank < k.rank {
+				k.row, k.rank = r, rank
+			} else if rank == k.rank && !reflect.DeepEqual(r.WithoutHostTime(), k.row.WithoutHostTime()) {
+				info.ConflictingDuplicates++
+			}
+		}
+	}
+	slices.Sort(info.ShardCounts)
+	rows := make([]Row, 0, len(order))
+	for _, id := range order {
+		rows = append(rows, kept[id].row)
+	}
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		if a.PointIndex != b.PointIndex {
+			return int(a.PointIndex - b.PointIndex)
+		}
+		return strings.Compare(a.PointID, b.PointID)
+	})
+
+	m := first.Meta.Manifest
+	selected := m.Counts.SelectedPoints
+	info.MissingPoints = max(0, selected-len(rows))
+	info.Complete = info.MissingPoints == 0
+	if !info.Complete {
+		info.MissingShards, info.PartialShards = missingShards(parts, func(id string) bool { return kept[id] != nil })
+	}
+	c := Counts{GridPoints: m.Counts.GridPoints, ValidPoints: m.Counts.ValidPoints, SelectedPoints: selected,
+		Filtered: m.Counts.Filtered, Simulated: len(rows)}
+	for i := range rows {
+		switch rows[i].Status {
+		case StatusOK:
+			c.OK++
+		case StatusTimedOut:
+			c.TimedOut++
+		default:
+			c.Failed++
+		}
+	}
+	return rows, &Manifest{Spec: m.Spec, Algorithm: m.Algorithm, Settings: m.Settings, Counts: c, Merge: info}, nil
+}
+
+// missingShards lists, per shard count among the parts, the shards without a part, and the
+// shards whose parts leave points unfinished that no other part has.
+func missingShards(parts []*Part, has func(id string) bool) ([]MissingShard, []PartialShard) {
+	type key struct{ index, count int }
+	present := map[key]bool{}
+	sizes := map[int][]int{}
+	unfinished := map[key][]string{}
+	for _, p := range parts {
+		k := key{p.Meta.ShardIndex, p.Meta.ShardCount}
+		present[k] = true
+		sizes[p.Meta.ShardCount] = p.Meta.ShardSizes
+		for _, id := range p.Meta.MissingPointIDs {
+			if !has(id) && !slices.Contains(unfinished[k], id) {
+				unfinished[k] = append(unfinished[k], id)
+			}
+		}
+	}
+	counts := make([]int, 0, len(sizes))
+	for n := range sizes {
+		counts = append(counts, n)
+	}
+	slices.Sort(counts)
+	var missing []MissingShard
+	var partial []PartialShard
+	for _, n := range counts {
+		for i := range n {
+			k := key{i, n}
+			if !present[k] {
+				missing = append(missing, MissingShard{Index: i, Count: n, Points: sizes[n][i]})
+			} else if ids := unfinished[k]; len(ids) > 0 {
+				slices.Sort(ids)
+				partial = append(partial, PartialShard{Index: i, Count: n, MissingPointIDs: ids})
+			}
+		}
+	}
+	return missing, partial
+}
+
+// readRows reads every row of the Parquet file at path and returns the open file's metadata
+// view with them. A file that is not Parquet is a *PartError.
+func readRows(path string) ([]Row, *parquet.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return nil, nil, &PartError{Path: path, Msg: "not a readable Parquet file: " + err.Error()}
+	}
+	rows := make([]Row, pf.NumRows())
+	if len(rows) == 0 {
+		return rows, pf, nil
+	}
+	r := parquet.NewGenericReader[Row](pf)
+	defer r.Close()
+	n, err := r.Read(rows)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rows[:n], pf, nil
+}
