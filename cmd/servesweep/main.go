@@ -93,6 +93,7 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	root.AddCommand(newPredictCmd(io, nil))
 	root.AddCommand(newSweepCmd(io, nil))
 	root.AddCommand(newReportCmd(io, nil))
+	root.AddCommand(newMergeCmd(io, nil))
 	root.AddCommand(newValidateCmd(io, nil))
 	return root
 }

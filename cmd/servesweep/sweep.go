@@ -30,6 +30,11 @@ type sweepOptions struct {
 	DryRun         bool
 	Show           int
 	Quiet          bool
+	// Shard is --shard I/N ("" when not given); ShardCount is --shard-count (0 when not given),
+	// shardCountSet whether the flag was given.
+	Shard         string
+	ShardCount    int
+	shardCountSet bool
 	// Simulate replaces the simulator (tests only; nil: sim.Run).
 	Simulate sweep.SimulateFunc
 }
@@ -49,7 +54,13 @@ candidate_timeout_seconds, seed) sections. Without -c the built-in spec
 
 Writes <output-dir>/points.jsonl (the journal), results.parquet, sweep.json, pareto.json,
 report.md, pareto.png and recommendations/NNNN.yaml. Rerunning the same command with the same
---output-dir resumes: finished points are skipped. Ctrl-C keeps every finished point.`,
+--output-dir resumes: finished points are skipped. Ctrl-C keeps every finished point.
+
+Sharded (--shard I/N, or from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID in the environment,
+with --shard-count, SERVESWEEP_SHARD_COUNT or SLURM_ARRAY_TASK_COUNT): simulates only shard I's
+points (by a hash of each point ID) and writes <output-dir>/results/part-IIIII-of-NNNNN.parquet
+with its own journal in <output-dir>/journals/, so every shard can share the output directory;
+then servesweep merge --results <output-dir> writes the report.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return &usageError{fmt.Errorf("sweep takes no positional arguments, got %q", args)}
@@ -57,6 +68,7 @@ report.md, pareto.png and recommendations/NNNN.yaml. Rerunning the same command 
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.shardCountSet = cmd.Flags().Changed("shard-count")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -73,6 +85,10 @@ report.md, pareto.png and recommendations/NNNN.yaml. Rerunning the same command 
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the point count and the first points without simulating")
 	f.IntVar(&opts.Show, "show", 10, "with --dry-run, how many points to list")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
+	f.StringVar(&opts.Shard, "shard", "", "run only shard I of N (0-based), e.g. 2/4, and write results/part-IIIII-of-NNNNN.parquet "+
+		"(default: from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID when set)")
+	f.IntVar(&opts.ShardCount, "shard-count", 0, "the shard count N when the index comes from JOB_COMPLETION_INDEX or "+
+		"SLURM_ARRAY_TASK_ID (default: SERVESWEEP_SHARD_COUNT, else SLURM_ARRAY_TASK_COUNT)")
 	return cmd
 }
 
@@ -91,6 +107,10 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if opts.TimeoutSeconds < 0 {
 		return &usageError{fmt.Errorf("--timeout must be > 0, got %g", opts.TimeoutSeconds)}
 	}
+	shard, err := resolveShard(opts, os.LookupEnv)
+	if err != nil {
+		return err
+	}
 	spec, err := loadSpec(opts)
 	if err != nil {
 		return err
@@ -101,10 +121,16 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	}
 	if opts.DryRun {
 		printDryRun(io.Out, x, opts.Show)
+		if shard != nil {
+			fmt.Fprintf(io.Out, "shard %s (from %s): %d of %d selected points; spec hash %s\n",
+				shard.Shard, shard.Source, len(x.ShardPoints(shard.Shard)), len(x.Points), x.SpecHash())
+		}
 		return nil
 	}
-	if err := prepareSweepDir(opts.OutputDir, opts.Overwrite); err != nil {
-		return err
+	if shard == nil {
+		if err := prepareSweepDir(opts.OutputDir, opts.Overwrite); err != nil {
+			return err
+		}
 	}
 	par := spec.Optimizer.Parallelism
 	if opts.Parallelism > 0 {
@@ -118,9 +144,12 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if !opts.Quiet {
 		progress = sweep.NewProgress(io.Err, isTerminal(io.Err), 2*time.Second)
 	}
+	runOpts := sweep.Options{OutputDir: opts.OutputDir, Parallelism: par, Timeout: timeout, Progress: progress, Simulate: opts.Simulate}
+	if shard != nil {
+		return runShard(ctx, io, opts, x, shard, runOpts)
+	}
 	start := time.Now()
-	out, err := sweep.Run(ctx, x.Points, sweep.Options{OutputDir: opts.OutputDir, Parallelism: par, Timeout: timeout,
-		Progress: progress, Simulate: opts.Simulate})
+	out, err := sweep.Run(ctx, x.Points, runOpts)
 	if err != nil {
 		return err
 	}
@@ -172,8 +201,8 @@ type interruptedError struct{ msg string }
 func (e *interruptedError) Error() string { return e.msg }
 func (e *interruptedError) Unwrap() error { return context.Canceled }
 
-// resumeCommand rebuilds the command line that resumes the sweep.
-func resumeCommand(opts *sweepOptions) string {
+// resumeCommand rebuilds the command line that resumes the sweep; extra arguments go last.
+func resumeCommand(opts *sweepOptions, extra ...string) string {
 	parts := []string{"servesweep", "sweep"}
 	if opts.ConfigPath != "" {
 		parts = append(parts, "-c", shellQuote(opts.ConfigPath))
@@ -182,6 +211,9 @@ func resumeCommand(opts *sweepOptions) string {
 		parts = append(parts, "--set", shellQuote(s))
 	}
 	parts = append(parts, "--output-dir", shellQuote(opts.OutputDir))
+	for _, e := range extra {
+		parts = append(parts, shellQuote(e))
+	}
 	return strings.Join(parts, " ")
 }
 

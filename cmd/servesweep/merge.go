@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/servesweep/servesweep/results"
+	"github.com/spf13/cobra"
+)
+
+// mergeOptions are the flags of `servesweep merge`.
+type mergeOptions struct {
+	ResultsDir      string
+	OutputDir       string
+	RequireComplete bool
+}
+
+func newMergeCmd(io ioStreams, runF func(context.Context, *mergeOptions) error) *cobra.Command {
+	opts := &mergeOptions{}
+	cmd := &cobra.Command{
+		Use:   "merge --results DIR [--output-dir OUT] [--require-complete]",
+		Short: "Merge the parts of a sharded sweep and write its results and report",
+		Long: `Merge the parts that the shards of a sweep (servesweep sweep --shard I/N) wrote under DIR
+(every part-*.parquet at any depth, usually DIR/results/), and write what an unsharded run
+writes: results.parquet, sweep.json, pareto.json, report.md, pareto.png and
+recommendations/NNNN.yaml, into OUT (default DIR).
+
+Every part must carry the same spec hash; parts of different specs are refused (exit 2). Rows
+of the same point from several parts (reruns) are kept once, preferring status ok. Shards
+without a part and unfinished points are reported by shard index; the merge still writes what
+it has, marked incomplete in report.md and pareto.json, and exits 0 with a warning (exit 1 with
+--require-complete).`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &usageError{fmt.Errorf("merge takes no positional arguments, got %q", args)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runMerge(io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.ResultsDir, "results", "", "the sharded sweep's output directory, holding results/part-*.parquet (required)")
+	f.StringVar(&opts.OutputDir, "output-dir", "", "where to write the merged results and report (default: --results)")
+	f.BoolVar(&opts.RequireComplete, "require-complete", false, "exit 1 (after writing) when points or shards are missing")
+	return cmd
+}
+
+func runMerge(io ioStreams, opts *mergeOptions) error {
+	if opts.ResultsDir == "" {
+		return &usageError{errors.New("--results is required: the output directory of the sweep's shards")}
+	}
+	st, err := os.Stat(opts.ResultsDir)
+	if err != nil || !st.IsDir() {
+		return &usageError{fmt.Errorf("--results %s is not a directory; give the --output-dir of servesweep sweep --shard I/N", opts.ResultsDir)}
+	}
+	out := opts.OutputDir
+	if out == "" {
+		out = opts.ResultsDir
+	}
+	if _, err := os.Stat(filepath.Join(out, results.JournalFile)); err == nil {
+		return &usageError{fmt.Errorf("--output-dir %s holds an unsharded sweep (%s); merging there would replace its results, "+
+			"so give another --output-dir", out, results.JournalFile)}
+	}
+	paths, err := results.FindParts(opts.ResultsDir)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return &usageError{fmt.Errorf("--results %s holds no part-*.parquet file; run servesweep sweep --shard I/N --output-dir %s first",
+			opts.ResultsDir, opts.ResultsDir)}
+	}
+	parts := make([]*results.Part, 0, len(paths))
+	for _, p := range paths {
+		part, err := results.ReadPart(p)
+		var pe *results.PartError
+		if errors.As(err, &pe) {
+			return &usageError{err}
+		}
+		if err != nil {
+			return err
+		}
+		parts = append(parts, part)
+	}
+	rows, m, err := results.MergeParts(parts)
+	var sme *results.SpecMismatchError
+	if errors.As(err, &sme) {
+		return &usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	for i, p := range m.Merge.Parts {
+		if rel, err := filepath.Rel(opts.ResultsDir, p); err == nil {
+			m.Merge.Parts[i] = filepath.ToSlash(rel)
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	a, w, err := results.WriteOutputs(out, rows, m)
+	if err != nil {
+		return err
+	}
+
+	mi, c := m.Merge, m.Counts
+	fmt.Fprintf(io.Out, "servesweep merge: %d parts of %s (spec hash %s): %d rows of %d selected points (%d duplicate rows removed): "+
+		"%d ok, %d failed, %d timed out\n", len(mi.Parts), m.Spec, mi.SpecHash, len(rows), c.SelectedPoints, mi.DuplicateRows,
+		c.OK, c.Failed, c.TimedOut)
+	if mi.ConflictingDuplicates > 0 {
+		fmt.Fprintf(io.Err, "warning: %d duplicate rows differ from the kept row in simulated columns (parts written by different servesweep versions?)\n",
+			mi.ConflictingDuplicates)
+	}
+	printFront(io.Out, rows, a, w)
+	fmt.Fprintf(io.Out, "Saved results to: %s (report: %s)\n", filepath.Join(out, results.ParquetFile), w.Report)
+	if !mi.Complete {
+		var b strings.Builder
+		fmt.Fprintf(&b, "incomplete merge: %d of %d selected points have no result:\n", mi.MissingPoints, c.SelectedPoints)
+		for _, s := range mi.MissingShards {
+			fmt.Fprintf(&b, "  shard %d of %d: no part (%d points)\n", s.Index, s.Count, s.Points)
+		}
+		for _, s := range mi.PartialShards {
+			fmt.Fprintf(&b, "  shard %d of %d: %d unfinished points (%s)\n", s.Index, s.Count, len(s.MissingPointIDs),
+				strings.Join(s.MissingPointIDs[:min(len(s.MissingPointIDs), 8)], ", "))
+		}
+		b.WriteString("  the outputs are marked incomplete (report.md, pareto.json); run those shards again " +
+			"(servesweep sweep --shard I/N with the same spec, --set and --output-dir resumes them), then merge again")
+		if opts.RequireComplete {
+			return errors.New(b.String())
+		}
+		fmt.Fprintln(io.Err, "warning: "+b.String())
+	}
+	if len(a.Candidates) == 0 {
+		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s); see %s", len(rows), countList(a.Excluded), w.Report)
+	}
+	return nil
+}

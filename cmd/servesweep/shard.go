@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sweep"
+)
+
+// Environment variables that give a sweep its shard when --shard is not set.
+const (
+	// envK8sIndex is set by Kubernetes in each pod of an Indexed Job (0 to completions-1).
+	envK8sIndex = "JOB_COMPLETION_INDEX"
+	// envSlurmIndex and envSlurmCount are set by Slurm in each task of a job array.
+	envSlurmIndex = "SLURM_ARRAY_TASK_ID"
+	envSlurmCount = "SLURM_ARRAY_TASK_COUNT"
+	// envShardCount gives the shard count with an index from the environment (Kubernetes does
+	// not expose the completions count to the pod; set it in the manifest).
+	envShardCount = "SERVESWEEP_SHARD_COUNT"
+)
+
+// shardChoice is the shard a sweep runs and where it came from.
+type shardChoice struct {
+	grid.Shard
+	// Source says which flags or environment variables gave it, for the log.
+	Source string
+}
+
+// resolveShard decides which shard the sweep runs, or nil for the whole sweep. --shard I/N
+// wins; without it the index comes from JOB_COMPLETION_INDEX (Kubernetes Indexed Job), else
+// SLURM_ARRAY_TASK_ID (Slurm job array), and the count from --shard-count, else
+// SERVESWEEP_SHARD_COUNT, else (Slurm only) SLURM_ARRAY_TASK_COUNT. Bad values are usage errors
+// (exit 2) naming the flag or variable.
+func resolveShard(opts *sweepOptions, getenv func(string) (string, bool)) (*shardChoice, error) {
+	countSet := opts.shardCountSet || opts.ShardCount != 0
+	if countSet && (opts.ShardCount < 1 || opts.ShardCount > grid.MaxShards) {
+		return nil, &usageError{fmt.Errorf("--shard-count must be between 1 and %d, got %d", grid.MaxShards, opts.ShardCount)}
+	}
+	if opts.Shard != "" {
+		s, err := grid.ParseShard(opts.Shard)
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("--shard: %v", err)}
+		}
+		if countSet && opts.ShardCount != s.Count {
+			return nil, &usageError{fmt.Errorf("--shard-count %d contradicts --shard %s; give one of them", opts.ShardCount, opts.Shard)}
+		}
+		return &shardChoice{Shard: s, Source: "--shard " + s.String()}, nil
+	}
+	lookup := func(name string) (string, bool) {
+		if getenv == nil {
+			return "", false
+		}
+		v, ok := getenv(name)
+		v = strings.TrimSpace(v)
+		return v, ok && v != ""
+	}
+	indexVar := envK8sIndex
+	indexText, ok := lookup(envK8sIndex)
+	if !ok {
+		indexVar = envSlurmIndex
+		if indexText, ok = lookup(envSlurmIndex); !ok {
+			if countSet {
+				return nil, &usageError{fmt.Errorf("--shard-count needs a shard index: pass --shard I/N, or run where %s "+
+					"(Kubernetes Indexed Job) or %s (Slurm job array) is set", envK8sIndex, envSlurmIndex)}
+			}
+			return nil, nil
+		}
+	}
+	index, err := strconv.Atoi(indexText)
+	if err != nil || index < 0 {
+		return nil, &usageError{fmt.Errorf("environment variable %s must be a whole number >= 0 (the 0-based shard index), got %q",
+			indexVar, indexText)}
+	}
+	var count int
+	var countSrc string
+	switch {
+	case countSet:
+		count, countSrc = opts.ShardCount, "--shard-count "+strconv.Itoa(opts.ShardCount)
+	default:
+		countVar := envShardCount
+		text, ok := lookup(envShardCount)
+		if !ok && indexVar == envSlurmIndex {
+			countVar = envSlurmCount
+			text, ok = lookup(envSlurmCount)
+		}
+		if !ok {
+			return nil, &usageError{fmt.Errorf("%s=%d gives the shard index but the shard count is unknown: pass --shard-count N "+
+				"or set %s to the Job's completions", indexVar, index, envShardCount)}
+		}
+		count, err = strconv.Atoi(text)
+		if err != nil || count < 1 || count > grid.MaxShards {
+			return nil, &usageError{fmt.Errorf("environment variable %s must be a whole number between 1 and %d (the shard count), got %q",
+				countVar, grid.MaxShards, text)}
+		}
+		countSrc = countVar + "=" + text
+	}
+	s := grid.Shard{Index: index, Count: count}
+	if s.Index >= s.Count {
+		hint := ""
+		if indexVar == envSlurmIndex {
+			hint = "; number the array from 0 (sbatch --array=0-" + strconv.Itoa(count-1) + "), and pass --shard-count N when resubmitting only some tasks"
+		}
+		return nil, &usageError{fmt.Errorf("%s=%d is not a shard of %s: the shard index must be < the shard count (0 to %d)%s",
+			indexVar, index, countSrc, count-1, hint)}
+	}
+	return &shardChoice{Shard: s, Source: fmt.Sprintf("%s=%d and %s", indexVar, index, countSrc)}, nil
+}
+
+// runShard simulates the points of one shard and writes its part
+// (<output-dir>/results/part-IIIII-of-NNNNN.parquet) with its own journal
+// (<output-dir>/journals/part-IIIII-of-NNNNN.jsonl), so shards can share the output directory.
+func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Expansion, sh *shardChoice, run sweep.Options) error {
+	points := x.ShardPoints(sh.Shard)
+	hash := x.SpecHash()
+	fmt.Fprintf(io.Out, "servesweep sweep: shard %s (from %s): %d of %d selected points of %s (spec hash %s)\n",
+		sh.Shard, sh.Source, len(points), len(x.Points), x.Spec.File, hash)
+	name := results.PartName(sh.Index, sh.Count)
+	partPath := filepath.Join(opts.OutputDir, results.PartsDir, name)
+	run.JournalPath = filepath.Join(opts.OutputDir, results.JournalsDir, results.PartJournalName(sh.Index, sh.Count))
+	if err := prepareShardDir(opts.OutputDir, []string{partPath, run.JournalPath}, opts.Overwrite); err != nil {
+		return err
+	}
+	if err := checkSharedParts(opts.OutputDir, partPath, hash); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(partPath), 0o755); err != nil {
+		return err
+	}
+	start := time.Now()
+	out, err := sweep.Run(ctx, points, run)
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	have := make(map[string]bool, len(out.Rows))
+	for _, r := range out.Rows {
+		have[r.PointID] = true
+	}
+	var missing []string
+	for _, p := range points {
+		if !have[p.ID] {
+			missing = append(missing, p.ID)
+		}
+	}
+	spec := x.Spec
+	meta := &results.PartMeta{SpecHash: hash, ShardIndex: sh.Index, ShardCount: sh.Count, ShardSizes: x.ShardSizes(sh.Count),
+		MissingPointIDs: missing,
+		Manifest: results.Manifest{Spec: spec.File, Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
+			Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
+				Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Failed: out.Failed,
+				TimedOut: out.TimedOut, Interrupted: out.Interrupted}}}
+	if err := results.WritePart(partPath, out.Rows, meta); err != nil {
+		return err
+	}
+	rate := 0.0
+	if s := elapsed.Seconds(); s > 0 {
+		rate = float64(out.Simulated) / s
+	}
+	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %d ok, %d failed, %d timed out in %.1fs (%.1f points/s)\n",
+		out.Simulated, out.Resumed, out.OK, out.Failed, out.TimedOut, elapsed.Seconds(), rate)
+	fmt.Fprintf(io.Out, "Saved part to: %s (journal: %s)\n", partPath, run.JournalPath)
+	if out.Interrupted {
+		return &interruptedError{msg: fmt.Sprintf("interrupted: %d of %d points of shard %s finished and saved; to resume, rerun: %s",
+			len(out.Rows), len(points), sh.Shard, resumeCommand(opts, "--shard", sh.Shard.String()))}
+	}
+	fmt.Fprintf(io.Out, "When all %d shards are done, merge them: servesweep merge --results %s\n", sh.Count, shellQuote(opts.OutputDir))
+	return nil
+}
+
+// checkSharedParts refuses to add a part of spec hash to an output directory whose parts belong
+// to another spec (a changed spec, or a directory reused for another sweep): the shard's own
+// earlier part, and the first other part, so the check stays cheap with many shards.
+func checkSharedParts(dir, own, hash string) error {
+	paths := []string{own}
+	if entries, err := os.ReadDir(filepath.Join(dir, results.PartsDir)); err == nil {
+		for _, e := range entries {
+			if p := filepath.Join(dir, results.PartsDir, e.Name()); !e.IsDir() && p != own &&
+				strings.HasPrefix(e.Name(), "part-") && strings.HasSuffix(e.Name(), ".parquet") {
+				paths = append(paths, p)
+				break
+			}
+		}
+	}
+	for i, p := range paths {
+		m, err := results.ReadPartMeta(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return &usageError{fmt.Errorf("--output-dir %s: %w; remove it or use another --output-dir", dir, err)}
+		}
+		if m.SpecHash == hash {
+			continue
+		}
+		if i == 0 {
+			return &usageError{fmt.Errorf("%s was written by another sweep spec (%s, spec hash %s; this one is %s): "+
+				"pass --overwrite to replace this shard's part and journal, or use another --output-dir", p, m.Manifest.Spec, m.SpecHash, hash)}
+		}
+		return &usageError{fmt.Errorf("--output-dir %s holds parts of another sweep spec (%s: %s, spec hash %s; this one is %s); "+
+			"give each sweep spec its own --output-dir", dir, p, m.Manifest.Spec, m.SpecHash, hash)}
+	}
+	return nil
+}
+
+// prepareShardDir checks a shard's output directory, which other shards may share (so, unlike
+// an unsharded sweep, it may hold other files): a path that is not a directory is an error;
+// overwrite deletes the shard's own files (its part and journal) and nothing else.
+func prepareShardDir(dir string, own []string, overwrite bool) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
+	}
+	if overwrite {
+		for _, p := range own {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}

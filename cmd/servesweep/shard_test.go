@@ -1,0 +1,413 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
+)
+
+// tinyDefault shrinks the built-in sweep's workload further than smallDefault so that a sweep
+// run several times (whole, as shards, merged) stays quick under -race; the 92-point grid is
+// unchanged.
+var tinyDefault = []string{"--set", "traffic.stop.sessions=8", "--set", "traffic.load.concurrency=4", "--set", "traffic.source.session.turns=2"}
+
+func TestResolveShard(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		shard      string
+		count      int
+		env        map[string]string
+		want       *grid.Shard
+		wantSource string
+		err        string
+	}{
+		{name: "nothing: the whole sweep"},
+		{name: "flag", shard: "2/4", want: &grid.Shard{Index: 2, Count: 4}, wantSource: "--shard 2/4"},
+		{name: "flag wins over the environment", shard: "0/1", env: map[string]string{"JOB_COMPLETION_INDEX": "x"},
+			want: &grid.Shard{Index: 0, Count: 1}, wantSource: "--shard 0/1"},
+		{name: "flag with the same count", shard: "1/3", count: 3, want: &grid.Shard{Index: 1, Count: 3}},
+		{name: "flag contradicting the count", shard: "1/3", count: 4, err: "--shard-count 4 contradicts --shard 1/3"},
+		{name: "flag index too large", shard: "4/4", err: "--shard: the shard index must be < the shard count 4"},
+		{name: "flag count zero", shard: "0/0", err: "--shard: the shard count must be >= 1, got 0"},
+		{name: "flag negative", shard: "-1/4", err: "--shard: the shard index must be >= 0"},
+		{name: "flag not a number", shard: "a/4", err: "--shard: want I/N with I a whole number"},
+		{name: "flag without slash", shard: "3", err: "--shard: want I/N"},
+		{name: "flag count too large", shard: "0/100000", err: "--shard: the shard count must be <= 99999"},
+		{name: "kubernetes with SERVESWEEP_SHARD_COUNT", env: map[string]string{"JOB_COMPLETION_INDEX": "3", "SERVESWEEP_SHARD_COUNT": "4"},
+			want: &grid.Shard{Index: 3, Count: 4}, wantSource: "JOB_COMPLETION_INDEX=3 and SERVESWEEP_SHARD_COUNT=4"},
+		{name: "kubernetes with --shard-count", count: 4, env: map[string]string{"JOB_COMPLETION_INDEX": "1", "SERVESWEEP_SHARD_COUNT": "9"},
+			want: &grid.Shard{Index: 1, Count: 4}, wantSource: "JOB_COMPLETION_INDEX=1 and --shard-count 4"},
+		{name: "kubernetes without a count", env: map[string]string{"JOB_COMPLETION_INDEX": "1"},
+			err: "JOB_COMPLETION_INDEX=1 gives the shard index but the shard count is unknown: pass --shard-count N or set SERVESWEEP_SHARD_COUNT"},
+		{name: "kubernetes index not a number", env: map[string]string{"JOB_COMPLETION_INDEX": "one", "SERVESWEEP_SHARD_COUNT": "4"},
+			err: `environment variable JOB_COMPLETION_INDEX must be a whole number >= 0 (the 0-based shard index), got "one"`},
+		{name: "kubernetes negative index", env: map[string]string{"JOB_COMPLETION_INDEX": "-2", "SERVESWEEP_SHARD_COUNT": "4"},
+			err: "JOB_COMPLETION_INDEX must be a whole number >= 0"},
+		{name: "kubernetes index too large", env: map[string]string{"JOB_COMPLETION_INDEX": "4", "SERVESWEEP_SHARD_COUNT": "4"},
+			err: "JOB_COMPLETION_INDEX=4 is not a shard of SERVESWEEP_SHARD_COUNT=4: the shard index must be < the shard count (0 to 3)"},
+		{name: "count zero", env: map[string]string{"JOB_COMPLETION_INDEX": "0", "SERVESWEEP_SHARD_COUNT": "0"},
+			err: `environment variable SERVESWEEP_SHARD_COUNT must be a whole number between 1 and 99999 (the shard count), got "0"`},
+		{name: "count not a number", env: map[string]string{"JOB_COMPLETION_INDEX": "0", "SERVESWEEP_SHARD_COUNT": "four"},
+			err: "SERVESWEEP_SHARD_COUNT must be a whole number"},
+		{name: "--shard-count negative", count: -1, env: map[string]string{"JOB_COMPLETION_INDEX": "0"}, err: "--shard-count must be between 1 and 99999, got -1"},
+		{name: "slurm", env: map[string]string{"SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_COUNT": "7"},
+			want: &grid.Shard{Index: 5, Count: 7}, wantSource: "SLURM_ARRAY_TASK_ID=5 and SLURM_ARRAY_TASK_COUNT=7"},
+		{name: "slurm resubmitted task with SERVESWEEP_SHARD_COUNT", env: map[string]string{"SLURM_ARRAY_TASK_ID": "5",
+			"SLURM_ARRAY_TASK_COUNT": "1", "SERVESWEEP_SHARD_COUNT": "7"}, want: &grid.Shard{Index: 5, Count: 7}},
+		{name: "slurm resubmitted task without a count", env: map[string]string{"SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_COUNT": "1"},
+			err: "SLURM_ARRAY_TASK_ID=5 is not a shard of SLURM_ARRAY_TASK_COUNT=1: the shard index must be < the shard count (0 to 0); number the array from 0"},
+		{name: "slurm count not a number", env: map[string]string{"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "n"},
+			err: `environment variable SLURM_ARRAY_TASK_COUNT must be a whole number between 1 and 99999 (the shard count), got "n"`},
+		{name: "kubernetes before slurm", env: map[string]string{"JOB_COMPLETION_INDEX": "0", "SERVESWEEP_SHARD_COUNT": "2",
+			"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2"}, want: &grid.Shard{Index: 0, Count: 2}},
+		{name: "an empty variable is unset", env: map[string]string{"JOB_COMPLETION_INDEX": "", "SERVESWEEP_SHARD_COUNT": "4"}},
+		{name: "count without an index", count: 4, err: "--shard-count needs a shard index: pass --shard I/N, or run where JOB_COMPLETION_INDEX"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := &sweepOptions{Shard: tc.shard, ShardCount: tc.count}
+			got, err := resolveShard(opts, func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				if exitCode(err) != exitConfigError {
+					t.Errorf("exit code %d, want 2", exitCode(err))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.want == nil && got != nil:
+				t.Fatalf("got shard %v, want none", got.Shard)
+			case tc.want != nil && (got == nil || got.Shard != *tc.want):
+				t.Fatalf("got %+v, want %v", got, *tc.want)
+			case tc.wantSource != "" && got.Source != tc.wantSource:
+				t.Errorf("source %q, want %q", got.Source, tc.wantSource)
+			}
+		})
+	}
+}
+
+// paretoDoc is the part of pareto.json the sharding tests compare.
+type paretoDoc struct {
+	Front      []map[string]any `json:"front"`
+	Best       []map[string]any `json:"best"`
+	Incomplete bool             `json:"incomplete"`
+	Merge      *struct {
+		Complete      bool `json:"complete"`
+		MissingPoints int  `json:"missing_points"`
+		DuplicateRows int  `json:"duplicate_rows"`
+		MissingShards []struct {
+			Index, Count, Points int
+		} `json:"missing_shards"`
+		PartialShards []struct {
+			Index           int      `json:"index"`
+			MissingPointIDs []string `json:"missing_point_ids"`
+		} `json:"partial_shards"`
+	} `json:"merge"`
+}
+
+func readPareto(t *testing.T, dir string) paretoDoc {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, results.ParetoFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d paretoDoc
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// runShardCLI runs `servesweep sweep` for one shard of the tiny default sweep into dir.
+func runShardCLI(t *testing.T, dir string, extra ...string) string {
+	t.Helper()
+	args := append(append([]string{"sweep", "--output-dir", dir, "-q"}, tinyDefault...), extra...)
+	code, out, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s\n%s", args, code, errs, out)
+	}
+	return out
+}
+
+// TestShardedSweepMatchesSingleRun runs the tiny default sweep whole, then as 4 shards into one
+// shared directory (two shards from --shard I/4, two from JOB_COMPLETION_INDEX as in a
+// Kubernetes Indexed Job), merges them and checks that the merged results have the same rows
+// (apart from host time) and the same Pareto front as the single run.
+func TestShardedSweepMatchesSingleRun(t *testing.T) {
+	tmp := t.TempDir()
+	single := filepath.Join(tmp, "single")
+	runShardCLI(t, single)
+	want := readRows(t, single)
+
+	shared := filepath.Join(tmp, "shared")
+	out := runShardCLI(t, shared, "--shard", "0/4")
+	if !strings.Contains(out, "shard 0/4 (from --shard 0/4)") {
+		t.Errorf("the log does not say where the shard came from:\n%s", out)
+	}
+	runShardCLI(t, shared, "--shard", "2/4")
+	t.Setenv("SERVESWEEP_SHARD_COUNT", "4")
+	t.Setenv("JOB_COMPLETION_INDEX", "1")
+	if out := runShardCLI(t, shared); !strings.Contains(out, "shard 1/4 (from JOB_COMPLETION_INDEX=1 and SERVESWEEP_SHARD_COUNT=4)") {
+		t.Errorf("shard 1 log:\n%s", out)
+	}
+	t.Setenv("SERVESWEEP_SHARD_COUNT", "")
+	t.Setenv("JOB_COMPLETION_INDEX", "3")
+	if out := runShardCLI(t, shared, "--shard-count", "4"); !strings.Contains(out, "shard 3/4 (from JOB_COMPLETION_INDEX=3 and --shard-count 4)") {
+		t.Errorf("shard 3 log:\n%s", out)
+	}
+	// A rerun of a shard (a retried pod) resumes from its own journal.
+	if out := runShardCLI(t, shared, "--shard-count", "4"); !strings.Contains(out, "simulated 0, resumed ") {
+		t.Errorf("the rerun of shard 3 simulated again:\n%s", out)
+	}
+	t.Setenv("JOB_COMPLETION_INDEX", "")
+
+	parts, _ := filepath.Glob(filepath.Join(shared, "results", "*.parquet"))
+	journals, _ := filepath.Glob(filepath.Join(shared, "journals", "*.jsonl"))
+	wantParts := []string{"part-00000-of-00004.parquet", "part-00001-of-00004.parquet", "part-00002-of-00004.parquet", "part-00003-of-00004.parquet"}
+	if len(parts) != 4 || len(journals) != 4 || filepath.Base(parts[0]) != wantParts[0] || filepath.Base(parts[3]) != wantParts[3] {
+		t.Fatalf("parts %v, journals %v", parts, journals)
+	}
+	total := 0
+	for i, p := range parts {
+		part, err := results.ReadPart(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if part.Meta.ShardIndex != i || part.Meta.ShardCount != 4 || part.Meta.SpecHash == "" || len(part.Meta.MissingPointIDs) != 0 {
+			t.Errorf("%s: metadata %+v", p, part.Meta)
+		}
+		for _, r := range part.Rows {
+			if grid.ShardOf(r.PointID, 4) != i {
+				t.Errorf("%s holds point %s of shard %d", p, r.PointID, grid.ShardOf(r.PointID, 4))
+			}
+		}
+		total += len(part.Rows)
+	}
+	if total != len(want) {
+		t.Errorf("the parts hold %d rows, the single run %d", total, len(want))
+	}
+
+	merged := filepath.Join(tmp, "merged")
+	code, mout, errs := runCLI(t, "merge", "--results", shared, "--output-dir", merged)
+	if code != 0 || errs != "" {
+		t.Fatalf("merge: exit %d: %s\n%s", code, errs, mout)
+	}
+	if !strings.Contains(mout, "92 rows of 92 selected points") {
+		t.Errorf("merge stdout:\n%s", mout)
+	}
+	if got := readRows(t, merged); !reflect.DeepEqual(withoutHostTime(got), withoutHostTime(want)) {
+		t.Errorf("merged rows differ from the single run (%d rows vs %d)", len(got), len(want))
+	}
+	sp, mp := readPareto(t, single), readPareto(t, merged)
+	if len(sp.Front) == 0 || !reflect.DeepEqual(sp.Front, mp.Front) || !reflect.DeepEqual(sp.Best, mp.Best) {
+		t.Errorf("merged front differs:\nsingle %v\nmerged %v", sp.Front, mp.Front)
+	}
+	if mp.Incomplete || mp.Merge == nil || !mp.Merge.Complete {
+		t.Errorf("a complete merge is marked incomplete: %+v", mp.Merge)
+	}
+	for _, name := range []string{results.ManifestFile, results.ReportFile, results.PlotFile, "recommendations/0001.yaml"} {
+		if _, err := os.Stat(filepath.Join(merged, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	sr, _ := os.ReadFile(filepath.Join(single, "recommendations", "0001.yaml"))
+	mr, _ := os.ReadFile(filepath.Join(merged, "recommendations", "0001.yaml"))
+	if string(sr) != string(mr) {
+		t.Error("the first recommendation differs between the single run and the merge")
+	}
+
+	// A copy of a part (a rerun collected from another node) is merged once.
+	extra := filepath.Join(shared, "node-b", "part-00002-of-00004.parquet")
+	os.MkdirAll(filepath.Dir(extra), 0o755)
+	data, _ := os.ReadFile(parts[2])
+	os.WriteFile(extra, data, 0o644)
+	code, mout, errs = runCLI(t, "merge", "--results", shared)
+	if code != 0 || !strings.Contains(mout, "92 rows of 92 selected points") {
+		t.Fatalf("merge with a duplicate part: exit %d: %s\n%s", code, errs, mout)
+	}
+	if got := readRows(t, shared); !reflect.DeepEqual(withoutHostTime(got), withoutHostTime(want)) {
+		t.Error("merged rows with a duplicate part differ from the single run")
+	}
+	if d := readPareto(t, shared); d.Merge == nil || d.Merge.DuplicateRows == 0 || !reflect.DeepEqual(d.Front, sp.Front) {
+		t.Errorf("duplicate part: merge info %+v", d.Merge)
+	}
+}
+
+// TestMergeRefusesTwoSpecs collects the parts of two specs under one directory.
+func TestMergeRefusesTwoSpecs(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	runShardCLI(t, a, "--shard", "0/2", "--set", "engine.mode={choices: [aggregated]}")
+	runShardCLI(t, b, "--shard", "1/2", "--set", "engine.mode={choices: [aggregated]}", "--set", "traffic.load.concurrency=2")
+	code, _, errs := runCLI(t, "merge", "--results", root)
+	pa := filepath.Join(a, "results", "part-00000-of-00002.parquet")
+	pb := filepath.Join(b, "results", "part-00001-of-00002.parquet")
+	if code != 2 || !strings.Contains(errs, "different sweep specs") || !strings.Contains(errs, pa) || !strings.Contains(errs, pb) {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	ma, _ := results.ReadPartMeta(pa)
+	mb, _ := results.ReadPartMeta(pb)
+	if ma.SpecHash == mb.SpecHash || !strings.Contains(errs, ma.SpecHash) || !strings.Contains(errs, mb.SpecHash) {
+		t.Errorf("the error does not name both spec hashes (%s, %s): %s", ma.SpecHash, mb.SpecHash, errs)
+	}
+	if _, err := os.Stat(filepath.Join(root, results.ParquetFile)); err == nil {
+		t.Error("a refused merge wrote results.parquet")
+	}
+	// A shard of the second spec is refused in the first spec's directory too.
+	code, _, errs = runCLI(t, append(append([]string{"sweep", "--output-dir", a, "-q", "--shard", "1/2"}, tinyDefault...),
+		"--set", "engine.mode={choices: [aggregated]}", "--set", "traffic.load.concurrency=2")...)
+	if code != 2 || !strings.Contains(errs, "holds parts of another sweep spec") {
+		t.Errorf("a shard of another spec in a shared directory: exit %d %q", code, errs)
+	}
+}
+
+// TestMergeReportsMissingShard merges 3 of 4 shards, one of which was interrupted.
+func TestMergeReportsMissingShard(t *testing.T) {
+	tmp := t.TempDir()
+	single := filepath.Join(tmp, "single")
+	runShardCLI(t, single)
+	want := readRows(t, single)
+	shared := filepath.Join(tmp, "shared")
+	runShardCLI(t, shared, "--shard", "0/4")
+	runShardCLI(t, shared, "--shard", "3/4")
+	// Shard 1 is interrupted after 3 points.
+	ctx, cancel := context.WithCancel(context.Background())
+	var n atomic.Int32
+	opts := &sweepOptions{OutputDir: shared, Sets: []string{"traffic.stop.sessions=8", "traffic.load.concurrency=4", "traffic.source.session.turns=2"}, Quiet: true,
+		Parallelism: 1, Shard: "1/4", Simulate: func(c context.Context, cfg *sim.Config, o sim.Options) (*sim.Result, error) {
+			if n.Add(1) == 4 {
+				cancel()
+			}
+			return sim.Run(c, cfg, o)
+		}}
+	var ob, eb strings.Builder
+	err := runSweep(ctx, ioStreams{Out: &ob, Err: &eb}, opts)
+	if exitCode(err) != exitInterrupted || !strings.Contains(err.Error(), "--output-dir "+shared+" --shard 1/4") {
+		t.Fatalf("interrupted shard: %v", err)
+	}
+
+	code, out, errs := runCLI(t, "merge", "--results", shared)
+	if code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "warning: incomplete merge") || !strings.Contains(errs, "shard 2 of 4: no part (") ||
+		!strings.Contains(errs, "shard 1 of 4: ") {
+		t.Errorf("the warning does not name the missing shards:\n%s", errs)
+	}
+	got := readRows(t, shared)
+	var wantRows []results.Row
+	for _, r := range want {
+		if s := grid.ShardOf(r.PointID, 4); s == 0 || s == 3 || slices.ContainsFunc(got, func(g results.Row) bool { return g.PointID == r.PointID }) {
+			wantRows = append(wantRows, r)
+		}
+	}
+	if len(got) != len(wantRows) || !reflect.DeepEqual(withoutHostTime(got), withoutHostTime(wantRows)) {
+		t.Errorf("the incomplete merge has %d rows, want %d (shards 0 and 3, and the finished points of shard 1)", len(got), len(wantRows))
+	}
+	if !strings.Contains(out, "rows of 92 selected points") {
+		t.Errorf("merge stdout:\n%s", out)
+	}
+	d := readPareto(t, shared)
+	if !d.Incomplete || d.Merge == nil || d.Merge.Complete || d.Merge.MissingPoints != 92-len(got) {
+		t.Fatalf("pareto.json does not mark the merge incomplete: %+v", d.Merge)
+	}
+	if len(d.Merge.MissingShards) != 1 || d.Merge.MissingShards[0].Index != 2 || d.Merge.MissingShards[0].Count != 4 || d.Merge.MissingShards[0].Points == 0 {
+		t.Errorf("missing shards %+v, want shard 2 of 4", d.Merge.MissingShards)
+	}
+	if len(d.Merge.PartialShards) != 1 || d.Merge.PartialShards[0].Index != 1 || len(d.Merge.PartialShards[0].MissingPointIDs) == 0 {
+		t.Errorf("partial shards %+v, want shard 1", d.Merge.PartialShards)
+	}
+	if d.Merge.MissingPoints != d.Merge.MissingShards[0].Points+len(d.Merge.PartialShards[0].MissingPointIDs) {
+		t.Errorf("missing points %d != shard 2's %d + shard 1's %d", d.Merge.MissingPoints, d.Merge.MissingShards[0].Points,
+			len(d.Merge.PartialShards[0].MissingPointIDs))
+	}
+	report, _ := os.ReadFile(filepath.Join(shared, results.ReportFile))
+	if !strings.Contains(string(report), "**Incomplete:**") || !strings.Contains(string(report), "shard 2 of 4 wrote no part") {
+		t.Errorf("report.md does not say the merge is incomplete:\n%s", report)
+	}
+	if code, _, errs := runCLI(t, "merge", "--results", shared, "--require-complete"); code != 1 || !strings.Contains(errs, "incomplete merge") {
+		t.Errorf("--require-complete: exit %d %q", code, errs)
+	}
+
+	// Running the missing shards completes the merge; shard 1 resumes.
+	part1, err := results.ReadPart(filepath.Join(shared, "results", "part-00001-of-00004.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(part1.Rows) == 0 || len(part1.Meta.MissingPointIDs) != len(d.Merge.PartialShards[0].MissingPointIDs) {
+		t.Errorf("interrupted part: %d rows, missing %v", len(part1.Rows), part1.Meta.MissingPointIDs)
+	}
+	if out := runShardCLI(t, shared, "--shard", "1/4"); !strings.Contains(out, fmt.Sprintf("resumed %d:", len(part1.Rows))) {
+		t.Errorf("shard 1 did not resume:\n%s", out)
+	}
+	runShardCLI(t, shared, "--shard", "2/4")
+	if code, _, errs := runCLI(t, "merge", "--results", shared, "--require-complete"); code != 0 {
+		t.Fatalf("complete merge: exit %d %s", code, errs)
+	}
+	if got := readRows(t, shared); !reflect.DeepEqual(withoutHostTime(got), withoutHostTime(want)) {
+		t.Error("after running the missing shards, the merged rows differ from the single run")
+	}
+	if d := readPareto(t, shared); d.Incomplete || !d.Merge.Complete {
+		t.Errorf("the completed merge is still marked incomplete: %+v", d.Merge)
+	}
+}
+
+func TestShardAndMergeErrors(t *testing.T) {
+	tmp := t.TempDir()
+	notPart := filepath.Join(tmp, "junk", "results", "part-00000-of-00001.parquet")
+	os.MkdirAll(filepath.Dir(notPart), 0o755)
+	os.WriteFile(notPart, []byte("not parquet"), 0o644)
+	unsharded := filepath.Join(tmp, "unsharded")
+	os.MkdirAll(unsharded, 0o755)
+	os.WriteFile(filepath.Join(unsharded, results.JournalFile), nil, 0o644)
+	os.MkdirAll(filepath.Join(tmp, "empty"), 0o755)
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		msg  string
+	}{
+		{"bad --shard", nil, []string{"sweep", "--dry-run", "--shard", "4/4"}, "--shard: the shard index must be < the shard count 4"},
+		{"bad --shard-count", nil, []string{"sweep", "--dry-run", "--shard-count", "0", "--shard", "0/2"}, "--shard-count must be between 1 and 99999"},
+		{"bad JOB_COMPLETION_INDEX", map[string]string{"JOB_COMPLETION_INDEX": "x", "SERVESWEEP_SHARD_COUNT": "2"},
+			[]string{"sweep", "--dry-run"}, "JOB_COMPLETION_INDEX must be a whole number"},
+		{"bad SLURM_ARRAY_TASK_COUNT", map[string]string{"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "0"},
+			[]string{"sweep", "--dry-run"}, "SLURM_ARRAY_TASK_COUNT must be a whole number between 1 and 99999"},
+		{"merge without --results", nil, []string{"merge"}, "--results is required"},
+		{"merge of a missing directory", nil, []string{"merge", "--results", filepath.Join(tmp, "nope")}, "is not a directory"},
+		{"merge without parts", nil, []string{"merge", "--results", tmp + "/empty"}, "holds no part-*.parquet file"},
+		{"merge of a broken part", nil, []string{"merge", "--results", filepath.Join(tmp, "junk")}, notPart + ": not a readable Parquet file"},
+		{"merge over an unsharded sweep", nil, []string{"merge", "--results", filepath.Join(tmp, "junk"), "--output-dir", unsharded}, "holds an unsharded sweep"},
+		{"merge positional", nil, []string{"merge", "x"}, "no positional arguments"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			code, _, errs := runCLI(t, tc.args...)
+			if code != 2 || !strings.Contains(errs, tc.msg) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, errs, tc.msg)
+			}
+		})
+	}
+	// A dry run shows the shard and the spec hash.
+	code, out, _ := runCLI(t, "sweep", "--dry-run", "--shard", "1/3")
+	if code != 0 || !strings.Contains(out, "shard 1/3 (from --shard 1/3): ") || !strings.Contains(out, "spec hash ") {
+		t.Errorf("dry run with --shard: exit %d\n%s", code, out)
+	}
+}
