@@ -6,7 +6,10 @@
 // and random optimizers. It runs no simulation.
 //
 // Start with Parse (or Load), then Spec.Expand, which returns the selected Points in
-// enumeration order (Point.Index), so a later shard of the sweep can take a slice of them.
+// enumeration order (Point.Index). For a sweep run as shards of a cluster job,
+// Expansion.ShardPoints picks the points of one shard by a hash of each point ID (ShardOf, so the
+// assignment does not depend on the spec's order) and Expansion.SpecHash identifies the expanded
+// sweep, so that parts of different specs are never merged.
 //
 // Choices made where the reference leaves room (documented for users in the README):
 //   - Only the grid (exhaustive) and random (max_trials valid points, seeded) algorithms exist;

@@ -5,7 +5,9 @@
 // Start with Row (one Parquet row per point), NewRow (a row from a point's config and journal
 // Record), Journal (the durable, fsync'd append-only record that makes sweeps resumable),
 // Analyze (filters, the exact Pareto front, best point per objective, scalar ranking) and
-// WriteOutputs.
+// WriteOutputs. A sharded sweep writes one part per shard (WritePart: the results.parquet schema
+// plus PartMeta in the Parquet footer, under results/part-IIIII-of-NNNNN.parquet); FindParts,
+// ReadPart and MergeParts turn the parts back into the rows and manifest of one sweep.
 //
 // # results.parquet schema
 //

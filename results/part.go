@@ -291,6 +291,28 @@ type MergeInfo struct {
 	PartialShards []PartialShard `json:"partial_shards,omitempty"`
 }
 
+// maxMissingLines bounds the missing-shard lines of report.md.
+const maxMissingLines = 20
+
+// MissingLines describes what a merge lacks, one line per shard without a part ("shard 2 of 4
+// wrote no part (23 points)") and per unfinished shard ("shard 1 of 4 is unfinished: 3 points
+// missing (ids)"), at most limit lines (limit <= 0: all), the last one summing up the rest.
+func (mi *MergeInfo) MissingLines(limit int) []string {
+	var out []string
+	for _, s := range mi.MissingShards {
+		out = append(out, fmt.Sprintf("shard %d of %d wrote no part (%s)", s.Index, s.Count, plural(s.Points, "point")))
+	}
+	for _, s := range mi.PartialShards {
+		out = append(out, fmt.Sprintf("shard %d of %d is unfinished: %s missing (%s)", s.Index, s.Count,
+			plural(len(s.MissingPointIDs), "point"), abbreviate(s.MissingPointIDs, 8)))
+	}
+	if limit > 0 && len(out) > limit {
+		rest := len(out) - (limit - 1)
+		out = append(out[:limit-1], fmt.Sprintf("... and %d more shards without a part or unfinished (the full list is in pareto.json)", rest))
+	}
+	return out
+}
+
 // statusRank orders the rows of one point for deduplication: ok first, then failed, then
 // timed_out.
 func statusRank(s string) int {

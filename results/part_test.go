@@ -219,3 +219,18 @@ func TestMergePartsReportsMissing(t *testing.T) {
 		t.Errorf("pareto.json:\n%s", pareto)
 	}
 }
+
+func TestMissingLinesAreBounded(t *testing.T) {
+	mi := &MergeInfo{PartialShards: []PartialShard{{Index: 0, Count: 50, MissingPointIDs: []string{"x", "y"}}}}
+	for i := 1; i < 50; i++ {
+		mi.MissingShards = append(mi.MissingShards, MissingShard{Index: i, Count: 50, Points: 1})
+	}
+	all := mi.MissingLines(0)
+	if len(all) != 50 || all[0] != "shard 1 of 50 wrote no part (1 point)" || all[49] != "shard 0 of 50 is unfinished: 2 points missing (x, y)" {
+		t.Errorf("lines %q ... %q", all[0], all[len(all)-1])
+	}
+	short := mi.MissingLines(5)
+	if len(short) != 5 || !strings.HasPrefix(short[4], "... and 46 more shards") {
+		t.Errorf("bounded lines %q", short)
+	}
+}

@@ -451,12 +451,8 @@ func mergeMarkdown(b *bytes.Buffer, mi *MergeInfo, selected int) {
 	}
 	fmt.Fprintf(b, "**Incomplete:** %d of %d selected points have no result, so the front below may miss points.\n\n",
 		mi.MissingPoints, selected)
-	for _, s := range mi.MissingShards {
-		fmt.Fprintf(b, "- shard %d of %d wrote no part (%d points)\n", s.Index, s.Count, s.Points)
-	}
-	for _, s := range mi.PartialShards {
-		fmt.Fprintf(b, "- shard %d of %d is unfinished: %s missing (%s)\n", s.Index, s.Count,
-			plural(len(s.MissingPointIDs), "point"), abbreviate(s.MissingPointIDs, 8))
+	for _, line := range mi.MissingLines(maxMissingLines) {
+		fmt.Fprintf(b, "- %s\n", line)
 	}
 	b.WriteString("\nRerun those shards (`servesweep sweep --shard I/N` with the same spec and --output-dir; a rerun " +
 		"resumes), then merge again.\n\n")

@@ -124,12 +124,8 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 	if !mi.Complete {
 		var b strings.Builder
 		fmt.Fprintf(&b, "incomplete merge: %d of %d selected points have no result:\n", mi.MissingPoints, c.SelectedPoints)
-		for _, s := range mi.MissingShards {
-			fmt.Fprintf(&b, "  shard %d of %d: no part (%d points)\n", s.Index, s.Count, s.Points)
-		}
-		for _, s := range mi.PartialShards {
-			fmt.Fprintf(&b, "  shard %d of %d: %d unfinished points (%s)\n", s.Index, s.Count, len(s.MissingPointIDs),
-				strings.Join(s.MissingPointIDs[:min(len(s.MissingPointIDs), 8)], ", "))
+		for _, line := range mi.MissingLines(20) {
+			fmt.Fprintf(&b, "  %s\n", line)
 		}
 		b.WriteString("  the outputs are marked incomplete (report.md, pareto.json); run those shards again " +
 			"(servesweep sweep --shard I/N with the same spec, --set and --output-dir resumes them), then merge again")

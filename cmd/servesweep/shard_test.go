@@ -305,8 +305,8 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, errs)
 	}
-	if !strings.Contains(errs, "warning: incomplete merge") || !strings.Contains(errs, "shard 2 of 4: no part (") ||
-		!strings.Contains(errs, "shard 1 of 4: ") {
+	if !strings.Contains(errs, "warning: incomplete merge") || !strings.Contains(errs, "shard 2 of 4 wrote no part (") ||
+		!strings.Contains(errs, "shard 1 of 4 is unfinished: ") {
 		t.Errorf("the warning does not name the missing shards:\n%s", errs)
 	}
 	got := readRows(t, shared)
