@@ -91,6 +91,7 @@ type PartError struct {
 	Path, Msg string
 }
 
+// Error names the file and says what is wrong with it.
 func (e *PartError) Error() string { return e.Path + ": " + e.Msg }
 
 // WritePart writes a shard's rows (in point order) to path with meta in the Parquet footer,
@@ -236,6 +237,7 @@ type SpecMismatchError struct {
 	CountA, CountB int
 }
 
+// Error names a part of each spec with its spec hash, and says how to proceed.
 func (e *SpecMismatchError) Error() string {
 	return fmt.Sprintf("the parts belong to different sweep specs: %s has spec hash %s (%s with it) but %s has "+
 		"spec hash %s (%s); merge the parts of one spec at a time (give each spec its own --output-dir, "+
