@@ -17,15 +17,39 @@ type Factors struct {
 	// of the first token in the API server and the benchmark client, which no engine pass
 	// accounts for.
 	FrontendMs float64
-	// BurstShare is the fraction of a benchmark's measured requests that arrive in its first,
-	// simultaneous wave, in (0, 1] (1 / requests per unit of concurrency).
-	BurstShare float64
+	// Burst is, per backend, the fraction of a benchmark's measured requests that arrived in its
+	// first, simultaneous wave.
+	Burst BurstShares
+}
+
+// BurstShares is the burst share of the measurements of each aggregated backend and of
+// disaggregated deployments, each in [0, 1]: 1 / (requests per unit of concurrency) of the
+// benchmark that produced them. It describes how the data were collected (the calibration
+// file's rows come from different harnesses), not how fast anything runs; only Validate uses it.
+type BurstShares struct {
+	VLLM, SGLang, TRTLLM float64
+	// Disaggregated applies to every disaggregated row, whatever its backend.
+	Disaggregated float64
+}
+
+// For returns the share of a row of backend in mode (the vLLM share for an unknown backend).
+func (b BurstShares) For(backend, mode string) float64 {
+	if mode == "disagg" || mode == "disaggregated" {
+		return b.Disaggregated
+	}
+	switch backend {
+	case "sglang":
+		return b.SGLang
+	case "trtllm":
+		return b.TRTLLM
+	}
+	return b.VLLM
 }
 
 // CalibratedFactors returns the factors servesweep ships: timing.CalibratedEfficiency,
-// CalibratedFrontendMs and CalibratedBurstShare.
+// CalibratedFrontendMs and CalibratedBurstShares.
 func CalibratedFactors() Factors {
-	return Factors{Efficiency: timing.CalibratedEfficiency(), FrontendMs: CalibratedFrontendMs, BurstShare: CalibratedBurstShare}
+	return Factors{Efficiency: timing.CalibratedEfficiency(), FrontendMs: CalibratedFrontendMs, Burst: CalibratedBurstShares()}
 }
 
 // param is one fitted factor: its name, a pointer into a Factors value, and its upper bound
@@ -48,7 +72,10 @@ func params() []param {
 		{"PassOverheadMs", func(f *Factors) *float64 { return &f.Efficiency.PassOverheadMs }, math.Inf(1)},
 		{"SequenceOverheadUs", func(f *Factors) *float64 { return &f.Efficiency.SequenceOverheadUs }, math.Inf(1)},
 		{"FrontendMs", func(f *Factors) *float64 { return &f.FrontendMs }, math.Inf(1)},
-		{"BurstShare", func(f *Factors) *float64 { return &f.BurstShare }, 1},
+		{"Burst.VLLM", func(f *Factors) *float64 { return &f.Burst.VLLM }, 1},
+		{"Burst.SGLang", func(f *Factors) *float64 { return &f.Burst.SGLang }, 1},
+		{"Burst.TRTLLM", func(f *Factors) *float64 { return &f.Burst.TRTLLM }, 1},
+		{"Burst.Disaggregated", func(f *Factors) *float64 { return &f.Burst.Disaggregated }, 1},
 	}
 }
 
@@ -66,9 +93,13 @@ type FitOptions struct {
 	Log func(string)
 }
 
-// Objective is what Fit minimizes: overall TPOT MAPE / 15 + overall TTFT MAPE / 30, each error
-// measured against the target (TPOT 15 %, TTFT 30 %).
-func Objective(s Summary) float64 { return s.TPOTMAPEPct/15 + s.TTFTMAPEPct/30 }
+// Objective is what Fit minimizes: with a = overall TPOT MAPE / 15 % and b = overall TTFT MAPE /
+// 30 % (each error against its accuracy target), max(a, b) + (a + b) / 4: the worse of the two
+// ratios first, their sum to break ties.
+func Objective(s Summary) float64 {
+	a, b := s.TPOTMAPEPct/15, s.TTFTMAPEPct/30
+	return math.Max(a, b) + (a+b)/4
+}
 
 // Fit tunes the factors on rows by coordinate descent in log space: for each factor in turn it
 // tries multiplying it by (1 + step) and dividing it by (1 + step), keeps a change that lowers

@@ -222,8 +222,11 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 
 // CalibratedFrontendMs is Factors.FrontendMs as fitted (see timing.CalibratedEfficiency for the
 // provenance).
-const CalibratedFrontendMs = 52.0
+const CalibratedFrontendMs = 62.0
 
-// CalibratedBurstShare is Factors.BurstShare as fitted; 0.1 is the request count = 10 ×
-// concurrency convention of NVIDIA's genai-perf and aiperf recipes.
-const CalibratedBurstShare = 0.1
+// CalibratedBurstShares returns Factors.Burst as fitted (see timing.CalibratedEfficiency for
+// the provenance). 0.1 is the request count = 10 × concurrency convention of NVIDIA's genai-perf
+// and aiperf recipes.
+func CalibratedBurstShares() BurstShares {
+	return BurstShares{VLLM: 0.12, SGLang: 0.86, TRTLLM: 0.15, Disaggregated: 0}
+}

@@ -121,9 +121,17 @@ type Report struct {
 }
 
 // Validate simulates every row (PlanRow, then sim.Run) with o.Parallel rows at a time and
-// compares the predicted mean TTFT and mean TPOT, over the requests after the warm-up, with the
-// measured ones. Rows that cannot be planned or run are skipped with the reason. The report is
-// deterministic: it does not depend on Parallel. The error is only ctx's.
+// compares the predicted mean TTFT and mean TPOT with the measured ones. A row runs twice (see
+// the package doc): a burst run of one wave of `concurrency` sessions starting at once, and a
+// steady-state run whose first wave is spread over the burst wave's mean E2E latency
+// (sim.Options.ConcurrencyRampMs) and left out of its means. With w = Factors.Burst.For(backend,
+// mode):
+//
+//	TTFT = w·burst TTFT + (1−w)·steady TTFT + Factors.FrontendMs
+//	TPOT = w·burst TPOT + (1−w)·steady TPOT
+//
+// Rows that cannot be planned or run are skipped with the reason. The report is deterministic:
+// it does not depend on Parallel. The error is only ctx's.
 func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 	o = o.withDefaults()
 	out := make([]RowResult, len(rows))
@@ -184,7 +192,7 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	if bn == 0 || sn == 0 {
 		return skip(fmt.Errorf("no request completed (burst %d, steady state %d)", bn, sn))
 	}
-	w := o.Factors.BurstShare
+	w := o.Factors.Burst.For(r.Backend, r.Mode)
 	ttft := w*bTTFT + (1-w)*sTTFT + o.Factors.FrontendMs
 	tpot := w*bTPOT + (1-w)*sTPOT
 	res.PredictedTTFTMs, res.PredictedTPOTMs = ttft, tpot

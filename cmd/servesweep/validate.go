@@ -19,6 +19,8 @@ type validateOptions struct {
 	OutputJSON string
 	Parallel   int
 	Quiet      bool
+	// Fit re-fits the calibration factors on the file instead of using the shipped ones.
+	Fit bool
 }
 
 func newValidateCmd(io ioStreams, runF func(context.Context, *validateOptions) error) *cobra.Command {
@@ -51,6 +53,7 @@ implemented (sglang, trtllm) run with the vLLM-style scheduler and are noted.`,
 	f.StringVar(&opts.OutputJSON, "output-json", "", "also write the report as JSON to this file")
 	f.IntVar(&opts.Parallel, "parallel", 0, "rows simulated at once (default: GOMAXPROCS)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary, not every row")
+	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them")
 	return cmd
 }
 
@@ -65,8 +68,17 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if err != nil {
 		return &usageError{err}
 	}
-	rep, err := calibrate.Validate(ctx, rows, calibrate.Options{Parallel: opts.Parallel})
-	if err != nil {
+	vo := calibrate.Options{Parallel: opts.Parallel}
+	var rep *calibrate.Report
+	if opts.Fit {
+		var f calibrate.Factors
+		f, rep, err = calibrate.Fit(ctx, rows, calibrate.FitOptions{Validate: vo,
+			Log: func(line string) { fmt.Fprintln(io.Err, "fit:", line) }})
+		if err != nil {
+			return err
+		}
+		defer fmt.Fprintf(io.Out, "\nFitted factors (put them in timing.CalibratedEfficiency and calibrate.Calibrated*):\n%+v\n", f)
+	} else if rep, err = calibrate.Validate(ctx, rows, vo); err != nil {
 		return err
 	}
 	if opts.OutputJSON != "" {

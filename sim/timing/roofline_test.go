@@ -21,7 +21,9 @@ func tinyGPU() Hardware {
 }
 
 // ideal is an Efficiency of 1 with no overheads, so the roofline terms show through.
-func ideal() Efficiency { return Efficiency{GEMM: 1, Attention: 1, Memory: 1, QuantizedWeights: 1, Link: 1} }
+func ideal() Efficiency {
+	return Efficiency{GEMM: 1, Attention: 1, Memory: 1, QuantizedWeights: 1, Link: 1}
+}
 
 func mustRoofline(t *testing.T, m ModelSpec, hw Hardware, p Precisions, s Shape, e Efficiency) *Roofline {
 	t.Helper()

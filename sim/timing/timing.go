@@ -1,6 +1,12 @@
 // Package timing holds forward-pass time models: how long one batched pass of a worker takes,
 // given what the scheduler put in it. Models are pure values, safe for concurrent use, and do
 // not allocate per call.
+//
+// Start with Model and Batch. Fixed and Polynomial are the reference's models; Roofline (the
+// `default` timing) is hardware-aware, built from three catalogs: models (ModelSpec,
+// LookupModel, LoadModelDir for a Hugging Face config.json), GPUs (Hardware, LookupHardware) and
+// numeric formats (Precision). KVCapacity derives the `default` KV pool from the same inputs.
+// The efficiency factors fitted on measured deployments are in CalibratedEfficiency.
 package timing
 
 import "math"
