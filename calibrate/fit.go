@@ -12,6 +12,7 @@ import (
 // measurements rather than of the GPU: the front-end share of TTFT and the burst share of the
 // measured requests.
 type Factors struct {
+	// Efficiency is the timing model's (timing.Roofline).
 	Efficiency timing.Efficiency
 	// FrontendMs is added to every predicted TTFT: HTTP handling, tokenization and streaming
 	// of the first token in the API server and the benchmark client, which no engine pass
@@ -27,6 +28,7 @@ type Factors struct {
 // benchmark that produced them. It describes how the data were collected (the calibration
 // file's rows come from different harnesses), not how fast anything runs; only Validate uses it.
 type BurstShares struct {
+	// VLLM, SGLang and TRTLLM apply to aggregated rows of that backend.
 	VLLM, SGLang, TRTLLM float64
 	// Disaggregated applies to every disaggregated row, whatever its backend.
 	Disaggregated float64
@@ -87,7 +89,8 @@ type FitOptions struct {
 	Start *Factors
 	// Step is the first relative step (default 0.3); the search stops when it falls below
 	// MinStep (default 0.02) or after MaxEvaluations (default 120) evaluations.
-	Step, MinStep  float64
+	Step, MinStep float64
+	// MaxEvaluations caps the number of full validations.
 	MaxEvaluations int
 	// Log, when set, receives one line per accepted improvement.
 	Log func(string)

@@ -51,27 +51,37 @@ func (o Options) withDefaults() Options {
 // RowResult is the outcome of one row: predicted against measured, or why it was skipped.
 // Times are ms; APEs are absolute percentage errors |predicted − measured| / measured × 100.
 type RowResult struct {
-	Line        int    `json:"line"`
-	ID          string `json:"id"`
-	Model       string `json:"model"`
-	System      string `json:"system"`
-	Backend     string `json:"backend"`
-	Mode        string `json:"mode"`
-	Precision   string `json:"precision,omitempty"`
-	Shape       string `json:"shape,omitempty"`
-	ISL         int    `json:"isl"`
-	OSL         int    `json:"osl"`
-	Concurrency int    `json:"concurrency,omitempty"`
+	// Line is the row's line in the CSV (the header is line 1) and ID its id column.
+	Line int    `json:"line"`
+	ID   string `json:"id"`
+	// Model, System, Backend and Mode are the row's model_path, system, backend and mode.
+	Model   string `json:"model"`
+	System  string `json:"system"`
+	Backend string `json:"backend"`
+	Mode    string `json:"mode"`
+	// Precision is the simulated weight and KV-cache format, e.g. "weights fp8, kv fp8".
+	Precision string `json:"precision,omitempty"`
+	// Shape is the simulated worker layout (Plan.Shape).
+	Shape string `json:"shape,omitempty"`
+	// ISL and OSL are input and output tokens per request.
+	ISL int `json:"isl"`
+	OSL int `json:"osl"`
+	// Concurrency is the simulated closed-loop concurrency.
+	Concurrency int `json:"concurrency,omitempty"`
 	// Scheduler is the scheduler style simulated ("vllm").
-	Scheduler       string   `json:"scheduler,omitempty"`
-	Notes           []string `json:"notes,omitempty"`
-	MeasuredTTFTMs  float64  `json:"measured_ttft_ms"`
-	MeasuredTPOTMs  float64  `json:"measured_tpot_ms"`
-	PredictedTTFTMs float64  `json:"predicted_ttft_ms"`
-	PredictedTPOTMs float64  `json:"predicted_tpot_ms"`
-	TTFTAPEPct      float64  `json:"ttft_ape_pct"`
-	TPOTAPEPct      float64  `json:"tpot_ape_pct"`
-	// Preemptions in the simulated run (a sign of KV pressure).
+	Scheduler string `json:"scheduler,omitempty"`
+	// Notes say where the simulation departs from the row (Plan.Notes).
+	Notes []string `json:"notes,omitempty"`
+	// MeasuredTTFTMs and MeasuredTPOTMs are the row's silicon_ttft_ms and silicon_tpot_ms.
+	MeasuredTTFTMs float64 `json:"measured_ttft_ms"`
+	MeasuredTPOTMs float64 `json:"measured_tpot_ms"`
+	// PredictedTTFTMs and PredictedTPOTMs are the simulated means (see Validate).
+	PredictedTTFTMs float64 `json:"predicted_ttft_ms"`
+	PredictedTPOTMs float64 `json:"predicted_tpot_ms"`
+	// TTFTAPEPct and TPOTAPEPct are the absolute percentage errors.
+	TTFTAPEPct float64 `json:"ttft_ape_pct"`
+	TPOTAPEPct float64 `json:"tpot_ape_pct"`
+	// Preemptions in the simulated runs (a sign of KV pressure).
 	Preemptions int64 `json:"preemptions"`
 	// Skipped rows were not simulated; Reason says why.
 	Skipped bool   `json:"skipped"`
@@ -80,10 +90,13 @@ type RowResult struct {
 
 // Group is the accuracy of one (model, system, backend) group.
 type Group struct {
-	Model            string  `json:"model"`
-	System           string  `json:"system"`
-	Backend          string  `json:"backend"`
-	Rows             int     `json:"rows"`
+	// Model, System and Backend identify the group.
+	Model   string `json:"model"`
+	System  string `json:"system"`
+	Backend string `json:"backend"`
+	// Rows is the number of simulated rows in the group.
+	Rows int `json:"rows"`
+	// TTFTMAPEPct and TPOTMAPEPct are the mean APEs, the Median fields the median APEs (%).
 	TTFTMAPEPct      float64 `json:"ttft_mape_pct"`
 	TPOTMAPEPct      float64 `json:"tpot_mape_pct"`
 	TTFTMedianAPEPct float64 `json:"ttft_median_ape_pct"`
@@ -92,8 +105,10 @@ type Group struct {
 
 // Worst is one of the largest errors: a row line and which metric.
 type Worst struct {
-	Line   int     `json:"line"`
-	ID     string  `json:"id"`
+	// Line and ID identify the row.
+	Line int    `json:"line"`
+	ID   string `json:"id"`
+	// Metric is "ttft" or "tpot"; APEPct its absolute percentage error.
 	Metric string  `json:"metric"`
 	APEPct float64 `json:"ape_pct"`
 }
@@ -101,12 +116,15 @@ type Worst struct {
 // Summary aggregates the simulated rows. MAPE is the mean APE in percent; the median APE is
 // reported beside it because a few rows were measured far past saturation.
 type Summary struct {
-	TTFTMAPEPct      float64 `json:"ttft_mape_pct"`
-	TPOTMAPEPct      float64 `json:"tpot_mape_pct"`
+	// TTFTMAPEPct and TPOTMAPEPct are the mean APEs over the simulated rows, in percent.
+	TTFTMAPEPct float64 `json:"ttft_mape_pct"`
+	TPOTMAPEPct float64 `json:"tpot_mape_pct"`
+	// TTFTMedianAPEPct and TPOTMedianAPEPct are the median APEs, in percent.
 	TTFTMedianAPEPct float64 `json:"ttft_median_ape_pct"`
 	TPOTMedianAPEPct float64 `json:"tpot_median_ape_pct"`
-	RowsSimulated    int     `json:"rows_simulated"`
-	RowsSkipped      int     `json:"rows_skipped"`
+	// RowsSimulated and RowsSkipped count the rows.
+	RowsSimulated int `json:"rows_simulated"`
+	RowsSkipped   int `json:"rows_skipped"`
 	// Groups are sorted by model, system, backend.
 	Groups []Group `json:"groups"`
 	// LargestTTFTErrors and LargestTPOTErrors list the rows with the largest APEs, largest first.
@@ -116,8 +134,10 @@ type Summary struct {
 
 // Report is the outcome of Validate: one result per row, in file order, and the summary.
 type Report struct {
-	Rows    []RowResult `json:"rows"`
-	Summary Summary     `json:"summary"`
+	// Rows holds one result per CSV row, in file order.
+	Rows []RowResult `json:"rows"`
+	// Summary aggregates them.
+	Summary Summary `json:"summary"`
 }
 
 // Validate simulates every row (PlanRow, then sim.Run) with o.Parallel rows at a time and

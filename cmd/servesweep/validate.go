@@ -15,10 +15,12 @@ import (
 
 // validateOptions are the flags of `servesweep validate`.
 type validateOptions struct {
+	// Measured is the CSV path; OutputJSON, when set, where the JSON report goes.
 	Measured   string
 	OutputJSON string
-	Parallel   int
-	Quiet      bool
+	// Parallel is the rows simulated at once (0: GOMAXPROCS); Quiet leaves out the row table.
+	Parallel int
+	Quiet    bool
 	// Fit re-fits the calibration factors on the file instead of using the shipped ones.
 	Fit bool
 }

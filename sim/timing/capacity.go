@@ -17,10 +17,12 @@ const gib = 1 << 30
 // CapacityInput is what the default KV capacity depends on: one attention-DP rank of a worker
 // (Shape.Tensor × Shape.Pipeline GPUs) serving Model at Precisions on Hardware.
 type CapacityInput struct {
+	// Model, Hardware and Precisions are the served model, the GPU and the formats.
 	Model      ModelSpec
 	Hardware   Hardware
 	Precisions Precisions
-	Shape      Shape
+	// Shape is one attention-DP rank's tensor × pipeline layout.
+	Shape Shape
 	// MemoryFraction is the share of each GPU's memory the engine may use, in (0, 1] (vLLM's
 	// gpu_memory_utilization, default 0.9).
 	MemoryFraction float64

@@ -55,7 +55,9 @@ func (p Precision) KVBytes() int64 {
 // Precisions is a model's numeric setup: the format of its GEMM weights (and GEMM math) and of
 // its KV cache.
 type Precisions struct {
+	// Weights is the format of the GEMM weights and GEMM math (bf16, fp8, fp4).
 	Weights Precision
+	// KVCache is the format of the KV cache (bf16, fp8).
 	KVCache Precision
 }
 
