@@ -10,6 +10,9 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -race ./...
+	# The accuracy check against measured deployments skips under -race (it simulates 872
+	# deployments); it runs here without it, and skips when ../shared/data is absent.
+	$(GO) test -count=1 -run Accuracy ./calibrate
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./...
