@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/servesweep/servesweep/sim/metrics"
 )
@@ -66,15 +67,82 @@ func SummaryValues(s *metrics.Summary) map[string]float64 {
 type Journal struct {
 	mu   sync.Mutex
 	f    *os.File
+	lock *os.File
 	path string
+}
+
+// LockSuffix is appended to a journal's path to name its lock file. The lock file is left in
+// place (deleting it while another process holds it would let a third one in); it is empty.
+const LockSuffix = ".lock"
+
+// JournalLockedError reports a journal that another process (or another open in this process)
+// is writing: two writers would interleave lines and break the next resume.
+type JournalLockedError struct {
+	// Path is the journal's path.
+	Path string
+}
+
+func (e *JournalLockedError) Error() string {
+	return fmt.Sprintf("%s is locked: another servesweep process is writing it (lock file %s)", e.Path, e.Path+LockSuffix)
+}
+
+// lockJournal takes an exclusive, non-blocking flock on path+LockSuffix (created if needed).
+// The kernel releases it when the file is closed or the process dies, so a sweep killed with
+// kill -9 can be resumed at once. A lock held elsewhere is a *JournalLockedError.
+func lockJournal(path string) (*os.File, error) {
+	f, err := os.OpenFile(path+LockSuffix, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the journal lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &JournalLockedError{Path: path}
+		}
+		return nil, fmt.Errorf("locking %s: %w", path+LockSuffix, err)
+	}
+	return f, nil
+}
+
+// CheckJournalUnlocked returns a *JournalLockedError when another process holds the lock of the
+// journal at path (used before deleting a journal with --overwrite), nil otherwise. It takes
+// and releases the lock, so it only tells what holds at the time of the call.
+func CheckJournalUnlocked(path string) error {
+	if _, err := os.Stat(path + LockSuffix); err != nil {
+		return nil // no lock file: nobody has opened the journal
+	}
+	f, err := lockJournal(path)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // OpenJournal opens (creating it if needed) the journal at path for appending and returns the
 // records it already holds, the last one per point ID winning. A torn last line (a write cut
 // short by a crash) is dropped and truncated away; any other malformed line is an error naming
 // the file and line.
-func OpenJournal(path string) (*Journal, map[string]Record, error) {
-	recs := make(map[string]Record)
+//
+// The journal is held under an exclusive lock (flock on path+LockSuffix) until Close: a second
+// OpenJournal of the same path, from any process, fails with a *JournalLockedError while the
+// first is open. The lock dies with the process, so kill -9 then resume works.
+func OpenJournal(path string) (j *Journal, recs map[string]Record, err error) {
+	lock, err := lockJournal(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.Close()
+		}
+	}()
+	recs = make(map[string]Record)
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -122,7 +190,7 @@ func OpenJournal(path string) (*Journal, map[string]Record, error) {
 			return nil, nil, err
 		}
 	}
-	return &Journal{f: f, path: path}, recs, nil
+	return &Journal{f: f, lock: lock, path: path}, recs, nil
 }
 
 // Append writes r as one line and syncs the file.
@@ -143,11 +211,18 @@ func (j *Journal) Append(r Record) error {
 	return nil
 }
 
-// Close closes the journal file.
+// Close closes the journal file and releases its lock.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.f.Close()
+	err := j.f.Close()
+	if j.lock != nil {
+		if cerr := j.lock.Close(); err == nil {
+			err = cerr
+		}
+		j.lock = nil
+	}
+	return err
 }
 
 // syncDir syncs a directory so that a file created or renamed in it survives a crash.

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -200,9 +201,11 @@ func TestJournalResumeAndTornTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Close()
-	if _, recs, err = OpenJournal(path); err != nil || recs["c"].Status != StatusFailed || len(recs) != 3 {
-		t.Errorf("after truncating the torn tail and appending: %v, %+v", err, recs)
+	j, recs, err = OpenJournal(path)
+	if err != nil || recs["c"].Status != StatusFailed || len(recs) != 3 {
+		t.Fatalf("after truncating the torn tail and appending: %v, %+v", err, recs)
 	}
+	j.Close()
 	if !(Record{Status: StatusFailed}).Finished() || (Record{Status: StatusTimedOut}).Finished() {
 		t.Error("failed points are final, timed-out ones are retried")
 	}
@@ -298,4 +301,34 @@ func TestWriteReportWithoutCandidates(t *testing.T) {
 	if _, _, err := WriteOutputs(dir, nil, &Manifest{}); err != nil {
 		t.Errorf("no rows at all: %v", err)
 	}
+}
+
+// TestJournalLock checks that a journal has one writer at a time: a second open while the first
+// is open is refused with a *JournalLockedError (as for another process: flock locks belong to
+// the open file), and succeeds once the first is closed.
+func TestJournalLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JournalFile)
+	j, _, err := OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = OpenJournal(path)
+	var le *JournalLockedError
+	if !errors.As(err, &le) || le.Path != path || !strings.Contains(err.Error(), "another servesweep process is writing it") {
+		t.Fatalf("second open: err = %v, want a *JournalLockedError", err)
+	}
+	if err := CheckJournalUnlocked(path); !errors.As(err, &le) {
+		t.Errorf("CheckJournalUnlocked while open: %v", err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckJournalUnlocked(path); err != nil {
+		t.Errorf("CheckJournalUnlocked after close: %v", err)
+	}
+	j2, _, err := OpenJournal(path)
+	if err != nil {
+		t.Fatalf("open after the first closed: %v", err)
+	}
+	j2.Close()
 }

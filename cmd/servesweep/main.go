@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/traffic"
 	"github.com/spf13/cobra"
@@ -71,10 +72,11 @@ func exitCode(err error) int {
 	var ces sim.ConfigErrors
 	var te *traffic.TraceError
 	var ue *usageError
+	var le *results.JournalLockedError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.As(err, &ce), errors.As(err, &ces), errors.As(err, &te), errors.As(err, &ue):
+	case errors.As(err, &ce), errors.As(err, &ces), errors.As(err, &te), errors.As(err, &ue), errors.As(err, &le):
 		return exitConfigError
 	}
 	return exitRunFailure

@@ -137,7 +137,7 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	start := time.Now()
 	out, err := sweep.Run(ctx, points, run)
 	if err != nil {
-		return err
+		return lockedErr(err, fmt.Sprintf("shard %s of --output-dir %s", sh.Shard, opts.OutputDir))
 	}
 	elapsed := time.Since(start)
 	have := make(map[string]bool, len(out.Rows))
@@ -225,6 +225,13 @@ func prepareShardDir(dir string, own []string, overwrite bool) error {
 		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
 	}
 	if overwrite {
+		for _, p := range own {
+			if strings.HasSuffix(p, ".jsonl") {
+				if err := results.CheckJournalUnlocked(p); err != nil {
+					return lockedErr(err, "--output-dir "+dir)
+				}
+			}
+		}
 		for _, p := range own {
 			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err

@@ -151,7 +151,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	start := time.Now()
 	out, err := sweep.Run(ctx, x.Points, runOpts)
 	if err != nil {
-		return err
+		return lockedErr(err, "--output-dir "+opts.OutputDir)
 	}
 	elapsed := time.Since(start)
 	m := &results.Manifest{Spec: spec.File, Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
@@ -241,6 +241,9 @@ func prepareSweepDir(dir string, overwrite bool) error {
 		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
 	}
 	if overwrite {
+		if err := results.CheckJournalUnlocked(filepath.Join(dir, results.JournalFile)); err != nil {
+			return lockedErr(err, "--output-dir "+dir)
+		}
 		return results.RemoveOutputs(dir)
 	}
 	entries, err := os.ReadDir(dir)
@@ -252,6 +255,9 @@ func prepareSweepDir(dir string, overwrite bool) error {
 		if e.Name() == results.JournalFile {
 			return nil
 		}
+		if e.Name() == results.JournalFile+results.LockSuffix {
+			continue
+		}
 		names = append(names, e.Name())
 	}
 	if len(names) == 0 {
@@ -260,6 +266,17 @@ func prepareSweepDir(dir string, overwrite bool) error {
 	slices.Sort(names)
 	return &usageError{fmt.Errorf("--output-dir %s is not empty (%s) and holds no sweep journal (%s) to resume; "+
 		"choose another directory, or pass --overwrite to replace the sweep files", dir, strings.Join(names, ", "), results.JournalFile)}
+}
+
+// lockedErr turns a *results.JournalLockedError into a usage error (exit 2) that names what is
+// being written (the output directory, or the shard in it); other errors pass unchanged.
+func lockedErr(err error, what string) error {
+	var le *results.JournalLockedError
+	if !errors.As(err, &le) {
+		return err
+	}
+	return &usageError{fmt.Errorf("%s: another servesweep process is writing it (its journal %s is locked); "+
+		"wait for it to end, or stop it, then rerun to resume", what, le.Path)}
 }
 
 // isTerminal reports whether w is a terminal.

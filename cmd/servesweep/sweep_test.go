@@ -362,3 +362,44 @@ func TestSweepMooncakeExample(t *testing.T) {
 		t.Errorf("unset trace variable: exit %d %q", code, errs)
 	}
 }
+
+// TestSweepRefusesALockedJournal holds the journal of an output directory, and of a shard, as
+// another servesweep process would, and checks that a sweep into it fails fast with exit 2
+// naming the directory (or the shard), then runs once the lock is released.
+func TestSweepRefusesALockedJournal(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "whole")
+	os.MkdirAll(dir, 0o755)
+	j, _, err := results.OpenJournal(filepath.Join(dir, results.JournalFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"sweep", "--output-dir", dir, "-q"}, tinyDefault...)
+	code, _, errs := runCLI(t, args...)
+	if code != 2 || !strings.Contains(errs, "--output-dir "+dir+": another servesweep process is writing it") {
+		t.Errorf("locked journal: exit %d %q", code, errs)
+	}
+	if code, _, errs := runCLI(t, append(args, "--overwrite")...); code != 2 || !strings.Contains(errs, "another servesweep process") {
+		t.Errorf("--overwrite of a locked journal: exit %d %q", code, errs)
+	}
+	j.Close()
+	if code, _, errs := runCLI(t, args...); code != 0 {
+		t.Errorf("after release: exit %d %q", code, errs)
+	}
+
+	sdir := filepath.Join(tmp, "sharded")
+	jpath := filepath.Join(sdir, results.JournalsDir, results.PartJournalName(1, 2))
+	os.MkdirAll(filepath.Dir(jpath), 0o755)
+	if j, _, err = results.OpenJournal(jpath); err != nil {
+		t.Fatal(err)
+	}
+	sargs := append([]string{"sweep", "--output-dir", sdir, "-q", "--shard", "1/2"}, tinyDefault...)
+	code, _, errs = runCLI(t, sargs...)
+	if code != 2 || !strings.Contains(errs, "shard 1/2 of --output-dir "+sdir+": another servesweep process is writing it") {
+		t.Errorf("locked shard journal: exit %d %q", code, errs)
+	}
+	j.Close()
+	if code, _, errs := runCLI(t, sargs...); code != 0 {
+		t.Errorf("shard after release: exit %d %q", code, errs)
+	}
+}
