@@ -35,10 +35,12 @@ type shardChoice struct {
 }
 
 // resolveShard decides which shard the sweep runs, or nil for the whole sweep. --shard I/N
-// wins; without it the index comes from JOB_COMPLETION_INDEX (Kubernetes Indexed Job), else
-// SLURM_ARRAY_TASK_ID (Slurm job array), and the count from --shard-count, else
-// SERVESWEEP_SHARD_COUNT, else (Slurm only) SLURM_ARRAY_TASK_COUNT. Bad values are usage errors
-// (exit 2) naming the flag or variable.
+// wins (and the environment is then ignored); without it the index comes from
+// JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (Slurm job array), and the
+// count from --shard-count, else SERVESWEEP_SHARD_COUNT, else (Slurm only)
+// SLURM_ARRAY_TASK_COUNT. Usage errors (exit 2) naming the flag or variable: bad values, both
+// index variables set (ambiguous), and a shard count (--shard-count or SERVESWEEP_SHARD_COUNT)
+// without any index, which would otherwise run the whole sweep in every task.
 func resolveShard(opts *sweepOptions, getenv func(string) (string, bool)) (*shardChoice, error) {
 	countSet := opts.shardCountSet || opts.ShardCount != 0
 	if countSet && (opts.ShardCount < 1 || opts.ShardCount > grid.MaxShards) {
@@ -62,17 +64,28 @@ func resolveShard(opts *sweepOptions, getenv func(string) (string, bool)) (*shar
 		v = strings.TrimSpace(v)
 		return v, ok && v != ""
 	}
-	indexVar := envK8sIndex
-	indexText, ok := lookup(envK8sIndex)
-	if !ok {
-		indexVar = envSlurmIndex
-		if indexText, ok = lookup(envSlurmIndex); !ok {
-			if countSet {
-				return nil, &usageError{fmt.Errorf("--shard-count needs a shard index: pass --shard I/N, or run where %s "+
-					"(Kubernetes Indexed Job) or %s (Slurm job array) is set", envK8sIndex, envSlurmIndex)}
-			}
-			return nil, nil
+	k8sText, k8sOK := lookup(envK8sIndex)
+	slurmText, slurmOK := lookup(envSlurmIndex)
+	if k8sOK && slurmOK {
+		return nil, &usageError{fmt.Errorf("both %s=%s (Kubernetes Indexed Job) and %s=%s (Slurm job array) are set, so the shard "+
+			"index is ambiguous: unset one of them, or pass --shard I/N", envK8sIndex, k8sText, envSlurmIndex, slurmText)}
+	}
+	indexVar, indexText := envK8sIndex, k8sText
+	if slurmOK {
+		indexVar, indexText = envSlurmIndex, slurmText
+	}
+	if !k8sOK && !slurmOK {
+		// A count without an index would silently run the whole sweep in every task.
+		if countSet {
+			return nil, &usageError{fmt.Errorf("--shard-count needs a shard index: pass --shard I/N, or run where %s "+
+				"(Kubernetes Indexed Job) or %s (Slurm job array) is set", envK8sIndex, envSlurmIndex)}
 		}
+		if text, ok := lookup(envShardCount); ok {
+			return nil, &usageError{fmt.Errorf("%s=%s gives a shard count but no shard index is set: pass --shard I/N, or run where %s "+
+				"(Kubernetes Indexed Job) or %s (Slurm job array) is set, or unset %s to run the whole sweep",
+				envShardCount, text, envK8sIndex, envSlurmIndex, envShardCount)}
+		}
+		return nil, nil
 	}
 	index, err := strconv.Atoi(indexText)
 	if err != nil || index < 0 {
@@ -128,6 +141,9 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	if err := prepareShardDir(opts.OutputDir, []string{partPath, run.JournalPath}, opts.Overwrite); err != nil {
 		return err
 	}
+	if err := checkShardCount(opts.OutputDir, sh.Shard); err != nil {
+		return err
+	}
 	if err := checkSharedParts(opts.OutputDir, partPath, hash); err != nil {
 		return err
 	}
@@ -172,6 +188,35 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 			len(out.Rows), len(points), sh.Shard, resumeCommand(opts, "--shard", sh.Shard.String()))}
 	}
 	fmt.Fprintf(io.Out, "When all %d shards are done, merge them: servesweep merge --results %s\n", sh.Count, shellQuote(opts.OutputDir))
+	return nil
+}
+
+// checkShardCount refuses a shard whose count differs from the count of the parts or journals
+// already in the output directory (results/part-*-of-NNNNN.parquet, journals/part-*-of-NNNNN.jsonl):
+// a misconfigured shard count would otherwise add a second, overlapping partition of the same
+// points, which merge would count as duplicates. --overwrite does not lift it (it removes only the
+// shard's own files); use another --output-dir, or remove the old parts and journals.
+func checkShardCount(dir string, sh grid.Shard) error {
+	for _, sub := range []string{results.PartsDir, results.JournalsDir} {
+		entries, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			var index, count int
+			var ext string
+			if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			if n, _ := fmt.Sscanf(e.Name(), "part-%05d-of-%05d.%s", &index, &count, &ext); n != 3 ||
+				(ext != "parquet" && ext != "jsonl") || count == sh.Count {
+				continue
+			}
+			return &usageError{fmt.Errorf("--output-dir %s holds shards of a sweep split into %d (%s), but this shard is %s, "+
+				"split into %d: give every shard the same count (--shard I/N, --shard-count, SERVESWEEP_SHARD_COUNT), "+
+				"or use another --output-dir", dir, count, filepath.Join(dir, sub, e.Name()), sh, sh.Count)}
+		}
+	}
 	return nil
 }
 

@@ -69,9 +69,15 @@ func TestResolveShard(t *testing.T) {
 			err: "SLURM_ARRAY_TASK_ID=5 is not a shard of SLURM_ARRAY_TASK_COUNT=1: the shard index must be < the shard count (0 to 0); number the array from 0"},
 		{name: "slurm count not a number", env: map[string]string{"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "n"},
 			err: `environment variable SLURM_ARRAY_TASK_COUNT must be a whole number between 1 and 99999 (the shard count), got "n"`},
-		{name: "kubernetes before slurm", env: map[string]string{"JOB_COMPLETION_INDEX": "0", "SERVESWEEP_SHARD_COUNT": "2",
-			"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2"}, want: &grid.Shard{Index: 0, Count: 2}},
-		{name: "an empty variable is unset", env: map[string]string{"JOB_COMPLETION_INDEX": "", "SERVESWEEP_SHARD_COUNT": "4"}},
+		{name: "kubernetes and slurm both set", env: map[string]string{"JOB_COMPLETION_INDEX": "0", "SERVESWEEP_SHARD_COUNT": "2",
+			"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2"},
+			err: "both JOB_COMPLETION_INDEX=0 (Kubernetes Indexed Job) and SLURM_ARRAY_TASK_ID=1 (Slurm job array) are set"},
+		{name: "--shard ignores both index variables", shard: "1/2", env: map[string]string{"JOB_COMPLETION_INDEX": "0",
+			"SLURM_ARRAY_TASK_ID": "1"}, want: &grid.Shard{Index: 1, Count: 2}},
+		{name: "an empty variable is unset", env: map[string]string{"JOB_COMPLETION_INDEX": "", "SLURM_ARRAY_TASK_ID": "2",
+			"SLURM_ARRAY_TASK_COUNT": "4"}, want: &grid.Shard{Index: 2, Count: 4}},
+		{name: "SERVESWEEP_SHARD_COUNT without an index", env: map[string]string{"JOB_COMPLETION_INDEX": "", "SERVESWEEP_SHARD_COUNT": "4"},
+			err: "SERVESWEEP_SHARD_COUNT=4 gives a shard count but no shard index is set"},
 		{name: "count without an index", count: 4, err: "--shard-count needs a shard index: pass --shard I/N, or run where JOB_COMPLETION_INDEX"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -409,5 +415,34 @@ func TestShardAndMergeErrors(t *testing.T) {
 	code, out, _ := runCLI(t, "sweep", "--dry-run", "--shard", "1/3")
 	if code != 0 || !strings.Contains(out, "shard 1/3 (from --shard 1/3): ") || !strings.Contains(out, "spec hash ") {
 		t.Errorf("dry run with --shard: exit %d\n%s", code, out)
+	}
+}
+
+// TestShardCountMismatchIsRefused checks that a shard whose count differs from the parts or
+// journals already in the output directory is refused (exit 2) naming both counts, before it
+// simulates anything.
+func TestShardCountMismatchIsRefused(t *testing.T) {
+	for _, existing := range []string{
+		filepath.Join(results.PartsDir, "part-00001-of-00004.parquet"),
+		filepath.Join(results.JournalsDir, "part-00003-of-00004.jsonl"),
+	} {
+		dir := filepath.Join(t.TempDir(), "out")
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(existing)), 0o755)
+		os.WriteFile(filepath.Join(dir, existing), nil, 0o644)
+		args := append([]string{"sweep", "--output-dir", dir, "-q", "--shard", "0/1"}, tinyDefault...)
+		code, _, errs := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errs, "split into 4 ("+filepath.Join(dir, existing)+"), but this shard is 0/1, split into 1") {
+			t.Errorf("%s then --shard 0/1: exit %d %q", existing, code, errs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, results.PartsDir, results.PartName(0, 1))); err == nil {
+			t.Errorf("%s: the refused shard wrote its part", existing)
+		}
+		// The same count is accepted (an empty journal is a valid one; an empty part is not).
+		if filepath.Ext(existing) != ".jsonl" {
+			continue
+		}
+		if code, _, errs := runCLI(t, append(args[:4:4], append([]string{"--shard", "0/4"}, tinyDefault...)...)...); code != 0 {
+			t.Errorf("%s then --shard 0/4: exit %d %q", existing, code, errs)
+		}
 	}
 }
