@@ -22,7 +22,15 @@
 //	point_id          STRING  stable ID: 12 hex digits of SHA-256 of the decoded config
 //	point_index       INT64   position in the spec's expansion order
 //	status            STRING  ok | failed | timed_out
-//	reason            STRING  why the point failed or timed out ("" when ok)
+//	reason            STRING  why the point failed or timed out ("" when ok, except no_samples)
+//
+// An ok point where no request completed (completed_requests = 0, e.g. a stop time shorter than
+// any request) keeps status ok, with reason NoSamplesReason (it starts with "no_samples:"), and
+// its latency columns ({stat}_{ttft,ttst,tpot,itl,e2e_latency}_ms) and throughput columns (every
+// column whose name contains "throughput", per-GPU and goodput included) are null, not 0, so
+// they never sort first; counts, duration_ms, worker-seconds, gpu_hours and avg_gpus are kept.
+// Analyze excludes such points from the front and the rankings (excluded reason no_samples).
+// Select them with reason LIKE 'no_samples%' or completed_requests = 0.
 //
 // Deployment (engine.*, router.*):
 //

@@ -332,3 +332,45 @@ func TestJournalLock(t *testing.T) {
 	}
 	j2.Close()
 }
+
+// TestNoSamplesRow checks that an ok point where no request completed keeps status ok but gets
+// the no_samples reason and null latency and throughput columns (not 0, which would sort first),
+// keeps its counts and duration, survives a Parquet round trip, and stays off the front.
+func TestNoSamplesRow(t *testing.T) {
+	rec := Record{PointID: "z", Status: StatusOK, Summary: map[string]float64{
+		"num_requests": 8, "completed_requests": 0, "duration_ms": 1000, "gpu_hours": 1.0 / 3600,
+		"p99_ttft_ms": 0, "mean_tpot_ms": 0, "mean_e2e_latency_ms": 0, "p99_itl_ms": 0,
+		"output_throughput_tok_s": 0, "request_throughput_rps": 0, "mean_output_token_throughput_per_user": 0,
+		"processed_tokens_per_s": 5}}
+	r := NewRow(PointInfo{ID: "z", GPUs: 1}, rec)
+	if r.Status != StatusOK || r.Reason != NoSamplesReason || !strings.HasPrefix(r.Reason, "no_samples") {
+		t.Errorf("status %q reason %q", r.Status, r.Reason)
+	}
+	for name, p := range map[string]*float64{"p99_ttft_ms": r.P99TTFTMs, "mean_tpot_ms": r.MeanTPOTMs, "mean_e2e_latency_ms": r.MeanE2ELatencyMs,
+		"p99_itl_ms": r.P99ITLMs, "output_throughput_tok_s": r.OutputThroughputTokS, "request_throughput_rps": r.RequestThroughputRPS,
+		"mean_output_token_throughput_per_user_tok_s": r.MeanOutputTokenThroughputPerUser,
+		"output_throughput_per_gpu_tok_s":             r.OutputThroughputPerGPUTokS} {
+		if p != nil {
+			t.Errorf("%s = %v, want null", name, *p)
+		}
+	}
+	if r.CompletedRequests == nil || *r.CompletedRequests != 0 || r.NumRequests == nil || *r.NumRequests != 8 ||
+		r.DurationMs == nil || r.AvgGPUs == nil || r.ProcessedTokensPerS == nil {
+		t.Error("counts, duration, avg_gpus and host-time columns must be kept")
+	}
+	path := filepath.Join(t.TempDir(), ParquetFile)
+	if err := WriteParquet(path, []Row{r}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadParquet(path)
+	if err != nil || len(back) != 1 || back[0].P99TTFTMs != nil || back[0].Reason != NoSamplesReason {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+	a, err := Analyze([]Row{r}, Settings{Target: TargetPareto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Candidates) != 0 || a.Excluded[ExcludedNoSamples] != 1 {
+		t.Errorf("candidates %v excluded %v; want the row excluded as no_samples", a.Candidates, a.Excluded)
+	}
+}

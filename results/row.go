@@ -287,8 +287,40 @@ func NewRow(p PointInfo, rec Record) Row {
 	if rec.Status == StatusOK {
 		fillSummary(&r, rec.Summary)
 		fillDerived(&r)
+		if r.CompletedRequests == nil || *r.CompletedRequests == 0 {
+			r.Reason = NoSamplesReason
+			clearLatencyAndThroughput(&r)
+		}
 	}
 	return r
+}
+
+// NoSamplesReason is the reason of an ok point where no request completed (completed_requests
+// = 0, for example a stop.max_virtual_time_s shorter than any request): its latency and
+// throughput columns are null rather than 0, so that they never sort first, and Analyze
+// excludes it from the front as no_samples.
+const NoSamplesReason = "no_samples: no request completed (completed_requests = 0); latency and throughput columns are null"
+
+// clearLatencyAndThroughput sets to null the latency distributions ({stat}_{ttft,ttst,tpot,itl,
+// e2e_latency}_ms) and every throughput column (request, token, goodput, per-user, per-GPU) of r;
+// counts, duration, worker-seconds, GPU-hours and host-time columns are kept.
+func clearLatencyAndThroughput(r *Row) {
+	v := reflect.ValueOf(r).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ",")
+		f := v.Field(i)
+		if f.Kind() != reflect.Pointer || f.Type().Elem().Kind() != reflect.Float64 || strings.HasPrefix(name, "processed_") {
+			continue
+		}
+		latency := false
+		for _, m := range []string{"_ttft_ms", "_ttst_ms", "_tpot_ms", "_itl_ms", "_e2e_latency_ms"} {
+			latency = latency || strings.HasSuffix(name, m)
+		}
+		if latency || strings.Contains(name, "throughput") {
+			f.SetZero()
+		}
+	}
 }
 
 func i64(x int) *int64       { v := int64(x); return &v }
