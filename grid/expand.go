@@ -499,16 +499,16 @@ func (s *Spec) checkSLA(cfg *sim.Config) error {
 	o := s.Optimization
 	if o.StrictSLA {
 		errs = append(errs, &sim.ConfigError{File: s.File, Path: "optimization.strict_sla",
-			Msg: "needs evaluation.sla with at least one bound (ttft_ms, itl_ms or e2e_ms)"})
+			Msg: results.SLARequired})
 	}
 	if results.NeedsSLA(o.Target) {
 		errs = append(errs, &sim.ConfigError{File: s.File, Path: "optimization.target",
-			Msg: o.Target + " needs evaluation.sla with at least one bound (ttft_ms, itl_ms or e2e_ms)"})
+			Msg: o.Target + " " + results.SLARequired})
 	}
 	for i, obj := range o.Objectives {
 		if strings.HasPrefix(obj.Metric, "goodput_") {
 			errs = append(errs, &sim.ConfigError{File: s.File, Path: fmt.Sprintf("optimization.objectives[%d].metric", i),
-				Msg: obj.Metric + " needs evaluation.sla with at least one bound (ttft_ms, itl_ms or e2e_ms)"})
+				Msg: obj.Metric + " " + results.SLARequired})
 		}
 	}
 	if len(errs) > 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/servesweep/servesweep/results"
 	"github.com/spf13/cobra"
@@ -107,6 +108,9 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if s.MinGPUs < 0 || s.MaxGPUs < 0 || (s.MaxGPUs > 0 && s.MinGPUs > s.MaxGPUs) {
 		return &usageError{fmt.Errorf("--min-gpus (%d) and --max-gpus (%d) must be >= 0 with min <= max", s.MinGPUs, s.MaxGPUs)}
 	}
+	if err := checkReportSLA(rows, s, opts.set); err != nil {
+		return err
+	}
 	a, err := results.Analyze(rows, *s)
 	if err != nil {
 		return &usageError{err}
@@ -121,4 +125,37 @@ func runReport(io ioStreams, opts *reportOptions) error {
 		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s)", len(rows), countList(a.Excluded))
 	}
 	return nil
+}
+
+// checkReportSLA refuses (exit 2) settings that need evaluation.sla (--strict-sla, a goodput
+// --target, min_gpus, or a goodput_* objective) when no row of the results has an SLA bound,
+// with the message the sweep spec validation gives (results.SLARequired).
+func checkReportSLA(rows []results.Row, s *results.Settings, set map[string]bool) error {
+	for i := range rows {
+		if results.HasSLA(&rows[i]) {
+			return nil
+		}
+	}
+	name := func(flag, key string) string {
+		if set[flag] {
+			return "--" + flag
+		}
+		return "optimization." + key + " (from " + results.ManifestFile + ")"
+	}
+	var msgs []string
+	if s.StrictSLA {
+		msgs = append(msgs, name("strict-sla", "strict_sla")+": "+results.SLARequired)
+	}
+	if results.NeedsSLA(s.Target) {
+		msgs = append(msgs, name("target", "target")+": "+s.Target+" "+results.SLARequired)
+	}
+	for _, o := range s.Objectives {
+		if strings.HasPrefix(o.Metric, "goodput_") {
+			msgs = append(msgs, name("objective", "objectives")+": "+o.Metric+" "+results.SLARequired)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return &usageError{fmt.Errorf("the results have no SLA (no evaluation.sla in the sweep spec):\n  %s", strings.Join(msgs, "\n  "))}
 }

@@ -403,3 +403,32 @@ func TestSweepRefusesALockedJournal(t *testing.T) {
 		t.Errorf("shard after release: exit %d %q", code, errs)
 	}
 }
+
+// TestReportNeedsSLA checks that report settings that read an SLA (--strict-sla, a goodput
+// --target, a goodput objective) are exit-2 errors, with the spec validation's message, when the
+// results have no SLA, and that the same results report fine otherwise.
+func TestReportNeedsSLA(t *testing.T) {
+	dir := t.TempDir()
+	p := func(x float64) *float64 { return &x }
+	n := int64(4)
+	rows := []results.Row{{PointID: "a", Status: results.StatusOK, GPUs: 1, CompletedRequests: &n,
+		OutputThroughputPerGPUTokS: p(10), P99TTFTMs: p(5), P99ITLMs: p(1)}}
+	if err := results.WriteParquet(filepath.Join(dir, results.ParquetFile), rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--target", "goodput"}},
+		{[]string{"--target", "goodput_per_gpu"}},
+		{[]string{"--strict-sla"}},
+		{[]string{"--objective", "max:goodput_output_throughput_tok_s"}},
+	} {
+		code, _, errs := runCLI(t, append([]string{"report", "--results", dir}, tc.args...)...)
+		if code != 2 || !strings.Contains(errs, "--"+strings.TrimPrefix(tc.args[0], "--")+": ") ||
+			!strings.Contains(errs, results.SLARequired) {
+			t.Errorf("%v: exit %d %q; want exit 2 and %q", tc.args, code, errs, results.SLARequired)
+		}
+	}
+	if code, _, errs := runCLI(t, "report", "--results", dir, "--target", "throughput"); code != 0 {
+		t.Errorf("--target throughput: exit %d %q", code, errs)
+	}
+}
