@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/servesweep/servesweep/results"
@@ -97,6 +98,9 @@ type Expansion struct {
 	// first message per reason.
 	Filtered map[string]int
 	Examples map[string]string
+	// Errors holds the full decode errors of the first few invalid or unsupported points
+	// (maxErrors), each introduced by its point.
+	Errors []string
 	// Points are the selected points in enumeration order: every valid point for the grid
 	// algorithm, MaxTrials of them for random.
 	Points []Point
@@ -194,8 +198,9 @@ func (s *Spec) applies(path, mode, policy string) bool {
 // engine.kv_transfer) and the kv_router knobs of non-kv_router points (when router.policy is a
 // domain), decodes each point with sim.Decode and filters out the points outside the GPU budget
 // (checked first), the invalid, the unsupported and duplicates, counting each reason. The random optimizer then
-// keeps MaxTrials valid points, drawn with Seed. Spec-level errors (no valid point, strict_sla
-// or a goodput target without evaluation.sla) are sim.ConfigErrors.
+// keeps MaxTrials valid points, drawn with Seed. Spec-level errors (every point an invalid config,
+// strict_sla or a goodput target without evaluation.sla) are sim.ConfigErrors; a grid whose
+// every point is outside the GPU budget is a *NoFeasiblePointError.
 func (s *Spec) Expand() (*Expansion, error) {
 	x := &Expansion{Spec: s, GridPoints: s.Size(), Filtered: map[string]int{}, Examples: map[string]string{}}
 	seen := map[string]bool{}
@@ -206,7 +211,10 @@ func (s *Spec) Expand() (*Expansion, error) {
 	var rec func(k int)
 	rec = func(k int) {
 		if k == len(s.Domains) {
-			p, reason, msg := s.point(pick, mi, pi)
+			p, reason, msg, full := s.point(pick, mi, pi)
+			if full != "" && len(x.Errors) < maxErrors {
+				x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(full, "\n", "\n    "))
+			}
 			p.Index = index
 			index++
 			if reason == "" && seen[p.ID] {
@@ -263,7 +271,7 @@ func (s *Spec) Expand() (*Expansion, error) {
 
 // point builds the point of one combination of values (pick[i] is nil for a domain that does
 // not apply). reason is "" for a valid point, else a Filtered* reason with its message.
-func (s *Spec) point(pick []*yaml.Node, mi, pi int) (p Point, reason, msg string) {
+func (s *Spec) point(pick []*yaml.Node, mi, pi int) (p Point, reason, msg, full string) {
 	subst := make(map[*yaml.Node]*yaml.Node, len(pick))
 	for i, v := range pick {
 		if v != nil {
@@ -282,11 +290,11 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int) (p Point, reason, msg string
 	// Most points of a large grid fall outside the GPU budget; counting their GPUs on the tree
 	// spares decoding them. Points the shortcut cannot count are decoded and checked below.
 	if g, ok := quickGPUs(root); ok && (g > o.MaxCandidateGPUs || g < o.MinCandidateGPUs) {
-		return p, FilteredGPUBudget, budgetMsg(g, o)
+		return p, FilteredGPUBudget, budgetMsg(g, o), ""
 	}
 	data, err := marshal(root)
 	if err != nil {
-		return p, FilteredInvalid, "cannot serialize: " + err.Error()
+		return p, FilteredInvalid, "cannot serialize: " + err.Error(), err.Error()
 	}
 	p.YAML = data
 	cfg, err := sim.Decode(data, s.File, nil)
@@ -299,15 +307,15 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int) (p Point, reason, msg string
 		if first, rest, more := strings.Cut(msg, "\n"); more {
 			msg = fmt.Sprintf("%s (and %d more)", first, strings.Count(rest, "\n")+1)
 		}
-		return p, reason, msg
+		return p, reason, msg, err.Error()
 	}
 	p.Config = cfg
 	p.ID = PointID(cfg)
 	p.GPUs = GPUs(cfg)
 	if p.GPUs > o.MaxCandidateGPUs || p.GPUs < o.MinCandidateGPUs {
-		return p, FilteredGPUBudget, budgetMsg(p.GPUs, o)
+		return p, FilteredGPUBudget, budgetMsg(p.GPUs, o), ""
 	}
-	return p, "", ""
+	return p, "", "", ""
 }
 
 func budgetMsg(gpus int, o Optimization) string {
@@ -477,16 +485,49 @@ func GPUs(cfg *sim.Config) int {
 	return 0
 }
 
-// noValidPoint explains a grid in which every point was filtered out.
+// maxErrors is how many full decode errors an Expansion keeps.
+const maxErrors = 3
+
+// NoFeasiblePointError is a valid spec whose every point the filters removed (the GPU budget of
+// optimization.constraints): there is nothing to simulate, but nothing is wrong with the spec's
+// configs, so it is a run failure (exit 1), not a spec error.
+type NoFeasiblePointError struct {
+	// File is the spec; Msg lists the filter counts.
+	File, Msg string
+}
+
+func (e *NoFeasiblePointError) Error() string { return e.File + ": " + e.Msg }
+
+// noValidPoint explains a grid in which every point was filtered out. When some point was an
+// invalid (or unsupported) config and none was valid, the spec is wrong: a sim.ConfigErrors
+// (exit 2) with the first decode errors in full. When every point was removed by the GPU
+// budget, the spec is valid but has no feasible point: a *NoFeasiblePointError (exit 1) with
+// the filter counts.
 func (s *Spec) noValidPoint(x *Expansion) error {
+	bad := x.Filtered[FilteredInvalid] + x.Filtered[FilteredUnsupported]
+	if bad > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "no valid point: %d of the %d grid points are invalid configs", bad, x.GridPoints)
+		if n := x.GridPoints - bad; n > 0 {
+			fmt.Fprintf(&b, " (the other %d are outside the GPU budget)", n)
+		}
+		fmt.Fprintf(&b, "; the first %d:", len(x.Errors))
+		for _, e := range x.Errors {
+			b.WriteString("\n  " + e)
+		}
+		if bad > len(x.Errors) {
+			fmt.Fprintf(&b, "\n  ... and %d more", bad-len(x.Errors))
+		}
+		return sim.ConfigErrors{{File: s.File, Msg: b.String()}}
+	}
 	reasons := make([]string, 0, len(x.Filtered))
-	for _, r := range []string{FilteredInvalid, FilteredUnsupported, FilteredGPUBudget, FilteredDuplicate} {
+	for _, r := range []string{FilteredGPUBudget, FilteredDuplicate} {
 		if n := x.Filtered[r]; n > 0 {
 			reasons = append(reasons, fmt.Sprintf("%d %s, e.g. %s", n, r, x.Examples[r]))
 		}
 	}
-	return sim.ConfigErrors{{File: s.File, Msg: fmt.Sprintf("no valid point: all %d grid points were filtered out:\n  %s",
-		x.GridPoints, strings.Join(reasons, "\n  "))}}
+	return &NoFeasiblePointError{File: s.File, Msg: fmt.Sprintf("no feasible point: all %d grid points were filtered out:\n  %s",
+		x.GridPoints, strings.Join(reasons, "\n  "))}
 }
 
 // checkSLA reports optimization settings that need evaluation.sla when the config has none.

@@ -209,14 +209,40 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 }
 
 func TestExpandNoValidPointIsASpecError(t *testing.T) {
+	// Every point outside the GPU budget: a valid spec with no feasible point (exit 1).
 	s, err := Parse([]byte(base), "spec.yaml", []string{"engine.workers.aggregated.parallelism.replicas={choices: [64, 128]}"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.Expand()
+	var nf *NoFeasiblePointError
 	var ce sim.ConfigErrors
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "no valid point") || !strings.Contains(err.Error(), "gpu_budget") {
-		t.Errorf("err = %v; want a ConfigErrors naming gpu_budget", err)
+	if !errors.As(err, &nf) || errors.As(err, &ce) || !strings.Contains(err.Error(), "no feasible point") ||
+		!strings.Contains(err.Error(), "2 gpu_budget") {
+		t.Errorf("err = %v; want a *NoFeasiblePointError naming gpu_budget", err)
+	}
+	// Every point in the budget an invalid config: a spec error (exit 2) with the decode errors
+	// in full, not the budget counts.
+	s, err = Parse([]byte(base), "spec.yaml", []string{"engine.backend=vllm",
+		"engine.workers.aggregated.parallelism.replicas={choices: [1, 64]}",
+		"engine.workers.aggregated.kv_cache.block_size=1", // vllm needs >= 2
+		"engine.workers.aggregated.scheduler.max_sequences={choices: [8, 16, 32, 64]}"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Expand()
+	if !errors.As(err, &ce) || errors.As(err, &nf) {
+		t.Fatalf("err = %v; want a ConfigErrors", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"no valid point: 4 of the 8 grid points are invalid configs (the other 4 are outside the GPU budget); the first 3:",
+		"point #0 ", "kv_cache.block_size", "... and 1 more"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "gpu_budget, e.g.") {
+		t.Errorf("the budget example is noise here:\n%s", msg)
 	}
 }
 

@@ -1,6 +1,9 @@
 package results
 
 import (
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +43,11 @@ const (
 	SpecHashKey   = "servesweep.spec_hash"
 	ShardIndexKey = "servesweep.shard_index"
 	ShardCountKey = "servesweep.shard_count"
+	// ChecksumKey holds partChecksum: SHA-256 over the PartMetaKey JSON and the rows, so that a
+	// damaged part (a flipped bit in the footer's column names or in a page header, which the
+	// page checksums do not cover) is refused instead of merged with silently wrong columns.
+	// Parts without it (older servesweep) are not checked.
+	ChecksumKey = "servesweep.checksum"
 )
 
 // partVersion is the schema version of PartMeta.
@@ -103,9 +111,14 @@ func WritePart(path string, rows []Row, meta *PartMeta) error {
 	if err != nil {
 		return err
 	}
+	sum, err := partChecksum(data, rows)
+	if err != nil {
+		return err
+	}
 	return writeAtomic(path, func(out io.Writer) error {
 		w := parquet.NewGenericWriter[Row](out, parquet.Compression(&parquet.Snappy),
 			parquet.KeyValueMetadata(PartMetaKey, string(data)),
+			parquet.KeyValueMetadata(ChecksumKey, sum),
 			parquet.KeyValueMetadata(SpecHashKey, meta.SpecHash),
 			parquet.KeyValueMetadata(ShardIndexKey, strconv.Itoa(meta.ShardIndex)),
 			parquet.KeyValueMetadata(ShardCountKey, strconv.Itoa(meta.ShardCount)))
@@ -130,6 +143,16 @@ func ReadPart(path string) (*Part, error) {
 		return nil, &PartError{Path: path, Msg: "not a part of a sharded sweep (no " + PartMetaKey +
 			" metadata); only files written by servesweep sweep --shard I/N can be merged"}
 	}
+	if want, ok := pf.Lookup(ChecksumKey); ok {
+		got, err := partChecksum([]byte(raw), rows)
+		if err != nil {
+			return nil, err
+		}
+		if got != want {
+			return nil, &PartError{Path: path, Msg: "corrupt part: its content does not match the checksum it was written with " +
+				"(a damaged copy?); rerun its shard"}
+		}
+	}
 	p := &Part{Path: path, Rows: rows}
 	if err := json.Unmarshal([]byte(raw), &p.Meta); err != nil {
 		return nil, &PartError{Path: path, Msg: "unreadable " + PartMetaKey + " metadata: " + err.Error()}
@@ -138,6 +161,17 @@ func ReadPart(path string) (*Part, error) {
 		return nil, &PartError{Path: path, Msg: msg + "; the file was not written by this servesweep or was altered, rerun its shard"}
 	}
 	return p, nil
+}
+
+// partChecksum is the hex SHA-256 of a part's metadata JSON followed by the gob encoding of its
+// rows (deterministic: Row holds only scalars and pointers to scalars).
+func partChecksum(meta []byte, rows []Row) (string, error) {
+	h := sha256.New()
+	h.Write(meta)
+	if err := gob.NewEncoder(h).Encode(rows); err != nil {
+		return "", fmt.Errorf("checksumming a part: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // ReadPartMeta reads only the footer metadata of a part file (not its rows); see ReadPart.
@@ -454,7 +488,14 @@ func missingShards(parts []*Part, has func(id string) bool) ([]MissingShard, []P
 
 // readRows reads every row of the Parquet file at path and returns the open file's metadata
 // view with them. A file that is not Parquet is a *PartError.
-func readRows(path string) ([]Row, *parquet.File, error) {
+func readRows(path string) (rows []Row, pf *parquet.File, err error) {
+	// A damaged file (a flipped bit, a truncated page) can make the Parquet decoder panic; that
+	// is bad input naming the file, like any other decoding error.
+	defer func() {
+		if r := recover(); r != nil {
+			rows, pf, err = nil, nil, &PartError{Path: path, Msg: fmt.Sprintf("corrupt Parquet data: %v", r)}
+		}
+	}()
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -464,11 +505,11 @@ func readRows(path string) ([]Row, *parquet.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	pf, err := parquet.OpenFile(f, st.Size())
+	pf, err = parquet.OpenFile(f, st.Size())
 	if err != nil {
 		return nil, nil, &PartError{Path: path, Msg: "not a readable Parquet file: " + err.Error()}
 	}
-	rows := make([]Row, pf.NumRows())
+	rows = make([]Row, pf.NumRows())
 	if len(rows) == 0 {
 		return rows, pf, nil
 	}
@@ -476,7 +517,10 @@ func readRows(path string) ([]Row, *parquet.File, error) {
 	defer r.Close()
 	n, err := r.Read(rows)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, &PartError{Path: path, Msg: "corrupt Parquet data: " + err.Error()}
 	}
-	return rows[:n], pf, nil
+	if n != len(rows) {
+		return nil, nil, &PartError{Path: path, Msg: fmt.Sprintf("corrupt Parquet data: read %d of the %d rows its footer announces", n, len(rows))}
+	}
+	return rows, pf, nil
 }

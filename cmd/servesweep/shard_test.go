@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -444,5 +446,40 @@ func TestShardCountMismatchIsRefused(t *testing.T) {
 		if code, _, errs := runCLI(t, append(args[:4:4], append([]string{"--shard", "0/4"}, tinyDefault...)...)...); code != 0 {
 			t.Errorf("%s then --shard 0/4: exit %d %q", existing, code, errs)
 		}
+	}
+}
+
+// TestMergeRefusesACorruptPart flips one byte of a part in a column name of its footer (which
+// no page checksum covers, so the column would otherwise read as null) and in its page data,
+// and checks that merge refuses it with exit 2 naming the file.
+func TestMergeRefusesACorruptPart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	runShardCLI(t, dir, "--shard", "0/1")
+	part := filepath.Join(dir, results.PartsDir, results.PartName(0, 1))
+	data, err := os.ReadFile(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The footer (Thrift FileMetaData, its schema first) ends 8 bytes before the end of the
+	// file, which give its length (little-endian) and the magic number.
+	footer := len(data) - 8 - int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	for name, off := range map[string]int{"footer column name": footer + bytes.Index(data[footer:], []byte("mean_ttft_ms")) + 2,
+		"page data": bytes.Index(data, []byte("config_yaml")) / 2} {
+		if off < 2 {
+			t.Fatalf("%s: no offset", name)
+		}
+		bad := bytes.Clone(data)
+		bad[off] ^= 0x10
+		if err := os.WriteFile(part, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runCLI(t, "merge", "--results", dir)
+		if code != 2 || !strings.Contains(errs, part+": ") {
+			t.Errorf("%s flipped at %d: exit %d %q; want exit 2 naming %s", name, off, code, errs, part)
+		}
+	}
+	os.WriteFile(part, data, 0o644)
+	if code, _, errs := runCLI(t, "merge", "--results", dir); code != 0 {
+		t.Errorf("intact part: exit %d %q", code, errs)
 	}
 }

@@ -284,8 +284,11 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 		{"bare list", []string{"sweep", "-c", spec, "--dry-run", "--set", "engine.workers.aggregated.parallelism.tensor=[1, 2]"}, 2,
 			"engine.workers.aggregated.parallelism.tensor: a bare list is never a domain"},
 		{"missing spec", []string{"sweep", "-c", filepath.Join(tmp, "nope.yaml"), "--dry-run"}, 2, "cannot read sweep spec"},
-		{"no valid point", []string{"sweep", "--dry-run", "--set", "optimization.constraints.max_candidate_gpus=1",
-			"--set", "engine.mode={choices: [disaggregated]}"}, 2, "no valid point: all 162 grid points were filtered out:\n  162 gpu_budget"},
+		{"no feasible point", []string{"sweep", "--dry-run", "--set", "optimization.constraints.max_candidate_gpus=1",
+			"--set", "engine.mode={choices: [disaggregated]}"}, 1, "no feasible point: all 162 grid points were filtered out:\n  162 gpu_budget"},
+		{"every point invalid", []string{"sweep", "--dry-run", "--set", "engine.workers.aggregated.kv_cache.block_size=0",
+			"--set", "engine.mode={choices: [aggregated]}"}, 2, "no valid point: 20 of the 32 grid points are invalid configs " +
+			"(the other 12 are outside the GPU budget); the first 3:\n  point #0 mode=aggregated"},
 		{"bad flag", []string{"sweep", "--parallelism", "x"}, 2, "invalid argument"},
 		{"positional", []string{"sweep", "extra"}, 2, "no positional arguments"},
 		{"report without results", []string{"report", "--results", tmp}, 2, "has no results.parquet"},
