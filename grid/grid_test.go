@@ -429,7 +429,8 @@ func TestEnvironmentReferences(t *testing.T) {
 		t.Errorf("paths = %v", got)
 	}
 	_, err = Parse([]byte(spec), "spec.yaml", nil, func(string) (string, bool) { return "", false })
-	if err == nil || !strings.Contains(err.Error(), "traffic.source.paths[0]: environment variable TRACE is not set") {
+	if err == nil || !strings.Contains(err.Error(), "traffic.source.paths[0]: environment variable TRACE is not set; "+
+		"export it, or override this field with --set 'traffic.source.paths=[/path/to/trace.jsonl]'") {
 		t.Errorf("unset variable: %v", err)
 	}
 	// --set replaces the reference before it is resolved.

@@ -300,6 +300,23 @@ func (p *parser) walk(n *yaml.Node, path string) {
 	}
 }
 
+// listIndex matches a trailing list index of a field path, e.g. the "[0]" of traffic.source.paths[0].
+var listIndex = regexp.MustCompile(`\[\d+\]$`)
+
+// setHint is the --set that overrides the field at path. --set addresses mappings, not list
+// elements, so an element of a list (traffic.source.paths[0]) is overridden by setting the whole
+// list: --set 'traffic.source.paths=[/path/to/trace.jsonl]'.
+func setHint(path string) string {
+	if loc := listIndex.FindStringIndex(path); loc != nil {
+		parent, value := path[:loc[0]], "VALUE"
+		if strings.HasSuffix(parent, ".paths") {
+			value = "/path/to/trace.jsonl"
+		}
+		return "--set '" + parent + "=[" + value + "]'"
+	}
+	return "--set " + path + "=VALUE"
+}
+
 // expandEnv replaces each ${NAME} in the string scalar n with the environment variable's value.
 func (p *parser) expandEnv(n *yaml.Node, path string) {
 	n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
@@ -310,7 +327,7 @@ func (p *parser) expandEnv(n *yaml.Node, path string) {
 			v, ok = p.getenv(name)
 		}
 		if !ok || v == "" {
-			p.errorf(path, "environment variable %s is not set; export it, or override this field with --set %s=VALUE", name, path)
+			p.errorf(path, "environment variable %s is not set; export it, or override this field with %s", name, setHint(path))
 			return ref
 		}
 		return v

@@ -361,7 +361,8 @@ func TestSweepMooncakeExample(t *testing.T) {
 	// Without the variable or a --set, the error names the field and the variable.
 	t.Setenv("SERVESWEEP_MOONCAKE_TRACE", "")
 	code, _, errs = runCLI(t, "sweep", "-c", "../../examples/sweep-mooncake.yaml", "--dry-run")
-	if code != 2 || !strings.Contains(errs, "traffic.source.paths[0]: environment variable SERVESWEEP_MOONCAKE_TRACE is not set") {
+	if code != 2 || !strings.Contains(errs, "traffic.source.paths[0]: environment variable SERVESWEEP_MOONCAKE_TRACE is not set") ||
+		!strings.Contains(errs, "--set 'traffic.source.paths=[/path/to/trace.jsonl]'") {
 		t.Errorf("unset trace variable: exit %d %q", code, errs)
 	}
 }
