@@ -191,11 +191,26 @@ func TestSlurmArrayScript(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "sbatch"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	echo := filepath.Join(bin, "fake-servesweep")
+	os.WriteFile(echo, []byte("#!/usr/bin/env bash\necho \"$@\"\n"), 0o755)
 	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + bin,
 		"SHARDS=3", "SPEC=spec.yaml", "OUT=/shared/out"}
+
+	// A servesweep binary that is not there is refused before anything is submitted.
 	cmd := exec.Command(bash, script)
-	cmd.Env = env
+	cmd.Env = append(env, "SERVESWEEP="+filepath.Join(bin, "nope"))
 	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "the servesweep binary '"+filepath.Join(bin, "nope")+"' is not found") {
+		t.Errorf("missing binary: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(log); err == nil {
+		t.Error("sbatch was called with a missing binary")
+	}
+
+	cmd = exec.Command(bash, script)
+	cmd.Env = append(env, "SERVESWEEP="+echo)
+	out, err = cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("submit: %v\n%s", err, out)
 	}
@@ -205,13 +220,14 @@ func TestSlurmArrayScript(t *testing.T) {
 		!strings.HasSuffix(lines[0], script) {
 		t.Fatalf("array submission: %q", lines)
 	}
-	if !strings.Contains(lines[1], "--dependency=afterany:1001") || !strings.Contains(lines[1], "merge --results /shared/out") {
+	if !strings.Contains(lines[0], "SERVESWEEP="+echo) {
+		t.Errorf("array submission %q does not pass SERVESWEEP on", lines[0])
+	}
+	if !strings.Contains(lines[1], "--dependency=afterany:1001") || !strings.Contains(lines[1], echo+" merge --results /shared/out") {
 		t.Errorf("merge submission %q: want a merge of /shared/out after array job 1001", lines[1])
 	}
 
 	// One task of the array runs servesweep sweep with the shard count.
-	echo := filepath.Join(bin, "fake-servesweep")
-	os.WriteFile(echo, []byte("#!/usr/bin/env bash\necho \"$@\"\n"), 0o755)
 	cmd = exec.Command(bash, script)
 	cmd.Env = append(env, "SLURM_JOB_ID=1002", "SLURM_ARRAY_TASK_ID=2", "SLURM_CPUS_PER_TASK=2", "SERVESWEEP="+echo)
 	out, err = cmd.CombinedOutput()
@@ -220,5 +236,17 @@ func TestSlurmArrayScript(t *testing.T) {
 	}
 	if got := strings.TrimSpace(string(out)); got != "sweep -c spec.yaml --output-dir /shared/out --shard-count 3 --parallelism 2 --quiet" {
 		t.Errorf("task ran servesweep %s", got)
+	}
+}
+
+// TestKubernetesImageRecipe checks that the manifest's image recipe builds a static binary
+// (CGO_ENABLED=0 in the command itself), which the distroless static base image needs.
+func TestKubernetesImageRecipe(t *testing.T) {
+	data, err := os.ReadFile("cluster/kubernetes-indexed-job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "#   CGO_ENABLED=0 go build -o bin/servesweep ./cmd/servesweep") {
+		t.Error("the image recipe does not build with CGO_ENABLED=0")
 	}
 }

@@ -18,6 +18,15 @@
 # OUT/results/part-IIIII-of-NNNNN.parquet and OUT/journals/part-IIIII-of-NNNNN.jsonl; the merge
 # writes OUT/results.parquet, pareto.json, report.md, pareto.png and recommendations/.
 #
+# Variables (all optional; the script passes them on to the tasks with --export):
+#   SHARDS      number of shards = array tasks (default 4)
+#   SPEC        the sweep spec (default examples/default-sweep.yaml)
+#   OUT         the shared output directory (default $PWD/out/cluster-sweep)
+#   SERVESWEEP  the servesweep binary: a command on PATH or a path (default `servesweep`;
+#               e.g. SERVESWEEP=$PWD/bin/servesweep after `make build`). It must run on the
+#               compute nodes too; the script checks it with `command -v` before submitting
+#               (a relative path is made absolute) and in each task.
+#
 # Rerun one shard by hand:
 #   sbatch --array=2 --export=ALL,SHARDS=4,SPEC=$SPEC,OUT=$OUT examples/cluster/slurm-array.sh
 # then merge again: servesweep merge --results "$OUT"
@@ -34,6 +43,15 @@ SHARDS="${SHARDS:-4}"
 SPEC="${SPEC:-examples/default-sweep.yaml}"
 OUT="${OUT:-$PWD/out/cluster-sweep}"
 SERVESWEEP="${SERVESWEEP:-servesweep}"
+
+if ! command -v "$SERVESWEEP" >/dev/null 2>&1; then
+  echo "slurm-array.sh: the servesweep binary '$SERVESWEEP' is not found or not executable${SLURM_JOB_ID:+ on $(hostname)};" \
+    "build it (make build) and set SERVESWEEP to its path, e.g. SERVESWEEP=\$PWD/bin/servesweep, or put servesweep on PATH" >&2
+  exit 2
+fi
+if [[ "$SERVESWEEP" == */* && "$SERVESWEEP" != /* ]]; then
+  SERVESWEEP="$PWD/$SERVESWEEP" # the tasks and the merge may start in another directory
+fi
 
 if [[ -z "${SLURM_ARRAY_TASK_ID:-}" ]]; then
   if [[ -n "${SLURM_JOB_ID:-}" ]]; then
