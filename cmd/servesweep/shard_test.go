@@ -413,10 +413,32 @@ func TestShardAndMergeErrors(t *testing.T) {
 			}
 		})
 	}
-	// A dry run shows the shard and the spec hash.
-	code, out, _ := runCLI(t, "sweep", "--dry-run", "--shard", "1/3")
+	// A dry run shows the shard and the spec hash, and lists the shard's first points.
+	code, out, _ := runCLI(t, "sweep", "--dry-run", "--shard", "1/3", "--show", "4")
 	if code != 0 || !strings.Contains(out, "shard 1/3 (from --shard 1/3): ") || !strings.Contains(out, "spec hash ") {
 		t.Errorf("dry run with --shard: exit %d\n%s", code, out)
+	}
+	spec, err := loadSpec(&sweepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := spec.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := x.ShardPoints(grid.Shard{Index: 1, Count: 3})
+	if !strings.Contains(out, "first 4 points of shard 1/3:\n") {
+		t.Errorf("dry run with --shard lacks the shard's points header:\n%s", out)
+	}
+	for _, p := range own[:4] {
+		if !strings.Contains(out, fmt.Sprintf("  #%d %s ", p.Index, p.ID)) {
+			t.Errorf("dry run with --shard 1/3 does not list the shard's point #%d %s:\n%s", p.Index, p.ID, out)
+		}
+	}
+	for _, p := range x.Points[:10] {
+		if grid.ShardOf(p.ID, 3) != 1 && strings.Contains(out, " "+p.ID+" ") {
+			t.Errorf("dry run with --shard 1/3 lists point %s of another shard", p.ID)
+		}
 	}
 }
 

@@ -120,11 +120,14 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		return err
 	}
 	if opts.DryRun {
-		printDryRun(io.Out, x, opts.Show)
-		if shard != nil {
-			fmt.Fprintf(io.Out, "shard %s (from %s): %d of %d selected points; spec hash %s\n",
-				shard.Shard, shard.Source, len(x.ShardPoints(shard.Shard)), len(x.Points), x.SpecHash())
+		if shard == nil {
+			printDryRun(io.Out, x, x.Points, "", opts.Show)
+			return nil
 		}
+		points := x.ShardPoints(shard.Shard)
+		printDryRun(io.Out, x, points, " of shard "+shard.Shard.String(), opts.Show)
+		fmt.Fprintf(io.Out, "shard %s (from %s): %d of %d selected points; spec hash %s\n",
+			shard.Shard, shard.Source, len(points), len(x.Points), x.SpecHash())
 		return nil
 	}
 	if shard == nil {
@@ -285,7 +288,9 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func printDryRun(w io.Writer, x *grid.Expansion, show int) {
+// printDryRun prints the grid counts and domains, then the first show of points (the selected
+// points, or a shard's: what says which, e.g. " of shard 2/4").
+func printDryRun(w io.Writer, x *grid.Expansion, points []grid.Point, what string, show int) {
 	s := x.Spec
 	fmt.Fprintf(w, "servesweep sweep --dry-run: %s\n", s.File)
 	fmt.Fprintf(w, "grid: %d points before filtering, %d valid, %d selected (optimizer %s)\n",
@@ -303,9 +308,9 @@ func printDryRun(w io.Writer, x *grid.Expansion, show int) {
 		}
 		fmt.Fprintf(w, "  %s: %s\n", d.Path, strings.Join(vals, ", "))
 	}
-	n := min(max(show, 0), len(x.Points))
-	fmt.Fprintf(w, "first %d points:\n", n)
-	for _, p := range x.Points[:n] {
+	n := min(max(show, 0), len(points))
+	fmt.Fprintf(w, "first %d points%s:\n", n, what)
+	for _, p := range points[:n] {
 		fmt.Fprintf(w, "  #%d %s %d GPUs: %s\n", p.Index, p.ID, p.GPUs, p.Label())
 	}
 }
