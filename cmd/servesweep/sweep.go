@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,8 +81,9 @@ then servesweep merge --results <output-dir> writes the report.`,
 	f.StringArrayVar(&opts.Sets, "set", nil, "override PATH=YAML after loading (repeatable; may set domains)")
 	f.StringVar(&opts.OutputDir, "output-dir", "./servesweep-sweep", "directory for the journal, results.parquet and the report")
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "start over: delete the sweep files in --output-dir (journal included) first")
-	f.IntVar(&opts.Parallelism, "parallelism", 0, "points simulated at once (default: optimizer.parallelism, else the number of CPUs)")
-	f.Float64Var(&opts.TimeoutSeconds, "timeout", 0, "host seconds per point before it is timed_out (default: optimizer.candidate_timeout_seconds, 600)")
+	f.IntVar(&opts.Parallelism, "parallelism", 0, "points simulated at once, >= 1; 0 means the default: optimizer.parallelism, else the number of CPUs")
+	f.Float64Var(&opts.TimeoutSeconds, "timeout", 0, "host seconds per point before it is timed_out, > 0; 0 means the default: "+
+		"optimizer.candidate_timeout_seconds, else 600")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the point count and the first points without simulating")
 	f.IntVar(&opts.Show, "show", 10, "with --dry-run, how many points to list")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
@@ -91,6 +93,10 @@ then servesweep merge --results <output-dir> writes the report.`,
 		"SLURM_ARRAY_TASK_ID (default: SERVESWEEP_SHARD_COUNT, else SLURM_ARRAY_TASK_COUNT)")
 	return cmd
 }
+
+// maxTimeoutSeconds bounds --timeout so that it fits a time.Duration (about 292 years); a year
+// is more than any point needs.
+const maxTimeoutSeconds = 365 * 24 * 3600
 
 // loadSpec reads the spec at opts.ConfigPath, or the built-in one.
 func loadSpec(opts *sweepOptions) (*grid.Spec, error) {
@@ -102,10 +108,12 @@ func loadSpec(opts *sweepOptions) (*grid.Spec, error) {
 
 func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if opts.Parallelism < 0 {
-		return &usageError{fmt.Errorf("--parallelism must be > 0, got %d", opts.Parallelism)}
+		return &usageError{fmt.Errorf("--parallelism must be a whole number >= 1 (or 0 for the default), got %d", opts.Parallelism)}
 	}
-	if opts.TimeoutSeconds < 0 {
-		return &usageError{fmt.Errorf("--timeout must be > 0, got %g", opts.TimeoutSeconds)}
+	// NaN passes every comparison and a huge value overflows time.Duration: check both.
+	if t := opts.TimeoutSeconds; math.IsNaN(t) || t < 0 || t > maxTimeoutSeconds {
+		return &usageError{fmt.Errorf("--timeout must be a number of seconds > 0 and <= %g (or 0 for the default), got %g",
+			float64(maxTimeoutSeconds), t)}
 	}
 	shard, err := resolveShard(opts, os.LookupEnv)
 	if err != nil {

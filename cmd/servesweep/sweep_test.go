@@ -290,6 +290,11 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 			"--set", "engine.mode={choices: [aggregated]}"}, 2, "no valid point: 20 of the 32 grid points are invalid configs " +
 			"(the other 12 are outside the GPU budget); the first 3:\n  point #0 mode=aggregated"},
 		{"bad flag", []string{"sweep", "--parallelism", "x"}, 2, "invalid argument"},
+		{"negative parallelism", []string{"sweep", "--dry-run", "--parallelism", "-2"}, 2, "--parallelism must be a whole number >= 1 (or 0 for the default), got -2"},
+		{"NaN timeout", []string{"sweep", "--dry-run", "--timeout", "NaN"}, 2, "--timeout must be a number of seconds > 0 and <= 3.1536e+07 (or 0 for the default), got NaN"},
+		{"negative timeout", []string{"sweep", "--dry-run", "--timeout", "-1"}, 2, "--timeout must be a number of seconds > 0"},
+		{"infinite timeout", []string{"sweep", "--dry-run", "--timeout", "+Inf"}, 2, "--timeout must be a number of seconds > 0"},
+		{"overflowing timeout", []string{"sweep", "--dry-run", "--timeout", "1e12"}, 2, "--timeout must be a number of seconds > 0"},
 		{"positional", []string{"sweep", "extra"}, 2, "no positional arguments"},
 		{"report without results", []string{"report", "--results", tmp}, 2, "has no results.parquet"},
 		{"report without --results", []string{"report"}, 2, "--results is required"},
