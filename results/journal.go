@@ -105,9 +105,20 @@ func lockJournal(path string) (*os.File, error) {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, &JournalLockedError{Path: path}
 		}
+		if lockUnsupported(err) {
+			// A file system without flock (Lustre mounted without -o flock, some NFS setups):
+			// run unlocked rather than not at all, as servesweep did before journals had locks.
+			return nil, nil
+		}
 		return nil, fmt.Errorf("locking %s: %w", path+LockSuffix, err)
 	}
 	return f, nil
+}
+
+// lockUnsupported reports whether a flock error means the file system does not support it.
+func lockUnsupported(err error) bool {
+	return errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOLCK) ||
+		errors.Is(err, syscall.EINVAL)
 }
 
 // CheckJournalUnlocked returns a *JournalLockedError when another process holds the lock of the
@@ -118,7 +129,7 @@ func CheckJournalUnlocked(path string) error {
 		return nil // no lock file: nobody has opened the journal
 	}
 	f, err := lockJournal(path)
-	if err != nil {
+	if err != nil || f == nil {
 		return err
 	}
 	return f.Close()
@@ -131,14 +142,15 @@ func CheckJournalUnlocked(path string) error {
 //
 // The journal is held under an exclusive lock (flock on path+LockSuffix) until Close: a second
 // OpenJournal of the same path, from any process, fails with a *JournalLockedError while the
-// first is open. The lock dies with the process, so kill -9 then resume works.
+// first is open. The lock dies with the process, so kill -9 then resume works. On a file system
+// without flock support (ENOSYS, EOPNOTSUPP, ENOLCK, EINVAL) the journal is opened unlocked.
 func OpenJournal(path string) (j *Journal, recs map[string]Record, err error) {
 	lock, err := lockJournal(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer func() {
-		if err != nil {
+		if err != nil && lock != nil {
 			lock.Close()
 		}
 	}()
