@@ -140,8 +140,6 @@ func findErr(es ConfigErrors, path, frag string) *ConfigError {
 	return nil
 }
 
-func fptr(x float64) *float64 { return &x }
-
 func TestDecodeSeedSynthetic(t *testing.T) {
 	c := mustDecode(t, seedSynthetic)
 	role := &WorkerRole{

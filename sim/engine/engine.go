@@ -49,7 +49,6 @@ type Engine struct {
 	ready       []int32
 	batch       timing.Batch
 	preemptions int64
-	passes      int64
 }
 
 type scheduledReq struct {
@@ -71,20 +70,14 @@ func (e *Engine) Pool() *BlockPool { return e.pool }
 // CapacityTokens is the pool size in tokens.
 func (e *Engine) CapacityTokens() int { return e.cfg.CapacityBlocks * e.cfg.BlockSize }
 
-// Preemptions counts preemptions so far; Passes counts passes that scheduled work.
+// Preemptions counts preemptions so far.
 func (e *Engine) Preemptions() int64 { return e.preemptions }
-
-// Passes counts Schedule calls that scheduled at least one token.
-func (e *Engine) Passes() int64 { return e.passes }
 
 // HasWork reports whether a pass would have requests to consider.
 func (e *Engine) HasWork() bool { return len(e.running) > 0 || len(e.waiting) > e.wHead }
 
-// Load is the number of requests queued or running on this rank.
-func (e *Engine) Load() int { return len(e.running) + len(e.waiting) - e.wHead }
-
 // Submit queues request i at the back of the waiting queue. The caller guarantees that its
-// prompt plus output fits the pool (see Fits).
+// prompt fits the pool and its MaxOutput keeps prompt plus output within it.
 func (e *Engine) Submit(i int32) {
 	e.reqs[i].Status = Waiting
 	e.waiting = append(e.waiting, i)
@@ -206,7 +199,6 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	if len(e.scheduled) == 0 {
 		return 0, false
 	}
-	e.passes++
 	return e.cfg.Timing.PassMs(b), true
 }
 

@@ -20,11 +20,11 @@ func TestBlockPoolLRUAndReuse(t *testing.T) {
 	for i, b := range a {
 		p.register(b, uint64(100+i))
 	}
-	a = p.release(a)
+	p.release(a)
 	if p.Available() != 4 || p.Inactive() != 3 {
 		t.Fatalf("available %d inactive %d", p.Available(), p.Inactive())
 	}
-	// A prefix lookup hits the three chained hashes; a miss stops the walk.
+	// A prefix lookup walks the leading hashes: 100 and 101 hit, the miss at 999 stops it.
 	if hits, inactive := p.lookup([]uint64{100, 101, 999, 102}); hits != 2 || inactive != 2 {
 		t.Fatalf("lookup hits %d inactive %d", hits, inactive)
 	}
@@ -44,8 +44,8 @@ func TestBlockPoolLRUAndReuse(t *testing.T) {
 	}
 	// A duplicate registration leaves the second copy private: freed, not cached, on release.
 	p.register(b[0], 100)
-	b = p.release(b)
-	c = p.release(c)
+	p.release(b)
+	p.release(c)
 	if p.Inactive() != 2 || p.Available() != 4 {
 		t.Fatalf("inactive %d available %d", p.Inactive(), p.Available())
 	}

@@ -109,9 +109,6 @@ func NewPlacer(opt Options) (*Placer, error) {
 	return p, nil
 }
 
-// Slots is the number of rank slots.
-func (p *Placer) Slots() int { return p.slots }
-
 // Stored records that slot now caches the block with sequence hash h (a KV event at pass end).
 func (p *Placer) Stored(slot int, h uint64) {
 	if p.index != nil {
