@@ -559,23 +559,30 @@ func (d *decoder) scalar(n *yaml.Node, path, want string) (*yaml.Node, bool) {
 	return n, true
 }
 
-// int64v decodes a YAML int.
-func (d *decoder) int64v(n *yaml.Node, path string) (int64, bool) {
+// intScalar decodes a YAML int node into v (an *int64 or *uint64), reporting a wrong kind, or a
+// value outside v's range as "must be an int between lo and hi".
+func (d *decoder) intScalar(n *yaml.Node, path string, v any, lo, hi string) bool {
 	s, ok := d.scalar(n, path, "an int")
 	if !ok {
-		return 0, false
+		return false
 	}
 	if s.ShortTag() != "!!int" {
 		d.badf(path, "must be an int, got %s", describe(s))
-		return 0, false
+		return false
 	}
-	var v int64
-	if err := s.Decode(&v); err != nil {
-		d.badf(path, "must be an int between %d and %d, got %s", int64(math.MinInt64), int64(math.MaxInt64), s.Value)
-		return 0, false
+	if err := s.Decode(v); err != nil {
+		d.badf(path, "must be an int between %s and %s, got %s", lo, hi, s.Value)
+		return false
 	}
 	d.present[path] = true
-	return v, true
+	return true
+}
+
+// int64v decodes a YAML int.
+func (d *decoder) int64v(n *yaml.Node, path string) (int64, bool) {
+	var v int64
+	ok := d.intScalar(n, path, &v, strconv.FormatInt(math.MinInt64, 10), strconv.FormatInt(math.MaxInt64, 10))
+	return v, ok
 }
 
 // intv decodes a YAML int that fits in an int.
@@ -591,21 +598,9 @@ func (d *decoder) intv(n *yaml.Node, path string) (int, bool) {
 
 // uintv decodes a YAML int >= 0 that fits in a uint64.
 func (d *decoder) uintv(n *yaml.Node, path string) (uint64, bool) {
-	s, ok := d.scalar(n, path, "an int")
-	if !ok {
-		return 0, false
-	}
-	if s.ShortTag() != "!!int" {
-		d.badf(path, "must be an int, got %s", describe(s))
-		return 0, false
-	}
 	var v uint64
-	if err := s.Decode(&v); err != nil {
-		d.badf(path, "must be an int between 0 and %d, got %s", uint64(math.MaxUint64), s.Value)
-		return 0, false
-	}
-	d.present[path] = true
-	return v, true
+	ok := d.intScalar(n, path, &v, "0", strconv.FormatUint(math.MaxUint64, 10))
+	return v, ok
 }
 
 // floatv decodes a finite YAML float or int.
