@@ -143,16 +143,15 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 		return nil, err
 	}
 
-	durS := s.durationMs() / 1000
 	in := &metrics.Input{
 		Requests:            s.reqs,
 		PassGapMs:           s.decode.passGaps(),
-		DecodeWorkerSeconds: float64(len(s.decode.workers)) * durS,
+		DecodeWorkers:       len(s.decode.workers),
 		DecodeGPUsPerWorker: s.decode.gpusPerWorker,
 	}
 	in.Preemptions = s.decode.preemptions()
 	if s.prefill != nil {
-		in.PrefillWorkerSeconds = float64(len(s.prefill.workers)) * durS
+		in.PrefillWorkers = len(s.prefill.workers)
 		in.PrefillGPUsPerWorker = s.prefill.gpusPerWorker
 		in.Preemptions += s.prefill.preemptions()
 	}
@@ -816,16 +815,6 @@ func (s *runState) activate(ri int32) {
 	c.EmitFirstToken(s.nowMs)
 	s.decode.engine(int(c.Worker)*s.decode.ranks + int(c.Rank)).Activate(ri)
 	s.decode.dirty[c.Worker] = true
-}
-
-func (s *runState) durationMs() float64 {
-	d := 0.0
-	for i := range s.reqs {
-		if s.reqs[i].Status == engine.Completed {
-			d = math.Max(d, s.reqs[i].TerminalMs)
-		}
-	}
-	return d
 }
 
 func (s *runState) checkWorker(p *pool, w int) error {

@@ -52,8 +52,9 @@ type Input struct {
 	// PassGapMs[w][k] is the gap in ms that pass k of worker w gave each request emitting in it
 	// after emitting in pass k−1 (the pass's end minus its start).
 	PassGapMs [][]float64
-	// WorkerSeconds and GPUsPerWorker per role.
-	PrefillWorkerSeconds, DecodeWorkerSeconds float64
+	// PrefillWorkers and DecodeWorkers are the provisioned workers per role (static pools: worker
+	// seconds = workers × duration_s); GPUsPerWorker per role.
+	PrefillWorkers, DecodeWorkers             int
 	PrefillGPUsPerWorker, DecodeGPUsPerWorker int
 	// SLA, when non-nil, enables goodput.
 	SLA         *SLA
@@ -67,7 +68,6 @@ type Input struct {
 func Build(in *Input) *Summary {
 	s := &Summary{
 		WallTimeMs:           in.WallTimeMs,
-		PrefillWorkerSeconds: in.PrefillWorkerSeconds, DecodeWorkerSeconds: in.DecodeWorkerSeconds,
 		PrefillGPUsPerWorker: in.PrefillGPUsPerWorker, DecodeGPUsPerWorker: in.DecodeGPUsPerWorker,
 		Preemptions: in.Preemptions,
 	}
@@ -111,6 +111,8 @@ func Build(in *Input) *Summary {
 		}
 	}
 	gaps = appendPassGaps(gaps, itl, in.PassGapMs)
+	s.PrefillWorkerSeconds = float64(in.PrefillWorkers) * s.DurationMs / 1000
+	s.DecodeWorkerSeconds = float64(in.DecodeWorkers) * s.DurationMs / 1000
 	durS := math.Max(s.DurationMs/1000, 1e-9)
 	s.RequestThroughputRPS = float64(s.CompletedRequests) / durS
 	s.InputThroughputTokS = float64(s.TotalInputTokens) / durS
