@@ -212,6 +212,9 @@ type pool struct {
 	dirty         []bool
 	// waitingReserve lists, per slot, hand-offs waiting for KV room on a decode rank (FIFO).
 	waitingReserve [][]int32
+	// onFirstToken and onDone are the pool's reactions to a request's first token and to its
+	// completion, bound once so passes do not allocate closures.
+	onFirstToken, onDone func(int32)
 }
 
 func (s *runState) newPool(name string, role *WorkerRole, reqs []engine.Request, hold bool) (*pool, error) {
@@ -278,6 +281,16 @@ func (s *runState) newPool(name string, role *WorkerRole, reqs []engine.Request,
 				e.Pool().OnRemoved = func(h uint64) { p.pending[slot] = append(p.pending[slot], kvEvent{h, false}) }
 			}
 			p.workers[w].ranks[k] = e
+		}
+	}
+	if hold {
+		// The prefill pool hands a finished prefill to the decode pool.
+		p.onDone = s.handoff
+	} else {
+		p.onFirstToken = p.placer.PrefillDone
+		p.onDone = func(ri int32) {
+			p.placer.Free(ri)
+			s.finished(ri)
 		}
 	}
 	return p, nil
@@ -731,14 +744,8 @@ func (s *runState) completePass(p *pool, w int) {
 			}
 		}
 		p.pending[slot] = p.pending[slot][:0]
-		switch p {
-		case s.prefill:
-			e.Complete(s.nowMs, pass, nil, s.handoff)
-		default:
-			e.Complete(s.nowMs, pass, p.placer.PrefillDone, func(ri int32) {
-				p.placer.Free(ri)
-				s.finished(ri)
-			})
+		e.Complete(s.nowMs, pass, p.onFirstToken, p.onDone)
+		if p != s.prefill {
 			s.retryReservations(p, slot)
 		}
 	}

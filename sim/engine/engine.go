@@ -157,6 +157,7 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 				break // head-of-line blocking: wait for KV
 			}
 			e.popWaiting()
+			e.presize(r)
 			r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
 			r.Blocks = e.pool.allocate(need, r.Blocks)
 			r.numRegistered = hits
@@ -200,6 +201,14 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		return 0, false
 	}
 	return e.cfg.Timing.PassMs(b), true
+}
+
+// presize gives a request's empty lease room for its whole sequence (prompt plus output), so
+// the lease is allocated once per request rather than grown block by block.
+func (e *Engine) presize(r *Request) {
+	if cap(r.Blocks) == 0 {
+		r.Blocks = make([]int32, 0, ceilDiv(r.PromptLen+r.MaxOutput, e.bs))
+	}
 }
 
 func (e *Engine) popWaiting() {
@@ -317,6 +326,7 @@ func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
 	if int(need+inactiveHits) > e.pool.Available() {
 		return 0, false
 	}
+	e.presize(r)
 	r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
 	r.Blocks = e.pool.allocate(need, r.Blocks)
 	r.numRegistered = hits
