@@ -93,6 +93,16 @@ type Load struct {
 	Speedup float64 `yaml:"speedup,omitempty"`
 }
 
+// Unit is the load unit of the *_per_load_unit stops (dynosim-spec.md §3.1.3): the concurrency
+// under a concurrency load, else the open-loop rate in requests or sessions per second (only
+// the one matching the source is set); 0 for trace_timestamps.
+func (l *Load) Unit() float64 {
+	if l.Type == LoadConcurrency {
+		return float64(l.Concurrency)
+	}
+	return l.RequestsPerSecond + l.SessionsPerSecond
+}
+
 // Stop is traffic.stop. Zero means unset.
 type Stop struct {
 	Requests              int     `yaml:"requests,omitempty"`

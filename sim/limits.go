@@ -68,10 +68,7 @@ func (v *validator) limits(c *Config) {
 	intMax("traffic.stop.requests", stop.Requests, MaxRequests)
 	intMax("traffic.stop.sessions", stop.Sessions, perTurn)
 	floatIn("traffic.stop.max_virtual_time_seconds", stop.MaxVirtualTimeSeconds, 0, MaxMs/1000)
-	unit := float64(load.Concurrency)
-	if load.Type != LoadConcurrency {
-		unit = load.RequestsPerSecond + load.SessionsPerSecond
-	}
+	unit := load.Unit()
 	if x := stop.RequestsPerLoadUnit; x > 0 && x*unit > MaxRequests {
 		v.errorf("traffic.stop.requests_per_load_unit", "resolves to %g requests (× load %g); must be <= %d", x*unit, unit, MaxRequests)
 	}

@@ -509,7 +509,7 @@ func (s *runState) scheduleArrivals() error {
 			s.nextSession++
 		}
 	case LoadConstantRate, LoadPoisson:
-		rate := load.RequestsPerSecond + load.SessionsPerSecond
+		rate := load.Unit()
 		gap := 1000 / rate
 		rng := rand.New(rand.NewPCG(load.Seed, 0x5e55))
 		t := 0.0
@@ -883,9 +883,5 @@ func countFor(n int, perLoadUnit float64, load *Load) int {
 	if n > 0 {
 		return n
 	}
-	unit := float64(load.Concurrency)
-	if load.Type != LoadConcurrency {
-		unit = load.RequestsPerSecond + load.SessionsPerSecond
-	}
-	return max(1, int(math.Round(perLoadUnit*unit)))
+	return max(1, int(math.Round(perLoadUnit*load.Unit())))
 }
