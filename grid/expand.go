@@ -496,6 +496,7 @@ type NoFeasiblePointError struct {
 	File, Msg string
 }
 
+// Error formats the error as "<file>: <message>".
 func (e *NoFeasiblePointError) Error() string { return e.File + ": " + e.Msg }
 
 // noValidPoint explains a grid in which every point was filtered out. When some point was an

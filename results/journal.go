@@ -82,6 +82,7 @@ type JournalLockedError struct {
 	Path string
 }
 
+// Error names the locked journal and says another process is writing it.
 func (e *JournalLockedError) Error() string {
 	return fmt.Sprintf("%s is locked: another servesweep process is writing it (lock file %s)", e.Path, e.Path+LockSuffix)
 }
