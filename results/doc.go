@@ -68,7 +68,7 @@
 //
 //	num_requests, completed_requests, total_input_tokens, total_output_tokens,
 //	  processed_tokens, num_ttft_samples, num_tpot_samples, num_e2e_latency_samples,
-//	  num_preemptions, goodput_completed_requests, prefill_gpus_per_worker,
+//	  num_preemptions, total_recovered_tokens, goodput_completed_requests, prefill_gpus_per_worker,
 //	  decode_gpus_per_worker                             INT64
 //	duration_ms, request_throughput_rps, input_throughput_tok_s, output_throughput_tok_s,
 //	  total_throughput_tok_s, prefill_worker_seconds, decode_worker_seconds, gpu_hours,

@@ -161,6 +161,7 @@ type Row struct {
 	NumTPOTSamples                       *int64   `parquet:"num_tpot_samples,optional" summary:"num_tpot_samples"`
 	NumE2ELatencySamples                 *int64   `parquet:"num_e2e_latency_samples,optional" summary:"num_e2e_latency_samples"`
 	NumPreemptions                       *int64   `parquet:"num_preemptions,optional" summary:"num_preemptions"`
+	TotalRecoveredTokens                 *int64   `parquet:"total_recovered_tokens,optional" summary:"total_recovered_tokens"`
 
 	// TTFT (time to first token) in ms: mean, min, max, median, p75, p90, p95, p99 and population std.
 	MeanTTFTMs   *float64 `parquet:"mean_ttft_ms,optional" summary:"mean_ttft_ms"`

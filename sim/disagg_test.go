@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/engine"
@@ -122,6 +124,19 @@ func TestDisaggregatedRecords(t *testing.T) {
 	} {
 		if r[k] != want {
 			t.Errorf("%s = %v (%T), want %v", k, r[k], r[k], want)
+		}
+	}
+	// One admission per pool: the prefill worker at 0 ms, the decode worker at 130 ms (nothing
+	// cached there before the transfer).
+	hist := r["admission_history"].([]any)
+	want := []string{"0 0 prefill 0 0 false", "1 0 decode 130 0 false"}
+	if len(hist) != len(want) || r["admission_count"] != int32(2) || r["readmission_count"] != int32(0) {
+		t.Fatalf("admission_history %v, count %v, readmissions %v", hist, r["admission_count"], r["readmission_count"])
+	}
+	for i, h := range hist {
+		m := h.(map[string]any)
+		if got := strings.TrimSpace(fmt.Sprintln(m["admission_ordinal"], m["pool_admission_ordinal"], m["pool"], m["at_ms"], m["reused_input_tokens"], m["is_readmission"])); got != want[i] {
+			t.Errorf("admission %d = %q, want %q", i, got, want[i])
 		}
 	}
 }

@@ -46,6 +46,7 @@ func RequestRecords(res *Result) []map[string]any {
 			"requested_output_length":      r.RequestedOutput,
 			"output_length":                r.Generated,
 			"reused_input_tokens":          r.ReusedTokens,
+			"recovered_tokens":             r.RecoveredTokens,
 			"prefill_worker_idx":           nil,
 			"decode_worker_idx":            nil,
 			"prefill_admit_ms":             nil,
@@ -57,8 +58,8 @@ func RequestRecords(res *Result) []map[string]any {
 			"decode_reused_input_tokens":   nil,
 			"prefill_route_overlap_tokens": nil,
 			"decode_route_overlap_tokens":  nil,
-			"admission_count":              r.Admissions,
-			"readmission_count":            max(r.Admissions-1, 0),
+			"admission_count":              r.Admissions(),
+			"readmission_count":            max(r.Admissions()-1, 0),
 			"preemption_count":             r.Preemptions,
 			"pressure_record_ordinals":     []int{},
 			"terminal_status":              r.Status.String(),
@@ -71,7 +72,7 @@ func RequestRecords(res *Result) []map[string]any {
 		if q.ID != "" {
 			rec["request_id"] = q.ID
 		}
-		if r.Status == engine.Completed || r.Admissions > 0 {
+		if r.Status == engine.Completed || r.Admissions() > 0 {
 			rec["decode_worker_idx"] = r.Worker
 			rec["routing_history"] = []any{map[string]any{
 				"pool": "agg", "outcome": "immediate", "queue_entered_at_ms": nil, "released_at_ms": nil,
@@ -80,14 +81,8 @@ func RequestRecords(res *Result) []map[string]any {
 				"overlap_regret_blocks": nil, "placement_replica_id": nil,
 			}}
 		}
-		if r.Admissions > 0 {
-			// Only the first admission's time and reuse are recorded per request; later
-			// admissions (after preemption) report the best reuse seen.
-			hist := []any{map[string]any{
-				"admission_ordinal": 0, "pool_admission_ordinal": 0, "pool": "agg", "at_ms": r.FirstAdmitMs,
-				"reused_input_tokens": r.FirstReusedTokens, "is_readmission": false,
-			}}
-			rec["admission_history"] = hist
+		if r.Admissions() > 0 {
+			rec["admission_history"] = appendAdmissions(nil, "agg", r.History)
 		}
 		if res.Handoffs != nil && r.Status != engine.Rejected {
 			// Disaggregated: the prefill side's record; the client view holds the decode side.
@@ -105,14 +100,15 @@ func RequestRecords(res *Result) []map[string]any {
 				rec["source_released_ms"] = nullTime(h.DestinationActivatedMs)
 				rec["decode_reused_input_tokens"] = h.DecodeCachedTokens
 				rec["decode_route_overlap_tokens"] = 0
-				if r.Admissions > 0 {
+				if r.Admissions() > 0 {
 					rec["decode_admit_ms"] = nullTime(r.FirstAdmitMs)
 				}
 			}
 			rec["routing_history"] = []any{}
-			rec["admission_history"] = []any{}
-			rec["admission_count"] = h.PrefillAdmissions + r.Admissions
-			rec["readmission_count"] = max(h.PrefillAdmissions-1, 0) + max(r.Admissions-1, 0)
+			rec["admission_history"] = appendAdmissions(appendAdmissions([]any{}, "prefill", h.PrefillHistory), "decode", r.History)
+			prefillAdmissions := int32(len(h.PrefillHistory))
+			rec["admission_count"] = prefillAdmissions + r.Admissions()
+			rec["readmission_count"] = max(prefillAdmissions-1, 0) + max(r.Admissions()-1, 0)
 		}
 		if r.Status == engine.Completed && r.Generated >= 1 {
 			rec["ttft_ms"] = max(r.FirstTokenMs-r.ArrivalMs, 0)
@@ -139,6 +135,19 @@ func RequestRecords(res *Result) []map[string]any {
 		recs[i] = out[i].rec
 	}
 	return recs
+}
+
+// appendAdmissions appends one admission_history entry (dynosim-spec.md §4.3) per admission of
+// adm on pool ("agg", "prefill" or "decode"): admission_ordinal counts over the whole list,
+// pool_admission_ordinal within the pool; recovered_tokens is a servesweep addition.
+func appendAdmissions(hist []any, pool string, adm []engine.Admission) []any {
+	for k, a := range adm {
+		hist = append(hist, map[string]any{
+			"admission_ordinal": len(hist), "pool_admission_ordinal": k, "pool": pool, "at_ms": a.AtMs,
+			"reused_input_tokens": a.ReusedTokens, "recovered_tokens": a.RecoveredTokens, "is_readmission": k > 0,
+		})
+	}
+	return hist
 }
 
 func nullStr(s string) any {

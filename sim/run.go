@@ -72,8 +72,9 @@ type Handoff struct {
 	TransferredTokens int32
 	// PrefillOverlapTokens is the prefill router's overlap for the chosen worker, in tokens.
 	PrefillOverlapTokens int32
-	// PrefillAdmissions counts admissions on the prefill worker (more than 1 after preemption).
-	PrefillAdmissions int32
+	// PrefillHistory lists the request's admissions on the prefill worker (more than one after
+	// a preemption there).
+	PrefillHistory []engine.Admission
 }
 
 // RouterSeed seeds the router's random streams (kv_router tie-breaking and temperature sampling,
@@ -345,6 +346,7 @@ func (s *runState) initRequests() {
 	}
 	for _, p := range pools {
 		hashes := s.wl.BlockHashes(p.blockSize, s.ctxLimit)
+		history := make([]engine.Admission, len(s.wl.Requests))
 		for i := range s.wl.Requests {
 			q := &s.wl.Requests[i]
 			maxOut := min(int(q.OutputLen), s.ctxLimit-int(q.PromptLen))
@@ -356,7 +358,7 @@ func (s *runState) initRequests() {
 				// The prefill side produces only the first token (engine-internals.md §5).
 				maxOut = min(maxOut, 1)
 			}
-			p.reqs[i].Reset(q.PromptLen, q.OutputLen, int32(maxOut), hashes[i])
+			p.reqs[i].Reset(q.PromptLen, q.OutputLen, int32(maxOut), hashes[i], history[i:i:i+1])
 		}
 	}
 }
@@ -726,6 +728,14 @@ func (s *runState) startPass(p *pool, w int) error {
 		// Nothing scheduled although work is queued: a pass that only preempted. The next
 		// attempt admits from the waiting queue.
 	}
+	for _, e := range wk.ranks {
+		if e.Pool().Active() > 0 {
+			// KV is held by requests outside the running set (a finished prefill whose transfer
+			// has not ended, a reservation waiting for its transfer): the worker idles until a
+			// release marks it dirty again.
+			return nil
+		}
+	}
 	return errStuck
 }
 
@@ -761,8 +771,8 @@ func (s *runState) handoff(ri int32) {
 	s.prefill.placer.Free(ri)
 	h.PrefillAdmitMs, h.SourceHeldMs = pr.FirstAdmitMs, s.nowMs
 	c.FirstAdmitMs, c.ReusedTokens, c.FirstReusedTokens = pr.FirstAdmitMs, pr.ReusedTokens, pr.FirstReusedTokens
-	c.Admissions, c.Preemptions = 0, pr.Preemptions
-	h.PrefillAdmissions = pr.Admissions
+	c.RecoveredTokens, c.Preemptions = pr.RecoveredTokens, pr.Preemptions
+	h.PrefillHistory = pr.History
 	if c.MaxOutput <= 1 {
 		s.prefill.engine(int(pr.Worker)*s.prefill.ranks + int(pr.Rank)).Release(ri)
 		s.prefill.dirty[pr.Worker] = true

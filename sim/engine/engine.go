@@ -125,50 +125,9 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	}
 
 	if !preempted {
-		for len(e.running) < e.cfg.MaxSequences && budget > 0 && len(e.waiting) > e.wHead {
-			ri := e.waiting[e.wHead]
-			r := &e.reqs[ri]
-			known := r.known()
-			if len(r.Blocks) > 0 {
-				// KV already in place (a disaggregated hand-off reserved and filled it).
-				n := min(known-r.NumComputed, budget)
-				need := ceilDiv(r.NumComputed+n, e.bs) - int32(len(r.Blocks))
-				if int(need) > e.pool.Available() {
-					break
-				}
-				e.popWaiting()
-				r.Blocks = e.pool.allocate(max(need, 0), r.Blocks)
-				e.admit(ri, nowMs)
-				e.schedule(ri, n)
-				budget -= n
-				continue
-			}
-			var hits, inactiveHits int32
-			if e.cfg.PrefixCaching {
-				// A request that still needs logits reuses at most floor((known-1)/bs) blocks
-				// (engine-internals.md §1.2 step 3).
-				limit := min((known-1)/e.bs, int32(len(r.Hashes)))
-				hits, inactiveHits = e.pool.lookup(r.Hashes[:limit])
-			}
-			reused := hits * e.bs
-			n := min(known-reused, budget)
-			need := ceilDiv(reused+n, e.bs) - hits
-			if int(need+inactiveHits) > e.pool.Available() {
-				break // head-of-line blocking: wait for KV
-			}
-			e.popWaiting()
-			e.presize(r)
-			r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
-			r.Blocks = e.pool.allocate(need, r.Blocks)
-			r.numRegistered = hits
-			r.NumComputed = reused
-			if r.Admissions == 0 {
-				r.FirstReusedTokens = reused
-			}
-			r.ReusedTokens = max(r.ReusedTokens, reused)
-			e.admit(ri, nowMs)
-			e.schedule(ri, n)
-			budget -= n
+		budget = e.admitWaiting(nowMs, budget)
+		for len(e.scheduled) == 0 && len(e.running) == 0 && e.evictWaitingHolder() {
+			budget = e.admitWaiting(nowMs, budget)
 		}
 	}
 
@@ -203,6 +162,77 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	return e.cfg.Timing.PassMs(b), true
 }
 
+// admitWaiting admits requests FCFS from the waiting queue with head-of-line blocking while the
+// token budget, MaxSequences and KV room allow, schedules their first chunk, and returns the
+// budget left.
+func (e *Engine) admitWaiting(nowMs float64, budget int32) int32 {
+	for len(e.running) < e.cfg.MaxSequences && budget > 0 && len(e.waiting) > e.wHead {
+		ri := e.waiting[e.wHead]
+		r := &e.reqs[ri]
+		known := r.known()
+		if len(r.Blocks) > 0 {
+			// KV already in place (a disaggregated hand-off reserved and filled it).
+			n := min(known-r.NumComputed, budget)
+			need := ceilDiv(r.NumComputed+n, e.bs) - int32(len(r.Blocks))
+			if int(need) > e.pool.Available() {
+				break
+			}
+			e.popWaiting()
+			r.Blocks = e.pool.allocate(max(need, 0), r.Blocks)
+			e.admit(ri, nowMs, Admission{ReusedTokens: r.ownLo})
+			e.schedule(ri, n)
+			budget -= n
+			continue
+		}
+		var hits, inactiveHits int32
+		if e.cfg.PrefixCaching {
+			// A request that still needs logits reuses at most floor((known-1)/bs) blocks
+			// (engine-internals.md §1.2 step 3).
+			limit := min((known-1)/e.bs, int32(len(r.Hashes)))
+			hits, inactiveHits = e.pool.lookup(r.Hashes[:limit])
+		}
+		reused := hits * e.bs // whole hit: prefix reuse plus recovered own KV
+		n := min(known-reused, budget)
+		need := ceilDiv(reused+n, e.bs) - hits
+		if int(need+inactiveHits) > e.pool.Available() {
+			break // head-of-line blocking: wait for KV
+		}
+		e.popWaiting()
+		e.presize(r)
+		r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
+		r.Blocks = e.pool.allocate(need, r.Blocks)
+		r.numRegistered = hits
+		r.NumComputed = reused
+		var a Admission
+		a.ReusedTokens, a.RecoveredTokens = r.splitHit(reused)
+		e.admit(ri, nowMs, a)
+		e.schedule(ri, n)
+		budget -= n
+	}
+	return budget
+}
+
+// evictWaitingHolder releases the KV of the waiting request nearest the back of the queue that
+// holds blocks (a decode-side request whose transferred prompt KV waits for admission), counting a
+// preemption: it will recompute what the prefix cache no longer holds. Called only when nothing
+// runs and the queue head cannot be admitted, where such held KV would otherwise wait forever.
+// It reports whether a request was evicted.
+func (e *Engine) evictWaitingHolder() bool {
+	for k := len(e.waiting) - 1; k >= e.wHead; k-- {
+		r := &e.reqs[e.waiting[k]]
+		if len(r.Blocks) == 0 {
+			continue
+		}
+		r.Blocks = e.pool.release(r.Blocks)
+		r.ownHi = max(r.ownHi, r.NumComputed)
+		r.NumComputed, r.numRegistered = 0, 0
+		r.Preemptions++
+		e.preemptions++
+		return true
+	}
+	return false
+}
+
 // presize gives a request's empty lease room for its whole sequence (prompt plus output), so
 // the lease is allocated once per request rather than grown block by block.
 func (e *Engine) presize(r *Request) {
@@ -218,14 +248,28 @@ func (e *Engine) popWaiting() {
 	}
 }
 
-// admit moves request ri into the running set.
-func (e *Engine) admit(ri int32, nowMs float64) {
+// admit moves request ri into the running set and logs admission a (its time is set here). The
+// request's KV from a.ReusedTokens + a.RecoveredTokens on is its own from now on.
+func (e *Engine) admit(ri int32, nowMs float64, a Admission) {
 	r := &e.reqs[ri]
 	r.Status = Running
-	if r.Admissions == 0 {
+	a.AtMs = nowMs
+	if len(r.History) == 0 {
 		r.FirstAdmitMs = nowMs
+		if !r.kvTransferred {
+			r.FirstReusedTokens = a.ReusedTokens
+		}
 	}
-	r.Admissions++
+	if !r.kvTransferred {
+		r.ReusedTokens = max(r.ReusedTokens, a.ReusedTokens)
+	}
+	r.RecoveredTokens += a.RecoveredTokens
+	r.History = append(r.History, a)
+	if hit := a.ReusedTokens + a.RecoveredTokens; r.ownHi == 0 {
+		r.ownLo = hit
+	} else if hit <= r.ownHi {
+		r.ownLo = min(r.ownLo, hit)
+	}
 	e.running = append(e.running, ri)
 }
 
@@ -252,6 +296,7 @@ func (e *Engine) schedule(ri int32, n int32) {
 func (e *Engine) preempt(ri int32) {
 	r := &e.reqs[ri]
 	r.Blocks = e.pool.release(r.Blocks)
+	r.ownHi = max(r.ownHi, r.NumComputed)
 	r.NumComputed = 0
 	r.numRegistered = 0
 	r.Status = Waiting
@@ -330,6 +375,8 @@ func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
 	r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
 	r.Blocks = e.pool.allocate(need, r.Blocks)
 	r.numRegistered = hits
+	r.kvTransferred = true
+	r.ownLo = hits * e.bs // cached here before the transfer: reuse, not this request's own KV
 	return int(hits * e.bs), true
 }
 
@@ -338,6 +385,7 @@ func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
 func (e *Engine) Activate(ri int32) {
 	r := &e.reqs[ri]
 	r.NumComputed = r.PromptLen
+	r.ownHi = r.PromptLen
 	if e.cfg.PrefixCaching {
 		full := min(r.NumComputed/e.bs, int32(len(r.Hashes)))
 		for j := r.numRegistered; j < full; j++ {

@@ -78,13 +78,27 @@ type Request struct {
 	// Report inputs.
 
 	ArrivalMs, FirstAdmitMs, FirstTokenMs, SecondTokenMs, LastTokenMs, TerminalMs float64
-	// Admissions counts admissions into the running set (1 + re-admissions after preemption).
-	Admissions int32
+	// History lists the request's admissions into a running set on this pool, in order: the
+	// first, then one per re-admission after a preemption.
+	History []Admission
 	// Preemptions counts how often the request was preempted (KV released, recompute).
 	Preemptions int32
-	// ReusedTokens is the largest prefix-cache hit over the request's admissions, in tokens;
-	// FirstReusedTokens is the hit at its first admission.
+	// ReusedTokens is the largest Admission.ReusedTokens over the request's admissions
+	// (dynosim-spec.md §4.2: "max over a request's admissions"), in tokens, never more than
+	// PromptLen; FirstReusedTokens is the value at its first admission. In disaggregated serving
+	// both are the prefill side's (where prefix reuse saves compute): the decode side's hits are
+	// logged in History only.
 	ReusedTokens, FirstReusedTokens int32
+	// RecoveredTokens sums Admission.RecoveredTokens over the request's admissions, in tokens.
+	RecoveredTokens int32
+
+	// ownLo and ownHi bound the tokens [ownLo, ownHi) whose KV this request computed itself on
+	// its rank (or received by KV transfer) before its latest preemption; ownHi == 0: none.
+	// Prefix-cache hits inside that range are recovered, not reused.
+	ownLo, ownHi int32
+	// kvTransferred marks a request whose prompt KV arrived by transfer (Reserve): its prefix
+	// hits on this pool do not count as reuse of the request (ReusedTokens).
+	kvTransferred bool
 
 	// ITL bookkeeping: lastPass is the worker pass index of the latest token (noPass none), runFirst
 	// the first pass of the open run (-1 none); closed runs go to Runs, gaps that are not a
@@ -94,14 +108,47 @@ type Request struct {
 	Gaps               []float64
 }
 
+// Admission is one admission of a request into a rank's running set. Token counts are whole
+// KV blocks found in the prefix cache at that admission, split by who computed them.
+type Admission struct {
+	// AtMs is the virtual time of the admission, ms.
+	AtMs float64
+	// ReusedTokens are prompt tokens found cached whose KV other requests computed (prefix
+	// reuse); at most the prompt length. For the first decode-side admission of a disaggregated
+	// hand-off, the prompt tokens the decode worker already cached at reservation.
+	ReusedTokens int32
+	// RecoveredTokens are tokens found cached whose KV this request itself computed before a
+	// preemption: its prompt past the prefix it reused, and its output. Always 0 at the first
+	// admission. ReusedTokens + RecoveredTokens is the whole hit.
+	RecoveredTokens int32
+}
+
+// Admissions counts the request's admissions (1 + re-admissions after preemption).
+func (r *Request) Admissions() int32 { return int32(len(r.History)) }
+
+// splitHit splits a prefix-cache hit of hit tokens at an admission into tokens other requests
+// computed (reused, counting prompt tokens only) and tokens the request computed itself before a
+// preemption (recovered). When the request was preempted more than once and others filled a gap
+// in between, the gap counts as recovered: reuse is never overstated.
+func (r *Request) splitHit(hit int32) (reused, recovered int32) {
+	if r.ownHi == 0 {
+		reused = min(hit, r.PromptLen)
+	} else {
+		reused = min(hit, r.ownLo) + max(0, min(hit, r.PromptLen)-r.ownHi)
+	}
+	return reused, hit - reused
+}
+
 // noPass marks "no token emitted by a pass of this request's current worker yet"; far enough
 // below 0 that pass 0 never counts as following it.
 const noPass = -2
 
-// Reset prepares r for a run: shape from the arguments, every time at -1, no KV held.
-func (r *Request) Reset(promptLen, requestedOutput, maxOutput int32, hashes []uint64) {
+// Reset prepares r for a run: shape from the arguments, every time at -1, no KV held. history
+// is the (empty) slice admissions are appended to; a run hands each request a capacity-1 window
+// of one shared array, so the first admission costs no allocation.
+func (r *Request) Reset(promptLen, requestedOutput, maxOutput int32, hashes []uint64, history []Admission) {
 	*r = Request{
-		PromptLen: promptLen, RequestedOutput: requestedOutput, MaxOutput: maxOutput, Hashes: hashes,
+		PromptLen: promptLen, RequestedOutput: requestedOutput, MaxOutput: maxOutput, Hashes: hashes, History: history[:0],
 		ArrivalMs: -1, FirstAdmitMs: -1, FirstTokenMs: -1, SecondTokenMs: -1, LastTokenMs: -1, TerminalMs: -1,
 		lastPass: noPass, runFirst: -1,
 	}

@@ -39,6 +39,11 @@ type Summary struct {
 	OutputTokenThroughputPerUser                                 Stats
 	// Preemptions counts KV preemptions over all ranks (a servesweep addition).
 	Preemptions int64
+	// TotalRecoveredTokens sums, over completed requests, the tokens re-admissions after a
+	// preemption found still cached from the request's own earlier computation
+	// (engine.Admission.RecoveredTokens; a servesweep addition, key total_recovered_tokens).
+	// They are not prefix reuse and do not count in PrefixCacheReusedRatio.
+	TotalRecoveredTokens int64
 }
 
 // SLA bounds in ms; a non-positive bound is unset.
@@ -92,6 +97,7 @@ func Build(in *Input) *Summary {
 		s.DurationMs = math.Max(s.DurationMs, r.TerminalMs)
 		reused += int64(r.ReusedTokens)
 		firstReused += int64(r.FirstReusedTokens)
+		s.TotalRecoveredTokens += int64(r.RecoveredTokens)
 		n := r.Generated
 		if n >= 1 {
 			ttft = append(ttft, clamp(r.FirstTokenMs-r.ArrivalMs))
@@ -230,6 +236,7 @@ func (s *Summary) Map() map[string]any {
 		"num_tpot_samples":                          s.NumTPOTSamples,
 		"num_e2e_latency_samples":                   s.NumE2ESamples,
 		"num_preemptions":                           s.Preemptions,
+		"total_recovered_tokens":                    s.TotalRecoveredTokens,
 		"power_w":                                   nil,
 		"power_coverage":                            nil,
 	}
