@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/results"
+)
+
+// updateGolden rewrites testdata/golden.sha256 from the current outputs:
+// go test ./cmd/servesweep -run Golden -update. Review the diff before committing it.
+var updateGolden = flag.Bool("update", false, "rewrite testdata/golden.sha256")
+
+const goldenFile = "testdata/golden.sha256"
+
+// wallTimeKeys are the prediction.json keys that depend on host speed.
+var wallTimeKeys = []string{"wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"}
+
+// predictionDigest is the SHA-256 of dir/prediction.json with its host-time keys removed,
+// re-encoded with sorted keys.
+func predictionDigest(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "prediction.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	s := m
+	if inner, ok := m["summary"].(map[string]any); ok {
+		s = inner
+	}
+	for _, k := range wallTimeKeys {
+		if _, ok := s[k]; !ok {
+			t.Fatalf("prediction.json has no %s", k)
+		}
+		delete(s, k)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return digest(b)
+}
+
+func digest(b []byte) string { return fmt.Sprintf("%x", sha256.Sum256(b)) }
+
+// TestGoldenDigests pins the outputs of the seed's predict commands and of the built-in sweep:
+// prediction.json (host-time keys excluded), requests.jsonl of the small runs, results.parquet
+// rows (host-time columns excluded) and report.md. Refactors and speed work must leave every
+// digest unchanged; a change of behaviour updates the file (-update) in the same commit, with the
+// reason in its message. The trace commands need the shared Mooncake trace and are skipped
+// without it; the test is slow under the race detector and runs without it in make test.
+func TestGoldenDigests(t *testing.T) {
+	if raceEnabled {
+		t.Skip("skipped under -race: make test runs it without the race detector")
+	}
+	got := map[string]string{}
+	predict := func(name string, capture bool, args ...string) {
+		dir := filepath.Join(t.TempDir(), name)
+		full := append([]string{"predict", "--stack", "dynamo", "--output-dir", dir}, args...)
+		if capture {
+			full = append(full, "--capture-per-request")
+		}
+		if code, _, errs := runCLI(t, full...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errs)
+		}
+		if !capture {
+			got[name+"/prediction.json"] = predictionDigest(t, dir)
+			return
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "requests.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[name+"/requests.jsonl"] = digest(data)
+	}
+	sessions := "traffic.source={type: synthetic-session, new_input_tokens_per_turn: 1024, output_tokens_per_turn: 128, session: {turns: 3, shared_prefix_ratio: 0.5, prefix_groups: 8, inter_turn_delay_ms: 250}}"
+	for _, capture := range []bool{false, true} {
+		predict("synthetic", capture, "-c", seedConfig)
+		predict("sessions", capture, "-c", seedConfig, "--set", sessions, "--set", "traffic.stop={sessions: 50}")
+	}
+	if _, err := os.Stat(moonTrace); err == nil {
+		trace := traceSets(needTrace(t))
+		predict("trace", false, append([]string{"-c", seedConfig}, trace...)...)
+		predict("kv-router", false, append([]string{"-c", seedConfig, "--set", "router.policy=kv_router",
+			"--set", "engine.workers.aggregated.parallelism.replicas=4"}, trace...)...)
+		predict("disaggregated", false, "-c", "../../examples/disaggregated.yaml", "--set", trace[1])
+	} else {
+		t.Logf("Mooncake trace not available at %s: trace digests not checked", moonTrace)
+	}
+
+	dir := filepath.Join(t.TempDir(), "sweep")
+	if code, _, errs := runCLI(t, "sweep", "--quiet", "--output-dir", dir); code != 0 {
+		t.Fatalf("built-in sweep: exit %d: %s", code, errs)
+	}
+	rows, err := results.ReadParquet(filepath.Join(dir, "results.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	for _, r := range rows {
+		b, err := json.Marshal(r.WithoutHostTime())
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(append(b, '\n'))
+	}
+	got["sweep/results.parquet rows"] = digest(buf.Bytes())
+	report, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got["sweep/report.md"] = digest(report)
+
+	names := make([]string, 0, len(got))
+	for k := range got {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	if *updateGolden {
+		var out strings.Builder
+		for _, k := range names {
+			fmt.Fprintf(&out, "%s  %s\n", got[k], k)
+		}
+		if err := os.WriteFile(goldenFile, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	data, err := os.ReadFile(goldenFile)
+	if err != nil {
+		t.Fatalf("%v (create it with -update)", err)
+	}
+	want := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok {
+			t.Fatalf("%s: malformed line %q", goldenFile, line)
+		}
+		want[name] = sum
+	}
+	for _, k := range names {
+		if want[k] != got[k] {
+			t.Errorf("%s: digest %s, want %s", k, got[k], want[k])
+		}
+	}
+}
