@@ -3,6 +3,7 @@ package calibrate
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -216,10 +217,109 @@ func TestCalibrationAccuracy(t *testing.T) {
 	if n := len(rows); float64(s.RowsSimulated) < 0.95*float64(n) {
 		t.Errorf("simulated %d of %d rows, want >= 95%%: %v", s.RowsSimulated, n, rep.SkippedReasons())
 	}
-	if s.TPOTMAPEPct > 15 {
-		t.Errorf("TPOT MAPE %.1f%% > 15%%", s.TPOTMAPEPct)
+	if s.TPOTMAPEPct == nil || s.TTFTMAPEPct == nil {
+		t.Fatalf("no MAPE: %s", s)
 	}
-	if s.TTFTMAPEPct > 30 {
-		t.Errorf("TTFT MAPE %.1f%% > 30%%", s.TTFTMAPEPct)
+	if *s.TPOTMAPEPct > 15 {
+		t.Errorf("TPOT MAPE %.1f%% > 15%%", *s.TPOTMAPEPct)
+	}
+	if *s.TTFTMAPEPct > 30 {
+		t.Errorf("TTFT MAPE %.1f%% > 30%%", *s.TTFTMAPEPct)
+	}
+}
+
+// unsupportedCSV has only rows that cannot be simulated: two of an unknown model, one of another
+// unknown model, one on an unknown GPU and one with a malformed cell.
+const unsupportedCSV = header +
+	"u1,vllm,0.12,acme/Unknown-7B,h100_sxm,,,agg,512,32,8,,8,1,1,,,,,,,,,,,,,,,,,,60,8\n" +
+	"u2,vllm,0.12,acme/Unknown-7B,h100_sxm,,,agg,1024,32,8,,8,1,1,,,,,,,,,,,,,,,,,,90,9\n" +
+	"g1,vllm,0.12,meta-llama/Llama-3.1-8B-Instruct,tpu_v9,,,agg,512,32,4,,4,1,1,,,,,,,,,,,,,,,,,,60,8\n" +
+	"o1,vllm,0.12,acme/Other-3B,h100_sxm,,,agg,512,32,8,,8,1,1,,,,,,,,,,,,,,,,,,60,8\n" +
+	"m1,vllm,0.12,Qwen/Qwen3-8B,h100_sxm,,,agg,many,32,8,,8,1,1,,,,,,,,,,,,,,,,,,60,8\n"
+
+// TestValidateNoRowSimulated checks that a file of which no row simulates has no accuracy: the
+// MAPEs are nil (null in JSON, N/A in the headline, which still counts the rows) and
+// CheckSimulated fails naming the skip reasons with their counts, most frequent first.
+func TestValidateNoRowSimulated(t *testing.T) {
+	rows, err := ReadCSV(strings.NewReader(unsupportedCSV), "unsupported.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Validate(context.Background(), rows, Options{Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Summary
+	if s.RowsSimulated != 0 || s.RowsSkipped != 5 {
+		t.Fatalf("simulated %d, skipped %d; want 0 and 5", s.RowsSimulated, s.RowsSkipped)
+	}
+	if s.TTFTMAPEPct != nil || s.TPOTMAPEPct != nil || s.TTFTMedianAPEPct != nil || s.TPOTMedianAPEPct != nil {
+		t.Errorf("MAPEs of nothing: %+v", s)
+	}
+	if got, want := s.String(), "TTFT MAPE N/A, TPOT MAPE N/A, 0 rows simulated, 5 skipped"; got != want {
+		t.Errorf("headline %q, want %q", got, want)
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, frag := range []string{`"ttft_mape_pct":null`, `"tpot_mape_pct":null`, `"ttft_median_ape_pct":null`,
+		`"tpot_median_ape_pct":null`, `"rows_simulated":0`, `"rows_skipped":5`} {
+		if !strings.Contains(string(data), frag) {
+			t.Errorf("summary JSON lacks %s: %s", frag, data)
+		}
+	}
+	if got := Objective(s); !math.IsInf(got, 1) {
+		t.Errorf("Objective of no simulated row = %v, want +Inf", got)
+	}
+	err = rep.CheckSimulated()
+	if err == nil {
+		t.Fatal("CheckSimulated accepted a report without a simulated row")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 5 || lines[0] != "no row could be simulated: all 5 rows were skipped; by reason, most frequent first:" ||
+		!strings.HasPrefix(lines[1], `  2 × unknown model "acme/Unknown-7B"`) ||
+		!strings.HasPrefix(lines[2], `  1 × `) || !strings.HasPrefix(lines[3], `  1 × `) ||
+		lines[4] != "  ... and 1 more reason" {
+		t.Errorf("CheckSimulated error:\n%v", err)
+	}
+	if reasons := rep.SkippedReasons(); len(reasons) != 4 || !strings.HasPrefix(reasons[0], "2 × ") {
+		t.Errorf("skipped reasons %q: want 4, the double one first", reasons)
+	}
+}
+
+// TestSummaryHandComputed checks the overall MAPEs and median APEs on hand-made row results:
+// TTFT APEs 10, 40, 20 give MAPE 70/3 and median 20; TPOT APEs 4, 6, 14 give MAPE 8 and median 6.
+// The skipped row (APE 1000) counts only as skipped.
+func TestSummaryHandComputed(t *testing.T) {
+	rows := []RowResult{
+		{Line: 2, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 10, TPOTAPEPct: 4},
+		{Line: 3, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 40, TPOTAPEPct: 14},
+		{Line: 4, Skipped: true, Reason: "boom", TTFTAPEPct: 1000, TPOTAPEPct: 1000},
+		{Line: 5, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 20, TPOTAPEPct: 6},
+	}
+	s := summarize(rows, 10)
+	rep := &Report{Rows: rows, Summary: s}
+	if s.TTFTMAPEPct == nil || s.TPOTMAPEPct == nil || s.TTFTMedianAPEPct == nil || s.TPOTMedianAPEPct == nil {
+		t.Fatalf("missing MAPE: %+v", s)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"TTFT MAPE", *s.TTFTMAPEPct, 70.0 / 3},
+		{"TTFT median", *s.TTFTMedianAPEPct, 20},
+		{"TPOT MAPE", *s.TPOTMAPEPct, 8},
+		{"TPOT median", *s.TPOTMedianAPEPct, 6},
+	} {
+		if math.Abs(c.got-c.want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if got, want := s.String(), "TTFT MAPE 23.3% (median APE 20.0%), TPOT MAPE 8.0% (median APE 6.0%), 3 rows simulated, 1 skipped"; got != want {
+		t.Errorf("headline %q, want %q", got, want)
+	}
+	if err := rep.CheckSimulated(); err != nil {
+		t.Errorf("CheckSimulated with 3 simulated rows: %v", err)
 	}
 }

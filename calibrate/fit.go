@@ -98,16 +98,21 @@ type FitOptions struct {
 
 // Objective is what Fit minimizes: with a = overall TPOT MAPE / 15 % and b = overall TTFT MAPE /
 // 30 % (each error against its accuracy target), max(a, b) + (a + b) / 4: the worse of the two
-// ratios first, their sum to break ties.
+// ratios first, their sum to break ties. It is +Inf when no row was simulated (no MAPE).
 func Objective(s Summary) float64 {
-	a, b := s.TPOTMAPEPct/15, s.TTFTMAPEPct/30
+	if s.TPOTMAPEPct == nil || s.TTFTMAPEPct == nil {
+		return math.Inf(1)
+	}
+	a, b := *s.TPOTMAPEPct/15, *s.TTFTMAPEPct/30
 	return math.Max(a, b) + (a+b)/4
 }
 
 // Fit tunes the factors on rows by coordinate descent in log space: for each factor in turn it
 // tries multiplying it by (1 + step) and dividing it by (1 + step), keeps a change that lowers
 // Objective, and halves the step after a sweep without improvement. Every evaluation is a full
-// Validate over rows. It returns the best factors and their report.
+// Validate over rows. It returns the best factors and their report. When the first evaluation
+// simulates no row there is nothing to fit: Fit returns the start factors and that report at once
+// (see Report.CheckSimulated).
 func Fit(ctx context.Context, rows []Row, o FitOptions) (Factors, *Report, error) {
 	best := CalibratedFactors()
 	if o.Start != nil {
@@ -143,6 +148,9 @@ func Fit(ctx context.Context, rows []Row, o FitOptions) (Factors, *Report, error
 		}
 	}
 	logf("start: objective %.4f; %s", bestObj, bestRep.Summary)
+	if bestRep.Summary.RowsSimulated == 0 {
+		return best, bestRep, nil
+	}
 	ps := params()
 	for step := o.Step; step >= o.MinStep && evals < o.MaxEvaluations; {
 		improved := false

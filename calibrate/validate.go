@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -114,14 +115,17 @@ type Worst struct {
 }
 
 // Summary aggregates the simulated rows. MAPE is the mean APE in percent; the median APE is
-// reported beside it because a few rows were measured far past saturation.
+// reported beside it because a few rows were measured far past saturation. With no simulated row
+// there is no accuracy: the four APE fields are then nil (null in JSON, N/A in String).
 type Summary struct {
-	// TTFTMAPEPct and TPOTMAPEPct are the mean APEs over the simulated rows, in percent.
-	TTFTMAPEPct float64 `json:"ttft_mape_pct"`
-	TPOTMAPEPct float64 `json:"tpot_mape_pct"`
-	// TTFTMedianAPEPct and TPOTMedianAPEPct are the median APEs, in percent.
-	TTFTMedianAPEPct float64 `json:"ttft_median_ape_pct"`
-	TPOTMedianAPEPct float64 `json:"tpot_median_ape_pct"`
+	// TTFTMAPEPct and TPOTMAPEPct are the mean APEs over the simulated rows, in percent (nil
+	// when no row was simulated).
+	TTFTMAPEPct *float64 `json:"ttft_mape_pct"`
+	TPOTMAPEPct *float64 `json:"tpot_mape_pct"`
+	// TTFTMedianAPEPct and TPOTMedianAPEPct are the median APEs, in percent (nil when no row
+	// was simulated).
+	TTFTMedianAPEPct *float64 `json:"ttft_median_ape_pct"`
+	TPOTMedianAPEPct *float64 `json:"tpot_median_ape_pct"`
 	// RowsSimulated and RowsSkipped count the rows.
 	RowsSimulated int `json:"rows_simulated"`
 	RowsSkipped   int `json:"rows_skipped"`
@@ -150,8 +154,9 @@ type Report struct {
 //	TTFT = w·burst TTFT + (1−w)·steady TTFT + Factors.FrontendMs
 //	TPOT = w·burst TPOT + (1−w)·steady TPOT
 //
-// Rows that cannot be planned or run are skipped with the reason. The report is deterministic:
-// it does not depend on Parallel. The error is only ctx's.
+// Rows that cannot be planned or run are skipped with the reason; when every row is skipped the
+// summary's APEs are nil and Report.CheckSimulated says why. The report is deterministic: it
+// does not depend on Parallel. The error is only ctx's.
 func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 	o = o.withDefaults()
 	out := make([]RowResult, len(rows))
@@ -287,8 +292,12 @@ func summarize(rows []RowResult, worst int) Summary {
 		k := key{r.Model, r.System, r.Backend}
 		groups[k] = append(groups[k], i)
 	}
-	s.TTFTMAPEPct, s.TTFTMedianAPEPct = stats(ttft)
-	s.TPOTMAPEPct, s.TPOTMedianAPEPct = stats(tpot)
+	if s.RowsSimulated > 0 {
+		ttftMean, ttftMedian := stats(ttft)
+		tpotMean, tpotMedian := stats(tpot)
+		s.TTFTMAPEPct, s.TTFTMedianAPEPct = &ttftMean, &ttftMedian
+		s.TPOTMAPEPct, s.TPOTMedianAPEPct = &tpotMean, &tpotMedian
+	}
 	keys := make([]key, 0, len(groups))
 	for k := range groups {
 		keys = append(keys, k)
@@ -343,7 +352,8 @@ func largest(rows []RowResult, n int, metric string, f func(*RowResult) float64)
 	return w
 }
 
-// SkippedReasons counts skipped rows per reason, most frequent first; for a short listing.
+// SkippedReasons counts skipped rows per reason as "N × reason", most frequent first (equal
+// counts by reason); for a short listing.
 func (r *Report) SkippedReasons() []string {
 	counts := map[string]int{}
 	for _, row := range r.Rows {
@@ -351,18 +361,63 @@ func (r *Report) SkippedReasons() []string {
 			counts[row.Reason]++
 		}
 	}
-	var out []string
-	for reason, n := range counts {
-		out = append(out, fmt.Sprintf("%d × %s", n, reason))
+	reasons := make([]string, 0, len(counts))
+	for reason := range counts {
+		reasons = append(reasons, reason)
 	}
-	sort.Strings(out)
+	sort.Slice(reasons, func(i, j int) bool {
+		a, b := reasons[i], reasons[j]
+		if counts[a] != counts[b] {
+			return counts[a] > counts[b]
+		}
+		return a < b
+	})
+	out := make([]string, len(reasons))
+	for i, reason := range reasons {
+		out[i] = fmt.Sprintf("%d × %s", counts[reason], reason)
+	}
 	return out
 }
 
-// String renders a one-line accuracy summary.
-func (s Summary) String() string {
+// maxReasonsInError is how many skip reasons CheckSimulated names.
+const maxReasonsInError = 3
+
+// CheckSimulated returns nil when at least one row was simulated. Otherwise there is no accuracy
+// to report, and the error says so with the number of rows and the most frequent skip reasons
+// with their counts (SkippedReasons, at most 3 of them, one per indented line).
+func (r *Report) CheckSimulated() error {
+	if r.Summary.RowsSimulated > 0 {
+		return nil
+	}
+	if len(r.Rows) == 0 {
+		return fmt.Errorf("no row could be simulated: there is no row")
+	}
+	reasons := r.SkippedReasons()
 	var b strings.Builder
-	fmt.Fprintf(&b, "TTFT MAPE %.1f%% (median APE %.1f%%), TPOT MAPE %.1f%% (median APE %.1f%%), %d rows simulated, %d skipped",
-		s.TTFTMAPEPct, s.TTFTMedianAPEPct, s.TPOTMAPEPct, s.TPOTMedianAPEPct, s.RowsSimulated, s.RowsSkipped)
-	return b.String()
+	fmt.Fprintf(&b, "no row could be simulated: all %d rows were skipped; by reason, most frequent first:", len(r.Rows))
+	for i, reason := range reasons {
+		if i == maxReasonsInError {
+			more := len(reasons) - maxReasonsInError
+			fmt.Fprintf(&b, "\n  ... and %d more %s", more, map[bool]string{true: "reason", false: "reasons"}[more == 1])
+			break
+		}
+		b.WriteString("\n  " + reason)
+	}
+	return errors.New(b.String())
+}
+
+// String renders a one-line accuracy summary: the MAPEs and median APEs (N/A when no row was
+// simulated) and the simulated and skipped row counts.
+func (s Summary) String() string {
+	pct := func(x *float64) string {
+		if x == nil {
+			return "N/A"
+		}
+		return fmt.Sprintf("%.1f%%", *x)
+	}
+	if s.TTFTMAPEPct == nil || s.TPOTMAPEPct == nil {
+		return fmt.Sprintf("TTFT MAPE N/A, TPOT MAPE N/A, %d rows simulated, %d skipped", s.RowsSimulated, s.RowsSkipped)
+	}
+	return fmt.Sprintf("TTFT MAPE %s (median APE %s), TPOT MAPE %s (median APE %s), %d rows simulated, %d skipped",
+		pct(s.TTFTMAPEPct), pct(s.TTFTMedianAPEPct), pct(s.TPOTMAPEPct), pct(s.TPOTMedianAPEPct), s.RowsSimulated, s.RowsSkipped)
 }

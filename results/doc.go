@@ -34,7 +34,9 @@
 //
 // Deployment (engine.*, router.*):
 //
-//	mode, backend, hardware, model                       STRING
+//	mode, backend, hardware, model                       STRING hardware and model as resolved:
+//	                                                            an alias such as h200 is recorded
+//	                                                            as its catalog id (h200_sxm)
 //	context_length_tokens                                INT64  0 = "max" (the model's maximum)
 //	gpus                                                 INT64  Σ replicas×tensor×pipeline×attention_data
 //	{agg,prefill,decode}_replicas, _tensor, _pipeline,   INT64  per role, null when the mode

@@ -58,7 +58,9 @@ type Analysis struct {
 	Front []int
 	// Values[row][k] is objective k of that row (nil for rows that are not candidates).
 	Values [][]float64
-	// Best holds the best candidate per objective (ties: fewer GPUs, then input order).
+	// Best holds the best candidate per objective, one per objective in Settings.Objectives
+	// order; each is on Front. Ties on the objective go to the other objectives in their order
+	// (lexicographically), then to point_index, then to input order.
 	Best []Best
 	// Ranking orders the candidates by the scalar target's score, best first (ties: fewer GPUs,
 	// then input order; min_gpus ties: higher goodput, then lower mean E2E latency); nil for
@@ -130,8 +132,7 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 	for k, o := range s.Objectives {
 		best := -1
 		for _, i := range a.Candidates {
-			if best < 0 || o.Direction.better(a.Values[i][k], a.Values[best][k]) ||
-				(a.Values[i][k] == a.Values[best][k] && rows[i].GPUs < rows[best].GPUs) {
+			if best < 0 || bestOrder(rows, a.Values, dirs, k, i, best) < 0 {
 				best = i
 			}
 		}
@@ -169,6 +170,39 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 		})
 	}
 	return a, nil
+}
+
+// bestOrder compares candidate rows x and y for the best point of objective k: < 0 when x comes
+// first. Objective k decides; ties go to the other objectives in order (0, 1, ... without k), then
+// to point_index, then to input order. A point first in such a lexicographic order is never
+// dominated (whatever dominates it would come before it), so the best point of every objective is
+// on the Pareto front.
+func bestOrder(rows []Row, values [][]float64, dirs []Direction, k, x, y int) int {
+	vx, vy := values[x], values[y]
+	cmpObj := func(j int) int {
+		switch {
+		case vx[j] == vy[j]:
+			return 0
+		case dirs[j].better(vx[j], vy[j]):
+			return -1
+		}
+		return 1
+	}
+	if c := cmpObj(k); c != 0 {
+		return c
+	}
+	for j := range dirs {
+		if j == k {
+			continue
+		}
+		if c := cmpObj(j); c != 0 {
+			return c
+		}
+	}
+	if c := cmp.Compare(rows[x].PointIndex, rows[y].PointIndex); c != 0 {
+		return c
+	}
+	return cmp.Compare(x, y)
 }
 
 // exclusion returns why r is not a candidate, or "".

@@ -140,6 +140,71 @@ func TestAnalyzeFiltersAndBest(t *testing.T) {
 	}
 }
 
+// bestTieRows are candidates for the objectives (min gpus, min mean_ttft_ms[, max
+// output_throughput_tok_s]): four 1-GPU points of different TTFT, the first in input order the
+// slowest, and two 2-GPU points. Rows 1 and 3 are identical but for point_index.
+func bestTieRows() []Row {
+	mk := func(id string, index, gpus int64, meanTTFT, tput float64) Row {
+		return Row{PointID: id, PointIndex: index, Status: StatusOK, GPUs: gpus, CompletedRequests: iptr(10),
+			MeanTTFTMs: ptr(meanTTFT), OutputThroughputTokS: ptr(tput)}
+	}
+	return []Row{
+		0: mk("slow1", 0, 1, 2256, 50),
+		1: mk("fast1b", 4, 1, 25, 40),
+		2: mk("mid1", 2, 1, 300, 200),
+		3: mk("fast1a", 3, 1, 25, 40),
+		4: mk("two", 1, 2, 10, 40),
+		5: mk("twob", 5, 2, 10, 90),
+	}
+}
+
+// TestAnalyzeBestIsOnFrontUnderTies checks that a best point breaks ties on its objective by the
+// other objectives in order, then by point_index, so it is never a dominated point.
+func TestAnalyzeBestIsOnFrontUnderTies(t *testing.T) {
+	minGPUs := Objective{"gpus", Minimize}
+	minTTFT := Objective{"mean_ttft_ms", Minimize}
+	maxTput := Objective{"output_throughput_tok_s", Maximize}
+	for _, tc := range []struct {
+		name      string
+		objs      []Objective
+		wantFront []int
+		wantBest  []int
+	}{
+		// (gpus, TTFT): slow1 (1, 2256) and mid1 (1, 300) are dominated by fast1a/fast1b (1, 25).
+		// Best gpus: the 1-GPU tie goes to TTFT (25: fast1b, fast1a), then point_index 3 < 4:
+		// fast1a. Best TTFT: the 10 ms tie (two, twob) has equal GPUs; point_index 1 < 5: two.
+		{"gpus_ttft", []Objective{minGPUs, minTTFT}, []int{1, 3, 4, 5}, []int{3, 4}},
+		// (gpus, TTFT, throughput): mid1 (1, 300, 200) now dominates slow1 (1, 2256, 50); two
+		// (2, 10, 40) is dominated by twob (2, 10, 90). Best gpus: fast1a as above (throughput
+		// ties at 40). Best TTFT: the 10 ms tie has equal GPUs, then throughput 90 > 40: twob.
+		// Best throughput: mid1 (200), no tie.
+		{"gpus_ttft_tput", []Objective{minGPUs, minTTFT, maxTput}, []int{1, 3, 2, 5}, []int{3, 5, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := bestTieRows()
+			a, err := Analyze(rows, Settings{Target: TargetPareto, Objectives: tc.objs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(a.Front, tc.wantFront) {
+				t.Errorf("front = %v, want %v", a.Front, tc.wantFront)
+			}
+			if len(a.Best) != len(tc.wantBest) {
+				t.Fatalf("best = %+v, want rows %v", a.Best, tc.wantBest)
+			}
+			for k, b := range a.Best {
+				if b.Objective != tc.objs[k] || b.Row != tc.wantBest[k] {
+					t.Errorf("best %s = row %d (%s), want row %d (%s)", b.Objective, b.Row, rows[b.Row].PointID,
+						tc.wantBest[k], rows[tc.wantBest[k]].PointID)
+				}
+				if !slices.Contains(a.Front, b.Row) {
+					t.Errorf("best %s = row %d is not on the front %v", b.Objective, b.Row, a.Front)
+				}
+			}
+		})
+	}
+}
+
 func TestAnalyzeStrictSLAAndRanking(t *testing.T) {
 	rows := []Row{row("a", 1, 100, 50, 10), row("b", 2, 300, 400, 10), row("c", 1, 200, 100, 20)}
 	for i := range rows {

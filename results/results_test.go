@@ -170,6 +170,38 @@ func TestParquetRoundTrip(t *testing.T) {
 	}
 }
 
+// TestParquetRecordsResolvedIDs checks that results.parquet records the catalog ids an alias
+// resolves to (hardware h200 → h200_sxm, model mistralai/Mistral-7B →
+// mistralai/Mistral-7B-Instruct-v0.3), and other names as given.
+func TestParquetRecordsResolvedIDs(t *testing.T) {
+	rows := []Row{
+		simulatedRow(t, "aaa", 0, "engine.hardware=h200", "engine.model=mistralai/Mistral-7B"),
+		simulatedRow(t, "bbb", 1, "engine.hardware=a100"),
+		simulatedRow(t, "ccc", 2, "engine.hardware=my_gpu", "engine.model=acme/Unknown-7B"),
+	}
+	path := filepath.Join(t.TempDir(), ParquetFile)
+	if err := WriteParquet(path, rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadParquet(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]string{
+		{"h200_sxm", "mistralai/Mistral-7B-Instruct-v0.3"},
+		{"a100_sxm", "meta-llama/Meta-Llama-3.1-8B-Instruct"},
+		{"my_gpu", "acme/Unknown-7B"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("read %d rows, want %d", len(got), len(want))
+	}
+	for i, r := range got {
+		if r.Hardware != want[i][0] || r.Model != want[i][1] {
+			t.Errorf("row %s: hardware %q, model %q; want %q, %q", r.PointID, r.Hardware, r.Model, want[i][0], want[i][1])
+		}
+	}
+}
+
 func TestJournalResumeAndTornTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), JournalFile)
 	j, recs, err := OpenJournal(path)

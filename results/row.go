@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/timing"
 )
 
 // Point statuses (the status column).
@@ -37,7 +38,9 @@ type Row struct {
 
 	// Mode is aggregated or disaggregated.
 	Mode string `parquet:"mode"`
-	// Backend, Hardware and Model are engine.backend, engine.hardware and engine.model.
+	// Backend, Hardware and Model are engine.backend, engine.hardware and engine.model, the
+	// latter two as resolved: an alias is recorded as the catalog id it names, e.g. "h200" as
+	// "h200_sxm" (timing.ResolveHardwareID, timing.ResolveModelID); other names as given.
 	Backend  string `parquet:"backend"`
 	Hardware string `parquet:"hardware"`
 	Model    string `parquet:"model"`
@@ -369,7 +372,9 @@ func (r *Row) roles() [3]roleColumns {
 // fillConfig sets the configuration columns from c.
 func fillConfig(r *Row, c *sim.Config) {
 	e := &c.Engine
-	r.Mode, r.Backend, r.Hardware, r.Model = e.Mode, e.Backend, e.Hardware, e.Model
+	r.Mode, r.Backend = e.Mode, e.Backend
+	r.Hardware, _ = timing.ResolveHardwareID(e.Hardware)
+	r.Model, _ = timing.ResolveModelID(e.Model)
 	r.ContextLengthTokens = int64(e.ContextLength)
 	cols := r.roles()
 	for i, role := range []*sim.WorkerRole{e.Workers.Aggregated, e.Workers.Prefill, e.Workers.Decode} {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/spf13/cobra"
 )
 
@@ -85,6 +86,9 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 		if err := cfg.RequireNoAdapters(); err != nil {
 			return err
 		}
+	}
+	for _, note := range aliasNotes(cfg) {
+		fmt.Fprintln(io.Err, note)
 	}
 	// Read the trace (or build the synthetic workload) before touching the output directory, so
 	// a bad input leaves existing results alone.
@@ -162,6 +166,34 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	writeTable(io.Out, res.Summary)
 	fmt.Fprintf(io.Out, "Saved full report to: %s\n", predPath)
 	return nil
+}
+
+// aliasNotes returns one line per distinct hardware or model alias cfg names (engine.hardware,
+// a prefill/decode role's hardware, engine.model), saying which catalog id it resolves to
+// (timing.ResolveHardwareID, timing.ResolveModelID), e.g.
+// `servesweep: hardware "h200" resolved to "h200_sxm"`; none when cfg names no alias.
+func aliasNotes(cfg *sim.Config) []string {
+	var notes []string
+	add := func(note string) {
+		if !contains(notes, note) {
+			notes = append(notes, note)
+		}
+	}
+	hardware := []string{cfg.Engine.Hardware}
+	for _, role := range []*sim.WorkerRole{cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
+		if role != nil && role.Hardware != "" {
+			hardware = append(hardware, role.Hardware)
+		}
+	}
+	for _, id := range hardware {
+		if resolved, alias := timing.ResolveHardwareID(id); alias {
+			add(fmt.Sprintf("servesweep: hardware %q resolved to %q", id, resolved))
+		}
+	}
+	if resolved, alias := timing.ResolveModelID(cfg.Engine.Model); alias {
+		add(fmt.Sprintf("servesweep: model %q resolved to %q", cfg.Engine.Model, resolved))
+	}
+	return notes
 }
 
 // checkOutputDir applies dynosim-spec.md §4.1: a path that exists and is not a directory is an

@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/sim"
 )
 
 // seedConfig is the DynoSim seed's /tmp/dynosim-synthetic.yaml, as shipped in examples/.
@@ -292,5 +295,49 @@ func TestFailedRunKeepsOldResults(t *testing.T) {
 	after, _ := os.ReadFile(filepath.Join(dir, "prediction.json"))
 	if code != 2 || len(before) == 0 || !bytes.Equal(before, after) {
 		t.Fatalf("exit %d; prediction.json before %d bytes, after %d bytes", code, len(before), len(after))
+	}
+}
+
+// TestPredictNotesResolvedAliases checks that predict says on stderr, once per alias, which
+// catalog id a hardware or model alias resolved to, and says nothing for catalog ids.
+func TestPredictNotesResolvedAliases(t *testing.T) {
+	small := []string{"--set", "traffic.stop.requests=8"}
+	for _, c := range []struct {
+		name string
+		sets []string
+		want []string
+	}{
+		{"hardware alias", []string{"--set", "engine.hardware=h200"},
+			[]string{`servesweep: hardware "h200" resolved to "h200_sxm"`}},
+		{"model alias", []string{"--set", "engine.model=mistralai/Mistral-7B"},
+			[]string{`servesweep: model "mistralai/Mistral-7B" resolved to "mistralai/Mistral-7B-Instruct-v0.3"`}},
+		{"catalog ids", nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"predict", "--stack", "dynamo", "--config", seedConfig, "--output-dir", t.TempDir() + "/out"}, small...)
+			code, _, errs := runCLI(t, append(args, c.sets...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			var lines []string
+			if errs != "" {
+				lines = strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
+			}
+			if len(lines) != len(c.want) || (len(lines) == 1 && lines[0] != c.want[0]) {
+				t.Errorf("stderr %q, want the lines %q", errs, c.want)
+			}
+		})
+	}
+}
+
+// TestAliasNotesOncePerAlias checks that an alias named by engine.hardware and by both
+// disaggregated roles is noted once, and a second alias separately.
+func TestAliasNotesOncePerAlias(t *testing.T) {
+	cfg := &sim.Config{Engine: sim.Engine{Model: "Qwen/Qwen3-8B", Hardware: "h200", Workers: sim.Workers{
+		Prefill: &sim.WorkerRole{Hardware: "h200"}, Decode: &sim.WorkerRole{Hardware: "b200"}}}}
+	got := aliasNotes(cfg)
+	want := []string{`servesweep: hardware "h200" resolved to "h200_sxm"`, `servesweep: hardware "b200" resolved to "b200_sxm"`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("notes %q, want %q", got, want)
 	}
 }

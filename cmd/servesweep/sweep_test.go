@@ -441,3 +441,63 @@ func TestReportNeedsSLA(t *testing.T) {
 		t.Errorf("--target throughput: exit %d %q", code, errs)
 	}
 }
+
+// TestReportBestPointIsNotDominated runs `servesweep report` over four 1-GPU points of different
+// mean TTFT (the first the slowest) and a 2-GPU one, with objectives min gpus and min mean TTFT:
+// pareto.json and report.md must name the 1-GPU point at 25 ms as best for gpus, not the first
+// 1-GPU point (2256 ms), which the 25 ms point dominates.
+func TestReportBestPointIsNotDominated(t *testing.T) {
+	dir := t.TempDir()
+	n := int64(4)
+	mk := func(id string, index, gpus int64, meanTTFT float64) results.Row {
+		return results.Row{PointID: id, PointIndex: index, Status: results.StatusOK, GPUs: gpus,
+			CompletedRequests: &n, MeanTTFTMs: &meanTTFT}
+	}
+	rows := []results.Row{mk("slow1", 0, 1, 2256), mk("mid1", 1, 1, 300), mk("fast1", 2, 1, 25),
+		mk("fast1late", 3, 1, 25), mk("two", 4, 2, 10)}
+	if err := results.WriteParquet(filepath.Join(dir, results.ParquetFile), rows); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "report", "--results", dir, "--objective", "min:gpus", "--objective", "min:mean_ttft_ms")
+	if code != 0 {
+		t.Fatalf("report: exit %d %q", code, errs)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, results.ParetoFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Best []struct {
+			Metric  string  `json:"metric"`
+			PointID string  `json:"point_id"`
+			Value   float64 `json:"value"`
+		} `json:"best"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	type best struct {
+		metric, point string
+		value         float64
+	}
+	want := []best{{"gpus", "fast1", 1}, {"mean_ttft_ms", "two", 10}}
+	var got []best
+	for _, b := range doc.Best {
+		got = append(got, best{b.Metric, b.PointID, b.Value})
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("pareto.json best = %v, want %v", got, want)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"| minimize `gpus` | 1 | `fast1` |", "| minimize `mean_ttft_ms` | 10 | `two` |"} {
+		if !strings.Contains(string(md), line) {
+			t.Errorf("report.md lacks %q:\n%s", line, md)
+		}
+	}
+	if strings.Contains(string(md), "`slow1`") {
+		t.Errorf("report.md names the dominated point slow1:\n%s", md)
+	}
+}

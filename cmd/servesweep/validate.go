@@ -36,7 +36,8 @@ concurrency, worker shape, silicon_ttft_ms, silicon_tpot_ms) with default timing
 and compare the predicted mean TTFT and mean TPOT with the measured ones: per row, MAPE and
 median APE per (model, system, backend) group and overall, and the rows with the largest errors.
 Rows that cannot be simulated are listed with the reason. Backends whose scheduler style is not
-implemented (sglang, trtllm) run with the vLLM-style scheduler and are noted.`,
+implemented (sglang, trtllm) run with the vLLM-style scheduler and are noted. When no row can be
+simulated the MAPEs are N/A (null in the JSON) and the exit status is 1.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return &usageError{fmt.Errorf("validate takes no positional arguments, got %q", args)}
@@ -72,6 +73,7 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	}
 	vo := calibrate.Options{Parallel: opts.Parallel}
 	var rep *calibrate.Report
+	var fitted *calibrate.Factors
 	if opts.Fit {
 		var f calibrate.Factors
 		f, rep, err = calibrate.Fit(ctx, rows, calibrate.FitOptions{Validate: vo,
@@ -79,7 +81,7 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 		if err != nil {
 			return err
 		}
-		defer fmt.Fprintf(io.Out, "\nFitted factors (put them in timing.CalibratedEfficiency and calibrate.Calibrated*):\n%+v\n", f)
+		fitted = &f
 	} else if rep, err = calibrate.Validate(ctx, rows, vo); err != nil {
 		return err
 	}
@@ -89,6 +91,14 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 		}
 	}
 	renderValidation(io.Out, rep, opts.Quiet)
+	// Without a simulated row there is no accuracy: the report (MAPEs N/A, null in JSON) is
+	// written for the skip reasons, and the run fails (exit 1).
+	if err := rep.CheckSimulated(); err != nil {
+		return fmt.Errorf("%s: %w", opts.Measured, err)
+	}
+	if fitted != nil {
+		fmt.Fprintf(io.Out, "\nFitted factors (put them in timing.CalibratedEfficiency and calibrate.Calibrated*):\n%+v\n", *fitted)
+	}
 	return nil
 }
 

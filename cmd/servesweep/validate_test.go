@@ -94,3 +94,54 @@ func TestValidateCommandErrors(t *testing.T) {
 		t.Errorf("bad header: exit %d %q", code, errOut)
 	}
 }
+
+// unsupportedCSV is three rows none of which can be simulated: two of an unknown model and one
+// on an unknown GPU.
+const unsupportedCSV = `id,backend,backend_version,model_path,system,precision,gemm_quant_mode,mode,isl,osl,concurrency,batch_size,tp_size,pp_size,attention_dp_size,silicon_ttft_ms,silicon_tpot_ms
+u1,vllm,0.12,acme/Unknown-7B,h100_sxm,,,agg,512,32,4,4,1,1,1,60,8
+u2,vllm,0.12,acme/Unknown-7B,h100_sxm,,,agg,1024,32,4,4,1,1,1,90,9
+g1,vllm,0.12,meta-llama/Llama-3.1-8B-Instruct,tpu_v9,,,agg,512,32,4,4,1,1,1,60,8
+`
+
+// TestValidateCommandNoRowSimulated checks that a file of which no row simulates reports no
+// accuracy: N/A MAPEs beside the row counts, null MAPEs in the JSON, and exit 1 with the skip
+// reasons counted.
+func TestValidateCommandNoRowSimulated(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "unsupported.csv")
+	if err := os.WriteFile(csvPath, []byte(unsupportedCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jsonPath := filepath.Join(dir, "report.json")
+	code, out, errOut := runCLI(t, "validate", "-q", "--measured", csvPath, "--output-json", jsonPath)
+	if code != exitRunFailure {
+		t.Errorf("exit %d, want %d", code, exitRunFailure)
+	}
+	if !strings.Contains(out, "Overall: TTFT MAPE N/A, TPOT MAPE N/A, 0 rows simulated, 3 skipped\n") {
+		t.Errorf("stdout lacks the N/A headline:\n%s", out)
+	}
+	for _, frag := range []string{csvPath + ": no row could be simulated: all 3 rows were skipped",
+		"\n  2 × unknown model \"acme/Unknown-7B\"", "\n  1 × unknown hardware \"tpu_v9\""} {
+		if !strings.Contains(errOut, frag) {
+			t.Errorf("stderr lacks %q:\n%s", frag, errOut)
+		}
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Summary map[string]any `json:"summary"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ttft_mape_pct", "tpot_mape_pct", "ttft_median_ape_pct", "tpot_median_ape_pct"} {
+		if v, ok := doc.Summary[k]; !ok || v != nil {
+			t.Errorf("summary %s = %v (present %v), want null", k, v, ok)
+		}
+	}
+	if doc.Summary["rows_simulated"] != 0.0 || doc.Summary["rows_skipped"] != 3.0 {
+		t.Errorf("summary counts: %s", data)
+	}
+}

@@ -270,3 +270,67 @@ func TestLoadModelDir(t *testing.T) {
 		t.Errorf("missing path: err = %v", err)
 	}
 }
+
+// TestResolveHardwareID checks alias resolution: an alias gives its catalog id and wasAlias, a
+// catalog id (any case) itself and no alias, an unknown name comes back unchanged; every alias
+// names a catalog GPU.
+func TestResolveHardwareID(t *testing.T) {
+	for _, c := range []struct {
+		id, want string
+		alias    bool
+	}{
+		{"h200", "h200_sxm", true},
+		{"H200", "h200_sxm", true},
+		{" h200-sxm ", "h200_sxm", true},
+		{"a100", "a100_sxm", true},
+		{"a100_80gb", "a100_sxm", true},
+		{"gb200_nvl72", "gb200", true},
+		{"l40s_pcie", "l40s", true},
+		{"h200_sxm", "h200_sxm", false},
+		{"H200_SXM", "h200_sxm", false},
+		{"gb200", "gb200", false},
+		{"tpu_v9", "tpu_v9", false},
+		{"", "", false},
+	} {
+		got, alias := ResolveHardwareID(c.id)
+		if got != c.want || alias != c.alias {
+			t.Errorf("ResolveHardwareID(%q) = %q, %v; want %q, %v", c.id, got, alias, c.want, c.alias)
+		}
+	}
+	for a, id := range hardwareAliases() {
+		got, alias := ResolveHardwareID(a)
+		if !alias || got != id {
+			t.Errorf("alias %s: resolved %q, %v; want %q, true", a, got, alias, id)
+		}
+		if h, err := LookupHardware(a); err != nil || h.ID != id {
+			t.Errorf("alias %s names no catalog GPU: %+v, %v", a, h, err)
+		}
+	}
+}
+
+// TestResolveModelID checks that only a declared catalog alias resolves (to its entry's id);
+// catalog ids, their folded spellings, directories and unknown names come back as given.
+func TestResolveModelID(t *testing.T) {
+	// A model directory named like an alias is a directory, not the alias.
+	dir := filepath.Join(t.TempDir(), "Mistral-7B")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id, want string
+		alias    bool
+	}{
+		{"mistralai/Mistral-7B", "mistralai/Mistral-7B-Instruct-v0.3", true},
+		{"mistralai/mistral-7b-instruct", "mistralai/Mistral-7B-Instruct-v0.3", true},
+		{"mistralai/Mistral-7B-Instruct-v0.3", "mistralai/Mistral-7B-Instruct-v0.3", false},
+		{"meta-llama/Meta-Llama-3.1-8B-Instruct", "meta-llama/Meta-Llama-3.1-8B-Instruct", false},
+		{"nvidia/Llama-3.1-8B-Instruct-FP8", "nvidia/Llama-3.1-8B-Instruct-FP8", false},
+		{"acme/Unknown-7B", "acme/Unknown-7B", false},
+		{dir, dir, false},
+	} {
+		got, alias := ResolveModelID(c.id)
+		if got != c.want || alias != c.alias {
+			t.Errorf("ResolveModelID(%q) = %q, %v; want %q, %v", c.id, got, alias, c.want, c.alias)
+		}
+	}
+}

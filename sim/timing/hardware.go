@@ -71,32 +71,42 @@ func hardwareCatalog() []Hardware {
 	}
 }
 
-// hardwareAlias maps other common spellings (lower case) to catalog ids; it returns k itself
-// when k is no alias.
-func hardwareAlias(k string) string {
-	switch k {
-	case "a100", "a100_80gb", "a100-sxm":
-		return "a100_sxm"
-	case "h100", "h100-sxm":
-		return "h100_sxm"
-	case "h200", "h200-sxm":
-		return "h200_sxm"
-	case "b200", "b200-sxm":
-		return "b200_sxm"
-	case "gb200_nvl72", "gb200-nvl72":
-		return "gb200"
-	case "l40s_pcie":
-		return "l40s"
+// hardwareAliases maps other common spellings (lower case) to catalog ids. Each picks one part
+// of a family (the SXM board for "h200"), so ResolveHardwareID reports when one was used.
+func hardwareAliases() map[string]string {
+	return map[string]string{
+		"a100": "a100_sxm", "a100_80gb": "a100_sxm", "a100-sxm": "a100_sxm",
+		"h100": "h100_sxm", "h100-sxm": "h100_sxm",
+		"h200": "h200_sxm", "h200-sxm": "h200_sxm",
+		"b200": "b200_sxm", "b200-sxm": "b200_sxm",
+		"gb200_nvl72": "gb200", "gb200-nvl72": "gb200",
+		"l40s_pcie": "l40s",
 	}
-	return k
 }
 
-// LookupHardware finds a GPU by catalog id (case-insensitive; a few aliases such as "h100" are
-// accepted). An unknown id is an error listing the known ids; there is no fallback GPU.
+// ResolveHardwareID returns the catalog id that id names (case-insensitive, surrounding space
+// ignored) and whether id was an alias: another spelling such as "h200", which resolves to
+// "h200_sxm". The catalog id itself, in any case, is no alias. An id the catalog does not know
+// comes back unchanged with wasAlias false; LookupHardware reports it as unknown, and runs that
+// derive nothing from the GPU accept any name.
+func ResolveHardwareID(id string) (resolved string, wasAlias bool) {
+	k := strings.ToLower(strings.TrimSpace(id))
+	for _, h := range hardwareCatalog() {
+		if h.ID == k {
+			return k, false
+		}
+	}
+	if a, ok := hardwareAliases()[k]; ok {
+		return a, true
+	}
+	return id, false
+}
+
+// LookupHardware finds a GPU by catalog id or alias (see ResolveHardwareID). An unknown id is an
+// error listing the known ids; there is no fallback GPU.
 func LookupHardware(id string) (Hardware, error) {
-	k := hardwareAlias(strings.ToLower(strings.TrimSpace(id)))
-	cat := hardwareCatalog()
-	for _, h := range cat {
+	k, _ := ResolveHardwareID(id)
+	for _, h := range hardwareCatalog() {
 		if h.ID == k {
 			return h, nil
 		}

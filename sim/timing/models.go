@@ -130,6 +130,31 @@ func LookupModel(id string) (ModelSpec, error) {
 		id, strings.Join(ModelIDs(), ", "))
 }
 
+// ResolveModelID returns the catalog id that id resolves to when id is one of a catalog entry's
+// declared aliases (another name, such as "mistralai/Mistral-7B" for
+// "mistralai/Mistral-7B-Instruct-v0.3", compared as modelKey folds them), with wasAlias true.
+// Any other id comes back unchanged with wasAlias false: a catalog id or one of its spellings
+// (the checkpoint name is kept, as it also implies the precision), an existing model directory,
+// or a name the catalog does not know (LookupModel reports it). Entries are tried in catalog
+// order, as LookupModel does.
+func ResolveModelID(id string) (resolved string, wasAlias bool) {
+	if st, err := os.Stat(id); err == nil && st.IsDir() {
+		return id, false
+	}
+	key := modelKey(id)
+	for _, e := range modelCatalog() {
+		if modelKey(e.spec.ID) == key {
+			return id, false
+		}
+		for _, a := range e.aliases {
+			if modelKey(a) == key {
+				return e.spec.ID, true
+			}
+		}
+	}
+	return id, false
+}
+
 // ModelIDs lists the catalog's canonical model ids, sorted.
 func ModelIDs() []string {
 	cat := modelCatalog()
