@@ -16,7 +16,7 @@ import (
 )
 
 // updateGolden rewrites testdata/golden.sha256 from the current outputs:
-// go test ./cmd/servesweep -run Golden -update. Review the diff before committing it.
+// go test ./cmd/servesweep -run GoldenDigests -args -update. Review the diff before committing it.
 var updateGolden = flag.Bool("update", false, "rewrite testdata/golden.sha256")
 
 const goldenFile = "testdata/golden.sha256"
