@@ -294,3 +294,51 @@ func TestFailedRunKeepsOldResults(t *testing.T) {
 		t.Fatalf("exit %d; prediction.json before %d bytes, after %d bytes", code, len(before), len(after))
 	}
 }
+
+// A Mooncake trace whose second timestamp is in epoch nanoseconds is a trace error (exit 2)
+// naming line 2; the same two requests with epoch-ms timestamps replay from 0 with their real
+// latencies. Fixed timing, prefill 10 ms and decode 5 ms, two workers (round robin: one request
+// each): a request's first pass (prefill + decode) takes 15 ms, its second (decode) 5 ms, so
+// TTFT 15, E2E 20 and ITL 5 for both; the second arrives at 15 and ends at 35.
+func TestPredictTraceTimestampUnits(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, ts ...string) string {
+		var b strings.Builder
+		for i, x := range ts {
+			b.WriteString(`{"output_length": 2, "hash_ids": [` + string(rune('1'+i)) + `], "timestamp": ` + x + "}\n")
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	args := func(trace, out string) []string {
+		return []string{"predict", "--stack", "dynamo", "-c", seedConfig,
+			"--set", "traffic.source={type: trace, format: mooncake, paths: [" + trace + "], block_size: 16}",
+			"--set", "traffic.load={type: trace_timestamps, speedup: 1.0}",
+			"--set", "traffic.stop={max_virtual_time_seconds: 3600}",
+			"--set", "engine.workers.aggregated.timing={type: fixed, prefill_ms: 10, decode_ms: 5}",
+			"--output-dir", filepath.Join(dir, out)}
+	}
+
+	bad := write("ns.jsonl", "0", "1.733e18")
+	code, _, errs := runCLI(t, args(bad, "o1")...)
+	want := bad + ":2: timestamp: is 1733000000000000000 ms, 1733000000000000000 ms after the earliest timestamp (0 ms, line 1), " +
+		"but a trace may span at most 2592000000 ms (30 days): the timestamp unit is likely wrong (Mooncake timestamps are milliseconds)"
+	if code != 2 || !strings.Contains(errs, want) {
+		t.Fatalf("exit %d, stderr %q; want exit 2 and %q", code, errs, want)
+	}
+
+	good := write("ms.jsonl", "1733000000000", "1733000000015")
+	if code, _, errs := runCLI(t, args(good, "o2")...); code != 0 {
+		t.Fatalf("epoch ms: exit %d: %s", code, errs)
+	}
+	s := readSummary(t, filepath.Join(dir, "o2"))
+	for k, v := range map[string]float64{"completed_requests": 2, "mean_ttft_ms": 15, "max_ttft_ms": 15, "mean_e2e_latency_ms": 20,
+		"mean_itl_ms": 5, "duration_ms": 35} {
+		if s[k] != v {
+			t.Errorf("%s = %v, want %v", k, s[k], v)
+		}
+	}
+}
