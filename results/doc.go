@@ -22,7 +22,8 @@
 //	point_id          STRING  stable ID: 12 hex digits of SHA-256 of the decoded config
 //	point_index       INT64   position in the spec's expansion order
 //	status            STRING  ok | failed | timed_out
-//	reason            STRING  why the point failed or timed out ("" when ok, except no_samples)
+//	reason            STRING  why the point failed or timed out ("" when ok, except no_samples
+//	                          and zero_duration)
 //
 // An ok point where no request completed (completed_requests = 0, e.g. a stop time shorter than
 // any request) keeps status ok, with reason NoSamplesReason (it starts with "no_samples:"), and
@@ -31,6 +32,12 @@
 // they never sort first; counts, duration_ms, worker-seconds, gpu_hours and avg_gpus are kept.
 // Analyze excludes such points from the front and the rankings (excluded reason no_samples).
 // Select them with reason LIKE 'no_samples%' or completed_requests = 0.
+//
+// An ok point whose requests completed in less than the 1e-9 s floor of the rates (duration_ms
+// < 1e-6 with completed_requests > 0: every pass took 0 ms, e.g. fixed timing of 0 ms) keeps
+// status ok with reason ZeroDurationReason (it starts with "zero_duration:"), and its throughput
+// columns are null instead of completed / 1e-9 s; its latency columns (0 ms) are kept. Analyze
+// excludes it from the front and the rankings (excluded reason zero_duration).
 //
 // Deployment (engine.*, router.*):
 //

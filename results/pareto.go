@@ -33,6 +33,7 @@ const (
 	ExcludedSLA           = "sla_constraint"
 	ExcludedMinGoodput    = "min_goodput"
 	ExcludedNoSamples     = "no_samples"
+	ExcludedZeroDuration  = "zero_duration"
 	ExcludedMissingMetric = "missing_metric"
 )
 
@@ -69,7 +70,8 @@ type Analysis struct {
 }
 
 // Analyze filters rows (status ok, the GPU budget, the strict SLA, min_goodput_rps, at least
-// one completed request, every objective present and finite) and computes the Pareto front, the
+// one completed request, a duration of at least the 1e-9 s floor of the rates, every objective
+// present and finite) and computes the Pareto front, the
 // best point per objective and, for a scalar target, the ranking. Rows should be in point order;
 // ties are broken by it. An unknown metric or target is an error.
 func Analyze(rows []Row, s Settings) (*Analysis, error) {
@@ -218,6 +220,8 @@ func exclusion(r *Row, s Settings, strict bool) string {
 		return ExcludedGPUBudget
 	case r.CompletedRequests == nil || *r.CompletedRequests == 0:
 		return ExcludedNoSamples
+	case zeroDuration(r):
+		return ExcludedZeroDuration
 	case strict && !meetsSLA(r):
 		return ExcludedSLA
 	case s.Target == TargetMinGPUs && s.MinGoodputRPS > 0 &&

@@ -406,3 +406,63 @@ func TestNoSamplesRow(t *testing.T) {
 		t.Errorf("candidates %v excluded %v; want the row excluded as no_samples", a.Candidates, a.Excluded)
 	}
 }
+
+// TestZeroDurationRow checks that an ok point whose requests all completed at 0 ms (every pass
+// took 0 ms) keeps status ok but gets the zero_duration reason and null throughput columns
+// instead of completed / 1e-9 s (100 requests × 128 tokens would read 1.28e13 tokens/s), keeps
+// its counts and 0 ms latencies, survives a Parquet round trip, and stays off the front even when
+// every objective is a latency.
+func TestZeroDurationRow(t *testing.T) {
+	rec := Record{PointID: "zd", Status: StatusOK, Summary: map[string]float64{
+		"num_requests": 100, "completed_requests": 100, "total_output_tokens": 12800, "duration_ms": 0, "gpu_hours": 0,
+		"p99_ttft_ms": 0, "mean_e2e_latency_ms": 0, "p99_itl_ms": 0, "mean_tpot_ms": 0,
+		"output_throughput_tok_s": 1.28e13, "request_throughput_rps": 1e11, "input_throughput_tok_s": 2.048e14,
+		"total_throughput_tok_s": 2.176e14, "mean_output_token_throughput_per_user": 0, "goodput_output_throughput_tok_s": 1.28e13,
+		"processed_tokens_per_s": 5}}
+	r := NewRow(PointInfo{ID: "zd", GPUs: 2}, rec)
+	if r.Status != StatusOK || r.Reason != ZeroDurationReason || !strings.HasPrefix(r.Reason, "zero_duration") {
+		t.Errorf("status %q reason %q", r.Status, r.Reason)
+	}
+	for name, p := range map[string]*float64{"output_throughput_tok_s": r.OutputThroughputTokS, "request_throughput_rps": r.RequestThroughputRPS,
+		"input_throughput_tok_s": r.InputThroughputTokS, "total_throughput_tok_s": r.TotalThroughputTokS,
+		"goodput_output_throughput_tok_s":             r.GoodputOutputThroughputTokS,
+		"mean_output_token_throughput_per_user_tok_s": r.MeanOutputTokenThroughputPerUser,
+		"output_throughput_per_gpu_tok_s":             r.OutputThroughputPerGPUTokS} {
+		if p != nil {
+			t.Errorf("%s = %v, want null", name, *p)
+		}
+	}
+	for name, p := range map[string]*float64{"p99_ttft_ms": r.P99TTFTMs, "mean_e2e_latency_ms": r.MeanE2ELatencyMs, "p99_itl_ms": r.P99ITLMs,
+		"duration_ms": r.DurationMs, "processed_tokens_per_s": r.ProcessedTokensPerS} {
+		if p == nil {
+			t.Errorf("%s is null, want kept", name)
+		}
+	}
+	if r.CompletedRequests == nil || *r.CompletedRequests != 100 || r.TotalOutputTokens == nil || *r.TotalOutputTokens != 12800 {
+		t.Error("counts must be kept")
+	}
+	path := filepath.Join(t.TempDir(), ParquetFile)
+	if err := WriteParquet(path, []Row{r}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadParquet(path)
+	if err != nil || len(back) != 1 || back[0].OutputThroughputTokS != nil || back[0].P99TTFTMs == nil || back[0].Reason != ZeroDurationReason {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+	for _, s := range []Settings{{Target: TargetPareto}, {Target: TargetPareto, Objectives: []Objective{{"p99_ttft_ms", Minimize}, {"gpus", Minimize}}}} {
+		a, err := Analyze(back, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Candidates) != 0 || len(a.Front) != 0 || a.Excluded[ExcludedZeroDuration] != 1 {
+			t.Errorf("objectives %v: candidates %v excluded %v; want the row excluded as zero_duration", s.Objectives, a.Candidates, a.Excluded)
+		}
+	}
+
+	// The same point with a 1 ms duration is an ordinary candidate with its throughputs.
+	rec.Summary["duration_ms"] = 1
+	r = NewRow(PointInfo{ID: "zd", GPUs: 2}, rec)
+	if r.Reason != "" || r.OutputThroughputTokS == nil {
+		t.Fatalf("1 ms run: reason %q, output throughput %v", r.Reason, r.OutputThroughputTokS)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/timing"
 )
 
@@ -291,9 +292,13 @@ func NewRow(p PointInfo, rec Record) Row {
 	if rec.Status == StatusOK {
 		fillSummary(&r, rec.Summary)
 		fillDerived(&r)
-		if r.CompletedRequests == nil || *r.CompletedRequests == 0 {
+		switch {
+		case r.CompletedRequests == nil || *r.CompletedRequests == 0:
 			r.Reason = NoSamplesReason
-			clearLatencyAndThroughput(&r)
+			clearMetrics(&r, true)
+		case zeroDuration(&r):
+			r.Reason = ZeroDurationReason
+			clearMetrics(&r, false)
 		}
 	}
 	return r
@@ -305,10 +310,22 @@ func NewRow(p PointInfo, rec Record) Row {
 // excludes it from the front as no_samples.
 const NoSamplesReason = "no_samples: no request completed (completed_requests = 0); latency and throughput columns are null"
 
-// clearLatencyAndThroughput sets to null the latency distributions ({stat}_{ttft,ttst,tpot,itl,
-// e2e_latency}_ms) and every throughput column (request, token, goodput, per-user, per-GPU) of r;
-// counts, duration, worker-seconds, GPU-hours and host-time columns are kept.
-func clearLatencyAndThroughput(r *Row) {
+// ZeroDurationReason is the reason of an ok point whose requests completed in less than the
+// 1e-9 s floor of the rates (metrics.DurationFloored; every pass took 0 ms, e.g. fixed timing of
+// 0 ms): its throughput columns are null rather than completed / 1e-9 s, and Analyze excludes it
+// from the front as zero_duration. Its latency columns (0 ms) are kept.
+const ZeroDurationReason = "zero_duration: the simulated duration is under 1e-9 s (every pass took 0 ms); throughput columns are null"
+
+// zeroDuration reports whether r (with its summary filled) completed requests in less than the
+// floor of the rates.
+func zeroDuration(r *Row) bool {
+	return r.CompletedRequests != nil && r.DurationMs != nil && metrics.DurationFloored(*r.CompletedRequests, *r.DurationMs)
+}
+
+// clearMetrics sets to null every throughput column (request, token, goodput, per-user, per-GPU)
+// of r and, when latency is set, the latency distributions ({stat}_{ttft,ttst,tpot,itl,
+// e2e_latency}_ms); counts, duration, worker-seconds, GPU-hours and host-time columns are kept.
+func clearMetrics(r *Row, latency bool) {
 	v := reflect.ValueOf(r).Elem()
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
@@ -317,11 +334,11 @@ func clearLatencyAndThroughput(r *Row) {
 		if f.Kind() != reflect.Pointer || f.Type().Elem().Kind() != reflect.Float64 || strings.HasPrefix(name, "processed_") {
 			continue
 		}
-		latency := false
+		isLatency := false
 		for _, m := range []string{"_ttft_ms", "_ttst_ms", "_tpot_ms", "_itl_ms", "_e2e_latency_ms"} {
-			latency = latency || strings.HasSuffix(name, m)
+			isLatency = isLatency || strings.HasSuffix(name, m)
 		}
-		if latency || strings.Contains(name, "throughput") {
+		if latency && isLatency || strings.Contains(name, "throughput") {
 			f.SetZero()
 		}
 	}

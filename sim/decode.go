@@ -1438,9 +1438,11 @@ func (v *validator) enum(path, val string, allowed ...string) bool {
 	return false
 }
 
+// posInt reports an int field that is not positive, in the words of the spec's "int>0"
+// (dynosim-spec.md §3).
 func (v *validator) posInt(path string, x int) {
 	if x <= 0 {
-		v.errorf(path, "must be > 0, got %d", x)
+		v.errorf(path, "must be an int > 0, got %d", x)
 	}
 }
 
@@ -1716,7 +1718,7 @@ func (v *validator) engine(e *Engine) {
 	v.hardware(p+".hardware", e.Hardware, true)
 	backendOK := v.enum(p+".backend", e.Backend, backendVLLM, backendSGLang, backendTRTLLM)
 	if v.has(p+".context_length", e.ContextLength != 0) && e.ContextLength <= 0 {
-		v.errorf(p+".context_length", "must be > 0 or \"max\", got %d", e.ContextLength)
+		v.errorf(p+".context_length", "must be an int > 0 or \"max\", got %d", e.ContextLength)
 	}
 	if e.EnableChunkedPrefill != nil && !*e.EnableChunkedPrefill && e.Backend == backendSGLang {
 		v.errorf(p+".enable_chunked_prefill", "false is not supported by the sglang backend")
@@ -1727,7 +1729,7 @@ func (v *validator) engine(e *Engine) {
 		}
 		kp := p + ".kv_transfer"
 		if v.has(kp+".bytes_per_token", kt.BytesPerToken != 0) && kt.BytesPerToken <= 0 {
-			v.errorf(kp+".bytes_per_token", "must be > 0 or \"auto\", got %d", kt.BytesPerToken)
+			v.errorf(kp+".bytes_per_token", "must be an int > 0 or \"auto\", got %d", kt.BytesPerToken)
 		}
 		v.optPos(kp+".bandwidth_gb_per_second", kt.BandwidthGBps)
 		v.enum(kp+".timing_mode", kt.TimingMode, "destination_missing", "full_prompt")
@@ -1806,12 +1808,12 @@ func (v *validator) role(p, name string, r *WorkerRole, backend string) {
 	kv := r.KVCache
 	switch {
 	case kv.BlockSize <= 0:
-		v.errorf(kp+".block_size", "must be > 0, got %d", kv.BlockSize)
+		v.errorf(kp+".block_size", "must be an int > 0, got %d", kv.BlockSize)
 	case kv.BlockSize < 2 && (backend == backendVLLM || backend == backendTRTLLM):
 		v.errorf(kp+".block_size", "must be >= 2 for the %s backend, got %d", backend, kv.BlockSize)
 	}
 	if v.has(kp+".bytes_per_token", kv.BytesPerToken != 0) && kv.BytesPerToken <= 0 {
-		v.errorf(kp+".bytes_per_token", "must be > 0 or \"auto\", got %d", kv.BytesPerToken)
+		v.errorf(kp+".bytes_per_token", "must be an int > 0 or \"auto\", got %d", kv.BytesPerToken)
 	}
 	cp := kp + ".capacity"
 	c := kv.Capacity

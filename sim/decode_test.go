@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -458,7 +459,7 @@ func TestDecodeBadConfigs(t *testing.T) {
 			"unknown field; valid fields: hardware, startup_seconds, parallelism, scheduler, kv_cache, timing"},
 		{"unknown root field", "", []string{"foo=1"}, "foo", "unknown field; valid fields: traffic, engine"},
 		{"unknown union field", "", []string{"traffic.load.rate=1"}, "traffic.load.rate", "unknown field; valid fields: type, concurrency"},
-		{"concurrency zero", "", []string{"traffic.load.concurrency=0"}, "traffic.load.concurrency", "must be > 0, got 0"},
+		{"concurrency zero", "", []string{"traffic.load.concurrency=0"}, "traffic.load.concurrency", "must be an int > 0, got 0"},
 		{"mode enum", "", []string{"engine.mode=agg"}, "engine.mode", `must be one of aggregated, disaggregated, got "agg"`},
 		{"int as string", "", []string{`traffic.load.concurrency="4"`}, "traffic.load.concurrency", `must be an int, got "4" (string)`},
 		{"int as bool", "", []string{"traffic.load.concurrency=true"}, "traffic.load.concurrency", "must be an int, got true (bool)"},
@@ -491,7 +492,7 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"stop sessions for synthetic", "", []string{"traffic.stop={requests: 1, sessions: 2}"}, "traffic.stop.sessions", "synthetic sources stop on requests"},
 		{"stop vtime for synthetic", "", []string{"traffic.stop={requests: 1, max_virtual_time_seconds: 2}"}, "traffic.stop.max_virtual_time_seconds",
 			"synthetic sources reject max_virtual_time_seconds"},
-		{"stop requests zero", "", []string{"traffic.stop={requests: 0}"}, "traffic.stop.requests", "must be > 0, got 0"},
+		{"stop requests zero", "", []string{"traffic.stop={requests: 0}"}, "traffic.stop.requests", "must be an int > 0, got 0"},
 		{"session stop needs sessions", "", setSession[:1], "traffic.stop.requests", "synthetic-session sources stop on sessions"},
 		{"trace stop requests", "", setTrace[:2], "traffic.stop.requests", "trace sources accept only max_virtual_time_seconds"},
 		{"trace two paths", "", []string{"traffic.source={type: trace, paths: [a, b]}", "traffic.load={type: trace_timestamps}", "traffic.stop={}"},
@@ -515,7 +516,7 @@ func TestDecodeBadConfigs(t *testing.T) {
 			"traffic.source.session.turns", "must be >= 2, got 1"},
 		{"session delay", "", append(setSession[:2:2], "traffic.source.session.inter_turn_delay_ms=-1"),
 			"traffic.source.session.inter_turn_delay_ms", "must be >= 0, got -1"},
-		{"input tokens", "", []string{"traffic.source.input_tokens=-3"}, "traffic.source.input_tokens", "must be > 0, got -3"},
+		{"input tokens", "", []string{"traffic.source.input_tokens=-3"}, "traffic.source.input_tokens", "must be an int > 0, got -3"},
 		{"agg rejects prefill", "", []string{"engine.workers.prefill={}"}, "engine.workers", "aggregated mode rejects prefill/decode workers"},
 		{"agg requires role", "", []string{"engine.workers={}"}, "engine.workers", "aggregated mode requires workers.aggregated"},
 		{"agg rejects kv_transfer", "", []string{"engine.kv_transfer={}"}, "engine.kv_transfer", "aggregated mode rejects kv_transfer"},
@@ -533,10 +534,10 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"memory fraction zero", "", []string{agg + "kv_cache.capacity={memory_fraction: 0}"},
 			agg + "kv_cache.capacity.memory_fraction", "must be in (0, 1], got 0"},
 		{"capacity type enum", "", []string{agg + "kv_cache.capacity.type=bytes"}, agg + "kv_cache.capacity.type", "must be one of default, fixed"},
-		{"blocks zero", "", []string{agg + "kv_cache.capacity.blocks=0"}, agg + "kv_cache.capacity.blocks", "must be > 0, got 0"},
+		{"blocks zero", "", []string{agg + "kv_cache.capacity.blocks=0"}, agg + "kv_cache.capacity.blocks", "must be an int > 0, got 0"},
 		{"block size vllm", "", []string{agg + "kv_cache.block_size=1"}, agg + "kv_cache.block_size", "must be >= 2 for the vllm backend, got 1"},
-		{"block size zero", "", []string{agg + "kv_cache.block_size=0"}, agg + "kv_cache.block_size", "must be > 0, got 0"},
-		{"bytes per token zero", "", []string{agg + "kv_cache.bytes_per_token=0"}, agg + "kv_cache.bytes_per_token", `must be > 0 or "auto", got 0`},
+		{"block size zero", "", []string{agg + "kv_cache.block_size=0"}, agg + "kv_cache.block_size", "must be an int > 0, got 0"},
+		{"bytes per token zero", "", []string{agg + "kv_cache.bytes_per_token=0"}, agg + "kv_cache.bytes_per_token", `must be an int > 0 or "auto", got 0`},
 		{"bytes per token word", "", []string{agg + "kv_cache.bytes_per_token=max"}, agg + "kv_cache.bytes_per_token", `must be an int > 0 or "auto"`},
 		{"fixed timing needs values", "", []string{agg + "timing={type: fixed, prefill_ms: 5}"}, agg + "timing",
 			"fixed timing requires prefill_ms and decode_ms"},
@@ -544,9 +545,9 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"fixed timing negative", "", []string{agg + "timing={type: fixed, prefill_ms: -1, decode_ms: 1}"}, agg + "timing.prefill_ms", "must be >= 0, got -1"},
 		{"timing type enum", "", []string{agg + "timing.type=aic"}, agg + "timing.type", "must be one of default, fixed, polynomial"},
 		{"timing unknown field", "", []string{agg + "timing.forward_model=fpm"}, agg + "timing.forward_model", "unknown field; valid fields: type"},
-		{"parallelism zero", "", []string{agg + "parallelism.tensor=0"}, agg + "parallelism.tensor", "must be > 0, got 0"},
+		{"parallelism zero", "", []string{agg + "parallelism.tensor=0"}, agg + "parallelism.tensor", "must be an int > 0, got 0"},
 		{"parallelism context", "", []string{agg + "parallelism.prefill_context=2"}, agg + "parallelism.prefill_context", "unknown field"},
-		{"max sequences negative", "", []string{agg + "scheduler.max_sequences=-1"}, agg + "scheduler.max_sequences", "must be > 0, got -1"},
+		{"max sequences negative", "", []string{agg + "scheduler.max_sequences=-1"}, agg + "scheduler.max_sequences", "must be an int > 0, got -1"},
 		{"startup negative", "", []string{agg + "startup_seconds=-1"}, agg + "startup_seconds", "must be >= 0, got -1"},
 		{"agg role hardware", "", []string{agg + "hardware=h100_sxm"}, agg + "hardware", "only prefill and decode roles may override hardware"},
 		{"role model override", "", []string{agg + "model=x"}, agg + "model", "per-role overrides are not allowed; set engine.model"},
@@ -557,10 +558,10 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"hardware auto", "", []string{"engine.hardware=auto"}, "engine.hardware", "auto is only valid in servesweep sweep"},
 		{"replicas auto", "", []string{agg + "parallelism.replicas=auto"}, agg + "parallelism.replicas", "auto is only valid in servesweep sweep"},
 		{"context length word", "", []string{"engine.context_length=big"}, "engine.context_length", `must be an int > 0 or "max", got "big" (string)`},
-		{"context length zero", "", []string{"engine.context_length=0"}, "engine.context_length", `must be > 0 or "max", got 0`},
+		{"context length zero", "", []string{"engine.context_length=0"}, "engine.context_length", `must be an int > 0 or "max", got 0`},
 		{"sglang chunked", "", []string{"engine.backend=sglang", "engine.enable_chunked_prefill=false", agg + "kv_cache.block_size=1"},
 			"engine.enable_chunked_prefill", "false is not supported by the sglang backend"},
-		{"kv_transfer bytes zero", seedDisaggregated, []string{"engine.kv_transfer.bytes_per_token=0"}, "engine.kv_transfer.bytes_per_token", `must be > 0 or "auto", got 0`},
+		{"kv_transfer bytes zero", seedDisaggregated, []string{"engine.kv_transfer.bytes_per_token=0"}, "engine.kv_transfer.bytes_per_token", `must be an int > 0 or "auto", got 0`},
 		{"kv_transfer bandwidth zero", seedDisaggregated, []string{"engine.kv_transfer.bandwidth_gb_per_second=0"},
 			"engine.kv_transfer.bandwidth_gb_per_second", "must be > 0, got 0"},
 		{"kv_transfer timing mode", seedDisaggregated, []string{"engine.kv_transfer.timing_mode=eager"}, "engine.kv_transfer.timing_mode",
@@ -626,6 +627,32 @@ func TestDecodeBadConfigs(t *testing.T) {
 	}
 }
 
+// A token count of 0 in a synthetic source is one config error naming the field and what is valid:
+// dynosim-spec.md §3.1.1 has input_tokens, output_tokens, new_input_tokens_per_turn and
+// output_tokens_per_turn all "int>0".
+func TestDecodeZeroTokenCounts(t *testing.T) {
+	for _, c := range []struct {
+		field   string
+		session bool // a synthetic-session source (setSession) rather than the seed's synthetic one
+	}{
+		{"input_tokens", false},
+		{"output_tokens", false},
+		{"new_input_tokens_per_turn", true},
+		{"output_tokens_per_turn", true},
+	} {
+		var sets []string
+		if c.session {
+			sets = slices.Clone(setSession)
+		}
+		sets = append(sets, "traffic.source."+c.field+"=0")
+		errs := decodeErrs(t, seedSynthetic, sets...)
+		want := "test.yaml: traffic.source." + c.field + ": must be an int > 0, got 0"
+		if len(errs) != 1 || errs[0].Path != "traffic.source."+c.field || errs.Error() != want {
+			t.Errorf("%s = 0: got\n%v\nwant exactly %s", c.field, errs, want)
+		}
+	}
+}
+
 func TestDecodeCollectsAllErrors(t *testing.T) {
 	errs := decodeErrs(t, seedSynthetic,
 		"traffic.load.concurrency=0",
@@ -633,7 +660,7 @@ func TestDecodeCollectsAllErrors(t *testing.T) {
 		"engine.workers.aggregated.scheduler.schedulr=1",
 		`engine.workers.aggregated.parallelism.tensor="2"`)
 	want := []string{
-		"test.yaml: traffic.load.concurrency: must be > 0, got 0",
+		"test.yaml: traffic.load.concurrency: must be an int > 0, got 0",
 		`test.yaml: engine.mode: must be one of aggregated, disaggregated, got "agg"`,
 		"test.yaml: engine.workers.aggregated.scheduler.schedulr: unknown field; valid fields: max_batched_tokens, max_sequences",
 		`test.yaml: engine.workers.aggregated.parallelism.tensor: must be an int, got "2" (string)`,

@@ -18,7 +18,7 @@ type ConfigError struct {
 	File string
 	// Path is the full dotted field path, e.g. "traffic.load.concurrency"; "" for file-level errors.
 	Path string
-	// Msg says what is wrong and what is valid, e.g. "must be > 0, got 0".
+	// Msg says what is wrong and what is valid, e.g. "must be an int > 0, got 0".
 	Msg string
 	// Unsupported marks a value the schema accepts but the simulator cannot run yet; Msg then
 	// reads "<value> is not supported yet". errors.Is(err, errors.ErrUnsupported) reports it.

@@ -30,7 +30,8 @@ const (
 	// parallelism value.
 	MaxRanksPerRole = 1 << 16
 	MaxParallelism  = 1 << 16
-	// MaxMs bounds every duration in ms (fixed pass times, think time): about 115 days.
+	// MaxMs bounds every duration in ms (fixed pass times, think time) and every authored trace
+	// arrival in virtual ms: about 115 days, where float64 ms still resolve 2^-19 ms (about 2 ns).
 	MaxMs = 1e10
 	// MinRate and MaxRate bound arrival rates (per second), speedup factors and bandwidths.
 	MinRate = 1e-6

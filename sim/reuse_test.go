@@ -93,7 +93,7 @@ func TestReuseBoundedProperty(t *testing.T) {
 				}
 			}
 			rows = append(rows, traffic.TraceRow{Line: i + 1, InputLength: blocks*16 - rng.IntN(16), OutputLength: 1 + rng.IntN(120),
-				HashIDs: ids, HasTimestamp: true, TimestampMs: float64(rng.IntN(200))})
+				HashIDs: ids, HasTimestamp: true, Timestamp: traffic.TraceTime{Whole: uint64(rng.IntN(200))}})
 		}
 		cfg := traceConfig(12 + rng.IntN(30))
 		if trial%2 == 1 {

@@ -867,7 +867,10 @@ func BuildWorkload(cfg *Config) (*traffic.Workload, error) {
 
 // traceWorkload builds the workload of a trace source from its parsed rows (or the parse error):
 // a trace that cannot be read at all is a ConfigError on traffic.source.paths, a bad line or a row
-// checkTrace refuses a *traffic.TraceError; speedup applies only to trace_timestamps loads.
+// checkTrace refuses a *traffic.TraceError; speedup applies only to trace_timestamps loads. A
+// request whose authored arrival (its session's start plus its delays, after the speedup) lies
+// beyond MaxMs virtual ms is a *traffic.TraceError naming its line: past it float64 ms no longer
+// resolve 2 ns, and far past it a forward pass would vanish from the latencies.
 func traceWorkload(cfg *Config, rows []traffic.TraceRow, err error) (*traffic.Workload, error) {
 	src, load := &cfg.Traffic.Source, &cfg.Traffic.Load
 	var te *traffic.TraceError
@@ -884,7 +887,16 @@ func traceWorkload(cfg *Config, rows []traffic.TraceRow, err error) (*traffic.Wo
 	if load.Type == LoadTraceTimestamps && load.Speedup > 0 {
 		speedup = load.Speedup
 	}
-	return traffic.FromTrace(rows, src.BlockSize, speedup), nil
+	w := traffic.FromTrace(rows, src.BlockSize, speedup)
+	if at, line := traffic.LatestArrival(rows, w); at > MaxMs {
+		msg := fmt.Sprintf("this request arrives at %g virtual ms (its session's start plus the delays of its turns), "+
+			"beyond the %g ms simulated time may reach", at, float64(MaxMs))
+		if speedup != 1 {
+			msg += fmt.Sprintf(" (traffic.load.speedup %g divides every trace time; a larger speedup shortens them)", speedup)
+		}
+		return nil, &traffic.TraceError{File: src.Paths[0], Line: line, Msg: msg}
+	}
+	return w, nil
 }
 
 // countFor resolves a stop count: the explicit count, or max(1, round(x × load unit)) where the

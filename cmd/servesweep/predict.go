@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/spf13/cobra"
 )
@@ -107,6 +108,9 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 		return err
 	}
 
+	if msg := flooredWarning(res.Summary); msg != "" {
+		fmt.Fprintln(io.Err, msg)
+	}
 	summary := res.Summary.Map()
 	var records []map[string]any
 	if opts.CapturePerRequest {
@@ -194,6 +198,21 @@ func aliasNotes(cfg *sim.Config) []string {
 		add(fmt.Sprintf("servesweep: model %q resolved to %q", cfg.Engine.Model, resolved))
 	}
 	return notes
+}
+
+// flooredWarning returns the stderr warning for a run whose duration is under the floor of the
+// rates (metrics.DurationFloored), or "". prediction.json keeps the rates, as the reference does;
+// the table shows them as N/A.
+func flooredWarning(s *metrics.Summary) string {
+	if !s.ThroughputsFloored() {
+		return ""
+	}
+	what := "0 ms (every pass took 0 ms)"
+	if s.DurationMs != 0 {
+		what = fmt.Sprintf("%g ms, under the %g s floor of the rates", s.DurationMs, metrics.MinDurationS)
+	}
+	return "warning: the simulated duration is " + what + "; throughputs are not meaningful and are shown as N/A " +
+		"(prediction.json keeps the reference's values, computed over the floor)"
 }
 
 // checkOutputDir applies dynosim-spec.md §4.1: a path that exists and is not a directory is an

@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -220,7 +222,7 @@ func TestExitCodesAndOutputDir(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"schema error names file and path", []string{"predict", "-c", bad, "--output-dir", dir + "/o1"}, 2, bad + ": traffic.load.concurrency: must be > 0, got 0"},
+		{"schema error names file and path", []string{"predict", "-c", bad, "--output-dir", dir + "/o1"}, 2, bad + ": traffic.load.concurrency: must be an int > 0, got 0"},
 		{"missing config", []string{"predict", "--output-dir", dir + "/o2"}, 2, "--config is required"},
 		{"unknown stack", []string{"predict", "--stack", "mystack", "-c", seedConfig}, 2, "stack 'mystack' is unavailable; installed stacks: dynamo, engine"},
 		{"engine stack rejects router", []string{"predict", "-c", seedConfig, "--output-dir", dir + "/o3"}, 2, "router: needs the dynamo stack's router adapter"},
@@ -339,5 +341,112 @@ func TestAliasNotesOncePerAlias(t *testing.T) {
 	want := []string{`servesweep: hardware "h200" resolved to "h200_sxm"`, `servesweep: hardware "b200" resolved to "b200_sxm"`}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("notes %q, want %q", got, want)
+	}
+}
+
+// A Mooncake trace whose second timestamp is in epoch nanoseconds is a trace error (exit 2)
+// naming line 2; the same two requests with epoch-ms timestamps replay from 0 with their real
+// latencies. Fixed timing, prefill 10 ms and decode 5 ms, two workers (round robin: one request
+// each): a request's first pass (prefill + decode) takes 15 ms, its second (decode) 5 ms, so
+// TTFT 15, E2E 20 and ITL 5 for both; the second arrives at 15 and ends at 35.
+func TestPredictTraceTimestampUnits(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, ts ...string) string {
+		var b strings.Builder
+		for i, x := range ts {
+			b.WriteString(`{"output_length": 2, "hash_ids": [` + string(rune('1'+i)) + `], "timestamp": ` + x + "}\n")
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	args := func(trace, out string) []string {
+		return []string{"predict", "--stack", "dynamo", "-c", seedConfig,
+			"--set", "traffic.source={type: trace, format: mooncake, paths: [" + trace + "], block_size: 16}",
+			"--set", "traffic.load={type: trace_timestamps, speedup: 1.0}",
+			"--set", "traffic.stop={max_virtual_time_seconds: 3600}",
+			"--set", "engine.workers.aggregated.timing={type: fixed, prefill_ms: 10, decode_ms: 5}",
+			"--output-dir", filepath.Join(dir, out)}
+	}
+
+	bad := write("ns.jsonl", "0", "1.733e18")
+	code, _, errs := runCLI(t, args(bad, "o1")...)
+	want := bad + ":2: timestamp: is 1733000000000000000 ms, 1733000000000000000 ms after the earliest timestamp (0 ms, line 1), " +
+		"but a trace may span at most 2592000000 ms (30 days): the timestamp unit is likely wrong (Mooncake timestamps are milliseconds)"
+	if code != 2 || !strings.Contains(errs, want) {
+		t.Fatalf("exit %d, stderr %q; want exit 2 and %q", code, errs, want)
+	}
+
+	good := write("ms.jsonl", "1733000000000", "1733000000015")
+	if code, _, errs := runCLI(t, args(good, "o2")...); code != 0 {
+		t.Fatalf("epoch ms: exit %d: %s", code, errs)
+	}
+	s := readSummary(t, filepath.Join(dir, "o2"))
+	for k, v := range map[string]float64{"completed_requests": 2, "mean_ttft_ms": 15, "max_ttft_ms": 15, "mean_e2e_latency_ms": 20,
+		"mean_itl_ms": 5, "duration_ms": 35} {
+		if s[k] != v {
+			t.Errorf("%s = %v, want %v", k, s[k], v)
+		}
+	}
+}
+
+// tableRow returns the cells after the label of the console-table row whose label is label.
+func tableRow(t *testing.T, table, label string) []string {
+	t.Helper()
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.Trim(line, "┃"), "┃")
+		if len(cells) == 8 && strings.TrimSpace(cells[0]) == label {
+			for i := range cells {
+				cells[i] = strings.TrimSpace(cells[i])
+			}
+			return cells[1:]
+		}
+	}
+	t.Fatalf("no table row %q in:\n%s", label, table)
+	return nil
+}
+
+// With fixed timing of 0 ms every pass takes 0 ms and the run lasts 0 ms: prediction.json keeps
+// the reference's rates over the 1e-9 s floor (100 requests × 128 tokens = 12,800 tokens / 1e-9 s
+// = 1.28e13 tokens/s, 100 / 1e-9 s = 1e11 requests/s), while predict warns on stderr and the table
+// shows every throughput row as N/A; the request count and the latencies (0 ms) stay.
+func TestPredictZeroDurationThroughputs(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig,
+		"--set", "engine.workers.aggregated.timing={type: fixed, prefill_ms: 0, decode_ms: 0}", "--output-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	const warn = "warning: the simulated duration is 0 ms (every pass took 0 ms); throughputs are not meaningful and are shown as N/A " +
+		"(prediction.json keeps the reference's values, computed over the floor)\n"
+	if errs != warn {
+		t.Errorf("stderr %q, want %q", errs, warn)
+	}
+	na := []string{"N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"}
+	for _, label := range []string{"Output Token Throughput Per User (tokens/sec/user)", "Output Token Throughput (tokens/sec)",
+		"Request Throughput (requests/sec)"} {
+		if got := tableRow(t, out, label); !slices.Equal(got, na) {
+			t.Errorf("%s: %q, want all N/A", label, got)
+		}
+	}
+	if got := tableRow(t, out, "Request Count (requests)"); got[0] != "100.00" {
+		t.Errorf("request count %q, want 100.00", got[0])
+	}
+	if got := tableRow(t, out, "Time to First Token (ms)"); got[0] != "0.00" {
+		t.Errorf("mean TTFT %q, want 0.00", got[0])
+	}
+	s := readSummary(t, dir)
+	rel := func(got any, want float64) bool { g, ok := got.(float64); return ok && math.Abs(g-want) <= 1e-12*want }
+	if s["duration_ms"] != 0.0 || !rel(s["output_throughput_tok_s"], 1.28e13) || !rel(s["request_throughput_rps"], 1e11) {
+		t.Errorf("prediction.json: duration %v, output %v tok/s, %v rps; want 0, 1.28e13, 1e11",
+			s["duration_ms"], s["output_throughput_tok_s"], s["request_throughput_rps"])
+	}
+
+	// A run of real duration prints no warning and numbers in the table.
+	code, out, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir, "--overwrite")
+	if code != 0 || errs != "" || tableRow(t, out, "Request Throughput (requests/sec)")[0] == "N/A" {
+		t.Errorf("normal run: exit %d, stderr %q", code, errs)
 	}
 }

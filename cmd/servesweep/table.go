@@ -16,24 +16,40 @@ var tableFamilies = map[string]bool{
 	"ttft_ms": true, "ttst_ms": true, "e2e_latency_ms": true, "itl_ms": true, "output_token_throughput_per_user": true,
 }
 
+// throughputFamily is the distribution row that is a throughput (shown as N/A with the scalar
+// throughputs when the run's duration is floored).
+const throughputFamily = "output_token_throughput_per_user"
+
 // writeTable prints the AIPerf-style console summary of dynosim-spec.md §4.4: a box table of the
 // latency distributions (avg, min, max, p99, p90, p75, std) and the scalar throughputs, then the
-// wall time and prefix reuse lines.
+// wall time and prefix reuse lines. When the run took under the 1e-9 s floor of the rates
+// (metrics.DurationFloored) every throughput row, per-user included, shows N/A.
 func writeTable(w io.Writer, s *metrics.Summary) {
 	header := []string{"Metric", "avg", "min", "max", "p99", "p90", "p75", "std"}
+	floored := s.ThroughputsFloored()
 	rows := [][]string{}
 	for _, f := range s.Families() {
 		if !tableFamilies[f.Suffix] {
 			continue
 		}
 		st := f.Stats
+		if floored && f.Suffix == throughputFamily {
+			nan := math.NaN()
+			st = metrics.Stats{Mean: nan, Min: nan, Max: nan, P99: nan, P90: nan, P75: nan, Std: nan}
+		}
 		rows = append(rows, []string{f.Label, num(st.Mean), num(st.Min), num(st.Max), num(st.P99), num(st.P90), num(st.P75), num(st.Std)})
 	}
 	scalar := func(label string, v float64) {
 		rows = append(rows, []string{label, num(v), "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"})
 	}
-	scalar("Output Token Throughput (tokens/sec)", s.OutputThroughputTokS)
-	scalar("Request Throughput (requests/sec)", s.RequestThroughputRPS)
+	rate := func(v float64) float64 {
+		if floored {
+			return math.NaN()
+		}
+		return v
+	}
+	scalar("Output Token Throughput (tokens/sec)", rate(s.OutputThroughputTokS))
+	scalar("Request Throughput (requests/sec)", rate(s.RequestThroughputRPS))
 	scalar("Request Count (requests)", float64(s.CompletedRequests))
 	// prediction.json always carries power_w and power_coverage (null: no power model), so the
 	// power rows are shown, as N/A (dynosim-spec.md §4.4).

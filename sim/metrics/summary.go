@@ -20,7 +20,8 @@ type Summary struct {
 	DurationMs float64
 	// WallTimeMs is host time spent simulating.
 	WallTimeMs float64
-	// Throughputs over duration_s = max(DurationMs/1000, 1e-9).
+	// Throughputs over duration_s = max(DurationMs/1000, MinDurationS); not meaningful when
+	// ThroughputsFloored.
 	RequestThroughputRPS, InputThroughputTokS, OutputThroughputTokS, TotalThroughputTokS float64
 	// Provisioned worker-seconds per role and GPUs per worker (aggregated mode reports as decode).
 	PrefillWorkerSeconds, DecodeWorkerSeconds float64
@@ -44,6 +45,25 @@ type Summary struct {
 	// (engine.Admission.RecoveredTokens; a servesweep addition, key total_recovered_tokens).
 	// They are not prefix reuse and do not count in PrefixCacheReusedRatio.
 	TotalRecoveredTokens int64
+}
+
+// MinDurationS is the floor of duration_s in every rate of the summary: rates divide by
+// max(duration_ms/1000, MinDurationS) seconds (dynosim-spec.md §4.2, total_throughput_tok_s).
+const MinDurationS = 1e-9
+
+// DurationFloored reports whether a run that completed requests took less than MinDurationS of
+// virtual time (for example fixed timing with prefill_ms and decode_ms 0, where every pass takes
+// 0 ms): its rates then divide by the floor rather than by the run (6,400 tokens give 6.4e12
+// tokens/s) and are not meaningful. prediction.json keeps them, as the reference does; the
+// console table shows them as N/A and results.parquet as null. A run with no completed request
+// is not floored: its rates are 0.
+func DurationFloored(completedRequests int64, durationMs float64) bool {
+	return completedRequests > 0 && durationMs/1000 < MinDurationS
+}
+
+// ThroughputsFloored reports DurationFloored for s: its throughputs divide by MinDurationS.
+func (s *Summary) ThroughputsFloored() bool {
+	return DurationFloored(s.CompletedRequests, s.DurationMs)
 }
 
 // SLA bounds in ms; a non-positive bound is unset.
@@ -119,7 +139,7 @@ func Build(in *Input) *Summary {
 	gaps = appendPassGaps(gaps, itl, in.PassGapMs)
 	s.PrefillWorkerSeconds = float64(in.PrefillWorkers) * s.DurationMs / 1000
 	s.DecodeWorkerSeconds = float64(in.DecodeWorkers) * s.DurationMs / 1000
-	durS := math.Max(s.DurationMs/1000, 1e-9)
+	durS := math.Max(s.DurationMs/1000, MinDurationS)
 	s.RequestThroughputRPS = float64(s.CompletedRequests) / durS
 	s.InputThroughputTokS = float64(s.TotalInputTokens) / durS
 	s.OutputThroughputTokS = float64(s.TotalOutputTokens) / durS

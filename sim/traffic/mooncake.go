@@ -52,6 +52,23 @@ func (e *TraceError) Error() string {
 // Unwrap returns the underlying cause, if any.
 func (e *TraceError) Unwrap() error { return e.Err }
 
+// MaxTraceSpanMs bounds, in ms, how far apart the timestamps of one trace may lie (the latest
+// minus the earliest) and every `delay`: 30 days, 2,592,000,000 ms. Mooncake times are
+// milliseconds; a trace that spans more almost surely holds another unit (epoch microseconds or
+// nanoseconds where milliseconds belong), and its arrivals would land where float64 ms no longer
+// resolve a forward pass. At the bound float64 ms resolve 2^-21 ms (about 0.5 ns), far below
+// 1 µs.
+const MaxTraceSpanMs = 2_592_000_000
+
+// maxTraceTimeDecimals bounds the decimal places of a trace time: every float64 written out in
+// full has at most 1074, so any value a JSON encoder produces fits; the bound keeps an exponent
+// like 1e-999999999 from expanding into a billion digits.
+const maxTraceTimeDecimals = 1100
+
+// traceTimeDigits bounds the integer digits of a trace time: it must be below 10^19 ms (above
+// any epoch time in ms, µs or ns), so that the whole milliseconds fit a uint64.
+const traceTimeDigits = 19
+
 // maxMooncakeLineBytes bounds one line of a trace (256 MiB), so a file without newlines
 // cannot exhaust memory; a hash_ids list of several million ids still fits.
 const maxMooncakeLineBytes = 256 << 20
@@ -84,8 +101,12 @@ func LoadMooncake(path string, blockSize int) ([]TraceRow, error) {
 //   - output_token_ids: optional list of integers >= 0 whose length equals the output
 //     length; validated, then ignored.
 //   - hash_ids: required list of integers in [0, 2^64); empty only when the input length is 0.
-//   - timestamp | created_time: number >= 0 (ms); optional, at most one. Sets HasTimestamp.
-//   - delay | delay_ms: number >= 0 (ms); optional, at most one. Sets HasDelay.
+//   - timestamp | created_time: number >= 0 (ms), below 10^19, at most 1100 decimal places;
+//     optional, at most one. Sets HasTimestamp. It is read exactly (TraceTime), and the
+//     timestamps of a trace must lie within MaxTraceSpanMs of each other: the row that first
+//     stretches the span beyond it is an error saying the unit is likely wrong.
+//   - delay | delay_ms: number in [0, MaxTraceSpanMs] (ms), at most 1100 decimal places;
+//     optional, at most one. Sets HasDelay.
 //   - priority, strict_priority, policy_class: any JSON value; accepted and ignored.
 //
 // Choices: an integer field also accepts a number written with a zero fraction or an
@@ -221,6 +242,11 @@ type mooncakeParser struct {
 	rows      []TraceRow
 	scratch   []uint64 // hash ids of the current line
 	arena     []uint64 // backing store carved into per-row HashIDs slices
+
+	// The earliest and latest timestamp so far and their lines (valid when haveTime).
+	haveTime                 bool
+	earliest, latest         TraceTime
+	earliestLine, latestLine int
 }
 
 func (p *mooncakeParser) errf(line int, field, format string, args ...any) *TraceError {
@@ -395,7 +421,11 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 		tsKey = kCreatedTime
 	}
 	if raw[tsKey] != nil {
-		if row.TimestampMs, err = p.msField(raw[tsKey], lineNo, mooncakeKeyNames[tsKey]); err != nil {
+		name := mooncakeKeyNames[tsKey]
+		if row.Timestamp, err = p.timeField(raw[tsKey], lineNo, name, "timestamp"); err != nil {
+			return err
+		}
+		if err := p.checkSpan(row.Timestamp, lineNo, name); err != nil {
 			return err
 		}
 		row.HasTimestamp = true
@@ -405,10 +435,16 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 		dKey = kDelayMs
 	}
 	if raw[dKey] != nil {
-		if row.DelayMs, err = p.msField(raw[dKey], lineNo, mooncakeKeyNames[dKey]); err != nil {
+		name := mooncakeKeyNames[dKey]
+		d, err := p.timeField(raw[dKey], lineNo, name, "delay")
+		if err != nil {
 			return err
 		}
-		row.HasDelay = true
+		if d.Cmp(TraceTime{Whole: MaxTraceSpanMs}) > 0 {
+			return p.errf(lineNo, name, "is %s ms, more than the %d ms (30 days) a trace may span; the delay unit is likely wrong (Mooncake delays are milliseconds)",
+				d, uint64(MaxTraceSpanMs))
+		}
+		row.DelayMs, row.HasDelay = d.Ms(), true
 	}
 	p.rows = append(p.rows, row)
 	return nil
@@ -459,19 +495,153 @@ func (p *mooncakeParser) intField(v []byte, lineNo int, name string) (int, error
 	return int(u), nil
 }
 
-func (p *mooncakeParser) msField(v []byte, lineNo int, name string) (float64, error) {
-	const want = "must be a number >= 0 (ms)"
-	if !(v[0] == '-' || isDigit(v[0])) {
-		return 0, p.errf(lineNo, name, "%s, got %s", want, describeJSON(v))
+// timeField reads a time in ms exactly; what names the kind of time in messages ("timestamp",
+// "delay").
+func (p *mooncakeParser) timeField(v []byte, lineNo int, name, what string) (TraceTime, error) {
+	t, st := parseTraceTime(v)
+	switch st {
+	case timeNotNumber, timeNegative:
+		return TraceTime{}, p.errf(lineNo, name, "must be a number >= 0 (ms), got %s", describeJSON(v))
+	case timeTooLarge:
+		return TraceTime{}, p.errf(lineNo, name, "is %s, but a time must be below 1e19 ms; the %s unit is likely wrong (Mooncake %ss are milliseconds)",
+			describeJSON(v), what, what)
+	case timeTooPrecise:
+		return TraceTime{}, p.errf(lineNo, name, "has more than %d decimal places (got %s); write it with at most %d (ms)",
+			maxTraceTimeDecimals, describeJSON(v), maxTraceTimeDecimals)
 	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil || math.IsInf(f, 0) {
-		return 0, p.errf(lineNo, name, "%s and finite, got %s", want, describeJSON(v))
+	return t, nil
+}
+
+// checkSpan keeps the earliest and latest timestamp seen and reports the row whose timestamp t
+// makes them lie more than MaxTraceSpanMs apart.
+func (p *mooncakeParser) checkSpan(t TraceTime, lineNo int, name string) error {
+	if !p.haveTime {
+		p.haveTime = true
+		p.earliest, p.latest, p.earliestLine, p.latestLine = t, t, lineNo, lineNo
+		return nil
 	}
-	if f < 0 {
-		return 0, p.errf(lineNo, name, "%s, got %s", want, describeJSON(v))
+	if t.Cmp(p.earliest) < 0 {
+		p.earliest, p.earliestLine = t, lineNo
 	}
-	return f + 0, nil // + 0 turns -0 into 0
+	if t.Cmp(p.latest) > 0 {
+		p.latest, p.latestLine = t, lineNo
+	}
+	span := p.latest.Minus(p.earliest)
+	if span.Cmp(TraceTime{Whole: MaxTraceSpanMs}) <= 0 {
+		return nil
+	}
+	rel, other, otherLine := "after the earliest", p.earliest, p.earliestLine
+	if p.earliestLine == lineNo {
+		rel, other, otherLine = "before the latest", p.latest, p.latestLine
+	}
+	return p.errf(lineNo, name, "is %s ms, %s ms %s timestamp (%s ms, line %d), but a trace may span at most %d ms (30 days): "+
+		"the timestamp unit is likely wrong (Mooncake timestamps are milliseconds)",
+		t, span, rel, other, otherLine, uint64(MaxTraceSpanMs))
+}
+
+// timeStatus classifies an attempt to read a JSON value as a trace time.
+type timeStatus int
+
+const (
+	timeOK timeStatus = iota
+	timeNotNumber
+	timeNegative
+	timeTooLarge   // 10^19 ms or more
+	timeTooPrecise // more than maxTraceTimeDecimals decimal places
+)
+
+// parseTraceTime reads v (one valid JSON value) as an exact time in ms: integer, decimal and
+// exponent forms alike, without rounding. Negative zero reads as zero.
+func parseTraceTime(v []byte) (TraceTime, timeStatus) {
+	if len(v) == 0 || !(v[0] == '-' || isDigit(v[0])) {
+		return TraceTime{}, timeNotNumber
+	}
+	// Fast path: a plain run of at most 19 digits (any whole ms a trace holds).
+	if len(v) <= traceTimeDigits {
+		var u uint64
+		j := 0
+		for ; j < len(v) && isDigit(v[j]); j++ {
+			u = u*10 + uint64(v[j]-'0')
+		}
+		if j == len(v) {
+			return TraceTime{Whole: u}, timeOK
+		}
+	}
+	s := v
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	intDigits, fracDigits := s[:i], s[:0]
+	if i < len(s) && s[i] == '.' {
+		j := i + 1
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		fracDigits, i = s[i+1:j], j
+	}
+	exp := int64(0)
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		expNeg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			expNeg = s[i] == '-'
+			i++
+		}
+		for ; i < len(s) && isDigit(s[i]); i++ {
+			if exp < 1<<40 { // saturate: far beyond any bound below
+				exp = exp*10 + int64(s[i]-'0')
+			}
+		}
+		if expNeg {
+			exp = -exp
+		}
+	}
+	if i != len(s) || len(intDigits) == 0 {
+		return TraceTime{}, timeNotNumber
+	}
+	// The value is 0.digits × 10^point.
+	digits := append(append(make([]byte, 0, len(intDigits)+len(fracDigits)), intDigits...), fracDigits...)
+	point := int64(len(intDigits)) + exp
+	lead := 0
+	for lead < len(digits) && digits[lead] == '0' {
+		lead++
+	}
+	digits, point = digits[lead:], point-int64(lead)
+	for len(digits) > 0 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+	}
+	switch {
+	case len(digits) == 0:
+		return TraceTime{}, timeOK
+	case neg:
+		return TraceTime{}, timeNegative
+	case point > traceTimeDigits:
+		return TraceTime{}, timeTooLarge
+	case int64(len(digits))-point > maxTraceTimeDecimals:
+		return TraceTime{}, timeTooPrecise
+	}
+	var t TraceTime
+	if point <= 0 {
+		t.Frac = strings.Repeat("0", int(-point)) + string(digits)
+		return t, timeOK
+	}
+	n := int(point) // 1..19
+	for k := range n {
+		d := uint64(0)
+		if k < len(digits) {
+			d = uint64(digits[k] - '0')
+		}
+		t.Whole = t.Whole*10 + d
+	}
+	if n < len(digits) {
+		t.Frac = string(digits[n:])
+	}
+	return t, timeOK
 }
 
 func (p *mooncakeParser) parseHashIDs(v []byte, lineNo int) error {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -24,6 +26,11 @@ func FuzzParseMooncake(f *testing.F) {
 		`[1, 2]`,
 		"",
 		"\n \n",
+		`{"output_length": 1, "hash_ids": [1], "timestamp": 0}` + "\n" + `{"output_length": 1, "hash_ids": [2], "timestamp": 1.733e18}`,
+		`{"output_length": 1, "hash_ids": [1], "timestamp": 1733000000000}` + "\n" + `{"output_length": 1, "hash_ids": [2], "created_time": 1733000000015}`,
+		`{"output_length": 1, "hash_ids": [1], "timestamp": 1733000000000000.1}` + "\n" + `{"output_length": 1, "hash_ids": [2], "timestamp": 17330000000000003e-1}`,
+		`{"output_length": 1, "hash_ids": [1], "timestamp": 0.00030000000000000003, "delay": 2592000000.0}`,
+		`{"output_length": 1, "hash_ids": [1], "timestamp": 1e-1200}` + "\n" + `{"output_length": 1, "hash_ids": [1], "delay_ms": 2.5E+3}`,
 	}
 	for i, s := range seeds {
 		f.Add([]byte(s), uint16(i*100))
@@ -67,11 +74,14 @@ func FuzzParseMooncake(f *testing.F) {
 				t.Fatalf("line %d after %d (of %d lines)", r.Line, prev, len(lines))
 			}
 			prev = r.Line
-			if r.OutputLength < 0 || r.InputLength < 0 || r.TimestampMs < 0 || r.DelayMs < 0 {
-				t.Fatalf("negative value in %+v", r)
+			if r.OutputLength < 0 || r.InputLength < 0 || r.DelayMs < 0 || r.DelayMs > MaxTraceSpanMs {
+				t.Fatalf("value out of range in %+v", r)
 			}
-			if !r.HasTimestamp && r.TimestampMs != 0 || !r.HasDelay && r.DelayMs != 0 {
+			if !r.HasTimestamp && r.Timestamp != (TraceTime{}) || !r.HasDelay && r.DelayMs != 0 {
 				t.Fatalf("value without its presence flag: %+v", r)
+			}
+			if f := r.Timestamp.Frac; strings.Trim(f, "0123456789") != "" || strings.HasSuffix(f, "0") || len(f) > maxTraceTimeDecimals {
+				t.Fatalf("line %d: timestamp fraction %q is not trimmed decimal digits", r.Line, f)
 			}
 			n := len(r.HashIDs)
 			if n == 0 && r.InputLength != 0 {
@@ -92,6 +102,46 @@ func FuzzParseMooncake(f *testing.F) {
 			var ids []json.RawMessage
 			if err := json.Unmarshal(obj["hash_ids"], &ids); err != nil || len(ids) != n {
 				t.Fatalf("line %d: encoding/json sees %d hash ids (%v), parser %d", r.Line, len(ids), err, n)
+			}
+			// Times: the exact value, rounded once, is what strconv reads from the text.
+			for _, k := range []string{"timestamp", "created_time"} {
+				if raw := obj[k]; r.HasTimestamp && raw != nil && string(raw) != "null" {
+					want, _ := strconv.ParseFloat(string(raw), 64)
+					if got := r.Timestamp.Ms(); got != want+0 {
+						t.Fatalf("line %d: %s %s reads as %v, strconv says %v", r.Line, k, raw, got, want)
+					}
+				}
+			}
+			for _, k := range []string{"delay", "delay_ms"} {
+				if raw := obj[k]; r.HasDelay && raw != nil && string(raw) != "null" {
+					if want, _ := strconv.ParseFloat(string(raw), 64); r.DelayMs != want+0 {
+						t.Fatalf("line %d: %s %s reads as %v, strconv says %v", r.Line, k, raw, r.DelayMs, want)
+					}
+				}
+			}
+		}
+		// Every pair of timestamps lies within MaxTraceSpanMs, and Cmp and Minus agree with exact
+		// rational arithmetic.
+		bound := new(big.Rat).SetInt64(MaxTraceSpanMs)
+		for i := range rows {
+			for j := range rows {
+				if !rows[i].HasTimestamp || !rows[j].HasTimestamp || j > i+3 {
+					continue
+				}
+				a, b := rows[i].Timestamp, rows[j].Timestamp
+				ra, _ := new(big.Rat).SetString(a.String())
+				rb, _ := new(big.Rat).SetString(b.String())
+				if a.Cmp(b) != ra.Cmp(rb) {
+					t.Fatalf("Cmp(%s, %s) = %d, exact %d", a, b, a.Cmp(b), ra.Cmp(rb))
+				}
+				d := new(big.Rat).Sub(ra, rb)
+				if d.Sign() < 0 {
+					d.SetInt64(0)
+				}
+				rd, _ := new(big.Rat).SetString(a.Minus(b).String())
+				if rd.Cmp(d) != 0 || d.Cmp(bound) > 0 {
+					t.Fatalf("%s minus %s = %s, exact %s (bound %d)", a, b, a.Minus(b), d.FloatString(30), MaxTraceSpanMs)
+				}
 			}
 		}
 	})

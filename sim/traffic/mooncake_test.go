@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -55,7 +56,7 @@ func TestParseMooncakeGood(t *testing.T) {
 				` "hash_ids": [18446744073709551615], "created_time": 12.5, "delay_ms": 3}`,
 			bs: 8,
 			want: []TraceRow{{Line: 1, RequestID: "17", SessionID: "99999999999999999999999", InputLength: 5,
-				OutputLength: 2, HashIDs: []uint64{18446744073709551615}, HasTimestamp: true, TimestampMs: 12.5,
+				OutputLength: 2, HashIDs: []uint64{18446744073709551615}, HasTimestamp: true, Timestamp: TraceTime{Whole: 12, Frac: "5"},
 				DelayMs: 3, HasDelay: true}},
 		},
 		{
@@ -89,7 +90,7 @@ func TestParseMooncakeGood(t *testing.T) {
 			bs: 1,
 			want: []TraceRow{
 				{Line: 3, InputLength: 1, OutputLength: 1, HashIDs: []uint64{5}},
-				{Line: 5, InputLength: 1, OutputLength: 2, HashIDs: []uint64{6}, HasTimestamp: true, TimestampMs: 10},
+				{Line: 5, InputLength: 1, OutputLength: 2, HashIDs: []uint64{6}, HasTimestamp: true, Timestamp: TraceTime{Whole: 10}},
 			},
 		},
 		{
@@ -97,7 +98,7 @@ func TestParseMooncakeGood(t *testing.T) {
 			in: `{"request_id": null, "session_id": null, "input_length": null, "output_length": 1, "hash_ids": [1],` +
 				` "timestamp": null, "created_time": 4, "delay": null, "output_token_ids": null}`,
 			bs:   2,
-			want: []TraceRow{{Line: 1, InputLength: 2, OutputLength: 1, HashIDs: []uint64{1}, HasTimestamp: true, TimestampMs: 4}},
+			want: []TraceRow{{Line: 1, InputLength: 2, OutputLength: 1, HashIDs: []uint64{1}, HasTimestamp: true, Timestamp: TraceTime{Whole: 4}}},
 		},
 		{
 			name: "output_token_ids of the right length",
@@ -115,11 +116,25 @@ func TestParseMooncakeGood(t *testing.T) {
 			want: []TraceRow{{Line: 1, InputLength: 4, OutputLength: 1, HashIDs: []uint64{1, 2}}},
 		},
 		{
+			name: "epoch-ms timestamps and times at the bounds are exact",
+			in: `{"output_length": 1, "hash_ids": [1], "timestamp": 1733000000000}` + "\n" +
+				`{"output_length": 1, "hash_ids": [2], "created_time": 1.733000000015e12, "delay": 2592000000}` + "\n" +
+				`{"output_length": 1, "hash_ids": [3], "timestamp": 1735592000000.000, "delay_ms": 0.25}`,
+			bs: 2,
+			want: []TraceRow{
+				{Line: 1, InputLength: 2, OutputLength: 1, HashIDs: []uint64{1}, HasTimestamp: true, Timestamp: TraceTime{Whole: 1733000000000}},
+				{Line: 2, InputLength: 2, OutputLength: 1, HashIDs: []uint64{2}, HasTimestamp: true, Timestamp: TraceTime{Whole: 1733000000015},
+					HasDelay: true, DelayMs: 2592000000},
+				{Line: 3, InputLength: 2, OutputLength: 1, HashIDs: []uint64{3}, HasTimestamp: true, Timestamp: TraceTime{Whole: 1735592000000},
+					HasDelay: true, DelayMs: 0.25},
+			},
+		},
+		{
 			name: "negative zero reads as zero",
 			in:   `{"output_length": -0, "hash_ids": [1], "timestamp": -0.0}`,
 			bs:   2,
 			check: func(t *testing.T, rows []TraceRow) {
-				if rows[0].OutputLength != 0 || rows[0].TimestampMs != 0 || 1/rows[0].TimestampMs < 0 {
+				if rows[0].OutputLength != 0 || !rows[0].HasTimestamp || rows[0].Timestamp != (TraceTime{}) {
 					t.Errorf("got %+v", rows[0])
 				}
 			},
@@ -230,9 +245,33 @@ func TestParseMooncakeBad(t *testing.T) {
 		{"string created_time", `{"output_length": 1, "hash_ids": [1], "created_time": "2024"}`, 512, 1, "created_time",
 			`t.jsonl:1: created_time: must be a number >= 0 (ms), got string "2024"`},
 		{"overflowing delay", `{"output_length": 1, "hash_ids": [1], "delay": 1e400}`, 512, 1, "delay",
-			"t.jsonl:1: delay: must be a number >= 0 (ms) and finite, got 1e400"},
+			"t.jsonl:1: delay: is 1e400, but a time must be below 1e19 ms; the delay unit is likely wrong (Mooncake delays are milliseconds)"},
 		{"negative delay_ms", `{"output_length": 1, "hash_ids": [1], "delay_ms": -0.5}`, 512, 1, "delay_ms",
 			"t.jsonl:1: delay_ms: must be a number >= 0 (ms), got -0.5"},
+		{"timestamp in epoch ns after 0", `{"output_length": 1, "hash_ids": [1], "timestamp": 0}` + "\n" +
+			`{"output_length": 1, "hash_ids": [2], "timestamp": 1.733e18}`, 512, 2, "timestamp",
+			"t.jsonl:2: timestamp: is 1733000000000000000 ms, 1733000000000000000 ms after the earliest timestamp (0 ms, line 1), " +
+				"but a trace may span at most 2592000000 ms (30 days): the timestamp unit is likely wrong (Mooncake timestamps are milliseconds)"},
+		{"earlier timestamp stretches the span", `{"output_length": 1, "hash_ids": [1], "created_time": 1733000000000000000}` + "\n" +
+			`{"output_length": 1, "hash_ids": [2], "timestamp": 0}`, 512, 2, "timestamp",
+			"t.jsonl:2: timestamp: is 0 ms, 1733000000000000000 ms before the latest timestamp (1733000000000000000 ms, line 1), " +
+				"but a trace may span at most 2592000000 ms (30 days): the timestamp unit is likely wrong (Mooncake timestamps are milliseconds)"},
+		{"span one microsecond over the bound", `{"output_length": 1, "hash_ids": [1], "timestamp": 0}` + "\n" +
+			`{"output_length": 1, "hash_ids": [2], "created_time": 2592000000.001}`, 512, 2, "created_time",
+			"t.jsonl:2: created_time: is 2592000000.001 ms, 2592000000.001 ms after the earliest timestamp (0 ms, line 1), " +
+				"but a trace may span at most 2592000000 ms (30 days): the timestamp unit is likely wrong (Mooncake timestamps are milliseconds)"},
+		{"span exactly the bound, then one ms more", `{"output_length": 1, "hash_ids": [1], "timestamp": 100}` + "\n" +
+			`{"output_length": 1, "hash_ids": [2], "timestamp": 2592000100}` + "\n" + `{"output_length": 1, "hash_ids": [3], "timestamp": 99}`, 512, 3, "timestamp",
+			"t.jsonl:3: timestamp: is 99 ms, 2592000001 ms before the latest timestamp (2592000100 ms, line 2), " +
+				"but a trace may span at most 2592000000 ms (30 days): the timestamp unit is likely wrong (Mooncake timestamps are milliseconds)"},
+		{"timestamp beyond 1e19 ms", `{"output_length": 1, "hash_ids": [1], "timestamp": 1e19}`, 512, 1, "timestamp",
+			"t.jsonl:1: timestamp: is 1e19, but a time must be below 1e19 ms; the timestamp unit is likely wrong (Mooncake timestamps are milliseconds)"},
+		{"timestamp of 20 digits", `{"output_length": 1, "hash_ids": [1], "timestamp": 17330000000000000000}`, 512, 1, "timestamp",
+			"t.jsonl:1: timestamp: is 17330000000000000000, but a time must be below 1e19 ms; the timestamp unit is likely wrong (Mooncake timestamps are milliseconds)"},
+		{"timestamp too precise", `{"output_length": 1, "hash_ids": [1], "timestamp": 1e-1101}`, 512, 1, "timestamp",
+			"t.jsonl:1: timestamp: has more than 1100 decimal places (got 1e-1101); write it with at most 1100 (ms)"},
+		{"delay over the bound", `{"output_length": 1, "hash_ids": [1], "delay_ms": 2592000000.5}`, 512, 1, "delay_ms",
+			"t.jsonl:1: delay_ms: is 2592000000.5 ms, more than the 2592000000 ms (30 days) a trace may span; the delay unit is likely wrong (Mooncake delays are milliseconds)"},
 		{"long value is truncated", `{"output_length": "` + strings.Repeat("x", 60) + `", "hash_ids": [1]}`, 512, 1, "output_length",
 			`t.jsonl:1: output_length: must be an integer >= 0 (tokens), got string "` + strings.Repeat("x", 39) + `...`},
 		{"first error wins", ok + `{"output_length": -1, "hash_ids": [1]}` + "\n" + `{bad`, 512, 2, "output_length",
@@ -258,6 +297,101 @@ func TestParseMooncakeBad(t *testing.T) {
 				t.Errorf("TraceError{File: %q, Line: %d, Field: %q}, want {t.jsonl, %d, %q}", te.File, te.Line, te.Field, tc.line, tc.field)
 			}
 		})
+	}
+}
+
+// Trace times are read exactly: integer, decimal and exponent forms, with the whole ms in Whole
+// and the fraction's digits, trailing zeros dropped, in Frac.
+func TestParseTraceTime(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want TraceTime
+		st   timeStatus
+	}{
+		{"0", TraceTime{}, timeOK},
+		{"1733000000000", TraceTime{Whole: 1733000000000}, timeOK},
+		{"12.50", TraceTime{Whole: 12, Frac: "5"}, timeOK},
+		{"1.733e18", TraceTime{Whole: 1733000000000000000}, timeOK},
+		{"1733000000000000.1", TraceTime{Whole: 1733000000000000, Frac: "1"}, timeOK},
+		{"17330000000000003e-1", TraceTime{Whole: 1733000000000000, Frac: "3"}, timeOK},
+		{"2.5E+3", TraceTime{Whole: 2500}, timeOK},
+		{"1e-3", TraceTime{Frac: "001"}, timeOK},
+		{"0.00030000000000000003", TraceTime{Frac: "00030000000000000003"}, timeOK},
+		{"9999999999999999999", TraceTime{Whole: 9999999999999999999}, timeOK},
+		{"9999999999999999999.5", TraceTime{Whole: 9999999999999999999, Frac: "5"}, timeOK},
+		{"1e-1100", TraceTime{Frac: strings.Repeat("0", 1099) + "1"}, timeOK},
+		{"-0.0", TraceTime{}, timeOK},
+		{"0e99999999999999999999", TraceTime{}, timeOK},
+		{"-1", TraceTime{}, timeNegative},
+		{"-1e-5", TraceTime{}, timeNegative},
+		{"1e19", TraceTime{}, timeTooLarge},
+		{"10000000000000000000", TraceTime{}, timeTooLarge},
+		{"1e99999999999999999999", TraceTime{}, timeTooLarge},
+		{"1e-1101", TraceTime{}, timeTooPrecise},
+		{"true", TraceTime{}, timeNotNumber},
+		{`"5"`, TraceTime{}, timeNotNumber},
+	} {
+		got, st := parseTraceTime([]byte(c.in))
+		if got != c.want || st != c.st {
+			t.Errorf("parseTraceTime(%s) = %+v, status %d; want %+v, status %d", c.in, got, st, c.want, c.st)
+		}
+	}
+}
+
+// Cmp, Minus and Ms work on the exact decimal values; Ms rounds once, to the nearest float64.
+func TestTraceTimeArithmetic(t *testing.T) {
+	ms := func(w uint64, f string) TraceTime { return TraceTime{Whole: w, Frac: f} }
+	for _, c := range []struct {
+		a, b TraceTime
+		cmp  int
+		diff TraceTime
+	}{
+		{ms(1733000000000015, ""), ms(1733000000000000, ""), 1, ms(15, "")},
+		// float64 holds these two as 1733000000000000 and 1733000000000000.25 (spacing 0.25).
+		{ms(1733000000000000, "3"), ms(1733000000000000, "1"), 1, ms(0, "2")},
+		{ms(5, "1"), ms(3, "25"), 1, ms(1, "85")}, // a borrow from the whole part
+		{ms(3, ""), ms(5, ""), -1, ms(0, "")},     // a negative gap is 0
+		{ms(1, "5"), ms(1, "50"), 0, ms(0, "")},   // trailing zeros do not count
+		{ms(1, "05"), ms(1, "5"), -1, ms(0, "")},
+	} {
+		if got := c.a.Cmp(c.b); got != c.cmp {
+			t.Errorf("%s Cmp %s = %d, want %d", c.a, c.b, got, c.cmp)
+		}
+		if got := c.a.Minus(c.b); got != c.diff {
+			t.Errorf("%s Minus %s = %+v, want %+v", c.a, c.b, got, c.diff)
+		}
+	}
+	if got := ms(1733000000000000, "3").Minus(ms(1733000000000000, "1")).Ms(); got != 0.2 {
+		t.Errorf("exact gap = %v ms, want 0.2", got)
+	}
+	for _, c := range []struct {
+		t    TraceTime
+		want float64
+	}{
+		{ms(12, "5"), 12.5},
+		{ms(0, "001"), 0.001},
+		{ms(1733000000000000000, ""), 1.733e18},
+		{ms(9007199254740993, ""), 9007199254740992},       // 2^53 + 1: a tie, to even
+		{ms(9007199254740993, "000001"), 9007199254740994}, // just above the tie: up
+		{ms(7, "000"), 7},
+	} {
+		if got := c.t.Ms(); got != c.want {
+			t.Errorf("%+v.Ms() = %v, want %v", c.t, got, c.want)
+		}
+	}
+	if s := ms(12, "50").String(); s != "12.5" {
+		t.Errorf("String = %q, want 12.5", s)
+	}
+}
+
+// MaxTraceSpanMs keeps float64 ms at the 1 µs resolution the simulator needs (by a wide margin:
+// at 2,592,000,000 ms the spacing of float64 values is 2^-21 ms).
+func TestMaxTraceSpanResolution(t *testing.T) {
+	if MaxTraceSpanMs != 30*24*3600*1000 {
+		t.Errorf("MaxTraceSpanMs = %d, want 30 days = 2592000000 ms", MaxTraceSpanMs)
+	}
+	if gap := math.Nextafter(MaxTraceSpanMs, math.Inf(1)) - MaxTraceSpanMs; gap != 1.0/(1<<21) {
+		t.Errorf("float64 spacing at the bound = %g ms, want 2^-21", gap)
 	}
 }
 
@@ -369,7 +503,7 @@ func TestLoadMooncakeRealTrace(t *testing.T) {
 	}
 	r := rows[0]
 	if r.Line != 1 || r.InputLength != 6758 || r.OutputLength != 500 || len(r.HashIDs) != 14 ||
-		!r.HasTimestamp || r.TimestampMs != 0 || r.HasDelay || r.RequestID != "" || r.SessionID != "" {
+		!r.HasTimestamp || r.Timestamp != (TraceTime{}) || r.HasDelay || r.RequestID != "" || r.SessionID != "" {
 		t.Errorf("first row = %+v", r)
 	}
 	for i, id := range r.HashIDs {
@@ -378,8 +512,8 @@ func TestLoadMooncakeRealTrace(t *testing.T) {
 		}
 	}
 	last := rows[len(rows)-1]
-	if last.Line != 12031 || last.TimestampMs != 3536999 {
-		t.Errorf("last row = Line %d, timestamp %v", last.Line, last.TimestampMs)
+	if last.Line != 12031 || last.Timestamp != (TraceTime{Whole: 3536999}) {
+		t.Errorf("last row = Line %d, timestamp %v", last.Line, last.Timestamp)
 	}
 	for i, r := range rows {
 		if i > 0 && r.Line <= rows[i-1].Line {

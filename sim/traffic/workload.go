@@ -285,9 +285,10 @@ func itoa(i int) string {
 // its own session. Each distinct hash id becomes one token id (interned in sorted order), and each
 // hash block expands to blockSize copies of it, the last block cut at the row's input length
 // (dynosim-spec.md §3.1.4); output tokens are fresh per row. Session start times are the first
-// turn's timestamp minus the earliest one, divided by speedup; a later turn's delay is its
-// `delay` field when present, else the timestamp difference to the previous turn, both divided by
-// speedup (and never negative).
+// turn's timestamp minus the earliest first-turn timestamp, divided by speedup; a later turn's
+// delay is its `delay` field when present, else the timestamp difference to the previous turn,
+// both divided by speedup (and never negative). Timestamps are subtracted exactly (TraceTime)
+// before the difference becomes float64 ms.
 func FromTrace(rows []TraceRow, blockSize int, speedup float64) *Workload {
 	ids := make([]uint64, 0, len(rows)*8)
 	for i := range rows {
@@ -306,34 +307,13 @@ func FromTrace(rows []TraceRow, blockSize int, speedup float64) *Workload {
 	}
 	alloc := tokenAllocator{next: uint32(len(uniq))}
 
-	// Group rows into sessions in order of first appearance.
-	type sess struct {
-		name string
-		rows []int
-	}
-	var order []*sess
-	byName := map[string]*sess{}
-	for i := range rows {
-		name := rows[i].SessionID
-		if name == "" {
-			order = append(order, &sess{rows: []int{i}})
-			continue
-		}
-		s := byName[name]
-		if s == nil {
-			s = &sess{name: name}
-			byName[name] = s
-			order = append(order, s)
-		}
-		s.rows = append(s.rows, i)
-	}
-
+	order := traceSessions(rows)
 	w := &Workload{Timed: true, Sessions: make([]Session, 0, len(order)), Requests: make([]Request, 0, len(rows))}
-	t0 := 0.0
+	var t0 TraceTime
 	haveT0 := false
 	for _, s := range order {
-		if r := rows[s.rows[0]]; r.HasTimestamp && (!haveT0 || r.TimestampMs < t0) {
-			t0, haveT0 = r.TimestampMs, true
+		if r := &rows[s.rows[0]]; r.HasTimestamp && (!haveT0 || r.Timestamp.Cmp(t0) < 0) {
+			t0, haveT0 = r.Timestamp, true
 		}
 	}
 	if speedup <= 0 {
@@ -341,10 +321,10 @@ func FromTrace(rows []TraceRow, blockSize int, speedup float64) *Workload {
 	}
 	bs := int32(blockSize)
 	for si, s := range order {
-		first := rows[s.rows[0]]
+		first := &rows[s.rows[0]]
 		start := 0.0
 		if first.HasTimestamp {
-			start = (first.TimestampMs - t0) / speedup
+			start = first.Timestamp.Minus(t0).Ms() / speedup
 		}
 		w.Sessions = append(w.Sessions, Session{Name: s.name, First: int32(len(w.Requests)), Turns: int32(len(s.rows)), StartMs: start})
 		for k, ri := range s.rows {
@@ -370,7 +350,7 @@ func FromTrace(rows []TraceRow, blockSize int, speedup float64) *Workload {
 				case row.HasDelay:
 					req.DelayMs = row.DelayMs / speedup
 				case row.HasTimestamp && prev.HasTimestamp:
-					req.DelayMs = max(0, row.TimestampMs-prev.TimestampMs) / speedup
+					req.DelayMs = row.Timestamp.Minus(prev.Timestamp).Ms() / speedup
 				}
 			}
 			if s.name == "" {
@@ -380,4 +360,52 @@ func FromTrace(rows []TraceRow, blockSize int, speedup float64) *Workload {
 		}
 	}
 	return w
+}
+
+// traceSession is the rows of one trace session: its name and row indices in file order.
+type traceSession struct {
+	name string
+	rows []int
+}
+
+// traceSessions groups rows into sessions in order of first appearance: rows with the same
+// session id are the turns of one session, and a row without one is its own session.
+func traceSessions(rows []TraceRow) []*traceSession {
+	var order []*traceSession
+	byName := map[string]*traceSession{}
+	for i := range rows {
+		name := rows[i].SessionID
+		if name == "" {
+			order = append(order, &traceSession{rows: []int{i}})
+			continue
+		}
+		s := byName[name]
+		if s == nil {
+			s = &traceSession{name: name}
+			byName[name] = s
+			order = append(order, s)
+		}
+		s.rows = append(s.rows, i)
+	}
+	return order
+}
+
+// LatestArrival returns the latest authored arrival of w, the workload FromTrace built from rows:
+// over every request, its session's start plus the delays of its turns so far, in virtual ms
+// (the service time of the earlier turns comes on top at run time), and the line of its row.
+// It returns (0, 0) when rows is empty.
+func LatestArrival(rows []TraceRow, w *Workload) (ms float64, line int) {
+	for si, s := range traceSessions(rows) {
+		sess := &w.Sessions[si]
+		t := sess.StartMs
+		for k, ri := range s.rows {
+			if k > 0 {
+				t += w.Requests[int(sess.First)+k].DelayMs
+			}
+			if line == 0 || t > ms {
+				ms, line = t, rows[ri].Line
+			}
+		}
+	}
+	return ms, line
 }

@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 
 	"github.com/zeebo/xxh3"
@@ -88,10 +89,10 @@ func TestSyntheticSessionsSharing(t *testing.T) {
 // share the engine blocks inside it, and the last trace block is cut at the input length.
 func TestFromTrace(t *testing.T) {
 	rows := []TraceRow{
-		{Line: 1, InputLength: 1000, OutputLength: 10, HashIDs: []uint64{7, 8}, HasTimestamp: true, TimestampMs: 500},
-		{Line: 2, InputLength: 600, OutputLength: 5, HashIDs: []uint64{7, 9}, HasTimestamp: true, TimestampMs: 1500},
-		{Line: 3, SessionID: "s", InputLength: 100, OutputLength: 5, HashIDs: []uint64{1}, HasTimestamp: true, TimestampMs: 2500},
-		{Line: 4, SessionID: "s", InputLength: 200, OutputLength: 5, HashIDs: []uint64{1}, HasTimestamp: true, TimestampMs: 4500},
+		{Line: 1, InputLength: 1000, OutputLength: 10, HashIDs: []uint64{7, 8}, HasTimestamp: true, Timestamp: TraceTime{Whole: 500}},
+		{Line: 2, InputLength: 600, OutputLength: 5, HashIDs: []uint64{7, 9}, HasTimestamp: true, Timestamp: TraceTime{Whole: 1500}},
+		{Line: 3, SessionID: "s", InputLength: 100, OutputLength: 5, HashIDs: []uint64{1}, HasTimestamp: true, Timestamp: TraceTime{Whole: 2500}},
+		{Line: 4, SessionID: "s", InputLength: 200, OutputLength: 5, HashIDs: []uint64{1}, HasTimestamp: true, Timestamp: TraceTime{Whole: 4500}},
 	}
 	w := FromTrace(rows, 512, 2)
 	if len(w.Sessions) != 3 || w.Sessions[2].Turns != 2 || w.Sessions[2].Name != "s" {
@@ -111,5 +112,61 @@ func TestFromTrace(t *testing.T) {
 	}
 	if h[0][8] == h[1][8] {
 		t.Fatal("different second hash ids must give different blocks")
+	}
+}
+
+// Session starts are the exact gap to the earliest first-turn timestamp and delays the exact gap
+// to the previous turn, so epoch-scale timestamps keep their ms (float64 spacing is 256 at 1.7e18
+// and 0.25 at 1.7e15).
+func TestFromTraceNormalisesExactly(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		in     string
+		starts []float64
+		delay  float64 // of request 2, turn 1 of session "s"
+	}{
+		{"epoch ms", `{"output_length": 1, "hash_ids": [1], "timestamp": 1733000000000}
+{"output_length": 1, "hash_ids": [2], "timestamp": 1733000000015, "session_id": "s"}
+{"output_length": 1, "hash_ids": [3], "timestamp": 1733000000040, "session_id": "s"}`, []float64{0, 15}, 25},
+		{"epoch-ns magnitude", `{"output_length": 1, "hash_ids": [1], "timestamp": 1733000000000000000}
+{"output_length": 1, "hash_ids": [2], "timestamp": 1733000000000000015, "session_id": "s"}
+{"output_length": 1, "hash_ids": [3], "timestamp": 1733000000000000020, "session_id": "s"}`, []float64{0, 15}, 5},
+		{"decimals", `{"output_length": 1, "hash_ids": [1], "timestamp": 1733000000000000.3}
+{"output_length": 1, "hash_ids": [2], "timestamp": 1733000000000000.1, "session_id": "s"}
+{"output_length": 1, "hash_ids": [3], "timestamp": 17330000000000003.5e-1, "session_id": "s"}`, []float64{0.2, 0}, 0.25},
+	} {
+		rows, err := ParseMooncake(strings.NewReader(c.in), "t.jsonl", 2)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		w := FromTrace(rows, 2, 1)
+		if len(w.Sessions) != 2 || w.Sessions[0].StartMs != c.starts[0] || w.Sessions[1].StartMs != c.starts[1] ||
+			w.Requests[2].DelayMs != c.delay {
+			t.Errorf("%s: starts %v %v, delay %v; want %v, delay %v", c.name,
+				w.Sessions[0].StartMs, w.Sessions[1].StartMs, w.Requests[2].DelayMs, c.starts, c.delay)
+		}
+	}
+}
+
+// LatestArrival is the largest session start plus the delays of the turns up to a request.
+func TestLatestArrival(t *testing.T) {
+	in := `{"output_length": 1, "hash_ids": [1], "timestamp": 0}
+{"output_length": 1, "hash_ids": [2], "timestamp": 10, "session_id": "s"}
+{"output_length": 1, "hash_ids": [3], "delay": 100, "session_id": "s"}
+{"output_length": 1, "hash_ids": [4], "delay": 50, "session_id": "s"}
+{"output_length": 1, "hash_ids": [5], "timestamp": 120}`
+	rows, err := ParseMooncake(strings.NewReader(in), "t.jsonl", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Session s: 10, 10+100 = 110, 110+50 = 160 (line 4); the last row starts at 120.
+	if ms, line := LatestArrival(rows, FromTrace(rows, 2, 1)); ms != 160 || line != 4 {
+		t.Errorf("speedup 1: latest arrival %v ms on line %d, want 160 on line 4", ms, line)
+	}
+	if ms, line := LatestArrival(rows, FromTrace(rows, 2, 2)); ms != 80 || line != 4 {
+		t.Errorf("speedup 2: latest arrival %v ms on line %d, want 80 on line 4", ms, line)
+	}
+	if ms, line := LatestArrival(nil, FromTrace(nil, 2, 1)); ms != 0 || line != 0 {
+		t.Errorf("no rows: %v, %d", ms, line)
 	}
 }
