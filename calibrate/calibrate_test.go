@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 // header is the calibration file's header (measured_dense_calibration.csv).
@@ -80,7 +80,7 @@ func TestPlanRow(t *testing.T) {
 	agg := p.Config.Engine.Workers.Aggregated
 	if agg.Parallelism.Replicas != 2 || agg.Scheduler.MaxSequences != 4 || p.Concurrency != 8 || p.Warmup != 8 ||
 		p.Config.Traffic.Stop.Requests != 8+4*8 || p.Precisions.Weights != "bf16" || len(p.Notes) != 0 ||
-		agg.Timing.Type != sim.TimingDefault || agg.KVCache.Capacity.Type != sim.CapacityDefault {
+		agg.Timing.Type != config.TimingDefault || agg.KVCache.Capacity.Type != config.CapacityDefault {
 		t.Errorf("plan a: %+v, role %+v", p, agg)
 	}
 	// TensorRT-LLM: block size 32, FP8 weights and KV, the vLLM-style scheduler noted.
@@ -98,7 +98,7 @@ func TestPlanRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := p.Config.Engine.Workers
-	if p.Config.Engine.Mode != sim.ModeDisaggregated || w.Prefill.Parallelism.Replicas != 2 || w.Prefill.Scheduler.MaxSequences != 1 ||
+	if p.Config.Engine.Mode != config.ModeDisaggregated || w.Prefill.Parallelism.Replicas != 2 || w.Prefill.Scheduler.MaxSequences != 1 ||
 		w.Decode.Parallelism.Tensor != 2 || w.Decode.Scheduler.MaxSequences != 8 || p.Concurrency != 8 ||
 		*p.Config.Engine.KVTransfer.BandwidthGBps != RDMAGBps || p.Shape != "disagg P 2 × (TP1) / D 1 × (TP2)" {
 		t.Errorf("plan c: %+v", p)

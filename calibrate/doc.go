@@ -2,7 +2,7 @@
 // and fits its efficiency factors.
 //
 // Start with Validate: it reads rows of a measured-deployments CSV (ReadCSV, the format of
-// measured_dense_calibration.csv), turns each into a sim.Config (PlanRow: the row's model, GPU,
+// measured_dense_calibration.csv), turns each into a config.Config (PlanRow: the row's model, GPU,
 // precision and worker shape under a synthetic ISL/OSL closed-loop load), runs it with sim.Run
 // and reports predicted against measured mean TTFT and mean TPOT per row, per (model, system,
 // backend) group and overall. Fit tunes timing.Efficiency and the front-end TTFT share on the

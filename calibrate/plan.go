@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/timing"
 )
 
@@ -30,7 +30,7 @@ const (
 // Plan is the simulation of one measured row.
 type Plan struct {
 	// Config is the deployment and workload to run.
-	Config *sim.Config
+	Config *config.Config
 	// Warmup is the number of leading requests of the steady-state run left out of its means
 	// (its ramp wave, one per unit of concurrency).
 	Warmup int
@@ -93,14 +93,14 @@ func shapeString(n int, s WorkerShape) string {
 }
 
 // role builds one worker role of the simulated deployment.
-func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64) *sim.WorkerRole {
-	return &sim.WorkerRole{
-		Parallelism: sim.Parallelism{Replicas: replicas, Tensor: s.Tensor, Pipeline: s.Pipeline,
+func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64) *config.WorkerRole {
+	return &config.WorkerRole{
+		Parallelism: config.Parallelism{Replicas: replicas, Tensor: s.Tensor, Pipeline: s.Pipeline,
 			AttentionData: s.AttentionData, MoeTensor: 1, MoeExpert: 1},
-		Scheduler: sim.Scheduler{MaxBatchedTokens: MaxBatchedTokens, MaxSequences: maxSeqs},
-		KVCache: sim.KVCache{BlockSize: blockSize, PrefixCaching: true,
-			Capacity: sim.KVCapacity{Type: sim.CapacityDefault, MemoryFraction: mf}},
-		Timing: sim.Timing{Type: sim.TimingDefault},
+		Scheduler: config.Scheduler{MaxBatchedTokens: MaxBatchedTokens, MaxSequences: maxSeqs},
+		KVCache: config.KVCache{BlockSize: blockSize, PrefixCaching: true,
+			Capacity: config.KVCapacity{Type: config.CapacityDefault, MemoryFraction: mf}},
+		Timing: config.Timing{Type: config.TimingDefault},
 	}
 }
 
@@ -148,14 +148,14 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		return nil, fmt.Errorf("backend %q is not one of vllm, sglang, trtllm", r.Backend)
 	}
 	bs, mf := backendDefaults(r.Backend)
-	cfg := &sim.Config{
+	cfg := &config.Config{
 		File: fmt.Sprintf("line %d", r.Line),
-		Engine: sim.Engine{
+		Engine: config.Engine{
 			Model: r.Model, Hardware: r.System, Backend: "vllm", ContextLength: r.ISL + r.OSL + 1,
-			Precision: sim.Precision{Weights: string(prec.Weights), KVCache: string(prec.KVCache)},
+			Precision: config.Precision{Weights: string(prec.Weights), KVCache: string(prec.KVCache)},
 		},
-		Router:  sim.Router{Policy: sim.PolicyRoundRobin, PrefillLoadModel: sim.PrefillLoadModel{Type: "none"}},
-		Planner: sim.Planner{Policy: "disabled"},
+		Router:  config.Router{Policy: config.PolicyRoundRobin, PrefillLoadModel: config.PrefillLoadModel{Type: "none"}},
+		Planner: config.Planner{Policy: "disabled"},
 	}
 	conc := r.Concurrency
 	switch strings.ToLower(r.Mode) {
@@ -177,7 +177,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		} else if conc > batch {
 			p.Notes = append(p.Notes, fmt.Sprintf("concurrency %d is not a multiple of batch_size %d: one replica", conc, batch))
 		}
-		cfg.Engine.Mode = sim.ModeAggregated
+		cfg.Engine.Mode = config.ModeAggregated
 		maxSeqs := (batch + s.AttentionData - 1) / s.AttentionData
 		cfg.Engine.Workers.Aggregated = role(s, replicas, maxSeqs, bs, mf)
 		p.Shape = "agg " + shapeString(replicas, s)
@@ -194,24 +194,24 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		if conc == 0 {
 			conc = db * ds.Workers
 		}
-		cfg.Engine.Mode = sim.ModeDisaggregated
+		cfg.Engine.Mode = config.ModeDisaggregated
 		cfg.Engine.Workers.Prefill = role(ps, ps.Workers, (pb+ps.AttentionData-1)/ps.AttentionData, bs, mf)
 		cfg.Engine.Workers.Decode = role(ds, ds.Workers, (db+ds.AttentionData-1)/ds.AttentionData, bs, mf)
 		gbps := RDMAGBps
 		if hw.ID == "gb200" {
 			gbps = hw.LinkGBps
 		}
-		cfg.Engine.KVTransfer = &sim.KVTransfer{BandwidthGBps: &gbps, TimingMode: "destination_missing"}
+		cfg.Engine.KVTransfer = &config.KVTransfer{BandwidthGBps: &gbps, TimingMode: "destination_missing"}
 		p.Shape = "disagg P " + shapeString(ps.Workers, ps) + " / D " + shapeString(ds.Workers, ds)
 	default:
 		return nil, fmt.Errorf("mode %q is not agg or disagg", r.Mode)
 	}
 	warm := conc
 	n := warm + max(o.SteadyRequestsPerConcurrency*conc, MinMeasuredRequests)
-	cfg.Traffic = sim.Traffic{
-		Source: sim.Source{Type: sim.SourceSynthetic, InputTokens: r.ISL, OutputTokens: r.OSL},
-		Load:   sim.Load{Type: sim.LoadConcurrency, Concurrency: conc},
-		Stop:   sim.Stop{Requests: n},
+	cfg.Traffic = config.Traffic{
+		Source: config.Source{Type: config.SourceSynthetic, InputTokens: r.ISL, OutputTokens: r.OSL},
+		Load:   config.Load{Type: config.LoadConcurrency, Concurrency: conc},
+		Stop:   config.Stop{Requests: n},
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("simulated config is invalid: %v", err)

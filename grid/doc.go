@@ -2,7 +2,7 @@
 // format (a DynoSim prediction YAML whose fields may hold {choices: [...]} or {range: {...}}
 // search domains, dynosim-spec.md §3.8, plus the optimization and optimizer sections of §3.7),
 // domain validation, the Cartesian expansion in a stable order, the filters (schema and
-// cross-field rules via sim.Decode, the GPU budget, duplicates), stable point IDs, and the grid
+// cross-field rules via config.Decode, the GPU budget, duplicates), stable point IDs, and the grid
 // and random optimizers. It runs no simulation.
 //
 // Start with Parse (or Load), then Spec.Expand, which returns the selected Points in

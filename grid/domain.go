@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 	"gopkg.in/yaml.v3"
 )
 
@@ -65,9 +65,9 @@ func fieldFor(path string) *field {
 	nonNegative := &field{kind: kindFloat, lo: 0}
 	switch path {
 	case pathMode:
-		return &field{kind: kindEnum, enum: []string{sim.ModeAggregated, sim.ModeDisaggregated}}
+		return &field{kind: kindEnum, enum: []string{string(config.ModeAggregated), string(config.ModeDisaggregated)}}
 	case pathPolicy:
-		return &field{kind: kindEnum, enum: []string{sim.PolicyRoundRobin, sim.PolicyKVRouter, sim.PolicyRandom, sim.PolicyLeastLoaded}}
+		return &field{kind: kindEnum, enum: []string{string(config.PolicyRoundRobin), string(config.PolicyKVRouter), string(config.PolicyRandom), string(config.PolicyLeastLoaded)}}
 	case "router.prefill_load_model.type":
 		return &field{kind: kindEnum, enum: []string{"none", "aic"}}
 	case "router.overlap_score_credit", "router.prefill_load_scale", "router.temperature":

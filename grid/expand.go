@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/results"
-	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 	"gopkg.in/yaml.v3"
 )
 
@@ -49,7 +49,7 @@ type Point struct {
 	Values []Value
 	// Config is the decoded concrete config and YAML its text, a prediction config that
 	// `servesweep predict` accepts.
-	Config *sim.Config
+	Config *config.Config
 	YAML   []byte
 	// GPUs is the point's GPU count (Σ replicas × tensor × pipeline × attention_data over the
 	// roles the mode uses).
@@ -178,12 +178,12 @@ func (s *Spec) applies(path, mode, policy string) bool {
 	if mode != "" {
 		switch {
 		case strings.HasPrefix(path, "engine.workers.aggregated."):
-			return mode == sim.ModeAggregated
+			return mode == string(config.ModeAggregated)
 		case strings.HasPrefix(path, "engine.workers.prefill."), strings.HasPrefix(path, "engine.workers.decode."):
-			return mode == sim.ModeDisaggregated
+			return mode == string(config.ModeDisaggregated)
 		}
 	}
-	if policy != "" && policy != sim.PolicyKVRouter {
+	if policy != "" && policy != string(config.PolicyKVRouter) {
 		for _, k := range kvRouterKnobs {
 			if path == "router."+k || strings.HasPrefix(path, "router."+k+".") {
 				return false
@@ -196,10 +196,10 @@ func (s *Spec) applies(path, mode, policy string) bool {
 // Expand enumerates the grid in order, substitutes each point's values, drops the worker roles
 // a point's mode does not use (when engine.mode is a domain; aggregated points also drop
 // engine.kv_transfer) and the kv_router knobs of non-kv_router points (when router.policy is a
-// domain), decodes each point with sim.Decode and filters out the points outside the GPU budget
+// domain), decodes each point with config.Decode and filters out the points outside the GPU budget
 // (checked first), the invalid, the unsupported and duplicates, counting each reason. The random optimizer then
 // keeps MaxTrials valid points, drawn with Seed. Spec-level errors (every point an invalid config,
-// strict_sla or a goodput target without evaluation.sla) are sim.ConfigErrors; a grid whose
+// strict_sla or a goodput target without evaluation.sla) are config.Errors; a grid whose
 // every point is outside the GPU budget is a *NoFeasiblePointError.
 func (s *Spec) Expand() (*Expansion, error) {
 	x := &Expansion{Spec: s, GridPoints: s.Size(), Filtered: map[string]int{}, Examples: map[string]string{}}
@@ -297,7 +297,7 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int) (p Point, reason, msg, full 
 		return p, FilteredInvalid, "cannot serialize: " + err.Error(), err.Error()
 	}
 	p.YAML = data
-	cfg, err := sim.Decode(data, s.File, nil)
+	cfg, err := config.Decode(data, s.File, nil)
 	if err != nil {
 		reason := FilteredInvalid
 		if errors.Is(err, errors.ErrUnsupported) {
@@ -331,7 +331,7 @@ func quickGPUs(root *yaml.Node) (n int, ok bool) {
 	if engine == nil || engine.Kind != yaml.MappingNode {
 		return 0, false
 	}
-	mode := sim.ModeAggregated
+	mode := string(config.ModeAggregated)
 	if m := child(engine, "mode"); m != nil {
 		if m.Kind != yaml.ScalarNode || m.ShortTag() != "!!str" {
 			return 0, false
@@ -340,9 +340,9 @@ func quickGPUs(root *yaml.Node) (n int, ok bool) {
 	}
 	var roles []string
 	switch mode {
-	case sim.ModeAggregated:
+	case string(config.ModeAggregated):
 		roles = []string{"aggregated"}
-	case sim.ModeDisaggregated:
+	case string(config.ModeDisaggregated):
 		roles = []string{"prefill", "decode"}
 	default:
 		return 0, false
@@ -410,14 +410,14 @@ func prune(root *yaml.Node, mode, policy string) {
 	if mode != "" {
 		engine := child(root, "engine")
 		switch mode {
-		case sim.ModeAggregated:
+		case string(config.ModeAggregated):
 			removeKeys(child(engine, "workers"), "prefill", "decode")
 			removeKeys(engine, "kv_transfer")
-		case sim.ModeDisaggregated:
+		case string(config.ModeDisaggregated):
 			removeKeys(child(engine, "workers"), "aggregated")
 		}
 	}
-	if policy != "" && policy != sim.PolicyKVRouter {
+	if policy != "" && policy != string(config.PolicyKVRouter) {
 		removeKeys(child(root, "router"), kvRouterKnobs...)
 	}
 }
@@ -453,7 +453,7 @@ func removeKeys(m *yaml.Node, keys ...string) {
 // versioned canonical JSON encoding of the decoded config (the file name and which optional
 // sections were spelled out are left out). Equal configs have equal IDs in any spec; a
 // servesweep release that changes what a config means changes the version prefix.
-func PointID(cfg *sim.Config) string {
+func PointID(cfg *config.Config) string {
 	c := *cfg
 	c.File, c.HasRouter, c.HasPlanner = "", false, false
 	data, err := json.Marshal(&c)
@@ -467,9 +467,9 @@ func PointID(cfg *sim.Config) string {
 
 // GPUs returns a config's GPU count: the aggregated role's GPUs, or prefill plus decode GPUs
 // (dynosim-spec.md §3.2.2).
-func GPUs(cfg *sim.Config) int {
+func GPUs(cfg *config.Config) int {
 	w := &cfg.Engine.Workers
-	if cfg.Engine.Mode == sim.ModeDisaggregated {
+	if cfg.Engine.Mode == config.ModeDisaggregated {
 		n := 0
 		if w.Prefill != nil {
 			n += w.Prefill.Parallelism.GPUs()
@@ -500,7 +500,7 @@ type NoFeasiblePointError struct {
 func (e *NoFeasiblePointError) Error() string { return e.File + ": " + e.Msg }
 
 // noValidPoint explains a grid in which every point was filtered out. When some point was an
-// invalid (or unsupported) config and none was valid, the spec is wrong: a sim.ConfigErrors
+// invalid (or unsupported) config and none was valid, the spec is wrong: a config.Errors
 // (exit 2) with the first decode errors in full. When every point was removed by the GPU
 // budget, the spec is valid but has no feasible point: a *NoFeasiblePointError (exit 1) with
 // the filter counts.
@@ -519,7 +519,7 @@ func (s *Spec) noValidPoint(x *Expansion) error {
 		if bad > len(x.Errors) {
 			fmt.Fprintf(&b, "\n  ... and %d more", bad-len(x.Errors))
 		}
-		return sim.ConfigErrors{{File: s.File, Msg: b.String()}}
+		return config.Errors{{File: s.File, Msg: b.String()}}
 	}
 	reasons := make([]string, 0, len(x.Filtered))
 	for _, r := range []string{FilteredGPUBudget, FilteredDuplicate} {
@@ -532,24 +532,24 @@ func (s *Spec) noValidPoint(x *Expansion) error {
 }
 
 // checkSLA reports optimization settings that need evaluation.sla when the config has none.
-func (s *Spec) checkSLA(cfg *sim.Config) error {
+func (s *Spec) checkSLA(cfg *config.Config) error {
 	sla := cfg.Evaluation.SLA
 	if sla != nil && (sla.TTFTMs != nil || sla.ITLMs != nil || sla.E2EMs != nil) {
 		return nil
 	}
-	var errs sim.ConfigErrors
+	var errs config.Errors
 	o := s.Optimization
 	if o.StrictSLA {
-		errs = append(errs, &sim.ConfigError{File: s.File, Path: "optimization.strict_sla",
+		errs = append(errs, &config.Error{File: s.File, Path: "optimization.strict_sla",
 			Msg: results.SLARequired})
 	}
 	if results.NeedsSLA(o.Target) {
-		errs = append(errs, &sim.ConfigError{File: s.File, Path: "optimization.target",
+		errs = append(errs, &config.Error{File: s.File, Path: "optimization.target",
 			Msg: o.Target + " " + results.SLARequired})
 	}
 	for i, obj := range o.Objectives {
 		if strings.HasPrefix(obj.Metric, "goodput_") {
-			errs = append(errs, &sim.ConfigError{File: s.File, Path: fmt.Sprintf("optimization.objectives[%d].metric", i),
+			errs = append(errs, &config.Error{File: s.File, Path: fmt.Sprintf("optimization.objectives[%d].metric", i),
 				Msg: obj.Metric + " " + results.SLARequired})
 		}
 	}

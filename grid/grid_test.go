@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/servesweep/servesweep/results"
-	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 // base is a small sweep spec; tests add domains with --set.
@@ -81,7 +81,7 @@ func TestExpandCountsAndOrder(t *testing.T) {
 		if p.GPUs != want {
 			t.Errorf("point %d: %d GPUs, want %d", i, p.GPUs, want)
 		}
-		if _, err := sim.Decode(p.YAML, "point.yaml", nil); err != nil {
+		if _, err := config.Decode(p.YAML, "point.yaml", nil); err != nil {
 			t.Errorf("point %d: YAML does not decode: %v", i, err)
 		}
 	}
@@ -109,18 +109,18 @@ func TestPointIDStableAcrossSpecs(t *testing.T) {
 	if a.Points[1].ID != b.Points[0].ID {
 		t.Errorf("replicas=2 has ID %s in one spec and %s in another", a.Points[1].ID, b.Points[0].ID)
 	}
-	concrete, err := sim.Decode(a.Points[1].YAML, "other-name.yaml", nil)
+	concrete, err := config.Decode(a.Points[1].YAML, "other-name.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if PointID(concrete) != a.Points[1].ID {
 		t.Error("the ID depends on the file name")
 	}
-	reordered, _ := sim.Decode([]byte(strings.Replace(string(a.Points[1].YAML), "router:\n  policy: round_robin\n", "", 1)), "x.yaml", nil)
+	reordered, _ := config.Decode([]byte(strings.Replace(string(a.Points[1].YAML), "router:\n  policy: round_robin\n", "", 1)), "x.yaml", nil)
 	if reordered == nil || PointID(reordered) != a.Points[1].ID {
 		t.Error("omitting a section that equals its default changed the ID")
 	}
-	changed, _ := sim.Decode(a.Points[1].YAML, "x.yaml", []string{"traffic.stop.requests=11"})
+	changed, _ := config.Decode(a.Points[1].YAML, "x.yaml", []string{"traffic.stop.requests=11"})
 	if PointID(changed) == a.Points[1].ID {
 		t.Error("a different stop count kept the same ID")
 	}
@@ -140,17 +140,17 @@ func TestExpandModeDomainKeepsOnlyUsedRoles(t *testing.T) {
 	for _, p := range x.Points {
 		w := p.Config.Engine.Workers
 		switch p.Config.Engine.Mode {
-		case sim.ModeAggregated:
+		case config.ModeAggregated:
 			if w.Prefill != nil || w.Decode != nil || p.Config.Engine.KVTransfer != nil {
 				t.Errorf("aggregated point %s kept prefill/decode roles or kv_transfer", p.Label())
 			}
-		case sim.ModeDisaggregated:
+		case config.ModeDisaggregated:
 			if w.Aggregated != nil || p.GPUs != w.Prefill.Parallelism.GPUs()+w.Decode.Parallelism.GPUs() {
 				t.Errorf("disaggregated point %s kept the aggregated role or miscounts GPUs (%d)", p.Label(), p.GPUs)
 			}
 		}
 		for _, v := range p.Values {
-			if p.Config.Engine.Mode == sim.ModeAggregated && strings.Contains(v.Path, "prefill") {
+			if p.Config.Engine.Mode == config.ModeAggregated && strings.Contains(v.Path, "prefill") {
 				t.Errorf("aggregated point lists the prefill domain: %s", p.Label())
 			}
 		}
@@ -169,7 +169,7 @@ func TestExpandPolicyDomainDropsKVRouterKnobs(t *testing.T) {
 		t.Fatalf("grid %d valid %d %v %v; want 4", x.GridPoints, x.Valid, x.Filtered, x.Examples)
 	}
 	rr := x.Points[0].Config.Router
-	if rr.Policy != sim.PolicyRoundRobin || rr.OverlapScoreCredit != nil || rr.Temperature != nil {
+	if rr.Policy != config.PolicyRoundRobin || rr.OverlapScoreCredit != nil || rr.Temperature != nil {
 		t.Errorf("round_robin point kept kv_router knobs: %+v", rr)
 	}
 	if kv := x.Points[2].Config.Router; kv.OverlapScoreCredit == nil || *kv.OverlapScoreCredit != 0.5 {
@@ -216,7 +216,7 @@ func TestExpandNoValidPointIsASpecError(t *testing.T) {
 	}
 	_, err = s.Expand()
 	var nf *NoFeasiblePointError
-	var ce sim.ConfigErrors
+	var ce config.Errors
 	if !errors.As(err, &nf) || errors.As(err, &ce) || !strings.Contains(err.Error(), "no feasible point") ||
 		!strings.Contains(err.Error(), "2 gpu_budget") {
 		t.Errorf("err = %v; want a *NoFeasiblePointError naming gpu_budget", err)
@@ -232,7 +232,7 @@ func TestExpandNoValidPointIsASpecError(t *testing.T) {
 	}
 	_, err = s.Expand()
 	if !errors.As(err, &ce) || errors.As(err, &nf) {
-		t.Fatalf("err = %v; want a ConfigErrors", err)
+		t.Fatalf("err = %v; want config.Errors", err)
 	}
 	msg := err.Error()
 	for _, want := range []string{"no valid point: 4 of the 8 grid points are invalid configs (the other 4 are outside the GPU budget); the first 3:",
@@ -332,9 +332,9 @@ func TestDomainValidationErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(both), "spec.yaml", []string{tc.set}, nil)
-			var ces sim.ConfigErrors
+			var ces config.Errors
 			if !errors.As(err, &ces) {
-				t.Fatalf("err = %v, want sim.ConfigErrors", err)
+				t.Fatalf("err = %v, want config.Errors", err)
 			}
 			for _, e := range ces {
 				if e.Path == tc.path && strings.Contains(e.Msg, tc.msg) {

@@ -15,8 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servesweep/servesweep/sim/config"
+
 	"github.com/servesweep/servesweep/results"
-	"github.com/servesweep/servesweep/sim"
 	"gopkg.in/yaml.v3"
 )
 
@@ -114,7 +115,7 @@ type Optimizer struct {
 }
 
 // Load reads the sweep spec at path and parses it; see Parse. A missing or unreadable file is a
-// sim.ConfigErrors (exit code 2).
+// config.Errors (exit code 2).
 func Load(path string, sets []string, getenv func(string) (string, bool)) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -123,7 +124,7 @@ func Load(path string, sets []string, getenv func(string) (string, bool)) (*Spec
 		if errors.As(err, &pe) {
 			cause = pe.Err
 		}
-		return nil, sim.ConfigErrors{{File: path, Msg: "cannot read sweep spec: " + cause.Error(), Err: err}}
+		return nil, config.Errors{{File: path, Msg: "cannot read sweep spec: " + cause.Error(), Err: err}}
 	}
 	return Parse(data, path, sets, getenv)
 }
@@ -146,14 +147,14 @@ func Load(path string, sets []string, getenv func(string) (string, bool)) (*Spec
 //     a step lands on it; int fields need int bounds and step). A log range takes no step and
 //     needs min > 0: it yields min, 2·min, 4·min, ... up to max.
 //
-// Every problem is reported at once as sim.ConfigErrors naming the file and the field path.
+// Every problem is reported at once as config.Errors naming the file and the field path.
 // The point count is checked against MaxGridPoints here.
 func Parse(data []byte, file string, sets []string, getenv func(string) (string, bool)) (*Spec, error) {
 	root, err := parseYAML(data, file)
 	if err != nil {
 		return nil, err
 	}
-	if err := sim.ApplySets(root, file, sets); err != nil {
+	if err := config.ApplySets(root, file, sets); err != nil {
 		return nil, err
 	}
 	p := &parser{file: file, getenv: getenv}
@@ -182,7 +183,7 @@ func Parse(data []byte, file string, sets []string, getenv func(string) (string,
 	}
 	s.Domains = orderDomains(p.domains)
 	if n := s.Size(); n > MaxGridPoints {
-		return nil, sim.ConfigErrors{{File: file, Msg: fmt.Sprintf("the grid has %s points before filtering, more than "+
+		return nil, config.Errors{{File: file, Msg: fmt.Sprintf("the grid has %s points before filtering, more than "+
 			"the limit of %s; narrow the domains (%s)", groupDigits(n), groupDigits(MaxGridPoints), s.domainSizes())}}
 	}
 	return s, nil
@@ -190,7 +191,7 @@ func Parse(data []byte, file string, sets []string, getenv func(string) (string,
 
 // parseYAML parses a single YAML document whose top level is a mapping.
 func parseYAML(data []byte, file string) (root *yaml.Node, err error) {
-	fail := func(msg string) error { return sim.ConfigErrors{{File: file, Msg: msg}} }
+	fail := func(msg string) error { return config.Errors{{File: file, Msg: msg}} }
 	defer func() {
 		if r := recover(); r != nil {
 			root, err = nil, fail(fmt.Sprintf("invalid YAML: %v", r))
@@ -224,13 +225,13 @@ func parseYAML(data []byte, file string) (root *yaml.Node, err error) {
 type parser struct {
 	file    string
 	getenv  func(string) (string, bool)
-	errs    sim.ConfigErrors
+	errs    config.Errors
 	domains []Domain
 	nodes   int
 }
 
 func (p *parser) errorf(path, format string, args ...any) {
-	p.errs = append(p.errs, &sim.ConfigError{File: p.file, Path: path, Msg: fmt.Sprintf(format, args...)})
+	p.errs = append(p.errs, &config.Error{File: p.file, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // flatten returns a copy of n with aliases replaced by copies of their targets, anchors and
@@ -257,7 +258,7 @@ func (p *parser) flatten(n *yaml.Node) (*yaml.Node, error) {
 	}
 	out := cp(n, 0)
 	if p.nodes > maxTreeNodes {
-		return nil, sim.ConfigErrors{{File: p.file, Msg: fmt.Sprintf("the spec expands to more than %d YAML nodes (through aliases); write it out plainly", maxTreeNodes)}}
+		return nil, config.Errors{{File: p.file, Msg: fmt.Sprintf("the spec expands to more than %d YAML nodes (through aliases); write it out plainly", maxTreeNodes)}}
 	}
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 const smallConfig = `traffic:
@@ -38,7 +39,7 @@ evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}
 // simulatedRow runs smallConfig (with --set overrides) and returns its row.
 func simulatedRow(t *testing.T, id string, index int, sets ...string) Row {
 	t.Helper()
-	cfg, err := sim.Decode([]byte(smallConfig), "small.yaml", sets)
+	cfg, err := config.Decode([]byte(smallConfig), "small.yaml", sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestNewRowCarriesConfigAndMetrics(t *testing.T) {
 
 // TestEverySummaryKeyHasAColumn guards the schema against new prediction.json keys.
 func TestEverySummaryKeyHasAColumn(t *testing.T) {
-	cfg, err := sim.Decode([]byte(smallConfig), "small.yaml", nil)
+	cfg, err := config.Decode([]byte(smallConfig), "small.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestWriteOutputsRecommendationsDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := sim.Decode(data, p, nil); err != nil {
+		if _, err := config.Decode(data, p, nil); err != nil {
 			t.Errorf("recommendation %s does not decode: %v", p, err)
 		}
 	}

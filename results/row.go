@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/timing"
 )
@@ -266,7 +266,7 @@ type PointInfo struct {
 	ID    string
 	Index int
 	// Config is the point's decoded concrete config.
-	Config *sim.Config
+	Config *config.Config
 	// YAML is the point's concrete prediction YAML.
 	YAML []byte
 	// GPUs is the point's GPU count.
@@ -387,14 +387,14 @@ func (r *Row) roles() [3]roleColumns {
 }
 
 // fillConfig sets the configuration columns from c.
-func fillConfig(r *Row, c *sim.Config) {
+func fillConfig(r *Row, c *config.Config) {
 	e := &c.Engine
-	r.Mode, r.Backend = e.Mode, e.Backend
+	r.Mode, r.Backend = string(e.Mode), e.Backend
 	r.Hardware, _ = timing.ResolveHardwareID(e.Hardware)
 	r.Model, _ = timing.ResolveModelID(e.Model)
 	r.ContextLengthTokens = int64(e.ContextLength)
 	cols := r.roles()
-	for i, role := range []*sim.WorkerRole{e.Workers.Aggregated, e.Workers.Prefill, e.Workers.Decode} {
+	for i, role := range []*config.WorkerRole{e.Workers.Aggregated, e.Workers.Prefill, e.Workers.Decode} {
 		if role == nil {
 			continue
 		}
@@ -412,7 +412,7 @@ func fillConfig(r *Row, c *sim.Config) {
 		r.KVTransferBandwidthGBps = optF64(kt.BandwidthGBps)
 	}
 	rt := &c.Router
-	r.RouterPolicy, r.RouterPrefillLoadModel = rt.Policy, rt.PrefillLoadModel.Type
+	r.RouterPolicy, r.RouterPrefillLoadModel = string(rt.Policy), rt.PrefillLoadModel.Type
 	r.RouterOverlapScoreCredit = optF64(rt.OverlapScoreCredit)
 	r.RouterPrefillLoadScale = optF64(rt.PrefillLoadScale)
 	r.RouterTemperature = optF64(rt.Temperature)
@@ -420,16 +420,16 @@ func fillConfig(r *Row, c *sim.Config) {
 	t := &c.Traffic
 	r.SourceType = t.Source.Type
 	switch t.Source.Type {
-	case sim.SourceSynthetic:
+	case config.SourceSynthetic:
 		r.SourceInputTokens, r.SourceOutputTokens = i64(t.Source.InputTokens), i64(t.Source.OutputTokens)
-	case sim.SourceSyntheticSession:
+	case config.SourceSyntheticSession:
 		r.SourceNewInputTokensPerTurn = i64(t.Source.NewInputTokensPerTurn)
 		r.SourceOutputTokensPerTurn = i64(t.Source.OutputTokensPerTurn)
 		if sh := t.Source.Session; sh != nil {
 			r.SessionTurns, r.SessionPrefixGroups = i64(sh.Turns), i64(sh.PrefixGroups)
 			r.SessionSharedPrefixRatio, r.SessionInterTurnDelayMs = f64(sh.SharedPrefixRatio), f64(sh.InterTurnDelayMs)
 		}
-	case sim.SourceTrace:
+	case config.SourceTrace:
 		r.TracePath = str(strings.Join(t.Source.Paths, ","))
 		r.TraceFormat = str(t.Source.Format)
 		r.TraceBlockSizeTokens = nonZeroI(t.Source.BlockSize)
@@ -437,14 +437,14 @@ func fillConfig(r *Row, c *sim.Config) {
 	l := &t.Load
 	r.LoadType = l.Type
 	switch l.Type {
-	case sim.LoadConcurrency:
+	case config.LoadConcurrency:
 		r.LoadConcurrency = i64(l.Concurrency)
-	case sim.LoadConstantRate, sim.LoadPoisson:
+	case config.LoadConstantRate, config.LoadPoisson:
 		r.LoadRequestsPerSecond, r.LoadSessionsPerSecond = nonZeroF(l.RequestsPerSecond), nonZeroF(l.SessionsPerSecond)
-		if l.Type == sim.LoadPoisson {
+		if l.Type == config.LoadPoisson {
 			r.LoadSeed = i64(int(min(l.Seed, math.MaxInt64)))
 		}
-	case sim.LoadTraceTimestamps:
+	case config.LoadTraceTimestamps:
 		r.LoadSpeedup = f64(l.Speedup)
 	}
 	s := &t.Stop

@@ -4,16 +4,18 @@ import (
 	"context"
 	"os"
 	"testing"
+
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 // speedConfig is the reference simulator's speed workload (engine-internals.md §9.1): synthetic
 // ISL 1024 / OSL 128, concurrency 64, max_batched_tokens 8192, max_sequences 256, KV capacity
 // 1,048,576 tokens (16,384 blocks of 64), polynomial timing, one worker.
-func speedConfig(requests int) *Config {
+func speedConfig(requests int) *config.Config {
 	cfg := testConfig(1024, 128, requests, 64, 16384)
 	role := cfg.Engine.Workers.Aggregated
 	role.KVCache.BlockSize = 64
-	role.Timing = Timing{Type: TimingPolynomial}
+	role.Timing = config.Timing{Type: config.TimingPolynomial}
 	return cfg
 }
 
@@ -49,9 +51,9 @@ func BenchmarkDisaggregated(b *testing.B) {
 	pre, dec := *agg, *agg
 	pre.Scheduler.MaxSequences = 1
 	dec.Parallelism.Replicas = 2
-	cfg.Engine.Mode = ModeDisaggregated
-	cfg.Engine.Workers = Workers{Prefill: &pre, Decode: &dec}
-	cfg.Engine.KVTransfer = &KVTransfer{BytesPerToken: 131072, BandwidthGBps: f64(400), TimingMode: "destination_missing"}
+	cfg.Engine.Mode = config.ModeDisaggregated
+	cfg.Engine.Workers = config.Workers{Prefill: &pre, Decode: &dec}
+	cfg.Engine.KVTransfer = &config.KVTransfer{BytesPerToken: 131072, BandwidthGBps: f64(400), TimingMode: "destination_missing"}
 	benchRun(b, cfg, requests)
 }
 
@@ -63,22 +65,22 @@ func BenchmarkKVRouterTrace(b *testing.B) {
 		b.Skipf("Mooncake trace not available at %s: %v", trace, err)
 	}
 	cfg := testConfig(0, 0, 0, 1, 32768)
-	cfg.Traffic = Traffic{
-		Source: Source{Type: SourceTrace, Format: "mooncake", Paths: []string{trace}, BlockSize: 512},
-		Load:   Load{Type: LoadTraceTimestamps, Speedup: 1},
-		Stop:   Stop{MaxVirtualTimeSeconds: 3600},
+	cfg.Traffic = config.Traffic{
+		Source: config.Source{Type: config.SourceTrace, Format: "mooncake", Paths: []string{trace}, BlockSize: 512},
+		Load:   config.Load{Type: config.LoadTraceTimestamps, Speedup: 1},
+		Stop:   config.Stop{MaxVirtualTimeSeconds: 3600},
 	}
 	cfg.Engine.ContextLength = 8192
 	role := cfg.Engine.Workers.Aggregated
 	role.Parallelism.Replicas = 4
 	role.KVCache.BlockSize = 64
-	role.Timing = Timing{Type: TimingPolynomial}
-	cfg.Router.Policy = PolicyKVRouter
+	role.Timing = config.Timing{Type: config.TimingPolynomial}
+	cfg.Router.Policy = config.PolicyKVRouter
 	benchRun(b, cfg, 0)
 }
 
 // benchRun times Run on a prebuilt workload and reports requests and output tokens per host second.
-func benchRun(b *testing.B, cfg *Config, want int) {
+func benchRun(b *testing.B, cfg *config.Config, want int) {
 	wl, err := BuildWorkload(cfg)
 	if err != nil {
 		b.Fatal(err)

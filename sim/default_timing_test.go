@@ -6,17 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/timing"
 )
 
 // defaultConfig is testConfig with `default` timing and KV capacity for model on hardware.
-func defaultConfig(model, hardware string, tensor, isl, osl, requests, concurrency int) *Config {
+func defaultConfig(model, hardware string, tensor, isl, osl, requests, concurrency int) *config.Config {
 	cfg := testConfig(isl, osl, requests, concurrency, 1)
 	cfg.Engine.Model, cfg.Engine.Hardware = model, hardware
 	role := cfg.Engine.Workers.Aggregated
 	role.Parallelism.Tensor = tensor
-	role.KVCache = KVCache{BlockSize: 64, PrefixCaching: true, Capacity: KVCapacity{Type: CapacityDefault, MemoryFraction: 0.9}}
-	role.Timing = Timing{Type: TimingDefault}
+	role.KVCache = config.KVCache{BlockSize: 64, PrefixCaching: true, Capacity: config.KVCapacity{Type: config.CapacityDefault, MemoryFraction: 0.9}}
+	role.Timing = config.Timing{Type: config.TimingDefault}
 	return cfg
 }
 
@@ -30,12 +31,12 @@ func TestSeedConfigsWithDefaultTiming(t *testing.T) {
 		}
 		return s
 	}
-	c := mustDecode(t, seedSynthetic, sets("aggregated")...)
+	c := mustLoad(t, seedSynthetic, sets("aggregated")...)
 	res := mustRun(t, c)
 	if res.Summary.CompletedRequests != 100 || !(res.Summary.TTFT.Mean > 0) || !(res.Summary.TPOT.Mean > 0) {
 		t.Errorf("synthetic: %+v", res.Summary)
 	}
-	d := mustDecode(t, seedDisaggregated, append(sets("prefill", "decode"),
+	d := mustLoad(t, seedDisaggregated, append(sets("prefill", "decode"),
 		"traffic={source: {type: synthetic, input_tokens: 2048, output_tokens: 64}, load: {type: concurrency, concurrency: 8}, stop: {requests: 40}}",
 		"engine.kv_transfer.bytes_per_token=auto")...)
 	res = mustRun(t, d)
@@ -43,7 +44,7 @@ func TestSeedConfigsWithDefaultTiming(t *testing.T) {
 		t.Errorf("disaggregated: completed %d", res.Summary.CompletedRequests)
 	}
 	// The roofline alias decodes to default.
-	mustRun(t, mustDecode(t, seedSynthetic, "engine.workers.aggregated.timing={type: roofline}"))
+	mustRun(t, mustLoad(t, seedSynthetic, "engine.workers.aggregated.timing={type: roofline}"))
 }
 
 // With default timing and capacity, Llama-3.1-70B on H200 is faster per token at TP4 than at
@@ -90,13 +91,13 @@ func TestDefaultTimingNeedsKnownModelAndHardware(t *testing.T) {
 		cfg.Engine.Model, cfg.Engine.Hardware = c.model, c.hw
 		role := cfg.Engine.Workers.Aggregated
 		if c.timing {
-			role.Timing = Timing{Type: TimingDefault}
+			role.Timing = config.Timing{Type: config.TimingDefault}
 		}
 		if c.capacity {
-			role.KVCache.Capacity = KVCapacity{Type: CapacityDefault, MemoryFraction: 0.9}
+			role.KVCache.Capacity = config.KVCapacity{Type: config.CapacityDefault, MemoryFraction: 0.9}
 		}
 		_, err := Run(context.Background(), cfg, Options{})
-		var ce *ConfigError
+		var ce *config.Error
 		if !errors.As(err, &ce) || ce.Path != c.path || !strings.Contains(ce.Msg, c.frag) {
 			t.Errorf("%s: err = %v, want %s: …%s…", c.name, err, c.path, c.frag)
 		}
@@ -107,7 +108,7 @@ func TestDefaultTimingNeedsKnownModelAndHardware(t *testing.T) {
 func TestDefaultCapacityDoesNotFit(t *testing.T) {
 	cfg := defaultConfig("meta-llama/Llama-3.1-70B", "h100_sxm", 1, 128, 8, 4, 2)
 	_, err := Run(context.Background(), cfg, Options{})
-	var ce *ConfigError
+	var ce *config.Error
 	if !errors.As(err, &ce) || ce.Path != "engine.workers.aggregated.kv_cache.capacity" ||
 		!strings.Contains(ce.Msg, "needs 131.5 GiB of weights, has 72.0 GiB") {
 		t.Errorf("err = %v", err)
@@ -116,12 +117,12 @@ func TestDefaultCapacityDoesNotFit(t *testing.T) {
 
 // engine.precision overrides the model's default; fp8 weights make a memory-bound decode faster.
 func TestPrecisionChangesTiming(t *testing.T) {
-	tpot := func(prec Precision) float64 {
+	tpot := func(prec config.Precision) float64 {
 		cfg := defaultConfig("meta-llama/Llama-3.1-8B-Instruct", "h100_sxm", 1, 512, 64, 16, 4)
 		cfg.Engine.Precision = prec
 		return mustRun(t, cfg).Summary.TPOT.Mean
 	}
-	bf16, fp8 := tpot(Precision{}), tpot(Precision{Weights: PrecisionFP8, KVCache: PrecisionFP8})
+	bf16, fp8 := tpot(config.Precision{}), tpot(config.Precision{Weights: config.PrecisionFP8, KVCache: config.PrecisionFP8})
 	if !(fp8 < bf16) {
 		t.Errorf("fp8 TPOT %.3f not below bf16 %.3f", fp8, bf16)
 	}
@@ -141,7 +142,7 @@ func TestTransferBytesPerTokenAuto(t *testing.T) {
 	for _, c := range []struct {
 		kv   string
 		want float64
-	}{{"", 65536}, {PrecisionFP8, 32768}} {
+	}{{"", 65536}, {config.PrecisionFP8, 32768}} {
 		cfg.Engine.Precision.KVCache = c.kv
 		got, err := dep.transferBytesPerToken(cfg.Engine.Workers.Prefill)
 		if err != nil || got != c.want {

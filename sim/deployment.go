@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/timing"
 )
 
@@ -11,7 +12,7 @@ import (
 // `bytes_per_token: auto` derive values from. fixed/polynomial timing with a fixed capacity
 // never asks, so such runs work with any model and hardware name.
 type deployment struct {
-	cfg *Config
+	cfg *config.Config
 	eff timing.Efficiency
 
 	modelDone bool
@@ -26,21 +27,21 @@ func (d *deployment) modelFor(need string) (timing.ModelSpec, error) {
 		d.model, d.modelErr = timing.ResolveModel(d.cfg.Engine.Model)
 	}
 	if d.modelErr != nil {
-		return timing.ModelSpec{}, &ConfigError{File: d.cfg.File, Path: "engine.model",
+		return timing.ModelSpec{}, &config.Error{File: d.cfg.File, Path: "engine.model",
 			Msg: fmt.Sprintf("%s derives values from the model's architecture: %v", need, d.modelErr)}
 	}
 	return d.model, nil
 }
 
 // hardwareFor returns the GPU of role name (its override, else engine.hardware).
-func (d *deployment) hardwareFor(name string, role *WorkerRole, need string) (timing.Hardware, error) {
+func (d *deployment) hardwareFor(name string, role *config.WorkerRole, need string) (timing.Hardware, error) {
 	id, path := d.cfg.Engine.Hardware, "engine.hardware"
 	if role.Hardware != "" {
 		id, path = role.Hardware, "engine.workers."+name+".hardware"
 	}
 	hw, err := timing.LookupHardware(id)
 	if err != nil {
-		return timing.Hardware{}, &ConfigError{File: d.cfg.File, Path: path,
+		return timing.Hardware{}, &config.Error{File: d.cfg.File, Path: path,
 			Msg: fmt.Sprintf("%s derives values from the GPU: %v", need, err)}
 	}
 	return hw, nil
@@ -60,35 +61,35 @@ func (d *deployment) precisions(m timing.ModelSpec) (timing.Precisions, error) {
 		val, path string
 		dst       *timing.Precision
 	}{{set.Weights, "engine.precision.weights", &p.Weights}, {set.KVCache, "engine.precision.kv_cache", &p.KVCache}} {
-		if f.val == "" || f.val == PrecisionAuto {
+		if f.val == "" || f.val == config.PrecisionAuto {
 			continue
 		}
 		x, err := timing.ParsePrecision(f.val)
 		if err != nil {
-			return p, &ConfigError{File: d.cfg.File, Path: f.path, Msg: err.Error()}
+			return p, &config.Error{File: d.cfg.File, Path: f.path, Msg: err.Error()}
 		}
 		*f.dst = x
 	}
 	if p.KVCache == timing.FP4 {
-		return p, &ConfigError{File: d.cfg.File, Path: "engine.precision.kv_cache", Msg: "must be bf16 or fp8, got fp4"}
+		return p, &config.Error{File: d.cfg.File, Path: "engine.precision.kv_cache", Msg: "must be bf16 or fp8, got fp4"}
 	}
 	return p, nil
 }
 
 // shape is the timing shape of a role: one attention-DP rank.
-func shape(role *WorkerRole) timing.Shape {
+func shape(role *config.WorkerRole) timing.Shape {
 	return timing.Shape{Tensor: role.Parallelism.Tensor, Pipeline: role.Parallelism.Pipeline}
 }
 
 // timing builds the timing model of role name.
-func (d *deployment) timing(name string, role *WorkerRole) (timing.Model, error) {
+func (d *deployment) timing(name string, role *config.WorkerRole) (timing.Model, error) {
 	path := "engine.workers." + name + ".timing"
 	switch role.Timing.Type {
-	case TimingFixed:
+	case config.TimingFixed:
 		return timing.Fixed{PrefillMs: deref(role.Timing.PrefillMs), DecodeMs: deref(role.Timing.DecodeMs)}, nil
-	case TimingPolynomial:
+	case config.TimingPolynomial:
 		return timing.Polynomial{}, nil
-	case TimingDefault, "roofline":
+	case config.TimingDefault, "roofline":
 		need := path + " (default)"
 		m, err := d.modelFor(need)
 		if err != nil {
@@ -104,25 +105,25 @@ func (d *deployment) timing(name string, role *WorkerRole) (timing.Model, error)
 		}
 		r, err := timing.NewRoofline(m, hw, prec, shape(role), d.eff)
 		if err != nil {
-			return nil, &ConfigError{File: d.cfg.File, Path: path, Msg: err.Error()}
+			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
 		}
 		return r, nil
 	}
-	return nil, &ConfigError{File: d.cfg.File, Path: path + ".type",
+	return nil, &config.Error{File: d.cfg.File, Path: path + ".type",
 		Msg: fmt.Sprintf("must be one of default, fixed, polynomial, got %q", role.Timing.Type)}
 }
 
 // capacityBlocks is the KV pool per attention-DP rank of role name, in blocks.
-func (d *deployment) capacityBlocks(name string, role *WorkerRole) (int, error) {
+func (d *deployment) capacityBlocks(name string, role *config.WorkerRole) (int, error) {
 	kv := &role.KVCache
 	path := "engine.workers." + name + ".kv_cache.capacity"
 	switch kv.Capacity.Type {
-	case CapacityFixed:
+	case config.CapacityFixed:
 		if kv.Capacity.Blocks <= 0 {
-			return 0, &ConfigError{File: d.cfg.File, Path: path + ".blocks", Msg: "fixed KV capacity requires blocks > 0"}
+			return 0, &config.Error{File: d.cfg.File, Path: path + ".blocks", Msg: "fixed KV capacity requires blocks > 0"}
 		}
 		return kv.Capacity.Blocks, nil
-	case CapacityDefault:
+	case config.CapacityDefault:
 		need := path + " (default)"
 		m, err := d.modelFor(need)
 		if err != nil {
@@ -143,18 +144,18 @@ func (d *deployment) capacityBlocks(name string, role *WorkerRole) (int, error) 
 			KVBytesPerToken: kv.BytesPerToken,
 		})
 		if err != nil {
-			return 0, &ConfigError{File: d.cfg.File, Path: path, Msg: err.Error()}
+			return 0, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
 		}
 		return c.Blocks, nil
 	}
-	return 0, &ConfigError{File: d.cfg.File, Path: path + ".type",
+	return 0, &config.Error{File: d.cfg.File, Path: path + ".type",
 		Msg: fmt.Sprintf("must be one of default, fixed, got %q", kv.Capacity.Type)}
 }
 
 // transferBytesPerToken is kv_transfer.bytes_per_token `auto`: one prefill GPU's share of a
 // token's KV, in engine.precision.kv_cache (a numeric prefill kv_cache.bytes_per_token is
 // scaled by the same share).
-func (d *deployment) transferBytesPerToken(prefill *WorkerRole) (float64, error) {
+func (d *deployment) transferBytesPerToken(prefill *config.WorkerRole) (float64, error) {
 	const need = "engine.kv_transfer.bytes_per_token (auto)"
 	m, err := d.modelFor(need)
 	if err != nil {
@@ -170,7 +171,7 @@ func (d *deployment) transferBytesPerToken(prefill *WorkerRole) (float64, error)
 		share *= float64(whole) / float64(m.KVBytesPerTokenAs(prec.KVCache))
 	}
 	if !(share > 0) {
-		return 0, &ConfigError{File: d.cfg.File, Path: "engine.kv_transfer.bytes_per_token",
+		return 0, &config.Error{File: d.cfg.File, Path: "engine.kv_transfer.bytes_per_token",
 			Msg: "auto needs the model's layers, KV heads and head dim; or give bytes per token"}
 	}
 	return share, nil

@@ -5,19 +5,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 )
 
 // disaggConfig turns testConfig into prefill/decode pools of the given replica counts, each with
 // the same scheduler, KV cache and fixed timing, and a KV transfer of bytesPerToken at gbps.
-func disaggConfig(isl, osl, requests, concurrency, prefillReplicas, decodeReplicas int, bytesPerToken int64, gbps float64) *Config {
+func disaggConfig(isl, osl, requests, concurrency, prefillReplicas, decodeReplicas int, bytesPerToken int64, gbps float64) *config.Config {
 	cfg := testConfig(isl, osl, requests, concurrency, 1000)
 	agg := cfg.Engine.Workers.Aggregated
 	pre, dec := *agg, *agg
 	pre.Parallelism.Replicas, dec.Parallelism.Replicas = prefillReplicas, decodeReplicas
-	cfg.Engine.Mode = ModeDisaggregated
-	cfg.Engine.Workers = Workers{Prefill: &pre, Decode: &dec}
-	cfg.Engine.KVTransfer = &KVTransfer{BytesPerToken: bytesPerToken, BandwidthGBps: f64(gbps), TimingMode: "destination_missing"}
+	cfg.Engine.Mode = config.ModeDisaggregated
+	cfg.Engine.Workers = config.Workers{Prefill: &pre, Decode: &dec}
+	cfg.Engine.KVTransfer = &config.KVTransfer{BytesPerToken: bytesPerToken, BandwidthGBps: f64(gbps), TimingMode: "destination_missing"}
 	return cfg
 }
 
@@ -64,9 +65,9 @@ func TestDisaggregatedPrefillQueueing(t *testing.T) {
 // the decode worker holds entirely (block-aligned, cached) transfers nothing.
 func TestDestinationMissing(t *testing.T) {
 	cfg := disaggConfig(0, 0, 0, 1, 1, 1, 1000, 1)
-	cfg.Traffic.Source = Source{Type: SourceSyntheticSession, NewInputTokensPerTurn: 64, OutputTokensPerTurn: 16,
-		Session: &SessionShape{Turns: 2}}
-	cfg.Traffic.Stop = Stop{Sessions: 1}
+	cfg.Traffic.Source = config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 64, OutputTokensPerTurn: 16,
+		Session: &config.SessionShape{Turns: 2}}
+	cfg.Traffic.Stop = config.Stop{Sessions: 1}
 	res := mustRun(t, cfg)
 	// Turn 0: 64 prompt tokens, nothing cached on the decode worker → 64 transferred. Its decode
 	// step computes the KV of prompt + 15 outputs = 79 tokens → 4 full blocks (64 tokens) cached,
@@ -82,9 +83,9 @@ func TestDestinationMissing(t *testing.T) {
 	// Same prompt twice in a row (group-shared, block-aligned, no unique part): the second
 	// request's whole prompt is already on the decode worker.
 	cfg = disaggConfig(0, 0, 0, 1, 1, 1, 1000, 1)
-	cfg.Traffic.Source = Source{Type: SourceSyntheticSession, NewInputTokensPerTurn: 64, OutputTokensPerTurn: 4,
-		Session: &SessionShape{Turns: 2, SharedPrefixRatio: 1, PrefixGroups: 1}}
-	cfg.Traffic.Stop = Stop{Sessions: 2}
+	cfg.Traffic.Source = config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 64, OutputTokensPerTurn: 4,
+		Session: &config.SessionShape{Turns: 2, SharedPrefixRatio: 1, PrefixGroups: 1}}
+	cfg.Traffic.Stop = config.Stop{Sessions: 2}
 	res = mustRun(t, cfg)
 	// Session 1 turn 0 (request 2) has the same 64-token prompt as session 0 turn 0.
 	if h := res.Handoffs[2]; h.TransferredTokens != 0 || h.DecodeCachedTokens != 64 || h.DestinationActivatedMs != h.DestinationReservedMs {
@@ -96,8 +97,8 @@ func TestDestinationMissing(t *testing.T) {
 func TestDisaggregatedConservation(t *testing.T) {
 	cfg := disaggConfig(300, 50, 60, 12, 2, 3, 131072, 50)
 	cfg.Engine.Workers.Decode.KVCache.Capacity.Blocks = 60 // forces decode-side reservation waits and preemption
-	cfg.Engine.Workers.Prefill.Timing = Timing{Type: TimingPolynomial}
-	cfg.Engine.Workers.Decode.Timing = Timing{Type: TimingPolynomial}
+	cfg.Engine.Workers.Prefill.Timing = config.Timing{Type: config.TimingPolynomial}
+	cfg.Engine.Workers.Decode.Timing = config.Timing{Type: config.TimingPolynomial}
 	res := mustRun(t, cfg)
 	if res.Summary.CompletedRequests != 60 || res.Summary.TotalOutputTokens != 60*50 {
 		t.Fatalf("completed %d output %d", res.Summary.CompletedRequests, res.Summary.TotalOutputTokens)

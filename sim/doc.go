@@ -1,7 +1,7 @@
 // Package sim simulates one LLM serving deployment serving one workload, on a deterministic
 // virtual clock in milliseconds, and reports DynoSim-compatible metrics.
 //
-// Start with Config (the prediction YAML, dynosim-spec.md §3) and Decode or LoadFile, which parse
+// Start with config.Config (the prediction YAML, dynosim-spec.md §3) and config.Decode or config.LoadFile, which parse
 // it strictly, apply --set overrides and defaults, and validate every field. BuildWorkload turns
 // the traffic section into sessions and requests (package traffic); Run simulates them against the
 // engine section and returns a Result whose Summary is prediction.json; RequestRecords gives

@@ -5,22 +5,23 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
 // traceConfig is testConfig serving trace rows (block size 16, timestamps in ms) with fixed timing
 // prefill 10 ms, decode 5 ms.
-func traceConfig(blocks int) *Config {
+func traceConfig(blocks int) *config.Config {
 	cfg := testConfig(0, 0, 0, 1, blocks)
-	cfg.Traffic.Source = Source{Type: SourceTrace, Format: "mooncake", Paths: []string{"trace.jsonl"}, BlockSize: 16}
-	cfg.Traffic.Load = Load{Type: LoadTraceTimestamps, Speedup: 1}
-	cfg.Traffic.Stop = Stop{MaxVirtualTimeSeconds: 3600}
-	cfg.Engine.Workers.Aggregated.Timing = Timing{Type: TimingFixed, PrefillMs: f64(10), DecodeMs: f64(5)}
+	cfg.Traffic.Source = config.Source{Type: config.SourceTrace, Format: "mooncake", Paths: []string{"trace.jsonl"}, BlockSize: 16}
+	cfg.Traffic.Load = config.Load{Type: config.LoadTraceTimestamps, Speedup: 1}
+	cfg.Traffic.Stop = config.Stop{MaxVirtualTimeSeconds: 3600}
+	cfg.Engine.Workers.Aggregated.Timing = config.Timing{Type: config.TimingFixed, PrefillMs: f64(10), DecodeMs: f64(5)}
 	return cfg
 }
 
-func runRows(t *testing.T, cfg *Config, rows []traffic.TraceRow) *Result {
+func runRows(t *testing.T, cfg *config.Config, rows []traffic.TraceRow) *Result {
 	t.Helper()
 	res, err := Run(t.Context(), cfg, Options{CheckInvariants: true, Workload: traffic.FromTrace(rows, 16, 1)})
 	if err != nil {
@@ -99,8 +100,8 @@ func TestReuseBoundedProperty(t *testing.T) {
 		if trial%2 == 1 {
 			cfg = disaggConfig(0, 0, 0, 1, 1, 2, 1024, 100)
 			cfg.Traffic = traceConfig(0).Traffic
-			for _, role := range []*WorkerRole{cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
-				role.KVCache = KVCache{BlockSize: 16, PrefixCaching: true, Capacity: KVCapacity{Type: CapacityFixed, Blocks: 12 + rng.IntN(30)}}
+			for _, role := range []*config.WorkerRole{cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
+				role.KVCache = config.KVCache{BlockSize: 16, PrefixCaching: true, Capacity: config.KVCapacity{Type: config.CapacityFixed, Blocks: 12 + rng.IntN(30)}}
 			}
 		}
 		t.Logf("trial %d: %d rows, mode %s", trial, len(rows), cfg.Engine.Mode)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/router"
@@ -85,9 +86,9 @@ const RouterSeed = 42
 // result (wall time aside). The virtual clock is in ms. At one timestamp, pass completions are
 // applied first, then KV-transfer completions, then arrivals (each in the order they were
 // scheduled), then every idle worker with work starts a pass (engine-internals.md §8.1).
-// Errors: ctx cancellation, a configuration the simulator cannot run (*ConfigError), or an
+// Errors: ctx cancellation, a configuration the simulator cannot run (*config.Error), or an
 // internal failure.
-func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
+func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) {
 	start := time.Now()
 	wl := opt.Workload
 	if wl == nil {
@@ -116,11 +117,11 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 	w := &cfg.Engine.Workers
 	var err error
 	switch cfg.Engine.Mode {
-	case ModeAggregated:
+	case config.ModeAggregated:
 		if s.decode, err = s.newPool("aggregated", w.Aggregated, s.reqs, false); err != nil {
 			return nil, err
 		}
-	case ModeDisaggregated:
+	case config.ModeDisaggregated:
 		s.disagg = true
 		s.reqsP = make([]engine.Request, n)
 		s.handoffs = make([]Handoff, n)
@@ -134,7 +135,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*Result, error) {
 			return nil, err
 		}
 	default:
-		return nil, &ConfigError{File: cfg.File, Path: "engine.mode", Msg: fmt.Sprintf("%q is not supported yet", cfg.Engine.Mode)}
+		return nil, &config.Error{File: cfg.File, Path: "engine.mode", Msg: fmt.Sprintf("%q is not supported yet", cfg.Engine.Mode)}
 	}
 	s.initRequests()
 	if err := s.scheduleArrivals(); err != nil {
@@ -218,10 +219,10 @@ type pool struct {
 	onFirstToken, onDone func(int32)
 }
 
-func (s *runState) newPool(name string, role *WorkerRole, reqs []engine.Request, hold bool) (*pool, error) {
+func (s *runState) newPool(name string, role *config.WorkerRole, reqs []engine.Request, hold bool) (*pool, error) {
 	path := "engine.workers." + name
 	if role == nil {
-		return nil, &ConfigError{File: s.cfg.File, Path: path, Msg: "is required"}
+		return nil, &config.Error{File: s.cfg.File, Path: path, Msg: "is required"}
 	}
 	model, err := s.dep.timing(name, role)
 	if err != nil {
@@ -247,23 +248,23 @@ func (s *runState) newPool(name string, role *WorkerRole, reqs []engine.Request,
 		Temperature: deref(s.cfg.Router.Temperature), Seed: RouterSeed, Requests: len(reqs),
 	}
 	if opt.Policy == "" {
-		opt.Policy = router.RoundRobinPolicy
+		opt.Policy = config.PolicyRoundRobin
 	}
 	// Only load-aware policies track load; round_robin and random place blindly.
-	loadAware := opt.Policy == router.KVRouterPolicy || opt.Policy == router.LeastLoadedPolicy
+	loadAware := opt.Policy == config.PolicyKVRouter || opt.Policy == config.PolicyLeastLoaded
 	switch name {
 	case "aggregated":
-		opt.UseOverlap = opt.Policy == router.KVRouterPolicy
+		opt.UseOverlap = opt.Policy == config.PolicyKVRouter
 		opt.TrackPrefill, opt.TrackDecode, opt.AssumeReuse = loadAware, loadAware, true
 	case "prefill":
 		// The prefill router tracks prompt load and overlap but not decode blocks.
-		opt.UseOverlap, opt.TrackPrefill = opt.Policy == router.KVRouterPolicy, loadAware
+		opt.UseOverlap, opt.TrackPrefill = opt.Policy == config.PolicyKVRouter, loadAware
 	case "decode":
 		// The decode router is overlap-blind and counts every request's blocks (no reuse assumed).
 		opt.TrackDecode = loadAware
 	}
 	if p.placer, err = router.NewPlacer(opt); err != nil {
-		return nil, &ConfigError{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
+		return nil, &config.Error{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
 	}
 	for w := range p.workers {
 		p.workers[w] = &worker{ranks: make([]*engine.Engine, par.AttentionData)}
@@ -470,7 +471,7 @@ func (a event) less(b event) bool {
 
 // runState is the mutable state of one run's event loop.
 type runState struct {
-	cfg             *Config
+	cfg             *config.Config
 	dep             *deployment
 	wl              *traffic.Workload
 	ctxLimit        int
@@ -504,33 +505,33 @@ func (s *runState) scheduleArrivals() error {
 	load := &s.cfg.Traffic.Load
 	n := len(s.wl.Sessions)
 	switch load.Type {
-	case LoadConcurrency:
+	case config.LoadConcurrency:
 		s.closedLoop = true
 		for s.nextSession < min(load.Concurrency, n) {
 			s.startSession(s.nextSession, float64(s.nextSession)*s.rampMs/float64(load.Concurrency))
 			s.nextSession++
 		}
-	case LoadConstantRate, LoadPoisson:
+	case config.LoadConstantRate, config.LoadPoisson:
 		rate := load.Unit()
 		gap := 1000 / rate
 		rng := rand.New(rand.NewPCG(load.Seed, 0x5e55))
 		t := 0.0
 		for i := 0; i < n; i++ {
 			s.startSession(i, t)
-			if load.Type == LoadPoisson {
+			if load.Type == config.LoadPoisson {
 				t += rng.ExpFloat64() * gap
 			} else {
 				t = float64(i+1) * gap
 			}
 		}
-	case LoadTraceTimestamps:
+	case config.LoadTraceTimestamps:
 		for i := range s.wl.Sessions {
 			s.startSession(i, s.wl.Sessions[i].StartMs)
 		}
 		// Authored start times need not be in file order; ties keep file order.
 		slices.SortStableFunc(s.scheduled, func(a, b event) int { return cmp.Compare(a.timeMs, b.timeMs) })
 	default:
-		return &ConfigError{File: s.cfg.File, Path: "traffic.load.type", Msg: fmt.Sprintf("%q is not supported yet", load.Type)}
+		return &config.Error{File: s.cfg.File, Path: "traffic.load.type", Msg: fmt.Sprintf("%q is not supported yet", load.Type)}
 	}
 	s.started = true
 	return nil
@@ -847,18 +848,18 @@ func (s *runState) checkWorker(p *pool, w int) error {
 
 // BuildWorkload builds the sessions and requests cfg.Traffic describes. Trace files are read here;
 // a bad trace line is a *traffic.TraceError naming the file and line.
-func BuildWorkload(cfg *Config) (*traffic.Workload, error) {
+func BuildWorkload(cfg *config.Config) (*traffic.Workload, error) {
 	src, load, stop := &cfg.Traffic.Source, &cfg.Traffic.Load, &cfg.Traffic.Stop
 	switch src.Type {
-	case SourceSynthetic:
+	case config.SourceSynthetic:
 		return traffic.Synthetic(countFor(stop.Requests, stop.RequestsPerLoadUnit, load), src.InputTokens, src.OutputTokens), nil
-	case SourceSyntheticSession:
+	case config.SourceSyntheticSession:
 		sh := src.Session
 		return traffic.SyntheticSessions(countFor(stop.Sessions, stop.SessionsPerLoadUnit, load), traffic.SessionShape{
 			Turns: sh.Turns, NewInput: src.NewInputTokensPerTurn, Output: src.OutputTokensPerTurn,
 			SharedPrefixRatio: sh.SharedPrefixRatio, PrefixGroups: sh.PrefixGroups, InterTurnDelayMs: sh.InterTurnDelayMs,
 		}), nil
-	case SourceTrace:
+	case config.SourceTrace:
 		rows, err := traffic.LoadMooncake(src.Paths[0], src.BlockSize)
 		return traceWorkload(cfg, rows, err)
 	}
@@ -866,16 +867,16 @@ func BuildWorkload(cfg *Config) (*traffic.Workload, error) {
 }
 
 // traceWorkload builds the workload of a trace source from its parsed rows (or the parse error):
-// a trace that cannot be read at all is a ConfigError on traffic.source.paths, a bad line or a row
+// a trace that cannot be read at all is a config.Error on traffic.source.paths, a bad line or a row
 // checkTrace refuses a *traffic.TraceError; speedup applies only to trace_timestamps loads. A
 // request whose authored arrival (its session's start plus its delays, after the speedup) lies
-// beyond MaxMs virtual ms is a *traffic.TraceError naming its line: past it float64 ms no longer
+// beyond config.MaxMs virtual ms is a *traffic.TraceError naming its line: past it float64 ms no longer
 // resolve 2 ns, and far past it a forward pass would vanish from the latencies.
-func traceWorkload(cfg *Config, rows []traffic.TraceRow, err error) (*traffic.Workload, error) {
+func traceWorkload(cfg *config.Config, rows []traffic.TraceRow, err error) (*traffic.Workload, error) {
 	src, load := &cfg.Traffic.Source, &cfg.Traffic.Load
 	var te *traffic.TraceError
 	if err != nil && !errors.As(err, &te) {
-		return nil, &ConfigError{File: cfg.File, Path: "traffic.source.paths", Msg: err.Error(), Err: err}
+		return nil, &config.Error{File: cfg.File, Path: "traffic.source.paths", Msg: err.Error(), Err: err}
 	}
 	if err != nil {
 		return nil, err
@@ -884,13 +885,13 @@ func traceWorkload(cfg *Config, rows []traffic.TraceRow, err error) (*traffic.Wo
 		return nil, err
 	}
 	speedup := 1.0
-	if load.Type == LoadTraceTimestamps && load.Speedup > 0 {
+	if load.Type == config.LoadTraceTimestamps && load.Speedup > 0 {
 		speedup = load.Speedup
 	}
 	w := traffic.FromTrace(rows, src.BlockSize, speedup)
-	if at, line := traffic.LatestArrival(rows, w); at > MaxMs {
+	if at, line := traffic.LatestArrival(rows, w); at > config.MaxMs {
 		msg := fmt.Sprintf("this request arrives at %g virtual ms (its session's start plus the delays of its turns), "+
-			"beyond the %g ms simulated time may reach", at, float64(MaxMs))
+			"beyond the %g ms simulated time may reach", at, float64(config.MaxMs))
 		if speedup != 1 {
 			msg += fmt.Sprintf(" (traffic.load.speedup %g divides every trace time; a larger speedup shortens them)", speedup)
 		}
@@ -901,7 +902,7 @@ func traceWorkload(cfg *Config, rows []traffic.TraceRow, err error) (*traffic.Wo
 
 // countFor resolves a stop count: the explicit count, or max(1, round(x × load unit)) where the
 // load unit is the concurrency or the open-loop rate (dynosim-spec.md §3.1.3).
-func countFor(n int, perLoadUnit float64, load *Load) int {
+func countFor(n int, perLoadUnit float64, load *config.Load) int {
 	if n > 0 {
 		return n
 	}

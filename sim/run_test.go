@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 )
 
@@ -13,29 +14,46 @@ func f64(v float64) *float64 { return &v }
 
 // testConfig is a small aggregated deployment with fixed timing (prefill 30 ms, decode 8 ms per
 // pass), block size 16 and the given KV capacity, serving synthetic ISL/OSL requests.
-func testConfig(isl, osl, requests, concurrency, blocks int) *Config {
-	return &Config{
+func testConfig(isl, osl, requests, concurrency, blocks int) *config.Config {
+	return &config.Config{
 		File: "test.yaml",
-		Traffic: Traffic{
-			Source: Source{Type: SourceSynthetic, InputTokens: isl, OutputTokens: osl},
-			Load:   Load{Type: LoadConcurrency, Concurrency: concurrency},
-			Stop:   Stop{Requests: requests},
+		Traffic: config.Traffic{
+			Source: config.Source{Type: config.SourceSynthetic, InputTokens: isl, OutputTokens: osl},
+			Load:   config.Load{Type: config.LoadConcurrency, Concurrency: concurrency},
+			Stop:   config.Stop{Requests: requests},
 		},
-		Engine: Engine{
-			Mode: ModeAggregated, Model: "test-model", Hardware: "h200_sxm", Backend: "vllm", ContextLength: 100000,
-			Workers: Workers{Aggregated: &WorkerRole{
-				Parallelism: Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoeTensor: 1, MoeExpert: 1},
-				Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256},
-				KVCache:     KVCache{BlockSize: 16, PrefixCaching: true, Capacity: KVCapacity{Type: CapacityFixed, Blocks: blocks}},
-				Timing:      Timing{Type: TimingFixed, PrefillMs: f64(30), DecodeMs: f64(8)},
+		Engine: config.Engine{
+			Mode: config.ModeAggregated, Model: "test-model", Hardware: "h200_sxm", Backend: "vllm", ContextLength: 100000,
+			Workers: config.Workers{Aggregated: &config.WorkerRole{
+				Parallelism: config.Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoeTensor: 1, MoeExpert: 1},
+				Scheduler:   config.Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256},
+				KVCache:     config.KVCache{BlockSize: 16, PrefixCaching: true, Capacity: config.KVCapacity{Type: config.CapacityFixed, Blocks: blocks}},
+				Timing:      config.Timing{Type: config.TimingFixed, PrefillMs: f64(30), DecodeMs: f64(8)},
 			}},
 		},
-		Router:  Router{Policy: PolicyRoundRobin, PrefillLoadModel: PrefillLoadModel{Type: "none"}},
-		Planner: Planner{Policy: "disabled"},
+		Router:  config.Router{Policy: config.PolicyRoundRobin, PrefillLoadModel: config.PrefillLoadModel{Type: "none"}},
+		Planner: config.Planner{Policy: "disabled"},
 	}
 }
 
-func mustRun(t *testing.T, cfg *Config) *Result {
+// The seed's configuration files, as shipped in examples/.
+const (
+	seedSynthetic     = "../examples/synthetic.yaml"
+	seedDisaggregated = "../examples/disaggregated.yaml"
+)
+
+// mustLoad decodes the config file at path with the --set overrides sets, failing the test on
+// any error.
+func mustLoad(t *testing.T, path string, sets ...string) *config.Config {
+	t.Helper()
+	c, err := config.LoadFile(path, sets)
+	if err != nil {
+		t.Fatalf("LoadFile: %v", err)
+	}
+	return c
+}
+
+func mustRun(t *testing.T, cfg *config.Config) *Result {
 	t.Helper()
 	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
 	if err != nil {
@@ -125,9 +143,9 @@ func TestTwoRequestsBatchTogether(t *testing.T) {
 // three full blocks (48 tokens) are reusable by the second session.
 func TestSharedPrefixReuse(t *testing.T) {
 	cfg := testConfig(0, 0, 0, 1, 1000)
-	cfg.Traffic.Source = Source{Type: SourceSyntheticSession, NewInputTokensPerTurn: 100, OutputTokensPerTurn: 10,
-		Session: &SessionShape{Turns: 2, SharedPrefixRatio: 0.5, PrefixGroups: 1}}
-	cfg.Traffic.Stop = Stop{Sessions: 2}
+	cfg.Traffic.Source = config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 100, OutputTokensPerTurn: 10,
+		Session: &config.SessionShape{Turns: 2, SharedPrefixRatio: 0.5, PrefixGroups: 1}}
+	cfg.Traffic.Stop = config.Stop{Sessions: 2}
 	res := mustRun(t, cfg)
 	// Session 0: turn 0 reuses nothing; turn 1 (prompt 100+10+100 = 210) reuses the KV of turn 0's
 	// prompt and output: 110 tokens known → 6 full blocks = 96 tokens.
@@ -182,11 +200,11 @@ func TestContextLength(t *testing.T) {
 // The same config gives byte-identical prediction JSON (wall-clock keys aside).
 func TestDeterministic(t *testing.T) {
 	cfg := testConfig(0, 0, 0, 8, 400)
-	cfg.Traffic.Source = Source{Type: SourceSyntheticSession, NewInputTokensPerTurn: 200, OutputTokensPerTurn: 30,
-		Session: &SessionShape{Turns: 3, SharedPrefixRatio: 0.5, PrefixGroups: 3, InterTurnDelayMs: 5}}
-	cfg.Traffic.Stop = Stop{Sessions: 20}
+	cfg.Traffic.Source = config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 200, OutputTokensPerTurn: 30,
+		Session: &config.SessionShape{Turns: 3, SharedPrefixRatio: 0.5, PrefixGroups: 3, InterTurnDelayMs: 5}}
+	cfg.Traffic.Stop = config.Stop{Sessions: 20}
 	cfg.Engine.Workers.Aggregated.Parallelism.Replicas = 2
-	cfg.Engine.Workers.Aggregated.Timing = Timing{Type: TimingPolynomial}
+	cfg.Engine.Workers.Aggregated.Timing = config.Timing{Type: config.TimingPolynomial}
 	enc := func() string {
 		res := mustRun(t, cfg)
 		m := res.Summary.Map()

@@ -6,24 +6,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/traffic"
-	"gopkg.in/yaml.v3"
 )
 
 // This file holds the two pieces of package sim that sweeps (package sweep and grid) need
-// beyond Decode and Run: applying --set overrides to a YAML tree that is not decoded yet, and
+// beyond config.Decode and Run: applying --set overrides to a YAML tree that is not decoded yet, and
 // sharing workloads and parsed traces between the runs of a sweep.
-
-// ApplySets applies --set arguments (PATH=YAML, applied left to right, exactly as Decode applies
-// them; see Decode) to root, a YAML mapping node, in place. It lets a sweep spec, which Decode
-// cannot read because of its search domains, take the same overrides. Malformed arguments are
-// returned as ConfigErrors naming file and the argument.
-func ApplySets(root *yaml.Node, file string, sets []string) error {
-	if root == nil || root.Kind != yaml.MappingNode {
-		return ConfigErrors{{File: file, Msg: "the top level must be a mapping"}}
-	}
-	return applySets(root, sets, file).err()
-}
 
 // WorkloadCache builds the workload of each distinct traffic section once and parses each trace
 // file once, so the runs of a sweep share them read-only (pass the result as Options.Workload).
@@ -55,7 +44,7 @@ func NewWorkloadCache() *WorkloadCache {
 // for an equal traffic section. A trace file is parsed once per (path, trace block size) however
 // many traffic sections (loads, speedups) use it. Errors are those of BuildWorkload (a bad trace
 // line is a *traffic.TraceError), returned again for every config with that traffic section.
-func (c *WorkloadCache) Workload(cfg *Config) (*traffic.Workload, error) {
+func (c *WorkloadCache) Workload(cfg *config.Config) (*traffic.Workload, error) {
 	key, err := json.Marshal(cfg.Traffic)
 	if err != nil {
 		return nil, err
@@ -72,9 +61,9 @@ func (c *WorkloadCache) Workload(cfg *Config) (*traffic.Workload, error) {
 }
 
 // build is BuildWorkload with trace rows from the cache; both finish through traceWorkload.
-func (c *WorkloadCache) build(cfg *Config) (*traffic.Workload, error) {
+func (c *WorkloadCache) build(cfg *config.Config) (*traffic.Workload, error) {
 	src := &cfg.Traffic.Source
-	if src.Type != SourceTrace || len(src.Paths) == 0 {
+	if src.Type != config.SourceTrace || len(src.Paths) == 0 {
 		return BuildWorkload(cfg)
 	}
 	key := fmt.Sprintf("%d\x00%s", src.BlockSize, strings.Join(src.Paths, "\x00"))

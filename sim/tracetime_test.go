@@ -7,18 +7,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
 // traceTestConfig replays the trace at path on one aggregated worker with fixed timing: a pass
 // costs prefill_ms when it holds prefill work plus decode_ms when it holds decoding requests.
-func traceTestConfig(path string, prefillMs, decodeMs, speedup float64) *Config {
+func traceTestConfig(path string, prefillMs, decodeMs, speedup float64) *config.Config {
 	cfg := testConfig(0, 0, 0, 1, 100)
-	cfg.Traffic = Traffic{
-		Source: Source{Type: SourceTrace, Format: "mooncake", Paths: []string{path}, BlockSize: 16},
-		Load:   Load{Type: LoadTraceTimestamps, Speedup: speedup},
+	cfg.Traffic = config.Traffic{
+		Source: config.Source{Type: config.SourceTrace, Format: "mooncake", Paths: []string{path}, BlockSize: 16},
+		Load:   config.Load{Type: config.LoadTraceTimestamps, Speedup: speedup},
 	}
-	cfg.Engine.Workers.Aggregated.Timing = Timing{Type: TimingFixed, PrefillMs: f64(prefillMs), DecodeMs: f64(decodeMs)}
+	cfg.Engine.Workers.Aggregated.Timing = config.Timing{Type: config.TimingFixed, PrefillMs: f64(prefillMs), DecodeMs: f64(decodeMs)}
 	return cfg
 }
 
@@ -80,7 +81,7 @@ func TestTraceEpochMsRun(t *testing.T) {
 	}
 }
 
-// An authored arrival beyond MaxMs virtual ms is refused naming its line: through chained session
+// An authored arrival beyond config.MaxMs virtual ms is refused naming its line: through chained session
 // delays, or through a speedup below 1 that stretches the trace.
 func TestTraceArrivalBeyondMaxMs(t *testing.T) {
 	// Session s: 0, then four delays of 2,592,000,000 ms: the fifth turn (line 5) arrives at

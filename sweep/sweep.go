@@ -14,12 +14,13 @@ import (
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 	"golang.org/x/sync/errgroup"
 )
 
 // SimulateFunc runs one point. sim.Run is the real one; tests inject others (for example one
 // that panics on a chosen point).
-type SimulateFunc func(ctx context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error)
+type SimulateFunc func(ctx context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error)
 
 // Options tune Run.
 type Options struct {
@@ -65,7 +66,7 @@ type Outcome struct {
 // (Ctrl-C), the points in flight are abandoned unrecorded, and Run returns the finished ones
 // with Interrupted set and a nil error: rerunning with the same journal resumes.
 //
-// Errors: a workload that cannot be built (a *sim.ConfigError or *traffic.TraceError, exit 2), or
+// Errors: a workload that cannot be built (a *config.Error or *traffic.TraceError, exit 2), or
 // a journal that cannot be read or written.
 func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, error) {
 	if opts.Parallelism <= 0 {

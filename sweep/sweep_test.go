@@ -17,6 +17,7 @@ import (
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
@@ -114,7 +115,7 @@ func TestOutputIdenticalForAnyWorkerCount(t *testing.T) {
 func TestPanickingPointIsRecordedAsFailed(t *testing.T) {
 	pts := points(t, testSpec)
 	bad := pts[4].ID
-	simulate := func(ctx context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error) {
+	simulate := func(ctx context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error) {
 		if grid.PointID(cfg) == bad {
 			var m map[string]int
 			m["boom"]++ // a nil-map write: a real runtime panic
@@ -144,7 +145,7 @@ func TestPanickingPointIsRecordedAsFailed(t *testing.T) {
 func TestTimeoutMarksPointTimedOutAndResumeRetriesIt(t *testing.T) {
 	pts := points(t, testSpec)
 	slow := pts[0].ID
-	simulate := func(ctx context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error) {
+	simulate := func(ctx context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error) {
 		if grid.PointID(cfg) == slow {
 			<-ctx.Done() // a point that never finishes on its own
 			return nil, ctx.Err()
@@ -160,7 +161,7 @@ func TestTimeoutMarksPointTimedOutAndResumeRetriesIt(t *testing.T) {
 		t.Fatalf("timed out %d ok %d; row 0: %s %q", out.TimedOut, out.OK, out.Rows[0].Status, out.Rows[0].Reason)
 	}
 	var calls atomic.Int32
-	count := func(ctx context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error) {
+	count := func(ctx context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error) {
 		calls.Add(1)
 		return sim.Run(ctx, cfg, opt)
 	}
@@ -185,7 +186,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	var started atomic.Int32
-	interrupting := func(c context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error) {
+	interrupting := func(c context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error) {
 		if started.Add(1) == 5 {
 			cancel() // Ctrl-C while the fifth point runs
 			<-c.Done()
@@ -210,7 +211,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 
 	var ran sync.Map
 	var calls atomic.Int32
-	count := func(c context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error) {
+	count := func(c context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error) {
 		calls.Add(1)
 		ran.Store(grid.PointID(cfg), true)
 		return sim.Run(c, cfg, opt)
@@ -248,7 +249,7 @@ func TestWorkloadSharedPerTrafficSection(t *testing.T) {
 	pts := points(t, testSpec)
 	var mu sync.Mutex
 	seen := map[int]map[*traffic.Workload]bool{}
-	simulate := func(ctx context.Context, cfg *sim.Config, opt sim.Options) (*sim.Result, error) {
+	simulate := func(ctx context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error) {
 		mu.Lock()
 		c := cfg.Traffic.Load.Concurrency
 		if seen[c] == nil {
@@ -310,9 +311,9 @@ func TestTraceParsedOnce(t *testing.T) {
 	// A missing trace is a config error for the whole sweep (exit 2), not 12 failed points.
 	os.Remove(trace)
 	_, err = Run(context.Background(), pts, Options{OutputDir: t.TempDir()})
-	var ce *sim.ConfigError
+	var ce *config.Error
 	if !errors.As(err, &ce) || ce.Path != "traffic.source.paths" {
-		t.Errorf("a missing trace file: err = %v, want a ConfigError on traffic.source.paths", err)
+		t.Errorf("a missing trace file: err = %v, want a config.Error on traffic.source.paths", err)
 	}
 }
 

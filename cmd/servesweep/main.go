@@ -14,7 +14,7 @@ import (
 	"syscall"
 
 	"github.com/servesweep/servesweep/results"
-	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/traffic"
 	"github.com/spf13/cobra"
 )
@@ -68,8 +68,8 @@ func run(ctx context.Context, args []string, io ioStreams) int {
 // exitCode maps an error to the process exit code: configuration and usage errors 2,
 // interruption 130, anything else 1.
 func exitCode(err error) int {
-	var ce *sim.ConfigError
-	var ces sim.ConfigErrors
+	var ce *config.Error
+	var ces config.Errors
 	var te *traffic.TraceError
 	var ue *usageError
 	var le *results.JournalLockedError

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/spf13/cobra"
@@ -79,7 +80,7 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	if opts.ConfigPath == "" {
 		return &usageError{fmt.Errorf("--config is required (a prediction YAML; see examples/)")}
 	}
-	cfg, err := sim.LoadFile(opts.ConfigPath, opts.Sets)
+	cfg, err := config.LoadFile(opts.ConfigPath, opts.Sets)
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 // a prefill/decode role's hardware, engine.model), saying which catalog id it resolves to
 // (timing.ResolveHardwareID, timing.ResolveModelID), e.g.
 // `servesweep: hardware "h200" resolved to "h200_sxm"`; none when cfg names no alias.
-func aliasNotes(cfg *sim.Config) []string {
+func aliasNotes(cfg *config.Config) []string {
 	var notes []string
 	add := func(note string) {
 		if !contains(notes, note) {
@@ -184,7 +185,7 @@ func aliasNotes(cfg *sim.Config) []string {
 		}
 	}
 	hardware := []string{cfg.Engine.Hardware}
-	for _, role := range []*sim.WorkerRole{cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
+	for _, role := range []*config.WorkerRole{cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
 		if role != nil && role.Hardware != "" {
 			hardware = append(hardware, role.Hardware)
 		}

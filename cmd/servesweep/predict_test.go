@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 // seedConfig is the DynoSim seed's /tmp/dynosim-synthetic.yaml, as shipped in examples/.
@@ -335,8 +335,8 @@ func TestPredictNotesResolvedAliases(t *testing.T) {
 // TestAliasNotesOncePerAlias checks that an alias named by engine.hardware and by both
 // disaggregated roles is noted once, and a second alias separately.
 func TestAliasNotesOncePerAlias(t *testing.T) {
-	cfg := &sim.Config{Engine: sim.Engine{Model: "Qwen/Qwen3-8B", Hardware: "h200", Workers: sim.Workers{
-		Prefill: &sim.WorkerRole{Hardware: "h200"}, Decode: &sim.WorkerRole{Hardware: "b200"}}}}
+	cfg := &config.Config{Engine: config.Engine{Model: "Qwen/Qwen3-8B", Hardware: "h200", Workers: config.Workers{
+		Prefill: &config.WorkerRole{Hardware: "h200"}, Decode: &config.WorkerRole{Hardware: "b200"}}}}
 	got := aliasNotes(cfg)
 	want := []string{`servesweep: hardware "h200" resolved to "h200_sxm"`, `servesweep: hardware "b200" resolved to "b200_sxm"`}
 	if !reflect.DeepEqual(got, want) {

@@ -17,6 +17,7 @@ import (
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 // tinyDefault shrinks the built-in sweep's workload further than smallDefault so that a sweep
@@ -297,7 +298,7 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
 	opts := &sweepOptions{OutputDir: shared, Sets: []string{"traffic.stop.sessions=8", "traffic.load.concurrency=4", "traffic.source.session.turns=2"}, Quiet: true,
-		Parallelism: 1, Shard: "1/4", Simulate: func(c context.Context, cfg *sim.Config, o sim.Options) (*sim.Result, error) {
+		Parallelism: 1, Shard: "1/4", Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
 			if n.Add(1) == 4 {
 				cancel()
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 // smallDefault shrinks the built-in sweep's workload so that tests stay fast under -race; the
@@ -104,7 +105,7 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 	}
 	for _, p := range recs {
 		data, _ := os.ReadFile(p)
-		if _, err := sim.Decode(data, p, nil); err != nil {
+		if _, err := config.Decode(data, p, nil); err != nil {
 			t.Errorf("%s does not decode: %v", p, err)
 		}
 	}
@@ -167,7 +168,7 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
 	opts := &sweepOptions{OutputDir: dir, Sets: []string{"traffic.stop.sessions=48", "traffic.load.concurrency=16"}, Quiet: true,
-		Parallelism: 2, Simulate: func(c context.Context, cfg *sim.Config, o sim.Options) (*sim.Result, error) {
+		Parallelism: 2, Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
 			if n.Add(1) == 20 {
 				cancel()
 			}

@@ -4,14 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-)
 
-// Policy names (router.policy).
-const (
-	RoundRobinPolicy  = "round_robin"
-	KVRouterPolicy    = "kv_router"
-	RandomPolicy      = "random"
-	LeastLoadedPolicy = "least_loaded"
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 // MaxSlots is the most rank schedulers (workers × attention-DP ranks) one Placer can route over:
@@ -20,8 +14,8 @@ const MaxSlots = 64
 
 // Options configure a Placer.
 type Options struct {
-	// Policy is one of round_robin, kv_router, random, least_loaded.
-	Policy string
+	// Policy is the placement policy (config.Policies).
+	Policy config.Policy
 	// Workers and Ranks give the slots: slot = worker × Ranks + rank.
 	Workers, Ranks int
 	// BlockSize is the KV block size in tokens of the routed pool.
@@ -85,11 +79,11 @@ func NewPlacer(opt Options) (*Placer, error) {
 		return nil, fmt.Errorf("router: no workers to route to")
 	case opt.BlockSize <= 0:
 		return nil, fmt.Errorf("router: block size must be > 0")
-	case opt.Policy == KVRouterPolicy && slots > MaxSlots:
+	case opt.Policy == config.PolicyKVRouter && slots > MaxSlots:
 		return nil, fmt.Errorf("kv_router routes over at most %d workers × attention-DP ranks, got %d", MaxSlots, slots)
 	}
 	switch opt.Policy {
-	case RoundRobinPolicy, KVRouterPolicy, RandomPolicy, LeastLoadedPolicy:
+	case config.PolicyRoundRobin, config.PolicyKVRouter, config.PolicyRandom, config.PolicyLeastLoaded:
 	default:
 		return nil, fmt.Errorf("router: unknown policy %q", opt.Policy)
 	}
@@ -138,21 +132,21 @@ func (p *Placer) Route(req int32, isl int, promptHashes []uint64) (slot int, ove
 		p.computeOverlap(promptHashes)
 	}
 	switch p.opt.Policy {
-	case RoundRobinPolicy:
+	case config.PolicyRoundRobin:
 		// Cycle workers first, then each worker's ranks: worker k mod W, rank (k / W) mod R.
 		w, r := p.rr%p.opt.Workers, (p.rr/p.opt.Workers)%p.opt.Ranks
 		slot = w*p.opt.Ranks + r
 		p.rr = (p.rr + 1) % p.slots
-	case RandomPolicy:
+	case config.PolicyRandom:
 		slot = p.rng.IntN(p.slots)
-	case LeastLoadedPolicy:
+	case config.PolicyLeastLoaded:
 		best := int64(math.MaxInt64)
 		for w := 0; w < p.slots; w++ {
 			if load := p.prefill[w] + p.liveCount[w]*int64(bs); load < best {
 				best, slot = load, w
 			}
 		}
-	case KVRouterPolicy:
+	case config.PolicyKVRouter:
 		for w := 0; w < p.slots; w++ {
 			c := 0.0
 			if p.opt.TrackPrefill {

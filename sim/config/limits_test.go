@@ -1,16 +1,12 @@
-package sim
+package config
 
 import (
 	"errors"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/servesweep/servesweep/sim/traffic"
 )
 
-// Values beyond the simulator's bounds are config errors naming the field and the bound, not
-// truncations, panics or runaway allocations.
 func TestLimits(t *testing.T) {
 	base, err := osReadExample()
 	if err != nil {
@@ -29,7 +25,7 @@ func TestLimits(t *testing.T) {
 		{p + "timing={type: fixed, prefill_ms: 1e200, decode_ms: 1}", p + "timing.prefill_ms", "must be between 0 and 1e+10"},
 	} {
 		_, err := Decode(base, "x.yaml", []string{c.set})
-		var ces ConfigErrors
+		var ces Errors
 		if !errors.As(err, &ces) {
 			t.Errorf("--set %s: got %v, want a config error", c.set, err)
 			continue
@@ -44,28 +40,4 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-func osReadExample() ([]byte, error) { return os.ReadFile("../examples/synthetic.yaml") }
-
-func TestCheckTrace(t *testing.T) {
-	rows := []traffic.TraceRow{
-		{Line: 1, InputLength: 10, OutputLength: 5, HasTimestamp: true},
-		{Line: 2, SessionID: "a", InputLength: 10, OutputLength: 5},
-	}
-	err := checkTrace(rows, "t.jsonl", LoadTraceTimestamps)
-	var te *traffic.TraceError
-	if !errors.As(err, &te) || te.Line != 2 || te.Field != "timestamp" {
-		t.Fatalf("missing timestamp: %v", err)
-	}
-	if err := checkTrace(rows, "t.jsonl", LoadConcurrency); err != nil {
-		t.Fatalf("concurrency load needs no timestamps: %v", err)
-	}
-	rows[0].OutputLength = MaxTokensPerRequest + 1
-	if err := checkTrace(rows, "t.jsonl", LoadConcurrency); !errors.As(err, &te) || te.Line != 1 || te.Field != "output_length" {
-		t.Fatalf("huge output: %v", err)
-	}
-	rows[0].OutputLength = 5
-	rows[1].HasDelay, rows[1].DelayMs = true, 3
-	if err := checkTrace(rows, "t.jsonl", LoadConcurrency); !errors.As(err, &te) || te.Field != "delay" {
-		t.Fatalf("first-row delay: %v", err)
-	}
-}
+func osReadExample() ([]byte, error) { return os.ReadFile("../../examples/synthetic.yaml") }

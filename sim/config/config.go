@@ -1,4 +1,4 @@
-package sim
+package config
 
 // Config is one concrete prediction: a workload (Traffic) against one simulated deployment
 // (Engine, Router). It mirrors the DynoSim prediction YAML (dynosim-spec.md §3) key for key.
@@ -112,15 +112,57 @@ type Stop struct {
 	MaxVirtualTimeSeconds float64 `yaml:"max_virtual_time_seconds,omitempty"`
 }
 
-// Engine modes (engine.mode).
+// Mode is engine.mode: how a deployment splits prefill and decode.
+type Mode string
+
+// Engine modes: aggregated workers run prefill and decode; disaggregated serving runs them on
+// separate prefill and decode workers with a KV transfer in between.
 const (
-	ModeAggregated    = "aggregated"
-	ModeDisaggregated = "disaggregated"
+	ModeAggregated    Mode = "aggregated"
+	ModeDisaggregated Mode = "disaggregated"
 )
+
+// Modes lists the engine modes in schema order.
+func Modes() []Mode { return []Mode{ModeAggregated, ModeDisaggregated} }
+
+// Role is a worker role, the key of engine.workers.<role>.
+type Role string
+
+// Worker roles: aggregated (prefill and decode on one worker), prefill and decode
+// (disaggregated serving).
+const (
+	RoleAggregated Role = "aggregated"
+	RolePrefill    Role = "prefill"
+	RoleDecode     Role = "decode"
+)
+
+// Roles lists the worker roles in schema order.
+func Roles() []Role { return []Role{RoleAggregated, RolePrefill, RoleDecode} }
+
+// Roles returns the roles mode m runs: aggregated, or prefill then decode.
+func (m Mode) Roles() []Role {
+	if m == ModeDisaggregated {
+		return []Role{RolePrefill, RoleDecode}
+	}
+	return []Role{RoleAggregated}
+}
+
+// Role returns the declared role r (nil when it is not declared).
+func (w *Workers) Role(r Role) *WorkerRole {
+	switch r {
+	case RoleAggregated:
+		return w.Aggregated
+	case RolePrefill:
+		return w.Prefill
+	case RoleDecode:
+		return w.Decode
+	}
+	return nil
+}
 
 // Engine is the simulated deployment: model, GPU, backend and worker roles.
 type Engine struct {
-	Mode           string `yaml:"mode"`
+	Mode           Mode   `yaml:"mode"`
 	Model          string `yaml:"model"`
 	Hardware       string `yaml:"hardware"`
 	Backend        string `yaml:"backend"`
@@ -260,19 +302,29 @@ type Timing struct {
 	DecodeMs  *float64 `yaml:"decode_ms,omitempty"`
 }
 
-// Router policies (router.policy).
+// Policy is router.policy: how requests are placed on replicas.
+type Policy string
+
+// Router policies: round_robin (the default), kv_router (prefix overlap against load,
+// dynosim-spec.md §3.3), and two baselines servesweep adds: random (uniform, seeded) and
+// least_loaded (fewest active tokens).
 const (
-	PolicyRoundRobin  = "round_robin"
-	PolicyKVRouter    = "kv_router"
-	PolicyRandom      = "random"
-	PolicyLeastLoaded = "least_loaded"
+	PolicyRoundRobin  Policy = "round_robin"
+	PolicyKVRouter    Policy = "kv_router"
+	PolicyRandom      Policy = "random"
+	PolicyLeastLoaded Policy = "least_loaded"
 )
+
+// Policies lists the router policies in schema order.
+func Policies() []Policy {
+	return []Policy{PolicyRoundRobin, PolicyKVRouter, PolicyRandom, PolicyLeastLoaded}
+}
 
 // Router is the request placement policy across replicas: round_robin (default), kv_router
 // (prefix overlap against load, dynosim-spec.md §3.3), and two baselines servesweep adds: random
 // (uniform, seeded) and least_loaded (fewest active tokens).
 type Router struct {
-	Policy           string           `yaml:"policy"`
+	Policy           Policy           `yaml:"policy"`
 	PrefillLoadModel PrefillLoadModel `yaml:"prefill_load_model"`
 	// kv_router knobs; nil when unset (round_robin rejects them).
 	OverlapScoreCredit *float64 `yaml:"overlap_score_credit,omitempty"`
@@ -305,13 +357,13 @@ type SLA struct {
 // RequireNoAdapters fails when the config declares a router or planner section: those are
 // adapters of the dynamo stack, and the engine stack has none (dynosim-spec.md §2.1).
 func (c *Config) RequireNoAdapters() error {
-	var errs ConfigErrors
+	var errs Errors
 	for _, s := range []struct {
 		has  bool
 		name string
 	}{{c.HasRouter, "router"}, {c.HasPlanner, "planner"}} {
 		if s.has {
-			errs = append(errs, &ConfigError{File: c.File, Path: s.name,
+			errs = append(errs, &Error{File: c.File, Path: s.name,
 				Msg: "needs the dynamo stack's " + s.name + " adapter; run with --stack dynamo or remove the section"})
 		}
 	}

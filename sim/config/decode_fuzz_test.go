@@ -1,4 +1,4 @@
-package sim
+package config
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// FuzzDecode checks that Decode never panics, that every failure is a non-empty ConfigErrors,
+// FuzzDecode checks that Decode never panics, that every failure is a non-empty Errors,
 // that a decoded config passes Validate and has nothing unsupported, and that decoding is
 // deterministic. The second argument is split on newlines into --set arguments.
 func FuzzDecode(f *testing.F) {
@@ -50,13 +50,13 @@ func FuzzDecode(f *testing.F) {
 			if c != nil {
 				t.Fatalf("config returned together with error %v", err)
 			}
-			var ces ConfigErrors
+			var ces Errors
 			if !errors.As(err, &ces) || len(ces) == 0 {
-				t.Fatalf("error is not a non-empty ConfigErrors: %T %v", err, err)
+				t.Fatalf("error is not a non-empty Errors: %T %v", err, err)
 			}
 			for _, e := range ces {
 				if e == nil || e.Msg == "" || e.File != "fuzz.yaml" {
-					t.Fatalf("malformed ConfigError %#v", e)
+					t.Fatalf("malformed Error %#v", e)
 				}
 			}
 			_, err2 := Decode(data, "fuzz.yaml", sets)

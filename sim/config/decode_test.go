@@ -1,4 +1,4 @@
-package sim
+package config
 
 import (
 	"errors"
@@ -100,8 +100,8 @@ func mustDecode(t *testing.T, src string, sets ...string) *Config {
 	return c
 }
 
-// decodeErrs decodes src and returns its ConfigErrors, failing if there are none.
-func decodeErrs(t *testing.T, src string, sets ...string) ConfigErrors {
+// decodeErrs decodes src and returns its Errors, failing if there are none.
+func decodeErrs(t *testing.T, src string, sets ...string) Errors {
 	t.Helper()
 	c, err := Decode([]byte(src), "test.yaml", sets)
 	if err == nil {
@@ -110,20 +110,20 @@ func decodeErrs(t *testing.T, src string, sets ...string) ConfigErrors {
 	if c != nil {
 		t.Errorf("Decode returned a config together with an error")
 	}
-	var ces ConfigErrors
+	var ces Errors
 	if !errors.As(err, &ces) || len(ces) == 0 {
-		t.Fatalf("Decode error is not a non-empty ConfigErrors: %T %v", err, err)
+		t.Fatalf("Decode error is not a non-empty Errors: %T %v", err, err)
 	}
-	var ce *ConfigError
+	var ce *Error
 	if !errors.As(err, &ce) {
-		t.Fatalf("errors.As(*ConfigError) failed on %v", err)
+		t.Fatalf("errors.As(*Error) failed on %v", err)
 	}
 	return ces
 }
 
 // decodeLenient decodes src and returns the config even when it is not supported yet, failing
 // on any other error.
-func decodeLenient(t *testing.T, src string, sets ...string) (*Config, ConfigErrors) {
+func decodeLenient(t *testing.T, src string, sets ...string) (*Config, Errors) {
 	t.Helper()
 	c, errs, uns := decode([]byte(src), "test.yaml", sets)
 	if len(errs) > 0 {
@@ -132,7 +132,7 @@ func decodeLenient(t *testing.T, src string, sets ...string) (*Config, ConfigErr
 	return c, uns
 }
 
-func findErr(es ConfigErrors, path, frag string) *ConfigError {
+func findErr(es Errors, path, frag string) *Error {
 	for _, e := range es {
 		if e.Path == path && strings.Contains(e.Msg, frag) {
 			return e
@@ -835,7 +835,7 @@ func TestDecodeLoadFile(t *testing.T) {
 		t.Errorf("config = %+v", c)
 	}
 	_, err = LoadFile(filepath.Join(dir, "missing.yaml"), nil)
-	var ce *ConfigError
+	var ce *Error
 	if !errors.As(err, &ce) || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "missing.yaml: cannot read config") {
 		t.Errorf("missing file error = %v", err)
 	}
@@ -853,7 +853,7 @@ func TestConfigValidateHandBuilt(t *testing.T) {
 	c.Traffic.Load = Load{Type: LoadPoisson, RequestsPerSecond: 2, Concurrency: 4}
 	c.Engine.Workers.Aggregated.Timing = Timing{Type: TimingFixed}
 	err := c.Validate()
-	var ces ConfigErrors
+	var ces Errors
 	if !errors.As(err, &ces) {
 		t.Fatalf("Validate = %v", err)
 	}
@@ -866,21 +866,21 @@ func TestConfigValidateHandBuilt(t *testing.T) {
 	}
 }
 
-func TestConfigErrorFormat(t *testing.T) {
+func TestErrorFormat(t *testing.T) {
 	cases := []struct {
-		e    ConfigError
+		e    Error
 		want string
 	}{
-		{ConfigError{File: "a.yaml", Path: "engine.mode", Msg: "bad"}, "a.yaml: engine.mode: bad"},
-		{ConfigError{File: "a.yaml", Msg: "invalid YAML: line 3: x"}, "a.yaml: invalid YAML: line 3: x"},
-		{ConfigError{Path: "engine.mode", Msg: "bad"}, "engine.mode: bad"},
+		{Error{File: "a.yaml", Path: "engine.mode", Msg: "bad"}, "a.yaml: engine.mode: bad"},
+		{Error{File: "a.yaml", Msg: "invalid YAML: line 3: x"}, "a.yaml: invalid YAML: line 3: x"},
+		{Error{Path: "engine.mode", Msg: "bad"}, "engine.mode: bad"},
 	}
 	for _, tc := range cases {
 		if got := tc.e.Error(); got != tc.want {
 			t.Errorf("Error() = %q, want %q", got, tc.want)
 		}
 	}
-	if errors.Is(&ConfigError{Msg: "x"}, errors.ErrUnsupported) {
-		t.Errorf("a plain ConfigError is not ErrUnsupported")
+	if errors.Is(&Error{Msg: "x"}, errors.ErrUnsupported) {
+		t.Errorf("a plain Error is not ErrUnsupported")
 	}
 }

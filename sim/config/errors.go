@@ -1,19 +1,19 @@
-package sim
+package config
 
 import (
 	"errors"
 	"strings"
 )
 
-// ConfigError is one problem with a prediction config: a YAML syntax error, a malformed --set
+// Error is one problem with a prediction config: a YAML syntax error, a malformed --set
 // override, a schema or cross-field violation, or a feature the schema accepts but servesweep
-// does not simulate yet (Unsupported). Every ConfigError maps to exit code 2
+// does not simulate yet (Unsupported). Every Error maps to exit code 2
 // (dynosim-spec.md §2.5).
 //
 // Error formats it as "<file>: <path>: <msg>", or "<file>: <msg>" when Path is empty (file-level
 // problems such as YAML syntax errors, whose Msg carries the line number the YAML library
 // reports, and --set problems, whose Msg names the --set argument).
-type ConfigError struct {
+type Error struct {
 	// File is the config file name as given to LoadFile or Decode ("" omits the prefix).
 	File string
 	// Path is the full dotted field path, e.g. "traffic.load.concurrency"; "" for file-level errors.
@@ -28,7 +28,7 @@ type ConfigError struct {
 }
 
 // Error formats the error as "<file>: <path>: <msg>", leaving out empty parts.
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
@@ -43,21 +43,21 @@ func (e *ConfigError) Error() string {
 }
 
 // Unwrap returns the underlying cause, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
 // Is reports whether target is errors.ErrUnsupported and e is an Unsupported error, so that
 // errors.Is(err, errors.ErrUnsupported) detects "not supported yet" configs.
-func (e *ConfigError) Is(target error) bool {
+func (e *Error) Is(target error) bool {
 	return e.Unsupported && target == errors.ErrUnsupported
 }
 
-// ConfigErrors is every problem found in one pass over a config, in document order. Decode
-// returns it as its error; Error prints one ConfigError per line. Use errors.As with a
-// *ConfigError or a ConfigErrors target to detect a configuration error (exit code 2).
-type ConfigErrors []*ConfigError
+// Errors is every problem found in one pass over a config, in document order. Decode
+// returns it as its error; Error prints one Error per line. Use errors.As with a
+// *Error or a Errors target to detect a configuration error (exit code 2).
+type Errors []*Error
 
 // Error prints one error per line.
-func (es ConfigErrors) Error() string {
+func (es Errors) Error() string {
 	lines := make([]string, len(es))
 	for i, e := range es {
 		lines[i] = e.Error()
@@ -66,7 +66,7 @@ func (es ConfigErrors) Error() string {
 }
 
 // Unwrap exposes the individual errors to errors.Is and errors.As.
-func (es ConfigErrors) Unwrap() []error {
+func (es Errors) Unwrap() []error {
 	out := make([]error, len(es))
 	for i, e := range es {
 		out[i] = e
@@ -75,7 +75,7 @@ func (es ConfigErrors) Unwrap() []error {
 }
 
 // err returns es as an error, or nil when es is empty (avoiding a typed-nil error).
-func (es ConfigErrors) err() error {
+func (es Errors) err() error {
 	if len(es) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package sim
+package config
 
 import (
 	"bytes"
@@ -50,9 +50,6 @@ const (
 	loadModelAIC            = "aic"
 	plannerDisabled         = "disabled"
 	plannerEnabled          = "enabled"
-	roleAggregated          = "aggregated"
-	rolePrefill             = "prefill"
-	roleDecode              = "decode"
 	backendVLLM             = "vllm"
 	backendSGLang           = "sglang"
 	backendTRTLLM           = "trtllm"
@@ -68,7 +65,7 @@ const (
 
 // LoadFile reads the prediction YAML at path, applies the --set overrides in order, decodes it
 // strictly, fills in defaults and validates it; see Decode. A missing or unreadable file is
-// also reported as a ConfigError (exit code 2) that wraps the underlying error.
+// also reported as a Error (exit code 2) that wraps the underlying error.
 func LoadFile(path string, sets []string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -77,7 +74,7 @@ func LoadFile(path string, sets []string) (*Config, error) {
 		if errors.As(err, &pe) {
 			cause = pe.Err
 		}
-		return nil, ConfigErrors{{File: path, Msg: "cannot read config: " + cause.Error(), Err: err}}
+		return nil, Errors{{File: path, Msg: "cannot read config: " + cause.Error(), Err: err}}
 	}
 	return Decode(data, path, sets)
 }
@@ -143,8 +140,8 @@ func LoadFile(path string, sets []string) (*Config, error) {
 // and checked (kind and range) only when policy is `enabled`, which is itself not supported yet;
 // with policy `disabled` (or omitted) any other planner key is an error.
 //
-// On any problem Decode returns a nil Config and a ConfigErrors holding every problem found.
-// If the config is valid but uses something the simulator cannot run yet, the ConfigErrors
+// On any problem Decode returns a nil Config and a Errors holding every problem found.
+// If the config is valid but uses something the simulator cannot run yet, the Errors
 // holds only Unsupported errors (errors.Is(err, errors.ErrUnsupported) is then true).
 func Decode(data []byte, file string, sets []string) (*Config, error) {
 	c, errs, unsupported := decode(data, file, sets)
@@ -160,7 +157,7 @@ func Decode(data []byte, file string, sets []string) (*Config, error) {
 // decode runs steps 1 to 5 and returns the Config (nil when it could not be built), the
 // problems of steps 1 to 4, and the not-supported-yet findings of step 5 (only computed when
 // there are no other problems).
-func decode(data []byte, file string, sets []string) (*Config, ConfigErrors, ConfigErrors) {
+func decode(data []byte, file string, sets []string) (*Config, Errors, Errors) {
 	root, errs := parseDocument(data, file)
 	if len(errs) > 0 {
 		return nil, errs, nil
@@ -197,14 +194,14 @@ func decode(data []byte, file string, sets []string) (*Config, ConfigErrors, Con
 
 // parseDocument parses data into the root mapping node of its single YAML document. An empty
 // document (or one that is only null) becomes an empty mapping.
-func parseDocument(data []byte, file string) (root *yaml.Node, errs ConfigErrors) {
+func parseDocument(data []byte, file string) (root *yaml.Node, errs Errors) {
 	defer func() {
 		if r := recover(); r != nil {
-			root, errs = nil, ConfigErrors{{File: file, Msg: fmt.Sprintf("invalid YAML: %v", r)}}
+			root, errs = nil, Errors{{File: file, Msg: fmt.Sprintf("invalid YAML: %v", r)}}
 		}
 	}()
-	fail := func(msg string) (*yaml.Node, ConfigErrors) {
-		return nil, ConfigErrors{{File: file, Msg: msg}}
+	fail := func(msg string) (*yaml.Node, Errors) {
+		return nil, Errors{{File: file, Msg: msg}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
@@ -306,11 +303,11 @@ func join(path, key string) string {
 // Step 2: --set overrides.
 
 // applySets applies every --set argument to the root mapping, collecting the malformed ones.
-func applySets(root *yaml.Node, sets []string, file string) ConfigErrors {
-	var errs ConfigErrors
+func applySets(root *yaml.Node, sets []string, file string) Errors {
+	var errs Errors
 	for _, arg := range sets {
 		if msg := applySet(root, arg); msg != "" {
-			errs = append(errs, &ConfigError{File: file, Msg: fmt.Sprintf("--set %q: %s", arg, msg)})
+			errs = append(errs, &Error{File: file, Msg: fmt.Sprintf("--set %q: %s", arg, msg)})
 		}
 	}
 	return errs
@@ -438,18 +435,18 @@ func deepCopy(n *yaml.Node) *yaml.Node {
 // decoder walks the node tree along the schema and builds a Config.
 type decoder struct {
 	file string
-	errs ConfigErrors
+	errs Errors
 	// bad holds paths whose value was rejected by the walk; validation errors at or below them
 	// are dropped, since they would only repeat the cause.
 	bad []string
 	// present holds the paths of the fields the YAML spelled out with a usable value.
 	present map[string]bool
 	// unsupported holds "not supported yet" findings that have no Config field to carry them.
-	unsupported ConfigErrors
+	unsupported Errors
 }
 
 func (d *decoder) errorf(path, format string, args ...any) {
-	d.errs = append(d.errs, &ConfigError{File: d.file, Path: path, Msg: fmt.Sprintf(format, args...)})
+	d.errs = append(d.errs, &Error{File: d.file, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // badf reports an error and marks path as bad.
@@ -984,7 +981,7 @@ func (d *decoder) engine(n *yaml.Node, p string) Engine {
 	if !ok {
 		return e
 	}
-	d.setStr(m, p, "mode", &e.Mode)
+	d.setStr(m, p, "mode", (*string)(&e.Mode))
 	d.setStr(m, p, "model", &e.Model)
 	d.setStr(m, p, "hardware", &e.Hardware)
 	d.setStr(m, p, "backend", &e.Backend)
@@ -1090,7 +1087,7 @@ func (d *decoder) speculation(n *yaml.Node, p string) {
 		d.uintv(v, join(p, "seed"))
 	}
 	if len(d.errs) == before && kind != "" {
-		d.unsupported = append(d.unsupported, &ConfigError{File: d.file, Path: p, Unsupported: true,
+		d.unsupported = append(d.unsupported, &Error{File: d.file, Path: p, Unsupported: true,
 			Msg: kind + " speculation is not supported yet; remove engine.speculation"})
 	}
 }
@@ -1113,19 +1110,18 @@ func (d *decoder) kvTransfer(n *yaml.Node, p string) *KVTransfer {
 
 func (d *decoder) workers(n *yaml.Node, p, backend string) Workers {
 	var w Workers
-	m, ok := d.fields(n, p, []string{roleAggregated, rolePrefill, roleDecode},
+	m, ok := d.fields(n, p, []string{string(RoleAggregated), string(RolePrefill), string(RoleDecode)},
 		map[string]string{"encoder": "encoder workers (analytical EPD) are not supported by servesweep"})
 	if !ok {
 		return w
 	}
-	if v, has := m[roleAggregated]; has {
-		w.Aggregated = d.role(v, join(p, roleAggregated), roleAggregated, backend)
-	}
-	if v, has := m[rolePrefill]; has {
-		w.Prefill = d.role(v, join(p, rolePrefill), rolePrefill, backend)
-	}
-	if v, has := m[roleDecode]; has {
-		w.Decode = d.role(v, join(p, roleDecode), roleDecode, backend)
+	for _, r := range []struct {
+		role Role
+		dst  **WorkerRole
+	}{{RoleAggregated, &w.Aggregated}, {RolePrefill, &w.Prefill}, {RoleDecode, &w.Decode}} {
+		if v, has := m[string(r.role)]; has {
+			*r.dst = d.role(v, join(p, string(r.role)), r.role, backend)
+		}
 	}
 	return w
 }
@@ -1142,7 +1138,7 @@ func kvDefaults(backend string) (blockSize int, memoryFraction float64) {
 	}
 }
 
-func (d *decoder) role(n *yaml.Node, p, name, backend string) *WorkerRole {
+func (d *decoder) role(n *yaml.Node, p string, name Role, backend string) *WorkerRole {
 	bs, mf := kvDefaults(backend)
 	r := &WorkerRole{
 		Parallelism: Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 1, MoeTensor: 1, MoeExpert: 1},
@@ -1151,7 +1147,7 @@ func (d *decoder) role(n *yaml.Node, p, name, backend string) *WorkerRole {
 			Capacity: KVCapacity{Type: CapacityDefault, MemoryFraction: mf}},
 		Timing: Timing{Type: TimingDefault},
 	}
-	if name == rolePrefill {
+	if name == RolePrefill {
 		r.Scheduler.MaxSequences = defaultPrefillMaxSeqs
 	}
 	if isNull(n) {
@@ -1245,7 +1241,7 @@ func (d *decoder) router(n *yaml.Node, p string) Router {
 	if !ok {
 		return r
 	}
-	d.setStr(m, p, "policy", &r.Policy)
+	d.setStr(m, p, "policy", (*string)(&r.Policy))
 	if v, has := m["prefill_load_model"]; has && !isNull(v) {
 		pp := join(p, "prefill_load_model")
 		if pm, ok := d.fields(v, pp, []string{"type"}, nil); ok {
@@ -1400,7 +1396,7 @@ func (d *decoder) evaluation(n *yaml.Node, p string) Evaluation {
 // Step 4: validation.
 
 // Validate checks every value and cross-field rule of dynosim-spec.md §3 on c and returns a
-// ConfigErrors listing all violations, or nil. It does not fill in defaults: a Config built by
+// Errors listing all violations, or nil. It does not fill in defaults: a Config built by
 // hand must set every union type, policy and defaulted count itself (Decode does). Zero means
 // "unset" for the optional numeric fields (stop counts, load rates, bytes_per_token,
 // context_length = "max"). Values that are valid but not supported yet are reported by
@@ -1416,11 +1412,11 @@ func (c *Config) Validate() error {
 type validator struct {
 	file    string
 	present map[string]bool
-	errs    ConfigErrors
+	errs    Errors
 }
 
 func (v *validator) errorf(path, format string, args ...any) {
-	v.errs = append(v.errs, &ConfigError{File: v.file, Path: path, Msg: fmt.Sprintf(format, args...)})
+	v.errs = append(v.errs, &Error{File: v.file, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // has reports whether the field at path is set: non-zero, or written in the YAML.
@@ -1431,10 +1427,19 @@ func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 func (v *validator) enum(path, val string, allowed ...string) bool {
+	return oneOf(v, path, val, allowed...)
+}
+
+// oneOf reports whether val is one of allowed, else records "must be one of ..." at path.
+func oneOf[T ~string](v *validator, path string, val T, allowed ...T) bool {
 	if slices.Contains(allowed, val) {
 		return true
 	}
-	v.errorf(path, "must be one of %s, got %q", strings.Join(allowed, ", "), val)
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	v.errorf(path, "must be one of %s, got %q", strings.Join(names, ", "), val)
 	return false
 }
 
@@ -1711,7 +1716,7 @@ func (v *validator) stop(s *Stop, src, format string) {
 
 func (v *validator) engine(e *Engine) {
 	const p = "engine"
-	modeOK := v.enum(p+".mode", e.Mode, ModeAggregated, ModeDisaggregated)
+	modeOK := oneOf(v, p+".mode", e.Mode, Modes()...)
 	if e.Model == "" {
 		v.errorf(p+".model", "required: a model id such as meta-llama/Meta-Llama-3.1-8B-Instruct")
 	}
@@ -1769,11 +1774,11 @@ func (v *validator) engine(e *Engine) {
 		backend = ""
 	}
 	for _, r := range []struct {
-		name string
+		name Role
 		role *WorkerRole
-	}{{roleAggregated, w.Aggregated}, {rolePrefill, w.Prefill}, {roleDecode, w.Decode}} {
+	}{{RoleAggregated, w.Aggregated}, {RolePrefill, w.Prefill}, {RoleDecode, w.Decode}} {
 		if r.role != nil {
-			v.role(wp+"."+r.name, r.name, r.role, backend)
+			v.role(wp+"."+string(r.name), r.name, r.role, backend)
 		}
 	}
 }
@@ -1788,9 +1793,9 @@ func (v *validator) hardware(path, hw string, required bool) {
 	}
 }
 
-func (v *validator) role(p, name string, r *WorkerRole, backend string) {
+func (v *validator) role(p string, name Role, r *WorkerRole, backend string) {
 	if r.Hardware != "" {
-		if name == roleAggregated {
+		if name == RoleAggregated {
 			v.errorf(p+".hardware", "only prefill and decode roles may override hardware; set engine.hardware")
 		} else {
 			v.hardware(p+".hardware", r.Hardware, false)
@@ -1857,7 +1862,7 @@ func (v *validator) role(p, name string, r *WorkerRole, backend string) {
 
 func (v *validator) router(r *Router) {
 	const p = "router"
-	v.enum(p+".policy", r.Policy, PolicyRoundRobin, PolicyKVRouter, PolicyRandom, PolicyLeastLoaded)
+	oneOf(v, p+".policy", r.Policy, Policies()...)
 	v.enum(p+".prefill_load_model.type", r.PrefillLoadModel.Type, loadModelNone, loadModelAIC)
 	knobs := []struct {
 		name string
@@ -1899,21 +1904,21 @@ func (v *validator) evaluation(e *Evaluation) {
 // Step 5: not supported yet.
 
 // Unsupported lists the values of a valid config that the schema accepts but the simulator
-// cannot run yet, one ConfigError (Unsupported set, message "<value> is not supported yet")
+// cannot run yet, one Error (Unsupported set, message "<value> is not supported yet")
 // per value, in document order; nil when everything is supported. Decode calls it after
 // validation succeeds. Each check is one independent block below, so support for a feature
 // is added by deleting its block.
 //
 // `default` timing, `default` KV capacity and a numeric kv_cache.bytes_per_token are
 // supported; whether the model and hardware they need are known is checked by Run.
-func (c *Config) Unsupported() ConfigErrors {
-	var errs ConfigErrors
+func (c *Config) Unsupported() Errors {
+	var errs Errors
 	add := func(path, value, hint string) {
 		msg := value + " is not supported yet"
 		if hint != "" {
 			msg += "; " + hint
 		}
-		errs = append(errs, &ConfigError{File: c.File, Path: path, Msg: msg, Unsupported: true})
+		errs = append(errs, &Error{File: c.File, Path: path, Msg: msg, Unsupported: true})
 	}
 	if s := c.Traffic.Source; s.Type == SourceTrace && s.Format != defaultTraceFormat {
 		add("traffic.source.format", s.Format, "use format: mooncake")
@@ -1932,4 +1937,15 @@ func (c *Config) Unsupported() ConfigErrors {
 		add("planner.policy", plannerEnabled, "use policy: disabled")
 	}
 	return errs
+}
+
+// ApplySets applies --set arguments (PATH=YAML, applied left to right, exactly as Decode applies
+// them; see Decode) to root, a YAML mapping node, in place. It lets a caller apply the
+// same overrides to a document it decodes itself. Malformed arguments are
+// returned as Errors naming file and the argument.
+func ApplySets(root *yaml.Node, file string, sets []string) error {
+	if root == nil || root.Kind != yaml.MappingNode {
+		return Errors{{File: file, Msg: "the top level must be a mapping"}}
+	}
+	return applySets(root, sets, file).err()
 }
