@@ -12,7 +12,7 @@ test:
 	$(GO) test -race ./...
 	# The accuracy check against measured deployments skips under -race (it simulates 872
 	# deployments); it runs here without it, and skips when ../shared/data is absent.
-	$(GO) test -count=1 -run Accuracy ./calibrate
+	$(GO) test -count=1 -run Accuracy ./sim/calibrate
 	# Golden digests of the seed commands and the built-in sweep (skipped under -race).
 	$(GO) test -count=1 -run GoldenDigests ./cmd/servesweep
 

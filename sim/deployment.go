@@ -34,10 +34,10 @@ func (d *deployment) modelFor(need string) (timing.ModelSpec, error) {
 }
 
 // hardwareFor returns the GPU of role name (its override, else engine.hardware).
-func (d *deployment) hardwareFor(name string, role *config.WorkerRole, need string) (timing.Hardware, error) {
+func (d *deployment) hardwareFor(name config.Role, role *config.WorkerRole, need string) (timing.Hardware, error) {
 	id, path := d.cfg.Engine.Hardware, "engine.hardware"
 	if role.Hardware != "" {
-		id, path = role.Hardware, "engine.workers."+name+".hardware"
+		id, path = role.Hardware, "engine.workers."+string(name)+".hardware"
 	}
 	hw, err := timing.LookupHardware(id)
 	if err != nil {
@@ -82,8 +82,8 @@ func shape(role *config.WorkerRole) timing.Shape {
 }
 
 // timing builds the timing model of role name.
-func (d *deployment) timing(name string, role *config.WorkerRole) (timing.Model, error) {
-	path := "engine.workers." + name + ".timing"
+func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.Model, error) {
+	path := "engine.workers." + string(name) + ".timing"
 	switch role.Timing.Type {
 	case config.TimingFixed:
 		return timing.Fixed{PrefillMs: deref(role.Timing.PrefillMs), DecodeMs: deref(role.Timing.DecodeMs)}, nil
@@ -114,9 +114,9 @@ func (d *deployment) timing(name string, role *config.WorkerRole) (timing.Model,
 }
 
 // capacityBlocks is the KV pool per attention-DP rank of role name, in blocks.
-func (d *deployment) capacityBlocks(name string, role *config.WorkerRole) (int, error) {
+func (d *deployment) capacityBlocks(name config.Role, role *config.WorkerRole) (int, error) {
 	kv := &role.KVCache
-	path := "engine.workers." + name + ".kv_cache.capacity"
+	path := "engine.workers." + string(name) + ".kv_cache.capacity"
 	switch kv.Capacity.Type {
 	case config.CapacityFixed:
 		if kv.Capacity.Blocks <= 0 {

@@ -101,7 +101,7 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 			todo = append(todo, i)
 		}
 	}
-	cache := sim.NewWorkloadCache()
+	cache := NewWorkloadCache()
 	for _, i := range todo {
 		if _, err := cache.Workload(points[i].Config); err != nil {
 			return nil, err
@@ -165,7 +165,7 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 
 // runPoint simulates one point. ok is false when the sweep was canceled while the point ran
 // (nothing is recorded then, so a resumed sweep runs it again).
-func runPoint(ctx context.Context, p *grid.Point, cache *sim.WorkloadCache, simulate SimulateFunc, timeout time.Duration) (results.Record, bool) {
+func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc, timeout time.Duration) (results.Record, bool) {
 	start := time.Now()
 	pctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -192,7 +192,7 @@ func runPoint(ctx context.Context, p *grid.Point, cache *sim.WorkloadCache, simu
 
 // safeSimulate runs the point, turning a panic into an error that names the panic value and
 // where it happened, so one bad point cannot bring the sweep down.
-func safeSimulate(ctx context.Context, p *grid.Point, cache *sim.WorkloadCache, simulate SimulateFunc) (res *sim.Result, err error) {
+func safeSimulate(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc) (res *sim.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = nil, fmt.Errorf("panic: %v%s", r, panicSite())

@@ -287,7 +287,7 @@ func TestTraceParsedOnce(t *testing.T) {
 	spec = strings.Replace(spec, "load: {type: concurrency, concurrency: {choices: [2, 4, 8]}}", "load: {type: trace_timestamps, speedup: {choices: [1, 2, 4]}}", 1)
 	spec = strings.Replace(spec, "stop: {sessions: 24}", "stop: {max_virtual_time_seconds: 100}", 1)
 	pts := points(t, spec)
-	cache := sim.NewWorkloadCache()
+	cache := NewWorkloadCache()
 	for _, p := range pts {
 		wl, err := cache.Workload(p.Config)
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/servesweep/servesweep/calibrate"
+	"github.com/servesweep/servesweep/sim/calibrate"
 	"github.com/spf13/cobra"
 )
 

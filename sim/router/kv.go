@@ -8,11 +8,11 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 )
 
-// MaxSlots is the most rank schedulers (workers × attention-DP ranks) one Placer can route over:
+// MaxSlots is the most rank schedulers (workers × attention-DP ranks) one Router can route over:
 // the overlap index keeps one bit per slot in a uint64.
 const MaxSlots = 64
 
-// Options configure a Placer.
+// Options configure a Router.
 type Options struct {
 	// Policy is the placement policy (config.Policies).
 	Policy config.Policy
@@ -38,7 +38,7 @@ type Options struct {
 	Requests int
 }
 
-// Placer routes requests to rank slots and tracks what it placed: active prefill tokens (charged
+// Router routes requests to rank slots and tracks what it placed: active prefill tokens (charged
 // at routing, released at first token), live prompt blocks per slot (released when the request is
 // freed) and, for kv_router, an overlap index of which slot caches which KV block, learned from the
 // engines' stored/removed events (engine-internals.md §4).
@@ -53,7 +53,7 @@ type Options struct {
 // temperature t > 0, slot i is drawn with probability ∝ exp(−(c_i − c_min) / ((c_max − c_min)·t)),
 // uniform when all costs are equal. random draws a slot uniformly; least_loaded takes the slot
 // with the fewest active tokens (prefill tokens plus live blocks × block size), lowest slot first.
-type Placer struct {
+type Router struct {
 	opt   Options
 	slots int
 	rng   *rand.Rand
@@ -71,8 +71,8 @@ type Placer struct {
 	reqHashes  [][]uint64
 }
 
-// NewPlacer validates opt and returns a Placer.
-func NewPlacer(opt Options) (*Placer, error) {
+// New validates opt and returns a Router.
+func New(opt Options) (*Router, error) {
 	slots := opt.Workers * opt.Ranks
 	switch {
 	case slots <= 0:
@@ -87,7 +87,7 @@ func NewPlacer(opt Options) (*Placer, error) {
 	default:
 		return nil, fmt.Errorf("router: unknown policy %q", opt.Policy)
 	}
-	p := &Placer{
+	p := &Router{
 		opt: opt, slots: slots, rng: rand.New(rand.NewPCG(opt.Seed, 0x726f75746572)),
 		prefill: make([]int64, slots), live: make([]map[uint64]int32, slots), liveCount: make([]int64, slots),
 		cost: make([]float64, slots), overlap: make([]int32, slots),
@@ -104,14 +104,14 @@ func NewPlacer(opt Options) (*Placer, error) {
 }
 
 // Stored records that slot now caches the block with sequence hash h (a KV event at pass end).
-func (p *Placer) Stored(slot int, h uint64) {
+func (p *Router) Stored(slot int, h uint64) {
 	if p.index != nil {
 		p.index[h] |= 1 << uint(slot)
 	}
 }
 
 // Removed records that slot evicted the block with sequence hash h.
-func (p *Placer) Removed(slot int, h uint64) {
+func (p *Router) Removed(slot int, h uint64) {
 	if p.index == nil {
 		return
 	}
@@ -125,7 +125,7 @@ func (p *Placer) Removed(slot int, h uint64) {
 // Route places request req, whose prompt is isl tokens with full-block hashes promptHashes, and
 // returns its slot and the number of leading prompt blocks that slot caches. The request's loads
 // are charged until PrefillDone and Free.
-func (p *Placer) Route(req int32, isl int, promptHashes []uint64) (slot int, overlapBlocks int) {
+func (p *Router) Route(req int32, isl int, promptHashes []uint64) (slot int, overlapBlocks int) {
 	bs := p.opt.BlockSize
 	blocks := (isl + bs - 1) / bs
 	if p.index != nil {
@@ -181,7 +181,7 @@ func (p *Placer) Route(req int32, isl int, promptHashes []uint64) (slot int, ove
 }
 
 // computeOverlap fills p.overlap with, per slot, the count of leading hashes it caches.
-func (p *Placer) computeOverlap(hashes []uint64) {
+func (p *Router) computeOverlap(hashes []uint64) {
 	alive := uint64(math.MaxUint64)
 	if p.slots < 64 {
 		alive = 1<<uint(p.slots) - 1
@@ -217,7 +217,7 @@ func trailingZeros(x uint64) int {
 
 // additionalBlocks counts the request's prompt blocks not live on slot w: without AssumeReuse all
 // of them; with it, the full blocks whose hash is not live there, plus a partial last block.
-func (p *Placer) additionalBlocks(w, blocks int, hashes []uint64) int {
+func (p *Router) additionalBlocks(w, blocks int, hashes []uint64) int {
 	if !p.opt.AssumeReuse {
 		return blocks
 	}
@@ -232,7 +232,7 @@ func (p *Placer) additionalBlocks(w, blocks int, hashes []uint64) int {
 }
 
 // addLive charges (sign +1) or releases (−1) a request's prompt blocks on slot w.
-func (p *Placer) addLive(w, blocks int, hashes []uint64, sign int32) {
+func (p *Router) addLive(w, blocks int, hashes []uint64, sign int32) {
 	if !p.opt.AssumeReuse {
 		p.liveCount[w] += int64(sign) * int64(blocks)
 		return
@@ -258,7 +258,7 @@ func (p *Placer) addLive(w, blocks int, hashes []uint64, sign int32) {
 
 // pick chooses a slot from p.cost: the argmin with seeded uniform tie-breaking, or a
 // temperature-scaled softmin sample.
-func (p *Placer) pick() int {
+func (p *Router) pick() int {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, c := range p.cost {
 		lo, hi = math.Min(lo, c), math.Max(hi, c)
@@ -296,7 +296,7 @@ func (p *Placer) pick() int {
 }
 
 // PrefillDone releases the prefill tokens charged for req (its first token was produced).
-func (p *Placer) PrefillDone(req int32) {
+func (p *Router) PrefillDone(req int32) {
 	if c := p.reqPrefill[req]; c != 0 {
 		p.prefill[p.reqSlot[req]] -= c
 		p.reqPrefill[req] = 0
@@ -304,7 +304,7 @@ func (p *Placer) PrefillDone(req int32) {
 }
 
 // Free releases everything still charged for req (it finished or left the pool).
-func (p *Placer) Free(req int32) {
+func (p *Router) Free(req int32) {
 	p.PrefillDone(req)
 	if b := p.reqBlocks[req]; b != 0 {
 		p.addLive(int(p.reqSlot[req]), int(b), p.reqHashes[req], -1)
@@ -314,7 +314,7 @@ func (p *Placer) Free(req int32) {
 }
 
 // ActivePrefillTokens returns the prefill tokens charged to slot.
-func (p *Placer) ActivePrefillTokens(slot int) int64 { return p.prefill[slot] }
+func (p *Router) ActivePrefillTokens(slot int) int64 { return p.prefill[slot] }
 
 // ActiveDecodeBlocks returns the live prompt blocks charged to slot.
-func (p *Placer) ActiveDecodeBlocks(slot int) int64 { return p.liveCount[slot] }
+func (p *Router) ActiveDecodeBlocks(slot int) int64 { return p.liveCount[slot] }

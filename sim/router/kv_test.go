@@ -6,9 +6,9 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 )
 
-func newTestPlacer(t *testing.T, policy config.Policy, slots int, temp float64, seed uint64) *Placer {
+func newTestRouter(t *testing.T, policy config.Policy, slots int, temp float64, seed uint64) *Router {
 	t.Helper()
-	p, err := NewPlacer(Options{Policy: policy, Workers: slots, Ranks: 1, BlockSize: 16, OverlapScoreCredit: 1,
+	p, err := New(Options{Policy: policy, Workers: slots, Ranks: 1, BlockSize: 16, OverlapScoreCredit: 1,
 		PrefillLoadScale: 1, Temperature: temp, UseOverlap: true, TrackPrefill: true, TrackDecode: true,
 		AssumeReuse: true, Seed: seed, Requests: 1000})
 	if err != nil {
@@ -21,7 +21,7 @@ func newTestPlacer(t *testing.T, policy config.Policy, slots int, temp float64, 
 // Idle: slot 0 costs max(0, 64/16 − 4) + 0 + 4 = 4, slot 1 costs 4 + 0 + 4 = 8 → slot 0.
 // With 160 prefill tokens queued on slot 0: slot 0 costs (160+64)/16 − 4 + 4 = 14 > 8 → slot 1.
 func TestKVRouterOverlapVersusLoad(t *testing.T) {
-	p := newTestPlacer(t, config.PolicyKVRouter, 2, 0, 1)
+	p := newTestRouter(t, config.PolicyKVRouter, 2, 0, 1)
 	hashes := []uint64{1, 2, 3, 4}
 	for _, h := range hashes {
 		p.Stored(0, h)
@@ -53,7 +53,7 @@ func TestKVRouterOverlapVersusLoad(t *testing.T) {
 
 // Overlap counts only leading blocks: a hole at block 1 stops the match; removal updates it.
 func TestKVRouterLeadingOverlap(t *testing.T) {
-	p := newTestPlacer(t, config.PolicyKVRouter, 3, 0, 1)
+	p := newTestRouter(t, config.PolicyKVRouter, 3, 0, 1)
 	p.Stored(0, 1)
 	p.Stored(0, 3)
 	p.Stored(1, 1)
@@ -72,7 +72,7 @@ func TestKVRouterLeadingOverlap(t *testing.T) {
 // Equal costs are broken at random, reproducibly by seed, and every tied slot gets picked.
 func TestKVRouterTiesBySeed(t *testing.T) {
 	seq := func(seed uint64) []int {
-		p := newTestPlacer(t, config.PolicyKVRouter, 4, 0, seed)
+		p := newTestRouter(t, config.PolicyKVRouter, 4, 0, seed)
 		var out []int
 		for i := int32(0); i < 40; i++ {
 			s, _ := p.Route(i, 16, nil)
@@ -100,7 +100,7 @@ func TestKVRouterTiesBySeed(t *testing.T) {
 // With temperature > 0 the choice is sampled (not always the argmin), reproducibly by seed.
 func TestKVRouterTemperature(t *testing.T) {
 	run := func(seed uint64) []int {
-		p := newTestPlacer(t, config.PolicyKVRouter, 2, 1.0, seed)
+		p := newTestRouter(t, config.PolicyKVRouter, 2, 1.0, seed)
 		for _, h := range []uint64{1, 2, 3, 4} {
 			p.Stored(0, h)
 		}
@@ -127,7 +127,7 @@ func TestKVRouterTemperature(t *testing.T) {
 }
 
 func TestRoundRobinCyclesWorkersThenRanks(t *testing.T) {
-	p, err := NewPlacer(Options{Policy: config.PolicyRoundRobin, Workers: 2, Ranks: 2, BlockSize: 16, Requests: 8})
+	p, err := New(Options{Policy: config.PolicyRoundRobin, Workers: 2, Ranks: 2, BlockSize: 16, Requests: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sim
+package sweep
 
 import (
 	"encoding/json"
@@ -6,16 +6,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
-// This file holds the two pieces of package sim that sweeps (package sweep and grid) need
-// beyond config.Decode and Run: applying --set overrides to a YAML tree that is not decoded yet, and
-// sharing workloads and parsed traces between the runs of a sweep.
-
 // WorkloadCache builds the workload of each distinct traffic section once and parses each trace
-// file once, so the runs of a sweep share them read-only (pass the result as Options.Workload).
+// file once, so the runs of a sweep share them read-only (pass the result as sim.Options.Workload).
 // It is safe for concurrent use. The zero value is not usable; call NewWorkloadCache.
 type WorkloadCache struct {
 	mu        sync.Mutex
@@ -40,9 +37,9 @@ func NewWorkloadCache() *WorkloadCache {
 	return &WorkloadCache{workloads: map[string]*workloadEntry{}, traces: map[string]*traceEntry{}}
 }
 
-// Workload returns the workload BuildWorkload builds for cfg, building it on the first request
+// Workload returns the workload sim.BuildWorkload builds for cfg, building it on the first request
 // for an equal traffic section. A trace file is parsed once per (path, trace block size) however
-// many traffic sections (loads, speedups) use it. Errors are those of BuildWorkload (a bad trace
+// many traffic sections (loads, speedups) use it. Errors are those of sim.BuildWorkload (a bad trace
 // line is a *traffic.TraceError), returned again for every config with that traffic section.
 func (c *WorkloadCache) Workload(cfg *config.Config) (*traffic.Workload, error) {
 	key, err := json.Marshal(cfg.Traffic)
@@ -60,11 +57,11 @@ func (c *WorkloadCache) Workload(cfg *config.Config) (*traffic.Workload, error) 
 	return e.wl, e.err
 }
 
-// build is BuildWorkload with trace rows from the cache; both finish through traceWorkload.
+// build is sim.BuildWorkload with trace rows from the cache.
 func (c *WorkloadCache) build(cfg *config.Config) (*traffic.Workload, error) {
 	src := &cfg.Traffic.Source
 	if src.Type != config.SourceTrace || len(src.Paths) == 0 {
-		return BuildWorkload(cfg)
+		return sim.BuildWorkload(cfg)
 	}
 	key := fmt.Sprintf("%d\x00%s", src.BlockSize, strings.Join(src.Paths, "\x00"))
 	c.mu.Lock()
@@ -74,8 +71,11 @@ func (c *WorkloadCache) build(cfg *config.Config) (*traffic.Workload, error) {
 		c.traces[key] = t
 	}
 	c.mu.Unlock()
-	t.once.Do(func() { t.rows, t.err = traffic.LoadMooncake(src.Paths[0], src.BlockSize) })
-	return traceWorkload(cfg, t.rows, t.err)
+	t.once.Do(func() { t.rows, t.err = sim.LoadTrace(cfg) })
+	if t.err != nil {
+		return nil, t.err
+	}
+	return sim.TraceWorkload(cfg, t.rows)
 }
 
 // TraceParses reports how many trace files the cache has parsed (for tests and diagnostics).

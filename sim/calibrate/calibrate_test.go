@@ -185,7 +185,7 @@ func TestValidateCancelled(t *testing.T) {
 }
 
 // calibrationFile is the measured calibration set, used only from ../shared (never committed).
-const calibrationFile = "../../shared/data/silicon/measured_dense_calibration.csv"
+const calibrationFile = "../../../shared/data/silicon/measured_dense_calibration.csv"
 
 // TestCalibrationAccuracy is the acceptance test: at least 95 % of the rows simulate,
 // overall TPOT MAPE <= 15 % and TTFT MAPE <= 30 %. It skips when the file is absent, and under

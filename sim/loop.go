@@ -1,0 +1,322 @@
+package sim
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/traffic"
+)
+
+// runState is the mutable state of one run's event loop.
+type runState struct {
+	cfg             *config.Config
+	dep             *deployment
+	wl              *traffic.Workload
+	ctxLimit        int
+	checkInvariants bool
+
+	reqs     []engine.Request // client view: the decoding role's requests
+	reqsP    []engine.Request // the prefill role's requests (disaggregated)
+	handoffs []Handoff
+	overlap  []int32 // per request: router overlap in tokens at the first role it visits
+	// decoding is the role whose workers emit the output tokens: the aggregated role, or the
+	// decode role of disaggregated serving. prefill is nil in aggregated mode.
+	decoding *role
+	prefill  *role
+	disagg   bool
+	xfer     transfer
+
+	events      eventHeap
+	seq         int64
+	nowMs       float64
+	closedLoop  bool
+	rampMs      float64 // Options.ConcurrencyRampMs
+	nextSession int     // next session to start under a concurrency load
+	// scheduled holds the arrivals known before the run, sorted by (time, seq); nextScheduled is
+	// the first not yet due. started is set once they are all known.
+	scheduled     []event
+	nextScheduled int
+	started       bool
+}
+
+// scheduleArrivals queues the first turn of the sessions that start on their own: all of them
+// under open-loop and trace loads, the first `concurrency` under a concurrency load.
+func (s *runState) scheduleArrivals() error {
+	load := &s.cfg.Traffic.Load
+	n := len(s.wl.Sessions)
+	switch load.Type {
+	case config.LoadConcurrency:
+		s.closedLoop = true
+		for s.nextSession < min(load.Concurrency, n) {
+			s.startSession(s.nextSession, float64(s.nextSession)*s.rampMs/float64(load.Concurrency))
+			s.nextSession++
+		}
+	case config.LoadConstantRate, config.LoadPoisson:
+		rate := load.Unit()
+		gap := 1000 / rate
+		rng := rand.New(rand.NewPCG(load.Seed, 0x5e55))
+		t := 0.0
+		for i := 0; i < n; i++ {
+			s.startSession(i, t)
+			if load.Type == config.LoadPoisson {
+				t += rng.ExpFloat64() * gap
+			} else {
+				t = float64(i+1) * gap
+			}
+		}
+	case config.LoadTraceTimestamps:
+		for i := range s.wl.Sessions {
+			s.startSession(i, s.wl.Sessions[i].StartMs)
+		}
+		// Authored start times need not be in file order; ties keep file order.
+		slices.SortStableFunc(s.scheduled, func(a, b event) int { return cmp.Compare(a.timeMs, b.timeMs) })
+	default:
+		return &config.Error{File: s.cfg.File, Path: "traffic.load.type", Msg: fmt.Sprintf("%q is not supported yet", load.Type)}
+	}
+	s.started = true
+	return nil
+}
+
+// startSession schedules session i's first turn at atMs. Arrivals known before the run starts go
+// to the sorted s.scheduled list, which keeps the event heap small; later ones to the heap.
+func (s *runState) startSession(i int, atMs float64) {
+	e := event{timeMs: atMs, kind: evArrival, req: s.wl.Sessions[i].First}
+	if s.started {
+		s.push(e)
+		return
+	}
+	e.seq = s.seq
+	s.seq++
+	s.scheduled = append(s.scheduled, e)
+}
+
+func (s *runState) push(e event) {
+	e.seq = s.seq
+	s.seq++
+	s.events.push(e)
+}
+
+// errStuck reports a worker that has work but cannot schedule any token: a simulator bug.
+var errStuck = errors.New("simulation stuck: a worker has queued requests but scheduled nothing")
+
+func (s *runState) loop(ctx context.Context) error {
+	capMs := s.cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000
+	iter := 0
+	var transfers, arrivals []int32
+	for len(s.events) > 0 || s.nextScheduled < len(s.scheduled) {
+		t := math.Inf(1)
+		if len(s.events) > 0 {
+			t = s.events[0].timeMs
+		}
+		if s.nextScheduled < len(s.scheduled) {
+			t = math.Min(t, s.scheduled[s.nextScheduled].timeMs)
+		}
+		if capMs > 0 && t > capMs {
+			break
+		}
+		if s.checkInvariants && t < s.nowMs {
+			return fmt.Errorf("the virtual clock went backwards: %v ms after %v ms", t, s.nowMs)
+		}
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return fmt.Errorf("the virtual clock overflowed (next event at %v ms): a rate, speedup, bandwidth or pass time is too extreme", t)
+		}
+		if iter++; iter&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		s.nowMs = t
+		// Apply this timestamp's pass completions first, then transfers, then arrivals; events
+		// that these create at the same timestamp join their phase. Pre-scheduled arrivals were
+		// sequenced before every dynamic event, so they come first among arrivals.
+		for s.nextScheduled < len(s.scheduled) && s.scheduled[s.nextScheduled].timeMs == t {
+			arrivals = append(arrivals, s.scheduled[s.nextScheduled].req)
+			s.nextScheduled++
+		}
+		for len(s.events) > 0 && s.events[0].timeMs == t {
+			e := s.events.pop()
+			switch e.kind {
+			case evPass:
+				s.completePass(s.roleOf(e.role), int(e.worker))
+			case evTransfer:
+				transfers = append(transfers, e.req)
+			case evArrival:
+				arrivals = append(arrivals, e.req)
+			}
+		}
+		for len(transfers) > 0 || len(arrivals) > 0 {
+			for _, r := range transfers {
+				s.activate(r)
+			}
+			transfers = transfers[:0]
+			for _, r := range arrivals {
+				s.dispatch(r)
+			}
+			arrivals = arrivals[:0]
+			for len(s.events) > 0 && s.events[0].timeMs == t && s.events[0].kind != evPass {
+				e := s.events.pop()
+				if e.kind == evTransfer {
+					transfers = append(transfers, e.req)
+				} else {
+					arrivals = append(arrivals, e.req)
+				}
+			}
+		}
+		for _, p := range []*role{s.prefill, s.decoding} {
+			if p == nil {
+				continue
+			}
+			for w, d := range p.dirty {
+				if d && !p.workers[w].busy {
+					p.dirty[w] = false
+					if err := s.startPass(p, w); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (s *runState) roleOf(id int8) *role {
+	if id == 1 {
+		return s.prefill
+	}
+	return s.decoding
+}
+
+func (s *runState) roleID(p *role) int8 {
+	if p == s.prefill {
+		return 1
+	}
+	return 0
+}
+
+// dispatch is request ri's arrival: reject it if its prompt cannot fit the context limit or a
+// KV pool, else route it to a rank of the first role it visits.
+func (s *runState) dispatch(ri int32) {
+	r := &s.reqs[ri]
+	r.ArrivalMs = s.nowMs
+	fits := int(r.PromptLen) < s.ctxLimit && int(r.PromptLen) < s.decoding.kvTokens
+	if s.prefill != nil {
+		fits = fits && int(r.PromptLen) < s.prefill.kvTokens
+	}
+	if !fits {
+		r.Status = engine.Rejected
+		r.TerminalMs = s.nowMs
+		s.finished(ri)
+		return
+	}
+	p := s.decoding
+	if s.prefill != nil {
+		p = s.prefill
+		s.reqsP[ri].ArrivalMs = s.nowMs
+		r.Status = engine.Waiting
+	}
+	q := &p.reqs[ri]
+	promptHashes := q.Hashes[:min(int(q.PromptLen)/p.blockSize, len(q.Hashes))]
+	slot, overlap := p.router.Route(ri, int(q.PromptLen), promptHashes)
+	q.Worker, q.Rank = int32(slot/p.ranks), int32(slot%p.ranks)
+	s.overlap[ri] = int32(overlap * p.blockSize)
+	if s.handoffs != nil {
+		s.handoffs[ri] = Handoff{PrefillWorker: q.Worker, DecodeWorker: -1, PrefillAdmitMs: -1, SourceHeldMs: -1,
+			DestinationReservedMs: -1, DestinationActivatedMs: -1, PrefillOverlapTokens: int32(overlap * p.blockSize)}
+	}
+	p.engine(slot).Submit(ri)
+	p.dirty[q.Worker] = true
+}
+
+// finished reacts to a terminal request: the session's next turn arrives after the think time;
+// a finished session frees its concurrency slot for the next session.
+func (s *runState) finished(ri int32) {
+	q := &s.wl.Requests[ri]
+	sess := &s.wl.Sessions[q.Session]
+	if q.Turn+1 < sess.Turns {
+		next := ri + 1
+		s.push(event{timeMs: s.nowMs + s.wl.Requests[next].DelayMs, kind: evArrival, req: next})
+		return
+	}
+	if s.closedLoop && s.nextSession < len(s.wl.Sessions) {
+		s.startSession(s.nextSession, s.nowMs)
+		s.nextSession++
+	}
+}
+
+func (s *runState) startPass(p *role, w int) error {
+	wk := p.workers[w]
+	for attempt := 0; attempt < 2; attempt++ {
+		dur, scheduled := 0.0, false
+		for _, e := range wk.ranks {
+			d, ok := e.Schedule(s.nowMs)
+			dur = math.Max(dur, d)
+			scheduled = scheduled || ok
+		}
+		if s.checkInvariants {
+			if err := s.checkWorker(p, w); err != nil {
+				return err
+			}
+		}
+		if scheduled {
+			wk.busy = true
+			wk.passStart = s.nowMs
+			s.push(event{timeMs: s.nowMs + dur, kind: evPass, role: s.roleID(p), worker: int32(w)})
+			return nil
+		}
+		if !wk.hasWork() {
+			return nil
+		}
+		// Nothing scheduled although work is queued: a pass that only preempted. The next
+		// attempt admits from the waiting queue.
+	}
+	for _, e := range wk.ranks {
+		if e.Pool().Active() > 0 {
+			// KV is held by requests outside the running set (a finished prefill whose transfer
+			// has not ended, a reservation waiting for its transfer): the worker idles until a
+			// release marks it dirty again.
+			return nil
+		}
+	}
+	return errStuck
+}
+
+func (s *runState) completePass(p *role, w int) {
+	wk := p.workers[w]
+	wk.busy = false
+	pass := int32(len(wk.passGapMs))
+	wk.passGapMs = append(wk.passGapMs, s.nowMs-wk.passStart)
+	for k, e := range wk.ranks {
+		slot := w*p.ranks + k
+		for _, ev := range p.pending[slot] {
+			if ev.stored {
+				p.router.Stored(slot, ev.hash)
+			} else {
+				p.router.Removed(slot, ev.hash)
+			}
+		}
+		p.pending[slot] = p.pending[slot][:0]
+		e.Complete(s.nowMs, pass, p.onFirstToken, p.onDone)
+		if p != s.prefill {
+			s.retryReservations(p, slot)
+		}
+	}
+	p.dirty[w] = true
+}
+
+func (s *runState) checkWorker(p *role, w int) error {
+	for k, e := range p.workers[w].ranks {
+		holders := make([]int32, e.Pool().Capacity())
+		e.Holders(holders)
+		if msg := e.Pool().CheckInvariants(holders); msg != "" {
+			return fmt.Errorf("%s worker %d rank %d at %.3f ms: KV pool invariant broken: %s", p.name, w, k, s.nowMs, msg)
+		}
+	}
+	return nil
+}

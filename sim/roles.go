@@ -1,0 +1,197 @@
+package sim
+
+import (
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/router"
+)
+
+// worker is one logical worker: attention-DP rank engines that run passes in lock step.
+type worker struct {
+	ranks     []*engine.Engine
+	busy      bool
+	passStart float64
+	passGapMs []float64
+}
+
+func (w *worker) hasWork() bool {
+	for _, e := range w.ranks {
+		if e.HasWork() {
+			return true
+		}
+	}
+	return false
+}
+
+// kvEvent is a prefix-cache change on one rank, applied to the router's overlap index at the end
+// of the pass that caused it (engine-internals.md §4.2: KV events are visible at pass end).
+type kvEvent struct {
+	hash   uint64
+	stored bool
+}
+
+// role is the workers of one worker role (aggregated, prefill or decode) with their router.
+type role struct {
+	name          config.Role
+	reqs          []engine.Request
+	workers       []*worker
+	ranks         int
+	router        *router.Router
+	pending       [][]kvEvent // per slot, until the pass ends
+	blockSize     int
+	kvTokens      int
+	gpusPerWorker int
+	dirty         []bool
+	// waitingReserve lists, per slot, hand-offs waiting for KV room on a decode rank (FIFO).
+	waitingReserve [][]int32
+	// onFirstToken and onDone are the role's reactions to a request's first token and to its
+	// completion, bound once so passes do not allocate closures.
+	onFirstToken, onDone func(int32)
+}
+
+// newRole builds the workers of role name from its spec, over the request slice reqs; hold makes
+// them the prefill side of disaggregated serving (a finished prefill keeps its KV and is handed
+// to the decoding role).
+func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []engine.Request, hold bool) (*role, error) {
+	if spec == nil {
+		return nil, &config.Error{File: s.cfg.File, Path: "engine.workers." + string(name), Msg: "is required"}
+	}
+	model, err := s.dep.timing(name, spec)
+	if err != nil {
+		return nil, err
+	}
+	blocks, err := s.dep.capacityBlocks(name, spec)
+	if err != nil {
+		return nil, err
+	}
+	kv := spec.KVCache
+	par := spec.Parallelism
+	p := &role{
+		name: name, reqs: reqs, ranks: par.AttentionData, blockSize: kv.BlockSize,
+		kvTokens: blocks * kv.BlockSize, gpusPerWorker: par.GPUsPerWorker(),
+		workers: make([]*worker, par.Replicas), dirty: make([]bool, par.Replicas),
+	}
+	slots := par.Replicas * par.AttentionData
+	p.pending = make([][]kvEvent, slots)
+	p.waitingReserve = make([][]int32, slots)
+	opt := router.Options{
+		Policy: s.cfg.Router.Policy, Workers: par.Replicas, Ranks: par.AttentionData, BlockSize: kv.BlockSize,
+		OverlapScoreCredit: derefOr(s.cfg.Router.OverlapScoreCredit, 1), PrefillLoadScale: derefOr(s.cfg.Router.PrefillLoadScale, 1),
+		Temperature: deref(s.cfg.Router.Temperature), Seed: RouterSeed, Requests: len(reqs),
+	}
+	if opt.Policy == "" {
+		opt.Policy = config.PolicyRoundRobin
+	}
+	// Only load-aware policies track load; round_robin and random place blindly.
+	loadAware := opt.Policy == config.PolicyKVRouter || opt.Policy == config.PolicyLeastLoaded
+	switch name {
+	case config.RoleAggregated:
+		opt.UseOverlap = opt.Policy == config.PolicyKVRouter
+		opt.TrackPrefill, opt.TrackDecode, opt.AssumeReuse = loadAware, loadAware, true
+	case config.RolePrefill:
+		// The prefill router tracks prompt load and overlap but not decode blocks.
+		opt.UseOverlap, opt.TrackPrefill = opt.Policy == config.PolicyKVRouter, loadAware
+	case config.RoleDecode:
+		// The decode router is overlap-blind and counts every request's blocks (no reuse assumed).
+		opt.TrackDecode = loadAware
+	}
+	if p.router, err = router.New(opt); err != nil {
+		return nil, &config.Error{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
+	}
+	for w := range p.workers {
+		p.workers[w] = &worker{ranks: make([]*engine.Engine, par.AttentionData)}
+		for k := range p.workers[w].ranks {
+			e, err := engine.New(engine.Config{
+				MaxBatchedTokens: spec.Scheduler.MaxBatchedTokens, MaxSequences: spec.Scheduler.MaxSequences,
+				BlockSize: kv.BlockSize, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching,
+				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Worker: int32(w), Rank: int32(k),
+			}, reqs)
+			if err != nil {
+				return nil, err
+			}
+			if opt.UseOverlap {
+				slot := w*par.AttentionData + k
+				e.Pool().OnStored = func(h uint64) { p.pending[slot] = append(p.pending[slot], kvEvent{h, true}) }
+				e.Pool().OnRemoved = func(h uint64) { p.pending[slot] = append(p.pending[slot], kvEvent{h, false}) }
+			}
+			p.workers[w].ranks[k] = e
+		}
+	}
+	if hold {
+		// The prefill role hands a finished prefill to the decode role.
+		p.onDone = s.handoff
+	} else {
+		p.onFirstToken = p.router.PrefillDone
+		p.onDone = func(ri int32) {
+			p.router.Free(ri)
+			s.finished(ri)
+		}
+	}
+	return p, nil
+}
+
+func derefOr(p *float64, def float64) float64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func (p *role) passGaps() [][]float64 {
+	out := make([][]float64, len(p.workers))
+	for w, wk := range p.workers {
+		out[w] = wk.passGapMs
+	}
+	return out
+}
+
+func (p *role) preemptions() int64 {
+	var n int64
+	for _, wk := range p.workers {
+		for _, e := range wk.ranks {
+			n += e.Preemptions()
+		}
+	}
+	return n
+}
+
+// leakedBlocks counts blocks still held on ranks with no live request.
+func (p *role) leakedBlocks() int {
+	n := 0
+	for _, wk := range p.workers {
+		for _, e := range wk.ranks {
+			if !e.HasWork() {
+				n += e.Pool().Active()
+			}
+		}
+	}
+	return n
+}
+
+func (p *role) engine(slot int) *engine.Engine { return p.workers[slot/p.ranks].ranks[slot%p.ranks] }
+
+// initRequests sizes every request: the output is clipped so that prompt + output stays within the
+// context limit and within every KV pool the request passes through.
+func (s *runState) initRequests() {
+	roles := []*role{s.decoding}
+	if s.prefill != nil {
+		roles = append(roles, s.prefill)
+	}
+	for _, p := range roles {
+		hashes := s.wl.BlockHashes(p.blockSize, s.ctxLimit)
+		history := make([]engine.Admission, len(s.wl.Requests))
+		for i := range s.wl.Requests {
+			q := &s.wl.Requests[i]
+			maxOut := min(int(q.OutputLen), s.ctxLimit-int(q.PromptLen))
+			for _, other := range roles {
+				maxOut = min(maxOut, other.kvTokens-int(q.PromptLen))
+			}
+			maxOut = max(maxOut, 0)
+			if p == s.prefill {
+				// The prefill side produces only the first token (engine-internals.md §5).
+				maxOut = min(maxOut, 1)
+			}
+			p.reqs[i].Reset(q.PromptLen, q.OutputLen, int32(maxOut), hashes[i], history[i:i:i+1])
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/traffic"
+)
+
+// BuildWorkload builds the sessions and requests cfg.Traffic describes. Trace files are read here;
+// a bad trace line is a *traffic.TraceError naming the file and line.
+func BuildWorkload(cfg *config.Config) (*traffic.Workload, error) {
+	src, load, stop := &cfg.Traffic.Source, &cfg.Traffic.Load, &cfg.Traffic.Stop
+	switch src.Type {
+	case config.SourceSynthetic:
+		return traffic.Synthetic(countFor(stop.Requests, stop.RequestsPerLoadUnit, load), src.InputTokens, src.OutputTokens), nil
+	case config.SourceSyntheticSession:
+		sh := src.Session
+		return traffic.SyntheticSessions(countFor(stop.Sessions, stop.SessionsPerLoadUnit, load), traffic.SessionShape{
+			Turns: sh.Turns, NewInput: src.NewInputTokensPerTurn, Output: src.OutputTokensPerTurn,
+			SharedPrefixRatio: sh.SharedPrefixRatio, PrefixGroups: sh.PrefixGroups, InterTurnDelayMs: sh.InterTurnDelayMs,
+		}), nil
+	case config.SourceTrace:
+		rows, err := LoadTrace(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return TraceWorkload(cfg, rows)
+	}
+	return nil, fmt.Errorf("traffic.source.type %q is not supported", src.Type)
+}
+
+// LoadTrace parses the trace file of cfg's trace source (traffic.source.paths[0], hashed at
+// traffic.source.block_size tokens per hash id). A file that cannot be read at all is a
+// *config.Error on traffic.source.paths; a bad line is a *traffic.TraceError naming it. The rows
+// depend only on the path and block size, so a sweep may parse a file once and share the rows.
+func LoadTrace(cfg *config.Config) ([]traffic.TraceRow, error) {
+	src := &cfg.Traffic.Source
+	rows, err := traffic.LoadMooncake(src.Paths[0], src.BlockSize)
+	var te *traffic.TraceError
+	if err != nil && !errors.As(err, &te) {
+		return nil, &config.Error{File: cfg.File, Path: "traffic.source.paths", Msg: err.Error(), Err: err}
+	}
+	return rows, err
+}
+
+// TraceWorkload builds the workload of cfg's trace source from its parsed rows (LoadTrace); rows
+// are read, not modified. A row checkTrace refuses is a *traffic.TraceError; speedup applies only
+// to trace_timestamps loads. A request whose authored arrival (its session's start plus its
+// delays, after the speedup) lies beyond config.MaxMs virtual ms is a *traffic.TraceError naming
+// its line: past it float64 ms no longer resolve 2 ns, and far past it a forward pass would
+// vanish from the latencies.
+func TraceWorkload(cfg *config.Config, rows []traffic.TraceRow) (*traffic.Workload, error) {
+	src, load := &cfg.Traffic.Source, &cfg.Traffic.Load
+	if err := checkTrace(rows, src.Paths[0], load.Type); err != nil {
+		return nil, err
+	}
+	speedup := 1.0
+	if load.Type == config.LoadTraceTimestamps && load.Speedup > 0 {
+		speedup = load.Speedup
+	}
+	w := traffic.FromTrace(rows, src.BlockSize, speedup)
+	if at, line := traffic.LatestArrival(rows, w); at > config.MaxMs {
+		msg := fmt.Sprintf("this request arrives at %g virtual ms (its session's start plus the delays of its turns), "+
+			"beyond the %g ms simulated time may reach", at, float64(config.MaxMs))
+		if speedup != 1 {
+			msg += fmt.Sprintf(" (traffic.load.speedup %g divides every trace time; a larger speedup shortens them)", speedup)
+		}
+		return nil, &traffic.TraceError{File: src.Paths[0], Line: line, Msg: msg}
+	}
+	return w, nil
+}
+
+// countFor resolves a stop count: the explicit count, or max(1, round(x × load unit)) where the
+// load unit is the concurrency or the open-loop rate (dynosim-spec.md §3.1.3).
+func countFor(n int, perLoadUnit float64, load *config.Load) int {
+	if n > 0 {
+		return n
+	}
+	return max(1, int(math.Round(perLoadUnit*load.Unit())))
+}
+
+// checkTrace applies the run-level rules to parsed Mooncake rows: bounded lengths and row count,
+// and, under trace_timestamps, a timestamp on the first row of every session (dynosim-spec.md
+// §3.1.4); a first row's delay must be 0 or absent. Errors name the file and line.
+func checkTrace(rows []traffic.TraceRow, file, loadType string) error {
+	if len(rows) > config.MaxRequests {
+		return &traffic.TraceError{File: file, Msg: fmt.Sprintf("has %d rows; at most %d requests fit one run", len(rows), config.MaxRequests)}
+	}
+	seen := make(map[string]bool)
+	for i := range rows {
+		r := &rows[i]
+		bad := func(field, format string, args ...any) error {
+			return &traffic.TraceError{File: file, Line: r.Line, Field: field, Msg: fmt.Sprintf(format, args...)}
+		}
+		if r.InputLength > config.MaxTokensPerRequest {
+			return bad("input_length", "is %d tokens; must be <= %d", r.InputLength, config.MaxTokensPerRequest)
+		}
+		if r.OutputLength > config.MaxTokensPerRequest {
+			return bad("output_length", "is %d tokens; must be <= %d", r.OutputLength, config.MaxTokensPerRequest)
+		}
+		first := r.SessionID == "" || !seen[r.SessionID]
+		seen[r.SessionID] = true
+		if !first {
+			continue
+		}
+		if loadType == config.LoadTraceTimestamps && !r.HasTimestamp {
+			return bad("timestamp", "is required on the first row of a session under traffic.load.type trace_timestamps")
+		}
+		if r.HasDelay && r.DelayMs != 0 {
+			return bad("delay", "must be 0 or absent on the first row of a session, got %g", r.DelayMs)
+		}
+	}
+	return nil
+}
