@@ -1,3 +1,322 @@
-// Package router places arriving requests on the rank schedulers of a worker pool: round robin,
+// Package router places arriving requests on the rank schedulers of a worker role: round robin,
 // random, least loaded, or KV-aware (kv_router: prefix overlap against load). Start with Router.
 package router
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/servesweep/servesweep/sim/config"
+)
+
+// MaxSlots is the most rank schedulers (workers × attention-DP ranks) one Router can route over:
+// the overlap index keeps one bit per slot in a uint64.
+const MaxSlots = 64
+
+// Options configure a Router.
+type Options struct {
+	// Policy is the placement policy (config.Policies).
+	Policy config.Policy
+	// Workers and Ranks give the slots: slot = worker × Ranks + rank.
+	Workers, Ranks int
+	// BlockSize is the KV block size in tokens of the routed pool.
+	BlockSize int
+	// OverlapScoreCredit (>= 0, default 1), PrefillLoadScale (>= 0, default 1) and
+	// Temperature (>= 0, default 0) are the kv_router knobs (dynosim-spec.md §3.3).
+	OverlapScoreCredit, PrefillLoadScale, Temperature float64
+	// UseOverlap credits cached blocks (kv_router; off for the decode pool of disaggregated serving).
+	UseOverlap bool
+	// TrackPrefill charges prompt tokens to a slot until the request's first token.
+	TrackPrefill bool
+	// TrackDecode charges the request's prompt blocks to a slot until it is freed.
+	TrackDecode bool
+	// AssumeReuse counts a block live on a slot once however many requests hold it; otherwise
+	// every request's blocks count separately.
+	AssumeReuse bool
+	// Seed drives tie-breaking, temperature sampling and the random policy.
+	Seed uint64
+	// Requests is the number of requests of the run (per-request state is kept in flat slices).
+	Requests int
+}
+
+// Router routes requests to rank slots and tracks what it placed: active prefill tokens (charged
+// at routing, released at first token), live prompt blocks per slot (released when the request is
+// freed) and, for kv_router, an overlap index of which slot caches which KV block, learned from the
+// engines' stored/removed events (engine-internals.md §4).
+//
+// kv_router cost of slot w for a request of ISL tokens and prompt blocks B (lower wins):
+//
+//	prefill = (active_prefill_tokens(w) + ISL) / block_size
+//	cost    = prefill_load_scale × max(0, prefill − overlap_score_credit × overlap_blocks(w))
+//	        + active_decode_blocks(w) + blocks of the request not live on w
+//
+// With temperature 0 the lowest cost wins and ties are broken uniformly at random (seeded). With
+// temperature t > 0, slot i is drawn with probability ∝ exp(−(c_i − c_min) / ((c_max − c_min)·t)),
+// uniform when all costs are equal. random draws a slot uniformly; least_loaded takes the slot
+// with the fewest active tokens (prefill tokens plus live blocks × block size), lowest slot first.
+type Router struct {
+	opt   Options
+	slots int
+	rng   *rand.Rand
+	rr    int
+
+	index      map[uint64]uint64 // block hash → bitmask of slots caching it
+	prefill    []int64           // active prefill tokens per slot
+	live       []map[uint64]int32
+	liveCount  []int64 // live decode blocks per slot
+	cost       []float64
+	overlap    []int32
+	reqSlot    []int32
+	reqPrefill []int64
+	reqBlocks  []int32
+	reqHashes  [][]uint64
+}
+
+// New validates opt and returns a Router.
+func New(opt Options) (*Router, error) {
+	slots := opt.Workers * opt.Ranks
+	switch {
+	case slots <= 0:
+		return nil, fmt.Errorf("router: no workers to route to")
+	case opt.BlockSize <= 0:
+		return nil, fmt.Errorf("router: block size must be > 0")
+	case opt.Policy == config.PolicyKVRouter && slots > MaxSlots:
+		return nil, fmt.Errorf("kv_router routes over at most %d workers × attention-DP ranks, got %d", MaxSlots, slots)
+	}
+	switch opt.Policy {
+	case config.PolicyRoundRobin, config.PolicyKVRouter, config.PolicyRandom, config.PolicyLeastLoaded:
+	default:
+		return nil, fmt.Errorf("router: unknown policy %q", opt.Policy)
+	}
+	p := &Router{
+		opt: opt, slots: slots, rng: rand.New(rand.NewPCG(opt.Seed, 0x726f75746572)),
+		prefill: make([]int64, slots), live: make([]map[uint64]int32, slots), liveCount: make([]int64, slots),
+		cost: make([]float64, slots), overlap: make([]int32, slots),
+		reqSlot: make([]int32, opt.Requests), reqPrefill: make([]int64, opt.Requests),
+		reqBlocks: make([]int32, opt.Requests), reqHashes: make([][]uint64, opt.Requests),
+	}
+	if opt.UseOverlap {
+		p.index = make(map[uint64]uint64)
+	}
+	for i := range p.live {
+		p.live[i] = make(map[uint64]int32)
+	}
+	return p, nil
+}
+
+// Stored records that slot now caches the block with sequence hash h (a KV event at pass end).
+func (p *Router) Stored(slot int, h uint64) {
+	if p.index != nil {
+		p.index[h] |= 1 << uint(slot)
+	}
+}
+
+// Removed records that slot evicted the block with sequence hash h.
+func (p *Router) Removed(slot int, h uint64) {
+	if p.index == nil {
+		return
+	}
+	if m := p.index[h] &^ (1 << uint(slot)); m == 0 {
+		delete(p.index, h)
+	} else {
+		p.index[h] = m
+	}
+}
+
+// Route places request req, whose prompt is isl tokens with full-block hashes promptHashes, and
+// returns its slot and the number of leading prompt blocks that slot caches. The request's loads
+// are charged until PrefillDone and Free.
+func (p *Router) Route(req int32, isl int, promptHashes []uint64) (slot int, overlapBlocks int) {
+	bs := p.opt.BlockSize
+	blocks := (isl + bs - 1) / bs
+	if p.index != nil {
+		p.computeOverlap(promptHashes)
+	}
+	switch p.opt.Policy {
+	case config.PolicyRoundRobin:
+		// Cycle workers first, then each worker's ranks: worker k mod W, rank (k / W) mod R.
+		w, r := p.rr%p.opt.Workers, (p.rr/p.opt.Workers)%p.opt.Ranks
+		slot = w*p.opt.Ranks + r
+		p.rr = (p.rr + 1) % p.slots
+	case config.PolicyRandom:
+		slot = p.rng.IntN(p.slots)
+	case config.PolicyLeastLoaded:
+		best := int64(math.MaxInt64)
+		for w := 0; w < p.slots; w++ {
+			if load := p.prefill[w] + p.liveCount[w]*int64(bs); load < best {
+				best, slot = load, w
+			}
+		}
+	case config.PolicyKVRouter:
+		for w := 0; w < p.slots; w++ {
+			c := 0.0
+			if p.opt.TrackPrefill {
+				pre := float64(p.prefill[w]+int64(isl)) / float64(bs)
+				if p.index != nil {
+					pre -= p.opt.OverlapScoreCredit * float64(p.overlap[w])
+				}
+				c += p.opt.PrefillLoadScale * math.Max(0, pre)
+			}
+			if p.opt.TrackDecode {
+				c += float64(p.liveCount[w]) + float64(p.additionalBlocks(w, blocks, promptHashes))
+			}
+			p.cost[w] = c
+		}
+		slot = p.pick()
+	}
+	if p.index != nil {
+		overlapBlocks = int(p.overlap[slot])
+	}
+	p.reqSlot[req] = int32(slot)
+	if p.opt.TrackPrefill {
+		charge := int64(isl - overlapBlocks*bs)
+		p.prefill[slot] += charge
+		p.reqPrefill[req] = charge
+	}
+	if p.opt.TrackDecode {
+		p.reqBlocks[req] = int32(blocks)
+		p.reqHashes[req] = promptHashes
+		p.addLive(slot, blocks, promptHashes, +1)
+	}
+	return slot, overlapBlocks
+}
+
+// computeOverlap fills p.overlap with, per slot, the count of leading hashes it caches.
+func (p *Router) computeOverlap(hashes []uint64) {
+	alive := uint64(math.MaxUint64)
+	if p.slots < 64 {
+		alive = 1<<uint(p.slots) - 1
+	}
+	for w := range p.overlap {
+		p.overlap[w] = 0
+	}
+	depth := int32(0)
+	for _, h := range hashes {
+		m := p.index[h] & alive
+		for dead := alive &^ m; dead != 0; dead &= dead - 1 {
+			p.overlap[trailingZeros(dead)] = depth
+		}
+		alive = m
+		depth++
+		if alive == 0 {
+			return
+		}
+	}
+	for ; alive != 0; alive &= alive - 1 {
+		p.overlap[trailingZeros(alive)] = depth
+	}
+}
+
+func trailingZeros(x uint64) int {
+	n := 0
+	for x&1 == 0 {
+		x >>= 1
+		n++
+	}
+	return n
+}
+
+// additionalBlocks counts the request's prompt blocks not live on slot w: without AssumeReuse all
+// of them; with it, the full blocks whose hash is not live there, plus a partial last block.
+func (p *Router) additionalBlocks(w, blocks int, hashes []uint64) int {
+	if !p.opt.AssumeReuse {
+		return blocks
+	}
+	n := blocks - len(hashes)
+	live := p.live[w]
+	for _, h := range hashes {
+		if live[h] == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// addLive charges (sign +1) or releases (−1) a request's prompt blocks on slot w.
+func (p *Router) addLive(w, blocks int, hashes []uint64, sign int32) {
+	if !p.opt.AssumeReuse {
+		p.liveCount[w] += int64(sign) * int64(blocks)
+		return
+	}
+	live := p.live[w]
+	for _, h := range hashes {
+		c := live[h]
+		switch {
+		case sign > 0 && c == 0:
+			p.liveCount[w]++
+		case sign < 0 && c == 1:
+			p.liveCount[w]--
+		}
+		if c+sign == 0 {
+			delete(live, h)
+		} else {
+			live[h] = c + sign
+		}
+	}
+	// A partial last block is never shared.
+	p.liveCount[w] += int64(sign) * int64(blocks-len(hashes))
+}
+
+// pick chooses a slot from p.cost: the argmin with seeded uniform tie-breaking, or a
+// temperature-scaled softmin sample.
+func (p *Router) pick() int {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range p.cost {
+		lo, hi = math.Min(lo, c), math.Max(hi, c)
+	}
+	if p.opt.Temperature > 0 && hi > lo {
+		total := 0.0
+		for w, c := range p.cost {
+			e := math.Exp(-(c - lo) / ((hi - lo) * p.opt.Temperature))
+			p.cost[w] = e
+			total += e
+		}
+		x := p.rng.Float64() * total
+		for w, e := range p.cost {
+			if x < e {
+				return w
+			}
+			x -= e
+		}
+		return p.slots - 1
+	}
+	if p.opt.Temperature > 0 {
+		return p.rng.IntN(p.slots)
+	}
+	slot, ties := 0, 0
+	for w, c := range p.cost {
+		if c != lo {
+			continue
+		}
+		ties++
+		if ties == 1 || p.rng.IntN(ties) == 0 {
+			slot = w
+		}
+	}
+	return slot
+}
+
+// PrefillDone releases the prefill tokens charged for req (its first token was produced).
+func (p *Router) PrefillDone(req int32) {
+	if c := p.reqPrefill[req]; c != 0 {
+		p.prefill[p.reqSlot[req]] -= c
+		p.reqPrefill[req] = 0
+	}
+}
+
+// Free releases everything still charged for req (it finished or left the pool).
+func (p *Router) Free(req int32) {
+	p.PrefillDone(req)
+	if b := p.reqBlocks[req]; b != 0 {
+		p.addLive(int(p.reqSlot[req]), int(b), p.reqHashes[req], -1)
+		p.reqBlocks[req] = 0
+		p.reqHashes[req] = nil
+	}
+}
+
+// ActivePrefillTokens returns the prefill tokens charged to slot.
+func (p *Router) ActivePrefillTokens(slot int) int64 { return p.prefill[slot] }
+
+// ActiveDecodeBlocks returns the live prompt blocks charged to slot.
+func (p *Router) ActiveDecodeBlocks(slot int) int64 { return p.liveCount[slot] }
