@@ -573,3 +573,197 @@ func TestSchedulerScenarios(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) { runScenario(t, sc) })
 	}
 }
+
+// expectBatch fails unless one pass runs and prices want (KVCapacityTokens filled in) and the
+// requests in wantDone complete.
+func (h *harness) expectBatch(want timing.Batch, wantDone ...int32) {
+	h.t.Helper()
+	b, scheduled, _, done := h.step()
+	if !scheduled {
+		h.t.Fatalf("pass %d scheduled nothing", h.pass+1)
+	}
+	want.KVCapacityTokens = h.e.CapacityTokens()
+	if b != want {
+		h.t.Errorf("pass %d batch\n got %+v\nwant %+v", h.pass, b, want)
+	}
+	if !slices.Equal(done, wantDone) {
+		h.t.Errorf("pass %d completed %v, want %v", h.pass, done, wantDone)
+	}
+}
+
+func (h *harness) expectPool(when string, active, inactive int) {
+	h.t.Helper()
+	h.checkPool(when)
+	if p := h.e.Pool(); p.Active() != active || p.Inactive() != inactive {
+		h.t.Fatalf("%s: %d active and %d inactive blocks, want %d and %d", when, p.Active(), p.Inactive(), active, inactive)
+	}
+}
+
+func (h *harness) reserve(ri int32, wantCached int, wantOK bool) {
+	h.t.Helper()
+	cached, ok := h.e.Reserve(ri)
+	if cached != wantCached || ok != wantOK {
+		h.t.Fatalf("Reserve(%d) = %d, %v; want %d, %v", ri, cached, ok, wantCached, wantOK)
+	}
+}
+
+// The decode side of a disaggregated hand-off: Reserve pins the prompt blocks the pool caches and
+// allocates the rest, or claims nothing when it lacks room; Activate makes the request decodable.
+// Block size 4, 6 blocks, prefix caching.
+func TestReserveActivate(t *testing.T) {
+	h := newHarness(t, Config{MaxBatchedTokens: 100, MaxSequences: 8, BlockSize: 4, CapacityBlocks: 6, PrefixCaching: true},
+		spec{prompt: 10, output: 3, hashes: []uint64{1, 2, 3}},
+		spec{prompt: 14, output: 2, hashes: []uint64{1, 2, 5, 6}},
+		spec{prompt: 24, output: 1, hashes: []uint64{1, 2, 3, 7, 8, 9}},
+		spec{prompt: 4, output: 2, hashes: []uint64{99}})
+	e := h.e
+
+	// Request 0: nothing cached, ceil(10/4) = 3 blocks (0, 1, 2). It stays outside the queues.
+	h.reserve(0, 0, true)
+	h.expectPool("reserve 0", 3, 0)
+	if e.HasWork() || len(h.reqs[0].Blocks) != 3 {
+		t.Fatalf("after Reserve: has work %v, %d blocks", e.HasWork(), len(h.reqs[0].Blocks))
+	}
+	// Request 1 needs ceil(14/4) = 4 blocks; request 0's KV has not arrived, so nothing is cached
+	// yet, and 3 blocks are free: refused, nothing claimed.
+	h.reserve(1, 0, false)
+	h.expectPool("refused reserve 1", 3, 0)
+	if len(h.reqs[1].Blocks) != 0 {
+		t.Fatalf("a refused Reserve left %d blocks", len(h.reqs[1].Blocks))
+	}
+	// Request 0's transfer ends: its first token came from the prefill side, its 10 prompt
+	// tokens count as computed and its 2 full blocks are cached as hashes 1 and 2.
+	h.reqs[0].EmitFirstToken(0)
+	e.Activate(0)
+	if r := &h.reqs[0]; r.NumComputed != 10 || r.Status != Waiting || !e.HasWork() || !e.Pool().Contains(1) || !e.Pool().Contains(2) || e.Pool().Contains(3) {
+		t.Fatalf("after Activate: computed %d status %v has work %v", r.NumComputed, r.Status, e.HasWork())
+	}
+	// Now request 1 finds hashes 1 and 2 (of its floor(14/4) = 3 full prompt blocks): 8 cached
+	// tokens pinned, 4 − 2 = 2 new blocks (3, 4); 5 active blocks.
+	h.reserve(1, 8, true)
+	h.expectPool("reserve 1", 5, 0)
+	if got := h.reqs[1].Blocks; !slices.Equal(got, []int32{0, 1, 3, 4}) {
+		t.Fatalf("request 1 lease %v, want [0 1 3 4]", got)
+	}
+
+	// Pass 1: request 0 is admitted with its KV in place and computes 1 token (its first
+	// output) with 10 in KV: a decode step of KV 11, ceil(11/4) = 3 blocks, none new.
+	h.expectBatch(timing.Batch{DecodeRequests: 1, DecodeKVTokens: 11, DecodeSteps: 1, DecodeStepKVTokens: 11, SampledTokens: 1})
+	h.expectPool("pass 1", 5, 0)
+	h.reqs[1].EmitFirstToken(5)
+	e.Activate(1)
+	// Pass 2 (10 ms): request 0 decodes (KV 12, filling its block 2 as hash 3) and completes
+	// at its 3rd token; request 1 is admitted and decodes (KV 15, 4 blocks held). KV 12 + 15.
+	h.expectBatch(timing.Batch{DecodeRequests: 2, DecodeKVTokens: 27, DecodeSteps: 2, DecodeStepKVTokens: 27, SampledTokens: 2}, 0, 1)
+	// Released: request 0's block 2 (hash 3) to the LRU list; request 1's block 4 (partial) to the
+	// free list, then 3 (hash 5), 1 (2), 0 (1) to the LRU list: 4 inactive.
+	h.expectPool("pass 2", 0, 4)
+	// Decode-side hits are logged in History only, not counted as the request's reuse.
+	checkHistory(t, h, 0, admissions(Admission{AtMs: 0}), 0, 0, 0)
+	checkHistory(t, h, 1, admissions(Admission{AtMs: 10, ReusedTokens: 8}), 0, 0, 0)
+
+	// Request 3 takes the free block 4: 5 available (fresh block 5 + 4 inactive).
+	h.reserve(3, 0, true)
+	h.expectPool("reserve 3", 1, 4)
+	// Request 2 (24 tokens) finds hashes 1, 2, 3 cached, all inactive: 6 − 3 = 3 new blocks, and
+	// pinning the 3 hits takes them out of the available 5 too: 6 > 5, refused, nothing pinned.
+	h.reserve(2, 0, false)
+	h.expectPool("refused reserve 2", 1, 4)
+	// With request 3's reservation dropped, 6 are available: 12 cached tokens. The new blocks
+	// come from the free list (4), the fresh block (5), then the LRU head (3, hash 5, evicted).
+	e.Release(3)
+	h.reserve(2, 12, true)
+	h.expectPool("reserve 2", 6, 0)
+	if got := h.reqs[2].Blocks; !slices.Equal(got, []int32{0, 1, 2, 4, 5, 3}) || e.Pool().Contains(5) {
+		t.Fatalf("request 2 lease %v (want [0 1 2 4 5 3]); hash 5 still cached %v", got, e.Pool().Contains(5))
+	}
+	e.Release(2)
+	h.expectPool("release 2", 0, 3)
+}
+
+// The prefill side of a disaggregated hand-off (HoldOnComplete, PrefillOnly) against the same
+// passes on an aggregated engine. Block size 4, budget 8, prefix caching.
+func TestHoldOnCompleteAndPrefillOnly(t *testing.T) {
+	for _, prefillOnly := range []bool{true, false} {
+		t.Run(fmt.Sprintf("prefill only %v", prefillOnly), func(t *testing.T) {
+			h := newHarness(t, Config{MaxBatchedTokens: 8, MaxSequences: 8, BlockSize: 4, CapacityBlocks: 8, PrefixCaching: true,
+				HoldOnComplete: true, PrefillOnly: prefillOnly},
+				spec{prompt: 10, output: 1, hashes: []uint64{1, 2}}, spec{prompt: 6, output: 1, hashes: []uint64{3}})
+			h.e.Submit(0)
+			h.e.Submit(1)
+			// Pass 1: request 0's first chunk takes the budget: 8 tokens (2 blocks), pairs 36.
+			h.expectBatch(timing.Batch{PrefillRequests: 1, PrefillTokens: 8, PrefillAttentionPairs: 36})
+			// Pass 2: request 0's last 2 tokens after 8 (pairs 2·8 + 3 = 19, a 3rd block), then
+			// request 1's 6 (pairs 21, 2 blocks). Both sample their first token; only an
+			// aggregated engine has a decode part (KV 10 + 6).
+			want := timing.Batch{PrefillRequests: 2, PrefillTokens: 8, PrefillContextTokens: 8, PrefillAttentionPairs: 40, SampledTokens: 2}
+			if !prefillOnly {
+				want.DecodeRequests, want.DecodeKVTokens = 2, 16
+			}
+			calls := h.m.calls
+			want.KVCapacityTokens = h.e.CapacityTokens()
+			_, _, first, done := h.step()
+			if h.m.calls != calls+1 || h.m.last != want {
+				t.Fatalf("pass 2 batch\n got %+v\nwant %+v", h.m.last, want)
+			}
+			if !slices.Equal(first, []int32{0, 1}) || !slices.Equal(done, []int32{0, 1}) {
+				t.Fatalf("first tokens %v, completed %v; want [0 1] both", first, done)
+			}
+			// Completed, but their 3 + 2 blocks are held until Release.
+			if r := &h.reqs[0]; r.Status != Completed || len(r.Blocks) != 3 || len(h.reqs[1].Blocks) != 2 || h.e.HasWork() {
+				t.Fatalf("after completion: status %v, blocks %d and %d, has work %v", r.Status, len(r.Blocks), len(h.reqs[1].Blocks), h.e.HasWork())
+			}
+			h.expectPool("completed", 5, 0)
+			// Request 0 frees its partial block and caches hashes 1, 2; request 1 caches hash 3.
+			h.e.Release(0)
+			h.expectPool("release 0", 2, 2)
+			h.e.Release(1)
+			h.expectPool("release 1", 0, 3)
+		})
+	}
+}
+
+// Nothing runs and the waiting head, whose transferred KV is in place, needs one more block
+// that the queued transferred KV behind it holds: the newest holder is released (a preemption)
+// rather than waiting forever. Block size 4, 4 blocks, no prefix caching.
+func TestBlockedHeadEvictsNewestWaitingHolder(t *testing.T) {
+	h := newHarness(t, Config{MaxBatchedTokens: 100, MaxSequences: 8, BlockSize: 4, CapacityBlocks: 4},
+		spec{prompt: 8, output: 2}, spec{prompt: 8, output: 2})
+	for ri := range int32(2) {
+		h.reserve(ri, 0, true) // 2 blocks each: the pool is full
+		h.reqs[ri].EmitFirstToken(0)
+		h.e.Activate(ri)
+	}
+	// Request 0's 9th token needs ceil(9/4) = 3 blocks, it holds 2, none is free: request 1's 2
+	// blocks are released and request 0 decodes (KV 9) and completes. Request 1 would now
+	// recompute 9 tokens, 3 blocks, with 1 left: it waits.
+	h.expectBatch(timing.Batch{DecodeRequests: 1, DecodeKVTokens: 9, DecodeSteps: 1, DecodeStepKVTokens: 9, SampledTokens: 1}, 0)
+	if r := &h.reqs[1]; r.Preemptions != 1 || h.e.Preemptions() != 1 || r.NumComputed != 0 || len(r.Blocks) != 0 || r.Status != Waiting {
+		t.Fatalf("request 1: preemptions %d (engine %d), computed %d, %d blocks, %v", r.Preemptions, h.e.Preemptions(), r.NumComputed, len(r.Blocks), r.Status)
+	}
+	// Pass 2: request 1 recomputes its 8 prompt tokens and first output, 9 tokens, pairs 45.
+	h.expectBatch(timing.Batch{PrefillRequests: 1, PrefillTokens: 9, PrefillAttentionPairs: 45, DecodeRequests: 1, DecodeKVTokens: 9, SampledTokens: 1}, 1)
+	h.expectPool("done", 0, 0)
+	checkHistory(t, h, 1, admissions(Admission{AtMs: 10}), 1, 0, 0)
+}
+
+// New refuses a config with a non-positive size or no timing model.
+func TestNewRejectsInvalidConfig(t *testing.T) {
+	valid := Config{MaxBatchedTokens: 1, MaxSequences: 1, BlockSize: 1, CapacityBlocks: 1, Timing: &recorder{}}
+	if _, err := New(valid, nil); err != nil {
+		t.Fatalf("valid config refused: %v", err)
+	}
+	for name, mutate := range map[string]func(*Config){
+		"max batched tokens": func(c *Config) { c.MaxBatchedTokens = 0 },
+		"max sequences":      func(c *Config) { c.MaxSequences = -1 },
+		"block size":         func(c *Config) { c.BlockSize = 0 },
+		"capacity":           func(c *Config) { c.CapacityBlocks = 0 },
+		"timing":             func(c *Config) { c.Timing = nil },
+	} {
+		c := valid
+		mutate(&c)
+		if _, err := New(c, nil); err == nil {
+			t.Errorf("%s: invalid config accepted", name)
+		}
+	}
+}
