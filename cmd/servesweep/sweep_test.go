@@ -347,7 +347,7 @@ func TestSweepMooncakeExample(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
-	if !strings.Contains(out, "48 points selected of 48 valid") {
+	if !strings.Contains(out, "48 points selected of 48 valid") || !strings.Contains(out, "48 ok, 0 failed, 0 timed out") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	rows := readRows(t, dir)
@@ -360,8 +360,14 @@ func TestSweepMooncakeExample(t *testing.T) {
 	if err := json.Unmarshal(data, &front); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) < 24 || len(front.Front) == 0 {
-		t.Errorf("%d rows, front of %d points", len(rows), len(front.Front))
+	// Every selected point is a row; the front is a non-empty subset of them.
+	if len(rows) != 48 || len(front.Front) == 0 {
+		t.Errorf("%d rows (want 48), front of %d points", len(rows), len(front.Front))
+	}
+	for _, f := range front.Front {
+		if !slices.ContainsFunc(rows, func(r results.Row) bool { return r.PointID == f.PointID }) {
+			t.Errorf("front point %s is not a row", f.PointID)
+		}
 	}
 	for _, r := range rows {
 		if r.Status != results.StatusOK || r.TracePath == nil || *r.TracePath != trace || r.LoadSpeedup == nil {
