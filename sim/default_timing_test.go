@@ -40,8 +40,19 @@ func TestSeedConfigsWithDefaultTiming(t *testing.T) {
 		"traffic={source: {type: synthetic, input_tokens: 2048, output_tokens: 64}, load: {type: concurrency, concurrency: 8}, stop: {requests: 40}}",
 		"engine.kv_transfer.bytes_per_token=auto")...)
 	res = mustRun(t, d)
-	if res.Summary.CompletedRequests != 40 {
-		t.Errorf("disaggregated: completed %d", res.Summary.CompletedRequests)
+	if res.Summary.CompletedRequests != 40 || res.Summary.TotalOutputTokens != 40*64 {
+		t.Errorf("disaggregated: completed %d, output %d; want 40, 2560", res.Summary.CompletedRequests, res.Summary.TotalOutputTokens)
+	}
+	// Synthetic prompts share no content, so a decode worker never caches a prompt it receives:
+	// every hand-off moves all 2048 tokens at the auto bytes_per_token of one Llama-3.1-8B BF16
+	// prefill GPU, 32 layers × 2 × 8 KV heads × 128 × 2 bytes = 131072, over 400 GB/s:
+	// 2048 × 131072 / 400e9 s = 0.67108864 ms.
+	for i := range res.Handoffs {
+		h := &res.Handoffs[i]
+		if h.TransferredTokens != 2048 || h.DecodeCachedTokens != 0 || !near(h.DestinationActivatedMs-h.DestinationReservedMs, 0.67108864) {
+			t.Errorf("disaggregated request %d: transferred %d, cached %d, transfer %v ms; want 2048, 0, 0.67108864",
+				i, h.TransferredTokens, h.DecodeCachedTokens, h.DestinationActivatedMs-h.DestinationReservedMs)
+		}
 	}
 	// The roofline alias decodes to default.
 	mustRun(t, mustLoad(t, seedSynthetic, "engine.workers.aggregated.timing={type: roofline}"))

@@ -93,20 +93,59 @@ func TestDestinationMissing(t *testing.T) {
 	}
 }
 
-// Under load, disaggregated serving conserves tokens and leaks no KV block on either pool.
+// Under load, disaggregated serving conserves tokens and leaks no KV block on either pool. With
+// 12 requests in flight, a prompt reserves ceil(300/16) = 19 blocks and grows to
+// ceil(350/16) = 22, so the 60-block decode pool holds 3 reservations: hand-offs wait for a
+// reservation and decoding requests get preempted. The exact counts depend on polynomial pass
+// times, so the test checks that both happen (it would not exercise what it claims otherwise)
+// and that every request is reserved and gets its first token after its prefill.
 func TestDisaggregatedConservation(t *testing.T) {
 	cfg := disaggConfig(300, 50, 60, 12, 2, 3, 131072, 50)
-	cfg.Engine.Workers.Decode.KVCache.Capacity.Blocks = 60 // forces decode-side reservation waits and preemption
+	cfg.Engine.Workers.Decode.KVCache.Capacity.Blocks = 60
 	cfg.Engine.Workers.Prefill.Timing = config.Timing{Type: config.TimingPolynomial}
 	cfg.Engine.Workers.Decode.Timing = config.Timing{Type: config.TimingPolynomial}
 	res := mustRun(t, cfg)
 	if res.Summary.CompletedRequests != 60 || res.Summary.TotalOutputTokens != 60*50 {
 		t.Fatalf("completed %d output %d", res.Summary.CompletedRequests, res.Summary.TotalOutputTokens)
 	}
+	waits := 0
 	for i, r := range res.Requests {
-		if r.Status != engine.Completed || r.FirstTokenMs < res.Handoffs[i].SourceHeldMs {
-			t.Fatalf("request %d: %v first token %v before prefill end %v", i, r.Status, r.FirstTokenMs, res.Handoffs[i].SourceHeldMs)
+		h := &res.Handoffs[i]
+		if r.Status != engine.Completed || r.FirstTokenMs < h.SourceHeldMs || h.DestinationReservedMs < h.SourceHeldMs {
+			t.Fatalf("request %d: %v first token %v, reserved %v, before prefill end %v", i, r.Status, r.FirstTokenMs, h.DestinationReservedMs, h.SourceHeldMs)
 		}
+		if h.DestinationReservedMs > h.SourceHeldMs {
+			waits++
+		}
+	}
+	if waits == 0 || res.Summary.Preemptions == 0 {
+		t.Fatalf("%d hand-offs waited for decode KV and %d preemptions: the run no longer exercises either", waits, res.Summary.Preemptions)
+	}
+}
+
+// A hand-off waits for decode-side KV: both 64-token prompts prefill together (30 ms; a prefill
+// pass has no decode part) on a decode pool of 6 blocks of 16. Request 0 reserves
+// ceil(64/16) = 4 blocks and transfers 64 tokens × 1e6 bytes at 1 GB/s = 64 ms: first token at
+// 94 ms. Request 1 needs 4 blocks, 2 are free: it waits, its KV held on the prefill worker.
+// Request 0's decode steps (8 ms each) take a 5th block for token 65 and emit tokens 2..4 at
+// 102, 110, 118 ms, where it completes and frees 5 blocks: request 1 reserves at 118 ms, its
+// transfer ends at 182 ms (first token), and its 3 decode steps end at 206 ms.
+func TestDecodeReservationWaits(t *testing.T) {
+	cfg := disaggConfig(64, 4, 2, 2, 1, 1, 1_000_000, 1)
+	cfg.Engine.Workers.Decode.KVCache.Capacity.Blocks = 6
+	res := mustRun(t, cfg)
+	for i, w := range []struct{ held, reserved, activated, first, done float64 }{
+		{30, 30, 94, 94, 118},
+		{30, 118, 182, 182, 206},
+	} {
+		h, r := &res.Handoffs[i], &res.Requests[i]
+		got := [5]float64{h.SourceHeldMs, h.DestinationReservedMs, h.DestinationActivatedMs, r.FirstTokenMs, r.TerminalMs}
+		if want := [5]float64{w.held, w.reserved, w.activated, w.first, w.done}; got != want || h.TransferredTokens != 64 {
+			t.Errorf("request %d: held, reserved, activated, first token, done = %v, want %v; transferred %d, want 64", i, got, want, h.TransferredTokens)
+		}
+	}
+	if res.Summary.Preemptions != 0 {
+		t.Errorf("preemptions %d, want 0", res.Summary.Preemptions)
 	}
 }
 

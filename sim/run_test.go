@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 
@@ -163,15 +164,59 @@ func TestSharedPrefixReuse(t *testing.T) {
 }
 
 // A pool too small for all running requests forces LIFO preemption; every request still
-// completes with all its tokens and no block leaks.
+// completes with all its tokens and no block leaks. Block size 16, 12 blocks, 4 requests of 40
+// prompt and 40 output tokens (distinct content), prefill pass 30 + 8 ms, decode pass 8 ms.
+//
+// Pass 1 (0 ms, 38 ms long) admits all four: ceil(40/16) = 3 blocks each, 12, the pool is full.
+// Pass k ≥ 2 starts at 38 + 8(k−2) ms and brings each request to 40 + (k−1) computed tokens.
+//   - Pass 10 (102 ms): 49 tokens need a 4th block. Request 0 finds none free and preempts the
+//     last admitted, request 3 (9 tokens emitted, its 3 full blocks cached); requests 0, 1, 2
+//     each evict one of them. Request 3 (49 known) would need 4 blocks: it waits.
+//   - Pass 26 (230 ms): 65 tokens need a 5th block: request 2 (25 emitted) is preempted; its
+//     4 full blocks are cached, requests 0 and 1 evict its last two. Request 2 (65 known) would
+//     reuse its own 2 first blocks, 32 tokens, and need 5 − 2 = 3 more plus the 2 inactive hits,
+//     5 > 2 available: it waits.
+//   - Requests 0 and 1 never need a 6th block (79 tokens at most) and complete in pass 40
+//     (ending 38 + 39·8 = 350 ms), releasing 10 blocks.
+//   - Pass 41 (350 ms) re-admits request 2 (32 cached tokens, all its own: recovered, not reused;
+//     33 recomputed, 5 blocks) and request 3 (nothing cached any more, 49 recomputed, 4 blocks).
+//
+// No further preemption: 5 + 5 blocks at most. 2 preemptions in all.
 func TestKVExhaustionPreempts(t *testing.T) {
-	// Each request needs ceil((40+40)/16) = 5 blocks at the end; 4 requests need 20 > 12.
 	res := mustRun(t, testConfig(40, 40, 4, 4, 12))
-	if res.Summary.Preemptions == 0 {
-		t.Fatal("expected preemptions with a 12-block pool")
+	if res.Summary.Preemptions != 2 {
+		t.Errorf("preemptions %d, want 2", res.Summary.Preemptions)
 	}
-	if res.Summary.CompletedRequests != 4 || res.Summary.TotalOutputTokens != 160 {
-		t.Fatalf("completed %d, output %d", res.Summary.CompletedRequests, res.Summary.TotalOutputTokens)
+	want := []struct {
+		preemptions int32
+		history     []engine.Admission
+	}{
+		{0, []engine.Admission{{AtMs: 0}}},
+		{0, []engine.Admission{{AtMs: 0}}},
+		{1, []engine.Admission{{AtMs: 0}, {AtMs: 350, RecoveredTokens: 32}}},
+		{1, []engine.Admission{{AtMs: 0}, {AtMs: 350}}},
+	}
+	for i, w := range want {
+		r := &res.Requests[i]
+		if r.Preemptions != w.preemptions || fmt.Sprint(r.History) != fmt.Sprint(w.history) {
+			t.Errorf("request %d: %d preemptions, admissions %+v; want %d, %+v", i, r.Preemptions, r.History, w.preemptions, w.history)
+		}
+	}
+	// Request 3 emitted its 9th token at the end of pass 9 (102 ms) and its 10th at the end of
+	// pass 41 (388 ms); request 2 its 25th at 230 ms and its 26th at 388 ms. Request 2 then
+	// needs 14 more passes (500 ms), request 3 30 more (628 ms).
+	for _, w := range []struct {
+		req      int
+		gap, end float64
+	}{{2, 388 - 230, 500}, {3, 388 - 102, 628}} {
+		r := &res.Requests[w.req]
+		if len(r.Gaps) != 1 || r.Gaps[0] != w.gap || r.TerminalMs != w.end {
+			t.Errorf("request %d: gaps %v, done at %v; want [%v], %v", w.req, r.Gaps, r.TerminalMs, w.gap, w.end)
+		}
+	}
+	if s := res.Summary; s.CompletedRequests != 4 || s.TotalOutputTokens != 160 || s.DurationMs != 628 || s.TotalRecoveredTokens != 32 {
+		t.Fatalf("completed %d, output %d, duration %v, recovered %d; want 4, 160, 628, 32",
+			s.CompletedRequests, s.TotalOutputTokens, s.DurationMs, s.TotalRecoveredTokens)
 	}
 }
 

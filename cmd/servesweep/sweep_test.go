@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -99,9 +100,10 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// The default target is the Pareto front: one recommendation per front point.
 	recs, _ := filepath.Glob(filepath.Join(dir, "recommendations", "*.yaml"))
-	if len(recs) == 0 {
-		t.Fatal("no recommendations")
+	if front := readPareto(t, dir).Front; len(recs) == 0 || len(recs) != len(front) {
+		t.Fatalf("%d recommendations for a Pareto front of %d points", len(recs), len(front))
 	}
 	for _, p := range recs {
 		data, _ := os.ReadFile(p)
@@ -116,12 +118,15 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 	// The recommendation's prediction equals its sweep row.
 	rec0, _ := os.ReadFile(recs[0])
 	id := regexp.MustCompile(`point ([0-9a-f]{12})`).FindSubmatch(rec0)
-	for _, r := range rows {
-		if id != nil && r.PointID == string(id[1]) {
-			if got := readSummary(t, pdir)["p99_ttft_ms"]; got != *r.P99TTFTMs {
-				t.Errorf("predict p99 TTFT %v, sweep row %v", got, *r.P99TTFTMs)
-			}
-		}
+	if id == nil {
+		t.Fatalf("%s does not name its point:\n%s", recs[0], rec0)
+	}
+	i := slices.IndexFunc(rows, func(r results.Row) bool { return r.PointID == string(id[1]) })
+	if i < 0 {
+		t.Fatalf("recommended point %s is not a sweep row", id[1])
+	}
+	if got := readSummary(t, pdir)["p99_ttft_ms"]; got != *rows[i].P99TTFTMs {
+		t.Errorf("predict p99 TTFT %v, sweep row %v", got, *rows[i].P99TTFTMs)
 	}
 
 	// Rerunning resumes: nothing is simulated again and the results are the same.
@@ -343,7 +348,7 @@ func TestSweepMooncakeExample(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
-	if !strings.Contains(out, "48 points selected of 48 valid") {
+	if !strings.Contains(out, "48 points selected of 48 valid") || !strings.Contains(out, "48 ok, 0 failed, 0 timed out") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	rows := readRows(t, dir)
@@ -356,8 +361,14 @@ func TestSweepMooncakeExample(t *testing.T) {
 	if err := json.Unmarshal(data, &front); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) < 24 || len(front.Front) == 0 {
-		t.Errorf("%d rows, front of %d points", len(rows), len(front.Front))
+	// Every selected point is a row; the front is a non-empty subset of them.
+	if len(rows) != 48 || len(front.Front) == 0 {
+		t.Errorf("%d rows (want 48), front of %d points", len(rows), len(front.Front))
+	}
+	for _, f := range front.Front {
+		if !slices.ContainsFunc(rows, func(r results.Row) bool { return r.PointID == f.PointID }) {
+			t.Errorf("front point %s is not a row", f.PointID)
+		}
 	}
 	for _, r := range rows {
 		if r.Status != results.StatusOK || r.TracePath == nil || *r.TracePath != trace || r.LoadSpeedup == nil {
