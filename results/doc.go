@@ -75,16 +75,19 @@
 // Metrics: every summary key of prediction.json (dynosim-spec.md §4.2), under the same name,
 // null unless status is ok (goodput columns also null without an SLA):
 //
-//	num_requests, completed_requests, total_input_tokens, total_output_tokens,
-//	  processed_tokens, num_ttft_samples, num_tpot_samples, num_e2e_latency_samples,
+//	num_requests, completed_requests, offered_requests, rejected_requests,
+//	  unfinished_requests, total_input_tokens, total_output_tokens, processed_tokens,
+//	  num_ttft_samples, num_tpot_samples, num_e2e_latency_samples, num_itl_samples,
 //	  num_preemptions, total_recovered_tokens, goodput_completed_requests, prefill_gpus_per_worker,
 //	  decode_gpus_per_worker                             INT64
+//	completion_ratio                                     DOUBLE  completed / offered (derived)
 //	duration_ms, request_throughput_rps, input_throughput_tok_s, output_throughput_tok_s,
 //	  total_throughput_tok_s, prefill_worker_seconds, decode_worker_seconds, gpu_hours,
 //	  goodput_request_throughput_rps, goodput_output_throughput_tok_s,
 //	  prefix_cache_reused_ratio, first_admission_prefix_cache_reused_ratio   DOUBLE
 //	{mean,min,max,median,p75,p90,p95,p99,std}_{ttft_ms,ttst_ms,tpot_ms,itl_ms,e2e_latency_ms}
-//	                                                     DOUBLE  latency distributions
+//	                                                     DOUBLE  latency distributions; null
+//	                                                     when the distribution has no sample
 //	{mean,min,max,median,p75,p90,p95,p99,std}_output_token_throughput_per_user_tok_s
 //	                                                     DOUBLE  prediction.json's
 //	                                                     *_output_token_throughput_per_user

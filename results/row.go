@@ -141,8 +141,13 @@ type Row struct {
 
 	// Metrics: the summary keys of prediction.json (dynosim-spec.md §4.2) under the same names;
 	// null unless status is ok (goodput columns also null without an SLA). Virtual time.
-	NumRequests                          *int64   `parquet:"num_requests,optional" summary:"num_requests"`
-	CompletedRequests                    *int64   `parquet:"completed_requests,optional" summary:"completed_requests"`
+	NumRequests        *int64 `parquet:"num_requests,optional" summary:"num_requests"`
+	CompletedRequests  *int64 `parquet:"completed_requests,optional" summary:"completed_requests"`
+	OfferedRequests    *int64 `parquet:"offered_requests,optional" summary:"offered_requests"`
+	RejectedRequests   *int64 `parquet:"rejected_requests,optional" summary:"rejected_requests"`
+	UnfinishedRequests *int64 `parquet:"unfinished_requests,optional" summary:"unfinished_requests"`
+	// CompletionRatio = completed_requests / offered_requests (derived; null when nothing was offered).
+	CompletionRatio                      *float64 `parquet:"completion_ratio,optional"`
 	TotalInputTokens                     *int64   `parquet:"total_input_tokens,optional" summary:"total_input_tokens"`
 	TotalOutputTokens                    *int64   `parquet:"total_output_tokens,optional" summary:"total_output_tokens"`
 	DurationMs                           *float64 `parquet:"duration_ms,optional" summary:"duration_ms"`
@@ -164,6 +169,7 @@ type Row struct {
 	NumTTFTSamples                       *int64   `parquet:"num_ttft_samples,optional" summary:"num_ttft_samples"`
 	NumTPOTSamples                       *int64   `parquet:"num_tpot_samples,optional" summary:"num_tpot_samples"`
 	NumE2ELatencySamples                 *int64   `parquet:"num_e2e_latency_samples,optional" summary:"num_e2e_latency_samples"`
+	NumITLSamples                        *int64   `parquet:"num_itl_samples,optional" summary:"num_itl_samples"`
 	NumPreemptions                       *int64   `parquet:"num_preemptions,optional" summary:"num_preemptions"`
 	TotalRecoveredTokens                 *int64   `parquet:"total_recovered_tokens,optional" summary:"total_recovered_tokens"`
 
@@ -292,6 +298,7 @@ func NewRow(p PointInfo, rec Record) Row {
 	if rec.Status == StatusOK {
 		fillSummary(&r, rec.Summary)
 		fillDerived(&r)
+		clearEmptyDistributions(&r)
 		switch {
 		case r.CompletedRequests == nil || *r.CompletedRequests == 0:
 			r.Reason = NoSamplesReason
@@ -340,6 +347,41 @@ func clearMetrics(r *Row, latency bool) {
 		}
 		if latency && isLatency || strings.Contains(name, "throughput") {
 			f.SetZero()
+		}
+	}
+}
+
+// distributionSamples maps the column suffix of each latency distribution to the summary count
+// of its samples: TTST and TPOT have one sample per request with two or more tokens, ITL and
+// per-user throughput one per token gap.
+var distributionSamples = map[string]string{
+	"_ttft_ms": "num_ttft_samples", "_ttst_ms": "num_tpot_samples", "_tpot_ms": "num_tpot_samples",
+	"_e2e_latency_ms": "num_e2e_latency_samples", "_itl_ms": "num_itl_samples",
+	"_output_token_throughput_per_user_tok_s": "num_itl_samples",
+}
+
+// clearEmptyDistributions sets to null the statistics of every distribution with no sample
+// (prediction.json reports them as 0.0, dynosim-spec.md §4.2.1), so that an empty population
+// never reads as a latency of 0 ms.
+func clearEmptyDistributions(r *Row) {
+	v := reflect.ValueOf(r).Elem()
+	t := v.Type()
+	counts := map[string]*int64{}
+	for i := 0; i < t.NumField(); i++ {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ","); strings.HasPrefix(name, "num_") {
+			if p, ok := v.Field(i).Interface().(*int64); ok {
+				counts[name] = p
+			}
+		}
+	}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ",")
+		for suffix, count := range distributionSamples {
+			if strings.HasSuffix(name, suffix) && !strings.HasPrefix(name, "num_") {
+				if n := counts[count]; n != nil && *n == 0 {
+					v.Field(i).SetZero()
+				}
+			}
 		}
 	}
 }
@@ -480,6 +522,9 @@ func fillSummary(r *Row, m map[string]float64) {
 
 // fillDerived computes the per-GPU columns (dynosim-spec.md §5.5).
 func fillDerived(r *Row) {
+	if r.CompletedRequests != nil && r.OfferedRequests != nil && *r.OfferedRequests > 0 {
+		r.CompletionRatio = f64(float64(*r.CompletedRequests) / float64(*r.OfferedRequests))
+	}
 	if r.GPUHours == nil || r.DurationMs == nil {
 		return
 	}

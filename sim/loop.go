@@ -205,11 +205,13 @@ func (s *runState) roleID(p *role) int8 {
 func (s *runState) dispatch(ri int32) {
 	r := &s.reqs[ri]
 	r.ArrivalMs = s.nowMs
-	fits := int(r.PromptLen) < s.ctxLimit && int(r.PromptLen) < s.decoding.kvTokens
-	if s.prefill != nil {
-		fits = fits && int(r.PromptLen) < s.prefill.kvTokens
+	switch {
+	case int(r.PromptLen) >= s.ctxLimit:
+		r.Rejection = engine.RejectedContextLength
+	case int(r.PromptLen) >= s.decoding.kvTokens || s.prefill != nil && int(r.PromptLen) >= s.prefill.kvTokens:
+		r.Rejection = engine.RejectedKVCapacity
 	}
-	if !fits {
+	if r.Rejection != engine.NotRejected {
 		r.Status = engine.Rejected
 		r.TerminalMs = s.nowMs
 		s.finished(ri)

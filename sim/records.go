@@ -63,6 +63,7 @@ func RequestRecords(res *Result) []map[string]any {
 			"preemption_count":             r.Preemptions,
 			"pressure_record_ordinals":     []int{},
 			"terminal_status":              r.Status.String(),
+			"rejection_reason":             nullStr(r.Rejection.String()),
 			"routing_history":              []any{},
 			"admission_history":            []any{},
 		}

@@ -144,3 +144,47 @@ func TestReuseBoundedProperty(t *testing.T) {
 		t.Fatal("no trial preempted: the property was not exercised")
 	}
 }
+
+// Request accounting: context_length 1000 and a 20-block pool (320 tokens), fixed timing 10/5 ms,
+// a 200 ms stop. Request 0 (64 + 10 tokens) completes at 15 + 9×5 = 60 ms; request 1 (1,500
+// prompt tokens) is rejected for context_length, request 2 (400 tokens > 320) for kv_capacity;
+// request 3 arrives at 100 ms and still decodes at the stop; request 4 would arrive at 300 ms,
+// after the stop, and is not offered. Offered 4 = completed 1 + rejected 2 + unfinished 1.
+func TestRequestAccounting(t *testing.T) {
+	row := func(line, isl, osl int, atMs uint64) traffic.TraceRow {
+		ids := make([]uint64, (isl+15)/16) // one id per 16-token trace block, unique per row
+		for j := range ids {
+			ids[j] = uint64(line*1000 + j)
+		}
+		return traffic.TraceRow{Line: line, InputLength: isl, OutputLength: osl, HashIDs: ids, HasTimestamp: true,
+			Timestamp: traffic.TraceTime{Whole: atMs}}
+	}
+	rows := []traffic.TraceRow{row(1, 64, 10, 0), row(2, 1500, 10, 0), row(3, 400, 10, 0), row(4, 64, 1000, 100), row(5, 64, 10, 300)}
+	cfg := traceConfig(20)
+	cfg.Engine.ContextLength = 1000
+	cfg.Traffic.Stop.MaxVirtualTimeSeconds = 0.2
+	res, err := Run(t.Context(), cfg, Options{CheckInvariants: true, Workload: traffic.FromTrace(rows, 16, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	got := fmt.Sprint(s.OfferedRequests, s.CompletedRequests, s.RejectedRequests, s.UnfinishedRequests, s.RejectedByReason)
+	if want := "4 1 2 1 map[context_length:1 kv_capacity:1]"; got != want {
+		t.Fatalf("offered completed rejected unfinished by-reason = %s, want %s", got, want)
+	}
+	if s.DurationMs != 60 {
+		t.Errorf("duration %v ms, want 60", s.DurationMs)
+	}
+	recs := RequestRecords(res)
+	var reasons []any
+	for _, r := range recs {
+		reasons = append(reasons, r["rejection_reason"])
+	}
+	if fmt.Sprint(reasons) != "[<nil> context_length kv_capacity]" {
+		t.Errorf("rejection_reason of the terminal requests = %v", reasons)
+	}
+	m := s.Map()
+	if m["offered_requests"] != int64(4) || m["unfinished_requests"] != int64(1) || m["rejected_requests"] != int64(2) {
+		t.Errorf("prediction.json keys: %v %v %v", m["offered_requests"], m["unfinished_requests"], m["rejected_requests"])
+	}
+}

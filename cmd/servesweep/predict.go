@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/spf13/cobra"
@@ -112,6 +114,9 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	if msg := flooredWarning(res.Summary); msg != "" {
 		fmt.Fprintln(io.Err, msg)
 	}
+	if msg := rejectionWarning(res.Summary); msg != "" {
+		fmt.Fprintln(io.Err, msg)
+	}
 	summary := res.Summary.Map()
 	var records []map[string]any
 	if opts.CapturePerRequest {
@@ -199,6 +204,33 @@ func aliasNotes(cfg *config.Config) []string {
 		add(fmt.Sprintf("servesweep: model %q resolved to %q", cfg.Engine.Model, resolved))
 	}
 	return notes
+}
+
+// rejectionHints name, per rejection reason, what rejects a request and the field that admits it.
+var rejectionHints = map[string]string{
+	engine.RejectedContextLength.String(): "prompt of engine.context_length tokens or more; raise engine.context_length",
+	engine.RejectedKVCapacity.String():    "prompt larger than a worker's whole KV pool; give kv_cache.capacity more blocks or memory_fraction, or use more GPUs per worker",
+}
+
+// rejectionWarning returns the one-line stderr warning of a run that rejected requests at
+// arrival, with the count per reason and the field to change, or "" when none was rejected.
+// Rejected requests are counted in prediction.json (rejected_requests, by reason) and excluded
+// from every latency and throughput.
+func rejectionWarning(s *metrics.Summary) string {
+	if s.RejectedRequests == 0 {
+		return ""
+	}
+	reasons := make([]string, 0, len(s.RejectedByReason))
+	for reason := range s.RejectedByReason {
+		reasons = append(reasons, reason)
+	}
+	slices.Sort(reasons)
+	parts := make([]string, len(reasons))
+	for i, reason := range reasons {
+		parts[i] = fmt.Sprintf("%d %s (%s)", s.RejectedByReason[reason], reason, rejectionHints[reason])
+	}
+	return fmt.Sprintf("warning: %d of %d requests were rejected at arrival and are excluded from every metric: %s",
+		s.RejectedRequests, s.OfferedRequests, strings.Join(parts, "; "))
 }
 
 // flooredWarning returns the stderr warning for a run whose duration is under the floor of the

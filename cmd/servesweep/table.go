@@ -22,8 +22,9 @@ const throughputFamily = "output_token_throughput_per_user"
 
 // writeTable prints the AIPerf-style console summary of dynosim-spec.md §4.4: a box table of the
 // latency distributions (avg, min, max, p99, p90, p75, std) and the scalar throughputs, then the
-// wall time and prefix reuse lines. When the run took under the 1e-9 s floor of the rates
-// (metrics.DurationFloored) every throughput row, per-user included, shows N/A.
+// wall time and prefix reuse lines. A distribution with no sample shows N/A (prediction.json
+// keeps the reference's 0.0 beside its sample count). When the run took under the 1e-9 s floor
+// of the rates (metrics.DurationFloored) every throughput row, per-user included, shows N/A.
 func writeTable(w io.Writer, s *metrics.Summary) {
 	header := []string{"Metric", "avg", "min", "max", "p99", "p90", "p75", "std"}
 	floored := s.ThroughputsFloored()
@@ -33,7 +34,7 @@ func writeTable(w io.Writer, s *metrics.Summary) {
 			continue
 		}
 		st := f.Stats
-		if floored && f.Suffix == throughputFamily {
+		if st.Samples == 0 || floored && f.Suffix == throughputFamily {
 			nan := math.NaN()
 			st = metrics.Stats{Mean: nan, Min: nan, Max: nan, P99: nan, P90: nan, P75: nan, Std: nan}
 		}

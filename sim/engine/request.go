@@ -14,6 +14,32 @@ const (
 	Rejected
 )
 
+// RejectReason says why a request was rejected at dispatch.
+type RejectReason uint8
+
+// Rejection reasons (requests.jsonl rejection_reason, prediction.json
+// rejected_requests_by_reason).
+const (
+	// NotRejected: the request was not rejected.
+	NotRejected RejectReason = iota
+	// RejectedContextLength: the prompt has engine.context_length tokens or more
+	// (dynosim-spec.md §3.2.6).
+	RejectedContextLength
+	// RejectedKVCapacity: the prompt needs more KV than a worker's whole KV pool holds.
+	RejectedKVCapacity
+)
+
+// String is the reason's name: "context_length", "kv_capacity", or "" when not rejected.
+func (r RejectReason) String() string {
+	switch r {
+	case RejectedContextLength:
+		return "context_length"
+	case RejectedKVCapacity:
+		return "kv_capacity"
+	}
+	return ""
+}
+
 // Terminal reports whether s is a terminal status.
 func (s Status) Terminal() bool { return s == Completed || s == Rejected }
 
@@ -62,8 +88,9 @@ type Request struct {
 
 	// Scheduler state.
 
-	// Status is the lifecycle state.
-	Status Status
+	// Status is the lifecycle state; Rejection says why a Rejected request was rejected.
+	Status    Status
+	Rejection RejectReason
 	// Generated counts output tokens emitted so far.
 	Generated int32
 	// NumComputed counts tokens whose KV is computed (prompt and output).

@@ -12,6 +12,9 @@ import (
 // Stats is the nine-number summary of one latency population. Units are those of the samples.
 type Stats struct {
 	Mean, Min, Max, Median, P75, P90, P95, P99, Std float64
+	// Samples is the population size (finite samples; weighted samples count their weight).
+	// With no sample every statistic is 0 (dynosim-spec.md §4.2.1), which reports show as N/A.
+	Samples int64
 }
 
 // percentileRank is the 0-based rank of percentile p in a population of n (n > 0): the nearest
@@ -49,7 +52,7 @@ func Summarize(samples []float64) Stats {
 	at := func(p float64) float64 { return s[percentileRank(n, p)] }
 	return Stats{
 		Mean: mean, Min: s[0], Max: s[n-1], Std: math.Sqrt(ss / float64(n)),
-		Median: at(50), P75: at(75), P90: at(90), P95: at(95), P99: at(99),
+		Median: at(50), P75: at(75), P90: at(90), P95: at(95), P99: at(99), Samples: n,
 	}
 }
 
@@ -98,6 +101,6 @@ func SummarizeWeighted(ws []Weighted) Stats {
 	}
 	return Stats{
 		Mean: mean, Min: s[0].Value, Max: s[len(s)-1].Value, Std: math.Sqrt(ss / float64(n)),
-		Median: vals[0], P75: vals[1], P90: vals[2], P95: vals[3], P99: vals[4],
+		Median: vals[0], P75: vals[1], P90: vals[2], P95: vals[3], P99: vals[4], Samples: n,
 	}
 }

@@ -11,7 +11,7 @@ import (
 // p95 → round(8.55) = 9 → 10; p99 → 9 → 10.
 func TestSummarizeHandComputed(t *testing.T) {
 	s := Summarize([]float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1})
-	want := Stats{Mean: 5.5, Min: 1, Max: 10, Median: 6, P75: 8, P90: 9, P95: 10, P99: 10, Std: math.Sqrt(8.25)}
+	want := Stats{Mean: 5.5, Min: 1, Max: 10, Median: 6, P75: 8, P90: 9, P95: 10, P99: 10, Std: math.Sqrt(8.25), Samples: 10}
 	if s != want {
 		t.Fatalf("got %+v\nwant %+v", s, want)
 	}
@@ -22,7 +22,7 @@ func TestSummarizeEmptyAndNonFinite(t *testing.T) {
 		t.Fatalf("empty: %+v", s)
 	}
 	s := Summarize([]float64{math.NaN(), 4, math.Inf(1)})
-	if s != (Stats{Mean: 4, Min: 4, Max: 4, Median: 4, P75: 4, P90: 4, P95: 4, P99: 4}) {
+	if s != (Stats{Mean: 4, Min: 4, Max: 4, Median: 4, P75: 4, P90: 4, P95: 4, P99: 4, Samples: 1}) {
 		t.Fatalf("non-finite not dropped: %+v", s)
 	}
 }

@@ -12,6 +12,17 @@ import (
 type Summary struct {
 	// NumRequests counts every request that arrived, including rejected and incomplete ones.
 	NumRequests int64
+	// OfferedRequests counts the requests offered to the deployment: every request that arrived
+	// before the run stopped (equal to NumRequests). OfferedRequests = CompletedRequests +
+	// RejectedRequests + UnfinishedRequests.
+	OfferedRequests int64
+	// RejectedRequests counts requests rejected at arrival; RejectedByReason splits them by
+	// engine.RejectReason name (context_length, kv_capacity).
+	RejectedRequests int64
+	RejectedByReason map[string]int64
+	// UnfinishedRequests counts requests still queued or running when the run stopped (a
+	// max_virtual_time_seconds stop).
+	UnfinishedRequests int64
 	// CompletedRequests counts admitted requests that reached terminal status completed.
 	CompletedRequests int64
 	// TotalInputTokens and TotalOutputTokens sum prompt and emitted output tokens over completed requests.
@@ -94,7 +105,7 @@ func Build(in *Input) *Summary {
 	s := &Summary{
 		WallTimeMs:           in.WallTimeMs,
 		PrefillGPUsPerWorker: in.PrefillGPUsPerWorker, DecodeGPUsPerWorker: in.DecodeGPUsPerWorker,
-		Preemptions: in.Preemptions,
+		Preemptions: in.Preemptions, RejectedByReason: map[string]int64{},
 	}
 	var ttft, ttst, tpot, e2e []float64
 	var itl []engine.PassRun
@@ -108,7 +119,14 @@ func Build(in *Input) *Summary {
 			continue
 		}
 		s.NumRequests++
-		if r.Status != engine.Completed {
+		switch r.Status {
+		case engine.Rejected:
+			s.RejectedRequests++
+			s.RejectedByReason[r.Rejection.String()]++
+			continue
+		case engine.Completed:
+		default:
+			s.UnfinishedRequests++
 			continue
 		}
 		s.CompletedRequests++
@@ -151,6 +169,7 @@ func Build(in *Input) *Summary {
 		s.GoodputRequestThroughputRPS = float64(good) / durS
 		s.GoodputOutputThroughputTokS = float64(goodTokens) / durS
 	}
+	s.OfferedRequests = s.NumRequests
 	s.ProcessedTokens = s.TotalInputTokens + s.TotalOutputTokens
 	if s.WallTimeMs > 0 {
 		s.ProcessedTokensPerS = float64(s.ProcessedTokens) / (s.WallTimeMs / 1000)
@@ -255,6 +274,11 @@ func (s *Summary) Map() map[string]any {
 		"num_ttft_samples":                          s.NumTTFTSamples,
 		"num_tpot_samples":                          s.NumTPOTSamples,
 		"num_e2e_latency_samples":                   s.NumE2ESamples,
+		"num_itl_samples":                           s.ITL.Samples,
+		"offered_requests":                          s.OfferedRequests,
+		"rejected_requests":                         s.RejectedRequests,
+		"rejected_requests_by_reason":               s.RejectedByReason,
+		"unfinished_requests":                       s.UnfinishedRequests,
 		"num_preemptions":                           s.Preemptions,
 		"total_recovered_tokens":                    s.TotalRecoveredTokens,
 		"power_w":                                   nil,
