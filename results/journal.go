@@ -39,7 +39,8 @@ type Record struct {
 func (r Record) Finished() bool { return r.Status == StatusOK || r.Status == StatusFailed }
 
 // SummaryValues returns the numeric prediction.json keys of s (Summary.Map without nulls and
-// non-finite values), as a Record stores them.
+// non-finite values), as a Record stores them; an object of counts (rejected_requests_by_reason)
+// becomes one value per member, keyed "<key>.<member>".
 func SummaryValues(s *metrics.Summary) map[string]float64 {
 	out := make(map[string]float64)
 	for k, v := range s.Map() {
@@ -51,6 +52,12 @@ func SummaryValues(s *metrics.Summary) map[string]float64 {
 			x = float64(n)
 		case int:
 			x = float64(n)
+		case map[string]int64:
+			// rejected_requests_by_reason: one value per reason, under "<key>.<reason>".
+			for reason, c := range n {
+				out[k+"."+reason] = float64(c)
+			}
+			continue
 		default:
 			continue
 		}

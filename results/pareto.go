@@ -23,6 +23,10 @@ type Settings struct {
 	// MinGoodputRPS is the least goodput_request_throughput_rps a point needs under
 	// TargetMinGPUs (0: no bound).
 	MinGoodputRPS float64 `json:"min_goodput_rps,omitempty"`
+	// MaxRejectedRatio is the largest share of offered requests a degraded point may have
+	// rejected and still be a candidate (0, the default: a point that rejected any request is
+	// never on the front, a best point or a recommendation).
+	MaxRejectedRatio float64 `json:"max_rejected_ratio,omitempty"`
 }
 
 // Exclusion reasons of Analysis.Excluded.
@@ -35,6 +39,7 @@ const (
 	ExcludedNoSamples     = "no_samples"
 	ExcludedZeroDuration  = "zero_duration"
 	ExcludedMissingMetric = "missing_metric"
+	ExcludedRejected      = DegradedReason
 )
 
 // Best is the best candidate for one objective.
@@ -69,7 +74,7 @@ type Analysis struct {
 	Ranking []int
 }
 
-// Analyze filters rows (status ok, the GPU budget, the strict SLA, min_goodput_rps, at least
+// Analyze filters rows (status ok, or degraded within MaxRejectedRatio, the GPU budget, the strict SLA, min_goodput_rps, at least
 // one completed request, a duration of at least the 1e-9 s floor of the rates, every objective
 // present and finite) and computes the Pareto front, the
 // best point per objective and, for a scalar target, the ranking. Rows should be in point order;
@@ -214,7 +219,9 @@ func exclusion(r *Row, s Settings, strict bool) string {
 		return ExcludedFailed
 	case r.Status == StatusTimedOut:
 		return ExcludedTimedOut
-	case r.Status != StatusOK:
+	case r.Status == StatusDegraded && r.RejectedRatio() > s.MaxRejectedRatio:
+		return ExcludedRejected
+	case r.Status != StatusOK && r.Status != StatusDegraded:
 		return ExcludedFailed
 	case s.MinGPUs > 0 && r.GPUs < int64(s.MinGPUs), s.MaxGPUs > 0 && r.GPUs > int64(s.MaxGPUs):
 		return ExcludedGPUBudget

@@ -270,3 +270,45 @@ func TestParseObjective(t *testing.T) {
 		t.Errorf("missing minimized metric scores %v, want +Inf", x)
 	}
 }
+
+// A point that rejected requests is degraded: its numbers cover only what it served, so it stays
+// off the front even when it dominates, unless max_rejected_ratio allows its share (1 of 4).
+func TestDegradedOffFront(t *testing.T) {
+	served := row("served", 1, 100, 50, 10)
+	dropped := row("dropped", 1, 200, 20, 5) // dominates "served" on every objective
+	dropped.Status, dropped.OfferedRequests, dropped.RejectedRequests = StatusDegraded, iptr(4), iptr(1)
+	rows := []Row{served, dropped}
+	for _, c := range []struct {
+		ratio float64
+		front string
+	}{{0, "served"}, {0.2, "served"}, {0.25, "dropped"}} {
+		a, err := Analyze(rows, Settings{MaxRejectedRatio: c.ratio})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Front) != 1 || rows[a.Front[0]].PointID != c.front {
+			t.Errorf("max_rejected_ratio %g: front %v, want [%s]", c.ratio, a.Front, c.front)
+		}
+		for _, b := range a.Best {
+			if rows[b.Row].PointID != c.front {
+				t.Errorf("max_rejected_ratio %g: best %s for %s", c.ratio, rows[b.Row].PointID, b.Objective)
+			}
+		}
+		if c.front == "served" && a.Excluded[ExcludedRejected] != 1 {
+			t.Errorf("max_rejected_ratio %g: excluded %v", c.ratio, a.Excluded)
+		}
+	}
+}
+
+// NewRow marks an ok record with rejected requests degraded, with the counts in its reason.
+func TestNewRowDegraded(t *testing.T) {
+	rec := Record{PointID: "p", Status: StatusOK, Summary: map[string]float64{
+		"num_requests": 2048, "offered_requests": 2048, "completed_requests": 512, "rejected_requests": 1536,
+		"rejected_requests_by_reason.context_length": 1536, "unfinished_requests": 0, "duration_ms": 1000,
+	}}
+	r := NewRow(PointInfo{ID: "p"}, rec)
+	want := "rejected_requests: 1536 of 2048 offered requests rejected (context_length 1536)"
+	if r.Status != StatusDegraded || r.Reason != want || *r.CompletionRatio != 0.25 {
+		t.Fatalf("status %q reason %q completion %v; want degraded, %q, 0.25", r.Status, r.Reason, *r.CompletionRatio, want)
+	}
+}

@@ -349,11 +349,11 @@ func (mi *MergeInfo) MissingLines(limit int) []string {
 	return out
 }
 
-// statusRank orders the rows of one point for deduplication: ok first, then failed, then
-// timed_out.
+// statusRank orders the rows of one point for deduplication: ok (or degraded: the same finished
+// simulation) first, then failed, then timed_out.
 func statusRank(s string) int {
 	switch s {
-	case StatusOK:
+	case StatusOK, StatusDegraded:
 		return 0
 	case StatusFailed:
 		return 1
@@ -436,14 +436,7 @@ func MergeParts(parts []*Part) ([]Row, *Manifest, error) {
 	c := Counts{GridPoints: m.Counts.GridPoints, ValidPoints: m.Counts.ValidPoints, SelectedPoints: selected,
 		Filtered: m.Counts.Filtered, Simulated: len(rows)}
 	for i := range rows {
-		switch rows[i].Status {
-		case StatusOK:
-			c.OK++
-		case StatusTimedOut:
-			c.TimedOut++
-		default:
-			c.Failed++
-		}
+		c.addStatus(rows[i].Status)
 	}
 	return rows, &Manifest{Spec: m.Spec, Algorithm: m.Algorithm, Settings: m.Settings, Counts: c, Merge: info}, nil
 }

@@ -36,12 +36,37 @@ type Counts struct {
 	// Resumed points were finished by an earlier run; Simulated ones by this run.
 	Resumed   int `json:"resumed_points"`
 	Simulated int `json:"simulated_points"`
-	// OK, Failed and TimedOut count the rows by status.
+	// OK, Degraded, Failed and TimedOut count the rows by status.
 	OK       int `json:"ok"`
+	Degraded int `json:"degraded"`
 	Failed   int `json:"failed"`
 	TimedOut int `json:"timed_out"`
 	// Interrupted is set when the sweep stopped before every selected point finished.
 	Interrupted bool `json:"interrupted"`
+}
+
+// CountStatuses counts rows by status into the OK, Degraded, Failed and TimedOut fields of a
+// Counts (the other fields are zero).
+func CountStatuses(rows []Row) Counts {
+	var c Counts
+	for i := range rows {
+		c.addStatus(rows[i].Status)
+	}
+	return c
+}
+
+// addStatus counts one row of status st.
+func (c *Counts) addStatus(st string) {
+	switch st {
+	case StatusOK:
+		c.OK++
+	case StatusDegraded:
+		c.Degraded++
+	case StatusTimedOut:
+		c.TimedOut++
+	default:
+		c.Failed++
+	}
 }
 
 // Manifest describes a sweep run; it is written as sweep.json beside results.parquet, and the
@@ -338,19 +363,9 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	} else {
 		fmt.Fprintf(&b, "Target `%s`\n\n", s.Target)
 	}
-	var ok, failed, timedOut int
-	for i := range rows {
-		switch rows[i].Status {
-		case StatusOK:
-			ok++
-		case StatusTimedOut:
-			timedOut++
-		default:
-			failed++
-		}
-	}
-	fmt.Fprintf(&b, "Results: %d rows (%d ok, %d failed, %d timed out); %d candidates after filters",
-		len(rows), ok, failed, timedOut, len(a.Candidates))
+	n := CountStatuses(rows)
+	fmt.Fprintf(&b, "Results: %d rows (%d ok, %d degraded, %d failed, %d timed out); %d candidates after filters",
+		len(rows), n.OK, n.Degraded, n.Failed, n.TimedOut, len(a.Candidates))
 	if len(a.Excluded) > 0 {
 		fmt.Fprintf(&b, " (excluded: %s)", countList(a.Excluded))
 	}

@@ -1,8 +1,10 @@
 package results
 
 import (
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,7 +22,16 @@ const (
 	// StatusTimedOut marks a point that ran longer than optimizer.candidate_timeout_seconds of
 	// host time. A resumed sweep simulates it again.
 	StatusTimedOut = "timed_out"
+	// StatusDegraded marks a point that simulated to completion but rejected requests at
+	// arrival (reason DegradedReason): its metrics cover only the requests it served, so it is
+	// kept off the front unless optimization.constraints.max_rejected_ratio allows its share of
+	// rejections. Its journal record is ok; the status is derived when the row is built.
+	StatusDegraded = "degraded"
 )
+
+// DegradedReason is the reason prefix of a degraded point; the reason goes on with the counts,
+// e.g. "rejected_requests: 512 of 2048 offered requests rejected (context_length 512)".
+const DegradedReason = "rejected_requests"
 
 // Row is one row of results.parquet: one sweep point. Column names are snake_case with units
 // (ms, tok_s = tokens per virtual second, rps = requests per virtual second, gb_per_second =
@@ -146,6 +157,9 @@ type Row struct {
 	OfferedRequests    *int64 `parquet:"offered_requests,optional" summary:"offered_requests"`
 	RejectedRequests   *int64 `parquet:"rejected_requests,optional" summary:"rejected_requests"`
 	UnfinishedRequests *int64 `parquet:"unfinished_requests,optional" summary:"unfinished_requests"`
+	// Rejected requests by reason (prediction.json's rejected_requests_by_reason members).
+	RejectedContextLength *int64 `parquet:"rejected_requests_context_length,optional" summary:"rejected_requests_by_reason.context_length"`
+	RejectedKVCapacity    *int64 `parquet:"rejected_requests_kv_capacity,optional" summary:"rejected_requests_by_reason.kv_capacity"`
 	// CompletionRatio = completed_requests / offered_requests (derived; null when nothing was offered).
 	CompletionRatio                      *float64 `parquet:"completion_ratio,optional"`
 	TotalInputTokens                     *int64   `parquet:"total_input_tokens,optional" summary:"total_input_tokens"`
@@ -299,6 +313,9 @@ func NewRow(p PointInfo, rec Record) Row {
 		fillSummary(&r, rec.Summary)
 		fillDerived(&r)
 		clearEmptyDistributions(&r)
+		if r.RejectedRequests != nil && *r.RejectedRequests > 0 {
+			r.Status, r.Reason = StatusDegraded, degradedReason(&r, rec.Summary)
+		}
 		switch {
 		case r.CompletedRequests == nil || *r.CompletedRequests == 0:
 			r.Reason = NoSamplesReason
@@ -309,6 +326,39 @@ func NewRow(p PointInfo, rec Record) Row {
 		}
 	}
 	return r
+}
+
+// degradedReason is the reason of a degraded row: the rejected and offered counts and the
+// rejections by reason (from the record's rejected_requests_by_reason.<reason> values, when the
+// summary carries them).
+func degradedReason(r *Row, summary map[string]float64) string {
+	msg := fmt.Sprintf("%s: %d of %d offered requests rejected", DegradedReason, *r.RejectedRequests, deref(r.OfferedRequests))
+	var parts []string
+	for k, v := range summary {
+		if reason, ok := strings.CutPrefix(k, "rejected_requests_by_reason."); ok && v > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", reason, int64(v)))
+		}
+	}
+	if len(parts) > 0 {
+		slices.Sort(parts)
+		msg += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return msg
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// RejectedRatio is rejected_requests / offered_requests of r, 0 when either is missing.
+func (r *Row) RejectedRatio() float64 {
+	if r.RejectedRequests == nil || r.OfferedRequests == nil || *r.OfferedRequests == 0 {
+		return 0
+	}
+	return float64(*r.RejectedRequests) / float64(*r.OfferedRequests)
 }
 
 // NoSamplesReason is the reason of an ok point where no request completed (completed_requests

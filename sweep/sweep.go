@@ -48,8 +48,8 @@ type Outcome struct {
 	// Resumed counts the points an earlier run had finished; Simulated the points this run
 	// finished.
 	Resumed, Simulated int
-	// OK, Failed and TimedOut count Rows by status.
-	OK, Failed, TimedOut int
+	// OK, Degraded, Failed and TimedOut count Rows by status.
+	OK, Degraded, Failed, TimedOut int
 	// Missing counts the selected points without a result.
 	Missing int
 	// Interrupted is set when ctx was canceled before every point finished.
@@ -149,16 +149,10 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 			continue
 		}
 		row := results.NewRow(results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs}, rec)
-		switch row.Status {
-		case results.StatusOK:
-			out.OK++
-		case results.StatusTimedOut:
-			out.TimedOut++
-		default:
-			out.Failed++
-		}
 		out.Rows = append(out.Rows, row)
 	}
+	n := results.CountStatuses(out.Rows)
+	out.OK, out.Degraded, out.Failed, out.TimedOut = n.OK, n.Degraded, n.Failed, n.TimedOut
 	out.Interrupted = ctx.Err() != nil && len(fresh) < len(todo)
 	return out, nil
 }

@@ -171,7 +171,7 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 		MissingPointIDs: missing,
 		Manifest: results.Manifest{Spec: spec.File, Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
 			Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
-				Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Failed: out.Failed,
+				Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Failed: out.Failed,
 				TimedOut: out.TimedOut, Interrupted: out.Interrupted}}}
 	if err := results.WritePart(partPath, out.Rows, meta); err != nil {
 		return err
@@ -180,8 +180,8 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(out.Simulated) / s
 	}
-	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %d ok, %d failed, %d timed out in %.1fs (%.1f points/s)\n",
-		out.Simulated, out.Resumed, out.OK, out.Failed, out.TimedOut, elapsed.Seconds(), rate)
+	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %d ok, %d degraded, %d failed, %d timed out in %.1fs (%.1f points/s)\n",
+		out.Simulated, out.Resumed, out.OK, out.Degraded, out.Failed, out.TimedOut, elapsed.Seconds(), rate)
 	fmt.Fprintf(io.Out, "Saved part to: %s (journal: %s)\n", partPath, run.JournalPath)
 	if out.Interrupted {
 		return &interruptedError{msg: fmt.Sprintf("interrupted: %d of %d points of shard %s finished and saved; to resume, rerun: %s",

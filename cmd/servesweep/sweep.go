@@ -167,7 +167,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	elapsed := time.Since(start)
 	m := &results.Manifest{Spec: spec.File, Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
 		Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
-			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Failed: out.Failed,
+			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Failed: out.Failed,
 			TimedOut: out.TimedOut, Interrupted: out.Interrupted}}
 	a, w, err := results.WriteOutputs(opts.OutputDir, out.Rows, m)
 	if err != nil {
@@ -183,8 +183,8 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(out.Simulated) / s
 	}
-	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %d ok, %d failed, %d timed out in %.1fs (%.1f points/s)\n",
-		out.Simulated, out.Resumed, out.OK, out.Failed, out.TimedOut, elapsed.Seconds(), rate)
+	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %d ok, %d degraded, %d failed, %d timed out in %.1fs (%.1f points/s)\n",
+		out.Simulated, out.Resumed, out.OK, out.Degraded, out.Failed, out.TimedOut, elapsed.Seconds(), rate)
 	if out.Failed > 0 {
 		for _, r := range out.Rows {
 			if r.Status == results.StatusFailed {

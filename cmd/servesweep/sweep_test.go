@@ -73,7 +73,7 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 	if errs != "" {
 		t.Errorf("--quiet printed on stderr: %q", errs)
 	}
-	for _, want := range []string{"92 points selected of 92 valid", "92 ok, 0 failed, 0 timed out", "Pareto front:", "Saved results to: " + dir} {
+	for _, want := range []string{"92 points selected of 92 valid", "92 ok, 0 degraded, 0 failed, 0 timed out", "Pareto front:", "Saved results to: " + dir} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -348,7 +348,7 @@ func TestSweepMooncakeExample(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
-	if !strings.Contains(out, "48 points selected of 48 valid") || !strings.Contains(out, "48 ok, 0 failed, 0 timed out") {
+	if !strings.Contains(out, "48 points selected of 48 valid") || !strings.Contains(out, "48 ok, 0 degraded, 0 failed, 0 timed out") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	rows := readRows(t, dir)
@@ -511,5 +511,25 @@ func TestReportBestPointIsNotDominated(t *testing.T) {
 	}
 	if strings.Contains(string(md), "`slow1`") {
 		t.Errorf("report.md names the dominated point slow1:\n%s", md)
+	}
+}
+
+// The built-in sweep with engine.context_length 1024 rejects the longer prompts at every point:
+// every point is degraded (counted, with its reason), none reaches the front, and the sweep
+// exits 1 (no feasible point) instead of ranking deployments on the requests they kept.
+func TestSweepDegradedPointsOffFront(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	code, out, errs := runCLI(t, "sweep", "-q", "--output-dir", dir, "--set", "engine.context_length=1024")
+	if code != exitRunFailure || !strings.Contains(errs, "no feasible point") || !strings.Contains(errs, "rejected_requests 92") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if !strings.Contains(out, "0 ok, 92 degraded, 0 failed, 0 timed out") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	for _, r := range readRows(t, dir) {
+		if r.Status != results.StatusDegraded || !strings.HasPrefix(r.Reason, "rejected_requests: ") ||
+			*r.RejectedRequests == 0 || *r.OfferedRequests != *r.CompletedRequests+*r.RejectedRequests+*r.UnfinishedRequests {
+			t.Fatalf("point %s: status %s reason %q", r.PointID, r.Status, r.Reason)
+		}
 	}
 }

@@ -17,7 +17,7 @@ type Summary struct {
 	// RejectedRequests + UnfinishedRequests.
 	OfferedRequests int64
 	// RejectedRequests counts requests rejected at arrival; RejectedByReason splits them by
-	// engine.RejectReason name (context_length, kv_capacity).
+	// engine.RejectReason name (context_length, kv_capacity; every reason present, 0 when none).
 	RejectedRequests int64
 	RejectedByReason map[string]int64
 	// UnfinishedRequests counts requests still queued or running when the run stopped (a
@@ -105,7 +105,10 @@ func Build(in *Input) *Summary {
 	s := &Summary{
 		WallTimeMs:           in.WallTimeMs,
 		PrefillGPUsPerWorker: in.PrefillGPUsPerWorker, DecodeGPUsPerWorker: in.DecodeGPUsPerWorker,
-		Preemptions: in.Preemptions, RejectedByReason: map[string]int64{},
+		Preemptions: in.Preemptions,
+		RejectedByReason: map[string]int64{
+			engine.RejectedContextLength.String(): 0, engine.RejectedKVCapacity.String(): 0,
+		},
 	}
 	var ttft, ttst, tpot, e2e []float64
 	var itl []engine.PassRun
