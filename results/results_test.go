@@ -467,3 +467,33 @@ func TestZeroDurationRow(t *testing.T) {
 		t.Fatalf("1 ms run: reason %q, output throughput %v", r.Reason, r.OutputThroughputTokS)
 	}
 }
+
+// Columns record what the run used: the kv_router knobs with their defaults (1, 1, 0) when the
+// YAML leaves them out, null under round_robin; the KV capacity a `default` capacity derives
+// (the same count the simulator sizes its pool with); null, not 0, for the per-role summary
+// columns of the prefill role aggregated serving does not have, and for an empty reason.
+func TestColumnsRecordValuesInEffect(t *testing.T) {
+	r := simulatedRow(t, "kv", 0, "router.policy=kv_router")
+	if r.RouterOverlapScoreCredit == nil || *r.RouterOverlapScoreCredit != 1 || *r.RouterPrefillLoadScale != 1 || *r.RouterTemperature != 0 {
+		t.Errorf("kv_router knobs %v %v %v, want 1 1 0", r.RouterOverlapScoreCredit, r.RouterPrefillLoadScale, r.RouterTemperature)
+	}
+	if rr := simulatedRow(t, "rr", 1); rr.RouterOverlapScoreCredit != nil || rr.RouterTemperature != nil {
+		t.Error("round_robin has no kv_router knobs: the columns must be null")
+	}
+	cfg, err := config.Decode([]byte(smallConfig), "small.yaml", []string{"engine.workers.aggregated.kv_cache.capacity={type: default}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.CapacityBlocks(cfg, config.RoleAggregated)
+	if err != nil || want <= 0 {
+		t.Fatalf("derived capacity %d, %v", want, err)
+	}
+	d := simulatedRow(t, "dflt", 2, "engine.workers.aggregated.kv_cache.capacity={type: default}")
+	if d.AggKVCapacityBlocks == nil || *d.AggKVCapacityBlocks != int64(want) {
+		t.Errorf("agg_kv_capacity_blocks %v, want the derived %d", d.AggKVCapacityBlocks, want)
+	}
+	if r.PrefillWorkerSeconds != nil || r.PrefillGPUsPerWorker != nil || r.DecodeWorkerSeconds == nil {
+		t.Errorf("aggregated point: prefill_worker_seconds %v, prefill_gpus_per_worker %v (want null), decode_worker_seconds %v",
+			r.PrefillWorkerSeconds, r.PrefillGPUsPerWorker, r.DecodeWorkerSeconds)
+	}
+}

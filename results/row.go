@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/servesweep/servesweep/sim"
+
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/timing"
@@ -45,8 +47,9 @@ type Row struct {
 	PointIndex int64 `parquet:"point_index"`
 	// Status is ok, failed or timed_out.
 	Status string `parquet:"status"`
-	// Reason says why a point failed or timed out ("" when ok).
-	Reason string `parquet:"reason"`
+	// Reason says why a point failed, timed out, is degraded or has no samples (null when
+	// there is nothing to say).
+	Reason string `parquet:"reason,optional"`
 
 	// Mode is aggregated or disaggregated.
 	Mode string `parquet:"mode"`
@@ -311,6 +314,10 @@ func NewRow(p PointInfo, rec Record) Row {
 	}
 	if rec.Status == StatusOK {
 		fillSummary(&r, rec.Summary)
+		if c != nil && c.Engine.Workers.Prefill == nil {
+			// Aggregated serving has no prefill role: its per-role summary columns are null, not 0.
+			r.PrefillWorkerSeconds, r.PrefillGPUsPerWorker = nil, nil
+		}
 		fillDerived(&r)
 		clearEmptyDistributions(&r)
 		if r.RejectedRequests != nil && *r.RejectedRequests > 0 {
@@ -496,7 +503,9 @@ func fillConfig(r *Row, c *config.Config) {
 		*rc.gpus = i64(p.GPUs())
 		*rc.maxBatchedTokens, *rc.maxSequences = i64(role.Scheduler.MaxBatchedTokens), i64(role.Scheduler.MaxSequences)
 		*rc.blockSize = i64(role.KVCache.BlockSize)
-		*rc.capacityBlocks = nonZeroI(role.KVCache.Capacity.Blocks)
+		if blocks, err := sim.CapacityBlocks(c, config.Roles()[i]); err == nil {
+			*rc.capacityBlocks = i64(blocks) // fixed, or derived by default capacity as the run sizes it
+		}
 		*rc.prefixCaching = boolp(role.KVCache.PrefixCaching)
 		*rc.timing = str(role.Timing.Type)
 	}
@@ -505,9 +514,13 @@ func fillConfig(r *Row, c *config.Config) {
 	}
 	rt := &c.Router
 	r.RouterPolicy, r.RouterPrefillLoadModel = string(rt.Policy), rt.PrefillLoadModel.Type
-	r.RouterOverlapScoreCredit = optF64(rt.OverlapScoreCredit)
-	r.RouterPrefillLoadScale = optF64(rt.PrefillLoadScale)
-	r.RouterTemperature = optF64(rt.Temperature)
+	if rt.Policy == config.PolicyKVRouter {
+		// The values the run uses, defaults included; null for policies that have no knobs.
+		k := rt.Knobs()
+		r.RouterOverlapScoreCredit = f64(k.OverlapScoreCredit)
+		r.RouterPrefillLoadScale = f64(k.PrefillLoadScale)
+		r.RouterTemperature = f64(k.Temperature)
+	}
 
 	t := &c.Traffic
 	r.SourceType = t.Source.Type

@@ -113,6 +113,19 @@ func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.M
 		Msg: fmt.Sprintf("must be one of default, fixed, polynomial, got %q", role.Timing.Type)}
 }
 
+// CapacityBlocks is the KV pool per attention-DP rank of role name of cfg, in blocks: the fixed
+// count, or the one `default` capacity derives from the model, the GPU, the precisions and the
+// worker shape (timing.KVCapacity), exactly as Run sizes it. Errors: the role is not declared,
+// or its capacity cannot be derived (*config.Error naming the field).
+func CapacityBlocks(cfg *config.Config, name config.Role) (int, error) {
+	role := cfg.Engine.Workers.Role(name)
+	if role == nil {
+		return 0, &config.Error{File: cfg.File, Path: "engine.workers." + string(name), Msg: "is not declared"}
+	}
+	d := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
+	return d.capacityBlocks(name, role)
+}
+
 // capacityBlocks is the KV pool per attention-DP rank of role name, in blocks.
 func (d *deployment) capacityBlocks(name config.Role, role *config.WorkerRole) (int, error) {
 	kv := &role.KVCache

@@ -74,10 +74,11 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	slots := par.Replicas * par.AttentionData
 	p.pending = make([][]kvEvent, slots)
 	p.waitingReserve = make([][]int32, slots)
+	knobs := s.cfg.Router.Knobs()
 	opt := router.Options{
 		Policy: s.cfg.Router.Policy, Workers: par.Replicas, Ranks: par.AttentionData, BlockSize: kv.BlockSize,
-		OverlapScoreCredit: derefOr(s.cfg.Router.OverlapScoreCredit, 1), PrefillLoadScale: derefOr(s.cfg.Router.PrefillLoadScale, 1),
-		Temperature: deref(s.cfg.Router.Temperature), Seed: RouterSeed, Requests: len(reqs),
+		OverlapScoreCredit: knobs.OverlapScoreCredit, PrefillLoadScale: knobs.PrefillLoadScale,
+		Temperature: knobs.Temperature, Seed: RouterSeed, Requests: len(reqs),
 	}
 	if opt.Policy == "" {
 		opt.Policy = config.PolicyRoundRobin
@@ -128,13 +129,6 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 		}
 	}
 	return p, nil
-}
-
-func derefOr(p *float64, def float64) float64 {
-	if p == nil {
-		return def
-	}
-	return *p
 }
 
 func (p *role) passGaps() [][]float64 {
