@@ -2,7 +2,9 @@ package results
 
 import (
 	"bytes"
+	"fmt"
 	"image/color"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -11,34 +13,60 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// Plot draws the sweep's trade-off as a PNG of two panels: output tokens/s per GPU against p99
-// TTFT, and against p99 ITL. Grey dots are the candidates, red dots the Pareto front of a
-// (whatever its objectives). Rows lacking a plotted metric are left out of that panel.
+// logSpan is the ratio max/min of an axis's positive values above which Plot draws it on a
+// log scale (more than two decades).
+const logSpan = 100
+
+// plotColumns is the most panels Plot puts side by side.
+const plotColumns = 3
+
+// Plot draws the sweep's trade-offs as a PNG with one panel per pair of objectives of a (the
+// first of the pair on the vertical axis; one objective alone is drawn against point_index).
+// Grey dots are the candidates, red dots the Pareto front; an axis whose values are all positive
+// and span more than two decades is logarithmic. Up to three panels go side by side, more wrap
+// into rows.
 func Plot(rows []Row, a *Analysis) ([]byte, error) {
 	onFront := make(map[int]bool, len(a.Front))
 	for _, i := range a.Front {
 		onFront[i] = true
 	}
-	panel := func(title, xLabel string, x func(*Row) *float64) (*plot.Plot, error) {
+	objs := a.Settings.Objectives
+	type pair struct{ y, x int } // objective indexes; x == -1: point_index
+	var pairs []pair
+	for i := range objs {
+		for j := i + 1; j < len(objs); j++ {
+			pairs = append(pairs, pair{i, j})
+		}
+	}
+	if len(objs) == 1 {
+		pairs = []pair{{0, -1}}
+	}
+	label := func(k int) string {
+		if k < 0 {
+			return "point_index"
+		}
+		return fmt.Sprintf("%s (%s)", objs[k].Metric, objs[k].Direction)
+	}
+	var panels []*plot.Plot
+	for _, pr := range pairs {
 		p := plot.New()
-		p.Title.Text = title
-		p.X.Label.Text = xLabel
-		p.Y.Label.Text = "output tokens/s per GPU"
+		p.X.Label.Text, p.Y.Label.Text = label(pr.x), label(pr.y)
 		p.Add(plotter.NewGrid())
 		var others, front plotter.XYs
 		for _, i := range a.Candidates {
-			r := &rows[i]
-			xv, yv := x(r), r.OutputThroughputPerGPUTokS
-			if xv == nil || yv == nil || !isFinite(*xv) || !isFinite(*yv) {
-				continue
+			v := a.Values[i]
+			x := float64(rows[i].PointIndex)
+			if pr.x >= 0 {
+				x = v[pr.x]
 			}
-			pt := plotter.XY{X: *xv, Y: *yv}
+			pt := plotter.XY{X: x, Y: v[pr.y]}
 			if onFront[i] {
 				front = append(front, pt)
 			} else {
 				others = append(others, pt)
 			}
 		}
+		all := append(append(plotter.XYs{}, others...), front...)
 		for _, set := range []struct {
 			xys    plotter.XYs
 			c      color.Color
@@ -61,29 +89,29 @@ func Plot(rows []Row, a *Analysis) ([]byte, error) {
 			p.Add(s)
 			p.Legend.Add(set.name, s)
 		}
-		// The high-throughput, low-latency corner is the one a trade-off leaves empty.
 		p.Legend.Top, p.Legend.Left = true, true
-		pad(&p.X.Min, &p.X.Max)
-		pad(&p.Y.Min, &p.Y.Max)
-		return p, nil
+		setAxis(&p.X, all, func(q plotter.XY) float64 { return q.X })
+		setAxis(&p.Y, all, func(q plotter.XY) float64 { return q.Y })
+		panels = append(panels, p)
 	}
-	ttft, err := panel("Throughput per GPU vs p99 TTFT", "p99 TTFT (ms)", func(r *Row) *float64 { return r.P99TTFTMs })
-	if err != nil {
-		return nil, err
-	}
-	itl, err := panel("Throughput per GPU vs p99 ITL", "p99 ITL (ms)", func(r *Row) *float64 { return r.P99ITLMs })
-	if err != nil {
-		return nil, err
-	}
-	img := vgimg.NewWith(vgimg.UseWH(vg.Points(900), vg.Points(380)), vgimg.UseDPI(96),
+	cols := min(len(panels), plotColumns)
+	nrows := (len(panels) + cols - 1) / cols
+	img := vgimg.NewWith(vgimg.UseWH(vg.Points(float64(300*cols)), vg.Points(float64(300*nrows))), vgimg.UseDPI(96),
 		vgimg.UseBackgroundColor(color.White))
 	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(18), PadTop: vg.Points(6), PadBottom: vg.Points(6),
-		PadLeft: vg.Points(6), PadRight: vg.Points(6)}
-	plots := [][]*plot.Plot{{ttft, itl}}
-	canvases := plot.Align(plots, tiles, dc)
-	ttft.Draw(canvases[0][0])
-	itl.Draw(canvases[0][1])
+	tiles := draw.Tiles{Rows: nrows, Cols: cols, PadX: vg.Points(18), PadY: vg.Points(18), PadTop: vg.Points(6),
+		PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(6)}
+	grid := make([][]*plot.Plot, nrows)
+	for r := range grid {
+		grid[r] = make([]*plot.Plot, cols)
+	}
+	for k, p := range panels {
+		grid[k/cols][k%cols] = p
+	}
+	canvases := plot.Align(grid, tiles, dc)
+	for k, p := range panels {
+		p.Draw(canvases[k/cols][k%cols])
+	}
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return nil, err
@@ -91,19 +119,32 @@ func Plot(rows []Row, a *Analysis) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// setAxis fits ax to the values of pts: a log scale when every value is positive and they span
+// more than logSpan, else a linear range widened by 5 % on each side.
+func setAxis(ax *plot.Axis, pts plotter.XYs, get func(plotter.XY) float64) {
+	if len(pts) == 0 {
+		return
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, q := range pts {
+		lo, hi = math.Min(lo, get(q)), math.Max(hi, get(q))
+	}
+	if lo > 0 && hi/lo > logSpan {
+		ax.Scale, ax.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		ax.Min, ax.Max = lo/1.2, hi*1.2
+		ax.Label.Text += ", log scale"
+		return
+	}
+	ax.Min, ax.Max = lo, hi
+	pad(&ax.Min, &ax.Max)
+}
+
 // pad widens an axis range by 5 % on each side so that no dot sits on the frame.
 func pad(lo, hi *float64) {
 	d := (*hi - *lo) * 0.05
 	if d == 0 {
-		d = max(1, abs(*hi)*0.05)
+		d = max(1, math.Abs(*hi)*0.05)
 	}
 	*lo -= d
 	*hi += d
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
