@@ -1,15 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/spf13/cobra"
 )
@@ -128,7 +129,7 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 		return err
 	}
 	predPath := filepath.Join(opts.OutputDir, "prediction.json")
-	if err := writeFileAtomic(predPath, append(data, '\n')); err != nil {
+	if err := results.WriteFileAtomic(predPath, append(data, '\n')); err != nil {
 		return err
 	}
 	if records == nil {
@@ -137,16 +138,7 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 			return err
 		}
 	} else {
-		var buf bytes.Buffer
-		for _, rec := range records {
-			line, err := json.Marshal(rec)
-			if err != nil {
-				return err
-			}
-			buf.Write(line)
-			buf.WriteByte('\n')
-		}
-		if err := writeFileAtomic(filepath.Join(opts.OutputDir, "requests.jsonl"), buf.Bytes()); err != nil {
+		if err := writeRecords(filepath.Join(opts.OutputDir, "requests.jsonl"), records); err != nil {
 			return err
 		}
 	}
@@ -201,30 +193,18 @@ func checkOutputDir(dir string, overwrite bool) error {
 	return nil
 }
 
-// writeFileAtomic writes data to a temporary file in the same directory, syncs it and renames it
-// over path, so a crash never leaves a truncated file.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+// writeRecords writes records as JSON Lines (one sorted-key object per line) to path atomically
+// (results.WriteAtomic).
+func writeRecords(path string, records []map[string]any) error {
+	return results.WriteAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for _, rec := range records {
+			if err := enc.Encode(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func contains(list []string, s string) bool {

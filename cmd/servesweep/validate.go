@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/servesweep/servesweep/calibrate"
+	"github.com/servesweep/servesweep/results"
 	"github.com/spf13/cobra"
 )
 
@@ -92,31 +91,13 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	return nil
 }
 
-// writeJSONFile writes v as indented JSON to path atomically (temp file, fsync, rename).
+// writeJSONFile writes v as indented JSON to path atomically (results.WriteFileAtomic).
 func writeJSONFile(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(append(data, '\n'))
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, werr)
-	}
-	return nil
+	return results.WriteFileAtomic(path, append(data, '\n'))
 }
 
 // renderValidation prints the rows (unless quiet), the groups, the largest errors, the skipped
