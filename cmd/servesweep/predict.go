@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -134,7 +136,7 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	}
 	if records == nil {
 		// A requests.jsonl left by an earlier run (--overwrite) would not match this report.
-		if err := os.Remove(filepath.Join(opts.OutputDir, "requests.jsonl")); err != nil && !os.IsNotExist(err) {
+		if err := os.Remove(filepath.Join(opts.OutputDir, "requests.jsonl")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	} else {
@@ -165,7 +167,7 @@ func checkOutputDir(dir string, overwrite bool) error {
 		return &usageError{fmt.Errorf("--output-dir must not be empty")}
 	}
 	st, err := os.Stat(dir)
-	if os.IsNotExist(err) {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
