@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -87,6 +88,7 @@ func exitCode(err error) int {
 }
 
 func newRootCmd(io ioStreams) *cobra.Command {
+	version := versionText(debug.ReadBuildInfo())
 	root := &cobra.Command{
 		Use:           "servesweep",
 		Short:         "Simulate LLM serving deployments and find the configuration to run",
@@ -106,7 +108,10 @@ func newRootCmd(io ioStreams) *cobra.Command {
 		},
 		RunE:                       func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		SuggestionsMinimumDistance: 2,
+		// Version enables --version; the template prints the whole build description.
+		Version: "servesweep",
 	}
+	root.SetVersionTemplate(version)
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
@@ -115,5 +120,6 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	root.AddCommand(newReportCmd(io, nil))
 	root.AddCommand(newMergeCmd(io, nil))
 	root.AddCommand(newValidateCmd(io, nil))
+	root.AddCommand(newVersionCmd(io, version))
 	return root
 }
