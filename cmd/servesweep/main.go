@@ -121,5 +121,11 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	root.AddCommand(newMergeCmd(io, nil))
 	root.AddCommand(newValidateCmd(io, nil))
 	root.AddCommand(newVersionCmd(io, version))
+	// Notices from flag parsing (a deprecated flag's) go to stderr: cobra would print them on
+	// stdout, in front of predict --format json's object.
+	root.Flags().SetOutput(io.Err)
+	for _, c := range root.Commands() {
+		c.Flags().SetOutput(io.Err)
+	}
 	return root
 }
