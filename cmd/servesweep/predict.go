@@ -67,6 +67,12 @@ an AIPerf-style table (or one JSON object with --format json).`,
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "allow a non-empty output directory; replaces only prediction.json and requests.jsonl")
 	f.StringVar(&opts.Format, "format", "table", "stdout format: table or json")
 	f.BoolVar(&opts.CapturePerRequest, "capture-per-request", false, "also write requests.jsonl, one record per terminal request")
+	mustFilename(cmd, "config", "yaml", "yml")
+	mustDirname(cmd, "output-dir")
+	mustComplete(cmd, "stack", fixed("dynamo\tprediction.json as a summary envelope; accepts router and planner",
+		"engine\tflat prediction.json; rejects router and planner"))
+	mustComplete(cmd, "format", fixed("table\tAIPerf-style console table", "json\tone JSON object"))
+	mustComplete(cmd, "set", noFiles)
 	return cmd
 }
 

@@ -60,6 +60,9 @@ implemented (sglang, trtllm) run with the vLLM-style scheduler and are noted.`,
 	_ = f.MarkDeprecated("parallel", "use --parallelism")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary: no per-row table, no fit progress on stderr")
 	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them")
+	mustFilename(cmd, "measured", "csv")
+	mustFilename(cmd, "output-json", "json")
+	mustComplete(cmd, "parallelism", noFiles)
 	return cmd
 }
 
