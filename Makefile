@@ -10,11 +10,10 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -race ./...
-	# The accuracy check against measured deployments skips under -race (it simulates 872
-	# deployments); it runs here without it, and skips when ../shared/data is absent.
-	$(GO) test -count=1 -run Accuracy ./sim/calibrate
-	# Golden digests of the seed commands and the built-in sweep (skipped under -race).
-	$(GO) test -count=1 -run GoldenDigests ./cmd/servesweep
+	# Slow tests skip under -race and run here without it: the accuracy check against 872
+	# measured deployments (skipped when ../shared/data is absent), and the commands' end-to-end
+	# tests (trace replays, whole and sharded sweeps, kill -9 and resume, golden digests).
+	$(GO) test -count=1 ./sim/calibrate ./cmd/servesweep
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./...

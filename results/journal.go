@@ -10,9 +10,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/gofrs/flock"
 	"github.com/servesweep/servesweep/sim/metrics"
 )
 
@@ -74,7 +76,7 @@ func SummaryValues(s *metrics.Summary) map[string]float64 {
 type Journal struct {
 	mu   sync.Mutex
 	f    *os.File
-	lock *os.File
+	lock *flock.Flock // nil when the file system has no locks
 	path string
 }
 
@@ -94,39 +96,45 @@ func (e *JournalLockedError) Error() string {
 	return fmt.Sprintf("%s is locked: another servesweep process is writing it (lock file %s)", e.Path, e.Path+LockSuffix)
 }
 
-// lockJournal takes an exclusive, non-blocking flock on path+LockSuffix (created if needed).
-// The kernel releases it when the file is closed or the process dies, so a sweep killed with
-// kill -9 can be resumed at once. A lock held elsewhere is a *JournalLockedError.
-func lockJournal(path string) (*os.File, error) {
-	f, err := os.OpenFile(path+LockSuffix, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening the journal lock: %w", err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &JournalLockedError{Path: path}
-		}
-		if lockUnsupported(err) {
-			// A file system without flock (Lustre mounted without -o flock, some NFS setups):
-			// run unlocked rather than not at all, as servesweep did before journals had locks.
-			return nil, nil
-		}
-		return nil, fmt.Errorf("locking %s: %w", path+LockSuffix, err)
-	}
-	return f, nil
+// lockJournal takes an exclusive, non-blocking lock (flock on Unix, LockFileEx on Windows) on
+// path+LockSuffix, created if needed. The operating system releases it when the lock file is
+// closed or the process dies, so a sweep killed with kill -9 can be resumed at once. A lock held
+// elsewhere is a *JournalLockedError. On a file system without lock support it returns a nil
+// lock and a nil error: the journal is then written unlocked.
+func lockJournal(path string) (*flock.Flock, error) {
+	return acquireLock(flock.New(path+LockSuffix, flock.SetPermissions(0o644)), (*flock.Flock).TryLock)
 }
 
-// lockUnsupported reports whether a flock error means the file system does not support it.
+// acquireLock tries lock once (again after an interrupted system call) with tryLock, and maps
+// the outcome as lockJournal documents; tryLock is a parameter so tests can stand in for a file
+// system without lock support.
+func acquireLock(lock *flock.Flock, tryLock func(*flock.Flock) (bool, error)) (*flock.Flock, error) {
+	path := strings.TrimSuffix(lock.Path(), LockSuffix)
+	for {
+		ok, err := tryLock(lock)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err == nil && ok:
+			return lock, nil
+		case err == nil:
+			return nil, &JournalLockedError{Path: path}
+		case lockUnsupported(err):
+			// A file system without locks (Lustre mounted without -o flock, some NFS setups):
+			// run unlocked rather than not at all, as servesweep did before journals had locks.
+			return nil, nil
+		default:
+			return nil, fmt.Errorf("locking %s: %w", lock.Path(), err)
+		}
+	}
+}
+
+// lockUnsupported reports whether a locking error means the file system (or the operating
+// system) does not support file locks: ENOSYS, EOPNOTSUPP, ENOLCK or EINVAL, or any error that
+// is errors.ErrUnsupported.
 func lockUnsupported(err error) bool {
 	return errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOLCK) ||
-		errors.Is(err, syscall.EINVAL)
+		errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported)
 }
 
 // CheckJournalUnlocked returns a *JournalLockedError when another process holds the lock of the
@@ -136,11 +144,11 @@ func CheckJournalUnlocked(path string) error {
 	if _, err := os.Stat(path + LockSuffix); err != nil {
 		return nil // no lock file: nobody has opened the journal
 	}
-	f, err := lockJournal(path)
-	if err != nil || f == nil {
+	lock, err := lockJournal(path)
+	if err != nil || lock == nil {
 		return err
 	}
-	return f.Close()
+	return lock.Close()
 }
 
 // OpenJournal opens (creating it if needed) the journal at path for appending and returns the
@@ -148,10 +156,10 @@ func CheckJournalUnlocked(path string) error {
 // short by a crash) is dropped and truncated away; any other malformed line is an error naming
 // the file and line.
 //
-// The journal is held under an exclusive lock (flock on path+LockSuffix) until Close: a second
+// The journal is held under an exclusive lock on path+LockSuffix until Close: a second
 // OpenJournal of the same path, from any process, fails with a *JournalLockedError while the
 // first is open. The lock dies with the process, so kill -9 then resume works. On a file system
-// without flock support (ENOSYS, EOPNOTSUPP, ENOLCK, EINVAL) the journal is opened unlocked.
+// without lock support (ENOSYS, EOPNOTSUPP, ENOLCK, EINVAL) the journal is opened unlocked.
 func OpenJournal(path string) (j *Journal, recs map[string]Record, err error) {
 	lock, err := lockJournal(path)
 	if err != nil {
@@ -243,57 +251,4 @@ func (j *Journal) Close() error {
 		j.lock = nil
 	}
 	return err
-}
-
-// syncDir syncs a directory so that a file created or renamed in it survives a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// WriteFileAtomic writes data to a temporary file in the same directory, syncs it and renames it
-// over path (then syncs the directory), so a crash leaves either the old file or the new one.
-func WriteFileAtomic(path string, data []byte) error {
-	return writeAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// writeAtomic is WriteFileAtomic with the content produced by write.
-func writeAtomic(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	bw := bufio.NewWriterSize(f, 1<<16)
-	if err = write(bw); err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return syncDir(dir)
 }

@@ -12,7 +12,7 @@ const ParquetFile = "results.parquet"
 // WriteParquet writes rows, in the order given, to the Parquet file at path (Snappy-compressed,
 // one row group), atomically: a temporary file is written, synced and renamed over path.
 func WriteParquet(path string, rows []Row) error {
-	return writeAtomic(path, func(out io.Writer) error {
+	return WriteAtomic(path, func(out io.Writer) error {
 		w := parquet.NewGenericWriter[Row](out, parquet.Compression(&parquet.Snappy))
 		if _, err := w.Write(rows); err != nil {
 			return err

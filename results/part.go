@@ -115,7 +115,7 @@ func WritePart(path string, rows []Row, meta *PartMeta) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, func(out io.Writer) error {
+	return WriteAtomic(path, func(out io.Writer) error {
 		w := parquet.NewGenericWriter[Row](out, parquet.Compression(&parquet.Snappy),
 			parquet.KeyValueMetadata(PartMetaKey, string(data)),
 			parquet.KeyValueMetadata(ChecksumKey, sum),

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/gofrs/flock"
 	"github.com/parquet-go/parquet-go"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
@@ -364,6 +367,44 @@ func TestJournalLock(t *testing.T) {
 		t.Fatalf("open after the first closed: %v", err)
 	}
 	j2.Close()
+}
+
+// TestJournalLockOutcomes checks how a lock attempt's outcome is mapped: a lock held elsewhere
+// is a *JournalLockedError naming the journal, a file system without lock support (ENOSYS,
+// EOPNOTSUPP, ENOLCK, EINVAL, errors.ErrUnsupported, also wrapped) gives no lock and no error so
+// the journal opens unlocked, an interrupted call is retried, and any other error is returned
+// naming the lock file.
+func TestJournalLockOutcomes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JournalFile)
+	lock := flock.New(path + LockSuffix)
+	fail := func(err error) func(*flock.Flock) (bool, error) {
+		return func(*flock.Flock) (bool, error) { return false, err }
+	}
+	for _, err := range []error{syscall.ENOSYS, syscall.EOPNOTSUPP, syscall.ENOLCK, syscall.EINVAL, errors.ErrUnsupported,
+		&fs.PathError{Op: "flock", Path: path + LockSuffix, Err: syscall.ENOLCK}} {
+		if got, gotErr := acquireLock(lock, fail(err)); got != nil || gotErr != nil {
+			t.Errorf("%v: lock %v, error %v; want no lock and no error (open unlocked)", err, got, gotErr)
+		}
+	}
+	_, err := acquireLock(lock, fail(nil))
+	var le *JournalLockedError
+	if !errors.As(err, &le) || le.Path != path {
+		t.Errorf("held elsewhere: %v, want a *JournalLockedError for %s", err, path)
+	}
+	_, err = acquireLock(lock, fail(syscall.EIO))
+	if !errors.Is(err, syscall.EIO) || errors.As(err, &le) || !strings.Contains(err.Error(), "locking "+path+LockSuffix+": ") {
+		t.Errorf("EIO: %v, want an error naming %s", err, path+LockSuffix)
+	}
+	calls := 0
+	got, err := acquireLock(lock, func(*flock.Flock) (bool, error) {
+		if calls++; calls < 3 {
+			return false, syscall.EINTR
+		}
+		return true, nil
+	})
+	if got != lock || err != nil || calls != 3 {
+		t.Errorf("EINTR twice then locked: lock %v, error %v after %d calls; want the lock after 3 calls", got, err, calls)
+	}
 }
 
 // TestNoSamplesRow checks that an ok point where no request completed keeps status ok but gets

@@ -62,9 +62,7 @@ func digest(b []byte) string { return fmt.Sprintf("%x", sha256.Sum256(b)) }
 // reason in its message. The trace commands need the shared Mooncake trace and are skipped
 // without it; the test is slow under the race detector and runs without it in make test.
 func TestGoldenDigests(t *testing.T) {
-	if raceEnabled {
-		t.Skip("skipped under -race: make test runs it without the race detector")
-	}
+	endToEnd(t)
 	got := map[string]string{}
 	predict := func(name string, capture bool, args ...string) {
 		dir := filepath.Join(t.TempDir(), name)

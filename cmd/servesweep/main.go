@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -53,16 +54,20 @@ func run(ctx context.Context, args []string, io ioStreams) int {
 	if err == nil {
 		return exitOK
 	}
-	if strings.HasPrefix(err.Error(), "unknown command") {
-		// cobra reports an unknown subcommand as a plain error; it is command-line syntax.
-		err = &usageError{err}
-	}
-	if errors.Is(err, context.Canceled) && err.Error() == context.Canceled.Error() {
-		fmt.Fprintln(io.Err, "interrupted")
-	} else {
-		fmt.Fprintln(io.Err, "error:", err)
-	}
+	reportError(io.Err, err)
 	return exitCode(err)
+}
+
+// reportError prints err for the user: a bare interruption (Ctrl-C or SIGTERM, however wrapped)
+// as "interrupted"; an *interruptedError, which says what was saved and how to resume, and any
+// other error after "error:".
+func reportError(w io.Writer, err error) {
+	var ie *interruptedError
+	if errors.Is(err, context.Canceled) && !errors.As(err, &ie) {
+		fmt.Fprintln(w, "interrupted")
+		return
+	}
+	fmt.Fprintln(w, "error:", err)
 }
 
 // exitCode maps an error to the process exit code: configuration and usage errors 2,
@@ -83,12 +88,30 @@ func exitCode(err error) int {
 }
 
 func newRootCmd(io ioStreams) *cobra.Command {
+	version := versionText(debug.ReadBuildInfo())
 	root := &cobra.Command{
 		Use:           "servesweep",
 		Short:         "Simulate LLM serving deployments and find the configuration to run",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// An unknown subcommand is command-line syntax (exit 2). Without Args, cobra would
+		// report it as an untyped error.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return &usageError{errors.New(msg)}
+		},
+		RunE:                       func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		SuggestionsMinimumDistance: 2,
+		// Version enables --version; the template prints the whole build description.
+		Version: "servesweep",
 	}
+	root.SetVersionTemplate(version)
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
@@ -97,5 +120,12 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	root.AddCommand(newReportCmd(io, nil))
 	root.AddCommand(newMergeCmd(io, nil))
 	root.AddCommand(newValidateCmd(io, nil))
+	root.AddCommand(newVersionCmd(io, version))
+	// Notices from flag parsing (a deprecated flag's) go to stderr: cobra would print them on
+	// stdout, in front of predict --format json's object.
+	root.Flags().SetOutput(io.Err)
+	for _, c := range root.Commands() {
+		c.Flags().SetOutput(io.Err)
+	}
 	return root
 }

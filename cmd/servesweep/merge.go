@@ -51,6 +51,8 @@ it has, marked incomplete in report.md and pareto.json, and exits 0 with a warni
 	f.StringVar(&opts.ResultsDir, "results", "", "the sharded sweep's output directory, holding results/part-*.parquet (required)")
 	f.StringVar(&opts.OutputDir, "output-dir", "", "where to write the merged results and report (default: --results)")
 	f.BoolVar(&opts.RequireComplete, "require-complete", false, "exit 1 (after writing) when points or shards are missing")
+	mustDirname(cmd, "results")
+	mustDirname(cmd, "output-dir")
 	return cmd
 }
 

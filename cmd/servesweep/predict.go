@@ -1,16 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
@@ -69,6 +72,12 @@ an AIPerf-style table (or one JSON object with --format json).`,
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "allow a non-empty output directory; replaces only prediction.json and requests.jsonl")
 	f.StringVar(&opts.Format, "format", "table", "stdout format: table or json")
 	f.BoolVar(&opts.CapturePerRequest, "capture-per-request", false, "also write requests.jsonl, one record per terminal request")
+	mustFilename(cmd, "config", "yaml", "yml")
+	mustDirname(cmd, "output-dir")
+	mustComplete(cmd, "stack", fixed("dynamo\tprediction.json as a summary envelope; accepts router and planner",
+		"engine\tflat prediction.json; rejects router and planner"))
+	mustComplete(cmd, "format", fixed("table\tAIPerf-style console table", "json\tone JSON object"))
+	mustComplete(cmd, "set", noFiles)
 	return cmd
 }
 
@@ -142,25 +151,16 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 		return err
 	}
 	predPath := filepath.Join(opts.OutputDir, "prediction.json")
-	if err := writeFileAtomic(predPath, append(data, '\n')); err != nil {
+	if err := results.WriteFileAtomic(predPath, append(data, '\n')); err != nil {
 		return err
 	}
 	if records == nil {
 		// A requests.jsonl left by an earlier run (--overwrite) would not match this report.
-		if err := os.Remove(filepath.Join(opts.OutputDir, "requests.jsonl")); err != nil && !os.IsNotExist(err) {
+		if err := os.Remove(filepath.Join(opts.OutputDir, "requests.jsonl")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	} else {
-		var buf bytes.Buffer
-		for _, rec := range records {
-			line, err := json.Marshal(rec)
-			if err != nil {
-				return err
-			}
-			buf.Write(line)
-			buf.WriteByte('\n')
-		}
-		if err := writeFileAtomic(filepath.Join(opts.OutputDir, "requests.jsonl"), buf.Bytes()); err != nil {
+		if err := writeRecords(filepath.Join(opts.OutputDir, "requests.jsonl"), records); err != nil {
 			return err
 		}
 	}
@@ -257,7 +257,7 @@ func checkOutputDir(dir string, overwrite bool) error {
 		return &usageError{fmt.Errorf("--output-dir must not be empty")}
 	}
 	st, err := os.Stat(dir)
-	if os.IsNotExist(err) {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
@@ -285,30 +285,18 @@ func checkOutputDir(dir string, overwrite bool) error {
 	return nil
 }
 
-// writeFileAtomic writes data to a temporary file in the same directory, syncs it and renames it
-// over path, so a crash never leaves a truncated file.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+// writeRecords writes records as JSON Lines (one sorted-key object per line) to path atomically
+// (results.WriteAtomic).
+func writeRecords(path string, records []map[string]any) error {
+	return results.WriteAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for _, rec := range records {
+			if err := enc.Encode(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func contains(list []string, s string) bool {

@@ -54,6 +54,18 @@ func needTrace(t *testing.T) string {
 	return p
 }
 
+// endToEnd skips a slow end-to-end test (trace replays, whole sweeps run several times, a child
+// process) under the race detector, where it would take minutes: make test runs this package a
+// second time without -race, and there it runs. The simulator (sim) and the sweep pool (sweep)
+// keep their race coverage in their own tests, and the in-process command tests here still run
+// under -race.
+func endToEnd(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("end-to-end test: make test runs it without -race")
+	}
+}
+
 func traceSets(path string) []string {
 	return []string{
 		"--set", "traffic.source={type: trace, format: mooncake, paths: [" + path + "], block_size: 512}",
@@ -99,6 +111,7 @@ func TestSeedSessions(t *testing.T) {
 // complete with prefix reuse, and with 4 replicas kv_router reuses more and has a lower mean TTFT
 // than round_robin.
 func TestSeedTraceAndRouting(t *testing.T) {
+	endToEnd(t)
 	trace := needTrace(t)
 	summary := func(extra ...string) map[string]any {
 		dir := t.TempDir()
@@ -127,6 +140,7 @@ func TestSeedTraceAndRouting(t *testing.T) {
 
 // The seed's disaggregated configuration file runs as written (trace path substituted).
 func TestSeedDisaggregated(t *testing.T) {
+	endToEnd(t)
 	trace := needTrace(t)
 	data, err := os.ReadFile("../../examples/disaggregated.yaml")
 	if err != nil {

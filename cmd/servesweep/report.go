@@ -57,6 +57,11 @@ several objectives; e.g. --objective max:output_throughput_per_gpu_tok_s --objec
 	f.BoolVar(&opts.StrictSLA, "strict-sla", false, "drop points whose mean TTFT/TPOT/E2E break evaluation.sla")
 	f.IntVar(&opts.MinGPUs, "min-gpus", 0, "least GPUs of a candidate")
 	f.IntVar(&opts.MaxGPUs, "max-gpus", 0, "most GPUs of a candidate")
+	mustDirname(cmd, "results")
+	mustComplete(cmd, "objective", completeObjective)
+	mustComplete(cmd, "target", fixed(results.Targets()...))
+	mustComplete(cmd, "min-gpus", noFiles)
+	mustComplete(cmd, "max-gpus", noFiles)
 	return cmd
 }
 

@@ -158,6 +158,7 @@ func runShardCLI(t *testing.T, dir string, extra ...string) string {
 // Kubernetes Indexed Job), merges them and checks that the merged results have the same rows
 // (apart from host time) and the same Pareto front as the single run.
 func TestShardedSweepMatchesSingleRun(t *testing.T) {
+	endToEnd(t)
 	tmp := t.TempDir()
 	single := filepath.Join(tmp, "single")
 	runShardCLI(t, single)
@@ -287,6 +288,7 @@ func TestMergeRefusesTwoSpecs(t *testing.T) {
 
 // TestMergeReportsMissingShard merges 3 of 4 shards, one of which was interrupted.
 func TestMergeReportsMissingShard(t *testing.T) {
+	endToEnd(t)
 	tmp := t.TempDir()
 	single := filepath.Join(tmp, "single")
 	runShardCLI(t, single)

@@ -91,6 +91,11 @@ then servesweep merge --results <output-dir> writes the report.`,
 		"(default: from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID when set)")
 	f.IntVar(&opts.ShardCount, "shard-count", 0, "the shard count N when the index comes from JOB_COMPLETION_INDEX or "+
 		"SLURM_ARRAY_TASK_ID (default: SERVESWEEP_SHARD_COUNT, else SLURM_ARRAY_TASK_COUNT)")
+	mustFilename(cmd, "config", "yaml", "yml")
+	mustDirname(cmd, "output-dir")
+	for _, name := range []string{"set", "parallelism", "timeout", "show", "shard", "shard-count"} {
+		mustComplete(cmd, name, noFiles)
+	}
 	return cmd
 }
 

@@ -65,6 +65,7 @@ func TestSweepDryRunOfTheBuiltInSpec(t *testing.T) {
 // output, that a recommendation runs with predict, and that report rebuilds with other
 // objectives.
 func TestSweepBuiltInEndToEnd(t *testing.T) {
+	endToEnd(t)
 	dir := filepath.Join(t.TempDir(), "sweep")
 	code, out, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, smallDefault...)...)
 	if code != 0 {
@@ -172,7 +173,8 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
-	opts := &sweepOptions{OutputDir: dir, Sets: []string{"traffic.stop.sessions=48", "traffic.load.concurrency=16"}, Quiet: true,
+	sets := []string{"traffic.stop.sessions=8", "traffic.load.concurrency=4", "traffic.source.session.turns=2"} // tinyDefault's
+	opts := &sweepOptions{OutputDir: dir, Sets: sets, Quiet: true,
 		Parallelism: 2, Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
 			if n.Add(1) == 20 {
 				cancel()
@@ -184,7 +186,8 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 	if code := exitCode(err); code != exitInterrupted {
 		t.Fatalf("exit %d (%v), want 130", code, err)
 	}
-	if !strings.Contains(err.Error(), "to resume, rerun: servesweep sweep --set traffic.stop.sessions=48 --set traffic.load.concurrency=16 --output-dir "+dir) {
+	if !strings.Contains(err.Error(), "to resume, rerun: servesweep sweep --set traffic.stop.sessions=8 --set traffic.load.concurrency=4 "+
+		"--set traffic.source.session.turns=2 --output-dir "+dir) {
 		t.Errorf("message: %v", err)
 	}
 	partial := readRows(t, dir)
@@ -195,7 +198,7 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 	if !strings.Contains(string(report), "Partial results") {
 		t.Error("report.md does not say the results are partial")
 	}
-	code, out, errs := runCLI(t, "sweep", "--output-dir", dir, "-q", "--set", "traffic.stop.sessions=48", "--set", "traffic.load.concurrency=16")
+	code, out, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, tinyDefault...)...)
 	if code != 0 || !strings.Contains(out, "resumed "+strconv.Itoa(len(partial))) || !strings.Contains(out, "simulated "+strconv.Itoa(92-len(partial))) {
 		t.Fatalf("resume: exit %d %s\n%s", code, errs, out)
 	}
@@ -216,6 +219,7 @@ func TestSweepHelperProcess(t *testing.T) {
 // TestSweepSurvivesKill9 kills a sweep process with SIGKILL while it runs and checks that every
 // point in its journal survives and a rerun simulates only the rest.
 func TestSweepSurvivesKill9(t *testing.T) {
+	endToEnd(t)
 	dir := filepath.Join(t.TempDir(), "sweep")
 	args := []string{"sweep", "--output-dir", dir, "-q", "--parallelism", "1", "--set", "traffic.stop.sessions=96"}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSweepHelperProcess$")
@@ -317,7 +321,7 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 	dir := filepath.Join(tmp, "busy")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("keep"), 0o644)
-	args := append([]string{"sweep", "--output-dir", dir, "-q", "--set", "engine.mode={choices: [aggregated]}"}, smallDefault...)
+	args := append([]string{"sweep", "--output-dir", dir, "-q", "--set", "engine.mode={choices: [aggregated]}"}, tinyDefault...)
 	if code, _, errs := runCLI(t, args...); code != 2 || !strings.Contains(errs, "holds no sweep journal") {
 		t.Errorf("non-empty dir: exit %d %q", code, errs)
 	}
@@ -340,6 +344,7 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 // TestSweepMooncakeExample runs examples/sweep-mooncake.yaml on the shared trace, shortened to
 // 15 virtual seconds so the test stays quick; the full example is 48 points over 600 s.
 func TestSweepMooncakeExample(t *testing.T) {
+	endToEnd(t)
 	trace := needTrace(t)
 	dir := filepath.Join(t.TempDir(), "moon")
 	t.Setenv("SERVESWEEP_MOONCAKE_TRACE", trace)

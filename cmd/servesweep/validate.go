@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/calibrate"
 	"github.com/spf13/cobra"
 )
@@ -18,9 +17,10 @@ type validateOptions struct {
 	// Measured is the CSV path; OutputJSON, when set, where the JSON report goes.
 	Measured   string
 	OutputJSON string
-	// Parallel is the rows simulated at once (0: GOMAXPROCS); Quiet leaves out the row table.
-	Parallel int
-	Quiet    bool
+	// Parallelism is the rows simulated at once (0: GOMAXPROCS); Quiet leaves out the row table
+	// and the fit progress.
+	Parallelism int
+	Quiet       bool
 	// Fit re-fits the calibration factors on the file instead of using the shipped ones.
 	Fit bool
 }
@@ -54,9 +54,16 @@ simulated the MAPEs are N/A (null in the JSON) and the exit status is 1.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Measured, "measured", "", "CSV of measured deployments (required)")
 	f.StringVar(&opts.OutputJSON, "output-json", "", "also write the report as JSON to this file")
-	f.IntVar(&opts.Parallel, "parallel", 0, "rows simulated at once (default: GOMAXPROCS)")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary, not every row")
+	f.IntVar(&opts.Parallelism, "parallelism", 0, "rows simulated at once, >= 1; 0 means the default: the number of CPUs")
+	// --parallel was this flag's name before every command used --parallelism; scripts keep
+	// working, with a notice on stderr.
+	f.IntVar(&opts.Parallelism, "parallel", 0, "")
+	_ = f.MarkDeprecated("parallel", "use --parallelism")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary: no per-row table, no fit progress on stderr")
 	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them")
+	mustFilename(cmd, "measured", "csv")
+	mustFilename(cmd, "output-json", "json")
+	mustComplete(cmd, "parallelism", noFiles)
 	return cmd
 }
 
@@ -64,20 +71,23 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if opts.Measured == "" {
 		return &usageError{fmt.Errorf("--measured is required (a CSV such as ../shared/data/silicon/measured_dense_calibration.csv)")}
 	}
-	if opts.Parallel < 0 {
-		return &usageError{fmt.Errorf("--parallel must be >= 0, got %d", opts.Parallel)}
+	if opts.Parallelism < 0 {
+		return &usageError{fmt.Errorf("--parallelism must be a whole number >= 1 (or 0 for the default), got %d", opts.Parallelism)}
 	}
 	rows, err := calibrate.ReadCSVFile(opts.Measured)
 	if err != nil {
 		return &usageError{err}
 	}
-	vo := calibrate.Options{Parallel: opts.Parallel}
+	vo := calibrate.Options{Parallelism: opts.Parallelism}
 	var rep *calibrate.Report
 	var fitted *calibrate.Factors
 	if opts.Fit {
 		var f calibrate.Factors
-		f, rep, err = calibrate.Fit(ctx, rows, calibrate.FitOptions{Validate: vo,
-			Log: func(line string) { fmt.Fprintln(io.Err, "fit:", line) }})
+		fo := calibrate.FitOptions{Validate: vo}
+		if !opts.Quiet {
+			fo.Log = func(line string) { fmt.Fprintln(io.Err, "fit:", line) }
+		}
+		f, rep, err = calibrate.Fit(ctx, rows, fo)
 		if err != nil {
 			return err
 		}
@@ -102,31 +112,13 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	return nil
 }
 
-// writeJSONFile writes v as indented JSON to path atomically (temp file, fsync, rename).
+// writeJSONFile writes v as indented JSON to path atomically (results.WriteFileAtomic).
 func writeJSONFile(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(append(data, '\n'))
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, werr)
-	}
-	return nil
+	return results.WriteFileAtomic(path, append(data, '\n'))
 }
 
 // renderValidation prints the rows (unless quiet), the groups, the largest errors, the skipped

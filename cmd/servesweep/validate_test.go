@@ -66,6 +66,17 @@ func TestValidateCommand(t *testing.T) {
 	if code != exitOK || strings.Contains(out, "ttft_meas") || !strings.Contains(out, "Overall:") {
 		t.Errorf("quiet: exit %d\n%s", code, out)
 	}
+
+	// The old --parallel still works, with a notice on stderr (not stdout), and is left out of
+	// the help.
+	code, out2, errOut := runCLI(t, "validate", "--measured", csvPath, "-q", "--parallel", "1")
+	if code != exitOK || out2 != out || errOut != "Flag --parallel has been deprecated, use --parallelism\n" {
+		t.Errorf("--parallel: exit %d, stderr %q, stdout differs from --parallelism's: %v", code, errOut, out2 != out)
+	}
+	_, help, _ := runCLI(t, "validate", "--help")
+	if !strings.Contains(help, "--parallelism int") || strings.Contains(help, "--parallel ") {
+		t.Errorf("help should list --parallelism and not --parallel:\n%s", help)
+	}
 }
 
 func TestValidateCommandErrors(t *testing.T) {
@@ -77,7 +88,11 @@ func TestValidateCommandErrors(t *testing.T) {
 		{[]string{"validate"}, exitConfigError, "--measured is required"},
 		{[]string{"validate", "--measured", "/nonexistent/m.csv"}, exitConfigError, "/nonexistent/m.csv"},
 		{[]string{"validate", "extra"}, exitConfigError, "no positional arguments"},
-		{[]string{"validate", "--measured", "x.csv", "--parallel", "-1"}, exitConfigError, "--parallel must be >= 0"},
+		{[]string{"validate", "--measured", "x.csv", "--parallelism", "-1"}, exitConfigError,
+			"--parallelism must be a whole number >= 1 (or 0 for the default), got -1"},
+		// The deprecated --parallel sets the same value.
+		{[]string{"validate", "--measured", "x.csv", "--parallel", "-2"}, exitConfigError,
+			"--parallelism must be a whole number >= 1 (or 0 for the default), got -2"},
 	} {
 		code, _, errOut := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(errOut, c.frag) {

@@ -126,7 +126,7 @@ func TestPlanRow(t *testing.T) {
 // the number of parallel rows.
 func TestValidateSmall(t *testing.T) {
 	rows := readSmall(t)
-	rep, err := Validate(context.Background(), rows, Options{Parallel: 2})
+	rep, err := Validate(context.Background(), rows, Options{Parallelism: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,13 +166,13 @@ func TestValidateSmall(t *testing.T) {
 			t.Errorf("row lacks %q", k)
 		}
 	}
-	one, err := Validate(context.Background(), rows, Options{Parallel: 1})
+	one, err := Validate(context.Background(), rows, Options{Parallelism: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	data1, _ := json.Marshal(one)
 	if string(data1) != string(data) {
-		t.Error("report differs between Parallel 1 and 2")
+		t.Error("report differs between Parallelism 1 and 2")
 	}
 }
 
@@ -245,7 +245,7 @@ func TestValidateNoRowSimulated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Validate(context.Background(), rows, Options{Parallel: 2})
+	rep, err := Validate(context.Background(), rows, Options{Parallelism: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 
 // Options tunes a validation run. The zero value means the defaults.
 type Options struct {
-	// Parallel is the number of rows simulated at once (default GOMAXPROCS).
-	Parallel int
+	// Parallelism is the number of rows simulated at once (default GOMAXPROCS).
+	Parallelism int
 	// SteadyRequestsPerConcurrency sizes the steady-state run (0:
 	// DefaultSteadyRequestsPerConcurrency).
 	SteadyRequestsPerConcurrency int
@@ -33,8 +33,8 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Parallel <= 0 {
-		o.Parallel = runtime.GOMAXPROCS(0)
+	if o.Parallelism <= 0 {
+		o.Parallelism = runtime.GOMAXPROCS(0)
 	}
 	if o.SteadyRequestsPerConcurrency <= 0 {
 		o.SteadyRequestsPerConcurrency = DefaultSteadyRequestsPerConcurrency
@@ -144,7 +144,7 @@ type Report struct {
 	Summary Summary `json:"summary"`
 }
 
-// Validate simulates every row (PlanRow, then sim.Run) with o.Parallel rows at a time and
+// Validate simulates every row (PlanRow, then sim.Run) with o.Parallelism rows at a time and
 // compares the predicted mean TTFT and mean TPOT with the measured ones. A row runs twice (see
 // the package doc): a burst run of one wave of `concurrency` sessions starting at once, and a
 // steady-state run whose first wave is spread over the burst wave's mean E2E latency
@@ -156,12 +156,12 @@ type Report struct {
 //
 // Rows that cannot be planned or run are skipped with the reason; when every row is skipped the
 // summary's APEs are nil and Report.CheckSimulated says why. The report is deterministic: it
-// does not depend on Parallel. The error is only ctx's.
+// does not depend on Parallelism. The error is only ctx's.
 func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 	o = o.withDefaults()
 	out := make([]RowResult, len(rows))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(o.Parallel)
+	g.SetLimit(o.Parallelism)
 	var done atomic.Int64
 	for i := range rows {
 		g.Go(func() error {

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestReportError checks that an interruption prints "interrupted" however it is wrapped, that
+// an interrupted sweep's own message (what was saved, how to resume) is printed in full, and
+// that both exit 130 while other errors print after "error:" and exit 1.
+func TestReportError(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		out  string
+		code int
+	}{
+		{"bare cancellation", context.Canceled, "interrupted\n", exitInterrupted},
+		{"wrapped cancellation", fmt.Errorf("simulating: %w", context.Canceled), "interrupted\n", exitInterrupted},
+		{"interrupted sweep", &interruptedError{msg: "interrupted: 3 of 9 points finished and saved"},
+			"error: interrupted: 3 of 9 points finished and saved\n", exitInterrupted},
+		{"other error", errors.New("disk full"), "error: disk full\n", exitRunFailure},
+	} {
+		var b strings.Builder
+		reportError(&b, tc.err)
+		if b.String() != tc.out || exitCode(tc.err) != tc.code {
+			t.Errorf("%s: printed %q, exit %d; want %q, exit %d", tc.name, b.String(), exitCode(tc.err), tc.out, tc.code)
+		}
+	}
+}
+
+// TestPredictInterrupted runs predict with a cancelled context, as after Ctrl-C: exit 130 and
+// "interrupted" on stderr. The run is long enough (2,000 requests) for the simulator to look at
+// the context, which it does every 1,024 events.
+func TestPredictInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb strings.Builder
+	code := run(ctx, []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(),
+		"--set", "traffic.stop={requests: 2000}"}, ioStreams{Out: &out, Err: &errb})
+	if code != exitInterrupted || errb.String() != "interrupted\n" {
+		t.Errorf("exit %d, stderr %q; want 130 and \"interrupted\\n\"", code, errb.String())
+	}
+}
+
+// TestRootCommand checks that servesweep alone prints the help (exit 0) and that an unknown
+// command is a usage error (exit 2) with a suggestion.
+func TestRootCommand(t *testing.T) {
+	code, out, errs := runCLI(t)
+	if code != exitOK || !strings.Contains(out, "Available Commands:") || errs != "" {
+		t.Errorf("no arguments: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, _, errs = runCLI(t, "predcit")
+	if code != exitConfigError || errs != "error: unknown command \"predcit\" for \"servesweep\"; did you mean predict?\n" {
+		t.Errorf("unknown command: exit %d, stderr %q", code, errs)
+	}
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestVersionText(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/servesweep/servesweep", Version: "v1.4.0"},
+		Settings: []debug.BuildSetting{{Key: "-compiler", Value: "gc"}, {Key: "vcs", Value: "git"},
+			{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"},
+			{Key: "vcs.modified", Value: "true"}}}
+	want := "servesweep v1.4.0\nrevision: 0123456789abcdef0123456789abcdef01234567\ntime:     2026-01-02T03:04:05Z\nmodified: true\ngo:       go1.26.8\n"
+	if got := versionText(bi, true); got != want {
+		t.Errorf("full build information:\n%s\nwant\n%s", got, want)
+	}
+	// A build without VCS stamping (-buildvcs=false, a test binary) says what it does not know.
+	bare := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}
+	want = "servesweep (devel)\nrevision: unknown\ntime:     unknown\nmodified: unknown\ngo:       go1.26.8\n"
+	if got := versionText(bare, true); got != want {
+		t.Errorf("no VCS information:\n%s\nwant\n%s", got, want)
+	}
+	if got := versionText(nil, false); !strings.Contains(got, "unknown version") {
+		t.Errorf("no build information: %q", got)
+	}
+}
+
+// TestVersionCommand checks that `servesweep version` and `servesweep --version` print the same
+// description of the running binary, with its Go version.
+func TestVersionCommand(t *testing.T) {
+	want := versionText(debug.ReadBuildInfo())
+	if !strings.HasPrefix(want, "servesweep ") || !strings.Contains(want, "\ngo:       "+runtime.Version()+"\n") {
+		t.Fatalf("the test binary's description lacks its Go version %s:\n%s", runtime.Version(), want)
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-v"}} {
+		code, out, errs := runCLI(t, args...)
+		if code != exitOK || out != want || errs != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 0 and %q", args, code, out, errs, want)
+		}
+	}
+	if code, _, errs := runCLI(t, "version", "extra"); code != exitConfigError || !strings.Contains(errs, "no positional arguments") {
+		t.Errorf("version extra: exit %d %q", code, errs)
+	}
+}
