@@ -492,3 +492,45 @@ func TestQuickGPUsAgreesWithDecodedConfig(t *testing.T) {
 		t.Errorf("with the budget: valid %d filtered %v; want %d valid", y.Valid, y.Filtered, want)
 	}
 }
+
+// TestConcreteMarker: the constructs of a sweep spec in a concrete config (servesweep predict,
+// and every point of a grid) are named by grid's messages.
+func TestConcreteMarker(t *testing.T) {
+	const agg = "engine.workers.aggregated."
+	for _, tc := range []struct {
+		name string
+		sets []string
+		path string
+		msg  string
+	}{
+		{"choices domain", []string{"traffic.load.concurrency={choices: [8, 16]}"}, "traffic.load.concurrency", msgDomain},
+		{"range domain on a mapping", []string{"traffic.load={range: {min: 1, max: 4}}"}, "traffic.load", msgDomain},
+		{"domain in a list", []string{"traffic.source={type: trace, paths: [{choices: [a, b]}]}", "traffic.stop={}"}, "traffic.source.paths[0]", msgDomain},
+		{"preset", []string{agg + "parallelism.preset=default"}, agg + "parallelism.preset", msgPreset},
+		{"hardware auto", []string{"engine.hardware=auto"}, "engine.hardware", msgAuto},
+		{"prefill hardware auto", []string{"engine.mode=disaggregated", "engine.workers={prefill: {hardware: auto}, decode: {}}"},
+			"engine.workers.prefill.hardware", msgAuto},
+		{"replicas auto", []string{agg + "parallelism.replicas=auto"}, agg + "parallelism.replicas", msgAuto},
+		{"planner policy auto", []string{"planner.policy=auto"}, "planner.policy", msgAuto},
+		{"optimization", []string{"optimization={target: throughput}"}, "optimization",
+			"optimization belongs to servesweep sweep; predict evaluates one concrete config"},
+		{"optimizer", []string{"optimizer={algorithm: random}"}, "optimizer",
+			"optimizer belongs to servesweep sweep; predict evaluates one concrete config"},
+		{"kv_capacity_fraction", []string{"traffic.load={type: kv_capacity_fraction}"}, "traffic.load.type",
+			"kv_capacity_fraction is only valid in servesweep sweep; predict needs one of concurrency, constant_rate, poisson, trace_timestamps"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.Decode([]byte(base), "c.yaml", tc.sets, config.WithMarker(ConcreteMarker))
+			var ces config.Errors
+			if !errors.As(err, &ces) || len(ces) != 1 || ces[0].Path != tc.path || ces[0].Msg != tc.msg || ces[0].Unsupported {
+				t.Errorf("got %v; want the one error %s: %s", err, tc.path, tc.msg)
+			}
+		})
+	}
+	// A field whose own word is auto takes it.
+	c, err := config.Decode([]byte(base), "c.yaml", []string{"engine.workers.aggregated.kv_cache.bytes_per_token=auto",
+		"engine.precision={weights: auto}"}, config.WithMarker(ConcreteMarker))
+	if err != nil || c.Engine.Workers.Aggregated.KVCache.BytesPerToken != 0 || c.Engine.Precision.Weights != "" {
+		t.Errorf("auto as a field's word: %v", err)
+	}
+}
