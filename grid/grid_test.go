@@ -493,6 +493,45 @@ func TestQuickGPUsAgreesWithDecodedConfig(t *testing.T) {
 	}
 }
 
+// TestSweepTagsDecideDomains: a field takes a search domain exactly when its struct tag in package
+// config says sweep; every other field refuses one, naming the fields that take one.
+func TestSweepTagsDecideDomains(t *testing.T) {
+	sweepable := 0
+	for _, f := range config.Fields() {
+		value := "1"
+		if len(f.Enum) > 0 {
+			value = f.Enum[0]
+		}
+		s, err := Parse([]byte(both), "spec.yaml", []string{f.Path + "={choices: [" + value + "]}"}, nil)
+		if f.Sweep {
+			sweepable++
+			if err != nil || len(s.Domains) != 1 || s.Domains[0].Path != f.Path {
+				t.Errorf("%s is tagged sweep but Parse gives %v", f.Path, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "spec.yaml: "+f.Path+": search domains are not allowed on this field; "+
+			"it must be a concrete value. Domains may be placed on: "+searchable) {
+			t.Errorf("%s is not tagged sweep but Parse gives %v", f.Path, err)
+		}
+	}
+	// engine.mode, router.policy, router.prefill_load_model.type, three kv_router knobs, four
+	// load fields, and per role six parallelism keys, two scheduler keys and the KV block size.
+	if sweepable != 10+3*9 {
+		t.Errorf("%d sweepable fields, want %d", sweepable, 10+3*9)
+	}
+	want := "traffic.load.{concurrency,requests_per_second,sessions_per_second,speedup}; engine.mode; " +
+		"engine.workers.<role>.parallelism.{replicas,tensor,pipeline,attention_data,moe_tensor,moe_expert}; " +
+		"engine.workers.<role>.scheduler.{max_batched_tokens,max_sequences}; engine.workers.<role>.kv_cache.block_size; " +
+		"router.{policy,overlap_score_credit,prefill_load_scale,temperature}; router.prefill_load_model.type"
+	if searchable != want {
+		t.Errorf("searchable =\n%s\nwant\n%s", searchable, want)
+	}
+	if !slices.Equal(kvRouterKnobs, []string{"overlap_score_credit", "prefill_load_scale", "temperature", "prefill_load_model"}) {
+		t.Errorf("kvRouterKnobs = %v", kvRouterKnobs)
+	}
+}
+
 // TestConcreteMarker: the constructs of a sweep spec in a concrete config (servesweep predict,
 // and every point of a grid) are named by grid's messages.
 func TestConcreteMarker(t *testing.T) {
