@@ -406,7 +406,7 @@ func (w *walker) field(n *yaml.Node, path string, f *field, dst reflect.Value) b
 	}
 	// The Marker sees every value of a scalar field and the mappings found where a mapping or a
 	// list is expected.
-	if f.kind != kindStruct && f.kind != kindList || r.Kind == yaml.MappingNode {
+	if f.kind != kindStruct && f.kind != kindList || r != nil && r.Kind == yaml.MappingNode {
 		if msg := w.mark(path, r, false); msg != "" {
 			w.badf(path, "%s", msg)
 			return false

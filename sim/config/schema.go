@@ -129,15 +129,14 @@ func buildSchema(t reflect.Type, seen map[reflect.Type]*structSchema) *structSch
 		if err != nil {
 			panic(fmt.Sprintf("config: %s.%s: %v", t.Name(), sf.Name, err))
 		}
-		switch {
-		case f.refuse != "":
+		if f.refuse != "" {
 			s.refused = append(s.refused, f)
-		default:
-			if f.discriminator {
-				s.disc = f
-			}
-			s.fields = append(s.fields, f)
+			continue
 		}
+		if f.discriminator {
+			s.disc = f
+		}
+		s.fields = append(s.fields, f)
 	}
 	return s
 }
