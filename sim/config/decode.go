@@ -85,9 +85,7 @@ func LoadFile(path string, sets []string, opts ...Option) (*Config, error) {
 // prefill max_sequences).
 //
 // A null value for a mapping means "omitted" (a null worker role means {}); a null scalar is a
-// kind error except for the fields tagged null:"omit" (backend_version, bandwidth_gb_per_second,
-// timing.prefill_ms/decode_ms, the kv_router knobs, the SLA bounds,
-// planner.prefill_min_workers/decode_min_workers).
+// kind error except for the fields tagged null:"omit" in config.go, for which it means omitted.
 //
 // On any problem Decode returns a nil Config and an Errors holding every problem found.
 // If the config is valid but uses something the simulator cannot run yet, the Errors
