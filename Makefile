@@ -25,7 +25,7 @@ predict-example: build
 	$(BIN) predict --stack dynamo -c examples/synthetic.yaml --output-dir out/synthetic --overwrite
 
 fuzz:
-	$(GO) test ./sim -run XXX -fuzz FuzzDecode -fuzztime 30s
+	$(GO) test ./sim/config -run XXX -fuzz FuzzDecode -fuzztime 30s
 	$(GO) test ./sim/traffic -run XXX -fuzz FuzzParseMooncake -fuzztime 30s
 	$(GO) test ./grid -run XXX -fuzz FuzzParse -fuzztime 30s
 

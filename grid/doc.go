@@ -5,6 +5,11 @@
 // cross-field rules via config.Decode, the GPU budget, duplicates), stable point IDs, and the grid
 // and random optimizers. It runs no simulation.
 //
+// Which fields take a domain, and what each value must be, come from package config: the fields
+// whose struct tags say sweep (config.Fields, config.Lookup). The messages about sweep constructs
+// found in a concrete config (a domain, a preset, `auto`, the optimization sections) are grid's
+// too: ConcreteMarker, which servesweep predict and every point's decode pass to config.Decode.
+//
 // Start with Parse (or Load), then Spec.Expand, which returns the selected Points in
 // enumeration order (Point.Index). For a sweep run as shards of a cluster job,
 // Expansion.ShardPoints picks the points of one shard by a hash of each point ID (ShardOf, so the

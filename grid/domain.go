@@ -17,89 +17,60 @@ const (
 	pathPolicy = "router.policy"
 )
 
-// kvRouterKnobs are the router fields that only kv_router takes; a point whose policy (from a
-// domain) is another one drops them.
-var kvRouterKnobs = []string{"overlap_score_credit", "prefill_load_scale", "temperature", "prefill_load_model"}
-
-// fieldKind is the type of a searchable field.
-type fieldKind int
-
-const (
-	kindInt   fieldKind = iota // YAML int
-	kindFloat                  // YAML int or float, finite
-	kindEnum                   // one of a list of strings
-)
-
-// field describes a field that may hold a domain.
-type field struct {
-	kind fieldKind
-	// lo is the smallest valid value (ints and floats); strict means the value must exceed it.
-	lo     float64
-	strict bool
-	enum   []string
-}
-
-func (f *field) want() string {
-	switch f.kind {
-	case kindInt:
-		return "an int > 0"
-	case kindEnum:
-		return "one of " + strings.Join(f.enum, ", ")
+// kvRouterKnobs are the router fields that only kv_router takes: the members of the router's
+// kv_router variant (config.Router's union tags), plus prefill_load_model, whose aic type needs
+// kv_router too. A point whose policy (from a domain) is another one drops them.
+var kvRouterKnobs = func() []string {
+	var out []string
+	for _, f := range config.Fields() {
+		if key, ok := strings.CutPrefix(f.Path, "router."); ok && slices.Equal(f.Variants, []string{string(config.PolicyKVRouter)}) {
+			out = append(out, key)
+		}
 	}
-	if f.strict {
-		return fmt.Sprintf("a number > %g", f.lo)
-	}
-	return fmt.Sprintf("a number >= %g", f.lo)
-}
+	return append(out, "prefill_load_model")
+}()
 
-var (
-	roles         = []string{"aggregated", "prefill", "decode"}
-	parallelKeys  = []string{"replicas", "tensor", "pipeline", "attention_data", "moe_tensor", "moe_expert"}
-	schedulerKeys = []string{"max_batched_tokens", "max_sequences"}
-)
-
-// fieldFor returns the field at path if a domain may be placed there, else nil.
-func fieldFor(path string) *field {
-	positiveInt := &field{kind: kindInt, lo: 0, strict: true}
-	positive := &field{kind: kindFloat, lo: 0, strict: true}
-	nonNegative := &field{kind: kindFloat, lo: 0}
-	switch path {
-	case pathMode:
-		return &field{kind: kindEnum, enum: []string{string(config.ModeAggregated), string(config.ModeDisaggregated)}}
-	case pathPolicy:
-		return &field{kind: kindEnum, enum: []string{string(config.PolicyRoundRobin), string(config.PolicyKVRouter), string(config.PolicyRandom), string(config.PolicyLeastLoaded)}}
-	case "router.prefill_load_model.type":
-		return &field{kind: kindEnum, enum: []string{"none", "aic"}}
-	case "router.overlap_score_credit", "router.prefill_load_scale", "router.temperature":
-		return nonNegative
-	case "traffic.load.concurrency":
-		return positiveInt
-	case "traffic.load.requests_per_second", "traffic.load.sessions_per_second", "traffic.load.speedup":
-		return positive
-	}
-	rest, ok := strings.CutPrefix(path, "engine.workers.")
-	if !ok {
-		return nil
-	}
-	role, key, _ := strings.Cut(rest, ".")
-	if !slices.Contains(roles, role) {
-		return nil
-	}
-	group, name, _ := strings.Cut(key, ".")
-	switch {
-	case group == "parallelism" && slices.Contains(parallelKeys, name),
-		group == "scheduler" && slices.Contains(schedulerKeys, name),
-		key == "kv_cache.block_size":
-		return positiveInt
+// fieldFor returns the field at path if a domain may be placed there (its `sweep` tag in
+// package config), else nil.
+func fieldFor(path string) *config.Field {
+	if f, ok := config.Lookup(path); ok && f.Sweep {
+		return &f
 	}
 	return nil
 }
 
-// searchable lists the fields that may hold a domain, for error messages.
-const searchable = "engine.mode; engine.workers.<role>.parallelism.{replicas,tensor,pipeline,attention_data,moe_tensor,moe_expert}; " +
-	"engine.workers.<role>.scheduler.{max_batched_tokens,max_sequences}; engine.workers.<role>.kv_cache.block_size; " +
-	"router.policy, router.prefill_load_model.type, router.{overlap_score_credit,prefill_load_scale,temperature}; " +
-	"traffic.load.{concurrency,requests_per_second,sessions_per_second,speedup}"
+// searchable lists the fields that may hold a domain, for error messages: the sweepable fields of
+// config.Fields, the worker roles written as <role> and siblings grouped in braces.
+var searchable = func() string {
+	var parents []string
+	children := map[string][]string{}
+	for _, f := range config.Fields() {
+		if !f.Sweep {
+			continue
+		}
+		path := f.Path
+		for _, r := range config.Roles() {
+			path = strings.Replace(path, "engine.workers."+string(r)+".", "engine.workers.<role>.", 1)
+		}
+		i := strings.LastIndexByte(path, '.')
+		parent, key := path[:i], path[i+1:]
+		if _, ok := children[parent]; !ok {
+			parents = append(parents, parent)
+		}
+		if !slices.Contains(children[parent], key) {
+			children[parent] = append(children[parent], key)
+		}
+	}
+	parts := make([]string, len(parents))
+	for i, p := range parents {
+		if keys := children[p]; len(keys) == 1 {
+			parts[i] = p + "." + keys[0]
+		} else {
+			parts[i] = p + ".{" + strings.Join(keys, ",") + "}"
+		}
+	}
+	return strings.Join(parts, "; ")
+}()
 
 // domain parses the domain object n at path and records it.
 func (p *parser) domain(n *yaml.Node, path string) {
@@ -130,7 +101,7 @@ func (p *parser) domain(n *yaml.Node, path string) {
 }
 
 // choices checks a choices list: non-empty, unique, scalars valid for the field.
-func (p *parser) choices(n *yaml.Node, path string, f *field) ([]*yaml.Node, bool) {
+func (p *parser) choices(n *yaml.Node, path string, f *config.Field) ([]*yaml.Node, bool) {
 	if n.Kind != yaml.SequenceNode {
 		p.errorf(path, "must be a list of values, e.g. {choices: [1, 2, 4]}")
 		return nil, false
@@ -162,37 +133,38 @@ func (p *parser) choices(n *yaml.Node, path string, f *field) ([]*yaml.Node, boo
 
 // value checks one choice against the field; key identifies its value for the uniqueness check
 // and val is the node to substitute.
-func (p *parser) value(v *yaml.Node, path string, f *field) (key string, val *yaml.Node, ok bool) {
+func (p *parser) value(v *yaml.Node, path string, f *config.Field) (key string, val *yaml.Node, ok bool) {
 	if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" {
-		p.errorf(path, "must be %s, got %s", f.want(), describe(v))
+		p.errorf(path, "must be %s, got %s", f.Want(), describe(v))
 		return "", nil, false
 	}
-	switch f.kind {
-	case kindEnum:
-		if v.ShortTag() != "!!str" || !slices.Contains(f.enum, v.Value) {
-			p.errorf(path, "must be %s, got %s", f.want(), describe(v))
+	want := f.Want()
+	switch {
+	case len(f.Enum) > 0:
+		if v.ShortTag() != "!!str" || !slices.Contains(f.Enum, v.Value) {
+			p.errorf(path, "must be %s, got %s", want, describe(v))
 			return "", nil, false
 		}
 		return v.Value, scalar("!!str", v.Value), true
-	case kindInt:
+	case f.Kind == config.KindInt:
 		var x int64
 		if v.ShortTag() != "!!int" || v.Decode(&x) != nil {
-			p.errorf(path, "must be %s, got %s", f.want(), describe(v))
+			p.errorf(path, "must be %s, got %s", want, describe(v))
 			return "", nil, false
 		}
-		if x <= 0 {
-			p.errorf(path, "must be %s, got %d", f.want(), x)
+		if !f.InRange(float64(x)) {
+			p.errorf(path, "must be %s, got %d", want, x)
 			return "", nil, false
 		}
 		return strconv.FormatInt(x, 10), intNode(x), true
 	default:
 		x, good := number(v)
 		if !good {
-			p.errorf(path, "must be %s, got %s", f.want(), describe(v))
+			p.errorf(path, "must be %s, got %s", want, describe(v))
 			return "", nil, false
 		}
-		if x < f.lo || (f.strict && x == f.lo) {
-			p.errorf(path, "must be %s, got %s", f.want(), fmtFloat(x))
+		if !f.InRange(x) {
+			p.errorf(path, "must be %s, got %s", want, fmtFloat(x))
 			return "", nil, false
 		}
 		return fmtFloat(x), floatNode(x), true
@@ -200,9 +172,9 @@ func (p *parser) value(v *yaml.Node, path string, f *field) (key string, val *ya
 }
 
 // rangeValues expands a range object into values.
-func (p *parser) rangeValues(n *yaml.Node, path string, f *field) ([]*yaml.Node, bool) {
-	if f.kind == kindEnum {
-		p.errorf(path, "a range needs a numeric field; use {choices: [%s]}", strings.Join(f.enum, ", "))
+func (p *parser) rangeValues(n *yaml.Node, path string, f *config.Field) ([]*yaml.Node, bool) {
+	if len(f.Enum) > 0 {
+		p.errorf(path, "a range needs a numeric field; use {choices: [%s]}", strings.Join(f.Enum, ", "))
 		return nil, false
 	}
 	if n.Kind != yaml.MappingNode {
@@ -233,7 +205,7 @@ func (p *parser) rangeValues(n *yaml.Node, path string, f *field) ([]*yaml.Node,
 			}
 			return 0, false
 		}
-		if f.kind == kindInt {
+		if f.Kind == config.KindInt {
 			var x int64
 			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&x) != nil {
 				p.errorf(path+"."+key, "must be an int (the field takes ints), got %s", describe(v))
@@ -290,7 +262,7 @@ func (p *parser) rangeValues(n *yaml.Node, path string, f *field) ([]*yaml.Node,
 		}
 	default:
 		if !hasStep {
-			if f.kind == kindInt {
+			if f.Kind == config.KindInt {
 				p.errorf(path+".step", "required: an int range needs step (e.g. step: 1)")
 			} else {
 				p.errorf(path+".step", "required: servesweep enumerates every value, so a linear range needs step > 0 (or use scale: log)")
@@ -308,7 +280,7 @@ func (p *parser) rangeValues(n *yaml.Node, path string, f *field) ([]*yaml.Node,
 		}
 		for i := 0; i < int(count); i++ {
 			x := lo + float64(i)*step
-			if f.kind == kindFloat {
+			if f.Kind == config.KindFloat {
 				x, _ = strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64)
 			}
 			xs = append(xs, x)
@@ -316,11 +288,11 @@ func (p *parser) rangeValues(n *yaml.Node, path string, f *field) ([]*yaml.Node,
 	}
 	var out []*yaml.Node
 	for _, x := range xs {
-		if x < f.lo || (f.strict && x == f.lo) {
-			p.errorf(path+".min", "the range yields %s; every value must be %s", fmtFloat(x), f.want())
+		if !f.InRange(x) {
+			p.errorf(path+".min", "the range yields %s; every value must be %s", fmtFloat(x), f.Want())
 			return nil, false
 		}
-		if f.kind == kindInt {
+		if f.Kind == config.KindInt {
 			out = append(out, intNode(int64(math.Round(x))))
 		} else {
 			out = append(out, floatNode(x))

@@ -196,7 +196,7 @@ func (s *Spec) applies(path, mode, policy string) bool {
 // Expand enumerates the grid in order, substitutes each point's values, drops the worker roles
 // a point's mode does not use (when engine.mode is a domain; aggregated points also drop
 // engine.kv_transfer) and the kv_router knobs of non-kv_router points (when router.policy is a
-// domain), decodes each point with config.Decode and filters out the points outside the GPU budget
+// domain), decodes each point as servesweep predict does (config.Decode with ConcreteMarker) and filters out the points outside the GPU budget
 // (checked first), the invalid, the unsupported and duplicates, counting each reason. The random optimizer then
 // keeps MaxTrials valid points, drawn with Seed. Spec-level errors (every point an invalid config,
 // strict_sla or a goodput target without evaluation.sla) are config.Errors; a grid whose
@@ -297,7 +297,7 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int) (p Point, reason, msg, full 
 		return p, FilteredInvalid, "cannot serialize: " + err.Error(), err.Error()
 	}
 	p.YAML = data
-	cfg, err := config.Decode(data, s.File, nil)
+	cfg, err := config.Decode(data, s.File, nil, config.WithMarker(ConcreteMarker))
 	if err != nil {
 		reason := FilteredInvalid
 		if errors.Is(err, errors.ErrUnsupported) {

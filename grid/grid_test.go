@@ -492,3 +492,84 @@ func TestQuickGPUsAgreesWithDecodedConfig(t *testing.T) {
 		t.Errorf("with the budget: valid %d filtered %v; want %d valid", y.Valid, y.Filtered, want)
 	}
 }
+
+// TestSweepTagsDecideDomains: a field takes a search domain exactly when its struct tag in package
+// config says sweep; every other field refuses one, naming the fields that take one.
+func TestSweepTagsDecideDomains(t *testing.T) {
+	sweepable := 0
+	for _, f := range config.Fields() {
+		value := "1"
+		if len(f.Enum) > 0 {
+			value = f.Enum[0]
+		}
+		s, err := Parse([]byte(both), "spec.yaml", []string{f.Path + "={choices: [" + value + "]}"}, nil)
+		if f.Sweep {
+			sweepable++
+			if err != nil || len(s.Domains) != 1 || s.Domains[0].Path != f.Path {
+				t.Errorf("%s is tagged sweep but Parse gives %v", f.Path, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "spec.yaml: "+f.Path+": search domains are not allowed on this field; "+
+			"it must be a concrete value. Domains may be placed on: "+searchable) {
+			t.Errorf("%s is not tagged sweep but Parse gives %v", f.Path, err)
+		}
+	}
+	// engine.mode, router.policy, router.prefill_load_model.type, three kv_router knobs, four
+	// load fields, and per role six parallelism keys, two scheduler keys and the KV block size.
+	if sweepable != 10+3*9 {
+		t.Errorf("%d sweepable fields, want %d", sweepable, 10+3*9)
+	}
+	want := "traffic.load.{concurrency,requests_per_second,sessions_per_second,speedup}; engine.mode; " +
+		"engine.workers.<role>.parallelism.{replicas,tensor,pipeline,attention_data,moe_tensor,moe_expert}; " +
+		"engine.workers.<role>.scheduler.{max_batched_tokens,max_sequences}; engine.workers.<role>.kv_cache.block_size; " +
+		"router.{policy,overlap_score_credit,prefill_load_scale,temperature}; router.prefill_load_model.type"
+	if searchable != want {
+		t.Errorf("searchable =\n%s\nwant\n%s", searchable, want)
+	}
+	if !slices.Equal(kvRouterKnobs, []string{"overlap_score_credit", "prefill_load_scale", "temperature", "prefill_load_model"}) {
+		t.Errorf("kvRouterKnobs = %v", kvRouterKnobs)
+	}
+}
+
+// TestConcreteMarker: the constructs of a sweep spec in a concrete config (servesweep predict,
+// and every point of a grid) are named by grid's messages.
+func TestConcreteMarker(t *testing.T) {
+	const agg = "engine.workers.aggregated."
+	for _, tc := range []struct {
+		name string
+		sets []string
+		path string
+		msg  string
+	}{
+		{"choices domain", []string{"traffic.load.concurrency={choices: [8, 16]}"}, "traffic.load.concurrency", msgDomain},
+		{"range domain on a mapping", []string{"traffic.load={range: {min: 1, max: 4}}"}, "traffic.load", msgDomain},
+		{"domain in a list", []string{"traffic.source={type: trace, paths: [{choices: [a, b]}]}", "traffic.stop={}"}, "traffic.source.paths[0]", msgDomain},
+		{"preset", []string{agg + "parallelism.preset=default"}, agg + "parallelism.preset", msgPreset},
+		{"hardware auto", []string{"engine.hardware=auto"}, "engine.hardware", msgAuto},
+		{"prefill hardware auto", []string{"engine.mode=disaggregated", "engine.workers={prefill: {hardware: auto}, decode: {}}"},
+			"engine.workers.prefill.hardware", msgAuto},
+		{"replicas auto", []string{agg + "parallelism.replicas=auto"}, agg + "parallelism.replicas", msgAuto},
+		{"planner policy auto", []string{"planner.policy=auto"}, "planner.policy", msgAuto},
+		{"optimization", []string{"optimization={target: throughput}"}, "optimization",
+			"optimization belongs to servesweep sweep; predict evaluates one concrete config"},
+		{"optimizer", []string{"optimizer={algorithm: random}"}, "optimizer",
+			"optimizer belongs to servesweep sweep; predict evaluates one concrete config"},
+		{"kv_capacity_fraction", []string{"traffic.load={type: kv_capacity_fraction}"}, "traffic.load.type",
+			"kv_capacity_fraction is only valid in servesweep sweep; predict needs one of concurrency, constant_rate, poisson, trace_timestamps"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.Decode([]byte(base), "c.yaml", tc.sets, config.WithMarker(ConcreteMarker))
+			var ces config.Errors
+			if !errors.As(err, &ces) || len(ces) != 1 || ces[0].Path != tc.path || ces[0].Msg != tc.msg || ces[0].Unsupported {
+				t.Errorf("got %v; want the one error %s: %s", err, tc.path, tc.msg)
+			}
+		})
+	}
+	// A field whose own word is auto takes it.
+	c, err := config.Decode([]byte(base), "c.yaml", []string{"engine.workers.aggregated.kv_cache.bytes_per_token=auto",
+		"engine.precision={weights: auto}"}, config.WithMarker(ConcreteMarker))
+	if err != nil || c.Engine.Workers.Aggregated.KVCache.BytesPerToken != 0 || c.Engine.Precision.Weights != "" {
+		t.Errorf("auto as a field's word: %v", err)
+	}
+}

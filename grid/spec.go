@@ -135,11 +135,12 @@ func Load(path string, sets []string, getenv func(string) (string, bool)) (*Spec
 // path from the environment.
 //
 // A field holds a domain when its value is a mapping with the key choices or range
-// (dynosim-spec.md §3.8); a bare list is never a domain. Domains are allowed only on
-// engine.mode, every parallelism key of every worker role, scheduler.max_batched_tokens and
-// max_sequences, kv_cache.block_size, router.policy, router.prefill_load_model.type and the
-// kv_router knobs, and the load intensity (traffic.load.concurrency, requests_per_second,
-// sessions_per_second, speedup).
+// (dynosim-spec.md §3.8); a bare list is never a domain. Domains are allowed only on the fields
+// whose struct tags in package config say sweep (config.Field.Sweep): engine.mode, every
+// parallelism key of every worker role, scheduler.max_batched_tokens and max_sequences,
+// kv_cache.block_size, router.policy, router.prefill_load_model.type and the kv_router knobs, and
+// the load intensity (traffic.load.concurrency, requests_per_second, sessions_per_second,
+// speedup). Each value must be valid for its field (its kind, enum and range tags).
 //
 //   - {choices: [v1, v2, ...]}: non-empty, unique scalars, each valid for the field.
 //   - {range: {min, max, step, scale}}: finite, min <= max; scale linear (default) or log.

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
@@ -81,6 +82,20 @@ an AIPerf-style table (or one JSON object with --format json).`,
 	return cmd
 }
 
+// requireNoAdapters fails when the config declares a router or planner section: those are
+// adapters of the dynamo stack, and the engine stack has none (dynosim-spec.md §2.1).
+func requireNoAdapters(cfg *config.Config) error {
+	var errs config.Errors
+	for _, name := range cfg.Adapters() {
+		errs = append(errs, &config.Error{File: cfg.File, Path: name,
+			Msg: "needs the dynamo stack's " + name + " adapter; run with --stack dynamo or remove the section"})
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
 func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	if !contains(stacks, opts.Stack) {
 		return &usageError{fmt.Errorf("stack '%s' is unavailable; installed stacks: %s", opts.Stack, strings.Join(stacks, ", "))}
@@ -91,12 +106,12 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	if opts.ConfigPath == "" {
 		return &usageError{fmt.Errorf("--config is required (a prediction YAML; see examples/)")}
 	}
-	cfg, err := config.LoadFile(opts.ConfigPath, opts.Sets)
+	cfg, err := config.LoadFile(opts.ConfigPath, opts.Sets, config.WithMarker(grid.ConcreteMarker))
 	if err != nil {
 		return err
 	}
 	if opts.Stack == "engine" {
-		if err := cfg.RequireNoAdapters(); err != nil {
+		if err := requireNoAdapters(cfg); err != nil {
 			return err
 		}
 	}

@@ -245,6 +245,8 @@ func TestExitCodesAndOutputDir(t *testing.T) {
 		{"bad set", []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--set", "engine.nothing=1", "--output-dir", dir + "/o4"}, 2, "engine.nothing"},
 		{"missing trace", []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--set", "traffic.source={type: trace, paths: [/nonexistent.jsonl]}",
 			"--set", "traffic.load={type: trace_timestamps}", "--set", "traffic.stop={max_virtual_time_seconds: 1}", "--output-dir", dir + "/o5"}, 2, "/nonexistent.jsonl"},
+		{"search domain", []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--set", "traffic.load.concurrency={choices: [1, 2]}", "--output-dir", dir + "/o6"},
+			2, "traffic.load.concurrency: search domains ({choices: ...}, {range: ...}) belong to servesweep sweep; predict needs a concrete value"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -254,7 +256,7 @@ func TestExitCodesAndOutputDir(t *testing.T) {
 			}
 		})
 	}
-	for _, o := range []string{"o1", "o2", "o3", "o4", "o5"} {
+	for _, o := range []string{"o1", "o2", "o3", "o4", "o5", "o6"} {
 		if _, err := os.Stat(filepath.Join(dir, o)); err == nil {
 			t.Errorf("a failed run created its output directory %s", o)
 		}

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
@@ -496,6 +498,32 @@ func TestShardCountMismatchIsRefused(t *testing.T) {
 	}
 }
 
+// midPage returns the file offset of the middle of the first column chunk of column in the
+// Parquet file at path: past the page header, inside the encoded values.
+func midPage(t *testing.T, path, column string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range pf.Metadata().RowGroups[0].Columns {
+		if md := c.MetaData; strings.Join(md.PathInSchema, ".") == column {
+			return int(md.DataPageOffset + md.TotalCompressedSize/2)
+		}
+	}
+	t.Fatalf("%s has no column %s", path, column)
+	return 0
+}
+
 // TestMergeRefusesACorruptPart flips one byte of a part in a column name of its footer (which
 // no page checksum covers, so the column would otherwise read as null) and in its page data,
 // and checks that merge refuses it with exit 2 naming the file.
@@ -511,7 +539,7 @@ func TestMergeRefusesACorruptPart(t *testing.T) {
 	// file, which give its length (little-endian) and the magic number.
 	footer := len(data) - 8 - int(binary.LittleEndian.Uint32(data[len(data)-8:]))
 	for name, off := range map[string]int{"footer column name": footer + bytes.Index(data[footer:], []byte("mean_ttft_ms")) + 2,
-		"page data": bytes.Index(data, []byte("config_yaml")) / 2} {
+		"page data": midPage(t, part, "config_yaml")} {
 		if off < 2 {
 			t.Fatalf("%s: no offset", name)
 		}

@@ -1,5 +1,11 @@
 package config
 
+// The types below are the prediction schema (dynosim-spec.md §3), one Go field per YAML key. Each
+// field's struct tags are its only definition: the walker (decode.go), the defaults step
+// (defaults.go), validation (validate.go) and grid's search domains all read them. The tag
+// vocabulary is documented in schema.go. A field's doc comment gives its meaning and unit; its
+// default and range are the tags' (go doc prints them with the type).
+
 // Config is one concrete prediction: a workload (Traffic) against one simulated deployment
 // (Engine, Router). It mirrors the DynoSim prediction YAML (dynosim-spec.md §3) key for key.
 // Build it with Decode or LoadFile, which apply defaults and validate every field; a Config
@@ -8,23 +14,29 @@ type Config struct {
 	// File is the path the config was read from; it prefixes every error message. Not a YAML key.
 	File string `yaml:"-"`
 	// HasRouter and HasPlanner record whether the YAML declared those sections (set by Decode).
-	// They belong to the dynamo stack's adapters; the engine stack rejects them.
+	// They belong to the dynamo stack's adapters (see Adapters).
 	HasRouter, HasPlanner bool `yaml:"-"`
 
-	Traffic    Traffic    `yaml:"traffic"`
+	// Traffic is omitted entirely: synthetic 1024/128 tokens, concurrency 10, 100 requests
+	// (dynosim-spec.md §3.1); a supplied traffic mapping is not merged with that default.
+	Traffic Traffic `yaml:"traffic"`
+	// Engine is required.
 	Engine     Engine     `yaml:"engine"`
 	Router     Router     `yaml:"router"`
 	Planner    Planner    `yaml:"planner"`
 	Evaluation Evaluation `yaml:"evaluation"`
+
+	_ refused `yaml:"execution" refuse:"host resource limits (execution) are not supported by servesweep predict; remove the section"`
 }
 
 // Traffic says which requests exist (Source), when they start (Load) and when the run ends (Stop).
-// When the YAML omits `traffic`, the default is synthetic 1024/128 tokens, concurrency 10,
-// 100 requests (dynosim-spec.md §3.1); a supplied mapping is not merged with that default.
 type Traffic struct {
+	// Source says which requests or sessions exist.
 	Source Source `yaml:"source"`
-	Load   Load   `yaml:"load"`
-	Stop   Stop   `yaml:"stop"`
+	// Load says when they arrive.
+	Load Load `yaml:"load"`
+	// Stop has no default inside a supplied traffic mapping; synthetic sources need one.
+	Stop Stop `yaml:"stop"`
 }
 
 // Source types (traffic.source.type).
@@ -34,41 +46,47 @@ const (
 	SourceTrace            = "trace"
 )
 
-// Source is the tagged union traffic.source. Only the fields of Type are meaningful; the decoder
-// rejects fields that belong to another type.
+// Source is the tagged union traffic.source (dynosim-spec.md §3.1.1). Only the fields of Type are
+// meaningful; a field of another type is an error.
 type Source struct {
-	Type string `yaml:"type"`
+	// Type selects the variant: synthetic requests, synthetic sessions, or a trace.
+	Type string `yaml:"type" discriminator:"" enum:"synthetic,synthetic-session,trace" default:"synthetic"`
 
-	// synthetic: every request has InputTokens prompt tokens (ISL) and OutputTokens (OSL).
-	// Defaults 1024 and 128.
-	InputTokens  int `yaml:"input_tokens,omitempty"`
-	OutputTokens int `yaml:"output_tokens,omitempty"`
+	// InputTokens (ISL) and OutputTokens (OSL) of every synthetic request, in tokens.
+	InputTokens  int `yaml:"input_tokens,omitempty" union:"synthetic" default:"1024" gt:"0" limit:"MaxTokensPerRequest"`
+	OutputTokens int `yaml:"output_tokens,omitempty" union:"synthetic" default:"128" gt:"0" limit:"MaxTokensPerRequest"`
 
-	// synthetic-session: turn k (0-based) has k*(NewInputTokensPerTurn+OutputTokensPerTurn)+
-	// NewInputTokensPerTurn prompt tokens. Defaults 1024 and 128.
-	NewInputTokensPerTurn int           `yaml:"new_input_tokens_per_turn,omitempty"`
-	OutputTokensPerTurn   int           `yaml:"output_tokens_per_turn,omitempty"`
-	Session               *SessionShape `yaml:"session,omitempty"`
+	// NewInputTokensPerTurn and OutputTokensPerTurn shape synthetic sessions, in tokens: turn k
+	// (0-based) has k*(NewInputTokensPerTurn+OutputTokensPerTurn)+NewInputTokensPerTurn prompt
+	// tokens.
+	NewInputTokensPerTurn int `yaml:"new_input_tokens_per_turn,omitempty" union:"synthetic-session" default:"1024" gt:"0" limit:"MaxTokensPerRequest"`
+	OutputTokensPerTurn   int `yaml:"output_tokens_per_turn,omitempty" union:"synthetic-session" default:"128" gt:"0" limit:"MaxTokensPerRequest"`
+	// Session is required by synthetic-session sources.
+	Session *SessionShape `yaml:"session,omitempty" union:"synthetic-session"`
 
-	// trace: exactly one path; Format "mooncake"; BlockSize is the trace's hash granularity in
-	// tokens per hash id (default 512), independent of the engine's KV block size.
-	Paths     []string `yaml:"paths,omitempty"`
-	Format    string   `yaml:"format,omitempty"`
-	BlockSize int      `yaml:"block_size,omitempty"`
+	// Paths of the trace: exactly one, except for format dynamo.
+	Paths []string `yaml:"paths,omitempty" union:"trace"`
+	// Format of the trace (dynosim-spec.md §3.1.4); only mooncake is simulated yet.
+	Format string `yaml:"format,omitempty" union:"trace" enum:"mooncake,mooncake-delta,agentic_mooncake,applied_compute_agentic,dynamo,weka" default:"mooncake"`
+	// BlockSize is the trace's hash granularity in tokens per hash id, independent of the
+	// engine's KV block size. Default 512, except dynamo and weka traces, whose block size is
+	// embedded (an explicit value is then only checked).
+	BlockSize int `yaml:"block_size,omitempty" union:"trace" optional:"" gt:"0"`
 }
 
 // SessionShape is traffic.source.session for synthetic-session sources.
 type SessionShape struct {
-	// Turns per session, >= 2 (default 4).
-	Turns int `yaml:"turns"`
-	// SharedPrefixRatio in [0, 1]: the fraction of a session's first prompt that is shared with
-	// every other session of its prefix group (default 0).
-	SharedPrefixRatio float64 `yaml:"shared_prefix_ratio"`
-	// PrefixGroups >= 0; must be > 0 when SharedPrefixRatio > 0. Session i belongs to group
-	// i mod PrefixGroups.
-	PrefixGroups int `yaml:"prefix_groups"`
-	// InterTurnDelayMs >= 0: think time between a turn's completion and the next turn's arrival.
-	InterTurnDelayMs float64 `yaml:"inter_turn_delay_ms"`
+	// Turns per session.
+	Turns int `yaml:"turns" default:"4" min:"2" limit:"MaxTurns"`
+	// SharedPrefixRatio is the fraction of a session's first prompt that is shared with every
+	// other session of its prefix group.
+	SharedPrefixRatio float64 `yaml:"shared_prefix_ratio" min:"0" max:"1"`
+	// PrefixGroups is the number of prefix groups; session i belongs to group i mod
+	// PrefixGroups. It must be > 0 when SharedPrefixRatio > 0.
+	PrefixGroups int `yaml:"prefix_groups" min:"0"`
+	// InterTurnDelayMs is the think time in ms between a turn's completion and the next turn's
+	// arrival.
+	InterTurnDelayMs float64 `yaml:"inter_turn_delay_ms" min:"0" limit:"0,MaxMs"`
 }
 
 // Load types (traffic.load.type).
@@ -79,18 +97,21 @@ const (
 	LoadTraceTimestamps = "trace_timestamps"
 )
 
-// Load is the tagged union traffic.load.
+// Load is the tagged union traffic.load (dynosim-spec.md §3.1.2).
 type Load struct {
-	Type string `yaml:"type"`
-	// Concurrency: closed loop, requests (or sessions) kept in flight; > 0, default 10.
-	Concurrency int `yaml:"concurrency,omitempty"`
-	// RequestsPerSecond (synthetic) or SessionsPerSecond (synthetic-session): open-loop rate, > 0.
-	RequestsPerSecond float64 `yaml:"requests_per_second,omitempty"`
-	SessionsPerSecond float64 `yaml:"sessions_per_second,omitempty"`
-	// Seed for poisson inter-arrival gaps, >= 0 (default 42).
-	Seed uint64 `yaml:"seed,omitempty"`
-	// Speedup divides all trace timing (arrivals and inter-turn delays); > 0, default 1.
-	Speedup float64 `yaml:"speedup,omitempty"`
+	// Type selects the variant: a closed loop (concurrency), or open-loop arrivals (evenly spaced,
+	// poisson, or the trace's own timestamps).
+	Type string `yaml:"type" discriminator:"" enum:"concurrency,constant_rate,poisson,trace_timestamps" default:"concurrency"`
+	// Concurrency is the closed loop's requests (or sessions) kept in flight.
+	Concurrency int `yaml:"concurrency,omitempty" union:"concurrency" default:"10" gt:"0" limit:"MaxRequests" sweep:""`
+	// RequestsPerSecond (synthetic sources) or SessionsPerSecond (synthetic-session sources) is
+	// the open-loop arrival rate per second; the one matching the source is required.
+	RequestsPerSecond float64 `yaml:"requests_per_second,omitempty" union:"constant_rate,poisson" optional:"" gt:"0" limit:"MinRate,MaxRate" sweep:""`
+	SessionsPerSecond float64 `yaml:"sessions_per_second,omitempty" union:"constant_rate,poisson" optional:"" gt:"0" limit:"MinRate,MaxRate" sweep:""`
+	// Seed of the poisson inter-arrival gaps.
+	Seed uint64 `yaml:"seed,omitempty" union:"poisson" default:"42"`
+	// Speedup divides all trace timing (arrivals and inter-turn delays).
+	Speedup float64 `yaml:"speedup,omitempty" union:"trace_timestamps" default:"1" gt:"0" limit:"MinRate,MaxRate" sweep:""`
 }
 
 // Unit is the load unit of the *_per_load_unit stops (dynosim-spec.md §3.1.3): the concurrency
@@ -103,13 +124,17 @@ func (l *Load) Unit() float64 {
 	return l.RequestsPerSecond + l.SessionsPerSecond
 }
 
-// Stop is traffic.stop. Zero means unset.
+// Stop is traffic.stop (dynosim-spec.md §3.1.3). Zero means unset; which fields a source needs
+// is checked by Validate.
 type Stop struct {
-	Requests              int     `yaml:"requests,omitempty"`
-	RequestsPerLoadUnit   float64 `yaml:"requests_per_load_unit,omitempty"`
-	Sessions              int     `yaml:"sessions,omitempty"`
-	SessionsPerLoadUnit   float64 `yaml:"sessions_per_load_unit,omitempty"`
-	MaxVirtualTimeSeconds float64 `yaml:"max_virtual_time_seconds,omitempty"`
+	// Requests and Sessions are counts; the *PerLoadUnit fields multiply the load unit
+	// (Load.Unit).
+	Requests            int     `yaml:"requests,omitempty" optional:"" gt:"0" limit:"MaxRequests"`
+	RequestsPerLoadUnit float64 `yaml:"requests_per_load_unit,omitempty" optional:"" gt:"0"`
+	Sessions            int     `yaml:"sessions,omitempty" optional:"" gt:"0"`
+	SessionsPerLoadUnit float64 `yaml:"sessions_per_load_unit,omitempty" optional:"" gt:"0"`
+	// MaxVirtualTimeSeconds is a soft cutoff of trace replay in virtual seconds.
+	MaxVirtualTimeSeconds float64 `yaml:"max_virtual_time_seconds,omitempty" optional:"" gt:"0" limit:"0,MaxSeconds"`
 }
 
 // Mode is engine.mode: how a deployment splits prefill and decode.
@@ -160,26 +185,52 @@ func (w *Workers) Role(r Role) *WorkerRole {
 	return nil
 }
 
-// Engine is the simulated deployment: model, GPU, backend and worker roles.
+// Backends (engine.backend).
+const (
+	backendVLLM   = "vllm"
+	backendSGLang = "sglang"
+	backendTRTLLM = "trtllm"
+)
+
+// Engine is the simulated deployment: model, GPU, backend and worker roles (dynosim-spec.md §3.2).
 type Engine struct {
-	Mode           Mode   `yaml:"mode"`
-	Model          string `yaml:"model"`
-	Hardware       string `yaml:"hardware"`
-	Backend        string `yaml:"backend"`
-	BackendVersion string `yaml:"backend_version,omitempty"`
+	// Mode is aggregated or disaggregated serving.
+	Mode Mode `yaml:"mode" default:"aggregated" sweep:""`
+	// Model is a Hugging Face model id or a local model directory; required.
+	Model string `yaml:"model"`
+	// Hardware is the GPU id of every worker, e.g. h200_sxm; required.
+	Hardware string `yaml:"hardware"`
+	Backend  string `yaml:"backend" enum:"vllm,sglang,trtllm" default:"vllm"`
+	// BackendVersion selects performance data only; "" (or null) means the latest.
+	BackendVersion string `yaml:"backend_version,omitempty" null:"omit"`
 	// ContextLength is the prompt-plus-output limit in tokens. 0 means "max" (the model's own
 	// maximum); a prompt of ContextLength tokens or more is rejected, and generation stops when
 	// prompt plus output reaches it (dynosim-spec.md §3.2.6).
-	ContextLength int `yaml:"context_length"`
+	ContextLength int `yaml:"context_length" word:"max" gt:"0" limit:"MaxTokensPerRequest"`
+	// Speculation is nil when omitted; a valid block is reported as not supported yet.
+	Speculation *Speculation `yaml:"speculation,omitempty" json:",omitempty"`
 	// EnableChunkedPrefill: nil means the backend default (on).
 	EnableChunkedPrefill *bool `yaml:"enable_chunked_prefill,omitempty"`
-	// KVTransfer is disaggregated-only; nil when omitted.
+	// KVTransfer is disaggregated-only; nil when omitted (no transfer delay).
 	KVTransfer *KVTransfer `yaml:"kv_transfer,omitempty"`
 	// Precision is the numeric format of the weights and of the KV cache (a servesweep
 	// addition to the DynoSim schema); it matters to `default` timing, `default` KV capacity and
 	// `bytes_per_token: auto`.
 	Precision Precision `yaml:"precision"`
 	Workers   Workers   `yaml:"workers"`
+}
+
+// Speculation is engine.speculation (dynosim-spec.md §3.2): checked, then reported as not
+// supported yet (only vLLM op-level timing models it). Kind, NumSpeculativeTokens and
+// AcceptanceRates are required.
+type Speculation struct {
+	// Kind of drafting; only ngram exists.
+	Kind string `yaml:"kind" optional:"" enum:"ngram"`
+	// NumSpeculativeTokens is the number of draft tokens per decode round.
+	NumSpeculativeTokens int `yaml:"num_speculative_tokens" optional:"" min:"1" max:"5"`
+	// AcceptanceRates holds one acceptance probability per draft token.
+	AcceptanceRates []float64 `yaml:"acceptance_rates" min:"0" max:"1"`
+	Seed            uint64    `yaml:"seed" default:"42"`
 }
 
 // Precision values (engine.precision.weights and .kv_cache); "" stands for auto.
@@ -195,53 +246,69 @@ const (
 // naming FP4/NVFP4 means fp4 weights and an fp8 KV cache; otherwise bf16), or, for a local model
 // directory, its config.json quantization_config (timing.DefaultPrecisions, timing.LoadModelDir).
 type Precision struct {
-	// Weights is the format of the GEMM weights and GEMM math: bf16, fp8 or fp4 ("" = auto).
-	// Embeddings and lm_head stay bf16.
-	Weights string `yaml:"weights,omitempty"`
-	// KVCache is the format of the KV cache: bf16 or fp8 ("" = auto).
-	KVCache string `yaml:"kv_cache,omitempty"`
+	// Weights is the format of the GEMM weights and GEMM math ("" = auto). Embeddings and
+	// lm_head stay bf16.
+	Weights string `yaml:"weights,omitempty" word:"auto" enum:"auto,bf16,fp8,fp4"`
+	// KVCache is the format of the KV cache ("" = auto).
+	KVCache string `yaml:"kv_cache,omitempty" word:"auto" enum:"auto,bf16,fp8"`
 }
 
-// KVTransfer is engine.kv_transfer (disaggregated mode).
+// KVTransfer is engine.kv_transfer (disaggregated mode, dynosim-spec.md §3.2.5).
 type KVTransfer struct {
 	// BytesPerToken of KV moved per prompt token; 0 means "auto": one prefill GPU's share of a
 	// token's KV (its pipeline stage's layers and its tensor share of the KV heads, in
 	// engine.precision.kv_cache), as every GPU sends its share over its own link.
-	BytesPerToken int64 `yaml:"bytes_per_token"`
-	// BandwidthGBps in decimal GB/s; nil means no transfer delay.
-	BandwidthGBps *float64 `yaml:"bandwidth_gb_per_second"`
-	// TimingMode is "destination_missing" (default) or "full_prompt".
-	TimingMode string `yaml:"timing_mode"`
+	BytesPerToken int64 `yaml:"bytes_per_token" word:"auto" gt:"0"`
+	// BandwidthGBps in decimal GB/s; nil (null) means no transfer delay.
+	BandwidthGBps *float64 `yaml:"bandwidth_gb_per_second" null:"omit" gt:"0" limit:"MinRate,MaxRate"`
+	// TimingMode: destination_missing charges the prompt tokens the decode worker does not
+	// cache; full_prompt charges the whole prompt.
+	TimingMode string `yaml:"timing_mode" enum:"destination_missing,full_prompt" default:"destination_missing"`
 }
 
-// Workers holds the worker roles; a nil role was not declared.
+// Workers holds the worker roles; a nil role was not declared, and a declared role may be {} or
+// null (all defaults).
 type Workers struct {
-	Aggregated *WorkerRole `yaml:"aggregated,omitempty"`
-	Prefill    *WorkerRole `yaml:"prefill,omitempty"`
-	Decode     *WorkerRole `yaml:"decode,omitempty"`
+	// Aggregated workers serve aggregated mode; Prefill and Decode workers serve disaggregated
+	// mode.
+	Aggregated *WorkerRole `yaml:"aggregated,omitempty" null:"empty"`
+	Prefill    *WorkerRole `yaml:"prefill,omitempty" null:"empty"`
+	Decode     *WorkerRole `yaml:"decode,omitempty" null:"empty"`
+
+	_ refused `yaml:"encoder" refuse:"encoder workers (analytical EPD) are not supported by servesweep"`
 }
 
 // WorkerRole is engine.workers.<role>: the shape and limits of every worker in that role.
 type WorkerRole struct {
 	// Hardware overrides engine.hardware (prefill/decode roles only); "" inherits.
-	Hardware       string      `yaml:"hardware,omitempty"`
-	StartupSeconds float64     `yaml:"startup_seconds,omitempty"`
+	Hardware string `yaml:"hardware,omitempty"`
+	// StartupSeconds is the delay before a worker added during the run is ready, in seconds.
+	StartupSeconds float64     `yaml:"startup_seconds,omitempty" min:"0"`
 	Parallelism    Parallelism `yaml:"parallelism"`
 	Scheduler      Scheduler   `yaml:"scheduler"`
 	KVCache        KVCache     `yaml:"kv_cache"`
 	Timing         Timing      `yaml:"timing"`
+
+	// The language roles share these engine settings (dynosim-spec.md §3.2).
+	_ refused `yaml:"model" refuse:"per-role overrides are not allowed; set engine.model"`
+	_ refused `yaml:"backend" refuse:"per-role overrides are not allowed; set engine.backend"`
+	_ refused `yaml:"backend_version" refuse:"per-role overrides are not allowed; set engine.backend_version"`
+	_ refused `yaml:"context_length" refuse:"per-role overrides are not allowed; set engine.context_length"`
 }
 
-// Parallelism is a worker's shape. Every field is > 0 and defaults to 1.
-// GPUs of the role = Replicas × Tensor × Pipeline × AttentionData (dynosim-spec.md §3.2.2);
-// MoeTensor and MoeExpert repartition those GPUs and add none.
+// Parallelism is a worker's shape (dynosim-spec.md §3.2.2).
+// GPUs of the role = Replicas × Tensor × Pipeline × AttentionData; MoeTensor and MoeExpert
+// repartition those GPUs and add none. Replicas × AttentionData is at most MaxRanksPerRole.
 type Parallelism struct {
-	Replicas      int `yaml:"replicas"`
-	Tensor        int `yaml:"tensor"`
-	Pipeline      int `yaml:"pipeline"`
-	AttentionData int `yaml:"attention_data"`
-	MoeTensor     int `yaml:"moe_tensor"`
-	MoeExpert     int `yaml:"moe_expert"`
+	// Replicas is the number of workers; Tensor, Pipeline and AttentionData the tensor-parallel,
+	// pipeline-parallel and attention data-parallel degrees of each (in GPUs, stages and rank
+	// schedulers); MoeTensor and MoeExpert the tensor- and expert-parallel degrees of MoE layers.
+	Replicas      int `yaml:"replicas" default:"1" gt:"0" limit:"MaxParallelism" sweep:""`
+	Tensor        int `yaml:"tensor" default:"1" gt:"0" limit:"MaxParallelism" sweep:""`
+	Pipeline      int `yaml:"pipeline" default:"1" gt:"0" limit:"MaxParallelism" sweep:""`
+	AttentionData int `yaml:"attention_data" default:"1" gt:"0" limit:"MaxParallelism" sweep:""`
+	MoeTensor     int `yaml:"moe_tensor" default:"1" gt:"0" limit:"MaxParallelism" sweep:""`
+	MoeExpert     int `yaml:"moe_expert" default:"1" gt:"0" limit:"MaxParallelism" sweep:""`
 }
 
 // GPUsPerWorker is Tensor × Pipeline × AttentionData.
@@ -252,23 +319,24 @@ func (p Parallelism) GPUs() int { return p.Replicas * p.GPUsPerWorker() }
 
 // Scheduler is the per-attention-DP-rank batching limit of a worker.
 type Scheduler struct {
-	// MaxBatchedTokens is the token budget of one forward pass (default 8192).
-	MaxBatchedTokens int `yaml:"max_batched_tokens"`
-	// MaxSequences caps running requests (default 256; prefill role 1).
-	MaxSequences int `yaml:"max_sequences"`
+	// MaxBatchedTokens is the token budget of one forward pass.
+	MaxBatchedTokens int `yaml:"max_batched_tokens" default:"8192" gt:"0" limit:"MaxBatchedTokens" sweep:""`
+	// MaxSequences caps running requests; the prefill role's default is 1.
+	MaxSequences int `yaml:"max_sequences" default:"256" gt:"0" limit:"MaxSequences" sweep:""`
 }
 
 // KVCache is a rank's KV block pool.
 type KVCache struct {
-	// BlockSize in tokens per KV block (vLLM default 64, must be >= 2).
-	BlockSize int `yaml:"block_size"`
-	// PrefixCaching enables reuse of cached prompt blocks (default true).
-	PrefixCaching bool `yaml:"prefix_caching"`
+	// BlockSize in tokens per KV block; default vllm 64, sglang 1, trtllm 32; vllm and trtllm
+	// need >= 2.
+	BlockSize int `yaml:"block_size" gt:"0" limit:"MaxBlockSize" sweep:""`
+	// PrefixCaching enables reuse of cached prompt blocks.
+	PrefixCaching bool `yaml:"prefix_caching" default:"true"`
 	// BytesPerToken of KV per token over all layers and KV heads, before tensor/pipeline
 	// sharding (the mocker's layers × 2 × kv_heads × head_dim × dtype bytes); 0 means "auto"
 	// (from the model and engine.precision.kv_cache). It sizes a `default` capacity and an
 	// `auto` kv_transfer.bytes_per_token; a `fixed` capacity ignores it.
-	BytesPerToken int64      `yaml:"bytes_per_token,omitempty"`
+	BytesPerToken int64      `yaml:"bytes_per_token,omitempty" word:"auto" gt:"0"`
 	Capacity      KVCapacity `yaml:"capacity"`
 }
 
@@ -278,13 +346,16 @@ const (
 	CapacityDefault = "default"
 )
 
-// KVCapacity sizes the pool: `fixed` gives Blocks per rank directly; `default` derives it from
-// MemoryFraction of GPU memory, the model's weights and KV bytes per token, the precisions and
-// the worker shape (timing.KVCapacity).
+// KVCapacity sizes the pool: `fixed` gives Blocks per rank directly (required); `default`
+// derives it from MemoryFraction of GPU memory, the model's weights and KV bytes per token, the
+// precisions and the worker shape (timing.KVCapacity).
 type KVCapacity struct {
-	Type           string  `yaml:"type"`
-	Blocks         int     `yaml:"blocks,omitempty"`
-	MemoryFraction float64 `yaml:"memory_fraction,omitempty"`
+	// Type selects how the pool is sized: fixed or default.
+	Type string `yaml:"type" discriminator:"" enum:"default,fixed" default:"default" reject:"{type} KV capacity rejects {key}"`
+	// Blocks per rank of a fixed capacity, in KV blocks.
+	Blocks int `yaml:"blocks,omitempty" union:"fixed" optional:"" gt:"0" limit:"MaxBlocks"`
+	// MemoryFraction of GPU memory the worker may use; default vllm and trtllm 0.9, sglang 0.88.
+	MemoryFraction float64 `yaml:"memory_fraction,omitempty" union:"default" gt:"0" max:"1"`
 }
 
 // Timing types (timing.type).
@@ -294,12 +365,16 @@ const (
 	TimingDefault    = "default"
 )
 
-// Timing picks the forward-pass time model of a role.
+// Timing picks the forward-pass time model of a role (dynosim-spec.md §3.2.4); `roofline` is an
+// alias of default.
 type Timing struct {
-	Type string `yaml:"type"`
-	// PrefillMs and DecodeMs are required by `fixed` (>= 0 ms) and rejected by other types.
-	PrefillMs *float64 `yaml:"prefill_ms,omitempty"`
-	DecodeMs  *float64 `yaml:"decode_ms,omitempty"`
+	// Type selects the model: default (servesweep's hardware-aware model), fixed, or polynomial
+	// (the mocker's closed form).
+	Type string `yaml:"type" discriminator:"" enum:"default,fixed,polynomial" alias:"roofline=default" default:"default" rejectUnion:"{type} timing rejects fixed timing values"`
+	// PrefillMs and DecodeMs, the cost of every prefill and decode pass in ms, are required by
+	// `fixed`.
+	PrefillMs *float64 `yaml:"prefill_ms,omitempty" union:"fixed" null:"omit" min:"0" limit:"0,MaxMs"`
+	DecodeMs  *float64 `yaml:"decode_ms,omitempty" union:"fixed" null:"omit" min:"0" limit:"0,MaxMs"`
 }
 
 // Policy is router.policy: how requests are placed on replicas.
@@ -320,52 +395,90 @@ func Policies() []Policy {
 	return []Policy{PolicyRoundRobin, PolicyKVRouter, PolicyRandom, PolicyLeastLoaded}
 }
 
-// Router is the request placement policy across replicas: round_robin (default), kv_router
-// (prefix overlap against load, dynosim-spec.md §3.3), and two baselines servesweep adds: random
-// (uniform, seeded) and least_loaded (fewest active tokens).
+// Router is the request placement policy across replicas (dynosim-spec.md §3.3).
 type Router struct {
-	Policy           Policy           `yaml:"policy"`
+	// Policy places the requests; the knobs below belong to kv_router.
+	Policy Policy `yaml:"policy" discriminator:"" default:"round_robin" sweep:"" reject:"only valid with router.policy kv_router, got {type}; remove it or set router.policy: kv_router"`
+	// PrefillLoadModel says how long a routed prompt counts as prefill load.
 	PrefillLoadModel PrefillLoadModel `yaml:"prefill_load_model"`
-	// kv_router knobs; nil when unset (round_robin rejects them).
-	OverlapScoreCredit *float64 `yaml:"overlap_score_credit,omitempty"`
-	PrefillLoadScale   *float64 `yaml:"prefill_load_scale,omitempty"`
-	Temperature        *float64 `yaml:"temperature,omitempty"`
+	// The kv_router knobs; nil when unset (documented defaults 1.0, 1.0 and 0.0).
+	OverlapScoreCredit *float64 `yaml:"overlap_score_credit,omitempty" union:"kv_router" null:"omit" min:"0" sweep:""`
+	PrefillLoadScale   *float64 `yaml:"prefill_load_scale,omitempty" union:"kv_router" null:"omit" min:"0" sweep:""`
+	Temperature        *float64 `yaml:"temperature,omitempty" union:"kv_router" null:"omit" min:"0" sweep:""`
 }
 
-// PrefillLoadModel is router.prefill_load_model; Type "none" (default) or "aic".
+// PrefillLoadModel is router.prefill_load_model; aic needs router.policy kv_router.
 type PrefillLoadModel struct {
-	Type string `yaml:"type"`
+	// Type is none (the load counts until the first token) or aic (it decays over a predicted
+	// prefill time).
+	Type string `yaml:"type" enum:"none,aic" default:"none" sweep:""`
 }
 
-// Planner is the autoscaler section. Only Policy "disabled" (fixed worker counts) is simulated.
+// Planner values (planner.policy).
+const (
+	plannerDisabled = "disabled"
+	plannerEnabled  = "enabled"
+)
+
+// Planner is the autoscaler section (dynosim-spec.md §3.4). Only Policy "disabled" (fixed
+// worker counts) is simulated; the other keys are valid only with policy enabled, are checked,
+// and are then reported with it as not supported yet. Nil or "" means unset.
 type Planner struct {
-	Policy string `yaml:"policy"`
+	// Policy is disabled (fixed worker counts) or enabled (autoscaling).
+	Policy string `yaml:"policy" discriminator:"" enum:"disabled,enabled" default:"disabled" reject:"only valid when planner.policy is enabled (got \"{type}\"); remove it"`
+
+	// Target, the scaling flags and the knobs below are the planner keys of dynosim-spec.md §3.4.
+	Target                  string `yaml:"target,omitempty" json:",omitempty" union:"enabled" optional:"" enum:"throughput,latency,sla,load"`
+	EnableThroughputScaling *bool  `yaml:"enable_throughput_scaling,omitempty" json:",omitempty" union:"enabled"`
+	EnableLoadScaling       *bool  `yaml:"enable_load_scaling,omitempty" json:",omitempty" union:"enabled"`
+	// The adjustment intervals in seconds.
+	ThroughputAdjustmentIntervalSeconds *float64 `yaml:"throughput_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" gt:"0"`
+	LoadAdjustmentIntervalSeconds       *float64 `yaml:"load_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" gt:"0"`
+	MaxNumFPMSamples                    *int     `yaml:"max_num_fpm_samples,omitempty" json:",omitempty" union:"enabled" min:"1"`
+	// FPMSampleBucketSize must be a perfect square.
+	FPMSampleBucketSize        *int     `yaml:"fpm_sample_bucket_size,omitempty" json:",omitempty" union:"enabled"`
+	LoadScalingDownSensitivity *float64 `yaml:"load_scaling_down_sensitivity,omitempty" json:",omitempty" union:"enabled" min:"0" max:"100"`
+	LoadMinObservations        *int     `yaml:"load_min_observations,omitempty" json:",omitempty" union:"enabled" min:"1"`
+	LoadPredictor              string   `yaml:"load_predictor,omitempty" json:",omitempty" union:"enabled" optional:"" enum:"constant,arima,prophet,kalman"`
+	LoadPredictorLog1p         *bool    `yaml:"load_predictor_log1p,omitempty" json:",omitempty" union:"enabled"`
+	ProphetWindowSize          *int     `yaml:"prophet_window_size,omitempty" json:",omitempty" union:"enabled" min:"1"`
+	KalmanQLevel               *float64 `yaml:"kalman_q_level,omitempty" json:",omitempty" union:"enabled" min:"0"`
+	KalmanQTrend               *float64 `yaml:"kalman_q_trend,omitempty" json:",omitempty" union:"enabled" min:"0"`
+	KalmanR                    *float64 `yaml:"kalman_r,omitempty" json:",omitempty" union:"enabled" min:"0"`
+	KalmanMinPoints            *int     `yaml:"kalman_min_points,omitempty" json:",omitempty" union:"enabled" min:"1"`
+	// MaxNumGPUs and MinNumGPUs are GPU counts; -1 means unlimited (max) or unset (min).
+	MaxNumGPUs        *int `yaml:"max_num_gpus,omitempty" json:",omitempty" union:"enabled" min:"1" or:"-1"`
+	MinNumGPUs        *int `yaml:"min_num_gpus,omitempty" json:",omitempty" union:"enabled" min:"1" or:"-1"`
+	MinWorkers        *int `yaml:"min_workers,omitempty" json:",omitempty" union:"enabled" min:"0"`
+	PrefillMinWorkers *int `yaml:"prefill_min_workers,omitempty" json:",omitempty" union:"enabled" null:"omit" min:"1"`
+	DecodeMinWorkers  *int `yaml:"decode_min_workers,omitempty" json:",omitempty" union:"enabled" null:"omit" min:"1"`
 }
 
-// Evaluation holds the SLA that defines goodput.
+// Evaluation holds the SLA that defines goodput (dynosim-spec.md §3.5).
 type Evaluation struct {
+	// SLA is nil when omitted (no goodput).
 	SLA *SLA `yaml:"sla,omitempty"`
 }
 
 // SLA bounds in ms; nil = unset. E2EMs is exclusive with TTFTMs and ITLMs.
 type SLA struct {
-	TTFTMs *float64 `yaml:"ttft_ms,omitempty"`
-	ITLMs  *float64 `yaml:"itl_ms,omitempty"`
-	E2EMs  *float64 `yaml:"e2e_ms,omitempty"`
+	// TTFTMs bounds the time to first token, ITLMs the inter-token latency and E2EMs the
+	// end-to-end latency of a request, in ms.
+	TTFTMs *float64 `yaml:"ttft_ms,omitempty" null:"omit" gt:"0"`
+	ITLMs  *float64 `yaml:"itl_ms,omitempty" null:"omit" gt:"0"`
+	E2EMs  *float64 `yaml:"e2e_ms,omitempty" null:"omit" gt:"0"`
 }
 
-// RequireNoAdapters fails when the config declares a router or planner section: those are
-// adapters of the dynamo stack, and the engine stack has none (dynosim-spec.md §2.1).
-func (c *Config) RequireNoAdapters() error {
-	var errs Errors
-	for _, s := range []struct {
-		has  bool
-		name string
-	}{{c.HasRouter, "router"}, {c.HasPlanner, "planner"}} {
-		if s.has {
-			errs = append(errs, &Error{File: c.File, Path: s.name,
-				Msg: "needs the dynamo stack's " + s.name + " adapter; run with --stack dynamo or remove the section"})
-		}
+// Adapters lists the sections the config declares that belong to the dynamo stack's adapters
+// (router, planner; dynosim-spec.md §2.1), in that order; the engine stack has none. A caller
+// that runs the engine stack reports each one.
+func (c *Config) Adapters() []string {
+	var out []string
+	if c.HasRouter {
+		out = append(out, "router")
 	}
-	return errs.err()
+	if c.HasPlanner {
+		out = append(out, "planner")
+	}
+	return out
 }

@@ -88,6 +88,13 @@ var (
 		`engine.workers.aggregated.parallelism.replicas=4`)
 )
 
+// wholeTrafficDefault is the traffic of a config without one (dynosim-spec.md §3.1).
+var wholeTrafficDefault = Traffic{
+	Source: Source{Type: SourceSynthetic, InputTokens: 1024, OutputTokens: 128},
+	Load:   Load{Type: LoadConcurrency, Concurrency: 10},
+	Stop:   Stop{Requests: 100},
+}
+
 func mustDecode(t *testing.T, src string, sets ...string) *Config {
 	t.Helper()
 	c, err := Decode([]byte(src), "test.yaml", sets)
@@ -256,14 +263,7 @@ func TestSetSeedKVRouterOverride(t *testing.T) {
 
 func TestDecodeDefaults(t *testing.T) {
 	c := mustDecode(t, minimalEngine)
-	if !reflect.DeepEqual(c.Traffic, defaultTraffic()) {
-		t.Errorf("traffic = %+v", c.Traffic)
-	}
-	want := Traffic{
-		Source: Source{Type: SourceSynthetic, InputTokens: 1024, OutputTokens: 128},
-		Load:   Load{Type: LoadConcurrency, Concurrency: 10},
-		Stop:   Stop{Requests: 100},
-	}
+	want := wholeTrafficDefault
 	if !reflect.DeepEqual(c.Traffic, want) {
 		t.Errorf("traffic = %+v, want %+v", c.Traffic, want)
 	}
@@ -484,7 +484,8 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"trace rejects poisson", "", append(setTrace[:3:3], "traffic.load={type: poisson, requests_per_second: 1}"),
 			"traffic.load.type", "trace sources accept only trace_timestamps or concurrency"},
 		{"speedup with concurrency", "", []string{"traffic.load.speedup=2"}, "traffic.load", "does not accept [speedup]"},
-		{"kv_capacity_fraction", "", []string{"traffic.load={type: kv_capacity_fraction}"}, "traffic.load.type", "only valid in servesweep sweep"},
+		{"kv_capacity_fraction", "", []string{"traffic.load={type: kv_capacity_fraction}"}, "traffic.load.type",
+			`must be one of concurrency, constant_rate, poisson, trace_timestamps, got "kv_capacity_fraction"`},
 		{"load type enum", "", []string{"traffic.load={type: burst}"}, "traffic.load.type", "must be one of concurrency, constant_rate, poisson, trace_timestamps"},
 		{"source type enum", "", []string{"traffic.source={type: image}"}, "traffic.source.type", `got "image"`},
 		{"stop missing", "", []string{"traffic.stop="}, "traffic.stop", "synthetic sources need exactly one of requests, requests_per_load_unit, got none"},
@@ -555,8 +556,7 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"backend enum", "", []string{"engine.backend=tgi"}, "engine.backend", "must be one of vllm, sglang, trtllm"},
 		{"model required", "", []string{"engine.model="}, "engine.model", "must be a string, got null"},
 		{"model empty", "", []string{`engine.model=""`}, "engine.model", "required"},
-		{"hardware auto", "", []string{"engine.hardware=auto"}, "engine.hardware", "auto is only valid in servesweep sweep"},
-		{"replicas auto", "", []string{agg + "parallelism.replicas=auto"}, agg + "parallelism.replicas", "auto is only valid in servesweep sweep"},
+		{"replicas auto", "", []string{agg + "parallelism.replicas=auto"}, agg + "parallelism.replicas", `must be an int, got "auto" (string)`},
 		{"context length word", "", []string{"engine.context_length=big"}, "engine.context_length", `must be an int > 0 or "max", got "big" (string)`},
 		{"context length zero", "", []string{"engine.context_length=0"}, "engine.context_length", `must be an int > 0 or "max", got 0`},
 		{"sglang chunked", "", []string{"engine.backend=sglang", "engine.enable_chunked_prefill=false", agg + "kv_cache.block_size=1"},
@@ -566,26 +566,30 @@ func TestDecodeBadConfigs(t *testing.T) {
 			"engine.kv_transfer.bandwidth_gb_per_second", "must be > 0, got 0"},
 		{"kv_transfer timing mode", seedDisaggregated, []string{"engine.kv_transfer.timing_mode=eager"}, "engine.kv_transfer.timing_mode",
 			"must be one of destination_missing, full_prompt"},
-		{"prefill hardware auto", seedDisaggregated, []string{"engine.workers.prefill.hardware=auto"}, "engine.workers.prefill.hardware", "auto is only valid"},
 		{"round robin knob", "", []string{"router.temperature=0.5"}, "router.temperature", "only valid with router.policy kv_router"},
 		{"round robin aic", "", []string{"router.prefill_load_model.type=aic"}, "router.prefill_load_model.type", "aic requires router.policy kv_router"},
 		{"kv knob negative", "", []string{"router={policy: kv_router, overlap_score_credit: -1}"}, "router.overlap_score_credit", "must be >= 0, got -1"},
 		{"router policy enum", "", []string{"router.policy=hash"}, "router.policy", "must be one of round_robin, kv_router, random, least_loaded"},
 		{"random policy rejects kv knobs", "", []string{"router={policy: random, temperature: 0.5}"}, "router.temperature", "only valid with router.policy kv_router, got random"},
 		{"load model enum", "", []string{"router.prefill_load_model.type=fpm"}, "router.prefill_load_model.type", "must be one of none, aic"},
-		{"planner policy enum", "", []string{"planner.policy=auto"}, "planner.policy", "auto is only valid"},
+		{"planner policy enum", "", []string{"planner.policy=auto"}, "planner.policy", `must be one of disabled, enabled, got "auto"`},
 		{"planner key when disabled", "", []string{"planner.target=sla"}, "planner.target", "only valid when planner.policy is enabled"},
 		{"planner bucket square", "", []string{"planner={policy: enabled, fpm_sample_bucket_size: 15}"}, "planner.fpm_sample_bucket_size", "perfect square"},
 		{"sla exclusive", "", []string{"evaluation.sla={ttft_ms: 100, e2e_ms: 1000}"}, "evaluation.sla.e2e_ms",
 			"sla.e2e_ms is mutually exclusive with sla.ttft_ms/itl_ms"},
 		{"sla zero", "", []string{"evaluation.sla.ttft_ms=0"}, "evaluation.sla.ttft_ms", "must be > 0, got 0"},
 		{"execution rejected", "", []string{"execution={resources: {cpu_limit: 4}}"}, "execution", "not supported by servesweep predict"},
-		{"optimization rejected", "", []string{"optimization={target: throughput}"}, "optimization", "belongs to servesweep sweep"},
-		{"optimizer rejected", "", []string{"optimizer={algorithm: random}"}, "optimizer", "belongs to servesweep sweep"},
+		// Without a Marker, the constructs of a sweep spec are plain schema errors (grid's
+		// ConcreteMarker names them; see grid's TestConcreteMarker).
+		{"optimization unknown", "", []string{"optimization={target: throughput}"}, "optimization",
+			"unknown field; valid fields: traffic, engine, router, planner, evaluation"},
+		{"optimizer unknown", "", []string{"optimizer={algorithm: random}"}, "optimizer", "unknown field; valid fields: traffic"},
 		{"choices domain", "", []string{"traffic.load.concurrency={choices: [8, 16]}"}, "traffic.load.concurrency",
-			"search domains ({choices: ...}, {range: ...}) belong to servesweep sweep"},
-		{"range domain on mapping", "", []string{"traffic.load={range: {min: 1, max: 4}}"}, "traffic.load", "belong to servesweep sweep"},
-		{"preset", "", []string{agg + "parallelism.preset=default"}, agg + "parallelism.preset", "presets belong to servesweep sweep"},
+			"must be an int, got a mapping"},
+		{"range domain on mapping", "", []string{"traffic.load={range: {min: 1, max: 4}}"}, "traffic.load.range",
+			"unknown field; valid fields: type, concurrency"},
+		{"preset", "", []string{agg + "parallelism.preset=default"}, agg + "parallelism.preset",
+			"unknown field; valid fields: replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert"},
 		{"speculation bad", "", []string{"engine.speculation={kind: eagle, num_speculative_tokens: 6, acceptance_rates: [0.5]}"},
 			"engine.speculation.num_speculative_tokens", "must be in [1, 5], got 6"},
 		{"seed negative", "", []string{"traffic.load={type: poisson, requests_per_second: 1, seed: -1}"}, "traffic.load.seed", "must be an int between 0 and"},
@@ -719,7 +723,7 @@ func TestSetCreatesPath(t *testing.T) {
 	}
 	// An empty right-hand side is null: an omitted optional mapping.
 	c = mustDecode(t, seedSynthetic, "router=", "traffic=")
-	if c.Router.Policy != PolicyRoundRobin || !reflect.DeepEqual(c.Traffic, defaultTraffic()) {
+	if c.Router.Policy != PolicyRoundRobin || !reflect.DeepEqual(c.Traffic, wholeTrafficDefault) {
 		t.Errorf("router %+v traffic %+v", c.Router, c.Traffic)
 	}
 }

@@ -1,0 +1,107 @@
+package config
+
+import "reflect"
+
+// Defaults that depend on other fields, applied by applyDefaults (dynosim-spec.md §3).
+const (
+	// defaultStopRequests is traffic.stop.requests of the whole-traffic default (§3.1).
+	defaultStopRequests = 100
+	// defaultTraceBlockSize is traffic.source.block_size of trace formats without an embedded
+	// block size (§3.1.1).
+	defaultTraceBlockSize = 512
+	// defaultPrefillMaxSequences is scheduler.max_sequences of the prefill role (§3.2.1).
+	defaultPrefillMaxSequences = 1
+)
+
+// applyDefaults is step 4 of decoding: it fills in the fields the YAML did not give (given holds
+// the paths it gave), once, after the walk. A mapping the walk rejected (bad) gets none, so that
+// its errors are not joined by errors about defaults it never asked for.
+//
+//  1. Every field with a `default` tag, where a tagged union's type (itself defaulted first)
+//     accepts the field; inside mappings the document gave or that are always present (a nil
+//     optional mapping such as kv_transfer stays nil).
+//  2. The defaults that depend on other fields:
+//     - traffic omitted entirely (or null) also stops after 100 requests; a supplied traffic
+//     mapping is not merged with that default (§3.1);
+//     - a trace source's block_size is 512, except for the dynamo and weka formats, whose block
+//     size is embedded in the trace (§3.1.1);
+//     - per declared worker role: kv_cache.block_size is the backend's (vllm 64, sglang 1,
+//     trtllm 32), a `default` capacity's memory_fraction is 0.9 (sglang 0.88), and the
+//     prefill role's scheduler.max_sequences is 1 (§3.2.1).
+func applyDefaults(c *Config, given map[string]bool, bad func(path string) bool) {
+	tagDefaults(rootSchema, reflect.ValueOf(c).Elem(), "", given, bad)
+
+	if !given["traffic"] {
+		c.Traffic.Stop.Requests = defaultStopRequests
+	}
+	const sp = "traffic.source."
+	if s := &c.Traffic.Source; s.Type == SourceTrace && !embeddedBlockSize(s.Format) && !given[sp+"block_size"] {
+		s.BlockSize = defaultTraceBlockSize
+	}
+	blockSize, fraction := kvDefaults(c.Engine.Backend)
+	for _, name := range Roles() {
+		r := c.Engine.Workers.Role(name)
+		if r == nil {
+			continue
+		}
+		p := "engine.workers." + string(name) + "."
+		if !given[p+"kv_cache.block_size"] {
+			r.KVCache.BlockSize = blockSize
+		}
+		if r.KVCache.Capacity.Type == CapacityDefault && !given[p+"kv_cache.capacity.memory_fraction"] {
+			r.KVCache.Capacity.MemoryFraction = fraction
+		}
+		if name == RolePrefill && !given[p+"scheduler.max_sequences"] {
+			r.Scheduler.MaxSequences = defaultPrefillMaxSequences
+		}
+	}
+}
+
+// kvDefaults returns the backend's default KV block size and memory fraction (dynosim-spec.md
+// §3.2.1); an unknown backend (reported by validation) gets vLLM's.
+func kvDefaults(backend string) (blockSize int, memoryFraction float64) {
+	switch backend {
+	case backendSGLang:
+		return 1, 0.88
+	case backendTRTLLM:
+		return 32, 0.9
+	default:
+		return 64, 0.9
+	}
+}
+
+// embeddedBlockSize reports whether a trace format carries its own block size.
+func embeddedBlockSize(format string) bool { return format == "dynamo" || format == "weka" }
+
+// tagDefaults applies the `default` tags of the struct v (schema s) at path.
+func tagDefaults(s *structSchema, v reflect.Value, path string, given map[string]bool, bad func(string) bool) {
+	if path != "" && bad(path) {
+		return
+	}
+	variant := ""
+	if d := s.disc; d != nil {
+		if !given[join(path, d.key)] {
+			setDefault(v.Field(d.index), d)
+		}
+		variant = v.Field(d.index).String()
+	}
+	for _, f := range s.fields {
+		fv, fp := v.Field(f.index), join(path, f.key)
+		switch {
+		case f.kind == kindStruct && f.ptr:
+			if !fv.IsNil() {
+				tagDefaults(f.sub, fv.Elem(), fp, given, bad)
+			}
+		case f.kind == kindStruct:
+			tagDefaults(f.sub, fv, fp, given, bad)
+		case f.hasDef && !f.discriminator && !given[fp] && f.accepts(variant):
+			setDefault(fv, f)
+		}
+	}
+}
+
+// setDefault stores f's default in v (the tag was checked when the schema was built).
+func setDefault(v reflect.Value, f *field) {
+	x, _ := parseScalar(f.kind, f.def)
+	setScalar(v, x)
+}

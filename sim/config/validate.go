@@ -1,0 +1,477 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Validate checks every value and cross-field rule of dynosim-spec.md §3 on c, and the size
+// bounds of limits.go, and returns an Errors listing all violations, or nil. It does not fill in
+// defaults: a Config built by hand must set every union type, policy and defaulted count itself
+// (Decode does). Zero means "unset" for the fields tagged optional (stop counts, load rates,
+// bytes_per_token, context_length = "max", ...) and nil for pointers. Values that are valid but
+// not supported yet are reported by Unsupported, not by Validate.
+func (c *Config) Validate() error {
+	v := &validator{file: c.File}
+	v.config(c)
+	return v.errs.err()
+}
+
+// validator checks a Config. given, when non-nil, holds the paths the YAML gave, so that an
+// explicit zero in an optional field is still checked; isBad, when non-nil, reports the paths the
+// walk rejected, whose members are not reported again.
+type validator struct {
+	file  string
+	given map[string]bool
+	isBad func(string) bool
+	errs  Errors
+}
+
+func (v *validator) errorf(path, format string, args ...any) {
+	v.errs = append(v.errs, &Error{File: v.file, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// has reports whether the field at path is set: non-zero, or given by the YAML.
+func (v *validator) has(path string, nonzero bool) bool { return nonzero || v.given[path] }
+
+func (v *validator) bad(path string) bool { return v.isBad != nil && v.isBad(path) }
+
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// config is the whole validation pass: the tags of every field, then the cross-field rules, then
+// the cross-field size bounds.
+func (v *validator) config(c *Config) {
+	v.fields(rootSchema, reflect.ValueOf(c).Elem(), "")
+	v.traffic(&c.Traffic)
+	v.engine(&c.Engine)
+	v.router(&c.Router)
+	v.planner(&c.Planner)
+	v.evaluation(&c.Evaluation)
+	v.limits(c)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checks every field's tags define.
+
+// fields checks the struct sv (schema s) at path: the enum, range and limit of each field, and,
+// for a tagged union with a valid type, that no member the type does not accept is set.
+func (v *validator) fields(s *structSchema, sv reflect.Value, path string) {
+	variant, known := "", true
+	if d := s.disc; d != nil {
+		variant = sv.Field(d.index).String()
+		known = slices.Contains(d.enum, variant)
+	}
+	var extra []string
+	for _, f := range s.fields {
+		fv, fp := sv.Field(f.index), join(path, f.key)
+		if f.accepts(variant) {
+			v.field(f, fv, fp)
+			continue
+		}
+		if !known || !v.isSet(fv, fp) || v.bad(fp) {
+			continue
+		}
+		switch d := s.disc; {
+		case d.reject != "":
+			v.errorf(fp, "%s", fill(d.reject, variant, f.key))
+		default:
+			extra = append(extra, f.key)
+		}
+	}
+	if len(extra) == 0 {
+		return
+	}
+	if d := s.disc; d.rejectUnion != "" {
+		v.errorf(path, "%s", fill(d.rejectUnion, variant, strings.Join(extra, ", ")))
+	} else {
+		v.errorf(path, "%s.%s='%s' does not accept [%s]; accepted keys: %s",
+			path, d.key, variant, strings.Join(extra, ", "), strings.Join(s.keys(variant), ", "))
+	}
+}
+
+// fill expands a reject template.
+func fill(tmpl, variant, key string) string {
+	return strings.NewReplacer("{type}", variant, "{key}", key).Replace(tmpl)
+}
+
+// isSet reports whether a field holds a value: a non-nil pointer, or a non-zero value, or one
+// the YAML gave.
+func (v *validator) isSet(fv reflect.Value, path string) bool {
+	return !fv.IsZero() || v.given[path]
+}
+
+// field checks one field's value at path (recursing into mappings).
+func (v *validator) field(f *field, fv reflect.Value, path string) {
+	if f.ptr {
+		if fv.IsNil() {
+			return
+		}
+		fv = fv.Elem()
+	}
+	switch {
+	case f.kind == kindStruct:
+		v.fields(f.sub, fv, path)
+	case f.kind == kindList:
+		for i := range fv.Len() {
+			v.value(f, fv.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+	case f.optional && !f.ptr && fv.IsZero() && !v.given[path]:
+		// unset
+	default:
+		v.value(f, fv, path)
+	}
+}
+
+// value checks a scalar against f's enum, range and limit.
+func (v *validator) value(f *field, x reflect.Value, path string) {
+	var n float64
+	var got string
+	switch x.Kind() {
+	case reflect.String:
+		s := x.String()
+		if f.enum != nil && (s != "" || f.word == "") && !slices.Contains(f.enum, s) {
+			v.errorf(path, "must be one of %s, got %q", strings.Join(f.enum, ", "), s)
+		}
+		return
+	case reflect.Int, reflect.Int64:
+		n, got = float64(x.Int()), strconv.FormatInt(x.Int(), 10)
+	case reflect.Uint64:
+		n, got = float64(x.Uint()), strconv.FormatUint(x.Uint(), 10)
+	case reflect.Float64:
+		n = x.Float()
+		got = fmtFloat(n)
+	default:
+		return
+	}
+	if !f.inRange(n) {
+		v.errorf(path, "%s", f.rangeMsg(n, got))
+		return
+	}
+	switch {
+	case math.IsNaN(f.limitHi):
+	case !math.IsNaN(f.limitLo):
+		if n != 0 && (n < f.limitLo || n > f.limitHi) {
+			v.errorf(path, "must be between %g and %g, got %g", f.limitLo, f.limitHi, n)
+		}
+	case x.Kind() != reflect.Float64 && x.Int() > int64(f.limitHi):
+		v.errorf(path, "must be <= %d, got %d", int64(f.limitHi), x.Int())
+	}
+}
+
+// schemaField returns the field at a dotted path of the schema (a mistake in this file panics in
+// every test).
+func schemaField(path string) *field {
+	s := rootSchema
+	var f *field
+	for seg := range strings.SplitSeq(path, ".") {
+		f = s.lookup(seg)
+		s = f.sub
+	}
+	return f
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cross-field rules (dynosim-spec.md §3).
+
+func (v *validator) traffic(t *Traffic) {
+	const p = "traffic.source"
+	s := &t.Source
+	src := s.Type
+	switch src {
+	case SourceSyntheticSession:
+		if s.Session == nil {
+			v.errorf(p+".session", "required for synthetic-session sources: {%s}",
+				strings.Join(schemaField(p+".session").sub.keys(""), ", "))
+		} else if s.Session.PrefixGroups == 0 && s.Session.SharedPrefixRatio > 0 {
+			v.errorf(p+".session.prefix_groups", "prefix_groups must be positive when shared_prefix_ratio is positive, got 0")
+		}
+	case SourceTrace:
+		v.trace(p, s)
+	case SourceSynthetic:
+	default:
+		src = ""
+	}
+	v.load(&t.Load, src, s.Format)
+	v.stop(&t.Stop, src, s.Format)
+}
+
+func (v *validator) trace(p string, s *Source) {
+	switch {
+	case len(s.Paths) == 0:
+		v.errorf(p+".paths", "must list at least one trace file")
+	case s.Format != "dynamo" && len(s.Paths) != 1:
+		v.errorf(p+".paths", "%s traces take exactly one path, got %d", s.Format, len(s.Paths))
+	}
+	for i, path := range s.Paths {
+		if strings.TrimSpace(path) == "" {
+			v.errorf(fmt.Sprintf("%s.paths[%d]", p, i), "must be a non-empty path")
+		}
+	}
+	if !embeddedBlockSize(s.Format) && !v.has(p+".block_size", s.BlockSize != 0) {
+		v.errorf(p+".block_size", "must be an int > 0, got 0")
+	}
+}
+
+func (v *validator) load(l *Load, src, format string) {
+	const p = "traffic.load"
+	rps := v.has(p+".requests_per_second", l.RequestsPerSecond != 0)
+	sps := v.has(p+".sessions_per_second", l.SessionsPerSecond != 0)
+	switch l.Type {
+	case LoadConcurrency:
+	case LoadConstantRate, LoadPoisson:
+		switch src {
+		case SourceSynthetic:
+			if sps {
+				v.errorf(p+".sessions_per_second", "synthetic sources take requests_per_second; "+
+					"sessions_per_second is for synthetic-session sources")
+			}
+			if !rps {
+				v.errorf(p+".requests_per_second", "required: %s load with a synthetic source needs "+
+					"requests_per_second", l.Type)
+			}
+		case SourceSyntheticSession:
+			if rps {
+				v.errorf(p+".requests_per_second", "synthetic-session sources take sessions_per_second; "+
+					"requests_per_second is for synthetic sources")
+			}
+			if !sps {
+				v.errorf(p+".sessions_per_second", "required: %s load with a synthetic-session source "+
+					"needs sessions_per_second", l.Type)
+			}
+		case SourceTrace:
+			v.errorf(p+".type", "trace sources accept only trace_timestamps or concurrency load, got %s", l.Type)
+		}
+	case LoadTraceTimestamps:
+		if src == SourceSynthetic || src == SourceSyntheticSession {
+			v.errorf(p+".type", "trace_timestamps needs a trace source; %s sources use concurrency, "+
+				"constant_rate or poisson", src)
+		}
+	default:
+		return
+	}
+	if src == SourceTrace {
+		switch {
+		case (format == "agentic_mooncake" || format == "weka") && l.Type != LoadTraceTimestamps:
+			v.errorf(p+".type", "%s traces need trace_timestamps load, got %s", format, l.Type)
+		case format == "applied_compute_agentic" && l.Type != LoadConcurrency:
+			v.errorf(p+".type", "applied_compute_agentic traces need concurrency load, got %s", l.Type)
+		}
+	}
+}
+
+func (v *validator) stop(s *Stop, src, format string) {
+	const p = "traffic.stop"
+	set := map[string]bool{
+		"requests":                 v.has(p+".requests", s.Requests != 0),
+		"requests_per_load_unit":   v.has(p+".requests_per_load_unit", s.RequestsPerLoadUnit != 0),
+		"sessions":                 v.has(p+".sessions", s.Sessions != 0),
+		"sessions_per_load_unit":   v.has(p+".sessions_per_load_unit", s.SessionsPerLoadUnit != 0),
+		"max_virtual_time_seconds": v.has(p+".max_virtual_time_seconds", s.MaxVirtualTimeSeconds != 0),
+	}
+	bad := false
+	for k := range set {
+		bad = bad || v.bad(p+"."+k)
+	}
+	countStop := func(kind string, own, other []string) {
+		for _, k := range other {
+			if set[k] {
+				v.errorf(p+"."+k, "%s sources stop on %s, not %s", kind, strings.Join(own, " or "), k)
+			}
+		}
+		if set["max_virtual_time_seconds"] {
+			v.errorf(p+".max_virtual_time_seconds", "%s sources reject max_virtual_time_seconds; stop on %s",
+				kind, strings.Join(own, " or "))
+		}
+		n := 0
+		for _, k := range own {
+			if set[k] {
+				n++
+			}
+		}
+		switch {
+		case bad:
+			// A stop field the walk rejected counts neither as given nor as missing.
+		case n == 0:
+			v.errorf(p, "%s sources need exactly one of %s, got none", kind, strings.Join(own, ", "))
+		case n == 2:
+			v.errorf(p, "%s sources need exactly one of %s, got both", kind, strings.Join(own, ", "))
+		}
+	}
+	reqs := []string{"requests", "requests_per_load_unit"}
+	sess := []string{"sessions", "sessions_per_load_unit"}
+	switch src {
+	case SourceSynthetic:
+		countStop(src, reqs, sess)
+	case SourceSyntheticSession:
+		countStop(src, sess, reqs)
+	case SourceTrace:
+		for _, k := range append(reqs, sess...) {
+			if set[k] {
+				v.errorf(p+"."+k, "trace sources accept only max_virtual_time_seconds")
+			}
+		}
+		if set["max_virtual_time_seconds"] && (format == "agentic_mooncake" || format == "weka") {
+			v.errorf(p+".max_virtual_time_seconds", "%s traces reject max_virtual_time_seconds", format)
+		}
+	}
+}
+
+func (v *validator) engine(e *Engine) {
+	const p = "engine"
+	if e.Model == "" {
+		v.errorf(p+".model", "required: a model id such as meta-llama/Meta-Llama-3.1-8B-Instruct")
+	}
+	if e.Hardware == "" {
+		v.errorf(p+".hardware", "required: a hardware id such as h200_sxm")
+	}
+	if e.EnableChunkedPrefill != nil && !*e.EnableChunkedPrefill && e.Backend == backendSGLang {
+		v.errorf(p+".enable_chunked_prefill", "false is not supported by the sglang backend")
+	}
+	if e.KVTransfer != nil && e.Mode == ModeAggregated {
+		v.errorf(p+".kv_transfer", "aggregated mode rejects kv_transfer")
+	}
+	if s := e.Speculation; s != nil {
+		v.speculation(p+".speculation", s)
+	}
+	w := &e.Workers
+	wp := p + ".workers"
+	switch e.Mode {
+	case ModeAggregated:
+		if w.Aggregated == nil {
+			v.errorf(wp, "aggregated mode requires workers.aggregated")
+		}
+		if w.Prefill != nil || w.Decode != nil {
+			v.errorf(wp, "aggregated mode rejects prefill/decode workers")
+		}
+	case ModeDisaggregated:
+		if w.Aggregated != nil {
+			v.errorf(wp, "disaggregated mode rejects aggregated workers")
+		}
+		if w.Prefill == nil || w.Decode == nil {
+			v.errorf(wp, "disaggregated mode requires prefill and decode workers")
+		}
+		if e.Backend == backendTRTLLM {
+			v.errorf(p+".backend", "TensorRT-LLM disaggregated mode is unsupported; "+
+				"use aggregated mode or backend vllm or sglang")
+		}
+	}
+	for _, name := range Roles() {
+		if r := w.Role(name); r != nil {
+			v.role(wp+"."+string(name), name, r, e.Backend)
+		}
+	}
+}
+
+// speculation checks the required fields of engine.speculation.
+func (v *validator) speculation(p string, s *Speculation) {
+	kp, np, rp := p+".kind", p+".num_speculative_tokens", p+".acceptance_rates"
+	if !v.has(kp, s.Kind != "") {
+		v.errorf(kp, "required: %s", strings.Join(schemaField(kp).enum, ", "))
+	}
+	if !v.has(np, s.NumSpeculativeTokens != 0) {
+		v.errorf(np, "required: an int %s", schemaField(np).bound())
+	}
+	switch n := s.NumSpeculativeTokens; {
+	case s.AcceptanceRates == nil:
+		v.errorf(rp, "required: one acceptance rate %s per draft token", schemaField(rp).bound())
+	case n > 0 && len(s.AcceptanceRates) != n:
+		v.errorf(rp, "must have one rate per draft token (num_speculative_tokens = %d), got %d", n, len(s.AcceptanceRates))
+	}
+}
+
+func (v *validator) role(p string, name Role, r *WorkerRole, backend string) {
+	if r.Hardware != "" && name == RoleAggregated {
+		v.errorf(p+".hardware", "only prefill and decode roles may override hardware; set engine.hardware")
+	}
+	kp := p + ".kv_cache"
+	if kv := r.KVCache; kv.BlockSize == 1 && (backend == backendVLLM || backend == backendTRTLLM) {
+		v.errorf(kp+".block_size", "must be >= 2 for the %s backend, got %d", backend, kv.BlockSize)
+	}
+	cp := kp + ".capacity"
+	if c := r.KVCache.Capacity; c.Type == CapacityFixed && !v.has(cp+".blocks", c.Blocks != 0) {
+		v.errorf(cp+".blocks", "fixed KV capacity requires blocks")
+	}
+	if t := r.Timing; t.Type == TimingFixed && (t.PrefillMs == nil || t.DecodeMs == nil) {
+		v.errorf(p+".timing", "fixed timing requires prefill_ms and decode_ms")
+	}
+}
+
+func (v *validator) router(r *Router) {
+	if r.Policy != PolicyKVRouter && r.PrefillLoadModel.Type == loadModelAIC {
+		v.errorf("router.prefill_load_model.type", "aic requires router.policy kv_router, got %s; "+
+			"use prefill_load_model.type: none or router.policy: kv_router", r.Policy)
+	}
+}
+
+// loadModelAIC is router.prefill_load_model.type aic.
+const loadModelAIC = "aic"
+
+func (v *validator) planner(p *Planner) {
+	if x := p.FPMSampleBucketSize; p.Policy == plannerEnabled && x != nil {
+		r := 0
+		if *x > 0 && *x < 1<<40 {
+			r = int(math.Sqrt(float64(*x)))
+			for r*r > *x {
+				r--
+			}
+			for (r+1)*(r+1) <= *x {
+				r++
+			}
+		}
+		if *x <= 0 || r*r != *x {
+			v.errorf("planner.fpm_sample_bucket_size", "must be a perfect square > 0, got %d", *x)
+		}
+	}
+}
+
+func (v *validator) evaluation(e *Evaluation) {
+	if s := e.SLA; s != nil && s.E2EMs != nil && (s.TTFTMs != nil || s.ITLMs != nil) {
+		v.errorf("evaluation.sla.e2e_ms", "sla.e2e_ms is mutually exclusive with sla.ttft_ms/itl_ms")
+	}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 6: not supported yet.
+
+// Unsupported lists the values of a valid config that the schema accepts but the simulator
+// cannot run yet, one Error (Unsupported set, message "<value> is not supported yet")
+// per value, in document order; nil when everything is supported. Decode calls it after
+// validation succeeds. Each check is one independent block below, so support for a feature
+// is added by deleting its block.
+//
+// `default` timing, `default` KV capacity and a numeric kv_cache.bytes_per_token are
+// supported; whether the model and hardware they need are known is checked by Run.
+func (c *Config) Unsupported() Errors {
+	var errs Errors
+	add := func(path, value, hint string) {
+		msg := value + " is not supported yet"
+		if hint != "" {
+			msg += "; " + hint
+		}
+		errs = append(errs, &Error{File: c.File, Path: path, Msg: msg, Unsupported: true})
+	}
+	if s := c.Traffic.Source; s.Type == SourceTrace && s.Format != "mooncake" {
+		add("traffic.source.format", s.Format, "use format: mooncake")
+	}
+	e := &c.Engine
+	if e.Backend == backendSGLang || e.Backend == backendTRTLLM {
+		add("engine.backend", e.Backend, "use backend: vllm")
+	}
+	if s := e.Speculation; s != nil {
+		add("engine.speculation", s.Kind+" speculation", "remove engine.speculation")
+	}
+	if e.EnableChunkedPrefill != nil && !*e.EnableChunkedPrefill {
+		add("engine.enable_chunked_prefill", "false", "omit it or set it to true")
+	}
+	if c.Router.PrefillLoadModel.Type == loadModelAIC {
+		add("router.prefill_load_model.type", loadModelAIC, "use type: none")
+	}
+	if c.Planner.Policy == plannerEnabled {
+		add("planner.policy", plannerEnabled, "use policy: disabled")
+	}
+	return errs
+}
