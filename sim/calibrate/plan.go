@@ -45,17 +45,15 @@ type Plan struct {
 	Notes []string
 }
 
-// backendDefaults gives the KV block size and memory fraction of a backend (dynosim-spec.md
-// §3.2); SGLang's page size 1 is replaced by 64 because the vLLM-style scheduler runs every
-// row (a block size only sets the KV allocation granularity).
+// backendDefaults gives the KV block size and memory fraction of a backend
+// (config.KVDefaults); SGLang's page size 1 is replaced by vLLM's 64 because the vLLM-style
+// scheduler runs every row (a block size only sets the KV allocation granularity).
 func backendDefaults(backend string) (blockSize int, memoryFraction float64) {
-	switch backend {
-	case "trtllm":
-		return 32, 0.9
-	case "sglang":
-		return 64, 0.88
+	blockSize, memoryFraction = config.KVDefaults(backend)
+	if backend == "sglang" {
+		blockSize, _ = config.KVDefaults("vllm")
 	}
-	return 64, 0.9
+	return blockSize, memoryFraction
 }
 
 // rowPrecisions reads the row's weight precision (gemm_quant_mode, else precision, "" = bf16)

@@ -57,9 +57,13 @@ func applyDefaults(c *Config, given map[string]bool, bad func(path string) bool)
 	}
 }
 
-// kvDefaults returns the backend's default KV block size and memory fraction (dynosim-spec.md
-// §3.2.1); an unknown backend (reported by validation) gets vLLM's.
-func kvDefaults(backend string) (blockSize int, memoryFraction float64) {
+// kvDefaults is KVDefaults for the defaults step.
+func kvDefaults(backend string) (blockSize int, memoryFraction float64) { return KVDefaults(backend) }
+
+// KVDefaults returns a backend's default kv_cache.block_size (tokens) and
+// kv_cache.capacity.memory_fraction (dynosim-spec.md §3.2.1): vllm 64 and 0.9, sglang 1 and 0.88,
+// trtllm 32 and 0.9; an unknown backend (reported by validation) gets vLLM's.
+func KVDefaults(backend string) (blockSize int, memoryFraction float64) {
 	switch backend {
 	case backendSGLang:
 		return 1, 0.88
