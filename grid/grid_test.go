@@ -160,6 +160,49 @@ func TestExpandModeDomainKeepsOnlyUsedRoles(t *testing.T) {
 	}
 }
 
+// A concrete engine.mode drops the roles it does not use, with their domains, as a mode domain
+// does: --set engine.mode=aggregated on a spec searching all three roles gives the 3 aggregated
+// points, not 3 × 2 × 2 invalid ones; =disaggregated gives the 2 × 2 others.
+func TestExpandConcreteModeKeepsOnlyUsedRoles(t *testing.T) {
+	sets := []string{
+		"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 4]}",
+		"engine.workers.prefill.parallelism.replicas={choices: [1, 2]}",
+		"engine.workers.decode.parallelism.replicas={choices: [1, 2]}",
+		"engine.kv_transfer={bandwidth_gb_per_second: 100}",
+	}
+	for _, c := range []struct {
+		mode  string
+		valid int
+	}{{"aggregated", 3}, {"disaggregated", 4}} {
+		x := expand(t, both, append(sets, "engine.mode="+c.mode)...)
+		if x.GridPoints != c.valid || x.Valid != c.valid {
+			t.Errorf("%s: grid %d valid %d (%v); want %d", c.mode, x.GridPoints, x.Valid, x.Examples, c.valid)
+		}
+		for _, p := range x.Points {
+			w := p.Config.Engine.Workers
+			if (c.mode == "aggregated") != (w.Prefill == nil && w.Decode == nil && w.Aggregated != nil) {
+				t.Errorf("%s point %s keeps the other mode's roles", c.mode, p.Label())
+			}
+		}
+	}
+}
+
+// A misspelled top-level key is one spec error, not one per point, and the valid keys include
+// the sweep's own sections; a key the schema refuses keeps the schema's message.
+func TestSpecTopLevelKeys(t *testing.T) {
+	for _, c := range []struct{ key, msg string }{
+		{"trafic", "unknown field; valid fields: traffic, engine, router, planner, evaluation, optimization, optimizer"},
+		{"execution", "host resource limits (execution) are not supported"},
+	} {
+		_, err := Parse([]byte(base+c.key+": {}\n"), "spec.yaml",
+			[]string{"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 4]}"}, nil)
+		var es config.Errors
+		if !errors.As(err, &es) || len(es) != 1 || es[0].Path != c.key || !strings.Contains(es[0].Msg, c.msg) {
+			t.Errorf("%s: %v; want one error at %s: %s", c.key, err, c.key, c.msg)
+		}
+	}
+}
+
 func TestExpandPolicyDomainDropsKVRouterKnobs(t *testing.T) {
 	x := expand(t, base,
 		"engine.workers.aggregated.parallelism.replicas=2",
@@ -502,7 +545,11 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 		if len(f.Enum) > 0 {
 			value = f.Enum[0]
 		}
-		s, err := Parse([]byte(both), "spec.yaml", []string{f.Path + "={choices: [" + value + "]}"}, nil)
+		sets := []string{f.Path + "={choices: [" + value + "]}"}
+		if strings.HasPrefix(f.Path, "engine.workers.prefill.") || strings.HasPrefix(f.Path, "engine.workers.decode.") {
+			sets = append(sets, "engine.mode=disaggregated") // the concrete mode keeps only its roles
+		}
+		s, err := Parse([]byte(both), "spec.yaml", sets, nil)
 		if f.Sweep {
 			sweepable++
 			if err != nil || len(s.Domains) != 1 || s.Domains[0].Path != f.Path {
@@ -571,5 +618,24 @@ func TestConcreteMarker(t *testing.T) {
 		"engine.precision={weights: auto}"}, config.WithMarker(ConcreteMarker))
 	if err != nil || c.Engine.Workers.Aggregated.KVCache.BytesPerToken != 0 || c.Engine.Precision.Weights != "" {
 		t.Errorf("auto as a field's word: %v", err)
+	}
+}
+
+// optimization.constraints.max_rejected_ratio reaches the analysis settings; outside [0, 1] it is
+// an error naming the field.
+func TestMaxRejectedRatio(t *testing.T) {
+	s, err := Parse([]byte(base), "spec.yaml", []string{"optimization={constraints: {max_rejected_ratio: 0.25}}"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Optimization.Settings().MaxRejectedRatio; got != 0.25 {
+		t.Errorf("MaxRejectedRatio %v, want 0.25", got)
+	}
+	for _, bad := range []string{"1.5", "-0.1", "yes"} {
+		_, err := Parse([]byte(base), "spec.yaml", []string{"optimization={constraints: {max_rejected_ratio: " + bad + "}}"}, nil)
+		var es config.Errors
+		if !errors.As(err, &es) || es[0].Path != "optimization.constraints.max_rejected_ratio" {
+			t.Errorf("max_rejected_ratio %s: %v", bad, err)
+		}
 	}
 }

@@ -100,7 +100,7 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 	}
 	if v := m["constraints"]; v != nil {
 		cp := path + ".constraints"
-		cm, _ := p.section(v, cp, []string{"min_candidate_gpus", "max_candidate_gpus", "min_goodput_rps"})
+		cm, _ := p.section(v, cp, []string{"min_candidate_gpus", "max_candidate_gpus", "min_goodput_rps", "max_rejected_ratio"})
 		if x := cm["min_candidate_gpus"]; x != nil {
 			o.MinCandidateGPUs, _ = p.intField(x, cp+".min_candidate_gpus", 1)
 		}
@@ -117,6 +117,14 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 				p.errorf(cp+".min_goodput_rps", "only valid with optimization.target: min_gpus, got target %s", o.Target)
 			} else {
 				o.MinGoodputRPS, _ = p.posFloat(x, cp+".min_goodput_rps")
+			}
+		}
+		if x := cm["max_rejected_ratio"]; x != nil {
+			if r, ok := number(x); ok && r >= 0 && r <= 1 {
+				o.MaxRejectedRatio = r
+			} else {
+				p.errorf(cp+".max_rejected_ratio", "must be a number in [0, 1] (the largest share of offered requests "+
+					"a point may reject and stay a candidate), got %s", describe(x))
 			}
 		}
 	}

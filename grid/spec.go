@@ -90,12 +90,16 @@ type Optimization struct {
 	StrictSLA bool
 	// MinGoodputRPS is min_goodput_rps (target min_gpus only; 0: none).
 	MinGoodputRPS float64
+	// MaxRejectedRatio is max_rejected_ratio in [0, 1]: the largest share of offered requests a
+	// degraded point may have rejected and still be a candidate (default 0).
+	MaxRejectedRatio float64
 }
 
 // Settings returns the analysis settings of the optimization section.
 func (o Optimization) Settings() results.Settings {
 	return results.Settings{Target: o.Target, Objectives: slices.Clone(o.Objectives), MinGPUs: o.MinCandidateGPUs,
-		MaxGPUs: o.MaxCandidateGPUs, StrictSLA: o.StrictSLA, MinGoodputRPS: o.MinGoodputRPS}
+		MaxGPUs: o.MaxCandidateGPUs, StrictSLA: o.StrictSLA, MinGoodputRPS: o.MinGoodputRPS,
+		MaxRejectedRatio: o.MaxRejectedRatio}
 }
 
 // Optimizer is the optimizer section: which points to simulate and how.
@@ -178,9 +182,17 @@ func Parse(data []byte, file string, sets []string, getenv func(string) (string,
 	}
 	s.Optimization = p.optimization(optN)
 	s.Optimizer = p.optimizer(optzN)
+	p.sections(root)
 	p.walk(root, "")
 	if len(p.errs) > 0 {
 		return nil, p.errs
+	}
+	if m := child(child(root, "engine"), "mode"); m != nil && m.Kind == yaml.ScalarNode &&
+		slices.Contains(strs(config.Modes()), m.Value) {
+		// A concrete mode drops the roles it does not use, and their domains, as a mode
+		// domain does for each of its points.
+		prune(root, m.Value, "")
+		p.domains = slices.DeleteFunc(p.domains, func(d Domain) bool { return !s.applies(d.Path, m.Value, "") })
 	}
 	s.Domains = orderDomains(p.domains)
 	if n := s.Size(); n > MaxGridPoints {
@@ -220,6 +232,32 @@ func parseYAML(data []byte, file string) (root *yaml.Node, err error) {
 		return nil, fail("the top level must be a mapping (traffic, engine, router, planner, evaluation, optimization, optimizer)")
 	}
 	return n, nil
+}
+
+// sections reports each top-level key of the spec that is neither a section of the prediction
+// schema nor optimization or optimizer, once for the spec (every point would repeat it), with
+// the valid keys; a key the schema refuses gets the schema's message.
+func (p *parser) sections(root *yaml.Node) {
+	valid := append(config.Sections(), "optimization", "optimizer")
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		key := root.Content[i].Value
+		switch msg, refused := config.RefusedSection(key); {
+		case slices.Contains(valid, key):
+		case refused:
+			p.errorf(key, "%s", msg)
+		default:
+			p.errorf(key, "unknown field; valid fields: %s", strings.Join(valid, ", "))
+		}
+	}
+}
+
+// strs returns enum values as strings.
+func strs[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // parser collects the problems of one spec.

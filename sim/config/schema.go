@@ -495,3 +495,22 @@ func Lookup(path string) (f Field, ok bool) {
 	}
 	return Field{}, false
 }
+
+// Sections lists the top-level keys of the prediction schema (traffic, engine, router, planner,
+// evaluation) in schema order.
+func Sections() []string {
+	out := make([]string, len(rootSchema.fields))
+	for i, f := range rootSchema.fields {
+		out[i] = f.key
+	}
+	return out
+}
+
+// RefusedSection returns the message Decode gives the top-level key key when the schema refuses
+// it (e.g. execution), and whether it does.
+func RefusedSection(key string) (msg string, ok bool) {
+	if f := rootSchema.refusedKey(key); f != nil {
+		return f.refuse, true
+	}
+	return "", false
+}
