@@ -146,6 +146,13 @@ func (p *parser) value(v *yaml.Node, path string, f *config.Field) (key string, 
 			return "", nil, false
 		}
 		return v.Value, scalar("!!str", v.Value), true
+	case f.Kind == config.KindString:
+		// A free string (a model or hardware id): any non-empty name but the sweep marker auto.
+		if v.ShortTag() != "!!str" || strings.TrimSpace(v.Value) == "" || v.Value == "auto" {
+			p.errorf(path, "must be a non-empty name such as %s, got %s", example(path), describe(v))
+			return "", nil, false
+		}
+		return v.Value, scalar("!!str", v.Value), true
 	case f.Kind == config.KindInt:
 		var x int64
 		if v.ShortTag() != "!!int" || v.Decode(&x) != nil {
@@ -175,6 +182,10 @@ func (p *parser) value(v *yaml.Node, path string, f *config.Field) (key string, 
 func (p *parser) rangeValues(n *yaml.Node, path string, f *config.Field) ([]*yaml.Node, bool) {
 	if len(f.Enum) > 0 {
 		p.errorf(path, "a range needs a numeric field; use {choices: [%s]}", strings.Join(f.Enum, ", "))
+		return nil, false
+	}
+	if f.Kind == config.KindString {
+		p.errorf(path, "a range needs a numeric field; use {choices: [%s, ...]}", example(path))
 		return nil, false
 	}
 	if n.Kind != yaml.MappingNode {
@@ -357,4 +368,12 @@ func describe(n *yaml.Node) string {
 		return n.Value + " (bool)"
 	}
 	return strconv.Quote(n.Value)
+}
+
+// example names a typical value of the free-string field at path, for messages.
+func example(path string) string {
+	if strings.Contains(path, "hardware") {
+		return "h200_sxm"
+	}
+	return "meta-llama/Llama-3.1-8B-Instruct"
 }

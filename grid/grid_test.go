@@ -332,9 +332,11 @@ func TestDomainValidationErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, set, path, msg string
 	}{
-		{"domain on a fixed field", "engine.model={choices: [a, b]}", "engine.model", "not allowed on this field"},
+		{"domain on a fixed field", "engine.backend={choices: [vllm, sglang]}", "engine.backend", "not allowed on this field"},
 		{"domain on traffic.stop", "traffic.stop.requests={choices: [1, 2]}", "traffic.stop.requests", "not allowed"},
-		{"domain on the source", "traffic.source.input_tokens={range: {min: 1, max: 4, step: 1}}", "traffic.source.input_tokens", "not allowed"},
+		{"domain on the source", "traffic.source.type={choices: [synthetic]}", "traffic.source.type", "not allowed"},
+		{"range on a name", "engine.hardware={range: {min: 1, max: 4, step: 1}}", "engine.hardware.range", "a range needs a numeric field; use {choices: [h200_sxm, ...]}"},
+		{"auto hardware", "engine.hardware={choices: [h100_sxm, auto]}", "engine.hardware.choices[1]", "must be a non-empty name such as h200_sxm"},
 		{"bare list", "engine.workers.aggregated.parallelism.tensor=[1, 2]", "engine.workers.aggregated.parallelism.tensor", "a bare list is never a domain"},
 		{"empty choices", "engine.workers.aggregated.parallelism.tensor={choices: []}", "engine.workers.aggregated.parallelism.tensor.choices", "must not be empty"},
 		{"choices not a list", "engine.workers.aggregated.parallelism.tensor={choices: 4}", "engine.workers.aggregated.parallelism.tensor.choices", "must be a list"},
@@ -542,8 +544,11 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 	sweepable := 0
 	for _, f := range config.Fields() {
 		value := "1"
-		if len(f.Enum) > 0 {
+		switch {
+		case len(f.Enum) > 0:
 			value = f.Enum[0]
+		case f.Kind == config.KindString:
+			value = "x"
 		}
 		sets := []string{f.Path + "={choices: [" + value + "]}"}
 		if strings.HasPrefix(f.Path, "engine.workers.prefill.") || strings.HasPrefix(f.Path, "engine.workers.decode.") {
@@ -562,14 +567,19 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 			t.Errorf("%s is not tagged sweep but Parse gives %v", f.Path, err)
 		}
 	}
-	// engine.mode, router.policy, router.prefill_load_model.type, three kv_router knobs, four
-	// load fields, and per role six parallelism keys, two scheduler keys and the KV block size.
-	if sweepable != 10+3*9 {
-		t.Errorf("%d sweepable fields, want %d", sweepable, 10+3*9)
+	// Four source token counts, four load fields, engine mode, model, hardware, context length,
+	// the two precisions and the KV transfer bandwidth, router.policy, prefill_load_model.type and
+	// three kv_router knobs; per role six parallelism keys, two scheduler keys, the KV block size
+	// and the memory fraction.
+	if sweepable != 4+4+7+5+3*10 {
+		t.Errorf("%d sweepable fields, want %d", sweepable, 4+4+7+5+3*10)
 	}
-	want := "traffic.load.{concurrency,requests_per_second,sessions_per_second,speedup}; engine.mode; " +
+	want := "traffic.source.{input_tokens,output_tokens,new_input_tokens_per_turn,output_tokens_per_turn}; " +
+		"traffic.load.{concurrency,requests_per_second,sessions_per_second,speedup}; engine.{mode,model,hardware,context_length}; " +
+		"engine.kv_transfer.bandwidth_gb_per_second; engine.precision.{weights,kv_cache}; " +
 		"engine.workers.<role>.parallelism.{replicas,tensor,pipeline,attention_data,moe_tensor,moe_expert}; " +
 		"engine.workers.<role>.scheduler.{max_batched_tokens,max_sequences}; engine.workers.<role>.kv_cache.block_size; " +
+		"engine.workers.<role>.kv_cache.capacity.memory_fraction; " +
 		"router.{policy,overlap_score_credit,prefill_load_scale,temperature}; router.prefill_load_model.type"
 	if searchable != want {
 		t.Errorf("searchable =\n%s\nwant\n%s", searchable, want)

@@ -44,6 +44,8 @@
 //	mode, backend, hardware, model                       STRING hardware and model as resolved:
 //	                                                            an alias such as h200 is recorded
 //	                                                            as its catalog id (h200_sxm)
+//	weight_precision, kv_cache_precision          STRING the formats in effect (bf16, fp8,
+//	                                                            fp4), auto resolved from the model
 //	context_length_tokens                                INT64  0 = "max" (the model's maximum)
 //	gpus                                                 INT64  Σ replicas×tensor×pipeline×attention_data
 //	{agg,prefill,decode}_replicas, _tensor, _pipeline,   INT64  per role, null when the mode

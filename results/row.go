@@ -59,6 +59,11 @@ type Row struct {
 	Backend  string `parquet:"backend"`
 	Hardware string `parquet:"hardware"`
 	Model    string `parquet:"model"`
+	// WeightPrecision and KVCachePrecision are the formats in effect (engine.precision with auto
+	// resolved from the model): bf16, fp8 or fp4 weights, bf16 or fp8 KV cache; null when auto
+	// cannot be resolved (a model the catalog does not know).
+	WeightPrecision  *string `parquet:"weight_precision,optional"`
+	KVCachePrecision *string `parquet:"kv_cache_precision,optional"`
 	// ContextLengthTokens is engine.context_length; 0 means "max" (the model's maximum).
 	ContextLengthTokens int64 `parquet:"context_length_tokens"`
 	// GPUs is the point's GPU count: Σ over its roles of replicas × tensor × pipeline ×
@@ -491,6 +496,10 @@ func fillConfig(r *Row, c *config.Config) {
 	r.Mode, r.Backend = string(e.Mode), e.Backend
 	r.Hardware, _ = timing.ResolveHardwareID(e.Hardware)
 	r.Model, _ = timing.ResolveModelID(e.Model)
+	if prec, err := sim.Precisions(c); err == nil {
+		// The formats in effect: auto resolved from the model, as the timing model sees them.
+		r.WeightPrecision, r.KVCachePrecision = str(string(prec.Weights)), str(string(prec.KVCache))
+	}
 	r.ContextLengthTokens = int64(e.ContextLength)
 	cols := r.roles()
 	for i, role := range []*config.WorkerRole{e.Workers.Aggregated, e.Workers.Prefill, e.Workers.Decode} {

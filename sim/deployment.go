@@ -47,6 +47,23 @@ func (d *deployment) hardwareFor(name config.Role, role *config.WorkerRole, need
 	return hw, nil
 }
 
+// Precisions returns the weight and KV-cache formats a run of cfg uses: engine.precision with
+// auto filled from the model (its id or config.json), as default timing, default capacity and
+// auto bytes_per_token see them. Errors: an unknown model when a field is auto (*config.Error on
+// engine.model), or an unsupported format.
+func Precisions(cfg *config.Config) (timing.Precisions, error) {
+	d := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
+	set := cfg.Engine.Precision
+	var m timing.ModelSpec
+	if set.Weights == "" || set.Weights == config.PrecisionAuto || set.KVCache == "" || set.KVCache == config.PrecisionAuto {
+		var err error
+		if m, err = d.modelFor("engine.precision (auto)"); err != nil {
+			return timing.Precisions{}, err
+		}
+	}
+	return d.precisions(m)
+}
+
 // precisions returns engine.precision with auto fields filled from the model m.
 func (d *deployment) precisions(m timing.ModelSpec) (timing.Precisions, error) {
 	p := m.Precisions

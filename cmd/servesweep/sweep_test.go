@@ -538,3 +538,26 @@ func TestSweepDegradedPointsOffFront(t *testing.T) {
 		}
 	}
 }
+
+// Hardware and precision are sweep dimensions: the built-in spec over two GPUs and two weight
+// formats simulates every combination, and results.parquet records each point's hardware and
+// the formats in effect (the KV cache follows the model's bf16 default).
+func TestSweepHardwareAndPrecisionDomains(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	args := append([]string{"sweep", "-q", "--output-dir", dir,
+		"--set", "engine.hardware={choices: [h100_sxm, h200_sxm]}",
+		"--set", "engine.precision.weights={choices: [bf16, fp8]}"}, tinyDefault...)
+	if code, out, errs := runCLI(t, args...); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	seen := map[string]int{}
+	for _, r := range readRows(t, dir) {
+		if r.WeightPrecision == nil || r.KVCachePrecision == nil || *r.KVCachePrecision != "bf16" {
+			t.Fatalf("point %s: precision columns %v %v", r.PointID, r.WeightPrecision, r.KVCachePrecision)
+		}
+		seen[r.Hardware+"/"+*r.WeightPrecision]++
+	}
+	if len(seen) != 4 || seen["h100_sxm/bf16"] != seen["h200_sxm/fp8"] || seen["h100_sxm/fp8"] == 0 {
+		t.Errorf("hardware/precision combinations: %v; want 4 equally many", seen)
+	}
+}

@@ -53,14 +53,14 @@ type Source struct {
 	Type string `yaml:"type" discriminator:"" enum:"synthetic,synthetic-session,trace" default:"synthetic"`
 
 	// InputTokens (ISL) and OutputTokens (OSL) of every synthetic request, in tokens.
-	InputTokens  int `yaml:"input_tokens,omitempty" union:"synthetic" default:"1024" gt:"0" limit:"MaxTokensPerRequest"`
-	OutputTokens int `yaml:"output_tokens,omitempty" union:"synthetic" default:"128" gt:"0" limit:"MaxTokensPerRequest"`
+	InputTokens  int `yaml:"input_tokens,omitempty" union:"synthetic" default:"1024" gt:"0" limit:"MaxTokensPerRequest" sweep:""`
+	OutputTokens int `yaml:"output_tokens,omitempty" union:"synthetic" default:"128" gt:"0" limit:"MaxTokensPerRequest" sweep:""`
 
 	// NewInputTokensPerTurn and OutputTokensPerTurn shape synthetic sessions, in tokens: turn k
 	// (0-based) has k*(NewInputTokensPerTurn+OutputTokensPerTurn)+NewInputTokensPerTurn prompt
 	// tokens.
-	NewInputTokensPerTurn int `yaml:"new_input_tokens_per_turn,omitempty" union:"synthetic-session" default:"1024" gt:"0" limit:"MaxTokensPerRequest"`
-	OutputTokensPerTurn   int `yaml:"output_tokens_per_turn,omitempty" union:"synthetic-session" default:"128" gt:"0" limit:"MaxTokensPerRequest"`
+	NewInputTokensPerTurn int `yaml:"new_input_tokens_per_turn,omitempty" union:"synthetic-session" default:"1024" gt:"0" limit:"MaxTokensPerRequest" sweep:""`
+	OutputTokensPerTurn   int `yaml:"output_tokens_per_turn,omitempty" union:"synthetic-session" default:"128" gt:"0" limit:"MaxTokensPerRequest" sweep:""`
 	// Session is required by synthetic-session sources.
 	Session *SessionShape `yaml:"session,omitempty" union:"synthetic-session"`
 
@@ -197,16 +197,16 @@ type Engine struct {
 	// Mode is aggregated or disaggregated serving.
 	Mode Mode `yaml:"mode" default:"aggregated" sweep:""`
 	// Model is a Hugging Face model id or a local model directory; required.
-	Model string `yaml:"model"`
+	Model string `yaml:"model" sweep:""`
 	// Hardware is the GPU id of every worker, e.g. h200_sxm; required.
-	Hardware string `yaml:"hardware"`
+	Hardware string `yaml:"hardware" sweep:""`
 	Backend  string `yaml:"backend" enum:"vllm,sglang,trtllm" default:"vllm"`
 	// BackendVersion selects performance data only; "" (or null) means the latest.
 	BackendVersion string `yaml:"backend_version,omitempty" null:"omit"`
 	// ContextLength is the prompt-plus-output limit in tokens. 0 means "max" (the model's own
 	// maximum); a prompt of ContextLength tokens or more is rejected, and generation stops when
 	// prompt plus output reaches it (dynosim-spec.md §3.2.6).
-	ContextLength int `yaml:"context_length" word:"max" gt:"0" limit:"MaxTokensPerRequest"`
+	ContextLength int `yaml:"context_length" word:"max" gt:"0" limit:"MaxTokensPerRequest" sweep:""`
 	// Speculation is nil when omitted; a valid block is reported as not supported yet.
 	Speculation *Speculation `yaml:"speculation,omitempty" json:",omitempty"`
 	// EnableChunkedPrefill: nil means the backend default (on).
@@ -248,9 +248,9 @@ const (
 type Precision struct {
 	// Weights is the format of the GEMM weights and GEMM math ("" = auto). Embeddings and
 	// lm_head stay bf16.
-	Weights string `yaml:"weights,omitempty" word:"auto" enum:"auto,bf16,fp8,fp4"`
+	Weights string `yaml:"weights,omitempty" word:"auto" enum:"auto,bf16,fp8,fp4" sweep:""`
 	// KVCache is the format of the KV cache ("" = auto).
-	KVCache string `yaml:"kv_cache,omitempty" word:"auto" enum:"auto,bf16,fp8"`
+	KVCache string `yaml:"kv_cache,omitempty" word:"auto" enum:"auto,bf16,fp8" sweep:""`
 }
 
 // KVTransfer is engine.kv_transfer (disaggregated mode, dynosim-spec.md §3.2.5).
@@ -260,7 +260,7 @@ type KVTransfer struct {
 	// engine.precision.kv_cache), as every GPU sends its share over its own link.
 	BytesPerToken int64 `yaml:"bytes_per_token" word:"auto" gt:"0"`
 	// BandwidthGBps in decimal GB/s; nil (null) means no transfer delay.
-	BandwidthGBps *float64 `yaml:"bandwidth_gb_per_second" null:"omit" gt:"0" limit:"MinRate,MaxRate"`
+	BandwidthGBps *float64 `yaml:"bandwidth_gb_per_second" null:"omit" gt:"0" limit:"MinRate,MaxRate" sweep:""`
 	// TimingMode: destination_missing charges the prompt tokens the decode worker does not
 	// cache; full_prompt charges the whole prompt.
 	TimingMode string `yaml:"timing_mode" enum:"destination_missing,full_prompt" default:"destination_missing"`
@@ -355,7 +355,7 @@ type KVCapacity struct {
 	// Blocks per rank of a fixed capacity, in KV blocks.
 	Blocks int `yaml:"blocks,omitempty" union:"fixed" optional:"" gt:"0" limit:"MaxBlocks"`
 	// MemoryFraction of GPU memory the worker may use; default vllm and trtllm 0.9, sglang 0.88.
-	MemoryFraction float64 `yaml:"memory_fraction,omitempty" union:"default" gt:"0" max:"1"`
+	MemoryFraction float64 `yaml:"memory_fraction,omitempty" union:"default" gt:"0" max:"1" sweep:""`
 }
 
 // Timing types (timing.type).

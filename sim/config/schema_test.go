@@ -39,8 +39,9 @@ func TestSchemaTagsAreConsistent(t *testing.T) {
 					}
 				}
 			}
-			if f.sweep && (f.kind == kindStruct || f.kind == kindList || (f.enum == nil && !f.hasRange())) {
-				t.Errorf("%s: a sweepable field needs a scalar with a range or an enum", p)
+			if f.sweep && (f.kind == kindStruct || f.kind == kindList || f.kind == kindBool ||
+				(f.kind != kindString && f.enum == nil && !f.hasRange())) {
+				t.Errorf("%s: a sweepable field needs a string, an enum or a number with a range", p)
 			}
 			if f.kind == kindStruct {
 				walk(f.sub, p)
