@@ -37,6 +37,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"report", "--objective", ""}, []string{"max:", "min:", ":6"}},
 		{[]string{"report", "--objective", "min:p99"}, append(minP99, ":4")},
 		{[]string{"report", "--results", ""}, []string{":16"}},
+		{[]string{"report", "--output-dir", ""}, []string{":16"}},
 		{[]string{"merge", "--output-dir", ""}, []string{":16"}},
 		{[]string{"validate", "--measured", ""}, []string{"csv", ":8"}},
 		{[]string{"validate", "--output-json", ""}, []string{"json", ":8"}},

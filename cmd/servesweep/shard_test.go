@@ -110,8 +110,9 @@ func TestResolveShard(t *testing.T) {
 	}
 }
 
-// paretoDoc is the part of pareto.json the sharding tests compare.
+// paretoDoc is the part of pareto.json the sharding and report tests compare.
 type paretoDoc struct {
+	Settings   results.Settings `json:"settings"`
 	Front      []map[string]any `json:"front"`
 	Best       []map[string]any `json:"best"`
 	Incomplete bool             `json:"incomplete"`
