@@ -27,6 +27,8 @@ type reportOptions struct {
 	MaxGPUs    int
 	// MaxRejectedRatio is results.Settings.MaxRejectedRatio (used when set is true for it).
 	MaxRejectedRatio float64
+	// Format is the stdout format, table or json.
+	Format string
 	// set records which flags were given, so the others keep the sweep's settings.
 	set map[string]bool
 }
@@ -35,7 +37,7 @@ func newReportCmd(io ioStreams, runF func(context.Context, *reportOptions) error
 	opts := &reportOptions{}
 	cmd := &cobra.Command{
 		Use: "report --results DIR [--output-dir OUT] [--overwrite] [--objective max:METRIC]... [--target T] [--strict-sla] " +
-			"[--min-gpus N] [--max-gpus N] [--max-rejected-ratio R]",
+			"[--min-gpus N] [--max-gpus N] [--max-rejected-ratio R] [--format table|json]",
 		Short: "Analyze a sweep's results.parquet again: pareto.json, report.md, the plot and recommendations",
 		Long: `Analyze a sweep's DIR/results.parquet again, without simulating, and write pareto.json,
 report.md, pareto.png and recommendations/NNNN.yaml into OUT (--output-dir, created if missing;
@@ -46,7 +48,11 @@ does after a sweep), give another --output-dir, or --overwrite to replace it.
 
 The settings default to the sweep's (DIR/sweep.json); flags replace them. --objective takes
 max:METRIC or min:METRIC, where METRIC is a numeric column of results.parquet (repeat it for
-several objectives; e.g. --objective max:output_throughput_per_gpu_tok_s --objective min:p99_ttft_ms).`,
+several objectives; e.g. --objective max:output_throughput_per_gpu_tok_s --objective min:p99_ttft_ms).
+
+Prints the recommended points and where the report went, or with --format json one JSON object:
+{"files": the paths written, "pareto": the document written as pareto.json}; on an error
+nothing is printed on stdout.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return &usageError{fmt.Errorf("report takes no positional arguments, got %q", args)}
@@ -73,6 +79,7 @@ several objectives; e.g. --objective max:output_throughput_per_gpu_tok_s --objec
 	f.IntVar(&opts.MaxGPUs, "max-gpus", 0, "most GPUs of a candidate")
 	f.Float64Var(&opts.MaxRejectedRatio, "max-rejected-ratio", 0, "largest share of its offered requests, from 0 to 1, a degraded point "+
 		"may have rejected and stay a candidate (default: the sweep's, else 0)")
+	addFormatFlag(cmd, &opts.Format, "the recommended points and the report's path")
 	mustDirname(cmd, "results")
 	mustDirname(cmd, "output-dir")
 	mustComplete(cmd, "objective", completeObjective)
@@ -84,6 +91,9 @@ several objectives; e.g. --objective max:output_throughput_per_gpu_tok_s --objec
 }
 
 func runReport(io ioStreams, opts *reportOptions) error {
+	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
 	if opts.ResultsDir == "" {
 		return &usageError{errors.New("--results is required: a sweep's output directory")}
 	}
@@ -166,10 +176,23 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
+	noFeasible := func() error {
+		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s)", len(rows), countList(a.Excluded))
+	}
+	if opts.Format == formatJSON {
+		if len(a.Candidates) == 0 {
+			return noFeasible()
+		}
+		pareto, err := results.ParetoDocument(rows, a, m, w.RecommendedRows)
+		if err != nil {
+			return err
+		}
+		return printJSON(io.Out, reportDoc{Files: newReportFiles(w), Pareto: pareto})
+	}
 	printFront(io.Out, rows, a, w)
 	fmt.Fprintf(io.Out, "Saved report to: %s\n", w.Report)
 	if len(a.Candidates) == 0 {
-		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s)", len(rows), countList(a.Excluded))
+		return noFeasible()
 	}
 	return nil
 }

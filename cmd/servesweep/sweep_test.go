@@ -174,7 +174,7 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
 	sets := []string{"traffic.stop.sessions=8", "traffic.load.concurrency=4", "traffic.source.session.turns=2"} // tinyDefault's
-	opts := &sweepOptions{OutputDir: dir, Sets: sets, Quiet: true,
+	opts := &sweepOptions{OutputDir: dir, Sets: sets, Quiet: true, Format: formatTable,
 		Parallelism: 2, Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
 			if n.Add(1) == 20 {
 				cancel()
