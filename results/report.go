@@ -162,7 +162,7 @@ func WriteReport(dir string, rows []Row, a *Analysis, m *Manifest) (*Written, er
 		}
 		w.Recommendations = append(w.Recommendations, path)
 	}
-	data, err := paretoJSON(rows, a, m, w)
+	data, err := ParetoDocument(rows, a, m, w.RecommendedRows)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +183,31 @@ func WriteReport(dir string, rows []Row, a *Analysis, m *Manifest) (*Written, er
 }
 
 var recommendationName = regexp.MustCompile(`^[0-9]{4}\.yaml$`)
+
+// ReportFilesIn returns the files of a report that dir already holds, the ones WriteReport would
+// replace: pareto.json, report.md and pareto.png, then recommendations/NNNN.yaml (as
+// slash-separated paths relative to dir, in name order). A missing dir holds none.
+func ReportFilesIn(dir string) ([]string, error) {
+	var found []string
+	for _, name := range []string{ParetoFile, ReportFile, PlotFile} {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		if err == nil {
+			found = append(found, name)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, RecommendationsDir))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	for _, e := range entries {
+		if !e.IsDir() && recommendationName.MatchString(e.Name()) {
+			found = append(found, RecommendationsDir+"/"+e.Name())
+		}
+	}
+	return found, nil
+}
 
 func removeStaleRecommendations(dir string) error {
 	entries, err := os.ReadDir(dir)
@@ -253,9 +278,15 @@ type paretoDoc struct {
 	Ranking       []paretoPoint  `json:"ranking,omitempty"`
 }
 
-func paretoJSON(rows []Row, a *Analysis, m *Manifest, w *Written) ([]byte, error) {
+// ParetoDocument returns the bytes of pareto.json (indented JSON and a final newline) for rows,
+// their analysis a and the sweep's manifest m (nil when there is none): the settings, the
+// exclusion counts, the front, the best point per objective and, for a scalar target, the
+// ranking. recommended are the rows of the recommendations in order (Written.RecommendedRows);
+// each such point names its file, recommendations/NNNN.yaml, relative to the report's directory.
+// WriteReport writes these bytes, and the commands print them with --format json.
+func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]byte, error) {
 	recFor := map[int]string{}
-	for n, i := range w.RecommendedRows {
+	for n, i := range recommended {
 		recFor[i] = filepath.ToSlash(filepath.Join(RecommendationsDir, fmt.Sprintf("%04d.yaml", n+1)))
 	}
 	point := func(rank, i int) paretoPoint {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -282,6 +283,19 @@ func TestWriteOutputsRecommendationsDecode(t *testing.T) {
 			t.Errorf("recommendation %s does not decode: %v", p, err)
 		}
 	}
+	// pareto.json holds exactly the bytes of ParetoDocument, which names each front point's
+	// recommendation file.
+	doc, err := ParetoDocument(rows, a, m, w.RecommendedRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onDisk, _ := os.ReadFile(w.Pareto); !bytes.Equal(onDisk, doc) {
+		t.Errorf("pareto.json differs from ParetoDocument:\n%s\nwant\n%s", onDisk, doc)
+	}
+	first := fmt.Sprintf(`"point_id": %q,`, rows[a.Front[0]].PointID)
+	if !bytes.Contains(doc, []byte(first)) || !bytes.Contains(doc, []byte(`"recommendation": "recommendations/0001.yaml"`)) {
+		t.Errorf("the document lacks the first front point %s or its recommendation:\n%s", rows[a.Front[0]].PointID, doc)
+	}
 	if _, err := os.Stat(filepath.Join(dir, RecommendationsDir, "0099.yaml")); !os.IsNotExist(err) {
 		t.Error("stale recommendation 0099.yaml was not removed")
 	}
@@ -307,8 +321,21 @@ func TestWriteOutputsRecommendationsDecode(t *testing.T) {
 	if err != nil || back == nil || back.Settings.Target != TargetPareto || len(back.Settings.Objectives) != 3 {
 		t.Errorf("manifest round trip: %+v, %v", back, err)
 	}
+	wantFiles := []string{ParetoFile, ReportFile, PlotFile}
+	for i := range w.Recommendations {
+		wantFiles = append(wantFiles, fmt.Sprintf("%s/%04d.yaml", RecommendationsDir, i+1))
+	}
+	if got, err := ReportFilesIn(dir); err != nil || !slices.Equal(got, wantFiles) {
+		t.Errorf("ReportFilesIn = %v, %v; want %v", got, err, wantFiles)
+	}
 	if err := RemoveOutputs(dir); err != nil {
 		t.Fatal(err)
+	}
+	if got, err := ReportFilesIn(dir); err != nil || len(got) != 0 {
+		t.Errorf("after RemoveOutputs, ReportFilesIn = %v, %v; want none", got, err)
+	}
+	if got, err := ReportFilesIn(filepath.Join(dir, "missing")); err != nil || len(got) != 0 {
+		t.Errorf("a missing directory: ReportFilesIn = %v, %v; want none", got, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ParquetFile)); !os.IsNotExist(err) {
 		t.Error("RemoveOutputs left results.parquet")

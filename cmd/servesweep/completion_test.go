@@ -37,9 +37,14 @@ func TestCompletion(t *testing.T) {
 		{[]string{"report", "--objective", ""}, []string{"max:", "min:", ":6"}},
 		{[]string{"report", "--objective", "min:p99"}, append(minP99, ":4")},
 		{[]string{"report", "--results", ""}, []string{":16"}},
+		{[]string{"report", "--output-dir", ""}, []string{":16"}},
 		{[]string{"merge", "--output-dir", ""}, []string{":16"}},
 		{[]string{"validate", "--measured", ""}, []string{"csv", ":8"}},
 		{[]string{"validate", "--output-json", ""}, []string{"json", ":8"}},
+		{[]string{"sweep", "--format", ""}, []string{"table\tthe counts and the Pareto front (with --dry-run: the grid and the first points)",
+			"json\tone JSON object", ":4"}},
+		{[]string{"report", "--format", ""}, []string{"table\tthe recommended points and the report's path", "json\tone JSON object", ":4"}},
+		{[]string{"validate", "--format", ""}, []string{"table\tper-row, per-group and overall accuracy tables", "json\tone JSON object", ":4"}},
 	} {
 		code, out, errs := runCLI(t, append([]string{"__complete"}, tc.args...)...)
 		if want := strings.Join(tc.want, "\n") + "\n"; code != exitOK || out != want {

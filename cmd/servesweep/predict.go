@@ -71,13 +71,12 @@ an AIPerf-style table (or one JSON object with --format json).`,
 	f.StringArrayVar(&opts.Sets, "set", nil, "override PATH=YAML after loading (repeatable)")
 	f.StringVar(&opts.OutputDir, "output-dir", "./servesweep-output", "directory for prediction.json and requests.jsonl")
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "allow a non-empty output directory; replaces only prediction.json and requests.jsonl")
-	f.StringVar(&opts.Format, "format", "table", "stdout format: table or json")
 	f.BoolVar(&opts.CapturePerRequest, "capture-per-request", false, "also write requests.jsonl, one record per terminal request")
 	mustFilename(cmd, "config", "yaml", "yml")
 	mustDirname(cmd, "output-dir")
 	mustComplete(cmd, "stack", fixed("dynamo\tprediction.json as a summary envelope; accepts router and planner",
 		"engine\tflat prediction.json; rejects router and planner"))
-	mustComplete(cmd, "format", fixed("table\tAIPerf-style console table", "json\tone JSON object"))
+	addFormatFlag(cmd, &opts.Format, "AIPerf-style console table")
 	mustComplete(cmd, "set", noFiles)
 	return cmd
 }
@@ -100,8 +99,8 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	if !contains(stacks, opts.Stack) {
 		return &usageError{fmt.Errorf("stack '%s' is unavailable; installed stacks: %s", opts.Stack, strings.Join(stacks, ", "))}
 	}
-	if opts.Format != "table" && opts.Format != "json" {
-		return &usageError{fmt.Errorf("--format must be table or json, got %q", opts.Format)}
+	if err := checkFormat(opts.Format); err != nil {
+		return err
 	}
 	if opts.ConfigPath == "" {
 		return &usageError{fmt.Errorf("--config is required (a prediction YAML; see examples/)")}
@@ -180,7 +179,7 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 		}
 	}
 
-	if opts.Format == "json" {
+	if opts.Format == formatJSON {
 		line, err := json.Marshal(summary)
 		if err != nil {
 			return err

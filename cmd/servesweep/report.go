@@ -16,11 +16,19 @@ import (
 // reportOptions are the flags of `servesweep report`.
 type reportOptions struct {
 	ResultsDir string
+	// OutputDir is where the report goes ("" when not given: ResultsDir); Overwrite allows
+	// replacing a report it already holds.
+	OutputDir  string
+	Overwrite  bool
 	Objectives []string
 	Target     string
 	StrictSLA  bool
 	MinGPUs    int
 	MaxGPUs    int
+	// MaxRejectedRatio is results.Settings.MaxRejectedRatio (used when set is true for it).
+	MaxRejectedRatio float64
+	// Format is the stdout format, table or json.
+	Format string
 	// set records which flags were given, so the others keep the sweep's settings.
 	set map[string]bool
 }
@@ -28,13 +36,23 @@ type reportOptions struct {
 func newReportCmd(io ioStreams, runF func(context.Context, *reportOptions) error) *cobra.Command {
 	opts := &reportOptions{}
 	cmd := &cobra.Command{
-		Use:   "report --results DIR [--objective max:METRIC]... [--target T] [--strict-sla] [--min-gpus N] [--max-gpus N]",
-		Short: "Rebuild pareto.json, report.md, the plot and recommendations from a sweep's results.parquet",
-		Long: `Rebuild a sweep's report from DIR/results.parquet without simulating.
+		Use: "report --results DIR [--output-dir OUT] [--overwrite] [--objective max:METRIC]... [--target T] [--strict-sla] " +
+			"[--min-gpus N] [--max-gpus N] [--max-rejected-ratio R] [--format table|json]",
+		Short: "Analyze a sweep's results.parquet again: pareto.json, report.md, the plot and recommendations",
+		Long: `Analyze a sweep's DIR/results.parquet again, without simulating, and write pareto.json,
+report.md, pareto.png and recommendations/NNNN.yaml into OUT (--output-dir, created if missing;
+default DIR).
+
+The sweep's own report is never replaced by accident: when OUT already holds a report (as DIR
+does after a sweep), give another --output-dir, or --overwrite to replace it.
 
 The settings default to the sweep's (DIR/sweep.json); flags replace them. --objective takes
 max:METRIC or min:METRIC, where METRIC is a numeric column of results.parquet (repeat it for
-several objectives; e.g. --objective max:output_throughput_per_gpu_tok_s --objective min:p99_ttft_ms).`,
+several objectives; e.g. --objective max:output_throughput_per_gpu_tok_s --objective min:p99_ttft_ms).
+
+Prints the recommended points and where the report went, or with --format json one JSON object:
+{"files": the paths written, "pareto": the document written as pareto.json}; on an error
+nothing is printed on stdout.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return &usageError{fmt.Errorf("report takes no positional arguments, got %q", args)}
@@ -52,22 +70,44 @@ several objectives; e.g. --objective max:output_throughput_per_gpu_tok_s --objec
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.ResultsDir, "results", "", "a sweep's output directory (required)")
+	f.StringVar(&opts.OutputDir, "output-dir", "", "where to write the report, created if missing (default: --results)")
+	f.BoolVar(&opts.Overwrite, "overwrite", false, "replace the report the output directory holds (pareto.json, report.md, pareto.png, recommendations/NNNN.yaml)")
 	f.StringArrayVar(&opts.Objectives, "objective", nil, "Pareto objective max:METRIC or min:METRIC (repeatable)")
 	f.StringVar(&opts.Target, "target", "", "pareto or a scalar target: throughput, throughput_per_gpu, throughput_per_user, goodput, goodput_per_gpu, ttft, e2e_latency, min_gpus")
 	f.BoolVar(&opts.StrictSLA, "strict-sla", false, "drop points whose mean TTFT/TPOT/E2E break evaluation.sla")
 	f.IntVar(&opts.MinGPUs, "min-gpus", 0, "least GPUs of a candidate")
 	f.IntVar(&opts.MaxGPUs, "max-gpus", 0, "most GPUs of a candidate")
+	f.Float64Var(&opts.MaxRejectedRatio, "max-rejected-ratio", 0, "largest share of its offered requests, from 0 to 1, a degraded point "+
+		"may have rejected and stay a candidate (default: the sweep's, else 0)")
+	addFormatFlag(cmd, &opts.Format, "the recommended points and the report's path")
 	mustDirname(cmd, "results")
+	mustDirname(cmd, "output-dir")
 	mustComplete(cmd, "objective", completeObjective)
 	mustComplete(cmd, "target", fixed(results.Targets()...))
 	mustComplete(cmd, "min-gpus", noFiles)
 	mustComplete(cmd, "max-gpus", noFiles)
+	mustComplete(cmd, "max-rejected-ratio", noFiles)
 	return cmd
 }
 
 func runReport(io ioStreams, opts *reportOptions) error {
+	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
 	if opts.ResultsDir == "" {
 		return &usageError{errors.New("--results is required: a sweep's output directory")}
+	}
+	out := opts.ResultsDir
+	if opts.set["output-dir"] {
+		if opts.OutputDir == "" {
+			return &usageError{errors.New("--output-dir must not be empty; leave it out to write into --results")}
+		}
+		out = opts.OutputDir
+	}
+	if opts.set["max-rejected-ratio"] {
+		if err := checkRejectedRatio("--max-rejected-ratio", opts.MaxRejectedRatio); err != nil {
+			return err
+		}
 	}
 	rows, err := results.ReadParquet(filepath.Join(opts.ResultsDir, results.ParquetFile))
 	if errors.Is(err, os.ErrNotExist) {
@@ -113,6 +153,12 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if s.MinGPUs < 0 || s.MaxGPUs < 0 || (s.MaxGPUs > 0 && s.MinGPUs > s.MaxGPUs) {
 		return &usageError{fmt.Errorf("--min-gpus (%d) and --max-gpus (%d) must be >= 0 with min <= max", s.MinGPUs, s.MaxGPUs)}
 	}
+	if opts.set["max-rejected-ratio"] {
+		s.MaxRejectedRatio = opts.MaxRejectedRatio
+	} else if err := checkRejectedRatio("settings.max_rejected_ratio of "+filepath.Join(opts.ResultsDir, results.ManifestFile),
+		s.MaxRejectedRatio); err != nil {
+		return &usageError{fmt.Errorf("%v; pass --max-rejected-ratio R to replace it", err)}
+	}
 	if err := checkReportSLA(rows, s, opts.set); err != nil {
 		return err
 	}
@@ -120,14 +166,33 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if err != nil {
 		return &usageError{err}
 	}
-	w, err := results.WriteReport(opts.ResultsDir, rows, a, m)
+	if err := checkReportDir(out, opts); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return &usageError{fmt.Errorf("--output-dir: %w", err)}
+	}
+	w, err := results.WriteReport(out, rows, a, m)
 	if err != nil {
 		return err
+	}
+	noFeasible := func() error {
+		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s)", len(rows), countList(a.Excluded))
+	}
+	if opts.Format == formatJSON {
+		if len(a.Candidates) == 0 {
+			return noFeasible()
+		}
+		pareto, err := results.ParetoDocument(rows, a, m, w.RecommendedRows)
+		if err != nil {
+			return err
+		}
+		return printJSON(io.Out, reportDoc{Files: newReportFiles(w), Pareto: pareto})
 	}
 	printFront(io.Out, rows, a, w)
 	fmt.Fprintf(io.Out, "Saved report to: %s\n", w.Report)
 	if len(a.Candidates) == 0 {
-		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s)", len(rows), countList(a.Excluded))
+		return noFeasible()
 	}
 	return nil
 }
@@ -163,4 +228,58 @@ func checkReportSLA(rows []results.Row, s *results.Settings, set map[string]bool
 		return nil
 	}
 	return &usageError{fmt.Errorf("the results have no SLA (no evaluation.sla in the sweep spec):\n  %s", strings.Join(msgs, "\n  "))}
+}
+
+// checkRejectedRatio refuses (exit 2) a maximum rejected ratio outside [0, 1] (NaN included);
+// what names where the value came from.
+func checkRejectedRatio(what string, r float64) error {
+	if r >= 0 && r <= 1 {
+		return nil
+	}
+	return &usageError{fmt.Errorf("%s must be a number from 0 to 1 (the largest share of its offered requests a degraded "+
+		"point may have rejected and stay a candidate), got %g", what, r)}
+}
+
+// checkReportDir refuses (exit 2) to write the report into out when out is not a directory, or
+// when it already holds a report (results.ReportFilesIn) and --overwrite is not given: by
+// default out is the sweep's own directory, whose report the sweep wrote.
+func checkReportDir(out string, opts *reportOptions) error {
+	flag := "--output-dir"
+	if !opts.set["output-dir"] {
+		flag = "--results"
+	}
+	st, err := os.Stat(out)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &usageError{fmt.Errorf("%s: %w", flag, err)}
+	}
+	if !st.IsDir() {
+		return &usageError{fmt.Errorf("%s %s exists and is not a directory", flag, out)}
+	}
+	if opts.Overwrite {
+		return nil
+	}
+	found, err := results.ReportFilesIn(out)
+	if err != nil {
+		return err
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	where := "another --output-dir DIR"
+	if flag == "--results" {
+		where = "--output-dir DIR"
+	}
+	return &usageError{fmt.Errorf("%s %s already holds a report (%s); pass %s to write the new analysis elsewhere, "+
+		"or --overwrite to replace it", flag, out, abbreviate(found, 4), where)}
+}
+
+// abbreviate joins the first n items of list, noting how many more there are.
+func abbreviate(list []string, n int) string {
+	if len(list) <= n {
+		return strings.Join(list, ", ")
+	}
+	return strings.Join(list[:n], ", ") + fmt.Sprintf(", ... (%d more)", len(list)-n)
 }

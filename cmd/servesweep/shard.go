@@ -133,8 +133,11 @@ func resolveShard(opts *sweepOptions, getenv func(string) (string, bool)) (*shar
 func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Expansion, sh *shardChoice, run sweep.Options) error {
 	points := x.ShardPoints(sh.Shard)
 	hash := x.SpecHash()
-	fmt.Fprintf(io.Out, "servesweep sweep: shard %s (from %s): %d of %d selected points of %s (spec hash %s)\n",
-		sh.Shard, sh.Source, len(points), len(x.Points), x.Spec.File, hash)
+	jsonOut := opts.Format == formatJSON
+	if !jsonOut {
+		fmt.Fprintf(io.Out, "servesweep sweep: shard %s (from %s): %d of %d selected points of %s (spec hash %s)\n",
+			sh.Shard, sh.Source, len(points), len(x.Points), x.Spec.File, hash)
+	}
 	name := results.PartName(sh.Index, sh.Count)
 	partPath := filepath.Join(opts.OutputDir, results.PartsDir, name)
 	run.JournalPath = filepath.Join(opts.OutputDir, results.JournalsDir, results.PartJournalName(sh.Index, sh.Count))
@@ -176,6 +179,20 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	if err := results.WritePart(partPath, out.Rows, meta); err != nil {
 		return err
 	}
+	interrupted := func() error {
+		return &interruptedError{msg: fmt.Sprintf("interrupted: %d of %d points of shard %s finished and saved; to resume, rerun: %s",
+			len(out.Rows), len(points), sh.Shard, resumeCommand(opts, "--shard", sh.Shard.String()))}
+	}
+	if jsonOut {
+		if msg := firstFailure(out.Rows); msg != "" {
+			fmt.Fprintln(io.Err, "warning: "+msg)
+		}
+		if out.Interrupted {
+			return interrupted()
+		}
+		return printJSON(io.Out, shardSweepDoc{Counts: meta.Manifest.Counts, Settings: meta.Manifest.Settings,
+			Shard: *newShardDoc(sh, len(points), hash), Files: shardFilesDoc{Journal: run.JournalPath, Part: partPath}})
+	}
 	rate := 0.0
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(out.Simulated) / s
@@ -184,8 +201,7 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 		out.Simulated, out.Resumed, out.OK, out.Degraded, out.Failed, out.TimedOut, elapsed.Seconds(), rate)
 	fmt.Fprintf(io.Out, "Saved part to: %s (journal: %s)\n", partPath, run.JournalPath)
 	if out.Interrupted {
-		return &interruptedError{msg: fmt.Sprintf("interrupted: %d of %d points of shard %s finished and saved; to resume, rerun: %s",
-			len(out.Rows), len(points), sh.Shard, resumeCommand(opts, "--shard", sh.Shard.String()))}
+		return interrupted()
 	}
 	fmt.Fprintf(io.Out, "When all %d shards are done, merge them: servesweep merge --results %s\n", sh.Count, shellQuote(opts.OutputDir))
 	return nil

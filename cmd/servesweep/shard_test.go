@@ -112,8 +112,9 @@ func TestResolveShard(t *testing.T) {
 	}
 }
 
-// paretoDoc is the part of pareto.json the sharding tests compare.
+// paretoDoc is the part of pareto.json the sharding and report tests compare.
 type paretoDoc struct {
+	Settings   results.Settings `json:"settings"`
 	Front      []map[string]any `json:"front"`
 	Best       []map[string]any `json:"best"`
 	Incomplete bool             `json:"incomplete"`
@@ -298,11 +299,11 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	shared := filepath.Join(tmp, "shared")
 	runShardCLI(t, shared, "--shard", "0/4")
 	runShardCLI(t, shared, "--shard", "3/4")
-	// Shard 1 is interrupted after 3 points.
+	// Shard 1 is interrupted after 3 points; with --format json it prints nothing on stdout.
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
 	opts := &sweepOptions{OutputDir: shared, Sets: []string{"traffic.stop.sessions=8", "traffic.load.concurrency=4", "traffic.source.session.turns=2"}, Quiet: true,
-		Parallelism: 1, Shard: "1/4", Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
+		Format: formatJSON, Parallelism: 1, Shard: "1/4", Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
 			if n.Add(1) == 4 {
 				cancel()
 			}
@@ -312,6 +313,9 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	err := runSweep(ctx, ioStreams{Out: &ob, Err: &eb}, opts)
 	if exitCode(err) != exitInterrupted || !strings.Contains(err.Error(), "--output-dir "+shared+" --shard 1/4") {
 		t.Fatalf("interrupted shard: %v", err)
+	}
+	if ob.String() != "" {
+		t.Errorf("interrupted shard with --format json: stdout %q, want nothing", ob.String())
 	}
 
 	code, out, errs := runCLI(t, "merge", "--results", shared)

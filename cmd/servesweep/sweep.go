@@ -31,6 +31,8 @@ type sweepOptions struct {
 	DryRun         bool
 	Show           int
 	Quiet          bool
+	// Format is the stdout format, table or json.
+	Format string
 	// Shard is --shard I/N ("" when not given); ShardCount is --shard-count (0 when not given),
 	// shardCountSet whether the flag was given.
 	Shard         string
@@ -61,7 +63,12 @@ Sharded (--shard I/N, or from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID in the
 with --shard-count, SERVESWEEP_SHARD_COUNT or SLURM_ARRAY_TASK_COUNT): simulates only shard I's
 points (by a hash of each point ID) and writes <output-dir>/results/part-IIIII-of-NNNNN.parquet
 with its own journal in <output-dir>/journals/, so every shard can share the output directory;
-then servesweep merge --results <output-dir> writes the report.`,
+then servesweep merge --results <output-dir> writes the report.
+
+--format json prints one JSON object on stdout instead of the summary: {"counts", "settings",
+"pareto" (the document written as pareto.json), "files"}; a shard's has "shard" and no "pareto";
+with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "domains",
+"points"}. Progress and warnings go to stderr; on an error nothing is printed on stdout.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return &usageError{fmt.Errorf("sweep takes no positional arguments, got %q", args)}
@@ -85,12 +92,13 @@ then servesweep merge --results <output-dir> writes the report.`,
 	f.Float64Var(&opts.TimeoutSeconds, "timeout", 0, "host seconds per point before it is timed_out, > 0; 0 means the default: "+
 		"optimizer.candidate_timeout_seconds, else 600")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the point count and the first points without simulating")
-	f.IntVar(&opts.Show, "show", 10, "with --dry-run, how many points to list")
+	f.IntVar(&opts.Show, "show", 10, "with --dry-run, how many points to list, >= 0")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
 	f.StringVar(&opts.Shard, "shard", "", "run only shard I of N (0-based), e.g. 2/4, and write results/part-IIIII-of-NNNNN.parquet "+
 		"(default: from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID when set)")
 	f.IntVar(&opts.ShardCount, "shard-count", 0, "the shard count N when the index comes from JOB_COMPLETION_INDEX or "+
 		"SLURM_ARRAY_TASK_ID (default: SERVESWEEP_SHARD_COUNT, else SLURM_ARRAY_TASK_COUNT)")
+	addFormatFlag(cmd, &opts.Format, "the counts and the Pareto front (with --dry-run: the grid and the first points)")
 	mustFilename(cmd, "config", "yaml", "yml")
 	mustDirname(cmd, "output-dir")
 	for _, name := range []string{"set", "parallelism", "timeout", "show", "shard", "shard-count"} {
@@ -112,6 +120,12 @@ func loadSpec(opts *sweepOptions) (*grid.Spec, error) {
 }
 
 func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
+	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
+	if opts.Show < 0 {
+		return &usageError{fmt.Errorf("--show must be a whole number >= 0 (the points --dry-run lists), got %d", opts.Show)}
+	}
 	if opts.Parallelism < 0 {
 		return &usageError{fmt.Errorf("--parallelism must be a whole number >= 1 (or 0 for the default), got %d", opts.Parallelism)}
 	}
@@ -133,14 +147,20 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		return err
 	}
 	if opts.DryRun {
-		if shard == nil {
-			printDryRun(io.Out, x, x.Points, "", opts.Show)
-			return nil
+		points, what := x.Points, ""
+		var sd *shardDoc
+		if shard != nil {
+			points, what = x.ShardPoints(shard.Shard), " of shard "+shard.Shard.String()
+			sd = newShardDoc(shard, len(points), x.SpecHash())
 		}
-		points := x.ShardPoints(shard.Shard)
-		printDryRun(io.Out, x, points, " of shard "+shard.Shard.String(), opts.Show)
-		fmt.Fprintf(io.Out, "shard %s (from %s): %d of %d selected points; spec hash %s\n",
-			shard.Shard, shard.Source, len(points), len(x.Points), x.SpecHash())
+		if opts.Format == formatJSON {
+			return printJSON(io.Out, newDryRunDoc(x, points, opts.Show, sd))
+		}
+		printDryRun(io.Out, x, points, what, opts.Show)
+		if sd != nil {
+			fmt.Fprintf(io.Out, "shard %s (from %s): %d of %d selected points; spec hash %s\n",
+				shard.Shard, shard.Source, len(points), len(x.Points), sd.SpecHash)
+		}
 		return nil
 	}
 	if shard == nil {
@@ -178,6 +198,24 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Format == formatJSON {
+		// The document counts the failed points; the first one's reason is a warning.
+		if msg := firstFailure(out.Rows); msg != "" {
+			fmt.Fprintln(io.Err, "warning: "+msg)
+		}
+		if err := sweepOutcome(opts, x, out, a, w); err != nil {
+			return err
+		}
+		pareto, err := results.ParetoDocument(out.Rows, a, m, w.RecommendedRows)
+		if err != nil {
+			return err
+		}
+		rf := newReportFiles(w)
+		return printJSON(io.Out, sweepDoc{Counts: m.Counts, Settings: m.Settings, Pareto: pareto, Files: sweepFilesDoc{
+			Journal: filepath.Join(opts.OutputDir, results.JournalFile), Manifest: filepath.Join(opts.OutputDir, results.ManifestFile),
+			Pareto: rf.Pareto, Plot: rf.Plot, Recommendations: rf.Recommendations, Report: rf.Report,
+			Results: filepath.Join(opts.OutputDir, results.ParquetFile)}})
+	}
 
 	fmt.Fprintf(io.Out, "servesweep sweep: %s: %d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
 	if len(x.Filtered) > 0 {
@@ -190,16 +228,17 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	}
 	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %d ok, %d degraded, %d failed, %d timed out in %.1fs (%.1f points/s)\n",
 		out.Simulated, out.Resumed, out.OK, out.Degraded, out.Failed, out.TimedOut, elapsed.Seconds(), rate)
-	if out.Failed > 0 {
-		for _, r := range out.Rows {
-			if r.Status == results.StatusFailed {
-				fmt.Fprintf(io.Out, "first failure: point %s: %s\n", r.PointID, r.Reason)
-				break
-			}
-		}
+	if msg := firstFailure(out.Rows); msg != "" {
+		fmt.Fprintln(io.Out, msg)
 	}
 	printFront(io.Out, out.Rows, a, w)
 	fmt.Fprintf(io.Out, "Saved results to: %s (report: %s)\n", filepath.Join(opts.OutputDir, results.ParquetFile), w.Report)
+	return sweepOutcome(opts, x, out, a, w)
+}
+
+// sweepOutcome returns the error of a finished sweep whose outputs are written: interrupted
+// (exit 130, with the command that resumes), or no feasible point (exit 1); nil otherwise.
+func sweepOutcome(opts *sweepOptions, x *grid.Expansion, out *sweep.Outcome, a *results.Analysis, w *results.Written) error {
 	if out.Interrupted {
 		return &interruptedError{msg: fmt.Sprintf("interrupted: %d of %d points finished and saved; to resume, rerun: %s",
 			len(out.Rows), len(x.Points), resumeCommand(opts))}
@@ -209,6 +248,16 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 			len(out.Rows), countList(a.Excluded), w.Report)
 	}
 	return nil
+}
+
+// firstFailure returns "first failure: point ID: reason" for the first failed row, or "".
+func firstFailure(rows []results.Row) string {
+	for _, r := range rows {
+		if r.Status == results.StatusFailed {
+			return fmt.Sprintf("first failure: point %s: %s", r.PointID, r.Reason)
+		}
+	}
+	return ""
 }
 
 // interruptedError reports a sweep stopped by Ctrl-C or SIGTERM (exit 130).
@@ -326,6 +375,29 @@ func printDryRun(w io.Writer, x *grid.Expansion, points []grid.Point, what strin
 	for _, p := range points[:n] {
 		fmt.Fprintf(w, "  #%d %s %d GPUs: %s\n", p.Index, p.ID, p.GPUs, p.Label())
 	}
+}
+
+// newShardDoc describes shard sh, which holds points of the selected points, of the sweep of
+// spec hash hash (grid.Expansion.SpecHash).
+func newShardDoc(sh *shardChoice, points int, hash string) *shardDoc {
+	return &shardDoc{Count: sh.Count, Index: sh.Index, Points: points, Source: sh.Source, SpecHash: hash}
+}
+
+// newDryRunDoc is the JSON form of printDryRun: the counts, the domains with every value, and
+// the first show of points (sd describes the shard they belong to, nil for the whole sweep).
+func newDryRunDoc(x *grid.Expansion, points []grid.Point, show int, sd *shardDoc) dryRunDoc {
+	d := dryRunDoc{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points), Filtered: map[string]int{},
+		Domains: []domainDoc{}, Points: []pointDoc{}, Shard: sd}
+	for r, n := range x.Filtered {
+		d.Filtered[r] = n
+	}
+	for _, dom := range x.Spec.Domains {
+		d.Domains = append(d.Domains, domainDoc{Path: dom.Path, Values: dom.ValueStrings()})
+	}
+	for _, p := range points[:min(max(show, 0), len(points))] {
+		d.Points = append(d.Points, pointDoc{GPUs: p.GPUs, Label: p.Label(), PointID: p.ID, PointIndex: p.Index})
+	}
+	return d
 }
 
 // printFront prints the recommended points, one line each.

@@ -139,8 +139,8 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 		t.Error("the resumed sweep's rows differ")
 	}
 
-	// report with another objective set and a scalar target.
-	code, out, errs = runCLI(t, "report", "--results", dir, "--objective", "max:output_throughput_tok_s", "--objective", "min:mean_e2e_latency_ms", "--target", "throughput", "--max-gpus", "4")
+	// report with another objective set and a scalar target, replacing the sweep's report.
+	code, out, errs = runCLI(t, "report", "--results", dir, "--overwrite", "--objective", "max:output_throughput_tok_s", "--objective", "min:mean_e2e_latency_ms", "--target", "throughput", "--max-gpus", "4")
 	if code != 0 {
 		t.Fatalf("report: exit %d: %s", code, errs)
 	}
@@ -174,7 +174,7 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
 	sets := []string{"traffic.stop.sessions=8", "traffic.load.concurrency=4", "traffic.source.session.turns=2"} // tinyDefault's
-	opts := &sweepOptions{OutputDir: dir, Sets: sets, Quiet: true,
+	opts := &sweepOptions{OutputDir: dir, Sets: sets, Quiet: true, Format: formatTable,
 		Parallelism: 2, Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
 			if n.Add(1) == 20 {
 				cancel()

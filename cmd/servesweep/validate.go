@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -23,12 +22,14 @@ type validateOptions struct {
 	Quiet       bool
 	// Fit re-fits the calibration factors on the file instead of using the shipped ones.
 	Fit bool
+	// Format is the stdout format, table or json.
+	Format string
 }
 
 func newValidateCmd(io ioStreams, runF func(context.Context, *validateOptions) error) *cobra.Command {
 	opts := &validateOptions{}
 	cmd := &cobra.Command{
-		Use:   "validate --measured FILE.csv [--output-json FILE]",
+		Use:   "validate --measured FILE.csv [--output-json FILE] [--format table|json]",
 		Short: "Simulate measured GPU deployments and report the timing model's accuracy",
 		Long: `Simulate every row of a measured-deployments CSV (the format of
 measured_dense_calibration.csv: backend, model_path, system, precision, mode, isl, osl,
@@ -37,7 +38,10 @@ and compare the predicted mean TTFT and mean TPOT with the measured ones: per ro
 median APE per (model, system, backend) group and overall, and the rows with the largest errors.
 Rows that cannot be simulated are listed with the reason. Backends whose scheduler style is not
 implemented (sglang, trtllm) run with the vLLM-style scheduler and are noted. When no row can be
-simulated the MAPEs are N/A (null in the JSON) and the exit status is 1.`,
+simulated the MAPEs are N/A (null in the JSON) and the exit status is 1.
+
+--format json prints the JSON report (the bytes --output-json writes) instead of the tables; on
+an error, a failed run without any simulated row included, nothing is printed on stdout.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return &usageError{fmt.Errorf("validate takes no positional arguments, got %q", args)}
@@ -61,6 +65,7 @@ simulated the MAPEs are N/A (null in the JSON) and the exit status is 1.`,
 	_ = f.MarkDeprecated("parallel", "use --parallelism")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary: no per-row table, no fit progress on stderr")
 	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them")
+	addFormatFlag(cmd, &opts.Format, "per-row, per-group and overall accuracy tables")
 	mustFilename(cmd, "measured", "csv")
 	mustFilename(cmd, "output-json", "json")
 	mustComplete(cmd, "parallelism", noFiles)
@@ -68,6 +73,9 @@ simulated the MAPEs are N/A (null in the JSON) and the exit status is 1.`,
 }
 
 func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error {
+	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
 	if opts.Measured == "" {
 		return &usageError{fmt.Errorf("--measured is required (a CSV such as ../shared/data/silicon/measured_dense_calibration.csv)")}
 	}
@@ -95,30 +103,39 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	} else if rep, err = calibrate.Validate(ctx, rows, vo); err != nil {
 		return err
 	}
+	data, err := indentJSON(rep)
+	if err != nil {
+		return err
+	}
 	if opts.OutputJSON != "" {
-		if err := writeJSONFile(opts.OutputJSON, rep); err != nil {
+		if err := results.WriteFileAtomic(opts.OutputJSON, data); err != nil {
 			return err
 		}
 	}
-	renderValidation(io.Out, rep, opts.Quiet)
 	// Without a simulated row there is no accuracy: the report (MAPEs N/A, null in JSON) is
 	// written for the skip reasons, and the run fails (exit 1).
-	if err := rep.CheckSimulated(); err != nil {
-		return fmt.Errorf("%s: %w", opts.Measured, err)
+	failed := rep.CheckSimulated()
+	if failed != nil {
+		failed = fmt.Errorf("%s: %w", opts.Measured, failed)
+	}
+	if opts.Format == formatJSON {
+		if failed != nil {
+			return failed
+		}
+		if fitted != nil {
+			fmt.Fprintf(io.Err, "Fitted factors (put them in timing.CalibratedEfficiency and calibrate.Calibrated*):\n%+v\n", *fitted)
+		}
+		_, err := io.Out.Write(data)
+		return err
+	}
+	renderValidation(io.Out, rep, opts.Quiet)
+	if failed != nil {
+		return failed
 	}
 	if fitted != nil {
 		fmt.Fprintf(io.Out, "\nFitted factors (put them in timing.CalibratedEfficiency and calibrate.Calibrated*):\n%+v\n", *fitted)
 	}
 	return nil
-}
-
-// writeJSONFile writes v as indented JSON to path atomically (results.WriteFileAtomic).
-func writeJSONFile(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return results.WriteFileAtomic(path, append(data, '\n'))
 }
 
 // renderValidation prints the rows (unless quiet), the groups, the largest errors, the skipped

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/results"
+)
+
+// decodeOne parses stdout as exactly one JSON object (one value, then the end of the input) and
+// returns its top-level keys in the order printed, and the object.
+func decodeOne(t *testing.T, stdout string) ([]string, map[string]any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("stdout does not start with a JSON object (%v, %v):\n%s", tok, err, stdout)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("%v:\n%s", err, stdout)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatalf("value of %q: %v", tok, err)
+		}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		t.Fatalf("the object does not end (%v, %v)", tok, err)
+	}
+	if tok, err := dec.Token(); !errors.Is(err, io.EOF) {
+		t.Fatalf("stdout holds more than one JSON value: then %v (%v)", tok, err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return keys, doc
+}
+
+// readJSON decodes the JSON file at path.
+func readJSON(t *testing.T, path string) any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return v
+}
+
+// strs converts a decoded JSON array of strings.
+func strs(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, len(list))
+	for i, x := range list {
+		out[i], _ = x.(string)
+	}
+	return out
+}
+
+// TestReportFormatJSON checks report --format json: one object {files, pareto} on stdout, whose
+// pareto is the pareto.json written and whose files are the paths written, nothing on stderr;
+// and that a refused report prints nothing on stdout.
+func TestReportFormatJSON(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "sweep")
+	runTinySweep(t, dir)
+	out := filepath.Join(tmp, "ranked")
+	code, stdout, errs := runCLI(t, "report", "--results", dir, "--output-dir", out, "--target", "throughput", "--format", "json")
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	keys, doc := decodeOne(t, stdout)
+	if !slices.Equal(keys, []string{"files", "pareto"}) {
+		t.Errorf("keys %v, want [files pareto]", keys)
+	}
+	if want := readJSON(t, filepath.Join(out, results.ParetoFile)); !reflect.DeepEqual(doc["pareto"], want) {
+		t.Errorf("pareto differs from pareto.json:\n%v\nwant\n%v", doc["pareto"], want)
+	}
+	pareto := doc["pareto"].(map[string]any)
+	if s := pareto["settings"].(map[string]any); s["target"] != "throughput" || len(pareto["ranking"].([]any)) != 20 {
+		t.Errorf("pareto settings %v, %d ranked points; want target throughput and 20", s, len(pareto["ranking"].([]any)))
+	}
+	files := doc["files"].(map[string]any)
+	var recs []string
+	for i := 1; i <= 10; i++ {
+		recs = append(recs, filepath.Join(out, results.RecommendationsDir, fmt.Sprintf("%04d.yaml", i)))
+	}
+	wantFiles := map[string]any{"pareto": filepath.Join(out, results.ParetoFile), "report": filepath.Join(out, results.ReportFile),
+		"plot": filepath.Join(out, results.PlotFile)}
+	if got := strs(files["recommendations"]); !slices.Equal(got, recs) {
+		t.Errorf("files.recommendations %v, want %v", got, recs)
+	}
+	delete(files, "recommendations")
+	if !reflect.DeepEqual(files, wantFiles) {
+		t.Errorf("files %v, want %v", files, wantFiles)
+	}
+	for _, p := range append(recs, wantFiles["report"].(string), wantFiles["plot"].(string)) {
+		if _, err := os.Stat(p); err != nil {
+			t.Error(err)
+		}
+	}
+
+	code, stdout, errs = runCLI(t, "report", "--results", dir, "--format", "json")
+	if code != exitConfigError || stdout != "" || !strings.Contains(errs, "already holds a report") {
+		t.Errorf("report into the sweep's directory: exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout", code, stdout, errs)
+	}
+}
+
+// TestSweepFormatJSON runs the tiny aggregated sweep with --format json, then resumes it: one
+// object {counts, files, pareto, settings} on stdout each time, whose counts and settings are
+// sweep.json's and whose pareto is pareto.json.
+func TestSweepFormatJSON(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	for _, resumed := range []bool{false, true} {
+		code, stdout, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q", "--format", "json"}, tinyAggregated...)...)
+		if code != exitOK || errs != "" {
+			t.Fatalf("exit %d, stderr %q", code, errs)
+		}
+		keys, doc := decodeOne(t, stdout)
+		if !slices.Equal(keys, []string{"counts", "files", "pareto", "settings"}) {
+			t.Errorf("keys %v, want [counts files pareto settings]", keys)
+		}
+		manifest := readJSON(t, filepath.Join(dir, results.ManifestFile)).(map[string]any)
+		if !reflect.DeepEqual(doc["counts"], manifest["counts"]) || !reflect.DeepEqual(doc["settings"], manifest["settings"]) {
+			t.Errorf("counts %v, settings %v; sweep.json has %v, %v", doc["counts"], doc["settings"], manifest["counts"], manifest["settings"])
+		}
+		if want := readJSON(t, filepath.Join(dir, results.ParetoFile)); !reflect.DeepEqual(doc["pareto"], want) {
+			t.Errorf("pareto differs from pareto.json")
+		}
+		c := doc["counts"].(map[string]any)
+		simulated, resumedPoints := 20.0, 0.0
+		if resumed {
+			simulated, resumedPoints = 0, 20
+		}
+		if c["grid_points"] != 32.0 || c["valid_points"] != 20.0 || c["selected_points"] != 20.0 || c["ok"] != 20.0 ||
+			c["simulated_points"] != simulated || c["resumed_points"] != resumedPoints ||
+			!reflect.DeepEqual(c["filtered"], map[string]any{"gpu_budget": 12.0}) {
+			t.Errorf("resumed %v: counts %v", resumed, c)
+		}
+		files := doc["files"].(map[string]any)
+		front := doc["pareto"].(map[string]any)["front"].([]any)
+		if recs := strs(files["recommendations"]); len(front) == 0 || len(recs) != len(front) {
+			t.Errorf("%d recommendations for a front of %d points", len(recs), len(front))
+		}
+		delete(files, "recommendations")
+		want := map[string]any{}
+		for key, name := range map[string]string{"journal": results.JournalFile, "manifest": results.ManifestFile, "pareto": results.ParetoFile,
+			"plot": results.PlotFile, "report": results.ReportFile, "results": results.ParquetFile} {
+			want[key] = filepath.Join(dir, name)
+		}
+		if !reflect.DeepEqual(files, want) {
+			t.Errorf("files %v, want %v", files, want)
+		}
+	}
+
+	// A sweep with no feasible point writes its outputs and exits 1, with nothing on stdout.
+	bad := filepath.Join(t.TempDir(), "bad")
+	code, stdout, errs := runCLI(t, append([]string{"sweep", "--output-dir", bad, "-q", "--format", "json",
+		"--set", "engine.context_length=1024"}, tinyAggregated...)...)
+	if code != exitRunFailure || stdout != "" || !strings.Contains(errs, "no feasible point") {
+		t.Errorf("no feasible point: exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+}
+
+// TestSweepDryRunFormatJSON checks sweep --dry-run --format json against the table it replaces:
+// the same counts, domains (every value) and first --show points; with a shard, its points and
+// a shard object.
+func TestSweepDryRunFormatJSON(t *testing.T) {
+	code, table, errs := runCLI(t, "sweep", "--dry-run", "--show", "4")
+	if code != exitOK {
+		t.Fatalf("table: exit %d %q", code, errs)
+	}
+	code, stdout, errs := runCLI(t, "sweep", "--dry-run", "--show", "4", "--format", "json")
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	keys, doc := decodeOne(t, stdout)
+	if want := []string{"domains", "filtered", "grid_points", "points", "selected_points", "valid_points"}; !slices.Equal(keys, want) {
+		t.Errorf("keys %v, want %v", keys, want)
+	}
+	counts := fmt.Sprintf("grid: %v points before filtering, %v valid, %v selected", doc["grid_points"], doc["valid_points"], doc["selected_points"])
+	if !strings.Contains(table, counts) || doc["grid_points"] != 194.0 {
+		t.Errorf("the table lacks %q:\n%s", counts, table)
+	}
+	if f := doc["filtered"].(map[string]any); !strings.Contains(table, fmt.Sprintf("filtered gpu_budget: %v (", f["gpu_budget"])) || len(f) != 1 {
+		t.Errorf("filtered %v", f)
+	}
+	var paths []string
+	for _, d := range doc["domains"].([]any) {
+		dm := d.(map[string]any)
+		paths = append(paths, dm["path"].(string))
+		if line := "  " + dm["path"].(string) + ": " + strings.Join(strs(dm["values"]), ", ") + "\n"; !strings.Contains(table, line) {
+			t.Errorf("the table lacks the domain line %q", line)
+		}
+	}
+	if !slices.Contains(paths, "engine.mode") || !slices.Contains(paths, "router.policy") {
+		t.Errorf("domains %v", paths)
+	}
+	points := doc["points"].([]any)
+	if len(points) != 4 {
+		t.Fatalf("%d points, want --show 4", len(points))
+	}
+	for _, p := range points {
+		pm := p.(map[string]any)
+		line := fmt.Sprintf("  #%v %v %v GPUs: %v\n", pm["point_index"], pm["point_id"], pm["gpus"], pm["label"])
+		if !strings.Contains(table, line) || len(pm) != 4 {
+			t.Errorf("point %v: the table lacks %q", pm, line)
+		}
+	}
+
+	code, stdout, errs = runCLI(t, "sweep", "--dry-run", "--show", "2", "--shard", "1/4", "--format", "json")
+	if code != exitOK || errs != "" {
+		t.Fatalf("shard: exit %d, stderr %q", code, errs)
+	}
+	keys, sdoc := decodeOne(t, stdout)
+	if !slices.Contains(keys, "shard") || len(keys) != 7 {
+		t.Errorf("shard keys %v", keys)
+	}
+	sh := sdoc["shard"].(map[string]any)
+	_, shTable, _ := runCLI(t, "sweep", "--dry-run", "--show", "2", "--shard", "1/4")
+	line := fmt.Sprintf("shard 1/4 (from --shard 1/4): %v of %v selected points; spec hash %v", sh["points"], sdoc["selected_points"], sh["spec_hash"])
+	if sh["index"] != 1.0 || sh["count"] != 4.0 || sh["source"] != "--shard 1/4" || !strings.Contains(shTable, line) {
+		t.Errorf("shard %v; the table lacks %q:\n%s", sh, line, shTable)
+	}
+	for _, p := range sdoc["points"].([]any) {
+		pm := p.(map[string]any)
+		if !strings.Contains(shTable, fmt.Sprintf("  #%v %v ", pm["point_index"], pm["point_id"])) {
+			t.Errorf("shard point %v is not in the table", pm)
+		}
+	}
+	if len(sdoc["points"].([]any)) != 2 {
+		t.Errorf("%d shard points, want 2", len(sdoc["points"].([]any)))
+	}
+
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"sweep", "--dry-run", "--format", "yaml"}, `--format must be table or json, got "yaml"`},
+		{[]string{"report", "--results", "x", "--format", "csv"}, `--format must be table or json, got "csv"`},
+		{[]string{"validate", "--measured", "x.csv", "--format", "JSON"}, `--format must be table or json, got "JSON"`},
+		{[]string{"sweep", "--dry-run", "--show", "-1"}, "--show must be a whole number >= 0"},
+		{[]string{"sweep", "--dry-run", "--format", "json", "--set", "engine.model={choices: [a, b]}"},
+			"engine.model: search domains are not allowed on this field"},
+	} {
+		code, stdout, errs := runCLI(t, tc.args...)
+		if code != exitConfigError || stdout != "" || !strings.Contains(errs, tc.msg) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout, %q", tc.args, code, stdout, errs, tc.msg)
+		}
+	}
+}
+
+// TestShardFormatJSON runs one shard of the tiny aggregated sweep with --format json: one object
+// {counts, files, settings, shard}, whose files exist and whose counts are the shard's.
+func TestShardFormatJSON(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sharded")
+	code, stdout, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q", "--shard", "0/2", "--format", "json"}, tinyAggregated...)...)
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	keys, doc := decodeOne(t, stdout)
+	if !slices.Equal(keys, []string{"counts", "files", "settings", "shard"}) {
+		t.Errorf("keys %v", keys)
+	}
+	sh, c := doc["shard"].(map[string]any), doc["counts"].(map[string]any)
+	if sh["index"] != 0.0 || sh["count"] != 2.0 || c["simulated_points"] != sh["points"] || c["ok"] != sh["points"] ||
+		c["selected_points"] != 20.0 || !(sh["points"].(float64) > 0) {
+		t.Errorf("shard %v, counts %v", sh, c)
+	}
+	files := doc["files"].(map[string]any)
+	want := map[string]any{"part": filepath.Join(dir, results.PartsDir, results.PartName(0, 2)),
+		"journal": filepath.Join(dir, results.JournalsDir, results.PartJournalName(0, 2))}
+	if !reflect.DeepEqual(files, want) {
+		t.Errorf("files %v, want %v", files, want)
+	}
+	for _, p := range want {
+		if _, err := os.Stat(p.(string)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestValidateFormatJSON checks validate --format json: stdout is exactly the report
+// --output-json writes (one JSON object) and no table; with no row simulated, exit 1 and nothing
+// on stdout.
+func TestValidateFormatJSON(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "measured.csv")
+	if err := os.WriteFile(csvPath, []byte(measuredCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jsonPath := filepath.Join(dir, "report.json")
+	code, stdout, errs := runCLI(t, "validate", "--measured", csvPath, "--output-json", jsonPath, "--format", "json")
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if file, _ := os.ReadFile(jsonPath); string(file) != stdout {
+		t.Errorf("stdout differs from --output-json's file:\n%s\nwant\n%s", stdout, file)
+	}
+	keys, doc := decodeOne(t, stdout)
+	if !slices.Equal(keys, []string{"rows", "summary"}) {
+		t.Errorf("keys %v, want [rows summary]", keys)
+	}
+	rows, s := doc["rows"].([]any), doc["summary"].(map[string]any)
+	if len(rows) != 2 || s["rows_simulated"] != 1.0 || s["rows_skipped"] != 1.0 || !(s["ttft_mape_pct"].(float64) >= 0) {
+		t.Errorf("%d rows, summary %v", len(rows), s)
+	}
+
+	bad := filepath.Join(dir, "unsupported.csv")
+	if err := os.WriteFile(bad, []byte(unsupportedCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errs = runCLI(t, "validate", "--measured", bad, "--format", "json")
+	if code != exitRunFailure || stdout != "" || !strings.Contains(errs, "no row could be simulated") {
+		t.Errorf("no row simulated: exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+}

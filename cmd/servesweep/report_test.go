@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/results"
+)
+
+// tinyAggregated is tinyDefault restricted to aggregated points: a 20-point sweep that takes a
+// fraction of a second.
+var tinyAggregated = append([]string{"--set", "engine.mode={choices: [aggregated]}"}, tinyDefault...)
+
+// runTinySweep runs the tiny aggregated sweep into dir and returns its stdout.
+func runTinySweep(t *testing.T, dir string, extra ...string) string {
+	t.Helper()
+	args := append(append([]string{"sweep", "--output-dir", dir, "-q"}, tinyAggregated...), extra...)
+	code, out, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s\n%s", args, code, errs, out)
+	}
+	return out
+}
+
+// snapshot reads every file under dir, by slash-separated path relative to dir.
+func snapshot(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)] = data
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// sameFiles reports how two snapshots differ ("" when they are byte-identical).
+func sameFiles(before, after map[string][]byte) string {
+	var diffs []string
+	for name, data := range before {
+		if got, ok := after[name]; !ok {
+			diffs = append(diffs, name+" removed")
+		} else if !bytes.Equal(got, data) {
+			diffs = append(diffs, name+" changed")
+		}
+	}
+	for name := range after {
+		if _, ok := before[name]; !ok {
+			diffs = append(diffs, name+" added")
+		}
+	}
+	slices.Sort(diffs)
+	return strings.Join(diffs, ", ")
+}
+
+// TestReportOutputDir checks that report never rewrites a report without --overwrite: into the
+// sweep's own directory (the default) it exits 2 naming --output-dir and --overwrite; with
+// --output-dir it writes a complete report into a new nested directory and leaves every file of
+// the sweep byte-identical; a second run into that directory needs --overwrite, which replaces
+// the report there.
+func TestReportOutputDir(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "sweep")
+	runTinySweep(t, dir)
+	before := snapshot(t, dir)
+	if len(before) < 8 {
+		t.Fatalf("the sweep wrote only %v", slices.Sorted(maps.Keys(before)))
+	}
+
+	code, out, errs := runCLI(t, "report", "--results", dir, "--target", "throughput")
+	want := "error: --results " + dir + " already holds a report (pareto.json, report.md, pareto.png, recommendations/0001.yaml, ... ("
+	if code != exitConfigError || out != "" || !strings.HasPrefix(errs, want) ||
+		!strings.HasSuffix(errs, "more)); pass --output-dir DIR to write the new analysis elsewhere, or --overwrite to replace it\n") {
+		t.Errorf("report into the sweep's directory: exit %d, stdout %q, stderr %q; want exit 2 and %q...", code, out, errs, want)
+	}
+
+	other := filepath.Join(tmp, "analyses", "throughput")
+	code, out, errs = runCLI(t, "report", "--results", dir, "--output-dir", other, "--target", "throughput")
+	if code != exitOK {
+		t.Fatalf("report --output-dir: exit %d: %s", code, errs)
+	}
+	if d := sameFiles(before, snapshot(t, dir)); d != "" {
+		t.Errorf("report --output-dir changed the sweep's directory: %s", d)
+	}
+	if !strings.Contains(out, "Best points by throughput") || !strings.Contains(out, "Saved report to: "+filepath.Join(other, results.ReportFile)) {
+		t.Errorf("stdout:\n%s", out)
+	}
+	written := snapshot(t, other)
+	names := slices.Sorted(maps.Keys(written))
+	wantNames := []string{results.ParetoFile, results.PlotFile, results.ReportFile}
+	for i := 1; i <= 10; i++ {
+		wantNames = append(wantNames, fmt.Sprintf("%s/%04d.yaml", results.RecommendationsDir, i))
+	}
+	slices.Sort(wantNames)
+	if !slices.Equal(names, wantNames) {
+		t.Errorf("--output-dir holds %v, want %v", names, wantNames)
+	}
+	if got := readPareto(t, other).Settings.Target; got != "throughput" {
+		t.Errorf("pareto.json in --output-dir has target %q, want throughput", got)
+	}
+	if got := readPareto(t, dir).Settings.Target; got != results.TargetPareto {
+		t.Errorf("the sweep's pareto.json has target %q, want pareto", got)
+	}
+
+	code, _, errs = runCLI(t, "report", "--results", dir, "--output-dir", other)
+	if code != exitConfigError || !strings.Contains(errs, "--output-dir "+other+" already holds a report (pareto.json, report.md, pareto.png, ") ||
+		!strings.Contains(errs, "pass another --output-dir DIR to write the new analysis elsewhere, or --overwrite to replace it") {
+		t.Errorf("second report into --output-dir: exit %d %q", code, errs)
+	}
+	if d := sameFiles(written, snapshot(t, other)); d != "" {
+		t.Errorf("a refused report changed --output-dir: %s", d)
+	}
+	if code, _, errs := runCLI(t, "report", "--results", dir, "--output-dir", other, "--overwrite"); code != exitOK {
+		t.Fatalf("--overwrite: exit %d %q", code, errs)
+	}
+	if got := readPareto(t, other).Settings.Target; got != results.TargetPareto {
+		t.Errorf("after --overwrite, pareto.json has target %q, want the sweep's pareto", got)
+	}
+	// The front of the sweep's settings has fewer points than the 10 ranked ones: the stale
+	// recommendations are gone.
+	recs, _ := filepath.Glob(filepath.Join(other, results.RecommendationsDir, "*.yaml"))
+	if front := readPareto(t, other).Front; len(recs) != len(front) {
+		t.Errorf("%d recommendations after --overwrite for a front of %d points", len(recs), len(front))
+	}
+
+	// --overwrite also rewrites the sweep's own report, with the new settings.
+	if code, _, errs := runCLI(t, "report", "--results", dir, "--overwrite", "--max-gpus", "2"); code != exitOK {
+		t.Fatalf("--overwrite into the sweep's directory: exit %d %q", code, errs)
+	}
+	var settings struct {
+		Settings struct {
+			MaxGPUs int `json:"max_candidate_gpus"`
+		} `json:"settings"`
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, results.ParetoFile))
+	if err := json.Unmarshal(data, &settings); err != nil || settings.Settings.MaxGPUs != 2 {
+		t.Errorf("the sweep's pareto.json after --overwrite --max-gpus 2: %v\n%s", err, data)
+	}
+
+	file := filepath.Join(tmp, "file")
+	os.WriteFile(file, nil, 0o644)
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--output-dir", file}, "error: --output-dir " + file + " exists and is not a directory\n"},
+		{[]string{"--output-dir", ""}, "error: --output-dir must not be empty; leave it out to write into --results\n"},
+	} {
+		code, _, errs := runCLI(t, append([]string{"report", "--results", dir}, tc.args...)...)
+		if code != exitConfigError || errs != tc.msg {
+			t.Errorf("%q: exit %d %q; want exit 2 and %q", tc.args, code, errs, tc.msg)
+		}
+	}
+}
+
+// TestReportMaxRejectedRatio reports two points, one ok and one degraded that rejected 1 of its
+// 10 offered requests and dominates the first: the degraded point is a candidate only when the
+// maximum rejected ratio (--max-rejected-ratio, else sweep.json's, else 0) is at least 0.1.
+// Values outside [0, 1] exit 2 naming the flag or the file.
+func TestReportMaxRejectedRatio(t *testing.T) {
+	dir := t.TempDir()
+	i64 := func(x int64) *int64 { return &x }
+	f64 := func(x float64) *float64 { return &x }
+	rows := []results.Row{
+		{PointID: "okpoint", PointIndex: 0, Status: results.StatusOK, GPUs: 1, CompletedRequests: i64(10), OfferedRequests: i64(10),
+			RejectedRequests: i64(0), OutputThroughputPerGPUTokS: f64(10), P99TTFTMs: f64(50), P99ITLMs: f64(5)},
+		{PointID: "rejecting", PointIndex: 1, Status: results.StatusDegraded, GPUs: 1, CompletedRequests: i64(9), OfferedRequests: i64(10),
+			RejectedRequests: i64(1), OutputThroughputPerGPUTokS: f64(20), P99TTFTMs: f64(40), P99ITLMs: f64(4)},
+	}
+	if err := results.WriteParquet(filepath.Join(dir, results.ParquetFile), rows); err != nil {
+		t.Fatal(err)
+	}
+	front := func(args ...string) []string {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "report")
+		code, _, errs := runCLI(t, append([]string{"report", "--results", dir, "--output-dir", out}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%q: exit %d %q", args, code, errs)
+		}
+		var ids []string
+		for _, p := range readPareto(t, out).Front {
+			ids = append(ids, p["point_id"].(string))
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"okpoint"}},
+		{[]string{"--max-rejected-ratio", "0.05"}, []string{"okpoint"}},
+		{[]string{"--max-rejected-ratio", "0.1"}, []string{"rejecting"}},
+		{[]string{"--max-rejected-ratio", "1"}, []string{"rejecting"}},
+	} {
+		if got := front(tc.args...); !slices.Equal(got, tc.want) {
+			t.Errorf("%q: front %v, want %v", tc.args, got, tc.want)
+		}
+	}
+	// sweep.json's value is the default; the flag replaces it.
+	m := &results.Manifest{Spec: "test.yaml", Settings: results.Settings{Target: results.TargetPareto, MaxRejectedRatio: 0.2}}
+	if err := results.WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	if got := front(); !slices.Equal(got, []string{"rejecting"}) {
+		t.Errorf("sweep.json max_rejected_ratio 0.2: front %v, want [rejecting]", got)
+	}
+	if got := front("--max-rejected-ratio", "0"); !slices.Equal(got, []string{"okpoint"}) {
+		t.Errorf("--max-rejected-ratio 0 over sweep.json's 0.2: front %v, want [okpoint]", got)
+	}
+
+	for _, v := range []string{"-0.1", "1.5", "NaN", "+Inf"} {
+		code, _, errs := runCLI(t, "report", "--results", dir, "--output-dir", t.TempDir(), "--max-rejected-ratio", v)
+		if code != exitConfigError || !strings.Contains(errs, "--max-rejected-ratio must be a number from 0 to 1 (") {
+			t.Errorf("--max-rejected-ratio %s: exit %d %q", v, code, errs)
+		}
+	}
+	if code, _, errs := runCLI(t, "report", "--results", dir, "--max-rejected-ratio", "half"); code != exitConfigError ||
+		!strings.Contains(errs, `invalid argument "half" for "--max-rejected-ratio"`) {
+		t.Errorf("--max-rejected-ratio half: exit %d %q", code, errs)
+	}
+	m.Settings.MaxRejectedRatio = 3
+	if err := results.WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "report", "--results", dir, "--output-dir", t.TempDir())
+	if want := "settings.max_rejected_ratio of " + filepath.Join(dir, results.ManifestFile) + " must be a number from 0 to 1"; code != exitConfigError ||
+		!strings.Contains(errs, want) || !strings.Contains(errs, "got 3; pass --max-rejected-ratio R to replace it") {
+		t.Errorf("sweep.json max_rejected_ratio 3: exit %d %q; want exit 2 and %q", code, errs, want)
+	}
+}
