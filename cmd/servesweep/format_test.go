@@ -255,8 +255,8 @@ func TestSweepDryRunFormatJSON(t *testing.T) {
 		{[]string{"report", "--results", "x", "--format", "csv"}, `--format must be table or json, got "csv"`},
 		{[]string{"validate", "--measured", "x.csv", "--format", "JSON"}, `--format must be table or json, got "JSON"`},
 		{[]string{"sweep", "--dry-run", "--show", "-1"}, "--show must be a whole number >= 0"},
-		{[]string{"sweep", "--dry-run", "--format", "json", "--set", "engine.model={choices: [a, b]}"},
-			"engine.model: search domains are not allowed on this field"},
+		{[]string{"sweep", "--dry-run", "--format", "json", "--set", "engine.backend={choices: [vllm, sglang]}"},
+			"engine.backend: search domains are not allowed on this field"},
 	} {
 		code, stdout, errs := runCLI(t, tc.args...)
 		if code != exitConfigError || stdout != "" || !strings.Contains(errs, tc.msg) {
