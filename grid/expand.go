@@ -54,6 +54,45 @@ type Point struct {
 	// GPUs is the point's GPU count (Σ replicas × tensor × pipeline × attention_data over the
 	// roles the mode uses).
 	GPUs int
+	// EquivalentTo is the ID of the first selected point, in point order, whose config
+	// simulates identically to this one (same CanonicalKey); "" when this point is the first of
+	// its class (its representative).
+	EquivalentTo string
+}
+
+// CanonicalKey identifies the class of configs that simulate identically to cfg, by exactly these
+// rules: the router policy and its knobs do not matter when every role the mode uses has one
+// worker with one attention-data rank (there is nowhere else to route); the kv_router knobs do not
+// matter under another policy. (Roles a mode does not use are already absent from a point.) It is
+// a PointID of the canonical config.
+func CanonicalKey(cfg *config.Config) string {
+	c := *cfg
+	single := true
+	for _, r := range c.Engine.Mode.Roles() {
+		if role := c.Engine.Workers.Role(r); role == nil || role.Parallelism.Replicas*role.Parallelism.AttentionData != 1 {
+			single = false
+		}
+	}
+	if single {
+		c.Router = config.Router{Policy: config.PolicyRoundRobin, PrefillLoadModel: config.PrefillLoadModel{Type: "none"}}
+	}
+	if c.Router.Policy != config.PolicyKVRouter {
+		c.Router.OverlapScoreCredit, c.Router.PrefillLoadScale, c.Router.Temperature = nil, nil, nil
+	}
+	return PointID(&c)
+}
+
+// markEquivalents sets EquivalentTo on every point whose CanonicalKey an earlier point has.
+func markEquivalents(points []Point) {
+	first := map[string]string{}
+	for i := range points {
+		key := CanonicalKey(points[i].Config)
+		if id, ok := first[key]; ok {
+			points[i].EquivalentTo = id
+		} else {
+			first[key] = points[i].ID
+		}
+	}
 }
 
 // Label renders the point's domain values as "path=value, ...", with each path shortened to the
@@ -266,6 +305,7 @@ func (s *Spec) Expand() (*Expansion, error) {
 			x.Points[i] = valid[j]
 		}
 	}
+	markEquivalents(x.Points)
 	return x, nil
 }
 

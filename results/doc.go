@@ -21,9 +21,12 @@
 //
 //	point_id          STRING  stable ID: 12 hex digits of SHA-256 of the decoded config
 //	point_index       INT64   position in the spec's expansion order
-//	status            STRING  ok | failed | timed_out
-//	reason            STRING  why the point failed or timed out ("" when ok, except no_samples
-//	                          and zero_duration)
+//	status            STRING  ok | degraded | failed | timed_out
+//	reason            STRING  why the point is degraded, failed or timed out, or has
+//	                          no_samples or zero_duration; null otherwise
+//	equivalent_to     STRING  point_id of the first point of the point's class (a config that
+//	                          simulates identically: grid.CanonicalKey); the twin copies its
+//	                          results and is never a candidate. Null on that first point
 //
 // An ok point where no request completed (completed_requests = 0, e.g. a stop time shorter than
 // any request) keeps status ok, with reason NoSamplesReason (it starts with "no_samples:"), and

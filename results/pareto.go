@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Settings choose which points are candidates and how they are compared.
@@ -40,6 +41,7 @@ const (
 	ExcludedZeroDuration  = "zero_duration"
 	ExcludedMissingMetric = "missing_metric"
 	ExcludedRejected      = DegradedReason
+	ExcludedEquivalent    = "equivalent"
 )
 
 // Best is the best candidate for one objective.
@@ -60,8 +62,13 @@ type Analysis struct {
 	// Excluded counts the rows that did not, by reason (Excluded* constants).
 	Excluded map[string]int
 	// Front is the Pareto front over Settings.Objectives, best first by the first objective,
-	// then the next ones, then input order. Points with equal objective vectors are all on it.
+	// then the next ones, then input order. Points with equal objective vectors are folded into
+	// one entry (dynosim-spec.md §5.5): the one first in point order stands on Front, the others
+	// are listed in Ties under it.
 	Front []int
+	// Ties maps a Front row to the other front rows whose objective vectors equal its own, in
+	// point order (absent when it has none).
+	Ties map[int][]int
 	// Values[row][k] is objective k of that row (nil for rows that are not candidates).
 	Values [][]float64
 	// Best holds the best candidate per objective, one per objective in Settings.Objectives
@@ -135,6 +142,7 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 	for _, j := range ParetoFront(vecs, dirs) {
 		a.Front = append(a.Front, a.Candidates[j])
 	}
+	a.Front, a.Ties = foldTies(rows, a.Front, a.Values)
 
 	for k, o := range s.Objectives {
 		best := -1
@@ -179,6 +187,41 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 	return a, nil
 }
 
+// foldTies groups the front rows whose objective vectors are equal: each group is represented by
+// its row first in point order (point_index, then input order), placed where the group's first
+// member stood; the other members go to ties under it, in point order.
+func foldTies(rows []Row, front []int, values [][]float64) ([]int, map[int][]int) {
+	groups := map[string][]int{}
+	var order []string
+	for _, i := range front {
+		var key strings.Builder
+		for _, v := range values[i] {
+			fmt.Fprintf(&key, "%x,", math.Float64bits(v))
+		}
+		k := key.String()
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	out := make([]int, 0, len(order))
+	ties := map[int][]int{}
+	for _, k := range order {
+		g := groups[k]
+		slices.SortFunc(g, func(x, y int) int {
+			if c := cmp.Compare(rows[x].PointIndex, rows[y].PointIndex); c != 0 {
+				return c
+			}
+			return cmp.Compare(x, y)
+		})
+		out = append(out, g[0])
+		if len(g) > 1 {
+			ties[g[0]] = g[1:]
+		}
+	}
+	return out, ties
+}
+
 // bestOrder compares candidate rows x and y for the best point of objective k: < 0 when x comes
 // first. Objective k decides; ties go to the other objectives in order (0, 1, ... without k), then
 // to point_index, then to input order. A point first in such a lexicographic order is never
@@ -215,6 +258,8 @@ func bestOrder(rows []Row, values [][]float64, dirs []Direction, k, x, y int) in
 // exclusion returns why r is not a candidate, or "".
 func exclusion(r *Row, s Settings, strict bool) string {
 	switch {
+	case r.EquivalentTo != "":
+		return ExcludedEquivalent
 	case r.Status == StatusFailed:
 		return ExcludedFailed
 	case r.Status == StatusTimedOut:

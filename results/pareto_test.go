@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -109,7 +110,7 @@ func row(id string, gpus int64, tput, ttft, itl float64) Row {
 func TestAnalyzeFiltersAndBest(t *testing.T) {
 	rows := []Row{
 		row("a", 1, 100, 50, 10),
-		row("b", 2, 100, 50, 10), // same objectives as a, more GPUs: both on the front; best is a
+		row("b", 2, 100, 50, 10), // same objectives as a, more GPUs: tied with a on the front; best is a
 		{PointID: "c", Status: StatusFailed, GPUs: 1, Reason: "boom"},
 		{PointID: "d", Status: StatusTimedOut, GPUs: 1},
 		row("e", 16, 500, 10, 1), // dominates everything but is over budget
@@ -123,8 +124,9 @@ func TestAnalyzeFiltersAndBest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := a.Front, []int{0, 1, 5}; !slices.Equal(got, want) {
-		t.Errorf("front rows = %v, want %v", got, want)
+	// a and b tie on every objective: one front entry, a (first in point order), with b tied.
+	if got, want := a.Front, []int{0, 5}; !slices.Equal(got, want) || !slices.Equal(a.Ties[0], []int{1}) {
+		t.Errorf("front rows = %v ties %v, want %v with row 1 tied to row 0", got, a.Ties, want)
 	}
 	wantExcl := map[string]int{ExcludedFailed: 1, ExcludedTimedOut: 1, ExcludedGPUBudget: 1, ExcludedNoSamples: 1}
 	for k, v := range wantExcl {
@@ -168,17 +170,21 @@ func TestAnalyzeBestIsOnFrontUnderTies(t *testing.T) {
 		name      string
 		objs      []Objective
 		wantFront []int
+		wantTies  map[int][]int
 		wantBest  []int
 	}{
 		// (gpus, TTFT): slow1 (1, 2256) and mid1 (1, 300) are dominated by fast1a/fast1b (1, 25).
 		// Best gpus: the 1-GPU tie goes to TTFT (25: fast1b, fast1a), then point_index 3 < 4:
 		// fast1a. Best TTFT: the 10 ms tie (two, twob) has equal GPUs; point_index 1 < 5: two.
-		{"gpus_ttft", []Objective{minGPUs, minTTFT}, []int{1, 3, 4, 5}, []int{3, 4}},
+		// The front is 1, 3, 4, 5; equal vectors fold into one entry led by the point first in
+		// point order: fast1a (3) over fast1b (1 at index 4), two (4, index 1) over twob (5).
+		{"gpus_ttft", []Objective{minGPUs, minTTFT}, []int{3, 4}, map[int][]int{3: {1}, 4: {5}}, []int{3, 4}},
 		// (gpus, TTFT, throughput): mid1 (1, 300, 200) now dominates slow1 (1, 2256, 50); two
 		// (2, 10, 40) is dominated by twob (2, 10, 90). Best gpus: fast1a as above (throughput
 		// ties at 40). Best TTFT: the 10 ms tie has equal GPUs, then throughput 90 > 40: twob.
 		// Best throughput: mid1 (200), no tie.
-		{"gpus_ttft_tput", []Objective{minGPUs, minTTFT, maxTput}, []int{1, 3, 2, 5}, []int{3, 5, 2}},
+		// The front is 1, 3, 2, 5; fast1a and fast1b still tie: one entry.
+		{"gpus_ttft_tput", []Objective{minGPUs, minTTFT, maxTput}, []int{3, 2, 5}, map[int][]int{3: {1}}, []int{3, 5, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows := bestTieRows()
@@ -186,8 +192,8 @@ func TestAnalyzeBestIsOnFrontUnderTies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(a.Front, tc.wantFront) {
-				t.Errorf("front = %v, want %v", a.Front, tc.wantFront)
+			if !slices.Equal(a.Front, tc.wantFront) || fmt.Sprint(a.Ties) != fmt.Sprint(tc.wantTies) {
+				t.Errorf("front = %v ties %v, want %v ties %v", a.Front, a.Ties, tc.wantFront, tc.wantTies)
 			}
 			if len(a.Best) != len(tc.wantBest) {
 				t.Fatalf("best = %+v, want rows %v", a.Best, tc.wantBest)

@@ -255,6 +255,9 @@ type paretoPoint struct {
 	Objectives     map[string]float64 `json:"objectives"`
 	Score          *float64           `json:"score,omitempty"`
 	Recommendation string             `json:"recommendation,omitempty"`
+	// TiedPointIDs lists the other front points whose objectives equal this one's, in point
+	// order (Analysis.Ties); the entry stands for them all.
+	TiedPointIDs []string `json:"tied_point_ids,omitempty"`
 }
 
 type paretoBest struct {
@@ -295,6 +298,9 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 			RouterPolicy: r.RouterPolicy, Load: Load(r), Objectives: map[string]float64{}, Recommendation: recFor[i]}
 		for k, o := range a.Settings.Objectives {
 			p.Objectives[o.Metric] = a.Values[i][k]
+		}
+		for _, j := range a.Ties[i] {
+			p.TiedPointIDs = append(p.TiedPointIDs, rows[j].PointID)
 		}
 		return p
 	}
@@ -440,6 +446,9 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 			if k := slices.IndexFunc(list[:n], func(j int) bool { return slices.Equal(a.Values[j], a.Values[i]) }); k >= 0 {
 				same = fmt.Sprintf(" (ties #%d)", k+1)
 			}
+			if t := len(a.Ties[i]); t > 0 {
+				same += fmt.Sprintf(" (+%d tied)", t)
+			}
 			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, r.Mode, Shape(r), r.RouterPolicy, Load(r), r.GPUs)
 			for k := range s.Objectives {
 				fmt.Fprintf(&b, " %s |", fmtNum(a.Values[i][k]))
@@ -456,7 +465,8 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		b.WriteString("No candidate point: nothing passed the filters above.\n\n")
 	} else {
 		b.WriteString("Non-dominated points over the objectives, best first by the first objective. " +
-			"Points with identical objective values are all listed (marked \"ties #k\").\n\n")
+			"Points with identical objective values form one entry, the first in point order (\"+N tied\"; " +
+			"pareto.json lists them in tied_point_ids).\n\n")
 		table(a.Front)
 		b.WriteString("\n")
 	}

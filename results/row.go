@@ -50,6 +50,11 @@ type Row struct {
 	// Reason says why a point failed, timed out, is degraded or has no samples (null when
 	// there is nothing to say).
 	Reason string `parquet:"reason,optional"`
+	// EquivalentTo is the point_id of the first point, in point order, whose config simulates
+	// identically (its router policy cannot matter on one worker, or its kv_router knobs under
+	// another policy): such a twin copies that point's results and is never a Pareto candidate.
+	// Null on the first point of each class.
+	EquivalentTo string `parquet:"equivalent_to,optional"`
 
 	// Mode is aggregated or disaggregated.
 	Mode string `parquet:"mode"`
@@ -299,6 +304,9 @@ type PointInfo struct {
 	YAML []byte
 	// GPUs is the point's GPU count.
 	GPUs int
+	// EquivalentTo is the ID of the first point of the point's class (grid.CanonicalKey), or ""
+	// when the point is its class's representative.
+	EquivalentTo string
 }
 
 // NewRow builds the row of a point from its config and its journal record. Metric columns are
@@ -306,13 +314,14 @@ type PointInfo struct {
 func NewRow(p PointInfo, rec Record) Row {
 	c := p.Config
 	r := Row{
-		PointID:    p.ID,
-		PointIndex: int64(p.Index),
-		Status:     rec.Status,
-		Reason:     rec.Reason,
-		GPUs:       int64(p.GPUs),
-		WallTimeMs: rec.WallTimeMs,
-		ConfigYAML: string(p.YAML),
+		PointID:      p.ID,
+		PointIndex:   int64(p.Index),
+		EquivalentTo: p.EquivalentTo,
+		Status:       rec.Status,
+		Reason:       rec.Reason,
+		GPUs:         int64(p.GPUs),
+		WallTimeMs:   rec.WallTimeMs,
+		ConfigYAML:   string(p.YAML),
 	}
 	if c != nil {
 		fillConfig(&r, c)

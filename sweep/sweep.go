@@ -93,13 +93,31 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 	defer journal.Close()
 
 	out := &Outcome{}
-	var todo []int
+	// Points of one class (grid.CanonicalKey) simulate identically: the first of each class
+	// among those to do is simulated, the others (twins) copy its record afterwards, or an
+	// earlier run's record of the class when the journal holds one.
+	var todo, twins []int
+	keys := make([]string, len(points))
+	runner := map[string]int{}
+	finished := map[string]results.Record{}
 	for i := range points {
+		keys[i] = grid.CanonicalKey(points[i].Config)
 		if r, ok := done[points[i].ID]; ok && r.Finished() {
 			out.Resumed++
-		} else {
-			todo = append(todo, i)
+			finished[keys[i]] = r
 		}
+	}
+	for i := range points {
+		if r, ok := done[points[i].ID]; ok && r.Finished() {
+			continue
+		}
+		_, ran := finished[keys[i]]
+		if _, queued := runner[keys[i]]; queued || ran {
+			twins = append(twins, i)
+			continue
+		}
+		runner[keys[i]] = i
+		todo = append(todo, i)
 	}
 	cache := NewWorkloadCache()
 	for _, i := range todo {
@@ -134,6 +152,14 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 		})
 	}
 	err = g.Wait()
+	if err == nil {
+		for _, i := range todo {
+			if rec, ok := fresh[points[i].ID]; ok {
+				finished[keys[i]] = rec
+			}
+		}
+		err = copyTwins(journal, points, twins, keys, finished, fresh, opts.Progress)
+	}
 	opts.Progress.Finish()
 	if err != nil {
 		return nil, err
@@ -148,13 +174,34 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 			out.Missing++
 			continue
 		}
-		row := results.NewRow(results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs}, rec)
+		row := results.NewRow(results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs,
+			EquivalentTo: p.EquivalentTo}, rec)
 		out.Rows = append(out.Rows, row)
 	}
 	n := results.CountStatuses(out.Rows)
 	out.OK, out.Degraded, out.Failed, out.TimedOut = n.OK, n.Degraded, n.Failed, n.TimedOut
 	out.Interrupted = ctx.Err() != nil && len(fresh) < len(todo)
 	return out, nil
+}
+
+// copyTwins records each twin (a point whose class another point simulated) with the record of
+// its class: the same status, reason and summary under its own point ID, and no host time of
+// its own. Twins of a class with no record yet (an interrupted run) stay unrecorded.
+func copyTwins(journal *results.Journal, points []grid.Point, twins []int, keys []string,
+	finished map[string]results.Record, fresh map[string]results.Record, progress Progress) error {
+	for _, i := range twins {
+		rec, ok := finished[keys[i]]
+		if !ok {
+			continue
+		}
+		rec.PointID, rec.WallTimeMs = points[i].ID, 0
+		if err := journal.Append(rec); err != nil {
+			return err
+		}
+		fresh[rec.PointID] = rec
+		progress.Done(rec.Status)
+	}
+	return nil
 }
 
 // runPoint simulates one point. ok is false when the sweep was canceled while the point ran

@@ -389,3 +389,74 @@ func TestTraceRulesMatchBuildWorkload(t *testing.T) {
 		t.Errorf("sweep error %v, BuildWorkload error %v", got, want)
 	}
 }
+
+// Twins: with the policy, attention-DP ranks and replicas as domains, the points with one worker
+// of one rank differ only in a policy that cannot matter, and so do the knobs under round_robin.
+// Each class is simulated once: every twin names its representative in EquivalentTo and carries
+// its results, and simulating the twin's own config gives the same summary (the rule is sound).
+func TestTwinsSimulatedOnce(t *testing.T) {
+	pts := points(t, testSpec, "router.policy={choices: [round_robin, kv_router, random]}",
+		"traffic.load.concurrency=4", "engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}",
+		"engine.workers.aggregated.parallelism.attention_data={choices: [1, 2]}")
+	// 3 policies × 2 replicas × 2 ranks = 12 points; the 3 one-worker-one-rank points are one class.
+	var calls atomic.Int32
+	simulate := func(ctx context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
+		calls.Add(1)
+		return sim.Run(ctx, cfg, o)
+	}
+	out, err := Run(context.Background(), pts, Options{OutputDir: t.TempDir(), Parallelism: 2, Simulate: simulate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Rows) != 12 || calls.Load() != 10 {
+		t.Fatalf("%d rows, %d simulations; want 12 rows from 10 simulations", len(out.Rows), calls.Load())
+	}
+	byID := map[string]*results.Row{}
+	twins := 0
+	for i := range out.Rows {
+		byID[out.Rows[i].PointID] = &out.Rows[i]
+	}
+	for i := range out.Rows {
+		r := &out.Rows[i]
+		if r.EquivalentTo == "" {
+			continue
+		}
+		twins++
+		rep := byID[r.EquivalentTo]
+		if rep == nil || rep.EquivalentTo != "" || *rep.AggReplicas != 1 || *rep.AggAttentionData != 1 {
+			t.Fatalf("twin %s names %s, not a one-worker representative", r.PointID, r.EquivalentTo)
+		}
+		res, err := sim.Run(context.Background(), pts[r.PointIndex].Config, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := results.SummaryValues(res.Summary)
+		for _, k := range []string{"mean_ttft_ms", "p99_itl_ms", "output_throughput_tok_s", "completed_requests"} {
+			if got := own[k]; *numeric(t, rep, k) != got {
+				t.Errorf("twin %s (%s): its own %s %v, representative's %v", r.PointID, r.RouterPolicy, k, got, *numeric(t, rep, k))
+			}
+		}
+	}
+	if twins != 2 {
+		t.Errorf("%d twins, want 2", twins)
+	}
+}
+
+// numeric returns the float value of the summary column key of r.
+func numeric(t *testing.T, r *results.Row, key string) *float64 {
+	t.Helper()
+	v := reflect.ValueOf(r).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		if v.Type().Field(i).Tag.Get("summary") == key {
+			switch x := v.Field(i).Interface().(type) {
+			case *float64:
+				return x
+			case *int64:
+				f := float64(*x)
+				return &f
+			}
+		}
+	}
+	t.Fatalf("no column for %s", key)
+	return nil
+}
