@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -439,6 +440,18 @@ func TestTwinsSimulatedOnce(t *testing.T) {
 	}
 	if twins != 2 {
 		t.Errorf("%d twins, want 2", twins)
+	}
+	a, err := results.Analyze(out.Rows, results.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range append(slices.Clone(a.Front), a.Candidates...) {
+		if out.Rows[i].EquivalentTo != "" {
+			t.Errorf("twin %s is a candidate", out.Rows[i].PointID)
+		}
+	}
+	if a.Excluded[results.ExcludedEquivalent] != 2 {
+		t.Errorf("excluded %v, want 2 equivalent", a.Excluded)
 	}
 }
 
