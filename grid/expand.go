@@ -13,7 +13,9 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing"
 	"gopkg.in/yaml.v3"
 )
 
@@ -63,8 +65,9 @@ type Point struct {
 // CanonicalKey identifies the class of configs that simulate identically to cfg, by exactly these
 // rules: the router policy and its knobs do not matter when every role the mode uses has one
 // worker with one attention-data rank (there is nowhere else to route); the kv_router knobs do not
-// matter under another policy. (Roles a mode does not use are already absent from a point.) It is
-// a PointID of the canonical config.
+// matter under another policy; a hardware or model alias is its catalog id (h100 is h100_sxm).
+// (Roles a mode does not use are already absent from a point.) It is a PointID of the canonical
+// config.
 func CanonicalKey(cfg *config.Config) string {
 	c := *cfg
 	single := true
@@ -78,6 +81,16 @@ func CanonicalKey(cfg *config.Config) string {
 	}
 	if c.Router.Policy != config.PolicyKVRouter {
 		c.Router.OverlapScoreCredit, c.Router.PrefillLoadScale, c.Router.Temperature = nil, nil, nil
+	}
+	// An alias names the same GPU or model as its catalog id.
+	c.Engine.Hardware, _ = timing.ResolveHardwareID(c.Engine.Hardware)
+	c.Engine.Model, _ = timing.ResolveModelID(c.Engine.Model)
+	for _, role := range []**config.WorkerRole{&c.Engine.Workers.Aggregated, &c.Engine.Workers.Prefill, &c.Engine.Workers.Decode} {
+		if *role != nil && (*role).Hardware != "" {
+			r := **role
+			r.Hardware, _ = timing.ResolveHardwareID(r.Hardware)
+			*role = &r
+		}
 	}
 	return PointID(&c)
 }
@@ -354,6 +367,11 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int) (p Point, reason, msg, full 
 	p.GPUs = GPUs(cfg)
 	if p.GPUs > o.MaxCandidateGPUs || p.GPUs < o.MinCandidateGPUs {
 		return p, FilteredGPUBudget, budgetMsg(p.GPUs, o), ""
+	}
+	// What only the simulator knows (an unknown model or GPU under default timing, weights that
+	// leave no KV room) makes a point invalid here, as predict refuses it, rather than failed.
+	if err := sim.Check(cfg); err != nil {
+		return p, FilteredInvalid, err.Error(), err.Error()
 	}
 	return p, "", "", ""
 }

@@ -649,3 +649,25 @@ func TestMaxRejectedRatio(t *testing.T) {
 		}
 	}
 }
+
+// What only the simulator can tell (an unknown model under default timing, weights that leave no
+// KV room) filters a point as invalid_config before it runs, as predict refuses it; hardware and
+// model aliases are twins of their catalog ids.
+func TestSimulatorChecksAndAliasTwins(t *testing.T) {
+	dflt := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.kv_cache.capacity={type: default}"}
+	s, err := Parse([]byte(base), "spec.yaml", append(dflt, "engine.model={choices: [foo/bar, meta-llama/Llama-3.1-8B]}"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Valid != 1 || x.Filtered[FilteredInvalid] != 1 || !strings.Contains(x.Examples[FilteredInvalid], `unknown model "foo/bar"`) {
+		t.Errorf("valid %d, filtered %v %v; want foo/bar invalid", x.Valid, x.Filtered, x.Examples)
+	}
+	x = expand(t, base, "engine.hardware={choices: [h100, h100_sxm, h200_sxm]}")
+	if len(x.Points) != 3 || x.Points[0].EquivalentTo != "" || x.Points[1].EquivalentTo != x.Points[0].ID || x.Points[2].EquivalentTo != "" {
+		t.Errorf("equivalent_to %q %q %q; want h100_sxm a twin of h100 only", x.Points[0].EquivalentTo, x.Points[1].EquivalentTo, x.Points[2].EquivalentTo)
+	}
+}

@@ -163,6 +163,38 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	return res, nil
 }
 
+// Check reports, without building a workload or simulating, whether Run can build cfg's
+// deployment: the model and GPU that default timing, default KV capacity, a "max" context length
+// and an auto KV-transfer size need, and a KV pool that holds the model's weights. Its errors are
+// the *config.Error Run would return, naming the field. A sweep filters the points it refuses as
+// invalid configs instead of simulating them.
+func Check(cfg *config.Config) error {
+	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
+	if cfg.Engine.ContextLength == 0 {
+		if _, err := dep.modelFor(`engine.context_length "max" (or set a number of tokens)`); err != nil {
+			return err
+		}
+	}
+	for _, name := range cfg.Engine.Mode.Roles() {
+		role := cfg.Engine.Workers.Role(name)
+		if role == nil {
+			return &config.Error{File: cfg.File, Path: "engine.workers." + string(name), Msg: "is required"}
+		}
+		if _, err := dep.timing(name, role); err != nil {
+			return err
+		}
+		if _, err := dep.capacityBlocks(name, role); err != nil {
+			return err
+		}
+	}
+	if kt := cfg.Engine.KVTransfer; cfg.Engine.Mode == config.ModeDisaggregated && kt != nil && kt.BandwidthGBps != nil && kt.BytesPerToken <= 0 {
+		if _, err := dep.transferBytesPerToken(cfg.Engine.Workers.Prefill); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func deref(p *float64) float64 {
 	if p == nil {
 		return 0

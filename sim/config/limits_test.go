@@ -25,8 +25,8 @@ func TestLimits(t *testing.T) {
 		{p + "kv_cache.capacity.blocks=4294967297", p + "kv_cache.capacity.blocks", "must be <= 2147483647"},
 		{p + "parallelism.replicas=1000000", p + "parallelism.replicas", "must be <= 65536"},
 		{"traffic.source.input_tokens=4294967297", "traffic.source.input_tokens", "must be <= 16777216"},
-		{"traffic.stop.requests=1000000000000000000", "traffic.stop.requests", "must be <= 10000000"},
-		{"traffic.stop={requests_per_load_unit: 1e300}", "traffic.stop.requests_per_load_unit", "must be <= 10000000"},
+		{"traffic.stop.requests=1000000000000000000", "traffic.stop.requests", "must be <= 2000000"},
+		{"traffic.stop={requests_per_load_unit: 1e300}", "traffic.stop.requests_per_load_unit", "must be <= 2000000"},
 		{"traffic.load={type: constant_rate, requests_per_second: 1e-310}", "traffic.load.requests_per_second", "must be between 1e-06 and 1e+09"},
 		{p + "timing={type: fixed, prefill_ms: 1e200, decode_ms: 1}", p + "timing.prefill_ms", "must be between 0 and 1e+10"},
 	} {

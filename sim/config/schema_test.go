@@ -172,7 +172,7 @@ func TestWalkerKinds(t *testing.T) {
 		{name: "int range", sets: []string{"traffic.load.concurrency=-2"},
 			errs: []string{"traffic.load.concurrency: must be an int > 0, got -2"}},
 		{name: "int limit", sets: []string{"traffic.load.concurrency=10000001"},
-			errs: []string{"traffic.load.concurrency: must be <= 10000000, got 10000001"}},
+			errs: []string{"traffic.load.concurrency: must be <= 2000000, got 10000001"}},
 		{name: "uint", sets: []string{"traffic.load={type: poisson, requests_per_second: 1, seed: 18446744073709551615}"},
 			get: func(c *Config) any { return c.Traffic.Load.Seed }, want: uint64(math.MaxUint64)},
 		{name: "uint negative", sets: []string{"traffic.load={type: poisson, requests_per_second: 1, seed: -1}"},
