@@ -74,8 +74,10 @@ func (c *Counts) addStatus(st string) {
 type Manifest struct {
 	// SchemaVersion is the version of the sweep.json format (set by WriteManifest).
 	SchemaVersion string `json:"schema_version"`
-	// Spec names the sweep spec file.
-	Spec string `json:"spec"`
+	// Spec names the sweep spec file; SpecHash identifies the expanded spec
+	// (grid.Expansion.SpecHash), so that a sweep does not resume into another spec's directory.
+	Spec     string `json:"spec"`
+	SpecHash string `json:"spec_hash,omitempty"`
 	// Algorithm is optimizer.algorithm (grid or random).
 	Algorithm string `json:"algorithm"`
 	// Settings are the sweep's analysis settings (the report command's defaults).

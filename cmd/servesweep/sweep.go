@@ -164,7 +164,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		return nil
 	}
 	if shard == nil {
-		if err := prepareSweepDir(opts.OutputDir, opts.Overwrite); err != nil {
+		if err := prepareSweepDir(opts.OutputDir, opts.Overwrite, x.SpecHash()); err != nil {
 			return err
 		}
 	}
@@ -190,7 +190,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		return lockedErr(err, "--output-dir "+opts.OutputDir)
 	}
 	elapsed := time.Since(start)
-	m := &results.Manifest{Spec: spec.File, Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
+	m := &results.Manifest{Spec: spec.File, SpecHash: x.SpecHash(), Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
 		Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
 			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Failed: out.Failed,
 			TimedOut: out.TimedOut, Interrupted: out.Interrupted}}
@@ -292,9 +292,10 @@ func shellQuote(s string) string {
 }
 
 // prepareSweepDir checks the output directory: a path that is not a directory is an error; a
-// non-empty directory must hold a sweep journal (the sweep resumes) unless overwrite is set,
-// which deletes the sweep's own files (and nothing else) first.
-func prepareSweepDir(dir string, overwrite bool) error {
+// non-empty directory must hold a sweep journal of the same spec (the sweep resumes; its
+// sweep.json, when present, carries the spec hash specHash) unless overwrite is set, which
+// deletes the sweep's own files (and nothing else) first.
+func prepareSweepDir(dir string, overwrite bool, specHash string) error {
 	st, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -318,6 +319,15 @@ func prepareSweepDir(dir string, overwrite bool) error {
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
 		if e.Name() == results.JournalFile {
+			m, err := results.ReadManifest(dir)
+			if err != nil {
+				return err
+			}
+			if m != nil && m.SpecHash != "" && m.SpecHash != specHash {
+				return &usageError{fmt.Errorf("--output-dir %s holds a sweep of another spec (spec hash %s, this one %s): "+
+					"resuming would mix the two; choose another directory, or pass --overwrite to start over",
+					dir, m.SpecHash, specHash)}
+			}
 			return nil
 		}
 		if e.Name() == results.JournalFile+results.LockSuffix {

@@ -562,3 +562,24 @@ func TestSweepHardwareAndPrecisionDomains(t *testing.T) {
 		t.Errorf("hardware/precision combinations: %v; want 4 equally many", seen)
 	}
 }
+
+// Rerunning into a sweep's directory with another spec is refused (exit 2) instead of mixing
+// the two sweeps' points; the same spec resumes, and --overwrite starts over.
+func TestSweepRefusesAnotherSpecsDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	args := append([]string{"sweep", "-q", "--output-dir", dir}, tinyAggregated...)
+	if code, _, errs := runCLI(t, args...); code != 0 {
+		t.Fatalf("first run: exit %d %s", code, errs)
+	}
+	if code, out, errs := runCLI(t, args...); code != 0 || !strings.Contains(out, "resumed 20") {
+		t.Fatalf("same spec: exit %d %s\n%s", code, errs, out)
+	}
+	other := append(slices.Clone(args), "--set", "traffic.load.concurrency=8")
+	code, _, errs := runCLI(t, other...)
+	if code != exitConfigError || !strings.Contains(errs, "holds a sweep of another spec") || !strings.Contains(errs, "--overwrite") {
+		t.Fatalf("another spec: exit %d %q", code, errs)
+	}
+	if code, _, errs := runCLI(t, append(other, "--overwrite")...); code != 0 {
+		t.Fatalf("--overwrite: exit %d %s", code, errs)
+	}
+}
