@@ -105,6 +105,9 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 			m.Merge.Parts[i] = filepath.ToSlash(rel)
 		}
 	}
+	if st, err := os.Stat(out); err == nil && !st.IsDir() {
+		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", out)}
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}

@@ -75,8 +75,8 @@ nothing is printed on stdout.`,
 	f.StringArrayVar(&opts.Objectives, "objective", nil, "Pareto objective max:METRIC or min:METRIC (repeatable)")
 	f.StringVar(&opts.Target, "target", "", "pareto or a scalar target: throughput, throughput_per_gpu, throughput_per_user, goodput, goodput_per_gpu, ttft, e2e_latency, min_gpus")
 	f.BoolVar(&opts.StrictSLA, "strict-sla", false, "drop points whose mean TTFT/TPOT/E2E break evaluation.sla")
-	f.IntVar(&opts.MinGPUs, "min-gpus", 0, "least GPUs of a candidate")
-	f.IntVar(&opts.MaxGPUs, "max-gpus", 0, "most GPUs of a candidate")
+	f.IntVar(&opts.MinGPUs, "min-gpus", 0, "least GPUs of a candidate (0: no bound)")
+	f.IntVar(&opts.MaxGPUs, "max-gpus", 0, "most GPUs of a candidate (0: no bound)")
 	f.Float64Var(&opts.MaxRejectedRatio, "max-rejected-ratio", 0, "largest share of its offered requests, from 0 to 1, a degraded point "+
 		"may have rejected and stay a candidate (default: the sweep's, else 0)")
 	addFormatFlag(cmd, &opts.Format, "the recommended points and the report's path")
@@ -109,13 +109,20 @@ func runReport(io ioStreams, opts *reportOptions) error {
 			return err
 		}
 	}
+	if st, err := os.Stat(opts.ResultsDir); err == nil && !st.IsDir() {
+		return &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory", opts.ResultsDir)}
+	}
 	rows, err := results.ReadParquet(filepath.Join(opts.ResultsDir, results.ParquetFile))
 	if errors.Is(err, os.ErrNotExist) {
+		if parts, _ := results.FindParts(filepath.Join(opts.ResultsDir, results.PartsDir)); len(parts) > 0 {
+			return &usageError{fmt.Errorf("--results %s holds the parts of a sharded sweep but no %s; "+
+				"run servesweep merge --results %s first", opts.ResultsDir, results.ParquetFile, opts.ResultsDir)}
+		}
 		return &usageError{fmt.Errorf("--results %s has no %s; run servesweep sweep --output-dir %s first",
 			opts.ResultsDir, results.ParquetFile, opts.ResultsDir)}
 	}
 	if err != nil {
-		return err
+		return &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
 	}
 	m, err := results.ReadManifest(opts.ResultsDir)
 	if err != nil {

@@ -246,3 +246,29 @@ func TestReportMaxRejectedRatio(t *testing.T) {
 		t.Errorf("sweep.json max_rejected_ratio 3: exit %d %q; want exit 2 and %q", code, errs, want)
 	}
 }
+
+// Path mistakes are usage errors (exit 2) naming the flag and the way out: --results naming a
+// file, a sharded sweep's directory before its merge, merge --output-dir naming a file.
+func TestReportAndMergePathMistakes(t *testing.T) {
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "spec.yaml")
+	if err := os.WriteFile(file, []byte("x: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sharded := filepath.Join(tmp, "sharded")
+	if code, _, errs := runCLI(t, append([]string{"sweep", "-q", "--output-dir", sharded, "--shard", "0/2"}, tinyAggregated...)...); code != 0 {
+		t.Fatalf("shard: exit %d %s", code, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"report", "--results", file}, "--results " + file + " is a file"},
+		{[]string{"report", "--results", sharded}, "run servesweep merge --results " + sharded},
+		{[]string{"merge", "--results", sharded, "--output-dir", file}, "--output-dir " + file + " exists and is not a directory"},
+	} {
+		if code, _, errs := runCLI(t, c.args...); code != exitConfigError || !strings.Contains(errs, c.msg) {
+			t.Errorf("%v: exit %d %q; want exit 2 and %q", c.args, code, errs, c.msg)
+		}
+	}
+}
