@@ -15,6 +15,9 @@ const (
 	msgPreset = "presets belong to servesweep sweep; predict needs concrete values"
 	msgAuto   = "auto is only valid in servesweep sweep; predict needs a concrete value"
 	msgOptSec = " belongs to servesweep sweep; predict evaluates one concrete config"
+	// msgAutoHardware is the one message for hardware: auto, which neither predict nor sweep
+	// resolves (the reference's recommend picks hardware; servesweep searches named GPUs).
+	msgAutoHardware = "hardware: auto is not supported; name the GPU, e.g. h200_sxm (a sweep searches GPUs with {choices: [h100_sxm, h200_sxm]})"
 )
 
 // kvCapacityFraction is the recommend-only load type of dynosim-spec.md §3.1.2.
@@ -44,6 +47,8 @@ func ConcreteMarker(path string, n *yaml.Node, unknown bool) string {
 	case n == nil:
 	case isDomain(n):
 		return msgDomain
+	case isStr(n, "auto") && (path == "engine.hardware" || strings.HasSuffix(path, ".hardware")):
+		return msgAutoHardware
 	case isStr(n, "auto"):
 		return msgAuto
 	case path == "traffic.load.type" && isStr(n, kvCapacityFraction):

@@ -332,7 +332,7 @@ func (p *parser) walk(n *yaml.Node, path string) {
 		}
 	case yaml.ScalarNode:
 		if n.ShortTag() == "!!str" && (path == "engine.hardware" || strings.HasSuffix(path, ".hardware")) && n.Value == "auto" {
-			p.errorf(path, "hardware: auto is not supported by servesweep sweep; name the hardware, e.g. h200_sxm")
+			p.errorf(path, msgAutoHardware)
 		}
 		if n.ShortTag() == "!!str" && strings.Contains(n.Value, "${") {
 			p.expandEnv(n, path)
