@@ -60,6 +60,8 @@ type Point struct {
 	// simulates identically to this one (same CanonicalKey); "" when this point is the first of
 	// its class (its representative).
 	EquivalentTo string
+	// Class is the point's CanonicalKey: points of one class simulate identically.
+	Class string
 }
 
 // CanonicalKey identifies the class of configs that simulate identically to cfg, by exactly these
@@ -95,11 +97,13 @@ func CanonicalKey(cfg *config.Config) string {
 	return PointID(&c)
 }
 
-// markEquivalents sets EquivalentTo on every point whose CanonicalKey an earlier point has.
+// markEquivalents sets each point's Class, and EquivalentTo on every point whose class an earlier
+// point has.
 func markEquivalents(points []Point) {
 	first := map[string]string{}
 	for i := range points {
 		key := CanonicalKey(points[i].Config)
+		points[i].Class = key
 		if id, ok := first[key]; ok {
 			points[i].EquivalentTo = id
 		} else {

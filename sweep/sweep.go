@@ -101,7 +101,9 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 	runner := map[string]int{}
 	finished := map[string]results.Record{}
 	for i := range points {
-		keys[i] = grid.CanonicalKey(points[i].Config)
+		if keys[i] = points[i].Class; keys[i] == "" {
+			keys[i] = grid.CanonicalKey(points[i].Config)
+		}
 		if r, ok := done[points[i].ID]; ok && r.Finished() {
 			out.Resumed++
 			finished[keys[i]] = r
