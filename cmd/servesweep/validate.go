@@ -63,7 +63,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 	// working, with a notice on stderr.
 	f.IntVar(&opts.Parallelism, "parallel", 0, "")
 	_ = f.MarkDeprecated("parallel", "use --parallelism")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary: no per-row table, no fit progress on stderr")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary: no per-row table, skipped rows counted by reason, no fit progress on stderr")
 	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them")
 	addFormatFlag(cmd, &opts.Format, "per-row, per-group and overall accuracy tables")
 	mustFilename(cmd, "measured", "csv")
@@ -174,7 +174,14 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 			fmt.Fprintf(w, "  line %4d  %6.1f%%  %s\n", x.Line, x.APEPct, x.ID)
 		}
 	}
-	if s.RowsSkipped > 0 {
+	switch {
+	case s.RowsSkipped > 0 && quiet:
+		// The summary only: skipped rows by reason, each reason once.
+		fmt.Fprintf(w, "\nSkipped rows by reason:\n")
+		for _, line := range rep.SkippedReasons() {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	case s.RowsSkipped > 0:
 		fmt.Fprintf(w, "\nSkipped rows:\n")
 		for _, r := range rep.Rows {
 			if r.Skipped {

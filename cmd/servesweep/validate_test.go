@@ -135,6 +135,10 @@ func TestValidateCommandNoRowSimulated(t *testing.T) {
 	if !strings.Contains(out, "Overall: TTFT MAPE N/A, TPOT MAPE N/A, 0 rows simulated, 3 skipped\n") {
 		t.Errorf("stdout lacks the N/A headline:\n%s", out)
 	}
+	// -q counts the skipped rows by reason instead of listing each row.
+	if !strings.Contains(out, "Skipped rows by reason:\n  2 × unknown model") || strings.Contains(out, "  line ") {
+		t.Errorf("-q stdout lists skipped rows one by one, or not by reason:\n%s", out)
+	}
 	for _, frag := range []string{csvPath + ": no row could be simulated: all 3 rows were skipped",
 		"\n  2 × unknown model \"acme/Unknown-7B\"", "\n  1 × unknown hardware \"tpu_v9\""} {
 		if !strings.Contains(errOut, frag) {
