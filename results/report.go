@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Names of the report files inside an output directory.
@@ -242,8 +244,52 @@ func recommendationYAML(r *Row, n, total int, a *Analysis) []byte {
 	}
 	fmt.Fprintf(&b, "# %s\n", strings.Join(objs, ", "))
 	b.WriteString("# Run it: servesweep predict --stack dynamo -c THIS_FILE\n")
-	b.WriteString(r.ConfigYAML)
+	b.WriteString(absTracePaths(r.ConfigYAML))
 	return b.Bytes()
+}
+
+// absTracePaths returns a point's config YAML with each relative traffic.source.paths entry made
+// absolute against the working directory (where the sweep resolved it), so that a
+// recommendation runs from any directory. Text without a relative path, or that does not parse,
+// comes back unchanged.
+func absTracePaths(text string) string {
+	var doc yaml.Node
+	if yaml.Unmarshal([]byte(text), &doc) != nil || len(doc.Content) == 0 {
+		return text
+	}
+	child := func(m *yaml.Node, key string) *yaml.Node {
+		if m == nil || m.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				return m.Content[i+1]
+			}
+		}
+		return nil
+	}
+	paths := child(child(child(doc.Content[0], "traffic"), "source"), "paths")
+	if paths == nil || paths.Kind != yaml.SequenceNode {
+		return text
+	}
+	changed := false
+	for _, p := range paths.Content {
+		if p.Kind == yaml.ScalarNode && p.Value != "" && !filepath.IsAbs(p.Value) {
+			if abs, err := filepath.Abs(p.Value); err == nil {
+				p.Value, changed = abs, true
+			}
+		}
+	}
+	if !changed {
+		return text
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if enc.Encode(&doc) != nil || enc.Close() != nil {
+		return text
+	}
+	return b.String()
 }
 
 type paretoPoint struct {

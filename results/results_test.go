@@ -565,3 +565,21 @@ func TestColumnsRecordValuesInEffect(t *testing.T) {
 			r.PrefillWorkerSeconds, r.PrefillGPUsPerWorker, r.DecodeWorkerSeconds)
 	}
 }
+
+// A recommendation names its trace by an absolute path, so that it runs from any directory; a
+// config without a relative path is copied as it is.
+func TestAbsTracePaths(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := "traffic:\n  source:\n    type: trace\n    paths:\n      - traces/t.jsonl\n      - /abs/u.jsonl\n"
+	want := "traffic:\n  source:\n    type: trace\n    paths:\n      - " + filepath.Join(wd, "traces/t.jsonl") + "\n      - /abs/u.jsonl\n"
+	if got := absTracePaths(in); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	plain := "traffic:\n  source: {type: synthetic}\n"
+	if got := absTracePaths(plain); got != plain {
+		t.Errorf("a config without paths changed:\n%s", got)
+	}
+}
