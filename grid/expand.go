@@ -264,10 +264,25 @@ func (s *Spec) Expand() (*Expansion, error) {
 	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
 	pick := make([]*yaml.Node, len(s.Domains))
 	index := 0
+	// sim.Check reads only the engine section: points that share one (most of a grid: the load
+	// and router domains) share its verdict.
+	checked := map[string]error{}
+	check := func(cfg *config.Config) error {
+		key, err := json.Marshal(&cfg.Engine)
+		if err != nil {
+			return sim.Check(cfg)
+		}
+		e, ok := checked[string(key)]
+		if !ok {
+			e = sim.Check(cfg)
+			checked[string(key)] = e
+		}
+		return e
+	}
 	var rec func(k int)
 	rec = func(k int) {
 		if k == len(s.Domains) {
-			p, reason, msg, full := s.point(pick, mi, pi)
+			p, reason, msg, full := s.point(pick, mi, pi, check)
 			if full != "" && len(x.Errors) < maxErrors {
 				x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(full, "\n", "\n    "))
 			}
@@ -328,7 +343,7 @@ func (s *Spec) Expand() (*Expansion, error) {
 
 // point builds the point of one combination of values (pick[i] is nil for a domain that does
 // not apply). reason is "" for a valid point, else a Filtered* reason with its message.
-func (s *Spec) point(pick []*yaml.Node, mi, pi int) (p Point, reason, msg, full string) {
+func (s *Spec) point(pick []*yaml.Node, mi, pi int, check func(*config.Config) error) (p Point, reason, msg, full string) {
 	subst := make(map[*yaml.Node]*yaml.Node, len(pick))
 	for i, v := range pick {
 		if v != nil {
@@ -374,7 +389,7 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int) (p Point, reason, msg, full 
 	}
 	// What only the simulator knows (an unknown model or GPU under default timing, weights that
 	// leave no KV room) makes a point invalid here, as predict refuses it, rather than failed.
-	if err := sim.Check(cfg); err != nil {
+	if err := check(cfg); err != nil {
 		return p, FilteredInvalid, err.Error(), err.Error()
 	}
 	return p, "", "", ""
