@@ -24,29 +24,18 @@ const goldenFile = "testdata/golden.sha256"
 // wallTimeKeys are the prediction.json keys that depend on host speed.
 var wallTimeKeys = []string{"wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"}
 
-// predictionDigest is the SHA-256 of dir/prediction.json with its host-time keys removed,
-// re-encoded with sorted keys.
+// predictionDigest is the SHA-256 of the summary of dir/prediction.json (readSummary) with its
+// host-time keys removed, re-encoded with sorted keys.
 func predictionDigest(t *testing.T, dir string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "prediction.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	s := m
-	if inner, ok := m["summary"].(map[string]any); ok {
-		s = inner
-	}
+	s := readSummary(t, dir)
 	for _, k := range wallTimeKeys {
 		if _, ok := s[k]; !ok {
 			t.Fatalf("prediction.json has no %s", k)
 		}
 		delete(s, k)
 	}
-	b, err := json.Marshal(m)
+	b, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
 	}
