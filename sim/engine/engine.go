@@ -223,11 +223,7 @@ func (e *Engine) evictWaitingHolder() bool {
 		if len(r.Blocks) == 0 {
 			continue
 		}
-		r.Blocks = e.pool.release(r.Blocks)
-		r.ownHi = max(r.ownHi, r.NumComputed)
-		r.NumComputed, r.numRegistered = 0, 0
-		r.Preemptions++
-		e.preemptions++
+		e.dropKV(r)
 		return true
 	}
 	return false
@@ -295,13 +291,8 @@ func (e *Engine) schedule(ri int32, n int32) {
 // it will recompute every known token (minus prefix hits) when readmitted.
 func (e *Engine) preempt(ri int32) {
 	r := &e.reqs[ri]
-	r.Blocks = e.pool.release(r.Blocks)
-	r.ownHi = max(r.ownHi, r.NumComputed)
-	r.NumComputed = 0
-	r.numRegistered = 0
+	e.dropKV(r)
 	r.Status = Waiting
-	r.Preemptions++
-	e.preemptions++
 	if e.wHead > 0 {
 		e.wHead--
 		e.waiting[e.wHead] = ri
@@ -310,6 +301,16 @@ func (e *Engine) preempt(ri int32) {
 		copy(e.waiting[1:], e.waiting)
 		e.waiting[0] = ri
 	}
+}
+
+// dropKV releases all KV of r, counting a preemption: r will recompute whatever the prefix cache
+// no longer holds, and the tokens it had computed become its own range for recovered_tokens.
+func (e *Engine) dropKV(r *Request) {
+	r.Blocks = e.pool.release(r.Blocks)
+	r.ownHi = max(r.ownHi, r.NumComputed)
+	r.NumComputed, r.numRegistered = 0, 0
+	r.Preemptions++
+	e.preemptions++
 }
 
 // Complete ends the pass started by the last Schedule at endMs: every ready request emits a token
