@@ -168,7 +168,7 @@ func TestRequestAccounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := res.Summary
-	got := fmt.Sprint(s.OfferedRequests, s.CompletedRequests, s.RejectedRequests, s.UnfinishedRequests, s.RejectedByReason)
+	got := fmt.Sprint(s.NumRequests, s.CompletedRequests, s.RejectedRequests, s.UnfinishedRequests, s.RejectedByReason)
 	if want := "4 1 2 1 map[context_length:1 kv_capacity:1]"; got != want {
 		t.Fatalf("offered completed rejected unfinished by-reason = %s, want %s", got, want)
 	}

@@ -88,8 +88,8 @@ func checkConservation(t *testing.T, res *Result) {
 			t.Errorf("request %d still holds %d KV blocks", i, len(r.Blocks))
 		}
 	}
-	if s := res.Summary; s.OfferedRequests != s.CompletedRequests+s.RejectedRequests+s.UnfinishedRequests {
-		t.Errorf("offered %d != completed %d + rejected %d + unfinished %d", s.OfferedRequests, s.CompletedRequests, s.RejectedRequests, s.UnfinishedRequests)
+	if s := res.Summary; s.NumRequests != s.CompletedRequests+s.RejectedRequests+s.UnfinishedRequests {
+		t.Errorf("offered %d != completed %d + rejected %d + unfinished %d", s.NumRequests, s.CompletedRequests, s.RejectedRequests, s.UnfinishedRequests)
 	}
 	if out != res.Summary.TotalOutputTokens {
 		t.Errorf("output tokens: requests emitted %d, summary says %d", out, res.Summary.TotalOutputTokens)

@@ -244,7 +244,7 @@ func rejectionWarning(s *metrics.Summary) string {
 		parts[i] = fmt.Sprintf("%d %s (%s)", s.RejectedByReason[reason], reason, rejectionHints[reason])
 	}
 	return fmt.Sprintf("warning: %d of %d requests were rejected at arrival and are excluded from every metric: %s",
-		s.RejectedRequests, s.OfferedRequests, strings.Join(parts, "; "))
+		s.RejectedRequests, s.NumRequests, strings.Join(parts, "; "))
 }
 
 // flooredWarning returns the stderr warning for a run whose duration is under the floor of the

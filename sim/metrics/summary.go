@@ -10,12 +10,11 @@ import (
 // (dynosim-spec.md §4.2). Times are virtual ms unless the name says wall; throughputs are per
 // virtual second. Map gives the exact JSON keys.
 type Summary struct {
-	// NumRequests counts every request that arrived, including rejected and incomplete ones.
+	// NumRequests counts every request that arrived, including rejected and incomplete ones:
+	// the requests offered to the deployment before the run stopped (prediction.json also
+	// writes it as offered_requests). NumRequests = CompletedRequests + RejectedRequests +
+	// UnfinishedRequests.
 	NumRequests int64
-	// OfferedRequests counts the requests offered to the deployment: every request that arrived
-	// before the run stopped (equal to NumRequests). OfferedRequests = CompletedRequests +
-	// RejectedRequests + UnfinishedRequests.
-	OfferedRequests int64
 	// RejectedRequests counts requests rejected at arrival; RejectedByReason splits them by
 	// engine.RejectReason name (context_length, kv_capacity; every reason present, 0 when none).
 	RejectedRequests int64
@@ -172,7 +171,6 @@ func Build(in *Input) *Summary {
 		s.GoodputRequestThroughputRPS = float64(good) / durS
 		s.GoodputOutputThroughputTokS = float64(goodTokens) / durS
 	}
-	s.OfferedRequests = s.NumRequests
 	s.ProcessedTokens = s.TotalInputTokens + s.TotalOutputTokens
 	if s.WallTimeMs > 0 {
 		s.ProcessedTokensPerS = float64(s.ProcessedTokens) / (s.WallTimeMs / 1000)
@@ -278,7 +276,7 @@ func (s *Summary) Map() map[string]any {
 		"num_tpot_samples":                          s.NumTPOTSamples,
 		"num_e2e_latency_samples":                   s.NumE2ESamples,
 		"num_itl_samples":                           s.ITL.Samples,
-		"offered_requests":                          s.OfferedRequests,
+		"offered_requests":                          s.NumRequests,
 		"rejected_requests":                         s.RejectedRequests,
 		"rejected_requests_by_reason":               s.RejectedByReason,
 		"unfinished_requests":                       s.UnfinishedRequests,
