@@ -62,6 +62,9 @@ type Point struct {
 	EquivalentTo string
 	// Class is the point's CanonicalKey: points of one class simulate identically.
 	Class string
+	// GPUHourUSD is the price of one of the point's GPUs per hour from optimization.cost, in USD
+	// (0: no cost section).
+	GPUHourUSD float64
 }
 
 // CanonicalKey identifies the class of configs that simulate identically to cfg, by exactly these
@@ -325,6 +328,12 @@ func (s *Spec) Expand() (*Expansion, error) {
 		return nil, s.noValidPoint(x)
 	}
 	if err := s.checkSLA(valid[0].Config); err != nil {
+		return nil, err
+	}
+	if err := s.checkCapacity(&valid[0]); err != nil {
+		return nil, err
+	}
+	if err := s.checkCost(valid); err != nil {
 		return nil, err
 	}
 	x.Points = valid
@@ -629,6 +638,11 @@ func (s *Spec) checkSLA(cfg *config.Config) error {
 			errs = append(errs, &config.Error{File: s.File, Path: fmt.Sprintf("optimization.objectives[%d].metric", i),
 				Msg: obj.Metric + " " + results.SLARequired})
 		}
+	}
+	if o.CapacitySearch != nil {
+		errs = append(errs, &config.Error{File: s.File, Path: "optimization.capacity_search",
+			Msg: "needs evaluation.sla (ttft_ms, itl_ms and/or e2e_ms): capacity is the largest load at which SLA attainment " +
+				"reaches the target"})
 	}
 	if len(errs) > 0 {
 		return errs

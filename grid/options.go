@@ -74,7 +74,8 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 	const path = "optimization"
 	o := Optimization{Target: results.TargetPareto, Objectives: results.DefaultObjectives(),
 		MaxCandidateGPUs: DefaultMaxCandidateGPUs}
-	m, ok := p.section(n, path, []string{"target", "objectives", "constraints", "strict_sla", "hardware"})
+	m, ok := p.section(n, path, []string{"target", "objectives", "constraints", "strict_sla", "hardware",
+		"capacity_search", "cost"})
 	if !ok {
 		return o
 	}
@@ -93,6 +94,18 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 	if v := m["objectives"]; v != nil {
 		o.Objectives = p.objectives(v, path+".objectives")
 	}
+	if v := m["capacity_search"]; v != nil {
+		o.CapacitySearch = p.capacitySearch(v, path+".capacity_search")
+	}
+	if v := m["cost"]; v != nil {
+		o.Cost = p.cost(v, path+".cost")
+	}
+	for i, obj := range o.Objectives {
+		if costColumn(obj.Metric) && o.Cost == nil {
+			p.errorf(fmt.Sprintf("%s.objectives[%d].metric", path, i), "%s needs optimization.cost.gpu_hour_usd "+
+				"(USD per GPU-hour of each hardware in the grid)", obj.Metric)
+		}
+	}
 	if v := m["strict_sla"]; v != nil {
 		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" || v.Decode(&o.StrictSLA) != nil {
 			p.errorf(path+".strict_sla", "must be true or false, got %s", describe(v))
@@ -100,7 +113,8 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 	}
 	if v := m["constraints"]; v != nil {
 		cp := path + ".constraints"
-		cm, _ := p.section(v, cp, []string{"min_candidate_gpus", "max_candidate_gpus", "min_goodput_rps", "max_rejected_ratio"})
+		cm, _ := p.section(v, cp, []string{"min_candidate_gpus", "max_candidate_gpus", "min_goodput_rps", "max_rejected_ratio",
+			"max_cost_usd_per_hour", "max_usd_per_million_output_tokens"})
 		if x := cm["min_candidate_gpus"]; x != nil {
 			o.MinCandidateGPUs, _ = p.intField(x, cp+".min_candidate_gpus", 1)
 		}
@@ -125,6 +139,20 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 			} else {
 				p.errorf(cp+".max_rejected_ratio", "must be a number in [0, 1] (the largest share of offered requests "+
 					"a point may reject and stay a candidate), got %s", describe(x))
+			}
+		}
+		for _, c := range []struct {
+			key string
+			dst *float64
+		}{{"max_cost_usd_per_hour", &o.MaxCostUSDPerHour}, {"max_usd_per_million_output_tokens", &o.MaxUSDPerMillionOutputTokens}} {
+			x := cm[c.key]
+			if x == nil {
+				continue
+			}
+			if o.Cost == nil {
+				p.errorf(cp+"."+c.key, "needs optimization.cost.gpu_hour_usd (USD per GPU-hour of each hardware in the grid)")
+			} else if v, ok := p.posFloat(x, cp+"."+c.key); ok {
+				*c.dst = v
 			}
 		}
 	}
@@ -229,4 +257,9 @@ func (p *parser) optimizer(n *yaml.Node) Optimizer {
 		}
 	}
 	return o
+}
+
+// costColumn reports whether metric is one of the cost columns, which need optimization.cost.
+func costColumn(metric string) bool {
+	return metric == "cost_usd_per_hour" || metric == "usd_per_million_output_tokens"
 }

@@ -93,13 +93,21 @@ type Optimization struct {
 	// MaxRejectedRatio is max_rejected_ratio in [0, 1]: the largest share of offered requests a
 	// degraded point may have rejected and still be a candidate (default 0).
 	MaxRejectedRatio float64
+	// MaxCostUSDPerHour and MaxUSDPerMillionOutputTokens are the cost constraints
+	// max_cost_usd_per_hour and max_usd_per_million_output_tokens (0: none; they need Cost).
+	MaxCostUSDPerHour, MaxUSDPerMillionOutputTokens float64
+	// CapacitySearch is optimization.capacity_search (nil: every point runs at its own load).
+	CapacitySearch *CapacitySearch
+	// Cost is optimization.cost (nil: no cost columns).
+	Cost *Cost
 }
 
 // Settings returns the analysis settings of the optimization section.
 func (o Optimization) Settings() results.Settings {
 	return results.Settings{Target: o.Target, Objectives: slices.Clone(o.Objectives), MinGPUs: o.MinCandidateGPUs,
 		MaxGPUs: o.MaxCandidateGPUs, StrictSLA: o.StrictSLA, MinGoodputRPS: o.MinGoodputRPS,
-		MaxRejectedRatio: o.MaxRejectedRatio}
+		MaxRejectedRatio: o.MaxRejectedRatio, MaxCostUSDPerHour: o.MaxCostUSDPerHour,
+		MaxUSDPerMillionOutputTokens: o.MaxUSDPerMillionOutputTokens}
 }
 
 // Optimizer is the optimizer section: which points to simulate and how.
@@ -184,6 +192,9 @@ func Parse(data []byte, file string, sets []string, getenv func(string) (string,
 	s.Optimizer = p.optimizer(optzN)
 	p.sections(root)
 	p.walk(root, "")
+	if s.Optimization.CapacitySearch != nil {
+		p.checkCapacityDomains(p.domains)
+	}
 	if len(p.errs) > 0 {
 		return nil, p.errs
 	}

@@ -21,7 +21,7 @@
 //
 //	point_id          STRING  stable ID: 12 hex digits of SHA-256 of the decoded config
 //	point_index       INT64   position in the spec's expansion order
-//	status            STRING  ok | degraded | failed | timed_out
+//	status            STRING  ok | degraded | infeasible | failed | timed_out
 //	reason            STRING  why the point is degraded, failed or timed out, or has
 //	                          no_samples or zero_duration; null otherwise
 //	equivalent_to     STRING  point_id of the first point of the point's class (a config that
@@ -101,6 +101,38 @@
 // Derived (dynosim-spec.md §5.5): avg_gpus (gpu_hours / (duration_ms / 3,600,000)),
 // output_throughput_per_gpu_tok_s and goodput_output_throughput_per_gpu_tok_s (divided by
 // avg_gpus), DOUBLE.
+//
+// sla_attainment DOUBLE: goodput_completed_requests / offered_requests, the share of offered
+// requests (rejected and unfinished ones count against it) that met evaluation.sla by the
+// per-request goodput rule (dynosim-spec.md §4.2.2); null without an SLA.
+//
+// Capacity search (optimization.capacity_search; null without it): the row's load and metric
+// columns are measured at the capacity load, and its config_yaml sets traffic.load to it.
+//
+//	capacity_load          DOUBLE   the largest load found with sla_attainment >= the target
+//	                                (null when infeasible)
+//	capacity_load_unit     STRING   concurrency | requests_per_second | sessions_per_second | speedup
+//	capacity_probes        INT64    simulations the search ran (each is a row of probes.parquet)
+//	capacity_bounded       BOOLEAN  the SLA still held at the search's max (capacity_load = max)
+//
+// A point that misses the attainment at the search's min load has status infeasible (reason
+// sla_constraint: ..., or rejected_requests: ... when its rejections alone make it miss; its
+// metrics are those at min) and is never a candidate.
+//
+// Cost (optimization.cost; null without it): cost_usd_per_hour DOUBLE (gpus × the hardware's USD
+// per GPU-hour), usd_per_million_output_tokens DOUBLE (cost_usd_per_hour / (output_throughput_tok_s
+// × 3600) × 1e6; null when the row has no output throughput).
+//
+// # probes.parquet schema
+//
+// One row per simulation of a capacity search (ProbeRow), in point order then probe order:
+// point_id STRING, probe_index INT64, load DOUBLE, load_unit STRING, sla_attainment DOUBLE,
+// meets_sla BOOLEAN, sla_headroom DOUBLE (the factor every SLA bound would need scaling by for
+// the target attainment to hold exactly; < 1 is margin; null when no scaling would do), the
+// request counts offered/completed/rejected/unfinished/goodput_completed_requests INT64,
+// {mean,median,p99}_ttft_ms, {mean,median,p99}_itl_ms, mean_tpot_ms, request_throughput_rps,
+// output_throughput_tok_s, goodput_request_throughput_rps, duration_ms DOUBLE, and wall_time_ms
+// DOUBLE (host time). Twins (equivalent_to set) have no probes of their own.
 //
 // Host time (differ between runs; ignore them when comparing outputs): wall_time_ms DOUBLE (host
 // ms the sweep spent on the point, also for failed points), processed_tokens_per_s and

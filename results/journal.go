@@ -34,6 +34,10 @@ type Record struct {
 	// Summary holds the prediction.json summary keys of an ok point (null and non-finite values
 	// are left out).
 	Summary map[string]float64 `json:"summary,omitempty"`
+	// Capacity is the capacity search's outcome (optimization.capacity_search; nil without
+	// one): Summary is then the simulation at the capacity load (at the min load when
+	// infeasible).
+	Capacity *Capacity `json:"capacity,omitempty"`
 }
 
 // Finished reports whether a resumed sweep may skip the point: ok and failed points are final

@@ -28,6 +28,10 @@ type Settings struct {
 	// rejected and still be a candidate (0, the default: a point that rejected any request is
 	// never on the front, a best point or a recommendation).
 	MaxRejectedRatio float64 `json:"max_rejected_ratio,omitempty"`
+	// MaxCostUSDPerHour and MaxUSDPerMillionOutputTokens bound cost_usd_per_hour and
+	// usd_per_million_output_tokens (0: no bound; a row without the column fails a set bound).
+	MaxCostUSDPerHour            float64 `json:"max_cost_usd_per_hour,omitempty"`
+	MaxUSDPerMillionOutputTokens float64 `json:"max_usd_per_million_output_tokens,omitempty"`
 }
 
 // Exclusion reasons of Analysis.Excluded.
@@ -42,6 +46,7 @@ const (
 	ExcludedMissingMetric = "missing_metric"
 	ExcludedRejected      = DegradedReason
 	ExcludedEquivalent    = "equivalent"
+	ExcludedCost          = "cost"
 )
 
 // Best is the best candidate for one objective.
@@ -266,6 +271,10 @@ func exclusion(r *Row, s Settings, strict bool) string {
 		return ExcludedTimedOut
 	case r.Status == StatusDegraded && r.RejectedRatio() > s.MaxRejectedRatio:
 		return ExcludedRejected
+	case r.Status == StatusInfeasible && strings.HasPrefix(r.Reason, DegradedReason):
+		return ExcludedRejected
+	case r.Status == StatusInfeasible:
+		return ExcludedSLA
 	case r.Status != StatusOK && r.Status != StatusDegraded:
 		return ExcludedFailed
 	case s.MinGPUs > 0 && r.GPUs < int64(s.MinGPUs), s.MaxGPUs > 0 && r.GPUs > int64(s.MaxGPUs):
@@ -279,6 +288,10 @@ func exclusion(r *Row, s Settings, strict bool) string {
 	case s.Target == TargetMinGPUs && s.MinGoodputRPS > 0 &&
 		(r.GoodputRequestThroughputRPS == nil || *r.GoodputRequestThroughputRPS < s.MinGoodputRPS):
 		return ExcludedMinGoodput
+	case s.MaxCostUSDPerHour > 0 && (r.CostUSDPerHour == nil || *r.CostUSDPerHour > s.MaxCostUSDPerHour),
+		s.MaxUSDPerMillionOutputTokens > 0 && (r.USDPerMillionOutputTokens == nil ||
+			*r.USDPerMillionOutputTokens > s.MaxUSDPerMillionOutputTokens):
+		return ExcludedCost
 	}
 	return ""
 }

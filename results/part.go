@@ -164,11 +164,19 @@ func ReadPart(path string) (*Part, error) {
 }
 
 // partChecksum is the hex SHA-256 of a part's metadata JSON followed by the gob encoding of its
-// rows (deterministic: Row holds only scalars and pointers to scalars).
+// rows without their Probes, which a part does not hold (deterministic: the columns are scalars
+// and pointers to scalars).
 func partChecksum(meta []byte, rows []Row) (string, error) {
 	h := sha256.New()
 	h.Write(meta)
-	if err := gob.NewEncoder(h).Encode(rows); err != nil {
+	bare := rows
+	if slices.ContainsFunc(rows, func(r Row) bool { return r.Probes != nil }) {
+		bare = slices.Clone(rows)
+		for i := range bare {
+			bare[i].Probes = nil
+		}
+	}
+	if err := gob.NewEncoder(h).Encode(bare); err != nil {
 		return "", fmt.Errorf("checksumming a part: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -349,11 +357,11 @@ func (mi *MergeInfo) MissingLines(limit int) []string {
 	return out
 }
 
-// statusRank orders the rows of one point for deduplication: ok (or degraded: the same finished
-// simulation) first, then failed, then timed_out.
+// statusRank orders the rows of one point for deduplication: ok (or degraded or infeasible: the
+// same finished simulation) first, then failed, then timed_out.
 func statusRank(s string) int {
 	switch s {
-	case StatusOK, StatusDegraded:
+	case StatusOK, StatusDegraded, StatusInfeasible:
 		return 0
 	case StatusFailed:
 		return 1

@@ -38,16 +38,17 @@ type Counts struct {
 	// Resumed points were finished by an earlier run; Simulated ones by this run.
 	Resumed   int `json:"resumed_points"`
 	Simulated int `json:"simulated_points"`
-	// OK, Degraded, Failed and TimedOut count the rows by status.
-	OK       int `json:"ok"`
-	Degraded int `json:"degraded"`
-	Failed   int `json:"failed"`
-	TimedOut int `json:"timed_out"`
+	// OK, Degraded, Infeasible, Failed and TimedOut count the rows by status.
+	OK         int `json:"ok"`
+	Degraded   int `json:"degraded"`
+	Infeasible int `json:"infeasible"`
+	Failed     int `json:"failed"`
+	TimedOut   int `json:"timed_out"`
 	// Interrupted is set when the sweep stopped before every selected point finished.
 	Interrupted bool `json:"interrupted"`
 }
 
-// CountStatuses counts rows by status into the OK, Degraded, Failed and TimedOut fields of a
+// CountStatuses counts rows by status into the OK, Degraded, Infeasible, Failed and TimedOut fields of a
 // Counts (the other fields are zero).
 func CountStatuses(rows []Row) Counts {
 	var c Counts
@@ -64,6 +65,8 @@ func (c *Counts) addStatus(st string) {
 		c.OK++
 	case StatusDegraded:
 		c.Degraded++
+	case StatusInfeasible:
+		c.Infeasible++
 	case StatusTimedOut:
 		c.TimedOut++
 	default:
@@ -411,8 +414,25 @@ func Shape(r *Row) string {
 	return role(r.AggReplicas, r.AggTensor, r.AggPipeline, r.AggAttentionData)
 }
 
-// Load describes a row's load, e.g. "concurrency 32", "4 req/s", "speedup 2".
+// Hardware describes a row's GPU and weight format, e.g. "h100_sxm fp8" (the GPU alone when the
+// format is unknown).
+func Hardware(r *Row) string {
+	if r.WeightPrecision != nil {
+		return r.Hardware + " " + *r.WeightPrecision
+	}
+	return r.Hardware
+}
+
+// Load describes a row's load, e.g. "concurrency 32", "4 req/s", "speedup 2"; under a capacity
+// search the capacity found, e.g. "capacity concurrency 60".
 func Load(r *Row) string {
+	if r.CapacityLoad != nil {
+		return "capacity " + load(r)
+	}
+	return load(r)
+}
+
+func load(r *Row) string {
 	switch {
 	case r.LoadConcurrency != nil:
 		return "concurrency " + strconv.FormatInt(*r.LoadConcurrency, 10)
@@ -449,12 +469,17 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		fmt.Fprintf(&b, "Target `%s`\n\n", s.Target)
 	}
 	n := CountStatuses(rows)
-	fmt.Fprintf(&b, "Results: %d rows (%d ok, %d degraded, %d failed, %d timed out); %d candidates after filters",
-		len(rows), n.OK, n.Degraded, n.Failed, n.TimedOut, len(a.Candidates))
+	infeasible := ""
+	if n.Infeasible > 0 {
+		infeasible = fmt.Sprintf(", %d infeasible", n.Infeasible)
+	}
+	fmt.Fprintf(&b, "Results: %d rows (%d ok, %d degraded%s, %d failed, %d timed out); %d candidates after filters",
+		len(rows), n.OK, n.Degraded, infeasible, n.Failed, n.TimedOut, len(a.Candidates))
 	if len(a.Excluded) > 0 {
 		fmt.Fprintf(&b, " (excluded: %s)", countList(a.Excluded))
 	}
 	b.WriteString(".\n")
+	capacityMarkdown(&b, rows)
 	var cons []string
 	if s.MinGPUs > 0 {
 		cons = append(cons, fmt.Sprintf("min %d GPUs", s.MinGPUs))
@@ -478,8 +503,8 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	for n, i := range w.RecommendedRows {
 		recFor[i] = filepath.ToSlash(filepath.Join(RecommendationsDir, fmt.Sprintf("%04d.yaml", n+1)))
 	}
-	header := "| # | point | mode | shape | router | load | GPUs |"
-	sep := "|---|---|---|---|---|---|---:|"
+	header := "| # | point | hardware | mode | shape | router | load | GPUs |"
+	sep := "|---|---|---|---|---|---|---|---:|"
 	for _, o := range s.Objectives {
 		header += " " + o.Metric + " |"
 		sep += "---:|"
@@ -497,7 +522,8 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 			if t := len(a.Ties[i]); t > 0 {
 				same += fmt.Sprintf(" (+%d tied)", t)
 			}
-			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, r.Mode, Shape(r), r.RouterPolicy, Load(r), r.GPUs)
+			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, Hardware(r), r.Mode, Shape(r),
+				r.RouterPolicy, Load(r), r.GPUs)
 			for k := range s.Objectives {
 				fmt.Fprintf(&b, " %s |", fmtNum(a.Values[i][k]))
 			}
@@ -524,15 +550,16 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		b.WriteString("\n")
 	}
 	if len(a.Best) > 0 {
-		b.WriteString("## Best point per objective\n\n| objective | best value | point | mode | shape | router | load | GPUs |\n|---|---:|---|---|---|---|---|---:|\n")
+		b.WriteString("## Best point per objective\n\n| objective | best value | point | hardware | mode | shape | router | load | GPUs |\n" +
+			"|---|---:|---|---|---|---|---|---|---:|\n")
 		for _, bst := range a.Best {
 			r := &rows[bst.Row]
-			fmt.Fprintf(&b, "| %s `%s` | %s | `%s` | %s | %s | %s | %s | %d |\n", bst.Objective.Direction, bst.Objective.Metric,
-				fmtNum(bst.Value), r.PointID, r.Mode, Shape(r), r.RouterPolicy, Load(r), r.GPUs)
+			fmt.Fprintf(&b, "| %s `%s` | %s | `%s` | %s | %s | %s | %s | %s | %d |\n", bst.Objective.Direction, bst.Objective.Metric,
+				fmtNum(bst.Value), r.PointID, Hardware(r), r.Mode, Shape(r), r.RouterPolicy, Load(r), r.GPUs)
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "## Plot\n\n![output tokens/s per GPU against p99 TTFT and p99 ITL](%s)\n\n", PlotFile)
+	fmt.Fprintf(&b, "## Plot\n\n![the objectives against each other, one panel per pair](%s)\n\n", PlotFile)
 	b.WriteString("Grey: candidates; red: the Pareto front. Every row, including failed points, is in " +
 		"`results.parquet` (query it with DuckDB: `SELECT * FROM 'results.parquet'`).\n")
 	return b.Bytes()
@@ -591,6 +618,9 @@ func WriteOutputs(dir string, rows []Row, m *Manifest) (*Analysis, *Written, err
 	if err := WriteParquet(filepath.Join(dir, ParquetFile), rows); err != nil {
 		return nil, nil, err
 	}
+	if err := WriteProbes(filepath.Join(dir, ProbesFile), rows); err != nil {
+		return nil, nil, err
+	}
 	if err := WriteManifest(dir, m); err != nil {
 		return nil, nil, err
 	}
@@ -608,7 +638,7 @@ func WriteOutputs(dir string, rows []Row, m *Manifest) (*Analysis, *Written, err
 // OwnedFiles are the names a sweep writes in its output directory (besides
 // recommendations/NNNN.yaml); starting a sweep over removes only these.
 func OwnedFiles() []string {
-	return []string{JournalFile, ParquetFile, ManifestFile, ParetoFile, ReportFile, PlotFile}
+	return []string{JournalFile, ParquetFile, ProbesFile, ManifestFile, ParetoFile, ReportFile, PlotFile}
 }
 
 // RemoveOutputs deletes the files a sweep owns in dir (OwnedFiles and recommendations/NNNN.yaml),
@@ -624,4 +654,36 @@ func RemoveOutputs(dir string) error {
 		return nil
 	}
 	return err
+}
+
+// capacityMarkdown summarizes the capacity search of rows, when there was one: how many points
+// were searched, feasible, bounded and infeasible, and how many probes it took.
+func capacityMarkdown(b *bytes.Buffer, rows []Row) {
+	searched, bounded, infeasible, probes, unclosed := 0, 0, 0, 0, 0
+	unit := ""
+	for i := range rows {
+		r := &rows[i]
+		if r.CapacityProbes == nil || r.EquivalentTo != "" {
+			continue
+		}
+		searched++
+		probes += int(*r.CapacityProbes)
+		unit = *r.CapacityLoadUnit
+		switch {
+		case r.Status == StatusInfeasible:
+			infeasible++
+		case r.CapacityBounded != nil && *r.CapacityBounded:
+			bounded++
+		}
+		if strings.HasPrefix(r.Reason, "capacity_search:") {
+			unclosed++
+		}
+	}
+	if searched == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nCapacity search (%s): %d deployments searched, %d infeasible (SLA missed at the minimum load), "+
+		"%d bounded (SLA still met at the maximum), %d stopped at max_probes; %d probes, %.1f per deployment "+
+		"(each a row of `%s`). Every row is measured at its capacity load.\n",
+		unit, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile)
 }

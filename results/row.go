@@ -267,6 +267,27 @@ type Row struct {
 	AvgGPUs                           *float64 `parquet:"avg_gpus,optional"`
 	OutputThroughputPerGPUTokS        *float64 `parquet:"output_throughput_per_gpu_tok_s,optional"`
 	GoodputOutputThroughputPerGPUTokS *float64 `parquet:"goodput_output_throughput_per_gpu_tok_s,optional"`
+	// SLAAttainment = goodput_completed_requests / offered_requests: the share of offered
+	// requests (rejected and unfinished ones included) that met evaluation.sla by the goodput
+	// rule of dynosim-spec.md §4.2.2 (null without an SLA).
+	SLAAttainment *float64 `parquet:"sla_attainment,optional"`
+
+	// Capacity search (optimization.capacity_search; null without it). CapacityLoad is the
+	// largest load found within the SLA, in the unit CapacityLoadUnit names (concurrency,
+	// requests_per_second, sessions_per_second or speedup); the load and metric columns of the
+	// row are those measured at it (at the search's min for an infeasible point, whose
+	// capacity_load is null). CapacityProbes counts the simulations the search ran;
+	// CapacityBounded is true when the SLA still held at the search's max (capacity_load = max).
+	CapacityLoad     *float64 `parquet:"capacity_load,optional"`
+	CapacityLoadUnit *string  `parquet:"capacity_load_unit,optional"`
+	CapacityProbes   *int64   `parquet:"capacity_probes,optional"`
+	CapacityBounded  *bool    `parquet:"capacity_bounded,optional"`
+
+	// Cost (optimization.cost; null without it). CostUSDPerHour = gpus × the hardware's USD per
+	// GPU-hour; USDPerMillionOutputTokens = cost_usd_per_hour / (output_throughput_tok_s × 3600)
+	// × 1e6, at the capacity load under a capacity search (null without output throughput).
+	CostUSDPerHour            *float64 `parquet:"cost_usd_per_hour,optional"`
+	USDPerMillionOutputTokens *float64 `parquet:"usd_per_million_output_tokens,optional"`
 
 	// Host-time columns: they differ from run to run, so determinism checks ignore them.
 	// WallTimeMs is the host time the sweep spent on the point (ms), also for failed points.
@@ -274,8 +295,14 @@ type Row struct {
 	ProcessedTokensPerS       *float64 `parquet:"processed_tokens_per_s,optional" summary:"processed_tokens_per_s"`
 	ProcessedOutputTokensPerS *float64 `parquet:"processed_output_tokens_per_s,optional" summary:"processed_output_tokens_per_s"`
 
-	// ConfigYAML is the point's concrete prediction config, as `servesweep predict` accepts it.
+	// ConfigYAML is the point's concrete prediction config, as `servesweep predict` accepts it
+	// (under a capacity search, at the capacity load).
 	ConfigYAML string `parquet:"config_yaml"`
+
+	// Probes are the capacity search's probes of the point, written to probes.parquet, not to
+	// results.parquet (empty without a capacity search, and for a twin: equivalent_to's probes
+	// are its own).
+	Probes []ProbeRow `parquet:"-"`
 }
 
 // HostTimeColumns names the columns that depend on host speed rather than on the simulation; two
@@ -307,6 +334,8 @@ type PointInfo struct {
 	// EquivalentTo is the ID of the first point of the point's class (grid.CanonicalKey), or ""
 	// when the point is its class's representative.
 	EquivalentTo string
+	// GPUHourUSD is the price of one of the point's GPUs per hour in USD (0: no cost columns).
+	GPUHourUSD float64
 }
 
 // NewRow builds the row of a point from its config and its journal record. Metric columns are
@@ -326,6 +355,12 @@ func NewRow(p PointInfo, rec Record) Row {
 	if c != nil {
 		fillConfig(&r, c)
 	}
+	if rec.Capacity != nil {
+		fillCapacity(&r, rec.Capacity)
+	}
+	if p.GPUHourUSD > 0 {
+		r.CostUSDPerHour = f64(float64(p.GPUs) * p.GPUHourUSD)
+	}
 	if rec.Status == StatusOK {
 		fillSummary(&r, rec.Summary)
 		if c != nil && c.Engine.Workers.Prefill == nil {
@@ -336,6 +371,9 @@ func NewRow(p PointInfo, rec Record) Row {
 		clearEmptyDistributions(&r)
 		if r.RejectedRequests != nil && *r.RejectedRequests > 0 {
 			r.Status, r.Reason = StatusDegraded, degradedReason(&r, rec.Summary)
+		}
+		if c := rec.Capacity; c != nil && !c.Feasible {
+			r.Status, r.Reason = StatusInfeasible, infeasibleReason(&r, c)
 		}
 		switch {
 		case r.CompletedRequests == nil || *r.CompletedRequests == 0:
@@ -400,8 +438,8 @@ func zeroDuration(r *Row) bool {
 	return r.CompletedRequests != nil && r.DurationMs != nil && metrics.DurationFloored(*r.CompletedRequests, *r.DurationMs)
 }
 
-// clearMetrics sets to null every throughput column (request, token, goodput, per-user, per-GPU)
-// of r and, when latency is set, the latency distributions ({stat}_{ttft,ttst,tpot,itl,
+// clearMetrics sets to null every throughput column (request, token, goodput, per-user, per-GPU,
+// and the cost per token that derives from one) of r and, when latency is set, the latency distributions ({stat}_{ttft,ttst,tpot,itl,
 // e2e_latency}_ms); counts, duration, worker-seconds, GPU-hours and host-time columns are kept.
 func clearMetrics(r *Row, latency bool) {
 	v := reflect.ValueOf(r).Elem()
@@ -416,7 +454,7 @@ func clearMetrics(r *Row, latency bool) {
 		for _, m := range []string{"_ttft_ms", "_ttst_ms", "_tpot_ms", "_itl_ms", "_e2e_latency_ms"} {
 			isLatency = isLatency || strings.HasSuffix(name, m)
 		}
-		if latency && isLatency || strings.Contains(name, "throughput") {
+		if latency && isLatency || strings.Contains(name, "throughput") || name == "usd_per_million_output_tokens" {
 			f.SetZero()
 		}
 	}
@@ -581,8 +619,12 @@ func fillConfig(r *Row, c *config.Config) {
 
 // fillSummary sets every column tagged `summary:"key"` from the prediction.json value of key.
 // Keys missing from m (goodput without an SLA) leave their column null.
-func fillSummary(r *Row, m map[string]float64) {
-	v := reflect.ValueOf(r).Elem()
+func fillSummary(r *Row, m map[string]float64) { fillTagged(r, m) }
+
+// fillTagged sets every *int64 or *float64 field of the struct ptr points to that is tagged
+// `summary:"key"` from m[key]; missing and non-finite values leave the field nil.
+func fillTagged(ptr any, m map[string]float64) {
+	v := reflect.ValueOf(ptr).Elem()
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		key := t.Field(i).Tag.Get("summary")
@@ -605,6 +647,12 @@ func fillSummary(r *Row, m map[string]float64) {
 func fillDerived(r *Row) {
 	if r.CompletedRequests != nil && r.OfferedRequests != nil && *r.OfferedRequests > 0 {
 		r.CompletionRatio = f64(float64(*r.CompletedRequests) / float64(*r.OfferedRequests))
+	}
+	if r.GoodputCompletedRequests != nil && r.OfferedRequests != nil && *r.OfferedRequests > 0 {
+		r.SLAAttainment = f64(float64(*r.GoodputCompletedRequests) / float64(*r.OfferedRequests))
+	}
+	if r.CostUSDPerHour != nil && r.OutputThroughputTokS != nil && *r.OutputThroughputTokS > 0 {
+		r.USDPerMillionOutputTokens = f64(*r.CostUSDPerHour / (*r.OutputThroughputTokS * 3600) * 1e6)
 	}
 	if r.GPUHours == nil || r.DurationMs == nil {
 		return
@@ -646,6 +694,9 @@ func Columns() []Column {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("parquet"), ",")
+		if name == "-" {
+			continue
+		}
 		ft := f.Type
 		if ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()

@@ -38,6 +38,9 @@ type Options struct {
 	Progress Progress
 	// Simulate runs one point (nil: sim.Run).
 	Simulate SimulateFunc
+	// Capacity, when set, runs each point as a capacity search (optimization.capacity_search):
+	// its record is the simulation at the capacity load, with the search's probes.
+	Capacity *grid.CapacitySearch
 }
 
 // Outcome is what a sweep run leaves.
@@ -48,8 +51,8 @@ type Outcome struct {
 	// Resumed counts the points an earlier run had finished; Simulated the points this run
 	// finished.
 	Resumed, Simulated int
-	// OK, Degraded, Failed and TimedOut count Rows by status.
-	OK, Degraded, Failed, TimedOut int
+	// OK, Degraded, Infeasible, Failed and TimedOut count Rows by status.
+	OK, Degraded, Infeasible, Failed, TimedOut int
 	// Missing counts the selected points without a result.
 	Missing int
 	// Interrupted is set when ctx was canceled before every point finished.
@@ -139,7 +142,7 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 		}
 		p := &points[i]
 		g.Go(func() error {
-			rec, ok := runPoint(gctx, p, cache, simulate, opts.Timeout)
+			rec, ok := runPoint(gctx, p, cache, simulate, opts.Timeout, opts.Capacity)
 			if !ok {
 				return nil
 			}
@@ -176,12 +179,22 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 			out.Missing++
 			continue
 		}
-		row := results.NewRow(results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs,
-			EquivalentTo: p.EquivalentTo}, rec)
+		info := results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs,
+			EquivalentTo: p.EquivalentTo, GPUHourUSD: p.GPUHourUSD}
+		if c := rec.Capacity; c != nil && len(c.Probes) > 0 {
+			// The row describes the deployment at the load its metrics were measured at.
+			if cfg, data, err := p.AtLoad(c.Load); err == nil {
+				info.Config, info.YAML = cfg, data
+			}
+		}
+		row := results.NewRow(info, rec)
+		if p.EquivalentTo != "" {
+			row.Probes = nil // a twin ran no probe of its own
+		}
 		out.Rows = append(out.Rows, row)
 	}
 	n := results.CountStatuses(out.Rows)
-	out.OK, out.Degraded, out.Failed, out.TimedOut = n.OK, n.Degraded, n.Failed, n.TimedOut
+	out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut = n.OK, n.Degraded, n.Infeasible, n.Failed, n.TimedOut
 	out.Interrupted = ctx.Err() != nil && len(fresh) < len(todo)
 	return out, nil
 }
@@ -208,16 +221,27 @@ func copyTwins(journal *results.Journal, points []grid.Point, twins []int, keys 
 
 // runPoint simulates one point. ok is false when the sweep was canceled while the point ran
 // (nothing is recorded then, so a resumed sweep runs it again).
-func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc, timeout time.Duration) (results.Record, bool) {
+func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc, timeout time.Duration,
+	cs *grid.CapacitySearch) (results.Record, bool) {
 	start := time.Now()
 	pctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
 		pctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
-	res, err := safeSimulate(pctx, p, cache, simulate)
+	var res *sim.Result
+	var err error
+	var searched results.Record
+	if cs != nil {
+		searched, err = safeSearch(pctx, p, cs, cache, simulate)
+	} else {
+		res, err = safeSimulate(pctx, p, cache, simulate)
+	}
 	rec := results.Record{PointID: p.ID, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}
 	switch {
+	case err == nil && cs != nil:
+		searched.WallTimeMs = rec.WallTimeMs
+		rec = searched
 	case err == nil && (res == nil || res.Summary == nil):
 		rec.Status, rec.Reason = results.StatusFailed, "the simulation returned no report"
 	case err == nil:
@@ -227,6 +251,9 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(pctx.Err(), context.DeadlineExceeded):
 		rec.Status = results.StatusTimedOut
 		rec.Reason = fmt.Sprintf("exceeded the per-point timeout of %s (optimizer.candidate_timeout_seconds)", timeout)
+		if cs != nil {
+			rec.Reason += "; the timeout covers every probe of the capacity search"
+		}
 	default:
 		rec.Status, rec.Reason = results.StatusFailed, oneLine(err.Error())
 	}
@@ -246,6 +273,18 @@ func safeSimulate(ctx context.Context, p *grid.Point, cache *WorkloadCache, simu
 		return nil, err
 	}
 	return simulate(ctx, p.Config, sim.Options{Workload: wl})
+}
+
+// safeSearch runs the point's capacity search, turning a panic into an error as safeSimulate
+// does.
+func safeSearch(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch, cache *WorkloadCache,
+	simulate SimulateFunc) (rec results.Record, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rec, err = results.Record{}, fmt.Errorf("panic: %v%s", r, panicSite())
+		}
+	}()
+	return searchCapacity(ctx, p, cs, cache, simulate)
 }
 
 // panicSite returns " at file:line (function)" for the frame that panicked, or "".

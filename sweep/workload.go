@@ -84,3 +84,9 @@ func (c *WorkloadCache) TraceParses() int {
 	defer c.mu.Unlock()
 	return len(c.traces)
 }
+
+// Build builds the workload of cfg without keeping it (a capacity search's probes each have
+// their own load, used once), reading trace files through the cache.
+func (c *WorkloadCache) Build(cfg *config.Config) (*traffic.Workload, error) {
+	return c.build(cfg)
+}

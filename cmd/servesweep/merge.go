@@ -111,6 +111,13 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
+	if _, err := results.AttachProbes(opts.ResultsDir, rows); err != nil {
+		var pe *results.PartError
+		if errors.As(err, &pe) {
+			return &usageError{err}
+		}
+		return err
+	}
 	a, w, err := results.WriteOutputs(out, rows, m)
 	if err != nil {
 		return err
@@ -118,8 +125,8 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 
 	mi, c := m.Merge, m.Counts
 	fmt.Fprintf(io.Out, "servesweep merge: %d parts of %s (spec hash %s): %d rows of %d selected points (%d duplicate rows removed): "+
-		"%d ok, %d failed, %d timed out\n", len(mi.Parts), m.Spec, mi.SpecHash, len(rows), c.SelectedPoints, mi.DuplicateRows,
-		c.OK, c.Failed, c.TimedOut)
+		"%s\n", len(mi.Parts), m.Spec, mi.SpecHash, len(rows), c.SelectedPoints, mi.DuplicateRows,
+		statusCounts(c.OK, c.Degraded, c.Infeasible, c.Failed, c.TimedOut))
 	if mi.ConflictingDuplicates > 0 {
 		fmt.Fprintf(io.Err, "warning: %d duplicate rows differ from the kept row in simulated columns (parts written by different servesweep versions?)\n",
 			mi.ConflictingDuplicates)

@@ -129,7 +129,8 @@ func resolveShard(opts *sweepOptions, getenv func(string) (string, bool)) (*shar
 
 // runShard simulates the points of one shard and writes its part
 // (<output-dir>/results/part-IIIII-of-NNNNN.parquet) with its own journal
-// (<output-dir>/journals/part-IIIII-of-NNNNN.jsonl), so shards can share the output directory.
+// (<output-dir>/journals/part-IIIII-of-NNNNN.jsonl), so shards can share the output directory;
+// under a capacity search also its probes (<output-dir>/probes/probes-IIIII-of-NNNNN.parquet).
 func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Expansion, sh *shardChoice, run sweep.Options) error {
 	points := x.ShardPoints(sh.Shard)
 	hash := x.SpecHash()
@@ -140,8 +141,9 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	}
 	name := results.PartName(sh.Index, sh.Count)
 	partPath := filepath.Join(opts.OutputDir, results.PartsDir, name)
+	probesPath := filepath.Join(opts.OutputDir, results.ProbesDir, results.ProbesPartName(sh.Index, sh.Count))
 	run.JournalPath = filepath.Join(opts.OutputDir, results.JournalsDir, results.PartJournalName(sh.Index, sh.Count))
-	if err := prepareShardDir(opts.OutputDir, []string{partPath, run.JournalPath}, opts.Overwrite); err != nil {
+	if err := prepareShardDir(opts.OutputDir, []string{partPath, probesPath, run.JournalPath}, opts.Overwrite); err != nil {
 		return err
 	}
 	if err := checkShardCount(opts.OutputDir, sh.Shard); err != nil {
@@ -174,10 +176,18 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 		MissingPointIDs: missing,
 		Manifest: results.Manifest{Spec: spec.File, Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
 			Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
-				Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Failed: out.Failed,
+				Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
 				TimedOut: out.TimedOut, Interrupted: out.Interrupted}}}
 	if err := results.WritePart(partPath, out.Rows, meta); err != nil {
 		return err
+	}
+	if run.Capacity != nil {
+		if err := os.MkdirAll(filepath.Dir(probesPath), 0o755); err != nil {
+			return err
+		}
+		if err := results.WriteProbes(probesPath, out.Rows); err != nil {
+			return err
+		}
 	}
 	interrupted := func() error {
 		return &interruptedError{msg: fmt.Sprintf("interrupted: %d of %d points of shard %s finished and saved; to resume, rerun: %s",
@@ -197,8 +207,8 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(out.Simulated) / s
 	}
-	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %d ok, %d degraded, %d failed, %d timed out in %.1fs (%.1f points/s)\n",
-		out.Simulated, out.Resumed, out.OK, out.Degraded, out.Failed, out.TimedOut, elapsed.Seconds(), rate)
+	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %s in %.1fs (%.1f points/s)\n",
+		out.Simulated, out.Resumed, statusCounts(out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut), elapsed.Seconds(), rate)
 	fmt.Fprintf(io.Out, "Saved part to: %s (journal: %s)\n", partPath, run.JournalPath)
 	if out.Interrupted {
 		return interrupted()

@@ -25,7 +25,7 @@ import (
 // tinyDefault shrinks the built-in sweep's workload further than smallDefault so that a sweep
 // run several times (whole, as shards, merged) stays quick under -race; the 92-point grid is
 // unchanged.
-var tinyDefault = []string{"--set", "traffic.stop.sessions=8", "--set", "traffic.load.concurrency=4", "--set", "traffic.source.session.turns=2"}
+var tinyDefault = []string{"--set", "traffic.stop={sessions: 8}", "--set", "traffic.load.concurrency=4", "--set", "traffic.source.session.turns=2"}
 
 func TestResolveShard(t *testing.T) {
 	for _, tc := range []struct {
@@ -302,7 +302,7 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	// Shard 1 is interrupted after 3 points; with --format json it prints nothing on stdout.
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
-	opts := &sweepOptions{OutputDir: shared, Sets: []string{"traffic.stop.sessions=8", "traffic.load.concurrency=4", "traffic.source.session.turns=2"}, Quiet: true,
+	opts := &sweepOptions{OutputDir: shared, Sets: []string{"traffic.stop={sessions: 8}", "traffic.load.concurrency=4", "traffic.source.session.turns=2"}, Quiet: true,
 		Format: formatJSON, Parallelism: 1, Shard: "1/4", Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
 			if n.Add(1) == 4 {
 				cancel()

@@ -180,7 +180,8 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if !opts.Quiet {
 		progress = sweep.NewProgress(io.Err, isTerminal(io.Err), 2*time.Second)
 	}
-	runOpts := sweep.Options{OutputDir: opts.OutputDir, Parallelism: par, Timeout: timeout, Progress: progress, Simulate: opts.Simulate}
+	runOpts := sweep.Options{OutputDir: opts.OutputDir, Parallelism: par, Timeout: timeout, Progress: progress, Simulate: opts.Simulate,
+		Capacity: spec.Optimization.CapacitySearch}
 	if shard != nil {
 		return runShard(ctx, io, opts, x, shard, runOpts)
 	}
@@ -192,7 +193,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	elapsed := time.Since(start)
 	m := &results.Manifest{Spec: spec.File, SpecHash: x.SpecHash(), Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
 		Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
-			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Failed: out.Failed,
+			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
 			TimedOut: out.TimedOut, Interrupted: out.Interrupted}}
 	a, w, err := results.WriteOutputs(opts.OutputDir, out.Rows, m)
 	if err != nil {
@@ -226,8 +227,8 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(out.Simulated) / s
 	}
-	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %d ok, %d degraded, %d failed, %d timed out in %.1fs (%.1f points/s)\n",
-		out.Simulated, out.Resumed, out.OK, out.Degraded, out.Failed, out.TimedOut, elapsed.Seconds(), rate)
+	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %s in %.1fs (%.1f points/s)\n",
+		out.Simulated, out.Resumed, statusCounts(out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut), elapsed.Seconds(), rate)
 	if msg := firstFailure(out.Rows); msg != "" {
 		fmt.Fprintln(io.Out, msg)
 	}
@@ -427,8 +428,8 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, wr *result
 		for k, o := range a.Settings.Objectives {
 			vals = append(vals, fmt.Sprintf("%s=%.4g", o.Metric, a.Values[i][k]))
 		}
-		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s config=%s\n", n+1, strings.Join(vals, ", "), r.GPUs, r.Mode,
-			results.Shape(r), r.RouterPolicy, results.Load(r), wr.Recommendations[n])
+		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s\n", n+1, strings.Join(vals, ", "), r.GPUs, results.Hardware(r),
+			r.Mode, results.Shape(r), r.RouterPolicy, results.Load(r), wr.Recommendations[n])
 	}
 }
 
@@ -444,4 +445,14 @@ func countList(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// statusCounts renders the row counts by status, e.g. "90 ok, 2 degraded, 0 failed, 0 timed
+// out"; the infeasible count (capacity search) appears only when nonzero.
+func statusCounts(ok, degraded, infeasible, failed, timedOut int) string {
+	s := fmt.Sprintf("%d ok, %d degraded", ok, degraded)
+	if infeasible > 0 {
+		s += fmt.Sprintf(", %d infeasible", infeasible)
+	}
+	return s + fmt.Sprintf(", %d failed, %d timed out", failed, timedOut)
 }

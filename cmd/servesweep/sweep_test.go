@@ -25,7 +25,7 @@ import (
 
 // smallDefault shrinks the built-in sweep's workload so that tests stay fast under -race; the
 // grid (92 points) is unchanged.
-var smallDefault = []string{"--set", "traffic.stop.sessions=48", "--set", "traffic.load.concurrency=16"}
+var smallDefault = []string{"--set", "traffic.stop={sessions: 48}", "--set", "traffic.load.concurrency=16"}
 
 func readRows(t *testing.T, dir string) []results.Row {
 	t.Helper()
@@ -173,7 +173,7 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
-	sets := []string{"traffic.stop.sessions=8", "traffic.load.concurrency=4", "traffic.source.session.turns=2"} // tinyDefault's
+	sets := []string{"traffic.stop={sessions: 8}", "traffic.load.concurrency=4", "traffic.source.session.turns=2"} // tinyDefault's
 	opts := &sweepOptions{OutputDir: dir, Sets: sets, Quiet: true, Format: formatTable,
 		Parallelism: 2, Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
 			if n.Add(1) == 20 {
@@ -221,7 +221,7 @@ func TestSweepHelperProcess(t *testing.T) {
 func TestSweepSurvivesKill9(t *testing.T) {
 	endToEnd(t)
 	dir := filepath.Join(t.TempDir(), "sweep")
-	args := []string{"sweep", "--output-dir", dir, "-q", "--parallelism", "1", "--set", "traffic.stop.sessions=96"}
+	args := []string{"sweep", "--output-dir", dir, "-q", "--parallelism", "1", "--set", "traffic.stop={sessions: 96}"}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSweepHelperProcess$")
 	argsJSON, _ := json.Marshal(args)
 	cmd.Env = append(os.Environ(), "SERVESWEEP_SWEEP_CHILD=1", "SERVESWEEP_SWEEP_ARGS="+string(argsJSON))

@@ -1,0 +1,237 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// StatusInfeasible marks a point of a capacity search that missed the SLA attainment already at
+// the search's min load: its metrics are those measured at min, its reason starts with
+// ExcludedSLA (sla_constraint) or, when rejections alone make it miss, DegradedReason
+// (rejected_requests), and it is never a candidate. Its journal record is ok; the status is
+// derived when the row is built.
+const StatusInfeasible = "infeasible"
+
+// ProbesFile is the name of the capacity search's probe table inside an output directory.
+const ProbesFile = "probes.parquet"
+
+// ProbesDir holds the probe tables of a sharded sweep's shards (ProbesPartName), beside
+// PartsDir, which must hold nothing but parts of results.parquet.
+const ProbesDir = "probes"
+
+// ProbesPartName is the file name of the probes of shard index of count inside ProbesDir, e.g.
+// probes-00002-of-00004.parquet.
+func ProbesPartName(index, count int) string {
+	return fmt.Sprintf("probes-%05d-of-%05d.parquet", index, count)
+}
+
+var probesPartName = regexp.MustCompile(`^probes-\d+-of-\d+\.parquet$`)
+
+// AttachProbes reads the shards' probe tables under dir (ProbesDir files at any depth, hidden
+// ones skipped, in path order) and sets the Probes of each row that is not a twin (equivalent_to
+// null) from the first table holding its point. It returns how many tables it read.
+func AttachProbes(dir string, rows []Row) (int, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() && probesPartName.MatchString(d.Name()) {
+			paths = append(paths, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	slices.Sort(paths)
+	byPoint := map[string][]ProbeRow{}
+	for _, p := range paths {
+		probes, err := ReadProbes(p)
+		if err != nil {
+			return 0, err
+		}
+		seen := map[string]bool{}
+		for _, pr := range probes {
+			if _, done := byPoint[pr.PointID]; done && !seen[pr.PointID] {
+				continue // an earlier table holds this point
+			}
+			seen[pr.PointID] = true
+			byPoint[pr.PointID] = append(byPoint[pr.PointID], pr)
+		}
+	}
+	for i := range rows {
+		if rows[i].EquivalentTo == "" {
+			rows[i].Probes = byPoint[rows[i].PointID]
+		}
+	}
+	return len(paths), nil
+}
+
+// Capacity is what a capacity search found for one point, as the journal stores it.
+type Capacity struct {
+	// Feasible is false when attainment was missed at the search's min load.
+	Feasible bool `json:"feasible"`
+	// Load is the capacity (the largest load probed that met the target attainment; the min
+	// load when infeasible), in the unit Unit names.
+	Load float64 `json:"load"`
+	Unit string  `json:"unit"`
+	// Target is the attainment the search asked for; Attainment is the one measured at Load.
+	Target     float64 `json:"target"`
+	Attainment float64 `json:"attainment"`
+	// Bounded is set when the SLA still held at the search's max (Load = max).
+	Bounded bool `json:"bounded"`
+	// Unclosed is set when the search stopped at max_probes before the bracket met the tolerance;
+	// Upper is then the least load probed that missed (0 when none did).
+	Unclosed bool    `json:"unclosed,omitempty"`
+	Upper    float64 `json:"upper,omitempty"`
+	// Probes are the simulations the search ran, in order.
+	Probes []Probe `json:"probes"`
+}
+
+// Probe is one simulation of a capacity search.
+type Probe struct {
+	// Load is the intensity probed; Attainment the SLA attainment measured; Meets whether it
+	// reached the target; Headroom the SLA headroom (metrics.SLAHeadroom; +Inf is stored as -1,
+	// unknown as 0).
+	Load       float64 `json:"load"`
+	Attainment float64 `json:"attainment"`
+	Meets      bool    `json:"meets"`
+	Headroom   float64 `json:"headroom"`
+	// WallTimeMs is the host time of the probe.
+	WallTimeMs float64 `json:"wall_time_ms"`
+	// Summary holds the probe's prediction.json values that probes.parquet keeps (ProbeRow).
+	Summary map[string]float64 `json:"summary,omitempty"`
+}
+
+// ProbeSummaryKeys are the summary keys a Probe keeps: the columns of ProbeRow that come from
+// the simulation.
+var ProbeSummaryKeys = []string{"offered_requests", "completed_requests", "rejected_requests", "unfinished_requests",
+	"goodput_completed_requests", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms",
+	"mean_tpot_ms", "request_throughput_rps", "output_throughput_tok_s", "goodput_request_throughput_rps", "duration_ms"}
+
+// ProbeRow is one row of probes.parquet: one simulation of a capacity search. Latency in ms,
+// throughput per virtual second; null where the probe has no such value.
+type ProbeRow struct {
+	// PointID is the point searched (results.parquet's point_id); ProbeIndex is the probe's
+	// 0-based position in the search.
+	PointID    string `parquet:"point_id"`
+	ProbeIndex int64  `parquet:"probe_index"`
+	// Load is the intensity probed, in the unit LoadUnit names.
+	Load     float64 `parquet:"load"`
+	LoadUnit string  `parquet:"load_unit"`
+	// SLAAttainment is goodput_completed_requests / offered_requests; MeetsSLA whether it reached
+	// the search's attainment; SLAHeadroom the factor every SLA bound would need scaling by for
+	// it to be reached exactly (< 1: margin; null when no scaling would do).
+	SLAAttainment float64  `parquet:"sla_attainment"`
+	MeetsSLA      bool     `parquet:"meets_sla"`
+	SLAHeadroom   *float64 `parquet:"sla_headroom,optional"`
+
+	OfferedRequests             *int64   `parquet:"offered_requests,optional" summary:"offered_requests"`
+	CompletedRequests           *int64   `parquet:"completed_requests,optional" summary:"completed_requests"`
+	RejectedRequests            *int64   `parquet:"rejected_requests,optional" summary:"rejected_requests"`
+	UnfinishedRequests          *int64   `parquet:"unfinished_requests,optional" summary:"unfinished_requests"`
+	GoodputCompletedRequests    *int64   `parquet:"goodput_completed_requests,optional" summary:"goodput_completed_requests"`
+	MeanTTFTMs                  *float64 `parquet:"mean_ttft_ms,optional" summary:"mean_ttft_ms"`
+	MedianTTFTMs                *float64 `parquet:"median_ttft_ms,optional" summary:"median_ttft_ms"`
+	P99TTFTMs                   *float64 `parquet:"p99_ttft_ms,optional" summary:"p99_ttft_ms"`
+	MeanITLMs                   *float64 `parquet:"mean_itl_ms,optional" summary:"mean_itl_ms"`
+	MedianITLMs                 *float64 `parquet:"median_itl_ms,optional" summary:"median_itl_ms"`
+	P99ITLMs                    *float64 `parquet:"p99_itl_ms,optional" summary:"p99_itl_ms"`
+	MeanTPOTMs                  *float64 `parquet:"mean_tpot_ms,optional" summary:"mean_tpot_ms"`
+	RequestThroughputRPS        *float64 `parquet:"request_throughput_rps,optional" summary:"request_throughput_rps"`
+	OutputThroughputTokS        *float64 `parquet:"output_throughput_tok_s,optional" summary:"output_throughput_tok_s"`
+	GoodputRequestThroughputRPS *float64 `parquet:"goodput_request_throughput_rps,optional" summary:"goodput_request_throughput_rps"`
+	DurationMs                  *float64 `parquet:"duration_ms,optional" summary:"duration_ms"`
+	// WallTimeMs is the host time of the probe (ms).
+	WallTimeMs float64 `parquet:"wall_time_ms"`
+}
+
+// ProbeRows returns the rows of probes.parquet for point pointID from its capacity search.
+func ProbeRows(pointID string, c *Capacity) []ProbeRow {
+	out := make([]ProbeRow, len(c.Probes))
+	for i, p := range c.Probes {
+		r := ProbeRow{PointID: pointID, ProbeIndex: int64(i), Load: p.Load, LoadUnit: c.Unit,
+			SLAAttainment: p.Attainment, MeetsSLA: p.Meets, WallTimeMs: p.WallTimeMs}
+		if p.Headroom > 0 {
+			r.SLAHeadroom = f64(p.Headroom)
+		}
+		fillTagged(&r, p.Summary)
+		out[i] = r
+	}
+	return out
+}
+
+// fillCapacity sets the capacity columns of r and keeps its probes for probes.parquet.
+func fillCapacity(r *Row, c *Capacity) {
+	r.CapacityLoadUnit = str(c.Unit)
+	r.CapacityProbes = i64(len(c.Probes))
+	r.CapacityBounded = boolp(c.Bounded)
+	if c.Feasible {
+		r.CapacityLoad = f64(c.Load)
+	}
+	r.Probes = ProbeRows(r.PointID, c)
+	if c.Unclosed && c.Feasible {
+		r.Reason = fmt.Sprintf("capacity_search: stopped at max_probes (%d) with the capacity between %s and %s %s, "+
+			"wider than relative_tolerance", len(c.Probes), fmtNum(c.Load), fmtNum(c.Upper), c.Unit)
+	}
+}
+
+// infeasibleReason is the reason of an infeasible row: sla_constraint with the attainment
+// measured at min, or rejected_requests when the rejections alone keep attainment below the
+// target.
+func infeasibleReason(r *Row, c *Capacity) string {
+	offered, rejected := deref(r.OfferedRequests), deref(r.RejectedRequests)
+	if offered > 0 && float64(offered-rejected)/float64(offered) < c.Target {
+		return fmt.Sprintf("%s: %d of %d offered requests rejected at the minimum load %s %s, more than attainment %s allows",
+			DegradedReason, rejected, offered, fmtNum(c.Load), c.Unit, fmtNum(c.Target))
+	}
+	return fmt.Sprintf("%s: SLA attainment %.4f < %s at the minimum load %s %s", ExcludedSLA, c.Attainment,
+		fmtNum(c.Target), fmtNum(c.Load), c.Unit)
+}
+
+// WriteProbes writes every row's probes, in row order, to the Parquet file at path (atomically),
+// or removes a stale file when no row has probes.
+func WriteProbes(path string, rows []Row) error {
+	var probes []ProbeRow
+	for i := range rows {
+		probes = append(probes, rows[i].Probes...)
+	}
+	if len(probes) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return WriteAtomic(path, func(out io.Writer) error {
+		w := parquet.NewGenericWriter[ProbeRow](out, parquet.Compression(&parquet.Snappy))
+		if _, err := w.Write(probes); err != nil {
+			return err
+		}
+		return w.Close()
+	})
+}
+
+// ReadProbes reads every row of the probes.parquet file at path.
+func ReadProbes(path string) ([]ProbeRow, error) {
+	rows, err := parquet.ReadFile[ProbeRow](path)
+	if err != nil {
+		return nil, &PartError{Path: path, Msg: "not a readable probes table: " + err.Error()}
+	}
+	return rows, nil
+}

@@ -1,0 +1,76 @@
+package metrics
+
+import (
+	"math"
+	"slices"
+
+	"github.com/servesweep/servesweep/sim/engine"
+)
+
+// SLARatio is how close request r came to the SLA: the largest of TTFT / ttft_ms, ITL /
+// itl_ms (ITL as the goodput rule measures it: (e2e − ttft)/(n − 1), skipped for n <= 1) and
+// E2E / e2e_ms over the bounds that are set. r is good (isGood, the goodput rule of
+// dynosim-spec.md §4.2.2) exactly when its ratio is <= 1. A request that was rejected, did not
+// finish, or finished without a token under a TTFT or ITL bound has ratio +Inf; a request no set
+// bound applies to has ratio 0.
+func SLARatio(r *engine.Request, sla *SLA) float64 {
+	if r.Status != engine.Completed {
+		return math.Inf(1)
+	}
+	n := r.Generated
+	if n == 0 {
+		if sla.TTFTMs > 0 || sla.ITLMs > 0 || sla.E2EMs <= 0 {
+			return math.Inf(1)
+		}
+		return clamp(r.TerminalMs-r.ArrivalMs) / sla.E2EMs
+	}
+	ttft := clamp(r.FirstTokenMs - r.ArrivalMs)
+	e2e := clamp(r.LastTokenMs - r.ArrivalMs)
+	ratio := 0.0
+	if sla.E2EMs > 0 {
+		ratio = math.Max(ratio, e2e/sla.E2EMs)
+	}
+	if sla.TTFTMs > 0 {
+		ratio = math.Max(ratio, ttft/sla.TTFTMs)
+	}
+	if sla.ITLMs > 0 && n > 1 {
+		ratio = math.Max(ratio, (e2e-ttft)/float64(n-1)/sla.ITLMs)
+	}
+	return ratio
+}
+
+// SLAHeadroom is the smallest factor h by which every SLA bound could be scaled so that the
+// share of offered requests (every request that arrived: completed, rejected or unfinished)
+// meeting the scaled bounds reaches attainment (in (0, 1]): the ⌈attainment × offered⌉-th
+// smallest SLARatio. attainment is reached under the SLA itself exactly when h <= 1, and h
+// measures the margin: 0.5 means every bound could be halved, 2 that they would need doubling.
+// h is +Inf when too many requests were rejected or unfinished for any scaling to help, and 0
+// when no request arrived.
+func SLAHeadroom(reqs []engine.Request, sla *SLA, attainment float64) float64 {
+	ratios := make([]float64, 0, len(reqs))
+	for i := range reqs {
+		if reqs[i].Status != engine.Pending {
+			ratios = append(ratios, SLARatio(&reqs[i], sla))
+		}
+	}
+	if len(ratios) == 0 {
+		return 0
+	}
+	k := AttainmentCount(attainment, len(ratios))
+	slices.Sort(ratios)
+	return ratios[k-1]
+}
+
+// AttainmentCount is the least number of good requests among offered (>= 1) that makes
+// good/offered >= attainment, attainment in (0, 1]; it is at least 1 and at most offered.
+func AttainmentCount(attainment float64, offered int) int {
+	k := int(math.Ceil(attainment * float64(offered)))
+	// Guard the float product: step to the exact least k with k/offered >= attainment.
+	for k > 1 && float64(k-1)/float64(offered) >= attainment {
+		k--
+	}
+	for k < offered && float64(k)/float64(offered) < attainment {
+		k++
+	}
+	return max(1, min(k, offered))
+}

@@ -1,0 +1,251 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/metrics"
+)
+
+// Bracketing growth bounds of the capacity search: each bracketing probe multiplies the load by
+// at least minGrowth and at most maxGrowth; aimPast aims a guided step that much past the
+// estimated capacity, so that the step that ends bracketing usually lands just above it.
+const (
+	minGrowth = 2.0
+	maxGrowth = 8.0
+	aimPast   = 1.25
+)
+
+// probeResult is one simulation of a search.
+type probeResult struct {
+	load   float64
+	rec    results.Record // Status ok with Summary
+	probe  results.Probe
+	config *config.Config
+}
+
+// searchCapacity finds the capacity of point p under cs: the largest load at which SLA
+// attainment (goodput_completed_requests / offered_requests) reaches cs.Attainment.
+//
+// The search assumes attainment falls as load rises. It probes cs.Min first (a miss there makes
+// the point infeasible), then brackets the capacity by growing the load 2× to 8× per probe (the
+// growth is guided by the SLA headroom, metrics.SLAHeadroom, of the probes so far: a log-log
+// extrapolation of headroom to 1, aimed 25 % past it), up to cs.Max (the SLA holding there makes
+// the capacity bounded). Inside the bracket [lo, hi] (lo meets, hi misses) it probes the load
+// where the log-log interpolation of headroom between lo and hi reaches 1, kept at least
+// tolerance × lo / 2 inside the bracket, and bisects instead when the last two probes did not
+// halve the bracket. It stops when hi − lo <= relative_tolerance × lo (or hi − lo <= 1 for a
+// concurrency), or at cs.MaxProbes. Every probe runs one after another on the point's own
+// deterministic simulation, so the search is deterministic.
+//
+// The returned record is the simulation at the capacity load (at min when infeasible) with
+// Capacity set, and the config it ran. An error is the first probe that could not run (an
+// invalid config at that load, a failed simulation, or ctx done).
+func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch, cache *WorkloadCache,
+	simulate SimulateFunc) (results.Record, error) {
+	unit := grid.LoadUnit(p.Config)
+	whole := unit == "concurrency"
+	var sla metrics.SLA
+	if s := p.Config.Evaluation.SLA; s != nil {
+		sla = metrics.SLA{TTFTMs: deref(s.TTFTMs), ITLMs: deref(s.ITLMs), E2EMs: deref(s.E2EMs)}
+	}
+	var probes []probeResult
+	run := func(x float64) (*probeResult, error) {
+		start := time.Now()
+		cfg, _, err := p.AtLoad(x)
+		if err != nil {
+			return nil, fmt.Errorf("capacity search probe %d at %s %g: %w", len(probes), unit, x, err)
+		}
+		wl, err := cache.Build(cfg)
+		if err != nil {
+			return nil, err
+		}
+		res, err := simulate(ctx, cfg, sim.Options{Workload: wl})
+		if err != nil {
+			return nil, fmt.Errorf("capacity search probe %d at %s %g: %w", len(probes), unit, x, err)
+		}
+		if res == nil || res.Summary == nil {
+			return nil, fmt.Errorf("capacity search probe %d at %s %g: the simulation returned no report", len(probes), unit, x)
+		}
+		s := res.Summary
+		offered := int(s.NumRequests)
+		good := int(s.GoodputCompletedRequests)
+		att := 0.0
+		if offered > 0 {
+			att = float64(good) / float64(offered)
+		}
+		meets := offered > 0 && good >= metrics.AttainmentCount(cs.Attainment, offered)
+		h := 0.0
+		if len(res.Requests) > 0 {
+			h = metrics.SLAHeadroom(res.Requests, &sla, cs.Attainment)
+			if math.IsInf(h, 1) {
+				h = -1
+			}
+		}
+		all := results.SummaryValues(s)
+		keep := make(map[string]float64, len(results.ProbeSummaryKeys))
+		for _, k := range results.ProbeSummaryKeys {
+			if v, ok := all[k]; ok {
+				keep[k] = v
+			}
+		}
+		pr := probeResult{load: x, config: cfg, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all},
+			probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, Summary: keep,
+				WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}
+		probes = append(probes, pr)
+		return &probes[len(probes)-1], nil
+	}
+
+	lo, hi := -1, -1 // indexes into probes of the largest load that met and the least that missed
+	unclosed := false
+	x := cs.Min
+	var widths []float64
+	streak := 0
+	for {
+		pr, err := run(x)
+		if err != nil {
+			return results.Record{}, err
+		}
+		i := len(probes) - 1
+		if pr.probe.Meets {
+			if lo < 0 || x > probes[lo].load {
+				lo = i
+			}
+		} else if hi < 0 || x < probes[hi].load {
+			hi = i
+		}
+		if lo < 0 {
+			break // missed at min: infeasible
+		}
+		xl := probes[lo].load
+		if hi < 0 {
+			if xl >= cs.Max {
+				break // bounded
+			}
+			if len(probes) >= cs.MaxProbes {
+				unclosed = true
+				break
+			}
+			x = grow(probes, lo, cs.Max, whole)
+			continue
+		}
+		xh := probes[hi].load
+		if closed(xl, xh, cs.RelativeTolerance, whole) {
+			break
+		}
+		if len(probes) >= cs.MaxProbes {
+			unclosed = true
+			break
+		}
+		widths = append(widths, xh-xl)
+		stalled := len(widths) >= 4 && widths[len(widths)-1] > widths[len(widths)-4]/2
+		// streak counts the last probes inside the bracket that fell on the same side: +n met,
+		// −n missed, 0 before the first.
+		switch {
+		case len(widths) == 1:
+		case pr.probe.Meets:
+			streak = max(streak, 0) + 1
+		default:
+			streak = min(streak, 0) - 1
+		}
+		x = split(probes[lo].probe, probes[hi].probe, cs.RelativeTolerance, whole, stalled, streak)
+	}
+
+	best := 0
+	if lo >= 0 {
+		best = lo
+	}
+	c := &results.Capacity{Feasible: lo >= 0, Load: probes[best].load, Unit: unit, Target: cs.Attainment,
+		Attainment: probes[best].probe.Attainment, Unclosed: unclosed}
+	c.Bounded = lo >= 0 && hi < 0 && probes[lo].load >= cs.Max
+	if unclosed && hi >= 0 {
+		c.Upper = probes[hi].load
+	}
+	for _, pr := range probes {
+		c.Probes = append(c.Probes, pr.probe)
+	}
+	rec := probes[best].rec
+	rec.Capacity = c
+	return rec, nil
+}
+
+// closed reports whether the bracket [lo, hi] is within the tolerance.
+func closed(lo, hi, tol float64, whole bool) bool {
+	if whole && hi-lo <= 1 {
+		return true
+	}
+	return hi-lo <= tol*lo
+}
+
+// grow returns the next bracketing load above probes[lo] (the largest that met the SLA, no miss
+// yet): lo's load times a growth in [minGrowth, maxGrowth] that aims aimPast beyond where the
+// SLA headroom extrapolates to 1, capped at max.
+func grow(probes []probeResult, lo int, maxLoad float64, whole bool) float64 {
+	xl, hl := probes[lo].load, probes[lo].probe.Headroom
+	g := minGrowth
+	if hl > 0 && hl < 1 {
+		// Headroom grows with load; extrapolate log h linearly in log x from the previous
+		// meeting probe below lo (slope 1, h proportional to load, when there is none).
+		slope := 1.0
+		for j := lo - 1; j >= 0; j-- {
+			q := probes[j].probe
+			if q.Meets && q.Headroom > 0 && probes[j].load < xl {
+				slope = math.Log(hl/q.Headroom) / math.Log(xl/probes[j].load)
+				break
+			}
+		}
+		est := math.Inf(1)
+		if slope > 0 {
+			est = xl * math.Pow(1/hl, 1/slope)
+		}
+		g = min(maxGrowth, max(minGrowth, aimPast*est/xl))
+	}
+	x := min(xl*g, maxLoad)
+	if whole {
+		x = math.Max(math.Round(x), xl+1)
+		x = min(x, math.Floor(maxLoad))
+	}
+	return x
+}
+
+// split returns the next load inside the bracket (lo meets, hi misses): where the log-log
+// interpolation of headroom between them reaches 1, kept tol × lo / 2 away from both ends; the
+// midpoint when headroom cannot guide (unknown, or infinite at hi) or the search stalled. When
+// the last n probes inside the bracket met the SLA (streak = +n), the estimate evidently sits
+// low, so the probe goes at least 2^(n−1) × tol × lo above lo (after one, a miss there closes the
+// bracket); when they missed (streak = −n), as far below hi. The push never passes the midpoint.
+func split(lo, hi results.Probe, tol float64, whole, stalled bool, streak int) float64 {
+	xl, xh := lo.Load, hi.Load
+	mid := (xl + xh) / 2
+	x := mid
+	if !stalled && lo.Headroom > 0 && lo.Headroom <= 1 && hi.Headroom > 1 {
+		t := math.Log(1/lo.Headroom) / math.Log(hi.Headroom/lo.Headroom)
+		x = xl * math.Pow(xh/xl, t)
+		m := min(tol*xl/2, (xh-xl)/2)
+		x = min(max(x, xl+m), xh-m)
+		switch push := tol * xl * math.Pow(2, float64(max(streak, -streak)-1)); {
+		case streak > 0:
+			x = max(x, min(xl+push, mid))
+		case streak < 0:
+			x = min(x, max(xh-push, mid))
+		}
+	}
+	if whole {
+		x = math.Round(x)
+		x = min(max(x, xl+1), xh-1)
+	}
+	return x
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
