@@ -10,8 +10,9 @@ import _ "embed"
 const DefaultSweepName = "examples/default-sweep.yaml"
 
 // DefaultSweep returns the built-in sweep spec (examples/default-sweep.yaml): Llama-3.1-8B on up
-// to 8 H200 GPUs, a prefix-heavy synthetic-session workload, aggregated vs disaggregated, TP
-// 1/2/4/8, replicas within the budget, round_robin vs kv_router.
+// to 8 GPUs, H100 against H200, BF16 against FP8 weights, aggregated against disaggregated, TP and
+// replicas, round_robin against kv_router, each deployment's capacity within a per-request SLA
+// (TTFT <= 500 ms, ITL <= 50 ms) and its cost per million output tokens at example prices.
 func DefaultSweep() []byte { return []byte(defaultSweep) }
 
 //go:embed default-sweep.yaml

@@ -242,7 +242,7 @@ func (p *Point) AtLoad(x float64) (*config.Config, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := config.Decode(data, p.ID, nil, config.WithMarker(ConcreteMarker))
+	cfg, err := config.Decode(data, "point "+p.ID, nil, config.WithMarker(ConcreteMarker))
 	if err != nil {
 		return nil, nil, err
 	}

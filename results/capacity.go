@@ -198,11 +198,11 @@ func fillCapacity(r *Row, c *Capacity) {
 func infeasibleReason(r *Row, c *Capacity) string {
 	offered, rejected := deref(r.OfferedRequests), deref(r.RejectedRequests)
 	if offered > 0 && float64(offered-rejected)/float64(offered) < c.Target {
-		return fmt.Sprintf("%s: %d of %d offered requests rejected at the minimum load %s %s, more than attainment %s allows",
-			DegradedReason, rejected, offered, fmtNum(c.Load), c.Unit, fmtNum(c.Target))
+		return fmt.Sprintf("%s: %d of %d offered requests rejected at the minimum load %g %s, more than attainment %g allows",
+			DegradedReason, rejected, offered, c.Load, c.Unit, c.Target)
 	}
-	return fmt.Sprintf("%s: SLA attainment %.4f < %s at the minimum load %s %s", ExcludedSLA, c.Attainment,
-		fmtNum(c.Target), fmtNum(c.Load), c.Unit)
+	return fmt.Sprintf("%s: SLA attainment %.4g < %g at the minimum load %g %s", ExcludedSLA, c.Attainment,
+		c.Target, c.Load, c.Unit)
 }
 
 // WriteProbes writes every row's probes, in row order, to the Parquet file at path (atomically),

@@ -375,12 +375,17 @@ func NewRow(p PointInfo, rec Record) Row {
 		if c := rec.Capacity; c != nil && !c.Feasible {
 			r.Status, r.Reason = StatusInfeasible, infeasibleReason(&r, c)
 		}
-		switch {
+		// An infeasible row keeps saying why it is infeasible; its metrics are cleared alike.
+		switch infeasible := r.Status == StatusInfeasible; {
 		case r.CompletedRequests == nil || *r.CompletedRequests == 0:
-			r.Reason = NoSamplesReason
+			if !infeasible {
+				r.Reason = NoSamplesReason
+			}
 			clearMetrics(&r, true)
 		case zeroDuration(&r):
-			r.Reason = ZeroDurationReason
+			if !infeasible {
+				r.Reason = ZeroDurationReason
+			}
 			clearMetrics(&r, false)
 		}
 	}

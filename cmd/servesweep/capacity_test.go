@@ -1,0 +1,101 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// oneDeployment narrows the built-in sweep to a few deployments of one GPU and one format; the
+// capacity search, the SLA and the workload are the built-in ones.
+var oneDeployment = []string{"--set", "engine.hardware=h100_sxm", "--set", "engine.precision.weights=fp8",
+	"--set", "engine.mode=aggregated", "--set", "engine.workers.aggregated.parallelism={replicas: {choices: [1, 2]}, tensor: 1}"}
+
+// attainment reads goodput_completed_requests / offered_requests from a prediction directory.
+func attainment(t *testing.T, dir string) float64 {
+	t.Helper()
+	s := readSummary(t, dir)
+	good, offered := s["goodput_completed_requests"].(float64), s["offered_requests"].(float64)
+	if offered == 0 {
+		t.Fatalf("%s: nothing offered", dir)
+	}
+	return good / offered
+}
+
+// A recommendation found by capacity search meets the SLA when predict runs it, at the row's
+// attainment; the same file with its load raised by 2 × relative_tolerance does not.
+func TestCapacityRecommendationReproduces(t *testing.T) {
+	endToEnd(t)
+	dir := filepath.Join(t.TempDir(), "sweep")
+	code, out, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, oneDeployment...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	rows := readRows(t, dir)
+	recs, _ := filepath.Glob(filepath.Join(dir, "recommendations", "*.yaml"))
+	if len(recs) == 0 {
+		t.Fatalf("no recommendation:\n%s", out)
+	}
+	for _, rec := range recs {
+		data, err := os.ReadFile(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := regexp.MustCompile(`point ([0-9a-f]{12})`).FindStringSubmatch(string(data))
+		var row *struct{ capacity, attainment float64 }
+		for _, r := range rows {
+			if id != nil && r.PointID == id[1] && r.CapacityLoad != nil {
+				row = &struct{ capacity, attainment float64 }{*r.CapacityLoad, *r.SLAAttainment}
+			}
+		}
+		if row == nil {
+			t.Fatalf("%s: no capacity row for its point", rec)
+		}
+		if !strings.Contains(string(data), "concurrency: "+strconv.Itoa(int(row.capacity))) || !strings.Contains(string(data), "ttft_ms: 500") {
+			t.Fatalf("%s does not set the capacity %g and keep the SLA:\n%s", rec, row.capacity, data)
+		}
+		at := filepath.Join(t.TempDir(), "at")
+		if code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", rec, "--output-dir", at); code != 0 {
+			t.Fatalf("predict %s: exit %d: %s", rec, code, errs)
+		}
+		if got := attainment(t, at); got < 0.99 || got != row.attainment {
+			t.Errorf("%s: predict attains %g, want the row's %g (>= 0.99)", rec, got, row.attainment)
+		}
+		raised := int(math.Ceil(row.capacity * (1 + 2*0.05)))
+		above := filepath.Join(t.TempDir(), "above")
+		if code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", rec, "--set", "traffic.load.concurrency="+strconv.Itoa(raised),
+			"--output-dir", above); code != 0 {
+			t.Fatalf("predict %s at %d: exit %d: %s", rec, raised, code, errs)
+		}
+		if got := attainment(t, above); got >= 0.99 {
+			t.Errorf("%s: at concurrency %d (capacity %g + 10 %%) attainment is still %g", rec, raised, row.capacity, got)
+		}
+	}
+	probes := filepath.Join(dir, "probes.parquet")
+	if _, err := os.Stat(probes); err != nil {
+		t.Error(err)
+	}
+}
+
+// Capacity search without an SLA, or with a domain on the load it searches, is exit 2 naming the
+// field.
+func TestCapacitySpecErrors(t *testing.T) {
+	for _, tc := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"--set", "evaluation={}"}, "optimization.capacity_search: needs evaluation.sla"},
+		{[]string{"--set", "traffic.load.concurrency={choices: [4, 8]}"}, "traffic.load.concurrency: cannot be searched together with optimization.capacity_search"},
+		{[]string{"--set", "optimization.cost.gpu_hour_usd={h200_sxm: 3.5}"}, "no price for hardware h100_sxm"},
+		{[]string{"--set", "optimization.capacity_search.max_probes=1"}, "optimization.capacity_search.max_probes: must be an int >= 2"},
+	} {
+		code, _, errs := runCLI(t, append([]string{"sweep", "--output-dir", filepath.Join(t.TempDir(), "o")}, tc.sets...)...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.sets, code, errs, tc.want)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package grid
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/config"
+)
+
+// withSLA is base with an SLA, which capacity search needs.
+var withSLA = base + "evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}\n"
+
+func TestCapacitySearchDefaultsAndValues(t *testing.T) {
+	s, err := Parse([]byte(withSLA), "spec.yaml", []string{"optimization.capacity_search={}"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := CapacitySearch{Attainment: 0.99, Min: 1, Max: 4096, RelativeTolerance: 0.05, MaxProbes: 16}
+	if cs := s.Optimization.CapacitySearch; cs == nil || *cs != want {
+		t.Fatalf("defaults %+v, want %+v", cs, want)
+	}
+	s, err = Parse([]byte(withSLA), "spec.yaml", []string{
+		"optimization.capacity_search={attainment: 0.9, min: 2, max: 64, relative_tolerance: 0.1, max_probes: 5}"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = CapacitySearch{Attainment: 0.9, Min: 2, Max: 64, RelativeTolerance: 0.1, MaxProbes: 5}
+	if cs := s.Optimization.CapacitySearch; *cs != want {
+		t.Fatalf("values %+v, want %+v", cs, want)
+	}
+	if s, _ := Parse([]byte(withSLA), "spec.yaml", nil, nil); s.Optimization.CapacitySearch != nil || s.Optimization.Cost != nil {
+		t.Error("capacity search or cost on without the section")
+	}
+}
+
+// Every invalid capacity_search or cost setting is exit 2 (config.Errors) naming its field.
+func TestCapacityAndCostErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sets []string
+		path string
+		msg  string
+	}{
+		{"attainment 0", []string{"optimization.capacity_search={attainment: 0}"}, "optimization.capacity_search.attainment", "in (0, 1]"},
+		{"attainment above 1", []string{"optimization.capacity_search={attainment: 1.5}"}, "optimization.capacity_search.attainment", "in (0, 1]"},
+		{"min > max", []string{"optimization.capacity_search={min: 64, max: 8}"}, "optimization.capacity_search.min", "must be <= max (8)"},
+		{"zero tolerance", []string{"optimization.capacity_search={relative_tolerance: 0}"}, "optimization.capacity_search.relative_tolerance", "> 0"},
+		{"negative min", []string{"optimization.capacity_search={min: -1}"}, "optimization.capacity_search.min", "> 0"},
+		{"one probe", []string{"optimization.capacity_search={max_probes: 1}"}, "optimization.capacity_search.max_probes", ">= 2"},
+		{"unknown key", []string{"optimization.capacity_search={tolerance: 0.1}"}, "optimization.capacity_search.tolerance", "unknown field"},
+		{"domain on the intensity", []string{"optimization.capacity_search={}", "traffic.load.concurrency={choices: [1, 2]}"},
+			"traffic.load.concurrency", "cannot be searched together with optimization.capacity_search"},
+		{"rate domain", []string{"optimization.capacity_search={}",
+			"traffic.load={type: poisson, requests_per_second: {choices: [1, 2]}}"}, "traffic.load.requests_per_second", "capacity_search"},
+		{"no prices", []string{"optimization.cost={}"}, "optimization.cost.gpu_hour_usd", "required"},
+		{"bad price", []string{"optimization.cost={gpu_hour_usd: {h200_sxm: -2}}"}, "optimization.cost.gpu_hour_usd.h200_sxm", "> 0"},
+		{"alias price twice", []string{"optimization.cost={gpu_hour_usd: {h200_sxm: 2, h200: 3}}"}, "optimization.cost.gpu_hour_usd.h200", "a second price"},
+		{"cost objective without cost", []string{"optimization.objectives=[{metric: usd_per_million_output_tokens, direction: minimize}]"},
+			"optimization.objectives[0].metric", "needs optimization.cost"},
+		{"cost constraint without cost", []string{"optimization.constraints={max_cost_usd_per_hour: 10}"},
+			"optimization.constraints.max_cost_usd_per_hour", "needs optimization.cost"},
+		{"bad cost constraint", []string{"optimization.cost={gpu_hour_usd: {h200_sxm: 2}}",
+			"optimization.constraints={max_usd_per_million_output_tokens: 0}"}, "optimization.constraints.max_usd_per_million_output_tokens", "> 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(withSLA), "spec.yaml", tc.sets, nil)
+			checkErrorAt(t, err, tc.path, tc.msg)
+		})
+	}
+}
+
+// checkErrorAt requires err to be config.Errors with an error at path whose message contains msg.
+func checkErrorAt(t *testing.T, err error, path, msg string) {
+	t.Helper()
+	var ces config.Errors
+	if !errors.As(err, &ces) {
+		t.Fatalf("err = %v, want config.Errors", err)
+	}
+	for _, e := range ces {
+		if e.Path == path && strings.Contains(e.Msg, msg) {
+			if e.File != "spec.yaml" {
+				t.Errorf("error does not name the file: %v", e)
+			}
+			return
+		}
+	}
+	t.Errorf("no error at %s containing %q; got:\n%v", path, msg, err)
+}
+
+// What only the points can tell is checked at expansion: the SLA, whole-number concurrency
+// bounds, loads the config refuses, and a hardware without a price.
+func TestCapacityAndCostExpansionErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec string
+		sets       []string
+		path, msg  string
+	}{
+		{"no SLA", base, []string{"optimization.capacity_search={}"}, "optimization.capacity_search", "needs evaluation.sla"},
+		{"fractional concurrency", withSLA, []string{"optimization.capacity_search={min: 1.5}"}, "optimization.capacity_search.min", "whole number"},
+		{"max beyond the requests limit", withSLA, []string{"optimization.capacity_search={max: 100000}",
+			"traffic.stop={requests_per_load_unit: 100}"}, "optimization.capacity_search.max", "invalid at load 100000"},
+		{"hardware without a price", withSLA, []string{"engine.hardware={choices: [h200_sxm, h100_sxm]}",
+			"optimization.cost={gpu_hour_usd: {h200: 3.5}}"}, "optimization.cost.gpu_hour_usd", "no price for hardware h100_sxm (used by 1 points)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse([]byte(tc.spec), "spec.yaml", tc.sets, nil)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			_, err = s.Expand()
+			checkErrorAt(t, err, tc.path, tc.msg)
+		})
+	}
+}
+
+func TestCostPricesEachPoint(t *testing.T) {
+	x := expand(t, withSLA, "engine.hardware={choices: [h200, h100_sxm]}", "optimization.cost={gpu_hour_usd: {h200_sxm: 3.5, h100: 2.5}}")
+	if len(x.Points) != 2 {
+		t.Fatalf("%d points", len(x.Points))
+	}
+	for _, p := range x.Points {
+		want := map[string]float64{"h200": 3.5, "h100_sxm": 2.5}[p.Config.Engine.Hardware]
+		if p.GPUHourUSD != want {
+			t.Errorf("%s: %g USD per GPU-hour, want %g", p.Config.Engine.Hardware, p.GPUHourUSD, want)
+		}
+	}
+}
+
+func TestAtLoad(t *testing.T) {
+	x := expand(t, withSLA, "optimization.capacity_search={}")
+	p := &x.Points[0]
+	cfg, data, err := p.AtLoad(37)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Traffic.Load.Concurrency != 37 || !strings.Contains(string(data), "concurrency: 37") {
+		t.Errorf("concurrency %d, YAML:\n%s", cfg.Traffic.Load.Concurrency, data)
+	}
+	if p.Config.Traffic.Load.Concurrency != 4 {
+		t.Error("AtLoad changed the point's own config")
+	}
+	// The rest of the config is unchanged: back at the point's own load, it is the same point.
+	back, _, err := p.AtLoad(4)
+	if err != nil || PointID(back) != p.ID {
+		t.Errorf("AtLoad(4) gives point %s (%v), want %s", PointID(back), err, p.ID)
+	}
+	for _, tc := range []struct {
+		load, unit string
+		x          float64
+		get        func(*config.Config) float64
+	}{
+		{"{type: poisson, requests_per_second: 2}", "requests_per_second", 2.5, func(c *config.Config) float64 { return c.Traffic.Load.RequestsPerSecond }},
+		{"{type: constant_rate, requests_per_second: 2}", "requests_per_second", 0.125, func(c *config.Config) float64 { return c.Traffic.Load.RequestsPerSecond }},
+	} {
+		x := expand(t, withSLA, "traffic.load="+tc.load)
+		p := &x.Points[0]
+		if u := LoadUnit(p.Config); u != tc.unit {
+			t.Errorf("%s: unit %s, want %s", tc.load, u, tc.unit)
+		}
+		cfg, _, err := p.AtLoad(tc.x)
+		if err != nil || tc.get(cfg) != tc.x {
+			t.Errorf("%s at %g: %v, %v", tc.load, tc.x, err, cfg)
+		}
+	}
+	// A load the config's bounds refuse is the config error.
+	x = expand(t, withSLA, "traffic.stop={requests_per_load_unit: 100}")
+	if _, _, err := x.Points[0].AtLoad(1e6); err == nil || !strings.Contains(err.Error(), "2,000,000") && !strings.Contains(err.Error(), "2000000") {
+		t.Errorf("AtLoad beyond the request limit: %v", err)
+	}
+}

@@ -1,0 +1,83 @@
+package results
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// Cost columns, hand-computed: 4 GPUs at 2.5 USD per GPU-hour cost 10 USD an hour; at 1000
+// output tokens/s an hour makes 3.6 M tokens, so a million costs 10 / 3.6 USD.
+func TestNewRowCost(t *testing.T) {
+	rec := Record{PointID: "p", Status: StatusOK, Summary: map[string]float64{
+		"num_requests": 10, "offered_requests": 10, "completed_requests": 10, "goodput_completed_requests": 8,
+		"duration_ms": 1000, "output_throughput_tok_s": 1000, "num_ttft_samples": 10,
+	}}
+	r := NewRow(PointInfo{ID: "p", GPUs: 4, GPUHourUSD: 2.5}, rec)
+	if r.CostUSDPerHour == nil || *r.CostUSDPerHour != 10 {
+		t.Fatalf("cost_usd_per_hour %v, want 10", r.CostUSDPerHour)
+	}
+	if r.USDPerMillionOutputTokens == nil || math.Abs(*r.USDPerMillionOutputTokens-10/3.6) > 1e-12 {
+		t.Errorf("usd_per_million_output_tokens %v, want %v", r.USDPerMillionOutputTokens, 10/3.6)
+	}
+	if r.SLAAttainment == nil || *r.SLAAttainment != 0.8 {
+		t.Errorf("sla_attainment %v, want 0.8", r.SLAAttainment)
+	}
+	if free := NewRow(PointInfo{ID: "p", GPUs: 4}, rec); free.CostUSDPerHour != nil || free.USDPerMillionOutputTokens != nil {
+		t.Error("cost columns without a price")
+	}
+	// No output throughput (nothing completed): no cost per token.
+	rec.Summary["completed_requests"], rec.Summary["output_throughput_tok_s"] = 0, 0
+	if r := NewRow(PointInfo{ID: "p", GPUs: 4, GPUHourUSD: 2.5}, rec); r.USDPerMillionOutputTokens != nil || *r.CostUSDPerHour != 10 {
+		t.Errorf("no samples: usd_per_million_output_tokens %v", r.USDPerMillionOutputTokens)
+	}
+}
+
+// An infeasible row is never a candidate; a cost constraint keeps the rows above it off.
+func TestAnalyzeInfeasibleAndCost(t *testing.T) {
+	cheap, dear, sla, rej := row("cheap", 1, 100, 50, 10), row("dear", 1, 300, 20, 5), row("sla", 1, 500, 1, 1), row("rej", 1, 500, 1, 1)
+	cheap.CostUSDPerHour, dear.CostUSDPerHour = ptr(2), ptr(8)
+	sla.Status, sla.Reason = StatusInfeasible, "sla_constraint: SLA attainment 0.5 < 0.99 at the minimum load 1 concurrency"
+	rej.Status, rej.Reason = StatusInfeasible, "rejected_requests: 10 of 10 offered requests rejected at the minimum load 1 concurrency"
+	rows := []Row{cheap, dear, sla, rej}
+	a, err := Analyze(rows, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Front) != 1 || rows[a.Front[0]].PointID != "dear" || a.Excluded[ExcludedSLA] != 1 || a.Excluded[ExcludedRejected] != 1 {
+		t.Errorf("front %v excluded %v; want [dear], one sla_constraint and one rejected_requests", a.Front, a.Excluded)
+	}
+	a, _ = Analyze(rows, Settings{MaxCostUSDPerHour: 5})
+	if len(a.Front) != 1 || rows[a.Front[0]].PointID != "cheap" || a.Excluded[ExcludedCost] != 1 {
+		t.Errorf("max cost 5: front %v excluded %v; want [cheap] and one cost", a.Front, a.Excluded)
+	}
+	if n := CountStatuses(rows); n.OK != 2 || n.Infeasible != 2 || n.Failed != 0 {
+		t.Errorf("counts %+v", n)
+	}
+}
+
+// NewRow derives infeasible from the record's capacity, and carries the search's columns and
+// probes.
+func TestNewRowCapacity(t *testing.T) {
+	c := &Capacity{Feasible: true, Load: 20, Unit: "concurrency", Target: 0.99, Attainment: 1, Probes: []Probe{
+		{Load: 1, Attainment: 1, Meets: true, Headroom: 0.4, Summary: map[string]float64{"p99_ttft_ms": 10, "offered_requests": 50}},
+		{Load: 21, Attainment: 0.9, Meets: false, Headroom: -1},
+		{Load: 20, Attainment: 1, Meets: true, Headroom: 0.8},
+	}}
+	rec := Record{PointID: "p", Status: StatusOK, Capacity: c, Summary: map[string]float64{
+		"num_requests": 1000, "offered_requests": 1000, "completed_requests": 1000, "goodput_completed_requests": 1000, "duration_ms": 500}}
+	r := NewRow(PointInfo{ID: "p"}, rec)
+	if r.Status != StatusOK || *r.CapacityLoad != 20 || *r.CapacityLoadUnit != "concurrency" || *r.CapacityProbes != 3 || *r.CapacityBounded {
+		t.Fatalf("status %s capacity %v %v probes %v bounded %v", r.Status, *r.CapacityLoad, *r.CapacityLoadUnit, *r.CapacityProbes, *r.CapacityBounded)
+	}
+	if len(r.Probes) != 3 || *r.Probes[0].P99TTFTMs != 10 || *r.Probes[0].OfferedRequests != 50 || *r.Probes[0].SLAHeadroom != 0.4 ||
+		r.Probes[1].SLAHeadroom != nil || r.Probes[1].MeetsSLA || r.Probes[2].ProbeIndex != 2 || r.Probes[2].PointID != "p" {
+		t.Errorf("probes %+v", r.Probes)
+	}
+	c.Feasible, c.Load, c.Attainment = false, 1, 0.25
+	rec.Summary["goodput_completed_requests"] = 250
+	r = NewRow(PointInfo{ID: "p"}, rec)
+	if r.Status != StatusInfeasible || r.CapacityLoad != nil || !strings.HasPrefix(r.Reason, "sla_constraint: SLA attainment 0.25 < 0.99") {
+		t.Errorf("infeasible: status %s capacity %v reason %q", r.Status, r.CapacityLoad, r.Reason)
+	}
+}

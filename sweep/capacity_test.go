@@ -1,0 +1,214 @@
+package sweep
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/examples"
+	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
+)
+
+// fixedSpec is a deployment whose capacity is known by hand: every pass with a prefill takes
+// 10 ms (decode passes 0 ms), a request is 100 prompt tokens and 1 output token, and a pass
+// holds 1000 batched tokens, so it prefills 10 requests. Under a closed loop of c requests in
+// flight, requests wait ⌈c/10⌉ passes: TTFT is 10 ms for c <= 10, 20 ms for c <= 20, and for
+// c = 21 a tenth of the requests see 30 ms. With TTFT <= 25 ms for 99 % of requests, the
+// capacity of one replica is 2 passes × 10 requests = 20 (and twice that for two replicas
+// under round_robin).
+const fixedSpec = `traffic:
+  source: {type: synthetic, input_tokens: 100, output_tokens: 1}
+  load: {type: concurrency, concurrency: 1}
+  stop: {requests_per_load_unit: 50}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h100_sxm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: {choices: [1, 2]}, tensor: 1}
+      scheduler: {max_batched_tokens: 1000, max_sequences: 256}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 100000}}
+      timing: {type: fixed, prefill_ms: 10, decode_ms: 0}
+router: {policy: round_robin}
+evaluation: {sla: {ttft_ms: 25}}
+optimization: {capacity_search: {}}
+`
+
+// runCapacity runs spec's points with capacity search and returns the rows.
+func runCapacity(t *testing.T, spec string, par int, dir string, sets ...string) []results.Row {
+	t.Helper()
+	s, err := grid.Parse([]byte(spec), "spec.yaml", sets, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	out, err := Run(context.Background(), x.Points, Options{OutputDir: dir, Parallelism: par,
+		Capacity: s.Optimization.CapacitySearch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Rows
+}
+
+func TestCapacityHandComputed(t *testing.T) {
+	rows := runCapacity(t, fixedSpec, 2, "")
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for i, want := range []float64{20, 40} {
+		r := rows[i]
+		if r.Status != results.StatusOK || r.CapacityLoad == nil || *r.CapacityLoad != want {
+			t.Errorf("replicas %d: status %s capacity %v, want %g (reason %q)", i+1, r.Status, r.CapacityLoad, want, r.Reason)
+			continue
+		}
+		if *r.CapacityLoadUnit != "concurrency" || *r.CapacityBounded || *r.LoadConcurrency != int64(want) {
+			t.Errorf("replicas %d: unit %s bounded %v load %d", i+1, *r.CapacityLoadUnit, *r.CapacityBounded, *r.LoadConcurrency)
+		}
+		// The row is measured at the capacity: 50 requests per unit of load, all within 20 ms.
+		if *r.OfferedRequests != int64(50*want) || *r.SLAAttainment != 1 || *r.P99TTFTMs != 20 {
+			t.Errorf("replicas %d: offered %d attainment %g p99 TTFT %g", i+1, *r.OfferedRequests, *r.SLAAttainment, *r.P99TTFTMs)
+		}
+		if !strings.Contains(r.ConfigYAML, "concurrency: "+strconv.FormatFloat(want, 'f', -1, 64)+"}") {
+			t.Errorf("replicas %d: config_yaml does not run at the capacity:\n%s", i+1, r.ConfigYAML)
+		}
+		// The probes: the first at min, one per simulation, the capacity among those that met the
+		// SLA and capacity + 1 among those that missed it.
+		if int64(len(r.Probes)) != *r.CapacityProbes || r.Probes[0].Load != 1 {
+			t.Fatalf("replicas %d: %d probes, capacity_probes %d", i+1, len(r.Probes), *r.CapacityProbes)
+		}
+		var met, missed bool
+		for k, p := range r.Probes {
+			if p.PointID != r.PointID || p.ProbeIndex != int64(k) || p.LoadUnit != "concurrency" {
+				t.Errorf("probe %d: %+v", k, p)
+			}
+			met = met || (p.Load == want && p.MeetsSLA)
+			missed = missed || (p.Load == want+1 && !p.MeetsSLA)
+			if p.MeetsSLA != (p.Load <= want) {
+				t.Errorf("replicas %d: probe at %g meets %v", i+1, p.Load, p.MeetsSLA)
+			}
+		}
+		if !met || !missed {
+			t.Errorf("replicas %d: the probes do not pin the capacity between %g and %g: %+v", i+1, want, want+1, r.Probes)
+		}
+	}
+}
+
+// A deployment that misses the SLA at the minimum load is infeasible, measured at min; one whose
+// rejections alone make it miss says so; one that still meets it at max is bounded; a search
+// cut short by max_probes says so.
+func TestCapacityOutcomes(t *testing.T) {
+	one := "engine.workers.aggregated.parallelism.replicas=1"
+	r := runCapacity(t, fixedSpec, 1, "", one, "evaluation.sla.ttft_ms=5")[0]
+	if r.Status != results.StatusInfeasible || !strings.HasPrefix(r.Reason, "sla_constraint: SLA attainment 0 < 0.99 at the minimum load 1 concurrency") ||
+		r.CapacityLoad != nil || *r.CapacityProbes != 1 || *r.LoadConcurrency != 1 || *r.OfferedRequests != 50 {
+		t.Errorf("TTFT SLA below one pass: status %s reason %q capacity %v probes %d", r.Status, r.Reason, r.CapacityLoad, *r.CapacityProbes)
+	}
+	r = runCapacity(t, fixedSpec, 1, "", one, "engine.context_length=64")[0]
+	if r.Status != results.StatusInfeasible || !strings.HasPrefix(r.Reason, "rejected_requests: 50 of 50 offered requests rejected at the minimum load 1") {
+		t.Errorf("every prompt too long: status %s reason %q", r.Status, r.Reason)
+	}
+	r = runCapacity(t, fixedSpec, 1, "", one, "optimization.capacity_search={max: 8}")[0]
+	if r.Status != results.StatusOK || *r.CapacityLoad != 8 || !*r.CapacityBounded {
+		t.Errorf("max 8 under a capacity of 20: status %s capacity %v bounded %v", r.Status, r.CapacityLoad, r.CapacityBounded)
+	}
+	r = runCapacity(t, fixedSpec, 1, "", one, "optimization.capacity_search={max_probes: 3}")[0]
+	if r.Status != results.StatusOK || *r.CapacityProbes != 3 || *r.CapacityLoad >= 20 ||
+		!strings.HasPrefix(r.Reason, "capacity_search: stopped at max_probes (3) with the capacity between") {
+		t.Errorf("max_probes 3: status %s capacity %v probes %d reason %q", r.Status, *r.CapacityLoad, *r.CapacityProbes, r.Reason)
+	}
+	a, err := results.Analyze([]results.Row{r}, results.Settings{Objectives: []results.Objective{
+		{Metric: "request_throughput_rps", Direction: results.Maximize}}})
+	if err != nil || len(a.Candidates) != 1 {
+		t.Errorf("an unclosed search is still a candidate at the capacity it proved: %v %v", a, err)
+	}
+}
+
+// The search is deterministic: any worker count gives the same rows and probes, and a resumed
+// run gives back the same rows and probes from the journal.
+func TestCapacityDeterministicAndResumed(t *testing.T) {
+	dir := t.TempDir()
+	one := runCapacity(t, fixedSpec, 1, dir)
+	four := runCapacity(t, fixedSpec, 4, "")
+	if !reflect.DeepEqual(withoutProbeTimes(withoutHostTime(one)), withoutProbeTimes(withoutHostTime(four))) {
+		t.Error("rows differ between 1 and 4 workers")
+	}
+	again := runCapacity(t, fixedSpec, 2, dir)
+	if !reflect.DeepEqual(one, again) {
+		t.Error("a resumed run's rows differ from the run that simulated them")
+	}
+	path := filepath.Join(dir, results.ProbesFile)
+	if err := results.WriteProbes(path, again); err != nil {
+		t.Fatal(err)
+	}
+	read, err := results.ReadProbes(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []results.ProbeRow
+	for _, r := range one {
+		all = append(all, r.Probes...)
+	}
+	if !reflect.DeepEqual(read, all) {
+		t.Errorf("probes.parquet round trip: %d rows, want %d", len(read), len(all))
+	}
+}
+
+func withoutProbeTimes(rows []results.Row) []results.Row {
+	for i := range rows {
+		probes := make([]results.ProbeRow, len(rows[i].Probes))
+		for k, p := range rows[i].Probes {
+			p.WallTimeMs = 0
+			probes[k] = p
+		}
+		rows[i].Probes = probes
+	}
+	return rows
+}
+
+// BenchmarkCapacityBuiltIn runs the built-in sweep (capacity search on every deployment) and
+// reports probes per searched deployment (the search's cost; target <= 8), deployments per second
+// and probes per second.
+func BenchmarkCapacityBuiltIn(b *testing.B) {
+	s, err := grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	x, err := s.Expand()
+	if err != nil {
+		b.Fatal(err)
+	}
+	probes, searched := 0, 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir := b.TempDir()
+		b.StartTimer()
+		out, err := Run(context.Background(), x.Points, Options{OutputDir: dir, Parallelism: runtime.NumCPU(),
+			Capacity: s.Optimization.CapacitySearch})
+		if err != nil || out.Failed+out.TimedOut > 0 {
+			b.Fatalf("%v %+v", err, out)
+		}
+		for _, r := range out.Rows {
+			if r.EquivalentTo == "" {
+				probes += len(r.Probes)
+				searched++
+			}
+		}
+	}
+	b.ReportMetric(float64(probes)/float64(searched), "probes/point")
+	b.ReportMetric(float64(len(x.Points)*b.N)/b.Elapsed().Seconds(), "points/s")
+	b.ReportMetric(float64(probes)/b.Elapsed().Seconds(), "probes/s")
+}
