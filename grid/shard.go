@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -107,6 +108,22 @@ func (x *Expansion) SpecHash() string {
 		b.WriteByte('\n')
 	}
 	writeSettings(&b, x.Spec.Optimization.Settings())
+	// What changes the rows beyond the point configs: the capacity search and the prices (absent
+	// from the text without them, so other specs keep their hashes).
+	if cs := x.Spec.Optimization.CapacitySearch; cs != nil {
+		fmt.Fprintf(&b, "capacity_search %s %s %s %s %d\n", ftoa(cs.Attainment), ftoa(cs.Min), ftoa(cs.Max),
+			ftoa(cs.RelativeTolerance), cs.MaxProbes)
+	}
+	if c := x.Spec.Optimization.Cost; c != nil {
+		ids := make([]string, 0, len(c.GPUHourUSD))
+		for id := range c.GPUHourUSD {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			fmt.Fprintf(&b, "gpu_hour_usd %s %s\n", id, ftoa(c.GPUHourUSD[id]))
+		}
+	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:8])
 }
@@ -120,3 +137,5 @@ func writeSettings(b *strings.Builder, s results.Settings) {
 	fmt.Fprintf(b, "gpus %d %d\nstrict_sla %t\nmin_goodput_rps %s\n", s.MinGPUs, s.MaxGPUs, s.StrictSLA,
 		strconv.FormatFloat(s.MinGoodputRPS, 'g', -1, 64))
 }
+
+func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -110,6 +110,21 @@ func TestSpecHash(t *testing.T) {
 			t.Errorf("changing %s (%s) kept the spec hash", name, set)
 		}
 	}
+	// The capacity search and the prices change the rows: each of their settings is in the hash.
+	capSets := append(slices.Clone(shardSets[:2]), "evaluation.sla={ttft_ms: 500}", "optimization.capacity_search={}",
+		"optimization.cost={gpu_hour_usd: {h200_sxm: 3}}")
+	hc := expand(t, base, capSets...).SpecHash()
+	for name, set := range map[string]string{
+		"the attainment": "optimization.capacity_search.attainment=0.9",
+		"the max load":   "optimization.capacity_search.max=100",
+		"the tolerance":  "optimization.capacity_search.relative_tolerance=0.1",
+		"the max probes": "optimization.capacity_search.max_probes=4",
+		"a price":        "optimization.cost.gpu_hour_usd.h200_sxm=4",
+	} {
+		if expand(t, base, append(slices.Clone(capSets), set)...).SpecHash() == hc {
+			t.Errorf("changing %s (%s) kept the spec hash", name, set)
+		}
+	}
 }
 
 func TestParseShard(t *testing.T) {

@@ -684,6 +684,6 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row) {
 	}
 	fmt.Fprintf(b, "\nCapacity search (%s): %d deployments searched, %d infeasible (SLA missed at the minimum load), "+
 		"%d bounded (SLA still met at the maximum), %d stopped at max_probes; %d probes, %.1f per deployment "+
-		"(each a row of `%s`). Every row is measured at its capacity load.\n",
+		"(each a row of `%s`). Every row is measured at its capacity load.\n\n",
 		unit, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile)
 }
