@@ -51,12 +51,14 @@ func newSweepCmd(io ioStreams, runF func(context.Context, *sweepOptions) error) 
 
 A sweep spec is a prediction YAML whose fields may hold search domains, {choices: [...]} or
 {range: {min, max, step, scale}}, plus optional optimization (target, objectives, constraints,
-strict_sla) and optimizer (algorithm grid|random, max_trials, parallelism,
+strict_sla, capacity_search, cost) and optimizer (algorithm grid|random, max_trials, parallelism,
 candidate_timeout_seconds, seed) sections. Without -c the built-in spec
 (examples/default-sweep.yaml) runs. ${NAME} in a string value is read from the environment.
 
 Writes <output-dir>/points.jsonl (the journal), results.parquet, sweep.json, pareto.json,
-report.md, pareto.png and recommendations/NNNN.yaml. Rerunning the same command with the same
+report.md, pareto.png and recommendations/NNNN.yaml. With optimization.capacity_search each
+deployment runs at the largest load within evaluation.sla (its row is measured there) and every
+probe of the search is a row of probes.parquet. Rerunning the same command with the same
 --output-dir resumes: finished points are skipped. Ctrl-C keeps every finished point.
 
 Sharded (--shard I/N, or from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID in the environment,
