@@ -92,10 +92,10 @@ func TestReportFormatJSON(t *testing.T) {
 		t.Errorf("pareto differs from pareto.json:\n%v\nwant\n%v", doc["pareto"], want)
 	}
 	pareto := doc["pareto"].(map[string]any)
-	// 20 points: 10 shapes × 2 policies; on the 4 one-replica shapes kv_router is a twin of
-	// round_robin and is not ranked, so 16 are.
-	if s := pareto["settings"].(map[string]any); s["target"] != "throughput" || len(pareto["ranking"].([]any)) != 16 {
-		t.Errorf("pareto settings %v, %d ranked points; want target throughput and 16", s, len(pareto["ranking"].([]any)))
+	// 80 points: 10 shapes × 2 policies × 2 GPUs × 2 weight formats; on the 4 one-replica shapes
+	// kv_router is a twin of round_robin and is not ranked, so 64 are.
+	if s := pareto["settings"].(map[string]any); s["target"] != "throughput" || len(pareto["ranking"].([]any)) != 64 {
+		t.Errorf("pareto settings %v, %d ranked points; want target throughput and 64", s, len(pareto["ranking"].([]any)))
 	}
 	files := doc["files"].(map[string]any)
 	var recs []string
@@ -145,13 +145,13 @@ func TestSweepFormatJSON(t *testing.T) {
 			t.Errorf("pareto differs from pareto.json")
 		}
 		c := doc["counts"].(map[string]any)
-		simulated, resumedPoints := 20.0, 0.0
+		simulated, resumedPoints := 80.0, 0.0
 		if resumed {
-			simulated, resumedPoints = 0, 20
+			simulated, resumedPoints = 0, 80
 		}
-		if c["grid_points"] != 32.0 || c["valid_points"] != 20.0 || c["selected_points"] != 20.0 || c["ok"] != 20.0 ||
-			c["simulated_points"] != simulated || c["resumed_points"] != resumedPoints ||
-			!reflect.DeepEqual(c["filtered"], map[string]any{"gpu_budget": 12.0}) {
+		if c["grid_points"] != 128.0 || c["valid_points"] != 80.0 || c["selected_points"] != 80.0 || c["ok"] != 80.0 ||
+			c["degraded"] != 0.0 || c["infeasible"] != 0.0 || c["simulated_points"] != simulated || c["resumed_points"] != resumedPoints ||
+			!reflect.DeepEqual(c["filtered"], map[string]any{"gpu_budget": 48.0}) {
 			t.Errorf("resumed %v: counts %v", resumed, c)
 		}
 		files := doc["files"].(map[string]any)
@@ -196,7 +196,7 @@ func TestSweepDryRunFormatJSON(t *testing.T) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}
 	counts := fmt.Sprintf("grid: %v points before filtering, %v valid, %v selected", doc["grid_points"], doc["valid_points"], doc["selected_points"])
-	if !strings.Contains(table, counts) || doc["grid_points"] != 194.0 {
+	if !strings.Contains(table, counts) || doc["grid_points"] != 416.0 || doc["valid_points"] != 280.0 {
 		t.Errorf("the table lacks %q:\n%s", counts, table)
 	}
 	if f := doc["filtered"].(map[string]any); !strings.Contains(table, fmt.Sprintf("filtered gpu_budget: %v (", f["gpu_budget"])) || len(f) != 1 {
@@ -281,7 +281,7 @@ func TestShardFormatJSON(t *testing.T) {
 	}
 	sh, c := doc["shard"].(map[string]any), doc["counts"].(map[string]any)
 	if sh["index"] != 0.0 || sh["count"] != 2.0 || c["simulated_points"] != sh["points"] || c["ok"] != sh["points"] ||
-		c["selected_points"] != 20.0 || !(sh["points"].(float64) > 0) {
+		c["selected_points"] != 80.0 || !(sh["points"].(float64) > 0) {
 		t.Errorf("shard %v, counts %v", sh, c)
 	}
 	files := doc["files"].(map[string]any)

@@ -15,7 +15,7 @@ import (
 	"github.com/servesweep/servesweep/results"
 )
 
-// tinyAggregated is tinyDefault restricted to aggregated points: a 20-point sweep that takes a
+// tinyAggregated is tinyDefault restricted to aggregated points: an 80-point sweep that takes a
 // fraction of a second.
 var tinyAggregated = append([]string{"--set", "engine.mode={choices: [aggregated]}"}, tinyDefault...)
 

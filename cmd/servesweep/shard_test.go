@@ -23,8 +23,10 @@ import (
 )
 
 // tinyDefault shrinks the built-in sweep's workload further than smallDefault so that a sweep
-// run several times (whole, as shards, merged) stays quick under -race; the 92-point grid is
-// unchanged.
+// run several times (whole, as shards, merged) stays quick under -race; the 280-point grid is
+// unchanged. Its fixed 8 two-turn sessions do not grow with the load, so every point's capacity
+// search meets the SLA up to the search's max and ends there, bounded, after 5 probes; the fixed
+// concurrency is the load of a test that turns the capacity search off.
 var tinyDefault = []string{"--set", "traffic.stop={sessions: 8}", "--set", "traffic.load.concurrency=4", "--set", "traffic.source.session.turns=2"}
 
 func TestResolveShard(t *testing.T) {
@@ -159,7 +161,7 @@ func runShardCLI(t *testing.T, dir string, extra ...string) string {
 // TestShardedSweepMatchesSingleRun runs the tiny default sweep whole, then as 4 shards into one
 // shared directory (two shards from --shard I/4, two from JOB_COMPLETION_INDEX as in a
 // Kubernetes Indexed Job), merges them and checks that the merged results have the same rows
-// (apart from host time) and the same Pareto front as the single run.
+// and capacity search probes (apart from host time) and the same Pareto front as the single run.
 func TestShardedSweepMatchesSingleRun(t *testing.T) {
 	endToEnd(t)
 	tmp := t.TempDir()
@@ -214,17 +216,43 @@ func TestShardedSweepMatchesSingleRun(t *testing.T) {
 	if total != len(want) {
 		t.Errorf("the parts hold %d rows, the single run %d", total, len(want))
 	}
+	// Each shard writes its points' probes beside its part.
+	wantProbes := withoutProbeHostTime(checkProbes(t, single, want))
+	probeParts, _ := filepath.Glob(filepath.Join(shared, results.ProbesDir, "*.parquet"))
+	nprobes := 0
+	for i, p := range probeParts {
+		if filepath.Base(p) != results.ProbesPartName(i, 4) {
+			t.Errorf("probe tables %v, want probes-0000I-of-00004.parquet for I from 0 to 3", probeParts)
+		}
+		probes, err := results.ReadProbes(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range probes {
+			if grid.ShardOf(pr.PointID, 4) != i {
+				t.Errorf("%s holds a probe of point %s of shard %d", p, pr.PointID, grid.ShardOf(pr.PointID, 4))
+			}
+		}
+		nprobes += len(probes)
+	}
+	if len(probeParts) != 4 || nprobes != len(wantProbes) {
+		t.Errorf("%d probe tables hold %d probes, the single run %d", len(probeParts), nprobes, len(wantProbes))
+	}
 
 	merged := filepath.Join(tmp, "merged")
 	code, mout, errs := runCLI(t, "merge", "--results", shared, "--output-dir", merged)
 	if code != 0 || errs != "" {
 		t.Fatalf("merge: exit %d: %s\n%s", code, errs, mout)
 	}
-	if !strings.Contains(mout, "92 rows of 92 selected points") {
+	if !strings.Contains(mout, "280 rows of 280 selected points (0 duplicate rows removed): 280 ok, 0 degraded, 0 failed, 0 timed out") {
 		t.Errorf("merge stdout:\n%s", mout)
 	}
-	if got := readRows(t, merged); !reflect.DeepEqual(withoutHostTime(got), withoutHostTime(want)) {
+	got := readRows(t, merged)
+	if !reflect.DeepEqual(withoutHostTime(got), withoutHostTime(want)) {
 		t.Errorf("merged rows differ from the single run (%d rows vs %d)", len(got), len(want))
+	}
+	if probes := withoutProbeHostTime(checkProbes(t, merged, got)); !reflect.DeepEqual(probes, wantProbes) {
+		t.Errorf("merged probes differ from the single run's (%d probes vs %d)", len(probes), len(wantProbes))
 	}
 	sp, mp := readPareto(t, single), readPareto(t, merged)
 	if len(sp.Front) == 0 || !reflect.DeepEqual(sp.Front, mp.Front) || !reflect.DeepEqual(sp.Best, mp.Best) {
@@ -250,15 +278,28 @@ func TestShardedSweepMatchesSingleRun(t *testing.T) {
 	data, _ := os.ReadFile(parts[2])
 	os.WriteFile(extra, data, 0o644)
 	code, mout, errs = runCLI(t, "merge", "--results", shared)
-	if code != 0 || !strings.Contains(mout, "92 rows of 92 selected points") {
+	if code != 0 || !strings.Contains(mout, "280 rows of 280 selected points") {
 		t.Fatalf("merge with a duplicate part: exit %d: %s\n%s", code, errs, mout)
 	}
-	if got := readRows(t, shared); !reflect.DeepEqual(withoutHostTime(got), withoutHostTime(want)) {
+	got = readRows(t, shared)
+	if !reflect.DeepEqual(withoutHostTime(got), withoutHostTime(want)) {
 		t.Error("merged rows with a duplicate part differ from the single run")
+	}
+	if probes := withoutProbeHostTime(checkProbes(t, shared, got)); !reflect.DeepEqual(probes, wantProbes) {
+		t.Error("merged probes with a duplicate part differ from the single run's")
 	}
 	if d := readPareto(t, shared); d.Merge == nil || d.Merge.DuplicateRows == 0 || !reflect.DeepEqual(d.Front, sp.Front) {
 		t.Errorf("duplicate part: merge info %+v", d.Merge)
 	}
+}
+
+// withoutProbeHostTime returns probes with their host time (wall_time_ms) zeroed.
+func withoutProbeHostTime(probes []results.ProbeRow) []results.ProbeRow {
+	out := slices.Clone(probes)
+	for i := range out {
+		out[i].WallTimeMs = 0
+	}
+	return out
 }
 
 // TestMergeRefusesTwoSpecs collects the parts of two specs under one directory.
@@ -299,12 +340,14 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	shared := filepath.Join(tmp, "shared")
 	runShardCLI(t, shared, "--shard", "0/4")
 	runShardCLI(t, shared, "--shard", "3/4")
-	// Shard 1 is interrupted after 3 points; with --format json it prints nothing on stdout.
+	// Shard 1 is interrupted after 3 points: the first probe of the 4th point's capacity search
+	// (the one at the search's min, concurrency 1) cancels it. With --format json it prints
+	// nothing on stdout.
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
 	opts := &sweepOptions{OutputDir: shared, Sets: []string{"traffic.stop={sessions: 8}", "traffic.load.concurrency=4", "traffic.source.session.turns=2"}, Quiet: true,
 		Format: formatJSON, Parallelism: 1, Shard: "1/4", Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
-			if n.Add(1) == 4 {
+			if cfg.Traffic.Load.Concurrency == 1 && n.Add(1) == 4 {
 				cancel()
 			}
 			return sim.Run(c, cfg, o)
@@ -336,17 +379,19 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	if len(got) != len(wantRows) || !reflect.DeepEqual(withoutHostTime(got), withoutHostTime(wantRows)) {
 		t.Errorf("the incomplete merge has %d rows, want %d (shards 0 and 3, and the finished points of shard 1)", len(got), len(wantRows))
 	}
-	if !strings.Contains(out, "rows of 92 selected points") {
+	if !strings.Contains(out, fmt.Sprintf("%d rows of 280 selected points", len(got))) {
 		t.Errorf("merge stdout:\n%s", out)
 	}
+	// The merge keeps the probes of the points it has.
+	checkProbes(t, shared, got)
 	d := readPareto(t, shared)
-	if !d.Incomplete || d.Merge == nil || d.Merge.Complete || d.Merge.MissingPoints != 92-len(got) {
+	if !d.Incomplete || d.Merge == nil || d.Merge.Complete || d.Merge.MissingPoints != 280-len(got) {
 		t.Fatalf("pareto.json does not mark the merge incomplete: %+v", d.Merge)
 	}
-	// Shard sizes come from the single run's 92 points. All of shard 2 is missing. Shard 1's
-	// first 3 simulations finished before the 4th cancelled the sweep; that one, and one more
-	// already queued, may finish too (a small simulation checks for cancellation only every 1024
-	// events), so shard 1 misses exactly its points absent from the merged rows, at least one.
+	// Shard sizes come from the single run's 280 points. All of shard 2 is missing. Shard 1's
+	// first 3 points finished before the 4th cancelled the sweep; that one, and one more already
+	// queued, may finish too (a small simulation checks for cancellation only every 1024 events),
+	// so shard 1 misses exactly its points absent from the merged rows, at least one.
 	var shard2, shard1 int
 	var shard1Missing []string
 	for _, r := range want {
@@ -398,8 +443,13 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	if code, _, errs := runCLI(t, "merge", "--results", shared, "--require-complete"); code != 0 {
 		t.Fatalf("complete merge: exit %d %s", code, errs)
 	}
-	if got := readRows(t, shared); !reflect.DeepEqual(withoutHostTime(got), withoutHostTime(want)) {
+	got = readRows(t, shared)
+	if !reflect.DeepEqual(withoutHostTime(got), withoutHostTime(want)) {
 		t.Error("after running the missing shards, the merged rows differ from the single run")
+	}
+	if probes, wantProbes := checkProbes(t, shared, got), checkProbes(t, single, want); !reflect.DeepEqual(withoutProbeHostTime(probes),
+		withoutProbeHostTime(wantProbes)) {
+		t.Error("after running the missing shards, the merged probes differ from the single run's")
 	}
 	if d := readPareto(t, shared); d.Incomplete || !d.Merge.Complete {
 		t.Errorf("the completed merge is still marked incomplete: %+v", d.Merge)

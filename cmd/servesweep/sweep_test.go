@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,9 +24,84 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 )
 
-// smallDefault shrinks the built-in sweep's workload so that tests stay fast under -race; the
-// grid (92 points) is unchanged.
-var smallDefault = []string{"--set", "traffic.stop={sessions: 48}", "--set", "traffic.load.concurrency=16"}
+// smallDefault shrinks the built-in sweep's workload (one two-turn session per session in
+// flight instead of four four-turn ones) so that the whole sweep, a capacity search per point,
+// takes a few seconds; the grid (280 points) is unchanged, and as the workload still grows with
+// the load, the search still finds each deployment's capacity below its max.
+var smallDefault = []string{"--set", "traffic.stop={sessions_per_load_unit: 1}", "--set", "traffic.source.session.turns=2"}
+
+// noCapacitySearch replaces the built-in sweep's optimization section by one without a capacity
+// search (and without cost), so that every point runs once at the spec's fixed load.
+var noCapacitySearch = []string{"--set", "optimization={target: pareto, constraints: {max_candidate_gpus: 8}}"}
+
+// val returns *p, or nil when p is nil, for messages.
+func val[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// checkProbes reads dir's probes.parquet and checks it against rows, the sweep's results: each
+// row that is not a twin has its capacity_probes probes there, numbered from 0, in the row's load
+// unit; its capacity_load is the largest load that met the SLA (none did for an infeasible row,
+// whose one probe at the search's min missed), and its metric columns are those of that probe (of
+// the probe at min when infeasible). Twins and points that are not rows have no probes. It
+// returns the probes.
+func checkProbes(t *testing.T, dir string, rows []results.Row) []results.ProbeRow {
+	t.Helper()
+	probes, err := results.ReadProbes(filepath.Join(dir, results.ProbesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPoint := map[string][]results.ProbeRow{}
+	for _, p := range probes {
+		byPoint[p.PointID] = append(byPoint[p.PointID], p)
+	}
+	for _, r := range rows {
+		got := byPoint[r.PointID]
+		delete(byPoint, r.PointID)
+		if r.EquivalentTo != "" {
+			if len(got) != 0 {
+				t.Errorf("twin %s of %s has %d probes of its own", r.PointID, r.EquivalentTo, len(got))
+			}
+			continue
+		}
+		if r.CapacityProbes == nil || r.CapacityLoadUnit == nil || len(got) == 0 || int64(len(got)) != *r.CapacityProbes {
+			t.Errorf("point %s: %d probes, capacity_probes %v", r.PointID, len(got), val(r.CapacityProbes))
+			continue
+		}
+		at := -1 // the probe the row's metrics were measured at
+		for i, p := range got {
+			if p.ProbeIndex != int64(i) || p.LoadUnit != *r.CapacityLoadUnit {
+				t.Errorf("point %s: probe %d has index %d, unit %s", r.PointID, i, p.ProbeIndex, p.LoadUnit)
+			}
+			if p.MeetsSLA && (at < 0 || p.Load > got[at].Load) {
+				at = i
+			}
+		}
+		switch {
+		case r.Status == results.StatusInfeasible:
+			if at >= 0 || r.CapacityLoad != nil || len(got) != 1 {
+				t.Errorf("infeasible point %s: capacity_load %v, %d probes, probe %d met the SLA", r.PointID, val(r.CapacityLoad), len(got), at)
+				continue
+			}
+			at = 0
+		case at < 0 || r.CapacityLoad == nil || *r.CapacityLoad != got[at].Load:
+			t.Errorf("point %s: capacity_load %v, but the largest load that met the SLA is probe %d's", r.PointID, val(r.CapacityLoad), at)
+			continue
+		}
+		p := got[at]
+		if !reflect.DeepEqual(p.OfferedRequests, r.OfferedRequests) || !reflect.DeepEqual(p.P99TTFTMs, r.P99TTFTMs) ||
+			!reflect.DeepEqual(p.OutputThroughputTokS, r.OutputThroughputTokS) || !reflect.DeepEqual(p.DurationMs, r.DurationMs) {
+			t.Errorf("point %s: the row's metrics differ from those of its probe %d at load %g", r.PointID, at, p.Load)
+		}
+	}
+	for id := range byPoint {
+		t.Errorf("probes.parquet holds probes of %s, which is not a row", id)
+	}
+	return probes
+}
 
 func readRows(t *testing.T, dir string) []results.Row {
 	t.Helper()
@@ -62,8 +138,8 @@ func TestSweepDryRunOfTheBuiltInSpec(t *testing.T) {
 }
 
 // TestSweepBuiltInEndToEnd runs the built-in grid (with a smaller workload), then checks every
-// output, that a recommendation runs with predict, and that report rebuilds with other
-// objectives.
+// output (the probes of each point's capacity search among them), that a recommendation runs
+// with predict, and that report rebuilds with other objectives.
 func TestSweepBuiltInEndToEnd(t *testing.T) {
 	endToEnd(t)
 	dir := filepath.Join(t.TempDir(), "sweep")
@@ -74,28 +150,47 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 	if errs != "" {
 		t.Errorf("--quiet printed on stderr: %q", errs)
 	}
-	for _, want := range []string{"92 points selected of 92 valid", "92 ok, 0 degraded, 0 failed, 0 timed out", "Pareto front:", "Saved results to: " + dir} {
+	for _, want := range []string{"280 points selected of 280 valid (416 in the grid; filtered: gpu_budget 136)",
+		"280 ok, 0 degraded, 0 failed, 0 timed out", "Pareto front:", "Saved results to: " + dir} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
 	rows := readRows(t, dir)
-	if len(rows) != 92 {
-		t.Fatalf("%d rows, want 92", len(rows))
+	if len(rows) != 280 {
+		t.Fatalf("%d rows, want 280", len(rows))
 	}
-	modes, policies, tensors := map[string]bool{}, map[string]bool{}, map[int64]bool{}
+	modes, policies, tensors, gpus := map[string]bool{}, map[string]bool{}, map[int64]bool{}, map[string]bool{}
+	twins := 0
+	price := map[string]float64{"h100_sxm": 2.5, "h200_sxm": 3.5} // the spec's example prices
 	for i, r := range rows {
 		if r.Status != results.StatusOK || r.GPUs > 8 || (i > 0 && r.PointIndex <= rows[i-1].PointIndex) {
 			t.Errorf("row %d: status %s gpus %d index %d", i, r.Status, r.GPUs, r.PointIndex)
 		}
-		modes[r.Mode], policies[r.RouterPolicy] = true, true
+		modes[r.Mode], policies[r.RouterPolicy], gpus[results.Hardware(&r)] = true, true, true
 		if r.AggTensor != nil {
 			tensors[*r.AggTensor] = true
 		}
+		if r.EquivalentTo != "" {
+			twins++
+		}
+		// Every point's capacity search ended inside the search's range (the workload grows with
+		// the load), and the row is measured at the capacity, which its load column shows.
+		if r.CapacityLoad == nil || *r.CapacityLoad < 1 || *r.CapacityLoad >= 4096 || r.CapacityBounded == nil || *r.CapacityBounded ||
+			r.LoadConcurrency == nil || float64(*r.LoadConcurrency) != *r.CapacityLoad {
+			t.Errorf("row %d: capacity_load %v bounded %v, load concurrency %v", i, val(r.CapacityLoad), val(r.CapacityBounded), val(r.LoadConcurrency))
+		}
+		if r.CostUSDPerHour == nil || *r.CostUSDPerHour != float64(r.GPUs)*price[r.Hardware] || r.USDPerMillionOutputTokens == nil ||
+			math.Abs(*r.USDPerMillionOutputTokens-*r.CostUSDPerHour/(*r.OutputThroughputTokS*3600)*1e6) > 1e-9**r.USDPerMillionOutputTokens {
+			t.Errorf("row %d (%d × %s): cost_usd_per_hour %v, usd_per_million_output_tokens %v", i, r.GPUs, r.Hardware,
+				val(r.CostUSDPerHour), val(r.USDPerMillionOutputTokens))
+		}
 	}
-	if len(modes) != 2 || len(policies) != 2 || len(tensors) != 4 {
-		t.Errorf("the grid should cover 2 modes, 2 policies, TP 1/2/4/8: %v %v %v", modes, policies, tensors)
+	if len(modes) != 2 || len(policies) != 2 || len(tensors) != 4 || len(gpus) != 4 || twins != 32 {
+		t.Errorf("the grid should cover 2 modes, 2 policies, TP 1/2/4/8, H100 and H200 in bf16 and fp8, with 32 twins: %v %v %v %v %d",
+			modes, policies, tensors, gpus, twins)
 	}
+	probes := checkProbes(t, dir, rows)
 	for _, name := range []string{results.JournalFile, results.ManifestFile, results.ParetoFile, results.ReportFile, results.PlotFile} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Error(err)
@@ -132,11 +227,15 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 
 	// Rerunning resumes: nothing is simulated again and the results are the same.
 	code, out, errs = runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, smallDefault...)...)
-	if code != 0 || !strings.Contains(out, "simulated 0, resumed 92") {
+	if code != 0 || !strings.Contains(out, "simulated 0, resumed 280") {
 		t.Fatalf("rerun: exit %d: %s\n%s", code, errs, out)
 	}
 	if again := readRows(t, dir); !reflect.DeepEqual(withoutHostTime(again), withoutHostTime(rows)) {
 		t.Error("the resumed sweep's rows differ")
+	}
+	// The journal keeps every probe, host time included.
+	if again := checkProbes(t, dir, rows); !reflect.DeepEqual(again, probes) {
+		t.Error("the resumed sweep's probes differ")
 	}
 
 	// report with another objective set and a scalar target, replacing the sweep's report.
@@ -167,8 +266,9 @@ func withoutHostTime(rows []results.Row) []results.Row {
 	return out
 }
 
-// TestSweepInterruptExits130AndResumes cancels the sweep as Ctrl-C would, checks the exit code,
-// the message and the partial outputs, then resumes.
+// TestSweepInterruptExits130AndResumes cancels the sweep as Ctrl-C would (at the 20th
+// simulation, a probe of some point's capacity search), checks the exit code, the message and
+// the partial outputs, then resumes.
 func TestSweepInterruptExits130AndResumes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -186,22 +286,25 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 	if code := exitCode(err); code != exitInterrupted {
 		t.Fatalf("exit %d (%v), want 130", code, err)
 	}
-	if !strings.Contains(err.Error(), "to resume, rerun: servesweep sweep --set traffic.stop.sessions=8 --set traffic.load.concurrency=4 "+
+	if !strings.Contains(err.Error(), "to resume, rerun: servesweep sweep --set 'traffic.stop={sessions: 8}' --set traffic.load.concurrency=4 "+
 		"--set traffic.source.session.turns=2 --output-dir "+dir) {
 		t.Errorf("message: %v", err)
 	}
 	partial := readRows(t, dir)
-	if len(partial) == 0 || len(partial) >= 92 {
+	if len(partial) == 0 || len(partial) >= 280 {
 		t.Fatalf("partial results hold %d rows", len(partial))
 	}
+	checkProbes(t, dir, partial)
 	report, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
 	if !strings.Contains(string(report), "Partial results") {
 		t.Error("report.md does not say the results are partial")
 	}
 	code, out, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, tinyDefault...)...)
-	if code != 0 || !strings.Contains(out, "resumed "+strconv.Itoa(len(partial))) || !strings.Contains(out, "simulated "+strconv.Itoa(92-len(partial))) {
+	if code != 0 || !strings.Contains(out, "resumed "+strconv.Itoa(len(partial))) || !strings.Contains(out, "simulated "+strconv.Itoa(280-len(partial))) {
 		t.Fatalf("resume: exit %d %s\n%s", code, errs, out)
 	}
+	// The resumed points keep their probes (from the journal), and the others add theirs.
+	checkProbes(t, dir, readRows(t, dir))
 }
 
 // TestSweepHelperProcess is the body of the child process of TestSweepSurvivesKill9.
@@ -217,11 +320,12 @@ func TestSweepHelperProcess(t *testing.T) {
 }
 
 // TestSweepSurvivesKill9 kills a sweep process with SIGKILL while it runs and checks that every
-// point in its journal survives and a rerun simulates only the rest.
+// point in its journal (with its capacity search's probes) survives and a rerun simulates only
+// the rest.
 func TestSweepSurvivesKill9(t *testing.T) {
 	endToEnd(t)
 	dir := filepath.Join(t.TempDir(), "sweep")
-	args := []string{"sweep", "--output-dir", dir, "-q", "--parallelism", "1", "--set", "traffic.stop={sessions: 96}"}
+	args := append([]string{"sweep", "--output-dir", dir, "-q", "--parallelism", "1"}, tinyDefault...)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSweepHelperProcess$")
 	argsJSON, _ := json.Marshal(args)
 	cmd.Env = append(os.Environ(), "SERVESWEEP_SWEEP_CHILD=1", "SERVESWEEP_SWEEP_ARGS="+string(argsJSON))
@@ -246,19 +350,21 @@ func TestSweepSurvivesKill9(t *testing.T) {
 		t.Skipf("the child finished before it could be killed (%v)", err)
 	}
 	before := countLines(journal)
-	if before >= 92 {
+	if before >= 280 {
 		t.Skip("the child finished every point before the kill")
 	}
 	code, out, errs := runCLI(t, args...)
 	if code != 0 {
 		t.Fatalf("rerun after kill -9: exit %d: %s", code, errs)
 	}
-	if !strings.Contains(out, "resumed "+strconv.Itoa(before)+":") || !strings.Contains(out, "simulated "+strconv.Itoa(92-before)+",") {
+	if !strings.Contains(out, "resumed "+strconv.Itoa(before)+":") || !strings.Contains(out, "simulated "+strconv.Itoa(280-before)+",") {
 		t.Errorf("after kill -9 with %d journal lines, the rerun said:\n%s", before, out)
 	}
-	if rows := readRows(t, dir); len(rows) != 92 {
-		t.Errorf("%d rows after the rerun, want 92", len(rows))
+	rows := readRows(t, dir)
+	if len(rows) != 280 {
+		t.Errorf("%d rows after the rerun, want 280", len(rows))
 	}
+	checkProbes(t, dir, rows)
 }
 
 // countLines counts complete lines in a file (0 when it does not exist).
@@ -295,10 +401,10 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 			"engine.workers.aggregated.parallelism.tensor: a bare list is never a domain"},
 		{"missing spec", []string{"sweep", "-c", filepath.Join(tmp, "nope.yaml"), "--dry-run"}, 2, "cannot read sweep spec"},
 		{"no feasible point", []string{"sweep", "--dry-run", "--set", "optimization.constraints.max_candidate_gpus=1",
-			"--set", "engine.mode={choices: [disaggregated]}"}, 1, "no feasible point: all 162 grid points were filtered out:\n  162 gpu_budget"},
+			"--set", "engine.mode={choices: [disaggregated]}"}, 1, "no feasible point: all 288 grid points were filtered out:\n  288 gpu_budget"},
 		{"every point invalid", []string{"sweep", "--dry-run", "--set", "engine.workers.aggregated.kv_cache.block_size=0",
-			"--set", "engine.mode={choices: [aggregated]}"}, 2, "no valid point: 20 of the 32 grid points are invalid configs " +
-			"(the other 12 are outside the GPU budget); the first 3:\n  point #0 mode=aggregated"},
+			"--set", "engine.mode={choices: [aggregated]}"}, 2, "no valid point: 80 of the 128 grid points are invalid configs " +
+			"(the other 48 are outside the GPU budget); the first 3:\n  point #0 mode=aggregated"},
 		{"bad flag", []string{"sweep", "--parallelism", "x"}, 2, "invalid argument"},
 		{"negative parallelism", []string{"sweep", "--dry-run", "--parallelism", "-2"}, 2, "--parallelism must be a whole number >= 1 (or 0 for the default), got -2"},
 		{"NaN timeout", []string{"sweep", "--dry-run", "--timeout", "NaN"}, 2, "--timeout must be a number of seconds > 0 and <= 3.1536e+07 (or 0 for the default), got NaN"},
@@ -519,30 +625,81 @@ func TestReportBestPointIsNotDominated(t *testing.T) {
 	}
 }
 
-// The built-in sweep with engine.context_length 1024 rejects the longer prompts at every point:
-// every point is degraded (counted, with its reason), none reaches the front, and the sweep
-// exits 1 (no feasible point) instead of ranking deployments on the requests they kept.
+// The built-in sweep with engine.context_length 1024 rejects the longer prompts (every turn after
+// the first) at every point. Without a capacity search, at the spec's fixed load, every point is
+// degraded (counted, with its reason), none reaches the front, and the sweep exits 1 (no feasible
+// point) instead of ranking deployments on the requests they kept. With the built-in capacity
+// search the rejections already miss the SLA attainment at the search's minimum load: every point
+// is infeasible for its rejected requests, after that one probe, and none reaches the front.
 func TestSweepDegradedPointsOffFront(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "sweep")
-	code, out, errs := runCLI(t, "sweep", "-q", "--output-dir", dir, "--set", "engine.context_length=1024")
-	// 13 of the 92 points are twins (one worker: the policy cannot matter), the other 79 degraded.
-	if code != exitRunFailure || !strings.Contains(errs, "no feasible point") || !strings.Contains(errs, "equivalent 13, rejected_requests 79") {
+	// 32 of the 280 points are twins (one worker: the policy cannot matter), the other 248 are
+	// excluded for their rejections.
+	const excluded = "no feasible point: none of the 280 points passed the filters (equivalent 32, rejected_requests 248)"
+	dir := filepath.Join(t.TempDir(), "fixed")
+	code, out, errs := runCLI(t, append([]string{"sweep", "-q", "--output-dir", dir, "--set", "engine.context_length=1024"}, noCapacitySearch...)...)
+	if code != exitRunFailure || !strings.Contains(errs, excluded) {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
-	if !strings.Contains(out, "0 ok, 92 degraded, 0 failed, 0 timed out") {
+	if !strings.Contains(out, "0 ok, 280 degraded, 0 failed, 0 timed out") {
 		t.Errorf("stdout:\n%s", out)
 	}
-	for _, r := range readRows(t, dir) {
+	rows := readRows(t, dir)
+	if len(rows) != 280 {
+		t.Fatalf("%d rows, want 280", len(rows))
+	}
+	for _, r := range rows {
 		if r.Status != results.StatusDegraded || !strings.HasPrefix(r.Reason, "rejected_requests: ") ||
-			*r.RejectedRequests == 0 || *r.OfferedRequests != *r.CompletedRequests+*r.RejectedRequests+*r.UnfinishedRequests {
-			t.Fatalf("point %s: status %s reason %q", r.PointID, r.Status, r.Reason)
+			*r.RejectedRequests == 0 || *r.OfferedRequests != *r.CompletedRequests+*r.RejectedRequests+*r.UnfinishedRequests ||
+			r.CapacityProbes != nil {
+			t.Fatalf("point %s: status %s reason %q capacity_probes %v", r.PointID, r.Status, r.Reason, val(r.CapacityProbes))
 		}
+	}
+	if front := readPareto(t, dir).Front; len(front) != 0 {
+		t.Errorf("degraded points on the front: %v", front)
+	}
+	if _, err := os.Stat(filepath.Join(dir, results.ProbesFile)); !os.IsNotExist(err) {
+		t.Errorf("a sweep without a capacity search wrote %s (%v)", results.ProbesFile, err)
+	}
+
+	dir = filepath.Join(t.TempDir(), "capacity")
+	code, out, errs = runCLI(t, "sweep", "-q", "--output-dir", dir, "--set", "engine.context_length=1024")
+	if code != exitRunFailure || !strings.Contains(errs, excluded) {
+		t.Fatalf("capacity search: exit %d, stderr %q", code, errs)
+	}
+	if !strings.Contains(out, "0 ok, 0 degraded, 280 infeasible, 0 failed, 0 timed out") {
+		t.Errorf("capacity search: stdout:\n%s", out)
+	}
+	rows = readRows(t, dir)
+	if len(rows) != 280 {
+		t.Fatalf("capacity search: %d rows, want 280", len(rows))
+	}
+	for _, r := range rows {
+		// At the min load, 1 session in flight, 4 sessions of 4 turns are offered: only the first
+		// turns fit in the context.
+		if r.Status != results.StatusInfeasible ||
+			!strings.HasPrefix(r.Reason, "rejected_requests: 12 of 16 offered requests rejected at the minimum load 1 concurrency") ||
+			*r.RejectedRequests != 12 || r.CapacityLoad != nil || r.CapacityProbes == nil || *r.CapacityProbes != 1 {
+			t.Fatalf("capacity search: point %s: status %s reason %q capacity_load %v probes %v", r.PointID, r.Status, r.Reason,
+				val(r.CapacityLoad), val(r.CapacityProbes))
+		}
+	}
+	checkProbes(t, dir, rows)
+	if front := readPareto(t, dir).Front; len(front) != 0 {
+		t.Errorf("capacity search: infeasible points on the front: %v", front)
+	}
+	var m struct {
+		Counts results.Counts `json:"counts"`
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, results.ManifestFile)); err != nil || json.Unmarshal(data, &m) != nil ||
+		m.Counts.Infeasible != 280 || m.Counts.OK != 0 || m.Counts.Degraded != 0 {
+		t.Errorf("capacity search: sweep.json counts %+v (%v)", m.Counts, err)
 	}
 }
 
 // Hardware and precision are sweep dimensions: the built-in spec over two GPUs and two weight
-// formats simulates every combination, and results.parquet records each point's hardware and
-// the formats in effect (the KV cache follows the model's bf16 default).
+// formats (its own domains, set again here so that the test does not depend on them) simulates
+// every combination, and results.parquet records each point's hardware and the formats in effect
+// (the KV cache follows the spec's bf16).
 func TestSweepHardwareAndPrecisionDomains(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	args := append([]string{"sweep", "-q", "--output-dir", dir,
@@ -571,7 +728,7 @@ func TestSweepRefusesAnotherSpecsDirectory(t *testing.T) {
 	if code, _, errs := runCLI(t, args...); code != 0 {
 		t.Fatalf("first run: exit %d %s", code, errs)
 	}
-	if code, out, errs := runCLI(t, args...); code != 0 || !strings.Contains(out, "resumed 20") {
+	if code, out, errs := runCLI(t, args...); code != 0 || !strings.Contains(out, "simulated 0, resumed 80:") {
 		t.Fatalf("same spec: exit %d %s\n%s", code, errs, out)
 	}
 	other := append(slices.Clone(args), "--set", "traffic.load.concurrency=8")
