@@ -257,3 +257,24 @@ func formatLoad(x float64, whole bool) string {
 	}
 	return strconv.FormatFloat(x, 'f', -1, 64)
 }
+
+// capacityWarnings warns about a capacity search over a concurrency with a fixed request or
+// session count: at a concurrency above the count every request is in flight from the start, so
+// the probes measure one burst rather than a sustained load.
+func (s *Spec) capacityWarnings(cfg *config.Config) []string {
+	cs := s.Optimization.CapacitySearch
+	if cs == nil || cfg.Traffic.Load.Type != config.LoadConcurrency {
+		return nil
+	}
+	st := &cfg.Traffic.Stop
+	n, what := st.Requests, "requests"
+	if st.Sessions > 0 {
+		n, what = st.Sessions, "sessions"
+	}
+	if n == 0 || float64(n) >= cs.Max {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: traffic.stop.%s is a fixed %d while optimization.capacity_search goes up to concurrency "+
+		"%g: above %d every %s is in flight from the start, so those probes measure one burst; "+
+		"use traffic.stop.%s_per_load_unit to scale the run with the load", s.File, what, n, cs.Max, n, strings.TrimSuffix(what, "s"), what)}
+}

@@ -163,6 +163,9 @@ type Expansion struct {
 	// Points are the selected points in enumeration order: every valid point for the grid
 	// algorithm, MaxTrials of them for random.
 	Points []Point
+	// Warnings are spec settings that are valid but probably not what was meant (the command
+	// prints them on stderr).
+	Warnings []string
 }
 
 // Size returns the number of grid points before filtering: the Cartesian product of the
@@ -333,6 +336,7 @@ func (s *Spec) Expand() (*Expansion, error) {
 	if err := s.checkCapacity(&valid[0]); err != nil {
 		return nil, err
 	}
+	x.Warnings = s.capacityWarnings(valid[0].Config)
 	if err := s.checkCost(valid); err != nil {
 		return nil, err
 	}

@@ -38,10 +38,12 @@ var probesPartName = regexp.MustCompile(`^probes-\d+-of-\d+\.parquet$`)
 
 // AttachProbes reads the shards' probe tables under dir (ProbesDir files at any depth, hidden
 // ones skipped, in path order) and sets the Probes of each row that is not a twin (equivalent_to
-// null) from the first table holding its point. It returns how many tables it read.
-func AttachProbes(dir string, rows []Row) (int, error) {
+// null) from the first table holding its point. It returns the IDs of the rows, in row order,
+// whose capacity_probes no table supplied in full (a lost or deleted probe table). An
+// unreadable table is a *PartError.
+func AttachProbes(dir string, rows []Row) (missing []string, err error) {
 	var paths []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -57,14 +59,14 @@ func AttachProbes(dir string, rows []Row) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	slices.Sort(paths)
 	byPoint := map[string][]ProbeRow{}
 	for _, p := range paths {
 		probes, err := ReadProbes(p)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		seen := map[string]bool{}
 		for _, pr := range probes {
@@ -76,11 +78,16 @@ func AttachProbes(dir string, rows []Row) (int, error) {
 		}
 	}
 	for i := range rows {
-		if rows[i].EquivalentTo == "" {
-			rows[i].Probes = byPoint[rows[i].PointID]
+		r := &rows[i]
+		if r.EquivalentTo != "" {
+			continue
+		}
+		r.Probes = byPoint[r.PointID]
+		if r.CapacityProbes != nil && int64(len(r.Probes)) != *r.CapacityProbes {
+			missing = append(missing, r.PointID)
 		}
 	}
-	return len(paths), nil
+	return missing, nil
 }
 
 // Capacity is what a capacity search found for one point, as the journal stores it.

@@ -333,6 +333,9 @@ type MergeInfo struct {
 	// points (both empty when Complete).
 	MissingShards []MissingShard `json:"missing_shards,omitempty"`
 	PartialShards []PartialShard `json:"partial_shards,omitempty"`
+	// MissingProbePoints are the points with a row whose capacity-search probes no shard's probe
+	// table holds (results/../probes/probes-*.parquet lost); they make the merge incomplete.
+	MissingProbePoints []string `json:"missing_probe_points,omitempty"`
 }
 
 // maxMissingLines bounds the missing-shard lines of report.md.
@@ -349,6 +352,10 @@ func (mi *MergeInfo) MissingLines(limit int) []string {
 	for _, s := range mi.PartialShards {
 		out = append(out, fmt.Sprintf("shard %d of %d is unfinished: %s missing (%s)", s.Index, s.Count,
 			plural(len(s.MissingPointIDs), "point"), abbreviate(s.MissingPointIDs, 8)))
+	}
+	if n := len(mi.MissingProbePoints); n > 0 {
+		out = append(out, fmt.Sprintf("the probes of %s are in no %s/probes-*.parquet (%s)", plural(n, "point"), ProbesDir,
+			abbreviate(mi.MissingProbePoints, 8)))
 	}
 	if limit > 0 && len(out) > limit {
 		rest := len(out) - (limit - 1)

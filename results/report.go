@@ -95,7 +95,7 @@ type Manifest struct {
 	Merge *MergeInfo `json:"merge,omitempty"`
 }
 
-// Incomplete reports whether some selected point has no result: the sweep was interrupted, or a
+// Incomplete reports whether some selected point has no result (or, merged, no probes): the sweep was interrupted, or a
 // merge lacks shards or points.
 func (m *Manifest) Incomplete() bool {
 	return m != nil && (m.Counts.Interrupted || (m.Merge != nil && !m.Merge.Complete))
@@ -580,8 +580,12 @@ func mergeMarkdown(b *bytes.Buffer, mi *MergeInfo, selected int) {
 	if mi.Complete {
 		return
 	}
-	fmt.Fprintf(b, "**Incomplete:** %d of %d selected points have no result, so the front below may miss points.\n\n",
-		mi.MissingPoints, selected)
+	if mi.MissingPoints > 0 {
+		fmt.Fprintf(b, "**Incomplete:** %d of %d selected points have no result, so the front below may miss points.\n\n",
+			mi.MissingPoints, selected)
+	} else {
+		b.WriteString("**Incomplete:** every selected point has a result, but `probes.parquet` lacks some points' probes.\n\n")
+	}
 	for _, line := range mi.MissingLines(maxMissingLines) {
 		fmt.Fprintf(b, "- %s\n", line)
 	}

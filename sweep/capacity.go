@@ -108,6 +108,9 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 	var widths []float64
 	streak := 0
 	for {
+		if err := ctx.Err(); err != nil {
+			return results.Record{}, err // canceled or timed out between probes
+		}
 		pr, err := run(x)
 		if err != nil {
 			return results.Record{}, err

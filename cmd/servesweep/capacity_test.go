@@ -99,3 +99,36 @@ func TestCapacitySpecErrors(t *testing.T) {
 		}
 	}
 }
+
+// A merge whose shards' probe tables are lost is incomplete: a warning names the points, and
+// --require-complete exits 1.
+func TestMergeWithoutProbeTableIsIncomplete(t *testing.T) {
+	endToEnd(t)
+	dir := t.TempDir()
+	small := append(append([]string{}, tinyDefault...), oneDeployment...)
+	for _, sh := range []string{"0/2", "1/2"} {
+		if code, _, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q", "--shard", sh}, small...)...); code != 0 {
+			t.Fatalf("shard %s: exit %d: %s", sh, code, errs)
+		}
+	}
+	code, _, errs := runCLI(t, "merge", "--results", dir, "--output-dir", filepath.Join(dir, "whole"))
+	if code != 0 || errs != "" {
+		t.Fatalf("complete merge: exit %d, stderr %q", code, errs)
+	}
+	lost := filepath.Join(dir, "probes", "probes-00001-of-00002.parquet")
+	if err := os.Remove(lost); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, "merge", "--results", dir, "--output-dir", filepath.Join(dir, "partial"))
+	if code != 0 || !strings.Contains(errs, "incomplete merge: every selected point has a result, but:") ||
+		!regexp.MustCompile(`the probes of \d+ points? are in no probes/probes-\*\.parquet`).MatchString(errs) {
+		t.Errorf("merge without a probe table: exit %d, stderr %q", code, errs)
+	}
+	if p := readPareto(t, filepath.Join(dir, "partial")); !p.Incomplete {
+		t.Error("pareto.json of a merge without probes is not marked incomplete")
+	}
+	code, _, _ = runCLI(t, "merge", "--results", dir, "--output-dir", filepath.Join(dir, "required"), "--require-complete")
+	if code != 1 {
+		t.Errorf("--require-complete without a probe table: exit %d, want 1", code)
+	}
+}

@@ -75,13 +75,14 @@ type reportDoc struct {
 	Pareto json.RawMessage `json:"pareto"`
 }
 
-// sweepFilesDoc lists the files a sweep wrote: its journal, results.parquet, sweep.json and the
-// report's files.
+// sweepFilesDoc lists the files a sweep wrote: its journal, results.parquet, sweep.json, the
+// report's files, and probes.parquet under a capacity search (omitted otherwise).
 type sweepFilesDoc struct {
 	Journal         string   `json:"journal"`
 	Manifest        string   `json:"manifest"`
 	Pareto          string   `json:"pareto"`
 	Plot            string   `json:"plot"`
+	Probes          string   `json:"probes,omitempty"`
 	Recommendations []string `json:"recommendations"`
 	Report          string   `json:"report"`
 	Results         string   `json:"results"`
@@ -109,10 +110,11 @@ type shardDoc struct {
 	SpecHash string `json:"spec_hash"`
 }
 
-// shardFilesDoc lists the files a shard wrote.
+// shardFilesDoc lists the files a shard wrote (Probes only under a capacity search).
 type shardFilesDoc struct {
 	Journal string `json:"journal"`
 	Part    string `json:"part"`
+	Probes  string `json:"probes,omitempty"`
 }
 
 // shardSweepDoc is `servesweep sweep --shard I/N --format json`: the counts (the grid's, and

@@ -162,7 +162,7 @@ func TestSweepFormatJSON(t *testing.T) {
 		delete(files, "recommendations")
 		want := map[string]any{}
 		for key, name := range map[string]string{"journal": results.JournalFile, "manifest": results.ManifestFile, "pareto": results.ParetoFile,
-			"plot": results.PlotFile, "report": results.ReportFile, "results": results.ParquetFile} {
+			"plot": results.PlotFile, "report": results.ReportFile, "results": results.ParquetFile, "probes": results.ProbesFile} {
 			want[key] = filepath.Join(dir, name)
 		}
 		if !reflect.DeepEqual(files, want) {
@@ -286,7 +286,8 @@ func TestShardFormatJSON(t *testing.T) {
 	}
 	files := doc["files"].(map[string]any)
 	want := map[string]any{"part": filepath.Join(dir, results.PartsDir, results.PartName(0, 2)),
-		"journal": filepath.Join(dir, results.JournalsDir, results.PartJournalName(0, 2))}
+		"journal": filepath.Join(dir, results.JournalsDir, results.PartJournalName(0, 2)),
+		"probes":  filepath.Join(dir, results.ProbesDir, results.ProbesPartName(0, 2))}
 	if !reflect.DeepEqual(files, want) {
 		t.Errorf("files %v, want %v", files, want)
 	}

@@ -111,12 +111,16 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	if _, err := results.AttachProbes(opts.ResultsDir, rows); err != nil {
+	lost, err := results.AttachProbes(opts.ResultsDir, rows)
+	if err != nil {
 		var pe *results.PartError
 		if errors.As(err, &pe) {
 			return &usageError{err}
 		}
 		return err
+	}
+	if len(lost) > 0 {
+		m.Merge.MissingProbePoints, m.Merge.Complete = lost, false
 	}
 	a, w, err := results.WriteOutputs(out, rows, m)
 	if err != nil {
@@ -135,7 +139,11 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 	fmt.Fprintf(io.Out, "Saved results to: %s (report: %s)\n", filepath.Join(out, results.ParquetFile), w.Report)
 	if !mi.Complete {
 		var b strings.Builder
-		fmt.Fprintf(&b, "incomplete merge: %d of %d selected points have no result:\n", mi.MissingPoints, c.SelectedPoints)
+		if mi.MissingPoints > 0 {
+			fmt.Fprintf(&b, "incomplete merge: %d of %d selected points have no result:\n", mi.MissingPoints, c.SelectedPoints)
+		} else {
+			b.WriteString("incomplete merge: every selected point has a result, but:\n")
+		}
 		for _, line := range mi.MissingLines(20) {
 			fmt.Fprintf(&b, "  %s\n", line)
 		}

@@ -181,7 +181,9 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	if err := results.WritePart(partPath, out.Rows, meta); err != nil {
 		return err
 	}
+	shardProbes := ""
 	if run.Capacity != nil {
+		shardProbes = probesPath
 		if err := os.MkdirAll(filepath.Dir(probesPath), 0o755); err != nil {
 			return err
 		}
@@ -201,7 +203,7 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 			return interrupted()
 		}
 		return printJSON(io.Out, shardSweepDoc{Counts: meta.Manifest.Counts, Settings: meta.Manifest.Settings,
-			Shard: *newShardDoc(sh, len(points), hash), Files: shardFilesDoc{Journal: run.JournalPath, Part: partPath}})
+			Shard: *newShardDoc(sh, len(points), hash), Files: shardFilesDoc{Journal: run.JournalPath, Part: partPath, Probes: shardProbes}})
 	}
 	rate := 0.0
 	if s := elapsed.Seconds(); s > 0 {

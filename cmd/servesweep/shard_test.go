@@ -24,10 +24,12 @@ import (
 
 // tinyDefault shrinks the built-in sweep's workload further than smallDefault so that a sweep
 // run several times (whole, as shards, merged) stays quick under -race; the 280-point grid is
-// unchanged. Its fixed 8 two-turn sessions do not grow with the load, so every point's capacity
-// search meets the SLA up to the search's max and ends there, bounded, after 5 probes; the fixed
-// concurrency is the load of a test that turns the capacity search off.
-var tinyDefault = []string{"--set", "traffic.stop={sessions: 8}", "--set", "traffic.load.concurrency=4", "--set", "traffic.source.session.turns=2"}
+// unchanged. Its fixed 8 two-turn sessions do not grow with the load, so the capacity search stops
+// at concurrency 8 (where every session is in flight), and every point's search meets the SLA up
+// to that max and ends there, bounded; the fixed concurrency is the load of a test that turns the
+// capacity search off.
+var tinyDefault = []string{"--set", "traffic.stop={sessions: 8}", "--set", "traffic.load.concurrency=4", "--set", "traffic.source.session.turns=2",
+	"--set", "optimization.capacity_search.max=8"}
 
 func TestResolveShard(t *testing.T) {
 	for _, tc := range []struct {
@@ -345,7 +347,8 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	// nothing on stdout.
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
-	opts := &sweepOptions{OutputDir: shared, Sets: []string{"traffic.stop={sessions: 8}", "traffic.load.concurrency=4", "traffic.source.session.turns=2"}, Quiet: true,
+	opts := &sweepOptions{OutputDir: shared, Sets: []string{"traffic.stop={sessions: 8}", "traffic.load.concurrency=4", "traffic.source.session.turns=2",
+		"optimization.capacity_search.max=8"}, Quiet: true,
 		Format: formatJSON, Parallelism: 1, Shard: "1/4", Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
 			if cfg.Traffic.Load.Concurrency == 1 && n.Add(1) == 4 {
 				cancel()

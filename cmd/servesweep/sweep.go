@@ -148,6 +148,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range x.Warnings {
+		fmt.Fprintln(io.Err, "warning: "+w)
+	}
 	if opts.DryRun {
 		points, what := x.Points, ""
 		var sd *shardDoc
@@ -217,7 +220,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		return printJSON(io.Out, sweepDoc{Counts: m.Counts, Settings: m.Settings, Pareto: pareto, Files: sweepFilesDoc{
 			Journal: filepath.Join(opts.OutputDir, results.JournalFile), Manifest: filepath.Join(opts.OutputDir, results.ManifestFile),
 			Pareto: rf.Pareto, Plot: rf.Plot, Recommendations: rf.Recommendations, Report: rf.Report,
-			Results: filepath.Join(opts.OutputDir, results.ParquetFile)}})
+			Results: filepath.Join(opts.OutputDir, results.ParquetFile), Probes: probesFile(opts.OutputDir, spec)}})
 	}
 
 	fmt.Fprintf(io.Out, "servesweep sweep: %s: %d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
@@ -457,4 +460,12 @@ func statusCounts(ok, degraded, infeasible, failed, timedOut int) string {
 		s += fmt.Sprintf(", %d infeasible", infeasible)
 	}
 	return s + fmt.Sprintf(", %d failed, %d timed out", failed, timedOut)
+}
+
+// probesFile is dir/probes.parquet when spec runs a capacity search, else "".
+func probesFile(dir string, spec *grid.Spec) string {
+	if spec.Optimization.CapacitySearch == nil {
+		return ""
+	}
+	return filepath.Join(dir, results.ProbesFile)
 }

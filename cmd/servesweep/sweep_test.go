@@ -273,7 +273,8 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
-	sets := []string{"traffic.stop={sessions: 8}", "traffic.load.concurrency=4", "traffic.source.session.turns=2"} // tinyDefault's
+	sets := []string{"traffic.stop={sessions: 8}", "traffic.load.concurrency=4", "traffic.source.session.turns=2",
+		"optimization.capacity_search.max=8"} // tinyDefault's
 	opts := &sweepOptions{OutputDir: dir, Sets: sets, Quiet: true, Format: formatTable,
 		Parallelism: 2, Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
 			if n.Add(1) == 20 {
@@ -287,7 +288,7 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 		t.Fatalf("exit %d (%v), want 130", code, err)
 	}
 	if !strings.Contains(err.Error(), "to resume, rerun: servesweep sweep --set 'traffic.stop={sessions: 8}' --set traffic.load.concurrency=4 "+
-		"--set traffic.source.session.turns=2 --output-dir "+dir) {
+		"--set traffic.source.session.turns=2 --set optimization.capacity_search.max=8 --output-dir "+dir) {
 		t.Errorf("message: %v", err)
 	}
 	partial := readRows(t, dir)
