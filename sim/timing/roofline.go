@@ -104,11 +104,16 @@ func (e Efficiency) Validate() error {
 // activations are BF16. Each phase takes the larger of its compute-bound and memory-bound times
 // (they overlap within a kernel); phases run one after another.
 //
-// Pipeline parallelism is modeled as p micro-batches in flight (vLLM's virtual engines): each
-// of the p stages reads its 1/p of the weights once per micro-batch, so a pass over the whole
-// batch costs p stage times of a micro-batch of T/p tokens. Weight reads therefore do not shrink
-// with p, while compute, KV reads and activations do; each micro-batch crosses p−1 stage
-// boundaries. Activations, norms and elementwise kernels are left to LayerOverheadUs.
+// Pipeline parallelism is modeled as m = min(p, sequences in the pass) micro-batches in flight
+// (vLLM's virtual engines split a batch by sequences, never one sequence's tokens): a
+// micro-batch's next step needs its own output, so a pass lasts p stage times of one
+// micro-batch of T/m tokens, each stage running 1/p of the layers and reading its 1/p of the
+// weights. Weight reads therefore do not shrink with p, while compute, KV reads and activations
+// shrink by m: by p for a batch of p or more sequences, not at all for a lone request, whose
+// TTFT under PP k is at least its PP1 TTFT (every stage still runs in turn). The formulas above
+// are written for m = p; their compute, KV and activation terms scale by p/m. Each micro-batch
+// crosses p−1 stage boundaries. Activations, norms and elementwise kernels are left to
+// LayerOverheadUs.
 //
 // Roofline is immutable after NewRoofline, safe for concurrent use, and PassMs does not
 // allocate.
@@ -124,6 +129,7 @@ type Roofline struct {
 	pipelineMsPerToken float64
 	overheadMs         float64
 	seqOverheadMs      float64
+	pipeline           int
 }
 
 // NewRoofline precomputes the Roofline of model m with precisions prec on GPUs hw in shape s.
@@ -169,6 +175,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 		kvMsPerToken:    float64(m.KVBytesPerTokenPerGPU(prec.KVCache, s.Tensor, s.Pipeline)) / memRate,
 		overheadMs:      eff.PassOverheadMs + L*eff.LayerOverheadUs/1000,
 		seqOverheadMs:   eff.SequenceOverheadUs / 1000,
+		pipeline:        s.Pipeline,
 	}
 	alphaMs := eff.LinkLatencyUs / 1000
 	if s.Tensor > 1 {
@@ -190,21 +197,28 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 	if tokens == 0 && b.SampledTokens == 0 {
 		return 0
 	}
-	gemm := math.Max(tokens*r.gemmMsPerToken+float64(b.SampledTokens)*r.headMsPerSample, r.weightMs)
+	// Under pipeline parallelism the batch splits into m = min(p, sequences) micro-batches; the
+	// per-token terms were precomputed for m = p and scale by p/m (1 without pipelining).
+	scale := 1.0
+	if r.pipeline > 1 {
+		m := min(r.pipeline, b.PrefillRequests+b.DecodeSteps)
+		scale = float64(r.pipeline) / float64(max(m, 1))
+	}
+	gemm := math.Max(scale*(tokens*r.gemmMsPerToken+float64(b.SampledTokens)*r.headMsPerSample), r.weightMs)
 	ms := r.overheadMs + float64(b.SampledTokens)*r.seqOverheadMs + gemm
 	if b.PrefillRequests > 0 {
-		ms += math.Max(float64(b.PrefillAttentionPairs)*r.attnMsPerPair,
+		ms += scale * math.Max(float64(b.PrefillAttentionPairs)*r.attnMsPerPair,
 			float64(b.PrefillContextTokens+b.PrefillTokens)*r.kvMsPerToken)
 	}
 	if b.DecodeSteps > 0 {
 		kv := float64(b.DecodeStepKVTokens)
-		ms += math.Max(kv*r.attnMsPerPair, kv*r.kvMsPerToken)
+		ms += scale * math.Max(kv*r.attnMsPerPair, kv*r.kvMsPerToken)
 	}
 	if r.allReduceMs > 0 || r.allReduceMsPerTok > 0 {
-		ms += r.allReduceMs + tokens*r.allReduceMsPerTok
+		ms += r.allReduceMs + scale*tokens*r.allReduceMsPerTok
 	}
 	if r.pipelineMs > 0 || r.pipelineMsPerToken > 0 {
-		ms += r.pipelineMs + tokens*r.pipelineMsPerToken
+		ms += r.pipelineMs + scale*tokens*r.pipelineMsPerToken
 	}
 	return ms
 }

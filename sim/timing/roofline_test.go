@@ -212,3 +212,49 @@ func BenchmarkRooflinePassMs(b *testing.B) {
 		b.Fatal("no time")
 	}
 }
+
+// A lone request passes every pipeline stage in turn: its prefill under PP k takes at least as
+// long as under PP1 (Llama-3.1-8B on H200, one 2,048-token prompt), while a batch of k or more
+// sequences splits into k micro-batches and its compute shrinks k-fold.
+func TestPipelineDoesNotShortenALoneRequest(t *testing.T) {
+	m, err := LookupModel("meta-llama/Meta-Llama-3.1-8B-Instruct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw, err := LookupHardware("h200_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prec := Precisions{Weights: BF16, KVCache: BF16}
+	lone := &Batch{PrefillRequests: 1, PrefillTokens: 2048, PrefillAttentionPairs: 2048 * 2049 / 2, DecodeRequests: 1, SampledTokens: 1}
+	pp1 := mustRoofline(t, m, hw, prec, Shape{1, 1}, CalibratedEfficiency()).PassMs(lone)
+	prev := pp1
+	for _, p := range []int{2, 4, 8} {
+		ms := mustRoofline(t, m, hw, prec, Shape{1, p}, CalibratedEfficiency()).PassMs(lone)
+		if ms < pp1 || ms < prev {
+			t.Errorf("PP%d: a lone 2,048-token prefill takes %.2f ms, less than PP1's %.2f (or PP%d's %.2f)", p, ms, pp1, p/2, prev)
+		}
+		prev = ms
+	}
+	// Hand check on the tiny model with ideal efficiency: 8 prefills of 16 tokens under PP2
+	// split into 2 micro-batches, so the GEMM compute halves against one micro-batch, while one
+	// of them alone pays the full compute.
+	tm, gpu := tinyModel(), tinyGPU()
+	two := mustRoofline(t, tm, gpu, prec, Shape{1, 2}, ideal())
+	one := mustRoofline(t, tm, gpu, prec, Shape{1, 1}, ideal())
+	gemmOnly := func(r *Roofline, n int) float64 {
+		return r.PassMs(&Batch{PrefillRequests: n, PrefillTokens: 16 * n}) -
+			// the pipeline send of the micro-batches: (p−1)·(T/m)·h·2 bytes at 1e6 bytes per ms
+			float64(16*n)/float64(min(2, n))*64*2/1e6*float64(r.pipeline-1)
+	}
+	// T tokens cost 2·73,728·T FLOP at 1e6 FLOP per ms (compute-bound above 1 token: the weights
+	// are 147,456 bytes + 12,800 lm_head bytes = 0.16 ms to stream).
+	// Plus writing the prompt's KV: 256 bytes per token (2 layers × 2 KV heads × 16 dims × K and
+	// V × 2 bytes), half per stage, for 128 tokens in 2 micro-batches: 128 × 128 bytes.
+	if got, want := gemmOnly(two, 8), 2*73728.0*128/1e6/2+128*128/1e6; !near(got, want) {
+		t.Errorf("PP2, 8 sequences: %v ms, want %v (half the PP1 compute)", got, want)
+	}
+	if got, want := gemmOnly(two, 1), gemmOnly(one, 1); !near(got, want) {
+		t.Errorf("PP2, one sequence: %v ms, want PP1's %v", got, want)
+	}
+}
