@@ -2,11 +2,13 @@ package grid
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/timing"
 	"gopkg.in/yaml.v3"
@@ -21,16 +23,9 @@ const (
 	DefaultCapacityMaxProbes  = 16
 )
 
-// CapacitySearch is optimization.capacity_search: for each deployment, find the largest load
-// intensity (traffic.load's concurrency, requests_per_second, sessions_per_second or speedup,
-// whichever the load type uses; Unit names it) at which SLA attainment, goodput_completed_requests
-// / offered_requests under evaluation.sla, is at least Attainment. Min and Max bound the search
-// and RelativeTolerance is the width, relative to the capacity found, below which the search
-// stops; MaxProbes bounds the simulations per deployment. sweep.SearchCapacity runs it.
-type CapacitySearch struct {
-	Attainment, Min, Max, RelativeTolerance float64
-	MaxProbes                               int
-}
+// CapacitySearch is optimization.capacity_search (results.CapacitySearch, which documents it);
+// sweep.Run runs it.
+type CapacitySearch = results.CapacitySearch
 
 // Cost is optimization.cost: GPUHourUSD maps a hardware id (as timing.ResolveHardwareID
 // resolves it, so h100 and h100_sxm are one key) to its price in USD per GPU-hour. servesweep
@@ -38,6 +33,10 @@ type CapacitySearch struct {
 type Cost struct {
 	GPUHourUSD map[string]float64
 }
+
+// maxGPUHourUSD bounds a price per GPU-hour: far above any real one, and small enough that
+// no cost column overflows.
+const maxGPUHourUSD = 1e6
 
 // intensityPaths are the load fields a capacity search sets.
 var intensityPaths = []string{"traffic.load.concurrency", "traffic.load.requests_per_second",
@@ -67,6 +66,15 @@ func (p *parser) capacitySearch(n *yaml.Node, path string) *CapacitySearch {
 			if x, ok := p.posFloat(v, path+"."+f.key); ok {
 				*f.dst = x
 			}
+		}
+	}
+	for _, b := range []struct {
+		key string
+		x   *float64
+	}{{"min", &cs.Min}, {"max", &cs.Max}} {
+		if *b.x < config.MinRate || *b.x > config.MaxRate {
+			p.errorf(path+"."+b.key, "must be from %g to %g (the bounds of every load intensity), got %g", config.MinRate, config.MaxRate, *b.x)
+			*b.x = 1
 		}
 	}
 	if cs.Min > cs.Max {
@@ -102,6 +110,10 @@ func (p *parser) cost(n *yaml.Node, path string) *Cost {
 			continue
 		}
 		if x, ok := p.posFloat(v.Content[i+1], kp); ok {
+			if x > maxGPUHourUSD {
+				p.errorf(kp, "must be at most %g USD per GPU-hour, got %g", float64(maxGPUHourUSD), x)
+				continue
+			}
 			c.GPUHourUSD[id] = x
 		}
 	}
@@ -139,6 +151,10 @@ func (s *Spec) checkCapacity(p *Point) error {
 					Msg: fmt.Sprintf("must be a whole number under traffic.load.type concurrency (requests in flight), got %g", b.x)})
 			}
 		}
+		if cs.Max > config.MaxRequests {
+			errs = append(errs, &config.Error{File: s.File, Path: path + ".max",
+				Msg: fmt.Sprintf("must be at most %d under traffic.load.type concurrency (config.MaxRequests), got %g", config.MaxRequests, cs.Max)})
+		}
 		if len(errs) > 0 {
 			return errs
 		}
@@ -162,37 +178,68 @@ func (s *Spec) checkCapacity(p *Point) error {
 	return nil
 }
 
-// checkCost sets each point's GPUHourUSD from the cost section; a hardware without a price is an
-// error naming it and the points that use it.
-func (s *Spec) checkCost(points []Point) error {
-	c := s.Optimization.Cost
-	if c == nil {
-		return nil
-	}
-	missing := map[string]int{}
-	for i := range points {
-		id, _ := timing.ResolveHardwareID(points[i].Config.Engine.Hardware)
-		price, ok := c.GPUHourUSD[id]
-		if !ok {
-			missing[id]++
+// roleHardware returns the resolved hardware id of each role cfg's mode uses, with the role's
+// GPU count: a role's own hardware (prefill and decode may set one) or engine.hardware.
+func roleHardware(cfg *config.Config) (ids []string, gpus []int) {
+	for _, r := range cfg.Engine.Mode.Roles() {
+		role := cfg.Engine.Workers.Role(r)
+		if role == nil {
 			continue
 		}
-		points[i].GPUHourUSD = price
+		hw := cfg.Engine.Hardware
+		if role.Hardware != "" {
+			hw = role.Hardware
+		}
+		id, _ := timing.ResolveHardwareID(hw)
+		ids = append(ids, id)
+		gpus = append(gpus, role.Parallelism.GPUs())
+	}
+	return ids, gpus
+}
+
+// checkCost sets each point's CostUSDPerHour from the cost section: Σ over its roles of the
+// role's GPUs × its hardware's price (a role may run on its own hardware). A hardware without a
+// price is an error naming it and the points that use it; a price for a hardware no point uses
+// is a warning (a typo, or a price list shared between specs).
+func (s *Spec) checkCost(points []Point) (warnings []string, err error) {
+	c := s.Optimization.Cost
+	if c == nil {
+		return nil, nil
+	}
+	missing := map[string]int{}
+	used := map[string]bool{}
+	for i := range points {
+		ids, gpus := roleHardware(points[i].Config)
+		cost, priced := 0.0, true
+		for k, id := range ids {
+			used[id] = true
+			price, ok := c.GPUHourUSD[id]
+			if !ok {
+				missing[id]++
+				priced = false
+				continue
+			}
+			cost += float64(gpus[k]) * price
+		}
+		if priced {
+			points[i].CostUSDPerHour = cost
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.GPUHourUSD)) {
+		if !used[id] {
+			warnings = append(warnings, fmt.Sprintf("%s: optimization.cost.gpu_hour_usd.%s: no point runs on this hardware "+
+				"(a typo? the grid uses %s)", s.File, id, strings.Join(slices.Sorted(maps.Keys(used)), ", ")))
+		}
 	}
 	if len(missing) == 0 {
-		return nil
+		return warnings, nil
 	}
 	var errs config.Errors
-	ids := make([]string, 0, len(missing))
-	for id := range missing {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(missing)) {
 		errs = append(errs, &config.Error{File: s.File, Path: "optimization.cost.gpu_hour_usd",
 			Msg: fmt.Sprintf("no price for hardware %s (used by %d points); add %s: <USD per GPU-hour>", id, missing[id], id)})
 	}
-	return errs
+	return nil, errs
 }
 
 // LoadUnit names the field that sets cfg's load intensity (what a capacity search varies):
@@ -258,23 +305,42 @@ func formatLoad(x float64, whole bool) string {
 	return strconv.FormatFloat(x, 'f', -1, 64)
 }
 
-// capacityWarnings warns about a capacity search over a concurrency with a fixed request or
+// capacityWarnings warns about a capacity search whose probes are cut by a virtual-time stop (the
+// requests in flight then count as misses), and one over a concurrency with a fixed request or
 // session count: at a concurrency above the count every request is in flight from the start, so
 // the probes measure one burst rather than a sustained load.
 func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 	cs := s.Optimization.CapacitySearch
-	if cs == nil || cfg.Traffic.Load.Type != config.LoadConcurrency {
+	if cs == nil {
 		return nil
 	}
 	st := &cfg.Traffic.Stop
+	var out []string
+	if st.MaxVirtualTimeSeconds > 0 {
+		out = append(out, fmt.Sprintf("%s: traffic.stop.max_virtual_time_seconds (%g s) ends each probe: requests still in "+
+			"flight then are unfinished and count against SLA attainment, so the window must be long against request "+
+			"latency (with attainment %g, at most %g %% of the offered requests may be cut off or miss the SLA)",
+			s.File, st.MaxVirtualTimeSeconds, cs.Attainment, 100*(1-cs.Attainment)))
+	}
+	if cfg.Traffic.Load.Type != config.LoadConcurrency {
+		return out
+	}
 	n, what := st.Requests, "requests"
 	if st.Sessions > 0 {
 		n, what = st.Sessions, "sessions"
 	}
 	if n == 0 || float64(n) >= cs.Max {
+		return out
+	}
+	return append(out, fmt.Sprintf("%s: traffic.stop.%s is a fixed %d while optimization.capacity_search goes up to concurrency "+
+		"%g: above %d every %s is in flight from the start, so those probes measure one burst; "+
+		"use traffic.stop.%s_per_load_unit to scale the run with the load", s.File, what, n, cs.Max, n, strings.TrimSuffix(what, "s"), what))
+}
+
+// Prices returns the cost section's prices by hardware id (nil without a cost section).
+func (o Optimization) Prices() map[string]float64 {
+	if o.Cost == nil {
 		return nil
 	}
-	return []string{fmt.Sprintf("%s: traffic.stop.%s is a fixed %d while optimization.capacity_search goes up to concurrency "+
-		"%g: above %d every %s is in flight from the start, so those probes measure one burst; "+
-		"use traffic.stop.%s_per_load_unit to scale the run with the load", s.File, what, n, cs.Max, n, strings.TrimSuffix(what, "s"), what)}
+	return maps.Clone(o.Cost.GPUHourUSD)
 }

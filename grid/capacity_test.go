@@ -2,6 +2,8 @@ package grid
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,6 +34,18 @@ func TestCapacitySearchDefaultsAndValues(t *testing.T) {
 	if s, _ := Parse([]byte(withSLA), "spec.yaml", nil, nil); s.Optimization.CapacitySearch != nil || s.Optimization.Cost != nil {
 		t.Error("capacity search or cost on without the section")
 	}
+	// null and false switch a section off (so that --set can), true is the defaults.
+	for _, set := range []string{"optimization.capacity_search=null", "optimization.capacity_search=false", "optimization.capacity_search=~"} {
+		s, err := Parse([]byte(withSLA), "spec.yaml", []string{"optimization.capacity_search={}", "optimization.cost={gpu_hour_usd: {h200: 1}}",
+			set, "optimization.cost=" + strings.TrimPrefix(set, "optimization.capacity_search=")}, nil)
+		if err != nil || s.Optimization.CapacitySearch != nil || s.Optimization.Cost != nil {
+			t.Errorf("%s: capacity search %v, cost %v, err %v", set, s.Optimization.CapacitySearch, s.Optimization.Cost, err)
+		}
+	}
+	s, err = Parse([]byte(withSLA), "spec.yaml", []string{"optimization.capacity_search=true"}, nil)
+	if err != nil || s.Optimization.CapacitySearch == nil || s.Optimization.CapacitySearch.MaxProbes != DefaultCapacityMaxProbes {
+		t.Errorf("capacity_search: true gives %+v (%v), want the defaults", s.Optimization.CapacitySearch, err)
+	}
 }
 
 // Every invalid capacity_search or cost setting is exit 2 (config.Errors) naming its field.
@@ -48,6 +62,8 @@ func TestCapacityAndCostErrors(t *testing.T) {
 		{"zero tolerance", []string{"optimization.capacity_search={relative_tolerance: 0}"}, "optimization.capacity_search.relative_tolerance", "> 0"},
 		{"negative min", []string{"optimization.capacity_search={min: -1}"}, "optimization.capacity_search.min", "> 0"},
 		{"one probe", []string{"optimization.capacity_search={max_probes: 1}"}, "optimization.capacity_search.max_probes", ">= 2"},
+		{"huge max", []string{"optimization.capacity_search={max: 1e300}"}, "optimization.capacity_search.max", "must be from 1e-06 to 1e+09"},
+		{"huge price", []string{"optimization.cost={gpu_hour_usd: {h200_sxm: 1e308}}"}, "optimization.cost.gpu_hour_usd.h200_sxm", "at most 1e+06"},
 		{"unknown key", []string{"optimization.capacity_search={tolerance: 0.1}"}, "optimization.capacity_search.tolerance", "unknown field"},
 		{"domain on the intensity", []string{"optimization.capacity_search={}", "traffic.load.concurrency={choices: [1, 2]}"},
 			"traffic.load.concurrency", "cannot be searched together with optimization.capacity_search"},
@@ -98,6 +114,7 @@ func TestCapacityAndCostExpansionErrors(t *testing.T) {
 	}{
 		{"no SLA", base, []string{"optimization.capacity_search={}"}, "optimization.capacity_search", "needs evaluation.sla"},
 		{"fractional concurrency", withSLA, []string{"optimization.capacity_search={min: 1.5}"}, "optimization.capacity_search.min", "whole number"},
+		{"concurrency above the requests limit", withSLA, []string{"optimization.capacity_search={max: 3e6}"}, "optimization.capacity_search.max", "at most 2000000"},
 		{"max beyond the requests limit", withSLA, []string{"optimization.capacity_search={max: 100000}",
 			"traffic.stop={requests_per_load_unit: 100}"}, "optimization.capacity_search.max", "invalid at load 100000"},
 		{"hardware without a price", withSLA, []string{"engine.hardware={choices: [h200_sxm, h100_sxm]}",
@@ -115,15 +132,36 @@ func TestCapacityAndCostExpansionErrors(t *testing.T) {
 }
 
 func TestCostPricesEachPoint(t *testing.T) {
-	x := expand(t, withSLA, "engine.hardware={choices: [h200, h100_sxm]}", "optimization.cost={gpu_hour_usd: {h200_sxm: 3.5, h100: 2.5}}")
+	x := expand(t, withSLA, "engine.hardware={choices: [h200, h100_sxm]}", "engine.workers.aggregated.parallelism.tensor=2",
+		"optimization.cost={gpu_hour_usd: {h200_sxm: 3.5, h100: 2.5}}")
 	if len(x.Points) != 2 {
 		t.Fatalf("%d points", len(x.Points))
 	}
 	for _, p := range x.Points {
-		want := map[string]float64{"h200": 3.5, "h100_sxm": 2.5}[p.Config.Engine.Hardware]
-		if p.GPUHourUSD != want {
-			t.Errorf("%s: %g USD per GPU-hour, want %g", p.Config.Engine.Hardware, p.GPUHourUSD, want)
+		want := map[string]float64{"h200": 7, "h100_sxm": 5}[p.Config.Engine.Hardware] // 2 GPUs each
+		if p.CostUSDPerHour != want {
+			t.Errorf("%s: %g USD per hour, want %g", p.Config.Engine.Hardware, p.CostUSDPerHour, want)
 		}
+	}
+	// Disaggregated roles may run on their own hardware: each role's GPUs at its own price
+	// (prefill 1 × TP2 on b200 = 2 × 6; decode 2 × TP1 on h200, inherited = 2 × 3.5).
+	disagg := []string{"engine.mode=disaggregated", "engine.workers.prefill.hardware=b200_sxm",
+		"engine.workers.prefill.parallelism={replicas: 1, tensor: 2}", "engine.workers.decode.parallelism={replicas: 2, tensor: 1}"}
+	x = expand(t, both, append(disagg, "optimization.cost={gpu_hour_usd: {h200_sxm: 3.5, b200_sxm: 6}}")...)
+	if got := x.Points[0].CostUSDPerHour; got != 19 {
+		t.Errorf("disaggregated on b200 + h200: %g USD per hour, want 19", got)
+	}
+	// Without a price for the prefill role's hardware the spec is refused, naming it.
+	s, err := Parse([]byte(both), "spec.yaml", append(disagg, "optimization.cost={gpu_hour_usd: {h200_sxm: 3.5}}"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Expand()
+	checkErrorAt(t, err, "optimization.cost.gpu_hour_usd", "no price for hardware b200_sxm")
+	// A price no point uses is a warning.
+	x = expand(t, withSLA, "optimization.cost={gpu_hour_usd: {h200_sxm: 3.5, tpu_v5: 1}}")
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "optimization.cost.gpu_hour_usd.tpu_v5: no point runs on this hardware") {
+		t.Errorf("warnings %q", x.Warnings)
 	}
 }
 
@@ -167,5 +205,24 @@ func TestAtLoad(t *testing.T) {
 	x = expand(t, withSLA, "traffic.stop={requests_per_load_unit: 100}")
 	if _, _, err := x.Points[0].AtLoad(1e6); err == nil || !strings.Contains(err.Error(), "2,000,000") && !strings.Contains(err.Error(), "2000000") {
 		t.Errorf("AtLoad beyond the request limit: %v", err)
+	}
+}
+
+func TestCapacityWarnings(t *testing.T) {
+	x := expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests: 100}")
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.requests is a fixed 100 while optimization.capacity_search goes up to concurrency 4096") {
+		t.Errorf("fixed stop: %q", x.Warnings)
+	}
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": 100, "output_length": 1, "hash_ids": [1]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x = expand(t, withSLA, "optimization.capacity_search={}", "traffic.source={type: trace, paths: ["+trace+"], block_size: 128}",
+		"traffic.load={type: trace_timestamps}", "traffic.stop={max_virtual_time_seconds: 60}")
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.max_virtual_time_seconds (60 s) ends each probe") {
+		t.Errorf("time stop: %q", x.Warnings)
+	}
+	if x = expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests_per_load_unit: 10}"); len(x.Warnings) != 0 {
+		t.Errorf("a stop that scales with the load: %q", x.Warnings)
 	}
 }

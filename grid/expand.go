@@ -62,9 +62,9 @@ type Point struct {
 	EquivalentTo string
 	// Class is the point's CanonicalKey: points of one class simulate identically.
 	Class string
-	// GPUHourUSD is the price of one of the point's GPUs per hour from optimization.cost, in USD
-	// (0: no cost section).
-	GPUHourUSD float64
+	// CostUSDPerHour is the point's price per hour from optimization.cost, in USD: Σ over its
+	// roles of GPUs × the role hardware's USD per GPU-hour (0: no cost section).
+	CostUSDPerHour float64
 }
 
 // CanonicalKey identifies the class of configs that simulate identically to cfg, by exactly these
@@ -336,10 +336,11 @@ func (s *Spec) Expand() (*Expansion, error) {
 	if err := s.checkCapacity(&valid[0]); err != nil {
 		return nil, err
 	}
-	x.Warnings = s.capacityWarnings(valid[0].Config)
-	if err := s.checkCost(valid); err != nil {
+	costWarnings, err := s.checkCost(valid)
+	if err != nil {
 		return nil, err
 	}
+	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
 	x.Points = valid
 	if s.Optimizer.Algorithm == AlgorithmRandom && s.Optimizer.MaxTrials < len(valid) {
 		rng := rand.New(rand.NewPCG(s.Optimizer.Seed, 0x5e5e5e5e))

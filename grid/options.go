@@ -94,10 +94,15 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 	if v := m["objectives"]; v != nil {
 		o.Objectives = p.objectives(v, path+".objectives")
 	}
-	if v := m["capacity_search"]; v != nil {
+	// null or false leaves a section off (so --set can turn one off); true turns the capacity
+	// search on with its defaults, as {} does.
+	if v := m["capacity_search"]; v != nil && !off(v) {
+		if isTrue(v) {
+			v = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		}
 		o.CapacitySearch = p.capacitySearch(v, path+".capacity_search")
 	}
-	if v := m["cost"]; v != nil {
+	if v := m["cost"]; v != nil && !off(v) {
 		o.Cost = p.cost(v, path+".cost")
 	}
 	for i, obj := range o.Objectives {
@@ -262,4 +267,15 @@ func (p *parser) optimizer(n *yaml.Node) Optimizer {
 // costColumn reports whether metric is one of the cost columns, which need optimization.cost.
 func costColumn(metric string) bool {
 	return metric == "cost_usd_per_hour" || metric == "usd_per_million_output_tokens"
+}
+
+// off reports whether n is null or false: a switchable section left off.
+func off(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!null" || n.ShortTag() == "!!bool" && !isTrue(n))
+}
+
+// isTrue reports whether n is the boolean true.
+func isTrue(n *yaml.Node) bool {
+	var b bool
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil && b
 }

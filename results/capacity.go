@@ -21,6 +21,21 @@ import (
 // derived when the row is built.
 const StatusInfeasible = "infeasible"
 
+// CapacitySearch is optimization.capacity_search: for each deployment, find the largest load
+// intensity (traffic.load's concurrency, requests_per_second, sessions_per_second or speedup,
+// whichever the load type uses) at which SLA attainment, goodput_completed_requests /
+// offered_requests under evaluation.sla, is at least Attainment, in (0, 1]. Min and Max (in the
+// intensity's unit) bound the search; RelativeTolerance (> 0) is the bracket width, relative to
+// the capacity found, below which it stops; MaxProbes (>= 2) bounds the simulations per
+// deployment. sweep.Run runs it; sweep.json records it.
+type CapacitySearch struct {
+	Attainment        float64 `json:"attainment"`
+	Min               float64 `json:"min"`
+	Max               float64 `json:"max"`
+	RelativeTolerance float64 `json:"relative_tolerance"`
+	MaxProbes         int     `json:"max_probes"`
+}
+
 // ProbesFile is the name of the capacity search's probe table inside an output directory.
 const ProbesFile = "probes.parquet"
 
@@ -193,9 +208,13 @@ func fillCapacity(r *Row, c *Capacity) {
 		r.CapacityLoad = f64(c.Load)
 	}
 	r.Probes = ProbeRows(r.PointID, c)
-	if c.Unclosed && c.Feasible {
-		r.Reason = fmt.Sprintf("capacity_search: stopped at max_probes (%d) with the capacity between %s and %s %s, "+
-			"wider than relative_tolerance", len(c.Probes), fmtNum(c.Load), fmtNum(c.Upper), c.Unit)
+	switch {
+	case c.Unclosed && c.Feasible && c.Upper > 0:
+		r.Reason = fmt.Sprintf("capacity_search: stopped at max_probes (%d) with the capacity between %g and %g %s, "+
+			"wider than relative_tolerance", len(c.Probes), c.Load, c.Upper, c.Unit)
+	case c.Unclosed && c.Feasible:
+		r.Reason = fmt.Sprintf("capacity_search: stopped at max_probes (%d) before any load missed the SLA: the capacity "+
+			"is at least %g %s", len(c.Probes), c.Load, c.Unit)
 	}
 }
 
@@ -208,8 +227,12 @@ func infeasibleReason(r *Row, c *Capacity) string {
 		return fmt.Sprintf("%s: %d of %d offered requests rejected at the minimum load %g %s, more than attainment %g allows",
 			DegradedReason, rejected, offered, c.Load, c.Unit, c.Target)
 	}
-	return fmt.Sprintf("%s: SLA attainment %.4g < %g at the minimum load %g %s", ExcludedSLA, c.Attainment,
+	msg := fmt.Sprintf("%s: SLA attainment %.4g < %g at the minimum load %g %s", ExcludedSLA, c.Attainment,
 		c.Target, c.Load, c.Unit)
+	if u := deref(r.UnfinishedRequests); u > 0 {
+		msg += fmt.Sprintf(" (%d of %d offered requests unfinished when the run stopped, %d rejected)", u, offered, rejected)
+	}
+	return msg
 }
 
 // WriteProbes writes every row's probes, in row order, to the Parquet file at path (atomically),

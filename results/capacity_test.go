@@ -6,14 +6,15 @@ import (
 	"testing"
 )
 
-// Cost columns, hand-computed: 4 GPUs at 2.5 USD per GPU-hour cost 10 USD an hour; at 1000
+// Cost columns, hand-computed: 4 GPUs at 2.5 USD per GPU-hour cost 10 USD an hour (the point's
+// CostUSDPerHour); at 1000
 // output tokens/s an hour makes 3.6 M tokens, so a million costs 10 / 3.6 USD.
 func TestNewRowCost(t *testing.T) {
 	rec := Record{PointID: "p", Status: StatusOK, Summary: map[string]float64{
 		"num_requests": 10, "offered_requests": 10, "completed_requests": 10, "goodput_completed_requests": 8,
 		"duration_ms": 1000, "output_throughput_tok_s": 1000, "num_ttft_samples": 10,
 	}}
-	r := NewRow(PointInfo{ID: "p", GPUs: 4, GPUHourUSD: 2.5}, rec)
+	r := NewRow(PointInfo{ID: "p", GPUs: 4, CostUSDPerHour: 10}, rec)
 	if r.CostUSDPerHour == nil || *r.CostUSDPerHour != 10 {
 		t.Fatalf("cost_usd_per_hour %v, want 10", r.CostUSDPerHour)
 	}
@@ -28,7 +29,7 @@ func TestNewRowCost(t *testing.T) {
 	}
 	// No output throughput (nothing completed): no cost per token.
 	rec.Summary["completed_requests"], rec.Summary["output_throughput_tok_s"] = 0, 0
-	if r := NewRow(PointInfo{ID: "p", GPUs: 4, GPUHourUSD: 2.5}, rec); r.USDPerMillionOutputTokens != nil || *r.CostUSDPerHour != 10 {
+	if r := NewRow(PointInfo{ID: "p", GPUs: 4, CostUSDPerHour: 10}, rec); r.USDPerMillionOutputTokens != nil || *r.CostUSDPerHour != 10 {
 		t.Errorf("no samples: usd_per_million_output_tokens %v", r.USDPerMillionOutputTokens)
 	}
 }

@@ -256,3 +256,41 @@ func (j *Journal) Close() error {
 	}
 	return err
 }
+
+// SpecSuffix is appended to a journal's path to name the file that holds the spec hash of the
+// sweep the journal belongs to (grid.Expansion.SpecHash), written before the first point runs,
+// so that a sweep killed before it wrote anything else is not resumed under another spec.
+const SpecSuffix = ".spec"
+
+// JournalSpecError refuses to resume a journal written for another spec.
+type JournalSpecError struct {
+	// Path is the journal; Have is the spec hash it was written for, Want this sweep's.
+	Path, Have, Want string
+}
+
+// Error names the journal and both spec hashes.
+func (e *JournalSpecError) Error() string {
+	return fmt.Sprintf("%s holds a sweep of another spec (spec hash %s, this one %s): resuming would mix the two",
+		e.Path, e.Have, e.Want)
+}
+
+// ClaimJournalSpec records that the journal at path belongs to the sweep of spec hash hash
+// (path+SpecSuffix), or checks that it does: a journal claimed by another hash is a
+// *JournalSpecError. A journal without the file (written before servesweep recorded it) is
+// claimed as it is.
+func ClaimJournalSpec(path, hash string) error {
+	data, err := os.ReadFile(path + SpecSuffix)
+	switch {
+	case err == nil:
+		if have := strings.TrimSpace(string(data)); have != hash {
+			return &JournalSpecError{Path: path, Have: have, Want: hash}
+		}
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return WriteFileAtomic(path+SpecSuffix, []byte(hash+"\n"))
+}

@@ -453,7 +453,8 @@ func MergeParts(parts []*Part) ([]Row, *Manifest, error) {
 	for i := range rows {
 		c.addStatus(rows[i].Status)
 	}
-	return rows, &Manifest{Spec: m.Spec, Algorithm: m.Algorithm, Settings: m.Settings, Counts: c, Merge: info}, nil
+	return rows, &Manifest{Spec: m.Spec, Algorithm: m.Algorithm, Settings: m.Settings, Counts: c, Merge: info,
+		CapacitySearch: m.CapacitySearch, GPUHourUSD: m.GPUHourUSD}, nil
 }
 
 // missingShards lists, per shard count among the parts, the shards without a part, and the

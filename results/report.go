@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -90,6 +91,10 @@ type Manifest struct {
 	// Counts describe the grid and the run. For a merge (see Merge), Simulated counts the
 	// merged rows and Resumed is 0.
 	Counts Counts `json:"counts"`
+	// CapacitySearch is the spec's optimization.capacity_search (nil: none); GPUHourUSD its
+	// optimization.cost.gpu_hour_usd prices by hardware id (nil: none).
+	CapacitySearch *CapacitySearch    `json:"capacity_search,omitempty"`
+	GPUHourUSD     map[string]float64 `json:"gpu_hour_usd,omitempty"`
 	// Merge is set when the results were merged from the parts of a sharded sweep
 	// (`servesweep merge`): which parts, and what is missing.
 	Merge *MergeInfo `json:"merge,omitempty"`
@@ -424,8 +429,12 @@ func Hardware(r *Row) string {
 }
 
 // Load describes a row's load, e.g. "concurrency 32", "4 req/s", "speedup 2"; under a capacity
-// search the capacity found, e.g. "capacity concurrency 60".
+// search the capacity found, e.g. "capacity concurrency 60", or "capacity >= concurrency 4096 (the
+// search's max)" when the SLA still held at the search's max.
 func Load(r *Row) string {
+	if r.CapacityLoad != nil && r.CapacityBounded != nil && *r.CapacityBounded {
+		return "capacity >= " + load(r) + " (the search's max)"
+	}
 	if r.CapacityLoad != nil {
 		return "capacity " + load(r)
 	}
@@ -479,7 +488,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		fmt.Fprintf(&b, " (excluded: %s)", countList(a.Excluded))
 	}
 	b.WriteString(".\n")
-	capacityMarkdown(&b, rows)
+	capacityMarkdown(&b, rows, m)
 	var cons []string
 	if s.MinGPUs > 0 {
 		cons = append(cons, fmt.Sprintf("min %d GPUs", s.MinGPUs))
@@ -489,6 +498,15 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	}
 	if s.StrictSLA || s.Target == TargetMinGPUs {
 		cons = append(cons, "strict SLA (mean TTFT, mean TPOT, mean E2E within evaluation.sla)")
+	}
+	if s.MaxCostUSDPerHour > 0 {
+		cons = append(cons, fmt.Sprintf("at most %g USD per hour", s.MaxCostUSDPerHour))
+	}
+	if s.MaxUSDPerMillionOutputTokens > 0 {
+		cons = append(cons, fmt.Sprintf("at most %g USD per million output tokens", s.MaxUSDPerMillionOutputTokens))
+	}
+	if s.MaxRejectedRatio > 0 {
+		cons = append(cons, fmt.Sprintf("degraded points with at most %g of their requests rejected", s.MaxRejectedRatio))
 	}
 	if len(cons) > 0 {
 		fmt.Fprintf(&b, "Constraints: %s.\n", strings.Join(cons, ", "))
@@ -642,7 +660,7 @@ func WriteOutputs(dir string, rows []Row, m *Manifest) (*Analysis, *Written, err
 // OwnedFiles are the names a sweep writes in its output directory (besides
 // recommendations/NNNN.yaml); starting a sweep over removes only these.
 func OwnedFiles() []string {
-	return []string{JournalFile, ParquetFile, ProbesFile, ManifestFile, ParetoFile, ReportFile, PlotFile}
+	return []string{JournalFile, JournalFile + SpecSuffix, ParquetFile, ProbesFile, ManifestFile, ParetoFile, ReportFile, PlotFile}
 }
 
 // RemoveOutputs deletes the files a sweep owns in dir (OwnedFiles and recommendations/NNNN.yaml),
@@ -660,9 +678,10 @@ func RemoveOutputs(dir string) error {
 	return err
 }
 
-// capacityMarkdown summarizes the capacity search of rows, when there was one: how many points
-// were searched, feasible, bounded and infeasible, and how many probes it took.
-func capacityMarkdown(b *bytes.Buffer, rows []Row) {
+// capacityMarkdown summarizes the capacity search of rows, when there was one: its settings (from
+// m, when known), how many points were searched, feasible, bounded and infeasible, how many
+// probes it took, and the prices used.
+func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 	searched, bounded, infeasible, probes, unclosed := 0, 0, 0, 0, 0
 	unit := ""
 	for i := range rows {
@@ -683,11 +702,24 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row) {
 			unclosed++
 		}
 	}
+	if m != nil && len(m.GPUHourUSD) > 0 {
+		var prices []string
+		for _, id := range slices.Sorted(maps.Keys(m.GPUHourUSD)) {
+			prices = append(prices, fmt.Sprintf("%s %g", id, m.GPUHourUSD[id]))
+		}
+		fmt.Fprintf(b, "\nPrices (USD per GPU-hour, from optimization.cost): %s.\n", strings.Join(prices, ", "))
+	}
 	if searched == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\nCapacity search (%s): %d deployments searched, %d infeasible (SLA missed at the minimum load), "+
+	settings := ""
+	if m != nil && m.CapacitySearch != nil {
+		cs := m.CapacitySearch
+		settings = fmt.Sprintf(", attainment >= %g of evaluation.sla, %s from %g to %g, relative tolerance %g, at most %d probes",
+			cs.Attainment, unit, cs.Min, cs.Max, cs.RelativeTolerance, cs.MaxProbes)
+	}
+	fmt.Fprintf(b, "\nCapacity search (%s%s): %d deployments searched, %d infeasible (SLA missed at the minimum load), "+
 		"%d bounded (SLA still met at the maximum), %d stopped at max_probes; %d probes, %.1f per deployment "+
-		"(each a row of `%s`). Every row is measured at its capacity load.\n\n",
-		unit, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile)
+		"(each a row of `%s`). Each row is measured at its capacity load (an infeasible one at the minimum load).\n\n",
+		unit, settings, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile)
 }

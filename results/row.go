@@ -283,8 +283,8 @@ type Row struct {
 	CapacityProbes   *int64   `parquet:"capacity_probes,optional"`
 	CapacityBounded  *bool    `parquet:"capacity_bounded,optional"`
 
-	// Cost (optimization.cost; null without it). CostUSDPerHour = gpus × the hardware's USD per
-	// GPU-hour; USDPerMillionOutputTokens = cost_usd_per_hour / (output_throughput_tok_s × 3600)
+	// Cost (optimization.cost; null without it). CostUSDPerHour = Σ over the roles of their GPUs
+	// × their hardware's USD per GPU-hour (a disaggregated role may run on its own hardware); USDPerMillionOutputTokens = cost_usd_per_hour / (output_throughput_tok_s × 3600)
 	// × 1e6, at the capacity load under a capacity search (null without output throughput).
 	CostUSDPerHour            *float64 `parquet:"cost_usd_per_hour,optional"`
 	USDPerMillionOutputTokens *float64 `parquet:"usd_per_million_output_tokens,optional"`
@@ -334,8 +334,9 @@ type PointInfo struct {
 	// EquivalentTo is the ID of the first point of the point's class (grid.CanonicalKey), or ""
 	// when the point is its class's representative.
 	EquivalentTo string
-	// GPUHourUSD is the price of one of the point's GPUs per hour in USD (0: no cost columns).
-	GPUHourUSD float64
+	// CostUSDPerHour is the point's price per hour in USD, its GPUs at their hardware's price
+	// (0: no cost columns).
+	CostUSDPerHour float64
 }
 
 // NewRow builds the row of a point from its config and its journal record. Metric columns are
@@ -358,8 +359,8 @@ func NewRow(p PointInfo, rec Record) Row {
 	if rec.Capacity != nil {
 		fillCapacity(&r, rec.Capacity)
 	}
-	if p.GPUHourUSD > 0 {
-		r.CostUSDPerHour = f64(float64(p.GPUs) * p.GPUHourUSD)
+	if p.CostUSDPerHour > 0 {
+		r.CostUSDPerHour = f64(p.CostUSDPerHour)
 	}
 	if rec.Status == StatusOK {
 		fillSummary(&r, rec.Summary)

@@ -41,7 +41,7 @@ type probeResult struct {
 // where the log-log interpolation of headroom between lo and hi reaches 1, kept at least
 // tolerance × lo / 2 inside the bracket, and bisects instead when the last two probes did not
 // halve the bracket. It stops when hi − lo <= relative_tolerance × lo (or hi − lo <= 1 for a
-// concurrency), or at cs.MaxProbes. Every probe runs one after another on the point's own
+// concurrency), when no representable load lies inside the bracket, or at cs.MaxProbes. Every probe runs one after another on the point's own
 // deterministic simulation, so the search is deterministic.
 //
 // The returned record is the simulation at the capacity load (at min when infeasible) with
@@ -158,6 +158,9 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 			streak = min(streak, 0) - 1
 		}
 		x = split(probes[lo].probe, probes[hi].probe, cs.RelativeTolerance, whole, stalled, streak)
+		if !(x > xl && x < xh) {
+			break // no load lies between the two any more (a tolerance below float64's resolution)
+		}
 	}
 
 	best := 0

@@ -2,6 +2,8 @@ package sweep
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -119,6 +121,20 @@ func TestCapacityOutcomes(t *testing.T) {
 	if r.Status != results.StatusInfeasible || !strings.HasPrefix(r.Reason, "rejected_requests: 50 of 50 offered requests rejected at the minimum load 1") {
 		t.Errorf("every prompt too long: status %s reason %q", r.Status, r.Reason)
 	}
+	// 20 requests at t = 0: the first pass serves 10 by 10 ms, a stop at 15 ms cuts the others.
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	var lines strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&lines, `{"timestamp": 0, "input_length": 100, "output_length": 1, "hash_ids": [%d, %d]}`+"\n", 2*i, 2*i+1)
+	}
+	if err := os.WriteFile(trace, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCapacity(t, fixedSpec, 1, "", one, "traffic.source={type: trace, paths: ["+trace+"], block_size: 64}",
+		"traffic.load={type: trace_timestamps, speedup: 1}", "traffic.stop={max_virtual_time_seconds: 0.015}")[0]
+	if r.Status != results.StatusInfeasible || !strings.Contains(r.Reason, "(10 of 20 offered requests unfinished when the run stopped, 0 rejected)") {
+		t.Errorf("cut by the stop: status %s reason %q", r.Status, r.Reason)
+	}
 	r = runCapacity(t, fixedSpec, 1, "", one, "optimization.capacity_search={max: 8}")[0]
 	if r.Status != results.StatusOK || *r.CapacityLoad != 8 || !*r.CapacityBounded {
 		t.Errorf("max 8 under a capacity of 20: status %s capacity %v bounded %v", r.Status, r.CapacityLoad, r.CapacityBounded)
@@ -211,4 +227,27 @@ func BenchmarkCapacityBuiltIn(b *testing.B) {
 	b.ReportMetric(float64(probes)/float64(searched), "probes/point")
 	b.ReportMetric(float64(len(x.Points)*b.N)/b.Elapsed().Seconds(), "points/s")
 	b.ReportMetric(float64(probes)/b.Elapsed().Seconds(), "probes/s")
+}
+
+// A tolerance below float64's resolution ends when no load lies inside the bracket, never
+// probing one load twice; a search stopped before any miss says the capacity is a lower bound.
+func TestCapacitySearchEnds(t *testing.T) {
+	one := "engine.workers.aggregated.parallelism.replicas=1"
+	r := runCapacity(t, fixedSpec, 1, "", one, "traffic.load={type: constant_rate, requests_per_second: 1}",
+		"traffic.stop={requests_per_load_unit: 2}",
+		"optimization.capacity_search={min: 10, max: 10000, relative_tolerance: 1e-300, max_probes: 200}")[0]
+	seen := map[float64]bool{}
+	for _, p := range r.Probes {
+		if seen[p.Load] {
+			t.Fatalf("load %v probed twice (%d probes)", p.Load, len(r.Probes))
+		}
+		seen[p.Load] = true
+	}
+	if r.Status != results.StatusOK || len(r.Probes) >= 200 || r.Reason != "" || *r.CapacityLoadUnit != "requests_per_second" {
+		t.Errorf("tiny tolerance: status %s, %d probes, reason %q", r.Status, len(r.Probes), r.Reason)
+	}
+	r = runCapacity(t, fixedSpec, 1, "", one, "optimization.capacity_search={max_probes: 2}")[0]
+	if want := "capacity_search: stopped at max_probes (2) before any load missed the SLA: the capacity is at least"; !strings.HasPrefix(r.Reason, want) {
+		t.Errorf("max_probes 2: reason %q, want %q...", r.Reason, want)
+	}
 }

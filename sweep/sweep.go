@@ -180,7 +180,7 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 			continue
 		}
 		info := results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs,
-			EquivalentTo: p.EquivalentTo, GPUHourUSD: p.GPUHourUSD}
+			EquivalentTo: p.EquivalentTo, CostUSDPerHour: p.CostUSDPerHour}
 		if c := rec.Capacity; c != nil && len(c.Probes) > 0 {
 			// The row describes the deployment at the load its metrics were measured at.
 			if cfg, data, err := p.AtLoad(c.Load); err == nil {

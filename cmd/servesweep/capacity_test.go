@@ -132,3 +132,45 @@ func TestMergeWithoutProbeTableIsIncomplete(t *testing.T) {
 		t.Errorf("--require-complete without a probe table: exit %d, want 1", code)
 	}
 }
+
+// A journal records its spec before the first point runs, so a sweep killed before writing
+// sweep.json (or a shard before its part) is not resumed under other settings.
+func TestJournalSpecRefusesAnotherSpec(t *testing.T) {
+	dir := t.TempDir()
+	small := append(append([]string{}, tinyDefault...), oneDeployment...)
+	for _, args := range [][]string{
+		{"sweep", "--output-dir", filepath.Join(dir, "whole"), "-q"},
+		{"sweep", "--output-dir", filepath.Join(dir, "sharded"), "-q", "--shard", "0/2"},
+	} {
+		if code, _, errs := runCLI(t, append(args, small...)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		// What kill -9 leaves: the journal and its spec file, nothing else.
+		out := args[2]
+		for _, f := range []string{"sweep.json", "results.parquet"} {
+			os.Remove(filepath.Join(out, f))
+		}
+		os.RemoveAll(filepath.Join(out, "results"))
+		code, _, errs := runCLI(t, append(append(args, small...), "--set", "optimization.capacity_search.attainment=0.5")...)
+		if code != 2 || !strings.Contains(errs, "holds a sweep of another spec") {
+			t.Errorf("%v with another attainment: exit %d, stderr %q; want exit 2", args, code, errs)
+		}
+		if code, _, errs := runCLI(t, append(args, small...)...); code != 0 {
+			t.Errorf("%v resumed with its own spec: exit %d: %s", args, code, errs)
+		}
+	}
+}
+
+// report refuses a cost objective on results without cost columns, as sweep does.
+func TestReportCostObjectiveNeedsCost(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nc")
+	args := append([]string{"sweep", "--output-dir", dir, "-q", "--set", "optimization={target: pareto}",
+		"--set", "traffic.stop={sessions: 8}", "--set", "traffic.source.session.turns=2"}, oneDeployment...)
+	if code, _, errs := runCLI(t, args...); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errs)
+	}
+	code, _, errs := runCLI(t, "report", "--results", dir, "--output-dir", filepath.Join(dir, "r"), "--objective", "min:usd_per_million_output_tokens")
+	if code != 2 || !strings.Contains(errs, "objective usd_per_million_output_tokens needs cost columns") {
+		t.Errorf("exit %d, stderr %q; want exit 2", code, errs)
+	}
+}

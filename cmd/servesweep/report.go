@@ -169,6 +169,9 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if err := checkReportSLA(rows, s, opts.set); err != nil {
 		return err
 	}
+	if err := checkReportCost(rows, s); err != nil {
+		return err
+	}
 	a, err := results.Analyze(rows, *s)
 	if err != nil {
 		return &usageError{err}
@@ -235,6 +238,24 @@ func checkReportSLA(rows []results.Row, s *results.Settings, set map[string]bool
 		return nil
 	}
 	return &usageError{fmt.Errorf("the results have no SLA (no evaluation.sla in the sweep spec):\n  %s", strings.Join(msgs, "\n  "))}
+}
+
+// checkReportCost refuses (exit 2) a cost objective (cost_usd_per_hour,
+// usd_per_million_output_tokens) when no row of the results has a cost (the sweep spec had no
+// optimization.cost), as the sweep spec validation does.
+func checkReportCost(rows []results.Row, s *results.Settings) error {
+	for i := range rows {
+		if rows[i].CostUSDPerHour != nil {
+			return nil
+		}
+	}
+	for _, o := range s.Objectives {
+		if o.Metric == "cost_usd_per_hour" || o.Metric == "usd_per_million_output_tokens" {
+			return &usageError{fmt.Errorf("objective %s needs cost columns, and the results have none (no "+
+				"optimization.cost.gpu_hour_usd in the sweep spec); rerun the sweep with prices", o.Metric)}
+		}
+	}
+	return nil
 }
 
 // checkRejectedRatio refuses (exit 2) a maximum rejected ratio outside [0, 1] (NaN included);

@@ -143,8 +143,11 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	partPath := filepath.Join(opts.OutputDir, results.PartsDir, name)
 	probesPath := filepath.Join(opts.OutputDir, results.ProbesDir, results.ProbesPartName(sh.Index, sh.Count))
 	run.JournalPath = filepath.Join(opts.OutputDir, results.JournalsDir, results.PartJournalName(sh.Index, sh.Count))
-	if err := prepareShardDir(opts.OutputDir, []string{partPath, probesPath, run.JournalPath}, opts.Overwrite); err != nil {
+	if err := prepareShardDir(opts.OutputDir, []string{partPath, probesPath, run.JournalPath, run.JournalPath + results.SpecSuffix}, opts.Overwrite); err != nil {
 		return err
+	}
+	if err := results.ClaimJournalSpec(run.JournalPath, hash); err != nil {
+		return specErr(err, "rerun the shard with the spec and --set overrides it was started with, or pass --overwrite to start it over")
 	}
 	if err := checkShardCount(opts.OutputDir, sh.Shard); err != nil {
 		return err
@@ -175,6 +178,7 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	meta := &results.PartMeta{SpecHash: hash, ShardIndex: sh.Index, ShardCount: sh.Count, ShardSizes: x.ShardSizes(sh.Count),
 		MissingPointIDs: missing,
 		Manifest: results.Manifest{Spec: spec.File, Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
+			CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(),
 			Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
 				Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
 				TimedOut: out.TimedOut, Interrupted: out.Interrupted}}}

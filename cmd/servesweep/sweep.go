@@ -172,6 +172,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		if err := prepareSweepDir(opts.OutputDir, opts.Overwrite, x.SpecHash()); err != nil {
 			return err
 		}
+		if err := results.ClaimJournalSpec(filepath.Join(opts.OutputDir, results.JournalFile), x.SpecHash()); err != nil {
+			return specErr(err, "choose another --output-dir, or pass --overwrite to start over")
+		}
 	}
 	par := spec.Optimizer.Parallelism
 	if opts.Parallelism > 0 {
@@ -197,6 +200,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	}
 	elapsed := time.Since(start)
 	m := &results.Manifest{Spec: spec.File, SpecHash: x.SpecHash(), Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
+		CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(),
 		Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
 			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
 			TimedOut: out.TimedOut, Interrupted: out.Interrupted}}
@@ -336,7 +340,7 @@ func prepareSweepDir(dir string, overwrite bool, specHash string) error {
 			}
 			return nil
 		}
-		if e.Name() == results.JournalFile+results.LockSuffix {
+		if e.Name() == results.JournalFile+results.LockSuffix || e.Name() == results.JournalFile+results.SpecSuffix {
 			continue
 		}
 		names = append(names, e.Name())
@@ -377,6 +381,11 @@ func printDryRun(w io.Writer, x *grid.Expansion, points []grid.Point, what strin
 		if n := x.Filtered[r]; n > 0 {
 			fmt.Fprintf(w, "filtered %s: %d (e.g. %s)\n", r, n, x.Examples[r])
 		}
+	}
+	if cs := s.Optimization.CapacitySearch; cs != nil {
+		fmt.Fprintf(w, "capacity search: each point runs up to %d simulations to find its largest %s within evaluation.sla "+
+			"(attainment >= %g, from %g to %g, relative tolerance %g)\n", cs.MaxProbes, grid.LoadUnit(x.Points[0].Config),
+			cs.Attainment, cs.Min, cs.Max, cs.RelativeTolerance)
 	}
 	fmt.Fprintln(w, "domains:")
 	for _, d := range s.Domains {
@@ -468,4 +477,14 @@ func probesFile(dir string, spec *grid.Spec) string {
 		return ""
 	}
 	return filepath.Join(dir, results.ProbesFile)
+}
+
+// specErr turns a *results.JournalSpecError into a usage error (exit 2) that says what to do;
+// other errors pass unchanged.
+func specErr(err error, advice string) error {
+	var se *results.JournalSpecError
+	if errors.As(err, &se) {
+		return &usageError{fmt.Errorf("%v; %s", err, advice)}
+	}
+	return err
 }
