@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/servesweep/servesweep/results"
@@ -22,6 +23,9 @@ type validateOptions struct {
 	Quiet       bool
 	// Fit re-fits the calibration factors on the file instead of using the shipped ones.
 	Fit bool
+	// HoldoutBy, when set (system, backend or model), scores each group with factors fitted on
+	// the other groups (calibrate.Holdout).
+	HoldoutBy string
 	// Format is the stdout format, table or json.
 	Format string
 }
@@ -64,6 +68,8 @@ an error, a failed run without any simulated row included, nothing is printed on
 	f.IntVar(&opts.Parallelism, "parallel", 0, "")
 	_ = f.MarkDeprecated("parallel", "use --parallelism")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary: no per-row table, skipped rows counted by reason, no fit progress on stderr")
+	f.StringVar(&opts.HoldoutBy, "holdout-by", "", "score on data the model was not fitted on: for each system, backend or model "+
+		"in turn, fit on the other rows and predict its rows (a fit per group: long); figures pool every left-out row")
 	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them")
 	addFormatFlag(cmd, &opts.Format, "per-row, per-group and overall accuracy tables")
 	mustFilename(cmd, "measured", "csv")
@@ -82,6 +88,12 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if opts.Parallelism < 0 {
 		return &usageError{fmt.Errorf("--parallelism must be a whole number >= 1 (or 0 for the default), got %d", opts.Parallelism)}
 	}
+	if opts.HoldoutBy != "" && !slices.Contains(calibrate.HoldoutKeys(), opts.HoldoutBy) {
+		return &usageError{fmt.Errorf("--holdout-by must be one of %s, got %q", strings.Join(calibrate.HoldoutKeys(), ", "), opts.HoldoutBy)}
+	}
+	if opts.HoldoutBy != "" && opts.Fit {
+		return &usageError{fmt.Errorf("--holdout-by and --fit are exclusive: --holdout-by fits once per left-out group")}
+	}
 	rows, err := calibrate.ReadCSVFile(opts.Measured)
 	if err != nil {
 		return &usageError{err}
@@ -89,7 +101,15 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	vo := calibrate.Options{Parallelism: opts.Parallelism}
 	var rep *calibrate.Report
 	var fitted *calibrate.Factors
-	if opts.Fit {
+	if opts.HoldoutBy != "" {
+		fo := calibrate.FitOptions{Validate: vo}
+		if !opts.Quiet {
+			fo.Log = func(line string) { fmt.Fprintln(io.Err, "fit:", line) }
+		}
+		if rep, err = calibrate.Holdout(ctx, rows, opts.HoldoutBy, fo); err != nil {
+			return &usageError{err}
+		}
+	} else if opts.Fit {
 		var f calibrate.Factors
 		fo := calibrate.FitOptions{Validate: vo}
 		if !opts.Quiet {
@@ -188,6 +208,14 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 				fmt.Fprintf(w, "  line %4d  %s: %s\n", r.Line, r.ID, r.Reason)
 			}
 		}
+	}
+	if h := rep.Holdout; h != nil {
+		fmt.Fprintf(w, "\nLeft out by %s (each fitted on the other %ss only):\n", h.By, h.By)
+		for _, f := range h.Folds {
+			fmt.Fprintf(w, "  %-34s fitted on %4d rows, scored %4d: %s\n", trunc(f.Group, 34), f.TrainRows, f.TestRows, f.Summary)
+		}
+		fmt.Fprintf(w, "\nOverall, pooled over the left-out rows: %s\n", s)
+		return
 	}
 	fmt.Fprintf(w, "\nOverall: %s\n", s)
 }

@@ -164,3 +164,18 @@ func TestValidateCommandNoRowSimulated(t *testing.T) {
 		t.Errorf("summary counts: %s", data)
 	}
 }
+
+func TestValidateHoldoutFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--holdout-by", "gpu"}, "--holdout-by must be one of system, backend, model"},
+		{[]string{"--holdout-by", "system", "--fit"}, "--holdout-by and --fit are exclusive"},
+	} {
+		code, _, errs := runCLI(t, append([]string{"validate", "--measured", "testdata/none.csv"}, tc.args...)...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

@@ -142,6 +142,9 @@ type Report struct {
 	Rows []RowResult `json:"rows"`
 	// Summary aggregates them.
 	Summary Summary `json:"summary"`
+	// Holdout is set when the report comes from Holdout: every row was predicted with factors
+	// fitted on the other groups only.
+	Holdout *HoldoutInfo `json:"holdout,omitempty"`
 }
 
 // Validate simulates every row (PlanRow, then sim.Run) with o.Parallelism rows at a time and

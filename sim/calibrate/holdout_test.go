@@ -1,0 +1,69 @@
+package calibrate
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Holdout fits each fold on the other groups only and predicts every row once, with the factors
+// of the fold that left it out.
+func TestHoldoutFoldsLeaveTheirGroupOut(t *testing.T) {
+	const csv = `id,backend,model_path,system,precision,mode,isl,osl,concurrency,tp_size,silicon_ttft_ms,silicon_tpot_ms
+a,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,512,32,2,1,40,7
+b,vllm,meta-llama/Llama-3.1-8B-Instruct,b200_sxm,,agg,512,32,2,1,30,5
+c,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1024,32,4,1,60,8
+d,vllm,meta-llama/Llama-3.1-8B-Instruct,gb200,,agg,512,32,2,1,25,4
+`
+	rows, err := ReadCSV(strings.NewReader(csv), "m.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A stub fit: records what each fold trained on and returns factors that mark the fold by its
+	// front-end share, so each predicted TTFT shows which fold made it.
+	var trained [][]string
+	fitFunc = func(_ context.Context, train []Row, _ FitOptions) (Factors, *Report, error) {
+		var ids []string
+		for _, r := range train {
+			ids = append(ids, r.ID)
+		}
+		trained = append(trained, ids)
+		f := CalibratedFactors()
+		f.FrontendMs = float64(1000 * len(trained))
+		return f, nil, nil
+	}
+	defer func() { fitFunc = Fit }()
+	rep, err := Holdout(context.Background(), rows, HoldoutSystem, FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Groups in sorted order: b200_sxm, gb200, h100_sxm.
+	want := [][]string{{"a", "c", "d"}, {"a", "b", "c"}, {"b", "d"}}
+	if !reflect.DeepEqual(trained, want) {
+		t.Errorf("folds trained on %v, want %v", trained, want)
+	}
+	fold := map[string]float64{"b": 1000, "d": 2000, "a": 3000, "c": 3000}
+	if len(rep.Rows) != 4 || rep.Summary.RowsSimulated != 4 {
+		t.Fatalf("%d rows, %d simulated", len(rep.Rows), rep.Summary.RowsSimulated)
+	}
+	for i, r := range rep.Rows {
+		if r.ID != rows[i].ID {
+			t.Errorf("row %d is %s, want file order (%s)", i, r.ID, rows[i].ID)
+		}
+		// The front-end share is added to TTFT: the fold's mark shows in the prediction.
+		if f := fold[r.ID]; r.PredictedTTFTMs < f || r.PredictedTTFTMs > f+1000 {
+			t.Errorf("row %s predicted TTFT %.0f ms, not from the fold that left it out (front end %g)", r.ID, r.PredictedTTFTMs, f)
+		}
+	}
+	if h := rep.Holdout; h == nil || h.By != "system" || len(h.Folds) != 3 || h.Folds[2].Group != "h100_sxm" ||
+		h.Folds[2].TrainRows != 2 || h.Folds[2].TestRows != 2 {
+		t.Errorf("holdout info %+v", rep.Holdout)
+	}
+	if _, err := Holdout(context.Background(), rows, "gpu", FitOptions{}); err == nil {
+		t.Error("an unknown key is accepted")
+	}
+	if _, err := Holdout(context.Background(), rows, HoldoutBackend, FitOptions{}); err == nil {
+		t.Error("a single backend is accepted for holdout by backend")
+	}
+}
