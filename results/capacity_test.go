@@ -82,3 +82,17 @@ func TestNewRowCapacity(t *testing.T) {
 		t.Errorf("infeasible: status %s capacity %v reason %q", r.Status, r.CapacityLoad, r.Reason)
 	}
 }
+
+// A disaggregated role on its own GPU is a column, and the label names both GPUs.
+func TestRoleHardwareColumns(t *testing.T) {
+	r := simulatedRow(t, "x", 0)
+	if r.AggHardware == nil || *r.AggHardware != r.Hardware || r.PrefillHardware != nil {
+		t.Errorf("aggregated: agg_hardware %v, prefill_hardware %v (hardware %s)", r.AggHardware, r.PrefillHardware, r.Hardware)
+	}
+	r.PrefillHardware, r.DecodeHardware = ptrS("b200_sxm"), ptrS(r.Hardware)
+	if got := Hardware(&r); !strings.HasPrefix(got, "P b200_sxm + D "+r.Hardware) {
+		t.Errorf("label %q", got)
+	}
+}
+
+func ptrS(s string) *string { return &s }

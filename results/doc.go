@@ -57,6 +57,8 @@
 //	  _kv_block_size_tokens, _kv_capacity_blocks                attention-DP rank)
 //	{agg,prefill,decode}_prefix_caching                  BOOLEAN
 //	{agg,prefill,decode}_timing                          STRING  fixed | polynomial | default
+//	{agg,prefill,decode}_hardware                        STRING  the role's GPU (engine.hardware,
+//	                                                            or the role's own), resolved
 //	kv_transfer_bandwidth_gb_per_second                  DOUBLE
 //	router_policy, router_prefill_load_model             STRING
 //	router_overlap_score_credit, router_prefill_load_scale, router_temperature   DOUBLE (null: unset)

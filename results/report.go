@@ -419,13 +419,18 @@ func Shape(r *Row) string {
 	return role(r.AggReplicas, r.AggTensor, r.AggPipeline, r.AggAttentionData)
 }
 
-// Hardware describes a row's GPU and weight format, e.g. "h100_sxm fp8" (the GPU alone when the
-// format is unknown).
+// Hardware describes a row's GPU and weight format, e.g. "h100_sxm fp8", or "P b200_sxm + D
+// h200_sxm fp8" when a disaggregated role runs on its own GPU (the GPU alone when the format is
+// unknown).
 func Hardware(r *Row) string {
-	if r.WeightPrecision != nil {
-		return r.Hardware + " " + *r.WeightPrecision
+	hw := r.Hardware
+	if p, d := r.PrefillHardware, r.DecodeHardware; p != nil && d != nil && (*p != r.Hardware || *d != r.Hardware) {
+		hw = "P " + *p + " + D " + *d
 	}
-	return r.Hardware
+	if r.WeightPrecision != nil {
+		return hw + " " + *r.WeightPrecision
+	}
+	return hw
 }
 
 // Load describes a row's load, e.g. "concurrency 32", "4 req/s", "speedup 2"; under a capacity

@@ -76,7 +76,8 @@ type Row struct {
 	GPUs int64 `parquet:"gpus"`
 
 	// Aggregated role (mode aggregated): parallelism, GPUs, scheduler limits per attention-DP
-	// rank, KV block size in tokens, KV capacity in blocks per rank, prefix caching, timing model.
+	// rank, KV block size in tokens, KV capacity in blocks per rank, prefix caching, timing model,
+	// and the hardware id it runs on (resolved; a prefill or decode role may set its own).
 	AggReplicas         *int64  `parquet:"agg_replicas,optional"`
 	AggTensor           *int64  `parquet:"agg_tensor,optional"`
 	AggPipeline         *int64  `parquet:"agg_pipeline,optional"`
@@ -90,6 +91,7 @@ type Row struct {
 	AggKVCapacityBlocks *int64  `parquet:"agg_kv_capacity_blocks,optional"`
 	AggPrefixCaching    *bool   `parquet:"agg_prefix_caching,optional"`
 	AggTiming           *string `parquet:"agg_timing,optional"`
+	AggHardware         *string `parquet:"agg_hardware,optional"`
 
 	// Prefill role (mode disaggregated), as for the aggregated role.
 	PrefillReplicas         *int64  `parquet:"prefill_replicas,optional"`
@@ -105,6 +107,7 @@ type Row struct {
 	PrefillKVCapacityBlocks *int64  `parquet:"prefill_kv_capacity_blocks,optional"`
 	PrefillPrefixCaching    *bool   `parquet:"prefill_prefix_caching,optional"`
 	PrefillTiming           *string `parquet:"prefill_timing,optional"`
+	PrefillHardware         *string `parquet:"prefill_hardware,optional"`
 
 	// Decode role (mode disaggregated), as for the aggregated role.
 	DecodeReplicas         *int64  `parquet:"decode_replicas,optional"`
@@ -120,6 +123,7 @@ type Row struct {
 	DecodeKVCapacityBlocks *int64  `parquet:"decode_kv_capacity_blocks,optional"`
 	DecodePrefixCaching    *bool   `parquet:"decode_prefix_caching,optional"`
 	DecodeTiming           *string `parquet:"decode_timing,optional"`
+	DecodeHardware         *string `parquet:"decode_hardware,optional"`
 
 	// KVTransferBandwidthGBps is engine.kv_transfer.bandwidth_gb_per_second in decimal GB/s
 	// (null: no kv_transfer section, or no transfer delay).
@@ -529,17 +533,17 @@ type roleColumns struct {
 	replicas, tensor, pipeline, attentionData, moeTensor, moeExpert, gpus **int64
 	maxBatchedTokens, maxSequences, blockSize, capacityBlocks             **int64
 	prefixCaching                                                         **bool
-	timing                                                                **string
+	timing, hardware                                                      **string
 }
 
 func (r *Row) roles() [3]roleColumns {
 	return [3]roleColumns{
 		{&r.AggReplicas, &r.AggTensor, &r.AggPipeline, &r.AggAttentionData, &r.AggMoeTensor, &r.AggMoeExpert, &r.AggGPUs,
-			&r.AggMaxBatchedTokens, &r.AggMaxSequences, &r.AggKVBlockSize, &r.AggKVCapacityBlocks, &r.AggPrefixCaching, &r.AggTiming},
+			&r.AggMaxBatchedTokens, &r.AggMaxSequences, &r.AggKVBlockSize, &r.AggKVCapacityBlocks, &r.AggPrefixCaching, &r.AggTiming, &r.AggHardware},
 		{&r.PrefillReplicas, &r.PrefillTensor, &r.PrefillPipeline, &r.PrefillAttentionData, &r.PrefillMoeTensor, &r.PrefillMoeExpert, &r.PrefillGPUs,
-			&r.PrefillMaxBatchedTokens, &r.PrefillMaxSequences, &r.PrefillKVBlockSize, &r.PrefillKVCapacityBlocks, &r.PrefillPrefixCaching, &r.PrefillTiming},
+			&r.PrefillMaxBatchedTokens, &r.PrefillMaxSequences, &r.PrefillKVBlockSize, &r.PrefillKVCapacityBlocks, &r.PrefillPrefixCaching, &r.PrefillTiming, &r.PrefillHardware},
 		{&r.DecodeReplicas, &r.DecodeTensor, &r.DecodePipeline, &r.DecodeAttentionData, &r.DecodeMoeTensor, &r.DecodeMoeExpert, &r.DecodeGPUs,
-			&r.DecodeMaxBatchedTokens, &r.DecodeMaxSequences, &r.DecodeKVBlockSize, &r.DecodeKVCapacityBlocks, &r.DecodePrefixCaching, &r.DecodeTiming},
+			&r.DecodeMaxBatchedTokens, &r.DecodeMaxSequences, &r.DecodeKVBlockSize, &r.DecodeKVCapacityBlocks, &r.DecodePrefixCaching, &r.DecodeTiming, &r.DecodeHardware},
 	}
 }
 
@@ -570,6 +574,12 @@ func fillConfig(r *Row, c *config.Config) {
 		}
 		*rc.prefixCaching = boolp(role.KVCache.PrefixCaching)
 		*rc.timing = str(role.Timing.Type)
+		hw := e.Hardware
+		if role.Hardware != "" {
+			hw = role.Hardware
+		}
+		id, _ := timing.ResolveHardwareID(hw)
+		*rc.hardware = str(id)
 	}
 	if kt := e.KVTransfer; kt != nil {
 		r.KVTransferBandwidthGBps = optF64(kt.BandwidthGBps)
