@@ -3,7 +3,6 @@ package results
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -248,13 +247,7 @@ func WriteProbes(path string, rows []Row) error {
 		}
 		return nil
 	}
-	return WriteAtomic(path, func(out io.Writer) error {
-		w := parquet.NewGenericWriter[ProbeRow](out, parquet.Compression(&parquet.Snappy))
-		if _, err := w.Write(probes); err != nil {
-			return err
-		}
-		return w.Close()
-	})
+	return writeTable(path, probes)
 }
 
 // ReadProbes reads every row of the probes.parquet file at path.

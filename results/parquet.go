@@ -11,9 +11,13 @@ const ParquetFile = "results.parquet"
 
 // WriteParquet writes rows, in the order given, to the Parquet file at path (Snappy-compressed,
 // one row group), atomically: a temporary file is written, synced and renamed over path.
-func WriteParquet(path string, rows []Row) error {
+func WriteParquet(path string, rows []Row) error { return writeTable(path, rows) }
+
+// writeTable writes rows as a Snappy-compressed Parquet table (one row group, the schema of T's
+// parquet tags) to path, atomically.
+func writeTable[T any](path string, rows []T) error {
 	return WriteAtomic(path, func(out io.Writer) error {
-		w := parquet.NewGenericWriter[Row](out, parquet.Compression(&parquet.Snappy))
+		w := parquet.NewGenericWriter[T](out, parquet.Compression(&parquet.Snappy))
 		if _, err := w.Write(rows); err != nil {
 			return err
 		}
