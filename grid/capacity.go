@@ -169,7 +169,7 @@ func (s *Spec) checkCapacity(p *Point) error {
 				msg = first
 			}
 			errs = append(errs, &config.Error{File: s.File, Path: path + "." + b.key,
-				Msg: fmt.Sprintf("the deployment's config is invalid at load %g (%s): %s", b.x, LoadUnit(p.Config), msg)})
+				Msg: fmt.Sprintf("the deployment's config is invalid at load %g (%s): %s", b.x, p.Config.Traffic.Load.IntensityField(), msg)})
 		}
 	}
 	if len(errs) > 0 {
@@ -242,23 +242,7 @@ func (s *Spec) checkCost(points []Point) (warnings []string, err error) {
 	return nil, errs
 }
 
-// LoadUnit names the field that sets cfg's load intensity (what a capacity search varies):
-// concurrency, requests_per_second, sessions_per_second or speedup.
-func LoadUnit(cfg *config.Config) string {
-	l := &cfg.Traffic.Load
-	switch {
-	case l.Type == config.LoadConcurrency:
-		return "concurrency"
-	case l.Type == config.LoadTraceTimestamps:
-		return "speedup"
-	case l.SessionsPerSecond > 0:
-		return "sessions_per_second"
-	default:
-		return "requests_per_second"
-	}
-}
-
-// AtLoad returns the point's config and YAML with the load intensity (the field LoadUnit names)
+// AtLoad returns the point's config and YAML with the load intensity (the field config.Load.IntensityField names)
 // set to x, decoded and validated as any point is: an error is the config error a spec with
 // that value would get (a stop that scales with the load beyond config.MaxRequests, say).
 func (p *Point) AtLoad(x float64) (*config.Config, []byte, error) {
@@ -278,7 +262,7 @@ func (p *Point) AtLoad(x float64) (*config.Config, []byte, error) {
 		load = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		traffic.Content = append(traffic.Content, scalar("!!str", "load"), load)
 	}
-	field := LoadUnit(p.Config)
+	field := p.Config.Traffic.Load.IntensityField()
 	val := &yaml.Node{Kind: yaml.ScalarNode, Value: formatLoad(x, field == "concurrency")}
 	if v := child(load, field); v != nil {
 		*v = *val

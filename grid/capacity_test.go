@@ -193,7 +193,7 @@ func TestAtLoad(t *testing.T) {
 	} {
 		x := expand(t, withSLA, "traffic.load="+tc.load)
 		p := &x.Points[0]
-		if u := LoadUnit(p.Config); u != tc.unit {
+		if u := p.Config.Traffic.Load.IntensityField(); u != tc.unit {
 			t.Errorf("%s: unit %s, want %s", tc.load, u, tc.unit)
 		}
 		cfg, _, err := p.AtLoad(tc.x)

@@ -513,18 +513,8 @@ func prune(root *yaml.Node, mode, policy string) {
 	}
 }
 
-// child returns the value of key in mapping m, or nil.
-func child(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
+// child returns the value of key in mapping m, or nil (config.MappingValue).
+func child(m *yaml.Node, key string) *yaml.Node { return config.MappingValue(m, key) }
 
 // removeKeys deletes keys from mapping m.
 func removeKeys(m *yaml.Node, keys ...string) {

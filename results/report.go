@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/servesweep/servesweep/sim/config"
 	"gopkg.in/yaml.v3"
 )
 
@@ -265,17 +266,7 @@ func absTracePaths(text string) string {
 	if yaml.Unmarshal([]byte(text), &doc) != nil || len(doc.Content) == 0 {
 		return text
 	}
-	child := func(m *yaml.Node, key string) *yaml.Node {
-		if m == nil || m.Kind != yaml.MappingNode {
-			return nil
-		}
-		for i := 0; i+1 < len(m.Content); i += 2 {
-			if m.Content[i].Value == key {
-				return m.Content[i+1]
-			}
-		}
-		return nil
-	}
+	child := config.MappingValue
 	paths := child(child(child(doc.Content[0], "traffic"), "source"), "paths")
 	if paths == nil || paths.Kind != yaml.SequenceNode {
 		return text

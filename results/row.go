@@ -393,6 +393,10 @@ func NewRow(p PointInfo, rec Record) Row {
 			}
 			clearMetrics(&r, false)
 		}
+		// Cost per token follows the output throughput that remains (none once cleared).
+		if r.CostUSDPerHour != nil && r.OutputThroughputTokS != nil && *r.OutputThroughputTokS > 0 {
+			r.USDPerMillionOutputTokens = f64(*r.CostUSDPerHour / (*r.OutputThroughputTokS * 3600) * 1e6)
+		}
 	}
 	return r
 }
@@ -448,8 +452,8 @@ func zeroDuration(r *Row) bool {
 	return r.CompletedRequests != nil && r.DurationMs != nil && metrics.DurationFloored(*r.CompletedRequests, *r.DurationMs)
 }
 
-// clearMetrics sets to null every throughput column (request, token, goodput, per-user, per-GPU,
-// and the cost per token that derives from one) of r and, when latency is set, the latency distributions ({stat}_{ttft,ttst,tpot,itl,
+// clearMetrics sets to null every throughput column (request, token, goodput, per-user, per-GPU)
+// of r and, when latency is set, the latency distributions ({stat}_{ttft,ttst,tpot,itl,
 // e2e_latency}_ms); counts, duration, worker-seconds, GPU-hours and host-time columns are kept.
 func clearMetrics(r *Row, latency bool) {
 	v := reflect.ValueOf(r).Elem()
@@ -464,7 +468,7 @@ func clearMetrics(r *Row, latency bool) {
 		for _, m := range []string{"_ttft_ms", "_ttst_ms", "_tpot_ms", "_itl_ms", "_e2e_latency_ms"} {
 			isLatency = isLatency || strings.HasSuffix(name, m)
 		}
-		if latency && isLatency || strings.Contains(name, "throughput") || name == "usd_per_million_output_tokens" {
+		if latency && isLatency || strings.Contains(name, "throughput") {
 			f.SetZero()
 		}
 	}
@@ -666,9 +670,6 @@ func fillDerived(r *Row) {
 	}
 	if r.GoodputCompletedRequests != nil && r.OfferedRequests != nil && *r.OfferedRequests > 0 {
 		r.SLAAttainment = f64(float64(*r.GoodputCompletedRequests) / float64(*r.OfferedRequests))
-	}
-	if r.CostUSDPerHour != nil && r.OutputThroughputTokS != nil && *r.OutputThroughputTokS > 0 {
-		r.USDPerMillionOutputTokens = f64(*r.CostUSDPerHour / (*r.OutputThroughputTokS * 3600) * 1e6)
 	}
 	if r.GPUHours == nil || r.DurationMs == nil {
 		return

@@ -151,9 +151,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		in.PrefillGPUsPerWorker = s.prefill.gpusPerWorker
 		in.Preemptions += s.prefill.preemptions()
 	}
-	if sla := cfg.Evaluation.SLA; sla != nil {
-		in.SLA = &metrics.SLA{TTFTMs: deref(sla.TTFTMs), ITLMs: deref(sla.ITLMs), E2EMs: deref(sla.E2EMs)}
-	}
+	in.SLA = SLA(cfg)
 	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
 	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap}
 	res.LeakedBlocks = s.decoding.leakedBlocks()
@@ -200,4 +198,14 @@ func deref(p *float64) float64 {
 		return 0
 	}
 	return *p
+}
+
+// SLA is cfg's evaluation.sla as the metrics apply it (bounds in ms, 0 when unset), or nil
+// without an SLA.
+func SLA(cfg *config.Config) *metrics.SLA {
+	sla := cfg.Evaluation.SLA
+	if sla == nil {
+		return nil
+	}
+	return &metrics.SLA{TTFTMs: deref(sla.TTFTMs), ITLMs: deref(sla.ITLMs), E2EMs: deref(sla.E2EMs)}
 }

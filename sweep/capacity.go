@@ -49,11 +49,11 @@ type probeResult struct {
 // invalid config at that load, a failed simulation, or ctx done).
 func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch, cache *WorkloadCache,
 	simulate SimulateFunc) (results.Record, error) {
-	unit := grid.LoadUnit(p.Config)
+	unit := p.Config.Traffic.Load.IntensityField()
 	whole := unit == "concurrency"
-	var sla metrics.SLA
-	if s := p.Config.Evaluation.SLA; s != nil {
-		sla = metrics.SLA{TTFTMs: deref(s.TTFTMs), ITLMs: deref(s.ITLMs), E2EMs: deref(s.E2EMs)}
+	sla := sim.SLA(p.Config) // non-nil: the spec's expansion requires an SLA with capacity search
+	if sla == nil {
+		return results.Record{}, fmt.Errorf("capacity search needs evaluation.sla")
 	}
 	var probes []probeResult
 	run := func(x float64) (*probeResult, error) {
@@ -83,7 +83,7 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 		meets := offered > 0 && good >= metrics.AttainmentCount(cs.Attainment, offered)
 		h := 0.0
 		if len(res.Requests) > 0 {
-			h = metrics.SLAHeadroom(res.Requests, &sla, cs.Attainment)
+			h = metrics.SLAHeadroom(res.Requests, sla, cs.Attainment)
 			if math.IsInf(h, 1) {
 				h = -1
 			}
@@ -247,11 +247,4 @@ func split(lo, hi results.Probe, tol float64, whole, stalled bool, streak int) f
 		x = min(max(x, xl+1), xh-1)
 	}
 	return x
-}
-
-func deref(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }

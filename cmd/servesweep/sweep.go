@@ -384,7 +384,7 @@ func printDryRun(w io.Writer, x *grid.Expansion, points []grid.Point, what strin
 	}
 	if cs := s.Optimization.CapacitySearch; cs != nil {
 		fmt.Fprintf(w, "capacity search: each point runs up to %d simulations to find its largest %s within evaluation.sla "+
-			"(attainment >= %g, from %g to %g, relative tolerance %g)\n", cs.MaxProbes, grid.LoadUnit(x.Points[0].Config),
+			"(attainment >= %g, from %g to %g, relative tolerance %g)\n", cs.MaxProbes, x.Points[0].Config.Traffic.Load.IntensityField(),
 			cs.Attainment, cs.Min, cs.Max, cs.RelativeTolerance)
 	}
 	fmt.Fprintln(w, "domains:")

@@ -124,6 +124,23 @@ func (l *Load) Unit() float64 {
 	return l.RequestsPerSecond + l.SessionsPerSecond
 }
 
+// IntensityField names the field that sets the load's intensity, the value a capacity search
+// varies: concurrency (requests or sessions in flight), requests_per_second or
+// sessions_per_second (constant_rate and poisson: the one that is set), or speedup
+// (trace_timestamps).
+func (l *Load) IntensityField() string {
+	switch {
+	case l.Type == LoadConcurrency:
+		return "concurrency"
+	case l.Type == LoadTraceTimestamps:
+		return "speedup"
+	case l.SessionsPerSecond > 0:
+		return "sessions_per_second"
+	default:
+		return "requests_per_second"
+	}
+}
+
 // Stop is traffic.stop (dynosim-spec.md §3.1.3). Zero means unset; which fields a source needs
 // is checked by Validate.
 type Stop struct {

@@ -146,3 +146,15 @@ func ApplySets(root *yaml.Node, file string, sets []string) error {
 	}
 	return applySets(root, sets, file).err()
 }
+
+// MappingValue returns the value of key in the YAML mapping m, or nil when m is nil, not a
+// mapping, or has no such key (aliased keys are resolved).
+func MappingValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	if i := findKey(m, key); i >= 0 {
+		return m.Content[i]
+	}
+	return nil
+}
