@@ -233,9 +233,9 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 	var err error
 	var searched results.Record
 	if cs != nil {
-		searched, err = safeSearch(pctx, p, cs, cache, simulate)
+		searched, err = recovering(func() (results.Record, error) { return searchCapacity(pctx, p, cs, cache, simulate) })
 	} else {
-		res, err = safeSimulate(pctx, p, cache, simulate)
+		res, err = recovering(func() (*sim.Result, error) { return simulatePoint(pctx, p, cache, simulate) })
 	}
 	rec := results.Record{PointID: p.ID, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}
 	switch {
@@ -260,31 +260,25 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 	return rec, true
 }
 
-// safeSimulate runs the point, turning a panic into an error that names the panic value and
-// where it happened, so one bad point cannot bring the sweep down.
-func safeSimulate(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc) (res *sim.Result, err error) {
+// recovering runs f, turning a panic into an error that names the panic value and where it
+// happened, so one bad point cannot bring the sweep down.
+func recovering[T any](f func() (T, error)) (v T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("panic: %v%s", r, panicSite())
+			var zero T
+			v, err = zero, fmt.Errorf("panic: %v%s", r, panicSite())
 		}
 	}()
+	return f()
+}
+
+// simulatePoint runs the point once on its shared workload.
+func simulatePoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc) (*sim.Result, error) {
 	wl, err := cache.Workload(p.Config)
 	if err != nil {
 		return nil, err
 	}
 	return simulate(ctx, p.Config, sim.Options{Workload: wl})
-}
-
-// safeSearch runs the point's capacity search, turning a panic into an error as safeSimulate
-// does.
-func safeSearch(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch, cache *WorkloadCache,
-	simulate SimulateFunc) (rec results.Record, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			rec, err = results.Record{}, fmt.Errorf("panic: %v%s", r, panicSite())
-		}
-	}()
-	return searchCapacity(ctx, p, cs, cache, simulate)
 }
 
 // panicSite returns " at file:line (function)" for the frame that panicked, or "".
