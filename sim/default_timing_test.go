@@ -163,11 +163,12 @@ func TestTransferBytesPerTokenAuto(t *testing.T) {
 	mustRun(t, cfg)
 }
 
-// ConcurrencyRampMs spreads the first wave of a concurrency load evenly; later arrivals still
-// follow completions.
+// traffic.load.ramp_seconds spreads the first wave of a concurrency load evenly; later arrivals
+// still follow completions.
 func TestConcurrencyRamp(t *testing.T) {
 	cfg := testConfig(64, 4, 8, 4, 1000)
-	res, err := Run(context.Background(), cfg, Options{ConcurrencyRampMs: 100, CheckInvariants: true})
+	cfg.Traffic.Load.RampSeconds = 0.1
+	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
 	if err != nil {
 		t.Fatal(err)
 	}

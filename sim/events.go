@@ -5,6 +5,8 @@ const (
 	evPass int8 = iota
 	evTransfer
 	evArrival
+	// evDispatch is a request reaching the workers after its front-end time (engine.frontend).
+	evDispatch
 )
 
 // event is something due at timeMs; seq orders ties within a kind.

@@ -37,8 +37,8 @@ type runState struct {
 	seq         int64
 	nowMs       float64
 	closedLoop  bool
-	rampMs      float64 // Options.ConcurrencyRampMs
-	nextSession int     // next session to start under a concurrency load
+	frontend    frontend
+	nextSession int // next session to start under a concurrency load
 	// scheduled holds the arrivals known before the run, sorted by (time, seq); nextScheduled is
 	// the first not yet due. started is set once they are all known.
 	scheduled     []event
@@ -54,8 +54,9 @@ func (s *runState) scheduleArrivals() error {
 	switch load.Type {
 	case config.LoadConcurrency:
 		s.closedLoop = true
+		rampMs := load.RampSeconds * 1000
 		for s.nextSession < min(load.Concurrency, n) {
-			s.startSession(s.nextSession, float64(s.nextSession)*s.rampMs/float64(load.Concurrency))
+			s.startSession(s.nextSession, float64(s.nextSession)*rampMs/float64(load.Concurrency))
 			s.nextSession++
 		}
 	case config.LoadConstantRate, config.LoadPoisson:
@@ -109,7 +110,7 @@ var errStuck = errors.New("simulation stuck: a worker has queued requests but sc
 func (s *runState) loop(ctx context.Context) error {
 	capMs := s.cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000
 	iter := 0
-	var transfers, arrivals []int32
+	var transfers, arrivals, dispatches []int32
 	for len(s.events) > 0 || s.nextScheduled < len(s.scheduled) {
 		t := math.Inf(1)
 		if len(s.events) > 0 {
@@ -149,22 +150,31 @@ func (s *runState) loop(ctx context.Context) error {
 				transfers = append(transfers, e.req)
 			case evArrival:
 				arrivals = append(arrivals, e.req)
+			case evDispatch:
+				dispatches = append(dispatches, e.req)
 			}
 		}
-		for len(transfers) > 0 || len(arrivals) > 0 {
+		for len(transfers) > 0 || len(arrivals) > 0 || len(dispatches) > 0 {
 			for _, r := range transfers {
 				s.activate(r)
 			}
 			transfers = transfers[:0]
-			for _, r := range arrivals {
+			for _, r := range dispatches {
 				s.dispatch(r)
+			}
+			dispatches = dispatches[:0]
+			for _, r := range arrivals {
+				s.arrive(r)
 			}
 			arrivals = arrivals[:0]
 			for len(s.events) > 0 && s.events[0].timeMs == t && s.events[0].kind != evPass {
 				e := s.events.pop()
-				if e.kind == evTransfer {
+				switch e.kind {
+				case evTransfer:
 					transfers = append(transfers, e.req)
-				} else {
+				case evDispatch:
+					dispatches = append(dispatches, e.req)
+				default:
 					arrivals = append(arrivals, e.req)
 				}
 			}
@@ -200,11 +210,26 @@ func (s *runState) roleID(p *role) int8 {
 	return 0
 }
 
-// dispatch is request ri's arrival: reject it if its prompt cannot fit the context limit or a
-// KV pool, else route it to a rank of the first role it visits.
+// arrive is request ri leaving its client: its arrival time (the start of its TTFT and E2E
+// latency). It reaches the workers after its front-end time (engine.frontend), at once without
+// one.
+func (s *runState) arrive(ri int32) {
+	// Offered from now on: a request still in the front end when the run stops is unfinished.
+	s.reqs[ri].ArrivalMs, s.reqs[ri].Status = s.nowMs, engine.Waiting
+	if s.prefill != nil {
+		s.reqsP[ri].ArrivalMs = s.nowMs
+	}
+	if d := s.frontend.delayMs(ri); d > 0 {
+		s.push(event{timeMs: s.nowMs + d, kind: evDispatch, req: ri})
+		return
+	}
+	s.dispatch(ri)
+}
+
+// dispatch is request ri reaching the workers: reject it if its prompt cannot fit the context
+// limit or a KV pool, else route it to a rank of the first role it visits.
 func (s *runState) dispatch(ri int32) {
 	r := &s.reqs[ri]
-	r.ArrivalMs = s.nowMs
 	switch {
 	case int(r.PromptLen) >= s.ctxLimit:
 		r.Rejection = engine.RejectedContextLength
@@ -220,7 +245,6 @@ func (s *runState) dispatch(ri int32) {
 	p := s.decoding
 	if s.prefill != nil {
 		p = s.prefill
-		s.reqsP[ri].ArrivalMs = s.nowMs
 		r.Status = engine.Waiting
 	}
 	q := &p.reqs[ri]

@@ -22,12 +22,6 @@ type Options struct {
 	// Efficiency, when set, replaces timing.CalibratedEfficiency in `default` timing (used to
 	// fit the factors; see package calibrate).
 	Efficiency *timing.Efficiency
-	// ConcurrencyRampMs, when > 0, spreads the first sessions of a concurrency load evenly over
-	// that many virtual ms (session i of the first `concurrency` starts at i × ramp /
-	// concurrency) instead of starting them all at 0. Requests of equal length otherwise move in
-	// lock-step waves forever, which real benchmarks do not show; package calibrate uses it to
-	// compare with measured steady-state latencies. The schema's behaviour is a ramp of 0.
-	ConcurrencyRampMs float64
 }
 
 // Result is a finished run.
@@ -104,7 +98,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		ctxLimit = m.MaxContext
 	}
 	s := &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants,
-		rampMs: max(opt.ConcurrencyRampMs, 0)}
+		frontend: newFrontend(cfg)}
 	n := len(wl.Requests)
 	s.reqs = make([]engine.Request, n)
 	s.overlap = make([]int32, n)

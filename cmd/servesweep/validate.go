@@ -23,6 +23,8 @@ type validateOptions struct {
 	Quiet       bool
 	// Fit re-fits the calibration factors on the file instead of using the shipped ones.
 	Fit bool
+	// FitEvaluations caps the full validations of each fit (calibrate.FitOptions.MaxEvaluations).
+	FitEvaluations int
 	// HoldoutBy, when set (system, backend or model), scores each group with factors fitted on
 	// the other groups (calibrate.Holdout).
 	HoldoutBy string
@@ -71,6 +73,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 	f.StringVar(&opts.HoldoutBy, "holdout-by", "", "score on data the model was not fitted on: for each system, backend or model "+
 		"in turn, fit on the other rows and predict its rows (a fit per group: long); figures pool every left-out row")
 	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them")
+	f.IntVar(&opts.FitEvaluations, "fit-evaluations", 120, "most full validations per fit (--fit, and each fold of --holdout-by), >= 2")
 	addFormatFlag(cmd, &opts.Format, "per-row, per-group and overall accuracy tables")
 	mustFilename(cmd, "measured", "csv")
 	mustFilename(cmd, "output-json", "json")
@@ -91,6 +94,9 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if opts.HoldoutBy != "" && !slices.Contains(calibrate.HoldoutKeys(), opts.HoldoutBy) {
 		return &usageError{fmt.Errorf("--holdout-by must be one of %s, got %q", strings.Join(calibrate.HoldoutKeys(), ", "), opts.HoldoutBy)}
 	}
+	if opts.FitEvaluations < 2 {
+		return &usageError{fmt.Errorf("--fit-evaluations must be a whole number >= 2, got %d", opts.FitEvaluations)}
+	}
 	if opts.HoldoutBy != "" && opts.Fit {
 		return &usageError{fmt.Errorf("--holdout-by and --fit are exclusive: --holdout-by fits once per left-out group")}
 	}
@@ -102,7 +108,7 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	var rep *calibrate.Report
 	var fitted *calibrate.Factors
 	if opts.HoldoutBy != "" {
-		fo := calibrate.FitOptions{Validate: vo}
+		fo := calibrate.FitOptions{Validate: vo, MaxEvaluations: opts.FitEvaluations}
 		if !opts.Quiet {
 			fo.Log = func(line string) { fmt.Fprintln(io.Err, "fit:", line) }
 		}
@@ -111,7 +117,7 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 		}
 	} else if opts.Fit {
 		var f calibrate.Factors
-		fo := calibrate.FitOptions{Validate: vo}
+		fo := calibrate.FitOptions{Validate: vo, MaxEvaluations: opts.FitEvaluations}
 		if !opts.Quiet {
 			fo.Log = func(line string) { fmt.Fprintln(io.Err, "fit:", line) }
 		}

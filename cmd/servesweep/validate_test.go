@@ -172,6 +172,7 @@ func TestValidateHoldoutFlags(t *testing.T) {
 	}{
 		{[]string{"--holdout-by", "gpu"}, "--holdout-by must be one of system, backend, model"},
 		{[]string{"--holdout-by", "system", "--fit"}, "--holdout-by and --fit are exclusive"},
+		{[]string{"--fit", "--fit-evaluations", "1"}, "--fit-evaluations must be a whole number >= 2, got 1"},
 	} {
 		code, _, errs := runCLI(t, append([]string{"validate", "--measured", "testdata/none.csv"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) {

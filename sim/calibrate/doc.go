@@ -5,14 +5,20 @@
 // measured_dense_calibration.csv), turns each into a config.Config (PlanRow: the row's model, GPU,
 // precision and worker shape under a synthetic ISL/OSL closed-loop load), runs it with sim.Run
 // and reports predicted against measured mean TTFT and mean TPOT per row, per (model, system,
-// backend) group and overall. Fit tunes timing.Efficiency and the front-end TTFT share on the
-// same rows by coordinate descent; the fitted numbers live in timing.CalibratedEfficiency and
-// CalibratedFrontendMs with their provenance.
+// backend) group and overall. Fit tunes timing.Efficiency, the front-end time and the burst
+// shares on the same rows by coordinate descent; the fitted numbers live in
+// timing.CalibratedEfficiency, timing.CalibratedFrontendOverheadMs (predict's default
+// engine.frontend.overhead_ms) and CalibratedBurstShares, with their provenance. Holdout scores
+// them on rows they were not fitted on.
 //
-// How a benchmark is emulated (Validate): the measured means come from a closed-loop client that
-// sends BenchmarkRequestsPerConcurrency × concurrency requests, the first `concurrency` of them
-// at once. A row is therefore simulated twice: a burst run of one wave starting together, and a
-// steady-state run whose first wave is spread over one burst-wave lifetime (requests of equal
-// length otherwise stay in lock-step waves in a deterministic simulator) and left out. The
-// predicted means weight the burst wave by 1/BenchmarkRequestsPerConcurrency.
+// Every simulation is a predict run: sim.Run of a config a user can write (PlanRow's, with
+// engine.frontend.overhead_ms set), so the timing model, the front end and the scheduler that
+// validate scores are the ones predict and sweep run. What is specific to a benchmark is how its
+// means were taken: a closed-loop client sends k × concurrency requests, the first `concurrency`
+// of them at once, and averages over all of them. A row is therefore run twice: a burst run of
+// one wave starting together, and a steady-state run whose first wave is ramped in over one
+// burst-wave lifetime (traffic.load.ramp_seconds; requests of equal length otherwise stay in
+// lock-step waves in a deterministic simulator) and left out as a warm-up. The predicted means
+// weight the burst run by the harness's burst share 1/k (Factors.Burst, fitted per backend since
+// each backend's rows were collected by a different harness) and the steady state by 1 − 1/k.
 package calibrate

@@ -53,7 +53,8 @@ var fitFunc = Fit
 
 // Holdout scores the model on data it was not fitted on: for each group of rows under key
 // (HoldoutSystem, HoldoutBackend or HoldoutModel), in sorted order, it fits the factors on the
-// rows of every other group (Fit with o, starting from o.Start or the calibrated factors) and
+// rows of every other group (Fit with o, starting from o.Start or PriorFactors, never from the
+// shipped factors, which were fitted on every row) and
 // validates the group's rows with them. The returned report holds every row once, in file order,
 // each predicted by the fold that left it out; its summary pools all of them, and Holdout
 // describes the folds. Errors: an unknown key, fewer than two groups, or a Fit/Validate error.
@@ -71,6 +72,10 @@ func Holdout(ctx context.Context, rows []Row, key string, o FitOptions) (*Report
 	slices.Sort(groups)
 	if len(groups) < 2 {
 		return nil, fmt.Errorf("holdout by %s needs rows of at least two %ss, got %v", key, key, groups)
+	}
+	if o.Start == nil {
+		prior := PriorFactors()
+		o.Start = &prior
 	}
 	info := &HoldoutInfo{By: key}
 	byLine := map[int]RowResult{}

@@ -23,7 +23,11 @@ d,vllm,meta-llama/Llama-3.1-8B-Instruct,gb200,,agg,512,32,2,1,25,4
 	// A stub fit: records what each fold trained on and returns factors that mark the fold by its
 	// front-end share, so each predicted TTFT shows which fold made it.
 	var trained [][]string
-	fitFunc = func(_ context.Context, train []Row, _ FitOptions) (Factors, *Report, error) {
+	fitFunc = func(_ context.Context, train []Row, o FitOptions) (Factors, *Report, error) {
+		// Every fold starts from the data-free prior, never from the shipped (all-row) factors.
+		if o.Start == nil || *o.Start != PriorFactors() {
+			t.Errorf("fold %d starts from %+v, want PriorFactors", len(trained)+1, o.Start)
+		}
 		var ids []string
 		for _, r := range train {
 			ids = append(ids, r.ID)

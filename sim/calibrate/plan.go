@@ -146,11 +146,13 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		return nil, fmt.Errorf("backend %q is not one of vllm, sglang, trtllm", r.Backend)
 	}
 	bs, mf := backendDefaults(r.Backend)
+	frontendMs := o.Factors.FrontendMs
 	cfg := &config.Config{
 		File: fmt.Sprintf("line %d", r.Line),
 		Engine: config.Engine{
 			Model: r.Model, Hardware: r.System, Backend: "vllm", ContextLength: r.ISL + r.OSL + 1,
 			Precision: config.Precision{Weights: string(prec.Weights), KVCache: string(prec.KVCache)},
+			Frontend:  &config.Frontend{OverheadMs: &frontendMs},
 		},
 		Router:  config.Router{Policy: config.PolicyRoundRobin, PrefillLoadModel: config.PrefillLoadModel{Type: "none"}},
 		Planner: config.Planner{Policy: "disabled"},
@@ -218,13 +220,13 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	return p, nil
 }
 
-// CalibratedFrontendMs is Factors.FrontendMs as fitted (see timing.CalibratedEfficiency for the
-// provenance).
-const CalibratedFrontendMs = 62.0
+// CalibratedFrontendMs is Factors.FrontendMs as fitted: timing.CalibratedFrontendOverheadMs,
+// the engine.frontend.overhead_ms predict applies under `default` timing.
+const CalibratedFrontendMs = timing.CalibratedFrontendOverheadMs
 
 // CalibratedBurstShares returns Factors.Burst as fitted (see timing.CalibratedEfficiency for
 // the provenance). 0.1 is the request count = 10 × concurrency convention of NVIDIA's genai-perf
 // and aiperf recipes.
 func CalibratedBurstShares() BurstShares {
-	return BurstShares{VLLM: 0.12, SGLang: 0.86, TRTLLM: 0.15, Disaggregated: 0}
+	return BurstShares{VLLM: 0.092, SGLang: 0.86, TRTLLM: 0.12, Disaggregated: 0.0064}
 }

@@ -151,10 +151,11 @@ type Report struct {
 // compares the predicted mean TTFT and mean TPOT with the measured ones. A row runs twice (see
 // the package doc): a burst run of one wave of `concurrency` sessions starting at once, and a
 // steady-state run whose first wave is spread over the burst wave's mean E2E latency
-// (sim.Options.ConcurrencyRampMs) and left out of its means. With w = Factors.Burst.For(backend,
-// mode):
+// (traffic.load.ramp_seconds) and left out of its means as a benchmark's warm-up. Both are
+// predict runs of Plan.Config (Factors.FrontendMs is its engine.frontend.overhead_ms). With w =
+// Factors.Burst.For(backend, mode):
 //
-//	TTFT = w·burst TTFT + (1−w)·steady TTFT + Factors.FrontendMs
+//	TTFT = w·burst TTFT + (1−w)·steady TTFT
 //	TPOT = w·burst TPOT + (1−w)·steady TPOT
 //
 // Rows that cannot be planned or run are skipped with the reason; when every row is skipped the
@@ -212,7 +213,9 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	}
 	bTTFT, bTPOT, bE2E, bn := means(burst.Requests, 0)
 	// The steady state: sessions ramped in over one burst-wave lifetime, ramp wave left out.
-	run, err := sim.Run(ctx, p.Config, sim.Options{Efficiency: &o.Factors.Efficiency, ConcurrencyRampMs: bE2E})
+	steadyCfg := *p.Config
+	steadyCfg.Traffic.Load.RampSeconds = bE2E / 1000
+	run, err := sim.Run(ctx, &steadyCfg, sim.Options{Efficiency: &o.Factors.Efficiency})
 	if err != nil {
 		return skip(err)
 	}
@@ -221,7 +224,7 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 		return skip(fmt.Errorf("no request completed (burst %d, steady state %d)", bn, sn))
 	}
 	w := o.Factors.Burst.For(r.Backend, r.Mode)
-	ttft := w*bTTFT + (1-w)*sTTFT + o.Factors.FrontendMs
+	ttft := w*bTTFT + (1-w)*sTTFT
 	tpot := w*bTPOT + (1-w)*sTPOT
 	res.PredictedTTFTMs, res.PredictedTPOTMs = ttft, tpot
 	res.TTFTAPEPct = ape(ttft, r.TTFTMs)

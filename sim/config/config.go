@@ -104,6 +104,12 @@ type Load struct {
 	Type string `yaml:"type" discriminator:"" enum:"concurrency,constant_rate,poisson,trace_timestamps" default:"concurrency"`
 	// Concurrency is the closed loop's requests (or sessions) kept in flight.
 	Concurrency int `yaml:"concurrency,omitempty" union:"concurrency" default:"10" gt:"0" limit:"MaxRequests" sweep:""`
+	// RampSeconds spreads the start of the first `concurrency` sessions evenly over that many
+	// seconds (session i starts at i × RampSeconds / concurrency), as a benchmark's concurrency
+	// ramp (aiperf --concurrency-ramp-duration) does; later sessions start as earlier ones finish.
+	// 0 (the default, and the reference's behaviour) starts them all at once. A servesweep
+	// addition to the DynoSim schema.
+	RampSeconds float64 `yaml:"ramp_seconds,omitempty" union:"concurrency" min:"0" limit:"0,MaxSeconds"`
 	// RequestsPerSecond (synthetic sources) or SessionsPerSecond (synthetic-session sources) is
 	// the open-loop arrival rate per second; the one matching the source is required.
 	RequestsPerSecond float64 `yaml:"requests_per_second,omitempty" union:"constant_rate,poisson" optional:"" gt:"0" limit:"MinRate,MaxRate" sweep:""`
@@ -230,6 +236,8 @@ type Engine struct {
 	EnableChunkedPrefill *bool `yaml:"enable_chunked_prefill,omitempty"`
 	// KVTransfer is disaggregated-only; nil when omitted (no transfer delay).
 	KVTransfer *KVTransfer `yaml:"kv_transfer,omitempty"`
+	// Frontend is the API front end in front of the workers; nil when omitted (its defaults).
+	Frontend *Frontend `yaml:"frontend,omitempty" null:"empty"`
 	// Precision is the numeric format of the weights and of the KV cache (a servesweep
 	// addition to the DynoSim schema); it matters to `default` timing, `default` KV capacity and
 	// `bytes_per_token: auto`.
@@ -268,6 +276,18 @@ type Precision struct {
 	Weights string `yaml:"weights,omitempty" word:"auto" enum:"auto,bf16,fp8,fp4" sweep:""`
 	// KVCache is the format of the KV cache ("" = auto).
 	KVCache string `yaml:"kv_cache,omitempty" word:"auto" enum:"auto,bf16,fp8" sweep:""`
+}
+
+// Frontend is engine.frontend, a servesweep addition to the DynoSim schema: the API front end
+// between the clients and the workers.
+type Frontend struct {
+	// OverheadMs is the time in ms between a client sending a request and a worker receiving it
+	// (HTTP handling, chat template and tokenization in the API server, routing), which no
+	// forward pass accounts for: it adds to every TTFT and E2E latency, never to ITL or TPOT.
+	// Nil (omitted or null) means the default: timing.CalibratedFrontendOverheadMs when the role
+	// a request enters first (aggregated, or prefill in disaggregated mode) uses `default`
+	// timing, else 0, so that `fixed` and `polynomial` runs keep the reference's exact times.
+	OverheadMs *float64 `yaml:"overhead_ms,omitempty" null:"omit" min:"0" limit:"0,MaxMs"`
 }
 
 // KVTransfer is engine.kv_transfer (disaggregated mode, dynosim-spec.md §3.2.5).

@@ -24,29 +24,43 @@ type Efficiency struct {
 	// GEMM is the fraction of the dense tensor-core peak the linear layers achieve when
 	// compute-bound, in (0, 1].
 	GEMM float64
-	// Attention is the fraction of the BF16 tensor-core peak attention math achieves when
-	// compute-bound (FlashAttention-style kernels), in (0, 1].
+	// Attention is the fraction of the tensor-core peak of the KV-cache format that attention
+	// math achieves when compute-bound (FlashAttention-style kernels; with an FP8 KV cache the
+	// FP8 kernels of TensorRT-LLM, FlashAttention-3 and FlashInfer run Q·Kᵀ and P·V in FP8), in
+	// (0, 1].
 	Attention float64
 	// Memory is the fraction of the HBM bandwidth achieved streaming weights and KV, in (0, 1].
 	Memory float64
-	// QuantizedWeights is the fraction of Memory that memory-bound GEMMs with FP8 or FP4 weights
-	// achieve (their kernels also load scales and dequantize), in (0, 1].
-	QuantizedWeights float64
+	// QuantizedGEMM is the fraction of GEMM that compute-bound GEMMs with FP8 or FP4 weights
+	// achieve against their own (2× or 4×) peak (scale handling, less mature kernels), in (0, 1].
+	// Memory-bound GEMMs stream the real weight bytes (Precision.WeightBytes, scales included),
+	// at Memory × QuantizedMemory.
+	QuantizedGEMM float64
+	// QuantizedMemory is the fraction of Memory that memory-bound GEMMs with FP8 or FP4 weights
+	// achieve (their kernels also load scales and dequantize in the loop), in (0, 1]. Together
+	// with the real byte counts it says how much quantized weights shorten small-batch decoding.
+	QuantizedMemory float64
 	// Link is the fraction of the GPU-to-GPU link bandwidth a ring all-reduce or a pipeline
 	// send achieves, in (0, 1].
 	Link float64
 	// LinkLatencyUs is the fixed latency of one collective (an all-reduce or a pipeline-stage
 	// send) in µs, >= 0.
 	LinkLatencyUs float64
-	// LayerOverheadUs is the fixed cost per transformer layer per pass in µs (kernel launches,
-	// norms, rotary embedding, activation functions: work that does not scale with the
-	// roofline terms at small batch), >= 0.
+	// LayerOverheadUs is the fixed GPU time per transformer layer per pass in µs: the chain of
+	// small latency-bound kernels every GPU runs once per layer whatever its share of the
+	// weights (norms, rotary embedding, activation, residual adds, and their launch gaps).
+	// Tensor parallelism does not shorten it (every rank runs every kernel on its shard);
+	// pipeline parallelism does not either (every layer still runs once per pass). It is the
+	// same on every GPU: these kernels are bound by launch and synchronization latency, not by
+	// FLOPs or bandwidth. >= 0.
 	LayerOverheadUs float64
-	// PassOverheadMs is the fixed cost per forward pass in ms (scheduling, input preparation,
-	// launching the step), >= 0.
+	// PassOverheadMs is the host time per forward pass in ms that the GPU waits for: the
+	// engine's scheduling step, input preparation and step launch, on the CPU, so the same for
+	// every GPU and parallel shape. >= 0.
 	PassOverheadMs float64
-	// SequenceOverheadUs is the cost per sampled sequence per pass in µs (sampling, output
-	// processing and streaming of its token), >= 0.
+	// SequenceOverheadUs is the host time per sampled sequence per pass in µs (sampling
+	// bookkeeping, detokenization and streaming of its token), on the CPU, so the same for every
+	// GPU and parallel shape. >= 0.
 	SequenceOverheadUs float64
 }
 
@@ -56,7 +70,7 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"GEMM", e.GEMM}, {"Attention", e.Attention}, {"Memory", e.Memory}, {"QuantizedWeights", e.QuantizedWeights},
+	}{{"GEMM", e.GEMM}, {"Attention", e.Attention}, {"Memory", e.Memory}, {"QuantizedGEMM", e.QuantizedGEMM}, {"QuantizedMemory", e.QuantizedMemory},
 		{"Link", e.Link}} {
 		if !(f.v > 0 && f.v <= 1) {
 			errs = append(errs, fmt.Errorf("efficiency %s must be in (0, 1], got %v", f.name, f.v))
@@ -83,11 +97,11 @@ func (e Efficiency) Validate() error {
 // Efficiency fractions. Per pass, from the Batch: T = PrefillTokens + DecodeSteps tokens go
 // through the GEMMs, S = SampledTokens rows through the lm_head.
 //
-//	gemm      = max(2·(P_lin·T)/(t·p·F(weights)·η_gemm) + 2·(P_head·S)/(t·p·F(bf16)·η_gemm),
-//	                W/(t·B·η_mem))        W = P_lin·bytes(weights)/η_q + P_head·2 (lm_head in BF16)
-//	prefill   = max(4·H·d·L·PrefillAttentionPairs/(t·p·F(bf16)·η_attn),
+//	gemm      = max(2·(P_lin·T)/(t·p·F(weights)·η_gemm·η_q) + 2·(P_head·S)/(t·p·F(bf16)·η_gemm),
+//	                W/(t·B·η_mem))        W = P_lin·bytes(weights)/η_qm + P_head·2 (lm_head in BF16)
+//	prefill   = max(4·H·d·L·PrefillAttentionPairs/(t·p·F(kv)·η_attn),
 //	                (PrefillContextTokens+PrefillTokens)·kv/(B·η_mem))
-//	decode    = max(4·H·d·L·DecodeStepKVTokens/(t·p·F(bf16)·η_attn),
+//	decode    = max(4·H·d·L·DecodeStepKVTokens/(t·p·F(kv)·η_attn),
 //	                DecodeStepKVTokens·kv/(B·η_mem))
 //	allreduce = 2·L·(α + 2·(t−1)/t · (T/p)·h·2 bytes / (N·η_link))          when t > 1
 //	pipeline  = (p−1)·(α + (T/p)·h·2 bytes / (N·η_link))                      when p > 1
@@ -95,7 +109,8 @@ func (e Efficiency) Validate() error {
 //	pass      = overhead + gemm + prefill + decode + allreduce + pipeline
 //
 // where kv = ModelSpec.KVBytesPerTokenPerGPU (a GPU's share of one token's KV), α =
-// LinkLatencyUs, and η_q = QuantizedWeights for FP8/FP4 weights (1 for BF16). Sources: a GEMM of m tokens by a k×n weight costs 2mkn FLOPs and reads kn
+// LinkLatencyUs, and η_q = QuantizedGEMM and η_qm = QuantizedMemory for FP8/FP4 weights (1 for
+// BF16). Sources: a GEMM of m tokens by a k×n weight costs 2mkn FLOPs and reads kn
 // weights (the roofline model, Williams et al. 2009); causal attention costs 2 FLOPs per
 // multiply-add in Q·Kᵀ and in P·V, i.e. 4·H·d FLOPs per (query, key) pair per layer
 // (FlashAttention, Dao et al. 2022); a decode step reads its whole KV once; Megatron-style
@@ -159,18 +174,18 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 		gbpsToBytesPerMs  = 1e6 // 1 GB/s = 1e6 bytes/ms
 		activationBytes   = 2   // BF16
 	)
-	gemmRate := t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM
-	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.GEMM
-	attnRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.Attention
-	memRate := hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory
-	quant := 1.0
+	quant, quantMem := 1.0, 1.0
 	if prec.Weights != BF16 {
-		quant = eff.QuantizedWeights
+		quant, quantMem = eff.QuantizedGEMM, eff.QuantizedMemory
 	}
+	gemmRate := t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
+	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.GEMM
+	attnRate := t * p * hw.PeakTFLOPS(prec.KVCache) * tflopsToFlopPerMs * eff.Attention
+	memRate := hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory
 	r := &Roofline{
 		gemmMsPerToken:  2 * m.LinearParams() / gemmRate,
 		headMsPerSample: 2 * m.HeadParams() / bf16GEMMRate,
-		weightMs:        (m.LinearParams()*prec.Weights.WeightBytes()/quant + m.HeadParams()*activationBytes) / t / memRate,
+		weightMs:        (m.LinearParams()*prec.Weights.WeightBytes()/quantMem + m.HeadParams()*activationBytes) / t / memRate,
 		attnMsPerPair:   4 * float64(m.Heads) * float64(m.HeadDim) * L / attnRate,
 		kvMsPerToken:    float64(m.KVBytesPerTokenPerGPU(prec.KVCache, s.Tensor, s.Pipeline)) / memRate,
 		overheadMs:      eff.PassOverheadMs + L*eff.LayerOverheadUs/1000,
