@@ -98,6 +98,20 @@ func shape(role *config.WorkerRole) timing.Shape {
 	return timing.Shape{Tensor: role.Parallelism.Tensor, Pipeline: role.Parallelism.Pipeline}
 }
 
+// checkShape reports, naming the parallelism field, a role shape model m cannot be split into
+// (timing.ModelSpec.CheckShape).
+func (d *deployment) checkShape(name config.Role, role *config.WorkerRole, m timing.ModelSpec) error {
+	s := shape(role)
+	if err := m.CheckShape(s); err != nil {
+		field := "tensor"
+		if s.Tensor > 0 && m.Heads%s.Tensor == 0 {
+			field = "pipeline"
+		}
+		return &config.Error{File: d.cfg.File, Path: "engine.workers." + string(name) + ".parallelism." + field, Msg: err.Error()}
+	}
+	return nil
+}
+
 // timing builds the timing model of role name.
 func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.Model, error) {
 	path := "engine.workers." + string(name) + ".timing"
@@ -110,6 +124,9 @@ func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.M
 		need := path + " (default)"
 		m, err := d.modelFor(need)
 		if err != nil {
+			return nil, err
+		}
+		if err := d.checkShape(name, role, m); err != nil {
 			return nil, err
 		}
 		hw, err := d.hardwareFor(name, role, need)
@@ -157,6 +174,9 @@ func (d *deployment) capacityBlocks(name config.Role, role *config.WorkerRole) (
 		need := path + " (default)"
 		m, err := d.modelFor(need)
 		if err != nil {
+			return 0, err
+		}
+		if err := d.checkShape(name, role, m); err != nil {
 			return 0, err
 		}
 		hw, err := d.hardwareFor(name, role, need)

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -42,6 +44,15 @@ func TestFrontendOverhead(t *testing.T) {
 		}
 		arrival = r.TerminalMs
 	}
+	// requests.jsonl: dispatched_at_ms is the arrival plus the front-end time, null without one.
+	for i, rec := range RequestRecords(res) {
+		if got, want := rec["dispatched_at_ms"], rec["arrival_time_ms"].(float64)+5; got != want {
+			t.Errorf("record %d: dispatched_at_ms %v, want %v", i, got, want)
+		}
+	}
+	if got := RequestRecords(base)[0]["dispatched_at_ms"]; got != nil {
+		t.Errorf("without a front end dispatched_at_ms = %v, want null", got)
+	}
 	if got, want := res.Summary.ITL.Mean, base.Summary.ITL.Mean; got != want || got != 8 {
 		t.Errorf("mean ITL %v ms, want %v = the 8 ms decode pass (the front end does not touch decoding)", got, want)
 	}
@@ -80,5 +91,29 @@ func TestFrontendRequestsInFlightAtStopAreUnfinished(t *testing.T) {
 	if s.NumRequests != 2 || s.UnfinishedRequests != 2 || s.CompletedRequests != 0 {
 		t.Errorf("requests %d, unfinished %d, completed %d; want 2, 2, 0 (both still in the front end at 50 ms)",
 			s.NumRequests, s.UnfinishedRequests, s.CompletedRequests)
+	}
+}
+
+// A shape the model cannot be split into is refused under default timing, naming the
+// parallelism field: a tensor degree that does not divide the heads, more stages than layers.
+func TestShapeMustFitTheModel(t *testing.T) {
+	for _, c := range []struct {
+		tensor, pipeline int
+		path, msg        string
+	}{
+		{3, 1, "engine.workers.aggregated.parallelism.tensor", "tensor 3 does not divide meta-llama/Llama-3.1-8B's 32 attention heads; valid: 1, 2, 4, 8, 16, 32"},
+		{64, 1, "engine.workers.aggregated.parallelism.tensor", "tensor 64 does not divide"},
+		{1, 33, "engine.workers.aggregated.parallelism.pipeline", "pipeline 33 exceeds meta-llama/Llama-3.1-8B's 32 layers"},
+	} {
+		cfg := testConfig(64, 4, 3, 1, 1000)
+		cfg.Engine.Model = "meta-llama/Meta-Llama-3.1-8B-Instruct"
+		role := cfg.Engine.Workers.Aggregated
+		role.Timing = config.Timing{Type: config.TimingDefault}
+		role.Parallelism.Tensor, role.Parallelism.Pipeline = c.tensor, c.pipeline
+		err := Check(cfg)
+		var ce *config.Error
+		if !errors.As(err, &ce) || ce.Path != c.path || !strings.Contains(ce.Msg, c.msg) {
+			t.Errorf("TP%d PP%d: %v; want %s: %s", c.tensor, c.pipeline, err, c.path, c.msg)
+		}
 	}
 }

@@ -10,7 +10,8 @@ import (
 // RequestRecords returns one requests.jsonl record per request that reached a terminal status
 // (dynosim-spec.md §4.3), ordered by request_id (requests without one first), then arrival time,
 // then uuid. Times are virtual ms; fields servesweep does not model for aggregated serving
-// (disaggregated hand-off times, router overlap) are null. Incomplete requests are omitted.
+// (disaggregated hand-off times, router overlap) are null, and so is dispatched_at_ms without a
+// front end (with one it is the arrival plus the front-end time). Incomplete requests are omitted.
 // Keys are written sorted by encoding/json.
 func RequestRecords(res *Result) []map[string]any {
 	type keyed struct {
@@ -69,6 +70,10 @@ func RequestRecords(res *Result) []map[string]any {
 		}
 		if sess.Name != "" {
 			rec["turn_index"] = q.Turn
+		}
+		if res.FrontendOverheadMs > 0 {
+			// When the request left the front end for the workers (engine.frontend).
+			rec["dispatched_at_ms"] = r.ArrivalMs + res.FrontendOverheadMs
 		}
 		if q.ID != "" {
 			rec["request_id"] = q.ID

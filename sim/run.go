@@ -41,6 +41,9 @@ type Result struct {
 	// RouteOverlapTokens holds, per request, the prompt tokens the router found cached on the
 	// chosen rank (whole blocks; 0 for overlap-blind policies).
 	RouteOverlapTokens []int32
+	// FrontendOverheadMs is the front-end time every request waited before reaching the workers
+	// (FrontendOverheadMs of the config; 0 without a front end).
+	FrontendOverheadMs float64
 }
 
 // Handoff is the prefill-side record of one request in disaggregated serving. Times are virtual
@@ -147,7 +150,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	}
 	in.SLA = SLA(cfg)
 	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
-	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap}
+	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
+		FrontendOverheadMs: s.frontend.meanMs}
 	res.LeakedBlocks = s.decoding.leakedBlocks()
 	if s.prefill != nil {
 		res.LeakedBlocks += s.prefill.leakedBlocks()

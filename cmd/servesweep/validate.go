@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -30,6 +32,9 @@ type validateOptions struct {
 	HoldoutBy string
 	// Format is the stdout format, table or json.
 	Format string
+	// holdoutSet and fitEvaluationsSet say whether the flags were given (an empty --holdout-by
+	// and a cap without a fit are mistakes, not defaults).
+	holdoutSet, fitEvaluationsSet bool
 }
 
 func newValidateCmd(io ioStreams, runF func(context.Context, *validateOptions) error) *cobra.Command {
@@ -55,6 +60,8 @@ an error, a failed run without any simulated row included, nothing is printed on
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.holdoutSet = cmd.Flags().Changed("holdout-by")
+			opts.fitEvaluationsSet = cmd.Flags().Changed("fit-evaluations")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -91,11 +98,20 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if opts.Parallelism < 0 {
 		return &usageError{fmt.Errorf("--parallelism must be a whole number >= 1 (or 0 for the default), got %d", opts.Parallelism)}
 	}
-	if opts.HoldoutBy != "" && !slices.Contains(calibrate.HoldoutKeys(), opts.HoldoutBy) {
+	if (opts.holdoutSet || opts.HoldoutBy != "") && !slices.Contains(calibrate.HoldoutKeys(), opts.HoldoutBy) {
 		return &usageError{fmt.Errorf("--holdout-by must be one of %s, got %q", strings.Join(calibrate.HoldoutKeys(), ", "), opts.HoldoutBy)}
 	}
 	if opts.FitEvaluations < 2 {
 		return &usageError{fmt.Errorf("--fit-evaluations must be a whole number >= 2, got %d", opts.FitEvaluations)}
+	}
+	if opts.fitEvaluationsSet && !opts.Fit && opts.HoldoutBy == "" {
+		return &usageError{fmt.Errorf("--fit-evaluations caps a fit: use it with --fit or --holdout-by")}
+	}
+	if opts.OutputJSON != "" {
+		// Found out now, not after minutes of fitting.
+		if err := checkWritableDir(filepath.Dir(opts.OutputJSON)); err != nil {
+			return &usageError{fmt.Errorf("--output-json %s: %v", opts.OutputJSON, err)}
+		}
 	}
 	if opts.HoldoutBy != "" && opts.Fit {
 		return &usageError{fmt.Errorf("--holdout-by and --fit are exclusive: --holdout-by fits once per left-out group")}
@@ -231,4 +247,23 @@ func trunc(s string, n int) string {
 		return s
 	}
 	return s[:n-1] + "…"
+}
+
+// checkWritableDir reports why dir cannot receive a new file: it does not exist, is not a
+// directory, or a file cannot be created in it.
+func checkWritableDir(dir string) error {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("directory %s does not exist; create it first", dir)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	f, err := os.CreateTemp(dir, ".servesweep-write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot create a file in %s: %v", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }

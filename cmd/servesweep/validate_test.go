@@ -173,6 +173,9 @@ func TestValidateHoldoutFlags(t *testing.T) {
 		{[]string{"--holdout-by", "gpu"}, "--holdout-by must be one of system, backend, model"},
 		{[]string{"--holdout-by", "system", "--fit"}, "--holdout-by and --fit are exclusive"},
 		{[]string{"--fit", "--fit-evaluations", "1"}, "--fit-evaluations must be a whole number >= 2, got 1"},
+		{[]string{"--fit-evaluations", "5"}, "--fit-evaluations caps a fit: use it with --fit or --holdout-by"},
+		{[]string{"--holdout-by", ""}, `--holdout-by must be one of system, backend, model, got ""`},
+		{[]string{"--output-json", "no-such-dir/report.json"}, "--output-json no-such-dir/report.json: directory no-such-dir does not exist"},
 	} {
 		code, _, errs := runCLI(t, append([]string{"validate", "--measured", "testdata/none.csv"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) {

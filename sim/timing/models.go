@@ -338,3 +338,22 @@ func checkpointPrecisions(raw json.RawMessage) (Precisions, error) {
 	}
 	return p, fmt.Errorf("quantization_config.quant_method %q is not modeled; valid: fp8, modelopt (FP8, NVFP4), compressed-tensors", q.QuantMethod)
 }
+
+// CheckShape reports why model m cannot be split into shape s: a tensor degree that does not
+// divide its attention heads (every tensor-parallel engine splits the heads evenly), or more
+// pipeline stages than layers. The error names the field ("tensor" or "pipeline") first.
+func (m ModelSpec) CheckShape(s Shape) error {
+	if s.Tensor > 0 && m.Heads%s.Tensor != 0 {
+		var valid []string
+		for t := 1; t <= m.Heads; t++ {
+			if m.Heads%t == 0 {
+				valid = append(valid, fmt.Sprint(t))
+			}
+		}
+		return fmt.Errorf("tensor %d does not divide %s's %d attention heads; valid: %s", s.Tensor, m.ID, m.Heads, strings.Join(valid, ", "))
+	}
+	if s.Pipeline > m.Layers {
+		return fmt.Errorf("pipeline %d exceeds %s's %d layers", s.Pipeline, m.ID, m.Layers)
+	}
+	return nil
+}
