@@ -140,6 +140,9 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	if msg := rejectionWarning(res.Summary); msg != "" {
 		fmt.Fprintln(io.Err, msg)
 	}
+	if msg := unfinishedWarning(res.Summary); msg != "" {
+		fmt.Fprintln(io.Err, msg)
+	}
 	summary := res.Summary.Map()
 	var records []map[string]any
 	if opts.CapturePerRequest {
@@ -245,6 +248,17 @@ func rejectionWarning(s *metrics.Summary) string {
 	}
 	return fmt.Sprintf("warning: %d of %d requests were rejected at arrival and are excluded from every metric: %s",
 		s.RejectedRequests, s.NumRequests, strings.Join(parts, "; "))
+}
+
+// unfinishedWarning returns the one-line stderr warning of a run that stopped (at
+// traffic.stop.max_virtual_time_seconds) with requests still in flight, or "". They are counted
+// in prediction.json (unfinished_requests) and left out of every latency.
+func unfinishedWarning(s *metrics.Summary) string {
+	if s.UnfinishedRequests == 0 {
+		return ""
+	}
+	return fmt.Sprintf("warning: %d of %d requests were unfinished when the run stopped at traffic.stop.max_virtual_time_seconds "+
+		"and are excluded from every latency (%d completed); raise the stop or lower the load", s.UnfinishedRequests, s.NumRequests, s.CompletedRequests)
 }
 
 // flooredWarning returns the stderr warning for a run whose duration is under the floor of the

@@ -466,3 +466,29 @@ func TestPredictZeroDurationThroughputs(t *testing.T) {
 		t.Errorf("normal run: exit %d, stderr %q", code, errs)
 	}
 }
+
+// A run stopped with requests still in flight warns on stderr with the counts: here every
+// request of a 3-request trace is still in the 5 s front end when the 2 s stop comes.
+func TestPredictWarnsAboutUnfinishedRequests(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.jsonl")
+	row := `{"timestamp": 0, "input_length": 64, "output_length": 4, "hash_ids": [1]}` + "\n"
+	if err := os.WriteFile(trace, []byte(row+row+row), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", filepath.Join(dir, "out"),
+		"--set", "engine.frontend.overhead_ms=5000",
+		"--set", "traffic.source={type: trace, format: mooncake, block_size: 64, paths: ["+trace+"]}",
+		"--set", "traffic.load={type: trace_timestamps}", "--set", "traffic.stop={max_virtual_time_seconds: 2}")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	const want = "warning: 3 of 3 requests were unfinished when the run stopped at traffic.stop.max_virtual_time_seconds " +
+		"and are excluded from every latency (0 completed); raise the stop or lower the load"
+	if !strings.Contains(errs, want) {
+		t.Errorf("stderr %q, want it to contain %q", errs, want)
+	}
+	if s := readSummary(t, filepath.Join(dir, "out")); s["unfinished_requests"] != 3.0 || s["completed_requests"] != 0.0 {
+		t.Errorf("prediction.json: unfinished %v, completed %v; want 3, 0", s["unfinished_requests"], s["completed_requests"])
+	}
+}
