@@ -32,6 +32,9 @@ type validateOptions struct {
 	HoldoutBy string
 	// Format is the stdout format, table or json.
 	Format string
+	// HoldoutHarness is fitted (burst shares fitted per fold, the strict score) or known
+	// (calibrate.FitOptions.KnownHarness).
+	HoldoutHarness string
 	// holdoutSet and fitEvaluationsSet say whether the flags were given (an empty --holdout-by
 	// and a cap without a fit are mistakes, not defaults).
 	holdoutSet, fitEvaluationsSet bool
@@ -80,11 +83,16 @@ an error, a failed run without any simulated row included, nothing is printed on
 	f.StringVar(&opts.HoldoutBy, "holdout-by", "", "score on data the model was not fitted on: for each system, backend or model "+
 		"in turn, fit on the other rows and predict its rows (a fit per group: long); figures pool every left-out row")
 	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them")
+	f.StringVar(&opts.HoldoutHarness, "holdout-harness", "fitted", "with --holdout-by: fitted (each benchmark harness's burst share is fitted per fold: the strict score) "+
+		"or known (the shipped shares, fixed in every fold: they describe how each backend's rows were measured)")
 	f.IntVar(&opts.FitEvaluations, "fit-evaluations", 120, "most full validations per fit (--fit, and each fold of --holdout-by), >= 2")
 	addFormatFlag(cmd, &opts.Format, "per-row, per-group and overall accuracy tables")
 	mustFilename(cmd, "measured", "csv")
 	mustFilename(cmd, "output-json", "json")
 	mustComplete(cmd, "parallelism", noFiles)
+	mustComplete(cmd, "holdout-by", fixed("system\tleave out one GPU at a time", "backend\tleave out one backend at a time",
+		"model\tleave out one model at a time"))
+	mustComplete(cmd, "holdout-harness", fixed("fitted\tburst shares fitted per fold (strict)", "known\tthe shipped burst shares in every fold"))
 	return cmd
 }
 
@@ -103,6 +111,12 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	}
 	if opts.FitEvaluations < 2 {
 		return &usageError{fmt.Errorf("--fit-evaluations must be a whole number >= 2, got %d", opts.FitEvaluations)}
+	}
+	if opts.HoldoutHarness != "fitted" && opts.HoldoutHarness != "known" {
+		return &usageError{fmt.Errorf("--holdout-harness must be fitted or known, got %q", opts.HoldoutHarness)}
+	}
+	if opts.HoldoutHarness == "known" && opts.HoldoutBy == "" {
+		return &usageError{fmt.Errorf("--holdout-harness applies to --holdout-by: add --holdout-by system|backend|model")}
 	}
 	if opts.fitEvaluationsSet && !opts.Fit && opts.HoldoutBy == "" {
 		return &usageError{fmt.Errorf("--fit-evaluations caps a fit: use it with --fit or --holdout-by")}
@@ -124,7 +138,7 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	var rep *calibrate.Report
 	var fitted *calibrate.Factors
 	if opts.HoldoutBy != "" {
-		fo := calibrate.FitOptions{Validate: vo, MaxEvaluations: opts.FitEvaluations}
+		fo := calibrate.FitOptions{Validate: vo, MaxEvaluations: opts.FitEvaluations, KnownHarness: opts.HoldoutHarness == "known"}
 		if !opts.Quiet {
 			fo.Log = func(line string) { fmt.Fprintln(io.Err, "fit:", line) }
 		}

@@ -173,6 +173,8 @@ func TestValidateHoldoutFlags(t *testing.T) {
 		{[]string{"--holdout-by", "gpu"}, "--holdout-by must be one of system, backend, model"},
 		{[]string{"--holdout-by", "system", "--fit"}, "--holdout-by and --fit are exclusive"},
 		{[]string{"--fit", "--fit-evaluations", "1"}, "--fit-evaluations must be a whole number >= 2, got 1"},
+		{[]string{"--holdout-by", "system", "--holdout-harness", "guessed"}, `--holdout-harness must be fitted or known, got "guessed"`},
+		{[]string{"--holdout-harness", "known"}, "--holdout-harness applies to --holdout-by"},
 		{[]string{"--fit-evaluations", "5"}, "--fit-evaluations caps a fit: use it with --fit or --holdout-by"},
 		{[]string{"--holdout-by", ""}, `--holdout-by must be one of system, backend, model, got ""`},
 		{[]string{"--output-json", "no-such-dir/report.json"}, "--output-json no-such-dir/report.json: directory no-such-dir does not exist"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/servesweep/servesweep/sim/timing"
 )
@@ -109,6 +110,20 @@ type FitOptions struct {
 	MaxEvaluations int
 	// Log, when set, receives one line per accepted improvement.
 	Log func(string)
+	// Fixed names factors Fit leaves at their start value (names as in the fit log, e.g.
+	// "Burst.SGLang").
+	Fixed []string
+	// KnownHarness, for Holdout only, takes the benchmark harnesses' burst shares as known
+	// (CalibratedBurstShares, fixed in every fold) instead of fitting them per fold: they describe
+	// how each backend's rows were measured, like the ISL column, and a fold that leaves out
+	// every row of a backend has nothing to fit its share on. The shares were fitted on every
+	// row, so such a score is not strictly left out for them.
+	KnownHarness bool
+}
+
+// BurstFactors names the burst-share factors (FitOptions.Fixed).
+func BurstFactors() []string {
+	return []string{"Burst.VLLM", "Burst.SGLang", "Burst.TRTLLM", "Burst.Disaggregated"}
 }
 
 // Objective is what Fit minimizes: with a = overall TPOT MAPE / 15 % and b = overall TTFT MAPE /
@@ -170,6 +185,9 @@ func Fit(ctx context.Context, rows []Row, o FitOptions) (Factors, *Report, error
 	for step := o.Step; step >= o.MinStep && evals < o.MaxEvaluations; {
 		improved := false
 		for _, p := range ps {
+			if slices.Contains(o.Fixed, p.name) {
+				continue
+			}
 			for _, mult := range []float64{1 + step, 1 / (1 + step)} {
 				if evals >= o.MaxEvaluations {
 					break
