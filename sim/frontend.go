@@ -22,11 +22,3 @@ func FrontendOverheadMs(cfg *config.Config) float64 {
 	}
 	return 0
 }
-
-// frontend is the front-end time every request waits before reaching the workers.
-type frontend struct{ meanMs float64 }
-
-func newFrontend(cfg *config.Config) frontend { return frontend{meanMs: FrontendOverheadMs(cfg)} }
-
-// delayMs is request ri's front-end time in ms.
-func (f frontend) delayMs(int32) float64 { return f.meanMs }

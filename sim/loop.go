@@ -37,8 +37,8 @@ type runState struct {
 	seq         int64
 	nowMs       float64
 	closedLoop  bool
-	frontend    frontend
-	nextSession int // next session to start under a concurrency load
+	frontendMs  float64 // FrontendOverheadMs(cfg): every request's front-end time
+	nextSession int     // next session to start under a concurrency load
 	// scheduled holds the arrivals known before the run, sorted by (time, seq); nextScheduled is
 	// the first not yet due. started is set once they are all known.
 	scheduled     []event
@@ -219,8 +219,8 @@ func (s *runState) arrive(ri int32) {
 	if s.prefill != nil {
 		s.reqsP[ri].ArrivalMs = s.nowMs
 	}
-	if d := s.frontend.delayMs(ri); d > 0 {
-		s.push(event{timeMs: s.nowMs + d, kind: evDispatch, req: ri})
+	if s.frontendMs > 0 {
+		s.push(event{timeMs: s.nowMs + s.frontendMs, kind: evDispatch, req: ri})
 		return
 	}
 	s.dispatch(ri)

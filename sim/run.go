@@ -101,7 +101,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		ctxLimit = m.MaxContext
 	}
 	s := &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants,
-		frontend: newFrontend(cfg)}
+		frontendMs: FrontendOverheadMs(cfg)}
 	n := len(wl.Requests)
 	s.reqs = make([]engine.Request, n)
 	s.overlap = make([]int32, n)
@@ -151,7 +151,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	in.SLA = SLA(cfg)
 	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
 	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
-		FrontendOverheadMs: s.frontend.meanMs}
+		FrontendOverheadMs: s.frontendMs}
 	res.LeakedBlocks = s.decoding.leakedBlocks()
 	if s.prefill != nil {
 		res.LeakedBlocks += s.prefill.leakedBlocks()
