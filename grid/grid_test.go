@@ -569,16 +569,17 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 	}
 	// Four source token counts, four load fields, engine mode, model, hardware, context length,
 	// the two precisions and the KV transfer bandwidth, router.policy, prefill_load_model.type and
-	// three kv_router knobs; per role six parallelism keys, two scheduler keys, the KV block size
+	// three kv_router knobs; per role six parallelism keys, four scheduler keys, the KV block size
 	// and the memory fraction.
-	if sweepable != 4+4+7+5+3*10 {
-		t.Errorf("%d sweepable fields, want %d", sweepable, 4+4+7+5+3*10)
+	if sweepable != 4+4+7+5+3*12 {
+		t.Errorf("%d sweepable fields, want %d", sweepable, 4+4+7+5+3*12)
 	}
 	want := "traffic.source.{input_tokens,output_tokens,new_input_tokens_per_turn,output_tokens_per_turn}; " +
 		"traffic.load.{concurrency,requests_per_second,sessions_per_second,speedup}; engine.{mode,model,hardware,context_length}; " +
 		"engine.kv_transfer.bandwidth_gb_per_second; engine.precision.{weights,kv_cache}; " +
 		"engine.workers.<role>.parallelism.{replicas,tensor,pipeline,attention_data,moe_tensor,moe_expert}; " +
-		"engine.workers.<role>.scheduler.{max_batched_tokens,max_sequences}; engine.workers.<role>.kv_cache.block_size; " +
+		"engine.workers.<role>.scheduler.{max_batched_tokens,max_sequences,prefill_decode_interval,capacity_policy}; " +
+		"engine.workers.<role>.kv_cache.block_size; " +
 		"engine.workers.<role>.kv_cache.capacity.memory_fraction; " +
 		"router.{policy,overlap_score_credit,prefill_load_scale,temperature}; router.prefill_load_model.type"
 	if searchable != want {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/timing"
 )
 
@@ -189,9 +190,9 @@ func (d *deployment) capacityBlocks(name config.Role, role *config.WorkerRole) (
 		}
 		c, err := timing.KVCapacity(timing.CapacityInput{
 			Model: m, Hardware: hw, Precisions: prec, Shape: shape(role),
-			MemoryFraction: kv.Capacity.MemoryFraction, BlockSize: kv.BlockSize,
-			MaxBatchedTokens: role.Scheduler.MaxBatchedTokens, MaxSequences: role.Scheduler.MaxSequences,
-			KVBytesPerToken: kv.BytesPerToken,
+			MemoryFraction: kv.Capacity.MemoryFraction, FractionOfFree: d.cfg.Engine.Backend == config.BackendTRTLLM,
+			BlockSize: kv.BlockSize, MaxBatchedTokens: passTokens(d.cfg.Engine.Backend, role),
+			MaxSequences: role.Scheduler.MaxSequences, KVBytesPerToken: kv.BytesPerToken,
 		})
 		if err != nil {
 			return 0, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
@@ -225,4 +226,49 @@ func (d *deployment) transferBytesPerToken(prefill *config.WorkerRole) (float64,
 			Msg: "auto needs the model's layers, KV heads and head dim; or give bytes per token"}
 	}
 	return share, nil
+}
+
+// passTokens is the most tokens one pass of role computes: scheduler.max_batched_tokens, or
+// under SGLang, which ignores it, its chunked-prefill budget.
+func passTokens(backend string, role *config.WorkerRole) int {
+	if backend == config.BackendSGLang {
+		return engine.DefaultSGLang(1, role.Parallelism.AttentionData, 0).ChunkedPrefillSize
+	}
+	return role.Scheduler.MaxBatchedTokens
+}
+
+// MinSGLangBlockTokens is the least number of tokens per KV block an SGLang rank allocates and
+// matches prefixes in. SGLang's page size defaults to 1 token; a chained hash per token would
+// cost 8 bytes of memory and a hash-table entry per simulated token, so a rank with a smaller
+// page size works in blocks of the smallest multiple of the page size that reaches 16 tokens.
+// Prefix matches are then whole 16-token blocks (at most 15 tokens shorter than SGLang's
+// token-exact radix match) and a request holds at most 15 tokens of KV more than it would;
+// chunks and budgets stay in pages (engine.SGLangConfig.PageSize).
+const MinSGLangBlockTokens = 16
+
+// rankBlockSize is the KV block size a rank of role works in, in tokens: kv_cache.block_size,
+// raised for SGLang to MinSGLangBlockTokens as described there.
+func rankBlockSize(backend string, role *config.WorkerRole) int {
+	bs := role.KVCache.BlockSize
+	if backend != config.BackendSGLang || bs >= MinSGLangBlockTokens {
+		return bs
+	}
+	return bs * ((MinSGLangBlockTokens + bs - 1) / bs)
+}
+
+// rankBlocks is the KV pool of one rank of role name in rankBlockSize blocks: the pages of
+// capacityBlocks regrouped, whole blocks only. Errors: those of capacityBlocks, and a pool
+// smaller than one block.
+func (d *deployment) rankBlocks(name config.Role, role *config.WorkerRole) (blocks, blockSize int, err error) {
+	pages, err := d.capacityBlocks(name, role)
+	if err != nil {
+		return 0, 0, err
+	}
+	bs := rankBlockSize(d.cfg.Engine.Backend, role)
+	blocks = int(int64(pages) * int64(role.KVCache.BlockSize) / int64(bs))
+	if blocks < 1 {
+		return 0, 0, &config.Error{File: d.cfg.File, Path: "engine.workers." + string(name) + ".kv_cache.capacity",
+			Msg: fmt.Sprintf("holds %d tokens of KV per rank; an SGLang rank needs at least %d", pages*role.KVCache.BlockSize, bs)}
+	}
+	return blocks, bs, nil
 }

@@ -60,15 +60,15 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	if err != nil {
 		return nil, err
 	}
-	blocks, err := s.dep.capacityBlocks(name, spec)
+	blocks, bs, err := s.dep.rankBlocks(name, spec)
 	if err != nil {
 		return nil, err
 	}
 	kv := spec.KVCache
 	par := spec.Parallelism
 	p := &role{
-		name: name, reqs: reqs, ranks: par.AttentionData, blockSize: kv.BlockSize,
-		kvTokens: blocks * kv.BlockSize, gpusPerWorker: par.GPUsPerWorker(),
+		name: name, reqs: reqs, ranks: par.AttentionData, blockSize: bs,
+		kvTokens: blocks * bs, gpusPerWorker: par.GPUsPerWorker(),
 		workers: make([]*worker, par.Replicas), dirty: make([]bool, par.Replicas),
 	}
 	slots := par.Replicas * par.AttentionData
@@ -76,7 +76,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	p.waitingReserve = make([][]int32, slots)
 	knobs := s.cfg.Router.Knobs()
 	opt := router.Options{
-		Policy: s.cfg.Router.Policy, Workers: par.Replicas, Ranks: par.AttentionData, BlockSize: kv.BlockSize,
+		Policy: s.cfg.Router.Policy, Workers: par.Replicas, Ranks: par.AttentionData, BlockSize: bs,
 		OverlapScoreCredit: knobs.OverlapScoreCredit, PrefillLoadScale: knobs.PrefillLoadScale,
 		Temperature: knobs.Temperature, Seed: RouterSeed, Requests: len(reqs),
 	}
@@ -99,12 +99,14 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	if p.router, err = router.New(opt); err != nil {
 		return nil, &config.Error{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
 	}
+	style, noEvict, sg := schedulerStyle(s.cfg.Engine.Backend, spec)
 	for w := range p.workers {
 		p.workers[w] = &worker{ranks: make([]*engine.Engine, par.AttentionData)}
 		for k := range p.workers[w].ranks {
 			e, err := engine.New(engine.Config{
+				Style: style, NoEvict: noEvict, SGLang: sg,
 				MaxBatchedTokens: spec.Scheduler.MaxBatchedTokens, MaxSequences: spec.Scheduler.MaxSequences,
-				BlockSize: kv.BlockSize, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching,
+				BlockSize: bs, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching,
 				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Worker: int32(w), Rank: int32(k),
 			}, reqs)
 			if err != nil {
@@ -188,4 +190,18 @@ func (s *runState) initRequests() {
 			p.reqs[i].Reset(q.PromptLen, q.OutputLen, int32(maxOut), hashes[i], history[i:i:i+1])
 		}
 	}
+}
+
+// schedulerStyle is the engine scheduler style of backend for a role: vLLM's; TensorRT-LLM's
+// with guaranteed_no_evict unless scheduler.capacity_policy is max_utilization; SGLang's with its
+// defaults, the role's page size and prefill_decode_interval.
+func schedulerStyle(backend string, spec *config.WorkerRole) (engine.Style, bool, engine.SGLangConfig) {
+	switch backend {
+	case config.BackendTRTLLM:
+		return engine.StyleTRTLLM, spec.Scheduler.CapacityPolicy != config.CapacityMaxUtilization, engine.SGLangConfig{}
+	case config.BackendSGLang:
+		return engine.StyleSGLang, false, engine.DefaultSGLang(spec.KVCache.BlockSize, spec.Parallelism.AttentionData,
+			spec.Scheduler.PrefillDecodeInterval)
+	}
+	return engine.StyleVLLM, false, engine.SGLangConfig{}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -93,6 +94,10 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		dep.eff = *opt.Efficiency
 	}
 	ctxLimit := cfg.Engine.ContextLength
+	if ctxLimit == 0 && cfg.Engine.Backend != config.BackendVLLM {
+		// "max" on SGLang and TensorRT-LLM runs without a limit (dynosim-spec.md §3.2.6).
+		ctxLimit = math.MaxInt32
+	}
 	if ctxLimit == 0 {
 		m, err := dep.modelFor(`engine.context_length "max" (or set a number of tokens)`)
 		if err != nil {
@@ -166,7 +171,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 // invalid configs instead of simulating them.
 func Check(cfg *config.Config) error {
 	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
-	if cfg.Engine.ContextLength == 0 {
+	if cfg.Engine.ContextLength == 0 && cfg.Engine.Backend == config.BackendVLLM {
 		if _, err := dep.modelFor(`engine.context_length "max" (or set a number of tokens)`); err != nil {
 			return err
 		}
@@ -179,7 +184,7 @@ func Check(cfg *config.Config) error {
 		if _, err := dep.timing(name, role); err != nil {
 			return err
 		}
-		if _, err := dep.capacityBlocks(name, role); err != nil {
+		if _, _, err := dep.rankBlocks(name, role); err != nil {
 			return err
 		}
 	}

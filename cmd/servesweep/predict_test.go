@@ -492,3 +492,19 @@ func TestPredictWarnsAboutUnfinishedRequests(t *testing.T) {
 		t.Errorf("prediction.json: unfinished %v, completed %v; want 3, 0", s["unfinished_requests"], s["completed_requests"])
 	}
 }
+
+// The seed's synthetic command runs on every backend's scheduler style (`--set engine.backend`).
+func TestSeedSyntheticOnEveryBackend(t *testing.T) {
+	for _, backend := range []string{"sglang", "trtllm"} {
+		dir := t.TempDir()
+		code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "--config", seedConfig, "--set", "engine.backend="+backend,
+			"--output-dir", dir, "--format", "json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", backend, code, errs)
+		}
+		s := readSummary(t, dir)
+		if s["completed_requests"] != 100.0 || s["total_output_tokens"] != 12800.0 {
+			t.Errorf("%s: completed %v, output tokens %v", backend, s["completed_requests"], s["total_output_tokens"])
+		}
+	}
+}

@@ -83,13 +83,16 @@ func TestPlanRow(t *testing.T) {
 		agg.Timing.Type != config.TimingDefault || agg.KVCache.Capacity.Type != config.CapacityDefault {
 		t.Errorf("plan a: %+v, role %+v", p, agg)
 	}
-	// TensorRT-LLM: block size 32, FP8 weights and KV, the vLLM-style scheduler noted.
+	// TensorRT-LLM: its own scheduler style and defaults (block size 32, guaranteed_no_evict), FP8
+	// weights and KV.
 	p, err = PlanRow(rows[1], Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Config.Engine.Workers.Aggregated.KVCache.BlockSize != 32 || p.Precisions.Weights != "fp8" || p.Precisions.KVCache != "fp8" ||
-		len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "trtllm scheduler not implemented") || p.Shape != "agg 1 × (TP2)" {
+	if p.Config.Engine.Backend != "trtllm" || p.Config.Engine.Workers.Aggregated.KVCache.BlockSize != 32 ||
+		p.Config.Engine.Workers.Aggregated.KVCache.Capacity.MemoryFraction != 0.9 ||
+		p.Config.Engine.Workers.Aggregated.Scheduler.CapacityPolicy != config.CapacityGuaranteedNoEvict ||
+		p.Precisions.Weights != "fp8" || p.Precisions.KVCache != "fp8" || len(p.Notes) != 0 || p.Shape != "agg 1 × (TP2)" {
 		t.Errorf("plan b: %+v", p)
 	}
 	// Disaggregated: concurrency = decode batch × decode workers = 8; transfer at RDMA speed.
@@ -135,7 +138,7 @@ func TestValidateSmall(t *testing.T) {
 		t.Fatalf("summary %+v", s)
 	}
 	for _, r := range rep.Rows[:3] {
-		if r.Skipped || !(r.PredictedTTFTMs > 0) || !(r.PredictedTPOTMs > 0) || r.Scheduler != "vllm" {
+		if r.Skipped || !(r.PredictedTTFTMs > 0) || !(r.PredictedTPOTMs > 0) || r.Scheduler != r.Backend {
 			t.Errorf("row %d: %+v", r.Line, r)
 		}
 	}

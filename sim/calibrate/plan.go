@@ -45,17 +45,6 @@ type Plan struct {
 	Notes []string
 }
 
-// backendDefaults gives the KV block size and memory fraction of a backend
-// (config.KVDefaults); SGLang's page size 1 is replaced by vLLM's 64 because the vLLM-style
-// scheduler runs every row (a block size only sets the KV allocation granularity).
-func backendDefaults(backend string) (blockSize int, memoryFraction float64) {
-	blockSize, memoryFraction = config.KVDefaults(backend)
-	if backend == "sglang" {
-		blockSize, _ = config.KVDefaults("vllm")
-	}
-	return blockSize, memoryFraction
-}
-
 // rowPrecisions reads the row's weight precision (gemm_quant_mode, else precision, "" = bf16)
 // and derives the KV-cache format: fp8 with fp8/fp4 weights (the quantized recipes of all three
 // backends quantize the KV cache too), else bf16.
@@ -95,7 +84,8 @@ func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64) *config.W
 	return &config.WorkerRole{
 		Parallelism: config.Parallelism{Replicas: replicas, Tensor: s.Tensor, Pipeline: s.Pipeline,
 			AttentionData: s.AttentionData, MoeTensor: 1, MoeExpert: 1},
-		Scheduler: config.Scheduler{MaxBatchedTokens: MaxBatchedTokens, MaxSequences: maxSeqs},
+		Scheduler: config.Scheduler{MaxBatchedTokens: MaxBatchedTokens, MaxSequences: maxSeqs,
+			CapacityPolicy: config.CapacityGuaranteedNoEvict},
 		KVCache: config.KVCache{BlockSize: blockSize, PrefixCaching: true,
 			Capacity: config.KVCapacity{Type: config.CapacityDefault, MemoryFraction: mf}},
 		Timing: config.Timing{Type: config.TimingDefault},
@@ -110,8 +100,8 @@ func normalize(s WorkerShape) WorkerShape {
 
 // PlanRow builds the simulation of row r: synthetic ISL/OSL requests under the row's
 // closed-loop concurrency, the row's model, GPU, precision and worker shape, `default` timing
-// and KV capacity, and the vLLM-style scheduler whatever the backend (a note says so for
-// sglang and trtllm rows).
+// and KV capacity, and the row's backend with its scheduler style and KV defaults (block size,
+// memory fraction; TensorRT-LLM's guaranteed_no_evict capacity policy).
 //
 // Aggregated rows: batch_size is the per-worker running limit; when concurrency is a multiple
 // k > 1 of batch_size the deployment is taken to have k replicas (the README's reading), else
@@ -139,18 +129,16 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	}
 	p := &Plan{Precisions: prec}
 	switch r.Backend {
-	case "vllm":
-	case "sglang", "trtllm":
-		p.Notes = append(p.Notes, r.Backend+" scheduler not implemented: ran the vLLM-style scheduler")
+	case config.BackendVLLM, config.BackendSGLang, config.BackendTRTLLM:
 	default:
 		return nil, fmt.Errorf("backend %q is not one of vllm, sglang, trtllm", r.Backend)
 	}
-	bs, mf := backendDefaults(r.Backend)
+	bs, mf := config.KVDefaults(r.Backend)
 	frontendMs := o.Factors.FrontendMs
 	cfg := &config.Config{
 		File: fmt.Sprintf("line %d", r.Line),
 		Engine: config.Engine{
-			Model: r.Model, Hardware: r.System, Backend: "vllm", ContextLength: r.ISL + r.OSL + 1,
+			Model: r.Model, Hardware: r.System, Backend: r.Backend, ContextLength: r.ISL + r.OSL + 1,
 			Precision: config.Precision{Weights: string(prec.Weights), KVCache: string(prec.KVCache)},
 			Frontend:  &config.Frontend{OverheadMs: &frontendMs},
 		},

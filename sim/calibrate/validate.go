@@ -69,7 +69,7 @@ type RowResult struct {
 	OSL int `json:"osl"`
 	// Concurrency is the simulated closed-loop concurrency.
 	Concurrency int `json:"concurrency,omitempty"`
-	// Scheduler is the scheduler style simulated ("vllm").
+	// Scheduler is the scheduler style simulated: the row's backend (vllm, sglang or trtllm).
 	Scheduler string `json:"scheduler,omitempty"`
 	// Notes say where the simulation departs from the row (Plan.Notes).
 	Notes []string `json:"notes,omitempty"`
@@ -203,7 +203,7 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 		return skip(err)
 	}
 	res.Precision = fmt.Sprintf("weights %s, kv %s", p.Precisions.Weights, p.Precisions.KVCache)
-	res.Shape, res.Concurrency, res.Scheduler, res.Notes = p.Shape, p.Concurrency, "vllm", p.Notes
+	res.Shape, res.Concurrency, res.Scheduler, res.Notes = p.Shape, p.Concurrency, p.Config.Engine.Backend, p.Notes
 	// The burst: the benchmark's first wave, every session starting at once.
 	burstCfg := *p.Config
 	burstCfg.Traffic.Stop.Requests = p.Concurrency

@@ -208,11 +208,13 @@ func (w *Workers) Role(r Role) *WorkerRole {
 	return nil
 }
 
-// Backends (engine.backend).
+// Backends (engine.backend), each with its scheduler style: vLLM's (the running set first, then
+// FCFS admission, LIFO preemption), SGLang's (prefill-first with a radix cache and conservative
+// admission) and TensorRT-LLM's (vLLM's order with a capacity policy); see sim/engine.
 const (
-	backendVLLM   = "vllm"
-	backendSGLang = "sglang"
-	backendTRTLLM = "trtllm"
+	BackendVLLM   = "vllm"
+	BackendSGLang = "sglang"
+	BackendTRTLLM = "trtllm"
 )
 
 // Engine is the simulated deployment: model, GPU, backend and worker roles (dynosim-spec.md §3.2).
@@ -223,7 +225,9 @@ type Engine struct {
 	Model string `yaml:"model" sweep:""`
 	// Hardware is the GPU id of every worker, e.g. h200_sxm; required.
 	Hardware string `yaml:"hardware" sweep:""`
-	Backend  string `yaml:"backend" enum:"vllm,sglang,trtllm" default:"vllm"`
+	// Backend is the serving engine whose scheduler style and defaults apply: vllm, sglang or
+	// trtllm.
+	Backend string `yaml:"backend" enum:"vllm,sglang,trtllm" default:"vllm"`
 	// BackendVersion selects performance data only; "" (or null) means the latest.
 	BackendVersion string `yaml:"backend_version,omitempty" null:"omit"`
 	// ContextLength is the prompt-plus-output limit in tokens. 0 means "max" (the model's own
@@ -354,13 +358,32 @@ func (p Parallelism) GPUsPerWorker() int { return p.Tensor * p.Pipeline * p.Atte
 // GPUs is Replicas × GPUsPerWorker.
 func (p Parallelism) GPUs() int { return p.Replicas * p.GPUsPerWorker() }
 
-// Scheduler is the per-attention-DP-rank batching limit of a worker.
+// Scheduler is the per-attention-DP-rank batching limit of a worker. Every key is accepted on
+// every backend; a key a backend's scheduler style ignores is documented as such.
 type Scheduler struct {
-	// MaxBatchedTokens is the token budget of one forward pass.
+	// MaxBatchedTokens is the token budget of one forward pass (vLLM max_num_batched_tokens,
+	// TensorRT-LLM max_num_tokens). SGLang ignores it: its prefill budget is chunked_prefill_size
+	// 8192 / attention_data tokens (dynosim-spec.md §3.2.3).
 	MaxBatchedTokens int `yaml:"max_batched_tokens" default:"8192" gt:"0" limit:"MaxBatchedTokens" sweep:""`
 	// MaxSequences caps running requests; the prefill role's default is 1.
 	MaxSequences int `yaml:"max_sequences" default:"256" gt:"0" limit:"MaxSequences" sweep:""`
+	// PrefillDecodeInterval (SGLang only; vLLM and TensorRT-LLM ignore it) is the least number
+	// of decode passes a rank runs between two prefill passes while requests are decoding; 0
+	// runs a prefill pass whenever a prefill batch can form (SGLang's prefill-first default).
+	PrefillDecodeInterval int `yaml:"prefill_decode_interval" default:"0" min:"0" limit:"MaxSequences" sweep:""`
+	// CapacityPolicy (TensorRT-LLM only; vLLM and SGLang ignore it) is TensorRT-LLM's
+	// capacity_scheduler_policy: guaranteed_no_evict admits a request only when the KV for its
+	// whole prompt and output is free after every running request's remaining need, and never
+	// preempts; max_utilization admits while the next step fits and preempts the latest admitted
+	// request (recompute) when KV runs out.
+	CapacityPolicy string `yaml:"capacity_policy" enum:"guaranteed_no_evict,max_utilization" default:"guaranteed_no_evict" sweep:""`
 }
+
+// TensorRT-LLM capacity policies (scheduler.capacity_policy).
+const (
+	CapacityGuaranteedNoEvict = "guaranteed_no_evict"
+	CapacityMaxUtilization    = "max_utilization"
+)
 
 // KVCache is a rank's KV block pool.
 type KVCache struct {

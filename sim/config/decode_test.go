@@ -152,7 +152,7 @@ func TestDecodeSeedSynthetic(t *testing.T) {
 	c := mustDecode(t, seedSynthetic)
 	role := &WorkerRole{
 		Parallelism: Parallelism{Replicas: 2, Tensor: 1, Pipeline: 1, AttentionData: 1, MoeTensor: 1, MoeExpert: 1},
-		Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256},
+		Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256, CapacityPolicy: CapacityGuaranteedNoEvict},
 		KVCache:     KVCache{BlockSize: 64, PrefixCaching: true, Capacity: KVCapacity{Type: CapacityFixed, Blocks: 32768}},
 		Timing:      Timing{Type: TimingPolynomial},
 	}
@@ -183,17 +183,17 @@ func TestDecodeSeedDisaggregated(t *testing.T) {
 	if _, err := Decode([]byte(seedDisaggregated), "test.yaml", nil); err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
-	// Every value of a schema-valid config that is not simulated is reported as unsupported,
-	// never dropped: here an SGLang backend.
-	errs := decodeErrs(t, seedDisaggregated, "engine.backend=sglang", "engine.workers.prefill.kv_cache.block_size=1", "engine.workers.decode.kv_cache.block_size=1")
-	if len(errs) != 1 || !errs[0].Unsupported || errs[0].Path != "engine.backend" {
-		t.Errorf("errors = %v", errs)
-	}
-	if !errors.Is(errs, errors.ErrUnsupported) {
-		t.Errorf("errors.Is(err, errors.ErrUnsupported) = false")
-	}
-	if got := errs[0].Error(); !strings.HasPrefix(got, "test.yaml: engine.backend: sglang is not supported yet") {
-		t.Errorf("Error() = %q", got)
+	// Every backend is simulated, disaggregated too; SGLang's page size default is 1 token.
+	for _, backend := range []string{"sglang", "trtllm", "vllm"} {
+		kv := "kv_cache={prefix_caching: true, capacity: {type: fixed, blocks: 32768}}"
+		c := mustDecode(t, seedDisaggregated, "engine.backend="+backend, "engine.workers.prefill."+kv, "engine.workers.decode."+kv)
+		bs, mf := KVDefaults(backend)
+		if got := c.Engine.Workers.Decode.KVCache.BlockSize; got != bs {
+			t.Errorf("%s: decode block_size = %d, want %d", backend, got, bs)
+		}
+		if backend == "sglang" && (bs != 1 || mf != 0.88) {
+			t.Errorf("sglang defaults = %d, %g; want 1, 0.88", bs, mf)
+		}
 	}
 
 	// The schema accepts it: check the decoded values.
@@ -275,7 +275,7 @@ func TestDecodeDefaults(t *testing.T) {
 	r := e.Workers.Aggregated
 	wantRole := &WorkerRole{
 		Parallelism: Parallelism{1, 1, 1, 1, 1, 1},
-		Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256},
+		Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256, CapacityPolicy: CapacityGuaranteedNoEvict},
 		KVCache:     KVCache{BlockSize: 64, PrefixCaching: true, Capacity: KVCapacity{Type: CapacityFixed, Blocks: 1000}},
 		Timing:      Timing{Type: TimingPolynomial},
 	}
@@ -331,7 +331,7 @@ func TestDecodeDefaultsPerUnionType(t *testing.T) {
 	c, uns := decodeLenient(t, minimalEngine, `engine.workers.aggregated={}`)
 	wantRole := &WorkerRole{
 		Parallelism: Parallelism{1, 1, 1, 1, 1, 1},
-		Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256},
+		Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256, CapacityPolicy: CapacityGuaranteedNoEvict},
 		KVCache:     KVCache{BlockSize: 64, PrefixCaching: true, Capacity: KVCapacity{Type: CapacityDefault, MemoryFraction: 0.9}},
 		Timing:      Timing{Type: TimingDefault},
 	}
@@ -367,7 +367,7 @@ func TestDecodeDefaultsPerUnionType(t *testing.T) {
 	}
 	c, _ = decodeLenient(t, seedDisaggregated, `engine.workers.prefill.scheduler={max_batched_tokens: 4096}`,
 		`engine.kv_transfer={bytes_per_token: auto, bandwidth_gb_per_second: null, timing_mode: full_prompt}`)
-	if c.Engine.Workers.Prefill.Scheduler != (Scheduler{MaxBatchedTokens: 4096, MaxSequences: 1}) {
+	if c.Engine.Workers.Prefill.Scheduler != (Scheduler{MaxBatchedTokens: 4096, MaxSequences: 1, CapacityPolicy: CapacityGuaranteedNoEvict}) {
 		t.Errorf("prefill scheduler = %+v", c.Engine.Workers.Prefill.Scheduler)
 	}
 	if kt := c.Engine.KVTransfer; *kt != (KVTransfer{TimingMode: "full_prompt"}) {
@@ -381,8 +381,6 @@ func TestDecodeUnsupportedValues(t *testing.T) {
 		path string
 		frag string
 	}{
-		{[]string{"engine.backend=sglang", "engine.workers.aggregated.kv_cache.block_size=1"}, "engine.backend", "sglang is not supported yet"},
-		{[]string{"engine.backend=trtllm"}, "engine.backend", "trtllm is not supported yet"},
 		{[]string{"engine.enable_chunked_prefill=false"}, "engine.enable_chunked_prefill", "false is not supported yet"},
 		{[]string{"router={policy: kv_router, prefill_load_model: {type: aic}, overlap_score_credit: 0.5}"}, "router.prefill_load_model.type", "aic is not supported yet"},
 		{[]string{"planner={policy: enabled, target: sla, fpm_sample_bucket_size: 16, max_num_gpus: -1, prefill_min_workers: null}"}, "planner.policy", "enabled is not supported yet"},
@@ -523,7 +521,10 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"agg rejects kv_transfer", "", []string{"engine.kv_transfer={}"}, "engine.kv_transfer", "aggregated mode rejects kv_transfer"},
 		{"disagg rejects agg", "", []string{"engine.mode=disaggregated"}, "engine.workers", "disaggregated mode rejects aggregated workers"},
 		{"disagg requires roles", "", []string{"engine.mode=disaggregated"}, "engine.workers", "disaggregated mode requires prefill and decode workers"},
-		{"disagg trtllm", seedDisaggregated, []string{"engine.backend=trtllm"}, "engine.backend", "TensorRT-LLM disaggregated mode is unsupported"},
+		{"capacity policy", "", []string{agg + "scheduler.capacity_policy=static_batch"}, agg + "scheduler.capacity_policy",
+			"must be one of guaranteed_no_evict, max_utilization"},
+		{"negative interval", "", []string{agg + "scheduler.prefill_decode_interval=-1"}, agg + "scheduler.prefill_decode_interval",
+			"must be >= 0"},
 		{"fixed requires blocks", "", []string{agg + "kv_cache.capacity={type: fixed}"}, agg + "kv_cache.capacity.blocks",
 			"fixed KV capacity requires blocks"},
 		{"fixed rejects fraction", "", []string{agg + "kv_cache.capacity.memory_fraction=0.5"}, agg + "kv_cache.capacity.memory_fraction",
@@ -704,7 +705,7 @@ func TestSetCreatesPath(t *testing.T) {
 	c := mustDecode(t, minimalEngine, "router.policy=round_robin",
 		"engine.workers.aggregated.scheduler.max_sequences=64",
 		"evaluation.sla.ttft_ms=250")
-	if c.Engine.Workers.Aggregated.Scheduler != (Scheduler{MaxBatchedTokens: 8192, MaxSequences: 64}) {
+	if c.Engine.Workers.Aggregated.Scheduler != (Scheduler{MaxBatchedTokens: 8192, MaxSequences: 64, CapacityPolicy: CapacityGuaranteedNoEvict}) {
 		t.Errorf("scheduler = %+v", c.Engine.Workers.Aggregated.Scheduler)
 	}
 	if c.Evaluation.SLA == nil || c.Evaluation.SLA.TTFTMs == nil || *c.Evaluation.SLA.TTFTMs != 250 {

@@ -65,9 +65,9 @@ func kvDefaults(backend string) (blockSize int, memoryFraction float64) { return
 // trtllm 32 and 0.9; an unknown backend (reported by validation) gets vLLM's.
 func KVDefaults(backend string) (blockSize int, memoryFraction float64) {
 	switch backend {
-	case backendSGLang:
+	case BackendSGLang:
 		return 1, 0.88
-	case backendTRTLLM:
+	case BackendTRTLLM:
 		return 32, 0.9
 	default:
 		return 64, 0.9

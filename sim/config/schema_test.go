@@ -228,7 +228,7 @@ func TestWalkerKinds(t *testing.T) {
 		{name: "mapping from a scalar", sets: []string{agg + "scheduler=5"},
 			errs: []string{agg + "scheduler: must be a mapping, got 5 (int)"}},
 		{name: "null mapping is omitted", sets: []string{agg + "scheduler="},
-			get: func(c *Config) any { return c.Engine.Workers.Aggregated.Scheduler }, want: Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256}},
+			get: func(c *Config) any { return c.Engine.Workers.Aggregated.Scheduler }, want: Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256, CapacityPolicy: CapacityGuaranteedNoEvict}},
 		{name: "refused key", sets: []string{"engine.workers.encoder={}", agg + "backend=vllm", "execution={}"},
 			errs: []string{"engine.workers.encoder: encoder workers (analytical EPD) are not supported by servesweep",
 				agg + "backend: per-role overrides are not allowed; set engine.backend",

@@ -328,7 +328,7 @@ func (v *validator) engine(e *Engine) {
 	if e.Hardware == "" {
 		v.errorf(p+".hardware", "required: a hardware id such as h200_sxm")
 	}
-	if e.EnableChunkedPrefill != nil && !*e.EnableChunkedPrefill && e.Backend == backendSGLang {
+	if e.EnableChunkedPrefill != nil && !*e.EnableChunkedPrefill && e.Backend == BackendSGLang {
 		v.errorf(p+".enable_chunked_prefill", "false is not supported by the sglang backend")
 	}
 	if e.KVTransfer != nil && e.Mode == ModeAggregated {
@@ -353,10 +353,6 @@ func (v *validator) engine(e *Engine) {
 		}
 		if w.Prefill == nil || w.Decode == nil {
 			v.errorf(wp, "disaggregated mode requires prefill and decode workers")
-		}
-		if e.Backend == backendTRTLLM {
-			v.errorf(p+".backend", "TensorRT-LLM disaggregated mode is unsupported; "+
-				"use aggregated mode or backend vllm or sglang")
 		}
 	}
 	for _, name := range Roles() {
@@ -388,7 +384,7 @@ func (v *validator) role(p string, name Role, r *WorkerRole, backend string) {
 		v.errorf(p+".hardware", "only prefill and decode roles may override hardware; set engine.hardware")
 	}
 	kp := p + ".kv_cache"
-	if kv := r.KVCache; kv.BlockSize == 1 && (backend == backendVLLM || backend == backendTRTLLM) {
+	if kv := r.KVCache; kv.BlockSize == 1 && (backend == BackendVLLM || backend == BackendTRTLLM) {
 		v.errorf(kp+".block_size", "must be >= 2 for the %s backend, got %d", backend, kv.BlockSize)
 	}
 	cp := kp + ".capacity"
@@ -458,9 +454,6 @@ func (c *Config) Unsupported() Errors {
 		add("traffic.source.format", s.Format, "use format: mooncake")
 	}
 	e := &c.Engine
-	if e.Backend == backendSGLang || e.Backend == backendTRTLLM {
-		add("engine.backend", e.Backend, "use backend: vllm")
-	}
 	if s := e.Speculation; s != nil {
 		add("engine.speculation", s.Kind+" speculation", "remove engine.speculation")
 	}

@@ -6,9 +6,51 @@ import (
 	"github.com/servesweep/servesweep/sim/timing"
 )
 
+// Style is a scheduler style: which serving engine's batching a rank follows.
+type Style uint8
+
+// Scheduler styles (engine-internals.md §1.2–1.3).
+const (
+	// StyleVLLM serves the running set first (decode steps and continuing prefill chunks) within
+	// the token budget, then admits FCFS from the waiting queue with head-of-line blocking, and
+	// preempts the latest admitted request (recompute) when KV runs out.
+	StyleVLLM Style = iota
+	// StyleTRTLLM is TensorRT-LLM's in-flight batching: vLLM's order, prefill chunks cut at
+	// whole KV blocks (a context chunk is a multiple of tokens_per_block unless it ends the
+	// prompt), and Config.NoEvict for guaranteed_no_evict.
+	StyleTRTLLM
+	// StyleSGLang is SGLang's prefill-first scheduler: a pass is either a prefill batch admitted
+	// under a conservative estimate of future decode KV, or a decode step of every running
+	// request, retracting the request with the fewest output tokens when KV runs out (see
+	// sglang.go).
+	StyleSGLang
+)
+
+// String is the style's backend name: vllm, trtllm or sglang.
+func (s Style) String() string {
+	switch s {
+	case StyleTRTLLM:
+		return "trtllm"
+	case StyleSGLang:
+		return "sglang"
+	}
+	return "vllm"
+}
+
 // Config is the shape of one attention-DP rank scheduler.
 type Config struct {
-	// MaxBatchedTokens is the token budget of one pass (> 0).
+	// Style is the scheduler style; the zero value is StyleVLLM.
+	Style Style
+	// NoEvict (StyleTRTLLM, capacity policy guaranteed_no_evict) admits a request only when the
+	// KV blocks of its whole prompt and output, ceil((prompt + max output) / BlockSize) less the
+	// blocks it finds held by running requests, fit in the pool after every running request's
+	// remaining reservation; running requests are then never preempted (engine-internals.md §1.2,
+	// TRT-LLM mode).
+	NoEvict bool
+	// SGLang holds the StyleSGLang parameters; other styles ignore it.
+	SGLang SGLangConfig
+	// MaxBatchedTokens is the token budget of one pass (> 0); StyleSGLang uses
+	// SGLang.ChunkedPrefillSize instead.
 	MaxBatchedTokens int
 	// MaxSequences caps the running set (> 0).
 	MaxSequences int
@@ -49,6 +91,7 @@ type Engine struct {
 	ready       []int32
 	batch       timing.Batch
 	preemptions int64
+	sg          sglangState
 }
 
 type scheduledReq struct {
@@ -61,7 +104,13 @@ func New(cfg Config, reqs []Request) (*Engine, error) {
 	if cfg.MaxBatchedTokens <= 0 || cfg.MaxSequences <= 0 || cfg.BlockSize <= 0 || cfg.CapacityBlocks <= 0 || cfg.Timing == nil {
 		return nil, fmt.Errorf("engine: invalid config %+v", cfg)
 	}
-	return &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks), bs: int32(cfg.BlockSize)}, nil
+	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks), bs: int32(cfg.BlockSize)}
+	if cfg.Style == StyleSGLang {
+		if err := e.initSGLang(); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
 // Pool is the engine's KV block pool.
@@ -79,8 +128,12 @@ func (e *Engine) HasWork() bool { return len(e.running) > 0 || len(e.waiting) > 
 // Submit queues request i at the back of the waiting queue. The caller guarantees that its
 // prompt fits the pool and its MaxOutput keeps prompt plus output within it.
 func (e *Engine) Submit(i int32) {
-	e.reqs[i].Status = Waiting
+	r := &e.reqs[i]
+	r.Status = Waiting
 	e.waiting = append(e.waiting, i)
+	if e.cfg.Style == StyleSGLang && len(r.Blocks) > 0 {
+		e.sg.prebuilt++
+	}
 }
 
 // Fits reports whether a sequence of tokens tokens fits in the pool on its own.
@@ -95,7 +148,12 @@ func ceilDiv(a, b int32) int32 { return (a + b - 1) / b }
 // was preempted, FCFS admission from the waiting queue with head-of-line blocking, each capped by
 // the token budget and MaxSequences. It returns the pass duration in ms and whether any token was
 // scheduled.
+//
+// StyleSGLang forms its passes differently (scheduleSGLang).
 func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
+	if e.cfg.Style == StyleSGLang {
+		return e.scheduleSGLang(nowMs)
+	}
 	budget := int32(e.cfg.MaxBatchedTokens)
 	e.scheduled = e.scheduled[:0]
 	preempted := false
@@ -103,7 +161,10 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	for i := 0; i < len(e.running) && budget > 0; i++ {
 		ri := e.running[i]
 		r := &e.reqs[ri]
-		n := min(r.known()-r.NumComputed, budget)
+		n := e.chunk(r.known()-r.NumComputed, budget)
+		if n == 0 {
+			continue // a TensorRT-LLM context chunk needs a whole block of budget
+		}
 		need := ceilDiv(r.NumComputed+n, e.bs) - int32(len(r.Blocks))
 		for need > 0 && int(need) > e.pool.Available() {
 			victim := e.running[len(e.running)-1]
@@ -131,6 +192,26 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		}
 	}
 
+	return e.price(!e.cfg.PrefillOnly)
+}
+
+// chunk is how many of remaining uncomputed tokens a request computes with budget tokens left:
+// all that fit; under StyleTRTLLM a chunk that does not end the prompt is cut to whole KV blocks
+// (TensorRT-LLM's context chunks are multiples of tokens_per_block), possibly 0.
+func (e *Engine) chunk(remaining, budget int32) int32 {
+	n := min(remaining, budget)
+	if e.cfg.Style == StyleTRTLLM && n < remaining {
+		n -= n % e.bs
+	}
+	return n
+}
+
+// price builds the timing batch of the tokens scheduled this pass, collects the requests whose
+// known tokens are all computed (they emit a token at Complete) and returns the pass time.
+// firstTokenCosts says whether a request that finishes its prefill in this pass counts in the
+// decode part of the pass (vLLM's core: it does) or its first token comes with the prefill
+// (a prefill-only worker, an SGLang prefill pass).
+func (e *Engine) price(firstTokenCosts bool) (durMs float64, any bool) {
 	b := &e.batch
 	*b = timing.Batch{KVCapacityTokens: e.CapacityTokens()}
 	e.ready = e.ready[:0]
@@ -149,7 +230,7 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		}
 		if r.NumComputed == r.known() {
 			b.SampledTokens++
-			if !e.cfg.PrefillOnly {
+			if firstTokenCosts {
 				b.DecodeRequests++
 				b.DecodeKVTokens += int(r.NumComputed)
 			}
@@ -164,17 +245,28 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 
 // admitWaiting admits requests FCFS from the waiting queue with head-of-line blocking while the
 // token budget, MaxSequences and KV room allow, schedules their first chunk, and returns the
-// budget left.
+// budget left. Under NoEvict, KV room is what the pool has left after the remaining reservation
+// of every running request, and a request needs its whole footprint (footprint).
 func (e *Engine) admitWaiting(nowMs float64, budget int32) int32 {
+	room := 0 // NoEvict: blocks neither used nor reserved by running requests
+	if e.cfg.NoEvict {
+		room = e.pool.Available() - e.runningReserve()
+	}
 	for len(e.running) < e.cfg.MaxSequences && budget > 0 && len(e.waiting) > e.wHead {
 		ri := e.waiting[e.wHead]
 		r := &e.reqs[ri]
 		known := r.known()
 		if len(r.Blocks) > 0 {
 			// KV already in place (a disaggregated hand-off reserved and filled it).
-			n := min(known-r.NumComputed, budget)
+			n := e.chunk(known-r.NumComputed, budget)
 			need := ceilDiv(r.NumComputed+n, e.bs) - int32(len(r.Blocks))
-			if int(need) > e.pool.Available() {
+			if e.cfg.NoEvict {
+				claim := int(e.footprint(r)) - len(r.Blocks)
+				if n == 0 || claim > room {
+					break
+				}
+				room -= claim
+			} else if n == 0 || int(need) > e.pool.Available() {
 				break
 			}
 			e.popWaiting()
@@ -192,9 +284,17 @@ func (e *Engine) admitWaiting(nowMs float64, budget int32) int32 {
 			hits, inactiveHits = e.pool.lookup(r.Hashes[:limit])
 		}
 		reused := hits * e.bs // whole hit: prefix reuse plus recovered own KV
-		n := min(known-reused, budget)
+		n := e.chunk(known-reused, budget)
 		need := ceilDiv(reused+n, e.bs) - hits
-		if int(need+inactiveHits) > e.pool.Available() {
+		if e.cfg.NoEvict {
+			// Only blocks running requests hold come free: inactive hits leave the room when
+			// pinned (engine-internals.md §1.2, TRT-LLM mode).
+			claim := int(e.footprint(r) - (hits - inactiveHits))
+			if n == 0 || claim > room {
+				break
+			}
+			room -= claim
+		} else if n == 0 || int(need+inactiveHits) > e.pool.Available() {
 			break // head-of-line blocking: wait for KV
 		}
 		e.popWaiting()
@@ -212,6 +312,21 @@ func (e *Engine) admitWaiting(nowMs float64, budget int32) int32 {
 	return budget
 }
 
+// footprint is the KV blocks request r holds when it completes under NoEvict's reservation:
+// ceil((prompt + max output) / BlockSize).
+func (e *Engine) footprint(r *Request) int32 { return ceilDiv(r.PromptLen+r.MaxOutput, e.bs) }
+
+// runningReserve is Σ over running requests of the blocks their footprint still needs beyond
+// what they hold (NoEvict).
+func (e *Engine) runningReserve() int {
+	n := 0
+	for _, ri := range e.running {
+		r := &e.reqs[ri]
+		n += max(0, int(e.footprint(r))-len(r.Blocks))
+	}
+	return n
+}
+
 // evictWaitingHolder releases the KV of the waiting request nearest the back of the queue that
 // holds blocks (a decode-side request whose transferred prompt KV waits for admission), counting a
 // preemption: it will recompute what the prefix cache no longer holds. Called only when nothing
@@ -222,6 +337,9 @@ func (e *Engine) evictWaitingHolder() bool {
 		r := &e.reqs[e.waiting[k]]
 		if len(r.Blocks) == 0 {
 			continue
+		}
+		if e.cfg.Style == StyleSGLang {
+			e.sg.prebuilt--
 		}
 		e.dropKV(r)
 		return true
@@ -369,7 +487,11 @@ func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
 		hits, inactiveHits = e.pool.lookup(r.Hashes[:full])
 	}
 	need := ceilDiv(r.PromptLen, e.bs) - hits
-	if int(need+inactiveHits) > e.pool.Available() {
+	room := e.pool.Available()
+	if e.cfg.NoEvict {
+		room -= e.runningReserve() // never take blocks a running request is guaranteed
+	}
+	if int(need+inactiveHits) > room {
 		return 0, false
 	}
 	e.presize(r)

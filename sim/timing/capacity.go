@@ -24,8 +24,13 @@ type CapacityInput struct {
 	// Shape is one attention-DP rank's tensor × pipeline layout.
 	Shape Shape
 	// MemoryFraction is the share of each GPU's memory the engine may use, in (0, 1] (vLLM's
-	// gpu_memory_utilization, default 0.9).
+	// gpu_memory_utilization, default 0.9; SGLang's mem_fraction_static, 0.88), or with
+	// FractionOfFree the share of the memory left after weights, activations and the runtime
+	// reserve that the KV cache takes (TensorRT-LLM's free_gpu_memory_fraction, 0.9).
 	MemoryFraction float64
+	// FractionOfFree selects TensorRT-LLM's accounting of MemoryFraction (engine-internals.md
+	// §2.3: "TRT-LLM: fraction of memory free after non-KV").
+	FractionOfFree bool
 	// BlockSize is tokens per KV block (> 0).
 	BlockSize int
 	// MaxBatchedTokens and MaxSequences size the activation reserve (> 0).
@@ -39,7 +44,7 @@ type CapacityInput struct {
 type Capacity struct {
 	// Blocks is the KV pool of one attention-DP rank in blocks.
 	Blocks int
-	// UsableGiB is MemoryFraction × device memory.
+	// UsableGiB is MemoryFraction × device memory (the whole device memory with FractionOfFree).
 	UsableGiB float64
 	// WeightsGiB is the GPU's share of the weights: ModelSpec.WeightBytes / (tensor × pipeline).
 	WeightsGiB float64
@@ -47,7 +52,8 @@ type Capacity struct {
 	ActivationGiB float64
 	// ReserveGiB is RuntimeReserveGiB.
 	ReserveGiB float64
-	// KVGiB is what is left for the KV cache: UsableGiB − WeightsGiB − ActivationGiB − ReserveGiB.
+	// KVGiB is what is left for the KV cache: UsableGiB − WeightsGiB − ActivationGiB −
+	// ReserveGiB, × MemoryFraction with FractionOfFree.
 	KVGiB float64
 	// KVBytesPerTokenPerGPU is the GPU's share of one token's KV in bytes.
 	KVBytesPerTokenPerGPU int64
@@ -70,6 +76,8 @@ func activationBytesPerGPU(m ModelSpec, t, tokens, seqs int) float64 {
 //	usable = MemoryFraction × MemoryGiB
 //	kv     = usable − WeightBytes(weights)/(tensor × pipeline) − activation − RuntimeReserveGiB
 //	blocks = floor(kv / (BlockSize × KVBytesPerTokenPerGPU))
+//
+// With FractionOfFree (TensorRT-LLM), usable = MemoryGiB and kv is multiplied by MemoryFraction.
 //
 // Every GPU of the rank holds its stage's layers and its share of the KV heads, so the per-GPU
 // quotient is the rank's pool (KV heads are replicated when tensor > KV heads). Errors name the
@@ -99,14 +107,21 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 		whole := m.KVBytesPerTokenAs(in.Precisions.KVCache)
 		perGPU = int64(math.Ceil(float64(in.KVBytesPerToken) * float64(perGPU) / float64(whole)))
 	}
+	usable := in.MemoryFraction * hw.MemoryGiB
+	if in.FractionOfFree {
+		usable = hw.MemoryGiB
+	}
 	c := Capacity{
-		UsableGiB:             in.MemoryFraction * hw.MemoryGiB,
+		UsableGiB:             usable,
 		WeightsGiB:            m.WeightBytes(in.Precisions.Weights) / float64(gpus) / gib,
 		ActivationGiB:         activationBytesPerGPU(m, s.Tensor, in.MaxBatchedTokens, in.MaxSequences) / gib,
 		ReserveGiB:            RuntimeReserveGiB,
 		KVBytesPerTokenPerGPU: perGPU,
 	}
 	c.KVGiB = c.UsableGiB - c.WeightsGiB - c.ActivationGiB - c.ReserveGiB
+	if in.FractionOfFree {
+		c.KVGiB *= in.MemoryFraction
+	}
 	if c.WeightsGiB >= c.UsableGiB {
 		return c, fmt.Errorf("model %s (%s weights) does not fit on %d × %s (tensor %d × pipeline %d): needs %.1f GiB of weights, has %.1f GiB (memory_fraction %g × %g GiB × %d GPUs); raise tensor or pipeline, or quantize",
 			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, c.WeightsGiB*float64(gpus), c.UsableGiB*float64(gpus),

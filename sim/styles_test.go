@@ -1,0 +1,123 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/metrics"
+)
+
+// The seed's configs run on every backend's scheduler style, aggregated and disaggregated, with
+// sessions that reuse prefixes and a KV pool small enough to force preemption or retraction:
+// every request completes with its whole output, no KV block leaks (CheckInvariants checks the
+// pools after every pass), and a second run gives the same result.
+func TestSeedConfigsOnEveryBackend(t *testing.T) {
+	session := "traffic.source={type: synthetic-session, new_input_tokens_per_turn: 512, output_tokens_per_turn: 64, " +
+		"session: {turns: 3, shared_prefix_ratio: 0.5, prefix_groups: 4, inter_turn_delay_ms: 50}}"
+	cases := []struct {
+		backend string
+		sets    []string
+	}{
+		{"sglang", nil},
+		{"trtllm", nil},
+		{"trtllm", []string{"scheduler.capacity_policy=max_utilization"}},
+		{"sglang", []string{"scheduler.prefill_decode_interval=4"}},
+		{"vllm", nil},
+	}
+	for _, tc := range cases {
+		for _, seed := range []string{seedSynthetic, seedDisaggregated} {
+			name := fmt.Sprintf("%s %v %s", tc.backend, tc.sets, seed)
+			t.Run(name, func(t *testing.T) {
+				sets := []string{"engine.backend=" + tc.backend, session, "traffic.stop={sessions: 40}",
+					"traffic.load={type: concurrency, concurrency: 24}"}
+				roles := []string{"aggregated"}
+				if seed == seedDisaggregated {
+					roles = []string{"prefill", "decode"}
+				}
+				for _, r := range roles {
+					p := "engine.workers." + r + "."
+					// 700 blocks of 16 tokens (the block size every backend accepts): room for
+					// about 11,200 tokens against 24 sessions of up to 1,728 tokens.
+					sets = append(sets, p+"kv_cache={block_size: 16, prefix_caching: true, capacity: {type: fixed, blocks: 700}}")
+					for _, s := range tc.sets {
+						sets = append(sets, p+s)
+					}
+				}
+				cfg := mustLoad(t, seed, sets...)
+				res := mustRun(t, cfg)
+				if res.Summary.CompletedRequests != 120 {
+					t.Errorf("completed %d of 120", res.Summary.CompletedRequests)
+				}
+				if res.LeakedBlocks != 0 {
+					t.Errorf("%d KV blocks leaked", res.LeakedBlocks)
+				}
+				again, err := Run(context.Background(), mustLoad(t, seed, sets...), Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, b := *res.Summary, *again.Summary
+				for _, s := range []*metrics.Summary{&a, &b} { // host time and what derives from it
+					s.WallTimeMs, s.ProcessedTokensPerS, s.ProcessedOutputTokensPerS = 0, 0, 0
+				}
+				if !reflect.DeepEqual(a, b) {
+					t.Error("a second run differs")
+				}
+			})
+		}
+	}
+}
+
+// The styles differ where they should on the same load: TensorRT-LLM's guaranteed_no_evict never
+// preempts where max_utilization and vLLM do; SGLang retracts.
+func TestStylesDifferUnderKVPressure(t *testing.T) {
+	preemptions := func(backend string, sets ...string) int64 {
+		cfg := testConfig(600, 300, 60, 30, 160)
+		cfg.Engine.Backend = backend
+		cfg.Engine.Workers.Aggregated.Scheduler.CapacityPolicy = config.CapacityGuaranteedNoEvict
+		for _, s := range sets {
+			if s == "max_utilization" {
+				cfg.Engine.Workers.Aggregated.Scheduler.CapacityPolicy = config.CapacityMaxUtilization
+			}
+		}
+		return mustRun(t, cfg).Summary.Preemptions
+	}
+	if n := preemptions("trtllm"); n != 0 {
+		t.Errorf("trtllm guaranteed_no_evict preempted %d times", n)
+	}
+	for _, c := range []struct {
+		backend string
+		sets    []string
+	}{{"trtllm", []string{"max_utilization"}}, {"vllm", nil}, {"sglang", nil}} {
+		if n := preemptions(c.backend, c.sets...); n == 0 {
+			t.Errorf("%s %v: no preemption on a pool of 160 blocks for 30 × 900 tokens", c.backend, c.sets)
+		}
+	}
+}
+
+// SGLang's page size 1 runs in blocks of 16 tokens: the pool of 1,000 one-token pages is 62
+// blocks, and the rank's KV in tokens is 992.
+func TestSGLangPagesRegroupIntoBlocks(t *testing.T) {
+	cfg := testConfig(100, 10, 4, 4, 1000)
+	cfg.Engine.Backend = "sglang"
+	cfg.Engine.Workers.Aggregated.KVCache.BlockSize = 1
+	d := &deployment{cfg: cfg}
+	blocks, bs, err := d.rankBlocks(config.RoleAggregated, cfg.Engine.Workers.Aggregated)
+	if err != nil || blocks != 62 || bs != 16 {
+		t.Errorf("rankBlocks = %d blocks of %d, %v; want 62 of 16", blocks, bs, err)
+	}
+	for _, c := range []struct{ page, want int }{{1, 16}, {3, 18}, {16, 16}, {32, 32}, {5, 20}} {
+		cfg.Engine.Workers.Aggregated.KVCache.BlockSize = c.page
+		if got := rankBlockSize("sglang", cfg.Engine.Workers.Aggregated); got != c.want {
+			t.Errorf("page %d: block %d, want %d", c.page, got, c.want)
+		}
+	}
+	mustRun(t, cfg)
+	cfg.Engine.Workers.Aggregated.KVCache.Capacity.Blocks = 3 // 15 tokens < one block
+	cfg.Engine.Workers.Aggregated.KVCache.BlockSize = 5
+	if _, err := Run(context.Background(), cfg, Options{}); err == nil {
+		t.Error("a pool smaller than one block accepted")
+	}
+}
