@@ -96,3 +96,19 @@ func TestRoleHardwareColumns(t *testing.T) {
 }
 
 func ptrS(s string) *string { return &s }
+
+// The scheduler keys a backend's style uses are recorded, and null where the style ignores them.
+func TestSchedulerStyleColumns(t *testing.T) {
+	vllm := simulatedRow(t, "v", 0)
+	sg := simulatedRow(t, "s", 1, "engine.backend=sglang", "engine.workers.aggregated.scheduler.prefill_decode_interval=3")
+	trt := simulatedRow(t, "t", 2, "engine.backend=trtllm", "engine.workers.aggregated.scheduler.capacity_policy=max_utilization")
+	if vllm.AggPrefillDecodeInterval != nil || vllm.AggCapacityPolicy != nil {
+		t.Errorf("vllm: interval %v, policy %v; want null", vllm.AggPrefillDecodeInterval, vllm.AggCapacityPolicy)
+	}
+	if sg.AggPrefillDecodeInterval == nil || *sg.AggPrefillDecodeInterval != 3 || sg.AggCapacityPolicy != nil || sg.Backend != "sglang" {
+		t.Errorf("sglang: interval %v, policy %v", sg.AggPrefillDecodeInterval, sg.AggCapacityPolicy)
+	}
+	if trt.AggCapacityPolicy == nil || *trt.AggCapacityPolicy != "max_utilization" || trt.AggPrefillDecodeInterval != nil {
+		t.Errorf("trtllm: interval %v, policy %v", trt.AggPrefillDecodeInterval, trt.AggCapacityPolicy)
+	}
+}

@@ -55,6 +55,9 @@
 //	  _attention_data, _moe_tensor, _moe_expert, _gpus,         does not use the role
 //	  _max_batched_tokens, _max_sequences,                      (scheduler limits are per
 //	  _kv_block_size_tokens, _kv_capacity_blocks                attention-DP rank)
+//	{agg,prefill,decode}_prefill_decode_interval         INT64  SGLang only (null on other backends)
+//	{agg,prefill,decode}_capacity_policy                 STRING TensorRT-LLM only: guaranteed_no_evict
+//	                                                            | max_utilization (null elsewhere)
 //	{agg,prefill,decode}_prefix_caching                  BOOLEAN
 //	{agg,prefill,decode}_timing                          STRING  fixed | polynomial | default
 //	{agg,prefill,decode}_hardware                        STRING  the role's GPU (engine.hardware,

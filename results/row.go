@@ -78,52 +78,58 @@ type Row struct {
 	// Aggregated role (mode aggregated): parallelism, GPUs, scheduler limits per attention-DP
 	// rank, KV block size in tokens, KV capacity in blocks per rank, prefix caching, timing model,
 	// and the hardware id it runs on (resolved; a prefill or decode role may set its own).
-	AggReplicas         *int64  `parquet:"agg_replicas,optional"`
-	AggTensor           *int64  `parquet:"agg_tensor,optional"`
-	AggPipeline         *int64  `parquet:"agg_pipeline,optional"`
-	AggAttentionData    *int64  `parquet:"agg_attention_data,optional"`
-	AggMoeTensor        *int64  `parquet:"agg_moe_tensor,optional"`
-	AggMoeExpert        *int64  `parquet:"agg_moe_expert,optional"`
-	AggGPUs             *int64  `parquet:"agg_gpus,optional"`
-	AggMaxBatchedTokens *int64  `parquet:"agg_max_batched_tokens,optional"`
-	AggMaxSequences     *int64  `parquet:"agg_max_sequences,optional"`
-	AggKVBlockSize      *int64  `parquet:"agg_kv_block_size_tokens,optional"`
-	AggKVCapacityBlocks *int64  `parquet:"agg_kv_capacity_blocks,optional"`
-	AggPrefixCaching    *bool   `parquet:"agg_prefix_caching,optional"`
-	AggTiming           *string `parquet:"agg_timing,optional"`
-	AggHardware         *string `parquet:"agg_hardware,optional"`
+	AggReplicas              *int64  `parquet:"agg_replicas,optional"`
+	AggTensor                *int64  `parquet:"agg_tensor,optional"`
+	AggPipeline              *int64  `parquet:"agg_pipeline,optional"`
+	AggAttentionData         *int64  `parquet:"agg_attention_data,optional"`
+	AggMoeTensor             *int64  `parquet:"agg_moe_tensor,optional"`
+	AggMoeExpert             *int64  `parquet:"agg_moe_expert,optional"`
+	AggGPUs                  *int64  `parquet:"agg_gpus,optional"`
+	AggMaxBatchedTokens      *int64  `parquet:"agg_max_batched_tokens,optional"`
+	AggMaxSequences          *int64  `parquet:"agg_max_sequences,optional"`
+	AggPrefillDecodeInterval *int64  `parquet:"agg_prefill_decode_interval,optional"`
+	AggCapacityPolicy        *string `parquet:"agg_capacity_policy,optional"`
+	AggKVBlockSize           *int64  `parquet:"agg_kv_block_size_tokens,optional"`
+	AggKVCapacityBlocks      *int64  `parquet:"agg_kv_capacity_blocks,optional"`
+	AggPrefixCaching         *bool   `parquet:"agg_prefix_caching,optional"`
+	AggTiming                *string `parquet:"agg_timing,optional"`
+	AggHardware              *string `parquet:"agg_hardware,optional"`
 
 	// Prefill role (mode disaggregated), as for the aggregated role.
-	PrefillReplicas         *int64  `parquet:"prefill_replicas,optional"`
-	PrefillTensor           *int64  `parquet:"prefill_tensor,optional"`
-	PrefillPipeline         *int64  `parquet:"prefill_pipeline,optional"`
-	PrefillAttentionData    *int64  `parquet:"prefill_attention_data,optional"`
-	PrefillMoeTensor        *int64  `parquet:"prefill_moe_tensor,optional"`
-	PrefillMoeExpert        *int64  `parquet:"prefill_moe_expert,optional"`
-	PrefillGPUs             *int64  `parquet:"prefill_gpus,optional"`
-	PrefillMaxBatchedTokens *int64  `parquet:"prefill_max_batched_tokens,optional"`
-	PrefillMaxSequences     *int64  `parquet:"prefill_max_sequences,optional"`
-	PrefillKVBlockSize      *int64  `parquet:"prefill_kv_block_size_tokens,optional"`
-	PrefillKVCapacityBlocks *int64  `parquet:"prefill_kv_capacity_blocks,optional"`
-	PrefillPrefixCaching    *bool   `parquet:"prefill_prefix_caching,optional"`
-	PrefillTiming           *string `parquet:"prefill_timing,optional"`
-	PrefillHardware         *string `parquet:"prefill_hardware,optional"`
+	PrefillReplicas              *int64  `parquet:"prefill_replicas,optional"`
+	PrefillTensor                *int64  `parquet:"prefill_tensor,optional"`
+	PrefillPipeline              *int64  `parquet:"prefill_pipeline,optional"`
+	PrefillAttentionData         *int64  `parquet:"prefill_attention_data,optional"`
+	PrefillMoeTensor             *int64  `parquet:"prefill_moe_tensor,optional"`
+	PrefillMoeExpert             *int64  `parquet:"prefill_moe_expert,optional"`
+	PrefillGPUs                  *int64  `parquet:"prefill_gpus,optional"`
+	PrefillMaxBatchedTokens      *int64  `parquet:"prefill_max_batched_tokens,optional"`
+	PrefillMaxSequences          *int64  `parquet:"prefill_max_sequences,optional"`
+	PrefillPrefillDecodeInterval *int64  `parquet:"prefill_prefill_decode_interval,optional"`
+	PrefillCapacityPolicy        *string `parquet:"prefill_capacity_policy,optional"`
+	PrefillKVBlockSize           *int64  `parquet:"prefill_kv_block_size_tokens,optional"`
+	PrefillKVCapacityBlocks      *int64  `parquet:"prefill_kv_capacity_blocks,optional"`
+	PrefillPrefixCaching         *bool   `parquet:"prefill_prefix_caching,optional"`
+	PrefillTiming                *string `parquet:"prefill_timing,optional"`
+	PrefillHardware              *string `parquet:"prefill_hardware,optional"`
 
 	// Decode role (mode disaggregated), as for the aggregated role.
-	DecodeReplicas         *int64  `parquet:"decode_replicas,optional"`
-	DecodeTensor           *int64  `parquet:"decode_tensor,optional"`
-	DecodePipeline         *int64  `parquet:"decode_pipeline,optional"`
-	DecodeAttentionData    *int64  `parquet:"decode_attention_data,optional"`
-	DecodeMoeTensor        *int64  `parquet:"decode_moe_tensor,optional"`
-	DecodeMoeExpert        *int64  `parquet:"decode_moe_expert,optional"`
-	DecodeGPUs             *int64  `parquet:"decode_gpus,optional"`
-	DecodeMaxBatchedTokens *int64  `parquet:"decode_max_batched_tokens,optional"`
-	DecodeMaxSequences     *int64  `parquet:"decode_max_sequences,optional"`
-	DecodeKVBlockSize      *int64  `parquet:"decode_kv_block_size_tokens,optional"`
-	DecodeKVCapacityBlocks *int64  `parquet:"decode_kv_capacity_blocks,optional"`
-	DecodePrefixCaching    *bool   `parquet:"decode_prefix_caching,optional"`
-	DecodeTiming           *string `parquet:"decode_timing,optional"`
-	DecodeHardware         *string `parquet:"decode_hardware,optional"`
+	DecodeReplicas              *int64  `parquet:"decode_replicas,optional"`
+	DecodeTensor                *int64  `parquet:"decode_tensor,optional"`
+	DecodePipeline              *int64  `parquet:"decode_pipeline,optional"`
+	DecodeAttentionData         *int64  `parquet:"decode_attention_data,optional"`
+	DecodeMoeTensor             *int64  `parquet:"decode_moe_tensor,optional"`
+	DecodeMoeExpert             *int64  `parquet:"decode_moe_expert,optional"`
+	DecodeGPUs                  *int64  `parquet:"decode_gpus,optional"`
+	DecodeMaxBatchedTokens      *int64  `parquet:"decode_max_batched_tokens,optional"`
+	DecodeMaxSequences          *int64  `parquet:"decode_max_sequences,optional"`
+	DecodePrefillDecodeInterval *int64  `parquet:"decode_prefill_decode_interval,optional"`
+	DecodeCapacityPolicy        *string `parquet:"decode_capacity_policy,optional"`
+	DecodeKVBlockSize           *int64  `parquet:"decode_kv_block_size_tokens,optional"`
+	DecodeKVCapacityBlocks      *int64  `parquet:"decode_kv_capacity_blocks,optional"`
+	DecodePrefixCaching         *bool   `parquet:"decode_prefix_caching,optional"`
+	DecodeTiming                *string `parquet:"decode_timing,optional"`
+	DecodeHardware              *string `parquet:"decode_hardware,optional"`
 
 	// KVTransferBandwidthGBps is engine.kv_transfer.bandwidth_gb_per_second in decimal GB/s
 	// (null: no kv_transfer section, or no transfer delay).
@@ -535,7 +541,10 @@ func nonZeroF(x float64) *float64 {
 // roleColumns are the per-role columns of one role.
 type roleColumns struct {
 	replicas, tensor, pipeline, attentionData, moeTensor, moeExpert, gpus **int64
-	maxBatchedTokens, maxSequences, blockSize, capacityBlocks             **int64
+	maxBatchedTokens, maxSequences                                        **int64
+	prefillDecodeInterval                                                 **int64
+	capacityPolicy                                                        **string
+	blockSize, capacityBlocks                                             **int64
 	prefixCaching                                                         **bool
 	timing, hardware                                                      **string
 }
@@ -543,11 +552,11 @@ type roleColumns struct {
 func (r *Row) roles() [3]roleColumns {
 	return [3]roleColumns{
 		{&r.AggReplicas, &r.AggTensor, &r.AggPipeline, &r.AggAttentionData, &r.AggMoeTensor, &r.AggMoeExpert, &r.AggGPUs,
-			&r.AggMaxBatchedTokens, &r.AggMaxSequences, &r.AggKVBlockSize, &r.AggKVCapacityBlocks, &r.AggPrefixCaching, &r.AggTiming, &r.AggHardware},
+			&r.AggMaxBatchedTokens, &r.AggMaxSequences, &r.AggPrefillDecodeInterval, &r.AggCapacityPolicy, &r.AggKVBlockSize, &r.AggKVCapacityBlocks, &r.AggPrefixCaching, &r.AggTiming, &r.AggHardware},
 		{&r.PrefillReplicas, &r.PrefillTensor, &r.PrefillPipeline, &r.PrefillAttentionData, &r.PrefillMoeTensor, &r.PrefillMoeExpert, &r.PrefillGPUs,
-			&r.PrefillMaxBatchedTokens, &r.PrefillMaxSequences, &r.PrefillKVBlockSize, &r.PrefillKVCapacityBlocks, &r.PrefillPrefixCaching, &r.PrefillTiming, &r.PrefillHardware},
+			&r.PrefillMaxBatchedTokens, &r.PrefillMaxSequences, &r.PrefillPrefillDecodeInterval, &r.PrefillCapacityPolicy, &r.PrefillKVBlockSize, &r.PrefillKVCapacityBlocks, &r.PrefillPrefixCaching, &r.PrefillTiming, &r.PrefillHardware},
 		{&r.DecodeReplicas, &r.DecodeTensor, &r.DecodePipeline, &r.DecodeAttentionData, &r.DecodeMoeTensor, &r.DecodeMoeExpert, &r.DecodeGPUs,
-			&r.DecodeMaxBatchedTokens, &r.DecodeMaxSequences, &r.DecodeKVBlockSize, &r.DecodeKVCapacityBlocks, &r.DecodePrefixCaching, &r.DecodeTiming, &r.DecodeHardware},
+			&r.DecodeMaxBatchedTokens, &r.DecodeMaxSequences, &r.DecodePrefillDecodeInterval, &r.DecodeCapacityPolicy, &r.DecodeKVBlockSize, &r.DecodeKVCapacityBlocks, &r.DecodePrefixCaching, &r.DecodeTiming, &r.DecodeHardware},
 	}
 }
 
@@ -572,6 +581,12 @@ func fillConfig(r *Row, c *config.Config) {
 		*rc.attentionData, *rc.moeTensor, *rc.moeExpert = i64(p.AttentionData), i64(p.MoeTensor), i64(p.MoeExpert)
 		*rc.gpus = i64(p.GPUs())
 		*rc.maxBatchedTokens, *rc.maxSequences = i64(role.Scheduler.MaxBatchedTokens), i64(role.Scheduler.MaxSequences)
+		switch e.Backend { // the style-specific keys, where the style uses them
+		case config.BackendSGLang:
+			*rc.prefillDecodeInterval = i64(role.Scheduler.PrefillDecodeInterval)
+		case config.BackendTRTLLM:
+			*rc.capacityPolicy = str(role.Scheduler.CapacityPolicy)
+		}
 		*rc.blockSize = i64(role.KVCache.BlockSize)
 		if blocks, err := sim.CapacityBlocks(c, config.Roles()[i]); err == nil {
 			*rc.capacityBlocks = i64(blocks) // fixed, or derived by default capacity as the run sizes it

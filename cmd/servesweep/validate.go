@@ -50,9 +50,9 @@ measured_dense_calibration.csv: backend, model_path, system, precision, mode, is
 concurrency, worker shape, silicon_ttft_ms, silicon_tpot_ms) with default timing and KV capacity,
 and compare the predicted mean TTFT and mean TPOT with the measured ones: per row, MAPE and
 median APE per (model, system, backend) group and overall, and the rows with the largest errors.
-Rows that cannot be simulated are listed with the reason. Backends whose scheduler style is not
-implemented (sglang, trtllm) run with the vLLM-style scheduler and are noted. When no row can be
-simulated the MAPEs are N/A (null in the JSON) and the exit status is 1.
+Rows that cannot be simulated are listed with the reason. Each row runs on its own backend's
+scheduler style and defaults (vllm, sglang or trtllm). When no row can be simulated the MAPEs are
+N/A (null in the JSON) and the exit status is 1.
 
 --format json prints the JSON report (the bytes --output-json writes) instead of the tables; on
 an error, a failed run without any simulated row included, nothing is printed on stdout.`,

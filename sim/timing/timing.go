@@ -11,8 +11,8 @@ package timing
 
 import "math"
 
-// Batch summarizes one forward pass of one attention-DP rank, as the vLLM-style scheduler formed
-// it (engine-internals.md §1.2 step 4).
+// Batch summarizes one forward pass of one attention-DP rank, as a rank scheduler formed it
+// (engine-internals.md §1.2 step 4).
 type Batch struct {
 	// PrefillRequests counts requests that computed at least one prompt token in this pass.
 	PrefillRequests int
