@@ -197,13 +197,18 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 
 // chunk is how many of remaining uncomputed tokens a request computes with budget tokens left:
 // all that fit; under StyleTRTLLM a chunk that does not end the prompt is cut to whole KV blocks
-// (TensorRT-LLM's context chunks are multiples of tokens_per_block), possibly 0.
+// (TensorRT-LLM's context chunks are multiples of tokens_per_block), possibly 0 when another
+// request took part of the budget. A budget below one block is used whole, so a token budget
+// smaller than the block size still makes progress.
 func (e *Engine) chunk(remaining, budget int32) int32 {
 	n := min(remaining, budget)
-	if e.cfg.Style == StyleTRTLLM && n < remaining {
-		n -= n % e.bs
+	if e.cfg.Style != StyleTRTLLM || n == remaining {
+		return n
 	}
-	return n
+	if cut := n - n%e.bs; cut > 0 || budget < int32(e.cfg.MaxBatchedTokens) {
+		return cut
+	}
+	return n // the whole token budget is below one block: use it whole
 }
 
 // price builds the timing batch of the tokens scheduled this pass, collects the requests whose

@@ -227,7 +227,8 @@ func (e *Engine) prefillBatch(nowMs float64) {
 
 // fitPrefill is the chunk of request r, whose KV is computed up to start, that budget b admits,
 // and its cost against b.total (page-rounded tokens plus, when the chunk ends the prompt, the
-// request's clipped remaining output); ok is false when it does not fit.
+// request's clipped remaining output); ok is false when it does not fit. The KV budget is waived
+// for the first request of a rank where no other request runs.
 func (e *Engine) fitPrefill(r *Request, start int32, b *prefillBudget) (n int32, cost float64, ok bool) {
 	c := &e.cfg.SGLang
 	page := int32(c.PageSize)
@@ -244,7 +245,11 @@ func (e *Engine) fitPrefill(r *Request, start int32, b *prefillBudget) (n int32,
 	if n == extend {
 		cost += float64(min(r.MaxOutput-r.Generated, int32(c.ClipMaxNewTokens)))
 	}
-	if cost >= b.total || charged > b.input || charged > b.chunks {
+	// A rank where nothing else decodes or prefills needs only the physical fit the caller
+	// checks (prompt plus output never exceeds the pool): a request whose prompt and output fill
+	// the whole pool would otherwise wait forever.
+	alone := !e.anyDecoding() && len(e.scheduled) == 0
+	if cost >= b.total && !alone || charged > b.input || charged > b.chunks {
 		return 0, 0, false
 	}
 	return n, cost, true

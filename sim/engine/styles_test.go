@@ -243,3 +243,27 @@ func TestSGLangConfigChecked(t *testing.T) {
 		t.Error("block size 6 over page size 4 accepted")
 	}
 }
+
+// Requests that fill the whole pool still run: under SGLang, prompt 12 + output 8 = the 20
+// tokens of 5 blocks (the KV budget is waived when nothing else runs); under TensorRT-LLM a token
+// budget of 3 below the block size of 4 is used whole.
+func TestWholePoolAndTinyBudgetProgress(t *testing.T) {
+	for _, cfg := range []Config{
+		sglangTest(4, 5, 4, 64, 1, 0),
+		{Style: StyleTRTLLM, NoEvict: true, MaxBatchedTokens: 3, MaxSequences: 8, BlockSize: 4, CapacityBlocks: 5},
+	} {
+		h := newHarness(t, cfg, spec{prompt: 12, output: 8}, spec{prompt: 6, output: 2})
+		h.e.Submit(0)
+		h.e.Submit(1)
+		for k := 0; h.e.HasWork(); k++ {
+			if _, ok, _, _ := h.step(); !ok || k > 100 {
+				t.Fatalf("%v: pass %d scheduled nothing (or too many passes)", cfg.Style, k+1)
+			}
+		}
+		for i := range h.reqs {
+			if r := &h.reqs[i]; r.Status != Completed || r.Generated != r.MaxOutput {
+				t.Errorf("%v: request %d %v with %d of %d tokens", cfg.Style, i, r.Status, r.Generated, r.MaxOutput)
+			}
+		}
+	}
+}
