@@ -27,6 +27,26 @@ func BenchmarkSpeedWorkload(b *testing.B) {
 	benchRun(b, speedConfig(requests), requests)
 }
 
+// BenchmarkSpeedWorkloadBackends is the speed workload on each backend's scheduler style with its
+// default KV block size (SGLang's page size 1 runs in 16-token blocks), same pool in tokens.
+func BenchmarkSpeedWorkloadBackends(b *testing.B) {
+	const requests = 131072
+	for _, c := range []struct {
+		backend   string
+		blockSize int
+	}{{"vllm", 64}, {"trtllm", 32}, {"sglang", 1}} {
+		b.Run(c.backend, func(b *testing.B) {
+			cfg := speedConfig(requests)
+			cfg.Engine.Backend = c.backend
+			role := cfg.Engine.Workers.Aggregated
+			role.Scheduler.CapacityPolicy = config.CapacityGuaranteedNoEvict
+			role.KVCache.BlockSize = c.blockSize
+			role.KVCache.Capacity.Blocks = 16384 * 64 / c.blockSize
+			benchRun(b, cfg, requests)
+		})
+	}
+}
+
 // BenchmarkSpeedWorkloadCold is BenchmarkSpeedWorkload including workload construction and block
 // hashing, as a one-off `servesweep predict` pays it.
 func BenchmarkSpeedWorkloadCold(b *testing.B) {
@@ -85,7 +105,9 @@ func benchRun(b *testing.B, cfg *config.Config, want int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	wl.BlockHashes(64, cfg.Engine.ContextLength)
+	for _, r := range cfg.Engine.Mode.Roles() {
+		wl.BlockHashes(rankBlockSize(cfg.Engine.Backend, cfg.Engine.Workers.Role(r)), cfg.Engine.ContextLength)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	var reqs, out int64
