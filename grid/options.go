@@ -143,7 +143,7 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 				o.MaxRejectedRatio = r
 			} else {
 				p.errorf(cp+".max_rejected_ratio", "must be a number in [0, 1] (the largest share of offered requests "+
-					"a point may reject and stay a candidate), got %s", describe(x))
+					"a point may reject or truncate and stay a candidate), got %s", describe(x))
 			}
 		}
 		for _, c := range []struct {

@@ -91,7 +91,7 @@ type Optimization struct {
 	// MinGoodputRPS is min_goodput_rps (target min_gpus only; 0: none).
 	MinGoodputRPS float64
 	// MaxRejectedRatio is max_rejected_ratio in [0, 1]: the largest share of offered requests a
-	// degraded point may have rejected and still be a candidate (default 0).
+	// degraded point may have rejected or truncated and still be a candidate (default 0).
 	MaxRejectedRatio float64
 	// MaxCostUSDPerHour and MaxUSDPerMillionOutputTokens are the cost constraints
 	// max_cost_usd_per_hour and max_usd_per_million_output_tokens (0: none; they need Cost).

@@ -87,7 +87,9 @@
 //
 //	num_requests, completed_requests, offered_requests, rejected_requests,
 //	  rejected_requests_context_length, rejected_requests_kv_capacity (prediction.json's
-//	  rejected_requests_by_reason), unfinished_requests, total_input_tokens, total_output_tokens, processed_tokens,
+//	  rejected_requests_by_reason), unfinished_requests, truncated_requests,
+//	  truncated_output_tokens (completed requests stopped short of their requested output, and
+//	  the tokens they did not emit), total_input_tokens, total_output_tokens, processed_tokens,
 //	  num_ttft_samples, num_tpot_samples, num_e2e_latency_samples, num_itl_samples,
 //	  num_preemptions, total_recovered_tokens, goodput_completed_requests, prefill_gpus_per_worker,
 //	  decode_gpus_per_worker                             INT64

@@ -25,8 +25,9 @@ type Settings struct {
 	// TargetMinGPUs (0: no bound).
 	MinGoodputRPS float64 `json:"min_goodput_rps,omitempty"`
 	// MaxRejectedRatio is the largest share of offered requests a degraded point may have
-	// rejected and still be a candidate (0, the default: a point that rejected any request is
-	// never on the front, a best point or a recommendation).
+	// rejected or truncated (Row.RejectedRatio) and still be a candidate (0, the default: a
+	// point that rejected or truncated any request is never on the front, a best point or a
+	// recommendation).
 	MaxRejectedRatio float64 `json:"max_rejected_ratio,omitempty"`
 	// MaxCostUSDPerHour and MaxUSDPerMillionOutputTokens bound cost_usd_per_hour and
 	// usd_per_million_output_tokens (0: no bound; a row without the column fails a set bound).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -316,5 +317,33 @@ func TestNewRowDegraded(t *testing.T) {
 	want := "rejected_requests: 1536 of 2048 offered requests rejected (context_length 1536)"
 	if r.Status != StatusDegraded || r.Reason != want || *r.CompletionRatio != 0.25 {
 		t.Fatalf("status %q reason %q completion %v; want degraded, %q, 0.25", r.Status, r.Reason, *r.CompletionRatio, want)
+	}
+}
+
+// A point whose completed requests stopped short of their output is degraded too, and its
+// truncated requests count against max_rejected_ratio: 512 truncated of 2048 offered is 0.25.
+func TestNewRowTruncatedIsDegraded(t *testing.T) {
+	rec := Record{PointID: "p", Status: StatusOK, Summary: map[string]float64{
+		"num_requests": 2048, "offered_requests": 2048, "completed_requests": 2048, "rejected_requests": 0,
+		"unfinished_requests": 0, "truncated_requests": 512, "truncated_output_tokens": 40960, "duration_ms": 1000,
+		"output_throughput_tok_s": 100,
+	}}
+	r := NewRow(PointInfo{ID: "p"}, rec)
+	want := "truncated_requests: 512 of 2048 completed requests stopped short of their requested output (40960 output tokens not generated)"
+	if r.Status != StatusDegraded || r.Reason != want || r.RejectedRatio() != 0.25 {
+		t.Fatalf("status %q reason %q ratio %v; want degraded, %q, 0.25", r.Status, r.Reason, r.RejectedRatio(), want)
+	}
+	for _, c := range []struct {
+		max  float64
+		want string
+	}{{0, ExcludedRejected}, {0.2, ExcludedRejected}, {0.25, ""}} {
+		if got := exclusion(&r, Settings{MaxRejectedRatio: c.max}, false); got != c.want {
+			t.Errorf("max_rejected_ratio %v: exclusion %q, want %q", c.max, got, c.want)
+		}
+	}
+	rec.Summary["rejected_requests"], rec.Summary["rejected_requests_by_reason.kv_capacity"] = 8, 8
+	r = NewRow(PointInfo{ID: "p"}, rec)
+	if !strings.HasPrefix(r.Reason, "rejected_requests: 8 of 2048 offered requests rejected (kv_capacity 8); truncated_requests: 512") {
+		t.Errorf("reason %q", r.Reason)
 	}
 }

@@ -25,9 +25,11 @@ const (
 	// host time. A resumed sweep simulates it again.
 	StatusTimedOut = "timed_out"
 	// StatusDegraded marks a point that simulated to completion but rejected requests at
-	// arrival (reason DegradedReason): its metrics cover only the requests it served, so it is
-	// kept off the front unless optimization.constraints.max_rejected_ratio allows its share of
-	// rejections. Its journal record is ok; the status is derived when the row is built.
+	// arrival (reason DegradedReason) or stopped completed requests short of their requested
+	// output (TruncatedReason): its metrics cover less work than it was offered, so it is kept
+	// off the front unless optimization.constraints.max_rejected_ratio allows its share of
+	// rejected plus truncated requests. Its journal record is ok; the status is derived when the
+	// row is built.
 	StatusDegraded = "degraded"
 )
 
@@ -180,6 +182,10 @@ type Row struct {
 	OfferedRequests    *int64 `parquet:"offered_requests,optional" summary:"offered_requests"`
 	RejectedRequests   *int64 `parquet:"rejected_requests,optional" summary:"rejected_requests"`
 	UnfinishedRequests *int64 `parquet:"unfinished_requests,optional" summary:"unfinished_requests"`
+	// TruncatedRequests counts completed requests that stopped short of their requested output
+	// (context length or KV pool size); TruncatedOutputTokens the output tokens they did not emit.
+	TruncatedRequests     *int64 `parquet:"truncated_requests,optional" summary:"truncated_requests"`
+	TruncatedOutputTokens *int64 `parquet:"truncated_output_tokens,optional" summary:"truncated_output_tokens"`
 	// Rejected requests by reason (prediction.json's rejected_requests_by_reason members).
 	RejectedContextLength *int64 `parquet:"rejected_requests_context_length,optional" summary:"rejected_requests_by_reason.context_length"`
 	RejectedKVCapacity    *int64 `parquet:"rejected_requests_kv_capacity,optional" summary:"rejected_requests_by_reason.kv_capacity"`
@@ -380,7 +386,7 @@ func NewRow(p PointInfo, rec Record) Row {
 		}
 		fillDerived(&r)
 		clearEmptyDistributions(&r)
-		if r.RejectedRequests != nil && *r.RejectedRequests > 0 {
+		if deref(r.RejectedRequests) > 0 || deref(r.TruncatedRequests) > 0 {
 			r.Status, r.Reason = StatusDegraded, degradedReason(&r, rec.Summary)
 		}
 		if c := rec.Capacity; c != nil && !c.Feasible {
@@ -410,20 +416,36 @@ func NewRow(p PointInfo, rec Record) Row {
 // degradedReason is the reason of a degraded row: the rejected and offered counts and the
 // rejections by reason (from the record's rejected_requests_by_reason.<reason> values, when the
 // summary carries them).
+//
+// A point whose completed requests were truncated says so after the rejections (or alone):
+// "truncated_requests: N of M completed requests stopped short of their requested output (K
+// output tokens not generated)".
 func degradedReason(r *Row, summary map[string]float64) string {
-	msg := fmt.Sprintf("%s: %d of %d offered requests rejected", DegradedReason, *r.RejectedRequests, deref(r.OfferedRequests))
-	var parts []string
-	for k, v := range summary {
-		if reason, ok := strings.CutPrefix(k, "rejected_requests_by_reason."); ok && v > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", reason, int64(v)))
+	var msgs []string
+	if n := deref(r.RejectedRequests); n > 0 {
+		msg := fmt.Sprintf("%s: %d of %d offered requests rejected", DegradedReason, n, deref(r.OfferedRequests))
+		var parts []string
+		for k, v := range summary {
+			if reason, ok := strings.CutPrefix(k, "rejected_requests_by_reason."); ok && v > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", reason, int64(v)))
+			}
 		}
+		if len(parts) > 0 {
+			slices.Sort(parts)
+			msg += " (" + strings.Join(parts, ", ") + ")"
+		}
+		msgs = append(msgs, msg)
 	}
-	if len(parts) > 0 {
-		slices.Sort(parts)
-		msg += " (" + strings.Join(parts, ", ") + ")"
+	if n := deref(r.TruncatedRequests); n > 0 {
+		msgs = append(msgs, fmt.Sprintf("%s: %d of %d completed requests stopped short of their requested output (%d output tokens not generated)",
+			TruncatedReason, n, deref(r.CompletedRequests), deref(r.TruncatedOutputTokens)))
 	}
-	return msg
+	return strings.Join(msgs, "; ")
 }
+
+// TruncatedReason is the reason prefix of a degraded point whose completed requests stopped
+// short of their requested output.
+const TruncatedReason = "truncated_requests"
 
 func deref(p *int64) int64 {
 	if p == nil {
@@ -432,12 +454,13 @@ func deref(p *int64) int64 {
 	return *p
 }
 
-// RejectedRatio is rejected_requests / offered_requests of r, 0 when either is missing.
+// RejectedRatio is (rejected_requests + truncated_requests) / offered_requests of r: the share
+// of offered requests not served in full; 0 when offered_requests is missing.
 func (r *Row) RejectedRatio() float64 {
-	if r.RejectedRequests == nil || r.OfferedRequests == nil || *r.OfferedRequests == 0 {
+	if r.OfferedRequests == nil || *r.OfferedRequests == 0 {
 		return 0
 	}
-	return float64(*r.RejectedRequests) / float64(*r.OfferedRequests)
+	return float64(deref(r.RejectedRequests)+deref(r.TruncatedRequests)) / float64(*r.OfferedRequests)
 }
 
 // NoSamplesReason is the reason of an ok point where no request completed (completed_requests

@@ -256,10 +256,38 @@ func rankBlockSize(backend string, role *config.WorkerRole) int {
 	return bs * ((MinSGLangBlockTokens + bs - 1) / bs)
 }
 
+// checkStyle refuses what a backend's scheduler style cannot run (*config.Error naming the
+// field): under SGLang a page (kv_cache.block_size) larger than the chunked-prefill budget of
+// 8192 / attention_data tokens, which could never hold a chunk of a long prompt; under
+// TensorRT-LLM a max_batched_tokens below kv_cache.block_size, since a context chunk is a whole
+// number of KV blocks.
+func (d *deployment) checkStyle(name config.Role, role *config.WorkerRole) error {
+	p := "engine.workers." + string(name)
+	switch d.cfg.Engine.Backend {
+	case config.BackendSGLang:
+		budget := engine.DefaultSGLang(role.KVCache.BlockSize, role.Parallelism.AttentionData, 0).ChunkedPrefillSize
+		if role.KVCache.BlockSize > budget {
+			return &config.Error{File: d.cfg.File, Path: p + ".kv_cache.block_size", Msg: fmt.Sprintf(
+				"is %d tokens, more than SGLang's chunked-prefill budget of %d / attention_data %d = %d tokens; use a page size <= %d or less attention_data",
+				role.KVCache.BlockSize, engine.SGLangChunkedPrefillSize, role.Parallelism.AttentionData, budget, budget)}
+		}
+	case config.BackendTRTLLM:
+		if role.Scheduler.MaxBatchedTokens < role.KVCache.BlockSize {
+			return &config.Error{File: d.cfg.File, Path: p + ".scheduler.max_batched_tokens", Msg: fmt.Sprintf(
+				"is %d, below kv_cache.block_size %d: TensorRT-LLM cuts context chunks at whole KV blocks; use at least %d",
+				role.Scheduler.MaxBatchedTokens, role.KVCache.BlockSize, role.KVCache.BlockSize)}
+		}
+	}
+	return nil
+}
+
 // rankBlocks is the KV pool of one rank of role name in rankBlockSize blocks: the pages of
 // capacityBlocks regrouped, whole blocks only. Errors: those of capacityBlocks, and a pool
-// smaller than one block.
+// smaller than one block, and those of checkStyle.
 func (d *deployment) rankBlocks(name config.Role, role *config.WorkerRole) (blocks, blockSize int, err error) {
+	if err := d.checkStyle(name, role); err != nil {
+		return 0, 0, err
+	}
 	pages, err := d.capacityBlocks(name, role)
 	if err != nil {
 		return 0, 0, err

@@ -167,7 +167,7 @@ func (p *role) leakedBlocks() int {
 func (p *role) engine(slot int) *engine.Engine { return p.workers[slot/p.ranks].ranks[slot%p.ranks] }
 
 // initRequests sizes every request: the output is clipped so that prompt + output stays within the
-// context limit and within every KV pool the request passes through.
+// context limit and within the decoding role's KV pool (a prefill worker holds only the prompt).
 func (s *runState) initRequests() {
 	roles := []*role{s.decoding}
 	if s.prefill != nil {
@@ -178,10 +178,7 @@ func (s *runState) initRequests() {
 		history := make([]engine.Admission, len(s.wl.Requests))
 		for i := range s.wl.Requests {
 			q := &s.wl.Requests[i]
-			maxOut := min(int(q.OutputLen), s.ctxLimit-int(q.PromptLen))
-			for _, other := range roles {
-				maxOut = min(maxOut, other.kvTokens-int(q.PromptLen))
-			}
+			maxOut := min(int(q.OutputLen), s.ctxLimit-int(q.PromptLen), s.decoding.kvTokens-int(q.PromptLen))
 			maxOut = max(maxOut, 0)
 			if p == s.prefill {
 				// The prefill side produces only the first token (engine-internals.md §5).

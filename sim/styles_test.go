@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -120,4 +121,63 @@ func TestSGLangPagesRegroupIntoBlocks(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, Options{}); err == nil {
 		t.Error("a pool smaller than one block accepted")
 	}
+}
+
+// A request stopped short of its requested output is counted: context_length 120 with prompts
+// of 100 leaves room for 20 of the 50 requested tokens, so 4 requests are truncated by 30 tokens
+// each. A small prefill pool does not shorten the output (the decode pool holds it): prefill
+// pools of 8 blocks of 16 = 128 tokens hold the prompts of 100, and all 50 tokens come out.
+func TestTruncatedRequestsAreCounted(t *testing.T) {
+	cfg := testConfig(100, 50, 4, 2, 1000)
+	cfg.Engine.ContextLength = 120
+	s := mustRun(t, cfg).Summary
+	if s.CompletedRequests != 4 || s.TruncatedRequests != 4 || s.TruncatedOutputTokens != 120 || s.TotalOutputTokens != 80 {
+		t.Errorf("completed %d, truncated %d by %d tokens, output %d; want 4, 4, 120, 80",
+			s.CompletedRequests, s.TruncatedRequests, s.TruncatedOutputTokens, s.TotalOutputTokens)
+	}
+	if m := s.Map(); m["truncated_requests"] != int64(4) || m["truncated_output_tokens"] != int64(120) {
+		t.Errorf("prediction.json keys: %v, %v", m["truncated_requests"], m["truncated_output_tokens"])
+	}
+	for _, backend := range []string{"vllm", "sglang", "trtllm"} {
+		d := disaggConfig(100, 50, 4, 2, 1, 1, 1000, 100)
+		d.Engine.Backend = backend
+		d.Engine.Workers.Prefill.KVCache.Capacity.Blocks = 8
+		d.Engine.Workers.Prefill.Scheduler.CapacityPolicy = config.CapacityGuaranteedNoEvict
+		d.Engine.Workers.Decode.Scheduler.CapacityPolicy = config.CapacityGuaranteedNoEvict
+		s := mustRun(t, d).Summary
+		if s.CompletedRequests != 4 || s.TruncatedRequests != 0 || s.TotalOutputTokens != 200 {
+			t.Errorf("%s disaggregated: completed %d, truncated %d, output %d; want 4, 0, 200", backend, s.CompletedRequests, s.TruncatedRequests, s.TotalOutputTokens)
+		}
+	}
+}
+
+// What a scheduler style cannot run is a config error naming the field: an SGLang page larger
+// than the chunked-prefill budget 8192 / attention_data, a TensorRT-LLM token budget below a block.
+func TestStyleLimitsAreConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		backend        string
+		block, dp, mbt int
+		path           string
+	}{
+		{"sglang", 64, 129, 8192, "engine.workers.aggregated.kv_cache.block_size"},
+		{"sglang", 16384, 1, 8192, "engine.workers.aggregated.kv_cache.block_size"},
+		{"trtllm", 32, 1, 16, "engine.workers.aggregated.scheduler.max_batched_tokens"},
+	} {
+		cfg := testConfig(100, 10, 4, 4, 100000)
+		cfg.Engine.Backend = c.backend
+		role := cfg.Engine.Workers.Aggregated
+		role.KVCache.BlockSize, role.Parallelism.AttentionData, role.Scheduler.MaxBatchedTokens = c.block, c.dp, c.mbt
+		var ce *config.Error
+		if err := Check(cfg); !errors.As(err, &ce) || ce.Path != c.path {
+			t.Errorf("%+v: Check = %v, want a config error on %s", c, err, c.path)
+		}
+		if _, err := Run(context.Background(), cfg, Options{}); !errors.As(err, &ce) || ce.Path != c.path {
+			t.Errorf("%+v: Run = %v, want a config error on %s", c, err, c.path)
+		}
+	}
+	// At the limit it runs: 8192 / 128 = 64-token budget, 64-token pages.
+	cfg := testConfig(100, 10, 4, 4, 100000)
+	cfg.Engine.Backend = "sglang"
+	cfg.Engine.Workers.Aggregated.KVCache.BlockSize, cfg.Engine.Workers.Aggregated.Parallelism.AttentionData = 64, 128
+	mustRun(t, cfg)
 }

@@ -143,6 +143,9 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	if msg := unfinishedWarning(res.Summary); msg != "" {
 		fmt.Fprintln(io.Err, msg)
 	}
+	if msg := truncatedWarning(res.Summary); msg != "" {
+		fmt.Fprintln(io.Err, msg)
+	}
 	summary := res.Summary.Map()
 	var records []map[string]any
 	if opts.CapturePerRequest {
@@ -226,7 +229,7 @@ func aliasNotes(cfg *config.Config) []string {
 // rejectionHints name, per rejection reason, what rejects a request and the field that admits it.
 var rejectionHints = map[string]string{
 	engine.RejectedContextLength.String(): "prompt of engine.context_length tokens or more; raise engine.context_length",
-	engine.RejectedKVCapacity.String():    "prompt larger than a worker's whole KV pool; give kv_cache.capacity more blocks or memory_fraction, or use more GPUs per worker",
+	engine.RejectedKVCapacity.String():    "prompt that fills or exceeds a worker's whole KV pool; give kv_cache.capacity more blocks or memory_fraction, or use more GPUs per worker",
 }
 
 // rejectionWarning returns the one-line stderr warning of a run that rejected requests at
@@ -248,6 +251,19 @@ func rejectionWarning(s *metrics.Summary) string {
 	}
 	return fmt.Sprintf("warning: %d of %d requests were rejected at arrival and are excluded from every metric: %s",
 		s.RejectedRequests, s.NumRequests, strings.Join(parts, "; "))
+}
+
+// truncatedWarning returns the one-line stderr warning of a run whose completed requests stopped
+// short of their requested output (at engine.context_length or the KV pool's size), or "". They
+// are counted in prediction.json (truncated_requests, truncated_output_tokens); their latencies
+// and the throughputs count the shorter output.
+func truncatedWarning(s *metrics.Summary) string {
+	if s.TruncatedRequests == 0 {
+		return ""
+	}
+	return fmt.Sprintf("warning: %d of %d completed requests stopped short of their requested output (%d output tokens not generated): "+
+		"prompt plus output reached engine.context_length or a worker's KV pool; their latencies and the throughputs count the shorter "+
+		"output (raise engine.context_length or the KV capacity)", s.TruncatedRequests, s.CompletedRequests, s.TruncatedOutputTokens)
 }
 
 // unfinishedWarning returns the one-line stderr warning of a run that stopped (at

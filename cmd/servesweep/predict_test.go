@@ -508,3 +508,20 @@ func TestSeedSyntheticOnEveryBackend(t *testing.T) {
 		}
 	}
 }
+
+// A run whose requests stop short of their output warns with the counts: the seed's 100 prompts
+// of 2048 tokens under context_length 2049 emit 1 of 128 tokens each.
+func TestPredictWarnsAboutTruncatedRequests(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir, "--set", "engine.context_length=2049")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	const want = "warning: 100 of 100 completed requests stopped short of their requested output (12700 output tokens not generated)"
+	if !strings.Contains(errs, want) {
+		t.Errorf("stderr %q, want it to contain %q", errs, want)
+	}
+	if s := readSummary(t, dir); s["truncated_requests"] != 100.0 || s["truncated_output_tokens"] != 12700.0 {
+		t.Errorf("prediction.json: truncated %v by %v tokens", s["truncated_requests"], s["truncated_output_tokens"])
+	}
+}

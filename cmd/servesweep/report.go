@@ -78,7 +78,7 @@ nothing is printed on stdout.`,
 	f.IntVar(&opts.MinGPUs, "min-gpus", 0, "least GPUs of a candidate (0: no bound)")
 	f.IntVar(&opts.MaxGPUs, "max-gpus", 0, "most GPUs of a candidate (0: no bound)")
 	f.Float64Var(&opts.MaxRejectedRatio, "max-rejected-ratio", 0, "largest share of its offered requests, from 0 to 1, a degraded point "+
-		"may have rejected and stay a candidate (default: the sweep's, else 0)")
+		"may have rejected or truncated (stopped short of their output) and stay a candidate (default: the sweep's, else 0)")
 	addFormatFlag(cmd, &opts.Format, "the recommended points and the report's path")
 	mustDirname(cmd, "results")
 	mustDirname(cmd, "output-dir")

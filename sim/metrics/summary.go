@@ -24,6 +24,12 @@ type Summary struct {
 	UnfinishedRequests int64
 	// CompletedRequests counts admitted requests that reached terminal status completed.
 	CompletedRequests int64
+	// TruncatedRequests counts completed requests that emitted fewer output tokens than they
+	// requested: generation stopped where prompt plus output reached engine.context_length or the
+	// KV pool's size (dynosim-spec.md §3.2.6). TruncatedOutputTokens sums the requested output
+	// tokens they did not emit. Their latencies and throughput count the shorter output, so a
+	// run with truncated requests does less work than it was asked to.
+	TruncatedRequests, TruncatedOutputTokens int64
 	// TotalInputTokens and TotalOutputTokens sum prompt and emitted output tokens over completed requests.
 	TotalInputTokens, TotalOutputTokens int64
 	// DurationMs is the latest terminal time of a completed request (0 when none completed).
@@ -132,6 +138,10 @@ func Build(in *Input) *Summary {
 			continue
 		}
 		s.CompletedRequests++
+		if r.Generated < r.RequestedOutput {
+			s.TruncatedRequests++
+			s.TruncatedOutputTokens += int64(r.RequestedOutput - r.Generated)
+		}
 		s.TotalInputTokens += int64(r.PromptLen)
 		s.TotalOutputTokens += int64(r.Generated)
 		s.DurationMs = math.Max(s.DurationMs, r.TerminalMs)
@@ -280,6 +290,8 @@ func (s *Summary) Map() map[string]any {
 		"rejected_requests":                         s.RejectedRequests,
 		"rejected_requests_by_reason":               s.RejectedByReason,
 		"unfinished_requests":                       s.UnfinishedRequests,
+		"truncated_requests":                        s.TruncatedRequests,
+		"truncated_output_tokens":                   s.TruncatedOutputTokens,
 		"num_preemptions":                           s.Preemptions,
 		"total_recovered_tokens":                    s.TotalRecoveredTokens,
 		"power_w":                                   nil,
