@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,7 +104,9 @@ func TestPlanRow(t *testing.T) {
 	w := p.Config.Engine.Workers
 	if p.Config.Engine.Mode != config.ModeDisaggregated || w.Prefill.Parallelism.Replicas != 2 || w.Prefill.Scheduler.MaxSequences != 1 ||
 		w.Decode.Parallelism.Tensor != 2 || w.Decode.Scheduler.MaxSequences != 8 || p.Concurrency != 8 ||
-		*p.Config.Engine.KVTransfer.BandwidthGBps != RDMAGBps || p.Shape != "disagg P 2 × (TP1) / D 1 × (TP2)" {
+		*p.Config.Engine.KVTransfer.BandwidthGBps != RDMAGBps || p.Shape != "disagg P 2 × (TP1) / D 1 × (TP2)" ||
+		p.Config.Engine.Backend != "sglang" || p.Config.Engine.Workers.Decode.KVCache.BlockSize != 1 ||
+		!slices.Equal(p.Notes, []string{"concurrency empty: decode_batch_size 8 × decode_num_workers 1 = 8"}) {
 		t.Errorf("plan c: %+v", p)
 	}
 	if _, err := PlanRow(rows[3], Options{}); err == nil || !strings.Contains(err.Error(), `unknown model "acme/Unknown-7B"`) {

@@ -150,8 +150,9 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	case "agg", "aggregated":
 		s := normalize(r.Agg)
 		batch := s.BatchSize
-		if conc == 0 {
+		if conc == 0 && batch > 0 {
 			conc = batch
+			p.Notes = append(p.Notes, fmt.Sprintf("concurrency empty: batch_size %d", batch))
 		}
 		if conc == 0 {
 			return nil, fmt.Errorf("concurrency and batch_size are both empty")
@@ -181,6 +182,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		}
 		if conc == 0 {
 			conc = db * ds.Workers
+			p.Notes = append(p.Notes, fmt.Sprintf("concurrency empty: decode_batch_size %d × decode_num_workers %d = %d", db, ds.Workers, conc))
 		}
 		cfg.Engine.Mode = config.ModeDisaggregated
 		cfg.Engine.Workers.Prefill = role(ps, ps.Workers, (pb+ps.AttentionData-1)/ps.AttentionData, bs, mf)
