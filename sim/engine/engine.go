@@ -302,19 +302,28 @@ func (e *Engine) admitWaiting(nowMs float64, budget int32) int32 {
 		} else if n == 0 || int(need+inactiveHits) > e.pool.Available() {
 			break // head-of-line blocking: wait for KV
 		}
-		e.popWaiting()
-		e.presize(r)
-		r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
-		r.Blocks = e.pool.allocate(need, r.Blocks)
-		r.numRegistered = hits
-		r.NumComputed = reused
-		var a Admission
-		a.ReusedTokens, a.RecoveredTokens = r.splitHit(reused)
-		e.admit(ri, nowMs, a)
-		e.schedule(ri, n)
+		e.admitHead(nowMs, hits, need, n)
 		budget -= n
 	}
 	return budget
+}
+
+// admitHead admits the waiting queue's head after a prefix lookup that found hits cached
+// blocks: it pins them, allocates need fresh blocks, logs the admission and schedules the first
+// n uncomputed tokens. The caller has checked that the KV fits.
+func (e *Engine) admitHead(nowMs float64, hits, need, n int32) {
+	ri := e.waiting[e.wHead]
+	r := &e.reqs[ri]
+	e.popWaiting()
+	e.presize(r)
+	r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
+	r.Blocks = e.pool.allocate(need, r.Blocks)
+	r.numRegistered = hits
+	r.NumComputed = hits * e.bs
+	var a Admission
+	a.ReusedTokens, a.RecoveredTokens = r.splitHit(r.NumComputed)
+	e.admit(ri, nowMs, a)
+	e.schedule(ri, n)
 }
 
 // footprint is the KV blocks request r holds when it completes under NoEvict's reservation:

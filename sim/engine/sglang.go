@@ -208,16 +208,7 @@ func (e *Engine) prefillBatch(nowMs float64) {
 			break
 		}
 		b.take(n, cost, c.PageSize)
-		e.popWaiting()
-		e.presize(r)
-		r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
-		r.Blocks = e.pool.allocate(need, r.Blocks)
-		r.numRegistered = hits
-		r.NumComputed = start
-		var a Admission
-		a.ReusedTokens, a.RecoveredTokens = r.splitHit(start)
-		e.admit(ri, nowMs, a)
-		e.schedule(ri, n)
+		e.admitHead(nowMs, hits, need, n)
 		if r.NumComputed < known {
 			e.sg.chunked = ri
 			return
