@@ -218,5 +218,5 @@ const CalibratedFrontendMs = timing.CalibratedFrontendOverheadMs
 // the provenance). 0.1 is the request count = 10 × concurrency convention of NVIDIA's genai-perf
 // and aiperf recipes.
 func CalibratedBurstShares() BurstShares {
-	return BurstShares{VLLM: 0.092, SGLang: 0.86, TRTLLM: 0.12, Disaggregated: 0.0064}
+	return BurstShares{VLLM: 0.099, SGLang: 0.92, TRTLLM: 0.13, Disaggregated: 0.0064}
 }
