@@ -1,0 +1,252 @@
+package opdb
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// systemsDir is the 6-GPU subset of AIConfigurator's database beside the repository.
+const systemsDir = "../../../../shared/data/aic-systems"
+
+func openShared(t *testing.T) *DB {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(systemsDir, "h100_sxm.yaml")); err != nil {
+		t.Skipf("performance database not available at %s: %v", systemsDir, err)
+	}
+	db, err := Open(systemsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestCompareVersions(t *testing.T) {
+	ordered := []string{"0.5.9", "0.5.14", "0.24.0", "1.3.0rc5", "1.3.0rc20", "1.3.0", "1.3.1", "2.29.2"}
+	for i := range ordered {
+		for j := range ordered {
+			want := 0
+			if i < j {
+				want = -1
+			} else if i > j {
+				want = 1
+			}
+			if got := CompareVersions(ordered[i], ordered[j]); got != want {
+				t.Errorf("CompareVersions(%s, %s) = %d, want %d", ordered[i], ordered[j], got, want)
+			}
+		}
+	}
+}
+
+// At a measured shape every lookup returns the table's own latency (the fastest kernel's where
+// several measured it), read here straight from the file.
+func TestLookupsReproduceTheTables(t *testing.T) {
+	db := openShared(t)
+	dir := filepath.Join(systemsDir, "data", "h100_sxm")
+	gemmRows, err := readRows[gemmRow](filepath.Join(dir, "gemm", "vllm", "0.24.0", gemmFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type gk struct {
+		d       string
+		m, n, k int64
+	}
+	best := map[gk]float64{}
+	for _, r := range gemmRows {
+		k := gk{r.Dtype, r.M, r.N, r.K}
+		if v, ok := best[k]; !ok || r.Latency < v {
+			best[k] = r.Latency
+		}
+	}
+	checked := 0
+	for i, r := range gemmRows {
+		if i%499 != 0 {
+			continue
+		}
+		g, err := db.GEMM("h100_sxm", "vllm", "", r.Dtype)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := best[gk{r.Dtype, r.M, r.N, r.K}]
+		if got := g.Latency(float64(r.M), float64(r.N), float64(r.K)); !near(got, want) {
+			t.Errorf("GEMM %s m %d n %d k %d: %v ms, table %v", r.Dtype, r.M, r.N, r.K, got, want)
+		}
+		checked++
+	}
+	if checked < 100 {
+		t.Fatalf("checked only %d GEMM rows", checked)
+	}
+
+	for _, c := range []struct {
+		file       string
+		generation bool
+	}{{contextAttnFile, false}, {generationAttnFile, true}} {
+		rows, err := readRows[attnRow](filepath.Join(dir, "attention", "vllm", "0.24.0", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		type ak struct {
+			s      AttentionShape
+			b, seq int64
+		}
+		best := map[ak]float64{}
+		for _, r := range rows {
+			if r.Window != 0 {
+				continue
+			}
+			seq := r.ISL
+			if c.generation {
+				seq += r.Step
+			}
+			k := ak{AttentionShape{int(r.Heads), int(r.KVHeads), int(r.HeadDim), r.KVDtype}, r.Batch, seq}
+			if v, ok := best[k]; !ok || r.Latency < v {
+				best[k] = r.Latency
+			}
+		}
+		n := 0
+		for k, want := range best {
+			if n++; n > 300 {
+				break
+			}
+			var a *Attention
+			if c.generation {
+				a, err = db.GenerationAttention("h100_sxm", "vllm", "0.24.0", k.s)
+			} else {
+				a, err = db.ContextAttention("h100_sxm", "vllm", "0.24.0", k.s)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := a.Latency(float64(k.b), float64(k.seq)); !near(got, want) {
+				t.Errorf("%s %v batch %d seq %d: %v ms, table %v", c.file, k.s, k.b, k.seq, got, want)
+			}
+		}
+	}
+}
+
+// Between measured shapes the lookups interpolate linearly; past the largest they scale with
+// the work: GEMM ∝ m, n and k; context attention ∝ length² and ∝ batch; generation ∝ length;
+// collectives ∝ bytes. Below the smallest they keep the smallest's latency.
+func TestInterpolationAndExtrapolation(t *testing.T) {
+	db := openShared(t)
+	g, err := db.GEMM("h100_sxm", "vllm", "0.24.0", "bfloat16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// n 5632 lies halfway between the measured 5120 and 6144.
+	if got, want := g.Latency(4096, 5632, 4096), (g.Latency(4096, 5120, 4096)+g.Latency(4096, 6144, 4096))/2; !near(got, want) {
+		t.Errorf("halfway in n: %v, want %v", got, want)
+	}
+	// k 4608 halfway between 4096 and 5120, at n 6144.
+	if got, want := g.Latency(64, 6144, 4608), (g.Latency(64, 6144, 4096)+g.Latency(64, 6144, 5120))/2; !near(got, want) {
+		t.Errorf("halfway in k: %v, want %v", got, want)
+	}
+	if got, want := g.Latency(65536, 4096, 4096), 2*g.Latency(32768, 4096, 4096); !near(got, want) {
+		t.Errorf("m beyond the table: %v, want twice the largest %v", got, want)
+	}
+	if got, want := g.Latency(128, 131072, 4096), 2*g.Latency(128, 65536, 4096); !near(got, want) {
+		t.Errorf("n beyond the table: %v, want twice the largest %v", got, want)
+	}
+	if got, want := g.Latency(128, 4096, 8), g.Latency(128, 4096, 32); !near(got, want) {
+		t.Errorf("k below the table: %v, want the smallest's %v", got, want)
+	}
+	s := AttentionShape{Heads: 32, KVHeads: 8, HeadDim: 128, KVDtype: "bfloat16"}
+	ctx, err := db.ContextAttention("h100_sxm", "vllm", "0.24.0", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ctx.Latency(1, 32768), 4*ctx.Latency(1, 16384); !near(got, want) {
+		t.Errorf("context length beyond the table: %v, want 4× the largest %v", got, want)
+	}
+	if got, want := ctx.Latency(1, 1792), (ctx.Latency(1, 1536)+ctx.Latency(1, 2048))/2; !near(got, want) {
+		t.Errorf("halfway in length: %v, want %v", got, want)
+	}
+	if got, want := ctx.Latency(3, 2048), (ctx.Latency(2, 2048)+ctx.Latency(4, 2048))/2; !near(got, want) {
+		t.Errorf("halfway in batch: %v, want %v", got, want)
+	}
+	if got, want := ctx.Latency(512, 1024), 2*ctx.Latency(256, 1024); !near(got, want) {
+		t.Errorf("batch beyond the table: %v, want twice the largest %v", got, want)
+	}
+	gen, err := db.GenerationAttention("h100_sxm", "vllm", "0.24.0", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := gen.Latency(8, 262144), 2*gen.Latency(8, 131072); !near(got, want) {
+		t.Errorf("KV length beyond the table: %v, want twice the largest %v", got, want)
+	}
+	ar, err := db.NCCL("h100_sxm", "", "all_reduce", "half", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ar.Latency(1<<30), 2*ar.Latency(1<<29); !near(got, want) {
+		t.Errorf("all-reduce beyond the table: %v, want twice the largest %v", got, want)
+	}
+	if got, want := ar.Latency(1), ar.Latency(256); !near(got, want) {
+		t.Errorf("all-reduce below the table: %v, want the smallest's %v", got, want)
+	}
+	if _, err := db.CustomAllReduce("h100_sxm", "vllm", "", 8); err != nil {
+		t.Error(err)
+	}
+}
+
+// What the database lacks is a *MissingError naming what was wanted, where it looked and what
+// exists: a GPU, a version, a dtype, an attention shape, a collective.
+func TestMissingDataIsNamed(t *testing.T) {
+	db := openShared(t)
+	_, e1 := db.GEMM("a100_sxm", "vllm", "", "bfloat16")
+	_, e2 := db.GEMM("h100_sxm", "vllm", "0.9.0", "bfloat16")
+	_, e3 := db.GEMM("h100_sxm", "vllm", "", "nvfp4")
+	_, e4 := db.ContextAttention("h100_sxm", "vllm", "", AttentionShape{7, 7, 128, "bfloat16"})
+	_, e5 := db.NCCL("h100_sxm", "", "all_reduce", "half", 16)
+	_, e6 := db.GEMM("h100_sxm", "tgi", "", "bfloat16")
+	for i, c := range []struct {
+		err   error
+		parts []string
+	}{
+		{e1, []string{"no GPU for gpu a100_sxm", "a100_sxm.yaml", "available: b200_sxm, b300_sxm, gb200, gb300, h100_sxm, h200_sxm"}},
+		{e2, []string{"no version for gpu h100_sxm, op gemm, backend vllm, version 0.9.0", "available: 0.24.0"}},
+		{e3, []string{"no GEMM dtype nvfp4", "version 0.24.0", "gemm_perf.parquet", "available: bfloat16, fp8, fp8_block"}},
+		{e4, []string{"heads 7, kv heads 7, head dim 128", "32/8"}},
+		{e5, []string{"all_reduce half on 16 GPUs", "all_reduce half on 8 GPUs"}},
+		{e6, []string{"no backend", "backend tgi", "available: sglang, trtllm, vllm"}},
+	} {
+		var me *MissingError
+		if !errors.As(c.err, &me) {
+			t.Errorf("case %d: %v is not a *MissingError", i+1, c.err)
+			continue
+		}
+		for _, p := range c.parts {
+			if !strings.Contains(c.err.Error(), p) {
+				t.Errorf("case %d: %q lacks %q", i+1, c.err, p)
+			}
+		}
+	}
+	if _, err := Open(filepath.Join(systemsDir, "h100_sxm.yaml")); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("Open on a file: %v", err)
+	}
+}
+
+// A table loads once and is shared by every caller, also under concurrent first use.
+func TestTablesLoadOnce(t *testing.T) {
+	db := openShared(t)
+	got := make([]*GEMM, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], _ = db.GEMM("h200_sxm", "sglang", "", "fp8")
+		}()
+	}
+	wg.Wait()
+	if got[0] == nil || slices.ContainsFunc(got, func(g *GEMM) bool { return g != got[0] }) {
+		t.Error("concurrent first use loaded the table more than once")
+	}
+}

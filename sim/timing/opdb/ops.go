@@ -1,0 +1,363 @@
+package opdb
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// GEMM is the measured latency of one GEMM data type of one backend version on one GPU: an
+// (m × k) activation times a (k × n) weight, m the tokens of the pass.
+type GEMM struct {
+	// Dtype is the table's gemm_dtype (bfloat16, fp8, fp8_block, nvfp4).
+	Dtype  string
+	ns, ks []float64
+	// byNK[(i, j)] is the curve over m at ns[i], ks[j]; nil where the table has no sample.
+	byNK [][]*curve
+}
+
+type gemmRow struct {
+	Dtype   string  `parquet:"gemm_dtype,optional"`
+	M       int64   `parquet:"m,optional"`
+	N       int64   `parquet:"n,optional"`
+	K       int64   `parquet:"k,optional"`
+	Latency float64 `parquet:"latency,optional"`
+}
+
+// GEMM returns the GEMM table of dtype for backend at version ("" = newest) on gpu, loaded on
+// first use.
+// Errors: *MissingError naming what is missing (GPU, backend, version, table, or the dtype with
+// the dtypes the table has), or a file that cannot be read.
+func (db *DB) GEMM(gpu, backend, version, dtype string) (*GEMM, error) {
+	version, err := db.Resolve(gpu, OpGEMM, backend, version)
+	if err != nil {
+		return nil, err
+	}
+	all, err := db.table("gemm\x00"+gpu+"\x00"+backend+"\x00"+version, func() (any, error) {
+		p, err := db.tablePath(gpu, OpGEMM, backend, version, gemmFile)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := readRows[gemmRow](p)
+		if err != nil {
+			return nil, err
+		}
+		return buildGEMMs(rows), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := all.(map[string]*GEMM)
+	g := m[dtype]
+	if g == nil {
+		var have []string
+		for k := range m {
+			have = append(have, k)
+		}
+		slices.Sort(have)
+		d, _ := db.dataDir(gpu)
+		return nil, &MissingError{What: "GEMM dtype " + dtype, GPU: gpu, Op: OpGEMM, Backend: backend, Version: version,
+			Path: d + "/" + OpGEMM + "/" + backend + "/" + version + "/" + gemmFile, Available: have}
+	}
+	return g, nil
+}
+
+func buildGEMMs(rows []gemmRow) map[string]*GEMM {
+	type nk struct{ n, k float64 }
+	by := map[string]map[nk][]sample{}
+	for _, r := range rows {
+		if r.M <= 0 || r.N <= 0 || r.K <= 0 || !(r.Latency > 0) {
+			continue
+		}
+		if by[r.Dtype] == nil {
+			by[r.Dtype] = map[nk][]sample{}
+		}
+		key := nk{float64(r.N), float64(r.K)}
+		by[r.Dtype][key] = append(by[r.Dtype][key], sample{float64(r.M), r.Latency})
+	}
+	out := map[string]*GEMM{}
+	for dtype, cells := range by {
+		g := &GEMM{Dtype: dtype}
+		for c := range cells {
+			g.ns = append(g.ns, c.n)
+			g.ks = append(g.ks, c.k)
+		}
+		slices.Sort(g.ns)
+		g.ns = slices.Compact(g.ns)
+		slices.Sort(g.ks)
+		g.ks = slices.Compact(g.ks)
+		g.byNK = make([][]*curve, len(g.ns))
+		for i, n := range g.ns {
+			g.byNK[i] = make([]*curve, len(g.ks))
+			for j, k := range g.ks {
+				if s := cells[nk{n, k}]; len(s) > 0 {
+					c := buildCurve(s, 1)
+					g.byNK[i][j] = &c
+				}
+			}
+		}
+		out[dtype] = g
+	}
+	return out
+}
+
+// Latency is the GEMM latency in ms at m rows (tokens), n output and k input features.
+//
+// Interpolation: along m, linear between the measured token counts, the smallest measured
+// latency below them (a small GEMM is latency-bound), and ∝ m past the largest. Across n and
+// k, bilinear between the bracketing measured sizes; past the largest measured n (or k), the
+// latency at the largest × n / n_max (× k / k_max): the work grows linearly; below the smallest,
+// the smallest's latency. A grid cell the table lacks is replaced by the nearest measured cell
+// on the same row of n, scaled by k.
+func (g *GEMM) Latency(m, n, k float64) float64 {
+	i0, i1, tn := bracket(g.ns, n)
+	j0, j1, tk := bracket(g.ks, k)
+	at := func(i, j int) float64 { return g.cell(i, j, m) }
+	y := at(i0, j0)
+	if j1 != j0 {
+		y += tk * (at(i0, j1) - y)
+	}
+	if i1 != i0 {
+		y1 := at(i1, j0)
+		if j1 != j0 {
+			y1 += tk * (at(i1, j1) - y1)
+		}
+		y += tn * (y1 - y)
+	}
+	if last := g.ns[len(g.ns)-1]; n > last {
+		y *= n / last
+	}
+	if last := g.ks[len(g.ks)-1]; k > last {
+		y *= k / last
+	}
+	return y
+}
+
+// cell is the latency at m of grid cell (i, j), or of the nearest measured cell in row i scaled
+// by the ratio of k.
+func (g *GEMM) cell(i, j int, m float64) float64 {
+	if c := g.byNK[i][j]; c != nil {
+		return c.at(m)
+	}
+	best := -1
+	for jj := range g.ks {
+		if g.byNK[i][jj] != nil && (best < 0 || abs(jj-j) < abs(best-j)) {
+			best = jj
+		}
+	}
+	if best < 0 {
+		return 0
+	}
+	return g.byNK[i][best].at(m) * g.ks[j] / g.ks[best]
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// AttentionShape selects an attention kernel's measurements: query heads, KV heads and head
+// size per GPU, and the KV-cache dtype of the table (bfloat16 or fp8).
+type AttentionShape struct {
+	Heads, KVHeads, HeadDim int
+	KVDtype                 string
+}
+
+func (s AttentionShape) String() string {
+	return fmt.Sprintf("heads %d, kv heads %d, head dim %d, kv %s", s.Heads, s.KVHeads, s.HeadDim, s.KVDtype)
+}
+
+// Attention is the measured latency of one attention shape: over batch size and sequence length.
+type Attention struct {
+	Shape AttentionShape
+	grid  grid2
+}
+
+// Latency is the attention latency in ms of batch sequences of length seq each (context: the
+// prompt length; generation: the KV length attended to). Interpolation: linear between measured
+// batch sizes and lengths; below the smallest, the smallest's latency; past the largest batch
+// ∝ batch; past the largest length ∝ length² for context attention (causal attention over the
+// whole prompt) and ∝ length for generation attention (one query token).
+func (a *Attention) Latency(batch, seq float64) float64 { return a.grid.at(batch, seq) }
+
+type attnRow struct {
+	Batch   int64   `parquet:"batch_size,optional"`
+	ISL     int64   `parquet:"isl,optional"`
+	Heads   int64   `parquet:"num_heads,optional"`
+	KVHeads int64   `parquet:"num_key_value_heads,optional"`
+	HeadDim int64   `parquet:"head_dim,optional"`
+	KVDtype string  `parquet:"kv_cache_dtype,optional"`
+	Step    int64   `parquet:"step,optional"`
+	Window  int64   `parquet:"window_size,optional"`
+	Latency float64 `parquet:"latency,optional"`
+}
+
+// ContextAttention returns the prefill attention of shape s for backend at version ("" =
+// newest) on gpu (full attention rows, window_size 0). Errors: *MissingError naming what is missing (the shape
+// with the shapes the table has), or a file that cannot be read.
+func (db *DB) ContextAttention(gpu, backend, version string, s AttentionShape) (*Attention, error) {
+	return db.attention(gpu, backend, version, contextAttnFile, s, false)
+}
+
+// GenerationAttention returns the decode attention of shape s (one query token per sequence;
+// the KV length of a row is its isl + step).
+func (db *DB) GenerationAttention(gpu, backend, version string, s AttentionShape) (*Attention, error) {
+	return db.attention(gpu, backend, version, generationAttnFile, s, true)
+}
+
+func (db *DB) attention(gpu, backend, version, file string, s AttentionShape, generation bool) (*Attention, error) {
+	version, err := db.Resolve(gpu, OpAttention, backend, version)
+	if err != nil {
+		return nil, err
+	}
+	all, err := db.table("attn\x00"+file+"\x00"+gpu+"\x00"+backend+"\x00"+version, func() (any, error) {
+		p, err := db.tablePath(gpu, OpAttention, backend, version, file)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := readRows[attnRow](p)
+		if err != nil {
+			return nil, err
+		}
+		return buildAttention(rows, generation), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := all.(map[AttentionShape]*Attention)
+	if a := m[s]; a != nil {
+		return a, nil
+	}
+	var have []string
+	for k := range m {
+		if k.HeadDim == s.HeadDim && k.KVDtype == s.KVDtype {
+			have = append(have, fmt.Sprintf("%d/%d", k.Heads, k.KVHeads))
+		}
+	}
+	slices.Sort(have)
+	d, _ := db.dataDir(gpu)
+	return nil, &MissingError{What: "attention shape (" + s.String() + "); heads/kv heads measured at that head dim and kv dtype are listed",
+		GPU: gpu, Op: OpAttention, Backend: backend, Version: version, Path: d + "/" + OpAttention + "/" + backend + "/" + version + "/" + file,
+		Available: have}
+}
+
+func buildAttention(rows []attnRow, generation bool) map[AttentionShape]*Attention {
+	by := map[AttentionShape][][3]float64{}
+	for _, r := range rows {
+		if r.Window != 0 || r.Batch <= 0 || !(r.Latency > 0) {
+			continue
+		}
+		seq := r.ISL
+		if generation {
+			seq = r.ISL + r.Step
+		}
+		if seq <= 0 {
+			continue
+		}
+		k := AttentionShape{Heads: int(r.Heads), KVHeads: int(r.KVHeads), HeadDim: int(r.HeadDim), KVDtype: strings.ToLower(r.KVDtype)}
+		by[k] = append(by[k], [3]float64{float64(r.Batch), float64(seq), r.Latency})
+	}
+	inner := 2.0
+	if generation {
+		inner = 1
+	}
+	out := map[AttentionShape]*Attention{}
+	for k, s := range by {
+		out[k] = &Attention{Shape: k, grid: buildGrid2(s, inner, 1)}
+	}
+	return out
+}
+
+// Collective is the measured latency of one collective on a number of GPUs over message size.
+type Collective struct {
+	// Op is the collective (all_reduce, all_gather, reduce_scatter, alltoall), Dtype the table's
+	// dtype, GPUs the group size, Source the table (nccl, or the backend's custom all-reduce).
+	Op, Dtype, Source string
+	GPUs              int
+	c                 curve
+}
+
+// Latency is the collective's latency in ms for a message of bytes bytes: linear between measured
+// sizes, the smallest's latency below them, ∝ bytes past the largest (bandwidth-bound).
+func (c *Collective) Latency(bytes float64) float64 { return c.c.at(bytes) }
+
+type commRow struct {
+	Op      string  `parquet:"op_name,optional"`
+	Dtype   string  `parquet:"nccl_dtype,optional"`
+	ARDtype string  `parquet:"allreduce_dtype,optional"`
+	GPUs    int64   `parquet:"num_gpus,optional"`
+	Bytes   int64   `parquet:"message_size,optional"`
+	Backend string  `parquet:"backend,optional"`
+	Latency float64 `parquet:"latency,optional"`
+}
+
+// NCCL returns the NCCL collective op (all_reduce, all_gather, reduce_scatter, alltoall) in dtype
+// (half, int8) on gpus GPUs from the NCCL tables of version ("" = newest) on gpu.
+func (db *DB) NCCL(gpu, version, op, dtype string, gpus int) (*Collective, error) {
+	return db.collective(gpu, NCCL, version, ncclFile, op, dtype, gpus)
+}
+
+// CustomAllReduce returns backend's own all-reduce on gpus GPUs at version, as captured in CUDA
+// graphs where the table distinguishes (its backend column ends in _graph).
+func (db *DB) CustomAllReduce(gpu, backend, version string, gpus int) (*Collective, error) {
+	return db.collective(gpu, backend, version, customAllReduceFile, "all_reduce", "", gpus)
+}
+
+func (db *DB) collective(gpu, backend, version, file, op, dtype string, gpus int) (*Collective, error) {
+	v, err := db.Resolve(gpu, OpComm, backend, version)
+	if err != nil {
+		return nil, err
+	}
+	type key struct {
+		op, dtype string
+		gpus      int
+	}
+	all, err := db.table("comm\x00"+file+"\x00"+gpu+"\x00"+backend+"\x00"+v, func() (any, error) {
+		p, err := db.tablePath(gpu, OpComm, backend, v, file)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := readRows[commRow](p)
+		if err != nil {
+			return nil, err
+		}
+		graph := false
+		for _, r := range rows {
+			graph = graph || strings.HasSuffix(r.Backend, "_graph")
+		}
+		by := map[key][]sample{}
+		for _, r := range rows {
+			if graph && !strings.HasSuffix(r.Backend, "_graph") || r.Bytes <= 0 || !(r.Latency > 0) {
+				continue
+			}
+			d := r.Dtype
+			if file == customAllReduceFile {
+				d = ""
+			}
+			k := key{r.Op, d, int(r.GPUs)}
+			by[k] = append(by[k], sample{float64(r.Bytes), r.Latency})
+		}
+		out := map[key]*Collective{}
+		for k, s := range by {
+			out[k] = &Collective{Op: k.op, Dtype: k.dtype, GPUs: k.gpus, Source: backend, c: buildCurve(s, 1)}
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := all.(map[key]*Collective)
+	if c := m[key{op, dtype, gpus}]; c != nil {
+		return c, nil
+	}
+	var have []string
+	for k := range m {
+		have = append(have, strings.TrimSpace(fmt.Sprintf("%s %s on %d GPUs", k.op, k.dtype, k.gpus)))
+	}
+	slices.Sort(have)
+	d, _ := db.dataDir(gpu)
+	return nil, &MissingError{What: fmt.Sprintf("%s %s on %d GPUs", op, dtype, gpus), GPU: gpu, Op: OpComm, Backend: backend, Version: v,
+		Path: d + "/" + OpComm + "/" + backend + "/" + v + "/" + file, Available: have}
+}
