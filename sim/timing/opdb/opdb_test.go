@@ -250,3 +250,20 @@ func TestTablesLoadOnce(t *testing.T) {
 		t.Error("concurrent first use loaded the table more than once")
 	}
 }
+
+// AtNK's precomputed curve gives Latency's values at any m, on and off the measured counts.
+func TestAtNKMatchesLatency(t *testing.T) {
+	db := openShared(t)
+	g, err := db.GEMM("b200_sxm", "trtllm", "", "fp8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nk := range [][2]float64{{6144, 4096}, {28672, 4096}, {4096, 14336}, {100000, 3000}} {
+		c := g.AtNK(nk[0], nk[1])
+		for _, m := range []float64{0.5, 1, 7, 17.5, 100, 1000, 4097, 9000, 40000, 1e6} {
+			if got, want := c.Latency(m), g.Latency(m, nk[0], nk[1]); !near(got, want) {
+				t.Errorf("n %v k %v m %v: AtNK %v, Latency %v", nk[0], nk[1], m, got, want)
+			}
+		}
+	}
+}

@@ -133,6 +133,34 @@ func (g *GEMM) Latency(m, n, k float64) float64 {
 	return y
 }
 
+// Curve is a latency in ms over one variable, precomputed from a table.
+type Curve struct{ c curve }
+
+// Latency is the curve's latency at x, with the interpolation and extrapolation of the table it
+// came from.
+func (c *Curve) Latency(x float64) float64 { return c.c.at(x) }
+
+// AtNK precomputes the GEMM's latency over m at fixed n and k: the same values as Latency(m, n,
+// k) for every m (between the measured token counts both are linear in m), for a lookup of one
+// binary search instead of four.
+func (g *GEMM) AtNK(n, k float64) *Curve {
+	var ms []float64
+	for _, row := range g.byNK {
+		for _, c := range row {
+			if c != nil {
+				ms = append(ms, c.x...)
+			}
+		}
+	}
+	slices.Sort(ms)
+	ms = slices.Compact(ms)
+	out := &Curve{c: curve{x: ms, y: make([]float64, len(ms)), power: 1}}
+	for i, m := range ms {
+		out.c.y[i] = g.Latency(m, n, k)
+	}
+	return out
+}
+
 // cell is the latency at m of grid cell (i, j), or of the nearest measured cell in row i scaled
 // by the ratio of k.
 func (g *GEMM) cell(i, j int, m float64) float64 {

@@ -1,0 +1,201 @@
+package timing
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/servesweep/servesweep/sim/timing/opdb"
+)
+
+// OpLevelSource selects the measured tables an OpLevel model composes: the database, the GPU id
+// (the database's name, e.g. h200_sxm), the serving backend (vllm, sglang, trtllm) and the
+// backend version ("" = the newest version of each table; NCCL tables always the newest).
+type OpLevelSource struct {
+	DB                    *opdb.DB
+	GPU, Backend, Version string
+}
+
+// OpLevel is the op-level timing model: a forward pass composed from kernel latencies measured on
+// the GPU with the backend (AIConfigurator's per-operation database, package opdb), for a dense
+// decoder-only model on one attention-DP rank of Shape.Tensor × Shape.Pipeline GPUs.
+//
+// Per pass, from the Batch (T = PrefillTokens + DecodeSteps tokens through the GEMMs, S =
+// SampledTokens rows through the lm_head, r = PrefillRequests, d = DecodeSteps), with m =
+// min(p, sequences) pipeline micro-batches as in Roofline and T' = T/m:
+//
+//	layer     = gemm(qkv, T') + gemm(o, T') + gemm(gate_up, T') + gemm(down, T')
+//	          + ctx_attn(max(1, r/m), ℓ) + gen_attn(max(1, d/m), DecodeStepKVTokens/d)
+//	          + 2 · all_reduce(T'·h·2 bytes)                                   when t > 1
+//	          + elementwise(T')
+//	pass      = L · layer + gemm(lm_head, S) + (p−1) · send(T'·h·2 bytes)
+//	          + PassOverheadMs + S · SequenceOverheadUs
+//
+// where the GEMMs are a layer's per-GPU projections (qkv: n = (H + 2·KV)·d/t, k = h; o: n = h,
+// k = H·d/t; gate_up: n = 2·I/t, k = h; down: n = h, k = I/t; lm_head: n = vocab/t, k = h in
+// BF16) in the weights' format (bfloat16, fp8, nvfp4), looked up by opdb.GEMM.Latency; the
+// attention tables are looked up at the per-GPU heads (H/t, max(1, KV/t), d) and the KV-cache
+// format. The database measures attention over whole prompts, so a prefill chunk of n new tokens
+// after c cached ones enters by its causal pairs: ℓ = √(2·PrefillAttentionPairs/r), the prompt
+// length with the same (query, key) pairs per request (ℓ(ℓ+1)/2 ≈ pairs). all_reduce is the
+// backend's custom all-reduce where the database measured it for t GPUs, else NCCL's (half);
+// send is a point-to-point transfer priced as an NCCL all_gather of 2 GPUs. elementwise covers
+// the kernels the database does not measure (two RMSNorms, rotary embedding, SwiGLU activation,
+// two residual adds): memory-bound, T'·(6·h + 3·I/t)·2 bytes / (HBM bandwidth · Memory
+// efficiency). Host time per pass and per sampled sequence is Efficiency's, as for Roofline.
+//
+// OpLevel is immutable after NewOpLevel, safe for concurrent use, and PassMs does not allocate.
+type OpLevel struct {
+	qkv, o, gateUp, down, head gemmCurve
+	ctx, gen                   *opdb.Attention
+	allReduce, send            *opdb.Collective
+	layers, pipeline           float64
+	hiddenBytes                float64 // h · 2 bytes: one token's activation
+	elementwiseMsPerToken      float64
+	overheadMs, seqOverheadMs  float64
+	// Provider names the tables used, e.g. "op_level vllm gemm 0.24.0, attention 0.24.0, nccl
+	// 2.29.2 on h200_sxm".
+	Provider string
+}
+
+// gemmCurve is one GEMM's latency over m at its fixed (n, k), precomputed (opdb.GEMM.AtNK).
+type gemmCurve struct{ c *opdb.Curve }
+
+func newGEMMCurve(g *opdb.GEMM, n, k float64) gemmCurve { return gemmCurve{g.AtNK(n, k)} }
+
+func (c gemmCurve) at(m float64) float64 {
+	if m <= 0 {
+		return 0
+	}
+	return c.c.Latency(m)
+}
+
+// gemmDtype is the database's gemm_dtype of a weight format.
+func gemmDtype(p Precision) string {
+	switch p {
+	case FP8:
+		return "fp8"
+	case FP4:
+		return "nvfp4"
+	}
+	return "bfloat16"
+}
+
+// kvDtype is the database's kv_cache_dtype of a KV-cache format.
+func kvDtype(p Precision) string {
+	if p == FP8 {
+		return "fp8"
+	}
+	return "bfloat16"
+}
+
+// NewOpLevel builds the OpLevel model of model m with precisions prec on src's GPU (hw gives the
+// HBM bandwidth of the elementwise kernels) in shape s. Every table it needs is loaded here.
+// Errors: an invalid shape or architecture, and the database's *opdb.MissingError for a table,
+// version, dtype, attention shape or collective it lacks.
+func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficiency) (*OpLevel, error) {
+	if s.Tensor < 1 || s.Pipeline < 1 {
+		return nil, fmt.Errorf("op_level timing: tensor and pipeline must be >= 1, got %d and %d", s.Tensor, s.Pipeline)
+	}
+	if m.Layers <= 0 || m.Hidden <= 0 || m.Heads <= 0 || m.KVHeads <= 0 || m.HeadDim <= 0 || m.Intermediate <= 0 || m.Vocab <= 0 {
+		return nil, fmt.Errorf("op_level timing: model %s has a non-positive architecture field: %+v", m.ID, m)
+	}
+	if !(hw.MemoryTBps > 0) {
+		return nil, fmt.Errorf("op_level timing: hardware %s needs a memory bandwidth", hw.ID)
+	}
+	if err := eff.Validate(); err != nil {
+		return nil, fmt.Errorf("op_level timing: %w", err)
+	}
+	db, gpu, be := src.DB, src.GPU, src.Backend
+	gemmV, err := db.Resolve(gpu, opdb.OpGEMM, be, src.Version)
+	if err != nil {
+		return nil, err
+	}
+	attnV, err := db.Resolve(gpu, opdb.OpAttention, be, src.Version)
+	if err != nil {
+		return nil, err
+	}
+	w, err := db.GEMM(gpu, be, gemmV, gemmDtype(prec.Weights))
+	if err != nil {
+		return nil, err
+	}
+	bf, err := db.GEMM(gpu, be, gemmV, "bfloat16")
+	if err != nil {
+		return nil, err
+	}
+	t := float64(s.Tensor)
+	h, d, I := float64(m.Hidden), float64(m.HeadDim), float64(m.Intermediate)
+	H, KV := float64(m.Heads), float64(m.KVHeads)
+	ol := &OpLevel{
+		qkv:         newGEMMCurve(w, (H+2*KV)*d/t, h),
+		o:           newGEMMCurve(w, h, H*d/t),
+		gateUp:      newGEMMCurve(w, 2*I/t, h),
+		down:        newGEMMCurve(w, h, I/t),
+		head:        newGEMMCurve(bf, float64(m.Vocab)/t, h),
+		layers:      float64(m.Layers),
+		pipeline:    float64(s.Pipeline),
+		hiddenBytes: h * 2,
+		overheadMs:  eff.PassOverheadMs, seqOverheadMs: eff.SequenceOverheadUs / 1000,
+	}
+	const tbpsToBytesPerMs = 1e9
+	ol.elementwiseMsPerToken = (6*h + 3*I/t) * 2 / (hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory)
+	shape := opdb.AttentionShape{Heads: m.Heads / s.Tensor, KVHeads: max(1, m.KVHeads/s.Tensor), HeadDim: m.HeadDim, KVDtype: kvDtype(prec.KVCache)}
+	if ol.ctx, err = db.ContextAttention(gpu, be, attnV, shape); err != nil {
+		return nil, err
+	}
+	if ol.gen, err = db.GenerationAttention(gpu, be, attnV, shape); err != nil {
+		return nil, err
+	}
+	ncclV := "-"
+	if s.Tensor > 1 {
+		if ol.allReduce, err = db.CustomAllReduce(gpu, be, src.Version, s.Tensor); err != nil {
+			if ol.allReduce, err = db.NCCL(gpu, "", "all_reduce", "half", s.Tensor); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if s.Pipeline > 1 {
+		if ol.send, err = db.NCCL(gpu, "", "all_gather", "half", 2); err != nil {
+			return nil, err
+		}
+	}
+	if s.Tensor > 1 || s.Pipeline > 1 {
+		if vs, err := db.Versions(gpu, opdb.OpComm, opdb.NCCL); err == nil {
+			ncclV = vs[len(vs)-1]
+		}
+	}
+	ol.Provider = fmt.Sprintf("op_level %s gemm %s, attention %s", be, gemmV, attnV)
+	if ncclV != "-" {
+		ol.Provider += ", nccl " + ncclV
+	}
+	ol.Provider += " on " + gpu
+	return ol, nil
+}
+
+// PassMs implements Model; see OpLevel for the composition. An empty batch costs 0.
+func (ol *OpLevel) PassMs(b *Batch) float64 {
+	tokens := float64(b.PrefillTokens + b.DecodeSteps)
+	if tokens == 0 && b.SampledTokens == 0 {
+		return 0
+	}
+	micro := 1.0
+	if ol.pipeline > 1 {
+		micro = float64(max(1, min(int(ol.pipeline), b.PrefillRequests+b.DecodeSteps)))
+	}
+	tm := tokens / micro
+	layer := ol.qkv.at(tm) + ol.o.at(tm) + ol.gateUp.at(tm) + ol.down.at(tm) + tm*ol.elementwiseMsPerToken
+	if r := float64(b.PrefillRequests); r > 0 {
+		l := math.Sqrt(2 * float64(b.PrefillAttentionPairs) / r)
+		layer += ol.ctx.Latency(math.Max(1, r/micro), math.Max(1, l))
+	}
+	if d := float64(b.DecodeSteps); d > 0 {
+		layer += ol.gen.Latency(math.Max(1, d/micro), math.Max(1, float64(b.DecodeStepKVTokens)/d))
+	}
+	if ol.allReduce != nil && tm > 0 {
+		layer += 2 * ol.allReduce.Latency(tm*ol.hiddenBytes)
+	}
+	ms := ol.layers*layer + ol.head.at(float64(b.SampledTokens)) + ol.overheadMs + float64(b.SampledTokens)*ol.seqOverheadMs
+	if ol.send != nil && tm > 0 {
+		ms += (ol.pipeline - 1) * ol.send.Latency(tm*ol.hiddenBytes)
+	}
+	return ms
+}
