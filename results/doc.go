@@ -62,6 +62,10 @@
 //	{agg,prefill,decode}_timing                          STRING  fixed | polynomial | default
 //	{agg,prefill,decode}_hardware                        STRING  the role's GPU (engine.hardware,
 //	                                                            or the role's own), resolved
+//	timing_provider                                      STRING  the timing model that priced the
+//	                                                            passes: fixed | polynomial | roofline |
+//	                                                            op_level <backend> gemm <v>, attention
+//	                                                            <v>[, nccl <v>] on <gpu>
 //	kv_transfer_bandwidth_gb_per_second                  DOUBLE
 //	router_policy, router_prefill_load_model             STRING
 //	router_overlap_score_credit, router_prefill_load_scale, router_temperature   DOUBLE (null: unset)

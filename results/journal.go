@@ -38,6 +38,9 @@ type Record struct {
 	// one): Summary is then the simulation at the capacity load (at the min load when
 	// infeasible).
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// TimingProvider is sim.Result.TimingProvider of an ok point: the timing model that priced
+	// its passes.
+	TimingProvider string `json:"timing_provider,omitempty"`
 }
 
 // Finished reports whether a resumed sweep may skip the point: ok and failed points are final

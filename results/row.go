@@ -133,6 +133,11 @@ type Row struct {
 	DecodeTiming                *string `parquet:"decode_timing,optional"`
 	DecodeHardware              *string `parquet:"decode_hardware,optional"`
 
+	// TimingProvider names the timing model that priced the point's passes (fixed, polynomial,
+	// roofline, or the op_level tables used, e.g. "op_level vllm gemm 0.24.0, attention 0.24.0
+	// on h200_sxm"); null unless the point simulated.
+	TimingProvider *string `parquet:"timing_provider,optional"`
+
 	// KVTransferBandwidthGBps is engine.kv_transfer.bandwidth_gb_per_second in decimal GB/s
 	// (null: no kv_transfer section, or no transfer delay).
 	KVTransferBandwidthGBps *float64 `parquet:"kv_transfer_bandwidth_gb_per_second,optional"`
@@ -379,6 +384,7 @@ func NewRow(p PointInfo, rec Record) Row {
 		r.CostUSDPerHour = f64(p.CostUSDPerHour)
 	}
 	if rec.Status == StatusOK {
+		r.TimingProvider = str(rec.TimingProvider)
 		fillSummary(&r, rec.Summary)
 		if c != nil && c.Engine.Workers.Prefill == nil {
 			// Aggregated serving has no prefill role: its per-role summary columns are null, not 0.

@@ -6,6 +6,7 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/timing"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // deployment resolves, once per run and only when something needs them, the model architecture,
@@ -15,6 +16,12 @@ import (
 type deployment struct {
 	cfg *config.Config
 	eff timing.Efficiency
+	// db is the performance database of `default` timing (nil: none configured); dbErr why the
+	// configured one cannot be opened.
+	db    *opdb.DB
+	dbErr error
+	// providers records, per role, the timing model built for it (Result.TimingProvider).
+	providers map[config.Role]string
 
 	modelDone bool
 	model     timing.ModelSpec
@@ -118,11 +125,13 @@ func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.M
 	path := "engine.workers." + string(name) + ".timing"
 	switch role.Timing.Type {
 	case config.TimingFixed:
+		d.provide(name, "fixed")
 		return timing.Fixed{PrefillMs: deref(role.Timing.PrefillMs), DecodeMs: deref(role.Timing.DecodeMs)}, nil
 	case config.TimingPolynomial:
+		d.provide(name, "polynomial")
 		return timing.Polynomial{}, nil
-	case config.TimingDefault, "roofline":
-		need := path + " (default)"
+	case config.TimingDefault, config.TimingRoofline:
+		need := path + " (" + role.Timing.Type + ")"
 		m, err := d.modelFor(need)
 		if err != nil {
 			return nil, err
@@ -138,14 +147,85 @@ func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.M
 		if err != nil {
 			return nil, err
 		}
+		if role.Timing.Type == config.TimingDefault {
+			if ol, err := d.opLevel(name, role, m, hw, prec); ol != nil || err != nil {
+				return ol, err
+			}
+		}
 		r, err := timing.NewRoofline(m, hw, prec, shape(role), d.eff)
 		if err != nil {
 			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
 		}
+		d.provide(name, "roofline")
 		return r, nil
 	}
 	return nil, &config.Error{File: d.cfg.File, Path: path + ".type",
-		Msg: fmt.Sprintf("must be one of default, fixed, polynomial, got %q", role.Timing.Type)}
+		Msg: fmt.Sprintf("must be one of default, roofline, fixed, polynomial, got %q", role.Timing.Type)}
+}
+
+// providerName is Result.TimingProvider: the one provider of the roles, or "prefill: X;
+// decode: Y" when a disaggregated deployment's roles differ.
+func (d *deployment) providerName() string {
+	p, q := d.providers[config.RolePrefill], d.providers[config.RoleDecode]
+	switch {
+	case d.cfg.Engine.Mode != config.ModeDisaggregated:
+		return d.providers[config.RoleAggregated]
+	case p == q:
+		return p
+	}
+	return "prefill: " + p + "; decode: " + q
+}
+
+// provide records the timing model of role name.
+func (d *deployment) provide(name config.Role, provider string) {
+	if d.providers == nil {
+		d.providers = map[config.Role]string{}
+	}
+	d.providers[name] = provider
+}
+
+// opLevel builds the op_level model of a `default` timing role from the performance database:
+// with forward_model auto, the model when the database is configured and holds every table the
+// role needs, else nil (the caller uses the roofline); with op_level, the model or a
+// *config.Error on timing.forward_model naming the GPU, backend, version and path searched.
+func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing.ModelSpec, hw timing.Hardware,
+	prec timing.Precisions) (timing.Model, error) {
+	fm := role.Timing.ForwardModel
+	path := "engine.workers." + string(name) + ".timing.forward_model"
+	e := &d.cfg.Engine
+	if d.db == nil && d.dbErr == nil {
+		d.db, d.dbErr = opdb.FromEnv()
+	}
+	if d.dbErr != nil {
+		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: "the performance database cannot be opened: " + d.dbErr.Error()}
+	}
+	if d.db == nil {
+		if fm == config.ForwardOpLevel {
+			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: fmt.Sprintf(
+				"op_level needs a performance database for gpu %s, backend %s, version %s; none is configured: give --systems-dir DIR "+
+					"(an AIConfigurator systems folder) or set %s, or use forward_model: auto", hw.ID, e.Backend, versionName(e.BackendVersion), opdb.EnvSystemsDir)}
+		}
+		return nil, nil
+	}
+	ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},
+		m, hw, prec, shape(role), d.eff)
+	if err != nil {
+		if fm == config.ForwardOpLevel {
+			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: fmt.Sprintf("op_level for gpu %s, backend %s, version %s: %v",
+				hw.ID, e.Backend, versionName(e.BackendVersion), err)}
+		}
+		return nil, nil
+	}
+	d.provide(name, ol.Provider)
+	return ol, nil
+}
+
+// versionName is engine.backend_version for messages ("" = the newest).
+func versionName(v string) string {
+	if v == "" {
+		return "newest"
+	}
+	return v
 }
 
 // CapacityBlocks is the KV pool per attention-DP rank of role name of cfg, in blocks: the fixed

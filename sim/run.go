@@ -10,6 +10,7 @@ import (
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/timing"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
@@ -23,6 +24,9 @@ type Options struct {
 	// Efficiency, when set, replaces timing.CalibratedEfficiency in `default` timing (used to
 	// fit the factors; see package calibrate).
 	Efficiency *timing.Efficiency
+	// Systems, when set, is the performance database of `default` timing's op_level forward
+	// model; nil uses the one SERVESWEEP_SYSTEMS_DIR names (opdb.FromEnv), if any.
+	Systems *opdb.DB
 }
 
 // Result is a finished run.
@@ -45,6 +49,11 @@ type Result struct {
 	// FrontendOverheadMs is the front-end time every request waited before reaching the workers
 	// (FrontendOverheadMs of the config; 0 without a front end).
 	FrontendOverheadMs float64
+	// TimingProvider names the timing model that priced the passes: "fixed", "polynomial",
+	// "roofline", or the op_level tables used (e.g. "op_level vllm gemm 0.24.0, attention
+	// 0.24.0, nccl 2.29.2 on h200_sxm"); in disaggregated mode "prefill: X; decode: Y" when the
+	// roles differ.
+	TimingProvider string
 }
 
 // Handoff is the prefill-side record of one request in disaggregated serving. Times are virtual
@@ -89,7 +98,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 			return nil, err
 		}
 	}
-	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
+	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency(), db: opt.Systems}
 	if opt.Efficiency != nil {
 		dep.eff = *opt.Efficiency
 	}
@@ -156,7 +165,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	in.SLA = SLA(cfg)
 	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
 	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
-		FrontendOverheadMs: s.frontendMs}
+		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName()}
 	res.LeakedBlocks = s.decoding.leakedBlocks()
 	if s.prefill != nil {
 		res.LeakedBlocks += s.prefill.leakedBlocks()

@@ -245,7 +245,7 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 	case err == nil && (res == nil || res.Summary == nil):
 		rec.Status, rec.Reason = results.StatusFailed, "the simulation returned no report"
 	case err == nil:
-		rec.Status, rec.Summary = results.StatusOK, results.SummaryValues(res.Summary)
+		rec.Status, rec.Summary, rec.TimingProvider = results.StatusOK, results.SummaryValues(res.Summary), res.TimingProvider
 	case ctx.Err() != nil:
 		return rec, false
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(pctx.Err(), context.DeadlineExceeded):

@@ -25,6 +25,8 @@ import (
 
 // predictOptions are the flags of `servesweep predict` (dynosim-spec.md §2.1, §2.2).
 type predictOptions struct {
+	// SystemsDir is --systems-dir ("" = $SERVESWEEP_SYSTEMS_DIR).
+	SystemsDir string
 	ConfigPath        string
 	Stack             string
 	Sets              []string
@@ -77,6 +79,7 @@ an AIPerf-style table (or one JSON object with --format json).`,
 	mustComplete(cmd, "stack", fixed("dynamo\tprediction.json as a summary envelope; accepts router and planner",
 		"engine\tflat prediction.json; rejects router and planner"))
 	addFormatFlag(cmd, &opts.Format, "AIPerf-style console table")
+	addSystemsDirFlag(cmd, &opts.SystemsDir)
 	mustComplete(cmd, "set", noFiles)
 	return cmd
 }
@@ -96,6 +99,9 @@ func requireNoAdapters(cfg *config.Config) error {
 }
 
 func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
+	if err := applySystemsDir(opts.SystemsDir); err != nil {
+		return err
+	}
 	if !contains(stacks, opts.Stack) {
 		return &usageError{fmt.Errorf("stack '%s' is unavailable; installed stacks: %s", opts.Stack, strings.Join(stacks, ", "))}
 	}
@@ -147,6 +153,7 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 		fmt.Fprintln(io.Err, msg)
 	}
 	summary := res.Summary.Map()
+	summary["timing_provider"] = res.TimingProvider
 	var records []map[string]any
 	if opts.CapturePerRequest {
 		records = sim.RequestRecords(res)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servesweep/servesweep/sim/timing/opdb"
+
 	"github.com/servesweep/servesweep/sim/config"
 )
 
@@ -523,5 +525,29 @@ func TestPredictWarnsAboutTruncatedRequests(t *testing.T) {
 	}
 	if s := readSummary(t, dir); s["truncated_requests"] != 100.0 || s["truncated_output_tokens"] != 12700.0 {
 		t.Errorf("prediction.json: truncated %v by %v tokens", s["truncated_requests"], s["truncated_output_tokens"])
+	}
+}
+
+// --systems-dir points default timing at a performance database: the seed's synthetic config
+// with default timing is then priced op_level, and prediction.json says so; a path that is not a
+// directory is exit 2.
+func TestPredictSystemsDir(t *testing.T) {
+	const systems = "../../../shared/data/aic-systems"
+	if _, err := os.Stat(filepath.Join(systems, "h200_sxm.yaml")); err != nil {
+		t.Skipf("performance database not available at %s: %v", systems, err)
+	}
+	t.Setenv(opdb.EnvSystemsDir, "") // the flag sets it for the process; restore it afterwards
+	dir := t.TempDir()
+	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir,
+		"--set", "engine.workers.aggregated.timing={type: default, forward_model: op_level}", "--systems-dir", systems)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if s := readSummary(t, dir); s["timing_provider"] != "op_level vllm gemm 0.24.0, attention 0.24.0 on h200_sxm" || s["completed_requests"] != 100.0 {
+		t.Errorf("timing_provider %v, completed %v", s["timing_provider"], s["completed_requests"])
+	}
+	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--systems-dir", "/no/such/dir")
+	if code != 2 || !strings.Contains(errs, "--systems-dir: performance database /no/such/dir") {
+		t.Errorf("missing folder: exit %d, stderr %q", code, errs)
 	}
 }

@@ -22,6 +22,8 @@ import (
 
 // sweepOptions are the flags of `servesweep sweep`.
 type sweepOptions struct {
+	// SystemsDir is --systems-dir ("" = $SERVESWEEP_SYSTEMS_DIR).
+	SystemsDir string
 	ConfigPath     string
 	Sets           []string
 	OutputDir      string
@@ -101,6 +103,7 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 	f.IntVar(&opts.ShardCount, "shard-count", 0, "the shard count N when the index comes from JOB_COMPLETION_INDEX or "+
 		"SLURM_ARRAY_TASK_ID (default: SERVESWEEP_SHARD_COUNT, else SLURM_ARRAY_TASK_COUNT)")
 	addFormatFlag(cmd, &opts.Format, "the counts and the Pareto front (with --dry-run: the grid and the first points)")
+	addSystemsDirFlag(cmd, &opts.SystemsDir)
 	mustFilename(cmd, "config", "yaml", "yml")
 	mustDirname(cmd, "output-dir")
 	for _, name := range []string{"set", "parallelism", "timeout", "show", "shard", "shard-count"} {
@@ -122,6 +125,9 @@ func loadSpec(opts *sweepOptions) (*grid.Spec, error) {
 }
 
 func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
+	if err := applySystemsDir(opts.SystemsDir); err != nil {
+		return err
+	}
 	if err := checkFormat(opts.Format); err != nil {
 		return err
 	}

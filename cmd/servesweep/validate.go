@@ -16,6 +16,8 @@ import (
 
 // validateOptions are the flags of `servesweep validate`.
 type validateOptions struct {
+	// SystemsDir is --systems-dir ("" = $SERVESWEEP_SYSTEMS_DIR).
+	SystemsDir string
 	// Measured is the CSV path; OutputJSON, when set, where the JSON report goes.
 	Measured   string
 	OutputJSON string
@@ -87,6 +89,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 		"or known (the shipped shares, fixed in every fold: they describe how each backend's rows were measured)")
 	f.IntVar(&opts.FitEvaluations, "fit-evaluations", 120, "most full validations per fit (--fit, and each fold of --holdout-by), >= 2")
 	addFormatFlag(cmd, &opts.Format, "per-row, per-group and overall accuracy tables")
+	addSystemsDirFlag(cmd, &opts.SystemsDir)
 	mustFilename(cmd, "measured", "csv")
 	mustFilename(cmd, "output-json", "json")
 	mustComplete(cmd, "parallelism", noFiles)
@@ -97,6 +100,9 @@ an error, a failed run without any simulated row included, nothing is printed on
 }
 
 func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error {
+	if err := applySystemsDir(opts.SystemsDir); err != nil {
+		return err
+	}
 	if err := checkFormat(opts.Format); err != nil {
 		return err
 	}

@@ -423,19 +423,37 @@ const (
 	TimingFixed      = "fixed"
 	TimingPolynomial = "polynomial"
 	TimingDefault    = "default"
+	TimingRoofline   = "roofline"
 )
 
-// Timing picks the forward-pass time model of a role (dynosim-spec.md §3.2.4); `roofline` is an
-// alias of default.
+// Forward models of `default` timing (timing.forward_model).
+const (
+	ForwardAuto    = "auto"
+	ForwardOpLevel = "op_level"
+	ForwardFPM     = "fpm"
+)
+
+// Timing picks the forward-pass time model of a role (dynosim-spec.md §3.2.4).
 type Timing struct {
-	// Type selects the model: default (servesweep's hardware-aware model), fixed, or polynomial
-	// (the mocker's closed form).
-	Type string `yaml:"type" discriminator:"" enum:"default,fixed,polynomial" alias:"roofline=default" default:"default" rejectUnion:"{type} timing rejects fixed timing values"`
+	// Type selects the model: default (hardware-aware: composed from a per-operation
+	// performance database when one is configured, see ForwardModel, else the roofline),
+	// roofline (always servesweep's analytical model), fixed, or polynomial (the mocker's closed
+	// form).
+	Type string `yaml:"type" discriminator:"" enum:"default,fixed,polynomial,roofline" default:"default" rejectUnion:"{type} timing rejects fixed timing values"`
+	// ForwardModel (type default only; "" means auto) picks how default timing prices a pass:
+	// auto composes it from the performance database (--systems-dir or SERVESWEEP_SYSTEMS_DIR)
+	// when one is configured and holds every table the role needs, else uses the roofline;
+	// op_level requires the database; fpm is not supported yet.
+	ForwardModel string `yaml:"forward_model,omitempty" enum:"auto,op_level,fpm" optional:""`
 	// PrefillMs and DecodeMs, the cost of every prefill and decode pass in ms, are required by
 	// `fixed`.
 	PrefillMs *float64 `yaml:"prefill_ms,omitempty" union:"fixed" null:"omit" min:"0" limit:"0,MaxMs"`
 	DecodeMs  *float64 `yaml:"decode_ms,omitempty" union:"fixed" null:"omit" min:"0" limit:"0,MaxMs"`
 }
+
+// HardwareAware reports whether the timing derives pass times from the model and the GPU
+// (default or roofline), as opposed to fixed and polynomial times the reference defines exactly.
+func (t Timing) HardwareAware() bool { return t.Type == TimingDefault || t.Type == TimingRoofline }
 
 // Policy is router.policy: how requests are placed on replicas.
 type Policy string

@@ -333,7 +333,7 @@ func TestDecodeDefaultsPerUnionType(t *testing.T) {
 		Parallelism: Parallelism{1, 1, 1, 1, 1, 1},
 		Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256, CapacityPolicy: CapacityGuaranteedNoEvict},
 		KVCache:     KVCache{BlockSize: 64, PrefixCaching: true, Capacity: KVCapacity{Type: CapacityDefault, MemoryFraction: 0.9}},
-		Timing:      Timing{Type: TimingDefault},
+		Timing:      Timing{Type: TimingDefault, ForwardModel: ForwardAuto},
 	}
 	if !reflect.DeepEqual(c.Engine.Workers.Aggregated, wantRole) {
 		t.Errorf("empty role = %+v", c.Engine.Workers.Aggregated)
@@ -351,8 +351,8 @@ func TestDecodeDefaultsPerUnionType(t *testing.T) {
 	if kv := c.Engine.Workers.Aggregated.KVCache; kv.BlockSize != 32 || kv.Capacity != (KVCapacity{Type: CapacityDefault, MemoryFraction: 0.5}) {
 		t.Errorf("trtllm kv = %+v", kv)
 	}
-	if c.Engine.Workers.Aggregated.Timing.Type != TimingDefault {
-		t.Errorf("roofline alias: timing = %+v", c.Engine.Workers.Aggregated.Timing)
+	if tm := c.Engine.Workers.Aggregated.Timing; tm != (Timing{Type: TimingRoofline}) {
+		t.Errorf("roofline: timing = %+v, want the roofline type without a forward model", tm)
 	}
 
 	// Disaggregated roles: prefill max_sequences defaults to 1 only when omitted.
@@ -382,6 +382,7 @@ func TestDecodeUnsupportedValues(t *testing.T) {
 		frag string
 	}{
 		{[]string{"engine.enable_chunked_prefill=false"}, "engine.enable_chunked_prefill", "false is not supported yet"},
+		{[]string{"engine.workers.aggregated.timing={type: default, forward_model: fpm}"}, "engine.workers.aggregated.timing.forward_model", "fpm is not supported yet"},
 		{[]string{"router={policy: kv_router, prefill_load_model: {type: aic}, overlap_score_credit: 0.5}"}, "router.prefill_load_model.type", "aic is not supported yet"},
 		{[]string{"planner={policy: enabled, target: sla, fpm_sample_bucket_size: 16, max_num_gpus: -1, prefill_min_workers: null}"}, "planner.policy", "enabled is not supported yet"},
 		{[]string{"engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.9, 0.5]}"}, "engine.speculation", "ngram speculation is not supported yet"},
@@ -546,7 +547,11 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"polynomial rejects values", "", []string{agg + "timing.decode_ms=5"}, agg + "timing", "polynomial timing rejects fixed timing values"},
 		{"fixed timing negative", "", []string{agg + "timing={type: fixed, prefill_ms: -1, decode_ms: 1}"}, agg + "timing.prefill_ms", "must be >= 0, got -1"},
 		{"timing type enum", "", []string{agg + "timing.type=aic"}, agg + "timing.type", "must be one of default, fixed, polynomial"},
-		{"timing unknown field", "", []string{agg + "timing.forward_model=fpm"}, agg + "timing.forward_model", "unknown field; valid fields: type"},
+		{"timing unknown field", "", []string{agg + "timing.forward=fpm"}, agg + "timing.forward", "unknown field; valid fields: type"},
+		{"forward model on polynomial", "", []string{agg + "timing.forward_model=op_level"}, agg + "timing.forward_model",
+			"applies to timing type default only"},
+		{"forward model unknown", "", []string{agg + "timing={type: default, forward_model: aic}"}, agg + "timing.forward_model",
+			"must be one of auto, op_level, fpm"},
 		{"parallelism zero", "", []string{agg + "parallelism.tensor=0"}, agg + "parallelism.tensor", "must be an int > 0, got 0"},
 		{"parallelism context", "", []string{agg + "parallelism.prefill_context=2"}, agg + "parallelism.prefill_context", "unknown field"},
 		{"max sequences negative", "", []string{agg + "scheduler.max_sequences=-1"}, agg + "scheduler.max_sequences", "must be an int > 0, got -1"},

@@ -26,8 +26,9 @@ const (
 //     - a trace source's block_size is 512, except for the dynamo and weka formats, whose block
 //     size is embedded in the trace (§3.1.1);
 //     - per declared worker role: kv_cache.block_size is the backend's (vllm 64, sglang 1,
-//     trtllm 32), a `default` capacity's memory_fraction is 0.9 (sglang 0.88), and the
-//     prefill role's scheduler.max_sequences is 1 (§3.2.1).
+//     trtllm 32), a `default` capacity's memory_fraction is 0.9 (sglang 0.88), the
+//     prefill role's scheduler.max_sequences is 1 (§3.2.1), and `default` timing's
+//     forward_model is auto.
 func applyDefaults(c *Config, given map[string]bool, bad func(path string) bool) {
 	tagDefaults(rootSchema, reflect.ValueOf(c).Elem(), "", given, bad)
 
@@ -53,6 +54,9 @@ func applyDefaults(c *Config, given map[string]bool, bad func(path string) bool)
 		}
 		if name == RolePrefill && !given[p+"scheduler.max_sequences"] {
 			r.Scheduler.MaxSequences = defaultPrefillMaxSequences
+		}
+		if r.Timing.Type == TimingDefault && r.Timing.ForwardModel == "" {
+			r.Timing.ForwardModel = ForwardAuto
 		}
 	}
 }

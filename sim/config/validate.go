@@ -394,6 +394,10 @@ func (v *validator) role(p string, name Role, r *WorkerRole, backend string) {
 	if t := r.Timing; t.Type == TimingFixed && (t.PrefillMs == nil || t.DecodeMs == nil) {
 		v.errorf(p+".timing", "fixed timing requires prefill_ms and decode_ms")
 	}
+	if t := r.Timing; t.ForwardModel != "" && t.Type != TimingDefault {
+		v.errorf(p+".timing.forward_model", "applies to timing type default only (roofline is always the analytical model), got type %s; "+
+			"remove forward_model or set type: default", t.Type)
+	}
 }
 
 func (v *validator) router(r *Router) {
@@ -456,6 +460,11 @@ func (c *Config) Unsupported() Errors {
 	e := &c.Engine
 	if s := e.Speculation; s != nil {
 		add("engine.speculation", s.Kind+" speculation", "remove engine.speculation")
+	}
+	for _, name := range Roles() {
+		if r := e.Workers.Role(name); r != nil && r.Timing.ForwardModel == ForwardFPM {
+			add("engine.workers."+string(name)+".timing.forward_model", ForwardFPM, "use forward_model: auto or op_level")
+		}
 	}
 	if e.EnableChunkedPrefill != nil && !*e.EnableChunkedPrefill {
 		add("engine.enable_chunked_prefill", "false", "omit it or set it to true")

@@ -46,6 +46,32 @@ const NCCL = "nccl"
 // --systems-dir is given.
 const EnvSystemsDir = "SERVESWEEP_SYSTEMS_DIR"
 
+var (
+	defaultMu  sync.Mutex
+	defaultDBs = map[string]*DB{}
+)
+
+// FromEnv returns the database of the systems folder named by SERVESWEEP_SYSTEMS_DIR, nil when
+// the variable is unset or empty. A folder is opened once per process and shared (tables load
+// once, whichever caller asks first). Errors: those of Open, naming the variable.
+func FromEnv() (*DB, error) {
+	dir := os.Getenv(EnvSystemsDir)
+	if dir == "" {
+		return nil, nil
+	}
+	defaultMu.Lock()
+	defer defaultMu.Unlock()
+	if db := defaultDBs[dir]; db != nil {
+		return db, nil
+	}
+	db, err := Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s (--systems-dir or %s): %w", dir, EnvSystemsDir, err)
+	}
+	defaultDBs[dir] = db
+	return db, nil
+}
+
 // DB is one systems folder. The zero value is not usable; use Open.
 type DB struct {
 	dir string

@@ -1,0 +1,77 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
+)
+
+// systemsDir is the performance database subset beside the repository.
+const systemsDir = "../../shared/data/aic-systems"
+
+// How `default` timing picks its forward model: auto composes from the database when one is
+// configured and holds the tables, else the roofline; op_level requires the database and names
+// what it lacks; roofline is always the roofline; the result records the provider.
+func TestForwardModelSelection(t *testing.T) {
+	t.Setenv(opdb.EnvSystemsDir, "")
+	if _, err := os.Stat(filepath.Join(systemsDir, "h100_sxm.yaml")); err != nil {
+		t.Skipf("performance database not available at %s: %v", systemsDir, err)
+	}
+	db, err := opdb.Open(systemsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(tm config.Timing, weights string, withDB bool) (*Result, error) {
+		cfg := testConfig(512, 16, 8, 4, 4000)
+		cfg.Engine.Model, cfg.Engine.Hardware = "meta-llama/Meta-Llama-3.1-8B-Instruct", "h100_sxm"
+		cfg.Engine.Precision.Weights = weights
+		cfg.Engine.Workers.Aggregated.Timing = tm
+		opt := Options{}
+		if withDB {
+			opt.Systems = db
+		}
+		return Run(context.Background(), cfg, opt)
+	}
+	def := func(fm string) config.Timing { return config.Timing{Type: config.TimingDefault, ForwardModel: fm} }
+	const opLevel = "op_level vllm gemm 0.24.0, attention 0.24.0 on h100_sxm"
+	for _, c := range []struct {
+		name     string
+		tm       config.Timing
+		weights  string
+		db       bool
+		provider string
+		errPart  string
+	}{
+		{"auto without a database", def("auto"), "bf16", false, "roofline", ""},
+		{"auto with the database", def("auto"), "bf16", true, opLevel, ""},
+		{"auto without the tables", def("auto"), "fp4", true, "roofline", ""},
+		{"op_level with the database", def("op_level"), "bf16", true, opLevel, ""},
+		{"op_level without a database", def("op_level"), "bf16", false, "", "none is configured: give --systems-dir DIR"},
+		{"op_level without the tables", def("op_level"), "fp4", true, "", "no GEMM dtype nvfp4"},
+		{"roofline with the database", config.Timing{Type: config.TimingRoofline}, "bf16", true, "roofline", ""},
+		{"fixed", config.Timing{Type: config.TimingFixed, PrefillMs: f64(30), DecodeMs: f64(8)}, "bf16", true, "fixed", ""},
+	} {
+		res, err := run(c.tm, c.weights, c.db)
+		if c.errPart != "" {
+			var ce *config.Error
+			if !errors.As(err, &ce) || ce.Path != "engine.workers.aggregated.timing.forward_model" || !strings.Contains(err.Error(), c.errPart) ||
+				!strings.Contains(err.Error(), "h100_sxm") {
+				t.Errorf("%s: error %v, want one on timing.forward_model containing %q", c.name, err, c.errPart)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if res.TimingProvider != c.provider || res.Summary.CompletedRequests != 8 {
+			t.Errorf("%s: provider %q (%d completed), want %q", c.name, res.TimingProvider, res.Summary.CompletedRequests, c.provider)
+		}
+	}
+}
