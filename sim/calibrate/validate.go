@@ -71,6 +71,11 @@ type RowResult struct {
 	Concurrency int `json:"concurrency,omitempty"`
 	// Scheduler is the scheduler style simulated: the row's backend (vllm, sglang or trtllm).
 	Scheduler string `json:"scheduler,omitempty"`
+	// BackendVersion is the version the row was measured with; TimingProvider the timing model
+	// that simulated it (sim.Result.TimingProvider: "roofline", or the op_level tables and their
+	// versions, the newest the performance database holds).
+	BackendVersion string `json:"backend_version,omitempty"`
+	TimingProvider string `json:"timing_provider,omitempty"`
 	// Notes say where the simulation departs from the row (Plan.Notes).
 	Notes []string `json:"notes,omitempty"`
 	// MeasuredTTFTMs and MeasuredTPOTMs are the row's silicon_ttft_ms and silicon_tpot_ms.
@@ -230,6 +235,7 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	res.TTFTAPEPct = ape(ttft, r.TTFTMs)
 	res.TPOTAPEPct = ape(tpot, r.TPOTMs)
 	res.Preemptions = burst.Summary.Preemptions + run.Summary.Preemptions
+	res.BackendVersion, res.TimingProvider = r.BackendVersion, run.TimingProvider
 	return res
 }
 
