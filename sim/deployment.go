@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -20,8 +21,10 @@ type deployment struct {
 	// configured one cannot be opened.
 	db    *opdb.DB
 	dbErr error
-	// providers records, per role, the timing model built for it (Result.TimingProvider).
+	// providers records, per role, the timing model built for it (Result.TimingProvider);
+	// notes why a role fell back from the database to the roofline (Result.TimingNotes).
 	providers map[config.Role]string
+	notes     []string
 
 	modelDone bool
 	model     timing.ModelSpec
@@ -176,6 +179,12 @@ func (d *deployment) providerName() string {
 	return "prefill: " + p + "; decode: " + q
 }
 
+// fallback records why forward_model auto priced role name with the roofline although a
+// performance database is configured (Result.TimingNotes).
+func (d *deployment) fallback(name config.Role, err error) {
+	d.notes = append(d.notes, fmt.Sprintf("engine.workers.%s.timing: forward_model auto uses the roofline: %v", name, err))
+}
+
 // provide records the timing model of role name.
 func (d *deployment) provide(name config.Role, provider string) {
 	if d.providers == nil {
@@ -209,11 +218,17 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 	}
 	ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},
 		m, hw, prec, shape(role), d.eff)
+	var me *opdb.MissingError
+	if errors.As(err, &me) && me.What == "version" && e.BackendVersion != "" {
+		// A version the user asked for is never silently replaced, whatever the forward model.
+		return nil, &config.Error{File: d.cfg.File, Path: "engine.backend_version", Msg: err.Error()}
+	}
 	if err != nil {
 		if fm == config.ForwardOpLevel {
 			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: fmt.Sprintf("op_level for gpu %s, backend %s, version %s: %v",
 				hw.ID, e.Backend, versionName(e.BackendVersion), err)}
 		}
+		d.fallback(name, err)
 		return nil, nil
 	}
 	d.provide(name, ol.Provider)

@@ -73,5 +73,19 @@ func TestForwardModelSelection(t *testing.T) {
 		if res.TimingProvider != c.provider || res.Summary.CompletedRequests != 8 {
 			t.Errorf("%s: provider %q (%d completed), want %q", c.name, res.TimingProvider, res.Summary.CompletedRequests, c.provider)
 		}
+		// auto says why it fell back although a database is configured.
+		if fell := c.db && c.provider == "roofline" && c.tm.Type == config.TimingDefault; fell != (len(res.TimingNotes) == 1) ||
+			fell && !strings.Contains(res.TimingNotes[0], "no GEMM dtype nvfp4") {
+			t.Errorf("%s: notes %q", c.name, res.TimingNotes)
+		}
+	}
+	// A backend_version the database lacks is a config error even under auto.
+	cfg := testConfig(512, 16, 8, 4, 4000)
+	cfg.Engine.Model, cfg.Engine.Hardware, cfg.Engine.BackendVersion = "meta-llama/Meta-Llama-3.1-8B-Instruct", "h100_sxm", "0.6.0"
+	cfg.Engine.Workers.Aggregated.Timing = def("auto")
+	var ce *config.Error
+	if _, err := Run(context.Background(), cfg, Options{Systems: db}); !errors.As(err, &ce) || ce.Path != "engine.backend_version" ||
+		!strings.Contains(err.Error(), "available: 0.24.0") {
+		t.Errorf("unknown backend_version: %v", err)
 	}
 }

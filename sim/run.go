@@ -54,6 +54,9 @@ type Result struct {
 	// 0.24.0, nccl 2.29.2 on h200_sxm"); in disaggregated mode "prefill: X; decode: Y" when the
 	// roles differ.
 	TimingProvider string
+	// TimingNotes say why a role with forward_model auto was priced by the roofline although a
+	// performance database is configured (what the database lacks); empty otherwise.
+	TimingNotes []string
 }
 
 // Handoff is the prefill-side record of one request in disaggregated serving. Times are virtual
@@ -165,7 +168,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	in.SLA = SLA(cfg)
 	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
 	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
-		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName()}
+		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName(), TimingNotes: dep.notes}
 	res.LeakedBlocks = s.decoding.leakedBlocks()
 	if s.prefill != nil {
 		res.LeakedBlocks += s.prefill.leakedBlocks()

@@ -140,6 +140,9 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 		return err
 	}
 
+	for _, note := range res.TimingNotes {
+		fmt.Fprintln(io.Err, "servesweep: "+note)
+	}
 	if msg := flooredWarning(res.Summary); msg != "" {
 		fmt.Fprintln(io.Err, msg)
 	}
