@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -30,7 +31,8 @@ const kvCapacityFraction = "kv_capacity_fraction"
 //
 //   - a search domain ({choices: ...} or {range: ...}) where a value is expected;
 //   - the string auto where a value is expected (where auto is a field's own word, such as
-//     kv_cache.bytes_per_token, config never asks);
+//     kv_cache.bytes_per_token, config never asks; where it is one of the field's values, such as
+//     timing.forward_model, it is that value);
 //   - the load type kv_capacity_fraction;
 //   - a preset key, and the optimization and optimizer sections at the top level.
 func ConcreteMarker(path string, n *yaml.Node, unknown bool) string {
@@ -49,13 +51,20 @@ func ConcreteMarker(path string, n *yaml.Node, unknown bool) string {
 		return msgDomain
 	case isStr(n, "auto") && (path == "engine.hardware" || strings.HasSuffix(path, ".hardware")):
 		return msgAutoHardware
-	case isStr(n, "auto"):
+	case isStr(n, "auto") && !ownsAuto(path):
 		return msgAuto
 	case path == "traffic.load.type" && isStr(n, kvCapacityFraction):
 		f, _ := config.Lookup(path)
 		return kvCapacityFraction + " is only valid in servesweep sweep; predict needs one of " + strings.Join(f.Enum, ", ")
 	}
 	return ""
+}
+
+// ownsAuto reports whether auto is one of the field's own values (timing.forward_model), as
+// opposed to the sweep's marker.
+func ownsAuto(path string) bool {
+	f, ok := config.Lookup(path)
+	return ok && slices.Contains(f.Enum, "auto")
 }
 
 // isStr reports whether n is the YAML string s.

@@ -5,11 +5,14 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // MaxShards is the largest shard count: part files are named with five-digit shard numbers
@@ -110,6 +113,10 @@ func (x *Expansion) SpecHash() string {
 	writeSettings(&b, x.Spec.Optimization.Settings())
 	// What changes the rows beyond the point configs: the capacity search and the prices (absent
 	// from the text without them, so other specs keep their hashes).
+	// The performance database default timing composes passes from (absent without one).
+	if dir := SystemsDir(); dir != "" {
+		fmt.Fprintf(&b, "systems_dir %s\n", dir)
+	}
 	if cs := x.Spec.Optimization.CapacitySearch; cs != nil {
 		fmt.Fprintf(&b, "capacity_search %s %s %s %s %d\n", ftoa(cs.Attainment), ftoa(cs.Min), ftoa(cs.Max),
 			ftoa(cs.RelativeTolerance), cs.MaxProbes)
@@ -139,3 +146,17 @@ func writeSettings(b *strings.Builder, s results.Settings) {
 }
 
 func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// SystemsDir is the absolute path of the performance database in effect for this process
+// (SERVESWEEP_SYSTEMS_DIR, which --systems-dir sets), or "" without one. It is part of the spec
+// hash: rows priced with and without a database, or with two databases, never mix on resume.
+func SystemsDir() string {
+	dir := strings.TrimSpace(os.Getenv(opdb.EnvSystemsDir))
+	if dir == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // shardSets give base a grid of 3 × 4 × 5 = 60 points.
@@ -175,5 +177,19 @@ func TestShardOfIsStable(t *testing.T) {
 	}
 	if ShardOf("anything", 1) != 0 || ShardOf("anything", 0) != 0 {
 		t.Error("one shard (or a bad count) must give shard 0")
+	}
+}
+
+// The performance database in effect is part of the spec hash (rows priced with and without it
+// never mix on resume); without one the hash is what it always was.
+func TestSpecHashNamesTheDatabase(t *testing.T) {
+	t.Setenv(opdb.EnvSystemsDir, "")
+	h := expand(t, base, shardSets...).SpecHash()
+	t.Setenv(opdb.EnvSystemsDir, "/data/systems")
+	h1 := expand(t, base, shardSets...).SpecHash()
+	t.Setenv(opdb.EnvSystemsDir, "/data/other-systems")
+	h2 := expand(t, base, shardSets...).SpecHash()
+	if h1 == h || h2 == h || h1 == h2 {
+		t.Errorf("spec hashes without a database, with one, with another: %s %s %s", h, h1, h2)
 	}
 }

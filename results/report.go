@@ -252,7 +252,14 @@ func recommendationYAML(r *Row, n, total int, a *Analysis) []byte {
 		}
 	}
 	fmt.Fprintf(&b, "# %s\n", strings.Join(objs, ", "))
-	b.WriteString("# Run it: servesweep predict --stack dynamo -c THIS_FILE\n")
+	if r.TimingProvider != nil && strings.Contains(*r.TimingProvider, "op_level") {
+		p := *r.TimingProvider
+		// Priced from a performance database: predict needs the same one to reproduce it.
+		fmt.Fprintf(&b, "# Timing: %s\n", p)
+		b.WriteString("# Run it: servesweep predict --stack dynamo -c THIS_FILE --systems-dir DIR (the database the sweep used)\n")
+	} else {
+		b.WriteString("# Run it: servesweep predict --stack dynamo -c THIS_FILE\n")
+	}
 	b.WriteString(absTracePaths(r.ConfigYAML))
 	return b.Bytes()
 }

@@ -224,15 +224,24 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 		return nil, &config.Error{File: d.cfg.File, Path: "engine.backend_version", Msg: err.Error()}
 	}
 	if err != nil {
-		if fm == config.ForwardOpLevel {
-			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: fmt.Sprintf("op_level for gpu %s, backend %s, version %s: %v",
-				hw.ID, e.Backend, versionName(e.BackendVersion), err)}
+		// auto falls back only when a table is absent: a broken database is bad input.
+		if fm == config.ForwardOpLevel || me == nil {
+			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: fmt.Sprintf("%s for gpu %s, backend %s, version %s: %v",
+				forwardName(fm), hw.ID, e.Backend, versionName(e.BackendVersion), err)}
 		}
 		d.fallback(name, err)
 		return nil, nil
 	}
 	d.provide(name, ol.Provider)
 	return ol, nil
+}
+
+// forwardName is forward_model for messages ("" = auto).
+func forwardName(fm string) string {
+	if fm == "" {
+		return config.ForwardAuto
+	}
+	return fm
 }
 
 // versionName is engine.backend_version for messages ("" = the newest).

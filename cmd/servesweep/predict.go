@@ -25,8 +25,10 @@ import (
 
 // predictOptions are the flags of `servesweep predict` (dynosim-spec.md §2.1, §2.2).
 type predictOptions struct {
-	// SystemsDir is --systems-dir ("" = $SERVESWEEP_SYSTEMS_DIR).
-	SystemsDir string
+	// SystemsDir is --systems-dir ("" = $SERVESWEEP_SYSTEMS_DIR); SystemsDirSet says the flag
+	// was given.
+	SystemsDir    string
+	SystemsDirSet bool
 	ConfigPath        string
 	Stack             string
 	Sets              []string
@@ -61,6 +63,7 @@ an AIPerf-style table (or one JSON object with --format json).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.SystemsDirSet = cmd.Flags().Changed("systems-dir")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -99,7 +102,7 @@ func requireNoAdapters(cfg *config.Config) error {
 }
 
 func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
-	if err := applySystemsDir(opts.SystemsDir); err != nil {
+	if err := applySystemsDir(opts.SystemsDir, opts.SystemsDirSet); err != nil {
 		return err
 	}
 	if !contains(stacks, opts.Stack) {

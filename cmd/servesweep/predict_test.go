@@ -550,4 +550,48 @@ func TestPredictSystemsDir(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "--systems-dir: performance database /no/such/dir") {
 		t.Errorf("missing folder: exit %d, stderr %q", code, errs)
 	}
+	// forward_model auto may be written out; an H100 FP4 config falls back to the roofline and
+	// says why on stderr.
+	dir = t.TempDir()
+	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir, "--systems-dir", systems,
+		"--set", "engine.workers.aggregated.timing={type: default, forward_model: auto}", "--set", "engine.hardware=h100_sxm",
+		"--set", "engine.precision.weights=fp4")
+	if code != 0 || !strings.Contains(errs, "forward_model auto uses the roofline") || !strings.Contains(errs, "no GEMM dtype nvfp4") {
+		t.Errorf("auto fallback: exit %d, stderr %q", code, errs)
+	}
+	if s := readSummary(t, dir); s["timing_provider"] != "roofline" {
+		t.Errorf("auto fallback: timing_provider %v", s["timing_provider"])
+	}
+	// Not a systems folder, an empty flag, a bad environment value, a broken table: exit 2.
+	empty := t.TempDir()
+	broken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(broken, "h200_sxm.yaml"), []byte("data_dir: data/h200_sxm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gemm := filepath.Join(broken, "data", "h200_sxm", "gemm", "vllm", "0.24.0")
+	for _, d := range []string{gemm, filepath.Join(broken, "data", "h200_sxm", "attention", "vllm", "0.24.0")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(gemm, "gemm_perf.parquet"), []byte("not parquet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	def := "engine.workers.aggregated.timing={type: default}"
+	for _, c := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"", []string{"--systems-dir", empty}, "holds no <gpu>.yaml file"},
+		{"", []string{"--systems-dir", ""}, "--systems-dir is empty"},
+		{"/no/such/db", nil, opdb.EnvSystemsDir + ": performance database /no/such/db"},
+		{"", []string{"--systems-dir", broken, "--set", def}, "engine.workers.aggregated.timing.forward_model: auto for gpu h200_sxm"},
+	} {
+		t.Setenv(opdb.EnvSystemsDir, c.env)
+		args := append([]string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir()}, c.args...)
+		if code, _, errs := runCLI(t, args...); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v (env %q): exit %d, stderr %q; want 2 and %q", c.args, c.env, code, errs, c.want)
+		}
+	}
 }

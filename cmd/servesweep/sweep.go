@@ -22,8 +22,10 @@ import (
 
 // sweepOptions are the flags of `servesweep sweep`.
 type sweepOptions struct {
-	// SystemsDir is --systems-dir ("" = $SERVESWEEP_SYSTEMS_DIR).
-	SystemsDir string
+	// SystemsDir is --systems-dir ("" = $SERVESWEEP_SYSTEMS_DIR); SystemsDirSet says the flag
+	// was given.
+	SystemsDir    string
+	SystemsDirSet bool
 	ConfigPath     string
 	Sets           []string
 	OutputDir      string
@@ -80,6 +82,7 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.SystemsDirSet = cmd.Flags().Changed("systems-dir")
 			opts.shardCountSet = cmd.Flags().Changed("shard-count")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -125,7 +128,7 @@ func loadSpec(opts *sweepOptions) (*grid.Spec, error) {
 }
 
 func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
-	if err := applySystemsDir(opts.SystemsDir); err != nil {
+	if err := applySystemsDir(opts.SystemsDir, opts.SystemsDirSet); err != nil {
 		return err
 	}
 	if err := checkFormat(opts.Format); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/spf13/cobra"
@@ -18,11 +19,20 @@ func addSystemsDirFlag(cmd *cobra.Command, p *string) {
 	mustDirname(cmd, "systems-dir")
 }
 
-// applySystemsDir makes dir the process's performance database (SERVESWEEP_SYSTEMS_DIR) when it
-// is given; a path that is not a directory is a usage error (exit 2).
-func applySystemsDir(dir string) error {
-	if dir == "" {
+// applySystemsDir makes dir the process's performance database (SERVESWEEP_SYSTEMS_DIR) when
+// --systems-dir was given (set), else checks the environment's: a path that is not a systems
+// folder, or an empty --systems-dir, is a usage error (exit 2) naming the flag or the variable.
+func applySystemsDir(dir string, set bool) error {
+	if !set {
+		if env := strings.TrimSpace(os.Getenv(opdb.EnvSystemsDir)); env != "" {
+			if _, err := opdb.Open(env); err != nil {
+				return &usageError{fmt.Errorf("%s: %v", opdb.EnvSystemsDir, err)}
+			}
+		}
 		return nil
+	}
+	if strings.TrimSpace(dir) == "" {
+		return &usageError{fmt.Errorf("--systems-dir is empty; give an AIConfigurator systems folder, or omit the flag for the roofline")}
 	}
 	if _, err := opdb.Open(dir); err != nil {
 		return &usageError{fmt.Errorf("--systems-dir: %v", err)}

@@ -16,8 +16,10 @@ import (
 
 // validateOptions are the flags of `servesweep validate`.
 type validateOptions struct {
-	// SystemsDir is --systems-dir ("" = $SERVESWEEP_SYSTEMS_DIR).
-	SystemsDir string
+	// SystemsDir is --systems-dir ("" = $SERVESWEEP_SYSTEMS_DIR); SystemsDirSet says the flag
+	// was given.
+	SystemsDir    string
+	SystemsDirSet bool
 	// Measured is the CSV path; OutputJSON, when set, where the JSON report goes.
 	Measured   string
 	OutputJSON string
@@ -65,6 +67,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.SystemsDirSet = cmd.Flags().Changed("systems-dir")
 			opts.holdoutSet = cmd.Flags().Changed("holdout-by")
 			opts.fitEvaluationsSet = cmd.Flags().Changed("fit-evaluations")
 			if runF != nil {
@@ -100,7 +103,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 }
 
 func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error {
-	if err := applySystemsDir(opts.SystemsDir); err != nil {
+	if err := applySystemsDir(opts.SystemsDir, opts.SystemsDirSet); err != nil {
 		return err
 	}
 	if err := checkFormat(opts.Format); err != nil {

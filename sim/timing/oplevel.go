@@ -52,8 +52,8 @@ type OpLevel struct {
 	hiddenBytes                float64 // h · 2 bytes: one token's activation
 	elementwiseMsPerToken      float64
 	overheadMs, seqOverheadMs  float64
-	// Provider names the tables used, e.g. "op_level vllm gemm 0.24.0, attention 0.24.0, nccl
-	// 2.29.2 on h200_sxm".
+	// Provider names the tables used, e.g. "op_level vllm gemm 0.24.0, attention 0.24.0, custom
+	// all-reduce 0.24.0 on h200_sxm" (", nccl 2.29.2" where NCCL prices a collective).
 	Provider string
 }
 
@@ -145,12 +145,16 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 	if ol.gen, err = db.GenerationAttention(gpu, be, attnV, shape); err != nil {
 		return nil, err
 	}
-	ncclV := "-"
+	ol.Provider = fmt.Sprintf("op_level %s gemm %s, attention %s", be, gemmV, attnV)
+	usesNCCL := s.Pipeline > 1
 	if s.Tensor > 1 {
-		if ol.allReduce, err = db.CustomAllReduce(gpu, be, src.Version, s.Tensor); err != nil {
-			if ol.allReduce, err = db.NCCL(gpu, "", "all_reduce", "half", s.Tensor); err != nil {
-				return nil, err
-			}
+		if ol.allReduce, err = db.CustomAllReduce(gpu, be, src.Version, s.Tensor); err == nil {
+			v, _ := db.Resolve(gpu, opdb.OpComm, be, src.Version)
+			ol.Provider += ", custom all-reduce " + v
+		} else if ol.allReduce, err = db.NCCL(gpu, "", "all_reduce", "half", s.Tensor); err == nil {
+			usesNCCL = true
+		} else {
+			return nil, err
 		}
 	}
 	if s.Pipeline > 1 {
@@ -158,14 +162,10 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 			return nil, err
 		}
 	}
-	if s.Tensor > 1 || s.Pipeline > 1 {
+	if usesNCCL {
 		if vs, err := db.Versions(gpu, opdb.OpComm, opdb.NCCL); err == nil {
-			ncclV = vs[len(vs)-1]
+			ol.Provider += ", nccl " + vs[len(vs)-1]
 		}
-	}
-	ol.Provider = fmt.Sprintf("op_level %s gemm %s, attention %s", be, gemmV, attnV)
-	if ncclV != "-" {
-		ol.Provider += ", nccl " + ncclV
 	}
 	ol.Provider += " on " + gpu
 	return ol, nil

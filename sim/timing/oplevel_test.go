@@ -77,7 +77,7 @@ func TestOpLevelPassFromTableValues(t *testing.T) {
 }
 
 // Tensor parallelism adds two all-reduces per layer (the backend's custom all-reduce) and
-// shrinks each GPU's GEMMs; the provider names the NCCL version; a lone request's pass under PP2
+// shrinks each GPU's GEMMs; the provider names the tables that priced the collectives; a lone request's pass under PP2
 // is never shorter than under PP1.
 func TestOpLevelParallelism(t *testing.T) {
 	db := openDB(t)
@@ -91,8 +91,11 @@ func TestOpLevelParallelism(t *testing.T) {
 		return ol
 	}
 	tp1, tp2, pp2 := build(Shape{1, 1}), build(Shape{2, 1}), build(Shape{1, 2})
-	if tp2.allReduce == nil || !strings.Contains(tp2.Provider, ", nccl 2.29.2 on h200_sxm") {
-		t.Errorf("TP2: all-reduce %v, provider %q", tp2.allReduce, tp2.Provider)
+	if tp2.allReduce == nil || tp2.allReduce.Source != "vllm" || tp2.Provider != "op_level vllm gemm 0.24.0, attention 0.24.0, custom all-reduce 0.24.0 on h200_sxm" {
+		t.Errorf("TP2: all-reduce %+v, provider %q", tp2.allReduce, tp2.Provider)
+	}
+	if !strings.HasSuffix(pp2.Provider, ", nccl 2.29.2 on h200_sxm") {
+		t.Errorf("PP2: provider %q, want the NCCL version of its sends", pp2.Provider)
 	}
 	prefill := &Batch{PrefillRequests: 1, PrefillTokens: 2048, PrefillAttentionPairs: 2048 * 2049 / 2, DecodeRequests: 1,
 		DecodeKVTokens: 2048, SampledTokens: 1}

@@ -51,11 +51,11 @@ var (
 	defaultDBs = map[string]*DB{}
 )
 
-// FromEnv returns the database of the systems folder named by SERVESWEEP_SYSTEMS_DIR, nil when
-// the variable is unset or empty. A folder is opened once per process and shared (tables load
+// FromEnv returns the database of the systems folder named by SERVESWEEP_SYSTEMS_DIR (surrounding
+// space trimmed), nil when the variable is unset or blank. A folder is opened once per process and shared (tables load
 // once, whichever caller asks first). Errors: those of Open, naming the variable.
 func FromEnv() (*DB, error) {
-	dir := os.Getenv(EnvSystemsDir)
+	dir := strings.TrimSpace(os.Getenv(EnvSystemsDir))
 	if dir == "" {
 		return nil, nil
 	}
@@ -66,7 +66,7 @@ func FromEnv() (*DB, error) {
 	}
 	db, err := Open(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s (--systems-dir or %s): %w", dir, EnvSystemsDir, err)
+		return nil, fmt.Errorf("%s=%s: %w", EnvSystemsDir, dir, err)
 	}
 	defaultDBs[dir] = db
 	return db, nil
@@ -87,8 +87,8 @@ type tableOnce struct {
 	err  error
 }
 
-// Open returns the database in systems folder dir. It checks only that dir is a directory;
-// tables are read when first queried. Errors name the path.
+// Open returns the database in systems folder dir. It checks only that dir is a directory
+// holding at least one <gpu>.yaml; tables are read when first queried. Errors name the path.
 func Open(dir string) (*DB, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -96,6 +96,10 @@ func Open(dir string) (*DB, error) {
 	}
 	if !st.IsDir() {
 		return nil, fmt.Errorf("performance database %s: not a directory (want an AIConfigurator systems folder holding <gpu>.yaml files)", dir)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.yaml")); len(m) == 0 {
+		return nil, fmt.Errorf("performance database %s: holds no <gpu>.yaml file (want an AIConfigurator systems folder: "+
+			"<gpu>.yaml files beside data/<gpu>/<op>/<backend>/<version>/)", dir)
 	}
 	return &DB{dir: dir, data: map[string]string{}, tables: map[string]*tableOnce{}}, nil
 }
