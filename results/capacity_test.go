@@ -102,6 +102,9 @@ func TestSchedulerStyleColumns(t *testing.T) {
 	vllm := simulatedRow(t, "v", 0)
 	sg := simulatedRow(t, "s", 1, "engine.backend=sglang", "engine.workers.aggregated.scheduler.prefill_decode_interval=3")
 	trt := simulatedRow(t, "t", 2, "engine.backend=trtllm", "engine.workers.aggregated.scheduler.capacity_policy=max_utilization")
+	if v := simulatedRow(t, "b", 3, "engine.backend_version=0.24.0"); v.BackendVersion == nil || *v.BackendVersion != "0.24.0" || vllm.BackendVersion != nil {
+		t.Errorf("backend_version %v (unset: %v)", v.BackendVersion, vllm.BackendVersion)
+	}
 	if vllm.AggPrefillDecodeInterval != nil || vllm.AggCapacityPolicy != nil {
 		t.Errorf("vllm: interval %v, policy %v; want null", vllm.AggPrefillDecodeInterval, vllm.AggCapacityPolicy)
 	}

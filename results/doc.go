@@ -62,6 +62,7 @@
 //	{agg,prefill,decode}_timing                          STRING  fixed | polynomial | default
 //	{agg,prefill,decode}_hardware                        STRING  the role's GPU (engine.hardware,
 //	                                                            or the role's own), resolved
+//	backend_version                                      STRING  engine.backend_version (null: unset)
 //	timing_provider                                      STRING  the timing model that priced the
 //	                                                            passes: fixed | polynomial | roofline |
 //	                                                            op_level <backend> gemm <v>, attention

@@ -66,6 +66,9 @@ type Row struct {
 	Backend  string `parquet:"backend"`
 	Hardware string `parquet:"hardware"`
 	Model    string `parquet:"model"`
+	// BackendVersion is engine.backend_version (null: the newest the performance database
+	// holds, or none configured).
+	BackendVersion *string `parquet:"backend_version,optional"`
 	// WeightPrecision and KVCachePrecision are the formats in effect (engine.precision with auto
 	// resolved from the model): bf16, fp8 or fp4 weights, bf16 or fp8 KV cache; null when auto
 	// cannot be resolved (a model the catalog does not know).
@@ -593,6 +596,9 @@ func (r *Row) roles() [3]roleColumns {
 func fillConfig(r *Row, c *config.Config) {
 	e := &c.Engine
 	r.Mode, r.Backend = string(e.Mode), e.Backend
+	if e.BackendVersion != "" {
+		r.BackendVersion = str(e.BackendVersion)
+	}
 	r.Hardware, _ = timing.ResolveHardwareID(e.Hardware)
 	r.Model, _ = timing.ResolveModelID(e.Model)
 	if prec, err := sim.Precisions(c); err == nil {
