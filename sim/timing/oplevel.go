@@ -177,10 +177,7 @@ func (ol *OpLevel) PassMs(b *Batch) float64 {
 	if tokens == 0 && b.SampledTokens == 0 {
 		return 0
 	}
-	micro := 1.0
-	if ol.pipeline > 1 {
-		micro = float64(max(1, min(int(ol.pipeline), b.PrefillRequests+b.DecodeSteps)))
-	}
+	micro := float64(microBatches(int(ol.pipeline), b))
 	tm := tokens / micro
 	layer := ol.qkv.at(tm) + ol.o.at(tm) + ol.gateUp.at(tm) + ol.down.at(tm) + tm*ol.elementwiseMsPerToken
 	if r := float64(b.PrefillRequests); r > 0 {

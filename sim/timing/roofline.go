@@ -214,11 +214,7 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 	}
 	// Under pipeline parallelism the batch splits into m = min(p, sequences) micro-batches; the
 	// per-token terms were precomputed for m = p and scale by p/m (1 without pipelining).
-	scale := 1.0
-	if r.pipeline > 1 {
-		m := min(r.pipeline, b.PrefillRequests+b.DecodeSteps)
-		scale = float64(r.pipeline) / float64(max(m, 1))
-	}
+	scale := float64(r.pipeline) / float64(microBatches(r.pipeline, b))
 	gemm := math.Max(scale*(tokens*r.gemmMsPerToken+float64(b.SampledTokens)*r.headMsPerSample), r.weightMs)
 	ms := r.overheadMs + float64(b.SampledTokens)*r.seqOverheadMs + gemm
 	if b.PrefillRequests > 0 {
@@ -236,4 +232,13 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 		ms += r.pipelineMs + scale*tokens*r.pipelineMsPerToken
 	}
 	return ms
+}
+
+// microBatches is the number of pipeline micro-batches a pass runs in flight under pipeline
+// degree p: min(p, sequences in the pass), at least 1 (1 without pipelining).
+func microBatches(p int, b *Batch) int {
+	if p <= 1 {
+		return 1
+	}
+	return max(1, min(p, b.PrefillRequests+b.DecodeSteps))
 }

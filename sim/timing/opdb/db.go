@@ -110,6 +110,7 @@ func (db *DB) Dir() string { return db.dir }
 // MissingError says that a table the caller needs is not in the database: which GPU, op,
 // backend and version were wanted, the path searched, and what exists there instead.
 type MissingError struct {
+	// GPU, Op, Backend and Version say what was wanted ("" where it does not apply).
 	GPU, Op, Backend, Version string
 	// Path is the directory or file searched.
 	Path string
