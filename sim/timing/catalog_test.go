@@ -70,8 +70,12 @@ func TestLookupHardware(t *testing.T) {
 	if a.PeakTFLOPS(FP8) != 312 {
 		t.Errorf("a100 fp8 peak = %v, want the bf16 rate", a.PeakTFLOPS(FP8))
 	}
+	// Blackwell Ultra, with the AIConfigurator database's figures: FP4 at its own 14 PF rate.
+	if b, err := LookupHardware("b300"); err != nil || b.ID != "b300_sxm" || b.MemoryGiB != 288 || b.PeakTFLOPS(FP4) != 14000 {
+		t.Errorf("b300 = %+v, %v", b, err)
+	}
 	_, err := LookupHardware("tpu_v5")
-	if err == nil || !strings.Contains(err.Error(), `unknown hardware "tpu_v5"`) || !strings.Contains(err.Error(), "b200_sxm, gb200, h100_sxm") {
+	if err == nil || !strings.Contains(err.Error(), `unknown hardware "tpu_v5"`) || !strings.Contains(err.Error(), "b200_sxm, b300_sxm, gb200, gb300, h100_sxm") {
 		t.Errorf("unknown hardware error = %v", err)
 	}
 }

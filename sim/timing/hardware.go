@@ -58,6 +58,12 @@ func (h Hardware) PeakTFLOPS(p Precision) float64 {
 //   - gb200: "NVIDIA GB200 NVL72" datasheet divided by 72 GPUs: 13.4 TB HBM3e → 186 GB,
 //     576 TB/s → 8 TB/s, FP4 1,440 / FP8 720 / BF16 360 PFLOPS with sparsity → 20 / 10 / 5 PF
 //     per GPU sparse, NVLink 5 1.8 TB/s bidirectional.
+//   - b300_sxm: "NVIDIA HGX B300" datasheet per GPU (as AIConfigurator's b300_sxm system file
+//     quotes it): 288 GB HBM3e, 62 TB/s per 8 GPUs → 7.75 TB/s, BF16 2.25 / FP8 4.5 / FP4 14
+//     PFLOPS dense, NVLink 5 1.8 TB/s bidirectional.
+//   - gb300: "NVIDIA GB300 NVL72" datasheet per GPU (as AIConfigurator's gb300 system file quotes
+//     it): 288 GB HBM3e, 8 TB/s, BF16 2.5 / FP8 5 / FP4 15 PFLOPS dense, NVLink 5 1.8 TB/s
+//     bidirectional.
 //   - l40s: "NVIDIA L40S" datasheet: 48 GB GDDR6, 864 GB/s, BF16 362.05 / FP8 733 TFLOPS dense
 //     (1,466 with sparsity), no NVLink: PCIe Gen4 x16, 64 GB/s bidirectional.
 func hardwareCatalog() []Hardware {
@@ -67,6 +73,8 @@ func hardwareCatalog() []Hardware {
 		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450},
 		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkGBps: 900},
 		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkGBps: 900},
+		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkGBps: 900},
+		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkGBps: 900},
 		{ID: "l40s", MemoryGiB: 48, MemoryTBps: 0.864, BF16TFLOPS: 362.05, FP8TFLOPS: 733, LinkGBps: 32},
 	}
 }
@@ -80,6 +88,8 @@ func hardwareAliases() map[string]string {
 		"h200": "h200_sxm", "h200-sxm": "h200_sxm",
 		"b200": "b200_sxm", "b200-sxm": "b200_sxm",
 		"gb200_nvl72": "gb200", "gb200-nvl72": "gb200",
+		"b300": "b300_sxm", "b300-sxm": "b300_sxm",
+		"gb300_nvl72": "gb300", "gb300-nvl72": "gb300",
 		"l40s_pcie": "l40s",
 	}
 }
