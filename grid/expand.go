@@ -160,6 +160,9 @@ type Expansion struct {
 	// Errors holds the full decode errors of the first few invalid or unsupported points
 	// (maxErrors), each introduced by its point.
 	Errors []string
+	// TimingNotes lists, once each and sorted, why points with forward_model auto will be priced
+	// by the roofline although a performance database is configured (sim.CheckNotes).
+	TimingNotes []string
 	// Points are the selected points in enumeration order: every valid point for the grid
 	// algorithm, MaxTrials of them for random.
 	Points []Point
@@ -273,6 +276,7 @@ func (s *Spec) Expand() (*Expansion, error) {
 	// sim.Check reads only the engine section: points that share one (most of a grid: the load
 	// and router domains) share its verdict.
 	checked := map[string]error{}
+	notes := map[string]bool{}
 	check := func(cfg *config.Config) error {
 		key, err := json.Marshal(&cfg.Engine)
 		if err != nil {
@@ -280,7 +284,11 @@ func (s *Spec) Expand() (*Expansion, error) {
 		}
 		e, ok := checked[string(key)]
 		if !ok {
-			e = sim.Check(cfg)
+			var ns []string
+			ns, e = sim.CheckNotes(cfg)
+			for _, n := range ns {
+				notes[n] = true
+			}
 			checked[string(key)] = e
 		}
 		return e
@@ -352,6 +360,10 @@ func (s *Spec) Expand() (*Expansion, error) {
 		}
 	}
 	markEquivalents(x.Points)
+	for n := range notes {
+		x.TimingNotes = append(x.TimingNotes, n)
+	}
+	slices.Sort(x.TimingNotes)
 	return x, nil
 }
 

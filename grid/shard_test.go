@@ -2,6 +2,8 @@ package grid
 
 import (
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -191,5 +193,20 @@ func TestSpecHashNamesTheDatabase(t *testing.T) {
 	h2 := expand(t, base, shardSets...).SpecHash()
 	if h1 == h || h2 == h || h1 == h2 {
 		t.Errorf("spec hashes without a database, with one, with another: %s %s %s", h, h1, h2)
+	}
+}
+
+// Expand says once why points with forward_model auto fall back to the roofline: an A100 point
+// when the database has no A100 tables; the H200 point needs no note.
+func TestExpandNamesTimingFallbacks(t *testing.T) {
+	const systems = "../../shared/data/aic-systems"
+	if _, err := os.Stat(filepath.Join(systems, "h200_sxm.yaml")); err != nil {
+		t.Skipf("performance database not available at %s: %v", systems, err)
+	}
+	t.Setenv(opdb.EnvSystemsDir, systems)
+	x := expand(t, base, "engine.workers.aggregated.timing={type: default}", "engine.hardware={choices: [a100_sxm, h200_sxm]}",
+		"traffic.load.concurrency={choices: [2, 4]}")
+	if len(x.Points) != 4 || len(x.TimingNotes) != 1 || !strings.Contains(x.TimingNotes[0], "no GPU for gpu a100_sxm") {
+		t.Errorf("%d points, notes %q", len(x.Points), x.TimingNotes)
 	}
 }

@@ -182,7 +182,21 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 // the *config.Error Run would return, naming the field. A sweep filters the points it refuses as
 // invalid configs instead of simulating them.
 func Check(cfg *config.Config) error {
+	_, err := CheckNotes(cfg)
+	return err
+}
+
+// CheckNotes is Check that also returns Result.TimingNotes the run would have: why a role with
+// forward_model auto would be priced by the roofline although a performance database is
+// configured.
+func CheckNotes(cfg *config.Config) ([]string, error) {
 	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
+	err := dep.check()
+	return dep.notes, err
+}
+
+func (dep *deployment) check() error {
+	cfg := dep.cfg
 	if cfg.Engine.ContextLength == 0 && cfg.Engine.Backend == config.BackendVLLM {
 		if _, err := dep.modelFor(`engine.context_length "max" (or set a number of tokens)`); err != nil {
 			return err

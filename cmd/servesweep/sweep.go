@@ -160,6 +160,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	for _, w := range x.Warnings {
 		fmt.Fprintln(io.Err, "warning: "+w)
 	}
+	for _, n := range x.TimingNotes {
+		fmt.Fprintln(io.Err, "servesweep: "+n)
+	}
 	if opts.DryRun {
 		points, what := x.Points, ""
 		var sd *shardDoc
