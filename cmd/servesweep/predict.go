@@ -146,6 +146,10 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	for _, note := range res.TimingNotes {
 		fmt.Fprintln(io.Err, "servesweep: "+note)
 	}
+	if v := cfg.Engine.BackendVersion; v != "" && !strings.Contains(res.TimingProvider, "op_level") {
+		fmt.Fprintf(io.Err, "servesweep: engine.backend_version %s selects performance-database tables only; timing %s does not use them\n",
+			v, res.TimingProvider)
+	}
 	if msg := flooredWarning(res.Summary); msg != "" {
 		fmt.Fprintln(io.Err, msg)
 	}

@@ -562,6 +562,11 @@ func TestPredictSystemsDir(t *testing.T) {
 	if s := readSummary(t, dir); s["timing_provider"] != "roofline" {
 		t.Errorf("auto fallback: timing_provider %v", s["timing_provider"])
 	}
+	// A backend_version without op_level timing has no effect, and predict says so.
+	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", "engine.backend_version=0.24.0")
+	if code != 0 || !strings.Contains(errs, "engine.backend_version 0.24.0 selects performance-database tables only; timing polynomial does not use them") {
+		t.Errorf("backend_version without a database: exit %d, stderr %q", code, errs)
+	}
 	// Not a systems folder, an empty flag, a bad environment value, a broken table: exit 2.
 	empty := t.TempDir()
 	broken := t.TempDir()
