@@ -267,3 +267,33 @@ func TestAtNKMatchesLatency(t *testing.T) {
 		}
 	}
 }
+
+// A table copied into another GPU's folder is refused: its rows name the GPU they were measured
+// on.
+func TestTableOfAnotherGPUIsRefused(t *testing.T) {
+	openShared(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "h200_sxm.yaml"), []byte("data_dir: data/h200_sxm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(systemsDir, "data", "h100_sxm", "gemm", "vllm", "0.24.0", gemmFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "data", "h200_sxm", "gemm", "vllm", "0.24.0")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dst, gemmFile), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.GEMM("h200_sxm", "vllm", "", "bfloat16")
+	var me *MissingError
+	if err == nil || errors.As(err, &me) || !strings.Contains(err.Error(), `measured on "NVIDIA H100 80GB HBM3", not on a h200_sxm`) {
+		t.Errorf("h100 table in the h200 folder: %v", err)
+	}
+}

@@ -17,6 +17,7 @@ type GEMM struct {
 }
 
 type gemmRow struct {
+	Device  string  `parquet:"device,optional"`
 	Dtype   string  `parquet:"gemm_dtype,optional"`
 	M       int64   `parquet:"m,optional"`
 	N       int64   `parquet:"n,optional"`
@@ -40,6 +41,9 @@ func (db *DB) GEMM(gpu, backend, version, dtype string) (*GEMM, error) {
 		}
 		rows, err := readRows[gemmRow](p)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkDevice(rows, func(r gemmRow) string { return r.Device }, p, gpu); err != nil {
 			return nil, err
 		}
 		return buildGEMMs(rows), nil
@@ -211,6 +215,7 @@ type Attention struct {
 func (a *Attention) Latency(batch, seq float64) float64 { return a.grid.at(batch, seq) }
 
 type attnRow struct {
+	Device  string  `parquet:"device,optional"`
 	Batch   int64   `parquet:"batch_size,optional"`
 	ISL     int64   `parquet:"isl,optional"`
 	Heads   int64   `parquet:"num_heads,optional"`
@@ -247,6 +252,9 @@ func (db *DB) attention(gpu, backend, version, file string, s AttentionShape, ge
 		}
 		rows, err := readRows[attnRow](p)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkDevice(rows, func(r attnRow) string { return r.Device }, p, gpu); err != nil {
 			return nil, err
 		}
 		return buildAttention(rows, generation), nil
@@ -312,6 +320,7 @@ type Collective struct {
 func (c *Collective) Latency(bytes float64) float64 { return c.c.at(bytes) }
 
 type commRow struct {
+	Device  string  `parquet:"device,optional"`
 	Op      string  `parquet:"op_name,optional"`
 	Dtype   string  `parquet:"nccl_dtype,optional"`
 	ARDtype string  `parquet:"allreduce_dtype,optional"`
@@ -351,6 +360,9 @@ func (db *DB) collective(gpu, backend, version, file, op, dtype string, gpus int
 		if err != nil {
 			return nil, err
 		}
+		if err := checkDevice(rows, func(r commRow) string { return r.Device }, p, gpu); err != nil {
+			return nil, err
+		}
 		graph := false
 		for _, r := range rows {
 			graph = graph || strings.HasSuffix(r.Backend, "_graph")
@@ -388,4 +400,18 @@ func (db *DB) collective(gpu, backend, version, file, op, dtype string, gpus int
 	d, _ := db.dataDir(gpu)
 	return nil, &MissingError{What: fmt.Sprintf("%s %s on %d GPUs", op, dtype, gpus), GPU: gpu, Op: OpComm, Backend: backend, Version: v,
 		Path: d + "/" + OpComm + "/" + backend + "/" + v + "/" + file, Available: have}
+}
+
+// checkDevice refuses a table measured on another GPU than the folder it sits in: every row's
+// device (e.g. "NVIDIA H100 80GB HBM3") must hold the GPU id's family (h100_sxm: H100) as a word.
+// Rows without a device pass.
+func checkDevice[T any](rows []T, device func(T) string, path, gpu string) error {
+	family := strings.ToUpper(strings.SplitN(gpu, "_", 2)[0])
+	for _, r := range rows {
+		d := device(r)
+		if d != "" && !slices.Contains(strings.Fields(strings.ToUpper(d)), family) {
+			return fmt.Errorf("%s: measured on %q, not on a %s (a table copied into another GPU's folder?)", path, d, gpu)
+		}
+	}
+	return nil
 }
