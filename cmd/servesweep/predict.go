@@ -27,8 +27,8 @@ import (
 type predictOptions struct {
 	// SystemsDir is --systems-dir ("" = $SERVESWEEP_SYSTEMS_DIR); SystemsDirSet says the flag
 	// was given.
-	SystemsDir    string
-	SystemsDirSet bool
+	SystemsDir        string
+	SystemsDirSet     bool
 	ConfigPath        string
 	Stack             string
 	Sets              []string

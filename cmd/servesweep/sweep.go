@@ -24,8 +24,8 @@ import (
 type sweepOptions struct {
 	// SystemsDir is --systems-dir ("" = $SERVESWEEP_SYSTEMS_DIR); SystemsDirSet says the flag
 	// was given.
-	SystemsDir    string
-	SystemsDirSet bool
+	SystemsDir     string
+	SystemsDirSet  bool
 	ConfigPath     string
 	Sets           []string
 	OutputDir      string
