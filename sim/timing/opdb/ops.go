@@ -2,6 +2,7 @@ package opdb
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -34,20 +35,7 @@ func (db *DB) GEMM(gpu, backend, version, dtype string) (*GEMM, error) {
 	if err != nil {
 		return nil, err
 	}
-	all, err := db.table("gemm\x00"+gpu+"\x00"+backend+"\x00"+version, func() (any, error) {
-		p, err := db.tablePath(gpu, OpGEMM, backend, version, gemmFile)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := readRows[gemmRow](p)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkDevice(rows, func(r gemmRow) string { return r.Device }, p, gpu); err != nil {
-			return nil, err
-		}
-		return buildGEMMs(rows), nil
-	})
+	all, err := loadTable(db, gpu, OpGEMM, backend, version, gemmFile, func(rows []gemmRow) any { return buildGEMMs(rows) })
 	if err != nil {
 		return nil, err
 	}
@@ -58,10 +46,7 @@ func (db *DB) GEMM(gpu, backend, version, dtype string) (*GEMM, error) {
 		for k := range m {
 			have = append(have, k)
 		}
-		slices.Sort(have)
-		d, _ := db.dataDir(gpu)
-		return nil, &MissingError{What: "GEMM dtype " + dtype, GPU: gpu, Op: OpGEMM, Backend: backend, Version: version,
-			Path: d + "/" + OpGEMM + "/" + backend + "/" + version + "/" + gemmFile, Available: have}
+		return nil, db.missingIn("GEMM dtype "+dtype, gpu, OpGEMM, backend, version, gemmFile, have)
 	}
 	return g, nil
 }
@@ -245,20 +230,7 @@ func (db *DB) attention(gpu, backend, version, file string, s AttentionShape, ge
 	if err != nil {
 		return nil, err
 	}
-	all, err := db.table("attn\x00"+file+"\x00"+gpu+"\x00"+backend+"\x00"+version, func() (any, error) {
-		p, err := db.tablePath(gpu, OpAttention, backend, version, file)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := readRows[attnRow](p)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkDevice(rows, func(r attnRow) string { return r.Device }, p, gpu); err != nil {
-			return nil, err
-		}
-		return buildAttention(rows, generation), nil
-	})
+	all, err := loadTable(db, gpu, OpAttention, backend, version, file, func(rows []attnRow) any { return buildAttention(rows, generation) })
 	if err != nil {
 		return nil, err
 	}
@@ -272,11 +244,8 @@ func (db *DB) attention(gpu, backend, version, file string, s AttentionShape, ge
 			have = append(have, fmt.Sprintf("%d/%d", k.Heads, k.KVHeads))
 		}
 	}
-	slices.Sort(have)
-	d, _ := db.dataDir(gpu)
-	return nil, &MissingError{What: "attention shape (" + s.String() + "); heads/kv heads measured at that head dim and kv dtype are listed",
-		GPU: gpu, Op: OpAttention, Backend: backend, Version: version, Path: d + "/" + OpAttention + "/" + backend + "/" + version + "/" + file,
-		Available: have}
+	return nil, db.missingIn("attention shape ("+s.String()+"); heads/kv heads measured at that head dim and kv dtype are listed",
+		gpu, OpAttention, backend, version, file, have)
 }
 
 func buildAttention(rows []attnRow, generation bool) map[AttentionShape]*Attention {
@@ -351,18 +320,7 @@ func (db *DB) collective(gpu, backend, version, file, op, dtype string, gpus int
 		op, dtype string
 		gpus      int
 	}
-	all, err := db.table("comm\x00"+file+"\x00"+gpu+"\x00"+backend+"\x00"+v, func() (any, error) {
-		p, err := db.tablePath(gpu, OpComm, backend, v, file)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := readRows[commRow](p)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkDevice(rows, func(r commRow) string { return r.Device }, p, gpu); err != nil {
-			return nil, err
-		}
+	all, err := loadTable(db, gpu, OpComm, backend, v, file, func(rows []commRow) any {
 		graph := false
 		for _, r := range rows {
 			graph = graph || strings.HasSuffix(r.Backend, "_graph")
@@ -383,7 +341,7 @@ func (db *DB) collective(gpu, backend, version, file, op, dtype string, gpus int
 		for k, s := range by {
 			out[k] = &Collective{Op: k.op, Dtype: k.dtype, GPUs: k.gpus, Source: backend, c: buildCurve(s, 1)}
 		}
-		return out, nil
+		return out
 	})
 	if err != nil {
 		return nil, err
@@ -396,19 +354,51 @@ func (db *DB) collective(gpu, backend, version, file, op, dtype string, gpus int
 	for k := range m {
 		have = append(have, strings.TrimSpace(fmt.Sprintf("%s %s on %d GPUs", k.op, k.dtype, k.gpus)))
 	}
+	return nil, db.missingIn(fmt.Sprintf("%s %s on %d GPUs", op, dtype, gpus), gpu, OpComm, backend, v, file, have)
+}
+
+// measured is a table row type that names the device it was measured on.
+type measured interface{ device() string }
+
+func (r gemmRow) device() string { return r.Device }
+func (r attnRow) device() string { return r.Device }
+func (r commRow) device() string { return r.Device }
+
+// loadTable loads, once per process, the table file of op for backend at (resolved) version on
+// gpu: its rows read, checked against the GPU (checkDevice), and turned into build's value.
+// Errors: the table is absent (*MissingError), unreadable, or measured on another GPU.
+func loadTable[T measured](db *DB, gpu, op, backend, version, file string, build func([]T) any) (any, error) {
+	return db.table(op+"\x00"+file+"\x00"+gpu+"\x00"+backend+"\x00"+version, func() (any, error) {
+		p, err := db.tablePath(gpu, op, backend, version, file)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := readRows[T](p)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkDevice(rows, p, gpu); err != nil {
+			return nil, err
+		}
+		return build(rows), nil
+	})
+}
+
+// missingIn is the *MissingError of what a loaded table lacks, listing what it has (sorted).
+func (db *DB) missingIn(what, gpu, op, backend, version, file string, have []string) *MissingError {
 	slices.Sort(have)
 	d, _ := db.dataDir(gpu)
-	return nil, &MissingError{What: fmt.Sprintf("%s %s on %d GPUs", op, dtype, gpus), GPU: gpu, Op: OpComm, Backend: backend, Version: v,
-		Path: d + "/" + OpComm + "/" + backend + "/" + v + "/" + file, Available: have}
+	return &MissingError{What: what, GPU: gpu, Op: op, Backend: backend, Version: version,
+		Path: filepath.Join(d, op, backend, version, file), Available: have}
 }
 
 // checkDevice refuses a table measured on another GPU than the folder it sits in: every row's
 // device (e.g. "NVIDIA H100 80GB HBM3") must hold the GPU id's family (h100_sxm: H100) as a word.
 // Rows without a device pass.
-func checkDevice[T any](rows []T, device func(T) string, path, gpu string) error {
+func checkDevice[T measured](rows []T, path, gpu string) error {
 	family := strings.ToUpper(strings.SplitN(gpu, "_", 2)[0])
 	for _, r := range rows {
-		d := device(r)
+		d := r.device()
 		if d != "" && !slices.Contains(strings.Fields(strings.ToUpper(d)), family) {
 			return fmt.Errorf("%s: measured on %q, not on a %s (a table copied into another GPU's folder?)", path, d, gpu)
 		}
