@@ -176,12 +176,12 @@ func (e *Engine) prefillBatch(nowMs float64) {
 	}
 	if ci := e.sg.chunked; ci >= 0 {
 		r := &e.reqs[ci]
-		n, cost, ok := e.fitPrefill(r, r.NumComputed, &b)
+		n, charged, cost, ok := e.fitPrefill(r, r.NumComputed, &b)
 		need := ceilDiv(r.NumComputed+n, e.bs) - int32(len(r.Blocks))
 		if !ok || int(need) > e.pool.Available() {
 			return
 		}
-		b.take(n, cost, c.PageSize)
+		b.take(charged, cost)
 		r.Blocks = e.pool.allocate(max(need, 0), r.Blocks)
 		e.schedule(ci, n)
 		if r.NumComputed < r.known() {
@@ -202,12 +202,12 @@ func (e *Engine) prefillBatch(nowMs float64) {
 			hits, inactiveHits = e.pool.lookup(r.Hashes[:min(max(limit, 0)/e.bs, int32(len(r.Hashes)))])
 		}
 		start := hits * e.bs
-		n, cost, ok := e.fitPrefill(r, start, &b)
+		n, charged, cost, ok := e.fitPrefill(r, start, &b)
 		need := ceilDiv(start+n, e.bs) - hits
 		if !ok || int(need+inactiveHits) > e.pool.Available() {
 			break
 		}
-		b.take(n, cost, c.PageSize)
+		b.take(charged, cost)
 		e.admitHead(nowMs, hits, need, n)
 		if r.NumComputed < known {
 			e.sg.chunked = ri
@@ -216,11 +216,12 @@ func (e *Engine) prefillBatch(nowMs float64) {
 	}
 }
 
-// fitPrefill is the chunk of request r, whose KV is computed up to start, that budget b admits,
-// and its cost against b.total (page-rounded tokens plus, when the chunk ends the prompt, the
-// request's clipped remaining output); ok is false when it does not fit. The KV budget is waived
+// fitPrefill is the chunk of request r, whose KV is computed up to start, that budget b admits:
+// n tokens, charged page-rounded against the prompt and chunk budgets, and cost against b.total
+// (charged plus, when the chunk ends the prompt, the request's clipped remaining output); ok is
+// false when it does not fit. The KV budget is waived
 // for the first request of a rank where no other request runs.
-func (e *Engine) fitPrefill(r *Request, start int32, b *prefillBudget) (n int32, cost float64, ok bool) {
+func (e *Engine) fitPrefill(r *Request, start int32, b *prefillBudget) (n, charged int32, cost float64, ok bool) {
 	c := &e.cfg.SGLang
 	page := int32(c.PageSize)
 	extend := r.known() - start
@@ -229,9 +230,9 @@ func (e *Engine) fitPrefill(r *Request, start int32, b *prefillBudget) (n int32,
 		n = min(extend, b.chunks/page*page)
 	}
 	if n <= 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	charged := ceilDiv(n, page) * page
+	charged = ceilDiv(n, page) * page
 	cost = float64(charged)
 	if n == extend {
 		cost += float64(min(r.MaxOutput-r.Generated, int32(c.ClipMaxNewTokens)))
@@ -241,14 +242,13 @@ func (e *Engine) fitPrefill(r *Request, start int32, b *prefillBudget) (n int32,
 	// the whole pool would otherwise wait forever.
 	alone := !e.anyDecoding() && len(e.scheduled) == 0
 	if cost >= b.total && !alone || charged > b.input || charged > b.chunks {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	return n, cost, true
+	return n, charged, cost, true
 }
 
-// take charges a chunk of n tokens costing cost to the budget.
-func (b *prefillBudget) take(n int32, cost float64, page int) {
-	charged := ceilDiv(n, int32(page)) * int32(page)
+// take charges a chunk of charged page-rounded tokens costing cost to the budget.
+func (b *prefillBudget) take(charged int32, cost float64) {
 	b.total -= cost
 	b.input -= charged
 	b.chunks -= charged
