@@ -148,10 +148,14 @@ func (db *DB) dataDir(gpu string) (string, error) {
 		return d, nil
 	}
 	path := filepath.Join(db.dir, gpu+".yaml")
-	raw, err := os.ReadFile(path)
+	err := regularFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", &MissingError{What: "GPU", GPU: gpu, Path: path, Available: db.gpus()}
 	}
+	if err != nil {
+		return "", fmt.Errorf("performance database: %w", err)
+	}
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("performance database: %w", err)
 	}
@@ -315,7 +319,7 @@ func (db *DB) tablePath(gpu, op, backend, version, file string) (string, error) 
 		return "", err
 	}
 	p := filepath.Join(d, op, backend, version, file)
-	if _, err := os.Stat(p); err != nil {
+	if err := regularFile(p); errors.Is(err, os.ErrNotExist) {
 		var avail []string
 		if es, err := os.ReadDir(filepath.Dir(p)); err == nil {
 			for _, e := range es {
@@ -325,6 +329,22 @@ func (db *DB) tablePath(gpu, op, backend, version, file string) (string, error) 
 			}
 		}
 		return "", &MissingError{What: "table " + file, GPU: gpu, Op: op, Backend: backend, Version: version, Path: p, Available: avail}
+	} else if err != nil {
+		return "", fmt.Errorf("performance database: %w", err)
 	}
 	return p, nil
+}
+
+// regularFile checks that path is a regular file (after symbolic links), so that reading it
+// cannot block: a named pipe or device in place of a table or <gpu>.yaml is an error naming the
+// path. Errors: the os.Stat error (os.ErrNotExist when absent) or one naming the file's mode.
+func regularFile(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (mode %s)", path, st.Mode())
+	}
+	return nil
 }
