@@ -77,12 +77,14 @@ func TestGoldenDigests(t *testing.T) {
 		predict("synthetic", capture, "-c", seedConfig)
 		predict("sessions", capture, "-c", seedConfig, "--set", sessions, "--set", "traffic.stop={sessions: 50}")
 	}
+	predict("speed-workload", false, "-c", "../../examples/speed-workload.yaml")
 	if _, err := os.Stat(moonTrace); err == nil {
 		trace := traceSets(needTrace(t))
 		predict("trace", false, append([]string{"-c", seedConfig}, trace...)...)
 		predict("kv-router", false, append([]string{"-c", seedConfig, "--set", "router.policy=kv_router",
 			"--set", "engine.workers.aggregated.parallelism.replicas=4"}, trace...)...)
 		predict("disaggregated", false, "-c", "../../examples/disaggregated.yaml", "--set", trace[1])
+		predict("trace-replay", false, "-c", "../../examples/trace-replay.yaml", "--set", "traffic.source.paths=["+moonTrace+"]")
 	} else {
 		t.Logf("Mooncake trace not available at %s: trace digests not checked", moonTrace)
 	}
