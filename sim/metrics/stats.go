@@ -25,7 +25,8 @@ func percentileRank(n int64, p float64) int64 {
 }
 
 // Summarize returns the Stats of samples: arithmetic mean, population standard deviation
-// (divide by n), exact min and max, and nearest-rank percentiles without interpolation.
+// (divide by n), exact min and max, and nearest-rank percentiles without interpolation. Sums are
+// exact and rounded once (exactSum), so the result does not depend on the samples' order.
 // Non-finite samples are dropped; an empty population gives all zeros. samples is sorted in place.
 func Summarize(samples []float64) Stats {
 	s := samples[:0]
@@ -38,20 +39,19 @@ func Summarize(samples []float64) Stats {
 		return Stats{}
 	}
 	slices.Sort(s)
-	sum := 0.0
+	var sum, ss exactSum
 	for _, v := range s {
-		sum += v
+		sum.add(v)
 	}
 	n := int64(len(s))
-	mean := sum / float64(n)
-	ss := 0.0
+	mean := sum.value() / float64(n)
 	for _, v := range s {
 		d := v - mean
-		ss += d * d
+		ss.add(float64(d * d))
 	}
 	at := func(p float64) float64 { return s[percentileRank(n, p)] }
 	return Stats{
-		Mean: mean, Min: s[0], Max: s[n-1], Std: math.Sqrt(ss / float64(n)),
+		Mean: mean, Min: s[0], Max: s[n-1], Std: math.Sqrt(ss.value() / float64(n)),
 		Median: at(50), P75: at(75), P90: at(90), P95: at(95), P99: at(99), Samples: n,
 	}
 }
@@ -63,8 +63,8 @@ type Weighted struct {
 }
 
 // SummarizeWeighted is Summarize over a population where each entry stands for Count equal
-// samples: the result equals Summarize of the expanded population (up to floating-point
-// summation order). Entries with Count <= 0 or a non-finite Value are dropped. ws is sorted in place.
+// samples: the result equals Summarize of the expanded population to the bit (each Value × Count
+// product enters the exact sums without rounding). Entries with Count <= 0 or a non-finite Value are dropped. ws is sorted in place.
 func SummarizeWeighted(ws []Weighted) Stats {
 	s := ws[:0]
 	for _, w := range ws {
@@ -77,16 +77,15 @@ func SummarizeWeighted(ws []Weighted) Stats {
 	}
 	slices.SortFunc(s, func(a, b Weighted) int { return cmp.Compare(a.Value, b.Value) })
 	var n int64
-	sum := 0.0
+	var sum, ss exactSum
 	for _, w := range s {
 		n += w.Count
-		sum += w.Value * float64(w.Count)
+		sum.addProduct(w.Value, float64(w.Count))
 	}
-	mean := sum / float64(n)
-	ss := 0.0
+	mean := sum.value() / float64(n)
 	for _, w := range s {
 		d := w.Value - mean
-		ss += d * d * float64(w.Count)
+		ss.addProduct(float64(d*d), float64(w.Count))
 	}
 	ranks := [5]float64{50, 75, 90, 95, 99}
 	var vals [5]float64
@@ -100,7 +99,7 @@ func SummarizeWeighted(ws []Weighted) Stats {
 		}
 	}
 	return Stats{
-		Mean: mean, Min: s[0].Value, Max: s[len(s)-1].Value, Std: math.Sqrt(ss / float64(n)),
+		Mean: mean, Min: s[0].Value, Max: s[len(s)-1].Value, Std: math.Sqrt(ss.value() / float64(n)),
 		Median: vals[0], P75: vals[1], P90: vals[2], P95: vals[3], P99: vals[4], Samples: n,
 	}
 }

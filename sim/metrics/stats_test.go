@@ -27,7 +27,7 @@ func TestSummarizeEmptyAndNonFinite(t *testing.T) {
 	}
 }
 
-// Property: a weighted population summarizes like its expansion.
+// Property: a weighted population summarizes exactly like its expansion.
 func TestSummarizeWeightedEqualsExpanded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 200; trial++ {
@@ -35,7 +35,7 @@ func TestSummarizeWeightedEqualsExpanded(t *testing.T) {
 		var ws []Weighted
 		var flat []float64
 		for i := 0; i < n; i++ {
-			v := float64(rng.IntN(20)) / 4
+			v := float64(rng.IntN(20))/4 + rng.Float64()/1e3
 			c := int64(rng.IntN(5))
 			ws = append(ws, Weighted{Value: v, Count: c})
 			for k := int64(0); k < c; k++ {
@@ -43,10 +43,6 @@ func TestSummarizeWeightedEqualsExpanded(t *testing.T) {
 			}
 		}
 		got, want := SummarizeWeighted(ws), Summarize(flat)
-		if math.Abs(got.Mean-want.Mean) > 1e-9 || math.Abs(got.Std-want.Std) > 1e-9 {
-			t.Fatalf("trial %d: mean/std %v/%v want %v/%v", trial, got.Mean, got.Std, want.Mean, want.Std)
-		}
-		got.Mean, got.Std, want.Mean, want.Std = 0, 0, 0, 0
 		if got != want {
 			t.Fatalf("trial %d: got %+v want %+v", trial, got, want)
 		}
