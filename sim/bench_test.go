@@ -126,3 +126,18 @@ func benchRun(b *testing.B, cfg *config.Config, want int) {
 	b.ReportMetric(float64(reqs)/sec, "requests/s")
 	b.ReportMetric(float64(out)/sec, "output_tokens/s")
 }
+
+// BenchmarkTraceReplay is examples/trace-replay.yaml: the Mooncake conversation trace (12,031
+// requests, prompts of about 12k tokens) on 4 aggregated workers with kv_router and roofline
+// timing, context length 131,072, KV capacity from the GPU's memory. The workload is built once.
+func BenchmarkTraceReplay(b *testing.B) {
+	const trace = "../../shared/data/traces/mooncake_conversation_trace.jsonl"
+	if _, err := os.Stat(trace); err != nil {
+		b.Skipf("Mooncake trace not available at %s: %v", trace, err)
+	}
+	cfg, err := config.LoadFile("../examples/trace-replay.yaml", []string{"traffic.source.paths=[" + trace + "]"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchRun(b, cfg, 12031)
+}

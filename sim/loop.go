@@ -316,8 +316,8 @@ func (s *runState) startPass(p *role, w int) error {
 func (s *runState) completePass(p *role, w int) {
 	wk := p.workers[w]
 	wk.busy = false
-	pass := int32(len(wk.passGapMs))
-	wk.passGapMs = append(wk.passGapMs, s.nowMs-wk.passStart)
+	pass := int32(wk.passes.Len())
+	var continued int32
 	for k, e := range wk.ranks {
 		slot := w*p.ranks + k
 		for _, ev := range p.pending[slot] {
@@ -328,11 +328,12 @@ func (s *runState) completePass(p *role, w int) {
 			}
 		}
 		p.pending[slot] = p.pending[slot][:0]
-		e.Complete(s.nowMs, pass, p.onFirstToken, p.onDone)
+		continued += e.Complete(s.nowMs, pass, p.onFirstToken, p.onDone)
 		if p != s.prefill {
 			s.retryReservations(p, slot)
 		}
 	}
+	wk.passes.Append(s.nowMs-wk.passStart, continued)
 	p.dirty[w] = true
 }
 

@@ -3,6 +3,7 @@ package sim
 import (
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/router"
 )
 
@@ -11,7 +12,7 @@ type worker struct {
 	ranks     []*engine.Engine
 	busy      bool
 	passStart float64
-	passGapMs []float64
+	passes    metrics.PassLog
 }
 
 func (w *worker) hasWork() bool {
@@ -133,10 +134,10 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	return p, nil
 }
 
-func (p *role) passGaps() [][]float64 {
-	out := make([][]float64, len(p.workers))
+func (p *role) passLogs() []*metrics.PassLog {
+	out := make([]*metrics.PassLog, len(p.workers))
 	for w, wk := range p.workers {
-		out[w] = wk.passGapMs
+		out[w] = &wk.passes
 	}
 	return out
 }

@@ -155,7 +155,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 
 	in := &metrics.Input{
 		Requests:            s.reqs,
-		PassGapMs:           s.decoding.passGaps(),
+		PassLogs:            s.decoding.passLogs(),
 		DecodeWorkers:       len(s.decoding.workers),
 		DecodeGPUsPerWorker: s.decoding.gpusPerWorker,
 	}

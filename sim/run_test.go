@@ -143,6 +143,24 @@ func TestTwoRequestsBatchTogether(t *testing.T) {
 	}
 }
 
+// Requests still decoding when a run stops give no ITL sample: with 2 of 4 requests completed
+// (49 gaps of 8 ms each) and 2 cut off mid-decode at 600 ms, ITL has exactly 98 samples.
+func TestUnfinishedRequestsGiveNoITLSamples(t *testing.T) {
+	cfg := testConfig(100, 50, 4, 2, 1000)
+	cfg.Traffic.Stop.MaxVirtualTimeSeconds = 0.6
+	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.CompletedRequests != 2 || s.UnfinishedRequests != 2 {
+		t.Fatalf("completed %d unfinished %d, want 2 and 2", s.CompletedRequests, s.UnfinishedRequests)
+	}
+	if s.ITL.Samples != 98 || s.ITL.Mean != 8 || s.OutputTokenThroughputPerUser.Samples != 98 {
+		t.Errorf("ITL %+v, per-user %+v: want 98 samples of 8 ms", s.ITL, s.OutputTokenThroughputPerUser)
+	}
+}
+
 // Sessions of one prefix group share floor(0.5 × 100) = 50 prompt tokens: with 16-token blocks,
 // three full blocks (48 tokens) are reusable by the second session.
 func TestSharedPrefixReuse(t *testing.T) {

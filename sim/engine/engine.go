@@ -448,13 +448,17 @@ func (e *Engine) dropKV(r *Request) {
 // Complete ends the pass started by the last Schedule at endMs: every ready request emits a token
 // (pass is the worker's pass index, for ITL bookkeeping; first is called when a request emits its
 // first token), and requests that reached MaxOutput complete and release their KV (unless
-// HoldOnComplete). done receives each completed request index, in running order.
-func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) {
+// HoldOnComplete). done receives each completed request index, in running order. It returns
+// the number of tokens that continued a pass run (Request.EachRun): the requests whose ITL sample
+// in this pass is the pass's gap.
+func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (continued int32) {
 	finished := 0
 	for _, ri := range e.ready {
 		r := &e.reqs[ri]
 		if r.Generated < r.MaxOutput {
-			r.emit(endMs, r.Worker, pass)
+			if r.emit(endMs, r.Worker, pass) {
+				continued++
+			}
 			if r.Generated == 1 && first != nil {
 				first(ri)
 			}
@@ -470,7 +474,7 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) {
 		}
 	}
 	if finished == 0 {
-		return
+		return continued
 	}
 	kept := e.running[:0]
 	for _, ri := range e.running {
@@ -481,6 +485,7 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) {
 		kept = append(kept, ri)
 	}
 	e.running = kept
+	return continued
 }
 
 // Release frees the KV blocks a completed request still holds (HoldOnComplete).

@@ -184,8 +184,10 @@ func (r *Request) Reset(promptLen, requestedOutput, maxOutput int32, hashes []ui
 // known is the number of tokens whose content exists: prompt plus emitted output.
 func (r *Request) known() int32 { return r.PromptLen + r.Generated }
 
-// emit records one output token at endMs, produced by pass index pass of worker.
-func (r *Request) emit(endMs float64, worker, pass int32) {
+// emit records one output token at endMs, produced by pass index pass of worker. It reports
+// whether the token continues a pass run (the request's previous token came from pass − 1 of
+// the same worker), i.e. whether its ITL sample is that pass's gap.
+func (r *Request) emit(endMs float64, worker, pass int32) (continued bool) {
 	switch r.Generated {
 	case 0:
 		r.FirstTokenMs = endMs
@@ -197,6 +199,7 @@ func (r *Request) emit(endMs float64, worker, pass int32) {
 			if r.runFirst < 0 {
 				r.runFirst = pass
 			}
+			continued = true
 		} else {
 			r.closeRun(worker)
 			r.Gaps = append(r.Gaps, endMs-r.LastTokenMs)
@@ -205,6 +208,18 @@ func (r *Request) emit(endMs float64, worker, pass int32) {
 	r.lastPass = pass
 	r.LastTokenMs = endMs
 	r.Generated++
+	return continued
+}
+
+// EachRun calls fn with every pass run of the request: the closed ones in order, then the open
+// one, if any (a request still decoding when the run stopped).
+func (r *Request) EachRun(fn func(PassRun)) {
+	for _, run := range r.Runs {
+		fn(run)
+	}
+	if r.runFirst >= 0 {
+		fn(PassRun{Worker: r.Worker, First: r.runFirst, Last: r.lastPass})
+	}
 }
 
 // closeRun moves the open pass run, if any, to Runs.

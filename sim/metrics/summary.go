@@ -90,9 +90,10 @@ type SLA struct {
 // Input is what a run hands to Build.
 type Input struct {
 	Requests []engine.Request
-	// PassGapMs[w][k] is the gap in ms that pass k of worker w gave each request emitting in it
-	// after emitting in pass k−1 (the pass's end minus its start).
-	PassGapMs [][]float64
+	// PassLogs[w] is the pass history of worker w of the role that emits output tokens (the
+	// aggregated or decode workers): each pass's gap and count of continuing tokens. Build
+	// removes from the counts the tokens of requests that did not complete (it modifies the logs).
+	PassLogs []*PassLog
 	// PrefillWorkers and DecodeWorkers are the provisioned workers per role (static pools: worker
 	// seconds = workers × duration_s); GPUsPerWorker per role.
 	PrefillWorkers, DecodeWorkers             int
@@ -116,8 +117,7 @@ func Build(in *Input) *Summary {
 		},
 	}
 	var ttft, ttst, tpot, e2e []float64
-	var itl []engine.PassRun
-	var gaps []Weighted
+	var gaps []float64
 	var reused, firstReused int64
 	good := int64(0)
 	goodTokens := int64(0)
@@ -135,6 +135,7 @@ func Build(in *Input) *Summary {
 		case engine.Completed:
 		default:
 			s.UnfinishedRequests++
+			r.EachRun(func(run engine.PassRun) { in.PassLogs[run.Worker].uncount(run.First, run.Last) })
 			continue
 		}
 		s.CompletedRequests++
@@ -156,17 +157,13 @@ func Build(in *Input) *Summary {
 		if n >= 2 {
 			ttst = append(ttst, clamp(r.SecondTokenMs-r.FirstTokenMs))
 			tpot = append(tpot, clamp((r.LastTokenMs-r.FirstTokenMs)/float64(n-1)))
-			itl = append(itl, r.Runs...)
-			for _, g := range r.Gaps {
-				gaps = append(gaps, Weighted{Value: clamp(g), Count: 1})
-			}
+			gaps = append(gaps, r.Gaps...)
 		}
 		if in.SLA != nil && isGood(r, in.SLA) {
 			good++
 			goodTokens += int64(n)
 		}
 	}
-	gaps = appendPassGaps(gaps, itl, in.PassGapMs)
 	s.PrefillWorkerSeconds = float64(in.PrefillWorkers) * s.DurationMs / 1000
 	s.DecodeWorkerSeconds = float64(in.DecodeWorkers) * s.DurationMs / 1000
 	durS := math.Max(s.DurationMs/1000, MinDurationS)
@@ -195,42 +192,12 @@ func Build(in *Input) *Summary {
 	s.TTST = Summarize(ttst)
 	s.TPOT = Summarize(tpot)
 	s.E2E = Summarize(e2e)
-	perUser := make([]Weighted, 0, len(gaps))
-	for _, g := range gaps {
-		if g.Value > 0 {
-			perUser = append(perUser, Weighted{Value: 1000 / g.Value, Count: g.Count})
-		}
+	segs := []segment{{v: gaps}}
+	for _, l := range in.PassLogs {
+		segs = l.appendSegments(segs)
 	}
-	s.ITL = SummarizeWeighted(gaps)
-	s.OutputTokenThroughputPerUser = SummarizeWeighted(perUser)
+	s.ITL, s.OutputTokenThroughputPerUser = gapStats(segs)
 	return s
-}
-
-// appendPassGaps expands pass runs into weighted gaps: each pass k of worker w contributes its
-// gap once per completed request whose run covers k. A difference array per worker counts the
-// covering runs in O(runs + passes).
-func appendPassGaps(out []Weighted, runs []engine.PassRun, passGapMs [][]float64) []Weighted {
-	if len(runs) == 0 {
-		return out
-	}
-	diff := make([][]int64, len(passGapMs))
-	for _, r := range runs {
-		if diff[r.Worker] == nil {
-			diff[r.Worker] = make([]int64, len(passGapMs[r.Worker])+1)
-		}
-		diff[r.Worker][r.First]++
-		diff[r.Worker][r.Last+1]--
-	}
-	for w, d := range diff {
-		var c int64
-		for k := 0; k < len(d)-1; k++ {
-			c += d[k]
-			if c > 0 {
-				out = append(out, Weighted{Value: clamp(passGapMs[w][k]), Count: c})
-			}
-		}
-	}
-	return out
 }
 
 // isGood applies the goodput rule of dynosim-spec.md §4.2.2: every set bound holds, inclusively;

@@ -1,0 +1,268 @@
+package metrics
+
+import (
+	"math"
+	"slices"
+)
+
+// segment is part of a weighted sample population: value v[i] occurs c[i] times (c nil: once
+// each). Entries with a count <= 0 or a non-finite value are not samples; negative values count
+// as 0 (latency samples are clamped at >= 0).
+type segment struct {
+	v []float64
+	c []int32
+}
+
+// weight is the count of entry i (1 when the segment has no counts).
+func (s *segment) weight(i int) int64 {
+	if s.c == nil {
+		return 1
+	}
+	return int64(s.c[i])
+}
+
+// sample is entry i's value clamped at 0 and whether it is a sample at all.
+func (s *segment) sample(i int) (float64, int64, bool) {
+	c := s.weight(i)
+	v := s.v[i]
+	if c <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, 0, false
+	}
+	return max(v, 0), c, true
+}
+
+// msPerSecond turns a gap in ms into a per-user output rate in tokens/s: msPerSecond / gap.
+const msPerSecond = 1000.0
+
+// gapStats returns the Stats of the ITL population in segs and the Stats of the per-user output
+// rate 1000/gap (tokens/s) over its gaps > 0, equal to SummarizeWeighted over the expanded
+// population and over its reciprocals, without sorting or copying the population: sums are exact
+// (so order-free), min and max come from one scan, and the nearest-rank percentiles of both from
+// one radix selection over the gaps (rate percentiles are gap percentiles counted from the top,
+// since 1000/g reverses the order).
+func gapStats(segs []segment) (itl, perUser Stats) {
+	var n, zeros int64
+	minV, maxV, minPos := math.Inf(1), math.Inf(-1), math.Inf(1)
+	var sum, sumU exactSum
+	for si := range segs {
+		s := &segs[si]
+		for i := range s.v {
+			v, c, ok := s.sample(i)
+			if !ok {
+				continue
+			}
+			n += c
+			minV, maxV = min(minV, v), max(maxV, v)
+			sum.addProduct(v, float64(c))
+			if v == 0 {
+				zeros += c
+				continue
+			}
+			minPos = min(minPos, v)
+			sumU.addProduct(msPerSecond/v, float64(c))
+		}
+	}
+	if n == 0 {
+		return Stats{}, Stats{}
+	}
+	nU := n - zeros
+	mean := sum.value() / float64(n)
+	var meanU float64
+	if nU > 0 {
+		meanU = sumU.value() / float64(nU)
+	}
+	var ss, ssU exactSum
+	for si := range segs {
+		s := &segs[si]
+		for i := range s.v {
+			v, c, ok := s.sample(i)
+			if !ok {
+				continue
+			}
+			d := v - mean
+			ss.addProduct(float64(d*d), float64(c))
+			if v > 0 {
+				du := msPerSecond/v - meanU
+				ssU.addProduct(float64(du*du), float64(c))
+			}
+		}
+	}
+	pcts := [5]float64{50, 75, 90, 95, 99}
+	var ranks [10]int64
+	nr := 5
+	for k, p := range pcts {
+		ranks[k] = percentileRank(n, p)
+		if nU > 0 {
+			ranks[5+k] = zeros + nU - 1 - percentileRank(nU, p)
+			nr = 10
+		}
+	}
+	var vals [10]float64
+	selectRanks(segs, ranks[:nr], vals[:nr])
+	itl = Stats{
+		Mean: mean, Min: minV, Max: maxV, Std: math.Sqrt(ss.value() / float64(n)),
+		Median: vals[0], P75: vals[1], P90: vals[2], P95: vals[3], P99: vals[4], Samples: n,
+	}
+	if nU > 0 {
+		perUser = Stats{
+			Mean: meanU, Min: msPerSecond / maxV, Max: msPerSecond / minPos, Std: math.Sqrt(ssU.value() / float64(nU)),
+			Median: msPerSecond / vals[5], P75: msPerSecond / vals[6], P90: msPerSecond / vals[7],
+			P95: msPerSecond / vals[8], P99: msPerSecond / vals[9], Samples: nU,
+		}
+	}
+	return itl, perUser
+}
+
+// Radix selection: a value >= 0 orders like its IEEE-754 bits read as an unsigned integer, so the
+// value at a rank is found digit by digit from the top: each level counts, over the entries
+// whose higher bits match the target's, the weight per next digit (digitBits wide) and keeps the
+// digit where the rank falls. Once few enough entries share the target's prefix they are
+// gathered and sorted instead.
+const (
+	digitBits   = 12
+	gatherLimit = 4096
+)
+
+// selTarget is one rank being selected: the entries with key>>shift == prefix hold it, at rank
+// rem among them (0-based, ascending).
+type selTarget struct {
+	prefix  uint64
+	shift   uint
+	rem     int64
+	entries int64 // entries with the prefix (not weight), when known; -1 unknown
+	done    bool
+}
+
+// selGroup is the work of one level for the targets sharing a prefix.
+type selGroup struct {
+	prefix  uint64
+	shift   uint
+	gather  bool
+	weights []int64 // per digit (histogram) or nil when gathering
+	entries []int64
+	buf     []keyCount
+}
+
+type keyCount struct {
+	key   uint64
+	count int64
+}
+
+// selectRanks writes to out[i] the value at 0-based rank ranks[i] of the weighted population in
+// segs (every rank must be below its total weight).
+func selectRanks(segs []segment, ranks []int64, out []float64) {
+	ts := make([]selTarget, len(ranks))
+	for i, r := range ranks {
+		ts[i] = selTarget{shift: 64, rem: r, entries: -1}
+	}
+	var groups []*selGroup
+	for {
+		groups = groups[:0]
+		for i := range ts {
+			t := &ts[i]
+			if t.done {
+				continue
+			}
+			if t.shift == 0 {
+				out[i], t.done = math.Float64frombits(t.prefix), true
+				continue
+			}
+			found := false
+			for _, g := range groups {
+				if g.prefix == t.prefix && g.shift == t.shift {
+					found = true
+					break
+				}
+			}
+			if !found {
+				g := &selGroup{prefix: t.prefix, shift: t.shift, gather: t.entries >= 0 && t.entries <= gatherLimit}
+				if !g.gather {
+					g.weights = make([]int64, 1<<digitBits)
+					g.entries = make([]int64, 1<<digitBits)
+				}
+				groups = append(groups, g)
+			}
+		}
+		if len(groups) == 0 {
+			return
+		}
+		scanLevel(segs, groups)
+		for i := range ts {
+			t := &ts[i]
+			if t.done {
+				continue
+			}
+			for _, g := range groups {
+				if g.prefix != t.prefix || g.shift != t.shift {
+					continue
+				}
+				if g.gather {
+					out[i], t.done = pickGathered(g.buf, t.rem), true
+					break
+				}
+				width := min(uint(digitBits), t.shift)
+				var cum int64
+				for d, w := range g.weights[:1<<width] {
+					if t.rem < cum+w {
+						t.rem -= cum
+						t.prefix = t.prefix<<width | uint64(d)
+						t.shift -= width
+						t.entries = g.entries[d]
+						break
+					}
+					cum += w
+				}
+				break
+			}
+		}
+	}
+}
+
+// scanLevel visits every sample once and, for each group whose prefix it matches, counts it in
+// the group's digit histogram or gathers it.
+func scanLevel(segs []segment, groups []*selGroup) {
+	for si := range segs {
+		s := &segs[si]
+		for i := range s.v {
+			v, c, ok := s.sample(i)
+			if !ok {
+				continue
+			}
+			key := math.Float64bits(v)
+			for _, g := range groups {
+				if g.shift < 64 && key>>g.shift != g.prefix {
+					continue
+				}
+				if g.gather {
+					g.buf = append(g.buf, keyCount{key, c})
+					continue
+				}
+				width := min(uint(digitBits), g.shift)
+				d := (key >> (g.shift - width)) & (1<<width - 1)
+				g.weights[d] += c
+				g.entries[d]++
+			}
+		}
+	}
+}
+
+// pickGathered is the value at rank rem among the gathered entries.
+func pickGathered(buf []keyCount, rem int64) float64 {
+	slices.SortFunc(buf, func(a, b keyCount) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		return 0
+	})
+	var cum int64
+	for _, e := range buf {
+		cum += e.count
+		if rem < cum {
+			return math.Float64frombits(e.key)
+		}
+	}
+	return math.Float64frombits(buf[len(buf)-1].key)
+}
