@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/servesweep/servesweep/sim/blockmap"
+
 // BlockPool is one attention-DP rank's KV cache: a fixed number of KV blocks, each either free,
 // active (held by one or more requests, counted in refs) or inactive-cached (no holder, kept for
 // prefix reuse, evictable in LRU order). Blocks are identified by int32 ids in [0, capacity).
@@ -23,7 +25,7 @@ type BlockPool struct {
 	lruHead, lruTail int32
 	numInactive      int32
 	free             []int32 // released unregistered blocks (fresh ones are implicit)
-	byHash           map[uint64]int32
+	byHash           blockmap.Map[int32]
 	// OnStored and OnRemoved, when set, observe prefix-cache membership: a hash becomes
 	// matchable (stored) or stops being matchable (its block was evicted). Used by KV-aware routing.
 	OnStored, OnRemoved func(hash uint64)
@@ -31,7 +33,7 @@ type BlockPool struct {
 
 // NewBlockPool returns a pool of capacity blocks, all free. capacity must be > 0.
 func NewBlockPool(capacity int) *BlockPool {
-	return &BlockPool{capacity: int32(capacity), lruHead: -1, lruTail: -1, byHash: make(map[uint64]int32)}
+	return &BlockPool{capacity: int32(capacity), lruHead: -1, lruTail: -1}
 }
 
 // fresh counts blocks never handed out.
@@ -50,12 +52,12 @@ func (p *BlockPool) Active() int { return int(p.capacity) - p.Available() }
 func (p *BlockPool) Inactive() int { return int(p.numInactive) }
 
 // Contains reports whether a block with sequence hash h is resident (active or inactive).
-func (p *BlockPool) Contains(h uint64) bool { _, ok := p.byHash[h]; return ok }
+func (p *BlockPool) Contains(h uint64) bool { _, ok := p.byHash.Get(h); return ok }
 
 // lookup counts the leading hashes resident in the pool, and how many of those are inactive.
 func (p *BlockPool) lookup(hashes []uint64) (hits, inactiveHits int32) {
 	for _, h := range hashes {
-		b, ok := p.byHash[h]
+		b, ok := p.byHash.Get(h)
 		if !ok {
 			break
 		}
@@ -70,7 +72,7 @@ func (p *BlockPool) lookup(hashes []uint64) (hits, inactiveHits int32) {
 // pin takes a reference on the blocks of the given resident hashes and appends them to lease.
 func (p *BlockPool) pin(hashes []uint64, lease []int32) []int32 {
 	for _, h := range hashes {
-		b := p.byHash[h]
+		b, _ := p.byHash.Get(h)
 		if p.refs[b] == 0 {
 			p.lruRemove(b)
 		}
@@ -111,10 +113,10 @@ func (p *BlockPool) register(b int32, h uint64) {
 	if p.hashed[b] {
 		return
 	}
-	if _, dup := p.byHash[h]; dup {
+	if _, dup := p.byHash.Get(h); dup {
 		return
 	}
-	p.byHash[h] = b
+	p.byHash.Set(h, b)
 	p.hash[b] = h
 	p.hashed[b] = true
 	if p.OnStored != nil {
@@ -124,7 +126,7 @@ func (p *BlockPool) register(b int32, h uint64) {
 
 func (p *BlockPool) unregister(b int32) {
 	h := p.hash[b]
-	delete(p.byHash, h)
+	p.byHash.Delete(h)
 	p.hashed[b] = false
 	if p.OnRemoved != nil {
 		p.OnRemoved(h)
@@ -214,7 +216,7 @@ func (p *BlockPool) CheckInvariants(holders []int32) string {
 			return "inactive block is not registered"
 		}
 	}
-	for h, b := range p.byHash {
+	for h, b := range p.byHash.All() {
 		if !p.hashed[b] || p.hash[b] != h {
 			return "hash index points at a block that does not hold that hash"
 		}

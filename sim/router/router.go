@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/servesweep/servesweep/sim/blockmap"
 	"github.com/servesweep/servesweep/sim/config"
 )
 
@@ -61,10 +62,10 @@ type Router struct {
 	rng   *rand.Rand
 	rr    int
 
-	index      map[uint64]uint64 // block hash → bitmask of slots caching it
-	prefill    []int64           // active prefill tokens per slot
-	live       []map[uint64]int32
-	liveCount  []int64 // live decode blocks per slot
+	index      *blockmap.Map[uint64] // block hash → bitmask of slots caching it
+	prefill    []int64               // active prefill tokens per slot
+	live       []blockmap.Map[int32] // per slot: prompt block hash → requests holding it
+	liveCount  []int64               // live decode blocks per slot
 	cost       []float64
 	overlap    []int32
 	reqSlot    []int32
@@ -91,16 +92,13 @@ func New(opt Options) (*Router, error) {
 	}
 	p := &Router{
 		opt: opt, slots: slots, rng: rand.New(rand.NewPCG(opt.Seed, 0x726f75746572)),
-		prefill: make([]int64, slots), live: make([]map[uint64]int32, slots), liveCount: make([]int64, slots),
+		prefill: make([]int64, slots), live: make([]blockmap.Map[int32], slots), liveCount: make([]int64, slots),
 		cost: make([]float64, slots), overlap: make([]int32, slots),
 		reqSlot: make([]int32, opt.Requests), reqPrefill: make([]int64, opt.Requests),
 		reqBlocks: make([]int32, opt.Requests), reqHashes: make([][]uint64, opt.Requests),
 	}
 	if opt.UseOverlap {
-		p.index = make(map[uint64]uint64)
-	}
-	for i := range p.live {
-		p.live[i] = make(map[uint64]int32)
+		p.index = new(blockmap.Map[uint64])
 	}
 	return p, nil
 }
@@ -108,7 +106,8 @@ func New(opt Options) (*Router, error) {
 // Stored records that slot now caches the block with sequence hash h (a KV event at pass end).
 func (p *Router) Stored(slot int, h uint64) {
 	if p.index != nil {
-		p.index[h] |= 1 << uint(slot)
+		m, _ := p.index.Get(h)
+		p.index.Set(h, m|1<<uint(slot))
 	}
 }
 
@@ -117,10 +116,11 @@ func (p *Router) Removed(slot int, h uint64) {
 	if p.index == nil {
 		return
 	}
-	if m := p.index[h] &^ (1 << uint(slot)); m == 0 {
-		delete(p.index, h)
+	m, _ := p.index.Get(h)
+	if m &^= 1 << uint(slot); m == 0 {
+		p.index.Delete(h)
 	} else {
-		p.index[h] = m
+		p.index.Set(h, m)
 	}
 }
 
@@ -193,7 +193,8 @@ func (p *Router) computeOverlap(hashes []uint64) {
 	}
 	depth := int32(0)
 	for _, h := range hashes {
-		m := p.index[h] & alive
+		m, _ := p.index.Get(h)
+		m &= alive
 		for dead := alive &^ m; dead != 0; dead &= dead - 1 {
 			p.overlap[trailingZeros(dead)] = depth
 		}
@@ -224,9 +225,9 @@ func (p *Router) additionalBlocks(w, blocks int, hashes []uint64) int {
 		return blocks
 	}
 	n := blocks - len(hashes)
-	live := p.live[w]
+	live := &p.live[w]
 	for _, h := range hashes {
-		if live[h] == 0 {
+		if c, _ := live.Get(h); c == 0 {
 			n++
 		}
 	}
@@ -239,9 +240,9 @@ func (p *Router) addLive(w, blocks int, hashes []uint64, sign int32) {
 		p.liveCount[w] += int64(sign) * int64(blocks)
 		return
 	}
-	live := p.live[w]
+	live := &p.live[w]
 	for _, h := range hashes {
-		c := live[h]
+		c, _ := live.Get(h)
 		switch {
 		case sign > 0 && c == 0:
 			p.liveCount[w]++
@@ -249,9 +250,9 @@ func (p *Router) addLive(w, blocks int, hashes []uint64, sign int32) {
 			p.liveCount[w]--
 		}
 		if c+sign == 0 {
-			delete(live, h)
+			live.Delete(h)
 		} else {
-			live[h] = c + sign
+			live.Set(h, c+sign)
 		}
 	}
 	// A partial last block is never shared.
