@@ -116,7 +116,16 @@ func Build(in *Input) *Summary {
 			engine.RejectedContextLength.String(): 0, engine.RejectedKVCapacity.String(): 0,
 		},
 	}
-	var ttft, ttst, tpot, e2e []float64
+	completed := 0
+	for i := range in.Requests {
+		if in.Requests[i].Status == engine.Completed {
+			completed++
+		}
+	}
+	// One allocation for the four per-request populations.
+	samples := make([]float64, 4*completed)
+	ttft, ttst, tpot, e2e := samples[:0:completed], samples[completed:completed:2*completed],
+		samples[2*completed:2*completed:3*completed], samples[3*completed:3*completed]
 	var gaps []float64
 	var reused, firstReused int64
 	good := int64(0)
