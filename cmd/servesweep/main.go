@@ -48,9 +48,15 @@ func main() {
 
 // run executes the command line args and returns the process exit code.
 func run(ctx context.Context, args []string, io ioStreams) int {
+	var prof profiler
 	root := newRootCmd(io)
+	prof.addFlags(root)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return prof.start() }
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if perr := prof.stop(); perr != nil && err == nil {
+		err = perr
+	}
 	if err == nil {
 		return exitOK
 	}

@@ -80,6 +80,55 @@ func (m *Map[V]) Get(k uint64) (V, bool) {
 	}
 }
 
+// Ptr returns a pointer to the value of k, or nil when k is absent. The pointer is valid until
+// the next Set, Upsert, Delete or Clear.
+func (m *Map[V]) Ptr(k uint64) *V {
+	if k == 0 {
+		if m.hasZero {
+			return &m.zeroVal
+		}
+		return nil
+	}
+	if m.slots == nil {
+		return nil
+	}
+	mask := len(m.slots) - 1
+	for i := m.home(k); ; i = (i + 1) & mask {
+		e := &m.slots[i]
+		if e.key == k {
+			return &e.val
+		}
+		if e.key == 0 {
+			return nil
+		}
+	}
+}
+
+// Upsert returns a pointer to the value of k, inserting k with the zero value when absent, and
+// whether k was inserted. The pointer is valid until the next Set, Upsert, Delete or Clear.
+func (m *Map[V]) Upsert(k uint64) (v *V, inserted bool) {
+	if k == 0 {
+		inserted = !m.hasZero
+		m.hasZero = true
+		return &m.zeroVal, inserted
+	}
+	if 2*(m.n+1) > len(m.slots) {
+		m.grow()
+	}
+	mask := len(m.slots) - 1
+	for i := m.home(k); ; i = (i + 1) & mask {
+		e := &m.slots[i]
+		if e.key == k {
+			return &e.val, false
+		}
+		if e.key == 0 {
+			e.key = k
+			m.n++
+			return &e.val, true
+		}
+	}
+}
+
 // Set maps k to v.
 func (m *Map[V]) Set(k uint64, v V) {
 	if k == 0 {

@@ -33,11 +33,27 @@ func TestMatchesGoMap(t *testing.T) {
 					}
 				}
 			}
-			switch rng.IntN(3) {
+			switch rng.IntN(5) {
 			case 0, 1:
 				v := rng.Int32()
 				m.Set(k, v)
 				ref[k] = v
+			case 2:
+				p, inserted := m.Upsert(k)
+				if _, in := ref[k]; inserted == in {
+					t.Fatalf("trial %d op %d: Upsert(%d) inserted %v with the key present %v", trial, op, k, inserted, in)
+				}
+				*p += 3
+				ref[k] += 3
+			case 3:
+				p := m.Ptr(k)
+				if _, in := ref[k]; (p != nil) != in {
+					t.Fatalf("trial %d op %d: Ptr(%d) = %v with the key present %v", trial, op, k, p, in)
+				}
+				if p != nil {
+					*p--
+					ref[k]--
+				}
 			default:
 				m.Delete(k)
 				delete(ref, k)

@@ -113,10 +113,11 @@ func (p *BlockPool) register(b int32, h uint64) {
 	if p.hashed[b] {
 		return
 	}
-	if _, dup := p.byHash.Get(h); dup {
+	v, inserted := p.byHash.Upsert(h)
+	if !inserted {
 		return
 	}
-	p.byHash.Set(h, b)
+	*v = b
 	p.hash[b] = h
 	p.hashed[b] = true
 	if p.OnStored != nil {

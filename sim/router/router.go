@@ -106,8 +106,8 @@ func New(opt Options) (*Router, error) {
 // Stored records that slot now caches the block with sequence hash h (a KV event at pass end).
 func (p *Router) Stored(slot int, h uint64) {
 	if p.index != nil {
-		m, _ := p.index.Get(h)
-		p.index.Set(h, m|1<<uint(slot))
+		m, _ := p.index.Upsert(h)
+		*m |= 1 << uint(slot)
 	}
 }
 
@@ -116,11 +116,10 @@ func (p *Router) Removed(slot int, h uint64) {
 	if p.index == nil {
 		return
 	}
-	m, _ := p.index.Get(h)
-	if m &^= 1 << uint(slot); m == 0 {
-		p.index.Delete(h)
-	} else {
-		p.index.Set(h, m)
+	if m := p.index.Ptr(h); m != nil {
+		if *m &^= 1 << uint(slot); *m == 0 {
+			p.index.Delete(h)
+		}
 	}
 }
 
@@ -242,17 +241,13 @@ func (p *Router) addLive(w, blocks int, hashes []uint64, sign int32) {
 	}
 	live := &p.live[w]
 	for _, h := range hashes {
-		c, _ := live.Get(h)
-		switch {
-		case sign > 0 && c == 0:
+		c, _ := live.Upsert(h)
+		switch *c += sign; {
+		case sign > 0 && *c == 1:
 			p.liveCount[w]++
-		case sign < 0 && c == 1:
+		case sign < 0 && *c == 0:
 			p.liveCount[w]--
-		}
-		if c+sign == 0 {
 			live.Delete(h)
-		} else {
-			live.Set(h, c+sign)
 		}
 	}
 	// A partial last block is never shared.
