@@ -219,18 +219,22 @@ func trailingZeros(x uint64) int {
 
 // additionalBlocks counts the request's prompt blocks not live on slot w: without AssumeReuse all
 // of them; with it, the full blocks whose hash is not live there, plus a partial last block.
+// Block hashes are chained (each names its whole prefix) and a routed request makes all its full
+// prompt blocks live, so the blocks live on a slot are closed under prefixes: the live ones among
+// the request's hashes are a leading run, and counting stops at the first that is not live.
 func (p *Router) additionalBlocks(w, blocks int, hashes []uint64) int {
 	if !p.opt.AssumeReuse {
 		return blocks
 	}
-	n := blocks - len(hashes)
 	live := &p.live[w]
+	hits := 0
 	for _, h := range hashes {
 		if c, _ := live.Get(h); c == 0 {
-			n++
+			break
 		}
+		hits++
 	}
-	return n
+	return blocks - hits
 }
 
 // addLive charges (sign +1) or releases (−1) a request's prompt blocks on slot w.

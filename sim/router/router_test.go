@@ -1,6 +1,7 @@
 package router
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -152,4 +153,55 @@ func equal(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// Property: with chained block hashes (prompts that branch off a shared tree of prefixes), the
+// early-stopping count of prompt blocks not live on a slot equals a count over every block, as
+// requests are routed and freed in random order.
+func TestAdditionalBlocksStopsAtTheFirstMiss(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const requests = 400
+	p, err := New(Options{Policy: config.PolicyKVRouter, Workers: 3, Ranks: 1, BlockSize: 16, OverlapScoreCredit: 1,
+		PrefillLoadScale: 1, TrackPrefill: true, TrackDecode: true, AssumeReuse: true, Seed: 1, Requests: requests})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each prompt follows an earlier prompt for a random number of blocks, then branches.
+	var prompts [][]uint64
+	next := uint64(1)
+	for i := 0; i < requests; i++ {
+		var h []uint64
+		if i > 0 {
+			parent := prompts[rng.IntN(len(prompts))]
+			h = append(h, parent[:rng.IntN(len(parent)+1)]...)
+		}
+		for n := 1 + rng.IntN(12); n > 0; n-- {
+			h = append(h, next*0x9E3779B97F4A7C15)
+			next++
+		}
+		prompts = append(prompts, h)
+	}
+	var routed []int32
+	for i := int32(0); i < requests; i++ {
+		if len(routed) > 0 && rng.IntN(3) == 0 {
+			k := rng.IntN(len(routed))
+			p.Free(routed[k])
+			routed = append(routed[:k], routed[k+1:]...)
+		}
+		h := prompts[i]
+		blocks := len(h) + rng.IntN(2) // sometimes a partial last block
+		for w := 0; w < 3; w++ {
+			want := blocks
+			for _, x := range h {
+				if c, _ := p.live[w].Get(x); c > 0 {
+					want--
+				}
+			}
+			if got := p.additionalBlocks(w, blocks, h); got != want {
+				t.Fatalf("request %d slot %d: %d additional blocks, full count %d", i, w, got, want)
+			}
+		}
+		p.Route(i, blocks*16, h)
+		routed = append(routed, i)
+	}
 }
