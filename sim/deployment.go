@@ -104,23 +104,44 @@ func (d *deployment) precisions(m timing.ModelSpec) (timing.Precisions, error) {
 	return p, nil
 }
 
-// shape is the timing shape of a role: one attention-DP rank.
+// shape is the timing shape of a role: one attention-DP rank's tensor × pipeline GPUs, with the
+// worker's attention-DP and MoE degrees.
 func shape(role *config.WorkerRole) timing.Shape {
-	return timing.Shape{Tensor: role.Parallelism.Tensor, Pipeline: role.Parallelism.Pipeline}
+	p := role.Parallelism
+	return timing.Shape{Tensor: p.Tensor, Pipeline: p.Pipeline, AttentionData: p.AttentionData, MoETensor: p.MoeTensor, MoEExpert: p.MoeExpert}
 }
 
 // checkShape reports, naming the parallelism field, a role shape model m cannot be split into
 // (timing.ModelSpec.CheckShape).
 func (d *deployment) checkShape(name config.Role, role *config.WorkerRole, m timing.ModelSpec) error {
-	s := shape(role)
-	if err := m.CheckShape(s); err != nil {
+	if err := m.CheckShape(shape(role)); err != nil {
 		field := "tensor"
-		if s.Tensor > 0 && m.Heads%s.Tensor == 0 {
-			field = "pipeline"
+		var se *timing.ShapeError
+		if errors.As(err, &se) {
+			field = se.Field
 		}
 		return &config.Error{File: d.cfg.File, Path: "engine.workers." + string(name) + ".parallelism." + field, Msg: err.Error()}
 	}
 	return nil
+}
+
+// checkMoE refuses moe_tensor or moe_expert above 1 unless the model is a mixture-of-experts
+// model split legally (timing.ModelSpec.CheckShape); the model must then resolve, whatever the
+// timing, since only its architecture says whether it has experts.
+func (d *deployment) checkMoE(name config.Role, role *config.WorkerRole) error {
+	par := role.Parallelism
+	if par.MoeTensor <= 1 && par.MoeExpert <= 1 {
+		return nil
+	}
+	field := "moe_expert"
+	if par.MoeTensor > 1 {
+		field = "moe_tensor"
+	}
+	m, err := d.modelFor("engine.workers." + string(name) + ".parallelism." + field + " > 1")
+	if err != nil {
+		return err
+	}
+	return d.checkShape(name, role, m)
 }
 
 // timing builds the timing model of role name.
@@ -214,6 +235,14 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 				"op_level needs a performance database for gpu %s, backend %s, version %s; none is configured: give --systems-dir DIR "+
 					"(an AIConfigurator systems folder) or set %s, or use forward_model: auto", hw.ID, e.Backend, versionName(e.BackendVersion), opdb.EnvSystemsDir)}
 		}
+		return nil, nil
+	}
+	if m.MoE != nil || m.MLA != nil {
+		err := fmt.Errorf("the op_level model does not compose mixture-of-experts or MLA models (%s) yet: its MoE and MLA tables are not read", m.ID)
+		if fm == config.ForwardOpLevel {
+			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error() + "; use forward_model: auto or timing type roofline"}
+		}
+		d.fallback(name, err)
 		return nil, nil
 	}
 	ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},

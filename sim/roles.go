@@ -57,6 +57,9 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	if spec == nil {
 		return nil, &config.Error{File: s.cfg.File, Path: "engine.workers." + string(name), Msg: "is required"}
 	}
+	if err := s.dep.checkMoE(name, spec); err != nil {
+		return nil, err
+	}
 	model, err := s.dep.timing(name, spec)
 	if err != nil {
 		return nil, err

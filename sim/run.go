@@ -207,6 +207,9 @@ func (dep *deployment) check() error {
 		if role == nil {
 			return &config.Error{File: cfg.File, Path: "engine.workers." + string(name), Msg: "is required"}
 		}
+		if err := dep.checkMoE(name, role); err != nil {
+			return err
+		}
 		if _, err := dep.timing(name, role); err != nil {
 			return err
 		}

@@ -46,7 +46,8 @@ type Capacity struct {
 	Blocks int
 	// UsableGiB is MemoryFraction × device memory (the whole device memory with FractionOfFree).
 	UsableGiB float64
-	// WeightsGiB is the GPU's share of the weights: ModelSpec.WeightBytes / (tensor × pipeline).
+	// WeightsGiB is the GPU's share of the weights (ModelSpec.WeightBytesPerGPU): for a dense
+	// model WeightBytes / (tensor × pipeline).
 	WeightsGiB float64
 	// ActivationGiB is the peak activation memory of a pass of MaxBatchedTokens tokens.
 	ActivationGiB float64
@@ -74,7 +75,7 @@ func activationBytesPerGPU(m ModelSpec, t, tokens, seqs int) float64 {
 // capacity; engine-internals.md §2.3, vLLM's accounting). Per GPU:
 //
 //	usable = MemoryFraction × MemoryGiB
-//	kv     = usable − WeightBytes(weights)/(tensor × pipeline) − activation − RuntimeReserveGiB
+//	kv     = usable − WeightBytesPerGPU(weights, shape) − activation − RuntimeReserveGiB
 //	blocks = floor(kv / (BlockSize × KVBytesPerTokenPerGPU))
 //
 // With FractionOfFree (TensorRT-LLM), usable = MemoryGiB and kv is multiplied by MemoryFraction.
@@ -113,7 +114,7 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 	}
 	c := Capacity{
 		UsableGiB:             usable,
-		WeightsGiB:            m.WeightBytes(in.Precisions.Weights) / float64(gpus) / gib,
+		WeightsGiB:            m.WeightBytesPerGPU(in.Precisions.Weights, s) / gib,
 		ActivationGiB:         activationBytesPerGPU(m, s.Tensor, in.MaxBatchedTokens, in.MaxSequences) / gib,
 		ReserveGiB:            RuntimeReserveGiB,
 		KVBytesPerTokenPerGPU: perGPU,

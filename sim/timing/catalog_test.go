@@ -127,7 +127,7 @@ func TestKVCapacityLlama8BH200(t *testing.T) {
 	if m.LinearParams() != 6979321856 {
 		t.Fatalf("linear params %v", m.LinearParams())
 	}
-	in := CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{BF16, BF16}, Shape: Shape{1, 1},
+	in := CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{BF16, BF16}, Shape: Shape{Tensor: 1, Pipeline: 1},
 		MemoryFraction: 0.9, BlockSize: 64, MaxBatchedTokens: 8192, MaxSequences: 256}
 	c, err := KVCapacity(in)
 	if err != nil {
@@ -171,7 +171,7 @@ func TestKVCapacityGrowsWithTP(t *testing.T) {
 	hw, _ := LookupHardware("h200_sxm")
 	prev := 0
 	for _, tp := range []int{2, 4, 8} {
-		c, err := KVCapacity(CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{BF16, BF16}, Shape: Shape{tp, 1},
+		c, err := KVCapacity(CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{BF16, BF16}, Shape: Shape{Tensor: tp, Pipeline: 1},
 			MemoryFraction: 0.9, BlockSize: 64, MaxBatchedTokens: 8192, MaxSequences: 256})
 		if err != nil {
 			t.Fatal(err)
@@ -186,7 +186,7 @@ func TestKVCapacityGrowsWithTP(t *testing.T) {
 func TestKVCapacityDoesNotFit(t *testing.T) {
 	m, _ := LookupModel("meta-llama/Llama-3.1-70B")
 	hw, _ := LookupHardware("h100_sxm")
-	in := CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{BF16, BF16}, Shape: Shape{1, 1},
+	in := CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{BF16, BF16}, Shape: Shape{Tensor: 1, Pipeline: 1},
 		MemoryFraction: 0.9, BlockSize: 64, MaxBatchedTokens: 8192, MaxSequences: 256}
 	_, err := KVCapacity(in)
 	// 70.6e9 × 2 B = 131.5 GiB of weights; 0.9 × 80 GiB = 72 GiB usable.
@@ -196,7 +196,7 @@ func TestKVCapacityDoesNotFit(t *testing.T) {
 	// Weights that fit but leave no KV room: FP8 weights at TP2 take 33.8 GiB per GPU, which
 	// memory_fraction 0.44 (35.2 GiB) holds, but not with 1.4 GiB of activations and the 1.5 GiB
 	// reserve.
-	in.Precisions, in.Shape, in.MemoryFraction = Precisions{FP8, FP8}, Shape{2, 1}, 0.44
+	in.Precisions, in.Shape, in.MemoryFraction = Precisions{FP8, FP8}, Shape{Tensor: 2, Pipeline: 1}, 0.44
 	if _, err := KVCapacity(in); err == nil || !strings.Contains(err.Error(), "leaves no room for the KV cache") {
 		t.Errorf("err = %v", err)
 	}
@@ -255,7 +255,9 @@ func TestLoadModelDir(t *testing.T) {
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 0, "vocab_size": 10, "max_position_embeddings": 8}`,
 			"intermediate_size must be > 0, got 0"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 8}`,
-			"mixture-of-experts"},
+			"experts per token must be in [1, 8], got 0 (fields num_experts_per_tok"},
+		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "layer_types": ["linear_attention", "full_attention"]}`,
+			`"linear_attention" layers: hybrid linear attention is not modeled`},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "quantization_config": {"quant_method": "gptq"}}`,
 			`quant_method "gptq" is not modeled`},
 		{`{not json`, "invalid config.json"},

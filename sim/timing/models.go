@@ -11,8 +11,9 @@ import (
 	"strings"
 )
 
-// ModelSpec is the public architecture of a dense decoder-only model, as in its Hugging Face
-// config.json.
+// ModelSpec is the public architecture of a decoder-only model, as in its Hugging Face
+// config.json: dense, or with mixture-of-experts layers (MoE) and/or multi-head latent
+// attention (MLA).
 type ModelSpec struct {
 	// ID is the canonical catalog id, or the directory a config.json was read from.
 	ID string
@@ -27,15 +28,30 @@ type ModelSpec struct {
 	// Precisions is what the id (or the checkpoint's quantization_config) implies; see
 	// DefaultPrecisions. ResolveModel fills it for the id it was given.
 	Precisions Precisions
+	// MoE is the mixture-of-experts layout; nil for a dense model. Intermediate is then the
+	// dense layers' MLP size (0 when every layer is an MoE layer).
+	MoE *MoESpec
+	// MLA is the latent attention layout; nil for multi-head or grouped-query attention.
+	MLA *MLASpec
 }
 
 // LinearParams is the parameter count of the transformer blocks' GEMMs (the part a quantized
 // checkpoint stores in FP8/FP4): per layer q (hidden × heads·head_dim), k and v (hidden ×
 // kv_heads·head_dim each), o (heads·head_dim × hidden) and the SwiGLU MLP (3 × hidden ×
-// intermediate).
+// intermediate). With MLA the attention projections are MLA's (attentionParams); an MoE layer
+// has, instead of the dense MLP, its routed experts (Experts × 3 × hidden × ExpertIntermediate),
+// its shared experts (3 × hidden × SharedIntermediate) and the router (hidden × Experts).
 func (m ModelSpec) LinearParams() float64 {
-	h, q, kv, i := float64(m.Hidden), float64(m.Heads*m.HeadDim), float64(m.KVHeads*m.HeadDim), float64(m.Intermediate)
-	return float64(m.Layers) * (h*q + 2*h*kv + q*h + 3*h*i)
+	if m.MoE == nil && m.MLA == nil {
+		h, q, kv, i := float64(m.Hidden), float64(m.Heads*m.HeadDim), float64(m.KVHeads*m.HeadDim), float64(m.Intermediate)
+		return float64(m.Layers) * (h*q + 2*h*kv + q*h + 3*h*i)
+	}
+	moe := m.MoELayers()
+	p := float64(m.Layers)*m.attentionParams() + float64(m.Layers-moe)*m.swiGLUParams(m.Intermediate)
+	if e := m.MoE; e != nil {
+		p += m.ExpertParams() + float64(moe)*(m.swiGLUParams(e.SharedIntermediate)+float64(m.Hidden)*float64(e.Experts))
+	}
+	return p
 }
 
 // HeadParams is the lm_head's parameter count, hidden × vocab (kept in BF16 by FP8 and NVFP4
@@ -54,8 +70,12 @@ func (m ModelSpec) WeightBytes(p Precision) float64 {
 func (m ModelSpec) KVBytesPerToken() int64 { return m.KVBytesPerTokenAs(BF16) }
 
 // KVBytesPerTokenAs is KVBytesPerToken for a KV cache stored as p:
-// layers × 2 × KV heads × head dim × p.KVBytes().
+// layers × 2 × KV heads × head dim × p.KVBytes(), or with MLA layers × (kv_lora_rank +
+// qk_rope_head_dim) × p.KVBytes() (the latent and the shared rotary key; DeepSeek-V2 paper §2.1).
 func (m ModelSpec) KVBytesPerTokenAs(p Precision) int64 {
+	if a := m.MLA; a != nil {
+		return int64(m.Layers) * int64(a.KVLoraRank+a.QKRopeHeadDim) * p.KVBytes()
+	}
 	return int64(m.Layers) * 2 * int64(m.KVHeads) * int64(m.HeadDim) * p.KVBytes()
 }
 
@@ -63,17 +83,44 @@ func (m ModelSpec) KVBytesPerTokenAs(p Precision) int64 {
 // its pipeline stage's ceil(layers / pipeline) layers × 2 × its ceil(KV heads / tensor) KV
 // heads (KV heads are replicated when tensor > KV heads, as vLLM does) × head dim × element
 // bytes.
+// With MLA every GPU of the tensor group holds the whole latent of its stage's layers (the
+// latent is not split by heads).
 func (m ModelSpec) KVBytesPerTokenPerGPU(p Precision, tensor, pipeline int) int64 {
 	tensor, pipeline = max(tensor, 1), max(pipeline, 1)
 	layers := (m.Layers + pipeline - 1) / pipeline
+	if a := m.MLA; a != nil {
+		return int64(layers) * int64(a.KVLoraRank+a.QKRopeHeadDim) * p.KVBytes()
+	}
 	heads := (m.KVHeads + tensor - 1) / tensor
 	return int64(layers) * 2 * int64(heads) * int64(m.HeadDim) * p.KVBytes()
 }
 
-// catalogEntry is a built-in model with the other names it goes by (folded by modelKey).
+// catalogEntry is a built-in model with the other names it goes by (folded by modelKey) and,
+// when its own checkpoint is not BF16, the precisions an id without a quantization suffix means.
 type catalogEntry struct {
 	spec    ModelSpec
 	aliases []string
+	native  *Precisions
+}
+
+// moeEntry is a catalog entry of an MoE model whose Params are counted from its architecture
+// (architectureParams); the model cards' totals are in the comments of modelCatalog and
+// TestMoECatalogParams checks them.
+func moeEntry(m ModelSpec, native *Precisions, aliases ...string) catalogEntry {
+	m.Params = m.architectureParams(false)
+	return catalogEntry{spec: m, aliases: aliases, native: native}
+}
+
+// architectureParams counts the parameters from the architecture: embeddings (vocab × hidden),
+// lm_head (the same, unless tied), LinearParams, and two RMSNorm vectors per layer plus the final
+// norm.
+func (m ModelSpec) architectureParams(tied bool) float64 {
+	embed := float64(m.Vocab) * float64(m.Hidden)
+	p := embed + m.LinearParams() + float64(2*m.Layers+1)*float64(m.Hidden)
+	if !tied {
+		p += embed
+	}
+	return p
 }
 
 // modelCatalog returns the built-in models; figures from each model's published config.json
@@ -82,15 +129,55 @@ type catalogEntry struct {
 // card.
 func modelCatalog() []catalogEntry {
 	return []catalogEntry{
-		{ModelSpec{ID: "meta-llama/Llama-3.1-8B", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 128256, MaxContext: 131072, Params: 8.03e9}, nil},
-		{ModelSpec{ID: "meta-llama/Llama-3.1-70B", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, MaxContext: 131072, Params: 70.6e9}, nil},
-		{ModelSpec{ID: "meta-llama/Llama-3.1-405B", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, HeadDim: 128, Intermediate: 53248, Vocab: 128256, MaxContext: 131072, Params: 405.9e9}, nil},
-		{ModelSpec{ID: "meta-llama/Llama-3.3-70B-Instruct", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, MaxContext: 131072, Params: 70.6e9}, nil},
-		{ModelSpec{ID: "Qwen/Qwen3-8B", Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 12288, Vocab: 151936, MaxContext: 40960, Params: 8.19e9}, nil},
-		{ModelSpec{ID: "Qwen/Qwen3-14B", Layers: 40, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 17408, Vocab: 151936, MaxContext: 40960, Params: 14.8e9}, nil},
-		{ModelSpec{ID: "Qwen/Qwen3-32B", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 25600, Vocab: 151936, MaxContext: 40960, Params: 32.8e9}, nil},
+		{ModelSpec{ID: "meta-llama/Llama-3.1-8B", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 128256, MaxContext: 131072, Params: 8.03e9}, nil, nil},
+		{ModelSpec{ID: "meta-llama/Llama-3.1-70B", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, MaxContext: 131072, Params: 70.6e9}, nil, nil},
+		{ModelSpec{ID: "meta-llama/Llama-3.1-405B", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, HeadDim: 128, Intermediate: 53248, Vocab: 128256, MaxContext: 131072, Params: 405.9e9}, nil, nil},
+		{ModelSpec{ID: "meta-llama/Llama-3.3-70B-Instruct", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 28672, Vocab: 128256, MaxContext: 131072, Params: 70.6e9}, nil, nil},
+		{ModelSpec{ID: "Qwen/Qwen3-8B", Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 12288, Vocab: 151936, MaxContext: 40960, Params: 8.19e9}, nil, nil},
+		{ModelSpec{ID: "Qwen/Qwen3-14B", Layers: 40, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, Intermediate: 17408, Vocab: 151936, MaxContext: 40960, Params: 14.8e9}, nil, nil},
+		{ModelSpec{ID: "Qwen/Qwen3-32B", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, Intermediate: 25600, Vocab: 151936, MaxContext: 40960, Params: 32.8e9}, nil, nil},
 		{ModelSpec{ID: "mistralai/Mistral-7B-Instruct-v0.3", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Intermediate: 14336, Vocab: 32768, MaxContext: 32768, Params: 7.25e9},
-			[]string{"mistralai/Mistral-7B"}},
+			[]string{"mistralai/Mistral-7B"}, nil},
+
+		// Mixture-of-experts models, from each config.json (n_routed_experts / num_experts /
+		// num_local_experts, num_experts_per_tok, moe_intermediate_size, n_shared_experts or
+		// shared_expert_intermediate_size, first_k_dense_replace; MLA: q_lora_rank, kv_lora_rank,
+		// qk_nope_head_dim, qk_rope_head_dim, v_head_dim). HeadDim of an MLA model is its query/key
+		// head size (nope + rope). Card totals: DeepSeek-V3/R1 671B (37B active), Kimi-K2.5 1T
+		// (32B), GLM-5 744B (40B), Qwen3-235B-A22B 235B (22B), Qwen3-30B-A3B 30.5B (3.3B),
+		// gpt-oss-120b 117B (5.1B), gpt-oss-20b 21B (3.6B), Mixtral-8x7B 46.7B (12.9B),
+		// MiniMax-M2 230B (10B; M2.5 has the same architecture).
+		moeEntry(ModelSpec{ID: "deepseek-ai/DeepSeek-V3", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, Intermediate: 18432, Vocab: 129280, MaxContext: 163840,
+			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 3},
+			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}},
+			&Precisions{Weights: FP8, KVCache: BF16}, "deepseek-ai/DeepSeek-V3-0324", "deepseek-ai/DeepSeek-V3.1", "deepseek-ai/DeepSeek-V3-Base"),
+		moeEntry(ModelSpec{ID: "deepseek-ai/DeepSeek-R1", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, Intermediate: 18432, Vocab: 129280, MaxContext: 163840,
+			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 3},
+			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}},
+			&Precisions{Weights: FP8, KVCache: BF16}, "deepseek-ai/DeepSeek-R1-0528"),
+		moeEntry(ModelSpec{ID: "moonshotai/Kimi-K2.5", Layers: 61, Hidden: 7168, Heads: 64, KVHeads: 64, HeadDim: 192, Intermediate: 18432, Vocab: 163840, MaxContext: 262144,
+			MoE: &MoESpec{Experts: 384, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 1},
+			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}},
+			// The checkpoint's routed experts are INT4 (groups of 32), the rest BF16: fp4 bytes.
+			&Precisions{Weights: FP4, KVCache: BF16}, "moonshotai/Kimi-K2-Instruct", "moonshotai/Kimi-K2-Thinking"),
+		moeEntry(ModelSpec{ID: "zai-org/GLM-5", Layers: 78, Hidden: 6144, Heads: 64, KVHeads: 64, HeadDim: 256, Intermediate: 12288, Vocab: 154880, MaxContext: 202752,
+			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 3},
+			MLA: &MLASpec{QLoraRank: 2048, KVLoraRank: 512, QKNopeHeadDim: 192, QKRopeHeadDim: 64, VHeadDim: 256}},
+			nil, "zhipuai/GLM-5"),
+		moeEntry(ModelSpec{ID: "Qwen/Qwen3-235B-A22B", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, Vocab: 151936, MaxContext: 40960,
+			MoE: &MoESpec{Experts: 128, TopK: 8, ExpertIntermediate: 1536}}, nil),
+		moeEntry(ModelSpec{ID: "Qwen/Qwen3-30B-A3B", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, Vocab: 151936, MaxContext: 40960,
+			MoE: &MoESpec{Experts: 128, TopK: 8, ExpertIntermediate: 768}}, nil),
+		// gpt-oss alternates 128-token sliding-window and full attention layers; servesweep caches
+		// every layer's KV in full (an upper bound on KV use). Experts are MXFP4 in the checkpoint.
+		moeEntry(ModelSpec{ID: "openai/gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Vocab: 201088, MaxContext: 131072,
+			MoE: &MoESpec{Experts: 128, TopK: 4, ExpertIntermediate: 2880}}, &Precisions{Weights: FP4, KVCache: BF16}),
+		moeEntry(ModelSpec{ID: "openai/gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Vocab: 201088, MaxContext: 131072,
+			MoE: &MoESpec{Experts: 32, TopK: 4, ExpertIntermediate: 2880}}, &Precisions{Weights: FP4, KVCache: BF16}),
+		moeEntry(ModelSpec{ID: "mistralai/Mixtral-8x7B-v0.1", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 32000, MaxContext: 32768,
+			MoE: &MoESpec{Experts: 8, TopK: 2, ExpertIntermediate: 14336}}, nil, "mistralai/Mixtral-8x7B-Instruct-v0.1"),
+		moeEntry(ModelSpec{ID: "MiniMaxAI/MiniMax-M2.5", Layers: 62, Hidden: 3072, Heads: 48, KVHeads: 8, HeadDim: 128, Vocab: 200064, MaxContext: 196608,
+			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 1536}}, &Precisions{Weights: FP8, KVCache: BF16}, "MiniMaxAI/MiniMax-M2"),
 	}
 }
 
@@ -123,6 +210,9 @@ func LookupModel(id string) (ModelSpec, error) {
 		if match {
 			m := e.spec
 			m.Precisions = DefaultPrecisions(id)
+			if e.native != nil && m.Precisions == (Precisions{Weights: BF16, KVCache: BF16}) {
+				m.Precisions = *e.native
+			}
 			return m, nil
 		}
 	}
@@ -189,6 +279,17 @@ type hfConfig struct {
 	NumExperts            int             `json:"num_experts"`
 	NumLocalExperts       int             `json:"num_local_experts"`
 	NRoutedExperts        int             `json:"n_routed_experts"`
+	NumExpertsPerTok      int             `json:"num_experts_per_tok"`
+	MoEIntermediateSize   int             `json:"moe_intermediate_size"`
+	NSharedExperts        int             `json:"n_shared_experts"`
+	SharedExpertInterm    int             `json:"shared_expert_intermediate_size"`
+	FirstKDenseReplace    int             `json:"first_k_dense_replace"`
+	QLoraRank             *int            `json:"q_lora_rank"`
+	KVLoraRank            int             `json:"kv_lora_rank"`
+	QKNopeHeadDim         int             `json:"qk_nope_head_dim"`
+	QKRopeHeadDim         int             `json:"qk_rope_head_dim"`
+	VHeadDim              int             `json:"v_head_dim"`
+	LayerTypes            []string        `json:"layer_types"`
 	TextConfig            *hfConfig       `json:"text_config"`
 	QuantizationConfig    json.RawMessage `json:"quantization_config"`
 }
@@ -214,8 +315,14 @@ type hfQuant struct {
 // quantization_config: quant_method fp8 → FP8 weights; modelopt quant_algo FP8/NVFP4 → FP8/FP4
 // weights, kv_cache_quant_algo FP8 → FP8 KV; compressed-tensors 8-bit / 4-bit float weights →
 // FP8/FP4, a kv_cache_scheme → FP8 KV; no quantization_config → BF16. Errors name the file and
-// the field: an unreadable or malformed file, a missing or non-positive field, a
-// mixture-of-experts model (not modeled), an unrecognized quantization method.
+// the field: an unreadable or malformed file, a missing or non-positive field, inconsistent
+// mixture-of-experts or MLA fields, hybrid linear-attention layers (not modeled), an unrecognized
+// quantization method. Mixture-of-experts fields: the expert count (n_routed_experts,
+// num_experts or num_local_experts), num_experts_per_tok, moe_intermediate_size (else
+// intermediate_size is the expert size and there is no dense MLP), shared experts
+// (shared_expert_intermediate_size, or n_shared_experts × moe_intermediate_size) and
+// first_k_dense_replace; MLA: kv_lora_rank, q_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
+// v_head_dim.
 func LoadModelDir(dir string) (ModelSpec, error) {
 	path := filepath.Join(dir, "config.json")
 	data, err := os.ReadFile(path)
@@ -238,8 +345,34 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 		c = tc
 		quant = c.QuantizationConfig
 	}
+	for _, lt := range c.LayerTypes {
+		if strings.Contains(lt, "linear") {
+			return ModelSpec{}, fmt.Errorf("%s: layer_types has %q layers: hybrid linear attention is not modeled; servesweep models softmax attention (full, GQA or MLA)", path, lt)
+		}
+	}
+	var moe *MoESpec
 	if n := max(c.NumExperts, c.NumLocalExperts, c.NRoutedExperts); n > 0 {
-		return ModelSpec{}, fmt.Errorf("%s: a mixture-of-experts model (%d experts) is not modeled; servesweep's timing and capacity cover dense models", path, n)
+		moe = &MoESpec{Experts: n, TopK: c.NumExpertsPerTok, ExpertIntermediate: c.MoEIntermediateSize, DenseLayers: c.FirstKDenseReplace}
+		if moe.ExpertIntermediate == 0 && c.IntermediateSize != nil {
+			// Mixtral and gpt-oss give the expert size as intermediate_size and have no dense MLP.
+			moe.ExpertIntermediate = *c.IntermediateSize
+			if moe.DenseLayers == 0 {
+				c.IntermediateSize = nil
+			}
+		}
+		moe.SharedIntermediate = c.SharedExpertInterm
+		if moe.SharedIntermediate == 0 {
+			moe.SharedIntermediate = c.NSharedExperts * moe.ExpertIntermediate
+		}
+	}
+	var mla *MLASpec
+	if c.KVLoraRank > 0 {
+		mla = &MLASpec{KVLoraRank: c.KVLoraRank, QKNopeHeadDim: c.QKNopeHeadDim, QKRopeHeadDim: c.QKRopeHeadDim, VHeadDim: c.VHeadDim}
+		if c.QLoraRank != nil {
+			mla.QLoraRank = *c.QLoraRank
+		}
+		hd := c.QKNopeHeadDim + c.QKRopeHeadDim
+		c.HeadDim = &hd
 	}
 	get := func(field string, v *int, def int) (int, error) {
 		switch {
@@ -270,7 +403,9 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 		hd = m.Hidden / m.Heads
 	}
 	set(&m.HeadDim, "head_dim", c.HeadDim, hd)
-	set(&m.Intermediate, "intermediate_size", c.IntermediateSize, 0)
+	if moe == nil || moe.DenseLayers > 0 || c.IntermediateSize != nil {
+		set(&m.Intermediate, "intermediate_size", c.IntermediateSize, 0)
+	}
 	set(&m.Vocab, "vocab_size", c.VocabSize, 0)
 	set(&m.MaxContext, "max_position_embeddings", c.MaxPositionEmbeddings, 0)
 	if len(errs) > 0 {
@@ -279,11 +414,11 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 	if m.Heads%m.KVHeads != 0 {
 		return ModelSpec{}, fmt.Errorf("%s: num_attention_heads (%d) must be a multiple of num_key_value_heads (%d)", path, m.Heads, m.KVHeads)
 	}
-	embed := float64(m.Vocab) * float64(m.Hidden)
-	m.Params = embed + m.LinearParams() + float64(2*m.Layers+1)*float64(m.Hidden)
-	if !c.TieWordEmbeddings {
-		m.Params += embed
+	m.MoE, m.MLA = moe, mla
+	if err := m.CheckArchitecture(); err != nil {
+		return ModelSpec{}, fmt.Errorf("%s: %v (fields num_experts_per_tok, moe_intermediate_size, first_k_dense_replace, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim)", path, err)
 	}
+	m.Params = m.architectureParams(c.TieWordEmbeddings)
 	m.Precisions, err = checkpointPrecisions(quant)
 	if err != nil {
 		return ModelSpec{}, fmt.Errorf("%s: %v", path, err)
@@ -339,9 +474,20 @@ func checkpointPrecisions(raw json.RawMessage) (Precisions, error) {
 	return p, fmt.Errorf("quantization_config.quant_method %q is not modeled; valid: fp8, modelopt (FP8, NVFP4), compressed-tensors", q.QuantMethod)
 }
 
-// CheckShape reports why model m cannot be split into shape s: a tensor degree that does not
-// divide its attention heads (every tensor-parallel engine splits the heads evenly), or more
-// pipeline stages than layers. The error names the field ("tensor" or "pipeline") first.
+// ShapeError is a parallel shape a model cannot be split into. Field is the parallelism field
+// at fault: tensor, pipeline, attention_data, moe_tensor or moe_expert.
+type ShapeError struct {
+	Field, Msg string
+}
+
+func (e *ShapeError) Error() string { return e.Msg }
+
+// CheckShape reports why model m cannot be split into shape s, as a *ShapeError: a tensor degree
+// that does not divide its attention heads (every tensor-parallel engine splits the heads
+// evenly); more pipeline stages than layers; for a dense model a moe_tensor or moe_expert other
+// than 1; for an MoE model moe_tensor × moe_expert other than tensor × attention_data (the MoE
+// layers repartition the same GPUs, dynosim-spec.md §3.2.2), experts not divisible by
+// moe_expert, or an expert intermediate size not divisible by moe_tensor.
 func (m ModelSpec) CheckShape(s Shape) error {
 	if s.Tensor > 0 && m.Heads%s.Tensor != 0 {
 		var valid []string
@@ -350,10 +496,42 @@ func (m ModelSpec) CheckShape(s Shape) error {
 				valid = append(valid, fmt.Sprint(t))
 			}
 		}
-		return fmt.Errorf("tensor %d does not divide %s's %d attention heads; valid: %s", s.Tensor, m.ID, m.Heads, strings.Join(valid, ", "))
+		return &ShapeError{"tensor", fmt.Sprintf("tensor %d does not divide %s's %d attention heads; valid: %s", s.Tensor, m.ID, m.Heads, strings.Join(valid, ", "))}
 	}
 	if s.Pipeline > m.Layers {
-		return fmt.Errorf("pipeline %d exceeds %s's %d layers", s.Pipeline, m.ID, m.Layers)
+		return &ShapeError{"pipeline", fmt.Sprintf("pipeline %d exceeds %s's %d layers", s.Pipeline, m.ID, m.Layers)}
+	}
+	d, mt, me := s.moe()
+	e := m.MoE
+	switch {
+	case e == nil && mt != 1:
+		return &ShapeError{"moe_tensor", fmt.Sprintf("moe_tensor %d needs a mixture-of-experts model; %s is dense: use 1", mt, m.ID)}
+	case e == nil && me != 1:
+		return &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d needs a mixture-of-experts model; %s is dense: use 1", me, m.ID)}
+	case e == nil:
+		return nil
+	case mt*me != max(s.Tensor, 1)*d:
+		return &ShapeError{"moe_expert", fmt.Sprintf("moe_tensor × moe_expert (%d × %d = %d) must equal tensor × attention_data (%d × %d = %d): the MoE layers use the same GPUs",
+			mt, me, mt*me, max(s.Tensor, 1), d, max(s.Tensor, 1)*d)}
+	case e.Experts%me != 0:
+		return &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d does not divide %s's %d experts", me, m.ID, e.Experts)}
+	case e.ExpertIntermediate%mt != 0:
+		return &ShapeError{"moe_tensor", fmt.Sprintf("moe_tensor %d does not divide %s's expert intermediate size %d", mt, m.ID, e.ExpertIntermediate)}
 	}
 	return nil
+}
+
+// WeightBytesPerGPU is one GPU's share of the weights in bytes with the GEMM weights stored as p
+// on shape s: everything but the routed experts (attention, dense and shared MLPs, routers in p;
+// embeddings, lm_head and norms in BF16) split tensor × pipeline ways and replicated over
+// attention-DP ranks, and the routed experts split moe_tensor × moe_expert × pipeline ways. For
+// a dense model this is WeightBytes(p) / (tensor × pipeline).
+func (m ModelSpec) WeightBytesPerGPU(p Precision, s Shape) float64 {
+	tp := float64(max(s.Tensor, 1) * max(s.Pipeline, 1))
+	if m.MoE == nil {
+		return m.WeightBytes(p) / tp
+	}
+	_, mt, me := s.moe()
+	experts := m.ExpertParams()
+	return (m.WeightBytes(p)-experts*p.WeightBytes())/tp + experts*p.WeightBytes()/float64(mt*me*max(s.Pipeline, 1))
 }

@@ -90,7 +90,7 @@ func TestOpLevelParallelism(t *testing.T) {
 		}
 		return ol
 	}
-	tp1, tp2, pp2 := build(Shape{1, 1}), build(Shape{2, 1}), build(Shape{1, 2})
+	tp1, tp2, pp2 := build(Shape{Tensor: 1, Pipeline: 1}), build(Shape{Tensor: 2, Pipeline: 1}), build(Shape{Tensor: 1, Pipeline: 2})
 	if tp2.allReduce == nil || tp2.allReduce.Source != "vllm" || tp2.Provider != "op_level vllm gemm 0.24.0, attention 0.24.0, custom all-reduce 0.24.0 on h200_sxm" {
 		t.Errorf("TP2: all-reduce %+v, provider %q", tp2.allReduce, tp2.Provider)
 	}
@@ -113,11 +113,11 @@ func TestOpLevelMissingTables(t *testing.T) {
 	db := openDB(t)
 	m, hw := mustLookup(t, "meta-llama/Meta-Llama-3.1-8B-Instruct", "h100_sxm")
 	var me *opdb.MissingError
-	_, err := NewOpLevel(OpLevelSource{DB: db, GPU: "h100_sxm", Backend: "vllm"}, m, hw, Precisions{Weights: FP4, KVCache: FP8}, Shape{1, 1}, testEff)
+	_, err := NewOpLevel(OpLevelSource{DB: db, GPU: "h100_sxm", Backend: "vllm"}, m, hw, Precisions{Weights: FP4, KVCache: FP8}, Shape{Tensor: 1, Pipeline: 1}, testEff)
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "nvfp4") {
 		t.Errorf("fp4 on h100: %v", err)
 	}
-	_, err = NewOpLevel(OpLevelSource{DB: db, GPU: "h100_sxm", Backend: "vllm", Version: "0.6.0"}, m, hw, Precisions{Weights: BF16, KVCache: BF16}, Shape{1, 1}, testEff)
+	_, err = NewOpLevel(OpLevelSource{DB: db, GPU: "h100_sxm", Backend: "vllm", Version: "0.6.0"}, m, hw, Precisions{Weights: BF16, KVCache: BF16}, Shape{Tensor: 1, Pipeline: 1}, testEff)
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "available: 0.24.0") {
 		t.Errorf("vllm 0.6.0: %v", err)
 	}
@@ -132,7 +132,7 @@ func BenchmarkOpLevelPassMs(b *testing.B) {
 		b.Fatal(err)
 	}
 	hw, _ := LookupHardware("h200_sxm")
-	ol, err := NewOpLevel(OpLevelSource{DB: db, GPU: "h200_sxm", Backend: "vllm"}, m, hw, Precisions{Weights: BF16, KVCache: BF16}, Shape{2, 1}, testEff)
+	ol, err := NewOpLevel(OpLevelSource{DB: db, GPU: "h200_sxm", Backend: "vllm"}, m, hw, Precisions{Weights: BF16, KVCache: BF16}, Shape{Tensor: 2, Pipeline: 1}, testEff)
 	if err != nil {
 		b.Fatal(err)
 	}

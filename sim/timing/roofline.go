@@ -15,6 +15,18 @@ type Shape struct {
 	Tensor int
 	// Pipeline is the pipeline-parallel degree (>= 1): layers are split into Pipeline stages.
 	Pipeline int
+	// AttentionData is the worker's attention data-parallel degree (0 means 1): Tensor ×
+	// AttentionData GPUs per stage, each attention-DP rank running attention for its own
+	// requests with Tensor-way tensor parallelism.
+	AttentionData int
+	// MoETensor and MoEExpert split an MoE layer's experts over the Tensor × AttentionData GPUs
+	// of a stage (0 means 1): each expert's matrices MoETensor ways, the experts MoEExpert ways.
+	MoETensor, MoEExpert int
+}
+
+// moe returns the shape's attention-DP, MoE-tensor and expert-parallel degrees, unset ones 1.
+func (s Shape) moe() (d, mt, me int) {
+	return max(s.AttentionData, 1), max(s.MoETensor, 1), max(s.MoEExpert, 1)
 }
 
 // Efficiency holds the few hardware-independent factors that turn datasheet peaks into achieved
@@ -145,6 +157,21 @@ type Roofline struct {
 	overheadMs         float64
 	seqOverheadMs      float64
 	pipeline           int
+	// Mixture-of-experts terms (zero for a dense model); see NewRoofline.
+	moe moeTerms
+}
+
+// moeTerms are the batch-dependent costs of MoE layers: the expert weights a pass reads depend
+// on how many experts its tokens hit, and expert parallelism adds a dispatch and a combine.
+type moeTerms struct {
+	on bool
+	// expertWeightMs streams every local expert once; a pass reads the share hit by its tokens:
+	// 1 − (1 − TopK/Experts)^(tokens · attention_data).
+	expertWeightMs float64
+	missLog        float64 // ln(1 − TopK/Experts)
+	dataRanks      float64 // attention_data: ranks whose tokens share the experts
+	// commMs and commMsPerToken price the MoE layers' collectives per pass and per token.
+	commMs, commMsPerToken float64
 }
 
 // NewRoofline precomputes the Roofline of model m with precisions prec on GPUs hw in shape s.
@@ -193,6 +220,12 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 		pipeline:        s.Pipeline,
 	}
 	alphaMs := eff.LinkLatencyUs / 1000
+	if m.MoE != nil || m.MLA != nil {
+		if err := r.addMoE(m, hw, prec, s, eff); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	if s.Tensor > 1 {
 		linkRate := hw.LinkGBps * gbpsToBytesPerMs * eff.Link
 		r.allReduceMs = 2 * L * alphaMs
@@ -206,6 +239,80 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	return r, nil
 }
 
+// addMoE replaces r's dense terms for a model with experts or latent attention (MoE and MLA
+// additions to the Roofline formula, per GPU of shape s with d = attention_data, mt =
+// moe_tensor, me = moe_expert, E experts, k per token, L_moe MoE layers, T a rank's tokens):
+//
+//	gemm compute   2·P_active·T/(t·p·F): the experts' FLOPs of the d ranks' d·T tokens spread
+//	               over the mt·me = t·d GPUs (balanced routing: no expert-load imbalance)
+//	weights        W_rest/(t·B) + W_experts/(mt·me·B) · (1 − (1 − k/E)^(d·T)): the expected share
+//	               of local experts some token of the pass routes to
+//	collectives    per attention (every layer) and dense MLP (every dense layer) one all-reduce
+//	               over t when t > 1; per MoE layer a dispatch and a combine of each token's
+//	               hidden state to its k experts when me > 1 (all-to-all, (me−1)/me of it leaves
+//	               the GPU) and an all-reduce of the d·T tokens over mt when mt > 1
+//	attention      MLA: 2·H·(qk_nope + qk_rope + v) FLOPs per (query, key) pair and layer (keys
+//	               and values expanded from the latent, DeepSeek-V2 §2.1); the KV read is the
+//	               latent (KVBytesPerTokenPerGPU)
+//
+// Compute with a pipeline splits as for dense models; the MoE terms take the pipeline's 1/p of
+// the layers on each stage, with every stage in turn.
+func (r *Roofline) addMoE(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficiency) error {
+	t, p := float64(s.Tensor), float64(s.Pipeline)
+	d, mt, me := s.moe()
+	const (
+		tflopsToFlopPerMs = 1e9
+		tbpsToBytesPerMs  = 1e9
+		gbpsToBytesPerMs  = 1e6
+		activationBytes   = 2
+	)
+	if (d*s.Tensor > 1 || s.Pipeline > 1) && !(hw.LinkGBps > 0) {
+		return fmt.Errorf("roofline timing: hardware %s has no GPU-to-GPU link for %d GPUs per stage", hw.ID, d*s.Tensor)
+	}
+	quant, quantMem := 1.0, 1.0
+	if prec.Weights != BF16 {
+		quant, quantMem = eff.QuantizedGEMM, eff.QuantizedMemory
+	}
+	gemmRate := t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
+	memRate := hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory
+	wb := prec.Weights.WeightBytes() / quantMem
+	experts := m.ExpertParams()
+	r.gemmMsPerToken = 2 * m.ActiveLinearParams() / gemmRate
+	r.weightMs = ((m.LinearParams()-experts)*wb + m.HeadParams()*activationBytes) / t / memRate
+	if a := m.MLA; a != nil {
+		attnRate := t * p * hw.PeakTFLOPS(prec.KVCache) * tflopsToFlopPerMs * eff.Attention
+		r.attnMsPerPair = 2 * float64(m.Heads) * float64(a.QKNopeHeadDim+a.QKRopeHeadDim+a.VHeadDim) * float64(m.Layers) / attnRate
+	}
+	L, h := float64(m.Layers), float64(m.Hidden)
+	Lmoe := float64(m.MoELayers())
+	alphaMs := eff.LinkLatencyUs / 1000
+	linkRate := hw.LinkGBps * gbpsToBytesPerMs * eff.Link
+	tokenBytes := h * activationBytes / p // per token of a stage's micro-batch, as the dense terms
+	if s.Tensor > 1 {
+		n := L + (L - Lmoe) // one after every attention, one after every dense MLP
+		r.allReduceMs = n * alphaMs
+		r.allReduceMsPerTok = n * 2 * (t - 1) / t * tokenBytes / linkRate
+	}
+	r.moe = moeTerms{on: m.MoE != nil, dataRanks: float64(d)}
+	if e := m.MoE; e != nil {
+		r.moe.expertWeightMs = experts * wb / float64(mt*me) / memRate
+		r.moe.missLog = math.Log1p(-float64(e.TopK) / float64(e.Experts))
+		if me > 1 {
+			r.moe.commMs += 2 * Lmoe * alphaMs
+			r.moe.commMsPerToken += 2 * Lmoe * float64(e.TopK) * float64(me-1) / float64(me) * tokenBytes / linkRate
+		}
+		if mt > 1 {
+			r.moe.commMs += Lmoe * alphaMs
+			r.moe.commMsPerToken += Lmoe * 2 * float64(mt-1) / float64(mt) * float64(d) * tokenBytes / linkRate
+		}
+	}
+	if s.Pipeline > 1 {
+		r.pipelineMs = (p - 1) * alphaMs
+		r.pipelineMsPerToken = (p - 1) * h * activationBytes / p / linkRate
+	}
+	return nil
+}
+
 // PassMs implements Model; see Roofline for the formula. An empty batch costs 0.
 func (r *Roofline) PassMs(b *Batch) float64 {
 	tokens := float64(b.PrefillTokens + b.DecodeSteps)
@@ -215,8 +322,16 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 	// Under pipeline parallelism the batch splits into m = min(p, sequences) micro-batches; the
 	// per-token terms were precomputed for m = p and scale by p/m (1 without pipelining).
 	scale := float64(r.pipeline) / float64(microBatches(r.pipeline, b))
-	gemm := math.Max(scale*(tokens*r.gemmMsPerToken+float64(b.SampledTokens)*r.headMsPerSample), r.weightMs)
+	weightMs := r.weightMs
+	if r.moe.on {
+		// The expected share of local experts the pass's tokens (all attention-DP ranks') hit.
+		weightMs += r.moe.expertWeightMs * -math.Expm1(tokens*r.moe.dataRanks*r.moe.missLog)
+	}
+	gemm := math.Max(scale*(tokens*r.gemmMsPerToken+float64(b.SampledTokens)*r.headMsPerSample), weightMs)
 	ms := r.overheadMs + float64(b.SampledTokens)*r.seqOverheadMs + gemm
+	if r.moe.commMs > 0 || r.moe.commMsPerToken > 0 {
+		ms += r.moe.commMs + scale*tokens*r.moe.commMsPerToken
+	}
 	if b.PrefillRequests > 0 {
 		ms += scale * math.Max(float64(b.PrefillAttentionPairs)*r.attnMsPerPair,
 			float64(b.PrefillContextTokens+b.PrefillTokens)*r.kvMsPerToken)

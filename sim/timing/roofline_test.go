@@ -71,7 +71,7 @@ func TestRooflineHandComputed(t *testing.T) {
 	// TP1: GEMM compute 4 × (2×73,728 + 2×6,400) / 1e6 = 0.641024 ms beats the weight read
 	// (73,728×2 + 6,400×2) / 1e6 = 0.160256 ms. Decode attention: compute 400 pairs × 4·4·16·2
 	// = 204,800 FLOP → 0.2048 ms beats the KV read 400 × 256 B → 0.1024 ms.
-	r := mustRoofline(t, m, hw, bf16, Shape{1, 1}, ideal())
+	r := mustRoofline(t, m, hw, bf16, Shape{Tensor: 1, Pipeline: 1}, ideal())
 	if got, want := r.PassMs(decode), 0.641024+0.2048; !near(got, want) {
 		t.Errorf("TP1 decode = %v, want %v", got, want)
 	}
@@ -81,7 +81,7 @@ func TestRooflineHandComputed(t *testing.T) {
 	// / 1e6) = 0.04 + 0.002048.
 	e := ideal()
 	e.LinkLatencyUs = 10
-	r = mustRoofline(t, m, hw, bf16, Shape{2, 1}, e)
+	r = mustRoofline(t, m, hw, bf16, Shape{Tensor: 2, Pipeline: 1}, e)
 	if got, want := r.PassMs(decode), 0.320512+0.1024+0.04+0.002048; !near(got, want) {
 		t.Errorf("TP2 decode = %v, want %v", got, want)
 	}
@@ -89,7 +89,7 @@ func TestRooflineHandComputed(t *testing.T) {
 	// Overheads: 1 ms per pass + 2 layers × 100 µs + 4 sequences × 50 µs = 1.4 ms on top.
 	e = ideal()
 	e.PassOverheadMs, e.LayerOverheadUs, e.SequenceOverheadUs = 1, 100, 50
-	r = mustRoofline(t, m, hw, bf16, Shape{1, 1}, e)
+	r = mustRoofline(t, m, hw, bf16, Shape{Tensor: 1, Pipeline: 1}, e)
 	if got, want := r.PassMs(decode), 1.4+0.641024+0.2048; !near(got, want) {
 		t.Errorf("decode with overheads = %v, want %v", got, want)
 	}
@@ -99,7 +99,7 @@ func TestRooflineHandComputed(t *testing.T) {
 	// max(10×512/1e6, 10×256/0.5e6) = 0.00512.
 	e = ideal()
 	e.Memory = 0.5
-	r = mustRoofline(t, m, hw, bf16, Shape{1, 1}, e)
+	r = mustRoofline(t, m, hw, bf16, Shape{Tensor: 1, Pipeline: 1}, e)
 	one := &Batch{DecodeRequests: 1, DecodeSteps: 1, DecodeStepKVTokens: 10, SampledTokens: 1}
 	if got, want := r.PassMs(one), 0.320512+0.00512; !near(got, want) {
 		t.Errorf("memory-bound decode = %v, want %v", got, want)
@@ -110,7 +110,7 @@ func TestRooflineHandComputed(t *testing.T) {
 	// / 1e6, 30 × 256 / 1e6) = 0.13056.
 	prefill := &Batch{PrefillRequests: 1, PrefillTokens: 10, PrefillContextTokens: 20, PrefillAttentionPairs: 255,
 		DecodeRequests: 1, SampledTokens: 1}
-	r = mustRoofline(t, m, hw, bf16, Shape{1, 1}, ideal())
+	r = mustRoofline(t, m, hw, bf16, Shape{Tensor: 1, Pipeline: 1}, ideal())
 	if got, want := r.PassMs(prefill), 1.47456+0.0128+0.13056; !near(got, want) {
 		t.Errorf("prefill = %v, want %v", got, want)
 	}
@@ -119,7 +119,7 @@ func TestRooflineHandComputed(t *testing.T) {
 	// 4 × 147,456 / 2e6 + 4 × 12,800 / 1e6 = 0.294912 + 0.0512; an FP8 KV cache runs the
 	// attention math at the FP8 rate, 204,800 / 2e6 = 0.1024, and halves the KV read (0.0512).
 	fp8 := Precisions{Weights: FP8, KVCache: FP8}
-	r = mustRoofline(t, m, hw, fp8, Shape{1, 1}, ideal())
+	r = mustRoofline(t, m, hw, fp8, Shape{Tensor: 1, Pipeline: 1}, ideal())
 	if got, want := r.PassMs(decode), 0.294912+0.0512+0.1024; !near(got, want) {
 		t.Errorf("fp8 decode = %v, want %v", got, want)
 	}
@@ -128,7 +128,7 @@ func TestRooflineHandComputed(t *testing.T) {
 	// boundary costs α + (T/2)·64·2 B / 1e6.
 	e = ideal()
 	e.LinkLatencyUs = 10
-	r = mustRoofline(t, m, hw, bf16, Shape{1, 2}, e)
+	r = mustRoofline(t, m, hw, bf16, Shape{Tensor: 1, Pipeline: 2}, e)
 	if got, want := r.PassMs(decode), 0.320512+0.1024+0.010+2*64*2/1e6; !near(got, want) {
 		t.Errorf("PP2 decode = %v, want %v", got, want)
 	}
@@ -155,10 +155,10 @@ func TestRooflineErrors(t *testing.T) {
 		e    Efficiency
 		frag string
 	}{
-		{"efficiency", m, hw, Shape{1, 1}, bad, "Memory must be in (0, 1]"},
-		{"shape", m, hw, Shape{0, 1}, ideal(), "tensor and pipeline must be >= 1"},
-		{"no link", m, noLink, Shape{2, 1}, ideal(), "no GPU-to-GPU link"},
-		{"model", broken, hw, Shape{1, 1}, ideal(), "non-positive architecture field"},
+		{"efficiency", m, hw, Shape{Tensor: 1, Pipeline: 1}, bad, "Memory must be in (0, 1]"},
+		{"shape", m, hw, Shape{Tensor: 0, Pipeline: 1}, ideal(), "tensor and pipeline must be >= 1"},
+		{"no link", m, noLink, Shape{Tensor: 2, Pipeline: 1}, ideal(), "no GPU-to-GPU link"},
+		{"model", broken, hw, Shape{Tensor: 1, Pipeline: 1}, ideal(), "non-positive architecture field"},
 	} {
 		if _, err := NewRoofline(c.m, c.hw, p, c.s, c.e); err == nil || !strings.Contains(err.Error(), c.frag) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.frag)
@@ -183,7 +183,7 @@ func TestRooflineLlama70BTensorParallel(t *testing.T) {
 	b := &Batch{DecodeRequests: 32, DecodeSteps: 32, DecodeStepKVTokens: 32 * 2048, SampledTokens: 32}
 	var prev float64
 	for _, tp := range []int{2, 4, 8} {
-		r := mustRoofline(t, m, hw, m.Precisions, Shape{tp, 1}, CalibratedEfficiency())
+		r := mustRoofline(t, m, hw, m.Precisions, Shape{Tensor: tp, Pipeline: 1}, CalibratedEfficiency())
 		ms := r.PassMs(b)
 		if prev > 0 && ms >= prev {
 			t.Errorf("TP%d pass %.2f ms is not faster than TP%d's %.2f ms", tp, ms, tp/2, prev)
@@ -196,7 +196,7 @@ func TestRooflineLlama70BTensorParallel(t *testing.T) {
 func BenchmarkRooflinePassMs(b *testing.B) {
 	m, _ := LookupModel("meta-llama/Llama-3.1-70B")
 	hw, _ := LookupHardware("h200_sxm")
-	r, err := NewRoofline(m, hw, Precisions{Weights: FP8, KVCache: FP8}, Shape{4, 1}, CalibratedEfficiency())
+	r, err := NewRoofline(m, hw, Precisions{Weights: FP8, KVCache: FP8}, Shape{Tensor: 4, Pipeline: 1}, CalibratedEfficiency())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -228,10 +228,10 @@ func TestPipelineDoesNotShortenALoneRequest(t *testing.T) {
 	}
 	prec := Precisions{Weights: BF16, KVCache: BF16}
 	lone := &Batch{PrefillRequests: 1, PrefillTokens: 2048, PrefillAttentionPairs: 2048 * 2049 / 2, DecodeRequests: 1, SampledTokens: 1}
-	pp1 := mustRoofline(t, m, hw, prec, Shape{1, 1}, CalibratedEfficiency()).PassMs(lone)
+	pp1 := mustRoofline(t, m, hw, prec, Shape{Tensor: 1, Pipeline: 1}, CalibratedEfficiency()).PassMs(lone)
 	prev := pp1
 	for _, p := range []int{2, 4, 8} {
-		ms := mustRoofline(t, m, hw, prec, Shape{1, p}, CalibratedEfficiency()).PassMs(lone)
+		ms := mustRoofline(t, m, hw, prec, Shape{Tensor: 1, Pipeline: p}, CalibratedEfficiency()).PassMs(lone)
 		if ms < pp1 || ms < prev {
 			t.Errorf("PP%d: a lone 2,048-token prefill takes %.2f ms, less than PP1's %.2f (or PP%d's %.2f)", p, ms, pp1, p/2, prev)
 		}
@@ -241,8 +241,8 @@ func TestPipelineDoesNotShortenALoneRequest(t *testing.T) {
 	// split into 2 micro-batches, so the GEMM compute halves against one micro-batch, while one
 	// of them alone pays the full compute.
 	tm, gpu := tinyModel(), tinyGPU()
-	two := mustRoofline(t, tm, gpu, prec, Shape{1, 2}, ideal())
-	one := mustRoofline(t, tm, gpu, prec, Shape{1, 1}, ideal())
+	two := mustRoofline(t, tm, gpu, prec, Shape{Tensor: 1, Pipeline: 2}, ideal())
+	one := mustRoofline(t, tm, gpu, prec, Shape{Tensor: 1, Pipeline: 1}, ideal())
 	gemmOnly := func(r *Roofline, n int) float64 {
 		return r.PassMs(&Batch{PrefillRequests: n, PrefillTokens: 16 * n}) -
 			// the pipeline send of the micro-batches: (p−1)·(T/m)·h·2 bytes at 1e6 bytes per ms
@@ -293,16 +293,16 @@ func TestQuantizedWeightsMoveTheirBytes(t *testing.T) {
 		ratio float64
 	}{{"h100_sxm", 0.70}, {"h200_sxm", 0.75}} {
 		m, hw := mustLookup(t, "meta-llama/Meta-Llama-3.1-8B-Instruct", c.gpu)
-		b := mustRoofline(t, m, hw, bf16, Shape{1, 1}, CalibratedEfficiency()).PassMs(step)
-		f := mustRoofline(t, m, hw, fp8, Shape{1, 1}, CalibratedEfficiency()).PassMs(step)
+		b := mustRoofline(t, m, hw, bf16, Shape{Tensor: 1, Pipeline: 1}, CalibratedEfficiency()).PassMs(step)
+		f := mustRoofline(t, m, hw, fp8, Shape{Tensor: 1, Pipeline: 1}, CalibratedEfficiency()).PassMs(step)
 		if f > c.ratio*b {
 			t.Errorf("%s decode step: FP8 %.3f ms against BF16 %.3f ms (%.0f %% lower), want at least %.0f %% lower",
 				c.gpu, f, b, 100*(1-f/b), 100*(1-c.ratio))
 		}
 	}
 	m, hw := mustLookup(t, "meta-llama/Meta-Llama-3.1-8B-Instruct", "h200_sxm")
-	rb := mustRoofline(t, m, hw, bf16, Shape{1, 1}, ideal())
-	rf := mustRoofline(t, m, hw, fp8, Shape{1, 1}, ideal())
+	rb := mustRoofline(t, m, hw, bf16, Shape{Tensor: 1, Pipeline: 1}, ideal())
+	rf := mustRoofline(t, m, hw, fp8, Shape{Tensor: 1, Pipeline: 1}, ideal())
 	if got, want := rf.weightMs, (m.LinearParams()*1+m.HeadParams()*2)/(hw.MemoryTBps*1e9); !near(got, want) {
 		t.Errorf("FP8 weight streaming %v ms, want %v (1 byte per linear weight, BF16 lm_head)", got, want)
 	}
@@ -310,7 +310,7 @@ func TestQuantizedWeightsMoveTheirBytes(t *testing.T) {
 		t.Errorf("BF16 − FP8 weight streaming %v ms, want %v (1 byte saved per linear weight)", got, want)
 	}
 	// FP4: 0.5625 bytes per weight (4-bit values and one FP8 scale per 16).
-	r4 := mustRoofline(t, m, hw, Precisions{Weights: FP4, KVCache: FP8}, Shape{1, 1}, ideal())
+	r4 := mustRoofline(t, m, hw, Precisions{Weights: FP4, KVCache: FP8}, Shape{Tensor: 1, Pipeline: 1}, ideal())
 	if got, want := r4.weightMs, (m.LinearParams()*0.5625+m.HeadParams()*2)/(hw.MemoryTBps*1e9); !near(got, want) {
 		t.Errorf("FP4 weight streaming %v ms, want %v", got, want)
 	}
@@ -328,7 +328,7 @@ func TestOverheadsHoldAcrossGPUsAndShapes(t *testing.T) {
 	for _, gpu := range []string{"h100_sxm", "h200_sxm", "b200_sxm", "gb200"} {
 		m, hw := mustLookup(t, "meta-llama/Meta-Llama-3.1-8B-Instruct", gpu)
 		want := eff.PassOverheadMs + float64(m.Layers)*eff.LayerOverheadUs/1000 + 8*eff.SequenceOverheadUs/1000
-		for _, s := range []Shape{{1, 1}, {2, 1}, {4, 1}, {8, 1}, {1, 2}, {2, 2}} {
+		for _, s := range []Shape{{Tensor: 1, Pipeline: 1}, {Tensor: 2, Pipeline: 1}, {Tensor: 4, Pipeline: 1}, {Tensor: 8, Pipeline: 1}, {Tensor: 1, Pipeline: 2}, {Tensor: 2, Pipeline: 2}} {
 			prec := Precisions{Weights: FP8, KVCache: FP8}
 			got := mustRoofline(t, m, hw, prec, s, eff).PassMs(step) - mustRoofline(t, m, hw, prec, s, bare).PassMs(step)
 			if !near(got, want) {
@@ -346,9 +346,9 @@ func TestTensorParallelShortensSmallBatchDecode(t *testing.T) {
 	m, hw := mustLookup(t, "meta-llama/Meta-Llama-3.1-8B-Instruct", "h100_sxm")
 	prec := Precisions{Weights: FP8, KVCache: FP8}
 	step := decodeBatch(8, 1024)
-	tp1 := mustRoofline(t, m, hw, prec, Shape{1, 1}, CalibratedEfficiency()).PassMs(step)
-	tp2 := mustRoofline(t, m, hw, prec, Shape{2, 1}, CalibratedEfficiency()).PassMs(step)
-	tp4 := mustRoofline(t, m, hw, prec, Shape{4, 1}, CalibratedEfficiency()).PassMs(step)
+	tp1 := mustRoofline(t, m, hw, prec, Shape{Tensor: 1, Pipeline: 1}, CalibratedEfficiency()).PassMs(step)
+	tp2 := mustRoofline(t, m, hw, prec, Shape{Tensor: 2, Pipeline: 1}, CalibratedEfficiency()).PassMs(step)
+	tp4 := mustRoofline(t, m, hw, prec, Shape{Tensor: 4, Pipeline: 1}, CalibratedEfficiency()).PassMs(step)
 	if tp2 > 0.9*tp1 || tp4 > 0.75*tp1 {
 		t.Errorf("steps TP1 %.3f, TP2 %.3f, TP4 %.3f ms: ratios %.2f and %.2f, want <= 0.90 and 0.75", tp1, tp2, tp4, tp2/tp1, tp4/tp1)
 	}

@@ -1,0 +1,41 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/config"
+)
+
+// moe_tensor and moe_expert only repartition an MoE model's GPUs: on a dense model, or with a
+// product other than tensor × attention_data, the run is refused naming the field, whatever the
+// timing (the seed config has polynomial timing and fixed capacity).
+func TestMoEParallelismRules(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		path string
+		msg  string
+	}{
+		{[]string{"engine.workers.aggregated.parallelism.moe_expert=2"},
+			"engine.workers.aggregated.parallelism.moe_expert", "is dense"},
+		{[]string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.workers.aggregated.parallelism.tensor=8", "engine.workers.aggregated.parallelism.moe_expert=4"},
+			"engine.workers.aggregated.parallelism.moe_expert", "(1 × 4 = 4) must equal tensor × attention_data (8 × 1 = 8)"},
+	} {
+		cfg := mustLoad(t, seedSynthetic, c.sets...)
+		_, err := Run(context.Background(), cfg, Options{})
+		var ce *config.Error
+		if !errors.As(err, &ce) || ce.Path != c.path || !strings.Contains(ce.Msg, c.msg) {
+			t.Errorf("%v: %v, want %s: %q", c.sets, err, c.path, c.msg)
+		}
+	}
+	// A legal split runs: DeepSeek-R1 on 8 GPUs, attention TP8, experts EP8.
+	cfg := mustLoad(t, seedSynthetic, "engine.model=deepseek-ai/DeepSeek-R1", "engine.workers.aggregated.parallelism.tensor=8",
+		"engine.workers.aggregated.parallelism.moe_expert=8", "engine.workers.aggregated.parallelism.replicas=1",
+		"engine.workers.aggregated.timing={type: roofline}", "engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}")
+	res := mustRun(t, cfg)
+	if res.Summary.CompletedRequests != 100 || !(res.Summary.TPOT.Mean > 0) {
+		t.Errorf("completed %d, TPOT %v", res.Summary.CompletedRequests, res.Summary.TPOT.Mean)
+	}
+}
