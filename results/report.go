@@ -395,26 +395,29 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 func isFinite(x float64) bool { return x == x && x-x == 0 }
 
 // Shape describes a row's deployment in the field's terms, e.g. "4× TP2" (aggregated: replicas ×
-// tensor parallelism, with PP and DP when > 1) or "P 1× TP1 + D 2× TP1" (disaggregated).
+// tensor parallelism, with PP, attention DP, expert parallelism EP and MoE tensor parallelism
+// MoE-TP when > 1; "1× TP8 EP8") or "P 1× TP1 + D 2× TP1" (disaggregated).
 func Shape(r *Row) string {
-	role := func(rep, tp, pp, dp *int64) string {
+	role := func(rep, tp, pp, dp, mt, me *int64) string {
 		if rep == nil {
 			return "-"
 		}
 		s := fmt.Sprintf("%d× TP%d", *rep, *tp)
-		if pp != nil && *pp > 1 {
-			s += fmt.Sprintf(" PP%d", *pp)
-		}
-		if dp != nil && *dp > 1 {
-			s += fmt.Sprintf(" DP%d", *dp)
+		for _, f := range []struct {
+			name string
+			v    *int64
+		}{{"PP", pp}, {"DP", dp}, {"EP", me}, {"MoE-TP", mt}} {
+			if f.v != nil && *f.v > 1 {
+				s += fmt.Sprintf(" %s%d", f.name, *f.v)
+			}
 		}
 		return s
 	}
 	if r.Mode == "disaggregated" {
-		return "P " + role(r.PrefillReplicas, r.PrefillTensor, r.PrefillPipeline, r.PrefillAttentionData) +
-			" + D " + role(r.DecodeReplicas, r.DecodeTensor, r.DecodePipeline, r.DecodeAttentionData)
+		return "P " + role(r.PrefillReplicas, r.PrefillTensor, r.PrefillPipeline, r.PrefillAttentionData, r.PrefillMoeTensor, r.PrefillMoeExpert) +
+			" + D " + role(r.DecodeReplicas, r.DecodeTensor, r.DecodePipeline, r.DecodeAttentionData, r.DecodeMoeTensor, r.DecodeMoeExpert)
 	}
-	return role(r.AggReplicas, r.AggTensor, r.AggPipeline, r.AggAttentionData)
+	return role(r.AggReplicas, r.AggTensor, r.AggPipeline, r.AggAttentionData, r.AggMoeTensor, r.AggMoeExpert)
 }
 
 // Hardware describes a row's GPU and weight format, e.g. "h100_sxm fp8", or "P b200_sxm + D

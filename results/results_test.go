@@ -583,3 +583,23 @@ func TestAbsTracePaths(t *testing.T) {
 		t.Errorf("a config without paths changed:\n%s", got)
 	}
 }
+
+// Shape names every parallel degree above 1 in the field's terms, MoE ones included, so two
+// points that differ only in how the experts are split read differently.
+func TestShapeNamesEveryDegree(t *testing.T) {
+	one, two, eight := int64(1), int64(2), int64(8)
+	agg := &Row{Mode: "aggregated", AggReplicas: &one, AggTensor: &two, AggPipeline: &one, AggAttentionData: &eight,
+		AggMoeTensor: &one, AggMoeExpert: &eight}
+	if got := Shape(agg); got != "1× TP2 DP8 EP8" {
+		t.Errorf("EP shape %q", got)
+	}
+	agg.AggMoeTensor, agg.AggMoeExpert = &eight, &two
+	if got := Shape(agg); got != "1× TP2 DP8 EP2 MoE-TP8" {
+		t.Errorf("MoE-TP shape %q", got)
+	}
+	dis := &Row{Mode: "disaggregated", PrefillReplicas: &two, PrefillTensor: &eight, PrefillPipeline: &one, PrefillMoeExpert: &eight,
+		DecodeReplicas: &one, DecodeTensor: &one, DecodePipeline: &two}
+	if got := Shape(dis); got != "P 2× TP8 EP8 + D 1× TP1 PP2" {
+		t.Errorf("disaggregated shape %q", got)
+	}
+}

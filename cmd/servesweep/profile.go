@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 
@@ -15,6 +16,7 @@ import (
 type profiler struct {
 	cpuPath, memPath string
 	cpu              *os.File
+	started          bool
 }
 
 // addFlags registers the flags on root, for every command.
@@ -23,8 +25,21 @@ func (p *profiler) addFlags(root *cobra.Command) {
 	root.PersistentFlags().StringVar(&p.memPath, "memprofile", "", "write a pprof heap profile to this file when the command ends")
 }
 
-// start begins CPU profiling when asked. Errors: the file cannot be created (exit 2).
+// start checks both profile paths before any work and begins CPU profiling when asked. Errors
+// (exit 2): one path for both profiles, or a file that cannot be created (the heap profile's
+// file is created empty now and written at the end).
 func (p *profiler) start() error {
+	if p.cpuPath != "" && p.memPath != "" && filepath.Clean(p.cpuPath) == filepath.Clean(p.memPath) {
+		return &usageError{fmt.Errorf("--cpuprofile and --memprofile name the same file %s; give two files", p.cpuPath)}
+	}
+	if p.memPath != "" {
+		f, err := os.Create(p.memPath)
+		if err != nil {
+			return &usageError{fmt.Errorf("--memprofile: %w", err)}
+		}
+		f.Close()
+	}
+	p.started = true
 	if p.cpuPath == "" {
 		return nil
 	}
@@ -40,8 +55,12 @@ func (p *profiler) start() error {
 	return nil
 }
 
-// stop ends CPU profiling and writes the heap profile, whatever the command's outcome.
+// stop ends CPU profiling and writes the heap profile, whatever the command's outcome (not when
+// start refused the flags).
 func (p *profiler) stop() error {
+	if !p.started {
+		return nil
+	}
 	if p.cpu != nil {
 		pprof.StopCPUProfile()
 		if err := p.cpu.Close(); err != nil {

@@ -10,16 +10,16 @@ package timing
 // vLLM, SGLang and TensorRT-LLM, aggregated and disaggregated; no H200 rows), together with
 // CalibratedFrontendOverheadMs and the measurement factor calibrate.CalibratedBurstShares, then
 // rounded to two significant digits (2026-11-30; each row on its own backend's scheduler style).
-// QuantizedMemory stays at 0.85 where the fit would take 0.79 for 0.2 points of TPOT MAPE: lower,
-// FP8 would no longer halve small-batch weight streaming time as its byte count does. With them
-// `servesweep validate` on that file (default options) simulates 872 of 872 rows with overall
-// TTFT MAPE 27.8 % (median APE 22.4 %) and TPOT MAPE 12.3 % (median APE 9.3 %): in-sample
-// figures; the README gives them per group and beside the left-out ones (validate --holdout-by).
+// QuantizedMemory was then set to 1 and is not fitted (the fit takes 0.79–0.85 for about a point
+// of TPOT MAPE): quantized weights stream their real bytes at the BF16 rate, so FP8 halves
+// small-batch weight streaming time as its byte count does. With them `servesweep validate` on
+// that file (default options, 2026-12-01) simulates 872 of 872 rows with overall TTFT MAPE 28.0 %
+// (median APE 22.2 %) and TPOT MAPE 13.3 % (median APE 10.5 %): in-sample figures; the README
+// gives them per group and beside the left-out ones (validate --holdout-by).
 //
 // The values are physically plausible on their own: GEMMs reach 55 % of the dense tensor peak
 // of their format, attention kernels 50 % of the KV format's peak, weight and KV streaming 85 %
-// of HBM bandwidth (quantized weights 85 % of that: scale loads and dequantization in the
-// loop), ring all-reduces 60 % of the one-way NVLink bandwidth after a 12 µs latency; fixed
+// of HBM bandwidth (quantized weights alike), ring all-reduces 60 % of the one-way NVLink bandwidth after a 12 µs latency; fixed
 // costs are 0.4 ms of host time per pass, 31 µs of latency-bound kernels per layer and 35 µs of
 // host time per sampled sequence.
 func CalibratedEfficiency() Efficiency {
@@ -28,7 +28,7 @@ func CalibratedEfficiency() Efficiency {
 		Attention:          0.5,
 		Memory:             0.85,
 		QuantizedGEMM:      1,
-		QuantizedMemory:    0.85,
+		QuantizedMemory:    1,
 		Link:               0.6,
 		LinkLatencyUs:      12,
 		LayerOverheadUs:    31,

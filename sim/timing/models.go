@@ -181,6 +181,13 @@ func modelCatalog() []catalogEntry {
 	}
 }
 
+// unsupportedModels are known models whose architecture servesweep does not model yet, by
+// modelKey, with the reason.
+var unsupportedModels = map[string]string{
+	"qwen3.5-397b-a17b": "hybrid linear attention (Gated DeltaNet on 45 of its 60 layers)",
+	"qwen3-next-80b-a3b": "hybrid linear attention (Gated DeltaNet)",
+}
+
 // modelKey folds the spellings of one model to one key: organisation dropped, lower case,
 // "meta-" prefix and "-instruct" removed, quantization suffixes ("-fp8", "-fp8-dynamic",
 // "-nvfp4", "-fp4") removed, so meta-llama/Meta-Llama-3.1-8B-Instruct and
@@ -215,6 +222,12 @@ func LookupModel(id string) (ModelSpec, error) {
 			}
 			return m, nil
 		}
+	}
+	if why, ok := unsupportedModels[key]; ok {
+		return ModelSpec{}, fmt.Errorf("model %q is not modeled yet: %s; known models: %s", id, why, strings.Join(ModelIDs(), ", "))
+	}
+	if st, err := os.Stat(id); err == nil && !st.IsDir() {
+		return ModelSpec{}, fmt.Errorf("model %q is a file; give a model directory holding a Hugging Face config.json, or a known model: %s", id, strings.Join(ModelIDs(), ", "))
 	}
 	return ModelSpec{}, fmt.Errorf("unknown model %q; known models: %s (or a local directory holding a Hugging Face config.json)",
 		id, strings.Join(ModelIDs(), ", "))
@@ -285,7 +298,7 @@ type hfConfig struct {
 	SharedExpertInterm    int             `json:"shared_expert_intermediate_size"`
 	FirstKDenseReplace    int             `json:"first_k_dense_replace"`
 	QLoraRank             *int            `json:"q_lora_rank"`
-	KVLoraRank            int             `json:"kv_lora_rank"`
+	KVLoraRank            *int            `json:"kv_lora_rank"`
 	QKNopeHeadDim         int             `json:"qk_nope_head_dim"`
 	QKRopeHeadDim         int             `json:"qk_rope_head_dim"`
 	VHeadDim              int             `json:"v_head_dim"`
@@ -350,8 +363,48 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 			return ModelSpec{}, fmt.Errorf("%s: layer_types has %q layers: hybrid linear attention is not modeled; servesweep models softmax attention (full, GQA or MLA)", path, lt)
 		}
 	}
+	var fieldErrs []error
+	n := 0
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"n_routed_experts", c.NRoutedExperts}, {"num_experts", c.NumExperts}, {"num_local_experts", c.NumLocalExperts}} {
+		switch {
+		case f.v < 0:
+			fieldErrs = append(fieldErrs, fmt.Errorf("%s: %s must be >= 0, got %d", path, f.name, f.v))
+		case f.v > 0 && n > 0 && f.v != n:
+			fieldErrs = append(fieldErrs, fmt.Errorf("%s: %s (%d) contradicts another expert count (%d)", path, f.name, f.v, n))
+		case f.v > 0:
+			n = f.v
+		}
+	}
+	if n > 0 && (c.NumExpertsPerTok < 1 || c.NumExpertsPerTok > n) {
+		fieldErrs = append(fieldErrs, fmt.Errorf("%s: num_experts_per_tok must be in [1, %d] (the expert count), got %d", path, n, c.NumExpertsPerTok))
+	}
+	if c.FirstKDenseReplace < 0 || (c.NumHiddenLayers != nil && c.FirstKDenseReplace >= *c.NumHiddenLayers && n > 0) {
+		fieldErrs = append(fieldErrs, fmt.Errorf("%s: first_k_dense_replace must be in [0, num_hidden_layers), got %d", path, c.FirstKDenseReplace))
+	}
+	if c.KVLoraRank != nil {
+		if *c.KVLoraRank <= 0 {
+			fieldErrs = append(fieldErrs, fmt.Errorf("%s: kv_lora_rank must be > 0 (or absent, for attention without MLA), got %d", path, *c.KVLoraRank))
+		}
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"qk_nope_head_dim", c.QKNopeHeadDim}, {"qk_rope_head_dim", c.QKRopeHeadDim}, {"v_head_dim", c.VHeadDim}} {
+			if f.v <= 0 {
+				fieldErrs = append(fieldErrs, fmt.Errorf("%s: %s must be > 0 with kv_lora_rank (MLA), got %d", path, f.name, f.v))
+			}
+		}
+		if c.QLoraRank != nil && *c.QLoraRank < 0 {
+			fieldErrs = append(fieldErrs, fmt.Errorf("%s: q_lora_rank must be >= 0 or null, got %d", path, *c.QLoraRank))
+		}
+	}
+	if len(fieldErrs) > 0 {
+		return ModelSpec{}, errors.Join(fieldErrs...)
+	}
 	var moe *MoESpec
-	if n := max(c.NumExperts, c.NumLocalExperts, c.NRoutedExperts); n > 0 {
+	if n > 0 {
 		moe = &MoESpec{Experts: n, TopK: c.NumExpertsPerTok, ExpertIntermediate: c.MoEIntermediateSize, DenseLayers: c.FirstKDenseReplace}
 		if moe.ExpertIntermediate == 0 && c.IntermediateSize != nil {
 			// Mixtral and gpt-oss give the expert size as intermediate_size and have no dense MLP.
@@ -366,8 +419,8 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 		}
 	}
 	var mla *MLASpec
-	if c.KVLoraRank > 0 {
-		mla = &MLASpec{KVLoraRank: c.KVLoraRank, QKNopeHeadDim: c.QKNopeHeadDim, QKRopeHeadDim: c.QKRopeHeadDim, VHeadDim: c.VHeadDim}
+	if c.KVLoraRank != nil {
+		mla = &MLASpec{KVLoraRank: *c.KVLoraRank, QKNopeHeadDim: c.QKNopeHeadDim, QKRopeHeadDim: c.QKRopeHeadDim, VHeadDim: c.VHeadDim}
 		if c.QLoraRank != nil {
 			mla.QLoraRank = *c.QLoraRank
 		}

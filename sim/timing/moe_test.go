@@ -164,7 +164,7 @@ func TestMoECatalogParams(t *testing.T) {
 			t.Errorf("%s: precisions %+v (%v), want %+v", id, m.Precisions, err, want)
 		}
 	}
-	if _, err := LookupModel("Qwen/Qwen3.5-397B-A17B"); err == nil || !strings.Contains(err.Error(), "known models: ") {
+	if _, err := LookupModel("Qwen/Qwen3.5-397B-A17B"); err == nil || !strings.Contains(err.Error(), "hybrid linear attention") || !strings.Contains(err.Error(), "known models: ") {
 		t.Errorf("Qwen3.5-397B-A17B: %v", err)
 	}
 }
@@ -226,5 +226,40 @@ func TestRooflineMoEDecodeReadsTheExpertsHit(t *testing.T) {
 	tp := mustRoofline(t, toyMoE, hw, Precisions{BF16, BF16}, Shape{Tensor: 2, Pipeline: 1, MoETensor: 2}, ideal())
 	if ep.moe.commMsPerToken <= 0 || tp.moe.commMsPerToken <= 0 {
 		t.Errorf("EP comm %v, MoE-TP comm %v per token: want both > 0", ep.moe.commMsPerToken, tp.moe.commMsPerToken)
+	}
+}
+
+// Every MoE model of the catalog builds a roofline at a legal shape, including those whose every
+// layer is an MoE layer (no dense intermediate size).
+func TestRooflineBuildsEveryMoECatalogModel(t *testing.T) {
+	hw, _ := LookupHardware("h200_sxm")
+	for _, id := range ModelIDs() {
+		m, _ := LookupModel(id)
+		if m.MoE == nil {
+			continue
+		}
+		s := Shape{Tensor: 8, Pipeline: 1, MoEExpert: 8}
+		if err := m.CheckShape(s); err != nil {
+			s = Shape{Tensor: 8, Pipeline: 1, MoETensor: 8}
+		}
+		if _, err := NewRoofline(m, hw, m.Precisions, s, CalibratedEfficiency()); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+}
+
+// A lone 2,048-token prefill of DeepSeek-R1 gets faster when a worker doubles its GPUs with
+// tensor and expert parallelism together (TP8/EP8 → TP16/EP16 → TP32/EP32): each GPU computes,
+// reads and dispatches a smaller share.
+func TestRooflineMoEScalesWithGPUs(t *testing.T) {
+	m, hw := mustLookup(t, "deepseek-ai/DeepSeek-R1", "h200_sxm")
+	prefill := &Batch{PrefillRequests: 1, PrefillTokens: 2048, PrefillAttentionPairs: 2048 * 2049 / 2, SampledTokens: 1}
+	prev := math.Inf(1)
+	for _, g := range []int{8, 16, 32} {
+		ms := mustRoofline(t, m, hw, m.Precisions, Shape{Tensor: g, Pipeline: 1, MoEExpert: g}, CalibratedEfficiency()).PassMs(prefill)
+		if ms >= prev {
+			t.Errorf("TP%d/EP%d prefill %.2f ms, not below %.2f ms on half the GPUs", g, g, ms, prev)
+		}
+		prev = ms
 	}
 }

@@ -96,8 +96,11 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 	if s.Tensor < 1 || s.Pipeline < 1 {
 		return nil, fmt.Errorf("op_level timing: tensor and pipeline must be >= 1, got %d and %d", s.Tensor, s.Pipeline)
 	}
-	if m.Layers <= 0 || m.Hidden <= 0 || m.Heads <= 0 || m.KVHeads <= 0 || m.HeadDim <= 0 || m.Intermediate <= 0 || m.Vocab <= 0 {
-		return nil, fmt.Errorf("op_level timing: model %s has a non-positive architecture field: %+v", m.ID, m)
+	if err := m.CheckArchitecture(); err != nil {
+		return nil, fmt.Errorf("op_level timing: %w", err)
+	}
+	if m.MoE != nil || m.MLA != nil {
+		return nil, fmt.Errorf("op_level timing: mixture-of-experts and MLA models (%s) are not composed yet", m.ID)
 	}
 	if !(hw.MemoryTBps > 0) {
 		return nil, fmt.Errorf("op_level timing: hardware %s needs a memory bandwidth", hw.ID)

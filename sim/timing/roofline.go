@@ -49,8 +49,9 @@ type Efficiency struct {
 	// at Memory × QuantizedMemory.
 	QuantizedGEMM float64
 	// QuantizedMemory is the fraction of Memory that memory-bound GEMMs with FP8 or FP4 weights
-	// achieve (their kernels also load scales and dequantize in the loop), in (0, 1]. Together
-	// with the real byte counts it says how much quantized weights shorten small-batch decoding.
+	// achieve, in (0, 1]. The shipped value is 1 and calibration does not fit it: quantized
+	// weights move their real byte counts at the same rate as BF16 ones, so FP8 halves the
+	// weight-streaming time of small-batch decoding. It stays a factor for what-if studies.
 	QuantizedMemory float64
 	// Link is the fraction of the GPU-to-GPU link bandwidth a ring all-reduce or a pipeline
 	// send achieves, in (0, 1].
@@ -181,8 +182,8 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	if s.Tensor < 1 || s.Pipeline < 1 {
 		return nil, fmt.Errorf("roofline timing: tensor and pipeline must be >= 1, got %d and %d", s.Tensor, s.Pipeline)
 	}
-	if m.Layers <= 0 || m.Hidden <= 0 || m.Heads <= 0 || m.KVHeads <= 0 || m.HeadDim <= 0 || m.Intermediate <= 0 || m.Vocab <= 0 {
-		return nil, fmt.Errorf("roofline timing: model %s has a non-positive architecture field: %+v", m.ID, m)
+	if err := m.CheckArchitecture(); err != nil {
+		return nil, fmt.Errorf("roofline timing: %w", err)
 	}
 	if !(hw.MemoryTBps > 0) || !(hw.BF16TFLOPS > 0) {
 		return nil, fmt.Errorf("roofline timing: hardware %s needs a memory bandwidth and a BF16 peak", hw.ID)
@@ -250,7 +251,9 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 //	collectives    per attention (every layer) and dense MLP (every dense layer) one all-reduce
 //	               over t when t > 1; per MoE layer a dispatch and a combine of each token's
 //	               hidden state to its k experts when me > 1 (all-to-all, (me−1)/me of it leaves
-//	               the GPU) and an all-reduce of the d·T tokens over mt when mt > 1
+//	               the GPU; each of an attention group's t GPUs sends its 1/t of the tokens) and
+//	               an all-reduce of the d·T tokens over mt when mt > 1 (attention-DP ranks are
+//	               taken as equally loaded, as engines pad them to the largest batch)
 //	attention      MLA: 2·H·(qk_nope + qk_rope + v) FLOPs per (query, key) pair and layer (keys
 //	               and values expanded from the latent, DeepSeek-V2 §2.1); the KV read is the
 //	               latent (KVBytesPerTokenPerGPU)
@@ -298,8 +301,10 @@ func (r *Roofline) addMoE(m ModelSpec, hw Hardware, prec Precisions, s Shape, ef
 		r.moe.expertWeightMs = experts * wb / float64(mt*me) / memRate
 		r.moe.missLog = math.Log1p(-float64(e.TopK) / float64(e.Experts))
 		if me > 1 {
+			// The t GPUs of an attention group hold the same tokens after its all-reduce; each
+			// dispatches (and gets back) its 1/t share.
 			r.moe.commMs += 2 * Lmoe * alphaMs
-			r.moe.commMsPerToken += 2 * Lmoe * float64(e.TopK) * float64(me-1) / float64(me) * tokenBytes / linkRate
+			r.moe.commMsPerToken += 2 * Lmoe * float64(e.TopK) * float64(me-1) / float64(me) * tokenBytes / t / linkRate
 		}
 		if mt > 1 {
 			r.moe.commMs += Lmoe * alphaMs

@@ -158,7 +158,7 @@ func TestRooflineErrors(t *testing.T) {
 		{"efficiency", m, hw, Shape{Tensor: 1, Pipeline: 1}, bad, "Memory must be in (0, 1]"},
 		{"shape", m, hw, Shape{Tensor: 0, Pipeline: 1}, ideal(), "tensor and pipeline must be >= 1"},
 		{"no link", m, noLink, Shape{Tensor: 2, Pipeline: 1}, ideal(), "no GPU-to-GPU link"},
-		{"model", broken, hw, Shape{Tensor: 1, Pipeline: 1}, ideal(), "non-positive architecture field"},
+		{"model", broken, hw, Shape{Tensor: 1, Pipeline: 1}, ideal(), "layers must be > 0, got 0"},
 	} {
 		if _, err := NewRoofline(c.m, c.hw, p, c.s, c.e); err == nil || !strings.Contains(err.Error(), c.frag) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.frag)
@@ -279,11 +279,9 @@ func mustLookup(t *testing.T, model, gpu string) (ModelSpec, Hardware) {
 }
 
 // FP8 weights stream half the bytes of BF16. With the shipped factors a lone Llama-3.1-8B decode
-// step (1k tokens of context, TP1) is at least 30 % faster with FP8 weights and KV on H100 and at
-// least 25 % on H200, whose faster HBM leaves a larger share to the fixed per-pass costs (the
-// measured quantized rows put quantized weight streaming at QuantizedMemory = 85 % of BF16's
-// rate: 33 % and 28 % lower with the shipped factors). With ideal efficiency the
-// weight-streaming time halves exactly.
+// step (1k tokens of context, TP1) is at least 30 % faster with FP8 weights and KV on H100 and on
+// H200 (whose faster HBM leaves the larger share to the fixed per-pass costs). With ideal
+// efficiency the weight-streaming time halves exactly.
 func TestQuantizedWeightsMoveTheirBytes(t *testing.T) {
 	bf16 := Precisions{Weights: BF16, KVCache: BF16}
 	fp8 := Precisions{Weights: FP8, KVCache: FP8}
@@ -291,7 +289,7 @@ func TestQuantizedWeightsMoveTheirBytes(t *testing.T) {
 	for _, c := range []struct {
 		gpu   string
 		ratio float64
-	}{{"h100_sxm", 0.70}, {"h200_sxm", 0.75}} {
+	}{{"h100_sxm", 0.70}, {"h200_sxm", 0.70}} {
 		m, hw := mustLookup(t, "meta-llama/Meta-Llama-3.1-8B-Instruct", c.gpu)
 		b := mustRoofline(t, m, hw, bf16, Shape{Tensor: 1, Pipeline: 1}, CalibratedEfficiency()).PassMs(step)
 		f := mustRoofline(t, m, hw, fp8, Shape{Tensor: 1, Pipeline: 1}, CalibratedEfficiency()).PassMs(step)

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -80,6 +82,11 @@ const maxMooncakeLineBytes = 256 << 20
 func LoadMooncake(path string, blockSize int) ([]TraceRow, error) {
 	f, err := os.Open(path)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(path) {
+			if wd, werr := os.Getwd(); werr == nil {
+				return nil, fmt.Errorf("mooncake trace: %w (a relative path is read from the working directory, %s)", err, wd)
+			}
+		}
 		return nil, fmt.Errorf("mooncake trace: %w", err)
 	}
 	defer f.Close()
