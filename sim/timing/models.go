@@ -184,7 +184,7 @@ func modelCatalog() []catalogEntry {
 // unsupportedModels are known models whose architecture servesweep does not model yet, by
 // modelKey, with the reason.
 var unsupportedModels = map[string]string{
-	"qwen3.5-397b-a17b": "hybrid linear attention (Gated DeltaNet on 45 of its 60 layers)",
+	"qwen3.5-397b-a17b":  "hybrid linear attention (Gated DeltaNet on 45 of its 60 layers)",
 	"qwen3-next-80b-a3b": "hybrid linear attention (Gated DeltaNet)",
 }
 
