@@ -123,16 +123,20 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 	if in.FractionOfFree {
 		c.KVGiB *= in.MemoryFraction
 	}
+	raise := "raise tensor or pipeline"
+	if m.MoE != nil {
+		raise = "raise tensor, pipeline, or attention_data with moe_expert (the experts split over more GPUs)"
+	}
 	if c.WeightsGiB >= c.UsableGiB {
-		return c, fmt.Errorf("model %s (%s weights) does not fit on %d × %s (tensor %d × pipeline %d): needs %.1f GiB of weights, has %.1f GiB (memory_fraction %g × %g GiB × %d GPUs); raise tensor or pipeline, or quantize",
+		return c, fmt.Errorf("model %s (%s weights) does not fit on %d × %s (tensor %d × pipeline %d): needs %.1f GiB of weights, has %.1f GiB (memory_fraction %g × %g GiB × %d GPUs); %s, or quantize",
 			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, c.WeightsGiB*float64(gpus), c.UsableGiB*float64(gpus),
-			in.MemoryFraction, hw.MemoryGiB, gpus)
+			in.MemoryFraction, hw.MemoryGiB, gpus, raise)
 	}
 	blockBytes := float64(in.BlockSize) * float64(perGPU)
 	blocks := math.Floor(c.KVGiB * gib / blockBytes)
 	if blocks < 1 {
-		return c, fmt.Errorf("model %s (%s weights) leaves no room for the KV cache on %d × %s (tensor %d × pipeline %d): per GPU %.1f GiB usable − %.1f GiB weights − %.1f GiB activations − %.1f GiB runtime reserve = %.2f GiB, one KV block needs %.4f GiB; raise tensor, pipeline or memory_fraction, or quantize",
-			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, c.UsableGiB, c.WeightsGiB, c.ActivationGiB, c.ReserveGiB, c.KVGiB, blockBytes/gib)
+		return c, fmt.Errorf("model %s (%s weights) leaves no room for the KV cache on %d × %s (tensor %d × pipeline %d): per GPU %.1f GiB usable − %.1f GiB weights − %.1f GiB activations − %.1f GiB runtime reserve = %.2f GiB, one KV block needs %.4f GiB; %s or memory_fraction, or quantize",
+			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, c.UsableGiB, c.WeightsGiB, c.ActivationGiB, c.ReserveGiB, c.KVGiB, blockBytes/gib, raise)
 	}
 	c.Blocks = int(min(blocks, math.MaxInt32))
 	return c, nil
