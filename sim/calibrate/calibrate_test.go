@@ -44,13 +44,13 @@ func TestReadCSV(t *testing.T) {
 	}
 	a := rows[0]
 	if a.Line != 2 || a.Backend != "vllm" || a.Model != "meta-llama/Llama-3.1-8B-Instruct" || a.ISL != 512 || a.OSL != 32 ||
-		a.Concurrency != 8 || a.Agg != (WorkerShape{BatchSize: 4, Tensor: 1, Pipeline: 1, AttentionData: 1}) ||
+		a.Concurrency != 8 || a.Agg != (WorkerShape{BatchSize: 4, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1}) ||
 		a.TTFTMs != 60.5 || a.TPOTMs != 8.5 || a.Problem != "" {
 		t.Errorf("row a = %+v", a)
 	}
 	c := rows[2]
-	if c.Concurrency != 0 || c.Prefill != (WorkerShape{BatchSize: 1, Workers: 2, Tensor: 1, Pipeline: 1, AttentionData: 1}) ||
-		c.Decode != (WorkerShape{BatchSize: 8, Workers: 1, Tensor: 2, Pipeline: 1, AttentionData: 1}) {
+	if c.Concurrency != 0 || c.Prefill != (WorkerShape{BatchSize: 1, Workers: 2, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1}) ||
+		c.Decode != (WorkerShape{BatchSize: 8, Workers: 1, Tensor: 2, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1}) {
 		t.Errorf("row c = %+v", c)
 	}
 	if e := rows[4]; e.Line != 6 || e.Problem != `isl: must be an int >= 0, got "many"` {
@@ -68,6 +68,35 @@ func TestReadCSV(t *testing.T) {
 	}
 	if _, err := ReadCSVFile("/nonexistent/x.csv"); err == nil {
 		t.Error("missing file accepted")
+	}
+}
+
+// MoE rows carry their expert split (moe_tp_size, moe_ep_size and the prefill_/decode_ forms);
+// a disaggregated row without worker counts runs one worker per role and says so.
+func TestPlanRowMoE(t *testing.T) {
+	const moe = header +
+		"r,trtllm,1.0,deepseek-ai/DeepSeek-R1,h100_sxm,fp8,fp8,agg,1024,128,16,fp8,16,8,1,1,1,8,,,,,,,,,,,,,,,500,30\n" +
+		"s,trtllm,1.0,deepseek-ai/DeepSeek-R1,h100_sxm,fp8,fp8,disagg,1024,128,64,fp8,,,,,,,,,16,1,1,1,16,,,16,1,1,1,16,900,40\n"
+	rows, err := ReadCSV(strings.NewReader(moe), "moe.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanRow(rows[0], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	par := p.Config.Engine.Workers.Aggregated.Parallelism
+	if par.Tensor != 8 || par.MoeExpert != 8 || par.MoeTensor != 1 || p.Shape != "agg 1 × (TP8 EP8)" {
+		t.Errorf("agg MoE plan: %+v, shape %q", par, p.Shape)
+	}
+	p, err = PlanRow(rows[1], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.Config.Engine.Workers
+	if w.Prefill.Parallelism.Replicas != 1 || w.Decode.Parallelism.Replicas != 1 || w.Decode.Parallelism.MoeExpert != 16 ||
+		p.Shape != "disagg P 1 × (TP16 EP16) / D 1 × (TP16 EP16)" || !slices.Contains(p.Notes, "prefill_num_workers and decode_num_workers empty: 1 and 1") {
+		t.Errorf("disagg MoE plan: %+v, notes %q", p.Shape, p.Notes)
 	}
 }
 

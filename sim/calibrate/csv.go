@@ -19,6 +19,9 @@ type WorkerShape struct {
 	Workers int
 	// Tensor, Pipeline and AttentionData are the parallel degrees (1 when not given).
 	Tensor, Pipeline, AttentionData int
+	// MoETensor and MoEExpert split a mixture-of-experts model's experts (moe_tp_size,
+	// moe_ep_size; 1 when not given).
+	MoETensor, MoEExpert int
 }
 
 // Row is one measured benchmark of a real deployment (one line of a CSV in the format of
@@ -168,6 +171,8 @@ func (p *rowParser) shape(prefix string) WorkerShape {
 		Tensor:        p.intv(prefix+"tp_size", 1),
 		Pipeline:      p.intv(prefix+"pp_size", 1),
 		AttentionData: p.intv(prefix+"attention_dp_size", 1),
+		MoETensor:     p.intv(prefix+"moe_tp_size", 1),
+		MoEExpert:     p.intv(prefix+"moe_ep_size", 1),
 	}
 }
 

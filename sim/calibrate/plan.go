@@ -76,6 +76,12 @@ func shapeString(n int, s WorkerShape) string {
 	if s.AttentionData > 1 {
 		b += fmt.Sprintf(" DP%d", s.AttentionData)
 	}
+	if s.MoEExpert > 1 {
+		b += fmt.Sprintf(" EP%d", s.MoEExpert)
+	}
+	if s.MoETensor > 1 {
+		b += fmt.Sprintf(" MoE-TP%d", s.MoETensor)
+	}
 	return b + ")"
 }
 
@@ -83,7 +89,7 @@ func shapeString(n int, s WorkerShape) string {
 func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64) *config.WorkerRole {
 	return &config.WorkerRole{
 		Parallelism: config.Parallelism{Replicas: replicas, Tensor: s.Tensor, Pipeline: s.Pipeline,
-			AttentionData: s.AttentionData, MoeTensor: 1, MoeExpert: 1},
+			AttentionData: s.AttentionData, MoeTensor: s.MoETensor, MoeExpert: s.MoEExpert},
 		Scheduler: config.Scheduler{MaxBatchedTokens: MaxBatchedTokens, MaxSequences: maxSeqs,
 			CapacityPolicy: config.CapacityGuaranteedNoEvict},
 		KVCache: config.KVCache{BlockSize: blockSize, PrefixCaching: true,
@@ -95,6 +101,7 @@ func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64) *config.W
 // normalize turns absent (0) parallel degrees into 1.
 func normalize(s WorkerShape) WorkerShape {
 	s.Tensor, s.Pipeline, s.AttentionData = max(s.Tensor, 1), max(s.Pipeline, 1), max(s.AttentionData, 1)
+	s.MoETensor, s.MoEExpert = max(s.MoETensor, 1), max(s.MoEExpert, 1)
 	return s
 }
 
@@ -106,7 +113,8 @@ func normalize(s WorkerShape) WorkerShape {
 // Aggregated rows: batch_size is the per-worker running limit; when concurrency is a multiple
 // k > 1 of batch_size the deployment is taken to have k replicas (the README's reading), else
 // one. An empty concurrency means batch_size. Disaggregated rows use prefill_* and decode_*
-// (replicas = *_num_workers, running limit = *_batch_size) and transfer KV at RDMAGBps per GPU
+// (replicas = *_num_workers, one each when both are empty; running limit = *_batch_size) and
+// transfer KV at RDMAGBps per GPU
 // (NVLink on gb200); an empty concurrency means decode_batch_size × decode_num_workers.
 //
 // The error says why the row cannot be simulated: a malformed cell, an unknown model or GPU, an
@@ -172,6 +180,11 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		p.Shape = "agg " + shapeString(replicas, s)
 	case "disagg", "disaggregated":
 		ps, ds := normalize(r.Prefill), normalize(r.Decode)
+		if ps.Workers == 0 && ds.Workers == 0 {
+			// Rows that give only the roles' shapes (most of the MoE file's): one worker each.
+			ps.Workers, ds.Workers = 1, 1
+			p.Notes = append(p.Notes, "prefill_num_workers and decode_num_workers empty: 1 and 1")
+		}
 		if ps.Workers == 0 || ds.Workers == 0 {
 			return nil, fmt.Errorf("disagg row needs prefill_num_workers and decode_num_workers, got %d and %d", ps.Workers, ds.Workers)
 		}
