@@ -434,6 +434,18 @@ func Hardware(r *Row) string {
 	return hw
 }
 
+// HardwareFor is Hardware, prefixed with the row's model ("Qwen/Qwen3-30B-A3B on h100_sxm fp8")
+// when rows hold more than one model (a sweep over engine.model), so front entries of different
+// models read differently.
+func HardwareFor(r *Row, rows []Row) string {
+	for i := range rows {
+		if rows[i].Model != r.Model {
+			return r.Model + " on " + Hardware(r)
+		}
+	}
+	return Hardware(r)
+}
+
 // Load describes a row's load, e.g. "concurrency 32", "4 req/s", "speedup 2"; under a capacity
 // search the capacity found, e.g. "capacity concurrency 60", or "capacity >= concurrency 4096 (the
 // search's max)" when the SLA still held at the search's max.
@@ -546,7 +558,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 			if t := len(a.Ties[i]); t > 0 {
 				same += fmt.Sprintf(" (+%d tied)", t)
 			}
-			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, Hardware(r), r.Mode, Shape(r),
+			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, HardwareFor(r, rows), r.Mode, Shape(r),
 				r.RouterPolicy, Load(r), r.GPUs)
 			for k := range s.Objectives {
 				fmt.Fprintf(&b, " %s |", fmtNum(a.Values[i][k]))
@@ -579,7 +591,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		for _, bst := range a.Best {
 			r := &rows[bst.Row]
 			fmt.Fprintf(&b, "| %s `%s` | %s | `%s` | %s | %s | %s | %s | %s | %d |\n", bst.Objective.Direction, bst.Objective.Metric,
-				fmtNum(bst.Value), r.PointID, Hardware(r), r.Mode, Shape(r), r.RouterPolicy, Load(r), r.GPUs)
+				fmtNum(bst.Value), r.PointID, HardwareFor(r, rows), r.Mode, Shape(r), r.RouterPolicy, Load(r), r.GPUs)
 		}
 		b.WriteString("\n")
 	}

@@ -603,3 +603,15 @@ func TestShapeNamesEveryDegree(t *testing.T) {
 		t.Errorf("disaggregated shape %q", got)
 	}
 }
+
+// A sweep over models names the model beside the GPU; a single-model sweep does not.
+func TestHardwareForNamesTheModelWhenItVaries(t *testing.T) {
+	rows := []Row{{Model: "a/One", Hardware: "h100_sxm"}, {Model: "a/One", Hardware: "h200_sxm"}}
+	if got := HardwareFor(&rows[1], rows); got != "h200_sxm" {
+		t.Errorf("single model: %q", got)
+	}
+	rows[0].Model = "b/Two"
+	if got := HardwareFor(&rows[1], rows); got != "a/One on h200_sxm" {
+		t.Errorf("two models: %q", got)
+	}
+}

@@ -454,7 +454,7 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, wr *result
 		for k, o := range a.Settings.Objectives {
 			vals = append(vals, fmt.Sprintf("%s=%.4g", o.Metric, a.Values[i][k]))
 		}
-		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s\n", n+1, strings.Join(vals, ", "), r.GPUs, results.Hardware(r),
+		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s\n", n+1, strings.Join(vals, ", "), r.GPUs, results.HardwareFor(r, rows),
 			r.Mode, results.Shape(r), r.RouterPolicy, results.Load(r), wr.Recommendations[n])
 	}
 }
