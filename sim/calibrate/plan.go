@@ -113,8 +113,8 @@ func normalize(s WorkerShape) WorkerShape {
 // Aggregated rows: batch_size is the per-worker running limit; when concurrency is a multiple
 // k > 1 of batch_size the deployment is taken to have k replicas (the README's reading), else
 // one. An empty concurrency means batch_size. Disaggregated rows use prefill_* and decode_*
-// (replicas = *_num_workers, one each when both are empty; running limit = *_batch_size) and
-// transfer KV at RDMAGBps per GPU
+// (replicas = *_num_workers, required; running limit = *_batch_size) and transfer KV at RDMAGBps
+// per GPU
 // (NVLink on gb200); an empty concurrency means decode_batch_size × decode_num_workers.
 //
 // The error says why the row cannot be simulated: a malformed cell, an unknown model or GPU, an
@@ -180,12 +180,10 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		p.Shape = "agg " + shapeString(replicas, s)
 	case "disagg", "disaggregated":
 		ps, ds := normalize(r.Prefill), normalize(r.Decode)
-		if ps.Workers == 0 && ds.Workers == 0 {
-			// Rows that give only the roles' shapes (most of the MoE file's): one worker each.
-			ps.Workers, ds.Workers = 1, 1
-			p.Notes = append(p.Notes, "prefill_num_workers and decode_num_workers empty: 1 and 1")
-		}
 		if ps.Workers == 0 || ds.Workers == 0 {
+			// Most of the MoE file's disaggregated rows give only the roles' shapes. Their
+			// concurrency (up to 16,384) shows many workers; guessing a count would score a
+			// deployment that was not measured, so such rows are skipped with this reason.
 			return nil, fmt.Errorf("disagg row needs prefill_num_workers and decode_num_workers, got %d and %d", ps.Workers, ds.Workers)
 		}
 		pb, db := max(ps.BatchSize, 1), ds.BatchSize
