@@ -76,7 +76,8 @@ func TestReadCSV(t *testing.T) {
 func TestPlanRowMoE(t *testing.T) {
 	const moe = header +
 		"r,trtllm,1.0,deepseek-ai/DeepSeek-R1,h100_sxm,fp8,fp8,agg,1024,128,16,fp8,16,8,1,1,1,8,,,,,,,,,,,,,,,500,30\n" +
-		"s,trtllm,1.0,deepseek-ai/DeepSeek-R1,h100_sxm,fp8,fp8,disagg,1024,128,64,fp8,,,,,,,,,16,1,1,1,16,,,16,1,1,1,16,900,40\n"
+		"s,trtllm,1.0,deepseek-ai/DeepSeek-R1,h100_sxm,fp8,fp8,disagg,1024,128,64,fp8,,,,,,,,,16,1,1,1,16,,,16,1,1,1,16,900,40\n" +
+		"t,vllm,0.12,meta-llama/Llama-3.1-70B,h100_sxm,,,agg,512,32,8,,8,2,1,1,2,1,,,,,,,,,,,,,,,60,8\n"
 	rows, err := ReadCSV(strings.NewReader(moe), "moe.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +95,14 @@ func TestPlanRowMoE(t *testing.T) {
 	}
 	if rows[1].Decode.MoEExpert != 16 || rows[1].Prefill.Tensor != 16 {
 		t.Errorf("disagg MoE shapes: %+v / %+v", rows[1].Prefill, rows[1].Decode)
+	}
+	// A dense row's moe_tp_size repeats its tensor degree; it does not split anything.
+	p, err = PlanRow(rows[2], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if par := p.Config.Engine.Workers.Aggregated.Parallelism; par.Tensor != 2 || par.MoeTensor != 1 || par.MoeExpert != 1 {
+		t.Errorf("dense row with moe_tp_size 2: %+v", par)
 	}
 }
 

@@ -124,8 +124,15 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if r.Problem != "" {
 		return nil, fmt.Errorf("%s", r.Problem)
 	}
-	if _, err := timing.ResolveModel(r.Model); err != nil {
+	m, err := timing.ResolveModel(r.Model)
+	if err != nil {
 		return nil, err
+	}
+	if m.MoE == nil {
+		// Dense rows record moe_tp_size as the tensor degree: the MoE split means nothing there.
+		for _, s := range []*WorkerShape{&r.Agg, &r.Prefill, &r.Decode} {
+			s.MoETensor, s.MoEExpert = 1, 1
+		}
 	}
 	hw, err := timing.LookupHardware(r.System)
 	if err != nil {
