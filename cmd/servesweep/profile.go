@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,9 +16,14 @@ import (
 // profiler writes the pprof profiles asked for with --cpuprofile and --memprofile: the CPU
 // profile covers the whole command, the heap profile (allocations since start and what is live)
 // is taken when it ends. Read them with `go tool pprof bin/servesweep FILE`.
+//
+// A profile is written to a temporary file beside its target and renamed onto it when the
+// command ends, and a target that exists and is not a profile (not gzip-compressed: a config,
+// a CSV, results) is never overwritten, so a mistyped path cannot destroy the command's input or
+// output.
 type profiler struct {
 	cpuPath, memPath string
-	cpu              *os.File
+	cpu              *os.File // the CPU profile's temporary file while profiling
 	started          bool
 }
 
@@ -25,60 +33,136 @@ func (p *profiler) addFlags(root *cobra.Command) {
 	root.PersistentFlags().StringVar(&p.memPath, "memprofile", "", "write a pprof heap profile to this file when the command ends")
 }
 
+// gzipMagic starts every pprof profile file (gzip-compressed protocol buffers).
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// checkTarget reports why path may not receive a profile: it is not a regular file, or it exists
+// with content that is not a profile. A missing or empty file is fine.
+func checkTarget(flag, path string) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: %s is not a regular file", flag, path)
+	}
+	if st.Size() == 0 {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	defer f.Close()
+	head := make([]byte, 2)
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, gzipMagic) {
+		return fmt.Errorf("%s: %s exists and is not a pprof profile; refusing to overwrite it (give another file)", flag, path)
+	}
+	return nil
+}
+
+// sameFile reports whether a and b name one file (after symbolic links), or the same path.
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// tempBeside creates an empty temporary file in path's directory (checking it is writable).
+func tempBeside(flag, path string) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return f, nil
+}
+
 // start checks both profile paths before any work and begins CPU profiling when asked. Errors
-// (exit 2): one path for both profiles, or a file that cannot be created (the heap profile's
-// file is created empty now and written at the end).
+// (exit 2): one file for both profiles, a target that is not a profile, a directory that cannot
+// take the file.
 func (p *profiler) start() error {
-	if p.cpuPath != "" && p.memPath != "" && filepath.Clean(p.cpuPath) == filepath.Clean(p.memPath) {
+	if p.cpuPath != "" && p.memPath != "" && sameFile(p.cpuPath, p.memPath) {
 		return &usageError{fmt.Errorf("--cpuprofile and --memprofile name the same file %s; give two files", p.cpuPath)}
 	}
 	if p.memPath != "" {
-		f, err := os.Create(p.memPath)
+		if err := checkTarget("--memprofile", p.memPath); err != nil {
+			return &usageError{err}
+		}
+		f, err := tempBeside("--memprofile", p.memPath)
 		if err != nil {
-			return &usageError{fmt.Errorf("--memprofile: %w", err)}
+			return &usageError{err}
 		}
 		f.Close()
+		os.Remove(f.Name())
+	}
+	if p.cpuPath != "" {
+		if err := checkTarget("--cpuprofile", p.cpuPath); err != nil {
+			return &usageError{err}
+		}
+		f, err := tempBeside("--cpuprofile", p.cpuPath)
+		if err != nil {
+			return &usageError{err}
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return &usageError{fmt.Errorf("--cpuprofile: %w", err)}
+		}
+		p.cpu = f
 	}
 	p.started = true
-	if p.cpuPath == "" {
-		return nil
-	}
-	f, err := os.Create(p.cpuPath)
-	if err != nil {
-		return &usageError{fmt.Errorf("--cpuprofile: %w", err)}
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return &usageError{fmt.Errorf("--cpuprofile: %w", err)}
-	}
-	p.cpu = f
 	return nil
 }
 
 // stop ends CPU profiling and writes the heap profile, whatever the command's outcome (not when
-// start refused the flags).
+// start refused the flags). A target that the command itself wrote meanwhile (e.g. the same
+// path as --output-json) is left alone and reported.
 func (p *profiler) stop() error {
 	if !p.started {
 		return nil
 	}
+	var errs []error
 	if p.cpu != nil {
 		pprof.StopCPUProfile()
-		if err := p.cpu.Close(); err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
+		errs = append(errs, commit("--cpuprofile", p.cpu, p.cpuPath))
 		p.cpu = nil
 	}
-	if p.memPath == "" {
-		return nil
+	if p.memPath != "" {
+		f, err := tempBeside("--memprofile", p.memPath)
+		if err == nil {
+			runtime.GC()
+			if err = pprof.Lookup("allocs").WriteTo(f, 0); err == nil {
+				err = commit("--memprofile", f, p.memPath)
+			} else {
+				f.Close()
+				os.Remove(f.Name())
+			}
+		}
+		errs = append(errs, err)
 	}
-	f, err := os.Create(p.memPath)
-	if err != nil {
-		return fmt.Errorf("--memprofile: %w", err)
+	return errors.Join(errs...)
+}
+
+// commit closes the temporary profile f and renames it onto path, unless path now holds
+// something else than a profile.
+func commit(flag string, f *os.File, path string) error {
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("%s: %w", flag, err)
 	}
-	runtime.GC()
-	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-		f.Close()
-		return fmt.Errorf("--memprofile: %w", err)
+	if err := checkTarget(flag, path); err != nil {
+		os.Remove(f.Name())
+		return err
 	}
-	return f.Close()
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return nil
 }

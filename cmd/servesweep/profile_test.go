@@ -22,13 +22,24 @@ func TestProfileFlags(t *testing.T) {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
+	// Profiles are overwritten by profiles, and no temporary file is left behind.
+	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", filepath.Join(dir, "ok2"),
+		"--cpuprofile", cpu, "--memprofile", mem)
+	if code != 0 {
+		t.Fatalf("second run: exit %d: %s", code, errs)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
 	for _, c := range []struct {
 		args []string
 		msg  string
 	}{
-		{[]string{"--memprofile", dir}, "--memprofile: open " + dir + ": is a directory"},
+		{[]string{"--memprofile", dir}, "--memprofile: " + dir + " is not a regular file"},
 		{[]string{"--cpuprofile", filepath.Join(dir, "missing", "c.prof")}, "--cpuprofile: open"},
 		{[]string{"--cpuprofile", mem, "--memprofile", filepath.Join(dir, ".", "mem.prof")}, "name the same file"},
+		{[]string{"--cpuprofile", seedConfig}, "exists and is not a pprof profile; refusing to overwrite it"},
+		{[]string{"--memprofile", seedConfig}, "exists and is not a pprof profile; refusing to overwrite it"},
 	} {
 		out := filepath.Join(dir, "bad")
 		code, _, errs := runCLI(t, append([]string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", out}, c.args...)...)
