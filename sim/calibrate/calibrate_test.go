@@ -44,7 +44,7 @@ func TestReadCSV(t *testing.T) {
 	}
 	a := rows[0]
 	if a.Line != 2 || a.Backend != "vllm" || a.Model != "meta-llama/Llama-3.1-8B-Instruct" || a.ISL != 512 || a.OSL != 32 ||
-		a.Concurrency != 8 || a.Agg != (WorkerShape{BatchSize: 4, Tensor: 1, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1}) ||
+		a.Concurrency != 8 || a.Agg != (WorkerShape{BatchSize: 4, Tensor: 1, Pipeline: 1, AttentionData: 1}) ||
 		a.TTFTMs != 60.5 || a.TPOTMs != 8.5 || a.Problem != "" {
 		t.Errorf("row a = %+v", a)
 	}
@@ -95,6 +95,18 @@ func TestPlanRowMoE(t *testing.T) {
 	}
 	if rows[1].Decode.MoEExpert != 16 || rows[1].Prefill.Tensor != 16 {
 		t.Errorf("disagg MoE shapes: %+v / %+v", rows[1].Prefill, rows[1].Decode)
+	}
+	// An MoE row with no split (moe_tp_size and moe_ep_size empty) splits each expert over the
+	// worker's GPUs, and says so.
+	noSplit := rows[0]
+	noSplit.Agg.MoETensor, noSplit.Agg.MoEExpert = 0, 0
+	p, err = PlanRow(noSplit, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if par := p.Config.Engine.Workers.Aggregated.Parallelism; par.MoeTensor != 8 || par.MoeExpert != 1 ||
+		!slices.Contains(p.Notes, "moe_tp_size and moe_ep_size empty or 0: moe_tensor 8") {
+		t.Errorf("MoE row without a split: %+v, notes %q", par, p.Notes)
 	}
 	// A dense row's moe_tp_size repeats its tensor degree; it does not split anything.
 	p, err = PlanRow(rows[2], Options{})

@@ -20,7 +20,7 @@ type WorkerShape struct {
 	// Tensor, Pipeline and AttentionData are the parallel degrees (1 when not given).
 	Tensor, Pipeline, AttentionData int
 	// MoETensor and MoEExpert split a mixture-of-experts model's experts (moe_tp_size,
-	// moe_ep_size; 1 when not given).
+	// moe_ep_size; 0 when not given or 0: see PlanRow).
 	MoETensor, MoEExpert int
 }
 
@@ -171,8 +171,8 @@ func (p *rowParser) shape(prefix string) WorkerShape {
 		Tensor:        p.intv(prefix+"tp_size", 1),
 		Pipeline:      p.intv(prefix+"pp_size", 1),
 		AttentionData: p.intv(prefix+"attention_dp_size", 1),
-		MoETensor:     p.intv(prefix+"moe_tp_size", 1),
-		MoEExpert:     p.intv(prefix+"moe_ep_size", 1),
+		MoETensor:     p.intv(prefix+"moe_tp_size", 0),
+		MoEExpert:     p.intv(prefix+"moe_ep_size", 0),
 	}
 }
 

@@ -128,10 +128,26 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.MoE == nil {
-		// Dense rows record moe_tp_size as the tensor degree: the MoE split means nothing there.
-		for _, s := range []*WorkerShape{&r.Agg, &r.Prefill, &r.Decode} {
-			s.MoETensor, s.MoEExpert = 1, 1
+	var moeNotes []string
+	for _, s := range []struct {
+		name string
+		w    *WorkerShape
+	}{{"", &r.Agg}, {"prefill_", &r.Prefill}, {"decode_", &r.Decode}} {
+		switch w := s.w; {
+		case m.MoE == nil:
+			// Dense rows record moe_tp_size as the tensor degree: the split means nothing there.
+			w.MoETensor, w.MoEExpert = 1, 1
+		case w.MoETensor == 0 && w.MoEExpert == 0:
+			// No split given: the experts' matrices split over the worker's GPUs (tensor
+			// parallelism for the MoE layers, the engines' default without expert parallelism).
+			w.MoETensor, w.MoEExpert = max(w.Tensor, 1)*max(w.AttentionData, 1), 1
+			if used := (s.name == "") == (r.Mode == "agg" || r.Mode == "aggregated"); used {
+				moeNotes = append(moeNotes, fmt.Sprintf("%smoe_tp_size and %smoe_ep_size empty or 0: moe_tensor %d", s.name, s.name, w.MoETensor))
+			}
+		case w.MoETensor == 0:
+			w.MoETensor = 1
+		case w.MoEExpert == 0:
+			w.MoEExpert = 1
 		}
 	}
 	hw, err := timing.LookupHardware(r.System)
@@ -142,7 +158,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Precisions: prec}
+	p := &Plan{Precisions: prec, Notes: moeNotes}
 	switch r.Backend {
 	case config.BackendVLLM, config.BackendSGLang, config.BackendTRTLLM:
 	default:

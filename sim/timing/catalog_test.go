@@ -258,6 +258,8 @@ func TestLoadModelDir(t *testing.T) {
 			"num_experts_per_tok must be in [1, 8] (the expert count), got 0"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "num_experts": -5}`,
 			"num_experts must be >= 0, got -5"},
+		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "num_experts": 8, "num_experts_per_tok": 2, "decoder_sparse_step": 2}`,
+			"decoder_sparse_step 2: MoE layers interleaved with dense ones are not modeled"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "num_experts": 128, "num_local_experts": 64, "num_experts_per_tok": 2}`,
 			"num_local_experts (64) contradicts another expert count (128)"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "num_experts": 8, "num_experts_per_tok": 2, "first_k_dense_replace": 2}`,

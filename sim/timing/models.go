@@ -159,7 +159,7 @@ func modelCatalog() []catalogEntry {
 			MoE: &MoESpec{Experts: 384, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 1},
 			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}},
 			// The checkpoint's routed experts are INT4 (groups of 32), the rest BF16: fp4 bytes.
-			&Precisions{Weights: FP4, KVCache: BF16}, "moonshotai/Kimi-K2-Instruct", "moonshotai/Kimi-K2-Thinking"),
+			&Precisions{Weights: FP4, KVCache: BF16}),
 		moeEntry(ModelSpec{ID: "zai-org/GLM-5", Layers: 78, Hidden: 6144, Heads: 64, KVHeads: 64, HeadDim: 256, Intermediate: 12288, Vocab: 154880, MaxContext: 202752,
 			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 3},
 			MLA: &MLASpec{QLoraRank: 2048, KVLoraRank: 512, QKNopeHeadDim: 192, QKRopeHeadDim: 64, VHeadDim: 256}},
@@ -303,6 +303,9 @@ type hfConfig struct {
 	QKRopeHeadDim         int             `json:"qk_rope_head_dim"`
 	VHeadDim              int             `json:"v_head_dim"`
 	LayerTypes            []string        `json:"layer_types"`
+	InterleaveMoEStep     int             `json:"interleave_moe_layer_step"`
+	DecoderSparseStep     int             `json:"decoder_sparse_step"`
+	MLPOnlyLayers         []int           `json:"mlp_only_layers"`
 	TextConfig            *hfConfig       `json:"text_config"`
 	QuantizationConfig    json.RawMessage `json:"quantization_config"`
 }
@@ -364,6 +367,14 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 		}
 	}
 	var fieldErrs []error
+	switch {
+	case c.InterleaveMoEStep > 1:
+		fieldErrs = append(fieldErrs, fmt.Errorf("%s: interleave_moe_layer_step %d: MoE layers interleaved with dense ones are not modeled (only leading dense layers, first_k_dense_replace)", path, c.InterleaveMoEStep))
+	case c.DecoderSparseStep > 1:
+		fieldErrs = append(fieldErrs, fmt.Errorf("%s: decoder_sparse_step %d: MoE layers interleaved with dense ones are not modeled (only leading dense layers, first_k_dense_replace)", path, c.DecoderSparseStep))
+	case len(c.MLPOnlyLayers) > 0:
+		fieldErrs = append(fieldErrs, fmt.Errorf("%s: mlp_only_layers %v: dense layers among MoE layers are not modeled (only leading dense layers, first_k_dense_replace)", path, c.MLPOnlyLayers))
+	}
 	n := 0
 	for _, f := range []struct {
 		name string
@@ -564,8 +575,9 @@ func (m ModelSpec) CheckShape(s Shape) error {
 	case e == nil:
 		return nil
 	case mt*me != max(s.Tensor, 1)*d:
-		return &ShapeError{"moe_expert", fmt.Sprintf("moe_tensor × moe_expert (%d × %d = %d) must equal tensor × attention_data (%d × %d = %d): the MoE layers use the same GPUs",
-			mt, me, mt*me, max(s.Tensor, 1), d, max(s.Tensor, 1)*d)}
+		g := max(s.Tensor, 1) * d
+		return &ShapeError{"moe_expert", fmt.Sprintf("moe_tensor × moe_expert (%d × %d = %d) must equal tensor × attention_data (%d × %d = %d): the MoE layers use the same GPUs; e.g. moe_expert: %d (experts split over the GPUs) or moe_tensor: %d (each expert split)",
+			mt, me, mt*me, max(s.Tensor, 1), d, g, g, g)}
 	case e.Experts%me != 0:
 		return &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d does not divide %s's %d experts", me, m.ID, e.Experts)}
 	case e.ExpertIntermediate%mt != 0:
