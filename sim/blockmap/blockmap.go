@@ -60,24 +60,11 @@ func (m *Map[V]) Len() int {
 
 // Get returns the value of k and whether k is present.
 func (m *Map[V]) Get(k uint64) (V, bool) {
-	if k == 0 {
-		return m.zeroVal, m.hasZero
+	if p := m.Ptr(k); p != nil {
+		return *p, true
 	}
-	if m.slots == nil {
-		var zero V
-		return zero, false
-	}
-	mask := len(m.slots) - 1
-	for i := m.home(k); ; i = (i + 1) & mask {
-		e := &m.slots[i]
-		if e.key == k {
-			return e.val, true
-		}
-		if e.key == 0 {
-			var zero V
-			return zero, false
-		}
-	}
+	var zero V
+	return zero, false
 }
 
 // Ptr returns a pointer to the value of k, or nil when k is absent. The pointer is valid until
@@ -131,26 +118,8 @@ func (m *Map[V]) Upsert(k uint64) (v *V, inserted bool) {
 
 // Set maps k to v.
 func (m *Map[V]) Set(k uint64, v V) {
-	if k == 0 {
-		m.zeroVal, m.hasZero = v, true
-		return
-	}
-	if 2*(m.n+1) > len(m.slots) {
-		m.grow()
-	}
-	mask := len(m.slots) - 1
-	for i := m.home(k); ; i = (i + 1) & mask {
-		e := &m.slots[i]
-		if e.key == k {
-			e.val = v
-			return
-		}
-		if e.key == 0 {
-			e.key, e.val = k, v
-			m.n++
-			return
-		}
-	}
+	p, _ := m.Upsert(k)
+	*p = v
 }
 
 // Delete removes k, if present.
