@@ -139,7 +139,6 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 		hiddenBytes: h * 2,
 		overheadMs:  eff.PassOverheadMs, seqOverheadMs: eff.SequenceOverheadUs / 1000,
 	}
-	const tbpsToBytesPerMs = 1e9
 	ol.elementwiseMsPerToken = (6*h + 3*I/t) * 2 / (hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory)
 	shape := opdb.AttentionShape{Heads: m.Heads / s.Tensor, KVHeads: max(1, m.KVHeads/s.Tensor), HeadDim: m.HeadDim, KVDtype: kvDtype(prec.KVCache)}
 	if ol.ctx, err = db.ContextAttention(gpu, be, attnV, shape); err != nil {

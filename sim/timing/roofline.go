@@ -175,9 +175,27 @@ type moeTerms struct {
 	commMs, commMsPerToken float64
 }
 
+// Unit conversions of the roofline's rates.
+const (
+	tflopsToFlopPerMs = 1e9 // 1 TFLOP/s = 1e12 FLOP/s = 1e9 FLOP/ms
+	tbpsToBytesPerMs  = 1e9 // 1 TB/s = 1e9 bytes/ms
+	gbpsToBytesPerMs  = 1e6 // 1 GB/s = 1e6 bytes/ms
+	activationBytes   = 2   // BF16
+)
+
+// rooflineRates are the achieved rates of one GPU group that NewRoofline and addMoE price
+// with: FLOP/ms of the weights' GEMMs (t·p GPUs), of attention in the KV format, HBM bytes/ms of
+// one GPU, link bytes/ms, and the quantized-weight factors.
+type rooflineRates struct {
+	gemm, attn, mem, link float64
+	quantMem              float64 // QuantizedMemory for FP8/FP4 weights, else 1
+	alphaMs               float64 // LinkLatencyUs in ms
+}
+
 // NewRoofline precomputes the Roofline of model m with precisions prec on GPUs hw in shape s.
 // Errors: a non-positive architecture field, a GPU without memory bandwidth or BF16 peak, a
-// GPU without a link when t or p > 1, a shape below 1, or an invalid Efficiency.
+// GPU without a link when t or p > 1 (or, for an MoE or MLA model, attention_data > 1), a shape
+// below 1, or an invalid Efficiency.
 func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficiency) (*Roofline, error) {
 	if s.Tensor < 1 || s.Pipeline < 1 {
 		return nil, fmt.Errorf("roofline timing: tensor and pipeline must be >= 1, got %d and %d", s.Tensor, s.Pipeline)
@@ -188,54 +206,46 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	if !(hw.MemoryTBps > 0) || !(hw.BF16TFLOPS > 0) {
 		return nil, fmt.Errorf("roofline timing: hardware %s needs a memory bandwidth and a BF16 peak", hw.ID)
 	}
-	if (s.Tensor > 1 || s.Pipeline > 1) && !(hw.LinkGBps > 0) {
-		return nil, fmt.Errorf("roofline timing: hardware %s has no GPU-to-GPU link for tensor %d × pipeline %d", hw.ID, s.Tensor, s.Pipeline)
+	sparse := m.MoE != nil || m.MLA != nil
+	if d, _, _ := s.moe(); (s.Tensor > 1 || s.Pipeline > 1 || (sparse && d > 1)) && !(hw.LinkGBps > 0) {
+		return nil, fmt.Errorf("roofline timing: hardware %s has no GPU-to-GPU link for tensor %d × pipeline %d × attention_data %d", hw.ID, s.Tensor, s.Pipeline, d)
 	}
 	if err := eff.Validate(); err != nil {
 		return nil, fmt.Errorf("roofline timing: %w", err)
 	}
 	t, p := float64(s.Tensor), float64(s.Pipeline)
 	L, h := float64(m.Layers), float64(m.Hidden)
-	const (
-		tflopsToFlopPerMs = 1e9 // 1 TFLOP/s = 1e12 FLOP/s = 1e9 FLOP/ms
-		tbpsToBytesPerMs  = 1e9 // 1 TB/s = 1e9 bytes/ms
-		gbpsToBytesPerMs  = 1e6 // 1 GB/s = 1e6 bytes/ms
-		activationBytes   = 2   // BF16
-	)
-	quant, quantMem := 1.0, 1.0
+	quant := 1.0
+	rt := rooflineRates{quantMem: 1, alphaMs: eff.LinkLatencyUs / 1000}
 	if prec.Weights != BF16 {
-		quant, quantMem = eff.QuantizedGEMM, eff.QuantizedMemory
+		quant, rt.quantMem = eff.QuantizedGEMM, eff.QuantizedMemory
 	}
-	gemmRate := t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
+	rt.gemm = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
+	rt.attn = t * p * hw.PeakTFLOPS(prec.KVCache) * tflopsToFlopPerMs * eff.Attention
+	rt.mem = hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory
+	rt.link = hw.LinkGBps * gbpsToBytesPerMs * eff.Link
 	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.GEMM
-	attnRate := t * p * hw.PeakTFLOPS(prec.KVCache) * tflopsToFlopPerMs * eff.Attention
-	memRate := hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory
 	r := &Roofline{
-		gemmMsPerToken:  2 * m.LinearParams() / gemmRate,
+		gemmMsPerToken:  2 * m.LinearParams() / rt.gemm,
 		headMsPerSample: 2 * m.HeadParams() / bf16GEMMRate,
-		weightMs:        (m.LinearParams()*prec.Weights.WeightBytes()/quantMem + m.HeadParams()*activationBytes) / t / memRate,
-		attnMsPerPair:   4 * float64(m.Heads) * float64(m.HeadDim) * L / attnRate,
-		kvMsPerToken:    float64(m.KVBytesPerTokenPerGPU(prec.KVCache, s.Tensor, s.Pipeline)) / memRate,
+		weightMs:        (m.LinearParams()*prec.Weights.WeightBytes()/rt.quantMem + m.HeadParams()*activationBytes) / t / rt.mem,
+		attnMsPerPair:   4 * float64(m.Heads) * float64(m.HeadDim) * L / rt.attn,
+		kvMsPerToken:    float64(m.KVBytesPerTokenPerGPU(prec.KVCache, s.Tensor, s.Pipeline)) / rt.mem,
 		overheadMs:      eff.PassOverheadMs + L*eff.LayerOverheadUs/1000,
 		seqOverheadMs:   eff.SequenceOverheadUs / 1000,
 		pipeline:        s.Pipeline,
 	}
-	alphaMs := eff.LinkLatencyUs / 1000
-	if m.MoE != nil || m.MLA != nil {
-		if err := r.addMoE(m, hw, prec, s, eff); err != nil {
-			return nil, err
-		}
+	if s.Pipeline > 1 {
+		r.pipelineMs = (p - 1) * rt.alphaMs
+		r.pipelineMsPerToken = (p - 1) * h * activationBytes / p / rt.link
+	}
+	if sparse {
+		r.addMoE(m, prec, s, rt)
 		return r, nil
 	}
 	if s.Tensor > 1 {
-		linkRate := hw.LinkGBps * gbpsToBytesPerMs * eff.Link
-		r.allReduceMs = 2 * L * alphaMs
-		r.allReduceMsPerTok = 2 * L * 2 * (t - 1) / t * h * activationBytes / p / linkRate
-	}
-	if s.Pipeline > 1 {
-		linkRate := hw.LinkGBps * gbpsToBytesPerMs * eff.Link
-		r.pipelineMs = (p - 1) * alphaMs
-		r.pipelineMsPerToken = (p - 1) * h * activationBytes / p / linkRate
+		r.allReduceMs = 2 * L * rt.alphaMs
+		r.allReduceMsPerTok = 2 * L * 2 * (t - 1) / t * h * activationBytes / p / rt.link
 	}
 	return r, nil
 }
@@ -260,62 +270,39 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 //
 // Compute with a pipeline splits as for dense models; the MoE terms take the pipeline's 1/p of
 // the layers on each stage, with every stage in turn.
-func (r *Roofline) addMoE(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficiency) error {
+func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRates) {
 	t, p := float64(s.Tensor), float64(s.Pipeline)
 	d, mt, me := s.moe()
-	const (
-		tflopsToFlopPerMs = 1e9
-		tbpsToBytesPerMs  = 1e9
-		gbpsToBytesPerMs  = 1e6
-		activationBytes   = 2
-	)
-	if (d*s.Tensor > 1 || s.Pipeline > 1) && !(hw.LinkGBps > 0) {
-		return fmt.Errorf("roofline timing: hardware %s has no GPU-to-GPU link for %d GPUs per stage", hw.ID, d*s.Tensor)
-	}
-	quant, quantMem := 1.0, 1.0
-	if prec.Weights != BF16 {
-		quant, quantMem = eff.QuantizedGEMM, eff.QuantizedMemory
-	}
-	gemmRate := t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
-	memRate := hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory
-	wb := prec.Weights.WeightBytes() / quantMem
+	wb := prec.Weights.WeightBytes() / rt.quantMem
 	experts := m.ExpertParams()
-	r.gemmMsPerToken = 2 * m.ActiveLinearParams() / gemmRate
-	r.weightMs = ((m.LinearParams()-experts)*wb + m.HeadParams()*activationBytes) / t / memRate
+	r.gemmMsPerToken = 2 * m.ActiveLinearParams() / rt.gemm
+	r.weightMs = ((m.LinearParams()-experts)*wb + m.HeadParams()*activationBytes) / t / rt.mem
 	if a := m.MLA; a != nil {
-		attnRate := t * p * hw.PeakTFLOPS(prec.KVCache) * tflopsToFlopPerMs * eff.Attention
-		r.attnMsPerPair = 2 * float64(m.Heads) * float64(a.QKNopeHeadDim+a.QKRopeHeadDim+a.VHeadDim) * float64(m.Layers) / attnRate
+		r.attnMsPerPair = 2 * float64(m.Heads) * float64(a.QKNopeHeadDim+a.QKRopeHeadDim+a.VHeadDim) * float64(m.Layers) / rt.attn
 	}
 	L, h := float64(m.Layers), float64(m.Hidden)
 	Lmoe := float64(m.MoELayers())
-	alphaMs := eff.LinkLatencyUs / 1000
-	linkRate := hw.LinkGBps * gbpsToBytesPerMs * eff.Link
 	tokenBytes := h * activationBytes / p // per token of a stage's micro-batch, as the dense terms
 	if s.Tensor > 1 {
 		n := L + (L - Lmoe) // one after every attention, one after every dense MLP
-		r.allReduceMs = n * alphaMs
-		r.allReduceMsPerTok = n * 2 * (t - 1) / t * tokenBytes / linkRate
+		r.allReduceMs = n * rt.alphaMs
+		r.allReduceMsPerTok = n * 2 * (t - 1) / t * tokenBytes / rt.link
 	}
 	r.moe = moeTerms{on: m.MoE != nil, dataRanks: float64(d)}
 	if e := m.MoE; e != nil {
-		r.moe.expertWeightMs = experts * wb / float64(mt*me) / memRate
+		r.moe.expertWeightMs = experts * wb / float64(mt*me) / rt.mem
 		r.moe.missLog = math.Log1p(-float64(e.TopK) / float64(e.Experts))
 		if me > 1 {
 			// The t GPUs of an attention group hold the same tokens after its all-reduce; each
 			// dispatches (and gets back) its 1/t share.
-			r.moe.commMs += 2 * Lmoe * alphaMs
-			r.moe.commMsPerToken += 2 * Lmoe * float64(e.TopK) * float64(me-1) / float64(me) * tokenBytes / t / linkRate
+			r.moe.commMs += 2 * Lmoe * rt.alphaMs
+			r.moe.commMsPerToken += 2 * Lmoe * float64(e.TopK) * float64(me-1) / float64(me) * tokenBytes / t / rt.link
 		}
 		if mt > 1 {
-			r.moe.commMs += Lmoe * alphaMs
-			r.moe.commMsPerToken += Lmoe * 2 * float64(mt-1) / float64(mt) * float64(d) * tokenBytes / linkRate
+			r.moe.commMs += Lmoe * rt.alphaMs
+			r.moe.commMsPerToken += Lmoe * 2 * float64(mt-1) / float64(mt) * float64(d) * tokenBytes / rt.link
 		}
 	}
-	if s.Pipeline > 1 {
-		r.pipelineMs = (p - 1) * alphaMs
-		r.pipelineMsPerToken = (p - 1) * h * activationBytes / p / linkRate
-	}
-	return nil
 }
 
 // PassMs implements Model; see Roofline for the formula. An empty batch costs 0.
