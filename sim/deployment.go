@@ -237,17 +237,17 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 		}
 		return nil, nil
 	}
-	if m.MoE != nil || m.MLA != nil {
-		err := fmt.Errorf("the op_level model does not compose mixture-of-experts or MLA models (%s) yet: its MoE and MLA tables are not read", m.ID)
+	ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},
+		m, hw, prec, shape(role), d.eff)
+	var me *opdb.MissingError
+	var ue *timing.UnsupportedModelError
+	if errors.As(err, &ue) {
 		if fm == config.ForwardOpLevel {
 			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error() + "; use forward_model: auto or timing type roofline"}
 		}
 		d.fallback(name, err)
 		return nil, nil
 	}
-	ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},
-		m, hw, prec, shape(role), d.eff)
-	var me *opdb.MissingError
 	if errors.As(err, &me) && me.What == "version" && e.BackendVersion != "" {
 		// A version the user asked for is never silently replaced, whatever the forward model.
 		return nil, &config.Error{File: d.cfg.File, Path: "engine.backend_version", Msg: err.Error()}

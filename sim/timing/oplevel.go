@@ -57,6 +57,14 @@ type OpLevel struct {
 	Provider string
 }
 
+// UnsupportedModelError is NewOpLevel's refusal of a model it cannot compose yet: a
+// mixture-of-experts or MLA model (the database's MoE and MLA tables are not read).
+type UnsupportedModelError struct{ Model string }
+
+func (e *UnsupportedModelError) Error() string {
+	return fmt.Sprintf("the op_level model does not compose mixture-of-experts or MLA models (%s) yet: its MoE and MLA tables are not read", e.Model)
+}
+
 // gemmCurve is one GEMM's latency over m at its fixed (n, k), precomputed (opdb.GEMM.AtNK).
 type gemmCurve struct{ c *opdb.Curve }
 
@@ -90,8 +98,9 @@ func kvDtype(p Precision) string {
 
 // NewOpLevel builds the OpLevel model of model m with precisions prec on src's GPU (hw gives the
 // HBM bandwidth of the elementwise kernels) in shape s. Every table it needs is loaded here.
-// Errors: an invalid shape or architecture, and the database's *opdb.MissingError for a table,
-// version, dtype, attention shape or collective it lacks.
+// Errors: an invalid shape or architecture, *UnsupportedModelError for an MoE or MLA model, and
+// the database's *opdb.MissingError for a table, version, dtype, attention shape or collective it
+// lacks.
 func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficiency) (*OpLevel, error) {
 	if s.Tensor < 1 || s.Pipeline < 1 {
 		return nil, fmt.Errorf("op_level timing: tensor and pipeline must be >= 1, got %d and %d", s.Tensor, s.Pipeline)
@@ -100,7 +109,7 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 		return nil, fmt.Errorf("op_level timing: %w", err)
 	}
 	if m.MoE != nil || m.MLA != nil {
-		return nil, fmt.Errorf("op_level timing: mixture-of-experts and MLA models (%s) are not composed yet", m.ID)
+		return nil, &UnsupportedModelError{Model: m.ID}
 	}
 	if !(hw.MemoryTBps > 0) {
 		return nil, fmt.Errorf("op_level timing: hardware %s needs a memory bandwidth", hw.ID)
