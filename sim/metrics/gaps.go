@@ -35,7 +35,7 @@ func (s *segment) sample(i int) (float64, int64, bool) {
 const msPerSecond = 1000.0
 
 // gapStats returns the Stats of the ITL population in segs and the Stats of the per-user output
-// rate 1000/gap (tokens/s) over its gaps > 0, equal to SummarizeWeighted over the expanded
+// rate 1000/gap (tokens/s) over its gaps > 0, equal to Summarize over the expanded
 // population and over its reciprocals, without sorting or copying the population: sums are exact
 // (so order-free), min and max come from one scan, and the nearest-rank percentiles of both from
 // one radix selection over the gaps (rate percentiles are gap percentiles counted from the top,

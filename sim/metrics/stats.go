@@ -4,7 +4,6 @@
 package metrics
 
 import (
-	"cmp"
 	"math"
 	"slices"
 )
@@ -53,53 +52,5 @@ func Summarize(samples []float64) Stats {
 	return Stats{
 		Mean: mean, Min: s[0], Max: s[n-1], Std: math.Sqrt(ss.value() / float64(n)),
 		Median: at(50), P75: at(75), P90: at(90), P95: at(95), P99: at(99), Samples: n,
-	}
-}
-
-// Weighted is a sample value that occurs Count times.
-type Weighted struct {
-	Value float64
-	Count int64
-}
-
-// SummarizeWeighted is Summarize over a population where each entry stands for Count equal
-// samples: the result equals Summarize of the expanded population to the bit (each Value × Count
-// product enters the exact sums without rounding). Entries with Count <= 0 or a non-finite Value are dropped. ws is sorted in place.
-func SummarizeWeighted(ws []Weighted) Stats {
-	s := ws[:0]
-	for _, w := range ws {
-		if w.Count > 0 && !math.IsNaN(w.Value) && !math.IsInf(w.Value, 0) {
-			s = append(s, w)
-		}
-	}
-	if len(s) == 0 {
-		return Stats{}
-	}
-	slices.SortFunc(s, func(a, b Weighted) int { return cmp.Compare(a.Value, b.Value) })
-	var n int64
-	var sum, ss exactSum
-	for _, w := range s {
-		n += w.Count
-		sum.addProduct(w.Value, float64(w.Count))
-	}
-	mean := sum.value() / float64(n)
-	for _, w := range s {
-		d := w.Value - mean
-		ss.addProduct(float64(d*d), float64(w.Count))
-	}
-	ranks := [5]float64{50, 75, 90, 95, 99}
-	var vals [5]float64
-	k := 0
-	var cum int64
-	for _, w := range s {
-		cum += w.Count
-		for k < len(ranks) && percentileRank(n, ranks[k]) < cum {
-			vals[k] = w.Value
-			k++
-		}
-	}
-	return Stats{
-		Mean: mean, Min: s[0].Value, Max: s[len(s)-1].Value, Std: math.Sqrt(ss.value() / float64(n)),
-		Median: vals[0], P75: vals[1], P90: vals[2], P95: vals[3], P99: vals[4], Samples: n,
 	}
 }

@@ -1,8 +1,10 @@
 package metrics
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -46,5 +48,54 @@ func TestSummarizeWeightedEqualsExpanded(t *testing.T) {
 		if got != want {
 			t.Fatalf("trial %d: got %+v want %+v", trial, got, want)
 		}
+	}
+}
+
+// Weighted is a sample value that occurs Count times.
+type Weighted struct {
+	Value float64
+	Count int64
+}
+
+// SummarizeWeighted is the test oracle of gapStats: Summarize over a population where each
+// entry stands for Count equal samples, by sorting. The result equals Summarize of the expanded
+// population to the bit (each Value × Count product enters the exact sums without rounding).
+// Entries with Count <= 0 or a non-finite Value are dropped. ws is sorted in place.
+func SummarizeWeighted(ws []Weighted) Stats {
+	s := ws[:0]
+	for _, w := range ws {
+		if w.Count > 0 && !math.IsNaN(w.Value) && !math.IsInf(w.Value, 0) {
+			s = append(s, w)
+		}
+	}
+	if len(s) == 0 {
+		return Stats{}
+	}
+	slices.SortFunc(s, func(a, b Weighted) int { return cmp.Compare(a.Value, b.Value) })
+	var n int64
+	var sum, ss exactSum
+	for _, w := range s {
+		n += w.Count
+		sum.addProduct(w.Value, float64(w.Count))
+	}
+	mean := sum.value() / float64(n)
+	for _, w := range s {
+		d := w.Value - mean
+		ss.addProduct(float64(d*d), float64(w.Count))
+	}
+	ranks := [5]float64{50, 75, 90, 95, 99}
+	var vals [5]float64
+	k := 0
+	var cum int64
+	for _, w := range s {
+		cum += w.Count
+		for k < len(ranks) && percentileRank(n, ranks[k]) < cum {
+			vals[k] = w.Value
+			k++
+		}
+	}
+	return Stats{
+		Mean: mean, Min: s[0].Value, Max: s[len(s)-1].Value, Std: math.Sqrt(ss.value() / float64(n)),
+		Median: vals[0], P75: vals[1], P90: vals[2], P95: vals[3], P99: vals[4], Samples: n,
 	}
 }
