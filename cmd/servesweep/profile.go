@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 
+	"github.com/servesweep/servesweep/results"
 	"github.com/spf13/cobra"
 )
 
@@ -17,13 +18,12 @@ import (
 // profile covers the whole command, the heap profile (allocations since start and what is live)
 // is taken when it ends. Read them with `go tool pprof bin/servesweep FILE`.
 //
-// A profile is written to a temporary file beside its target and renamed onto it when the
-// command ends, and a target that exists and is not a profile (not gzip-compressed: a config,
-// a CSV, results) is never overwritten, so a mistyped path cannot destroy the command's input or
-// output.
+// Both are written when the command ends, atomically (results.WriteAtomic), and a target that
+// exists and is not a profile (not gzip-compressed: a config, a CSV, results) is never
+// overwritten, so a mistyped path cannot destroy the command's input or output.
 type profiler struct {
 	cpuPath, memPath string
-	cpu              *os.File // the CPU profile's temporary file while profiling
+	cpu              *bytes.Buffer // the CPU profile while profiling
 	started          bool
 }
 
@@ -64,6 +64,20 @@ func checkTarget(flag, path string) error {
 	return nil
 }
 
+// checkWritable reports a target the command could not write at its end: not a profile, or in a
+// directory where no file can be created.
+func checkWritable(flag, path string) error {
+	if err := checkTarget(flag, path); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // sameFile reports whether a and b name one file (after symbolic links), or the same path.
 func sameFile(a, b string) bool {
 	if filepath.Clean(a) == filepath.Clean(b) {
@@ -74,15 +88,6 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
-// tempBeside creates an empty temporary file in path's directory (checking it is writable).
-func tempBeside(flag, path string) (*os.File, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
-	}
-	return f, nil
-}
-
 // start checks both profile paths before any work and begins CPU profiling when asked. Errors
 // (exit 2): one file for both profiles, a target that is not a profile, a directory that cannot
 // take the file.
@@ -90,37 +95,24 @@ func (p *profiler) start() error {
 	if p.cpuPath != "" && p.memPath != "" && sameFile(p.cpuPath, p.memPath) {
 		return &usageError{fmt.Errorf("--cpuprofile and --memprofile name the same file %s; give two files", p.cpuPath)}
 	}
-	if p.memPath != "" {
-		if err := checkTarget("--memprofile", p.memPath); err != nil {
-			return &usageError{err}
+	for _, f := range []struct{ flag, path string }{{"--memprofile", p.memPath}, {"--cpuprofile", p.cpuPath}} {
+		if f.path != "" {
+			if err := checkWritable(f.flag, f.path); err != nil {
+				return &usageError{err}
+			}
 		}
-		f, err := tempBeside("--memprofile", p.memPath)
-		if err != nil {
-			return &usageError{err}
-		}
-		f.Close()
-		os.Remove(f.Name())
 	}
 	if p.cpuPath != "" {
-		if err := checkTarget("--cpuprofile", p.cpuPath); err != nil {
-			return &usageError{err}
-		}
-		f, err := tempBeside("--cpuprofile", p.cpuPath)
-		if err != nil {
-			return &usageError{err}
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			os.Remove(f.Name())
+		p.cpu = new(bytes.Buffer)
+		if err := pprof.StartCPUProfile(p.cpu); err != nil {
 			return &usageError{fmt.Errorf("--cpuprofile: %w", err)}
 		}
-		p.cpu = f
 	}
 	p.started = true
 	return nil
 }
 
-// stop ends CPU profiling and writes the heap profile, whatever the command's outcome (not when
+// stop ends CPU profiling and writes both profiles, whatever the command's outcome (not when
 // start refused the flags). A target that the command itself wrote meanwhile (e.g. the same
 // path as --output-json) is left alone and reported.
 func (p *profiler) stop() error {
@@ -130,38 +122,28 @@ func (p *profiler) stop() error {
 	var errs []error
 	if p.cpu != nil {
 		pprof.StopCPUProfile()
-		errs = append(errs, commit("--cpuprofile", p.cpu, p.cpuPath))
+		buf := p.cpu
+		errs = append(errs, writeProfile("--cpuprofile", p.cpuPath, func(w io.Writer) error {
+			_, err := buf.WriteTo(w)
+			return err
+		}))
 		p.cpu = nil
 	}
 	if p.memPath != "" {
-		f, err := tempBeside("--memprofile", p.memPath)
-		if err == nil {
-			runtime.GC()
-			if err = pprof.Lookup("allocs").WriteTo(f, 0); err == nil {
-				err = commit("--memprofile", f, p.memPath)
-			} else {
-				f.Close()
-				os.Remove(f.Name())
-			}
-		}
-		errs = append(errs, err)
+		runtime.GC()
+		errs = append(errs, writeProfile("--memprofile", p.memPath, func(w io.Writer) error {
+			return pprof.Lookup("allocs").WriteTo(w, 0)
+		}))
 	}
 	return errors.Join(errs...)
 }
 
-// commit closes the temporary profile f and renames it onto path, unless path now holds
-// something else than a profile.
-func commit(flag string, f *os.File, path string) error {
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("%s: %w", flag, err)
-	}
+// writeProfile writes a profile to path atomically unless path now holds something else.
+func writeProfile(flag, path string, write func(io.Writer) error) error {
 	if err := checkTarget(flag, path); err != nil {
-		os.Remove(f.Name())
 		return err
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
+	if err := results.WriteAtomic(path, write); err != nil {
 		return fmt.Errorf("%s: %w", flag, err)
 	}
 	return nil

@@ -28,7 +28,7 @@ func TestProfileFlags(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("second run: exit %d: %s", code, errs)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp*")); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
 	for _, c := range []struct {
