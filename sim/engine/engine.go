@@ -86,6 +86,9 @@ type Engine struct {
 
 	waiting     []int32 // FIFO; waiting[wHead:] are queued, preempted requests go to the front
 	wHead       int
+	// heldWaiting counts queued requests whose prompt KV is already in place (the decode side
+	// of a disaggregated hand-off); the rest of the queue needs KV to be admitted.
+	heldWaiting int
 	running     []int32 // admission order
 	scheduled   []scheduledReq
 	ready       []int32
@@ -131,8 +134,8 @@ func (e *Engine) Submit(i int32) {
 	r := &e.reqs[i]
 	r.Status = Waiting
 	e.waiting = append(e.waiting, i)
-	if e.cfg.Style == StyleSGLang && len(r.Blocks) > 0 {
-		e.sg.prebuilt++
+	if len(r.Blocks) > 0 {
+		e.heldWaiting++
 	}
 }
 
@@ -275,6 +278,7 @@ func (e *Engine) admitWaiting(nowMs float64, budget int32) int32 {
 				break
 			}
 			e.popWaiting()
+			e.heldWaiting--
 			r.Blocks = e.pool.allocate(max(need, 0), r.Blocks)
 			e.admit(ri, nowMs, Admission{ReusedTokens: r.ownLo})
 			e.schedule(ri, n)
@@ -352,9 +356,7 @@ func (e *Engine) evictWaitingHolder() bool {
 		if len(r.Blocks) == 0 {
 			continue
 		}
-		if e.cfg.Style == StyleSGLang {
-			e.sg.prebuilt--
-		}
+		e.heldWaiting--
 		e.dropKV(r)
 		return true
 	}
@@ -496,9 +498,16 @@ func (e *Engine) Release(ri int32) {
 
 // Reserve claims KV for the prompt of request ri arriving from another worker (the decode side of
 // a disaggregated hand-off): it pins the leading prompt blocks this pool already caches and
-// allocates the rest. It returns the prompt tokens already cached (whole blocks) and false, with
-// nothing claimed, when the pool lacks room. The request stays outside the queues until Activate.
+// allocates the rest (under NoEvict, the rest of the whole prompt-plus-output footprint). It returns the prompt tokens already cached (whole blocks) and false, with
+// nothing claimed, when the pool lacks room or when a queued request needs KV to be admitted (a
+// preempted or retracted one): a hand-off takes blocks in queue order behind it, as vLLM
+// allocates a received request's blocks at admission from its FCFS waiting queue, so freed
+// blocks go to the preempted request first and decoding never stalls behind reservations. The
+// request stays outside the queues until Activate.
 func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
+	if len(e.waiting)-e.wHead > e.heldWaiting {
+		return 0, false
+	}
 	r := &e.reqs[ri]
 	full := min(r.PromptLen/e.bs, int32(len(r.Hashes)))
 	var hits, inactiveHits int32
@@ -508,7 +517,11 @@ func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
 	need := ceilDiv(r.PromptLen, e.bs) - hits
 	room := e.pool.Available()
 	if e.cfg.NoEvict {
-		room -= e.runningReserve() // never take blocks a running request is guaranteed
+		// TensorRT-LLM's destination reserves the whole to-completion footprint
+		// (engine-internals.md §5), so an admitted hand-off never claims more and a reserved
+		// one never starves admission; never take blocks a running request is guaranteed.
+		need = e.footprint(r) - hits
+		room -= e.runningReserve()
 	}
 	if int(need+inactiveHits) > room {
 		return 0, false

@@ -77,9 +77,6 @@ type sglangState struct {
 	// chunked is the running request whose prompt is being prefilled in chunks (-1: none); its
 	// next chunk leads the next prefill batch.
 	chunked int32
-	// prebuilt counts waiting requests whose prompt KV is already in place (the decode side of a
-	// disaggregated hand-off); they join the running set without a prefill.
-	prebuilt int
 }
 
 func (e *Engine) initSGLang() error {
@@ -102,7 +99,7 @@ func (e *Engine) initSGLang() error {
 // after retracting requests while the next step's KV does not fit.
 func (e *Engine) scheduleSGLang(nowMs float64) (durMs float64, any bool) {
 	e.scheduled = e.scheduled[:0]
-	if e.sg.prebuilt > 0 {
+	if e.heldWaiting > 0 {
 		e.admitPrebuilt(nowMs)
 	}
 	if e.sg.chunked >= 0 || len(e.waiting) > e.wHead {
@@ -141,7 +138,7 @@ func (e *Engine) admitPrebuilt(nowMs float64) {
 		ri := e.waiting[k]
 		r := &e.reqs[ri]
 		if len(r.Blocks) > 0 && r.NumComputed >= r.PromptLen && len(e.running) < e.cfg.MaxSequences {
-			e.sg.prebuilt--
+			e.heldWaiting--
 			e.admit(ri, nowMs, Admission{ReusedTokens: r.ownLo})
 			continue
 		}
