@@ -100,14 +100,16 @@ func (s *runState) retryReservations(p *role, slot int) {
 	}
 }
 
-// activate ends request ri's KV transfer: the prefill side releases its KV, the first token
-// becomes visible to the client, and the request queues for decode.
+// activate ends request ri's KV transfer: the prefill side releases its KV and the request
+// queues for decode with its first token, which becomes visible to the client when the decode
+// rank admits the request (engine.Request.ReceiveFirstToken): time spent waiting for a decode
+// slot is part of TTFT (dynosim-spec.md's decode-side visibility).
 func (s *runState) activate(ri int32) {
 	pr, c := &s.reqsP[ri], &s.reqs[ri]
 	s.prefill.engine(int(pr.Worker)*s.prefill.ranks + int(pr.Rank)).Release(ri)
 	s.prefill.dirty[pr.Worker] = true
 	s.handoffs[ri].DestinationActivatedMs = s.nowMs
-	c.EmitFirstToken(s.nowMs)
+	c.ReceiveFirstToken()
 	s.decoding.engine(int(c.Worker)*s.decoding.ranks + int(c.Rank)).Activate(ri)
 	s.decoding.dirty[c.Worker] = true
 }

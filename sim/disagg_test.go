@@ -60,6 +60,27 @@ func TestDisaggregatedPrefillQueueing(t *testing.T) {
 	}
 }
 
+// The first token becomes visible when the decode rank admits the request, not when its KV
+// arrives: request 0 is prefilled in 0–30 ms and decodes from 30 ms in 8 ms passes (tokens 2..6
+// at 38, 46, 54, 62, 70 ms); request 1 is prefilled in 30–60 ms and its KV arrives at 60 ms
+// (no transfer delay) in the middle of the decode pass 54–62, so the rank takes it at 62 ms:
+// TTFT 62 ms, and its second token ends the next pass at 70 ms (TTST 8 ms, one pass).
+func TestDisaggregatedFirstTokenAtDecodeAdmission(t *testing.T) {
+	cfg := disaggConfig(100, 6, 2, 2, 1, 1, 1000, 1)
+	cfg.Engine.Workers.Prefill.Scheduler.MaxSequences = 1
+	cfg.Engine.KVTransfer.BandwidthGBps = nil
+	res := mustRun(t, cfg)
+	for i, w := range [][3]float64{{30, 38, 70}, {62, 70, 102}} {
+		r, h := &res.Requests[i], &res.Handoffs[i]
+		if got := [3]float64{r.FirstTokenMs, r.SecondTokenMs, r.TerminalMs}; got != w {
+			t.Errorf("request %d: first, second token, done = %v, want %v (KV arrived at %v)", i, got, w, h.DestinationActivatedMs)
+		}
+	}
+	if a := res.Handoffs[1].DestinationActivatedMs; a != 60 {
+		t.Errorf("request 1's KV arrived at %v ms, want 60", a)
+	}
+}
+
 // destination_missing moves only what the decode worker lacks: a second session turn whose
 // prompt's leading blocks are cached on the decode worker transfers fewer tokens, and a prompt
 // the decode worker holds entirely (block-aligned, cached) transfers nothing.

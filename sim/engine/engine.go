@@ -394,6 +394,9 @@ func (e *Engine) admit(ri int32, nowMs float64, a Admission) {
 		r.ReusedTokens = max(r.ReusedTokens, a.ReusedTokens)
 	}
 	r.RecoveredTokens += a.RecoveredTokens
+	if r.Generated > 0 && r.FirstTokenMs < 0 {
+		r.FirstTokenMs, r.LastTokenMs = nowMs, nowMs // a received first token (ReceiveFirstToken)
+	}
 	r.History = append(r.History, a)
 	if hit := a.ReusedTokens + a.RecoveredTokens; r.ownHi == 0 {
 		r.ownLo = hit

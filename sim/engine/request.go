@@ -230,6 +230,16 @@ func (r *Request) closeRun(worker int32) {
 	}
 }
 
+// ReceiveFirstToken records a first token produced elsewhere (the prefill side of a
+// disaggregated hand-off) that is not visible yet: it becomes visible, and the next token's gap
+// starts, when a rank admits the request (the decode worker streams it when it takes the request
+// into its batch).
+func (r *Request) ReceiveFirstToken() {
+	r.FirstTokenMs, r.LastTokenMs = -1, -1
+	r.Generated = 1
+	r.lastPass, r.runFirst = noPass, -1
+}
+
 // EmitFirstToken records a first token produced elsewhere (the prefill side of a disaggregated
 // hand-off) becoming visible at tMs. The next token's gap is measured from tMs.
 func (r *Request) EmitFirstToken(tMs float64) {
