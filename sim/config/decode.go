@@ -139,9 +139,29 @@ func decode(data []byte, file string, sets []string, opts ...Option) (*Config, E
 		all = append(all, e)
 	}
 	if len(all) > 0 {
-		return c, all, nil
+		return c, attributeSets(all, sets), nil
 	}
-	return c, nil, c.Unsupported()
+	return c, nil, attributeSets(c.Unsupported(), sets)
+}
+
+// attributeSets records in Error.Set the --set argument that gave the field of each error whose
+// path is a --set path or lies under one, the last such --set winning as it does when applied.
+// Errors about fields the file gave are unchanged.
+func attributeSets(errs Errors, sets []string) Errors {
+	for _, e := range errs {
+		if e.Path == "" {
+			continue
+		}
+		for k := len(sets) - 1; k >= 0; k-- {
+			p, _, ok := strings.Cut(sets[k], "=")
+			p = strings.TrimSpace(p)
+			if ok && (e.Path == p || strings.HasPrefix(e.Path, p+".")) {
+				e.Set = sets[k]
+				break
+			}
+		}
+	}
+	return errs
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -661,7 +661,7 @@ func TestDecodeZeroTokenCounts(t *testing.T) {
 		}
 		sets = append(sets, "traffic.source."+c.field+"=0")
 		errs := decodeErrs(t, seedSynthetic, sets...)
-		want := "test.yaml: traffic.source." + c.field + ": must be an int > 0, got 0"
+		want := "test.yaml (--set traffic.source." + c.field + "=0): traffic.source." + c.field + ": must be an int > 0, got 0"
 		if len(errs) != 1 || errs[0].Path != "traffic.source."+c.field || errs.Error() != want {
 			t.Errorf("%s = 0: got\n%v\nwant exactly %s", c.field, errs, want)
 		}
@@ -675,10 +675,10 @@ func TestDecodeCollectsAllErrors(t *testing.T) {
 		"engine.workers.aggregated.scheduler.schedulr=1",
 		`engine.workers.aggregated.parallelism.tensor="2"`)
 	want := []string{
-		"test.yaml: traffic.load.concurrency: must be an int > 0, got 0",
-		`test.yaml: engine.mode: must be one of aggregated, disaggregated, got "agg"`,
-		"test.yaml: engine.workers.aggregated.scheduler.schedulr: unknown field; valid fields: max_batched_tokens, max_sequences",
-		`test.yaml: engine.workers.aggregated.parallelism.tensor: must be an int, got "2" (string)`,
+		"test.yaml (--set traffic.load.concurrency=0): traffic.load.concurrency: must be an int > 0, got 0",
+		`test.yaml (--set engine.mode=agg): engine.mode: must be one of aggregated, disaggregated, got "agg"`,
+		"test.yaml (--set engine.workers.aggregated.scheduler.schedulr=1): engine.workers.aggregated.scheduler.schedulr: unknown field; valid fields: max_batched_tokens, max_sequences",
+		`test.yaml (--set engine.workers.aggregated.parallelism.tensor="2"): engine.workers.aggregated.parallelism.tensor: must be an int, got "2" (string)`,
 	}
 	for _, w := range want {
 		if !strings.Contains(errs.Error(), w) {
@@ -799,6 +799,29 @@ func TestSetMalformed(t *testing.T) {
 	errs := decodeErrs(t, seedSynthetic, "a", "b.0=1", "c=1")
 	if len(errs) != 2 {
 		t.Errorf("errors = %v", errs)
+	}
+}
+
+// An error about a field a --set gave names that --set (the last one covering the field); an
+// error about a field of the file does not.
+func TestSetErrorsNameTheSet(t *testing.T) {
+	errs := decodeErrs(t, seedSynthetic, "traffic.load.concurrency=0", "traffic.load={type: concurrency, concurrency: -1}",
+		"engine.bogus=1")
+	want := []string{ // schema errors of the walk come before range errors
+		"test.yaml (--set engine.bogus=1): engine.bogus: unknown field",
+		"test.yaml (--set traffic.load={type: concurrency, concurrency: -1}): traffic.load.concurrency: must be an int > 0, got -1",
+	}
+	if len(errs) != len(want) {
+		t.Fatalf("errors = %v, want %d", errs, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(errs[i].Error(), w) {
+			t.Errorf("error %d = %q, want prefix %q", i, errs[i].Error(), w)
+		}
+	}
+	errs = decodeErrs(t, strings.Replace(seedSynthetic, "concurrency: 16", "concurrency: 0", 1), "engine.model=x")
+	if len(errs) == 0 || !strings.HasPrefix(errs[0].Error(), "test.yaml: traffic.load.concurrency") {
+		t.Errorf("a file's own error names the file only: %v", errs)
 	}
 }
 

@@ -16,6 +16,9 @@ import (
 type Error struct {
 	// File is the config file name as given to LoadFile or Decode ("" omits the prefix).
 	File string
+	// Set is the --set argument that gave the field (PATH=VALUE), "" when the file did; Error
+	// then reads "<file> (--set <Set>): <path>: <msg>".
+	Set string
 	// Path is the full dotted field path, e.g. "traffic.load.concurrency"; "" for file-level errors.
 	Path string
 	// Msg says what is wrong and what is valid, e.g. "must be an int > 0, got 0".
@@ -32,6 +35,11 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
+		if e.Set != "" {
+			b.WriteString(" (--set ")
+			b.WriteString(e.Set)
+			b.WriteString(")")
+		}
 		b.WriteString(": ")
 	}
 	if e.Path != "" {

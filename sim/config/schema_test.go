@@ -406,10 +406,10 @@ func TestMarker(t *testing.T) {
 	_, err := Decode([]byte(walkBase), "m.yaml", []string{
 		"traffic.load={pick: [1, 2]}", agg + "scheduler.wish=1", "engine.hardware=later",
 		agg + "kv_cache.bytes_per_token=auto", "traffic.source.paths=x"}, WithMarker(m))
-	want := "m.yaml: traffic.source.paths: must be a list of strings, got \"x\" (string)\n" +
-		"m.yaml: traffic.load: a pick is for another reader\n" +
-		"m.yaml: engine.hardware: later is for another reader\n" +
-		"m.yaml: " + agg + "scheduler.wish: wishes are for another reader"
+	want := "m.yaml (--set traffic.source.paths=x): traffic.source.paths: must be a list of strings, got \"x\" (string)\n" +
+		"m.yaml (--set traffic.load={pick: [1, 2]}): traffic.load: a pick is for another reader\n" +
+		"m.yaml (--set engine.hardware=later): engine.hardware: later is for another reader\n" +
+		"m.yaml (--set " + agg + "scheduler.wish=1): " + agg + "scheduler.wish: wishes are for another reader"
 	if err == nil || err.Error() != want {
 		t.Errorf("errors:\n%v\nwant:\n%s", err, want)
 	}
@@ -428,7 +428,7 @@ func TestMarker(t *testing.T) {
 	}
 	// Without a Marker the same document has plain schema errors.
 	_, err = Decode([]byte(walkBase), "m.yaml", []string{"traffic.load={pick: [1, 2]}", "engine.hardware=later"})
-	if err == nil || err.Error() != "m.yaml: traffic.load.pick: unknown field; valid fields: type, concurrency, ramp_seconds" {
+	if err == nil || err.Error() != "m.yaml (--set traffic.load={pick: [1, 2]}): traffic.load.pick: unknown field; valid fields: type, concurrency, ramp_seconds" {
 		t.Errorf("without a Marker: %v", err)
 	}
 }
