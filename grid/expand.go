@@ -293,10 +293,13 @@ func (s *Spec) Expand() (*Expansion, error) {
 		}
 		return e
 	}
+	tally := newValueTally(s.Domains)
+	vi := make([]int, len(s.Domains))
 	var rec func(k int)
 	rec = func(k int) {
 		if k == len(s.Domains) {
 			p, reason, msg, full := s.point(pick, mi, pi, check)
+			tally.add(pick, vi, reason, "point "+p.Label()+": "+msg)
 			if full != "" && len(x.Errors) < maxErrors {
 				x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(full, "\n", "\n    "))
 			}
@@ -328,8 +331,8 @@ func (s *Spec) Expand() (*Expansion, error) {
 			rec(k + 1)
 			return
 		}
-		for _, v := range s.Domains[k].Values {
-			pick[k] = v
+		for j, v := range s.Domains[k].Values {
+			pick[k], vi[k] = v, j
 			rec(k + 1)
 		}
 	}
@@ -349,6 +352,7 @@ func (s *Spec) Expand() (*Expansion, error) {
 		return nil, err
 	}
 	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
+	x.Warnings = append(x.Warnings, tally.dropped(s.Domains)...)
 	x.Points = valid
 	if s.Optimizer.Algorithm == AlgorithmRandom && s.Optimizer.MaxTrials < len(valid) {
 		rng := rand.New(rand.NewPCG(s.Optimizer.Seed, 0x5e5e5e5e))
@@ -655,4 +659,74 @@ func (s *Spec) checkSLA(cfg *config.Config) error {
 		return errs
 	}
 	return nil
+}
+
+// valueTally counts, for every value of every domain, the grid points that take it and the
+// reasons those points were filtered, so that a value no valid point takes is reported rather
+// than silently missing from the results.
+type valueTally struct {
+	points, valid [][]int
+	// reasons counts the filter reasons per domain value; example is the message of its first
+	// point filtered for a reason other than the GPU budget (of its first filtered point when
+	// there is none).
+	reasons [][]map[string]int
+	example [][]string
+}
+
+func newValueTally(domains []Domain) *valueTally {
+	t := &valueTally{}
+	for _, d := range domains {
+		n := len(d.Values)
+		t.points, t.valid = append(t.points, make([]int, n)), append(t.valid, make([]int, n))
+		t.reasons, t.example = append(t.reasons, make([]map[string]int, n)), append(t.example, make([]string, n))
+	}
+	return t
+}
+
+// add records one point: pick[k] is nil for a domain that does not apply, else value vi[k];
+// reason is "" for a valid point (duplicates count as valid: their twin holds the value).
+func (t *valueTally) add(pick []*yaml.Node, vi []int, reason, msg string) {
+	for k, v := range pick {
+		if v == nil {
+			continue
+		}
+		j := vi[k]
+		t.points[k][j]++
+		if reason == "" || reason == FilteredDuplicate {
+			t.valid[k][j]++
+			continue
+		}
+		if t.reasons[k][j] == nil {
+			t.reasons[k][j] = map[string]int{}
+		}
+		rs := t.reasons[k][j]
+		onlyBudget := len(rs) == 0 || len(rs) == 1 && rs[FilteredGPUBudget] > 0
+		if t.example[k][j] == "" || reason != FilteredGPUBudget && onlyBudget {
+			t.example[k][j] = msg // the first point filtered for something else than the budget, if any
+		}
+		rs[reason]++
+	}
+}
+
+// dropped is one warning per domain value that grid points take but no valid point does, unless
+// the GPU budget alone ruled it out, with the filter counts and the first filtered point's
+// reason, in domain and value order.
+func (t *valueTally) dropped(domains []Domain) []string {
+	var out []string
+	for k, d := range domains {
+		for j, v := range d.Values {
+			rs := t.reasons[k][j]
+			if t.points[k][j] == 0 || t.valid[k][j] > 0 || len(rs) == 1 && rs[FilteredGPUBudget] > 0 {
+				continue // a value only the GPU budget rules out is the budget's choice
+			}
+			reasons := make([]string, 0, len(t.reasons[k][j]))
+			for r, n := range t.reasons[k][j] {
+				reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
+			}
+			slices.Sort(reasons)
+			out = append(out, fmt.Sprintf("%s: value %s has no valid point (all %d of its points filtered: %s), e.g. %s",
+				d.Path, v.Value, t.points[k][j], strings.Join(reasons, ", "), t.example[k][j]))
+		}
+	}
+	return out
 }

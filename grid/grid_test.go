@@ -236,6 +236,12 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 	if ex := x.Examples[FilteredInvalid]; !strings.Contains(ex, "kv_cache.block_size") || !strings.Contains(ex, "block_size=1") {
 		t.Errorf("invalid example %q should name the point and the field", ex)
 	}
+	// A value no valid point takes is a warning unless the GPU budget alone ruled it out
+	// (replicas 1 and 8 are not named).
+	want := "engine.workers.aggregated.kv_cache.block_size: value 1 has no valid point (all 4 of its points filtered: 2 gpu_budget, 2 invalid_config), e.g. point aggregated.replicas=2 aggregated.block_size=1:"
+	if len(x.Warnings) != 1 || !strings.HasPrefix(x.Warnings[0], want) {
+		t.Errorf("warnings %q, want one starting %q", x.Warnings, want)
+	}
 	// kv_router knobs multiply only the kv_router points: 1 + 2, times 2 rates.
 	x = expand(t, base, "engine.workers.aggregated.parallelism.replicas=2",
 		"router={policy: {choices: [round_robin, kv_router]}, temperature: {choices: [0.0, 0.5]}}",
@@ -248,6 +254,9 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 		"router={policy: kv_router, prefill_load_model: {type: {choices: [none, aic]}}}")
 	if x.Valid != 1 || x.Filtered[FilteredUnsupported] != 1 {
 		t.Errorf("aic point: valid %d filtered %v", x.Valid, x.Filtered)
+	}
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "router.prefill_load_model.type: value aic has no valid point (all 1 of its points filtered: 1 unsupported)") {
+		t.Errorf("aic warnings %q", x.Warnings)
 	}
 }
 
