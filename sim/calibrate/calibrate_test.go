@@ -376,3 +376,38 @@ func TestSummaryHandComputed(t *testing.T) {
 		t.Errorf("CheckSimulated with 3 simulated rows: %v", err)
 	}
 }
+
+// Skip reasons name the CSV column, not the simulated config's field, and carry no line
+// number, so rows with the same problem group into one reason: two DeepSeek-R1 rows whose
+// tp_size 6 does not divide its 128 heads (lines 2 and 3), a moe_ep_size that does not match the
+// GPUs (line 4) and an unknown gemm_quant_mode (line 5).
+func TestSkipReasonsNameColumns(t *testing.T) {
+	const r1 = "vllm,0.19.0,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,"
+	csv := header +
+		"a," + r1 + "fp8,agg,1024,128,8,fp8,8,6,1,1,6,1,,,,,,,,,,,,,,,100,10\n" +
+		"b," + r1 + "fp8,agg,2048,128,8,fp8,8,6,1,1,6,1,,,,,,,,,,,,,,,100,10\n" +
+		"c," + r1 + "fp8,agg,1024,128,8,fp8,8,8,1,1,1,3,,,,,,,,,,,,,,,100,10\n" +
+		"d," + r1 + "fp9,agg,1024,128,8,fp8,8,8,1,1,1,8,,,,,,,,,,,,,,,100,10\n"
+	rows, err := ReadCSV(strings.NewReader(csv), "r1.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Validate(context.Background(), rows, Options{Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rep.SkippedReasons()
+	want := []string{
+		"2 × tp_size: tensor 6 does not divide deepseek-ai/DeepSeek-R1's 128 attention heads",
+		`1 × gemm_quant_mode: unknown precision "fp9"`,
+		"1 × moe_ep_size: moe_tensor × moe_expert (1 × 3 = 3) must equal tensor × attention_data (8 × 1 = 8)",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("reasons %q, want %d", got, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("reason %d = %q, want prefix %q", i, got[i], want[i])
+		}
+	}
+}

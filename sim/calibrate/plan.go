@@ -45,13 +45,13 @@ type Plan struct {
 	Notes []string
 }
 
-// rowPrecisions reads the row's weight precision (gemm_quant_mode, else precision, "" = bf16)
-// and derives the KV-cache format: fp8 with fp8/fp4 weights (the quantized recipes of all three
+// rowPrecisions reads the row's weight precision (gemm_quant_mode, else precision, "" = bf16;
+// an unknown one is an error naming the column it came from) and derives the KV-cache format: fp8 with fp8/fp4 weights (the quantized recipes of all three
 // backends quantize the KV cache too), else bf16.
 func rowPrecisions(r Row) (timing.Precisions, error) {
-	s := r.GEMMQuant
+	s, col := r.GEMMQuant, "gemm_quant_mode"
 	if s == "" {
-		s = r.Precision
+		s, col = r.Precision, "precision"
 	}
 	p := timing.Precisions{Weights: timing.BF16, KVCache: timing.BF16}
 	if s == "" {
@@ -59,7 +59,7 @@ func rowPrecisions(r Row) (timing.Precisions, error) {
 	}
 	w, err := timing.ParsePrecision(s)
 	if err != nil {
-		return p, fmt.Errorf("precision: %v", err)
+		return p, fmt.Errorf("%s: %v", col, err)
 	}
 	p.Weights = w
 	if w != timing.BF16 {
@@ -167,7 +167,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	bs, mf := config.KVDefaults(r.Backend)
 	frontendMs := o.Factors.FrontendMs
 	cfg := &config.Config{
-		File: fmt.Sprintf("line %d", r.Line),
+		File: "", // skip reasons carry no line, so rows group by reason; RowResult.Line has it
 		Engine: config.Engine{
 			Model: r.Model, Hardware: r.System, Backend: r.Backend, ContextLength: r.ISL + r.OSL + 1,
 			Precision: config.Precision{Weights: string(prec.Weights), KVCache: string(prec.KVCache)},

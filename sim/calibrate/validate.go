@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -200,7 +201,7 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 		ISL: r.ISL, OSL: r.OSL, MeasuredTTFTMs: r.TTFTMs, MeasuredTPOTMs: r.TPOTMs,
 	}
 	skip := func(err error) RowResult {
-		res.Skipped, res.Reason = true, err.Error()
+		res.Skipped, res.Reason = true, csvColumns(err.Error())
 		return res
 	}
 	p, err := PlanRow(r, o)
@@ -432,4 +433,24 @@ func (s Summary) String() string {
 	}
 	return fmt.Sprintf("TTFT MAPE %s (median APE %s), TPOT MAPE %s (median APE %s), %d rows simulated, %d skipped",
 		pct(s.TTFTMAPEPct), pct(s.TTFTMedianAPEPct), pct(s.TPOTMAPEPct), pct(s.TPOTMedianAPEPct), s.RowsSimulated, s.RowsSkipped)
+}
+
+// parallelismPath matches a worker role's parallelism field in a config error.
+var parallelismPath = regexp.MustCompile(`engine\.workers\.(aggregated|prefill|decode)\.parallelism\.(replicas|tensor|pipeline|attention_data|moe_tensor|moe_expert)\b`)
+
+// csvColumns names, in a skip reason, the measured CSV's column for every worker parallelism
+// field of the simulated config (engine.workers.decode.parallelism.tensor becomes
+// decode_tp_size, engine.workers.aggregated.parallelism.moe_expert becomes moe_ep_size), so a
+// reason points at the cell to look at.
+func csvColumns(reason string) string {
+	return parallelismPath.ReplaceAllStringFunc(reason, func(path string) string {
+		m := parallelismPath.FindStringSubmatch(path)
+		prefix := ""
+		if m[1] != "aggregated" {
+			prefix = m[1] + "_"
+		}
+		col := map[string]string{"replicas": "num_workers", "tensor": "tp_size", "pipeline": "pp_size",
+			"attention_data": "attention_dp_size", "moe_tensor": "moe_tp_size", "moe_expert": "moe_ep_size"}[m[2]]
+		return prefix + col
+	})
 }
