@@ -2,6 +2,7 @@ package grid
 
 import (
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -551,6 +552,7 @@ func TestQuickGPUsAgreesWithDecodedConfig(t *testing.T) {
 // config says sweep; every other field refuses one, naming the fields that take one.
 func TestSweepTagsDecideDomains(t *testing.T) {
 	sweepable := 0
+	tokenCounts := regexp.MustCompile(`^(.*\.(?:input_tokens|output_tokens|new_input_tokens_per_turn|output_tokens_per_turn))\.(\w+)$`)
 	for _, f := range config.Fields() {
 		value := "1"
 		switch {
@@ -559,7 +561,24 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 		case f.Kind == config.KindString:
 			value = "x"
 		}
-		sets := []string{f.Path + "={choices: [" + value + "]}"}
+		if strings.Contains(f.Path, "components[]") {
+			// A mixture component's fields sit in a list, which --set cannot address: checked in
+			// TestMixtureDomains. Counted here.
+			if f.Sweep {
+				sweepable++
+			}
+			continue
+		}
+		var sets []string
+		if m := tokenCounts.FindStringSubmatch(f.Path); m != nil {
+			// A distribution's field: the token count takes a distribution first.
+			dist := "{distribution: normal, mean: 64, stddev: 8}"
+			if m[2] == "values" || m[2] == "weights" {
+				dist = "{distribution: empirical, values: [64]}"
+			}
+			sets = append(sets, m[1]+"="+dist)
+		}
+		sets = append(sets, f.Path+"={choices: ["+value+"]}")
 		if strings.HasPrefix(f.Path, "engine.workers.prefill.") || strings.HasPrefix(f.Path, "engine.workers.decode.") {
 			sets = append(sets, "engine.mode=disaggregated") // the concrete mode keeps only its roles
 		}
@@ -571,19 +590,26 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 			}
 			continue
 		}
-		if err == nil || !strings.Contains(err.Error(), "spec.yaml: "+f.Path+": search domains are not allowed on this field; "+
+		if err == nil || !strings.Contains(err.Error(), f.Path+": search domains are not allowed on this field; "+
 			"it must be a concrete value. Domains may be placed on: "+searchable) {
 			t.Errorf("%s is not tagged sweep but Parse gives %v", f.Path, err)
 		}
 	}
-	// Four source token counts, four load fields, engine mode, model, hardware, context length,
-	// the two precisions and the KV transfer bandwidth, router.policy, prefill_load_model.type and
-	// three kv_router knobs; per role six parallelism keys, four scheduler keys, the KV block size
-	// and the memory fraction.
-	if sweepable != 4+4+7+5+3*12 {
-		t.Errorf("%d sweepable fields, want %d", sweepable, 4+4+7+5+3*12)
+	// Four source token counts, each with a distribution's min, max, mean and stddev; a mixture
+	// component's weight and its source's token counts and their distributions; four load
+	// fields, engine mode, model, hardware, context length, the two precisions and the KV transfer
+	// bandwidth, router.policy, prefill_load_model.type and three kv_router knobs; per role six
+	// parallelism keys, four scheduler keys, the KV block size and the memory fraction.
+	if want := 4*5 + 1 + 4*5 + 4 + 7 + 5 + 3*12; sweepable != want {
+		t.Errorf("%d sweepable fields, want %d", sweepable, want)
 	}
 	want := "traffic.source.{input_tokens,output_tokens,new_input_tokens_per_turn,output_tokens_per_turn}; " +
+		"traffic.source.input_tokens.{min,max,mean,stddev}; traffic.source.output_tokens.{min,max,mean,stddev}; " +
+		"traffic.source.new_input_tokens_per_turn.{min,max,mean,stddev}; traffic.source.output_tokens_per_turn.{min,max,mean,stddev}; " +
+		"traffic.source.components[].weight; " +
+		"traffic.source.components[].source.{input_tokens,output_tokens,new_input_tokens_per_turn,output_tokens_per_turn}; " +
+		"traffic.source.components[].source.input_tokens.{min,max,mean,stddev}; traffic.source.components[].source.output_tokens.{min,max,mean,stddev}; " +
+		"traffic.source.components[].source.new_input_tokens_per_turn.{min,max,mean,stddev}; traffic.source.components[].source.output_tokens_per_turn.{min,max,mean,stddev}; " +
 		"traffic.load.{concurrency,requests_per_second,sessions_per_second,speedup}; engine.{mode,model,hardware,context_length}; " +
 		"engine.kv_transfer.bandwidth_gb_per_second; engine.precision.{weights,kv_cache}; " +
 		"engine.workers.<role>.parallelism.{replicas,tensor,pipeline,attention_data,moe_tensor,moe_expert}; " +
@@ -679,5 +705,39 @@ func TestSimulatorChecksAndAliasTwins(t *testing.T) {
 	x = expand(t, base, "engine.hardware={choices: [h100, h100_sxm, h200_sxm]}")
 	if len(x.Points) != 3 || x.Points[0].EquivalentTo != "" || x.Points[1].EquivalentTo != x.Points[0].ID || x.Points[2].EquivalentTo != "" {
 		t.Errorf("equivalent_to %q %q %q; want h100_sxm a twin of h100 only", x.Points[0].EquivalentTo, x.Points[1].EquivalentTo, x.Points[2].EquivalentTo)
+	}
+}
+
+// A distribution's mean and a mixture component's weight take search domains; each point
+// decodes with its value (the token count's int holding the mean).
+func TestMixtureDomains(t *testing.T) {
+	x := expand(t, base, "traffic.source.input_tokens={distribution: normal, mean: {choices: [256, 512]}, stddev: 32}")
+	if len(x.Points) != 2 {
+		t.Fatalf("%d points, want 2", len(x.Points))
+	}
+	for i, want := range []float64{256, 512} {
+		s := &x.Points[i].Config.Traffic.Source
+		if s.InputTokensDist == nil || s.InputTokensDist.Mean != want || s.InputTokens != int(want) {
+			t.Errorf("point %d: input %d, distribution %+v; want mean %g", i, s.InputTokens, s.InputTokensDist, want)
+		}
+	}
+	if x.Points[0].ID == x.Points[1].ID {
+		t.Error("points with different means share an ID")
+	}
+	mix := strings.Replace(base, "source: {type: synthetic, input_tokens: 128, output_tokens: 8}",
+		"source: {type: mixture, components: [{weight: {choices: [1, 3]}, source: {input_tokens: 128, output_tokens: 8}}, "+
+			"{weight: 1, source: {input_tokens: {distribution: uniform, min: {range: {min: 200, max: 400, step: 200}}, max: 600}, output_tokens: 8}}]}", 1)
+	x = expand(t, mix)
+	if len(x.Points) != 4 || len(x.Spec.Domains) != 2 || x.Spec.Domains[0].Path != "traffic.source.components[0].weight" ||
+		x.Spec.Domains[1].Path != "traffic.source.components[1].source.input_tokens.min" {
+		t.Fatalf("%d points, domains %v", len(x.Points), x.Spec.Domains)
+	}
+	got := [][2]float64{}
+	for _, p := range x.Points {
+		c := p.Config.Traffic.Source.Components
+		got = append(got, [2]float64{c[0].Weight, float64(c[1].Source.InputTokensDist.Min)})
+	}
+	if want := [][2]float64{{1, 200}, {1, 400}, {3, 200}, {3, 400}}; !slices.Equal(got, want) {
+		t.Errorf("points (weight, min) = %v, want %v", got, want)
 	}
 }

@@ -13,15 +13,33 @@ import (
 // a bad trace line is a *traffic.TraceError naming the file and line.
 func BuildWorkload(cfg *config.Config) (*traffic.Workload, error) {
 	src, load, stop := &cfg.Traffic.Source, &cfg.Traffic.Load, &cfg.Traffic.Stop
-	switch src.Type {
+	components, weights := []*config.Source{src}, []float64(nil)
+	if src.Type == config.SourceMixture {
+		components = make([]*config.Source, len(src.Components))
+		weights = make([]float64, len(src.Components))
+		for i, c := range src.Components {
+			components[i], weights[i] = c.Source, c.Weight
+		}
+	}
+	switch components[0].Type {
 	case config.SourceSynthetic:
-		return traffic.Synthetic(countFor(stop.Requests, stop.RequestsPerLoadUnit, load), src.InputTokens, src.OutputTokens), nil
+		shapes := make([]traffic.RequestShape, len(components))
+		for i, c := range components {
+			shapes[i] = traffic.RequestShape{Input: lengthOf(c.InputTokens, c.InputTokensDist),
+				Output: lengthOf(c.OutputTokens, c.OutputTokensDist)}
+		}
+		return traffic.SyntheticMix(countFor(stop.Requests, stop.RequestsPerLoadUnit, load), shapes, weights, src.DrawSeed()), nil
 	case config.SourceSyntheticSession:
-		sh := src.Session
-		return traffic.SyntheticSessions(countFor(stop.Sessions, stop.SessionsPerLoadUnit, load), traffic.SessionShape{
-			Turns: sh.Turns, NewInput: src.NewInputTokensPerTurn, Output: src.OutputTokensPerTurn,
-			SharedPrefixRatio: sh.SharedPrefixRatio, PrefixGroups: sh.PrefixGroups, InterTurnDelayMs: sh.InterTurnDelayMs,
-		}), nil
+		shapes := make([]traffic.SessionShape, len(components))
+		for i, c := range components {
+			sh := c.Session
+			shapes[i] = traffic.SessionShape{
+				Turns: sh.Turns, NewInput: lengthOf(c.NewInputTokensPerTurn, c.NewInputTokensPerTurnDist),
+				Output:            lengthOf(c.OutputTokensPerTurn, c.OutputTokensPerTurnDist),
+				SharedPrefixRatio: sh.SharedPrefixRatio, PrefixGroups: sh.PrefixGroups, InterTurnDelayMs: sh.InterTurnDelayMs,
+			}
+		}
+		return traffic.SyntheticSessionsMix(countFor(stop.Sessions, stop.SessionsPerLoadUnit, load), shapes, weights, src.DrawSeed()), nil
 	case config.SourceTrace:
 		rows, err := LoadTrace(cfg)
 		if err != nil {
@@ -29,7 +47,31 @@ func BuildWorkload(cfg *config.Config) (*traffic.Workload, error) {
 		}
 		return TraceWorkload(cfg, rows)
 	}
-	return nil, fmt.Errorf("traffic.source.type %q is not supported", src.Type)
+	return nil, fmt.Errorf("traffic.source.type %q is not supported", components[0].Type)
+}
+
+// lengthOf is the token-count distribution of a synthetic source's count n, or of its
+// distribution d when the YAML gave one (an omitted max is config.MaxTokensPerRequest).
+func lengthOf(n int, d *config.Distribution) traffic.Length {
+	if d == nil {
+		return traffic.Fixed(n)
+	}
+	hi := d.Max
+	if hi == 0 {
+		hi = config.MaxTokensPerRequest
+	}
+	l := traffic.Length{Min: d.Min, Max: hi, Mean: d.Mean, Stddev: d.Stddev, Values: d.Values, Weights: d.Weights}
+	switch d.Distribution {
+	case config.DistUniform:
+		l.Kind = traffic.LengthUniform
+	case config.DistNormal:
+		l.Kind = traffic.LengthNormal
+	case config.DistLognormal:
+		l.Kind = traffic.LengthLognormal
+	case config.DistEmpirical:
+		l.Kind = traffic.LengthEmpirical
+	}
+	return l
 }
 
 // LoadTrace parses the trace file of cfg's trace source (traffic.source.paths[0], hashed at

@@ -44,25 +44,42 @@ const (
 	SourceSynthetic        = "synthetic"
 	SourceSyntheticSession = "synthetic-session"
 	SourceTrace            = "trace"
+	// SourceMixture mixes synthetic sources by weight (a servesweep addition to the schema).
+	SourceMixture = "mixture"
 )
 
 // Source is the tagged union traffic.source (dynosim-spec.md §3.1.1). Only the fields of Type are
 // meaningful; a field of another type is an error.
 type Source struct {
 	// Type selects the variant: synthetic requests, synthetic sessions, or a trace.
-	Type string `yaml:"type" discriminator:"" enum:"synthetic,synthetic-session,trace" default:"synthetic"`
+	Type string `yaml:"type" discriminator:"" enum:"synthetic,synthetic-session,trace,mixture" default:"synthetic"`
 
-	// InputTokens (ISL) and OutputTokens (OSL) of every synthetic request, in tokens.
-	InputTokens  int `yaml:"input_tokens,omitempty" union:"synthetic" default:"1024" gt:"0" limit:"MaxTokensPerRequest" sweep:""`
-	OutputTokens int `yaml:"output_tokens,omitempty" union:"synthetic" default:"128" gt:"0" limit:"MaxTokensPerRequest" sweep:""`
+	// InputTokens (ISL) and OutputTokens (OSL) of every synthetic request, in tokens. Each also
+	// accepts a distribution mapping (its `dist` tag names the field that holds it); the int then
+	// holds the distribution's mean, rounded (Distribution.Mean).
+	InputTokens  int `yaml:"input_tokens,omitempty" union:"synthetic" default:"1024" gt:"0" limit:"MaxTokensPerRequest" sweep:"" dist:"InputTokensDist"`
+	OutputTokens int `yaml:"output_tokens,omitempty" union:"synthetic" default:"128" gt:"0" limit:"MaxTokensPerRequest" sweep:"" dist:"OutputTokensDist"`
 
 	// NewInputTokensPerTurn and OutputTokensPerTurn shape synthetic sessions, in tokens: turn k
 	// (0-based) has k*(NewInputTokensPerTurn+OutputTokensPerTurn)+NewInputTokensPerTurn prompt
-	// tokens.
-	NewInputTokensPerTurn int `yaml:"new_input_tokens_per_turn,omitempty" union:"synthetic-session" default:"1024" gt:"0" limit:"MaxTokensPerRequest" sweep:""`
-	OutputTokensPerTurn   int `yaml:"output_tokens_per_turn,omitempty" union:"synthetic-session" default:"128" gt:"0" limit:"MaxTokensPerRequest" sweep:""`
+	// tokens. Each also accepts a distribution, drawn anew for every turn.
+	NewInputTokensPerTurn int `yaml:"new_input_tokens_per_turn,omitempty" union:"synthetic-session" default:"1024" gt:"0" limit:"MaxTokensPerRequest" sweep:"" dist:"NewInputTokensPerTurnDist"`
+	OutputTokensPerTurn   int `yaml:"output_tokens_per_turn,omitempty" union:"synthetic-session" default:"128" gt:"0" limit:"MaxTokensPerRequest" sweep:"" dist:"OutputTokensPerTurnDist"`
 	// Session is required by synthetic-session sources.
 	Session *SessionShape `yaml:"session,omitempty" union:"synthetic-session"`
+
+	// The distributions of the four token counts above, nil when the YAML gives an int (not
+	// YAML keys of their own: the count's key takes either form).
+	InputTokensDist, OutputTokensDist                  *Distribution `yaml:"-" json:",omitempty"`
+	NewInputTokensPerTurnDist, OutputTokensPerTurnDist *Distribution `yaml:"-" json:",omitempty"`
+
+	// Seed seeds every length and mixture draw of a synthetic or mixture source (a servesweep
+	// addition); nil means DefaultSeed. It moves nothing else, and fixed lengths draw nothing.
+	Seed *int64 `yaml:"seed,omitempty" union:"synthetic,synthetic-session,mixture" min:"0" json:",omitempty"`
+	// Components of a mixture source: each request (or session) is drawn from one component with
+	// probability weight / Σ weights. Every component is a synthetic source, or every one a
+	// synthetic-session source.
+	Components []MixtureComponent `yaml:"components,omitempty" union:"mixture" json:",omitempty"`
 
 	// Paths of the trace: exactly one, except for format dynamo.
 	Paths []string `yaml:"paths,omitempty" union:"trace"`
@@ -72,6 +89,80 @@ type Source struct {
 	// engine's KV block size. Default 512, except dynamo and weka traces, whose block size is
 	// embedded (an explicit value is then only checked).
 	BlockSize int `yaml:"block_size,omitempty" union:"trace" optional:"" gt:"0"`
+}
+
+// DefaultSeed is traffic.source.seed when omitted.
+const DefaultSeed = 42
+
+// DrawSeed is the seed of the source's length and mixture draws: Seed, else DefaultSeed.
+func (s *Source) DrawSeed() uint64 {
+	if s.Seed != nil {
+		return uint64(*s.Seed)
+	}
+	return DefaultSeed
+}
+
+// Distribution kinds (the `distribution` key of a token-count distribution).
+const (
+	DistUniform   = "uniform"
+	DistNormal    = "normal"
+	DistLognormal = "lognormal"
+	DistEmpirical = "empirical"
+)
+
+// Distribution is a token-count distribution (a servesweep addition to the schema), given where
+// a synthetic source takes a token count: {distribution: uniform, min, max} draws an integer
+// uniformly in [min, max]; {distribution: normal, mean, stddev, min, max} and {distribution:
+// lognormal, mean, stddev, min, max} draw a count whose mean and standard deviation (of the
+// token count itself, before rounding and clipping) are mean and stddev, rounded to an integer
+// and clipped to [min, max] (min default 1, max default MaxTokensPerRequest); {distribution:
+// empirical, values, weights} draws values[i] with probability weights[i] / Σ weights (equal
+// weights when omitted).
+type Distribution struct {
+	// Distribution is the kind; required.
+	Distribution string `yaml:"distribution" discriminator:"" enum:"uniform,normal,lognormal,empirical" default:"uniform"`
+	// Min and Max clip the draws, in tokens; Max is required by uniform.
+	Min int `yaml:"min,omitempty" union:"uniform,normal,lognormal" default:"1" gt:"0" limit:"MaxTokensPerRequest" sweep:""`
+	Max int `yaml:"max,omitempty" union:"uniform,normal,lognormal" optional:"" gt:"0" limit:"MaxTokensPerRequest" sweep:""`
+	// Mean and Stddev of the token count, in tokens (normal and lognormal; required).
+	Mean   float64 `yaml:"mean,omitempty" union:"normal,lognormal" gt:"0" limit:"0,MaxTokensPerRequest" sweep:""`
+	Stddev float64 `yaml:"stddev,omitempty" union:"normal,lognormal" min:"0" limit:"0,MaxTokensPerRequest" sweep:""`
+	// Values (tokens, required) and their Weights (optional, one per value) of an empirical
+	// distribution.
+	Values  []int     `yaml:"values,omitempty" union:"empirical" gt:"0" limit:"MaxTokensPerRequest"`
+	Weights []float64 `yaml:"weights,omitempty" union:"empirical" gt:"0"`
+}
+
+// Expected is the distribution's mean token count before rounding and clipping: (min + max) / 2
+// for uniform, Mean for normal and lognormal, Σ weights × values / Σ weights for empirical.
+func (d *Distribution) Expected() float64 {
+	switch d.Distribution {
+	case DistUniform:
+		return float64(d.Min+d.Max) / 2
+	case DistEmpirical:
+		var sum, wsum float64
+		for i, v := range d.Values {
+			w := 1.0
+			if i < len(d.Weights) {
+				w = d.Weights[i]
+			}
+			sum += w * float64(v)
+			wsum += w
+		}
+		if wsum > 0 {
+			return sum / wsum
+		}
+		return 0
+	}
+	return d.Mean
+}
+
+// MixtureComponent is one component of a mixture source.
+type MixtureComponent struct {
+	// Weight is the component's share of requests (or sessions) before normalisation; required.
+	Weight float64 `yaml:"weight" gt:"0" limit:"0,MaxRate" sweep:""`
+	// Source is a synthetic or synthetic-session source; required. Its seed is the mixture's.
+	Source *Source `yaml:"source"`
 }
 
 // SessionShape is traffic.source.session for synthetic-session sources.

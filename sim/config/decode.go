@@ -383,10 +383,33 @@ func (w *walker) mapping(n *yaml.Node, path string, s *structSchema, v reflect.V
 		w.errorf(join(path, k), "unknown field; valid fields: %s", strings.Join(s.keys(variant), ", "))
 	}
 	for j, f := range s.fields {
-		if nodes[j] != nil && !f.discriminator {
-			w.field(nodes[j], join(path, f.key), f, v.Field(f.index))
+		if nodes[j] == nil || f.discriminator {
+			continue
 		}
+		if r := resolve(nodes[j]); f.distSub != nil && r != nil && r.Kind == yaml.MappingNode {
+			w.distribution(r, join(path, f.key), f, v.Field(f.dist))
+			continue
+		}
+		w.field(nodes[j], join(path, f.key), f, v.Field(f.index))
 	}
+}
+
+// distribution decodes the mapping form r of the int field f at path (its dist tag) into dst,
+// the sibling pointer field, unless the Marker claims the mapping (a search domain). A mapping
+// without its discriminator (distribution: ...) is an error naming the kinds.
+func (w *walker) distribution(r *yaml.Node, path string, f *field, dst reflect.Value) {
+	if msg := w.mark(path, r, false); msg != "" {
+		w.badf(path, "%s", msg)
+		return
+	}
+	w.given[path] = true
+	d := f.distSub.disc
+	if findKey(r, d.key) < 0 {
+		w.badf(path, "must be an int or a distribution {%s: %s, ...}, got a mapping without %s", d.key, strings.Join(d.enum, "|"), d.key)
+		return
+	}
+	dst.Set(reflect.New(dst.Type().Elem()))
+	w.mapping(r, path, f.distSub, dst.Elem())
 }
 
 // fieldIndex returns the position of the field named key in s.fields, or -1.
@@ -453,7 +476,7 @@ func (w *walker) field(n *yaml.Node, path string, f *field, dst reflect.Value) b
 func (w *walker) list(r *yaml.Node, path string, f *field, dst reflect.Value) bool {
 	if r == nil || r.Kind != yaml.SequenceNode {
 		want := map[kind]string{kindString: "strings", kindFloat: "numbers", kindInt: "ints", kindUint: "ints",
-			kindBool: "bools"}[f.elem]
+			kindBool: "bools", kindStruct: "mappings"}[f.elem]
 		if b := f.bound(); b != "" {
 			want += " " + b
 		}
@@ -468,6 +491,10 @@ func (w *walker) list(r *yaml.Node, path string, f *field, dst reflect.Value) bo
 		if msg := w.mark(ep, e, false); msg != "" {
 			w.badf(ep, "%s", msg)
 			okAll = false
+			continue
+		}
+		if f.elem == kindStruct {
+			w.mapping(e, ep, f.sub, out.Index(i))
 			continue
 		}
 		x, ok := w.scalar(e, ep, f, f.elem)

@@ -26,6 +26,8 @@ func FuzzDecode(f *testing.F) {
 		{seedSynthetic, "evaluation.sla={ttft_ms: 100, itl_ms: 10}"},
 		{seedSynthetic, "engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.9, 0.5]}"},
 		{seedSynthetic, "planner={policy: enabled, fpm_sample_bucket_size: 16}"},
+		{seedSynthetic, "traffic.source.input_tokens={distribution: lognormal, mean: 500, stddev: 100, max: 900}"},
+		{seedSynthetic, "traffic.source={type: mixture, seed: 1, components: [{weight: 1, source: {output_tokens: {distribution: empirical, values: [1, 2]}}}, {weight: 2, source: {}}]}"},
 		{"", "engine.model=m"},
 		{"engine: {model: {choices: [a, b]}}\n", ""},
 		{"engine:\n  model: a\n  model: b\n", ""},

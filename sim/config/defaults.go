@@ -1,6 +1,10 @@
 package config
 
-import "reflect"
+import (
+	"fmt"
+	"math"
+	"reflect"
+)
 
 // Defaults that depend on other fields, applied by applyDefaults (dynosim-spec.md §3).
 const (
@@ -102,6 +106,16 @@ func tagDefaults(s *structSchema, v reflect.Value, path string, given map[string
 			}
 		case f.kind == kindStruct:
 			tagDefaults(f.sub, fv, fp, given, bad)
+		case f.kind == kindList && f.elem == kindStruct:
+			for i := range fv.Len() {
+				tagDefaults(f.sub, fv.Index(i), fmt.Sprintf("%s[%d]", fp, i), given, bad)
+			}
+		case f.distSub != nil && !v.Field(f.dist).IsNil():
+			d := v.Field(f.dist)
+			tagDefaults(f.distSub, d.Elem(), fp, given, bad)
+			if e, ok := d.Interface().(interface{ Expected() float64 }); ok {
+				fv.SetInt(int64(max(1, math.Round(e.Expected()))))
+			}
 		case f.hasDef && !f.discriminator && !given[fp] && f.accepts(variant):
 			setDefault(fv, f)
 		}

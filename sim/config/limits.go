@@ -56,6 +56,11 @@ func (v *validator) limits(c *Config) {
 	if s := src.Session; s != nil {
 		turns = max(s.Turns, 1)
 	}
+	for _, c := range src.Components {
+		if c.Source != nil && c.Source.Session != nil {
+			turns = max(turns, c.Source.Session.Turns)
+		}
+	}
 	perTurn := MaxRequests / turns
 	if stop.Sessions > perTurn {
 		v.errorf("traffic.stop.sessions", "must be <= %d, got %d", perTurn, stop.Sessions)

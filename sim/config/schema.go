@@ -39,6 +39,12 @@ import (
 //	alias:"a=b"         the discriminator value a is read as b.
 //	refuse:"msg"        on a blank field of type refused: the key is known and always refused
 //	                    with msg (and not listed among the valid fields).
+//	dist:"GoField"      on an int field: the key also takes a mapping, decoded into the sibling
+//	                    field GoField (a pointer to a struct, yaml:"-"); the defaults step then
+//	                    stores the mapping's Expected() mean, rounded, in the int.
+//
+// A list holds scalars or mappings (a slice of structs); a list's elements are addressed as
+// path[i].
 
 // kind is the Go shape of a schema field.
 type kind int
@@ -61,11 +67,15 @@ type field struct {
 	key   string
 	index int // in the Go struct
 	kind  kind
-	elem  kind         // element kind of a list
-	typ   reflect.Type // the Go type (a pointer's element for ptr)
-	ptr   bool         // held through a pointer: nil means unset
-	bits  int          // int size
-	sub   *structSchema
+	elem  kind          // element kind of a list
+	typ   reflect.Type  // the Go type (a pointer's element for ptr)
+	ptr   bool          // held through a pointer: nil means unset
+	bits  int           // int size
+	sub   *structSchema // of a struct, or of a list's struct elements
+	// dist is the index of the sibling field holding the mapping form of an int field (the
+	// dist tag), -1 for none; distSub is that mapping's schema.
+	dist    int
+	distSub *structSchema
 
 	def      string
 	hasDef   bool
@@ -133,6 +143,13 @@ func buildSchema(t reflect.Type, seen map[reflect.Type]*structSchema) *structSch
 			s.refused = append(s.refused, f)
 			continue
 		}
+		if name := sf.Tag.Get("dist"); name != "" {
+			df, ok := t.FieldByName(name)
+			if !ok || f.kind != kindInt || df.Type.Kind() != reflect.Pointer || df.Type.Elem().Kind() != reflect.Struct {
+				panic(fmt.Sprintf("config: %s.%s: dist %q must name a pointer-to-struct sibling of an int field", t.Name(), sf.Name, name))
+			}
+			f.dist, f.distSub = df.Index[0], buildSchema(df.Type.Elem(), seen)
+		}
 		if f.discriminator {
 			s.disc = f
 		}
@@ -144,7 +161,7 @@ func buildSchema(t reflect.Type, seen map[reflect.Type]*structSchema) *structSch
 func newField(sf reflect.StructField, key string, index int, seen map[reflect.Type]*structSchema) (*field, error) {
 	tag := sf.Tag
 	f := &field{key: key, index: index, typ: sf.Type, lo: math.NaN(), hi: math.NaN(),
-		limitLo: math.NaN(), limitHi: math.NaN()}
+		limitLo: math.NaN(), limitHi: math.NaN(), dist: -1}
 	if msg, ok := tag.Lookup("refuse"); ok {
 		if sf.Type != reflect.TypeFor[refused]() || msg == "" {
 			return nil, fmt.Errorf("refuse needs a message on a field of type refused")
@@ -160,8 +177,11 @@ func newField(sf reflect.StructField, key string, index int, seen map[reflect.Ty
 		return nil, err
 	}
 	if f.kind == kindList {
-		if f.elem, _, err = kindOf(f.typ.Elem()); err != nil || f.elem == kindList || f.elem == kindStruct {
-			return nil, fmt.Errorf("a list holds scalars")
+		if f.elem, _, err = kindOf(f.typ.Elem()); err != nil || f.elem == kindList {
+			return nil, fmt.Errorf("a list holds scalars or structs")
+		}
+		if f.elem == kindStruct {
+			f.sub = buildSchema(f.typ.Elem(), seen)
 		}
 	}
 	if f.kind == kindStruct {
@@ -457,16 +477,32 @@ func exportField(path string, f *field) Field {
 // Fields lists every concrete-valued field of the prediction schema in schema order (the order
 // of the YAML keys in config.go), with the worker-role fields once per role. Keys the schema
 // refuses are not listed.
+//
+// The fields of a list of mappings are listed under path[] (traffic.source.components[].weight),
+// those of an int's mapping form under the int's path (traffic.source.input_tokens.mean); a list
+// of mappings already being listed is not entered again (a mixture component's source lists no
+// components of its own).
 func Fields() []Field {
 	var out []Field
+	open := map[*structSchema]bool{}
 	var walk func(s *structSchema, path string)
 	walk = func(s *structSchema, path string) {
 		for _, f := range s.fields {
 			p := join(path, f.key)
-			if f.kind == kindStruct {
+			switch {
+			case f.kind == kindStruct:
 				walk(f.sub, p)
-			} else {
+			case f.kind == kindList && f.elem == kindStruct:
+				if !open[f.sub] {
+					open[f.sub] = true
+					walk(f.sub, p+"[]")
+					delete(open, f.sub)
+				}
+			default:
 				out = append(out, exportField(p, f))
+				if f.distSub != nil {
+					walk(f.distSub, p)
+				}
 			}
 		}
 	}
@@ -477,18 +513,39 @@ func Fields() []Field {
 // Lookup returns the concrete-valued field at the dotted path (e.g.
 // engine.workers.decode.scheduler.max_sequences); ok is false when there is none (an unknown
 // path, or a mapping such as engine.workers).
+//
+// An element of a list of mappings is addressed with its index (or [] as Fields lists it), and
+// the mapping form of an int through the int's key: traffic.source.components[0].weight,
+// traffic.source.input_tokens.mean.
 func Lookup(path string) (f Field, ok bool) {
 	s := rootSchema
 	segs := strings.Split(path, ".")
 	for i, seg := range segs {
-		sf := s.lookup(seg)
+		key, indexed := seg, false
+		if j := strings.IndexByte(seg, '['); j > 0 && strings.HasSuffix(seg, "]") {
+			if idx := seg[j+1 : len(seg)-1]; idx != "" { // "[]" is the listing form of Fields
+				if _, err := strconv.Atoi(idx); err != nil {
+					return Field{}, false
+				}
+			}
+			key, indexed = seg[:j], true
+		}
+		sf := s.lookup(key)
+		last := i == len(segs)-1
 		switch {
 		case sf == nil:
 			return Field{}, false
+		case indexed:
+			if sf.kind != kindList || sf.elem != kindStruct || last {
+				return Field{}, false
+			}
+			s = sf.sub
 		case sf.kind == kindStruct:
 			s = sf.sub
-		case i == len(segs)-1:
+		case last:
 			return exportField(path, sf), true
+		case sf.distSub != nil:
+			s = sf.distSub
 		default:
 			return Field{}, false
 		}

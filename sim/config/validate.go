@@ -69,6 +69,13 @@ func (v *validator) fields(s *structSchema, sv reflect.Value, path string) {
 	for _, f := range s.fields {
 		fv, fp := sv.Field(f.index), join(path, f.key)
 		if f.accepts(variant) {
+			if d := distOf(f, sv); d != nil {
+				if !v.bad(fp) {
+					v.fields(f.distSub, reflect.ValueOf(d).Elem(), fp)
+					v.distribution(fp, d)
+				}
+				continue
+			}
 			v.field(f, fv, fp)
 			continue
 		}
@@ -90,6 +97,51 @@ func (v *validator) fields(s *structSchema, sv reflect.Value, path string) {
 	} else {
 		v.errorf(path, "%s.%s='%s' does not accept [%s]; accepted keys: %s",
 			path, d.key, variant, strings.Join(extra, ", "), strings.Join(s.keys(variant), ", "))
+	}
+}
+
+// distOf returns the distribution an int field of sv holds in its mapping form, or nil.
+func distOf(f *field, sv reflect.Value) *Distribution {
+	if f.distSub == nil {
+		return nil
+	}
+	d, _ := sv.Field(f.dist).Interface().(*Distribution)
+	return d
+}
+
+// distribution checks the cross-field rules of a token-count distribution at path: uniform
+// needs max, normal and lognormal need mean and stddev, min <= max (max defaults to
+// MaxTokensPerRequest), a normal or lognormal mean within [min, max]; empirical needs values and
+// as many weights as values when weights are given.
+func (v *validator) distribution(p string, d *Distribution) {
+	switch d.Distribution {
+	case DistUniform, DistNormal, DistLognormal:
+		if d.Distribution == DistUniform && !v.has(p+".max", d.Max != 0) {
+			v.errorf(p+".max", "required: a uniform distribution draws from [min, max]")
+		}
+		if d.Distribution != DistUniform && v.given != nil { // a decoded config: the YAML's keys are known
+			for _, k := range []string{"mean", "stddev"} {
+				if !v.given[p+"."+k] && !v.bad(p+"."+k) {
+					v.errorf(p+"."+k, "required: a %s distribution takes mean and stddev (of the token count), with optional min and max", d.Distribution)
+				}
+			}
+		}
+		hi := d.Max
+		if hi == 0 {
+			hi = MaxTokensPerRequest
+		}
+		if d.Max != 0 && d.Min > d.Max {
+			v.errorf(p+".min", "must be <= max (%d), got %d", d.Max, d.Min)
+		} else if d.Distribution != DistUniform && d.Mean != 0 && (d.Mean < float64(d.Min) || d.Mean > float64(hi)) {
+			v.errorf(p+".mean", "must be within [min, max] = [%d, %d], got %g", d.Min, hi, d.Mean)
+		}
+	case DistEmpirical:
+		if len(d.Values) == 0 {
+			v.errorf(p+".values", "required: an empirical distribution lists at least one token count")
+		}
+		if len(d.Weights) > 0 && len(d.Weights) != len(d.Values) {
+			v.errorf(p+".weights", "must have one weight per value (%d), got %d", len(d.Values), len(d.Weights))
+		}
 	}
 }
 
@@ -115,6 +167,10 @@ func (v *validator) field(f *field, fv reflect.Value, path string) {
 	switch {
 	case f.kind == kindStruct:
 		v.fields(f.sub, fv, path)
+	case f.kind == kindList && f.elem == kindStruct:
+		for i := range fv.Len() {
+			v.fields(f.sub, fv.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
 	case f.kind == kindList:
 		for i := range fv.Len() {
 			v.value(f, fv.Index(i), fmt.Sprintf("%s[%d]", path, i))
@@ -192,11 +248,55 @@ func (v *validator) traffic(t *Traffic) {
 	case SourceTrace:
 		v.trace(p, s)
 	case SourceSynthetic:
+	case SourceMixture:
+		src = v.mixture(p, s)
 	default:
 		src = ""
 	}
 	v.load(&t.Load, src, s.Format)
 	v.stop(&t.Stop, src, s.Format)
+}
+
+// mixture checks a mixture source at p and returns the source type its components share ("" when
+// they do not): at least one component, each with a synthetic or synthetic-session source of its
+// own (with a session shape when synthetic-session) and no seed of its own, all of one type.
+func (v *validator) mixture(p string, s *Source) string {
+	if len(s.Components) == 0 {
+		v.errorf(p+".components", "required: a mixture lists at least one component {weight, source}")
+		return ""
+	}
+	kind := ""
+	for i, c := range s.Components {
+		cp := fmt.Sprintf("%s.components[%d]", p, i)
+		if v.bad(cp) {
+			return ""
+		}
+		if !v.has(cp+".weight", c.Weight != 0) {
+			v.errorf(cp+".weight", "required: the component's share, a number > 0")
+		}
+		if c.Source == nil {
+			v.errorf(cp+".source", "required: a synthetic or synthetic-session source")
+			return ""
+		}
+		cs := c.Source
+		switch {
+		case cs.Type != SourceSynthetic && cs.Type != SourceSyntheticSession:
+			v.errorf(cp+".source.type", "a mixture component is a synthetic or synthetic-session source, got %s", cs.Type)
+			return ""
+		case kind != "" && cs.Type != kind:
+			v.errorf(cp+".source.type", "every component of a mixture has the same type (component 0 is %s), got %s", kind, cs.Type)
+			return ""
+		case cs.Seed != nil:
+			v.errorf(cp+".source.seed", "the mixture's traffic.source.seed draws every component; remove this one")
+		case cs.Type == SourceSyntheticSession && cs.Session == nil:
+			v.errorf(cp+".source.session", "required for synthetic-session sources: {%s}",
+				strings.Join(schemaField(p+".session").sub.keys(""), ", "))
+		case cs.Session != nil && cs.Session.PrefixGroups == 0 && cs.Session.SharedPrefixRatio > 0:
+			v.errorf(cp+".source.session.prefix_groups", "prefix_groups must be positive when shared_prefix_ratio is positive, got 0")
+		}
+		kind = cs.Type
+	}
+	return kind
 }
 
 func (v *validator) trace(p string, s *Source) {

@@ -84,8 +84,8 @@ type Engine struct {
 	pool *BlockPool
 	bs   int32
 
-	waiting     []int32 // FIFO; waiting[wHead:] are queued, preempted requests go to the front
-	wHead       int
+	waiting []int32 // FIFO; waiting[wHead:] are queued, preempted requests go to the front
+	wHead   int
 	// heldWaiting counts queued requests whose prompt KV is already in place (the decode side
 	// of a disaggregated hand-off); the rest of the queue needs KV to be admitted.
 	heldWaiting int

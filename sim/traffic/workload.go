@@ -180,15 +180,32 @@ func (a *tokenAllocator) take(n int32) Piece {
 // Synthetic returns n independent single-turn requests of inputTokens prompt and outputTokens
 // output tokens. Every prompt holds tokens no other request holds, so there is no prefix reuse.
 func Synthetic(n, inputTokens, outputTokens int) *Workload {
+	return SyntheticMix(n, []RequestShape{{Input: Fixed(inputTokens), Output: Fixed(outputTokens)}}, nil, 0)
+}
+
+// RequestShape is the lengths of synthetic single-turn requests: prompt (ISL) and output (OSL).
+type RequestShape struct {
+	Input, Output Length
+}
+
+// SyntheticMix returns n independent single-turn requests, each drawn from shapes[c] where c is
+// drawn with probability weights[c] / Σ weights (weights may be nil for one shape). Draws use a
+// generator seeded with seed, in request order: the component (when there are several), then
+// the prompt length, then the output length; fixed lengths draw nothing. Every prompt holds
+// tokens no other request holds, so there is no prefix reuse.
+func SyntheticMix(n int, shapes []RequestShape, weights []float64, seed uint64) *Workload {
 	w := &Workload{Sessions: make([]Session, n), Requests: make([]Request, n)}
 	content := make([]Piece, 2*n)
+	rng := newRand(seed)
 	var alloc tokenAllocator
 	for i := 0; i < n; i++ {
-		content[2*i] = alloc.take(int32(inputTokens))
-		content[2*i+1] = alloc.take(int32(outputTokens))
+		sh := &shapes[pick(rng, weights, len(shapes))]
+		in, out := sh.Input.Draw(rng), sh.Output.Draw(rng)
+		content[2*i] = alloc.take(int32(in))
+		content[2*i+1] = alloc.take(int32(out))
 		w.Sessions[i] = Session{First: int32(i), Turns: 1}
 		w.Requests[i] = Request{
-			Session: int32(i), PromptLen: int32(inputTokens), OutputLen: int32(outputTokens),
+			Session: int32(i), PromptLen: int32(in), OutputLen: int32(out),
 			Content: content[2*i : 2*i+2 : 2*i+2],
 		}
 	}
@@ -197,8 +214,11 @@ func Synthetic(n, inputTokens, outputTokens int) *Workload {
 
 // SessionShape describes synthetic multi-turn sessions.
 type SessionShape struct {
-	// Turns per session (>= 1); NewInput tokens of fresh input per turn; Output tokens per turn.
-	Turns, NewInput, Output int
+	// Turns per session (>= 1).
+	Turns int
+	// NewInput is the fresh input of each turn and Output each turn's output, in tokens; both
+	// are drawn anew for every turn.
+	NewInput, Output Length
 	// SharedPrefixRatio in [0, 1] and PrefixGroups >= 0: see SyntheticSessions.
 	SharedPrefixRatio float64
 	PrefixGroups      int
@@ -207,58 +227,104 @@ type SessionShape struct {
 }
 
 // SyntheticSessions returns n sessions of s.Turns turns. Turn k's prompt is turn k-1's prompt,
-// then turn k-1's output, then s.NewInput fresh tokens, so turn k has
+// then turn k-1's output, then turn k's fresh input, so with fixed lengths turn k has
 // k*(NewInput+Output)+NewInput prompt tokens (dynosim-spec.md §3.1.1) and every later turn can
 // reuse the KV of the whole previous turn.
 //
 // Shared prefixes: with PrefixGroups = G > 0 and SharedPrefixRatio = ρ > 0, session i belongs to
-// group i mod G, and the first floor(ρ × NewInput) tokens of its first prompt are a token run that
-// every session of the group holds identically; the rest of the first prompt is unique to the
-// session. Sessions of one group therefore share the KV blocks wholly inside that run.
+// group i mod G, and the first floor(ρ × its first turn's new input) tokens of its first prompt
+// are the start of a token run that every session of the group holds identically; the rest of
+// the first prompt is unique to the session. Sessions of one group therefore share the KV
+// blocks wholly inside the shorter of their shared parts.
 func SyntheticSessions(n int, s SessionShape) *Workload {
-	w := &Workload{Sessions: make([]Session, n), Requests: make([]Request, 0, n*s.Turns)}
-	var alloc tokenAllocator
-	shared := int32(0)
-	var groupPrefix []Piece
-	if s.PrefixGroups > 0 && s.SharedPrefixRatio > 0 {
-		shared = int32(s.SharedPrefixRatio * float64(s.NewInput))
-		if shared > int32(s.NewInput) {
-			shared = int32(s.NewInput)
+	return SyntheticSessionsMix(n, []SessionShape{s}, nil, 0)
+}
+
+// SyntheticSessionsMix returns n sessions, each drawn from shapes[c] where c is drawn with
+// probability weights[c] / Σ weights (weights may be nil for one shape), built as
+// SyntheticSessions builds them; prefix groups are per shape (session i of shape c belongs to
+// group i mod G_c of that shape). Draws use a generator seeded with seed, in session order: the
+// component (when there are several), then for each turn its new input and its output; fixed
+// lengths draw nothing.
+func SyntheticSessionsMix(n int, shapes []SessionShape, weights []float64, seed uint64) *Workload {
+	rng := newRand(seed)
+	comp := make([]int32, n)
+	// lens[first[i]+2k] and lens[first[i]+2k+1] are session i's turn-k new input and output.
+	first := make([]int, n+1)
+	lens := make([]int32, 0, 2*n*shapes[0].Turns)
+	for i := range n {
+		c := pick(rng, weights, len(shapes))
+		comp[i] = int32(c)
+		first[i] = len(lens)
+		sh := &shapes[c]
+		for range sh.Turns {
+			in := sh.NewInput.Draw(rng)
+			lens = append(lens, int32(in), int32(sh.Output.Draw(rng)))
 		}
-		if shared > 0 {
-			// Only groups that hold a session exist: at most n.
-			groupPrefix = make([]Piece, min(s.PrefixGroups, n))
-			for g := range groupPrefix {
-				groupPrefix[g] = alloc.take(shared)
+	}
+	first[n] = len(lens)
+
+	// shared is the length of session i's part of its group's run (0: none); a group's run is as
+	// long as its longest part. Runs are allocated first, group by group, shape by shape.
+	shared := make([]int32, n)
+	groupLen := make([][]int32, len(shapes))
+	for i := range n {
+		sh := &shapes[comp[i]]
+		if sh.PrefixGroups <= 0 || sh.SharedPrefixRatio <= 0 {
+			continue
+		}
+		in := lens[first[i]]
+		shared[i] = min(int32(sh.SharedPrefixRatio*float64(in)), in)
+		if groupLen[comp[i]] == nil {
+			groupLen[comp[i]] = make([]int32, min(sh.PrefixGroups, n))
+		}
+		g := &groupLen[comp[i]][i%sh.PrefixGroups]
+		*g = max(*g, shared[i])
+	}
+	var alloc tokenAllocator
+	groupRun := make([][]Piece, len(shapes))
+	for c, gl := range groupLen {
+		groupRun[c] = make([]Piece, len(gl))
+		for g, l := range gl {
+			if l > 0 {
+				groupRun[c][g] = alloc.take(l)
 			}
 		}
 	}
-	for i := 0; i < n; i++ {
-		pieces := make([]Piece, 0, 2*s.Turns+1)
-		if groupPrefix != nil {
-			pieces = append(pieces, groupPrefix[i%s.PrefixGroups])
-			if rest := int32(s.NewInput) - shared; rest > 0 {
+
+	w := &Workload{Sessions: make([]Session, n), Requests: make([]Request, 0, len(lens)/2)}
+	for i := range n {
+		sh := &shapes[comp[i]]
+		tl := lens[first[i]:first[i+1]]
+		pieces := make([]Piece, 0, 2*sh.Turns+1)
+		if shared[i] > 0 {
+			run := groupRun[comp[i]][i%sh.PrefixGroups]
+			run.Len = shared[i]
+			pieces = append(pieces, run)
+			if rest := tl[0] - shared[i]; rest > 0 {
 				pieces = append(pieces, alloc.take(rest))
 			}
 		} else {
-			pieces = append(pieces, alloc.take(int32(s.NewInput)))
+			pieces = append(pieces, alloc.take(tl[0]))
 		}
-		w.Sessions[i] = Session{Name: sessionName(i), First: int32(len(w.Requests)), Turns: int32(s.Turns)}
-		prompt := int32(s.NewInput)
-		for k := 0; k < s.Turns; k++ {
+		w.Sessions[i] = Session{Name: sessionName(i), First: int32(len(w.Requests)), Turns: int32(sh.Turns)}
+		prompt := tl[0]
+		for k := 0; k < sh.Turns; k++ {
+			in, out := tl[2*k], tl[2*k+1]
 			if k > 0 {
-				pieces = append(pieces, alloc.take(int32(s.NewInput)))
+				pieces = append(pieces, alloc.take(in))
+				prompt += in
 			}
-			pieces = append(pieces, alloc.take(int32(s.Output)))
+			pieces = append(pieces, alloc.take(out))
 			req := Request{
-				Session: int32(i), Turn: int32(k), PromptLen: prompt, OutputLen: int32(s.Output),
+				Session: int32(i), Turn: int32(k), PromptLen: prompt, OutputLen: out,
 				Content: pieces[:len(pieces):len(pieces)],
 			}
 			if k > 0 {
-				req.DelayMs = s.InterTurnDelayMs
+				req.DelayMs = sh.InterTurnDelayMs
 			}
 			w.Requests = append(w.Requests, req)
-			prompt += int32(s.Output + s.NewInput)
+			prompt += out
 		}
 	}
 	return w

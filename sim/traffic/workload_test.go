@@ -54,7 +54,7 @@ func TestBlockHashesContentAndChaining(t *testing.T) {
 // Sessions of one prefix group share exactly the full blocks inside the shared run; each turn's
 // hashes extend the previous turn's (prompt + output), so a later turn can reuse it whole.
 func TestSyntheticSessionsSharing(t *testing.T) {
-	w := SyntheticSessions(3, SessionShape{Turns: 3, NewInput: 100, Output: 20, SharedPrefixRatio: 0.5, PrefixGroups: 2})
+	w := SyntheticSessions(3, SessionShape{Turns: 3, NewInput: Fixed(100), Output: Fixed(20), SharedPrefixRatio: 0.5, PrefixGroups: 2})
 	if len(w.Requests) != 9 || len(w.Sessions) != 3 {
 		t.Fatalf("got %d requests, %d sessions", len(w.Requests), len(w.Sessions))
 	}
