@@ -170,6 +170,10 @@ func (p *role) leakedBlocks() int {
 
 func (p *role) engine(slot int) *engine.Engine { return p.workers[slot/p.ranks].ranks[slot%p.ranks] }
 
+// allBlocksShared, set only by tests, treats every block as shared: every registration goes
+// through the hash index, the reference the skipped index updates of unique blocks must match.
+var allBlocksShared bool
+
 // initRequests sizes every request: the output is clipped so that prompt + output stays within the
 // context limit and within the decoding role's KV pool (a prefill worker holds only the prompt).
 func (s *runState) initRequests() {
@@ -178,7 +182,7 @@ func (s *runState) initRequests() {
 		roles = append(roles, s.prefill)
 	}
 	for _, p := range roles {
-		hashes := s.wl.BlockHashes(p.blockSize, s.ctxLimit)
+		hashes, shared := s.wl.BlockHashes(p.blockSize, s.ctxLimit), s.wl.SharedBlocks(p.blockSize, s.ctxLimit)
 		history := make([]engine.Admission, len(s.wl.Requests))
 		for i := range s.wl.Requests {
 			q := &s.wl.Requests[i]
@@ -188,7 +192,11 @@ func (s *runState) initRequests() {
 				// The prefill side produces only the first token (engine-internals.md §5).
 				maxOut = min(maxOut, 1)
 			}
-			p.reqs[i].Reset(q.PromptLen, q.OutputLen, int32(maxOut), hashes[i], history[i:i:i+1])
+			sh := shared[i]
+			if allBlocksShared {
+				sh = int32(len(hashes[i]))
+			}
+			p.reqs[i].Reset(q.PromptLen, q.OutputLen, int32(maxOut), hashes[i], sh, history[i:i:i+1])
 		}
 	}
 }

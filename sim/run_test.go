@@ -288,3 +288,53 @@ func TestDeterministic(t *testing.T) {
 		t.Fatalf("two runs differ:\n%s\n%s", a, b)
 	}
 }
+
+// Blocks only one request holds skip the prefix cache's hash index until their request drops its
+// KV (engine.BlockPool.registerUnique). That must not change a single output: every scenario
+// below, under KV pressure (preemptions, retractions) and with prefix sharing, gives the same
+// records and summary as when every registration goes through the index.
+func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
+	sessions := config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 40, OutputTokensPerTurn: 12,
+		Session: &config.SessionShape{Turns: 3, SharedPrefixRatio: 0.5, PrefixGroups: 3, InterTurnDelayMs: 5}}
+	cases := map[string]func() *config.Config{
+		"vllm preemptions": func() *config.Config { return testConfig(100, 60, 80, 16, 120) },
+		"sessions kv_router": func() *config.Config {
+			cfg := testConfig(0, 0, 0, 12, 90)
+			cfg.Traffic.Source, cfg.Traffic.Stop = sessions, config.Stop{Sessions: 30}
+			cfg.Engine.Workers.Aggregated.Parallelism.Replicas = 2
+			cfg.Router.Policy = config.PolicyKVRouter
+			return cfg
+		},
+		"sglang retractions": func() *config.Config {
+			cfg := testConfig(0, 0, 0, 12, 90)
+			cfg.Traffic.Source, cfg.Traffic.Stop = sessions, config.Stop{Sessions: 30}
+			cfg.Engine.Backend = config.BackendSGLang
+			return cfg
+		},
+		"trtllm": func() *config.Config {
+			cfg := testConfig(100, 60, 80, 16, 120)
+			cfg.Engine.Backend = config.BackendTRTLLM
+			return cfg
+		},
+		"disaggregated": func() *config.Config {
+			cfg := disaggConfig(300, 50, 60, 12, 2, 3, 131072, 50)
+			cfg.Engine.Workers.Decode.KVCache.Capacity.Blocks = 60
+			return cfg
+		},
+	}
+	for name, mk := range cases {
+		lazy := mustRun(t, mk())
+		allBlocksShared = true
+		eager := mustRun(t, mk())
+		allBlocksShared = false
+		if lazy.Summary.Preemptions == 0 && name != "sessions kv_router" && name != "trtllm" { // TensorRT-LLM never preempts
+			t.Errorf("%s: no preemption: the case does not exercise dropped KV", name)
+		}
+		a, _ := json.Marshal(RequestRecords(lazy))
+		b, _ := json.Marshal(RequestRecords(eager))
+		if string(a) != string(b) || lazy.Summary.TTFT != eager.Summary.TTFT || lazy.Summary.ITL != eager.Summary.ITL ||
+			lazy.Summary.Preemptions != eager.Summary.Preemptions {
+			t.Errorf("%s: outputs differ when unique blocks skip the hash index", name)
+		}
+	}
+}

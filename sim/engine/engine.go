@@ -416,12 +416,27 @@ func (e *Engine) schedule(ri int32, n int32) {
 		return
 	}
 	full := min(r.NumComputed/e.bs, int32(len(r.Hashes)))
-	for j := r.numRegistered; j < full; j++ {
+	e.registerBlocks(r, full)
+}
+
+// registerBlocks registers r's full blocks [numRegistered, full) with the prefix cache. Blocks
+// only r holds in the whole workload (from SharedBlocks on) skip the hash index while r has never
+// dropped its KV (BlockPool.registerUnique): no other request can match them, and dropKV maps
+// them before r could look them up again.
+func (e *Engine) registerBlocks(r *Request, full int32) {
+	j := r.numRegistered
+	if r.Preemptions == 0 {
+		for ; j < full && j < r.SharedBlocks; j++ {
+			e.pool.register(r.Blocks[j], r.Hashes[j])
+		}
+		for ; j < full; j++ {
+			e.pool.registerUnique(r.Blocks[j], r.Hashes[j])
+		}
+	}
+	for ; j < full; j++ {
 		e.pool.register(r.Blocks[j], r.Hashes[j])
 	}
-	if full > r.numRegistered {
-		r.numRegistered = full
-	}
+	r.numRegistered = max(r.numRegistered, full)
 }
 
 // preempt releases all KV of running request ri and puts it at the front of the waiting queue;
@@ -443,6 +458,9 @@ func (e *Engine) preempt(ri int32) {
 // dropKV releases all KV of r, counting a preemption: r will recompute whatever the prefix cache
 // no longer holds, and the tokens it had computed become its own range for recovered_tokens.
 func (e *Engine) dropKV(r *Request) {
+	if r.Preemptions == 0 {
+		e.pool.mapUnique(r.Blocks) // r may look its own blocks up from now on
+	}
 	r.Blocks = e.pool.release(r.Blocks)
 	r.ownHi = max(r.ownHi, r.NumComputed)
 	r.NumComputed, r.numRegistered = 0, 0
@@ -545,11 +563,7 @@ func (e *Engine) Activate(ri int32) {
 	r.NumComputed = r.PromptLen
 	r.ownHi = r.PromptLen
 	if e.cfg.PrefixCaching {
-		full := min(r.NumComputed/e.bs, int32(len(r.Hashes)))
-		for j := r.numRegistered; j < full; j++ {
-			e.pool.register(r.Blocks[j], r.Hashes[j])
-		}
-		r.numRegistered = max(r.numRegistered, full)
+		e.registerBlocks(r, min(r.NumComputed/e.bs, int32(len(r.Hashes))))
 	}
 	e.Submit(ri)
 }

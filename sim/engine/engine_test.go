@@ -46,8 +46,23 @@ const testPassMs = 10
 func newHarness(t *testing.T, cfg Config, specs ...spec) *harness {
 	t.Helper()
 	h := &harness{t: t, m: &recorder{passMs: testPassMs}, reqs: make([]Request, len(specs))}
+	// SharedBlocks as traffic.Workload.SharedBlocks computes it: the leading hashes that another
+	// request of the scenario holds too.
+	holders := map[uint64]int{}
+	for _, s := range specs {
+		for _, x := range s.hashes {
+			holders[x]++
+		}
+	}
 	for i, s := range specs {
-		h.reqs[i].Reset(s.prompt, s.output, s.output, s.hashes, nil)
+		shared := int32(0)
+		for _, x := range s.hashes {
+			if holders[x] < 2 {
+				break
+			}
+			shared++
+		}
+		h.reqs[i].Reset(s.prompt, s.output, s.output, s.hashes, shared, nil)
 	}
 	cfg.Timing = h.m
 	e, err := New(cfg, h.reqs)

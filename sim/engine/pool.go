@@ -20,6 +20,10 @@ type BlockPool struct {
 	refs   []int32
 	hash   []uint64
 	hashed []bool
+	// mapped marks registered blocks the hash index holds (and the OnStored observer saw). A
+	// block registered unmapped (registerUnique) caches like any other but is found by no lookup
+	// until mapUnique maps it.
+	mapped []bool
 	// Intrusive doubly linked LRU list of inactive registered blocks; -1 terminates.
 	prev, next       []int32
 	lruHead, lruTail int32
@@ -51,8 +55,20 @@ func (p *BlockPool) Active() int { return int(p.capacity) - p.Available() }
 // Inactive counts registered blocks with no holder (the reusable prefix cache).
 func (p *BlockPool) Inactive() int { return int(p.numInactive) }
 
-// Contains reports whether a block with sequence hash h is resident (active or inactive).
-func (p *BlockPool) Contains(h uint64) bool { _, ok := p.byHash.Get(h); return ok }
+// Contains reports whether a registered block with sequence hash h is resident (active or
+// inactive), including the blocks registered outside the hash index (registerUnique), which
+// cost a scan of the pool: for tests and checks, not the hot path.
+func (p *BlockPool) Contains(h uint64) bool {
+	if _, ok := p.byHash.Get(h); ok {
+		return true
+	}
+	for b, x := range p.hash {
+		if p.hashed[b] && x == h {
+			return true
+		}
+	}
+	return false
+}
 
 // lookup counts the leading hashes resident in the pool, and how many of those are inactive.
 func (p *BlockPool) lookup(hashes []uint64) (hits, inactiveHits int32) {
@@ -94,6 +110,7 @@ func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
 			p.refs = append(p.refs, 0)
 			p.hash = append(p.hash, 0)
 			p.hashed = append(p.hashed, false)
+			p.mapped = append(p.mapped, false)
 			p.prev = append(p.prev, -1)
 			p.next = append(p.next, -1)
 		} else {
@@ -119,16 +136,56 @@ func (p *BlockPool) register(b int32, h uint64) {
 	}
 	*v = b
 	p.hash[b] = h
-	p.hashed[b] = true
+	p.hashed[b], p.mapped[b] = true, true
 	if p.OnStored != nil {
 		p.OnStored(h)
 	}
 }
 
+// registerUnique registers the full block b under a sequence hash h that no other request of the
+// workload holds (traffic.Workload.SharedBlocks) and that the pool does not hold yet: b caches
+// like any registered block (inactive and evictable in LRU order when released) but enters
+// neither the hash index nor the observers, since no lookup other than its own request's can
+// ask for h. Its request maps it (mapUnique) before it could ask: when its KV is dropped for a
+// later recompute. Same pool state as register, without two hash-index updates per block.
+func (p *BlockPool) registerUnique(b int32, h uint64) {
+	if p.hashed[b] {
+		return
+	}
+	p.hash[b] = h
+	p.hashed[b] = true
+}
+
+// mapUnique enters the unmapped registered blocks of lease into the hash index and the
+// observers, as register would have.
+func (p *BlockPool) mapUnique(lease []int32) {
+	for _, b := range lease {
+		if !p.hashed[b] || p.mapped[b] {
+			continue
+		}
+		v, inserted := p.byHash.Upsert(p.hash[b])
+		if !inserted {
+			// Not reachable for a hash unique to one request: its first registration in this
+			// pool is the only one. Kept consistent anyway: b becomes a private copy.
+			p.hashed[b] = false
+			continue
+		}
+		*v = b
+		p.mapped[b] = true
+		if p.OnStored != nil {
+			p.OnStored(p.hash[b])
+		}
+	}
+}
+
 func (p *BlockPool) unregister(b int32) {
+	p.hashed[b] = false
+	if !p.mapped[b] {
+		return
+	}
+	p.mapped[b] = false
 	h := p.hash[b]
 	p.byHash.Delete(h)
-	p.hashed[b] = false
 	if p.OnRemoved != nil {
 		p.OnRemoved(h)
 	}
@@ -217,10 +274,20 @@ func (p *BlockPool) CheckInvariants(holders []int32) string {
 			return "inactive block is not registered"
 		}
 	}
+	mapped := 0
 	for h, b := range p.byHash.All() {
-		if !p.hashed[b] || p.hash[b] != h {
+		if !p.hashed[b] || !p.mapped[b] || p.hash[b] != h {
 			return "hash index points at a block that does not hold that hash"
 		}
+		mapped++
+	}
+	for b := range p.mapped {
+		if p.mapped[b] {
+			mapped--
+		}
+	}
+	if mapped != 0 {
+		return "a block marked mapped is not in the hash index"
 	}
 	return ""
 }

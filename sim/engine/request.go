@@ -85,6 +85,9 @@ type Request struct {
 	// Hashes are the chained KV-block hashes of the request's full token sequence (prompt then
 	// output), one per full block of the engine's block size. Shared, read-only.
 	Hashes []uint64
+	// SharedBlocks is how many leading Hashes another request of the workload also holds
+	// (traffic.Workload.SharedBlocks); the rest only this request can match.
+	SharedBlocks int32
 
 	// Scheduler state.
 
@@ -170,12 +173,14 @@ func (r *Request) splitHit(hit int32) (reused, recovered int32) {
 // below 0 that pass 0 never counts as following it.
 const noPass = -2
 
-// Reset prepares r for a run: shape from the arguments, every time at -1, no KV held. history
+// Reset prepares r for a run: shape from the arguments (sharedBlocks: SharedBlocks), every time
+// at -1, no KV held. history
 // is the (empty) slice admissions are appended to; a run hands each request a capacity-1 window
 // of one shared array, so the first admission costs no allocation.
-func (r *Request) Reset(promptLen, requestedOutput, maxOutput int32, hashes []uint64, history []Admission) {
+func (r *Request) Reset(promptLen, requestedOutput, maxOutput int32, hashes []uint64, sharedBlocks int32, history []Admission) {
 	*r = Request{
-		PromptLen: promptLen, RequestedOutput: requestedOutput, MaxOutput: maxOutput, Hashes: hashes, History: history[:0],
+		PromptLen: promptLen, RequestedOutput: requestedOutput, MaxOutput: maxOutput, Hashes: hashes, SharedBlocks: sharedBlocks,
+		History: history[:0],
 		ArrivalMs: -1, FirstAdmitMs: -1, FirstTokenMs: -1, SecondTokenMs: -1, LastTokenMs: -1, TerminalMs: -1,
 		lastPass: noPass, runFirst: -1,
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/servesweep/servesweep/sim/blockmap"
 	"github.com/zeebo/xxh3"
 )
 
@@ -56,6 +57,10 @@ type Workload struct {
 	// Timed reports whether sessions carry authored start times (trace sources).
 	Timed bool
 
+	// distinct reports that no two requests share a token at the same position from the first
+	// token on (synthetic single-turn sources), so no block is shared (SharedBlocks).
+	distinct bool
+
 	mu     sync.Mutex
 	hashes map[hashKey]*hashSet
 }
@@ -63,20 +68,15 @@ type Workload struct {
 type hashSet struct {
 	once   sync.Once
 	perReq [][]uint64
+	shared []int32
 }
 
 // HashSeed is the XXH3-64 seed of KV block hashes, as the reference engine uses
 // (engine-internals.md §2.1).
 const HashSeed = 1337
 
-// BlockHashes returns, per request, the chained hashes of every full KV block of blockSize tokens
-// over its content (prompt and output), up to maxTokens tokens (the context limit: no request
-// ever holds more; a request whose prompt reaches it gets none, it will be rejected). Block 0's
-// hash is XXH3-64(seed 1337) of its tokens as little-endian uint32; block i's hash is
-// XXH3-64(seed 1337) of (hash of block i-1, local hash of block i) as little-endian uint64s
-// (engine-internals.md §2.1). The result is computed once per (blockSize, maxTokens) and shared;
-// callers must not modify it.
-func (w *Workload) BlockHashes(blockSize, maxTokens int) [][]uint64 {
+// hashSet returns the hashes and shared counts of (blockSize, maxTokens), computing them once.
+func (w *Workload) hashSet(blockSize, maxTokens int) *hashSet {
 	key := hashKey{blockSize, maxTokens}
 	w.mu.Lock()
 	if w.hashes == nil {
@@ -88,8 +88,62 @@ func (w *Workload) BlockHashes(blockSize, maxTokens int) [][]uint64 {
 		w.hashes[key] = hs
 	}
 	w.mu.Unlock()
-	hs.once.Do(func() { hs.perReq = w.computeHashes(blockSize, maxTokens) })
-	return hs.perReq
+	hs.once.Do(func() {
+		hs.perReq = w.computeHashes(blockSize, maxTokens)
+		hs.shared = w.sharedBlocks(hs.perReq)
+	})
+	return hs
+}
+
+// BlockHashes returns, per request, the chained hashes of every full KV block of blockSize tokens
+// over its content (prompt and output), up to maxTokens tokens (the context limit: no request
+// ever holds more; a request whose prompt reaches it gets none, it will be rejected). Block 0's
+// hash is XXH3-64(seed 1337) of its tokens as little-endian uint32; block i's hash is
+// XXH3-64(seed 1337) of (hash of block i-1, local hash of block i) as little-endian uint64s
+// (engine-internals.md §2.1). The result is computed once per (blockSize, maxTokens) and shared;
+// callers must not modify it.
+func (w *Workload) BlockHashes(blockSize, maxTokens int) [][]uint64 {
+	return w.hashSet(blockSize, maxTokens).perReq
+}
+
+// SharedBlocks returns, per request, how many of its leading BlockHashes(blockSize, maxTokens)
+// another request of the workload also holds. The rest are unique to the request: no other
+// request can ever match them in a prefix cache. Chained hashes make the shared blocks a prefix:
+// a block equal in two requests means their whole prefixes up to it are equal. Computed with the
+// hashes, once; callers must not modify it.
+func (w *Workload) SharedBlocks(blockSize, maxTokens int) []int32 {
+	return w.hashSet(blockSize, maxTokens).shared
+}
+
+// sharedBlocks counts, per request, the leading hashes that occur in at least two requests (all
+// zero for a workload of distinct requests, without counting).
+func (w *Workload) sharedBlocks(perReq [][]uint64) []int32 {
+	shared := make([]int32, len(perReq))
+	if w.distinct {
+		return shared
+	}
+	total := 0
+	for _, hs := range perReq {
+		total += len(hs)
+	}
+	seen := blockmap.New[bool](total) // hash → seen in two requests or more
+	for _, hs := range perReq {
+		for _, h := range hs {
+			v, inserted := seen.Upsert(h)
+			*v = !inserted
+		}
+	}
+	for i, hs := range perReq {
+		n := int32(0)
+		for _, h := range hs {
+			if v, _ := seen.Get(h); !v {
+				break
+			}
+			n++
+		}
+		shared[i] = n
+	}
+	return shared
 }
 
 type hashKey struct{ blockSize, maxTokens int }
@@ -194,7 +248,7 @@ type RequestShape struct {
 // the prompt length, then the output length; fixed lengths draw nothing. Every prompt holds
 // tokens no other request holds, so there is no prefix reuse.
 func SyntheticMix(n int, shapes []RequestShape, weights []float64, seed uint64) *Workload {
-	w := &Workload{Sessions: make([]Session, n), Requests: make([]Request, n)}
+	w := &Workload{Sessions: make([]Session, n), Requests: make([]Request, n), distinct: true}
 	content := make([]Piece, 2*n)
 	rng := newRand(seed)
 	var alloc tokenAllocator
