@@ -180,7 +180,7 @@ const noPass = -2
 func (r *Request) Reset(promptLen, requestedOutput, maxOutput int32, hashes []uint64, sharedBlocks int32, history []Admission) {
 	*r = Request{
 		PromptLen: promptLen, RequestedOutput: requestedOutput, MaxOutput: maxOutput, Hashes: hashes, SharedBlocks: sharedBlocks,
-		History: history[:0],
+		History:   history[:0],
 		ArrivalMs: -1, FirstAdmitMs: -1, FirstTokenMs: -1, SecondTokenMs: -1, LastTokenMs: -1, TerminalMs: -1,
 		lastPass: noPass, runFirst: -1,
 	}
