@@ -166,6 +166,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		in.Preemptions += s.prefill.preemptions()
 	}
 	in.SLA = SLA(cfg)
+	in.UnchunkedPrefill = s.decoding.unchunkedBudget > 0
 	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
 	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
 		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName(), TimingNotes: dep.notes}

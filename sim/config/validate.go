@@ -466,9 +466,6 @@ func (c *Config) Unsupported() Errors {
 			add("engine.workers."+string(name)+".timing.forward_model", ForwardFPM, "use forward_model: auto or op_level")
 		}
 	}
-	if e.EnableChunkedPrefill != nil && !*e.EnableChunkedPrefill {
-		add("engine.enable_chunked_prefill", "false", "omit it or set it to true")
-	}
 	if c.Router.PrefillLoadModel.Type == loadModelAIC {
 		add("router.prefill_load_model.type", loadModelAIC, "use type: none")
 	}

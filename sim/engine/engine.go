@@ -67,6 +67,15 @@ type Config struct {
 	// PrefillOnly prices passes without a decode part: a prefill worker of disaggregated serving
 	// produces only the first token, inside the prefill forward (engine-internals.md §1.2 step 4).
 	PrefillOnly bool
+	// Unchunked (engine.enable_chunked_prefill: false; StyleVLLM and StyleTRTLLM) computes a
+	// prompt's prefill whole in one pass: a request is admitted only when all its uncomputed
+	// tokens fit what is left of the token budget, so the budget limits how many prompts start
+	// together, not how a prompt is cut (vLLM's scheduler without chunked prefill). The caller
+	// rejects prompts longer than MaxBatchedTokens (RejectedPrefillBudget). A recompute after a
+	// preemption (prompt plus the output so far) longer than MaxBatchedTokens is still cut at
+	// the budget, so it cannot stall: vLLM avoids that case by requiring max_model_len <=
+	// max_num_batched_tokens when chunked prefill is off.
+	Unchunked bool
 	// Worker and Rank identify the engine; requests placed on it carry the same pair.
 	Worker, Rank int32
 }
@@ -84,8 +93,8 @@ type Engine struct {
 	pool *BlockPool
 	bs   int32
 
-	waiting     []int32 // FIFO; waiting[wHead:] are queued, preempted requests go to the front
-	wHead       int
+	waiting []int32 // FIFO; waiting[wHead:] are queued, preempted requests go to the front
+	wHead   int
 	// heldWaiting counts queued requests whose prompt KV is already in place (the decode side
 	// of a disaggregated hand-off); the rest of the queue needs KV to be admitted.
 	heldWaiting int
@@ -203,7 +212,16 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 // (TensorRT-LLM's context chunks are multiples of tokens_per_block), possibly 0 when another
 // request took part of the budget. A budget below one block is used whole, so a token budget
 // smaller than the block size still makes progress.
+//
+// Unchunked, a remaining count of at most MaxBatchedTokens is all or nothing: remaining when it
+// fits budget, else 0 (the request waits for a pass with room for it whole).
 func (e *Engine) chunk(remaining, budget int32) int32 {
+	if e.cfg.Unchunked && remaining <= int32(e.cfg.MaxBatchedTokens) {
+		if remaining > budget {
+			return 0
+		}
+		return remaining
+	}
 	n := min(remaining, budget)
 	if e.cfg.Style != StyleTRTLLM || n == remaining {
 		return n

@@ -27,11 +27,19 @@ const (
 	RejectedContextLength
 	// RejectedKVCapacity: the prompt needs more KV than a worker's whole KV pool holds.
 	RejectedKVCapacity
+	// RejectedPrefillBudget: with engine.enable_chunked_prefill false, the prompt has more tokens
+	// than the token budget of one pass (scheduler.max_batched_tokens of the role that runs the
+	// prefill), so its prefill could never run whole in one pass; vLLM refuses such a prompt
+	// (its prompt-length check against max_num_batched_tokens when chunked prefill is off).
+	RejectedPrefillBudget
 )
 
-// String is the reason's name: "context_length", "kv_capacity", or "" when not rejected.
+// String is the reason's name: "context_length", "kv_capacity", "max_batched_tokens", or ""
+// when not rejected.
 func (r RejectReason) String() string {
 	switch r {
+	case RejectedPrefillBudget:
+		return "max_batched_tokens"
 	case RejectedContextLength:
 		return "context_length"
 	case RejectedKVCapacity:

@@ -16,7 +16,8 @@ type Summary struct {
 	// UnfinishedRequests.
 	NumRequests int64
 	// RejectedRequests counts requests rejected at arrival; RejectedByReason splits them by
-	// engine.RejectReason name (context_length, kv_capacity; every reason present, 0 when none).
+	// engine.RejectReason name (context_length, kv_capacity, 0 when none; max_batched_tokens too
+	// when engine.enable_chunked_prefill is false).
 	RejectedRequests int64
 	RejectedByReason map[string]int64
 	// UnfinishedRequests counts requests still queued or running when the run stopped (a
@@ -99,9 +100,12 @@ type Input struct {
 	PrefillWorkers, DecodeWorkers             int
 	PrefillGPUsPerWorker, DecodeGPUsPerWorker int
 	// SLA, when non-nil, enables goodput.
-	SLA         *SLA
-	WallTimeMs  float64
-	Preemptions int64
+	SLA        *SLA
+	WallTimeMs float64
+	// UnchunkedPrefill (engine.enable_chunked_prefill: false) lists the max_batched_tokens
+	// reason in RejectedByReason even when it rejected nothing.
+	UnchunkedPrefill bool
+	Preemptions      int64
 }
 
 // Build computes the Summary from a finished run (dynosim-spec.md §4.2, engine-internals.md §7).
@@ -115,6 +119,9 @@ func Build(in *Input) *Summary {
 		RejectedByReason: map[string]int64{
 			engine.RejectedContextLength.String(): 0, engine.RejectedKVCapacity.String(): 0,
 		},
+	}
+	if in.UnchunkedPrefill {
+		s.RejectedByReason[engine.RejectedPrefillBudget.String()] = 0
 	}
 	completed := 0
 	for i := range in.Requests {
