@@ -108,6 +108,10 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 		return nil, &config.Error{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
 	}
 	style, noEvict, sg := schedulerStyle(s.cfg.Engine.Backend, spec)
+	var speculation *engine.Speculation
+	if sp := s.cfg.Engine.Speculation; sp != nil {
+		speculation = &engine.Speculation{Drafts: int32(sp.NumSpeculativeTokens), Acceptance: sp.AcceptanceRates, Seed: sp.Seed}
+	}
 	unchunked := s.cfg.Engine.EnableChunkedPrefill != nil && !*s.cfg.Engine.EnableChunkedPrefill && style != engine.StyleSGLang
 	if unchunked {
 		p.unchunkedBudget = spec.Scheduler.MaxBatchedTokens
@@ -119,7 +123,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 				Style: style, NoEvict: noEvict, SGLang: sg,
 				MaxBatchedTokens: spec.Scheduler.MaxBatchedTokens, MaxSequences: spec.Scheduler.MaxSequences,
 				BlockSize: bs, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching,
-				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Unchunked: unchunked, Worker: int32(w), Rank: int32(k),
+				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Unchunked: unchunked, Speculation: speculation, Worker: int32(w), Rank: int32(k),
 			}, reqs)
 			if err != nil {
 				return nil, err

@@ -458,9 +458,6 @@ func (c *Config) Unsupported() Errors {
 		add("traffic.source.format", s.Format, "use format: mooncake")
 	}
 	e := &c.Engine
-	if s := e.Speculation; s != nil {
-		add("engine.speculation", s.Kind+" speculation", "remove engine.speculation")
-	}
 	for _, name := range Roles() {
 		if r := e.Workers.Role(name); r != nil && r.Timing.ForwardModel == ForwardFPM {
 			add("engine.workers."+string(name)+".timing.forward_model", ForwardFPM, "use forward_model: auto or op_level")
