@@ -104,6 +104,14 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 		// The decode router is overlap-blind and counts every request's blocks (no reuse assumed).
 		opt.TrackDecode = loadAware
 	}
+	if opt.Policy == config.PolicyKVRouter && opt.TrackPrefill {
+		if opt.PrefillMs, err = s.dep.prefillLoadMs(name, spec); err != nil {
+			return nil, err
+		}
+		if opt.PrefillMs != nil {
+			opt.Now = func() float64 { return s.nowMs }
+		}
+	}
 	if p.router, err = router.New(opt); err != nil {
 		return nil, &config.Error{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
 	}

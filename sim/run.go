@@ -230,6 +230,9 @@ func (dep *deployment) check() error {
 		if _, _, err := dep.rankBlocks(name, role); err != nil {
 			return err
 		}
+		if _, err := dep.prefillLoadMs(name, role); err != nil {
+			return err
+		}
 	}
 	if kt := cfg.Engine.KVTransfer; cfg.Engine.Mode == config.ModeDisaggregated && kt != nil && kt.BandwidthGBps != nil && kt.BytesPerToken <= 0 {
 		if _, err := dep.transferBytesPerToken(cfg.Engine.Workers.Prefill); err != nil {

@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// Speculation (seed defaults to 42) and unchunked prefill decode; bad speculation names the
+// Speculation (seed defaults to 42), unchunked prefill and the aic prefill-load model under
+// kv_router decode (what aic needs at run time is checked by sim.Run); bad speculation names the
 // field.
 func TestDecodeSpeculationAndPrefill(t *testing.T) {
 	c := mustDecode(t, seedSynthetic, "engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.9, 0.5]}",
@@ -15,6 +16,9 @@ func TestDecodeSpeculationAndPrefill(t *testing.T) {
 	}
 	if p := c.Engine.EnableChunkedPrefill; p == nil || *p {
 		t.Errorf("enable_chunked_prefill %v", p)
+	}
+	if c := mustDecode(t, seedSynthetic, "router={policy: kv_router, prefill_load_model: {type: aic}}"); c.Router.PrefillLoadModel.Type != "aic" {
+		t.Errorf("prefill_load_model %+v", c.Router.PrefillLoadModel)
 	}
 	for _, tc := range []struct{ set, path, frag string }{
 		{"engine.speculation={kind: ngram, num_speculative_tokens: 3, acceptance_rates: [0.9, 0.5]}",

@@ -463,9 +463,6 @@ func (c *Config) Unsupported() Errors {
 			add("engine.workers."+string(name)+".timing.forward_model", ForwardFPM, "use forward_model: auto or op_level")
 		}
 	}
-	if c.Router.PrefillLoadModel.Type == loadModelAIC {
-		add("router.prefill_load_model.type", loadModelAIC, "use type: none")
-	}
 	if c.Planner.Policy == plannerEnabled {
 		add("planner.policy", plannerEnabled, "use policy: disabled")
 	}
