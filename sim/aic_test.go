@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -48,13 +49,7 @@ func TestAICNeedsDatabase(t *testing.T) {
 // disaggregated (the prefill router), placing requests by the decayed prefill load.
 func TestAICRoutes(t *testing.T) {
 	t.Setenv(opdb.EnvSystemsDir, "")
-	if _, err := os.Stat(filepath.Join(systemsDir, "h100_sxm.yaml")); err != nil {
-		t.Skipf("performance database not available at %s: %v", systemsDir, err)
-	}
-	db, err := opdb.Open(systemsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := systemsDB(t)
 	run := func(cfg *config.Config) *Result {
 		t.Helper()
 		res, err := Run(context.Background(), cfg, Options{Systems: db, CheckInvariants: true})
@@ -101,4 +96,25 @@ func TestAICRoutes(t *testing.T) {
 	if s := run(cfg).Summary; s.CompletedRequests != 12 {
 		t.Errorf("disaggregated aic: completed %d of 12", s.CompletedRequests)
 	}
+}
+
+var (
+	sharedDBOnce sync.Once
+	sharedDB     *opdb.DB
+	sharedDBErr  error
+)
+
+// systemsDB is the performance database beside the repository, opened once for the package's
+// tests so its tables are read once (reading them is slow under the race detector); the test is
+// skipped when the database is absent.
+func systemsDB(t *testing.T) *opdb.DB {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(systemsDir, "h100_sxm.yaml")); err != nil {
+		t.Skipf("performance database not available at %s: %v", systemsDir, err)
+	}
+	sharedDBOnce.Do(func() { sharedDB, sharedDBErr = opdb.Open(systemsDir) })
+	if sharedDBErr != nil {
+		t.Fatal(sharedDBErr)
+	}
+	return sharedDB
 }

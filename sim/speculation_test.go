@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -129,13 +127,7 @@ func TestSpeculationEveryStyleAndTiming(t *testing.T) {
 // TestSpeculationOpLevel: op_level timing prices verified drafts as tokens of the pass.
 func TestSpeculationOpLevel(t *testing.T) {
 	t.Setenv(opdb.EnvSystemsDir, "")
-	if _, err := os.Stat(filepath.Join(systemsDir, "h100_sxm.yaml")); err != nil {
-		t.Skipf("performance database not available at %s: %v", systemsDir, err)
-	}
-	db, err := opdb.Open(systemsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := systemsDB(t)
 	e2e := func(p float64, spec bool) float64 {
 		cfg := testConfig(512, 64, 8, 8, 4000)
 		cfg.Engine.Model, cfg.Engine.Hardware = "meta-llama/Meta-Llama-3.1-8B-Instruct", "h100_sxm"
