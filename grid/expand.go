@@ -273,12 +273,15 @@ func (s *Spec) Expand() (*Expansion, error) {
 	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
 	pick := make([]*yaml.Node, len(s.Domains))
 	index := 0
-	// sim.Check reads only the engine section: points that share one (most of a grid: the load
-	// and router domains) share its verdict.
+	// sim.Check reads only the engine section and the router's prefill-load model: points that
+	// share them (most of a grid: the load and router domains) share its verdict.
 	checked := map[string]error{}
 	notes := map[string]bool{}
 	check := func(cfg *config.Config) error {
-		key, err := json.Marshal(&cfg.Engine)
+		key, err := json.Marshal(struct {
+			Engine    *config.Engine
+			LoadModel string
+		}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
 		if err != nil {
 			return sim.Check(cfg)
 		}

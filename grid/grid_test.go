@@ -2,6 +2,8 @@ package grid
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // base is a small sweep spec; tests add domains with --set.
@@ -250,14 +253,38 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 	if x.GridPoints != 6 || x.Valid != 6 {
 		t.Errorf("grid %d valid %d filtered %v", x.GridPoints, x.Valid, x.Filtered)
 	}
-	// A domain on an unsupported value filters the points that use it.
-	x = expand(t, base, "engine.workers.aggregated.parallelism.replicas=2",
-		"router={policy: kv_router, prefill_load_model: {type: {choices: [none, aic]}}}")
-	if x.Valid != 1 || x.Filtered[FilteredUnsupported] != 1 {
-		t.Errorf("aic point: valid %d filtered %v", x.Valid, x.Filtered)
+	// The aic prefill-load model needs a performance database: without one its points are
+	// invalid configs (sim.Check), named in the value's warning; with one they are valid.
+	t.Setenv(opdb.EnvSystemsDir, "")
+	aic := []string{"engine.workers.aggregated.parallelism.replicas=2",
+		"router={policy: kv_router, prefill_load_model: {type: {choices: [none, aic]}}}"}
+	x = expand(t, base, aic...)
+	if x.Valid != 1 || x.Filtered[FilteredInvalid] != 1 {
+		t.Errorf("aic point without a database: valid %d filtered %v", x.Valid, x.Filtered)
 	}
-	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "router.prefill_load_model.type: value aic has no valid point (all 1 of its points filtered: 1 unsupported)") {
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "router.prefill_load_model.type: value aic has no valid point (all 1 of its points filtered: 1 invalid_config)") ||
+		!strings.Contains(x.Warnings[0], "--systems-dir") {
 		t.Errorf("aic warnings %q", x.Warnings)
+	}
+	const systems = "../../shared/data/aic-systems"
+	if _, err := os.Stat(filepath.Join(systems, "h200_sxm.yaml")); err == nil {
+		t.Setenv(opdb.EnvSystemsDir, systems)
+		if x = expand(t, base, aic...); x.Valid != 2 || len(x.Filtered) != 0 {
+			t.Errorf("aic point with a database: valid %d filtered %v warnings %q", x.Valid, x.Filtered, x.Warnings)
+		}
+	}
+	// An unsupported value filters every point that uses it; with no point left the spec is
+	// wrong, and the error names the value.
+	s, err := Parse([]byte(base), "spec.yaml", []string{"engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}",
+		"planner={policy: enabled, target: sla}"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Expand()
+	var ce config.Errors
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "2 of the 2 grid points are invalid configs") ||
+		!strings.Contains(err.Error(), "planner.policy: enabled is not supported yet") {
+		t.Errorf("unsupported planner: %v", err)
 	}
 }
 

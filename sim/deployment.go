@@ -265,6 +265,63 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 	return ol, nil
 }
 
+// prefillLoadMs is the prefill-time predictor of router.prefill_load_model aic for the router of
+// role name (router.Options.PrefillMs): the time in ms the op_level model of the role's
+// deployment (model, GPU, backend and version, parallel shape, precisions) gives a pass that
+// computes only the prefill of newTokens uncached prompt tokens after cachedTokens cached ones
+// and samples its first token, whatever timing the role itself uses. nil with load model none and
+// for the decode role (its router does not track prefill). Errors (*config.Error on
+// router.prefill_load_model.type unless the model or GPU is unknown): no performance database
+// configured, or one without the tables the deployment needs.
+func (d *deployment) prefillLoadMs(name config.Role, role *config.WorkerRole) (func(newTokens, cachedTokens int) float64, error) {
+	if d.cfg.Router.PrefillLoadModel.Type != "aic" || name == config.RoleDecode {
+		return nil, nil
+	}
+	const path = "router.prefill_load_model.type"
+	need := path + " (aic)"
+	m, err := d.modelFor(need)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkShape(name, role, m); err != nil {
+		return nil, err
+	}
+	hw, err := d.hardwareFor(name, role, need)
+	if err != nil {
+		return nil, err
+	}
+	prec, err := d.precisions(m)
+	if err != nil {
+		return nil, err
+	}
+	e := &d.cfg.Engine
+	if d.db == nil && d.dbErr == nil {
+		d.db, d.dbErr = opdb.FromEnv()
+	}
+	if d.dbErr != nil {
+		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: "the performance database cannot be opened: " + d.dbErr.Error()}
+	}
+	if d.db == nil {
+		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: fmt.Sprintf(
+			"aic predicts prefill times with the op_level model and needs a performance database for gpu %s, backend %s, version %s; "+
+				"none is configured: give --systems-dir DIR (an AIConfigurator systems folder) or set %s, or use type: none",
+			hw.ID, e.Backend, versionName(e.BackendVersion), opdb.EnvSystemsDir)}
+	}
+	ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},
+		m, hw, prec, shape(role), d.eff)
+	if err != nil {
+		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: fmt.Sprintf(
+			"aic needs the op_level model for gpu %s, backend %s, version %s: %v; use type: none", hw.ID, e.Backend, versionName(e.BackendVersion), err)}
+	}
+	return func(n, c int) float64 {
+		var b timing.Batch
+		b.PrefillRequests, b.PrefillTokens, b.PrefillContextTokens = 1, n, c
+		b.PrefillAttentionPairs = int64(n)*int64(c) + int64(n)*int64(n+1)/2
+		b.DecodeRequests, b.DecodeKVTokens, b.SampledTokens = 1, n+c, 1
+		return ol.PassMs(&b)
+	}, nil
+}
+
 // forwardName is forward_model for messages ("" = auto).
 func forwardName(fm string) string {
 	if fm == "" {

@@ -227,14 +227,21 @@ func (s *runState) arrive(ri int32) {
 }
 
 // dispatch is request ri reaching the workers: reject it if its prompt cannot fit the context
-// limit or a KV pool, else route it to a rank of the first role it visits.
+// limit or a KV pool, or, with unchunked prefill, the token budget of one pass of the role that
+// runs its prefill; else route it to a rank of the first role it visits.
 func (s *runState) dispatch(ri int32) {
 	r := &s.reqs[ri]
+	entry := s.decoding
+	if s.prefill != nil {
+		entry = s.prefill
+	}
 	switch {
 	case int(r.PromptLen) >= s.ctxLimit:
 		r.Rejection = engine.RejectedContextLength
 	case int(r.PromptLen) >= s.decoding.kvTokens || s.prefill != nil && int(r.PromptLen) >= s.prefill.kvTokens:
 		r.Rejection = engine.RejectedKVCapacity
+	case entry.unchunkedBudget > 0 && int(r.PromptLen) > entry.unchunkedBudget:
+		r.Rejection = engine.RejectedPrefillBudget
 	}
 	if r.Rejection != engine.NotRejected {
 		r.Status = engine.Rejected

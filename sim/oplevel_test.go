@@ -3,8 +3,6 @@ package sim
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,13 +18,7 @@ const systemsDir = "../../shared/data/aic-systems"
 // what it lacks; roofline is always the roofline; the result records the provider.
 func TestForwardModelSelection(t *testing.T) {
 	t.Setenv(opdb.EnvSystemsDir, "")
-	if _, err := os.Stat(filepath.Join(systemsDir, "h100_sxm.yaml")); err != nil {
-		t.Skipf("performance database not available at %s: %v", systemsDir, err)
-	}
-	db, err := opdb.Open(systemsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := systemsDB(t)
 	run := func(tm config.Timing, weights string, withDB bool) (*Result, error) {
 		cfg := testConfig(512, 16, 8, 4, 4000)
 		cfg.Engine.Model, cfg.Engine.Hardware = "meta-llama/Meta-Llama-3.1-8B-Instruct", "h100_sxm"

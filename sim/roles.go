@@ -43,6 +43,10 @@ type role struct {
 	kvTokens      int
 	gpusPerWorker int
 	dirty         []bool
+	// unchunkedBudget is, with engine.enable_chunked_prefill false, the token budget a prompt's
+	// whole prefill must fit in one pass of this role (scheduler.max_batched_tokens); 0 when
+	// prefill is chunked.
+	unchunkedBudget int
 	// waitingReserve lists, per slot, hand-offs waiting for KV room on a decode rank (FIFO).
 	waitingReserve [][]int32
 	// onFirstToken and onDone are the role's reactions to a request's first token and to its
@@ -100,10 +104,26 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 		// The decode router is overlap-blind and counts every request's blocks (no reuse assumed).
 		opt.TrackDecode = loadAware
 	}
+	if opt.Policy == config.PolicyKVRouter && opt.TrackPrefill {
+		if opt.PrefillMs, err = s.dep.prefillLoadMs(name, spec); err != nil {
+			return nil, err
+		}
+		if opt.PrefillMs != nil {
+			opt.Now = func() float64 { return s.nowMs }
+		}
+	}
 	if p.router, err = router.New(opt); err != nil {
 		return nil, &config.Error{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
 	}
 	style, noEvict, sg := schedulerStyle(s.cfg.Engine.Backend, spec)
+	var speculation *engine.Speculation
+	if sp := s.cfg.Engine.Speculation; sp != nil {
+		speculation = &engine.Speculation{Drafts: int32(sp.NumSpeculativeTokens), Acceptance: sp.AcceptanceRates, Seed: sp.Seed}
+	}
+	unchunked := s.cfg.Engine.EnableChunkedPrefill != nil && !*s.cfg.Engine.EnableChunkedPrefill && style != engine.StyleSGLang
+	if unchunked {
+		p.unchunkedBudget = spec.Scheduler.MaxBatchedTokens
+	}
 	for w := range p.workers {
 		p.workers[w] = &worker{ranks: make([]*engine.Engine, par.AttentionData)}
 		for k := range p.workers[w].ranks {
@@ -111,7 +131,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 				Style: style, NoEvict: noEvict, SGLang: sg,
 				MaxBatchedTokens: spec.Scheduler.MaxBatchedTokens, MaxSequences: spec.Scheduler.MaxSequences,
 				BlockSize: bs, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching,
-				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Worker: int32(w), Rank: int32(k),
+				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Unchunked: unchunked, Speculation: speculation, Worker: int32(w), Rank: int32(k),
 			}, reqs)
 			if err != nil {
 				return nil, err

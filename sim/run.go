@@ -166,6 +166,20 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		in.Preemptions += s.prefill.preemptions()
 	}
 	in.SLA = SLA(cfg)
+	in.UnchunkedPrefill = s.decoding.unchunkedBudget > 0
+	if cfg.Engine.Speculation != nil {
+		in.Speculation = new(engine.SpeculationStats)
+		for _, p := range []*role{s.prefill, s.decoding} {
+			if p == nil {
+				continue
+			}
+			for _, w := range p.workers {
+				for _, e := range w.ranks {
+					in.Speculation.Add(e.SpeculationStats())
+				}
+			}
+		}
+	}
 	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
 	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
 		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName(), TimingNotes: dep.notes}
@@ -214,6 +228,9 @@ func (dep *deployment) check() error {
 			return err
 		}
 		if _, _, err := dep.rankBlocks(name, role); err != nil {
+			return err
+		}
+		if _, err := dep.prefillLoadMs(name, role); err != nil {
 			return err
 		}
 	}

@@ -247,6 +247,7 @@ func aliasNotes(cfg *config.Config) []string {
 var rejectionHints = map[string]string{
 	engine.RejectedContextLength.String(): "prompt of engine.context_length tokens or more; raise engine.context_length",
 	engine.RejectedKVCapacity.String():    "prompt that fills or exceeds a worker's whole KV pool; give kv_cache.capacity more blocks or memory_fraction, or use more GPUs per worker",
+	engine.RejectedPrefillBudget.String(): "prompt longer than scheduler.max_batched_tokens while engine.enable_chunked_prefill is false; raise max_batched_tokens or enable chunked prefill",
 }
 
 // rejectionWarning returns the one-line stderr warning of a run that rejected requests at

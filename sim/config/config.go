@@ -325,7 +325,7 @@ type Engine struct {
 	// maximum); a prompt of ContextLength tokens or more is rejected, and generation stops when
 	// prompt plus output reaches it (dynosim-spec.md §3.2.6).
 	ContextLength int `yaml:"context_length" word:"max" gt:"0" limit:"MaxTokensPerRequest" sweep:""`
-	// Speculation is nil when omitted; a valid block is reported as not supported yet.
+	// Speculation enables speculative decoding; nil when omitted (off).
 	Speculation *Speculation `yaml:"speculation,omitempty" json:",omitempty"`
 	// EnableChunkedPrefill: nil means the backend default (on).
 	EnableChunkedPrefill *bool `yaml:"enable_chunked_prefill,omitempty"`
@@ -340,17 +340,20 @@ type Engine struct {
 	Workers   Workers   `yaml:"workers"`
 }
 
-// Speculation is engine.speculation (dynosim-spec.md §3.2): checked, then reported as not
-// supported yet (only vLLM op-level timing models it). Kind, NumSpeculativeTokens and
-// AcceptanceRates are required.
+// Speculation is engine.speculation (dynosim-spec.md §3.2): n-gram speculative decoding, run by
+// every backend's scheduler and priced by every timing model (engine.Speculation). Kind,
+// NumSpeculativeTokens and AcceptanceRates are required; AcceptanceRates has exactly
+// NumSpeculativeTokens entries, each in [0, 1].
 type Speculation struct {
 	// Kind of drafting; only ngram exists.
 	Kind string `yaml:"kind" optional:"" enum:"ngram"`
 	// NumSpeculativeTokens is the number of draft tokens per decode round.
 	NumSpeculativeTokens int `yaml:"num_speculative_tokens" optional:"" min:"1" max:"5"`
 	// AcceptanceRates holds one acceptance probability per draft token.
+	// p_i is the probability that draft i is accepted given that drafts 1..i−1 were.
 	AcceptanceRates []float64 `yaml:"acceptance_rates" min:"0" max:"1"`
-	Seed            uint64    `yaml:"seed" default:"42"`
+	// Seed drives the acceptance draws (default 42).
+	Seed uint64 `yaml:"seed" default:"42"`
 }
 
 // Precision values (engine.precision.weights and .kv_cache); "" stands for auto.

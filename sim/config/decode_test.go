@@ -381,11 +381,8 @@ func TestDecodeUnsupportedValues(t *testing.T) {
 		path string
 		frag string
 	}{
-		{[]string{"engine.enable_chunked_prefill=false"}, "engine.enable_chunked_prefill", "false is not supported yet"},
 		{[]string{"engine.workers.aggregated.timing={type: default, forward_model: fpm}"}, "engine.workers.aggregated.timing.forward_model", "fpm is not supported yet"},
-		{[]string{"router={policy: kv_router, prefill_load_model: {type: aic}, overlap_score_credit: 0.5}"}, "router.prefill_load_model.type", "aic is not supported yet"},
 		{[]string{"planner={policy: enabled, target: sla, fpm_sample_bucket_size: 16, max_num_gpus: -1, prefill_min_workers: null}"}, "planner.policy", "enabled is not supported yet"},
-		{[]string{"engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.9, 0.5]}"}, "engine.speculation", "ngram speculation is not supported yet"},
 		{[]string{"traffic={source: {type: trace, format: weka, paths: [x]}, load: {type: trace_timestamps}}"}, "traffic.source.format", "weka is not supported yet"},
 	}
 	for _, tc := range cases {

@@ -558,19 +558,10 @@ func (c *Config) Unsupported() Errors {
 		add("traffic.source.format", s.Format, "use format: mooncake")
 	}
 	e := &c.Engine
-	if s := e.Speculation; s != nil {
-		add("engine.speculation", s.Kind+" speculation", "remove engine.speculation")
-	}
 	for _, name := range Roles() {
 		if r := e.Workers.Role(name); r != nil && r.Timing.ForwardModel == ForwardFPM {
 			add("engine.workers."+string(name)+".timing.forward_model", ForwardFPM, "use forward_model: auto or op_level")
 		}
-	}
-	if e.EnableChunkedPrefill != nil && !*e.EnableChunkedPrefill {
-		add("engine.enable_chunked_prefill", "false", "omit it or set it to true")
-	}
-	if c.Router.PrefillLoadModel.Type == loadModelAIC {
-		add("router.prefill_load_model.type", loadModelAIC, "use type: none")
 	}
 	if c.Planner.Policy == plannerEnabled {
 		add("planner.policy", plannerEnabled, "use policy: disabled")

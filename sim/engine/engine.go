@@ -67,6 +67,17 @@ type Config struct {
 	// PrefillOnly prices passes without a decode part: a prefill worker of disaggregated serving
 	// produces only the first token, inside the prefill forward (engine-internals.md §1.2 step 4).
 	PrefillOnly bool
+	// Unchunked (engine.enable_chunked_prefill: false; StyleVLLM and StyleTRTLLM) computes a
+	// prompt's prefill whole in one pass: a request is admitted only when all its uncomputed
+	// tokens fit what is left of the token budget, so the budget limits how many prompts start
+	// together, not how a prompt is cut (vLLM's scheduler without chunked prefill). The caller
+	// rejects prompts longer than MaxBatchedTokens (RejectedPrefillBudget). A recompute after a
+	// preemption (prompt plus the output so far) longer than MaxBatchedTokens is still cut at
+	// the budget, so it cannot stall: vLLM avoids that case by requiring max_model_len <=
+	// max_num_batched_tokens when chunked prefill is off.
+	Unchunked bool
+	// Speculation enables speculative decoding (nil: off); see Speculation.
+	Speculation *Speculation
 	// Worker and Rank identify the engine; requests placed on it carry the same pair.
 	Worker, Rank int32
 }
@@ -95,11 +106,15 @@ type Engine struct {
 	batch       timing.Batch
 	preemptions int64
 	sg          sglangState
+	spec        SpeculationStats
 }
 
+// scheduledReq is a request's share of a pass: tokens computed and, for a speculative decode
+// step, draft tokens verified.
 type scheduledReq struct {
 	req    int32
 	tokens int32
+	drafts int32
 }
 
 // New returns an idle engine over the request slice reqs (shared with the caller).
@@ -160,6 +175,7 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	budget := int32(e.cfg.MaxBatchedTokens)
 	e.scheduled = e.scheduled[:0]
 	preempted := false
+	spare := e.draftSpare()
 
 	for i := 0; i < len(e.running) && budget > 0; i++ {
 		ri := e.running[i]
@@ -168,7 +184,8 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		if n == 0 {
 			continue // a TensorRT-LLM context chunk needs a whole block of budget
 		}
-		need := ceilDiv(r.NumComputed+n, e.bs) - int32(len(r.Blocks))
+		d := e.drafts(r, n, budget, spare)
+		need := ceilDiv(r.NumComputed+n+d, e.bs) - int32(len(r.Blocks))
 		for need > 0 && int(need) > e.pool.Available() {
 			victim := e.running[len(e.running)-1]
 			e.running = e.running[:len(e.running)-1]
@@ -181,11 +198,15 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		if r.Status != Running {
 			break // r itself was preempted; everything after it already was too
 		}
+		held := len(r.Blocks)
 		if need > 0 {
 			r.Blocks = e.pool.allocate(need, r.Blocks)
 		}
-		e.schedule(ri, n)
-		budget -= n
+		if d > 0 {
+			e.useSpare(r, held, &spare)
+		}
+		e.schedule(ri, n, d)
+		budget -= n + d
 	}
 
 	if !preempted {
@@ -203,7 +224,16 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 // (TensorRT-LLM's context chunks are multiples of tokens_per_block), possibly 0 when another
 // request took part of the budget. A budget below one block is used whole, so a token budget
 // smaller than the block size still makes progress.
+//
+// Unchunked, a remaining count of at most MaxBatchedTokens is all or nothing: remaining when it
+// fits budget, else 0 (the request waits for a pass with room for it whole).
 func (e *Engine) chunk(remaining, budget int32) int32 {
+	if e.cfg.Unchunked && remaining <= int32(e.cfg.MaxBatchedTokens) {
+		if remaining > budget {
+			return 0
+		}
+		return remaining
+	}
 	n := min(remaining, budget)
 	if e.cfg.Style != StyleTRTLLM || n == remaining {
 		return n
@@ -229,6 +259,12 @@ func (e *Engine) price(firstTokenCosts bool) (durMs float64, any bool) {
 		if s.tokens == 1 && r.Generated > 0 && before == r.known()-1 {
 			b.DecodeSteps++
 			b.DecodeStepKVTokens += int(r.NumComputed)
+			if d := int(s.drafts); d > 0 {
+				// Draft j (1-based) attends to the KV up to and including itself.
+				b.DraftTokens += d
+				b.DraftKVTokens += d*int(r.NumComputed) + d*(d+1)/2
+				r.drafts = s.drafts
+			}
 		} else {
 			n := int64(s.tokens)
 			b.PrefillRequests++
@@ -267,7 +303,14 @@ func (e *Engine) admitWaiting(nowMs float64, budget int32) int32 {
 		if len(r.Blocks) > 0 {
 			// KV already in place (a disaggregated hand-off reserved and filled it).
 			n := e.chunk(known-r.NumComputed, budget)
-			need := ceilDiv(r.NumComputed+n, e.bs) - int32(len(r.Blocks))
+			d := int32(0)
+			if n > 0 && !e.cfg.NoEvict {
+				d = e.drafts(r, n, budget, e.draftSpare())
+			} else if n > 0 {
+				// Under NoEvict the request's footprint, reserved at admission, holds its drafts.
+				d = e.drafts(r, n, budget, int(e.footprint(r))-max(len(r.Blocks), int(ceilDiv(known, e.bs))))
+			}
+			need := ceilDiv(r.NumComputed+n+d, e.bs) - int32(len(r.Blocks))
 			if e.cfg.NoEvict {
 				claim := int(e.footprint(r)) - len(r.Blocks)
 				if n == 0 || claim > room {
@@ -281,8 +324,8 @@ func (e *Engine) admitWaiting(nowMs float64, budget int32) int32 {
 			e.heldWaiting--
 			r.Blocks = e.pool.allocate(max(need, 0), r.Blocks)
 			e.admit(ri, nowMs, Admission{ReusedTokens: r.ownLo})
-			e.schedule(ri, n)
-			budget -= n
+			e.schedule(ri, n, d)
+			budget -= n + d
 			continue
 		}
 		var hits, inactiveHits int32
@@ -327,7 +370,7 @@ func (e *Engine) admitHead(nowMs float64, hits, need, n int32) {
 	var a Admission
 	a.ReusedTokens, a.RecoveredTokens = r.splitHit(r.NumComputed)
 	e.admit(ri, nowMs, a)
-	e.schedule(ri, n)
+	e.schedule(ri, n, 0)
 }
 
 // footprint is the KV blocks request r holds when it completes under NoEvict's reservation:
@@ -406,12 +449,19 @@ func (e *Engine) admit(ri int32, nowMs float64, a Admission) {
 	e.running = append(e.running, ri)
 }
 
-// schedule computes n more tokens of request ri (its KV is allocated) and registers the blocks
-// this completes with the prefix cache, so later requests in the same pass can hit them.
-func (e *Engine) schedule(ri int32, n int32) {
+// schedule computes n more tokens of request ri and verifies d draft tokens after them (their
+// KV is allocated) and registers the blocks the n tokens complete with the prefix cache, so
+// later requests in the same pass can hit them.
+func (e *Engine) schedule(ri int32, n, d int32) {
 	r := &e.reqs[ri]
 	r.NumComputed += n
-	e.scheduled = append(e.scheduled, scheduledReq{req: ri, tokens: n})
+	e.scheduled = append(e.scheduled, scheduledReq{req: ri, tokens: n, drafts: d})
+	e.registerFull(r)
+}
+
+// registerFull offers the request's full blocks of computed tokens not offered yet to the prefix
+// cache (with prefix caching on).
+func (e *Engine) registerFull(r *Request) {
 	if !e.cfg.PrefixCaching {
 		return
 	}
@@ -479,11 +529,25 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 	for _, ri := range e.ready {
 		r := &e.reqs[ri]
 		if r.Generated < r.MaxOutput {
+			accepted := int32(0)
+			if d := r.drafts; d > 0 {
+				r.drafts = 0
+				accepted = e.accept(ri, r, d)
+				e.spec.Rounds++
+				e.spec.Drafts += int64(d)
+				e.spec.Accepted += int64(accepted)
+			}
 			if r.emit(endMs, r.Worker, pass) {
 				continued++
 			}
 			if r.Generated == 1 && first != nil {
 				first(ri)
+			}
+			if accepted > 0 {
+				// The accepted drafts' KV was computed by this pass: it is the request's now.
+				r.emitWith(endMs, accepted)
+				r.NumComputed += accepted
+				e.registerFull(r)
 			}
 		}
 		if r.Generated >= r.MaxOutput {

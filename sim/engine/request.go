@@ -27,11 +27,19 @@ const (
 	RejectedContextLength
 	// RejectedKVCapacity: the prompt needs more KV than a worker's whole KV pool holds.
 	RejectedKVCapacity
+	// RejectedPrefillBudget: with engine.enable_chunked_prefill false, the prompt has more tokens
+	// than the token budget of one pass (scheduler.max_batched_tokens of the role that runs the
+	// prefill), so its prefill could never run whole in one pass; vLLM refuses such a prompt
+	// (its prompt-length check against max_num_batched_tokens when chunked prefill is off).
+	RejectedPrefillBudget
 )
 
-// String is the reason's name: "context_length", "kv_capacity", or "" when not rejected.
+// String is the reason's name: "context_length", "kv_capacity", "max_batched_tokens", or ""
+// when not rejected.
 func (r RejectReason) String() string {
 	switch r {
+	case RejectedPrefillBudget:
+		return "max_batched_tokens"
 	case RejectedContextLength:
 		return "context_length"
 	case RejectedKVCapacity:
@@ -136,6 +144,12 @@ type Request struct {
 	lastPass, runFirst int32
 	Runs               []PassRun
 	Gaps               []float64
+	// WithPrevious counts output tokens that arrived at the same time as the token before them
+	// (speculative decoding: a round emits its accepted drafts and its sampled token together);
+	// each has an ITL sample of 0 ms.
+	WithPrevious int32
+	// drafts is the draft tokens the request's decode step in the pass being run verifies.
+	drafts int32
 }
 
 // Admission is one admission of a request into a rank's running set. Token counts are whole
@@ -214,6 +228,15 @@ func (r *Request) emit(endMs float64, worker, pass int32) (continued bool) {
 	r.LastTokenMs = endMs
 	r.Generated++
 	return continued
+}
+
+// emitWith records n more output tokens at endMs, emitted by the same pass as the token just
+// emitted (a speculative round's accepted drafts): each arrives with the one before it, so its
+// gap is 0 and it does not change the pass run.
+func (r *Request) emitWith(endMs float64, n int32) {
+	r.LastTokenMs = endMs
+	r.Generated += n
+	r.WithPrevious += n
 }
 
 // EachRun calls fn with every pass run of the request: the closed ones in order, then the open

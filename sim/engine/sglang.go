@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // SGLang scheduler constants (engine-internals.md §1.1 and §1.3, from SGLang's server arguments
 // and scheduler: chunked_prefill_size, max_prefill_tokens, CLIP_MAX_NEW_TOKENS,
@@ -180,7 +183,7 @@ func (e *Engine) prefillBatch(nowMs float64) {
 		}
 		b.take(charged, cost)
 		r.Blocks = e.pool.allocate(max(need, 0), r.Blocks)
-		e.schedule(ci, n)
+		e.schedule(ci, n, 0)
 		if r.NumComputed < r.known() {
 			return
 		}
@@ -305,20 +308,26 @@ func (e *Engine) decodeStep() {
 	} else {
 		e.sg.ratio = max(e.sg.minRatio, e.sg.ratio-e.sg.decay)
 	}
+	spare := e.draftSpare()
 	for _, ri := range e.running {
 		if ri == e.sg.chunked {
 			continue
 		}
 		r := &e.reqs[ri]
 		n := r.known() - r.NumComputed
-		grow := ceilDiv(r.NumComputed+n, e.bs) - int32(len(r.Blocks))
+		d := e.drafts(r, n, math.MaxInt32, spare)
+		grow := ceilDiv(r.NumComputed+n+d, e.bs) - int32(len(r.Blocks))
 		if int(grow) > e.pool.Available() {
 			continue
 		}
+		held := len(r.Blocks)
 		if grow > 0 {
 			r.Blocks = e.pool.allocate(grow, r.Blocks)
 		}
-		e.schedule(ri, n)
+		if d > 0 {
+			e.useSpare(r, held, &spare)
+		}
+		e.schedule(ri, n, d)
 	}
 }
 

@@ -16,7 +16,8 @@ type Summary struct {
 	// UnfinishedRequests.
 	NumRequests int64
 	// RejectedRequests counts requests rejected at arrival; RejectedByReason splits them by
-	// engine.RejectReason name (context_length, kv_capacity; every reason present, 0 when none).
+	// engine.RejectReason name (context_length, kv_capacity, 0 when none; max_batched_tokens too
+	// when engine.enable_chunked_prefill is false).
 	RejectedRequests int64
 	RejectedByReason map[string]int64
 	// UnfinishedRequests counts requests still queued or running when the run stopped (a
@@ -61,6 +62,13 @@ type Summary struct {
 	// (engine.Admission.RecoveredTokens; a servesweep addition, key total_recovered_tokens).
 	// They are not prefix reuse and do not count in PrefixCacheReusedRatio.
 	TotalRecoveredTokens int64
+	// HasSpeculation marks a run with engine.speculation; Speculation then holds its counts
+	// over every rank and every request (finished or not). Map writes them as
+	// num_speculative_rounds, num_draft_tokens, num_accepted_draft_tokens,
+	// draft_acceptance_rate (accepted / draft tokens, 0 with none) and mean_accepted_length
+	// (tokens per round that verified drafts, engine.SpeculationStats.MeanAcceptedLength).
+	HasSpeculation bool
+	Speculation    engine.SpeculationStats
 }
 
 // MinDurationS is the floor of duration_s in every rate of the summary: rates divide by
@@ -99,9 +107,14 @@ type Input struct {
 	PrefillWorkers, DecodeWorkers             int
 	PrefillGPUsPerWorker, DecodeGPUsPerWorker int
 	// SLA, when non-nil, enables goodput.
-	SLA         *SLA
-	WallTimeMs  float64
-	Preemptions int64
+	SLA        *SLA
+	WallTimeMs float64
+	// Speculation is the run's speculative-decoding counts (engine.speculation); nil when off.
+	Speculation *engine.SpeculationStats
+	// UnchunkedPrefill (engine.enable_chunked_prefill: false) lists the max_batched_tokens
+	// reason in RejectedByReason even when it rejected nothing.
+	UnchunkedPrefill bool
+	Preemptions      int64
 }
 
 // Build computes the Summary from a finished run (dynosim-spec.md §4.2, engine-internals.md §7).
@@ -116,6 +129,9 @@ func Build(in *Input) *Summary {
 			engine.RejectedContextLength.String(): 0, engine.RejectedKVCapacity.String(): 0,
 		},
 	}
+	if in.UnchunkedPrefill {
+		s.RejectedByReason[engine.RejectedPrefillBudget.String()] = 0
+	}
 	completed := 0
 	for i := range in.Requests {
 		if in.Requests[i].Status == engine.Completed {
@@ -127,6 +143,7 @@ func Build(in *Input) *Summary {
 	ttft, ttst, tpot, e2e := samples[:0:completed], samples[completed:completed:2*completed],
 		samples[2*completed:2*completed:3*completed], samples[3*completed:3*completed]
 	var gaps []float64
+	var withPrevious int64 // tokens that arrived with the token before them: ITL samples of 0 ms
 	var reused, firstReused int64
 	good := int64(0)
 	goodTokens := int64(0)
@@ -167,6 +184,7 @@ func Build(in *Input) *Summary {
 			ttst = append(ttst, clamp(r.SecondTokenMs-r.FirstTokenMs))
 			tpot = append(tpot, clamp((r.LastTokenMs-r.FirstTokenMs)/float64(n-1)))
 			gaps = append(gaps, r.Gaps...)
+			withPrevious += int64(r.WithPrevious)
 		}
 		if in.SLA != nil && isGood(r, in.SLA) {
 			good++
@@ -204,6 +222,13 @@ func Build(in *Input) *Summary {
 	segs := []segment{{v: gaps}}
 	for _, l := range in.PassLogs {
 		segs = l.appendSegments(segs)
+	}
+	for ; withPrevious > 0; withPrevious -= math.MaxInt32 {
+		segs = append(segs, segment{v: []float64{0}, c: []int32{int32(min(withPrevious, math.MaxInt32))}})
+	}
+	if sp := in.Speculation; sp != nil {
+		s.HasSpeculation = true
+		s.Speculation = *sp
 	}
 	s.ITL, s.OutputTokenThroughputPerUser = gapStats(segs)
 	return s
@@ -272,6 +297,18 @@ func (s *Summary) Map() map[string]any {
 		"total_recovered_tokens":                    s.TotalRecoveredTokens,
 		"power_w":                                   nil,
 		"power_coverage":                            nil,
+	}
+	if s.HasSpeculation {
+		sp := s.Speculation
+		rate := 0.0
+		if sp.Drafts > 0 {
+			rate = float64(sp.Accepted) / float64(sp.Drafts)
+		}
+		m["num_speculative_rounds"] = sp.Rounds
+		m["num_draft_tokens"] = sp.Drafts
+		m["num_accepted_draft_tokens"] = sp.Accepted
+		m["draft_acceptance_rate"] = rate
+		m["mean_accepted_length"] = sp.MeanAcceptedLength()
 	}
 	if s.HasGoodput {
 		m["goodput_completed_requests"] = s.GoodputCompletedRequests

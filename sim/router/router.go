@@ -39,6 +39,13 @@ type Options struct {
 	Seed uint64
 	// Requests is the number of requests of the run (per-request state is kept in flat slices).
 	Requests int
+	// PrefillMs, when set, is router.prefill_load_model aic: the predicted time in ms of a
+	// prefill of newTokens uncached prompt tokens after cachedTokens cached ones on a slot, and
+	// Now the current virtual time in ms. The oldest active prefill of each slot then counts in
+	// the prefill load with its tokens decayed linearly over that time (Router). nil: load
+	// model none, a prefill counts whole until its first token.
+	PrefillMs func(newTokens, cachedTokens int) float64
+	Now       func() float64
 }
 
 // Router routes requests to rank slots and tracks what it placed: active prefill tokens (charged
@@ -56,6 +63,13 @@ type Options struct {
 // temperature t > 0, slot i is drawn with probability ∝ exp(−(c_i − c_min) / ((c_max − c_min)·t)),
 // uniform when all costs are equal. random draws a slot uniformly; least_loaded takes the slot
 // with the fewest active tokens (prefill tokens plus live blocks × block size), lowest slot first.
+//
+// With the aic prefill-load model (Options.PrefillMs) a routed request's charge, its uncached
+// prompt tokens, decays in kv_router's active_prefill_tokens while it is the oldest active
+// prefill of its slot: charge × max(0, 1 − elapsed / expected), where expected is PrefillMs of
+// the request and elapsed runs from when it became the oldest (its routing, or the first token
+// of the prefill before it); later prefills count whole until they become the oldest
+// (engine-internals.md §3.5: 100 tokens, 10 s expected, 5 s elapsed → 50).
 type Router struct {
 	opt   Options
 	slots int
@@ -72,6 +86,14 @@ type Router struct {
 	reqPrefill []int64
 	reqBlocks  []int32
 	reqHashes  [][]uint64
+
+	// aic prefill-load model: per slot the active prefills in routing order (queue[w][head[w]:],
+	// finished ones skipped lazily) and when the oldest became the oldest; per request the
+	// predicted prefill time in ms.
+	queue     [][]int32
+	head      []int
+	oldestAt  []float64
+	reqPrefMs []float64
 }
 
 // New validates opt and returns a Router.
@@ -99,6 +121,13 @@ func New(opt Options) (*Router, error) {
 	}
 	if opt.UseOverlap {
 		p.index = new(blockmap.Map[uint64])
+	}
+	if opt.PrefillMs != nil {
+		if opt.Now == nil {
+			return nil, fmt.Errorf("router: the aic prefill-load model needs a clock")
+		}
+		p.queue, p.head, p.oldestAt = make([][]int32, slots), make([]int, slots), make([]float64, slots)
+		p.reqPrefMs = make([]float64, opt.Requests)
 	}
 	return p, nil
 }
@@ -151,7 +180,7 @@ func (p *Router) Route(req int32, isl int, promptHashes []uint64) (slot int, ove
 		for w := 0; w < p.slots; w++ {
 			c := 0.0
 			if p.opt.TrackPrefill {
-				pre := float64(p.prefill[w]+int64(isl)) / float64(bs)
+				pre := (p.activePrefill(w) + float64(isl)) / float64(bs)
 				if p.index != nil {
 					pre -= p.opt.OverlapScoreCredit * float64(p.overlap[w])
 				}
@@ -172,6 +201,15 @@ func (p *Router) Route(req int32, isl int, promptHashes []uint64) (slot int, ove
 		charge := int64(isl - overlapBlocks*bs)
 		p.prefill[slot] += charge
 		p.reqPrefill[req] = charge
+		if p.queue != nil && charge > 0 {
+			cached := overlapBlocks * bs
+			p.reqPrefMs[req] = p.opt.PrefillMs(int(charge), cached)
+			if p.head[slot] == len(p.queue[slot]) {
+				p.queue[slot], p.head[slot] = p.queue[slot][:0], 0
+				p.oldestAt[slot] = p.opt.Now()
+			}
+			p.queue[slot] = append(p.queue[slot], req)
+		}
 	}
 	if p.opt.TrackDecode {
 		p.reqBlocks[req] = int32(blocks)
@@ -300,9 +338,44 @@ func (p *Router) pick() int {
 // PrefillDone releases the prefill tokens charged for req (its first token was produced).
 func (p *Router) PrefillDone(req int32) {
 	if c := p.reqPrefill[req]; c != 0 {
-		p.prefill[p.reqSlot[req]] -= c
+		w := p.reqSlot[req]
+		p.prefill[w] -= c
 		p.reqPrefill[req] = 0
+		if p.queue != nil {
+			p.skipDone(int(w))
+		}
 	}
+}
+
+// skipDone drops finished prefills from the front of slot w's queue; when the oldest changes,
+// the new oldest's decay starts now.
+func (p *Router) skipDone(w int) {
+	q, h := p.queue[w], p.head[w]
+	moved := false
+	for h < len(q) && p.reqPrefill[q[h]] == 0 {
+		h++
+		moved = true
+	}
+	p.head[w] = h
+	if moved && h < len(q) {
+		p.oldestAt[w] = p.opt.Now()
+	}
+}
+
+// activePrefill is slot w's active prefill tokens as kv_router's cost counts them: every charge
+// whole, except under the aic load model the oldest's, decayed over its predicted prefill time.
+func (p *Router) activePrefill(w int) float64 {
+	load := float64(p.prefill[w])
+	if p.queue == nil || p.head[w] == len(p.queue[w]) {
+		return load
+	}
+	oldest := p.queue[w][p.head[w]]
+	c := float64(p.reqPrefill[oldest])
+	left := 0.0
+	if exp := p.reqPrefMs[oldest]; exp > 0 {
+		left = c * max(0, 1-(p.opt.Now()-p.oldestAt[w])/exp)
+	}
+	return load - c + min(left, c)
 }
 
 // Free releases everything still charged for req (it finished or left the pool).
@@ -315,8 +388,12 @@ func (p *Router) Free(req int32) {
 	}
 }
 
-// ActivePrefillTokens returns the prefill tokens charged to slot.
+// ActivePrefillTokens returns the prefill tokens charged to slot (whole, without the aic decay).
 func (p *Router) ActivePrefillTokens(slot int) int64 { return p.prefill[slot] }
+
+// PrefillLoad returns slot's active prefill tokens as kv_router's cost counts them now: with the
+// aic prefill-load model the oldest prefill decayed (Router), else ActivePrefillTokens.
+func (p *Router) PrefillLoad(slot int) float64 { return p.activePrefill(slot) }
 
 // ActiveDecodeBlocks returns the live prompt blocks charged to slot.
 func (p *Router) ActiveDecodeBlocks(slot int) int64 { return p.liveCount[slot] }

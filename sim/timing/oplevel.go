@@ -19,12 +19,14 @@ type OpLevelSource struct {
 // the GPU with the backend (AIConfigurator's per-operation database, package opdb), for a dense
 // decoder-only model on one attention-DP rank of Shape.Tensor × Shape.Pipeline GPUs.
 //
-// Per pass, from the Batch (T = PrefillTokens + DecodeSteps tokens through the GEMMs, S =
-// SampledTokens rows through the lm_head, r = PrefillRequests, d = DecodeSteps), with m =
+// Per pass, from the Batch (T = PrefillTokens + DecodeSteps + DraftTokens tokens through the
+// GEMMs, S = SampledTokens + DraftTokens rows through the lm_head, r = PrefillRequests,
+// d = DecodeSteps + DraftTokens decode queries attending DecodeStepKVTokens + DraftKVTokens keys
+// in all: speculative decoding's verified drafts are tokens of the pass), with m =
 // min(p, sequences) pipeline micro-batches as in Roofline and T' = T/m:
 //
 //	layer     = gemm(qkv, T') + gemm(o, T') + gemm(gate_up, T') + gemm(down, T')
-//	          + ctx_attn(max(1, r/m), ℓ) + gen_attn(max(1, d/m), DecodeStepKVTokens/d)
+//	          + ctx_attn(max(1, r/m), ℓ) + gen_attn(max(1, d/m), (DecodeStepKVTokens + DraftKVTokens)/d)
 //	          + 2 · all_reduce(T'·h·2 bytes)                                   when t > 1
 //	          + elementwise(T')
 //	pass      = L · layer + gemm(lm_head, S) + (p−1) · send(T'·h·2 bytes)
@@ -184,7 +186,7 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 
 // PassMs implements Model; see OpLevel for the composition. An empty batch costs 0.
 func (ol *OpLevel) PassMs(b *Batch) float64 {
-	tokens := float64(b.PrefillTokens + b.DecodeSteps)
+	tokens := float64(b.PrefillTokens + b.DecodeSteps + b.DraftTokens)
 	if tokens == 0 && b.SampledTokens == 0 {
 		return 0
 	}
@@ -196,12 +198,14 @@ func (ol *OpLevel) PassMs(b *Batch) float64 {
 		layer += ol.ctx.Latency(math.Max(1, r/micro), math.Max(1, l))
 	}
 	if d := float64(b.DecodeSteps); d > 0 {
-		layer += ol.gen.Latency(math.Max(1, d/micro), math.Max(1, float64(b.DecodeStepKVTokens)/d))
+		// Each verified draft is one more decode query at its own KV length.
+		q := d + float64(b.DraftTokens)
+		layer += ol.gen.Latency(math.Max(1, q/micro), math.Max(1, float64(b.DecodeStepKVTokens+b.DraftKVTokens)/q))
 	}
 	if ol.allReduce != nil && tm > 0 {
 		layer += 2 * ol.allReduce.Latency(tm*ol.hiddenBytes)
 	}
-	ms := ol.layers*layer + ol.head.at(float64(b.SampledTokens)) + ol.overheadMs + float64(b.SampledTokens)*ol.seqOverheadMs
+	ms := ol.layers*layer + ol.head.at(float64(b.SampledTokens+b.DraftTokens)) + ol.overheadMs + float64(b.SampledTokens)*ol.seqOverheadMs
 	if ol.send != nil && tm > 0 {
 		ms += (ol.pipeline - 1) * ol.send.Latency(tm*ol.hiddenBytes)
 	}

@@ -107,8 +107,10 @@ func (e Efficiency) Validate() error {
 // Notation: L layers, h hidden size, H attention heads, d head dim, t = Tensor, p = Pipeline;
 // P_lin = ModelSpec.LinearParams, P_head = hidden × vocab; F(x) the dense tensor peak of format
 // x (Hardware.PeakTFLOPS), B the HBM bandwidth, N the link bandwidth (one direction); η the
-// Efficiency fractions. Per pass, from the Batch: T = PrefillTokens + DecodeSteps tokens go
-// through the GEMMs, S = SampledTokens rows through the lm_head.
+// Efficiency fractions. Per pass, from the Batch: T = PrefillTokens + DecodeSteps + DraftTokens
+// tokens go through the GEMMs, S = SampledTokens + DraftTokens rows through the lm_head (the
+// per-sequence host time counts SampledTokens only); decode attention computes
+// DecodeStepKVTokens + DraftKVTokens (query, key) pairs over DecodeStepKVTokens of KV.
 //
 //	gemm      = max(2·(P_lin·T)/(t·p·F(weights)·η_gemm·η_q) + 2·(P_head·S)/(t·p·F(bf16)·η_gemm),
 //	                W/(t·B·η_mem))        W = P_lin·bytes(weights)/η_qm + P_head·2 (lm_head in BF16)
@@ -307,7 +309,7 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 
 // PassMs implements Model; see Roofline for the formula. An empty batch costs 0.
 func (r *Roofline) PassMs(b *Batch) float64 {
-	tokens := float64(b.PrefillTokens + b.DecodeSteps)
+	tokens := float64(b.PrefillTokens + b.DecodeSteps + b.DraftTokens)
 	if tokens == 0 && b.SampledTokens == 0 {
 		return 0
 	}
@@ -319,7 +321,7 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 		// The expected share of local experts the pass's tokens (all attention-DP ranks') hit.
 		weightMs += r.moe.expertWeightMs * -math.Expm1(tokens*r.moe.dataRanks*r.moe.missLog)
 	}
-	gemm := math.Max(scale*(tokens*r.gemmMsPerToken+float64(b.SampledTokens)*r.headMsPerSample), weightMs)
+	gemm := math.Max(scale*(tokens*r.gemmMsPerToken+float64(b.SampledTokens+b.DraftTokens)*r.headMsPerSample), weightMs)
 	ms := r.overheadMs + float64(b.SampledTokens)*r.seqOverheadMs + gemm
 	if r.moe.commMs > 0 || r.moe.commMsPerToken > 0 {
 		ms += r.moe.commMs + scale*tokens*r.moe.commMsPerToken
@@ -329,8 +331,9 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 			float64(b.PrefillContextTokens+b.PrefillTokens)*r.kvMsPerToken)
 	}
 	if b.DecodeSteps > 0 {
+		// Verified drafts add (query, key) pairs but read the same KV.
 		kv := float64(b.DecodeStepKVTokens)
-		ms += scale * math.Max(kv*r.attnMsPerPair, kv*r.kvMsPerToken)
+		ms += scale * math.Max((kv+float64(b.DraftKVTokens))*r.attnMsPerPair, kv*r.kvMsPerToken)
 	}
 	if r.allReduceMs > 0 || r.allReduceMsPerTok > 0 {
 		ms += r.allReduceMs + scale*tokens*r.allReduceMsPerTok

@@ -351,3 +351,23 @@ func TestTensorParallelShortensSmallBatchDecode(t *testing.T) {
 		t.Errorf("steps TP1 %.3f, TP2 %.3f, TP4 %.3f ms: ratios %.2f and %.2f, want <= 0.90 and 0.75", tp1, tp2, tp4, tp2/tp1, tp4/tp1)
 	}
 }
+
+// TestRooflineDrafts: speculative decoding's verified drafts are tokens of the pass. Four decode
+// steps at 100 KV tokens, each verifying 2 drafts (KV 101 and 102: DraftKVTokens 4 × 203 = 812):
+// GEMM compute (4 + 8) × 2×73,728 + (4 + 8) lm_head rows × 2×6,400 = 1,923,072 FLOP → 1.923072 ms;
+// attention (400 + 812) pairs × 512 FLOP = 620,544 → 0.620544 ms beats the KV read of the 400
+// tokens (0.1024 ms). Fixed and polynomial timing charge the same as without drafts.
+func TestRooflineDrafts(t *testing.T) {
+	r := mustRoofline(t, tinyModel(), tinyGPU(), Precisions{Weights: BF16, KVCache: BF16}, Shape{Tensor: 1, Pipeline: 1}, ideal())
+	plain := Batch{DecodeRequests: 4, DecodeKVTokens: 400, DecodeSteps: 4, DecodeStepKVTokens: 400, SampledTokens: 4, KVCapacityTokens: 4000}
+	drafts := plain
+	drafts.DraftTokens, drafts.DraftKVTokens = 8, 812
+	if got, want := r.PassMs(&drafts), 1.923072+0.620544; !near(got, want) {
+		t.Errorf("decode with drafts = %v, want %v", got, want)
+	}
+	for _, m := range []Model{Fixed{PrefillMs: 30, DecodeMs: 8}, Polynomial{}} {
+		if a, b := m.PassMs(&plain), m.PassMs(&drafts); a != b {
+			t.Errorf("%T: %v without drafts, %v with", m, a, b)
+		}
+	}
+}

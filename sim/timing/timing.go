@@ -43,6 +43,12 @@ type Batch struct {
 	// pass computes their logits (decode steps and finished prefills, also on a prefill-only
 	// worker).
 	SampledTokens int
+	// DraftTokens counts the draft tokens the pass's decode steps verify (speculative decoding,
+	// engine.speculation): each goes through the GEMMs and the lm_head like a token of the
+	// pass. DraftKVTokens is Σ over them of the KV length each attends to (its step's KV length
+	// plus its position among the drafts). Both are 0 without speculation.
+	DraftTokens   int
+	DraftKVTokens int
 }
 
 // Model gives the duration of a forward pass in ms. Implementations must return finite values
@@ -55,7 +61,8 @@ type Model interface {
 
 // Fixed charges PrefillMs for a pass with at least one prefill request and DecodeMs for a pass
 // with at least one decoding request; a mixed pass pays both (dynosim-spec.md §3.2.4; the
-// reference leaves mixed passes UNCONFIRMED, servesweep sums them like every vLLM pass).
+// reference leaves mixed passes UNCONFIRMED, servesweep sums them like every vLLM pass). Draft
+// tokens cost nothing more: a speculative round is one decode pass.
 type Fixed struct {
 	PrefillMs, DecodeMs float64
 }
@@ -80,7 +87,8 @@ func (f Fixed) PassMs(b *Batch) float64 {
 // mean_prefix): prefill_ms = 4.209989e-7·T² + 1.518344e-2·T + 16.50142, or 0 when T = 0.
 //
 // Decode: with u = min(1, decode KV tokens / pool tokens) (u = 1 when the pool is empty):
-// decode_ms = max(1, −25.74·u² + 54.01·u + 5.74), or 0 with no decoding request.
+// decode_ms = max(1, −25.74·u² + 54.01·u + 5.74), or 0 with no decoding request. Draft tokens
+// do not change it (the closed form depends on KV use only).
 type Polynomial struct{}
 
 // Polynomial coefficients, from the reference mocker's perf model (engine-internals.md §3.1).

@@ -1,0 +1,159 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
+)
+
+// specConfig is testConfig (fixed timing: prefill 30 ms, decode 8 ms) with one request of a
+// 16-token prompt and 10 output tokens and speculation of 3 drafts accepted with rate p each.
+func specConfig(p float64) *config.Config {
+	cfg := testConfig(16, 10, 1, 1, 1000)
+	cfg.Engine.Speculation = &config.Speculation{Kind: "ngram", NumSpeculativeTokens: 3, AcceptanceRates: []float64{p, p, p}, Seed: 42}
+	return cfg
+}
+
+// TestSpeculationFixedTiming: under fixed timing a round costs one decode_ms whatever its
+// drafts. All drafts accepted:
+//
+//	pass 1  0–38 ms: prefill and the first token (30 + 8)
+//	pass 2 38–46: tokens 2–5     pass 3 46–54: tokens 6–9     pass 4 54–62: token 10 (no draft)
+//
+// TTFT 38, E2E 62, TPOT (62 − 38)/9 = 8/3; the 9 ITL samples are 8, 0, 0, 0, 8, 0, 0, 0, 8
+// (tokens of one round arrive together: the round's first token carries the pass's gap, the
+// others 0), mean 8/3, median 0, max 8; output throughput 10 tokens / 0.062 s; mean accepted
+// length 4 over 2 rounds with drafts.
+func TestSpeculationFixedTiming(t *testing.T) {
+	s := mustRun(t, specConfig(1)).Summary
+	near := func(name string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	near("ttft", s.TTFT.Mean, 38)
+	near("e2e", s.E2E.Mean, 62)
+	near("tpot", s.TPOT.Mean, 8.0/3)
+	near("itl mean", s.ITL.Mean, 8.0/3)
+	near("itl median", s.ITL.Median, 0)
+	near("itl max", s.ITL.Max, 8)
+	near("output throughput", s.OutputThroughputTokS, 10/0.062)
+	if s.ITL.Samples != 9 || s.OutputTokenThroughputPerUser.Samples != 3 {
+		t.Errorf("itl samples %d, per-user samples %d; want 9 and 3 (gaps of 0 give no rate)", s.ITL.Samples, s.OutputTokenThroughputPerUser.Samples)
+	}
+	m := s.Map()
+	if m["mean_accepted_length"] != 4.0 || m["num_speculative_rounds"] != int64(2) || m["num_draft_tokens"] != int64(6) ||
+		m["num_accepted_draft_tokens"] != int64(6) || m["draft_acceptance_rate"] != 1.0 {
+		t.Errorf("speculation keys: %v %v %v %v %v", m["mean_accepted_length"], m["num_speculative_rounds"], m["num_draft_tokens"],
+			m["num_accepted_draft_tokens"], m["draft_acceptance_rate"])
+	}
+}
+
+// TestSpeculationNoneAccepted: acceptance 0 gives exactly the run without speculation under fixed
+// timing (the drafts are verified in the same one-decode_ms round), plus the speculation keys:
+// mean accepted length 1 over 8 rounds with drafts (3 drafts while 4 or more tokens remain, then
+// 2 and 1).
+func TestSpeculationNoneAccepted(t *testing.T) {
+	with := mustRun(t, specConfig(0)).Summary.Map()
+	without := mustRun(t, testConfig(16, 10, 1, 1, 1000)).Summary.Map()
+	if with["mean_accepted_length"] != 1.0 || with["num_speculative_rounds"] != int64(8) || with["num_draft_tokens"] != int64(21) {
+		t.Errorf("speculation keys: %v %v %v", with["mean_accepted_length"], with["num_speculative_rounds"], with["num_draft_tokens"])
+	}
+	for _, k := range []string{"mean_accepted_length", "num_speculative_rounds", "num_draft_tokens", "num_accepted_draft_tokens", "draft_acceptance_rate"} {
+		if _, ok := without[k]; ok {
+			t.Errorf("%s written without speculation", k)
+		}
+		delete(with, k)
+	}
+	for _, k := range wallKeys {
+		delete(with, k)
+		delete(without, k)
+	}
+	for k, v := range without {
+		if a, b := mustJSON(t, v), mustJSON(t, with[k]); a != b {
+			t.Errorf("%s: %s with acceptance 0, %s without speculation", k, b, a)
+		}
+	}
+	if len(with) != len(without) {
+		t.Errorf("%d keys with acceptance 0, %d without", len(with), len(without))
+	}
+}
+
+// wallKeys are the summary keys that depend on host time.
+var wallKeys = []string{"wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"}
+
+// TestSpeculationEveryStyleAndTiming: every backend's scheduler, disaggregated serving, and the
+// hardware-aware timing models run speculation with tokens conserved. Under the roofline the
+// verified drafts are tokens of the pass: with acceptance 0 a run is never faster than without
+// speculation (here, 8 decoding requests, the pass stays bound by the weight and KV reads, so it
+// costs the same; TestRooflineDrafts prices drafts in a compute-bound pass), with acceptance 1
+// faster.
+func TestSpeculationEveryStyleAndTiming(t *testing.T) {
+	for _, backend := range []string{"vllm", "trtllm", "sglang"} {
+		cfg := testConfig(200, 64, 40, 8, 400)
+		cfg.Engine.Backend = backend
+		cfg.Engine.Speculation = &config.Speculation{Kind: "ngram", NumSpeculativeTokens: 4, AcceptanceRates: []float64{0.9, 0.7, 0.5, 0.3}, Seed: 42}
+		s := mustRun(t, cfg).Summary
+		if s.CompletedRequests != 40 || s.Speculation.Rounds == 0 || s.Speculation.MeanAcceptedLength() <= 1 {
+			t.Errorf("%s: completed %d, speculation %+v", backend, s.CompletedRequests, s.Speculation)
+		}
+	}
+	cfg := mustLoad(t, seedDisaggregated, "engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.8, 0.5]}",
+		"traffic={source: {type: synthetic, input_tokens: 600, output_tokens: 32}, load: {type: concurrency, concurrency: 4}, stop: {requests: 12}}")
+	if s := mustRun(t, cfg).Summary; s.CompletedRequests != 12 || s.Speculation.Rounds == 0 {
+		t.Errorf("disaggregated: completed %d, speculation %+v", s.CompletedRequests, s.Speculation)
+	}
+
+	e2e := func(p float64, spec bool) float64 {
+		cfg := testConfig(512, 64, 8, 8, 4000)
+		cfg.Engine.Model, cfg.Engine.Hardware = "meta-llama/Meta-Llama-3.1-8B-Instruct", "h100_sxm"
+		cfg.Engine.Workers.Aggregated.Timing = config.Timing{Type: config.TimingRoofline}
+		if spec {
+			cfg.Engine.Speculation = &config.Speculation{Kind: "ngram", NumSpeculativeTokens: 3, AcceptanceRates: []float64{p, p, p}, Seed: 42}
+		}
+		return mustRun(t, cfg).Summary.E2E.Mean
+	}
+	base, none, all := e2e(0, false), e2e(0, true), e2e(1, true)
+	if !(none >= base && all < base) {
+		t.Errorf("roofline mean E2E: %v without speculation, %v with acceptance 0, %v with acceptance 1", base, none, all)
+	}
+}
+
+// TestSpeculationOpLevel: op_level timing prices verified drafts as tokens of the pass.
+func TestSpeculationOpLevel(t *testing.T) {
+	t.Setenv(opdb.EnvSystemsDir, "")
+	db := systemsDB(t)
+	e2e := func(p float64, spec bool) float64 {
+		cfg := testConfig(512, 64, 8, 8, 4000)
+		cfg.Engine.Model, cfg.Engine.Hardware = "meta-llama/Meta-Llama-3.1-8B-Instruct", "h100_sxm"
+		cfg.Engine.Workers.Aggregated.Timing = config.Timing{Type: config.TimingDefault, ForwardModel: config.ForwardOpLevel}
+		if spec {
+			cfg.Engine.Speculation = &config.Speculation{Kind: "ngram", NumSpeculativeTokens: 3, AcceptanceRates: []float64{p, p, p}, Seed: 42}
+		}
+		res, err := Run(context.Background(), cfg, Options{Systems: db, CheckInvariants: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkConservation(t, res)
+		return res.Summary.E2E.Mean
+	}
+	base, none, all := e2e(0, false), e2e(0, true), e2e(1, true)
+	if !(none > base && all < base) {
+		t.Errorf("op_level mean E2E: %v without speculation, %v with acceptance 0, %v with acceptance 1", base, none, all)
+	}
+}
+
+// mustJSON is v encoded as JSON.
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
