@@ -126,6 +126,7 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	root.AddCommand(newReportCmd(io, nil))
 	root.AddCommand(newMergeCmd(io, nil))
 	root.AddCommand(newValidateCmd(io, nil))
+	root.AddCommand(newExportCmd(io, nil))
 	root.AddCommand(newVersionCmd(io, version))
 	// Notices from flag parsing (a deprecated flag's) go to stderr: cobra would print them on
 	// stdout, in front of predict --format json's object.

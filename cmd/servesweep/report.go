@@ -29,6 +29,8 @@ type reportOptions struct {
 	MaxRejectedRatio float64
 	// Format is the stdout format, table or json.
 	Format string
+	// Export lists the --export targets as given (comma-separated lists).
+	Export []string
 	// set records which flags were given, so the others keep the sweep's settings.
 	set map[string]bool
 }
@@ -80,6 +82,7 @@ nothing is printed on stdout.`,
 	f.Float64Var(&opts.MaxRejectedRatio, "max-rejected-ratio", 0, "largest share of its offered requests, from 0 to 1, a degraded point "+
 		"may have rejected or truncated (stopped short of their output) and stay a candidate (default: the sweep's, else 0)")
 	addFormatFlag(cmd, &opts.Format, "the recommended points and the report's path")
+	addExportFlag(cmd, &opts.Export)
 	mustDirname(cmd, "results")
 	mustDirname(cmd, "output-dir")
 	mustComplete(cmd, "objective", completeObjective)
@@ -92,6 +95,10 @@ nothing is printed on stdout.`,
 
 func runReport(io ioStreams, opts *reportOptions) error {
 	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
+	exportTargets, err := parseExportTargets(opts.Export)
+	if err != nil {
 		return err
 	}
 	if opts.ResultsDir == "" {
@@ -184,6 +191,9 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	}
 	w, err := results.WriteReport(out, rows, a, m)
 	if err != nil {
+		return err
+	}
+	if err := writeExports(io, w.Recommendations, exportTargets); err != nil {
 		return err
 	}
 	noFeasible := func() error {

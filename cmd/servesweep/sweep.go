@@ -44,6 +44,9 @@ type sweepOptions struct {
 	shardCountSet bool
 	// Simulate replaces the simulator (tests only; nil: sim.Run).
 	Simulate sweep.SimulateFunc
+	// Export lists the --export targets as given (comma-separated lists); each recommendation's
+	// export goes to recommendations/NNNN/.
+	Export []string
 }
 
 func newSweepCmd(io ioStreams, runF func(context.Context, *sweepOptions) error) *cobra.Command {
@@ -106,6 +109,7 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 	f.IntVar(&opts.ShardCount, "shard-count", 0, "the shard count N when the index comes from JOB_COMPLETION_INDEX or "+
 		"SLURM_ARRAY_TASK_ID (default: SERVESWEEP_SHARD_COUNT, else SLURM_ARRAY_TASK_COUNT)")
 	addFormatFlag(cmd, &opts.Format, "the counts and the Pareto front (with --dry-run: the grid and the first points)")
+	addExportFlag(cmd, &opts.Export)
 	addSystemsDirFlag(cmd, &opts.SystemsDir)
 	mustFilename(cmd, "config", "yaml", "yml")
 	mustDirname(cmd, "output-dir")
@@ -144,6 +148,10 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if t := opts.TimeoutSeconds; math.IsNaN(t) || t < 0 || t > maxTimeoutSeconds {
 		return &usageError{fmt.Errorf("--timeout must be a number of seconds > 0 and <= %g (or 0 for the default), got %g",
 			float64(maxTimeoutSeconds), t)}
+	}
+	exportTargets, err := parseExportTargets(opts.Export)
+	if err != nil {
+		return err
 	}
 	shard, err := resolveShard(opts, os.LookupEnv)
 	if err != nil {
@@ -218,6 +226,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 			TimedOut: out.TimedOut, Interrupted: out.Interrupted}}
 	a, w, err := results.WriteOutputs(opts.OutputDir, out.Rows, m)
 	if err != nil {
+		return err
+	}
+	if err := writeExports(io, w.Recommendations, exportTargets); err != nil {
 		return err
 	}
 	if opts.Format == formatJSON {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/servesweep/servesweep/aiperf"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/calibrate"
 	"github.com/spf13/cobra"
@@ -39,6 +40,11 @@ type validateOptions struct {
 	// HoldoutHarness is fitted (burst shares fitted per fold, the strict score) or known
 	// (calibrate.FitOptions.KnownHarness).
 	HoldoutHarness string
+	// AIPerf lists the AIPerf (or GenAI-Perf) summaries or artifact directories of
+	// --aiperf; ConfigPath (-c) and Sets (--set) are the config those runs measured.
+	AIPerf     []string
+	ConfigPath string
+	Sets       []string
 	// holdoutSet and fitEvaluationsSet say whether the flags were given (an empty --holdout-by
 	// and a cap without a fit are mistakes, not defaults).
 	holdoutSet, fitEvaluationsSet bool
@@ -47,7 +53,7 @@ type validateOptions struct {
 func newValidateCmd(io ioStreams, runF func(context.Context, *validateOptions) error) *cobra.Command {
 	opts := &validateOptions{}
 	cmd := &cobra.Command{
-		Use:   "validate --measured FILE.csv [--output-json FILE] [--format table|json]",
+		Use:   "validate --measured FILE.csv | --aiperf RUN... -c CONFIG.yaml [--output-json FILE] [--format table|json]",
 		Short: "Simulate measured GPU deployments and report the timing model's accuracy",
 		Long: `Simulate every row of a measured-deployments CSV (the format of
 measured_dense_calibration.csv: backend, model_path, system, precision, mode, isl, osl,
@@ -57,6 +63,16 @@ median APE per (model, system, backend) group and overall, and the rows with the
 Rows that cannot be simulated are listed with the reason. Each row runs on its own backend's
 scheduler style and defaults (vllm, sglang or trtllm). When no row can be simulated the MAPEs are
 N/A (null in the JSON) and the exit status is 1.
+
+With --aiperf PATH -c CONFIG.yaml it scores one deployment instead: PATH is AIPerf's
+profile_export_aiperf.json (or GenAI-Perf's profile_export_genai_perf.json), a run's artifact
+directory, or a directory of such directories (--aiperf repeats). CONFIG is simulated as predict
+does, once per run with the run's concurrency or request rate and request count when its
+input_config gives them, and the report puts predicted against measured TTFT, ITL (AIPerf's
+inter_chunk_latency), TPOT (AIPerf's inter_token_latency: (E2E - TTFT) / (OSL - 1) per request)
+and E2E (request_latency) at mean, p50, p90 and p99, and output-token and request throughput,
+with the error of each; several runs add a MAPE table. A file of the wrong kind or version is
+exit 2 naming what was expected.
 
 --format json prints the JSON report (the bytes --output-json writes) instead of the tables; on
 an error, a failed run without any simulated row included, nothing is printed on stdout.`,
@@ -79,6 +95,10 @@ an error, a failed run without any simulated row included, nothing is printed on
 	f := cmd.Flags()
 	f.StringVar(&opts.Measured, "measured", "", "CSV of measured deployments (required)")
 	f.StringVar(&opts.OutputJSON, "output-json", "", "also write the report as JSON to this file")
+	f.StringArrayVar(&opts.AIPerf, "aiperf", nil, "an AIPerf run's "+aiperf.AIPerfFile+" (or GenAI-Perf's "+aiperf.GenAIPerfFile+
+		"), its artifact directory, or a directory of runs (repeatable); needs -c")
+	f.StringVarP(&opts.ConfigPath, "config", "c", "", "with --aiperf: the prediction YAML of the deployment the runs measured")
+	f.StringArrayVar(&opts.Sets, "set", nil, "with --aiperf: override PATH=YAML after loading -c (repeatable)")
 	f.IntVar(&opts.Parallelism, "parallelism", 0, "rows simulated at once, >= 1; 0 means the default: the number of CPUs")
 	// --parallel was this flag's name before every command used --parallelism; scripts keep
 	// working, with a notice on stderr.
@@ -94,6 +114,9 @@ an error, a failed run without any simulated row included, nothing is printed on
 	addFormatFlag(cmd, &opts.Format, "per-row, per-group and overall accuracy tables")
 	addSystemsDirFlag(cmd, &opts.SystemsDir)
 	mustFilename(cmd, "measured", "csv")
+	mustFilename(cmd, "aiperf", "json")
+	mustFilename(cmd, "config", "yaml", "yml")
+	mustComplete(cmd, "set", noFiles)
 	mustFilename(cmd, "output-json", "json")
 	mustComplete(cmd, "parallelism", noFiles)
 	mustComplete(cmd, "holdout-by", fixed("system\tleave out one GPU at a time", "backend\tleave out one backend at a time",
@@ -109,8 +132,18 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if err := checkFormat(opts.Format); err != nil {
 		return err
 	}
+	if len(opts.AIPerf) > 0 {
+		if opts.Measured != "" {
+			return &usageError{fmt.Errorf("--aiperf and --measured are exclusive: score one deployment's runs, or a CSV of deployments")}
+		}
+		return runValidateAIPerf(ctx, io, opts)
+	}
+	if opts.ConfigPath != "" || len(opts.Sets) > 0 {
+		return &usageError{fmt.Errorf("-c and --set give the config of --aiperf runs; add --aiperf PATH, or drop them for --measured")}
+	}
 	if opts.Measured == "" {
-		return &usageError{fmt.Errorf("--measured is required (a CSV such as ../shared/data/silicon/measured_dense_calibration.csv)")}
+		return &usageError{fmt.Errorf("--measured is required (a CSV such as ../shared/data/silicon/measured_dense_calibration.csv), " +
+			"or --aiperf with -c to score an AIPerf run")}
 	}
 	if opts.Parallelism < 0 {
 		return &usageError{fmt.Errorf("--parallelism must be a whole number >= 1 (or 0 for the default), got %d", opts.Parallelism)}

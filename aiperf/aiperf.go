@@ -1,0 +1,309 @@
+// Package aiperf reads the summary a benchmark run leaves, AIPerf's profile_export_aiperf.json
+// or GenAI-Perf's profile_export_genai_perf.json (aiperf-metrics.md §4.1, §6), and scores a
+// simulation against it: per metric and statistic, the predicted value, the measured one and
+// the error. Start at ReadRuns and Compare.
+package aiperf
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/metrics"
+)
+
+// File names of the summaries a run leaves in its artifact directory.
+const (
+	AIPerfFile    = "profile_export_aiperf.json"
+	GenAIPerfFile = "profile_export_genai_perf.json"
+)
+
+// Kinds of summary.
+const (
+	KindAIPerf    = "aiperf"
+	KindGenAIPerf = "genai-perf"
+)
+
+// supportedSchemaMajor is the schema_version major AIPerf's JSON export carries (absent before
+// it was introduced, which reads the same way).
+const supportedSchemaMajor = "1"
+
+// Stat is one metric's block: its display unit and the statistics Compare uses (nil when the
+// file leaves one out).
+type Stat struct {
+	Unit string   `json:"unit"`
+	Avg  *float64 `json:"avg"`
+	P50  *float64 `json:"p50"`
+	P90  *float64 `json:"p90"`
+	P99  *float64 `json:"p99"`
+}
+
+// Load is what the run's input_config says of its load: the concurrency or request rate and the
+// request count, each nil when the file does not say.
+type Load struct {
+	Concurrency  *int
+	RequestRate  *float64
+	RequestCount *int
+}
+
+// Run is one benchmark run's summary.
+type Run struct {
+	// File is the summary's path; Kind is KindAIPerf or KindGenAIPerf.
+	File, Kind string
+	// Metrics are the metric blocks by tag (time_to_first_token, ...).
+	Metrics map[string]Stat
+	// Load is the run's load as its input_config echoes it.
+	Load Load
+}
+
+// ReadRuns reads path: a summary file, or a directory holding one (an artifact directory) or
+// holding artifact directories, one per run, at any depth (in path order). A file of another
+// kind or version, or a directory with no summary, is a *config.Error naming the file and what
+// was expected (exit 2).
+func ReadRuns(path string) ([]Run, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &config.Error{File: path, Msg: fmt.Sprintf("cannot read it (%v); give %s, %s or the directory holding them", unwrapPathErr(err), AIPerfFile, GenAIPerfFile)}
+	}
+	if !st.IsDir() {
+		r, err := ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return []Run{*r}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && (d.Name() == AIPerfFile || d.Name() == GenAIPerfFile) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	if len(files) == 0 {
+		return nil, &config.Error{File: path, Msg: fmt.Sprintf("holds no %s (AIPerf) or %s (GenAI-Perf); give a run's artifact directory or the file", AIPerfFile, GenAIPerfFile)}
+	}
+	var runs []Run
+	for _, f := range files {
+		r, err := ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, *r)
+	}
+	return runs, nil
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// latencyTags are the time metrics Compare reads, all in ms in both formats.
+var latencyTags = []string{"time_to_first_token", "inter_token_latency", "inter_chunk_latency", "request_latency"}
+
+// ReadFile reads one summary. The kind comes from the file name (GenAI-Perf's name, else
+// AIPerf's layout); an AIPerf schema_version other than 1.x, the older layout with every metric
+// under "records", a file that is not a JSON object, one with no time_to_first_token, or a
+// latency not in ms is an error naming what was expected.
+func ReadFile(path string) (*Run, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &config.Error{File: path, Msg: fmt.Sprintf("cannot read it (%v)", unwrapPathErr(err))}
+	}
+	bad := func(field, msg string) error { return &config.Error{File: path, Path: field, Msg: msg} }
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, bad("", fmt.Sprintf("is not an AIPerf or GenAI-Perf summary: want the JSON object of %s or %s (not the CSV or the per-request JSONL): %v",
+			AIPerfFile, GenAIPerfFile, err))
+	}
+	run := &Run{File: path, Kind: KindAIPerf, Metrics: map[string]Stat{}}
+	if filepath.Base(path) == GenAIPerfFile {
+		run.Kind = KindGenAIPerf
+	}
+	if raw, ok := doc["schema_version"]; ok {
+		var v string
+		if json.Unmarshal(raw, &v) != nil || strings.SplitN(v, ".", 2)[0] != supportedSchemaMajor {
+			return nil, bad("schema_version", fmt.Sprintf("%s is not a version servesweep reads: want %s.x (AIPerf's summary JSON)", string(raw), supportedSchemaMajor))
+		}
+	}
+	if _, ok := doc["records"]; ok {
+		if _, top := doc["time_to_first_token"]; !top {
+			return nil, bad("records", "is the layout of AIPerf releases before the summary matched GenAI-Perf's (every metric under \"records\"); "+
+				"want each metric tag as a top-level key: rerun with a newer AIPerf")
+		}
+	}
+	for tag, raw := range doc {
+		var s Stat
+		if string(raw) == "null" || json.Unmarshal(raw, &s) != nil || s.Unit == "" {
+			continue // input_config, error_summary, a null metric, ...
+		}
+		run.Metrics[tag] = s
+	}
+	if _, ok := run.Metrics["time_to_first_token"]; !ok {
+		return nil, bad("time_to_first_token", fmt.Sprintf("missing: want a streaming run's summary (%s or %s with time_to_first_token, inter_token_latency, request_latency ...; "+
+			"run aiperf profile with --streaming)", AIPerfFile, GenAIPerfFile))
+	}
+	for _, tag := range latencyTags {
+		if s, ok := run.Metrics[tag]; ok && s.Unit != "ms" {
+			return nil, bad(tag+".unit", fmt.Sprintf("%q: want \"ms\", the display unit of AIPerf's and GenAI-Perf's latencies", s.Unit))
+		}
+	}
+	run.Load = readLoad(doc["input_config"])
+	return run, nil
+}
+
+// readLoad reads input_config.loadgen (AIPerf) or input_config's top-level fields (GenAI-Perf
+// dumps its whole config): concurrency, request_rate, request_count.
+func readLoad(raw json.RawMessage) Load {
+	var ic struct {
+		Loadgen struct {
+			Concurrency  *int     `json:"concurrency"`
+			RequestRate  *float64 `json:"request_rate"`
+			RequestCount *int     `json:"request_count"`
+		} `json:"loadgen"`
+		Concurrency  *int     `json:"concurrency"`
+		RequestRate  *float64 `json:"request_rate"`
+		RequestCount *int     `json:"request_count"`
+	}
+	if raw == nil || json.Unmarshal(raw, &ic) != nil {
+		return Load{}
+	}
+	l := Load{Concurrency: ic.Loadgen.Concurrency, RequestRate: ic.Loadgen.RequestRate, RequestCount: ic.Loadgen.RequestCount}
+	if l.Concurrency == nil {
+		l.Concurrency = ic.Concurrency
+	}
+	if l.RequestRate == nil {
+		l.RequestRate = ic.RequestRate
+	}
+	if l.RequestCount == nil {
+		l.RequestCount = ic.RequestCount
+	}
+	return l
+}
+
+// Comparison is one predicted value against its measured one.
+type Comparison struct {
+	// Metric is the row name (TTFT, ITL, TPOT, E2E, output throughput, request throughput);
+	// Stat is mean, p50, p90 or p99; Unit is ms, tokens/s or requests/s.
+	Metric string `json:"metric"`
+	Stat   string `json:"stat"`
+	Unit   string `json:"unit"`
+	// Measured is the run's tag the value came from, e.g. inter_token_latency.
+	Measured string `json:"measured_tag"`
+	// MeasuredValue and PredictedValue are the two values; ErrorPct is (predicted − measured) /
+	// measured × 100 (nil when measured is 0) and APEPct its absolute value.
+	MeasuredValue  float64  `json:"measured"`
+	PredictedValue float64  `json:"predicted"`
+	ErrorPct       *float64 `json:"error_pct"`
+	APEPct         *float64 `json:"ape_pct"`
+}
+
+// metricMap pairs the simulator's distributions with AIPerf's tags. AIPerf's
+// inter_token_latency is per request, (E2E − TTFT) / (OSL − 1): the simulator's TPOT; the
+// simulator's ITL pools every gap between tokens, as AIPerf's inter_chunk_latency pools the gaps
+// between chunks (one token each when the server streams token by token).
+var metricMap = []struct {
+	name, tag string
+	stats     func(*metrics.Summary) metrics.Stats
+}{
+	{"TTFT", "time_to_first_token", func(s *metrics.Summary) metrics.Stats { return s.TTFT }},
+	{"ITL", "inter_chunk_latency", func(s *metrics.Summary) metrics.Stats { return s.ITL }},
+	{"TPOT", "inter_token_latency", func(s *metrics.Summary) metrics.Stats { return s.TPOT }},
+	{"E2E", "request_latency", func(s *metrics.Summary) metrics.Stats { return s.E2E }},
+}
+
+// Compare scores the simulated summary s against run: TTFT, ITL, TPOT and E2E at mean, p50,
+// p90 and p99, then output-token and request throughput, each only where the run has the value.
+func Compare(run *Run, s *metrics.Summary) []Comparison {
+	var out []Comparison
+	for _, m := range metricMap {
+		st, ok := run.Metrics[m.tag]
+		if !ok {
+			continue
+		}
+		pred := m.stats(s)
+		for _, p := range []struct {
+			stat string
+			meas *float64
+			pred float64
+		}{{"mean", st.Avg, pred.Mean}, {"p50", st.P50, pred.Median}, {"p90", st.P90, pred.P90}, {"p99", st.P99, pred.P99}} {
+			if p.meas != nil {
+				out = append(out, newComparison(m.name, p.stat, "ms", m.tag, *p.meas, p.pred))
+			}
+		}
+	}
+	for _, t := range []struct {
+		name, tag, unit string
+		pred            float64
+	}{
+		{"output throughput", "output_token_throughput", "tokens/s", s.OutputThroughputTokS},
+		{"request throughput", "request_throughput", "requests/s", s.RequestThroughputRPS},
+	} {
+		if st, ok := run.Metrics[t.tag]; ok && st.Avg != nil {
+			out = append(out, newComparison(t.name, "mean", t.unit, t.tag, *st.Avg, t.pred))
+		}
+	}
+	return out
+}
+
+func newComparison(metric, stat, unit, tag string, meas, pred float64) Comparison {
+	c := Comparison{Metric: metric, Stat: stat, Unit: unit, Measured: tag, MeasuredValue: meas, PredictedValue: pred}
+	if meas != 0 && !math.IsNaN(pred) && !math.IsInf(pred, 0) {
+		e := (pred - meas) / meas * 100
+		a := math.Abs(e)
+		c.ErrorPct, c.APEPct = &e, &a
+	}
+	return c
+}
+
+// MAPE is the mean absolute percentage error of one metric and statistic over several runs.
+type MAPE struct {
+	Metric  string  `json:"metric"`
+	Stat    string  `json:"stat"`
+	Runs    int     `json:"runs"`
+	MAPEPct float64 `json:"mape_pct"`
+}
+
+// MAPEs returns, for every (metric, stat) the runs' comparisons share, the mean of their
+// absolute percentage errors over the runs that have one, in the order of first appearance.
+func MAPEs(perRun [][]Comparison) []MAPE {
+	type key struct{ metric, stat string }
+	var order []key
+	sums := map[key]float64{}
+	counts := map[key]int{}
+	for _, cs := range perRun {
+		for _, c := range cs {
+			if c.APEPct == nil {
+				continue
+			}
+			k := key{c.Metric, c.Stat}
+			if counts[k] == 0 {
+				order = append(order, k)
+			}
+			sums[k] += *c.APEPct
+			counts[k]++
+		}
+	}
+	out := make([]MAPE, len(order))
+	for i, k := range order {
+		out[i] = MAPE{Metric: k.metric, Stat: k.stat, Runs: counts[k], MAPEPct: sums[k] / float64(counts[k])}
+	}
+	return out
+}

@@ -1,0 +1,115 @@
+package aiperf
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/metrics"
+)
+
+func TestReadRunsDirectory(t *testing.T) {
+	runs, err := ReadRuns(filepath.Join("testdata", "runs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || !strings.HasSuffix(runs[0].File, filepath.Join("c16", AIPerfFile)) || !strings.HasSuffix(runs[1].File, filepath.Join("c8", AIPerfFile)) {
+		t.Fatalf("runs %+v", runs)
+	}
+	r := runs[0]
+	if r.Kind != KindAIPerf || *r.Metrics["time_to_first_token"].P90 != 260 || *r.Load.Concurrency != 16 || *r.Load.RequestCount != 100 {
+		t.Errorf("run %+v", r)
+	}
+	// A null metric is left out, not read as zeros.
+	if _, ok := runs[1].Metrics["time_to_second_token"]; ok {
+		t.Error("null time_to_second_token was read")
+	}
+}
+
+func TestReadGenAIPerf(t *testing.T) {
+	runs, err := ReadRuns(filepath.Join("testdata", "genai"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Kind != KindGenAIPerf || *runs[0].Load.Concurrency != 16 || *runs[0].Metrics["request_latency"].P50 != 1705 {
+		t.Errorf("runs %+v", runs)
+	}
+}
+
+func TestReadWrongKindOrVersion(t *testing.T) {
+	cases := map[string]struct{ path, want string }{
+		"csv":          {"profile_export_aiperf.csv", "is not an AIPerf or GenAI-Perf summary: want the JSON object of profile_export_aiperf.json"},
+		"records":      {"records-layout.json", "records: is the layout of AIPerf releases before"},
+		"schema 2":     {"schema-2.json", `schema_version: "2.0" is not a version servesweep reads: want 1.x`},
+		"seconds":      {"seconds.json", `time_to_first_token.unit: "sec": want "ms"`},
+		"no streaming": {"no-streaming.json", "time_to_first_token: missing: want a streaming run's summary"},
+		"missing":      {"nope.json", "cannot read it"},
+		"empty dir":    {".", ""},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("testdata", c.path)
+			if name == "empty dir" {
+				path = t.TempDir()
+				c.want = "holds no profile_export_aiperf.json (AIPerf) or profile_export_genai_perf.json (GenAI-Perf)"
+			}
+			_, err := ReadRuns(path)
+			var ce *config.Error
+			if !errors.As(err, &ce) || ce.File != path || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v; want a config.Error on %s containing %q", err, path, c.want)
+			}
+		})
+	}
+}
+
+func TestCompareAndMAPE(t *testing.T) {
+	runs, err := ReadRuns(filepath.Join("testdata", "runs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &metrics.Summary{
+		TTFT:                 metrics.Stats{Mean: 176, Median: 140, P90: 286, P99: 400},
+		TPOT:                 metrics.Stats{Mean: 12.2, Median: 11, P90: 13, P99: 14.1},
+		ITL:                  metrics.Stats{Mean: 12, Median: 12, P90: 13, P99: 20},
+		E2E:                  metrics.Stats{Mean: 1710, Median: 1700, P90: 1850, P99: 1990},
+		OutputThroughputTokS: 1000, RequestThroughputRPS: 9.2,
+	}
+	cs := Compare(&runs[0], s)
+	if len(cs) != 18 {
+		t.Fatalf("%d comparisons, want 4 latencies × 4 stats + 2 throughputs: %+v", len(cs), cs)
+	}
+	first := cs[0]
+	if first.Metric != "TTFT" || first.Stat != "mean" || math.Abs(*first.ErrorPct-10) > 1e-9 {
+		t.Errorf("first %+v, want TTFT mean +10%%", first)
+	}
+	var tpot, thr *Comparison
+	for i := range cs {
+		switch {
+		case cs[i].Metric == "TPOT" && cs[i].Stat == "p50":
+			tpot = &cs[i]
+		case cs[i].Metric == "output throughput":
+			thr = &cs[i]
+		}
+	}
+	// AIPerf's inter_token_latency is the simulator's TPOT.
+	if tpot == nil || tpot.Measured != "inter_token_latency" || tpot.PredictedValue != 11 {
+		t.Errorf("TPOT p50 %+v", tpot)
+	}
+	if thr == nil || math.Abs(*thr.APEPct-(1177.6-1000)/1177.6*100) > 1e-9 {
+		t.Errorf("output throughput %+v", thr)
+	}
+	// The second run has no inter_chunk_latency: no ITL rows, and the MAPE of TTFT mean pools both.
+	cs2 := Compare(&runs[1], s)
+	for _, c := range cs2 {
+		if c.Metric == "ITL" {
+			t.Errorf("ITL compared without inter_chunk_latency: %+v", c)
+		}
+	}
+	m := MAPEs([][]Comparison{cs, cs2})
+	if m[0].Metric != "TTFT" || m[0].Stat != "mean" || m[0].Runs != 2 || math.Abs(m[0].MAPEPct-(10+(176-95)/95.0*100)/2) > 1e-9 {
+		t.Errorf("MAPE %+v", m[0])
+	}
+}

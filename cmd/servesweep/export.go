@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/servesweep/servesweep/export"
+	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/spf13/cobra"
+)
+
+// exportOptions are the flags of `servesweep export`.
+type exportOptions struct {
+	ConfigPath string
+	Sets       []string
+	Target     string
+	OutputDir  string
+	Overwrite  bool
+	// Name is the deployment name ("" = from the config file's name); URL the server aiperf.sh
+	// benchmarks ("" = export.DefaultURL).
+	Name string
+	URL  string
+}
+
+func newExportCmd(io ioStreams, runF func(context.Context, *exportOptions) error) *cobra.Command {
+	opts := &exportOptions{}
+	cmd := &cobra.Command{
+		Use:   "export -c CONFIG.yaml --target vllm|sglang|trtllm|dynamo [--output-dir DIR]",
+		Short: "Write the launch commands or Dynamo manifest of a config, and the AIPerf command that benchmarks it",
+		Long: `Turn one concrete prediction config (a sweep's recommendations/NNNN.yaml, or any config
+predict runs) into what deploys it and measures it the way it was simulated.
+
+--target vllm, sglang or trtllm writes <target>-launch.sh: one command per worker role whose
+flags carry the simulated choices (parallel sizes, max sequences, token budget, KV block or page
+size, prefix caching, chunked prefill, KV-cache and weight precision, context length, KV memory);
+TensorRT-LLM's other options go to trtllm-<role>.yaml (--extra_llm_api_options). The target
+must be the config's engine.backend. --target dynamo writes dynamo-deployment.yaml, a
+DynamoGraphDeployment of the aggregated or disaggregated graph: the frontend with the router mode
+of router.policy and one service per worker role (replicas, GPUs, engine arguments).
+
+Every target also writes aiperf.sh, the aiperf profile command that sends the simulated workload
+(lengths, sessions, mixture or trace; load type and intensity; request count); score its run with
+servesweep validate --aiperf. A choice the target cannot express (e.g. a KV block size vLLM does
+not take, a router policy a bare engine has no router for) is an error naming the field (exit 2);
+nothing is written then.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &usageError{fmt.Errorf("export takes no positional arguments, got %q", args)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runExport(io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.ConfigPath, "config", "c", "", "prediction or recommendation YAML (required)")
+	f.StringArrayVar(&opts.Sets, "set", nil, "override PATH=YAML after loading (repeatable)")
+	f.StringVar(&opts.Target, "target", "", "what to export for: "+strings.Join(export.Targets(), ", ")+" (required)")
+	f.StringVar(&opts.OutputDir, "output-dir", "./servesweep-export", "directory for the exported files")
+	f.BoolVar(&opts.Overwrite, "overwrite", false, "allow a non-empty output directory; replaces only the files this export writes")
+	f.StringVar(&opts.Name, "name", "", "deployment name of the Dynamo manifest (default: the config file's name)")
+	f.StringVar(&opts.URL, "url", export.DefaultURL, "the server aiperf.sh benchmarks")
+	mustFilename(cmd, "config", "yaml", "yml")
+	mustDirname(cmd, "output-dir")
+	mustComplete(cmd, "target", fixed("vllm\tvllm serve commands", "sglang\tsglang.launch_server commands",
+		"trtllm\ttrtllm-serve commands and LLM-API options", "dynamo\ta DynamoGraphDeployment manifest"))
+	for _, name := range []string{"set", "name", "url"} {
+		mustComplete(cmd, name, noFiles)
+	}
+	return cmd
+}
+
+func runExport(io ioStreams, opts *exportOptions) error {
+	if opts.ConfigPath == "" {
+		return &usageError{errors.New("--config is required (a prediction YAML or a sweep's recommendations/NNNN.yaml)")}
+	}
+	if !slices.Contains(export.Targets(), opts.Target) {
+		return &usageError{fmt.Errorf("--target must be one of %s, got %q", strings.Join(export.Targets(), ", "), opts.Target)}
+	}
+	if opts.OutputDir == "" {
+		return &usageError{errors.New("--output-dir must not be empty")}
+	}
+	cfg, err := config.LoadFile(opts.ConfigPath, opts.Sets, config.WithMarker(grid.ConcreteMarker))
+	if err != nil {
+		return err
+	}
+	name := opts.Name
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(opts.ConfigPath), filepath.Ext(opts.ConfigPath))
+	}
+	files, err := export.Export(cfg, opts.Target, export.Options{Name: name, URL: opts.URL})
+	if err != nil {
+		return err
+	}
+	if err := checkExportDir(opts.OutputDir, opts.Overwrite, files); err != nil {
+		return err
+	}
+	if err := export.WriteFiles(opts.OutputDir, files); err != nil {
+		return err
+	}
+	for _, f := range files {
+		fmt.Fprintln(io.Out, filepath.Join(opts.OutputDir, f.Name))
+	}
+	return nil
+}
+
+// checkExportDir refuses a path that is not a directory, and a non-empty directory without
+// overwrite (which replaces only the files being written).
+func checkExportDir(dir string, overwrite bool, files []export.File) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &usageError{fmt.Errorf("--output-dir: %w", err)}
+	}
+	if !st.IsDir() {
+		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 && !overwrite {
+		names := make([]string, len(files))
+		for i, f := range files {
+			names[i] = f.Name
+		}
+		return &usageError{fmt.Errorf("--output-dir %s is not empty; pass --overwrite to replace %s, or choose another directory",
+			dir, strings.Join(names, ", "))}
+	}
+	return nil
+}
+
+// parseExportTargets reads sweep's and report's --export: a comma-separated list of targets
+// (repeats dropped), nil when the flag was not given.
+func parseExportTargets(list []string) ([]string, error) {
+	var out []string
+	for _, item := range list {
+		for _, t := range strings.Split(item, ",") {
+			t = strings.TrimSpace(t)
+			if !slices.Contains(export.Targets(), t) {
+				return nil, &usageError{fmt.Errorf("--export takes targets among %s (comma-separated), got %q",
+					strings.Join(export.Targets(), ", "), t)}
+			}
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// exportDirName matches the export directories written beside recommendations (NNNN).
+var exportDirName = regexp.MustCompile(`^[0-9]{4}$`)
+
+// exportRecommendations writes each recommendation's export for every target into a directory
+// beside it, recommendations/NNNN/ for recommendations/NNNN.yaml, after removing such
+// directories an earlier --export left. Every recommendation is tried; the problems of those a
+// target cannot express are returned together (config.Errors, exit 2) after the others are
+// written. It returns the directories written.
+func exportRecommendations(recs []string, targets []string, url string) ([]string, error) {
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	if len(recs) > 0 {
+		dir := filepath.Dir(recs[0])
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() && exportDirName.MatchString(e.Name()) {
+				if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	var dirs []string
+	var problems config.Errors
+	for _, rec := range recs {
+		cfg, err := config.LoadFile(rec, nil, config.WithMarker(grid.ConcreteMarker))
+		if err != nil {
+			return dirs, err
+		}
+		stem := strings.TrimSuffix(filepath.Base(rec), filepath.Ext(rec))
+		out := filepath.Join(filepath.Dir(rec), stem)
+		var files []export.File
+		for _, t := range targets {
+			fs, err := export.Export(cfg, t, export.Options{Name: "servesweep-" + stem, URL: url})
+			var ces config.Errors
+			if errors.As(err, &ces) {
+				problems = append(problems, ces...)
+				continue
+			}
+			if err != nil {
+				return dirs, err
+			}
+			for _, f := range fs {
+				if !slices.ContainsFunc(files, func(g export.File) bool { return g.Name == f.Name }) {
+					files = append(files, f)
+				}
+			}
+		}
+		if len(files) == 0 {
+			continue
+		}
+		if err := export.WriteFiles(out, files); err != nil {
+			return dirs, err
+		}
+		dirs = append(dirs, out)
+	}
+	if len(problems) > 0 {
+		return dirs, problems
+	}
+	return dirs, nil
+}
+
+// addExportFlag adds sweep's and report's --export.
+func addExportFlag(cmd *cobra.Command, targets *[]string) {
+	cmd.Flags().StringArrayVar(targets, "export", nil, "also export every recommendation for these targets ("+
+		strings.Join(export.Targets(), ", ")+"; comma-separated) into recommendations/NNNN/, as servesweep export does")
+	mustComplete(cmd, "export", fixed(export.Targets()...))
+}
+
+// writeExports exports the recommendations for targets (none: nothing happens) and says on
+// stderr where the exports went.
+func writeExports(io ioStreams, recs []string, targets []string) error {
+	if len(targets) == 0 {
+		return nil
+	}
+	dirs, err := exportRecommendations(recs, targets, export.DefaultURL)
+	if len(dirs) > 0 {
+		fmt.Fprintf(io.Err, "servesweep: exported %d recommendation(s) for %s: %s\n", len(dirs), strings.Join(targets, ", "), strings.Join(dirs, ", "))
+	}
+	return err
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const exportConfig = "../../export/testdata/vllm-agg.yaml"
+
+func TestExportCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	code, out, errs := runCLI(t, "export", "-c", exportConfig, "--target", "dynamo", "--output-dir", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, errs)
+	}
+	want := []string{filepath.Join(dir, "dynamo-deployment.yaml"), filepath.Join(dir, "aiperf.sh")}
+	if got := strings.Fields(out); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("stdout lists %v, want %v", got, want)
+	}
+	manifest, err := os.ReadFile(want[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The deployment is named after the config file.
+	if !strings.Contains(string(manifest), "  name: vllm-agg\n") {
+		t.Errorf("manifest not named after the config:\n%s", manifest)
+	}
+	if st, err := os.Stat(want[1]); err != nil || st.Mode().Perm()&0o100 == 0 {
+		t.Errorf("aiperf.sh is not executable (%v)", err)
+	}
+	// A second export into the same directory needs --overwrite.
+	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", dir); code != exitConfigError ||
+		!strings.Contains(errs, "--overwrite") {
+		t.Errorf("non-empty dir: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", dir, "--overwrite"); code != exitOK {
+		t.Errorf("--overwrite: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestExportCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no config", []string{"--target", "vllm"}, "--config is required"},
+		{"unknown target", []string{"-c", exportConfig, "--target", "tgi"}, "--target must be one of vllm, sglang, trtllm, dynamo"},
+		{"other backend", []string{"-c", exportConfig, "--target", "trtllm"}, "vllm-agg.yaml: engine.backend: the config simulates vllm's scheduler"},
+		{"inexpressible", []string{"-c", exportConfig, "--target", "vllm", "--set", "router.policy=kv_router"},
+			"router.policy: kv_router cannot be expressed for --target vllm"},
+		{"bad config", []string{"-c", exportConfig, "--target", "vllm", "--set", "engine.workers.aggregated.parallelism.tensor=0"},
+			"engine.workers.aggregated.parallelism.tensor"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, c.name)
+			code, _, errs := runCLI(t, append([]string{"export", "--output-dir", out}, c.args...)...)
+			if code != exitConfigError || !strings.Contains(errs, c.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 with %q", code, errs, c.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("a failed export wrote %s", out)
+			}
+		})
+	}
+}
+
+// exportSweepSpec is a small sweep (two points, fixed-form timing) whose recommendations export
+// to every target.
+const exportSweepSpec = `traffic:
+  source: {type: synthetic, input_tokens: 512, output_tokens: 32}
+  load: {type: concurrency, concurrency: 4}
+  stop: {requests: 20}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  backend: vllm
+  context_length: 4096
+  workers:
+    aggregated:
+      parallelism: {replicas: {choices: [1, 2]}, tensor: 1}
+      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
+      timing: {type: polynomial}
+router: {policy: round_robin}
+`
+
+func TestSweepAndReportExport(t *testing.T) {
+	tmp := t.TempDir()
+	spec := filepath.Join(tmp, "spec.yaml")
+	if err := os.WriteFile(spec, []byte(exportSweepSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI(t, "sweep", "-q", "-c", spec, "--output-dir", filepath.Join(tmp, "x"), "--export", "tgi"); code != exitConfigError ||
+		!strings.Contains(errs, `--export takes targets among vllm, sglang, trtllm, dynamo (comma-separated), got "tgi"`) {
+		t.Fatalf("--export tgi: exit %d, stderr %q", code, errs)
+	}
+	dir := filepath.Join(tmp, "sweep")
+	code, _, errs := runCLI(t, "sweep", "-q", "-c", spec, "--output-dir", dir, "--export", "vllm,dynamo")
+	if code != exitOK {
+		t.Fatalf("sweep --export: exit %d, stderr %s", code, errs)
+	}
+	recs, _ := filepath.Glob(filepath.Join(dir, "recommendations", "*.yaml"))
+	if len(recs) == 0 {
+		t.Fatal("no recommendations")
+	}
+	for _, rec := range recs {
+		exp := strings.TrimSuffix(rec, ".yaml")
+		for _, name := range []string{"vllm-launch.sh", "dynamo-deployment.yaml", "aiperf.sh"} {
+			if _, err := os.Stat(filepath.Join(exp, name)); err != nil {
+				t.Errorf("%s: %v", rec, err)
+			}
+		}
+	}
+	if !strings.Contains(errs, "exported ") {
+		t.Errorf("stderr does not say where the exports went: %q", errs)
+	}
+
+	// report --export writes the same beside its own recommendations; a target the points
+	// cannot be expressed on fails with exit 2 naming the field.
+	out := filepath.Join(tmp, "report")
+	if code, _, errs := runCLI(t, "report", "--results", dir, "--output-dir", out, "--export", "sglang"); code != exitConfigError ||
+		!strings.Contains(errs, "engine.backend: the config simulates vllm's scheduler") {
+		t.Errorf("report --export sglang: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runCLI(t, "report", "--results", dir, "--output-dir", out, "--overwrite", "--export", "vllm"); code != exitOK {
+		t.Fatalf("report --export vllm: exit %d, stderr %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(out, "recommendations", "0001", "vllm-launch.sh")); err != nil {
+		t.Error(err)
+	}
+
+	// Without --export a sweep writes no export directory.
+	plain := filepath.Join(tmp, "plain")
+	if code, _, errs := runCLI(t, "sweep", "-q", "-c", spec, "--output-dir", plain); code != exitOK {
+		t.Fatalf("sweep: exit %d, stderr %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(plain, "recommendations", "0001")); !os.IsNotExist(err) {
+		t.Errorf("a sweep without --export wrote recommendations/0001 (%v)", err)
+	}
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/servesweep/servesweep/aiperf"
+	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
+)
+
+// aiperfRunReport is one run's part of validate --aiperf's report.
+type aiperfRunReport struct {
+	File string `json:"file"`
+	Kind string `json:"kind"`
+	// Load lists the --set overrides taken from the run's input_config (its load), if any.
+	Load        []string            `json:"load_from_run"`
+	Comparisons []aiperf.Comparison `json:"comparisons"`
+}
+
+// aiperfReport is validate --aiperf's JSON report.
+type aiperfReport struct {
+	Config string            `json:"config"`
+	Runs   []aiperfRunReport `json:"runs"`
+	// MAPE is the mean absolute percentage error per metric and statistic over the runs.
+	MAPE []aiperf.MAPE `json:"mape"`
+}
+
+func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions) error {
+	if opts.ConfigPath == "" {
+		return &usageError{fmt.Errorf("--aiperf needs -c CONFIG.yaml: the prediction config of the deployment the runs measured")}
+	}
+	if opts.HoldoutBy != "" || opts.Fit || opts.fitEvaluationsSet {
+		return &usageError{fmt.Errorf("--fit, --holdout-by and --fit-evaluations apply to --measured, not --aiperf")}
+	}
+	if opts.OutputJSON != "" {
+		if err := checkWritableDir(filepath.Dir(opts.OutputJSON)); err != nil {
+			return &usageError{fmt.Errorf("--output-json %s: %v", opts.OutputJSON, err)}
+		}
+	}
+	var runs []aiperf.Run
+	for _, p := range opts.AIPerf {
+		rs, err := aiperf.ReadRuns(p)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, rs...)
+	}
+	base, err := config.LoadFile(opts.ConfigPath, opts.Sets, config.WithMarker(grid.ConcreteMarker))
+	if err != nil {
+		return err
+	}
+	rep := aiperfReport{Config: opts.ConfigPath}
+	var all [][]aiperf.Comparison
+	for i := range runs {
+		run := &runs[i]
+		load := runLoadSets(base, run.Load)
+		cfg := base
+		if len(load) > 0 {
+			if cfg, err = config.LoadFile(opts.ConfigPath, append(append([]string(nil), opts.Sets...), load...),
+				config.WithMarker(grid.ConcreteMarker)); err != nil {
+				return fmt.Errorf("%s: the run's load does not fit %s: %w", run.File, opts.ConfigPath, err)
+			}
+		}
+		wl, err := sim.BuildWorkload(cfg)
+		if err != nil {
+			return err
+		}
+		res, err := sim.Run(ctx, cfg, sim.Options{Workload: wl})
+		if err != nil {
+			return err
+		}
+		cs := aiperf.Compare(run, res.Summary)
+		all = append(all, cs)
+		rep.Runs = append(rep.Runs, aiperfRunReport{File: run.File, Kind: run.Kind, Load: load, Comparisons: cs})
+	}
+	rep.MAPE = aiperf.MAPEs(all)
+	data, err := indentJSON(rep)
+	if err != nil {
+		return err
+	}
+	if opts.OutputJSON != "" {
+		if err := results.WriteFileAtomic(opts.OutputJSON, data); err != nil {
+			return err
+		}
+	}
+	if opts.Format == formatJSON {
+		_, err := io.Out.Write(data)
+		return err
+	}
+	renderAIPerf(io.Out, &rep)
+	return nil
+}
+
+// runLoadSets returns the --set overrides that give the config the run's load, where the run's
+// input_config says it and the config's load type takes it: the concurrency of a concurrency
+// load, the rate of a constant_rate or poisson load of requests, and the request count of a
+// config that stops after a number of requests.
+func runLoadSets(cfg *config.Config, l aiperf.Load) []string {
+	var sets []string
+	t := &cfg.Traffic
+	if l.Concurrency != nil && t.Load.Type == config.LoadConcurrency && *l.Concurrency != t.Load.Concurrency {
+		sets = append(sets, fmt.Sprintf("traffic.load.concurrency=%d", *l.Concurrency))
+	}
+	if l.RequestRate != nil && (t.Load.Type == config.LoadConstantRate || t.Load.Type == config.LoadPoisson) &&
+		t.Load.RequestsPerSecond > 0 && *l.RequestRate != t.Load.RequestsPerSecond {
+		sets = append(sets, fmt.Sprintf("traffic.load.requests_per_second=%g", *l.RequestRate))
+	}
+	if l.RequestCount != nil && t.Stop.Requests > 0 && *l.RequestCount != t.Stop.Requests {
+		sets = append(sets, fmt.Sprintf("traffic.stop.requests=%d", *l.RequestCount))
+	}
+	return sets
+}
+
+// renderAIPerf prints each run's comparison table, then the MAPE table when there are several
+// runs.
+func renderAIPerf(w io.Writer, rep *aiperfReport) {
+	for i, r := range rep.Runs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "Run %d of %d: %s (%s)", i+1, len(rep.Runs), r.File, r.Kind)
+		if len(r.Load) > 0 {
+			fmt.Fprintf(w, "; simulated with the run's load: %s", strings.Join(r.Load, ", "))
+		}
+		fmt.Fprintf(w, "\n%-32s %-5s %12s %12s %8s  %s\n", "metric", "stat", "measured", "predicted", "error%", "measured as")
+		for _, c := range r.Comparisons {
+			e := "N/A"
+			if c.ErrorPct != nil {
+				e = fmt.Sprintf("%+.1f", *c.ErrorPct)
+			}
+			fmt.Fprintf(w, "%-32s %-5s %12.2f %12.2f %8s  %s\n", c.Metric+" ("+c.Unit+")", c.Stat, c.MeasuredValue, c.PredictedValue, e, c.Measured)
+		}
+	}
+	if len(rep.Runs) < 2 {
+		return
+	}
+	fmt.Fprintf(w, "\nAccuracy over %d runs (%s)\n%-32s %-5s %5s %9s\n", len(rep.Runs), rep.Config, "metric", "stat", "runs", "mape")
+	for _, m := range rep.MAPE {
+		fmt.Fprintf(w, "%-32s %-5s %5d %8.1f%%\n", m.Metric, m.Stat, m.Runs, m.MAPEPct)
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const aiperfRuns = "../../aiperf/testdata/runs"
+
+func TestValidateAIPerf(t *testing.T) {
+	code, out, errs := runCLI(t, "validate", "--aiperf", filepath.Join(aiperfRuns, "c16", "profile_export_aiperf.json"),
+		"-c", "../../examples/synthetic.yaml")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, errs)
+	}
+	for _, want := range []string{"Run 1 of 1: ", "(aiperf)", "TTFT (ms)", "ITL (ms)", "TPOT (ms)", "E2E (ms)",
+		"output throughput (tokens/s)", "request throughput (requests/s)", "inter_token_latency", "inter_chunk_latency"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Accuracy over") {
+		t.Errorf("one run printed a MAPE table:\n%s", out)
+	}
+
+	// Two runs (a directory of artifact directories) and a GenAI-Perf one: the MAPE table, and
+	// each run simulated at its own concurrency.
+	code, out, errs = runCLI(t, "validate", "--aiperf", aiperfRuns, "--aiperf", "../../aiperf/testdata/genai",
+		"-c", "../../examples/synthetic.yaml", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("json: exit %d, stderr %s", code, errs)
+	}
+	var rep aiperfReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if len(rep.Runs) != 3 || rep.Runs[2].Kind != "genai-perf" || len(rep.MAPE) == 0 || rep.MAPE[0].Runs != 3 {
+		t.Fatalf("report %+v", rep)
+	}
+	// synthetic.yaml runs concurrency 16: the c8 run is simulated at 8.
+	if got := strings.Join(rep.Runs[1].Load, " "); got != "traffic.load.concurrency=8" {
+		t.Errorf("c8 run load %q", got)
+	}
+	if len(rep.Runs[0].Load) != 0 {
+		t.Errorf("c16 run load %q, want none (the config's)", rep.Runs[0].Load)
+	}
+	// Each run is simulated at its own load.
+	if rep.Runs[0].Comparisons[0].PredictedValue == rep.Runs[1].Comparisons[0].PredictedValue {
+		t.Errorf("runs at concurrency 16 and 8 predicted the same mean TTFT %v", rep.Runs[0].Comparisons[0].PredictedValue)
+	}
+}
+
+func TestValidateAIPerfErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no config", []string{"--aiperf", aiperfRuns}, "--aiperf needs -c CONFIG.yaml"},
+		{"with measured", []string{"--aiperf", aiperfRuns, "--measured", "x.csv", "-c", "../../examples/synthetic.yaml"}, "exclusive"},
+		{"csv", []string{"--aiperf", "../../aiperf/testdata/profile_export_aiperf.csv", "-c", "../../examples/synthetic.yaml"},
+			"profile_export_aiperf.csv: is not an AIPerf or GenAI-Perf summary"},
+		{"version", []string{"--aiperf", "../../aiperf/testdata/schema-2.json", "-c", "../../examples/synthetic.yaml"},
+			"schema-2.json: schema_version: \"2.0\" is not a version servesweep reads: want 1.x"},
+		{"config without aiperf", []string{"--measured", "x.csv", "-c", "../../examples/synthetic.yaml"}, "-c and --set give the config of --aiperf runs"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, append([]string{"validate"}, c.args...)...)
+			if code != exitConfigError || !strings.Contains(errs, c.want) || out != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 with %q", code, out, errs, c.want)
+			}
+		})
+	}
+}

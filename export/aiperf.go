@@ -1,0 +1,226 @@
+package export
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/servesweep/servesweep/sim/config"
+)
+
+// aiperf returns aiperf.sh: one `aiperf profile` command that sends the simulated workload to
+// the deployment (flag names of AIPerf's `profile` command-line reference). Lengths the
+// simulator draws from a distribution AIPerf does not have are sent with the same mean and
+// standard deviation, and the script says so; a workload AIPerf cannot send at all is an error.
+func (x *exporter) aiperf() File {
+	t := &x.cfg.Traffic
+	var notes []string
+	args := []arg{
+		{"--model", x.model},
+		{"--tokenizer", x.model},
+		{"--url", x.url},
+		{"--endpoint-type", "chat"},
+		{"--streaming", ""},
+	}
+	src := &t.Source
+	switch src.Type {
+	case config.SourceTrace:
+		args, notes = x.aiperfTrace(args, notes)
+	case config.SourceMixture:
+		args, notes = x.aiperfMixture(args, notes)
+	case config.SourceSyntheticSession:
+		args, notes = x.aiperfSessions(args, notes)
+	default:
+		a, n := lengthArgs("traffic.source.input_tokens", src.InputTokens, src.InputTokensDist,
+			"--synthetic-input-tokens-mean", "--synthetic-input-tokens-stddev")
+		args, notes = append(args, a...), append(notes, n...)
+		a, n = lengthArgs("traffic.source.output_tokens", src.OutputTokens, src.OutputTokensDist,
+			"--output-tokens-mean", "--output-tokens-stddev")
+		args, notes = append(args, a...), append(notes, n...)
+	}
+	if src.Type != config.SourceTrace {
+		// Each request generates exactly its requested output, as in the simulation.
+		args = append(args, arg{"--extra-inputs", "ignore_eos:true"}, arg{"--random-seed", fmt.Sprint(src.DrawSeed())})
+	}
+	args = x.aiperfLoad(args)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "#!/bin/sh\n# AIPerf benchmark of the workload simulated for %s (servesweep export).\n", x.sourceName())
+	fmt.Fprintf(&b, "# Score the run against the prediction:\n#   servesweep validate --aiperf artifacts/ -c %s\n", shellQuote(x.sourceName()))
+	for _, n := range notes {
+		b.WriteString("# " + n + "\n")
+	}
+	shellCommand(&b, []string{"aiperf", "profile"}, args)
+	return File{Name: AIPerfFile, Data: b.Bytes(), Executable: true}
+}
+
+// lengthArgs returns the mean and standard-deviation flags of one token count: a fixed count,
+// a normal distribution as it is, any other distribution by its mean and standard deviation
+// with a note saying so.
+func lengthArgs(path string, n int, d *config.Distribution, meanFlag, stddevFlag string) ([]arg, []string) {
+	mean, sd, note := lengthMoments(path, n, d)
+	a := []arg{{meanFlag, itoa(int(math.Round(mean)))}, {stddevFlag, trimFloat(sd)}}
+	if note != "" {
+		return a, []string{note}
+	}
+	return a, nil
+}
+
+// lengthMoments returns a token count's mean and standard deviation, and a note when AIPerf's
+// normal draw only approximates the distribution.
+func lengthMoments(path string, n int, d *config.Distribution) (mean, sd float64, note string) {
+	if d == nil {
+		return float64(n), 0, ""
+	}
+	switch d.Distribution {
+	case config.DistNormal:
+		return d.Mean, d.Stddev, ""
+	case config.DistLognormal:
+		mean, sd = d.Mean, d.Stddev
+	case config.DistUniform:
+		mean, sd = d.Expected(), float64(d.Max-d.Min+1)/math.Sqrt(12)
+	case config.DistEmpirical:
+		mean = d.Expected()
+		var wsum, acc float64
+		for i, v := range d.Values {
+			w := 1.0
+			if i < len(d.Weights) {
+				w = d.Weights[i]
+			}
+			acc += w * (float64(v) - mean) * (float64(v) - mean)
+			wsum += w
+		}
+		sd = math.Sqrt(acc / wsum)
+	}
+	return mean, sd, fmt.Sprintf("%s is %s; AIPerf draws normal lengths: mean %s, stddev %s (same mean and spread, not the same shape).",
+		path, d.Distribution, trimFloat(mean), trimFloat(sd))
+}
+
+// aiperfTrace replays a Mooncake trace on its own timestamps.
+func (x *exporter) aiperfTrace(args []arg, notes []string) ([]arg, []string) {
+	src, t := &x.cfg.Traffic.Source, &x.cfg.Traffic
+	if src.Format != "mooncake" {
+		x.unsupported("traffic.source.format", src.Format, "AIPerf replays traces of format mooncake (--custom-dataset-type mooncake_trace)")
+		return args, notes
+	}
+	if len(src.Paths) != 1 {
+		x.unsupported("traffic.source.paths", fmt.Sprintf("%d paths", len(src.Paths)), "AIPerf replays one trace file (--input-file)")
+		return args, notes
+	}
+	args = append(args,
+		arg{"--input-file", src.Paths[0]},
+		arg{"--custom-dataset-type", "mooncake_trace"},
+		arg{"--prompt-input-tokens-block-size", itoa(src.BlockSize)})
+	if t.Load.Type != config.LoadTraceTimestamps {
+		return args, notes
+	}
+	args = append(args, arg{"--fixed-schedule", ""}, arg{"--fixed-schedule-auto-offset", ""})
+	if s := t.Load.Speedup; s != 1 {
+		args = append(args, arg{"--fixed-schedule-speedup", trimFloat(s)})
+		notes = append(notes, "--fixed-schedule-speedup needs an AIPerf release that has it (traffic.load.speedup).")
+	}
+	if v := t.Stop.MaxVirtualTimeSeconds; v > 0 {
+		// The trace's own clock, before the speedup divides it.
+		args = append(args, arg{"--fixed-schedule-end-offset", itoa(int(math.Round(v * 1000 * t.Load.Speedup)))})
+	}
+	return args, notes
+}
+
+// aiperfMixture sends a mixture of synthetic sources as AIPerf's sequence distribution.
+func (x *exporter) aiperfMixture(args []arg, notes []string) ([]arg, []string) {
+	comps := x.cfg.Traffic.Source.Components
+	var total float64
+	for _, c := range comps {
+		total += c.Weight
+	}
+	var parts []string
+	for i, c := range comps {
+		p := fmt.Sprintf("traffic.source.components[%d].source", i)
+		if c.Source == nil || c.Source.Type != config.SourceSynthetic {
+			x.unsupported(p+".type", "a synthetic-session component", "AIPerf's --sequence-distribution mixes single-turn requests only")
+			return args, notes
+		}
+		im, isd, n1 := lengthMoments(p+".input_tokens", c.Source.InputTokens, c.Source.InputTokensDist)
+		om, osd, n2 := lengthMoments(p+".output_tokens", c.Source.OutputTokens, c.Source.OutputTokensDist)
+		for _, n := range []string{n1, n2} {
+			if n != "" {
+				notes = append(notes, n)
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d|%s,%d|%s:%s", int(math.Round(im)), trimFloat(isd), int(math.Round(om)), trimFloat(osd),
+			trimFloat(math.Round(c.Weight/total*10000)/100)))
+	}
+	return append(args, arg{"--sequence-distribution", strings.Join(parts, ";")}), notes
+}
+
+// aiperfSessions sends synthetic multi-turn sessions: AIPerf's chat history grows each turn by
+// the last answer and the new input, as the simulated prompts do.
+func (x *exporter) aiperfSessions(args []arg, notes []string) ([]arg, []string) {
+	src := &x.cfg.Traffic.Source
+	a, n := lengthArgs("traffic.source.new_input_tokens_per_turn", src.NewInputTokensPerTurn, src.NewInputTokensPerTurnDist,
+		"--synthetic-input-tokens-mean", "--synthetic-input-tokens-stddev")
+	args, notes = append(args, a...), append(notes, n...)
+	a, n = lengthArgs("traffic.source.output_tokens_per_turn", src.OutputTokensPerTurn, src.OutputTokensPerTurnDist,
+		"--output-tokens-mean", "--output-tokens-stddev")
+	args, notes = append(args, a...), append(notes, n...)
+	if s := src.Session; s != nil {
+		args = append(args, arg{"--conversation-turn-mean", itoa(s.Turns)}, arg{"--conversation-turn-stddev", "0"})
+		if s.InterTurnDelayMs > 0 {
+			args = append(args, arg{"--conversation-turn-delay-mean", trimFloat(s.InterTurnDelayMs)})
+		}
+		if s.SharedPrefixRatio > 0 && s.PrefixGroups > 0 {
+			prefix := int(math.Round(s.SharedPrefixRatio * float64(src.NewInputTokensPerTurn)))
+			args = append(args, arg{"--num-prefix-prompts", itoa(s.PrefixGroups)}, arg{"--prefix-prompt-length", itoa(prefix)})
+			notes = append(notes, "AIPerf picks each session's shared prefix at random from the pool; the simulation assigns session i to group i mod prefix_groups.")
+		}
+	}
+	return args, notes
+}
+
+// aiperfLoad adds the load type, its intensity and the request (or session) count.
+func (x *exporter) aiperfLoad(args []arg) []arg {
+	t := &x.cfg.Traffic
+	l := &t.Load
+	switch l.Type {
+	case config.LoadConcurrency:
+		args = append(args, arg{"--concurrency", itoa(l.Concurrency)})
+		if l.RampSeconds > 0 {
+			args = append(args, arg{"--concurrency-ramp-duration", trimFloat(l.RampSeconds)})
+		}
+	case config.LoadConstantRate, config.LoadPoisson:
+		mode := "constant"
+		if l.Type == config.LoadPoisson {
+			mode = "poisson"
+		}
+		args = append(args, arg{"--request-rate", trimFloat(l.RequestsPerSecond + l.SessionsPerSecond)}, arg{"--request-rate-mode", mode})
+	case config.LoadTraceTimestamps:
+		if t.Source.Type != config.SourceTrace {
+			x.unsupported("traffic.load.type", l.Type, "AIPerf replays timestamps from a trace only")
+		}
+	}
+	unit := l.Unit()
+	if n := t.Stop.Requests; n > 0 {
+		args = append(args, arg{"--request-count", itoa(n)})
+	} else if r := t.Stop.RequestsPerLoadUnit; r > 0 {
+		args = append(args, arg{"--request-count", itoa(int(math.Ceil(r * unit)))})
+	}
+	if n := t.Stop.Sessions; n > 0 {
+		args = append(args, arg{"--num-sessions", itoa(n)})
+	} else if r := t.Stop.SessionsPerLoadUnit; r > 0 {
+		args = append(args, arg{"--num-sessions", itoa(int(math.Ceil(r * unit)))})
+	}
+	if v := t.Stop.MaxVirtualTimeSeconds; v > 0 && t.Source.Type != config.SourceTrace {
+		args = append(args, arg{"--benchmark-duration", trimFloat(v)})
+	}
+	return args
+}
+
+// trimFloat formats f with at most 4 decimals and no trailing zeros.
+func trimFloat(f float64) string {
+	s := fmt.Sprintf("%.4f", f)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "-0" {
+		return "0"
+	}
+	return s
+}

@@ -1,0 +1,155 @@
+package export
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/servesweep/servesweep/sim/config"
+)
+
+// DynamoFile is the name of the Dynamo manifest.
+const DynamoFile = "dynamo-deployment.yaml"
+
+// dynamoImageTag is the Dynamo release whose runtime images the manifest names.
+const dynamoImageTag = "0.6.1"
+
+// trtllmOptionsDir is where the Dynamo TensorRT-LLM workers mount their LLM-API options.
+const trtllmOptionsDir = "/etc/servesweep"
+
+// dynamo returns the DynamoGraphDeployment of the config: a frontend with the router mode, and
+// one service per worker role with its replicas, GPUs and engine arguments. TensorRT-LLM's
+// options go into a ConfigMap the workers mount.
+func (x *exporter) dynamo() []File {
+	image := fmt.Sprintf("nvcr.io/nvidia/ai-dynamo/%s-runtime:%s", x.backend, dynamoImageTag)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Dynamo deployment of %s (servesweep export --target dynamo): %s %s serving, router.policy %s.\n",
+		x.sourceName(), x.cfg.Engine.Mode, x.backendName(), x.cfg.Router.Policy)
+	fmt.Fprintf(&b, "# Resource shape: DynamoGraphDeployment of Dynamo %s. Engine arguments as for --target %s: %s %s.\n",
+		coveredVersions[TargetDynamo], x.backend, x.backendName(), coveredVersions[x.backend])
+	b.WriteString("# Apply with: kubectl apply -n NAMESPACE -f " + DynamoFile + "\n")
+	b.WriteString("# Benchmark through the frontend: kubectl port-forward -n NAMESPACE svc/" + x.name + "-frontend 8000:8000\n")
+	b.WriteString("# The images are Dynamo " + dynamoImageTag + "'s; use your release's. Gated models need the secret hf-token-secret (HF_TOKEN).\n")
+
+	services := []kv{{"Frontend", x.dynamoFrontend(image)}}
+	var optionFiles []kv
+	for _, r := range x.roles() {
+		svc, file := x.dynamoWorker(r, image)
+		services = append(services, kv{x.workerServiceName(r), svc})
+		if file != nil {
+			optionFiles = append(optionFiles, *file)
+		}
+	}
+	writeYAML(&b, []kv{
+		{"apiVersion", "nvidia.com/v1alpha1"},
+		{"kind", "DynamoGraphDeployment"},
+		{"metadata", []kv{{"name", x.name}}},
+		{"spec", []kv{{"services", services}}},
+	}, 0)
+	if len(optionFiles) > 0 {
+		b.WriteString("---\n# The TensorRT-LLM workers' LLM-API options, mounted at " + trtllmOptionsDir + ".\n")
+		writeYAML(&b, []kv{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", []kv{{"name", x.name + "-trtllm"}}}}, 0)
+		b.WriteString("data:\n")
+		for _, f := range optionFiles {
+			fmt.Fprintf(&b, "  %s: |\n", f.key)
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(f.value.(string), "\n"), "\n") {
+				b.WriteString("    " + line)
+			}
+			b.WriteString("\n")
+		}
+	}
+	return []File{{Name: DynamoFile, Data: b.Bytes()}}
+}
+
+// dynamoFrontend is the frontend service: the HTTP port and the router mode of router.policy.
+func (x *exporter) dynamoFrontend(image string) []kv {
+	args := []string{"--http-port", "8000"}
+	rt := x.cfg.Router
+	switch rt.Policy {
+	case config.PolicyRoundRobin, "":
+		args = append(args, "--router-mode", "round-robin")
+	case config.PolicyRandom:
+		args = append(args, "--router-mode", "random")
+	case config.PolicyKVRouter:
+		args = append(args, "--router-mode", "kv")
+		if v := rt.OverlapScoreCredit; v != nil {
+			args = append(args, "--kv-overlap-score-weight", ftoa(*v))
+		}
+		if v := rt.Temperature; v != nil {
+			args = append(args, "--router-temperature", ftoa(*v))
+		}
+		if v := rt.PrefillLoadScale; v != nil && *v != 1 {
+			x.unsupported("router.prefill_load_scale", *v, "Dynamo's frontend has no setting that scales the prefill load of its KV router; omit it or set 1")
+		}
+	default:
+		x.unsupported("router.policy", rt.Policy, "Dynamo's frontend routes round-robin, random or kv (router.policy round_robin, random or kv_router)")
+	}
+	return []kv{
+		{"dynamoNamespace", x.name},
+		{"componentType", "frontend"},
+		{"replicas", 1},
+		{"extraPodSpec", []kv{{"mainContainer", []kv{
+			{"image", image},
+			{"command", []string{"python3", "-m", "dynamo.frontend"}},
+			{"args", args},
+		}}}},
+	}
+}
+
+// workerServiceName names a role's service, e.g. VllmDecodeWorker.
+func (x *exporter) workerServiceName(r roleRef) string {
+	prefix := map[string]string{config.BackendVLLM: "Vllm", config.BackendSGLang: "SGLang", config.BackendTRTLLM: "TRTLLM"}[x.backend]
+	switch r.name {
+	case config.RolePrefill:
+		return prefix + "PrefillWorker"
+	case config.RoleDecode:
+		return prefix + "DecodeWorker"
+	}
+	return prefix + "Worker"
+}
+
+// dynamoWorker is the service of one worker role, and for TensorRT-LLM its options file (a
+// ConfigMap key and the file's text).
+func (x *exporter) dynamoWorker(r roleRef, image string) ([]kv, *kv) {
+	var module string
+	var args []string
+	var file *kv
+	container := []kv{{"image", image}}
+	var pod []kv
+	switch x.backend {
+	case config.BackendSGLang:
+		module = "dynamo.sglang"
+		args = append([]string{"--model-path", x.model, "--served-model-name", x.model}, flatten(x.sglangArgs(r, false))...)
+	case config.BackendTRTLLM:
+		module = "dynamo.trtllm"
+		key := string(r.name) + ".yaml"
+		file = &kv{key, string(x.trtllmYAML(r, true))}
+		args = []string{"--model-path", x.model, "--served-model-name", x.model, "--extra-engine-args", trtllmOptionsDir + "/" + key}
+		if x.disaggregated() {
+			args = append(args, "--disaggregation-mode", string(r.name))
+		}
+		container = append(container, kv{"volumeMounts", [][]kv{{{"name", "llm-api-options"}, {"mountPath", trtllmOptionsDir}}}})
+		pod = append(pod, kv{"volumes", [][]kv{{{"name", "llm-api-options"}, {"configMap", []kv{{"name", x.name + "-trtllm"}}}}}})
+	default:
+		module = "dynamo.vllm"
+		args = append([]string{"--model", x.model}, flatten(x.vllmArgs(r, false))...)
+		if r.name == config.RolePrefill {
+			args = append(args, "--is-prefill-worker")
+		}
+	}
+	container = append(container, kv{"command", []string{"python3", "-m", module}}, kv{"args", args})
+	p := r.w.Parallelism
+	svc := []kv{
+		{"dynamoNamespace", x.name},
+		{"envFromSecret", "hf-token-secret"},
+		{"componentType", "worker"},
+	}
+	if x.disaggregated() {
+		svc = append(svc, kv{"subComponentType", string(r.name)})
+	}
+	svc = append(svc,
+		kv{"replicas", p.Replicas},
+		kv{"resources", []kv{{"limits", []kv{{"gpu", itoa(p.GPUsPerWorker())}}}}},
+		kv{"extraPodSpec", append(pod, kv{"mainContainer", container})})
+	return svc, file
+}

@@ -1,0 +1,292 @@
+package export
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/timing"
+)
+
+// vllmBlockSizes are the KV block sizes vLLM's --block-size accepts on CUDA GPUs (its
+// documented choices, less 1, which the simulator does not take for vLLM).
+var vllmBlockSizes = []int{8, 16, 32, 64, 128}
+
+// vllmArgs returns the vLLM engine arguments of role r (vllm serve's, which Dynamo's vLLM worker
+// takes too). standalone adds what a bare `vllm serve` needs and Dynamo supplies itself: the
+// port and, for disaggregated roles, the KV connector.
+func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
+	w, p := r.w, r.w.Parallelism
+	var a []arg
+	if standalone {
+		a = append(a, arg{"--port", "${PORT:-8000}"})
+	}
+	a = append(a,
+		arg{"--tensor-parallel-size", itoa(p.Tensor)},
+		arg{"--pipeline-parallel-size", itoa(p.Pipeline)},
+		arg{"--data-parallel-size", itoa(p.AttentionData)})
+	x.checkMoE(r, false)
+	if p.MoeExpert > 1 {
+		a = append(a, arg{"--enable-expert-parallel", ""})
+	}
+	a = append(a,
+		arg{"--max-num-seqs", itoa(w.Scheduler.MaxSequences)},
+		arg{"--max-num-batched-tokens", itoa(w.Scheduler.MaxBatchedTokens)})
+	if !slices.Contains(vllmBlockSizes, w.KVCache.BlockSize) {
+		x.unsupported(r.path+".kv_cache.block_size", w.KVCache.BlockSize, fmt.Sprintf("vLLM's --block-size takes one of %v", vllmBlockSizes))
+	}
+	a = append(a, arg{"--block-size", itoa(w.KVCache.BlockSize)})
+	if w.KVCache.PrefixCaching {
+		a = append(a, arg{"--enable-prefix-caching", ""})
+	} else {
+		a = append(a, arg{"--no-enable-prefix-caching", ""})
+	}
+	a = append(a, arg{"--enable-chunked-prefill", ""})
+	_, kv, _ := x.precisions()
+	if kv == timing.FP8 {
+		a = append(a, arg{"--kv-cache-dtype", "fp8"})
+	} else {
+		a = append(a, arg{"--kv-cache-dtype", "auto"})
+	}
+	if x.onlineFP8(true) {
+		a = append(a, arg{"--quantization", "fp8"})
+	}
+	if n := x.cfg.Engine.ContextLength; n > 0 {
+		a = append(a, arg{"--max-model-len", itoa(n)})
+	}
+	if c := w.KVCache.Capacity; c.Type == config.CapacityFixed {
+		a = append(a, arg{"--num-gpu-blocks-override", itoa(c.Blocks)})
+	} else {
+		a = append(a, arg{"--gpu-memory-utilization", ftoa(c.MemoryFraction)})
+	}
+	if standalone && x.disaggregated() {
+		a = append(a, arg{"--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_both"}`})
+	}
+	return a
+}
+
+// sglangArgs returns the SGLang server arguments of role r (sglang.launch_server's, which
+// Dynamo's SGLang worker takes too); standalone adds the port.
+func (x *exporter) sglangArgs(r roleRef, standalone bool) []arg {
+	w, p := r.w, r.w.Parallelism
+	var a []arg
+	if standalone {
+		a = append(a, arg{"--port", "${PORT:-8000}"})
+	}
+	// SGLang's tp-size counts every GPU of a stage; with DP attention, attention runs
+	// tp-size / dp-size ways within each of dp-size ranks.
+	a = append(a, arg{"--tp-size", itoa(p.Tensor * p.AttentionData)})
+	if p.Pipeline > 1 {
+		a = append(a, arg{"--pp-size", itoa(p.Pipeline)})
+	}
+	if p.AttentionData > 1 {
+		a = append(a, arg{"--dp-size", itoa(p.AttentionData)}, arg{"--enable-dp-attention", ""})
+	}
+	x.checkMoE(r, true)
+	if p.MoeExpert > 1 {
+		a = append(a, arg{"--ep-size", itoa(p.MoeExpert)})
+	}
+	// SGLang divides --max-running-requests over its DP-attention ranks; max_sequences is per rank.
+	a = append(a,
+		arg{"--max-running-requests", itoa(w.Scheduler.MaxSequences * p.AttentionData)},
+		// The simulated prefill budget: SGLang's chunked_prefill_size, divided over the DP
+		// ranks by SGLang as by the simulator. Pinned, as SGLang's own default depends on the GPU.
+		arg{"--chunked-prefill-size", itoa(engine.SGLangChunkedPrefillSize)},
+		arg{"--page-size", itoa(w.KVCache.BlockSize)})
+	if w.Scheduler.PrefillDecodeInterval > 0 {
+		x.unsupported(r.path+".scheduler.prefill_decode_interval", w.Scheduler.PrefillDecodeInterval,
+			"SGLang's server arguments have no setting that holds prefill back for a number of decode passes; use 0")
+	}
+	if !w.KVCache.PrefixCaching {
+		a = append(a, arg{"--disable-radix-cache", ""})
+	}
+	_, kv, _ := x.precisions()
+	if kv == timing.FP8 {
+		a = append(a, arg{"--kv-cache-dtype", "fp8_e4m3"})
+	} else {
+		a = append(a, arg{"--kv-cache-dtype", "auto"})
+	}
+	if x.onlineFP8(true) {
+		a = append(a, arg{"--quantization", "fp8"})
+	}
+	if n := x.cfg.Engine.ContextLength; n > 0 {
+		a = append(a, arg{"--context-length", itoa(n)})
+	}
+	if c := w.KVCache.Capacity; c.Type == config.CapacityFixed {
+		a = append(a, arg{"--max-total-tokens", itoa(c.Blocks * w.KVCache.BlockSize)})
+	} else {
+		a = append(a, arg{"--mem-fraction-static", ftoa(c.MemoryFraction)})
+	}
+	if x.disaggregated() {
+		a = append(a, arg{"--disaggregation-mode", string(r.name)}, arg{"--disaggregation-transfer-backend", "nixl"})
+	}
+	return a
+}
+
+// trtllmShape checks role r's shape against TensorRT-LLM's: attention data parallelism runs one
+// attention rank per GPU (attention tensor parallel 1), so tensor must be 1 when attention_data
+// is above 1. It returns tp_size, TensorRT-LLM's count of the GPUs of a stage.
+func (x *exporter) trtllmShape(r roleRef) int {
+	p := r.w.Parallelism
+	if p.AttentionData > 1 && p.Tensor > 1 {
+		x.unsupported(r.path+".parallelism.attention_data", fmt.Sprintf("attention_data %d with tensor %d", p.AttentionData, p.Tensor),
+			"TensorRT-LLM's attention data parallelism (enable_attention_dp) gives each of the tp_size GPUs its own attention rank; use tensor 1")
+	}
+	x.checkMoE(r, true)
+	return p.Tensor * p.AttentionData
+}
+
+// trtllmOptions returns the LLM-API options of role r, in the order the YAML lists them. full
+// adds the options trtllm-serve takes as flags (parallel sizes, batch limits, max_seq_len), for
+// Dynamo's worker, which reads them all from the file.
+func (x *exporter) trtllmOptions(r roleRef, full bool) []kv {
+	w, p := r.w, r.w.Parallelism
+	tp := x.trtllmShape(r)
+	var o []kv
+	if full {
+		o = append(o, kv{"tensor_parallel_size", tp}, kv{"pipeline_parallel_size", p.Pipeline})
+		if p.MoeExpert > 1 {
+			o = append(o, kv{"moe_expert_parallel_size", p.MoeExpert})
+		}
+		o = append(o, kv{"max_batch_size", w.Scheduler.MaxSequences}, kv{"max_num_tokens", w.Scheduler.MaxBatchedTokens})
+		if n := x.cfg.Engine.ContextLength; n > 0 {
+			o = append(o, kv{"max_seq_len", n})
+		}
+	}
+	if p.AttentionData > 1 {
+		o = append(o, kv{"enable_attention_dp", true})
+	}
+	o = append(o, kv{"enable_chunked_prefill", true})
+	cache := []kv{{"enable_block_reuse", w.KVCache.PrefixCaching}, {"tokens_per_block", w.KVCache.BlockSize}}
+	if !isPow2(w.KVCache.BlockSize) {
+		x.unsupported(r.path+".kv_cache.block_size", w.KVCache.BlockSize, "TensorRT-LLM's tokens_per_block must be a power of 2")
+	}
+	if _, kvp, _ := x.precisions(); kvp == timing.FP8 {
+		cache = append(cache, kv{"dtype", "fp8"})
+	} else {
+		cache = append(cache, kv{"dtype", "auto"})
+	}
+	if c := w.KVCache.Capacity; c.Type == config.CapacityFixed {
+		cache = append(cache, kv{"max_tokens", c.Blocks * w.KVCache.BlockSize})
+	} else if full {
+		cache = append(cache, kv{"free_gpu_memory_fraction", c.MemoryFraction})
+	}
+	o = append(o, kv{"kv_cache_config", cache})
+	policy := "GUARANTEED_NO_EVICT"
+	if w.Scheduler.CapacityPolicy == config.CapacityMaxUtilization {
+		policy = "MAX_UTILIZATION"
+	}
+	o = append(o, kv{"scheduler_config", []kv{{"capacity_scheduler_policy", policy}}})
+	if x.disaggregated() {
+		o = append(o, kv{"cache_transceiver_config", []kv{{"backend", "DEFAULT"}}})
+	}
+	x.onlineFP8(false)
+	return o
+}
+
+// trtllmArgs returns trtllm-serve's flags for role r; options names its LLM-API YAML.
+func (x *exporter) trtllmArgs(r roleRef, options string) []arg {
+	w, p := r.w, r.w.Parallelism
+	a := []arg{{"--backend", "pytorch"}, {"--port", "${PORT:-8000}"},
+		{"--tp_size", itoa(x.trtllmShape(r))}, {"--pp_size", itoa(p.Pipeline)}}
+	if p.MoeExpert > 1 {
+		a = append(a, arg{"--ep_size", itoa(p.MoeExpert)})
+	}
+	a = append(a, arg{"--max_batch_size", itoa(w.Scheduler.MaxSequences)}, arg{"--max_num_tokens", itoa(w.Scheduler.MaxBatchedTokens)})
+	if n := x.cfg.Engine.ContextLength; n > 0 {
+		a = append(a, arg{"--max_seq_len", itoa(n)})
+	}
+	if c := w.KVCache.Capacity; c.Type == config.CapacityDefault {
+		a = append(a, arg{"--kv_cache_free_gpu_memory_fraction", ftoa(c.MemoryFraction)})
+	}
+	return append(a, arg{"--extra_llm_api_options", options})
+}
+
+func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// engineLaunch returns launch.sh (one command per worker role) and, for TensorRT-LLM, the
+// LLM-API options YAML of each role.
+func (x *exporter) engineLaunch() []File {
+	var b bytes.Buffer
+	var extra []File
+	fmt.Fprintf(&b, "#!/bin/sh\n# %s launch commands for %s, from servesweep export --target %s.\n", x.backendName(), x.sourceName(), x.target)
+	fmt.Fprintf(&b, "# Flag names follow %s %s.\n", x.backendName(), coveredVersions[x.target])
+	if x.disaggregated() {
+		b.WriteString("# Disaggregated: requests must reach the prefill workers and then the decode workers through\n" +
+			"# a prefill/decode router, which is not part of this engine's server; --target dynamo exports one.\n")
+	}
+	x.checkReplicaRouting()
+	for _, r := range x.roles() {
+		b.WriteString("\n")
+		x.roleComment(&b, r)
+		switch x.target {
+		case TargetVLLM:
+			shellCommand(&b, []string{"vllm", "serve", shellQuote(x.model)}, x.vllmArgs(r, true))
+		case TargetSGLang:
+			shellCommand(&b, []string{"python3", "-m", "sglang.launch_server", "--model-path", shellQuote(x.model)}, x.sglangArgs(r, true))
+		case TargetTRTLLM:
+			name := "trtllm-" + string(r.name) + ".yaml"
+			extra = append(extra, File{Name: name, Data: x.trtllmYAML(r, false)})
+			shellCommand(&b, []string{"trtllm-serve", shellQuote(x.model)}, x.trtllmArgs(r, name))
+		}
+	}
+	return append([]File{{Name: x.target + "-launch.sh", Data: b.Bytes(), Executable: true}}, extra...)
+}
+
+// trtllmYAML is the LLM-API options file of role r.
+func (x *exporter) trtllmYAML(r roleRef, full bool) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# TensorRT-LLM LLM-API options of the %s workers of %s (servesweep export).\n", r.name, x.sourceName())
+	writeYAML(&b, x.trtllmOptions(r, full), 0)
+	return b.Bytes()
+}
+
+// roleComment describes role r's workers above its command: count, GPUs, hardware.
+func (x *exporter) roleComment(b *bytes.Buffer, r roleRef) {
+	p := r.w.Parallelism
+	hw := r.w.Hardware
+	if hw == "" {
+		hw = x.cfg.Engine.Hardware
+	}
+	fmt.Fprintf(b, "# %s: %d %s of %d %s GPU%s each (tensor %d, pipeline %d, attention_data %d, moe_tensor %d, moe_expert %d).\n",
+		r.path, p.Replicas, plural(p.Replicas, "worker", "workers"), p.GPUsPerWorker(), hw, plural(p.GPUsPerWorker(), "", "s"),
+		p.Tensor, p.Pipeline, p.AttentionData, p.MoeTensor, p.MoeExpert)
+	if p.Replicas > 1 {
+		fmt.Fprintf(b, "# Start one per worker, each on its own GPUs and port (PORT=8000, 8001, ...), behind a\n"+
+			"# round-robin load balancer (router.policy %s).\n", x.cfg.Router.Policy)
+	}
+}
+
+// checkReplicaRouting records router policies a bare engine cannot carry: with several workers
+// in a role, a load balancer in front can round-robin, but only a router that knows the engines'
+// KV caches and loads (Dynamo's) can place requests by prefix overlap or load.
+func (x *exporter) checkReplicaRouting() {
+	pol := x.cfg.Router.Policy
+	if pol == config.PolicyRoundRobin || pol == "" {
+		return
+	}
+	for _, r := range x.roles() {
+		if r.w.Parallelism.Replicas > 1 {
+			x.unsupported("router.policy", pol, fmt.Sprintf("%s serves one worker and has no router across the %d workers of %s; "+
+				"use --target dynamo, or router.policy round_robin (any load balancer)", x.backendName(), r.w.Parallelism.Replicas, r.path))
+			return
+		}
+	}
+}
+
+// sourceName names the config the export came from.
+func (x *exporter) sourceName() string {
+	if x.cfg.File == "" {
+		return "the config"
+	}
+	return x.cfg.File
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

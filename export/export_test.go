@@ -1,0 +1,168 @@
+package export
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/config"
+	"gopkg.in/yaml.v3"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// goldenCases are the reviewed exports: one per target, and Dynamo for each mode and for
+// TensorRT-LLM's ConfigMap.
+var goldenCases = []struct{ config, target string }{
+	{"vllm-agg", TargetVLLM},
+	{"vllm-agg", TargetDynamo},
+	{"sglang-agg", TargetSGLang},
+	{"trtllm-agg", TargetTRTLLM},
+	{"dynamo-disagg", TargetDynamo},
+	{"dynamo-trtllm", TargetDynamo},
+}
+
+func load(t *testing.T, name string, sets ...string) *config.Config {
+	t.Helper()
+	cfg, err := config.LoadFile(filepath.Join("testdata", name+".yaml"), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// render concatenates an export's files, each under a header line naming it.
+func render(files []File) []byte {
+	var b bytes.Buffer
+	for _, f := range files {
+		mode := ""
+		if f.Executable {
+			mode = " (executable)"
+		}
+		b.WriteString("==> " + f.Name + mode + " <==\n")
+		b.Write(f.Data)
+	}
+	return b.Bytes()
+}
+
+func TestExportGolden(t *testing.T) {
+	for _, c := range goldenCases {
+		t.Run(c.config+"/"+c.target, func(t *testing.T) {
+			files, err := Export(load(t, c.config), c.target, Options{Name: c.config})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := render(files)
+			path := filepath.Join("testdata", "golden", c.config+"."+c.target+".txt")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./export -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("export differs from %s (review, then go test ./export -update):\n%s", path, got)
+			}
+		})
+	}
+}
+
+// Invariant beside the goldens: every export ends with aiperf.sh, scripts are executable, and
+// the same config exports the same bytes twice.
+func TestExportInvariants(t *testing.T) {
+	for _, c := range goldenCases {
+		cfg := load(t, c.config)
+		a, err := Export(cfg, c.target, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := Export(cfg, c.target, Options{})
+		if !bytes.Equal(render(a), render(b)) {
+			t.Errorf("%s/%s: two exports differ", c.config, c.target)
+		}
+		for _, f := range a {
+			if !strings.HasSuffix(f.Name, ".yaml") {
+				continue
+			}
+			dec := yaml.NewDecoder(bytes.NewReader(f.Data))
+			for {
+				var doc map[string]any
+				if err := dec.Decode(&doc); err != nil {
+					if err != io.EOF {
+						t.Errorf("%s/%s: %s is not valid YAML: %v", c.config, c.target, f.Name, err)
+					}
+					break
+				}
+			}
+		}
+		last := a[len(a)-1]
+		if last.Name != AIPerfFile || !last.Executable || !strings.Contains(string(last.Data), "aiperf profile") {
+			t.Errorf("%s/%s: last file is %s, want an executable %s", c.config, c.target, last.Name, AIPerfFile)
+		}
+	}
+}
+
+func TestExportInexpressible(t *testing.T) {
+	cases := []struct {
+		name, config, target string
+		sets                 []string
+		path, want           string
+	}{
+		{"backend mismatch", "vllm-agg", TargetSGLang, nil, "engine.backend", "--target vllm or --target dynamo"},
+		{"vllm block size", "vllm-agg", TargetVLLM, []string{"engine.workers.aggregated.kv_cache.block_size=48"},
+			"engine.workers.aggregated.kv_cache.block_size", "--block-size takes one of [8 16 32 64 128]"},
+		{"kv router on bare engine", "vllm-agg", TargetVLLM, []string{"router.policy=kv_router"}, "router.policy", "use --target dynamo"},
+		{"least loaded on dynamo", "vllm-agg", TargetDynamo, []string{"router.policy=least_loaded"}, "router.policy", "round-robin, random or kv"},
+		{"old version", "vllm-agg", TargetVLLM, []string{"engine.backend_version=0.6.3"}, "engine.backend_version", "0.9 and later"},
+		{"fp4 from bf16", "vllm-agg", TargetVLLM, []string{"engine.precision.weights=fp4"}, "engine.precision.weights", "checkpoint quantized to fp4"},
+		{"trtllm online fp8", "dynamo-trtllm", TargetDynamo, []string{"engine.precision.weights=fp8"}, "engine.precision.weights", "cannot turn it into fp8"},
+		{"trtllm attention dp with tensor", "trtllm-agg", TargetTRTLLM,
+			[]string{"engine.workers.aggregated.parallelism={replicas: 1, tensor: 2, attention_data: 2}"},
+			"engine.workers.aggregated.parallelism.attention_data", "use tensor 1"},
+		{"sglang prefill interval", "sglang-agg", TargetSGLang, []string{"engine.workers.aggregated.scheduler.prefill_decode_interval=4"},
+			"engine.workers.aggregated.scheduler.prefill_decode_interval", "use 0"},
+		{"trtllm block size", "trtllm-agg", TargetTRTLLM, []string{"engine.workers.aggregated.kv_cache.block_size=48"},
+			"engine.workers.aggregated.kv_cache.block_size", "power of 2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Export(load(t, c.config, c.sets...), c.target, Options{})
+			var errs config.Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("err = %v, want config.Errors", err)
+			}
+			for _, e := range errs {
+				if e.Path == c.path && strings.Contains(e.Msg, c.want) && strings.HasSuffix(e.File, c.config+".yaml") {
+					return
+				}
+			}
+			t.Errorf("no error at %s containing %q; got:\n%v", c.path, c.want, err)
+		})
+	}
+}
+
+func TestExportUnknownTarget(t *testing.T) {
+	_, err := Export(load(t, "vllm-agg"), "tgi", Options{})
+	if err == nil || !strings.Contains(err.Error(), "vllm, sglang, trtllm, dynamo") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestDNSLabel(t *testing.T) {
+	for in, want := range map[string]string{"": "servesweep", "0001": "servesweep-0001", "My_Run.v2": "my-run-v2", "--x--": "x"} {
+		if got := dnsLabel(in); got != want {
+			t.Errorf("dnsLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
