@@ -103,7 +103,16 @@ func TraceWorkload(cfg *config.Config, rows []traffic.TraceRow) (*traffic.Worklo
 	if load.Type == config.LoadTraceTimestamps && load.Speedup > 0 {
 		speedup = load.Speedup
 	}
-	w := traffic.FromTrace(rows, src.BlockSize, speedup)
+	var w *traffic.Workload
+	switch src.Format {
+	case config.FormatMooncakeDelta:
+		var err error
+		if w, err = traffic.FromDeltaTrace(rows, src.BlockSize, speedup, config.MaxTokensPerRequest, src.Paths[0]); err != nil {
+			return nil, err
+		}
+	default:
+		w = traffic.FromTrace(rows, src.BlockSize, speedup)
+	}
 	if at, line := traffic.LatestArrival(rows, w); at > config.MaxMs {
 		msg := fmt.Sprintf("this request arrives at %g virtual ms (its session's start plus the delays of its turns), "+
 			"beyond the %g ms simulated time may reach", at, float64(config.MaxMs))

@@ -48,6 +48,7 @@ func (v *validator) config(c *Config) {
 	v.fields(rootSchema, reflect.ValueOf(c).Elem(), "")
 	v.traffic(&c.Traffic)
 	v.engine(&c.Engine)
+	v.traceDeployment(c)
 	v.router(&c.Router)
 	v.planner(&c.Planner)
 	v.evaluation(&c.Evaluation)
@@ -316,6 +317,22 @@ func (v *validator) trace(p string, s *Source) {
 	}
 }
 
+// traceDeployment checks the deployments a trace format can replay on (dynosim-spec.md §3.1.4):
+// mooncake-delta needs aggregated serving, and mooncake-delta and agentic_mooncake need the
+// planner disabled.
+func (v *validator) traceDeployment(c *Config) {
+	s := &c.Traffic.Source
+	if s.Type != SourceTrace {
+		return
+	}
+	if s.Format == FormatMooncakeDelta && c.Engine.Mode != ModeAggregated {
+		v.errorf("engine.mode", "%s traces replay on aggregated deployments only, got %s", s.Format, c.Engine.Mode)
+	}
+	if (s.Format == FormatMooncakeDelta || s.Format == FormatAgenticMooncake) && c.Planner.Policy == plannerEnabled {
+		v.errorf("planner.policy", "%s traces need policy: disabled", s.Format)
+	}
+}
+
 func (v *validator) load(l *Load, src, format string) {
 	const p = "traffic.load"
 	rps := v.has(p+".requests_per_second", l.RequestsPerSecond != 0)
@@ -554,7 +571,7 @@ func (c *Config) Unsupported() Errors {
 		}
 		errs = append(errs, &Error{File: c.File, Path: path, Msg: msg, Unsupported: true})
 	}
-	if s := c.Traffic.Source; s.Type == SourceTrace && s.Format != "mooncake" {
+	if s := c.Traffic.Source; s.Type == SourceTrace && s.Format != FormatMooncake && s.Format != FormatMooncakeDelta {
 		add("traffic.source.format", s.Format, "use format: mooncake")
 	}
 	e := &c.Engine

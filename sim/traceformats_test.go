@@ -1,0 +1,111 @@
+package sim
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/traffic"
+)
+
+// formatTestConfig replays the trace at path in format on one aggregated worker with fixed timing
+// (a pass costs 10 ms when it holds prefill work plus 5 ms when it holds decoding requests),
+// engine KV blocks of 16 tokens and trace hash blocks of 16 tokens.
+func formatTestConfig(format string, paths ...string) *config.Config {
+	cfg := traceTestConfig(paths[0], 10, 5, 1)
+	cfg.Traffic.Source.Format, cfg.Traffic.Source.Paths = format, paths
+	return cfg
+}
+
+// runFormat builds and runs cfg, checking the invariants, and returns the result.
+func runFormat(t *testing.T, cfg *config.Config) *Result {
+	t.Helper()
+	wl, err := BuildWorkload(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(t.Context(), cfg, Options{Workload: wl, CheckInvariants: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConservation(t, res)
+	return res
+}
+
+// mooncake-delta (testdata/delta.jsonl, hash blocks of 16 tokens): session a's turns carry 16,
+// 16 and 20 new tokens, so their full prompts are 16, 16+4+16 = 36 and 36+1+20 = 57 tokens;
+// session b's one turn has 10. Timing, with passes of 10 ms prefill plus 5 ms decode: a0
+// arrives at 0 (its timestamp 1000 is the earliest), one pass (0–15) gives its first token; b0
+// arrives at 10 and joins the pass 15–30; decode passes end at 35 (b0's second and last token)
+// and 40 (a0's fourth and last). a1 arrives at 40 + delay 5 = 45 and finishes after one pass at
+// 60; a2 arrives at 60 + 0 and finishes at 60 + 15 + 5 = 80. a1 reuses a0's prompt block (16
+// tokens); a2 reuses a1's first two blocks (32 tokens: a0's prompt, a0's 4 output tokens and
+// the first 12 new tokens of a1).
+func TestMooncakeDeltaReplay(t *testing.T) {
+	res := runFormat(t, formatTestConfig(config.FormatMooncakeDelta, "traffic/testdata/delta.jsonl"))
+	want := []struct {
+		prompt          int32
+		arrival, finish float64
+		reused          int32
+	}{{16, 0, 40, 0}, {36, 45, 60, 16}, {57, 60, 80, 32}, {10, 10, 35, 0}}
+	for i, w := range want {
+		r := &res.Requests[i]
+		if r.Status != engine.Completed || r.PromptLen != w.prompt || r.ArrivalMs != w.arrival || r.LastTokenMs != w.finish || r.ReusedTokens != w.reused {
+			t.Errorf("request %d: status %v prompt %d arrival %v finish %v reused %d; want prompt %d arrival %v finish %v reused %d",
+				i, r.Status, r.PromptLen, r.ArrivalMs, r.LastTokenMs, r.ReusedTokens, w.prompt, w.arrival, w.finish, w.reused)
+		}
+	}
+	// requests.jsonl reports the full prompt as input_length.
+	found := false
+	for _, rec := range RequestRecords(res) {
+		if rec["session_id"] == "a" && rec["turn_index"] == int32(2) {
+			found = true
+			if rec["input_length"] != int32(57) {
+				t.Errorf("a turn 2 input_length = %v, want 57", rec["input_length"])
+			}
+		}
+	}
+	if !found {
+		t.Error("no record for session a turn 2")
+	}
+}
+
+// A delta turn whose accumulated prompt passes the per-request token bound is refused naming
+// its line and field.
+func TestMooncakeDeltaPromptBound(t *testing.T) {
+	half := config.MaxTokensPerRequest/2 + 1
+	rows := []traffic.TraceRow{
+		{Line: 1, SessionID: "s", InputLength: half, OutputLength: 1},
+		{Line: 2, SessionID: "s", InputLength: half, OutputLength: 1},
+	}
+	_, err := traffic.FromDeltaTrace(rows, 16, 1, config.MaxTokensPerRequest, "t.jsonl")
+	var te *traffic.TraceError
+	if !errors.As(err, &te) || te.File != "t.jsonl" || te.Line != 2 || te.Field != "input_length" {
+		t.Fatalf("got %v, want a TraceError on t.jsonl line 2, input_length", err)
+	}
+}
+
+// mooncake-delta replays on aggregated deployments only.
+func TestMooncakeDeltaNeedsAggregated(t *testing.T) {
+	cfg := formatTestConfig(config.FormatMooncakeDelta, "traffic/testdata/delta.jsonl")
+	cfg.Engine.Mode = config.ModeDisaggregated
+	err := cfg.Validate()
+	if err == nil || !containsPath(err, "engine.mode") {
+		t.Fatalf("got %v, want an error on engine.mode", err)
+	}
+}
+
+// containsPath reports whether err lists a *config.Error at path.
+func containsPath(err error, path string) bool {
+	var errs config.Errors
+	if errors.As(err, &errs) {
+		for _, e := range errs {
+			if e.Path == path {
+				return true
+			}
+		}
+	}
+	var ce *config.Error
+	return errors.As(err, &ce) && ce.Path == path
+}
