@@ -109,3 +109,39 @@ func containsPath(err error, path string) bool {
 	var ce *config.Error
 	return errors.As(err, &ce) && ce.Path == path
 }
+
+// applied_compute_agentic (testdata/applied.jsonl) at concurrency 1, passes of 10 ms prefill plus
+// 5 ms decode, KV blocks of 16 tokens. Session 0: request 0 (prompt 100, 3 tokens) runs 0–15–20–25;
+// request 1 (prompt 113, 2 tokens) arrives 5 ms later at 30 and ends at 30+15+5 = 50; request 2
+// (prompt 135, 4 tokens) arrives 10 ms later at 60 and ends at 60+15+3×5 = 90. Session 1 then
+// takes the slot: its one request (prompt 50, 2 tokens) arrives at 90 and ends at 110. Request 1
+// reuses the 6 full blocks (96 tokens) of request 0's 103; request 2 the 7 (112) of request 1's
+// 115.
+func TestAppliedComputeReplay(t *testing.T) {
+	cfg := formatTestConfig(config.FormatAppliedCompute, "traffic/testdata/applied.jsonl")
+	cfg.Traffic.Load = config.Load{Type: config.LoadConcurrency, Concurrency: 1}
+	if errs := cfg.Unsupported(); errs != nil {
+		t.Fatal(errs)
+	}
+	res := runFormat(t, cfg)
+	want := []struct {
+		prompt          int32
+		arrival, finish float64
+		reused          int32
+	}{{100, 0, 25, 0}, {113, 30, 50, 96}, {135, 60, 90, 112}, {50, 90, 110, 0}}
+	for i, w := range want {
+		r := &res.Requests[i]
+		if r.Status != engine.Completed || r.PromptLen != w.prompt || r.ArrivalMs != w.arrival || r.LastTokenMs != w.finish || r.ReusedTokens != w.reused {
+			t.Errorf("request %d: status %v prompt %d arrival %v finish %v reused %d; want prompt %d arrival %v finish %v reused %d",
+				i, r.Status, r.PromptLen, r.ArrivalMs, r.LastTokenMs, r.ReusedTokens, w.prompt, w.arrival, w.finish, w.reused)
+		}
+	}
+}
+
+// applied_compute_agentic needs a concurrency load.
+func TestAppliedComputeNeedsConcurrency(t *testing.T) {
+	cfg := formatTestConfig(config.FormatAppliedCompute, "traffic/testdata/applied.jsonl")
+	if err := cfg.Validate(); err == nil || !containsPath(err, "traffic.load.type") {
+		t.Fatalf("got %v, want an error on traffic.load.type", err)
+	}
+}

@@ -41,11 +41,11 @@ func BuildWorkload(cfg *config.Config) (*traffic.Workload, error) {
 		}
 		return traffic.SyntheticSessionsMix(countFor(stop.Sessions, stop.SessionsPerLoadUnit, load), shapes, weights, src.DrawSeed()), nil
 	case config.SourceTrace:
-		rows, err := LoadTrace(cfg)
+		tr, err := LoadTrace(cfg)
 		if err != nil {
 			return nil, err
 		}
-		return TraceWorkload(cfg, rows)
+		return TraceWorkload(cfg, tr)
 	}
 	return nil, fmt.Errorf("traffic.source.type %q is not supported", components[0].Type)
 }
@@ -74,28 +74,43 @@ func lengthOf(n int, d *config.Distribution) traffic.Length {
 	return l
 }
 
-// LoadTrace parses the trace file of cfg's trace source (traffic.source.paths[0], hashed at
-// traffic.source.block_size tokens per hash id). A file that cannot be read at all is a
-// *config.Error on traffic.source.paths; a bad line is a *traffic.TraceError naming it. The rows
-// depend only on the path and block size, so a sweep may parse a file once and share the rows.
-func LoadTrace(cfg *config.Config) ([]traffic.TraceRow, error) {
+// LoadTrace parses the trace of cfg's trace source (traffic.source.paths in
+// traffic.source.format; Mooncake-style rows hashed at traffic.source.block_size tokens per hash
+// id). A file that cannot be read at all is a *config.Error on traffic.source.paths; a bad line
+// is a *traffic.TraceError naming it. The trace depends only on the paths, format and block size,
+// so a sweep may parse the files once and share the result.
+func LoadTrace(cfg *config.Config) (*traffic.Trace, error) {
 	src := &cfg.Traffic.Source
-	rows, err := traffic.LoadMooncake(src.Paths[0], src.BlockSize)
+	tr := &traffic.Trace{BlockSize: src.BlockSize}
+	var err error
+	switch src.Format {
+	case config.FormatAppliedCompute:
+		tr.Applied, err = traffic.LoadAppliedCompute(src.Paths[0])
+	default:
+		tr.Rows, err = traffic.LoadMooncake(src.Paths[0], src.BlockSize)
+	}
 	var te *traffic.TraceError
 	if err != nil && !errors.As(err, &te) {
 		return nil, &config.Error{File: cfg.File, Path: "traffic.source.paths", Msg: err.Error(), Err: err}
 	}
-	return rows, err
+	if err != nil {
+		return nil, err
+	}
+	return tr, nil
 }
 
-// TraceWorkload builds the workload of cfg's trace source from its parsed rows (LoadTrace); rows
-// are read, not modified. A row checkTrace refuses is a *traffic.TraceError; speedup applies only
+// TraceWorkload builds the workload of cfg's trace source from its parsed trace (LoadTrace), which
+// is read, not modified. A row checkTrace refuses is a *traffic.TraceError; speedup applies only
 // to trace_timestamps loads. A request whose authored arrival (its session's start plus its
 // delays, after the speedup) lies beyond config.MaxMs virtual ms is a *traffic.TraceError naming
 // its line: past it float64 ms no longer resolve 2 ns, and far past it a forward pass would
 // vanish from the latencies.
-func TraceWorkload(cfg *config.Config, rows []traffic.TraceRow) (*traffic.Workload, error) {
+func TraceWorkload(cfg *config.Config, tr *traffic.Trace) (*traffic.Workload, error) {
 	src, load := &cfg.Traffic.Source, &cfg.Traffic.Load
+	if src.Format == config.FormatAppliedCompute {
+		return appliedWorkload(tr.Applied, src.Paths[0])
+	}
+	rows := tr.Rows
 	if err := checkTrace(rows, src.Paths[0], load.Type); err != nil {
 		return nil, err
 	}
@@ -107,11 +122,11 @@ func TraceWorkload(cfg *config.Config, rows []traffic.TraceRow) (*traffic.Worklo
 	switch src.Format {
 	case config.FormatMooncakeDelta:
 		var err error
-		if w, err = traffic.FromDeltaTrace(rows, src.BlockSize, speedup, config.MaxTokensPerRequest, src.Paths[0]); err != nil {
+		if w, err = traffic.FromDeltaTrace(rows, tr.BlockSize, speedup, config.MaxTokensPerRequest, src.Paths[0]); err != nil {
 			return nil, err
 		}
 	default:
-		w = traffic.FromTrace(rows, src.BlockSize, speedup)
+		w = traffic.FromTrace(rows, tr.BlockSize, speedup)
 	}
 	if at, line := traffic.LatestArrival(rows, w); at > config.MaxMs {
 		msg := fmt.Sprintf("this request arrives at %g virtual ms (its session's start plus the delays of its turns), "+
@@ -122,6 +137,19 @@ func TraceWorkload(cfg *config.Config, rows []traffic.TraceRow) (*traffic.Worklo
 		return nil, &traffic.TraceError{File: src.Paths[0], Line: line, Msg: msg}
 	}
 	return w, nil
+}
+
+// appliedWorkload builds the workload of an applied_compute_agentic trace, refusing one with more
+// than config.MaxRequests requests.
+func appliedWorkload(sessions []traffic.AppliedSession, file string) (*traffic.Workload, error) {
+	total := 0
+	for i := range sessions {
+		if total += sessions[i].NumTurns() + 1; total > config.MaxRequests {
+			return nil, &traffic.TraceError{File: file, Line: sessions[i].Line, Field: "num_turns",
+				Msg: fmt.Sprintf("the rows up to this one expand to %d requests; at most %d fit one run", total, config.MaxRequests)}
+		}
+	}
+	return traffic.FromAppliedCompute(sessions, config.MaxTokensPerRequest, file)
 }
 
 // countFor resolves a stop count: the explicit count, or max(1, round(x × load unit)) where the

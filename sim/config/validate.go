@@ -571,7 +571,7 @@ func (c *Config) Unsupported() Errors {
 		}
 		errs = append(errs, &Error{File: c.File, Path: path, Msg: msg, Unsupported: true})
 	}
-	if s := c.Traffic.Source; s.Type == SourceTrace && s.Format != FormatMooncake && s.Format != FormatMooncakeDelta {
+	if s := c.Traffic.Source; s.Type == SourceTrace && s.Format != FormatMooncake && s.Format != FormatMooncakeDelta && s.Format != FormatAppliedCompute {
 		add("traffic.source.format", s.Format, "use format: mooncake")
 	}
 	e := &c.Engine

@@ -135,6 +135,20 @@ func parseMooncake(r io.Reader, file string, blockSize, maxLine int) ([]TraceRow
 		return nil, fmt.Errorf("%s: mooncake trace block size must be a positive number of tokens, got %d", file, blockSize)
 	}
 	p := mooncakeParser{file: file, blockSize: blockSize}
+	if err := forEachLine(r, file, maxLine, p.parseLine); err != nil {
+		return nil, err
+	}
+	if len(p.rows) == 0 {
+		return nil, &TraceError{File: file, Msg: "trace has no rows (a Mooncake trace needs at least one JSON object line)"}
+	}
+	return p.rows, nil
+}
+
+// forEachLine calls parse with every non-empty physical line of r (newline included) and its
+// 1-based number, stopping at the first error. A line longer than maxLine bytes, or a read error,
+// is a *TraceError naming file and the line; a UTF-8 byte-order mark before the first line is
+// dropped.
+func forEachLine(r io.Reader, file string, maxLine int, parse func(line []byte, lineNo int) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte // accumulates lines longer than the bufio buffer
 	lineNo := 0
@@ -145,7 +159,7 @@ func parseMooncake(r io.Reader, file string, blockSize, maxLine int) ([]TraceRow
 			long = append(long[:0], chunk...)
 			for err == bufio.ErrBufferFull {
 				if len(long) > maxLine {
-					return nil, &TraceError{File: file, Line: lineNo + 1,
+					return &TraceError{File: file, Line: lineNo + 1,
 						Msg: fmt.Sprintf("line is longer than the %d-byte limit", maxLine)}
 				}
 				chunk, err = br.ReadSlice('\n')
@@ -154,29 +168,25 @@ func parseMooncake(r io.Reader, file string, blockSize, maxLine int) ([]TraceRow
 			line = long
 		}
 		if err != nil && err != io.EOF {
-			return nil, &TraceError{File: file, Line: lineNo + 1, Msg: "read error: " + err.Error(), Err: err}
+			return &TraceError{File: file, Line: lineNo + 1, Msg: "read error: " + err.Error(), Err: err}
 		}
 		if len(line) > 0 {
 			lineNo++
 			if len(line) > maxLine {
-				return nil, &TraceError{File: file, Line: lineNo,
+				return &TraceError{File: file, Line: lineNo,
 					Msg: fmt.Sprintf("line is longer than the %d-byte limit", maxLine)}
 			}
 			if lineNo == 1 {
 				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
 			}
-			if err := p.parseLine(line, lineNo); err != nil {
-				return nil, err
+			if err := parse(line, lineNo); err != nil {
+				return err
 			}
 		}
 		if err == io.EOF {
-			break
+			return nil
 		}
 	}
-	if len(p.rows) == 0 {
-		return nil, &TraceError{File: file, Msg: "trace has no rows (a Mooncake trace needs at least one JSON object line)"}
-	}
-	return p.rows, nil
 }
 
 // Key slots of a Mooncake row.

@@ -113,3 +113,14 @@ func (t TraceTime) String() string {
 	}
 	return s
 }
+
+// Trace is a parsed trace, what a workload is built from: Rows for the formats whose rows are
+// requests (mooncake, mooncake-delta, agentic_mooncake, dynamo), Applied for
+// applied_compute_agentic.
+type Trace struct {
+	Rows    []TraceRow
+	Applied []AppliedSession
+	// BlockSize is the trace's hash granularity in tokens per hash id: the configured one, or
+	// the one a dynamo trace embeds.
+	BlockSize int
+}
