@@ -145,3 +145,51 @@ func TestAppliedComputeNeedsConcurrency(t *testing.T) {
 		t.Fatalf("got %v, want an error on traffic.load.type", err)
 	}
 }
+
+// agentic_mooncake (testdata/agentic.jsonl), passes of 10 ms prefill plus 5 ms decode. r1 arrives
+// at 0 and finishes at 20 (passes 0–15, 15–20). r3 (delay 0) arrives at 20 and finishes at 35;
+// r2 (delay 5 + tool wait 3) arrives at 28, waits for that pass and finishes at 50. r4 waits for
+// both: it arrives at max(50, 35) + 2 = 52 and finishes at 67. x1, the second root, arrives at
+// 100 and finishes at 115. Trajectory E2E latencies: 67 − 0 = 67 and 115 − 100 = 15 ms: mean
+// 41, std 26, median (rank round(1 × 0.5) = 1) 67.
+func TestAgenticMooncakeReplay(t *testing.T) {
+	cfg := formatTestConfig(config.FormatAgenticMooncake, "traffic/testdata/agentic.jsonl")
+	if errs := cfg.Unsupported(); errs != nil {
+		t.Fatal(errs)
+	}
+	res := runFormat(t, cfg)
+	for i, w := range []struct{ arrival, finish float64 }{{0, 20}, {28, 50}, {20, 35}, {52, 67}, {100, 115}} {
+		r := &res.Requests[i]
+		if r.Status != engine.Completed || r.ArrivalMs != w.arrival || r.TerminalMs != w.finish {
+			t.Errorf("request %d: status %v arrival %v finish %v; want %v, %v", i, r.Status, r.ArrivalMs, r.TerminalMs, w.arrival, w.finish)
+		}
+	}
+	m := res.Summary.Map()
+	for k, want := range map[string]any{
+		"total_trajectories": int64(2), "completed_trajectories": int64(2), "incomplete_trajectories": int64(0),
+		"mean_trajectory_e2e_latency_ms": 41.0, "min_trajectory_e2e_latency_ms": 15.0, "max_trajectory_e2e_latency_ms": 67.0,
+		"median_trajectory_e2e_latency_ms": 67.0, "p50_trajectory_e2e_latency_ms": 67.0, "std_trajectory_e2e_latency_ms": 26.0,
+	} {
+		if m[k] != want {
+			t.Errorf("%s = %v, want %v", k, m[k], want)
+		}
+	}
+	// Other workloads carry no trajectory keys.
+	if _, ok := runFormat(t, formatTestConfig(config.FormatMooncake, "traffic/testdata/delta.jsonl")).Summary.Map()["total_trajectories"]; ok {
+		t.Error("a mooncake run reports total_trajectories")
+	}
+}
+
+// A rejected request counts its trajectory incomplete, and still releases its dependents.
+func TestAgenticMooncakeIncomplete(t *testing.T) {
+	cfg := formatTestConfig(config.FormatAgenticMooncake, "traffic/testdata/agentic.jsonl")
+	cfg.Engine.ContextLength = 30 // r2 (32 prompt tokens) is rejected
+	res := runFormat(t, cfg)
+	if res.Requests[1].Status != engine.Rejected || res.Requests[3].Status != engine.Completed {
+		t.Fatalf("r2 %v, r4 %v", res.Requests[1].Status, res.Requests[3].Status)
+	}
+	tr := res.Summary.Trajectories
+	if tr.Total != 2 || tr.Completed != 1 || tr.Incomplete != 1 || tr.E2E.Samples != 1 || tr.E2E.Mean != 15 {
+		t.Errorf("trajectories %+v", tr)
+	}
+}

@@ -86,6 +86,8 @@ func LoadTrace(cfg *config.Config) (*traffic.Trace, error) {
 	switch src.Format {
 	case config.FormatAppliedCompute:
 		tr.Applied, err = traffic.LoadAppliedCompute(src.Paths[0])
+	case config.FormatAgenticMooncake:
+		tr.Rows, err = traffic.LoadAgenticMooncake(src.Paths[0], src.BlockSize)
 	default:
 		tr.Rows, err = traffic.LoadMooncake(src.Paths[0], src.BlockSize)
 	}
@@ -111,12 +113,16 @@ func TraceWorkload(cfg *config.Config, tr *traffic.Trace) (*traffic.Workload, er
 		return appliedWorkload(tr.Applied, src.Paths[0])
 	}
 	rows := tr.Rows
-	if err := checkTrace(rows, src.Paths[0], load.Type); err != nil {
+	agentic := src.Format == config.FormatAgenticMooncake
+	if err := checkTrace(rows, src.Paths[0], load.Type, !agentic); err != nil {
 		return nil, err
 	}
 	speedup := 1.0
 	if load.Type == config.LoadTraceTimestamps && load.Speedup > 0 {
 		speedup = load.Speedup
+	}
+	if agentic {
+		return traffic.FromAgenticTrace(rows, tr.BlockSize, speedup, config.MaxMs, src.Paths[0])
 	}
 	var w *traffic.Workload
 	switch src.Format {
@@ -162,9 +168,11 @@ func countFor(n int, perLoadUnit float64, load *config.Load) int {
 }
 
 // checkTrace applies the run-level rules to parsed Mooncake rows: bounded lengths and row count,
-// and, under trace_timestamps, a timestamp on the first row of every session (dynosim-spec.md
-// §3.1.4); a first row's delay must be 0 or absent. Errors name the file and line.
-func checkTrace(rows []traffic.TraceRow, file, loadType string) error {
+// and, when rows form sessions (all formats but agentic_mooncake, whose graph rules
+// traffic.FromAgenticTrace checks), under trace_timestamps a timestamp on the first row of every
+// session (dynosim-spec.md §3.1.4), and a first row's delay 0 or absent. Errors name the file and
+// line.
+func checkTrace(rows []traffic.TraceRow, file, loadType string, sessions bool) error {
 	if len(rows) > config.MaxRequests {
 		return &traffic.TraceError{File: file, Msg: fmt.Sprintf("has %d rows; at most %d requests fit one run", len(rows), config.MaxRequests)}
 	}
@@ -179,6 +187,9 @@ func checkTrace(rows []traffic.TraceRow, file, loadType string) error {
 		}
 		if r.OutputLength > config.MaxTokensPerRequest {
 			return bad("output_length", "is %d tokens; must be <= %d", r.OutputLength, config.MaxTokensPerRequest)
+		}
+		if !sessions {
+			continue
 		}
 		first := r.SessionID == "" || !seen[r.SessionID]
 		seen[r.SessionID] = true

@@ -318,8 +318,8 @@ func (v *validator) trace(p string, s *Source) {
 }
 
 // traceDeployment checks the deployments a trace format can replay on (dynosim-spec.md §3.1.4):
-// mooncake-delta needs aggregated serving, and mooncake-delta and agentic_mooncake need the
-// planner disabled.
+// mooncake-delta needs aggregated serving, agentic_mooncake a vllm or sglang engine, and both
+// the planner disabled.
 func (v *validator) traceDeployment(c *Config) {
 	s := &c.Traffic.Source
 	if s.Type != SourceTrace {
@@ -327,6 +327,9 @@ func (v *validator) traceDeployment(c *Config) {
 	}
 	if s.Format == FormatMooncakeDelta && c.Engine.Mode != ModeAggregated {
 		v.errorf("engine.mode", "%s traces replay on aggregated deployments only, got %s", s.Format, c.Engine.Mode)
+	}
+	if s.Format == FormatAgenticMooncake && c.Engine.Backend != BackendVLLM && c.Engine.Backend != BackendSGLang {
+		v.errorf("engine.backend", "%s traces replay on vllm or sglang, got %s", s.Format, c.Engine.Backend)
 	}
 	if (s.Format == FormatMooncakeDelta || s.Format == FormatAgenticMooncake) && c.Planner.Policy == plannerEnabled {
 		v.errorf("planner.policy", "%s traces need policy: disabled", s.Format)
@@ -571,7 +574,8 @@ func (c *Config) Unsupported() Errors {
 		}
 		errs = append(errs, &Error{File: c.File, Path: path, Msg: msg, Unsupported: true})
 	}
-	if s := c.Traffic.Source; s.Type == SourceTrace && s.Format != FormatMooncake && s.Format != FormatMooncakeDelta && s.Format != FormatAppliedCompute {
+	if s := c.Traffic.Source; s.Type == SourceTrace && s.Format != FormatMooncake && s.Format != FormatMooncakeDelta && s.Format != FormatAppliedCompute &&
+		s.Format != FormatAgenticMooncake {
 		add("traffic.source.format", s.Format, "use format: mooncake")
 	}
 	e := &c.Engine

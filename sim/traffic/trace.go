@@ -29,6 +29,12 @@ type TraceRow struct {
 	// time after the previous turn completes. It is at most MaxTraceSpanMs.
 	DelayMs  float64
 	HasDelay bool
+	// WaitFor lists the request ids an agentic_mooncake row waits for (`wait_for`), in order;
+	// nil for other formats and for roots.
+	WaitFor []string
+	// ToolWaitMs is an agentic_mooncake row's `tool_wait_ms`: more wait after its dependencies,
+	// in ms (0 when absent), at most MaxTraceSpanMs.
+	ToolWaitMs float64
 }
 
 // TraceTime is an exact non-negative decimal number of milliseconds as written in a trace:

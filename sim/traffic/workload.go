@@ -56,6 +56,8 @@ type Workload struct {
 	Requests []Request
 	// Timed reports whether sessions carry authored start times (trace sources).
 	Timed bool
+	// Graph, set for agentic traces, releases requests by dependencies instead of session turns.
+	Graph *Graph
 
 	mu     sync.Mutex
 	hashes map[hashKey]*hashSet
