@@ -193,3 +193,42 @@ func TestAgenticMooncakeIncomplete(t *testing.T) {
 		t.Errorf("trajectories %+v", tr)
 	}
 }
+
+// dynamo (testdata/dynamo-1.jsonl and dynamo-2.jsonl.gz, embedded block size 16): a, b and c
+// arrive at 0, 20 and 20 ms with prompts 16, 20 and 32 and outputs 3, 2 and 1. a's passes end at
+// 15 and 20; the pass 20–35 holds b's and c's prefill and a's decode, ending a (third token) and
+// c (only token) at 35; b's second token ends it at 40.
+func TestDynamoReplay(t *testing.T) {
+	cfg := formatTestConfig(config.FormatDynamo, "traffic/testdata/dynamo-1.jsonl", "traffic/testdata/dynamo-2.jsonl.gz")
+	cfg.Traffic.Source.BlockSize = 0 // embedded
+	if errs := cfg.Unsupported(); errs != nil {
+		t.Fatal(errs)
+	}
+	res := runFormat(t, cfg)
+	for i, w := range []struct {
+		id              string
+		prompt          int32
+		arrival, finish float64
+	}{{"a", 16, 0, 35}, {"b", 20, 20, 40}, {"c", 32, 20, 35}} {
+		r := &res.Requests[i]
+		if res.Workload.Requests[i].ID != w.id || r.Status != engine.Completed || r.PromptLen != w.prompt || r.ArrivalMs != w.arrival || r.TerminalMs != w.finish {
+			t.Errorf("request %d (%s): status %v prompt %d arrival %v finish %v; want %+v",
+				i, res.Workload.Requests[i].ID, r.Status, r.PromptLen, r.ArrivalMs, r.TerminalMs, w)
+		}
+	}
+	// An explicit block_size is only an equality check against the embedded one.
+	cfg.Traffic.Source.BlockSize = 64
+	_, err := BuildWorkload(cfg)
+	var te *traffic.TraceError
+	if !errors.As(err, &te) || te.File != "traffic/testdata/dynamo-1.jsonl" || te.Line != 2 || te.Field != "request.replay.trace_block_size" {
+		t.Errorf("block_size 64: got %v", err)
+	}
+}
+
+// weka stays refused: its lowering is not established (README, Trace formats).
+func TestWekaUnsupported(t *testing.T) {
+	cfg := formatTestConfig(config.FormatWeka, "x")
+	if errs := cfg.Unsupported(); len(errs) != 1 || errs[0].Path != "traffic.source.format" {
+		t.Errorf("got %v", errs)
+	}
+}

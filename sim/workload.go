@@ -88,6 +88,8 @@ func LoadTrace(cfg *config.Config) (*traffic.Trace, error) {
 		tr.Applied, err = traffic.LoadAppliedCompute(src.Paths[0])
 	case config.FormatAgenticMooncake:
 		tr.Rows, err = traffic.LoadAgenticMooncake(src.Paths[0], src.BlockSize)
+	case config.FormatDynamo:
+		tr.Rows, tr.BlockSize, err = traffic.LoadDynamo(src.Paths, src.BlockSize)
 	default:
 		tr.Rows, err = traffic.LoadMooncake(src.Paths[0], src.BlockSize)
 	}
@@ -135,12 +137,19 @@ func TraceWorkload(cfg *config.Config, tr *traffic.Trace) (*traffic.Workload, er
 		w = traffic.FromTrace(rows, tr.BlockSize, speedup)
 	}
 	if at, line := traffic.LatestArrival(rows, w); at > config.MaxMs {
+		file := src.Paths[0]
+		for i := range rows {
+			if rows[i].Line == line && rows[i].File != "" && w.Sessions[i].StartMs == at {
+				file = rows[i].File // dynamo: one session per row, the shard named by the row
+				break
+			}
+		}
 		msg := fmt.Sprintf("this request arrives at %g virtual ms (its session's start plus the delays of its turns), "+
 			"beyond the %g ms simulated time may reach", at, float64(config.MaxMs))
 		if speedup != 1 {
 			msg += fmt.Sprintf(" (traffic.load.speedup %g divides every trace time; a larger speedup shortens them)", speedup)
 		}
-		return nil, &traffic.TraceError{File: src.Paths[0], Line: line, Msg: msg}
+		return nil, &traffic.TraceError{File: file, Line: line, Msg: msg}
 	}
 	return w, nil
 }
@@ -180,7 +189,11 @@ func checkTrace(rows []traffic.TraceRow, file, loadType string, sessions bool) e
 	for i := range rows {
 		r := &rows[i]
 		bad := func(field, format string, args ...any) error {
-			return &traffic.TraceError{File: file, Line: r.Line, Field: field, Msg: fmt.Sprintf(format, args...)}
+			f := file
+			if r.File != "" {
+				f = r.File
+			}
+			return &traffic.TraceError{File: f, Line: r.Line, Field: field, Msg: fmt.Sprintf(format, args...)}
 		}
 		if r.InputLength > config.MaxTokensPerRequest {
 			return bad("input_length", "is %d tokens; must be <= %d", r.InputLength, config.MaxTokensPerRequest)

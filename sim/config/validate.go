@@ -574,9 +574,8 @@ func (c *Config) Unsupported() Errors {
 		}
 		errs = append(errs, &Error{File: c.File, Path: path, Msg: msg, Unsupported: true})
 	}
-	if s := c.Traffic.Source; s.Type == SourceTrace && s.Format != FormatMooncake && s.Format != FormatMooncakeDelta && s.Format != FormatAppliedCompute &&
-		s.Format != FormatAgenticMooncake {
-		add("traffic.source.format", s.Format, "use format: mooncake")
+	if s := c.Traffic.Source; s.Type == SourceTrace && s.Format == FormatWeka {
+		add("traffic.source.format", s.Format, "convert the corpus to agentic_mooncake")
 	}
 	e := &c.Engine
 	if s := e.Speculation; s != nil {

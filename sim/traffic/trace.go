@@ -10,6 +10,9 @@ import (
 type TraceRow struct {
 	// Line is the 1-based line number in the file, for error messages and request ids.
 	Line int
+	// File is the file the row came from when a trace spans several files (dynamo); "" when
+	// the trace is one file.
+	File string
 	// RequestID is the optional `request_id` ("" when absent).
 	RequestID string
 	// SessionID is the optional `session_id` ("" when absent: the row is its own session).
