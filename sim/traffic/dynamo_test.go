@@ -50,7 +50,9 @@ func TestDynamoFixture(t *testing.T) {
 // Malformed records name the shard, the line and the field.
 func TestDynamoErrors(t *testing.T) {
 	const ok = `{"schema": "dynamo.request.trace.v1", "event_type": "request_end", "event_time_unix_ms": 10, "request": {"request_id": "r0", "output_tokens": 1, "replay": {"trace_block_size": 4, "input_length": 4, "input_sequence_hashes": [1]}}}`
-	rec := func(old, new string) string { return strings.Replace(strings.Replace(ok, `"r0"`, `"r1"`, 1), old, new, 1) }
+	rec := func(old, new string) string {
+		return strings.Replace(strings.Replace(ok, `"r0"`, `"r1"`, 1), old, new, 1)
+	}
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name, line string
