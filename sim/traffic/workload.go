@@ -1,6 +1,7 @@
 // Package traffic builds the workload of a run: which sessions and requests exist, what tokens
 // each prompt holds (so prefix reuse can be simulated), and when sessions start. It knows nothing
-// about engines. Start with Workload, Synthetic, SyntheticSessions and FromTrace.
+// about engines. Start with Workload, Synthetic, SyntheticSessions and FromTrace; the other trace
+// formats are FromDeltaTrace, FromAgenticTrace (with Graph), FromAppliedCompute and LoadDynamo.
 package traffic
 
 import (
