@@ -27,6 +27,9 @@ predict-example: build
 fuzz:
 	$(GO) test ./sim/config -run XXX -fuzz FuzzDecode -fuzztime 30s
 	$(GO) test ./sim/traffic -run XXX -fuzz FuzzParseMooncake -fuzztime 30s
+	$(GO) test ./sim/traffic -run XXX -fuzz FuzzParseAppliedCompute -fuzztime 30s
+	$(GO) test ./sim/traffic -run XXX -fuzz FuzzAgenticMooncake -fuzztime 30s
+	$(GO) test ./sim/traffic -run XXX -fuzz FuzzDynamo -fuzztime 30s
 	$(GO) test ./grid -run XXX -fuzz FuzzParse -fuzztime 30s
 
 clean:

@@ -44,6 +44,9 @@ type runState struct {
 	scheduled     []event
 	nextScheduled int
 	started       bool
+	// waits[i] counts, for an agentic workload (wl.Graph), the dependencies of request i not
+	// yet terminal; nil otherwise.
+	waits []int32
 }
 
 // scheduleArrivals queues the first turn of the sessions that start on their own: all of them
@@ -51,6 +54,9 @@ type runState struct {
 func (s *runState) scheduleArrivals() error {
 	load := &s.cfg.Traffic.Load
 	n := len(s.wl.Sessions)
+	if s.wl.Graph != nil && load.Type != config.LoadTraceTimestamps {
+		return &config.Error{File: s.cfg.File, Path: "traffic.load.type", Msg: "agentic traces need trace_timestamps load, got " + load.Type}
+	}
 	switch load.Type {
 	case config.LoadConcurrency:
 		s.closedLoop = true
@@ -73,7 +79,13 @@ func (s *runState) scheduleArrivals() error {
 			}
 		}
 	case config.LoadTraceTimestamps:
+		if g := s.wl.Graph; g != nil {
+			s.waits = append([]int32(nil), g.Waits...)
+		}
 		for i := range s.wl.Sessions {
+			if s.waits != nil && s.waits[s.wl.Sessions[i].First] > 0 {
+				continue // released by its dependencies (finished)
+			}
 			s.startSession(i, s.wl.Sessions[i].StartMs)
 		}
 		// Authored start times need not be in file order; ties keep file order.
@@ -268,8 +280,19 @@ func (s *runState) dispatch(ri int32) {
 }
 
 // finished reacts to a terminal request: the session's next turn arrives after the think time;
-// a finished session frees its concurrency slot for the next session.
+// a finished session frees its concurrency slot for the next session. In an agentic workload a
+// request whose last dependency this was arrives after its delay: terminal times only grow, so
+// now is the latest of its dependencies' (engine-internals.md §8.3). A rejected dependency
+// releases its dependents like a completed one, as a rejected turn releases the next turn.
 func (s *runState) finished(ri int32) {
+	if g := s.wl.Graph; g != nil && s.waits != nil {
+		for _, c := range g.Next[g.NextStart[ri]:g.NextStart[ri+1]] {
+			if s.waits[c]--; s.waits[c] == 0 {
+				s.push(event{timeMs: s.nowMs + s.wl.Requests[c].DelayMs, kind: evArrival, req: c})
+			}
+		}
+		return
+	}
 	q := &s.wl.Requests[ri]
 	sess := &s.wl.Sessions[q.Session]
 	if q.Turn+1 < sess.Turns {

@@ -165,6 +165,9 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		in.PrefillGPUsPerWorker = s.prefill.gpusPerWorker
 		in.Preemptions += s.prefill.preemptions()
 	}
+	if g := wl.Graph; g != nil {
+		in.Trajectory, in.Trajectories = g.Trajectory, g.Trajectories
+	}
 	in.SLA = SLA(cfg)
 	in.UnchunkedPrefill = s.decoding.unchunkedBudget > 0
 	if cfg.Engine.Speculation != nil {

@@ -41,11 +41,11 @@ func BuildWorkload(cfg *config.Config) (*traffic.Workload, error) {
 		}
 		return traffic.SyntheticSessionsMix(countFor(stop.Sessions, stop.SessionsPerLoadUnit, load), shapes, weights, src.DrawSeed()), nil
 	case config.SourceTrace:
-		rows, err := LoadTrace(cfg)
+		tr, err := LoadTrace(cfg)
 		if err != nil {
 			return nil, err
 		}
-		return TraceWorkload(cfg, rows)
+		return TraceWorkload(cfg, tr)
 	}
 	return nil, fmt.Errorf("traffic.source.type %q is not supported", components[0].Type)
 }
@@ -74,45 +74,97 @@ func lengthOf(n int, d *config.Distribution) traffic.Length {
 	return l
 }
 
-// LoadTrace parses the trace file of cfg's trace source (traffic.source.paths[0], hashed at
-// traffic.source.block_size tokens per hash id). A file that cannot be read at all is a
-// *config.Error on traffic.source.paths; a bad line is a *traffic.TraceError naming it. The rows
-// depend only on the path and block size, so a sweep may parse a file once and share the rows.
-func LoadTrace(cfg *config.Config) ([]traffic.TraceRow, error) {
+// LoadTrace parses the trace of cfg's trace source (traffic.source.paths in
+// traffic.source.format; Mooncake-style rows hashed at traffic.source.block_size tokens per hash
+// id). A file that cannot be read at all is a *config.Error on traffic.source.paths; a bad line
+// is a *traffic.TraceError naming it. The trace depends only on the paths, format and block size,
+// so a sweep may parse the files once and share the result.
+func LoadTrace(cfg *config.Config) (*traffic.Trace, error) {
 	src := &cfg.Traffic.Source
-	rows, err := traffic.LoadMooncake(src.Paths[0], src.BlockSize)
+	tr := &traffic.Trace{BlockSize: src.BlockSize}
+	var err error
+	switch src.Format {
+	case config.FormatAppliedCompute:
+		tr.Applied, err = traffic.LoadAppliedCompute(src.Paths[0])
+	case config.FormatAgenticMooncake:
+		tr.Rows, err = traffic.LoadAgenticMooncake(src.Paths[0], src.BlockSize)
+	case config.FormatDynamo:
+		tr.Rows, tr.BlockSize, err = traffic.LoadDynamo(src.Paths, src.BlockSize)
+	default:
+		tr.Rows, err = traffic.LoadMooncake(src.Paths[0], src.BlockSize)
+	}
 	var te *traffic.TraceError
 	if err != nil && !errors.As(err, &te) {
 		return nil, &config.Error{File: cfg.File, Path: "traffic.source.paths", Msg: err.Error(), Err: err}
 	}
-	return rows, err
+	if err != nil {
+		return nil, err
+	}
+	return tr, nil
 }
 
-// TraceWorkload builds the workload of cfg's trace source from its parsed rows (LoadTrace); rows
-// are read, not modified. A row checkTrace refuses is a *traffic.TraceError; speedup applies only
+// TraceWorkload builds the workload of cfg's trace source from its parsed trace (LoadTrace), which
+// is read, not modified. A row checkTrace refuses is a *traffic.TraceError; speedup applies only
 // to trace_timestamps loads. A request whose authored arrival (its session's start plus its
 // delays, after the speedup) lies beyond config.MaxMs virtual ms is a *traffic.TraceError naming
 // its line: past it float64 ms no longer resolve 2 ns, and far past it a forward pass would
 // vanish from the latencies.
-func TraceWorkload(cfg *config.Config, rows []traffic.TraceRow) (*traffic.Workload, error) {
+func TraceWorkload(cfg *config.Config, tr *traffic.Trace) (*traffic.Workload, error) {
 	src, load := &cfg.Traffic.Source, &cfg.Traffic.Load
-	if err := checkTrace(rows, src.Paths[0], load.Type); err != nil {
+	if src.Format == config.FormatAppliedCompute {
+		return appliedWorkload(tr.Applied, src.Paths[0])
+	}
+	rows := tr.Rows
+	agentic := src.Format == config.FormatAgenticMooncake
+	if err := checkTrace(rows, src.Paths[0], load.Type, !agentic); err != nil {
 		return nil, err
 	}
 	speedup := 1.0
 	if load.Type == config.LoadTraceTimestamps && load.Speedup > 0 {
 		speedup = load.Speedup
 	}
-	w := traffic.FromTrace(rows, src.BlockSize, speedup)
+	if agentic {
+		return traffic.FromAgenticTrace(rows, tr.BlockSize, speedup, config.MaxMs, src.Paths[0])
+	}
+	var w *traffic.Workload
+	switch src.Format {
+	case config.FormatMooncakeDelta:
+		var err error
+		if w, err = traffic.FromDeltaTrace(rows, tr.BlockSize, speedup, config.MaxTokensPerRequest, src.Paths[0]); err != nil {
+			return nil, err
+		}
+	default:
+		w = traffic.FromTrace(rows, tr.BlockSize, speedup)
+	}
 	if at, line := traffic.LatestArrival(rows, w); at > config.MaxMs {
+		file := src.Paths[0]
+		for i := range rows {
+			if rows[i].Line == line && rows[i].File != "" && w.Sessions[i].StartMs == at {
+				file = rows[i].File // dynamo: one session per row, the shard named by the row
+				break
+			}
+		}
 		msg := fmt.Sprintf("this request arrives at %g virtual ms (its session's start plus the delays of its turns), "+
 			"beyond the %g ms simulated time may reach", at, float64(config.MaxMs))
 		if speedup != 1 {
 			msg += fmt.Sprintf(" (traffic.load.speedup %g divides every trace time; a larger speedup shortens them)", speedup)
 		}
-		return nil, &traffic.TraceError{File: src.Paths[0], Line: line, Msg: msg}
+		return nil, &traffic.TraceError{File: file, Line: line, Msg: msg}
 	}
 	return w, nil
+}
+
+// appliedWorkload builds the workload of an applied_compute_agentic trace, refusing one with more
+// than config.MaxRequests requests.
+func appliedWorkload(sessions []traffic.AppliedSession, file string) (*traffic.Workload, error) {
+	total := 0
+	for i := range sessions {
+		if total += sessions[i].NumTurns() + 1; total > config.MaxRequests {
+			return nil, &traffic.TraceError{File: file, Line: sessions[i].Line, Field: "num_turns",
+				Msg: fmt.Sprintf("the rows up to this one expand to %d requests; at most %d fit one run", total, config.MaxRequests)}
+		}
+	}
+	return traffic.FromAppliedCompute(sessions, config.MaxTokensPerRequest, file)
 }
 
 // countFor resolves a stop count: the explicit count, or max(1, round(x × load unit)) where the
@@ -125,9 +177,11 @@ func countFor(n int, perLoadUnit float64, load *config.Load) int {
 }
 
 // checkTrace applies the run-level rules to parsed Mooncake rows: bounded lengths and row count,
-// and, under trace_timestamps, a timestamp on the first row of every session (dynosim-spec.md
-// §3.1.4); a first row's delay must be 0 or absent. Errors name the file and line.
-func checkTrace(rows []traffic.TraceRow, file, loadType string) error {
+// and, when rows form sessions (all formats but agentic_mooncake, whose graph rules
+// traffic.FromAgenticTrace checks), under trace_timestamps a timestamp on the first row of every
+// session (dynosim-spec.md §3.1.4), and a first row's delay 0 or absent. Errors name the file and
+// line.
+func checkTrace(rows []traffic.TraceRow, file, loadType string, sessions bool) error {
 	if len(rows) > config.MaxRequests {
 		return &traffic.TraceError{File: file, Msg: fmt.Sprintf("has %d rows; at most %d requests fit one run", len(rows), config.MaxRequests)}
 	}
@@ -135,13 +189,20 @@ func checkTrace(rows []traffic.TraceRow, file, loadType string) error {
 	for i := range rows {
 		r := &rows[i]
 		bad := func(field, format string, args ...any) error {
-			return &traffic.TraceError{File: file, Line: r.Line, Field: field, Msg: fmt.Sprintf(format, args...)}
+			f := file
+			if r.File != "" {
+				f = r.File
+			}
+			return &traffic.TraceError{File: f, Line: r.Line, Field: field, Msg: fmt.Sprintf(format, args...)}
 		}
 		if r.InputLength > config.MaxTokensPerRequest {
 			return bad("input_length", "is %d tokens; must be <= %d", r.InputLength, config.MaxTokensPerRequest)
 		}
 		if r.OutputLength > config.MaxTokensPerRequest {
 			return bad("output_length", "is %d tokens; must be <= %d", r.OutputLength, config.MaxTokensPerRequest)
+		}
+		if !sessions {
+			continue
 		}
 		first := r.SessionID == "" || !seen[r.SessionID]
 		seen[r.SessionID] = true

@@ -27,9 +27,9 @@ type workloadEntry struct {
 }
 
 type traceEntry struct {
-	once sync.Once
-	rows []traffic.TraceRow
-	err  error
+	once  sync.Once
+	trace *traffic.Trace
+	err   error
 }
 
 // NewWorkloadCache returns an empty cache.
@@ -38,9 +38,10 @@ func NewWorkloadCache() *WorkloadCache {
 }
 
 // Workload returns the workload sim.BuildWorkload builds for cfg, building it on the first request
-// for an equal traffic section. A trace file is parsed once per (path, trace block size) however
-// many traffic sections (loads, speedups) use it. Errors are those of sim.BuildWorkload (a bad trace
-// line is a *traffic.TraceError), returned again for every config with that traffic section.
+// for an equal traffic section. A trace is parsed once per (format, paths, trace block size)
+// however many traffic sections (loads, speedups) use it. Errors are those of sim.BuildWorkload (a
+// bad trace line is a *traffic.TraceError), returned again for every config with that traffic
+// section.
 func (c *WorkloadCache) Workload(cfg *config.Config) (*traffic.Workload, error) {
 	key, err := json.Marshal(cfg.Traffic)
 	if err != nil {
@@ -63,7 +64,7 @@ func (c *WorkloadCache) build(cfg *config.Config) (*traffic.Workload, error) {
 	if src.Type != config.SourceTrace || len(src.Paths) == 0 {
 		return sim.BuildWorkload(cfg)
 	}
-	key := fmt.Sprintf("%d\x00%s", src.BlockSize, strings.Join(src.Paths, "\x00"))
+	key := fmt.Sprintf("%s\x00%d\x00%s", src.Format, src.BlockSize, strings.Join(src.Paths, "\x00"))
 	c.mu.Lock()
 	t := c.traces[key]
 	if t == nil {
@@ -71,11 +72,11 @@ func (c *WorkloadCache) build(cfg *config.Config) (*traffic.Workload, error) {
 		c.traces[key] = t
 	}
 	c.mu.Unlock()
-	t.once.Do(func() { t.rows, t.err = sim.LoadTrace(cfg) })
+	t.once.Do(func() { t.trace, t.err = sim.LoadTrace(cfg) })
 	if t.err != nil {
 		return nil, t.err
 	}
-	return sim.TraceWorkload(cfg, t.rows)
+	return sim.TraceWorkload(cfg, t.trace)
 }
 
 // TraceParses reports how many trace files the cache has parsed (for tests and diagnostics).

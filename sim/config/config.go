@@ -48,6 +48,22 @@ const (
 	SourceMixture = "mixture"
 )
 
+// Trace formats (traffic.source.format, dynosim-spec.md §3.1.4).
+const (
+	// FormatMooncake rows are requests or session turns that each carry their full prompt.
+	FormatMooncake = "mooncake"
+	// FormatMooncakeDelta rows are session turns whose later turns carry only their new input.
+	FormatMooncakeDelta = "mooncake-delta"
+	// FormatAgenticMooncake rows are the nodes of a dependency graph (wait_for).
+	FormatAgenticMooncake = "agentic_mooncake"
+	// FormatAppliedCompute rows are whole agentic sessions of num_turns + 1 requests.
+	FormatAppliedCompute = "applied_compute_agentic"
+	// FormatDynamo files hold dynamo.request.trace.v1 records, possibly gzip-compressed.
+	FormatDynamo = "dynamo"
+	// FormatWeka is an AgentX corpus (not simulated: see Config.Unsupported).
+	FormatWeka = "weka"
+)
+
 // Source is the tagged union traffic.source (dynosim-spec.md §3.1.1). Only the fields of Type are
 // meaningful; a field of another type is an error.
 type Source struct {
@@ -83,7 +99,7 @@ type Source struct {
 
 	// Paths of the trace: exactly one, except for format dynamo.
 	Paths []string `yaml:"paths,omitempty" union:"trace"`
-	// Format of the trace (dynosim-spec.md §3.1.4); only mooncake is simulated yet.
+	// Format of the trace (dynosim-spec.md §3.1.4); every format but weka is simulated.
 	Format string `yaml:"format,omitempty" union:"trace" enum:"mooncake,mooncake-delta,agentic_mooncake,applied_compute_agentic,dynamo,weka" default:"mooncake"`
 	// BlockSize is the trace's hash granularity in tokens per hash id, independent of the
 	// engine's KV block size. Default 512, except dynamo and weka traces, whose block size is

@@ -48,6 +48,7 @@ func (v *validator) config(c *Config) {
 	v.fields(rootSchema, reflect.ValueOf(c).Elem(), "")
 	v.traffic(&c.Traffic)
 	v.engine(&c.Engine)
+	v.traceDeployment(c)
 	v.router(&c.Router)
 	v.planner(&c.Planner)
 	v.evaluation(&c.Evaluation)
@@ -316,6 +317,25 @@ func (v *validator) trace(p string, s *Source) {
 	}
 }
 
+// traceDeployment checks the deployments a trace format can replay on (dynosim-spec.md §3.1.4):
+// mooncake-delta needs aggregated serving, agentic_mooncake a vllm or sglang engine, and both
+// the planner disabled.
+func (v *validator) traceDeployment(c *Config) {
+	s := &c.Traffic.Source
+	if s.Type != SourceTrace {
+		return
+	}
+	if s.Format == FormatMooncakeDelta && c.Engine.Mode != ModeAggregated {
+		v.errorf("engine.mode", "%s traces replay on aggregated deployments only, got %s", s.Format, c.Engine.Mode)
+	}
+	if s.Format == FormatAgenticMooncake && c.Engine.Backend != BackendVLLM && c.Engine.Backend != BackendSGLang {
+		v.errorf("engine.backend", "%s traces replay on vllm or sglang, got %s", s.Format, c.Engine.Backend)
+	}
+	if (s.Format == FormatMooncakeDelta || s.Format == FormatAgenticMooncake) && c.Planner.Policy == plannerEnabled {
+		v.errorf("planner.policy", "%s traces need policy: disabled", s.Format)
+	}
+}
+
 func (v *validator) load(l *Load, src, format string) {
 	const p = "traffic.load"
 	rps := v.has(p+".requests_per_second", l.RequestsPerSecond != 0)
@@ -554,8 +574,8 @@ func (c *Config) Unsupported() Errors {
 		}
 		errs = append(errs, &Error{File: c.File, Path: path, Msg: msg, Unsupported: true})
 	}
-	if s := c.Traffic.Source; s.Type == SourceTrace && s.Format != "mooncake" {
-		add("traffic.source.format", s.Format, "use format: mooncake")
+	if s := c.Traffic.Source; s.Type == SourceTrace && s.Format == FormatWeka {
+		add("traffic.source.format", s.Format, "convert the corpus to agentic_mooncake")
 	}
 	e := &c.Engine
 	for _, name := range Roles() {

@@ -69,6 +69,20 @@ type Summary struct {
 	// (tokens per round that verified drafts, engine.SpeculationStats.MeanAcceptedLength).
 	HasSpeculation bool
 	Speculation    engine.SpeculationStats
+	// Trajectories summarises the trajectories of an agentic trace; nil for other workloads.
+	Trajectories *Trajectories
+}
+
+// Trajectories summarises the trajectories of an agentic trace: the connected components of its
+// dependency graph (dynosim-spec.md §4.2, optional agentic keys).
+type Trajectories struct {
+	// Total counts the trajectories; Completed those whose every request completed; Incomplete
+	// = Total − Completed (a request rejected, or never released or finished before the run
+	// stopped).
+	Total, Completed, Incomplete int64
+	// E2E is the latency distribution, in ms, over completed trajectories: from the arrival of
+	// the trajectory's first request (a root) to the terminal time of its last.
+	E2E Stats
 }
 
 // MinDurationS is the floor of duration_s in every rate of the summary: rates divide by
@@ -115,6 +129,10 @@ type Input struct {
 	// reason in RejectedByReason even when it rejected nothing.
 	UnchunkedPrefill bool
 	Preemptions      int64
+	// Trajectory, for an agentic trace, numbers each request's trajectory (0 to Trajectories−1),
+	// indexed like Requests; nil otherwise.
+	Trajectory   []int32
+	Trajectories int
 }
 
 // Build computes the Summary from a finished run (dynosim-spec.md §4.2, engine-internals.md §7).
@@ -231,6 +249,9 @@ func Build(in *Input) *Summary {
 		s.Speculation = *sp
 	}
 	s.ITL, s.OutputTokenThroughputPerUser = gapStats(segs)
+	if in.Trajectory != nil {
+		s.Trajectories = buildTrajectories(in)
+	}
 	return s
 }
 
@@ -318,7 +339,46 @@ func (s *Summary) Map() map[string]any {
 	for _, f := range s.Families() {
 		f.Stats.put(m, f.Suffix)
 	}
+	if t := s.Trajectories; t != nil {
+		m["total_trajectories"] = t.Total
+		m["completed_trajectories"] = t.Completed
+		m["incomplete_trajectories"] = t.Incomplete
+		t.E2E.put(m, "trajectory_e2e_latency_ms")
+		m["p50_trajectory_e2e_latency_ms"] = t.E2E.Median
+	}
 	return m
+}
+
+// buildTrajectories summarises the trajectories of in (in.Trajectory non-nil). A trajectory is
+// complete when every one of its requests completed; its E2E latency runs from its earliest
+// arrival to its latest terminal time, clamped at >= 0.
+func buildTrajectories(in *Input) *Trajectories {
+	n := in.Trajectories
+	start, end := make([]float64, n), make([]float64, n)
+	done := make([]bool, n)
+	for k := range done {
+		start[k], end[k], done[k] = math.Inf(1), math.Inf(-1), true
+	}
+	for i := range in.Requests {
+		r, k := &in.Requests[i], in.Trajectory[i]
+		if r.Status != engine.Completed {
+			done[k] = false
+			continue
+		}
+		start[k] = math.Min(start[k], r.ArrivalMs)
+		end[k] = math.Max(end[k], r.TerminalMs)
+	}
+	t := &Trajectories{Total: int64(n)}
+	var samples []float64
+	for k := range done {
+		if done[k] {
+			t.Completed++
+			samples = append(samples, max(end[k]-start[k], 0))
+		}
+	}
+	t.Incomplete = t.Total - t.Completed
+	t.E2E = Summarize(samples)
+	return t
 }
 
 // Family is one latency distribution with its key suffix and console label.

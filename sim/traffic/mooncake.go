@@ -127,14 +127,28 @@ func LoadMooncake(path string, blockSize int) ([]TraceRow, error) {
 // `<file>:<line>: <field>: <what is wrong and what is valid>`). A trace with no rows is an
 // error. A blockSize <= 0 is reported as a plain error before reading.
 func ParseMooncake(r io.Reader, file string, blockSize int) ([]TraceRow, error) {
-	return parseMooncake(r, file, blockSize, maxMooncakeLineBytes)
+	return parseMooncake(r, file, blockSize, maxMooncakeLineBytes, false)
 }
 
-func parseMooncake(r io.Reader, file string, blockSize, maxLine int) ([]TraceRow, error) {
+func parseMooncake(r io.Reader, file string, blockSize, maxLine int, agentic bool) ([]TraceRow, error) {
 	if blockSize <= 0 {
 		return nil, fmt.Errorf("%s: mooncake trace block size must be a positive number of tokens, got %d", file, blockSize)
 	}
-	p := mooncakeParser{file: file, blockSize: blockSize}
+	p := mooncakeParser{file: file, blockSize: blockSize, agentic: agentic}
+	if err := forEachLine(r, file, maxLine, p.parseLine); err != nil {
+		return nil, err
+	}
+	if len(p.rows) == 0 {
+		return nil, &TraceError{File: file, Msg: "trace has no rows (a Mooncake trace needs at least one JSON object line)"}
+	}
+	return p.rows, nil
+}
+
+// forEachLine calls parse with every non-empty physical line of r (newline included) and its
+// 1-based number, stopping at the first error. A line longer than maxLine bytes, or a read error,
+// is a *TraceError naming file and the line; a UTF-8 byte-order mark before the first line is
+// dropped.
+func forEachLine(r io.Reader, file string, maxLine int, parse func(line []byte, lineNo int) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte // accumulates lines longer than the bufio buffer
 	lineNo := 0
@@ -145,7 +159,7 @@ func parseMooncake(r io.Reader, file string, blockSize, maxLine int) ([]TraceRow
 			long = append(long[:0], chunk...)
 			for err == bufio.ErrBufferFull {
 				if len(long) > maxLine {
-					return nil, &TraceError{File: file, Line: lineNo + 1,
+					return &TraceError{File: file, Line: lineNo + 1,
 						Msg: fmt.Sprintf("line is longer than the %d-byte limit", maxLine)}
 				}
 				chunk, err = br.ReadSlice('\n')
@@ -154,29 +168,25 @@ func parseMooncake(r io.Reader, file string, blockSize, maxLine int) ([]TraceRow
 			line = long
 		}
 		if err != nil && err != io.EOF {
-			return nil, &TraceError{File: file, Line: lineNo + 1, Msg: "read error: " + err.Error(), Err: err}
+			return &TraceError{File: file, Line: lineNo + 1, Msg: "read error: " + err.Error(), Err: err}
 		}
 		if len(line) > 0 {
 			lineNo++
 			if len(line) > maxLine {
-				return nil, &TraceError{File: file, Line: lineNo,
+				return &TraceError{File: file, Line: lineNo,
 					Msg: fmt.Sprintf("line is longer than the %d-byte limit", maxLine)}
 			}
 			if lineNo == 1 {
 				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
 			}
-			if err := p.parseLine(line, lineNo); err != nil {
-				return nil, err
+			if err := parse(line, lineNo); err != nil {
+				return err
 			}
 		}
 		if err == io.EOF {
-			break
+			return nil
 		}
 	}
-	if len(p.rows) == 0 {
-		return nil, &TraceError{File: file, Msg: "trace has no rows (a Mooncake trace needs at least one JSON object line)"}
-	}
-	return p.rows, nil
 }
 
 // Key slots of a Mooncake row.
@@ -196,16 +206,30 @@ const (
 	kPriority
 	kStrictPriority
 	kPolicyClass
+	// The keys only agentic_mooncake rows take.
+	kWaitFor
+	kToolWaitMs
+	kRequestKind
+	kBranches
+	kPrefixReset
+	kToolEvents
 	numKeys
 )
+
+// numPlainKeys is the number of keys a plain Mooncake row takes (the slots before kWaitFor).
+const numPlainKeys = kWaitFor
 
 var mooncakeKeyNames = [numKeys]string{
 	"request_id", "session_id", "input_length", "input_tokens", "output_length", "output_tokens",
 	"output_token_ids", "hash_ids", "timestamp", "created_time", "delay", "delay_ms",
 	"priority", "strict_priority", "policy_class",
+	"wait_for", "tool_wait_ms", "request_kind", "branches", "prefix_reset", "tool_events",
 }
 
-var mooncakeValidKeys = strings.Join(mooncakeKeyNames[:], ", ")
+var (
+	mooncakeValidKeys = strings.Join(mooncakeKeyNames[:numPlainKeys], ", ")
+	agenticValidKeys  = strings.Join(mooncakeKeyNames[:], ", ")
+)
 
 func mooncakeKey(k []byte) int {
 	switch string(k) { // no allocation: the compiler specialises switch on string(bytes)
@@ -239,6 +263,18 @@ func mooncakeKey(k []byte) int {
 		return kStrictPriority
 	case "policy_class":
 		return kPolicyClass
+	case "wait_for":
+		return kWaitFor
+	case "tool_wait_ms":
+		return kToolWaitMs
+	case "request_kind":
+		return kRequestKind
+	case "branches":
+		return kBranches
+	case "prefix_reset":
+		return kPrefixReset
+	case "tool_events":
+		return kToolEvents
 	}
 	return -1
 }
@@ -246,6 +282,7 @@ func mooncakeKey(k []byte) int {
 type mooncakeParser struct {
 	file      string
 	blockSize int
+	agentic   bool // agentic_mooncake: the keys from kWaitFor on are valid
 	rows      []TraceRow
 	scratch   []uint64 // hash ids of the current line
 	arena     []uint64 // backing store carved into per-row HashIDs slices
@@ -301,6 +338,9 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 			i = skipJSONSpace(b, i+1)  // at the value
 			vEnd := skipJSONValue(b, i)
 			k := mooncakeKey(kb)
+			if k >= numPlainKeys && !p.agentic {
+				k = -1
+			}
 			switch {
 			case k < 0:
 				unknown = append(unknown, string(kb))
@@ -330,7 +370,11 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 			}
 			msg += " (also unknown on this line: " + strings.Join(q, ", ") + ")"
 		}
-		return p.errf(lineNo, fieldLabel(unknown[0]), "%s; valid keys are: %s", msg, mooncakeValidKeys)
+		valid := mooncakeValidKeys
+		if p.agentic {
+			valid = agenticValidKeys
+		}
+		return p.errf(lineNo, fieldLabel(unknown[0]), "%s; valid keys are: %s", msg, valid)
 	}
 	if dup != "" {
 		return p.errf(lineNo, dup, "key appears more than once in the row; give it once")
@@ -452,6 +496,11 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 				d, uint64(MaxTraceSpanMs))
 		}
 		row.DelayMs, row.HasDelay = d.Ms(), true
+	}
+	if p.agentic {
+		if err := p.agenticFields(&row, &raw, lineNo); err != nil {
+			return err
+		}
 	}
 	p.rows = append(p.rows, row)
 	return nil

@@ -436,7 +436,7 @@ func TestParseMooncakeLongLine(t *testing.T) {
 		t.Fatalf("one-byte reader: %d rows, %v", len(rows), err)
 	}
 
-	_, err = parseMooncake(strings.NewReader(in), "long.jsonl", 16, 1<<20)
+	_, err = parseMooncake(strings.NewReader(in), "long.jsonl", 16, 1<<20, false)
 	const want = "long.jsonl:2: line is longer than the 1048576-byte limit"
 	if err == nil || err.Error() != want {
 		t.Errorf("line limit: got %v, want %s", err, want)

@@ -10,6 +10,9 @@ import (
 type TraceRow struct {
 	// Line is the 1-based line number in the file, for error messages and request ids.
 	Line int
+	// File is the file the row came from when a trace spans several files (dynamo); "" when
+	// the trace is one file.
+	File string
 	// RequestID is the optional `request_id` ("" when absent).
 	RequestID string
 	// SessionID is the optional `session_id` ("" when absent: the row is its own session).
@@ -29,6 +32,12 @@ type TraceRow struct {
 	// time after the previous turn completes. It is at most MaxTraceSpanMs.
 	DelayMs  float64
 	HasDelay bool
+	// WaitFor lists the request ids an agentic_mooncake row waits for (`wait_for`), in order;
+	// nil for other formats and for roots.
+	WaitFor []string
+	// ToolWaitMs is an agentic_mooncake row's `tool_wait_ms`: more wait after its dependencies,
+	// in ms (0 when absent), at most MaxTraceSpanMs.
+	ToolWaitMs float64
 }
 
 // TraceTime is an exact non-negative decimal number of milliseconds as written in a trace:
@@ -112,4 +121,15 @@ func (t TraceTime) String() string {
 		s += "." + f
 	}
 	return s
+}
+
+// Trace is a parsed trace, what a workload is built from: Rows for the formats whose rows are
+// requests (mooncake, mooncake-delta, agentic_mooncake, dynamo), Applied for
+// applied_compute_agentic.
+type Trace struct {
+	Rows    []TraceRow
+	Applied []AppliedSession
+	// BlockSize is the trace's hash granularity in tokens per hash id: the configured one, or
+	// the one a dynamo trace embeds.
+	BlockSize int
 }

@@ -1,10 +1,12 @@
 // Package traffic builds the workload of a run: which sessions and requests exist, what tokens
 // each prompt holds (so prefix reuse can be simulated), and when sessions start. It knows nothing
-// about engines. Start with Workload, Synthetic, SyntheticSessions and FromTrace.
+// about engines. Start with Workload, Synthetic, SyntheticSessions and FromTrace; the other trace
+// formats are FromDeltaTrace, FromAgenticTrace (with Graph), FromAppliedCompute and LoadDynamo.
 package traffic
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sort"
 	"sync"
 
@@ -56,6 +58,8 @@ type Workload struct {
 	Requests []Request
 	// Timed reports whether sessions carry authored start times (trace sources).
 	Timed bool
+	// Graph, set for agentic traces, releases requests by dependencies instead of session turns.
+	Graph *Graph
 
 	// distinct reports that no two requests share a token at the same position from the first
 	// token on (synthetic single-turn sources), so no block is shared (SharedBlocks).
@@ -410,6 +414,22 @@ func itoa(i int) string {
 // both divided by speedup (and never negative). Timestamps are subtracted exactly (TraceTime)
 // before the difference becomes float64 ms.
 func FromTrace(rows []TraceRow, blockSize int, speedup float64) *Workload {
+	w, _ := fromTrace(rows, blockSize, speedup, false, 0, "")
+	return w
+}
+
+// FromDeltaTrace builds the workload of a mooncake-delta trace (dynosim-spec.md §3.1.4): as
+// FromTrace, except that a later turn's row describes only the input that is new in that turn.
+// Turn n+1's prompt is turn n's whole prompt, then turn n's output tokens, then the row's new
+// input (its hash blocks expanded as in FromTrace), so its prompt length is
+// prompt(n) + output(n) + input_length(n+1) tokens and it can reuse the KV of all of turn n.
+// A turn whose full prompt exceeds maxPrompt tokens is a *TraceError naming file, the row's line
+// and its input-length field.
+func FromDeltaTrace(rows []TraceRow, blockSize int, speedup float64, maxPrompt int, file string) (*Workload, error) {
+	return fromTrace(rows, blockSize, speedup, true, maxPrompt, file)
+}
+
+func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxPrompt int, file string) (*Workload, error) {
 	ids := make([]uint64, 0, len(rows)*8)
 	for i := range rows {
 		ids = append(ids, rows[i].HashIDs...)
@@ -447,9 +467,20 @@ func FromTrace(rows []TraceRow, blockSize int, speedup float64) *Workload {
 			start = first.Timestamp.Minus(t0).Ms() / speedup
 		}
 		w.Sessions = append(w.Sessions, Session{Name: s.name, First: int32(len(w.Requests)), Turns: int32(len(s.rows)), StartMs: start})
+		var pieces []Piece // delta: the session's content so far (prompts and outputs)
+		prompt := int64(0) // delta: the next turn's prompt before its new input, in tokens
 		for k, ri := range s.rows {
 			row := &rows[ri]
 			content := make([]Piece, 0, len(row.HashIDs)+1)
+			if delta {
+				content = pieces
+				prompt += int64(row.InputLength)
+				if prompt > int64(maxPrompt) {
+					return nil, &TraceError{File: file, Line: row.Line, Field: "input_length", Msg: fmt.Sprintf(
+						"turn %d's full prompt (the previous turn's prompt and output plus this row's %d new tokens) is %d tokens; must be <= %d",
+						k, row.InputLength, prompt, maxPrompt)}
+				}
+			}
 			left := int32(row.InputLength)
 			for _, h := range row.HashIDs {
 				if left <= 0 {
@@ -460,9 +491,16 @@ func FromTrace(rows []TraceRow, blockSize int, speedup float64) *Workload {
 				left -= n
 			}
 			content = append(content, alloc.take(int32(row.OutputLength)))
+			promptLen := int32(row.InputLength)
+			if delta {
+				promptLen = int32(prompt)
+				prompt += int64(row.OutputLength)
+				pieces = content
+				content = content[:len(content):len(content)]
+			}
 			req := Request{
 				ID: row.RequestID, Session: int32(si), Turn: int32(k),
-				PromptLen: int32(row.InputLength), OutputLen: int32(row.OutputLength), Content: content,
+				PromptLen: promptLen, OutputLen: int32(row.OutputLength), Content: content,
 			}
 			if k > 0 {
 				prev := &rows[s.rows[k-1]]
@@ -479,7 +517,7 @@ func FromTrace(rows []TraceRow, blockSize int, speedup float64) *Workload {
 			w.Requests = append(w.Requests, req)
 		}
 	}
-	return w
+	return w, nil
 }
 
 // traceSession is the rows of one trace session: its name and row indices in file order.
