@@ -161,3 +161,40 @@ func TestSyntheticSessionsRandomLengths(t *testing.T) {
 		t.Error("sessions of groups 0 and 1 share a prefix")
 	}
 }
+
+// sharedBlocks against the definition: the leading blocks of a request that another request
+// holds, on random prefix trees (chained hashes: a block's hash names its whole prefix).
+func TestSharedBlocksProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		n := 1 + rng.IntN(12)
+		perReq := make([][]uint64, n)
+		for i := range perReq {
+			// Each request follows a random path in a tree of fan-out 2, up to 6 deep: block d's
+			// hash encodes the path so far.
+			depth := rng.IntN(7)
+			h := uint64(1)
+			for range depth {
+				h = h*3 + 1 + uint64(rng.IntN(2))
+				perReq[i] = append(perReq[i], h)
+			}
+		}
+		got := (&Workload{}).sharedBlocks(perReq)
+		for i, hs := range perReq {
+			want := int32(0)
+			for d, h := range hs {
+				other := false
+				for j, gs := range perReq {
+					other = other || j != i && slices.Contains(gs, h)
+				}
+				if !other {
+					break
+				}
+				want = int32(d + 1)
+			}
+			if got[i] != want {
+				t.Fatalf("trial %d request %d (%v of %v): shared %d, want %d", trial, i, hs, perReq, got[i], want)
+			}
+		}
+	}
+}

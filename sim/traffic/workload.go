@@ -120,32 +120,38 @@ func (w *Workload) SharedBlocks(blockSize, maxTokens int) []int32 {
 }
 
 // sharedBlocks counts, per request, the leading hashes that occur in at least two requests (all
-// zero for a workload of distinct requests, without counting).
+// zero for a workload of distinct requests, without counting). It goes level by level: at block
+// position d only the requests whose blocks before d are all shared take part, since a request
+// with a unique block earlier cannot match anyone at d (chained hashes). Work and memory follow
+// the shared blocks, not all blocks.
 func (w *Workload) sharedBlocks(perReq [][]uint64) []int32 {
 	shared := make([]int32, len(perReq))
 	if w.distinct {
 		return shared
 	}
-	total := 0
-	for _, hs := range perReq {
-		total += len(hs)
-	}
-	seen := blockmap.New[bool](total) // hash → seen in two requests or more
-	for _, hs := range perReq {
-		for _, h := range hs {
-			v, inserted := seen.Upsert(h)
-			*v = !inserted
-		}
-	}
+	cand := make([]int32, 0, len(perReq))
 	for i, hs := range perReq {
-		n := int32(0)
-		for _, h := range hs {
-			if v, _ := seen.Get(h); !v {
-				break
-			}
-			n++
+		if len(hs) > 0 {
+			cand = append(cand, int32(i))
 		}
-		shared[i] = n
+	}
+	for d := 0; len(cand) > 1; d++ {
+		seen := blockmap.New[int32](len(cand)) // hash at position d → requests holding it (capped at 2)
+		for _, i := range cand {
+			if n, _ := seen.Upsert(perReq[i][d]); *n < 2 {
+				*n++
+			}
+		}
+		next := cand[:0]
+		for _, i := range cand {
+			if n, _ := seen.Get(perReq[i][d]); n >= 2 {
+				shared[i] = int32(d + 1)
+				if len(perReq[i]) > d+1 {
+					next = append(next, i)
+				}
+			}
+		}
+		cand = next
 	}
 	return shared
 }
