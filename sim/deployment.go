@@ -155,19 +155,7 @@ func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.M
 		d.provide(name, "polynomial")
 		return timing.Polynomial{}, nil
 	case config.TimingDefault, config.TimingRoofline:
-		need := path + " (" + role.Timing.Type + ")"
-		m, err := d.modelFor(need)
-		if err != nil {
-			return nil, err
-		}
-		if err := d.checkShape(name, role, m); err != nil {
-			return nil, err
-		}
-		hw, err := d.hardwareFor(name, role, need)
-		if err != nil {
-			return nil, err
-		}
-		prec, err := d.precisions(m)
+		m, hw, prec, err := d.resolve(name, role, path+" ("+role.Timing.Type+")")
 		if err != nil {
 			return nil, err
 		}
@@ -185,6 +173,25 @@ func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.M
 	}
 	return nil, &config.Error{File: d.cfg.File, Path: path + ".type",
 		Msg: fmt.Sprintf("must be one of default, roofline, fixed, polynomial, got %q", role.Timing.Type)}
+}
+
+// resolve finds what a hardware-aware model of role name needs: the model (its shape checked
+// against the role's parallelism), the role's hardware and the precisions. need names the
+// setting that needs them, for errors.
+func (d *deployment) resolve(name config.Role, role *config.WorkerRole, need string) (timing.ModelSpec, timing.Hardware, timing.Precisions, error) {
+	m, err := d.modelFor(need)
+	if err != nil {
+		return m, timing.Hardware{}, timing.Precisions{}, err
+	}
+	if err := d.checkShape(name, role, m); err != nil {
+		return m, timing.Hardware{}, timing.Precisions{}, err
+	}
+	hw, err := d.hardwareFor(name, role, need)
+	if err != nil {
+		return m, hw, timing.Precisions{}, err
+	}
+	prec, err := d.precisions(m)
+	return m, hw, prec, err
 }
 
 // providerName is Result.TimingProvider: the one provider of the roles, or "prefill: X;
@@ -278,19 +285,7 @@ func (d *deployment) prefillLoadMs(name config.Role, role *config.WorkerRole) (f
 		return nil, nil
 	}
 	const path = "router.prefill_load_model.type"
-	need := path + " (aic)"
-	m, err := d.modelFor(need)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.checkShape(name, role, m); err != nil {
-		return nil, err
-	}
-	hw, err := d.hardwareFor(name, role, need)
-	if err != nil {
-		return nil, err
-	}
-	prec, err := d.precisions(m)
+	m, hw, prec, err := d.resolve(name, role, path+" (aic)")
 	if err != nil {
 		return nil, err
 	}

@@ -118,17 +118,7 @@ func runExport(io ioStreams, opts *exportOptions) error {
 // checkExportDir refuses a path that is not a directory, and a non-empty directory without
 // overwrite (which replaces only the files being written).
 func checkExportDir(dir string, overwrite bool, files []export.File) error {
-	st, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return &usageError{fmt.Errorf("--output-dir: %w", err)}
-	}
-	if !st.IsDir() {
-		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
-	}
-	entries, err := os.ReadDir(dir)
+	entries, err := outputDirEntries(dir)
 	if err != nil {
 		return err
 	}

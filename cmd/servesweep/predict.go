@@ -318,17 +318,7 @@ func checkOutputDir(dir string, overwrite bool) error {
 	if dir == "" {
 		return &usageError{fmt.Errorf("--output-dir must not be empty")}
 	}
-	st, err := os.Stat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return &usageError{fmt.Errorf("--output-dir: %w", err)}
-	}
-	if !st.IsDir() {
-		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
-	}
-	entries, err := os.ReadDir(dir)
+	entries, err := outputDirEntries(dir)
 	if err != nil {
 		return err
 	}
@@ -345,6 +335,22 @@ func checkOutputDir(dir string, overwrite bool) error {
 			dir, strings.Join(names, ", "), strings.Join(outputFiles, " and "))}
 	}
 	return nil
+}
+
+// outputDirEntries lists the entries of the --output-dir dir: none when it does not exist yet, a
+// usage error when it cannot be read or is not a directory.
+func outputDirEntries(dir string) ([]os.DirEntry, error) {
+	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("--output-dir: %w", err)}
+	}
+	if !st.IsDir() {
+		return nil, &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
+	}
+	return os.ReadDir(dir)
 }
 
 // writeRecords writes records as JSON Lines (one sorted-key object per line) to path atomically
