@@ -15,21 +15,27 @@ type jsonMember struct {
 	val []byte // nil for a JSON null
 }
 
+// malformedJSON is the *TraceError of a line b that is not valid JSON, naming where the parser
+// stopped.
+func malformedJSON(b []byte, file string, lineNo int) error {
+	var v any
+	err := json.Unmarshal(b, &v)
+	msg := "malformed JSON"
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
+		msg += fmt.Sprintf(" (at byte %d of the line)", se.Offset)
+	}
+	return &TraceError{File: file, Line: lineNo, Msg: msg + "; each line must be one JSON object", Err: err}
+}
+
 // splitObject checks that b (one line, surrounding space trimmed, non-empty) is one valid JSON
 // object and returns its members in order; a null value is returned as nil. A repeated key is an
 // error naming it. Errors are *TraceError values naming file and lineNo.
 func splitObject(b []byte, file string, lineNo int) ([]jsonMember, error) {
 	if !json.Valid(b) {
-		var v any
-		err := json.Unmarshal(b, &v)
-		msg := "malformed JSON"
-		if err != nil {
-			msg += ": " + err.Error()
-		}
-		if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
-			msg += fmt.Sprintf(" (at byte %d of the line)", se.Offset)
-		}
-		return nil, &TraceError{File: file, Line: lineNo, Msg: msg + "; each line must be one JSON object", Err: err}
+		return nil, malformedJSON(b, file, lineNo)
 	}
 	if b[0] != '{' {
 		return nil, &TraceError{File: file, Line: lineNo, Msg: fmt.Sprintf("line is a JSON %s, but each line must be one JSON object", jsonKind(b))}

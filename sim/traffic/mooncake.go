@@ -303,16 +303,7 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 		return nil
 	}
 	if !json.Valid(b) {
-		var v any
-		err := json.Unmarshal(b, &v)
-		msg := "malformed JSON"
-		if err != nil {
-			msg += ": " + err.Error()
-		}
-		if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
-			msg += fmt.Sprintf(" (at byte %d of the line)", se.Offset)
-		}
-		return &TraceError{File: p.file, Line: lineNo, Msg: msg + "; each line must be one JSON object", Err: err}
+		return malformedJSON(b, p.file, lineNo)
 	}
 	if b[0] != '{' {
 		return p.errf(lineNo, "", "line is a JSON %s, but each line must be one JSON object", jsonKind(b))
