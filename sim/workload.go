@@ -116,7 +116,7 @@ func TraceWorkload(cfg *config.Config, tr *traffic.Trace) (*traffic.Workload, er
 	}
 	rows := tr.Rows
 	agentic := src.Format == config.FormatAgenticMooncake
-	if err := checkTrace(rows, src.Paths[0], load.Type, !agentic); err != nil {
+	if err := checkTrace(rows, src.Paths[0], load.Type, !agentic, src.Format == config.FormatMooncakeDelta); err != nil {
 		return nil, err
 	}
 	speedup := 1.0
@@ -159,6 +159,10 @@ func TraceWorkload(cfg *config.Config, tr *traffic.Trace) (*traffic.Workload, er
 func appliedWorkload(sessions []traffic.AppliedSession, file string) (*traffic.Workload, error) {
 	total := 0
 	for i := range sessions {
+		if sessions[i].InputPromptLength <= 0 {
+			return nil, &traffic.TraceError{File: file, Line: sessions[i].Line, Field: "input_prompt_length",
+				Msg: "is 0 tokens: the first request needs a prompt; must be > 0"}
+		}
 		if total += sessions[i].NumTurns() + 1; total > config.MaxRequests {
 			return nil, &traffic.TraceError{File: file, Line: sessions[i].Line, Field: "num_turns",
 				Msg: fmt.Sprintf("the rows up to this one expand to %d requests; at most %d fit one run", total, config.MaxRequests)}
@@ -181,7 +185,11 @@ func countFor(n int, perLoadUnit float64, load *config.Load) int {
 // traffic.FromAgenticTrace checks), under trace_timestamps a timestamp on the first row of every
 // session (dynosim-spec.md §3.1.4), and a first row's delay 0 or absent. Errors name the file and
 // line.
-func checkTrace(rows []traffic.TraceRow, file, loadType string, sessions bool) error {
+//
+// A request needs a prompt: input_length 0 (or no hash ids without input_length) is refused,
+// except on a later turn of a mooncake-delta session (delta), whose prompt is the previous turn's
+// prompt and output plus that new input.
+func checkTrace(rows []traffic.TraceRow, file, loadType string, sessions, delta bool) error {
 	if len(rows) > config.MaxRequests {
 		return &traffic.TraceError{File: file, Msg: fmt.Sprintf("has %d rows; at most %d requests fit one run", len(rows), config.MaxRequests)}
 	}
@@ -201,11 +209,14 @@ func checkTrace(rows []traffic.TraceRow, file, loadType string, sessions bool) e
 		if r.OutputLength > config.MaxTokensPerRequest {
 			return bad("output_length", "is %d tokens; must be <= %d", r.OutputLength, config.MaxTokensPerRequest)
 		}
+		first := r.SessionID == "" || !seen[r.SessionID]
+		seen[r.SessionID] = true
+		if r.InputLength == 0 && (!delta || first) {
+			return bad("input_length", "is 0 tokens: a request needs a prompt; must be > 0 (or hash_ids that cover it)")
+		}
 		if !sessions {
 			continue
 		}
-		first := r.SessionID == "" || !seen[r.SessionID]
-		seen[r.SessionID] = true
 		if !first {
 			continue
 		}

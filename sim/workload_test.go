@@ -15,21 +15,21 @@ func TestCheckTrace(t *testing.T) {
 		{Line: 1, InputLength: 10, OutputLength: 5, HasTimestamp: true},
 		{Line: 2, SessionID: "a", InputLength: 10, OutputLength: 5},
 	}
-	err := checkTrace(rows, "t.jsonl", config.LoadTraceTimestamps, true)
+	err := checkTrace(rows, "t.jsonl", config.LoadTraceTimestamps, true, false)
 	var te *traffic.TraceError
 	if !errors.As(err, &te) || te.Line != 2 || te.Field != "timestamp" {
 		t.Fatalf("missing timestamp: %v", err)
 	}
-	if err := checkTrace(rows, "t.jsonl", config.LoadConcurrency, true); err != nil {
+	if err := checkTrace(rows, "t.jsonl", config.LoadConcurrency, true, false); err != nil {
 		t.Fatalf("concurrency load needs no timestamps: %v", err)
 	}
 	rows[0].OutputLength = config.MaxTokensPerRequest + 1
-	if err := checkTrace(rows, "t.jsonl", config.LoadConcurrency, true); !errors.As(err, &te) || te.Line != 1 || te.Field != "output_length" {
+	if err := checkTrace(rows, "t.jsonl", config.LoadConcurrency, true, false); !errors.As(err, &te) || te.Line != 1 || te.Field != "output_length" {
 		t.Fatalf("huge output: %v", err)
 	}
 	rows[0].OutputLength = 5
 	rows[1].HasDelay, rows[1].DelayMs = true, 3
-	if err := checkTrace(rows, "t.jsonl", config.LoadConcurrency, true); !errors.As(err, &te) || te.Field != "delay" {
+	if err := checkTrace(rows, "t.jsonl", config.LoadConcurrency, true, false); !errors.As(err, &te) || te.Field != "delay" {
 		t.Fatalf("first-row delay: %v", err)
 	}
 }
@@ -90,5 +90,25 @@ func TestRunDrawnLengths(t *testing.T) {
 	}
 	if want := int64(turns[2]*(64+136) + turns[3]*(256+520+784)); res.Summary.TotalInputTokens != want {
 		t.Errorf("input tokens %d, want %d", res.Summary.TotalInputTokens, want)
+	}
+}
+
+// A request needs a prompt: input_length 0 is refused naming its line, except on a later turn of
+// a mooncake-delta session, whose prompt holds the previous turn's prompt and output.
+func TestCheckTraceEmptyPrompt(t *testing.T) {
+	rows := []traffic.TraceRow{
+		{Line: 1, SessionID: "a", InputLength: 10, OutputLength: 5, HasTimestamp: true},
+		{Line: 2, SessionID: "a", InputLength: 0, OutputLength: 5},
+	}
+	var te *traffic.TraceError
+	if err := checkTrace(rows, "t.jsonl", config.LoadConcurrency, true, false); !errors.As(err, &te) || te.Line != 2 || te.Field != "input_length" {
+		t.Fatalf("empty prompt: %v", err)
+	}
+	if err := checkTrace(rows, "t.jsonl", config.LoadConcurrency, true, true); err != nil {
+		t.Fatalf("a later mooncake-delta turn may add no input: %v", err)
+	}
+	rows[0].InputLength = 0
+	if err := checkTrace(rows, "t.jsonl", config.LoadConcurrency, true, true); !errors.As(err, &te) || te.Line != 1 {
+		t.Fatalf("a mooncake-delta session's first turn needs a prompt: %v", err)
 	}
 }
