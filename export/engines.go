@@ -43,7 +43,17 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 	} else {
 		a = append(a, arg{"--no-enable-prefix-caching", ""})
 	}
-	a = append(a, arg{"--enable-chunked-prefill", ""})
+	if x.chunkedPrefill() {
+		a = append(a, arg{"--enable-chunked-prefill", ""})
+	} else {
+		a = append(a, arg{"--no-enable-chunked-prefill", ""})
+	}
+	if sp := x.cfg.Engine.Speculation; sp != nil {
+		// vLLM's n-gram (prompt lookup) drafting with the simulated draft count; the acceptance
+		// rates are the workload's, not a setting.
+		a = append(a, arg{"--speculative-config",
+			fmt.Sprintf(`{"method":"ngram","num_speculative_tokens":%d,"prompt_lookup_max":4}`, sp.NumSpeculativeTokens)})
+	}
 	_, kv, _ := x.precisions()
 	if kv == timing.FP8 {
 		a = append(a, arg{"--kv-cache-dtype", "fp8"})
@@ -72,6 +82,7 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 func (x *exporter) sglangArgs(r roleRef, standalone bool) []arg {
 	w, p := r.w, r.w.Parallelism
 	var a []arg
+	x.noSpeculation()
 	if standalone {
 		a = append(a, arg{"--port", "${PORT:-8000}"})
 	}
@@ -158,7 +169,8 @@ func (x *exporter) trtllmOptions(r roleRef, full bool) []kv {
 	if p.AttentionData > 1 {
 		o = append(o, kv{"enable_attention_dp", true})
 	}
-	o = append(o, kv{"enable_chunked_prefill", true})
+	o = append(o, kv{"enable_chunked_prefill", x.chunkedPrefill()})
+	x.noSpeculation()
 	cache := []kv{{"enable_block_reuse", w.KVCache.PrefixCaching}, {"tokens_per_block", w.KVCache.BlockSize}}
 	if !isPow2(w.KVCache.BlockSize) {
 		x.unsupported(r.path+".kv_cache.block_size", w.KVCache.BlockSize, "TensorRT-LLM's tokens_per_block must be a power of 2")
@@ -289,4 +301,20 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// chunkedPrefill reports whether the simulated engine chunks prefills (engine.enable_chunked_prefill,
+// on unless false).
+func (x *exporter) chunkedPrefill() bool {
+	c := x.cfg.Engine.EnableChunkedPrefill
+	return c == nil || *c
+}
+
+// noSpeculation refuses engine.speculation on targets whose n-gram drafting settings this export
+// does not cover (SGLang and TensorRT-LLM): a speculative simulation must not be exported as a
+// plain deployment.
+func (x *exporter) noSpeculation() {
+	if sp := x.cfg.Engine.Speculation; sp != nil {
+		x.unsupported("engine.speculation", sp.Kind+" drafting", "n-gram speculative decoding is exported for vLLM only (--speculative-config); remove engine.speculation or use --target vllm")
+	}
 }

@@ -134,6 +134,10 @@ func TestExportInexpressible(t *testing.T) {
 			"engine.workers.aggregated.scheduler.prefill_decode_interval", "use 0"},
 		{"trtllm block size", "trtllm-agg", TargetTRTLLM, []string{"engine.workers.aggregated.kv_cache.block_size=48"},
 			"engine.workers.aggregated.kv_cache.block_size", "power of 2"},
+		{"sglang speculation", "sglang-agg", TargetSGLang, []string{"engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.5, 0.5]}"},
+			"engine.speculation", "exported for vLLM only"},
+		{"trtllm speculation", "trtllm-agg", TargetTRTLLM, []string{"engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.5, 0.5]}"},
+			"engine.speculation", "exported for vLLM only"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -163,6 +167,44 @@ func TestDNSLabel(t *testing.T) {
 	for in, want := range map[string]string{"": "servesweep", "0001": "servesweep-0001", "My_Run.v2": "my-run-v2", "--x--": "x"} {
 		if got := dnsLabel(in); got != want {
 			t.Errorf("dnsLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The simulated scheduler's choices reach the launch command: unchunked prefill and n-gram
+// speculative decoding on vLLM (and Dynamo's vLLM workers), unchunked prefill on TensorRT-LLM.
+func TestExportPrefillAndSpeculation(t *testing.T) {
+	const spec = "engine.speculation={kind: ngram, num_speculative_tokens: 3, acceptance_rates: [0.8, 0.6, 0.4]}"
+	for _, c := range []struct {
+		config, target string
+		sets           []string
+		want, not      []string
+	}{
+		{"vllm-agg", TargetVLLM, []string{"engine.enable_chunked_prefill=false", spec},
+			[]string{"--no-enable-chunked-prefill", `--speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}'`},
+			[]string{"--enable-chunked-prefill "}},
+		{"vllm-agg", TargetDynamo, []string{"engine.enable_chunked_prefill=false", spec},
+			[]string{"--no-enable-chunked-prefill", "--speculative-config"}, nil},
+		{"vllm-agg", TargetVLLM, nil, []string{"--enable-chunked-prefill"}, []string{"--no-enable-chunked-prefill", "--speculative-config"}},
+		{"trtllm-agg", TargetTRTLLM, []string{"engine.enable_chunked_prefill=false"}, []string{"enable_chunked_prefill: false"}, []string{"enable_chunked_prefill: true"}},
+	} {
+		files, err := Export(load(t, c.config, c.sets...), c.target, Options{})
+		if err != nil {
+			t.Fatalf("%s %s %v: %v", c.config, c.target, c.sets, err)
+		}
+		var all strings.Builder
+		for _, f := range files {
+			all.Write(f.Data)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(all.String(), w) {
+				t.Errorf("%s --target %s %v: no %q", c.config, c.target, c.sets, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(all.String(), w) {
+				t.Errorf("%s --target %s %v: unexpected %q", c.config, c.target, c.sets, w)
+			}
 		}
 	}
 }
