@@ -60,7 +60,7 @@ nothing is written then.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runExport(io, opts)
+			return config.AttributeSets(runExport(io, opts), opts.Sets)
 		},
 	}
 	f := cmd.Flags()

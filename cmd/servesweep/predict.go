@@ -67,7 +67,7 @@ an AIPerf-style table (or one JSON object with --format json).`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runPredict(cmd.Context(), io, opts)
+			return config.AttributeSets(runPredict(cmd.Context(), io, opts), opts.Sets)
 		},
 	}
 	f := cmd.Flags()

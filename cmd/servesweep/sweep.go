@@ -15,6 +15,7 @@ import (
 	"github.com/servesweep/servesweep/examples"
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sweep"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -90,7 +91,7 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runSweep(cmd.Context(), io, opts)
+			return config.AttributeSets(runSweep(cmd.Context(), io, opts), opts.Sets)
 		},
 	}
 	f := cmd.Flags()

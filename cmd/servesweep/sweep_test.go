@@ -397,7 +397,7 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 		msg  string
 	}{
 		{"domain on a fixed field", []string{"sweep", "-c", spec, "--dry-run", "--set", "engine.backend={choices: [vllm, sglang]}"}, 2,
-			spec + ": engine.backend: search domains are not allowed on this field"},
+			spec + " (--set engine.backend={choices: [vllm, sglang]}): engine.backend: search domains are not allowed on this field"},
 		{"bare list", []string{"sweep", "-c", spec, "--dry-run", "--set", "engine.workers.aggregated.parallelism.tensor=[1, 2]"}, 2,
 			"engine.workers.aggregated.parallelism.tensor: a bare list is never a domain"},
 		{"missing spec", []string{"sweep", "-c", filepath.Join(tmp, "nope.yaml"), "--dry-run"}, 2, "cannot read sweep spec"},

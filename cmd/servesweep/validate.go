@@ -12,6 +12,7 @@ import (
 	"github.com/servesweep/servesweep/aiperf"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/calibrate"
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/spf13/cobra"
 )
 
@@ -89,7 +90,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runValidate(cmd.Context(), io, opts)
+			return config.AttributeSets(runValidate(cmd.Context(), io, opts), opts.Sets)
 		},
 	}
 	f := cmd.Flags()

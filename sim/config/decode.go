@@ -144,12 +144,32 @@ func decode(data []byte, file string, sets []string, opts ...Option) (*Config, E
 	return c, nil, attributeSets(c.Unsupported(), sets)
 }
 
+// AttributeSets fills Error.Set on the configuration errors in err (an Errors or *Error, possibly
+// wrapped) whose field a --set of sets gave, as Decode does for its own errors; commands apply it
+// to the errors found after decoding (a deployment the simulator refuses, a sweep spec's domain).
+// It returns err.
+func AttributeSets(err error, sets []string) error {
+	if err == nil || len(sets) == 0 {
+		return err
+	}
+	var es Errors
+	if errors.As(err, &es) {
+		attributeSets(es, sets)
+		return err
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Set == "" {
+		attributeSets(Errors{e}, sets)
+	}
+	return err
+}
+
 // attributeSets records in Error.Set the --set argument that gave the field of each error whose
 // path is a --set path or lies under one, the last such --set winning as it does when applied.
 // Errors about fields the file gave are unchanged.
 func attributeSets(errs Errors, sets []string) Errors {
 	for _, e := range errs {
-		if e.Path == "" {
+		if e.Path == "" || e.Set != "" {
 			continue
 		}
 		for k := len(sets) - 1; k >= 0; k-- {

@@ -770,6 +770,7 @@ func TestSetMalformed(t *testing.T) {
 	}{
 		{"traffic.source.paths.0=/tmp/x.jsonl", "sequence indexes are not supported (traffic.source.paths.0)"},
 		{"0=1", "sequence indexes are not supported"},
+		{"traffic.source.components[0].weight=2", "sequence indexes are not supported (traffic.source.components[0].weight)"},
 		{"engine.model", "missing '='"},
 		{"=5", "empty path"},
 		{" =5", "empty path"},

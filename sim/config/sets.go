@@ -35,7 +35,7 @@ func applySet(root *yaml.Node, arg string) string {
 		if s == "" {
 			return fmt.Sprintf("empty segment in path %q", path)
 		}
-		if isIndex(s) {
+		if isIndex(s) || strings.ContainsAny(s, "[]") {
 			return fmt.Sprintf("sequence indexes are not supported (%s); replace the whole list", path)
 		}
 	}
