@@ -48,6 +48,8 @@ func TestDistributionErrors(t *testing.T) {
 		{"{distribution: empirical, values: [10, 20], weights: [1, 0]}", p + ".weights[1]", "must be > 0, got 0"},
 		{"{distribution: empirical, values: [10, 20], weights: [1]}", p + ".weights", "must have one weight per value (2), got 1"},
 		{"{distribution: empirical}", p + ".values", "required: an empirical distribution lists at least one token count"},
+		{"{distribution: empirical, values: [1, 2], weights: [1e308, 1e308]}", p + ".weights", "must sum to a finite number"},
+		{"{distribution: empirical, values: [1, 99999999999]}", p + ".values[1]", "must be <= 16777216, got 99999999999"},
 		{"{distribution: zipf}", p + ".distribution", "must be one of uniform, normal, lognormal, empirical"},
 		{"{mean: 5}", p, "must be an int or a distribution {distribution: uniform|normal|lognormal|empirical, ...}"},
 		{"{distribution: uniform, min: 1, max: 2, mean: 3}", p, "does not accept [mean]"},

@@ -177,7 +177,7 @@ func newField(sf reflect.StructField, key string, index int, seen map[reflect.Ty
 		return nil, err
 	}
 	if f.kind == kindList {
-		if f.elem, _, err = kindOf(f.typ.Elem()); err != nil || f.elem == kindList {
+		if f.elem, f.bits, err = kindOf(f.typ.Elem()); err != nil || f.elem == kindList {
 			return nil, fmt.Errorf("a list holds scalars or structs")
 		}
 		if f.elem == kindStruct {

@@ -143,6 +143,13 @@ func (v *validator) distribution(p string, d *Distribution) {
 		if len(d.Weights) > 0 && len(d.Weights) != len(d.Values) {
 			v.errorf(p+".weights", "must have one weight per value (%d), got %d", len(d.Values), len(d.Weights))
 		}
+		sum := 0.0
+		for _, w := range d.Weights {
+			sum += w
+		}
+		if math.IsInf(sum, 0) {
+			v.errorf(p+".weights", "must sum to a finite number (only their ratios matter; scale them down), got an overflow")
+		}
 	}
 }
 
