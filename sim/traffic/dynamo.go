@@ -59,7 +59,7 @@ type dynamoRow struct {
 //     integer >= 0 (ms since the epoch).
 //   - A request_end record's `request` holds `request_id` (a non-empty string, unique across all
 //     shards), `output_tokens` (integer >= 0, tokens), optional `request_received_ms` (integer
-//     ms) and `total_time_ms` (number >= 0), and `replay` {`trace_block_size` (integer > 0, the
+//     ms, not after event_time_unix_ms) and `total_time_ms` (number >= 0), and `replay` {`trace_block_size` (integer > 0, the
 //     same in every record), `input_length` (tokens), `input_sequence_hashes` (one integer per
 //     trace block, the last block may be partial)}.
 //   - The request starts at request_received_ms, else at event_time_unix_ms minus
@@ -226,6 +226,9 @@ func (p *dynamoParser) record(b []byte, file string, lineNo int) error {
 		}
 		if haveTotal {
 			end = start + total
+		}
+		if start > eventMs {
+			return bad(pre+"request_received_ms", "is %d, after the record's event_time_unix_ms %d: a request is received before it ends", start, eventMs)
 		}
 	}
 

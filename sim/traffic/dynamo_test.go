@@ -73,6 +73,7 @@ func TestDynamoErrors(t *testing.T) {
 		{"agentic", rec(`"request":`, `"agent_context": {"session_id": "s"}, "request":`), 0, "agent_context", "not supported yet"},
 		{"wrapped", `{"event": ` + rec(`"output_tokens": 1`, `"output_tokens": 1.5`) + `}`, 0, "event.request.output_tokens", "must be an integer"},
 		{"json", `{"schema": `, 0, "", "malformed JSON"},
+		{"received after end", rec(`"output_tokens": 1, `, `"output_tokens": 1, "request_received_ms": 11, `), 0, "request.request_received_ms", "after the record's event_time_unix_ms 10"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".jsonl")
 		if err := os.WriteFile(path, []byte(ok+"\n\n"+c.line+"\n"), 0o644); err != nil {
