@@ -134,6 +134,8 @@ func (e *MissingError) Error() string {
 	msg += " (searched " + e.Path + ")"
 	if len(e.Available) > 0 {
 		msg += "; available: " + strings.Join(e.Available, ", ")
+	} else if e.What == "GPU" {
+		msg += "; the folder has no <gpu>.yaml declaring a data_dir: is it an AIConfigurator systems folder?"
 	} else {
 		msg += "; nothing there"
 	}
@@ -173,11 +175,22 @@ func (db *DB) dataDir(gpu string) (string, error) {
 	return d, nil
 }
 
-// gpus lists the GPUs of the folder (its <gpu>.yaml files), sorted.
+// gpus lists the GPUs of the folder, sorted: its <gpu>.yaml files that are regular files
+// declaring a data_dir (other YAML files in the folder are not GPUs).
 func (db *DB) gpus() []string {
 	m, _ := filepath.Glob(filepath.Join(db.dir, "*.yaml"))
 	out := make([]string, 0, len(m))
 	for _, f := range m {
+		if regularFile(f) != nil {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		var spec struct {
+			DataDir string `yaml:"data_dir"`
+		}
+		if err != nil || yaml.Unmarshal(raw, &spec) != nil || spec.DataDir == "" {
+			continue
+		}
 		out = append(out, strings.TrimSuffix(filepath.Base(f), ".yaml"))
 	}
 	slices.Sort(out)
