@@ -232,8 +232,27 @@ func writeExports(io ioStreams, recs []string, targets []string) error {
 		return nil
 	}
 	dirs, err := exportRecommendations(recs, targets, export.DefaultURL)
-	if len(dirs) > 0 {
+	if len(dirs) > 0 && err == nil {
 		fmt.Fprintf(io.Err, "servesweep: exported %d recommendation(s) for %s: %s\n", len(dirs), strings.Join(targets, ", "), strings.Join(dirs, ", "))
 	}
 	return err
+}
+
+// checkExportBackends refuses, before a sweep simulates anything, an engine --export target
+// (vllm, sglang, trtllm) that some point does not simulate: an engine's launch command carries
+// that engine's scheduler choices only (dynamo runs each point's own backend).
+func checkExportBackends(file string, targets []string, points []grid.Point) error {
+	for _, t := range targets {
+		if t == export.TargetDynamo {
+			continue
+		}
+		for i := range points {
+			if b := points[i].Config.Engine.Backend; b != t {
+				return config.Errors{{File: file, Path: "engine.backend", Msg: fmt.Sprintf(
+					"--export %s: point %s simulates %s's scheduler, not %s's; export with --export %s or dynamo, or sweep engine.backend %s",
+					t, points[i].Label(), b, t, b, t)}}
+			}
+		}
+	}
+	return nil
 }

@@ -98,6 +98,15 @@ func TestSweepAndReportExport(t *testing.T) {
 		!strings.Contains(errs, `--export takes targets among vllm, sglang, trtllm, dynamo (comma-separated), got "tgi"`) {
 		t.Fatalf("--export tgi: exit %d, stderr %q", code, errs)
 	}
+	// An engine target another backend's points cannot use is refused before anything runs.
+	early := filepath.Join(tmp, "early")
+	if code, _, errs := runCLI(t, "sweep", "-q", "-c", spec, "--output-dir", early, "--export", "vllm,sglang"); code != exitConfigError ||
+		!strings.Contains(errs, "engine.backend: --export sglang: point") || strings.Contains(errs, "exported ") {
+		t.Fatalf("--export sglang on vllm points: exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(early, "results.parquet")); !os.IsNotExist(err) {
+		t.Errorf("a refused --export still simulated: %v", err)
+	}
 	dir := filepath.Join(tmp, "sweep")
 	code, _, errs := runCLI(t, "sweep", "-q", "-c", spec, "--output-dir", dir, "--export", "vllm,dynamo")
 	if code != exitOK {

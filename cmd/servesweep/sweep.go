@@ -166,6 +166,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkExportBackends(spec.File, exportTargets, x.Points); err != nil {
+		return err
+	}
 	for _, w := range x.Warnings {
 		fmt.Fprintln(io.Err, "warning: "+w)
 	}
