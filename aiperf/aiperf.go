@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -61,6 +62,45 @@ type Run struct {
 	Metrics map[string]Stat
 	// Load is the run's load as its input_config echoes it.
 	Load Load
+	// Workload is the rest of what the summary says of the benchmark (CheckWorkload).
+	Workload Workload
+}
+
+// CheckWorkload lists what in run suggests it did not measure what cfg simulates: another
+// model, mean prompt or output lengths more than 10 % from a fixed synthetic ISL/OSL, an open-loop
+// load the config's concurrency load replaces, a cancelled run, failed requests. Each entry names
+// the summary's field.
+func CheckWorkload(run *Run, cfg *config.Config) []string {
+	var out []string
+	w := &run.Workload
+	if len(w.Models) > 0 && !slices.Contains(w.Models, cfg.Engine.Model) {
+		out = append(out, fmt.Sprintf("input_config model_names %v: the config simulates %s", w.Models, cfg.Engine.Model))
+	}
+	src := &cfg.Traffic.Source
+	if src.Type == config.SourceSynthetic {
+		for _, c := range []struct {
+			tag  string
+			got  *float64
+			want int
+			dist bool
+		}{{"input_sequence_length", w.MeanISL, src.InputTokens, src.InputTokensDist != nil},
+			{"output_sequence_length", w.MeanOSL, src.OutputTokens, src.OutputTokensDist != nil}} {
+			if c.got != nil && !c.dist && math.Abs(*c.got-float64(c.want)) > 0.1*float64(c.want) {
+				out = append(out, fmt.Sprintf("%s.avg %g: the config's requests have %d tokens", c.tag, *c.got, c.want))
+			}
+		}
+	}
+	if run.Load.Concurrency == nil && run.Load.RequestRate != nil && cfg.Traffic.Load.Type == config.LoadConcurrency {
+		out = append(out, fmt.Sprintf("input_config request_rate %g: the run was open loop; simulated at the config's concurrency %d",
+			*run.Load.RequestRate, cfg.Traffic.Load.Concurrency))
+	}
+	if w.Cancelled {
+		out = append(out, "was_cancelled true: the run stopped early; its statistics cover part of the benchmark")
+	}
+	if w.Errors > 0 {
+		out = append(out, fmt.Sprintf("error_summary: %d failed requests, which the simulation does not have", w.Errors))
+	}
+	return out
 }
 
 // ReadRuns reads path: a summary file, or a directory holding one (an artifact directory) or
@@ -152,10 +192,22 @@ func ReadFile(path string) (*Run, error) {
 	for tag, raw := range doc {
 		var s Stat
 		if string(raw) == "null" || json.Unmarshal(raw, &s) != nil || s.Unit == "" {
+			if slices.Contains(latencyTags, tag) && string(raw) != "null" {
+				return nil, bad(tag, fmt.Sprintf("want a metric block {unit: \"ms\", avg, p50, p90, p99 numbers}, got %s", clip(string(raw))))
+			}
 			continue // input_config, error_summary, a null metric, ...
+		}
+		for _, st := range []struct {
+			name string
+			v    *float64
+		}{{"avg", s.Avg}, {"p50", s.P50}, {"p90", s.P90}, {"p99", s.P99}} {
+			if st.v != nil && !(*st.v >= 0) {
+				return nil, bad(tag+"."+st.name, fmt.Sprintf("%g: a measured value is >= 0", *st.v))
+			}
 		}
 		run.Metrics[tag] = s
 	}
+	run.Workload = readWorkload(doc)
 	if _, ok := run.Metrics["time_to_first_token"]; !ok {
 		return nil, bad("time_to_first_token", fmt.Sprintf("missing: want a streaming run's summary (%s or %s with time_to_first_token, inter_token_latency, request_latency ...; "+
 			"run aiperf profile with --streaming)", AIPerfFile, GenAIPerfFile))
@@ -167,6 +219,66 @@ func ReadFile(path string) (*Run, error) {
 	}
 	run.Load = readLoad(doc["input_config"])
 	return run, nil
+}
+
+// clip shortens a raw JSON value for a message.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
+
+// Workload is what the summary says of the benchmark beyond its load, for checking that it
+// measured the simulated config: the model names, the mean prompt and output lengths (tokens,
+// nil when absent), whether the run was cancelled, and its error count.
+type Workload struct {
+	Models           []string
+	MeanISL, MeanOSL *float64
+	Cancelled        bool
+	Errors           int
+}
+
+// readWorkload reads input_config.endpoint.model_names (AIPerf; GenAI-Perf's top-level
+// model_names), the input/output_sequence_length means, was_cancelled and error_summary counts.
+func readWorkload(doc map[string]json.RawMessage) Workload {
+	var w Workload
+	var ic struct {
+		Endpoint struct {
+			ModelNames []string `json:"model_names"`
+		} `json:"endpoint"`
+		ModelNames []string `json:"model_names"`
+		Model      []string `json:"model"`
+	}
+	if raw := doc["input_config"]; raw != nil && json.Unmarshal(raw, &ic) == nil {
+		w.Models = ic.Endpoint.ModelNames
+		if len(w.Models) == 0 {
+			w.Models = ic.ModelNames
+		}
+		if len(w.Models) == 0 {
+			w.Models = ic.Model
+		}
+	}
+	mean := func(tag string) *float64 {
+		var s struct {
+			Avg *float64 `json:"avg"`
+		}
+		if raw := doc[tag]; raw != nil && json.Unmarshal(raw, &s) == nil {
+			return s.Avg
+		}
+		return nil
+	}
+	w.MeanISL, w.MeanOSL = mean("input_sequence_length"), mean("output_sequence_length")
+	_ = json.Unmarshal(doc["was_cancelled"], &w.Cancelled)
+	var errs []struct {
+		Count int `json:"count"`
+	}
+	if raw := doc["error_summary"]; raw != nil && json.Unmarshal(raw, &errs) == nil {
+		for _, e := range errs {
+			w.Errors += max(e.Count, 1)
+		}
+	}
+	return w
 }
 
 // readLoad reads input_config.loadgen (AIPerf) or input_config's top-level fields (GenAI-Perf

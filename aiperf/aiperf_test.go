@@ -3,6 +3,7 @@ package aiperf
 import (
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,5 +112,51 @@ func TestCompareAndMAPE(t *testing.T) {
 	m := MAPEs([][]Comparison{cs, cs2})
 	if m[0].Metric != "TTFT" || m[0].Stat != "mean" || m[0].Runs != 2 || math.Abs(m[0].MAPEPct-(10+(176-95)/95.0*100)/2) > 1e-9 {
 		t.Errorf("MAPE %+v", m[0])
+	}
+}
+
+// A latency block that is not numbers, or a negative statistic, is an error naming it.
+func TestReadBadValues(t *testing.T) {
+	for name, c := range map[string]struct{ doc, want string }{
+		"string":   {`{"time_to_first_token": {"unit": "ms", "avg": "abc"}}`, `time_to_first_token: want a metric block {unit: "ms", avg, p50, p90, p99 numbers}`},
+		"negative": {`{"time_to_first_token": {"unit": "ms", "avg": -5}}`, "time_to_first_token.avg: -5: a measured value is >= 0"},
+	} {
+		path := filepath.Join(t.TempDir(), AIPerfFile)
+		if err := os.WriteFile(path, []byte(c.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadFile(path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+// CheckWorkload names what a run measured differently from the config: model, lengths, an
+// open-loop load under a concurrency config, cancellation and failed requests.
+func TestCheckWorkload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), AIPerfFile)
+	doc := `{"time_to_first_token": {"unit": "ms", "avg": 100},
+	  "input_sequence_length": {"unit": "tokens", "avg": 8000}, "output_sequence_length": {"unit": "tokens", "avg": 128},
+	  "was_cancelled": true, "error_summary": [{"code": 500, "count": 90}],
+	  "input_config": {"endpoint": {"model_names": ["Qwen/Qwen3-32B"]}, "loadgen": {"request_rate": 5}}}`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Engine: config.Engine{Model: "meta-llama/Meta-Llama-3.1-8B-Instruct"},
+		Traffic: config.Traffic{Source: config.Source{Type: config.SourceSynthetic, InputTokens: 2048, OutputTokens: 128},
+			Load: config.Load{Type: config.LoadConcurrency, Concurrency: 16}}}
+	got := strings.Join(CheckWorkload(run, cfg), "\n")
+	for _, want := range []string{"model_names [Qwen/Qwen3-32B]", "input_sequence_length.avg 8000", "request_rate 5",
+		"was_cancelled true", "error_summary: 90 failed requests"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings %q lack %q", got, want)
+		}
+	}
+	if strings.Contains(got, "output_sequence_length") {
+		t.Errorf("an output length within 10 %% is not a warning: %q", got)
 	}
 }

@@ -19,7 +19,10 @@ type aiperfRunReport struct {
 	File string `json:"file"`
 	Kind string `json:"kind"`
 	// Load lists the --set overrides taken from the run's input_config (its load), if any.
-	Load        []string            `json:"load_from_run"`
+	Load []string `json:"load_from_run"`
+	// Warnings say what in the run suggests it measured something else than the config
+	// (aiperf.CheckWorkload); also printed on stderr.
+	Warnings    []string            `json:"warnings,omitempty"`
 	Comparisons []aiperf.Comparison `json:"comparisons"`
 }
 
@@ -77,7 +80,11 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions)
 		}
 		cs := aiperf.Compare(run, res.Summary)
 		all = append(all, cs)
-		rep.Runs = append(rep.Runs, aiperfRunReport{File: run.File, Kind: run.Kind, Load: load, Comparisons: cs})
+		warnings := aiperf.CheckWorkload(run, cfg)
+		for _, w := range warnings {
+			fmt.Fprintf(io.Err, "warning: %s: %s\n", run.File, w)
+		}
+		rep.Runs = append(rep.Runs, aiperfRunReport{File: run.File, Kind: run.Kind, Load: load, Warnings: warnings, Comparisons: cs})
 	}
 	rep.MAPE = aiperf.MAPEs(all)
 	data, err := indentJSON(rep)
