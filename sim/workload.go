@@ -194,6 +194,7 @@ func checkTrace(rows []traffic.TraceRow, file, loadType string, sessions, delta 
 		return &traffic.TraceError{File: file, Msg: fmt.Sprintf("has %d rows; at most %d requests fit one run", len(rows), config.MaxRequests)}
 	}
 	seen := make(map[string]bool)
+	last := make(map[string]int) // session → index of its previous row with a timestamp
 	for i := range rows {
 		r := &rows[i]
 		bad := func(field, format string, args ...any) error {
@@ -216,6 +217,14 @@ func checkTrace(rows []traffic.TraceRow, file, loadType string, sessions, delta 
 		}
 		if !sessions {
 			continue
+		}
+		if r.SessionID != "" && r.HasTimestamp {
+			if j, ok := last[r.SessionID]; ok && !r.HasDelay && r.Timestamp.Cmp(rows[j].Timestamp) < 0 {
+				return bad("timestamp", "is %s, before the previous turn of session %q (%s at line %d): a later turn arrives after "+
+					"the previous one completes, so its timestamp must not go back (or give its delay)",
+					r.Timestamp, r.SessionID, rows[j].Timestamp, rows[j].Line)
+			}
+			last[r.SessionID] = i
 		}
 		if !first {
 			continue

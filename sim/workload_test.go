@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -110,5 +111,23 @@ func TestCheckTraceEmptyPrompt(t *testing.T) {
 	rows[0].InputLength = 0
 	if err := checkTrace(rows, "t.jsonl", config.LoadConcurrency, true, true); !errors.As(err, &te) || te.Line != 1 {
 		t.Fatalf("a mooncake-delta session's first turn needs a prompt: %v", err)
+	}
+}
+
+// A later turn whose timestamp goes back before its session's previous turn is refused naming
+// both lines; with a delay the delay decides its arrival and the timestamp is not compared.
+func TestCheckTraceBackwardTimestamp(t *testing.T) {
+	rows := []traffic.TraceRow{
+		{Line: 1, SessionID: "a", InputLength: 16, OutputLength: 4, HasTimestamp: true, Timestamp: traffic.TraceTime{Whole: 100}},
+		{Line: 2, SessionID: "a", InputLength: 16, OutputLength: 1, HasTimestamp: true, Timestamp: traffic.TraceTime{Whole: 50}},
+	}
+	var te *traffic.TraceError
+	if err := checkTrace(rows, "t.jsonl", config.LoadTraceTimestamps, true, false); !errors.As(err, &te) || te.Line != 2 ||
+		te.Field != "timestamp" || !strings.Contains(te.Msg, "line 1") {
+		t.Fatalf("backward timestamp: %v", err)
+	}
+	rows[1].HasDelay, rows[1].DelayMs = true, 5
+	if err := checkTrace(rows, "t.jsonl", config.LoadTraceTimestamps, true, false); err != nil {
+		t.Fatalf("a delay decides the arrival: %v", err)
 	}
 }
