@@ -278,13 +278,13 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 		// The summary only: skipped rows by reason, each reason once.
 		fmt.Fprintf(w, "\nSkipped rows by reason:\n")
 		for _, line := range rep.SkippedReasons() {
-			fmt.Fprintf(w, "  %s\n", line)
+			fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(line, "\n", "\n    "))
 		}
 	case s.RowsSkipped > 0:
 		fmt.Fprintf(w, "\nSkipped rows:\n")
 		for _, r := range rep.Rows {
 			if r.Skipped {
-				fmt.Fprintf(w, "  line %4d  %s: %s\n", r.Line, r.ID, r.Reason)
+				fmt.Fprintf(w, "  line %4d  %s: %s\n", r.Line, r.ID, strings.ReplaceAll(r.Reason, "\n", "\n             "))
 			}
 		}
 	}

@@ -189,6 +189,9 @@ func parseRow(rec []string, col map[string]int, line int) Row {
 	if p.problem == "" && (r.ISL <= 0 || r.OSL <= 0) {
 		p.problem = fmt.Sprintf("isl and osl must be > 0, got %d and %d", r.ISL, r.OSL)
 	}
+	if p.problem == "" && r.Concurrency == 0 && p.str("concurrency") != "" {
+		p.problem = "concurrency: must be > 0 (or empty: then batch_size, or decode_batch_size × decode_num_workers), got 0"
+	}
 	r.Problem = p.problem
 	return r
 }
