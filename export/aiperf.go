@@ -112,6 +112,10 @@ func (x *exporter) aiperfTrace(args []arg, notes []string) ([]arg, []string) {
 		arg{"--custom-dataset-type", "mooncake_trace"},
 		arg{"--prompt-input-tokens-block-size", itoa(src.BlockSize)})
 	if t.Load.Type != config.LoadTraceTimestamps {
+		if v := t.Stop.MaxVirtualTimeSeconds; v > 0 {
+			// A closed-loop replay of the trace, stopped as the simulation stops.
+			args = append(args, arg{"--benchmark-duration", trimFloat(v)})
+		}
 		return args, notes
 	}
 	args = append(args, arg{"--fixed-schedule", ""}, arg{"--fixed-schedule-auto-offset", ""})
