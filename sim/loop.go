@@ -66,6 +66,10 @@ func (s *runState) scheduleArrivals() error {
 			s.nextSession++
 		}
 	case config.LoadConstantRate, config.LoadPoisson:
+		if len(load.Profile) > 0 {
+			s.scheduleProfile(load, n)
+			break
+		}
 		rate := load.Unit()
 		gap := 1000 / rate
 		rng := rand.New(rand.NewPCG(load.Seed, 0x5e55))
@@ -95,6 +99,41 @@ func (s *runState) scheduleArrivals() error {
 	}
 	s.started = true
 	return nil
+}
+
+// scheduleProfile schedules the n sessions of an open-loop load with a piecewise-constant rate
+// profile by time rescaling: with Λ(t) the expected arrivals up to t (the integral of the rate),
+// constant_rate puts arrival i at Λ⁻¹(i) and poisson draws the increments of Λ between arrivals
+// as unit exponentials (the seeded stream of a plain poisson load). The first arrival is at 0.
+func (s *runState) scheduleProfile(load *config.Load, n int) {
+	rng := rand.New(rand.NewPCG(load.Seed, 0x5e55))
+	t := 0.0
+	for i := 0; i < n; i++ {
+		s.startSession(i, t)
+		units := 1.0
+		if load.Type == config.LoadPoisson {
+			units = rng.ExpFloat64()
+		}
+		t = advanceProfile(load.Profile, t, units)
+	}
+}
+
+// advanceProfile returns the time in ms at which the expected arrivals since tMs reach units
+// under the piecewise-constant rate profile (the last phase's rate holds after its end).
+func advanceProfile(profile []config.LoadPhase, tMs, units float64) float64 {
+	for i, ph := range profile {
+		endMs := ph.UntilSeconds * 1000
+		if i < len(profile)-1 && tMs >= endMs {
+			continue
+		}
+		perMs := ph.Rate() / 1000
+		if i == len(profile)-1 || units <= perMs*(endMs-tMs) {
+			return tMs + units/perMs
+		}
+		units -= perMs * (endMs - tMs)
+		tMs = endMs
+	}
+	return tMs
 }
 
 // startSession schedules session i's first turn at atMs. Arrivals known before the run starts go

@@ -221,11 +221,30 @@ type Load struct {
 	// the open-loop arrival rate per second; the one matching the source is required.
 	RequestsPerSecond float64 `yaml:"requests_per_second,omitempty" union:"constant_rate,poisson" optional:"" gt:"0" limit:"MinRate,MaxRate" sweep:""`
 	SessionsPerSecond float64 `yaml:"sessions_per_second,omitempty" union:"constant_rate,poisson" optional:"" gt:"0" limit:"MinRate,MaxRate" sweep:""`
+	// Profile, when given, replaces the single rate with a piecewise-constant one (a servesweep
+	// addition to the DynoSim schema): phase i runs from the previous phase's until_seconds (0
+	// for the first) to its own at its own rate, and the last phase's rate holds after its end
+	// until the stop count is reached. It is exclusive with the top-level rate.
+	Profile []LoadPhase `yaml:"profile,omitempty" union:"constant_rate,poisson" json:",omitempty"`
 	// Seed of the poisson inter-arrival gaps.
 	Seed uint64 `yaml:"seed,omitempty" union:"poisson" default:"42"`
 	// Speedup divides all trace timing (arrivals and inter-turn delays).
 	Speedup float64 `yaml:"speedup,omitempty" union:"trace_timestamps" default:"1" gt:"0" limit:"MinRate,MaxRate" sweep:""`
 }
+
+// LoadPhase is one phase of a load profile (traffic.load.profile[i]).
+type LoadPhase struct {
+	// UntilSeconds is the phase's end in virtual seconds from the start of the run; the phases'
+	// ends increase strictly.
+	UntilSeconds float64 `yaml:"until_seconds" gt:"0" limit:"0,MaxSeconds"`
+	// RequestsPerSecond (synthetic sources) or SessionsPerSecond (synthetic-session sources) is
+	// the phase's arrival rate per second; the one matching the source is required.
+	RequestsPerSecond float64 `yaml:"requests_per_second,omitempty" optional:"" gt:"0" limit:"MinRate,MaxRate"`
+	SessionsPerSecond float64 `yaml:"sessions_per_second,omitempty" optional:"" gt:"0" limit:"MinRate,MaxRate"`
+}
+
+// Rate is the phase's arrival rate per second (requests or sessions, whichever is set).
+func (p LoadPhase) Rate() float64 { return p.RequestsPerSecond + p.SessionsPerSecond }
 
 // Unit is the load unit of the *_per_load_unit stops (dynosim-spec.md §3.1.3): the concurrency
 // under a concurrency load, else the open-loop rate in requests or sessions per second (only
