@@ -276,14 +276,14 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 	// An unsupported value filters every point that uses it; with no point left the spec is
 	// wrong, and the error names the value.
 	s, err := Parse([]byte(base), "spec.yaml", []string{"engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}",
-		"planner={policy: enabled, target: sla}"}, nil)
+		"planner={policy: enabled, target: load, load_predictor: prophet}", "evaluation.sla={ttft_ms: 500}"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.Expand()
 	var ce config.Errors
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "2 of the 2 grid points are invalid configs") ||
-		!strings.Contains(err.Error(), "planner.policy: enabled is not supported yet") {
+		!strings.Contains(err.Error(), "planner.load_predictor: prophet is not supported yet") {
 		t.Errorf("unsupported planner: %v", err)
 	}
 }

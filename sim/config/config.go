@@ -627,9 +627,11 @@ const (
 	plannerEnabled  = "enabled"
 )
 
-// Planner is the autoscaler section (dynosim-spec.md §3.4). Only Policy "disabled" (fixed
-// worker counts) is simulated; the other keys are valid only with policy enabled, are checked,
-// and are then reported with it as not supported yet. Nil or "" means unset.
+// Planner is the autoscaler section (dynosim-spec.md §3.4): with policy enabled the simulation
+// adds and removes workers during the run (see package sim, planner.go). The other keys are
+// valid only with policy enabled; nil or "" means unset, and Settings gives their defaults.
+// max_num_fpm_samples, fpm_sample_bucket_size and prophet_window_size are checked but do not
+// change the simulation (no forward-pass-metric regression, no prophet predictor).
 type Planner struct {
 	// Policy is disabled (fixed worker counts) or enabled (autoscaling).
 	Policy string `yaml:"policy" discriminator:"" enum:"disabled,enabled" default:"disabled" reject:"only valid when planner.policy is enabled (got \"{type}\"); remove it"`

@@ -382,7 +382,8 @@ func TestDecodeUnsupportedValues(t *testing.T) {
 		frag string
 	}{
 		{[]string{"engine.workers.aggregated.timing={type: default, forward_model: fpm}"}, "engine.workers.aggregated.timing.forward_model", "fpm is not supported yet"},
-		{[]string{"planner={policy: enabled, target: sla, fpm_sample_bucket_size: 16, max_num_gpus: -1, prefill_min_workers: null}"}, "planner.policy", "enabled is not supported yet"},
+		{[]string{"planner={policy: enabled, target: sla, load_predictor: prophet, fpm_sample_bucket_size: 16, max_num_gpus: -1, prefill_min_workers: null}",
+			"evaluation.sla={ttft_ms: 500, itl_ms: 50}"}, "planner.load_predictor", "prophet is not supported yet; use constant, arima or kalman"},
 		{[]string{"traffic={source: {type: trace, format: weka, paths: [x]}, load: {type: trace_timestamps}}"}, "traffic.source.format", "weka is not supported yet"},
 	}
 	for _, tc := range cases {

@@ -51,6 +51,7 @@ func (v *validator) config(c *Config) {
 	v.traceDeployment(c)
 	v.router(&c.Router)
 	v.planner(&c.Planner)
+	v.plannerRules(c)
 	v.evaluation(&c.Evaluation)
 	v.limits(c)
 }
@@ -640,8 +641,8 @@ func (c *Config) Unsupported() Errors {
 			add("engine.workers."+string(name)+".timing.forward_model", ForwardFPM, "use forward_model: auto or op_level")
 		}
 	}
-	if c.Planner.Policy == plannerEnabled {
-		add("planner.policy", plannerEnabled, "use policy: disabled")
+	if p := c.Planner; p.Policy == plannerEnabled && p.LoadPredictor == PredictorProphet {
+		add("planner.load_predictor", PredictorProphet, "use constant, arima or kalman")
 	}
 	return errs
 }
