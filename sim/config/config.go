@@ -634,21 +634,21 @@ const (
 // change the simulation (no forward-pass-metric regression, no prophet predictor).
 type Planner struct {
 	// Policy is disabled (fixed worker counts) or enabled (autoscaling).
-	Policy string `yaml:"policy" discriminator:"" enum:"disabled,enabled" default:"disabled" reject:"only valid when planner.policy is enabled (got \"{type}\"); remove it"`
+	Policy string `yaml:"policy" discriminator:"" enum:"disabled,enabled" default:"disabled" reject:"only valid when planner.policy is enabled (got \"{type}\"); remove it" sweep:""`
 
 	// Target, the scaling flags and the knobs below are the planner keys of dynosim-spec.md §3.4.
-	Target                  string `yaml:"target,omitempty" json:",omitempty" union:"enabled" optional:"" enum:"throughput,latency,sla,load"`
+	Target                  string `yaml:"target,omitempty" json:",omitempty" union:"enabled" optional:"" enum:"throughput,latency,sla,load" sweep:""`
 	EnableThroughputScaling *bool  `yaml:"enable_throughput_scaling,omitempty" json:",omitempty" union:"enabled"`
 	EnableLoadScaling       *bool  `yaml:"enable_load_scaling,omitempty" json:",omitempty" union:"enabled"`
 	// The adjustment intervals in seconds.
-	ThroughputAdjustmentIntervalSeconds *float64 `yaml:"throughput_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" gt:"0"`
-	LoadAdjustmentIntervalSeconds       *float64 `yaml:"load_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" gt:"0"`
+	ThroughputAdjustmentIntervalSeconds *float64 `yaml:"throughput_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" gt:"0" sweep:""`
+	LoadAdjustmentIntervalSeconds       *float64 `yaml:"load_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" gt:"0" sweep:""`
 	MaxNumFPMSamples                    *int     `yaml:"max_num_fpm_samples,omitempty" json:",omitempty" union:"enabled" min:"1"`
 	// FPMSampleBucketSize must be a perfect square.
 	FPMSampleBucketSize        *int     `yaml:"fpm_sample_bucket_size,omitempty" json:",omitempty" union:"enabled"`
-	LoadScalingDownSensitivity *float64 `yaml:"load_scaling_down_sensitivity,omitempty" json:",omitempty" union:"enabled" min:"0" max:"100"`
-	LoadMinObservations        *int     `yaml:"load_min_observations,omitempty" json:",omitempty" union:"enabled" min:"1"`
-	LoadPredictor              string   `yaml:"load_predictor,omitempty" json:",omitempty" union:"enabled" optional:"" enum:"constant,arima,prophet,kalman"`
+	LoadScalingDownSensitivity *float64 `yaml:"load_scaling_down_sensitivity,omitempty" json:",omitempty" union:"enabled" min:"0" max:"100" sweep:""`
+	LoadMinObservations        *int     `yaml:"load_min_observations,omitempty" json:",omitempty" union:"enabled" min:"1" sweep:""`
+	LoadPredictor              string   `yaml:"load_predictor,omitempty" json:",omitempty" union:"enabled" optional:"" enum:"constant,arima,prophet,kalman" sweep:""`
 	LoadPredictorLog1p         *bool    `yaml:"load_predictor_log1p,omitempty" json:",omitempty" union:"enabled"`
 	ProphetWindowSize          *int     `yaml:"prophet_window_size,omitempty" json:",omitempty" union:"enabled" min:"1"`
 	KalmanQLevel               *float64 `yaml:"kalman_q_level,omitempty" json:",omitempty" union:"enabled" min:"0"`
@@ -656,9 +656,9 @@ type Planner struct {
 	KalmanR                    *float64 `yaml:"kalman_r,omitempty" json:",omitempty" union:"enabled" min:"0"`
 	KalmanMinPoints            *int     `yaml:"kalman_min_points,omitempty" json:",omitempty" union:"enabled" min:"1"`
 	// MaxNumGPUs and MinNumGPUs are GPU counts; -1 means unlimited (max) or unset (min).
-	MaxNumGPUs        *int `yaml:"max_num_gpus,omitempty" json:",omitempty" union:"enabled" min:"1" or:"-1"`
+	MaxNumGPUs        *int `yaml:"max_num_gpus,omitempty" json:",omitempty" union:"enabled" min:"1" or:"-1" sweep:""`
 	MinNumGPUs        *int `yaml:"min_num_gpus,omitempty" json:",omitempty" union:"enabled" min:"1" or:"-1"`
-	MinWorkers        *int `yaml:"min_workers,omitempty" json:",omitempty" union:"enabled" min:"0"`
+	MinWorkers        *int `yaml:"min_workers,omitempty" json:",omitempty" union:"enabled" min:"0" sweep:""`
 	PrefillMinWorkers *int `yaml:"prefill_min_workers,omitempty" json:",omitempty" union:"enabled" null:"omit" min:"1"`
 	DecodeMinWorkers  *int `yaml:"decode_min_workers,omitempty" json:",omitempty" union:"enabled" null:"omit" min:"1"`
 }
