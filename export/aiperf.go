@@ -196,6 +196,9 @@ func (x *exporter) aiperfLoad(args []arg) []arg {
 		if l.Type == config.LoadPoisson {
 			mode = "poisson"
 		}
+		if len(l.Profile) > 0 {
+			x.unsupported("traffic.load.profile", "a rate profile", "AIPerf runs one request rate for the whole benchmark")
+		}
 		args = append(args, arg{"--request-rate", trimFloat(l.RequestsPerSecond + l.SessionsPerSecond)}, arg{"--request-rate-mode", mode})
 	case config.LoadTraceTimestamps:
 		if t.Source.Type != config.SourceTrace {

@@ -13,8 +13,9 @@ import (
 
 // Paths of the fields that decide which other domains apply to a point.
 const (
-	pathMode   = "engine.mode"
-	pathPolicy = "router.policy"
+	pathMode    = "engine.mode"
+	pathPolicy  = "router.policy"
+	pathPlanner = "planner.policy"
 )
 
 // kvRouterKnobs are the router fields that only kv_router takes: the members of the router's

@@ -391,6 +391,9 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int, check func(*config.Config) e
 	if pi >= 0 {
 		prune(root, "", pick[pi].Value)
 	}
+	if i := s.controller(pathPlanner); i >= 0 && pick[i] != nil && pick[i].Value != "enabled" {
+		prunePlanner(root)
+	}
 	o := s.Optimization
 	// Most points of a large grid fall outside the GPU budget; counting their GPUs on the tree
 	// spares decoding them. Points the shortcut cannot count are decoded and checked below.
@@ -530,6 +533,23 @@ func prune(root *yaml.Node, mode, policy string) {
 	if policy != "" && policy != string(config.PolicyKVRouter) {
 		removeKeys(child(root, "router"), kvRouterKnobs...)
 	}
+}
+
+// prunePlanner drops every planner key but policy, for a point whose planner.policy (a domain)
+// is disabled: the other keys (concrete or domains) belong to the enabled points. Disabled
+// points that differ only in them are duplicates, filtered as such.
+func prunePlanner(root *yaml.Node) {
+	m := child(root, "planner")
+	if m == nil || m.Kind != yaml.MappingNode {
+		return
+	}
+	var keys []string
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i].Value; k != "policy" {
+			keys = append(keys, k)
+		}
+	}
+	removeKeys(m, keys...)
 }
 
 // child returns the value of key in mapping m, or nil (config.MappingValue).

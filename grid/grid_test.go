@@ -2,6 +2,7 @@ package grid
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -276,14 +277,14 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 	// An unsupported value filters every point that uses it; with no point left the spec is
 	// wrong, and the error names the value.
 	s, err := Parse([]byte(base), "spec.yaml", []string{"engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}",
-		"planner={policy: enabled, target: sla}"}, nil)
+		"planner={policy: enabled, target: load, load_predictor: prophet}", "evaluation.sla={ttft_ms: 500}"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.Expand()
 	var ce config.Errors
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "2 of the 2 grid points are invalid configs") ||
-		!strings.Contains(err.Error(), "planner.policy: enabled is not supported yet") {
+		!strings.Contains(err.Error(), "planner.load_predictor: prophet is not supported yet") {
 		t.Errorf("unsupported planner: %v", err)
 	}
 }
@@ -627,7 +628,9 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 	// fields, engine mode, model, hardware, context length, the two precisions and the KV transfer
 	// bandwidth, router.policy, prefill_load_model.type and three kv_router knobs; per role six
 	// parallelism keys, four scheduler keys, the KV block size and the memory fraction.
-	if want := 4*5 + 1 + 4*5 + 4 + 7 + 5 + 3*12; sweepable != want {
+	// Nine planner keys: policy, target, both intervals, the down sensitivity, the minimum
+	// observations, the predictor, max_num_gpus and min_workers.
+	if want := 4*5 + 1 + 4*5 + 4 + 7 + 5 + 3*12 + 9; sweepable != want {
 		t.Errorf("%d sweepable fields, want %d", sweepable, want)
 	}
 	want := "traffic.source.{input_tokens,output_tokens,new_input_tokens_per_turn,output_tokens_per_turn}; " +
@@ -643,7 +646,8 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 		"engine.workers.<role>.scheduler.{max_batched_tokens,max_sequences,prefill_decode_interval,capacity_policy}; " +
 		"engine.workers.<role>.kv_cache.block_size; " +
 		"engine.workers.<role>.kv_cache.capacity.memory_fraction; " +
-		"router.{policy,overlap_score_credit,prefill_load_scale,temperature}; router.prefill_load_model.type"
+		"router.{policy,overlap_score_credit,prefill_load_scale,temperature}; router.prefill_load_model.type; " +
+		"planner.{policy,target,throughput_adjustment_interval_seconds,load_adjustment_interval_seconds,load_scaling_down_sensitivity,load_min_observations,load_predictor,max_num_gpus,min_workers}"
 	if searchable != want {
 		t.Errorf("searchable =\n%s\nwant\n%s", searchable, want)
 	}
@@ -766,5 +770,24 @@ func TestMixtureDomains(t *testing.T) {
 	}
 	if want := [][2]float64{{1, 200}, {1, 400}, {3, 200}, {3, 400}}; !slices.Equal(got, want) {
 		t.Errorf("points (weight, min) = %v, want %v", got, want)
+	}
+}
+
+// TestPlannerDomains: the planner's policy and knobs take domains. A disabled point drops the
+// other planner keys, so the disabled points that differ only in them are one point (the rest
+// are duplicates); each enabled point keeps its knob.
+func TestPlannerDomains(t *testing.T) {
+	x := expand(t, base, "planner.policy={choices: [disabled, enabled]}", "planner.load_min_observations={choices: [2, 3]}",
+		"planner.target=load", "evaluation.sla={ttft_ms: 500}")
+	if len(x.Points) != 3 || x.Filtered[FilteredDuplicate] != 1 {
+		t.Fatalf("points %d, filtered %v; want 3 and one duplicate", len(x.Points), x.Filtered)
+	}
+	var got []string
+	for _, p := range x.Points {
+		s := p.Config.Planner.Settings()
+		got = append(got, fmt.Sprintf("%v/%d", s.Enabled, s.MinObservations))
+	}
+	if want := []string{"false/5", "true/2", "true/3"}; !slices.Equal(got, want) {
+		t.Errorf("points %v, want %v", got, want)
 	}
 }

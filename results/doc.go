@@ -112,7 +112,12 @@
 //
 // Derived (dynosim-spec.md §5.5): avg_gpus (gpu_hours / (duration_ms / 3,600,000)),
 // output_throughput_per_gpu_tok_s and goodput_output_throughput_per_gpu_tok_s (divided by
-// avg_gpus), DOUBLE.
+// avg_gpus), DOUBLE. avg_gpus is time-weighted: under the planner (planner.policy enabled)
+// gpu_hours integrates the provisioned workers over the run.
+//
+// Planner (null unless planner.policy is enabled): peak_gpus INT64, the most GPUs provisioned
+// at once (active, starting and draining workers); scaling_events_count INT64, the number of
+// the planner's scaling decisions (prediction.json's scaling_events).
 //
 // sla_attainment DOUBLE: goodput_completed_requests / offered_requests, the share of offered
 // requests (rejected and unfinished ones count against it) that met evaluation.sla by the

@@ -49,7 +49,8 @@ func (r Record) Finished() bool { return r.Status == StatusOK || r.Status == Sta
 
 // SummaryValues returns the numeric prediction.json keys of s (Summary.Map without nulls and
 // non-finite values), as a Record stores them; an object of counts (rejected_requests_by_reason)
-// becomes one value per member, keyed "<key>.<member>".
+// becomes one value per member, keyed "<key>.<member>". With the planner it adds peak_gpus and
+// scaling_events_count.
 func SummaryValues(s *metrics.Summary) map[string]float64 {
 	out := make(map[string]float64)
 	for k, v := range s.Map() {
@@ -73,6 +74,12 @@ func SummaryValues(s *metrics.Summary) map[string]float64 {
 		if !math.IsNaN(x) && !math.IsInf(x, 0) {
 			out[k] = x
 		}
+	}
+	if p := s.Planner; p != nil {
+		// An autoscaled run's peak GPUs and number of scaling decisions (results.parquet columns
+		// peak_gpus and scaling_events_count; prediction.json has the decisions themselves).
+		out["peak_gpus"] = float64(p.PeakGPUs)
+		out["scaling_events_count"] = float64(len(p.ScalingEvents))
 	}
 	return out
 }

@@ -288,7 +288,12 @@ type Row struct {
 	// Derived per-GPU metrics (dynosim-spec.md §5.5): AvgGPUs = gpu_hours / (duration_ms /
 	// 3,600,000), the time-averaged provisioned GPUs (equal to gpus for a static pool); the
 	// per-GPU throughputs divide by it (0 when it is 0).
-	AvgGPUs                           *float64 `parquet:"avg_gpus,optional"`
+	AvgGPUs *float64 `parquet:"avg_gpus,optional"`
+	// PeakGPUs is the most GPUs provisioned at once and ScalingEventsCount the planner's scaling
+	// decisions, with planner.policy enabled (null otherwise, and left out of the row's JSON so
+	// that rows of fixed deployments are unchanged).
+	PeakGPUs                          *int64   `parquet:"peak_gpus,optional" summary:"peak_gpus" json:",omitempty"`
+	ScalingEventsCount                *int64   `parquet:"scaling_events_count,optional" summary:"scaling_events_count" json:",omitempty"`
 	OutputThroughputPerGPUTokS        *float64 `parquet:"output_throughput_per_gpu_tok_s,optional"`
 	GoodputOutputThroughputPerGPUTokS *float64 `parquet:"goodput_output_throughput_per_gpu_tok_s,optional"`
 	// SLAAttainment = goodput_completed_requests / offered_requests: the share of offered

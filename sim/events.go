@@ -7,6 +7,10 @@ const (
 	evArrival
 	// evDispatch is a request reaching the workers after its front-end time (engine.frontend).
 	evDispatch
+	// evScale is a planner tick (worker: tickLoad or tickThroughput); evReady an added worker
+	// becoming ready (role, worker; req holds the start's generation). Only with the planner.
+	evScale
+	evReady
 )
 
 // event is something due at timeMs; seq orders ties within a kind.

@@ -47,6 +47,8 @@ type runState struct {
 	// waits[i] counts, for an agentic workload (wl.Graph), the dependencies of request i not
 	// yet terminal; nil otherwise.
 	waits []int32
+	// plan is the planner (planner.policy enabled); nil otherwise.
+	plan *planner
 }
 
 // scheduleArrivals queues the first turn of the sessions that start on their own: all of them
@@ -66,6 +68,10 @@ func (s *runState) scheduleArrivals() error {
 			s.nextSession++
 		}
 	case config.LoadConstantRate, config.LoadPoisson:
+		if len(load.Profile) > 0 {
+			s.scheduleProfile(load, n)
+			break
+		}
 		rate := load.Unit()
 		gap := 1000 / rate
 		rng := rand.New(rand.NewPCG(load.Seed, 0x5e55))
@@ -97,6 +103,41 @@ func (s *runState) scheduleArrivals() error {
 	return nil
 }
 
+// scheduleProfile schedules the n sessions of an open-loop load with a piecewise-constant rate
+// profile by time rescaling: with Λ(t) the expected arrivals up to t (the integral of the rate),
+// constant_rate puts arrival i at Λ⁻¹(i) and poisson draws the increments of Λ between arrivals
+// as unit exponentials (the seeded stream of a plain poisson load). The first arrival is at 0.
+func (s *runState) scheduleProfile(load *config.Load, n int) {
+	rng := rand.New(rand.NewPCG(load.Seed, 0x5e55))
+	t := 0.0
+	for i := 0; i < n; i++ {
+		s.startSession(i, t)
+		units := 1.0
+		if load.Type == config.LoadPoisson {
+			units = rng.ExpFloat64()
+		}
+		t = advanceProfile(load.Profile, t, units)
+	}
+}
+
+// advanceProfile returns the time in ms at which the expected arrivals since tMs reach units
+// under the piecewise-constant rate profile (the last phase's rate holds after its end).
+func advanceProfile(profile []config.LoadPhase, tMs, units float64) float64 {
+	for i, ph := range profile {
+		endMs := ph.UntilSeconds * 1000
+		if i < len(profile)-1 && tMs >= endMs {
+			continue
+		}
+		perMs := ph.Rate() / 1000
+		if i == len(profile)-1 || units <= perMs*(endMs-tMs) {
+			return tMs + units/perMs
+		}
+		units -= perMs * (endMs - tMs)
+		tMs = endMs
+	}
+	return tMs
+}
+
 // startSession schedules session i's first turn at atMs. Arrivals known before the run starts go
 // to the sorted s.scheduled list, which keeps the event heap small; later ones to the heap.
 func (s *runState) startSession(i int, atMs float64) {
@@ -122,7 +163,7 @@ var errStuck = errors.New("simulation stuck: a worker has queued requests but sc
 func (s *runState) loop(ctx context.Context) error {
 	capMs := s.cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000
 	iter := 0
-	var transfers, arrivals, dispatches []int32
+	var transfers, arrivals, dispatches, ticks []int32
 	for len(s.events) > 0 || s.nextScheduled < len(s.scheduled) {
 		t := math.Inf(1)
 		if len(s.events) > 0 {
@@ -164,6 +205,11 @@ func (s *runState) loop(ctx context.Context) error {
 				arrivals = append(arrivals, e.req)
 			case evDispatch:
 				dispatches = append(dispatches, e.req)
+			case evReady:
+				s.workerReady(s.roleOf(e.role), int(e.worker), e.req)
+			case evScale:
+				s.plan.queued--
+				ticks = append(ticks, e.worker)
 			}
 		}
 		for len(transfers) > 0 || len(arrivals) > 0 || len(dispatches) > 0 {
@@ -186,10 +232,21 @@ func (s *runState) loop(ctx context.Context) error {
 					transfers = append(transfers, e.req)
 				case evDispatch:
 					dispatches = append(dispatches, e.req)
+				case evReady:
+					s.workerReady(s.roleOf(e.role), int(e.worker), e.req)
+				case evScale:
+					s.plan.queued--
+					ticks = append(ticks, e.worker)
 				default:
 					arrivals = append(arrivals, e.req)
 				}
 			}
+		}
+		if len(ticks) > 0 {
+			if err := s.planTicks(ticks); err != nil {
+				return err
+			}
+			ticks = ticks[:0]
 		}
 		for _, p := range []*role{s.prefill, s.decoding} {
 			if p == nil {
@@ -203,6 +260,9 @@ func (s *runState) loop(ctx context.Context) error {
 					}
 				}
 			}
+		}
+		if s.plan != nil {
+			s.afterStep()
 		}
 	}
 	return nil
@@ -228,6 +288,9 @@ func (s *runState) roleID(p *role) int8 {
 func (s *runState) arrive(ri int32) {
 	// Offered from now on: a request still in the front end when the run stops is unfinished.
 	s.reqs[ri].ArrivalMs, s.reqs[ri].Status = s.nowMs, engine.Waiting
+	if s.plan != nil {
+		s.plan.observeArrival(&s.wl.Requests[ri])
+	}
 	if s.prefill != nil {
 		s.reqsP[ri].ArrivalMs = s.nowMs
 	}
@@ -365,6 +428,11 @@ func (s *runState) completePass(p *role, w int) {
 	}
 	wk.passes.Append(s.nowMs-wk.passStart, continued)
 	p.dirty[w] = true
+	if sc := p.scale; sc != nil {
+		// The ITL observation of load-based scaling: this pass's time for each token it continued.
+		sc.win[w].itlSum += (s.nowMs - wk.passStart) * float64(continued)
+		sc.win[w].itlN += int64(continued)
+	}
 }
 
 func (s *runState) checkWorker(p *role, w int) error {

@@ -52,6 +52,8 @@ type role struct {
 	// onFirstToken and onDone are the role's reactions to a request's first token and to its
 	// completion, bound once so passes do not allocate closures.
 	onFirstToken, onDone func(int32)
+	// scale is the planner's state of this pool; nil when the planner is disabled.
+	scale *poolScaler
 }
 
 // newRole builds the workers of role name from its spec, over the request slice reqs; hold makes
@@ -74,17 +76,23 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	}
 	kv := spec.KVCache
 	par := spec.Parallelism
+	// Under the planner the role has a slot for every worker it may run; the first replicas
+	// start active.
+	workers := par.Replicas
+	if s.plan != nil {
+		workers = s.plan.poolCapacity(s.cfg, name, spec)
+	}
 	p := &role{
 		name: name, reqs: reqs, ranks: par.AttentionData, blockSize: bs,
 		kvTokens: blocks * bs, gpusPerWorker: par.GPUsPerWorker(),
-		workers: make([]*worker, par.Replicas), dirty: make([]bool, par.Replicas),
+		workers: make([]*worker, workers), dirty: make([]bool, workers),
 	}
-	slots := par.Replicas * par.AttentionData
+	slots := workers * par.AttentionData
 	p.pending = make([][]kvEvent, slots)
 	p.waitingReserve = make([][]int32, slots)
 	knobs := s.cfg.Router.Knobs()
 	opt := router.Options{
-		Policy: s.cfg.Router.Policy, Workers: par.Replicas, Ranks: par.AttentionData, BlockSize: bs,
+		Policy: s.cfg.Router.Policy, Workers: workers, Ranks: par.AttentionData, BlockSize: bs,
 		OverlapScoreCredit: knobs.OverlapScoreCredit, PrefillLoadScale: knobs.PrefillLoadScale,
 		Temperature: knobs.Temperature, Seed: RouterSeed, Requests: len(reqs),
 	}
@@ -124,8 +132,9 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	if unchunked {
 		p.unchunkedBudget = spec.Scheduler.MaxBatchedTokens
 	}
-	for w := range p.workers {
-		p.workers[w] = &worker{ranks: make([]*engine.Engine, par.AttentionData)}
+	// build creates worker w's rank engines.
+	build := func(w int) error {
+		p.workers[w].ranks = make([]*engine.Engine, par.AttentionData)
 		for k := range p.workers[w].ranks {
 			e, err := engine.New(engine.Config{
 				Style: style, NoEvict: noEvict, SGLang: sg,
@@ -134,7 +143,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Unchunked: unchunked, Speculation: speculation, Worker: int32(w), Rank: int32(k),
 			}, reqs)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if opt.UseOverlap {
 				slot := w*par.AttentionData + k
@@ -142,6 +151,16 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 				e.Pool().OnRemoved = func(h uint64) { p.pending[slot] = append(p.pending[slot], kvEvent{h, false}) }
 			}
 			p.workers[w].ranks[k] = e
+		}
+		return nil
+	}
+	// Workers the planner has not started yet have no engines.
+	for w := range p.workers {
+		p.workers[w] = &worker{}
+		if w < par.Replicas {
+			if err := build(w); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if hold {
@@ -153,6 +172,9 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 			p.router.Free(ri)
 			s.finished(ri)
 		}
+	}
+	if s.plan != nil {
+		s.plan.attach(s, p, spec, model, build, par.Replicas)
 	}
 	return p, nil
 }

@@ -118,7 +118,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		ctxLimit = m.MaxContext
 	}
 	s := &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants,
-		frontendMs: FrontendOverheadMs(cfg)}
+		frontendMs: FrontendOverheadMs(cfg), plan: newPlanner(cfg)}
 	n := len(wl.Requests)
 	s.reqs = make([]engine.Request, n)
 	s.overlap = make([]int32, n)
@@ -149,6 +149,9 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	if err := s.scheduleArrivals(); err != nil {
 		return nil, err
 	}
+	if s.plan != nil {
+		s.startPlanner()
+	}
 	if err := s.loop(ctx); err != nil {
 		return nil, err
 	}
@@ -169,6 +172,9 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		in.Trajectory, in.Trajectories = g.Trajectory, g.Trajectories
 	}
 	in.SLA = SLA(cfg)
+	if s.plan != nil {
+		s.plannerInput(in)
+	}
 	in.UnchunkedPrefill = s.decoding.unchunkedBudget > 0
 	if cfg.Engine.Speculation != nil {
 		in.Speculation = new(engine.SpeculationStats)

@@ -221,11 +221,30 @@ type Load struct {
 	// the open-loop arrival rate per second; the one matching the source is required.
 	RequestsPerSecond float64 `yaml:"requests_per_second,omitempty" union:"constant_rate,poisson" optional:"" gt:"0" limit:"MinRate,MaxRate" sweep:""`
 	SessionsPerSecond float64 `yaml:"sessions_per_second,omitempty" union:"constant_rate,poisson" optional:"" gt:"0" limit:"MinRate,MaxRate" sweep:""`
+	// Profile, when given, replaces the single rate with a piecewise-constant one (a servesweep
+	// addition to the DynoSim schema): phase i runs from the previous phase's until_seconds (0
+	// for the first) to its own at its own rate, and the last phase's rate holds after its end
+	// until the stop count is reached. It is exclusive with the top-level rate.
+	Profile []LoadPhase `yaml:"profile,omitempty" union:"constant_rate,poisson" json:",omitempty"`
 	// Seed of the poisson inter-arrival gaps.
 	Seed uint64 `yaml:"seed,omitempty" union:"poisson" default:"42"`
 	// Speedup divides all trace timing (arrivals and inter-turn delays).
 	Speedup float64 `yaml:"speedup,omitempty" union:"trace_timestamps" default:"1" gt:"0" limit:"MinRate,MaxRate" sweep:""`
 }
+
+// LoadPhase is one phase of a load profile (traffic.load.profile[i]).
+type LoadPhase struct {
+	// UntilSeconds is the phase's end in virtual seconds from the start of the run; the phases'
+	// ends increase strictly.
+	UntilSeconds float64 `yaml:"until_seconds" gt:"0" limit:"0,MaxSeconds"`
+	// RequestsPerSecond (synthetic sources) or SessionsPerSecond (synthetic-session sources) is
+	// the phase's arrival rate per second; the one matching the source is required.
+	RequestsPerSecond float64 `yaml:"requests_per_second,omitempty" optional:"" gt:"0" limit:"MinRate,MaxRate"`
+	SessionsPerSecond float64 `yaml:"sessions_per_second,omitempty" optional:"" gt:"0" limit:"MinRate,MaxRate"`
+}
+
+// Rate is the phase's arrival rate per second (requests or sessions, whichever is set).
+func (p LoadPhase) Rate() float64 { return p.RequestsPerSecond + p.SessionsPerSecond }
 
 // Unit is the load unit of the *_per_load_unit stops (dynosim-spec.md §3.1.3): the concurrency
 // under a concurrency load, else the open-loop rate in requests or sessions per second (only
@@ -608,26 +627,28 @@ const (
 	plannerEnabled  = "enabled"
 )
 
-// Planner is the autoscaler section (dynosim-spec.md §3.4). Only Policy "disabled" (fixed
-// worker counts) is simulated; the other keys are valid only with policy enabled, are checked,
-// and are then reported with it as not supported yet. Nil or "" means unset.
+// Planner is the autoscaler section (dynosim-spec.md §3.4): with policy enabled the simulation
+// adds and removes workers during the run (see package sim, planner.go). The other keys are
+// valid only with policy enabled; nil or "" means unset, and Settings gives their defaults.
+// max_num_fpm_samples, fpm_sample_bucket_size and prophet_window_size are checked but do not
+// change the simulation (no forward-pass-metric regression, no prophet predictor).
 type Planner struct {
 	// Policy is disabled (fixed worker counts) or enabled (autoscaling).
-	Policy string `yaml:"policy" discriminator:"" enum:"disabled,enabled" default:"disabled" reject:"only valid when planner.policy is enabled (got \"{type}\"); remove it"`
+	Policy string `yaml:"policy" discriminator:"" enum:"disabled,enabled" default:"disabled" reject:"only valid when planner.policy is enabled (got \"{type}\"); remove it" sweep:""`
 
 	// Target, the scaling flags and the knobs below are the planner keys of dynosim-spec.md §3.4.
-	Target                  string `yaml:"target,omitempty" json:",omitempty" union:"enabled" optional:"" enum:"throughput,latency,sla,load"`
+	Target                  string `yaml:"target,omitempty" json:",omitempty" union:"enabled" optional:"" enum:"throughput,latency,sla,load" sweep:""`
 	EnableThroughputScaling *bool  `yaml:"enable_throughput_scaling,omitempty" json:",omitempty" union:"enabled"`
 	EnableLoadScaling       *bool  `yaml:"enable_load_scaling,omitempty" json:",omitempty" union:"enabled"`
 	// The adjustment intervals in seconds.
-	ThroughputAdjustmentIntervalSeconds *float64 `yaml:"throughput_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" gt:"0"`
-	LoadAdjustmentIntervalSeconds       *float64 `yaml:"load_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" gt:"0"`
+	ThroughputAdjustmentIntervalSeconds *float64 `yaml:"throughput_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" gt:"0" sweep:""`
+	LoadAdjustmentIntervalSeconds       *float64 `yaml:"load_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" gt:"0" sweep:""`
 	MaxNumFPMSamples                    *int     `yaml:"max_num_fpm_samples,omitempty" json:",omitempty" union:"enabled" min:"1"`
 	// FPMSampleBucketSize must be a perfect square.
 	FPMSampleBucketSize        *int     `yaml:"fpm_sample_bucket_size,omitempty" json:",omitempty" union:"enabled"`
-	LoadScalingDownSensitivity *float64 `yaml:"load_scaling_down_sensitivity,omitempty" json:",omitempty" union:"enabled" min:"0" max:"100"`
-	LoadMinObservations        *int     `yaml:"load_min_observations,omitempty" json:",omitempty" union:"enabled" min:"1"`
-	LoadPredictor              string   `yaml:"load_predictor,omitempty" json:",omitempty" union:"enabled" optional:"" enum:"constant,arima,prophet,kalman"`
+	LoadScalingDownSensitivity *float64 `yaml:"load_scaling_down_sensitivity,omitempty" json:",omitempty" union:"enabled" min:"0" max:"100" sweep:""`
+	LoadMinObservations        *int     `yaml:"load_min_observations,omitempty" json:",omitempty" union:"enabled" min:"1" sweep:""`
+	LoadPredictor              string   `yaml:"load_predictor,omitempty" json:",omitempty" union:"enabled" optional:"" enum:"constant,arima,prophet,kalman" sweep:""`
 	LoadPredictorLog1p         *bool    `yaml:"load_predictor_log1p,omitempty" json:",omitempty" union:"enabled"`
 	ProphetWindowSize          *int     `yaml:"prophet_window_size,omitempty" json:",omitempty" union:"enabled" min:"1"`
 	KalmanQLevel               *float64 `yaml:"kalman_q_level,omitempty" json:",omitempty" union:"enabled" min:"0"`
@@ -635,9 +656,9 @@ type Planner struct {
 	KalmanR                    *float64 `yaml:"kalman_r,omitempty" json:",omitempty" union:"enabled" min:"0"`
 	KalmanMinPoints            *int     `yaml:"kalman_min_points,omitempty" json:",omitempty" union:"enabled" min:"1"`
 	// MaxNumGPUs and MinNumGPUs are GPU counts; -1 means unlimited (max) or unset (min).
-	MaxNumGPUs        *int `yaml:"max_num_gpus,omitempty" json:",omitempty" union:"enabled" min:"1" or:"-1"`
+	MaxNumGPUs        *int `yaml:"max_num_gpus,omitempty" json:",omitempty" union:"enabled" min:"1" or:"-1" sweep:""`
 	MinNumGPUs        *int `yaml:"min_num_gpus,omitempty" json:",omitempty" union:"enabled" min:"1" or:"-1"`
-	MinWorkers        *int `yaml:"min_workers,omitempty" json:",omitempty" union:"enabled" min:"0"`
+	MinWorkers        *int `yaml:"min_workers,omitempty" json:",omitempty" union:"enabled" min:"0" sweep:""`
 	PrefillMinWorkers *int `yaml:"prefill_min_workers,omitempty" json:",omitempty" union:"enabled" null:"omit" min:"1"`
 	DecodeMinWorkers  *int `yaml:"decode_min_workers,omitempty" json:",omitempty" union:"enabled" null:"omit" min:"1"`
 }

@@ -228,7 +228,7 @@ func TestSetSeedSessionOverride(t *testing.T) {
 	if c.Traffic.Stop != (Stop{Sessions: 50}) {
 		t.Errorf("stop = %+v", c.Traffic.Stop)
 	}
-	if c.Traffic.Load != (Load{Type: LoadConcurrency, Concurrency: 16}) {
+	if !reflect.DeepEqual(c.Traffic.Load, Load{Type: LoadConcurrency, Concurrency: 16}) {
 		t.Errorf("load = %+v", c.Traffic.Load)
 	}
 }
@@ -239,7 +239,7 @@ func TestSetSeedTraceOverride(t *testing.T) {
 	if !reflect.DeepEqual(c.Traffic.Source, wantSrc) {
 		t.Errorf("source = %+v", c.Traffic.Source)
 	}
-	if c.Traffic.Load != (Load{Type: LoadTraceTimestamps, Speedup: 1}) {
+	if !reflect.DeepEqual(c.Traffic.Load, Load{Type: LoadTraceTimestamps, Speedup: 1}) {
 		t.Errorf("load = %+v", c.Traffic.Load)
 	}
 	if c.Traffic.Stop != (Stop{MaxVirtualTimeSeconds: 3600}) {
@@ -295,26 +295,26 @@ func TestDecodeDefaultsPerUnionType(t *testing.T) {
 	// omitted source to synthetic 1024/128.
 	c := mustDecode(t, minimalEngine+"traffic: {stop: {requests: 7}}\n")
 	if !reflect.DeepEqual(c.Traffic.Source, Source{Type: SourceSynthetic, InputTokens: 1024, OutputTokens: 128}) ||
-		c.Traffic.Load != (Load{Type: LoadConcurrency, Concurrency: 10}) || c.Traffic.Stop != (Stop{Requests: 7}) {
+		!reflect.DeepEqual(c.Traffic.Load, Load{Type: LoadConcurrency, Concurrency: 10}) || c.Traffic.Stop != (Stop{Requests: 7}) {
 		t.Errorf("traffic = %+v", c.Traffic)
 	}
 	c = mustDecode(t, minimalEngine, `traffic={source: {type: synthetic}, load: {type: poisson, requests_per_second: 2}, stop: {requests_per_load_unit: 3}}`)
-	if c.Traffic.Load != (Load{Type: LoadPoisson, RequestsPerSecond: 2, Seed: 42}) {
+	if !reflect.DeepEqual(c.Traffic.Load, Load{Type: LoadPoisson, RequestsPerSecond: 2, Seed: 42}) {
 		t.Errorf("poisson load = %+v", c.Traffic.Load)
 	}
 	c = mustDecode(t, minimalEngine, `traffic={source: {type: synthetic-session, session: {}}, load: {type: constant_rate, sessions_per_second: 0.5}, stop: {sessions: 3}}`)
 	wantSrc := Source{Type: SourceSyntheticSession, NewInputTokensPerTurn: 1024, OutputTokensPerTurn: 128,
 		Session: &SessionShape{Turns: 4}}
-	if !reflect.DeepEqual(c.Traffic.Source, wantSrc) || c.Traffic.Load != (Load{Type: LoadConstantRate, SessionsPerSecond: 0.5}) {
+	if !reflect.DeepEqual(c.Traffic.Source, wantSrc) || !reflect.DeepEqual(c.Traffic.Load, Load{Type: LoadConstantRate, SessionsPerSecond: 0.5}) {
 		t.Errorf("session traffic = %+v %+v", c.Traffic.Source, c.Traffic.Source.Session)
 	}
 	c = mustDecode(t, minimalEngine, `traffic={source: {type: trace, paths: [t.jsonl]}, load: {type: trace_timestamps}}`)
 	if !reflect.DeepEqual(c.Traffic.Source, Source{Type: SourceTrace, Paths: []string{"t.jsonl"}, Format: "mooncake", BlockSize: 512}) ||
-		c.Traffic.Load != (Load{Type: LoadTraceTimestamps, Speedup: 1}) || c.Traffic.Stop != (Stop{}) {
+		!reflect.DeepEqual(c.Traffic.Load, Load{Type: LoadTraceTimestamps, Speedup: 1}) || c.Traffic.Stop != (Stop{}) {
 		t.Errorf("trace traffic = %+v", c.Traffic)
 	}
 	c = mustDecode(t, minimalEngine, `traffic={source: {type: trace, paths: [t.jsonl]}}`)
-	if c.Traffic.Load != (Load{Type: LoadConcurrency, Concurrency: 10}) {
+	if !reflect.DeepEqual(c.Traffic.Load, Load{Type: LoadConcurrency, Concurrency: 10}) {
 		t.Errorf("trace default load = %+v", c.Traffic.Load)
 	}
 
@@ -382,7 +382,8 @@ func TestDecodeUnsupportedValues(t *testing.T) {
 		frag string
 	}{
 		{[]string{"engine.workers.aggregated.timing={type: default, forward_model: fpm}"}, "engine.workers.aggregated.timing.forward_model", "fpm is not supported yet"},
-		{[]string{"planner={policy: enabled, target: sla, fpm_sample_bucket_size: 16, max_num_gpus: -1, prefill_min_workers: null}"}, "planner.policy", "enabled is not supported yet"},
+		{[]string{"planner={policy: enabled, target: sla, load_predictor: prophet, fpm_sample_bucket_size: 16, max_num_gpus: -1, prefill_min_workers: null}",
+			"evaluation.sla={ttft_ms: 500, itl_ms: 50}"}, "planner.load_predictor", "prophet is not supported yet; use constant, arima or kalman"},
 		{[]string{"traffic={source: {type: trace, format: weka, paths: [x]}, load: {type: trace_timestamps}}"}, "traffic.source.format", "weka is not supported yet"},
 	}
 	for _, tc := range cases {
@@ -467,7 +468,7 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"bool as string", "", []string{agg + "kv_cache.prefix_caching=yes"}, agg + "kv_cache.prefix_caching", "must be a bool"},
 		{"string as int", "", []string{"engine.model=5"}, "engine.model", "must be a string, got 5 (int)"},
 		{"union rejects field", "", []string{"traffic.load.type=poisson", "traffic.load.requests_per_second=2"}, "traffic.load",
-			"traffic.load.type='poisson' does not accept [concurrency]; accepted keys: type, requests_per_second, sessions_per_second, seed"},
+			"traffic.load.type='poisson' does not accept [concurrency]; accepted keys: type, requests_per_second, sessions_per_second, profile, seed"},
 		{"poisson needs rate", "", []string{"traffic.load={type: poisson}"}, "traffic.load.requests_per_second", "required"},
 		{"constant rate needs rate", "", []string{"traffic.load={type: constant_rate}"}, "traffic.load.requests_per_second", "required"},
 		{"rate zero", "", []string{"traffic.load={type: constant_rate, requests_per_second: 0}"}, "traffic.load.requests_per_second", "must be > 0, got 0"},
@@ -742,14 +743,14 @@ func TestSetLastWriteWins(t *testing.T) {
 		t.Errorf("concurrency = %d", c.Traffic.Load.Concurrency)
 	}
 	c = mustDecode(t, seedSynthetic, "traffic.load={type: poisson, requests_per_second: 8}", "traffic.load={type: concurrency}")
-	if c.Traffic.Load != (Load{Type: LoadConcurrency, Concurrency: 10}) {
+	if !reflect.DeepEqual(c.Traffic.Load, Load{Type: LoadConcurrency, Concurrency: 10}) {
 		t.Errorf("load = %+v", c.Traffic.Load)
 	}
 }
 
 func TestSetReplacesTaggedUnion(t *testing.T) {
 	c := mustDecode(t, seedSynthetic, "traffic.load={type: constant_rate, requests_per_second: 8}")
-	if c.Traffic.Load != (Load{Type: LoadConstantRate, RequestsPerSecond: 8}) {
+	if !reflect.DeepEqual(c.Traffic.Load, Load{Type: LoadConstantRate, RequestsPerSecond: 8}) {
 		t.Errorf("load = %+v", c.Traffic.Load)
 	}
 	// Setting only the type keeps the old variant's fields, which the new type rejects.

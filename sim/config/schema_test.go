@@ -257,9 +257,9 @@ func TestWalkerUnions(t *testing.T) {
 	const agg = "engine.workers.aggregated."
 	runWalkCases(t, []walkCase{
 		{name: "unknown key lists the variant's keys", sets: []string{"traffic.load={type: poisson, requests_per_second: 1, rate: 2}"},
-			errs: []string{"traffic.load.rate: unknown field; valid fields: type, requests_per_second, sessions_per_second, seed"}},
+			errs: []string{"traffic.load.rate: unknown field; valid fields: type, requests_per_second, sessions_per_second, profile, seed"}},
 		{name: "unknown type lists every key", sets: []string{"traffic.load={type: burst, rate: 2}"},
-			errs: []string{"traffic.load.rate: unknown field; valid fields: type, concurrency, ramp_seconds, requests_per_second, sessions_per_second, seed, speedup",
+			errs: []string{"traffic.load.rate: unknown field; valid fields: type, concurrency, ramp_seconds, requests_per_second, sessions_per_second, profile, seed, speedup",
 				`traffic.load.type: must be one of concurrency, constant_rate, poisson, trace_timestamps, got "burst"`}},
 		{name: "member of another type, at the union", sets: []string{"traffic.load={type: trace_timestamps, concurrency: 3}",
 			"traffic.source={type: trace, paths: [t.jsonl]}", "traffic.stop={}"},

@@ -51,6 +51,7 @@ func (v *validator) config(c *Config) {
 	v.traceDeployment(c)
 	v.router(&c.Router)
 	v.planner(&c.Planner)
+	v.plannerRules(c)
 	v.evaluation(&c.Evaluation)
 	v.limits(c)
 }
@@ -263,6 +264,14 @@ func (v *validator) traffic(t *Traffic) {
 	}
 	v.load(&t.Load, src, s.Format)
 	v.stop(&t.Stop, src, s.Format)
+	if len(t.Load.Profile) > 0 {
+		for _, k := range []string{"requests_per_load_unit", "sessions_per_load_unit"} {
+			if x := "traffic.stop." + k; v.has(x, (k == "requests_per_load_unit" && t.Stop.RequestsPerLoadUnit != 0) ||
+				(k == "sessions_per_load_unit" && t.Stop.SessionsPerLoadUnit != 0)) {
+				v.errorf(x, "a load profile has no single load unit; stop on %s", strings.TrimSuffix(k, "_per_load_unit"))
+			}
+		}
+	}
 }
 
 // mixture checks a mixture source at p and returns the source type its components share ("" when
@@ -347,6 +356,10 @@ func (v *validator) load(l *Load, src, format string) {
 	const p = "traffic.load"
 	rps := v.has(p+".requests_per_second", l.RequestsPerSecond != 0)
 	sps := v.has(p+".sessions_per_second", l.SessionsPerSecond != 0)
+	if len(l.Profile) > 0 && (l.Type == LoadConstantRate || l.Type == LoadPoisson) {
+		v.profile(l, src, rps, sps)
+		return
+	}
 	switch l.Type {
 	case LoadConcurrency:
 	case LoadConstantRate, LoadPoisson:
@@ -387,6 +400,51 @@ func (v *validator) load(l *Load, src, format string) {
 		case format == "applied_compute_agentic" && l.Type != LoadConcurrency:
 			v.errorf(p+".type", "applied_compute_agentic traces need concurrency load, got %s", l.Type)
 		}
+	}
+}
+
+// profile checks a load profile: no top-level rate beside it, a synthetic or synthetic-session
+// source, each phase with the rate that matches the source (and not the other), and phase ends
+// that increase strictly.
+func (v *validator) profile(l *Load, src string, rps, sps bool) {
+	const p = "traffic.load"
+	if rps {
+		v.errorf(p+".requests_per_second", "a load profile gives the rate of each phase; remove requests_per_second or the profile")
+	}
+	if sps {
+		v.errorf(p+".sessions_per_second", "a load profile gives the rate of each phase; remove sessions_per_second or the profile")
+	}
+	want, other := "requests_per_second", "sessions_per_second"
+	switch src {
+	case SourceSynthetic:
+	case SourceSyntheticSession:
+		want, other = other, want
+	case SourceTrace:
+		v.errorf(p+".type", "trace sources accept only trace_timestamps or concurrency load, got %s", l.Type)
+		return
+	default:
+		return
+	}
+	prev := 0.0
+	for i, ph := range l.Profile {
+		pp := fmt.Sprintf("%s.profile[%d]", p, i)
+		if v.bad(pp) {
+			continue
+		}
+		got := map[string]bool{
+			"requests_per_second": v.has(pp+".requests_per_second", ph.RequestsPerSecond != 0),
+			"sessions_per_second": v.has(pp+".sessions_per_second", ph.SessionsPerSecond != 0),
+		}
+		if got[other] {
+			v.errorf(pp+"."+other, "%s sources take %s", src, want)
+		}
+		if !got[want] {
+			v.errorf(pp+"."+want, "required: the phase's rate (%s sources take %s)", src, want)
+		}
+		if ph.UntilSeconds > 0 && ph.UntilSeconds <= prev {
+			v.errorf(pp+".until_seconds", "must be > the previous phase's until_seconds (%s), got %s", fmtFloat(prev), fmtFloat(ph.UntilSeconds))
+		}
+		prev = max(prev, ph.UntilSeconds)
 	}
 }
 
@@ -590,8 +648,8 @@ func (c *Config) Unsupported() Errors {
 			add("engine.workers."+string(name)+".timing.forward_model", ForwardFPM, "use forward_model: auto or op_level")
 		}
 	}
-	if c.Planner.Policy == plannerEnabled {
-		add("planner.policy", plannerEnabled, "use policy: disabled")
+	if p := c.Planner; p.Policy == plannerEnabled && p.LoadPredictor == PredictorProphet {
+		add("planner.load_predictor", PredictorProphet, "use constant, arima or kalman")
 	}
 	return errs
 }

@@ -143,6 +143,9 @@ func (e *Engine) Preemptions() int64 { return e.preemptions }
 // HasWork reports whether a pass would have requests to consider.
 func (e *Engine) HasWork() bool { return len(e.running) > 0 || len(e.waiting) > e.wHead }
 
+// Queued counts the requests waiting for admission (not running).
+func (e *Engine) Queued() int { return len(e.waiting) - e.wHead }
+
 // Submit queues request i at the back of the waiting queue. The caller guarantees that its
 // prompt fits the pool and its MaxOutput keeps prompt plus output within it.
 func (e *Engine) Submit(i int32) {

@@ -71,6 +71,9 @@ type Summary struct {
 	Speculation    engine.SpeculationStats
 	// Trajectories summarises the trajectories of an agentic trace; nil for other workloads.
 	Trajectories *Trajectories
+	// Planner is the autoscaling report of a run with planner.policy enabled (worker-seconds
+	// and GPU-hours then integrate its pools' provisioned workers); nil otherwise.
+	Planner *PlannerReport
 }
 
 // Trajectories summarises the trajectories of an agentic trace: the connected components of its
@@ -133,6 +136,10 @@ type Input struct {
 	// indexed like Requests; nil otherwise.
 	Trajectory   []int32
 	Trajectories int
+	// Pools, set when the planner is enabled, are the provisioned worker counts over time of
+	// every pool, which replace PrefillWorkers and DecodeWorkers; ScalingEvents its decisions.
+	Pools         []PoolTimeline
+	ScalingEvents []ScalingEvent
 }
 
 // Build computes the Summary from a finished run (dynosim-spec.md §4.2, engine-internals.md §7).
@@ -211,6 +218,9 @@ func Build(in *Input) *Summary {
 	}
 	s.PrefillWorkerSeconds = float64(in.PrefillWorkers) * s.DurationMs / 1000
 	s.DecodeWorkerSeconds = float64(in.DecodeWorkers) * s.DurationMs / 1000
+	if in.Pools != nil {
+		s.Planner = buildPlanner(s, in.Pools, in.ScalingEvents)
+	}
 	durS := math.Max(s.DurationMs/1000, MinDurationS)
 	s.RequestThroughputRPS = float64(s.CompletedRequests) / durS
 	s.InputThroughputTokS = float64(s.TotalInputTokens) / durS
@@ -338,6 +348,11 @@ func (s *Summary) Map() map[string]any {
 	}
 	for _, f := range s.Families() {
 		f.Stats.put(m, f.Suffix)
+	}
+	if p := s.Planner; p != nil {
+		m["scaling_events"] = scalingEventMaps(p.ScalingEvents)
+		m["avg_workers"] = p.AvgWorkers
+		m["peak_workers"] = p.PeakWorkers
 	}
 	if t := s.Trajectories; t != nil {
 		m["total_trajectories"] = t.Total

@@ -94,6 +94,12 @@ type Router struct {
 	head      []int
 	oldestAt  []float64
 	reqPrefMs []float64
+
+	// off marks, per worker, the workers that take no new request (not started yet, starting,
+	// draining or removed by the planner); nil when every worker takes requests. eligible
+	// counts the slots of the workers that do.
+	off      []bool
+	eligible int
 }
 
 // New validates opt and returns a Router.
@@ -132,6 +138,31 @@ func New(opt Options) (*Router, error) {
 	return p, nil
 }
 
+// SetAccepting says whether worker takes new requests: an autoscaled pool routes only to its
+// active workers, not to those starting up, draining or removed. Every worker accepts until
+// this is called; at least one must accept whenever Route is called.
+func (p *Router) SetAccepting(worker int, on bool) {
+	if p.off == nil {
+		if on {
+			return
+		}
+		p.off = make([]bool, p.opt.Workers)
+		p.eligible = p.slots
+	}
+	if p.off[worker] == !on {
+		return
+	}
+	p.off[worker] = !on
+	if on {
+		p.eligible += p.opt.Ranks
+	} else {
+		p.eligible -= p.opt.Ranks
+	}
+}
+
+// accepts reports whether slot's worker takes new requests.
+func (p *Router) accepts(slot int) bool { return p.off == nil || !p.off[slot/p.opt.Ranks] }
+
 // Stored records that slot now caches the block with sequence hash h (a KV event at pass end).
 func (p *Router) Stored(slot int, h uint64) {
 	if p.index != nil {
@@ -164,14 +195,27 @@ func (p *Router) Route(req int32, isl int, promptHashes []uint64) (slot int, ove
 	switch p.opt.Policy {
 	case config.PolicyRoundRobin:
 		// Cycle workers first, then each worker's ranks: worker k mod W, rank (k / W) mod R.
-		w, r := p.rr%p.opt.Workers, (p.rr/p.opt.Workers)%p.opt.Ranks
-		slot = w*p.opt.Ranks + r
-		p.rr = (p.rr + 1) % p.slots
+		// Workers that take no request are skipped in the cycle.
+		for range p.slots {
+			w, r := p.rr%p.opt.Workers, (p.rr/p.opt.Workers)%p.opt.Ranks
+			slot = w*p.opt.Ranks + r
+			p.rr = (p.rr + 1) % p.slots
+			if p.accepts(slot) {
+				break
+			}
+		}
 	case config.PolicyRandom:
-		slot = p.rng.IntN(p.slots)
+		if p.off == nil {
+			slot = p.rng.IntN(p.slots)
+			break
+		}
+		slot = p.nthAccepting(p.rng.IntN(p.eligible))
 	case config.PolicyLeastLoaded:
 		best := int64(math.MaxInt64)
 		for w := 0; w < p.slots; w++ {
+			if !p.accepts(w) {
+				continue
+			}
 			if load := p.prefill[w] + p.liveCount[w]*int64(bs); load < best {
 				best, slot = load, w
 			}
@@ -217,6 +261,19 @@ func (p *Router) Route(req int32, isl int, promptHashes []uint64) (slot int, ove
 		p.addLive(slot, blocks, promptHashes, +1)
 	}
 	return slot, overlapBlocks
+}
+
+// nthAccepting returns the n-th (0-based) slot whose worker takes requests.
+func (p *Router) nthAccepting(n int) int {
+	for w := 0; w < p.slots; w++ {
+		if p.accepts(w) {
+			if n == 0 {
+				return w
+			}
+			n--
+		}
+	}
+	return p.slots - 1
 }
 
 // computeOverlap fills p.overlap with, per slot, the count of leading hashes it caches.
@@ -298,33 +355,49 @@ func (p *Router) addLive(w, blocks int, hashes []uint64, sign int32) {
 
 // pick chooses a slot from p.cost: the argmin with seeded uniform tie-breaking, or a
 // temperature-scaled softmin sample.
+// Slots whose worker takes no request are left out.
 func (p *Router) pick() int {
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, c := range p.cost {
-		lo, hi = math.Min(lo, c), math.Max(hi, c)
+	for w, c := range p.cost {
+		if p.accepts(w) {
+			lo, hi = math.Min(lo, c), math.Max(hi, c)
+		}
 	}
 	if p.opt.Temperature > 0 && hi > lo {
 		total := 0.0
 		for w, c := range p.cost {
-			e := math.Exp(-(c - lo) / ((hi - lo) * p.opt.Temperature))
+			e := 0.0
+			if p.accepts(w) {
+				e = math.Exp(-(c - lo) / ((hi - lo) * p.opt.Temperature))
+			}
 			p.cost[w] = e
 			total += e
 		}
 		x := p.rng.Float64() * total
+		last := 0
 		for w, e := range p.cost {
+			if e > 0 {
+				last = w
+			}
 			if x < e {
 				return w
 			}
 			x -= e
 		}
-		return p.slots - 1
+		if p.off == nil {
+			return p.slots - 1
+		}
+		return last
 	}
 	if p.opt.Temperature > 0 {
-		return p.rng.IntN(p.slots)
+		if p.off == nil {
+			return p.rng.IntN(p.slots)
+		}
+		return p.nthAccepting(p.rng.IntN(p.eligible))
 	}
 	slot, ties := 0, 0
 	for w, c := range p.cost {
-		if c != lo {
+		if c != lo || !p.accepts(w) {
 			continue
 		}
 		ties++

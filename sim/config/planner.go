@@ -1,0 +1,148 @@
+package config
+
+import "strings"
+
+// Planner targets (planner.target) and load predictors (planner.load_predictor).
+const (
+	PlannerTargetSLA = "sla"
+
+	PredictorConstant = "constant"
+	PredictorARIMA    = "arima"
+	PredictorKalman   = "kalman"
+	PredictorProphet  = "prophet"
+)
+
+// PlannerSettings is planner with every omitted key at its default (dynosim-spec.md §3.4), as
+// the simulation applies it.
+type PlannerSettings struct {
+	// Enabled is policy enabled.
+	Enabled bool
+	// ThroughputScaling and LoadScaling are the enable_* flags; both default from the target:
+	// throughput scaling for target sla, load scaling for every other target.
+	ThroughputScaling, LoadScaling bool
+	// ThroughputIntervalS (default 180) and LoadIntervalS (default 5) are the adjustment
+	// intervals in virtual seconds.
+	ThroughputIntervalS, LoadIntervalS float64
+	// DownSensitivityPct (default 80) is the percentage of the SLA every worker must stay below
+	// for load-based scaling to remove a worker.
+	DownSensitivityPct float64
+	// MinObservations (default 5) is the number of load ticks observed before load-based scaling
+	// decides.
+	MinObservations int
+	// Predictor (default arima) and Log1p (default false) forecast the next throughput interval.
+	Predictor string
+	Log1p     bool
+	// KalmanQLevel (1.0), KalmanQTrend (0.1), KalmanR (10.0) and KalmanMinPoints (5) are the
+	// kalman predictor's parameters.
+	KalmanQLevel, KalmanQTrend, KalmanR float64
+	KalmanMinPoints                     int
+	// MaxGPUs (default 8) caps the GPUs of all pools together, -1 unlimited; MinGPUs (default
+	// -1, unset) is their floor.
+	MaxGPUs, MinGPUs int
+	// MinWorkers (default 1) is every pool's floor; PrefillMinWorkers and DecodeMinWorkers
+	// replace it for those pools when set (0 when unset).
+	MinWorkers, PrefillMinWorkers, DecodeMinWorkers int
+}
+
+// Settings returns p with the defaults of dynosim-spec.md §3.4 filled in.
+func (p *Planner) Settings() PlannerSettings {
+	s := PlannerSettings{
+		Enabled: p.Policy == plannerEnabled, ThroughputIntervalS: 180, LoadIntervalS: 5, DownSensitivityPct: 80,
+		MinObservations: 5, Predictor: PredictorARIMA, KalmanQLevel: 1.0, KalmanQTrend: 0.1, KalmanR: 10.0,
+		KalmanMinPoints: 5, MaxGPUs: 8, MinGPUs: -1, MinWorkers: 1,
+	}
+	s.ThroughputScaling = p.Target == PlannerTargetSLA
+	s.LoadScaling = !s.ThroughputScaling
+	setB := func(dst *bool, src *bool) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	setF := func(dst *float64, src *float64) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	setI := func(dst *int, src *int) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	setB(&s.ThroughputScaling, p.EnableThroughputScaling)
+	setB(&s.LoadScaling, p.EnableLoadScaling)
+	setF(&s.ThroughputIntervalS, p.ThroughputAdjustmentIntervalSeconds)
+	setF(&s.LoadIntervalS, p.LoadAdjustmentIntervalSeconds)
+	setF(&s.DownSensitivityPct, p.LoadScalingDownSensitivity)
+	setI(&s.MinObservations, p.LoadMinObservations)
+	if p.LoadPredictor != "" {
+		s.Predictor = p.LoadPredictor
+	}
+	setB(&s.Log1p, p.LoadPredictorLog1p)
+	setF(&s.KalmanQLevel, p.KalmanQLevel)
+	setF(&s.KalmanQTrend, p.KalmanQTrend)
+	setF(&s.KalmanR, p.KalmanR)
+	setI(&s.KalmanMinPoints, p.KalmanMinPoints)
+	setI(&s.MaxGPUs, p.MaxNumGPUs)
+	setI(&s.MinGPUs, p.MinNumGPUs)
+	setI(&s.MinWorkers, p.MinWorkers)
+	setI(&s.PrefillMinWorkers, p.PrefillMinWorkers)
+	setI(&s.DecodeMinWorkers, p.DecodeMinWorkers)
+	return s
+}
+
+// RoleMinWorkers is the floor of role r's pool: prefill_min_workers or decode_min_workers when
+// set, else min_workers, and at least 1 (a pool of no workers could not take the requests the
+// router places on it).
+func (s PlannerSettings) RoleMinWorkers(r Role) int {
+	n := s.MinWorkers
+	switch {
+	case r == RolePrefill && s.PrefillMinWorkers > 0:
+		n = s.PrefillMinWorkers
+	case r == RoleDecode && s.DecodeMinWorkers > 0:
+		n = s.DecodeMinWorkers
+	}
+	return max(n, 1)
+}
+
+// plannerRules checks the cross-field rules of an enabled planner: load-based scaling needs an
+// SLA TTFT or ITL bound (the latencies it scales to), throughput-based scaling both; with both
+// on, the load interval is shorter than the throughput interval; the deployment's initial GPUs
+// are within [min_num_gpus, max_num_gpus].
+func (v *validator) plannerRules(c *Config) {
+	p := &c.Planner
+	if p.Policy != plannerEnabled {
+		return
+	}
+	for _, e := range v.errs {
+		if strings.HasPrefix(e.Path, "planner.") || v.bad("planner") {
+			return // a bad planner value is reported on its own
+		}
+	}
+	s := p.Settings()
+	sla := c.Evaluation.SLA
+	ttft, itl := sla != nil && sla.TTFTMs != nil, sla != nil && sla.ITLMs != nil
+	if s.LoadScaling && !ttft && !itl {
+		v.errorf("planner.enable_load_scaling", "load-based scaling needs evaluation.sla.ttft_ms or itl_ms (the latencies it scales to); "+
+			"set one, or enable_load_scaling: false")
+	}
+	if s.ThroughputScaling && (!ttft || !itl) {
+		v.errorf("planner.enable_throughput_scaling", "throughput-based scaling needs evaluation.sla.ttft_ms and itl_ms; "+
+			"set both, or enable_throughput_scaling: false")
+	}
+	if s.LoadScaling && s.ThroughputScaling && s.LoadIntervalS >= s.ThroughputIntervalS {
+		v.errorf("planner.load_adjustment_interval_seconds", "must be < throughput_adjustment_interval_seconds (%s) when both scalings are on, got %s",
+			fmtFloat(s.ThroughputIntervalS), fmtFloat(s.LoadIntervalS))
+	}
+	gpus := 0
+	for _, r := range c.Engine.Mode.Roles() {
+		if w := c.Engine.Workers.Role(r); w != nil {
+			gpus += w.Parallelism.GPUs()
+		}
+	}
+	if s.MaxGPUs > 0 && gpus > s.MaxGPUs {
+		v.errorf("planner.max_num_gpus", "the deployment starts with %d GPUs; max_num_gpus must be >= %d (or -1), got %d", gpus, gpus, s.MaxGPUs)
+	}
+	if s.MinGPUs > 0 && s.MaxGPUs > 0 && s.MinGPUs > s.MaxGPUs {
+		v.errorf("planner.min_num_gpus", "must be <= max_num_gpus (%d), got %d", s.MaxGPUs, s.MinGPUs)
+	}
+}
