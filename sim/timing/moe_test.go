@@ -263,16 +263,3 @@ func TestRooflineMoEScalesWithGPUs(t *testing.T) {
 		prev = ms
 	}
 }
-
-// The op-level model refuses MoE and MLA models with a typed error (predict falls back to the
-// roofline under forward_model auto and is exit 2 under op_level).
-func TestOpLevelRefusesMoE(t *testing.T) {
-	db := openDB(t)
-	hw, _ := LookupHardware("h100_sxm")
-	_, err := NewOpLevel(OpLevelSource{DB: db, GPU: "h100_sxm", Backend: "vllm"}, toyMoE, hw, Precisions{BF16, BF16},
-		Shape{Tensor: 1, Pipeline: 1}, CalibratedEfficiency())
-	var ue *UnsupportedModelError
-	if !errors.As(err, &ue) || ue.Model != "toy-moe" {
-		t.Errorf("MoE model: %v", err)
-	}
-}

@@ -13,6 +13,10 @@ import (
 type OpLevelSource struct {
 	DB                    *opdb.DB
 	GPU, Backend, Version string
+	// MoEDistribution is the expert-load distribution of the MoE table rows used for routed
+	// experts (the table's distribution column: balanced, power_law_1.01, power_law_1.2); ""
+	// means DefaultMoEDistribution. Dense models ignore it.
+	MoEDistribution string
 }
 
 // OpLevel is the op-level timing model: a forward pass composed from kernel latencies measured on
@@ -45,6 +49,38 @@ type OpLevelSource struct {
 // two residual adds): memory-bound, T'·(6·h + 3·I/t)·2 bytes / (HBM bandwidth · Memory
 // efficiency). Host time per pass and per sampled sequence is Efficiency's, as for Roofline.
 //
+// A model with mixture-of-experts layers or multi-head latent attention (DeepSeek-V3/R1, Kimi,
+// Qwen3-MoE, gpt-oss, Mixtral, MiniMax) is composed per layer from the same tables plus the MoE,
+// MLA and NCCL ones, with t = Tensor (the attention group), d = AttentionData, mt × me = t · d
+// the MoE split, and every lookup through its running maximum (opdb.Curve.Monotone: a measured
+// dip between neighbouring sizes never makes a larger pass faster):
+//
+//	attention (all L layers)
+//	  GQA:  gemm(qkv, T') + gemm(o, T') + ctx_attn + gen_attn                      as above
+//	  MLA:  gemm(down: n = q_lora + kv_lora + rope, k = h) + gemm(q_b: n = H·(nope + rope)/t,
+//	        k = q_lora) + gemm(kv_b: n = H·(nope + v)/t, k = kv_lora) + gemm(o: n = h, k = H·v/t)
+//	        + ctx_mla(H/t heads) + gen_mla(H/t heads)     (context/generation_mla_perf tables)
+//	        + all_reduce(T'·h·2 bytes) over t                                       when t > 1
+//	dense MLP (the DenseLayers first layers): gemm(gate_up) + gemm(down) at I/t + all_reduce
+//	        + elementwise(T'·(6·h + 3·I/t)·2 bytes)
+//	MoE layer: gemm(router: n = E, k = h, BF16) + gemm(shared gate_up: n = 2·S/t) + gemm(shared
+//	        down: k = S/t) + moe(T'·d tokens) + elementwise(T'·(6·h + 3·S/t)·2 bytes)
+//	        + all_gather(T'·d·h·2 bytes) + reduce_scatter(same) over t·d GPUs   when d > 1
+//	        + all_reduce(T'·h·2 bytes) over t                       when d = 1 and t > 1
+//
+// moe is the moe_perf row curve over num_tokens at the model's (hidden, expert intermediate,
+// top-k, experts), moe_tp = mt, moe_ep = me, the expert-load distribution
+// OpLevelSource.MoEDistribution (DefaultMoEDistribution) and the first of moeDtypes(weights)
+// measured; each attention-DP rank's T' tokens are gathered for the experts (ranks taken as
+// equally loaded: engines pad attention-DP ranks to the same batch), as AIConfigurator's MoE op
+// multiplies its tokens by attention_dp_size. In decode, MLA's key/value up-projection is
+// absorbed into two per-head batched GEMMs of the same weights; they are priced as the kv_b GEMM
+// at the decode tokens. The routed experts' gather/scatter is AIConfigurator's dispatch/combine
+// for attention-DP without a wide-EP all-to-all kernel; with t > 1 and d = 1 the MoE output is
+// all-reduced like a dense MLP's. The lm_head, pipeline sends and host overheads are as above.
+// A shape, dtype, head count or collective the tables lack is a *opdb.MissingError naming it,
+// and MLA on a backend measured only as whole modules (vLLM) an *UnsupportedModelError.
+//
 // OpLevel is immutable after NewOpLevel, safe for concurrent use, and PassMs does not allocate.
 type OpLevel struct {
 	qkv, o, gateUp, down, head gemmCurve
@@ -54,17 +90,21 @@ type OpLevel struct {
 	hiddenBytes                float64 // h · 2 bytes: one token's activation
 	elementwiseMsPerToken      float64
 	overheadMs, seqOverheadMs  float64
+	// sparse holds the MoE and MLA tables of a model with either (nil for a dense model).
+	sparse *sparseLayers
 	// Provider names the tables used, e.g. "op_level vllm gemm 0.24.0, attention 0.24.0, custom
 	// all-reduce 0.24.0 on h200_sxm" (", nccl 2.29.2" where NCCL prices a collective).
 	Provider string
 }
 
-// UnsupportedModelError is NewOpLevel's refusal of a model it cannot compose yet: a
-// mixture-of-experts or MLA model (the database's MoE and MLA tables are not read).
-type UnsupportedModelError struct{ Model string }
+// UnsupportedModelError is NewOpLevel's refusal of a model its composition does not cover on
+// the backend, with the reason: an MLA model on a backend whose database measures MLA only as
+// whole modules with their projections (vLLM's mla_*_module_perf tables), which the per-kernel
+// composition of OpLevel would count twice.
+type UnsupportedModelError struct{ Model, Reason string }
 
 func (e *UnsupportedModelError) Error() string {
-	return fmt.Sprintf("the op_level model does not compose mixture-of-experts or MLA models (%s) yet: its MoE and MLA tables are not read", e.Model)
+	return fmt.Sprintf("the op_level model does not compose %s: %s", e.Model, e.Reason)
 }
 
 // gemmCurve is one GEMM's latency over m at its fixed (n, k), precomputed (opdb.GEMM.AtNK).
@@ -100,18 +140,15 @@ func kvDtype(p Precision) string {
 
 // NewOpLevel builds the OpLevel model of model m with precisions prec on src's GPU (hw gives the
 // HBM bandwidth of the elementwise kernels) in shape s. Every table it needs is loaded here.
-// Errors: an invalid shape or architecture, *UnsupportedModelError for an MoE or MLA model, and
-// the database's *opdb.MissingError for a table, version, dtype, attention shape or collective it
-// lacks.
+// Errors: an invalid shape or architecture, *UnsupportedModelError for an MLA model on a backend
+// whose MLA tables are whole-module measurements, and the database's *opdb.MissingError for a
+// table, version, dtype, attention, MLA or MoE shape or collective it lacks.
 func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficiency) (*OpLevel, error) {
 	if s.Tensor < 1 || s.Pipeline < 1 {
 		return nil, fmt.Errorf("op_level timing: tensor and pipeline must be >= 1, got %d and %d", s.Tensor, s.Pipeline)
 	}
 	if err := m.CheckArchitecture(); err != nil {
 		return nil, fmt.Errorf("op_level timing: %w", err)
-	}
-	if m.MoE != nil || m.MLA != nil {
-		return nil, &UnsupportedModelError{Model: m.ID}
 	}
 	if !(hw.MemoryTBps > 0) {
 		return nil, fmt.Errorf("op_level timing: hardware %s needs a memory bandwidth", hw.ID)
@@ -121,10 +158,6 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 	}
 	db, gpu, be := src.DB, src.GPU, src.Backend
 	gemmV, err := db.Resolve(gpu, opdb.OpGEMM, be, src.Version)
-	if err != nil {
-		return nil, err
-	}
-	attnV, err := db.Resolve(gpu, opdb.OpAttention, be, src.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -140,26 +173,34 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 	h, d, I := float64(m.Hidden), float64(m.HeadDim), float64(m.Intermediate)
 	H, KV := float64(m.Heads), float64(m.KVHeads)
 	ol := &OpLevel{
-		qkv:         newGEMMCurve(w, (H+2*KV)*d/t, h),
-		o:           newGEMMCurve(w, h, H*d/t),
-		gateUp:      newGEMMCurve(w, 2*I/t, h),
-		down:        newGEMMCurve(w, h, I/t),
 		head:        newGEMMCurve(bf, float64(m.Vocab)/t, h),
 		layers:      float64(m.Layers),
 		pipeline:    float64(s.Pipeline),
 		hiddenBytes: h * 2,
 		overheadMs:  eff.PassOverheadMs, seqOverheadMs: eff.SequenceOverheadUs / 1000,
 	}
-	ol.elementwiseMsPerToken = (6*h + 3*I/t) * 2 / (hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory)
-	shape := opdb.AttentionShape{Heads: m.Heads / s.Tensor, KVHeads: max(1, m.KVHeads/s.Tensor), HeadDim: m.HeadDim, KVDtype: kvDtype(prec.KVCache)}
-	if ol.ctx, err = db.ContextAttention(gpu, be, attnV, shape); err != nil {
-		return nil, err
+	if m.MoE != nil || m.MLA != nil {
+		if err := ol.newSparse(src, m, hw, prec, s, eff, w, bf, gemmV); err != nil {
+			return nil, err
+		}
+	} else {
+		attnV, err := db.Resolve(gpu, opdb.OpAttention, be, src.Version)
+		if err != nil {
+			return nil, err
+		}
+		ol.qkv, ol.o = newGEMMCurve(w, (H+2*KV)*d/t, h), newGEMMCurve(w, h, H*d/t)
+		ol.gateUp, ol.down = newGEMMCurve(w, 2*I/t, h), newGEMMCurve(w, h, I/t)
+		ol.elementwiseMsPerToken = (6*h + 3*I/t) * 2 / (hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory)
+		shape := opdb.AttentionShape{Heads: m.Heads / s.Tensor, KVHeads: max(1, m.KVHeads/s.Tensor), HeadDim: m.HeadDim, KVDtype: kvDtype(prec.KVCache)}
+		if ol.ctx, err = db.ContextAttention(gpu, be, attnV, shape); err != nil {
+			return nil, err
+		}
+		if ol.gen, err = db.GenerationAttention(gpu, be, attnV, shape); err != nil {
+			return nil, err
+		}
+		ol.Provider = fmt.Sprintf("op_level %s gemm %s, attention %s", be, gemmV, attnV)
 	}
-	if ol.gen, err = db.GenerationAttention(gpu, be, attnV, shape); err != nil {
-		return nil, err
-	}
-	ol.Provider = fmt.Sprintf("op_level %s gemm %s, attention %s", be, gemmV, attnV)
-	usesNCCL := s.Pipeline > 1
+	usesNCCL := s.Pipeline > 1 || ol.sparse != nil && ol.sparse.gather != nil
 	if s.Tensor > 1 {
 		if ol.allReduce, err = db.CustomAllReduce(gpu, be, src.Version, s.Tensor); err == nil {
 			v, _ := db.Resolve(gpu, opdb.OpComm, be, src.Version)
@@ -173,6 +214,16 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 	if s.Pipeline > 1 {
 		if ol.send, err = db.NCCL(gpu, "", "all_gather", "half", 2); err != nil {
 			return nil, err
+		}
+	}
+	if ol.sparse != nil {
+		// Table noise must not make a larger pass faster (sparseLayers reads every table through
+		// its running maximum).
+		if ol.allReduce != nil {
+			ol.allReduce = ol.allReduce.Monotone()
+		}
+		if ol.send != nil {
+			ol.send = ol.send.Monotone()
 		}
 	}
 	if usesNCCL {
@@ -192,6 +243,13 @@ func (ol *OpLevel) PassMs(b *Batch) float64 {
 	}
 	micro := float64(microBatches(int(ol.pipeline), b))
 	tm := tokens / micro
+	if ol.sparse != nil {
+		ms := ol.sparse.passMs(ol, b, tm, micro) + ol.head.at(float64(b.SampledTokens+b.DraftTokens)) + ol.overheadMs + float64(b.SampledTokens)*ol.seqOverheadMs
+		if ol.send != nil && tm > 0 {
+			ms += (ol.pipeline - 1) * ol.send.Latency(tm*ol.hiddenBytes)
+		}
+		return ms
+	}
 	layer := ol.qkv.at(tm) + ol.o.at(tm) + ol.gateUp.at(tm) + ol.down.at(tm) + tm*ol.elementwiseMsPerToken
 	if r := float64(b.PrefillRequests); r > 0 {
 		l := math.Sqrt(2 * float64(b.PrefillAttentionPairs) / r)

@@ -1,7 +1,8 @@
 // Package opdb reads a per-operation GPU performance database in AIConfigurator's `systems`
 // layout (kernel latencies measured on real GPUs, per GPU, serving backend and backend version)
 // and answers interpolated latency queries for the operations a forward pass is made of: GEMMs,
-// context (prefill) and generation (decode) attention, and collectives.
+// context (prefill) and generation (decode) attention, multi-head latent attention, routed
+// mixture-of-experts layers, and collectives.
 //
 // Layout, under a systems folder:
 //
@@ -14,7 +15,8 @@
 // Tables load lazily, once per process: Open reads nothing; each query type reads only the table
 // it needs the first time it is asked for, and the loaded tables are shared read-only by every
 // caller (safe for concurrent use). Start with Open, then DB.GEMM, DB.ContextAttention,
-// DB.GenerationAttention and DB.Collective.
+// DB.GenerationAttention, DB.ContextMLA, DB.GenerationMLA, DB.MoE, DB.NCCL and
+// DB.CustomAllReduce.
 package opdb
 
 import (
