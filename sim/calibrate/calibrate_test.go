@@ -143,7 +143,8 @@ func TestPlanRow(t *testing.T) {
 		p.Precisions.Weights != "fp8" || p.Precisions.KVCache != "fp8" || len(p.Notes) != 0 || p.Shape != "agg 1 × (TP2)" {
 		t.Errorf("plan b: %+v", p)
 	}
-	// Disaggregated: concurrency = decode batch × decode workers = 8; transfer at RDMA speed.
+	// Disaggregated: concurrency = decode batch × attention DP × decode workers = 8; transfer at
+	// RDMA speed.
 	p, err = PlanRow(rows[2], Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +154,7 @@ func TestPlanRow(t *testing.T) {
 		w.Decode.Parallelism.Tensor != 2 || w.Decode.Scheduler.MaxSequences != 8 || p.Concurrency != 8 ||
 		*p.Config.Engine.KVTransfer.BandwidthGBps != RDMAGBps || p.Shape != "disagg P 2 × (TP1) / D 1 × (TP2)" ||
 		p.Config.Engine.Backend != "sglang" || p.Config.Engine.Workers.Decode.KVCache.BlockSize != 1 ||
-		!slices.Equal(p.Notes, []string{"concurrency empty: decode_batch_size 8 × decode_num_workers 1 = 8"}) {
+		!slices.Equal(p.Notes, []string{"concurrency empty: decode_batch_size 8 × decode_attention_dp_size 1 × decode_num_workers 1 = 8"}) {
 		t.Errorf("plan c: %+v", p)
 	}
 	if _, err := PlanRow(rows[3], Options{}); err == nil || !strings.Contains(err.Error(), `unknown model "acme/Unknown-7B"`) {
@@ -409,5 +410,32 @@ func TestSkipReasonsNameColumns(t *testing.T) {
 		if !strings.HasPrefix(got[i], want[i]) {
 			t.Errorf("reason %d = %q, want prefix %q", i, got[i], want[i])
 		}
+	}
+}
+
+// Batch sizes are per attention-DP rank (concurrency = batch × attention_dp_size × replicas in the
+// measured files): an aggregated row of batch 64 on 8 DP ranks at concurrency 512 is one replica
+// of 8 ranks with 64 sequences each; a disaggregated decode batch of 256 on 32 ranks holds 8,192.
+func TestPlanRowAttentionDP(t *testing.T) {
+	csv := header +
+		"a,sglang,0.5,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,fp8,agg,1024,128,512,fp8,64,1,1,8,1,8,,,,,,,,,,,,,,,100,10\n" +
+		"b,sglang,0.5,deepseek-ai/DeepSeek-R1,gb200,fp8,fp8,disagg,1024,1024,8192,fp8,,,,,,,1,4,1,1,4,1,4,256,1,1,1,32,1,32,100,10\n"
+	rows, err := ReadCSV(strings.NewReader(csv), "dp.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanRow(rows[0], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := p.Config.Engine.Workers.Aggregated; a.Parallelism.Replicas != 1 || a.Parallelism.AttentionData != 8 || a.Scheduler.MaxSequences != 64 {
+		t.Errorf("agg: replicas %d, attention_data %d, max_sequences %d; want 1, 8, 64", a.Parallelism.Replicas, a.Parallelism.AttentionData, a.Scheduler.MaxSequences)
+	}
+	p, err = PlanRow(rows[1], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Config.Engine.Workers.Decode; d.Parallelism.Replicas != 1 || d.Parallelism.AttentionData != 32 || d.Scheduler.MaxSequences != 256 {
+		t.Errorf("decode: replicas %d, attention_data %d, max_sequences %d; want 1, 32, 256", d.Parallelism.Replicas, d.Parallelism.AttentionData, d.Scheduler.MaxSequences)
 	}
 }

@@ -191,15 +191,18 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		if batch == 0 {
 			batch = conc
 		}
+		// batch_size is per attention-DP rank: in the measured files concurrency = batch_size ×
+		// attention_dp_size × replicas (every MoE row with attention_dp_size > 1).
+		perReplica := batch * s.AttentionData
 		replicas := 1
-		if conc > batch && conc%batch == 0 {
-			replicas = conc / batch
-		} else if conc > batch {
-			p.Notes = append(p.Notes, fmt.Sprintf("concurrency %d is not a multiple of batch_size %d: one replica", conc, batch))
+		if conc > perReplica && conc%perReplica == 0 {
+			replicas = conc / perReplica
+		} else if conc > perReplica {
+			p.Notes = append(p.Notes, fmt.Sprintf("concurrency %d is not a multiple of batch_size %d × attention_dp_size %d: one replica",
+				conc, batch, s.AttentionData))
 		}
 		cfg.Engine.Mode = config.ModeAggregated
-		maxSeqs := (batch + s.AttentionData - 1) / s.AttentionData
-		cfg.Engine.Workers.Aggregated = role(s, replicas, maxSeqs, bs, mf)
+		cfg.Engine.Workers.Aggregated = role(s, replicas, batch, bs, mf)
 		p.Shape = "agg " + shapeString(replicas, s)
 	case "disagg", "disaggregated":
 		ps, ds := normalize(r.Prefill), normalize(r.Decode)
@@ -214,13 +217,16 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 			db = 256
 			p.Notes = append(p.Notes, "decode_batch_size empty: 256")
 		}
+		// The batch sizes are per attention-DP rank: in the measured files concurrency =
+		// decode_batch_size × decode_attention_dp_size × decode_num_workers on every row.
 		if conc == 0 {
-			conc = db * ds.Workers
-			p.Notes = append(p.Notes, fmt.Sprintf("concurrency empty: decode_batch_size %d × decode_num_workers %d = %d", db, ds.Workers, conc))
+			conc = db * ds.AttentionData * ds.Workers
+			p.Notes = append(p.Notes, fmt.Sprintf("concurrency empty: decode_batch_size %d × decode_attention_dp_size %d × decode_num_workers %d = %d",
+				db, ds.AttentionData, ds.Workers, conc))
 		}
 		cfg.Engine.Mode = config.ModeDisaggregated
-		cfg.Engine.Workers.Prefill = role(ps, ps.Workers, (pb+ps.AttentionData-1)/ps.AttentionData, bs, mf)
-		cfg.Engine.Workers.Decode = role(ds, ds.Workers, (db+ds.AttentionData-1)/ds.AttentionData, bs, mf)
+		cfg.Engine.Workers.Prefill = role(ps, ps.Workers, pb, bs, mf)
+		cfg.Engine.Workers.Decode = role(ds, ds.Workers, db, bs, mf)
 		gbps := RDMAGBps
 		if hw.ID == "gb200" {
 			gbps = hw.LinkGBps

@@ -393,13 +393,16 @@ func (db *DB) missingIn(what, gpu, op, backend, version, file string, have []str
 }
 
 // checkDevice refuses a table measured on another GPU than the folder it sits in: every row's
-// device (e.g. "NVIDIA H100 80GB HBM3") must hold the GPU id's family (h100_sxm: H100) as a word.
-// Rows without a device pass.
+// device (e.g. "NVIDIA H100 80GB HBM3") must hold the GPU id's family (h100_sxm: H100), or the
+// Grace-Blackwell superchip of that GPU (b300_sxm: GB300), as a word. Rows without a device pass.
 func checkDevice[T measured](rows []T, path, gpu string) error {
 	family := strings.ToUpper(strings.SplitN(gpu, "_", 2)[0])
 	for _, r := range rows {
 		d := r.device()
-		if d != "" && !slices.Contains(strings.Fields(strings.ToUpper(d)), family) {
+		fields := strings.Fields(strings.ToUpper(d))
+		// A Grace-Blackwell superchip's GPU is the Blackwell GPU of the same name (GB300's is a
+		// B300): the database files some b300_sxm tables measured on a GB300.
+		if d != "" && !slices.Contains(fields, family) && !slices.Contains(fields, "G"+family) {
 			return fmt.Errorf("%s: measured on %q, not on a %s (a table copied into another GPU's folder?)", path, d, gpu)
 		}
 	}
