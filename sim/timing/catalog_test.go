@@ -273,6 +273,10 @@ func TestLoadModelDir(t *testing.T) {
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "quantization_config": {"quant_method": "gptq"}}`,
 			`quant_method "gptq" is not modeled`},
 		{`{not json`, "invalid config.json"},
+		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "layer_types": ["sliding_attention", "full_attention"]}`,
+			"sliding_window is required"},
+		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "sliding_window": 16, "layer_types": ["sliding_attention", "sliding_attention"]}`,
+			"all 2 layers sliding_attention"},
 	} {
 		write(c.json)
 		_, err := LoadModelDir(dir)
@@ -350,5 +354,36 @@ func TestResolveModelID(t *testing.T) {
 		if got != c.want || alias != c.alias {
 			t.Errorf("ResolveModelID(%q) = %q, %v; want %q, %v", c.id, got, alias, c.want, c.alias)
 		}
+	}
+}
+
+// Sliding-window layers keep only a window of KV, outside the per-token cache: gpt-oss-120b's
+// per-token KV is its 18 full-attention layers × 2 × 8 KV heads × 64 × 2 bytes = 36,864 B (BF16),
+// half of what all 36 layers would hold; a config.json's layer_types and sliding_window give the
+// same.
+func TestSlidingWindowKV(t *testing.T) {
+	m, err := LookupModel("openai/gpt-oss-120b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.KVBytesPerTokenAs(BF16); got != 36864 {
+		t.Errorf("gpt-oss-120b KV bytes per token %d, want 36864", got)
+	}
+	if got := m.KVBytesPerTokenPerGPU(BF16, 8, 2); got != 9*2*1*64*2 {
+		t.Errorf("per GPU at TP8 PP2: %d, want ceil(18/2) layers × 2 × 1 head × 64 × 2 = %d", got, 9*2*1*64*2)
+	}
+	dir := t.TempDir()
+	cfg := `{"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 8,
+		"vocab_size": 10, "max_position_embeddings": 64, "sliding_window": 16,
+		"layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]}`
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := LoadModelDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.SlidingLayers != 2 || d.SlidingWindow != 16 || d.KVBytesPerTokenAs(BF16) != 2*2*2*16*2 {
+		t.Errorf("config.json: sliding %d window %d, KV %d B/token; want 2, 16, %d", d.SlidingLayers, d.SlidingWindow, d.KVBytesPerTokenAs(BF16), 2*2*2*16*2)
 	}
 }

@@ -33,7 +33,17 @@ type ModelSpec struct {
 	MoE *MoESpec
 	// MLA is the latent attention layout; nil for multi-head or grouped-query attention.
 	MLA *MLASpec
+	// SlidingLayers counts the layers of sliding-window attention (config.json layer_types
+	// "sliding_attention"), which attend to the last SlidingWindow tokens only. Their KV is kept
+	// apart from the per-token cache (vLLM's hybrid KV cache manager, SGLang's sliding-window
+	// pool, TensorRT-LLM's per-layer attention window): a request holds at most SlidingWindow
+	// tokens of it, a constant left out of the per-token KV footprint.
+	SlidingLayers, SlidingWindow int
 }
+
+// kvLayers is the number of layers whose KV the per-token cache holds: every layer but the
+// sliding-window ones.
+func (m ModelSpec) kvLayers() int { return m.Layers - m.SlidingLayers }
 
 // LinearParams is the parameter count of the transformer blocks' GEMMs (the part a quantized
 // checkpoint stores in FP8/FP4): per layer q (hidden × heads·head_dim), k and v (hidden ×
@@ -74,9 +84,9 @@ func (m ModelSpec) KVBytesPerToken() int64 { return m.KVBytesPerTokenAs(BF16) }
 // qk_rope_head_dim) × p.KVBytes() (the latent and the shared rotary key; DeepSeek-V2 paper §2.1).
 func (m ModelSpec) KVBytesPerTokenAs(p Precision) int64 {
 	if a := m.MLA; a != nil {
-		return int64(m.Layers) * int64(a.KVLoraRank+a.QKRopeHeadDim) * p.KVBytes()
+		return int64(m.kvLayers()) * int64(a.KVLoraRank+a.QKRopeHeadDim) * p.KVBytes()
 	}
-	return int64(m.Layers) * 2 * int64(m.KVHeads) * int64(m.HeadDim) * p.KVBytes()
+	return int64(m.kvLayers()) * 2 * int64(m.KVHeads) * int64(m.HeadDim) * p.KVBytes()
 }
 
 // KVBytesPerTokenPerGPU is the KV cache one GPU of a tensor × pipeline group holds per token:
@@ -87,7 +97,7 @@ func (m ModelSpec) KVBytesPerTokenAs(p Precision) int64 {
 // latent is not split by heads).
 func (m ModelSpec) KVBytesPerTokenPerGPU(p Precision, tensor, pipeline int) int64 {
 	tensor, pipeline = max(tensor, 1), max(pipeline, 1)
-	layers := (m.Layers + pipeline - 1) / pipeline
+	layers := (m.kvLayers() + pipeline - 1) / pipeline
 	if a := m.MLA; a != nil {
 		return int64(layers) * int64(a.KVLoraRank+a.QKRopeHeadDim) * p.KVBytes()
 	}
@@ -168,12 +178,13 @@ func modelCatalog() []catalogEntry {
 			MoE: &MoESpec{Experts: 128, TopK: 8, ExpertIntermediate: 1536}}, nil),
 		moeEntry(ModelSpec{ID: "Qwen/Qwen3-30B-A3B", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, Vocab: 151936, MaxContext: 40960,
 			MoE: &MoESpec{Experts: 128, TopK: 8, ExpertIntermediate: 768}}, nil),
-		// gpt-oss alternates 128-token sliding-window and full attention layers; servesweep caches
-		// every layer's KV in full (an upper bound on KV use). Experts are MXFP4 in the checkpoint.
+		// gpt-oss alternates 128-token sliding-window and full attention layers (config.json
+		// layer_types, sliding_window 128): half its layers keep only a window of KV. Experts are
+		// MXFP4 in the checkpoint.
 		moeEntry(ModelSpec{ID: "openai/gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Vocab: 201088, MaxContext: 131072,
-			MoE: &MoESpec{Experts: 128, TopK: 4, ExpertIntermediate: 2880}}, &Precisions{Weights: FP4, KVCache: BF16}),
+			MoE: &MoESpec{Experts: 128, TopK: 4, ExpertIntermediate: 2880}, SlidingLayers: 18, SlidingWindow: 128}, &Precisions{Weights: FP4, KVCache: BF16}),
 		moeEntry(ModelSpec{ID: "openai/gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Vocab: 201088, MaxContext: 131072,
-			MoE: &MoESpec{Experts: 32, TopK: 4, ExpertIntermediate: 2880}}, &Precisions{Weights: FP4, KVCache: BF16}),
+			MoE: &MoESpec{Experts: 32, TopK: 4, ExpertIntermediate: 2880}, SlidingLayers: 12, SlidingWindow: 128}, &Precisions{Weights: FP4, KVCache: BF16}),
 		moeEntry(ModelSpec{ID: "mistralai/Mixtral-8x7B-v0.1", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 32000, MaxContext: 32768,
 			MoE: &MoESpec{Experts: 8, TopK: 2, ExpertIntermediate: 14336}}, nil, "mistralai/Mixtral-8x7B-Instruct-v0.1"),
 		moeEntry(ModelSpec{ID: "MiniMaxAI/MiniMax-M2.5", Layers: 62, Hidden: 3072, Heads: 48, KVHeads: 8, HeadDim: 128, Vocab: 200064, MaxContext: 196608,
@@ -303,6 +314,7 @@ type hfConfig struct {
 	QKRopeHeadDim         int             `json:"qk_rope_head_dim"`
 	VHeadDim              int             `json:"v_head_dim"`
 	LayerTypes            []string        `json:"layer_types"`
+	SlidingWindow         *int            `json:"sliding_window"`
 	InterleaveMoEStep     int             `json:"interleave_moe_layer_step"`
 	DecoderSparseStep     int             `json:"decoder_sparse_step"`
 	MLPOnlyLayers         []int           `json:"mlp_only_layers"`
@@ -361,9 +373,13 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 		c = tc
 		quant = c.QuantizationConfig
 	}
+	sliding := 0
 	for _, lt := range c.LayerTypes {
 		if strings.Contains(lt, "linear") {
 			return ModelSpec{}, fmt.Errorf("%s: layer_types has %q layers: hybrid linear attention is not modeled; servesweep models softmax attention (full, GQA or MLA)", path, lt)
+		}
+		if lt == "sliding_attention" {
+			sliding++
 		}
 	}
 	var fieldErrs []error
@@ -479,6 +495,15 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 		return ModelSpec{}, fmt.Errorf("%s: num_attention_heads (%d) must be a multiple of num_key_value_heads (%d)", path, m.Heads, m.KVHeads)
 	}
 	m.MoE, m.MLA = moe, mla
+	if sliding > 0 {
+		if sliding >= m.Layers {
+			return ModelSpec{}, fmt.Errorf("%s: layer_types makes all %d layers sliding_attention: a model without full-attention layers is not modeled", path, m.Layers)
+		}
+		if c.SlidingWindow == nil || *c.SlidingWindow <= 0 {
+			return ModelSpec{}, fmt.Errorf("%s: layer_types has %d sliding_attention layers: sliding_window is required (a positive int, tokens)", path, sliding)
+		}
+		m.SlidingLayers, m.SlidingWindow = sliding, *c.SlidingWindow
+	}
 	if err := m.CheckArchitecture(); err != nil {
 		return ModelSpec{}, fmt.Errorf("%s: %v (fields num_experts_per_tok, moe_intermediate_size, first_k_dense_replace, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim)", path, err)
 	}
