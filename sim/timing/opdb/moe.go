@@ -180,7 +180,7 @@ func (db *DB) mla(gpu, backend, version, file string, heads int, kvDtype string,
 // maximum): latency never falls as x grows.
 func (c curve) monotone() curve {
 	out := curve{x: c.x, y: make([]float64, len(c.y)), power: c.power}
-	for i, y := range c.y {
+	for i, y := range c.despiked() {
 		if i > 0 && out.y[i-1] > y {
 			y = out.y[i-1]
 		}
@@ -189,8 +189,43 @@ func (c curve) monotone() curve {
 	return out
 }
 
-// Monotone returns the curve through its running maximum: each measured latency raised to the
-// largest measured at a smaller x. Measured kernel latencies dip by a few percent between
+// spikeFactor is how many times above its neighbours a single measured latency must be to be
+// read as a measurement fault rather than the kernel's cost: neighbouring sizes of one table
+// differ by at most 2× in size, so their latencies by far less than 4× (the MLA generation
+// tables hold lone rows 100× their neighbours).
+const spikeFactor = 4
+
+// despiked returns the curve's latencies with lone spikes replaced: an inner point above
+// spikeFactor × both neighbours by the larger neighbour, the first point above spikeFactor × the
+// second by the second, the last above spikeFactor × the one before (scaled by the size ratio
+// when larger than 1) by that scaled value. A running maximum would otherwise carry one faulty
+// row to every larger size.
+func (c curve) despiked() []float64 {
+	y := append([]float64(nil), c.y...)
+	n := len(y)
+	for i := range n {
+		switch {
+		case n < 2:
+		case i == 0:
+			if y[0] > spikeFactor*c.y[1] {
+				y[0] = c.y[1]
+			}
+		case i == n-1:
+			lin := c.y[i-1] * max(1, c.x[i]/c.x[i-1])
+			if y[i] > spikeFactor*lin {
+				y[i] = lin
+			}
+		default:
+			if nb := max(c.y[i-1], c.y[i+1]); y[i] > spikeFactor*nb {
+				y[i] = nb
+			}
+		}
+	}
+	return y
+}
+
+// Monotone returns the curve through its running maximum, lone spikes removed first (despiked):
+// each measured latency raised to the largest measured at a smaller x. Measured kernel latencies dip by a few percent between
 // neighbouring sizes (kernel selection, timing noise); a model that must not get faster on more
 // work reads the tables this way.
 func (c *Curve) Monotone() *Curve { return &Curve{c: c.c.monotone()} }

@@ -297,3 +297,22 @@ func TestTableOfAnotherGPUIsRefused(t *testing.T) {
 		t.Errorf("h100 table in the h200 folder: %v", err)
 	}
 }
+
+// A lone faulty row does not become the floor of every larger size: the running maximum reads
+// the tables with spikes above 4× their neighbours replaced (the MLA generation tables hold rows
+// 100× their neighbours), while genuine growth and small dips are kept and lifted.
+func TestMonotoneDropsLoneSpikes(t *testing.T) {
+	c := curve{x: []float64{1, 2, 4, 8, 16}, y: []float64{1, 1.1, 150, 1.05, 2}}
+	m := c.monotone()
+	if want := []float64{1, 1.1, 1.1, 1.1, 2}; !slices.Equal(m.y, want) {
+		t.Errorf("monotone %v, want %v", m.y, want)
+	}
+	last := curve{x: []float64{1, 2, 4}, y: []float64{1, 2, 90}}
+	if got := last.monotone().y; got[2] != 4 {
+		t.Errorf("a last spike is read as linear growth from its neighbour: %v, want 4 at x=4", got)
+	}
+	grow := curve{x: []float64{1, 2, 4}, y: []float64{1, 3, 7}}
+	if got := grow.monotone().y; !slices.Equal(got, []float64{1, 3, 7}) {
+		t.Errorf("genuine growth changed: %v", got)
+	}
+}
