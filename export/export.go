@@ -57,6 +57,9 @@ func Export(cfg *config.Config, target string, opts Options) ([]File, error) {
 		return nil, fmt.Errorf("unknown export target %q; valid targets: %s", target, strings.Join(Targets(), ", "))
 	}
 	x := newExporter(cfg, target, opts)
+	if cfg.Planner.Policy == "enabled" {
+		x.unsupported("planner.policy", "enabled", "the launch commands and the Dynamo graph carry fixed worker counts, not the simulated autoscaling; export a point with planner.policy disabled")
+	}
 	var files []File
 	switch target {
 	case TargetDynamo:

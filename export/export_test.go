@@ -134,6 +134,8 @@ func TestExportInexpressible(t *testing.T) {
 			"engine.workers.aggregated.scheduler.prefill_decode_interval", "use 0"},
 		{"trtllm block size", "trtllm-agg", TargetTRTLLM, []string{"engine.workers.aggregated.kv_cache.block_size=48"},
 			"engine.workers.aggregated.kv_cache.block_size", "power of 2"},
+		{"planner", "vllm-agg", TargetDynamo, []string{"planner={policy: enabled}", "evaluation.sla={ttft_ms: 500}"},
+			"planner.policy", "carry fixed worker counts"},
 		{"sglang speculation", "sglang-agg", TargetSGLang, []string{"engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.5, 0.5]}"},
 			"engine.speculation", "exported for vLLM only"},
 		{"trtllm speculation", "trtllm-agg", TargetTRTLLM, []string{"engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.5, 0.5]}"},

@@ -453,7 +453,7 @@ type WorkerRole struct {
 	// Hardware overrides engine.hardware (prefill/decode roles only); "" inherits.
 	Hardware string `yaml:"hardware,omitempty"`
 	// StartupSeconds is the delay before a worker added during the run is ready, in seconds.
-	StartupSeconds float64     `yaml:"startup_seconds,omitempty" min:"0"`
+	StartupSeconds float64     `yaml:"startup_seconds,omitempty" min:"0" max:"86400"`
 	Parallelism    Parallelism `yaml:"parallelism"`
 	Scheduler      Scheduler   `yaml:"scheduler"`
 	KVCache        KVCache     `yaml:"kv_cache"`
@@ -641,8 +641,8 @@ type Planner struct {
 	EnableThroughputScaling *bool  `yaml:"enable_throughput_scaling,omitempty" json:",omitempty" union:"enabled"`
 	EnableLoadScaling       *bool  `yaml:"enable_load_scaling,omitempty" json:",omitempty" union:"enabled"`
 	// The adjustment intervals in seconds.
-	ThroughputAdjustmentIntervalSeconds *float64 `yaml:"throughput_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" gt:"0" sweep:""`
-	LoadAdjustmentIntervalSeconds       *float64 `yaml:"load_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" gt:"0" sweep:""`
+	ThroughputAdjustmentIntervalSeconds *float64 `yaml:"throughput_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" min:"0.01" sweep:""`
+	LoadAdjustmentIntervalSeconds       *float64 `yaml:"load_adjustment_interval_seconds,omitempty" json:",omitempty" union:"enabled" min:"0.01" sweep:""`
 	MaxNumFPMSamples                    *int     `yaml:"max_num_fpm_samples,omitempty" json:",omitempty" union:"enabled" min:"1"`
 	// FPMSampleBucketSize must be a perfect square.
 	FPMSampleBucketSize        *int     `yaml:"fpm_sample_bucket_size,omitempty" json:",omitempty" union:"enabled"`

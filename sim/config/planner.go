@@ -145,4 +145,26 @@ func (v *validator) plannerRules(c *Config) {
 	if s.MinGPUs > 0 && s.MaxGPUs > 0 && s.MinGPUs > s.MaxGPUs {
 		v.errorf("planner.min_num_gpus", "must be <= max_num_gpus (%d), got %d", s.MaxGPUs, s.MinGPUs)
 	}
+	// The planner moves a pool one worker at a time within its floor and the GPU bounds: a
+	// deployment that starts outside them could never take its first step.
+	if s.MinGPUs > 0 && gpus < s.MinGPUs {
+		v.errorf("planner.min_num_gpus", "the deployment starts with %d GPUs; min_num_gpus must be <= %d, got %d (start with more replicas)", gpus, gpus, s.MinGPUs)
+	}
+	for _, r := range c.Engine.Mode.Roles() {
+		w := c.Engine.Workers.Role(r)
+		if w == nil {
+			continue
+		}
+		if m := s.RoleMinWorkers(r); m > w.Parallelism.Replicas {
+			key := "planner.min_workers"
+			switch {
+			case r == RolePrefill && s.PrefillMinWorkers > 0:
+				key = "planner.prefill_min_workers"
+			case r == RoleDecode && s.DecodeMinWorkers > 0:
+				key = "planner.decode_min_workers"
+			}
+			v.errorf(key, "the %s pool starts with %d workers (engine.workers.%s.parallelism.replicas); its floor must be <= %d, got %d (start with more replicas)",
+				r, w.Parallelism.Replicas, r, w.Parallelism.Replicas, m)
+		}
+	}
 }

@@ -40,6 +40,13 @@ func TestDecodePlannerRules(t *testing.T) {
 			"planner.max_num_gpus", "the deployment starts with 2 GPUs"},
 		{"min over max", []string{"planner={policy: enabled, max_num_gpus: 4, min_num_gpus: 6}", "evaluation.sla={ttft_ms: 500}"},
 			"planner.min_num_gpus", "must be <= max_num_gpus (4)"},
+		// The seed starts with 2 replicas of 1 GPU: a floor above that could never be reached.
+		{"min workers over replicas", []string{"planner={policy: enabled, min_workers: 3}", "evaluation.sla={ttft_ms: 500}"},
+			"planner.min_workers", "the aggregated pool starts with 2 workers"},
+		{"min GPUs over the start", []string{"planner={policy: enabled, min_num_gpus: 3}", "evaluation.sla={ttft_ms: 500}"},
+			"planner.min_num_gpus", "the deployment starts with 2 GPUs; min_num_gpus must be <= 2"},
+		{"tiny interval", []string{"planner={policy: enabled, load_adjustment_interval_seconds: 1e-9}", "evaluation.sla={ttft_ms: 500}"},
+			"planner.load_adjustment_interval_seconds", "must be >= 0.01"},
 	}
 	for _, tc := range cases {
 		errs := decodeErrs(t, seedSynthetic, tc.sets...)
