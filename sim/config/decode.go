@@ -175,7 +175,7 @@ func attributeSets(errs Errors, sets []string) Errors {
 		for k := len(sets) - 1; k >= 0; k-- {
 			p, _, ok := strings.Cut(sets[k], "=")
 			p = strings.TrimSpace(p)
-			if ok && (e.Path == p || strings.HasPrefix(e.Path, p+".")) {
+			if ok && (e.Path == p || strings.HasPrefix(e.Path, p+".") || strings.HasPrefix(e.Path, p+"[")) {
 				e.Set = sets[k]
 				break
 			}

@@ -819,6 +819,11 @@ func TestSetErrorsNameTheSet(t *testing.T) {
 			t.Errorf("error %d = %q, want prefix %q", i, errs[i].Error(), w)
 		}
 	}
+	// An element of a list the --set gave is the --set's too.
+	errs = decodeErrs(t, seedDisaggregated, "traffic.source.paths=['']")
+	if len(errs) == 0 || errs[0].Set != "traffic.source.paths=['']" || errs[0].Path != "traffic.source.paths[0]" {
+		t.Errorf("list element error: %v", errs)
+	}
 	errs = decodeErrs(t, strings.Replace(seedSynthetic, "concurrency: 16", "concurrency: 0", 1), "engine.model=x")
 	if len(errs) == 0 || !strings.HasPrefix(errs[0].Error(), "test.yaml: traffic.load.concurrency") {
 		t.Errorf("a file's own error names the file only: %v", errs)
