@@ -68,7 +68,8 @@ type Run struct {
 
 // CheckWorkload lists what in run suggests it did not measure what cfg simulates: another
 // model, mean prompt or output lengths more than 10 % from a fixed synthetic ISL/OSL, an open-loop
-// load the config's concurrency load replaces, a cancelled run, failed requests. Each entry names
+// run the config's concurrency load replaces or a closed-loop run its open-loop load replaces, a
+// cancelled run, failed requests. Each entry names
 // the summary's field.
 func CheckWorkload(run *Run, cfg *config.Config) []string {
 	var out []string
@@ -93,6 +94,9 @@ func CheckWorkload(run *Run, cfg *config.Config) []string {
 	if run.Load.Concurrency == nil && run.Load.RequestRate != nil && cfg.Traffic.Load.Type == config.LoadConcurrency {
 		out = append(out, fmt.Sprintf("input_config request_rate %g: the run was open loop; simulated at the config's concurrency %d",
 			*run.Load.RequestRate, cfg.Traffic.Load.Concurrency))
+	}
+	if c := run.Load.Concurrency; c != nil && run.Load.RequestRate == nil && cfg.Traffic.Load.Type != config.LoadConcurrency {
+		out = append(out, fmt.Sprintf("input_config concurrency %d: the run was a closed loop; simulated at the config's %s load", *c, cfg.Traffic.Load.Type))
 	}
 	if w.Cancelled {
 		out = append(out, "was_cancelled true: the run stopped early; its statistics cover part of the benchmark")

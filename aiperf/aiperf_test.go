@@ -156,6 +156,12 @@ func TestCheckWorkload(t *testing.T) {
 			t.Errorf("warnings %q lack %q", got, want)
 		}
 	}
+	closed := &Run{Load: Load{Concurrency: new(int)}}
+	*closed.Load.Concurrency = 16
+	cfg.Traffic.Load = config.Load{Type: config.LoadPoisson, RequestsPerSecond: 5}
+	if w := CheckWorkload(closed, cfg); len(w) != 1 || !strings.Contains(w[0], "concurrency 16: the run was a closed loop; simulated at the config's poisson load") {
+		t.Errorf("closed-loop run under an open-loop config: %q", w)
+	}
 	if strings.Contains(got, "output_sequence_length") {
 		t.Errorf("an output length within 10 %% is not a warning: %q", got)
 	}
