@@ -569,6 +569,7 @@ type ShapeError struct {
 	Field, Msg string
 }
 
+// Error returns Msg, the message naming the field and what would be valid.
 func (e *ShapeError) Error() string { return e.Msg }
 
 // CheckShape reports why model m cannot be split into shape s, as a *ShapeError: a tensor degree

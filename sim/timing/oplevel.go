@@ -103,6 +103,7 @@ type OpLevel struct {
 // composition of OpLevel would count twice.
 type UnsupportedModelError struct{ Model, Reason string }
 
+// Error names the model and why the op_level model does not price it.
 func (e *UnsupportedModelError) Error() string {
 	return fmt.Sprintf("the op_level model does not compose %s: %s", e.Model, e.Reason)
 }

@@ -122,6 +122,8 @@ type MissingError struct {
 	What string
 }
 
+// Error names the missing item, the GPU, op, backend and version, the path searched and what
+// the folder holds instead.
 func (e *MissingError) Error() string {
 	msg := fmt.Sprintf("performance database has no %s for gpu %s", e.What, e.GPU)
 	if e.Op != "" {

@@ -23,6 +23,8 @@ type MoEShape struct {
 	Distribution                         string
 }
 
+// String renders the shape for messages: its dtype, sizes, top-k, experts, split and
+// distribution.
 func (s MoEShape) String() string {
 	return fmt.Sprintf("moe %s hidden %d, inter %d, topk %d, experts %d, moe_tp %d, moe_ep %d, %s",
 		s.Dtype, s.Hidden, s.Inter, s.TopK, s.Experts, s.TP, s.EP, s.Distribution)

@@ -182,6 +182,7 @@ type AttentionShape struct {
 	KVDtype                 string
 }
 
+// String renders the shape for messages: heads, KV heads, head dim and dtypes.
 func (s AttentionShape) String() string {
 	return fmt.Sprintf("heads %d, kv heads %d, head dim %d, kv %s", s.Heads, s.KVHeads, s.HeadDim, s.KVDtype)
 }
