@@ -469,7 +469,9 @@ func (e *Engine) registerFull(r *Request) {
 		return
 	}
 	full := min(r.NumComputed/e.bs, int32(len(r.Hashes)))
-	e.registerBlocks(r, full)
+	if full > r.numRegistered { // most decode steps complete no block
+		e.registerBlocks(r, full)
+	}
 }
 
 // registerBlocks registers r's full blocks [numRegistered, full) with the prefix cache. Blocks
