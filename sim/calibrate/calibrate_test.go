@@ -439,3 +439,28 @@ func TestPlanRowAttentionDP(t *testing.T) {
 		t.Errorf("decode: replicas %d, attention_data %d, max_sequences %d; want 1, 32, 256", d.Parallelism.Replicas, d.Parallelism.AttentionData, d.Scheduler.MaxSequences)
 	}
 }
+
+// A skipped row's JSON has null predictions and errors (and a null measured value its cell did
+// not give), never zeros that read as a perfect prediction; a simulated row keeps its numbers.
+func TestRowResultJSONNulls(t *testing.T) {
+	skipped, err := json.Marshal(RowResult{Line: 4, Skipped: true, Reason: "boom", MeasuredTTFTMs: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, frag := range []string{`"predicted_ttft_ms":null`, `"ttft_ape_pct":null`, `"tpot_ape_pct":null`,
+		`"measured_ttft_ms":120`, `"measured_tpot_ms":null`, `"skipped":true`} {
+		if !strings.Contains(string(skipped), frag) {
+			t.Errorf("skipped row JSON lacks %s: %s", frag, skipped)
+		}
+	}
+	done, _ := json.Marshal(RowResult{Line: 5, MeasuredTTFTMs: 100, PredictedTTFTMs: 110, TTFTAPEPct: 10})
+	for _, frag := range []string{`"predicted_ttft_ms":110`, `"ttft_ape_pct":10`, `"tpot_ape_pct":0`} {
+		if !strings.Contains(string(done), frag) {
+			t.Errorf("simulated row JSON lacks %s: %s", frag, done)
+		}
+	}
+	var back RowResult
+	if err := json.Unmarshal(skipped, &back); err != nil || back.Line != 4 || back.PredictedTTFTMs != 0 || !back.Skipped {
+		t.Errorf("round trip: %+v, %v", back, err)
+	}
+}

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -93,6 +94,34 @@ type RowResult struct {
 	// Skipped rows were not simulated; Reason says why.
 	Skipped bool   `json:"skipped"`
 	Reason  string `json:"reason,omitempty"`
+}
+
+// MarshalJSON writes the row with null in place of the values a skipped row does not have: its
+// predictions and errors, and a measured value its cell did not give (0 after a parse problem).
+// A zero would read as a measurement or a perfect prediction.
+func (r RowResult) MarshalJSON() ([]byte, error) {
+	type plain RowResult
+	out := struct {
+		plain
+		MeasuredTTFTMs  *float64 `json:"measured_ttft_ms"`
+		MeasuredTPOTMs  *float64 `json:"measured_tpot_ms"`
+		PredictedTTFTMs *float64 `json:"predicted_ttft_ms"`
+		PredictedTPOTMs *float64 `json:"predicted_tpot_ms"`
+		TTFTAPEPct      *float64 `json:"ttft_ape_pct"`
+		TPOTAPEPct      *float64 `json:"tpot_ape_pct"`
+	}{plain: plain(r)}
+	some := func(x float64) *float64 { return &x }
+	if r.MeasuredTTFTMs > 0 || !r.Skipped {
+		out.MeasuredTTFTMs = some(r.MeasuredTTFTMs)
+	}
+	if r.MeasuredTPOTMs > 0 || !r.Skipped {
+		out.MeasuredTPOTMs = some(r.MeasuredTPOTMs)
+	}
+	if !r.Skipped {
+		out.PredictedTTFTMs, out.PredictedTPOTMs = some(r.PredictedTTFTMs), some(r.PredictedTPOTMs)
+		out.TTFTAPEPct, out.TPOTAPEPct = some(r.TTFTAPEPct), some(r.TPOTAPEPct)
+	}
+	return json.Marshal(out)
 }
 
 // Group is the accuracy of one (model, system, backend) group.
