@@ -349,7 +349,7 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 	point := func(rank, i int) paretoPoint {
 		r := &rows[i]
 		p := paretoPoint{Rank: rank, PointID: r.PointID, GPUs: r.GPUs, Mode: r.Mode, Shape: Shape(r),
-			RouterPolicy: r.RouterPolicy, Load: Load(r), Objectives: map[string]float64{}, Recommendation: recFor[i]}
+			RouterPolicy: r.RouterPolicy, Load: LoadFor(r, rows), Objectives: map[string]float64{}, Recommendation: recFor[i]}
 		for k, o := range a.Settings.Objectives {
 			p.Objectives[o.Metric] = a.Values[i][k]
 		}
@@ -444,6 +444,29 @@ func HardwareFor(r *Row, rows []Row) string {
 		}
 	}
 	return Hardware(r)
+}
+
+// LoadFor is Load, followed by the row's token counts when the rows differ in them (a sweep over
+// ISL, OSL or a length distribution's mean, whose mean the columns hold): "concurrency 32, ISL
+// 512 / OSL 128", "4 sessions/s, 1024 new / 128 output tokens a turn".
+func LoadFor(r *Row, rows []Row) string {
+	l := Load(r)
+	same := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	for i := range rows {
+		q := &rows[i]
+		if same(q.SourceInputTokens, r.SourceInputTokens) && same(q.SourceOutputTokens, r.SourceOutputTokens) &&
+			same(q.SourceNewInputTokensPerTurn, r.SourceNewInputTokensPerTurn) && same(q.SourceOutputTokensPerTurn, r.SourceOutputTokensPerTurn) {
+			continue
+		}
+		switch {
+		case r.SourceInputTokens != nil && r.SourceOutputTokens != nil:
+			return fmt.Sprintf("%s, ISL %d / OSL %d", l, *r.SourceInputTokens, *r.SourceOutputTokens)
+		case r.SourceNewInputTokensPerTurn != nil && r.SourceOutputTokensPerTurn != nil:
+			return fmt.Sprintf("%s, %d new / %d output tokens a turn", l, *r.SourceNewInputTokensPerTurn, *r.SourceOutputTokensPerTurn)
+		}
+		return l
+	}
+	return l
 }
 
 // Load describes a row's load, e.g. "concurrency 32", "4 req/s", "speedup 2"; under a capacity
@@ -559,7 +582,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 				same += fmt.Sprintf(" (+%d tied)", t)
 			}
 			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, HardwareFor(r, rows), r.Mode, Shape(r),
-				r.RouterPolicy, Load(r), r.GPUs)
+				r.RouterPolicy, LoadFor(r, rows), r.GPUs)
 			for k := range s.Objectives {
 				fmt.Fprintf(&b, " %s |", fmtNum(a.Values[i][k]))
 			}
@@ -591,7 +614,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		for _, bst := range a.Best {
 			r := &rows[bst.Row]
 			fmt.Fprintf(&b, "| %s `%s` | %s | `%s` | %s | %s | %s | %s | %s | %d |\n", bst.Objective.Direction, bst.Objective.Metric,
-				fmtNum(bst.Value), r.PointID, HardwareFor(r, rows), r.Mode, Shape(r), r.RouterPolicy, Load(r), r.GPUs)
+				fmtNum(bst.Value), r.PointID, HardwareFor(r, rows), r.Mode, Shape(r), r.RouterPolicy, LoadFor(r, rows), r.GPUs)
 		}
 		b.WriteString("\n")
 	}

@@ -470,7 +470,7 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, wr *result
 			vals = append(vals, fmt.Sprintf("%s=%.4g", o.Metric, a.Values[i][k]))
 		}
 		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s\n", n+1, strings.Join(vals, ", "), r.GPUs, results.HardwareFor(r, rows),
-			r.Mode, results.Shape(r), r.RouterPolicy, results.Load(r), wr.Recommendations[n])
+			r.Mode, results.Shape(r), r.RouterPolicy, results.LoadFor(r, rows), wr.Recommendations[n])
 	}
 }
 
