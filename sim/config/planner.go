@@ -44,6 +44,13 @@ type PlannerSettings struct {
 	MinWorkers, PrefillMinWorkers, DecodeMinWorkers int
 }
 
+// setGiven stores *src in *dst when the YAML gave src (non-nil), keeping dst's default otherwise.
+func setGiven[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
 // Settings returns p with the defaults of dynosim-spec.md §3.4 filled in.
 func (p *Planner) Settings() PlannerSettings {
 	s := PlannerSettings{
@@ -53,40 +60,25 @@ func (p *Planner) Settings() PlannerSettings {
 	}
 	s.ThroughputScaling = p.Target == PlannerTargetSLA
 	s.LoadScaling = !s.ThroughputScaling
-	setB := func(dst *bool, src *bool) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setF := func(dst *float64, src *float64) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setI := func(dst *int, src *int) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setB(&s.ThroughputScaling, p.EnableThroughputScaling)
-	setB(&s.LoadScaling, p.EnableLoadScaling)
-	setF(&s.ThroughputIntervalS, p.ThroughputAdjustmentIntervalSeconds)
-	setF(&s.LoadIntervalS, p.LoadAdjustmentIntervalSeconds)
-	setF(&s.DownSensitivityPct, p.LoadScalingDownSensitivity)
-	setI(&s.MinObservations, p.LoadMinObservations)
+	setGiven(&s.ThroughputScaling, p.EnableThroughputScaling)
+	setGiven(&s.LoadScaling, p.EnableLoadScaling)
+	setGiven(&s.ThroughputIntervalS, p.ThroughputAdjustmentIntervalSeconds)
+	setGiven(&s.LoadIntervalS, p.LoadAdjustmentIntervalSeconds)
+	setGiven(&s.DownSensitivityPct, p.LoadScalingDownSensitivity)
+	setGiven(&s.MinObservations, p.LoadMinObservations)
 	if p.LoadPredictor != "" {
 		s.Predictor = p.LoadPredictor
 	}
-	setB(&s.Log1p, p.LoadPredictorLog1p)
-	setF(&s.KalmanQLevel, p.KalmanQLevel)
-	setF(&s.KalmanQTrend, p.KalmanQTrend)
-	setF(&s.KalmanR, p.KalmanR)
-	setI(&s.KalmanMinPoints, p.KalmanMinPoints)
-	setI(&s.MaxGPUs, p.MaxNumGPUs)
-	setI(&s.MinGPUs, p.MinNumGPUs)
-	setI(&s.MinWorkers, p.MinWorkers)
-	setI(&s.PrefillMinWorkers, p.PrefillMinWorkers)
-	setI(&s.DecodeMinWorkers, p.DecodeMinWorkers)
+	setGiven(&s.Log1p, p.LoadPredictorLog1p)
+	setGiven(&s.KalmanQLevel, p.KalmanQLevel)
+	setGiven(&s.KalmanQTrend, p.KalmanQTrend)
+	setGiven(&s.KalmanR, p.KalmanR)
+	setGiven(&s.KalmanMinPoints, p.KalmanMinPoints)
+	setGiven(&s.MaxGPUs, p.MaxNumGPUs)
+	setGiven(&s.MinGPUs, p.MinNumGPUs)
+	setGiven(&s.MinWorkers, p.MinWorkers)
+	setGiven(&s.PrefillMinWorkers, p.PrefillMinWorkers)
+	setGiven(&s.DecodeMinWorkers, p.DecodeMinWorkers)
 	return s
 }
 

@@ -150,15 +150,7 @@ func (db *DB) mla(gpu, backend, version, file string, heads int, kvDtype string,
 			k := AttentionShape{Heads: int(r.Heads), KVHeads: int(r.Heads), KVDtype: strings.ToLower(r.KVDtype)}
 			by[k] = append(by[k], [3]float64{float64(r.Batch), float64(seq), r.Latency})
 		}
-		inner := 2.0
-		if generation {
-			inner = 1
-		}
-		out := map[AttentionShape]*Attention{}
-		for k, s := range by {
-			out[k] = &Attention{Shape: k, grid: buildGrid2(s, inner, 1)}
-		}
-		return out
+		return attentionGrids(by, generation)
 	})
 	if err != nil {
 		return nil, err

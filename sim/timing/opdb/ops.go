@@ -265,11 +265,18 @@ func buildAttention(rows []attnRow, generation bool) map[AttentionShape]*Attenti
 		k := AttentionShape{Heads: int(r.Heads), KVHeads: int(r.KVHeads), HeadDim: int(r.HeadDim), KVDtype: strings.ToLower(r.KVDtype)}
 		by[k] = append(by[k], [3]float64{float64(r.Batch), float64(seq), r.Latency})
 	}
+	return attentionGrids(by, generation)
+}
+
+// attentionGrids builds one Attention per shape from its (batch, sequence length, latency ms)
+// samples, interpolated in sequence length with power 2 for prefill (its attention pairs grow as
+// the square) and 1 for decode, and with power 1 in batch (buildGrid2).
+func attentionGrids(by map[AttentionShape][][3]float64, generation bool) map[AttentionShape]*Attention {
 	inner := 2.0
 	if generation {
 		inner = 1
 	}
-	out := map[AttentionShape]*Attention{}
+	out := make(map[AttentionShape]*Attention, len(by))
 	for k, s := range by {
 		out[k] = &Attention{Shape: k, grid: buildGrid2(s, inner, 1)}
 	}
