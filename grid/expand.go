@@ -423,6 +423,16 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int, check func(*config.Config) e
 	if p.GPUs > o.MaxCandidateGPUs || p.GPUs < o.MinCandidateGPUs {
 		return p, FilteredGPUBudget, budgetMsg(p.GPUs, o), ""
 	}
+	// An autoscaled point may grow to planner.max_num_gpus (−1: no bound) during its run: the
+	// budget holds for that ceiling, not only for the GPUs it starts with.
+	if ps := cfg.Planner.Settings(); ps.Enabled && (ps.MaxGPUs < 0 || ps.MaxGPUs > o.MaxCandidateGPUs) {
+		ceiling := "no bound (-1)"
+		if ps.MaxGPUs > 0 {
+			ceiling = fmt.Sprintf("%d GPUs", ps.MaxGPUs)
+		}
+		return p, FilteredGPUBudget, fmt.Sprintf("the planner may grow it to %s (planner.max_num_gpus), over the budget's %d of optimization.constraints",
+			ceiling, o.MaxCandidateGPUs), ""
+	}
 	// What only the simulator knows (an unknown model or GPU under default timing, weights that
 	// leave no KV room) makes a point invalid here, as predict refuses it, rather than failed.
 	if err := check(cfg); err != nil {

@@ -791,3 +791,25 @@ func TestPlannerDomains(t *testing.T) {
 		t.Errorf("points %v, want %v", got, want)
 	}
 }
+
+// An autoscaled point's budget is the ceiling the planner may grow it to: max_num_gpus 16
+// exceeds a budget of 4 GPUs, max_num_gpus 4 fits it.
+func TestPlannerCeilingInBudget(t *testing.T) {
+	spec := base + "evaluation: {sla: {ttft_ms: 500}}\noptimization: {constraints: {max_candidate_gpus: 4}}\n"
+	x, err := mustParse(t, spec, "planner={policy: enabled, max_num_gpus: {choices: [4, 16]}}").Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Valid != 1 || x.Filtered[FilteredGPUBudget] != 1 || !strings.Contains(x.Examples[FilteredGPUBudget], "the planner may grow it to 16 GPUs") {
+		t.Errorf("valid %d, filtered %v, example %q", x.Valid, x.Filtered, x.Examples[FilteredGPUBudget])
+	}
+}
+
+func mustParse(t *testing.T, spec string, sets ...string) *Spec {
+	t.Helper()
+	s, err := Parse([]byte(spec), "spec.yaml", sets, nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return s
+}
