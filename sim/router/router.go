@@ -185,10 +185,15 @@ func (p *Router) Removed(slot int, h uint64) {
 
 // Route places request req, whose prompt is isl tokens with full-block hashes promptHashes, and
 // returns its slot and the number of leading prompt blocks that slot caches. The request's loads
-// are charged until PrefillDone and Free.
-func (p *Router) Route(req int32, isl int, promptHashes []uint64) (slot int, overlapBlocks int) {
+// are charged until PrefillDone and Free. shared is how many leading promptHashes another request
+// of the workload also holds (traffic.Workload.SharedBlocks; len(promptHashes) when unknown): the
+// blocks after them are unique to req, so no other request can find them live on a slot and req
+// cannot find them live before it is routed; they are counted in the live totals without being
+// tracked by hash.
+func (p *Router) Route(req int32, isl int, promptHashes []uint64, shared int) (slot int, overlapBlocks int) {
 	bs := p.opt.BlockSize
 	blocks := (isl + bs - 1) / bs
+	tracked := promptHashes[:max(0, min(shared, len(promptHashes)))]
 	if p.index != nil {
 		p.computeOverlap(promptHashes)
 	}
@@ -231,7 +236,7 @@ func (p *Router) Route(req int32, isl int, promptHashes []uint64) (slot int, ove
 				c += p.opt.PrefillLoadScale * math.Max(0, pre)
 			}
 			if p.opt.TrackDecode {
-				c += float64(p.liveCount[w]) + float64(p.additionalBlocks(w, blocks, promptHashes))
+				c += float64(p.liveCount[w]) + float64(p.additionalBlocks(w, blocks, tracked))
 			}
 			p.cost[w] = c
 		}
@@ -257,8 +262,8 @@ func (p *Router) Route(req int32, isl int, promptHashes []uint64) (slot int, ove
 	}
 	if p.opt.TrackDecode {
 		p.reqBlocks[req] = int32(blocks)
-		p.reqHashes[req] = promptHashes
-		p.addLive(slot, blocks, promptHashes, +1)
+		p.reqHashes[req] = tracked
+		p.addLive(slot, blocks, tracked, +1)
 	}
 	return slot, overlapBlocks
 }
@@ -314,6 +319,8 @@ func trailingZeros(x uint64) int {
 
 // additionalBlocks counts the request's prompt blocks not live on slot w: without AssumeReuse all
 // of them; with it, the full blocks whose hash is not live there, plus a partial last block.
+// hashes are the request's tracked (possibly shared) leading block hashes; the blocks after them
+// are unique to the request and not live anywhere before it is routed.
 // Block hashes are chained (each names its whole prefix) and a routed request makes all its full
 // prompt blocks live, so the blocks live on a slot are closed under prefixes: the live ones among
 // the request's hashes are a leading run, and counting stops at the first that is not live.
@@ -332,7 +339,8 @@ func (p *Router) additionalBlocks(w, blocks int, hashes []uint64) int {
 	return blocks - hits
 }
 
-// addLive charges (sign +1) or releases (−1) a request's prompt blocks on slot w.
+// addLive charges (sign +1) or releases (−1) a request's prompt blocks on slot w: the tracked
+// leading hashes by hash, the rest (unique blocks and a partial last block) by count.
 func (p *Router) addLive(w, blocks int, hashes []uint64, sign int32) {
 	if !p.opt.AssumeReuse {
 		p.liveCount[w] += int64(sign) * int64(blocks)
@@ -349,7 +357,7 @@ func (p *Router) addLive(w, blocks int, hashes []uint64, sign int32) {
 			live.Delete(h)
 		}
 	}
-	// A partial last block is never shared.
+	// Unique blocks and a partial last block are never shared.
 	p.liveCount[w] += int64(sign) * int64(blocks-len(hashes))
 }
 
