@@ -122,6 +122,41 @@ func (m *Map[V]) Set(k uint64, v V) {
 	*p = v
 }
 
+// Find returns a pointer to the value of k and a handle for DeleteFound, or nil when k is absent.
+// The pointer and the handle are valid until the next Set, Upsert, Delete, DeleteFound or Clear:
+// a caller that updates a value and deletes its key when the value becomes zero probes once.
+func (m *Map[V]) Find(k uint64) (v *V, handle int) {
+	if k == 0 {
+		if m.hasZero {
+			return &m.zeroVal, -1
+		}
+		return nil, 0
+	}
+	if m.slots == nil {
+		return nil, 0
+	}
+	mask := len(m.slots) - 1
+	for i := m.home(k); ; i = (i + 1) & mask {
+		e := &m.slots[i]
+		if e.key == k {
+			return &e.val, i
+		}
+		if e.key == 0 {
+			return nil, 0
+		}
+	}
+}
+
+// DeleteFound removes the key that Find returned handle for (same as Delete of that key).
+func (m *Map[V]) DeleteFound(handle int) {
+	if handle < 0 {
+		var zero V
+		m.zeroVal, m.hasZero = zero, false
+		return
+	}
+	m.deleteAt(handle)
+}
+
 // Delete removes k, if present.
 func (m *Map[V]) Delete(k uint64) {
 	var zero V
@@ -139,6 +174,12 @@ func (m *Map[V]) Delete(k uint64) {
 			return
 		}
 	}
+	m.deleteAt(i)
+}
+
+// deleteAt empties slot i, which holds a key.
+func (m *Map[V]) deleteAt(i int) {
+	mask := len(m.slots) - 1
 	// Backward shift: move later entries of the probe run into the hole when the hole lies
 	// between their home slot and their slot, so every key stays reachable from its home.
 	for j := (i + 1) & mask; m.slots[j].key != 0; j = (j + 1) & mask {
@@ -150,6 +191,19 @@ func (m *Map[V]) Delete(k uint64) {
 	}
 	m.slots[i] = entry[V]{}
 	m.n--
+}
+
+// Reset removes every key and sizes the table for about hint keys without growing: the same
+// table, cleared, when it is large enough but not more than four times too large; a new one
+// otherwise.
+func (m *Map[V]) Reset(hint int) {
+	if n := len(m.slots); n >= 2*hint && n >= minSlots && n <= 8*max(hint, minSlots/2) {
+		m.Clear()
+		return
+	}
+	m.init(hint)
+	var zero V
+	m.zeroVal, m.hasZero = zero, false
 }
 
 // Clear removes every key, keeping the table's size.

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// Property: after any sequence of sets and deletes (keys from a small space, so probe runs
-// collide and wrap; key 0 included; consecutive integers; random 64-bit keys), the Map holds
-// exactly what a Go map holds.
+// Property: after any sequence of sets, upserts, deletes, finds with deletes through their handle
+// and resets (keys from a small space, so probe runs collide and wrap; key 0 included;
+// consecutive integers; random 64-bit keys), the Map holds exactly what a Go map holds.
 func TestMatchesGoMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for trial := 0; trial < 60; trial++ {
@@ -33,7 +33,25 @@ func TestMatchesGoMap(t *testing.T) {
 					}
 				}
 			}
-			switch rng.IntN(5) {
+			if rng.IntN(1000) == 0 {
+				m.Reset(rng.IntN(400))
+				clear(ref)
+			}
+			switch rng.IntN(6) {
+			case 5:
+				// Find, decrement, and delete through the handle when the value reaches 0.
+				p, at := m.Find(k)
+				if _, in := ref[k]; (p != nil) != in {
+					t.Fatalf("trial %d op %d: Find(%d) = %v with the key present %v", trial, op, k, p, in)
+				}
+				if p != nil {
+					if *p--; *p <= 0 {
+						m.DeleteFound(at)
+						delete(ref, k)
+					} else {
+						ref[k] = *p
+					}
+				}
 			case 0, 1:
 				v := rng.Int32()
 				m.Set(k, v)
@@ -89,6 +107,31 @@ func TestMatchesGoMap(t *testing.T) {
 			if _, ok := m.Get(k); ok {
 				t.Fatalf("trial %d: key %d survives Clear", trial, k)
 			}
+		}
+	}
+}
+
+// Reset(n) sizes the table so that n inserts do not grow it (pointers from Upsert stay valid),
+// reusing the table when it is at most four times too large.
+func TestResetHoldsHintWithoutGrowing(t *testing.T) {
+	var m Map[int32]
+	for _, n := range []int{1000, 10, 0, 300, 5000, 4000, 7} {
+		before := len(m.slots)
+		m.Reset(n)
+		size := len(m.slots)
+		if m.Len() != 0 || size < 2*n {
+			t.Fatalf("Reset(%d): Len %d, %d slots", n, m.Len(), size)
+		}
+		if reuse := before >= 2*n && before <= 8*max(n, minSlots/2); reuse != (size == before) {
+			t.Fatalf("Reset(%d) of %d slots: %d slots, reuse expected %v", n, before, size, reuse)
+		}
+		for i := range n {
+			if _, inserted := m.Upsert(uint64(i)*0x9E3779B97F4A7C15 + 1); !inserted {
+				t.Fatalf("Reset(%d): key %d present after Reset", n, i)
+			}
+		}
+		if len(m.slots) != size {
+			t.Fatalf("Reset(%d): the table grew from %d to %d slots on %d inserts", n, size, len(m.slots), n)
 		}
 	}
 }

@@ -176,9 +176,9 @@ func (p *Router) Removed(slot int, h uint64) {
 	if p.index == nil {
 		return
 	}
-	if m := p.index.Ptr(h); m != nil {
+	if m, at := p.index.Find(h); m != nil {
 		if *m &^= 1 << uint(slot); *m == 0 {
-			p.index.Delete(h)
+			p.index.DeleteFound(at)
 		}
 	}
 }
@@ -347,14 +347,20 @@ func (p *Router) addLive(w, blocks int, hashes []uint64, sign int32) {
 		return
 	}
 	live := &p.live[w]
-	for _, h := range hashes {
-		c, _ := live.Upsert(h)
-		switch *c += sign; {
-		case sign > 0 && *c == 1:
-			p.liveCount[w]++
-		case sign < 0 && *c == 0:
-			p.liveCount[w]--
-			live.Delete(h)
+	if sign > 0 {
+		for _, h := range hashes {
+			c, _ := live.Upsert(h)
+			if *c++; *c == 1 {
+				p.liveCount[w]++
+			}
+		}
+	} else {
+		for _, h := range hashes {
+			c, at := live.Find(h)
+			if *c--; *c == 0 {
+				p.liveCount[w]--
+				live.DeleteFound(at)
+			}
 		}
 	}
 	// Unique blocks and a partial last block are never shared.

@@ -135,16 +135,23 @@ func (w *Workload) sharedBlocks(perReq [][]uint64) []int32 {
 			cand = append(cand, int32(i))
 		}
 	}
+	var seen blockmap.Map[int32] // hash at position d → requests holding it (capped at 2)
+	var count []*int32           // per candidate, its hash's count in seen
 	for d := 0; len(cand) > 1; d++ {
-		seen := blockmap.New[int32](len(cand)) // hash at position d → requests holding it (capped at 2)
+		// Sized for every candidate, seen never grows during the level, so the pointers Upsert
+		// returns stay valid and the second loop needs no lookup.
+		seen.Reset(len(cand))
+		count = count[:0]
 		for _, i := range cand {
-			if n, _ := seen.Upsert(perReq[i][d]); *n < 2 {
+			n, _ := seen.Upsert(perReq[i][d])
+			if *n < 2 {
 				*n++
 			}
+			count = append(count, n)
 		}
 		next := cand[:0]
-		for _, i := range cand {
-			if n, _ := seen.Get(perReq[i][d]); n >= 2 {
+		for k, i := range cand {
+			if *count[k] >= 2 {
 				shared[i] = int32(d + 1)
 				if len(perReq[i]) > d+1 {
 					next = append(next, i)
