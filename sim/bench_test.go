@@ -106,7 +106,7 @@ func benchRun(b *testing.B, cfg *config.Config, want int) {
 		b.Fatal(err)
 	}
 	for _, r := range cfg.Engine.Mode.Roles() {
-		wl.BlockHashes(rankBlockSize(cfg.Engine.Backend, cfg.Engine.Workers.Role(r)), cfg.Engine.ContextLength)
+		wl.Blocks(rankBlockSize(cfg.Engine.Backend, cfg.Engine.Workers.Role(r)), cfg.Engine.ContextLength)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

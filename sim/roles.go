@@ -224,7 +224,7 @@ func (s *runState) initRequests() {
 		roles = append(roles, s.prefill)
 	}
 	for _, p := range roles {
-		hashes, shared := s.wl.BlockHashes(p.blockSize, s.ctxLimit), s.wl.SharedBlocks(p.blockSize, s.ctxLimit)
+		blocks := s.wl.Blocks(p.blockSize, s.ctxLimit)
 		history := make([]engine.Admission, len(s.wl.Requests))
 		for i := range s.wl.Requests {
 			q := &s.wl.Requests[i]
@@ -234,11 +234,11 @@ func (s *runState) initRequests() {
 				// The prefill side produces only the first token (engine-internals.md §5).
 				maxOut = min(maxOut, 1)
 			}
-			sh := shared[i]
+			sh := int32(len(blocks.Shared[i]))
 			if allBlocksShared {
-				sh = int32(len(hashes[i]))
+				sh = blocks.Full[i]
 			}
-			p.reqs[i].Reset(q.PromptLen, q.OutputLen, int32(maxOut), hashes[i], sh, history[i:i:i+1])
+			p.reqs[i].Reset(int32(i), q.PromptLen, q.OutputLen, int32(maxOut), blocks.Shared[i], blocks.Full[i], sh, history[i:i:i+1])
 		}
 	}
 }

@@ -100,7 +100,8 @@ type Engine struct {
 	// heldWaiting counts queued requests whose prompt KV is already in place (the decode side
 	// of a disaggregated hand-off); the rest of the queue needs KV to be admitted.
 	heldWaiting int
-	running     []int32 // admission order
+	running     []int32  // admission order
+	hashBuf     []uint64 // scratch of leading
 	scheduled   []scheduledReq
 	ready       []int32
 	batch       timing.Batch
@@ -335,8 +336,7 @@ func (e *Engine) admitWaiting(nowMs float64, budget int32) int32 {
 		if e.cfg.PrefixCaching {
 			// A request that still needs logits reuses at most floor((known-1)/bs) blocks
 			// (engine-internals.md §1.2 step 3).
-			limit := min((known-1)/e.bs, int32(len(r.Hashes)))
-			hits, inactiveHits = e.pool.lookup(r.Hashes[:limit])
+			hits, inactiveHits = e.pool.lookup(e.leading(r, (known-1)/e.bs))
 		}
 		reused := hits * e.bs // whole hit: prefix reuse plus recovered own KV
 		n := e.chunk(known-reused, budget)
@@ -366,7 +366,7 @@ func (e *Engine) admitHead(nowMs float64, hits, need, n int32) {
 	r := &e.reqs[ri]
 	e.popWaiting()
 	e.presize(r)
-	r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
+	r.Blocks = e.pool.pin(e.leading(r, hits), r.Blocks)
 	r.Blocks = e.pool.allocate(need, r.Blocks)
 	r.numRegistered = hits
 	r.NumComputed = hits * e.bs
@@ -462,13 +462,32 @@ func (e *Engine) schedule(ri int32, n, d int32) {
 	e.registerFull(r)
 }
 
+// leading returns the hashes of r's first n full blocks (at most FullBlocks) a prefix lookup can
+// find: before r ever dropped its KV, its unique blocks are in no hash index (registerUnique)
+// and the lookup stops at its shared ones; after, they are mapped and named by UniqueBlockHash,
+// written after r.Hashes into a scratch slice valid until the next call.
+func (e *Engine) leading(r *Request, n int32) []uint64 {
+	n = max(0, min(n, r.FullBlocks))
+	if int(n) <= len(r.Hashes) {
+		return r.Hashes[:n]
+	}
+	if r.Preemptions == 0 {
+		return r.Hashes
+	}
+	e.hashBuf = append(e.hashBuf[:0], r.Hashes...)
+	for j := int32(len(r.Hashes)); j < n; j++ {
+		e.hashBuf = append(e.hashBuf, UniqueBlockHash(r.Index, j))
+	}
+	return e.hashBuf
+}
+
 // registerFull offers the request's full blocks of computed tokens not offered yet to the prefix
 // cache (with prefix caching on).
 func (e *Engine) registerFull(r *Request) {
 	if !e.cfg.PrefixCaching {
 		return
 	}
-	full := min(r.NumComputed/e.bs, int32(len(r.Hashes)))
+	full := min(r.NumComputed/e.bs, r.FullBlocks)
 	if full > r.numRegistered { // most decode steps complete no block
 		e.registerBlocks(r, full)
 	}
@@ -482,14 +501,14 @@ func (e *Engine) registerBlocks(r *Request, full int32) {
 	j := r.numRegistered
 	if r.Preemptions == 0 {
 		for ; j < full && j < r.SharedBlocks; j++ {
-			e.pool.register(r.Blocks[j], r.Hashes[j])
+			e.pool.register(r.Blocks[j], r.hashAt(j))
 		}
 		for ; j < full; j++ {
-			e.pool.registerUnique(r.Blocks[j], r.Hashes[j])
+			e.pool.registerUnique(r.Blocks[j], r.hashAt(j))
 		}
 	}
 	for ; j < full; j++ {
-		e.pool.register(r.Blocks[j], r.Hashes[j])
+		e.pool.register(r.Blocks[j], r.hashAt(j))
 	}
 	r.numRegistered = max(r.numRegistered, full)
 }
@@ -599,10 +618,9 @@ func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
 		return 0, false
 	}
 	r := &e.reqs[ri]
-	full := min(r.PromptLen/e.bs, int32(len(r.Hashes)))
 	var hits, inactiveHits int32
 	if e.cfg.PrefixCaching {
-		hits, inactiveHits = e.pool.lookup(r.Hashes[:full])
+		hits, inactiveHits = e.pool.lookup(e.leading(r, r.PromptLen/e.bs))
 	}
 	need := ceilDiv(r.PromptLen, e.bs) - hits
 	room := e.pool.Available()
@@ -617,7 +635,7 @@ func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
 		return 0, false
 	}
 	e.presize(r)
-	r.Blocks = e.pool.pin(r.Hashes[:hits], r.Blocks)
+	r.Blocks = e.pool.pin(e.leading(r, hits), r.Blocks)
 	r.Blocks = e.pool.allocate(need, r.Blocks)
 	r.numRegistered = hits
 	r.kvTransferred = true
@@ -632,7 +650,7 @@ func (e *Engine) Activate(ri int32) {
 	r.NumComputed = r.PromptLen
 	r.ownHi = r.PromptLen
 	if e.cfg.PrefixCaching {
-		e.registerBlocks(r, min(r.NumComputed/e.bs, int32(len(r.Hashes))))
+		e.registerBlocks(r, min(r.NumComputed/e.bs, r.FullBlocks))
 	}
 	e.Submit(ri)
 }

@@ -90,11 +90,18 @@ type Request struct {
 	MaxOutput int32
 	// RequestedOutput is the OSL the workload asked for.
 	RequestedOutput int32
-	// Hashes are the chained KV-block hashes of the request's full token sequence (prompt then
-	// output), one per full block of the engine's block size. Shared, read-only.
+	// Index is the request's index in the run (its position in the workload): it names the
+	// request's unique blocks (UniqueBlockHash).
+	Index int32
+	// FullBlocks is how many full blocks of the engine's block size the request's token
+	// sequence (prompt then output) has, up to the context limit (traffic.BlockSet.Full).
+	FullBlocks int32
+	// Hashes are the chained KV-block hashes of the request's leading full blocks that another
+	// request of the workload may also hold (traffic.BlockSet.Shared). Block j >= len(Hashes) is
+	// unique to the request and hashes to UniqueBlockHash(Index, j) (hashAt). Shared, read-only.
 	Hashes []uint64
-	// SharedBlocks is how many leading Hashes another request of the workload also holds
-	// (traffic.Workload.SharedBlocks); the rest only this request can match.
+	// SharedBlocks is how many leading blocks another request of the workload also holds
+	// (len(Hashes)); the rest only this request can match.
 	SharedBlocks int32
 
 	// Scheduler state.
@@ -187,17 +194,39 @@ func (r *Request) splitHit(hit int32) (reused, recovered int32) {
 // below 0 that pass 0 never counts as following it.
 const noPass = -2
 
-// Reset prepares r for a run: shape from the arguments (sharedBlocks: SharedBlocks), every time
+// Reset prepares r for a run: shape from the arguments (index: Index, fullBlocks: FullBlocks,
+// sharedBlocks: SharedBlocks), every time
 // at -1, no KV held. history
 // is the (empty) slice admissions are appended to; a run hands each request a capacity-1 window
 // of one shared array, so the first admission costs no allocation.
-func (r *Request) Reset(promptLen, requestedOutput, maxOutput int32, hashes []uint64, sharedBlocks int32, history []Admission) {
+func (r *Request) Reset(index, promptLen, requestedOutput, maxOutput int32, hashes []uint64, fullBlocks, sharedBlocks int32, history []Admission) {
 	*r = Request{
-		PromptLen: promptLen, RequestedOutput: requestedOutput, MaxOutput: maxOutput, Hashes: hashes, SharedBlocks: sharedBlocks,
+		Index: index, PromptLen: promptLen, RequestedOutput: requestedOutput, MaxOutput: maxOutput,
+		FullBlocks: fullBlocks, Hashes: hashes, SharedBlocks: sharedBlocks,
 		History:   history[:0],
 		ArrivalMs: -1, FirstAdmitMs: -1, FirstTokenMs: -1, SecondTokenMs: -1, LastTokenMs: -1, TerminalMs: -1,
 		lastPass: noPass, runFirst: -1,
 	}
+}
+
+// UniqueBlockHash is the sequence hash of block j of request req when no other request of the
+// workload holds that block (it lies past the request's shared leading blocks): a bijective mix
+// (the SplitMix64 finalizer, Steele, Lea and Flood, "Fast splittable pseudorandom number
+// generators", OOPSLA 2014) of (req, j), so distinct blocks never share it and it collides with
+// a content hash only as two content hashes collide. Only the request itself ever looks it up.
+func UniqueBlockHash(req, j int32) uint64 {
+	x := (uint64(uint32(req))<<32 | uint64(uint32(j))) ^ 0x243F6A8885A308D3 // π's fraction: a domain tag
+	x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
+	x = (x ^ x>>27) * 0x94D049BB133111EB
+	return x ^ x>>31
+}
+
+// hashAt is the sequence hash of r's full block j.
+func (r *Request) hashAt(j int32) uint64 {
+	if int(j) < len(r.Hashes) {
+		return r.Hashes[j]
+	}
+	return UniqueBlockHash(r.Index, j)
 }
 
 // known is the number of tokens whose content exists: prompt plus emitted output.

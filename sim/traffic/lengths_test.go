@@ -162,8 +162,9 @@ func TestSyntheticSessionsRandomLengths(t *testing.T) {
 	}
 }
 
-// sharedBlocks against the definition: the leading blocks of a request that another request
-// holds, on random prefix trees (chained hashes: a block's hash names its whole prefix).
+// sharedPrefixes against the definition: the leading blocks of a request that another request
+// holds, on random prefix trees (chained hashes: a block's hash names its whole prefix), asking
+// each request for at most one block past its shared ones.
 func TestSharedBlocksProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := range 200 {
@@ -179,7 +180,18 @@ func TestSharedBlocksProperty(t *testing.T) {
 				perReq[i] = append(perReq[i], h)
 			}
 		}
-		got := (&Workload{}).sharedBlocks(perReq)
+		blocks := make([]int32, n)
+		pos := make([]int, n)
+		for i := range perReq {
+			blocks[i] = int32(len(perReq[i]))
+		}
+		got := sharedPrefixes(blocks, func(i int32) uint64 {
+			if pos[i] >= len(perReq[i]) {
+				t.Fatalf("trial %d: request %d asked for block %d of %d", trial, i, pos[i], len(perReq[i]))
+			}
+			pos[i]++
+			return perReq[i][pos[i]-1]
+		})
 		for i, hs := range perReq {
 			want := int32(0)
 			for d, h := range hs {
@@ -192,8 +204,11 @@ func TestSharedBlocksProperty(t *testing.T) {
 				}
 				want = int32(d + 1)
 			}
-			if got[i] != want {
-				t.Fatalf("trial %d request %d (%v of %v): shared %d, want %d", trial, i, hs, perReq, got[i], want)
+			if int32(len(got[i])) != want || !slices.Equal(got[i], hs[:len(got[i])]) {
+				t.Fatalf("trial %d request %d (%v of %v): shared %v, want the first %d", trial, i, hs, perReq, got[i], want)
+			}
+			if pos[i] > int(want)+1 {
+				t.Fatalf("trial %d request %d: hashed %d blocks for %d shared", trial, i, pos[i], want)
 			}
 		}
 	}

@@ -71,16 +71,34 @@ type Workload struct {
 
 type hashSet struct {
 	once   sync.Once
-	perReq [][]uint64
-	shared []int32
+	blocks *BlockSet
 }
 
 // HashSeed is the XXH3-64 seed of KV block hashes, as the reference engine uses
 // (engine-internals.md §2.1).
 const HashSeed = 1337
 
-// hashSet returns the hashes and shared counts of (blockSize, maxTokens), computing them once.
-func (w *Workload) hashSet(blockSize, maxTokens int) *hashSet {
+// BlockSet is a workload's prefix-cache view at one KV block size and context limit: per
+// request, how many full blocks of its tokens (prompt, then output) have a content hash, and the
+// chained hashes of the leading ones another request of the workload also holds. The blocks
+// after those are unique to their request: no other request can match them in a prefix cache,
+// so their hashes are never computed, and an engine names them by request and position instead
+// (engine.UniqueBlockHash). Chained hashes make the shared blocks a prefix: a block equal in two
+// requests means their whole prefixes up to it are equal.
+type BlockSet struct {
+	// Full is, per request, its full blocks of blockSize tokens up to maxTokens tokens (the
+	// context limit: no request ever holds more; a request whose prompt reaches it gets none, it
+	// will be rejected).
+	Full []int32
+	// Shared is, per request, the hashes of its leading blocks another request also holds (as
+	// BlockHashes computes them); len(Shared[i]) <= Full[i]. The slices share one array.
+	Shared [][]uint64
+}
+
+// Blocks returns the BlockSet of (blockSize, maxTokens), computed once and shared; callers must
+// not modify it. Hashing stops at each request's first unique block, so a workload of distinct
+// requests (synthetic single-turn sources) hashes nothing.
+func (w *Workload) Blocks(blockSize, maxTokens int) *BlockSet {
 	key := hashKey{blockSize, maxTokens}
 	w.mu.Lock()
 	if w.hashes == nil {
@@ -92,75 +110,100 @@ func (w *Workload) hashSet(blockSize, maxTokens int) *hashSet {
 		w.hashes[key] = hs
 	}
 	w.mu.Unlock()
-	hs.once.Do(func() {
-		hs.perReq = w.computeHashes(blockSize, maxTokens)
-		hs.shared = w.sharedBlocks(hs.perReq)
-	})
-	return hs
+	hs.once.Do(func() { hs.blocks = w.computeBlocks(blockSize, maxTokens) })
+	return hs.blocks
 }
 
 // BlockHashes returns, per request, the chained hashes of every full KV block of blockSize tokens
-// over its content (prompt and output), up to maxTokens tokens (the context limit: no request
-// ever holds more; a request whose prompt reaches it gets none, it will be rejected). Block 0's
+// over its content (prompt and output), up to maxTokens tokens (BlockSet.Full blocks). Block 0's
 // hash is XXH3-64(seed 1337) of its tokens as little-endian uint32; block i's hash is
 // XXH3-64(seed 1337) of (hash of block i-1, local hash of block i) as little-endian uint64s
-// (engine-internals.md §2.1). The result is computed once per (blockSize, maxTokens) and shared;
-// callers must not modify it.
+// (engine-internals.md §2.1). It computes every block each call: the simulator needs only the
+// shared ones (Blocks); this is the reference for checks.
 func (w *Workload) BlockHashes(blockSize, maxTokens int) [][]uint64 {
-	return w.hashSet(blockSize, maxTokens).perReq
-}
-
-// SharedBlocks returns, per request, how many of its leading BlockHashes(blockSize, maxTokens)
-// another request of the workload also holds. The rest are unique to the request: no other
-// request can ever match them in a prefix cache. Chained hashes make the shared blocks a prefix:
-// a block equal in two requests means their whole prefixes up to it are equal. Computed with the
-// hashes, once; callers must not modify it.
-func (w *Workload) SharedBlocks(blockSize, maxTokens int) []int32 {
-	return w.hashSet(blockSize, maxTokens).shared
-}
-
-// sharedBlocks counts, per request, the leading hashes that occur in at least two requests (all
-// zero for a workload of distinct requests, without counting). It goes level by level: at block
-// position d only the requests whose blocks before d are all shared take part, since a request
-// with a unique block earlier cannot match anyone at d (chained hashes). Work and memory follow
-// the shared blocks, not all blocks.
-func (w *Workload) sharedBlocks(perReq [][]uint64) []int32 {
-	shared := make([]int32, len(perReq))
-	if w.distinct {
-		return shared
+	out := make([][]uint64, len(w.Requests))
+	buf := make([]byte, 4*blockSize)
+	for i := range w.Requests {
+		r := &w.Requests[i]
+		h := blockHasher{r: r}
+		n := int32(hashedTokens(r, maxTokens) / blockSize)
+		out[i] = make([]uint64, n)
+		for b := range out[i] {
+			out[i][b] = h.next(buf, int32(blockSize))
+		}
 	}
-	cand := make([]int32, 0, len(perReq))
-	for i, hs := range perReq {
-		if len(hs) > 0 {
+	return out
+}
+
+// computeBlocks is Blocks without the cache.
+func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
+	bs := &BlockSet{Full: make([]int32, len(w.Requests)), Shared: make([][]uint64, len(w.Requests))}
+	for i := range w.Requests {
+		bs.Full[i] = int32(hashedTokens(&w.Requests[i], maxTokens) / blockSize)
+	}
+	if w.distinct {
+		return bs
+	}
+	hashers := make([]blockHasher, len(w.Requests))
+	for i := range hashers {
+		hashers[i].r = &w.Requests[i]
+	}
+	buf := make([]byte, 4*blockSize)
+	bs.Shared = sharedPrefixes(bs.Full, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) })
+	return bs
+}
+
+// sharedPrefixes returns, per request, the hashes of its leading blocks that at least one other
+// request also holds. blocks[i] is request i's count of hashed blocks and next(i) returns request
+// i's next block hash, called in block order and at most (shared blocks + 1) times per request.
+// It goes level by level: at block position d only the requests whose blocks before d are all
+// shared take part, since a request with a unique block earlier cannot match anyone at d
+// (chained hashes). Work and memory follow the shared blocks, not all blocks; the result's
+// slices share one array.
+func sharedPrefixes(blocks []int32, next func(i int32) uint64) [][]uint64 {
+	out := make([][]uint64, len(blocks))
+	cand := make([]int32, 0, len(blocks))
+	for i, n := range blocks {
+		if n > 0 {
 			cand = append(cand, int32(i))
 		}
 	}
 	var seen blockmap.Map[int32] // hash at position d → requests holding it (capped at 2)
 	var count []*int32           // per candidate, its hash's count in seen
-	for d := 0; len(cand) > 1; d++ {
+	var hs []uint64              // per candidate, its hash at position d
+	total := 0
+	for d := int32(0); len(cand) > 1; d++ {
 		// Sized for every candidate, seen never grows during the level, so the pointers Upsert
 		// returns stay valid and the second loop needs no lookup.
 		seen.Reset(len(cand))
-		count = count[:0]
+		count, hs = count[:0], hs[:0]
 		for _, i := range cand {
-			n, _ := seen.Upsert(perReq[i][d])
+			h := next(i)
+			n, _ := seen.Upsert(h)
 			if *n < 2 {
 				*n++
 			}
-			count = append(count, n)
+			count, hs = append(count, n), append(hs, h)
 		}
-		next := cand[:0]
+		kept := cand[:0]
 		for k, i := range cand {
 			if *count[k] >= 2 {
-				shared[i] = int32(d + 1)
-				if len(perReq[i]) > d+1 {
-					next = append(next, i)
+				out[i] = append(out[i], hs[k])
+				total++
+				if blocks[i] > d+1 {
+					kept = append(kept, i)
 				}
 			}
 		}
-		cand = next
+		cand = kept
 	}
-	return shared
+	arena := make([]uint64, 0, total)
+	for i, h := range out {
+		start := len(arena)
+		arena = append(arena, h...)
+		out[i] = arena[start:len(arena):len(arena)]
+	}
+	return out
 }
 
 type hashKey struct{ blockSize, maxTokens int }
@@ -173,70 +216,65 @@ func hashedTokens(r *Request, maxTokens int) int {
 	return min(int(r.PromptLen)+int(r.OutputLen), maxTokens)
 }
 
-func (w *Workload) computeHashes(blockSize, maxTokens int) [][]uint64 {
-	total := 0
-	for i := range w.Requests {
-		total += hashedTokens(&w.Requests[i], maxTokens) / blockSize
+// blockHasher yields the chained block hashes of one request's content, block after block (see
+// BlockHashes). The zero value with r set starts at block 0.
+type blockHasher struct {
+	r         *Request
+	pi        int   // content piece of the cursor
+	off       int32 // offset of the cursor within it
+	b         int32 // blocks hashed so far
+	parent    uint64
+	prevLocal uint64
+	prevToken uint32
+	havePrev  bool
+}
+
+// next returns the hash of the next block of bs tokens; buf holds at least 4 × bs bytes.
+func (h *blockHasher) next(buf []byte, bs int32) uint64 {
+	r := h.r
+	for h.off >= r.Content[h.pi].Len {
+		h.pi++
+		h.off = 0
 	}
-	arena := make([]uint64, 0, total)
-	out := make([][]uint64, len(w.Requests))
-	buf := make([]byte, 4*blockSize)
-	bs := int32(blockSize)
-	var pair [16]byte
-	for i := range w.Requests {
-		r := &w.Requests[i]
-		nBlocks := int32(hashedTokens(r, maxTokens)) / bs
-		start := len(arena)
-		var parent, prevLocal uint64
-		var prevToken uint32
-		havePrev := false
-		pi, off := 0, int32(0) // cursor: piece index and offset within it
-		for b := int32(0); b < nBlocks; b++ {
-			for off >= r.Content[pi].Len {
-				pi++
-				off = 0
+	// A block inside one Repeat piece holds a single token; when the previous block was the same
+	// token, the local hash is the same (Mooncake hash blocks repeat one token).
+	p := r.Content[h.pi]
+	single := p.Repeat && p.Len-h.off >= bs
+	var local uint64
+	if single && h.havePrev && h.prevToken == p.Start {
+		local = h.prevLocal
+		h.off += bs
+	} else {
+		for k := int32(0); k < bs; {
+			for h.off >= r.Content[h.pi].Len {
+				h.pi++
+				h.off = 0
 			}
-			// A block inside one Repeat piece holds a single token; when the previous block was
-			// the same token, the local hash is the same (Mooncake hash blocks repeat one token).
-			p := r.Content[pi]
-			single := p.Repeat && p.Len-off >= bs
-			var local uint64
-			if single && havePrev && prevToken == p.Start {
-				local = prevLocal
-				off += bs
-			} else {
-				for k := int32(0); k < bs; {
-					for off >= r.Content[pi].Len {
-						pi++
-						off = 0
-					}
-					q := r.Content[pi]
-					n := min(bs-k, q.Len-off)
-					tok, step := q.Start, uint32(0)
-					if !q.Repeat {
-						tok, step = q.Start+uint32(off), 1
-					}
-					for end := k + n; k < end; k++ {
-						binary.LittleEndian.PutUint32(buf[4*k:], tok)
-						tok += step
-					}
-					off += n
-				}
-				local = xxh3.HashSeed(buf, HashSeed)
+			q := r.Content[h.pi]
+			n := min(bs-k, q.Len-h.off)
+			tok, step := q.Start, uint32(0)
+			if !q.Repeat {
+				tok, step = q.Start+uint32(h.off), 1
 			}
-			havePrev, prevToken, prevLocal = single, p.Start, local
-			if b == 0 {
-				parent = local
-			} else {
-				binary.LittleEndian.PutUint64(pair[0:], parent)
-				binary.LittleEndian.PutUint64(pair[8:], local)
-				parent = xxh3.HashSeed(pair[:], HashSeed)
+			for end := k + n; k < end; k++ {
+				binary.LittleEndian.PutUint32(buf[4*k:], tok)
+				tok += step
 			}
-			arena = append(arena, parent)
+			h.off += n
 		}
-		out[i] = arena[start:len(arena):len(arena)]
+		local = xxh3.HashSeed(buf[:4*bs], HashSeed)
 	}
-	return out
+	h.havePrev, h.prevToken, h.prevLocal = single, p.Start, local
+	if h.b == 0 {
+		h.parent = local
+	} else {
+		var pair [16]byte
+		binary.LittleEndian.PutUint64(pair[0:], h.parent)
+		binary.LittleEndian.PutUint64(pair[8:], local)
+		h.parent = xxh3.HashSeed(pair[:], HashSeed)
+	}
+	h.b++
+	return h.parent
 }
 
 // tokenAllocator hands out ranges of fresh token ids, so distinct content never collides.

@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,8 +47,63 @@ func TestBlockHashesContentAndChaining(t *testing.T) {
 	if h[3][0] != r7 || h[3][1] != chain(r7, r7) {
 		t.Fatalf("repeat pieces: %x", h[3])
 	}
-	if &w.BlockHashes(4, 1<<30)[0][0] != &h[0][0] {
-		t.Fatal("hashes are not cached per block size")
+	// Blocks keeps the shared leading hashes only, once per block size: requests 0 and 1 share
+	// both blocks, request 2 block 0 with them, request 3 nothing.
+	bs := w.Blocks(4, 1<<30)
+	if w.Blocks(4, 1<<30) != bs {
+		t.Fatal("blocks are not cached per block size")
+	}
+	for i, want := range [][]uint64{want0, want0, {b0}, nil} {
+		if !slices.Equal(bs.Shared[i], want) || bs.Full[i] != 2 {
+			t.Errorf("request %d: shared %x of %d blocks, want %x of 2", i, bs.Shared[i], bs.Full[i], want)
+		}
+	}
+}
+
+// Blocks against BlockHashes on workloads with sharing (sessions of prefix groups, a trace with
+// common hash ids): Shared[i] is the leading run of request i's hashes that another request
+// holds, Full[i] its count of hashed blocks, under a context limit too; a workload of distinct
+// requests hashes nothing.
+func TestBlocksKeepTheSharedPrefixes(t *testing.T) {
+	sessions := SyntheticSessions(6, SessionShape{Turns: 3, NewInput: Fixed(100), Output: Fixed(20), SharedPrefixRatio: 0.5, PrefixGroups: 2})
+	trace := FromTrace([]TraceRow{
+		{Line: 1, InputLength: 1000, OutputLength: 10, HashIDs: []uint64{7, 8}, HasTimestamp: true},
+		{Line: 2, InputLength: 600, OutputLength: 5, HashIDs: []uint64{7, 9}, HasTimestamp: true},
+		{Line: 3, InputLength: 1100, OutputLength: 5, HashIDs: []uint64{7, 8, 3}, HasTimestamp: true},
+	}, 512, 1)
+	for _, c := range []struct {
+		name       string
+		w          *Workload
+		bs, maxTok int
+	}{{"sessions", sessions, 16, 1 << 30}, {"sessions, context 200", sessions, 16, 200}, {"trace", trace, 64, 1 << 30}} {
+		all := c.w.BlockHashes(c.bs, c.maxTok)
+		got := c.w.Blocks(c.bs, c.maxTok)
+		holders := map[uint64]int{}
+		for _, hs := range all {
+			for _, x := range hs {
+				holders[x]++
+			}
+		}
+		sharing := 0
+		for i, hs := range all {
+			n := 0
+			for n < len(hs) && holders[hs[n]] >= 2 {
+				n++
+			}
+			sharing += n
+			if got.Full[i] != int32(len(hs)) || !slices.Equal(got.Shared[i], hs[:n]) {
+				t.Errorf("%s request %d: %d blocks, shared %x; want %d, %x", c.name, i, got.Full[i], got.Shared[i], len(hs), hs[:n])
+			}
+		}
+		if sharing == 0 {
+			t.Errorf("%s: no shared block, the case checks nothing", c.name)
+		}
+	}
+	d := Synthetic(4, 100, 10).Blocks(16, 1<<30)
+	for i := range 4 {
+		if d.Full[i] != 6 || len(d.Shared[i]) != 0 {
+			t.Errorf("distinct request %d: %d blocks, %d shared; want 6 and 0", i, d.Full[i], len(d.Shared[i]))
+		}
 	}
 }
 
