@@ -264,6 +264,13 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 			g.TTFTMAPEPct, g.TTFTMedianAPEPct, g.TPOTMAPEPct, g.TPOTMedianAPEPct)
 	}
 	fmt.Fprintln(w)
+	if len(s.Notes) > 0 {
+		fmt.Fprintf(w, "Simulated rows with notes (readings of empty cells, departures from the row; see each row's notes):\n")
+		for _, n := range s.Notes {
+			fmt.Fprintf(w, "  %4d × %s\n", n.Rows, n.Note)
+		}
+		fmt.Fprintln(w)
+	}
 	for _, l := range []struct {
 		name string
 		w    []calibrate.Worst

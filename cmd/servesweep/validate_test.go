@@ -79,6 +79,34 @@ func TestValidateCommand(t *testing.T) {
 	}
 }
 
+// A disaggregated row without worker counts or batch sizes is simulated as one prefill and one
+// decode worker; the summary counts the rows per note, with -q too, and the JSON carries them.
+func TestValidateCommandNotes(t *testing.T) {
+	const csv = `id,backend,model_path,system,mode,isl,osl,concurrency,prefill_tp_size,decode_tp_size,silicon_ttft_ms,silicon_tpot_ms
+d1,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,disagg,256,8,4,1,1,60,8
+`
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "disagg.csv")
+	if err := os.WriteFile(csvPath, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "validate", "--measured", csvPath, "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, frag := range []string{"Simulated rows with notes", "1 × prefill_num_workers and decode_num_workers empty",
+		"1 × decode_batch_size empty", "1 × prefill_batch_size empty", "1 rows simulated, 0 skipped"} {
+		if !strings.Contains(out, frag) {
+			t.Errorf("output lacks %q:\n%s", frag, out)
+		}
+	}
+	code, out, _ = runCLI(t, "validate", "--measured", csvPath, "--format", "json")
+	if code != exitOK || !strings.Contains(out, `"note": "prefill_num_workers and decode_num_workers empty"`) ||
+		!strings.Contains(out, `"decode_batch_size empty: concurrency 4 / (decode_attention_dp_size 1 × decode_num_workers 1) = 4 per rank"`) {
+		t.Errorf("json: exit %d\n%s", code, out)
+	}
+}
+
 func TestValidateCommandErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string

@@ -72,7 +72,7 @@ func TestReadCSV(t *testing.T) {
 }
 
 // MoE rows carry their expert split (moe_tp_size, moe_ep_size and the prefill_/decode_ forms);
-// a disaggregated row without worker counts is skipped with the reason.
+// a disaggregated row without worker counts is one prefill and one decode worker.
 func TestPlanRowMoE(t *testing.T) {
 	const moe = header +
 		"r,trtllm,1.0,deepseek-ai/DeepSeek-R1,h100_sxm,fp8,fp8,agg,1024,128,16,fp8,16,8,1,1,1,8,,,,,,,,,,,,,,,500,30\n" +
@@ -90,7 +90,7 @@ func TestPlanRowMoE(t *testing.T) {
 	if par.Tensor != 8 || par.MoeExpert != 8 || par.MoeTensor != 1 || p.Shape != "agg 1 × (TP8 EP8)" {
 		t.Errorf("agg MoE plan: %+v, shape %q", par, p.Shape)
 	}
-	if _, err := PlanRow(rows[1], Options{}); err == nil || !strings.Contains(err.Error(), "needs prefill_num_workers and decode_num_workers, got 0 and 0") {
+	if p, err := PlanRow(rows[1], Options{}); err != nil || p.Shape != "disagg P 1 × (TP16 EP16) / D 1 × (TP16 EP16)" {
 		t.Errorf("disagg MoE row without workers: %v", err)
 	}
 	if rows[1].Decode.MoEExpert != 16 || rows[1].Prefill.Tensor != 16 {
@@ -388,7 +388,8 @@ func TestSkipReasonsNameColumns(t *testing.T) {
 		"a," + r1 + "fp8,agg,1024,128,8,fp8,8,6,1,1,6,1,,,,,,,,,,,,,,,100,10\n" +
 		"b," + r1 + "fp8,agg,2048,128,8,fp8,8,6,1,1,6,1,,,,,,,,,,,,,,,100,10\n" +
 		"c," + r1 + "fp8,agg,1024,128,8,fp8,8,8,1,1,1,3,,,,,,,,,,,,,,,100,10\n" +
-		"d," + r1 + "fp9,agg,1024,128,8,fp8,8,8,1,1,1,8,,,,,,,,,,,,,,,100,10\n"
+		"d," + r1 + "fp9,agg,1024,128,8,fp8,8,8,1,1,1,8,,,,,,,,,,,,,,,100,10\n" +
+		"e," + r1 + "fp8,disagg,1024,128,8,fp8,,,,,,,1,1,1,1,1,1,1,8,1,8,1,1,1,8,100,10\n"
 	rows, err := ReadCSV(strings.NewReader(csv), "r1.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -402,6 +403,7 @@ func TestSkipReasonsNameColumns(t *testing.T) {
 		"2 × tp_size: tensor 6 does not divide deepseek-ai/DeepSeek-R1's 128 attention heads",
 		`1 × gemm_quant_mode: unknown precision "fp9"`,
 		"1 × moe_ep_size: moe_tensor × moe_expert (1 × 3 = 3) must equal tensor × attention_data (8 × 1 = 8)",
+		"1 × prefill_tp_size × prefill_pp_size (KV capacity): model deepseek-ai/DeepSeek-R1 (fp8 weights) does not fit on 1 × h200_sxm",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("reasons %q, want %d", got, len(want))
@@ -437,6 +439,69 @@ func TestPlanRowAttentionDP(t *testing.T) {
 	}
 	if d := p.Config.Engine.Workers.Decode; d.Parallelism.Replicas != 1 || d.Parallelism.AttentionData != 32 || d.Scheduler.MaxSequences != 256 {
 		t.Errorf("decode: replicas %d, attention_data %d, max_sequences %d; want 1, 32, 256", d.Parallelism.Replicas, d.Parallelism.AttentionData, d.Scheduler.MaxSequences)
+	}
+}
+
+// A disaggregated row without worker counts or batch sizes (871 rows of the MoE file) is one
+// prefill worker and one decode worker of the given shapes; the prefill ranks run one request
+// each and the decode ranks share the concurrency. Hand-computed for DeepSeek-R1 (61 layers, MLA
+// latent 512 + 64 values per token and layer) in FP4 weights and FP8 KV on GB200 (TensorRT-LLM,
+// 32-token blocks), ISL 1024 + OSL 1024 = 2,048 tokens = 64 blocks a request:
+//   - decode TP1 DP16 EP16 at concurrency 4,096: 4,096 / 16 = 256 requests per rank need 256 × 64
+//     = 16,384 blocks; a rank's pool is 128,158 blocks (0.9 × (186 − 32.9 GiB of weights − 2.5
+//     of activations − 1.5 reserve) / (32 × 35,136 B), 35,136 = 61 × 576 FP8 bytes a token);
+//   - concurrency 4,100 does not divide: ceil(4,100 / 16) = 257 per rank;
+//   - decode TP16 DP1 (the latent is replicated over the tensor group) at 4,096 needs 4,096 × 64
+//     = 262,144 blocks on every GPU, which holds 137,381: refused, naming decode_num_workers;
+//   - only one of the two worker counts given: refused, naming the empty one.
+func TestPlanRowDisaggWithoutWorkers(t *testing.T) {
+	csv := header +
+		"a,trtllm,1.0,deepseek-ai/DeepSeek-R1,gb200,fp4,nvfp4,disagg,1024,1024,4096,nvfp4,,,,,,,,,4,1,1,1,4,,,1,1,16,1,16,3000,20\n" +
+		"b,trtllm,1.0,deepseek-ai/DeepSeek-R1,gb200,fp4,nvfp4,disagg,1024,1024,4100,nvfp4,,,,,,,,,4,1,1,1,4,,,1,1,16,1,16,3000,20\n" +
+		"c,trtllm,1.0,deepseek-ai/DeepSeek-R1,gb200,fp4,nvfp4,disagg,1024,1024,4096,nvfp4,,,,,,,,,4,1,1,1,4,,,16,1,1,1,16,3000,20\n" +
+		"d,trtllm,1.0,deepseek-ai/DeepSeek-R1,gb200,fp4,nvfp4,disagg,1024,1024,4096,nvfp4,,,,,,,,2,4,1,1,1,4,,,1,1,16,1,16,3000,20\n" +
+		"e,trtllm,1.0,deepseek-ai/DeepSeek-R1,gb200,fp4,nvfp4,disagg,1024,1024,,nvfp4,,,,,,,,,4,1,1,1,4,,,1,1,16,1,16,3000,20\n"
+	rows, err := ReadCSV(strings.NewReader(csv), "disagg.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanRow(rows[0], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.Config.Engine.Workers
+	if w.Prefill.Parallelism != (config.Parallelism{Replicas: 1, Tensor: 4, Pipeline: 1, AttentionData: 1, MoeTensor: 1, MoeExpert: 4}) ||
+		w.Decode.Parallelism != (config.Parallelism{Replicas: 1, Tensor: 1, Pipeline: 1, AttentionData: 16, MoeTensor: 1, MoeExpert: 16}) {
+		t.Errorf("parallelism: prefill %+v, decode %+v", w.Prefill.Parallelism, w.Decode.Parallelism)
+	}
+	if w.Prefill.Scheduler.MaxSequences != 1 || w.Decode.Scheduler.MaxSequences != 256 || w.Decode.KVCache.BlockSize != 32 {
+		t.Errorf("max_sequences: prefill %d, decode %d (want 1, 256); block size %d (want 32)",
+			w.Prefill.Scheduler.MaxSequences, w.Decode.Scheduler.MaxSequences, w.Decode.KVCache.BlockSize)
+	}
+	if p.Concurrency != 4096 || p.Warmup != 4096 || p.Config.Traffic.Stop.Requests != 4096+4*4096 ||
+		p.Shape != "disagg P 1 × (TP4 EP4) / D 1 × (TP1 DP16 EP16)" || *p.Config.Engine.KVTransfer.BandwidthGBps != 900 {
+		t.Errorf("plan a: concurrency %d, warmup %d, requests %d, shape %q, transfer %v GB/s", p.Concurrency, p.Warmup,
+			p.Config.Traffic.Stop.Requests, p.Shape, *p.Config.Engine.KVTransfer.BandwidthGBps)
+	}
+	want := []string{DisaggWorkersNote, PrefillBatchNote,
+		"decode_batch_size empty: concurrency 4096 / (decode_attention_dp_size 16 × decode_num_workers 1) = 256 per rank"}
+	if !slices.Equal(p.Notes, want) {
+		t.Errorf("notes %q, want %q", p.Notes, want)
+	}
+	if p, err = PlanRow(rows[1], Options{}); err != nil || p.Config.Engine.Workers.Decode.Scheduler.MaxSequences != 257 || p.Concurrency != 4100 {
+		t.Errorf("plan b: %v, decode max_sequences %d (want 257)", err, p.Config.Engine.Workers.Decode.Scheduler.MaxSequences)
+	}
+	for _, c := range []struct {
+		row  Row
+		frag string
+	}{
+		{rows[2], "decode_num_workers empty, and one decode worker of this shape cannot hold the row's concurrency in KV"},
+		{rows[3], "decode_num_workers is empty while prefill_num_workers is 2: give both or neither"},
+		{rows[4], "concurrency and decode_batch_size are both empty"},
+	} {
+		if _, err := PlanRow(c.row, Options{}); err == nil || !strings.Contains(err.Error(), c.frag) {
+			t.Errorf("row %s: err = %v, want %q", c.row.ID, err, c.frag)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/timing"
 )
@@ -25,6 +26,29 @@ const (
 	// H100/B200 systems have. GB200 NVL72 racks transfer over NVLink instead
 	// (Hardware.LinkGBps).
 	RDMAGBps = 50.0
+)
+
+// Readings of a disaggregated row that leaves cells empty, recorded in Plan.Notes (the README's
+// "Validation against measured deployments" documents them beside the aggregated reading). The
+// file does not say what was deployed; these are the smallest deployments consistent with it.
+const (
+	// DisaggWorkersNote: with neither prefill_num_workers nor decode_num_workers given (871 of
+	// the 1,053 disaggregated rows of measured_moe_calibration.csv), the row is simulated as one
+	// prefill worker and one decode worker of the given shapes. One of the two given alone is an
+	// error naming the empty column, and so is a row whose concurrency one decode worker's KV
+	// pool cannot hold (see PlanRow).
+	DisaggWorkersNote = "prefill_num_workers and decode_num_workers empty: one prefill and one decode worker"
+	// PrefillBatchNote: an empty prefill_batch_size is 1 per attention-DP rank, the value of
+	// every row of the measured files that gives it and the prefill role's default
+	// (scheduler.max_sequences, dynosim-spec.md §3.2.1).
+	PrefillBatchNote = "prefill_batch_size empty: 1 per rank"
+	// DecodeBatchNote starts the note of an empty decode_batch_size: the decode ranks share the
+	// row's concurrency, ceil(concurrency / (decode_attention_dp_size × decode_num_workers))
+	// running requests per rank, the identity concurrency = decode_batch_size ×
+	// decode_attention_dp_size × decode_num_workers that every row giving all three satisfies,
+	// read the other way. KV capacity still bounds admission (the engines' own limit at such
+	// loads), so a rank never runs more than its KV pool holds.
+	DecodeBatchNote = "decode_batch_size empty"
 )
 
 // Plan is the simulation of one measured row.
@@ -113,9 +137,10 @@ func normalize(s WorkerShape) WorkerShape {
 // Aggregated rows: batch_size is the per-worker running limit; when concurrency is a multiple
 // k > 1 of batch_size the deployment is taken to have k replicas (the README's reading), else
 // one. An empty concurrency means batch_size. Disaggregated rows use prefill_* and decode_*
-// (replicas = *_num_workers, required; running limit = *_batch_size) and transfer KV at RDMAGBps
-// per GPU
-// (NVLink on gb200); an empty concurrency means decode_batch_size × decode_num_workers.
+// (replicas = *_num_workers, running limit per attention-DP rank = *_batch_size) and transfer KV
+// at RDMAGBps per GPU (NVLink on gb200); an empty concurrency means decode_batch_size ×
+// decode_attention_dp_size × decode_num_workers. Empty worker counts and batch sizes follow
+// DisaggWorkersNote, PrefillBatchNote and DecodeBatchNote, each noted in Plan.Notes.
 //
 // The error says why the row cannot be simulated: a malformed cell, an unknown model or GPU, an
 // unknown backend or mode, a missing shape.
@@ -206,21 +231,36 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		p.Shape = "agg " + shapeString(replicas, s)
 	case "disagg", "disaggregated":
 		ps, ds := normalize(r.Prefill), normalize(r.Decode)
-		if ps.Workers == 0 || ds.Workers == 0 {
-			// Most of the MoE file's disaggregated rows give only the roles' shapes. Their
-			// concurrency (up to 16,384) shows many workers; guessing a count would score a
-			// deployment that was not measured, so such rows are skipped with this reason.
-			return nil, fmt.Errorf("disagg row needs prefill_num_workers and decode_num_workers, got %d and %d", ps.Workers, ds.Workers)
+		switch {
+		case ps.Workers == 0 && ds.Workers == 0:
+			// Most of the MoE file's disaggregated rows give only the roles' shapes: they are
+			// simulated as one worker of each (DisaggWorkersNote).
+			ps.Workers, ds.Workers = 1, 1
+			p.Notes = append(p.Notes, DisaggWorkersNote)
+		case ps.Workers == 0:
+			return nil, fmt.Errorf("prefill_num_workers is empty while decode_num_workers is %d: give both or neither", ds.Workers)
+		case ds.Workers == 0:
+			return nil, fmt.Errorf("decode_num_workers is empty while prefill_num_workers is %d: give both or neither", ps.Workers)
 		}
-		pb, db := max(ps.BatchSize, 1), ds.BatchSize
-		if db == 0 {
-			db = 256
-			p.Notes = append(p.Notes, "decode_batch_size empty: 256")
+		pb, db := ps.BatchSize, ds.BatchSize
+		if pb == 0 {
+			pb = 1
+			p.Notes = append(p.Notes, PrefillBatchNote)
 		}
 		// The batch sizes are per attention-DP rank: in the measured files concurrency =
-		// decode_batch_size × decode_attention_dp_size × decode_num_workers on every row.
-		if conc == 0 {
-			conc = db * ds.AttentionData * ds.Workers
+		// decode_batch_size × decode_attention_dp_size × decode_num_workers on every row that
+		// gives all three.
+		slots := ds.AttentionData * ds.Workers
+		switch {
+		case db == 0 && conc == 0:
+			return nil, fmt.Errorf("concurrency and decode_batch_size are both empty")
+		case db == 0:
+			// The same identity read the other way: the decode ranks share the row's concurrency.
+			db = (conc + slots - 1) / slots
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: concurrency %d / (decode_attention_dp_size %d × decode_num_workers %d) = %d per rank",
+				DecodeBatchNote, conc, ds.AttentionData, ds.Workers, db))
+		case conc == 0:
+			conc = db * slots
 			p.Notes = append(p.Notes, fmt.Sprintf("concurrency empty: decode_batch_size %d × decode_attention_dp_size %d × decode_num_workers %d = %d",
 				db, ds.AttentionData, ds.Workers, conc))
 		}
@@ -233,6 +273,20 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		}
 		cfg.Engine.KVTransfer = &config.KVTransfer{BandwidthGBps: &gbps, TimingMode: "destination_missing"}
 		p.Shape = "disagg P " + shapeString(ps.Workers, ps) + " / D " + shapeString(ds.Workers, ds)
+		if r.Prefill.Workers == 0 && r.Decode.Workers == 0 {
+			// The one-worker reading holds only when that worker can keep the row's concurrency
+			// in flight: a decode rank whose KV pool (as the run sizes it) cannot hold its share at
+			// full length (ISL + OSL tokens each) would queue requests for KV, and the measured
+			// deployment plainly had more decode workers. Such a row is refused rather than scored
+			// against a deployment it contradicts. A capacity that cannot be derived is left to the
+			// run, which names the field.
+			if have, err := sim.CapacityBlocks(cfg, config.RoleDecode); err == nil {
+				if need := db * ((r.ISL + r.OSL + bs - 1) / bs); need > have {
+					return nil, fmt.Errorf("decode_num_workers empty, and one decode worker of this shape cannot hold the row's concurrency in KV " +
+						"(ISL + OSL tokens each): the measured deployment had more decode workers; give decode_num_workers")
+				}
+			}
+		}
 	default:
 		return nil, fmt.Errorf("mode %q is not agg or disagg", r.Mode)
 	}

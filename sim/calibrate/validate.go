@@ -149,6 +149,14 @@ type Worst struct {
 	APEPct float64 `json:"ape_pct"`
 }
 
+// NoteCount is how many simulated rows carry one kind of note.
+type NoteCount struct {
+	// Note is the note up to its first colon (the cells it reads, or the departure).
+	Note string `json:"note"`
+	// Rows is the number of simulated rows with such a note.
+	Rows int `json:"rows"`
+}
+
 // Summary aggregates the simulated rows. MAPE is the mean APE in percent; the median APE is
 // reported beside it because a few rows were measured far past saturation. With no simulated row
 // there is no accuracy: the four APE fields are then nil (null in JSON, N/A in String).
@@ -166,6 +174,10 @@ type Summary struct {
 	RowsSkipped   int `json:"rows_skipped"`
 	// Groups are sorted by model, system, backend.
 	Groups []Group `json:"groups"`
+	// Notes counts the simulated rows per kind of note (Plan.Notes, each cut at its first colon,
+	// e.g. "prefill_num_workers and decode_num_workers empty"), most frequent first: how many
+	// of the scored rows rest on a reading of empty cells or depart from the row.
+	Notes []NoteCount `json:"notes"`
 	// LargestTTFTErrors and LargestTPOTErrors list the rows with the largest APEs, largest first.
 	LargestTTFTErrors []Worst `json:"largest_ttft_errors"`
 	LargestTPOTErrors []Worst `json:"largest_tpot_errors"`
@@ -366,9 +378,40 @@ func summarize(rows []RowResult, worst int) Summary {
 		g.TPOTMAPEPct, g.TPOTMedianAPEPct = stats(b)
 		s.Groups = append(s.Groups, g)
 	}
+	s.Notes = noteCounts(rows)
 	s.LargestTTFTErrors = largest(rows, worst, "ttft", func(r *RowResult) float64 { return r.TTFTAPEPct })
 	s.LargestTPOTErrors = largest(rows, worst, "tpot", func(r *RowResult) float64 { return r.TPOTAPEPct })
 	return s
+}
+
+// noteCounts counts the simulated rows per note kind (a row counts once per kind), most
+// frequent first, equal counts by note.
+func noteCounts(rows []RowResult) []NoteCount {
+	counts := map[string]int{}
+	for _, r := range rows {
+		if r.Skipped {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, n := range r.Notes {
+			k, _, _ := strings.Cut(n, ":")
+			if !seen[k] {
+				seen[k] = true
+				counts[k]++
+			}
+		}
+	}
+	out := make([]NoteCount, 0, len(counts))
+	for k, n := range counts {
+		out = append(out, NoteCount{Note: k, Rows: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Rows != out[j].Rows {
+			return out[i].Rows > out[j].Rows
+		}
+		return out[i].Note < out[j].Note
+	})
+	return out
 }
 
 // largest lists the n simulated rows with the largest metric, largest first (ties by line).
@@ -467,11 +510,23 @@ func (s Summary) String() string {
 // parallelismPath matches a worker role's parallelism field in a config error.
 var parallelismPath = regexp.MustCompile(`engine\.workers\.(aggregated|prefill|decode)\.parallelism\.(replicas|tensor|pipeline|attention_data|moe_tensor|moe_expert)\b`)
 
+// capacityPath matches a worker role's derived KV capacity in a config error (the weights do not
+// fit on the role's GPUs, or leave no room for KV).
+var capacityPath = regexp.MustCompile(`engine\.workers\.(aggregated|prefill|decode)\.kv_cache\.capacity( \(default\))?`)
+
 // csvColumns names, in a skip reason, the measured CSV's column for every worker parallelism
 // field of the simulated config (engine.workers.decode.parallelism.tensor becomes
-// decode_tp_size, engine.workers.aggregated.parallelism.moe_expert becomes moe_ep_size), so a
-// reason points at the cell to look at.
+// decode_tp_size, engine.workers.aggregated.parallelism.moe_expert becomes moe_ep_size), and for
+// a role's KV capacity the columns of its GPUs (engine.workers.prefill.kv_cache.capacity becomes
+// "prefill_tp_size × prefill_pp_size (KV capacity)"), so a reason points at the cells to look at.
 func csvColumns(reason string) string {
+	reason = capacityPath.ReplaceAllStringFunc(reason, func(path string) string {
+		prefix := ""
+		if m := capacityPath.FindStringSubmatch(path); m[1] != "aggregated" {
+			prefix = m[1] + "_"
+		}
+		return prefix + "tp_size × " + prefix + "pp_size (KV capacity)"
+	})
 	return parallelismPath.ReplaceAllStringFunc(reason, func(path string) string {
 		m := parallelismPath.FindStringSubmatch(path)
 		prefix := ""

@@ -53,8 +53,13 @@ type Capacity struct {
 	ActivationGiB float64
 	// ReserveGiB is RuntimeReserveGiB.
 	ReserveGiB float64
+	// StateGiB is the linear-attention state of MaxSequences running sequences
+	// (ModelSpec.StateBytesPerSequencePerGPU; 0 without linear-attention layers): set aside
+	// beside the KV cache, as SGLang sizes its Mamba-state pool for the running requests and
+	// vLLM's hybrid allocator gives every running request one state slot per such layer.
+	StateGiB float64
 	// KVGiB is what is left for the KV cache: UsableGiB − WeightsGiB − ActivationGiB −
-	// ReserveGiB, × MemoryFraction with FractionOfFree.
+	// ReserveGiB − StateGiB, × MemoryFraction with FractionOfFree.
 	KVGiB float64
 	// KVBytesPerTokenPerGPU is the GPU's share of one token's KV in bytes.
 	KVBytesPerTokenPerGPU int64
@@ -75,7 +80,7 @@ func activationBytesPerGPU(m ModelSpec, t, tokens, seqs int) float64 {
 // capacity; engine-internals.md §2.3, vLLM's accounting). Per GPU:
 //
 //	usable = MemoryFraction × MemoryGiB
-//	kv     = usable − WeightBytesPerGPU(weights, shape) − activation − RuntimeReserveGiB
+//	kv     = usable − WeightBytesPerGPU(weights, shape) − activation − RuntimeReserveGiB − state
 //	blocks = floor(kv / (BlockSize × KVBytesPerTokenPerGPU))
 //
 // With FractionOfFree (TensorRT-LLM), usable = MemoryGiB and kv is multiplied by MemoryFraction.
@@ -117,9 +122,10 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 		WeightsGiB:            m.WeightBytesPerGPU(in.Precisions.Weights, s) / gib,
 		ActivationGiB:         activationBytesPerGPU(m, s.Tensor, in.MaxBatchedTokens, in.MaxSequences) / gib,
 		ReserveGiB:            RuntimeReserveGiB,
+		StateGiB:              float64(in.MaxSequences) * float64(m.StateBytesPerSequencePerGPU(s.Tensor, s.Pipeline)) / gib,
 		KVBytesPerTokenPerGPU: perGPU,
 	}
-	c.KVGiB = c.UsableGiB - c.WeightsGiB - c.ActivationGiB - c.ReserveGiB
+	c.KVGiB = c.UsableGiB - c.WeightsGiB - c.ActivationGiB - c.ReserveGiB - c.StateGiB
 	if in.FractionOfFree {
 		c.KVGiB *= in.MemoryFraction
 	}
@@ -135,9 +141,17 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 	blockBytes := float64(in.BlockSize) * float64(perGPU)
 	blocks := math.Floor(c.KVGiB * gib / blockBytes)
 	if blocks < 1 {
-		return c, fmt.Errorf("model %s (%s weights) leaves no room for the KV cache on %d × %s (tensor %d × pipeline %d): per GPU %.1f GiB usable − %.1f GiB weights − %.1f GiB activations − %.1f GiB runtime reserve = %.2f GiB, one KV block needs %.4f GiB; %s or memory_fraction, or quantize",
-			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, c.UsableGiB, c.WeightsGiB, c.ActivationGiB, c.ReserveGiB, c.KVGiB, blockBytes/gib, raise)
+		return c, fmt.Errorf("model %s (%s weights) leaves no room for the KV cache on %d × %s (tensor %d × pipeline %d): per GPU %.1f GiB usable − %.1f GiB weights − %.1f GiB activations − %.1f GiB runtime reserve%s = %.2f GiB, one KV block needs %.4f GiB; %s or memory_fraction, or quantize",
+			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, c.UsableGiB, c.WeightsGiB, c.ActivationGiB, c.ReserveGiB, stateTerm(c.StateGiB, in.MaxSequences), c.KVGiB, blockBytes/gib, raise)
 	}
 	c.Blocks = int(min(blocks, math.MaxInt32))
 	return c, nil
+}
+
+// stateTerm renders the linear-attention state in a capacity error ("" without).
+func stateTerm(gibs float64, seqs int) string {
+	if gibs == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" − %.1f GiB linear-attention state of %d sequences (max_sequences)", gibs, seqs)
 }

@@ -269,7 +269,7 @@ func TestLoadModelDir(t *testing.T) {
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 32}`,
 			"qk_nope_head_dim must be > 0 with kv_lora_rank (MLA), got 0"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "layer_types": ["linear_attention", "full_attention"]}`,
-			`"linear_attention" layers: hybrid linear attention is not modeled`},
+			`1 linear_attention layers: linear-attention heads and head dims must be > 0`},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "quantization_config": {"quant_method": "gptq"}}`,
 			`quant_method "gptq" is not modeled`},
 		{`{not json`, "invalid config.json"},

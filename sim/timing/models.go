@@ -39,25 +39,45 @@ type ModelSpec struct {
 	// pool, TensorRT-LLM's per-layer attention window): a request holds at most SlidingWindow
 	// tokens of it, a constant left out of the per-token KV footprint.
 	SlidingLayers, SlidingWindow int
+	// LinearAttention is the Gated DeltaNet layout of a hybrid model (nil: every layer is
+	// softmax attention). Its layers hold a fixed state per sequence
+	// (StateBytesPerSequencePerGPU) and no per-token KV.
+	LinearAttention *LinearAttentionSpec
+	// AttentionOutputGate is config.json attn_output_gate: the full-attention layers' query
+	// projection also produces a sigmoid gate per head (heads × head_dim more outputs).
+	AttentionOutputGate bool
+}
+
+// linearLayers is the number of linear-attention layers (0 without).
+func (m ModelSpec) linearLayers() int {
+	if m.LinearAttention == nil {
+		return 0
+	}
+	return m.LinearAttention.Layers
 }
 
 // kvLayers is the number of layers whose KV the per-token cache holds: every layer but the
-// sliding-window ones.
-func (m ModelSpec) kvLayers() int { return m.Layers - m.SlidingLayers }
+// sliding-window and linear-attention ones.
+func (m ModelSpec) kvLayers() int { return m.Layers - m.SlidingLayers - m.linearLayers() }
 
 // LinearParams is the parameter count of the transformer blocks' GEMMs (the part a quantized
 // checkpoint stores in FP8/FP4): per layer q (hidden × heads·head_dim), k and v (hidden ×
 // kv_heads·head_dim each), o (heads·head_dim × hidden) and the SwiGLU MLP (3 × hidden ×
-// intermediate). With MLA the attention projections are MLA's (attentionParams); an MoE layer
+// intermediate). With MLA the attention projections are MLA's (attentionParams), with an
+// attention output gate q is twice as wide, and linear-attention layers have their own
+// projections (LinearAttentionSpec) instead of q, k, v and o; an MoE layer
 // has, instead of the dense MLP, its routed experts (Experts × 3 × hidden × ExpertIntermediate),
 // its shared experts (3 × hidden × SharedIntermediate) and the router (hidden × Experts).
 func (m ModelSpec) LinearParams() float64 {
-	if m.MoE == nil && m.MLA == nil {
+	if m.MoE == nil && m.MLA == nil && m.LinearAttention == nil && !m.AttentionOutputGate {
 		h, q, kv, i := float64(m.Hidden), float64(m.Heads*m.HeadDim), float64(m.KVHeads*m.HeadDim), float64(m.Intermediate)
 		return float64(m.Layers) * (h*q + 2*h*kv + q*h + 3*h*i)
 	}
 	moe := m.MoELayers()
-	p := float64(m.Layers)*m.attentionParams() + float64(m.Layers-moe)*m.swiGLUParams(m.Intermediate)
+	p := float64(m.Layers-m.linearLayers())*m.attentionParams() + float64(m.Layers-moe)*m.swiGLUParams(m.Intermediate)
+	if a := m.LinearAttention; a != nil {
+		p += float64(a.Layers) * a.params(m.Hidden)
+	}
 	if e := m.MoE; e != nil {
 		p += m.ExpertParams() + float64(moe)*(m.swiGLUParams(e.SharedIntermediate)+float64(m.Hidden)*float64(e.Experts))
 	}
@@ -156,7 +176,7 @@ func modelCatalog() []catalogEntry {
 		// head size (nope + rope). Card totals: DeepSeek-V3/R1 671B (37B active), Kimi-K2.5 1T
 		// (32B), GLM-5 744B (40B), Qwen3-235B-A22B 235B (22B), Qwen3-30B-A3B 30.5B (3.3B),
 		// gpt-oss-120b 117B (5.1B), gpt-oss-20b 21B (3.6B), Mixtral-8x7B 46.7B (12.9B),
-		// MiniMax-M2 230B (10B; M2.5 has the same architecture).
+		// MiniMax-M2 230B (10B; M2.5 has the same architecture), Qwen3.5-397B-A17B 397B (17B).
 		moeEntry(ModelSpec{ID: "deepseek-ai/DeepSeek-V3", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, Intermediate: 18432, Vocab: 129280, MaxContext: 163840,
 			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 3},
 			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}},
@@ -187,6 +207,22 @@ func modelCatalog() []catalogEntry {
 			MoE: &MoESpec{Experts: 32, TopK: 4, ExpertIntermediate: 2880}, SlidingLayers: 12, SlidingWindow: 128}, &Precisions{Weights: FP4, KVCache: BF16}),
 		moeEntry(ModelSpec{ID: "mistralai/Mixtral-8x7B-v0.1", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 32000, MaxContext: 32768,
 			MoE: &MoESpec{Experts: 8, TopK: 2, ExpertIntermediate: 14336}}, nil, "mistralai/Mixtral-8x7B-Instruct-v0.1"),
+		// Qwen3.5-397B-A17B (card: 397B total, 17B active): a hybrid of 45 Gated DeltaNet
+		// linear-attention layers and 15 gated full-attention layers (every 4th,
+		// full_attention_interval 4), every layer an MoE layer of 512 experts, top-10, plus one
+		// shared expert of 1,024. From https://huggingface.co/Qwen/Qwen3.5-397B-A17B
+		// (config.json text_config: hidden_size 4096, num_hidden_layers 60, num_attention_heads
+		// 32, num_key_value_heads 2, head_dim 256, attn_output_gate true, linear_num_key_heads 16,
+		// linear_num_value_heads 64, linear_key_head_dim 128, linear_value_head_dim 128,
+		// linear_conv_kernel_dim 4, num_experts 512, num_experts_per_tok 10,
+		// moe_intermediate_size 1024, shared_expert_intermediate_size 1024, vocab_size 248320,
+		// max_position_embeddings 262144, tie_word_embeddings false; the model card's "Hidden
+		// Layout: 15 × (3 × (Gated DeltaNet → MoE) → 1 × (Gated Attention → MoE))"). The
+		// checkpoint is BF16; the vision encoder is left out.
+		moeEntry(ModelSpec{ID: "Qwen/Qwen3.5-397B-A17B", Layers: 60, Hidden: 4096, Heads: 32, KVHeads: 2, HeadDim: 256, Vocab: 248320, MaxContext: 262144,
+			MoE:                 &MoESpec{Experts: 512, TopK: 10, ExpertIntermediate: 1024, SharedIntermediate: 1024},
+			LinearAttention:     &LinearAttentionSpec{Layers: 45, KeyHeads: 16, ValueHeads: 64, KeyHeadDim: 128, ValueHeadDim: 128, ConvKernel: 4},
+			AttentionOutputGate: true}, nil),
 		moeEntry(ModelSpec{ID: "MiniMaxAI/MiniMax-M2.5", Layers: 62, Hidden: 3072, Heads: 48, KVHeads: 8, HeadDim: 128, Vocab: 200064, MaxContext: 196608,
 			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 1536}}, &Precisions{Weights: FP8, KVCache: BF16}, "MiniMaxAI/MiniMax-M2"),
 	}
@@ -195,8 +231,7 @@ func modelCatalog() []catalogEntry {
 // unsupportedModels are known models whose architecture servesweep does not model yet, by
 // modelKey, with the reason.
 var unsupportedModels = map[string]string{
-	"qwen3.5-397b-a17b":  "hybrid linear attention (Gated DeltaNet on 45 of its 60 layers)",
-	"qwen3-next-80b-a3b": "hybrid linear attention (Gated DeltaNet)",
+	"qwen3-next-80b-a3b": "not in the catalog (hybrid linear attention); give a local directory holding its config.json",
 }
 
 // modelKey folds the spellings of one model to one key: organisation dropped, lower case,
@@ -318,6 +353,13 @@ type hfConfig struct {
 	InterleaveMoEStep     int             `json:"interleave_moe_layer_step"`
 	DecoderSparseStep     int             `json:"decoder_sparse_step"`
 	MLPOnlyLayers         []int           `json:"mlp_only_layers"`
+	AttnOutputGate        bool            `json:"attn_output_gate"`
+	FullAttentionInterval int             `json:"full_attention_interval"`
+	LinearNumKeyHeads     int             `json:"linear_num_key_heads"`
+	LinearNumValueHeads   int             `json:"linear_num_value_heads"`
+	LinearKeyHeadDim      int             `json:"linear_key_head_dim"`
+	LinearValueHeadDim    int             `json:"linear_value_head_dim"`
+	LinearConvKernelDim   int             `json:"linear_conv_kernel_dim"`
 	TextConfig            *hfConfig       `json:"text_config"`
 	QuantizationConfig    json.RawMessage `json:"quantization_config"`
 }
@@ -344,8 +386,12 @@ type hfQuant struct {
 // weights, kv_cache_quant_algo FP8 → FP8 KV; compressed-tensors 8-bit / 4-bit float weights →
 // FP8/FP4, a kv_cache_scheme → FP8 KV; no quantization_config → BF16. Errors name the file and
 // the field: an unreadable or malformed file, a missing or non-positive field, inconsistent
-// mixture-of-experts or MLA fields, hybrid linear-attention layers (not modeled), an unrecognized
-// quantization method. Mixture-of-experts fields: the expert count (n_routed_experts,
+// mixture-of-experts or MLA fields, linear-attention fields, a layer type other than
+// full_attention, sliding_attention or linear_attention, an unrecognized quantization method.
+// Linear-attention (Gated DeltaNet) layers: layer_types "linear_attention" (or, without
+// layer_types, all but every full_attention_interval-th layer), linear_num_key_heads,
+// linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim;
+// attn_output_gate widens the full-attention query projection. Mixture-of-experts fields: the expert count (n_routed_experts,
 // num_experts or num_local_experts), num_experts_per_tok, moe_intermediate_size (else
 // intermediate_size is the expert size and there is no dense MLP), shared experts
 // (shared_expert_intermediate_size, or n_shared_experts × moe_intermediate_size) and
@@ -373,14 +419,21 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 		c = tc
 		quant = c.QuantizationConfig
 	}
-	sliding := 0
+	sliding, linear := 0, 0
 	for _, lt := range c.LayerTypes {
-		if strings.Contains(lt, "linear") {
-			return ModelSpec{}, fmt.Errorf("%s: layer_types has %q layers: hybrid linear attention is not modeled; servesweep models softmax attention (full, GQA or MLA)", path, lt)
-		}
-		if lt == "sliding_attention" {
+		switch lt {
+		case "sliding_attention":
 			sliding++
+		case "linear_attention":
+			linear++
+		case "full_attention", "attention":
+		default:
+			return ModelSpec{}, fmt.Errorf("%s: layer_types has %q layers: not modeled; servesweep models full_attention, sliding_attention and linear_attention (Gated DeltaNet) layers", path, lt)
 		}
+	}
+	if len(c.LayerTypes) == 0 && c.FullAttentionInterval > 1 && c.NumHiddenLayers != nil && c.LinearNumValueHeads > 0 {
+		// Qwen3-Next style: every full_attention_interval-th layer is full attention.
+		linear = *c.NumHiddenLayers - *c.NumHiddenLayers/c.FullAttentionInterval
 	}
 	var fieldErrs []error
 	switch {
@@ -494,7 +547,16 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 	if m.Heads%m.KVHeads != 0 {
 		return ModelSpec{}, fmt.Errorf("%s: num_attention_heads (%d) must be a multiple of num_key_value_heads (%d)", path, m.Heads, m.KVHeads)
 	}
-	m.MoE, m.MLA = moe, mla
+	m.MoE, m.MLA, m.AttentionOutputGate = moe, mla, c.AttnOutputGate
+	if linear > 0 {
+		la := &LinearAttentionSpec{Layers: linear, KeyHeads: c.LinearNumKeyHeads, ValueHeads: c.LinearNumValueHeads,
+			KeyHeadDim: c.LinearKeyHeadDim, ValueHeadDim: c.LinearValueHeadDim, ConvKernel: c.LinearConvKernelDim}
+		if bad := la.check(m.Layers); len(bad) > 0 {
+			return ModelSpec{}, fmt.Errorf("%s: %d linear_attention layers: %s (fields linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim)",
+				path, linear, strings.Join(bad, "; "))
+		}
+		m.LinearAttention = la
+	}
 	if sliding > 0 {
 		if sliding >= m.Layers {
 			return ModelSpec{}, fmt.Errorf("%s: layer_types makes all %d layers sliding_attention: a model without full-attention layers is not modeled", path, m.Layers)
@@ -573,8 +635,8 @@ type ShapeError struct {
 func (e *ShapeError) Error() string { return e.Msg }
 
 // CheckShape reports why model m cannot be split into shape s, as a *ShapeError: a tensor degree
-// that does not divide its attention heads (every tensor-parallel engine splits the heads
-// evenly); more pipeline stages than layers; for a dense model a moe_tensor or moe_expert other
+// that does not divide its attention heads or its linear-attention key heads (every
+// tensor-parallel engine splits the heads evenly); more pipeline stages than layers; for a dense model a moe_tensor or moe_expert other
 // than 1; for an MoE model moe_tensor × moe_expert other than tensor × attention_data (the MoE
 // layers repartition the same GPUs, dynosim-spec.md §3.2.2), experts not divisible by
 // moe_expert, or an expert intermediate size not divisible by moe_tensor.
@@ -587,6 +649,9 @@ func (m ModelSpec) CheckShape(s Shape) error {
 			}
 		}
 		return &ShapeError{"tensor", fmt.Sprintf("tensor %d does not divide %s's %d attention heads; valid: %s", s.Tensor, m.ID, m.Heads, strings.Join(valid, ", "))}
+	}
+	if a := m.LinearAttention; a != nil && s.Tensor > 0 && a.KeyHeads%s.Tensor != 0 {
+		return &ShapeError{"tensor", fmt.Sprintf("tensor %d does not divide %s's %d linear-attention key heads", s.Tensor, m.ID, a.KeyHeads)}
 	}
 	if s.Pipeline > m.Layers {
 		return &ShapeError{"pipeline", fmt.Sprintf("pipeline %d exceeds %s's %d layers", s.Pipeline, m.ID, m.Layers)}

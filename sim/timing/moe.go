@@ -42,8 +42,9 @@ func (m ModelSpec) MoELayers() int {
 	return max(0, m.Layers-m.MoE.DenseLayers)
 }
 
-// attentionParams is one layer's attention projection parameters: q, k, v and o
-// (hidden × heads·head_dim, hidden × kv_heads·head_dim twice, heads·head_dim × hidden), or under
+// attentionParams is one full-attention layer's projection parameters: q, k, v and o
+// (hidden × heads·head_dim, twice that with AttentionOutputGate, hidden × kv_heads·head_dim
+// twice, heads·head_dim × hidden), or under
 // MLA the query path (hidden × q_lora + q_lora × heads·(nope + rope), or hidden ×
 // heads·(nope + rope) without q_lora), the latent down-projection hidden × (kv_lora + rope), its
 // up-projection kv_lora × heads·(nope + v) and the output heads·v × hidden.
@@ -58,7 +59,11 @@ func (m ModelSpec) attentionParams() float64 {
 		return q + h*float64(a.KVLoraRank+a.QKRopeHeadDim) + float64(a.KVLoraRank)*H*float64(a.QKNopeHeadDim+a.VHeadDim) + H*float64(a.VHeadDim)*h
 	}
 	q, kv := H*float64(m.HeadDim), float64(m.KVHeads*m.HeadDim)
-	return h*q + 2*h*kv + q*h
+	gate := 0.0
+	if m.AttentionOutputGate {
+		gate = h * q // the query projection's second half: one gate value per head dimension
+	}
+	return h*q + gate + 2*h*kv + q*h
 }
 
 // swiGLUParams is the parameter count of a SwiGLU MLP of intermediate size i: gate, up and down.
@@ -112,6 +117,12 @@ func (m ModelSpec) CheckArchitecture() error {
 		}
 		if e.SharedIntermediate < 0 || e.DenseLayers < 0 || e.DenseLayers >= m.Layers {
 			bad = append(bad, fmt.Sprintf("shared intermediate (%d) must be >= 0 and dense layers (%d) in [0, layers)", e.SharedIntermediate, e.DenseLayers))
+		}
+	}
+	if a := m.LinearAttention; a != nil {
+		bad = append(bad, a.check(m.Layers)...)
+		if m.SlidingLayers+a.Layers >= m.Layers {
+			bad = append(bad, fmt.Sprintf("sliding (%d) and linear-attention (%d) layers leave no full-attention layer of %d", m.SlidingLayers, a.Layers, m.Layers))
 		}
 	}
 	if a := m.MLA; a != nil && (a.KVLoraRank <= 0 || a.QKNopeHeadDim <= 0 || a.QKRopeHeadDim <= 0 || a.VHeadDim <= 0 || a.QLoraRank < 0) {

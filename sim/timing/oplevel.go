@@ -100,7 +100,8 @@ type OpLevel struct {
 // UnsupportedModelError is NewOpLevel's refusal of a model its composition does not cover on
 // the backend, with the reason: an MLA model on a backend whose database measures MLA only as
 // whole modules with their projections (vLLM's mla_*_module_perf tables), which the per-kernel
-// composition of OpLevel would count twice.
+// composition of OpLevel would count twice; or a hybrid model's linear-attention layers, which
+// no table measures.
 type UnsupportedModelError struct{ Model, Reason string }
 
 // Error names the model and why the op_level model does not price it.
@@ -156,6 +157,9 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 	}
 	if err := eff.Validate(); err != nil {
 		return nil, fmt.Errorf("op_level timing: %w", err)
+	}
+	if m.LinearAttention != nil {
+		return nil, &UnsupportedModelError{Model: m.ID, Reason: "its Gated DeltaNet linear-attention layers have no kernel table in the database"}
 	}
 	db, gpu, be := src.DB, src.GPU, src.Backend
 	gemmV, err := db.Resolve(gpu, opdb.OpGEMM, be, src.Version)

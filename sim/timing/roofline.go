@@ -123,6 +123,17 @@ func (e Efficiency) Validate() error {
 //	overhead  = PassOverheadMs + L·LayerOverheadUs + S·SequenceOverheadUs
 //	pass      = overhead + gemm + prefill + decode + allreduce + pipeline
 //
+// A hybrid model's linear-attention layers (ModelSpec.LinearAttention) leave the attention
+// terms (L counts the full-attention layers only; they alone hold per-token KV) and add
+//
+//	linear    = max(T·F_lin/(t·p·F(bf16)·η_attn), n·2·state/(B·η_mem))
+//
+// with F_lin the recurrence's FLOPs per token over those layers, n = PrefillRequests +
+// DecodeSteps the sequences of the pass, and state = StateBytesPerSequencePerGPU: every
+// sequence's state is read and written back once per pass (a decode step updates it once, a
+// prefill chunk scans its tokens through it once; the chunked kernels keep it on chip within a
+// chunk). Their projections are GEMMs within P_lin.
+//
 // where kv = ModelSpec.KVBytesPerTokenPerGPU (a GPU's share of one token's KV), α =
 // LinkLatencyUs, and η_q = QuantizedGEMM and η_qm = QuantizedMemory for FP8/FP4 weights (1 for
 // BF16). Sources: a GEMM of m tokens by a k×n weight costs 2mkn FLOPs and reads kn
@@ -160,6 +171,10 @@ type Roofline struct {
 	overheadMs         float64
 	seqOverheadMs      float64
 	pipeline           int
+	// Linear-attention terms (zero without such layers): the recurrence's compute per token and
+	// the state read and written once per sequence of a pass; see NewRoofline.
+	linearMsPerToken float64
+	stateMsPerSeq    float64
 	// Mixture-of-experts terms (zero for a dense model); see NewRoofline.
 	moe moeTerms
 }
@@ -231,11 +246,15 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 		gemmMsPerToken:  2 * m.LinearParams() / rt.gemm,
 		headMsPerSample: 2 * m.HeadParams() / bf16GEMMRate,
 		weightMs:        (m.LinearParams()*prec.Weights.WeightBytes()/rt.quantMem + m.HeadParams()*activationBytes) / t / rt.mem,
-		attnMsPerPair:   4 * float64(m.Heads) * float64(m.HeadDim) * L / rt.attn,
+		attnMsPerPair:   4 * float64(m.Heads) * float64(m.HeadDim) * (L - float64(m.linearLayers())) / rt.attn,
 		kvMsPerToken:    float64(m.KVBytesPerTokenPerGPU(prec.KVCache, s.Tensor, s.Pipeline)) / rt.mem,
 		overheadMs:      eff.PassOverheadMs + L*eff.LayerOverheadUs/1000,
 		seqOverheadMs:   eff.SequenceOverheadUs / 1000,
 		pipeline:        s.Pipeline,
+	}
+	if m.LinearAttention != nil {
+		r.linearMsPerToken = m.linearFlopsPerToken() / (t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.Attention)
+		r.stateMsPerSeq = 2 * float64(m.StateBytesPerSequencePerGPU(s.Tensor, s.Pipeline)) / rt.mem
 	}
 	if s.Pipeline > 1 {
 		r.pipelineMs = (p - 1) * rt.alphaMs
@@ -334,6 +353,10 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 		// Verified drafts add (query, key) pairs but read the same KV.
 		kv := float64(b.DecodeStepKVTokens)
 		ms += scale * math.Max((kv+float64(b.DraftKVTokens))*r.attnMsPerPair, kv*r.kvMsPerToken)
+	}
+	if r.stateMsPerSeq > 0 {
+		seqs := float64(b.PrefillRequests + b.DecodeSteps)
+		ms += scale * math.Max(tokens*r.linearMsPerToken, seqs*r.stateMsPerSeq)
 	}
 	if r.allReduceMs > 0 || r.allReduceMsPerTok > 0 {
 		ms += r.allReduceMs + scale*tokens*r.allReduceMsPerTok
