@@ -201,12 +201,17 @@ func ReadFile(path string) (*Run, error) {
 			}
 			continue // input_config, error_summary, a null metric, ...
 		}
+		var fields map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &fields) // s decoded, so raw is an object
 		for _, st := range []struct {
 			name string
 			v    *float64
 		}{{"avg", s.Avg}, {"p50", s.P50}, {"p90", s.P90}, {"p99", s.P99}} {
 			if st.v != nil && !(*st.v >= 0) {
 				return nil, bad(tag+"."+st.name, fmt.Sprintf("%g: a measured value is >= 0", *st.v))
+			}
+			if f, ok := fields[st.name]; ok && st.v == nil && slices.Contains(latencyTags, tag) {
+				return nil, bad(tag+"."+st.name, fmt.Sprintf("want a number of %s, got %s", s.Unit, clip(string(f))))
 			}
 		}
 		run.Metrics[tag] = s
@@ -221,7 +226,9 @@ func ReadFile(path string) (*Run, error) {
 			return nil, bad(tag+".unit", fmt.Sprintf("%q: want \"ms\", the display unit of AIPerf's and GenAI-Perf's latencies", s.Unit))
 		}
 	}
-	run.Load = readLoad(doc["input_config"])
+	if run.Load, err = readLoad(doc["input_config"]); err != nil {
+		return nil, &config.Error{File: path, Path: err.(*config.Error).Path, Msg: err.(*config.Error).Msg}
+	}
 	return run, nil
 }
 
@@ -286,32 +293,58 @@ func readWorkload(doc map[string]json.RawMessage) Workload {
 }
 
 // readLoad reads input_config.loadgen (AIPerf) or input_config's top-level fields (GenAI-Perf
-// dumps its whole config): concurrency, request_rate, request_count.
-func readLoad(raw json.RawMessage) Load {
-	var ic struct {
-		Loadgen struct {
-			Concurrency  *int     `json:"concurrency"`
-			RequestRate  *float64 `json:"request_rate"`
-			RequestCount *int     `json:"request_count"`
-		} `json:"loadgen"`
-		Concurrency  *int     `json:"concurrency"`
-		RequestRate  *float64 `json:"request_rate"`
-		RequestCount *int     `json:"request_count"`
-	}
+// dumps its whole config): concurrency and request_count (whole numbers >= 1) and request_rate
+// (requests/s > 0); absent or null fields are unknown. A field of another type or range is a
+// *config.Error naming it (without the file).
+func readLoad(raw json.RawMessage) (Load, error) {
+	var l Load
+	var ic map[string]json.RawMessage
 	if raw == nil || json.Unmarshal(raw, &ic) != nil {
-		return Load{}
+		return l, nil // not an object: no load to read (the summary's other fields were checked)
 	}
-	l := Load{Concurrency: ic.Loadgen.Concurrency, RequestRate: ic.Loadgen.RequestRate, RequestCount: ic.Loadgen.RequestCount}
-	if l.Concurrency == nil {
-		l.Concurrency = ic.Concurrency
+	var lg map[string]json.RawMessage
+	if r, ok := ic["loadgen"]; ok && string(r) != "null" {
+		if err := json.Unmarshal(r, &lg); err != nil {
+			return l, &config.Error{Path: "input_config.loadgen", Msg: fmt.Sprintf("want an object, got %s", clip(string(r)))}
+		}
 	}
-	if l.RequestRate == nil {
-		l.RequestRate = ic.RequestRate
+	// field returns the raw value of name and its path: loadgen's first, else the top level's.
+	field := func(name string) (json.RawMessage, string) {
+		if r, ok := lg[name]; ok && string(r) != "null" {
+			return r, "input_config.loadgen." + name
+		}
+		if r, ok := ic[name]; ok && string(r) != "null" {
+			return r, "input_config." + name
+		}
+		return nil, ""
 	}
-	if l.RequestCount == nil {
-		l.RequestCount = ic.RequestCount
+	whole := func(name string) (*int, error) {
+		r, path := field(name)
+		if r == nil {
+			return nil, nil
+		}
+		var v float64
+		if json.Unmarshal(r, &v) != nil || v != math.Trunc(v) || v < 1 || v > 1e9 {
+			return nil, &config.Error{Path: path, Msg: fmt.Sprintf("want a whole number from 1 to 1e9, got %s", clip(string(r)))}
+		}
+		n := int(v)
+		return &n, nil
 	}
-	return l
+	var err error
+	if l.Concurrency, err = whole("concurrency"); err != nil {
+		return Load{}, err
+	}
+	if l.RequestCount, err = whole("request_count"); err != nil {
+		return Load{}, err
+	}
+	if r, path := field("request_rate"); r != nil {
+		var v float64
+		if json.Unmarshal(r, &v) != nil || !(v > 0) || v > 1e9 {
+			return Load{}, &config.Error{Path: path, Msg: fmt.Sprintf("want requests per second > 0 (at most 1e9), got %s", clip(string(r)))}
+		}
+		l.RequestRate = &v
+	}
+	return l, nil
 }
 
 // Comparison is one predicted value against its measured one.

@@ -116,10 +116,23 @@ func TestCompareAndMAPE(t *testing.T) {
 }
 
 // A latency block that is not numbers, or a negative statistic, is an error naming it.
+// A bad value is exit 2 naming it, in a latency block and in the run's load (input_config):
+// one bad field never silently drops the rest.
 func TestReadBadValues(t *testing.T) {
+	const ttft = `{"time_to_first_token": {"unit": "ms", "avg": 5}`
 	for name, c := range map[string]struct{ doc, want string }{
 		"string":   {`{"time_to_first_token": {"unit": "ms", "avg": "abc"}}`, `time_to_first_token: want a metric block {unit: "ms", avg, p50, p90, p99 numbers}`},
 		"negative": {`{"time_to_first_token": {"unit": "ms", "avg": -5}}`, "time_to_first_token.avg: -5: a measured value is >= 0"},
+		"null stat": {`{"time_to_first_token": {"unit": "ms", "avg": 5}, "request_latency": {"unit": "ms", "avg": null, "p50": 3}}`,
+			"request_latency.avg: want a number of ms, got null"},
+		"concurrency string": {ttft + `, "input_config": {"loadgen": {"concurrency": "8"}}}`,
+			`input_config.loadgen.concurrency: want a whole number from 1 to 1e9, got "8"`},
+		"concurrency fraction": {ttft + `, "input_config": {"loadgen": {"concurrency": 8.7, "request_count": 100}}}`,
+			"input_config.loadgen.concurrency: want a whole number from 1 to 1e9, got 8.7"},
+		"request_count": {ttft + `, "input_config": {"loadgen": {"concurrency": 8, "request_count": "abc"}}}`,
+			`input_config.loadgen.request_count: want a whole number from 1 to 1e9, got "abc"`},
+		"top-level rate": {ttft + `, "input_config": {"request_rate": -2}}`, "input_config.request_rate: want requests per second > 0"},
+		"loadgen":        {ttft + `, "input_config": {"loadgen": [1]}}`, "input_config.loadgen: want an object, got [1]"},
 	} {
 		path := filepath.Join(t.TempDir(), AIPerfFile)
 		if err := os.WriteFile(path, []byte(c.doc), 0o644); err != nil {
@@ -129,6 +142,35 @@ func TestReadBadValues(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", name, err, c.want)
 		}
 	}
+	// Good loads: loadgen's fields first, GenAI-Perf's top-level ones, nulls unknown.
+	for name, c := range map[string]struct {
+		doc        string
+		conc, reqs int
+		rate       float64
+	}{
+		"loadgen":   {ttft + `, "input_config": {"loadgen": {"concurrency": 8, "request_count": 100.0}}}`, 8, 100, 0},
+		"top level": {ttft + `, "input_config": {"concurrency": null, "request_rate": 2.5, "request_count": 40}}`, 0, 40, 2.5},
+	} {
+		path := filepath.Join(t.TempDir(), AIPerfFile)
+		if err := os.WriteFile(path, []byte(c.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run, err := ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		l := run.Load
+		if deref(l.Concurrency) != c.conc || deref(l.RequestCount) != c.reqs || (l.RequestRate == nil) != (c.rate == 0) || l.RequestRate != nil && *l.RequestRate != c.rate {
+			t.Errorf("%s: load %+v", name, l)
+		}
+	}
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // CheckWorkload names what a run measured differently from the config: model, lengths, an

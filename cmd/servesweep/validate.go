@@ -38,6 +38,8 @@ type validateOptions struct {
 	HoldoutBy string
 	// Format is the stdout format, table or json.
 	Format string
+	// OneWorkerPerRole is --assume-one-worker-per-role (calibrate.Options.OneWorkerPerRole).
+	OneWorkerPerRole bool
 	// HoldoutHarness is fitted (burst shares fitted per fold, the strict score) or known
 	// (calibrate.FitOptions.KnownHarness).
 	HoldoutHarness string
@@ -111,6 +113,8 @@ an error, a failed run without any simulated row included, nothing is printed on
 	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them")
 	f.StringVar(&opts.HoldoutHarness, "holdout-harness", "fitted", "with --holdout-by: fitted (each benchmark harness's burst share is fitted per fold: the strict score) "+
 		"or known (the shipped shares, fixed in every fold: they describe how each backend's rows were measured)")
+	f.BoolVar(&opts.OneWorkerPerRole, "assume-one-worker-per-role", false, "simulate a disaggregated row that gives no worker counts "+
+		"as one prefill and one decode worker (noted per row) instead of skipping it")
 	f.IntVar(&opts.FitEvaluations, "fit-evaluations", 120, "most full validations per fit (--fit, and each fold of --holdout-by), >= 2")
 	addFormatFlag(cmd, &opts.Format, "per-row, per-group and overall accuracy tables")
 	addSystemsDirFlag(cmd, &opts.SystemsDir)
@@ -166,7 +170,7 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	}
 	if opts.OutputJSON != "" {
 		// Found out now, not after minutes of fitting.
-		if err := checkWritableDir(filepath.Dir(opts.OutputJSON)); err != nil {
+		if err := checkOutputFile(opts.OutputJSON); err != nil {
 			return &usageError{fmt.Errorf("--output-json %s: %v", opts.OutputJSON, err)}
 		}
 	}
@@ -177,7 +181,7 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if err != nil {
 		return &usageError{err}
 	}
-	vo := calibrate.Options{Parallelism: opts.Parallelism}
+	vo := calibrate.Options{Parallelism: opts.Parallelism, OneWorkerPerRole: opts.OneWorkerPerRole}
 	var rep *calibrate.Report
 	var fitted *calibrate.Factors
 	if opts.HoldoutBy != "" {
@@ -315,6 +319,15 @@ func trunc(s string, n int) string {
 
 // checkWritableDir reports why dir cannot receive a new file: it does not exist, is not a
 // directory, or a file cannot be created in it.
+// checkOutputFile checks, before any work, that a report can be written to path: its directory
+// exists and takes a new file, and path itself is not a directory.
+func checkOutputFile(path string) error {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return fmt.Errorf("is a directory; give the path of the JSON file to write, e.g. %s", filepath.Join(path, "validation.json"))
+	}
+	return checkWritableDir(filepath.Dir(path))
+}
+
 func checkWritableDir(dir string) error {
 	info, err := os.Stat(dir)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/servesweep/servesweep/aiperf"
@@ -38,11 +37,11 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions)
 	if opts.ConfigPath == "" {
 		return &usageError{fmt.Errorf("--aiperf needs -c CONFIG.yaml: the prediction config of the deployment the runs measured")}
 	}
-	if opts.HoldoutBy != "" || opts.Fit || opts.fitEvaluationsSet {
-		return &usageError{fmt.Errorf("--fit, --holdout-by and --fit-evaluations apply to --measured, not --aiperf")}
+	if opts.HoldoutBy != "" || opts.Fit || opts.fitEvaluationsSet || opts.OneWorkerPerRole {
+		return &usageError{fmt.Errorf("--fit, --holdout-by, --fit-evaluations and --assume-one-worker-per-role apply to --measured, not --aiperf")}
 	}
 	if opts.OutputJSON != "" {
-		if err := checkWritableDir(filepath.Dir(opts.OutputJSON)); err != nil {
+		if err := checkOutputFile(opts.OutputJSON); err != nil {
 			return &usageError{fmt.Errorf("--output-json %s: %v", opts.OutputJSON, err)}
 		}
 	}

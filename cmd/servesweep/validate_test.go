@@ -79,8 +79,9 @@ func TestValidateCommand(t *testing.T) {
 	}
 }
 
-// A disaggregated row without worker counts or batch sizes is simulated as one prefill and one
-// decode worker; the summary counts the rows per note, with -q too, and the JSON carries them.
+// A disaggregated row without worker counts or batch sizes is skipped naming
+// --assume-one-worker-per-role, and with it simulated as one prefill and one decode worker; the
+// summary counts the rows per note, with -q too, and the JSON carries them.
 func TestValidateCommandNotes(t *testing.T) {
 	const csv = `id,backend,model_path,system,mode,isl,osl,concurrency,prefill_tp_size,decode_tp_size,silicon_ttft_ms,silicon_tpot_ms
 d1,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,disagg,256,8,4,1,1,60,8
@@ -90,7 +91,12 @@ d1,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,disagg,256,8,4,1,1,60,8
 	if err := os.WriteFile(csvPath, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := runCLI(t, "validate", "--measured", csvPath, "-q")
+	// By default the row is skipped, naming the flag; no row simulated is exit 1.
+	code, out, _ := runCLI(t, "validate", "--measured", csvPath, "-q")
+	if code != exitRunFailure || !strings.Contains(out, "--assume-one-worker-per-role") {
+		t.Errorf("default: exit %d\n%s", code, out)
+	}
+	code, out, errOut := runCLI(t, "validate", "--measured", csvPath, "-q", "--assume-one-worker-per-role")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -100,7 +106,7 @@ d1,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,disagg,256,8,4,1,1,60,8
 			t.Errorf("output lacks %q:\n%s", frag, out)
 		}
 	}
-	code, out, _ = runCLI(t, "validate", "--measured", csvPath, "--format", "json")
+	code, out, _ = runCLI(t, "validate", "--measured", csvPath, "--format", "json", "--assume-one-worker-per-role")
 	if code != exitOK || !strings.Contains(out, `"note": "prefill_num_workers and decode_num_workers empty"`) ||
 		!strings.Contains(out, `"decode_batch_size empty: concurrency 4 / (decode_attention_dp_size 1 × decode_num_workers 1) = 4 per rank"`) {
 		t.Errorf("json: exit %d\n%s", code, out)
@@ -206,6 +212,8 @@ func TestValidateHoldoutFlags(t *testing.T) {
 		{[]string{"--fit-evaluations", "5"}, "--fit-evaluations caps a fit: use it with --fit or --holdout-by"},
 		{[]string{"--holdout-by", ""}, `--holdout-by must be one of system, backend, model, got ""`},
 		{[]string{"--output-json", "no-such-dir/report.json"}, "--output-json no-such-dir/report.json: directory no-such-dir does not exist"},
+		{[]string{"--output-json", "testdata"}, "--output-json testdata: is a directory; give the path of the JSON file to write"},
+		{[]string{"--assume-one-worker-per-role", "--aiperf", "x.json", "-c", "c.yaml", "--measured", ""}, "--assume-one-worker-per-role apply to --measured, not --aiperf"},
 	} {
 		code, _, errs := runCLI(t, append([]string{"validate", "--measured", "testdata/none.csv"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) {

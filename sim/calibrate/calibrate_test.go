@@ -72,7 +72,8 @@ func TestReadCSV(t *testing.T) {
 }
 
 // MoE rows carry their expert split (moe_tp_size, moe_ep_size and the prefill_/decode_ forms);
-// a disaggregated row without worker counts is one prefill and one decode worker.
+// a disaggregated row without worker counts is skipped, or one prefill and one decode worker when
+// asked (Options.OneWorkerPerRole).
 func TestPlanRowMoE(t *testing.T) {
 	const moe = header +
 		"r,trtllm,1.0,deepseek-ai/DeepSeek-R1,h100_sxm,fp8,fp8,agg,1024,128,16,fp8,16,8,1,1,1,8,,,,,,,,,,,,,,,500,30\n" +
@@ -90,8 +91,12 @@ func TestPlanRowMoE(t *testing.T) {
 	if par.Tensor != 8 || par.MoeExpert != 8 || par.MoeTensor != 1 || p.Shape != "agg 1 × (TP8 EP8)" {
 		t.Errorf("agg MoE plan: %+v, shape %q", par, p.Shape)
 	}
-	if p, err := PlanRow(rows[1], Options{}); err != nil || p.Shape != "disagg P 1 × (TP16 EP16) / D 1 × (TP16 EP16)" {
-		t.Errorf("disagg MoE row without workers: %v", err)
+	if _, err := PlanRow(rows[1], Options{}); err == nil || !strings.Contains(err.Error(), "needs prefill_num_workers and decode_num_workers, both empty") ||
+		!strings.Contains(err.Error(), "--assume-one-worker-per-role") {
+		t.Errorf("disagg MoE row without workers, by default: %v", err)
+	}
+	if p, err := PlanRow(rows[1], Options{OneWorkerPerRole: true}); err != nil || p.Shape != "disagg P 1 × (TP16 EP16) / D 1 × (TP16 EP16)" {
+		t.Errorf("disagg MoE row without workers, one worker per role: %v", err)
 	}
 	if rows[1].Decode.MoEExpert != 16 || rows[1].Prefill.Tensor != 16 {
 		t.Errorf("disagg MoE shapes: %+v / %+v", rows[1].Prefill, rows[1].Decode)
@@ -453,7 +458,8 @@ func TestPlanRowAttentionDP(t *testing.T) {
 //   - concurrency 4,100 does not divide: ceil(4,100 / 16) = 257 per rank;
 //   - decode TP16 DP1 (the latent is replicated over the tensor group) at 4,096 needs 4,096 × 64
 //     = 262,144 blocks on every GPU, which holds 137,381: refused, naming decode_num_workers;
-//   - only one of the two worker counts given: refused, naming the empty one.
+//   - only one of the two worker counts given: refused, naming the empty one;
+//   - without Options.OneWorkerPerRole every row but d is skipped for its worker counts.
 func TestPlanRowDisaggWithoutWorkers(t *testing.T) {
 	csv := header +
 		"a,trtllm,1.0,deepseek-ai/DeepSeek-R1,gb200,fp4,nvfp4,disagg,1024,1024,4096,nvfp4,,,,,,,,,4,1,1,1,4,,,1,1,16,1,16,3000,20\n" +
@@ -465,7 +471,8 @@ func TestPlanRowDisaggWithoutWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := PlanRow(rows[0], Options{})
+	one := Options{OneWorkerPerRole: true}
+	p, err := PlanRow(rows[0], one)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,7 +495,7 @@ func TestPlanRowDisaggWithoutWorkers(t *testing.T) {
 	if !slices.Equal(p.Notes, want) {
 		t.Errorf("notes %q, want %q", p.Notes, want)
 	}
-	if p, err = PlanRow(rows[1], Options{}); err != nil || p.Config.Engine.Workers.Decode.Scheduler.MaxSequences != 257 || p.Concurrency != 4100 {
+	if p, err = PlanRow(rows[1], one); err != nil || p.Config.Engine.Workers.Decode.Scheduler.MaxSequences != 257 || p.Concurrency != 4100 {
 		t.Errorf("plan b: %v, decode max_sequences %d (want 257)", err, p.Config.Engine.Workers.Decode.Scheduler.MaxSequences)
 	}
 	for _, c := range []struct {
@@ -499,7 +506,10 @@ func TestPlanRowDisaggWithoutWorkers(t *testing.T) {
 		{rows[3], "decode_num_workers is empty while prefill_num_workers is 2: give both or neither"},
 		{rows[4], "concurrency and decode_batch_size are both empty"},
 	} {
-		if _, err := PlanRow(c.row, Options{}); err == nil || !strings.Contains(err.Error(), c.frag) {
+		if _, err := PlanRow(c.row, Options{}); err == nil || c.row.ID != "d" && !strings.Contains(err.Error(), "--assume-one-worker-per-role") {
+			t.Errorf("row %s by default: err = %v, want the row skipped for its worker counts", c.row.ID, err)
+		}
+		if _, err := PlanRow(c.row, one); err == nil || !strings.Contains(err.Error(), c.frag) {
 			t.Errorf("row %s: err = %v, want %q", c.row.ID, err, c.frag)
 		}
 	}

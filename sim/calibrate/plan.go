@@ -33,8 +33,8 @@ const (
 // file does not say what was deployed; these are the smallest deployments consistent with it.
 const (
 	// DisaggWorkersNote: with neither prefill_num_workers nor decode_num_workers given (871 of
-	// the 1,053 disaggregated rows of measured_moe_calibration.csv), the row is simulated as one
-	// prefill worker and one decode worker of the given shapes. One of the two given alone is an
+	// the 1,053 disaggregated rows of measured_moe_calibration.csv) and Options.OneWorkerPerRole
+	// set, the row is simulated as one prefill worker and one decode worker of the given shapes. One of the two given alone is an
 	// error naming the empty column, and so is a row whose concurrency one decode worker's KV
 	// pool cannot hold (see PlanRow).
 	DisaggWorkersNote = "prefill_num_workers and decode_num_workers empty: one prefill and one decode worker"
@@ -232,9 +232,15 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	case "disagg", "disaggregated":
 		ps, ds := normalize(r.Prefill), normalize(r.Decode)
 		switch {
+		case ps.Workers == 0 && ds.Workers == 0 && !o.OneWorkerPerRole:
+			// Most of the MoE file's disaggregated rows give only the roles' shapes. Their
+			// concurrency (up to 16,384) and their TTFTs suggest many workers; scoring a guessed
+			// count would score a deployment that was not measured, so such a row is skipped
+			// unless the caller opts into the one-worker reading.
+			return nil, fmt.Errorf("disagg row needs prefill_num_workers and decode_num_workers, both empty " +
+				"(--assume-one-worker-per-role simulates one worker of each role)")
 		case ps.Workers == 0 && ds.Workers == 0:
-			// Most of the MoE file's disaggregated rows give only the roles' shapes: they are
-			// simulated as one worker of each (DisaggWorkersNote).
+			// The one-worker reading (DisaggWorkersNote), asked for.
 			ps.Workers, ds.Workers = 1, 1
 			p.Notes = append(p.Notes, DisaggWorkersNote)
 		case ps.Workers == 0:

@@ -32,6 +32,11 @@ type Options struct {
 	// Progress, when set, is called after each row with the rows done and the total (from
 	// several goroutines; it must be safe for concurrent use).
 	Progress func(done, total int)
+	// OneWorkerPerRole simulates a disaggregated row that gives neither prefill_num_workers nor
+	// decode_num_workers as one worker of each role (DisaggWorkersNote). Off by default: such a
+	// row is skipped with the reason, since the file does not say what was deployed and that
+	// reading disagrees with most such rows of measured_moe_calibration.csv (README).
+	OneWorkerPerRole bool
 }
 
 func (o Options) withDefaults() Options {
