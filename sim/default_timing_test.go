@@ -126,6 +126,40 @@ func TestDefaultCapacityDoesNotFit(t *testing.T) {
 	}
 }
 
+// A fixed KV pool does not excuse weights that cannot load under timing that prices the model on
+// the GPU: Llama-3.1-70B in BF16 (131.5 GiB) on one H100 (80 GiB whole) is refused under default
+// and roofline timing, runs on two (TP2: 65.7 GiB each), and under fixed timing (which knows
+// neither) the pool is taken as given.
+func TestFixedCapacityWeightsMustFit(t *testing.T) {
+	for _, c := range []struct {
+		timing string
+		tensor int
+		want   string
+	}{
+		{config.TimingDefault, 1, "needs 131.5 GiB of weights, has 80.0 GiB (memory_fraction 1"},
+		{config.TimingRoofline, 1, "needs 131.5 GiB of weights, has 80.0 GiB (memory_fraction 1"},
+		{config.TimingRoofline, 2, ""},
+		{config.TimingFixed, 1, ""},
+	} {
+		cfg := defaultConfig("meta-llama/Llama-3.1-70B", "h100_sxm", c.tensor, 128, 8, 4, 2)
+		role := cfg.Engine.Workers.Aggregated
+		role.KVCache.Capacity = config.KVCapacity{Type: config.CapacityFixed, Blocks: 4096}
+		role.Timing = config.Timing{Type: c.timing}
+		if c.timing == config.TimingFixed {
+			role.Timing.PrefillMs, role.Timing.DecodeMs = f64(30), f64(8)
+		}
+		_, err := Run(context.Background(), cfg, Options{})
+		var ce *config.Error
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s timing, TP%d: %v", c.timing, c.tensor, err)
+		case c.want != "" && (!errors.As(err, &ce) || ce.Path != "engine.workers.aggregated.kv_cache.capacity (fixed, with "+c.timing+" timing)" ||
+			!strings.Contains(ce.Msg, c.want)):
+			t.Errorf("%s timing, TP%d: err = %v, want %q", c.timing, c.tensor, err, c.want)
+		}
+	}
+}
+
 // engine.precision overrides the model's default; fp8 weights make a memory-bound decode faster.
 func TestPrecisionChangesTiming(t *testing.T) {
 	tpot := func(prec config.Precision) float64 {

@@ -355,6 +355,13 @@ func (d *deployment) capacityBlocks(name config.Role, role *config.WorkerRole) (
 		if kv.Capacity.Blocks <= 0 {
 			return 0, &config.Error{File: d.cfg.File, Path: path + ".blocks", Msg: "fixed KV capacity requires blocks > 0"}
 		}
+		if t := role.Timing.Type; t == config.TimingDefault || t == config.TimingRoofline {
+			// Timing that prices the model on the GPU needs a shape the weights fit on, whatever
+			// the KV pool's size: a sweep must not recommend a deployment that cannot load.
+			if err := d.checkWeightsFit(name, role, path+" (fixed, with "+t+" timing)"); err != nil {
+				return 0, err
+			}
+		}
 		return kv.Capacity.Blocks, nil
 	case config.CapacityDefault:
 		need := path + " (default)"
@@ -386,6 +393,38 @@ func (d *deployment) capacityBlocks(name config.Role, role *config.WorkerRole) (
 	}
 	return 0, &config.Error{File: d.cfg.File, Path: path + ".type",
 		Msg: fmt.Sprintf("must be one of default, fixed, got %q", kv.Capacity.Type)}
+}
+
+// checkWeightsFit refuses a role whose weights do not fit its GPUs' whole memory (the check
+// `default` capacity makes at its memory fraction), naming path.
+func (d *deployment) checkWeightsFit(name config.Role, role *config.WorkerRole, path string) error {
+	m, err := d.modelFor(path)
+	if err != nil {
+		return err
+	}
+	if err := d.checkShape(name, role, m); err != nil {
+		return err
+	}
+	hw, err := d.hardwareFor(name, role, path)
+	if err != nil {
+		return err
+	}
+	prec, err := d.precisions(m)
+	if err != nil {
+		return err
+	}
+	// A fixed pool names no memory fraction: the weights must fit the whole memory.
+	kv := &role.KVCache
+	c, err := timing.KVCapacity(timing.CapacityInput{
+		Model: m, Hardware: hw, Precisions: prec, Shape: shape(role),
+		MemoryFraction: 1,
+		BlockSize: kv.BlockSize, MaxBatchedTokens: passTokens(d.cfg.Engine.Backend, role),
+		MaxSequences: role.Scheduler.MaxSequences, KVBytesPerToken: kv.BytesPerToken,
+	})
+	if err != nil && c.WeightsGiB >= c.UsableGiB && c.UsableGiB > 0 {
+		return &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
+	}
+	return nil
 }
 
 // transferBytesPerToken is kv_transfer.bytes_per_token `auto`: one prefill GPU's share of a
