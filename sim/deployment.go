@@ -418,7 +418,7 @@ func (d *deployment) checkWeightsFit(name config.Role, role *config.WorkerRole, 
 	c, err := timing.KVCapacity(timing.CapacityInput{
 		Model: m, Hardware: hw, Precisions: prec, Shape: shape(role),
 		MemoryFraction: 1,
-		BlockSize: kv.BlockSize, MaxBatchedTokens: passTokens(d.cfg.Engine.Backend, role),
+		BlockSize:      kv.BlockSize, MaxBatchedTokens: passTokens(d.cfg.Engine.Backend, role),
 		MaxSequences: role.Scheduler.MaxSequences, KVBytesPerToken: kv.BytesPerToken,
 	})
 	if err != nil && c.WeightsGiB >= c.UsableGiB && c.UsableGiB > 0 {

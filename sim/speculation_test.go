@@ -27,7 +27,8 @@ func specConfig(p float64) *config.Config {
 // TTFT 38, E2E 62, TPOT (62 − 38)/9 = 8/3; the 9 ITL samples are 8, 0, 0, 0, 8, 0, 0, 0, 8
 // (tokens of one round arrive together: the round's first token carries the pass's gap, the
 // others 0), mean 8/3, median 0, max 8; output throughput 10 tokens / 0.062 s; mean accepted
-// length 4 over 2 rounds with drafts.
+// length 4 over 2 rounds with drafts; per-user output rate one sample per round after a gap,
+// its tokens over the gap: 500, 500 and 125 tokens/s.
 func TestSpeculationFixedTiming(t *testing.T) {
 	s := mustRun(t, specConfig(1)).Summary
 	near := func(name string, got, want float64) {
@@ -44,8 +45,14 @@ func TestSpeculationFixedTiming(t *testing.T) {
 	near("itl max", s.ITL.Max, 8)
 	near("output throughput", s.OutputThroughputTokS, 10/0.062)
 	if s.ITL.Samples != 9 || s.OutputTokenThroughputPerUser.Samples != 3 {
-		t.Errorf("itl samples %d, per-user samples %d; want 9 and 3 (gaps of 0 give no rate)", s.ITL.Samples, s.OutputTokenThroughputPerUser.Samples)
+		t.Errorf("itl samples %d, per-user samples %d; want 9 and 3 (one rate per round after a gap)", s.ITL.Samples, s.OutputTokenThroughputPerUser.Samples)
 	}
+	// The user's rate over each gap is the round's tokens / gap: 4000/8, 4000/8, 1000/8 tokens/s.
+	pu := s.OutputTokenThroughputPerUser
+	near("per-user mean", pu.Mean, 375)
+	near("per-user median", pu.Median, 500)
+	near("per-user min", pu.Min, 125)
+	near("per-user max", pu.Max, 500)
 	m := s.Map()
 	if m["mean_accepted_length"] != 4.0 || m["num_speculative_rounds"] != int64(2) || m["num_draft_tokens"] != int64(6) ||
 		m["num_accepted_draft_tokens"] != int64(6) || m["draft_acceptance_rate"] != 1.0 {

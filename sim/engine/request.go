@@ -151,6 +151,10 @@ type Request struct {
 	lastPass, runFirst int32
 	Runs               []PassRun
 	Gaps               []float64
+	// RoundGaps holds, under speculative decoding only, one entry per round that follows an ITL
+	// gap: that gap divided by the tokens the round emitted (ms per token), so 1000 / entry is
+	// the user's output rate over the gap (output_token_throughput_per_user's samples).
+	RoundGaps []float64
 	// WithPrevious counts output tokens that arrived at the same time as the token before them
 	// (speculative decoding: a round emits its accepted drafts and its sampled token together);
 	// each has an ITL sample of 0 ms.

@@ -168,7 +168,8 @@ func Build(in *Input) *Summary {
 	ttft, ttst, tpot, e2e := samples[:0:completed], samples[completed:completed:2*completed],
 		samples[2*completed:2*completed:3*completed], samples[3*completed:3*completed]
 	var gaps []float64
-	var withPrevious int64 // tokens that arrived with the token before them: ITL samples of 0 ms
+	var withPrevious int64  // tokens that arrived with the token before them: ITL samples of 0 ms
+	var roundGaps []float64 // speculative rounds after an ITL gap: gap / tokens of the round (Request.RoundGaps)
 	var reused, firstReused int64
 	good := int64(0)
 	goodTokens := int64(0)
@@ -210,6 +211,7 @@ func Build(in *Input) *Summary {
 			tpot = append(tpot, clamp((r.LastTokenMs-r.FirstTokenMs)/float64(n-1)))
 			gaps = append(gaps, r.Gaps...)
 			withPrevious += int64(r.WithPrevious)
+			roundGaps = append(roundGaps, r.RoundGaps...)
 		}
 		if in.SLA != nil && isGood(r, in.SLA) {
 			good++
@@ -259,6 +261,12 @@ func Build(in *Input) *Summary {
 		s.Speculation = *sp
 	}
 	s.ITL, s.OutputTokenThroughputPerUser = gapStats(segs)
+	if in.Speculation != nil {
+		// A speculative round delivers its tokens together: the user's rate over a gap is the
+		// round's tokens / gap, one sample per round (Request.RoundGaps), not 1000 / gap per
+		// positive gap, which would leave the accepted drafts out.
+		_, s.OutputTokenThroughputPerUser = gapStats([]segment{{v: roundGaps}})
+	}
 	if in.Trajectory != nil {
 		s.Trajectories = buildTrajectories(in)
 	}
