@@ -176,6 +176,22 @@ func (x *exporter) aiperfSessions(args []arg, notes []string) ([]arg, []string) 
 			prefix := int(math.Round(s.SharedPrefixRatio * float64(src.NewInputTokensPerTurn)))
 			args = append(args, arg{"--num-prefix-prompts", itoa(s.PrefixGroups)}, arg{"--prefix-prompt-length", itoa(prefix)})
 			notes = append(notes, "AIPerf picks each session's shared prefix at random from the pool; the simulation assigns session i to group i mod prefix_groups.")
+			// AIPerf prepends the prefix prompt to the synthetic prompt, so the synthetic part is
+			// what the simulated first turn holds beyond its shared prefix.
+			if src.NewInputTokensPerTurnDist == nil {
+				for i := range args {
+					if args[i].flag == "--synthetic-input-tokens-mean" {
+						args[i].value = itoa(max(1, src.NewInputTokensPerTurn-prefix))
+					}
+				}
+				if s.Turns > 1 {
+					notes = append(notes, fmt.Sprintf("--synthetic-input-tokens-mean is new_input_tokens_per_turn minus the prefix (%d − %d): AIPerf prepends the prefix prompt, "+
+						"so the first turn sends the simulated %d tokens; later turns, which the simulation extends by %d new tokens, send %d (or %d if AIPerf prepends the prefix to every turn).",
+						src.NewInputTokensPerTurn, prefix, src.NewInputTokensPerTurn, src.NewInputTokensPerTurn, src.NewInputTokensPerTurn-prefix, src.NewInputTokensPerTurn))
+				}
+			} else {
+				notes = append(notes, "AIPerf prepends the prefix prompt to the synthetic prompt: its prompts are about the prefix length longer than the simulated new_input_tokens_per_turn distribution.")
+			}
 		}
 	}
 	return args, notes
