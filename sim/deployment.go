@@ -112,17 +112,20 @@ func shape(role *config.WorkerRole) timing.Shape {
 }
 
 // checkShape reports, naming the parallelism field, a role shape model m cannot be split into
-// (timing.ModelSpec.CheckShape).
+// (timing.ModelSpec.ShapeErrors): a *config.Error, or config.Errors when several fields are at
+// fault.
 func (d *deployment) checkShape(name config.Role, role *config.WorkerRole, m timing.ModelSpec) error {
-	if err := m.CheckShape(shape(role)); err != nil {
-		field := "tensor"
-		var se *timing.ShapeError
-		if errors.As(err, &se) {
-			field = se.Field
-		}
-		return &config.Error{File: d.cfg.File, Path: "engine.workers." + string(name) + ".parallelism." + field, Msg: err.Error()}
+	var errs config.Errors
+	for _, se := range m.ShapeErrors(shape(role)) {
+		errs = append(errs, &config.Error{File: d.cfg.File, Path: "engine.workers." + string(name) + ".parallelism." + se.Field, Msg: se.Msg})
 	}
-	return nil
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return errs
 }
 
 // checkMoE refuses moe_tensor or moe_expert above 1 unless the model is a mixture-of-experts

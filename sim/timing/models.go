@@ -634,13 +634,24 @@ type ShapeError struct {
 // Error returns Msg, the message naming the field and what would be valid.
 func (e *ShapeError) Error() string { return e.Msg }
 
-// CheckShape reports why model m cannot be split into shape s, as a *ShapeError: a tensor degree
-// that does not divide its attention heads or its linear-attention key heads (every
-// tensor-parallel engine splits the heads evenly); more pipeline stages than layers; for a dense model a moe_tensor or moe_expert other
-// than 1; for an MoE model moe_tensor × moe_expert other than tensor × attention_data (the MoE
-// layers repartition the same GPUs, dynosim-spec.md §3.2.2), experts not divisible by
-// moe_expert, or an expert intermediate size not divisible by moe_tensor.
+// CheckShape reports why model m cannot be split into shape s, as a *ShapeError: the first of
+// ShapeErrors, or nil.
 func (m ModelSpec) CheckShape(s Shape) error {
+	if errs := m.ShapeErrors(s); len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// ShapeErrors lists every reason model m cannot be split into shape s, in field order: a tensor
+// degree that does not divide its attention heads or, failing that, its linear-attention key
+// heads (every tensor-parallel engine splits the heads evenly); more pipeline stages than layers;
+// for a dense model a moe_tensor or moe_expert other than 1; for an MoE model moe_tensor ×
+// moe_expert other than tensor × attention_data (the MoE layers repartition the same GPUs,
+// dynosim-spec.md §3.2.2), experts not divisible by moe_expert, and an expert intermediate size
+// not divisible by moe_tensor. Empty when the shape is valid.
+func (m ModelSpec) ShapeErrors(s Shape) []*ShapeError {
+	var errs []*ShapeError
 	if s.Tensor > 0 && m.Heads%s.Tensor != 0 {
 		var valid []string
 		for t := 1; t <= m.Heads; t++ {
@@ -648,33 +659,35 @@ func (m ModelSpec) CheckShape(s Shape) error {
 				valid = append(valid, fmt.Sprint(t))
 			}
 		}
-		return &ShapeError{"tensor", fmt.Sprintf("tensor %d does not divide %s's %d attention heads; valid: %s", s.Tensor, m.ID, m.Heads, strings.Join(valid, ", "))}
-	}
-	if a := m.LinearAttention; a != nil && s.Tensor > 0 && a.KeyHeads%s.Tensor != 0 {
-		return &ShapeError{"tensor", fmt.Sprintf("tensor %d does not divide %s's %d linear-attention key heads", s.Tensor, m.ID, a.KeyHeads)}
+		errs = append(errs, &ShapeError{"tensor", fmt.Sprintf("tensor %d does not divide %s's %d attention heads; valid: %s", s.Tensor, m.ID, m.Heads, strings.Join(valid, ", "))})
+	} else if a := m.LinearAttention; a != nil && s.Tensor > 0 && a.KeyHeads%s.Tensor != 0 {
+		errs = append(errs, &ShapeError{"tensor", fmt.Sprintf("tensor %d does not divide %s's %d linear-attention key heads", s.Tensor, m.ID, a.KeyHeads)})
 	}
 	if s.Pipeline > m.Layers {
-		return &ShapeError{"pipeline", fmt.Sprintf("pipeline %d exceeds %s's %d layers", s.Pipeline, m.ID, m.Layers)}
+		errs = append(errs, &ShapeError{"pipeline", fmt.Sprintf("pipeline %d exceeds %s's %d layers", s.Pipeline, m.ID, m.Layers)})
 	}
 	d, mt, me := s.moe()
 	e := m.MoE
-	switch {
-	case e == nil && mt != 1:
-		return &ShapeError{"moe_tensor", fmt.Sprintf("moe_tensor %d needs a mixture-of-experts model; %s is dense: use 1", mt, m.ID)}
-	case e == nil && me != 1:
-		return &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d needs a mixture-of-experts model; %s is dense: use 1", me, m.ID)}
-	case e == nil:
-		return nil
-	case mt*me != max(s.Tensor, 1)*d:
-		g := max(s.Tensor, 1) * d
-		return &ShapeError{"moe_expert", fmt.Sprintf("moe_tensor × moe_expert (%d × %d = %d) must equal tensor × attention_data (%d × %d = %d): the MoE layers use the same GPUs; e.g. moe_expert: %d (experts split over the GPUs) or moe_tensor: %d (each expert split)",
-			mt, me, mt*me, max(s.Tensor, 1), d, g, g, g)}
-	case e.Experts%me != 0:
-		return &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d does not divide %s's %d experts", me, m.ID, e.Experts)}
-	case e.ExpertIntermediate%mt != 0:
-		return &ShapeError{"moe_tensor", fmt.Sprintf("moe_tensor %d does not divide %s's expert intermediate size %d", mt, m.ID, e.ExpertIntermediate)}
+	if e == nil {
+		if mt != 1 {
+			errs = append(errs, &ShapeError{"moe_tensor", fmt.Sprintf("moe_tensor %d needs a mixture-of-experts model; %s is dense: use 1", mt, m.ID)})
+		}
+		if me != 1 {
+			errs = append(errs, &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d needs a mixture-of-experts model; %s is dense: use 1", me, m.ID)})
+		}
+		return errs
 	}
-	return nil
+	if g := max(s.Tensor, 1) * d; mt*me != g {
+		errs = append(errs, &ShapeError{"moe_expert", fmt.Sprintf("moe_tensor × moe_expert (%d × %d = %d) must equal tensor × attention_data (%d × %d = %d): the MoE layers use the same GPUs; e.g. moe_expert: %d (experts split over the GPUs) or moe_tensor: %d (each expert split)",
+			mt, me, mt*me, max(s.Tensor, 1), d, g, g, g)})
+	}
+	if e.Experts%me != 0 {
+		errs = append(errs, &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d does not divide %s's %d experts", me, m.ID, e.Experts)})
+	}
+	if e.ExpertIntermediate%mt != 0 {
+		errs = append(errs, &ShapeError{"moe_tensor", fmt.Sprintf("moe_tensor %d does not divide %s's expert intermediate size %d", mt, m.ID, e.ExpertIntermediate)})
+	}
+	return errs
 }
 
 // WeightBytesPerGPU is one GPU's share of the weights in bytes with the GEMM weights stored as p

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -111,9 +112,25 @@ func TestMoEShapeRules(t *testing.T) {
 		{Tensor: 4, Pipeline: 2, MoETensor: 4, MoEExpert: 1},
 		{Tensor: 1, Pipeline: 1},
 	} {
-		if err := toyMoE.CheckShape(s); err != nil {
+		if err := toyMoE.CheckShape(s); err != nil || len(toyMoE.ShapeErrors(s)) != 0 {
 			t.Errorf("%+v: %v", s, err)
 		}
+	}
+	// Every fault is listed, not only the first: TP3 with 3 expert-parallel ranks on 8 heads and
+	// 8 experts over 9 pipeline stages of 4 layers; a dense model with both MoE degrees above 1.
+	var fields []string
+	for _, se := range toyMoE.ShapeErrors(Shape{Tensor: 3, Pipeline: 9, MoETensor: 1, MoEExpert: 3}) {
+		fields = append(fields, se.Field)
+	}
+	if want := []string{"tensor", "pipeline", "moe_expert"}; !slices.Equal(fields, want) {
+		t.Errorf("faults %v, want %v", fields, want)
+	}
+	fields = fields[:0]
+	for _, se := range dense.ShapeErrors(Shape{Tensor: 4, Pipeline: 1, MoETensor: 2, MoEExpert: 2}) {
+		fields = append(fields, se.Field)
+	}
+	if want := []string{"moe_tensor", "moe_expert"}; !slices.Equal(fields, want) {
+		t.Errorf("dense faults %v, want %v", fields, want)
 	}
 }
 
