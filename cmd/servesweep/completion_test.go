@@ -59,3 +59,18 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("completion bash: exit %d, %d bytes", code, len(out))
 	}
 }
+
+// `completion SHELL` prints the script for a shell cobra knows and is exit 2 naming the known
+// ones for any other, as an unknown subcommand is; without a shell it shows its help.
+func TestCompletionShells(t *testing.T) {
+	if code, out, _ := runCLI(t, "completion", "bash"); code != exitOK || !strings.Contains(out, "bash completion") {
+		t.Errorf("completion bash: exit %d, %.60q", code, out)
+	}
+	if code, _, errs := runCLI(t, "completion", "tcsh"); code != exitConfigError ||
+		!strings.Contains(errs, `completion: no script for shell "tcsh"; one of bash, fish, powershell, zsh`) {
+		t.Errorf("completion tcsh: exit %d, stderr %q", code, errs)
+	}
+	if code, out, _ := runCLI(t, "completion"); code != exitOK || !strings.Contains(out, "Usage:") {
+		t.Errorf("completion: exit %d, %.60q", code, out)
+	}
+}

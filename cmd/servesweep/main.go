@@ -128,6 +128,25 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	root.AddCommand(newValidateCmd(io, nil))
 	root.AddCommand(newExportCmd(io, nil))
 	root.AddCommand(newVersionCmd(io, version))
+	// cobra's completion command shows its help for a shell it has no script for; that is a
+	// mistyped command line (exit 2), as an unknown subcommand is.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, sc := range c.Commands() {
+			shells = append(shells, sc.Name())
+		}
+		c.Args = func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			return &usageError{fmt.Errorf("completion: no script for shell %q; one of %s", args[0], strings.Join(shells, ", "))}
+		}
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
 	// Notices from flag parsing (a deprecated flag's) go to stderr: cobra would print them on
 	// stdout, in front of predict --format json's object.
 	root.Flags().SetOutput(io.Err)

@@ -150,6 +150,12 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 		fmt.Fprintf(io.Err, "servesweep: engine.backend_version %s selects performance-database tables only; timing %s does not use them\n",
 			v, res.TimingProvider)
 	}
+	if p := &cfg.Planner; p.Policy == "enabled" {
+		if st := p.Settings(); !st.LoadScaling && !st.ThroughputScaling {
+			fmt.Fprintln(io.Err, "servesweep: planner.policy is enabled with enable_load_scaling and enable_throughput_scaling both false: "+
+				"nothing scales, the worker counts stay fixed")
+		}
+	}
 	if msg := flooredWarning(res.Summary); msg != "" {
 		fmt.Fprintln(io.Err, msg)
 	}

@@ -528,6 +528,28 @@ func TestPredictWarnsAboutTruncatedRequests(t *testing.T) {
 	}
 }
 
+// An enabled planner with both scalings off scales nothing: predict says so (the run is the
+// fixed deployment's), and says nothing when one scaling is on.
+func TestPredictWarnsAboutAnInertPlanner(t *testing.T) {
+	const want = "planner.policy is enabled with enable_load_scaling and enable_throughput_scaling both false"
+	for _, c := range []struct {
+		planner string
+		warn    bool
+	}{
+		{"{policy: enabled, enable_load_scaling: false, enable_throughput_scaling: false}", true},
+		{"{policy: enabled, enable_load_scaling: true, enable_throughput_scaling: false}", false},
+	} {
+		code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(),
+			"--set", "planner="+c.planner, "--set", "evaluation={sla: {ttft_ms: 2000, itl_ms: 50}}")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.planner, code, errs)
+		}
+		if strings.Contains(errs, want) != c.warn {
+			t.Errorf("%s: stderr %q; warning expected %v", c.planner, errs, c.warn)
+		}
+	}
+}
+
 // --systems-dir points default timing at a performance database: the seed's synthetic config
 // with default timing is then priced op_level, and prediction.json says so; a path that is not a
 // directory is exit 2.
