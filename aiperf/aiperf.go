@@ -183,7 +183,10 @@ func ReadFile(path string) (*Run, error) {
 	}
 	if raw, ok := doc["schema_version"]; ok {
 		var v string
-		if json.Unmarshal(raw, &v) != nil || strings.SplitN(v, ".", 2)[0] != supportedSchemaMajor {
+		if json.Unmarshal(raw, &v) != nil {
+			return nil, bad("schema_version", fmt.Sprintf("want a version string such as \"%s.0\", got %s", supportedSchemaMajor, clip(string(raw))))
+		}
+		if strings.SplitN(v, ".", 2)[0] != supportedSchemaMajor {
 			return nil, bad("schema_version", fmt.Sprintf("%s is not a version servesweep reads: want %s.x (AIPerf's summary JSON)", string(raw), supportedSchemaMajor))
 		}
 	}

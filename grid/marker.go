@@ -12,9 +12,9 @@ import (
 // `auto`; §3.7: optimization and optimizer are recommend-only).
 const (
 	msgDomain = "search domains ({choices: ...}, {range: ...}) belong to servesweep sweep; " +
-		"predict needs a concrete value"
-	msgPreset = "presets belong to servesweep sweep; predict needs concrete values"
-	msgAuto   = "auto is only valid in servesweep sweep; predict needs a concrete value"
+		"predict and export need a concrete value"
+	msgPreset = "presets belong to servesweep sweep; predict and export need concrete values"
+	msgAuto   = "auto is only valid in servesweep sweep; predict and export need a concrete value"
 	msgOptSec = " belongs to servesweep sweep; predict evaluates one concrete config"
 	// msgAutoHardware is the one message for hardware: auto, which neither predict nor sweep
 	// resolves (the reference's recommend picks hardware; servesweep searches named GPUs).

@@ -65,12 +65,12 @@ func run(ctx context.Context, args []string, io ioStreams) int {
 }
 
 // reportError prints err for the user: a bare interruption (Ctrl-C or SIGTERM, however wrapped)
-// as "interrupted"; an *interruptedError, which says what was saved and how to resume, and any
+// as "interrupted (...)"; an *interruptedError, which says what was saved and how to resume, and any
 // other error after "error:".
 func reportError(w io.Writer, err error) {
 	var ie *interruptedError
 	if errors.Is(err, context.Canceled) && !errors.As(err, &ie) {
-		fmt.Fprintln(w, "interrupted")
+		fmt.Fprintln(w, "interrupted (Ctrl-C or SIGTERM) before the command finished")
 		return
 	}
 	fmt.Fprintln(w, "error:", err)

@@ -18,8 +18,8 @@ func TestReportError(t *testing.T) {
 		out  string
 		code int
 	}{
-		{"bare cancellation", context.Canceled, "interrupted\n", exitInterrupted},
-		{"wrapped cancellation", fmt.Errorf("simulating: %w", context.Canceled), "interrupted\n", exitInterrupted},
+		{"bare cancellation", context.Canceled, "interrupted (Ctrl-C or SIGTERM) before the command finished\n", exitInterrupted},
+		{"wrapped cancellation", fmt.Errorf("simulating: %w", context.Canceled), "interrupted (Ctrl-C or SIGTERM) before the command finished\n", exitInterrupted},
 		{"interrupted sweep", &interruptedError{msg: "interrupted: 3 of 9 points finished and saved"},
 			"error: interrupted: 3 of 9 points finished and saved\n", exitInterrupted},
 		{"other error", errors.New("disk full"), "error: disk full\n", exitRunFailure},
@@ -41,7 +41,7 @@ func TestPredictInterrupted(t *testing.T) {
 	var out, errb strings.Builder
 	code := run(ctx, []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(),
 		"--set", "traffic.stop={requests: 2000}"}, ioStreams{Out: &out, Err: &errb})
-	if code != exitInterrupted || errb.String() != "interrupted\n" {
+	if code != exitInterrupted || errb.String() != "interrupted (Ctrl-C or SIGTERM) before the command finished\n" {
 		t.Errorf("exit %d, stderr %q; want 130 and \"interrupted\\n\"", code, errb.String())
 	}
 }

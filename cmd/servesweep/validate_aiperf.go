@@ -20,8 +20,8 @@ type aiperfRunReport struct {
 	// Load lists the --set overrides taken from the run's input_config (its load), if any.
 	Load []string `json:"load_from_run"`
 	// Warnings say what in the run suggests it measured something else than the config
-	// (aiperf.CheckWorkload); also printed on stderr.
-	Warnings    []string            `json:"warnings,omitempty"`
+	// (aiperf.CheckWorkload), [] when nothing does; also printed on stderr.
+	Warnings    []string            `json:"warnings"`
 	Comparisons []aiperf.Comparison `json:"comparisons"`
 }
 
@@ -79,7 +79,7 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions)
 		}
 		cs := aiperf.Compare(run, res.Summary)
 		all = append(all, cs)
-		warnings := aiperf.CheckWorkload(run, cfg)
+		warnings := append([]string{}, aiperf.CheckWorkload(run, cfg)...)
 		for _, w := range warnings {
 			fmt.Fprintf(io.Err, "warning: %s: %s\n", run.File, w)
 		}
