@@ -149,19 +149,22 @@ func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
 		hashers[i].r = &w.Requests[i]
 	}
 	buf := make([]byte, 4*blockSize)
-	bs.Shared = sharedPrefixes(bs.Full, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) })
+	bs.Shared = sharedPrefixes(bs.Full, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) },
+		func(i int32) { hashers[i] = blockHasher{r: &w.Requests[i]} })
 	return bs
 }
 
 // sharedPrefixes returns, per request, the hashes of its leading blocks that at least one other
-// request also holds. blocks[i] is request i's count of hashed blocks and next(i) returns request
-// i's next block hash, called in block order and at most (shared blocks + 1) times per request.
-// It goes level by level: at block position d only the requests whose blocks before d are all
-// shared take part, since a request with a unique block earlier cannot match anyone at d
-// (chained hashes). Work and memory follow the shared blocks, not all blocks; the result's
-// slices share one array.
-func sharedPrefixes(blocks []int32, next func(i int32) uint64) [][]uint64 {
-	out := make([][]uint64, len(blocks))
+// request also holds. blocks[i] is request i's count of hashed blocks; next(i) returns request
+// i's next block hash, in block order, and rewind(i) starts request i over at block 0. A first
+// pass counts the shared blocks level by level: at block position d only the requests whose
+// blocks before d are all shared take part, since a request with a unique block earlier cannot
+// match anyone at d (chained hashes), so each request is asked for at most its shared blocks + 1.
+// A second pass rewinds every request with shared blocks and writes their hashes, in request
+// order, into one array the result's slices share. Work and memory follow the shared blocks, not
+// all blocks.
+func sharedPrefixes(blocks []int32, next func(i int32) uint64, rewind func(i int32)) [][]uint64 {
+	shared := make([]int32, len(blocks))
 	cand := make([]int32, 0, len(blocks))
 	for i, n := range blocks {
 		if n > 0 {
@@ -169,27 +172,23 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64) [][]uint64 {
 		}
 	}
 	var seen blockmap.Map[int32] // hash at position d → requests holding it (capped at 2)
-	var count []*int32           // per candidate, its hash's count in seen
-	var hs []uint64              // per candidate, its hash at position d
-	total := 0
+	var count []*int32            // per candidate, its hash's count in seen
 	for d := int32(0); len(cand) > 1; d++ {
 		// Sized for every candidate, seen never grows during the level, so the pointers Upsert
 		// returns stay valid and the second loop needs no lookup.
 		seen.Reset(len(cand))
-		count, hs = count[:0], hs[:0]
+		count = count[:0]
 		for _, i := range cand {
-			h := next(i)
-			n, _ := seen.Upsert(h)
+			n, _ := seen.Upsert(next(i))
 			if *n < 2 {
 				*n++
 			}
-			count, hs = append(count, n), append(hs, h)
+			count = append(count, n)
 		}
 		kept := cand[:0]
 		for k, i := range cand {
 			if *count[k] >= 2 {
-				out[i] = append(out[i], hs[k])
-				total++
+				shared[i] = d + 1
 				if blocks[i] > d+1 {
 					kept = append(kept, i)
 				}
@@ -197,11 +196,23 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64) [][]uint64 {
 		}
 		cand = kept
 	}
-	arena := make([]uint64, 0, total)
-	for i, h := range out {
-		start := len(arena)
-		arena = append(arena, h...)
-		out[i] = arena[start:len(arena):len(arena)]
+	total := 0
+	for _, n := range shared {
+		total += int(n)
+	}
+	arena := make([]uint64, total)
+	out := make([][]uint64, len(blocks))
+	off := 0
+	for i, n := range shared {
+		if n == 0 {
+			continue
+		}
+		rewind(int32(i))
+		for j := range int(n) {
+			arena[off+j] = next(int32(i))
+		}
+		out[i] = arena[off : off+int(n) : off+int(n)]
+		off += int(n)
 	}
 	return out
 }
