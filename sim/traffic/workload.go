@@ -172,7 +172,7 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64, rewind func(i int
 		}
 	}
 	var seen blockmap.Map[int32] // hash at position d → requests holding it (capped at 2)
-	var count []*int32            // per candidate, its hash's count in seen
+	var count []*int32           // per candidate, its hash's count in seen
 	for d := int32(0); len(cand) > 1; d++ {
 		// Sized for every candidate, seen never grows during the level, so the pointers Upsert
 		// returns stay valid and the second loop needs no lookup.
