@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/servesweep/servesweep/sim/timing"
 )
@@ -102,6 +103,10 @@ type Engine struct {
 	heldWaiting int
 	running     []int32  // admission order
 	hashBuf     []uint64 // scratch of leading
+	// spareLeases[k] holds emptied leases of capacity 2^k from requests that completed, for
+	// presize to hand out again: a run allocates leases for the requests in flight, not for
+	// every request.
+	spareLeases [32][][]int32
 	scheduled   []scheduledReq
 	ready       []int32
 	batch       timing.Batch
@@ -413,7 +418,15 @@ func (e *Engine) evictWaitingHolder() bool {
 // the lease is allocated once per request rather than grown block by block.
 func (e *Engine) presize(r *Request) {
 	if cap(r.Blocks) == 0 {
-		r.Blocks = make([]int32, 0, ceilDiv(r.PromptLen+r.MaxOutput, e.bs))
+		// A power-of-two capacity at least the footprint, reused from a completed request when
+		// one is spare.
+		k := bits.Len32(uint32(max(ceilDiv(r.PromptLen+r.MaxOutput, e.bs), 1) - 1))
+		if n := len(e.spareLeases[k]); n > 0 {
+			r.Blocks = e.spareLeases[k][n-1]
+			e.spareLeases[k] = e.spareLeases[k][:n-1]
+		} else {
+			r.Blocks = make([]int32, 0, 1<<k)
+		}
 	}
 }
 
@@ -581,6 +594,7 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 			r.closeRun(r.Worker)
 			if !e.cfg.HoldOnComplete {
 				r.Blocks = e.pool.release(r.Blocks)
+				e.retireLease(r)
 			}
 			r.Status = Completed
 			r.TerminalMs = endMs
@@ -606,6 +620,17 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 func (e *Engine) Release(ri int32) {
 	r := &e.reqs[ri]
 	r.Blocks = e.pool.release(r.Blocks)
+	e.retireLease(r)
+}
+
+// retireLease hands the emptied lease of a request that will hold no more KV to spareLeases and
+// leaves the request without one.
+func (e *Engine) retireLease(r *Request) {
+	if c := cap(r.Blocks); c > 0 && c&(c-1) == 0 {
+		k := bits.Len32(uint32(c - 1))
+		e.spareLeases[k] = append(e.spareLeases[k], r.Blocks[:0])
+	}
+	r.Blocks = nil
 }
 
 // Reserve claims KV for the prompt of request ri arriving from another worker (the decode side of
