@@ -43,7 +43,7 @@ const msPerSecond = 1000.0
 func gapStats(segs []segment) (itl, perUser Stats) {
 	var n, zeros int64
 	minV, maxV, minPos := math.Inf(1), math.Inf(-1), math.Inf(1)
-	var sum, sumU exactSum
+	var fsum, fsumU fastSum
 	for si := range segs {
 		s := &segs[si]
 		for i := range s.v {
@@ -53,39 +53,59 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 			}
 			n += c
 			minV, maxV = min(minV, v), max(maxV, v)
-			sum.addProduct(v, float64(c))
+			fsum.addProduct(v, float64(c))
 			if v == 0 {
 				zeros += c
 				continue
 			}
 			minPos = min(minPos, v)
-			sumU.addProduct(msPerSecond/v, float64(c))
+			fsumU.addProduct(msPerSecond/v, float64(c))
 		}
 	}
 	if n == 0 {
 		return Stats{}, Stats{}
 	}
 	nU := n - zeros
-	mean := sum.value() / float64(n)
+	// Sums are exact: a fast certified sum, recomputed with exactSum when it cannot be certified.
+	total, ok := fsum.value()
+	totalU, okU := fsumU.value()
+	if !ok || !okU {
+		var sum, sumU exactSum
+		eachGap(segs, func(v, c float64) {
+			sum.addProduct(v, c)
+			if v > 0 {
+				sumU.addProduct(msPerSecond/v, c)
+			}
+		})
+		total, totalU = sum.value(), sumU.value()
+	}
+	mean := total / float64(n)
 	var meanU float64
 	if nU > 0 {
-		meanU = sumU.value() / float64(nU)
+		meanU = totalU / float64(nU)
 	}
-	var ss, ssU exactSum
-	for si := range segs {
-		s := &segs[si]
-		for i := range s.v {
-			v, c, ok := s.sample(i)
-			if !ok {
-				continue
-			}
+	var fss, fssU fastSum
+	eachGap(segs, func(v, c float64) {
+		d := v - mean
+		fss.addProduct(float64(d*d), c)
+		if v > 0 {
+			du := msPerSecond/v - meanU
+			fssU.addProduct(float64(du*du), c)
+		}
+	})
+	sqs, ok := fss.value()
+	sqsU, okU := fssU.value()
+	if !ok || !okU {
+		var ss, ssU exactSum
+		eachGap(segs, func(v, c float64) {
 			d := v - mean
-			ss.addProduct(float64(d*d), float64(c))
+			ss.addProduct(float64(d*d), c)
 			if v > 0 {
 				du := msPerSecond/v - meanU
-				ssU.addProduct(float64(du*du), float64(c))
+				ssU.addProduct(float64(du*du), c)
 			}
-		}
+		})
+		sqs, sqsU = ss.value(), ssU.value()
 	}
 	pcts := [5]float64{50, 75, 90, 95, 99}
 	var ranks [10]int64
@@ -100,17 +120,29 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 	var vals [10]float64
 	selectRanks(segs, ranks[:nr], vals[:nr])
 	itl = Stats{
-		Mean: mean, Min: minV, Max: maxV, Std: math.Sqrt(ss.value() / float64(n)),
+		Mean: mean, Min: minV, Max: maxV, Std: math.Sqrt(sqs / float64(n)),
 		Median: vals[0], P75: vals[1], P90: vals[2], P95: vals[3], P99: vals[4], Samples: n,
 	}
 	if nU > 0 {
 		perUser = Stats{
-			Mean: meanU, Min: msPerSecond / maxV, Max: msPerSecond / minPos, Std: math.Sqrt(ssU.value() / float64(nU)),
+			Mean: meanU, Min: msPerSecond / maxV, Max: msPerSecond / minPos, Std: math.Sqrt(sqsU / float64(nU)),
 			Median: msPerSecond / vals[5], P75: msPerSecond / vals[6], P90: msPerSecond / vals[7],
 			P95: msPerSecond / vals[8], P99: msPerSecond / vals[9], Samples: nU,
 		}
 	}
 	return itl, perUser
+}
+
+// eachGap calls fn with every sample entry of segs: its value clamped at 0 and its count.
+func eachGap(segs []segment, fn func(v, c float64)) {
+	for si := range segs {
+		s := &segs[si]
+		for i := range s.v {
+			if v, c, ok := s.sample(i); ok {
+				fn(v, float64(c))
+			}
+		}
+	}
 }
 
 // Radix selection: a value >= 0 orders like its IEEE-754 bits read as an unsigned integer, so the

@@ -79,3 +79,54 @@ func (a *exactSum) value() float64 {
 	}
 	return hi
 }
+
+// fastSum accumulates non-negative products x × c as an unevaluated double-double hi + lo: each
+// product is split exactly (math.FMA) and each addition to hi exactly (Knuth's TwoSum), and only
+// the additions into lo round. Its value is then certified against a bound on those roundings:
+// when every real number within the bound of hi + lo rounds to the same float64, that float64 is
+// the correctly rounded exact sum, the bits exactSum would give; otherwise the caller recomputes
+// with exactSum. (The error analysis of this cascaded summation is Ogita, Rump and Oishi,
+// "Accurate Sum and Dot Product", SIAM J. Sci. Comput. 26(6), 2005, algorithm Sum2; the bound
+// here is looser and simpler.) A few flops per term against exactSum's walk of its partials.
+type fastSum struct {
+	hi, lo float64
+	abs    float64 // Σ |terms| (hi's terms and the product errors): bounds every partial sum
+	n      float64 // terms added
+}
+
+// addProduct adds x × c; x × c must be >= 0 and finite for value to certify.
+func (a *fastSum) addProduct(x, c float64) {
+	p := x * c
+	e := math.FMA(x, c, -p)
+	s := a.hi + p
+	bp := s - a.hi
+	a.lo += ((a.hi - (s - bp)) + (p - bp)) + e
+	a.hi = s
+	a.abs += math.Abs(p) + math.Abs(e)
+	a.n++
+}
+
+// roundOff is the unit roundoff of float64, 2^-53.
+const roundOff = 1.0 / (1 << 53)
+
+// value returns the exact sum of the terms rounded to the nearest float64 and true, or false
+// when hi + lo cannot be certified to round like the exact sum (recompute with exactSum).
+//
+// Each term's TwoSum error and product error are exact and at most roundOff × abs each; lo
+// accumulates them with 3 roundings per term, each at most roundOff × (|lo| + 2 roundOff abs)
+// <= roundOff × 2 (n + 1) roundOff abs, so |exact − (hi + lo)| <= E = 6 n (n + 1) roundOff² abs;
+// the bound used is 8 n (n + 1) roundOff² abs plus the rounding of lo ± E.
+func (a *fastSum) value() (float64, bool) {
+	if a.n == 0 {
+		return 0, true
+	}
+	if math.IsNaN(a.hi+a.lo) || math.IsInf(a.abs, 0) || a.abs > 1e300 {
+		return 0, false
+	}
+	e := 8*a.n*(a.n+1)*roundOff*roundOff*a.abs + 2*roundOff*math.Abs(a.lo) + math.SmallestNonzeroFloat64
+	r := a.hi + a.lo
+	if a.hi+(a.lo-e) != r || a.hi+(a.lo+e) != r {
+		return 0, false
+	}
+	return r, true
+}

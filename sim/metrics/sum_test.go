@@ -66,3 +66,46 @@ func TestExactSumIsCorrectlyRoundedAndOrderFree(t *testing.T) {
 		}
 	}
 }
+
+// Property: whenever fastSum certifies its value, it is the exact sum of the products rounded to
+// the nearest float64 (big.Float reference), over non-negative products of wide magnitude ranges,
+// with counts; and a sum whose exact value lies on a rounding midpoint is not certified.
+func TestFastSumCertifiedIsCorrectlyRounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	certified := 0
+	for trial := 0; trial < 2000; trial++ {
+		n := 1 + rng.IntN(200)
+		var f fastSum
+		exact := new(big.Float).SetPrec(8192)
+		for range n {
+			x := math.Ldexp(rng.Float64(), rng.IntN(120)-60)
+			c := float64(1 + rng.IntN(1000))
+			f.addProduct(x, c)
+			exact.Add(exact, new(big.Float).SetPrec(8192).Mul(new(big.Float).SetFloat64(x), new(big.Float).SetFloat64(c)))
+		}
+		want, _ := exact.Float64()
+		if got, ok := f.value(); ok {
+			certified++
+			if got != want {
+				t.Fatalf("trial %d: certified %.17g, exact rounds to %.17g", trial, got, want)
+			}
+		}
+	}
+	if certified < 1900 {
+		t.Errorf("only %d of 2000 sums certified: the bound is too loose to save work", certified)
+	}
+	// 1 + 2^-53 is halfway between 1 and its successor; ties go to even (1). hi + lo holds it
+	// exactly but no bound can certify the tie, so the caller must recompute.
+	var f fastSum
+	f.addProduct(1, 1)
+	f.addProduct(math.Ldexp(1, -53), 1)
+	if _, ok := f.value(); ok {
+		t.Error("a sum on a rounding midpoint was certified")
+	}
+	var e exactSum
+	e.add(1)
+	e.add(math.Ldexp(1, -53))
+	if e.value() != 1 {
+		t.Errorf("exactSum of the midpoint: %v, want 1 (ties to even)", e.value())
+	}
+}
