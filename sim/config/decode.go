@@ -543,6 +543,20 @@ func setScalar(dst reflect.Value, x any) {
 	}
 }
 
+// isWholeNumeral reports whether s is an optionally signed run of decimal digits.
+func isWholeNumeral(s string) bool {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // scalar decodes the scalar node r of kind k, reporting a wrong YAML kind or an int that does not
 // fit in the field.
 func (w *walker) scalar(r *yaml.Node, path string, f *field, k kind) (any, bool) {
@@ -556,6 +570,11 @@ func (w *walker) scalar(r *yaml.Node, path string, f *field, k kind) (any, bool)
 		want := "an int"
 		if f.word != "" {
 			want = fmt.Sprintf("an int %s or %q", f.bound(), f.word)
+		}
+		if tag == "!!float" && isWholeNumeral(r.Value) {
+			// YAML reads an integer numeral beyond 64 bits as a float.
+			w.badf(path, "must be %s, got %s, which is out of range", want, r.Value)
+			return nil, false
 		}
 		if tag != "!!int" {
 			w.badf(path, "must be %s, got %s", want, describe(r))

@@ -31,6 +31,8 @@ func TestDecodeBadLoadProfiles(t *testing.T) {
 	}{
 		{"rate beside profile", []string{"traffic.load={type: poisson, requests_per_second: 2, profile: [{until_seconds: 1, requests_per_second: 2}]}"},
 			"traffic.load.requests_per_second", "remove requests_per_second or the profile"},
+		{"empty profile", []string{"traffic.load={type: constant_rate, profile: []}"},
+			"traffic.load.profile", "is empty: give at least one phase"},
 		{"phase without rate", []string{"traffic.load={type: poisson, profile: [{until_seconds: 1}]}"},
 			"traffic.load.profile[0].requests_per_second", "required"},
 		{"phase with session rate", []string{"traffic.load={type: poisson, profile: [{until_seconds: 1, sessions_per_second: 1}]}"},

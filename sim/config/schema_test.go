@@ -169,6 +169,8 @@ func TestWalkerKinds(t *testing.T) {
 			errs: []string{"traffic.load.concurrency: must be an int, got a mapping"}},
 		{name: "int overflow", sets: []string{"traffic.load.concurrency=9223372036854775808"},
 			errs: []string{"traffic.load.concurrency: must be an int between -9223372036854775808 and 9223372036854775807, got 9223372036854775808"}},
+		{name: "int beyond 64 bits", sets: []string{"traffic.load.concurrency=99999999999999999999"},
+			errs: []string{"traffic.load.concurrency: must be an int, got 99999999999999999999, which is out of range"}},
 		{name: "int range", sets: []string{"traffic.load.concurrency=-2"},
 			errs: []string{"traffic.load.concurrency: must be an int > 0, got -2"}},
 		{name: "int limit", sets: []string{"traffic.load.concurrency=10000001"},

@@ -356,6 +356,10 @@ func (v *validator) load(l *Load, src, format string) {
 	const p = "traffic.load"
 	rps := v.has(p+".requests_per_second", l.RequestsPerSecond != 0)
 	sps := v.has(p+".sessions_per_second", l.SessionsPerSecond != 0)
+	if len(l.Profile) == 0 && v.given[p+".profile"] && (l.Type == LoadConstantRate || l.Type == LoadPoisson) {
+		v.errorf(p+".profile", "is empty: give at least one phase {until_seconds, requests_per_second | sessions_per_second}, or remove it")
+		return
+	}
 	if len(l.Profile) > 0 && (l.Type == LoadConstantRate || l.Type == LoadPoisson) {
 		v.profile(l, src, rps, sps)
 		return
