@@ -116,8 +116,11 @@ func markEquivalents(points []Point) {
 }
 
 // Label renders the point's domain values as "path=value, ...", with each path shortened to the
-// part after engine.workers. or the first segment.
+// part after engine.workers. or the first segment; a point of a spec without domains says so.
 func (p *Point) Label() string {
+	if len(p.Values) == 0 {
+		return "(the spec's only point: no search domain)"
+	}
 	parts := make([]string, len(p.Values))
 	for i, v := range p.Values {
 		parts[i] = ShortPath(v.Path) + "=" + v.Value
