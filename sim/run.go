@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -57,6 +58,37 @@ type Result struct {
 	// TimingNotes say why a role with forward_model auto was priced by the roofline although a
 	// performance database is configured (what the database lacks); empty otherwise.
 	TimingNotes []string
+
+	prefillRequests []engine.Request // the prefill role's requests, for Release
+}
+
+// spareRequests holds request arrays of released Results (*[]engine.Request) for later runs: a
+// sweep worker running point after point reuses one array instead of allocating, zeroing and
+// faulting in a fresh one per point.
+var spareRequests sync.Pool
+
+// takeRequests returns an array of n requests for a run: a released one when large enough (every
+// element is overwritten by initRequests), else a new one.
+func takeRequests(n int) []engine.Request {
+	if p, ok := spareRequests.Get().(*[]engine.Request); ok {
+		if cap(*p) >= n {
+			return (*p)[:n]
+		}
+	}
+	return make([]engine.Request, n)
+}
+
+// Release hands the Result's request arrays to later runs; call it once nothing reads Requests
+// (or anything derived from them but the Summary) any more: Requests is nil afterwards. A Result
+// that is never released is simply collected.
+func (r *Result) Release() {
+	for _, reqs := range [][]engine.Request{r.Requests, r.prefillRequests} {
+		if cap(reqs) > 0 {
+			reqs = reqs[:0]
+			spareRequests.Put(&reqs)
+		}
+	}
+	r.Requests, r.prefillRequests = nil, nil
 }
 
 // Handoff is the prefill-side record of one request in disaggregated serving. Times are virtual
@@ -120,7 +152,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	s := &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants,
 		frontendMs: FrontendOverheadMs(cfg), plan: newPlanner(cfg)}
 	n := len(wl.Requests)
-	s.reqs = make([]engine.Request, n)
+	s.reqs = takeRequests(n)
 	s.overlap = make([]int32, n)
 	w := &cfg.Engine.Workers
 	var err error
@@ -131,7 +163,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		}
 	case config.ModeDisaggregated:
 		s.disagg = true
-		s.reqsP = make([]engine.Request, n)
+		s.reqsP = takeRequests(n)
 		s.handoffs = make([]Handoff, n)
 		if s.prefill, err = s.newRole(config.RolePrefill, w.Prefill, s.reqsP, true); err != nil {
 			return nil, err
@@ -191,7 +223,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	}
 	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
 	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
-		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName(), TimingNotes: dep.notes}
+		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName(), TimingNotes: dep.notes, prefillRequests: s.reqsP}
 	res.LeakedBlocks = s.decoding.leakedBlocks()
 	if s.prefill != nil {
 		res.LeakedBlocks += s.prefill.leakedBlocks()

@@ -338,3 +338,27 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 		}
 	}
 }
+
+// Release hands a Result's request arrays to later runs: a run on a released array (larger, of
+// another mode and with preemptions) gives exactly what a run on fresh arrays gives, and the
+// released Result no longer exposes its requests.
+func TestReleasedRequestsReuseSameOutput(t *testing.T) {
+	small := func() *config.Config { return testConfig(100, 60, 80, 16, 120) }
+	fresh := mustRun(t, small())
+	want, _ := json.Marshal(RequestRecords(fresh))
+	for _, first := range []*config.Config{disaggConfig(300, 50, 200, 12, 2, 3, 131072, 50), testConfig(64, 20, 500, 32, 4096)} {
+		prev := mustRun(t, first)
+		prev.Release()
+		if prev.Requests != nil {
+			t.Fatal("a released Result still exposes its requests")
+		}
+		again := mustRun(t, small())
+		got, _ := json.Marshal(RequestRecords(again))
+		if string(got) != string(want) || again.Summary.TTFT != fresh.Summary.TTFT || again.Summary.ITL != fresh.Summary.ITL ||
+			again.Summary.Preemptions != fresh.Summary.Preemptions || again.Summary.Preemptions == 0 {
+			t.Fatalf("after releasing a %s run: records or summary differ (preemptions %d and %d)", first.Engine.Mode,
+				again.Summary.Preemptions, fresh.Summary.Preemptions)
+		}
+		again.Release()
+	}
+}

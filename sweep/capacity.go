@@ -95,6 +95,7 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 				keep[k] = v
 			}
 		}
+		res.Release() // the probe keeps the summary values only
 		pr := probeResult{load: x, config: cfg, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
 			probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, Summary: keep,
 				WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}

@@ -246,6 +246,7 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 		rec.Status, rec.Reason = results.StatusFailed, "the simulation returned no report"
 	case err == nil:
 		rec.Status, rec.Summary, rec.TimingProvider = results.StatusOK, results.SummaryValues(res.Summary), res.TimingProvider
+		res.Release() // the row holds what it needs; the next point reuses the request array
 	case ctx.Err() != nil:
 		return rec, false
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(pctx.Err(), context.DeadlineExceeded):

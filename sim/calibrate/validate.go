@@ -264,6 +264,8 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 		return skip(err)
 	}
 	bTTFT, bTPOT, bE2E, bn := means(burst.Requests, 0)
+	burstPreemptions := burst.Summary.Preemptions
+	burst.Release()
 	// The steady state: sessions ramped in over one burst-wave lifetime, ramp wave left out.
 	steadyCfg := *p.Config
 	steadyCfg.Traffic.Load.RampSeconds = bE2E / 1000
@@ -272,6 +274,7 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 		return skip(err)
 	}
 	sTTFT, sTPOT, _, sn := means(run.Requests, p.Warmup)
+	run.Release()
 	if bn == 0 || sn == 0 {
 		return skip(fmt.Errorf("no request completed (burst %d, steady state %d)", bn, sn))
 	}
@@ -281,7 +284,7 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	res.PredictedTTFTMs, res.PredictedTPOTMs = ttft, tpot
 	res.TTFTAPEPct = ape(ttft, r.TTFTMs)
 	res.TPOTAPEPct = ape(tpot, r.TPOTMs)
-	res.Preemptions = burst.Summary.Preemptions + run.Summary.Preemptions
+	res.Preemptions = burstPreemptions + run.Summary.Preemptions
 	res.BackendVersion, res.TimingProvider = r.BackendVersion, run.TimingProvider
 	return res
 }
