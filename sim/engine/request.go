@@ -81,21 +81,39 @@ type PassRun struct {
 // and the timestamps the report is built from. Times are virtual ms; -1 means "not yet".
 // Runs keep requests in one dense slice and refer to them by index.
 type Request struct {
-	// Static shape.
+	// The fields every pass reads or writes come first, within one 64-byte cache line; the
+	// lease follows, then what admissions, completions and the report use.
 
 	// PromptLen is the prompt length in tokens (ISL).
 	PromptLen int32
 	// MaxOutput is the number of output tokens the request will emit: the requested OSL,
 	// clipped so that prompt + output stays within the context limit (dynosim-spec.md §3.2.6).
 	MaxOutput int32
-	// RequestedOutput is the OSL the workload asked for.
-	RequestedOutput int32
-	// Index is the request's index in the run (its position in the workload): it names the
-	// request's unique blocks (UniqueBlockHash).
-	Index int32
+	// Generated counts output tokens emitted so far.
+	Generated int32
+	// NumComputed counts tokens whose KV is computed (prompt and output).
+	NumComputed int32
+	// numRegistered counts leading Blocks already offered to the prefix cache.
+	numRegistered int32
 	// FullBlocks is how many full blocks of the engine's block size the request's token
 	// sequence (prompt then output) has, up to the context limit (traffic.BlockSet.Full).
 	FullBlocks int32
+	// Worker is the logical worker and Rank the attention-DP rank the request was placed on.
+	Worker, Rank int32
+	// ITL bookkeeping: lastPass is the worker pass index of the latest token (noPass none), runFirst
+	// the first pass of the open run (-1 none); closed runs go to Runs, gaps that are not a
+	// single pass (the request skipped a pass) to Gaps.
+	lastPass, runFirst int32
+	// drafts is the draft tokens the request's decode step in the pass being run verifies.
+	drafts int32
+	// Status is the lifecycle state; Rejection says why a Rejected request was rejected.
+	Status    Status
+	Rejection RejectReason
+	// LastTokenMs is when the latest output token was emitted (virtual ms; -1 none yet).
+	LastTokenMs float64
+
+	// Blocks is the KV lease: pool block ids in sequence order.
+	Blocks []int32
 	// Hashes are the chained KV-block hashes of the request's leading full blocks that another
 	// request of the workload may also hold (traffic.BlockSet.Shared). Block j >= len(Hashes) is
 	// unique to the request and hashes to UniqueBlockHash(Index, j) (hashAt). Shared, read-only.
@@ -103,31 +121,20 @@ type Request struct {
 	// SharedBlocks is how many leading blocks another request of the workload also holds
 	// (len(Hashes)); the rest only this request can match.
 	SharedBlocks int32
+	// Index is the request's index in the run (its position in the workload): it names the
+	// request's unique blocks (UniqueBlockHash).
+	Index int32
+	// RequestedOutput is the OSL the workload asked for.
+	RequestedOutput int32
+	// Preemptions counts how often the request was preempted (KV released, recompute).
+	Preemptions int32
 
-	// Scheduler state.
-
-	// Status is the lifecycle state; Rejection says why a Rejected request was rejected.
-	Status    Status
-	Rejection RejectReason
-	// Generated counts output tokens emitted so far.
-	Generated int32
-	// NumComputed counts tokens whose KV is computed (prompt and output).
-	NumComputed int32
-	// Blocks is the KV lease: pool block ids in sequence order.
-	Blocks []int32
-	// numRegistered counts leading Blocks already offered to the prefix cache.
-	numRegistered int32
-	// Worker is the logical worker and Rank the attention-DP rank the request was placed on.
-	Worker, Rank int32
-
-	// Report inputs.
-
-	ArrivalMs, FirstAdmitMs, FirstTokenMs, SecondTokenMs, LastTokenMs, TerminalMs float64
+	// Report inputs: arrival, first admission, first and second token, and the terminal state
+	// (completion or rejection), virtual ms, -1 when not (yet) reached.
+	ArrivalMs, FirstAdmitMs, FirstTokenMs, SecondTokenMs, TerminalMs float64
 	// History lists the request's admissions into a running set on this pool, in order: the
 	// first, then one per re-admission after a preemption.
 	History []Admission
-	// Preemptions counts how often the request was preempted (KV released, recompute).
-	Preemptions int32
 	// ReusedTokens is the largest Admission.ReusedTokens over the request's admissions
 	// (dynosim-spec.md §4.2: "max over a request's admissions"), in tokens, never more than
 	// PromptLen; FirstReusedTokens is the value at its first admission. In disaggregated serving
@@ -144,23 +151,18 @@ type Request struct {
 	// kvTransferred marks a request whose prompt KV arrived by transfer (Reserve): its prefix
 	// hits on this pool do not count as reuse of the request (ReusedTokens).
 	kvTransferred bool
-
-	// ITL bookkeeping: lastPass is the worker pass index of the latest token (noPass none), runFirst
-	// the first pass of the open run (-1 none); closed runs go to Runs, gaps that are not a
-	// single pass (the request skipped a pass) to Gaps.
-	lastPass, runFirst int32
-	Runs               []PassRun
-	Gaps               []float64
-	// RoundGaps holds, under speculative decoding only, one entry per round that follows an ITL
-	// gap: that gap divided by the tokens the round emitted (ms per token), so 1000 / entry is
-	// the user's output rate over the gap (output_token_throughput_per_user's samples).
-	RoundGaps []float64
 	// WithPrevious counts output tokens that arrived at the same time as the token before them
 	// (speculative decoding: a round emits its accepted drafts and its sampled token together);
 	// each has an ITL sample of 0 ms.
 	WithPrevious int32
-	// drafts is the draft tokens the request's decode step in the pass being run verifies.
-	drafts int32
+
+	// Closed pass runs and gaps of the ITL bookkeeping (see lastPass).
+	Runs []PassRun
+	Gaps []float64
+	// RoundGaps holds, under speculative decoding only, one entry per round that follows an ITL
+	// gap: that gap divided by the tokens the round emitted (ms per token), so 1000 / entry is
+	// the user's output rate over the gap (output_token_throughput_per_user's samples).
+	RoundGaps []float64
 }
 
 // Admission is one admission of a request into a rank's running set. Token counts are whole
