@@ -258,6 +258,11 @@ func TestExitCodesAndOutputDir(t *testing.T) {
 			}
 		})
 	}
+	// A null section takes its default, as if absent: the engine stack runs the seed config
+	// with its router and planner set to null.
+	if code, _, errs := runCLI(t, "predict", "-c", seedConfig, "--set", "router=null", "--set", "planner=null", "--output-dir", dir+"/o7"); code != 0 {
+		t.Errorf("engine stack with null router and planner: exit %d: %s", code, errs)
+	}
 	for _, o := range []string{"o1", "o2", "o3", "o4", "o5", "o6"} {
 		if _, err := os.Stat(filepath.Join(dir, o)); err == nil {
 			t.Errorf("a failed run created its output directory %s", o)

@@ -117,7 +117,7 @@ func decode(data []byte, file string, sets []string, opts ...Option) (*Config, E
 		return nil, errs, nil
 	}
 	w := &walker{file: file, marker: o.marker, given: map[string]bool{}}
-	c := &Config{File: file, HasRouter: findKey(root, "router") >= 0, HasPlanner: findKey(root, "planner") >= 0}
+	c := &Config{File: file, HasRouter: declared(root, "router"), HasPlanner: declared(root, "planner")}
 	w.mapping(root, "", rootSchema, reflect.ValueOf(c).Elem())
 	if !w.given["engine"] && !w.isBad("engine") {
 		w.badf("engine", "required: the simulated deployment (mode, model, hardware, backend, workers)")
@@ -629,4 +629,15 @@ func (w *walker) scalar(r *yaml.Node, path string, f *field, k kind) (any, bool)
 		return to, true
 	}
 	return r.Value, true
+}
+
+// declared reports whether mapping m has key with a value other than null: a null section takes
+// its default, as if absent (so --set router=null drops a section).
+func declared(m *yaml.Node, key string) bool {
+	i := findKey(m, key)
+	if i < 0 {
+		return false
+	}
+	v := resolve(m.Content[i])
+	return v != nil && !(v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null")
 }
