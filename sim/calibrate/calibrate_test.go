@@ -56,6 +56,13 @@ func TestReadCSV(t *testing.T) {
 	if e := rows[4]; e.Line != 6 || e.Problem != `isl: must be an int >= 0, got "many"` {
 		t.Errorf("row e problem = %q (line %d)", e.Problem, e.Line)
 	}
+	// A row with fewer or more fields than the header is marked, not read by position.
+	ragged, err := ReadCSV(strings.NewReader("id,backend,model_path,system,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\n"+
+		"r1,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32\nr2,vllm,m,h100_sxm,agg,512,32,60,8,extra\n"), "ragged.csv")
+	if err != nil || len(ragged) != 2 || ragged[0].Problem != "has 7 fields, the header 9: its cells cannot be matched to columns" ||
+		ragged[1].Problem != "has 10 fields, the header 9: its cells cannot be matched to columns" || ragged[1].Line != 3 {
+		t.Errorf("ragged rows: %v %+v", err, ragged)
+	}
 	for _, c := range []struct{ csv, frag string }{
 		{"", "small.csv: empty file"},
 		{"backend,model_path\nvllm,x\n", "small.csv: line 1: missing column(s) system, mode, isl, osl, silicon_ttft_ms, silicon_tpot_ms"},

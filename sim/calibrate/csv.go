@@ -74,7 +74,8 @@ func ReadCSVFile(path string) ([]Row, error) {
 // ReadCSV parses a measured-deployments CSV with a header line (the columns of
 // measured_dense_calibration.csv; see the README beside it). name labels errors. A missing
 // required column or a malformed CSV is an error naming the file (and line); a malformed cell
-// (a non-integer isl, a non-positive measured TTFT, ...) marks only its row, in Row.Problem.
+// (a non-integer isl, a non-positive measured TTFT, ...) or a row with more or fewer fields than
+// the header marks only its row, in Row.Problem.
 func ReadCSV(r io.Reader, name string) ([]Row, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -109,7 +110,12 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 			return nil, fmt.Errorf("%s: %v", name, err)
 		}
 		line, _ := cr.FieldPos(0)
-		rows = append(rows, parseRow(rec, col, line))
+		row := parseRow(rec, col, line)
+		if len(rec) != len(header) {
+			// A ragged row's cells cannot be matched to their columns.
+			row.Problem = fmt.Sprintf("has %d fields, the header %d: its cells cannot be matched to columns", len(rec), len(header))
+		}
+		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%s: no data rows after the header", name)
