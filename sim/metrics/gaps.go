@@ -84,27 +84,25 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 	if nU > 0 {
 		meanU = totalU / float64(nU)
 	}
+	// squares adds each sample's squared deviation from the mean, of the gap (to ss) and of the
+	// rate 1000/gap over positive gaps (to ssU).
+	squares := func(ss, ssU func(x, c float64)) {
+		eachGap(segs, func(v, c float64) {
+			d := v - mean
+			ss(float64(d*d), c)
+			if v > 0 {
+				du := msPerSecond/v - meanU
+				ssU(float64(du*du), c)
+			}
+		})
+	}
 	var fss, fssU fastSum
-	eachGap(segs, func(v, c float64) {
-		d := v - mean
-		fss.addProduct(float64(d*d), c)
-		if v > 0 {
-			du := msPerSecond/v - meanU
-			fssU.addProduct(float64(du*du), c)
-		}
-	})
+	squares(fss.addProduct, fssU.addProduct)
 	sqs, ok := fss.value()
 	sqsU, okU := fssU.value()
 	if !ok || !okU {
 		var ss, ssU exactSum
-		eachGap(segs, func(v, c float64) {
-			d := v - mean
-			ss.addProduct(float64(d*d), c)
-			if v > 0 {
-				du := msPerSecond/v - meanU
-				ssU.addProduct(float64(du*du), c)
-			}
-		})
+		squares(ss.addProduct, ssU.addProduct)
 		sqs, sqsU = ss.value(), ssU.value()
 	}
 	pcts := [5]float64{50, 75, 90, 95, 99}
