@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -317,30 +319,65 @@ func trunc(s string, n int) string {
 	return s[:n-1] + "…"
 }
 
-// checkWritableDir reports why dir cannot receive a new file: it does not exist, is not a
-// directory, or a file cannot be created in it.
 // checkOutputFile checks, before any work, that a report can be written to path: its directory
-// exists and takes a new file, and path itself is not a directory.
+// exists and takes a new file, and path is absent or a regular file. The report replaces path
+// atomically (a new file renamed over it), so a directory, a symbolic link, a device or a named
+// pipe there is refused rather than replaced.
 func checkOutputFile(path string) error {
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		return fmt.Errorf("is a directory; give the path of the JSON file to write, e.g. %s", filepath.Join(path, "validation.json"))
+	if info, err := os.Lstat(path); err == nil {
+		switch {
+		case info.IsDir():
+			return fmt.Errorf("is a directory; give the path of the JSON file to write, e.g. %s", filepath.Join(path, "validation.json"))
+		case !info.Mode().IsRegular():
+			return fmt.Errorf("is %s, not a regular file; the report replaces its path with a new file: give a regular file's path", fileKind(info.Mode()))
+		}
 	}
 	return checkWritableDir(filepath.Dir(path))
 }
 
+// checkWritableDir reports why dir cannot receive a new file: it does not exist, is not a
+// directory, or a file cannot be created in it.
 func checkWritableDir(dir string) error {
 	info, err := os.Stat(dir)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("directory %s does not exist; create it first", dir)
+	}
+	if err != nil {
+		return fmt.Errorf("directory %s: %v", dir, unwrapPathError(err))
 	}
 	if !info.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
 	f, err := os.CreateTemp(dir, ".servesweep-write-check-*")
 	if err != nil {
-		return fmt.Errorf("cannot create a file in %s: %v", dir, err)
+		return fmt.Errorf("cannot create a file in %s: %v", dir, unwrapPathError(err))
 	}
 	name := f.Name()
 	f.Close()
 	return os.Remove(name)
+}
+
+// unwrapPathError is the cause of a *fs.PathError without its operation and path (which would
+// name a temporary file), or err.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// fileKind names a file mode's type for messages.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }

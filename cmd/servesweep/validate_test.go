@@ -213,6 +213,7 @@ func TestValidateHoldoutFlags(t *testing.T) {
 		{[]string{"--holdout-by", ""}, `--holdout-by must be one of system, backend, model, got ""`},
 		{[]string{"--output-json", "no-such-dir/report.json"}, "--output-json no-such-dir/report.json: directory no-such-dir does not exist"},
 		{[]string{"--output-json", "testdata"}, "--output-json testdata: is a directory; give the path of the JSON file to write"},
+		{[]string{"--output-json", "/dev/null"}, "--output-json /dev/null: is a device, not a regular file"},
 		{[]string{"--assume-one-worker-per-role", "--aiperf", "x.json", "-c", "c.yaml", "--measured", ""}, "--assume-one-worker-per-role apply to --measured, not --aiperf"},
 	} {
 		code, _, errs := runCLI(t, append([]string{"validate", "--measured", "testdata/none.csv"}, tc.args...)...)
