@@ -147,6 +147,47 @@ func (d *deployment) checkMoE(name config.Role, role *config.WorkerRole) error {
 	return d.checkShape(name, role, m)
 }
 
+// checkShapes reports, over every role of the mode at once, the parallel shapes the model cannot
+// be split into: for a role with moe_tensor or moe_expert above 1 (checkMoE), or whose timing
+// or KV capacity prices the model (default or roofline timing, default capacity). A role whose
+// model does not resolve is left to the check that needs it. Nil, a *config.Error or a
+// config.Errors of every fault.
+func (d *deployment) checkShapes() error {
+	var all config.Errors
+	for _, name := range d.cfg.Engine.Mode.Roles() {
+		role := d.cfg.Engine.Workers.Role(name)
+		if role == nil {
+			continue
+		}
+		var err error
+		switch {
+		case role.Parallelism.MoeTensor > 1 || role.Parallelism.MoeExpert > 1:
+			err = d.checkMoE(name, role)
+		case role.Timing.Type == config.TimingDefault || role.Timing.Type == config.TimingRoofline || role.KVCache.Capacity.Type == config.CapacityDefault:
+			if m, merr := d.modelFor(""); merr == nil {
+				err = d.checkShape(name, role, m)
+			}
+		}
+		var one *config.Error
+		var many config.Errors
+		switch {
+		case errors.As(err, &many):
+			all = append(all, many...)
+		case errors.As(err, &one):
+			all = append(all, one)
+		case err != nil:
+			return err
+		}
+	}
+	switch len(all) {
+	case 0:
+		return nil
+	case 1:
+		return all[0]
+	}
+	return all
+}
+
 // timing builds the timing model of role name.
 func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.Model, error) {
 	path := "engine.workers." + string(name) + ".timing"

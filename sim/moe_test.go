@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,5 +38,38 @@ func TestMoEParallelismRules(t *testing.T) {
 	res := mustRun(t, cfg)
 	if res.Summary.CompletedRequests != 100 || !(res.Summary.TPOT.Mean > 0) {
 		t.Errorf("completed %d, TPOT %v", res.Summary.CompletedRequests, res.Summary.TPOT.Mean)
+	}
+}
+
+// Every role's shape faults are reported together: a disaggregated DeepSeek-R1 config with three
+// faults in the prefill shape and three in the decode shape fails with all six, each naming its
+// role's field.
+func TestShapeFaultsOfEveryRole(t *testing.T) {
+	cfg, err := config.LoadFile("../examples/disaggregated.yaml", []string{
+		"engine.model=deepseek-ai/DeepSeek-R1",
+		"traffic.source={type: synthetic, input_tokens: 1024, output_tokens: 64}",
+		"traffic.load={type: concurrency, concurrency: 4}", "traffic.stop={requests: 10}",
+		"engine.workers.prefill.parallelism={replicas: 1, tensor: 3, moe_expert: 5}",
+		"engine.workers.decode.parallelism={replicas: 1, tensor: 2, pipeline: 99, moe_tensor: 3}",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"engine.workers.prefill.parallelism.tensor", "engine.workers.prefill.parallelism.moe_expert", "engine.workers.prefill.parallelism.moe_expert",
+		"engine.workers.decode.parallelism.pipeline", "engine.workers.decode.parallelism.moe_expert", "engine.workers.decode.parallelism.moe_tensor",
+	}
+	for name, err := range map[string]error{"Check": Check(cfg), "Run": func() error { _, err := Run(context.Background(), cfg, Options{}); return err }()} {
+		var errs config.Errors
+		if !errors.As(err, &errs) {
+			t.Fatalf("%s: %v, want every fault", name, err)
+		}
+		var got []string
+		for _, e := range errs {
+			got = append(got, e.Path)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: faults at %v, want %v", name, got, want)
+		}
 	}
 }

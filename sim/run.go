@@ -151,6 +151,9 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	}
 	s := &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants,
 		frontendMs: FrontendOverheadMs(cfg), plan: newPlanner(cfg)}
+	if err := dep.checkShapes(); err != nil {
+		return nil, err
+	}
 	n := len(wl.Requests)
 	s.reqs = takeRequests(n)
 	s.overlap = make([]int32, n)
@@ -252,6 +255,9 @@ func CheckNotes(cfg *config.Config) ([]string, error) {
 
 func (dep *deployment) check() error {
 	cfg := dep.cfg
+	if err := dep.checkShapes(); err != nil {
+		return err
+	}
 	if cfg.Engine.ContextLength == 0 && cfg.Engine.Backend == config.BackendVLLM {
 		if _, err := dep.modelFor(`engine.context_length "max" (or set a number of tokens)`); err != nil {
 			return err
