@@ -175,6 +175,9 @@ func (s *runState) loop(ctx context.Context) error {
 		if capMs > 0 && t > capMs {
 			break
 		}
+		if s.plan != nil && len(s.events) == s.plan.queued && s.nextScheduled >= len(s.scheduled) && !s.anyLive() {
+			break // only planner ticks are left: the run's work is done, nothing is left to scale for
+		}
 		if s.checkInvariants && t < s.nowMs {
 			return fmt.Errorf("the virtual clock went backwards: %v ms after %v ms", t, s.nowMs)
 		}
@@ -266,6 +269,16 @@ func (s *runState) loop(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// anyLive reports whether a request has arrived and is neither completed nor rejected.
+func (s *runState) anyLive() bool {
+	for i := range s.reqs {
+		if r := &s.reqs[i]; r.ArrivalMs >= 0 && r.Status != engine.Completed && r.Status != engine.Rejected {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *runState) roleOf(id int8) *role {

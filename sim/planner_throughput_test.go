@@ -139,3 +139,22 @@ func TestPredictors(t *testing.T) {
 		t.Errorf("log1p constant: %v, want 9", got)
 	}
 }
+
+// A planner tick due after the run's last request has finished does not run: 300 requests at
+// concurrency 4 on two workers (fixed timing, prefill 90 ms + one 10 ms decode) finish at 7.5 s,
+// before the first throughput tick at 10 s, which would otherwise scale the pool from 2 to 1 on
+// what is left of the run: nothing.
+func TestPlannerStopsWithTheWork(t *testing.T) {
+	cfg := testConfig(16, 1, 300, 4, 1000)
+	cfg.Engine.Workers.Aggregated.Parallelism.Replicas = 2
+	cfg.Engine.Workers.Aggregated.Timing = config.Timing{Type: config.TimingFixed, PrefillMs: f64(90), DecodeMs: f64(10)}
+	cfg.Evaluation.SLA = &config.SLA{TTFTMs: f64(1), ITLMs: f64(1)}
+	cfg.Planner = config.Planner{Policy: "enabled", Target: "sla", ThroughputAdjustmentIntervalSeconds: f64(10),
+		LoadPredictor: "constant", MaxNumGPUs: ptr(4)}
+	mustValid(t, cfg)
+	res := mustRun(t, cfg)
+	if s := res.Summary; s.DurationMs != 7500 || len(s.Planner.ScalingEvents) != 0 || s.CompletedRequests != 300 {
+		t.Errorf("duration %v ms, %d completed, scaling events %+v; want 7500 ms and no event",
+			s.DurationMs, s.CompletedRequests, s.Planner.ScalingEvents)
+	}
+}
