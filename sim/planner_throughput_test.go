@@ -148,6 +148,7 @@ func TestPlannerStopsWithTheWork(t *testing.T) {
 	cfg := testConfig(16, 1, 300, 4, 1000)
 	cfg.Engine.Workers.Aggregated.Parallelism.Replicas = 2
 	cfg.Engine.Workers.Aggregated.Timing = config.Timing{Type: config.TimingFixed, PrefillMs: f64(90), DecodeMs: f64(10)}
+	cfg.Engine.Workers.Aggregated.Scheduler.CapacityPolicy = config.CapacityGuaranteedNoEvict
 	cfg.Evaluation.SLA = &config.SLA{TTFTMs: f64(1), ITLMs: f64(1)}
 	cfg.Planner = config.Planner{Policy: "enabled", Target: "sla", ThroughputAdjustmentIntervalSeconds: f64(10),
 		LoadPredictor: "constant", MaxNumGPUs: ptr(4)}
