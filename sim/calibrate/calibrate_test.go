@@ -56,6 +56,14 @@ func TestReadCSV(t *testing.T) {
 	if e := rows[4]; e.Line != 6 || e.Problem != `isl: must be an int >= 0, got "many"` {
 		t.Errorf("row e problem = %q (line %d)", e.Problem, e.Line)
 	}
+	// An explicit 0 in a batch, worker count, tensor or pipeline column is a problem naming it;
+	// 0 in attention_dp_size or moe_* is the files' "not used".
+	zeros, err := ReadCSV(strings.NewReader("id,backend,model_path,system,mode,isl,osl,batch_size,tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"+
+		"z1,vllm,m,h100_sxm,agg,512,32,0,1,0,60,8\nz2,vllm,m,h100_sxm,agg,512,32,4,0,0,60,8\nz3,vllm,m,h100_sxm,agg,512,32,4,2,0,60,8\n"), "zeros.csv")
+	if err != nil || zeros[0].Problem != "batch_size: must be >= 1 (or empty when not given), got 0" ||
+		zeros[1].Problem != "tp_size: must be >= 1 (or empty when not given), got 0" || zeros[2].Problem != "" {
+		t.Errorf("zero cells: %v %q %q %q", err, zeros[0].Problem, zeros[1].Problem, zeros[2].Problem)
+	}
 	// A row with fewer or more fields than the header is marked, not read by position.
 	ragged, err := ReadCSV(strings.NewReader("id,backend,model_path,system,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\n"+
 		"r1,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32\nr2,vllm,m,h100_sxm,agg,512,32,60,8,extra\n"), "ragged.csv")

@@ -170,12 +170,24 @@ func (p *rowParser) posFloat(name string) float64 {
 	return f
 }
 
+// count reads an optional count of at least 1: def when empty, a problem when 0 (a batch, a
+// worker count, a tensor or pipeline degree of zero cannot have been measured; empty says "not
+// given"). attention_dp_size and the moe_* columns are read with intv instead: the measured
+// files write 0 there for "not used" (a dense model's moe_ep_size), which normalize reads as 1.
+func (p *rowParser) count(name string, def int) int {
+	v := p.intv(name, def)
+	if v == 0 && p.str(name) != "" && p.problem == "" {
+		p.problem = fmt.Sprintf("%s: must be >= 1 (or empty when not given), got 0", name)
+	}
+	return v
+}
+
 func (p *rowParser) shape(prefix string) WorkerShape {
 	return WorkerShape{
-		BatchSize:     p.intv(prefix+"batch_size", 0),
-		Workers:       p.intv(prefix+"num_workers", 0),
-		Tensor:        p.intv(prefix+"tp_size", 1),
-		Pipeline:      p.intv(prefix+"pp_size", 1),
+		BatchSize:     p.count(prefix+"batch_size", 0),
+		Workers:       p.count(prefix+"num_workers", 0),
+		Tensor:        p.count(prefix+"tp_size", 1),
+		Pipeline:      p.count(prefix+"pp_size", 1),
 		AttentionData: p.intv(prefix+"attention_dp_size", 1),
 		MoETensor:     p.intv(prefix+"moe_tp_size", 0),
 		MoEExpert:     p.intv(prefix+"moe_ep_size", 0),
