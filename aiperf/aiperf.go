@@ -162,6 +162,13 @@ func unwrapPathErr(err error) error {
 // latencyTags are the time metrics Compare reads, all in ms in both formats.
 var latencyTags = []string{"time_to_first_token", "inter_token_latency", "inter_chunk_latency", "request_latency"}
 
+// comparedUnits is the unit each metric Compare reads must carry (AIPerf's and GenAI-Perf's
+// display units): the latencies in ms, the throughputs per second.
+var comparedUnits = map[string]string{
+	"time_to_first_token": "ms", "inter_token_latency": "ms", "inter_chunk_latency": "ms", "request_latency": "ms",
+	"output_token_throughput": "tokens/sec", "request_throughput": "requests/sec",
+}
+
 // ReadFile reads one summary. The kind comes from the file name (GenAI-Perf's name, else
 // AIPerf's layout); an AIPerf schema_version other than 1.x, the older layout with every metric
 // under "records", a file that is not a JSON object, one with no time_to_first_token, or a
@@ -198,24 +205,39 @@ func ReadFile(path string) (*Run, error) {
 	}
 	for tag, raw := range doc {
 		var s Stat
+		unit, compared := comparedUnits[tag]
 		if string(raw) == "null" || json.Unmarshal(raw, &s) != nil || s.Unit == "" {
-			if slices.Contains(latencyTags, tag) && string(raw) != "null" {
-				return nil, bad(tag, fmt.Sprintf("want a metric block {unit: \"ms\", avg, p50, p90, p99 numbers}, got %s", clip(string(raw))))
+			if compared {
+				return nil, bad(tag, fmt.Sprintf("want a metric block {unit: %q, avg, p50, p90, p99 numbers}, got %s", unit, clip(string(raw))))
 			}
-			continue // input_config, error_summary, a null metric, ...
+			continue // input_config, error_summary, a metric servesweep does not compare, ...
 		}
+		if !compared {
+			run.Metrics[tag] = s
+			continue
+		}
+		if s.Unit != unit {
+			return nil, bad(tag+".unit", fmt.Sprintf("%q: want %q, the display unit of AIPerf's and GenAI-Perf's %s", s.Unit, unit, tag))
+		}
+		// Every statistic of a compared metric (avg, percentiles, min, max, std, count, sum) is a
+		// number >= 0; the ones compared must be numbers when present.
 		var fields map[string]json.RawMessage
 		_ = json.Unmarshal(raw, &fields) // s decoded, so raw is an object
-		for _, st := range []struct {
-			name string
-			v    *float64
-		}{{"avg", s.Avg}, {"p50", s.P50}, {"p90", s.P90}, {"p99", s.P99}} {
-			if st.v != nil && !(*st.v >= 0) {
-				return nil, bad(tag+"."+st.name, fmt.Sprintf("%g: a measured value is >= 0", *st.v))
+		for name, f := range fields {
+			if name == "unit" {
+				continue
 			}
-			if f, ok := fields[st.name]; ok && st.v == nil && slices.Contains(latencyTags, tag) {
-				return nil, bad(tag+"."+st.name, fmt.Sprintf("want a number of %s, got %s", s.Unit, clip(string(f))))
+			var v float64
+			if err := json.Unmarshal(f, &v); err != nil || string(f) == "null" {
+				return nil, bad(tag+"."+name, fmt.Sprintf("want a number of %s, got %s", unit, clip(string(f))))
 			}
+			if !(v >= 0) {
+				return nil, bad(tag+"."+name, fmt.Sprintf("%g: a measured value is >= 0", v))
+			}
+		}
+		if s.P50 != nil && s.P99 != nil && *s.P99 < *s.P50 || s.P50 != nil && s.P90 != nil && *s.P90 < *s.P50 ||
+			s.P90 != nil && s.P99 != nil && *s.P99 < *s.P90 {
+			return nil, bad(tag, "percentiles decrease (want p50 <= p90 <= p99): not a summary of one population")
 		}
 		run.Metrics[tag] = s
 	}
@@ -223,11 +245,6 @@ func ReadFile(path string) (*Run, error) {
 	if _, ok := run.Metrics["time_to_first_token"]; !ok {
 		return nil, bad("time_to_first_token", fmt.Sprintf("missing: want a streaming run's summary (%s or %s with time_to_first_token, inter_token_latency, request_latency ...; "+
 			"run aiperf profile with --streaming)", AIPerfFile, GenAIPerfFile))
-	}
-	for _, tag := range latencyTags {
-		if s, ok := run.Metrics[tag]; ok && s.Unit != "ms" {
-			return nil, bad(tag+".unit", fmt.Sprintf("%q: want \"ms\", the display unit of AIPerf's and GenAI-Perf's latencies", s.Unit))
-		}
 	}
 	if run.Load, err = readLoad(doc["input_config"]); err != nil {
 		return nil, &config.Error{File: path, Path: err.(*config.Error).Path, Msg: err.(*config.Error).Msg}

@@ -123,6 +123,13 @@ func TestReadBadValues(t *testing.T) {
 	for name, c := range map[string]struct{ doc, want string }{
 		"string":   {`{"time_to_first_token": {"unit": "ms", "avg": "abc"}}`, `time_to_first_token: want a metric block {unit: "ms", avg, p50, p90, p99 numbers}`},
 		"negative": {`{"time_to_first_token": {"unit": "ms", "avg": -5}}`, "time_to_first_token.avg: -5: a measured value is >= 0"},
+		"throughput unit": {ttft + `, "output_token_throughput": {"unit": "tokens/min", "avg": 60}}`,
+			`output_token_throughput.unit: "tokens/min": want "tokens/sec"`},
+		"throughput not a number": {ttft + `, "request_throughput": {"unit": "requests/sec", "avg": "fast"}}`,
+			`request_throughput: want a metric block {unit: "requests/sec"`},
+		"throughput null": {ttft + `, "request_throughput": null}`, `request_throughput: want a metric block`},
+		"negative std": {`{"time_to_first_token": {"unit": "ms", "avg": 5, "std": -1}}`, "time_to_first_token.std: -1: a measured value is >= 0"},
+		"percentiles decrease": {`{"time_to_first_token": {"unit": "ms", "avg": 5, "p50": 9, "p99": 4}}`, "time_to_first_token: percentiles decrease"},
 		"null stat": {`{"time_to_first_token": {"unit": "ms", "avg": 5}, "request_latency": {"unit": "ms", "avg": null, "p50": 3}}`,
 			"request_latency.avg: want a number of ms, got null"},
 		"concurrency string": {ttft + `, "input_config": {"loadgen": {"concurrency": "8"}}}`,
