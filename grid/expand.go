@@ -164,7 +164,8 @@ type Expansion struct {
 	// (maxErrors), each introduced by its point.
 	Errors []string
 	// TimingNotes lists, once each and sorted, why points with forward_model auto will be priced
-	// by the roofline although a performance database is configured (sim.CheckNotes).
+	// by the roofline although a performance database is configured, and fixed KV pools larger
+	// than their GPU could hold (sim.CheckNotes).
 	TimingNotes []string
 	// Points are the selected points in enumeration order: every valid point for the grid
 	// algorithm, MaxTrials of them for random.

@@ -143,7 +143,7 @@ func TestFixedCapacityWeightsMustFit(t *testing.T) {
 	} {
 		cfg := defaultConfig("meta-llama/Llama-3.1-70B", "h100_sxm", c.tensor, 128, 8, 4, 2)
 		role := cfg.Engine.Workers.Aggregated
-		role.KVCache.Capacity = config.KVCapacity{Type: config.CapacityFixed, Blocks: 4096}
+		role.KVCache.Capacity = config.KVCapacity{Type: config.CapacityFixed, Blocks: 1024}
 		role.Timing = config.Timing{Type: c.timing}
 		if c.timing == config.TimingFixed {
 			role.Timing.PrefillMs, role.Timing.DecodeMs = f64(30), f64(8)
@@ -214,5 +214,32 @@ func TestConcurrencyRamp(t *testing.T) {
 	}
 	if got, want := res.Requests[4].ArrivalMs, res.Requests[0].TerminalMs; got != want {
 		t.Errorf("request 4 arrived at %v, want request 0's completion %v", got, want)
+	}
+}
+
+// A fixed KV pool larger than the GPU holds beside the weights runs (the reference accepts any
+// fixed pool) with a note saying so: Llama-3.1-70B TP2 on H100 keeps 80 − 65.7 = 14.3 GiB per
+// GPU beside its weights, room for 1,459 blocks of 64 tokens at 160 KiB a token (80 layers × 8
+// KV heads × 128 × 2 × 2 bytes / 2 GPUs); 4,096 blocks need 40 GiB.
+func TestFixedCapacityLargerThanTheGPUIsNoted(t *testing.T) {
+	for _, c := range []struct {
+		blocks int
+		note   bool
+	}{{4096, true}, {1024, false}} {
+		cfg := defaultConfig("meta-llama/Llama-3.1-70B", "h100_sxm", 2, 128, 8, 4, 2)
+		role := cfg.Engine.Workers.Aggregated
+		role.KVCache.Capacity = config.KVCapacity{Type: config.CapacityFixed, Blocks: c.blocks}
+		role.Timing = config.Timing{Type: config.TimingRoofline}
+		res, err := Run(context.Background(), cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := false
+		for _, n := range res.TimingNotes {
+			noted = noted || strings.Contains(n, "4096 blocks of 64 tokens need 40.0 GiB of KV cache per GPU") && strings.Contains(n, "at most 1459 blocks fit")
+		}
+		if noted != c.note {
+			t.Errorf("%d blocks: notes %q, note expected %v", c.blocks, res.TimingNotes, c.note)
+		}
 	}
 }

@@ -22,7 +22,8 @@ type deployment struct {
 	db    *opdb.DB
 	dbErr error
 	// providers records, per role, the timing model built for it (Result.TimingProvider);
-	// notes why a role fell back from the database to the roofline (Result.TimingNotes).
+	// notes why a role fell back from the database to the roofline, or has a fixed KV pool its
+	// GPU could not hold (Result.TimingNotes).
 	providers map[config.Role]string
 	notes     []string
 
@@ -440,7 +441,8 @@ func (d *deployment) capacityBlocks(name config.Role, role *config.WorkerRole) (
 }
 
 // checkWeightsFit refuses a role whose weights do not fit its GPUs' whole memory (the check
-// `default` capacity makes at its memory fraction), naming path.
+// `default` capacity makes at its memory fraction), naming path, and notes (Result.TimingNotes)
+// a fixed KV pool larger than the memory left beside the weights.
 func (d *deployment) checkWeightsFit(name config.Role, role *config.WorkerRole, path string) error {
 	m, err := d.modelFor(path)
 	if err != nil {
@@ -467,6 +469,21 @@ func (d *deployment) checkWeightsFit(name config.Role, role *config.WorkerRole, 
 	})
 	if err != nil && c.WeightsGiB >= c.UsableGiB && c.UsableGiB > 0 {
 		return &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
+	}
+	// The fixed pool itself must fit beside the weights (activations and the runtime reserve
+	// aside: the bound is generous, only an impossible pool is refused).
+	if c.KVBytesPerTokenPerGPU > 0 && c.UsableGiB > 0 {
+		need := float64(kv.Capacity.Blocks) * float64(kv.BlockSize) * float64(c.KVBytesPerTokenPerGPU) / (1 << 30)
+		if room := c.UsableGiB - c.WeightsGiB; need > room {
+			// The reference accepts any fixed pool (its seed configs use one no GPU holds), so
+			// this is a note, not an error: the run simulates a pool the GPU could not have.
+			d.notes = append(d.notes, fmt.Sprintf(
+				"engine.workers.%s.kv_cache.capacity.blocks: %d blocks of %d tokens need %.1f GiB of KV cache per GPU (%d bytes a token), "+
+					"but %s has %.1f GiB beside %.1f GiB of weights: the run simulates a pool this GPU could not hold; "+
+					"at most %d blocks fit, or use capacity {type: default} to derive the pool from the memory",
+				name, kv.Capacity.Blocks, kv.BlockSize, need, c.KVBytesPerTokenPerGPU, hw.ID, room, c.WeightsGiB,
+				int(room*(1<<30)/(float64(kv.BlockSize)*float64(c.KVBytesPerTokenPerGPU)))))
+		}
 	}
 	return nil
 }

@@ -56,7 +56,9 @@ type Result struct {
 	// roles differ.
 	TimingProvider string
 	// TimingNotes say why a role with forward_model auto was priced by the roofline although a
-	// performance database is configured (what the database lacks); empty otherwise.
+	// performance database is configured (what the database lacks), and which fixed KV pool is
+	// larger than its GPU could hold beside the weights (under default or roofline timing); empty
+	// otherwise.
 	TimingNotes []string
 
 	prefillRequests []engine.Request // the prefill role's requests, for Release
@@ -246,7 +248,7 @@ func Check(cfg *config.Config) error {
 
 // CheckNotes is Check that also returns Result.TimingNotes the run would have: why a role with
 // forward_model auto would be priced by the roofline although a performance database is
-// configured.
+// configured, and which fixed KV pool its GPU could not hold.
 func CheckNotes(cfg *config.Config) ([]string, error) {
 	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
 	err := dep.check()
