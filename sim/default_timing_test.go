@@ -243,3 +243,26 @@ func TestFixedCapacityLargerThanTheGPUIsNoted(t *testing.T) {
 		}
 	}
 }
+
+// DeploymentNotes flags, whatever the timing, a fixed pool the GPU could not hold (the seed's
+// 32,768 blocks of 64 tokens of Llama-3.1-8B on one H200 under polynomial timing) and weights
+// that cannot load (Llama-3.1-405B on one H200), and says nothing of a pool that fits.
+func TestDeploymentNotes(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{nil, "32768 blocks of 64 tokens need 256.0 GiB of KV cache per GPU"},
+		{[]string{"engine.model=meta-llama/Llama-3.1-405B"}, "does not fit on 1 × h200_sxm"},
+		{[]string{"engine.workers.aggregated.kv_cache.capacity={type: fixed, blocks: 4096}"}, ""},
+	} {
+		cfg, err := config.LoadFile("../examples/synthetic.yaml", c.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(DeploymentNotes(cfg), "\n")
+		if c.want == "" && notes != "" || c.want != "" && !strings.Contains(notes, c.want) {
+			t.Errorf("%v: notes %q, want %q", c.sets, notes, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"errors"
 	"fmt"
 
@@ -440,6 +441,31 @@ func (d *deployment) capacityBlocks(name config.Role, role *config.WorkerRole) (
 		Msg: fmt.Sprintf("must be one of default, fixed, got %q", kv.Capacity.Type)}
 }
 
+// DeploymentNotes says what a real deployment of cfg could not do as configured, whatever the
+// timing model: for each role with a fixed KV pool whose model and GPU are known, a weight set
+// that does not fit the GPUs or a pool larger than the memory beside the weights (the notes of
+// checkWeightsFit). export prints them: a launch script asks the engine for that pool.
+func DeploymentNotes(cfg *config.Config) []string {
+	d := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
+	var notes []string
+	for _, name := range cfg.Engine.Mode.Roles() {
+		role := cfg.Engine.Workers.Role(name)
+		if role == nil || role.KVCache.Capacity.Type != config.CapacityFixed {
+			continue
+		}
+		if _, err := timing.ResolveModel(cfg.Engine.Model); err != nil {
+			return notes
+		}
+		if err := d.checkWeightsFit(name, role, "engine.workers."+string(name)+".kv_cache.capacity"); err != nil {
+			var ce *config.Error
+			if errors.As(err, &ce) && strings.Contains(ce.Msg, "does not fit") {
+				notes = append(notes, ce.Path+": "+ce.Msg)
+			}
+		}
+	}
+	return append(notes, d.notes...)
+}
+
 // checkWeightsFit refuses a role whose weights do not fit its GPUs' whole memory (the check
 // `default` capacity makes at its memory fraction), naming path, and notes (Result.TimingNotes)
 // a fixed KV pool larger than the memory left beside the weights.
@@ -479,7 +505,7 @@ func (d *deployment) checkWeightsFit(name config.Role, role *config.WorkerRole, 
 			// this is a note, not an error: the run simulates a pool the GPU could not have.
 			d.notes = append(d.notes, fmt.Sprintf(
 				"engine.workers.%s.kv_cache.capacity.blocks: %d blocks of %d tokens need %.1f GiB of KV cache per GPU (%d bytes a token), "+
-					"but %s has %.1f GiB beside %.1f GiB of weights: the run simulates a pool this GPU could not hold; "+
+					"but %s has %.1f GiB beside %.1f GiB of weights: this GPU could not hold the pool; "+
 					"at most %d blocks fit, or use capacity {type: default} to derive the pool from the memory",
 				name, kv.Capacity.Blocks, kv.BlockSize, need, c.KVBytesPerTokenPerGPU, hw.ID, room, c.WeightsGiB,
 				int(room*(1<<30)/(float64(kv.BlockSize)*float64(c.KVBytesPerTokenPerGPU)))))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/servesweep/servesweep/export"
 	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/spf13/cobra"
 )
@@ -98,6 +99,9 @@ func runExport(io ioStreams, opts *exportOptions) error {
 	name := opts.Name
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(opts.ConfigPath), filepath.Ext(opts.ConfigPath))
+	}
+	for _, n := range sim.DeploymentNotes(cfg) {
+		fmt.Fprintln(io.Err, "warning: "+n)
 	}
 	files, err := export.Export(cfg, opts.Target, export.Options{Name: name, URL: opts.URL})
 	if err != nil {
