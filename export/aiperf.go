@@ -184,10 +184,14 @@ func (x *exporter) aiperfSessions(args []arg, notes []string) ([]arg, []string) 
 						args[i].value = itoa(max(1, src.NewInputTokensPerTurn-prefix))
 					}
 				}
-				if s.Turns > 1 {
+				switch rest := src.NewInputTokensPerTurn - prefix; {
+				case rest < 1:
+					notes = append(notes, fmt.Sprintf("--synthetic-input-tokens-mean is 1, AIPerf's least: the shared prefix is the whole new input (%d tokens), "+
+						"so each prompt is one token longer than simulated.", prefix))
+				case s.Turns > 1:
 					notes = append(notes, fmt.Sprintf("--synthetic-input-tokens-mean is new_input_tokens_per_turn minus the prefix (%d − %d): AIPerf prepends the prefix prompt, "+
 						"so the first turn sends the simulated %d tokens; later turns, which the simulation extends by %d new tokens, send %d (or %d if AIPerf prepends the prefix to every turn).",
-						src.NewInputTokensPerTurn, prefix, src.NewInputTokensPerTurn, src.NewInputTokensPerTurn, src.NewInputTokensPerTurn-prefix, src.NewInputTokensPerTurn))
+						src.NewInputTokensPerTurn, prefix, src.NewInputTokensPerTurn, src.NewInputTokensPerTurn, rest, src.NewInputTokensPerTurn))
 				}
 			} else {
 				notes = append(notes, "AIPerf prepends the prefix prompt to the synthetic prompt: its prompts are about the prefix length longer than the simulated new_input_tokens_per_turn distribution.")
