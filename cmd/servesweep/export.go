@@ -110,6 +110,9 @@ func runExport(io ioStreams, opts *exportOptions) error {
 	if err := checkExportDir(opts.OutputDir, opts.Overwrite, files); err != nil {
 		return err
 	}
+	if err := makeOutputDir(opts.OutputDir); err != nil {
+		return err
+	}
 	if err := export.WriteFiles(opts.OutputDir, files); err != nil {
 		return err
 	}

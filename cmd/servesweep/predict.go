@@ -345,6 +345,19 @@ func checkOutputDir(dir string, overwrite bool) error {
 
 // outputDirEntries lists the entries of the --output-dir dir: none when it does not exist yet, a
 // usage error when it cannot be read or is not a directory.
+// makeOutputDir creates an --output-dir that does not exist yet; a failure is a usage error
+// (exit 2) naming the flag and the cause.
+func makeOutputDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return &usageError{fmt.Errorf("--output-dir %s: cannot create it: %v", dir, err)}
+	}
+	return nil
+}
+
 func outputDirEntries(dir string) ([]os.DirEntry, error) {
 	st, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -335,7 +335,7 @@ func shellQuote(s string) string {
 func prepareSweepDir(dir string, overwrite bool, specHash string) error {
 	st, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return makeOutputDir(dir)
 	}
 	if err != nil {
 		return err
