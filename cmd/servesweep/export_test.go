@@ -55,13 +55,13 @@ func TestExportCommandErrors(t *testing.T) {
 		{"bad config", []string{"-c", exportConfig, "--target", "vllm", "--set", "engine.workers.aggregated.parallelism.tensor=0"},
 			"engine.workers.aggregated.parallelism.tensor"},
 	}
-	// An output directory that cannot be created (under a regular file) is exit 2 naming the flag.
+	// An output directory that cannot exist (under a regular file) is exit 2 naming the flag.
 	file := filepath.Join(dir, "a-file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", filepath.Join(file, "sub")); code != exitConfigError ||
-		!strings.Contains(errs, "--output-dir "+filepath.Join(file, "sub")+": cannot create it") {
+		!strings.Contains(errs, "--output-dir "+filepath.Join(file, "sub")+": not a directory") {
 		t.Errorf("output dir under a file: exit %d, stderr %q", code, errs)
 	}
 	for _, c := range cases {

@@ -364,7 +364,11 @@ func outputDirEntries(dir string) ([]os.DirEntry, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &usageError{fmt.Errorf("--output-dir: %w", err)}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &usageError{fmt.Errorf("--output-dir %s: %v", dir, err)}
 	}
 	if !st.IsDir() {
 		return nil, &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
