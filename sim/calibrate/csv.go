@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -63,9 +64,16 @@ func requiredColumns() []string {
 
 // ReadCSVFile reads a measured-deployments CSV; see ReadCSV.
 func ReadCSVFile(path string) ([]Row, error) {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file; want a CSV of measured deployments (the format of measured_dense_calibration.csv)", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: cannot read it (%v); want a CSV of measured deployments (the format of measured_dense_calibration.csv)", path, err)
 	}
 	defer f.Close()
 	return ReadCSV(f, path)
