@@ -678,8 +678,24 @@ func (m ModelSpec) ShapeErrors(s Shape) []*ShapeError {
 		return errs
 	}
 	if g := max(s.Tensor, 1) * d; mt*me != g {
-		errs = append(errs, &ShapeError{"moe_expert", fmt.Sprintf("moe_tensor × moe_expert (%d × %d = %d) must equal tensor × attention_data (%d × %d = %d): the MoE layers use the same GPUs; e.g. moe_expert: %d (experts split over the GPUs) or moe_tensor: %d (each expert split)",
-			mt, me, mt*me, max(s.Tensor, 1), d, g, g, g)})
+		// Suggest only splits of the g GPUs the model allows.
+		var ways []string
+		if e.Experts%g == 0 {
+			ways = append(ways, fmt.Sprintf("moe_expert: %d (experts split over the GPUs)", g))
+		}
+		if e.ExpertIntermediate%g == 0 {
+			ways = append(ways, fmt.Sprintf("moe_tensor: %d (each expert split)", g))
+		}
+		hint := "no split of " + fmt.Sprint(g) + " GPUs divides " + m.ID + "'s experts or expert intermediate size: change tensor or attention_data"
+		if len(ways) > 0 {
+			hint = "e.g. " + strings.Join(ways, " or ")
+		}
+		field := "moe_expert"
+		if me == 1 && mt > 1 {
+			field = "moe_tensor" // only moe_tensor was given
+		}
+		errs = append(errs, &ShapeError{field, fmt.Sprintf("moe_tensor × moe_expert (%d × %d = %d) must equal tensor × attention_data (%d × %d = %d): the MoE layers use the same GPUs; %s",
+			mt, me, mt*me, max(s.Tensor, 1), d, g, hint)})
 	}
 	if e.Experts%me != 0 {
 		errs = append(errs, &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d does not divide %s's %d experts", me, m.ID, e.Experts)})

@@ -96,10 +96,14 @@ func TestMoEShapeRules(t *testing.T) {
 	}{
 		{"dense model with experts split", dense, Shape{Tensor: 2, Pipeline: 1, MoEExpert: 2}, "moe_expert", "is dense"},
 		{"dense model with MoE tensor", dense, Shape{Tensor: 2, Pipeline: 1, MoETensor: 2}, "moe_tensor", "is dense"},
-		{"product differs", toyMoE, Shape{Tensor: 2, Pipeline: 1, AttentionData: 2, MoETensor: 2, MoEExpert: 1}, "moe_expert", "(2 × 1 = 2) must equal tensor × attention_data (2 × 2 = 4)"},
+		{"product differs", toyMoE, Shape{Tensor: 2, Pipeline: 1, AttentionData: 2, MoETensor: 1, MoEExpert: 2}, "moe_expert", "(1 × 2 = 2) must equal tensor × attention_data (2 × 2 = 4)"},
 		{"experts not divisible", toyMoE, Shape{Tensor: 1, Pipeline: 1, AttentionData: 3, MoETensor: 1, MoEExpert: 3}, "moe_expert", "does not divide toy-moe's 8 experts"},
 		{"intermediate not divisible", toyMoE, Shape{Tensor: 1, Pipeline: 1, AttentionData: 6, MoETensor: 3, MoEExpert: 2}, "moe_tensor", "does not divide toy-moe's expert intermediate size 512"},
 		{"heads", toyMoE, Shape{Tensor: 3, Pipeline: 1, MoETensor: 3}, "tensor", "does not divide toy-moe's 8 attention heads"},
+		{"only moe_tensor given", toyMoE, Shape{Tensor: 2, Pipeline: 1, AttentionData: 2, MoETensor: 2, MoEExpert: 1}, "moe_tensor",
+			"e.g. moe_expert: 4 (experts split over the GPUs) or moe_tensor: 4 (each expert split)"},
+		{"no valid split to suggest", toyMoE, Shape{Tensor: 1, Pipeline: 1, AttentionData: 3, MoETensor: 1, MoEExpert: 1}, "moe_expert",
+			"no split of 3 GPUs divides toy-moe's experts or expert intermediate size"},
 	} {
 		err := c.m.CheckShape(c.s)
 		var se *ShapeError
