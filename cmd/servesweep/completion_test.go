@@ -70,6 +70,9 @@ func TestCompletionShells(t *testing.T) {
 		!strings.Contains(errs, `completion: no script for shell "tcsh"; one of bash, fish, powershell, zsh`) {
 		t.Errorf("completion tcsh: exit %d, stderr %q", code, errs)
 	}
+	if code, _, errs := runCLI(t, "completion", "bash", "extra"); code != exitConfigError || !strings.Contains(errs, `completion bash takes no arguments, got ["extra"]`) {
+		t.Errorf("completion bash extra: exit %d, stderr %q", code, errs)
+	}
 	if code, out, _ := runCLI(t, "completion"); code != exitOK || !strings.Contains(out, "Usage:") {
 		t.Errorf("completion: exit %d, %.60q", code, out)
 	}

@@ -138,6 +138,12 @@ func newRootCmd(io ioStreams) *cobra.Command {
 		var shells []string
 		for _, sc := range c.Commands() {
 			shells = append(shells, sc.Name())
+			sc.Args = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return &usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args)}
+				}
+				return nil
+			}
 		}
 		c.Args = func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
