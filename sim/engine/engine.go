@@ -194,7 +194,11 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 			continue // a TensorRT-LLM context chunk needs a whole block of budget
 		}
 		d := e.drafts(r, n, budget, spare)
-		need := ceilDiv(r.NumComputed+n+d, e.bs) - int32(len(r.Blocks))
+		// Blocks needed beyond the lease; most steps fit the lease, so compare before dividing.
+		need := int32(0)
+		if held := int32(len(r.Blocks)); r.NumComputed+n+d > held*e.bs {
+			need = ceilDiv(r.NumComputed+n+d, e.bs) - held
+		}
 		for need > 0 && int(need) > e.pool.Available() {
 			victim := e.running[len(e.running)-1]
 			e.running = e.running[:len(e.running)-1]
@@ -500,8 +504,12 @@ func (e *Engine) registerFull(r *Request) {
 	if !e.cfg.PrefixCaching {
 		return
 	}
-	full := min(r.NumComputed/e.bs, r.FullBlocks)
-	if full > r.numRegistered { // most decode steps complete no block
+	// Most decode steps complete no block: compare before dividing (an integer division costs
+	// tens of cycles, and this runs for every request in every pass).
+	if r.numRegistered >= r.FullBlocks || r.NumComputed < (r.numRegistered+1)*e.bs {
+		return
+	}
+	if full := min(r.NumComputed/e.bs, r.FullBlocks); full > r.numRegistered {
 		e.registerBlocks(r, full)
 	}
 }
