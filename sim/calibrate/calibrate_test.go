@@ -554,3 +554,17 @@ func TestRowResultJSONNulls(t *testing.T) {
 		t.Errorf("round trip: %+v, %v", back, err)
 	}
 }
+
+// Skip reasons name the CSV's columns, not the simulated config's fields.
+func TestCSVColumnsInReasons(t *testing.T) {
+	for in, want := range map[string]string{
+		"traffic.source.input_tokens: must be <= 16777216":              "isl: must be <= 16777216",
+		"traffic.source.output_tokens: must be > 0":                     "osl: must be > 0",
+		"engine.context_length: prompt of 2000000000 tokens exceeds it": "isl + osl (context length): prompt of 2000000000 tokens exceeds it",
+		"engine.workers.decode.parallelism.tensor: tensor 3 ...":        "decode_tp_size: tensor 3 ...",
+	} {
+		if got := csvColumns(in); got != want {
+			t.Errorf("csvColumns(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

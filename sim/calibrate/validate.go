@@ -518,16 +518,23 @@ func (s Summary) String() string {
 // parallelismPath matches a worker role's parallelism field in a config error.
 var parallelismPath = regexp.MustCompile(`engine\.workers\.(aggregated|prefill|decode)\.parallelism\.(replicas|tensor|pipeline|attention_data|moe_tensor|moe_expert)\b`)
 
+// lengthPath matches the request lengths and the context limit a row's isl and osl set.
+var lengthPath = regexp.MustCompile(`traffic\.source\.(input|output)_tokens\b|engine\.context_length\b`)
+
 // capacityPath matches a worker role's derived KV capacity in a config error (the weights do not
 // fit on the role's GPUs, or leave no room for KV).
 var capacityPath = regexp.MustCompile(`engine\.workers\.(aggregated|prefill|decode)\.kv_cache\.capacity( \(default\))?`)
 
-// csvColumns names, in a skip reason, the measured CSV's column for every worker parallelism
-// field of the simulated config (engine.workers.decode.parallelism.tensor becomes
+// csvColumns names, in a skip reason, the measured CSV's column for the request lengths (isl,
+// osl) and every worker parallelism field of the simulated config (engine.workers.decode.parallelism.tensor becomes
 // decode_tp_size, engine.workers.aggregated.parallelism.moe_expert becomes moe_ep_size), and for
 // a role's KV capacity the columns of its GPUs (engine.workers.prefill.kv_cache.capacity becomes
 // "prefill_tp_size × prefill_pp_size (KV capacity)"), so a reason points at the cells to look at.
 func csvColumns(reason string) string {
+	reason = lengthPath.ReplaceAllStringFunc(reason, func(path string) string {
+		return map[string]string{"traffic.source.input_tokens": "isl", "traffic.source.output_tokens": "osl",
+			"engine.context_length": "isl + osl (context length)"}[path]
+	})
 	reason = capacityPath.ReplaceAllStringFunc(reason, func(path string) string {
 		prefix := ""
 		if m := capacityPath.FindStringSubmatch(path); m[1] != "aggregated" {
