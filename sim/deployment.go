@@ -1,9 +1,9 @@
 package sim
 
 import (
-	"strings"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
