@@ -6,7 +6,6 @@ package aiperf
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -114,7 +113,7 @@ func CheckWorkload(run *Run, cfg *config.Config) []string {
 func ReadRuns(path string) ([]Run, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, &config.Error{File: path, Msg: fmt.Sprintf("cannot read it (%v); give %s, %s or the directory holding them", unwrapPathErr(err), AIPerfFile, GenAIPerfFile)}
+		return nil, &config.Error{File: path, Msg: fmt.Sprintf("cannot read it (%v); give %s, %s or the directory holding them", config.PathCause(err), AIPerfFile, GenAIPerfFile)}
 	}
 	if !st.IsDir() {
 		r, err := ReadFile(path)
@@ -151,14 +150,6 @@ func ReadRuns(path string) ([]Run, error) {
 	return runs, nil
 }
 
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // latencyTags are the time metrics Compare reads, all in ms in both formats.
 var latencyTags = []string{"time_to_first_token", "inter_token_latency", "inter_chunk_latency", "request_latency"}
 
@@ -176,7 +167,7 @@ var comparedUnits = map[string]string{
 func ReadFile(path string) (*Run, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &config.Error{File: path, Msg: fmt.Sprintf("cannot read it (%v)", unwrapPathErr(err))}
+		return nil, &config.Error{File: path, Msg: fmt.Sprintf("cannot read it (%v)", config.PathCause(err))}
 	}
 	bad := func(field, msg string) error { return &config.Error{File: path, Path: field, Msg: msg} }
 	var doc map[string]json.RawMessage

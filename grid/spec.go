@@ -2,10 +2,8 @@ package grid
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"regexp"
@@ -131,12 +129,7 @@ type Optimizer struct {
 func Load(path string, sets []string, getenv func(string) (string, bool)) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		cause := err
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			cause = pe.Err
-		}
-		return nil, config.Errors{{File: path, Msg: "cannot read sweep spec: " + cause.Error(), Err: err}}
+		return nil, config.Errors{{File: path, Msg: "cannot read sweep spec: " + config.PathCause(err).Error(), Err: err}}
 	}
 	return Parse(data, path, sets, getenv)
 }

@@ -349,11 +349,7 @@ func checkOutputDir(dir string, overwrite bool) error {
 // (exit 2) naming the flag and the cause.
 func makeOutputDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return &usageError{fmt.Errorf("--output-dir %s: cannot create it: %v", dir, err)}
+		return &usageError{fmt.Errorf("--output-dir %s: cannot create it: %v", dir, config.PathCause(err))}
 	}
 	return nil
 }
@@ -364,11 +360,7 @@ func outputDirEntries(dir string) ([]os.DirEntry, error) {
 		return nil, nil
 	}
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &usageError{fmt.Errorf("--output-dir %s: %v", dir, err)}
+		return nil, &usageError{fmt.Errorf("--output-dir %s: %v", dir, config.PathCause(err))}
 	}
 	if !st.IsDir() {
 		return nil, &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}

@@ -343,28 +343,18 @@ func checkWritableDir(dir string) error {
 		return fmt.Errorf("directory %s does not exist; create it first", dir)
 	}
 	if err != nil {
-		return fmt.Errorf("directory %s: %v", dir, unwrapPathError(err))
+		return fmt.Errorf("directory %s: %v", dir, config.PathCause(err))
 	}
 	if !info.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
 	f, err := os.CreateTemp(dir, ".servesweep-write-check-*")
 	if err != nil {
-		return fmt.Errorf("cannot create a file in %s: %v", dir, unwrapPathError(err))
+		return fmt.Errorf("cannot create a file in %s: %v", dir, config.PathCause(err))
 	}
 	name := f.Name()
 	f.Close()
 	return os.Remove(name)
-}
-
-// unwrapPathError is the cause of a *fs.PathError without its operation and path (which would
-// name a temporary file), or err.
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // fileKind names a file mode's type for messages.

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 // WorkerShape is one role of a measured deployment.
@@ -69,11 +70,7 @@ func ReadCSVFile(path string) ([]Row, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: cannot read it (%v); want a CSV of measured deployments (the format of measured_dense_calibration.csv)", path, err)
+		return nil, fmt.Errorf("%s: cannot read it (%v); want a CSV of measured deployments (the format of measured_dense_calibration.csv)", path, config.PathCause(err))
 	}
 	defer f.Close()
 	return ReadCSV(f, path)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"reflect"
@@ -57,12 +56,7 @@ func WithMarker(m Marker) Option { return func(o *options) { o.marker = m } }
 func LoadFile(path string, sets []string, opts ...Option) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		cause := err
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			cause = pe.Err
-		}
-		return nil, Errors{{File: path, Msg: "cannot read config: " + cause.Error(), Err: err}}
+		return nil, Errors{{File: path, Msg: "cannot read config: " + PathCause(err).Error(), Err: err}}
 	}
 	return Decode(data, path, sets, opts...)
 }

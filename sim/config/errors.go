@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"io/fs"
 	"strings"
 )
 
@@ -88,4 +89,16 @@ func (es Errors) err() error {
 		return nil
 	}
 	return es
+}
+
+// PathCause is the cause of a file-system error without the operation and path an
+// *fs.PathError prefixes (a message names the path itself, and a temporary file's name means
+// nothing to a user): "no such file or directory" for a missing file. Any other error is
+// returned as is.
+func PathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
