@@ -62,7 +62,7 @@ func (s *runState) handoff(ri int32) {
 		return
 	}
 	d := s.decoding
-	slot, _ := d.router.Route(ri, int(c.PromptLen), nil, 0)
+	slot, _ := d.router.Route(ri, int(c.PromptLen), nil)
 	c.Worker, c.Rank = int32(slot/d.ranks), int32(slot%d.ranks)
 	h.DecodeWorker = c.Worker
 	if len(d.waitingReserve[slot]) > 0 || !s.reserve(ri, slot) {

@@ -344,7 +344,7 @@ func (s *runState) dispatch(ri int32) {
 	}
 	q := &p.reqs[ri]
 	promptHashes := q.Hashes[:min(int(q.PromptLen)/p.blockSize, len(q.Hashes))]
-	slot, overlap := p.router.Route(ri, int(q.PromptLen), promptHashes, int(q.SharedBlocks))
+	slot, overlap := p.router.Route(ri, int(q.PromptLen), promptHashes)
 	q.Worker, q.Rank = int32(slot/p.ranks), int32(slot%p.ranks)
 	s.overlap[ri] = int32(overlap * p.blockSize)
 	if s.handoffs != nil {

@@ -35,8 +35,8 @@ func TestAICPrefillLoad(t *testing.T) {
 	}
 	p, plain := mk(true), mk(false)
 	route := func(req int32, isl int) (int, int) {
-		a, _ := p.Route(req, isl, nil, 0)
-		b, _ := plain.Route(req, isl, nil, 0)
+		a, _ := p.Route(req, isl, nil)
+		b, _ := plain.Route(req, isl, nil)
 		return a, b
 	}
 	a, _ := route(0, 100)

@@ -183,17 +183,15 @@ func (p *Router) Removed(slot int, h uint64) {
 	}
 }
 
-// Route places request req, whose prompt is isl tokens with full-block hashes promptHashes, and
-// returns its slot and the number of leading prompt blocks that slot caches. The request's loads
-// are charged until PrefillDone and Free. shared is how many leading promptHashes another request
-// of the workload also holds (traffic.Workload.SharedBlocks; len(promptHashes) when unknown): the
-// blocks after them are unique to req, so no other request can find them live on a slot and req
-// cannot find them live before it is routed; they are counted in the live totals without being
-// tracked by hash.
-func (p *Router) Route(req int32, isl int, promptHashes []uint64, shared int) (slot int, overlapBlocks int) {
+// Route places request req, whose prompt is isl tokens, and returns its slot and the number of
+// leading prompt blocks that slot caches. promptHashes are the hashes of the prompt's leading
+// full blocks that another request of the workload may also hold (engine.Request.Hashes, cut to
+// the prompt); the prompt's later blocks are unique to req, so no other request can find them
+// live on a slot and req cannot find them live before it is routed: they count in the live
+// totals by number, not by hash. The request's loads are charged until PrefillDone and Free.
+func (p *Router) Route(req int32, isl int, promptHashes []uint64) (slot int, overlapBlocks int) {
 	bs := p.opt.BlockSize
 	blocks := (isl + bs - 1) / bs
-	tracked := promptHashes[:max(0, min(shared, len(promptHashes)))]
 	if p.index != nil {
 		p.computeOverlap(promptHashes)
 	}
@@ -236,7 +234,7 @@ func (p *Router) Route(req int32, isl int, promptHashes []uint64, shared int) (s
 				c += p.opt.PrefillLoadScale * math.Max(0, pre)
 			}
 			if p.opt.TrackDecode {
-				c += float64(p.liveCount[w]) + float64(p.additionalBlocks(w, blocks, tracked))
+				c += float64(p.liveCount[w]) + float64(p.additionalBlocks(w, blocks, promptHashes))
 			}
 			p.cost[w] = c
 		}
@@ -262,8 +260,8 @@ func (p *Router) Route(req int32, isl int, promptHashes []uint64, shared int) (s
 	}
 	if p.opt.TrackDecode {
 		p.reqBlocks[req] = int32(blocks)
-		p.reqHashes[req] = tracked
-		p.addLive(slot, blocks, tracked, +1)
+		p.reqHashes[req] = promptHashes
+		p.addLive(slot, blocks, promptHashes, +1)
 	}
 	return slot, overlapBlocks
 }
@@ -319,7 +317,7 @@ func trailingZeros(x uint64) int {
 
 // additionalBlocks counts the request's prompt blocks not live on slot w: without AssumeReuse all
 // of them; with it, the full blocks whose hash is not live there, plus a partial last block.
-// hashes are the request's tracked (possibly shared) leading block hashes; the blocks after them
+// hashes are the shared leading block hashes Route was given; the blocks after them
 // are unique to the request and not live anywhere before it is routed.
 // Block hashes are chained (each names its whole prefix) and a routed request makes all its full
 // prompt blocks live, so the blocks live on a slot are closed under prefixes: the live ones among

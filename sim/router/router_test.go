@@ -27,7 +27,7 @@ func TestKVRouterOverlapVersusLoad(t *testing.T) {
 	for _, h := range hashes {
 		p.Stored(0, h)
 	}
-	slot, overlap := p.Route(0, 64, hashes, len(hashes))
+	slot, overlap := p.Route(0, 64, hashes)
 	if slot != 0 || overlap != 4 || p.cost[0] != 4 || p.cost[1] != 8 {
 		t.Fatalf("idle: slot %d overlap %d costs %v", slot, overlap, p.cost)
 	}
@@ -37,7 +37,7 @@ func TestKVRouterOverlapVersusLoad(t *testing.T) {
 	}
 	p.Free(0)
 	p.prefill[0] = 160
-	slot, _ = p.Route(1, 64, hashes, len(hashes))
+	slot, _ = p.Route(1, 64, hashes)
 	if slot != 1 || p.cost[0] != 14 || p.cost[1] != 8 {
 		t.Fatalf("loaded: slot %d costs %v", slot, p.cost)
 	}
@@ -76,7 +76,7 @@ func TestKVRouterTiesBySeed(t *testing.T) {
 		p := newTestRouter(t, config.PolicyKVRouter, 4, 0, seed)
 		var out []int
 		for i := int32(0); i < 40; i++ {
-			s, _ := p.Route(i, 16, nil, 0)
+			s, _ := p.Route(i, 16, nil)
 			out = append(out, s)
 			p.Free(i)
 		}
@@ -107,7 +107,7 @@ func TestKVRouterTemperature(t *testing.T) {
 		}
 		var out []int
 		for i := int32(0); i < 200; i++ {
-			s, _ := p.Route(i, 64, []uint64{1, 2, 3, 4}, 4) // slot 0 costs 4, slot 1 costs 8
+			s, _ := p.Route(i, 64, []uint64{1, 2, 3, 4}) // slot 0 costs 4, slot 1 costs 8
 			out = append(out, s)
 			p.Free(i)
 		}
@@ -134,7 +134,7 @@ func TestRoundRobinCyclesWorkersThenRanks(t *testing.T) {
 	}
 	var got []int
 	for i := int32(0); i < 5; i++ {
-		s, _ := p.Route(i, 10, nil, 0)
+		s, _ := p.Route(i, 10, nil)
 		got = append(got, s)
 	}
 	// Slots are worker×2+rank: w0r0, w1r0, w0r1, w1r1, then again.
@@ -201,16 +201,16 @@ func TestAdditionalBlocksStopsAtTheFirstMiss(t *testing.T) {
 				t.Fatalf("request %d slot %d: %d additional blocks, full count %d", i, w, got, want)
 			}
 		}
-		p.Route(i, blocks*16, h, len(h))
+		p.Route(i, blocks*16, h)
 		routed = append(routed, i)
 	}
 }
 
-// Property: telling Route how many leading prompt blocks other requests also hold (the rest are
+// Property: giving Route only the leading prompt blocks other requests also hold (the rest are
 // unique to the request) changes nothing: over prompts that branch off a shared tree and end in
-// blocks of their own, a router told the shared counts routes every request to the same slot and
-// keeps the same live block totals as one tracking every block by hash, as requests are routed
-// and freed in random order.
+// blocks of their own, a router given the shared hashes routes every request to the same slot
+// and keeps the same live block totals as one tracking every block by hash, as requests are
+// routed and freed in random order.
 func TestUniqueTailsNeedNoTracking(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	const requests = 600
@@ -257,8 +257,8 @@ func TestUniqueTailsNeedNoTracking(t *testing.T) {
 		}
 		uniqueTotal += tail
 		blocks := len(h) + rng.IntN(2)
-		a, _ := all.Route(i, blocks*16, h, len(h))
-		b, _ := told.Route(i, blocks*16, h, shared)
+		a, _ := all.Route(i, blocks*16, h)
+		b, _ := told.Route(i, blocks*16, h[:shared])
 		if a != b {
 			t.Fatalf("request %d: slot %d tracking every block, %d told %d shared of %d", i, a, b, shared, len(h))
 		}
