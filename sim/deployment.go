@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
@@ -442,25 +441,23 @@ func (d *deployment) capacityBlocks(name config.Role, role *config.WorkerRole) (
 }
 
 // DeploymentNotes says what a real deployment of cfg could not do as configured, whatever the
-// timing model: for each role with a fixed KV pool whose model and GPU are known, a weight set
-// that does not fit the GPUs or a pool larger than the memory beside the weights (the notes of
-// checkWeightsFit). export prints them: a launch script asks the engine for that pool.
+// timing model: for each role with a fixed KV pool, when cfg's model is known, why the role
+// cannot be built (weights that do not fit its GPUs, a shape the model cannot be split into) or
+// that its pool is larger than the memory beside the weights (checkWeightsFit). export prints
+// them: a launch script asks the engine for that pool. Nil when the model is not in the catalog.
 func DeploymentNotes(cfg *config.Config) []string {
 	d := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
+	if _, err := d.modelFor(""); err != nil {
+		return nil
+	}
 	var notes []string
 	for _, name := range cfg.Engine.Mode.Roles() {
 		role := cfg.Engine.Workers.Role(name)
 		if role == nil || role.KVCache.Capacity.Type != config.CapacityFixed {
 			continue
 		}
-		if _, err := timing.ResolveModel(cfg.Engine.Model); err != nil {
-			return notes
-		}
 		if err := d.checkWeightsFit(name, role, "engine.workers."+string(name)+".kv_cache.capacity"); err != nil {
-			var ce *config.Error
-			if errors.As(err, &ce) && strings.Contains(ce.Msg, "does not fit") {
-				notes = append(notes, ce.Path+": "+ce.Msg)
-			}
+			notes = append(notes, err.Error())
 		}
 	}
 	return append(notes, d.notes...)

@@ -175,7 +175,7 @@ func (s *runState) loop(ctx context.Context) error {
 		if capMs > 0 && t > capMs {
 			break
 		}
-		if s.plan != nil && len(s.events) == s.plan.queued && s.nextScheduled >= len(s.scheduled) && !s.anyLive() {
+		if s.plan != nil && !s.workLeft() {
 			break // only planner ticks are left: the run's work is done, nothing is left to scale for
 		}
 		if s.checkInvariants && t < s.nowMs {
@@ -271,8 +271,23 @@ func (s *runState) loop(ctx context.Context) error {
 	return nil
 }
 
-// anyLive reports whether a request has arrived and is neither completed nor rejected.
-func (s *runState) anyLive() bool {
+// eventsLeft reports whether an event other than a planner tick is queued or an arrival is not
+// yet due.
+func (s *runState) eventsLeft() bool {
+	queued := 0
+	if s.plan != nil {
+		queued = s.plan.queued
+	}
+	return len(s.events) > queued || s.nextScheduled < len(s.scheduled)
+}
+
+// workLeft reports whether the run has anything to do besides planner ticks: eventsLeft, or a
+// request that arrived and is neither completed nor rejected (scanned only when no event is
+// left).
+func (s *runState) workLeft() bool {
+	if s.eventsLeft() {
+		return true
+	}
 	for i := range s.reqs {
 		if r := &s.reqs[i]; r.ArrivalMs >= 0 && r.Status != engine.Completed && r.Status != engine.Rejected {
 			return true

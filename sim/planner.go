@@ -258,7 +258,9 @@ func (s *runState) afterStep() {
 	if len(pl.due) == 0 {
 		return
 	}
-	if len(s.events)-pl.queued > 0 || s.nextScheduled < len(s.scheduled) {
+	// Ticks are scheduled again only while events drive the run (a request left with no event
+	// would never move, and ticks alone would run forever).
+	if s.eventsLeft() {
 		for _, k := range pl.due {
 			interval := pl.loadMs
 			if k == tickThroughput {
