@@ -150,9 +150,6 @@ func ReadRuns(path string) ([]Run, error) {
 	return runs, nil
 }
 
-// latencyTags are the time metrics Compare reads, all in ms in both formats.
-var latencyTags = []string{"time_to_first_token", "inter_token_latency", "inter_chunk_latency", "request_latency"}
-
 // comparedUnits is the unit each metric Compare reads must carry (AIPerf's and GenAI-Perf's
 // display units): the latencies in ms, the throughputs per second.
 var comparedUnits = map[string]string{
