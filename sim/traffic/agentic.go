@@ -177,8 +177,7 @@ func FromAgenticTrace(rows []TraceRow, blockSize int, speedup, maxMs float64, fi
 	for i := range root {
 		root[i] = int32(i)
 	}
-	var find func(int32) int32
-	find = func(x int32) int32 {
+	find := func(x int32) int32 {
 		for root[x] != x {
 			root[x] = root[root[x]]
 			x = root[x]
