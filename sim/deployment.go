@@ -266,6 +266,19 @@ func (d *deployment) provide(name config.Role, provider string) {
 	d.providers[name] = provider
 }
 
+// openDB opens the performance database named by the environment (--systems-dir sets it) once
+// per deployment: d.db stays nil when none is configured. An unreadable database is a
+// *config.Error on path, the setting that needs it.
+func (d *deployment) openDB(path string) error {
+	if d.db == nil && d.dbErr == nil {
+		d.db, d.dbErr = opdb.FromEnv()
+	}
+	if d.dbErr != nil {
+		return &config.Error{File: d.cfg.File, Path: path, Msg: "the performance database cannot be opened: " + d.dbErr.Error()}
+	}
+	return nil
+}
+
 // opLevel builds the op_level model of a `default` timing role from the performance database:
 // with forward_model auto, the model when the database is configured and holds every table the
 // role needs, else nil (the caller uses the roofline); with op_level, the model or a
@@ -275,11 +288,8 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 	fm := role.Timing.ForwardModel
 	path := "engine.workers." + string(name) + ".timing.forward_model"
 	e := &d.cfg.Engine
-	if d.db == nil && d.dbErr == nil {
-		d.db, d.dbErr = opdb.FromEnv()
-	}
-	if d.dbErr != nil {
-		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: "the performance database cannot be opened: " + d.dbErr.Error()}
+	if err := d.openDB(path); err != nil {
+		return nil, err
 	}
 	if d.db == nil {
 		if fm == config.ForwardOpLevel {
@@ -335,11 +345,8 @@ func (d *deployment) prefillLoadMs(name config.Role, role *config.WorkerRole) (f
 		return nil, err
 	}
 	e := &d.cfg.Engine
-	if d.db == nil && d.dbErr == nil {
-		d.db, d.dbErr = opdb.FromEnv()
-	}
-	if d.dbErr != nil {
-		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: "the performance database cannot be opened: " + d.dbErr.Error()}
+	if err := d.openDB(path); err != nil {
+		return nil, err
 	}
 	if d.db == nil {
 		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: fmt.Sprintf(

@@ -42,6 +42,16 @@ func indentJSON(v any) ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
+// reportJSON is v as indentJSON, also written atomically to path when path is not empty (a
+// command's --output-json): the bytes --format json prints are the file's.
+func reportJSON(v any, path string) ([]byte, error) {
+	data, err := indentJSON(v)
+	if err != nil || path == "" {
+		return data, err
+	}
+	return data, results.WriteFileAtomic(path, data)
+}
+
 // printJSON writes v to w as one indented JSON document (indentJSON).
 func printJSON(w io.Writer, v any) error {
 	data, err := indentJSON(v)

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/aiperf"
-	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/calibrate"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/spf13/cobra"
@@ -208,14 +207,9 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	} else if rep, err = calibrate.Validate(ctx, rows, vo); err != nil {
 		return err
 	}
-	data, err := indentJSON(rep)
+	data, err := reportJSON(rep, opts.OutputJSON)
 	if err != nil {
 		return err
-	}
-	if opts.OutputJSON != "" {
-		if err := results.WriteFileAtomic(opts.OutputJSON, data); err != nil {
-			return err
-		}
 	}
 	// Without a simulated row there is no accuracy: the report (MAPEs N/A, null in JSON) is
 	// written for the skip reasons, and the run fails (exit 1).

@@ -8,7 +8,6 @@ import (
 
 	"github.com/servesweep/servesweep/aiperf"
 	"github.com/servesweep/servesweep/grid"
-	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 )
@@ -86,14 +85,9 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions)
 		rep.Runs = append(rep.Runs, aiperfRunReport{File: run.File, Kind: run.Kind, Load: load, Warnings: warnings, Comparisons: cs})
 	}
 	rep.MAPE = aiperf.MAPEs(all)
-	data, err := indentJSON(rep)
+	data, err := reportJSON(rep, opts.OutputJSON)
 	if err != nil {
 		return err
-	}
-	if opts.OutputJSON != "" {
-		if err := results.WriteFileAtomic(opts.OutputJSON, data); err != nil {
-			return err
-		}
 	}
 	if opts.Format == formatJSON {
 		_, err := io.Out.Write(data)
