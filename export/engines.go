@@ -54,18 +54,7 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 		a = append(a, arg{"--speculative-config",
 			fmt.Sprintf(`{"method":"ngram","num_speculative_tokens":%d,"prompt_lookup_max":4}`, sp.NumSpeculativeTokens)})
 	}
-	_, kv, _ := x.precisions()
-	if kv == timing.FP8 {
-		a = append(a, arg{"--kv-cache-dtype", "fp8"})
-	} else {
-		a = append(a, arg{"--kv-cache-dtype", "auto"})
-	}
-	if x.onlineFP8(true) {
-		a = append(a, arg{"--quantization", "fp8"})
-	}
-	if n := x.cfg.Engine.ContextLength; n > 0 {
-		a = append(a, arg{"--max-model-len", itoa(n)})
-	}
+	a = x.precisionArgs(a, "fp8", "--max-model-len")
 	if c := w.KVCache.Capacity; c.Type == config.CapacityFixed {
 		a = append(a, arg{"--num-gpu-blocks-override", itoa(c.Blocks)})
 	} else {
@@ -113,18 +102,7 @@ func (x *exporter) sglangArgs(r roleRef, standalone bool) []arg {
 	if !w.KVCache.PrefixCaching {
 		a = append(a, arg{"--disable-radix-cache", ""})
 	}
-	_, kv, _ := x.precisions()
-	if kv == timing.FP8 {
-		a = append(a, arg{"--kv-cache-dtype", "fp8_e4m3"})
-	} else {
-		a = append(a, arg{"--kv-cache-dtype", "auto"})
-	}
-	if x.onlineFP8(true) {
-		a = append(a, arg{"--quantization", "fp8"})
-	}
-	if n := x.cfg.Engine.ContextLength; n > 0 {
-		a = append(a, arg{"--context-length", itoa(n)})
-	}
+	a = x.precisionArgs(a, "fp8_e4m3", "--context-length")
 	if c := w.KVCache.Capacity; c.Type == config.CapacityFixed {
 		a = append(a, arg{"--max-total-tokens", itoa(c.Blocks * w.KVCache.BlockSize)})
 	} else {
@@ -317,4 +295,22 @@ func (x *exporter) noSpeculation() {
 	if sp := x.cfg.Engine.Speculation; sp != nil {
 		x.unsupported("engine.speculation", sp.Kind+" drafting", "n-gram speculative decoding is exported for vLLM only (--speculative-config); remove engine.speculation or use --target vllm")
 	}
+}
+
+// precisionArgs appends the flags vLLM and SGLang share but for names: --kv-cache-dtype (fp8KV
+// for an FP8 KV cache, else auto), --quantization fp8 for FP8 weights quantized at load time
+// from a BF16 checkpoint, and the context length under contextFlag when the config sets one.
+func (x *exporter) precisionArgs(a []arg, fp8KV, contextFlag string) []arg {
+	kvType := "auto"
+	if _, kv, _ := x.precisions(); kv == timing.FP8 {
+		kvType = fp8KV
+	}
+	a = append(a, arg{"--kv-cache-dtype", kvType})
+	if x.onlineFP8(true) {
+		a = append(a, arg{"--quantization", "fp8"})
+	}
+	if n := x.cfg.Engine.ContextLength; n > 0 {
+		a = append(a, arg{contextFlag, itoa(n)})
+	}
+	return a
 }
