@@ -358,8 +358,8 @@ func (s *runState) dispatch(ri int32) {
 		r.Status = engine.Waiting
 	}
 	q := &p.reqs[ri]
-	promptHashes := q.Hashes[:min(int(q.PromptLen)/p.blockSize, len(q.Hashes))]
-	slot, overlap := p.router.Route(ri, int(q.PromptLen), promptHashes)
+	promptKeys := q.Keys[:min(int(q.PromptLen)/p.blockSize, len(q.Keys))]
+	slot, overlap := p.router.Route(ri, int(q.PromptLen), promptKeys)
 	q.Worker, q.Rank = int32(slot/p.ranks), int32(slot%p.ranks)
 	s.overlap[ri] = int32(overlap * p.blockSize)
 	if s.handoffs != nil {
@@ -443,9 +443,9 @@ func (s *runState) completePass(p *role, w int) {
 		slot := w*p.ranks + k
 		for _, ev := range p.pending[slot] {
 			if ev.stored {
-				p.router.Stored(slot, ev.hash)
+				p.router.Stored(slot, ev.key)
 			} else {
-				p.router.Removed(slot, ev.hash)
+				p.router.Removed(slot, ev.key)
 			}
 		}
 		p.pending[slot] = p.pending[slot][:0]

@@ -5,6 +5,7 @@ import (
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/router"
+	"github.com/servesweep/servesweep/sim/traffic"
 )
 
 // worker is one logical worker: attention-DP rank engines that run passes in lock step.
@@ -24,22 +25,29 @@ func (w *worker) hasWork() bool {
 	return false
 }
 
+// maxDensePoolKeys bounds the dense key indexes of one role's KV pools together, in keys (2^24:
+// 64 MB of int32; engine.Config.DenseKeys); beyond it the pools hash every key. A sweep runs
+// several points at once, each with its roles.
+const maxDensePoolKeys = 1 << 24
+
 // kvEvent is a prefix-cache change on one rank, applied to the router's overlap index at the end
 // of the pass that caused it (engine-internals.md §4.2: KV events are visible at pass end).
 type kvEvent struct {
-	hash   uint64
+	key    uint64
 	stored bool
 }
 
 // role is the workers of one worker role (aggregated, prefill or decode) with their router.
 type role struct {
-	name          config.Role
-	reqs          []engine.Request
-	workers       []*worker
-	ranks         int
-	router        *router.Router
-	pending       [][]kvEvent // per slot, until the pass ends
-	blockSize     int
+	name      config.Role
+	reqs      []engine.Request
+	workers   []*worker
+	ranks     int
+	router    *router.Router
+	pending   [][]kvEvent // per slot, until the pass ends
+	blockSize int
+	// blocks is the workload's prefix-cache view at this role's block size (shared, read-only).
+	blocks        *traffic.BlockSet
 	kvTokens      int
 	gpusPerWorker int
 	dirty         []bool
@@ -83,7 +91,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 		workers = s.plan.poolCapacity(s.cfg, name, spec)
 	}
 	p := &role{
-		name: name, reqs: reqs, ranks: par.AttentionData, blockSize: bs,
+		name: name, reqs: reqs, ranks: par.AttentionData, blockSize: bs, blocks: s.wl.Blocks(bs, s.ctxLimit),
 		kvTokens: blocks * bs, gpusPerWorker: par.GPUsPerWorker(),
 		workers: make([]*worker, workers), dirty: make([]bool, workers),
 	}
@@ -94,7 +102,10 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	opt := router.Options{
 		Policy: s.cfg.Router.Policy, Workers: workers, Ranks: par.AttentionData, BlockSize: bs,
 		OverlapScoreCredit: knobs.OverlapScoreCredit, PrefillLoadScale: knobs.PrefillLoadScale,
-		Temperature: knobs.Temperature, Seed: RouterSeed, Requests: len(reqs),
+		Temperature: knobs.Temperature, Seed: RouterSeed, Requests: len(reqs), DenseKeys: p.blocks.Distinct,
+	}
+	if hashAllKeys {
+		opt.DenseKeys = 0
 	}
 	if opt.Policy == "" {
 		opt.Policy = config.PolicyRoundRobin
@@ -132,6 +143,12 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	if unchunked {
 		p.unchunkedBudget = spec.Scheduler.MaxBatchedTokens
 	}
+	// Without prefix caching no key is ever looked up; with it, a role's pools index the shared
+	// block ids densely while all of them together stay within maxDensePoolKeys.
+	denseKeys := 0
+	if kv.PrefixCaching && slots*p.blocks.Distinct <= maxDensePoolKeys && !hashAllKeys {
+		denseKeys = p.blocks.Distinct
+	}
 	// build creates worker w's rank engines.
 	build := func(w int) error {
 		p.workers[w].ranks = make([]*engine.Engine, par.AttentionData)
@@ -139,7 +156,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 			e, err := engine.New(engine.Config{
 				Style: style, NoEvict: noEvict, SGLang: sg,
 				MaxBatchedTokens: spec.Scheduler.MaxBatchedTokens, MaxSequences: spec.Scheduler.MaxSequences,
-				BlockSize: bs, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching,
+				BlockSize: bs, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching, DenseKeys: denseKeys,
 				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Unchunked: unchunked, Speculation: speculation, Worker: int32(w), Rank: int32(k),
 			}, reqs)
 			if err != nil {
@@ -212,6 +229,10 @@ func (p *role) leakedBlocks() int {
 
 func (p *role) engine(slot int) *engine.Engine { return p.workers[slot/p.ranks].ranks[slot%p.ranks] }
 
+// hashAllKeys, set only by tests, keeps every key index of the run hashed (no dense part): the
+// reference the dense indexes must match.
+var hashAllKeys bool
+
 // allBlocksShared, set only by tests, treats every block as shared: every registration goes
 // through the hash index, the reference the skipped index updates of unique blocks must match.
 var allBlocksShared bool
@@ -224,7 +245,7 @@ func (s *runState) initRequests() {
 		roles = append(roles, s.prefill)
 	}
 	for _, p := range roles {
-		blocks := s.wl.Blocks(p.blockSize, s.ctxLimit)
+		blocks := p.blocks
 		history := make([]engine.Admission, len(s.wl.Requests))
 		for i := range s.wl.Requests {
 			q := &s.wl.Requests[i]

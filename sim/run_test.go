@@ -290,9 +290,10 @@ func TestDeterministic(t *testing.T) {
 }
 
 // Blocks only one request holds skip the prefix cache's hash index until their request drops its
-// KV (engine.BlockPool.registerUnique). That must not change a single output: every scenario
-// below, under KV pressure (preemptions, retractions) and with prefix sharing, gives the same
-// records and summary as when every registration goes through the index.
+// KV (engine.BlockPool.registerUnique), and the shared ones are looked up by dense id in slices
+// (blockmap.Table). Neither may change a single output: every scenario below, under KV pressure
+// (preemptions, retractions) and with prefix sharing, gives the same records and summary as when
+// every registration goes through the index, and as when every index hashes its keys.
 func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 	sessions := config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 40, OutputTokensPerTurn: 12,
 		Session: &config.SessionShape{Turns: 3, SharedPrefixRatio: 0.5, PrefixGroups: 3, InterTurnDelayMs: 5}}
@@ -330,11 +331,19 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 		if lazy.Summary.Preemptions == 0 && name != "sessions kv_router" && name != "trtllm" { // TensorRT-LLM never preempts
 			t.Errorf("%s: no preemption: the case does not exercise dropped KV", name)
 		}
+		hashAllKeys = true
+		hashed := mustRun(t, mk())
+		hashAllKeys = false
 		a, _ := json.Marshal(RequestRecords(lazy))
 		b, _ := json.Marshal(RequestRecords(eager))
 		if string(a) != string(b) || lazy.Summary.TTFT != eager.Summary.TTFT || lazy.Summary.ITL != eager.Summary.ITL ||
 			lazy.Summary.Preemptions != eager.Summary.Preemptions {
 			t.Errorf("%s: outputs differ when unique blocks skip the hash index", name)
+		}
+		c, _ := json.Marshal(RequestRecords(hashed))
+		if string(a) != string(c) || lazy.Summary.TTFT != hashed.Summary.TTFT || lazy.Summary.ITL != hashed.Summary.ITL ||
+			lazy.Summary.Preemptions != hashed.Summary.Preemptions {
+			t.Errorf("%s: outputs differ when every key index hashes", name)
 		}
 	}
 }

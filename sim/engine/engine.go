@@ -60,6 +60,10 @@ type Config struct {
 	CapacityBlocks int
 	// PrefixCaching enables prefix reuse at admission and registration of full blocks.
 	PrefixCaching bool
+	// DenseKeys is the number of distinct shared block ids of the workload
+	// (traffic.BlockSet.Distinct): the prefix cache indexes keys below it (up to MaxDenseKeys)
+	// by a slice instead of hashing. 0 hashes every key; outputs do not depend on it.
+	DenseKeys int
 	// Timing prices each pass.
 	Timing timing.Model
 	// HoldOnComplete keeps a completed request's KV blocks until Release (the prefill side of a
@@ -102,7 +106,7 @@ type Engine struct {
 	// of a disaggregated hand-off); the rest of the queue needs KV to be admitted.
 	heldWaiting int
 	running     []int32  // admission order
-	hashBuf     []uint64 // scratch of leading
+	keyBuf      []uint64 // scratch of leading
 	// spareLeases[k] holds emptied leases of capacity 2^k from requests that completed, for
 	// presize to hand out again: a run allocates leases for the requests in flight, not for
 	// every request.
@@ -128,7 +132,7 @@ func New(cfg Config, reqs []Request) (*Engine, error) {
 	if cfg.MaxBatchedTokens <= 0 || cfg.MaxSequences <= 0 || cfg.BlockSize <= 0 || cfg.CapacityBlocks <= 0 || cfg.Timing == nil {
 		return nil, fmt.Errorf("engine: invalid config %+v", cfg)
 	}
-	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks), bs: int32(cfg.BlockSize)}
+	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks, cfg.DenseKeys), bs: int32(cfg.BlockSize)}
 	if cfg.Style == StyleSGLang {
 		if err := e.initSGLang(); err != nil {
 			return nil, err
@@ -479,23 +483,23 @@ func (e *Engine) schedule(ri int32, n, d int32) {
 	e.registerFull(r)
 }
 
-// leading returns the hashes of r's first n full blocks (at most FullBlocks) a prefix lookup can
-// find: before r ever dropped its KV, its unique blocks are in no hash index (registerUnique)
-// and the lookup stops at its shared ones; after, they are mapped and named by UniqueBlockHash,
-// written after r.Hashes into a scratch slice valid until the next call.
+// leading returns the keys of r's first n full blocks (at most FullBlocks) a prefix lookup can
+// find, in a scratch slice valid until the next call: before r ever dropped its KV, its unique
+// blocks are in no index (registerUnique) and the lookup stops at its shared ones; after, they
+// are mapped and named by UniqueBlockKey.
 func (e *Engine) leading(r *Request, n int32) []uint64 {
 	n = max(0, min(n, r.FullBlocks))
-	if int(n) <= len(r.Hashes) {
-		return r.Hashes[:n]
+	shared := min(n, int32(len(r.Keys)))
+	e.keyBuf = e.keyBuf[:0]
+	for _, k := range r.Keys[:shared] {
+		e.keyBuf = append(e.keyBuf, uint64(k))
 	}
-	if r.Preemptions == 0 {
-		return r.Hashes
+	if r.Preemptions > 0 {
+		for j := shared; j < n; j++ {
+			e.keyBuf = append(e.keyBuf, UniqueBlockKey(r.Index, j))
+		}
 	}
-	e.hashBuf = append(e.hashBuf[:0], r.Hashes...)
-	for j := int32(len(r.Hashes)); j < n; j++ {
-		e.hashBuf = append(e.hashBuf, UniqueBlockHash(r.Index, j))
-	}
-	return e.hashBuf
+	return e.keyBuf
 }
 
 // registerFull offers the request's full blocks of computed tokens not offered yet to the prefix
@@ -522,14 +526,14 @@ func (e *Engine) registerBlocks(r *Request, full int32) {
 	j := r.numRegistered
 	if r.Preemptions == 0 {
 		for ; j < full && j < r.SharedBlocks; j++ {
-			e.pool.register(r.Blocks[j], r.hashAt(j))
+			e.pool.register(r.Blocks[j], r.keyAt(j))
 		}
 		for ; j < full; j++ {
-			e.pool.registerUnique(r.Blocks[j], r.hashAt(j))
+			e.pool.registerUnique(r.Blocks[j], r.keyAt(j))
 		}
 	}
 	for ; j < full; j++ {
-		e.pool.register(r.Blocks[j], r.hashAt(j))
+		e.pool.register(r.Blocks[j], r.keyAt(j))
 	}
 	r.numRegistered = max(r.numRegistered, full)
 }

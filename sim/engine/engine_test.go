@@ -24,7 +24,7 @@ func (m *recorder) PassMs(b *timing.Batch) float64 {
 }
 
 // spec is one request of a scenario: prompt and output lengths and the chained block hashes of
-// its whole sequence (nil without prefix caching).
+// its whole sequence (nil without prefix caching), below 2^32: the shared ones are the keys.
 type spec struct {
 	prompt, output int32
 	hashes         []uint64
@@ -39,7 +39,7 @@ type harness struct {
 	reqs []Request
 	now  float64
 	// engineHash maps a scenario's hash of a block unique to its request to the name the engine
-	// gives it (UniqueBlockHash); shared hashes keep their value.
+	// gives it (UniqueBlockKey); shared hashes keep their value.
 	engineHash map[uint64]uint64
 	pass       int32
 }
@@ -50,7 +50,7 @@ func newHarness(t *testing.T, cfg Config, specs ...spec) *harness {
 	t.Helper()
 	h := &harness{t: t, m: &recorder{passMs: testPassMs}, reqs: make([]Request, len(specs))}
 	// Shared hashes as traffic.Workload.Blocks computes them: the leading hashes that another
-	// request of the scenario holds too; the request's later blocks are named by UniqueBlockHash.
+	// request of the scenario holds too; the request's later blocks are named by UniqueBlockKey.
 	holders := map[uint64]int{}
 	for _, s := range specs {
 		for _, x := range s.hashes {
@@ -65,15 +65,23 @@ func newHarness(t *testing.T, cfg Config, specs ...spec) *harness {
 			}
 			shared++
 		}
-		h.reqs[i].Reset(int32(i), s.prompt, s.output, s.output, s.hashes[:shared], int32(len(s.hashes)), shared, nil)
+		keys := make([]uint32, shared)
+		for j := range keys {
+			keys[j] = uint32(s.hashes[j])
+		}
+		h.reqs[i].Reset(int32(i), s.prompt, s.output, s.output, keys, int32(len(s.hashes)), shared, nil)
 		for j := shared; j < int32(len(s.hashes)); j++ {
 			if h.engineHash == nil {
 				h.engineHash = map[uint64]uint64{}
 			}
-			h.engineHash[s.hashes[j]] = UniqueBlockHash(int32(i), j)
+			h.engineHash[s.hashes[j]] = UniqueBlockKey(int32(i), j)
 		}
 	}
 	cfg.Timing = h.m
+	if cfg.DenseKeys == 0 {
+		// Scenario names below 16 take the prefix cache's dense index, the others its hashed one.
+		cfg.DenseKeys = 16
+	}
 	e, err := New(cfg, h.reqs)
 	if err != nil {
 		t.Fatal(err)

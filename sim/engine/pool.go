@@ -6,8 +6,9 @@ import "github.com/servesweep/servesweep/sim/blockmap"
 // active (held by one or more requests, counted in refs) or inactive-cached (no holder, kept for
 // prefix reuse, evictable in LRU order). Blocks are identified by int32 ids in [0, capacity).
 //
-// A block that a request has filled completely is registered under its chained sequence hash
-// (engine-internals.md §2.1), so a block matches only when the whole prefix before it matches.
+// A block that a request has filled completely is registered under its key, a name for its
+// chained sequence hash (engine-internals.md §2.1; Request.Keys), so a block matches only when
+// the whole prefix before it matches.
 // When the last holder releases a registered block it goes to the tail of the inactive LRU list;
 // allocation takes free blocks first and then evicts from the LRU head. Requests release their
 // blocks last-to-first, so leaf blocks of a prefix become older LRU candidates than the shared
@@ -17,10 +18,10 @@ type BlockPool struct {
 	// Per-block state, grown lazily: blocks [0, len(refs)) have been handed out at least once;
 	// blocks [len(refs), capacity) are fresh and free. A huge pool therefore costs memory only
 	// for the blocks a run actually touches.
-	refs   []int32
-	hash   []uint64
-	hashed []bool
-	// mapped marks registered blocks the hash index holds (and the OnStored observer saw). A
+	refs       []int32
+	key        []uint64
+	registered []bool // registered[b]: b holds a full block under the name key[b]
+	// mapped marks registered blocks the key index holds (and the OnStored observer saw). A
 	// block registered unmapped (registerUnique) caches like any other but is found by no lookup
 	// until mapUnique maps it.
 	mapped []bool
@@ -29,15 +30,25 @@ type BlockPool struct {
 	lruHead, lruTail int32
 	numInactive      int32
 	free             []int32 // released unregistered blocks (fresh ones are implicit)
-	byHash           blockmap.Map[int32]
-	// OnStored and OnRemoved, when set, observe prefix-cache membership: a hash becomes
+	// byKey maps the key of every mapped block to the block + 1 (0: absent); keys below its
+	// dense bound (the workload's shared block ids) index a slice.
+	byKey blockmap.Table[int32]
+	// OnStored and OnRemoved, when set, observe prefix-cache membership: a key becomes
 	// matchable (stored) or stops being matchable (its block was evicted). Used by KV-aware routing.
-	OnStored, OnRemoved func(hash uint64)
+	OnStored, OnRemoved func(key uint64)
 }
 
-// NewBlockPool returns a pool of capacity blocks, all free. capacity must be > 0.
-func NewBlockPool(capacity int) *BlockPool {
-	return &BlockPool{capacity: int32(capacity), lruHead: -1, lruTail: -1}
+// MaxDenseKeys bounds the dense part of a pool's key index (blockmap.Table): a workload with more
+// distinct shared blocks indexes the ids beyond it by hashing. 2^22 ids are 16 MB of int32 per
+// pool.
+const MaxDenseKeys = 1 << 22
+
+// NewBlockPool returns a pool of capacity blocks, all free, whose key index is dense for keys
+// below min(denseKeys, MaxDenseKeys) (traffic.BlockSet.Distinct; 0: registered). capacity must be > 0.
+func NewBlockPool(capacity, denseKeys int) *BlockPool {
+	p := &BlockPool{capacity: int32(capacity), lruHead: -1, lruTail: -1}
+	p.byKey.Reset(min(max(denseKeys, 0), MaxDenseKeys))
+	return p
 }
 
 // fresh counts blocks never handed out.
@@ -55,26 +66,26 @@ func (p *BlockPool) Active() int { return int(p.capacity) - p.Available() }
 // Inactive counts registered blocks with no holder (the reusable prefix cache).
 func (p *BlockPool) Inactive() int { return int(p.numInactive) }
 
-// Contains reports whether a registered block with sequence hash h is resident (active or
-// inactive), including the blocks registered outside the hash index (registerUnique), which
-// cost a scan of the pool: for tests and checks, not the hot path.
-func (p *BlockPool) Contains(h uint64) bool {
-	if _, ok := p.byHash.Get(h); ok {
+// Contains reports whether a registered block with key k is resident (active or inactive),
+// including the blocks registered outside the key index (registerUnique), which cost a scan of
+// the pool: for tests and checks, not the hot path.
+func (p *BlockPool) Contains(k uint64) bool {
+	if p.byKey.Get(k) != 0 {
 		return true
 	}
-	for b, x := range p.hash {
-		if p.hashed[b] && x == h {
+	for b, x := range p.key {
+		if p.registered[b] && x == k {
 			return true
 		}
 	}
 	return false
 }
 
-// lookup counts the leading hashes resident in the pool, and how many of those are inactive.
-func (p *BlockPool) lookup(hashes []uint64) (hits, inactiveHits int32) {
-	for _, h := range hashes {
-		b, ok := p.byHash.Get(h)
-		if !ok {
+// lookup counts the leading keys resident in the pool, and how many of those are inactive.
+func (p *BlockPool) lookup(keys []uint64) (hits, inactiveHits int32) {
+	for _, k := range keys {
+		b := p.byKey.Get(k) - 1
+		if b < 0 {
 			break
 		}
 		hits++
@@ -85,10 +96,10 @@ func (p *BlockPool) lookup(hashes []uint64) (hits, inactiveHits int32) {
 	return hits, inactiveHits
 }
 
-// pin takes a reference on the blocks of the given resident hashes and appends them to lease.
-func (p *BlockPool) pin(hashes []uint64, lease []int32) []int32 {
-	for _, h := range hashes {
-		b, _ := p.byHash.Get(h)
+// pin takes a reference on the blocks of the given resident keys and appends them to lease.
+func (p *BlockPool) pin(keys []uint64, lease []int32) []int32 {
+	for _, k := range keys {
+		b := p.byKey.Get(k) - 1
 		if p.refs[b] == 0 {
 			p.lruRemove(b)
 		}
@@ -108,8 +119,8 @@ func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
 		} else if p.fresh() > 0 {
 			b = int32(len(p.refs))
 			p.refs = append(p.refs, 0)
-			p.hash = append(p.hash, 0)
-			p.hashed = append(p.hashed, false)
+			p.key = append(p.key, 0)
+			p.registered = append(p.registered, false)
 			p.mapped = append(p.mapped, false)
 			p.prev = append(p.prev, -1)
 			p.next = append(p.next, -1)
@@ -124,70 +135,70 @@ func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
 	return lease
 }
 
-// register offers the full block b under sequence hash h to the prefix cache. If another block
-// already holds h, b stays private (a duplicate copy) and is freed, not cached, on release.
-func (p *BlockPool) register(b int32, h uint64) {
-	if p.hashed[b] {
+// register offers the full block b under key k to the prefix cache. If another block already
+// holds k, b stays private (a duplicate copy) and is freed, not cached, on release.
+func (p *BlockPool) register(b int32, k uint64) {
+	if p.registered[b] {
 		return
 	}
-	v, inserted := p.byHash.Upsert(h)
-	if !inserted {
+	v := p.byKey.Ptr(k)
+	if *v != 0 {
 		return
 	}
-	*v = b
-	p.hash[b] = h
-	p.hashed[b], p.mapped[b] = true, true
+	*v = b + 1
+	p.key[b] = k
+	p.registered[b], p.mapped[b] = true, true
 	if p.OnStored != nil {
-		p.OnStored(h)
+		p.OnStored(k)
 	}
 }
 
-// registerUnique registers the full block b under a sequence hash h that no other request of the
-// workload holds (traffic.Workload.SharedBlocks) and that the pool does not hold yet: b caches
-// like any registered block (inactive and evictable in LRU order when released) but enters
-// neither the hash index nor the observers, since no lookup other than its own request's can
-// ask for h. Its request maps it (mapUnique) before it could ask: when its KV is dropped for a
-// later recompute. Same pool state as register, without two hash-index updates per block.
-func (p *BlockPool) registerUnique(b int32, h uint64) {
-	if p.hashed[b] {
+// registerUnique registers the full block b under a key k that no other request of the workload
+// holds (UniqueBlockKey) and that the pool does not hold yet: b caches like any registered block
+// (inactive and evictable in LRU order when released) but enters neither the key index nor the
+// observers, since no lookup other than its own request's can ask for k. Its request maps it
+// (mapUnique) before it could ask: when its KV is dropped for a later recompute. Same pool state
+// as register, without two index updates per block.
+func (p *BlockPool) registerUnique(b int32, k uint64) {
+	if p.registered[b] {
 		return
 	}
-	p.hash[b] = h
-	p.hashed[b] = true
+	p.key[b] = k
+	p.registered[b] = true
 }
 
-// mapUnique enters the unmapped registered blocks of lease into the hash index and the
+// mapUnique enters the unmapped registered blocks of lease into the key index and the
 // observers, as register would have.
 func (p *BlockPool) mapUnique(lease []int32) {
 	for _, b := range lease {
-		if !p.hashed[b] || p.mapped[b] {
+		if !p.registered[b] || p.mapped[b] {
 			continue
 		}
-		v, inserted := p.byHash.Upsert(p.hash[b])
-		if !inserted {
-			// Not reachable for a hash unique to one request: its first registration in this
+		v := p.byKey.Ptr(p.key[b])
+		if *v != 0 {
+			// Not reachable for a key unique to one request: its first registration in this
 			// pool is the only one. Kept consistent anyway: b becomes a private copy.
-			p.hashed[b] = false
+			p.registered[b] = false
 			continue
 		}
-		*v = b
+		*v = b + 1
 		p.mapped[b] = true
 		if p.OnStored != nil {
-			p.OnStored(p.hash[b])
+			p.OnStored(p.key[b])
 		}
 	}
 }
 
 func (p *BlockPool) unregister(b int32) {
-	p.hashed[b] = false
+	p.registered[b] = false
 	if !p.mapped[b] {
 		return
 	}
 	p.mapped[b] = false
-	h := p.hash[b]
-	p.byHash.Delete(h)
+	k := p.key[b]
+	p.byKey.Delete(k)
 	if p.OnRemoved != nil {
-		p.OnRemoved(h)
+		p.OnRemoved(k)
 	}
 }
 
@@ -199,7 +210,7 @@ func (p *BlockPool) release(lease []int32) []int32 {
 		if p.refs[b] > 0 {
 			continue
 		}
-		if p.hashed[b] {
+		if p.registered[b] {
 			p.lruPush(b)
 		} else {
 			p.free = append(p.free, b)
@@ -235,7 +246,7 @@ func (p *BlockPool) lruRemove(b int32) {
 }
 
 // CheckInvariants verifies the pool's bookkeeping: every block is exactly one of free, active or
-// inactive; refs are non-negative; the hash index points at registered blocks. holders[b] must
+// inactive; refs are non-negative; the key index points at registered blocks. holders[b] must
 // give the number of leases holding block b. It returns a description of the first violation.
 func (p *BlockPool) CheckInvariants(holders []int32) string {
 	state := make([]byte, len(p.refs))
@@ -270,16 +281,22 @@ func (p *BlockPool) CheckInvariants(holders []int32) string {
 			return "held block is also free or inactive"
 		case p.refs[b] == 0 && state[b] == 0:
 			return "unheld block is neither free nor inactive (leaked)"
-		case state[b] == 'i' && !p.hashed[b]:
+		case state[b] == 'i' && !p.registered[b]:
 			return "inactive block is not registered"
 		}
 	}
 	mapped := 0
-	for h, b := range p.byHash.All() {
-		if !p.hashed[b] || !p.mapped[b] || p.hash[b] != h {
-			return "hash index points at a block that does not hold that hash"
+	bad := false
+	for k, b1 := range p.byKey.All {
+		b := b1 - 1
+		if b < 0 || b >= int32(len(p.refs)) || !p.registered[b] || !p.mapped[b] || p.key[b] != k {
+			bad = true
+			break
 		}
 		mapped++
+	}
+	if bad {
+		return "key index points at a block that does not hold that key"
 	}
 	for b := range p.mapped {
 		if p.mapped[b] {
@@ -287,7 +304,7 @@ func (p *BlockPool) CheckInvariants(holders []int32) string {
 		}
 	}
 	if mapped != 0 {
-		return "a block marked mapped is not in the hash index"
+		return "a block marked mapped is not in the key index"
 	}
 	return ""
 }

@@ -13,9 +13,15 @@ func holdersOf(p *BlockPool, leases ...[]int32) []int32 {
 }
 
 // Released registered blocks become inactive and are evicted least-recently-released first; a
-// lease releases its last block first, so a prefix's leaf is evicted before its parent.
+// lease releases its last block first, so a prefix's leaf is evicted before its parent. The same
+// with keys in the hashed part of the index, in the dense part, and across both.
 func TestBlockPoolLRUAndReuse(t *testing.T) {
-	p := NewBlockPool(4)
+	for _, dense := range []int{0, 101, 1000} {
+		testBlockPoolLRUAndReuse(t, NewBlockPool(4, dense))
+	}
+}
+
+func testBlockPoolLRUAndReuse(t *testing.T, p *BlockPool) {
 	a := p.allocate(3, nil)
 	for i, b := range a {
 		p.register(b, uint64(100+i))

@@ -114,15 +114,16 @@ type Request struct {
 
 	// Blocks is the KV lease: pool block ids in sequence order.
 	Blocks []int32
-	// Hashes are the chained KV-block hashes of the request's leading full blocks that another
-	// request of the workload may also hold (traffic.BlockSet.Shared). Block j >= len(Hashes) is
-	// unique to the request and hashes to UniqueBlockHash(Index, j) (hashAt). Shared, read-only.
-	Hashes []uint64
+	// Keys name the request's leading full blocks that another request of the workload may also
+	// hold: equal keys exactly for equal chained KV-block hashes (traffic.BlockSet.Shared's dense
+	// ids). Block j >= len(Keys) is unique to the request and named UniqueBlockKey(Index, j)
+	// (keyAt). Shared, read-only.
+	Keys []uint32
 	// SharedBlocks is how many leading blocks another request of the workload also holds
-	// (len(Hashes)); the rest only this request can match.
+	// (len(Keys)); the rest only this request can match.
 	SharedBlocks int32
 	// Index is the request's index in the run (its position in the workload): it names the
-	// request's unique blocks (UniqueBlockHash).
+	// request's unique blocks (UniqueBlockKey).
 	Index int32
 	// RequestedOutput is the OSL the workload asked for.
 	RequestedOutput int32
@@ -200,39 +201,36 @@ func (r *Request) splitHit(hit int32) (reused, recovered int32) {
 // below 0 that pass 0 never counts as following it.
 const noPass = -2
 
-// Reset prepares r for a run: shape from the arguments (index: Index, fullBlocks: FullBlocks,
-// sharedBlocks: SharedBlocks), every time
+// Reset prepares r for a run: shape from the arguments (index: Index, keys: Keys, fullBlocks:
+// FullBlocks, sharedBlocks: SharedBlocks), every time
 // at -1, no KV held. history
 // is the (empty) slice admissions are appended to; a run hands each request a capacity-1 window
 // of one shared array, so the first admission costs no allocation.
-func (r *Request) Reset(index, promptLen, requestedOutput, maxOutput int32, hashes []uint64, fullBlocks, sharedBlocks int32, history []Admission) {
+func (r *Request) Reset(index, promptLen, requestedOutput, maxOutput int32, keys []uint32, fullBlocks, sharedBlocks int32, history []Admission) {
 	*r = Request{
 		Index: index, PromptLen: promptLen, RequestedOutput: requestedOutput, MaxOutput: maxOutput,
-		FullBlocks: fullBlocks, Hashes: hashes, SharedBlocks: sharedBlocks,
+		FullBlocks: fullBlocks, Keys: keys, SharedBlocks: sharedBlocks,
 		History:   history[:0],
 		ArrivalMs: -1, FirstAdmitMs: -1, FirstTokenMs: -1, SecondTokenMs: -1, LastTokenMs: -1, TerminalMs: -1,
 		lastPass: noPass, runFirst: -1,
 	}
 }
 
-// UniqueBlockHash is the sequence hash of block j of request req when no other request of the
-// workload holds that block (it lies past the request's shared leading blocks): a bijective mix
-// (the SplitMix64 finalizer, Steele, Lea and Flood, "Fast splittable pseudorandom number
-// generators", OOPSLA 2014) of (req, j), so distinct blocks never share it and it collides with
-// a content hash only as two content hashes collide. Only the request itself ever looks it up.
-func UniqueBlockHash(req, j int32) uint64 {
-	x := (uint64(uint32(req))<<32 | uint64(uint32(j))) ^ 0x243F6A8885A308D3 // π's fraction: a domain tag
-	x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
-	x = (x ^ x>>27) * 0x94D049BB133111EB
-	return x ^ x>>31
+// UniqueBlockKey is the name of block j of request req when no other request of the workload
+// holds that block (it lies past the request's shared leading blocks): the pair (req, j) itself,
+// tagged by the top bit, so distinct blocks never share it and it never equals a shared block's
+// dense id (traffic.BlockSet.Shared, below 2^32). Only the request itself ever looks it up.
+// req and j must be >= 0.
+func UniqueBlockKey(req, j int32) uint64 {
+	return 1<<63 | uint64(uint32(req))<<32 | uint64(uint32(j))
 }
 
-// hashAt is the sequence hash of r's full block j.
-func (r *Request) hashAt(j int32) uint64 {
-	if int(j) < len(r.Hashes) {
-		return r.Hashes[j]
+// keyAt is the name of r's full block j in the prefix cache.
+func (r *Request) keyAt(j int32) uint64 {
+	if int(j) < len(r.Keys) {
+		return uint64(r.Keys[j])
 	}
-	return UniqueBlockHash(r.Index, j)
+	return UniqueBlockKey(r.Index, j)
 }
 
 // known is the number of tokens whose content exists: prompt plus emitted output.

@@ -23,9 +23,9 @@ func newTestRouter(t *testing.T, policy config.Policy, slots int, temp float64, 
 // With 160 prefill tokens queued on slot 0: slot 0 costs (160+64)/16 − 4 + 4 = 14 > 8 → slot 1.
 func TestKVRouterOverlapVersusLoad(t *testing.T) {
 	p := newTestRouter(t, config.PolicyKVRouter, 2, 0, 1)
-	hashes := []uint64{1, 2, 3, 4}
+	hashes := []uint32{1, 2, 3, 4}
 	for _, h := range hashes {
-		p.Stored(0, h)
+		p.Stored(0, uint64(h))
 	}
 	slot, overlap := p.Route(0, 64, hashes)
 	if slot != 0 || overlap != 4 || p.cost[0] != 4 || p.cost[1] != 8 {
@@ -59,12 +59,12 @@ func TestKVRouterLeadingOverlap(t *testing.T) {
 	p.Stored(0, 3)
 	p.Stored(1, 1)
 	p.Stored(1, 2)
-	p.computeOverlap([]uint64{1, 2, 3})
+	p.computeOverlap([]uint32{1, 2, 3})
 	if got := p.overlap; got[0] != 1 || got[1] != 2 || got[2] != 0 {
 		t.Fatalf("overlap %v, want [1 2 0]", got)
 	}
 	p.Removed(1, 1)
-	p.computeOverlap([]uint64{1, 2, 3})
+	p.computeOverlap([]uint32{1, 2, 3})
 	if got := p.overlap; got[0] != 1 || got[1] != 0 {
 		t.Fatalf("after removal overlap %v", got)
 	}
@@ -107,7 +107,7 @@ func TestKVRouterTemperature(t *testing.T) {
 		}
 		var out []int
 		for i := int32(0); i < 200; i++ {
-			s, _ := p.Route(i, 64, []uint64{1, 2, 3, 4}) // slot 0 costs 4, slot 1 costs 8
+			s, _ := p.Route(i, 64, []uint32{1, 2, 3, 4}) // slot 0 costs 4, slot 1 costs 8
 			out = append(out, s)
 			p.Free(i)
 		}
@@ -167,16 +167,16 @@ func TestAdditionalBlocksStopsAtTheFirstMiss(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each prompt follows an earlier prompt for a random number of blocks, then branches.
-	var prompts [][]uint64
-	next := uint64(1)
+	var prompts [][]uint32
+	next := uint32(1)
 	for i := 0; i < requests; i++ {
-		var h []uint64
+		var h []uint32
 		if i > 0 {
 			parent := prompts[rng.IntN(len(prompts))]
 			h = append(h, parent[:rng.IntN(len(parent)+1)]...)
 		}
 		for n := 1 + rng.IntN(12); n > 0; n-- {
-			h = append(h, next*0x9E3779B97F4A7C15)
+			h = append(h, next*0x9E3779B1)
 			next++
 		}
 		prompts = append(prompts, h)
@@ -193,7 +193,7 @@ func TestAdditionalBlocksStopsAtTheFirstMiss(t *testing.T) {
 		for w := 0; w < 3; w++ {
 			want := blocks
 			for _, x := range h {
-				if c, _ := p.live[w].Get(x); c > 0 {
+				if p.live[w].Get(uint64(x)) > 0 {
 					want--
 				}
 			}
@@ -225,11 +225,11 @@ func TestUniqueTailsNeedNoTracking(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Shared trunks, then a unique tail per request: shared[i] is the length of the trunk part.
-	var trunks [][]uint64
-	next := uint64(1)
-	fresh := func() uint64 { next++; return next * 0x9E3779B97F4A7C15 }
+	var trunks [][]uint32
+	next := uint32(1)
+	fresh := func() uint32 { next++; return next * 0x9E3779B1 }
 	for range 40 {
-		var h []uint64
+		var h []uint32
 		if len(trunks) > 0 && rng.IntN(2) == 0 {
 			parent := trunks[rng.IntN(len(trunks))]
 			h = append(h, parent[:rng.IntN(len(parent)+1)]...)
@@ -249,7 +249,7 @@ func TestUniqueTailsNeedNoTracking(t *testing.T) {
 			routed = append(routed[:k], routed[k+1:]...)
 		}
 		trunk := trunks[rng.IntN(len(trunks))]
-		h := append([]uint64(nil), trunk[:rng.IntN(len(trunk)+1)]...)
+		h := append([]uint32(nil), trunk[:rng.IntN(len(trunk)+1)]...)
 		shared := len(h)
 		tail := rng.IntN(8)
 		for range tail {
@@ -271,5 +271,70 @@ func TestUniqueTailsNeedNoTracking(t *testing.T) {
 	}
 	if uniqueTotal < requests {
 		t.Fatalf("only %d unique blocks: the property was not exercised", uniqueTotal)
+	}
+}
+
+// Property: the dense part of the overlap index and the live counts changes nothing: a router
+// whose keys below DenseKeys index slices places every request on the same slot with the same
+// overlap and keeps the same live totals as one that hashes every key, under random KV events,
+// routing and frees (keys on both sides of the bound).
+func TestDenseKeysRouteAlike(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	const requests = 500
+	opt := Options{Policy: config.PolicyKVRouter, Workers: 3, Ranks: 2, BlockSize: 16, OverlapScoreCredit: 1,
+		PrefillLoadScale: 1, TrackPrefill: true, TrackDecode: true, AssumeReuse: true, UseOverlap: true, Seed: 5,
+		Requests: requests}
+	hashed, err := New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.DenseKeys = 40
+	dense, err := New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Prompts walk a binary tree of 80 keys (key k's children are 2k+1 and 2k+2), so prefixes
+	// are shared and keys fall on both sides of the dense bound.
+	path := func() []uint32 {
+		var h []uint32
+		for k := uint32(0); k < 80 && rng.IntN(6) != 0; k = 2*k + 1 + uint32(rng.IntN(2)) {
+			h = append(h, k)
+		}
+		return h
+	}
+	var routed []int32
+	for i := int32(0); i < requests; i++ {
+		for range rng.IntN(4) {
+			slot, k := rng.IntN(6), uint64(rng.IntN(80))
+			if rng.IntN(2) == 0 {
+				hashed.Stored(slot, k)
+				dense.Stored(slot, k)
+			} else {
+				hashed.Removed(slot, k)
+				dense.Removed(slot, k)
+			}
+		}
+		if len(routed) > 0 && rng.IntN(3) == 0 {
+			k := rng.IntN(len(routed))
+			hashed.Free(routed[k])
+			dense.Free(routed[k])
+			routed = append(routed[:k], routed[k+1:]...)
+		}
+		h := path()
+		isl := 16*len(h) + rng.IntN(16)
+		a, oa := hashed.Route(i, isl, h)
+		b, ob := dense.Route(i, isl, h)
+		if a != b || oa != ob {
+			t.Fatalf("request %d: slot %d overlap %d hashed, slot %d overlap %d dense", i, a, oa, b, ob)
+		}
+		for w := 0; w < 6; w++ {
+			if x, y := hashed.ActiveDecodeBlocks(w), dense.ActiveDecodeBlocks(w); x != y {
+				t.Fatalf("request %d slot %d: %d live blocks hashed, %d dense", i, w, x, y)
+			}
+		}
+		routed = append(routed, i)
+	}
+	if hashed.index.Len() != dense.index.Len() || hashed.index.Len() == 0 {
+		t.Fatalf("overlap index holds %d keys hashed, %d dense", hashed.index.Len(), dense.index.Len())
 	}
 }

@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -164,7 +165,8 @@ func TestSyntheticSessionsRandomLengths(t *testing.T) {
 
 // sharedPrefixes against the definition: the leading blocks of a request that another request
 // holds, on random prefix trees (chained hashes: a block's hash names its whole prefix), asking
-// each request for at most one block past its shared ones before writing them out.
+// each request for at most one block past its shared ones, each block once, and naming the
+// shared blocks by dense ids that are equal exactly when the hashes are.
 func TestSharedBlocksProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := range 200 {
@@ -181,25 +183,20 @@ func TestSharedBlocksProperty(t *testing.T) {
 			}
 		}
 		blocks := make([]int32, n)
-		pos := make([]int, n)
+		asked := make([]int, n)
 		for i := range perReq {
 			blocks[i] = int32(len(perReq[i]))
 		}
-		asked := make([]int, n) // blocks asked for before the first rewind
-		rewound := make([]bool, n)
-		got := sharedPrefixes(blocks, func(i int32) uint64 {
-			if pos[i] >= len(perReq[i]) {
-				t.Fatalf("trial %d: request %d asked for block %d of %d", trial, i, pos[i], len(perReq[i]))
+		got, distinct := sharedPrefixes(blocks, func(i int32) uint64 {
+			if asked[i] >= len(perReq[i]) {
+				t.Fatalf("trial %d: request %d asked for block %d of %d", trial, i, asked[i], len(perReq[i]))
 			}
-			if !rewound[i] {
-				asked[i]++
-			}
-			pos[i]++
-			return perReq[i][pos[i]-1]
-		}, func(i int32) { pos[i], rewound[i] = 0, true })
+			asked[i]++
+			return perReq[i][asked[i]-1]
+		})
+		want := make([][]uint64, n)
 		for i, hs := range perReq {
-			want := int32(0)
-			for d, h := range hs {
+			for _, h := range hs {
 				other := false
 				for j, gs := range perReq {
 					other = other || j != i && slices.Contains(gs, h)
@@ -207,14 +204,45 @@ func TestSharedBlocksProperty(t *testing.T) {
 				if !other {
 					break
 				}
-				want = int32(d + 1)
+				want[i] = append(want[i], h)
 			}
-			if int32(len(got[i])) != want || !slices.Equal(got[i], hs[:len(got[i])]) {
-				t.Fatalf("trial %d request %d (%v of %v): shared %v, want the first %d", trial, i, hs, perReq, got[i], want)
-			}
-			if asked[i] > int(want)+1 {
-				t.Fatalf("trial %d request %d: counting hashed %d blocks for %d shared", trial, i, asked[i], want)
+			if asked[i] > len(want[i])+1 {
+				t.Fatalf("trial %d request %d: hashed %d blocks for %d shared", trial, i, asked[i], len(want[i]))
 			}
 		}
+		if msg := sameNames(got, distinct, want); msg != "" {
+			t.Fatalf("trial %d (%v): %s", trial, perReq, msg)
+		}
 	}
+}
+
+// sameNames checks that ids names the blocks of hashes: per request the same count, ids below
+// distinct, each used, and equal ids exactly where the hashes are equal. It returns what differs.
+func sameNames(ids [][]uint32, distinct int, hashes [][]uint64) string {
+	if len(ids) != len(hashes) {
+		return fmt.Sprintf("%d requests named, want %d", len(ids), len(hashes))
+	}
+	idOf, hashOf := map[uint64]uint32{}, map[uint32]uint64{}
+	for i := range hashes {
+		if len(ids[i]) != len(hashes[i]) {
+			return fmt.Sprintf("request %d: %d shared blocks %v, want %d %x", i, len(ids[i]), ids[i], len(hashes[i]), hashes[i])
+		}
+		for j, h := range hashes[i] {
+			id := ids[i][j]
+			if int(id) >= distinct {
+				return fmt.Sprintf("request %d block %d: id %d, not below the %d distinct", i, j, id, distinct)
+			}
+			if x, ok := idOf[h]; ok && x != id {
+				return fmt.Sprintf("hash %x named %d and %d", h, x, id)
+			}
+			if x, ok := hashOf[id]; ok && x != h {
+				return fmt.Sprintf("id %d names hashes %x and %x", id, x, h)
+			}
+			idOf[h], hashOf[id] = id, h
+		}
+	}
+	if len(hashOf) != distinct {
+		return fmt.Sprintf("%d ids used, %d distinct claimed", len(hashOf), distinct)
+	}
+	return ""
 }

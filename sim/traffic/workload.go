@@ -80,19 +80,27 @@ const HashSeed = 1337
 
 // BlockSet is a workload's prefix-cache view at one KV block size and context limit: per
 // request, how many full blocks of its tokens (prompt, then output) have a content hash, and the
-// chained hashes of the leading ones another request of the workload also holds. The blocks
-// after those are unique to their request: no other request can match them in a prefix cache,
-// so their hashes are never computed, and an engine names them by request and position instead
-// (engine.UniqueBlockHash). Chained hashes make the shared blocks a prefix: a block equal in two
+// names of the leading ones another request of the workload also holds. The blocks after those
+// are unique to their request: no other request can match them in a prefix cache, so their
+// hashes are never computed, and an engine names them by request and position instead
+// (engine.UniqueBlockKey). Chained hashes make the shared blocks a prefix: a block equal in two
 // requests means their whole prefixes up to it are equal.
+//
+// A shared block is named by a dense id in [0, Distinct) instead of its 64-bit hash: equal ids
+// if and only if equal hashes (BlockHashes computes them), so a prefix cache or router that
+// compares names behaves as one that compares hashes, and can index its tables by the id
+// (blockmap.Table) instead of hashing. Ids are given in order of first appearance, block
+// position first, then request order.
 type BlockSet struct {
 	// Full is, per request, its full blocks of blockSize tokens up to maxTokens tokens (the
 	// context limit: no request ever holds more; a request whose prompt reaches it gets none, it
 	// will be rejected).
 	Full []int32
-	// Shared is, per request, the hashes of its leading blocks another request also holds (as
-	// BlockHashes computes them); len(Shared[i]) <= Full[i]. The slices share one array.
-	Shared [][]uint64
+	// Shared is, per request, the ids of its leading blocks another request also holds;
+	// len(Shared[i]) <= Full[i]. The slices share one array.
+	Shared [][]uint32
+	// Distinct is the number of distinct shared blocks: every id is below it.
+	Distinct int
 }
 
 // Blocks returns the BlockSet of (blockSize, maxTokens), computed once and shared; callers must
@@ -137,7 +145,7 @@ func (w *Workload) BlockHashes(blockSize, maxTokens int) [][]uint64 {
 
 // computeBlocks is Blocks without the cache.
 func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
-	bs := &BlockSet{Full: make([]int32, len(w.Requests)), Shared: make([][]uint64, len(w.Requests))}
+	bs := &BlockSet{Full: make([]int32, len(w.Requests)), Shared: make([][]uint32, len(w.Requests))}
 	for i := range w.Requests {
 		bs.Full[i] = int32(hashedTokens(&w.Requests[i], maxTokens) / blockSize)
 	}
@@ -149,21 +157,20 @@ func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
 		hashers[i].r = &w.Requests[i]
 	}
 	buf := make([]byte, 4*blockSize)
-	bs.Shared = sharedPrefixes(bs.Full, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) },
-		func(i int32) { hashers[i] = blockHasher{r: &w.Requests[i]} })
+	bs.Shared, bs.Distinct = sharedPrefixes(bs.Full, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) })
 	return bs
 }
 
-// sharedPrefixes returns, per request, the hashes of its leading blocks that at least one other
-// request also holds. blocks[i] is request i's count of hashed blocks; next(i) returns request
-// i's next block hash, in block order, and rewind(i) starts request i over at block 0. A first
-// pass counts the shared blocks level by level: at block position d only the requests whose
-// blocks before d are all shared take part, since a request with a unique block earlier cannot
-// match anyone at d (chained hashes), so each request is asked for at most its shared blocks + 1.
-// A second pass rewinds every request with shared blocks and writes their hashes, in request
-// order, into one array the result's slices share. Work and memory follow the shared blocks, not
-// all blocks.
-func sharedPrefixes(blocks []int32, next func(i int32) uint64, rewind func(i int32)) [][]uint64 {
+// sharedPrefixes returns, per request, the ids of its leading blocks that at least one other
+// request also holds, and the number of distinct ids (BlockSet.Shared, BlockSet.Distinct).
+// blocks[i] is request i's count of hashed blocks; next(i) returns request i's next block hash,
+// in block order. It works level by level: at block position d only the requests whose blocks
+// before d are all shared take part, since a request with a unique block earlier cannot match
+// anyone at d (chained hashes), so each request is asked for at most its shared blocks + 1, once
+// each. A hash held twice at a level gets the next id; each level's ids are then scattered to their
+// requests, into one array the result's slices share. Work and memory follow the shared blocks,
+// not all blocks.
+func sharedPrefixes(blocks []int32, next func(i int32) uint64) (ids [][]uint32, distinct int) {
 	shared := make([]int32, len(blocks))
 	cand := make([]int32, 0, len(blocks))
 	for i, n := range blocks {
@@ -171,50 +178,75 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64, rewind func(i int
 			cand = append(cand, int32(i))
 		}
 	}
-	var seen blockmap.Map[int32] // hash at position d → requests holding it (capped at 2)
-	var count []*int32           // per candidate, its hash's count in seen
+	// holders is a hash's entry at one level: requests holding it (capped at 2) and its id + 1
+	// (0 until a second holder makes it shared).
+	type holders struct{ count, id int32 }
+	var seen blockmap.Map[holders]
+	var at []*holders // per candidate, its hash's entry in seen
+	// levels[d] is the ids of the shared blocks at position d, in request order: the requests
+	// with more than d shared blocks (one allocation per level).
+	var levels [][]int32
 	for d := int32(0); len(cand) > 1; d++ {
 		// Sized for every candidate, seen never grows during the level, so the pointers Upsert
 		// returns stay valid and the second loop needs no lookup.
 		seen.Reset(len(cand))
-		count = count[:0]
+		at = at[:0]
 		for _, i := range cand {
-			n, _ := seen.Upsert(next(i))
-			if *n < 2 {
-				*n++
+			h, _ := seen.Upsert(next(i))
+			if h.count < 2 {
+				h.count++
 			}
-			count = append(count, n)
+			at = append(at, h)
 		}
+		found := make([]int32, 0, len(cand))
 		kept := cand[:0]
 		for k, i := range cand {
-			if *count[k] >= 2 {
-				shared[i] = d + 1
-				if blocks[i] > d+1 {
-					kept = append(kept, i)
-				}
+			h := at[k]
+			if h.count < 2 {
+				continue
+			}
+			if h.id == 0 {
+				distinct++
+				h.id = int32(distinct)
+			}
+			found = append(found, h.id-1)
+			shared[i] = d + 1
+			if blocks[i] > d+1 {
+				kept = append(kept, i)
 			}
 		}
+		levels = append(levels, found)
 		cand = kept
 	}
+	// Group by request: request i's block at position d goes to ids[i][d].
 	total := 0
 	for _, n := range shared {
 		total += int(n)
 	}
-	arena := make([]uint64, total)
-	out := make([][]uint64, len(blocks))
+	ids = make([][]uint32, len(blocks))
+	arena := make([]uint32, total)
+	members := cand[:0] // the requests with more than d shared blocks, in order
 	off := 0
 	for i, n := range shared {
-		if n == 0 {
-			continue
+		if n > 0 {
+			ids[i] = arena[off : off+int(n) : off+int(n)]
+			off += int(n)
+			members = append(members, int32(i))
 		}
-		rewind(int32(i))
-		for j := range int(n) {
-			arena[off+j] = next(int32(i))
-		}
-		out[i] = arena[off : off+int(n) : off+int(n)]
-		off += int(n)
 	}
-	return out
+	for d, found := range levels {
+		kept := members[:0]
+		for _, i := range members {
+			if shared[i] > int32(d) {
+				kept = append(kept, i)
+			}
+		}
+		members = kept
+		for k, i := range members {
+			ids[i][d] = uint32(found[k])
+		}
+	}
+	return ids, distinct
 }
 
 type hashKey struct{ blockSize, maxTokens int }

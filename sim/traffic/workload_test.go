@@ -2,7 +2,6 @@ package traffic
 
 import (
 	"encoding/binary"
-	"slices"
 	"strings"
 	"testing"
 
@@ -53,9 +52,12 @@ func TestBlockHashesContentAndChaining(t *testing.T) {
 	if w.Blocks(4, 1<<30) != bs {
 		t.Fatal("blocks are not cached per block size")
 	}
-	for i, want := range [][]uint64{want0, want0, {b0}, nil} {
-		if !slices.Equal(bs.Shared[i], want) || bs.Full[i] != 2 {
-			t.Errorf("request %d: shared %x of %d blocks, want %x of 2", i, bs.Shared[i], bs.Full[i], want)
+	if msg := sameNames(bs.Shared, bs.Distinct, [][]uint64{want0, want0, {b0}, nil}); msg != "" {
+		t.Error(msg)
+	}
+	for i := range 4 {
+		if bs.Full[i] != 2 {
+			t.Errorf("request %d: %d full blocks, want 2", i, bs.Full[i])
 		}
 	}
 }
@@ -85,15 +87,20 @@ func TestBlocksKeepTheSharedPrefixes(t *testing.T) {
 			}
 		}
 		sharing := 0
+		want := make([][]uint64, len(all))
 		for i, hs := range all {
 			n := 0
 			for n < len(hs) && holders[hs[n]] >= 2 {
 				n++
 			}
 			sharing += n
-			if got.Full[i] != int32(len(hs)) || !slices.Equal(got.Shared[i], hs[:n]) {
-				t.Errorf("%s request %d: %d blocks, shared %x; want %d, %x", c.name, i, got.Full[i], got.Shared[i], len(hs), hs[:n])
+			want[i] = hs[:n]
+			if got.Full[i] != int32(len(hs)) {
+				t.Errorf("%s request %d: %d blocks, want %d", c.name, i, got.Full[i], len(hs))
 			}
+		}
+		if msg := sameNames(got.Shared, got.Distinct, want); msg != "" {
+			t.Errorf("%s: %s", c.name, msg)
 		}
 		if sharing == 0 {
 			t.Errorf("%s: no shared block, the case checks nothing", c.name)
