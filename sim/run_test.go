@@ -138,7 +138,7 @@ func TestTwoRequestsBatchTogether(t *testing.T) {
 		t.Fatalf("ttft max %v e2e max %v itl %v", s.TTFT.Max, s.E2E.Max, s.ITL.Mean)
 	}
 	// 2 requests × 2 gaps of 8 ms each, all from pass runs.
-	if n := len(res.Requests[0].Runs) + len(res.Requests[1].Runs); n != 2 {
+	if n := len(res.Requests[0].ClosedRuns()) + len(res.Requests[1].ClosedRuns()); n != 2 {
 		t.Errorf("pass runs = %d, want 2", n)
 	}
 }

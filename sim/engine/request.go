@@ -101,7 +101,7 @@ type Request struct {
 	// Worker is the logical worker and Rank the attention-DP rank the request was placed on.
 	Worker, Rank int32
 	// ITL bookkeeping: lastPass is the worker pass index of the latest token (noPass none), runFirst
-	// the first pass of the open run (-1 none); closed runs go to Runs, gaps that are not a
+	// the first pass of the open run (-1 none); closed runs go to firstRun and moreRuns, gaps that are not a
 	// single pass (the request skipped a pass) to Gaps.
 	lastPass, runFirst int32
 	// drafts is the draft tokens the request's decode step in the pass being run verifies.
@@ -157,8 +157,12 @@ type Request struct {
 	// each has an ITL sample of 0 ms.
 	WithPrevious int32
 
-	// Closed pass runs and gaps of the ITL bookkeeping (see lastPass).
-	Runs []PassRun
+	// Closed pass runs of the ITL bookkeeping (see lastPass; EachRun): the first inline
+	// (First -1: none), since most requests close one run, at completion, and a run-level
+	// allocation per request would cost more than the run; the later ones in moreRuns.
+	firstRun PassRun
+	moreRuns []PassRun
+	// Gaps are the ITL samples that are not a single pass's gap (see lastPass), ms.
 	Gaps []float64
 	// RoundGaps holds, under speculative decoding only, one entry per round that follows an ITL
 	// gap: that gap divided by the tokens the round emitted (ms per token), so 1000 / entry is
@@ -212,7 +216,7 @@ func (r *Request) Reset(index, promptLen, requestedOutput, maxOutput int32, keys
 		FullBlocks: fullBlocks, Keys: keys, SharedBlocks: sharedBlocks,
 		History:   history[:0],
 		ArrivalMs: -1, FirstAdmitMs: -1, FirstTokenMs: -1, SecondTokenMs: -1, LastTokenMs: -1, TerminalMs: -1,
-		lastPass: noPass, runFirst: -1,
+		lastPass: noPass, runFirst: -1, firstRun: PassRun{First: -1},
 	}
 }
 
@@ -275,7 +279,10 @@ func (r *Request) emitWith(endMs float64, n int32) {
 // EachRun calls fn with every pass run of the request: the closed ones in order, then the open
 // one, if any (a request still decoding when the run stopped).
 func (r *Request) EachRun(fn func(PassRun)) {
-	for _, run := range r.Runs {
+	if r.firstRun.First >= 0 {
+		fn(r.firstRun)
+	}
+	for _, run := range r.moreRuns {
 		fn(run)
 	}
 	if r.runFirst >= 0 {
@@ -283,12 +290,28 @@ func (r *Request) EachRun(fn func(PassRun)) {
 	}
 }
 
-// closeRun moves the open pass run, if any, to Runs.
+// closeRun closes the open pass run, if any.
 func (r *Request) closeRun(worker int32) {
-	if r.runFirst >= 0 {
-		r.Runs = append(r.Runs, PassRun{Worker: worker, First: r.runFirst, Last: r.lastPass})
-		r.runFirst = -1
+	if r.runFirst < 0 {
+		return
 	}
+	run := PassRun{Worker: worker, First: r.runFirst, Last: r.lastPass}
+	if r.firstRun.First < 0 {
+		r.firstRun = run
+	} else {
+		r.moreRuns = append(r.moreRuns, run)
+	}
+	r.runFirst = -1
+}
+
+// ClosedRuns returns the request's closed pass runs in order (a new slice; for tests and
+// checks).
+func (r *Request) ClosedRuns() []PassRun {
+	var out []PassRun
+	if r.firstRun.First >= 0 {
+		out = append(out, r.firstRun)
+	}
+	return append(out, r.moreRuns...)
 }
 
 // ReceiveFirstToken records a first token produced elsewhere (the prefill side of a

@@ -53,8 +53,8 @@ func TestSpeculationAcceptAll(t *testing.T) {
 	}
 	// ITL: tokens 2, 6 and 10 continue the pass run of passes 1–3 (0-based), each with the
 	// pass's 10 ms gap; tokens 3–5 and 7–9 arrive with the token before them (gap 0).
-	if r.WithPrevious != 6 || len(r.Gaps) != 0 || !slices.Equal(r.Runs, []PassRun{{First: 1, Last: 3}}) {
-		t.Errorf("with previous %d, gaps %v, runs %+v; want 6, none, [{0 1 3}]", r.WithPrevious, r.Gaps, r.Runs)
+	if r.WithPrevious != 6 || len(r.Gaps) != 0 || !slices.Equal(r.ClosedRuns(), []PassRun{{First: 1, Last: 3}}) {
+		t.Errorf("with previous %d, gaps %v, runs %+v; want 6, none, [{0 1 3}]", r.WithPrevious, r.Gaps, r.ClosedRuns())
 	}
 	if s := e.SpeculationStats(); s != (SpeculationStats{Rounds: 2, Drafts: 6, Accepted: 6}) || s.MeanAcceptedLength() != 4 {
 		t.Errorf("stats %+v, mean accepted length %v; want 2 rounds, 6 drafts, 6 accepted, 4", s, s.MeanAcceptedLength())
@@ -78,9 +78,9 @@ func TestSpeculationAcceptNone(t *testing.T) {
 		}
 	}
 	if r.FirstTokenMs != p.FirstTokenMs || r.SecondTokenMs != p.SecondTokenMs || r.LastTokenMs != p.LastTokenMs ||
-		r.WithPrevious != 0 || !slices.Equal(r.Runs, p.Runs) {
+		r.WithPrevious != 0 || !slices.Equal(r.ClosedRuns(), p.ClosedRuns()) {
 		t.Errorf("times %v %v %v runs %+v, without speculation %v %v %v runs %+v",
-			r.FirstTokenMs, r.SecondTokenMs, r.LastTokenMs, r.Runs, p.FirstTokenMs, p.SecondTokenMs, p.LastTokenMs, p.Runs)
+			r.FirstTokenMs, r.SecondTokenMs, r.LastTokenMs, r.ClosedRuns(), p.FirstTokenMs, p.SecondTokenMs, p.LastTokenMs, p.ClosedRuns())
 	}
 	if s := e.SpeculationStats(); s != (SpeculationStats{Rounds: 8, Drafts: 21}) || s.MeanAcceptedLength() != 1 {
 		t.Errorf("stats %+v, mean accepted length %v; want 8 rounds, 21 drafts, none accepted, 1", s, s.MeanAcceptedLength())
