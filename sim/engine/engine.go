@@ -111,20 +111,16 @@ type Engine struct {
 	// presize to hand out again: a run allocates leases for the requests in flight, not for
 	// every request.
 	spareLeases [32][][]int32
-	scheduled   []scheduledReq
-	ready       []int32
+	// The pass being formed: scheduledN requests scheduled, the batch's counts so far (schedule
+	// adds each request's share as it is scheduled), the requests whose known tokens are all
+	// computed (they emit a token at Complete) and the KV tokens they attend to.
+	scheduledN  int
 	batch       timing.Batch
+	ready       []int32
+	readyKV     int
 	preemptions int64
 	sg          sglangState
 	spec        SpeculationStats
-}
-
-// scheduledReq is a request's share of a pass: tokens computed and, for a speculative decode
-// step, draft tokens verified.
-type scheduledReq struct {
-	req    int32
-	tokens int32
-	drafts int32
 }
 
 // New returns an idle engine over the request slice reqs (shared with the caller).
@@ -186,7 +182,7 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		return e.scheduleSGLang(nowMs)
 	}
 	budget := int32(e.cfg.MaxBatchedTokens)
-	e.scheduled = e.scheduled[:0]
+	e.newPass()
 	preempted := false
 	spare := e.draftSpare()
 
@@ -228,7 +224,7 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 
 	if !preempted {
 		budget = e.admitWaiting(nowMs, budget)
-		for len(e.scheduled) == 0 && len(e.running) == 0 && e.evictWaitingHolder() {
+		for e.scheduledN == 0 && len(e.running) == 0 && e.evictWaitingHolder() {
 			budget = e.admitWaiting(nowMs, budget)
 		}
 	}
@@ -261,47 +257,27 @@ func (e *Engine) chunk(remaining, budget int32) int32 {
 	return n // the whole token budget is below one block: use it whole
 }
 
-// price builds the timing batch of the tokens scheduled this pass, collects the requests whose
-// known tokens are all computed (they emit a token at Complete) and returns the pass time.
+// newPass starts forming a pass: nothing scheduled, an empty batch.
+func (e *Engine) newPass() {
+	e.scheduledN = 0
+	e.batch = timing.Batch{KVCapacityTokens: e.CapacityTokens()}
+	e.ready = e.ready[:0]
+	e.readyKV = 0
+}
+
+// price completes the timing batch of the tokens scheduled this pass and returns the pass time.
 // firstTokenCosts says whether a request that finishes its prefill in this pass counts in the
 // decode part of the pass (vLLM's core: it does) or its first token comes with the prefill
-// (a prefill-only worker, an SGLang prefill pass).
+// (a prefill-only worker, an SGLang prefill pass): every ready request does (schedule).
 func (e *Engine) price(firstTokenCosts bool) (durMs float64, any bool) {
-	b := &e.batch
-	*b = timing.Batch{KVCapacityTokens: e.CapacityTokens()}
-	e.ready = e.ready[:0]
-	for _, s := range e.scheduled {
-		r := &e.reqs[s.req]
-		before := r.NumComputed - s.tokens
-		if s.tokens == 1 && r.Generated > 0 && before == r.known()-1 {
-			b.DecodeSteps++
-			b.DecodeStepKVTokens += int(r.NumComputed)
-			if d := int(s.drafts); d > 0 {
-				// Draft j (1-based) attends to the KV up to and including itself.
-				b.DraftTokens += d
-				b.DraftKVTokens += d*int(r.NumComputed) + d*(d+1)/2
-				r.drafts = s.drafts
-			}
-		} else {
-			n := int64(s.tokens)
-			b.PrefillRequests++
-			b.PrefillTokens += int(s.tokens)
-			b.PrefillContextTokens += int(before)
-			b.PrefillAttentionPairs += n*int64(before) + n*(n+1)/2
-		}
-		if r.NumComputed == r.known() {
-			b.SampledTokens++
-			if firstTokenCosts {
-				b.DecodeRequests++
-				b.DecodeKVTokens += int(r.NumComputed)
-			}
-			e.ready = append(e.ready, s.req)
-		}
-	}
-	if len(e.scheduled) == 0 {
+	if e.scheduledN == 0 {
 		return 0, false
 	}
-	return e.cfg.Timing.PassMs(b), true
+	if firstTokenCosts {
+		e.batch.DecodeRequests = len(e.ready)
+		e.batch.DecodeKVTokens = e.readyKV
+	}
+	return e.cfg.Timing.PassMs(&e.batch), true
 }
 
 // admitWaiting admits requests FCFS from the waiting queue with head-of-line blocking while the
@@ -473,13 +449,42 @@ func (e *Engine) admit(ri int32, nowMs float64, a Admission) {
 	e.running = append(e.running, ri)
 }
 
-// schedule computes n more tokens of request ri and verifies d draft tokens after them (their
-// KV is allocated) and registers the blocks the n tokens complete with the prefix cache, so
-// later requests in the same pass can hit them.
+// schedule computes n more tokens of request ri in the pass being formed and verifies d draft
+// tokens after them (their KV is allocated): it adds the request's share to the pass's batch (a
+// decode step when n is the one token after all known ones were computed, else a prefill chunk),
+// marks the request ready when all its known tokens are computed, and registers the blocks the n
+// tokens complete with the prefix cache, so later requests in the same pass can hit them. A
+// request scheduled in a pass is neither preempted nor retracted later in the same pass, so its
+// share is final.
 func (e *Engine) schedule(ri int32, n, d int32) {
 	r := &e.reqs[ri]
+	before := r.NumComputed
 	r.NumComputed += n
-	e.scheduled = append(e.scheduled, scheduledReq{req: ri, tokens: n, drafts: d})
+	e.scheduledN++
+	b := &e.batch
+	known := r.known()
+	if n == 1 && r.Generated > 0 && before == known-1 {
+		b.DecodeSteps++
+		b.DecodeStepKVTokens += int(r.NumComputed)
+		if d > 0 {
+			// Draft j (1-based) attends to the KV up to and including itself.
+			dd := int(d)
+			b.DraftTokens += dd
+			b.DraftKVTokens += dd*int(r.NumComputed) + dd*(dd+1)/2
+			r.drafts = d
+		}
+	} else {
+		n64 := int64(n)
+		b.PrefillRequests++
+		b.PrefillTokens += int(n)
+		b.PrefillContextTokens += int(before)
+		b.PrefillAttentionPairs += n64*int64(before) + n64*(n64+1)/2
+	}
+	if r.NumComputed == known {
+		b.SampledTokens++
+		e.readyKV += int(r.NumComputed)
+		e.ready = append(e.ready, ri)
+	}
 	e.registerFull(r)
 }
 

@@ -101,24 +101,24 @@ func (e *Engine) initSGLang() error {
 // requests' first tokens come with it. Otherwise every running request takes one decode step,
 // after retracting requests while the next step's KV does not fit.
 func (e *Engine) scheduleSGLang(nowMs float64) (durMs float64, any bool) {
-	e.scheduled = e.scheduled[:0]
+	e.newPass()
 	if e.heldWaiting > 0 {
 		e.admitPrebuilt(nowMs)
 	}
 	if e.sg.chunked >= 0 || len(e.waiting) > e.wHead {
 		if e.sg.decodes >= e.cfg.SGLang.PrefillDecodeInterval || !e.anyDecoding() {
 			e.prefillBatch(nowMs)
-			for len(e.scheduled) == 0 && len(e.running) == 0 && e.evictWaitingHolder() {
+			for e.scheduledN == 0 && len(e.running) == 0 && e.evictWaitingHolder() {
 				e.prefillBatch(nowMs)
 			}
-			if len(e.scheduled) > 0 {
+			if e.scheduledN > 0 {
 				e.sg.decodes = 0
 				return e.price(false)
 			}
 		}
 	}
 	e.decodeStep()
-	if len(e.scheduled) > 0 {
+	if e.scheduledN > 0 {
 		e.sg.decodes++
 	}
 	return e.price(!e.cfg.PrefillOnly)
@@ -240,7 +240,7 @@ func (e *Engine) fitPrefill(r *Request, start int32, b *prefillBudget) (n, charg
 	// A rank where nothing else decodes or prefills needs only the physical fit the caller
 	// checks (prompt plus output never exceeds the pool): a request whose prompt and output fill
 	// the whole pool would otherwise wait forever.
-	alone := !e.anyDecoding() && len(e.scheduled) == 0
+	alone := !e.anyDecoding() && e.scheduledN == 0
 	if cost >= b.total && !alone || charged > b.input || charged > b.chunks {
 		return 0, 0, 0, false
 	}
