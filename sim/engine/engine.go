@@ -582,6 +582,18 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 	finished := 0
 	for _, ri := range e.ready {
 		r := &e.reqs[ri]
+		// Fast path: a plain decode step continuing its pass run, not the last token (what emit
+		// does for it, without the call).
+		if r.lastPass == pass-1 && r.drafts == 0 && r.Generated >= 2 && r.Generated+1 < r.MaxOutput && e.cfg.Speculation == nil {
+			if r.runFirst < 0 {
+				r.runFirst = pass
+			}
+			r.lastPass = pass
+			r.LastTokenMs = endMs
+			r.Generated++
+			continued++
+			continue
+		}
 		if r.Generated < r.MaxOutput {
 			accepted := int32(0)
 			if d := r.drafts; d > 0 {
