@@ -186,10 +186,26 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	preempted := false
 	spare := e.draftSpare()
 
+	plain := e.cfg.Speculation == nil
 	for i := 0; i < len(e.running) && budget > 0; i++ {
 		ri := e.running[i]
 		r := &e.reqs[ri]
-		n := e.chunk(r.known()-r.NumComputed, budget)
+		known := r.known()
+		// Fast path: a decode step (one token after every known one was computed) whose KV fits
+		// the lease, without drafts. What schedule does for it, without the call.
+		if plain && r.Generated > 0 && known-r.NumComputed == 1 && known <= int32(len(r.Blocks))*e.bs {
+			r.NumComputed = known
+			e.scheduledN++
+			e.batch.DecodeSteps++
+			e.batch.DecodeStepKVTokens += int(known)
+			e.batch.SampledTokens++
+			e.readyKV += int(known)
+			e.ready = append(e.ready, ri)
+			e.registerFull(r)
+			budget--
+			continue
+		}
+		n := e.chunk(known-r.NumComputed, budget)
 		if n == 0 {
 			continue // a TensorRT-LLM context chunk needs a whole block of budget
 		}
