@@ -1,6 +1,8 @@
-// Package blockmap is the hash table the simulator keys by KV block sequence hash: the prefix
-// cache's hash → block index of every KV pool, and the KV-aware router's overlap index and live
-// block counts. Lookups sit on the hot path of every admission, routing decision and KV event.
+// Package blockmap holds the tables the simulator keys by KV block name: the prefix cache's
+// name → block index of every KV pool, and the KV-aware router's overlap index and live block
+// counts. Lookups sit on the hot path of every admission, routing decision and KV event. Map is
+// an open-addressing hash table for any uint64 key; Table puts a workload's dense shared-block
+// ids in a slice and the other keys in a Map.
 package blockmap
 
 import "iter"
