@@ -191,17 +191,7 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		ri := e.running[i]
 		r := &e.reqs[ri]
 		known := r.known()
-		// Fast path: a decode step (one token after every known one was computed) whose KV fits
-		// the lease, without drafts. What schedule does for it, without the call.
-		if plain && r.Generated > 0 && known-r.NumComputed == 1 && known <= int32(len(r.Blocks))*e.bs {
-			r.NumComputed = known
-			e.scheduledN++
-			e.batch.DecodeSteps++
-			e.batch.DecodeStepKVTokens += int(known)
-			e.batch.SampledTokens++
-			e.readyKV += int(known)
-			e.ready = append(e.ready, ri)
-			e.registerFull(r)
+		if plain && e.plainDecode(ri, r, known) {
 			budget--
 			continue
 		}
@@ -246,6 +236,25 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	}
 
 	return e.price(!e.cfg.PrefillOnly)
+}
+
+// plainDecode schedules request ri (r) for a decode step, one token after every known one was
+// computed, when that is its next step and its KV fits its lease, and reports whether it did: the
+// common step of a running request, as schedule(ri, 1, 0) would do it without its general
+// classification. The caller has checked that no speculation is configured.
+func (e *Engine) plainDecode(ri int32, r *Request, known int32) bool {
+	if r.Generated == 0 || known-r.NumComputed != 1 || known > int32(len(r.Blocks))*e.bs {
+		return false
+	}
+	r.NumComputed = known
+	e.scheduledN++
+	e.batch.DecodeSteps++
+	e.batch.DecodeStepKVTokens += int(known)
+	e.batch.SampledTokens++
+	e.readyKV += int(known)
+	e.ready = append(e.ready, ri)
+	e.registerFull(r)
+	return true
 }
 
 // chunk is how many of remaining uncomputed tokens a request computes with budget tokens left:

@@ -309,11 +309,15 @@ func (e *Engine) decodeStep() {
 		e.sg.ratio = max(e.sg.minRatio, e.sg.ratio-e.sg.decay)
 	}
 	spare := e.draftSpare()
+	plain := e.cfg.Speculation == nil
 	for _, ri := range e.running {
 		if ri == e.sg.chunked {
 			continue
 		}
 		r := &e.reqs[ri]
+		if plain && e.plainDecode(ri, r, r.known()) {
+			continue
+		}
 		n := r.known() - r.NumComputed
 		d := e.drafts(r, n, math.MaxInt32, spare)
 		grow := ceilDiv(r.NumComputed+n+d, e.bs) - int32(len(r.Blocks))
