@@ -170,7 +170,7 @@ func (s *runState) loop(ctx context.Context) error {
 			t = s.events[0].timeMs
 		}
 		if s.nextScheduled < len(s.scheduled) {
-			t = math.Min(t, s.scheduled[s.nextScheduled].timeMs)
+			t = min(t, s.scheduled[s.nextScheduled].timeMs)
 		}
 		if capMs > 0 && t > capMs {
 			break
@@ -403,7 +403,7 @@ func (s *runState) startPass(p *role, w int) error {
 		dur, scheduled := 0.0, false
 		for _, e := range wk.ranks {
 			d, ok := e.Schedule(s.nowMs)
-			dur = math.Max(dur, d)
+			dur = max(dur, d)
 			scheduled = scheduled || ok
 		}
 		if s.checkInvariants {

@@ -197,7 +197,7 @@ func Build(in *Input) *Summary {
 		}
 		s.TotalInputTokens += int64(r.PromptLen)
 		s.TotalOutputTokens += int64(r.Generated)
-		s.DurationMs = math.Max(s.DurationMs, r.TerminalMs)
+		s.DurationMs = max(s.DurationMs, r.TerminalMs)
 		reused += int64(r.ReusedTokens)
 		firstReused += int64(r.FirstReusedTokens)
 		s.TotalRecoveredTokens += int64(r.RecoveredTokens)

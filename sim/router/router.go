@@ -253,7 +253,7 @@ func (p *Router) Route(req int32, isl int, promptKeys []uint32) (slot int, overl
 				if p.index != nil {
 					pre -= p.opt.OverlapScoreCredit * float64(p.overlap[w])
 				}
-				c += p.opt.PrefillLoadScale * math.Max(0, pre)
+				c += p.opt.PrefillLoadScale * max(0, pre)
 			}
 			if p.opt.TrackDecode {
 				c += float64(p.liveCount[w]) + float64(p.additionalBlocks(w, blocks, promptKeys))

@@ -258,12 +258,12 @@ func (ol *OpLevel) PassMs(b *Batch) float64 {
 	layer := ol.qkv.at(tm) + ol.o.at(tm) + ol.gateUp.at(tm) + ol.down.at(tm) + tm*ol.elementwiseMsPerToken
 	if r := float64(b.PrefillRequests); r > 0 {
 		l := math.Sqrt(2 * float64(b.PrefillAttentionPairs) / r)
-		layer += ol.ctx.Latency(math.Max(1, r/micro), math.Max(1, l))
+		layer += ol.ctx.Latency(max(1, r/micro), max(1, l))
 	}
 	if d := float64(b.DecodeSteps); d > 0 {
 		// Each verified draft is one more decode query at its own KV length.
 		q := d + float64(b.DraftTokens)
-		layer += ol.gen.Latency(math.Max(1, q/micro), math.Max(1, float64(b.DecodeStepKVTokens+b.DraftKVTokens)/q))
+		layer += ol.gen.Latency(max(1, q/micro), max(1, float64(b.DecodeStepKVTokens+b.DraftKVTokens)/q))
 	}
 	if ol.allReduce != nil && tm > 0 {
 		layer += 2 * ol.allReduce.Latency(tm*ol.hiddenBytes)

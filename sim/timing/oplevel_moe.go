@@ -187,11 +187,11 @@ func (sp *sparseLayers) passMs(ol *OpLevel, b *Batch, tm, micro float64) float64
 	}
 	if r := float64(b.PrefillRequests); r > 0 {
 		l := math.Sqrt(2 * float64(b.PrefillAttentionPairs) / r)
-		attn += ol.ctx.Latency(math.Max(1, r/micro), math.Max(1, l))
+		attn += ol.ctx.Latency(max(1, r/micro), max(1, l))
 	}
 	if d := float64(b.DecodeSteps); d > 0 {
 		q := d + float64(b.DraftTokens)
-		attn += ol.gen.Latency(math.Max(1, q/micro), math.Max(1, float64(b.DecodeStepKVTokens+b.DraftKVTokens)/q))
+		attn += ol.gen.Latency(max(1, q/micro), max(1, float64(b.DecodeStepKVTokens+b.DraftKVTokens)/q))
 	}
 	var ar float64
 	if ol.allReduce != nil && tm > 0 {

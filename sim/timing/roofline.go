@@ -340,23 +340,23 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 		// The expected share of local experts the pass's tokens (all attention-DP ranks') hit.
 		weightMs += r.moe.expertWeightMs * -math.Expm1(tokens*r.moe.dataRanks*r.moe.missLog)
 	}
-	gemm := math.Max(scale*(tokens*r.gemmMsPerToken+float64(b.SampledTokens+b.DraftTokens)*r.headMsPerSample), weightMs)
+	gemm := max(scale*(tokens*r.gemmMsPerToken+float64(b.SampledTokens+b.DraftTokens)*r.headMsPerSample), weightMs)
 	ms := r.overheadMs + float64(b.SampledTokens)*r.seqOverheadMs + gemm
 	if r.moe.commMs > 0 || r.moe.commMsPerToken > 0 {
 		ms += r.moe.commMs + scale*tokens*r.moe.commMsPerToken
 	}
 	if b.PrefillRequests > 0 {
-		ms += scale * math.Max(float64(b.PrefillAttentionPairs)*r.attnMsPerPair,
+		ms += scale * max(float64(b.PrefillAttentionPairs)*r.attnMsPerPair,
 			float64(b.PrefillContextTokens+b.PrefillTokens)*r.kvMsPerToken)
 	}
 	if b.DecodeSteps > 0 {
 		// Verified drafts add (query, key) pairs but read the same KV.
 		kv := float64(b.DecodeStepKVTokens)
-		ms += scale * math.Max((kv+float64(b.DraftKVTokens))*r.attnMsPerPair, kv*r.kvMsPerToken)
+		ms += scale * max((kv+float64(b.DraftKVTokens))*r.attnMsPerPair, kv*r.kvMsPerToken)
 	}
 	if r.stateMsPerSeq > 0 {
 		seqs := float64(b.PrefillRequests + b.DecodeSteps)
-		ms += scale * math.Max(tokens*r.linearMsPerToken, seqs*r.stateMsPerSeq)
+		ms += scale * max(tokens*r.linearMsPerToken, seqs*r.stateMsPerSeq)
 	}
 	if r.allReduceMs > 0 || r.allReduceMsPerTok > 0 {
 		ms += r.allReduceMs + scale*tokens*r.allReduceMsPerTok

@@ -9,8 +9,6 @@
 // The efficiency factors fitted on measured deployments are in CalibratedEfficiency.
 package timing
 
-import "math"
-
 // Batch summarizes one forward pass of one attention-DP rank, as a rank scheduler formed it
 // (engine-internals.md §1.2 step 4).
 type Batch struct {
@@ -123,9 +121,9 @@ func (Polynomial) DecodeMs(b *Batch) float64 {
 	}
 	u := 1.0
 	if b.KVCapacityTokens > 0 {
-		u = math.Min(1, float64(b.DecodeKVTokens)/float64(b.KVCapacityTokens))
+		u = min(1, float64(b.DecodeKVTokens)/float64(b.KVCapacityTokens))
 	}
-	return math.Max(1, polyDecodeA*u*u+polyDecodeB*u+polyDecodeC)
+	return max(1, polyDecodeA*u*u+polyDecodeB*u+polyDecodeC)
 }
 
 // PassMs implements Model.
