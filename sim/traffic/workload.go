@@ -7,7 +7,7 @@ package traffic
 import (
 	"encoding/binary"
 	"fmt"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/servesweep/servesweep/sim/blockmap"
@@ -524,11 +524,15 @@ func FromDeltaTrace(rows []TraceRow, blockSize int, speedup float64, maxPrompt i
 }
 
 func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxPrompt int, file string) (*Workload, error) {
-	ids := make([]uint64, 0, len(rows)*8)
+	total := 0
+	for i := range rows {
+		total += len(rows[i].HashIDs)
+	}
+	ids := make([]uint64, 0, total)
 	for i := range rows {
 		ids = append(ids, rows[i].HashIDs...)
 	}
-	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	slices.Sort(ids)
 	uniq := ids[:0]
 	for i, v := range ids {
 		if i == 0 || v != ids[i-1] {
