@@ -44,6 +44,9 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 	var n, zeros int64
 	minV, maxV, minPos := math.Inf(1), math.Inf(-1), math.Inf(1)
 	var fsum, fsumU fastSum
+	// The scan for the sums also counts the first level of the percentile selection, which is the
+	// same for every rank (selectRanks).
+	first := newSelGroup(0, 64)
 	for si := range segs {
 		s := &segs[si]
 		for i := range s.v {
@@ -51,6 +54,7 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 			if !ok {
 				continue
 			}
+			first.count(math.Float64bits(v), c)
 			n += c
 			minV, maxV = min(minV, v), max(maxV, v)
 			fsum.addProduct(v, float64(c))
@@ -96,15 +100,6 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 			}
 		})
 	}
-	var fss, fssU fastSum
-	squares(fss.addProduct, fssU.addProduct)
-	sqs, ok := fss.value()
-	sqsU, okU := fssU.value()
-	if !ok || !okU {
-		var ss, ssU exactSum
-		squares(ss.addProduct, ssU.addProduct)
-		sqs, sqsU = ss.value(), ssU.value()
-	}
 	pcts := [5]float64{50, 75, 90, 95, 99}
 	var ranks [10]int64
 	nr := 5
@@ -116,7 +111,37 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 		}
 	}
 	var vals [10]float64
-	selectRanks(segs, ranks[:nr], vals[:nr])
+	sel := newSelection(ranks[:nr], vals[:nr])
+	sel.groups = append(sel.groups, first)
+	sel.resolve()
+	// The scan for the squares also counts the selection's second level.
+	var fss, fssU fastSum
+	level := sel.next()
+	eachGap(segs, func(v, c float64) {
+		d := v - mean
+		fss.addProduct(float64(d*d), c)
+		if v > 0 {
+			du := msPerSecond/v - meanU
+			fssU.addProduct(float64(du*du), c)
+		}
+		if level {
+			sel.count(math.Float64bits(v), int64(c))
+		}
+	})
+	if level {
+		sel.resolve()
+		for sel.next() {
+			scanLevel(segs, sel)
+			sel.resolve()
+		}
+	}
+	sqs, ok := fss.value()
+	sqsU, okU := fssU.value()
+	if !ok || !okU {
+		var ss, ssU exactSum
+		squares(ss.addProduct, ssU.addProduct)
+		sqs, sqsU = ss.value(), ssU.value()
+	}
 	itl = Stats{
 		Mean: mean, Min: minV, Max: maxV, Std: math.Sqrt(sqs / float64(n)),
 		Median: vals[0], P75: vals[1], P90: vals[2], P95: vals[3], P99: vals[4], Samples: n,
@@ -178,99 +203,123 @@ type keyCount struct {
 	count int64
 }
 
-// selectRanks writes to out[i] the value at 0-based rank ranks[i] of the weighted population in
-// segs (every rank must be below its total weight).
-func selectRanks(segs []segment, ranks []int64, out []float64) {
-	ts := make([]selTarget, len(ranks))
-	for i, r := range ranks {
-		ts[i] = selTarget{shift: 64, rem: r, entries: -1}
+// newSelGroup returns the group of the targets whose entries have key>>shift == prefix, counting
+// a histogram of their next digit.
+func newSelGroup(prefix uint64, shift uint) *selGroup {
+	return &selGroup{prefix: prefix, shift: shift, weights: make([]int64, 1<<digitBits), entries: make([]int64, 1<<digitBits)}
+}
+
+// count adds an entry of key with count c to the group when its prefix matches.
+func (g *selGroup) count(key uint64, c int64) {
+	if g.shift < 64 && key>>g.shift != g.prefix {
+		return
 	}
-	var groups []*selGroup
-	for {
-		groups = groups[:0]
-		for i := range ts {
-			t := &ts[i]
-			if t.done {
-				continue
-			}
-			if t.shift == 0 {
-				out[i], t.done = math.Float64frombits(t.prefix), true
-				continue
-			}
-			found := false
-			for _, g := range groups {
-				if g.prefix == t.prefix && g.shift == t.shift {
-					found = true
-					break
-				}
-			}
-			if !found {
-				g := &selGroup{prefix: t.prefix, shift: t.shift, gather: t.entries >= 0 && t.entries <= gatherLimit}
-				if !g.gather {
-					g.weights = make([]int64, 1<<digitBits)
-					g.entries = make([]int64, 1<<digitBits)
-				}
-				groups = append(groups, g)
-			}
+	if g.gather {
+		g.buf = append(g.buf, keyCount{key, c})
+		return
+	}
+	width := min(uint(digitBits), g.shift)
+	d := (key >> (g.shift - width)) & (1<<width - 1)
+	g.weights[d] += c
+	g.entries[d]++
+}
+
+// selection selects values at ranks level by level: next forms the level's groups, every entry
+// of the population is counted once (count), and resolve moves each target one digit down.
+type selection struct {
+	ts     []selTarget
+	out    []float64
+	groups []*selGroup
+}
+
+// newSelection starts selecting the values at 0-based ranks (each below the population's total
+// weight) into out.
+func newSelection(ranks []int64, out []float64) *selection {
+	s := &selection{ts: make([]selTarget, len(ranks)), out: out}
+	for i, r := range ranks {
+		s.ts[i] = selTarget{shift: 64, rem: r, entries: -1}
+	}
+	return s
+}
+
+// next forms the groups of the next level, writing out the targets whose every digit is known,
+// and reports whether any group remains to be counted.
+func (s *selection) next() bool {
+	s.groups = s.groups[:0]
+	for i := range s.ts {
+		t := &s.ts[i]
+		if t.done {
+			continue
 		}
-		if len(groups) == 0 {
-			return
+		if t.shift == 0 {
+			s.out[i], t.done = math.Float64frombits(t.prefix), true
+			continue
 		}
-		scanLevel(segs, groups)
-		for i := range ts {
-			t := &ts[i]
-			if t.done {
-				continue
-			}
-			for _, g := range groups {
-				if g.prefix != t.prefix || g.shift != t.shift {
-					continue
-				}
-				if g.gather {
-					out[i], t.done = pickGathered(g.buf, t.rem), true
-					break
-				}
-				width := min(uint(digitBits), t.shift)
-				var cum int64
-				for d, w := range g.weights[:1<<width] {
-					if t.rem < cum+w {
-						t.rem -= cum
-						t.prefix = t.prefix<<width | uint64(d)
-						t.shift -= width
-						t.entries = g.entries[d]
-						break
-					}
-					cum += w
-				}
+		found := false
+		for _, g := range s.groups {
+			if g.prefix == t.prefix && g.shift == t.shift {
+				found = true
 				break
 			}
+		}
+		if !found {
+			g := &selGroup{prefix: t.prefix, shift: t.shift, gather: t.entries >= 0 && t.entries <= gatherLimit}
+			if !g.gather {
+				g = newSelGroup(t.prefix, t.shift)
+			}
+			s.groups = append(s.groups, g)
+		}
+	}
+	return len(s.groups) > 0
+}
+
+// count adds an entry of key with count c to every group of the level it matches.
+func (s *selection) count(key uint64, c int64) {
+	for _, g := range s.groups {
+		g.count(key, c)
+	}
+}
+
+// resolve moves every target of the level one digit down (or to its value, from gathered
+// entries).
+func (s *selection) resolve() {
+	for i := range s.ts {
+		t := &s.ts[i]
+		if t.done {
+			continue
+		}
+		for _, g := range s.groups {
+			if g.prefix != t.prefix || g.shift != t.shift {
+				continue
+			}
+			if g.gather {
+				s.out[i], t.done = pickGathered(g.buf, t.rem), true
+				break
+			}
+			width := min(uint(digitBits), t.shift)
+			var cum int64
+			for d, w := range g.weights[:1<<width] {
+				if t.rem < cum+w {
+					t.rem -= cum
+					t.prefix = t.prefix<<width | uint64(d)
+					t.shift -= width
+					t.entries = g.entries[d]
+					break
+				}
+				cum += w
+			}
+			break
 		}
 	}
 }
 
-// scanLevel visits every sample once and, for each group whose prefix it matches, counts it in
-// the group's digit histogram or gathers it.
-func scanLevel(segs []segment, groups []*selGroup) {
+// scanLevel visits every sample once and counts it in the level's groups.
+func scanLevel(segs []segment, s *selection) {
 	for si := range segs {
-		s := &segs[si]
-		for i := range s.v {
-			v, c, ok := s.sample(i)
-			if !ok {
-				continue
-			}
-			key := math.Float64bits(v)
-			for _, g := range groups {
-				if g.shift < 64 && key>>g.shift != g.prefix {
-					continue
-				}
-				if g.gather {
-					g.buf = append(g.buf, keyCount{key, c})
-					continue
-				}
-				width := min(uint(digitBits), g.shift)
-				d := (key >> (g.shift - width)) & (1<<width - 1)
-				g.weights[d] += c
-				g.entries[d]++
+		seg := &segs[si]
+		for i := range seg.v {
+			if v, c, ok := seg.sample(i); ok {
+				s.count(math.Float64bits(v), c)
 			}
 		}
 	}
