@@ -53,7 +53,7 @@ func (s *runState) handoff(ri int32) {
 	h.PrefillHistory = pr.History
 	if c.MaxOutput <= 1 {
 		s.prefill.engine(int(pr.Worker)*s.prefill.ranks + int(pr.Rank)).Release(ri)
-		s.prefill.dirty[pr.Worker] = true
+		s.prefill.markDirty(pr.Worker)
 		if c.MaxOutput == 1 {
 			c.EmitFirstToken(s.nowMs)
 		}
@@ -107,9 +107,9 @@ func (s *runState) retryReservations(p *role, slot int) {
 func (s *runState) activate(ri int32) {
 	pr, c := &s.reqsP[ri], &s.reqs[ri]
 	s.prefill.engine(int(pr.Worker)*s.prefill.ranks + int(pr.Rank)).Release(ri)
-	s.prefill.dirty[pr.Worker] = true
+	s.prefill.markDirty(pr.Worker)
 	s.handoffs[ri].DestinationActivatedMs = s.nowMs
 	c.ReceiveFirstToken()
 	s.decoding.engine(int(c.Worker)*s.decoding.ranks + int(c.Rank)).Activate(ri)
-	s.decoding.dirty[c.Worker] = true
+	s.decoding.markDirty(c.Worker)
 }

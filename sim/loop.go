@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -255,10 +256,11 @@ func (s *runState) loop(ctx context.Context) error {
 			if p == nil {
 				continue
 			}
-			for w, d := range p.dirty {
-				if d && !p.workers[w].busy {
-					p.dirty[w] = false
-					if err := s.startPass(p, w); err != nil {
+			for i := range p.dirty {
+				for p.dirty[i] != 0 {
+					b := bits.TrailingZeros64(p.dirty[i])
+					p.dirty[i] &^= 1 << b
+					if err := s.startPass(p, i*64+b); err != nil {
 						return err
 					}
 				}
@@ -367,7 +369,7 @@ func (s *runState) dispatch(ri int32) {
 			DestinationReservedMs: -1, DestinationActivatedMs: -1, PrefillOverlapTokens: int32(overlap * p.blockSize)}
 	}
 	p.engine(slot).Submit(ri)
-	p.dirty[q.Worker] = true
+	p.markDirty(q.Worker)
 }
 
 // finished reacts to a terminal request: the session's next turn arrives after the think time;
@@ -455,7 +457,7 @@ func (s *runState) completePass(p *role, w int) {
 		}
 	}
 	wk.passes.Append(s.nowMs-wk.passStart, continued)
-	p.dirty[w] = true
+	p.markDirty(int32(w))
 	if sc := p.scale; sc != nil {
 		// The ITL observation of load-based scaling: this pass's time for each token it continued.
 		sc.win[w].itlSum += (s.nowMs - wk.passStart) * float64(continued)

@@ -25,6 +25,14 @@ func (w *worker) hasWork() bool {
 	return false
 }
 
+// markDirty notes that worker w may have work to schedule. A busy worker is not marked: the end
+// of its pass marks it (completePass), and nothing else ends a pass.
+func (p *role) markDirty(w int32) {
+	if !p.workers[w].busy {
+		p.dirty[w/64] |= 1 << (w % 64)
+	}
+}
+
 // maxDensePoolKeys bounds the dense key indexes of one role's KV pools together, in keys (2^24:
 // 64 MB of int32; engine.Config.DenseKeys); beyond it the pools hash every key. A sweep runs
 // several points at once, each with its roles.
@@ -50,7 +58,9 @@ type role struct {
 	blocks        *traffic.BlockSet
 	kvTokens      int
 	gpusPerWorker int
-	dirty         []bool
+	// dirty has a bit per idle worker that may have work to schedule (markDirty): the loop starts
+	// a pass on each, in worker order.
+	dirty []uint64
 	// unchunkedBudget is, with engine.enable_chunked_prefill false, the token budget a prompt's
 	// whole prefill must fit in one pass of this role (scheduler.max_batched_tokens); 0 when
 	// prefill is chunked.
@@ -93,7 +103,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	p := &role{
 		name: name, reqs: reqs, ranks: par.AttentionData, blockSize: bs, blocks: s.wl.Blocks(bs, s.ctxLimit),
 		kvTokens: blocks * bs, gpusPerWorker: par.GPUsPerWorker(),
-		workers: make([]*worker, workers), dirty: make([]bool, workers),
+		workers: make([]*worker, workers), dirty: make([]uint64, (workers+63)/64),
 	}
 	slots := workers * par.AttentionData
 	p.pending = make([][]kvEvent, slots)
