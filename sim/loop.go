@@ -34,7 +34,13 @@ type runState struct {
 	disagg   bool
 	xfer     transfer
 
-	events      eventHeap
+	events eventHeap
+	// passEnds holds the pending pass ends (one per busy worker) apart from events when the
+	// run has at most maxListedWorkers workers, minPass the index of the first by (time, seq)
+	// (-1: none): a scan of a few workers costs less than heap operations on every pass.
+	passEnds    []event
+	minPass     int
+	listPasses  bool
 	seq         int64
 	nowMs       float64
 	closedLoop  bool
@@ -158,6 +164,54 @@ func (s *runState) push(e event) {
 	s.events.push(e)
 }
 
+// maxListedWorkers is the most workers (all roles) whose pass ends are kept in a list rather
+// than in the event heap (runState.passEnds).
+const maxListedWorkers = 16
+
+// heapPasses, set only by tests, keeps every pass end in the event heap: the reference the
+// listed pass ends must match.
+var heapPasses bool
+
+// pushPass queues a pass end: in passEnds when listed, else in the event heap. The sequence
+// number is taken the same way in both, so events are applied in the same order.
+func (s *runState) pushPass(e event) {
+	if !s.listPasses {
+		s.push(e)
+		return
+	}
+	e.seq = s.seq
+	s.seq++
+	s.passEnds = append(s.passEnds, e)
+	if s.minPass < 0 || e.less(s.passEnds[s.minPass]) {
+		s.minPass = len(s.passEnds) - 1
+	}
+}
+
+// popPass removes and returns the first listed pass end.
+func (s *runState) popPass() event {
+	e := s.passEnds[s.minPass]
+	last := len(s.passEnds) - 1
+	s.passEnds[s.minPass] = s.passEnds[last]
+	s.passEnds = s.passEnds[:last]
+	s.minPass = -1
+	for i := range s.passEnds {
+		if s.minPass < 0 || s.passEnds[i].less(s.passEnds[s.minPass]) {
+			s.minPass = i
+		}
+	}
+	return e
+}
+
+// passFirst reports whether the first listed pass end is due at t and comes before every
+// queued event.
+func (s *runState) passFirst(t float64) bool {
+	if s.minPass < 0 {
+		return false
+	}
+	p := &s.passEnds[s.minPass]
+	return p.timeMs == t && (len(s.events) == 0 || p.less(s.events[0]))
+}
+
 // errStuck reports a worker that has work but cannot schedule any token: a simulator bug.
 var errStuck = errors.New("simulation stuck: a worker has queued requests but scheduled nothing")
 
@@ -165,10 +219,13 @@ func (s *runState) loop(ctx context.Context) error {
 	capMs := s.cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000
 	iter := 0
 	var transfers, arrivals, dispatches, ticks []int32
-	for len(s.events) > 0 || s.nextScheduled < len(s.scheduled) {
+	for len(s.events) > 0 || len(s.passEnds) > 0 || s.nextScheduled < len(s.scheduled) {
 		t := math.Inf(1)
 		if len(s.events) > 0 {
 			t = s.events[0].timeMs
+		}
+		if s.minPass >= 0 {
+			t = min(t, s.passEnds[s.minPass].timeMs)
 		}
 		if s.nextScheduled < len(s.scheduled) {
 			t = min(t, s.scheduled[s.nextScheduled].timeMs)
@@ -198,7 +255,15 @@ func (s *runState) loop(ctx context.Context) error {
 			arrivals = append(arrivals, s.scheduled[s.nextScheduled].req)
 			s.nextScheduled++
 		}
-		for len(s.events) > 0 && s.events[0].timeMs == t {
+		for {
+			if s.passFirst(t) {
+				e := s.popPass()
+				s.completePass(s.roleOf(e.role), int(e.worker))
+				continue
+			}
+			if len(s.events) == 0 || s.events[0].timeMs != t {
+				break
+			}
 			e := s.events.pop()
 			switch e.kind {
 			case evPass:
@@ -280,7 +345,7 @@ func (s *runState) eventsLeft() bool {
 	if s.plan != nil {
 		queued = s.plan.queued
 	}
-	return len(s.events) > queued || s.nextScheduled < len(s.scheduled)
+	return len(s.events)+len(s.passEnds) > queued || s.nextScheduled < len(s.scheduled)
 }
 
 // workLeft reports whether the run has anything to do besides planner ticks: eventsLeft, or a
@@ -416,7 +481,7 @@ func (s *runState) startPass(p *role, w int) error {
 		if scheduled {
 			wk.busy = true
 			wk.passStart = s.nowMs
-			s.push(event{timeMs: s.nowMs + dur, kind: evPass, role: s.roleID(p), worker: int32(w)})
+			s.pushPass(event{timeMs: s.nowMs + dur, kind: evPass, role: s.roleID(p), worker: int32(w)})
 			return nil
 		}
 		if !wk.hasWork() {

@@ -183,6 +183,11 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		return nil, &config.Error{File: cfg.File, Path: "engine.mode", Msg: fmt.Sprintf("%q is not supported yet", cfg.Engine.Mode)}
 	}
 	s.initRequests()
+	workers := len(s.decoding.workers)
+	if s.prefill != nil {
+		workers += len(s.prefill.workers)
+	}
+	s.listPasses, s.minPass = workers <= maxListedWorkers && !heapPasses, -1
 	if err := s.scheduleArrivals(); err != nil {
 		return nil, err
 	}

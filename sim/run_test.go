@@ -291,9 +291,11 @@ func TestDeterministic(t *testing.T) {
 
 // Blocks only one request holds skip the prefix cache's hash index until their request drops its
 // KV (engine.BlockPool.registerUnique), and the shared ones are looked up by dense id in slices
-// (blockmap.Table). Neither may change a single output: every scenario below, under KV pressure
+// (blockmap.Table), and a small run's pass ends queue apart from the event heap
+// (runState.passEnds). None may change a single output: every scenario below, under KV pressure
 // (preemptions, retractions) and with prefix sharing, gives the same records and summary as when
-// every registration goes through the index, and as when every index hashes its keys.
+// every registration goes through the index, as when every index hashes its keys, and as when
+// every pass end goes through the event heap.
 func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 	sessions := config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 40, OutputTokensPerTurn: 12,
 		Session: &config.SessionShape{Turns: 3, SharedPrefixRatio: 0.5, PrefixGroups: 3, InterTurnDelayMs: 5}}
@@ -322,18 +324,25 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 			cfg.Engine.Workers.Decode.KVCache.Capacity.Blocks = 60
 			return cfg
 		},
+		// Fixed pass times: pass ends, planner ticks and arrivals fall on the same instants.
+		"planner": func() *config.Config {
+			return plannerConfig(56, 1, 5, 0.5, []config.LoadPhase{{UntilSeconds: 3, RequestsPerSecond: 2}, {UntilSeconds: 100, RequestsPerSecond: 20}})
+		},
 	}
 	for name, mk := range cases {
 		lazy := mustRun(t, mk())
 		allBlocksShared = true
 		eager := mustRun(t, mk())
 		allBlocksShared = false
-		if lazy.Summary.Preemptions == 0 && name != "sessions kv_router" && name != "trtllm" { // TensorRT-LLM never preempts
+		if lazy.Summary.Preemptions == 0 && name != "sessions kv_router" && name != "trtllm" && name != "planner" { // TensorRT-LLM never preempts
 			t.Errorf("%s: no preemption: the case does not exercise dropped KV", name)
 		}
 		hashAllKeys = true
 		hashed := mustRun(t, mk())
 		hashAllKeys = false
+		heapPasses = true
+		heaped := mustRun(t, mk())
+		heapPasses = false
 		a, _ := json.Marshal(RequestRecords(lazy))
 		b, _ := json.Marshal(RequestRecords(eager))
 		if string(a) != string(b) || lazy.Summary.TTFT != eager.Summary.TTFT || lazy.Summary.ITL != eager.Summary.ITL ||
@@ -344,6 +353,11 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 		if string(a) != string(c) || lazy.Summary.TTFT != hashed.Summary.TTFT || lazy.Summary.ITL != hashed.Summary.ITL ||
 			lazy.Summary.Preemptions != hashed.Summary.Preemptions {
 			t.Errorf("%s: outputs differ when every key index hashes", name)
+		}
+		d, _ := json.Marshal(RequestRecords(heaped))
+		if string(a) != string(d) || lazy.Summary.TTFT != heaped.Summary.TTFT || lazy.Summary.ITL != heaped.Summary.ITL ||
+			lazy.Summary.Preemptions != heaped.Summary.Preemptions {
+			t.Errorf("%s: outputs differ when pass ends queue in the event heap", name)
 		}
 	}
 }
