@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -135,6 +136,11 @@ func parseMooncake(r io.Reader, file string, blockSize, maxLine int, agentic boo
 		return nil, fmt.Errorf("%s: mooncake trace block size must be a positive number of tokens, got %d", file, blockSize)
 	}
 	p := mooncakeParser{file: file, blockSize: blockSize, agentic: agentic}
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			p.sizeHint = st.Size()
+		}
+	}
 	if err := forEachLine(r, file, maxLine, p.parseLine); err != nil {
 		return nil, err
 	}
@@ -279,13 +285,20 @@ func mooncakeKey(k []byte) int {
 	return -1
 }
 
+// rowsBeforeSizing is the rows read before the row slice is sized from the trace's size.
+const rowsBeforeSizing = 256
+
 type mooncakeParser struct {
 	file      string
 	blockSize int
 	agentic   bool // agentic_mooncake: the keys from kWaitFor on are valid
 	rows      []TraceRow
-	scratch   []uint64 // hash ids of the current line
-	arena     []uint64 // backing store carved into per-row HashIDs slices
+	// sizeHint is the trace's size in bytes when known (a file), 0 otherwise; seen counts the
+	// bytes read so far. Once a few rows are read, the row slice is sized from the two, so a
+	// large trace is not copied as its rows slice doubles.
+	sizeHint, seen int64
+	scratch        []uint64 // hash ids of the current line
+	arena          []uint64 // backing store carved into per-row HashIDs slices
 
 	// The earliest and latest timestamp so far and their lines (valid when haveTime).
 	haveTime                 bool
@@ -298,6 +311,12 @@ func (p *mooncakeParser) errf(line int, field, format string, args ...any) *Trac
 }
 
 func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
+	p.seen += int64(len(line))
+	if len(p.rows) == rowsBeforeSizing && p.sizeHint > p.seen {
+		// Rows to come at the mean length so far, and 5 % more: one allocation for the rest.
+		rest := float64(p.sizeHint-p.seen) / float64(p.seen) * rowsBeforeSizing * 1.05
+		p.rows = slices.Grow(p.rows, int(min(rest, 1<<26)))
+	}
 	b := trimJSONSpace(line)
 	if len(b) == 0 {
 		return nil

@@ -539,9 +539,11 @@ func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxP
 			uniq = append(uniq, v)
 		}
 	}
-	intern := make(map[uint64]uint32, len(uniq))
-	for i, v := range uniq {
-		intern[v] = uint32(i)
+	// A hash id's token is its index among the distinct ids, found by binary search in uniq: no
+	// map of every id (for a million-request trace, hundreds of MB).
+	intern := func(h uint64) uint32 {
+		i, _ := slices.BinarySearch(uniq, h)
+		return uint32(i)
 	}
 	alloc := tokenAllocator{next: uint32(len(uniq))}
 
@@ -585,7 +587,7 @@ func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxP
 					break
 				}
 				n := min(bs, left)
-				content = append(content, Piece{Start: intern[h], Len: n, Repeat: true})
+				content = append(content, Piece{Start: intern(h), Len: n, Repeat: true})
 				left -= n
 			}
 			content = append(content, alloc.take(int32(row.OutputLength)))
