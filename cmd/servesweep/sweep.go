@@ -305,7 +305,7 @@ func (e *interruptedError) Unwrap() error { return context.Canceled }
 
 // resumeCommand rebuilds the command line that resumes the sweep; extra arguments go last.
 func resumeCommand(opts *sweepOptions, extra ...string) string {
-	parts := []string{"servesweep", "sweep"}
+	parts := []string{shellQuote(programName(os.Args[0])), "sweep"}
 	if opts.ConfigPath != "" {
 		parts = append(parts, "-c", shellQuote(opts.ConfigPath))
 	}
@@ -317,6 +317,16 @@ func resumeCommand(opts *sweepOptions, extra ...string) string {
 		parts = append(parts, shellQuote(e))
 	}
 	return strings.Join(parts, " ")
+}
+
+// programName is how a printed command should invoke servesweep, given the path it was started
+// as (arg0): that path when it names servesweep through a directory (bin/servesweep after
+// `make build`, which is not on PATH), else "servesweep".
+func programName(arg0 string) string {
+	if filepath.Base(arg0) == "servesweep" && strings.ContainsRune(arg0, '/') {
+		return arg0
+	}
+	return "servesweep"
 }
 
 func shellQuote(s string) string {

@@ -741,3 +741,22 @@ func TestSweepRefusesAnotherSpecsDirectory(t *testing.T) {
 		t.Fatalf("--overwrite: exit %d %s", code, errs)
 	}
 }
+
+// A printed resume command invokes servesweep as the user did when that was through a path
+// (bin/servesweep after make build is not on PATH), else by name.
+func TestProgramName(t *testing.T) {
+	for arg0, want := range map[string]string{
+		"bin/servesweep":                 "bin/servesweep",
+		"/opt/x y/servesweep":            "/opt/x y/servesweep",
+		"servesweep":                     "servesweep",
+		"/tmp/go-build1/servesweep.test": "servesweep",
+		"/usr/bin/other":                 "servesweep",
+	} {
+		if got := programName(arg0); got != want {
+			t.Errorf("programName(%q) = %q, want %q", arg0, got, want)
+		}
+	}
+	if got := shellQuote(programName("/opt/x y/servesweep")); got != "'/opt/x y/servesweep'" {
+		t.Errorf("a path with a space is quoted as %s", got)
+	}
+}

@@ -3,7 +3,6 @@ package traffic
 import (
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,9 +11,9 @@ import (
 // LoadAgenticMooncake opens the agentic_mooncake JSONL trace at path and parses it with
 // ParseAgenticMooncake. An open failure is an *fs.PathError wrapped with context.
 func LoadAgenticMooncake(path string, blockSize int) ([]TraceRow, error) {
-	f, err := os.Open(path)
+	f, err := openTrace("agentic_mooncake", path)
 	if err != nil {
-		return nil, fmt.Errorf("agentic_mooncake trace: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	return ParseAgenticMooncake(f, path, blockSize)

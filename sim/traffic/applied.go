@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 )
 
@@ -38,9 +37,9 @@ const maxAppliedTurns = 1 << 24
 // LoadAppliedCompute opens the applied_compute_agentic JSONL trace at path and parses it with
 // ParseAppliedCompute. An open failure is an *fs.PathError wrapped with context.
 func LoadAppliedCompute(path string) ([]AppliedSession, error) {
-	f, err := os.Open(path)
+	f, err := openTrace("applied_compute_agentic", path)
 	if err != nil {
-		return nil, fmt.Errorf("applied_compute_agentic trace: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	return ParseAppliedCompute(f, path)

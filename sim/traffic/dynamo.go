@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 )
@@ -114,9 +113,9 @@ type dynamoParser struct {
 }
 
 func (p *dynamoParser) loadFile(path string) error {
-	f, err := os.Open(path)
+	f, err := openTrace("dynamo", path)
 	if err != nil {
-		return fmt.Errorf("dynamo trace: %w", err)
+		return err
 	}
 	defer f.Close()
 	var r io.Reader = f

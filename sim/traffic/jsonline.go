@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // jsonMember is one key and raw value of a JSON object line.
@@ -135,6 +136,10 @@ func readNonNegative(v []byte, limit float64, file string, lineNo int, field, un
 func readString(v []byte, file string, lineNo int, field string) (string, error) {
 	switch {
 	case v[0] == '"':
+		if !utf8.Valid(v) {
+			// Decoding would turn each invalid byte into U+FFFD, making different ids equal.
+			return "", &TraceError{File: file, Line: lineNo, Field: field, Msg: "is not valid UTF-8 text; a JSON string must be UTF-8"}
+		}
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
 			return "", &TraceError{File: file, Line: lineNo, Field: field, Msg: "invalid string: " + err.Error()}

@@ -81,14 +81,14 @@ const maxMooncakeLineBytes = 256 << 20
 // returned as an *fs.PathError (which names the path) wrapped with context; parse errors
 // are *TraceError values whose File is path.
 func LoadMooncake(path string, blockSize int) ([]TraceRow, error) {
-	f, err := os.Open(path)
+	f, err := openTrace("mooncake", path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(path) {
 			if wd, werr := os.Getwd(); werr == nil {
-				return nil, fmt.Errorf("mooncake trace: %w (a relative path is read from the working directory, %s)", err, wd)
+				return nil, fmt.Errorf("%w (a relative path is read from the working directory, %s)", err, wd)
 			}
 		}
-		return nil, fmt.Errorf("mooncake trace: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	return ParseMooncake(f, path, blockSize)
@@ -101,7 +101,8 @@ func LoadMooncake(path string, blockSize int) ([]TraceRow, error) {
 // Blank (whitespace-only) lines are skipped but counted, so TraceRow.Line is the 1-based
 // physical line. A UTF-8 byte-order mark before the first line is ignored. Accepted keys:
 //
-//   - request_id, session_id: string, or JSON integer (kept as its decimal text); optional.
+//   - request_id, session_id: string (valid UTF-8), or JSON integer (kept as its decimal text);
+//     optional.
 //   - input_length | input_tokens: integer >= 0 (tokens); optional, at most one of the two.
 //     Absent: len(hash_ids)*blockSize. Present: it must lie in
 //     ((len(hash_ids)-1)*blockSize, len(hash_ids)*blockSize] — the last block may be partial.
@@ -534,6 +535,10 @@ func (p *mooncakeParser) idField(v []byte, lineNo, key int) (string, error) {
 	}
 	switch {
 	case v[0] == '"':
+		if !utf8.Valid(v) {
+			// Decoding would turn each invalid byte into U+FFFD, making different ids equal.
+			return "", p.errf(lineNo, mooncakeKeyNames[key], "is not valid UTF-8 text; a JSON string must be UTF-8")
+		}
 		if bytes.IndexByte(v, '\\') < 0 {
 			return string(v[1 : len(v)-1]), nil
 		}

@@ -542,3 +542,39 @@ func BenchmarkParseMooncake(b *testing.B) {
 	}
 	b.ReportMetric(float64(rowsParsed)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// A trace path naming a directory is refused by every loader, saying a file is wanted, instead of
+// a read error on line 1.
+func TestTracePathIsADirectory(t *testing.T) {
+	dir := t.TempDir()
+	loaders := map[string]func() error{
+		"mooncake":                func() error { _, err := LoadMooncake(dir, 512); return err },
+		"agentic_mooncake":        func() error { _, err := LoadAgenticMooncake(dir, 512); return err },
+		"applied_compute_agentic": func() error { _, err := LoadAppliedCompute(dir); return err },
+		"dynamo":                  func() error { _, _, err := LoadDynamo([]string{dir}, 0); return err },
+	}
+	for kind, load := range loaders {
+		err := load()
+		if err == nil || !strings.Contains(err.Error(), kind+" trace: "+dir+" is a directory; a trace path must name a file") {
+			t.Errorf("%s: %v, want a message that the path is a directory", kind, err)
+		}
+	}
+}
+
+// An id that is not valid UTF-8 is refused naming its line and field: decoding would turn every
+// invalid byte into U+FFFD and make different ids equal.
+func TestTraceIDMustBeUTF8(t *testing.T) {
+	for _, key := range []string{"request_id", "session_id"} {
+		line := `{"` + key + `":"a` + "\xff" + `b","timestamp":0,"input_length":1000,"output_length":10,"hash_ids":[1,2]}` + "\n"
+		_, err := ParseMooncake(strings.NewReader(line), "t.jsonl", 512)
+		var te *TraceError
+		if !errors.As(err, &te) || te.Line != 1 || te.Field != key || !strings.Contains(te.Msg, "not valid UTF-8") {
+			t.Errorf("%s: %v, want line 1 %s not valid UTF-8", key, err, key)
+		}
+	}
+	line := `{"request_id":"b","wait_for":["` + "\xfe" + `"],"timestamp":0,"input_length":1000,"output_length":10,"hash_ids":[1,2]}` + "\n"
+	_, err := ParseAgenticMooncake(strings.NewReader(line), "t.jsonl", 512)
+	if err == nil || !strings.Contains(err.Error(), "wait_for[0]") || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Errorf("wait_for: %v, want wait_for[0] not valid UTF-8", err)
+	}
+}

@@ -1,6 +1,8 @@
 package traffic
 
 import (
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -132,4 +134,19 @@ type Trace struct {
 	// BlockSize is the trace's hash granularity in tokens per hash id: the configured one, or
 	// the one a dynamo trace embeds.
 	BlockSize int
+}
+
+// openTrace opens the trace file at path for the trace kind named in messages. A path that
+// names a directory is an error saying what is wanted (reading it would fail with a read error
+// on line 1); an open failure is its *fs.PathError wrapped with the kind.
+func openTrace(kind, path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s trace: %w", kind, err)
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s trace: %s is a directory; a trace path must name a file (a regular file or a named pipe)", kind, path)
+	}
+	return f, nil
 }
