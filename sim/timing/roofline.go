@@ -334,7 +334,10 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 	}
 	// Under pipeline parallelism the batch splits into m = min(p, sequences) micro-batches; the
 	// per-token terms were precomputed for m = p and scale by p/m (1 without pipelining).
-	scale := float64(r.pipeline) / float64(microBatches(r.pipeline, b))
+	scale := 1.0 // p/m with p = m = 1: no division on the common path
+	if r.pipeline != 1 {
+		scale = float64(r.pipeline) / float64(microBatches(r.pipeline, b))
+	}
 	weightMs := r.weightMs
 	if r.moe.on {
 		// The expected share of local experts the pass's tokens (all attention-DP ranks') hit.
