@@ -72,25 +72,8 @@ func (m *Map[V]) Get(k uint64) (V, bool) {
 // Ptr returns a pointer to the value of k, or nil when k is absent. The pointer is valid until
 // the next Set, Upsert, Delete or Clear.
 func (m *Map[V]) Ptr(k uint64) *V {
-	if k == 0 {
-		if m.hasZero {
-			return &m.zeroVal
-		}
-		return nil
-	}
-	if m.slots == nil {
-		return nil
-	}
-	mask := len(m.slots) - 1
-	for i := m.home(k); ; i = (i + 1) & mask {
-		e := &m.slots[i]
-		if e.key == k {
-			return &e.val
-		}
-		if e.key == 0 {
-			return nil
-		}
-	}
+	v, _ := m.Find(k)
+	return v
 }
 
 // Upsert returns a pointer to the value of k, inserting k with the zero value when absent, and
