@@ -106,7 +106,6 @@ type Engine struct {
 	// of a disaggregated hand-off); the rest of the queue needs KV to be admitted.
 	heldWaiting int
 	running     []int32  // admission order
-	keyBuf      []uint64 // scratch of leading
 	// spareLeases[k] holds emptied leases of capacity 2^k from requests that completed, for
 	// presize to hand out again: a run allocates leases for the requests in flight, not for
 	// every request.
@@ -350,7 +349,7 @@ func (e *Engine) admitWaiting(nowMs float64, budget int32) int32 {
 		if e.cfg.PrefixCaching {
 			// A request that still needs logits reuses at most floor((known-1)/bs) blocks
 			// (engine-internals.md §1.2 step 3).
-			hits, inactiveHits = e.pool.lookup(e.leading(r, (known-1)/e.bs))
+			hits, inactiveHits = e.pool.lookup(r, (known-1)/e.bs)
 		}
 		reused := hits * e.bs // whole hit: prefix reuse plus recovered own KV
 		n := e.chunk(known-reused, budget)
@@ -380,7 +379,7 @@ func (e *Engine) admitHead(nowMs float64, hits, need, n int32) {
 	r := &e.reqs[ri]
 	e.popWaiting()
 	e.presize(r)
-	r.Blocks = e.pool.pin(e.leading(r, hits), r.Blocks)
+	r.Blocks = e.pool.pin(r, hits, r.Blocks)
 	r.Blocks = e.pool.allocate(need, r.Blocks)
 	r.numRegistered = hits
 	r.NumComputed = hits * e.bs
@@ -511,25 +510,6 @@ func (e *Engine) schedule(ri int32, n, d int32) {
 		e.ready = append(e.ready, ri)
 	}
 	e.registerFull(r)
-}
-
-// leading returns the keys of r's first n full blocks (at most FullBlocks) a prefix lookup can
-// find, in a scratch slice valid until the next call: before r ever dropped its KV, its unique
-// blocks are in no index (registerUnique) and the lookup stops at its shared ones; after, they
-// are mapped and named by UniqueBlockKey.
-func (e *Engine) leading(r *Request, n int32) []uint64 {
-	n = max(0, min(n, r.FullBlocks))
-	shared := min(n, int32(len(r.Keys)))
-	e.keyBuf = e.keyBuf[:0]
-	for _, k := range r.Keys[:shared] {
-		e.keyBuf = append(e.keyBuf, uint64(k))
-	}
-	if r.Preemptions > 0 {
-		for j := shared; j < n; j++ {
-			e.keyBuf = append(e.keyBuf, UniqueBlockKey(r.Index, j))
-		}
-	}
-	return e.keyBuf
 }
 
 // registerFull offers the request's full blocks of computed tokens not offered yet to the prefix
@@ -702,7 +682,7 @@ func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
 	r := &e.reqs[ri]
 	var hits, inactiveHits int32
 	if e.cfg.PrefixCaching {
-		hits, inactiveHits = e.pool.lookup(e.leading(r, r.PromptLen/e.bs))
+		hits, inactiveHits = e.pool.lookup(r, r.PromptLen/e.bs)
 	}
 	need := ceilDiv(r.PromptLen, e.bs) - hits
 	room := e.pool.Available()
@@ -717,7 +697,7 @@ func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
 		return 0, false
 	}
 	e.presize(r)
-	r.Blocks = e.pool.pin(e.leading(r, hits), r.Blocks)
+	r.Blocks = e.pool.pin(r, hits, r.Blocks)
 	r.Blocks = e.pool.allocate(need, r.Blocks)
 	r.numRegistered = hits
 	r.kvTransferred = true

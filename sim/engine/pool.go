@@ -81,14 +81,18 @@ func (p *BlockPool) Contains(k uint64) bool {
 	return false
 }
 
-// lookup counts the leading keys resident in the pool, and how many of those are inactive.
-func (p *BlockPool) lookup(keys []uint64) (hits, inactiveHits int32) {
-	for _, k := range keys {
+// lookup counts how many of r's first n full blocks are resident in the pool, in order up to the
+// first that is not (Request.lookupKey), and how many of those are inactive.
+func (p *BlockPool) lookup(r *Request, n int32) (hits, inactiveHits int32) {
+	for ; hits < n; hits++ {
+		k, ok := r.lookupKey(hits)
+		if !ok {
+			break
+		}
 		b := p.byKey.Get(k) - 1
 		if b < 0 {
 			break
 		}
-		hits++
 		if p.refs[b] == 0 {
 			inactiveHits++
 		}
@@ -96,9 +100,11 @@ func (p *BlockPool) lookup(keys []uint64) (hits, inactiveHits int32) {
 	return hits, inactiveHits
 }
 
-// pin takes a reference on the blocks of the given resident keys and appends them to lease.
-func (p *BlockPool) pin(keys []uint64, lease []int32) []int32 {
-	for _, k := range keys {
+// pin takes a reference on r's first n full blocks, which lookup found resident, and appends
+// them to lease.
+func (p *BlockPool) pin(r *Request, n int32, lease []int32) []int32 {
+	for j := int32(0); j < n; j++ {
+		k, _ := r.lookupKey(j)
 		b := p.byKey.Get(k) - 1
 		if p.refs[b] == 0 {
 			p.lruRemove(b)

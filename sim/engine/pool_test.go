@@ -31,7 +31,8 @@ func testBlockPoolLRUAndReuse(t *testing.T, p *BlockPool) {
 		t.Fatalf("available %d inactive %d", p.Available(), p.Inactive())
 	}
 	// A prefix lookup walks the leading hashes: 100 and 101 hit, the miss at 999 stops it.
-	if hits, inactive := p.lookup([]uint64{100, 101, 999, 102}); hits != 2 || inactive != 2 {
+	r := &Request{Keys: []uint32{100, 101, 999, 102}, FullBlocks: 4}
+	if hits, inactive := p.lookup(r, 4); hits != 2 || inactive != 2 {
 		t.Fatalf("lookup hits %d inactive %d", hits, inactive)
 	}
 	// Allocating 2 blocks takes the free block, then evicts the oldest inactive block: the leaf
@@ -41,7 +42,7 @@ func testBlockPoolLRUAndReuse(t *testing.T, p *BlockPool) {
 		t.Fatal("expected the leaf block (hash 102) to be evicted first")
 	}
 	// Pinning a cached block makes it active again.
-	c := p.pin([]uint64{100}, nil)
+	c := p.pin(r, 1, nil)
 	if p.Active() != 3 {
 		t.Fatalf("active %d, want 3", p.Active())
 	}

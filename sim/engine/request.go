@@ -237,6 +237,22 @@ func (r *Request) keyAt(j int32) uint64 {
 	return UniqueBlockKey(r.Index, j)
 }
 
+// lookupKey is the key a prefix lookup asks for as r's full block j, and false when no lookup
+// can find block j or any block after it: past FullBlocks, or past the shared blocks while r
+// has never dropped its KV (its unique blocks are then in no index: BlockPool.registerUnique).
+// Once dropped, its unique blocks are mapped and named by UniqueBlockKey.
+func (r *Request) lookupKey(j int32) (uint64, bool) {
+	switch {
+	case j >= r.FullBlocks:
+		return 0, false
+	case int(j) < len(r.Keys):
+		return uint64(r.Keys[j]), true
+	case r.Preemptions > 0:
+		return UniqueBlockKey(r.Index, j), true
+	}
+	return 0, false
+}
+
 // known is the number of tokens whose content exists: prompt plus emitted output.
 func (r *Request) known() int32 { return r.PromptLen + r.Generated }
 

@@ -199,7 +199,7 @@ func (e *Engine) prefillBatch(nowMs float64) {
 			if r.Generated >= r.MaxOutput {
 				limit = known // no logits needed: the whole prompt may match
 			}
-			hits, inactiveHits = e.pool.lookup(e.leading(r, max(limit, 0)/e.bs))
+			hits, inactiveHits = e.pool.lookup(r, max(limit, 0)/e.bs)
 		}
 		start := hits * e.bs
 		n, charged, cost, ok := e.fitPrefill(r, start, &b)
