@@ -105,7 +105,7 @@ type Engine struct {
 	// heldWaiting counts queued requests whose prompt KV is already in place (the decode side
 	// of a disaggregated hand-off); the rest of the queue needs KV to be admitted.
 	heldWaiting int
-	running     []int32  // admission order
+	running     []int32 // admission order
 	// spareLeases[k] holds emptied leases of capacity 2^k from requests that completed, for
 	// presize to hand out again: a run allocates leases for the requests in flight, not for
 	// every request.
