@@ -424,6 +424,7 @@ func (s *runState) dispatch(ri int32) {
 		p = s.prefill
 		r.Status = engine.Waiting
 	}
+	s.withKeys(ri, true)
 	q := &p.reqs[ri]
 	promptKeys := q.Keys[:min(int(q.PromptLen)/p.blockSize, len(q.Keys))]
 	slot, overlap := p.router.Route(ri, int(q.PromptLen), promptKeys)
@@ -443,6 +444,7 @@ func (s *runState) dispatch(ri int32) {
 // now is the latest of its dependencies' (engine-internals.md §8.3). A rejected dependency
 // releases its dependents like a completed one, as a rejected turn releases the next turn.
 func (s *runState) finished(ri int32) {
+	s.withKeys(ri, false)
 	if g := s.wl.Graph; g != nil && s.waits != nil {
 		for _, c := range g.Next[g.NextStart[ri]:g.NextStart[ri+1]] {
 			if s.waits[c]--; s.waits[c] == 0 {

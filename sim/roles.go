@@ -265,11 +265,32 @@ func (s *runState) initRequests() {
 				// The prefill side produces only the first token (engine-internals.md §5).
 				maxOut = min(maxOut, 1)
 			}
-			sh := int32(len(blocks.Shared[i]))
+			// A compact BlockSet gives a request its keys when it is dispatched (withKeys).
+			var keys []uint32
+			if !blocks.Compact() {
+				keys = blocks.SharedKeys(i)
+			}
+			sh := blocks.SharedLen(i)
 			if allBlocksShared {
 				sh = blocks.Full[i]
 			}
-			p.reqs[i].Reset(int32(i), q.PromptLen, q.OutputLen, int32(maxOut), blocks.Shared[i], blocks.Full[i], sh, history[i:i:i+1])
+			p.reqs[i].Reset(int32(i), q.PromptLen, q.OutputLen, int32(maxOut), keys, blocks.Full[i], sh, history[i:i:i+1])
+		}
+	}
+}
+
+// withKeys gives request ri, about to be routed, its shared block keys in every role whose
+// BlockSet is compact (traffic.MaterializedKeysLimit), and on = false takes them back once the
+// request is terminal: memory for keys then follows the requests in flight.
+func (s *runState) withKeys(ri int32, on bool) {
+	for _, p := range [2]*role{s.decoding, s.prefill} {
+		if p == nil || !p.blocks.Compact() {
+			continue
+		}
+		if on {
+			p.reqs[ri].Keys = p.blocks.SharedKeys(int(ri))
+		} else {
+			p.reqs[ri].Keys = nil
 		}
 	}
 }

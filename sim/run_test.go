@@ -9,6 +9,7 @@ import (
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/traffic"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -343,6 +344,9 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 		heapPasses = true
 		heaped := mustRun(t, mk())
 		heapPasses = false
+		traffic.MaterializedKeysLimit = 0
+		compact := mustRun(t, mk())
+		traffic.MaterializedKeysLimit = 1 << 24
 		a, _ := json.Marshal(RequestRecords(lazy))
 		b, _ := json.Marshal(RequestRecords(eager))
 		if string(a) != string(b) || lazy.Summary.TTFT != eager.Summary.TTFT || lazy.Summary.ITL != eager.Summary.ITL ||
@@ -358,6 +362,11 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 		if string(a) != string(d) || lazy.Summary.TTFT != heaped.Summary.TTFT || lazy.Summary.ITL != heaped.Summary.ITL ||
 			lazy.Summary.Preemptions != heaped.Summary.Preemptions {
 			t.Errorf("%s: outputs differ when pass ends queue in the event heap", name)
+		}
+		e, _ := json.Marshal(RequestRecords(compact))
+		if string(a) != string(e) || lazy.Summary.TTFT != compact.Summary.TTFT || lazy.Summary.ITL != compact.Summary.ITL ||
+			lazy.Summary.Preemptions != compact.Summary.Preemptions || lazy.Summary.PrefixCacheReusedRatio != compact.Summary.PrefixCacheReusedRatio {
+			t.Errorf("%s: outputs differ when shared block keys are rebuilt at dispatch (compact BlockSet)", name)
 		}
 	}
 }

@@ -187,7 +187,7 @@ func TestSharedBlocksProperty(t *testing.T) {
 		for i := range perReq {
 			blocks[i] = int32(len(perReq[i]))
 		}
-		got, distinct := sharedPrefixes(blocks, func(i int32) uint64 {
+		tree := sharedPrefixes(blocks, func(i int32) uint64 {
 			if asked[i] >= len(perReq[i]) {
 				t.Fatalf("trial %d: request %d asked for block %d of %d", trial, i, asked[i], len(perReq[i]))
 			}
@@ -210,7 +210,17 @@ func TestSharedBlocksProperty(t *testing.T) {
 				t.Fatalf("trial %d request %d: hashed %d blocks for %d shared", trial, i, asked[i], len(want[i]))
 			}
 		}
-		if msg := sameNames(got, distinct, want); msg != "" {
+		// Both forms of the BlockSet name the blocks alike: the kept ids and the ones rebuilt
+		// from the tree.
+		bs := BlockSet{depth: tree.depth, leaf: tree.leaf, parent: tree.parent, Distinct: len(tree.parent)}
+		got := make([][]uint32, n)
+		for i := range got {
+			got[i] = bs.SharedKeys(i)
+			if int(bs.SharedLen(i)) != len(got[i]) {
+				t.Fatalf("trial %d request %d: SharedLen %d, %d keys", trial, i, bs.SharedLen(i), len(got[i]))
+			}
+		}
+		if msg := sameNames(got, bs.Distinct, want); msg != "" {
 			t.Fatalf("trial %d (%v): %s", trial, perReq, msg)
 		}
 	}

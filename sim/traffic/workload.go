@@ -97,10 +97,68 @@ type BlockSet struct {
 	// will be rejected).
 	Full []int32
 	// Shared is, per request, the ids of its leading blocks another request also holds;
-	// len(Shared[i]) <= Full[i]. The slices share one array.
+	// len(Shared[i]) <= Full[i]. The slices share one array. Nil when the workload holds more
+	// shared blocks than MaterializedKeysLimit (the compact form): SharedKeys gives them then.
 	Shared [][]uint32
 	// Distinct is the number of distinct shared blocks: every id is below it.
 	Distinct int
+
+	// The prefix tree of the shared blocks, which both forms keep: depth[i] is request i's count
+	// of shared blocks, leaf[i] the id of its last one, parent[id] the id + 1 of the block
+	// before block id in every request that holds it (0: id is a first block). A chained hash
+	// names its whole prefix, so every holder of an id has the same block before it.
+	depth  []int32
+	leaf   []uint32
+	parent []uint32
+}
+
+// MaterializedKeysLimit bounds the shared block ids a BlockSet keeps per request (Shared), in
+// ids (2^24: 64 MB of uint32) summed over the workload's requests. A workload with more keeps
+// only its prefix tree (4 bytes per distinct shared block and 8 per request) and SharedKeys
+// rebuilds a request's ids when a run needs them, so memory follows the distinct blocks and the
+// requests in flight instead of every request's ids (a 1,000,000-request Mooncake trace: 400 MB
+// of ids against 120 MB of tree). A variable so that tests can force the compact form.
+var MaterializedKeysLimit = 1 << 24
+
+// SharedLen is request i's count of leading shared blocks: len(SharedKeys(i)).
+func (b *BlockSet) SharedLen(i int) int32 {
+	if b.depth == nil {
+		return 0
+	}
+	return b.depth[i]
+}
+
+// Compact reports whether the BlockSet keeps only the prefix tree (Shared is nil): SharedKeys
+// then builds each request's ids anew.
+func (b *BlockSet) Compact() bool { return b.Shared == nil && b.depth != nil }
+
+// SharedKeys returns the ids of request i's leading shared blocks (len SharedLen(i)): Shared[i]
+// when kept, which callers must not modify, else a new slice rebuilt from the prefix tree by
+// walking from the request's last shared block to its first.
+func (b *BlockSet) SharedKeys(i int) []uint32 {
+	if b.Shared != nil || b.depth == nil {
+		if b.Shared == nil {
+			return nil
+		}
+		return b.Shared[i]
+	}
+	n := b.depth[i]
+	if n == 0 {
+		return nil
+	}
+	return b.walk(make([]uint32, n), i)
+}
+
+// walk fills ids (len depth[i]) with request i's shared block ids and returns it.
+func (b *BlockSet) walk(ids []uint32, i int) []uint32 {
+	id := b.leaf[i]
+	for d := len(ids) - 1; ; d-- {
+		ids[d] = id
+		if d == 0 {
+			return ids
+		}
+		id = b.parent[id] - 1
+	}
 }
 
 // Blocks returns the BlockSet of (blockSize, maxTokens), computed once and shared; callers must
@@ -157,21 +215,46 @@ func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
 		hashers[i].r = &w.Requests[i]
 	}
 	buf := make([]byte, 4*blockSize)
-	bs.Shared, bs.Distinct = sharedPrefixes(bs.Full, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) })
+	t := sharedPrefixes(bs.Full, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) })
+	bs.depth, bs.leaf, bs.parent, bs.Distinct = t.depth, t.leaf, t.parent, len(t.parent)
+	total := 0
+	for _, n := range t.depth {
+		total += int(n)
+	}
+	if total > MaterializedKeysLimit {
+		bs.Shared = nil
+		return bs
+	}
+	arena := make([]uint32, total)
+	off := 0
+	for i, n := range t.depth {
+		if n > 0 {
+			bs.Shared[i] = bs.walk(arena[off:off+int(n):off+int(n)], i)
+			off += int(n)
+		}
+	}
 	return bs
 }
 
-// sharedPrefixes returns, per request, the ids of its leading blocks that at least one other
-// request also holds, and the number of distinct ids (BlockSet.Shared, BlockSet.Distinct).
-// blocks[i] is request i's count of hashed blocks; next(i) returns request i's next block hash,
-// in block order. It works level by level: at block position d only the requests whose blocks
-// before d are all shared take part, since a request with a unique block earlier cannot match
-// anyone at d (chained hashes), so each request is asked for at most its shared blocks + 1, once
-// each. A hash held twice at a level gets the next id; each level's ids are then scattered to their
-// requests, into one array the result's slices share. Work and memory follow the shared blocks,
-// not all blocks.
-func sharedPrefixes(blocks []int32, next func(i int32) uint64) (ids [][]uint32, distinct int) {
-	shared := make([]int32, len(blocks))
+// prefixTree is the prefix tree of a workload's shared blocks (BlockSet's depth, leaf and
+// parent; its Distinct is len(parent)).
+type prefixTree struct {
+	depth  []int32
+	leaf   []uint32
+	parent []uint32
+}
+
+// sharedPrefixes returns the prefix tree of the blocks that at least one other request also
+// holds: per request the count of its leading shared blocks and the id of its last, per id its
+// parent. blocks[i] is request i's count of hashed blocks; next(i) returns request i's next
+// block hash, in block order. It works level by level: at block position d only the requests
+// whose blocks before d are all shared take part, since a request with a unique block earlier
+// cannot match anyone at d (chained hashes), so each request is asked for at most its shared
+// blocks + 1, once each. A hash held twice at a level gets the next id, in request order, and
+// the id of its holders' block before it as parent. Work and memory follow the shared blocks,
+// not all blocks, and memory the distinct ones.
+func sharedPrefixes(blocks []int32, next func(i int32) uint64) prefixTree {
+	t := prefixTree{depth: make([]int32, len(blocks)), leaf: make([]uint32, len(blocks))}
 	cand := make([]int32, 0, len(blocks))
 	for i, n := range blocks {
 		if n > 0 {
@@ -183,9 +266,6 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64) (ids [][]uint32, 
 	type holders struct{ count, id int32 }
 	var seen blockmap.Map[holders]
 	var at []*holders // per candidate, its hash's entry in seen
-	// levels[d] is the ids of the shared blocks at position d, in request order: the requests
-	// with more than d shared blocks (one allocation per level).
-	var levels [][]int32
 	for d := int32(0); len(cand) > 1; d++ {
 		// Sized for every candidate, seen never grows during the level, so the pointers Upsert
 		// returns stay valid and the second loop needs no lookup.
@@ -198,7 +278,6 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64) (ids [][]uint32, 
 			}
 			at = append(at, h)
 		}
-		found := make([]int32, 0, len(cand))
 		kept := cand[:0]
 		for k, i := range cand {
 			h := at[k]
@@ -206,47 +285,22 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64) (ids [][]uint32, 
 				continue
 			}
 			if h.id == 0 {
-				distinct++
-				h.id = int32(distinct)
+				parent := uint32(0)
+				if d > 0 {
+					parent = t.leaf[i] + 1
+				}
+				t.parent = append(t.parent, parent)
+				h.id = int32(len(t.parent))
 			}
-			found = append(found, h.id-1)
-			shared[i] = d + 1
+			t.leaf[i] = uint32(h.id - 1)
+			t.depth[i] = d + 1
 			if blocks[i] > d+1 {
 				kept = append(kept, i)
 			}
 		}
-		levels = append(levels, found)
 		cand = kept
 	}
-	// Group by request: request i's block at position d goes to ids[i][d].
-	total := 0
-	for _, n := range shared {
-		total += int(n)
-	}
-	ids = make([][]uint32, len(blocks))
-	arena := make([]uint32, total)
-	members := cand[:0] // the requests with more than d shared blocks, in order
-	off := 0
-	for i, n := range shared {
-		if n > 0 {
-			ids[i] = arena[off : off+int(n) : off+int(n)]
-			off += int(n)
-			members = append(members, int32(i))
-		}
-	}
-	for d, found := range levels {
-		kept := members[:0]
-		for _, i := range members {
-			if shared[i] > int32(d) {
-				kept = append(kept, i)
-			}
-		}
-		members = kept
-		for k, i := range members {
-			ids[i][d] = uint32(found[k])
-		}
-	}
-	return ids, distinct
+	return t
 }
 
 type hashKey struct{ blockSize, maxTokens int }

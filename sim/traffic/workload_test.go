@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,6 +112,37 @@ func TestBlocksKeepTheSharedPrefixes(t *testing.T) {
 		if d.Full[i] != 6 || len(d.Shared[i]) != 0 {
 			t.Errorf("distinct request %d: %d blocks, %d shared; want 6 and 0", i, d.Full[i], len(d.Shared[i]))
 		}
+	}
+}
+
+// The compact BlockSet (beyond MaterializedKeysLimit) keeps no per-request ids but rebuilds the
+// same ones: for every request SharedKeys equals the kept form's Shared, and Distinct and Full
+// are equal.
+func TestCompactBlockSetSameKeys(t *testing.T) {
+	build := func() *Workload {
+		return SyntheticSessions(40, SessionShape{Turns: 4, NewInput: Fixed(100), Output: Fixed(20), SharedPrefixRatio: 0.5, PrefixGroups: 3})
+	}
+	kept := build().Blocks(16, 1<<30)
+	saved := MaterializedKeysLimit
+	MaterializedKeysLimit = 0
+	defer func() { MaterializedKeysLimit = saved }()
+	compact := build().Blocks(16, 1<<30)
+	if !compact.Compact() || kept.Compact() || compact.Shared != nil {
+		t.Fatalf("forms: kept compact=%v, compact compact=%v", kept.Compact(), compact.Compact())
+	}
+	if compact.Distinct != kept.Distinct || !slices.Equal(compact.Full, kept.Full) {
+		t.Fatalf("distinct %d vs %d, full %v vs %v", compact.Distinct, kept.Distinct, compact.Full, kept.Full)
+	}
+	shared := 0
+	for i := range kept.Shared {
+		got := compact.SharedKeys(i)
+		if !slices.Equal(got, kept.Shared[i]) || compact.SharedLen(i) != int32(len(kept.Shared[i])) {
+			t.Fatalf("request %d: compact keys %v (len %d), kept %v", i, got, compact.SharedLen(i), kept.Shared[i])
+		}
+		shared += len(got)
+	}
+	if shared == 0 {
+		t.Fatal("no shared block: the case checks nothing")
 	}
 }
 
