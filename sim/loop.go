@@ -56,6 +56,9 @@ type runState struct {
 	waits []int32
 	// plan is the planner (planner.policy enabled); nil otherwise.
 	plan *planner
+	// keyFree holds returned key slices of compact BlockSets by capacity class: keyFree[c] has
+	// capacity 1 << c (withKeys).
+	keyFree [33][][]uint32
 }
 
 // scheduleArrivals queues the first turn of the sessions that start on their own: all of them

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/bits"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
@@ -281,16 +282,33 @@ func (s *runState) initRequests() {
 
 // withKeys gives request ri, about to be routed, its shared block keys in every role whose
 // BlockSet is compact (traffic.MaterializedKeysLimit), and on = false takes them back once the
-// request is terminal: memory for keys then follows the requests in flight.
+// request is terminal (its routers have freed it), so memory for keys follows the requests in
+// flight. Key slices are recycled through keyFree, by capacity class, so a long run does not
+// leave its garbage to the collector.
 func (s *runState) withKeys(ri int32, on bool) {
 	for _, p := range [2]*role{s.decoding, s.prefill} {
 		if p == nil || !p.blocks.Compact() {
 			continue
 		}
+		r := &p.reqs[ri]
 		if on {
-			p.reqs[ri].Keys = p.blocks.SharedKeys(int(ri))
-		} else {
-			p.reqs[ri].Keys = nil
+			n := p.blocks.SharedLen(int(ri))
+			if n == 0 {
+				continue
+			}
+			c := bits.Len32(uint32(n - 1)) // capacity class: 1 << c >= n
+			var buf []uint32
+			if k := len(s.keyFree[c]); k > 0 {
+				buf = s.keyFree[c][k-1]
+				s.keyFree[c] = s.keyFree[c][:k-1]
+			} else {
+				buf = make([]uint32, 0, 1<<c)
+			}
+			r.Keys = p.blocks.FillSharedKeys(buf, int(ri))
+		} else if r.Keys != nil {
+			c := bits.Len32(uint32(cap(r.Keys) - 1))
+			s.keyFree[c] = append(s.keyFree[c], r.Keys[:0])
+			r.Keys = nil
 		}
 	}
 }

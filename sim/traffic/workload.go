@@ -133,20 +133,29 @@ func (b *BlockSet) SharedLen(i int) int32 {
 func (b *BlockSet) Compact() bool { return b.Shared == nil && b.depth != nil }
 
 // SharedKeys returns the ids of request i's leading shared blocks (len SharedLen(i)): Shared[i]
-// when kept, which callers must not modify, else a new slice rebuilt from the prefix tree by
-// walking from the request's last shared block to its first.
+// when kept, which callers must not modify, else FillSharedKeys into a new slice.
 func (b *BlockSet) SharedKeys(i int) []uint32 {
-	if b.Shared != nil || b.depth == nil {
+	if !b.Compact() {
 		if b.Shared == nil {
 			return nil
 		}
 		return b.Shared[i]
 	}
-	n := b.depth[i]
+	return b.FillSharedKeys(nil, i)
+}
+
+// FillSharedKeys writes request i's shared block ids into dst[:SharedLen(i)] (a new array when
+// dst is too short) and returns that slice, rebuilding them from the prefix tree: from the
+// request's last shared block to its first by parent ids. Nil when the request has none.
+func (b *BlockSet) FillSharedKeys(dst []uint32, i int) []uint32 {
+	n := int(b.SharedLen(i))
 	if n == 0 {
 		return nil
 	}
-	return b.walk(make([]uint32, n), i)
+	if cap(dst) < n {
+		dst = make([]uint32, n)
+	}
+	return b.walk(dst[:n], i)
 }
 
 // walk fills ids (len depth[i]) with request i's shared block ids and returns it.
