@@ -1,12 +1,13 @@
 package sim
 
 import (
+	"math/bits"
+
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/router"
 	"github.com/servesweep/servesweep/sim/traffic"
-	"math/bits"
 )
 
 // worker is one logical worker: attention-DP rank engines that run passes in lock step.
