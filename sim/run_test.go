@@ -232,8 +232,8 @@ func TestKVExhaustionPreempts(t *testing.T) {
 		gap, end float64
 	}{{2, 388 - 230, 500}, {3, 388 - 102, 628}} {
 		r := &res.Requests[w.req]
-		if len(r.Gaps) != 1 || r.Gaps[0] != w.gap || r.TerminalMs != w.end {
-			t.Errorf("request %d: gaps %v, done at %v; want [%v], %v", w.req, r.Gaps, r.TerminalMs, w.gap, w.end)
+		if len(r.Gaps()) != 1 || r.Gaps()[0] != w.gap || r.TerminalMs != w.end {
+			t.Errorf("request %d: gaps %v, done at %v; want [%v], %v", w.req, r.Gaps(), r.TerminalMs, w.gap, w.end)
 		}
 	}
 	if s := res.Summary; s.CompletedRequests != 4 || s.TotalOutputTokens != 160 || s.DurationMs != 628 || s.TotalRecoveredTokens != 32 {

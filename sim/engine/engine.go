@@ -609,7 +609,8 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 				e.spec.Accepted += int64(accepted)
 			}
 			if e.cfg.Speculation != nil && r.Generated > 0 {
-				r.RoundGaps = append(r.RoundGaps, (endMs-r.LastTokenMs)/float64(1+accepted))
+				m := r.more()
+				m.roundGaps = append(m.roundGaps, (endMs-r.LastTokenMs)/float64(1+accepted))
 			}
 			if r.emit(endMs, r.Worker, pass) {
 				continued++

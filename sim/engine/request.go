@@ -101,8 +101,8 @@ type Request struct {
 	// Worker is the logical worker and Rank the attention-DP rank the request was placed on.
 	Worker, Rank int32
 	// ITL bookkeeping: lastPass is the worker pass index of the latest token (noPass none), runFirst
-	// the first pass of the open run (-1 none); closed runs go to firstRun and moreRuns, gaps that are not a
-	// single pass (the request skipped a pass) to Gaps.
+	// the first pass of the open run (-1 none); closed runs go to firstRun and rare.moreRuns, gaps that are not a
+	// single pass (the request skipped a pass) to rare.gaps (Gaps).
 	lastPass, runFirst int32
 	// drafts is the draft tokens the request's decode step in the pass being run verifies.
 	drafts int32
@@ -159,15 +159,49 @@ type Request struct {
 
 	// Closed pass runs of the ITL bookkeeping (see lastPass; EachRun): the first inline
 	// (First -1: none), since most requests close one run, at completion, and a run-level
-	// allocation per request would cost more than the run; the later ones in moreRuns.
+	// allocation per request would cost more than the run; the later ones in rare.moreRuns.
 	firstRun PassRun
+	// rare holds what few requests need (later pass runs, gaps that are not a pass's, speculative
+	// rounds), allocated on first use: nil for most requests, 8 bytes instead of 72 per request.
+	rare *rareState
+}
+
+// rareState is the part of a Request's ITL bookkeeping that most requests never use.
+type rareState struct {
+	// moreRuns are the closed pass runs after firstRun.
 	moreRuns []PassRun
-	// Gaps are the ITL samples that are not a single pass's gap (see lastPass), ms.
-	Gaps []float64
-	// RoundGaps holds, under speculative decoding only, one entry per round that follows an ITL
-	// gap: that gap divided by the tokens the round emitted (ms per token), so 1000 / entry is
-	// the user's output rate over the gap (output_token_throughput_per_user's samples).
-	RoundGaps []float64
+	// gaps are the ITL samples that are not a single pass's gap (see lastPass), ms.
+	gaps []float64
+	// roundGaps: see Request.RoundGaps.
+	roundGaps []float64
+}
+
+// more returns r's rareState, allocating it on first use.
+func (r *Request) more() *rareState {
+	if r.rare == nil {
+		r.rare = new(rareState)
+	}
+	return r.rare
+}
+
+// Gaps returns the request's ITL samples that are not a single pass's gap (the request skipped
+// a pass, or its first token came from elsewhere), ms, in order. Shared: callers must not modify it.
+func (r *Request) Gaps() []float64 {
+	if r.rare == nil {
+		return nil
+	}
+	return r.rare.gaps
+}
+
+// RoundGaps returns, under speculative decoding only, one entry per round that follows an ITL
+// gap: that gap divided by the tokens the round emitted (ms per token), so 1000 / entry is the
+// user's output rate over the gap (output_token_throughput_per_user's samples). Shared: callers
+// must not modify it.
+func (r *Request) RoundGaps() []float64 {
+	if r.rare == nil {
+		return nil
+	}
+	return r.rare.roundGaps
 }
 
 // Admission is one admission of a request into a rank's running set. Token counts are whole
@@ -274,7 +308,8 @@ func (r *Request) emit(endMs float64, worker, pass int32) (continued bool) {
 			continued = true
 		} else {
 			r.closeRun(worker)
-			r.Gaps = append(r.Gaps, endMs-r.LastTokenMs)
+			m := r.more()
+			m.gaps = append(m.gaps, endMs-r.LastTokenMs)
 		}
 	}
 	r.lastPass = pass
@@ -298,8 +333,10 @@ func (r *Request) EachRun(fn func(PassRun)) {
 	if r.firstRun.First >= 0 {
 		fn(r.firstRun)
 	}
-	for _, run := range r.moreRuns {
-		fn(run)
+	if r.rare != nil {
+		for _, run := range r.rare.moreRuns {
+			fn(run)
+		}
 	}
 	if r.runFirst >= 0 {
 		fn(PassRun{Worker: r.Worker, First: r.runFirst, Last: r.lastPass})
@@ -315,7 +352,8 @@ func (r *Request) closeRun(worker int32) {
 	if r.firstRun.First < 0 {
 		r.firstRun = run
 	} else {
-		r.moreRuns = append(r.moreRuns, run)
+		m := r.more()
+		m.moreRuns = append(m.moreRuns, run)
 	}
 	r.runFirst = -1
 }
@@ -327,7 +365,10 @@ func (r *Request) ClosedRuns() []PassRun {
 	if r.firstRun.First >= 0 {
 		out = append(out, r.firstRun)
 	}
-	return append(out, r.moreRuns...)
+	if r.rare != nil {
+		out = append(out, r.rare.moreRuns...)
+	}
+	return out
 }
 
 // ReceiveFirstToken records a first token produced elsewhere (the prefill side of a

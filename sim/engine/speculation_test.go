@@ -53,8 +53,8 @@ func TestSpeculationAcceptAll(t *testing.T) {
 	}
 	// ITL: tokens 2, 6 and 10 continue the pass run of passes 1–3 (0-based), each with the
 	// pass's 10 ms gap; tokens 3–5 and 7–9 arrive with the token before them (gap 0).
-	if r.WithPrevious != 6 || len(r.Gaps) != 0 || !slices.Equal(r.ClosedRuns(), []PassRun{{First: 1, Last: 3}}) {
-		t.Errorf("with previous %d, gaps %v, runs %+v; want 6, none, [{0 1 3}]", r.WithPrevious, r.Gaps, r.ClosedRuns())
+	if r.WithPrevious != 6 || len(r.Gaps()) != 0 || !slices.Equal(r.ClosedRuns(), []PassRun{{First: 1, Last: 3}}) {
+		t.Errorf("with previous %d, gaps %v, runs %+v; want 6, none, [{0 1 3}]", r.WithPrevious, r.Gaps(), r.ClosedRuns())
 	}
 	if s := e.SpeculationStats(); s != (SpeculationStats{Rounds: 2, Drafts: 6, Accepted: 6}) || s.MeanAcceptedLength() != 4 {
 		t.Errorf("stats %+v, mean accepted length %v; want 2 rounds, 6 drafts, 6 accepted, 4", s, s.MeanAcceptedLength())

@@ -209,9 +209,9 @@ func Build(in *Input) *Summary {
 		if n >= 2 {
 			ttst = append(ttst, clamp(r.SecondTokenMs-r.FirstTokenMs))
 			tpot = append(tpot, clamp((r.LastTokenMs-r.FirstTokenMs)/float64(n-1)))
-			gaps = append(gaps, r.Gaps...)
+			gaps = append(gaps, r.Gaps()...)
 			withPrevious += int64(r.WithPrevious)
-			roundGaps = append(roundGaps, r.RoundGaps...)
+			roundGaps = append(roundGaps, r.RoundGaps()...)
 		}
 		if in.SLA != nil && isGood(r, in.SLA) {
 			good++
