@@ -193,7 +193,7 @@ func TestSharedBlocksProperty(t *testing.T) {
 			}
 			asked[i]++
 			return perReq[i][asked[i]-1]
-		})
+		}, 1<<30)
 		want := make([][]uint64, n)
 		for i, hs := range perReq {
 			for _, h := range hs {
@@ -222,6 +222,12 @@ func TestSharedBlocksProperty(t *testing.T) {
 		}
 		if msg := sameNames(got, bs.Distinct, want); msg != "" {
 			t.Fatalf("trial %d (%v): %s", trial, perReq, msg)
+		}
+		if tree.levels == nil {
+			t.Fatalf("trial %d: levels not kept under a limit of 2^30 ids", trial)
+		}
+		if msg := sameNames(tree.scatter(), bs.Distinct, want); msg != "" {
+			t.Fatalf("trial %d (%v) scattered levels: %s", trial, perReq, msg)
 		}
 	}
 }

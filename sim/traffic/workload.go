@@ -224,45 +224,70 @@ func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
 		hashers[i].r = &w.Requests[i]
 	}
 	buf := make([]byte, 4*blockSize)
-	t := sharedPrefixes(bs.Full, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) })
+	t := sharedPrefixes(bs.Full, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) }, MaterializedKeysLimit)
 	bs.depth, bs.leaf, bs.parent, bs.Distinct = t.depth, t.leaf, t.parent, len(t.parent)
+	if t.levels == nil {
+		bs.Shared = nil
+		return bs
+	}
+	bs.Shared = t.scatter()
+	return bs
+}
+
+// scatter groups the kept levels by request: request i's block at position d goes to ids[i][d]
+// (one array the slices share), a scatter where a walk up the tree per request would chase
+// parents.
+func (t *prefixTree) scatter() [][]uint32 {
 	total := 0
 	for _, n := range t.depth {
 		total += int(n)
 	}
-	if total > MaterializedKeysLimit {
-		bs.Shared = nil
-		return bs
-	}
+	ids := make([][]uint32, len(t.depth))
 	arena := make([]uint32, total)
+	var members []int32 // the requests with more than d shared blocks, in order
 	off := 0
 	for i, n := range t.depth {
 		if n > 0 {
-			bs.Shared[i] = bs.walk(arena[off:off+int(n):off+int(n)], i)
+			ids[i] = arena[off : off+int(n) : off+int(n)]
 			off += int(n)
+			members = append(members, int32(i))
 		}
 	}
-	return bs
+	for d, found := range t.levels {
+		kept := members[:0]
+		for _, i := range members {
+			if t.depth[i] > int32(d) {
+				kept = append(kept, i)
+			}
+		}
+		members = kept
+		for k, i := range members {
+			ids[i][d] = found[k]
+		}
+	}
+	return ids
 }
 
 // prefixTree is the prefix tree of a workload's shared blocks (BlockSet's depth, leaf and
-// parent; its Distinct is len(parent)).
+// parent; its Distinct is len(parent)) and, when kept, the ids per level: levels[d] holds the
+// ids at block position d of the requests with more than d shared blocks, in request order.
 type prefixTree struct {
 	depth  []int32
 	leaf   []uint32
 	parent []uint32
+	levels [][]uint32
 }
 
 // sharedPrefixes returns the prefix tree of the blocks that at least one other request also
 // holds: per request the count of its leading shared blocks and the id of its last, per id its
-// parent. blocks[i] is request i's count of hashed blocks; next(i) returns request i's next
-// block hash, in block order. It works level by level: at block position d only the requests
-// whose blocks before d are all shared take part, since a request with a unique block earlier
-// cannot match anyone at d (chained hashes), so each request is asked for at most its shared
-// blocks + 1, once each. A hash held twice at a level gets the next id, in request order, and
-// the id of its holders' block before it as parent. Work and memory follow the shared blocks,
-// not all blocks, and memory the distinct ones.
-func sharedPrefixes(blocks []int32, next func(i int32) uint64) prefixTree {
+// parent, and the ids per level while they number at most keep in all (else levels is nil).
+// blocks[i] is request i's count of hashed blocks; next(i) returns request i's next block hash,
+// in block order. It works level by level: at block position d only the requests whose blocks
+// before d are all shared take part, since a request with a unique block earlier cannot match
+// anyone at d (chained hashes), so each request is asked for at most its shared blocks + 1,
+// once each. A hash held twice at a level gets the next id, in request order, and the id of its
+// holders' block before it as parent. Work and memory follow the shared blocks, not all blocks.
+func sharedPrefixes(blocks []int32, next func(i int32) uint64, keep int) prefixTree {
 	t := prefixTree{depth: make([]int32, len(blocks)), leaf: make([]uint32, len(blocks))}
 	cand := make([]int32, 0, len(blocks))
 	for i, n := range blocks {
@@ -275,6 +300,7 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64) prefixTree {
 	type holders struct{ count, id int32 }
 	var seen blockmap.Map[holders]
 	var at []*holders // per candidate, its hash's entry in seen
+	kept := 0         // ids in t.levels
 	for d := int32(0); len(cand) > 1; d++ {
 		// Sized for every candidate, seen never grows during the level, so the pointers Upsert
 		// returns stay valid and the second loop needs no lookup.
@@ -287,7 +313,11 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64) prefixTree {
 			}
 			at = append(at, h)
 		}
-		kept := cand[:0]
+		var found []uint32
+		if t.levels != nil || d == 0 {
+			found = make([]uint32, 0, len(cand))
+		}
+		stay := cand[:0]
 		for k, i := range cand {
 			h := at[k]
 			if h.count < 2 {
@@ -303,11 +333,24 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64) prefixTree {
 			}
 			t.leaf[i] = uint32(h.id - 1)
 			t.depth[i] = d + 1
+			if found != nil {
+				found = append(found, uint32(h.id-1))
+			}
 			if blocks[i] > d+1 {
-				kept = append(kept, i)
+				stay = append(stay, i)
 			}
 		}
-		cand = kept
+		if found != nil {
+			if kept += len(found); kept > keep {
+				t.levels = nil
+			} else {
+				t.levels = append(t.levels, found)
+			}
+		}
+		cand = stay
+	}
+	if t.levels == nil && kept <= keep {
+		t.levels = [][]uint32{} // nothing shared: the kept form, empty
 	}
 	return t
 }

@@ -144,6 +144,15 @@ func TestCompactBlockSetSameKeys(t *testing.T) {
 	if shared == 0 {
 		t.Fatal("no shared block: the case checks nothing")
 	}
+	// The limit is inclusive: exactly as many ids as shared blocks keeps them, one fewer does not.
+	MaterializedKeysLimit = shared
+	if build().Blocks(16, 1<<30).Compact() {
+		t.Errorf("a limit of %d ids made %d shared ids compact", shared, shared)
+	}
+	MaterializedKeysLimit = shared - 1
+	if !build().Blocks(16, 1<<30).Compact() {
+		t.Errorf("a limit of %d ids kept %d shared ids", shared-1, shared)
+	}
 }
 
 // Sessions of one prefix group share exactly the full blocks inside the shared run; each turn's
