@@ -313,6 +313,8 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64, keep int) prefixT
 			}
 			at = append(at, h)
 		}
+		// A level gives at most one id per two candidates: one growth of parent at most.
+		t.parent = slices.Grow(t.parent, len(cand)/2)
 		var found []uint32
 		if t.levels != nil || d == 0 {
 			found = make([]uint32, 0, len(cand))
