@@ -212,7 +212,7 @@ func TestSharedBlocksProperty(t *testing.T) {
 		}
 		// Both forms of the BlockSet name the blocks alike: the kept ids and the ones rebuilt
 		// from the tree.
-		bs := BlockSet{depth: tree.depth, leaf: tree.leaf, parent: tree.parent, Distinct: len(tree.parent)}
+		bs := BlockSet{depth: tree.depth, leaf: tree.leaf, parent: tree.parent, Distinct: tree.parent.n}
 		got := make([][]uint32, n)
 		for i := range got {
 			got[i] = bs.SharedKeys(i)

@@ -109,8 +109,32 @@ type BlockSet struct {
 	// names its whole prefix, so every holder of an id has the same block before it.
 	depth  []int32
 	leaf   []uint32
-	parent []uint32
+	parent chunkedIDs
 }
+
+// chunkedIDs is an append-only list of uint32 in chunks of 1 << chunkShift: it grows without
+// copying what it holds (the first chunk grows as a slice does, up to its full size).
+type chunkedIDs struct {
+	chunks [][]uint32
+	n      int
+}
+
+const chunkShift = 16
+
+func (c *chunkedIDs) append(v uint32) {
+	k := c.n >> chunkShift
+	if k == len(c.chunks) {
+		if k == 0 {
+			c.chunks = append(c.chunks, nil)
+		} else {
+			c.chunks = append(c.chunks, make([]uint32, 0, 1<<chunkShift))
+		}
+	}
+	c.chunks[k] = append(c.chunks[k], v)
+	c.n++
+}
+
+func (c *chunkedIDs) at(i uint32) uint32 { return c.chunks[i>>chunkShift][i&(1<<chunkShift-1)] }
 
 // MaterializedKeysLimit bounds the shared block ids a BlockSet keeps per request (Shared), in
 // ids (2^24: 64 MB of uint32) summed over the workload's requests. A workload with more keeps
@@ -166,7 +190,7 @@ func (b *BlockSet) walk(ids []uint32, i int) []uint32 {
 		if d == 0 {
 			return ids
 		}
-		id = b.parent[id] - 1
+		id = b.parent.at(id) - 1
 	}
 }
 
@@ -225,7 +249,7 @@ func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
 	}
 	buf := make([]byte, 4*blockSize)
 	t := sharedPrefixes(bs.Full, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) }, MaterializedKeysLimit)
-	bs.depth, bs.leaf, bs.parent, bs.Distinct = t.depth, t.leaf, t.parent, len(t.parent)
+	bs.depth, bs.leaf, bs.parent, bs.Distinct = t.depth, t.leaf, t.parent, t.parent.n
 	if t.levels == nil {
 		bs.Shared = nil
 		return bs
@@ -269,12 +293,12 @@ func (t *prefixTree) scatter() [][]uint32 {
 }
 
 // prefixTree is the prefix tree of a workload's shared blocks (BlockSet's depth, leaf and
-// parent; its Distinct is len(parent)) and, when kept, the ids per level: levels[d] holds the
+// parent; its Distinct is parent.n) and, when kept, the ids per level: levels[d] holds the
 // ids at block position d of the requests with more than d shared blocks, in request order.
 type prefixTree struct {
 	depth  []int32
 	leaf   []uint32
-	parent []uint32
+	parent chunkedIDs
 	levels [][]uint32
 }
 
@@ -313,8 +337,6 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64, keep int) prefixT
 			}
 			at = append(at, h)
 		}
-		// A level gives at most one id per two candidates: one growth of parent at most.
-		t.parent = slices.Grow(t.parent, len(cand)/2)
 		var found []uint32
 		if t.levels != nil || d == 0 {
 			found = make([]uint32, 0, len(cand))
@@ -330,8 +352,8 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64, keep int) prefixT
 				if d > 0 {
 					parent = t.leaf[i] + 1
 				}
-				t.parent = append(t.parent, parent)
-				h.id = int32(len(t.parent))
+				t.parent.append(parent)
+				h.id = int32(t.parent.n)
 			}
 			t.leaf[i] = uint32(h.id - 1)
 			t.depth[i] = d + 1
