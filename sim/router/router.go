@@ -83,7 +83,7 @@ type Router struct {
 
 	index      *blockmap.Table[uint64] // block key → bitmask of slots caching it
 	prefill    []int64                 // active prefill tokens per slot
-	live       []blockmap.Table[int32] // per slot: prompt block key → requests holding it
+	live       []liveCounts            // per slot: prompt block key → requests holding it
 	liveCount  []int64                 // live decode blocks per slot
 	cost       []float64
 	overlap    []int32
@@ -136,10 +136,10 @@ func New(opt Options) (*Router, error) {
 		p.index.Reset(dense)
 	}
 	if opt.TrackDecode && opt.AssumeReuse {
-		p.live = make([]blockmap.Table[int32], slots)
+		p.live = make([]liveCounts, slots)
 		if slots*dense <= MaxDenseLive {
 			for w := range p.live {
-				p.live[w].Reset(dense)
+				p.live[w].reset(dense)
 			}
 		}
 	}
@@ -182,10 +182,10 @@ func (p *Router) accepts(slot int) bool { return p.off == nil || !p.off[slot/p.o
 const MaxDenseKeys = 1 << 22
 
 // MaxDenseLive bounds the dense parts of the per-slot live block counts together, in keys
-// (slots × DenseKeys; 2^20: 4 MB of int32): beyond it they hash. Few keys are live on a slot at
-// once, so for a large workload the hashed counts take far less memory for little more time
-// (the Mooncake conversation trace on four slots: 4 % slower, 6 MB less).
-const MaxDenseLive = 1 << 20
+// (slots × DenseKeys; 2^21: 4 MB of 16-bit counters, liveCounts): beyond it they hash. Few keys
+// are live on a slot at once, so for a large workload the hashed counts take far less memory for
+// a little more time.
+const MaxDenseLive = 1 << 21
 
 // Stored records that slot now caches the block with key k (a KV event at pass end).
 func (p *Router) Stored(slot int, k uint64) {
@@ -351,7 +351,7 @@ func (p *Router) additionalBlocks(w, blocks int, keys []uint32) int {
 	live := &p.live[w]
 	hits := 0
 	for _, k := range keys {
-		if live.Get(uint64(k)) == 0 {
+		if !live.live(uint64(k)) {
 			break
 		}
 		hits++
@@ -369,17 +369,14 @@ func (p *Router) addLive(w, blocks int, keys []uint32, sign int32) {
 	live := &p.live[w]
 	if sign > 0 {
 		for _, k := range keys {
-			c := live.Ptr(uint64(k))
-			if *c++; *c == 1 {
+			if live.inc(uint64(k)) {
 				p.liveCount[w]++
 			}
 		}
 	} else {
 		for _, k := range keys {
-			c := live.Ptr(uint64(k))
-			if *c--; *c == 0 {
+			if live.dec(uint64(k)) {
 				p.liveCount[w]--
-				live.Clean(uint64(k))
 			}
 		}
 	}

@@ -193,7 +193,7 @@ func TestAdditionalBlocksStopsAtTheFirstMiss(t *testing.T) {
 		for w := 0; w < 3; w++ {
 			want := blocks
 			for _, x := range h {
-				if p.live[w].Get(uint64(x)) > 0 {
+				if p.live[w].live(uint64(x)) {
 					want--
 				}
 			}
