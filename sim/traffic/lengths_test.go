@@ -187,13 +187,14 @@ func TestSharedBlocksProperty(t *testing.T) {
 		for i := range perReq {
 			blocks[i] = int32(len(perReq[i]))
 		}
-		tree := sharedPrefixes(blocks, func(i int32) uint64 {
+		bs := &BlockSet{Full: blocks}
+		sharedPrefixes(bs, func(i int32) uint64 {
 			if asked[i] >= len(perReq[i]) {
 				t.Fatalf("trial %d: request %d asked for block %d of %d", trial, i, asked[i], len(perReq[i]))
 			}
 			asked[i]++
 			return perReq[i][asked[i]-1]
-		}, 1<<30)
+		})
 		want := make([][]uint64, n)
 		for i, hs := range perReq {
 			for _, h := range hs {
@@ -210,24 +211,23 @@ func TestSharedBlocksProperty(t *testing.T) {
 				t.Fatalf("trial %d request %d: hashed %d blocks for %d shared", trial, i, asked[i], len(want[i]))
 			}
 		}
-		// Both forms of the BlockSet name the blocks alike: the kept ids and the ones rebuilt
-		// from the tree.
-		bs := BlockSet{depth: tree.depth, leaf: tree.leaf, parent: tree.parent, Distinct: tree.parent.n}
+		// Both forms of the BlockSet name the blocks alike: the ids rebuilt from the runs one
+		// request at a time, and the ones materialized for all requests at once.
 		got := make([][]uint32, n)
+		total := 0
 		for i := range got {
-			got[i] = bs.SharedKeys(i)
+			got[i] = bs.FillSharedKeys(nil, i)
 			if int(bs.SharedLen(i)) != len(got[i]) {
 				t.Fatalf("trial %d request %d: SharedLen %d, %d keys", trial, i, bs.SharedLen(i), len(got[i]))
 			}
+			total += len(got[i])
 		}
 		if msg := sameNames(got, bs.Distinct, want); msg != "" {
 			t.Fatalf("trial %d (%v): %s", trial, perReq, msg)
 		}
-		if tree.levels == nil {
-			t.Fatalf("trial %d: levels not kept under a limit of 2^30 ids", trial)
-		}
-		if msg := sameNames(tree.scatter(), bs.Distinct, want); msg != "" {
-			t.Fatalf("trial %d (%v) scattered levels: %s", trial, perReq, msg)
+		bs.materialize(total)
+		if msg := sameNames(bs.Shared, bs.Distinct, want); msg != "" {
+			t.Fatalf("trial %d (%v) materialized: %s", trial, perReq, msg)
 		}
 	}
 }

@@ -89,8 +89,12 @@ const HashSeed = 1337
 // A shared block is named by a dense id in [0, Distinct) instead of its 64-bit hash: equal ids
 // if and only if equal hashes (BlockHashes computes them), so a prefix cache or router that
 // compares names behaves as one that compares hashes, and can index its tables by the id
-// (blockmap.Table) instead of hashing. Ids are given in order of first appearance, block
-// position first, then request order.
+// (blockmap.Table) instead of hashing. Ids follow request order: the shared blocks a request is
+// the first to hold (in request order) get consecutive ids, after those of the requests before
+// it. Those blocks are a suffix of its shared blocks (whoever holds a block holds the one before
+// it), and the blocks before them are the first holder's of the block just before: so each
+// request's ids are a few runs of consecutive ids, which the BlockSet keeps instead of the ids
+// themselves when they are many (Compact).
 type BlockSet struct {
 	// Full is, per request, its full blocks of blockSize tokens up to maxTokens tokens (the
 	// context limit: no request ever holds more; a request whose prompt reaches it gets none, it
@@ -103,45 +107,19 @@ type BlockSet struct {
 	// Distinct is the number of distinct shared blocks: every id is below it.
 	Distinct int
 
-	// The prefix tree of the shared blocks, which both forms keep: depth[i] is request i's count
-	// of shared blocks, leaf[i] the id of its last one, parent[id] the id + 1 of the block
-	// before block id in every request that holds it (0: id is a first block). A chained hash
-	// names its whole prefix, so every holder of an id has the same block before it.
-	depth  []int32
-	leaf   []uint32
-	parent chunkedIDs
+	// The runs of ids, which both forms keep, per request: depth[i] is its count of shared
+	// blocks; it is the first holder of its blocks [own[i], depth[i]), named base[i] + (d -
+	// own[i]); its blocks before own[i] are those of request prior[i] (-1: none), the first
+	// holder of its block own[i] - 1.
+	depth, own, prior []int32
+	base              []uint32
 }
-
-// chunkedIDs is an append-only list of uint32 in chunks of 1 << chunkShift: it grows without
-// copying what it holds (the first chunk grows as a slice does, up to its full size).
-type chunkedIDs struct {
-	chunks [][]uint32
-	n      int
-}
-
-const chunkShift = 16
-
-func (c *chunkedIDs) append(v uint32) {
-	k := c.n >> chunkShift
-	if k == len(c.chunks) {
-		if k == 0 {
-			c.chunks = append(c.chunks, nil)
-		} else {
-			c.chunks = append(c.chunks, make([]uint32, 0, 1<<chunkShift))
-		}
-	}
-	c.chunks[k] = append(c.chunks[k], v)
-	c.n++
-}
-
-func (c *chunkedIDs) at(i uint32) uint32 { return c.chunks[i>>chunkShift][i&(1<<chunkShift-1)] }
 
 // MaterializedKeysLimit bounds the shared block ids a BlockSet keeps per request (Shared), in
 // ids (2^24: 64 MB of uint32) summed over the workload's requests. A workload with more keeps
-// only its prefix tree (4 bytes per distinct shared block and 8 per request) and SharedKeys
-// rebuilds a request's ids when a run needs them, so memory follows the distinct blocks and the
-// requests in flight instead of every request's ids (a 1,000,000-request Mooncake trace: 400 MB
-// of ids against 120 MB of tree). A variable so that tests can force the compact form.
+// only the runs (16 bytes per request) and SharedKeys rebuilds a request's ids when a run needs
+// them, so memory follows the requests in flight instead of every request's ids (a 1,000,000-
+// request Mooncake trace: 400 MB of ids). A variable so that tests can force the compact form.
 var MaterializedKeysLimit = 1 << 24
 
 // SharedLen is request i's count of leading shared blocks: len(SharedKeys(i)).
@@ -152,7 +130,7 @@ func (b *BlockSet) SharedLen(i int) int32 {
 	return b.depth[i]
 }
 
-// Compact reports whether the BlockSet keeps only the prefix tree (Shared is nil): SharedKeys
+// Compact reports whether the BlockSet keeps only the runs of ids (Shared is nil): SharedKeys
 // then builds each request's ids anew.
 func (b *BlockSet) Compact() bool { return b.Shared == nil && b.depth != nil }
 
@@ -169,8 +147,8 @@ func (b *BlockSet) SharedKeys(i int) []uint32 {
 }
 
 // FillSharedKeys writes request i's shared block ids into dst[:SharedLen(i)] (a new array when
-// dst is too short) and returns that slice, rebuilding them from the prefix tree: from the
-// request's last shared block to its first by parent ids. Nil when the request has none.
+// dst is too short) and returns that slice, built from the runs: its own, then those of the
+// requests its prefix came from. Nil when the request has none.
 func (b *BlockSet) FillSharedKeys(dst []uint32, i int) []uint32 {
 	n := int(b.SharedLen(i))
 	if n == 0 {
@@ -179,19 +157,15 @@ func (b *BlockSet) FillSharedKeys(dst []uint32, i int) []uint32 {
 	if cap(dst) < n {
 		dst = make([]uint32, n)
 	}
-	return b.walk(dst[:n], i)
-}
-
-// walk fills ids (len depth[i]) with request i's shared block ids and returns it.
-func (b *BlockSet) walk(ids []uint32, i int) []uint32 {
-	id := b.leaf[i]
-	for d := len(ids) - 1; ; d-- {
-		ids[d] = id
-		if d == 0 {
-			return ids
+	dst = dst[:n]
+	for hi, j := int32(n), int32(i); hi > 0; {
+		lo := b.own[j]
+		for d := lo; d < hi; d++ {
+			dst[d] = b.base[j] + uint32(d-lo)
 		}
-		id = b.parent.at(id) - 1
+		hi, j = lo, b.prior[j]
 	}
+	return dst
 }
 
 // Blocks returns the BlockSet of (blockSize, maxTokens), computed once and shared; callers must
@@ -248,98 +222,81 @@ func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
 		hashers[i].r = &w.Requests[i]
 	}
 	buf := make([]byte, 4*blockSize)
-	t := sharedPrefixes(bs.Full, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) }, MaterializedKeysLimit)
-	bs.depth, bs.leaf, bs.parent, bs.Distinct = t.depth, t.leaf, t.parent, t.parent.n
-	if t.levels == nil {
+	sharedPrefixes(bs, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) })
+	total := 0
+	for _, n := range bs.depth {
+		total += int(n)
+	}
+	if total > MaterializedKeysLimit {
 		bs.Shared = nil
 		return bs
 	}
-	bs.Shared = t.scatter()
+	bs.materialize(total)
 	return bs
 }
 
-// scatter groups the kept levels by request: request i's block at position d goes to ids[i][d]
-// (one array the slices share), a scatter where a walk up the tree per request would chase
-// parents.
-func (t *prefixTree) scatter() [][]uint32 {
-	total := 0
-	for _, n := range t.depth {
-		total += int(n)
-	}
-	ids := make([][]uint32, len(t.depth))
+// materialize sets Shared from the runs: total is the sum of depth. Request i's blocks before
+// own[i] are those of prior[i], materialized before it: one copy, then its own run.
+func (b *BlockSet) materialize(total int) {
+	b.Shared = make([][]uint32, len(b.depth))
 	arena := make([]uint32, total)
-	var members []int32 // the requests with more than d shared blocks, in order
 	off := 0
-	for i, n := range t.depth {
-		if n > 0 {
-			ids[i] = arena[off : off+int(n) : off+int(n)]
-			off += int(n)
-			members = append(members, int32(i))
+	for i, n := range b.depth {
+		if n == 0 {
+			continue
 		}
+		ids := arena[off : off+int(n) : off+int(n)]
+		off += int(n)
+		lo := b.own[i]
+		if j := b.prior[i]; j >= 0 {
+			copy(ids[:lo], b.Shared[j])
+		}
+		for d := lo; d < n; d++ {
+			ids[d] = b.base[i] + uint32(d-lo)
+		}
+		b.Shared[i] = ids
 	}
-	for d, found := range t.levels {
-		kept := members[:0]
-		for _, i := range members {
-			if t.depth[i] > int32(d) {
-				kept = append(kept, i)
-			}
-		}
-		members = kept
-		for k, i := range members {
-			ids[i][d] = found[k]
-		}
-	}
-	return ids
 }
 
-// prefixTree is the prefix tree of a workload's shared blocks (BlockSet's depth, leaf and
-// parent; its Distinct is parent.n) and, when kept, the ids per level: levels[d] holds the
-// ids at block position d of the requests with more than d shared blocks, in request order.
-type prefixTree struct {
-	depth  []int32
-	leaf   []uint32
-	parent chunkedIDs
-	levels [][]uint32
-}
-
-// sharedPrefixes returns the prefix tree of the blocks that at least one other request also
-// holds: per request the count of its leading shared blocks and the id of its last, per id its
-// parent, and the ids per level while they number at most keep in all (else levels is nil).
-// blocks[i] is request i's count of hashed blocks; next(i) returns request i's next block hash,
-// in block order. It works level by level: at block position d only the requests whose blocks
-// before d are all shared take part, since a request with a unique block earlier cannot match
-// anyone at d (chained hashes), so each request is asked for at most its shared blocks + 1,
-// once each. A hash held twice at a level gets the next id, in request order, and the id of its
-// holders' block before it as parent. Work and memory follow the shared blocks, not all blocks.
-func sharedPrefixes(blocks []int32, next func(i int32) uint64, keep int) prefixTree {
-	t := prefixTree{depth: make([]int32, len(blocks)), leaf: make([]uint32, len(blocks))}
-	cand := make([]int32, 0, len(blocks))
-	for i, n := range blocks {
-		if n > 0 {
+// sharedPrefixes fills b's runs of shared block ids (depth, own, prior, base) and Distinct:
+// the blocks that at least one other request also holds. b.Full[i] is request i's count of
+// hashed blocks; next(i) returns request i's next block hash, in block order. It works level by
+// level: at block position d only the requests whose blocks before d are all shared take part,
+// since a request with a unique block earlier cannot match anyone at d (chained hashes), so each
+// request is asked for at most its shared blocks + 1, once each. A hash held twice at a level is
+// shared; its first holder is the first request holding it. Work follows the shared blocks and
+// memory the requests, not the blocks.
+func sharedPrefixes(b *BlockSet, next func(i int32) uint64) {
+	n := len(b.Full)
+	b.depth, b.own, b.prior, b.base = make([]int32, n), make([]int32, n), make([]int32, n), make([]uint32, n)
+	owner := make([]int32, n) // per request, the first holder of its latest shared block
+	for i := range n {
+		b.own[i], b.prior[i], owner[i] = -1, -1, -1
+	}
+	cand := make([]int32, 0, n)
+	for i, k := range b.Full {
+		if k > 0 {
 			cand = append(cand, int32(i))
 		}
 	}
-	// holders is a hash's entry at one level: requests holding it (capped at 2) and its id + 1
-	// (0 until a second holder makes it shared).
-	type holders struct{ count, id int32 }
+	// holders is a hash's entry at one level: requests holding it (capped at 2) and the first.
+	type holders struct{ count, first int32 }
 	var seen blockmap.Map[holders]
 	var at []*holders // per candidate, its hash's entry in seen
-	kept := 0         // ids in t.levels
 	for d := int32(0); len(cand) > 1; d++ {
 		// Sized for every candidate, seen never grows during the level, so the pointers Upsert
 		// returns stay valid and the second loop needs no lookup.
 		seen.Reset(len(cand))
 		at = at[:0]
 		for _, i := range cand {
-			h, _ := seen.Upsert(next(i))
+			h, fresh := seen.Upsert(next(i))
+			if fresh {
+				h.first = i
+			}
 			if h.count < 2 {
 				h.count++
 			}
 			at = append(at, h)
-		}
-		var found []uint32
-		if t.levels != nil || d == 0 {
-			found = make([]uint32, 0, len(cand))
 		}
 		stay := cand[:0]
 		for k, i := range cand {
@@ -347,36 +304,30 @@ func sharedPrefixes(blocks []int32, next func(i int32) uint64, keep int) prefixT
 			if h.count < 2 {
 				continue
 			}
-			if h.id == 0 {
-				parent := uint32(0)
-				if d > 0 {
-					parent = t.leaf[i] + 1
-				}
-				t.parent.append(parent)
-				h.id = int32(t.parent.n)
+			if h.first == i && b.own[i] < 0 {
+				b.own[i], b.prior[i] = d, owner[i]
 			}
-			t.leaf[i] = uint32(h.id - 1)
-			t.depth[i] = d + 1
-			if found != nil {
-				found = append(found, uint32(h.id-1))
-			}
-			if blocks[i] > d+1 {
+			owner[i] = h.first
+			b.depth[i] = d + 1
+			if b.Full[i] > d+1 {
 				stay = append(stay, i)
-			}
-		}
-		if found != nil {
-			if kept += len(found); kept > keep {
-				t.levels = nil
-			} else {
-				t.levels = append(t.levels, found)
 			}
 		}
 		cand = stay
 	}
-	if t.levels == nil && kept <= keep {
-		t.levels = [][]uint32{} // nothing shared: the kept form, empty
+	next32 := uint32(0)
+	for i, n := range b.depth {
+		if n == 0 {
+			continue
+		}
+		if b.own[i] < 0 {
+			// Every shared block of i has an earlier first holder: no run of its own.
+			b.own[i], b.prior[i] = n, owner[i]
+		}
+		b.base[i] = next32
+		next32 += uint32(n - b.own[i])
 	}
-	return t
+	b.Distinct = int(next32)
 }
 
 type hashKey struct{ blockSize, maxTokens int }

@@ -274,25 +274,3 @@ func TestLatestArrival(t *testing.T) {
 		t.Errorf("no rows: %v, %d", ms, line)
 	}
 }
-
-// chunkedIDs gives back what was appended, across chunk boundaries, and never moves a full chunk.
-func TestChunkedIDs(t *testing.T) {
-	var c chunkedIDs
-	const n = 3<<chunkShift + 17
-	for i := range uint32(n) {
-		c.append(i*7 + 1)
-	}
-	if c.n != n || len(c.chunks) != 4 {
-		t.Fatalf("%d values in %d chunks, want %d in 4", c.n, len(c.chunks), n)
-	}
-	for i := range uint32(n) {
-		if got := c.at(i); got != i*7+1 {
-			t.Fatalf("at(%d) = %d, want %d", i, got, i*7+1)
-		}
-	}
-	first := &c.chunks[1][0]
-	c.append(5)
-	if &c.chunks[1][0] != first {
-		t.Fatal("a full chunk moved on append")
-	}
-}
