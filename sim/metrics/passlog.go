@@ -73,13 +73,12 @@ func (l *PassLog) Len() int { return l.n }
 // failure to spill a full chunk is recorded in the log's PassStore (PassStore.Err), and the log
 // then keeps its chunks in memory.
 func (l *PassLog) Append(gapMs float64, continued int32) {
-	i := uint(l.n) % passChunkLen
+	i := l.n & (passChunkLen - 1)
 	if i == 0 {
 		l.grow()
 	}
-	c := l.cur
-	c.gapMs[i] = gapMs
-	c.continued[i] = continued
+	l.cur.gapMs[i] = gapMs
+	l.cur.continued[i] = continued
 	l.n++
 }
 
