@@ -12,6 +12,7 @@ import (
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
@@ -59,6 +60,8 @@ type runState struct {
 	// keyFree holds returned key slices of compact BlockSets by capacity class: keyFree[c] has
 	// capacity 1 << c (withKeys).
 	keyFree [33][][]uint32
+	// passStore is the memory budget and spill file of every worker's pass log.
+	passStore *metrics.PassStore
 }
 
 // scheduleArrivals queues the first turn of the sessions that start on their own: all of them
@@ -255,6 +258,9 @@ func (s *runState) loop(ctx context.Context) error {
 		if iter++; iter&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if err := s.passStore.Err(); err != nil {
+				return err // a pass log could not spill: the run cannot report exact ITL statistics
 			}
 		}
 		s.nowMs = t

@@ -186,6 +186,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	// Workers the planner has not started yet have no engines.
 	for w := range p.workers {
 		p.workers[w] = &worker{}
+		p.workers[w].passes.UseStore(s.passStore)
 		if w < par.Replicas {
 			if err := build(w); err != nil {
 				return nil, err

@@ -28,6 +28,10 @@ type Options struct {
 	// Systems, when set, is the performance database of `default` timing's op_level forward
 	// model; nil uses the one SERVESWEEP_SYSTEMS_DIR names (opdb.FromEnv), if any.
 	Systems *opdb.DB
+
+	// passBudget, when > 0, replaces metrics.PassMemoryBudget as the run's in-memory budget of
+	// pass logs, in passes (tests force spilling with a small one).
+	passBudget int
 }
 
 // Result is a finished run.
@@ -62,6 +66,8 @@ type Result struct {
 	TimingNotes []string
 
 	prefillRequests []engine.Request // the prefill role's requests, for Release
+	// passChunksSpilled counts the pass-log chunks the run wrote to its spill file (for tests).
+	passChunksSpilled int
 }
 
 // spareRequests holds request arrays of released Results (*[]engine.Request) for later runs: a
@@ -124,8 +130,10 @@ const RouterSeed = 42
 // result (wall time aside). The virtual clock is in ms. At one timestamp, pass completions are
 // applied first, then KV-transfer completions, then arrivals (each in the order they were
 // scheduled), then every idle worker with work starts a pass (engine-internals.md §8.1).
-// Errors: ctx cancellation, a configuration the simulator cannot run (*config.Error), or an
-// internal failure.
+// Errors: ctx cancellation, a configuration the simulator cannot run (*config.Error), a failure
+// to write or read back the temporary file the ITL pass logs spill to beyond their memory budget
+// (metrics.PassMemoryBudget; the error names the file and says to set TMPDIR to a directory
+// with free space), or an internal failure.
 func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) {
 	start := time.Now()
 	wl := opt.Workload
@@ -151,8 +159,13 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		}
 		ctxLimit = m.MaxContext
 	}
+	budget := metrics.PassMemoryBudget
+	if opt.passBudget > 0 {
+		budget = opt.passBudget
+	}
 	s := &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants,
-		frontendMs: FrontendOverheadMs(cfg), plan: newPlanner(cfg)}
+		frontendMs: FrontendOverheadMs(cfg), plan: newPlanner(cfg), passStore: metrics.NewPassStore(budget)}
+	defer s.passStore.Close() // on the error paths; closed and checked below once the summary is built
 	if err := dep.checkShapes(); err != nil {
 		return nil, err
 	}
@@ -232,8 +245,16 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		}
 	}
 	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
-	res := &Result{Summary: metrics.Build(in), Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
-		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName(), TimingNotes: dep.notes, prefillRequests: s.reqsP}
+	sum, err := metrics.Build(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.passStore.Close(); err != nil {
+		return nil, err
+	}
+	res := &Result{Summary: sum, Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
+		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName(), TimingNotes: dep.notes, prefillRequests: s.reqsP,
+		passChunksSpilled: s.passStore.SpilledChunks()}
 	res.LeakedBlocks = s.decoding.leakedBlocks()
 	if s.prefill != nil {
 		res.LeakedBlocks += s.prefill.leakedBlocks()

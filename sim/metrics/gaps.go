@@ -7,10 +7,48 @@ import (
 
 // segment is part of a weighted sample population: value v[i] occurs c[i] times (c nil: once
 // each). Entries with a count <= 0 or a non-finite value are not samples; negative values count
-// as 0 (latency samples are clamped at >= 0).
+// as 0 (latency samples are clamped at >= 0). A segment with log set is chunk number chunk of
+// that PassLog, spilled to its store's file: v and c are nil, and segReader reads it back.
 type segment struct {
-	v []float64
-	c []int32
+	v     []float64
+	c     []int32
+	log   *PassLog
+	chunk int
+}
+
+// segReader visits the segments of a population in order, reading spilled ones back into one
+// reused buffer (valid until the next call of next). A read failure ends the visit and is kept in
+// err.
+type segReader struct {
+	segs []segment
+	i    int
+	cur  segment
+	buf  *passChunk
+	raw  []byte
+	err  error
+}
+
+// rewind starts a new visit.
+func (r *segReader) rewind() { r.i = 0 }
+
+// next is the next segment of the visit; nil at the end or after a read failure (err).
+func (r *segReader) next() *segment {
+	if r.i >= len(r.segs) || r.err != nil {
+		return nil
+	}
+	s := &r.segs[r.i]
+	r.i++
+	if s.log == nil {
+		return s
+	}
+	if r.buf == nil {
+		r.buf, r.raw = new(passChunk), make([]byte, chunkBytes)
+	}
+	if r.err = s.log.load(s.chunk, r.buf, r.raw); r.err != nil {
+		return nil
+	}
+	r.cur = segment{v: r.buf.gapMs[:], c: r.buf.continued[:]}
+	return &r.cur
 }
 
 // weight is the count of entry i (1 when the segment has no counts).
@@ -39,16 +77,17 @@ const msPerSecond = 1000.0
 // population and over its reciprocals, without sorting or copying the population: sums are exact
 // (so order-free), min and max come from one scan, and the nearest-rank percentiles of both from
 // one radix selection over the gaps (rate percentiles are gap percentiles counted from the top,
-// since 1000/g reverses the order).
-func gapStats(segs []segment) (itl, perUser Stats) {
+// since 1000/g reverses the order). Spilled segments are read back once per scan; a read failure
+// is returned as the error.
+func gapStats(segs []segment) (itl, perUser Stats, err error) {
+	r := &segReader{segs: segs}
 	var n, zeros int64
 	minV, maxV, minPos := math.Inf(1), math.Inf(-1), math.Inf(1)
 	var fsum, fsumU fastSum
 	// The scan for the sums also counts the first level of the percentile selection, which is the
 	// same for every rank (selectRanks).
 	first := newSelGroup(0, 64)
-	for si := range segs {
-		s := &segs[si]
+	for s := r.next(); s != nil; s = r.next() {
 		for i := range s.v {
 			v, c, ok := s.sample(i)
 			if !ok {
@@ -66,8 +105,11 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 			fsumU.addProduct(msPerSecond/v, float64(c))
 		}
 	}
+	if r.err != nil {
+		return Stats{}, Stats{}, r.err
+	}
 	if n == 0 {
-		return Stats{}, Stats{}
+		return Stats{}, Stats{}, nil
 	}
 	nU := n - zeros
 	// Sums are exact: a fast certified sum, recomputed with exactSum when it cannot be certified.
@@ -75,12 +117,14 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 	totalU, okU := fsumU.value()
 	if !ok || !okU {
 		var sum, sumU exactSum
-		eachGap(segs, func(v, c float64) {
+		if err := eachGap(r, func(v, c float64) {
 			sum.addProduct(v, c)
 			if v > 0 {
 				sumU.addProduct(msPerSecond/v, c)
 			}
-		})
+		}); err != nil {
+			return Stats{}, Stats{}, err
+		}
 		total, totalU = sum.value(), sumU.value()
 	}
 	mean := total / float64(n)
@@ -90,8 +134,8 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 	}
 	// squares adds each sample's squared deviation from the mean, of the gap (to ss) and of the
 	// rate 1000/gap over positive gaps (to ssU).
-	squares := func(ss, ssU func(x, c float64)) {
-		eachGap(segs, func(v, c float64) {
+	squares := func(ss, ssU func(x, c float64)) error {
+		return eachGap(r, func(v, c float64) {
 			d := v - mean
 			ss(float64(d*d), c)
 			if v > 0 {
@@ -117,7 +161,7 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 	// The scan for the squares also counts the selection's second level.
 	var fss, fssU fastSum
 	level := sel.next()
-	eachGap(segs, func(v, c float64) {
+	if err := eachGap(r, func(v, c float64) {
 		d := v - mean
 		fss.addProduct(float64(d*d), c)
 		if v > 0 {
@@ -127,11 +171,15 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 		if level {
 			sel.count(math.Float64bits(v), int64(c))
 		}
-	})
+	}); err != nil {
+		return Stats{}, Stats{}, err
+	}
 	if level {
 		sel.resolve()
 		for sel.next() {
-			scanLevel(segs, sel)
+			if err := scanLevel(r, sel); err != nil {
+				return Stats{}, Stats{}, err
+			}
 			sel.resolve()
 		}
 	}
@@ -139,7 +187,9 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 	sqsU, okU := fssU.value()
 	if !ok || !okU {
 		var ss, ssU exactSum
-		squares(ss.addProduct, ssU.addProduct)
+		if err := squares(ss.addProduct, ssU.addProduct); err != nil {
+			return Stats{}, Stats{}, err
+		}
 		sqs, sqsU = ss.value(), ssU.value()
 	}
 	itl = Stats{
@@ -153,19 +203,21 @@ func gapStats(segs []segment) (itl, perUser Stats) {
 			P95: msPerSecond / vals[8], P99: msPerSecond / vals[9], Samples: nU,
 		}
 	}
-	return itl, perUser
+	return itl, perUser, nil
 }
 
-// eachGap calls fn with every sample entry of segs: its value clamped at 0 and its count.
-func eachGap(segs []segment, fn func(v, c float64)) {
-	for si := range segs {
-		s := &segs[si]
+// eachGap calls fn with every sample entry of r's segments (a new visit): its value clamped at 0
+// and its count. It returns r's read failure, if any.
+func eachGap(r *segReader, fn func(v, c float64)) error {
+	r.rewind()
+	for s := r.next(); s != nil; s = r.next() {
 		for i := range s.v {
 			if v, c, ok := s.sample(i); ok {
 				fn(v, float64(c))
 			}
 		}
 	}
+	return r.err
 }
 
 // Radix selection: a value >= 0 orders like its IEEE-754 bits read as an unsigned integer, so the
@@ -313,16 +365,18 @@ func (s *selection) resolve() {
 	}
 }
 
-// scanLevel visits every sample once and counts it in the level's groups.
-func scanLevel(segs []segment, s *selection) {
-	for si := range segs {
-		seg := &segs[si]
+// scanLevel visits every sample of r's segments once (a new visit) and counts it in the level's
+// groups. It returns r's read failure, if any.
+func scanLevel(r *segReader, s *selection) error {
+	r.rewind()
+	for seg := r.next(); seg != nil; seg = r.next() {
 		for i := range seg.v {
 			if v, c, ok := seg.sample(i); ok {
 				s.count(math.Float64bits(v), c)
 			}
 		}
 	}
+	return r.err
 }
 
 // pickGathered is the value at rank rem among the gathered entries.

@@ -29,7 +29,10 @@ func reference(segs []segment) (itl, perUser Stats) {
 // > 0: 500, 500, 250, 100; sorted 100, 250, 500, 500: mean 337.5, p50 rank round(1.5) = 2 → 500.
 func TestGapStatsHandComputed(t *testing.T) {
 	segs := []segment{{v: []float64{2, 0, 10}, c: []int32{2, 1, 1}}, {v: []float64{4}}}
-	itl, rate := gapStats(segs)
+	itl, rate, err := gapStats(segs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if itl.Samples != 5 || itl.Mean != 3.6 || itl.Min != 0 || itl.Max != 10 || itl.Median != 2 || itl.P75 != 4 || itl.P90 != 10 || itl.P99 != 10 {
 		t.Errorf("itl %+v", itl)
 	}
@@ -78,7 +81,10 @@ func TestGapStatsEqualsSortedReference(t *testing.T) {
 			}
 			segs = append(segs, s)
 		}
-		gotI, gotU := gapStats(segs)
+		gotI, gotU, err := gapStats(segs)
+		if err != nil {
+			t.Fatal(err)
+		}
 		wantI, wantU := reference(segs)
 		if gotI != wantI {
 			t.Fatalf("trial %d ITL:\n got %+v\nwant %+v", trial, gotI, wantI)

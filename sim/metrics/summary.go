@@ -117,7 +117,8 @@ type Input struct {
 	Requests []engine.Request
 	// PassLogs[w] is the pass history of worker w of the role that emits output tokens (the
 	// aggregated or decode workers): each pass's gap and count of continuing tokens. Build
-	// removes from the counts the tokens of requests that did not complete (it modifies the logs).
+	// removes from the counts the tokens of requests that did not complete (it modifies the logs)
+	// and reads back the chunks they spilled; their PassStore must still be open.
 	PassLogs []*PassLog
 	// PrefillWorkers and DecodeWorkers are the provisioned workers per role (static pools: worker
 	// seconds = workers × duration_s); GPUsPerWorker per role.
@@ -144,8 +145,15 @@ type Input struct {
 
 // Build computes the Summary from a finished run (dynosim-spec.md §4.2, engine-internals.md §7).
 // Only completed requests count toward tokens and latency samples; latency samples are clamped
-// at >= 0; requests that completed with no token add no latency samples.
-func Build(in *Input) *Summary {
+// at >= 0; requests that completed with no token add no latency samples. Errors: a pass log's
+// PassStore failed to spill (PassStore.Err) or a spilled chunk cannot be read back; each names
+// the spill file and says what to do.
+func Build(in *Input) (*Summary, error) {
+	for _, l := range in.PassLogs {
+		if st := l.store; st != nil && st.err != nil {
+			return nil, st.err
+		}
+	}
 	s := &Summary{
 		WallTimeMs:           in.WallTimeMs,
 		PrefillGPUsPerWorker: in.PrefillGPUsPerWorker, DecodeGPUsPerWorker: in.DecodeGPUsPerWorker,
@@ -260,17 +268,22 @@ func Build(in *Input) *Summary {
 		s.HasSpeculation = true
 		s.Speculation = *sp
 	}
-	s.ITL, s.OutputTokenThroughputPerUser = gapStats(segs)
+	var err error
+	if s.ITL, s.OutputTokenThroughputPerUser, err = gapStats(segs); err != nil {
+		return nil, err
+	}
 	if in.Speculation != nil {
 		// A speculative round delivers its tokens together: the user's rate over a gap is the
 		// round's tokens / gap, one sample per round (Request.RoundGaps), not 1000 / gap per
 		// positive gap, which would leave the accepted drafts out.
-		_, s.OutputTokenThroughputPerUser = gapStats([]segment{{v: roundGaps}})
+		if _, s.OutputTokenThroughputPerUser, err = gapStats([]segment{{v: roundGaps}}); err != nil {
+			return nil, err
+		}
 	}
 	if in.Trajectory != nil {
 		s.Trajectories = buildTrajectories(in)
 	}
-	return s
+	return s, nil
 }
 
 // isGood applies the goodput rule of dynosim-spec.md §4.2.2: every set bound holds, inclusively;

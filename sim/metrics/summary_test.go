@@ -16,17 +16,25 @@ func TestDurationFloored(t *testing.T) {
 		return engine.Request{PromptLen: 100, Status: engine.Completed, Generated: 1,
 			FirstTokenMs: terminalMs, LastTokenMs: terminalMs, TerminalMs: terminalMs}
 	}
-	s := Build(&Input{Requests: []engine.Request{done(0), done(0)}, DecodeWorkers: 1, DecodeGPUsPerWorker: 1})
+	build := func(in *Input) *Summary {
+		t.Helper()
+		s, err := Build(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := build(&Input{Requests: []engine.Request{done(0), done(0)}, DecodeWorkers: 1, DecodeGPUsPerWorker: 1})
 	rel := func(got, want float64) bool { return math.Abs(got-want) <= 1e-12*want }
 	if !s.ThroughputsFloored() || s.DurationMs != 0 || !rel(s.RequestThroughputRPS, 2e9) || !rel(s.OutputThroughputTokS, 2e9) ||
 		!rel(s.TotalThroughputTokS, 202e9) {
 		t.Errorf("zero duration: floored %v, duration %v, rps %v, output %v, total %v; want true, 0, 2e9, 2e9, 2.02e11",
 			s.ThroughputsFloored(), s.DurationMs, s.RequestThroughputRPS, s.OutputThroughputTokS, s.TotalThroughputTokS)
 	}
-	if s := Build(&Input{Requests: []engine.Request{done(62)}}); s.ThroughputsFloored() || s.RequestThroughputRPS != 1/0.062 {
+	if s := build(&Input{Requests: []engine.Request{done(62)}}); s.ThroughputsFloored() || s.RequestThroughputRPS != 1/0.062 {
 		t.Errorf("62 ms run: floored %v, rps %v; want false, 1/0.062", s.ThroughputsFloored(), s.RequestThroughputRPS)
 	}
-	if s := Build(&Input{Requests: []engine.Request{{Status: engine.Rejected, TerminalMs: 0}}}); s.ThroughputsFloored() {
+	if s := build(&Input{Requests: []engine.Request{{Status: engine.Rejected, TerminalMs: 0}}}); s.ThroughputsFloored() {
 		t.Error("a run with no completed request is reported as floored")
 	}
 	for _, c := range []struct {
