@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"time"
 
@@ -142,6 +143,11 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		if wl, err = BuildWorkload(cfg); err != nil {
 			return nil, err
 		}
+		// Building a trace workload leaves its parsed rows behind, often more memory than the
+		// workload itself: collecting them now lets the run reuse that memory instead of growing
+		// the heap towards twice the workload (a 1,000,000-request trace: hundreds of MB of peak
+		// RSS for one collection of well under a second).
+		runtime.GC()
 	}
 	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency(), db: opt.Systems}
 	if opt.Efficiency != nil {
