@@ -80,19 +80,30 @@ func (a *exactSum) value() float64 {
 	return hi
 }
 
-// fastSum accumulates non-negative products x × c as an unevaluated double-double hi + lo: each
-// product is split exactly (math.FMA) and each addition to hi exactly (Knuth's TwoSum), and only
-// the additions into lo round. Its value is then certified against a bound on those roundings:
-// when every real number within the bound of hi + lo rounds to the same float64, that float64 is
-// the correctly rounded exact sum, the bits exactSum would give; otherwise the caller recomputes
-// with exactSum. (The error analysis of this cascaded summation is Ogita, Rump and Oishi,
-// "Accurate Sum and Dot Product", SIAM J. Sci. Comput. 26(6), 2005, algorithm Sum2; the bound
-// here is looser and simpler.) A few flops per term against exactSum's walk of its partials.
+// fastSum accumulates non-negative products x × c in blocks of fastSumBlock terms, each as an
+// unevaluated double-double hi + lo: each product is split exactly (math.FMA) and each addition
+// to hi exactly (Knuth's TwoSum), and only the additions into lo round. A full block's hi and lo
+// go into an exactSum, exactly, and its rounding bound into err. The value is then certified:
+// when every real number within err of the exact sum of the blocks rounds to the same float64,
+// that float64 is the correctly rounded exact sum, the bits exactSum would give; otherwise the
+// caller recomputes with exactSum. (The error analysis of the cascaded summation within a block
+// is Ogita, Rump and Oishi, "Accurate Sum and Dot Product", SIAM J. Sci. Comput. 26(6), 2005,
+// algorithm Sum2; the bound here is looser and simpler.) Blocks keep the bound, which grows with
+// the square of the terms summed in one double-double, small for any population: hundreds of
+// millions of ITL entries still certify. A few flops per term against exactSum's walk of its
+// partials.
 type fastSum struct {
 	hi, lo float64
-	abs    float64 // Σ |terms| (hi's terms and the product errors): bounds every partial sum
-	n      float64 // terms added
+	abs    float64 // Σ |terms| of the block (hi's terms and the product errors)
+	n      float64 // terms in the block
+	done   exactSum
+	err    float64 // bound on the rounding of the finished blocks
+	bad    bool    // a finished block was not finite or too large to bound
 }
+
+// fastSumBlock is the number of terms fastSum sums in one double-double before it moves the
+// block into its exact accumulator (a variable so that tests can make blocks small).
+var fastSumBlock = 4096.0
 
 // addProduct adds x × c; x × c must be >= 0 and finite for value to certify.
 func (a *fastSum) addProduct(x, c float64) {
@@ -103,29 +114,51 @@ func (a *fastSum) addProduct(x, c float64) {
 	a.lo += ((a.hi - (s - bp)) + (p - bp)) + e
 	a.hi = s
 	a.abs += math.Abs(p) + math.Abs(e)
-	a.n++
+	if a.n++; a.n == fastSumBlock {
+		a.flush()
+	}
 }
 
 // roundOff is the unit roundoff of float64, 2^-53.
 const roundOff = 1.0 / (1 << 53)
 
-// value returns the exact sum of the terms rounded to the nearest float64 and true, or false
-// when hi + lo cannot be certified to round like the exact sum (recompute with exactSum).
-//
-// Each term's TwoSum error and product error are exact and at most roundOff × abs each; lo
-// accumulates them with 3 roundings per term, each at most roundOff × (|lo| + 2 roundOff abs)
-// <= roundOff × 2 (n + 1) roundOff abs, so |exact − (hi + lo)| <= E = 6 n (n + 1) roundOff² abs;
-// the bound used is 8 n (n + 1) roundOff² abs plus the rounding of lo ± E.
-func (a *fastSum) value() (float64, bool) {
+// flush moves the block into done and its bound into err. Each term's TwoSum error and product
+// error are exact and at most roundOff × abs each; lo accumulates them with 3 roundings per
+// term, each at most roundOff × (|lo| + 2 roundOff abs) <= roundOff × 2 (n + 1) roundOff abs, so
+// |exact − (hi + lo)| <= 6 n (n + 1) roundOff² abs; the bound used is 8 n (n + 1) roundOff² abs.
+func (a *fastSum) flush() {
 	if a.n == 0 {
-		return 0, true
+		return
 	}
-	if math.IsNaN(a.hi+a.lo) || math.IsInf(a.abs, 0) || a.abs > 1e300 {
+	if math.IsNaN(a.hi+a.lo) || math.IsInf(a.hi+a.lo, 0) || math.IsInf(a.abs, 0) || a.abs > 1e300 {
+		a.bad = true
+	} else {
+		a.done.add(a.hi)
+		a.done.add(a.lo)
+		a.err += 8 * a.n * (a.n + 1) * roundOff * roundOff * a.abs
+	}
+	a.hi, a.lo, a.abs, a.n = 0, 0, 0, 0
+}
+
+// value returns the exact sum of the terms rounded to the nearest float64 and true, or false
+// when it cannot be certified to round like the exact sum (recompute with exactSum). It ends the
+// block in progress: call it once all terms are added.
+func (a *fastSum) value() (float64, bool) {
+	a.flush()
+	if a.bad {
 		return 0, false
 	}
-	e := 8*a.n*(a.n+1)*roundOff*roundOff*a.abs + 2*roundOff*math.Abs(a.lo) + math.SmallestNonzeroFloat64
-	r := a.hi + a.lo
-	if a.hi+(a.lo-e) != r || a.hi+(a.lo+e) != r {
+	r := a.done.value()
+	e := a.err + math.SmallestNonzeroFloat64
+	// The exact sum of the blocks plus and minus the bound, each rounded once.
+	var lo, hi exactSum
+	for _, p := range a.done.partials {
+		lo.add(p)
+		hi.add(p)
+	}
+	lo.add(-e)
+	hi.add(e)
+	if lo.value() != r || hi.value() != r {
 		return 0, false
 	}
 	return r, true

@@ -71,6 +71,15 @@ func TestExactSumIsCorrectlyRoundedAndOrderFree(t *testing.T) {
 // the nearest float64 (big.Float reference), over non-negative products of wide magnitude ranges,
 // with counts; and a sum whose exact value lies on a rounding midpoint is not certified.
 func TestFastSumCertifiedIsCorrectlyRounded(t *testing.T) {
+	for _, block := range []float64{4096, 1, 3, 17} {
+		saved := fastSumBlock
+		fastSumBlock = block
+		testFastSumCertified(t, block)
+		fastSumBlock = saved
+	}
+}
+
+func testFastSumCertified(t *testing.T, block float64) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	certified := 0
 	for trial := 0; trial < 2000; trial++ {
@@ -87,12 +96,12 @@ func TestFastSumCertifiedIsCorrectlyRounded(t *testing.T) {
 		if got, ok := f.value(); ok {
 			certified++
 			if got != want {
-				t.Fatalf("trial %d: certified %.17g, exact rounds to %.17g", trial, got, want)
+				t.Fatalf("block %v trial %d: certified %.17g, exact rounds to %.17g", block, trial, got, want)
 			}
 		}
 	}
 	if certified < 1900 {
-		t.Errorf("only %d of 2000 sums certified: the bound is too loose to save work", certified)
+		t.Errorf("block %v: only %d of 2000 sums certified: the bound is too loose to save work", block, certified)
 	}
 	// 1 + 2^-53 is halfway between 1 and its successor; ties go to even (1). hi + lo holds it
 	// exactly but no bound can certify the tie, so the caller must recompute.
@@ -100,7 +109,7 @@ func TestFastSumCertifiedIsCorrectlyRounded(t *testing.T) {
 	f.addProduct(1, 1)
 	f.addProduct(math.Ldexp(1, -53), 1)
 	if _, ok := f.value(); ok {
-		t.Error("a sum on a rounding midpoint was certified")
+		t.Errorf("block %v: a sum on a rounding midpoint was certified", block)
 	}
 	var e exactSum
 	e.add(1)
