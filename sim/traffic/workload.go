@@ -628,12 +628,12 @@ func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxP
 	}
 	alloc := tokenAllocator{next: uint32(len(uniq))}
 
-	order := traceSessions(rows)
-	w := &Workload{Timed: true, Sessions: make([]Session, 0, len(order)), Requests: make([]Request, 0, len(rows))}
+	ts := groupSessions(rows)
+	w := &Workload{Timed: true, Sessions: make([]Session, 0, ts.count()), Requests: make([]Request, 0, len(rows))}
 	var t0 TraceTime
 	haveT0 := false
-	for _, s := range order {
-		if r := &rows[s.rows[0]]; r.HasTimestamp && (!haveT0 || r.Timestamp.Cmp(t0) < 0) {
+	for si := range ts.count() {
+		if r := &rows[ts.of(si)[0]]; r.HasTimestamp && (!haveT0 || r.Timestamp.Cmp(t0) < 0) {
 			t0, haveT0 = r.Timestamp, true
 		}
 	}
@@ -641,16 +641,17 @@ func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxP
 		speedup = 1
 	}
 	bs := int32(blockSize)
-	for si, s := range order {
-		first := &rows[s.rows[0]]
+	for si := range ts.count() {
+		srows := ts.of(si)
+		first := &rows[srows[0]]
 		start := 0.0
 		if first.HasTimestamp {
 			start = first.Timestamp.Minus(t0).Ms() / speedup
 		}
-		w.Sessions = append(w.Sessions, Session{Name: s.name, First: int32(len(w.Requests)), Turns: int32(len(s.rows)), StartMs: start})
+		w.Sessions = append(w.Sessions, Session{Name: first.SessionID, First: int32(len(w.Requests)), Turns: int32(len(srows)), StartMs: start})
 		var pieces []Piece // delta: the session's content so far (prompts and outputs)
 		prompt := int64(0) // delta: the next turn's prompt before its new input, in tokens
-		for k, ri := range s.rows {
+		for k, ri := range srows {
 			row := &rows[ri]
 			content := make([]Piece, 0, len(row.HashIDs)+1)
 			if delta {
@@ -684,7 +685,7 @@ func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxP
 				PromptLen: promptLen, OutputLen: int32(row.OutputLength), Content: content,
 			}
 			if k > 0 {
-				prev := &rows[s.rows[k-1]]
+				prev := &rows[srows[k-1]]
 				switch {
 				case row.HasDelay:
 					req.DelayMs = row.DelayMs / speedup
@@ -692,41 +693,64 @@ func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxP
 					req.DelayMs = row.Timestamp.Minus(prev.Timestamp).Ms() / speedup
 				}
 			}
-			if s.name == "" {
-				w.Sessions[si].Name = ""
-			}
 			w.Requests = append(w.Requests, req)
 		}
 	}
 	return w, nil
 }
 
-// traceSession is the rows of one trace session: its name and row indices in file order.
-type traceSession struct {
-	name string
-	rows []int
+// traceSessions is the trace's rows grouped into sessions: session s is the rows
+// rows[first[s]:first[s+1]], as indices into the trace in file order. A row without a session id
+// is a session of its own and costs no more than its two indices.
+type traceSessions struct {
+	rows  []int32
+	first []int32
 }
 
-// traceSessions groups rows into sessions in order of first appearance: rows with the same
+// count returns the number of sessions.
+func (ts *traceSessions) count() int { return len(ts.first) - 1 }
+
+// of returns the row indices of session s, in file order.
+func (ts *traceSessions) of(s int) []int32 { return ts.rows[ts.first[s]:ts.first[s+1]] }
+
+// groupSessions groups rows into sessions in order of first appearance: rows with the same
 // session id are the turns of one session, and a row without one is its own session.
-func traceSessions(rows []TraceRow) []*traceSession {
-	var order []*traceSession
-	byName := map[string]*traceSession{}
+func groupSessions(rows []TraceRow) traceSessions {
+	// sess[i] is row i's session; byName holds the named sessions only.
+	sess := make([]int32, len(rows))
+	byName := map[string]int32{}
+	n := int32(0)
 	for i := range rows {
 		name := rows[i].SessionID
 		if name == "" {
-			order = append(order, &traceSession{rows: []int{i}})
+			sess[i] = n
+			n++
 			continue
 		}
-		s := byName[name]
-		if s == nil {
-			s = &traceSession{name: name}
+		s, ok := byName[name]
+		if !ok {
+			s = n
 			byName[name] = s
-			order = append(order, s)
+			n++
 		}
-		s.rows = append(s.rows, i)
+		sess[i] = s
 	}
-	return order
+	// Counting sort by session, stable: first[s+1] counts session s's rows, then its prefix sums
+	// place them; placing advances first[s] to the next session's start, so first is shifted back.
+	ts := traceSessions{rows: make([]int32, len(rows)), first: make([]int32, n+1)}
+	for _, s := range sess {
+		ts.first[s+1]++
+	}
+	for s := int32(1); s <= n; s++ {
+		ts.first[s] += ts.first[s-1]
+	}
+	for i, s := range sess {
+		ts.rows[ts.first[s]] = int32(i)
+		ts.first[s]++
+	}
+	copy(ts.first[1:], ts.first[:n])
+	ts.first[0] = 0
+	return ts
 }
 
 // LatestArrival returns the latest authored arrival of w, the workload FromTrace built from rows:
@@ -734,10 +758,11 @@ func traceSessions(rows []TraceRow) []*traceSession {
 // (the service time of the earlier turns comes on top at run time), and the line of its row.
 // It returns (0, 0) when rows is empty.
 func LatestArrival(rows []TraceRow, w *Workload) (ms float64, line int) {
-	for si, s := range traceSessions(rows) {
+	ts := groupSessions(rows)
+	for si := range ts.count() {
 		sess := &w.Sessions[si]
 		t := sess.StartMs
-		for k, ri := range s.rows {
+		for k, ri := range ts.of(si) {
 			if k > 0 {
 				t += w.Requests[int(sess.First)+k].DelayMs
 			}
