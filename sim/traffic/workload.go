@@ -7,7 +7,6 @@ package traffic
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/servesweep/servesweep/sim/blockmap"
@@ -605,28 +604,11 @@ func FromDeltaTrace(rows []TraceRow, blockSize int, speedup float64, maxPrompt i
 }
 
 func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxPrompt int, file string) (*Workload, error) {
-	total := 0
-	for i := range rows {
-		total += len(rows[i].HashIDs)
-	}
-	ids := make([]uint64, 0, total)
-	for i := range rows {
-		ids = append(ids, rows[i].HashIDs...)
-	}
-	slices.Sort(ids)
-	uniq := ids[:0]
-	for i, v := range ids {
-		if i == 0 || v != ids[i-1] {
-			uniq = append(uniq, v)
-		}
-	}
-	// A hash id's token is its index among the distinct ids, found by binary search in uniq: no
-	// map of every id (for a million-request trace, hundreds of MB).
-	intern := func(h uint64) uint32 {
-		i, _ := slices.BinarySearch(uniq, h)
-		return uint32(i)
-	}
-	alloc := tokenAllocator{next: uint32(len(uniq))}
+	// A hash id's token is its index among the distinct ids in sorted order: no map of every id
+	// (for a million-request trace, hundreds of MB).
+	ranks := newHashRanks(rows)
+	intern := ranks.token
+	alloc := tokenAllocator{next: uint32(ranks.distinct)}
 
 	ts := groupSessions(rows)
 	w := &Workload{Timed: true, Sessions: make([]Session, 0, ts.count()), Requests: make([]Request, 0, len(rows))}
