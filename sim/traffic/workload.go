@@ -7,21 +7,35 @@ package traffic
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/servesweep/servesweep/sim/blockmap"
 	"github.com/zeebo/xxh3"
 )
 
-// Piece is a run of prompt or output tokens. Token ids are abstract uint32 values; two prompts
-// share a KV block exactly when they hold the same token ids at the same positions before and in
-// that block. A Repeat piece is Len copies of token Start (a Mooncake hash block); otherwise the
-// piece is the distinct tokens Start, Start+1, ..., Start+Len-1.
+// Piece is a run of prompt or output tokens: Len tokens (Len >= 0), listed as Kind says from
+// Start. Token ids are abstract uint32 values; two prompts share a KV block exactly when they hold
+// the same token ids at the same positions before and in that block.
 type Piece struct {
-	Start  uint32
-	Len    int32
-	Repeat bool
+	Start uint32
+	Len   int32
+	Kind  PieceKind
 }
+
+// PieceKind says which tokens a Piece holds.
+type PieceKind uint8
+
+const (
+	// PieceRun is the distinct tokens Start, Start+1, ..., Start+Len-1.
+	PieceRun PieceKind = iota
+	// PieceRepeat is Len copies of token Start (one Mooncake hash block).
+	PieceRepeat
+	// PieceHashBlocks is consecutive hash blocks of Workload.HashBlockSize tokens, each one token
+	// repeated: token k (0 <= k < Len) is Workload.HashTokens[Start + k/HashBlockSize], the last
+	// block possibly cut short (a Mooncake prompt's hash ids in one piece).
+	PieceHashBlocks
+)
 
 // Request is one request of the workload: one turn of a session.
 type Request struct {
@@ -59,6 +73,11 @@ type Workload struct {
 	Timed bool
 	// Graph, set for agentic traces, releases requests by dependencies instead of session turns.
 	Graph *Graph
+	// HashTokens is the token of every hash block the PieceHashBlocks pieces of the requests'
+	// Content cover, indexed by Piece.Start, and HashBlockSize their tokens per hash block (set by
+	// the Mooncake trace sources). Callers must not modify it.
+	HashTokens    []uint32
+	HashBlockSize int32
 
 	// distinct reports that no two requests share a token at the same position from the first
 	// token on (synthetic single-turn sources), so no block is shared (SharedBlocks).
@@ -201,7 +220,7 @@ func (w *Workload) BlockHashes(blockSize, maxTokens int) [][]uint64 {
 		n := int32(hashedTokens(r, maxTokens) / blockSize)
 		out[i] = make([]uint64, n)
 		for b := range out[i] {
-			out[i][b] = h.next(buf, int32(blockSize))
+			out[i][b] = h.next(w, buf, int32(blockSize))
 		}
 	}
 	return out
@@ -221,7 +240,7 @@ func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
 		hashers[i].r = &w.Requests[i]
 	}
 	buf := make([]byte, 4*blockSize)
-	sharedPrefixes(bs, func(i int32) uint64 { return hashers[i].next(buf, int32(blockSize)) })
+	sharedPrefixes(bs, func(i int32) uint64 { return hashers[i].next(w, buf, int32(blockSize)) })
 	total := 0
 	for _, n := range bs.depth {
 		total += int(n)
@@ -352,19 +371,20 @@ type blockHasher struct {
 	havePrev  bool
 }
 
-// next returns the hash of the next block of bs tokens; buf holds at least 4 × bs bytes.
-func (h *blockHasher) next(buf []byte, bs int32) uint64 {
+// next returns the hash of the next block of bs tokens; w is the workload of h.r, and buf holds
+// at least 4 × bs bytes.
+func (h *blockHasher) next(w *Workload, buf []byte, bs int32) uint64 {
 	r := h.r
 	for h.off >= r.Content[h.pi].Len {
 		h.pi++
 		h.off = 0
 	}
-	// A block inside one Repeat piece holds a single token; when the previous block was the same
-	// token, the local hash is the same (Mooncake hash blocks repeat one token).
-	p := r.Content[h.pi]
-	single := p.Repeat && p.Len-h.off >= bs
+	// A block inside one token's repeat holds that single token; when the previous block was the
+	// same token, the local hash is the same (Mooncake hash blocks repeat one token).
+	tok, step, n := w.span(r.Content[h.pi], h.off)
+	single := step == 0 && n >= bs
 	var local uint64
-	if single && h.havePrev && h.prevToken == p.Start {
+	if single && h.havePrev && h.prevToken == tok {
 		local = h.prevLocal
 		h.off += bs
 	} else {
@@ -373,21 +393,17 @@ func (h *blockHasher) next(buf []byte, bs int32) uint64 {
 				h.pi++
 				h.off = 0
 			}
-			q := r.Content[h.pi]
-			n := min(bs-k, q.Len-h.off)
-			tok, step := q.Start, uint32(0)
-			if !q.Repeat {
-				tok, step = q.Start+uint32(h.off), 1
+			t, st, m := w.span(r.Content[h.pi], h.off)
+			m = min(m, bs-k)
+			for end := k + m; k < end; k++ {
+				binary.LittleEndian.PutUint32(buf[4*k:], t)
+				t += st
 			}
-			for end := k + n; k < end; k++ {
-				binary.LittleEndian.PutUint32(buf[4*k:], tok)
-				tok += step
-			}
-			h.off += n
+			h.off += m
 		}
 		local = xxh3.HashSeed(buf[:4*bs], HashSeed)
 	}
-	h.havePrev, h.prevToken, h.prevLocal = single, p.Start, local
+	h.havePrev, h.prevToken, h.prevLocal = single, tok, local
 	if h.b == 0 {
 		h.parent = local
 	} else {
@@ -398,6 +414,20 @@ func (h *blockHasher) next(buf []byte, bs int32) uint64 {
 	}
 	h.b++
 	return h.parent
+}
+
+// span returns the tokens of p from offset off (0 <= off < p.Len) on, as far as they follow one
+// pattern: the first token, the step to each next one (0 or 1), and how many tokens follow it.
+func (w *Workload) span(p Piece, off int32) (tok, step uint32, n int32) {
+	switch p.Kind {
+	case PieceRepeat:
+		return p.Start, 0, p.Len - off
+	case PieceHashBlocks:
+		b := off / w.HashBlockSize
+		end := min(int64(p.Len), int64(b+1)*int64(w.HashBlockSize))
+		return w.HashTokens[p.Start+uint32(b)], 0, int32(end) - off
+	}
+	return p.Start + uint32(off), 1, p.Len - off
 }
 
 // tokenAllocator hands out ranges of fresh token ids, so distinct content never collides.
@@ -582,7 +612,8 @@ func itoa(i int) string {
 // Rows with the same session id are the turns of one session, in file order; a row without one is
 // its own session. Each distinct hash id becomes one token id (interned in sorted order), and each
 // hash block expands to blockSize copies of it, the last block cut at the row's input length
-// (dynosim-spec.md §3.1.4); output tokens are fresh per row. Session start times are the first
+// (dynosim-spec.md §3.1.4): a row's prompt is one PieceHashBlocks piece, its blocks' tokens in
+// Workload.HashTokens (4 bytes per block). Output tokens are fresh per row. Session start times are the first
 // turn's timestamp minus the earliest first-turn timestamp, divided by speedup; a later turn's
 // delay is its `delay` field when present, else the timestamp difference to the previous turn,
 // both divided by speedup (and never negative). Timestamps are subtracted exactly (TraceTime)
@@ -603,15 +634,39 @@ func FromDeltaTrace(rows []TraceRow, blockSize int, speedup float64, maxPrompt i
 	return fromTrace(rows, blockSize, speedup, true, maxPrompt, file)
 }
 
+// maxHashTokens bounds Workload.HashTokens, whose indices Piece.Start holds: a trace with more
+// used hash blocks expands them into one PieceRepeat piece each (tests lower it to compare the two
+// forms).
+var maxHashTokens uint64 = math.MaxUint32
+
 func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxPrompt int, file string) (*Workload, error) {
 	// A hash id's token is its index among the distinct ids in sorted order: no map of every id
 	// (for a million-request trace, hundreds of MB).
 	ranks := newHashRanks(rows)
-	intern := ranks.token
 	alloc := tokenAllocator{next: uint32(ranks.distinct)}
+	bs := int32(blockSize)
+
+	// A row's prompt is one PieceHashBlocks piece over its hash blocks' tokens in w.HashTokens, or
+	// in the expanded form one PieceRepeat piece per hash block; then comes one output piece. All
+	// pieces live in one array, a session's consecutively (a delta turn's content is its
+	// session's pieces so far).
+	blocks, prompts := 0, 0
+	for i := range rows {
+		if n := usedBlocks(&rows[i], bs); n > 0 {
+			blocks += n
+			prompts++
+		}
+	}
+	w := &Workload{Timed: true}
+	compact := uint64(blocks) <= maxHashTokens
+	arena := make([]Piece, 0, len(rows)+blocks)
+	if compact {
+		arena = make([]Piece, 0, len(rows)+prompts)
+		w.HashTokens, w.HashBlockSize = make([]uint32, 0, blocks), bs
+	}
 
 	ts := groupSessions(rows)
-	w := &Workload{Timed: true, Sessions: make([]Session, 0, ts.count()), Requests: make([]Request, 0, len(rows))}
+	w.Sessions, w.Requests = make([]Session, 0, ts.count()), make([]Request, 0, len(rows))
 	var t0 TraceTime
 	haveT0 := false
 	for si := range ts.count() {
@@ -622,7 +677,6 @@ func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxP
 	if speedup <= 0 {
 		speedup = 1
 	}
-	bs := int32(blockSize)
 	for si := range ts.count() {
 		srows := ts.of(si)
 		first := &rows[srows[0]]
@@ -631,13 +685,13 @@ func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxP
 			start = first.Timestamp.Minus(t0).Ms() / speedup
 		}
 		w.Sessions = append(w.Sessions, Session{Name: first.SessionID, First: int32(len(w.Requests)), Turns: int32(len(srows)), StartMs: start})
-		var pieces []Piece // delta: the session's content so far (prompts and outputs)
-		prompt := int64(0) // delta: the next turn's prompt before its new input, in tokens
+		session := len(arena) // delta: the session's content starts here
+		prompt := int64(0)    // delta: the next turn's prompt before its new input, in tokens
 		for k, ri := range srows {
 			row := &rows[ri]
-			content := make([]Piece, 0, len(row.HashIDs)+1)
+			from := len(arena)
 			if delta {
-				content = pieces
+				from = session
 				prompt += int64(row.InputLength)
 				if prompt > int64(maxPrompt) {
 					return nil, &TraceError{File: file, Line: row.Line, Field: "input_length", Msg: fmt.Sprintf(
@@ -645,26 +699,34 @@ func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxP
 						k, row.InputLength, prompt, maxPrompt)}
 				}
 			}
-			left := int32(row.InputLength)
-			for _, h := range row.HashIDs {
-				if left <= 0 {
-					break
+			used := row.HashIDs[:usedBlocks(row, bs)]
+			switch {
+			case len(used) == 0:
+			case compact:
+				// The blocks before the last are whole: the piece is the input length, at most
+				// the blocks' tokens.
+				n := min(int64(int32(row.InputLength)), int64(len(used))*int64(bs))
+				arena = append(arena, Piece{Start: uint32(len(w.HashTokens)), Len: int32(n), Kind: PieceHashBlocks})
+				for _, h := range used {
+					w.HashTokens = append(w.HashTokens, ranks.token(h))
 				}
-				n := min(bs, left)
-				content = append(content, Piece{Start: intern(h), Len: n, Repeat: true})
-				left -= n
+			default:
+				left := int32(row.InputLength)
+				for _, h := range used {
+					n := min(bs, left)
+					arena = append(arena, Piece{Start: ranks.token(h), Len: n, Kind: PieceRepeat})
+					left -= n
+				}
 			}
-			content = append(content, alloc.take(int32(row.OutputLength)))
+			arena = append(arena, alloc.take(int32(row.OutputLength)))
 			promptLen := int32(row.InputLength)
 			if delta {
 				promptLen = int32(prompt)
 				prompt += int64(row.OutputLength)
-				pieces = content
-				content = content[:len(content):len(content)]
 			}
 			req := Request{
 				ID: row.RequestID, Session: int32(si), Turn: int32(k),
-				PromptLen: promptLen, OutputLen: int32(row.OutputLength), Content: content,
+				PromptLen: promptLen, OutputLen: int32(row.OutputLength), Content: arena[from:len(arena):len(arena)],
 			}
 			if k > 0 {
 				prev := &rows[srows[k-1]]
@@ -679,6 +741,16 @@ func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxP
 		}
 	}
 	return w, nil
+}
+
+// usedBlocks returns how many of row's hash ids its prompt holds: its input length in hash
+// blocks of bs tokens (the last one possibly partial), at most its hash ids.
+func usedBlocks(row *TraceRow, bs int32) int {
+	in := int32(row.InputLength)
+	if in <= 0 || bs <= 0 {
+		return 0
+	}
+	return int(min(int64(len(row.HashIDs)), (int64(in)+int64(bs)-1)/int64(bs)))
 }
 
 // traceSessions is the trace's rows grouped into sessions: session s is the rows

@@ -2,6 +2,8 @@ package traffic
 
 import (
 	"encoding/binary"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +19,7 @@ func TestBlockHashesContentAndChaining(t *testing.T) {
 		{PromptLen: 8, OutputLen: 0, Content: []Piece{{Start: 10, Len: 8}}},
 		{PromptLen: 8, OutputLen: 0, Content: []Piece{{Start: 10, Len: 3}, {Start: 13, Len: 5}}},
 		{PromptLen: 8, OutputLen: 0, Content: []Piece{{Start: 10, Len: 4}, {Start: 99, Len: 4}}},
-		{PromptLen: 8, OutputLen: 0, Content: []Piece{{Start: 7, Len: 4, Repeat: true}, {Start: 7, Len: 4, Repeat: true}}},
+		{PromptLen: 8, OutputLen: 0, Content: []Piece{{Start: 7, Len: 4, Kind: PieceRepeat}, {Start: 7, Len: 4, Kind: PieceRepeat}}},
 	}}
 	h := w.BlockHashes(4, 1<<30)
 	local := func(toks ...uint32) uint64 {
@@ -273,4 +275,136 @@ func TestLatestArrival(t *testing.T) {
 	if ms, line := LatestArrival(nil, FromTrace(nil, 2, 1)); ms != 0 || line != 0 {
 		t.Errorf("no rows: %v, %d", ms, line)
 	}
+}
+
+// randomTrace returns n rows as the Mooncake parser leaves them: input lengths within their hash
+// ids' blocks of bs tokens (the last one partial or whole), hash ids from a small pool so rows
+// share prefixes, some rows turns of a few named sessions, others their own session.
+func randomTrace(rng *rand.Rand, n int, bs int) []TraceRow {
+	rows := make([]TraceRow, n)
+	var prefix []uint64
+	for i := range rows {
+		ids := make([]uint64, rng.IntN(8))
+		for k := range ids {
+			switch {
+			case k < len(prefix) && rng.IntN(4) > 0:
+				ids[k] = prefix[k] // a shared prefix with an earlier row
+			default:
+				ids[k] = rng.Uint64N(40)
+			}
+		}
+		if len(ids) > 0 {
+			prefix = ids
+		}
+		in := 0
+		if len(ids) > 0 {
+			in = (len(ids)-1)*bs + 1 + rng.IntN(bs)
+		}
+		r := TraceRow{Line: i + 1, InputLength: in, OutputLength: rng.IntN(3 * bs), HashIDs: ids,
+			HasTimestamp: true, Timestamp: TraceTime{Whole: uint64(10 * i)}}
+		if rng.IntN(2) == 0 {
+			r.SessionID = "s" + itoa(rng.IntN(5))
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+// flatTokens is request r's tokens, one by one, as the pieces' definitions spell them out.
+func flatTokens(w *Workload, r *Request) []uint32 {
+	var out []uint32
+	for _, p := range r.Content {
+		for k := range uint32(p.Len) {
+			switch p.Kind {
+			case PieceRun:
+				out = append(out, p.Start+k)
+			case PieceRepeat:
+				out = append(out, p.Start)
+			case PieceHashBlocks:
+				out = append(out, w.HashTokens[p.Start+k/uint32(w.HashBlockSize)])
+			}
+		}
+	}
+	return out
+}
+
+// A trace prompt held as one PieceHashBlocks piece per row hashes exactly as the same prompt
+// expanded into one PieceRepeat piece per hash block, and both as the reference scheme over the
+// tokens written out one by one: at KV block sizes that divide the trace block size, straddle it
+// or exceed it, under context limits, for FromTrace and FromDeltaTrace alike. Blocks agrees too.
+func TestHashBlockPiecesHashAsExpandedBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	defer func(m uint64) { maxHashTokens = m }(maxHashTokens)
+	for trial := range 60 {
+		tbs := []int{1, 3, 16, 64}[trial%4]
+		rows := randomTrace(rng, 1+rng.IntN(40), tbs)
+		for _, delta := range []bool{false, true} {
+			build := func(limit uint64) *Workload {
+				maxHashTokens = limit
+				w, err := fromTrace(rows, tbs, 1, delta, 1<<30, "t.jsonl")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return w
+			}
+			compact, expanded := build(math.MaxUint32), build(0)
+			if compact.HashTokens == nil || expanded.HashTokens != nil {
+				t.Fatalf("trial %d: compact form %v, expanded form %v", trial, compact.HashTokens != nil, expanded.HashTokens == nil)
+			}
+			for i := range compact.Requests {
+				c, e := &compact.Requests[i], &expanded.Requests[i]
+				for _, p := range c.Content {
+					if p.Kind == PieceRepeat {
+						t.Fatalf("trial %d request %d: a PieceRepeat piece in the compact form", trial, i)
+					}
+				}
+				if c.PromptLen != e.PromptLen || c.OutputLen != e.OutputLen || c.Session != e.Session || c.Turn != e.Turn {
+					t.Fatalf("trial %d request %d: %+v vs %+v", trial, i, c, e)
+				}
+				if a, b := flatTokens(compact, c), flatTokens(expanded, e); !slices.Equal(a, b) {
+					t.Fatalf("trial %d delta %v request %d: tokens %v, expanded %v", trial, delta, i, a, b)
+				}
+			}
+			for _, kv := range []int{1, 2, 5, 16, 64, 100} {
+				for _, maxTok := range []int{1 << 30, 3 * tbs, 40} {
+					hc, he := compact.BlockHashes(kv, maxTok), expanded.BlockHashes(kv, maxTok)
+					for i := range hc {
+						want := referenceHashes(flatTokens(expanded, &expanded.Requests[i]), kv, hashedTokens(&expanded.Requests[i], maxTok))
+						if !slices.Equal(hc[i], he[i]) || !slices.Equal(hc[i], want) {
+							t.Fatalf("trial %d delta %v kv %d max %d request %d: hashes %x, expanded %x, reference %x",
+								trial, delta, kv, maxTok, i, hc[i], he[i], want)
+						}
+					}
+					bc, be := compact.Blocks(kv, maxTok), expanded.Blocks(kv, maxTok)
+					if bc.Distinct != be.Distinct || !slices.Equal(bc.Full, be.Full) || !slices.EqualFunc(bc.Shared, be.Shared, slices.Equal) {
+						t.Fatalf("trial %d delta %v kv %d max %d: Blocks differ", trial, delta, kv, maxTok)
+					}
+				}
+			}
+		}
+	}
+}
+
+// referenceHashes is the chained block hashes of the first n tokens of toks in blocks of bs
+// (engine-internals.md §2.1), computed from scratch.
+func referenceHashes(toks []uint32, bs, n int) []uint64 {
+	out := []uint64{}
+	var parent uint64
+	for b := 0; (b+1)*bs <= n; b++ {
+		buf := make([]byte, 4*bs)
+		for k := range bs {
+			binary.LittleEndian.PutUint32(buf[4*k:], toks[b*bs+k])
+		}
+		local := xxh3.HashSeed(buf, 1337)
+		if b == 0 {
+			parent = local
+		} else {
+			var pair [16]byte
+			binary.LittleEndian.PutUint64(pair[:], parent)
+			binary.LittleEndian.PutUint64(pair[8:], local)
+			parent = xxh3.HashSeed(pair[:], 1337)
+		}
+		out = append(out, parent)
+	}
+	return out
 }
