@@ -659,10 +659,12 @@ func fromTrace(rows []TraceRow, blockSize int, speedup float64, delta bool, maxP
 	}
 	w := &Workload{Timed: true}
 	compact := uint64(blocks) <= maxHashTokens
-	arena := make([]Piece, 0, len(rows)+blocks)
+	var arena []Piece
 	if compact {
 		arena = make([]Piece, 0, len(rows)+prompts)
 		w.HashTokens, w.HashBlockSize = make([]uint32, 0, blocks), bs
+	} else {
+		arena = make([]Piece, 0, len(rows)+blocks)
 	}
 
 	ts := groupSessions(rows)
