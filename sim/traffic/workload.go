@@ -74,9 +74,11 @@ type Workload struct {
 	// Graph, set for agentic traces, releases requests by dependencies instead of session turns.
 	Graph *Graph
 	// HashTokens is the token of every hash block the PieceHashBlocks pieces of the requests'
-	// Content cover, indexed by Piece.Start, and HashBlockSize their tokens per hash block (set by
-	// the Mooncake trace sources). Callers must not modify it.
-	HashTokens    []uint32
+	// Content cover, indexed by Piece.Start plus the block's position in its piece (set by the
+	// Mooncake trace sources, 4 bytes per block; nil otherwise). Callers must not modify it.
+	HashTokens []uint32
+	// HashBlockSize is the tokens per hash block of the PieceHashBlocks pieces (the trace's block
+	// size; 0 when HashTokens is nil).
 	HashBlockSize int32
 
 	// distinct reports that no two requests share a token at the same position from the first
@@ -608,16 +610,16 @@ func itoa(i int) string {
 	return string(b[n:])
 }
 
-// FromTrace builds the workload of Mooncake rows whose hash ids stand for blockSize tokens each.
-// Rows with the same session id are the turns of one session, in file order; a row without one is
-// its own session. Each distinct hash id becomes one token id (interned in sorted order), and each
-// hash block expands to blockSize copies of it, the last block cut at the row's input length
-// (dynosim-spec.md §3.1.4): a row's prompt is one PieceHashBlocks piece, its blocks' tokens in
-// Workload.HashTokens (4 bytes per block). Output tokens are fresh per row. Session start times are the first
-// turn's timestamp minus the earliest first-turn timestamp, divided by speedup; a later turn's
-// delay is its `delay` field when present, else the timestamp difference to the previous turn,
-// both divided by speedup (and never negative). Timestamps are subtracted exactly (TraceTime)
-// before the difference becomes float64 ms.
+// FromTrace builds the workload of Mooncake rows whose hash ids stand for blockSize tokens each
+// (blockSize > 0). Rows with the same session id are the turns of one session, in file order; a
+// row without one is its own session. Each distinct hash id becomes one token id (interned in
+// sorted order), and each hash block expands to blockSize copies of it, the last block cut at the
+// row's input length (dynosim-spec.md §3.1.4): a row's prompt is one PieceHashBlocks piece, its
+// blocks' tokens in Workload.HashTokens (4 bytes per block). Output tokens are fresh per row.
+// Session start times are the first turn's timestamp minus the earliest first-turn timestamp,
+// divided by speedup; a later turn's delay is its `delay` field when present, else the timestamp
+// difference to the previous turn, both divided by speedup (and never negative). Timestamps are
+// subtracted exactly (TraceTime) before the difference becomes float64 ms.
 func FromTrace(rows []TraceRow, blockSize int, speedup float64) *Workload {
 	w, _ := fromTrace(rows, blockSize, speedup, false, 0, "")
 	return w
