@@ -139,7 +139,7 @@ func parseMooncake(r io.Reader, file string, blockSize, maxLine int, agentic boo
 	p := mooncakeParser{file: file, blockSize: blockSize, agentic: agentic}
 	if f, ok := r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			p.sizeHint = st.Size()
+			p.sizeHint, p.f = st.Size(), f
 		}
 	}
 	if err := forEachLine(r, file, maxLine, p.parseLine); err != nil {
@@ -289,15 +289,50 @@ func mooncakeKey(k []byte) int {
 // rowsBeforeSizing is the rows read before the row slice is sized from the trace's size.
 const rowsBeforeSizing = 256
 
+// lineSamples reads of lineSampleBytes each, spread over the unread part of a trace file,
+// estimate the mean length of its lines to come (sampleLineBytes).
+const (
+	lineSamples     = 16
+	lineSampleBytes = 16 << 10
+)
+
+// sampleLineBytes estimates the mean line length in bytes of the part of file f from offset from
+// to offset to, from the whole lines inside lineSamples reads, one amid each sixteenth of it
+// (ReadAt: f's offset stays). It returns 0 for a part smaller than 4 × the samples (the rows read
+// so far tell well enough) or with too few whole lines in the samples (lines of tens of KB).
+func sampleLineBytes(f *os.File, from, to int64) float64 {
+	size := to - from
+	if size < 4*lineSamples*lineSampleBytes {
+		return 0
+	}
+	buf := make([]byte, lineSampleBytes)
+	var span, lines int
+	for k := range int64(lineSamples) {
+		n, _ := f.ReadAt(buf, from+(2*k+1)*size/(2*lineSamples)-lineSampleBytes/2)
+		b := buf[:n]
+		if i, j := bytes.IndexByte(b, '\n'), bytes.LastIndexByte(b, '\n'); i < j {
+			span += j - i
+			lines += bytes.Count(b[i+1:j+1], []byte{'\n'})
+		}
+	}
+	if lines < 2*lineSamples {
+		return 0
+	}
+	return float64(span) / float64(lines)
+}
+
 type mooncakeParser struct {
 	file      string
 	blockSize int
 	agentic   bool // agentic_mooncake: the keys from kWaitFor on are valid
 	rows      []TraceRow
-	// sizeHint is the trace's size in bytes when known (a file), 0 otherwise; seen counts the
-	// bytes read so far. Once a few rows are read, the row slice is sized from the two, so a
-	// large trace is not copied as its rows slice doubles.
+	// sizeHint is the trace's size in bytes when known (a regular file, f), 0 otherwise; seen
+	// counts the bytes read so far. Once a few rows are read, the row slice is sized for the
+	// rest of the file at the mean line length sampled over it (sampleLineBytes), or else at the
+	// mean so far, so a large trace is not copied as its rows slice doubles, nor sized by lines
+	// at its start that are shorter than the rest.
 	sizeHint, seen int64
+	f              *os.File
 	scratch        []uint64 // hash ids of the current line
 	arena          []uint64 // backing store carved into per-row HashIDs slices
 
@@ -314,8 +349,13 @@ func (p *mooncakeParser) errf(line int, field, format string, args ...any) *Trac
 func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 	p.seen += int64(len(line))
 	if len(p.rows) == rowsBeforeSizing && p.sizeHint > p.seen {
-		// Rows to come at the mean length so far, and 5 % more: one allocation for the rest.
-		rest := float64(p.sizeHint-p.seen) / float64(p.seen) * rowsBeforeSizing * 1.05
+		// Rows to come at the sampled mean length (else the mean so far), and 5 % more: one
+		// allocation for the rest.
+		mean := float64(p.seen) / rowsBeforeSizing
+		if m := sampleLineBytes(p.f, p.seen, p.sizeHint); m > 0 {
+			mean = m
+		}
+		rest := float64(p.sizeHint-p.seen) / mean * 1.05
 		p.rows = slices.Grow(p.rows, int(min(rest, 1<<26)))
 	}
 	b := trimJSONSpace(line)

@@ -578,3 +578,28 @@ func TestTraceIDMustBeUTF8(t *testing.T) {
 		t.Errorf("wait_for: %v, want wait_for[0] not valid UTF-8", err)
 	}
 }
+
+// The row slice of a trace file is sized from line lengths sampled over the rest of the file, not
+// from its first rows: a trace whose first rows are much shorter (or longer) than the rest still
+// gets about as many rows of capacity as it has rows.
+func TestParseMooncakeSizesRowsFromSamples(t *testing.T) {
+	short := `{"timestamp": 1, "output_length": 1, "hash_ids": [1]}` + "\n"
+	long := `{"timestamp": 1, "output_length": 1, "hash_ids": [` + strings.Repeat("123456, ", 40) + `7]}` + "\n"
+	for _, c := range []struct {
+		name        string
+		first, rest string
+	}{{"short first rows", short, long}, {"long first rows", long, short}} {
+		path := filepath.Join(t.TempDir(), "t.jsonl")
+		text := strings.Repeat(c.first, rowsBeforeSizing) + strings.Repeat(c.rest, 5*lineSamples*lineSampleBytes/len(c.rest))
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := LoadMooncake(path, 512)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(rows); cap(rows) < n || float64(cap(rows)) > 1.15*float64(n) {
+			t.Errorf("%s: %d rows in a slice of capacity %d, want at most 15 %% more", c.name, n, cap(rows))
+		}
+	}
+}
