@@ -371,11 +371,20 @@ type blockHasher struct {
 	prevLocal uint64
 	prevToken uint32
 	havePrev  bool
+	// same counts the tokens from the cursor on, in the cursor's piece, that are prevToken: a
+	// block within them is one more single-token block of the same local hash, hashed without
+	// reading the content (a Mooncake hash block spans several KV blocks).
+	same int32
 }
 
 // next returns the hash of the next block of bs tokens; w is the workload of h.r, and buf holds
 // at least 4 × bs bytes.
 func (h *blockHasher) next(w *Workload, buf []byte, bs int32) uint64 {
+	if h.havePrev && h.same >= bs {
+		h.off += bs
+		h.same -= bs
+		return h.chain(h.prevLocal)
+	}
 	r := h.r
 	for h.off >= r.Content[h.pi].Len {
 		h.pi++
@@ -385,6 +394,10 @@ func (h *blockHasher) next(w *Workload, buf []byte, bs int32) uint64 {
 	// same token, the local hash is the same (Mooncake hash blocks repeat one token).
 	tok, step, n := w.span(r.Content[h.pi], h.off)
 	single := step == 0 && n >= bs
+	h.same = 0
+	if single {
+		h.same = n - bs
+	}
 	var local uint64
 	if single && h.havePrev && h.prevToken == tok {
 		local = h.prevLocal
@@ -406,6 +419,11 @@ func (h *blockHasher) next(w *Workload, buf []byte, bs int32) uint64 {
 		local = xxh3.HashSeed(buf[:4*bs], HashSeed)
 	}
 	h.havePrev, h.prevToken, h.prevLocal = single, tok, local
+	return h.chain(local)
+}
+
+// chain extends the chained hash by the next block's local hash and returns it.
+func (h *blockHasher) chain(local uint64) uint64 {
 	if h.b == 0 {
 		h.parent = local
 	} else {
