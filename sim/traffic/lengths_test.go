@@ -188,13 +188,22 @@ func TestSharedBlocksProperty(t *testing.T) {
 			blocks[i] = int32(len(perReq[i]))
 		}
 		bs := &BlockSet{Full: blocks}
-		sharedPrefixes(bs, func(i int32) uint64 {
+		pos := make([]int32, 0, n) // the request at each candidate position
+		for i := range blocks {
+			if blocks[i] > 0 {
+				pos = append(pos, int32(i))
+			}
+		}
+		sharedPrefixes(bs, func(k, i int32) uint64 {
+			if pos[k] != i {
+				t.Fatalf("trial %d: candidate %d is request %d, its moves say %d", trial, k, i, pos[k])
+			}
 			if asked[i] >= len(perReq[i]) {
 				t.Fatalf("trial %d: request %d asked for block %d of %d", trial, i, asked[i], len(perReq[i]))
 			}
 			asked[i]++
 			return perReq[i][asked[i]-1]
-		})
+		}, func(dst, src int32) { pos[dst] = pos[src] })
 		want := make([][]uint64, n)
 		for i, hs := range perReq {
 			for _, h := range hs {

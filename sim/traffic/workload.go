@@ -237,12 +237,18 @@ func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
 	if w.distinct {
 		return bs
 	}
-	hashers := make([]blockHasher, len(w.Requests))
-	for i := range hashers {
-		hashers[i].r = &w.Requests[i]
+	// One hasher per candidate, in candidate order, moved along as the candidates thin out
+	// level by level: each level reads them in sequence, however few of a large workload's
+	// requests are left.
+	hashers := make([]blockHasher, 0, len(w.Requests))
+	for i := range w.Requests {
+		if bs.Full[i] > 0 {
+			hashers = append(hashers, blockHasher{r: &w.Requests[i]})
+		}
 	}
 	buf := make([]byte, 4*blockSize)
-	sharedPrefixes(bs, func(i int32) uint64 { return hashers[i].next(w, buf, int32(blockSize)) })
+	sharedPrefixes(bs, func(k, _ int32) uint64 { return hashers[k].next(w, buf, int32(blockSize)) },
+		func(dst, src int32) { hashers[dst] = hashers[src] })
 	total := 0
 	for _, n := range bs.depth {
 		total += int(n)
@@ -280,13 +286,16 @@ func (b *BlockSet) materialize(total int) {
 
 // sharedPrefixes fills b's runs of shared block ids (depth, own, prior, base) and Distinct:
 // the blocks that at least one other request also holds. b.Full[i] is request i's count of
-// hashed blocks; next(i) returns request i's next block hash, in block order. It works level by
+// hashed blocks. The candidates of a level (requests whose blocks so far are all shared) are
+// kept in request order, position k holding request i; next(k, i) returns that request's next
+// block hash, in block order, and move(dst, src) says that the candidate at position src is now
+// at position dst (dst <= src) as the candidates thin out. It works level by
 // level: at block position d only the requests whose blocks before d are all shared take part,
 // since a request with a unique block earlier cannot match anyone at d (chained hashes), so each
 // request is asked for at most its shared blocks + 1, once each. A hash held twice at a level is
 // shared; its first holder is the first request holding it. Work follows the shared blocks and
 // memory the requests, not the blocks.
-func sharedPrefixes(b *BlockSet, next func(i int32) uint64) {
+func sharedPrefixes(b *BlockSet, next func(k, i int32) uint64, move func(dst, src int32)) {
 	n := len(b.Full)
 	b.depth, b.own, b.prior, b.base = make([]int32, n), make([]int32, n), make([]int32, n), make([]uint32, n)
 	owner := make([]int32, n) // per request, the first holder of its latest shared block
@@ -308,8 +317,8 @@ func sharedPrefixes(b *BlockSet, next func(i int32) uint64) {
 		// returns stay valid and the second loop needs no lookup.
 		seen.Reset(len(cand))
 		at = at[:0]
-		for _, i := range cand {
-			h, fresh := seen.Upsert(next(i))
+		for k, i := range cand {
+			h, fresh := seen.Upsert(next(int32(k), i))
 			if fresh {
 				h.first = i
 			}
@@ -330,6 +339,9 @@ func sharedPrefixes(b *BlockSet, next func(i int32) uint64) {
 			owner[i] = h.first
 			b.depth[i] = d + 1
 			if b.Full[i] > d+1 {
+				if len(stay) != k {
+					move(int32(len(stay)), int32(k))
+				}
 				stay = append(stay, i)
 			}
 		}
