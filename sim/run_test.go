@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -325,6 +326,15 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 			cfg.Engine.Workers.Decode.KVCache.Capacity.Blocks = 60
 			return cfg
 		},
+		// Sessions that share prefixes, disaggregated with a router per role: both roles' keys
+		// (given at dispatch when compact), decode-side reservations that reuse them.
+		"disaggregated sessions kv_router": func() *config.Config {
+			cfg := disaggConfig(0, 0, 0, 12, 2, 2, 131072, 50)
+			cfg.Traffic.Source, cfg.Traffic.Stop = sessions, config.Stop{Sessions: 30}
+			cfg.Engine.Workers.Decode.KVCache.Capacity.Blocks = 60
+			cfg.Router.Policy = config.PolicyKVRouter
+			return cfg
+		},
 		// Fixed pass times: pass ends, planner ticks and arrivals fall on the same instants.
 		"planner": func() *config.Config {
 			return plannerConfig(56, 1, 5, 0.5, []config.LoadPhase{{UntilSeconds: 3, RequestsPerSecond: 2}, {UntilSeconds: 100, RequestsPerSecond: 20}})
@@ -335,8 +345,12 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 		allBlocksShared = true
 		eager := mustRun(t, mk())
 		allBlocksShared = false
-		if lazy.Summary.Preemptions == 0 && name != "sessions kv_router" && name != "trtllm" && name != "planner" { // TensorRT-LLM never preempts
+		if lazy.Summary.Preemptions == 0 && name != "sessions kv_router" && name != "trtllm" && name != "planner" &&
+			name != "disaggregated sessions kv_router" { // TensorRT-LLM never preempts
 			t.Errorf("%s: no preemption: the case does not exercise dropped KV", name)
+		}
+		if strings.Contains(name, "sessions") && lazy.Summary.PrefixCacheReusedRatio == 0 {
+			t.Errorf("%s: no prefix reuse: the case does not exercise shared keys", name)
 		}
 		hashAllKeys = true
 		hashed := mustRun(t, mk())
