@@ -115,9 +115,13 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 		Policy: s.cfg.Router.Policy, Workers: workers, Ranks: par.AttentionData, BlockSize: bs,
 		OverlapScoreCredit: knobs.OverlapScoreCredit, PrefillLoadScale: knobs.PrefillLoadScale,
 		Temperature: knobs.Temperature, Seed: RouterSeed, Requests: len(reqs), DenseKeys: p.blocks.Distinct,
+		RingSlots: engine.RingSlotsPerBlock * blocks,
 	}
 	if hashAllKeys {
 		opt.DenseKeys = 0
+	}
+	if ringAllKeys {
+		opt.DenseKeys, opt.RingSlots = router.MaxDenseKeys+1, 8
 	}
 	if opt.Policy == "" {
 		opt.Policy = config.PolicyRoundRobin
@@ -156,10 +160,14 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 		p.unchunkedBudget = spec.Scheduler.MaxBatchedTokens
 	}
 	// Without prefix caching no key is ever looked up; with it, a role's pools index the shared
-	// block ids densely while all of them together stay within maxDensePoolKeys.
-	denseKeys := 0
-	if kv.PrefixCaching && slots*p.blocks.Distinct <= maxDensePoolKeys && !hashAllKeys {
-		denseKeys = p.blocks.Distinct
+	// block ids densely while all of them together stay within maxDensePoolKeys, else by rings.
+	denseKeys, ringKeys := 0, false
+	if kv.PrefixCaching && !hashAllKeys {
+		if slots*p.blocks.Distinct <= maxDensePoolKeys && !ringAllKeys {
+			denseKeys = p.blocks.Distinct
+		} else {
+			ringKeys = true
+		}
 	}
 	// build creates worker w's rank engines.
 	build := func(w int) error {
@@ -168,7 +176,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 			e, err := engine.New(engine.Config{
 				Style: style, NoEvict: noEvict, SGLang: sg,
 				MaxBatchedTokens: spec.Scheduler.MaxBatchedTokens, MaxSequences: spec.Scheduler.MaxSequences,
-				BlockSize: bs, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching, DenseKeys: denseKeys,
+				BlockSize: bs, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching, DenseKeys: denseKeys, RingKeys: ringKeys,
 				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Unchunked: unchunked, Speculation: speculation, Worker: int32(w), Rank: int32(k),
 			}, reqs)
 			if err != nil {
@@ -245,6 +253,10 @@ func (p *role) engine(slot int) *engine.Engine { return p.workers[slot/p.ranks].
 // hashAllKeys, set only by tests, keeps every key index of the run hashed (no dense part): the
 // reference the dense indexes must match.
 var hashAllKeys bool
+
+// ringAllKeys, set only by tests, indexes every key of the run by rings (the pools' and the
+// routers', these of 8 slots): the same outputs as dense or hashed indexes.
+var ringAllKeys bool
 
 // allBlocksShared, set only by tests, treats every block as shared: every registration goes
 // through the hash index, the reference the skipped index updates of unique blocks must match.

@@ -361,6 +361,9 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 		traffic.MaterializedKeysLimit = 0
 		compact := mustRun(t, mk())
 		traffic.MaterializedKeysLimit = 1 << 24
+		ringAllKeys = true
+		ringed := mustRun(t, mk())
+		ringAllKeys = false
 		a, _ := json.Marshal(RequestRecords(lazy))
 		b, _ := json.Marshal(RequestRecords(eager))
 		if string(a) != string(b) || lazy.Summary.TTFT != eager.Summary.TTFT || lazy.Summary.ITL != eager.Summary.ITL ||
@@ -381,6 +384,11 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 		if string(a) != string(e) || lazy.Summary.TTFT != compact.Summary.TTFT || lazy.Summary.ITL != compact.Summary.ITL ||
 			lazy.Summary.Preemptions != compact.Summary.Preemptions || lazy.Summary.PrefixCacheReusedRatio != compact.Summary.PrefixCacheReusedRatio {
 			t.Errorf("%s: outputs differ when shared block keys are rebuilt at dispatch (compact BlockSet)", name)
+		}
+		f, _ := json.Marshal(RequestRecords(ringed))
+		if string(a) != string(f) || lazy.Summary.TTFT != ringed.Summary.TTFT || lazy.Summary.ITL != ringed.Summary.ITL ||
+			lazy.Summary.Preemptions != ringed.Summary.Preemptions {
+			t.Errorf("%s: outputs differ when every key index is a ring", name)
 		}
 	}
 }

@@ -6,23 +6,36 @@ import (
 )
 
 // Property: a Table holds exactly what a Go map holds (zero values dropped) after any sequence of
-// pointer updates, deletes, cleans and resets, whatever its dense bound: keys below the bound,
-// above it, and far above it (the map part) all behave alike.
+// pointer updates, deletes, cleans and resets, whatever its dense bound or ring size: keys below
+// the bound, above it, and far above it (the map part), keys sharing a ring slot, all behave
+// alike.
 func TestTableMatchesGoMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for trial := 0; trial < 40; trial++ {
+	for trial := 0; trial < 80; trial++ {
 		var tb Table[int32]
 		bound := rng.IntN(64)
-		tb.Reset(bound)
+		ring := trial%2 == 1 // odd trials: a ring of 1 to 32 slots instead of a dense part
+		reset := func() {
+			if ring {
+				tb.ResetRing(1 + rng.IntN(32))
+				bound = 0
+			} else {
+				tb.Reset(bound)
+			}
+		}
+		reset()
 		ref := map[uint64]int32{}
 		for op := 0; op < 4000; op++ {
 			k := rng.Uint64N(128)
-			if rng.IntN(8) == 0 {
+			switch rng.IntN(16) {
+			case 0, 1:
 				k |= 1 << 63
+			case 2:
+				k = 1<<32 - 1 - k%2 // the largest keys a ring slot can and cannot hold
 			}
 			if rng.IntN(1500) == 0 {
 				bound = rng.IntN(64)
-				tb.Reset(bound)
+				reset()
 				clear(ref)
 			}
 			switch rng.IntN(4) {

@@ -64,6 +64,9 @@ type Config struct {
 	// (traffic.BlockSet.Distinct): the prefix cache indexes keys below it (up to MaxDenseKeys)
 	// by a slice instead of hashing. 0 hashes every key; outputs do not depend on it.
 	DenseKeys int
+	// RingKeys, with DenseKeys 0, indexes the prefix cache's keys by a ring instead
+	// (BlockPool.IndexByRing).
+	RingKeys bool
 	// Timing prices each pass.
 	Timing timing.Model
 	// HoldOnComplete keeps a completed request's KV blocks until Release (the prefill side of a
@@ -128,6 +131,9 @@ func New(cfg Config, reqs []Request) (*Engine, error) {
 		return nil, fmt.Errorf("engine: invalid config %+v", cfg)
 	}
 	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks, cfg.DenseKeys), bs: int32(cfg.BlockSize)}
+	if cfg.RingKeys && cfg.DenseKeys == 0 {
+		e.pool.IndexByRing()
+	}
 	if cfg.Style == StyleSGLang {
 		if err := e.initSGLang(); err != nil {
 			return nil, err

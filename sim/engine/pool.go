@@ -51,6 +51,17 @@ func NewBlockPool(capacity, denseKeys int) *BlockPool {
 	return p
 }
 
+// RingSlotsPerBlock sizes the ring of a pool indexed by ring (IndexByRing): this many slots per
+// block of capacity, rounded up to a power of 2 (16: a pool of 30,000 blocks has 2^19 slots,
+// 4 MB), so that the keys cached at once, ids of recent requests in request order, rarely share
+// a slot.
+const RingSlotsPerBlock = 16
+
+// IndexByRing makes the empty pool's key index a direct-mapped ring (blockmap.Table.ResetRing)
+// of RingSlotsPerBlock slots per block instead of a dense slice: for workloads with more shared
+// block ids than a dense index may hold. Outputs do not depend on it.
+func (p *BlockPool) IndexByRing() { p.byKey.ResetRing(RingSlotsPerBlock * int(p.capacity)) }
+
 // fresh counts blocks never handed out.
 func (p *BlockPool) fresh() int { return int(p.capacity) - len(p.refs) }
 

@@ -24,6 +24,13 @@ func (l *liveCounts) reset(n int) {
 	l.extra.Clear()
 }
 
+// resetRing empties the counts and gives them a ring of slots slots instead of a dense part
+// (blockmap.Table.ResetRing).
+func (l *liveCounts) resetRing(slots int) {
+	l.counts.ResetRing(slots)
+	l.extra.Clear()
+}
+
 // live reports whether some request holds k live.
 func (l *liveCounts) live(k uint64) bool { return l.counts.Get(k) != 0 }
 

@@ -44,6 +44,11 @@ type Options struct {
 	// it by slices instead of hashing, within MaxDenseKeys and MaxDenseLive. 0 hashes every key;
 	// routing does not depend on it.
 	DenseKeys int
+	// RingSlots, when > 0, sizes the rings (blockmap.Table.ResetRing) that replace the dense
+	// overlap index beyond MaxDenseKeys and the dense live counts beyond MaxDenseLive: the index's
+	// ring has RingSlots slots, each slot's live counts a quarter of that. 0: hash beyond the
+	// bounds. Routing does not depend on it.
+	RingSlots int
 	// PrefillMs, when set, is router.prefill_load_model aic: the predicted time in ms of a
 	// prefill of newTokens uncached prompt tokens after cachedTokens cached ones on a slot, and
 	// Now the current virtual time in ms. The oldest active prefill of each slot then counts in
@@ -133,13 +138,20 @@ func New(opt Options) (*Router, error) {
 	dense := min(max(opt.DenseKeys, 0), MaxDenseKeys)
 	if opt.UseOverlap {
 		p.index = new(blockmap.Table[uint64])
-		p.index.Reset(dense)
+		if opt.DenseKeys > dense && opt.RingSlots > 0 {
+			p.index.ResetRing(opt.RingSlots)
+		} else {
+			p.index.Reset(dense)
+		}
 	}
 	if opt.TrackDecode && opt.AssumeReuse {
 		p.live = make([]liveCounts, slots)
-		if slots*dense <= MaxDenseLive {
-			for w := range p.live {
+		for w := range p.live {
+			switch {
+			case slots*dense <= MaxDenseLive:
 				p.live[w].reset(dense)
+			case opt.RingSlots > 0:
+				p.live[w].resetRing(max(opt.RingSlots/4, 1))
 			}
 		}
 	}

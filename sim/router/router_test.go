@@ -274,8 +274,8 @@ func TestUniqueTailsNeedNoTracking(t *testing.T) {
 	}
 }
 
-// Property: the dense part of the overlap index and the live counts changes nothing: a router
-// whose keys below DenseKeys index slices places every request on the same slot with the same
+// Property: the dense part of the overlap index and the live counts changes nothing, nor do
+// rings in their place: a router whose keys below DenseKeys index slices (or rings) places every request on the same slot with the same
 // overlap and keeps the same live totals as one that hashes every key, under random KV events,
 // routing and frees (keys on both sides of the bound).
 func TestDenseKeysRouteAlike(t *testing.T) {
@@ -293,6 +293,15 @@ func TestDenseKeysRouteAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Past the dense bounds, with rings of 8 and 2 slots: most keys share a slot.
+	opt.DenseKeys, opt.RingSlots = MaxDenseKeys+1, 8
+	ring, err := New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ring.index.RingSlots() != 8 || ring.live[0].counts.RingSlots() != 2 {
+		t.Fatalf("ring sizes %d and %d, want 8 and 2", ring.index.RingSlots(), ring.live[0].counts.RingSlots())
+	}
 	// Prompts walk a binary tree of 80 keys (key k's children are 2k+1 and 2k+2), so prefixes
 	// are shared and keys fall on both sides of the dense bound.
 	path := func() []uint32 {
@@ -309,32 +318,36 @@ func TestDenseKeysRouteAlike(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				hashed.Stored(slot, k)
 				dense.Stored(slot, k)
+				ring.Stored(slot, k)
 			} else {
 				hashed.Removed(slot, k)
 				dense.Removed(slot, k)
+				ring.Removed(slot, k)
 			}
 		}
 		if len(routed) > 0 && rng.IntN(3) == 0 {
 			k := rng.IntN(len(routed))
 			hashed.Free(routed[k])
 			dense.Free(routed[k])
+			ring.Free(routed[k])
 			routed = append(routed[:k], routed[k+1:]...)
 		}
 		h := path()
 		isl := 16*len(h) + rng.IntN(16)
 		a, oa := hashed.Route(i, isl, h)
 		b, ob := dense.Route(i, isl, h)
-		if a != b || oa != ob {
-			t.Fatalf("request %d: slot %d overlap %d hashed, slot %d overlap %d dense", i, a, oa, b, ob)
+		c, oc := ring.Route(i, isl, h)
+		if a != b || oa != ob || a != c || oa != oc {
+			t.Fatalf("request %d: slot %d overlap %d hashed, slot %d overlap %d dense, slot %d overlap %d ring", i, a, oa, b, ob, c, oc)
 		}
 		for w := 0; w < 6; w++ {
-			if x, y := hashed.ActiveDecodeBlocks(w), dense.ActiveDecodeBlocks(w); x != y {
-				t.Fatalf("request %d slot %d: %d live blocks hashed, %d dense", i, w, x, y)
+			if x, y, z := hashed.ActiveDecodeBlocks(w), dense.ActiveDecodeBlocks(w), ring.ActiveDecodeBlocks(w); x != y || x != z {
+				t.Fatalf("request %d slot %d: %d live blocks hashed, %d dense, %d ring", i, w, x, y, z)
 			}
 		}
 		routed = append(routed, i)
 	}
-	if hashed.index.Len() != dense.index.Len() || hashed.index.Len() == 0 {
+	if hashed.index.Len() != dense.index.Len() || hashed.index.Len() != ring.index.Len() || hashed.index.Len() == 0 {
 		t.Fatalf("overlap index holds %d keys hashed, %d dense", hashed.index.Len(), dense.index.Len())
 	}
 }
