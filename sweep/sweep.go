@@ -15,6 +15,7 @@ import (
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/metrics"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -69,8 +70,10 @@ type Outcome struct {
 // (Ctrl-C), the points in flight are abandoned unrecorded, and Run returns the finished ones
 // with Interrupted set and a nil error: rerunning with the same journal resumes.
 //
-// Errors: a workload that cannot be built (a *config.Error or *traffic.TraceError, exit 2), or
-// a journal that cannot be read or written.
+// Errors: a workload that cannot be built (a *config.Error or *traffic.TraceError, exit 2), a
+// journal that cannot be read or written, or a point's pass-log spill file that cannot be
+// created, written or read back (*metrics.SpillError: the machine's fault, so the point is left
+// unrecorded and a rerun simulates it).
 func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = max(1, runtime.NumCPU())
@@ -142,7 +145,10 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 		}
 		p := &points[i]
 		g.Go(func() error {
-			rec, ok := runPoint(gctx, p, cache, simulate, opts.Timeout, opts.Capacity)
+			rec, ok, fatal := runPoint(gctx, p, cache, simulate, opts.Timeout, opts.Capacity)
+			if fatal != nil {
+				return fatal
+			}
 			if !ok {
 				return nil
 			}
@@ -220,9 +226,11 @@ func copyTwins(journal *results.Journal, points []grid.Point, twins []int, keys 
 }
 
 // runPoint simulates one point. ok is false when the sweep was canceled while the point ran
-// (nothing is recorded then, so a resumed sweep runs it again).
+// (nothing is recorded then, so a resumed sweep runs it again). fatal is a failure of the
+// machine rather than of the point (the pass log's spill file, metrics.SpillError): the sweep
+// stops with it, the point unrecorded, so that a rerun once the machine is fixed simulates it.
 func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc, timeout time.Duration,
-	cs *grid.CapacitySearch) (results.Record, bool) {
+	cs *grid.CapacitySearch) (rec results.Record, ok bool, fatal error) {
 	start := time.Now()
 	pctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -237,7 +245,10 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 	} else {
 		res, err = recovering(func() (*sim.Result, error) { return simulatePoint(pctx, p, cache, simulate) })
 	}
-	rec := results.Record{PointID: p.ID, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}
+	rec = results.Record{PointID: p.ID, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}
+	if spill := (*metrics.SpillError)(nil); errors.As(err, &spill) {
+		return rec, false, fmt.Errorf("point %s: %w", p.ID, err)
+	}
 	switch {
 	case err == nil && cs != nil:
 		searched.WallTimeMs = rec.WallTimeMs
@@ -248,7 +259,7 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 		rec.Status, rec.Summary, rec.TimingProvider = results.StatusOK, results.SummaryValues(res.Summary), res.TimingProvider
 		res.Release() // the row holds what it needs; the next point reuses the request array
 	case ctx.Err() != nil:
-		return rec, false
+		return rec, false, nil
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(pctx.Err(), context.DeadlineExceeded):
 		rec.Status = results.StatusTimedOut
 		rec.Reason = fmt.Sprintf("exceeded the per-point timeout of %s (optimizer.candidate_timeout_seconds)", timeout)
@@ -258,7 +269,7 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 	default:
 		rec.Status, rec.Reason = results.StatusFailed, oneLine(err.Error())
 	}
-	return rec, true
+	return rec, true, nil
 }
 
 // recovering runs f, turning a panic into an error that names the panic value and where it

@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,6 +20,7 @@ import (
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
@@ -173,6 +175,41 @@ func TestTimeoutMarksPointTimedOutAndResumeRetriesIt(t *testing.T) {
 	}
 	if calls.Load() != 1 || out.Resumed != 11 || out.Simulated != 1 || out.OK != 12 {
 		t.Errorf("resume ran %d points (want only the timed-out one): %+v", calls.Load(), out)
+	}
+}
+
+// A point whose pass-log spill file fails (the machine's fault, metrics.SpillError) stops the
+// sweep with that error and is not recorded, so a rerun on a fixed machine simulates it, and
+// only it and the points never reached.
+func TestSpillFailureStopsTheSweepUnrecorded(t *testing.T) {
+	pts := points(t, testSpec)
+	bad := pts[3].ID
+	simulate := func(ctx context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error) {
+		if grid.PointID(cfg) == bad {
+			return nil, fmt.Errorf("wrapped: %w", &metrics.SpillError{Msg: "pass log spill file /nowhere/x: creating: no such file or directory"})
+		}
+		return sim.Run(ctx, cfg, opt)
+	}
+	dir := t.TempDir()
+	_, err := Run(context.Background(), pts, Options{OutputDir: dir, Parallelism: 1, Simulate: simulate})
+	var spill *metrics.SpillError
+	if !errors.As(err, &spill) || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("sweep error %v, want the spill failure naming point %s", err, bad)
+	}
+	var calls atomic.Int32
+	count := func(ctx context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error) {
+		calls.Add(1)
+		return sim.Run(ctx, cfg, opt)
+	}
+	out, err := Run(context.Background(), pts, Options{OutputDir: dir, Parallelism: 2, Simulate: count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.OK != len(pts) || out.Failed != 0 || int(calls.Load()) != len(pts)-out.Resumed || out.Resumed >= len(pts) {
+		t.Fatalf("rerun: ok %d failed %d resumed %d simulated %d of %d points", out.OK, out.Failed, out.Resumed, calls.Load(), len(pts))
+	}
+	if out.Rows[3].Status != results.StatusOK {
+		t.Errorf("the point whose spill failed: %s %q after the rerun", out.Rows[3].Status, out.Rows[3].Reason)
 	}
 }
 

@@ -203,10 +203,20 @@ func (st *PassStore) Close() error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("pass log spill file %s: closing: %v", st.path, pathless(err))
+		return spillErrorf("pass log spill file %s: closing: %v", st.path, pathless(err))
 	}
 	return nil
 }
+
+// SpillError is a failure to create, write, read back or close a pass log's spill file: a fault
+// of the machine the run is on (TMPDIR missing or unwritable, disk full), not of the simulated
+// configuration, so a sweep stops on it rather than recording the point as failed.
+type SpillError struct{ Msg string }
+
+// Error is Msg: the file, the operation, the cause and what to do.
+func (e *SpillError) Error() string { return e.Msg }
+
+func spillErrorf(format string, args ...any) error { return &SpillError{Msg: fmt.Sprintf(format, args...)} }
 
 // advice ends every spill error: why the file exists and what the user can do about it.
 func (st *PassStore) advice() string {
@@ -218,7 +228,7 @@ func (st *PassStore) advice() string {
 func (st *PassStore) create() error {
 	f, err := os.CreateTemp("", spillPattern)
 	if err != nil {
-		return fmt.Errorf("pass log spill file %s: creating: %v; %s",
+		return spillErrorf("pass log spill file %s: creating: %v; %s",
 			filepath.Join(os.TempDir(), spillPattern), pathless(err), st.advice())
 	}
 	st.f, st.path = f, f.Name()
@@ -226,7 +236,7 @@ func (st *PassStore) create() error {
 		if err := os.Remove(st.path); err != nil {
 			f.Close()
 			st.closed = true
-			return fmt.Errorf("pass log spill file %s: removing its name after creating it: %v; %s", st.path, pathless(err), st.advice())
+			return spillErrorf("pass log spill file %s: removing its name after creating it: %v; %s", st.path, pathless(err), st.advice())
 		}
 	}
 	return nil
@@ -235,7 +245,7 @@ func (st *PassStore) create() error {
 // write appends chunk c to the spill file, creating it on first use, and returns its offset.
 func (st *PassStore) write(c *passChunk) (int64, error) {
 	if st.closed {
-		return 0, fmt.Errorf("pass log spill file %s: written after Close", st.path)
+		return 0, spillErrorf("pass log spill file %s: written after Close", st.path)
 	}
 	if st.f == nil {
 		if err := st.create(); err != nil {
@@ -248,7 +258,7 @@ func (st *PassStore) write(c *passChunk) (int64, error) {
 	encodeChunk(st.raw, c)
 	off := st.size
 	if _, err := st.f.WriteAt(st.raw, off); err != nil {
-		return 0, fmt.Errorf("pass log spill file %s: writing %d bytes at offset %d: %v; %s", st.path, chunkBytes, off, pathless(err), st.advice())
+		return 0, spillErrorf("pass log spill file %s: writing %d bytes at offset %d: %v; %s", st.path, chunkBytes, off, pathless(err), st.advice())
 	}
 	st.size += chunkBytes
 	st.spilled++
@@ -258,10 +268,10 @@ func (st *PassStore) write(c *passChunk) (int64, error) {
 // read reads the chunk at offset off of the spill file into raw (chunkBytes long).
 func (st *PassStore) read(raw []byte, off int64) error {
 	if st.f == nil || st.closed {
-		return fmt.Errorf("pass log spill file %s: read back after Close", st.path)
+		return spillErrorf("pass log spill file %s: read back after Close", st.path)
 	}
 	if _, err := st.f.ReadAt(raw, off); err != nil {
-		return fmt.Errorf("pass log spill file %s: reading back %d bytes at offset %d: %v; %s", st.path, len(raw), off, pathless(err), st.advice())
+		return spillErrorf("pass log spill file %s: reading back %d bytes at offset %d: %v; %s", st.path, len(raw), off, pathless(err), st.advice())
 	}
 	return nil
 }
