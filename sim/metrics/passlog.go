@@ -216,7 +216,9 @@ type SpillError struct{ Msg string }
 // Error is Msg: the file, the operation, the cause and what to do.
 func (e *SpillError) Error() string { return e.Msg }
 
-func spillErrorf(format string, args ...any) error { return &SpillError{Msg: fmt.Sprintf(format, args...)} }
+func spillErrorf(format string, args ...any) error {
+	return &SpillError{Msg: fmt.Sprintf(format, args...)}
+}
 
 // advice ends every spill error: why the file exists and what the user can do about it.
 func (st *PassStore) advice() string {
