@@ -19,6 +19,9 @@ type jsonMember struct {
 // malformedJSON is the *TraceError of a line b that is not valid JSON, naming where the parser
 // stopped.
 func malformedJSON(b []byte, file string, lineNo int) error {
+	if lineNo == 1 && len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
+		return &TraceError{File: file, Line: lineNo, Msg: "the file is gzip-compressed; this trace format is read as plain JSONL: decompress it first (gunzip)"}
+	}
 	var v any
 	err := json.Unmarshal(b, &v)
 	msg := "malformed JSON"

@@ -486,7 +486,7 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 	}
 	if raw[inKey] == nil {
 		if upper == math.MaxInt {
-			return p.errf(lineNo, "hash_ids", "%d blocks of %d tokens overflow the input length", n, p.blockSize)
+			return p.errf(lineNo, "hash_ids", "%d blocks at traffic.source.block_size %d overflow the input length", n, p.blockSize)
 		}
 		row.InputLength = upper
 	} else {
@@ -500,11 +500,11 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 			need++
 		}
 		if n == 0 && in > 0 {
-			return p.errf(lineNo, "hash_ids", "is empty, but %s is %d; an empty list is valid only when the input length is 0 (%d tokens need %d hash ids of %d tokens)",
+			return p.errf(lineNo, "hash_ids", "is empty, but %s is %d; an empty list is valid only when the input length is 0 (%d tokens need %d hash ids at traffic.source.block_size %d)",
 				name, in, in, need, p.blockSize)
 		}
 		if n > 0 && !(lower < in && in <= upper) {
-			return p.errf(lineNo, name, "is %d, but %d hash_ids of %d tokens allow %d..%d (the last block may be partial); %d tokens need %d hash ids",
+			return p.errf(lineNo, name, "is %d, but %d hash_ids at traffic.source.block_size %d allow %d..%d (the last block may be partial); %d tokens need %d hash ids",
 				in, n, p.blockSize, lower+1, upper, in, need)
 		}
 	}
