@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"time"
 
@@ -140,14 +139,9 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	wl := opt.Workload
 	if wl == nil {
 		var err error
-		if wl, err = BuildWorkload(cfg); err != nil {
+		if wl, err = Interruptible(ctx, func() (*traffic.Workload, error) { return BuildWorkload(cfg) }); err != nil {
 			return nil, err
 		}
-		// Building a trace workload leaves its parsed rows behind, often more memory than the
-		// workload itself: collecting them now lets the run reuse that memory instead of growing
-		// the heap towards twice the workload (a 1,000,000-request trace: hundreds of MB of peak
-		// RSS for one collection of well under a second).
-		runtime.GC()
 	}
 	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency(), db: opt.Systems}
 	if opt.Efficiency != nil {
@@ -338,4 +332,28 @@ func SLA(cfg *config.Config) *metrics.SLA {
 		return nil
 	}
 	return &metrics.SLA{TTFTMs: deref(sla.TTFTMs), ITLMs: deref(sla.ITLMs), E2EMs: deref(sla.E2EMs)}
+}
+
+// Interruptible runs build (a workload build, which reads no context) and returns its result,
+// or ctx's error as soon as ctx is done: Ctrl-C while a large trace is read takes effect at
+// once. An abandoned build finishes in the background and its result is dropped.
+func Interruptible(ctx context.Context, build func() (*traffic.Workload, error)) (*traffic.Workload, error) {
+	if ctx.Done() == nil {
+		return build()
+	}
+	type result struct {
+		wl  *traffic.Workload
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		wl, err := build()
+		done <- result{wl, err}
+	}()
+	select {
+	case r := <-done:
+		return r.wl, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

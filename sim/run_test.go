@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -414,5 +415,23 @@ func TestReleasedRequestsReuseSameOutput(t *testing.T) {
 				again.Summary.Preemptions, fresh.Summary.Preemptions)
 		}
 		again.Release()
+	}
+}
+
+// Interruptible returns the build's result, or the context's error as soon as it is canceled
+// while the build is still running.
+func TestInterruptibleBuild(t *testing.T) {
+	want := traffic.Synthetic(2, 10, 5)
+	got, err := Interruptible(context.Background(), func() (*traffic.Workload, error) { return want, nil })
+	if got != want || err != nil {
+		t.Fatalf("uncanceled: %p, %v; want %p, nil", got, err, want)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	release := make(chan struct{})
+	defer close(release)
+	go cancel()
+	got, err = Interruptible(ctx, func() (*traffic.Workload, error) { <-release; return want, nil })
+	if got != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled during the build: %p, %v; want nil, context.Canceled", got, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/traffic"
@@ -45,7 +46,13 @@ func BuildWorkload(cfg *config.Config) (*traffic.Workload, error) {
 		if err != nil {
 			return nil, err
 		}
-		return TraceWorkload(cfg, tr)
+		wl, err := TraceWorkload(cfg, tr)
+		// The parsed rows, often more memory than the workload built from them, are garbage now:
+		// collecting them at once lets the run reuse that memory instead of growing the heap
+		// towards twice the workload (a 1,000,000-request trace: hundreds of MB of peak RSS, for
+		// one collection of well under a second).
+		runtime.GC()
+		return wl, err
 	}
 	return nil, fmt.Errorf("traffic.source.type %q is not supported", components[0].Type)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/metrics"
+	"github.com/servesweep/servesweep/sim/traffic"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -128,8 +129,15 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 		todo = append(todo, i)
 	}
 	cache := NewWorkloadCache()
+	building := false // interrupted while a workload was built: nothing is simulated
 	for _, i := range todo {
-		if _, err := cache.Workload(points[i].Config); err != nil {
+		cfg := points[i].Config
+		if _, err := sim.Interruptible(ctx, func() (*traffic.Workload, error) { return cache.Workload(cfg) }); err != nil {
+			if ctx.Err() != nil {
+				building = true
+				todo = nil
+				break
+			}
 			return nil, err
 		}
 	}
@@ -201,7 +209,7 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 	}
 	n := results.CountStatuses(out.Rows)
 	out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut = n.OK, n.Degraded, n.Infeasible, n.Failed, n.TimedOut
-	out.Interrupted = ctx.Err() != nil && len(fresh) < len(todo)
+	out.Interrupted = ctx.Err() != nil && (len(fresh) < len(todo) || building)
 	return out, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/timing"
+	"github.com/servesweep/servesweep/sim/traffic"
 	"github.com/spf13/cobra"
 )
 
@@ -128,7 +129,7 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	}
 	// Read the trace (or build the synthetic workload) before touching the output directory, so
 	// a bad input leaves existing results alone.
-	wl, err := sim.BuildWorkload(cfg)
+	wl, err := sim.Interruptible(ctx, func() (*traffic.Workload, error) { return sim.BuildWorkload(cfg) })
 	if err != nil {
 		return err
 	}
