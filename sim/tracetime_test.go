@@ -108,3 +108,29 @@ func TestTraceArrivalBeyondMaxMs(t *testing.T) {
 		t.Errorf("speedup 0.5: %v", err)
 	}
 }
+
+// A row without a timestamp under trace_timestamps is refused naming line and field; when its
+// session_id is empty or null the message says that the row is a session of its own, and a
+// later turn of a named session needs none.
+func TestTraceTimestampRequiredMessages(t *testing.T) {
+	for _, c := range []struct {
+		row, want string
+	}{
+		{`{"output_length": 2, "hash_ids": [2], "session_id": ""}`, "on a row without a session_id (an empty or null session_id is none"},
+		{`{"output_length": 2, "hash_ids": [2], "session_id": null}`, "on a row without a session_id (an empty or null session_id is none"},
+		{`{"output_length": 2, "hash_ids": [2], "session_id": "b"}`, "is required on the first row of a session"},
+	} {
+		path := writeTrace(t, `{"output_length": 2, "hash_ids": [1], "timestamp": 0, "session_id": "a"}`, c.row)
+		_, err := BuildWorkload(traceTestConfig(path, 10, 5, 1))
+		var te *traffic.TraceError
+		if !errors.As(err, &te) || te.Line != 2 || te.Field != "timestamp" || !strings.Contains(te.Msg, c.want) {
+			t.Errorf("row %s: got %v, want a TraceError on line 2 saying %q", c.row, err, c.want)
+		}
+	}
+	path := writeTrace(t, `{"output_length": 2, "hash_ids": [1], "timestamp": 0, "session_id": "a"}`,
+		`{"output_length": 2, "hash_ids": [1, 2], "session_id": "a"}`)
+	if _, err := BuildWorkload(traceTestConfig(path, 10, 5, 1)); err != nil {
+		t.Errorf("a later turn without a timestamp: %v", err)
+	}
+}
+

@@ -237,6 +237,10 @@ func checkTrace(rows []traffic.TraceRow, file, loadType string, sessions, delta 
 			continue
 		}
 		if loadType == config.LoadTraceTimestamps && !r.HasTimestamp {
+			if r.SessionID == "" {
+				return bad("timestamp", "is required under traffic.load.type trace_timestamps on a row without a session_id "+
+					"(an empty or null session_id is none: the row is a session of its own)")
+			}
 			return bad("timestamp", "is required on the first row of a session under traffic.load.type trace_timestamps")
 		}
 		if r.HasDelay && r.DelayMs != 0 {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,12 +42,30 @@ func TestPredictInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out, errb strings.Builder
-	code := run(ctx, []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(),
+	dir := filepath.Join(t.TempDir(), "out")
+	code := run(ctx, []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir,
 		"--set", "traffic.stop={requests: 2000}"}, ioStreams{Out: &out, Err: &errb})
 	if code != exitInterrupted || errb.String() != "interrupted (Ctrl-C or SIGTERM) before the command finished\n" {
 		t.Errorf("exit %d, stderr %q; want 130 and \"interrupted\\n\"", code, errb.String())
 	}
+	// The run wrote nothing: the output directory it would have created is not left behind, also
+	// when the interruption comes once the workload is built and the directory made (a context
+	// whose Err reports the cancellation that its Done does not signal).
+	code = run(errOnlyContext{ctx}, []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir,
+		"--set", "traffic.stop={requests: 2000}"}, ioStreams{Out: &out, Err: &errb})
+	if code != exitInterrupted {
+		t.Errorf("interrupted during the run: exit %d, want 130", code)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("--output-dir %s after an interrupted predict: %v; want it absent", dir, err)
+	}
 }
+
+// errOnlyContext is canceled for Err but never signals Done: code that waits on Done (a workload
+// build) runs to its end, and the simulator, which polls Err, stops.
+type errOnlyContext struct{ context.Context }
+
+func (errOnlyContext) Done() <-chan struct{} { return nil }
 
 // TestRootCommand checks that servesweep alone prints the help (exit 0) and that an unknown
 // command is a usage error (exit 2) with a suggestion.

@@ -136,11 +136,16 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	if err := checkOutputDir(opts.OutputDir, opts.Overwrite); err != nil {
 		return err
 	}
+	_, statErr := os.Stat(opts.OutputDir)
+	created := errors.Is(statErr, fs.ErrNotExist)
 	if err := os.MkdirAll(opts.OutputDir, 0o755); err != nil {
 		return &usageError{fmt.Errorf("--output-dir: %w", err)}
 	}
 	res, err := sim.Run(ctx, cfg, sim.Options{Workload: wl})
 	if err != nil {
+		if created {
+			os.Remove(opts.OutputDir) // the run wrote nothing: leave no empty directory behind
+		}
 		return err
 	}
 
