@@ -133,4 +133,3 @@ func TestTraceTimestampRequiredMessages(t *testing.T) {
 		t.Errorf("a later turn without a timestamp: %v", err)
 	}
 }
-
