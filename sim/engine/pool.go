@@ -39,12 +39,13 @@ type BlockPool struct {
 }
 
 // MaxDenseKeys bounds the dense part of a pool's key index (blockmap.Table): a workload with more
-// distinct shared blocks indexes the ids beyond it by hashing. 2^22 ids are 16 MB of int32 per
-// pool.
+// distinct shared blocks indexes the ids beyond it by hashing, unless the pool indexes by a ring
+// instead (IndexByRing). 2^22 ids are 16 MB of int32 per pool.
 const MaxDenseKeys = 1 << 22
 
 // NewBlockPool returns a pool of capacity blocks, all free, whose key index is dense for keys
-// below min(denseKeys, MaxDenseKeys) (traffic.BlockSet.Distinct; 0: registered). capacity must be > 0.
+// below min(denseKeys, MaxDenseKeys) (traffic.BlockSet.Distinct; 0: every key hashed).
+// capacity must be > 0.
 func NewBlockPool(capacity, denseKeys int) *BlockPool {
 	p := &BlockPool{capacity: int32(capacity), lruHead: -1, lruTail: -1}
 	p.byKey.Reset(min(max(denseKeys, 0), MaxDenseKeys))
