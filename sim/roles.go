@@ -36,8 +36,8 @@ func (p *role) markDirty(w int32) {
 }
 
 // maxDensePoolKeys bounds the dense key indexes of one role's KV pools together, in keys (2^24:
-// 64 MB of int32; engine.Config.DenseKeys); beyond it the pools hash every key. A sweep runs
-// several points at once, each with its roles.
+// 64 MB of int32; engine.Config.DenseKeys); beyond it the pools index keys by rings
+// (engine.Config.RingKeys). A sweep runs several points at once, each with its roles.
 const maxDensePoolKeys = 1 << 24
 
 // kvEvent is a prefix-cache change on one rank, applied to the router's overlap index at the end
@@ -297,17 +297,30 @@ func (s *runState) initRequests() {
 // withKeys gives request ri, about to be routed, its shared block keys in every role whose
 // BlockSet is compact (traffic.MaterializedKeysLimit), and on = false takes them back once the
 // request is terminal (its routers have freed it), so memory for keys follows the requests in
-// flight. Key slices are recycled through keyFree, by capacity class, so a long run does not
-// leave its garbage to the collector.
+// flight. Roles of one block size share one BlockSet (traffic.Workload.Blocks) and so one key
+// slice. Key slices are recycled through keyFree, by capacity class, so a long run does not leave
+// its garbage to the collector.
 func (s *runState) withKeys(ri int32, on bool) {
+	var done *traffic.BlockSet // the BlockSet whose keys ri was given, or taken back from, already
+	var keys []uint32
 	for _, p := range [2]*role{s.decoding, s.prefill} {
 		if p == nil || !p.blocks.Compact() {
 			continue
 		}
 		r := &p.reqs[ri]
+		if p.blocks == done {
+			if on {
+				r.Keys = keys
+			} else {
+				r.Keys = nil
+			}
+			continue
+		}
+		done = p.blocks
 		if on {
 			n := p.blocks.SharedLen(int(ri))
 			if n == 0 {
+				keys = nil
 				continue
 			}
 			c := bits.Len32(uint32(n - 1)) // capacity class: 1 << c >= n
@@ -318,7 +331,8 @@ func (s *runState) withKeys(ri int32, on bool) {
 			} else {
 				buf = make([]uint32, 0, 1<<c)
 			}
-			r.Keys = p.blocks.FillSharedKeys(buf, int(ri))
+			keys = p.blocks.FillSharedKeys(buf, int(ri))
+			r.Keys = keys
 		} else if r.Keys != nil {
 			c := bits.Len32(uint32(cap(r.Keys) - 1))
 			s.keyFree[c] = append(s.keyFree[c], r.Keys[:0])
