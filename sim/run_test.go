@@ -343,9 +343,6 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 	}
 	for name, mk := range cases {
 		lazy := mustRun(t, mk())
-		allBlocksShared = true
-		eager := mustRun(t, mk())
-		allBlocksShared = false
 		if lazy.Summary.Preemptions == 0 && name != "sessions kv_router" && name != "trtllm" && name != "planner" &&
 			name != "disaggregated sessions kv_router" { // TensorRT-LLM never preempts
 			t.Errorf("%s: no preemption: the case does not exercise dropped KV", name)
@@ -353,43 +350,33 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 		if strings.Contains(name, "sessions") && lazy.Summary.PrefixCacheReusedRatio == 0 {
 			t.Errorf("%s: no prefix reuse: the case does not exercise shared keys", name)
 		}
-		hashAllKeys = true
-		hashed := mustRun(t, mk())
-		hashAllKeys = false
-		heapPasses = true
-		heaped := mustRun(t, mk())
-		heapPasses = false
-		traffic.MaterializedKeysLimit = 0
-		compact := mustRun(t, mk())
-		traffic.MaterializedKeysLimit = 1 << 24
-		ringAllKeys = true
-		ringed := mustRun(t, mk())
-		ringAllKeys = false
+		// Each variant switches one mechanism to its reference (or its alternative) for one run.
+		variants := []struct {
+			what string
+			set  func(on bool)
+		}{
+			{"unique blocks skip the hash index", func(on bool) { allBlocksShared = on }},
+			{"every key index hashes", func(on bool) { hashAllKeys = on }},
+			{"pass ends queue in the event heap", func(on bool) { heapPasses = on }},
+			{"shared block keys are rebuilt at dispatch (compact BlockSet)", func(on bool) {
+				traffic.MaterializedKeysLimit = 1 << 24
+				if on {
+					traffic.MaterializedKeysLimit = 0
+				}
+			}},
+			{"every key index is a ring", func(on bool) { ringAllKeys = on }},
+		}
 		a, _ := json.Marshal(RequestRecords(lazy))
-		b, _ := json.Marshal(RequestRecords(eager))
-		if string(a) != string(b) || lazy.Summary.TTFT != eager.Summary.TTFT || lazy.Summary.ITL != eager.Summary.ITL ||
-			lazy.Summary.Preemptions != eager.Summary.Preemptions {
-			t.Errorf("%s: outputs differ when unique blocks skip the hash index", name)
-		}
-		c, _ := json.Marshal(RequestRecords(hashed))
-		if string(a) != string(c) || lazy.Summary.TTFT != hashed.Summary.TTFT || lazy.Summary.ITL != hashed.Summary.ITL ||
-			lazy.Summary.Preemptions != hashed.Summary.Preemptions {
-			t.Errorf("%s: outputs differ when every key index hashes", name)
-		}
-		d, _ := json.Marshal(RequestRecords(heaped))
-		if string(a) != string(d) || lazy.Summary.TTFT != heaped.Summary.TTFT || lazy.Summary.ITL != heaped.Summary.ITL ||
-			lazy.Summary.Preemptions != heaped.Summary.Preemptions {
-			t.Errorf("%s: outputs differ when pass ends queue in the event heap", name)
-		}
-		e, _ := json.Marshal(RequestRecords(compact))
-		if string(a) != string(e) || lazy.Summary.TTFT != compact.Summary.TTFT || lazy.Summary.ITL != compact.Summary.ITL ||
-			lazy.Summary.Preemptions != compact.Summary.Preemptions || lazy.Summary.PrefixCacheReusedRatio != compact.Summary.PrefixCacheReusedRatio {
-			t.Errorf("%s: outputs differ when shared block keys are rebuilt at dispatch (compact BlockSet)", name)
-		}
-		f, _ := json.Marshal(RequestRecords(ringed))
-		if string(a) != string(f) || lazy.Summary.TTFT != ringed.Summary.TTFT || lazy.Summary.ITL != ringed.Summary.ITL ||
-			lazy.Summary.Preemptions != ringed.Summary.Preemptions {
-			t.Errorf("%s: outputs differ when every key index is a ring", name)
+		for _, v := range variants {
+			v.set(true)
+			other := mustRun(t, mk())
+			v.set(false)
+			b, _ := json.Marshal(RequestRecords(other))
+			if string(a) != string(b) || lazy.Summary.TTFT != other.Summary.TTFT || lazy.Summary.ITL != other.Summary.ITL ||
+				lazy.Summary.Preemptions != other.Summary.Preemptions ||
+				lazy.Summary.PrefixCacheReusedRatio != other.Summary.PrefixCacheReusedRatio {
+				t.Errorf("%s: outputs differ when %s", name, v.what)
+			}
 		}
 	}
 }
