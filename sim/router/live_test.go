@@ -7,7 +7,7 @@ import (
 )
 
 // Property: liveCounts keeps exact counts, against a Go map, for dense and hashed keys, through
-// counters that saturate their 16 bits and come back down, and reports exactly the transitions
+// counters that saturate their 8 bits and come back down, and reports exactly the transitions
 // between held and not held.
 func TestLiveCountsAgainstAMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
@@ -20,15 +20,15 @@ func TestLiveCountsAgainstAMap(t *testing.T) {
 				t.Fatalf("dense %d key %d: live %v with %d holders", dense, k, got, want[k])
 			}
 		}
-		// A key past the 16-bit counter: up over the saturation point and back to zero.
+		// A key past the 8-bit counter: up over the saturation point and back to zero.
 		for _, k := range []uint64{3, 40} {
-			for n := 0; n < math.MaxUint16+10; n++ {
+			for n := 0; n < math.MaxUint8+10; n++ {
 				if became := l.inc(k); became != (n == 0) {
 					t.Fatalf("dense %d key %d inc %d: became live %v", dense, k, n, became)
 				}
 				want[k]++
 			}
-			for n := math.MaxUint16 + 10; n > 0; n-- {
+			for n := math.MaxUint8 + 10; n > 0; n-- {
 				if gone := l.dec(k); gone != (n == 1) {
 					t.Fatalf("dense %d key %d dec at %d holders: gone %v", dense, k, n, gone)
 				}

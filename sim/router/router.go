@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/servesweep/servesweep/sim/blockmap"
 	"github.com/servesweep/servesweep/sim/config"
 )
 
@@ -86,10 +85,10 @@ type Router struct {
 	rng   *rand.Rand
 	rr    int
 
-	index      *blockmap.Table[uint64] // block key → bitmask of slots caching it
-	prefill    []int64                 // active prefill tokens per slot
-	live       []liveCounts            // per slot: prompt block key → requests holding it
-	liveCount  []int64                 // live decode blocks per slot
+	index      *slotMasks   // block key → bitmask of slots caching it
+	prefill    []int64      // active prefill tokens per slot
+	live       []liveCounts // per slot: prompt block key → requests holding it
+	liveCount  []int64      // live decode blocks per slot
 	cost       []float64
 	overlap    []int32
 	reqSlot    []int32
@@ -137,12 +136,11 @@ func New(opt Options) (*Router, error) {
 	}
 	dense := min(max(opt.DenseKeys, 0), MaxDenseKeys)
 	if opt.UseOverlap {
-		p.index = new(blockmap.Table[uint64])
+		ring := 0
 		if opt.DenseKeys > dense && opt.RingSlots > 0 {
-			p.index.ResetRing(opt.RingSlots)
-		} else {
-			p.index.Reset(dense)
+			ring = opt.RingSlots
 		}
+		p.index = newSlotMasks(slots, dense, ring)
 	}
 	if opt.TrackDecode && opt.AssumeReuse {
 		p.live = make([]liveCounts, slots)
@@ -190,19 +188,21 @@ func (p *Router) SetAccepting(worker int, on bool) {
 // accepts reports whether slot's worker takes new requests.
 func (p *Router) accepts(slot int) bool { return p.off == nil || !p.off[slot/p.opt.Ranks] }
 
-// MaxDenseKeys bounds the dense part of the overlap index (2^22 keys: 32 MB of slot masks).
+// MaxDenseKeys bounds the dense part of the overlap index (2^22 keys: 4 MB of 8-bit slot masks
+// for up to 8 slots, 32 MB of 64-bit ones beyond).
 const MaxDenseKeys = 1 << 22
 
 // MaxDenseLive bounds the dense parts of the per-slot live block counts together, in keys
-// (slots × DenseKeys; 2^21: 4 MB of 16-bit counters, liveCounts): beyond it they hash. Few keys
+// (slots × DenseKeys; 2^22: 4 MB of 8-bit counters, liveCounts, so that 8 slots of a workload
+// with 500,000 shared blocks stay dense): beyond it they hash or use rings. Few keys
 // are live on a slot at once, so for a large workload the hashed counts take far less memory for
 // a little more time.
-const MaxDenseLive = 1 << 21
+const MaxDenseLive = 1 << 22
 
 // Stored records that slot now caches the block with key k (a KV event at pass end).
 func (p *Router) Stored(slot int, k uint64) {
 	if p.index != nil {
-		*p.index.Ptr(k) |= 1 << uint(slot)
+		p.index.set(k, slot)
 	}
 }
 
@@ -211,10 +211,7 @@ func (p *Router) Removed(slot int, k uint64) {
 	if p.index == nil {
 		return
 	}
-	if m := p.index.Ptr(k); *m != 0 {
-		*m &^= 1 << uint(slot)
-	}
-	p.index.Clean(k)
+	p.index.unset(k, slot)
 }
 
 // Route places request req, whose prompt is isl tokens, and returns its slot and the number of
@@ -324,7 +321,7 @@ func (p *Router) computeOverlap(keys []uint32) {
 	}
 	depth := int32(0)
 	for _, k := range keys {
-		m := p.index.Get(uint64(k)) & alive
+		m := p.index.get(uint64(k)) & alive
 		for dead := alive &^ m; dead != 0; dead &= dead - 1 {
 			p.overlap[trailingZeros(dead)] = depth
 		}

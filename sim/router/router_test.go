@@ -299,8 +299,19 @@ func TestDenseKeysRouteAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ring.index.RingSlots() != 8 || ring.live[0].counts.RingSlots() != 2 {
-		t.Fatalf("ring sizes %d and %d, want 8 and 2", ring.index.RingSlots(), ring.live[0].counts.RingSlots())
+	// Hashed with 64-bit slot masks instead of 8-bit ones.
+	opt.DenseKeys, opt.RingSlots = 0, 0
+	narrowSlots = 0
+	wide, err := New(opt)
+	narrowSlots = 8
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wide.index.wide == nil || hashed.index.narrow == nil {
+		t.Fatal("the reference router has no 64-bit masks, or the others no 8-bit ones")
+	}
+	if ring.index.ringSlots() != 8 || ring.live[0].counts.RingSlots() != 2 {
+		t.Fatalf("ring sizes %d and %d, want 8 and 2", ring.index.ringSlots(), ring.live[0].counts.RingSlots())
 	}
 	// Prompts walk a binary tree of 80 keys (key k's children are 2k+1 and 2k+2), so prefixes
 	// are shared and keys fall on both sides of the dense bound.
@@ -319,10 +330,12 @@ func TestDenseKeysRouteAlike(t *testing.T) {
 				hashed.Stored(slot, k)
 				dense.Stored(slot, k)
 				ring.Stored(slot, k)
+				wide.Stored(slot, k)
 			} else {
 				hashed.Removed(slot, k)
 				dense.Removed(slot, k)
 				ring.Removed(slot, k)
+				wide.Removed(slot, k)
 			}
 		}
 		if len(routed) > 0 && rng.IntN(3) == 0 {
@@ -330,6 +343,7 @@ func TestDenseKeysRouteAlike(t *testing.T) {
 			hashed.Free(routed[k])
 			dense.Free(routed[k])
 			ring.Free(routed[k])
+			wide.Free(routed[k])
 			routed = append(routed[:k], routed[k+1:]...)
 		}
 		h := path()
@@ -337,8 +351,10 @@ func TestDenseKeysRouteAlike(t *testing.T) {
 		a, oa := hashed.Route(i, isl, h)
 		b, ob := dense.Route(i, isl, h)
 		c, oc := ring.Route(i, isl, h)
-		if a != b || oa != ob || a != c || oa != oc {
-			t.Fatalf("request %d: slot %d overlap %d hashed, slot %d overlap %d dense, slot %d overlap %d ring", i, a, oa, b, ob, c, oc)
+		d, od := wide.Route(i, isl, h)
+		if a != b || oa != ob || a != c || oa != oc || a != d || oa != od {
+			t.Fatalf("request %d: slot %d overlap %d hashed, slot %d overlap %d dense, slot %d overlap %d ring, slot %d overlap %d wide",
+				i, a, oa, b, ob, c, oc, d, od)
 		}
 		for w := 0; w < 6; w++ {
 			if x, y, z := hashed.ActiveDecodeBlocks(w), dense.ActiveDecodeBlocks(w), ring.ActiveDecodeBlocks(w); x != y || x != z {
@@ -347,7 +363,7 @@ func TestDenseKeysRouteAlike(t *testing.T) {
 		}
 		routed = append(routed, i)
 	}
-	if hashed.index.Len() != dense.index.Len() || hashed.index.Len() != ring.index.Len() || hashed.index.Len() == 0 {
-		t.Fatalf("overlap index holds %d keys hashed, %d dense", hashed.index.Len(), dense.index.Len())
+	if hashed.index.len() != dense.index.len() || hashed.index.len() != ring.index.len() || hashed.index.len() != wide.index.len() || hashed.index.len() == 0 {
+		t.Fatalf("overlap index holds %d keys hashed, %d dense", hashed.index.len(), dense.index.len())
 	}
 }
