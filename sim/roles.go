@@ -178,6 +178,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 				MaxBatchedTokens: spec.Scheduler.MaxBatchedTokens, MaxSequences: spec.Scheduler.MaxSequences,
 				BlockSize: bs, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching, DenseKeys: denseKeys, RingKeys: ringKeys,
 				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Unchunked: unchunked, Speculation: speculation, Worker: int32(w), Rank: int32(k),
+				GeneralPasses: generalPasses,
 			}, reqs)
 			if err != nil {
 				return err
@@ -247,6 +248,27 @@ func (p *role) leakedBlocks() int {
 	}
 	return n
 }
+
+// syncEngines brings every worker's running requests up to date (engine.Engine.Sync): for
+// reading them once the loop has stopped.
+func (p *role) syncEngines() {
+	for _, w := range p.workers {
+		for _, e := range w.ranks {
+			e.Sync()
+			if steadyCount != nil {
+				*steadyCount += e.SteadyPasses()
+			}
+		}
+	}
+}
+
+// generalPasses, set only by tests, forms every pass of a run on the engines' general path
+// (engine.Config.GeneralPasses): the reference steady decode runs must match. steadyCount, when
+// a test sets it, receives the passes the run's engines formed in steady decode runs.
+var (
+	generalPasses bool
+	steadyCount   *int64
+)
 
 func (p *role) engine(slot int) *engine.Engine { return p.workers[slot/p.ranks].ranks[slot%p.ranks] }
 

@@ -210,6 +210,11 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	if err := s.loop(ctx); err != nil {
 		return nil, err
 	}
+	for _, p := range []*role{s.prefill, s.decoding} {
+		if p != nil {
+			p.syncEngines()
+		}
+	}
 
 	in := &metrics.Input{
 		Requests:            s.reqs,

@@ -297,8 +297,9 @@ func TestDeterministic(t *testing.T) {
 // (blockmap.Table), and a small run's pass ends queue apart from the event heap
 // (runState.passEnds). None may change a single output: every scenario below, under KV pressure
 // (preemptions, retractions) and with prefix sharing, gives the same records and summary as when
-// every registration goes through the index, as when every index hashes its keys, and as when
-// every pass end goes through the event heap.
+// every registration goes through the index, as when every index hashes its keys, as when
+// every pass end goes through the event heap, and as when no pass is formed by a steady decode
+// run (engine.Engine's steady.go).
 func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 	sessions := config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 40, OutputTokensPerTurn: 12,
 		Session: &config.SessionShape{Turns: 3, SharedPrefixRatio: 0.5, PrefixGroups: 3, InterTurnDelayMs: 5}}
@@ -340,10 +341,23 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 		"planner": func() *config.Config {
 			return plannerConfig(56, 1, 5, 0.5, []config.LoadPhase{{UntilSeconds: 3, RequestsPerSecond: 2}, {UntilSeconds: 100, RequestsPerSecond: 20}})
 		},
+		// The planner scaling workers that decode: steady decode runs on workers added and drained.
+		"planner decoding": func() *config.Config {
+			cfg := plannerConfig(80, 1, 5, 0.5, []config.LoadPhase{{UntilSeconds: 2, RequestsPerSecond: 2}, {UntilSeconds: 100, RequestsPerSecond: 12}})
+			cfg.Traffic.Source.OutputTokens = 60
+			cfg.Engine.Workers.Aggregated.Scheduler.MaxSequences = 8
+			return cfg
+		},
 	}
 	for name, mk := range cases {
+		var steady int64
+		steadyCount = &steady
 		lazy := mustRun(t, mk())
-		if lazy.Summary.Preemptions == 0 && name != "sessions kv_router" && name != "trtllm" && name != "planner" &&
+		steadyCount = nil
+		if steady == 0 && name != "sglang retractions" && name != "planner" { // no decode step; SGLang's own passes
+			t.Errorf("%s: no steady decode pass: the case does not exercise steady runs", name)
+		}
+		if lazy.Summary.Preemptions == 0 && name != "sessions kv_router" && name != "trtllm" && !strings.HasPrefix(name, "planner") &&
 			name != "disaggregated sessions kv_router" { // TensorRT-LLM never preempts
 			t.Errorf("%s: no preemption: the case does not exercise dropped KV", name)
 		}
@@ -365,6 +379,7 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 				}
 			}},
 			{"every key index is a ring", func(on bool) { ringAllKeys = on }},
+			{"every pass is formed on the general path (no steady decode runs)", func(on bool) { generalPasses = on }},
 		}
 		a, _ := json.Marshal(RequestRecords(lazy))
 		for _, v := range variants {

@@ -88,6 +88,9 @@ type Config struct {
 	Speculation *Speculation
 	// Worker and Rank identify the engine; requests placed on it carry the same pair.
 	Worker, Rank int32
+	// GeneralPasses forms every pass on the general path, without steady decode runs (steady.go):
+	// the reference their outputs must match, for tests.
+	GeneralPasses bool
 }
 
 // Engine is one vLLM-style rank scheduler with its KV block pool (engine-internals.md §1.2).
@@ -121,8 +124,11 @@ type Engine struct {
 	ready       []int32
 	readyKV     int
 	preemptions int64
-	sg          sglangState
-	spec        SpeculationStats
+	// steadyPasses counts the passes formed by steady decode runs (SteadyPasses).
+	steadyPasses int64
+	sg           sglangState
+	spec         SpeculationStats
+	steady       steadyRun
 }
 
 // New returns an idle engine over the request slice reqs (shared with the caller).
@@ -186,6 +192,10 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	if e.cfg.Style == StyleSGLang {
 		return e.scheduleSGLang(nowMs)
 	}
+	if e.steady.left > 0 && len(e.waiting) == e.wHead {
+		return e.scheduleSteady()
+	}
+	e.Sync()
 	budget := int32(e.cfg.MaxBatchedTokens)
 	e.newPass()
 	preempted := false
@@ -590,6 +600,9 @@ func (e *Engine) dropKV(r *Request) {
 // the number of tokens that continued a pass run (Request.EachRun): the requests whose ITL sample
 // in this pass is the pass's gap.
 func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (continued int32) {
+	if e.steady.inPass {
+		return e.completeSteady(endMs, pass)
+	}
 	finished := 0
 	for _, ri := range e.ready {
 		r := &e.reqs[ri]
@@ -643,6 +656,9 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		}
 	}
 	if finished == 0 {
+		if !e.cfg.GeneralPasses && len(e.ready) == len(e.running) && len(e.waiting) == e.wHead && e.cfg.Speculation == nil {
+			e.startSteady(endMs, pass)
+		}
 		return continued
 	}
 	kept := e.running[:0]

@@ -8,19 +8,20 @@ import (
 	"github.com/servesweep/servesweep/sim/timing"
 )
 
-// recorder is a timing.Model that charges passMs for every pass and keeps a copy of the last
-// batch it priced, so a test can assert exactly what the scheduler put in a pass.
+// recorder is a timing.Model that charges passMs for every pass, plus perKVToken for every KV
+// token a decode step attends to, and keeps a copy of the last batch it priced, so a test can
+// assert exactly what the scheduler put in a pass.
 type recorder struct {
-	passMs float64
-	last   timing.Batch
-	calls  int
+	passMs, perKVToken float64
+	last               timing.Batch
+	calls              int
 }
 
 // PassMs implements timing.Model.
 func (m *recorder) PassMs(b *timing.Batch) float64 {
 	m.last = *b
 	m.calls++
-	return m.passMs
+	return m.passMs + m.perKVToken*float64(b.DecodeStepKVTokens)
 }
 
 // spec is one request of a scenario: prompt and output lengths and the chained block hashes of
@@ -42,6 +43,12 @@ type harness struct {
 	// gives it (UniqueBlockKey); shared hashes keep their value.
 	engineHash map[uint64]uint64
 	pass       int32
+	// noSync leaves steady decode runs running across passes (step does not Sync), and
+	// lastContinued is the continued count of the last pass.
+	noSync        bool
+	lastContinued int32
+	// midSync, when set, is asked before each Complete whether to Sync with the pass in flight.
+	midSync func() bool
 }
 
 const testPassMs = 10
@@ -125,12 +132,20 @@ func (h *harness) step() (b timing.Batch, scheduled bool, first, done []int32) {
 	if h.m.calls != calls+1 {
 		h.t.Fatalf("pass %d: priced %d times, want once", h.pass+1, h.m.calls-calls)
 	}
-	if dur != testPassMs {
+	if h.m.perKVToken == 0 && dur != testPassMs {
 		h.t.Fatalf("pass %d: duration %v, want the model's %v", h.pass+1, dur, testPassMs)
 	}
 	b = h.m.last
-	h.e.Complete(h.now+dur, h.pass, func(ri int32) { first = append(first, ri) }, func(ri int32) { done = append(done, ri) })
+	if h.midSync != nil && h.midSync() {
+		h.e.Sync()
+	}
+	h.lastContinued = h.e.Complete(h.now+dur, h.pass, func(ri int32) { first = append(first, ri) }, func(ri int32) { done = append(done, ri) })
 	h.checkPool(fmt.Sprintf("pass %d after Complete", h.pass+1))
+	if !h.noSync {
+		// The tests read the requests after every pass: bring them up to date as the simulation
+		// does before reading them (a steady decode run then lasts one pass at a time).
+		h.e.Sync()
+	}
 	h.now += dur
 	h.pass++
 	return b, true, first, done

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// Property: steady decode runs change nothing. Two engines over the same random requests, one
+// forming every pass on the general path (GeneralPasses), are driven alike, the steady one
+// brought up to date (Sync) only now and then so that its runs last many passes: every pass
+// has the same batch, duration, continued count, first tokens, completions and prefix-cache
+// events, and at every Sync the requests and the KV pools are equal field by field. Some Syncs
+// come with a pass in flight, as when a run stops at its virtual-time limit. The requests
+// share prefixes, arrive at random passes and press on the pool (preemptions); a pass's time
+// grows with the KV its decode steps attend to, so a wrong batch shows in the clock.
+func TestSteadyRunsMatchGeneralPath(t *testing.T) {
+	steadyTotal := int64(0)
+	for seed := uint64(1); seed <= 40; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		const bs = 8
+		specs := make([]spec, 10+rng.IntN(30))
+		for i := range specs {
+			prompt := int32(1 + rng.IntN(60))
+			output := int32(1 + rng.IntN(90))
+			// Chained block hashes over prompt and output: a random prefix group shares its
+			// first blocks, the rest are the request's own.
+			group, sharedN := uint64(rng.IntN(3)), rng.IntN(4)
+			n := int((prompt + output) / bs)
+			hashes := make([]uint64, n)
+			for j := range hashes {
+				if j < sharedN {
+					hashes[j] = group*16 + uint64(j) + 1
+				} else {
+					hashes[j] = 1<<20 + uint64(i)<<8 + uint64(j)
+				}
+			}
+			specs[i] = spec{prompt: prompt, output: output, hashes: hashes}
+		}
+		cfg := Config{MaxBatchedTokens: []int{4, 8, 16 + rng.IntN(64)}[rng.IntN(3)], MaxSequences: 2 + rng.IntN(12), BlockSize: bs,
+			CapacityBlocks: 12 + rng.IntN(60), PrefixCaching: rng.IntN(4) != 0}
+		if rng.IntN(3) == 0 {
+			cfg.Style = StyleTRTLLM
+		}
+		ref := cfg
+		ref.GeneralPasses = true
+		a, b := newHarness(t, cfg, specs...), newHarness(t, ref, specs...)
+		a.noSync = true
+		a.midSync = func() bool { return rng.IntN(30) == 0 }
+		a.m.perKVToken, b.m.perKVToken = 0.01, 0.01
+		var evA, evB []string
+		a.e.Pool().OnStored = func(k uint64) { evA = append(evA, fmt.Sprint("+", k)) }
+		a.e.Pool().OnRemoved = func(k uint64) { evA = append(evA, fmt.Sprint("-", k)) }
+		b.e.Pool().OnStored = func(k uint64) { evB = append(evB, fmt.Sprint("+", k)) }
+		b.e.Pool().OnRemoved = func(k uint64) { evB = append(evB, fmt.Sprint("-", k)) }
+		next := 0
+		compare := func(when string) {
+			t.Helper()
+			a.e.Sync()
+			for i := range a.reqs {
+				if !reflect.DeepEqual(a.reqs[i], b.reqs[i]) {
+					t.Fatalf("seed %d %s: request %d differs\nsteady  %+v\ngeneral %+v", seed, when, i, a.reqs[i], b.reqs[i])
+				}
+			}
+			pa, pb := *a.e.Pool(), *b.e.Pool()
+			pa.OnStored, pa.OnRemoved, pb.OnStored, pb.OnRemoved = nil, nil, nil, nil
+			if !reflect.DeepEqual(pa, pb) {
+				t.Fatalf("seed %d %s: KV pools differ", seed, when)
+			}
+		}
+		for pass := 0; pass < 3000 && (next < len(specs) || a.e.HasWork()); pass++ {
+			for next < len(specs) && rng.IntN(6) == 0 {
+				a.e.Submit(int32(next))
+				b.e.Submit(int32(next))
+				next++
+			}
+			if !b.e.HasWork() {
+				if a.e.HasWork() {
+					t.Fatalf("seed %d pass %d: the steady engine has work, the general one none", seed, pass)
+				}
+				continue
+			}
+			ba, sa, fa, da := a.step()
+			bb, sb, fb, db := b.step()
+			when := fmt.Sprintf("pass %d", pass)
+			if sa != sb || ba != bb || a.now != b.now || !reflect.DeepEqual(fa, fb) || !reflect.DeepEqual(da, db) {
+				t.Fatalf("seed %d %s: steady %v %+v at %v first %v done %v; general %v %+v at %v first %v done %v",
+					seed, when, sa, ba, a.now, fa, da, sb, bb, b.now, fb, db)
+			}
+			if !reflect.DeepEqual(evA, evB) {
+				t.Fatalf("seed %d %s: prefix-cache events %v, general path %v", seed, when, evA, evB)
+			}
+			if a.lastContinued != b.lastContinued {
+				t.Fatalf("seed %d %s: continued %d, general path %d", seed, when, a.lastContinued, b.lastContinued)
+			}
+			evA, evB = evA[:0], evB[:0]
+			if rng.IntN(25) == 0 {
+				compare(when)
+			}
+		}
+		compare("end")
+		if a.e.SteadyPasses() == 0 && b.e.SteadyPasses() != 0 {
+			t.Fatalf("seed %d: steady passes %d, and %d on the general path", seed, a.e.SteadyPasses(), b.e.SteadyPasses())
+		}
+		steadyTotal += a.e.SteadyPasses()
+	}
+	if steadyTotal < 1000 {
+		t.Fatalf("only %d steady passes over all seeds: the test does not exercise steady runs", steadyTotal)
+	}
+}
