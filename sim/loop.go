@@ -39,7 +39,7 @@ type runState struct {
 	// passEnds holds the pending pass ends (one per busy worker) apart from events when the
 	// run has at most maxListedWorkers workers, minPass the index of the first by (time, seq)
 	// (-1: none): a scan of a few workers costs less than heap operations on every pass.
-	passEnds    []event
+	passEnds    passList
 	minPass     int
 	listPasses  bool
 	seq         int64
@@ -185,6 +185,25 @@ const maxListedWorkers = 16
 // listed pass ends must match.
 var heapPasses bool
 
+// passList is the listed pass ends, one entry per busy worker, in parallel slices so that the
+// scan for the first reads only times: time, sequence number and the worker (role << 28 |
+// worker index).
+type passList struct {
+	timeMs []float64
+	seq    []int64
+	who    []int32
+}
+
+func (l *passList) len() int { return len(l.timeMs) }
+
+// before reports whether entry i comes before entry j by (time, seq).
+func (l *passList) before(i, j int) bool {
+	if l.timeMs[i] != l.timeMs[j] {
+		return l.timeMs[i] < l.timeMs[j]
+	}
+	return l.seq[i] < l.seq[j]
+}
+
 // pushPass queues a pass end: in passEnds when listed, else in the event heap. The sequence
 // number is taken the same way in both, so events are applied in the same order.
 func (s *runState) pushPass(e event) {
@@ -192,27 +211,34 @@ func (s *runState) pushPass(e event) {
 		s.push(e)
 		return
 	}
-	e.seq = s.seq
+	l := &s.passEnds
+	l.timeMs = append(l.timeMs, e.timeMs)
+	l.seq = append(l.seq, s.seq)
+	l.who = append(l.who, int32(e.role)<<28|e.worker)
 	s.seq++
-	s.passEnds = append(s.passEnds, e)
-	if s.minPass < 0 || e.less(s.passEnds[s.minPass]) {
-		s.minPass = len(s.passEnds) - 1
+	if last := len(l.timeMs) - 1; s.minPass < 0 || l.before(last, s.minPass) {
+		s.minPass = last
 	}
 }
 
-// popPass removes and returns the first listed pass end.
-func (s *runState) popPass() event {
-	e := s.passEnds[s.minPass]
-	last := len(s.passEnds) - 1
-	s.passEnds[s.minPass] = s.passEnds[last]
-	s.passEnds = s.passEnds[:last]
+// popPass removes the first listed pass end and returns its role and worker.
+func (s *runState) popPass() (role int8, worker int32) {
+	l := &s.passEnds
+	i, last := s.minPass, len(l.timeMs)-1
+	who := l.who[i]
+	l.timeMs[i], l.seq[i], l.who[i] = l.timeMs[last], l.seq[last], l.who[last]
+	l.timeMs, l.seq, l.who = l.timeMs[:last], l.seq[:last], l.who[:last]
 	s.minPass = -1
-	for i := range s.passEnds {
-		if s.minPass < 0 || s.passEnds[i].less(s.passEnds[s.minPass]) {
-			s.minPass = i
+	if last > 0 {
+		m := 0
+		for j := 1; j < last; j++ {
+			if l.before(j, m) {
+				m = j
+			}
 		}
+		s.minPass = m
 	}
-	return e
+	return int8(who >> 28), who & (1<<28 - 1)
 }
 
 // passFirst reports whether the first listed pass end is due at t and comes before every
@@ -221,8 +247,12 @@ func (s *runState) passFirst(t float64) bool {
 	if s.minPass < 0 {
 		return false
 	}
-	p := &s.passEnds[s.minPass]
-	return p.timeMs == t && (len(s.events) == 0 || p.less(s.events[0]))
+	l := &s.passEnds
+	i := s.minPass
+	if l.timeMs[i] != t {
+		return false
+	}
+	return len(s.events) == 0 || t < s.events[0].timeMs || l.seq[i] < s.events[0].seq
 }
 
 // errStuck reports a worker that has work but cannot schedule any token: a simulator bug.
@@ -232,13 +262,13 @@ func (s *runState) loop(ctx context.Context) error {
 	capMs := s.cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000
 	iter := 0
 	var transfers, arrivals, dispatches, ticks []int32
-	for len(s.events) > 0 || len(s.passEnds) > 0 || s.nextScheduled < len(s.scheduled) {
+	for len(s.events) > 0 || s.passEnds.len() > 0 || s.nextScheduled < len(s.scheduled) {
 		t := math.Inf(1)
 		if len(s.events) > 0 {
 			t = s.events[0].timeMs
 		}
 		if s.minPass >= 0 {
-			t = min(t, s.passEnds[s.minPass].timeMs)
+			t = min(t, s.passEnds.timeMs[s.minPass])
 		}
 		if s.nextScheduled < len(s.scheduled) {
 			t = min(t, s.scheduled[s.nextScheduled].timeMs)
@@ -273,8 +303,8 @@ func (s *runState) loop(ctx context.Context) error {
 		}
 		for {
 			if s.passFirst(t) {
-				e := s.popPass()
-				s.completePass(s.roleOf(e.role), int(e.worker))
+				role, worker := s.popPass()
+				s.completePass(s.roleOf(role), int(worker))
 				continue
 			}
 			if len(s.events) == 0 || s.events[0].timeMs != t {
@@ -361,7 +391,7 @@ func (s *runState) eventsLeft() bool {
 	if s.plan != nil {
 		queued = s.plan.queued
 	}
-	return len(s.events)+len(s.passEnds) > queued || s.nextScheduled < len(s.scheduled)
+	return len(s.events)+s.passEnds.len() > queued || s.nextScheduled < len(s.scheduled)
 }
 
 // workLeft reports whether the run has anything to do besides planner ticks: eventsLeft, or a
