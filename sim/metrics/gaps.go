@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -9,11 +10,14 @@ import (
 // each). Entries with a count <= 0 or a non-finite value are not samples; negative values count
 // as 0 (latency samples are clamped at >= 0). A segment with log set is chunk number chunk of
 // that PassLog, spilled to its store's file: v and c are nil, and segReader reads it back.
+// ranged says that lo and hi bound every finite value of v (samples or not).
 type segment struct {
-	v     []float64
-	c     []int32
-	log   *PassLog
-	chunk int
+	v      []float64
+	c      []int32
+	log    *PassLog
+	chunk  int
+	lo, hi float64
+	ranged bool
 }
 
 // segReader visits the segments of a population in order, reading spilled ones back into one
@@ -81,19 +85,25 @@ const msPerSecond = 1000.0
 // is returned as the error.
 func gapStats(segs []segment) (itl, perUser Stats, err error) {
 	r := &segReader{segs: segs}
+	base, top, ok := keyRange(segs)
+	if !ok {
+		return Stats{}, Stats{}, nil
+	}
 	var n, zeros int64
 	minV, maxV, minPos := math.Inf(1), math.Inf(-1), math.Inf(1)
 	var fsum, fsumU fastSum
 	// The scan for the sums also counts the first level of the percentile selection, which is the
-	// same for every rank (selectRanks).
-	first := newSelGroup(0, 64)
+	// same for every rank: firstBits wide over the population's key range [base, top], so that a
+	// rank's bucket usually holds few enough entries to be gathered in the next scan.
+	span := uint(bits.Len64(top - base))
+	first := newSelGroup(0, span, min(firstBits, span))
 	for s := r.next(); s != nil; s = r.next() {
 		for i := range s.v {
 			v, c, ok := s.sample(i)
 			if !ok {
 				continue
 			}
-			first.count(math.Float64bits(v), c)
+			first.count(math.Float64bits(v)-base, c)
 			n += c
 			minV, maxV = min(minV, v), max(maxV, v)
 			fsum.addProduct(v, float64(c))
@@ -155,7 +165,7 @@ func gapStats(segs []segment) (itl, perUser Stats, err error) {
 		}
 	}
 	var vals [10]float64
-	sel := newSelection(ranks[:nr], vals[:nr])
+	sel := newSelection(ranks[:nr], vals[:nr], base, span)
 	sel.groups = append(sel.groups, first)
 	sel.resolve()
 	// The scan for the squares also counts the selection's second level.
@@ -169,7 +179,7 @@ func gapStats(segs []segment) (itl, perUser Stats, err error) {
 			fssU.addProduct(float64(du*du), c)
 		}
 		if level {
-			sel.count(math.Float64bits(v), int64(c))
+			sel.count(math.Float64bits(v)-base, int64(c))
 		}
 	}); err != nil {
 		return Stats{}, Stats{}, err
@@ -221,14 +231,41 @@ func eachGap(r *segReader, fn func(v, c float64)) error {
 }
 
 // Radix selection: a value >= 0 orders like its IEEE-754 bits read as an unsigned integer, so the
-// value at a rank is found digit by digit from the top: each level counts, over the entries
-// whose higher bits match the target's, the weight per next digit (digitBits wide) and keeps the
-// digit where the rank falls. Once few enough entries share the target's prefix they are
-// gathered and sorted instead.
+// value at a rank is found digit by digit from the top of its key, the bits minus those of the
+// population's least value (base): the first level counts firstBits-wide digits over the whole
+// key range, each later level, over the entries whose higher bits match the target's, the
+// weight per next digit (digitBits wide), and keeps the digit where the rank falls. Once few
+// enough entries share the target's prefix they are gathered and sorted instead.
 const (
+	firstBits   = 16
 	digitBits   = 12
 	gatherLimit = 4096
 )
+
+// keyRange returns the key bounds of the samples of segs (the IEEE-754 bits of the least and
+// greatest value, clamped at 0 as samples are) and false when there is no finite bound (no
+// sample). A ranged segment's bounds are taken as given (they may be wider: the population's
+// range then is too, which only coarsens the first level); the others are scanned.
+func keyRange(segs []segment) (base, top uint64, ok bool) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range segs {
+		s := &segs[i]
+		if s.ranged {
+			lo, hi = min(lo, s.lo), max(hi, s.hi)
+			continue
+		}
+		for j := range s.v {
+			if v, _, ok := s.sample(j); ok {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+	}
+	lo, hi = max(lo, 0), min(max(hi, 0), math.MaxFloat64)
+	if !(lo <= hi) || math.IsInf(lo, 0) {
+		return 0, 0, false
+	}
+	return math.Float64bits(lo), math.Float64bits(hi), true
+}
 
 // selTarget is one rank being selected: the entries with key>>shift == prefix hold it, at rank
 // rem among them (0-based, ascending).
@@ -244,6 +281,7 @@ type selTarget struct {
 type selGroup struct {
 	prefix  uint64
 	shift   uint
+	width   uint // digit bits counted (histogram)
 	gather  bool
 	weights []int64 // per digit (histogram) or nil when gathering
 	entries []int64
@@ -256,9 +294,9 @@ type keyCount struct {
 }
 
 // newSelGroup returns the group of the targets whose entries have key>>shift == prefix, counting
-// a histogram of their next digit.
-func newSelGroup(prefix uint64, shift uint) *selGroup {
-	return &selGroup{prefix: prefix, shift: shift, weights: make([]int64, 1<<digitBits), entries: make([]int64, 1<<digitBits)}
+// a histogram of their next digit, width bits wide (width <= shift).
+func newSelGroup(prefix uint64, shift, width uint) *selGroup {
+	return &selGroup{prefix: prefix, shift: shift, width: width, weights: make([]int64, 1<<width), entries: make([]int64, 1<<width)}
 }
 
 // count adds an entry of key with count c to the group when its prefix matches.
@@ -270,8 +308,7 @@ func (g *selGroup) count(key uint64, c int64) {
 		g.buf = append(g.buf, keyCount{key, c})
 		return
 	}
-	width := min(uint(digitBits), g.shift)
-	d := (key >> (g.shift - width)) & (1<<width - 1)
+	d := (key >> (g.shift - g.width)) & (1<<g.width - 1)
 	g.weights[d] += c
 	g.entries[d]++
 }
@@ -282,14 +319,15 @@ type selection struct {
 	ts     []selTarget
 	out    []float64
 	groups []*selGroup
+	base   uint64 // keys are value bits minus base
 }
 
 // newSelection starts selecting the values at 0-based ranks (each below the population's total
-// weight) into out.
-func newSelection(ranks []int64, out []float64) *selection {
-	s := &selection{ts: make([]selTarget, len(ranks)), out: out}
+// weight) into out, over keys of span bits that are value bits minus base.
+func newSelection(ranks []int64, out []float64, base uint64, span uint) *selection {
+	s := &selection{ts: make([]selTarget, len(ranks)), out: out, base: base}
 	for i, r := range ranks {
-		s.ts[i] = selTarget{shift: 64, rem: r, entries: -1}
+		s.ts[i] = selTarget{shift: span, rem: r, entries: -1}
 	}
 	return s
 }
@@ -304,7 +342,7 @@ func (s *selection) next() bool {
 			continue
 		}
 		if t.shift == 0 {
-			s.out[i], t.done = math.Float64frombits(t.prefix), true
+			s.out[i], t.done = math.Float64frombits(t.prefix+s.base), true
 			continue
 		}
 		found := false
@@ -317,7 +355,7 @@ func (s *selection) next() bool {
 		if !found {
 			g := &selGroup{prefix: t.prefix, shift: t.shift, gather: t.entries >= 0 && t.entries <= gatherLimit}
 			if !g.gather {
-				g = newSelGroup(t.prefix, t.shift)
+				g = newSelGroup(t.prefix, t.shift, min(uint(digitBits), t.shift))
 			}
 			s.groups = append(s.groups, g)
 		}
@@ -345,10 +383,10 @@ func (s *selection) resolve() {
 				continue
 			}
 			if g.gather {
-				s.out[i], t.done = pickGathered(g.buf, t.rem), true
+				s.out[i], t.done = math.Float64frombits(pickGathered(g.buf, t.rem)+s.base), true
 				break
 			}
-			width := min(uint(digitBits), t.shift)
+			width := g.width
 			var cum int64
 			for d, w := range g.weights[:1<<width] {
 				if t.rem < cum+w {
@@ -372,15 +410,15 @@ func scanLevel(r *segReader, s *selection) error {
 	for seg := r.next(); seg != nil; seg = r.next() {
 		for i := range seg.v {
 			if v, c, ok := seg.sample(i); ok {
-				s.count(math.Float64bits(v), c)
+				s.count(math.Float64bits(v)-s.base, c)
 			}
 		}
 	}
 	return r.err
 }
 
-// pickGathered is the value at rank rem among the gathered entries.
-func pickGathered(buf []keyCount, rem int64) float64 {
+// pickGathered is the key at rank rem among the gathered entries.
+func pickGathered(buf []keyCount, rem int64) uint64 {
 	slices.SortFunc(buf, func(a, b keyCount) int {
 		switch {
 		case a.key < b.key:
@@ -394,8 +432,8 @@ func pickGathered(buf []keyCount, rem int64) float64 {
 	for _, e := range buf {
 		cum += e.count
 		if rem < cum {
-			return math.Float64frombits(e.key)
+			return e.key
 		}
 	}
-	return math.Float64frombits(buf[len(buf)-1].key)
+	return buf[len(buf)-1].key
 }

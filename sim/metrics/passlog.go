@@ -56,6 +56,23 @@ type logChunk struct {
 	off int64      // the chunk's offset in the spill file, when spilled
 	// fix lists the uncounts of a spilled chunk, applied each time it is read back.
 	fix []passRange
+	// lo and hi bound the chunk's finite gaps (every entry, sample or not), taken when it
+	// filled (ranged): the statistics size their first selection level from them without a
+	// scan.
+	lo, hi float64
+	ranged bool
+}
+
+// gapRange returns the least and greatest finite values of gaps (+Inf and -Inf when there is
+// none): a non-finite gap is never a sample.
+func gapRange(gaps []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, v := range gaps {
+		if v-v == 0 { // finite: NaN and ±Inf give NaN
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	return lo, hi
 }
 
 // passRange is a range [lo, hi] of pass indices within one chunk whose counts lose one
@@ -86,10 +103,17 @@ func (l *PassLog) Append(gapMs float64, continued int32) {
 // written to the spill file and its buffer reused; otherwise a new chunk is allocated.
 func (l *PassLog) grow() {
 	st := l.store
+	if l.cur != nil {
+		// The chunk just filled is still in cache: bound its gaps now.
+		last := &l.chunks[len(l.chunks)-1]
+		last.lo, last.hi = gapRange(l.cur.gapMs[:])
+		last.ranged = true
+	}
 	if l.cur != nil && st != nil && st.err == nil && st.inMem >= st.budget {
 		off, err := st.write(l.cur)
 		if err == nil {
-			l.chunks[len(l.chunks)-1] = logChunk{off: off}
+			last := l.chunks[len(l.chunks)-1]
+			l.chunks[len(l.chunks)-1] = logChunk{off: off, lo: last.lo, hi: last.hi, ranged: true}
 			l.chunks = append(l.chunks, logChunk{mem: l.cur})
 			return
 		}
@@ -126,13 +150,19 @@ func (l *PassLog) uncount(first, last int32) {
 // segment that segReader reads back.
 func (l *PassLog) appendSegments(segs []segment) []segment {
 	for i := range l.chunks {
-		c := l.chunks[i].mem
-		if c == nil {
-			segs = append(segs, segment{log: l, chunk: i})
+		ch := &l.chunks[i]
+		if ch.mem == nil {
+			segs = append(segs, segment{log: l, chunk: i, lo: ch.lo, hi: ch.hi, ranged: ch.ranged})
 			continue
 		}
 		n := min(passChunkLen, l.n-i*passChunkLen)
-		segs = append(segs, segment{v: c.gapMs[:n], c: c.continued[:n]})
+		seg := segment{v: ch.mem.gapMs[:n], c: ch.mem.continued[:n], lo: ch.lo, hi: ch.hi, ranged: ch.ranged}
+		if !ch.ranged {
+			// The chunk being filled.
+			seg.lo, seg.hi = gapRange(seg.v)
+			seg.ranged = true
+		}
+		segs = append(segs, seg)
 	}
 	return segs
 }
