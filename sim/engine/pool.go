@@ -25,8 +25,9 @@ type BlockPool struct {
 	// block registered unmapped (registerUnique) caches like any other but is found by no lookup
 	// until mapUnique maps it.
 	mapped []bool
-	// Intrusive doubly linked LRU list of inactive registered blocks; -1 terminates.
-	prev, next       []int32
+	// Intrusive doubly linked LRU list of inactive registered blocks; -1 terminates. A block's
+	// two links share a cache line.
+	links            []lruLinks
 	lruHead, lruTail int32
 	numInactive      int32
 	free             []int32 // released unregistered blocks (fresh ones are implicit)
@@ -62,6 +63,9 @@ const RingSlotsPerBlock = 16
 // of RingSlotsPerBlock slots per block instead of a dense slice: for workloads with more shared
 // block ids than a dense index may hold. Outputs do not depend on it.
 func (p *BlockPool) IndexByRing() { p.byKey.ResetRing(RingSlotsPerBlock * int(p.capacity)) }
+
+// lruLinks are a block's neighbours in the inactive LRU list (-1: none).
+type lruLinks struct{ prev, next int32 }
 
 // fresh counts blocks never handed out.
 func (p *BlockPool) fresh() int { return int(p.capacity) - len(p.refs) }
@@ -140,8 +144,7 @@ func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
 			p.key = append(p.key, 0)
 			p.registered = append(p.registered, false)
 			p.mapped = append(p.mapped, false)
-			p.prev = append(p.prev, -1)
-			p.next = append(p.next, -1)
+			p.links = append(p.links, lruLinks{-1, -1})
 		} else {
 			b = p.lruHead
 			p.lruRemove(b)
@@ -238,10 +241,9 @@ func (p *BlockPool) release(lease []int32) []int32 {
 }
 
 func (p *BlockPool) lruPush(b int32) {
-	p.prev[b] = p.lruTail
-	p.next[b] = -1
+	p.links[b] = lruLinks{prev: p.lruTail, next: -1}
 	if p.lruTail >= 0 {
-		p.next[p.lruTail] = b
+		p.links[p.lruTail].next = b
 	} else {
 		p.lruHead = b
 	}
@@ -250,15 +252,16 @@ func (p *BlockPool) lruPush(b int32) {
 }
 
 func (p *BlockPool) lruRemove(b int32) {
-	if p.prev[b] >= 0 {
-		p.next[p.prev[b]] = p.next[b]
+	l := p.links[b]
+	if l.prev >= 0 {
+		p.links[l.prev].next = l.next
 	} else {
-		p.lruHead = p.next[b]
+		p.lruHead = l.next
 	}
-	if p.next[b] >= 0 {
-		p.prev[p.next[b]] = p.prev[b]
+	if l.next >= 0 {
+		p.links[l.next].prev = l.prev
 	} else {
-		p.lruTail = p.prev[b]
+		p.lruTail = l.prev
 	}
 	p.numInactive--
 }
@@ -275,7 +278,7 @@ func (p *BlockPool) CheckInvariants(holders []int32) string {
 		state[b] = 'f'
 	}
 	n := int32(0)
-	for b := p.lruHead; b >= 0; b = p.next[b] {
+	for b := p.lruHead; b >= 0; b = p.links[b].next {
 		if state[b] != 0 {
 			return "inactive block also free or listed twice"
 		}
