@@ -39,9 +39,12 @@ func Disabled() bool {
 // Reserve grows the Go heap by n bytes (rounded to whole huge pages) that no object keeps and
 // advises them for transparent huge pages, so that the heap's first n bytes are backed by 2 MiB
 // pages as they are touched. The memory is not touched here: it costs resident memory only as
-// the program uses it, in 2 MiB steps. It returns the advised range [start, end) (0, 0 when
-// nothing was advised: n < 2 MiB, Disabled, or an operating system without transparent huge
-// pages) and the madvise error, if any (the advice is only a hint: callers may ignore it).
+// the program uses it, in 2 MiB steps. Under an address-space limit (ulimit -v) it reserves at
+// most an eighth of the address space left, and nothing under strict overcommit accounting,
+// where a failed mapping would end the program. It returns the advised range [start, end) (0, 0
+// when nothing was advised: n < 2 MiB, Disabled, a limit, or an operating system without
+// transparent huge pages) and the madvise error, if any (the advice is only a hint: callers may
+// ignore it).
 func Reserve(n int) (start, end uintptr, err error) {
 	if n < pageSize || Disabled() {
 		return 0, 0, nil
