@@ -192,7 +192,10 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		}
 		return nil
 	}
+	freshJournal := false
 	if shard == nil {
+		_, statErr := os.Stat(filepath.Join(opts.OutputDir, results.JournalFile))
+		freshJournal = errors.Is(statErr, os.ErrNotExist)
 		if err := prepareSweepDir(opts.OutputDir, opts.Overwrite, x.SpecHash()); err != nil {
 			return err
 		}
@@ -220,6 +223,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	start := time.Now()
 	out, err := sweep.Run(ctx, x.Points, runOpts)
 	if err != nil {
+		if freshJournal {
+			discardEmptyJournal(opts.OutputDir)
+		}
 		return lockedErr(err, "--output-dir "+opts.OutputDir)
 	}
 	elapsed := time.Since(start)
@@ -271,6 +277,19 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	printFront(io.Out, out.Rows, a, w)
 	fmt.Fprintf(io.Out, "Saved results to: %s (report: %s)\n", filepath.Join(opts.OutputDir, results.ParquetFile), w.Report)
 	return sweepOutcome(opts, x, out, a, w)
+}
+
+// discardEmptyJournal removes the journal this invocation created in dir, with its lock and spec
+// files, when it records no point (the sweep stopped before any, e.g. on an unreadable trace),
+// so that a corrected spec can run in the same directory without --overwrite.
+func discardEmptyJournal(dir string) {
+	j := filepath.Join(dir, results.JournalFile)
+	if st, err := os.Stat(j); err != nil || st.Size() != 0 {
+		return
+	}
+	for _, f := range []string{j + results.SpecSuffix, j + results.LockSuffix, j} {
+		_ = os.Remove(f)
+	}
 }
 
 // sweepOutcome returns the error of a finished sweep whose outputs are written: interrupted

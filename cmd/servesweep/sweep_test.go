@@ -760,3 +760,29 @@ func TestProgramName(t *testing.T) {
 		t.Errorf("a path with a space is quoted as %s", got)
 	}
 }
+
+// A sweep that stops before any point (its trace cannot be read) leaves no journal behind: the
+// corrected spec then runs in the same directory without --overwrite. A journal that existed
+// before the failed run is kept.
+func TestSweepFailedBeforeAnyPointLeavesNoJournal(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	bad := append(append([]string{"sweep", "--output-dir", dir, "-q"}, tinyAggregated...),
+		"--set", "traffic.source={type: trace, format: mooncake, paths: [/nonexistent/trace.jsonl], block_size: 512}",
+		"--set", "traffic.load={type: trace_timestamps, speedup: 1}", "--set", "traffic.stop={max_virtual_time_seconds: 10}")
+	if code, out, errs := runCLI(t, bad...); code != 2 || !strings.Contains(errs, "/nonexistent/trace.jsonl") {
+		t.Fatalf("sweep over a missing trace: exit %d, want 2 naming the file: %s\n%s", code, errs, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, results.JournalFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the failed sweep left its journal: %v", err)
+	}
+	runTinySweep(t, dir)
+	// Now the directory holds a journal: a failing run with another spec is refused before it
+	// starts, and the journal stays.
+	before := snapshot(t, dir)
+	if code, _, _ := runCLI(t, bad...); code != 2 {
+		t.Fatalf("a failing sweep over an existing journal of another spec: exit %d, want 2", code)
+	}
+	if after := snapshot(t, dir); len(after) != len(before) {
+		t.Fatalf("the existing sweep's files changed: %d files before, %d after", len(before), len(after))
+	}
+}
