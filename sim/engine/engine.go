@@ -124,6 +124,9 @@ type Engine struct {
 	ready       []int32
 	readyKV     int
 	preemptions int64
+	// steadyOK says that the engine's passes may be formed in steady decode runs (steady.go): not
+	// with speculative decoding, nor under SGLang's own pass formation, nor GeneralPasses.
+	steadyOK bool
 	// steadyPasses counts the passes formed by steady decode runs (SteadyPasses).
 	steadyPasses int64
 	sg           sglangState
@@ -137,6 +140,7 @@ func New(cfg Config, reqs []Request) (*Engine, error) {
 		return nil, fmt.Errorf("engine: invalid config %+v", cfg)
 	}
 	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks, cfg.DenseKeys), bs: int32(cfg.BlockSize)}
+	e.steadyOK = !cfg.GeneralPasses && cfg.Speculation == nil && cfg.Style != StyleSGLang
 	if cfg.RingKeys && cfg.DenseKeys == 0 {
 		e.pool.IndexByRing()
 	}
@@ -656,7 +660,7 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		}
 	}
 	if finished == 0 {
-		if !e.cfg.GeneralPasses && len(e.ready) == len(e.running) && len(e.waiting) == e.wHead && e.cfg.Speculation == nil {
+		if e.steadyOK && len(e.ready) == len(e.running) && len(e.waiting) == e.wHead {
 			e.startSteady(endMs, pass)
 		}
 		return continued

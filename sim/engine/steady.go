@@ -13,7 +13,7 @@ import "github.com/servesweep/servesweep/sim/timing"
 // exactly those the general path forms: the run stops before the first pass in which a request
 // would fill a block, need a new one, emit its last token or meet a queued request.
 
-// steadyRun is the engine's steady decode run, if any (left or taken > 0).
+// steadyRun is the engine's steady decode run, if any (left or scheduled > 0).
 type steadyRun struct {
 	left      int32   // passes the run may still form
 	n         int32   // running requests, each a decode step in every pass of the run
@@ -29,11 +29,11 @@ type steadyRun struct {
 // startSteady starts a run after the pass with index pass ended at endMs, when every running
 // request emitted a token in it and the following passes can be formed steadily: each request is
 // decoding (its known tokens all but the new one computed) with at least 2 tokens out, and the
-// run lasts while each keeps its KV within its lease
-// (no allocation), fills no block (no prefix-cache registration) and stays short of its last
-// token. Called by Complete with no request finished, none queued and every running request
-// ready (so the token budget held a decode step for each, and e.ready lists the running set in
-// its order: a general Complete that ends a steady pass after a mid-pass Sync finds them there).
+// run lasts while each keeps its KV within its lease (no allocation), fills no block (no
+// prefix-cache registration) and stays short of its last token. Called by Complete when steadyOK,
+// with no request finished, none queued and every running request ready (so the token budget held
+// a decode step for each, and e.ready lists the running set in its order: a general Complete
+// that ends a steady pass after a mid-pass Sync finds them there).
 func (e *Engine) startSteady(endMs float64, pass int32) {
 	n := len(e.running)
 	if n == 0 {
@@ -64,7 +64,7 @@ func (e *Engine) startSteady(endMs float64, pass int32) {
 }
 
 // scheduleSteady forms the run's next pass: the batch plainDecode would form for every running
-// request.
+// request, priced directly (Schedule's general path and price are not taken).
 func (e *Engine) scheduleSteady() (durMs float64, any bool) {
 	st := &e.steady
 	st.left--
@@ -73,8 +73,6 @@ func (e *Engine) scheduleSteady() (durMs float64, any bool) {
 	st.kv += int(st.n)
 	st.inPass = true
 	n := int(st.n)
-	e.scheduledN = n
-	e.readyKV = st.kv
 	e.batch = timing.Batch{KVCapacityTokens: e.CapacityTokens(), DecodeSteps: n, DecodeStepKVTokens: st.kv,
 		SampledTokens: n}
 	if !e.cfg.PrefillOnly {
