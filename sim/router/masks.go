@@ -18,23 +18,22 @@ var narrowSlots = 8
 // newSlotMasks returns an empty index for slots slots (1..MaxSlots), dense for keys below dense,
 // or with a ring of ringSlots slots when ringSlots > 0 (blockmap.Table.ResetRing).
 func newSlotMasks(slots, dense, ringSlots int) *slotMasks {
-	m := &slotMasks{}
 	if slots <= narrowSlots {
-		m.narrow = new(blockmap.Table[uint8])
-		if ringSlots > 0 {
-			m.narrow.ResetRing(ringSlots)
-		} else {
-			m.narrow.Reset(dense)
-		}
-		return m
+		return &slotMasks{narrow: newMaskTable[uint8](dense, ringSlots)}
 	}
-	m.wide = new(blockmap.Table[uint64])
+	return &slotMasks{wide: newMaskTable[uint64](dense, ringSlots)}
+}
+
+// newMaskTable returns an empty table of slot masks, dense below dense or a ring of ringSlots
+// slots when ringSlots > 0.
+func newMaskTable[M uint8 | uint64](dense, ringSlots int) *blockmap.Table[M] {
+	t := new(blockmap.Table[M])
 	if ringSlots > 0 {
-		m.wide.ResetRing(ringSlots)
+		t.ResetRing(ringSlots)
 	} else {
-		m.wide.Reset(dense)
+		t.Reset(dense)
 	}
-	return m
+	return t
 }
 
 // get is the mask of the slots caching k (0: none).
@@ -48,25 +47,30 @@ func (m *slotMasks) get(k uint64) uint64 {
 // set marks k cached on slot.
 func (m *slotMasks) set(k uint64, slot int) {
 	if m.narrow != nil {
-		*m.narrow.Ptr(k) |= 1 << uint(slot)
-		return
+		setSlot(m.narrow, k, slot)
+	} else {
+		setSlot(m.wide, k, slot)
 	}
-	*m.wide.Ptr(k) |= 1 << uint(slot)
 }
 
 // unset marks k no longer cached on slot, dropping the key once no slot caches it.
 func (m *slotMasks) unset(k uint64, slot int) {
 	if m.narrow != nil {
-		if v := m.narrow.Ptr(k); *v != 0 {
-			*v &^= 1 << uint(slot)
-		}
-		m.narrow.Clean(k)
-		return
+		unsetSlot(m.narrow, k, slot)
+	} else {
+		unsetSlot(m.wide, k, slot)
 	}
-	if v := m.wide.Ptr(k); *v != 0 {
+}
+
+func setSlot[M uint8 | uint64](t *blockmap.Table[M], k uint64, slot int) {
+	*t.Ptr(k) |= 1 << uint(slot)
+}
+
+func unsetSlot[M uint8 | uint64](t *blockmap.Table[M], k uint64, slot int) {
+	if v := t.Ptr(k); *v != 0 {
 		*v &^= 1 << uint(slot)
 	}
-	m.wide.Clean(k)
+	t.Clean(k)
 }
 
 // ringSlots is the size of the index's ring (0 when it has none).
