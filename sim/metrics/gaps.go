@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -96,7 +97,7 @@ func gapStats(segs []segment) (itl, perUser Stats, err error) {
 	// same for every rank: firstBits wide over the population's key range [base, top], so that a
 	// rank's bucket usually holds few enough entries to be gathered in the next scan.
 	span := uint(bits.Len64(top - base))
-	first := newSelGroup(0, span, min(firstBits, span))
+	first := newSelGroup(0, span, firstWidth(segs, span))
 	for s := r.next(); s != nil; s = r.next() {
 		for i := range s.v {
 			v, c, ok := s.sample(i)
@@ -120,6 +121,11 @@ func gapStats(segs []segment) (itl, perUser Stats, err error) {
 	}
 	if n == 0 {
 		return Stats{}, Stats{}, nil
+	}
+	if math.Float64bits(minV) < base || math.Float64bits(maxV) > top {
+		// A segment gave bounds its values break: the selection could not find the ranks.
+		return Stats{}, Stats{}, fmt.Errorf("ITL statistics: values %v to %v outside the bounds %v to %v their segments gave (a simulator bug)",
+			minV, maxV, math.Float64frombits(base), math.Float64frombits(top))
 	}
 	nU := n - zeros
 	// Sums are exact: a fast certified sum, recomputed with exactSum when it cannot be certified.
@@ -241,6 +247,24 @@ const (
 	digitBits   = 12
 	gatherLimit = 4096
 )
+
+// firstWidth is the width of the first selection level over segs, whose keys span span bits:
+// firstBits, but only digitBits for a population of fewer than 2^firstBits entries, whose
+// buckets are then small enough already (and a 1 MB histogram would cost more than it saves).
+func firstWidth(segs []segment, span uint) uint {
+	entries := 0
+	for i := range segs {
+		if segs[i].log != nil {
+			entries += passChunkLen
+		} else {
+			entries += len(segs[i].v)
+		}
+	}
+	if entries < 1<<firstBits {
+		return min(digitBits, span)
+	}
+	return min(firstBits, span)
+}
 
 // keyRange returns the key bounds of the samples of segs (the IEEE-754 bits of the least and
 // greatest value, clamped at 0 as samples are) and false when there is no finite bound (no

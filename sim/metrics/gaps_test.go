@@ -43,7 +43,8 @@ func TestGapStatsHandComputed(t *testing.T) {
 
 // Property: gapStats equals the sorted reference to the bit, over populations with zeros,
 // negative and non-finite values, counts <= 0, ties, wide value ranges and large groups of equal
-// or nearly equal values (which take the selection through every digit level).
+// or nearly equal values (which take the selection through every digit level), populations past
+// 2^16 entries, and segments that give their value bounds, wider than their values.
 func TestGapStatsEqualsSortedReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := 0; trial < 300; trial++ {
@@ -51,7 +52,7 @@ func TestGapStatsEqualsSortedReference(t *testing.T) {
 		for k := 1 + rng.IntN(4); k > 0; k-- {
 			n := rng.IntN(3000)
 			if trial%50 == 0 {
-				n = 20000
+				n = 70000 // past 2^16 entries: the 16-bit first level
 			}
 			s := segment{v: make([]float64, n)}
 			if rng.IntN(3) > 0 {
@@ -78,6 +79,12 @@ func TestGapStatsEqualsSortedReference(t *testing.T) {
 				if s.c != nil {
 					s.c[i] = int32(rng.IntN(6)) - 1
 				}
+			}
+			if trial%2 == 1 {
+				// Bounds given with the segment, as a pass-log chunk gives them, and wider than
+				// its values.
+				s.lo, s.hi = gapRange(s.v)
+				s.lo, s.hi, s.ranged = s.lo-1, s.hi*2, true
 			}
 			segs = append(segs, s)
 		}

@@ -112,8 +112,8 @@ func (l *PassLog) grow() {
 	if l.cur != nil && st != nil && st.err == nil && st.inMem >= st.budget {
 		off, err := st.write(l.cur)
 		if err == nil {
-			last := l.chunks[len(l.chunks)-1]
-			l.chunks[len(l.chunks)-1] = logChunk{off: off, lo: last.lo, hi: last.hi, ranged: true}
+			last := &l.chunks[len(l.chunks)-1]
+			last.mem, last.off = nil, off
 			l.chunks = append(l.chunks, logChunk{mem: l.cur})
 			return
 		}
