@@ -192,13 +192,13 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		}
 		return nil
 	}
-	freshJournal := false
+	freshJournal := false // this run creates the journal (none before it, or --overwrite removed it)
 	if shard == nil {
-		_, statErr := os.Stat(filepath.Join(opts.OutputDir, results.JournalFile))
-		freshJournal = errors.Is(statErr, os.ErrNotExist)
 		if err := prepareSweepDir(opts.OutputDir, opts.Overwrite, x.SpecHash()); err != nil {
 			return err
 		}
+		_, statErr := os.Stat(filepath.Join(opts.OutputDir, results.JournalFile))
+		freshJournal = errors.Is(statErr, os.ErrNotExist)
 		if err := results.ClaimJournalSpec(filepath.Join(opts.OutputDir, results.JournalFile), x.SpecHash()); err != nil {
 			return specErr(err, "choose another --output-dir, or pass --overwrite to start over")
 		}
@@ -280,8 +280,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 }
 
 // discardEmptyJournal removes the journal this invocation created in dir, with its lock and spec
-// files, when it records no point (the sweep stopped before any, e.g. on an unreadable trace),
-// so that a corrected spec can run in the same directory without --overwrite.
+// files and an empty recommendations directory, when it records no point (the sweep stopped
+// before any, e.g. on an unreadable trace), so that a corrected spec can run in the same
+// directory without --overwrite.
 func discardEmptyJournal(dir string) {
 	j := filepath.Join(dir, results.JournalFile)
 	if st, err := os.Stat(j); err != nil || st.Size() != 0 {
@@ -290,6 +291,9 @@ func discardEmptyJournal(dir string) {
 	for _, f := range []string{j + results.SpecSuffix, j + results.LockSuffix, j} {
 		_ = os.Remove(f)
 	}
+	// An --overwrite run empties the recommendations directory of the sweep it replaced; an
+	// empty one left behind would make the directory look like another tool's.
+	_ = os.Remove(filepath.Join(dir, results.RecommendationsDir)) // only when empty
 }
 
 // sweepOutcome returns the error of a finished sweep whose outputs are written: interrupted

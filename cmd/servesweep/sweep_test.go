@@ -775,6 +775,14 @@ func TestSweepFailedBeforeAnyPointLeavesNoJournal(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, results.JournalFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the failed sweep left its journal: %v", err)
 	}
+	// With --overwrite over an existing sweep, the failed run's journal is its own: removed too.
+	runTinySweep(t, dir)
+	if code, _, _ := runCLI(t, append(bad, "--overwrite")...); code != 2 {
+		t.Fatalf("sweep over a missing trace with --overwrite: exit %d, want 2", code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, results.JournalFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the failed sweep with --overwrite left its journal: %v", err)
+	}
 	runTinySweep(t, dir)
 	// Now the directory holds a journal: a failing run with another spec is refused before it
 	// starts, and the journal stays.
