@@ -11,7 +11,8 @@ import (
 // each). Entries with a count <= 0 or a non-finite value are not samples; negative values count
 // as 0 (latency samples are clamped at >= 0). A segment with log set is chunk number chunk of
 // that PassLog, spilled to its store's file: v and c are nil, and segReader reads it back.
-// ranged says that lo and hi bound every finite value of v (samples or not).
+// ranged says that lo and hi bound every finite value of v (samples or not; an infinite lo or
+// hi only widens the bounds).
 type segment struct {
 	v      []float64
 	c      []int32

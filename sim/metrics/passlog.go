@@ -56,20 +56,24 @@ type logChunk struct {
 	off int64      // the chunk's offset in the spill file, when spilled
 	// fix lists the uncounts of a spilled chunk, applied each time it is read back.
 	fix []passRange
-	// lo and hi bound the chunk's finite gaps (every entry, sample or not), taken when it
+	// lo and hi bound the chunk's gaps (every entry, sample or not; gapRange), taken when it
 	// filled (ranged): the statistics size their first selection level from them without a
 	// scan.
 	lo, hi float64
 	ranged bool
 }
 
-// gapRange returns the least and greatest finite values of gaps (+Inf and -Inf when there is
-// none): a non-finite gap is never a sample.
+// gapRange returns bounds of the finite values of gaps: plain comparisons skip NaN, and an
+// infinite gap only widens them (it is never a sample, and the statistics clamp the bounds to the
+// finite non-negative range). +Inf and -Inf when gaps is empty.
 func gapRange(gaps []float64) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, v := range gaps {
-		if v-v == 0 { // finite: NaN and ±Inf give NaN
-			lo, hi = min(lo, v), max(hi, v)
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
 		}
 	}
 	return lo, hi
