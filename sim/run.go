@@ -257,6 +257,13 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	if err := s.passStore.Close(); err != nil {
 		return nil, err
 	}
+	for _, p := range []*role{s.prefill, s.decoding} {
+		if p != nil {
+			for _, wk := range p.workers {
+				wk.passes.Release() // the summary is built: later runs reuse the chunks
+			}
+		}
+	}
 	res := &Result{Summary: sum, Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
 		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName(), TimingNotes: dep.notes, prefillRequests: s.reqsP,
 		passChunksSpilled: s.passStore.SpilledChunks()}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 )
 
 // passChunkLen is the number of passes per PassLog chunk (48 KiB of gaps and counts).
@@ -123,11 +124,28 @@ func (l *PassLog) grow() {
 		}
 		st.err = err
 	}
-	l.cur = new(passChunk)
+	l.cur = chunkPool.Get().(*passChunk)
 	if st != nil {
 		st.inMem++
 	}
 	l.chunks = append(l.chunks, logChunk{mem: l.cur})
+}
+
+// chunkPool holds the in-memory chunks of released logs (PassLog.Release) for later logs, so that
+// a sweep's points reuse them instead of allocating and zeroing 48 KiB a chunk. A reused chunk
+// keeps stale entries past the passes written to it; nothing reads them (a chunk is read up to
+// its log's length, a full one whole).
+var chunkPool = sync.Pool{New: func() any { return new(passChunk) }}
+
+// Release hands the log's in-memory chunks to later logs and empties the log. Call it once the
+// statistics that read the log are built; the log is then as new, without a PassStore.
+func (l *PassLog) Release() {
+	for i := range l.chunks {
+		if c := l.chunks[i].mem; c != nil {
+			chunkPool.Put(c)
+		}
+	}
+	*l = PassLog{}
 }
 
 // uncount removes one continuing token from each pass in [first, last] (a run of a request that

@@ -294,3 +294,32 @@ func TestPassStoreReadFails(t *testing.T) {
 	}
 	spillErrorSays(t, err, "reading back")
 }
+
+// A log built on chunks another log released (PassLog.Release) reads only what it wrote: the
+// released log's large gaps stay in the reused chunks past the new log's passes and never reach
+// its statistics, which equal those of the same passes in plain segments.
+func TestReleasedChunksReuseSameStats(t *testing.T) {
+	var old PassLog
+	for range 3*passChunkLen + 100 {
+		old.Append(1e9, 3)
+	}
+	old.Release()
+	if old.Len() != 0 {
+		t.Fatalf("a released log holds %d passes", old.Len())
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	var l PassLog
+	v, c := make([]float64, passChunkLen+7), make([]int32, passChunkLen+7)
+	for i := range v {
+		v[i], c[i] = 5+rng.Float64(), int32(rng.IntN(4))
+		l.Append(v[i], c[i])
+	}
+	gotI, gotU, err := gapStats(l.appendSegments(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantI, wantU := reference([]segment{{v: v, c: c}})
+	if gotI != wantI || gotU != wantU {
+		t.Fatalf("stats of a log on reused chunks:\n got %+v %+v\nwant %+v %+v", gotI, gotU, wantI, wantU)
+	}
+}
