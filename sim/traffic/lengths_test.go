@@ -168,15 +168,29 @@ func TestSyntheticSessionsRandomLengths(t *testing.T) {
 // each request for at most one block past its shared ones, each block once, and naming the
 // shared blocks by dense ids that are equal exactly when the hashes are.
 func TestSharedBlocksProperty(t *testing.T) {
+	// One table for all candidates, and (small bucketTarget) the hashes spread over many
+	// buckets, a few candidates each, empty buckets among them.
+	for _, c := range []struct{ target, maxRequests int }{{bucketTarget, 12}, {1, 12}, {3, 300}} {
+		t.Run(fmt.Sprintf("bucketTarget=%d,requests<=%d", c.target, c.maxRequests), func(t *testing.T) {
+			defer func(old int) { bucketTarget = old }(bucketTarget)
+			bucketTarget = c.target
+			checkSharedBlocks(t, c.maxRequests)
+		})
+	}
+}
+
+// checkSharedBlocks runs TestSharedBlocksProperty's trials on up to maxRequests requests.
+func checkSharedBlocks(t *testing.T, maxRequests int) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := range 200 {
-		n := 1 + rng.IntN(12)
+		n := 1 + rng.IntN(maxRequests)
 		perReq := make([][]uint64, n)
+		root := rng.Uint64() // a tree of other hashes each trial, landing in other buckets
 		for i := range perReq {
 			// Each request follows a random path in a tree of fan-out 2, up to 6 deep: block d's
 			// hash encodes the path so far.
 			depth := rng.IntN(7)
-			h := uint64(1)
+			h := root
 			for range depth {
 				h = h*3 + 1 + uint64(rng.IntN(2))
 				perReq[i] = append(perReq[i], h)

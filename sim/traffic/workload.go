@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/servesweep/servesweep/sim/blockmap"
@@ -308,35 +309,25 @@ func sharedPrefixes(b *BlockSet, next func(k, i int32) uint64, move func(dst, sr
 			cand = append(cand, int32(i))
 		}
 	}
-	// holders is a hash's entry at one level: requests holding it (capped at 2) and the first.
-	type holders struct{ count, first int32 }
-	var seen blockmap.Map[holders]
-	var at []*holders // per candidate, its hash's entry in seen
+	var g levelGrouper
+	hs := make([]uint64, len(cand)) // per candidate, its block hash at the level
+	first := make([]int32, len(cand))
 	for d := int32(0); len(cand) > 1; d++ {
-		// Sized for every candidate, seen never grows during the level, so the pointers Upsert
-		// returns stay valid and the second loop needs no lookup.
-		seen.Reset(len(cand))
-		at = at[:0]
+		hs, first = hs[:len(cand)], first[:len(cand)]
 		for k, i := range cand {
-			h, fresh := seen.Upsert(next(int32(k), i))
-			if fresh {
-				h.first = i
-			}
-			if h.count < 2 {
-				h.count++
-			}
-			at = append(at, h)
+			hs[k] = next(int32(k), i)
 		}
+		g.group(hs, cand, first)
 		stay := cand[:0]
 		for k, i := range cand {
-			h := at[k]
-			if h.count < 2 {
+			f := first[k]
+			if f < 0 {
 				continue
 			}
-			if h.first == i && b.own[i] < 0 {
+			if f == i && b.own[i] < 0 {
 				b.own[i], b.prior[i] = d, owner[i]
 			}
-			owner[i] = h.first
+			owner[i] = f
 			b.depth[i] = d + 1
 			if b.Full[i] > d+1 {
 				if len(stay) != k {
@@ -360,6 +351,103 @@ func sharedPrefixes(b *BlockSet, next func(k, i int32) uint64, move func(dst, sr
 		next32 += uint32(n - b.own[i])
 	}
 	b.Distinct = int(next32)
+}
+
+// bucketTarget is the candidates per bucket that levelGrouper aims at: a bucket's table (16-byte
+// entries, at most half full: 32 bytes a candidate, 256 KiB) stays in a core's L2 cache. A
+// variable so that tests can force many buckets on a few candidates.
+var bucketTarget = 8192
+
+// bucketMix spreads hashes over levelGrouper's buckets. It is odd and differs from the
+// multiplier blockmap.Map homes keys with, so the bits choosing a bucket are not the bits
+// choosing a slot in the bucket's table (where they would pile every key of a bucket into a
+// fraction of its slots). It is the multiplier of the SplitMix64 finalizer (Steele, Lea and
+// Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014).
+const bucketMix = 0xBF58476D1CE4E5B9
+
+// levelGrouper finds, among one level's candidate hashes, those held by two candidates or more.
+// On a large workload a single table over all candidates (a million at the first level of a
+// million-request trace: tens of MB) would take a cache miss on almost every probe; the grouper
+// instead distributes the candidates over buckets by hash, in candidate order, and groups each
+// bucket in a table that fits in cache. Work stays linear and the random accesses stay within
+// a bucket. Its buffers are reused from level to level.
+type levelGrouper struct {
+	seen   blockmap.Map[holders]
+	at     []*holders    // per candidate of the bucket being grouped, its hash's entry in seen
+	order  []bucketEntry // the candidates, bucket after bucket, each bucket in candidate order
+	starts []int32       // per bucket, its first index in order; one more entry ends the last
+}
+
+// bucketEntry is a candidate in levelGrouper's buckets: its hash, position and request, so that
+// grouping a bucket reads the bucket alone.
+type bucketEntry struct {
+	h    uint64
+	k, i int32
+}
+
+// holders is a hash's entry at one level: candidates holding it (capped at 2) and the request
+// that is the first of them.
+type holders struct{ count, first int32 }
+
+// group sets first[k] to the first request (in candidate order) holding hs[k] when at least two
+// candidates hold it, and to -1 when candidate k alone does. cand[k] is candidate k's request;
+// hs, cand and first have one entry per candidate.
+func (g *levelGrouper) group(hs []uint64, cand, first []int32) {
+	bits := uint(0)
+	for len(hs)>>bits > bucketTarget && bits < 12 {
+		bits++
+	}
+	nb := 1 << bits
+	g.starts = slices.Grow(g.starts[:0], nb+1)[:nb+1]
+	clear(g.starts)
+	g.order = slices.Grow(g.order[:0], len(hs))[:len(hs)]
+	if bits == 0 {
+		for k, h := range hs {
+			g.order[k] = bucketEntry{h, int32(k), cand[k]}
+		}
+		g.starts[1] = int32(len(hs))
+	} else {
+		shift := 64 - bits
+		for _, h := range hs {
+			g.starts[h*bucketMix>>shift+1]++
+		}
+		for b := 1; b <= nb; b++ {
+			g.starts[b] += g.starts[b-1]
+		}
+		// Fill each bucket from its start, moving the starts on; afterwards starts[b] is where
+		// bucket b ends, that is where bucket b+1 starts, so shift them back by one.
+		for k, h := range hs {
+			b := h * bucketMix >> shift
+			g.order[g.starts[b]] = bucketEntry{h, int32(k), cand[k]}
+			g.starts[b]++
+		}
+		copy(g.starts[1:], g.starts[:nb])
+		g.starts[0] = 0
+	}
+	for b := range nb {
+		es := g.order[g.starts[b]:g.starts[b+1]]
+		// Sized for the whole bucket, seen never grows while it is filled, so the pointers
+		// Upsert returns stay valid and the second loop needs no lookup.
+		g.seen.Reset(len(es))
+		g.at = g.at[:0]
+		for _, e := range es {
+			h, fresh := g.seen.Upsert(e.h)
+			if fresh {
+				h.first = e.i
+			}
+			if h.count < 2 {
+				h.count++
+			}
+			g.at = append(g.at, h)
+		}
+		for j, e := range es {
+			if h := g.at[j]; h.count >= 2 {
+				first[e.k] = h.first
+			} else {
+				first[e.k] = -1
+			}
+		}
+	}
 }
 
 type hashKey struct{ blockSize, maxTokens int }
