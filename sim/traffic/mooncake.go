@@ -500,12 +500,12 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 			need++
 		}
 		if n == 0 && in > 0 {
-			return p.errf(lineNo, "hash_ids", "is empty, but %s is %d; an empty list is valid only when the input length is 0 (%d tokens need %d hash ids at traffic.source.block_size %d)",
-				name, in, in, need, p.blockSize)
+			return p.errf(lineNo, "hash_ids", "is empty, but %s is %d; an empty list is valid only when the input length is 0 (%d tokens need %s at traffic.source.block_size %d)",
+				name, in, in, hashIDCount(need), p.blockSize)
 		}
 		if n > 0 && !(lower < in && in <= upper) {
-			return p.errf(lineNo, name, "is %d, but %d hash_ids at traffic.source.block_size %d allow %d..%d (the last block may be partial); %d tokens need %d hash ids",
-				in, n, p.blockSize, lower+1, upper, in, need)
+			return p.errf(lineNo, name, "is %d, but %d hash_ids at traffic.source.block_size %d allow %d..%d (the last block may be partial); %d tokens need %s",
+				in, n, p.blockSize, lower+1, upper, in, hashIDCount(need))
 		}
 	}
 	if n > 0 {
@@ -1058,4 +1058,12 @@ func skipJSONValue(b []byte, i int) int {
 		j++
 	}
 	return j
+}
+
+// hashIDCount is n hash ids in words, "1 hash id" or "n hash ids", for error messages.
+func hashIDCount(n int) string {
+	if n == 1 {
+		return "1 hash id"
+	}
+	return fmt.Sprintf("%d hash ids", n)
 }
