@@ -285,3 +285,32 @@ func TestRooflineMoEScalesWithGPUs(t *testing.T) {
 		prev = ms
 	}
 }
+
+// MoELayerOverheadUs adds exactly L_moe × MoELayerOverheadUs to every pass of an MoE model
+// under the roofline, whatever the GPU or the TP, EP or PP shape (DeepSeek-R1: 61 layers, the
+// first 3 dense, so 58 MoE layers; 40 µs gives 2.32 ms), and nothing to a dense model's.
+func TestMoELayerOverheadHoldsAcrossGPUsAndShapes(t *testing.T) {
+	bare := CalibratedEfficiency()
+	bare.MoELayerOverheadUs = 0
+	eff := bare
+	eff.MoELayerOverheadUs = 40
+	step := decodeBatch(8, 2048)
+	for _, gpu := range []string{"h100_sxm", "h200_sxm", "b200_sxm", "gb200"} {
+		m, hw := mustLookup(t, "deepseek-ai/DeepSeek-R1", gpu)
+		if m.MoELayers() != 58 {
+			t.Fatalf("DeepSeek-R1 has %d MoE layers, want 58", m.MoELayers())
+		}
+		for _, s := range []Shape{{Tensor: 8, Pipeline: 1, MoEExpert: 8}, {Tensor: 8, Pipeline: 1, MoETensor: 8},
+			{Tensor: 16, Pipeline: 1, MoETensor: 2, MoEExpert: 8}, {Tensor: 8, Pipeline: 2, MoEExpert: 8}} {
+			got := mustRoofline(t, m, hw, m.Precisions, s, eff).PassMs(step) - mustRoofline(t, m, hw, m.Precisions, s, bare).PassMs(step)
+			if !near(got, 2.32) {
+				t.Errorf("%s %+v: MoE layer overhead %v ms, want 2.32", gpu, s, got)
+			}
+		}
+		dense, _ := mustLookup(t, "meta-llama/Meta-Llama-3.1-8B-Instruct", gpu)
+		s := Shape{Tensor: 1, Pipeline: 1}
+		if d := mustRoofline(t, dense, hw, dense.Precisions, s, eff).PassMs(step) - mustRoofline(t, dense, hw, dense.Precisions, s, bare).PassMs(step); d != 0 {
+			t.Errorf("%s: a dense model's pass changed by %v ms", gpu, d)
+		}
+	}
+}

@@ -67,6 +67,13 @@ type Efficiency struct {
 	// same on every GPU: these kernels are bound by launch and synchronization latency, not by
 	// FLOPs or bandwidth. >= 0.
 	LayerOverheadUs float64
+	// MoELayerOverheadUs is the further fixed GPU time per mixture-of-experts layer per pass in
+	// µs, on top of LayerOverheadUs: the kernels an MoE layer runs that a dense MLP does not
+	// (router gate, top-k selection, the permutation of tokens to their experts and back, the
+	// grouped-GEMM setup), each latency-bound at decode batch sizes. Like LayerOverheadUs, the
+	// same on every GPU and not shortened by tensor, expert or pipeline parallelism. Only the
+	// roofline adds it: the op_level MoE tables measure those kernels with the experts. >= 0.
+	MoELayerOverheadUs float64
 	// PassOverheadMs is the host time per forward pass in ms that the GPU waits for: the
 	// engine's scheduling step, input preparation and step launch, on the CPU, so the same for
 	// every GPU and parallel shape. >= 0.
@@ -92,7 +99,8 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"LinkLatencyUs", e.LinkLatencyUs}, {"LayerOverheadUs", e.LayerOverheadUs}, {"PassOverheadMs", e.PassOverheadMs},
+	}{{"LinkLatencyUs", e.LinkLatencyUs}, {"LayerOverheadUs", e.LayerOverheadUs}, {"MoELayerOverheadUs", e.MoELayerOverheadUs},
+		{"PassOverheadMs", e.PassOverheadMs},
 		{"SequenceOverheadUs", e.SequenceOverheadUs}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			errs = append(errs, fmt.Errorf("efficiency %s must be finite and >= 0, got %v", f.name, f.v))
@@ -120,7 +128,7 @@ func (e Efficiency) Validate() error {
 //	                DecodeStepKVTokens·kv/(B·η_mem))
 //	allreduce = 2·L·(α + 2·(t−1)/t · (T/p)·h·2 bytes / (N·η_link))          when t > 1
 //	pipeline  = (p−1)·(α + (T/p)·h·2 bytes / (N·η_link))                      when p > 1
-//	overhead  = PassOverheadMs + L·LayerOverheadUs + S·SequenceOverheadUs
+//	overhead  = PassOverheadMs + L·LayerOverheadUs + L_moe·MoELayerOverheadUs + S·SequenceOverheadUs
 //	pass      = overhead + gemm + prefill + decode + allreduce + pipeline
 //
 // A hybrid model's linear-attention layers (ModelSpec.LinearAttention) leave the attention
@@ -262,6 +270,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	}
 	if sparse {
 		r.addMoE(m, prec, s, rt)
+		r.overheadMs += float64(m.MoELayers()) * eff.MoELayerOverheadUs / 1000
 		return r, nil
 	}
 	if s.Tensor > 1 {

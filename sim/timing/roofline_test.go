@@ -167,6 +167,11 @@ func TestRooflineErrors(t *testing.T) {
 	if err := CalibratedEfficiency().Validate(); err != nil {
 		t.Errorf("calibrated efficiency invalid: %v", err)
 	}
+	negMoE := ideal()
+	negMoE.MoELayerOverheadUs = -1
+	if err := negMoE.Validate(); err == nil || !strings.Contains(err.Error(), "MoELayerOverheadUs must be finite and >= 0, got -1") {
+		t.Errorf("negative MoELayerOverheadUs: err = %v", err)
+	}
 }
 
 // TestRooflineLlama70BTensorParallel: with the calibrated factors, Llama-3.1-70B on H200 decodes
