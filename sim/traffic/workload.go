@@ -370,7 +370,8 @@ const bucketMix = 0xBF58476D1CE4E5B9
 // million-request trace: tens of MB) would take a cache miss on almost every probe; the grouper
 // instead distributes the candidates over buckets by hash, in candidate order, and groups each
 // bucket in a table that fits in cache. Work stays linear and the random accesses stay within
-// a bucket. Its buffers are reused from level to level.
+// a bucket. (A hash many candidates share, a common system prompt say, makes its bucket large,
+// but all of them probe the same slot.) Its buffers are reused from level to level.
 type levelGrouper struct {
 	seen   blockmap.Map[holders]
 	at     []*holders    // per candidate of the bucket being grouped, its hash's entry in seen
@@ -401,31 +402,33 @@ func (g *levelGrouper) group(hs []uint64, cand, first []int32) {
 	g.starts = slices.Grow(g.starts[:0], nb+1)[:nb+1]
 	clear(g.starts)
 	g.order = slices.Grow(g.order[:0], len(hs))[:len(hs)]
-	if bits == 0 {
-		for k, h := range hs {
-			g.order[k] = bucketEntry{h, int32(k), cand[k]}
-		}
-		g.starts[1] = int32(len(hs))
-	} else {
-		shift := 64 - bits
-		for _, h := range hs {
-			g.starts[h*bucketMix>>shift+1]++
-		}
-		for b := 1; b <= nb; b++ {
-			g.starts[b] += g.starts[b-1]
-		}
-		// Fill each bucket from its start, moving the starts on; afterwards starts[b] is where
-		// bucket b ends, that is where bucket b+1 starts, so shift them back by one.
-		for k, h := range hs {
-			b := h * bucketMix >> shift
-			g.order[g.starts[b]] = bucketEntry{h, int32(k), cand[k]}
-			g.starts[b]++
-		}
-		copy(g.starts[1:], g.starts[:nb])
-		g.starts[0] = 0
+	shift := 64 - bits // 64 when there is one bucket: every hash shifts to 0
+	for _, h := range hs {
+		g.starts[h*bucketMix>>shift+1]++
 	}
+	for b := 1; b <= nb; b++ {
+		g.starts[b] += g.starts[b-1]
+	}
+	// Fill each bucket from its start, moving the starts on; afterwards starts[b] is where
+	// bucket b ends, that is where bucket b+1 starts, so shift them back by one.
+	for k, h := range hs {
+		b := h * bucketMix >> shift
+		g.order[g.starts[b]] = bucketEntry{h, int32(k), cand[k]}
+		g.starts[b]++
+	}
+	copy(g.starts[1:], g.starts[:nb])
+	g.starts[0] = 0
 	for b := range nb {
 		es := g.order[g.starts[b]:g.starts[b+1]]
+		if len(es) < 2 {
+			// Alone in its bucket, so alone with its hash. Skipping empty buckets also keeps
+			// seen from shrinking to nothing and growing back: a shared prefix puts many
+			// candidates in one bucket and leaves others empty.
+			for _, e := range es {
+				first[e.k] = -1
+			}
+			continue
+		}
 		// Sized for the whole bucket, seen never grows while it is filled, so the pointers
 		// Upsert returns stay valid and the second loop needs no lookup.
 		g.seen.Reset(len(es))
