@@ -143,7 +143,8 @@ func (h *harness) step() (b timing.Batch, scheduled bool, first, done []int32) {
 	h.checkPool(fmt.Sprintf("pass %d after Complete", h.pass+1))
 	if !h.noSync {
 		// The tests read the requests after every pass: bring them up to date as the simulation
-		// does before reading them (a steady decode run then lasts one pass at a time).
+		// does before reading them. Sync ends any steady run, so these engines form none (the
+		// harness with noSync, TestSteadyRunsMatchGeneralPath, exercises them).
 		h.e.Sync()
 	}
 	h.now += dur

@@ -100,8 +100,8 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 			}
 		}
 		compare("end")
-		if a.e.SteadyPasses() == 0 && b.e.SteadyPasses() != 0 {
-			t.Fatalf("seed %d: steady passes %d, and %d on the general path", seed, a.e.SteadyPasses(), b.e.SteadyPasses())
+		if n := b.e.SteadyPasses(); n != 0 {
+			t.Fatalf("seed %d: the engine with GeneralPasses formed %d steady passes", seed, n)
 		}
 		steadyTotal += a.e.SteadyPasses()
 	}

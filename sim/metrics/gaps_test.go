@@ -3,6 +3,7 @@ package metrics
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -99,5 +100,15 @@ func TestGapStatsEqualsSortedReference(t *testing.T) {
 		if gotU != wantU {
 			t.Fatalf("trial %d rate:\n got %+v\nwant %+v", trial, gotU, wantU)
 		}
+	}
+}
+
+// A segment whose given bounds its values break is an error naming both, not a selection that
+// cannot find its ranks: here the bounds say 2 to 3 ms and a gap of 5 ms is among the values.
+func TestGapStatsValuesOutsideGivenBounds(t *testing.T) {
+	segs := []segment{{v: []float64{2, 5, 3}, c: []int32{1, 1, 1}, lo: 2, hi: 3, ranged: true}}
+	_, _, err := gapStats(segs)
+	if err == nil || !strings.Contains(err.Error(), "values 2 to 5 outside the bounds 2 to 3") {
+		t.Fatalf("err = %v, want the values outside the bounds named", err)
 	}
 }

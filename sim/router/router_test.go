@@ -357,13 +357,14 @@ func TestDenseKeysRouteAlike(t *testing.T) {
 				i, a, oa, b, ob, c, oc, d, od)
 		}
 		for w := 0; w < 6; w++ {
-			if x, y, z := hashed.ActiveDecodeBlocks(w), dense.ActiveDecodeBlocks(w), ring.ActiveDecodeBlocks(w); x != y || x != z {
-				t.Fatalf("request %d slot %d: %d live blocks hashed, %d dense, %d ring", i, w, x, y, z)
+			x, y, z, u := hashed.ActiveDecodeBlocks(w), dense.ActiveDecodeBlocks(w), ring.ActiveDecodeBlocks(w), wide.ActiveDecodeBlocks(w)
+			if x != y || x != z || x != u {
+				t.Fatalf("request %d slot %d: %d live blocks hashed, %d dense, %d ring, %d wide", i, w, x, y, z, u)
 			}
 		}
 		routed = append(routed, i)
 	}
 	if hashed.index.len() != dense.index.len() || hashed.index.len() != ring.index.len() || hashed.index.len() != wide.index.len() || hashed.index.len() == 0 {
-		t.Fatalf("overlap index holds %d keys hashed, %d dense", hashed.index.len(), dense.index.len())
+		t.Fatalf("overlap index holds %d keys hashed, %d dense, %d ring, %d wide", hashed.index.len(), dense.index.len(), ring.index.len(), wide.index.len())
 	}
 }
