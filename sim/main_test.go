@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"flag"
 	"os"
 	"testing"
 
@@ -8,8 +9,12 @@ import (
 )
 
 // TestMain backs the heap with transparent huge pages as the servesweep command does at start
-// (cmd/servesweep reserveHeap), so that the benchmarks measure the memory the command runs on.
+// (cmd/servesweep reserveHeap) when benchmarks run, so that they measure the memory the command
+// runs on; tests run without it.
 func TestMain(m *testing.M) {
-	_, _, _ = hugepages.Reserve(hugepages.DefaultReserve)
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		_, _, _ = hugepages.Reserve(hugepages.DefaultReserve)
+	}
 	os.Exit(m.Run())
 }

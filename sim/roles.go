@@ -255,20 +255,24 @@ func (p *role) syncEngines() {
 	for _, w := range p.workers {
 		for _, e := range w.ranks {
 			e.Sync()
-			if steadyCount != nil {
-				*steadyCount += e.SteadyPasses()
-			}
 		}
 	}
 }
 
+// steadyPasses is the number of passes the role's engines formed in steady decode runs.
+func (p *role) steadyPasses() int64 {
+	var n int64
+	for _, w := range p.workers {
+		for _, e := range w.ranks {
+			n += e.SteadyPasses()
+		}
+	}
+	return n
+}
+
 // generalPasses, set only by tests, forms every pass of a run on the engines' general path
-// (engine.Config.GeneralPasses): the reference steady decode runs must match. steadyCount, when
-// a test sets it, receives the passes the run's engines formed in steady decode runs.
-var (
-	generalPasses bool
-	steadyCount   *int64
-)
+// (engine.Config.GeneralPasses): the reference steady decode runs must match.
+var generalPasses bool
 
 func (p *role) engine(slot int) *engine.Engine { return p.workers[slot/p.ranks].ranks[slot%p.ranks] }
 

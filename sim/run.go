@@ -68,6 +68,8 @@ type Result struct {
 	prefillRequests []engine.Request // the prefill role's requests, for Release
 	// passChunksSpilled counts the pass-log chunks the run wrote to its spill file (for tests).
 	passChunksSpilled int
+	// steadyPasses counts the passes formed in steady decode runs, over all roles (for tests).
+	steadyPasses int64
 }
 
 // spareRequests holds request arrays of released Results (*[]engine.Request) for later runs: a
@@ -267,6 +269,11 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	res := &Result{Summary: sum, Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
 		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName(), TimingNotes: dep.notes, prefillRequests: s.reqsP,
 		passChunksSpilled: s.passStore.SpilledChunks()}
+	for _, p := range []*role{s.prefill, s.decoding} {
+		if p != nil {
+			res.steadyPasses += p.steadyPasses()
+		}
+	}
 	res.LeakedBlocks = s.decoding.leakedBlocks()
 	if s.prefill != nil {
 		res.LeakedBlocks += s.prefill.leakedBlocks()

@@ -350,10 +350,8 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 		},
 	}
 	for name, mk := range cases {
-		var steady int64
-		steadyCount = &steady
 		lazy := mustRun(t, mk())
-		steadyCount = nil
+		steady := lazy.steadyPasses
 		switch {
 		case name == "sglang retractions": // SGLang forms its own passes: never in steady runs
 			if steady != 0 {

@@ -99,7 +99,12 @@ type Config struct {
 // A pass is two calls: Schedule at the pass start forms the batch, allocates KV and advances
 // computed tokens, and returns the pass duration; Complete at the pass end emits one token per
 // request whose known tokens are all computed, finishes requests that reached their output, and
-// releases their KV. Between the two, only Submit may be called.
+// releases their KV. Between the two, only Submit and Sync may be called.
+//
+// While a steady decode run lasts (steady.go), the running requests' NumComputed, Generated,
+// LastTokenMs and pass-run fields lag behind the passes formed: Sync brings them up to date.
+// Call it before reading them; the simulation does so before every general pass and once after
+// its event loop, before statistics and records are built.
 type Engine struct {
 	cfg  Config
 	reqs []Request
@@ -604,7 +609,7 @@ func (e *Engine) dropKV(r *Request) {
 // the number of tokens that continued a pass run (Request.EachRun): the requests whose ITL sample
 // in this pass is the pass's gap.
 func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (continued int32) {
-	if e.steady.inPass {
+	if e.steady.inPass() {
 		return e.completeSteady(endMs, pass)
 	}
 	finished := 0

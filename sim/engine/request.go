@@ -89,9 +89,9 @@ type Request struct {
 	// MaxOutput is the number of output tokens the request will emit: the requested OSL,
 	// clipped so that prompt + output stays within the context limit (dynosim-spec.md §3.2.6).
 	MaxOutput int32
-	// Generated counts output tokens emitted so far.
-	Generated int32
-	// NumComputed counts tokens whose KV is computed (prompt and output).
+	// Generated counts output tokens emitted so far; NumComputed counts tokens whose KV is
+	// computed (prompt and output). Both lag during a steady decode run until Engine.Sync.
+	Generated   int32
 	NumComputed int32
 	// numRegistered counts leading Blocks already offered to the prefix cache.
 	numRegistered int32
@@ -109,7 +109,8 @@ type Request struct {
 	// Status is the lifecycle state; Rejection says why a Rejected request was rejected.
 	Status    Status
 	Rejection RejectReason
-	// LastTokenMs is when the latest output token was emitted (virtual ms; -1 none yet).
+	// LastTokenMs is when the latest output token was emitted (virtual ms; -1 none yet); it
+	// lags during a steady decode run until Engine.Sync.
 	LastTokenMs float64
 
 	// Blocks is the KV lease: pool block ids in sequence order.

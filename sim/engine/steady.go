@@ -23,8 +23,10 @@ type steadyRun struct {
 	first     int32   // pass index of the run's first pass
 	lastPass  int32   // pass index of the last pass completed
 	lastEndMs float64 // end of the last pass completed
-	inPass    bool    // the pass in flight is a steady one
 }
+
+// inPass reports that the pass in flight is a steady one (formed, not yet completed).
+func (st *steadyRun) inPass() bool { return st.scheduled > st.completed }
 
 // startSteady starts a run after the pass with index pass ended at endMs, when every running
 // request emitted a token in it and the following passes can be formed steadily: each request is
@@ -44,7 +46,7 @@ func (e *Engine) startSteady(endMs float64, pass int32) {
 	for _, ri := range e.running {
 		r := &e.reqs[ri]
 		known := r.known()
-		if r.lastPass != pass || r.Generated < 2 || r.drafts != 0 || r.NumComputed != known-1 {
+		if r.lastPass != pass || r.Generated < 2 || r.NumComputed != known-1 {
 			return
 		}
 		// The run's j-th pass (j >= 1) computes token known+j-1 of r: it must fit the lease,
@@ -71,7 +73,6 @@ func (e *Engine) scheduleSteady() (durMs float64, any bool) {
 	st.scheduled++
 	e.steadyPasses++
 	st.kv += int(st.n)
-	st.inPass = true
 	n := int(st.n)
 	e.batch = timing.Batch{KVCapacityTokens: e.CapacityTokens(), DecodeSteps: n, DecodeStepKVTokens: st.kv,
 		SampledTokens: n}
@@ -84,7 +85,6 @@ func (e *Engine) scheduleSteady() (durMs float64, any bool) {
 // completeSteady ends a steady pass: every running request continues its pass run.
 func (e *Engine) completeSteady(endMs float64, pass int32) (continued int32) {
 	st := &e.steady
-	st.inPass = false
 	st.completed++
 	st.lastPass, st.lastEndMs = pass, endMs
 	return st.n
