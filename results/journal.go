@@ -165,6 +165,34 @@ func CheckJournalUnlocked(path string) error {
 	return lock.Close()
 }
 
+// DiscardEmptyJournal removes the journal at path and its spec file (path+SpecSuffix) when the
+// journal records nothing, holding the journal's lock meanwhile: a journal another process
+// holds, or one with any record, is left alone, and so is the lock file (see LockSuffix). It
+// reports whether it removed the journal; the error is a failed lock or removal.
+func DiscardEmptyJournal(path string) (bool, error) {
+	lock, err := lockJournal(path)
+	if err != nil {
+		var le *JournalLockedError
+		if errors.As(err, &le) {
+			return false, nil
+		}
+		return false, err
+	}
+	if lock != nil {
+		defer lock.Close()
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() != 0 {
+		return false, nil
+	}
+	if err := os.Remove(path + SpecSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	if err := os.Remove(path); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // OpenJournal opens (creating it if needed) the journal at path for appending and returns the
 // records it already holds, the last one per point ID winning. A torn last line (a write cut
 // short by a crash) is dropped and truncated away; any other malformed line is an error naming

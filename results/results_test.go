@@ -615,3 +615,38 @@ func TestHardwareForNamesTheModelWhenItVaries(t *testing.T) {
 		t.Errorf("two models: %q", got)
 	}
 }
+
+// DiscardEmptyJournal removes an empty journal and its spec file but never the lock file, and
+// leaves alone a journal another open holds (even empty) and one that records a point.
+func TestDiscardEmptyJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JournalFile)
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	if err := ClaimJournalSpec(path, "h1"); err != nil {
+		t.Fatal(err)
+	}
+	j, _, err := OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := DiscardEmptyJournal(path); removed || err != nil || !exists(path) || !exists(path+SpecSuffix) {
+		t.Fatalf("while another open holds it: removed %v, err %v, journal kept %v, spec kept %v", removed, err, exists(path), exists(path+SpecSuffix))
+	}
+	if err := j.Append(Record{PointID: "p1", Status: StatusOK}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := DiscardEmptyJournal(path); removed || err != nil || !exists(path) {
+		t.Fatalf("with a record: removed %v, err %v, journal kept %v", removed, err, exists(path))
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := DiscardEmptyJournal(path); !removed || err != nil {
+		t.Fatalf("empty and unheld: removed %v, err %v; want removed", removed, err)
+	}
+	if exists(path) || exists(path+SpecSuffix) || !exists(path+LockSuffix) {
+		t.Fatalf("after discarding: journal %v, spec %v, lock file %v; want only the lock file", exists(path), exists(path+SpecSuffix), exists(path+LockSuffix))
+	}
+}

@@ -223,7 +223,8 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	start := time.Now()
 	out, err := sweep.Run(ctx, x.Points, runOpts)
 	if err != nil {
-		if freshJournal {
+		var locked *results.JournalLockedError
+		if freshJournal && !errors.As(err, &locked) {
 			discardEmptyJournal(opts.OutputDir)
 		}
 		return lockedErr(err, "--output-dir "+opts.OutputDir)
@@ -279,17 +280,14 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	return sweepOutcome(opts, x, out, a, w)
 }
 
-// discardEmptyJournal removes the journal this invocation created in dir, with its lock and spec
-// files and an empty recommendations directory, when it records no point (the sweep stopped
-// before any, e.g. on an unreadable trace), so that a corrected spec can run in the same
-// directory without --overwrite.
+// discardEmptyJournal removes the journal this invocation created in dir, with its spec file and
+// an empty recommendations directory, when it records no point (the sweep stopped before any,
+// e.g. on an unreadable trace), so that a corrected spec can run in the same directory without
+// --overwrite. It does so under the journal's lock (results.DiscardEmptyJournal): a journal
+// another process has since opened is left alone, as is the lock file.
 func discardEmptyJournal(dir string) {
-	j := filepath.Join(dir, results.JournalFile)
-	if st, err := os.Stat(j); err != nil || st.Size() != 0 {
+	if removed, _ := results.DiscardEmptyJournal(filepath.Join(dir, results.JournalFile)); !removed {
 		return
-	}
-	for _, f := range []string{j + results.SpecSuffix, j + results.LockSuffix, j} {
-		_ = os.Remove(f)
 	}
 	// An --overwrite run empties the recommendations directory of the sweep it replaced; an
 	// empty one left behind would make the directory look like another tool's.
