@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -790,7 +792,11 @@ func TestSweepFailedBeforeAnyPointLeavesNoJournal(t *testing.T) {
 	if code, _, _ := runCLI(t, bad...); code != 2 {
 		t.Fatalf("a failing sweep over an existing journal of another spec: exit %d, want 2", code)
 	}
-	if after := snapshot(t, dir); len(after) != len(before) {
+	if after := snapshot(t, dir); !maps.EqualFunc(before, after, bytes.Equal) {
 		t.Fatalf("the existing sweep's files changed: %d files before, %d after", len(before), len(after))
+	}
+	// The failed runs never removed a lock file (another process may hold it).
+	if _, err := os.Stat(filepath.Join(dir, results.JournalFile+results.LockSuffix)); err != nil {
+		t.Fatalf("the journal's lock file: %v", err)
 	}
 }
