@@ -12,8 +12,9 @@ test:
 	$(GO) test -race ./...
 	# Slow tests skip under -race and run here without it: the accuracy check against 872
 	# measured deployments (skipped when ../shared/data is absent), and the commands' end-to-end
-	# tests (trace replays, whole and sharded sweeps, kill -9 and resume, golden digests).
-	$(GO) test -count=1 ./sim/calibrate ./cmd/servesweep
+	# tests (trace replays, whole and sharded sweeps, kill -9 and resume, golden digests), and the
+	# huge-page reservation under ulimit -v and -d (the race detector needs more address space).
+	$(GO) test -count=1 ./sim/calibrate ./cmd/servesweep ./internal/hugepages
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./...

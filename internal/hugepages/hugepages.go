@@ -20,33 +20,39 @@ import (
 const pageSize = 2 << 20
 
 // DefaultReserve is what servesweep reserves at start, in bytes: 512 MiB covers the heap of a
-// trace replay (about 40 MB) and of a two-worker sweep over the Mooncake trace (about 300 MB).
+// trace replay (60 MB peak RSS) and of a two-worker sweep over the Mooncake trace (330-340 MB),
+// as measured 2026-12-01 (README, "Speed and memory").
 // Reserved memory that is never touched costs no resident memory.
 const DefaultReserve = 512 << 20
 
-// Disabled reports whether the process asked the Go runtime not to use transparent huge pages
-// (GODEBUG=disablethp=1, Go's own switch, documented in the runtime package): Reserve then does
-// nothing.
-func Disabled() bool {
+// disabled reports whether the process asked the Go runtime not to use transparent huge pages
+// with GODEBUG disablethp (Go's own switch, documented in the runtime package), read as the
+// runtime reads GODEBUG: comma-separated name=value settings, the last one of a name winning,
+// any value but 0 turning it on. Reserve then does nothing.
+func disabled() bool {
+	off := false
 	for _, kv := range strings.Split(os.Getenv("GODEBUG"), ",") {
-		if strings.TrimSpace(kv) == "disablethp=1" {
-			return true
+		if v, ok := strings.CutPrefix(kv, "disablethp="); ok {
+			off = v != "0"
 		}
 	}
-	return false
+	return off
 }
 
-// Reserve grows the Go heap by n bytes (rounded to whole huge pages) that no object keeps and
-// advises them for transparent huge pages, so that the heap's first n bytes are backed by 2 MiB
-// pages as they are touched. The memory is not touched here: it costs resident memory only as
-// the program uses it, in 2 MiB steps. Under an address-space limit (ulimit -v) it reserves at
-// most an eighth of the address space left, and nothing under strict overcommit accounting,
-// where a failed mapping would end the program. It returns the advised range [start, end) (0, 0
-// when nothing was advised: n < 2 MiB, Disabled, a limit, or an operating system without
+// Reserve grows the Go heap by n bytes that no object keeps and advises the whole huge pages
+// inside them for transparent huge pages, so that the heap's first n bytes are backed by 2 MiB
+// pages as they are touched; it then runs a garbage collection (a few ms) so that the runtime
+// reuses those pages for the allocations that follow. The memory is not touched here: it costs
+// resident memory only as the program uses it, in 2 MiB steps, but the mapping counts against
+// address-space and data limits until the runtime returns it. So that a failed mapping (fatal in
+// Go) cannot happen, it reserves at most an eighth of what is left under an address-space
+// limit (ulimit -v) or a data limit (ulimit -d), at most an eighth of RAM plus swap, and nothing
+// under strict overcommit accounting. It returns the advised range [start, end) (0, 0 when
+// nothing was advised: n < 2 MiB, GODEBUG disablethp, a limit, or an operating system without
 // transparent huge pages) and the madvise error, if any (the advice is only a hint: callers may
 // ignore it).
 func Reserve(n int) (start, end uintptr, err error) {
-	if n < pageSize || Disabled() {
+	if n < pageSize || disabled() {
 		return 0, 0, nil
 	}
 	return reserve(n)

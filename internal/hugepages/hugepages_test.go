@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // thpOffered reports whether the kernel hands out transparent huge pages on request.
@@ -60,15 +61,36 @@ func TestReserveAdvisesWholeHugePages(t *testing.T) {
 		return
 	}
 	t.Setenv("GODEBUG", "")
+	if !thpOffered(t) {
+		t.Skip("the kernel offers no transparent huge pages here (madvise may refuse the advice)")
+	}
+	if limit(8<<20) < 8<<20 {
+		t.Skip("strict overcommit or a memory limit leaves no room for an 8 MiB reservation here")
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	start, end, err := Reserve(8 << 20)
+	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatalf("Reserve: %v", err)
+	}
+	if after.NumForcedGC <= before.NumForcedGC {
+		t.Error("Reserve forced no garbage collection: the reserved block would stay allocated until the next one")
 	}
 	if start%pageSize != 0 || end%pageSize != 0 || end-start < 8<<20 {
 		t.Fatalf("advised [%#x, %#x): want at least 8 MiB aligned to 2 MiB", start, end)
 	}
-	if !thpOffered(t) {
-		t.Skip("the kernel offers no transparent huge pages here; the advice was accepted but cannot be seen")
+	// The collection Reserve ends with frees the block, so that new allocations land in it.
+	inside := 0
+	keep := make([][]byte, 64)
+	for i := range keep {
+		keep[i] = make([]byte, 64<<10)
+		if p := uintptr(unsafe.Pointer(unsafe.SliceData(keep[i]))); start <= p && p < end {
+			inside++
+		}
+	}
+	if inside < len(keep)/2 {
+		t.Errorf("%d of %d new 64 KiB allocations fall in the advised range: the runtime does not reuse it", inside, len(keep))
 	}
 	flags := advisedFlags(t, start, end)
 	if len(flags) == 0 {
@@ -86,15 +108,25 @@ func TestReserveSkipsSmallAndDisabled(t *testing.T) {
 	if start, end, err := Reserve(pageSize - 1); start != 0 || end != 0 || err != nil {
 		t.Errorf("Reserve(2 MiB - 1) = %#x, %#x, %v; want nothing advised", start, end, err)
 	}
-	t.Setenv("GODEBUG", "madvdontneed=1, disablethp=1")
-	if !Disabled() {
-		t.Fatal("Disabled() = false with GODEBUG disablethp=1")
+	for _, c := range []struct {
+		godebug string
+		off     bool
+	}{
+		{"madvdontneed=1,disablethp=1", true},
+		{"disablethp=2", true}, // any value but 0, as the runtime reads it
+		{"disablethp=0", false},
+		{"disablethp=1,disablethp=0", false}, // the last setting wins
+		{"disablethp=0,disablethp=1", true},
+		{"madvdontneed=1, disablethp=1", false}, // the runtime does not trim spaces
+		{"", false},
+	} {
+		t.Setenv("GODEBUG", c.godebug)
+		if got := disabled(); got != c.off {
+			t.Errorf("GODEBUG %q: disabled() = %v, want %v", c.godebug, got, c.off)
+		}
 	}
+	t.Setenv("GODEBUG", "disablethp=1")
 	if start, end, err := Reserve(8 << 20); start != 0 || end != 0 || err != nil {
 		t.Errorf("Reserve with GODEBUG disablethp=1 = %#x, %#x, %v; want nothing advised", start, end, err)
-	}
-	t.Setenv("GODEBUG", "disablethp=0")
-	if Disabled() {
-		t.Error("Disabled() = true with GODEBUG disablethp=0")
 	}
 }
