@@ -3,6 +3,7 @@ package calibrate
 import (
 	"context"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -12,13 +13,18 @@ import (
 )
 
 var moeLeaveOneGPUOut = flag.Bool("moe-loo", false,
-	"run TestMoELayerOverheadLeftOutByGPU: five validations of the MoE calibration file (about 12 minutes on 2 cores)")
+	"run the MoE leave-one-GPU-out tests: five validations of the MoE calibration file each (about 12 minutes on 2 cores)")
 
 // moeCalibrationFile is the measured MoE set, used only from ../shared (never committed).
 const moeCalibrationFile = "../../../shared/data/silicon/measured_moe_calibration.csv"
 
 // moeLayerOverheadCandidates are the MoELayerOverheadUs values (µs) the choice is made among.
 var moeLayerOverheadCandidates = []float64{0, 15, 30, 45, 60}
+
+// expertGEMMCandidates are the ExpertGEMM fractions the check is made among: the shipped value
+// (from the op database's kernel measurements), GEMM's 0.55 (no separate expert rate), and
+// values around the database's interquartile range.
+var expertGEMMCandidates = []float64{0.15, 0.2, 0.26, 0.35, 0.55}
 
 // TestMoELayerOverheadLeftOutByGPU reproduces how timing.CalibratedEfficiency's
 // MoELayerOverheadUs was chosen, with predict's code (Validate) on the MoE calibration file: for
@@ -28,26 +34,63 @@ var moeLayerOverheadCandidates = []float64{0, 15, 30, 45, 60}
 //
 //	go test ./sim/calibrate -run MoELayerOverheadLeftOutByGPU -v -timeout 60m -args -moe-loo
 func TestMoELayerOverheadLeftOutByGPU(t *testing.T) {
+	leaveOneGPUOut(t, "MoELayerOverheadUs", "%.0f µs", moeLayerOverheadCandidates, 0, timing.CalibratedEfficiency().MoELayerOverheadUs,
+		func(f *Factors, v float64) { f.Efficiency.MoELayerOverheadUs = v }, true)
+}
+
+// TestExpertGEMMOnTheMoEFile checks timing.CalibratedEfficiency's ExpertGEMM, which comes from
+// the op database's kernel measurements (timing.TestExpertGEMMFromTheOpDatabase) and not from
+// these rows, against the MoE calibration file with predict's code: every row is data the
+// value was not fitted on, and the shipped value must score a lower Objective than GEMM's rate
+// for the experts (the model without ExpertGEMM). It also logs, for each GPU in turn, which of
+// expertGEMMCandidates the other GPUs' rows would choose and the left-out figures. Slow, so it
+// runs only with -args -moe-loo:
+//
+//	go test ./sim/calibrate -run ExpertGEMMOnTheMoEFile -v -timeout 60m -args -moe-loo
+func TestExpertGEMMOnTheMoEFile(t *testing.T) {
+	eff := timing.CalibratedEfficiency()
+	results := leaveOneGPUOut(t, "ExpertGEMM", "%.2f", expertGEMMCandidates, slices.Index(expertGEMMCandidates, eff.GEMM), eff.ExpertGEMM,
+		func(f *Factors, v float64) { f.Efficiency.ExpertGEMM = v }, false)
+	shipped := Objective(summarize(results[slices.Index(expertGEMMCandidates, eff.ExpertGEMM)], 0))
+	without := Objective(summarize(results[slices.Index(expertGEMMCandidates, eff.GEMM)], 0))
+	t.Logf("Objective on all rows: %.3f with ExpertGEMM %.2f, %.3f with the experts at GEMM's %.2f", shipped, eff.ExpertGEMM, without, eff.GEMM)
+	if !(shipped < without) {
+		t.Errorf("ExpertGEMM %.2f scores Objective %.3f, not below %.3f with the experts at GEMM's rate", eff.ExpertGEMM, shipped, without)
+	}
+}
+
+// leaveOneGPUOut validates the MoE file once per candidate value of one factor (set; the other
+// factors as shipped) and, for each GPU in turn, picks the candidate with the lowest Objective on
+// the other GPUs' rows and scores it on that GPU's rows. With mustChoose it fails when a fold
+// picks another value than shipped; baseline indexes the candidate the left-out figures are
+// compared with. It returns every candidate's row results, in candidate order.
+func leaveOneGPUOut(t *testing.T, name, format string, candidates []float64, baseline int, shipped float64,
+	set func(*Factors, float64), mustChoose bool) [][]RowResult {
+	t.Helper()
 	if !*moeLeaveOneGPUOut {
 		t.Skip("five validations of the MoE file: run with -args -moe-loo")
 	}
 	if _, err := os.Stat(moeCalibrationFile); err != nil {
 		t.Skipf("MoE calibration file not available at %s: %v", moeCalibrationFile, err)
 	}
+	if baseline < 0 || !slices.Contains(candidates, shipped) {
+		t.Fatalf("%s: the candidates %v must hold the shipped %v and the baseline", name, candidates, shipped)
+	}
 	rows, err := ReadCSVFile(moeCalibrationFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := make([][]RowResult, len(moeLayerOverheadCandidates))
-	for i, us := range moeLayerOverheadCandidates {
+	show := func(v float64) string { return fmt.Sprintf(format, v) }
+	results := make([][]RowResult, len(candidates))
+	for i, v := range candidates {
 		f := CalibratedFactors()
-		f.Efficiency.MoELayerOverheadUs = us
+		set(&f, v)
 		rep, err := Validate(context.Background(), rows, Options{Factors: &f})
 		if err != nil {
 			t.Fatal(err)
 		}
 		results[i] = rep.Rows
-		t.Logf("%2.0f µs, all rows: %s", us, rep.Summary)
+		t.Logf("%s %s, all rows: %s", name, show(v), rep.Summary)
 	}
 	var systems []string
 	for _, r := range results[0] {
@@ -65,27 +108,25 @@ func TestMoELayerOverheadLeftOutByGPU(t *testing.T) {
 		}
 		return out
 	}
-	shipped := timing.CalibratedEfficiency().MoELayerOverheadUs
-	var pooled, pooledWithout []RowResult
+	var pooled, pooledBaseline []RowResult
 	for _, g := range systems {
 		best, bestObj := 0, math.Inf(1)
-		for i := range moeLayerOverheadCandidates {
+		for i := range candidates {
 			if o := Objective(summarize(on(results[i], func(r RowResult) bool { return r.System != g }), 0)); o < bestObj {
 				best, bestObj = i, o
 			}
 		}
 		left := on(results[best], func(r RowResult) bool { return r.System == g })
-		without := on(results[0], func(r RowResult) bool { return r.System == g })
-		t.Logf("%s left out: chose %.0f µs; %s (without the overhead: %s)", g, moeLayerOverheadCandidates[best],
-			summarize(left, 0), summarize(without, 0))
-		if moeLayerOverheadCandidates[best] != shipped {
-			t.Errorf("%s left out: the other GPUs' rows choose %.0f µs, the shipped MoELayerOverheadUs is %.0f µs",
-				g, moeLayerOverheadCandidates[best], shipped)
+		base := on(results[baseline], func(r RowResult) bool { return r.System == g })
+		t.Logf("%s left out: chose %s; %s (with %s: %s)", g, show(candidates[best]), summarize(left, 0), show(candidates[baseline]), summarize(base, 0))
+		if mustChoose && candidates[best] != shipped {
+			t.Errorf("%s left out: the other GPUs' rows choose %s %s, the shipped value is %s", g, name, show(candidates[best]), show(shipped))
 		}
-		pooled, pooledWithout = append(pooled, left...), append(pooledWithout, without...)
+		pooled, pooledBaseline = append(pooled, left...), append(pooledBaseline, base...)
 	}
 	if len(systems) < 2 {
 		t.Fatalf("simulated rows on %d GPUs: nothing to leave out", len(systems))
 	}
-	t.Logf("pooled left-out: %s (without the overhead: %s)", summarize(pooled, 0), summarize(pooledWithout, 0))
+	t.Logf("pooled left-out: %s (with %s: %s)", summarize(pooled, 0), show(candidates[baseline]), summarize(pooledBaseline, 0))
+	return results
 }

@@ -314,3 +314,40 @@ func TestMoELayerOverheadHoldsAcrossGPUsAndShapes(t *testing.T) {
 		}
 	}
 }
+
+// ExpertGEMM prices only the routed experts' FLOPs. toyMoE routes 37,748,736 · 2/8 = 9,437,184
+// expert parameters per token; a compute-bound prefill of 4,096 tokens on a 1,000 TFLOPS GPU
+// (BF16, every other efficiency 1) spends 2 · 9,437,184 · 4,096 / 1e12 FLOP/ms = 0.0773 ms in
+// them at ExpertGEMM 1, and four times that, 0.3092 ms (0.231928233984 ms more), at ExpertGEMM 0.25;
+// TP2 (MoE-TP2) halves both. The rest of the pass, and a dense model's pass, do not change.
+func TestExpertGEMMPricesTheRoutedExpertsOnly(t *testing.T) {
+	hw := Hardware{ID: "kilo-gpu", MemoryGiB: 1000, MemoryTBps: 1000, BF16TFLOPS: 1000, LinkGBps: 1e6}
+	prec := Precisions{Weights: BF16, KVCache: BF16}
+	full := ideal()
+	slow := full
+	slow.ExpertGEMM = 0.25
+	prefill := &Batch{PrefillRequests: 1, PrefillTokens: 4096, PrefillAttentionPairs: 4096 * 4097 / 2, SampledTokens: 1}
+	for _, c := range []struct {
+		s    Shape
+		want float64
+	}{{Shape{Tensor: 1, Pipeline: 1}, 0.231928233984}, {Shape{Tensor: 2, Pipeline: 1, MoETensor: 2}, 0.115964116992}} {
+		a := mustRoofline(t, toyMoE, hw, prec, c.s, full)
+		b := mustRoofline(t, toyMoE, hw, prec, c.s, slow)
+		if a.weightMs >= a.gemmMsPerToken*4096 {
+			t.Fatalf("%+v: the prefill must be compute-bound (weights %v ms, compute %v ms)", c.s, a.weightMs, a.gemmMsPerToken*4096)
+		}
+		if got := b.PassMs(prefill) - a.PassMs(prefill); !near(got, c.want) {
+			t.Errorf("%+v: ExpertGEMM 0.25 adds %.10f ms, want %.10f", c.s, got, c.want)
+		}
+	}
+	dense := tinyModel()
+	s := Shape{Tensor: 1, Pipeline: 1}
+	if a, b := mustRoofline(t, dense, hw, prec, s, full).PassMs(prefill), mustRoofline(t, dense, hw, prec, s, slow).PassMs(prefill); a != b {
+		t.Errorf("a dense model's pass changed from %v to %v ms", a, b)
+	}
+	bad := full
+	bad.ExpertGEMM = 0
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "ExpertGEMM must be in (0, 1], got 0") {
+		t.Errorf("ExpertGEMM 0: err = %v", err)
+	}
+}

@@ -36,6 +36,12 @@ type Efficiency struct {
 	// GEMM is the fraction of the dense tensor-core peak the linear layers achieve when
 	// compute-bound, in (0, 1].
 	GEMM float64
+	// ExpertGEMM is the fraction of the weights format's dense tensor-core peak that the routed
+	// experts' grouped GEMMs of a mixture-of-experts layer achieve when compute-bound, in (0, 1]
+	// (QuantizedGEMM applies on top, as for GEMM). Each expert multiplies only the tokens routed
+	// to it, so a grouped GEMM runs many small, unevenly filled matrices and reaches well below a
+	// dense GEMM's rate. Dense models do not use it.
+	ExpertGEMM float64
 	// Attention is the fraction of the tensor-core peak of the KV-cache format that attention
 	// math achieves when compute-bound (FlashAttention-style kernels; with an FP8 KV cache the
 	// FP8 kernels of TensorRT-LLM, FlashAttention-3 and FlashInfer run Q·Kᵀ and P·V in FP8), in
@@ -90,7 +96,7 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"GEMM", e.GEMM}, {"Attention", e.Attention}, {"Memory", e.Memory}, {"QuantizedGEMM", e.QuantizedGEMM}, {"QuantizedMemory", e.QuantizedMemory},
+	}{{"GEMM", e.GEMM}, {"ExpertGEMM", e.ExpertGEMM}, {"Attention", e.Attention}, {"Memory", e.Memory}, {"QuantizedGEMM", e.QuantizedGEMM}, {"QuantizedMemory", e.QuantizedMemory},
 		{"Link", e.Link}} {
 		if !(f.v > 0 && f.v <= 1) {
 			errs = append(errs, fmt.Errorf("efficiency %s must be in (0, 1], got %v", f.name, f.v))
@@ -213,6 +219,7 @@ const (
 // one GPU, link bytes/ms, and the quantized-weight factors.
 type rooflineRates struct {
 	gemm, attn, mem, link float64
+	expertGEMM            float64 // FLOP/ms of the routed experts' grouped GEMMs (t·p GPUs)
 	quantMem              float64 // QuantizedMemory for FP8/FP4 weights, else 1
 	alphaMs               float64 // LinkLatencyUs in ms
 }
@@ -246,6 +253,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 		quant, rt.quantMem = eff.QuantizedGEMM, eff.QuantizedMemory
 	}
 	rt.gemm = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
+	rt.expertGEMM = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.ExpertGEMM * quant
 	rt.attn = t * p * hw.PeakTFLOPS(prec.KVCache) * tflopsToFlopPerMs * eff.Attention
 	rt.mem = hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory
 	rt.link = hw.LinkGBps * gbpsToBytesPerMs * eff.Link
@@ -284,8 +292,12 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 // additions to the Roofline formula, per GPU of shape s with d = attention_data, mt =
 // moe_tensor, me = moe_expert, E experts, k per token, L_moe MoE layers, T a rank's tokens):
 //
-//	gemm compute   2·P_active·T/(t·p·F): the experts' FLOPs of the d ranks' d·T tokens spread
-//	               over the mt·me = t·d GPUs (balanced routing: no expert-load imbalance)
+//	gemm compute   2·(P_active − P_routed)·T/(t·p·F·η_gemm) + 2·P_routed·T/(t·p·F·η_expert), with
+//	               P_routed = ExpertParams·k/E the routed experts' active parameters and η_expert
+//	               = ExpertGEMM: the experts' FLOPs of the d ranks' d·T tokens spread over the
+//	               mt·me = t·d GPUs, their grouped GEMMs at their own lower rate (which is where
+//	               expert-load imbalance and small per-expert matrices show; routing itself is
+//	               taken as balanced across GPUs)
 //	weights        W_rest/(t·B) + W_experts/(mt·me·B) · (1 − (1 − k/E)^(d·T)): the expected share
 //	               of local experts some token of the pass routes to
 //	collectives    per attention (every layer) and dense MLP (every dense layer) one all-reduce
@@ -305,7 +317,12 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 	d, mt, me := s.moe()
 	wb := prec.Weights.WeightBytes() / rt.quantMem
 	experts := m.ExpertParams()
-	r.gemmMsPerToken = 2 * m.ActiveLinearParams() / rt.gemm
+	if e := m.MoE; e != nil {
+		routed := experts * float64(e.TopK) / float64(e.Experts)
+		r.gemmMsPerToken = 2*(m.ActiveLinearParams()-routed)/rt.gemm + 2*routed/rt.expertGEMM
+	} else {
+		r.gemmMsPerToken = 2 * m.ActiveLinearParams() / rt.gemm
+	}
 	r.weightMs = ((m.LinearParams()-experts)*wb + m.HeadParams()*activationBytes) / t / rt.mem
 	if a := m.MLA; a != nil {
 		r.attnMsPerPair = 2 * float64(m.Heads) * float64(a.QKNopeHeadDim+a.QKRopeHeadDim+a.VHeadDim) * float64(m.Layers) / rt.attn

@@ -22,7 +22,7 @@ func tinyGPU() Hardware {
 
 // ideal is an Efficiency of 1 with no overheads, so the roofline terms show through.
 func ideal() Efficiency {
-	return Efficiency{GEMM: 1, Attention: 1, Memory: 1, QuantizedGEMM: 1, QuantizedMemory: 1, Link: 1}
+	return Efficiency{GEMM: 1, ExpertGEMM: 1, Attention: 1, Memory: 1, QuantizedGEMM: 1, QuantizedMemory: 1, Link: 1}
 }
 
 func mustRoofline(t *testing.T, m ModelSpec, hw Hardware, p Precisions, s Shape, e Efficiency) *Roofline {

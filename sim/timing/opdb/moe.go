@@ -60,9 +60,50 @@ func (r moeRow) device() string { return r.Device }
 // table has: dtype hidden/inter/topk/experts, and the moe_tp × moe_ep splits and
 // distributions measured for the model's shape), or a file that cannot be read.
 func (db *DB) MoE(gpu, backend, version string, s MoEShape) (*Curve, error) {
-	version, err := db.Resolve(gpu, OpMoE, backend, version)
+	m, version, err := db.moeTable(gpu, backend, version)
 	if err != nil {
 		return nil, err
+	}
+	if c := m[s]; c != nil {
+		return c, nil
+	}
+	seen := map[string]bool{}
+	var have []string
+	for k := range m {
+		e := k.model()
+		if k.model() == s.model() {
+			e = fmt.Sprintf("moe_tp %d × moe_ep %d %s", k.TP, k.EP, k.Distribution)
+		}
+		if !seen[e] {
+			seen[e] = true
+			have = append(have, e)
+		}
+	}
+	return nil, db.missingIn("MoE shape ("+s.String()+"); models (dtype hidden/inter/topk/experts) and, for this model, the splits measured are listed",
+		gpu, OpMoE, backend, version, moeFile, have)
+}
+
+// MoEShapes lists every routed-expert shape the MoE table of backend at version ("" = newest) on
+// gpu measured, in no particular order; MoE returns each one's curve.
+// Errors: *MissingError when there is no such table, or a file that cannot be read.
+func (db *DB) MoEShapes(gpu, backend, version string) ([]MoEShape, error) {
+	m, _, err := db.moeTable(gpu, backend, version)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MoEShape, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// moeTable loads (once) the MoE table of backend at version on gpu, by shape, and returns it
+// with the resolved version.
+func (db *DB) moeTable(gpu, backend, version string) (map[MoEShape]*Curve, string, error) {
+	version, err := db.Resolve(gpu, OpMoE, backend, version)
+	if err != nil {
+		return nil, "", err
 	}
 	all, err := loadTable(db, gpu, OpMoE, backend, version, moeFile, func(rows []moeRow) any {
 		by := map[MoEShape][]sample{}
@@ -81,26 +122,9 @@ func (db *DB) MoE(gpu, backend, version string, s MoEShape) (*Curve, error) {
 		return out
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	m := all.(map[MoEShape]*Curve)
-	if c := m[s]; c != nil {
-		return c, nil
-	}
-	seen := map[string]bool{}
-	var have []string
-	for k := range m {
-		e := k.model()
-		if k.model() == s.model() {
-			e = fmt.Sprintf("moe_tp %d × moe_ep %d %s", k.TP, k.EP, k.Distribution)
-		}
-		if !seen[e] {
-			seen[e] = true
-			have = append(have, e)
-		}
-	}
-	return nil, db.missingIn("MoE shape ("+s.String()+"); models (dtype hidden/inter/topk/experts) and, for this model, the splits measured are listed",
-		gpu, OpMoE, backend, version, moeFile, have)
+	return all.(map[MoEShape]*Curve), version, nil
 }
 
 type mlaRow struct {

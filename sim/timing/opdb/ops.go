@@ -129,6 +129,12 @@ type Curve struct{ c curve }
 // came from.
 func (c *Curve) Latency(x float64) float64 { return c.c.at(x) }
 
+// Samples returns copies of the curve's measured points in increasing x: x as the table counts
+// it (e.g. num_tokens) and the fastest latency measured there in ms.
+func (c *Curve) Samples() (x, ms []float64) {
+	return append([]float64(nil), c.c.x...), append([]float64(nil), c.c.y...)
+}
+
 // AtNK precomputes the GEMM's latency over m at fixed n and k: the same values as Latency(m, n,
 // k) for every m (between the measured token counts both are linear in m), for a lookup of one
 // binary search instead of four.

@@ -1,0 +1,86 @@
+package timing
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim/timing/opdb"
+)
+
+// expertPeakTFLOPS is the dense peak a routed-expert kernel of the op database's moe_dtype runs
+// against on hw: BF16 for BF16 and weight-only formats (their activations are BF16), FP8 for FP8
+// weights or activations, FP4 for NVFP4; 0 for a format not counted.
+func expertPeakTFLOPS(hw Hardware, dtype string) float64 {
+	switch dtype {
+	case "bfloat16", "float16", "w4a16_mxfp4", "int4_wo", "int8_wo":
+		return hw.BF16TFLOPS
+	case "fp8", "fp8_block", "w4a8_mxfp4_mxfp8", "w4afp8":
+		return hw.FP8TFLOPS
+	case "nvfp4", "w4a4_mxfp4":
+		return hw.FP4TFLOPS
+	}
+	return 0
+}
+
+// TestExpertGEMMFromTheOpDatabase derives CalibratedEfficiency's ExpertGEMM from the kernel
+// measurements of the op database (not from any deployment): for every routed-expert series of
+// the moe_perf tables measured on one GPU (moe_tp 1, moe_ep 1) under the power_law_1.01
+// expert-load distribution, on every GPU and backend, the best achieved fraction of the format's
+// dense peak at 4,096 or more tokens, with 2 · tokens · top-k · 3 · hidden · inter FLOPs (a
+// SwiGLU expert's three matrices); the shipped value is their median rounded to two digits.
+// Skips without ../shared.
+func TestExpertGEMMFromTheOpDatabase(t *testing.T) {
+	db := openDB(t)
+	var fractions []float64
+	for _, gpu := range []string{"h100_sxm", "h200_sxm", "b200_sxm", "gb200", "b300_sxm", "gb300"} {
+		hw, err := LookupHardware(gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, backend := range []string{"trtllm", "sglang", "vllm"} {
+			shapes, err := db.MoEShapes(gpu, backend, "")
+			var missing *opdb.MissingError
+			if errors.As(err, &missing) {
+				continue // e.g. SGLang on b200_sxm measured only whole MoE modules
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range shapes {
+				peak := expertPeakTFLOPS(hw, s.Dtype)
+				if s.TP != 1 || s.EP != 1 || s.Distribution != "power_law_1.01" || peak == 0 {
+					continue
+				}
+				c, err := db.MoE(gpu, backend, "", s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tokens, ms := c.Samples()
+				best := 0.0
+				for i, n := range tokens {
+					if n >= 4096 {
+						flop := 2 * n * float64(s.TopK) * 3 * float64(s.Hidden) * float64(s.Inter)
+						best = max(best, flop/ms[i]/(peak*tflopsToFlopPerMs))
+					}
+				}
+				if best > 0 {
+					fractions = append(fractions, best)
+				}
+			}
+		}
+	}
+	if len(fractions) < 100 {
+		t.Fatalf("%d routed-expert series found, want hundreds", len(fractions))
+	}
+	slices.Sort(fractions)
+	median := fractions[len(fractions)/2]
+	if len(fractions)%2 == 0 {
+		median = (fractions[len(fractions)/2-1] + median) / 2
+	}
+	q1, q3 := fractions[len(fractions)/4], fractions[3*len(fractions)/4]
+	t.Logf("%d series: median %.3f of peak, interquartile range %.3f–%.3f", len(fractions), median, q1, q3)
+	if want := CalibratedEfficiency().ExpertGEMM; math.Round(median*100)/100 != want {
+		t.Errorf("the op database's median expert-GEMM fraction is %.3f, the shipped ExpertGEMM %.2f", median, want)
+	}
+}
