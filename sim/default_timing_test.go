@@ -46,12 +46,14 @@ func TestSeedConfigsWithDefaultTiming(t *testing.T) {
 	// Synthetic prompts share no content, so a decode worker never caches a prompt it receives:
 	// every hand-off moves all 2048 tokens at the auto bytes_per_token of one Llama-3.1-8B BF16
 	// prefill GPU, 32 layers × 2 × 8 KV heads × 128 × 2 bytes = 131072, over 400 GB/s:
-	// 2048 × 131072 / 400e9 s = 0.67108864 ms.
+	// 2048 × 131072 / 400e9 s = 0.67108864 ms, after the default hand-off latency of default
+	// timing (timing.CalibratedKVTransferLatencyMs, 200 ms).
+	want := timing.CalibratedKVTransferLatencyMs + 0.67108864
 	for i := range res.Handoffs {
 		h := &res.Handoffs[i]
-		if h.TransferredTokens != 2048 || h.DecodeCachedTokens != 0 || !near(h.DestinationActivatedMs-h.DestinationReservedMs, 0.67108864) {
-			t.Errorf("disaggregated request %d: transferred %d, cached %d, transfer %v ms; want 2048, 0, 0.67108864",
-				i, h.TransferredTokens, h.DecodeCachedTokens, h.DestinationActivatedMs-h.DestinationReservedMs)
+		if h.TransferredTokens != 2048 || h.DecodeCachedTokens != 0 || !near(h.DestinationActivatedMs-h.DestinationReservedMs, want) {
+			t.Errorf("disaggregated request %d: transferred %d, cached %d, transfer %v ms; want 2048, 0, %v",
+				i, h.TransferredTokens, h.DecodeCachedTokens, h.DestinationActivatedMs-h.DestinationReservedMs, want)
 		}
 	}
 	// The roofline alias decodes to default.

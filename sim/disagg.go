@@ -1,15 +1,40 @@
 package sim
 
-import "github.com/servesweep/servesweep/sim/engine"
+import (
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/timing"
+)
 
 // transfer describes the KV transfer of disaggregated serving.
 type transfer struct {
 	bytesPerToken float64
 	gbps          float64 // 0: no delay
 	fullPrompt    bool
+	latencyMs     float64 // KVTransferLatencyMs of the config: every hand-off's fixed time
+}
+
+// KVTransferLatencyMs is the fixed time in ms every disaggregated hand-off takes on top of its
+// bytes' transfer (see config.KVTransfer.LatencyMs): engine.kv_transfer.latency_ms when set,
+// else timing.CalibratedKVTransferLatencyMs when the prefill and the decode role both use
+// `default` or `roofline` timing, else 0 (`fixed` and `polynomial` timing keep the reference's
+// exact times); 0 in aggregated mode.
+func KVTransferLatencyMs(cfg *config.Config) float64 {
+	if cfg.Engine.Mode != config.ModeDisaggregated {
+		return 0
+	}
+	if kt := cfg.Engine.KVTransfer; kt != nil && kt.LatencyMs != nil {
+		return *kt.LatencyMs
+	}
+	w := cfg.Engine.Workers
+	if w.Prefill != nil && w.Decode != nil && w.Prefill.Timing.HardwareAware() && w.Decode.Timing.HardwareAware() {
+		return timing.CalibratedKVTransferLatencyMs
+	}
+	return 0
 }
 
 func (s *runState) setupTransfer() error {
+	s.xfer.latencyMs = KVTransferLatencyMs(s.cfg)
 	kt := s.cfg.Engine.KVTransfer
 	if kt == nil {
 		return nil
@@ -84,7 +109,7 @@ func (s *runState) reserve(ri int32, slot int) bool {
 	}
 	h.DestinationReservedMs = s.nowMs
 	h.DecodeCachedTokens, h.TransferredTokens = int32(cached), int32(tokens)
-	s.push(event{timeMs: s.nowMs + s.transferMs(tokens), kind: evTransfer, req: ri})
+	s.push(event{timeMs: s.nowMs + s.xfer.latencyMs + s.transferMs(tokens), kind: evTransfer, req: ri})
 	return true
 }
 

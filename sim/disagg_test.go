@@ -7,6 +7,7 @@ import (
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/timing"
 )
 
 // disaggConfig turns testConfig into prefill/decode pools of the given replica counts, each with
@@ -227,5 +228,58 @@ func TestDisaggregatedDecodeOversubscribed(t *testing.T) {
 		if over < 0.7*fits {
 			t.Errorf("%s: output %.0f tok/s at concurrency 48 against %.0f at 12: decoding stalls behind reservations", backend, over, fits)
 		}
+	}
+}
+
+// engine.kv_transfer.latency_ms adds to every hand-off: TestDisaggregatedOneRequest's request
+// (prefill 30 ms, 100 tokens × 1e6 bytes at 1 GB/s = 100 ms) with a 45 ms latency reaches its
+// decode worker at 30 + 45 + 100 = 175 ms, its first token then; ITL does not change.
+func TestKVTransferLatency(t *testing.T) {
+	cfg := disaggConfig(100, 4, 1, 1, 1, 1, 1_000_000, 1)
+	cfg.Engine.KVTransfer.LatencyMs = f64(45)
+	res := mustRun(t, cfg)
+	s := res.Summary
+	if !near(s.TTFT.Mean, 175) || !near(s.E2E.Mean, 199) || !near(s.ITL.Mean, 8) {
+		t.Errorf("TTFT %v, E2E %v, ITL %v ms; want 175, 199, 8", s.TTFT.Mean, s.E2E.Mean, s.ITL.Mean)
+	}
+	if h := res.Handoffs[0]; h.DestinationReservedMs != 30 || h.DestinationActivatedMs != 175 {
+		t.Errorf("hand-off reserved at %v, activated at %v ms; want 30 and 175", h.DestinationReservedMs, h.DestinationActivatedMs)
+	}
+	// Without a bandwidth (no byte delay) the latency alone remains.
+	cfg = disaggConfig(100, 4, 1, 1, 1, 1, 1_000_000, 1)
+	cfg.Engine.KVTransfer.BandwidthGBps, cfg.Engine.KVTransfer.LatencyMs = nil, f64(45)
+	if got := mustRun(t, cfg).Summary.TTFT.Mean; !near(got, 75) {
+		t.Errorf("no bandwidth, 45 ms latency: TTFT %v ms, want 75", got)
+	}
+}
+
+// The default hand-off latency is the calibrated one when both roles use hardware-aware timing,
+// 0 otherwise (fixed and polynomial timing keep the reference's exact times) and in aggregated
+// mode; an explicit value wins, 0 included, with or without a kv_transfer bandwidth.
+func TestKVTransferLatencyDefault(t *testing.T) {
+	cfg := disaggConfig(100, 4, 1, 1, 1, 1, 1_000_000, 1)
+	if got := KVTransferLatencyMs(cfg); got != 0 {
+		t.Errorf("fixed timing: %v ms, want 0", got)
+	}
+	cfg.Engine.Workers.Prefill.Timing = config.Timing{Type: config.TimingDefault}
+	if got := KVTransferLatencyMs(cfg); got != 0 {
+		t.Errorf("default prefill, fixed decode timing: %v ms, want 0", got)
+	}
+	cfg.Engine.Workers.Decode.Timing = config.Timing{Type: config.TimingRoofline}
+	if got := KVTransferLatencyMs(cfg); got != timing.CalibratedKVTransferLatencyMs {
+		t.Errorf("hardware-aware timing: %v ms, want %v", got, timing.CalibratedKVTransferLatencyMs)
+	}
+	cfg.Engine.KVTransfer = nil
+	if got := KVTransferLatencyMs(cfg); got != timing.CalibratedKVTransferLatencyMs {
+		t.Errorf("no kv_transfer mapping: %v ms, want %v", got, timing.CalibratedKVTransferLatencyMs)
+	}
+	cfg.Engine.KVTransfer = &config.KVTransfer{LatencyMs: f64(0)}
+	if got := KVTransferLatencyMs(cfg); got != 0 {
+		t.Errorf("explicit 0: %v ms, want 0", got)
+	}
+	agg := testConfig(64, 4, 3, 1, 1000)
+	agg.Engine.Workers.Aggregated.Timing = config.Timing{Type: config.TimingDefault}
+	if got := KVTransferLatencyMs(agg); got != 0 {
+		t.Errorf("aggregated mode: %v ms, want 0", got)
 	}
 }

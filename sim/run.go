@@ -110,8 +110,8 @@ type Handoff struct {
 	SourceHeldMs float64
 	// DestinationReservedMs is when the decode worker reserved the prompt's KV (transfer start).
 	DestinationReservedMs float64
-	// DestinationActivatedMs is when the transfer ended and the request became decodable; the
-	// prefill side released its KV at the same time.
+	// DestinationActivatedMs is when the transfer ended (its fixed KVTransferLatencyMs, then its
+	// bytes) and the request became decodable; the prefill side released its KV at the same time.
 	DestinationActivatedMs float64
 	// DecodeCachedTokens are prompt tokens the decode worker already cached at reservation.
 	DecodeCachedTokens int32

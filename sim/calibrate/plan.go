@@ -277,7 +277,8 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		if hw.ID == "gb200" {
 			gbps = hw.LinkGBps
 		}
-		cfg.Engine.KVTransfer = &config.KVTransfer{BandwidthGBps: &gbps, TimingMode: "destination_missing"}
+		latency := o.Factors.KVTransferLatencyMs
+		cfg.Engine.KVTransfer = &config.KVTransfer{BandwidthGBps: &gbps, TimingMode: "destination_missing", LatencyMs: &latency}
 		p.Shape = "disagg P " + shapeString(ps.Workers, ps) + " / D " + shapeString(ds.Workers, ds)
 		if r.Prefill.Workers == 0 && r.Decode.Workers == 0 {
 			// The one-worker reading holds only when that worker can keep the row's concurrency

@@ -434,6 +434,14 @@ type KVTransfer struct {
 	// TimingMode: destination_missing charges the prompt tokens the decode worker does not
 	// cache; full_prompt charges the whole prompt.
 	TimingMode string `yaml:"timing_mode" enum:"destination_missing,full_prompt" default:"destination_missing"`
+	// LatencyMs, a servesweep addition to the schema, is the fixed time in ms of every hand-off
+	// on top of moving its bytes: the control path between the decode and the prefill worker
+	// (the remote-prefill request, the exchange of KV block layouts, the completion notice and
+	// the decode side's pickup of the arrived KV). It adds to the TTFT of every request that
+	// reaches a decode worker, never to ITL or TPOT. Nil (omitted or null) means the default:
+	// timing.CalibratedKVTransferLatencyMs when the prefill and the decode role both use `default`
+	// timing, else 0, so that `fixed` and `polynomial` runs keep the reference's exact times.
+	LatencyMs *float64 `yaml:"latency_ms,omitempty" null:"omit" min:"0" limit:"0,MaxMs"`
 }
 
 // Workers holds the worker roles; a nil role was not declared, and a declared role may be {} or

@@ -64,3 +64,16 @@ func CalibratedEfficiency() Efficiency {
 // (same provenance).
 const CalibratedFrontendOverheadMs = 62.0
 
+// CalibratedKVTransferLatencyMs is the default fixed time in ms of a disaggregated hand-off
+// (engine.kv_transfer.latency_ms under `default` timing): the control path between the decode
+// and the prefill worker on top of the KV bytes' transfer time. Chosen on
+// ../shared/data/silicon/measured_moe_calibration.csv (2026-12-01) from 0, 100, 200 and 300 ms
+// by the calibration objective, leaving one GPU out: the rows of the other GPUs chose 200 for
+// each of b300_sxm, gb200, gb300 and h100_sxm (the 179 disaggregated rows that give their
+// worker counts carry the choice; aggregated rows do not depend on it). At concurrency 16 or
+// less those rows measure TTFTs of 130–350 ms for prompts of 1,024 tokens whose prefill
+// computes in 10–20 ms, 100–250 ms above the same models' aggregated rows. The dense
+// calibration file's 8 disaggregated rows were not used. A public report of the same order:
+// SGLang's PD router measured about 200 ms more TTFT than non-disaggregated serving at 2
+// requests/s, with the RDMA transfer itself taking about 6 ms (sgl-project/sglang issue 22853).
+const CalibratedKVTransferLatencyMs = 200.0
