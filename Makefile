@@ -13,8 +13,10 @@ test:
 	# Slow tests skip under -race and run here without it: the accuracy check against 872
 	# measured deployments (skipped when ../shared/data is absent), and the commands' end-to-end
 	# tests (trace replays, whole and sharded sweeps, kill -9 and resume, golden digests), and the
-	# huge-page reservation under ulimit -v and -d (the race detector needs more address space).
+	# huge-page reservation under ulimit -v and -d (the race detector needs more address space),
+	# and ExpertGEMM's derivation from every MoE table of the op database.
 	$(GO) test -count=1 ./sim/calibrate ./cmd/servesweep ./internal/hugepages
+	$(GO) test -count=1 -run ExpertGEMMFromTheOpDatabase ./sim/timing
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./...

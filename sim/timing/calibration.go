@@ -13,8 +13,9 @@ package timing
 // QuantizedMemory was then set to 1 and is not fitted (the fit takes 0.79–0.85 for about a point
 // of TPOT MAPE): quantized weights stream their real bytes at the BF16 rate, so FP8 halves
 // small-batch weight streaming time as its byte count does. With them `servesweep validate` on
-// that file (default options, 2026-12-01) simulates 872 of 872 rows with overall TTFT MAPE 28.0 %
-// (median APE 22.2 %) and TPOT MAPE 13.3 % (median APE 10.5 %): in-sample figures; the README
+// that file (default options, 2026-12-01, with CalibratedKVTransferLatencyMs on its 8
+// disaggregated rows) simulates 872 of 872 rows with overall TTFT MAPE 28.0 % (median APE
+// 22.1 %) and TPOT MAPE 13.3 % (median APE 10.5 %): in-sample figures; the README
 // gives them per group and beside the left-out ones (validate --holdout-by).
 //
 // The values are physically plausible on their own: GEMMs reach 55 % of the dense tensor peak

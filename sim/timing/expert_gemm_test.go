@@ -30,8 +30,12 @@ func expertPeakTFLOPS(hw Hardware, dtype string) float64 {
 // expert-load distribution, on every GPU and backend, the best achieved fraction of the format's
 // dense peak at 4,096 or more tokens, with 2 · tokens · top-k · 3 · hidden · inter FLOPs (a
 // SwiGLU expert's three matrices); the shipped value is their median rounded to two digits.
-// Skips without ../shared.
+// Skips without ../shared, and under -race (it reads every MoE table: about a minute); make test
+// runs it without the race detector.
 func TestExpertGEMMFromTheOpDatabase(t *testing.T) {
+	if raceEnabled {
+		t.Skip("reads every MoE table of the op database: run without -race (make test does)")
+	}
 	db := openDB(t)
 	var fractions []float64
 	for _, gpu := range []string{"h100_sxm", "h200_sxm", "b200_sxm", "gb200", "b300_sxm", "gb300"} {
