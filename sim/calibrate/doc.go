@@ -8,8 +8,11 @@
 // backend) group and overall. Fit tunes timing.Efficiency, the front-end time and the burst
 // shares on the same rows by coordinate descent; the fitted numbers live in
 // timing.CalibratedEfficiency, timing.CalibratedFrontendOverheadMs (predict's default
-// engine.frontend.overhead_ms) and CalibratedBurstShares, with their provenance. Holdout scores
-// them on rows they were not fitted on.
+// engine.frontend.overhead_ms) and CalibratedBurstShares, with their provenance; the hand-off
+// latency of disaggregated rows (timing.CalibratedKVTransferLatencyMs, predict's default
+// engine.kv_transfer.latency_ms) and two MoE factors were chosen leaving one GPU out on the MoE
+// file (the tests of moe_overhead_test.go, -args -moe-loo). Holdout scores them on rows they were
+// not fitted on.
 //
 // Every simulation is a predict run: sim.Run of a config a user can write (PlanRow's, with
 // engine.frontend.overhead_ms set), so the timing model, the front end and the scheduler that

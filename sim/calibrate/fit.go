@@ -20,7 +20,8 @@ type Factors struct {
 	FrontendMs float64
 	// KVTransferLatencyMs is the simulated engine.kv_transfer.latency_ms of disaggregated rows
 	// (config.KVTransfer): every hand-off's fixed time, added to TTFT; its chosen value is
-	// predict's default (timing.CalibratedKVTransferLatencyMs). Fit does not fit it.
+	// predict's default (timing.CalibratedKVTransferLatencyMs). Fit does not fit it; 0 (a
+	// literal that omits it) simulates hand-offs without it.
 	KVTransferLatencyMs float64
 	// Burst is, per backend, the fraction of a benchmark's measured requests that arrived in its
 	// first, simultaneous wave.

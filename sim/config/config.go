@@ -364,7 +364,8 @@ type Engine struct {
 	Speculation *Speculation `yaml:"speculation,omitempty" json:",omitempty"`
 	// EnableChunkedPrefill: nil means the backend default (on).
 	EnableChunkedPrefill *bool `yaml:"enable_chunked_prefill,omitempty"`
-	// KVTransfer is disaggregated-only; nil when omitted (no transfer delay).
+	// KVTransfer is disaggregated-only; nil when omitted: no bandwidth delay, and the default
+	// hand-off latency (KVTransfer.LatencyMs).
 	KVTransfer *KVTransfer `yaml:"kv_transfer,omitempty"`
 	// Frontend is the API front end in front of the workers; nil when omitted (its defaults).
 	Frontend *Frontend `yaml:"frontend,omitempty" null:"empty"`
@@ -429,7 +430,8 @@ type KVTransfer struct {
 	// token's KV (its pipeline stage's layers and its tensor share of the KV heads, in
 	// engine.precision.kv_cache), as every GPU sends its share over its own link.
 	BytesPerToken int64 `yaml:"bytes_per_token" word:"auto" gt:"0"`
-	// BandwidthGBps in decimal GB/s; nil (null) means no transfer delay.
+	// BandwidthGBps in decimal GB/s; nil (null) means no delay for the bytes (LatencyMs still
+	// applies).
 	BandwidthGBps *float64 `yaml:"bandwidth_gb_per_second" null:"omit" gt:"0" limit:"MinRate,MaxRate" sweep:""`
 	// TimingMode: destination_missing charges the prompt tokens the decode worker does not
 	// cache; full_prompt charges the whole prompt.

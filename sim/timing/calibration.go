@@ -69,12 +69,17 @@ const CalibratedFrontendOverheadMs = 62.0
 // (engine.kv_transfer.latency_ms under `default` timing): the control path between the decode
 // and the prefill worker on top of the KV bytes' transfer time. Chosen on
 // ../shared/data/silicon/measured_moe_calibration.csv (2026-12-01) from 0, 100, 200 and 300 ms
-// by the calibration objective, leaving one GPU out: the rows of the other GPUs chose 200 for
-// each of b300_sxm, gb200, gb300 and h100_sxm (the 179 disaggregated rows that give their
-// worker counts carry the choice; aggregated rows do not depend on it). At concurrency 16 or
-// less those rows measure TTFTs of 130–350 ms for prompts of 1,024 tokens whose prefill
-// computes in 10–20 ms, 100–250 ms above the same models' aggregated rows. The dense
-// calibration file's 8 disaggregated rows were not used. A public report of the same order:
-// SGLang's PD router measured about 200 ms more TTFT than non-disaggregated serving at 2
-// requests/s, with the RDMA transfer itself taking about 6 ms (sgl-project/sglang issue 22853).
+// by the calibration objective, leaving one GPU out: with gb200 left out the other GPUs' rows
+// chose 300, with gb300 or h100_sxm left out 200, and 200 is the median; b300_sxm says nothing
+// (it has no simulated disaggregated row). Scored that way the 669 simulated rows give TTFT MAPE
+// 54.9 % (median APE 42.6 %) against 57.6 % (45.8 %) without it; TPOT does not change. The 179
+// disaggregated rows that give their worker counts carry the choice; at concurrency 16 or less
+// with 1,024-token prompts, whose prefill computes in 10–20 ms, 22 of their 29 rows measure
+// TTFTs of 130–350 ms, 100–250 ms above the same models' aggregated rows (the other 7 measure
+// 1.0–38.6 s: outliers that no fixed latency explains). The dense calibration file's 8 disaggregated rows were not used. A public
+// report of the same order: SGLang's PD router measured about 200 ms more TTFT than
+// non-disaggregated serving at 2 requests/s with the RDMA transfer itself taking about 6 ms,
+// traced to the router waiting for the busy prefill server's response (sgl-project/sglang issue
+// 22853). The one value serves every backend and both forward models; during it the prefill
+// worker still holds the request's KV and the decode worker its reservation.
 const CalibratedKVTransferLatencyMs = 200.0

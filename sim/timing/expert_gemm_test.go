@@ -29,7 +29,8 @@ func expertPeakTFLOPS(hw Hardware, dtype string) float64 {
 // the moe_perf tables measured on one GPU (moe_tp 1, moe_ep 1) under the power_law_1.01
 // expert-load distribution, on every GPU and backend, the best achieved fraction of the format's
 // dense peak at 4,096 or more tokens, with 2 · tokens · top-k · 3 · hidden · inter FLOPs (a
-// SwiGLU expert's three matrices); the shipped value is their median rounded to two digits.
+// SwiGLU expert's three matrices); the shipped value is their median rounded to two digits and
+// must stay within 0.01 of it.
 // Skips without ../shared, and under -race (it reads every MoE table: about a minute); make test
 // runs it without the race detector.
 func TestExpertGEMMFromTheOpDatabase(t *testing.T) {
@@ -84,7 +85,8 @@ func TestExpertGEMMFromTheOpDatabase(t *testing.T) {
 	}
 	q1, q3 := fractions[len(fractions)/4], fractions[3*len(fractions)/4]
 	t.Logf("%d series: median %.3f of peak, interquartile range %.3f–%.3f", len(fractions), median, q1, q3)
-	if want := CalibratedEfficiency().ExpertGEMM; math.Round(median*100)/100 != want {
-		t.Errorf("the op database's median expert-GEMM fraction is %.3f, the shipped ExpertGEMM %.2f", median, want)
+	// 0.2555 today: within 0.01 of the shipped value, not at the mercy of its rounding.
+	if want := CalibratedEfficiency().ExpertGEMM; math.Abs(median-want) > 0.01 {
+		t.Errorf("the op database's median expert-GEMM fraction is %.3f, more than 0.01 from the shipped ExpertGEMM %.2f", median, want)
 	}
 }

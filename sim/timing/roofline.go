@@ -30,15 +30,17 @@ func (s Shape) moe() (d, mt, me int) {
 }
 
 // Efficiency holds the few hardware-independent factors that turn datasheet peaks into achieved
-// speed. They are fitted once on measured deployments (CalibratedEfficiency) and are the same
-// for every GPU, model and parallel shape.
+// speed. They are fitted once on measured deployments, except ExpertGEMM, which comes from kernel
+// measurements (CalibratedEfficiency gives each one's source), and are the same for every GPU,
+// model and parallel shape.
 type Efficiency struct {
 	// GEMM is the fraction of the dense tensor-core peak the linear layers achieve when
 	// compute-bound, in (0, 1].
 	GEMM float64
 	// ExpertGEMM is the fraction of the weights format's dense tensor-core peak that the routed
-	// experts' grouped GEMMs of a mixture-of-experts layer achieve when compute-bound, in (0, 1]
-	// (QuantizedGEMM applies on top, as for GEMM). Each expert multiplies only the tokens routed
+	// experts' grouped GEMMs of a mixture-of-experts layer achieve when compute-bound, in (0, 1],
+	// measured against each format's own peak (QuantizedGEMM does not apply on top: the kernels
+	// it comes from ran FP8 and FP4 weights too). Each expert multiplies only the tokens routed
 	// to it, so a grouped GEMM runs many small, unevenly filled matrices and reaches well below a
 	// dense GEMM's rate. Dense models do not use it.
 	ExpertGEMM float64
@@ -253,7 +255,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 		quant, rt.quantMem = eff.QuantizedGEMM, eff.QuantizedMemory
 	}
 	rt.gemm = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
-	rt.expertGEMM = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.ExpertGEMM * quant
+	rt.expertGEMM = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.ExpertGEMM
 	rt.attn = t * p * hw.PeakTFLOPS(prec.KVCache) * tflopsToFlopPerMs * eff.Attention
 	rt.mem = hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory
 	rt.link = hw.LinkGBps * gbpsToBytesPerMs * eff.Link
