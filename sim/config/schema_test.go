@@ -376,7 +376,7 @@ func TestValidateCollectsEveryError(t *testing.T) {
 			agg + "kv_cache.capacity.blocks: fixed KV capacity requires blocks",
 			agg + "timing.prefill_ms: must be >= 0, got -1",
 			agg + "timing: fixed timing requires prefill_ms and decode_ms",
-			"engine.kv_transfer: aggregated mode rejects kv_transfer",
+			"engine.kv_transfer: aggregated mode rejects kv_transfer: remove it, or set engine.mode: disaggregated",
 			"router.temperature: only valid with router.policy kv_router, got round_robin; remove it or set router.policy: kv_router",
 			"evaluation.sla.ttft_ms: must be > 0, got 0",
 			"evaluation.sla.e2e_ms: sla.e2e_ms is mutually exclusive with sla.ttft_ms/itl_ms",

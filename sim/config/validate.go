@@ -521,7 +521,7 @@ func (v *validator) engine(e *Engine) {
 		v.errorf(p+".enable_chunked_prefill", "false is not supported by the sglang backend")
 	}
 	if e.KVTransfer != nil && e.Mode == ModeAggregated {
-		v.errorf(p+".kv_transfer", "aggregated mode rejects kv_transfer")
+		v.errorf(p+".kv_transfer", "aggregated mode rejects kv_transfer: remove it, or set engine.mode: disaggregated")
 	}
 	if s := e.Speculation; s != nil {
 		v.speculation(p+".speculation", s)

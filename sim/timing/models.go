@@ -653,13 +653,7 @@ func (m ModelSpec) CheckShape(s Shape) error {
 func (m ModelSpec) ShapeErrors(s Shape) []*ShapeError {
 	var errs []*ShapeError
 	if s.Tensor > 0 && m.Heads%s.Tensor != 0 {
-		var valid []string
-		for t := 1; t <= m.Heads; t++ {
-			if m.Heads%t == 0 {
-				valid = append(valid, fmt.Sprint(t))
-			}
-		}
-		errs = append(errs, &ShapeError{"tensor", fmt.Sprintf("tensor %d does not divide %s's %d attention heads; valid: %s", s.Tensor, m.ID, m.Heads, strings.Join(valid, ", "))})
+		errs = append(errs, &ShapeError{"tensor", fmt.Sprintf("tensor %d does not divide %s's %d attention heads; valid: %s", s.Tensor, m.ID, m.Heads, divisors(m.Heads))})
 	} else if a := m.LinearAttention; a != nil && s.Tensor > 0 && a.KeyHeads%s.Tensor != 0 {
 		errs = append(errs, &ShapeError{"tensor", fmt.Sprintf("tensor %d does not divide %s's %d linear-attention key heads", s.Tensor, m.ID, a.KeyHeads)})
 	}
@@ -698,10 +692,10 @@ func (m ModelSpec) ShapeErrors(s Shape) []*ShapeError {
 			mt, me, mt*me, max(s.Tensor, 1), d, g, hint)})
 	}
 	if e.Experts%me != 0 {
-		errs = append(errs, &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d does not divide %s's %d experts", me, m.ID, e.Experts)})
+		errs = append(errs, &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d does not divide %s's %d experts; valid: %s", me, m.ID, e.Experts, divisors(e.Experts))})
 	}
 	if e.ExpertIntermediate%mt != 0 {
-		errs = append(errs, &ShapeError{"moe_tensor", fmt.Sprintf("moe_tensor %d does not divide %s's expert intermediate size %d", mt, m.ID, e.ExpertIntermediate)})
+		errs = append(errs, &ShapeError{"moe_tensor", fmt.Sprintf("moe_tensor %d does not divide %s's expert intermediate size %d; valid: %s", mt, m.ID, e.ExpertIntermediate, divisors(e.ExpertIntermediate))})
 	}
 	return errs
 }
@@ -719,4 +713,16 @@ func (m ModelSpec) WeightBytesPerGPU(p Precision, s Shape) float64 {
 	_, mt, me := s.moe()
 	experts := m.ExpertParams()
 	return (m.WeightBytes(p)-experts*p.WeightBytes())/tp + experts*p.WeightBytes()/float64(mt*me*max(s.Pipeline, 1))
+}
+
+// divisors lists n's divisors up to 128 in increasing order, comma-separated, for the "valid:"
+// part of a shape error (parallel degrees beyond 128 GPUs per group are not offered).
+func divisors(n int) string {
+	var d []string
+	for k := 1; k <= n && k <= 128; k++ {
+		if n%k == 0 {
+			d = append(d, fmt.Sprint(k))
+		}
+	}
+	return strings.Join(d, ", ")
 }
