@@ -294,7 +294,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 // additions to the Roofline formula, per GPU of shape s with d = attention_data, mt =
 // moe_tensor, me = moe_expert, E experts, k per token, L_moe MoE layers, T a rank's tokens):
 //
-//	gemm compute   2·(P_active − P_routed)·T/(t·p·F·η_gemm) + 2·P_routed·T/(t·p·F·η_expert), with
+//	gemm compute   2·(P_active − P_routed)·T/(t·p·F·η_gemm·η_q) + 2·P_routed·T/(t·p·F·η_expert), with
 //	               P_routed = ExpertParams·k/E the routed experts' active parameters and η_expert
 //	               = ExpertGEMM: the experts' FLOPs of the d ranks' d·T tokens spread over the
 //	               mt·me = t·d GPUs, their grouped GEMMs at their own lower rate (which is where
