@@ -4,6 +4,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing"
 )
 
 // Cost columns, hand-computed: 4 GPUs at 2.5 USD per GPU-hour cost 10 USD an hour (the point's
@@ -113,5 +116,32 @@ func TestSchedulerStyleColumns(t *testing.T) {
 	}
 	if trt.AggCapacityPolicy == nil || *trt.AggCapacityPolicy != "max_utilization" || trt.AggPrefillDecodeInterval != nil {
 		t.Errorf("trtllm: interval %v, policy %v", trt.AggPrefillDecodeInterval, trt.AggCapacityPolicy)
+	}
+}
+
+// The hand-off and front-end times a point applied are columns, defaults resolved: smallConfig
+// (polynomial timing) applies neither; default timing applies the calibrated front end, and a
+// disaggregated point with default timing the calibrated hand-off latency; explicit values win.
+func TestAppliedOverheadColumns(t *testing.T) {
+	row := func(sets ...string) Row {
+		t.Helper()
+		cfg, err := config.Decode([]byte(smallConfig), "small.yaml", sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return NewRow(PointInfo{ID: "p", Config: cfg, YAML: []byte(smallConfig), GPUs: 4}, Record{PointID: "p", Status: StatusOK})
+	}
+	if r := row(); r.FrontendOverheadMs != 0 || r.KVTransferLatencyMs != nil {
+		t.Errorf("polynomial aggregated: front end %v, latency %v; want 0 and null", r.FrontendOverheadMs, r.KVTransferLatencyMs)
+	}
+	if r := row("engine.workers.aggregated.timing={type: default}"); r.FrontendOverheadMs != timing.CalibratedFrontendOverheadMs {
+		t.Errorf("default timing: front end %v, want %v", r.FrontendOverheadMs, timing.CalibratedFrontendOverheadMs)
+	}
+	disagg := []string{"engine.mode=disaggregated", "engine.workers={prefill: {timing: {type: default}}, decode: {timing: {type: default}}}"}
+	if r := row(disagg...); r.KVTransferLatencyMs == nil || *r.KVTransferLatencyMs != timing.CalibratedKVTransferLatencyMs {
+		t.Errorf("disaggregated, default timing: latency %v, want %v", r.KVTransferLatencyMs, timing.CalibratedKVTransferLatencyMs)
+	}
+	if r := row(append(disagg, "engine.kv_transfer={latency_ms: 45}", "engine.frontend={overhead_ms: 7}")...); r.KVTransferLatencyMs == nil || *r.KVTransferLatencyMs != 45 || r.FrontendOverheadMs != 7 {
+		t.Errorf("explicit: latency %v, front end %v; want 45 and 7", r.KVTransferLatencyMs, r.FrontendOverheadMs)
 	}
 }

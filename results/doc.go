@@ -68,6 +68,10 @@
 //	                                                            op_level <backend> gemm <v>, attention
 //	                                                            <v>[, nccl <v>] on <gpu>
 //	kv_transfer_bandwidth_gb_per_second                  DOUBLE
+//	kv_transfer_latency_ms                               DOUBLE  every hand-off's fixed time as
+//	                                                            applied (null: aggregated)
+//	frontend_overhead_ms                                 DOUBLE  every request's front-end time as
+//	                                                            applied
 //	router_policy, router_prefill_load_model             STRING
 //	router_overlap_score_credit, router_prefill_load_scale, router_temperature   DOUBLE (null: unset)
 //

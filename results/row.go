@@ -144,6 +144,13 @@ type Row struct {
 	// KVTransferBandwidthGBps is engine.kv_transfer.bandwidth_gb_per_second in decimal GB/s
 	// (null: no kv_transfer section, or no transfer delay).
 	KVTransferBandwidthGBps *float64 `parquet:"kv_transfer_bandwidth_gb_per_second,optional"`
+	// KVTransferLatencyMs is the fixed time in ms every disaggregated hand-off took
+	// (sim.KVTransferLatencyMs: engine.kv_transfer.latency_ms, or its default for the roles'
+	// timing); null in aggregated mode.
+	KVTransferLatencyMs *float64 `parquet:"kv_transfer_latency_ms,optional"`
+	// FrontendOverheadMs is the front-end time in ms every request took before reaching a worker
+	// (sim.FrontendOverheadMs: engine.frontend.overhead_ms, or its default for the timing).
+	FrontendOverheadMs float64 `parquet:"frontend_overhead_ms"`
 
 	// RouterPolicy is round_robin, kv_router, random or least_loaded.
 	RouterPolicy string `parquet:"router_policy"`
@@ -643,6 +650,10 @@ func fillConfig(r *Row, c *config.Config) {
 	if kt := e.KVTransfer; kt != nil {
 		r.KVTransferBandwidthGBps = optF64(kt.BandwidthGBps)
 	}
+	if e.Mode == config.ModeDisaggregated {
+		r.KVTransferLatencyMs = f64(sim.KVTransferLatencyMs(c))
+	}
+	r.FrontendOverheadMs = sim.FrontendOverheadMs(c)
 	rt := &c.Router
 	r.RouterPolicy, r.RouterPrefillLoadModel = string(rt.Policy), rt.PrefillLoadModel.Type
 	if rt.Policy == config.PolicyKVRouter {
