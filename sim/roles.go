@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"iter"
 	"math/bits"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -226,12 +227,25 @@ func (p *role) passLogs() []*metrics.PassLog {
 	return out
 }
 
+// engines yields the engine of every rank of the role's workers, worker by worker, ranks in
+// order.
+func (p *role) engines() iter.Seq[*engine.Engine] {
+	return func(yield func(*engine.Engine) bool) {
+		for _, w := range p.workers {
+			for _, e := range w.ranks {
+				if !yield(e) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// preemptions is the number of preemptions the role's engines made.
 func (p *role) preemptions() int64 {
 	var n int64
-	for _, wk := range p.workers {
-		for _, e := range wk.ranks {
-			n += e.Preemptions()
-		}
+	for e := range p.engines() {
+		n += e.Preemptions()
 	}
 	return n
 }
@@ -239,11 +253,9 @@ func (p *role) preemptions() int64 {
 // leakedBlocks counts blocks still held on ranks with no live request.
 func (p *role) leakedBlocks() int {
 	n := 0
-	for _, wk := range p.workers {
-		for _, e := range wk.ranks {
-			if !e.HasWork() {
-				n += e.Pool().Active()
-			}
+	for e := range p.engines() {
+		if !e.HasWork() {
+			n += e.Pool().Active()
 		}
 	}
 	return n
@@ -252,22 +264,29 @@ func (p *role) leakedBlocks() int {
 // syncEngines brings every worker's running requests up to date (engine.Engine.Sync): for
 // reading them once the loop has stopped.
 func (p *role) syncEngines() {
-	for _, w := range p.workers {
-		for _, e := range w.ranks {
-			e.Sync()
-		}
+	for e := range p.engines() {
+		e.Sync()
 	}
 }
 
 // steadyPasses is the number of passes the role's engines formed in steady decode runs.
 func (p *role) steadyPasses() int64 {
 	var n int64
-	for _, w := range p.workers {
-		for _, e := range w.ranks {
-			n += e.SteadyPasses()
-		}
+	for e := range p.engines() {
+		n += e.SteadyPasses()
 	}
 	return n
+}
+
+// roles yields the run's roles: the prefill role (disaggregated mode only), then the decoding
+// one (aggregated or decode workers).
+func (s *runState) roles() iter.Seq[*role] {
+	return func(yield func(*role) bool) {
+		if s.prefill != nil && !yield(s.prefill) {
+			return
+		}
+		yield(s.decoding)
+	}
 }
 
 // generalPasses, set only by tests, forms every pass of a run on the engines' general path

@@ -212,10 +212,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	if err := s.loop(ctx); err != nil {
 		return nil, err
 	}
-	for _, p := range []*role{s.prefill, s.decoding} {
-		if p != nil {
-			p.syncEngines()
-		}
+	for p := range s.roles() {
+		p.syncEngines()
 	}
 
 	in := &metrics.Input{
@@ -224,11 +222,12 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		DecodeWorkers:       len(s.decoding.workers),
 		DecodeGPUsPerWorker: s.decoding.gpusPerWorker,
 	}
-	in.Preemptions = s.decoding.preemptions()
+	for p := range s.roles() {
+		in.Preemptions += p.preemptions()
+	}
 	if s.prefill != nil {
 		in.PrefillWorkers = len(s.prefill.workers)
 		in.PrefillGPUsPerWorker = s.prefill.gpusPerWorker
-		in.Preemptions += s.prefill.preemptions()
 	}
 	if g := wl.Graph; g != nil {
 		in.Trajectory, in.Trajectories = g.Trajectory, g.Trajectories
@@ -240,14 +239,9 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	in.UnchunkedPrefill = s.decoding.unchunkedBudget > 0
 	if cfg.Engine.Speculation != nil {
 		in.Speculation = new(engine.SpeculationStats)
-		for _, p := range []*role{s.prefill, s.decoding} {
-			if p == nil {
-				continue
-			}
-			for _, w := range p.workers {
-				for _, e := range w.ranks {
-					in.Speculation.Add(e.SpeculationStats())
-				}
+		for p := range s.roles() {
+			for e := range p.engines() {
+				in.Speculation.Add(e.SpeculationStats())
 			}
 		}
 	}
@@ -259,24 +253,17 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	if err := s.passStore.Close(); err != nil {
 		return nil, err
 	}
-	for _, p := range []*role{s.prefill, s.decoding} {
-		if p != nil {
-			for _, wk := range p.workers {
-				wk.passes.Release() // the summary is built: later runs reuse the chunks
-			}
+	for p := range s.roles() {
+		for _, wk := range p.workers {
+			wk.passes.Release() // the summary is built: later runs reuse the chunks
 		}
 	}
 	res := &Result{Summary: sum, Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
 		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName(), TimingNotes: dep.notes, prefillRequests: s.reqsP,
 		passChunksSpilled: s.passStore.SpilledChunks()}
-	for _, p := range []*role{s.prefill, s.decoding} {
-		if p != nil {
-			res.steadyPasses += p.steadyPasses()
-		}
-	}
-	res.LeakedBlocks = s.decoding.leakedBlocks()
-	if s.prefill != nil {
-		res.LeakedBlocks += s.prefill.leakedBlocks()
+	for p := range s.roles() {
+		res.steadyPasses += p.steadyPasses()
+		res.LeakedBlocks += p.leakedBlocks()
 	}
 	return res, nil
 }
