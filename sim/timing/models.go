@@ -715,11 +715,11 @@ func (m ModelSpec) WeightBytesPerGPU(p Precision, s Shape) float64 {
 	return (m.WeightBytes(p)-experts*p.WeightBytes())/tp + experts*p.WeightBytes()/float64(mt*me*max(s.Pipeline, 1))
 }
 
-// divisors lists n's divisors up to 128 in increasing order, comma-separated, for the "valid:"
-// part of a shape error (parallel degrees beyond 128 GPUs per group are not offered).
+// divisors lists n's divisors in increasing order, comma-separated, for the "valid:" part of a
+// shape error.
 func divisors(n int) string {
 	var d []string
-	for k := 1; k <= n && k <= 128; k++ {
+	for k := 1; k <= n; k++ {
 		if n%k == 0 {
 			d = append(d, fmt.Sprint(k))
 		}

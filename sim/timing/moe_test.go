@@ -98,7 +98,7 @@ func TestMoEShapeRules(t *testing.T) {
 		{"dense model with MoE tensor", dense, Shape{Tensor: 2, Pipeline: 1, MoETensor: 2}, "moe_tensor", "is dense"},
 		{"product differs", toyMoE, Shape{Tensor: 2, Pipeline: 1, AttentionData: 2, MoETensor: 1, MoEExpert: 2}, "moe_expert", "(1 × 2 = 2) must equal tensor × attention_data (2 × 2 = 4)"},
 		{"experts not divisible", toyMoE, Shape{Tensor: 1, Pipeline: 1, AttentionData: 3, MoETensor: 1, MoEExpert: 3}, "moe_expert", "does not divide toy-moe's 8 experts; valid: 1, 2, 4, 8"},
-		{"intermediate not divisible", toyMoE, Shape{Tensor: 1, Pipeline: 1, AttentionData: 6, MoETensor: 3, MoEExpert: 2}, "moe_tensor", "does not divide toy-moe's expert intermediate size 512; valid: 1, 2, 4, 8, 16, 32, 64, 128"},
+		{"intermediate not divisible", toyMoE, Shape{Tensor: 1, Pipeline: 1, AttentionData: 6, MoETensor: 3, MoEExpert: 2}, "moe_tensor", "does not divide toy-moe's expert intermediate size 512; valid: 1, 2, 4, 8, 16, 32, 64, 128, 256, 512"},
 		{"heads", toyMoE, Shape{Tensor: 3, Pipeline: 1, MoETensor: 3}, "tensor", "does not divide toy-moe's 8 attention heads"},
 		{"only moe_tensor given", toyMoE, Shape{Tensor: 2, Pipeline: 1, AttentionData: 2, MoETensor: 2, MoEExpert: 1}, "moe_tensor",
 			"e.g. moe_expert: 4 (experts split over the GPUs) or moe_tensor: 4 (each expert split)"},
