@@ -29,7 +29,9 @@ package timing
 // 0, 15, 30, 45 and 60 µs by the same objective, leaving one GPU out: for each of b300_sxm,
 // gb200, gb300 and h100_sxm in turn the rows of the other three chose 30, and the left-out rows
 // scored (669 rows, the rest skipped for want of a deployment shape) TPOT MAPE 24.5 % (median
-// APE 12.9 %) against 29.6 % (19.9 %) without it, TTFT MAPE 60.0 % either way. Per low-
+// APE 12.9 %) against 29.6 % (19.9 %) without it, TTFT MAPE 60.0 % either way. Chosen again
+// the same day with ExpertGEMM and CalibratedKVTransferLatencyMs in the model, every fold still
+// chose 30: TPOT MAPE 24.7 % (12.6 %) against 29.9 % (19.3 %) without it. Per low-
 // concurrency row the measured TPOT exceeds the roofline's by 20–45 µs per MoE layer on most
 // (model, GPU) groups, whatever the TP or EP degree.
 //
