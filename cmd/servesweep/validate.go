@@ -111,7 +111,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary: no per-row table, skipped rows counted by reason, no fit progress on stderr")
 	f.StringVar(&opts.HoldoutBy, "holdout-by", "", "score on data the model was not fitted on: for each system, backend or model "+
 		"in turn, fit on the other rows and predict its rows (a fit per group: long); figures pool every left-out row")
-	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them")
+	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them; Memory and ExpertGEMM come from kernel measurements and are not refitted")
 	f.StringVar(&opts.HoldoutHarness, "holdout-harness", "fitted", "with --holdout-by: fitted (each benchmark harness's burst share is fitted per fold: the strict score) "+
 		"or known (the shipped shares, fixed in every fold: they describe how each backend's rows were measured)")
 	f.BoolVar(&opts.OneWorkerPerRole, "assume-one-worker-per-role", false, "simulate a disaggregated row that gives no worker counts "+

@@ -5,12 +5,14 @@
 // measured_dense_calibration.csv), turns each into a config.Config (PlanRow: the row's model, GPU,
 // precision and worker shape under a synthetic ISL/OSL closed-loop load), runs it with sim.Run
 // and reports predicted against measured mean TTFT and mean TPOT per row, per (model, system,
-// backend) group and overall. Fit tunes timing.Efficiency, the front-end time and the burst
-// shares on the same rows by coordinate descent; the fitted numbers live in
+// backend) group and overall. Fit tunes timing.Efficiency (all of it but ExpertGEMM and Memory,
+// which come from the op database's kernel measurements, QuantizedMemory, fixed at 1, and
+// MoELayerOverheadUs, chosen on the MoE file), the front-end time and the burst shares on the
+// same rows by coordinate descent; the fitted numbers live in
 // timing.CalibratedEfficiency, timing.CalibratedFrontendOverheadMs (predict's default
 // engine.frontend.overhead_ms) and CalibratedBurstShares, with their provenance; the hand-off
 // latency of disaggregated rows (timing.CalibratedKVTransferLatencyMs, predict's default
-// engine.kv_transfer.latency_ms) and two MoE factors were chosen leaving one GPU out on the MoE
+// engine.kv_transfer.latency_ms) and MoELayerOverheadUs were chosen leaving one GPU out on the MoE
 // file (the tests of moe_overhead_test.go, -args -moe-loo). Holdout scores them on rows they were
 // not fitted on.
 //

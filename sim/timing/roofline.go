@@ -30,9 +30,9 @@ func (s Shape) moe() (d, mt, me int) {
 }
 
 // Efficiency holds the few hardware-independent factors that turn datasheet peaks into achieved
-// speed. They are fitted once on measured deployments, except ExpertGEMM and Memory, which come
-// from kernel measurements (CalibratedEfficiency gives each one's source), and are the same for
-// every GPU, model and parallel shape.
+// speed. Most are fitted once on measured deployments; ExpertGEMM and Memory come from kernel
+// measurements and QuantizedMemory is fixed (CalibratedEfficiency gives each one's source). They
+// are the same for every GPU, model and parallel shape.
 type Efficiency struct {
 	// GEMM is the fraction of the dense tensor-core peak the linear layers achieve when
 	// compute-bound, in (0, 1].
