@@ -85,12 +85,14 @@ const CalibratedFrontendOverheadMs = 62.0
 // CalibratedKVTransferLatencyMs is the default fixed time in ms of a disaggregated hand-off
 // (engine.kv_transfer.latency_ms under `default` timing): the control path between the decode
 // and the prefill worker on top of the KV bytes' transfer time. Chosen on
-// ../shared/data/silicon/measured_moe_calibration.csv (2026-12-01, with Memory still fitted at
-// 0.85 and 30 µs per MoE layer; not chosen again since) from 0, 100, 200 and 300 ms
-// by the calibration objective, leaving one GPU out: with gb200 left out the other GPUs' rows
-// chose 300, with gb300 or h100_sxm left out 200, and 200 is the median; b300_sxm says nothing
-// (it has no simulated disaggregated row). Scored that way the 669 simulated rows give TTFT MAPE
-// 54.9 % (median APE 42.6 %) against 57.6 % (45.8 %) without it; TPOT does not change. The 179
+// ../shared/data/silicon/measured_moe_calibration.csv from 0, 100, 200 and 300 ms by the
+// calibration objective, leaving one GPU out, the shipped value being the folds' median choice.
+// Chosen again on 2026-12-01, evening, with the streaming rate from the kernel tables and 15 µs
+// per MoE layer: with gb200, gb300 or h100_sxm left out the other GPUs' rows chose 200 ms;
+// b300_sxm says nothing (it has no simulated disaggregated row). Scored that way the 669
+// simulated rows give TTFT MAPE 54.3 % (median APE 43.2 %) against 57.9 % (46.6 %) without it;
+// TPOT does not change. (The first choice, with Memory fitted at 0.85, had the gb200 fold at
+// 300 ms and the others at 200: median 200, TTFT MAPE 54.9 % against 57.6 % without it.) The 179
 // disaggregated rows that give their worker counts carry the choice; at concurrency 16 or less
 // with 1,024-token prompts, whose prefill computes in 10–20 ms, 22 of their 29 rows measure
 // TTFTs of 130–350 ms, 100–250 ms above the same models' aggregated rows (the other 7 measure
