@@ -53,7 +53,7 @@ func TestReadCSV(t *testing.T) {
 		c.Decode != (WorkerShape{BatchSize: 8, Workers: 1, Tensor: 2, Pipeline: 1, AttentionData: 1, MoETensor: 1, MoEExpert: 1}) {
 		t.Errorf("row c = %+v", c)
 	}
-	if e := rows[4]; e.Line != 6 || e.Problem != `isl: must be an int >= 0, got "many"` {
+	if e := rows[4]; e.Line != 6 || e.Problem != `isl: must be an int > 0, got "many"` {
 		t.Errorf("row e problem = %q (line %d)", e.Problem, e.Line)
 	}
 	// An explicit 0 in a batch, worker count, tensor or pipeline column is a problem naming it;

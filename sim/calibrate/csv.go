@@ -162,6 +162,18 @@ func (p *rowParser) intv(name string, def int) int {
 	return def
 }
 
+// posInt reads a required positive integer (a token count).
+func (p *rowParser) posInt(name string) int {
+	s, had := p.str(name), p.problem != ""
+	if v := p.intv(name, 0); v > 0 {
+		return v
+	}
+	if !had {
+		p.problem = fmt.Sprintf("%s: must be an int > 0, got %q", name, s)
+	}
+	return 0
+}
+
 // posFloat reads a required positive number.
 func (p *rowParser) posFloat(name string) float64 {
 	s := p.str(name)
@@ -205,12 +217,9 @@ func parseRow(rec []string, col map[string]int, line int) Row {
 		Line: line, ID: p.str("id"), Backend: p.str("backend"), BackendVersion: p.str("backend_version"),
 		Model: p.str("model_path"), System: p.str("system"), Precision: p.str("precision"),
 		GEMMQuant: p.str("gemm_quant_mode"), Mode: p.str("mode"),
-		ISL: p.intv("isl", 0), OSL: p.intv("osl", 0), Concurrency: p.intv("concurrency", 0),
+		ISL: p.posInt("isl"), OSL: p.posInt("osl"), Concurrency: p.intv("concurrency", 0),
 		Agg: p.shape(""), Prefill: p.shape("prefill_"), Decode: p.shape("decode_"),
 		TTFTMs: p.posFloat("silicon_ttft_ms"), TPOTMs: p.posFloat("silicon_tpot_ms"),
-	}
-	if p.problem == "" && (r.ISL <= 0 || r.OSL <= 0) {
-		p.problem = fmt.Sprintf("isl and osl must be > 0, got %d and %d", r.ISL, r.OSL)
 	}
 	if p.problem == "" && r.Concurrency == 0 && p.str("concurrency") != "" {
 		p.problem = "concurrency: must be > 0 (or empty: then batch_size, or decode_batch_size × decode_num_workers), got 0"
