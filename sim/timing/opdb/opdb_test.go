@@ -83,6 +83,29 @@ func TestLookupsReproduceTheTables(t *testing.T) {
 	if checked < 100 {
 		t.Fatalf("checked only %d GEMM rows", checked)
 	}
+	// Cells yields every measured (m, n, k) of a dtype once, at its fastest latency.
+	g, err := db.GEMM("h100_sxm", "vllm", "", "bfloat16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	distinct, yielded := 0, 0
+	for k := range best {
+		if k.d == "bfloat16" {
+			distinct++
+		}
+	}
+	for nk, c := range g.Cells() {
+		ms, lat := c.Samples()
+		for i, m := range ms {
+			yielded++
+			if want, ok := best[gk{"bfloat16", int64(m), int64(nk[0]), int64(nk[1])}]; !ok || lat[i] != want {
+				t.Errorf("Cells: m %v n %v k %v: %v ms, table %v (present %v)", m, nk[0], nk[1], lat[i], want, ok)
+			}
+		}
+	}
+	if yielded != distinct {
+		t.Errorf("Cells yielded %d samples, the table has %d distinct BF16 (m, n, k)", yielded, distinct)
+	}
 
 	for _, c := range []struct {
 		file       string

@@ -2,6 +2,7 @@ package opdb
 
 import (
 	"fmt"
+	"iter"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -88,6 +89,20 @@ func buildGEMMs(rows []gemmRow) map[string]*GEMM {
 		out[dtype] = g
 	}
 	return out
+}
+
+// Cells yields every (n, k) weight shape the table measured, with its curve over m (tokens; the
+// latency in ms): n ascending, then k ascending.
+func (g *GEMM) Cells() iter.Seq2[[2]float64, *Curve] {
+	return func(yield func([2]float64, *Curve) bool) {
+		for i, n := range g.ns {
+			for j, k := range g.ks {
+				if c := g.byNK[i][j]; c != nil && !yield([2]float64{n, k}, &Curve{c: *c}) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // Latency is the GEMM latency in ms at m rows (tokens), n output and k input features.
