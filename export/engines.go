@@ -48,6 +48,10 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 	} else {
 		a = append(a, arg{"--no-enable-chunked-prefill", ""})
 	}
+	if x.cfg.Engine.HostOverlap() {
+		// engine.overlap_scheduling: vLLM's asynchronous scheduling (off unless asked).
+		a = append(a, arg{"--async-scheduling", ""})
+	}
 	if sp := x.cfg.Engine.Speculation; sp != nil {
 		// vLLM's n-gram (prompt lookup) drafting with the simulated draft count; the acceptance
 		// rates are the workload's, not a setting.
@@ -101,6 +105,10 @@ func (x *exporter) sglangArgs(r roleRef, standalone bool) []arg {
 	}
 	if !w.KVCache.PrefixCaching {
 		a = append(a, arg{"--disable-radix-cache", ""})
+	}
+	if !x.cfg.Engine.HostOverlap() {
+		// engine.overlap_scheduling false: SGLang's overlap scheduler is on unless disabled.
+		a = append(a, arg{"--disable-overlap-schedule", ""})
 	}
 	a = x.precisionArgs(a, "fp8_e4m3", "--context-length")
 	if c := w.KVCache.Capacity; c.Type == config.CapacityFixed {

@@ -174,7 +174,8 @@ func TestDNSLabel(t *testing.T) {
 }
 
 // The simulated scheduler's choices reach the launch command: unchunked prefill and n-gram
-// speculative decoding on vLLM (and Dynamo's vLLM workers), unchunked prefill on TensorRT-LLM.
+// speculative decoding on vLLM (and Dynamo's vLLM workers), unchunked prefill on TensorRT-LLM,
+// overlap scheduling on vLLM and SGLang.
 func TestExportPrefillAndSpeculation(t *testing.T) {
 	const spec = "engine.speculation={kind: ngram, num_speculative_tokens: 3, acceptance_rates: [0.8, 0.6, 0.4]}"
 	for _, c := range []struct {
@@ -189,6 +190,12 @@ func TestExportPrefillAndSpeculation(t *testing.T) {
 			[]string{"--no-enable-chunked-prefill", "--speculative-config"}, nil},
 		{"vllm-agg", TargetVLLM, nil, []string{"--enable-chunked-prefill"}, []string{"--no-enable-chunked-prefill", "--speculative-config"}},
 		{"trtllm-agg", TargetTRTLLM, []string{"engine.enable_chunked_prefill=false"}, []string{"enable_chunked_prefill: false"}, []string{"enable_chunked_prefill: true"}},
+		// engine.overlap_scheduling: vLLM's async scheduling only when asked, SGLang's overlap
+		// scheduler disabled only when turned off.
+		{"vllm-agg", TargetVLLM, []string{"engine.overlap_scheduling=true"}, []string{"--async-scheduling"}, nil},
+		{"vllm-agg", TargetVLLM, nil, nil, []string{"--async-scheduling"}},
+		{"sglang-agg", TargetSGLang, []string{"engine.overlap_scheduling=false"}, []string{"--disable-overlap-schedule"}, nil},
+		{"sglang-agg", TargetSGLang, nil, nil, []string{"--disable-overlap-schedule"}},
 	} {
 		files, err := Export(load(t, c.config, c.sets...), c.target, Options{})
 		if err != nil {

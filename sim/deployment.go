@@ -214,6 +214,9 @@ func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.M
 			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
 		}
 		d.provide(name, "roofline")
+		if d.cfg.Engine.HostOverlap() {
+			return r.Overlapped(), nil
+		}
 		return r, nil
 	}
 	return nil, &config.Error{File: d.cfg.File, Path: path + ".type",
@@ -324,6 +327,9 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 		return nil, nil
 	}
 	d.provide(name, ol.Provider)
+	if e.HostOverlap() {
+		return ol.Overlapped(), nil
+	}
 	return ol, nil
 }
 

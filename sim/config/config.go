@@ -364,6 +364,13 @@ type Engine struct {
 	Speculation *Speculation `yaml:"speculation,omitempty" json:",omitempty"`
 	// EnableChunkedPrefill: nil means the backend default (on).
 	EnableChunkedPrefill *bool `yaml:"enable_chunked_prefill,omitempty"`
+	// OverlapScheduling makes every worker prepare its next pass on the CPU while the GPU runs
+	// the current one, so under default and roofline timing a pass's host time (the scheduling
+	// step and the per-sequence sampling bookkeeping: timing.Efficiency's PassOverheadMs and
+	// SequenceOverheadUs) hides behind its GPU time: a pass lasts max(host, GPU) instead of host
+	// + GPU. fixed and polynomial timing ignore it. nil means the backend's default
+	// (Engine.HostOverlap).
+	OverlapScheduling *bool `yaml:"overlap_scheduling,omitempty" json:",omitempty"`
 	// KVTransfer is disaggregated-only; nil when omitted: no bandwidth delay, and the default
 	// hand-off latency (KVTransfer.LatencyMs).
 	KVTransfer *KVTransfer `yaml:"kv_transfer,omitempty"`

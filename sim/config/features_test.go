@@ -38,3 +38,26 @@ func TestDecodeSpeculationAndPrefill(t *testing.T) {
 		}
 	}
 }
+
+// engine.overlap_scheduling: unset, each backend's default (SGLang's overlap scheduler on, vLLM
+// and TensorRT-LLM off); set, the value whatever the backend; a non-bool names the field.
+func TestOverlapScheduling(t *testing.T) {
+	for _, tc := range []struct {
+		sets []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"engine.backend=sglang", "engine.workers.aggregated.kv_cache.block_size=1"}, true},
+		{[]string{"engine.backend=trtllm", "engine.workers.aggregated.kv_cache.block_size=32"}, false},
+		{[]string{"engine.overlap_scheduling=true"}, true},
+		{[]string{"engine.backend=sglang", "engine.workers.aggregated.kv_cache.block_size=1", "engine.overlap_scheduling=false"}, false},
+	} {
+		c := mustDecode(t, seedSynthetic, tc.sets...)
+		if got := c.Engine.HostOverlap(); got != tc.want {
+			t.Errorf("%v: HostOverlap() = %v, want %v", tc.sets, got, tc.want)
+		}
+	}
+	if errs := decodeErrs(t, seedSynthetic, "engine.overlap_scheduling=sometimes"); findErr(errs, "engine.overlap_scheduling", "must be a bool") == nil {
+		t.Errorf("overlap_scheduling=sometimes: want a bool error naming the field, got\n%v", errs)
+	}
+}

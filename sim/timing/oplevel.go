@@ -90,6 +90,7 @@ type OpLevel struct {
 	hiddenBytes                float64 // h · 2 bytes: one token's activation
 	elementwiseMsPerToken      float64
 	overheadMs, seqOverheadMs  float64
+	overlap                    bool // the host time overlaps the GPU time (Overlapped)
 	// sparse holds the MoE and MLA tables of a model with either (nil for a dense model).
 	sparse *sparseLayers
 	// Provider names the tables used, e.g. "op_level vllm gemm 0.24.0, attention 0.24.0, custom
@@ -253,7 +254,7 @@ func (ol *OpLevel) PassMs(b *Batch) float64 {
 		if ol.send != nil && tm > 0 {
 			ms += (ol.pipeline - 1) * ol.send.Latency(tm*ol.hiddenBytes)
 		}
-		return ms
+		return ol.hostOverlap(ms, b)
 	}
 	layer := ol.qkv.at(tm) + ol.o.at(tm) + ol.gateUp.at(tm) + ol.down.at(tm) + tm*ol.elementwiseMsPerToken
 	if r := float64(b.PrefillRequests); r > 0 {
@@ -272,5 +273,24 @@ func (ol *OpLevel) PassMs(b *Batch) float64 {
 	if ol.send != nil && tm > 0 {
 		ms += (ol.pipeline - 1) * ol.send.Latency(tm*ol.hiddenBytes)
 	}
-	return ms
+	return ol.hostOverlap(ms, b)
+}
+
+// hostOverlap is the pass of ms milliseconds under Overlapped: its host part, PassOverheadMs +
+// SampledTokens · SequenceOverheadUs, hidden behind the GPU part (overlapHost); ms unchanged
+// without overlap.
+func (ol *OpLevel) hostOverlap(ms float64, b *Batch) float64 {
+	if !ol.overlap {
+		return ms
+	}
+	return overlapHost(ms, ol.overheadMs+float64(b.SampledTokens)*ol.seqOverheadMs)
+}
+
+// Overlapped returns a copy of ol for an engine that overlaps scheduling with the GPU
+// (config.Engine.OverlapScheduling): a pass lasts max(host, GPU) instead of host + GPU, as for
+// Roofline.Overlapped. ol is unchanged.
+func (ol *OpLevel) Overlapped() *OpLevel {
+	c := *ol
+	c.overlap = true
+	return &c
 }

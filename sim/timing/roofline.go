@@ -172,6 +172,9 @@ func (e Efficiency) Validate() error {
 // crosses p−1 stage boundaries. Activations, norms and elementwise kernels are left to
 // LayerOverheadUs.
 //
+// With Overlapped, the host part of overhead (PassOverheadMs + S·SequenceOverheadUs) overlaps
+// the rest: pass = max(host, pass − host).
+//
 // Roofline is immutable after NewRoofline, safe for concurrent use, and PassMs does not
 // allocate.
 type Roofline struct {
@@ -187,6 +190,10 @@ type Roofline struct {
 	overheadMs         float64
 	seqOverheadMs      float64
 	pipeline           int
+	// hostMs is the host part of overheadMs (PassOverheadMs); with overlap the host time of a
+	// pass, hostMs + SampledTokens·seqOverheadMs, hides behind its GPU time (Overlapped).
+	hostMs  float64
+	overlap bool
 	// Linear-attention terms (zero without such layers): the recurrence's compute per token and
 	// the state read and written once per sequence of a pass; see NewRoofline.
 	linearMsPerToken float64
@@ -269,6 +276,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 		overheadMs:      eff.PassOverheadMs + L*eff.LayerOverheadUs/1000,
 		seqOverheadMs:   eff.SequenceOverheadUs / 1000,
 		pipeline:        s.Pipeline,
+		hostMs:          eff.PassOverheadMs,
 	}
 	if m.LinearAttention != nil {
 		r.linearMsPerToken = m.linearFlopsPerToken() / (t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.Attention)
@@ -395,7 +403,30 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 	if r.pipelineMs > 0 || r.pipelineMsPerToken > 0 {
 		ms += r.pipelineMs + scale*tokens*r.pipelineMsPerToken
 	}
+	if r.overlap {
+		return overlapHost(ms, r.hostMs+float64(b.SampledTokens)*r.seqOverheadMs)
+	}
 	return ms
+}
+
+// Overlapped returns a copy of r for an engine that overlaps scheduling with the GPU
+// (config.Engine.OverlapScheduling): the host time of a pass, PassOverheadMs + SampledTokens ·
+// SequenceOverheadUs, runs while the GPU computes, so a pass lasts max(host, GPU) instead of
+// host + GPU (see overlapHost). r is unchanged.
+func (r *Roofline) Overlapped() *Roofline {
+	c := *r
+	c.overlap = true
+	return &c
+}
+
+// overlapHost is the duration in ms of a pass of ms = host + GPU milliseconds when its host
+// part hostMs runs on the CPU while the GPU computes: max(hostMs, ms − hostMs). Overlap
+// schedulers prepare pass n+1 and process pass n−1's outputs while pass n runs on the GPU
+// (SGLang's zero-overhead batch scheduler, SGLang v0.4 release notes, 2024-12; TensorRT-LLM's
+// overlap scheduler; vLLM's --async-scheduling), so the GPU waits for the host only when the
+// host side is the longer one.
+func overlapHost(ms, hostMs float64) float64 {
+	return max(hostMs, ms-hostMs)
 }
 
 // microBatches is the number of pipeline micro-batches a pass runs in flight under pipeline

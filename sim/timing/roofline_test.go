@@ -376,3 +376,37 @@ func TestRooflineDrafts(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlappedHidesHostTime pins Overlapped: the host part of a pass (PassOverheadMs +
+// sampled sequences × SequenceOverheadUs) runs beside the GPU part, so a pass lasts the longer of
+// the two; the per-layer overhead is GPU time and stays. r itself is unchanged.
+func TestOverlappedHidesHostTime(t *testing.T) {
+	m, hw := tinyModel(), tinyGPU()
+	bf16 := Precisions{Weights: BF16, KVCache: BF16}
+	decode := &Batch{DecodeRequests: 4, DecodeSteps: 4, DecodeStepKVTokens: 400, SampledTokens: 4}
+	gpu := 0.641024 + 0.2048 // TestRooflineHandComputed's TP1 decode
+	for _, c := range []struct {
+		name                   string
+		passMs, layerUs, seqUs float64
+		serial, overlapped     float64
+	}{
+		// Host 0.1 + 4 × 0.05 = 0.3 ms, GPU 0.845824 + 2 × 0.1 = 1.045824 ms: the host hides.
+		{"GPU-bound", 0.1, 100, 50, 0.3 + 0.2 + gpu, 0.2 + gpu},
+		// Host 2 + 4 × 0.5 = 4 ms exceeds the GPU's 1.045824 ms: the pass is the host's.
+		{"host-bound", 2, 100, 500, 4 + 0.2 + gpu, 4},
+	} {
+		e := ideal()
+		e.PassOverheadMs, e.LayerOverheadUs, e.SequenceOverheadUs = c.passMs, c.layerUs, c.seqUs
+		r := mustRoofline(t, m, hw, bf16, Shape{Tensor: 1, Pipeline: 1}, e)
+		o := r.Overlapped()
+		if got := o.PassMs(decode); !near(got, c.overlapped) {
+			t.Errorf("%s: overlapped pass = %v ms, want %v", c.name, got, c.overlapped)
+		}
+		if got := r.PassMs(decode); !near(got, c.serial) {
+			t.Errorf("%s: Overlapped changed the original: pass = %v ms, want %v", c.name, got, c.serial)
+		}
+		if got := o.PassMs(&Batch{}); got != 0 {
+			t.Errorf("%s: overlapped empty batch = %v, want 0", c.name, got)
+		}
+	}
+}
