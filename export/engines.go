@@ -48,9 +48,15 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 	} else {
 		a = append(a, arg{"--no-enable-chunked-prefill", ""})
 	}
-	if x.cfg.Engine.HostOverlap() {
-		// engine.overlap_scheduling: vLLM's asynchronous scheduling (off unless asked).
+	// engine.overlap_scheduling: vLLM's asynchronous scheduling, opt-in before 0.14 and the
+	// default since.
+	if x.cfg.Engine.HostOverlap(p.Pipeline) {
+		if x.vllmBefore(0, 10) {
+			x.unsupported("engine.overlap_scheduling", true, "vLLM's --async-scheduling needs vLLM 0.10 or later; set engine.backend_version accordingly or remove it")
+		}
 		a = append(a, arg{"--async-scheduling", ""})
+	} else if !x.vllmBefore(0, 14) {
+		a = append(a, arg{"--no-async-scheduling", ""})
 	}
 	if sp := x.cfg.Engine.Speculation; sp != nil {
 		// vLLM's n-gram (prompt lookup) drafting with the simulated draft count; the acceptance
@@ -106,8 +112,8 @@ func (x *exporter) sglangArgs(r roleRef, standalone bool) []arg {
 	if !w.KVCache.PrefixCaching {
 		a = append(a, arg{"--disable-radix-cache", ""})
 	}
-	if !x.cfg.Engine.HostOverlap() {
-		// engine.overlap_scheduling false: SGLang's overlap scheduler is on unless disabled.
+	if !x.cfg.Engine.HostOverlap(p.Pipeline) {
+		// engine.overlap_scheduling off: SGLang's overlap scheduler is on unless disabled.
 		a = append(a, arg{"--disable-overlap-schedule", ""})
 	}
 	a = x.precisionArgs(a, "fp8_e4m3", "--context-length")
@@ -156,6 +162,11 @@ func (x *exporter) trtllmOptions(r roleRef, full bool) []kv {
 		o = append(o, kv{"enable_attention_dp", true})
 	}
 	o = append(o, kv{"enable_chunked_prefill", x.chunkedPrefill()})
+	if ov := x.cfg.Engine.OverlapScheduling; ov != nil {
+		// Only when set: unset, servesweep prices TensorRT-LLM as its default overlap scheduler
+		// was measured to run (config.Engine.HostOverlap).
+		o = append(o, kv{"disable_overlap_scheduler", !*ov})
+	}
 	x.noSpeculation()
 	cache := []kv{{"enable_block_reuse", w.KVCache.PrefixCaching}, {"tokens_per_block", w.KVCache.BlockSize}}
 	if !isPow2(w.KVCache.BlockSize) {

@@ -125,6 +125,8 @@ func TestExportInexpressible(t *testing.T) {
 		{"kv router on bare engine", "vllm-agg", TargetVLLM, []string{"router.policy=kv_router"}, "router.policy", "use --target dynamo"},
 		{"least loaded on dynamo", "vllm-agg", TargetDynamo, []string{"router.policy=least_loaded"}, "router.policy", "round-robin, random or kv"},
 		{"old version", "vllm-agg", TargetVLLM, []string{"engine.backend_version=0.6.3"}, "engine.backend_version", "0.9 and later"},
+		{"async scheduling before vllm 0.10", "vllm-agg", TargetVLLM, []string{"engine.backend_version=0.9.2", "engine.overlap_scheduling=true"},
+			"engine.overlap_scheduling", "needs vLLM 0.10 or later"},
 		{"fp4 from bf16", "vllm-agg", TargetVLLM, []string{"engine.precision.weights=fp4"}, "engine.precision.weights", "checkpoint quantized to fp4"},
 		{"trtllm online fp8", "dynamo-trtllm", TargetDynamo, []string{"engine.precision.weights=fp8"}, "engine.precision.weights", "cannot turn it into fp8"},
 		{"trtllm attention dp with tensor", "trtllm-agg", TargetTRTLLM,
@@ -175,7 +177,8 @@ func TestDNSLabel(t *testing.T) {
 
 // The simulated scheduler's choices reach the launch command: unchunked prefill and n-gram
 // speculative decoding on vLLM (and Dynamo's vLLM workers), unchunked prefill on TensorRT-LLM,
-// overlap scheduling on vLLM and SGLang.
+// overlap scheduling (vLLM's pinned either way, SGLang's only when off, TensorRT-LLM's only when
+// set).
 func TestExportPrefillAndSpeculation(t *testing.T) {
 	const spec = "engine.speculation={kind: ngram, num_speculative_tokens: 3, acceptance_rates: [0.8, 0.6, 0.4]}"
 	for _, c := range []struct {
@@ -192,10 +195,16 @@ func TestExportPrefillAndSpeculation(t *testing.T) {
 		{"trtllm-agg", TargetTRTLLM, []string{"engine.enable_chunked_prefill=false"}, []string{"enable_chunked_prefill: false"}, []string{"enable_chunked_prefill: true"}},
 		// engine.overlap_scheduling: vLLM's async scheduling only when asked, SGLang's overlap
 		// scheduler disabled only when turned off.
-		{"vllm-agg", TargetVLLM, []string{"engine.overlap_scheduling=true"}, []string{"--async-scheduling"}, nil},
-		{"vllm-agg", TargetVLLM, nil, nil, []string{"--async-scheduling"}},
+		{"vllm-agg", TargetVLLM, []string{"engine.overlap_scheduling=true"}, []string{"--async-scheduling"}, []string{"--no-async-scheduling"}},
+		{"vllm-agg", TargetVLLM, nil, nil, []string{"async-scheduling"}}, // 0.11.0: off by default
+		{"vllm-agg", TargetVLLM, []string{"engine.backend_version="}, []string{"--no-async-scheduling"}, []string{" --async-scheduling"}},
+		{"vllm-agg", TargetVLLM, []string{"engine.backend_version=0.14.1"}, []string{"--no-async-scheduling"}, nil},
+		{"vllm-agg", TargetDynamo, []string{"engine.overlap_scheduling=true"}, []string{"--async-scheduling"}, []string{"--no-async-scheduling"}},
 		{"sglang-agg", TargetSGLang, []string{"engine.overlap_scheduling=false"}, []string{"--disable-overlap-schedule"}, nil},
 		{"sglang-agg", TargetSGLang, nil, nil, []string{"--disable-overlap-schedule"}},
+		{"trtllm-agg", TargetTRTLLM, nil, nil, []string{"disable_overlap_scheduler"}},
+		{"trtllm-agg", TargetTRTLLM, []string{"engine.overlap_scheduling=false"}, []string{"disable_overlap_scheduler: true"}, nil},
+		{"trtllm-agg", TargetTRTLLM, []string{"engine.overlap_scheduling=true"}, []string{"disable_overlap_scheduler: false"}, nil},
 	} {
 		files, err := Export(load(t, c.config, c.sets...), c.target, Options{})
 		if err != nil {

@@ -13,18 +13,20 @@ import (
 //     --enable-expert-parallel, --max-num-seqs, --max-num-batched-tokens, --block-size (8 to
 //     128), --enable-prefix-caching/--no-enable-prefix-caching, --enable-chunked-prefill,
 //     --kv-cache-dtype (auto, fp8), --quantization fp8, --max-model-len,
-//     --gpu-memory-utilization, --num-gpu-blocks-override, --kv-transfer-config.
+//     --gpu-memory-utilization, --num-gpu-blocks-override, --kv-transfer-config; and, with
+//     engine.overlap_scheduling, --async-scheduling (0.10 and later, refused before) and
+//     --no-async-scheduling (written for 0.14 and later, whose default it overrides).
 //   - SGLang 0.5: --tp-size, --pp-size, --dp-size with --enable-dp-attention, --ep-size,
 //     --max-running-requests, --chunked-prefill-size, --page-size, --disable-radix-cache,
 //     --kv-cache-dtype (auto, fp8_e4m3), --quantization fp8, --context-length,
 //     --mem-fraction-static, --max-total-tokens, --disaggregation-mode,
-//     --disaggregation-transfer-backend.
+//     --disaggregation-transfer-backend, --disable-overlap-schedule.
 //   - TensorRT-LLM 1.0 (PyTorch backend): trtllm-serve --tp_size, --pp_size, --ep_size,
 //     --max_batch_size, --max_num_tokens, --max_seq_len, --kv_cache_free_gpu_memory_fraction,
 //     --extra_llm_api_options; LLM-API options enable_attention_dp, enable_chunked_prefill,
 //     kv_cache_config (enable_block_reuse, tokens_per_block, dtype, max_tokens,
 //     free_gpu_memory_fraction), scheduler_config.capacity_scheduler_policy,
-//     cache_transceiver_config.
+//     cache_transceiver_config, disable_overlap_scheduler.
 //
 // Dynamo's manifest follows the nvidia.com/v1alpha1 DynamoGraphDeployment of Dynamo 0.6 to
 // 0.9 (spec.services), and its workers take the engine arguments above.
@@ -62,6 +64,14 @@ func (x *exporter) checkVersion() {
 		x.fail("engine.backend_version", fmt.Sprintf("%s is older than the %s versions the export's flag names follow (%s); "+
 			"set a version of %d.%d or later, or omit it for the latest", v, x.backendName(), coveredVersions[x.backend], lo[0], lo[1]))
 	}
+}
+
+// vllmBefore reports whether engine.backend_version names a vLLM release older than
+// major.minor; the latest (an unset version) and an unreadable one (refused by checkVersion)
+// are not.
+func (x *exporter) vllmBefore(major, minor int) bool {
+	ma, mi, ok := majorMinor(x.cfg.Engine.BackendVersion)
+	return ok && (ma < major || ma == major && mi < minor)
 }
 
 // majorMinor reads the leading MAJOR.MINOR of a version such as 0.11.0, v1.0.0rc3 or 0.5.1.post1.

@@ -213,10 +213,11 @@ func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.M
 		if err != nil {
 			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
 		}
-		d.provide(name, "roofline")
-		if d.cfg.Engine.HostOverlap() {
+		if d.cfg.Engine.HostOverlap(role.Parallelism.Pipeline) {
+			d.provide(name, "roofline, "+overlapNote)
 			return r.Overlapped(), nil
 		}
+		d.provide(name, "roofline")
 		return r, nil
 	}
 	return nil, &config.Error{File: d.cfg.File, Path: path + ".type",
@@ -326,12 +327,17 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 		d.fallback(name, err)
 		return nil, nil
 	}
-	d.provide(name, ol.Provider)
-	if e.HostOverlap() {
+	if e.HostOverlap(role.Parallelism.Pipeline) {
+		d.provide(name, ol.Provider+", "+overlapNote)
 		return ol.Overlapped(), nil
 	}
+	d.provide(name, ol.Provider)
 	return ol, nil
 }
+
+// overlapNote ends the timing provider's name when engine.overlap_scheduling hides the host time
+// of the passes (Result.TimingProvider).
+const overlapNote = "overlap scheduling"
 
 // prefillLoadMs is the prefill-time predictor of router.prefill_load_model aic for the router of
 // role name (router.Options.PrefillMs): the time in ms the op_level model of the role's
@@ -340,7 +346,8 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 // and samples its first token, whatever timing the role itself uses. nil with load model none and
 // for the decode role (its router does not track prefill). Errors (*config.Error on
 // router.prefill_load_model.type unless the model or GPU is unknown): no performance database
-// configured, or one without the tables the deployment needs.
+// configured, or one without the tables the deployment needs. The predictor stands in for the
+// router's estimate, not the engine, and stays serial under engine.overlap_scheduling.
 func (d *deployment) prefillLoadMs(name config.Role, role *config.WorkerRole) (func(newTokens, cachedTokens int) float64, error) {
 	if d.cfg.Router.PrefillLoadModel.Type != "aic" || name == config.RoleDecode {
 		return nil, nil

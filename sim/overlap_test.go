@@ -1,36 +1,69 @@
 package sim
 
 import (
+	"context"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/timing"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // engine.overlap_scheduling under default timing: a lone request's every decode pass loses its
 // host time, PassOverheadMs + 1 sequence × SequenceOverheadUs (0.4 + 0.035 ms with the shipped
-// factors), while its GPU time (about 3 ms for Llama-3.1-8B on H200) stays; SGLang overlaps by
-// default; polynomial timing ignores the setting.
+// factors), while its GPU time (about 3 ms for Llama-3.1-8B on H200) stays, on the roofline and
+// on op-level tables; SGLang overlaps by default, not when its role pipelines; polynomial timing
+// ignores the setting; the timing provider says when the host time overlaps.
 func TestOverlapSchedulingHidesHostTime(t *testing.T) {
-	tpot := func(sets ...string) float64 {
+	t.Setenv(opdb.EnvSystemsDir, "")
+	run := func(opt Options, sets ...string) (tpot float64, provider string) {
 		t.Helper()
 		base := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.parallelism.replicas=1",
 			"traffic={source: {type: synthetic, input_tokens: 512, output_tokens: 33}, load: {type: concurrency, concurrency: 1}, stop: {requests: 1}}"}
-		res := mustRun(t, mustLoad(t, seedSynthetic, append(base, sets...)...))
+		res, err := Run(context.Background(), mustLoad(t, seedSynthetic, append(base, sets...)...), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkConservation(t, res)
 		r := &res.Requests[0]
-		return (r.LastTokenMs - r.FirstTokenMs) / 32
+		return (r.LastTokenMs - r.FirstTokenMs) / 32, res.TimingProvider
 	}
 	e := timing.CalibratedEfficiency()
 	host := e.PassOverheadMs + e.SequenceOverheadUs/1000
-	serial, overlapped := tpot(), tpot("engine.overlap_scheduling=true")
-	if d := serial - overlapped; d < host-1e-9 || d > host+1e-9 {
-		t.Errorf("vllm TPOT %v ms serial, %v overlapped: differ by %v, want the host time %v", serial, overlapped, d, host)
+	check := func(name string, serial, overlapped float64) {
+		t.Helper()
+		if d := serial - overlapped; d < host-1e-9 || d > host+1e-9 {
+			t.Errorf("%s: TPOT %v ms serial, %v overlapped: differ by %v, want the host time %v", name, serial, overlapped, d, host)
+		}
+	}
+	serial, p1 := run(Options{})
+	overlapped, p2 := run(Options{}, "engine.overlap_scheduling=true")
+	check("vllm roofline", serial, overlapped)
+	if p1 != "roofline" || p2 != "roofline, overlap scheduling" {
+		t.Errorf("providers %q and %q, want roofline and roofline, overlap scheduling", p1, p2)
 	}
 	sg := []string{"engine.backend=sglang", "engine.workers.aggregated.kv_cache.block_size=1"}
-	if a, b := tpot(sg...), tpot(append(sg, "engine.overlap_scheduling=false")...); b-a < host-1e-9 || b-a > host+1e-9 {
-		t.Errorf("sglang TPOT %v ms by default, %v without overlap: want the default overlapped (%v ms less)", a, b, host)
+	a, _ := run(Options{}, sg...)
+	b, _ := run(Options{}, append(sg, "engine.overlap_scheduling=false")...)
+	check("sglang default against false", b, a)
+	pp := "engine.workers.aggregated.parallelism.pipeline=2"
+	a, _ = run(Options{}, append(sg, pp)...)
+	b, _ = run(Options{}, append(sg, pp, "engine.overlap_scheduling=false")...)
+	if a != b {
+		t.Errorf("sglang with pipeline 2: TPOT %v ms by default, %v with false: want SGLang's default off under pipelining", a, b)
 	}
 	poly := "engine.workers.aggregated.timing={type: polynomial}"
-	if a, b := tpot(poly), tpot(poly, "engine.overlap_scheduling=true"); a != b {
-		t.Errorf("polynomial TPOT %v ms, %v with overlap: want equal", a, b)
+	a, _ = run(Options{}, poly)
+	b, _ = run(Options{}, poly, "engine.overlap_scheduling=true")
+	if a != b {
+		t.Errorf("polynomial TPOT %v ms, %v with overlap scheduling: want equal", a, b)
+	}
+	// Op-level tables (vLLM on H200 from the database beside the repository).
+	db := systemsDB(t)
+	ol := "engine.workers.aggregated.timing={type: default, forward_model: op_level}"
+	serial, p1 = run(Options{Systems: db}, ol)
+	overlapped, p2 = run(Options{Systems: db}, ol, "engine.overlap_scheduling=true")
+	check("vllm op_level", serial, overlapped)
+	if p2 != p1+", overlap scheduling" {
+		t.Errorf("op_level providers %q and %q: want the second to add \", overlap scheduling\"", p1, p2)
 	}
 }

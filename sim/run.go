@@ -56,8 +56,9 @@ type Result struct {
 	FrontendOverheadMs float64
 	// TimingProvider names the timing model that priced the passes: "fixed", "polynomial",
 	// "roofline", or the op_level tables used (e.g. "op_level vllm gemm 0.24.0, attention
-	// 0.24.0, nccl 2.29.2 on h200_sxm"); in disaggregated mode "prefill: X; decode: Y" when the
-	// roles differ.
+	// 0.24.0, nccl 2.29.2 on h200_sxm"), followed by ", overlap scheduling" when the host time
+	// of the passes overlaps their GPU time (config.Engine.HostOverlap); in disaggregated mode
+	// "prefill: X; decode: Y" when the roles differ.
 	TimingProvider string
 	// TimingNotes say why a role with forward_model auto was priced by the roofline although a
 	// performance database is configured (what the database lacks), and which fixed KV pool is

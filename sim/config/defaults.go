@@ -82,19 +82,24 @@ func KVDefaults(backend string) (blockSize int, memoryFraction float64) {
 	}
 }
 
-// HostOverlap resolves engine.overlap_scheduling: the value when set, else the backend's
-// default. sglang: on (SGLang's overlap scheduler, the default since v0.4 unless
-// --disable-overlap-schedule). vllm: off (vLLM's async scheduling is opt-in,
-// --async-scheduling). trtllm: off. TensorRT-LLM's PyTorch executor overlaps by default too, but
-// its rows in ../shared/data/silicon/measured_dense_calibration.csv do not show it: with
-// TensorRT-LLM overlapped as well, the leave-one-GPU-out TTFT MAPE rose from 30.5 to 32.1 % and
-// TPOT stayed at 12.1 % (2026-12-01), so its host time as measured is priced on the critical
-// path.
-func (e *Engine) HostOverlap() bool {
+// HostOverlap resolves engine.overlap_scheduling for a worker role of the given pipeline
+// degree: the value when set, else the backend's default. sglang: on (SGLang's overlap
+// scheduler, the default since v0.4 unless --disable-overlap-schedule), except with pipeline
+// parallelism or engine.speculation, under which SGLang turns it off. vllm: off
+// (asynchronous scheduling was opt-in, --async-scheduling, in the release of the calibration
+// rows, 0.12; it is the default from 0.14). trtllm: off. vLLM from 0.14 and TensorRT-LLM's
+// PyTorch executor overlap by default, but their rows in
+// ../shared/data/silicon/measured_dense_calibration.csv do not show it: with TensorRT-LLM
+// overlapped as well, the leave-one-GPU-out TTFT MAPE rose from 30.5 to 32.1 % and TPOT stayed
+// at 12.1 % (2026-12-02), and vLLM's B200 rows are priced too fast already without it, so their
+// host time as measured is priced on the critical path. Validation refuses true with
+// engine.speculation (SGLang turns the overlap off under n-gram drafting and vLLM's asynchronous
+// scheduling refuses it) and, on sglang, with pipeline > 1.
+func (e *Engine) HostOverlap(pipeline int) bool {
 	if e.OverlapScheduling != nil {
 		return *e.OverlapScheduling
 	}
-	return e.Backend == BackendSGLang
+	return e.Backend == BackendSGLang && e.Speculation == nil && pipeline <= 1
 }
 
 // embeddedBlockSize reports whether a trace format carries its own block size.

@@ -39,25 +39,45 @@ func TestDecodeSpeculationAndPrefill(t *testing.T) {
 	}
 }
 
-// engine.overlap_scheduling: unset, each backend's default (SGLang's overlap scheduler on, vLLM
-// and TensorRT-LLM off); set, the value whatever the backend; a non-bool names the field.
+// engine.overlap_scheduling: unset, each backend's default (SGLang's overlap scheduler on unless
+// the role pipelines or the engine speculates; vLLM and TensorRT-LLM off); set, the value; a
+// non-bool, and true where SGLang or vLLM cannot overlap, name the field.
 func TestOverlapScheduling(t *testing.T) {
+	sg := []string{"engine.backend=sglang", "engine.workers.aggregated.kv_cache.block_size=1"}
+	spec := "engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.9, 0.5]}"
 	for _, tc := range []struct {
-		sets []string
-		want bool
+		sets     []string
+		pipeline int
+		want     bool
 	}{
-		{nil, false},
-		{[]string{"engine.backend=sglang", "engine.workers.aggregated.kv_cache.block_size=1"}, true},
-		{[]string{"engine.backend=trtllm", "engine.workers.aggregated.kv_cache.block_size=32"}, false},
-		{[]string{"engine.overlap_scheduling=true"}, true},
-		{[]string{"engine.backend=sglang", "engine.workers.aggregated.kv_cache.block_size=1", "engine.overlap_scheduling=false"}, false},
+		{nil, 1, false},
+		{sg, 1, true},
+		{sg, 2, false},
+		{append(slices.Clone(sg), spec), 1, false},
+		{[]string{"engine.backend=trtllm", "engine.workers.aggregated.kv_cache.block_size=32"}, 1, false},
+		{[]string{"engine.overlap_scheduling=true"}, 1, true},
+		{[]string{"engine.overlap_scheduling=true"}, 4, true},
+		{append(slices.Clone(sg), "engine.overlap_scheduling=false"), 1, false},
 	} {
 		c := mustDecode(t, seedSynthetic, tc.sets...)
-		if got := c.Engine.HostOverlap(); got != tc.want {
-			t.Errorf("%v: HostOverlap() = %v, want %v", tc.sets, got, tc.want)
+		if got := c.Engine.HostOverlap(tc.pipeline); got != tc.want {
+			t.Errorf("%v, pipeline %d: HostOverlap = %v, want %v", tc.sets, tc.pipeline, got, tc.want)
 		}
 	}
-	if errs := decodeErrs(t, seedSynthetic, "engine.overlap_scheduling=sometimes"); findErr(errs, "engine.overlap_scheduling", "must be a bool") == nil {
-		t.Errorf("overlap_scheduling=sometimes: want a bool error naming the field, got\n%v", errs)
+	for _, tc := range []struct {
+		sets []string
+		frag string
+	}{
+		{[]string{"engine.overlap_scheduling=sometimes"}, "must be a bool"},
+		{[]string{"engine.overlap_scheduling=true", spec}, "does not run with engine.speculation"},
+		{append(slices.Clone(sg), "engine.overlap_scheduling=true", "engine.workers.aggregated.parallelism.pipeline=2"),
+			"does not run with pipeline parallelism on the sglang backend (engine.workers.aggregated.parallelism.pipeline is 2"},
+	} {
+		if errs := decodeErrs(t, seedSynthetic, tc.sets...); findErr(errs, "engine.overlap_scheduling", tc.frag) == nil {
+			t.Errorf("%v: want engine.overlap_scheduling: %q, got\n%v", tc.sets, tc.frag, errs)
+		}
 	}
+	// Speculation and pipelining with the setting left to the default, or false, are valid.
+	mustDecode(t, seedSynthetic, append(slices.Clone(sg), spec, "engine.workers.aggregated.parallelism.pipeline=2")...)
+	mustDecode(t, seedSynthetic, "engine.overlap_scheduling=false", spec)
 }

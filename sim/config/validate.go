@@ -520,6 +520,10 @@ func (v *validator) engine(e *Engine) {
 	if e.EnableChunkedPrefill != nil && !*e.EnableChunkedPrefill && e.Backend == BackendSGLang {
 		v.errorf(p+".enable_chunked_prefill", "false is not supported by the sglang backend")
 	}
+	if e.OverlapScheduling != nil && *e.OverlapScheduling && e.Speculation != nil {
+		v.errorf(p+".overlap_scheduling", "true does not run with engine.speculation (n-gram drafting): SGLang turns its overlap scheduler off "+
+			"and vLLM's asynchronous scheduling refuses n-gram drafting; remove one of the two")
+	}
 	if e.KVTransfer != nil && e.Mode == ModeAggregated {
 		v.errorf(p+".kv_transfer", "aggregated mode rejects kv_transfer: remove it, or set engine.mode: disaggregated")
 	}
@@ -546,7 +550,7 @@ func (v *validator) engine(e *Engine) {
 	}
 	for _, name := range Roles() {
 		if r := w.Role(name); r != nil {
-			v.role(wp+"."+string(name), name, r, e.Backend)
+			v.role(wp+"."+string(name), name, r, e)
 		}
 	}
 }
@@ -568,7 +572,8 @@ func (v *validator) speculation(p string, s *Speculation) {
 	}
 }
 
-func (v *validator) role(p string, name Role, r *WorkerRole, backend string) {
+func (v *validator) role(p string, name Role, r *WorkerRole, e *Engine) {
+	backend := e.Backend
 	if r.Hardware != "" && name == RoleAggregated {
 		v.errorf(p+".hardware", "only prefill and decode roles may override hardware; set engine.hardware")
 	}
@@ -582,6 +587,10 @@ func (v *validator) role(p string, name Role, r *WorkerRole, backend string) {
 	}
 	if t := r.Timing; t.Type == TimingFixed && (t.PrefillMs == nil || t.DecodeMs == nil) {
 		v.errorf(p+".timing", "fixed timing requires prefill_ms and decode_ms")
+	}
+	if ov := e.OverlapScheduling; ov != nil && *ov && backend == BackendSGLang && r.Parallelism.Pipeline > 1 {
+		v.errorf("engine.overlap_scheduling", "true does not run with pipeline parallelism on the sglang backend (%s.parallelism.pipeline is %d: "+
+			"SGLang turns its overlap scheduler off); remove it or use pipeline 1", p, r.Parallelism.Pipeline)
 	}
 	if t := r.Timing; t.ForwardModel != "" && t.Type != TimingDefault {
 		v.errorf(p+".timing.forward_model", "applies to timing type default only (roofline is always the analytical model), got type %s; "+

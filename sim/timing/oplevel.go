@@ -36,6 +36,9 @@ type OpLevelSource struct {
 //	pass      = L · layer + gemm(lm_head, S) + (p−1) · send(T'·h·2 bytes)
 //	          + PassOverheadMs + S · SequenceOverheadUs
 //
+// (with Overlapped, the host part PassOverheadMs + SampledTokens · SequenceOverheadUs overlaps
+// the rest: pass = max(host, pass − host))
+//
 // where the GEMMs are a layer's per-GPU projections (qkv: n = (H + 2·KV)·d/t, k = h; o: n = h,
 // k = H·d/t; gate_up: n = 2·I/t, k = h; down: n = h, k = I/t; lm_head: n = vocab/t, k = h in
 // BF16) in the weights' format (bfloat16, fp8, nvfp4), looked up by opdb.GEMM.Latency; the

@@ -84,7 +84,8 @@ type Efficiency struct {
 	MoELayerOverheadUs float64
 	// PassOverheadMs is the host time per forward pass in ms that the GPU waits for: the
 	// engine's scheduling step, input preparation and step launch, on the CPU, so the same for
-	// every GPU and parallel shape. >= 0.
+	// every GPU and parallel shape (an engine that overlaps scheduling with the GPU hides it and
+	// SequenceOverheadUs behind the GPU time: Roofline.Overlapped, OpLevel.Overlapped). >= 0.
 	PassOverheadMs float64
 	// SequenceOverheadUs is the host time per sampled sequence per pass in µs (sampling
 	// bookkeeping, detokenization and streaming of its token), on the CPU, so the same for every
