@@ -41,17 +41,19 @@ package timing
 // bandwidth after a 12 µs latency; fixed costs are 0.4 ms of host time per pass, 31 µs of
 // latency-bound kernels per layer and 35 µs of host time per sampled sequence.
 //
-// MoELayerOverheadUs (15 µs per MoE layer, roofline only) is not in that fit, whose rows are all
+// MoELayerOverheadUs (30 µs per MoE layer, roofline only) is not in that fit, whose rows are all
 // dense. It is chosen on ../shared/data/silicon/measured_moe_calibration.csv from 0, 15, 30, 45
 // and 60 µs by the same objective, leaving one GPU out: for each of b300_sxm, gb200, gb300 and
 // h100_sxm in turn, the candidate the other three GPUs' rows score best, and the shipped value is
-// the folds' median choice. With the HBM streaming rate from the kernel tables (2026-12-01,
-// evening) the folds chose 15, 15, 15 and 30 µs (h100_sxm's fold 30), and the left-out rows
-// scored (669 rows, the rest skipped for want of a deployment shape; each GPU with its fold's
-// choice) TPOT MAPE 26.6 % (median APE 15.1 %) against 29.0 % (18.4 %) without it, TTFT MAPE
-// 53.9 % against 54.5 %. Before that, with Memory fitted at 0.85, every fold chose 30 µs (TPOT
-// 24.7 % against 29.9 %). Per low-concurrency row the measured TPOT exceeds the roofline's by
-// tens of µs per MoE layer on most (model, GPU) groups, whatever the TP or EP degree.
+// the folds' median choice. With SGLang's rows priced with its overlap scheduler (2026-12-02)
+// the folds chose 15 µs (b300_sxm) and 30 µs (gb200, gb300, h100_sxm): median 30, and the
+// left-out rows (669 rows, the rest skipped for want of a deployment shape; each GPU with its
+// fold's choice) scored TPOT MAPE 28.0 % (median APE 15.7 %) against 31.4 % (20.2 %) without
+// it, TTFT MAPE 53.8 % against 54.5 %. With the serial host time and the HBM streaming rate
+// from the kernel tables (2026-12-01, evening) they had chosen 15, 15, 15 and 30 µs (median
+// 15); with Memory fitted at 0.85 every fold chose 30 µs. Per low-concurrency row the measured
+// TPOT exceeds the roofline's by tens of µs per MoE layer on most (model, GPU) groups, whatever
+// the TP or EP degree.
 //
 // ExpertGEMM (0.26, MoE models only) is not fitted on any deployment: it is the median achieved
 // fraction of the format's dense peak of the routed-expert kernels in AIConfigurator's op
@@ -73,7 +75,7 @@ func CalibratedEfficiency() Efficiency {
 		Link:               0.6,
 		LinkLatencyUs:      12,
 		LayerOverheadUs:    31,
-		MoELayerOverheadUs: 15,
+		MoELayerOverheadUs: 30,
 		PassOverheadMs:     0.4,
 		SequenceOverheadUs: 35,
 	}
