@@ -92,11 +92,12 @@ const CalibratedFrontendOverheadMs = 62.0
 // and the prefill worker on top of the KV bytes' transfer time. Chosen on
 // ../shared/data/silicon/measured_moe_calibration.csv from 0, 100, 200 and 300 ms by the
 // calibration objective, leaving one GPU out, the shipped value being the folds' median choice.
-// Chosen again on 2026-12-01, evening, with the streaming rate from the kernel tables and 15 µs
-// per MoE layer: with gb200, gb300 or h100_sxm left out the other GPUs' rows chose 200 ms;
-// b300_sxm says nothing (it has no simulated disaggregated row). Scored that way the 669
-// simulated rows give TTFT MAPE 54.3 % (median APE 43.2 %) against 57.9 % (46.6 %) without it;
-// TPOT does not change. (The first choice, with Memory fitted at 0.85, had the gb200 fold at
+// Chosen again on 2026-12-02 with the streaming rate from the kernel tables, SGLang's rows
+// overlapped (config.Engine.HostOverlap) and 30 µs per MoE layer: with gb200, gb300 or h100_sxm
+// left out the other GPUs' rows chose 200 ms; b300_sxm says nothing (it has no simulated
+// disaggregated row). Scored that way the 669 simulated rows give TTFT MAPE 53.8 % (median APE
+// 42.2 %) against 57.3 % (45.4 %) without it; TPOT does not change. (On 2026-12-01, evening,
+// with the host time serial and 15 µs: the same choices, 54.3 % against 57.9 %.) (The first choice, with Memory fitted at 0.85, had the gb200 fold at
 // 300 ms and the others at 200: median 200, TTFT MAPE 54.9 % against 57.6 % without it.) The 179
 // disaggregated rows that give their worker counts carry the choice; at concurrency 16 or less
 // with 1,024-token prompts, whose prefill computes in 10–20 ms, 22 of their 29 rows measure
