@@ -97,8 +97,9 @@ const CalibratedFrontendOverheadMs = 62.0
 // left out the other GPUs' rows chose 200 ms; b300_sxm says nothing (it has no simulated
 // disaggregated row). Scored that way the 669 simulated rows give TTFT MAPE 53.8 % (median APE
 // 42.2 %) against 57.3 % (45.4 %) without it; TPOT does not change. (On 2026-12-01, evening,
-// with the host time serial and 15 µs: the same choices, 54.3 % against 57.9 %.) (The first choice, with Memory fitted at 0.85, had the gb200 fold at
-// 300 ms and the others at 200: median 200, TTFT MAPE 54.9 % against 57.6 % without it.) The 179
+// with the host time serial and 15 µs: the same choices, 54.3 % against 57.9 %. The first
+// choice, with Memory fitted at 0.85, had the gb200 fold at 300 ms and the others at 200: median
+// 200, TTFT MAPE 54.9 % against 57.6 % without it.) The 179
 // disaggregated rows that give their worker counts carry the choice; at concurrency 16 or less
 // with 1,024-token prompts, whose prefill computes in 10–20 ms, 22 of their 29 rows measure
 // TTFTs of 130–350 ms, 100–250 ms above the same models' aggregated rows (the other 7 measure
