@@ -193,8 +193,9 @@ func TestExportPrefillAndSpeculation(t *testing.T) {
 			[]string{"--no-enable-chunked-prefill", "--speculative-config"}, nil},
 		{"vllm-agg", TargetVLLM, nil, []string{"--enable-chunked-prefill"}, []string{"--no-enable-chunked-prefill", "--speculative-config"}},
 		{"trtllm-agg", TargetTRTLLM, []string{"engine.enable_chunked_prefill=false"}, []string{"enable_chunked_prefill: false"}, []string{"enable_chunked_prefill: true"}},
-		// engine.overlap_scheduling: vLLM's async scheduling only when asked, SGLang's overlap
-		// scheduler disabled only when turned off.
+		// engine.overlap_scheduling: vLLM's async scheduling asked for when on and turned off from
+		// 0.14 (its default since), SGLang's overlap scheduler disabled only when off,
+		// TensorRT-LLM's only when set.
 		{"vllm-agg", TargetVLLM, []string{"engine.overlap_scheduling=true"}, []string{"--async-scheduling"}, []string{"--no-async-scheduling"}},
 		{"vllm-agg", TargetVLLM, nil, nil, []string{"async-scheduling"}}, // 0.11.0: off by default
 		{"vllm-agg", TargetVLLM, []string{"engine.backend_version="}, []string{"--no-async-scheduling"}, []string{" --async-scheduling"}},

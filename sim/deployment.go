@@ -213,12 +213,7 @@ func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.M
 		if err != nil {
 			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
 		}
-		if d.cfg.Engine.HostOverlap(role.Parallelism.Pipeline) {
-			d.provide(name, "roofline, "+overlapNote)
-			return r.Overlapped(), nil
-		}
-		d.provide(name, "roofline")
-		return r, nil
+		return d.hostOverlap(name, role, "roofline", r, func() timing.Model { return r.Overlapped() }), nil
 	}
 	return nil, &config.Error{File: d.cfg.File, Path: path + ".type",
 		Msg: fmt.Sprintf("must be one of default, roofline, fixed, polynomial, got %q", role.Timing.Type)}
@@ -327,17 +322,21 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 		d.fallback(name, err)
 		return nil, nil
 	}
-	if e.HostOverlap(role.Parallelism.Pipeline) {
-		d.provide(name, ol.Provider+", "+overlapNote)
-		return ol.Overlapped(), nil
-	}
-	d.provide(name, ol.Provider)
-	return ol, nil
+	return d.hostOverlap(name, role, ol.Provider, ol, func() timing.Model { return ol.Overlapped() }), nil
 }
 
-// overlapNote ends the timing provider's name when engine.overlap_scheduling hides the host time
-// of the passes (Result.TimingProvider).
-const overlapNote = "overlap scheduling"
+// hostOverlap records provider as role name's timing model and returns serial, or, when the
+// role's engine overlaps scheduling with the GPU (config.Engine.HostOverlap), overlapped() with
+// ", overlap scheduling" after the provider's name (Result.TimingProvider).
+func (d *deployment) hostOverlap(name config.Role, role *config.WorkerRole, provider string, serial timing.Model,
+	overlapped func() timing.Model) timing.Model {
+	if d.cfg.Engine.HostOverlap(role.Parallelism.Pipeline) {
+		d.provide(name, provider+", overlap scheduling")
+		return overlapped()
+	}
+	d.provide(name, provider)
+	return serial
+}
 
 // prefillLoadMs is the prefill-time predictor of router.prefill_load_model aic for the router of
 // role name (router.Options.PrefillMs): the time in ms the op_level model of the role's

@@ -173,8 +173,8 @@ func (e Efficiency) Validate() error {
 // crosses p−1 stage boundaries. Activations, norms and elementwise kernels are left to
 // LayerOverheadUs.
 //
-// With Overlapped, the host part of overhead (PassOverheadMs + S·SequenceOverheadUs) overlaps
-// the rest: pass = max(host, pass − host).
+// With Overlapped, the host part of overhead (PassOverheadMs + SampledTokens ·
+// SequenceOverheadUs) overlaps the rest: pass = max(host, pass − host).
 //
 // Roofline is immutable after NewRoofline, safe for concurrent use, and PassMs does not
 // allocate.
