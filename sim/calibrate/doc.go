@@ -5,8 +5,8 @@
 // measured_dense_calibration.csv), turns each into a config.Config (PlanRow: the row's model, GPU,
 // precision and worker shape under a synthetic ISL/OSL closed-loop load), runs it with sim.Run
 // and reports predicted against measured mean TTFT and mean TPOT per row, per (model, system,
-// backend) group and overall. Fit tunes timing.Efficiency (all of it but ExpertGEMM and Memory,
-// which come from the op database's kernel measurements, QuantizedMemory, fixed at 1, and
+// backend) group and overall. Fit tunes timing.Efficiency (all of it but ExpertGEMM, Memory and
+// FP4Memory, which come from the op database's kernel measurements, QuantizedMemory, fixed at 1, and
 // MoELayerOverheadUs, chosen on the MoE file), the front-end time and the burst shares on the
 // same rows by coordinate descent; the fitted numbers live in
 // timing.CalibratedEfficiency, timing.CalibratedFrontendOverheadMs (predict's default

@@ -65,7 +65,8 @@ func CalibratedFactors() Factors {
 // it scores. GEMMs at 60 % of the dense peak (quantized GEMMs at 80 % of that; the routed
 // experts' grouped GEMMs at the shipped 26 %, which comes from kernel measurements, not from
 // deployments), attention at 50 %, HBM streaming at the shipped 79 % (from kernel measurements
-// too, and never fitted; quantized weights alike: a byte is a byte), links at 70 % after 10 µs
+// too, and never fitted; FP8 weights alike: a byte is a byte; FP4 weights on Blackwell at the
+// shipped FP4Memory share of it, from kernel measurements too), links at 70 % after 10 µs
 // per collective; 0.5 ms per pass, 20 µs per
 // layer, per MoE layer (on top) and per sampled sequence; a 50 ms front end; the shipped hand-off
 // latency of disaggregated serving (chosen on the MoE file's rows leaving one GPU out, so a
@@ -74,7 +75,7 @@ func CalibratedFactors() Factors {
 func PriorFactors() Factors {
 	shipped := timing.CalibratedEfficiency()
 	return Factors{
-		Efficiency: timing.Efficiency{GEMM: 0.6, ExpertGEMM: shipped.ExpertGEMM, Attention: 0.5, Memory: shipped.Memory, QuantizedGEMM: 0.8, QuantizedMemory: 1, Link: 0.7,
+		Efficiency: timing.Efficiency{GEMM: 0.6, ExpertGEMM: shipped.ExpertGEMM, Attention: 0.5, Memory: shipped.Memory, QuantizedGEMM: 0.8, QuantizedMemory: 1, FP4Memory: shipped.FP4Memory, Link: 0.7,
 			LinkLatencyUs: 10, LayerOverheadUs: 20, MoELayerOverheadUs: 20, PassOverheadMs: 0.5, SequenceOverheadUs: 20},
 		FrontendMs: 50,
 		// Chosen on the MoE file's rows, none of which a Holdout of the dense file scores.
@@ -91,9 +92,10 @@ type param struct {
 	max  float64
 }
 
-// params are the factors Fit tunes. ExpertGEMM, Memory, QuantizedMemory and MoELayerOverheadUs
-// are not among them: the first two come from kernel measurements (timing.CalibratedEfficiency),
-// the third is fixed at 1, the fourth is chosen on the MoE file leaving one GPU out. Memory
+// params are the factors Fit tunes. ExpertGEMM, Memory, FP4Memory, QuantizedMemory and
+// MoELayerOverheadUs are not among them: the first three come from kernel measurements
+// (timing.CalibratedEfficiency), the fourth is fixed at 1, the fifth is chosen on the MoE file
+// leaving one GPU out. Memory
 // stays out because the deployment rows cannot tell it apart from the per-pass and per-layer
 // times (a decode step is their sum plus bytes / bandwidth): fitted, it drifted to 0.62 in every
 // leave-one-GPU-out fold and the other folds' TPOT went wrong with it.

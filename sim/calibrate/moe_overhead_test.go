@@ -43,8 +43,9 @@ var kvTransferLatencyCandidates = []float64{0, 100, 200, 300}
 // TestMoELayerOverheadLeftOutByGPU reproduces how timing.CalibratedEfficiency's
 // MoELayerOverheadUs was chosen, with predict's code (Validate) on the MoE calibration file: for
 // each GPU in turn, the candidate with the lowest Objective on the other GPUs' rows, scored on
-// that GPU's rows. The shipped value must be the informative folds' median choice (with SGLang's
-// rows overlapped the folds choose 15 µs for b300_sxm and 30 µs for the other three); the
+// that GPU's rows. The shipped value must be the informative folds' median choice (with FP4
+// weights streaming at timing.Efficiency.FP4Memory the folds choose 15 µs for b300_sxm, gb200
+// and gb300 and 30 µs for h100_sxm); the
 // left-out figures (the README's table) are logged per GPU and
 // pooled. Slow, so it runs only with -args -moe-loo:
 //

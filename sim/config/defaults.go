@@ -91,9 +91,10 @@ func KVDefaults(backend string) (blockSize int, memoryFraction float64) {
 // PyTorch executor overlap by default, but their rows in
 // ../shared/data/silicon/measured_dense_calibration.csv do not show it: with TensorRT-LLM
 // overlapped as well, the leave-one-GPU-out TTFT MAPE rose from 30.5 to 32.1 % and TPOT stayed
-// at 12.1 % (2026-12-02), and vLLM's B200 rows are priced too fast already without it, so their
-// host time as measured is priced on the critical path (a choice made on the rows the README's
-// left-out figures score, so not strictly left out for it). Validation refuses true with
+// at 12.1 % (2026-12-02, before the roofline's FP4Memory), and vLLM's B200 rows are priced too
+// fast already without it, so their host time as measured is priced on the critical path (a
+// choice made on the rows the README's left-out figures score, so not strictly left out for
+// it). Validation refuses true with
 // engine.speculation (SGLang turns the overlap off under n-gram drafting and vLLM's asynchronous
 // scheduling refuses it) and, on sglang, with pipeline > 1.
 func (e *Engine) HostOverlap(pipeline int) bool {

@@ -89,3 +89,87 @@ func TestMemoryFromTheOpDatabase(t *testing.T) {
 		t.Errorf("the op database's median weight-streaming fraction is %.4f, more than 0.01 from the shipped Memory %.2f", got, want)
 	}
 }
+
+// streamingRate fits latency = floor + bytes / rate by least squares over the GEMMs of g with
+// m <= 8 tokens and n·k >= 2,048² weights of bytesPerWeight bytes each, and returns the rate in
+// bytes/ms and the number of samples. Fitting the floor separates a format's fixed per-GEMM
+// latency (activation quantization, launch) from its streaming rate, which a median of
+// bytes / latency at one size mixes.
+func streamingRate(g *opdb.GEMM, bytesPerWeight float64) (rate float64, n int) {
+	var sx, sy, sxx, sxy float64
+	for nk, c := range g.Cells() {
+		if nk[0]*nk[1] < 2048*2048 {
+			continue
+		}
+		ms, lat := c.Samples()
+		for i, m := range ms {
+			if m > 8 {
+				continue
+			}
+			x := float64(nk[0]*nk[1]) * bytesPerWeight
+			sx, sy, sxx, sxy = sx+x, sy+lat[i], sxx+x*x, sxy+x*lat[i]
+			n++
+		}
+	}
+	fn := float64(n)
+	slope := (fn*sxy - sx*sy) / (fn*sxx - sx*sx)
+	return 1 / slope, n
+}
+
+// TestFP4MemoryFromTheOpDatabase derives CalibratedEfficiency's FP4Memory from the kernel
+// measurements of the op database (not from any deployment), and checks QuantizedMemory's 1 for
+// FP8 the same way: per GPU and backend (each backend's newest version), the weight-streaming
+// rate of the FP8 and NVFP4 GEMMs of at most 8 tokens divided by that of the BF16 GEMMs, each
+// rate fitted with a fixed per-GEMM floor (streamingRate); the shipped factors must stay within
+// 0.01 (QuantizedMemory × FP4Memory) and 0.03 (QuantizedMemory) of the medians over the tables. NVFP4 tables exist on the Blackwell
+// GPUs only. Skips without ../shared, and under -race.
+func TestFP4MemoryFromTheOpDatabase(t *testing.T) {
+	if raceEnabled {
+		t.Skip("reads every GEMM table of the op database: run without -race (make test does)")
+	}
+	db := openDB(t)
+	var fp8, fp4 []float64
+	forEachKernelTable(t, func(gpu string, hw Hardware, backend string) {
+		rate := func(dtype string, bytes float64) float64 {
+			g, err := db.GEMM(gpu, backend, "", dtype)
+			var missing *opdb.MissingError
+			if errors.As(err, &missing) {
+				return math.NaN()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			r, n := streamingRate(g, bytes)
+			if n < 1000 {
+				t.Fatalf("%s %s %s: %d weight-streaming samples, want 1,000 or more", gpu, backend, dtype, n)
+			}
+			if !(r > 0) || math.IsInf(r, 0) {
+				t.Fatalf("%s %s %s: fitted streaming rate %v bytes/ms, want finite and > 0", gpu, backend, dtype, r)
+			}
+			return r
+		}
+		bf16 := rate("bfloat16", BF16.WeightBytes())
+		if math.IsNaN(bf16) {
+			t.Fatalf("%s %s: no BF16 GEMM table (every GPU and backend has one today)", gpu, backend)
+		}
+		if r := rate("fp8", FP8.WeightBytes()); !math.IsNaN(r) {
+			fp8 = append(fp8, r/bf16)
+		}
+		if r := rate("nvfp4", FP4.WeightBytes()); !math.IsNaN(r) {
+			fp4 = append(fp4, r/bf16)
+		}
+	})
+	// 18 FP8 tables (6 GPUs × 3 backends) and 12 NVFP4 ones (4 Blackwell GPUs × 3) today.
+	if len(fp8) < 18 || len(fp4) < 12 {
+		t.Fatalf("%d FP8 and %d NVFP4 GEMM tables found, want 18 and 12", len(fp8), len(fp4))
+	}
+	med8, lo8, hi8 := medianIQR(fp8)
+	med4, lo4, hi4 := medianIQR(fp4)
+	t.Logf("streaming rate against BF16: FP8 median %.4f (IQR %.3f–%.3f), NVFP4 median %.4f (IQR %.3f–%.3f)", med8, lo8, hi8, med4, lo4, hi4)
+	eff := CalibratedEfficiency()
+	if fp4 := eff.QuantizedMemory * eff.FP4Memory; math.Abs(med4-fp4) > 0.01 {
+		t.Errorf("NVFP4 GEMMs stream at %.4f of the BF16 rate in the op database, more than 0.01 from the shipped QuantizedMemory × FP4Memory %.2f", med4, fp4)
+	}
+	if math.Abs(med8-eff.QuantizedMemory) > 0.03 {
+		t.Errorf("FP8 GEMMs stream at %.4f of the BF16 rate in the op database, more than 0.03 from the shipped QuantizedMemory %.2f", med8, eff.QuantizedMemory)
+	}
+}

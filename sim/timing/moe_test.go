@@ -251,6 +251,25 @@ func TestRooflineMoEDecodeReadsTheExpertsHit(t *testing.T) {
 	}
 }
 
+// FP4Memory slows every FP4 weight read of an MoE model on a GPU with FP4 tensor cores, the
+// experts' as well as the rest: a lone decode step of toyMoE with FP4 weights on B200 (8 TB/s)
+// reads the non-expert linear weights and a quarter of the experts at 0.5625 bytes each / 0.8,
+// and the BF16 lm_head at 2 bytes.
+func TestFP4MemoryPricesMoEWeights(t *testing.T) {
+	hw, err := LookupHardware("b200_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := ideal()
+	slow.FP4Memory = 0.8
+	r := mustRoofline(t, toyMoE, hw, Precisions{FP4, FP8}, Shape{Tensor: 1, Pipeline: 1}, slow)
+	lone := &Batch{DecodeRequests: 1, DecodeSteps: 1, SampledTokens: 1}
+	want := ((65560576-37748736+37748736/4.0)*0.5625/0.8 + 32768000*2) / 8e9
+	if got := r.PassMs(lone); math.Abs(got-want) > 1e-12 {
+		t.Errorf("lone FP4 decode with FP4Memory 0.8: %.12g ms, want %.12g", got, want)
+	}
+}
+
 // Every MoE model of the catalog builds a roofline at a legal shape, including those whose every
 // layer is an MoE layer (no dense intermediate size).
 func TestRooflineBuildsEveryMoECatalogModel(t *testing.T) {

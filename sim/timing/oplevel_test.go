@@ -32,7 +32,7 @@ var gridModel = ModelSpec{ID: "grid-test", Layers: 2, Hidden: 4096, Heads: 32, K
 	Intermediate: 8192, Vocab: 65536, MaxContext: 8192, Params: 1e9}
 
 // testEff has round host overheads and HBM efficiency 0.85.
-var testEff = Efficiency{GEMM: 1, ExpertGEMM: 1, Attention: 1, Memory: 0.85, QuantizedGEMM: 1, QuantizedMemory: 1, Link: 1,
+var testEff = Efficiency{GEMM: 1, ExpertGEMM: 1, Attention: 1, Memory: 0.85, QuantizedGEMM: 1, QuantizedMemory: 1, FP4Memory: 1, Link: 1,
 	PassOverheadMs: 0.4, SequenceOverheadUs: 35}
 
 // One decode step of a sequence with 1,024 tokens in KV on h100_sxm under vLLM 0.24.0, TP1,

@@ -30,8 +30,8 @@ func (s Shape) moe() (d, mt, me int) {
 }
 
 // Efficiency holds the few hardware-independent factors that turn datasheet peaks into achieved
-// speed. Most are fitted once on measured deployments; ExpertGEMM and Memory come from kernel
-// measurements and QuantizedMemory is fixed (CalibratedEfficiency gives each one's source). They
+// speed. Most are fitted once on measured deployments; ExpertGEMM, Memory and FP4Memory come from
+// kernel measurements and QuantizedMemory is fixed (CalibratedEfficiency gives each one's source). They
 // are the same for every GPU, model and parallel shape.
 type Efficiency struct {
 	// GEMM is the fraction of the dense tensor-core peak the linear layers achieve when
@@ -54,13 +54,21 @@ type Efficiency struct {
 	// QuantizedGEMM is the fraction of GEMM that compute-bound GEMMs with FP8 or FP4 weights
 	// achieve against their own (2× or 4×) peak (scale handling, less mature kernels), in (0, 1].
 	// Memory-bound GEMMs stream the real weight bytes (Precision.WeightBytes, scales included),
-	// at Memory × QuantizedMemory.
+	// at Memory × QuantizedMemory (× FP4Memory for FP4 weights on FP4 tensor cores).
 	QuantizedGEMM float64
 	// QuantizedMemory is the fraction of Memory that memory-bound GEMMs with FP8 or FP4 weights
-	// achieve, in (0, 1]. The shipped value is 1 and calibration does not fit it: quantized
-	// weights move their real byte counts at the same rate as BF16 ones, so FP8 halves the
+	// achieve, in (0, 1]. The shipped value is 1 and calibration does not fit it: FP8 weights
+	// move their real byte counts at the same rate as BF16 ones, so FP8 halves the
 	// weight-streaming time of small-batch decoding. It stays a factor for what-if studies.
 	QuantizedMemory float64
+	// FP4Memory is the further fraction of Memory × QuantizedMemory that memory-bound GEMMs with
+	// FP4 weights achieve on a GPU with FP4 tensor cores (Hardware.FP4TFLOPS > 0), in (0, 1]: the
+	// NVFP4 kernels unpack 4-bit values and apply a scale per 16 of them while streaming, and
+	// reach a lower share of the bandwidth than BF16 and FP8 ones. It comes from those kernels'
+	// measurements, not from deployments (CalibratedEfficiency). A GPU without FP4 tensor cores
+	// runs 4-bit weights through other kernels (dequantizing to BF16 or FP8), whose rate no table
+	// measures: there FP4 weights stream at Memory × QuantizedMemory.
+	FP4Memory float64
 	// Link is the fraction of the GPU-to-GPU link bandwidth a ring all-reduce or a pipeline
 	// send achieves, in (0, 1].
 	Link float64
@@ -99,7 +107,7 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"GEMM", e.GEMM}, {"ExpertGEMM", e.ExpertGEMM}, {"Attention", e.Attention}, {"Memory", e.Memory}, {"QuantizedGEMM", e.QuantizedGEMM}, {"QuantizedMemory", e.QuantizedMemory},
+	}{{"GEMM", e.GEMM}, {"ExpertGEMM", e.ExpertGEMM}, {"Attention", e.Attention}, {"Memory", e.Memory}, {"QuantizedGEMM", e.QuantizedGEMM}, {"QuantizedMemory", e.QuantizedMemory}, {"FP4Memory", e.FP4Memory},
 		{"Link", e.Link}} {
 		if !(f.v > 0 && f.v <= 1) {
 			errs = append(errs, fmt.Errorf("efficiency %s must be in (0, 1], got %v", f.name, f.v))
@@ -152,7 +160,9 @@ func (e Efficiency) Validate() error {
 // chunk). Their projections are GEMMs within P_lin.
 //
 // where kv = ModelSpec.KVBytesPerTokenPerGPU (a GPU's share of one token's KV), α =
-// LinkLatencyUs, and η_q = QuantizedGEMM and η_qm = QuantizedMemory for FP8/FP4 weights (1 for
+// LinkLatencyUs, and η_q = QuantizedGEMM and η_qm = QuantizedMemory for FP8 weights,
+// QuantizedMemory·FP4Memory for FP4 ones on a GPU with FP4 tensor cores (η_q = QuantizedGEMM
+// for both, 1 for
 // BF16). Sources: a GEMM of m tokens by a k×n weight costs 2mkn FLOPs and reads kn
 // weights (the roofline model, Williams et al. 2009); causal attention costs 2 FLOPs per
 // multiply-add in Q·Kᵀ and in P·V, i.e. 4·H·d FLOPs per (query, key) pair per layer
@@ -230,7 +240,7 @@ const (
 type rooflineRates struct {
 	gemm, attn, mem, link float64
 	expertGEMM            float64 // FLOP/ms of the routed experts' grouped GEMMs (t·p GPUs)
-	quantMem              float64 // QuantizedMemory for FP8/FP4 weights, else 1
+	quantMem              float64 // QuantizedMemory for FP8/FP4 weights (× FP4Memory for FP4 on FP4 tensor cores), else 1
 	alphaMs               float64 // LinkLatencyUs in ms
 }
 
@@ -261,6 +271,9 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	rt := rooflineRates{quantMem: 1, alphaMs: eff.LinkLatencyUs / 1000}
 	if prec.Weights != BF16 {
 		quant, rt.quantMem = eff.QuantizedGEMM, eff.QuantizedMemory
+	}
+	if prec.Weights == FP4 && hw.FP4TFLOPS > 0 {
+		rt.quantMem *= eff.FP4Memory
 	}
 	rt.gemm = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
 	rt.expertGEMM = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.ExpertGEMM

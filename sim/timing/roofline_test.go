@@ -22,7 +22,7 @@ func tinyGPU() Hardware {
 
 // ideal is an Efficiency of 1 with no overheads, so the roofline terms show through.
 func ideal() Efficiency {
-	return Efficiency{GEMM: 1, ExpertGEMM: 1, Attention: 1, Memory: 1, QuantizedGEMM: 1, QuantizedMemory: 1, Link: 1}
+	return Efficiency{GEMM: 1, ExpertGEMM: 1, Attention: 1, Memory: 1, QuantizedGEMM: 1, QuantizedMemory: 1, FP4Memory: 1, Link: 1}
 }
 
 func mustRoofline(t *testing.T, m ModelSpec, hw Hardware, p Precisions, s Shape, e Efficiency) *Roofline {
@@ -172,6 +172,11 @@ func TestRooflineErrors(t *testing.T) {
 	if err := negMoE.Validate(); err == nil || !strings.Contains(err.Error(), "MoELayerOverheadUs must be finite and >= 0, got -1") {
 		t.Errorf("negative MoELayerOverheadUs: err = %v", err)
 	}
+	noFP4 := ideal()
+	noFP4.FP4Memory = 0
+	if err := noFP4.Validate(); err == nil || !strings.Contains(err.Error(), "FP4Memory must be in (0, 1], got 0") {
+		t.Errorf("FP4Memory 0: err = %v", err)
+	}
 }
 
 // TestRooflineLlama70BTensorParallel: with the calibrated factors, Llama-3.1-70B on H200 decodes
@@ -316,6 +321,26 @@ func TestQuantizedWeightsMoveTheirBytes(t *testing.T) {
 	r4 := mustRoofline(t, m, hw, Precisions{Weights: FP4, KVCache: FP8}, Shape{Tensor: 1, Pipeline: 1}, ideal())
 	if got, want := r4.weightMs, (m.LinearParams()*0.5625+m.HeadParams()*2)/(hw.MemoryTBps*1e9); !near(got, want) {
 		t.Errorf("FP4 weight streaming %v ms, want %v", got, want)
+	}
+	// FP4Memory slows the FP4 linear weights' streaming on a GPU with FP4 tensor cores only (the
+	// BF16 lm_head streams at Memory; FP8 weights are untouched): at 0.8 on B200 (8 TB/s),
+	// 0.5625/0.8 bytes per linear weight at peak bandwidth. H200 has no FP4 tensor cores: its
+	// FP4 weights keep 0.5625 bytes at Memory.
+	slow := ideal()
+	slow.FP4Memory = 0.8
+	fp4 := Precisions{Weights: FP4, KVCache: FP8}
+	if got, want := mustRoofline(t, m, hw, fp4, Shape{Tensor: 1, Pipeline: 1}, slow).weightMs, r4.weightMs; got != want {
+		t.Errorf("H200 FP4 weight streaming with FP4Memory 0.8: %v ms, want %v (unchanged: no FP4 tensor cores)", got, want)
+	}
+	b200, err := LookupHardware("b200_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mustRoofline(t, m, b200, fp4, Shape{Tensor: 1, Pipeline: 1}, slow).weightMs, (m.LinearParams()*0.5625/0.8+m.HeadParams()*2)/8e9; !near(got, want) {
+		t.Errorf("B200 FP4 weight streaming with FP4Memory 0.8: %v ms, want %v", got, want)
+	}
+	if got, want := mustRoofline(t, m, b200, fp8, Shape{Tensor: 1, Pipeline: 1}, slow).weightMs, (m.LinearParams()*1+m.HeadParams()*2)/8e9; !near(got, want) {
+		t.Errorf("B200 FP8 weight streaming with FP4Memory 0.8: %v ms, want %v (unchanged)", got, want)
 	}
 }
 
