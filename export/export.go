@@ -188,9 +188,16 @@ func (x *exporter) onlineFP8(canQuantize bool) bool {
 	if weights == timing.FP8 && ckpt.Weights == timing.BF16 && canQuantize {
 		return true
 	}
+	example := "one whose id ends in -FP8"
+	switch weights {
+	case timing.FP4:
+		example = "one whose id ends in -FP4 or -NVFP4"
+	case timing.BF16:
+		example = "one whose id names no FP8 or FP4 format"
+	}
 	x.unsupported("engine.precision.weights", weights, fmt.Sprintf("engine.model %s is a %s checkpoint and %s cannot turn it into %s at load time; "+
-		"name a checkpoint quantized to %s as engine.model (e.g. one whose id ends in -FP8 or -NVFP4), or set engine.precision.weights to auto",
-		x.model, ckpt.Weights, x.backendName(), weights, weights))
+		"name a %s checkpoint as engine.model (e.g. %s), or set engine.precision.weights to auto",
+		x.model, ckpt.Weights, x.backendName(), weights, weights, example))
 	return false
 }
 

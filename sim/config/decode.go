@@ -159,8 +159,9 @@ func AttributeSets(err error, sets []string) error {
 }
 
 // attributeSets records in Error.Set the --set argument that gave the field of each error whose
-// path is a --set path or lies under one, the last such --set winning as it does when applied.
-// Errors about fields the file gave are unchanged.
+// path is a --set path or lies under one, or that reports an unknown key on a --set path, the
+// last such --set winning as it does when applied. Errors about fields the file gave are
+// unchanged.
 func attributeSets(errs Errors, sets []string) Errors {
 	for _, e := range errs {
 		if e.Path == "" || e.Set != "" {
@@ -169,7 +170,10 @@ func attributeSets(errs Errors, sets []string) Errors {
 		for k := len(sets) - 1; k >= 0; k-- {
 			p, _, ok := strings.Cut(sets[k], "=")
 			p = strings.TrimSpace(p)
-			if ok && (e.Path == p || strings.HasPrefix(e.Path, p+".") || strings.HasPrefix(e.Path, p+"[")) {
+			under := e.Path == p || strings.HasPrefix(e.Path, p+".") || strings.HasPrefix(e.Path, p+"[")
+			// A misspelt key in the middle of a --set path is reported at that key, above the path.
+			misspelt := strings.HasPrefix(p, e.Path+".") && strings.HasPrefix(e.Msg, "unknown field")
+			if ok && (under || misspelt) {
 				e.Set = sets[k]
 				break
 			}
@@ -614,6 +618,12 @@ func (w *walker) scalar(r *yaml.Node, path string, f *field, k kind) (any, bool)
 	switch {
 	case !isScalar:
 		w.badf(path, "must be a string, got %s", describe(r))
+		return nil, false
+	case tag == "!!null" && f.optional:
+		w.badf(path, "must be a string, got null; leave the key out for its default")
+		return nil, false
+	case tag == "!!null":
+		w.badf(path, "must be a string, got null")
 		return nil, false
 	case tag != "!!str":
 		w.badf(path, "must be a string, got %s; quote it if it is meant as text", describe(r))

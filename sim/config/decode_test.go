@@ -692,6 +692,16 @@ func TestDecodeCollectsAllErrors(t *testing.T) {
 	}
 }
 
+// A misspelt key in the middle of a --set path is reported at that key, and blamed on the
+// --set, not on the file.
+func TestDecodeMisspeltSetPathNamesTheSet(t *testing.T) {
+	errs := decodeErrs(t, seedSynthetic, "engine.precison.weights=fp4")
+	want := "test.yaml (--set engine.precison.weights=fp4): engine.precison: unknown field"
+	if len(errs) != 1 || !strings.Contains(errs.Error(), want) {
+		t.Errorf("errors = %v, want one containing %q", errs, want)
+	}
+}
+
 func TestDecodeNoCascadeFromBadType(t *testing.T) {
 	// A bad union type reports only itself, not every rule that depends on it.
 	errs := decodeErrs(t, seedSynthetic, "traffic.source={type: [trace], paths: [a]}")

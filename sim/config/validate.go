@@ -198,7 +198,9 @@ func (v *validator) value(f *field, x reflect.Value, path string) {
 	switch x.Kind() {
 	case reflect.String:
 		s := x.String()
-		if f.enum != nil && (s != "" || f.word == "") && !slices.Contains(f.enum, s) {
+		// An empty string stands for the word default (e.g. "auto") only when the YAML left the
+		// key out: an explicit "" is refused like any other value outside the enum.
+		if f.enum != nil && (s != "" || f.word == "" || v.given[path]) && !slices.Contains(f.enum, s) {
 			v.errorf(path, "must be one of %s, got %q", strings.Join(f.enum, ", "), s)
 		}
 		return
