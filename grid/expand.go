@@ -164,8 +164,9 @@ type Expansion struct {
 	// (maxErrors), each introduced by its point.
 	Errors []string
 	// TimingNotes lists, once each and sorted, why points with forward_model auto will be priced
-	// by the roofline although a performance database is configured, and fixed KV pools larger
-	// than their GPU could hold (sim.CheckNotes).
+	// by the roofline although a performance database is configured, fixed KV pools larger than
+	// their GPU could hold, and roles with FP4 weights on GPUs without FP4 tensor cores
+	// (sim.CheckNotes).
 	TimingNotes []string
 	// Points are the selected points in enumeration order: every valid point for the grid
 	// algorithm, MaxTrials of them for random.

@@ -61,8 +61,9 @@ type Result struct {
 	// "prefill: X; decode: Y" when the roles differ.
 	TimingProvider string
 	// TimingNotes say why a role with forward_model auto was priced by the roofline although a
-	// performance database is configured (what the database lacks), and which fixed KV pool is
-	// larger than its GPU could hold beside the weights (under default or roofline timing); empty
+	// performance database is configured (what the database lacks), which fixed KV pool is
+	// larger than its GPU could hold beside the weights (under default or roofline timing), and
+	// which role the roofline prices with FP4 weights on a GPU without FP4 tensor cores; empty
 	// otherwise.
 	TimingNotes []string
 
@@ -281,7 +282,8 @@ func Check(cfg *config.Config) error {
 
 // CheckNotes is Check that also returns Result.TimingNotes the run would have: why a role with
 // forward_model auto would be priced by the roofline although a performance database is
-// configured, and which fixed KV pool its GPU could not hold.
+// configured, which fixed KV pool its GPU could not hold, and which role runs FP4 weights on a
+// GPU without FP4 tensor cores.
 func CheckNotes(cfg *config.Config) ([]string, error) {
 	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
 	err := dep.check()

@@ -230,8 +230,7 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 // aliasNotes returns one line per distinct hardware or model alias cfg names (engine.hardware,
 // a prefill/decode role's hardware, engine.model), saying which catalog id it resolves to
 // (timing.ResolveHardwareID, timing.ResolveModelID), e.g.
-// `servesweep: hardware "h200" resolved to "h200_sxm"`, and one per GPU without FP4 tensor cores
-// that runs FP4 weights; none when cfg names no alias and needs no such note.
+// `servesweep: hardware "h200" resolved to "h200_sxm"`; none when cfg names no alias.
 func aliasNotes(cfg *config.Config) []string {
 	var notes []string
 	add := func(note string) {
@@ -253,24 +252,7 @@ func aliasNotes(cfg *config.Config) []string {
 	if resolved, alias := timing.ResolveModelID(cfg.Engine.Model); alias {
 		add(fmt.Sprintf("servesweep: model %q resolved to %q", cfg.Engine.Model, resolved))
 	}
-	if fp4Weights(cfg) {
-		for _, id := range hardware {
-			if hw, err := timing.LookupHardware(id); err == nil && hw.FP4TFLOPS == 0 {
-				add(fmt.Sprintf("servesweep: %s has no FP4 tensor cores: fp4 weights are priced at its next lower GEMM peak and stream at the FP8 rate", hw.ID))
-			}
-		}
-	}
 	return notes
-}
-
-// fp4Weights reports whether cfg runs FP4 weights: engine.precision.weights fp4, or auto with a
-// model whose id or catalog entry implies FP4 (timing.LookupModel).
-func fp4Weights(cfg *config.Config) bool {
-	if w := cfg.Engine.Precision.Weights; w != "" && w != config.PrecisionAuto {
-		return timing.Precision(w) == timing.FP4
-	}
-	m, err := timing.LookupModel(cfg.Engine.Model)
-	return err == nil && m.Precisions.Weights == timing.FP4
 }
 
 // rejectionHints name, per rejection reason, what rejects a request and the field that admits it.

@@ -367,28 +367,6 @@ func TestAliasNotesOncePerAlias(t *testing.T) {
 	}
 }
 
-// FP4 weights on a GPU without FP4 tensor cores get one note per such GPU (H200 here, in both
-// roles), whether set explicitly or implied by an NVFP4 checkpoint's id; B200 gets none, nor does
-// H200 with FP8 weights.
-func TestAliasNotesFP4WithoutFP4TensorCores(t *testing.T) {
-	note := "servesweep: h200_sxm has no FP4 tensor cores: fp4 weights are priced at its next lower GEMM peak and stream at the FP8 rate"
-	for _, c := range []struct {
-		name, model, hardware, weights string
-		want                           []string
-	}{
-		{"explicit fp4 on h200", "meta-llama/Meta-Llama-3.1-8B-Instruct", "h200_sxm", "fp4", []string{note}},
-		{"nvfp4 checkpoint on h200", "nvidia/Llama-3.1-8B-Instruct-NVFP4", "h200_sxm", "", []string{note}},
-		{"fp4 on b200", "meta-llama/Meta-Llama-3.1-8B-Instruct", "b200_sxm", "fp4", nil},
-		{"fp8 on h200", "meta-llama/Meta-Llama-3.1-8B-Instruct", "h200_sxm", "fp8", nil},
-	} {
-		cfg := &config.Config{Engine: config.Engine{Model: c.model, Hardware: c.hardware, Precision: config.Precision{Weights: c.weights},
-			Workers: config.Workers{Prefill: &config.WorkerRole{Hardware: c.hardware}}}}
-		if got := aliasNotes(cfg); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%s: notes %q, want %q", c.name, got, c.want)
-		}
-	}
-}
-
 // A Mooncake trace whose second timestamp is in epoch nanoseconds is a trace error (exit 2)
 // naming line 2; the same two requests with epoch-ms timestamps replay from 0 with their real
 // latencies. Fixed timing, prefill 10 ms and decode 5 ms, two workers (round robin: one request
