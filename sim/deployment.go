@@ -213,7 +213,7 @@ func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.M
 		if err != nil {
 			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
 		}
-		if prec.Weights == timing.FP4 && hw.FP4TFLOPS == 0 {
+		if prec.Weights == timing.FP4 && !hw.FP4TensorCores() {
 			d.notes = append(d.notes, fmt.Sprintf("engine.workers.%s: %s has no FP4 tensor cores: the roofline prices fp4 weights at its next lower GEMM peak, streaming at the FP8 rate", name, hw.ID))
 		}
 		return d.hostOverlap(name, role, "roofline", r, func() timing.Model { return r.Overlapped() }), nil

@@ -95,10 +95,10 @@ type param struct {
 // params are the factors Fit tunes. ExpertGEMM, Memory, FP4Memory, QuantizedMemory and
 // MoELayerOverheadUs are not among them: the first three come from kernel measurements
 // (timing.CalibratedEfficiency), the fourth is fixed at 1, the fifth is chosen on the MoE file
-// leaving one GPU out. Memory
-// stays out because the deployment rows cannot tell it apart from the per-pass and per-layer
-// times (a decode step is their sum plus bytes / bandwidth): fitted, it drifted to 0.62 in every
-// leave-one-GPU-out fold and the other folds' TPOT went wrong with it.
+// leaving one GPU out. Memory stays out because the deployment rows cannot tell it apart from
+// the per-pass and per-layer times (a decode step is their sum plus bytes / bandwidth): fitted,
+// it drifted to 0.62 in every leave-one-GPU-out fold and the other folds' TPOT went wrong with
+// it.
 func params() []param {
 	return []param{
 		{"GEMM", func(f *Factors) *float64 { return &f.Efficiency.GEMM }, 1},

@@ -158,6 +158,9 @@ func AttributeSets(err error, sets []string) error {
 	return err
 }
 
+// unknownField begins the message of an error about a key the schema does not have.
+const unknownField = "unknown field"
+
 // attributeSets records in Error.Set the --set argument that gave the field of each error whose
 // path is a --set path or lies under one, or that reports an unknown key on a --set path, the
 // last such --set winning as it does when applied. Errors about fields the file gave are
@@ -172,7 +175,7 @@ func attributeSets(errs Errors, sets []string) Errors {
 			p = strings.TrimSpace(p)
 			under := e.Path == p || strings.HasPrefix(e.Path, p+".") || strings.HasPrefix(e.Path, p+"[")
 			// A misspelt key in the middle of a --set path is reported at that key, above the path.
-			misspelt := strings.HasPrefix(p, e.Path+".") && strings.HasPrefix(e.Msg, "unknown field")
+			misspelt := strings.HasPrefix(p, e.Path+".") && strings.HasPrefix(e.Msg, unknownField)
 			if ok && (under || misspelt) {
 				e.Set = sets[k]
 				break
@@ -398,7 +401,7 @@ func (w *walker) mapping(n *yaml.Node, path string, s *structSchema, v reflect.V
 		}
 	}
 	for _, k := range unknown {
-		w.errorf(join(path, k), "unknown field; valid fields: %s", strings.Join(s.keys(variant), ", "))
+		w.errorf(join(path, k), unknownField+"; valid fields: %s", strings.Join(s.keys(variant), ", "))
 	}
 	for j, f := range s.fields {
 		if nodes[j] == nil || f.discriminator {

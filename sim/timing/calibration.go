@@ -32,8 +32,8 @@ package timing
 // TTFT MAPE, so the factors stay. With them `servesweep validate` on that file (default
 // options, 2026-12-02, with CalibratedKVTransferLatencyMs on its 8 disaggregated rows and
 // FP4Memory) simulates 872 of 872 rows with overall TTFT MAPE 28.1 % (median APE 22.2 %) and
-// TPOT MAPE 12.2 % (median APE 9.2 %): in-sample figures; the README gives them per group and beside the
-// left-out ones (validate --holdout-by).
+// TPOT MAPE 12.2 % (median APE 9.2 %): in-sample figures; the README gives them per group and
+// beside the left-out ones (validate --holdout-by).
 //
 // FP4Memory (0.85) is not fitted on any deployment either: in the same database's gemm_perf
 // tables, GEMMs of at most 8 tokens over weights of 2,048² or more elements, each table's
@@ -52,8 +52,8 @@ package timing
 //
 // The values are physically plausible on their own: GEMMs reach 55 % of the dense tensor peak
 // of their format, attention kernels 50 % of the KV format's peak, weight and KV streaming 79 %
-// of HBM bandwidth (FP8 weights alike, FP4 weights on Blackwell 85 % of that), ring all-reduces 60 % of the one-way NVLink
-// bandwidth after a 12 µs latency; fixed costs are 0.4 ms of host time per pass, 31 µs of
+// of HBM bandwidth (FP8 weights alike, FP4 weights on Blackwell 85 % of that), ring
+// all-reduces 60 % of the one-way NVLink bandwidth after a 12 µs latency; fixed costs are 0.4 ms of host time per pass, 31 µs of
 // latency-bound kernels per layer and 35 µs of host time per sampled sequence.
 //
 // MoELayerOverheadUs (15 µs per MoE layer, roofline only) is not in that fit, whose rows are all

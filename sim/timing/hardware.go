@@ -25,6 +25,11 @@ type Hardware struct {
 	LinkGBps float64
 }
 
+// FP4TensorCores reports whether the GPU multiplies FP4 (NVFP4) operands natively (FP4TFLOPS >
+// 0: Blackwell). Without them FP4 weights run through dequantizing kernels at a lower format's
+// peak (PeakTFLOPS), and Efficiency.FP4Memory, measured on the FP4 kernels, does not apply.
+func (h Hardware) FP4TensorCores() bool { return h.FP4TFLOPS > 0 }
+
 // PeakTFLOPS is the dense tensor-core peak for GEMMs whose weights are stored as p: the
 // format's own rate, or the BF16 rate when the GPU lacks that format (weight-only quantization:
 // weights are dequantized to BF16 before the multiply, as vLLM's Marlin kernels do on Ampere).
@@ -35,7 +40,7 @@ func (h Hardware) PeakTFLOPS(p Precision) float64 {
 			return h.FP8TFLOPS
 		}
 	case FP4:
-		if h.FP4TFLOPS > 0 {
+		if h.FP4TensorCores() {
 			return h.FP4TFLOPS
 		}
 		if h.FP8TFLOPS > 0 {

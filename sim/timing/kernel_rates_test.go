@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/timing/opdb"
+	"gonum.org/v1/gonum/stat"
 )
 
 // kernelGPUs are the op database GPUs the kernel-derived factors come from.
@@ -66,17 +67,9 @@ func TestMemoryFromTheOpDatabase(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		for nk, c := range g.Cells() {
-			if nk[0]*nk[1] < 8192*8192 {
-				continue
-			}
-			ms, lat := c.Samples()
-			for i, m := range ms {
-				if m <= 8 {
-					stream = append(stream, 2*nk[0]*nk[1]/lat[i]/(hw.MemoryTBps*tbpsToBytesPerMs))
-				}
-			}
-		}
+		weightStreamingSamples(g, 8192*8192, func(weights, latencyMs float64) {
+			stream = append(stream, 2*weights/latencyMs/(hw.MemoryTBps*tbpsToBytesPerMs))
+		})
 	})
 	// 18 tables (6 GPUs × 3 backends) of 696 samples each today.
 	if len(stream) < 12000 {
@@ -90,30 +83,39 @@ func TestMemoryFromTheOpDatabase(t *testing.T) {
 	}
 }
 
-// streamingRate fits latency = floor + bytes / rate by least squares over the GEMMs of g with
-// m <= 8 tokens and n·k >= 2,048² weights of bytesPerWeight bytes each, and returns the rate in
-// bytes/ms and the number of samples. Fitting the floor separates a format's fixed per-GEMM
-// latency (activation quantization, launch) from its streaming rate, which a median of
-// bytes / latency at one size mixes.
-func streamingRate(g *opdb.GEMM, bytesPerWeight float64) (rate float64, n int) {
-	var sx, sy, sxx, sxy float64
+// weightStreamingSamples calls fn with the weight count n·k and the latency in ms of every
+// measured GEMM of g with at most 8 tokens (m <= 8) over n·k >= minWeights weights: the GEMMs a
+// decode pass runs, whose time is the streaming of their weights plus a fixed floor.
+func weightStreamingSamples(g *opdb.GEMM, minWeights float64, fn func(weights, latencyMs float64)) {
 	for nk, c := range g.Cells() {
-		if nk[0]*nk[1] < 2048*2048 {
+		if nk[0]*nk[1] < minWeights {
 			continue
 		}
 		ms, lat := c.Samples()
 		for i, m := range ms {
-			if m > 8 {
-				continue
+			if m <= 8 {
+				fn(nk[0]*nk[1], lat[i])
 			}
-			x := float64(nk[0]*nk[1]) * bytesPerWeight
-			sx, sy, sxx, sxy = sx+x, sy+lat[i], sxx+x*x, sxy+x*lat[i]
-			n++
 		}
 	}
-	fn := float64(n)
-	slope := (fn*sxy - sx*sy) / (fn*sxx - sx*sx)
-	return 1 / slope, n
+}
+
+// streamingRate fits latency = floor + bytes / rate by least squares (gonum's
+// stat.LinearRegression) over the GEMMs of g with m <= 8 tokens and n·k >= 2,048² weights of
+// bytesPerWeight bytes each, and returns the rate in bytes/ms and the number of samples. Fitting
+// the floor separates a format's fixed per-GEMM latency (activation quantization, launch) from
+// its streaming rate, which a median of bytes / latency at one size mixes.
+func streamingRate(g *opdb.GEMM, bytesPerWeight float64) (rate float64, n int) {
+	var bytes, latency []float64
+	weightStreamingSamples(g, 2048*2048, func(weights, latencyMs float64) {
+		bytes = append(bytes, weights*bytesPerWeight)
+		latency = append(latency, latencyMs)
+	})
+	if len(bytes) < 2 {
+		return math.NaN(), len(bytes)
+	}
+	_, msPerByte := stat.LinearRegression(bytes, latency, nil, false)
+	return 1 / msPerByte, len(bytes)
 }
 
 // TestFP4MemoryFromTheOpDatabase derives CalibratedEfficiency's FP4Memory from the kernel

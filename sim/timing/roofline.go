@@ -62,7 +62,7 @@ type Efficiency struct {
 	// weight-streaming time of small-batch decoding. It stays a factor for what-if studies.
 	QuantizedMemory float64
 	// FP4Memory is the further fraction of Memory × QuantizedMemory that memory-bound GEMMs with
-	// FP4 weights achieve on a GPU with FP4 tensor cores (Hardware.FP4TFLOPS > 0), in (0, 1]: the
+	// FP4 weights achieve on a GPU with FP4 tensor cores (Hardware.FP4TensorCores), in (0, 1]: the
 	// NVFP4 kernels unpack 4-bit values and apply a scale per 16 of them while streaming, and
 	// reach a lower share of the bandwidth than BF16 and FP8 ones. It comes from those kernels'
 	// measurements, not from deployments (CalibratedEfficiency). A GPU without FP4 tensor cores
@@ -272,7 +272,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	if prec.Weights != BF16 {
 		quant, rt.quantMem = eff.QuantizedGEMM, eff.QuantizedMemory
 	}
-	if prec.Weights == FP4 && hw.FP4TFLOPS > 0 {
+	if prec.Weights == FP4 && hw.FP4TensorCores() {
 		rt.quantMem *= eff.FP4Memory
 	}
 	rt.gemm = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
