@@ -131,7 +131,8 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
+		return nil, fmt.Errorf("%s is not a sweep manifest servesweep wrote (a JSON object with spec, settings and counts): %w",
+			filepath.Join(dir, ManifestFile), err)
 	}
 	return &m, nil
 }

@@ -133,10 +133,13 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	}
 	m, err := results.ReadManifest(opts.ResultsDir)
 	if err != nil {
-		return err
+		return &usageError{fmt.Errorf("%v; rerun the sweep, or move the file away to analyze with default settings", err)}
 	}
 	if m == nil {
-		m = &results.Manifest{Settings: results.Settings{Target: results.TargetPareto}}
+		m = &results.Manifest{Settings: results.Settings{Target: results.TargetPareto, Objectives: results.DefaultObjectives()}}
+		fmt.Fprintf(io.Err, "warning: %s is missing, so the sweep's own settings are unknown: the report uses the defaults "+
+			"(target pareto, objectives %v, no SLA filter, no GPU bounds, max rejected ratio 0) where no flag replaces them\n",
+			filepath.Join(opts.ResultsDir, results.ManifestFile), results.DefaultObjectives())
 	}
 	s := &m.Settings
 	if opts.set["objective"] {

@@ -272,3 +272,59 @@ func TestReportAndMergePathMistakes(t *testing.T) {
 		}
 	}
 }
+
+// TestReportWithoutOrWithBrokenManifest checks that report says when DIR/sweep.json is missing
+// (the defaults stand in for the sweep's settings: a warning naming them, exit 0, and the
+// default objectives in pareto.json), and that a sweep.json that is not JSON is exit 2 naming the
+// file for report and for a resumed sweep, never a raw decoder error with exit 1.
+func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
+	tmp := t.TempDir()
+	sweepDir := filepath.Join(tmp, "sweep")
+	runTinySweep(t, sweepDir)
+	bare := filepath.Join(tmp, "bare")
+	if err := os.MkdirAll(bare, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(sweepDir, results.ParquetFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bare, results.ParquetFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "report", "--results", bare, "--output-dir", filepath.Join(tmp, "r1"))
+	manifest := filepath.Join(bare, results.ManifestFile)
+	if code != 0 || !strings.Contains(errs, "warning: "+manifest+" is missing") ||
+		!strings.Contains(errs, "max:output_throughput_per_gpu_tok_s min:p99_ttft_ms min:p99_itl_ms") {
+		t.Errorf("report without sweep.json: exit %d, stderr %q; want exit 0 and a warning naming the defaults", code, errs)
+	}
+	var doc struct {
+		Settings struct {
+			Objectives []results.Objective `json:"objectives"`
+		} `json:"settings"`
+	}
+	pj, err := os.ReadFile(filepath.Join(tmp, "r1", "pareto.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(pj, &doc); err != nil || !slices.Equal(doc.Settings.Objectives, results.DefaultObjectives()) {
+		t.Errorf("pareto.json objectives %v (%v); want the defaults %v", doc.Settings.Objectives, err, results.DefaultObjectives())
+	}
+
+	if err := os.WriteFile(manifest, []byte("{bad"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, "report", "--results", bare, "--output-dir", filepath.Join(tmp, "r2"))
+	if code != exitConfigError || !strings.Contains(errs, manifest+" is not a sweep manifest") {
+		t.Errorf("report with a broken sweep.json: exit %d %q; want exit 2 naming %s", code, errs, manifest)
+	}
+	broken := filepath.Join(sweepDir, results.ManifestFile)
+	if err := os.WriteFile(broken, []byte("[1, 2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"sweep", "--output-dir", sweepDir, "-q"}, tinyAggregated...)
+	code, _, errs = runCLI(t, args...)
+	if code != exitConfigError || !strings.Contains(errs, broken+" is not a sweep manifest") || !strings.Contains(errs, "--overwrite") {
+		t.Errorf("resume with a broken sweep.json: exit %d %q; want exit 2 naming %s and --overwrite", code, errs, broken)
+	}
+}
