@@ -20,6 +20,7 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/traffic"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes (dynosim-spec.md §2.5).
@@ -178,5 +179,42 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	for _, c := range root.Commands() {
 		c.Flags().SetOutput(io.Err)
 	}
+	refuseRepeats(root)
 	return root
+}
+
+// onceFlag wraps a single-valued flag so that a second value is a usage error: with
+// `-c a.yaml -c b.yaml` the last would otherwise win without a word, and a.yaml would be ignored.
+type onceFlag struct {
+	pflag.Value
+	given bool
+}
+
+// Set refuses a second value naming the first; the first goes to the wrapped value.
+func (f *onceFlag) Set(s string) error {
+	if f.given {
+		return fmt.Errorf("given twice (first %q); give it once", f.Value.String())
+	}
+	f.given = true
+	return f.Value.Set(s)
+}
+
+// refuseRepeats wraps every single-valued flag of cmd and its subcommands in an onceFlag.
+// Repeatable flags (string arrays and slices, such as --set and --objective) and booleans (a
+// repeated switch says the same thing twice) are left alone.
+func refuseRepeats(cmd *cobra.Command) {
+	wrap := func(f *pflag.Flag) {
+		t := f.Value.Type()
+		if t == "bool" || strings.HasSuffix(t, "Slice") || strings.HasSuffix(t, "Array") {
+			return
+		}
+		if _, done := f.Value.(*onceFlag); !done {
+			f.Value = &onceFlag{Value: f.Value}
+		}
+	}
+	cmd.Flags().VisitAll(wrap)
+	cmd.PersistentFlags().VisitAll(wrap)
+	for _, c := range cmd.Commands() {
+		refuseRepeats(c)
+	}
 }

@@ -79,3 +79,24 @@ func TestRootCommand(t *testing.T) {
 		t.Errorf("unknown command: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestRepeatedFlagRefused checks that a single-valued flag given twice is exit 2 naming the flag
+// and its first value (the last would otherwise win silently), while repeatable flags (--set)
+// and repeated switches keep working.
+func TestRepeatedFlagRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"predict", "--stack", "dynamo", "-c", "a.yaml", "-c", "b.yaml", "--output-dir", t.TempDir()},
+		{"predict", "--stack", "dynamo", "--config", "a.yaml", "-c", "b.yaml", "--output-dir", t.TempDir()},
+		{"sweep", "--dry-run", "--parallelism", "2", "--parallelism", "3"},
+		{"report", "--results", "x", "--results", "y"},
+	} {
+		code, out, errs := runCLI(t, args...)
+		if code != exitConfigError || !strings.Contains(errs, "given twice (first") || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 saying the flag was given twice", args, code, out, errs)
+		}
+	}
+	code, _, errs := runCLI(t, "sweep", "--dry-run", "--set", "traffic.load.concurrency=4", "--set", "traffic.load.concurrency=8", "-q", "-q")
+	if code != 0 {
+		t.Errorf("repeated --set and -q: exit %d %q; want 0", code, errs)
+	}
+}
