@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -77,6 +78,9 @@ type Analysis struct {
 	Ties map[int][]int
 	// Values[row][k] is objective k of that row (nil for rows that are not candidates).
 	Values [][]float64
+	// compared[row][k] is Values[row][k] at ObjectiveDigits significant digits: the value the
+	// front, the ties and the best points compare.
+	compared [][]float64
 	// Best holds the best candidate per objective, one per objective in Settings.Objectives
 	// order; each is on Front. Ties on the objective go to the other objectives in their order
 	// (lexicographically), then to point_index, then to input order.
@@ -85,6 +89,23 @@ type Analysis struct {
 	// then input order; min_gpus ties: higher goodput, then lower mean E2E latency); nil for
 	// TargetPareto.
 	Ranking []int
+}
+
+// ObjectiveDigits is how many significant digits of an objective value the Pareto front
+// compares: values that agree that far are equal. The simulation's metrics are sums and quantiles
+// taken in different orders at different replica counts, so a point can differ from another in
+// its last bits only (a p99 ITL of 5.963513989932835 ms against 5.963513989931016 ms); compared
+// exactly, a point worse on throughput would stay on the front, and become a recommendation, on
+// that noise alone. Nine digits keep every difference a simulation can mean (a relative 5e-10).
+const ObjectiveDigits = 9
+
+// atObjectiveDigits rounds a finite x to ObjectiveDigits significant digits.
+func atObjectiveDigits(x float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', ObjectiveDigits, 64), 64)
+	if err != nil {
+		return x
+	}
+	return r
 }
 
 // Analyze filters rows (status ok, or degraded within MaxRejectedRatio, the GPU budget, the strict SLA, min_goodput_rps, at least
@@ -111,7 +132,7 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 	if !scalar && s.Target != TargetPareto {
 		return nil, fmt.Errorf("unknown target %q; valid targets: %v", s.Target, Targets())
 	}
-	a := &Analysis{Settings: s, Excluded: map[string]int{}, Values: make([][]float64, len(rows))}
+	a := &Analysis{Settings: s, Excluded: map[string]int{}, Values: make([][]float64, len(rows)), compared: make([][]float64, len(rows))}
 	strict := s.StrictSLA || s.Target == TargetMinGPUs
 	for i := range rows {
 		r := &rows[i]
@@ -134,12 +155,16 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 			continue
 		}
 		a.Values[i] = vals
+		a.compared[i] = make([]float64, len(vals))
+		for k, x := range vals {
+			a.compared[i][k] = atObjectiveDigits(x)
+		}
 		a.Candidates = append(a.Candidates, i)
 	}
 
 	vecs := make([][]float64, len(a.Candidates))
 	for j, i := range a.Candidates {
-		vecs[j] = a.Values[i]
+		vecs[j] = a.compared[i]
 	}
 	dirs := make([]Direction, len(s.Objectives))
 	for k, o := range s.Objectives {
@@ -148,12 +173,12 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 	for _, j := range ParetoFront(vecs, dirs) {
 		a.Front = append(a.Front, a.Candidates[j])
 	}
-	a.Front, a.Ties = foldTies(rows, a.Front, a.Values)
+	a.Front, a.Ties = foldTies(rows, a.Front, a.compared)
 
 	for k, o := range s.Objectives {
 		best := -1
 		for _, i := range a.Candidates {
-			if best < 0 || bestOrder(rows, a.Values, dirs, k, i, best) < 0 {
+			if best < 0 || bestOrder(rows, a.compared, dirs, k, i, best) < 0 {
 				best = i
 			}
 		}

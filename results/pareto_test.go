@@ -347,3 +347,34 @@ func TestNewRowTruncatedIsDegraded(t *testing.T) {
 		t.Errorf("reason %q", r.Reason)
 	}
 }
+
+// TestAnalyzeComparesAtObjectiveDigits checks that values agreeing to ObjectiveDigits significant
+// digits compare equal: the sweep's case of a 4-replica point whose p99 ITL differs from a
+// 1-replica point's in its last bits only (same TTFT, lower throughput) is dominated, where
+// compared exactly it stayed on the front; a point better by a millionth stays; two points whose
+// vectors agree that far are ties; the reported values keep every digit.
+func TestAnalyzeComparesAtObjectiveDigits(t *testing.T) {
+	rows := []Row{
+		row("one", 1, 549.6, 175.0875, 5.963513989932835),
+		row("four", 4, 532.7, 175.0875, 5.963513989931016), // lower ITL by 2e-12 ms only
+		row("finer", 1, 500, 175.0875, 5.963508),           // lower ITL by 1e-6 relative: a real edge
+		row("twin", 1, 549.6000000000001, 175.0875, 5.96351398993),
+	}
+	a, err := Analyze(rows, Settings{Target: TargetPareto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 2}; !slices.Equal(a.Front, want) || !slices.Equal(a.Ties[0], []int{3}) {
+		t.Errorf("front %v ties %v; want %v (\"four\" dominated, \"finer\" kept) with \"twin\" tied to \"one\"", a.Front, a.Ties, want)
+	}
+	if got := a.Values[1][2]; got != 5.963513989931016 {
+		t.Errorf("reported p99 ITL of \"four\" = %v; want the unrounded 5.963513989931016", got)
+	}
+	for _, c := range []struct{ in, want float64 }{
+		{5.963513989932835, 5.96351399}, {-1234567890123, -1234567890000}, {0, 0}, {5e-324, 5e-324}, {1.7976931348623157e308, 1.79769313e308},
+	} {
+		if got := atObjectiveDigits(c.in); got != c.want {
+			t.Errorf("atObjectiveDigits(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}

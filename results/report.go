@@ -576,7 +576,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		for n, i := range list {
 			r := &rows[i]
 			same := ""
-			if k := slices.IndexFunc(list[:n], func(j int) bool { return slices.Equal(a.Values[j], a.Values[i]) }); k >= 0 {
+			if k := slices.IndexFunc(list[:n], func(j int) bool { return slices.Equal(a.compared[j], a.compared[i]) }); k >= 0 {
 				same = fmt.Sprintf(" (ties #%d)", k+1)
 			}
 			if t := len(a.Ties[i]); t > 0 {
