@@ -275,6 +275,10 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if msg := firstFailure(out.Rows); msg != "" {
 		fmt.Fprintln(io.Out, msg)
 	}
+	if out.Interrupted {
+		fmt.Fprintf(io.Out, "PARTIAL: interrupted with %d of %d selected points finished; the front below is of those points only\n",
+			len(out.Rows), len(x.Points))
+	}
 	printFront(io.Out, out.Rows, a, w)
 	fmt.Fprintf(io.Out, "Saved results to: %s (report: %s)\n", filepath.Join(opts.OutputDir, results.ParquetFile), w.Report)
 	return sweepOutcome(opts, x, out, a, w)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -296,6 +297,9 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 	partial := readRows(t, dir)
 	if len(partial) == 0 || len(partial) >= 280 {
 		t.Fatalf("partial results hold %d rows", len(partial))
+	}
+	if want := fmt.Sprintf("PARTIAL: interrupted with %d of 280 selected points finished", len(partial)); !strings.Contains(outb.String(), want) {
+		t.Errorf("stdout does not label the front partial (%q):\n%s", want, outb.String())
 	}
 	checkProbes(t, dir, partial)
 	report, _ := os.ReadFile(filepath.Join(dir, results.ReportFile))
