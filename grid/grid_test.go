@@ -376,6 +376,8 @@ func TestDomainValidationErrors(t *testing.T) {
 		{"range on a name", "engine.hardware={range: {min: 1, max: 4, step: 1}}", "engine.hardware.range", "a range needs a numeric field; use {choices: [h200_sxm, ...]}"},
 		{"auto hardware", "engine.hardware={choices: [h100_sxm, auto]}", "engine.hardware.choices[1]", "must be a non-empty name such as h200_sxm"},
 		{"bare list", "engine.workers.aggregated.parallelism.tensor=[1, 2]", "engine.workers.aggregated.parallelism.tensor", "a bare list is never a domain"},
+		{"mistyped domain key", "traffic.load.concurrency={choice: [4]}", "traffic.load.concurrency", "must be an int > 0 or a domain {choices: [...]} or {range: {...}}; got a mapping with key(s) choice"},
+		{"empty mapping on a value", "engine.workers.aggregated.parallelism.tensor={}", "engine.workers.aggregated.parallelism.tensor", "got an empty mapping"},
 		{"empty choices", "engine.workers.aggregated.parallelism.tensor={choices: []}", "engine.workers.aggregated.parallelism.tensor.choices", "must not be empty"},
 		{"choices not a list", "engine.workers.aggregated.parallelism.tensor={choices: 4}", "engine.workers.aggregated.parallelism.tensor.choices", "must be a list"},
 		{"duplicate choice", "engine.workers.aggregated.parallelism.tensor={choices: [1, 2, 1]}", "engine.workers.aggregated.parallelism.tensor.choices[2]", "duplicate choice 1"},

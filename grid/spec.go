@@ -317,6 +317,20 @@ func (p *parser) walk(n *yaml.Node, path string) {
 			p.domain(n, path)
 			return
 		}
+		if f := fieldFor(path); f != nil && !hasSubfields(path) {
+			// A searchable field holds a value (a scalar or a list), so a mapping there is a
+			// mistyped domain ({choice: [4]}); said once here rather than once per point.
+			var keys []string
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				keys = append(keys, n.Content[i].Value)
+			}
+			got := "an empty mapping"
+			if len(keys) > 0 {
+				got = "a mapping with key(s) " + strings.Join(keys, ", ")
+			}
+			p.errorf(path, "must be %s or a domain {choices: [...]} or {range: {...}}; got %s", f.Want(), got)
+			return
+		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			kp := join(path, k.Value)
@@ -378,6 +392,17 @@ func (p *parser) expandEnv(n *yaml.Node, path string) {
 	})
 	n.Style = yaml.DoubleQuotedStyle
 }
+
+// hasSubfields reports whether the schema has fields under path, so that a mapping there is a
+// value (traffic.source.input_tokens is an int or a {distribution: ...} mapping).
+func hasSubfields(path string) bool {
+	prefix := anyListIndex.ReplaceAllString(path, "[]") + "." // Fields lists list elements as name[]
+	return slices.ContainsFunc(config.Fields(), func(f config.Field) bool { return strings.HasPrefix(f.Path, prefix) })
+}
+
+// anyListIndex matches every list index of a field path, e.g. the [1] of
+// traffic.source.components[1].source.input_tokens.
+var anyListIndex = regexp.MustCompile(`\[[0-9]+\]`)
 
 // isDomain reports whether a mapping is a domain object (it has a choices or range key).
 func isDomain(n *yaml.Node) bool {
