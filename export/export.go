@@ -109,7 +109,7 @@ type exporter struct {
 }
 
 func newExporter(cfg *config.Config, target string, opts Options) *exporter {
-	x := &exporter{cfg: cfg, target: target, backend: target, name: dnsLabel(opts.Name), url: opts.URL}
+	x := &exporter{cfg: cfg, target: target, backend: target, name: DNSLabel(opts.Name), url: opts.URL}
 	if x.url == "" {
 		x.url = DefaultURL
 	}
@@ -236,9 +236,9 @@ func (x *exporter) checkMoE(r roleRef, allowMixed bool) {
 	}
 }
 
-// dnsLabel turns name into a Kubernetes DNS label: lowercase letters, digits and '-', at most
+// DNSLabel turns name into a Kubernetes DNS label: lowercase letters, digits and '-', at most
 // 40 characters (room for the service suffixes), "servesweep" when nothing is left.
-func dnsLabel(name string) string {
+func DNSLabel(name string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(name) {
 		switch {

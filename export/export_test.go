@@ -172,8 +172,8 @@ func TestExportUnknownTarget(t *testing.T) {
 
 func TestDNSLabel(t *testing.T) {
 	for in, want := range map[string]string{"": "servesweep", "0001": "servesweep-0001", "My_Run.v2": "my-run-v2", "--x--": "x"} {
-		if got := dnsLabel(in); got != want {
-			t.Errorf("dnsLabel(%q) = %q, want %q", in, got, want)
+		if got := DNSLabel(in); got != want {
+			t.Errorf("DNSLabel(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

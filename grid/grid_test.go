@@ -518,6 +518,10 @@ func TestEnvironmentReferences(t *testing.T) {
 		"export it, or override this field with --set 'traffic.source.paths=[/path/to/trace.jsonl]'") {
 		t.Errorf("unset variable: %v", err)
 	}
+	_, err = Parse([]byte(spec), "spec.yaml", nil, func(string) (string, bool) { return "", true })
+	if err == nil || !strings.Contains(err.Error(), "environment variable TRACE is set but empty; export it") {
+		t.Errorf("empty variable: %v", err)
+	}
 	// --set replaces the reference before it is resolved.
 	if _, err := Parse([]byte(spec), "spec.yaml", []string{"traffic.source.paths=[/x.jsonl]"}, nil); err != nil {
 		t.Errorf("--set over an unset reference: %v", err)

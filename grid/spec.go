@@ -385,7 +385,11 @@ func (p *parser) expandEnv(n *yaml.Node, path string) {
 			v, ok = p.getenv(name)
 		}
 		if !ok || v == "" {
-			p.errorf(path, "environment variable %s is not set; export it, or override this field with %s", name, setHint(path))
+			state := "is not set"
+			if ok {
+				state = "is set but empty"
+			}
+			p.errorf(path, "environment variable %s %s; export it, or override this field with %s", name, state, setHint(path))
 			return ref
 		}
 		return v

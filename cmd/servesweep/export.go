@@ -99,6 +99,10 @@ func runExport(io ioStreams, opts *exportOptions) error {
 	name := opts.Name
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(opts.ConfigPath), filepath.Ext(opts.ConfigPath))
+	} else if label := export.DNSLabel(name); label != name {
+		// A file's name is made a label silently; a name given on purpose is not rewritten.
+		return &usageError{fmt.Errorf("--name must be a Kubernetes DNS label (lowercase letters, digits and '-', "+
+			"starting with a letter, at most 40 characters), got %q; e.g. %s", name, label)}
 	}
 	for _, n := range sim.DeploymentNotes(cfg) {
 		fmt.Fprintln(io.Err, "warning: "+n)

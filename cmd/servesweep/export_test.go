@@ -54,6 +54,8 @@ func TestExportCommandErrors(t *testing.T) {
 			"router.policy: kv_router cannot be expressed for --target vllm"},
 		{"bad config", []string{"-c", exportConfig, "--target", "vllm", "--set", "engine.workers.aggregated.parallelism.tensor=0"},
 			"engine.workers.aggregated.parallelism.tensor"},
+		{"name not a label", []string{"-c", exportConfig, "--target", "dynamo", "--name", "Bad Name!!/.."},
+			`--name must be a Kubernetes DNS label (lowercase letters, digits and '-', starting with a letter, at most 40 characters), got "Bad Name!!/.."; e.g. bad-name`},
 	}
 	// An output directory that cannot exist (under a regular file) is exit 2 naming the flag.
 	file := filepath.Join(dir, "a-file")

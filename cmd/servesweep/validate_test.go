@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -27,7 +28,7 @@ func TestValidateCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, frag := range []string{"ttft_meas", "meta-llama/Llama-3.1-8B-Instruct", "Accuracy per (model, system, backend) group",
-		"Skipped rows:", "line    3", "unknown hardware \"tpu_v9\"", "Overall: TTFT MAPE", "1 rows simulated, 1 skipped"} {
+		"Skipped rows:", "line    3", "unknown hardware \"tpu_v9\"", "Overall: TTFT MAPE", "1 row simulated, 1 skipped"} {
 		if !strings.Contains(out, frag) {
 			t.Errorf("output lacks %q:\n%s", frag, out)
 		}
@@ -101,7 +102,7 @@ d1,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,disagg,256,8,4,1,1,60,8
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, frag := range []string{"Simulated rows with notes", "1 × prefill_num_workers and decode_num_workers empty",
-		"1 × decode_batch_size empty", "1 × prefill_batch_size empty", "1 rows simulated, 0 skipped"} {
+		"1 × decode_batch_size empty", "1 × prefill_batch_size empty", "1 row simulated, 0 skipped"} {
 		if !strings.Contains(out, frag) {
 			t.Errorf("output lacks %q:\n%s", frag, out)
 		}
@@ -214,9 +215,13 @@ func TestValidateHoldoutFlags(t *testing.T) {
 		{[]string{"--output-json", "no-such-dir/report.json"}, "--output-json no-such-dir/report.json: directory no-such-dir does not exist"},
 		{[]string{"--output-json", "testdata"}, "--output-json testdata: is a directory; give the path of the JSON file to write"},
 		{[]string{"--output-json", "/dev/null"}, "--output-json /dev/null: is a device, not a regular file"},
-		{[]string{"--assume-one-worker-per-role", "--aiperf", "x.json", "-c", "c.yaml", "--measured", ""}, "--assume-one-worker-per-role apply to --measured, not --aiperf"},
+		{[]string{"--assume-one-worker-per-role", "--aiperf", "x.json", "-c", "c.yaml"}, "--assume-one-worker-per-role apply to --measured, not --aiperf"},
 	} {
-		code, _, errs := runCLI(t, append([]string{"validate", "--measured", "testdata/none.csv"}, tc.args...)...)
+		args := append([]string{"validate", "--measured", "testdata/none.csv"}, tc.args...)
+		if slices.Contains(tc.args, "--aiperf") {
+			args = append([]string{"validate"}, tc.args...)
+		}
+		code, _, errs := runCLI(t, args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, errs, tc.want)
 		}

@@ -508,11 +508,15 @@ func (s Summary) String() string {
 		}
 		return fmt.Sprintf("%.1f%%", *x)
 	}
-	if s.TTFTMAPEPct == nil || s.TPOTMAPEPct == nil {
-		return fmt.Sprintf("TTFT MAPE N/A, TPOT MAPE N/A, %d rows simulated, %d skipped", s.RowsSimulated, s.RowsSkipped)
+	rows := fmt.Sprintf("%d rows simulated", s.RowsSimulated)
+	if s.RowsSimulated == 1 {
+		rows = "1 row simulated"
 	}
-	return fmt.Sprintf("TTFT MAPE %s (median APE %s), TPOT MAPE %s (median APE %s), %d rows simulated, %d skipped",
-		pct(s.TTFTMAPEPct), pct(s.TTFTMedianAPEPct), pct(s.TPOTMAPEPct), pct(s.TPOTMedianAPEPct), s.RowsSimulated, s.RowsSkipped)
+	if s.TTFTMAPEPct == nil || s.TPOTMAPEPct == nil {
+		return fmt.Sprintf("TTFT MAPE N/A, TPOT MAPE N/A, %s, %d skipped", rows, s.RowsSkipped)
+	}
+	return fmt.Sprintf("TTFT MAPE %s (median APE %s), TPOT MAPE %s (median APE %s), %s, %d skipped",
+		pct(s.TTFTMAPEPct), pct(s.TTFTMedianAPEPct), pct(s.TPOTMAPEPct), pct(s.TPOTMedianAPEPct), rows, s.RowsSkipped)
 }
 
 // parallelismPath matches a worker role's parallelism field in a config error.

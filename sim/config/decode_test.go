@@ -937,3 +937,17 @@ func TestErrorFormat(t *testing.T) {
 		t.Errorf("a plain Error is not ErrUnsupported")
 	}
 }
+
+// TestFixedTimingBadValuesNotMissing checks that fixed timing values given but refused (a
+// negative prefill_ms, a NaN decode_ms) get their own errors and no "requires prefill_ms and
+// decode_ms", which would say they were missing.
+func TestFixedTimingBadValuesNotMissing(t *testing.T) {
+	agg := "engine.workers.aggregated."
+	errs := decodeErrs(t, seedSynthetic, agg+"timing={type: fixed, prefill_ms: -1, decode_ms: .nan}")
+	if findErr(errs, agg+"timing.prefill_ms", "must be >= 0, got -1") == nil || findErr(errs, agg+"timing.decode_ms", "finite") == nil {
+		t.Errorf("want errors at timing.prefill_ms and timing.decode_ms, got:\n%v", errs)
+	}
+	if e := findErr(errs, agg+"timing", "requires"); e != nil {
+		t.Errorf("values given but refused are reported missing: %v", e)
+	}
+}

@@ -587,7 +587,8 @@ func (v *validator) role(p string, name Role, r *WorkerRole, e *Engine) {
 	if c := r.KVCache.Capacity; c.Type == CapacityFixed && !v.has(cp+".blocks", c.Blocks != 0) {
 		v.errorf(cp+".blocks", "fixed KV capacity requires blocks")
 	}
-	if t := r.Timing; t.Type == TimingFixed && (t.PrefillMs == nil || t.DecodeMs == nil) {
+	// A value given but refused (prefill_ms: -1) has its own error; "requires" is for absent ones.
+	if t := r.Timing; t.Type == TimingFixed && (!v.has(p+".timing.prefill_ms", t.PrefillMs != nil) || !v.has(p+".timing.decode_ms", t.DecodeMs != nil)) {
 		v.errorf(p+".timing", "fixed timing requires prefill_ms and decode_ms")
 	}
 	if ov := e.OverlapScheduling; ov != nil && *ov && backend == BackendSGLang && r.Parallelism.Pipeline > 1 {
