@@ -236,8 +236,10 @@ func (x *exporter) checkMoE(r roleRef, allowMixed bool) {
 	}
 }
 
-// DNSLabel turns name into a Kubernetes DNS label: lowercase letters, digits and '-', at most
-// 40 characters (room for the service suffixes), "servesweep" when nothing is left.
+// DNSLabel turns name into a Kubernetes DNS label: lowercase letters, digits and '-' (a run of
+// anything else becomes one '-'), starting with a letter ("servesweep-" is put before a leading
+// digit), at most 40 characters (room for the service suffixes), "servesweep" when nothing is
+// left. A valid label is returned unchanged.
 func DNSLabel(name string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(name) {
@@ -249,14 +251,14 @@ func DNSLabel(name string) string {
 		}
 	}
 	s := strings.Trim(b.String(), "-")
-	if len(s) > 40 {
-		s = strings.TrimRight(s[:40], "-")
-	}
 	switch {
 	case s == "":
-		s = "servesweep"
+		return "servesweep"
 	case s[0] < 'a':
 		s = "servesweep-" + s
+	}
+	if len(s) > 40 {
+		s = strings.TrimRight(s[:40], "-")
 	}
 	return s
 }

@@ -171,9 +171,16 @@ func TestExportUnknownTarget(t *testing.T) {
 }
 
 func TestDNSLabel(t *testing.T) {
-	for in, want := range map[string]string{"": "servesweep", "0001": "servesweep-0001", "My_Run.v2": "my-run-v2", "--x--": "x"} {
-		if got := DNSLabel(in); got != want {
+	for in, want := range map[string]string{"": "servesweep", "0001": "servesweep-0001", "My_Run.v2": "my-run-v2", "--x--": "x",
+		strings.Repeat("1234567890", 4): "servesweep-12345678901234567890123456789", // 40 characters with the prefix
+		strings.Repeat("ab", 30):        strings.Repeat("ab", 20),
+		"llama-8b-tp2": "llama-8b-tp2"} {
+		got := DNSLabel(in)
+		if got != want {
 			t.Errorf("DNSLabel(%q) = %q, want %q", in, got, want)
+		}
+		if len(got) > 40 || DNSLabel(got) != got {
+			t.Errorf("DNSLabel(%q) = %q: longer than 40 or not a fixed point", in, got)
 		}
 	}
 }

@@ -378,6 +378,7 @@ func TestDomainValidationErrors(t *testing.T) {
 		{"bare list", "engine.workers.aggregated.parallelism.tensor=[1, 2]", "engine.workers.aggregated.parallelism.tensor", "a bare list is never a domain"},
 		{"mistyped domain key", "traffic.load.concurrency={choice: [4]}", "traffic.load.concurrency", "must be an int > 0 or a domain {choices: [...]} or {range: {...}}; got a mapping with key(s) choice"},
 		{"empty mapping on a value", "engine.workers.aggregated.parallelism.tensor={}", "engine.workers.aggregated.parallelism.tensor", "got an empty mapping"},
+		{"mapping on a name", "engine.hardware={choice: [h100_sxm]}", "engine.hardware", "or a domain {choices: [...]}; got a mapping with key(s) choice"},
 		{"empty choices", "engine.workers.aggregated.parallelism.tensor={choices: []}", "engine.workers.aggregated.parallelism.tensor.choices", "must not be empty"},
 		{"choices not a list", "engine.workers.aggregated.parallelism.tensor={choices: 4}", "engine.workers.aggregated.parallelism.tensor.choices", "must be a list"},
 		{"duplicate choice", "engine.workers.aggregated.parallelism.tensor={choices: [1, 2, 1]}", "engine.workers.aggregated.parallelism.tensor.choices[2]", "duplicate choice 1"},
@@ -519,7 +520,7 @@ func TestEnvironmentReferences(t *testing.T) {
 		t.Errorf("unset variable: %v", err)
 	}
 	_, err = Parse([]byte(spec), "spec.yaml", nil, func(string) (string, bool) { return "", true })
-	if err == nil || !strings.Contains(err.Error(), "environment variable TRACE is set but empty; export it") {
+	if err == nil || !strings.Contains(err.Error(), "environment variable TRACE is set but empty; give it a value, or override") {
 		t.Errorf("empty variable: %v", err)
 	}
 	// --set replaces the reference before it is resolved.

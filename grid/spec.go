@@ -328,7 +328,11 @@ func (p *parser) walk(n *yaml.Node, path string) {
 			if len(keys) > 0 {
 				got = "a mapping with key(s) " + strings.Join(keys, ", ")
 			}
-			p.errorf(path, "must be %s or a domain {choices: [...]} or {range: {...}}; got %s", f.Want(), got)
+			domains := "{choices: [...]}"
+			if f.Kind == config.KindInt || f.Kind == config.KindFloat {
+				domains += " or {range: {...}}"
+			}
+			p.errorf(path, "must be %s or a domain %s; got %s", f.Want(), domains, got)
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -385,11 +389,11 @@ func (p *parser) expandEnv(n *yaml.Node, path string) {
 			v, ok = p.getenv(name)
 		}
 		if !ok || v == "" {
-			state := "is not set"
+			state := "is not set; export it"
 			if ok {
-				state = "is set but empty"
+				state = "is set but empty; give it a value"
 			}
-			p.errorf(path, "environment variable %s %s; export it, or override this field with %s", name, state, setHint(path))
+			p.errorf(path, "environment variable %s %s, or override this field with %s", name, state, setHint(path))
 			return ref
 		}
 		return v
@@ -400,9 +404,21 @@ func (p *parser) expandEnv(n *yaml.Node, path string) {
 // hasSubfields reports whether the schema has fields under path, so that a mapping there is a
 // value (traffic.source.input_tokens is an int or a {distribution: ...} mapping).
 func hasSubfields(path string) bool {
-	prefix := anyListIndex.ReplaceAllString(path, "[]") + "." // Fields lists list elements as name[]
-	return slices.ContainsFunc(config.Fields(), func(f config.Field) bool { return strings.HasPrefix(f.Path, prefix) })
+	return parentPaths[anyListIndex.ReplaceAllString(path, "[]")] // Fields lists list elements as name[]
 }
+
+// parentPaths holds every proper prefix (at a '.') of a config.Fields path.
+var parentPaths = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range config.Fields() {
+		for i := range len(f.Path) {
+			if f.Path[i] == '.' {
+				m[f.Path[:i]] = true
+			}
+		}
+	}
+	return m
+}()
 
 // anyListIndex matches every list index of a field path, e.g. the [1] of
 // traffic.source.components[1].source.input_tokens.

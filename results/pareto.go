@@ -68,13 +68,14 @@ type Analysis struct {
 	Candidates []int
 	// Excluded counts the rows that did not, by reason (Excluded* constants).
 	Excluded map[string]int
-	// Front is the Pareto front over Settings.Objectives, best first by the first objective,
-	// then the next ones, then input order. Points with equal objective vectors are folded into
+	// Front is the Pareto front over Settings.Objectives (values rounded to ObjectiveDigits),
+	// best first by the first objective, then the next ones, then input order. Points with
+	// equal objective vectors (at ObjectiveDigits) are folded into
 	// one entry (dynosim-spec.md §5.5): the one first in point order stands on Front, the others
 	// are listed in Ties under it.
 	Front []int
-	// Ties maps a Front row to the other front rows whose objective vectors equal its own, in
-	// point order (absent when it has none).
+	// Ties maps a Front row to the other front rows whose objective vectors equal its own at
+	// ObjectiveDigits, in point order (absent when it has none).
 	Ties map[int][]int
 	// Values[row][k] is objective k of that row (nil for rows that are not candidates).
 	Values [][]float64
@@ -82,28 +83,37 @@ type Analysis struct {
 	// front, the ties and the best points compare.
 	compared [][]float64
 	// Best holds the best candidate per objective, one per objective in Settings.Objectives
-	// order; each is on Front. Ties on the objective go to the other objectives in their order
+	// order; each is on Front. Values compare at ObjectiveDigits; ties on the objective go to the
+	// other objectives in their order
 	// (lexicographically), then to point_index, then to input order.
 	Best []Best
-	// Ranking orders the candidates by the scalar target's score, best first (ties: fewer GPUs,
+	// Ranking orders the candidates by the scalar target's score at ObjectiveDigits, best first
+	// (ties: fewer GPUs,
 	// then input order; min_gpus ties: higher goodput, then lower mean E2E latency); nil for
 	// TargetPareto.
 	Ranking []int
 }
 
-// ObjectiveDigits is how many significant digits of an objective value the Pareto front
-// compares: values that agree that far are equal. The simulation's metrics are sums and quantiles
-// taken in different orders at different replica counts, so a point can differ from another in
-// its last bits only (a p99 ITL of 5.963513989932835 ms against 5.963513989931016 ms); compared
-// exactly, a point worse on throughput would stay on the front, and become a recommendation, on
-// that noise alone. Nine digits keep every difference a simulation can mean (a relative 5e-10).
+// ObjectiveDigits is how many significant digits of an objective value the Pareto front, its
+// ties, the best points and a scalar ranking compare: each value is rounded to that many digits
+// first. The simulation's metrics are sums and quantiles taken in different orders at different
+// replica counts, so a point can differ from another in its last bits only (a p99 ITL of
+// 5.963513989932835 ms against 5.963513989931016 ms); compared exactly, a point worse on
+// throughput would stay on the front, and become a recommendation, on that noise alone. Rounding
+// (rather than a tolerance) keeps equality transitive, so the front stays exact over the rounded
+// values; two values astride a rounding boundary still differ, which at nine digits (a relative
+// 5e-10) takes noise landing within about 1e-15 of it.
 const ObjectiveDigits = 9
 
-// atObjectiveDigits rounds a finite x to ObjectiveDigits significant digits.
+// atObjectiveDigits rounds a finite x to ObjectiveDigits significant digits (-0 becomes 0, so
+// that equal values have one key).
 func atObjectiveDigits(x float64) float64 {
 	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', ObjectiveDigits, 64), 64)
 	if err != nil {
 		return x
+	}
+	if r == 0 {
+		return 0
 	}
 	return r
 }
@@ -190,7 +200,7 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 	if scalar {
 		a.Ranking = slices.Clone(a.Candidates)
 		key := func(i int) float64 {
-			x := score(&rows[i], targetObj)
+			x := atObjectiveDigits(score(&rows[i], targetObj))
 			if targetObj.Direction == Minimize {
 				return -x
 			}
@@ -201,13 +211,13 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 				return c
 			}
 			if s.Target == TargetMinGPUs {
-				gx := score(&rows[x], Objective{"goodput_output_throughput_tok_s", Maximize})
-				gy := score(&rows[y], Objective{"goodput_output_throughput_tok_s", Maximize})
+				gx := atObjectiveDigits(score(&rows[x], Objective{"goodput_output_throughput_tok_s", Maximize}))
+				gy := atObjectiveDigits(score(&rows[y], Objective{"goodput_output_throughput_tok_s", Maximize}))
 				if c := cmp.Compare(gy, gx); c != 0 {
 					return c
 				}
-				ex := score(&rows[x], Objective{"mean_e2e_latency_ms", Minimize})
-				ey := score(&rows[y], Objective{"mean_e2e_latency_ms", Minimize})
+				ex := atObjectiveDigits(score(&rows[x], Objective{"mean_e2e_latency_ms", Minimize}))
+				ey := atObjectiveDigits(score(&rows[y], Objective{"mean_e2e_latency_ms", Minimize}))
 				if c := cmp.Compare(ex, ey); c != 0 {
 					return c
 				}

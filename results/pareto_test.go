@@ -370,10 +370,26 @@ func TestAnalyzeComparesAtObjectiveDigits(t *testing.T) {
 	if got := a.Values[1][2]; got != 5.963513989931016 {
 		t.Errorf("reported p99 ITL of \"four\" = %v; want the unrounded 5.963513989931016", got)
 	}
+	// Best throughput: "one" and "twin" tie at nine digits (the raw 549.6000000000001 would pick
+	// "twin", which is folded under "one"); TTFT ties everywhere, then throughput: "one"; ITL: "finer".
+	if len(a.Best) != 3 || a.Best[0].Row != 0 || a.Best[1].Row != 0 || a.Best[2].Row != 2 {
+		t.Errorf("best = %+v; want rows 0, 0, 2", a.Best)
+	}
+	// A scalar ranking compares at nine digits too: equal throughput up to noise goes to fewer GPUs.
+	two, one := row("two-gpus", 2, 500.00000000000006, 10, 1), row("one-gpu", 1, 1000, 10, 1)
+	r, err := Analyze([]Row{two, one}, Settings{Target: "throughput"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Ranking, []int{1, 0}) {
+		t.Errorf("ranking %v; want the 1-GPU point first (throughputs %v and %v equal at nine digits)", r.Ranking,
+			*two.OutputThroughputTokS, *one.OutputThroughputTokS)
+	}
 	for _, c := range []struct{ in, want float64 }{
-		{5.963513989932835, 5.96351399}, {-1234567890123, -1234567890000}, {0, 0}, {5e-324, 5e-324}, {1.7976931348623157e308, 1.79769313e308},
+		{5.963513989932835, 5.96351399}, {-1234567890123, -1234567890000}, {0, 0}, {math.Copysign(0, -1), 0}, {5e-324, 5e-324},
+		{1.7976931348623157e308, 1.79769313e308}, {math.Inf(1), math.Inf(1)},
 	} {
-		if got := atObjectiveDigits(c.in); got != c.want {
+		if got := atObjectiveDigits(c.in); got != c.want || math.Signbit(got) != math.Signbit(c.want) {
 			t.Errorf("atObjectiveDigits(%v) = %v, want %v", c.in, got, c.want)
 		}
 	}

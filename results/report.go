@@ -120,9 +120,27 @@ func WriteManifest(dir string, m *Manifest) error {
 	return WriteFileAtomic(filepath.Join(dir, ManifestFile), append(data, '\n'))
 }
 
-// ReadManifest reads dir/sweep.json; a missing file gives (nil, nil).
+// ManifestError is a sweep.json that is not a manifest servesweep wrote: not JSON, or JSON
+// without a schema_version (as `{}` or `null`).
+type ManifestError struct {
+	// Path is the file read.
+	Path string
+	// Err says what is wrong with it.
+	Err error
+}
+
+func (e *ManifestError) Error() string {
+	return fmt.Sprintf("%s is not a sweep manifest servesweep wrote (a JSON object with schema_version, spec, settings and counts): %v",
+		e.Path, e.Err)
+}
+
+func (e *ManifestError) Unwrap() error { return e.Err }
+
+// ReadManifest reads dir/sweep.json; a missing file gives (nil, nil). A file that cannot be
+// read is its error; one that is not a manifest (WriteManifest's) a *ManifestError.
 func ReadManifest(dir string) (*Manifest, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	path := filepath.Join(dir, ManifestFile)
+	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -131,8 +149,10 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s is not a sweep manifest servesweep wrote (a JSON object with spec, settings and counts): %w",
-			filepath.Join(dir, ManifestFile), err)
+		return nil, &ManifestError{Path: path, Err: err}
+	}
+	if m.SchemaVersion == "" {
+		return nil, &ManifestError{Path: path, Err: errors.New("no schema_version")}
 	}
 	return &m, nil
 }

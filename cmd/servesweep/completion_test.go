@@ -45,6 +45,11 @@ func TestCompletion(t *testing.T) {
 			"json\tone JSON object", ":4"}},
 		{[]string{"report", "--format", ""}, []string{"table\tthe recommended points and the report's path", "json\tone JSON object", ":4"}},
 		{[]string{"validate", "--format", ""}, []string{"table\tper-row, per-group and overall accuracy tables", "json\tone JSON object", ":4"}},
+		// A single-valued flag before the cursor (completion parses the line twice; it is given once).
+		{[]string{"sweep", "--parallelism", "2", "--format", ""}, []string{"table\tthe counts and the Pareto front (with --dry-run: the grid and the first points)",
+			"json\tone JSON object", ":4"}},
+		{[]string{"predict", "-c", "a.yaml", "--stack", ""}, []string{"dynamo\tprediction.json as a summary envelope; accepts router and planner",
+			"engine\tflat prediction.json; rejects router and planner", ":4"}},
 	} {
 		code, out, errs := runCLI(t, append([]string{"__complete"}, tc.args...)...)
 		if want := strings.Join(tc.want, "\n") + "\n"; code != exitOK || out != want {

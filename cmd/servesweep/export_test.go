@@ -38,6 +38,14 @@ func TestExportCommand(t *testing.T) {
 	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", dir, "--overwrite"); code != exitOK {
 		t.Errorf("--overwrite: exit %d, stderr %q", code, errs)
 	}
+	// A --name that is a DNS label names the deployment as given.
+	named := filepath.Join(t.TempDir(), "named")
+	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "dynamo", "--output-dir", named, "--name", "llama-8b-tp2"); code != exitOK {
+		t.Fatalf("--name llama-8b-tp2: exit %d, stderr %q", code, errs)
+	}
+	if m, err := os.ReadFile(filepath.Join(named, "dynamo-deployment.yaml")); err != nil || !strings.Contains(string(m), "  name: llama-8b-tp2\n") {
+		t.Errorf("manifest not named llama-8b-tp2 (%v):\n%s", err, m)
+	}
 }
 
 func TestExportCommandErrors(t *testing.T) {

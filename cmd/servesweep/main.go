@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -66,7 +67,11 @@ func run(ctx context.Context, args []string, io ioStreams) int {
 	var prof profiler
 	root := newRootCmd(io)
 	prof.addFlags(root)
+	refuseRepeats(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := repeatedFlag(cmd); err != nil {
+			return err
+		}
 		if prof.memPath == "" && simulates[cmd.Name()] {
 			reserveHeap()
 		}
@@ -179,29 +184,47 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	for _, c := range root.Commands() {
 		c.Flags().SetOutput(io.Err)
 	}
-	refuseRepeats(root)
 	return root
 }
 
-// onceFlag wraps a single-valued flag so that a second value is a usage error: with
-// `-c a.yaml -c b.yaml` the last would otherwise win without a word, and a.yaml would be ignored.
+// onceFlag wraps a single-valued flag to record every value given: with `-c a.yaml -c b.yaml`
+// the last would otherwise win without a word, and a.yaml would be ignored. The refusal is
+// repeatedFlag's, once the command line is parsed: a completion request parses it twice.
 type onceFlag struct {
 	pflag.Value
-	given bool
+	values []string
 }
 
-// Set refuses a second value naming the first; the first goes to the wrapped value.
+// Set records s and passes it to the wrapped value.
 func (f *onceFlag) Set(s string) error {
-	if f.given {
-		return fmt.Errorf("given twice (first %q); give it once", f.Value.String())
-	}
-	f.given = true
+	f.values = append(f.values, s)
 	return f.Value.Set(s)
 }
 
-// refuseRepeats wraps every single-valued flag of cmd and its subcommands in an onceFlag.
-// Repeatable flags (string arrays and slices, such as --set and --objective) and booleans (a
-// repeated switch says the same thing twice) are left alone.
+// repeatedFlag returns a usage error naming the first single-valued flag of cmd (refuseRepeats)
+// given more than once and its values, or nil.
+func repeatedFlag(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if o, ok := f.Value.(*onceFlag); ok && len(o.values) > 1 && err == nil {
+			err = &usageError{fmt.Errorf("--%s given %d times (%s); it takes one value: give it once", f.Name, len(o.values), quoteList(o.values))}
+		}
+	})
+	return err
+}
+
+// quoteList renders values as "a", "b", ...
+func quoteList(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
+}
+
+// refuseRepeats wraps every single-valued flag of cmd and its subcommands in an onceFlag, for
+// repeatedFlag to check. Repeatable flags (string arrays and slices, such as --set and
+// --objective) and booleans (a repeated switch says the same thing twice) are left alone.
 func refuseRepeats(cmd *cobra.Command) {
 	wrap := func(f *pflag.Flag) {
 		t := f.Value.Type()

@@ -89,9 +89,10 @@ func TestRepeatedFlagRefused(t *testing.T) {
 		{"predict", "--stack", "dynamo", "--config", "a.yaml", "-c", "b.yaml", "--output-dir", t.TempDir()},
 		{"sweep", "--dry-run", "--parallelism", "2", "--parallelism", "3"},
 		{"report", "--results", "x", "--results", "y"},
+		{"predict", "--cpuprofile", filepath.Join(t.TempDir(), "a"), "--cpuprofile", filepath.Join(t.TempDir(), "b"), "-c", "x.yaml"},
 	} {
 		code, out, errs := runCLI(t, args...)
-		if code != exitConfigError || !strings.Contains(errs, "given twice (first") || out != "" {
+		if code != exitConfigError || !strings.Contains(errs, "given 2 times (") || out != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 saying the flag was given twice", args, code, out, errs)
 		}
 	}

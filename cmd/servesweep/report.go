@@ -132,8 +132,12 @@ func runReport(io ioStreams, opts *reportOptions) error {
 		return &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
 	}
 	m, err := results.ReadManifest(opts.ResultsDir)
-	if err != nil {
+	var bad *results.ManifestError
+	if errors.As(err, &bad) {
 		return &usageError{fmt.Errorf("%v; rerun the sweep, or move the file away to analyze with default settings", err)}
+	}
+	if err != nil {
+		return err
 	}
 	if m == nil {
 		m = &results.Manifest{Settings: results.Settings{Target: results.TargetPareto, Objectives: results.DefaultObjectives()}}

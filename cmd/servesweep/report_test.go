@@ -311,12 +311,14 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 		t.Errorf("pareto.json objectives %v (%v); want the defaults %v", doc.Settings.Objectives, err, results.DefaultObjectives())
 	}
 
-	if err := os.WriteFile(manifest, []byte("{bad"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, _, errs = runCLI(t, "report", "--results", bare, "--output-dir", filepath.Join(tmp, "r2"))
-	if code != exitConfigError || !strings.Contains(errs, manifest+" is not a sweep manifest") {
-		t.Errorf("report with a broken sweep.json: exit %d %q; want exit 2 naming %s", code, errs, manifest)
+	for _, bad := range []string{"{bad", "{}", "null"} {
+		if err := os.WriteFile(manifest, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs = runCLI(t, "report", "--results", bare, "--output-dir", filepath.Join(tmp, "r2"))
+		if code != exitConfigError || !strings.Contains(errs, manifest+" is not a sweep manifest") {
+			t.Errorf("report with sweep.json %q: exit %d %q; want exit 2 naming %s", bad, code, errs, manifest)
+		}
 	}
 	broken := filepath.Join(sweepDir, results.ManifestFile)
 	if err := os.WriteFile(broken, []byte("[1, 2"), 0o644); err != nil {

@@ -392,8 +392,12 @@ func prepareSweepDir(dir string, overwrite bool, specHash string) error {
 	for _, e := range entries {
 		if e.Name() == results.JournalFile {
 			m, err := results.ReadManifest(dir)
-			if err != nil {
+			var bad *results.ManifestError
+			if errors.As(err, &bad) {
 				return &usageError{fmt.Errorf("--output-dir %s cannot be resumed: %v; choose another directory, or pass --overwrite to start over", dir, err)}
+			}
+			if err != nil {
+				return err
 			}
 			if m != nil && m.SpecHash != "" && m.SpecHash != specHash {
 				return &usageError{fmt.Errorf("--output-dir %s holds a sweep of another spec (spec hash %s, this one %s): "+
