@@ -174,7 +174,7 @@ func TestDNSLabel(t *testing.T) {
 	for in, want := range map[string]string{"": "servesweep", "0001": "servesweep-0001", "My_Run.v2": "my-run-v2", "--x--": "x",
 		strings.Repeat("1234567890", 4): "servesweep-12345678901234567890123456789", // 40 characters with the prefix
 		strings.Repeat("ab", 30):        strings.Repeat("ab", 20),
-		"llama-8b-tp2": "llama-8b-tp2"} {
+		"llama-8b-tp2":                  "llama-8b-tp2"} {
 		got := DNSLabel(in)
 		if got != want {
 			t.Errorf("DNSLabel(%q) = %q, want %q", in, got, want)
