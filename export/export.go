@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -236,11 +237,21 @@ func (x *exporter) checkMoE(r roleRef, allowMixed bool) {
 	}
 }
 
+// IsDNSLabel reports whether name is a label DNSLabel keeps as it is: an RFC 1123 label (lowercase
+// letters, digits and '-', ending with a letter or digit) that starts with a letter and has at
+// most 40 characters.
+func IsDNSLabel(name string) bool { return dnsLabelRE.MatchString(name) }
+
+var dnsLabelRE = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$`)
+
 // DNSLabel turns name into a Kubernetes DNS label: lowercase letters, digits and '-' (a run of
 // anything else becomes one '-'), starting with a letter ("servesweep-" is put before a leading
 // digit), at most 40 characters (room for the service suffixes), "servesweep" when nothing is
 // left. A valid label is returned unchanged.
 func DNSLabel(name string) string {
+	if IsDNSLabel(name) {
+		return name
+	}
 	var b strings.Builder
 	for _, r := range strings.ToLower(name) {
 		switch {

@@ -379,6 +379,8 @@ func TestDomainValidationErrors(t *testing.T) {
 		{"mistyped domain key", "traffic.load.concurrency={choice: [4]}", "traffic.load.concurrency", "must be an int > 0 or a domain {choices: [...]} or {range: {...}}; got a mapping with key(s) choice"},
 		{"empty mapping on a value", "engine.workers.aggregated.parallelism.tensor={}", "engine.workers.aggregated.parallelism.tensor", "got an empty mapping"},
 		{"mapping on a name", "engine.hardware={choice: [h100_sxm]}", "engine.hardware", "or a domain {choices: [...]}; got a mapping with key(s) choice"},
+		{"mistyped domain on a token count", "traffic.source.input_tokens={choice: [512, 1024]}", "traffic.source.input_tokens",
+			"a {distribution: ...} mapping or a domain {choices: [...]} or {range: {...}}; got a mapping with key(s) choice"},
 		{"empty choices", "engine.workers.aggregated.parallelism.tensor={choices: []}", "engine.workers.aggregated.parallelism.tensor.choices", "must not be empty"},
 		{"choices not a list", "engine.workers.aggregated.parallelism.tensor={choices: 4}", "engine.workers.aggregated.parallelism.tensor.choices", "must be a list"},
 		{"duplicate choice", "engine.workers.aggregated.parallelism.tensor={choices: [1, 2, 1]}", "engine.workers.aggregated.parallelism.tensor.choices[2]", "duplicate choice 1"},
@@ -408,6 +410,7 @@ func TestDomainValidationErrors(t *testing.T) {
 		{"domain in a list", "traffic.source={type: trace, paths: [{choices: [a, b]}]}", "traffic.source.paths[0]", "not allowed"},
 		{"objective metric", "optimization.objectives=[{metric: p99_ttft, direction: minimize}]", "optimization.objectives[0].metric", "unknown metric"},
 		{"objective direction", "optimization.objectives=[{metric: p99_ttft_ms, direction: lower}]", "optimization.objectives[0].direction", "maximize or minimize"},
+		{"objective twice", "optimization.objectives=[{metric: gpus, direction: minimize}, {metric: gpus, direction: maximize}]", "optimization.objectives[1].metric", "gpus is already an objective"},
 		{"target", "optimization.target=cheapest", "optimization.target", "must be one of"},
 		{"constraint order", "optimization.constraints={min_candidate_gpus: 8, max_candidate_gpus: 4}", "optimization.constraints.min_candidate_gpus", "must be <= max_candidate_gpus"},
 		{"unknown optimization key", "optimization.pareto_objectives=[]", "optimization.pareto_objectives", "unknown field"},
@@ -519,8 +522,8 @@ func TestEnvironmentReferences(t *testing.T) {
 		"export it, or override this field with --set 'traffic.source.paths=[/path/to/trace.jsonl]'") {
 		t.Errorf("unset variable: %v", err)
 	}
-	_, err = Parse([]byte(spec), "spec.yaml", nil, func(string) (string, bool) { return "", true })
-	if err == nil || !strings.Contains(err.Error(), "environment variable TRACE is set but empty; give it a value, or override") {
+	_, err = Parse([]byte(spec), "spec.yaml", nil, func(string) (string, bool) { return " \t", true })
+	if err == nil || !strings.Contains(err.Error(), "environment variable TRACE is set but empty or blank; give it a value, or override") {
 		t.Errorf("empty variable: %v", err)
 	}
 	// --set replaces the reference before it is resolved.

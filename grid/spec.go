@@ -317,7 +317,7 @@ func (p *parser) walk(n *yaml.Node, path string) {
 			p.domain(n, path)
 			return
 		}
-		if f := fieldFor(path); f != nil && !hasSubfields(path) {
+		if f := fieldFor(path); f != nil && (!hasSubfields(path) || !hasKey(n, "distribution")) {
 			// A searchable field holds a value (a scalar or a list), so a mapping there is a
 			// mistyped domain ({choice: [4]}); said once here rather than once per point.
 			var keys []string
@@ -328,11 +328,16 @@ func (p *parser) walk(n *yaml.Node, path string) {
 			if len(keys) > 0 {
 				got = "a mapping with key(s) " + strings.Join(keys, ", ")
 			}
+			want := f.Want()
+			if hasSubfields(path) {
+				// A token count: an int, or a distribution mapping (which has the distribution key).
+				want += ", a {distribution: ...} mapping"
+			}
 			domains := "{choices: [...]}"
 			if f.Kind == config.KindInt || f.Kind == config.KindFloat {
 				domains += " or {range: {...}}"
 			}
-			p.errorf(path, "must be %s or a domain %s; got %s", f.Want(), domains, got)
+			p.errorf(path, "must be %s or a domain %s; got %s", want, domains, got)
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -388,10 +393,10 @@ func (p *parser) expandEnv(n *yaml.Node, path string) {
 		if p.getenv != nil {
 			v, ok = p.getenv(name)
 		}
-		if !ok || v == "" {
+		if !ok || strings.TrimSpace(v) == "" {
 			state := "is not set; export it"
 			if ok {
-				state = "is set but empty; give it a value"
+				state = "is set but empty or blank; give it a value"
 			}
 			p.errorf(path, "environment variable %s %s, or override this field with %s", name, state, setHint(path))
 			return ref
@@ -423,6 +428,16 @@ var parentPaths = func() map[string]bool {
 // anyListIndex matches every list index of a field path, e.g. the [1] of
 // traffic.source.components[1].source.input_tokens.
 var anyListIndex = regexp.MustCompile(`\[[0-9]+\]`)
+
+// hasKey reports whether mapping n has key.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
 
 // isDomain reports whether a mapping is a domain object (it has a choices or range key).
 func isDomain(n *yaml.Node) bool {

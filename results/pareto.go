@@ -118,6 +118,23 @@ func atObjectiveDigits(x float64) float64 {
 	return r
 }
 
+// CheckObjectives returns an error unless every objective names a numeric column of
+// results.parquet once, with direction maximize or minimize.
+func CheckObjectives(objs []Objective) error {
+	for k, o := range objs {
+		if err := CheckMetric(o.Metric); err != nil {
+			return err
+		}
+		if slices.ContainsFunc(objs[:k], func(x Objective) bool { return x.Metric == o.Metric }) {
+			return fmt.Errorf("objective %s is listed twice; list each metric once", o.Metric)
+		}
+		if o.Direction != Maximize && o.Direction != Minimize {
+			return fmt.Errorf("objective %s: direction must be maximize or minimize, got %q", o.Metric, o.Direction)
+		}
+	}
+	return nil
+}
+
 // Analyze filters rows (status ok, or degraded within MaxRejectedRatio, the GPU budget, the strict SLA, min_goodput_rps, at least
 // one completed request, a duration of at least the 1e-9 s floor of the rates, every objective
 // present and finite) and computes the Pareto front, the
@@ -130,13 +147,8 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 	if len(s.Objectives) == 0 {
 		s.Objectives = DefaultObjectives()
 	}
-	for _, o := range s.Objectives {
-		if err := CheckMetric(o.Metric); err != nil {
-			return nil, err
-		}
-		if o.Direction != Maximize && o.Direction != Minimize {
-			return nil, fmt.Errorf("objective %s: direction must be maximize or minimize, got %q", o.Metric, o.Direction)
-		}
+	if err := CheckObjectives(s.Objectives); err != nil {
+		return nil, err
 	}
 	targetObj, scalar := TargetObjective(s.Target)
 	if !scalar && s.Target != TargetPareto {

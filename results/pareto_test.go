@@ -252,6 +252,10 @@ func TestAnalyzeRejectsBadSettings(t *testing.T) {
 	if _, err := Analyze(nil, Settings{Objectives: []Objective{{"gpus", "up"}}}); err == nil {
 		t.Error("bad direction accepted")
 	}
+	if _, err := Analyze(nil, Settings{Objectives: []Objective{{"gpus", Maximize}, {"p99_ttft_ms", Minimize}, {"gpus", Minimize}}}); err == nil ||
+		!strings.Contains(err.Error(), "objective gpus is listed twice") {
+		t.Errorf("a metric listed twice: %v", err)
+	}
 }
 
 func TestParseObjective(t *testing.T) {

@@ -140,6 +140,9 @@ func (e *ManifestError) Unwrap() error { return e.Err }
 // read is its error; one that is not a manifest (WriteManifest's) a *ManifestError.
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, &ManifestError{Path: path, Err: errors.New("it is a directory")}
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -149,10 +152,22 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			where := "the file"
+			if te.Field != "" {
+				where = "field " + te.Field
+			}
+			err = fmt.Errorf("%s holds a JSON %s where servesweep writes another kind", where, te.Value)
+		}
 		return nil, &ManifestError{Path: path, Err: err}
 	}
-	if m.SchemaVersion == "" {
+	switch m.SchemaVersion {
+	case manifestVersion:
+	case "":
 		return nil, &ManifestError{Path: path, Err: errors.New("no schema_version")}
+	default:
+		return nil, &ManifestError{Path: path, Err: fmt.Errorf("schema_version %q; this servesweep reads %q", m.SchemaVersion, manifestVersion)}
 	}
 	return &m, nil
 }
@@ -521,7 +536,10 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	var b bytes.Buffer
 	s := a.Settings
 	b.WriteString("# servesweep sweep report\n\n")
-	if m != nil {
+	if m != nil && m.Algorithm == "" {
+		// No manifest was found (servesweep report on a bare results.parquet).
+		fmt.Fprintf(&b, "Target `%s` · settings: the defaults and the flags given (no %s beside the results)\n\n", s.Target, ManifestFile)
+	} else if m != nil {
 		fmt.Fprintf(&b, "Spec: `%s` · optimizer `%s` · target `%s`\n\n", m.Spec, m.Algorithm, s.Target)
 		c := m.Counts
 		fmt.Fprintf(&b, "Grid: %d points before filtering, %d valid", c.GridPoints, c.ValidPoints)

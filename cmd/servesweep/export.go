@@ -28,6 +28,8 @@ type exportOptions struct {
 	// benchmarks ("" = export.DefaultURL).
 	Name string
 	URL  string
+	// nameSet says --name was given (an empty --name is refused, not read as "unset").
+	nameSet bool
 }
 
 func newExportCmd(io ioStreams, runF func(context.Context, *exportOptions) error) *cobra.Command {
@@ -58,6 +60,7 @@ nothing is written then.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.nameSet = cmd.Flags().Changed("name")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -97,12 +100,13 @@ func runExport(io ioStreams, opts *exportOptions) error {
 		return err
 	}
 	name := opts.Name
-	if name == "" {
-		name = strings.TrimSuffix(filepath.Base(opts.ConfigPath), filepath.Ext(opts.ConfigPath))
-	} else if label := export.DNSLabel(name); label != name {
+	switch {
+	case opts.nameSet && !export.IsDNSLabel(name):
 		// A file's name is made a label silently; a name given on purpose is not rewritten.
 		return &usageError{fmt.Errorf("--name must be a Kubernetes DNS label (lowercase letters, digits and '-', "+
-			"starting with a letter, at most 40 characters), got %q; e.g. %s", name, label)}
+			"starting with a letter and ending with a letter or digit, at most 40 characters), got %q; e.g. %s", name, export.DNSLabel(name))}
+	case name == "":
+		name = strings.TrimSuffix(filepath.Base(opts.ConfigPath), filepath.Ext(opts.ConfigPath))
 	}
 	for _, n := range sim.DeploymentNotes(cfg) {
 		fmt.Fprintln(io.Err, "warning: "+n)

@@ -40,11 +40,11 @@ func TestExportCommand(t *testing.T) {
 	}
 	// A --name that is a DNS label names the deployment as given.
 	named := filepath.Join(t.TempDir(), "named")
-	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "dynamo", "--output-dir", named, "--name", "llama-8b-tp2"); code != exitOK {
-		t.Fatalf("--name llama-8b-tp2: exit %d, stderr %q", code, errs)
+	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "dynamo", "--output-dir", named, "--name", "llama--8b-tp2"); code != exitOK {
+		t.Fatalf("--name llama--8b-tp2: exit %d, stderr %q", code, errs)
 	}
-	if m, err := os.ReadFile(filepath.Join(named, "dynamo-deployment.yaml")); err != nil || !strings.Contains(string(m), "  name: llama-8b-tp2\n") {
-		t.Errorf("manifest not named llama-8b-tp2 (%v):\n%s", err, m)
+	if m, err := os.ReadFile(filepath.Join(named, "dynamo-deployment.yaml")); err != nil || !strings.Contains(string(m), "  name: llama--8b-tp2\n") {
+		t.Errorf("manifest not named llama--8b-tp2 (%v):\n%s", err, m)
 	}
 }
 
@@ -63,7 +63,10 @@ func TestExportCommandErrors(t *testing.T) {
 		{"bad config", []string{"-c", exportConfig, "--target", "vllm", "--set", "engine.workers.aggregated.parallelism.tensor=0"},
 			"engine.workers.aggregated.parallelism.tensor"},
 		{"name not a label", []string{"-c", exportConfig, "--target", "dynamo", "--name", "Bad Name!!/.."},
-			`--name must be a Kubernetes DNS label (lowercase letters, digits and '-', starting with a letter, at most 40 characters), got "Bad Name!!/.."; e.g. bad-name`},
+			`--name must be a Kubernetes DNS label (lowercase letters, digits and '-', starting with a letter and ending with a letter or digit, at most 40 characters), got "Bad Name!!/.."; e.g. bad-name`},
+		{"name ends with a hyphen", []string{"-c", exportConfig, "--target", "dynamo", "--name", "abc-"}, `got "abc-"; e.g. abc`},
+		{"name empty", []string{"-c", exportConfig, "--target", "dynamo", "--name", ""}, `got ""; e.g. servesweep`},
+		{"name too long", []string{"-c", exportConfig, "--target", "dynamo", "--name", strings.Repeat("a", 41)}, "e.g. " + strings.Repeat("a", 40)},
 	}
 	// An output directory that cannot exist (under a regular file) is exit 2 naming the flag.
 	file := filepath.Join(dir, "a-file")

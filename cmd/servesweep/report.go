@@ -171,8 +171,16 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if opts.set["max-gpus"] {
 		s.MaxGPUs = opts.MaxGPUs
 	}
+	manifestPath := filepath.Join(opts.ResultsDir, results.ManifestFile)
 	if s.MinGPUs < 0 || s.MaxGPUs < 0 || (s.MaxGPUs > 0 && s.MinGPUs > s.MaxGPUs) {
-		return &usageError{fmt.Errorf("--min-gpus (%d) and --max-gpus (%d) must be >= 0 with min <= max", s.MinGPUs, s.MaxGPUs)}
+		from := func(flag, key string) string {
+			if opts.set[flag] {
+				return "--" + flag
+			}
+			return "settings." + key + " of " + manifestPath
+		}
+		return &usageError{fmt.Errorf("%s (%d) and %s (%d) must be >= 0 with min <= max", from("min-gpus", "min_candidate_gpus"), s.MinGPUs,
+			from("max-gpus", "max_candidate_gpus"), s.MaxGPUs)}
 	}
 	if opts.set["max-rejected-ratio"] {
 		s.MaxRejectedRatio = opts.MaxRejectedRatio
@@ -185,6 +193,16 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	}
 	if err := checkReportCost(rows, s); err != nil {
 		return err
+	}
+	// Settings from the sweep's manifest are blamed on it, those from flags on the flags.
+	if err := results.CheckObjectives(s.Objectives); err != nil {
+		if opts.set["objective"] {
+			return &usageError{fmt.Errorf("--objective: %v", err)}
+		}
+		return &usageError{fmt.Errorf("settings.objectives of %s: %v; --objective replaces them", manifestPath, err)}
+	}
+	if _, ok := results.TargetObjective(s.Target); !ok && s.Target != results.TargetPareto && s.Target != "" {
+		return &usageError{fmt.Errorf("settings.target of %s must be one of %v, got %q; --target replaces it", manifestPath, results.Targets(), s.Target)}
 	}
 	a, err := results.Analyze(rows, *s)
 	if err != nil {
@@ -215,6 +233,10 @@ func runReport(io ioStreams, opts *reportOptions) error {
 			return err
 		}
 		return printJSON(io.Out, reportDoc{Files: newReportFiles(w), Pareto: pareto})
+	}
+	if m.Incomplete() {
+		fmt.Fprintf(io.Out, "PARTIAL: %d of %d selected points have results (the sweep was interrupted, or the merge lacks parts); "+
+			"the front below is of those points only\n", len(rows), m.Counts.SelectedPoints)
 	}
 	printFront(io.Out, rows, a, w)
 	fmt.Fprintf(io.Out, "Saved report to: %s\n", w.Report)

@@ -281,6 +281,12 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 	tmp := t.TempDir()
 	sweepDir := filepath.Join(tmp, "sweep")
 	runTinySweep(t, sweepDir)
+	// The printed front says how many points each entry stands for: every point ties on these.
+	code, out, errs := runCLI(t, "report", "--results", sweepDir, "--output-dir", filepath.Join(tmp, "ties"),
+		"--objective", "min:rejected_requests", "--objective", "min:gpus")
+	if code != 0 || !strings.Contains(out, "Pareto front: 1 point of ") || !strings.Contains(out, " tied)\n") {
+		t.Errorf("report with all-tied objectives: exit %d %q\n%s; want one front point with its ties counted", code, errs, out)
+	}
 	bare := filepath.Join(tmp, "bare")
 	if err := os.MkdirAll(bare, 0o755); err != nil {
 		t.Fatal(err)
@@ -292,11 +298,14 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bare, results.ParquetFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs := runCLI(t, "report", "--results", bare, "--output-dir", filepath.Join(tmp, "r1"))
+	code, _, errs = runCLI(t, "report", "--results", bare, "--output-dir", filepath.Join(tmp, "r1"))
 	manifest := filepath.Join(bare, results.ManifestFile)
 	if code != 0 || !strings.Contains(errs, "warning: "+manifest+" is missing") ||
 		!strings.Contains(errs, "max:output_throughput_per_gpu_tok_s min:p99_ttft_ms min:p99_itl_ms") {
 		t.Errorf("report without sweep.json: exit %d, stderr %q; want exit 0 and a warning naming the defaults", code, errs)
+	}
+	if md, err := os.ReadFile(filepath.Join(tmp, "r1", results.ReportFile)); err != nil || !strings.Contains(string(md), "settings: the defaults and the flags given (no sweep.json") {
+		t.Errorf("report.md without sweep.json does not say its settings are the defaults (%v):\n%s", err, md)
 	}
 	var doc struct {
 		Settings struct {
@@ -311,7 +320,7 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 		t.Errorf("pareto.json objectives %v (%v); want the defaults %v", doc.Settings.Objectives, err, results.DefaultObjectives())
 	}
 
-	for _, bad := range []string{"{bad", "{}", "null"} {
+	for _, bad := range []string{"{bad", "{}", "null", "[]", `{"schema_version": "99"}`} {
 		if err := os.WriteFile(manifest, []byte(bad), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -320,13 +329,45 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 			t.Errorf("report with sweep.json %q: exit %d %q; want exit 2 naming %s", bad, code, errs, manifest)
 		}
 	}
+	// Settings read from the manifest are blamed on it, not on flags that were not given.
+	for bad, want := range map[string]string{
+		`{"schema_version": "1", "settings": {"target": "bogus"}}`:                                     `must be one of [pareto throughput`,
+		`{"schema_version": "1", "settings": {"max_candidate_gpus": -3}}`:                              "settings.max_candidate_gpus of " + manifest + " (-3)",
+		`{"schema_version": "1", "settings": {"objectives": [{"metric": "gpus", "direction": "up"}]}}`: "settings.objectives of " + manifest + `: objective gpus: direction must be maximize or minimize, got "up"`,
+	} {
+		if err := os.WriteFile(manifest, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs = runCLI(t, "report", "--results", bare, "--output-dir", filepath.Join(tmp, "r4"))
+		if code != exitConfigError || !strings.Contains(errs, want) || !strings.Contains(errs, manifest) {
+			t.Errorf("report with sweep.json %s: exit %d %q; want exit 2 with %q naming %s", bad, code, errs, want, manifest)
+		}
+	}
+	if err := os.Remove(manifest); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(manifest, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, "report", "--results", bare, "--output-dir", filepath.Join(tmp, "r3"))
+	if code != exitConfigError || !strings.Contains(errs, manifest+" is not a sweep manifest") || !strings.Contains(errs, "it is a directory") {
+		t.Errorf("report with a sweep.json directory: exit %d %q; want exit 2 naming %s", code, errs, manifest)
+	}
 	broken := filepath.Join(sweepDir, results.ManifestFile)
 	if err := os.WriteFile(broken, []byte("[1, 2"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := append([]string{"sweep", "--output-dir", sweepDir, "-q"}, tinyAggregated...)
 	code, _, errs = runCLI(t, args...)
-	if code != exitConfigError || !strings.Contains(errs, broken+" is not a sweep manifest") || !strings.Contains(errs, "--overwrite") {
-		t.Errorf("resume with a broken sweep.json: exit %d %q; want exit 2 naming %s and --overwrite", code, errs, broken)
+	if code != exitConfigError || !strings.Contains(errs, broken+" is not a sweep manifest") || !strings.Contains(errs, "move that file away to resume") {
+		t.Errorf("resume with a broken sweep.json: exit %d %q; want exit 2 naming %s and how to resume", code, errs, broken)
+	}
+	// Moved away, the sweep resumes from its journal.
+	if err := os.Remove(broken); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, args...)
+	if code != 0 || !strings.Contains(out, "simulated 0, resumed 80") {
+		t.Errorf("resume without sweep.json: exit %d %q\n%s; want every point resumed", code, errs, out)
 	}
 }

@@ -394,7 +394,8 @@ func prepareSweepDir(dir string, overwrite bool, specHash string) error {
 			m, err := results.ReadManifest(dir)
 			var bad *results.ManifestError
 			if errors.As(err, &bad) {
-				return &usageError{fmt.Errorf("--output-dir %s cannot be resumed: %v; choose another directory, or pass --overwrite to start over", dir, err)}
+				return &usageError{fmt.Errorf("--output-dir %s cannot be resumed: %v; move that file away to resume (the journal keeps "+
+					"the finished points and their spec), choose another directory, or pass --overwrite to start over", dir, err)}
 			}
 			if err != nil {
 				return err
@@ -500,7 +501,11 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, wr *result
 	if a.Ranking != nil {
 		fmt.Fprintf(w, "Best points by %s (of %d candidates):\n", a.Settings.Target, len(a.Candidates))
 	} else {
-		fmt.Fprintf(w, "Pareto front: %d points of %d candidates (%s):\n", len(a.Front), len(a.Candidates), strings.Join(objs, ", "))
+		points := "points"
+		if len(a.Front) == 1 {
+			points = "point"
+		}
+		fmt.Fprintf(w, "Pareto front: %d %s of %d candidates (%s):\n", len(a.Front), points, len(a.Candidates), strings.Join(objs, ", "))
 	}
 	for n, i := range wr.RecommendedRows {
 		r := &rows[i]
@@ -508,8 +513,12 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, wr *result
 		for k, o := range a.Settings.Objectives {
 			vals = append(vals, fmt.Sprintf("%s=%.4g", o.Metric, a.Values[i][k]))
 		}
-		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s\n", n+1, strings.Join(vals, ", "), r.GPUs, results.HardwareFor(r, rows),
-			r.Mode, results.Shape(r), r.RouterPolicy, results.LoadFor(r, rows), wr.Recommendations[n])
+		tied := ""
+		if t := len(a.Ties[i]); t > 0 && a.Ranking == nil {
+			tied = fmt.Sprintf(" (+%d tied)", t)
+		}
+		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s%s\n", n+1, strings.Join(vals, ", "), r.GPUs, results.HardwareFor(r, rows),
+			r.Mode, results.Shape(r), r.RouterPolicy, results.LoadFor(r, rows), wr.Recommendations[n], tied)
 	}
 }
 
