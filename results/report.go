@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -81,6 +82,9 @@ func (c *Counts) addStatus(st string) {
 type Manifest struct {
 	// SchemaVersion is the version of the sweep.json format (set by WriteManifest).
 	SchemaVersion string `json:"schema_version"`
+	// Defaulted marks a manifest made up for results that had none (servesweep report on a bare
+	// results.parquet): default settings, no spec, no counts. Never written.
+	Defaulted bool `json:"-"`
 	// Spec names the sweep spec file; SpecHash identifies the expanded spec
 	// (grid.Expansion.SpecHash), so that a sweep does not resume into another spec's directory.
 	Spec     string `json:"spec"`
@@ -120,8 +124,9 @@ func WriteManifest(dir string, m *Manifest) error {
 	return WriteFileAtomic(filepath.Join(dir, ManifestFile), append(data, '\n'))
 }
 
-// ManifestError is a sweep.json that is not a manifest servesweep wrote: not JSON, or JSON
-// without a schema_version (as `{}` or `null`).
+// ManifestError is a sweep.json that is not a manifest this servesweep reads: a directory, not
+// JSON, JSON of the wrong shape (`[]`, a string where a number goes), JSON without a
+// schema_version (as `{}` or `null`), or another schema_version.
 type ManifestError struct {
 	// Path is the file read.
 	Path string
@@ -135,6 +140,24 @@ func (e *ManifestError) Error() string {
 }
 
 func (e *ManifestError) Unwrap() error { return e.Err }
+
+// jsonKind names the JSON kind that decodes into t, for messages: "a string", "an object", ...
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "an object"
+}
 
 // ReadManifest reads dir/sweep.json; a missing file gives (nil, nil). A file that cannot be
 // read is its error; one that is not a manifest (WriteManifest's) a *ManifestError.
@@ -158,7 +181,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 			if te.Field != "" {
 				where = "field " + te.Field
 			}
-			err = fmt.Errorf("%s holds a JSON %s where servesweep writes another kind", where, te.Value)
+			err = fmt.Errorf("%s holds a JSON %s where servesweep writes %s", where, te.Value, jsonKind(te.Type))
 		}
 		return nil, &ManifestError{Path: path, Err: err}
 	}
@@ -536,7 +559,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	var b bytes.Buffer
 	s := a.Settings
 	b.WriteString("# servesweep sweep report\n\n")
-	if m != nil && m.Algorithm == "" {
+	if m != nil && m.Defaulted {
 		// No manifest was found (servesweep report on a bare results.parquet).
 		fmt.Fprintf(&b, "Target `%s` · settings: the defaults and the flags given (no %s beside the results)\n\n", s.Target, ManifestFile)
 	} else if m != nil {
@@ -632,7 +655,11 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "## Pareto front (%d points)\n\n", len(a.Front))
+	points := "points"
+	if len(a.Front) == 1 {
+		points = "point"
+	}
+	fmt.Fprintf(&b, "## Pareto front (%d %s)\n\n", len(a.Front), points)
 	if len(a.Front) == 0 {
 		b.WriteString("No candidate point: nothing passed the filters above.\n\n")
 	} else {

@@ -134,13 +134,13 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	m, err := results.ReadManifest(opts.ResultsDir)
 	var bad *results.ManifestError
 	if errors.As(err, &bad) {
-		return &usageError{fmt.Errorf("%v; rerun the sweep, or move the file away to analyze with default settings", err)}
+		return &usageError{fmt.Errorf("%v; rerun the sweep (with this servesweep), or move it away to analyze with default settings", err)}
 	}
 	if err != nil {
 		return err
 	}
 	if m == nil {
-		m = &results.Manifest{Settings: results.Settings{Target: results.TargetPareto, Objectives: results.DefaultObjectives()}}
+		m = &results.Manifest{Defaulted: true, Settings: results.Settings{Target: results.TargetPareto, Objectives: results.DefaultObjectives()}}
 		fmt.Fprintf(io.Err, "warning: %s is missing, so the sweep's own settings are unknown: the report uses the defaults "+
 			"(target pareto, objectives %v, no SLA filter, no GPU bounds, max rejected ratio 0) where no flag replaces them\n",
 			filepath.Join(opts.ResultsDir, results.ManifestFile), results.DefaultObjectives())
@@ -191,7 +191,7 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if err := checkReportSLA(rows, s, opts.set); err != nil {
 		return err
 	}
-	if err := checkReportCost(rows, s); err != nil {
+	if err := checkReportCost(rows, s, opts.set["objective"], filepath.Join(opts.ResultsDir, results.ManifestFile)); err != nil {
 		return err
 	}
 	// Settings from the sweep's manifest are blamed on it, those from flags on the flags.
@@ -235,8 +235,12 @@ func runReport(io ioStreams, opts *reportOptions) error {
 		return printJSON(io.Out, reportDoc{Files: newReportFiles(w), Pareto: pareto})
 	}
 	if m.Incomplete() {
-		fmt.Fprintf(io.Out, "PARTIAL: %d of %d selected points have results (the sweep was interrupted, or the merge lacks parts); "+
-			"the front below is of those points only\n", len(rows), m.Counts.SelectedPoints)
+		why := "the sweep was interrupted"
+		if m.Merge != nil {
+			why = "the merged parts lack points"
+		}
+		fmt.Fprintf(io.Out, "PARTIAL: %d of %d selected points have results (%s); the front below is of those points only\n",
+			len(rows), m.Counts.SelectedPoints, why)
 	}
 	printFront(io.Out, rows, a, w)
 	fmt.Fprintf(io.Out, "Saved report to: %s\n", w.Report)
@@ -281,8 +285,9 @@ func checkReportSLA(rows []results.Row, s *results.Settings, set map[string]bool
 
 // checkReportCost refuses (exit 2) a cost objective (cost_usd_per_hour,
 // usd_per_million_output_tokens) when no row of the results has a cost (the sweep spec had no
-// optimization.cost), as the sweep spec validation does.
-func checkReportCost(rows []results.Row, s *results.Settings) error {
+// optimization.cost), as the sweep spec validation does, naming where the objective came from:
+// --objective when flagged, else the settings of the manifest at manifestPath.
+func checkReportCost(rows []results.Row, s *results.Settings, flagged bool, manifestPath string) error {
 	for i := range rows {
 		if rows[i].CostUSDPerHour != nil {
 			return nil
@@ -290,8 +295,12 @@ func checkReportCost(rows []results.Row, s *results.Settings) error {
 	}
 	for _, o := range s.Objectives {
 		if o.Metric == "cost_usd_per_hour" || o.Metric == "usd_per_million_output_tokens" {
-			return &usageError{fmt.Errorf("objective %s needs cost columns, and the results have none (no "+
-				"optimization.cost.gpu_hour_usd in the sweep spec); rerun the sweep with prices", o.Metric)}
+			from := "--objective"
+			if !flagged {
+				from = "settings.objectives of " + manifestPath
+			}
+			return &usageError{fmt.Errorf("%s: objective %s needs cost columns, and the results have none (no "+
+				"optimization.cost.gpu_hour_usd in the sweep spec); rerun the sweep with prices", from, o.Metric)}
 		}
 	}
 	return nil

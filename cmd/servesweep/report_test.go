@@ -320,6 +320,28 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 		t.Errorf("pareto.json objectives %v (%v); want the defaults %v", doc.Settings.Objectives, err, results.DefaultObjectives())
 	}
 
+	// A number where the schema version's string goes says which kinds.
+	if err := os.WriteFile(manifest, []byte(`{"schema_version": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, "report", "--results", bare, "--output-dir", filepath.Join(tmp, "r2"))
+	if code != exitConfigError || !strings.Contains(errs, "field schema_version holds a JSON number where servesweep writes a string") {
+		t.Errorf("report with a numeric schema_version: exit %d %q", code, errs)
+	}
+	// An interrupted sweep's manifest: the printed front says it is partial, and why.
+	// (No algorithm key: still a manifest, whose report.md keeps its counts.)
+	partial := `{"schema_version": "1", "settings": {"target": "pareto"}, "counts": {"selected_points": 500, "interrupted": true}}`
+	if err := os.WriteFile(manifest, []byte(partial), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "report", "--results", bare, "--output-dir", filepath.Join(tmp, "r5"))
+	if code != 0 || !strings.Contains(out, "PARTIAL: 80 of 500 selected points have results (the sweep was interrupted)") {
+		t.Errorf("report of an interrupted sweep: exit %d %q\n%s", code, errs, out)
+	}
+	if md, err := os.ReadFile(filepath.Join(tmp, "r5", results.ReportFile)); err != nil || strings.Contains(string(md), "no sweep.json") ||
+		!strings.Contains(string(md), "Partial results") {
+		t.Errorf("report.md of a manifest without algorithm (%v):\n%s", err, md)
+	}
 	for _, bad := range []string{"{bad", "{}", "null", "[]", `{"schema_version": "99"}`} {
 		if err := os.WriteFile(manifest, []byte(bad), 0o644); err != nil {
 			t.Fatal(err)
@@ -362,8 +384,19 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 	if code != exitConfigError || !strings.Contains(errs, broken+" is not a sweep manifest") || !strings.Contains(errs, "move that file away to resume") {
 		t.Errorf("resume with a broken sweep.json: exit %d %q; want exit 2 naming %s and how to resume", code, errs, broken)
 	}
-	// Moved away, the sweep resumes from its journal.
+	// A directory in its place is named, with the way out.
 	if err := os.Remove(broken); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(broken, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, args...)
+	if code != exitConfigError || !strings.Contains(errs, broken+" is a directory where the sweep writes its manifest; remove that directory") {
+		t.Errorf("resume with a sweep.json directory: exit %d %q", code, errs)
+	}
+	// Moved away, the sweep resumes from its journal.
+	if err := os.RemoveAll(broken); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs = runCLI(t, args...)

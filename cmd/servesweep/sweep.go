@@ -391,6 +391,10 @@ func prepareSweepDir(dir string, overwrite bool, specHash string) error {
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
 		if e.Name() == results.JournalFile {
+			if st, err := os.Stat(filepath.Join(dir, results.ManifestFile)); err == nil && st.IsDir() {
+				return &usageError{fmt.Errorf("--output-dir %s cannot be resumed: %s is a directory where the sweep writes its manifest; "+
+					"remove that directory and rerun (the journal keeps the finished points)", dir, filepath.Join(dir, results.ManifestFile))}
+			}
 			m, err := results.ReadManifest(dir)
 			var bad *results.ManifestError
 			if errors.As(err, &bad) {

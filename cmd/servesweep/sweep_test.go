@@ -498,7 +498,7 @@ func TestSweepMooncakeExample(t *testing.T) {
 	code, _, errs = runCLI(t, "sweep", "-c", "../../examples/sweep-mooncake.yaml", "--dry-run")
 	if code != 2 || !strings.Contains(errs, "traffic.source.paths[0]: environment variable SERVESWEEP_MOONCAKE_TRACE is set but empty or blank") ||
 		!strings.Contains(errs, "--set 'traffic.source.paths=[/path/to/trace.jsonl]'") {
-		t.Errorf("unset trace variable: exit %d %q", code, errs)
+		t.Errorf("empty trace variable: exit %d %q", code, errs)
 	}
 }
 
