@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -202,15 +203,40 @@ func (f *onceFlag) Set(s string) error {
 }
 
 // repeatedFlag returns a usage error naming the first single-valued flag of cmd (refuseRepeats)
-// given more than once and its values, or nil.
+// given more than once and its values, or nil. A deprecated alias sets the same variable as its
+// flag (pflag's values are pointers to it), so the two count as one flag.
 func repeatedFlag(cmd *cobra.Command) error {
-	var err error
+	type given struct {
+		names  []string
+		values []string
+	}
+	byVar := map[string]*given{}
+	var order []string
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if o, ok := f.Value.(*onceFlag); ok && len(o.values) > 1 && err == nil {
-			err = &usageError{fmt.Errorf("--%s given %d times (%s); it takes one value: give it once", f.Name, len(o.values), quoteList(o.values))}
+		o, ok := f.Value.(*onceFlag)
+		if !ok || len(o.values) == 0 {
+			return
 		}
+		key := "--" + f.Name
+		if v := reflect.ValueOf(o.Value); v.Kind() == reflect.Pointer {
+			key = fmt.Sprint(v.Pointer()) // the variable the flag sets
+		}
+		g := byVar[key]
+		if g == nil {
+			g = &given{}
+			byVar[key] = g
+			order = append(order, key)
+		}
+		g.names = append(g.names, "--"+f.Name)
+		g.values = append(g.values, o.values...)
 	})
-	return err
+	for _, key := range order {
+		if g := byVar[key]; len(g.values) > 1 {
+			return &usageError{fmt.Errorf("%s given %d times (%s); it takes one value: give it once",
+				strings.Join(g.names, " and "), len(g.values), quoteList(g.values))}
+		}
+	}
+	return nil
 }
 
 // quoteList renders values as "a", "b", ...

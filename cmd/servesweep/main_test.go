@@ -90,9 +90,10 @@ func TestRepeatedFlagRefused(t *testing.T) {
 		{"sweep", "--dry-run", "--parallelism", "2", "--parallelism", "3"},
 		{"report", "--results", "x", "--results", "y"},
 		{"predict", "--cpuprofile", filepath.Join(t.TempDir(), "a"), "--cpuprofile", filepath.Join(t.TempDir(), "b"), "-c", "x.yaml"},
+		{"validate", "--measured", "x.csv", "--parallel", "2", "--parallelism", "3"}, // a deprecated alias and its flag
 	} {
 		code, out, errs := runCLI(t, args...)
-		if code != exitConfigError || !strings.Contains(errs, "given 2 times (") || out != "" {
+		if code != exitConfigError || !strings.Contains(errs, " given 2 times (") || out != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 saying the flag was given twice", args, code, out, errs)
 		}
 	}
