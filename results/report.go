@@ -567,7 +567,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		c := m.Counts
 		fmt.Fprintf(&b, "Grid: %d points before filtering, %d valid", c.GridPoints, c.ValidPoints)
 		if len(c.Filtered) > 0 {
-			fmt.Fprintf(&b, " (filtered: %s)", countList(c.Filtered))
+			fmt.Fprintf(&b, " (filtered: %s)", CountList(c.Filtered))
 		}
 		fmt.Fprintf(&b, ", %d selected.\n\n", c.SelectedPoints)
 		if c.Interrupted {
@@ -588,7 +588,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	fmt.Fprintf(&b, "Results: %d rows (%d ok, %d degraded%s, %d failed, %d timed out); %d candidates after filters",
 		len(rows), n.OK, n.Degraded, infeasible, n.Failed, n.TimedOut, len(a.Candidates))
 	if len(a.Excluded) > 0 {
-		fmt.Fprintf(&b, " (excluded: %s)", countList(a.Excluded))
+		fmt.Fprintf(&b, " (excluded: %s)", CountList(a.Excluded))
 	}
 	b.WriteString(".\n")
 	capacityMarkdown(&b, rows, m)
@@ -726,8 +726,9 @@ func abbreviate(list []string, n int) string {
 	return strings.Join(list[:n], ", ") + fmt.Sprintf(", ... (%d more)", len(list)-n)
 }
 
-// countList renders a reason → count map as "a 3, b 1", sorted by reason.
-func countList(m map[string]int) string {
+// CountList renders a reason → count map as "a 3, b 1", sorted by reason (report.md's and the
+// commands' summaries of excluded and filtered points).
+func CountList(m map[string]int) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -263,7 +263,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 
 	fmt.Fprintf(io.Out, "servesweep sweep: %s: %d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
 	if len(x.Filtered) > 0 {
-		fmt.Fprintf(io.Out, "; filtered: %s", countList(x.Filtered))
+		fmt.Fprintf(io.Out, "; filtered: %s", results.CountList(x.Filtered))
 	}
 	fmt.Fprintln(io.Out, ")")
 	rate := 0.0
@@ -307,7 +307,7 @@ func sweepOutcome(opts *sweepOptions, x *grid.Expansion, out *sweep.Outcome, a *
 	}
 	if len(a.Candidates) == 0 {
 		return fmt.Errorf("no feasible point: none of the %d points passed the filters (%s); see %s",
-			len(out.Rows), countList(a.Excluded), w.Report)
+			len(out.Rows), results.CountList(a.Excluded), w.Report)
 	}
 	return nil
 }
@@ -524,20 +524,6 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, wr *result
 		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s%s\n", n+1, strings.Join(vals, ", "), r.GPUs, results.HardwareFor(r, rows),
 			r.Mode, results.Shape(r), r.RouterPolicy, results.LoadFor(r, rows), wr.Recommendations[n], tied)
 	}
-}
-
-// countList renders a reason → count map as "a 3, b 1", sorted by reason.
-func countList(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }
 
 // statusCounts renders the row counts by status, e.g. "90 ok, 2 degraded, 0 failed, 0 timed
