@@ -209,7 +209,9 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 	}
 	n := results.CountStatuses(out.Rows)
 	out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut = n.OK, n.Degraded, n.Infeasible, n.Failed, n.TimedOut
-	out.Interrupted = ctx.Err() != nil && (len(fresh) < len(todo) || building)
+	// Interrupted when a selected point has no result: fresh also holds the twins copied after
+	// the pool, so comparing its size with todo's would read a run stopped near its end as whole.
+	out.Interrupted = ctx.Err() != nil && (out.Missing > 0 || building)
 	return out, nil
 }
 

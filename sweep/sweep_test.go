@@ -493,6 +493,32 @@ func TestTwinsSimulatedOnce(t *testing.T) {
 	}
 }
 
+// TestInterruptAtTheLastSimulationIsInterrupted cancels a sweep with twins while its last
+// simulation runs: that point has no result, so the outcome is interrupted with one point
+// missing, although the twins copied afterwards outnumber it.
+func TestInterruptAtTheLastSimulationIsInterrupted(t *testing.T) {
+	pts := points(t, testSpec, "router.policy={choices: [round_robin, kv_router, random]}",
+		"traffic.load.concurrency=4", "engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}",
+		"engine.workers.aggregated.parallelism.attention_data={choices: [1, 2]}")
+	ctx, cancel := context.WithCancel(context.Background())
+	var calls atomic.Int32
+	simulate := func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
+		if calls.Add(1) == 10 { // the last of the 10 simulations the 12 points need
+			cancel()
+			<-c.Done()
+			return nil, c.Err()
+		}
+		return sim.Run(c, cfg, o)
+	}
+	out, err := Run(ctx, pts, Options{OutputDir: t.TempDir(), Parallelism: 1, Simulate: simulate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Interrupted || out.Missing < 1 || len(out.Rows)+out.Missing != 12 {
+		t.Fatalf("outcome %+v: want interrupted with the unfinished point missing", out)
+	}
+}
+
 // numeric returns the float value of the summary column key of r.
 func numeric(t *testing.T, r *results.Row, key string) *float64 {
 	t.Helper()
