@@ -11,7 +11,8 @@
 //
 // # results.parquet schema
 //
-// One row per sweep point that finished (status ok, failed or timed_out), in point order.
+// One row per sweep point that finished (status ok, degraded, infeasible, failed or timed_out),
+// in point order.
 // Columns are flat, typed (INT64, DOUBLE, BOOLEAN, STRING) and snake_case; the unit is in the
 // name: _ms milliseconds (virtual time unless noted), _tok_s tokens per virtual second, _rps
 // requests per virtual second, _s or _seconds seconds, _gb_per_second decimal GB/s, _tokens
@@ -29,7 +30,9 @@
 //	                          results and is never a candidate. Null on that first point
 //
 // An ok point where no request completed (completed_requests = 0, e.g. a stop time shorter than
-// any request) keeps status ok, with reason NoSamplesReason (it starts with "no_samples:"), and
+// any request) keeps status ok, with reason NoSamplesReason (it starts with "no_samples:"; a
+// degraded one, every request rejected, keeps its rejections first: "rejected_requests: ...;
+// no_samples: ..."), and
 // its latency columns ({stat}_{ttft,ttst,tpot,itl,e2e_latency}_ms) and throughput columns (every
 // column whose name contains "throughput", per-GPU and goodput included) are null, not 0, so
 // they never sort first; counts, duration_ms, worker-seconds, gpu_hours and avg_gpus are kept.
@@ -92,7 +95,9 @@
 //	sla_ttft_ms, sla_itl_ms, sla_e2e_ms                  DOUBLE
 //
 // Metrics: every summary key of prediction.json (dynosim-spec.md §4.2), under the same name,
-// null unless status is ok (goodput columns also null without an SLA):
+// null for failed and timed-out points (ok, degraded and infeasible ones carry them; an
+// infeasible point's are measured at the capacity search's minimum load; goodput columns are
+// also null without an SLA):
 //
 //	num_requests, completed_requests, offered_requests, rejected_requests,
 //	  rejected_requests_context_length, rejected_requests_kv_capacity (prediction.json's
@@ -118,6 +123,16 @@
 // output_throughput_per_gpu_tok_s and goodput_output_throughput_per_gpu_tok_s (divided by
 // avg_gpus), DOUBLE. avg_gpus is time-weighted: under the planner (planner.policy enabled)
 // gpu_hours integrates the provisioned workers over the run.
+//
+// Speculative decoding (null without engine.speculation): num_speculative_rounds,
+// num_draft_tokens, num_accepted_draft_tokens INT64; draft_acceptance_rate (accepted / drafts)
+// and mean_accepted_length (tokens a decode step emits: accepted drafts + 1) DOUBLE.
+//
+// Trajectories (null unless the workload is an agentic trace): total_trajectories,
+// completed_trajectories (every request completed), incomplete_trajectories INT64; and over
+// completed trajectories, first arrival to last terminal time in ms, DOUBLE:
+// {mean,min,max,median,p75,p90,p95,p99,std}_trajectory_e2e_latency_ms and
+// p50_trajectory_e2e_latency_ms (the median, under prediction.json's key too).
 //
 // Planner (null unless planner.policy is enabled): peak_gpus INT64, the most GPUs provisioned
 // at once (active, starting and draining workers); scaling_events_count INT64, the number of

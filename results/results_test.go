@@ -87,30 +87,67 @@ func TestNewRowCarriesConfigAndMetrics(t *testing.T) {
 }
 
 // TestEverySummaryKeyHasAColumn guards the schema against new prediction.json keys.
+// TestEverySummaryKeyHasAColumn checks that every prediction.json key has a results.parquet
+// column, also the keys only some runs write (speculative decoding, an agentic trace's
+// trajectories), and that a row carries those runs' values.
 func TestEverySummaryKeyHasAColumn(t *testing.T) {
-	cfg, err := config.Decode([]byte(smallConfig), "small.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sim.Run(context.Background(), cfg, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var keys []string
 	for _, c := range Columns() {
 		if c.SummaryKey != "" {
 			keys = append(keys, c.SummaryKey)
 		}
 	}
-	for k := range res.Summary.Map() {
-		switch k {
-		case "power_w", "power_coverage", "wall_time_ms": // no power model; wall time is measured by the sweep
-			continue
+	agentic := []string{"traffic={source: {type: trace, format: agentic_mooncake, paths: [../sim/traffic/testdata/agentic.jsonl], block_size: 16}, " +
+		"load: {type: trace_timestamps}, stop: {}}"}
+	for _, run := range []struct {
+		name string
+		sets []string
+		want map[string]float64 // values the row must carry
+	}{
+		{"plain", nil, nil},
+		{"speculation", []string{"engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.7, 0.5], seed: 42}"},
+			map[string]float64{"num_speculative_rounds": -1, "num_draft_tokens": -1, "num_accepted_draft_tokens": -1, "mean_accepted_length": -1}},
+		{"agentic", agentic, map[string]float64{"total_trajectories": 2, "completed_trajectories": 2, "incomplete_trajectories": 0}},
+	} {
+		cfg, err := config.Decode([]byte(smallConfig), "small.yaml", run.sets)
+		if err != nil {
+			t.Fatalf("%s: %v", run.name, err)
 		}
-		if !slices.Contains(keys, k) && !slices.ContainsFunc(keys, func(c string) bool { return strings.HasPrefix(c, k+".") }) {
-			t.Errorf("prediction.json key %s has no results.parquet column", k)
+		res, err := sim.Run(context.Background(), cfg, sim.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", run.name, err)
+		}
+		for k := range res.Summary.Map() {
+			switch k {
+			case "power_w", "power_coverage", "wall_time_ms": // no power model; wall time is measured by the sweep
+				continue
+			}
+			if !slices.Contains(keys, k) && !slices.ContainsFunc(keys, func(c string) bool { return strings.HasPrefix(c, k+".") }) {
+				t.Errorf("%s: prediction.json key %s has no results.parquet column", run.name, k)
+			}
+		}
+		summary := SummaryValues(res.Summary)
+		row := NewRow(PointInfo{ID: run.name, Config: cfg, YAML: []byte(smallConfig), GPUs: 4},
+			Record{PointID: run.name, Status: StatusOK, Summary: summary})
+		for k, want := range run.want {
+			got, present, known := numericValue(&row, columnFor(t, k))
+			if !known || !present || (want >= 0 && got != want) || got != summary[k] {
+				t.Errorf("%s: column for %s = %v (present %v); want the summary's %v", run.name, k, got, present, summary[k])
+			}
 		}
 	}
+}
+
+// columnFor returns the results.parquet column of the summary key k.
+func columnFor(t *testing.T, k string) string {
+	t.Helper()
+	for _, c := range Columns() {
+		if c.SummaryKey == k {
+			return c.Name
+		}
+	}
+	t.Fatalf("no column for summary key %s", k)
+	return ""
 }
 
 // TestSchemaDocumented checks that doc.go names every column (the latency statistics as the
@@ -120,7 +157,7 @@ func TestSchemaDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stat := regexp.MustCompile(`^(mean|min|max|median|p75|p90|p95|p99|std)_(ttft_ms|ttst_ms|tpot_ms|itl_ms|e2e_latency_ms|output_token_throughput_per_user_tok_s)$`)
+	stat := regexp.MustCompile(`^(mean|min|max|median|p75|p90|p95|p99|std)_(ttft_ms|ttst_ms|tpot_ms|itl_ms|e2e_latency_ms|output_token_throughput_per_user_tok_s|trajectory_e2e_latency_ms)$`)
 	role := regexp.MustCompile(`^(agg|prefill|decode)(_.*)$`)
 	for _, c := range Columns() {
 		name := c.Name
@@ -473,6 +510,22 @@ func TestNoSamplesRow(t *testing.T) {
 	}
 	if len(a.Candidates) != 0 || a.Excluded[ExcludedNoSamples] != 1 {
 		t.Errorf("candidates %v excluded %v; want the row excluded as no_samples", a.Candidates, a.Excluded)
+	}
+}
+
+// TestRejectedWithoutSamplesKeepsItsReason checks that a point whose every request was rejected
+// is degraded with the rejections first in its reason, then no_samples, and null metrics.
+func TestRejectedWithoutSamplesKeepsItsReason(t *testing.T) {
+	rec := Record{PointID: "r", Status: StatusOK, Summary: map[string]float64{
+		"num_requests": 8, "offered_requests": 8, "rejected_requests": 8, "rejected_requests_by_reason.context_length": 8,
+		"completed_requests": 0, "duration_ms": 1000, "p99_ttft_ms": 0, "output_throughput_tok_s": 0}}
+	r := NewRow(PointInfo{ID: "r", GPUs: 1}, rec)
+	want := "rejected_requests: 8 of 8 offered requests rejected (context_length 8); " + NoSamplesReason
+	if r.Status != StatusDegraded || r.Reason != want {
+		t.Errorf("status %q reason %q; want degraded, %q", r.Status, r.Reason, want)
+	}
+	if r.P99TTFTMs != nil || r.OutputThroughputTokS != nil {
+		t.Errorf("metrics kept: p99 TTFT %v, throughput %v; want null", r.P99TTFTMs, r.OutputThroughputTokS)
 	}
 }
 

@@ -292,6 +292,34 @@ type Row struct {
 	P99OutputTokenThroughputPerUser    *float64 `parquet:"p99_output_token_throughput_per_user_tok_s,optional" summary:"p99_output_token_throughput_per_user"`
 	StdOutputTokenThroughputPerUser    *float64 `parquet:"std_output_token_throughput_per_user_tok_s,optional" summary:"std_output_token_throughput_per_user"`
 
+	// Speculative decoding (engine.speculation; null without it, and left out of the row's JSON
+	// so that rows without it are unchanged): speculation rounds, draft tokens proposed and
+	// accepted, draft_acceptance_rate = accepted / drafts (0 with none) and mean_accepted_length,
+	// the mean tokens a decode step emits (accepted drafts + 1).
+	NumSpeculativeRounds   *int64   `parquet:"num_speculative_rounds,optional" summary:"num_speculative_rounds" json:",omitempty"`
+	NumDraftTokens         *int64   `parquet:"num_draft_tokens,optional" summary:"num_draft_tokens" json:",omitempty"`
+	NumAcceptedDraftTokens *int64   `parquet:"num_accepted_draft_tokens,optional" summary:"num_accepted_draft_tokens" json:",omitempty"`
+	DraftAcceptanceRate    *float64 `parquet:"draft_acceptance_rate,optional" summary:"draft_acceptance_rate" json:",omitempty"`
+	MeanAcceptedLength     *float64 `parquet:"mean_accepted_length,optional" summary:"mean_accepted_length" json:",omitempty"`
+
+	// Trajectories of an agentic trace (null for other workloads, and left out of the row's JSON):
+	// their count, those whose every request completed and the others, and the E2E latency in ms
+	// over completed trajectories (first arrival to last terminal time): mean, min, max, median,
+	// p75, p90, p95, p99 and population std, and p50 (= median, prediction.json's key too).
+	TotalTrajectories            *int64   `parquet:"total_trajectories,optional" summary:"total_trajectories" json:",omitempty"`
+	CompletedTrajectories        *int64   `parquet:"completed_trajectories,optional" summary:"completed_trajectories" json:",omitempty"`
+	IncompleteTrajectories       *int64   `parquet:"incomplete_trajectories,optional" summary:"incomplete_trajectories" json:",omitempty"`
+	MeanTrajectoryE2ELatencyMs   *float64 `parquet:"mean_trajectory_e2e_latency_ms,optional" summary:"mean_trajectory_e2e_latency_ms" json:",omitempty"`
+	MinTrajectoryE2ELatencyMs    *float64 `parquet:"min_trajectory_e2e_latency_ms,optional" summary:"min_trajectory_e2e_latency_ms" json:",omitempty"`
+	MaxTrajectoryE2ELatencyMs    *float64 `parquet:"max_trajectory_e2e_latency_ms,optional" summary:"max_trajectory_e2e_latency_ms" json:",omitempty"`
+	MedianTrajectoryE2ELatencyMs *float64 `parquet:"median_trajectory_e2e_latency_ms,optional" summary:"median_trajectory_e2e_latency_ms" json:",omitempty"`
+	P75TrajectoryE2ELatencyMs    *float64 `parquet:"p75_trajectory_e2e_latency_ms,optional" summary:"p75_trajectory_e2e_latency_ms" json:",omitempty"`
+	P90TrajectoryE2ELatencyMs    *float64 `parquet:"p90_trajectory_e2e_latency_ms,optional" summary:"p90_trajectory_e2e_latency_ms" json:",omitempty"`
+	P95TrajectoryE2ELatencyMs    *float64 `parquet:"p95_trajectory_e2e_latency_ms,optional" summary:"p95_trajectory_e2e_latency_ms" json:",omitempty"`
+	P99TrajectoryE2ELatencyMs    *float64 `parquet:"p99_trajectory_e2e_latency_ms,optional" summary:"p99_trajectory_e2e_latency_ms" json:",omitempty"`
+	StdTrajectoryE2ELatencyMs    *float64 `parquet:"std_trajectory_e2e_latency_ms,optional" summary:"std_trajectory_e2e_latency_ms" json:",omitempty"`
+	P50TrajectoryE2ELatencyMs    *float64 `parquet:"p50_trajectory_e2e_latency_ms,optional" summary:"p50_trajectory_e2e_latency_ms" json:",omitempty"`
+
 	// Derived per-GPU metrics (dynosim-spec.md §5.5): AvgGPUs = gpu_hours / (duration_ms /
 	// 3,600,000), the time-averaged provisioned GPUs (equal to gpus for a static pool); the
 	// per-GPU throughputs divide by it (0 when it is 0).
@@ -414,16 +442,12 @@ func NewRow(p PointInfo, rec Record) Row {
 			r.Status, r.Reason = StatusInfeasible, infeasibleReason(&r, c)
 		}
 		// An infeasible row keeps saying why it is infeasible; its metrics are cleared alike.
-		switch infeasible := r.Status == StatusInfeasible; {
+		switch {
 		case r.CompletedRequests == nil || *r.CompletedRequests == 0:
-			if !infeasible {
-				r.Reason = NoSamplesReason
-			}
+			r.Reason = withReason(r, NoSamplesReason)
 			clearMetrics(&r, true)
 		case zeroDuration(&r):
-			if !infeasible {
-				r.Reason = ZeroDurationReason
-			}
+			r.Reason = withReason(r, ZeroDurationReason)
 			clearMetrics(&r, false)
 		}
 		// Cost per token follows the output throughput that remains (none once cleared).
@@ -432,6 +456,19 @@ func NewRow(p PointInfo, rec Record) Row {
 		}
 	}
 	return r
+}
+
+// withReason is r's reason once reason (no_samples or zero_duration) applies to it: an
+// infeasible row keeps its own, a degraded one adds it after its rejections (which stay first, so
+// reason LIKE 'rejected_requests%' still finds it), an ok one takes it.
+func withReason(r Row, reason string) string {
+	switch r.Status {
+	case StatusInfeasible:
+		return r.Reason
+	case StatusDegraded:
+		return r.Reason + "; " + reason
+	}
+	return reason
 }
 
 // degradedReason is the reason of a degraded row: the rejected and offered counts and the

@@ -28,7 +28,7 @@
 #               (a relative path is made absolute) and in each task.
 #
 # Rerun one shard by hand:
-#   sbatch --array=2 --export=ALL,SHARDS=4,SPEC=$SPEC,OUT=$OUT examples/cluster/slurm-array.sh
+#   sbatch --array=2 --export=ALL,SHARDS=4,SPEC=$SPEC,OUT=$OUT,SERVESWEEP=$SERVESWEEP examples/cluster/slurm-array.sh
 # then merge again: servesweep merge --results "$OUT"
 #
 #SBATCH --job-name=servesweep
