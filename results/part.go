@@ -2,7 +2,6 @@ package results
 
 import (
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -149,8 +148,9 @@ func ReadPart(path string) (*Part, error) {
 			return nil, err
 		}
 		if got != want {
-			return nil, &PartError{Path: path, Msg: "corrupt part: its content does not match the checksum it was written with " +
-				"(a damaged copy?); rerun its shard"}
+			return nil, &PartError{Path: path, Msg: "its content does not match the checksum it was written with: a damaged " +
+				"copy, or a part written by another servesweep version; rerun its shard (it resumes from its journal " +
+				"and rewrites the part)"}
 		}
 	}
 	p := &Part{Path: path, Rows: rows}
@@ -163,21 +163,47 @@ func ReadPart(path string) (*Part, error) {
 	return p, nil
 }
 
-// partChecksum is the hex SHA-256 of a part's metadata JSON followed by the gob encoding of its
-// rows without their Probes, which a part does not hold (deterministic: the columns are scalars
-// and pointers to scalars).
+// partChecksum is the hex SHA-256 of a part's metadata JSON followed by, for each row in order,
+// its non-null columns as "name=value" lines (the results.parquet column names; floats in their
+// shortest exact form) and a blank line. Null columns are left out, so a column added in a later
+// servesweep leaves the checksums of parts that do not use it unchanged. Probes are not in a
+// part.
 func partChecksum(meta []byte, rows []Row) (string, error) {
 	h := sha256.New()
 	h.Write(meta)
-	bare := rows
-	if slices.ContainsFunc(rows, func(r Row) bool { return r.Probes != nil }) {
-		bare = slices.Clone(rows)
-		for i := range bare {
-			bare[i].Probes = nil
+	t := reflect.TypeFor[Row]()
+	var line []byte
+	for i := range rows {
+		v := reflect.ValueOf(&rows[i]).Elem()
+		for j := 0; j < t.NumField(); j++ {
+			name, _, _ := strings.Cut(t.Field(j).Tag.Get("parquet"), ",")
+			if name == "-" || name == "" {
+				continue
+			}
+			f := v.Field(j)
+			if f.Kind() == reflect.Pointer {
+				if f.IsNil() {
+					continue
+				}
+				f = f.Elem()
+			}
+			line = append(line[:0], name...)
+			line = append(line, '=')
+			switch f.Kind() {
+			case reflect.Float64:
+				line = strconv.AppendFloat(line, f.Float(), 'g', -1, 64)
+			case reflect.Int64, reflect.Int:
+				line = strconv.AppendInt(line, f.Int(), 10)
+			case reflect.Bool:
+				line = strconv.AppendBool(line, f.Bool())
+			case reflect.String:
+				line = strconv.AppendQuote(line, f.String())
+			default:
+				return "", fmt.Errorf("checksumming a part: column %s has kind %s", name, f.Kind())
+			}
+			h.Write(append(line, '\n'))
 		}
-	}
-	if err := gob.NewEncoder(h).Encode(bare); err != nil {
-		return "", fmt.Errorf("checksumming a part: %w", err)
+		h.Write([]byte{'\n'})
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -86,7 +86,6 @@ func TestNewRowCarriesConfigAndMetrics(t *testing.T) {
 	}
 }
 
-// TestEverySummaryKeyHasAColumn guards the schema against new prediction.json keys.
 // TestEverySummaryKeyHasAColumn checks that every prediction.json key has a results.parquet
 // column, also the keys only some runs write (speculative decoding, an agentic trace's
 // trajectories), and that a row carries those runs' values.
@@ -513,6 +512,27 @@ func TestNoSamplesRow(t *testing.T) {
 	}
 }
 
+// TestTrajectoryLatencyNullWithoutCompletedTrajectory checks that an agentic run whose requests
+// completed but none of whose trajectories did has null trajectory latencies (prediction.json's
+// 0.0 for an empty population), while a completed trajectory's are kept.
+func TestTrajectoryLatencyNullWithoutCompletedTrajectory(t *testing.T) {
+	summary := func(completed float64) map[string]float64 {
+		return map[string]float64{"completed_requests": 3, "num_e2e_latency_samples": 3, "mean_e2e_latency_ms": 20, "duration_ms": 100,
+			"total_trajectories": 2, "completed_trajectories": completed, "incomplete_trajectories": 2 - completed,
+			"p99_trajectory_e2e_latency_ms": 40 * completed, "p50_trajectory_e2e_latency_ms": 40 * completed}
+	}
+	none := NewRow(PointInfo{ID: "a", GPUs: 1}, Record{PointID: "a", Status: StatusOK, Summary: summary(0)})
+	if none.P99TrajectoryE2ELatencyMs != nil || none.P50TrajectoryE2ELatencyMs != nil || none.MeanE2ELatencyMs == nil ||
+		none.CompletedTrajectories == nil || *none.CompletedTrajectories != 0 {
+		t.Errorf("no completed trajectory: p99 %v p50 %v (want null), request E2E %v and count %v kept",
+			none.P99TrajectoryE2ELatencyMs, none.P50TrajectoryE2ELatencyMs, none.MeanE2ELatencyMs, none.CompletedTrajectories)
+	}
+	one := NewRow(PointInfo{ID: "b", GPUs: 1}, Record{PointID: "b", Status: StatusOK, Summary: summary(1)})
+	if one.P99TrajectoryE2ELatencyMs == nil || *one.P99TrajectoryE2ELatencyMs != 40 {
+		t.Errorf("one completed trajectory: p99 %v, want 40", one.P99TrajectoryE2ELatencyMs)
+	}
+}
+
 // TestRejectedWithoutSamplesKeepsItsReason checks that a point whose every request was rejected
 // is degraded with the rejections first in its reason, then no_samples, and null metrics.
 func TestRejectedWithoutSamplesKeepsItsReason(t *testing.T) {
@@ -526,6 +546,14 @@ func TestRejectedWithoutSamplesKeepsItsReason(t *testing.T) {
 	}
 	if r.P99TTFTMs != nil || r.OutputThroughputTokS != nil {
 		t.Errorf("metrics kept: p99 TTFT %v, throughput %v; want null", r.P99TTFTMs, r.OutputThroughputTokS)
+	}
+	// Some rejected, the rest completed in 0 ms: degraded, rejections first, then zero_duration.
+	zero := NewRow(PointInfo{ID: "z", GPUs: 1}, Record{PointID: "z", Status: StatusOK, Summary: map[string]float64{
+		"num_requests": 8, "offered_requests": 8, "rejected_requests": 2, "rejected_requests_by_reason.context_length": 2,
+		"completed_requests": 6, "duration_ms": 0, "output_throughput_tok_s": 1e12}})
+	if want := "rejected_requests: 2 of 8 offered requests rejected (context_length 2); " + ZeroDurationReason; zero.Status != StatusDegraded ||
+		zero.Reason != want || zero.OutputThroughputTokS != nil {
+		t.Errorf("status %q reason %q throughput %v; want degraded, %q, null", zero.Status, zero.Reason, zero.OutputThroughputTokS, want)
 	}
 }
 

@@ -521,7 +521,8 @@ func (r *Row) RejectedRatio() float64 {
 	return float64(deref(r.RejectedRequests)+deref(r.TruncatedRequests)) / float64(*r.OfferedRequests)
 }
 
-// NoSamplesReason is the reason of an ok point where no request completed (completed_requests
+// NoSamplesReason is the reason of an ok point (appended to a degraded one's, see withReason)
+// where no request completed (completed_requests
 // = 0, for example a stop.max_virtual_time_s shorter than any request): its latency and
 // throughput columns are null rather than 0, so that they never sort first, and Analyze
 // excludes it from the front as no_samples.
@@ -568,6 +569,9 @@ var distributionSamples = map[string]string{
 	"_ttft_ms": "num_ttft_samples", "_ttst_ms": "num_tpot_samples", "_tpot_ms": "num_tpot_samples",
 	"_e2e_latency_ms": "num_e2e_latency_samples", "_itl_ms": "num_itl_samples",
 	"_output_token_throughput_per_user_tok_s": "num_itl_samples",
+	// One sample per completed trajectory (the columns also end in _e2e_latency_ms: either
+	// count at 0 clears them).
+	"_trajectory_e2e_latency_ms": "completed_trajectories",
 }
 
 // clearEmptyDistributions sets to null the statistics of every distribution with no sample
@@ -578,7 +582,7 @@ func clearEmptyDistributions(r *Row) {
 	t := v.Type()
 	counts := map[string]*int64{}
 	for i := 0; i < t.NumField(); i++ {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ","); strings.HasPrefix(name, "num_") {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ","); strings.HasPrefix(name, "num_") || name == "completed_trajectories" {
 			if p, ok := v.Field(i).Interface().(*int64); ok {
 				counts[name] = p
 			}
@@ -587,7 +591,7 @@ func clearEmptyDistributions(r *Row) {
 	for i := 0; i < t.NumField(); i++ {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ",")
 		for suffix, count := range distributionSamples {
-			if strings.HasSuffix(name, suffix) && !strings.HasPrefix(name, "num_") {
+			if strings.HasSuffix(name, suffix) && !strings.HasPrefix(name, "num_") && name != "completed_trajectories" {
 				if n := counts[count]; n != nil && *n == 0 {
 					v.Field(i).SetZero()
 				}

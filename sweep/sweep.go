@@ -184,6 +184,7 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 		return nil, err
 	}
 
+	pending := 0 // points without a final result: none, or an earlier run's unfinished one
 	for i := range points {
 		p := &points[i]
 		rec, ok := fresh[p.ID]
@@ -191,7 +192,10 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 			out.Simulated++
 		} else if rec, ok = done[p.ID]; !ok {
 			out.Missing++
+			pending++
 			continue
+		} else if !rec.Finished() {
+			pending++ // a timed-out record whose retry this run did not finish
 		}
 		info := results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs,
 			EquivalentTo: p.EquivalentTo, CostUSDPerHour: p.CostUSDPerHour}
@@ -209,9 +213,11 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 	}
 	n := results.CountStatuses(out.Rows)
 	out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut = n.OK, n.Degraded, n.Infeasible, n.Failed, n.TimedOut
-	// Interrupted when a selected point has no result: fresh also holds the twins copied after
-	// the pool, so comparing its size with todo's would read a run stopped near its end as whole.
-	out.Interrupted = ctx.Err() != nil && (out.Missing > 0 || building)
+	// Interrupted when a selected point has no final result, which a rerun would simulate: fresh
+	// also holds the twins copied after the pool, so comparing its size with todo's would read a
+	// run stopped near its end as whole; an earlier run's timed-out record that this run's retry
+	// did not replace still counts as pending.
+	out.Interrupted = ctx.Err() != nil && (pending > 0 || building)
 	return out, nil
 }
 

@@ -178,6 +178,38 @@ func TestTimeoutMarksPointTimedOutAndResumeRetriesIt(t *testing.T) {
 	}
 }
 
+// TestResumeInterruptedDuringARetryIsInterrupted times a point out, then resumes and cancels
+// while the retry runs: the journal's timed-out record is not a final result, so the outcome is
+// interrupted (a rerun simulates the point again), not finished with the stale record.
+func TestResumeInterruptedDuringARetryIsInterrupted(t *testing.T) {
+	pts := points(t, testSpec)
+	slow := pts[0].ID
+	hang := func(ctx context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error) {
+		if grid.PointID(cfg) == slow {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return sim.Run(ctx, cfg, opt)
+	}
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), pts, Options{OutputDir: dir, Parallelism: 2, Timeout: 50 * time.Millisecond, Simulate: hang}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancelling := func(c context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error) {
+		cancel() // Ctrl-C while the timed-out point is retried
+		<-c.Done()
+		return nil, c.Err()
+	}
+	out, err := Run(ctx, pts, Options{OutputDir: dir, Parallelism: 2, Simulate: cancelling})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Interrupted || out.Rows[0].Status != results.StatusTimedOut {
+		t.Errorf("resume cancelled during the retry: interrupted %v, row 0 %s; want interrupted with the old timed-out row", out.Interrupted, out.Rows[0].Status)
+	}
+}
+
 // A point whose pass-log spill file fails (the machine's fault, metrics.SpillError) stops the
 // sweep with that error and is not recorded, so a rerun on a fixed machine simulates it, and
 // only it and the points never reached.
