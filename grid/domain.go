@@ -81,11 +81,7 @@ func (p *parser) domain(n *yaml.Node, path string) {
 		return
 	}
 	if len(n.Content) != 2 {
-		var keys []string
-		for i := 0; i < len(n.Content); i += 2 {
-			keys = append(keys, n.Content[i].Value)
-		}
-		p.errorf(path, "a domain has exactly one key, choices or range; got %s", strings.Join(keys, ", "))
+		p.errorf(path, "a domain has exactly one key, choices or range; got %s", strings.Join(mappingKeys(n), ", "))
 		return
 	}
 	kind, body := n.Content[0].Value, n.Content[1]

@@ -317,19 +317,16 @@ func (p *parser) walk(n *yaml.Node, path string) {
 			p.domain(n, path)
 			return
 		}
-		if f := fieldFor(path); f != nil && (!hasSubfields(path) || !hasKey(n, "distribution")) {
+		keys := mappingKeys(n)
+		if f, sub := fieldFor(path), hasSubfields(path); f != nil && (!sub || !slices.Contains(keys, "distribution")) {
 			// A searchable field holds a value (a scalar or a list), so a mapping there is a
 			// mistyped domain ({choice: [4]}); said once here rather than once per point.
-			var keys []string
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				keys = append(keys, n.Content[i].Value)
-			}
 			got := "an empty mapping"
 			if len(keys) > 0 {
 				got = "a mapping with key(s) " + strings.Join(keys, ", ")
 			}
 			want := f.Want()
-			if hasSubfields(path) {
+			if sub {
 				// A token count: an int, or a distribution mapping (which has the distribution key).
 				want += ", a {distribution: ...} mapping"
 			}
@@ -429,14 +426,13 @@ var parentPaths = func() map[string]bool {
 // traffic.source.components[1].source.input_tokens.
 var anyListIndex = regexp.MustCompile(`\[[0-9]+\]`)
 
-// hasKey reports whether mapping n has key.
-func hasKey(n *yaml.Node, key string) bool {
+// mappingKeys lists the keys of mapping n in document order.
+func mappingKeys(n *yaml.Node) []string {
+	var keys []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return true
-		}
+		keys = append(keys, n.Content[i].Value)
 	}
-	return false
+	return keys
 }
 
 // isDomain reports whether a mapping is a domain object (it has a choices or range key).
@@ -444,12 +440,8 @@ func isDomain(n *yaml.Node) bool {
 	if n.Kind != yaml.MappingNode {
 		return false
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i].Value; k == "choices" || k == "range" {
-			return true
-		}
-	}
-	return false
+	keys := mappingKeys(n)
+	return slices.Contains(keys, "choices") || slices.Contains(keys, "range")
 }
 
 func join(path, key string) string {

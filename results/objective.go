@@ -109,6 +109,14 @@ func Targets() []string {
 		TargetGoodput, TargetGoodputPerGPU, TargetTTFT, TargetE2ELatency, TargetMinGPUs}
 }
 
+// CheckTarget returns an error unless target is one of Targets (or "", which means pareto).
+func CheckTarget(target string) error {
+	if target == "" || slices.Contains(Targets(), target) {
+		return nil
+	}
+	return fmt.Errorf("must be one of %v, got %q", Targets(), target)
+}
+
 // TargetObjective returns the column and direction a scalar target ranks by
 // (dynosim-spec.md §5.5); ok is false for pareto and unknown targets.
 func TargetObjective(target string) (o Objective, ok bool) {

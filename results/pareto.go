@@ -150,10 +150,10 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 	if err := CheckObjectives(s.Objectives); err != nil {
 		return nil, err
 	}
-	targetObj, scalar := TargetObjective(s.Target)
-	if !scalar && s.Target != TargetPareto {
-		return nil, fmt.Errorf("unknown target %q; valid targets: %v", s.Target, Targets())
+	if err := CheckTarget(s.Target); err != nil {
+		return nil, fmt.Errorf("target %v", err)
 	}
+	targetObj, scalar := TargetObjective(s.Target)
 	a := &Analysis{Settings: s, Excluded: map[string]int{}, Values: make([][]float64, len(rows)), compared: make([][]float64, len(rows))}
 	strict := s.StrictSLA || s.Target == TargetMinGPUs
 	for i := range rows {

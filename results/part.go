@@ -176,7 +176,7 @@ func partChecksum(meta []byte, rows []Row) (string, error) {
 	for i := range rows {
 		v := reflect.ValueOf(&rows[i]).Elem()
 		for j := 0; j < t.NumField(); j++ {
-			name, _, _ := strings.Cut(t.Field(j).Tag.Get("parquet"), ",")
+			name := columnName(t.Field(j))
 			if name == "-" || name == "" {
 				continue
 			}

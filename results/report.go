@@ -141,6 +141,9 @@ func (e *ManifestError) Error() string {
 
 func (e *ManifestError) Unwrap() error { return e.Err }
 
+// ErrManifestIsDirectory is the ManifestError.Err of a sweep.json that is a directory.
+var ErrManifestIsDirectory = errors.New("it is a directory")
+
 // jsonKind names the JSON kind that decodes into t, for messages: "a string", "an object", ...
 func jsonKind(t reflect.Type) string {
 	switch t.Kind() {
@@ -164,7 +167,7 @@ func jsonKind(t reflect.Type) string {
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, &ManifestError{Path: path, Err: errors.New("it is a directory")}
+		return nil, &ManifestError{Path: path, Err: ErrManifestIsDirectory}
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {

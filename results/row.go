@@ -547,7 +547,7 @@ func clearMetrics(r *Row, latency bool) {
 	v := reflect.ValueOf(r).Elem()
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ",")
+		name := columnName(t.Field(i))
 		f := v.Field(i)
 		if f.Kind() != reflect.Pointer || f.Type().Elem().Kind() != reflect.Float64 || strings.HasPrefix(name, "processed_") {
 			continue
@@ -574,24 +574,39 @@ var distributionSamples = map[string]string{
 	"_trajectory_e2e_latency_ms": "completed_trajectories",
 }
 
+// columnName is the results.parquet column name of a Row field ("-" for fields not written).
+func columnName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("parquet"), ",")
+	return name
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
 // clearEmptyDistributions sets to null the statistics of every distribution with no sample
 // (prediction.json reports them as 0.0, dynosim-spec.md §4.2.1), so that an empty population
 // never reads as a latency of 0 ms.
 func clearEmptyDistributions(r *Row) {
 	v := reflect.ValueOf(r).Elem()
 	t := v.Type()
-	counts := map[string]*int64{}
+	counts := map[string]*int64{} // the sample-count columns distributionSamples names
+	for _, count := range distributionSamples {
+		counts[count] = nil
+	}
 	for i := 0; i < t.NumField(); i++ {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ","); strings.HasPrefix(name, "num_") || name == "completed_trajectories" {
-			if p, ok := v.Field(i).Interface().(*int64); ok {
-				counts[name] = p
-			}
+		if name := columnName(t.Field(i)); hasKey(counts, name) {
+			counts[name], _ = v.Field(i).Interface().(*int64)
 		}
 	}
 	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ",")
+		name := columnName(t.Field(i))
+		if hasKey(counts, name) {
+			continue
+		}
 		for suffix, count := range distributionSamples {
-			if strings.HasSuffix(name, suffix) && !strings.HasPrefix(name, "num_") && name != "completed_trajectories" {
+			if strings.HasSuffix(name, suffix) {
 				if n := counts[count]; n != nil && *n == 0 {
 					v.Field(i).SetZero()
 				}
@@ -837,8 +852,7 @@ func numericValue(r *Row, name string) (x float64, ok, known bool) {
 	v := reflect.ValueOf(r).Elem()
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
-		n, _, _ := strings.Cut(t.Field(i).Tag.Get("parquet"), ",")
-		if n != name {
+		if columnName(t.Field(i)) != name {
 			continue
 		}
 		f := v.Field(i)

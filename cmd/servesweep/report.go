@@ -131,6 +131,7 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if err != nil {
 		return &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
 	}
+	manifestPath := filepath.Join(opts.ResultsDir, results.ManifestFile)
 	m, err := results.ReadManifest(opts.ResultsDir)
 	var bad *results.ManifestError
 	if errors.As(err, &bad) {
@@ -143,7 +144,7 @@ func runReport(io ioStreams, opts *reportOptions) error {
 		m = &results.Manifest{Defaulted: true, Settings: results.Settings{Target: results.TargetPareto, Objectives: results.DefaultObjectives()}}
 		fmt.Fprintf(io.Err, "warning: %s is missing, so the sweep's own settings are unknown: the report uses the defaults "+
 			"(target pareto, objectives %v, no SLA filter, no GPU bounds, max rejected ratio 0) where no flag replaces them\n",
-			filepath.Join(opts.ResultsDir, results.ManifestFile), results.DefaultObjectives())
+			manifestPath, results.DefaultObjectives())
 	}
 	s := &m.Settings
 	if opts.set["objective"] {
@@ -157,7 +158,7 @@ func runReport(io ioStreams, opts *reportOptions) error {
 		}
 	}
 	if opts.set["target"] {
-		if _, ok := results.TargetObjective(opts.Target); !ok && opts.Target != results.TargetPareto {
+		if err := results.CheckTarget(opts.Target); err != nil || opts.Target == "" {
 			return &usageError{fmt.Errorf("--target must be one of %v, got %q", results.Targets(), opts.Target)}
 		}
 		s.Target = opts.Target
@@ -171,7 +172,6 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if opts.set["max-gpus"] {
 		s.MaxGPUs = opts.MaxGPUs
 	}
-	manifestPath := filepath.Join(opts.ResultsDir, results.ManifestFile)
 	if s.MinGPUs < 0 || s.MaxGPUs < 0 || (s.MaxGPUs > 0 && s.MinGPUs > s.MaxGPUs) {
 		from := func(flag, key string) string {
 			if opts.set[flag] {
@@ -184,14 +184,14 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	}
 	if opts.set["max-rejected-ratio"] {
 		s.MaxRejectedRatio = opts.MaxRejectedRatio
-	} else if err := checkRejectedRatio("settings.max_rejected_ratio of "+filepath.Join(opts.ResultsDir, results.ManifestFile),
+	} else if err := checkRejectedRatio("settings.max_rejected_ratio of "+manifestPath,
 		s.MaxRejectedRatio); err != nil {
 		return &usageError{fmt.Errorf("%v; pass --max-rejected-ratio R to replace it", err)}
 	}
 	if err := checkReportSLA(rows, s, opts.set); err != nil {
 		return err
 	}
-	if err := checkReportCost(rows, s, opts.set["objective"], filepath.Join(opts.ResultsDir, results.ManifestFile)); err != nil {
+	if err := checkReportCost(rows, s, opts.set["objective"], manifestPath); err != nil {
 		return err
 	}
 	// Settings from the sweep's manifest are blamed on it, those from flags on the flags.
@@ -201,8 +201,8 @@ func runReport(io ioStreams, opts *reportOptions) error {
 		}
 		return &usageError{fmt.Errorf("settings.objectives of %s: %v; --objective replaces them", manifestPath, err)}
 	}
-	if _, ok := results.TargetObjective(s.Target); !ok && s.Target != results.TargetPareto && s.Target != "" {
-		return &usageError{fmt.Errorf("settings.target of %s must be one of %v, got %q; --target replaces it", manifestPath, results.Targets(), s.Target)}
+	if err := results.CheckTarget(s.Target); err != nil {
+		return &usageError{fmt.Errorf("settings.target of %s %v; --target replaces it", manifestPath, err)}
 	}
 	a, err := results.Analyze(rows, *s)
 	if err != nil {

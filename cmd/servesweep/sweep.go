@@ -391,13 +391,14 @@ func prepareSweepDir(dir string, overwrite bool, specHash string) error {
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
 		if e.Name() == results.JournalFile {
-			if st, err := os.Stat(filepath.Join(dir, results.ManifestFile)); err == nil && st.IsDir() {
-				return &usageError{fmt.Errorf("--output-dir %s cannot be resumed: %s is a directory where the sweep writes its manifest; "+
-					"remove that directory and rerun (the journal keeps the finished points)", dir, filepath.Join(dir, results.ManifestFile))}
-			}
 			m, err := results.ReadManifest(dir)
 			var bad *results.ManifestError
-			if errors.As(err, &bad) {
+			if errors.As(err, &bad) && errors.Is(err, results.ErrManifestIsDirectory) {
+				// --overwrite could not remove it: the sweep removes only the files it writes.
+				return &usageError{fmt.Errorf("--output-dir %s cannot be resumed: %s is a directory where the sweep writes its manifest; "+
+					"remove that directory and rerun (the journal keeps the finished points)", dir, bad.Path)}
+			}
+			if bad != nil {
 				return &usageError{fmt.Errorf("--output-dir %s cannot be resumed: %v; move that file away to resume (the journal keeps "+
 					"the finished points and their spec), choose another directory, or pass --overwrite to start over", dir, err)}
 			}
