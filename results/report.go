@@ -134,11 +134,13 @@ type ManifestError struct {
 	Err error
 }
 
+// Error names the file, what a manifest is, and what is wrong with this one.
 func (e *ManifestError) Error() string {
 	return fmt.Sprintf("%s is not a sweep manifest servesweep wrote (a JSON object with schema_version, spec, settings and counts): %v",
 		e.Path, e.Err)
 }
 
+// Unwrap returns Err (errors.Is(err, ErrManifestIsDirectory) finds a directory).
 func (e *ManifestError) Unwrap() error { return e.Err }
 
 // ErrManifestIsDirectory is the ManifestError.Err of a sweep.json that is a directory.
