@@ -10,7 +10,7 @@ import (
 // SLARatio is how close request r came to the SLA: the largest of TTFT / ttft_ms, ITL /
 // itl_ms (ITL as the goodput rule measures it: (e2e − ttft)/(n − 1), skipped for n <= 1) and
 // E2E / e2e_ms over the bounds that are set. r is good (isGood, the goodput rule of
-// dynosim-spec.md §4.2.2) exactly when its ratio is <= 1. A request that was rejected, did not
+// dynosim-spec.md §4.2.2) exactly when its ratio is <= 1 + BoundTolerance. A request that was rejected, did not
 // finish, or finished without a token under a TTFT or ITL bound has ratio +Inf; a request no set
 // bound applies to has ratio 0.
 func SLARatio(r *engine.Request, sla *SLA) float64 {

@@ -286,23 +286,24 @@ func Build(in *Input) (*Summary, error) {
 	return s, nil
 }
 
-// isGood applies the goodput rule of dynosim-spec.md §4.2.2: every set bound holds, inclusively;
+// isGood applies the goodput rule of dynosim-spec.md §4.2.2: every set bound holds, inclusively
+// (MeetsBound, with its float tolerance);
 // the ITL bound uses (e2e − ttft)/(n − 1) and is skipped for n <= 1; a request with no token is
 // good only under an e2e-only SLA.
 func isGood(r *engine.Request, sla *SLA) bool {
 	n := r.Generated
 	if n == 0 {
-		return sla.E2EMs > 0 && sla.TTFTMs <= 0 && sla.ITLMs <= 0 && r.TerminalMs-r.ArrivalMs <= sla.E2EMs
+		return sla.E2EMs > 0 && sla.TTFTMs <= 0 && sla.ITLMs <= 0 && MeetsBound(r.TerminalMs-r.ArrivalMs, sla.E2EMs)
 	}
 	ttft := clamp(r.FirstTokenMs - r.ArrivalMs)
 	e2e := clamp(r.LastTokenMs - r.ArrivalMs)
-	if sla.E2EMs > 0 && e2e > sla.E2EMs {
+	if sla.E2EMs > 0 && !MeetsBound(e2e, sla.E2EMs) {
 		return false
 	}
-	if sla.TTFTMs > 0 && ttft > sla.TTFTMs {
+	if sla.TTFTMs > 0 && !MeetsBound(ttft, sla.TTFTMs) {
 		return false
 	}
-	if sla.ITLMs > 0 && n > 1 && (e2e-ttft)/float64(n-1) > sla.ITLMs {
+	if sla.ITLMs > 0 && n > 1 && !MeetsBound((e2e-ttft)/float64(n-1), sla.ITLMs) {
 		return false
 	}
 	return true
