@@ -178,9 +178,9 @@ func (s *Spec) checkCapacity(p *Point) error {
 	return nil
 }
 
-// roleHardware returns the resolved hardware id of each role cfg's mode uses, with the role's
-// GPU count: a role's own hardware (prefill and decode may set one) or engine.hardware.
-func roleHardware(cfg *config.Config) (ids []string, gpus []int) {
+// roleHardware returns each role cfg's mode uses with its resolved hardware id and its GPU
+// count: a role's own hardware (prefill and decode may set one) or engine.hardware.
+func roleHardware(cfg *config.Config) (roles []config.Role, ids []string, gpus []int) {
 	for _, r := range cfg.Engine.Mode.Roles() {
 		role := cfg.Engine.Workers.Role(r)
 		if role == nil {
@@ -191,10 +191,11 @@ func roleHardware(cfg *config.Config) (ids []string, gpus []int) {
 			hw = role.Hardware
 		}
 		id, _ := timing.ResolveHardwareID(hw)
+		roles = append(roles, r)
 		ids = append(ids, id)
 		gpus = append(gpus, role.Parallelism.GPUs())
 	}
-	return ids, gpus
+	return roles, ids, gpus
 }
 
 // checkCost sets each point's CostUSDPerHour from the cost section: Σ over its roles of the
@@ -209,8 +210,9 @@ func (s *Spec) checkCost(points []Point) (warnings []string, err error) {
 	missing := map[string]int{}
 	used := map[string]bool{}
 	for i := range points {
-		ids, gpus := roleHardware(points[i].Config)
+		roles, ids, gpus := roleHardware(points[i].Config)
 		cost, priced := 0.0, true
+		var prefill, decode float64
 		for k, id := range ids {
 			used[id] = true
 			price, ok := c.GPUHourUSD[id]
@@ -220,9 +222,15 @@ func (s *Spec) checkCost(points []Point) (warnings []string, err error) {
 				continue
 			}
 			cost += float64(gpus[k]) * price
+			if roles[k] == config.RolePrefill {
+				prefill = price
+			} else {
+				decode = price
+			}
 		}
 		if priced {
 			points[i].CostUSDPerHour = cost
+			points[i].PrefillGPUHourUSD, points[i].DecodeGPUHourUSD = prefill, decode
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(c.GPUHourUSD)) {

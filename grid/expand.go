@@ -65,6 +65,11 @@ type Point struct {
 	// CostUSDPerHour is the point's price per hour from optimization.cost, in USD: Σ over its
 	// roles of GPUs × the role hardware's USD per GPU-hour (0: no cost section).
 	CostUSDPerHour float64
+	// PrefillGPUHourUSD and DecodeGPUHourUSD are the USD per GPU-hour of the hardware of the
+	// prefill role and of the decode role (the aggregated role's under aggregated serving, as the
+	// summary reports it as decode); 0 without a cost section or for a role the mode does not
+	// use. An autoscaled point is priced from its provisioned GPU-hours at these prices.
+	PrefillGPUHourUSD, DecodeGPUHourUSD float64
 }
 
 // CanonicalKey identifies the class of configs that simulate identically to cfg, by exactly these

@@ -348,7 +348,9 @@ type Row struct {
 	CapacityBounded  *bool    `parquet:"capacity_bounded,optional"`
 
 	// Cost (optimization.cost; null without it). CostUSDPerHour = Σ over the roles of their GPUs
-	// × their hardware's USD per GPU-hour (a disaggregated role may run on its own hardware); USDPerMillionOutputTokens = cost_usd_per_hour / (output_throughput_tok_s × 3600)
+	// × their hardware's USD per GPU-hour (a disaggregated role may run on its own hardware), or
+	// for an autoscaled point its provisioned GPU-hours at those prices per hour of run
+	// (provisionedCostPerHour); USDPerMillionOutputTokens = cost_usd_per_hour / (output_throughput_tok_s × 3600)
 	// × 1e6, at the capacity load under a capacity search (null without output throughput).
 	CostUSDPerHour            *float64 `parquet:"cost_usd_per_hour,optional"`
 	USDPerMillionOutputTokens *float64 `parquet:"usd_per_million_output_tokens,optional"`
@@ -401,6 +403,10 @@ type PointInfo struct {
 	// CostUSDPerHour is the point's price per hour in USD, its GPUs at their hardware's price
 	// (0: no cost columns).
 	CostUSDPerHour float64
+	// PrefillGPUHourUSD and DecodeGPUHourUSD are the prices per GPU-hour of the prefill role's
+	// and the decode (or aggregated) role's hardware, which price an autoscaled point's
+	// provisioned GPU-hours (provisionedCostPerHour).
+	PrefillGPUHourUSD, DecodeGPUHourUSD float64
 }
 
 // NewRow builds the row of a point from its config and its journal record. Metric columns are
@@ -434,6 +440,9 @@ func NewRow(p PointInfo, rec Record) Row {
 			r.PrefillWorkerSeconds, r.PrefillGPUsPerWorker = nil, nil
 		}
 		fillDerived(&r)
+		if cost, ok := provisionedCostPerHour(&r, p); ok {
+			r.CostUSDPerHour = f64(cost)
+		}
 		clearEmptyDistributions(&r)
 		if deref(r.RejectedRequests) > 0 || deref(r.TruncatedRequests) > 0 {
 			r.Status, r.Reason = StatusDegraded, degradedReason(&r, rec.Summary)
@@ -783,6 +792,40 @@ func fillTagged(ptr any, m map[string]float64) {
 			f.Set(reflect.ValueOf(&x))
 		}
 	}
+}
+
+// provisionedCostPerHour is the price per hour, in USD, of an autoscaled point (planner.policy
+// enabled: r.PeakGPUs is set): the GPU-hours each role provisioned over the run at its hardware's
+// price, divided by the run's hours,
+//
+//	(prefill_worker_seconds × prefill_gpus_per_worker × prefill price +
+//	 decode_worker_seconds × decode_gpus_per_worker × decode price) / 3600 / (duration_ms / 3.6e6)
+//
+// so a pool that grew from 1 to 4 workers and back, averaging 1.529 GPUs at 3.5 USD per
+// GPU-hour, costs 5.35 USD per hour, not the 3.5 of its starting size. ok is false for a fixed
+// deployment (whose provisioned GPUs are its configured ones, priced in p.CostUSDPerHour), without
+// prices, or when the run has no duration or worker-seconds.
+func provisionedCostPerHour(r *Row, p PointInfo) (float64, bool) {
+	if r.PeakGPUs == nil || p.CostUSDPerHour <= 0 || r.DurationMs == nil || *r.DurationMs <= 0 {
+		return 0, false
+	}
+	usdSeconds := 0.0 // Σ role worker-seconds × GPUs per worker × USD per GPU-hour
+	for _, role := range []struct {
+		seconds *float64
+		gpus    *int64
+		price   float64
+	}{
+		{r.PrefillWorkerSeconds, r.PrefillGPUsPerWorker, p.PrefillGPUHourUSD},
+		{r.DecodeWorkerSeconds, r.DecodeGPUsPerWorker, p.DecodeGPUHourUSD},
+	} {
+		if role.seconds != nil && role.gpus != nil {
+			usdSeconds += *role.seconds * float64(*role.gpus) * role.price
+		}
+	}
+	if usdSeconds <= 0 {
+		return 0, false
+	}
+	return usdSeconds / (*r.DurationMs / 1000), true
 }
 
 // fillDerived computes the per-GPU columns (dynosim-spec.md §5.5).

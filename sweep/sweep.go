@@ -198,7 +198,8 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 			pending++ // a timed-out record whose retry this run did not finish
 		}
 		info := results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs,
-			EquivalentTo: p.EquivalentTo, CostUSDPerHour: p.CostUSDPerHour}
+			EquivalentTo: p.EquivalentTo, CostUSDPerHour: p.CostUSDPerHour,
+			PrefillGPUHourUSD: p.PrefillGPUHourUSD, DecodeGPUHourUSD: p.DecodeGPUHourUSD}
 		if c := rec.Capacity; c != nil && len(c.Probes) > 0 {
 			// The row describes the deployment at the load its metrics were measured at.
 			if cfg, data, err := p.AtLoad(c.Load); err == nil {

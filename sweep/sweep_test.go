@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -568,4 +569,95 @@ func numeric(t *testing.T, r *results.Row, key string) *float64 {
 	}
 	t.Fatalf("no column for %s", key)
 	return nil
+}
+
+// plannerSpec is TestPlannerLoadStepScalesUp's run (sim/planner_test.go) as a sweep of the
+// planner on and off, priced at 3.5 USD per GPU-hour: 2 req/s until 3 s, then 20 req/s, 56
+// one-token requests on one worker that serves 10 req/s (fixed 90 + 10 ms). Enabled, the planner
+// adds a worker at 5,000 ms that no request reaches; the run ends at 8,000 ms with 11
+// worker-seconds provisioned (1.375 GPUs on average).
+const plannerSpec = `traffic:
+  source: {type: synthetic, input_tokens: 16, output_tokens: 1}
+  load:
+    type: constant_rate
+    profile: [{until_seconds: 3, requests_per_second: 2}, {until_seconds: 100, requests_per_second: 20}]
+  stop: {requests: 56}
+engine:
+  mode: aggregated
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  context_length: 100000
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+      scheduler: {max_batched_tokens: 8192, max_sequences: 1, capacity_policy: guaranteed_no_evict}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 1000}}
+      startup_seconds: 0.5
+      timing: {type: fixed, prefill_ms: 90, decode_ms: 10}
+evaluation:
+  sla: {ttft_ms: 300}
+planner:
+  policy: {choices: [disabled, enabled]}
+  target: load
+  enable_load_scaling: true
+  load_adjustment_interval_seconds: 1
+  load_min_observations: 5
+  max_num_gpus: 4
+optimization:
+  target: pareto
+  objectives:
+    - {metric: usd_per_million_output_tokens, direction: minimize}
+    - {metric: p99_ttft_ms, direction: minimize}
+  cost: {gpu_hour_usd: {h200_sxm: 3.5}}
+`
+
+// TestAutoscaledPointIsPricedFromItsGPUHours: the autoscaled point costs its provisioned
+// GPU-hours, 1.375 GPUs × 3.5 = 4.8125 USD per hour, and 4.8125 / (7 tok/s × 3600) × 1e6 =
+// 190.97 USD per million output tokens (56 tokens in 8 s); the fixed point costs 3.5 and 138.89.
+// Their latencies are equal, so the fixed point alone is on the front.
+func TestAutoscaledPointIsPricedFromItsGPUHours(t *testing.T) {
+	s, err := grid.Parse([]byte(plannerSpec), "spec.yaml", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), x.Points, Options{OutputDir: t.TempDir(), Parallelism: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(out.Rows))
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Abs(b) }
+	for _, c := range []struct {
+		policy              string
+		avgGPUs, usdH, usdM float64
+	}{
+		{"disabled", 1, 3.5, 3.5 / (7 * 3600) * 1e6},
+		{"enabled", 1.375, 4.8125, 4.8125 / (7 * 3600) * 1e6},
+	} {
+		var r *results.Row
+		for i := range out.Rows {
+			if strings.Contains(out.Rows[i].ConfigYAML, "policy: "+c.policy) {
+				r = &out.Rows[i]
+			}
+		}
+		if r == nil || r.Status != results.StatusOK || r.AvgGPUs == nil || r.CostUSDPerHour == nil || r.USDPerMillionOutputTokens == nil {
+			t.Fatalf("planner %s: row %+v", c.policy, r)
+		}
+		if !near(*r.AvgGPUs, c.avgGPUs) || !near(*r.CostUSDPerHour, c.usdH) || !near(*r.USDPerMillionOutputTokens, c.usdM) {
+			t.Errorf("planner %s: avg_gpus %v, cost_usd_per_hour %v, usd_per_million_output_tokens %v; want %v, %v, %v",
+				c.policy, *r.AvgGPUs, *r.CostUSDPerHour, *r.USDPerMillionOutputTokens, c.avgGPUs, c.usdH, c.usdM)
+		}
+	}
+	a, err := results.Analyze(out.Rows, s.Optimization.Settings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Front) != 1 || !strings.Contains(out.Rows[a.Front[0]].ConfigYAML, "policy: disabled") {
+		t.Errorf("front %d points; want the fixed point alone", len(a.Front))
+	}
 }
