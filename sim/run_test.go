@@ -440,3 +440,22 @@ func TestInterruptibleBuild(t *testing.T) {
 		t.Fatalf("canceled during the build: %p, %v; want nil, context.Canceled", got, err)
 	}
 }
+
+// TestGoodputCountsARequestThatMeetsItsBoundExactly: two lone one-token requests at 0 and
+// 4,085.6 ms (0.24476209124730763 req/s: 1000/rate is 4,085.6 exactly), each 15 ms to its first token (fixed 10 + 5 ms), under ttft_ms 15: the second's
+// TTFT computes as 15.000000000000455 ms from its absolute times and still meets the bound, so
+// goodput is 2 of 2.
+func TestGoodputCountsARequestThatMeetsItsBoundExactly(t *testing.T) {
+	cfg := testConfig(16, 1, 2, 1, 1000)
+	cfg.Traffic.Load = config.Load{Type: config.LoadConstantRate, RequestsPerSecond: 0.24476209124730763}
+	cfg.Engine.Workers.Aggregated.Timing = config.Timing{Type: config.TimingFixed, PrefillMs: f64(10), DecodeMs: f64(5)}
+	cfg.Evaluation.SLA = &config.SLA{TTFTMs: f64(15)}
+	res := mustRun(t, cfg)
+	r := res.Requests[1]
+	if ttft := r.FirstTokenMs - r.ArrivalMs; ttft <= 15 {
+		t.Fatalf("arrival %v ms, TTFT %v ms: the case no longer rounds above the bound", r.ArrivalMs, ttft)
+	}
+	if got := res.Summary.GoodputCompletedRequests; got != 2 {
+		t.Errorf("goodput %d of 2 (second TTFT %v ms)", got, r.FirstTokenMs-r.ArrivalMs)
+	}
+}

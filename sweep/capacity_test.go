@@ -251,3 +251,37 @@ func TestCapacitySearchEnds(t *testing.T) {
 		t.Errorf("max_probes 2: reason %q, want %q...", r.Reason, want)
 	}
 }
+
+// rateSpec is a deployment whose rate capacity is known by hand: a lone request (16 prompt
+// tokens, 5 output tokens) takes 35 ms (the prefill pass 10 + 5 ms gives the first token at 15 ms,
+// then 4 decode passes of 5 ms), and a request arriving while another runs waits for it, so TTFT
+// <= 15 ms holds for every request exactly when arrivals are at least 35 ms apart: the capacity
+// is 1000/35 = 28.57 req/s. Arrival i is at i × 35 ms, whose rounding made the TTFT of such a
+// request 15 ms plus a few ulps of its arrival time.
+const rateSpec = `traffic:
+  source: {type: synthetic, input_tokens: 16, output_tokens: 5}
+  load: {type: constant_rate, requests_per_second: 1}
+  stop: {requests: 200}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+      timing: {type: fixed, prefill_ms: 10, decode_ms: 5}
+evaluation: {sla: {ttft_ms: 15}}
+optimization: {capacity_search: {attainment: 0.99, min: 1, max: 1000, relative_tolerance: 0.05, max_probes: 30}}
+`
+
+// TestRateCapacityMeetsBoundsExactly: the search's capacity lies in the tolerance band below the
+// exact 1000/35 req/s, [1000/35 / 1.05, 1000/35] = [27.21, 28.57].
+func TestRateCapacityMeetsBoundsExactly(t *testing.T) {
+	rows := runCapacity(t, rateSpec, 1, "")
+	if len(rows) != 1 || rows[0].CapacityLoad == nil {
+		t.Fatalf("rows %+v", rows)
+	}
+	exact := 1000.0 / 35
+	if c := *rows[0].CapacityLoad; c < exact/1.05 || c > exact {
+		t.Errorf("capacity %v req/s, want in [%v, %v]", c, exact/1.05, exact)
+	}
+}
