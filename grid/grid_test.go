@@ -823,3 +823,64 @@ func mustParse(t *testing.T, spec string, sets ...string) *Spec {
 	}
 	return s
 }
+
+// A misspelt or misplaced key anywhere in the spec is one spec error at Parse, at its full path
+// with the keys valid there, whichever worker role holds it and whether or not a domain sits
+// on it; it does not reach the points.
+func TestSpecUnknownKeysAreOneErrorEach(t *testing.T) {
+	const par = "replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert"
+	const role = "hardware, startup_seconds, parallelism, scheduler, kv_cache, timing"
+	modes := "engine.mode={choices: [aggregated, disaggregated]}"
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want []string
+	}{
+		{"typo in a searched role", []string{modes, "engine.workers.aggregated.parallelism.tensr=4"},
+			[]string{"spec.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: " + par}},
+		{"key of another section in a role", []string{modes, "engine.workers.prefill.max_batch_tokens=4096"},
+			[]string{"spec.yaml: engine.workers.prefill.max_batch_tokens: unknown field; valid fields: " + role}},
+		{"typo in a role the concrete mode drops", []string{"engine.workers.decode.schedular={max_sequences: 8}"},
+			[]string{"spec.yaml: engine.workers.decode.schedular: unknown field; valid fields: " + role}},
+		{"a domain on a misspelt key", []string{"engine.workers.aggregated.parallelism.tensr={choices: [1, 2]}"},
+			[]string{"spec.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: " + par}},
+		{"misspelt section, then a key under it", []string{"engine.wrkers.aggregated.parallelism.tensor=2"},
+			[]string{"spec.yaml: engine.wrkers: unknown field; valid fields: mode, model, hardware, backend, backend_version, " +
+				"context_length, speculation, enable_chunked_prefill, overlap_scheduling, kv_transfer, frontend, precision, workers"}},
+		// The union's keys are its variant's: the spec's timing is polynomial.
+		{"two typos, two errors", []string{"engine.workers.aggregated.timing.tpe=fixed", "router.polcy=kv_router"},
+			[]string{"spec.yaml: engine.workers.aggregated.timing.tpe: unknown field; valid fields: type, forward_model",
+				"spec.yaml: router.polcy: unknown field; valid fields: policy, prefill_load_model"}},
+		{"union under a domain lists every variant's keys", []string{"router={policy: {choices: [round_robin, kv_router]}, temprature: 0.5}"},
+			[]string{"spec.yaml: router.temprature: unknown field; valid fields: policy, prefill_load_model, overlap_score_credit, prefill_load_scale, temperature"}},
+		{"inside a distribution", []string{"traffic.source.input_tokens={distribution: normal, mean: 128, stdev: 8}"},
+			[]string{"spec.yaml: traffic.source.input_tokens.stdev: unknown field; valid fields: distribution, min, max, mean, stddev"}},
+		{"refused key in a role", []string{"engine.workers.aggregated.backend=sglang"},
+			[]string{"spec.yaml: engine.workers.aggregated.backend: per-role overrides are not allowed; set engine.backend"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(both), "spec.yaml", tc.sets, nil)
+			var ces config.Errors
+			if !errors.As(err, &ces) {
+				t.Fatalf("err = %v, want config.Errors", err)
+			}
+			if got := err.Error(); got != strings.Join(tc.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", got, strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+	// The built-in and example specs have no unknown key.
+	paths, _ := filepath.Glob("../examples/*.yaml")
+	if len(paths) < 5 {
+		t.Fatalf("examples: %v", paths)
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse(data, p, nil, func(string) (string, bool) { return "x", true }); err != nil && strings.Contains(err.Error(), "unknown field") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}

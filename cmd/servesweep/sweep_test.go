@@ -804,3 +804,56 @@ func TestSweepFailedBeforeAnyPointLeavesNoJournal(t *testing.T) {
 		t.Fatalf("the journal's lock file: %v", err)
 	}
 }
+
+// TestSweepSpecTyposExit2 runs the three typos of issue 41 on a copy of the built-in spec: a
+// misspelt key in the spec, the same through --set, and a key valid in no worker role. Each is
+// one spec error (exit 2) before expansion, at the key's full path with the keys valid there,
+// and nothing is simulated or printed on stdout.
+func TestSweepSpecTyposExit2(t *testing.T) {
+	tmp := t.TempDir()
+	data, err := os.ReadFile("../../examples/default-sweep.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, old, new string) string {
+		t.Helper()
+		if !strings.Contains(string(data), old) {
+			t.Fatalf("the built-in spec lacks %q", old)
+		}
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tensr := write("tensr.yaml", "tensor: {choices: [1, 2, 4, 8]}", "tensr: 4")
+	misplaced := write("misplaced.yaml", "scheduler: {max_batched_tokens: 8192, max_sequences: 16}",
+		"scheduler: {max_batched_tokens: 8192, max_sequences: 16}\n      max_batch_tokens: 4096")
+	base := write("base.yaml", "", "")
+	const par = "valid fields: replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"misspelt key", []string{"-c", tensr},
+			tensr + ": engine.workers.aggregated.parallelism.tensr: unknown field; " + par},
+		{"misspelt --set path", []string{"-c", base, "--set", "engine.workers.aggregated.parallelism.tp=4"},
+			base + " (--set engine.workers.aggregated.parallelism.tp=4): engine.workers.aggregated.parallelism.tp: unknown field; " + par},
+		{"key of no role", []string{"-c", misplaced},
+			misplaced + ": engine.workers.prefill.max_batch_tokens: unknown field; valid fields: hardware, startup_seconds, " +
+				"parallelism, scheduler, kv_cache, timing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, extra := range [][]string{{"--dry-run"}, {"--output-dir", filepath.Join(tmp, "out"), "-q"}} {
+				code, out, errs := runCLI(t, append(append([]string{"sweep"}, tc.args...), extra...)...)
+				if code != exitConfigError || errs != "error: "+tc.want+"\n" || out != "" {
+					t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and\nerror: %s", extra, code, out, errs, tc.want)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(tmp, "out")); !os.IsNotExist(err) {
+				t.Error("a spec error created the output directory")
+			}
+		})
+	}
+}
