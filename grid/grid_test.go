@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -882,5 +883,63 @@ func TestSpecUnknownKeysAreOneErrorEach(t *testing.T) {
 		if _, err := Parse(data, p, nil, func(string) (string, bool) { return "x", true }); err != nil && strings.Contains(err.Error(), "unknown field") {
 			t.Errorf("%s: %v", p, err)
 		}
+	}
+}
+
+// A mode of engine.mode's domain without a valid point is refused by CheckModes with its
+// counts and first reason, while the other modes' points remain in the expansion; a value of
+// another domain without a valid point stays a warning.
+func TestCheckModesRefusesAnEmptyMode(t *testing.T) {
+	modes := "engine.mode={choices: [aggregated, disaggregated]}"
+	x := expand(t, both, modes, "engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}",
+		"engine.workers.aggregated.scheduler.max_sequences=0")
+	if x.Valid != 1 || x.Filtered[FilteredInvalid] != 2 {
+		t.Fatalf("valid %d filtered %v; want the one disaggregated point valid, 2 invalid", x.Valid, x.Filtered)
+	}
+	want := "spec.yaml: engine.mode: the mode aggregated has no valid point: all 2 of its grid points were filtered " +
+		"(invalid_config 2), e.g. point mode=aggregated aggregated.replicas=1: spec.yaml: " +
+		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, drop aggregated from " +
+		"the choices, or pass --allow-empty-mode to sweep the other modes alone"
+	err := x.CheckModes()
+	var ces config.Errors
+	if !errors.As(err, &ces) || err.Error() != want {
+		t.Errorf("CheckModes = %v\nwant %s", err, want)
+	}
+	wantEmpty := []EmptyValue{
+		{Path: "engine.mode", Value: "aggregated", Points: 2, Filtered: map[string]int{FilteredInvalid: 2},
+			Example: "point mode=aggregated aggregated.replicas=1: spec.yaml: engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0"},
+		{Path: "engine.workers.aggregated.parallelism.replicas", Value: "1", Points: 1, Filtered: map[string]int{FilteredInvalid: 1},
+			Example: "point mode=aggregated aggregated.replicas=1: spec.yaml: engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0"},
+		{Path: "engine.workers.aggregated.parallelism.replicas", Value: "2", Points: 1, Filtered: map[string]int{FilteredInvalid: 1},
+			Example: "point mode=aggregated aggregated.replicas=2: spec.yaml: engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0"},
+	}
+	if !reflect.DeepEqual(x.EmptyValues, wantEmpty) {
+		t.Errorf("EmptyValues = %+v\nwant %+v", x.EmptyValues, wantEmpty)
+	}
+	if len(x.Warnings) != 3 || !strings.HasPrefix(x.Warnings[0], "engine.mode: value aggregated has no valid point (all 2 of its points filtered: 2 invalid_config)") {
+		t.Errorf("warnings %q", x.Warnings)
+	}
+
+	// A mode the GPU budget alone rules out is refused too (and warned about when allowed);
+	// another value the budget alone rules out is neither.
+	x = expand(t, both, modes, "engine.workers.aggregated.parallelism.replicas=64",
+		"engine.workers.decode.parallelism.replicas={choices: [1, 64]}")
+	want = "spec.yaml: engine.mode: the mode aggregated has no valid point: all 1 of its grid points were filtered (gpu_budget 1), " +
+		"e.g. point mode=aggregated: 64 GPUs, outside the budget [1, 32] of optimization.constraints; fix the spec, drop aggregated " +
+		"from the choices, or pass --allow-empty-mode to sweep the other modes alone"
+	if err := x.CheckModes(); err == nil || err.Error() != want {
+		t.Errorf("budget: CheckModes = %v\nwant %s", err, want)
+	}
+	if len(x.EmptyValues) != 2 || !x.EmptyValues[0].BudgetOnly() || x.EmptyValues[1].Value != "64" {
+		t.Errorf("budget: EmptyValues = %+v", x.EmptyValues)
+	}
+	if len(x.Warnings) != 1 || !strings.HasPrefix(x.Warnings[0], "engine.mode: value aggregated has no valid point (all 1 of its points filtered: 1 gpu_budget)") {
+		t.Errorf("budget: warnings %q", x.Warnings)
+	}
+
+	// Every mode with a valid point: a value of another domain without one is not refused.
+	x = expand(t, both, modes, "engine.backend=vllm", "engine.workers.aggregated.kv_cache.block_size={choices: [1, 16]}") // vllm needs >= 2
+	if err := x.CheckModes(); err != nil || len(x.EmptyValues) != 1 || x.EmptyValues[0].Path != "engine.workers.aggregated.kv_cache.block_size" {
+		t.Errorf("value without a valid point: CheckModes = %v, EmptyValues %+v", err, x.EmptyValues)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesweep/servesweep/examples"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
@@ -855,5 +856,36 @@ func TestSweepSpecTyposExit2(t *testing.T) {
 				t.Error("a spec error created the output directory")
 			}
 		})
+	}
+}
+
+// TestSweepEmptyModeExit2 makes every aggregated point of the built-in spec invalid: the sweep
+// (dry run, real run or any shard) exits 2 naming the mode, its filter counts and first reason,
+// unless --allow-empty-mode lets it sweep the disaggregated points with a warning.
+func TestSweepEmptyModeExit2(t *testing.T) {
+	const want = "error: " + examples.DefaultSweepName + ": engine.mode: the mode aggregated has no valid point: all 128 of its grid points " +
+		"were filtered (gpu_budget 48, invalid_config 80), e.g. point mode=aggregated router.policy=round_robin hardware=h100_sxm " +
+		"weights=bf16 aggregated.replicas=1 aggregated.tensor=1: " + examples.DefaultSweepName + ": " +
+		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, drop aggregated from the " +
+		"choices, or pass --allow-empty-mode to sweep the other modes alone\n"
+	bad := []string{"sweep", "--set", "engine.workers.aggregated.scheduler.max_sequences=0"}
+	out := filepath.Join(t.TempDir(), "out")
+	for _, extra := range [][]string{{"--dry-run"}, {"--output-dir", out, "-q"}, {"--shard", "0/2", "--output-dir", out, "-q"},
+		{"--shard", "1/2", "--dry-run"}} {
+		code, stdout, errs := runCLI(t, append(bad, extra...)...)
+		if code != exitConfigError || errs != want || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr\n%s\nwant exit 2 and\n%s", extra, code, stdout, errs, want)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Error("the refused sweep created its output directory")
+	}
+	code, stdout, errs := runCLI(t, append(bad, "--dry-run", "--allow-empty-mode")...)
+	if code != 0 || !strings.Contains(stdout, "grid: 416 points before filtering, 200 valid") ||
+		!strings.HasPrefix(errs, "warning: engine.mode: value aggregated has no valid point (all 128 of its points filtered: 48 gpu_budget, 80 invalid_config)") {
+		t.Errorf("--allow-empty-mode: exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+	if got := resumeCommand(&sweepOptions{OutputDir: "out", AllowEmptyMode: true}); got != "servesweep sweep --output-dir out --allow-empty-mode" {
+		t.Errorf("resume command %q lacks --allow-empty-mode", got)
 	}
 }
