@@ -27,7 +27,7 @@ const (
 	// FilteredUnsupported: the point uses something the simulator cannot run yet.
 	FilteredUnsupported = "unsupported"
 	// FilteredGPUBudget: the point's GPU count is outside optimization.constraints.
-	FilteredGPUBudget = "gpu_budget"
+	FilteredGPUBudget = results.FilteredGPUBudget
 	// FilteredDuplicate: the point's concrete config equals an earlier point's (for example
 	// when a policy without kv_router drops the kv_router knobs).
 	FilteredDuplicate = "duplicate"
@@ -177,26 +177,7 @@ type Expansion struct {
 	Warnings []string
 	// EmptyValues are the domain values that grid points take but no valid point does, in
 	// domain and value order; CheckModes refuses an engine.mode among them.
-	EmptyValues []EmptyValue
-}
-
-// EmptyValue is a domain value that no valid point takes: every grid point with the value was
-// filtered out.
-type EmptyValue struct {
-	// Path is the domain's field path and Value the value as YAML text.
-	Path, Value string
-	// Points counts the grid points that take the value; Filtered counts them by reason
-	// (Filtered* constants), adding up to Points.
-	Points   int
-	Filtered map[string]int
-	// Example is the message of the first of those points filtered for a reason other than
-	// the GPU budget (of the first of them when there is none).
-	Example string
-}
-
-// BudgetOnly reports whether the GPU budget alone ruled the value out.
-func (v EmptyValue) BudgetOnly() bool {
-	return len(v.Filtered) == 1 && v.Filtered[FilteredGPUBudget] > 0
+	EmptyValues []results.EmptyValue
 }
 
 // CheckModes refuses a sweep in which a mode that engine.mode's domain asks for has no valid
@@ -408,7 +389,7 @@ func (s *Spec) Expand() (*Expansion, error) {
 	x.EmptyValues = tally.empty(s.Domains)
 	for _, v := range x.EmptyValues {
 		if v.Path == pathMode || !v.BudgetOnly() { // any other value only the GPU budget rules out is the budget's choice
-			x.Warnings = append(x.Warnings, v.warning())
+			x.Warnings = append(x.Warnings, emptyWarning(v))
 		}
 	}
 	x.Points = valid
@@ -798,22 +779,22 @@ func (t *valueTally) add(pick []*yaml.Node, vi []int, reason, msg string) {
 
 // empty lists the domain values that grid points take but no valid point does, in domain and
 // value order.
-func (t *valueTally) empty(domains []Domain) []EmptyValue {
-	var out []EmptyValue
+func (t *valueTally) empty(domains []Domain) []results.EmptyValue {
+	var out []results.EmptyValue
 	for k, d := range domains {
 		for j, v := range d.Values {
 			if t.points[k][j] == 0 || t.valid[k][j] > 0 {
 				continue
 			}
-			out = append(out, EmptyValue{Path: d.Path, Value: v.Value, Points: t.points[k][j], Filtered: maps.Clone(t.reasons[k][j]),
+			out = append(out, results.EmptyValue{Path: d.Path, Value: v.Value, Points: t.points[k][j], Filtered: maps.Clone(t.reasons[k][j]),
 				Example: t.example[k][j]})
 		}
 	}
 	return out
 }
 
-// warning says that the value has no valid point, with its filter counts and first reason.
-func (v EmptyValue) warning() string {
+// emptyWarning says that the value v has no valid point, with its filter counts and first reason.
+func emptyWarning(v results.EmptyValue) string {
 	reasons := make([]string, 0, len(v.Filtered))
 	for r, n := range v.Filtered {
 		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))

@@ -905,7 +905,7 @@ func TestCheckModesRefusesAnEmptyMode(t *testing.T) {
 	if !errors.As(err, &ces) || err.Error() != want {
 		t.Errorf("CheckModes = %v\nwant %s", err, want)
 	}
-	wantEmpty := []EmptyValue{
+	wantEmpty := []results.EmptyValue{
 		{Path: "engine.mode", Value: "aggregated", Points: 2, Filtered: map[string]int{FilteredInvalid: 2},
 			Example: "point mode=aggregated aggregated.replicas=1: spec.yaml: engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0"},
 		{Path: "engine.workers.aggregated.parallelism.replicas", Value: "1", Points: 1, Filtered: map[string]int{FilteredInvalid: 1},

@@ -244,7 +244,8 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(),
 		Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
 			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
-			TimedOut: out.TimedOut, Interrupted: out.Interrupted}}
+			TimedOut: out.TimedOut, Interrupted: out.Interrupted},
+		FilteredExamples: x.Examples, EmptyValues: x.EmptyValues}
 	a, w, err := results.WriteOutputs(opts.OutputDir, out.Rows, m)
 	if err != nil {
 		return err
