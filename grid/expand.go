@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -26,7 +27,7 @@ const (
 	// FilteredUnsupported: the point uses something the simulator cannot run yet.
 	FilteredUnsupported = "unsupported"
 	// FilteredGPUBudget: the point's GPU count is outside optimization.constraints.
-	FilteredGPUBudget = "gpu_budget"
+	FilteredGPUBudget = results.FilteredGPUBudget
 	// FilteredDuplicate: the point's concrete config equals an earlier point's (for example
 	// when a policy without kv_router drops the kv_router knobs).
 	FilteredDuplicate = "duplicate"
@@ -179,6 +180,31 @@ type Expansion struct {
 	// Warnings are spec settings that are valid but probably not what was meant (the command
 	// prints them on stderr).
 	Warnings []string
+	// EmptyValues are the domain values that grid points take but no valid point does, in
+	// domain and value order; CheckModes refuses an engine.mode among them.
+	EmptyValues []results.EmptyValue
+}
+
+// CheckModes refuses a sweep in which a mode that engine.mode's domain asks for has no valid
+// point (the other modes' points remain): one config.Errors entry (exit 2) at engine.mode per
+// such mode, with its filter counts and first reason. A GPU budget that rules out a whole mode
+// counts too: the user asked for that mode. Expand leaves this check to its caller, since
+// `servesweep sweep --allow-empty-mode` skips it; it reads only the whole grid's validity, so
+// every shard of a sharded sweep gets the same answer.
+func (x *Expansion) CheckModes() error {
+	var errs config.Errors
+	for _, v := range x.EmptyValues {
+		if v.Path != pathMode {
+			continue
+		}
+		errs = append(errs, &config.Error{File: x.Spec.File, Path: pathMode, Msg: fmt.Sprintf("the mode %s has no valid point: "+
+			"all %d of its grid points were filtered (%s), e.g. %s; fix the spec, drop %s from the choices, or pass "+
+			"--allow-empty-mode to sweep the other modes alone", v.Value, v.Points, results.CountList(v.Filtered), v.Example, v.Value)})
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
 }
 
 // Size returns the number of grid points before filtering: the Cartesian product of the
@@ -365,7 +391,12 @@ func (s *Spec) Expand() (*Expansion, error) {
 		return nil, err
 	}
 	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
-	x.Warnings = append(x.Warnings, tally.dropped(s.Domains)...)
+	x.EmptyValues = tally.empty(s.Domains)
+	for _, v := range x.EmptyValues {
+		if v.Path == pathMode || !v.BudgetOnly() { // any other value only the GPU budget rules out is the budget's choice
+			x.Warnings = append(x.Warnings, emptyWarning(v))
+		}
+	}
 	x.Points = valid
 	if s.Optimizer.Algorithm == AlgorithmRandom && s.Optimizer.MaxTrials < len(valid) {
 		rng := rand.New(rand.NewPCG(s.Optimizer.Seed, 0x5e5e5e5e))
@@ -751,25 +782,29 @@ func (t *valueTally) add(pick []*yaml.Node, vi []int, reason, msg string) {
 	}
 }
 
-// dropped is one warning per domain value that grid points take but no valid point does, unless
-// the GPU budget alone ruled it out, with the filter counts and the first filtered point's
-// reason, in domain and value order.
-func (t *valueTally) dropped(domains []Domain) []string {
-	var out []string
+// empty lists the domain values that grid points take but no valid point does, in domain and
+// value order.
+func (t *valueTally) empty(domains []Domain) []results.EmptyValue {
+	var out []results.EmptyValue
 	for k, d := range domains {
 		for j, v := range d.Values {
-			rs := t.reasons[k][j]
-			if t.points[k][j] == 0 || t.valid[k][j] > 0 || len(rs) == 1 && rs[FilteredGPUBudget] > 0 {
-				continue // a value only the GPU budget rules out is the budget's choice
+			if t.points[k][j] == 0 || t.valid[k][j] > 0 {
+				continue
 			}
-			reasons := make([]string, 0, len(t.reasons[k][j]))
-			for r, n := range t.reasons[k][j] {
-				reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
-			}
-			slices.Sort(reasons)
-			out = append(out, fmt.Sprintf("%s: value %s has no valid point (all %d of its points filtered: %s), e.g. %s",
-				d.Path, v.Value, t.points[k][j], strings.Join(reasons, ", "), t.example[k][j]))
+			out = append(out, results.EmptyValue{Path: d.Path, Value: v.Value, Points: t.points[k][j], Filtered: maps.Clone(t.reasons[k][j]),
+				Example: t.example[k][j]})
 		}
 	}
 	return out
+}
+
+// emptyWarning says that the value v has no valid point, with its filter counts and first reason.
+func emptyWarning(v results.EmptyValue) string {
+	reasons := make([]string, 0, len(v.Filtered))
+	for r, n := range v.Filtered {
+		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
+	}
+	slices.Sort(reasons)
+	return fmt.Sprintf("%s: value %s has no valid point (all %d of its points filtered: %s), e.g. %s",
+		v.Path, v.Value, v.Points, strings.Join(reasons, ", "), v.Example)
 }

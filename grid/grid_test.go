@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -822,4 +823,123 @@ func mustParse(t *testing.T, spec string, sets ...string) *Spec {
 		t.Fatalf("Parse: %v", err)
 	}
 	return s
+}
+
+// A misspelt or misplaced key anywhere in the spec is one spec error at Parse, at its full path
+// with the keys valid there, whichever worker role holds it and whether or not a domain sits
+// on it; it does not reach the points.
+func TestSpecUnknownKeysAreOneErrorEach(t *testing.T) {
+	const par = "replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert"
+	const role = "hardware, startup_seconds, parallelism, scheduler, kv_cache, timing"
+	modes := "engine.mode={choices: [aggregated, disaggregated]}"
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want []string
+	}{
+		{"typo in a searched role", []string{modes, "engine.workers.aggregated.parallelism.tensr=4"},
+			[]string{"spec.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: " + par}},
+		{"key of another section in a role", []string{modes, "engine.workers.prefill.max_batch_tokens=4096"},
+			[]string{"spec.yaml: engine.workers.prefill.max_batch_tokens: unknown field; valid fields: " + role}},
+		{"typo in a role the concrete mode drops", []string{"engine.workers.decode.schedular={max_sequences: 8}"},
+			[]string{"spec.yaml: engine.workers.decode.schedular: unknown field; valid fields: " + role}},
+		{"a domain on a misspelt key", []string{"engine.workers.aggregated.parallelism.tensr={choices: [1, 2]}"},
+			[]string{"spec.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: " + par}},
+		{"misspelt section, then a key under it", []string{"engine.wrkers.aggregated.parallelism.tensor=2"},
+			[]string{"spec.yaml: engine.wrkers: unknown field; valid fields: mode, model, hardware, backend, backend_version, " +
+				"context_length, speculation, enable_chunked_prefill, overlap_scheduling, kv_transfer, frontend, precision, workers"}},
+		// The union's keys are its variant's: the spec's timing is polynomial.
+		{"two typos, two errors", []string{"engine.workers.aggregated.timing.tpe=fixed", "router.polcy=kv_router"},
+			[]string{"spec.yaml: engine.workers.aggregated.timing.tpe: unknown field; valid fields: type, forward_model",
+				"spec.yaml: router.polcy: unknown field; valid fields: policy, prefill_load_model"}},
+		{"union under a domain lists every variant's keys", []string{"router={policy: {choices: [round_robin, kv_router]}, temprature: 0.5}"},
+			[]string{"spec.yaml: router.temprature: unknown field; valid fields: policy, prefill_load_model, overlap_score_credit, prefill_load_scale, temperature"}},
+		{"inside a distribution", []string{"traffic.source.input_tokens={distribution: normal, mean: 128, stdev: 8}"},
+			[]string{"spec.yaml: traffic.source.input_tokens.stdev: unknown field; valid fields: distribution, min, max, mean, stddev"}},
+		{"refused key in a role", []string{"engine.workers.aggregated.backend=sglang"},
+			[]string{"spec.yaml: engine.workers.aggregated.backend: per-role overrides are not allowed; set engine.backend"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(both), "spec.yaml", tc.sets, nil)
+			var ces config.Errors
+			if !errors.As(err, &ces) {
+				t.Fatalf("err = %v, want config.Errors", err)
+			}
+			if got := err.Error(); got != strings.Join(tc.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", got, strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+	// The built-in and example specs have no unknown key.
+	paths, _ := filepath.Glob("../examples/*.yaml")
+	if len(paths) < 5 {
+		t.Fatalf("examples: %v", paths)
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse(data, p, nil, func(string) (string, bool) { return "x", true }); err != nil && strings.Contains(err.Error(), "unknown field") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+// A mode of engine.mode's domain without a valid point is refused by CheckModes with its
+// counts and first reason, while the other modes' points remain in the expansion; a value of
+// another domain without a valid point stays a warning.
+func TestCheckModesRefusesAnEmptyMode(t *testing.T) {
+	modes := "engine.mode={choices: [aggregated, disaggregated]}"
+	x := expand(t, both, modes, "engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}",
+		"engine.workers.aggregated.scheduler.max_sequences=0")
+	if x.Valid != 1 || x.Filtered[FilteredInvalid] != 2 {
+		t.Fatalf("valid %d filtered %v; want the one disaggregated point valid, 2 invalid", x.Valid, x.Filtered)
+	}
+	want := "spec.yaml: engine.mode: the mode aggregated has no valid point: all 2 of its grid points were filtered " +
+		"(invalid_config 2), e.g. point mode=aggregated aggregated.replicas=1: spec.yaml: " +
+		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, drop aggregated from " +
+		"the choices, or pass --allow-empty-mode to sweep the other modes alone"
+	err := x.CheckModes()
+	var ces config.Errors
+	if !errors.As(err, &ces) || err.Error() != want {
+		t.Errorf("CheckModes = %v\nwant %s", err, want)
+	}
+	wantEmpty := []results.EmptyValue{
+		{Path: "engine.mode", Value: "aggregated", Points: 2, Filtered: map[string]int{FilteredInvalid: 2},
+			Example: "point mode=aggregated aggregated.replicas=1: spec.yaml: engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0"},
+		{Path: "engine.workers.aggregated.parallelism.replicas", Value: "1", Points: 1, Filtered: map[string]int{FilteredInvalid: 1},
+			Example: "point mode=aggregated aggregated.replicas=1: spec.yaml: engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0"},
+		{Path: "engine.workers.aggregated.parallelism.replicas", Value: "2", Points: 1, Filtered: map[string]int{FilteredInvalid: 1},
+			Example: "point mode=aggregated aggregated.replicas=2: spec.yaml: engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0"},
+	}
+	if !reflect.DeepEqual(x.EmptyValues, wantEmpty) {
+		t.Errorf("EmptyValues = %+v\nwant %+v", x.EmptyValues, wantEmpty)
+	}
+	if len(x.Warnings) != 3 || !strings.HasPrefix(x.Warnings[0], "engine.mode: value aggregated has no valid point (all 2 of its points filtered: 2 invalid_config)") {
+		t.Errorf("warnings %q", x.Warnings)
+	}
+
+	// A mode the GPU budget alone rules out is refused too (and warned about when allowed);
+	// another value the budget alone rules out is neither.
+	x = expand(t, both, modes, "engine.workers.aggregated.parallelism.replicas=64",
+		"engine.workers.decode.parallelism.replicas={choices: [1, 64]}")
+	want = "spec.yaml: engine.mode: the mode aggregated has no valid point: all 1 of its grid points were filtered (gpu_budget 1), " +
+		"e.g. point mode=aggregated: 64 GPUs, outside the budget [1, 32] of optimization.constraints; fix the spec, drop aggregated " +
+		"from the choices, or pass --allow-empty-mode to sweep the other modes alone"
+	if err := x.CheckModes(); err == nil || err.Error() != want {
+		t.Errorf("budget: CheckModes = %v\nwant %s", err, want)
+	}
+	if len(x.EmptyValues) != 2 || !x.EmptyValues[0].BudgetOnly() || x.EmptyValues[1].Value != "64" {
+		t.Errorf("budget: EmptyValues = %+v", x.EmptyValues)
+	}
+	if len(x.Warnings) != 1 || !strings.HasPrefix(x.Warnings[0], "engine.mode: value aggregated has no valid point (all 1 of its points filtered: 1 gpu_budget)") {
+		t.Errorf("budget: warnings %q", x.Warnings)
+	}
+
+	// Every mode with a valid point: a value of another domain without one is not refused.
+	x = expand(t, both, modes, "engine.backend=vllm", "engine.workers.aggregated.kv_cache.block_size={choices: [1, 16]}") // vllm needs >= 2
+	if err := x.CheckModes(); err != nil || len(x.EmptyValues) != 1 || x.EmptyValues[0].Path != "engine.workers.aggregated.kv_cache.block_size" {
+		t.Errorf("value without a valid point: CheckModes = %v, EmptyValues %+v", err, x.EmptyValues)
+	}
 }

@@ -184,6 +184,14 @@ func Parse(data []byte, file string, sets []string, getenv func(string) (string,
 	s.Optimization = p.optimization(optN)
 	s.Optimizer = p.optimizer(optzN)
 	p.sections(root)
+	// Every key is checked once here, on the whole spec (every worker role included, whichever
+	// mode uses it): a misspelt key would otherwise make each point that holds it an invalid
+	// config, and a spec sweeping several modes would quietly lose every point of one.
+	p.badKeys = map[string]bool{}
+	for _, e := range config.CheckKeys(root, file, specKeys) {
+		p.errs = append(p.errs, e)
+		p.badKeys[e.Path] = true
+	}
 	p.walk(root, "")
 	if s.Optimization.CapacitySearch != nil {
 		p.checkCapacityDomains(p.domains)
@@ -255,6 +263,20 @@ func (p *parser) sections(root *yaml.Node) {
 	}
 }
 
+// specKeys is the config.KeyFilter of a sweep spec: a search domain on a field of the schema is
+// that field's values, not keys of the schema, and the keys the parser reports itself are not
+// reported twice (a top-level key that is no prediction section, reported by sections; a preset
+// key, reported by walk).
+func specKeys(path string, n *yaml.Node, known bool) bool {
+	switch {
+	case known:
+		return isDomain(n)
+	case !strings.ContainsAny(path, ".["):
+		return true
+	}
+	return path == "preset" || strings.HasSuffix(path, ".preset")
+}
+
 // strs returns enum values as strings.
 func strs[T ~string](vs []T) []string {
 	out := make([]string, len(vs))
@@ -271,6 +293,8 @@ type parser struct {
 	errs    config.Errors
 	domains []Domain
 	nodes   int
+	// badKeys holds the paths of the keys config.CheckKeys reported; walk does not enter them.
+	badKeys map[string]bool
 }
 
 func (p *parser) errorf(path, format string, args ...any) {
@@ -341,6 +365,8 @@ func (p *parser) walk(n *yaml.Node, path string) {
 			k, v := n.Content[i], n.Content[i+1]
 			kp := join(path, k.Value)
 			switch {
+			case p.badKeys[kp]:
+				continue
 			case k.Value == "preset":
 				p.errorf(kp, "presets are not supported by servesweep sweep; put a {choices: [...]} domain on each parallelism key instead")
 				continue

@@ -103,7 +103,36 @@ type Manifest struct {
 	// Merge is set when the results were merged from the parts of a sharded sweep
 	// (`servesweep merge`): which parts, and what is missing.
 	Merge *MergeInfo `json:"merge,omitempty"`
+	// FilteredExamples holds, per reason of Counts.Filtered, the first grid point filtered for it
+	// and why ("point <label>: <message>"); EmptyValues the domain values no valid point takes.
+	// report.md lists both (absent from a sweep.json of an older servesweep).
+	FilteredExamples map[string]string `json:"filtered_examples,omitempty"`
+	EmptyValues      []EmptyValue      `json:"empty_values,omitempty"`
 }
+
+// EmptyValue is a domain value of a sweep that no valid point takes: every grid point with the
+// value was filtered out before simulation.
+type EmptyValue struct {
+	// Path is the domain's field path and Value the value as YAML text.
+	Path  string `json:"path"`
+	Value string `json:"value"`
+	// Points counts the grid points that take the value; Filtered counts them by reason
+	// (invalid_config, unsupported, gpu_budget, duplicate), adding up to Points.
+	Points   int            `json:"points"`
+	Filtered map[string]int `json:"filtered"`
+	// Example is the message of the first of those points filtered for a reason other than the
+	// GPU budget (of the first of them when there is none).
+	Example string `json:"example"`
+}
+
+// BudgetOnly reports whether the GPU budget (reason gpu_budget) alone ruled the value out.
+func (v EmptyValue) BudgetOnly() bool {
+	return len(v.Filtered) == 1 && v.Filtered[FilteredGPUBudget] > 0
+}
+
+// FilteredGPUBudget is the reason of Counts.Filtered for grid points outside the GPU budget of
+// optimization.constraints (grid.FilteredGPUBudget).
+const FilteredGPUBudget = "gpu_budget"
 
 // Incomplete reports whether some selected point has no result (or, merged, no probes): the sweep was interrupted, or a
 // merge lacks shards or points.
@@ -582,6 +611,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		if m.Merge != nil {
 			mergeMarkdown(&b, m.Merge, c.SelectedPoints)
 		}
+		filteredMarkdown(&b, m)
 	} else {
 		fmt.Fprintf(&b, "Target `%s`\n\n", s.Target)
 	}
@@ -693,6 +723,48 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	b.WriteString("Grey: candidates; red: the Pareto front. Every row, including failed points, is in " +
 		"`results.parquet` (query it with DuckDB: `SELECT * FROM 'results.parquet'`).\n")
 	return b.Bytes()
+}
+
+// maxEmptyValueLines bounds the list of domain values without a valid point in report.md.
+const maxEmptyValueLines = 20
+
+// filteredMarkdown lists the grid points filtered before simulation by reason, with their
+// counts and the first point's reason, then the domain values no valid point takes.
+func filteredMarkdown(b *bytes.Buffer, m *Manifest) {
+	c := m.Counts
+	if len(c.Filtered) == 0 {
+		return
+	}
+	reasons := make([]string, 0, len(c.Filtered))
+	for r := range c.Filtered {
+		reasons = append(reasons, r)
+	}
+	slices.Sort(reasons)
+	b.WriteString("Filtered before simulation, by reason:\n\n")
+	for _, r := range reasons {
+		points := "points"
+		if c.Filtered[r] == 1 {
+			points = "point"
+		}
+		fmt.Fprintf(b, "- `%s`: %d %s", r, c.Filtered[r], points)
+		if ex := m.FilteredExamples[r]; ex != "" {
+			fmt.Fprintf(b, ", e.g. %s", ex)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	if len(m.EmptyValues) == 0 {
+		return
+	}
+	b.WriteString("Domain values no valid point takes:\n\n")
+	for i, v := range m.EmptyValues {
+		if i == maxEmptyValueLines {
+			fmt.Fprintf(b, "- ... and %d more (sweep.json lists them in empty_values)\n", len(m.EmptyValues)-i)
+			break
+		}
+		fmt.Fprintf(b, "- `%s` %s: all %d of its points filtered (%s), e.g. %s\n", v.Path, v.Value, v.Points, CountList(v.Filtered), v.Example)
+	}
+	b.WriteString("\n")
 }
 
 // mergeMarkdown says where merged results came from and, when points are missing, which.

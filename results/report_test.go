@@ -56,3 +56,55 @@ func TestReportMarksTiesAtObjectiveDigits(t *testing.T) {
 		t.Errorf("report.md marks a distinct row as tied:\n%s", report)
 	}
 }
+
+// report.md lists the filtered points by reason (a count of one is "1 point") with the first
+// point's reason, and at most 20 domain values without a valid point; sweep.json keeps both, so
+// a report rebuilt from it lists the same.
+func TestReportListsFilteredReasons(t *testing.T) {
+	rows := []Row{simulatedRow(t, "aaa", 0)}
+	m := &Manifest{Spec: "test.yaml", Algorithm: "grid", Settings: Settings{Target: TargetPareto, Objectives: DefaultObjectives()},
+		Counts:           Counts{GridPoints: 26, ValidPoints: 1, SelectedPoints: 1, Filtered: map[string]int{"invalid_config": 24, "duplicate": 1}},
+		FilteredExamples: map[string]string{"invalid_config": "point tensor=3: bad", "duplicate": "point tensor=1: same"}}
+	for i := range 22 {
+		m.EmptyValues = append(m.EmptyValues, EmptyValue{Path: "a.b", Value: strings.Repeat("x", i+1), Points: 1,
+			Filtered: map[string]int{"invalid_config": 1}, Example: "point tensor=3: bad"})
+	}
+	dir := t.TempDir()
+	if _, _, err := WriteOutputs(dir, rows, m); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.FilteredExamples["duplicate"] != "point tensor=1: same" || len(back.EmptyValues) != 22 || back.EmptyValues[21].Value != strings.Repeat("x", 22) ||
+		back.EmptyValues[0].Filtered["invalid_config"] != 1 {
+		t.Errorf("sweep.json lost the filter notes: %+v %+v", back.FilteredExamples, back.EmptyValues)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Grid: 26 points before filtering, 1 valid (filtered: duplicate 1, invalid_config 24), 1 selected.\n\n" +
+		"Filtered before simulation, by reason:\n\n" +
+		"- `duplicate`: 1 point, e.g. point tensor=1: same\n" +
+		"- `invalid_config`: 24 points, e.g. point tensor=3: bad\n\n" +
+		"Domain values no valid point takes:\n\n" +
+		"- `a.b` x: all 1 of its points filtered (invalid_config 1), e.g. point tensor=3: bad\n"
+	if !strings.Contains(string(data), want) {
+		t.Errorf("report.md lacks\n%s\ngot\n%s", want, data)
+	}
+	last := "- `a.b` " + strings.Repeat("x", 20) + ": all 1 of its points filtered (invalid_config 1), e.g. point tensor=3: bad\n" +
+		"- ... and 2 more (sweep.json lists them in empty_values)\n\nResults: "
+	if !strings.Contains(string(data), last) || strings.Contains(string(data), strings.Repeat("x", 21)) {
+		t.Errorf("report.md does not stop at 20 values:\n%s", data)
+	}
+	// Without filtered points there is no section.
+	m.Counts.Filtered, m.FilteredExamples, m.EmptyValues = nil, nil, nil
+	if _, _, err := WriteOutputs(dir, rows, m); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, ReportFile)); strings.Contains(string(data), "Filtered before simulation") {
+		t.Errorf("a sweep without filtered points lists them:\n%s", data)
+	}
+}

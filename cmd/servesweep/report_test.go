@@ -404,3 +404,65 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 		t.Errorf("resume without sweep.json: exit %d %q\n%s; want every point resumed", code, errs, out)
 	}
 }
+
+// TestReportListsFilteredPoints runs a small sweep whose aggregated points are all invalid
+// (--allow-empty-mode), whole and as two merged shards: report.md lists the filtered points by
+// reason with counts and the first reason, then the domain values no valid point takes, and
+// sweep, merge and report write the same section.
+func TestReportListsFilteredPoints(t *testing.T) {
+	tmp := t.TempDir()
+	args := append([]string{"sweep", "-q", "--allow-empty-mode", "--set", "engine.hardware=h100_sxm", "--set", "engine.precision.weights=bf16",
+		"--set", "router.policy=round_robin", "--set", "engine.workers.aggregated.scheduler.max_sequences=0",
+		"--set", "engine.workers.aggregated.parallelism.tensor={choices: [1, 8]}"}, tinyDefault...)
+	run := func(extra ...string) {
+		t.Helper()
+		if code, out, errs := runCLI(t, append(slices.Clone(args), extra...)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s\n%s", extra, code, errs, out)
+		}
+	}
+	single, shared := filepath.Join(tmp, "single"), filepath.Join(tmp, "shared")
+	run("--output-dir", single)
+	run("--output-dir", shared, "--shard", "0/2")
+	run("--output-dir", shared, "--shard", "1/2")
+	if code, out, errs := runCLI(t, "merge", "--results", shared); code != 0 {
+		t.Fatalf("merge: exit %d: %s\n%s", code, errs, out)
+	}
+	again := filepath.Join(tmp, "again")
+	if code, out, errs := runCLI(t, "report", "--results", single, "--output-dir", again); code != 0 {
+		t.Fatalf("report: exit %d: %s\n%s", code, errs, out)
+	}
+	const why = "examples/default-sweep.yaml: engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0"
+	want := "Grid: 44 points before filtering, 25 valid (filtered: gpu_budget 14, invalid_config 5), 25 selected.\n\n" +
+		"Filtered before simulation, by reason:\n\n" +
+		"- `gpu_budget`: 14 points, e.g. point mode=aggregated aggregated.replicas=2 aggregated.tensor=8: 16 GPUs, outside the budget [1, 8] of optimization.constraints\n" +
+		"- `invalid_config`: 5 points, e.g. point mode=aggregated aggregated.replicas=1 aggregated.tensor=1: " + why + "\n\n" +
+		"Domain values no valid point takes:\n\n" +
+		"- `engine.mode` aggregated: all 8 of its points filtered (gpu_budget 3, invalid_config 5), e.g. point mode=aggregated aggregated.replicas=1 aggregated.tensor=1: " + why + "\n" +
+		"- `engine.workers.aggregated.parallelism.replicas` 1: all 2 of its points filtered (invalid_config 2), e.g. point mode=aggregated aggregated.replicas=1 aggregated.tensor=1: " + why + "\n" +
+		"- `engine.workers.aggregated.parallelism.replicas` 2: all 2 of its points filtered (gpu_budget 1, invalid_config 1), e.g. point mode=aggregated aggregated.replicas=2 aggregated.tensor=1: " + why + "\n" +
+		"- `engine.workers.aggregated.parallelism.replicas` 4: all 2 of its points filtered (gpu_budget 1, invalid_config 1), e.g. point mode=aggregated aggregated.replicas=4 aggregated.tensor=1: " + why + "\n" +
+		"- `engine.workers.aggregated.parallelism.replicas` 8: all 2 of its points filtered (gpu_budget 1, invalid_config 1), e.g. point mode=aggregated aggregated.replicas=8 aggregated.tensor=1: " + why + "\n" +
+		"- `engine.workers.aggregated.parallelism.tensor` 1: all 4 of its points filtered (invalid_config 4), e.g. point mode=aggregated aggregated.replicas=1 aggregated.tensor=1: " + why + "\n" +
+		"- `engine.workers.aggregated.parallelism.tensor` 8: all 4 of its points filtered (gpu_budget 3, invalid_config 1), e.g. point mode=aggregated aggregated.replicas=1 aggregated.tensor=8: " + why + "\n\n" +
+		"Results: "
+	for _, dir := range []string{single, shared, again} {
+		report, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(string(report), "Grid: ")
+		got := "Grid: " + rest
+		if dir == shared {
+			// The merge says where its rows came from before the section.
+			merged := "Merged from 2 parts of a sweep sharded 2 ways (spec hash `"
+			i, j := strings.Index(got, merged), strings.Index(got, "removed.\n\n")
+			if i < 0 || j < i {
+				t.Fatalf("the merged report.md lacks %q:\n%s", merged, got)
+			}
+			got = got[:i] + got[j+len("removed.\n\n"):]
+		}
+		if !strings.HasPrefix(got, want) {
+			t.Errorf("%s/report.md:\n%s\nwant it to start with\n%s", filepath.Base(dir), got[:min(len(got), len(want)+200)], want)
+		}
+	}
+}

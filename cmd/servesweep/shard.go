@@ -181,7 +181,8 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 			CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(),
 			Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
 				Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
-				TimedOut: out.TimedOut, Interrupted: out.Interrupted}}}
+				TimedOut: out.TimedOut, Interrupted: out.Interrupted},
+			FilteredExamples: x.Examples, EmptyValues: x.EmptyValues}}
 	if err := results.WritePart(partPath, out.Rows, meta); err != nil {
 		return err
 	}

@@ -45,6 +45,9 @@ type sweepOptions struct {
 	shardCountSet bool
 	// Simulate replaces the simulator (tests only; nil: sim.Run).
 	Simulate sweep.SimulateFunc
+	// AllowEmptyMode is --allow-empty-mode: sweep the modes that have valid points when one that
+	// engine.mode's domain asks for has none (grid.Expansion.CheckModes), instead of exit 2.
+	AllowEmptyMode bool
 	// Export lists the --export targets as given (comma-separated lists); each recommendation's
 	// export goes to recommendations/NNNN/.
 	Export []string
@@ -105,6 +108,8 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the point count and the first points without simulating")
 	f.IntVar(&opts.Show, "show", 10, "with --dry-run, how many points to list, >= 0")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
+	f.BoolVar(&opts.AllowEmptyMode, "allow-empty-mode", false, "when a mode of engine.mode's domain has no valid point, "+
+		"warn and sweep the other modes (default: exit 2 naming the mode and why its points were filtered)")
 	f.StringVar(&opts.Shard, "shard", "", "run only shard I of N (0-based), e.g. 2/4, and write results/part-IIIII-of-NNNNN.parquet "+
 		"(default: from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID when set)")
 	f.IntVar(&opts.ShardCount, "shard-count", 0, "the shard count N when the index comes from JOB_COMPLETION_INDEX or "+
@@ -165,6 +170,11 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	x, err := spec.Expand()
 	if err != nil {
 		return err
+	}
+	if !opts.AllowEmptyMode {
+		if err := x.CheckModes(); err != nil {
+			return err
+		}
 	}
 	if err := checkExportBackends(spec.File, exportTargets, x.Points); err != nil {
 		return err
@@ -234,7 +244,8 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(),
 		Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
 			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
-			TimedOut: out.TimedOut, Interrupted: out.Interrupted}}
+			TimedOut: out.TimedOut, Interrupted: out.Interrupted},
+		FilteredExamples: x.Examples, EmptyValues: x.EmptyValues}
 	a, w, err := results.WriteOutputs(opts.OutputDir, out.Rows, m)
 	if err != nil {
 		return err
@@ -338,6 +349,9 @@ func resumeCommand(opts *sweepOptions, extra ...string) string {
 		parts = append(parts, "--set", shellQuote(s))
 	}
 	parts = append(parts, "--output-dir", shellQuote(opts.OutputDir))
+	if opts.AllowEmptyMode {
+		parts = append(parts, "--allow-empty-mode")
+	}
 	for _, e := range extra {
 		parts = append(parts, shellQuote(e))
 	}

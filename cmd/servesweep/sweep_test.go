@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servesweep/servesweep/examples"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
@@ -802,5 +803,89 @@ func TestSweepFailedBeforeAnyPointLeavesNoJournal(t *testing.T) {
 	// The failed runs never removed a lock file (another process may hold it).
 	if _, err := os.Stat(filepath.Join(dir, results.JournalFile+results.LockSuffix)); err != nil {
 		t.Fatalf("the journal's lock file: %v", err)
+	}
+}
+
+// TestSweepSpecTyposExit2 runs the three typos of issue 41 on a copy of the built-in spec: a
+// misspelt key in the spec, the same through --set, and a key valid in no worker role. Each is
+// one spec error (exit 2) before expansion, at the key's full path with the keys valid there,
+// and nothing is simulated or printed on stdout.
+func TestSweepSpecTyposExit2(t *testing.T) {
+	tmp := t.TempDir()
+	data, err := os.ReadFile("../../examples/default-sweep.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, old, new string) string {
+		t.Helper()
+		if !strings.Contains(string(data), old) {
+			t.Fatalf("the built-in spec lacks %q", old)
+		}
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tensr := write("tensr.yaml", "tensor: {choices: [1, 2, 4, 8]}", "tensr: 4")
+	misplaced := write("misplaced.yaml", "scheduler: {max_batched_tokens: 8192, max_sequences: 16}",
+		"scheduler: {max_batched_tokens: 8192, max_sequences: 16}\n      max_batch_tokens: 4096")
+	base := write("base.yaml", "", "")
+	const par = "valid fields: replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"misspelt key", []string{"-c", tensr},
+			tensr + ": engine.workers.aggregated.parallelism.tensr: unknown field; " + par},
+		{"misspelt --set path", []string{"-c", base, "--set", "engine.workers.aggregated.parallelism.tp=4"},
+			base + " (--set engine.workers.aggregated.parallelism.tp=4): engine.workers.aggregated.parallelism.tp: unknown field; " + par},
+		{"key of no role", []string{"-c", misplaced},
+			misplaced + ": engine.workers.prefill.max_batch_tokens: unknown field; valid fields: hardware, startup_seconds, " +
+				"parallelism, scheduler, kv_cache, timing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, extra := range [][]string{{"--dry-run"}, {"--output-dir", filepath.Join(tmp, "out"), "-q"}} {
+				code, out, errs := runCLI(t, append(append([]string{"sweep"}, tc.args...), extra...)...)
+				if code != exitConfigError || errs != "error: "+tc.want+"\n" || out != "" {
+					t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and\nerror: %s", extra, code, out, errs, tc.want)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(tmp, "out")); !os.IsNotExist(err) {
+				t.Error("a spec error created the output directory")
+			}
+		})
+	}
+}
+
+// TestSweepEmptyModeExit2 makes every aggregated point of the built-in spec invalid: the sweep
+// (dry run, real run or any shard) exits 2 naming the mode, its filter counts and first reason,
+// unless --allow-empty-mode lets it sweep the disaggregated points with a warning.
+func TestSweepEmptyModeExit2(t *testing.T) {
+	const want = "error: " + examples.DefaultSweepName + ": engine.mode: the mode aggregated has no valid point: all 128 of its grid points " +
+		"were filtered (gpu_budget 48, invalid_config 80), e.g. point mode=aggregated router.policy=round_robin hardware=h100_sxm " +
+		"weights=bf16 aggregated.replicas=1 aggregated.tensor=1: " + examples.DefaultSweepName + ": " +
+		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, drop aggregated from the " +
+		"choices, or pass --allow-empty-mode to sweep the other modes alone\n"
+	bad := []string{"sweep", "--set", "engine.workers.aggregated.scheduler.max_sequences=0"}
+	out := filepath.Join(t.TempDir(), "out")
+	for _, extra := range [][]string{{"--dry-run"}, {"--output-dir", out, "-q"}, {"--shard", "0/2", "--output-dir", out, "-q"},
+		{"--shard", "1/2", "--dry-run"}} {
+		code, stdout, errs := runCLI(t, append(bad, extra...)...)
+		if code != exitConfigError || errs != want || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr\n%s\nwant exit 2 and\n%s", extra, code, stdout, errs, want)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Error("the refused sweep created its output directory")
+	}
+	code, stdout, errs := runCLI(t, append(bad, "--dry-run", "--allow-empty-mode")...)
+	if code != 0 || !strings.Contains(stdout, "grid: 416 points before filtering, 200 valid") ||
+		!strings.HasPrefix(errs, "warning: engine.mode: value aggregated has no valid point (all 128 of its points filtered: 48 gpu_budget, 80 invalid_config)") {
+		t.Errorf("--allow-empty-mode: exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+	if got := resumeCommand(&sweepOptions{OutputDir: "out", AllowEmptyMode: true}); got != "servesweep sweep --output-dir out --allow-empty-mode" {
+		t.Errorf("resume command %q lacks --allow-empty-mode", got)
 	}
 }

@@ -401,7 +401,7 @@ func (w *walker) mapping(n *yaml.Node, path string, s *structSchema, v reflect.V
 		}
 	}
 	for _, k := range unknown {
-		w.errorf(join(path, k), unknownField+"; valid fields: %s", strings.Join(s.keys(variant), ", "))
+		w.errorf(join(path, k), "%s", unknownFieldMsg(s, variant))
 	}
 	for j, f := range s.fields {
 		if nodes[j] == nil || f.discriminator {
