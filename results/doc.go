@@ -90,6 +90,7 @@
 //	load_type                                            STRING
 //	load_concurrency, load_seed                          INT64
 //	load_requests_per_second, load_sessions_per_second, load_speedup   DOUBLE
+//	load_ramp_seconds                                    DOUBLE  concurrency; null when omitted
 //	stop_requests, stop_sessions                         INT64
 //	stop_requests_per_load_unit, stop_sessions_per_load_unit, stop_max_virtual_time_s   DOUBLE
 //	sla_ttft_ms, sla_itl_ms, sla_e2e_ms                  DOUBLE
@@ -112,6 +113,11 @@
 //	  total_throughput_tok_s, prefill_worker_seconds, decode_worker_seconds, gpu_hours,
 //	  goodput_request_throughput_rps, goodput_output_throughput_tok_s,
 //	  prefix_cache_reused_ratio, first_admission_prefix_cache_reused_ratio   DOUBLE
+//	warmup_seconds, steady_window_ms DOUBLE; warmup_requests INT64   null without
+//	                                                     traffic.load.warmup_seconds: the
+//	                                                     warm-up, the requests it left out of
+//	                                                     every other count and distribution,
+//	                                                     and the window the rates cover
 //	{mean,min,max,median,p75,p90,p95,p99,std}_{ttft_ms,ttst_ms,tpot_ms,itl_ms,e2e_latency_ms}
 //	                                                     DOUBLE  latency distributions; null
 //	                                                     when the distribution has no sample

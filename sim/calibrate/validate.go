@@ -268,7 +268,8 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	burst.Release()
 	// The steady state: sessions ramped in over one burst-wave lifetime, ramp wave left out.
 	steadyCfg := *p.Config
-	steadyCfg.Traffic.Load.RampSeconds = bE2E / 1000
+	ramp := bE2E / 1000
+	steadyCfg.Traffic.Load.RampSeconds = &ramp
 	run, err := sim.Run(ctx, &steadyCfg, sim.Options{Efficiency: &o.Factors.Efficiency})
 	if err != nil {
 		return skip(err)
