@@ -173,8 +173,10 @@
 // the target attainment to hold exactly; < 1 is margin; null when no scaling would do), the
 // request counts offered/completed/rejected/unfinished/goodput_completed_requests INT64,
 // {mean,median,p99}_ttft_ms, {mean,median,p99}_itl_ms, mean_tpot_ms, request_throughput_rps,
-// output_throughput_tok_s, goodput_request_throughput_rps, duration_ms DOUBLE, and wall_time_ms
-// DOUBLE (host time). Twins (equivalent_to set) have no probes of their own.
+// output_throughput_tok_s, goodput_request_throughput_rps, duration_ms DOUBLE, ramp_seconds and
+// warmup_seconds DOUBLE (the traffic.load.ramp_seconds and warmup_seconds the probe ran under;
+// null when it kept the point's own), and wall_time_ms DOUBLE (host time, the probe's pilot run
+// included). Twins (equivalent_to set) have no probes of their own.
 //
 // Host time (differ between runs; ignore them when comparing outputs): wall_time_ms DOUBLE (host
 // ms the sweep spent on the point, also for failed points), processed_tokens_per_s and

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"testing"
+
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 // traffic.load.warmup_seconds leaves the requests that arrive before it out of the statistics
@@ -86,5 +88,37 @@ func TestWarmupAndSteadyWindow(t *testing.T) {
 		!near(s.OutputThroughputTokS, 12/0.216) || !near(s.RequestThroughputRPS, 4/0.216) {
 		t.Errorf("warm-up past the last arrival: missing %v, window %v, warm-up %d, requests %d, %v tok/s, %v req/s; want true, 0, 4, 0, %v, %v",
 			s.SteadyWindowMissing, s.SteadyWindowMs, s.WarmupRequests, s.NumRequests, s.OutputThroughputTokS, s.RequestThroughputRPS, 12/0.216, 4/0.216)
+	}
+}
+
+// FirstWave keeps one wave of `concurrency` all at once: requests for a synthetic source,
+// sessions for a synthetic-session one (or a mixture of them), whatever the stop and start
+// were; MeanE2EMs averages terminal minus arrival over completed requests with a token.
+func TestFirstWave(t *testing.T) {
+	cfg := testConfig(64, 3, 40, 4, 1000)
+	ramp, warm := 0.5, 1.0
+	cfg.Traffic.Load.RampSeconds, cfg.Traffic.Load.WarmupSeconds = &ramp, &warm
+	cfg.Traffic.Stop = config.Stop{RequestsPerLoadUnit: 10}
+	w := FirstWave(cfg)
+	if w.Traffic.Stop != (config.Stop{Requests: 4}) || w.Traffic.Load.RampSeconds != nil || w.Traffic.Load.WarmupSeconds != nil {
+		t.Errorf("synthetic: stop %+v ramp %v warm-up %v", w.Traffic.Stop, w.Traffic.Load.RampSeconds, w.Traffic.Load.WarmupSeconds)
+	}
+	if cfg.Traffic.Load.RampSeconds != &ramp || cfg.Traffic.Stop.RequestsPerLoadUnit != 10 {
+		t.Error("FirstWave changed its argument")
+	}
+	sess := *cfg
+	sess.Traffic.Source = config.Source{Type: config.SourceMixture, Components: []config.MixtureComponent{
+		{Weight: 1, Source: &config.Source{Type: config.SourceSyntheticSession}}}}
+	if w := FirstWave(&sess); w.Traffic.Stop != (config.Stop{Sessions: 4}) {
+		t.Errorf("session mixture: stop %+v, want 4 sessions", w.Traffic.Stop)
+	}
+	// Four requests at once on one worker, 64-token prompts, 3 tokens: one 38 ms pass prefills
+	// all four (30 ms prefill + 8 ms decode) and two 8 ms decode passes finish them at 54 ms.
+	res, err := Run(context.Background(), FirstWave(cfg), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms, n := MeanE2EMs(res.Requests); ms != 54 || n != 4 {
+		t.Errorf("MeanE2EMs = %v over %d, want 54 over 4", ms, n)
 	}
 }
