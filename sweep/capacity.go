@@ -62,7 +62,12 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 		if err != nil {
 			return nil, fmt.Errorf("capacity search probe %d at %s %g: %w", len(probes), unit, x, err)
 		}
-		ramp, warmup, err := probeStart(ctx, cfg, cache, simulate)
+		// The workload does not depend on the ramp and warm-up probeStart chooses.
+		wl, err := cache.Build(cfg)
+		if err != nil {
+			return nil, err
+		}
+		ramp, warmup, err := probeStart(ctx, cfg, len(wl.Requests), cache, simulate)
 		if err != nil {
 			return nil, fmt.Errorf("capacity search probe %d at %s %g: pilot: %w", len(probes), unit, x, err)
 		}
@@ -70,10 +75,6 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 			if cfg, _, err = p.AtProbe(x, ramp, warmup); err != nil {
 				return nil, fmt.Errorf("capacity search probe %d at %s %g: %w", len(probes), unit, x, err)
 			}
-		}
-		wl, err := cache.Build(cfg)
-		if err != nil {
-			return nil, err
 		}
 		res, err := simulate(ctx, cfg, sim.Options{Workload: wl})
 		if err != nil {
@@ -200,6 +201,11 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 // per load unit to 96.8 % attainment where 64 per load unit reach 99.6 %.
 const pilotWarmupLifetimes = 2
 
+// minSteadyLifetimes is the fewest requests per slot of a concurrency load (a request or a
+// session's turn takes about one lifetime of its slot) for which probeStart desynchronizes a
+// probe: the ramp and warm-up take two lifetimes, and the steady window needs some more.
+const minSteadyLifetimes = 4
+
 // probeStart returns the traffic.load.ramp_seconds and warmup_seconds a probe of cfg (the
 // point's config at the probe's load) runs under, to be written into its config; nil for a
 // field the probe leaves as cfg has it. Under a concurrency load every first-wave request starts at once, and requests of equal
@@ -217,8 +223,10 @@ const pilotWarmupLifetimes = 2
 //
 // Rate loads (constant_rate, poisson, trace_timestamps) arrive one by one by construction and
 // keep their config; so do trace sources under a concurrency load, whose stop cannot limit a
-// pilot to one wave. The error is the pilot's simulation's.
-func probeStart(ctx context.Context, cfg *config.Config, cache *WorkloadCache, simulate SimulateFunc) (ramp, warmup *float64, err error) {
+// pilot to one wave, and runs of fewer than minSteadyLifetimes requests per slot (requests is
+// the run's request count): a warm-up of two lifetimes would leave them nothing to measure. The
+// error is the pilot's simulation's.
+func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *WorkloadCache, simulate SimulateFunc) (ramp, warmup *float64, err error) {
 	l := &cfg.Traffic.Load
 	if l.Type != config.LoadConcurrency {
 		return nil, nil, nil
@@ -236,7 +244,7 @@ func probeStart(ctx context.Context, cfg *config.Config, cache *WorkloadCache, s
 	case l.RampSeconds != nil:
 		ramp, warmup = withWarmup(*l.RampSeconds, *l.RampSeconds)
 		return ramp, warmup, nil
-	case cfg.Traffic.Source.Type == config.SourceTrace:
+	case cfg.Traffic.Source.Type == config.SourceTrace, requests < minSteadyLifetimes*l.Concurrency:
 		return nil, nil, nil
 	}
 	pilot := sim.FirstWave(cfg)

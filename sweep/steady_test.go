@@ -14,8 +14,8 @@ import (
 // the 20 requests at once, the first pass serves 10 by 10 ms and the second the others by 20 ms,
 // a mean lifetime of 15 ms, so an omitted ramp becomes 0.015 s with a warm-up of two lifetimes,
 // 0.030 s. An explicit ramp is kept (its warm-up the ramp), an explicit 0 keeps the synchronized
-// start, a given warm-up is kept, and a rate load is left alone; only an omitted ramp runs a
-// pilot, of exactly the first wave.
+// start, a given warm-up is kept, and a rate load and a run of fewer than 4 requests per slot
+// are left alone; only an omitted ramp runs a pilot, of exactly the first wave.
 func TestProbeStart(t *testing.T) {
 	base := `traffic:
   source: {type: synthetic, input_tokens: 100, output_tokens: 1}
@@ -36,15 +36,18 @@ evaluation: {sla: {ttft_ms: 25}}
 	for _, tc := range []struct {
 		name         string
 		load         string
+		requests     int
 		ramp, warmup *float64
 		pilots       int
 	}{
-		{"omitted ramp", "{type: concurrency, concurrency: 20}", f(0.015), f(0.03), 1},
-		{"omitted ramp, given warm-up", "{type: concurrency, concurrency: 20, warmup_seconds: 1}", f(0.015), nil, 1},
-		{"explicit 0", "{type: concurrency, concurrency: 20, ramp_seconds: 0}", nil, nil, 0},
-		{"explicit ramp", "{type: concurrency, concurrency: 20, ramp_seconds: 0.5}", f(0.5), f(0.5), 0},
-		{"explicit ramp and warm-up", "{type: concurrency, concurrency: 20, ramp_seconds: 0.5, warmup_seconds: 0.2}", f(0.5), nil, 0},
-		{"poisson", "{type: poisson, requests_per_second: 100}", nil, nil, 0},
+		{"omitted ramp", "{type: concurrency, concurrency: 20}", 1000, f(0.015), f(0.03), 1},
+		{"omitted ramp, 4 requests per slot", "{type: concurrency, concurrency: 20}", 80, f(0.015), f(0.03), 1},
+		{"omitted ramp, under 4 requests per slot", "{type: concurrency, concurrency: 20}", 79, nil, nil, 0},
+		{"omitted ramp, given warm-up", "{type: concurrency, concurrency: 20, warmup_seconds: 1}", 1000, f(0.015), nil, 1},
+		{"explicit 0", "{type: concurrency, concurrency: 20, ramp_seconds: 0}", 1000, nil, nil, 0},
+		{"explicit ramp", "{type: concurrency, concurrency: 20, ramp_seconds: 0.5}", 1000, f(0.5), f(0.5), 0},
+		{"explicit ramp and warm-up", "{type: concurrency, concurrency: 20, ramp_seconds: 0.5, warmup_seconds: 0.2}", 1000, f(0.5), nil, 0},
+		{"poisson", "{type: poisson, requests_per_second: 100}", 1000, nil, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := config.Decode([]byte(base), "spec.yaml", []string{"traffic.load=" + tc.load})
@@ -61,7 +64,7 @@ evaluation: {sla: {ttft_ms: 25}}
 				}
 				return sim.Run(ctx, c, o)
 			}
-			ramp, warmup, err := probeStart(context.Background(), cfg, NewWorkloadCache(), simulate)
+			ramp, warmup, err := probeStart(context.Background(), cfg, tc.requests, NewWorkloadCache(), simulate)
 			if err != nil {
 				t.Fatal(err)
 			}
