@@ -208,8 +208,8 @@ func (x *exporter) aiperfLoad(args []arg) []arg {
 	switch l.Type {
 	case config.LoadConcurrency:
 		args = append(args, arg{"--concurrency", itoa(l.Concurrency)})
-		if l.RampSeconds > 0 {
-			args = append(args, arg{"--concurrency-ramp-duration", trimFloat(l.RampSeconds)})
+		if l.Ramp() > 0 {
+			args = append(args, arg{"--concurrency-ramp-duration", trimFloat(l.Ramp())})
 		}
 	case config.LoadConstantRate, config.LoadPoisson:
 		mode := "constant"

@@ -254,6 +254,14 @@ func (s *Spec) checkCost(points []Point) (warnings []string, err error) {
 // set to x, decoded and validated as any point is: an error is the config error a spec with
 // that value would get (a stop that scales with the load beyond config.MaxRequests, say).
 func (p *Point) AtLoad(x float64) (*config.Config, []byte, error) {
+	return p.AtProbe(x, nil, nil)
+}
+
+// AtProbe is AtLoad that also writes traffic.load.ramp_seconds and traffic.load.warmup_seconds
+// (in seconds) into the config, each when non-nil: the start a capacity-search probe ran under
+// (sweep's searchCapacity), so that the config reproduces the probe's metrics. A ramp under a
+// load type other than concurrency is the config error the schema gives it.
+func (p *Point) AtProbe(x float64, rampSeconds, warmupSeconds *float64) (*config.Config, []byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(p.YAML, &doc); err != nil || len(doc.Content) == 0 {
 		return nil, nil, fmt.Errorf("point %s: cannot re-read its config: %v", p.ID, err)
@@ -270,12 +278,23 @@ func (p *Point) AtLoad(x float64) (*config.Config, []byte, error) {
 		load = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		traffic.Content = append(traffic.Content, scalar("!!str", "load"), load)
 	}
+	set := func(key, value string) {
+		val := &yaml.Node{Kind: yaml.ScalarNode, Value: value}
+		if v := child(load, key); v != nil {
+			*v = *val
+		} else {
+			load.Content = append(load.Content, scalar("!!str", key), val)
+		}
+	}
 	field := p.Config.Traffic.Load.IntensityField()
-	val := &yaml.Node{Kind: yaml.ScalarNode, Value: formatLoad(x, field == "concurrency")}
-	if v := child(load, field); v != nil {
-		*v = *val
-	} else {
-		load.Content = append(load.Content, scalar("!!str", field), val)
+	set(field, formatLoad(x, field == "concurrency"))
+	for _, f := range []struct {
+		key string
+		x   *float64
+	}{{"ramp_seconds", rampSeconds}, {"warmup_seconds", warmupSeconds}} {
+		if f.x != nil {
+			set(f.key, formatLoad(*f.x, false))
+		}
 	}
 	data, err := marshal(root)
 	if err != nil {

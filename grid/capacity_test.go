@@ -165,6 +165,32 @@ func TestCostPricesEachPoint(t *testing.T) {
 	}
 }
 
+// AtProbe writes the probe's ramp and warm-up into the config, each exactly (the shortest
+// decimal that reads back as the float), and leaves a nil one as the point has it.
+func TestAtProbe(t *testing.T) {
+	x := expand(t, withSLA, "optimization.capacity_search={}")
+	p := &x.Points[0]
+	ramp, warmup := 11.800614017275556, 23.601228034551113
+	cfg, data, err := p.AtProbe(37, &ramp, &warmup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := cfg.Traffic.Load
+	if l.Concurrency != 37 || l.RampSeconds == nil || *l.RampSeconds != ramp || l.WarmupSeconds == nil || *l.WarmupSeconds != warmup ||
+		!strings.Contains(string(data), "ramp_seconds: 11.800614017275556, warmup_seconds: 23.601228034551113") {
+		t.Errorf("ramp %v warm-up %v, YAML:\n%s", l.RampSeconds, l.WarmupSeconds, data)
+	}
+	cfg, data, err = p.AtProbe(37, nil, &warmup)
+	if err != nil || cfg.Traffic.Load.RampSeconds != nil || strings.Contains(string(data), "ramp_seconds") || cfg.Traffic.Load.Warmup() != warmup {
+		t.Errorf("warm-up only: %v, ramp %v, YAML:\n%s", err, cfg.Traffic.Load.RampSeconds, data)
+	}
+	// A ramp is a concurrency load's: under poisson it is the schema's error.
+	rate := expand(t, withSLA, "traffic.load={type: poisson, requests_per_second: 2}")
+	if _, _, err := rate.Points[0].AtProbe(3, &ramp, nil); err == nil || !strings.Contains(err.Error(), "does not accept [ramp_seconds]") {
+		t.Errorf("ramp under poisson: %v", err)
+	}
+}
+
 func TestAtLoad(t *testing.T) {
 	x := expand(t, withSLA, "optimization.capacity_search={}")
 	p := &x.Points[0]

@@ -125,6 +125,17 @@ type Capacity struct {
 	Probes []Probe `json:"probes"`
 }
 
+// At returns the last probe at load x (the one whose metrics a row at that load carries), nil
+// when none was.
+func (c *Capacity) At(x float64) *Probe {
+	for i := len(c.Probes) - 1; i >= 0; i-- {
+		if c.Probes[i].Load == x {
+			return &c.Probes[i]
+		}
+	}
+	return nil
+}
+
 // Probe is one simulation of a capacity search.
 type Probe struct {
 	// Load is the intensity probed; Attainment the SLA attainment measured; Meets whether it
@@ -134,8 +145,15 @@ type Probe struct {
 	Attainment float64 `json:"attainment"`
 	Meets      bool    `json:"meets"`
 	Headroom   float64 `json:"headroom"`
-	// WallTimeMs is the host time of the probe.
+	// WallTimeMs is the host time of the probe, its pilot run included.
 	WallTimeMs float64 `json:"wall_time_ms"`
+	// RampSeconds and WarmupSeconds are the traffic.load.ramp_seconds and warmup_seconds the
+	// probe ran under and wrote into its config (sweep's searchCapacity: a concurrency probe's
+	// first wave spread over one pilot-measured request lifetime and left out as a warm-up); nil
+	// when the probe left the field as the point's config has it (rate loads, an explicit
+	// ramp_seconds 0, a journal of an earlier servesweep).
+	RampSeconds   *float64 `json:"ramp_seconds,omitempty"`
+	WarmupSeconds *float64 `json:"warmup_seconds,omitempty"`
 	// Summary holds the probe's prediction.json values that probes.parquet keeps (ProbeRow).
 	Summary map[string]float64 `json:"summary,omitempty"`
 }
@@ -179,7 +197,11 @@ type ProbeRow struct {
 	OutputThroughputTokS        *float64 `parquet:"output_throughput_tok_s,optional" summary:"output_throughput_tok_s"`
 	GoodputRequestThroughputRPS *float64 `parquet:"goodput_request_throughput_rps,optional" summary:"goodput_request_throughput_rps"`
 	DurationMs                  *float64 `parquet:"duration_ms,optional" summary:"duration_ms"`
-	// WallTimeMs is the host time of the probe (ms).
+	// RampSeconds and WarmupSeconds are the ramp and warm-up the probe ran under, in seconds
+	// (Probe.RampSeconds); null when the probe kept the point's own.
+	RampSeconds   *float64 `parquet:"ramp_seconds,optional"`
+	WarmupSeconds *float64 `parquet:"warmup_seconds,optional"`
+	// WallTimeMs is the host time of the probe (ms), its pilot run included.
 	WallTimeMs float64 `parquet:"wall_time_ms"`
 }
 
@@ -188,7 +210,8 @@ func ProbeRows(pointID string, c *Capacity) []ProbeRow {
 	out := make([]ProbeRow, len(c.Probes))
 	for i, p := range c.Probes {
 		r := ProbeRow{PointID: pointID, ProbeIndex: int64(i), Load: p.Load, LoadUnit: c.Unit,
-			SLAAttainment: p.Attainment, MeetsSLA: p.Meets, WallTimeMs: p.WallTimeMs}
+			SLAAttainment: p.Attainment, MeetsSLA: p.Meets, WallTimeMs: p.WallTimeMs,
+			RampSeconds: p.RampSeconds, WarmupSeconds: p.WarmupSeconds}
 		if p.Headroom > 0 {
 			r.SLAHeadroom = f64(p.Headroom)
 		}

@@ -90,6 +90,7 @@
 //	load_type                                            STRING
 //	load_concurrency, load_seed                          INT64
 //	load_requests_per_second, load_sessions_per_second, load_speedup   DOUBLE
+//	load_ramp_seconds                                    DOUBLE  concurrency; null when omitted
 //	stop_requests, stop_sessions                         INT64
 //	stop_requests_per_load_unit, stop_sessions_per_load_unit, stop_max_virtual_time_s   DOUBLE
 //	sla_ttft_ms, sla_itl_ms, sla_e2e_ms                  DOUBLE
@@ -112,6 +113,11 @@
 //	  total_throughput_tok_s, prefill_worker_seconds, decode_worker_seconds, gpu_hours,
 //	  goodput_request_throughput_rps, goodput_output_throughput_tok_s,
 //	  prefix_cache_reused_ratio, first_admission_prefix_cache_reused_ratio   DOUBLE
+//	warmup_seconds, steady_window_ms DOUBLE; warmup_requests INT64   null without
+//	                                                     traffic.load.warmup_seconds: the
+//	                                                     warm-up, the requests it left out of
+//	                                                     every other count and distribution,
+//	                                                     and the window the rates cover
 //	{mean,min,max,median,p75,p90,p95,p99,std}_{ttft_ms,ttst_ms,tpot_ms,itl_ms,e2e_latency_ms}
 //	                                                     DOUBLE  latency distributions; null
 //	                                                     when the distribution has no sample
@@ -167,8 +173,10 @@
 // the target attainment to hold exactly; < 1 is margin; null when no scaling would do), the
 // request counts offered/completed/rejected/unfinished/goodput_completed_requests INT64,
 // {mean,median,p99}_ttft_ms, {mean,median,p99}_itl_ms, mean_tpot_ms, request_throughput_rps,
-// output_throughput_tok_s, goodput_request_throughput_rps, duration_ms DOUBLE, and wall_time_ms
-// DOUBLE (host time). Twins (equivalent_to set) have no probes of their own.
+// output_throughput_tok_s, goodput_request_throughput_rps, duration_ms DOUBLE, ramp_seconds and
+// warmup_seconds DOUBLE (the traffic.load.ramp_seconds and warmup_seconds the probe ran under;
+// null when it kept the point's own), and wall_time_ms DOUBLE (host time, the probe's pilot run
+// included). Twins (equivalent_to set) have no probes of their own.
 //
 // Host time (differ between runs; ignore them when comparing outputs): wall_time_ms DOUBLE (host
 // ms the sweep spent on the point, also for failed points), processed_tokens_per_s and

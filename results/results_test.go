@@ -64,8 +64,14 @@ func TestNewRowCarriesConfigAndMetrics(t *testing.T) {
 	if r.PrefillReplicas != nil || r.DecodeTensor != nil {
 		t.Error("roles the mode does not use must be null")
 	}
-	if r.LoadConcurrency == nil || *r.LoadConcurrency != 4 || r.LoadSpeedup != nil {
-		t.Errorf("load columns wrong: %v %v", r.LoadConcurrency, r.LoadSpeedup)
+	if r.LoadConcurrency == nil || *r.LoadConcurrency != 4 || r.LoadSpeedup != nil || r.LoadRampSeconds != nil {
+		t.Errorf("load columns wrong: %v %v %v", r.LoadConcurrency, r.LoadSpeedup, r.LoadRampSeconds)
+	}
+	if r.WarmupSeconds != nil || r.WarmupRequests != nil || r.SteadyWindowMs != nil {
+		t.Errorf("warm-up columns of a run without one: %v %v %v; want null", r.WarmupSeconds, r.WarmupRequests, r.SteadyWindowMs)
+	}
+	if ramped := simulatedRow(t, "ramped", 4, "traffic.load.ramp_seconds=0"); ramped.LoadRampSeconds == nil || *ramped.LoadRampSeconds != 0 {
+		t.Errorf("load_ramp_seconds of an explicit ramp_seconds: 0 is %v, want 0", ramped.LoadRampSeconds)
 	}
 	if r.CompletedRequests == nil || *r.CompletedRequests != 20 || r.P99TTFTMs == nil || *r.P99TTFTMs <= 0 {
 		t.Fatalf("metric columns not filled: completed %v p99 TTFT %v", r.CompletedRequests, r.P99TTFTMs)
@@ -107,6 +113,9 @@ func TestEverySummaryKeyHasAColumn(t *testing.T) {
 		{"speculation", []string{"engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.7, 0.5], seed: 42}"},
 			map[string]float64{"num_speculative_rounds": -1, "num_draft_tokens": -1, "num_accepted_draft_tokens": -1, "mean_accepted_length": -1}},
 		{"agentic", agentic, map[string]float64{"total_trajectories": 2, "completed_trajectories": 2, "incomplete_trajectories": 0}},
+		// A 1 ms warm-up leaves out exactly the first wave: the 4 requests that start at 0.
+		{"warm-up", []string{"traffic.load.warmup_seconds=0.001"},
+			map[string]float64{"warmup_seconds": 0.001, "warmup_requests": 4, "steady_window_ms": -1, "num_requests": 16}},
 	} {
 		cfg, err := config.Decode([]byte(smallConfig), "small.yaml", run.sets)
 		if err != nil {

@@ -180,11 +180,14 @@ type Row struct {
 	LoadSessionsPerSecond       *float64 `parquet:"load_sessions_per_second,optional"`
 	LoadSeed                    *int64   `parquet:"load_seed,optional"`
 	LoadSpeedup                 *float64 `parquet:"load_speedup,optional"`
-	StopRequests                *int64   `parquet:"stop_requests,optional"`
-	StopRequestsPerLoadUnit     *float64 `parquet:"stop_requests_per_load_unit,optional"`
-	StopSessions                *int64   `parquet:"stop_sessions,optional"`
-	StopSessionsPerLoadUnit     *float64 `parquet:"stop_sessions_per_load_unit,optional"`
-	StopMaxVirtualTimeSeconds   *float64 `parquet:"stop_max_virtual_time_s,optional"`
+	// LoadRampSeconds is traffic.load.ramp_seconds when the config gives it (a capacity search's
+	// probe configs always do), in seconds; null when omitted.
+	LoadRampSeconds           *float64 `parquet:"load_ramp_seconds,optional"`
+	StopRequests              *int64   `parquet:"stop_requests,optional"`
+	StopRequestsPerLoadUnit   *float64 `parquet:"stop_requests_per_load_unit,optional"`
+	StopSessions              *int64   `parquet:"stop_sessions,optional"`
+	StopSessionsPerLoadUnit   *float64 `parquet:"stop_sessions_per_load_unit,optional"`
+	StopMaxVirtualTimeSeconds *float64 `parquet:"stop_max_virtual_time_s,optional"`
 	// SLA bounds of evaluation.sla in ms (null when unset).
 	SLATTFTMs *float64 `parquet:"sla_ttft_ms,optional"`
 	SLAITLMs  *float64 `parquet:"sla_itl_ms,optional"`
@@ -230,6 +233,14 @@ type Row struct {
 	NumITLSamples                        *int64   `parquet:"num_itl_samples,optional" summary:"num_itl_samples"`
 	NumPreemptions                       *int64   `parquet:"num_preemptions,optional" summary:"num_preemptions"`
 	TotalRecoveredTokens                 *int64   `parquet:"total_recovered_tokens,optional" summary:"total_recovered_tokens"`
+	// WarmupSeconds is traffic.load.warmup_seconds; WarmupRequests counts the requests that
+	// arrived before it, left out of every other count, token total and distribution;
+	// SteadyWindowMs is the window the rates were measured over (metrics.Summary.SteadyWindowMs;
+	// 0 when no request arrived after the warm-up and the rates are the whole run's). All three
+	// are null without a warm-up.
+	WarmupSeconds  *float64 `parquet:"warmup_seconds,optional" summary:"warmup_seconds"`
+	WarmupRequests *int64   `parquet:"warmup_requests,optional" summary:"warmup_requests"`
+	SteadyWindowMs *float64 `parquet:"steady_window_ms,optional" summary:"steady_window_ms"`
 
 	// TTFT (time to first token) in ms: mean, min, max, median, p75, p90, p95, p99 and population std.
 	MeanTTFTMs   *float64 `parquet:"mean_ttft_ms,optional" summary:"mean_ttft_ms"`
@@ -751,6 +762,7 @@ func fillConfig(r *Row, c *config.Config) {
 	switch l.Type {
 	case config.LoadConcurrency:
 		r.LoadConcurrency = i64(l.Concurrency)
+		r.LoadRampSeconds = optF64(l.RampSeconds)
 	case config.LoadConstantRate, config.LoadPoisson:
 		r.LoadRequestsPerSecond, r.LoadSessionsPerSecond = nonZeroF(l.RequestsPerSecond), nonZeroF(l.SessionsPerSecond)
 		if l.Type == config.LoadPoisson {

@@ -205,7 +205,8 @@ func TestTransferBytesPerTokenAuto(t *testing.T) {
 // still follow completions.
 func TestConcurrencyRamp(t *testing.T) {
 	cfg := testConfig(64, 4, 8, 4, 1000)
-	cfg.Traffic.Load.RampSeconds = 0.1
+	ramp := 0.1
+	cfg.Traffic.Load.RampSeconds = &ramp
 	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
 	if err != nil {
 		t.Fatal(err)

@@ -82,7 +82,7 @@ func (s *runState) scheduleArrivals() error {
 	switch load.Type {
 	case config.LoadConcurrency:
 		s.closedLoop = true
-		rampMs := load.RampSeconds * 1000
+		rampMs := load.Ramp() * 1000
 		for s.nextSession < min(load.Concurrency, n) {
 			s.startSession(s.nextSession, float64(s.nextSession)*rampMs/float64(load.Concurrency))
 			s.nextSession++

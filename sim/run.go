@@ -235,6 +235,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		in.Trajectory, in.Trajectories = g.Trajectory, g.Trajectories
 	}
 	in.SLA = SLA(cfg)
+	in.WarmupMs = cfg.Traffic.Load.Warmup() * 1000
 	if s.plan != nil {
 		s.plannerInput(in)
 	}

@@ -22,10 +22,11 @@ import (
 // flight, requests wait ⌈c/10⌉ passes: TTFT is 10 ms for c <= 10, 20 ms for c <= 20, and for
 // c = 21 a tenth of the requests see 30 ms. With TTFT <= 25 ms for 99 % of requests, the
 // capacity of one replica is 2 passes × 10 requests = 20 (and twice that for two replicas
-// under round_robin).
+// under round_robin). The explicit ramp_seconds: 0 keeps that synchronized start (no pilot, no
+// warm-up; see probeStart), which the passes above count on.
 const fixedSpec = `traffic:
   source: {type: synthetic, input_tokens: 100, output_tokens: 1}
-  load: {type: concurrency, concurrency: 1}
+  load: {type: concurrency, concurrency: 1, ramp_seconds: 0}
   stop: {requests_per_load_unit: 50}
 engine:
   model: meta-llama/Meta-Llama-3.1-8B-Instruct
@@ -82,7 +83,7 @@ func TestCapacityHandComputed(t *testing.T) {
 		if *r.OfferedRequests != int64(50*want) || *r.SLAAttainment != 1 || *r.P99TTFTMs != 20 {
 			t.Errorf("replicas %d: offered %d attainment %g p99 TTFT %g", i+1, *r.OfferedRequests, *r.SLAAttainment, *r.P99TTFTMs)
 		}
-		if !strings.Contains(r.ConfigYAML, "concurrency: "+strconv.FormatFloat(want, 'f', -1, 64)+"}") {
+		if !strings.Contains(r.ConfigYAML, "concurrency: "+strconv.FormatFloat(want, 'f', -1, 64)+", ramp_seconds: 0}") {
 			t.Errorf("replicas %d: config_yaml does not run at the capacity:\n%s", i+1, r.ConfigYAML)
 		}
 		// The probes: the first at min, one per simulation, the capacity among those that met the

@@ -201,8 +201,13 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 			EquivalentTo: p.EquivalentTo, CostUSDPerHour: p.CostUSDPerHour,
 			PrefillGPUHourUSD: p.PrefillGPUHourUSD, DecodeGPUHourUSD: p.DecodeGPUHourUSD}
 		if c := rec.Capacity; c != nil && len(c.Probes) > 0 {
-			// The row describes the deployment at the load its metrics were measured at.
-			if cfg, data, err := p.AtLoad(c.Load); err == nil {
+			// The row describes the deployment at the load, ramp and warm-up its metrics were
+			// measured under, so that its config reproduces them.
+			var ramp, warmup *float64
+			if pr := c.At(c.Load); pr != nil {
+				ramp, warmup = pr.RampSeconds, pr.WarmupSeconds
+			}
+			if cfg, data, err := p.AtProbe(c.Load, ramp, warmup); err == nil {
 				info.Config, info.YAML = cfg, data
 			}
 		}

@@ -27,7 +27,9 @@ func attainment(t *testing.T, dir string) float64 {
 }
 
 // A recommendation found by capacity search meets the SLA when predict runs it, at the row's
-// attainment; the same file with its load raised by 2 × relative_tolerance does not.
+// attainment, and reproduces the row's metrics: it carries the ramp and warm-up its probe ran
+// under (the built-in spec omits ramp_seconds, so every probe ran a pilot). The same file with
+// its load raised by 2 × relative_tolerance misses the SLA.
 func TestCapacityRecommendationReproduces(t *testing.T) {
 	endToEnd(t)
 	dir := filepath.Join(t.TempDir(), "sweep")
@@ -46,14 +48,22 @@ func TestCapacityRecommendationReproduces(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := regexp.MustCompile(`point ([0-9a-f]{12})`).FindStringSubmatch(string(data))
-		var row *struct{ capacity, attainment float64 }
+		type capacityRow struct {
+			capacity, attainment            float64
+			output, p99TTFT, window, warmup float64
+		}
+		var row *capacityRow
 		for _, r := range rows {
-			if id != nil && r.PointID == id[1] && r.CapacityLoad != nil {
-				row = &struct{ capacity, attainment float64 }{*r.CapacityLoad, *r.SLAAttainment}
+			if id != nil && r.PointID == id[1] && r.CapacityLoad != nil && r.SteadyWindowMs != nil && r.WarmupRequests != nil {
+				row = &capacityRow{*r.CapacityLoad, *r.SLAAttainment, *r.OutputThroughputTokS, *r.P99TTFTMs,
+					*r.SteadyWindowMs, float64(*r.WarmupRequests)}
 			}
 		}
 		if row == nil {
-			t.Fatalf("%s: no capacity row for its point", rec)
+			t.Fatalf("%s: no capacity row with a steady window for its point", rec)
+		}
+		if !regexp.MustCompile(`ramp_seconds: [0-9.]+, warmup_seconds: [0-9.]+`).Match(data) {
+			t.Errorf("%s does not write the ramp and warm-up its probe ran under:\n%s", rec, data)
 		}
 		if !strings.Contains(string(data), "concurrency: "+strconv.Itoa(int(row.capacity))) || !strings.Contains(string(data), "ttft_ms: 500") {
 			t.Fatalf("%s does not set the capacity %g and keep the SLA:\n%s", rec, row.capacity, data)
@@ -64,6 +74,12 @@ func TestCapacityRecommendationReproduces(t *testing.T) {
 		}
 		if got := attainment(t, at); got < 0.99 || got != row.attainment {
 			t.Errorf("%s: predict attains %g, want the row's %g (>= 0.99)", rec, got, row.attainment)
+		}
+		s := readSummary(t, at)
+		if s["output_throughput_tok_s"] != row.output || s["p99_ttft_ms"] != row.p99TTFT || s["steady_window_ms"] != row.window ||
+			s["warmup_requests"] != row.warmup {
+			t.Errorf("%s: predict gives output %v tok/s, p99 TTFT %v ms, window %v ms, %v warm-up requests; the row %+v",
+				rec, s["output_throughput_tok_s"], s["p99_ttft_ms"], s["steady_window_ms"], s["warmup_requests"], *row)
 		}
 		raised := int(math.Ceil(row.capacity * (1 + 2*0.05)))
 		above := filepath.Join(t.TempDir(), "above")

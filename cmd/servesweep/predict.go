@@ -174,6 +174,12 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	if msg := truncatedWarning(res.Summary); msg != "" {
 		fmt.Fprintln(io.Err, msg)
 	}
+	if msg := lockstepNote(cfg, wl); msg != "" {
+		fmt.Fprintln(io.Err, msg)
+	}
+	if msg := steadyWindowNote(res.Summary); msg != "" {
+		fmt.Fprintln(io.Err, msg)
+	}
 	summary := res.Summary.Map()
 	summary["timing_provider"] = res.TimingProvider
 	var records []map[string]any
@@ -305,6 +311,39 @@ func unfinishedWarning(s *metrics.Summary) string {
 	}
 	return fmt.Sprintf("warning: %d of %d requests were unfinished when the run stopped at traffic.stop.max_virtual_time_seconds "+
 		"and are excluded from every latency (%d completed); raise the stop or lower the load", s.UnfinishedRequests, s.NumRequests, s.CompletedRequests)
+}
+
+// lockstepNote returns the one-line stderr note of a run whose requests move in lock-step, or
+// "": a concurrency load above 1 whose first wave starts at once (ramp_seconds 0 or omitted) and
+// whose requests all have the same input and output length. The first wave's requests then
+// complete together, their replacements start together, and every wave repeats the first for
+// the whole run: each request sees the same latency, and the latencies and rates are those of
+// one synchronized burst, not of a steady state.
+func lockstepNote(cfg *config.Config, wl *traffic.Workload) string {
+	l := &cfg.Traffic.Load
+	if l.Type != config.LoadConcurrency || l.Concurrency <= 1 || l.Ramp() > 0 || len(wl.Requests) < 2 {
+		return ""
+	}
+	first := wl.Requests[0]
+	for _, r := range wl.Requests[1:] {
+		if r.PromptLen != first.PromptLen || r.OutputLen != first.OutputLen {
+			return ""
+		}
+	}
+	return fmt.Sprintf("servesweep: requests start in one wave and stay in lock-step (concurrency %d, every request %d input and %d output "+
+		"tokens, traffic.load.ramp_seconds 0): every wave repeats the first; set traffic.load.ramp_seconds (and warmup_seconds) "+
+		"to measure a steady state", l.Concurrency, first.PromptLen, first.OutputLen)
+}
+
+// steadyWindowNote returns the stderr note of a run with a warm-up after which no request
+// arrived (metrics.Summary.SteadyWindowMissing), whose rates are therefore the whole run's, or "".
+func steadyWindowNote(s *metrics.Summary) string {
+	if !s.SteadyWindowMissing {
+		return ""
+	}
+	return fmt.Sprintf("servesweep: no request arrived after traffic.load.warmup_seconds (%g s), so there is no steady window: "+
+		"the throughputs are the whole run's (every completed request over duration_ms) and steady_window_ms is 0; "+
+		"lower warmup_seconds or run more requests", s.WarmupSeconds)
 }
 
 // flooredWarning returns the stderr warning for a run whose duration is under the floor of the

@@ -344,6 +344,7 @@ func TestPredictNotesResolvedAliases(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
+			errs = withoutLockstepNote(t, errs)
 			var lines []string
 			if errs != "" {
 				lines = strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
@@ -444,7 +445,7 @@ func TestPredictZeroDurationThroughputs(t *testing.T) {
 	}
 	const warn = "warning: the simulated duration is 0 ms (every pass took 0 ms); throughputs are not meaningful and are shown as N/A " +
 		"(prediction.json keeps the reference's values, computed over the floor)\n"
-	if errs != warn {
+	if errs = withoutLockstepNote(t, errs); errs != warn {
 		t.Errorf("stderr %q, want %q", errs, warn)
 	}
 	na := []string{"N/A", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"}
@@ -469,7 +470,7 @@ func TestPredictZeroDurationThroughputs(t *testing.T) {
 
 	// A run of real duration prints no warning and numbers in the table.
 	code, out, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir, "--overwrite")
-	if code != 0 || errs != "" || tableRow(t, out, "Request Throughput (requests/sec)")[0] == "N/A" {
+	if code != 0 || withoutLockstepNote(t, errs) != "" || tableRow(t, out, "Request Throughput (requests/sec)")[0] == "N/A" {
 		t.Errorf("normal run: exit %d, stderr %q", code, errs)
 	}
 }
@@ -625,5 +626,77 @@ func TestPredictSystemsDir(t *testing.T) {
 		if code, _, errs := runCLI(t, args...); code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v (env %q): exit %d, stderr %q; want 2 and %q", c.args, c.env, code, errs, c.want)
 		}
+	}
+}
+
+// withoutLockstepNote returns stderr without the lock-step note, which the seed's synthetic
+// config (one wave of identical requests) always gets; it fails the test when the note is not
+// there exactly once.
+func withoutLockstepNote(t *testing.T, errs string) string {
+	t.Helper()
+	var kept []string
+	n := 0
+	for _, line := range strings.SplitAfter(errs, "\n") {
+		if strings.HasPrefix(line, "servesweep: requests start in one wave and stay in lock-step") {
+			n++
+			continue
+		}
+		kept = append(kept, line)
+	}
+	if n != 1 {
+		t.Errorf("stderr %q has the lock-step note %d times, want once", errs, n)
+	}
+	return strings.Join(kept, "")
+}
+
+// A run whose requests start in one wave and are all alike moves in lock-step: predict says so
+// once on stderr (the seed's synthetic config: concurrency 16, 2048/128 tokens). A ramp, a
+// concurrency of 1, or lengths that differ leave it out; prediction.json is the same as without
+// the note.
+func TestPredictNotesLockstep(t *testing.T) {
+	const note = "servesweep: requests start in one wave and stay in lock-step (concurrency 16, every request 2048 input and 128 output " +
+		"tokens, traffic.load.ramp_seconds 0): every wave repeats the first; set traffic.load.ramp_seconds (and warmup_seconds) " +
+		"to measure a steady state\n"
+	for _, c := range []struct {
+		name string
+		sets []string
+		note bool
+	}{
+		{"seed", nil, true},
+		{"explicit ramp 0", []string{"traffic.load.ramp_seconds=0"}, true},
+		{"ramp", []string{"traffic.load.ramp_seconds=2"}, false},
+		{"concurrency 1", []string{"traffic.load.concurrency=1", "traffic.stop.requests=4"}, false},
+		{"lengths drawn", []string{"traffic.source.output_tokens={distribution: uniform, min: 64, max: 192}"}, false},
+		{"poisson", []string{"traffic.load={type: poisson, requests_per_second: 10}"}, false},
+	} {
+		args := []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir()}
+		for _, s := range c.sets {
+			args = append(args, "--set", s)
+		}
+		code, _, errs := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.name, code, errs)
+		}
+		if n := strings.Count(errs, "lock-step"); (n == 1) != c.note || n > 1 || (c.note && !strings.Contains(errs, note)) {
+			t.Errorf("%s: stderr %q; the note expected %v, once", c.name, errs, c.note)
+		}
+	}
+}
+
+// A warm-up past the last arrival leaves no steady window: predict says the rates are the
+// whole run's, and prediction.json has steady_window_ms 0.
+func TestPredictNotesMissingSteadyWindow(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir, "--set", "traffic.load.warmup_seconds=1000")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	const want = "servesweep: no request arrived after traffic.load.warmup_seconds (1000 s), so there is no steady window"
+	if !strings.Contains(errs, want) {
+		t.Errorf("stderr %q, want it to contain %q", errs, want)
+	}
+	if s := readSummary(t, dir); s["steady_window_ms"] != 0.0 || s["warmup_requests"] != 100.0 || s["num_requests"] != 0.0 {
+		t.Errorf("prediction.json: steady_window_ms %v, warmup_requests %v, num_requests %v; want 0, 100, 0",
+			s["steady_window_ms"], s["warmup_requests"], s["num_requests"])
 	}
 }

@@ -343,14 +343,14 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	runShardCLI(t, shared, "--shard", "0/4")
 	runShardCLI(t, shared, "--shard", "3/4")
 	// Shard 1 is interrupted after 3 points: the first probe of the 4th point's capacity search
-	// (the one at the search's min, concurrency 1) cancels it. With --format json it prints
-	// nothing on stdout.
+	// (the one at the search's min, concurrency 1, not its pilot of 1 session) cancels it. With
+	// --format json it prints nothing on stdout.
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
 	opts := &sweepOptions{OutputDir: shared, Sets: []string{"traffic.stop={sessions: 8}", "traffic.load.concurrency=4", "traffic.source.session.turns=2",
 		"optimization.capacity_search.max=8"}, Quiet: true,
 		Format: formatJSON, Parallelism: 1, Shard: "1/4", Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
-			if cfg.Traffic.Load.Concurrency == 1 && n.Add(1) == 4 {
+			if cfg.Traffic.Load.Concurrency == 1 && cfg.Traffic.Stop.Sessions == 8 && n.Add(1) == 4 {
 				cancel()
 			}
 			return sim.Run(c, cfg, o)

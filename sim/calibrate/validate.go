@@ -257,9 +257,7 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	res.Precision = fmt.Sprintf("weights %s, kv %s", p.Precisions.Weights, p.Precisions.KVCache)
 	res.Shape, res.Concurrency, res.Scheduler, res.Notes = p.Shape, p.Concurrency, p.Config.Engine.Backend, p.Notes
 	// The burst: the benchmark's first wave, every session starting at once.
-	burstCfg := *p.Config
-	burstCfg.Traffic.Stop.Requests = p.Concurrency
-	burst, err := sim.Run(ctx, &burstCfg, sim.Options{Efficiency: &o.Factors.Efficiency})
+	burst, err := sim.Run(ctx, sim.FirstWave(p.Config), sim.Options{Efficiency: &o.Factors.Efficiency})
 	if err != nil {
 		return skip(err)
 	}
@@ -268,7 +266,8 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	burst.Release()
 	// The steady state: sessions ramped in over one burst-wave lifetime, ramp wave left out.
 	steadyCfg := *p.Config
-	steadyCfg.Traffic.Load.RampSeconds = bE2E / 1000
+	ramp := bE2E / 1000
+	steadyCfg.Traffic.Load.RampSeconds = &ramp
 	run, err := sim.Run(ctx, &steadyCfg, sim.Options{Efficiency: &o.Factors.Efficiency})
 	if err != nil {
 		return skip(err)

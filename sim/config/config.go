@@ -214,9 +214,17 @@ type Load struct {
 	// RampSeconds spreads the start of the first `concurrency` sessions evenly over that many
 	// seconds (session i starts at i × RampSeconds / concurrency), as a benchmark's concurrency
 	// ramp (aiperf --concurrency-ramp-duration) does; later sessions start as earlier ones finish.
-	// 0 (the default, and the reference's behaviour) starts them all at once. A servesweep
-	// addition to the DynoSim schema.
-	RampSeconds float64 `yaml:"ramp_seconds,omitempty" union:"concurrency" min:"0" limit:"0,MaxSeconds"`
+	// nil (omitted) or 0 (the reference's behaviour) starts them all at once; Ramp gives the
+	// value. A capacity search tells an omitted ramp, which it chooses itself, from an explicit
+	// 0, which it keeps (sweep.searchCapacity). A servesweep addition to the DynoSim schema.
+	RampSeconds *float64 `yaml:"ramp_seconds,omitempty" json:",omitempty" union:"concurrency" null:"omit" min:"0" limit:"0,MaxSeconds"`
+	// WarmupSeconds, in virtual seconds from the start of the run, leaves the requests that
+	// arrive before it out of every request statistic of the summary (counts, tokens, latency
+	// distributions, goodput count, prefix reuse) and measures the rates over the steady window
+	// from it to the last arrival (metrics.Input.WarmupMs). nil (omitted) or 0 counts every
+	// request over the whole run; Warmup gives the value. Any load type. A servesweep addition
+	// to the DynoSim schema.
+	WarmupSeconds *float64 `yaml:"warmup_seconds,omitempty" json:",omitempty" null:"omit" min:"0" limit:"0,MaxSeconds"`
 	// RequestsPerSecond (synthetic sources) or SessionsPerSecond (synthetic-session sources) is
 	// the open-loop arrival rate per second; the one matching the source is required.
 	RequestsPerSecond float64 `yaml:"requests_per_second,omitempty" union:"constant_rate,poisson" optional:"" gt:"0" limit:"MinRate,MaxRate" sweep:""`
@@ -230,6 +238,22 @@ type Load struct {
 	Seed uint64 `yaml:"seed,omitempty" union:"poisson" default:"42"`
 	// Speedup divides all trace timing (arrivals and inter-turn delays).
 	Speedup float64 `yaml:"speedup,omitempty" union:"trace_timestamps" default:"1" gt:"0" limit:"MinRate,MaxRate" sweep:""`
+}
+
+// Ramp is RampSeconds, 0 when omitted.
+func (l *Load) Ramp() float64 {
+	if l.RampSeconds == nil {
+		return 0
+	}
+	return *l.RampSeconds
+}
+
+// Warmup is WarmupSeconds, 0 when omitted.
+func (l *Load) Warmup() float64 {
+	if l.WarmupSeconds == nil {
+		return 0
+	}
+	return *l.WarmupSeconds
 }
 
 // LoadPhase is one phase of a load profile (traffic.load.profile[i]).

@@ -261,6 +261,35 @@ func TestSetSeedKVRouterOverride(t *testing.T) {
 	}
 }
 
+// TestDecodeRampAndWarmupPresence: ramp_seconds and warmup_seconds are nil when omitted (or
+// null) and hold an explicit 0, which a capacity search keeps (an omitted ramp it chooses);
+// warmup_seconds is accepted under every load type.
+func TestDecodeRampAndWarmupPresence(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		sets           []string
+		ramp, warmup   *float64
+		rampS, warmupS float64
+	}{
+		{"omitted", nil, nil, nil, 0, 0},
+		{"null", []string{"traffic.load.ramp_seconds=null", "traffic.load.warmup_seconds=null"}, nil, nil, 0, 0},
+		{"explicit zero", []string{"traffic.load.ramp_seconds=0", "traffic.load.warmup_seconds=0"}, ptr(0.0), ptr(0.0), 0, 0},
+		{"given", []string{"traffic.load.ramp_seconds=5", "traffic.load.warmup_seconds=2.5"}, ptr(5.0), ptr(2.5), 5, 2.5},
+		{"warmup under poisson", []string{"traffic.load={type: poisson, requests_per_second: 2, warmup_seconds: 3}"}, nil, ptr(3.0), 0, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mustDecode(t, seedSynthetic, tc.sets...)
+			l := c.Traffic.Load
+			if !reflect.DeepEqual(l.RampSeconds, tc.ramp) || !reflect.DeepEqual(l.WarmupSeconds, tc.warmup) {
+				t.Errorf("ramp %v warmup %v, want %v %v", l.RampSeconds, l.WarmupSeconds, tc.ramp, tc.warmup)
+			}
+			if l.Ramp() != tc.rampS || l.Warmup() != tc.warmupS {
+				t.Errorf("Ramp() %g Warmup() %g, want %g %g", l.Ramp(), l.Warmup(), tc.rampS, tc.warmupS)
+			}
+		})
+	}
+}
+
 func TestDecodeDefaults(t *testing.T) {
 	c := mustDecode(t, minimalEngine)
 	want := wholeTrafficDefault
@@ -468,7 +497,7 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"bool as string", "", []string{agg + "kv_cache.prefix_caching=yes"}, agg + "kv_cache.prefix_caching", "must be a bool"},
 		{"string as int", "", []string{"engine.model=5"}, "engine.model", "must be a string, got 5 (int)"},
 		{"union rejects field", "", []string{"traffic.load.type=poisson", "traffic.load.requests_per_second=2"}, "traffic.load",
-			"traffic.load.type='poisson' does not accept [concurrency]; accepted keys: type, requests_per_second, sessions_per_second, profile, seed"},
+			"traffic.load.type='poisson' does not accept [concurrency]; accepted keys: type, warmup_seconds, requests_per_second, sessions_per_second, profile, seed"},
 		{"poisson needs rate", "", []string{"traffic.load={type: poisson}"}, "traffic.load.requests_per_second", "required"},
 		{"constant rate needs rate", "", []string{"traffic.load={type: constant_rate}"}, "traffic.load.requests_per_second", "required"},
 		{"rate zero", "", []string{"traffic.load={type: constant_rate, requests_per_second: 0}"}, "traffic.load.requests_per_second", "must be > 0, got 0"},
@@ -560,6 +589,9 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"ramp negative", "", []string{"traffic.load.ramp_seconds=-3"}, "traffic.load.ramp_seconds", "must be >= 0, got -3"},
 		{"ramp open loop", "", []string{"traffic.load={type: poisson, requests_per_second: 2, ramp_seconds: 1}"}, "traffic.load",
 			"does not accept [ramp_seconds]"},
+		{"warmup negative", "", []string{"traffic.load.warmup_seconds=-1"}, "traffic.load.warmup_seconds", "must be >= 0, got -1"},
+		{"warmup beyond the bound", "", []string{"traffic.load.warmup_seconds=1e9"}, "traffic.load.warmup_seconds", "must be between 0 and 1e+07, got 1e+09"},
+		{"warmup a string", "", []string{"traffic.load.warmup_seconds=soon"}, "traffic.load.warmup_seconds", `must be a number, got "soon" (string)`},
 		{"agg role hardware", "", []string{agg + "hardware=h100_sxm"}, agg + "hardware", "only prefill and decode roles may override hardware"},
 		{"role model override", "", []string{agg + "model=x"}, agg + "model", "per-role overrides are not allowed; set engine.model"},
 		{"encoder role", "", []string{"engine.workers.encoder={}"}, "engine.workers.encoder", "encoder workers"},

@@ -38,8 +38,26 @@ type Summary struct {
 	// WallTimeMs is host time spent simulating.
 	WallTimeMs float64
 	// Throughputs over duration_s = max(DurationMs/1000, MinDurationS); not meaningful when
-	// ThroughputsFloored.
+	// ThroughputsFloored. With a warm-up (WarmupSeconds > 0) they are measured over the steady
+	// window instead (SteadyWindowMs).
 	RequestThroughputRPS, InputThroughputTokS, OutputThroughputTokS, TotalThroughputTokS float64
+	// WarmupSeconds is traffic.load.warmup_seconds (Input.WarmupMs / 1000); 0 means no warm-up,
+	// and then Map writes none of the three warm-up keys. WarmupRequests counts the requests that
+	// arrived before it, left out of every request count, token total, latency distribution,
+	// goodput count and prefix-reuse ratio (key warmup_requests).
+	WarmupSeconds  float64
+	WarmupRequests int64
+	// SteadyWindowMs is the length t1 − t0 of the steady window over which a run with a warm-up
+	// measures its rates (key steady_window_ms): t0 = WarmupSeconds × 1000 and t1 the arrival
+	// time of the last request that arrived. Every rate (request, input, output, total and
+	// goodput throughput) counts the completed requests whose terminal time lies in (t0, t1],
+	// warm-up requests included (their work is done there), divided by t1 − t0. A closed loop's
+	// drain after its last arrival runs at falling concurrency for a length set by the run's
+	// size, so leaving it out makes the rates independent of run length. When no request arrived
+	// after t0 (t1 <= t0) SteadyWindowMs is 0, SteadyWindowMissing is set and the rates are the
+	// whole run's (every completed request over duration_s).
+	SteadyWindowMs      float64
+	SteadyWindowMissing bool
 	// Provisioned worker-seconds per role and GPUs per worker (aggregated mode reports as decode).
 	PrefillWorkerSeconds, DecodeWorkerSeconds float64
 	PrefillGPUsPerWorker, DecodeGPUsPerWorker int
@@ -127,6 +145,10 @@ type Input struct {
 	// SLA, when non-nil, enables goodput.
 	SLA        *SLA
 	WallTimeMs float64
+	// WarmupMs (traffic.load.warmup_seconds × 1000) leaves the requests that arrive before it
+	// out of the statistics and measures the rates over the steady window (Summary.WarmupSeconds,
+	// Summary.SteadyWindowMs); 0 means none.
+	WarmupMs float64
 	// Speculation is the run's speculative-decoding counts (engine.speculation); nil when off.
 	Speculation *engine.SpeculationStats
 	// UnchunkedPrefill (engine.enable_chunked_prefill: false) lists the max_batched_tokens
@@ -145,7 +167,10 @@ type Input struct {
 
 // Build computes the Summary from a finished run (dynosim-spec.md §4.2, engine-internals.md §7).
 // Only completed requests count toward tokens and latency samples; latency samples are clamped
-// at >= 0; requests that completed with no token add no latency samples. Errors: a pass log's
+// at >= 0; requests that completed with no token add no latency samples. Requests that arrived
+// before in.WarmupMs count in no statistic but warmup_requests and the steady-window rates
+// (Summary.SteadyWindowMs); their tokens leave the ITL samples as an unfinished request's do.
+// Errors: a pass log's
 // PassStore failed to spill (PassStore.Err) or a spilled chunk cannot be read back; each names
 // the spill file and says what to do.
 func Build(in *Input) (*Summary, error) {
@@ -180,10 +205,33 @@ func Build(in *Input) (*Summary, error) {
 	var roundGaps []float64 // speculative rounds after an ITL gap: gap / tokens of the round (Request.RoundGaps)
 	var reused, firstReused int64
 	good := int64(0)
-	goodTokens := int64(0)
+	warmup := in.WarmupMs > 0
+	t0, t1 := in.WarmupMs, math.Inf(-1) // the steady window (t0, t1]
+	var all, window rateCounts          // every completed request over the run; those ending in the window
+	if warmup {
+		for i := range in.Requests {
+			if r := &in.Requests[i]; r.Status != engine.Pending {
+				t1 = max(t1, r.ArrivalMs)
+			}
+		}
+	}
 	for i := range in.Requests {
 		r := &in.Requests[i]
 		if r.Status == engine.Pending {
+			continue
+		}
+		goodReq := false
+		if r.Status == engine.Completed {
+			s.DurationMs = max(s.DurationMs, r.TerminalMs)
+			goodReq = all.add(r, in.SLA)
+			if warmup && r.TerminalMs > t0 && r.TerminalMs <= t1 {
+				window.add(r, in.SLA)
+			}
+		}
+		if warmup && r.ArrivalMs < t0 {
+			// A warm-up request: its tokens leave the ITL samples as an unfinished one's do.
+			s.WarmupRequests++
+			r.EachRun(func(run engine.PassRun) { in.PassLogs[run.Worker].uncount(run.First, run.Last) })
 			continue
 		}
 		s.NumRequests++
@@ -205,7 +253,6 @@ func Build(in *Input) (*Summary, error) {
 		}
 		s.TotalInputTokens += int64(r.PromptLen)
 		s.TotalOutputTokens += int64(r.Generated)
-		s.DurationMs = max(s.DurationMs, r.TerminalMs)
 		reused += int64(r.ReusedTokens)
 		firstReused += int64(r.FirstReusedTokens)
 		s.TotalRecoveredTokens += int64(r.RecoveredTokens)
@@ -221,9 +268,8 @@ func Build(in *Input) (*Summary, error) {
 			withPrevious += int64(r.WithPrevious)
 			roundGaps = append(roundGaps, r.RoundGaps()...)
 		}
-		if in.SLA != nil && isGood(r, in.SLA) {
+		if goodReq {
 			good++
-			goodTokens += int64(n)
 		}
 	}
 	s.PrefillWorkerSeconds = float64(in.PrefillWorkers) * s.DurationMs / 1000
@@ -232,16 +278,26 @@ func Build(in *Input) (*Summary, error) {
 		s.Planner = buildPlanner(s, in.Pools, in.ScalingEvents)
 	}
 	durS := math.Max(s.DurationMs/1000, MinDurationS)
-	s.RequestThroughputRPS = float64(s.CompletedRequests) / durS
-	s.InputThroughputTokS = float64(s.TotalInputTokens) / durS
-	s.OutputThroughputTokS = float64(s.TotalOutputTokens) / durS
-	s.TotalThroughputTokS = float64(s.TotalInputTokens+s.TotalOutputTokens) / durS
+	rates := all
+	if warmup {
+		s.WarmupSeconds = in.WarmupMs / 1000
+		if t1 > t0 {
+			s.SteadyWindowMs = t1 - t0
+			rates, durS = window, s.SteadyWindowMs/1000
+		} else {
+			s.SteadyWindowMissing = true
+		}
+	}
+	s.RequestThroughputRPS = float64(rates.requests) / durS
+	s.InputThroughputTokS = float64(rates.input) / durS
+	s.OutputThroughputTokS = float64(rates.output) / durS
+	s.TotalThroughputTokS = float64(rates.input+rates.output) / durS
 	s.GPUHours = (s.PrefillWorkerSeconds*float64(s.PrefillGPUsPerWorker) + s.DecodeWorkerSeconds*float64(s.DecodeGPUsPerWorker)) / 3600
 	if in.SLA != nil {
 		s.HasGoodput = true
 		s.GoodputCompletedRequests = good
-		s.GoodputRequestThroughputRPS = float64(good) / durS
-		s.GoodputOutputThroughputTokS = float64(goodTokens) / durS
+		s.GoodputRequestThroughputRPS = float64(rates.good) / durS
+		s.GoodputOutputThroughputTokS = float64(rates.goodTokens) / durS
 	}
 	s.ProcessedTokens = s.TotalInputTokens + s.TotalOutputTokens
 	if s.WallTimeMs > 0 {
@@ -284,6 +340,25 @@ func Build(in *Input) (*Summary, error) {
 		s.Trajectories = buildTrajectories(in)
 	}
 	return s, nil
+}
+
+// rateCounts are the sums over completed requests that a summary's rates divide by a duration.
+type rateCounts struct {
+	requests, input, output, good, goodTokens int64
+}
+
+// add counts the completed request r and reports whether it is good under sla (false when sla
+// is nil).
+func (c *rateCounts) add(r *engine.Request, sla *SLA) bool {
+	c.requests++
+	c.input += int64(r.PromptLen)
+	c.output += int64(r.Generated)
+	if sla == nil || !isGood(r, sla) {
+		return false
+	}
+	c.good++
+	c.goodTokens += int64(r.Generated)
+	return true
 }
 
 // isGood applies the goodput rule of dynosim-spec.md §4.2.2: every set bound holds, inclusively
@@ -362,6 +437,11 @@ func (s *Summary) Map() map[string]any {
 		m["num_accepted_draft_tokens"] = sp.Accepted
 		m["draft_acceptance_rate"] = rate
 		m["mean_accepted_length"] = sp.MeanAcceptedLength()
+	}
+	if s.WarmupSeconds > 0 {
+		m["warmup_seconds"] = s.WarmupSeconds
+		m["warmup_requests"] = s.WarmupRequests
+		m["steady_window_ms"] = s.SteadyWindowMs
 	}
 	if s.HasGoodput {
 		m["goodput_completed_requests"] = s.GoodputCompletedRequests

@@ -1,0 +1,52 @@
+package sim
+
+import (
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/engine"
+)
+
+// FirstWave returns a copy of cfg that runs only the first wave of its concurrency load: the
+// `concurrency` sessions (synthetic-session sources) or requests (other sources) that start
+// together, all at once (ramp_seconds and warmup_seconds omitted), the stop being exactly that
+// count. It is the burst a benchmark's first wave is; its mean request lifetime
+// (MeanE2EMs) is the ramp that spreads a steady-state run's first wave over one lifetime, after
+// which requests of equal length no longer complete in lock-step (sim/calibrate's Validate,
+// sweep's capacity probes). cfg must have a concurrency load and a synthetic, synthetic-session
+// or mixture source (a trace's stop cannot count requests). The copy shares cfg's engine.
+func FirstWave(cfg *config.Config) *config.Config {
+	c := *cfg
+	l := &c.Traffic.Load
+	l.RampSeconds, l.WarmupSeconds = nil, nil
+	if sessionSource(&c.Traffic.Source) {
+		c.Traffic.Stop = config.Stop{Sessions: l.Concurrency}
+	} else {
+		c.Traffic.Stop = config.Stop{Requests: l.Concurrency}
+	}
+	return &c
+}
+
+// sessionSource reports whether src makes sessions: synthetic-session, or a mixture of them.
+func sessionSource(src *config.Source) bool {
+	if src.Type == config.SourceMixture && len(src.Components) > 0 && src.Components[0].Source != nil {
+		return src.Components[0].Source.Type == config.SourceSyntheticSession
+	}
+	return src.Type == config.SourceSyntheticSession
+}
+
+// MeanE2EMs returns the mean end-to-end latency in ms, terminal time minus arrival, over the
+// requests that completed with at least one output token, and their count (0, 0 when none did).
+func MeanE2EMs(reqs []engine.Request) (float64, int) {
+	sum, n := 0.0, 0
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Status != engine.Completed || r.FirstTokenMs < 0 {
+			continue
+		}
+		sum += r.TerminalMs - r.ArrivalMs
+		n++
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return sum / float64(n), n
+}

@@ -1,0 +1,146 @@
+package sweep
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
+)
+
+// probeStart's choices on fixedSpec's deployment (one replica) at concurrency 20: the pilot runs
+// the 20 requests at once, the first pass serves 10 by 10 ms and the second the others by 20 ms,
+// a mean lifetime of 15 ms, so an omitted ramp becomes 0.015 s with a warm-up of two lifetimes,
+// 0.030 s. An explicit ramp is kept (its warm-up the ramp), an explicit 0 keeps the synchronized
+// start, a given warm-up is kept, and a rate load and a run of fewer than 4 requests per slot
+// are left alone; only an omitted ramp runs a pilot, of exactly the first wave.
+func TestProbeStart(t *testing.T) {
+	base := `traffic:
+  source: {type: synthetic, input_tokens: 100, output_tokens: 1}
+  stop: {requests_per_load_unit: 50}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h100_sxm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+      scheduler: {max_batched_tokens: 1000, max_sequences: 256}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 100000}}
+      timing: {type: fixed, prefill_ms: 10, decode_ms: 0}
+evaluation: {sla: {ttft_ms: 25}}
+`
+	f := func(x float64) *float64 { return &x }
+	for _, tc := range []struct {
+		name         string
+		load         string
+		requests     int
+		ramp, warmup *float64
+		pilots       int
+	}{
+		{"omitted ramp", "{type: concurrency, concurrency: 20}", 1000, f(0.015), f(0.03), 1},
+		{"omitted ramp, 4 requests per slot", "{type: concurrency, concurrency: 20}", 80, f(0.015), f(0.03), 1},
+		{"omitted ramp, under 4 requests per slot", "{type: concurrency, concurrency: 20}", 79, nil, nil, 0},
+		{"omitted ramp, given warm-up", "{type: concurrency, concurrency: 20, warmup_seconds: 1}", 1000, f(0.015), nil, 1},
+		{"explicit 0", "{type: concurrency, concurrency: 20, ramp_seconds: 0}", 1000, nil, nil, 0},
+		{"explicit ramp", "{type: concurrency, concurrency: 20, ramp_seconds: 0.5}", 1000, f(0.5), f(0.5), 0},
+		{"explicit ramp and warm-up", "{type: concurrency, concurrency: 20, ramp_seconds: 0.5, warmup_seconds: 0.2}", 1000, f(0.5), nil, 0},
+		{"poisson", "{type: poisson, requests_per_second: 100}", 1000, nil, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Decode([]byte(base), "spec.yaml", []string{"traffic.load=" + tc.load})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pilots := 0
+			simulate := func(ctx context.Context, c *config.Config, o sim.Options) (*sim.Result, error) {
+				pilots++
+				l := c.Traffic.Load
+				if c.Traffic.Stop != (config.Stop{Requests: 20}) || l.RampSeconds != nil || l.WarmupSeconds != nil || len(o.Workload.Sessions) != 20 {
+					t.Errorf("pilot: stop %+v, ramp %v, warm-up %v, %d sessions; want one wave of 20 at once",
+						c.Traffic.Stop, l.RampSeconds, l.WarmupSeconds, len(o.Workload.Sessions))
+				}
+				return sim.Run(ctx, c, o)
+			}
+			ramp, warmup, err := probeStart(context.Background(), cfg, tc.requests, NewWorkloadCache(), simulate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			same := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || math.Abs(*a-*b) < 1e-12) }
+			if !same(ramp, tc.ramp) || !same(warmup, tc.warmup) || pilots != tc.pilots {
+				t.Errorf("ramp %v warm-up %v, %d pilots; want %v %v, %d", deref(ramp), deref(warmup), pilots, deref(tc.ramp), deref(tc.warmup), tc.pilots)
+			}
+		})
+	}
+}
+
+func deref(x *float64) any {
+	if x == nil {
+		return nil
+	}
+	return *x
+}
+
+// lockstepSpec is Llama-3.1-70B on H200 (vLLM, bf16, `default` timing), 2048 prompt and 256
+// output tokens per request, an aggregated 1× TP8 and a disaggregated P 2× TP2 + D 1× TP2
+// deployment, searched for the largest concurrency within TTFT 1 s and ITL 40 ms.
+const lockstepSpec = `traffic:
+  source: {type: synthetic, input_tokens: 2048, output_tokens: 256}
+  load: {type: concurrency, concurrency: 1}
+  stop: {requests_per_load_unit: 8}
+engine:
+  mode: {choices: [aggregated, disaggregated]}
+  model: meta-llama/Meta-Llama-3.1-70B-Instruct
+  hardware: h200_sxm
+  precision: {weights: bf16, kv_cache: bf16}
+  backend: vllm
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 8}
+    prefill:
+      parallelism: {replicas: 2, tensor: 2}
+    decode:
+      parallelism: {replicas: 1, tensor: 2}
+evaluation:
+  sla: {ttft_ms: 1000, itl_ms: 40}
+optimization:
+  target: throughput_per_gpu
+  capacity_search: {attainment: 0.99, min: 1, max: 4096, relative_tolerance: 0.05, max_probes: 16}
+`
+
+// The capacity answer does not depend on how long a probe runs. Requests of equal length that
+// start in one wave complete together for the whole run, so with a synchronized start the best
+// deployment here was the aggregated 1× TP8 at 81.6 output tok/s/GPU with 8 requests per load
+// unit and a 2.6× higher disaggregated one with a 5 s ramp; desynchronized probes (a pilot-sized
+// ramp and warm-up, rates over the steady window) give the same deployment, within 10 %, with 8
+// or 64 requests per load unit and with an explicit ramp and warm-up of 5 s.
+func TestCapacityIndependentOfRunLength(t *testing.T) {
+	type best struct {
+		mode   string
+		perGPU float64
+	}
+	var got []best
+	for _, sets := range [][]string{
+		{"traffic.stop.requests_per_load_unit=8"},
+		{"traffic.stop.requests_per_load_unit=64"},
+		{"traffic.stop.requests_per_load_unit=32", "traffic.load.ramp_seconds=5", "traffic.load.warmup_seconds=5"},
+	} {
+		rows := runCapacity(t, lockstepSpec, 2, "", sets...)
+		b := best{perGPU: -1}
+		for _, r := range rows {
+			if r.Status == results.StatusOK && r.OutputThroughputPerGPUTokS != nil && *r.OutputThroughputPerGPUTokS > b.perGPU {
+				b = best{r.Mode, *r.OutputThroughputPerGPUTokS}
+			}
+		}
+		t.Logf("%v: best %s at %.1f output tok/s/GPU", sets, b.mode, b.perGPU)
+		got = append(got, b)
+	}
+	for _, b := range got[1:] {
+		if b.mode != got[0].mode || b.perGPU < 0.9*got[0].perGPU || b.perGPU > got[0].perGPU/0.9 {
+			t.Errorf("best points %+v differ: the answer depends on the run's length", got)
+			break
+		}
+	}
+}
