@@ -83,7 +83,7 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 		meets := offered > 0 && good >= metrics.AttainmentCount(cs.Attainment, offered)
 		h := 0.0
 		if len(res.Requests) > 0 {
-			h = metrics.SLAHeadroom(res.Requests, sla, cs.Attainment)
+			h = metrics.SLAHeadroom(res.Requests, s.SLATerms, sla, cs.Attainment)
 			if math.IsInf(h, 1) {
 				h = -1
 			}
