@@ -168,8 +168,8 @@ type ProbeRow struct {
 	MeetsSLA      bool     `parquet:"meets_sla"`
 	SLAHeadroom   *float64 `parquet:"sla_headroom,optional"`
 	// SLAPercentileTermsMet is whether every percentile bound of evaluation.sla held at the
-	// probe (null without one); meets_sla requires it.
-	SLAPercentileTermsMet *bool `parquet:"sla_percentile_terms_met,optional"`
+	// probe (null without one, and left out of the probe's JSON then); meets_sla requires it.
+	SLAPercentileTermsMet *bool `parquet:"sla_percentile_terms_met,optional" json:",omitempty"`
 
 	OfferedRequests             *int64   `parquet:"offered_requests,optional" summary:"offered_requests"`
 	CompletedRequests           *int64   `parquet:"completed_requests,optional" summary:"completed_requests"`

@@ -480,7 +480,7 @@ func MergeParts(parts []*Part) ([]Row, *Manifest, error) {
 		c.addStatus(rows[i].Status)
 	}
 	return rows, &Manifest{Spec: m.Spec, Algorithm: m.Algorithm, Settings: m.Settings, Counts: c, Merge: info,
-		CapacitySearch: m.CapacitySearch, GPUHourUSD: m.GPUHourUSD}, nil
+		CapacitySearch: m.CapacitySearch, GPUHourUSD: m.GPUHourUSD, ExamplePrices: m.ExamplePrices}, nil
 }
 
 // missingShards lists, per shard count among the parts, the shards without a part, and the

@@ -705,23 +705,24 @@ type SLA struct {
 	E2EMs  *float64 `yaml:"e2e_ms,omitempty" null:"omit" gt:"0"`
 
 	// Percentile bounds in ms over the run (nil = unset): p50, p90, p95 and p99 of TTFT, ITL
-	// (every inter-token gap), TPOT and E2E latency.
-	P50TTFTMs *float64 `yaml:"p50_ttft_ms,omitempty" null:"omit" gt:"0"`
-	P90TTFTMs *float64 `yaml:"p90_ttft_ms,omitempty" null:"omit" gt:"0"`
-	P95TTFTMs *float64 `yaml:"p95_ttft_ms,omitempty" null:"omit" gt:"0"`
-	P99TTFTMs *float64 `yaml:"p99_ttft_ms,omitempty" null:"omit" gt:"0"`
-	P50ITLMs  *float64 `yaml:"p50_itl_ms,omitempty" null:"omit" gt:"0"`
-	P90ITLMs  *float64 `yaml:"p90_itl_ms,omitempty" null:"omit" gt:"0"`
-	P95ITLMs  *float64 `yaml:"p95_itl_ms,omitempty" null:"omit" gt:"0"`
-	P99ITLMs  *float64 `yaml:"p99_itl_ms,omitempty" null:"omit" gt:"0"`
-	P50TPOTMs *float64 `yaml:"p50_tpot_ms,omitempty" null:"omit" gt:"0"`
-	P90TPOTMs *float64 `yaml:"p90_tpot_ms,omitempty" null:"omit" gt:"0"`
-	P95TPOTMs *float64 `yaml:"p95_tpot_ms,omitempty" null:"omit" gt:"0"`
-	P99TPOTMs *float64 `yaml:"p99_tpot_ms,omitempty" null:"omit" gt:"0"`
-	P50E2EMs  *float64 `yaml:"p50_e2e_ms,omitempty" null:"omit" gt:"0"`
-	P90E2EMs  *float64 `yaml:"p90_e2e_ms,omitempty" null:"omit" gt:"0"`
-	P95E2EMs  *float64 `yaml:"p95_e2e_ms,omitempty" null:"omit" gt:"0"`
-	P99E2EMs  *float64 `yaml:"p99_e2e_ms,omitempty" null:"omit" gt:"0"`
+	// (every inter-token gap), TPOT and E2E latency. Unset, they are left out of the config's
+	// JSON encoding, so that the point IDs (grid.PointID) of configs without them are unchanged.
+	P50TTFTMs *float64 `yaml:"p50_ttft_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P90TTFTMs *float64 `yaml:"p90_ttft_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P95TTFTMs *float64 `yaml:"p95_ttft_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P99TTFTMs *float64 `yaml:"p99_ttft_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P50ITLMs  *float64 `yaml:"p50_itl_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P90ITLMs  *float64 `yaml:"p90_itl_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P95ITLMs  *float64 `yaml:"p95_itl_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P99ITLMs  *float64 `yaml:"p99_itl_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P50TPOTMs *float64 `yaml:"p50_tpot_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P90TPOTMs *float64 `yaml:"p90_tpot_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P95TPOTMs *float64 `yaml:"p95_tpot_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P99TPOTMs *float64 `yaml:"p99_tpot_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P50E2EMs  *float64 `yaml:"p50_e2e_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P90E2EMs  *float64 `yaml:"p90_e2e_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P95E2EMs  *float64 `yaml:"p95_e2e_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P99E2EMs  *float64 `yaml:"p99_e2e_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
 }
 
 // PercentileBound is one percentile bound of evaluation.sla.
