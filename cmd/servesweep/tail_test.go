@@ -111,3 +111,41 @@ func TestSweepPercentileSLAKeepsTailsOffTheFront(t *testing.T) {
 		}
 	}
 }
+
+// The printed front and report.md restate the SLA, every bound with what it bounds and the
+// attainment target, and say whose the prices are: the built-in sweep's are example prices
+// (also when `servesweep report` reads the results back), a --set price makes them the user's.
+func TestSweepRestatesSLAAndPrices(t *testing.T) {
+	endToEnd(t)
+	sla := "SLA (evaluation.sla): ttft_ms 500 (each request's TTFT <= 500 ms), itl_ms 50 (each request's mean inter-token gap <= 50 ms): " +
+		"for at least 99 % of offered requests at each deployment's capacity (capacity search attainment 0.99); p99_itl_ms 50 " +
+		"(the run's p99 of every inter-token gap <= 50 ms)"
+	example := "Prices (USD per GPU-hour): h100_sxm 2.5, h200_sxm 3.5: the built-in sweep's EXAMPLE prices"
+	dir := filepath.Join(t.TempDir(), "sweep")
+	code, out, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, oneDeployment...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, again, errs := runCLI(t, "report", "--results", dir, "--overwrite")
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	for name, text := range map[string]string{"sweep stdout": out, "report.md": string(report), "report stdout": again} {
+		if !strings.Contains(text, sla) || !strings.Contains(text, example) {
+			t.Errorf("%s does not restate the SLA and the example prices:\n%s", name, text)
+		}
+	}
+	dir = filepath.Join(t.TempDir(), "priced")
+	code, out, errs = runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q", "--set", "optimization.cost.gpu_hour_usd.h100_sxm=3"},
+		oneDeployment...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	if want := "Prices (USD per GPU-hour): h100_sxm 3, h200_sxm 3.5: yours, from optimization.cost.gpu_hour_usd of examples/default-sweep.yaml."; !strings.Contains(out, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, out)
+	}
+}
