@@ -15,11 +15,12 @@ import (
 	"github.com/servesweep/servesweep/sim/metrics"
 )
 
-// StatusInfeasible marks a point of a capacity search that missed the SLA attainment already at
-// the search's min load: its metrics are those measured at min, its reason starts with
-// ExcludedSLA (sla_constraint) or, when rejections alone make it miss, DegradedReason
-// (rejected_requests), and it is never a candidate. Its journal record is ok; the status is
-// derived when the row is built.
+// StatusInfeasible marks a point that misses the SLA: under a capacity search, one that missed
+// the attainment or a percentile bound of evaluation.sla already at the search's min load (its
+// metrics are those measured at min); with or without one, a point whose run missed a percentile
+// bound at its load. Its reason starts with ExcludedSLA (sla_constraint) or, when rejections
+// alone make a search miss its attainment, DegradedReason (rejected_requests), and it is never a
+// candidate. Its journal record is ok; the status is derived when the row is built.
 const StatusInfeasible = "infeasible"
 
 // CapacitySearch is optimization.capacity_search: for each deployment, find the largest load

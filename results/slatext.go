@@ -65,8 +65,11 @@ func SLAText(rows []Row, m *Manifest) string {
 		case m != nil && m.CapacitySearch != nil:
 			s += fmt.Sprintf(": for at least %s of offered requests at each deployment's capacity (capacity search attainment %g)",
 				percent(m.CapacitySearch.Attainment), m.CapacitySearch.Attainment)
+		case searched && (m == nil || m.Defaulted):
+			s += fmt.Sprintf(": for the capacity search's attainment target of offered requests (unknown here: no %s beside the results)",
+				ManifestFile)
 		case searched:
-			s += ": for the capacity search's attainment target of offered requests (the target is in sweep.json, absent here)"
+			s += ": for the capacity search's attainment target of offered requests (the sweep's manifest does not record it)"
 		default:
 			s += ": counted per request in goodput and sla_attainment, with no attainment target (no capacity search)"
 		}
@@ -87,9 +90,13 @@ func SLAText(rows []Row, m *Manifest) string {
 func PricesText(rows []Row, m *Manifest) string {
 	if m == nil || len(m.GPUHourUSD) == 0 {
 		for i := range rows {
-			if rows[i].CostUSDPerHour != nil {
+			if rows[i].CostUSDPerHour == nil {
+				continue
+			}
+			if m == nil || m.Defaulted {
 				return fmt.Sprintf("Prices: the sweep's optimization.cost.gpu_hour_usd (not known here: no %s beside the results).", ManifestFile)
 			}
+			return "Prices: the sweep's optimization.cost.gpu_hour_usd (its manifest does not record them)."
 		}
 		return ""
 	}

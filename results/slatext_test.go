@@ -28,8 +28,14 @@ func TestSLAAndPricesText(t *testing.T) {
 	if got := PricesText([]Row{r}, m); got != "Prices (USD per GPU-hour): h100_sxm 2.5, h200_sxm 3.5: yours, from optimization.cost.gpu_hour_usd of my.yaml." {
 		t.Errorf("PricesText, user's: %s", got)
 	}
-	if got := PricesText([]Row{r}, &Manifest{Defaulted: true}); !strings.Contains(got, "not known here") {
+	if got := PricesText([]Row{r}, &Manifest{Defaulted: true}); !strings.Contains(got, "not known here: no sweep.json") {
 		t.Errorf("PricesText without a manifest: %s", got)
+	}
+	if got := PricesText([]Row{r}, &Manifest{}); got != "Prices: the sweep's optimization.cost.gpu_hour_usd (its manifest does not record them)." {
+		t.Errorf("PricesText of a manifest without prices: %s", got)
+	}
+	if got := SLAText([]Row{r}, nil); !strings.Contains(got, "(unknown here: no sweep.json beside the results)") {
+		t.Errorf("SLAText of a search without a manifest: %s", got)
 	}
 	if got := PricesText([]Row{{}}, nil); got != "" {
 		t.Errorf("PricesText without cost: %q", got)
