@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/servesweep/servesweep/sim"
 
@@ -800,17 +801,26 @@ func fillConfig(r *Row, c *config.Config) {
 	}
 }
 
+// percentileBoundFields maps each sla_<key> column name to its Row field index.
+var percentileBoundFields = sync.OnceValue(func() map[string]int {
+	out := map[string]int{}
+	t := reflect.TypeFor[Row]()
+	for i := 0; i < t.NumField(); i++ {
+		if name := columnName(t.Field(i)); strings.HasPrefix(name, "sla_p") && t.Field(i).Type == reflect.TypeFor[*float64]() {
+			out[name] = i
+		}
+	}
+	return out
+})
+
 // percentileBound returns the field of the sla_<key> column of percentile bound key (p50_ttft_ms
 // … p99_e2e_ms); it panics on another key, which config.SLA.PercentileBounds never gives.
 func (r *Row) percentileBound(key string) **float64 {
-	v := reflect.ValueOf(r).Elem()
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		if columnName(t.Field(i)) == "sla_"+key {
-			return v.Field(i).Addr().Interface().(**float64)
-		}
+	i, ok := percentileBoundFields()["sla_"+key]
+	if !ok {
+		panic("results: no column sla_" + key)
 	}
-	panic("results: no column sla_" + key)
+	return reflect.ValueOf(r).Elem().Field(i).Addr().Interface().(**float64)
 }
 
 // PercentileBounds lists the percentile bounds of r's evaluation.sla (its sla_p<n>_<latency>_ms

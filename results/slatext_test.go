@@ -1,6 +1,7 @@
 package results
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -54,5 +55,36 @@ func TestSLAAndPricesText(t *testing.T) {
 	}
 	if got := SLAText(nil, nil); got != "" {
 		t.Errorf("SLAText of no row: %q", got)
+	}
+}
+
+// Every one of the 16 percentile keys has its sla_<key> column: a config setting all of them (to
+// 1 … 16 ms in key order) gives them back in config.SLA.PercentileBounds order.
+func TestPercentileBoundColumns(t *testing.T) {
+	var keys, sets []string
+	n := 0
+	for _, lat := range []string{"ttft", "itl", "tpot", "e2e"} {
+		for _, p := range []string{"50", "90", "95", "99"} {
+			n++
+			keys = append(keys, "p"+p+"_"+lat+"_ms")
+			sets = append(sets, "p"+p+"_"+lat+"_ms: "+strconv.Itoa(n))
+		}
+	}
+	cfg := percentileConfig(t, "{"+strings.Join(sets, ", ")+"}")
+	r := NewRow(PointInfo{ID: "p", Config: cfg, GPUs: 1}, Record{PointID: "p", Status: StatusFailed})
+	got := r.PercentileBounds()
+	if len(got) != 16 {
+		t.Fatalf("%d bounds, want 16", len(got))
+	}
+	for i, b := range got {
+		if b.Key() != keys[i] || b.Ms != float64(i+1) {
+			t.Errorf("bound %d: %s = %g, want %s = %d", i, b.Key(), b.Ms, keys[i], i+1)
+		}
+		if x, ok, _ := numericValue(&r, "sla_"+keys[i]); !ok || x != float64(i+1) {
+			t.Errorf("column sla_%s = %v (%v), want %d", keys[i], x, ok, i+1)
+		}
+	}
+	if r.SLAPercentileTermsMet != nil {
+		t.Error("a failed point has sla_percentile_terms_met")
 	}
 }

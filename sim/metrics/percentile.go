@@ -100,6 +100,7 @@ func (t PercentileTerm) Value(s *Summary) (value float64, samples int64, ok bool
 
 // TermResult is how a run fared against one percentile term.
 type TermResult struct {
+	// Term is the bound evaluated.
 	Term PercentileTerm
 	// Value is the run's percentile in ms and Samples its distribution's size.
 	Value   float64
