@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -146,6 +147,28 @@ func TestSweepRestatesSLAAndPrices(t *testing.T) {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
 	if want := "Prices (USD per GPU-hour): h100_sxm 3, h200_sxm 3.5: yours, from optimization.cost.gpu_hour_usd of examples/default-sweep.yaml."; !strings.Contains(out, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, out)
+	}
+}
+
+// predict with percentile bounds writes sla_percentile_terms_met and _failed to prediction.json
+// and says on the console which it missed (with the run's value) and which it met: no TTFT is
+// as short as 0.001 ms, and no gap reaches 10 s.
+func TestPredictPercentileBounds(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	code, out, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir,
+		"--set", "evaluation.sla={p99_ttft_ms: 0.001, p99_itl_ms: 10000}")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	s := readSummary(t, dir)
+	failed, _ := s["sla_percentile_terms_failed"].([]any)
+	if s["sla_percentile_terms_met"] != false || len(failed) != 1 || failed[0] != "p99_ttft_ms" {
+		t.Errorf("met %v failed %v; want false and [p99_ttft_ms]", s["sla_percentile_terms_met"], failed)
+	}
+	want := "SLA percentile bounds: missed p99_ttft_ms " + strconv.FormatFloat(s["p99_ttft_ms"].(float64), 'g', 9, 64) +
+		" > 0.001; met p99_itl_ms\n"
+	if !strings.Contains(out, want) {
 		t.Errorf("stdout lacks %q:\n%s", want, out)
 	}
 }
