@@ -11,8 +11,10 @@ const DefaultSweepName = "examples/default-sweep.yaml"
 
 // DefaultSweep returns the built-in sweep spec (examples/default-sweep.yaml): Llama-3.1-8B on up
 // to 8 GPUs, H100 against H200, BF16 against FP8 weights, aggregated against disaggregated, TP and
-// replicas, round_robin against kv_router, each deployment's capacity within a per-request SLA
-// (TTFT <= 500 ms, ITL <= 50 ms) and its cost per million output tokens at example prices.
+// replicas, round_robin against kv_router, each deployment's capacity within an SLA (each
+// request's TTFT <= 500 ms and mean inter-token gap <= 50 ms for 99 % of requests, and the run's
+// p99 over every inter-token gap <= 50 ms) and its cost per million output tokens at example
+// prices.
 func DefaultSweep() []byte { return []byte(defaultSweep) }
 
 //go:embed default-sweep.yaml

@@ -705,7 +705,7 @@ func (s *Spec) noValidPoint(x *Expansion) error {
 // checkSLA reports optimization settings that need evaluation.sla when the config has none.
 func (s *Spec) checkSLA(cfg *config.Config) error {
 	sla := cfg.Evaluation.SLA
-	if sla != nil && (sla.TTFTMs != nil || sla.ITLMs != nil || sla.E2EMs != nil) {
+	if sla.HasRequestBounds() || len(sla.PercentileBounds()) > 0 {
 		return nil
 	}
 	var errs config.Errors
@@ -726,8 +726,8 @@ func (s *Spec) checkSLA(cfg *config.Config) error {
 	}
 	if o.CapacitySearch != nil {
 		errs = append(errs, &config.Error{File: s.File, Path: "optimization.capacity_search",
-			Msg: "needs evaluation.sla (ttft_ms, itl_ms and/or e2e_ms): capacity is the largest load at which SLA attainment " +
-				"reaches the target"})
+			Msg: "needs evaluation.sla (ttft_ms, itl_ms, e2e_ms and/or a percentile bound such as p99_itl_ms): capacity is " +
+				"the largest load at which SLA attainment reaches the target and every percentile bound holds"})
 	}
 	if len(errs) > 0 {
 		return errs

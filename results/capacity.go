@@ -11,13 +11,16 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/servesweep/servesweep/sim/metrics"
 )
 
-// StatusInfeasible marks a point of a capacity search that missed the SLA attainment already at
-// the search's min load: its metrics are those measured at min, its reason starts with
-// ExcludedSLA (sla_constraint) or, when rejections alone make it miss, DegradedReason
-// (rejected_requests), and it is never a candidate. Its journal record is ok; the status is
-// derived when the row is built.
+// StatusInfeasible marks a point that misses the SLA: under a capacity search, one that missed
+// the attainment or a percentile bound of evaluation.sla already at the search's min load (its
+// metrics are those measured at min); with or without one, a point whose run missed a percentile
+// bound at its load. Its reason starts with ExcludedSLA (sla_constraint) or, when rejections
+// alone make a search miss its attainment, DegradedReason (rejected_requests), and it is never a
+// candidate. Its journal record is ok; the status is derived when the row is built.
 const StatusInfeasible = "infeasible"
 
 // CapacitySearch is optimization.capacity_search: for each deployment, find the largest load
@@ -139,12 +142,15 @@ func (c *Capacity) At(x float64) *Probe {
 // Probe is one simulation of a capacity search.
 type Probe struct {
 	// Load is the intensity probed; Attainment the SLA attainment measured; Meets whether it
-	// reached the target; Headroom the SLA headroom (metrics.SLAHeadroom; +Inf is stored as -1,
+	// reached the target and every percentile bound held; Headroom the SLA headroom (metrics.SLAHeadroom; +Inf is stored as -1,
 	// unknown as 0).
 	Load       float64 `json:"load"`
 	Attainment float64 `json:"attainment"`
 	Meets      bool    `json:"meets"`
 	Headroom   float64 `json:"headroom"`
+	// TermsMet is whether every percentile bound of evaluation.sla held at the probe (nil
+	// without a percentile bound); Meets requires it.
+	TermsMet *bool `json:"terms_met,omitempty"`
 	// WallTimeMs is the host time of the probe, its pilot run included.
 	WallTimeMs float64 `json:"wall_time_ms"`
 	// RampSeconds and WarmupSeconds are the traffic.load.ramp_seconds and warmup_seconds the
@@ -175,11 +181,14 @@ type ProbeRow struct {
 	Load     float64 `parquet:"load"`
 	LoadUnit string  `parquet:"load_unit"`
 	// SLAAttainment is goodput_completed_requests / offered_requests; MeetsSLA whether it reached
-	// the search's attainment; SLAHeadroom the factor every SLA bound would need scaling by for
+	// the search's attainment and every percentile bound held; SLAHeadroom the factor every SLA bound would need scaling by for
 	// it to be reached exactly (< 1: margin; null when no scaling would do).
 	SLAAttainment float64  `parquet:"sla_attainment"`
 	MeetsSLA      bool     `parquet:"meets_sla"`
 	SLAHeadroom   *float64 `parquet:"sla_headroom,optional"`
+	// SLAPercentileTermsMet is whether every percentile bound of evaluation.sla held at the
+	// probe (null without one, and left out of the probe's JSON then); meets_sla requires it.
+	SLAPercentileTermsMet *bool `parquet:"sla_percentile_terms_met,optional" json:",omitempty"`
 
 	OfferedRequests             *int64   `parquet:"offered_requests,optional" summary:"offered_requests"`
 	CompletedRequests           *int64   `parquet:"completed_requests,optional" summary:"completed_requests"`
@@ -210,7 +219,7 @@ func ProbeRows(pointID string, c *Capacity) []ProbeRow {
 	out := make([]ProbeRow, len(c.Probes))
 	for i, p := range c.Probes {
 		r := ProbeRow{PointID: pointID, ProbeIndex: int64(i), Load: p.Load, LoadUnit: c.Unit,
-			SLAAttainment: p.Attainment, MeetsSLA: p.Meets, WallTimeMs: p.WallTimeMs,
+			SLAAttainment: p.Attainment, MeetsSLA: p.Meets, SLAPercentileTermsMet: p.TermsMet, WallTimeMs: p.WallTimeMs,
 			RampSeconds: p.RampSeconds, WarmupSeconds: p.WarmupSeconds}
 		if p.Headroom > 0 {
 			r.SLAHeadroom = f64(p.Headroom)
@@ -240,19 +249,41 @@ func fillCapacity(r *Row, c *Capacity) {
 	}
 }
 
-// infeasibleReason is the reason of an infeasible row: sla_constraint with the attainment
-// measured at min, or rejected_requests when the rejections alone keep attainment below the
-// target.
-func infeasibleReason(r *Row, c *Capacity) string {
+// infeasibleReason is the reason of an infeasible row of a capacity search: sla_constraint with
+// the attainment measured at min (and the percentile bounds of evaluation.sla that failed there,
+// terms), or rejected_requests when the rejections alone keep attainment below the target.
+func infeasibleReason(r *Row, c *Capacity, terms []metrics.TermResult) string {
 	offered, rejected := deref(r.OfferedRequests), deref(r.RejectedRequests)
 	if offered > 0 && float64(offered-rejected)/float64(offered) < c.Target {
 		return fmt.Sprintf("%s: %d of %d offered requests rejected at the minimum load %g %s, more than attainment %g allows",
 			DegradedReason, rejected, offered, c.Load, c.Unit, c.Target)
 	}
-	msg := fmt.Sprintf("%s: SLA attainment %.4g < %g at the minimum load %g %s", ExcludedSLA, c.Attainment,
-		c.Target, c.Load, c.Unit)
+	var msg string
+	failed := metrics.DescribeFailed(terms)
+	switch {
+	case failed != "" && c.Attainment >= c.Target:
+		msg = fmt.Sprintf("%s: percentile bound missed at the minimum load %g %s: %s (SLA attainment %.4g >= %g)",
+			ExcludedSLA, c.Load, c.Unit, failed, c.Attainment, c.Target)
+	case failed != "":
+		msg = fmt.Sprintf("%s: SLA attainment %.4g < %g and percentile bound missed at the minimum load %g %s: %s",
+			ExcludedSLA, c.Attainment, c.Target, c.Load, c.Unit, failed)
+	default:
+		msg = fmt.Sprintf("%s: SLA attainment %.4g < %g at the minimum load %g %s", ExcludedSLA, c.Attainment,
+			c.Target, c.Load, c.Unit)
+	}
 	if u := deref(r.UnfinishedRequests); u > 0 {
 		msg += fmt.Sprintf(" (%d of %d offered requests unfinished when the run stopped, %d rejected)", u, offered, rejected)
+	}
+	return msg
+}
+
+// percentileReason is the reason of a row whose run missed a percentile bound of evaluation.sla
+// at its load: sla_constraint, the failed bounds, and the rejections or truncations of a
+// degraded row after them.
+func percentileReason(r *Row, terms []metrics.TermResult) string {
+	msg := fmt.Sprintf("%s: percentile bound missed: %s", ExcludedSLA, metrics.DescribeFailed(terms))
+	if r.Status == StatusDegraded && r.Reason != "" {
+		msg += " (also " + r.Reason + ")"
 	}
 	return msg
 }

@@ -145,3 +145,73 @@ func TestAppliedOverheadColumns(t *testing.T) {
 		t.Errorf("explicit: latency %v, front end %v; want 45 and 7", r.KVTransferLatencyMs, r.FrontendOverheadMs)
 	}
 }
+
+// percentileConfig is a decoded config whose evaluation.sla is sla.
+func percentileConfig(t *testing.T, sla string) *config.Config {
+	t.Helper()
+	cfg, err := config.Decode([]byte(smallConfig), "small.yaml", []string{"evaluation.sla=" + sla})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// Percentile bounds, hand-computed: p99 TTFT 1200 ms against 1000 misses, p99 ITL 40 ms against
+// 40 holds (inclusive). The row is infeasible (sla_constraint), lists the missed bound, and is
+// never a candidate; with p99_ttft_ms 1200 it holds and the row is ok. Goodput is the per-request
+// rule's: sla_attainment stays 9 / 10.
+func TestNewRowPercentileTerms(t *testing.T) {
+	summary := func() map[string]float64 {
+		return map[string]float64{"num_requests": 10, "offered_requests": 10, "completed_requests": 10,
+			"goodput_completed_requests": 9, "duration_ms": 1000, "output_throughput_tok_s": 1000,
+			"num_ttft_samples": 10, "p99_ttft_ms": 1200, "num_itl_samples": 630, "p99_itl_ms": 40,
+			"num_e2e_latency_samples": 10, "num_tpot_samples": 10}
+	}
+	cfg := percentileConfig(t, "{ttft_ms: 2000, p99_ttft_ms: 1000, p99_itl_ms: 40}")
+	r := NewRow(PointInfo{ID: "p", Config: cfg, GPUs: 1}, Record{PointID: "p", Status: StatusOK, Summary: summary()})
+	if r.Status != StatusInfeasible || r.Reason != "sla_constraint: percentile bound missed: p99_ttft_ms 1200 > 1000" {
+		t.Errorf("status %s reason %q", r.Status, r.Reason)
+	}
+	if r.SLAPercentileTermsMet == nil || *r.SLAPercentileTermsMet || r.SLAPercentileTermsFailed == nil || *r.SLAPercentileTermsFailed != "p99_ttft_ms" {
+		t.Errorf("met %v failed %v", r.SLAPercentileTermsMet, r.SLAPercentileTermsFailed)
+	}
+	if *r.SLAP99TTFTMs != 1000 || *r.SLAP99ITLMs != 40 || r.SLAP50TTFTMs != nil || *r.SLATTFTMs != 2000 || *r.SLAAttainment != 0.9 {
+		t.Errorf("bounds %v %v %v %v, attainment %v", r.SLAP99TTFTMs, r.SLAP99ITLMs, r.SLAP50TTFTMs, r.SLATTFTMs, *r.SLAAttainment)
+	}
+	ok := NewRow(PointInfo{ID: "q", Index: 1, Config: percentileConfig(t, "{p99_ttft_ms: 1200, p99_itl_ms: 40}"), GPUs: 1},
+		Record{PointID: "q", Status: StatusOK, Summary: summary()})
+	if ok.Status != StatusOK || ok.SLAPercentileTermsMet == nil || !*ok.SLAPercentileTermsMet || ok.SLAPercentileTermsFailed != nil {
+		t.Errorf("bounds held: status %s met %v failed %v", ok.Status, ok.SLAPercentileTermsMet, ok.SLAPercentileTermsFailed)
+	}
+	if !HasSLA(&ok) {
+		t.Error("HasSLA false with percentile bounds only")
+	}
+	a, err := Analyze([]Row{r, ok}, Settings{StrictSLA: true, Objectives: []Objective{{"output_throughput_tok_s", Maximize}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Front) != 1 || a.Front[0] != 1 || a.Excluded[ExcludedSLA] != 1 {
+		t.Errorf("front %v excluded %v; want [1] and one sla_constraint", a.Front, a.Excluded)
+	}
+
+	// A degraded row that misses a bound is infeasible, not degraded: max_rejected_ratio cannot
+	// admit it.
+	s := summary()
+	s["rejected_requests"] = 1
+	d := NewRow(PointInfo{ID: "d", Config: cfg, GPUs: 1}, Record{PointID: "d", Status: StatusOK, Summary: s})
+	if d.Status != StatusInfeasible || !strings.HasPrefix(d.Reason, "sla_constraint: percentile bound missed: p99_ttft_ms 1200 > 1000 (also rejected_requests: 1 of 10") {
+		t.Errorf("degraded: status %s reason %q", d.Status, d.Reason)
+	}
+
+	// Under a capacity search infeasible at min, the reason names the bound beside the attainment.
+	c := &Capacity{Feasible: false, Load: 1, Unit: "concurrency", Target: 0.99, Attainment: 0.9}
+	r = NewRow(PointInfo{ID: "p", Config: cfg, GPUs: 1}, Record{PointID: "p", Status: StatusOK, Summary: summary(), Capacity: c})
+	if want := "sla_constraint: SLA attainment 0.9 < 0.99 and percentile bound missed at the minimum load 1 concurrency: p99_ttft_ms 1200 > 1000"; r.Reason != want {
+		t.Errorf("reason %q, want %q", r.Reason, want)
+	}
+	c.Attainment = 1
+	r = NewRow(PointInfo{ID: "p", Config: cfg, GPUs: 1}, Record{PointID: "p", Status: StatusOK, Summary: summary(), Capacity: c})
+	if want := "sla_constraint: percentile bound missed at the minimum load 1 concurrency: p99_ttft_ms 1200 > 1000 (SLA attainment 1 >= 0.99)"; r.Reason != want {
+		t.Errorf("reason %q, want %q", r.Reason, want)
+	}
+}

@@ -93,7 +93,12 @@
 //	load_ramp_seconds                                    DOUBLE  concurrency; null when omitted
 //	stop_requests, stop_sessions                         INT64
 //	stop_requests_per_load_unit, stop_sessions_per_load_unit, stop_max_virtual_time_s   DOUBLE
-//	sla_ttft_ms, sla_itl_ms, sla_e2e_ms                  DOUBLE
+//	sla_ttft_ms, sla_itl_ms, sla_e2e_ms                  DOUBLE  per-request bounds
+//	sla_p50_ttft_ms, sla_p90_ttft_ms, sla_p95_ttft_ms, sla_p99_ttft_ms,
+//	  sla_p50_itl_ms, sla_p90_itl_ms, sla_p95_itl_ms, sla_p99_itl_ms,
+//	  sla_p50_tpot_ms, sla_p90_tpot_ms, sla_p95_tpot_ms, sla_p99_tpot_ms,
+//	  sla_p50_e2e_ms, sla_p90_e2e_ms, sla_p95_e2e_ms, sla_p99_e2e_ms
+//	                                                     DOUBLE  percentile bounds over the run
 //
 // Metrics: every summary key of prediction.json (dynosim-spec.md §4.2), under the same name,
 // null for failed and timed-out points (ok, degraded and infeasible ones carry them; an
@@ -148,16 +153,24 @@
 // requests (rejected and unfinished ones count against it) that met evaluation.sla by the
 // per-request goodput rule (dynosim-spec.md §4.2.2); null without an SLA.
 //
+// sla_percentile_terms_met BOOLEAN: every percentile bound of evaluation.sla held over the run
+// (its median or p<n> of TTFT, ITL over every inter-token gap, TPOT or E2E <= the bound);
+// sla_percentile_terms_failed STRING: the keys of those that did not, comma-separated
+// (p99_itl_ms,p99_ttft_ms). Null without a percentile bound; the list also when all held. A
+// point whose run missed a percentile bound has status infeasible (reason sla_constraint:
+// percentile bound missed: ...), with or without a capacity search, and is never a candidate.
+//
 // Capacity search (optimization.capacity_search; null without it): the row's load and metric
 // columns are measured at the capacity load, and its config_yaml sets traffic.load to it.
 //
 //	capacity_load          DOUBLE   the largest load found with sla_attainment >= the target
-//	                                (null when infeasible)
+//	                                and every percentile bound held (null when infeasible)
 //	capacity_load_unit     STRING   concurrency | requests_per_second | sessions_per_second | speedup
 //	capacity_probes        INT64    simulations the search ran (each is a row of probes.parquet)
 //	capacity_bounded       BOOLEAN  the SLA still held at the search's max (capacity_load = max)
 //
-// A point that misses the attainment at the search's min load has status infeasible (reason
+// A point that misses the attainment or a percentile bound at the search's min load has status
+// infeasible (reason
 // sla_constraint: ..., or rejected_requests: ... when its rejections alone make it miss; its
 // metrics are those at min) and is never a candidate.
 //
@@ -169,8 +182,10 @@
 //
 // One row per simulation of a capacity search (ProbeRow), in point order then probe order:
 // point_id STRING, probe_index INT64, load DOUBLE, load_unit STRING, sla_attainment DOUBLE,
-// meets_sla BOOLEAN, sla_headroom DOUBLE (the factor every SLA bound would need scaling by for
-// the target attainment to hold exactly; < 1 is margin; null when no scaling would do), the
+// meets_sla BOOLEAN (attainment reached and every percentile bound held), sla_headroom DOUBLE
+// (the factor every SLA bound would need scaling by for the target attainment and every
+// percentile bound to hold exactly; < 1 is margin; null when no scaling would do),
+// sla_percentile_terms_met BOOLEAN (null without a percentile bound), the
 // request counts offered/completed/rejected/unfinished/goodput_completed_requests INT64,
 // {mean,median,p99}_ttft_ms, {mean,median,p99}_itl_ms, mean_tpot_ms, request_throughput_rps,
 // output_throughput_tok_s, goodput_request_throughput_rps, duration_ms DOUBLE, ramp_seconds and

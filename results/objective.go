@@ -144,10 +144,12 @@ func TargetObjective(target string) (o Objective, ok bool) {
 // SLARequired is the message of a setting that needs evaluation.sla (a strict SLA, a goodput
 // target or objective) when there is none: the sweep spec validation and `servesweep report`
 // both use it.
-const SLARequired = "needs evaluation.sla with at least one bound (ttft_ms, itl_ms or e2e_ms)"
+const SLARequired = "needs evaluation.sla with at least one bound (ttft_ms, itl_ms, e2e_ms or a percentile bound such as p99_itl_ms)"
 
-// HasSLA reports whether r carries an evaluation.sla bound.
-func HasSLA(r *Row) bool { return r.SLATTFTMs != nil || r.SLAITLMs != nil || r.SLAE2EMs != nil }
+// HasSLA reports whether r carries an evaluation.sla bound, per-request or percentile.
+func HasSLA(r *Row) bool {
+	return r.SLATTFTMs != nil || r.SLAITLMs != nil || r.SLAE2EMs != nil || len(r.PercentileBounds()) > 0
+}
 
 // NeedsSLA reports whether a target reads goodput, which needs evaluation.sla.
 func NeedsSLA(target string) bool {

@@ -346,8 +346,17 @@ func exclusion(r *Row, s Settings, strict bool) string {
 
 // meetsSLA is the strict-SLA check of dynosim-spec.md §5.4: mean TTFT <= ttft_ms, mean TPOT <=
 // itl_ms (TPOT, not ITL), mean E2E latency <= e2e_ms for each set bound; a missing metric, or a
-// row without any bound, fails.
+// row without any bound, fails. Percentile bounds count as set bounds: they must have held over
+// the run (sla_percentile_terms_met true).
 func meetsSLA(r *Row) bool {
+	if len(r.PercentileBounds()) > 0 {
+		if r.SLAPercentileTermsMet == nil || !*r.SLAPercentileTermsMet {
+			return false
+		}
+		if r.SLATTFTMs == nil && r.SLAITLMs == nil && r.SLAE2EMs == nil {
+			return true
+		}
+	}
 	checks := []struct {
 		bound, mean *float64
 		samples     *int64

@@ -480,7 +480,8 @@ func MergeParts(parts []*Part) ([]Row, *Manifest, error) {
 		c.addStatus(rows[i].Status)
 	}
 	return rows, &Manifest{Spec: m.Spec, Algorithm: m.Algorithm, Settings: m.Settings, Counts: c, Merge: info,
-		CapacitySearch: m.CapacitySearch, GPUHourUSD: m.GPUHourUSD, FilteredExamples: m.FilteredExamples, EmptyValues: m.EmptyValues}, nil
+		CapacitySearch: m.CapacitySearch, GPUHourUSD: m.GPUHourUSD, FilteredExamples: m.FilteredExamples, EmptyValues: m.EmptyValues,
+		ExamplePrices: m.ExamplePrices}, nil
 }
 
 // missingShards lists, per shard count among the parts, the shards without a part, and the

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -100,6 +99,9 @@ type Manifest struct {
 	// optimization.cost.gpu_hour_usd prices by hardware id (nil: none).
 	CapacitySearch *CapacitySearch    `json:"capacity_search,omitempty"`
 	GPUHourUSD     map[string]float64 `json:"gpu_hour_usd,omitempty"`
+	// ExamplePrices is set when GPUHourUSD are the built-in sweep's example prices
+	// (examples/default-sweep.yaml run without -c and without changing them), not the user's.
+	ExamplePrices bool `json:"example_prices,omitempty"`
 	// Merge is set when the results were merged from the parts of a sharded sweep
 	// (`servesweep merge`): which parts, and what is missing.
 	Merge *MergeInfo `json:"merge,omitempty"`
@@ -626,6 +628,9 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		fmt.Fprintf(&b, " (excluded: %s)", CountList(a.Excluded))
 	}
 	b.WriteString(".\n")
+	if sla := SLAText(rows, m); sla != "" {
+		fmt.Fprintf(&b, "\n%s\n", sla)
+	}
 	capacityMarkdown(&b, rows, m)
 	var cons []string
 	if s.MinGPUs > 0 {
@@ -865,7 +870,7 @@ func RemoveOutputs(dir string) error {
 
 // capacityMarkdown summarizes the capacity search of rows, when there was one: its settings (from
 // m, when known), how many points were searched, feasible, bounded and infeasible, how many
-// probes it took, and the prices used.
+// probes it took, and the prices used and whose they are (PricesText).
 func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 	searched, bounded, infeasible, probes, unclosed := 0, 0, 0, 0, 0
 	unit := ""
@@ -887,12 +892,8 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 			unclosed++
 		}
 	}
-	if m != nil && len(m.GPUHourUSD) > 0 {
-		var prices []string
-		for _, id := range slices.Sorted(maps.Keys(m.GPUHourUSD)) {
-			prices = append(prices, fmt.Sprintf("%s %g", id, m.GPUHourUSD[id]))
-		}
-		fmt.Fprintf(b, "\nPrices (USD per GPU-hour, from optimization.cost): %s.\n", strings.Join(prices, ", "))
+	if prices := PricesText(rows, m); prices != "" {
+		fmt.Fprintf(b, "\n%s\n", prices)
 	}
 	if searched == 0 {
 		return

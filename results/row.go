@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/servesweep/servesweep/sim"
 
@@ -192,6 +193,24 @@ type Row struct {
 	SLATTFTMs *float64 `parquet:"sla_ttft_ms,optional"`
 	SLAITLMs  *float64 `parquet:"sla_itl_ms,optional"`
 	SLAE2EMs  *float64 `parquet:"sla_e2e_ms,optional"`
+	// Percentile bounds of evaluation.sla in ms, sla_<key> for each key p50_ttft_ms … p99_e2e_ms
+	// (null when unset, and left out of the row's JSON so that rows without them are unchanged).
+	SLAP50TTFTMs *float64 `parquet:"sla_p50_ttft_ms,optional" json:",omitempty"`
+	SLAP90TTFTMs *float64 `parquet:"sla_p90_ttft_ms,optional" json:",omitempty"`
+	SLAP95TTFTMs *float64 `parquet:"sla_p95_ttft_ms,optional" json:",omitempty"`
+	SLAP99TTFTMs *float64 `parquet:"sla_p99_ttft_ms,optional" json:",omitempty"`
+	SLAP50ITLMs  *float64 `parquet:"sla_p50_itl_ms,optional" json:",omitempty"`
+	SLAP90ITLMs  *float64 `parquet:"sla_p90_itl_ms,optional" json:",omitempty"`
+	SLAP95ITLMs  *float64 `parquet:"sla_p95_itl_ms,optional" json:",omitempty"`
+	SLAP99ITLMs  *float64 `parquet:"sla_p99_itl_ms,optional" json:",omitempty"`
+	SLAP50TPOTMs *float64 `parquet:"sla_p50_tpot_ms,optional" json:",omitempty"`
+	SLAP90TPOTMs *float64 `parquet:"sla_p90_tpot_ms,optional" json:",omitempty"`
+	SLAP95TPOTMs *float64 `parquet:"sla_p95_tpot_ms,optional" json:",omitempty"`
+	SLAP99TPOTMs *float64 `parquet:"sla_p99_tpot_ms,optional" json:",omitempty"`
+	SLAP50E2EMs  *float64 `parquet:"sla_p50_e2e_ms,optional" json:",omitempty"`
+	SLAP90E2EMs  *float64 `parquet:"sla_p90_e2e_ms,optional" json:",omitempty"`
+	SLAP95E2EMs  *float64 `parquet:"sla_p95_e2e_ms,optional" json:",omitempty"`
+	SLAP99E2EMs  *float64 `parquet:"sla_p99_e2e_ms,optional" json:",omitempty"`
 
 	// Metrics: the summary keys of prediction.json (dynosim-spec.md §4.2) under the same names;
 	// null unless status is ok (goodput columns also null without an SLA). Virtual time.
@@ -346,6 +365,14 @@ type Row struct {
 	// requests (rejected and unfinished ones included) that met evaluation.sla by the goodput
 	// rule of dynosim-spec.md §4.2.2 (null without an SLA).
 	SLAAttainment *float64 `parquet:"sla_attainment,optional"`
+	// SLAPercentileTermsMet is prediction.json's sla_percentile_terms_met: whether every
+	// percentile bound of evaluation.sla held over the run (the run's percentile <= the bound,
+	// metrics.MeetsBound); SLAPercentileTermsFailed lists the failed bounds' keys, comma-separated
+	// (e.g. "p99_itl_ms"). Both null without a percentile bound or a simulation, the failed list
+	// also when every bound held; left out of the row's JSON when null. A row whose terms failed
+	// is infeasible.
+	SLAPercentileTermsMet    *bool   `parquet:"sla_percentile_terms_met,optional" json:",omitempty"`
+	SLAPercentileTermsFailed *string `parquet:"sla_percentile_terms_failed,optional" json:",omitempty"`
 
 	// Capacity search (optimization.capacity_search; null without it). CapacityLoad is the
 	// largest load found within the SLA, in the unit CapacityLoadUnit names (concurrency,
@@ -454,12 +481,24 @@ func NewRow(p PointInfo, rec Record) Row {
 		if cost, ok := provisionedCostPerHour(&r, p); ok {
 			r.CostUSDPerHour = f64(cost)
 		}
+		terms := percentileTerms(&r, rec.Summary)
+		if terms != nil {
+			r.SLAPercentileTermsMet = boolp(metrics.AllMet(terms))
+			if failed := metrics.FailedKeys(terms); failed != nil {
+				r.SLAPercentileTermsFailed = str(strings.Join(failed, ","))
+			}
+		}
 		clearEmptyDistributions(&r)
 		if deref(r.RejectedRequests) > 0 || deref(r.TruncatedRequests) > 0 {
 			r.Status, r.Reason = StatusDegraded, degradedReason(&r, rec.Summary)
 		}
-		if c := rec.Capacity; c != nil && !c.Feasible {
-			r.Status, r.Reason = StatusInfeasible, infeasibleReason(&r, c)
+		switch c := rec.Capacity; {
+		case c != nil && !c.Feasible:
+			r.Status, r.Reason = StatusInfeasible, infeasibleReason(&r, c, terms)
+		case !metrics.AllMet(terms):
+			// A percentile bound holds or not for the run as a whole: a point that missed one at
+			// its load does not meet the SLA, with or without a capacity search.
+			r.Status, r.Reason = StatusInfeasible, percentileReason(&r, terms)
 		}
 		// An infeasible row keeps saying why it is infeasible; its metrics are cleared alike.
 		switch {
@@ -777,7 +816,62 @@ func fillConfig(r *Row, c *config.Config) {
 	r.StopMaxVirtualTimeSeconds = nonZeroF(s.MaxVirtualTimeSeconds)
 	if sla := c.Evaluation.SLA; sla != nil {
 		r.SLATTFTMs, r.SLAITLMs, r.SLAE2EMs = optF64(sla.TTFTMs), optF64(sla.ITLMs), optF64(sla.E2EMs)
+		for _, b := range sla.PercentileBounds() {
+			*r.percentileBound(b.Key()) = f64(b.Ms)
+		}
 	}
+}
+
+// percentileBoundFields maps each sla_<key> column name to its Row field index.
+var percentileBoundFields = sync.OnceValue(func() map[string]int {
+	out := map[string]int{}
+	t := reflect.TypeFor[Row]()
+	for i := 0; i < t.NumField(); i++ {
+		if name := columnName(t.Field(i)); strings.HasPrefix(name, "sla_p") && t.Field(i).Type == reflect.TypeFor[*float64]() {
+			out[name] = i
+		}
+	}
+	return out
+})
+
+// percentileBound returns the field of the sla_<key> column of percentile bound key (p50_ttft_ms
+// … p99_e2e_ms); it panics on another key, which config.SLA.PercentileBounds never gives.
+func (r *Row) percentileBound(key string) **float64 {
+	i, ok := percentileBoundFields()["sla_"+key]
+	if !ok {
+		panic("results: no column sla_" + key)
+	}
+	return reflect.ValueOf(r).Elem().Field(i).Addr().Interface().(**float64)
+}
+
+// PercentileBounds lists the percentile bounds of r's evaluation.sla (its sla_p<n>_<latency>_ms
+// columns), in config.SLA.PercentileBounds order; nil when none is set.
+func (r *Row) PercentileBounds() []config.PercentileBound {
+	var out []config.PercentileBound
+	for _, lat := range config.PercentileLatencies {
+		for _, p := range config.SLAPercentiles {
+			b := config.PercentileBound{Percentile: p, Latency: lat}
+			if x := *r.percentileBound(b.Key()); x != nil {
+				b.Ms = *x
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// percentileTerms evaluates the percentile bounds of r's evaluation.sla against summary, the
+// run's prediction.json values (nil without a bound).
+func percentileTerms(r *Row, summary map[string]float64) []metrics.TermResult {
+	bounds := r.PercentileBounds()
+	if len(bounds) == 0 {
+		return nil
+	}
+	terms := make([]metrics.PercentileTerm, len(bounds))
+	for i, b := range bounds {
+		terms[i] = metrics.PercentileTerm{Percentile: b.Percentile, Latency: b.Latency, BoundMs: b.Ms}
+	}
+	return metrics.CheckTerms(terms, summary)
 }
 
 // fillSummary sets every column tagged `summary:"key"` from the prediction.json value of key.

@@ -334,14 +334,19 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-// SLA is cfg's evaluation.sla as the metrics apply it (bounds in ms, 0 when unset), or nil
+// SLA is cfg's evaluation.sla as the metrics apply it (per-request bounds in ms, 0 when unset;
+// its percentile bounds as metrics.PercentileTerm in config.SLA.PercentileBounds order), or nil
 // without an SLA.
 func SLA(cfg *config.Config) *metrics.SLA {
 	sla := cfg.Evaluation.SLA
 	if sla == nil {
 		return nil
 	}
-	return &metrics.SLA{TTFTMs: deref(sla.TTFTMs), ITLMs: deref(sla.ITLMs), E2EMs: deref(sla.E2EMs)}
+	out := &metrics.SLA{TTFTMs: deref(sla.TTFTMs), ITLMs: deref(sla.ITLMs), E2EMs: deref(sla.E2EMs)}
+	for _, b := range sla.PercentileBounds() {
+		out.Percentiles = append(out.Percentiles, metrics.PercentileTerm{Percentile: b.Percentile, Latency: b.Latency, BoundMs: b.Ms})
+	}
+	return out
 }
 
 // Interruptible runs build (a workload build, which reads no context) and returns its result,

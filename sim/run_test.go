@@ -459,3 +459,56 @@ func TestGoodputCountsARequestThatMeetsItsBoundExactly(t *testing.T) {
 		t.Errorf("goodput %d of 2 (second TTFT %v ms)", got, r.FirstTokenMs-r.ArrivalMs)
 	}
 }
+
+// Percentile SLA terms judge the run: four requests on one worker that runs one sequence at a
+// time (ISL 100, OSL 4, fixed timing 30 ms prefill + 8 ms per pass) each take 62 ms (38 ms to
+// the first token, three 8 ms gaps) and start when the one before ends, so their TTFTs are 38,
+// 100, 162 and 224 ms and their E2E latencies 62, 124, 186 and 248 ms. Nearest-rank percentiles
+// of four samples take ranks round(3·p/100): p50 → rank 2 (162 ms TTFT), p90 and p99 → rank 3
+// (224 ms TTFT, 248 ms E2E); every ITL gap and TPOT is 8 ms. Terms at those values hold
+// (inclusively); 200 ms on p90 TTFT and 7.9 ms on p99 TPOT fail. Goodput counts the per-request
+// bound only: ttft_ms 100 keeps the first two requests; with terms alone all four are good.
+func TestPercentileSLATerms(t *testing.T) {
+	cfg := testConfig(100, 4, 4, 4, 100)
+	cfg.Engine.Workers.Aggregated.Scheduler.MaxSequences = 1
+	cfg.Evaluation.SLA = &config.SLA{P50TTFTMs: f64(162), P90TTFTMs: f64(200), P99ITLMs: f64(8), P99TPOTMs: f64(7.9),
+		P99E2EMs: f64(248)}
+	s := mustRun(t, cfg).Summary
+	if s.TTFT.Median != 162 || s.TTFT.P90 != 224 || s.E2E.P99 != 248 || s.ITL.P99 != 8 || s.TPOT.P99 != 8 {
+		t.Fatalf("ttft p50 %v p90 %v, e2e p99 %v, itl p99 %v, tpot p99 %v; want 162, 224, 248, 8, 8",
+			s.TTFT.Median, s.TTFT.P90, s.E2E.P99, s.ITL.P99, s.TPOT.P99)
+	}
+	if s.GoodputCompletedRequests != 4 {
+		t.Errorf("goodput %d under percentile terms only, want all 4 completed requests", s.GoodputCompletedRequests)
+	}
+	m := s.Map()
+	failed, _ := m["sla_percentile_terms_failed"].([]string)
+	if m["sla_percentile_terms_met"] != false || strings.Join(failed, ",") != "p90_ttft_ms,p99_tpot_ms" {
+		t.Errorf("met %v, failed %v; want false, [p90_ttft_ms p99_tpot_ms]", m["sla_percentile_terms_met"], failed)
+	}
+	var got []string
+	for _, r := range s.SLATerms {
+		got = append(got, fmt.Sprintf("%s=%g/%v", r.Term.Key(), r.Value, r.Met))
+	}
+	if want := "p50_ttft_ms=162/true p90_ttft_ms=224/false p99_itl_ms=8/true p99_tpot_ms=8/false p99_e2e_ms=248/true"; strings.Join(got, " ") != want {
+		t.Errorf("terms %s, want %s", strings.Join(got, " "), want)
+	}
+
+	cfg.Evaluation.SLA = &config.SLA{TTFTMs: f64(100), P90TTFTMs: f64(224)}
+	s = mustRun(t, cfg).Summary
+	if s.GoodputCompletedRequests != 2 || s.Map()["sla_percentile_terms_met"] != true {
+		t.Errorf("goodput %d, terms met %v; want 2 (TTFT 38 and 100 ms) and true", s.GoodputCompletedRequests, s.Map()["sla_percentile_terms_met"])
+	}
+	if f := s.Map()["sla_percentile_terms_failed"].([]string); f == nil || len(f) != 0 {
+		t.Errorf("failed = %#v, want an empty list", f)
+	}
+
+	// Without a percentile term prediction.json has neither key.
+	cfg.Evaluation.SLA = &config.SLA{TTFTMs: f64(100)}
+	m = mustRun(t, cfg).Summary.Map()
+	for _, k := range []string{"sla_percentile_terms_met", "sla_percentile_terms_failed"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("%s present without percentile terms", k)
+		}
+	}
+}

@@ -31,11 +31,12 @@ type probeResult struct {
 }
 
 // searchCapacity finds the capacity of point p under cs: the largest load at which SLA
-// attainment (goodput_completed_requests / offered_requests) reaches cs.Attainment.
+// attainment (goodput_completed_requests / offered_requests) reaches cs.Attainment and every
+// percentile bound of evaluation.sla holds (a probe meets the SLA only when both do).
 //
 // The search assumes attainment falls as load rises. It probes cs.Min first (a miss there makes
 // the point infeasible), then brackets the capacity by growing the load 2× to 8× per probe (the
-// growth is guided by the SLA headroom, metrics.SLAHeadroom, of the probes so far: a log-log
+// growth is guided by the SLA headroom, metrics.SLAHeadroom (percentile bounds included), of the probes so far: a log-log
 // extrapolation of headroom to 1, aimed 25 % past it), up to cs.Max (the SLA holding there makes
 // the capacity bounded). Inside the bracket [lo, hi] (lo meets, hi misses) it probes the load
 // where the log-log interpolation of headroom between lo and hi reaches 1, kept at least
@@ -90,10 +91,15 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 		if offered > 0 {
 			att = float64(good) / float64(offered)
 		}
-		meets := offered > 0 && good >= metrics.AttainmentCount(cs.Attainment, offered)
+		meets := offered > 0 && good >= metrics.AttainmentCount(cs.Attainment, offered) && metrics.AllMet(s.SLATerms)
+		var termsMet *bool
+		if len(s.SLATerms) > 0 {
+			met := metrics.AllMet(s.SLATerms)
+			termsMet = &met
+		}
 		h := 0.0
 		if len(res.Requests) > 0 {
-			h = metrics.SLAHeadroom(res.Requests, sla, cs.Attainment)
+			h = metrics.SLAHeadroom(res.Requests, s.SLATerms, sla, cs.Attainment)
 			if math.IsInf(h, 1) {
 				h = -1
 			}
@@ -107,7 +113,7 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 		}
 		res.Release() // the probe keeps the summary values only
 		pr := probeResult{load: x, config: cfg, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
-			probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, Summary: keep,
+			probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, TermsMet: termsMet, Summary: keep,
 				RampSeconds: ramp, WarmupSeconds: warmup, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}
 		probes = append(probes, pr)
 		return &probes[len(probes)-1], nil

@@ -286,3 +286,46 @@ func TestRateCapacityMeetsBoundsExactly(t *testing.T) {
 		t.Errorf("capacity %v req/s, want in [%v, %v]", c, exact/1.05, exact)
 	}
 }
+
+// A percentile bound limits the capacity on its own: under fixedSpec with TTFT <= 25 ms for
+// 99 % of requests (which alone allows 20 per replica), p99_ttft_ms 15 holds only while every
+// request is prefilled in the first pass after it arrives (TTFT 10 ms, c <= 10 per replica):
+// at c = 11 on one replica, one request in eleven waits a second pass (20 ms), far more than
+// 1 %, so the p99 is 20 ms, although every request still meets the 25 ms bound (attainment 1).
+// The capacities are 10 and 20; the probes just above them meet attainment but not the bound.
+func TestCapacityPercentileBound(t *testing.T) {
+	rows := runCapacity(t, fixedSpec, 2, "", "evaluation.sla={ttft_ms: 25, p99_ttft_ms: 15}")
+	for i, want := range []float64{10, 20} {
+		r := rows[i]
+		if r.Status != results.StatusOK || r.CapacityLoad == nil || *r.CapacityLoad != want {
+			t.Errorf("replicas %d: status %s capacity %v, want %g (reason %q)", i+1, r.Status, r.CapacityLoad, want, r.Reason)
+			continue
+		}
+		if *r.P99TTFTMs != 10 || !*r.SLAPercentileTermsMet || r.SLAPercentileTermsFailed != nil || *r.SLAP99TTFTMs != 15 {
+			t.Errorf("replicas %d: p99 TTFT %g, terms met %v failed %v", i+1, *r.P99TTFTMs, *r.SLAPercentileTermsMet, r.SLAPercentileTermsFailed)
+		}
+		missed := false
+		for _, p := range r.Probes {
+			if p.MeetsSLA != (p.Load <= want) || p.SLAPercentileTermsMet == nil || *p.SLAPercentileTermsMet != p.MeetsSLA {
+				t.Errorf("replicas %d: probe at %g meets %v, terms met %v", i+1, p.Load, p.MeetsSLA, p.SLAPercentileTermsMet)
+			}
+			if p.Load == want+1 {
+				missed = p.SLAAttainment == 1 && *p.P99TTFTMs == 20
+			}
+		}
+		if !missed {
+			t.Errorf("replicas %d: no probe at %g with attainment 1 and p99 TTFT 20: %+v", i+1, want+1, r.Probes)
+		}
+	}
+	// A percentile bound alone: every completed request is good, so the bound decides.
+	rows = runCapacity(t, fixedSpec, 1, "", "engine.workers.aggregated.parallelism.replicas=1", "evaluation.sla={p99_ttft_ms: 15}")
+	if r := rows[0]; r.CapacityLoad == nil || *r.CapacityLoad != 10 || *r.SLAAttainment != 1 {
+		t.Errorf("p99_ttft_ms alone: capacity %v attainment %v, want 10 and 1", r.CapacityLoad, r.SLAAttainment)
+	}
+	// Below one pass the bound fails at min: infeasible, and the reason names it.
+	rows = runCapacity(t, fixedSpec, 1, "", "engine.workers.aggregated.parallelism.replicas=1", "evaluation.sla={ttft_ms: 25, p99_ttft_ms: 5}")
+	if r := rows[0]; r.Status != results.StatusInfeasible ||
+		r.Reason != "sla_constraint: percentile bound missed at the minimum load 1 concurrency: p99_ttft_ms 10 > 5 (SLA attainment 1 >= 0.99)" {
+		t.Errorf("p99_ttft_ms 5: status %s reason %q", r.Status, r.Reason)
+	}
+}

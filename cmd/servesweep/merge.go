@@ -135,7 +135,7 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 		fmt.Fprintf(io.Err, "warning: %d duplicate rows differ from the kept row in simulated columns (parts written by different servesweep versions?)\n",
 			mi.ConflictingDuplicates)
 	}
-	printFront(io.Out, rows, a, w)
+	printFront(io.Out, rows, a, m, w)
 	fmt.Fprintf(io.Out, "Saved results to: %s (report: %s)\n", filepath.Join(out, results.ParquetFile), w.Report)
 	if !mi.Complete {
 		var b strings.Builder

@@ -242,7 +242,7 @@ func runReport(io ioStreams, opts *reportOptions) error {
 		fmt.Fprintf(io.Out, "PARTIAL: %d of %d selected points have results (%s); the front below is of those points only\n",
 			len(rows), m.Counts.SelectedPoints, why)
 	}
-	printFront(io.Out, rows, a, w)
+	printFront(io.Out, rows, a, m, w)
 	fmt.Fprintf(io.Out, "Saved report to: %s\n", w.Report)
 	if len(a.Candidates) == 0 {
 		return noFeasible()

@@ -178,7 +178,7 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	meta := &results.PartMeta{SpecHash: hash, ShardIndex: sh.Index, ShardCount: sh.Count, ShardSizes: x.ShardSizes(sh.Count),
 		MissingPointIDs: missing,
 		Manifest: results.Manifest{Spec: spec.File, Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
-			CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(),
+			CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(), ExamplePrices: examplePrices(opts, spec),
 			Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
 				Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
 				TimedOut: out.TimedOut, Interrupted: out.Interrupted},

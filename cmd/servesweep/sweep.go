@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -131,6 +132,21 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 // is more than any point needs.
 const maxTimeoutSeconds = 365 * 24 * 3600
 
+// examplePrices reports whether spec's prices are the built-in sweep's example prices: no -c,
+// and optimization.cost.gpu_hour_usd as examples/default-sweep.yaml gives it (a --set that
+// changes a price makes them the user's).
+func examplePrices(opts *sweepOptions, spec *grid.Spec) bool {
+	if opts.ConfigPath != "" {
+		return false
+	}
+	builtIn, err := grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, nil, os.LookupEnv)
+	if err != nil {
+		return false
+	}
+	ours, theirs := spec.Optimization.Prices(), builtIn.Optimization.Prices()
+	return len(ours) > 0 && maps.Equal(ours, theirs)
+}
+
 // loadSpec reads the spec at opts.ConfigPath, or the built-in one.
 func loadSpec(opts *sweepOptions) (*grid.Spec, error) {
 	if opts.ConfigPath == "" {
@@ -243,7 +259,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	}
 	elapsed := time.Since(start)
 	m := &results.Manifest{Spec: spec.File, SpecHash: x.SpecHash(), Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
-		CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(),
+		CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(), ExamplePrices: examplePrices(opts, spec),
 		Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
 			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
 			TimedOut: out.TimedOut, Interrupted: out.Interrupted},
@@ -292,7 +308,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		fmt.Fprintf(io.Out, "PARTIAL: interrupted with %d of %d selected points finished; the front below is of those points only\n",
 			len(out.Rows), len(x.Points))
 	}
-	printFront(io.Out, out.Rows, a, w)
+	printFront(io.Out, out.Rows, a, m, w)
 	fmt.Fprintf(io.Out, "Saved results to: %s (report: %s)\n", filepath.Join(opts.OutputDir, results.ParquetFile), w.Report)
 	return sweepOutcome(opts, x, out, a, w)
 }
@@ -514,7 +530,12 @@ func newDryRunDoc(x *grid.Expansion, points []grid.Point, show int, sd *shardDoc
 }
 
 // printFront prints the recommended points, one line each.
-func printFront(w io.Writer, rows []results.Row, a *results.Analysis, wr *results.Written) {
+func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results.Manifest, wr *results.Written) {
+	for _, line := range []string{results.SLAText(rows, m), results.PricesText(rows, m)} {
+		if line != "" {
+			fmt.Fprintln(w, line)
+		}
+	}
 	var objs []string
 	for _, o := range a.Settings.Objectives {
 		objs = append(objs, string(o.Direction)+" "+o.Metric)

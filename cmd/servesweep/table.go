@@ -22,7 +22,7 @@ const throughputFamily = "output_token_throughput_per_user"
 
 // writeTable prints the AIPerf-style console summary of dynosim-spec.md §4.4: a box table of the
 // latency distributions (avg, min, max, p99, p90, p75, std) and the scalar throughputs, then the
-// wall time and prefix reuse lines. A distribution with no sample shows N/A (prediction.json
+// wall time and prefix reuse lines, and with percentile bounds in evaluation.sla which it met. A distribution with no sample shows N/A (prediction.json
 // keeps the reference's 0.0 beside its sample count). When the run took under the 1e-9 s floor
 // of the rates (metrics.DurationFloored) every throughput row, per-user included, shows N/A.
 func writeTable(w io.Writer, s *metrics.Summary) {
@@ -96,6 +96,28 @@ func writeTable(w io.Writer, s *metrics.Summary) {
 	fmt.Fprintf(w, "Wall Time (ms): %s\n", num(s.WallTimeMs))
 	fmt.Fprintf(w, "Prefix Cache Reused Ratio: %s\n", num(s.PrefixCacheReusedRatio))
 	fmt.Fprintf(w, "First Admission Prefix Cache Reused Ratio: %s\n", num(s.FirstAdmissionPrefixCacheReusedRatio))
+	if len(s.SLATerms) > 0 {
+		fmt.Fprintln(w, slaTermsLine(s.SLATerms))
+	}
+}
+
+// slaTermsLine says how the run fared against the percentile bounds of evaluation.sla, e.g.
+// "SLA percentile bounds: missed p99_itl_ms 45.2 > 40; met p99_ttft_ms".
+func slaTermsLine(terms []metrics.TermResult) string {
+	var met []string
+	for _, r := range terms {
+		if r.Met {
+			met = append(met, r.Term.Key())
+		}
+	}
+	var parts []string
+	if failed := metrics.DescribeFailed(terms); failed != "" {
+		parts = append(parts, "missed "+failed)
+	}
+	if len(met) > 0 {
+		parts = append(parts, "met "+strings.Join(met, ", "))
+	}
+	return "SLA percentile bounds: " + strings.Join(parts, "; ")
 }
 
 // num formats v with two decimals and a thousands separator (1,390.00); non-finite prints N/A.

@@ -1,5 +1,7 @@
 package config
 
+import "strconv"
+
 // The types below are the prediction schema (dynosim-spec.md §3), one Go field per YAML key. Each
 // field's struct tags are its only definition: the walker (decode.go), the defaults step
 // (defaults.go), validation (validate.go) and grid's search domains all read them. The tag
@@ -711,12 +713,90 @@ type Evaluation struct {
 }
 
 // SLA bounds in ms; nil = unset. E2EMs is exclusive with TTFTMs and ITLMs.
+//
+// TTFTMs, ITLMs and E2EMs are per-request bounds (dynosim-spec.md §4.2.2): a request meets them
+// or not, and goodput and SLA attainment count the requests that meet them all. The P<n><Latency>Ms
+// fields (p50_, p90_, p95_ and p99_ followed by ttft_ms, itl_ms, tpot_ms or e2e_ms; a servesweep
+// addition) are percentile bounds over the run: the run's percentile of that latency distribution
+// (prediction.json's median_ or p<n>_ key: TTFT, TPOT and E2E over completed requests, ITL over
+// every inter-token gap) must not exceed the bound. They do not change goodput; PercentileBounds
+// lists the ones set. An SLA may hold percentile bounds only.
 type SLA struct {
 	// TTFTMs bounds the time to first token, ITLMs the inter-token latency and E2EMs the
 	// end-to-end latency of a request, in ms.
 	TTFTMs *float64 `yaml:"ttft_ms,omitempty" null:"omit" gt:"0"`
 	ITLMs  *float64 `yaml:"itl_ms,omitempty" null:"omit" gt:"0"`
 	E2EMs  *float64 `yaml:"e2e_ms,omitempty" null:"omit" gt:"0"`
+
+	// Percentile bounds in ms over the run (nil = unset): p50, p90, p95 and p99 of TTFT, ITL
+	// (every inter-token gap), TPOT and E2E latency. Unset, they are left out of the config's
+	// JSON encoding, so that the point IDs (grid.PointID) of configs without them are unchanged.
+	P50TTFTMs *float64 `yaml:"p50_ttft_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P90TTFTMs *float64 `yaml:"p90_ttft_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P95TTFTMs *float64 `yaml:"p95_ttft_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P99TTFTMs *float64 `yaml:"p99_ttft_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P50ITLMs  *float64 `yaml:"p50_itl_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P90ITLMs  *float64 `yaml:"p90_itl_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P95ITLMs  *float64 `yaml:"p95_itl_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P99ITLMs  *float64 `yaml:"p99_itl_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P50TPOTMs *float64 `yaml:"p50_tpot_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P90TPOTMs *float64 `yaml:"p90_tpot_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P95TPOTMs *float64 `yaml:"p95_tpot_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P99TPOTMs *float64 `yaml:"p99_tpot_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P50E2EMs  *float64 `yaml:"p50_e2e_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P90E2EMs  *float64 `yaml:"p90_e2e_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P95E2EMs  *float64 `yaml:"p95_e2e_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+	P99E2EMs  *float64 `yaml:"p99_e2e_ms,omitempty" null:"omit" gt:"0" json:",omitempty"`
+}
+
+// PercentileBound is one percentile bound of evaluation.sla.
+type PercentileBound struct {
+	// Percentile is 50, 90, 95 or 99.
+	Percentile int
+	// Latency is the distribution bounded: "ttft", "itl", "tpot" or "e2e" (PercentileLatencies).
+	Latency string
+	// Ms is the bound in ms (> 0 in a validated config).
+	Ms float64
+}
+
+// Key is the bound's evaluation.sla key, e.g. p99_itl_ms.
+func (b PercentileBound) Key() string {
+	return "p" + strconv.Itoa(b.Percentile) + "_" + b.Latency + "_ms"
+}
+
+// SLAPercentiles are the percentiles a percentile bound may name, and PercentileLatencies the
+// distributions, in the order PercentileBounds lists them.
+var (
+	SLAPercentiles      = []int{50, 90, 95, 99}
+	PercentileLatencies = []string{"ttft", "itl", "tpot", "e2e"}
+)
+
+// PercentileBounds lists the percentile bounds s sets, by latency (ttft, itl, tpot, e2e) and then
+// percentile (50, 90, 95, 99); nil when none is set (or s is nil).
+func (s *SLA) PercentileBounds() []PercentileBound {
+	if s == nil {
+		return nil
+	}
+	fields := [][]*float64{
+		{s.P50TTFTMs, s.P90TTFTMs, s.P95TTFTMs, s.P99TTFTMs},
+		{s.P50ITLMs, s.P90ITLMs, s.P95ITLMs, s.P99ITLMs},
+		{s.P50TPOTMs, s.P90TPOTMs, s.P95TPOTMs, s.P99TPOTMs},
+		{s.P50E2EMs, s.P90E2EMs, s.P95E2EMs, s.P99E2EMs},
+	}
+	var out []PercentileBound
+	for i, lat := range PercentileLatencies {
+		for j, p := range SLAPercentiles {
+			if v := fields[i][j]; v != nil {
+				out = append(out, PercentileBound{Percentile: p, Latency: lat, Ms: *v})
+			}
+		}
+	}
+	return out
+}
+
+// HasRequestBounds reports whether s sets a per-request bound (ttft_ms, itl_ms or e2e_ms).
+func (s *SLA) HasRequestBounds() bool {
+	return s != nil && (s.TTFTMs != nil || s.ITLMs != nil || s.E2EMs != nil)
 }
 
 // Adapters lists the sections the config declares that belong to the dynamo stack's adapters

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -620,6 +621,10 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"sla exclusive", "", []string{"evaluation.sla={ttft_ms: 100, e2e_ms: 1000}"}, "evaluation.sla.e2e_ms",
 			"sla.e2e_ms is mutually exclusive with sla.ttft_ms/itl_ms"},
 		{"sla zero", "", []string{"evaluation.sla.ttft_ms=0"}, "evaluation.sla.ttft_ms", "must be > 0, got 0"},
+		{"sla percentile zero", "", []string{"evaluation.sla={ttft_ms: 500, p99_itl_ms: 0}"}, "evaluation.sla.p99_itl_ms", "must be > 0, got 0"},
+		{"sla percentile negative", "", []string{"evaluation.sla.p50_e2e_ms=-1"}, "evaluation.sla.p50_e2e_ms", "must be > 0, got -1"},
+		{"sla percentile unknown", "", []string{"evaluation.sla.p98_itl_ms=40"}, "evaluation.sla.p98_itl_ms",
+			"unknown field; valid fields: ttft_ms, itl_ms, e2e_ms, p50_ttft_ms, p90_ttft_ms, p95_ttft_ms, p99_ttft_ms, p50_itl_ms"},
 		{"execution rejected", "", []string{"execution={resources: {cpu_limit: 4}}"}, "execution", "not supported by servesweep predict"},
 		// Without a Marker, the constructs of a sweep spec are plain schema errors (grid's
 		// ConcreteMarker names them; see grid's TestConcreteMarker).
@@ -981,5 +986,29 @@ func TestFixedTimingBadValuesNotMissing(t *testing.T) {
 	}
 	if e := findErr(errs, agg+"timing", "requires"); e != nil {
 		t.Errorf("values given but refused are reported missing: %v", e)
+	}
+}
+
+// TestSLAPercentileBounds: the 16 percentile keys decode beside the per-request bounds or alone,
+// and PercentileBounds lists them by latency, then percentile.
+func TestSLAPercentileBounds(t *testing.T) {
+	c := mustDecode(t, minimalEngine, "evaluation.sla={p99_itl_ms: 40, p99_ttft_ms: 1000, p50_ttft_ms: 300, p95_tpot_ms: 20, p90_e2e_ms: 5000}")
+	var got []string
+	for _, b := range c.Evaluation.SLA.PercentileBounds() {
+		got = append(got, fmt.Sprintf("%s=%g", b.Key(), b.Ms))
+	}
+	if want := "p50_ttft_ms=300 p99_ttft_ms=1000 p99_itl_ms=40 p95_tpot_ms=20 p90_e2e_ms=5000"; strings.Join(got, " ") != want {
+		t.Errorf("bounds %s, want %s", strings.Join(got, " "), want)
+	}
+	if c.Evaluation.SLA.HasRequestBounds() {
+		t.Error("HasRequestBounds with percentile bounds only")
+	}
+	c = mustDecode(t, minimalEngine, "evaluation.sla={ttft_ms: 500, e2e_ms: null, p90_itl_ms: 30, p95_itl_ms: 35, p50_tpot_ms: 10, p90_tpot_ms: 12, "+
+		"p99_tpot_ms: 15, p95_ttft_ms: 900, p90_ttft_ms: 800, p50_itl_ms: 25, p99_itl_ms: 40, p50_e2e_ms: 1, p95_e2e_ms: 2, p99_e2e_ms: 3}")
+	if s := c.Evaluation.SLA; !s.HasRequestBounds() || len(s.PercentileBounds()) != 12 || *s.TTFTMs != 500 || *s.P95TTFTMs != 900 {
+		t.Errorf("sla %+v: %d percentile bounds, want 12", s, len(s.PercentileBounds()))
+	}
+	if (*SLA)(nil).PercentileBounds() != nil || (*SLA)(nil).HasRequestBounds() {
+		t.Error("nil SLA has bounds")
 	}
 }

@@ -12,10 +12,14 @@ import (
 // E2E / e2e_ms over the bounds that are set. r is good (isGood, the goodput rule of
 // dynosim-spec.md §4.2.2) exactly when its ratio is <= 1 + BoundTolerance. A request that was rejected, did not
 // finish, or finished without a token under a TTFT or ITL bound has ratio +Inf; a request no set
-// bound applies to has ratio 0.
+// bound applies to has ratio 0 (so has every completed request under an SLA of percentile terms
+// only).
 func SLARatio(r *engine.Request, sla *SLA) float64 {
 	if r.Status != engine.Completed {
 		return math.Inf(1)
+	}
+	if !sla.hasRequestBounds() && len(sla.Percentiles) > 0 {
+		return 0 // percentile terms only: every completed request is good (isGood)
 	}
 	n := r.Generated
 	if n == 0 {
@@ -41,12 +45,14 @@ func SLARatio(r *engine.Request, sla *SLA) float64 {
 
 // SLAHeadroom is the smallest factor h by which every SLA bound could be scaled so that the
 // share of offered requests (every request that arrived: completed, rejected or unfinished)
-// meeting the scaled bounds reaches attainment (in (0, 1]): the ⌈attainment × offered⌉-th
-// smallest SLARatio. attainment is reached under the SLA itself exactly when h <= 1, and h
-// measures the margin: 0.5 means every bound could be halved, 2 that they would need doubling.
-// h is +Inf when too many requests were rejected or unfinished for any scaling to help, and 0
-// when no request arrived.
-func SLAHeadroom(reqs []engine.Request, sla *SLA, attainment float64) float64 {
+// meeting the scaled per-request bounds reaches attainment (in (0, 1]) and every percentile term
+// of the SLA holds: the larger of the ⌈attainment × offered⌉-th smallest SLARatio and the
+// largest percentile term's value / bound in terms (the run's Summary.SLATerms; nil when the SLA
+// has no percentile term). Both are reached under the SLA itself exactly when h <= 1 (within
+// BoundTolerance), and h measures the margin: 0.5 means every bound could be halved, 2 that they
+// would need doubling. h is +Inf when too many requests were rejected or unfinished for any
+// scaling to help, and 0 when no request arrived.
+func SLAHeadroom(reqs []engine.Request, terms []TermResult, sla *SLA, attainment float64) float64 {
 	ratios := make([]float64, 0, len(reqs))
 	for i := range reqs {
 		if reqs[i].Status != engine.Pending {
@@ -58,7 +64,7 @@ func SLAHeadroom(reqs []engine.Request, sla *SLA, attainment float64) float64 {
 	}
 	k := AttainmentCount(attainment, len(ratios))
 	slices.Sort(ratios)
-	return ratios[k-1]
+	return math.Max(ratios[k-1], PercentileHeadroom(terms))
 }
 
 // AttainmentCount is the least number of good requests among offered (>= 1) that makes

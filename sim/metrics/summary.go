@@ -92,6 +92,11 @@ type Summary struct {
 	// Planner is the autoscaling report of a run with planner.policy enabled (worker-seconds
 	// and GPU-hours then integrate its pools' provisioned workers); nil otherwise.
 	Planner *PlannerReport
+	// SLATerms holds, in the SLA's order, how the run fared against each percentile term of
+	// its SLA (SLA.Percentiles; nil without any). Map writes sla_percentile_terms_met (true when
+	// every term is met) and sla_percentile_terms_failed (the failed terms' keys, e.g.
+	// ["p99_itl_ms"], [] when none) when there is at least one term: servesweep additions.
+	SLATerms []TermResult
 }
 
 // Trajectories summarises the trajectories of an agentic trace: the connected components of its
@@ -125,10 +130,16 @@ func (s *Summary) ThroughputsFloored() bool {
 	return DurationFloored(s.CompletedRequests, s.DurationMs)
 }
 
-// SLA bounds in ms; a non-positive bound is unset.
+// SLA is evaluation.sla as the metrics apply it. TTFTMs, ITLMs and E2EMs are the per-request
+// bounds in ms of the goodput rule (isGood; a non-positive bound is unset); Percentiles are the
+// percentile bounds over the run (PercentileTerm), which goodput does not count.
 type SLA struct {
 	TTFTMs, ITLMs, E2EMs float64
+	Percentiles          []PercentileTerm
 }
+
+// hasRequestBounds reports whether sla sets a per-request bound.
+func (sla *SLA) hasRequestBounds() bool { return sla.TTFTMs > 0 || sla.ITLMs > 0 || sla.E2EMs > 0 }
 
 // Input is what a run hands to Build.
 type Input struct {
@@ -339,6 +350,9 @@ func Build(in *Input) (*Summary, error) {
 	if in.Trajectory != nil {
 		s.Trajectories = buildTrajectories(in)
 	}
+	if in.SLA != nil && len(in.SLA.Percentiles) > 0 {
+		s.SLATerms = checkSummaryTerms(in.SLA.Percentiles, s)
+	}
 	return s, nil
 }
 
@@ -361,11 +375,15 @@ func (c *rateCounts) add(r *engine.Request, sla *SLA) bool {
 	return true
 }
 
-// isGood applies the goodput rule of dynosim-spec.md §4.2.2: every set bound holds, inclusively
-// (MeetsBound, with its float tolerance);
+// isGood applies the goodput rule of dynosim-spec.md §4.2.2 to completed request r: every set
+// per-request bound holds, inclusively (MeetsBound, with its float tolerance);
 // the ITL bound uses (e2e − ttft)/(n − 1) and is skipped for n <= 1; a request with no token is
-// good only under an e2e-only SLA.
+// good only under an e2e-only SLA. Under an SLA of percentile terms only (no per-request bound)
+// every completed request is good: the terms judge the run, not its requests.
 func isGood(r *engine.Request, sla *SLA) bool {
+	if !sla.hasRequestBounds() && len(sla.Percentiles) > 0 {
+		return true
+	}
 	n := r.Generated
 	if n == 0 {
 		return sla.E2EMs > 0 && sla.TTFTMs <= 0 && sla.ITLMs <= 0 && MeetsBound(r.TerminalMs-r.ArrivalMs, sla.E2EMs)
@@ -442,6 +460,14 @@ func (s *Summary) Map() map[string]any {
 		m["warmup_seconds"] = s.WarmupSeconds
 		m["warmup_requests"] = s.WarmupRequests
 		m["steady_window_ms"] = s.SteadyWindowMs
+	}
+	if len(s.SLATerms) > 0 {
+		failed := FailedKeys(s.SLATerms)
+		if failed == nil {
+			failed = []string{}
+		}
+		m["sla_percentile_terms_met"] = len(failed) == 0
+		m["sla_percentile_terms_failed"] = failed
 	}
 	if s.HasGoodput {
 		m["goodput_completed_requests"] = s.GoodputCompletedRequests

@@ -1,0 +1,90 @@
+package results
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// SLAText names every bound with what it bounds, and the attainment target when a capacity
+// search applies it; PricesText says whose the prices are.
+func TestSLAAndPricesText(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	r := Row{SLATTFTMs: f(500), SLAITLMs: f(50), SLAP99ITLMs: f(50), CapacityProbes: i64(7), CostUSDPerHour: f(2.5)}
+	m := &Manifest{Spec: "examples/default-sweep.yaml", CapacitySearch: &CapacitySearch{Attainment: 0.99},
+		GPUHourUSD: map[string]float64{"h200_sxm": 3.5, "h100_sxm": 2.5}, ExamplePrices: true}
+	want := "SLA (evaluation.sla): ttft_ms 500 (each request's TTFT <= 500 ms), itl_ms 50 (each request's mean " +
+		"inter-token gap <= 50 ms): for at least 99 % of offered requests at each deployment's capacity (capacity search " +
+		"attainment 0.99); p99_itl_ms 50 (the run's p99 of every inter-token gap <= 50 ms): over each run, at the row's " +
+		"load (a row that misses one is infeasible)."
+	if got := SLAText([]Row{{}, r}, m); got != want {
+		t.Errorf("SLAText:\n%s\nwant\n%s", got, want)
+	}
+	want = "Prices (USD per GPU-hour): h100_sxm 2.5, h200_sxm 3.5: the built-in sweep's EXAMPLE prices, for illustration, " +
+		"not quotes; set your own in optimization.cost.gpu_hour_usd of a spec (-c)."
+	if got := PricesText([]Row{r}, m); got != want {
+		t.Errorf("PricesText:\n%s\nwant\n%s", got, want)
+	}
+	m.ExamplePrices, m.Spec = false, "my.yaml"
+	if got := PricesText([]Row{r}, m); got != "Prices (USD per GPU-hour): h100_sxm 2.5, h200_sxm 3.5: yours, from optimization.cost.gpu_hour_usd of my.yaml." {
+		t.Errorf("PricesText, user's: %s", got)
+	}
+	if got := PricesText([]Row{r}, &Manifest{Defaulted: true}); !strings.Contains(got, "not known here: no sweep.json") {
+		t.Errorf("PricesText without a manifest: %s", got)
+	}
+	if got := PricesText([]Row{r}, &Manifest{}); got != "Prices: the sweep's optimization.cost.gpu_hour_usd (its manifest does not record them)." {
+		t.Errorf("PricesText of a manifest without prices: %s", got)
+	}
+	if got := SLAText([]Row{r}, nil); !strings.Contains(got, "(unknown here: no sweep.json beside the results)") {
+		t.Errorf("SLAText of a search without a manifest: %s", got)
+	}
+	if got := PricesText([]Row{{}}, nil); got != "" {
+		t.Errorf("PricesText without cost: %q", got)
+	}
+
+	// No capacity search, a median term: the per-request bound has no attainment target.
+	g := Row{SLAE2EMs: f(2000), SLAP50TTFTMs: f(300)}
+	want = "SLA (evaluation.sla): e2e_ms 2000 (each request's E2E latency <= 2000 ms): counted per request in goodput and " +
+		"sla_attainment, with no attainment target (no capacity search); p50_ttft_ms 300 (the run's median TTFT over its " +
+		"requests <= 300 ms): over each run, at the row's load (a row that misses one is infeasible)."
+	if got := SLAText([]Row{g}, &Manifest{}); got != want {
+		t.Errorf("SLAText without a search:\n%s\nwant\n%s", got, want)
+	}
+	if got := SLAText([]Row{{}}, nil); got != "SLA: none (no evaluation.sla): no latency bound applies." {
+		t.Errorf("SLAText without an SLA: %s", got)
+	}
+	if got := SLAText(nil, nil); got != "" {
+		t.Errorf("SLAText of no row: %q", got)
+	}
+}
+
+// Every one of the 16 percentile keys has its sla_<key> column: a config setting all of them (to
+// 1 … 16 ms in key order) gives them back in config.SLA.PercentileBounds order.
+func TestPercentileBoundColumns(t *testing.T) {
+	var keys, sets []string
+	n := 0
+	for _, lat := range []string{"ttft", "itl", "tpot", "e2e"} {
+		for _, p := range []string{"50", "90", "95", "99"} {
+			n++
+			keys = append(keys, "p"+p+"_"+lat+"_ms")
+			sets = append(sets, "p"+p+"_"+lat+"_ms: "+strconv.Itoa(n))
+		}
+	}
+	cfg := percentileConfig(t, "{"+strings.Join(sets, ", ")+"}")
+	r := NewRow(PointInfo{ID: "p", Config: cfg, GPUs: 1}, Record{PointID: "p", Status: StatusFailed})
+	got := r.PercentileBounds()
+	if len(got) != 16 {
+		t.Fatalf("%d bounds, want 16", len(got))
+	}
+	for i, b := range got {
+		if b.Key() != keys[i] || b.Ms != float64(i+1) {
+			t.Errorf("bound %d: %s = %g, want %s = %d", i, b.Key(), b.Ms, keys[i], i+1)
+		}
+		if x, ok, _ := numericValue(&r, "sla_"+keys[i]); !ok || x != float64(i+1) {
+			t.Errorf("column sla_%s = %v (%v), want %d", keys[i], x, ok, i+1)
+		}
+	}
+	if r.SLAPercentileTermsMet != nil {
+		t.Error("a failed point has sla_percentile_terms_met")
+	}
+}
