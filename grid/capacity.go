@@ -316,6 +316,13 @@ func formatLoad(x float64, whole bool) string {
 	return strconv.FormatFloat(x, 'f', -1, 64)
 }
 
+// MinSteadyRequestsPerSlot is the fewest requests per slot of a concurrency load (a request or
+// a session's turn occupies its slot for about one request lifetime) for which a capacity probe
+// is desynchronized (sweep's probeStart: first wave ramped over one lifetime, two lifetimes of
+// warm-up); the steady window needs some more. Shorter runs keep the synchronized start, and
+// the spec is warned (capacityWarnings).
+const MinSteadyRequestsPerSlot = 4
+
 // capacityWarnings warns about a capacity search whose probes are cut by a virtual-time stop (the
 // requests in flight then count as misses), and one over a concurrency with a fixed request or
 // session count: at a concurrency above the count every request is in flight from the start, so
@@ -336,6 +343,9 @@ func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 	if cfg.Traffic.Load.Type != config.LoadConcurrency {
 		return out
 	}
+	if w := shortSteadyRun(cfg); w != "" {
+		out = append(out, s.File+": "+w)
+	}
 	n, what := st.Requests, "requests"
 	if st.Sessions > 0 {
 		n, what = st.Sessions, "sessions"
@@ -354,4 +364,30 @@ func (o Optimization) Prices() map[string]float64 {
 		return nil
 	}
 	return maps.Clone(o.Cost.GPUHourUSD)
+}
+
+// shortSteadyRun is the warning for a concurrency load whose per-load-unit stop gives each slot
+// fewer than MinSteadyRequestsPerSlot requests while the capacity search chooses the ramp
+// (traffic.load.ramp_seconds omitted): its probes keep the synchronized start, so requests of
+// equal length move in lock-step and the capacity depends on the run's length. "" otherwise.
+func shortSteadyRun(cfg *config.Config) string {
+	l, st, src := &cfg.Traffic.Load, &cfg.Traffic.Stop, &cfg.Traffic.Source
+	if l.RampSeconds != nil || src.Type == config.SourceTrace {
+		return ""
+	}
+	perSlot, key := st.RequestsPerLoadUnit, "requests_per_load_unit"
+	if st.SessionsPerLoadUnit > 0 {
+		if src.Session == nil {
+			return "" // a mixture's sessions: their turns vary by component
+		}
+		perSlot, key = st.SessionsPerLoadUnit*float64(src.Session.Turns), "sessions_per_load_unit"
+	}
+	if perSlot <= 0 || perSlot >= MinSteadyRequestsPerSlot {
+		return ""
+	}
+	return fmt.Sprintf("traffic.stop.%s (%g) gives each concurrency slot %g requests, fewer than the %d a capacity "+
+		"probe needs to ramp its first wave and leave a warm-up out: the probes start every slot at once and requests "+
+		"of equal length stay in lock-step, so capacity depends on the run's length; give at least %d requests per slot, "+
+		"or set traffic.load.ramp_seconds (0 keeps the synchronized start and silences this)",
+		key, st.RequestsPerLoadUnit+st.SessionsPerLoadUnit, perSlot, MinSteadyRequestsPerSlot, MinSteadyRequestsPerSlot)
 }

@@ -943,3 +943,36 @@ func TestCheckModesRefusesAnEmptyMode(t *testing.T) {
 		t.Errorf("value without a valid point: CheckModes = %v, EmptyValues %+v", err, x.EmptyValues)
 	}
 }
+
+// A capacity search over a concurrency whose per-load-unit stop leaves each slot fewer than
+// MinSteadyRequestsPerSlot requests is warned: its probes keep the synchronized start. 3
+// requests per slot, or 1 session of 2 turns, warn; 4 requests, 2 sessions of 2 turns, or an
+// explicit ramp_seconds do not.
+func TestCapacityWarnsAboutRunsTooShortForSteadyState(t *testing.T) {
+	spec := base + "evaluation: {sla: {ttft_ms: 100}}\noptimization: {capacity_search: {}}\n"
+	sessions := "traffic.source={type: synthetic-session, new_input_tokens_per_turn: 64, output_tokens_per_turn: 8, session: {turns: 2}}"
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"traffic.stop={requests_per_load_unit: 3}"}, "traffic.stop.requests_per_load_unit (3) gives each concurrency slot 3 requests, fewer than the 4"},
+		{[]string{sessions, "traffic.stop={sessions_per_load_unit: 1}"}, "traffic.stop.sessions_per_load_unit (1) gives each concurrency slot 2 requests, fewer than the 4"},
+		{[]string{"traffic.stop={requests_per_load_unit: 4}"}, ""},
+		{[]string{sessions, "traffic.stop={sessions_per_load_unit: 2}"}, ""},
+		{[]string{"traffic.stop={requests_per_load_unit: 3}", "traffic.load.ramp_seconds=0"}, ""},
+	} {
+		x := expand(t, spec, c.sets...)
+		var got []string
+		for _, w := range x.Warnings {
+			if strings.Contains(w, "gives each concurrency slot") {
+				got = append(got, w)
+			}
+		}
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%v: unexpected warning %q", c.sets, got)
+		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want) || !strings.HasPrefix(got[0], "spec.yaml: ")):
+			t.Errorf("%v: warnings %q, want one containing %q", c.sets, x.Warnings, c.want)
+		}
+	}
+}

@@ -207,10 +207,6 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 // per load unit to 96.8 % attainment where 64 per load unit reach 99.6 %.
 const pilotWarmupLifetimes = 2
 
-// minSteadyLifetimes is the fewest requests per slot of a concurrency load (a request or a
-// session's turn takes about one lifetime of its slot) for which probeStart desynchronizes a
-// probe: the ramp and warm-up take two lifetimes, and the steady window needs some more.
-const minSteadyLifetimes = 4
 
 // probeStart returns the traffic.load.ramp_seconds and warmup_seconds a probe of cfg (the
 // point's config at the probe's load) runs under, to be written into its config; nil for a
@@ -229,7 +225,7 @@ const minSteadyLifetimes = 4
 //
 // Rate loads (constant_rate, poisson, trace_timestamps) arrive one by one by construction and
 // keep their config; so do trace sources under a concurrency load, whose stop cannot limit a
-// pilot to one wave, and runs of fewer than minSteadyLifetimes requests per slot (requests is
+// pilot to one wave, and runs of fewer than grid.MinSteadyRequestsPerSlot requests per slot (requests is
 // the run's request count): a warm-up of two lifetimes would leave them nothing to measure. The
 // error is the pilot's simulation's.
 func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *WorkloadCache, simulate SimulateFunc) (ramp, warmup *float64, err error) {
@@ -250,7 +246,7 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 	case l.RampSeconds != nil:
 		ramp, warmup = withWarmup(*l.RampSeconds, *l.RampSeconds)
 		return ramp, warmup, nil
-	case cfg.Traffic.Source.Type == config.SourceTrace, requests < minSteadyLifetimes*l.Concurrency:
+	case cfg.Traffic.Source.Type == config.SourceTrace, requests < grid.MinSteadyRequestsPerSlot*l.Concurrency:
 		return nil, nil, nil
 	}
 	pilot := sim.FirstWave(cfg)
