@@ -207,7 +207,6 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 // per load unit to 96.8 % attainment where 64 per load unit reach 99.6 %.
 const pilotWarmupLifetimes = 2
 
-
 // probeStart returns the traffic.load.ramp_seconds and warmup_seconds a probe of cfg (the
 // point's config at the probe's load) runs under, to be written into its config; nil for a
 // field the probe leaves as cfg has it. Under a concurrency load every first-wave request starts at once, and requests of equal
