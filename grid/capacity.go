@@ -262,6 +262,25 @@ func (p *Point) AtLoad(x float64) (*config.Config, []byte, error) {
 // (sweep's searchCapacity), so that the config reproduces the probe's metrics. A ramp under a
 // load type other than concurrency is the config error the schema gives it.
 func (p *Point) AtProbe(x float64, rampSeconds, warmupSeconds *float64) (*config.Config, []byte, error) {
+	return p.AtProbeRun(x, ProbeRun{RampSeconds: rampSeconds, WarmupSeconds: warmupSeconds})
+}
+
+// ProbeRun is how a capacity-search probe ran beyond its load, as AtProbeRun writes it into the
+// point's config; a nil field leaves the config's own value.
+type ProbeRun struct {
+	// RampSeconds and WarmupSeconds are traffic.load.ramp_seconds and warmup_seconds.
+	RampSeconds, WarmupSeconds *float64
+	// PerLoadUnit replaces the value of the config's per-load-unit stop
+	// (traffic.stop.requests_per_load_unit or sessions_per_load_unit): a run the search
+	// lengthened to reach a steady state (sweep's searchCapacity).
+	PerLoadUnit *float64
+}
+
+// AtProbeRun is AtLoad that also writes r into the config, so that it reproduces the probe's
+// metrics. A ramp under a load type other than concurrency is the config error the schema gives
+// it; PerLoadUnit on a config without a per-load-unit stop is an error.
+func (p *Point) AtProbeRun(x float64, r ProbeRun) (*config.Config, []byte, error) {
+	rampSeconds, warmupSeconds := r.RampSeconds, r.WarmupSeconds
 	var doc yaml.Node
 	if err := yaml.Unmarshal(p.YAML, &doc); err != nil || len(doc.Content) == 0 {
 		return nil, nil, fmt.Errorf("point %s: cannot re-read its config: %v", p.ID, err)
@@ -295,6 +314,19 @@ func (p *Point) AtProbe(x float64, rampSeconds, warmupSeconds *float64) (*config
 		if f.x != nil {
 			set(f.key, formatLoad(*f.x, false))
 		}
+	}
+	if r.PerLoadUnit != nil {
+		stop := child(traffic, "stop")
+		var v *yaml.Node
+		for _, key := range []string{"requests_per_load_unit", "sessions_per_load_unit"} {
+			if v == nil && stop != nil {
+				v = child(stop, key)
+			}
+		}
+		if v == nil {
+			return nil, nil, fmt.Errorf("point %s: a probe's run cannot be lengthened: traffic.stop has no requests_per_load_unit or sessions_per_load_unit", p.ID)
+		}
+		*v = yaml.Node{Kind: yaml.ScalarNode, Value: formatLoad(*r.PerLoadUnit, false)}
 	}
 	data, err := marshal(root)
 	if err != nil {
@@ -368,8 +400,8 @@ func (o Optimization) Prices() map[string]float64 {
 
 // shortSteadyRun is the warning for a concurrency load whose per-load-unit stop gives each slot
 // fewer than MinSteadyRequestsPerSlot requests while the capacity search chooses the ramp
-// (traffic.load.ramp_seconds omitted): its probes keep the synchronized start, so requests of
-// equal length move in lock-step and the capacity depends on the run's length. "" otherwise.
+// (traffic.load.ramp_seconds omitted): the search lengthens its probes' runs to that many
+// (sweep's slotLengthening), so that they reach a steady state, and says so here. "" otherwise.
 func shortSteadyRun(cfg *config.Config) string {
 	l, st, src := &cfg.Traffic.Load, &cfg.Traffic.Stop, &cfg.Traffic.Source
 	if l.RampSeconds != nil || src.Type == config.SourceTrace {
@@ -386,8 +418,7 @@ func shortSteadyRun(cfg *config.Config) string {
 		return ""
 	}
 	return fmt.Sprintf("traffic.stop.%s (%g) gives each concurrency slot %g requests, fewer than the %d a capacity "+
-		"probe needs to ramp its first wave and leave a warm-up out: the probes start every slot at once and requests "+
-		"of equal length stay in lock-step, so capacity depends on the run's length; give at least %d requests per slot, "+
-		"or set traffic.load.ramp_seconds (0 keeps the synchronized start and silences this)",
+		"probe needs to ramp its first wave and leave a warm-up out: the probes run %d per slot (stop_per_load_unit in "+
+		"probes.parquet, and in each recommendation); set traffic.load.ramp_seconds to run the stop as given",
 		key, st.RequestsPerLoadUnit+st.SessionsPerLoadUnit, perSlot, MinSteadyRequestsPerSlot, MinSteadyRequestsPerSlot)
 }

@@ -154,12 +154,17 @@ type Probe struct {
 	// WallTimeMs is the host time of the probe, its pilot run included.
 	WallTimeMs float64 `json:"wall_time_ms"`
 	// RampSeconds and WarmupSeconds are the traffic.load.ramp_seconds and warmup_seconds the
-	// probe ran under and wrote into its config (sweep's searchCapacity: a concurrency probe's
-	// first wave spread over one pilot-measured request lifetime and left out as a warm-up); nil
-	// when the probe left the field as the point's config has it (rate loads, an explicit
-	// ramp_seconds 0, a journal of an earlier servesweep).
+	// probe ran under, the ones the search chose (sweep's searchCapacity: a concurrency probe's
+	// first wave spread over one pilot-measured request lifetime, and a warm-up of two lifetimes
+	// for concurrency and open-loop probes) or the point's config gave; nil when neither set
+	// one (an open loop too short for a steady window, an omitted warm-up, a journal of an
+	// earlier servesweep).
 	RampSeconds   *float64 `json:"ramp_seconds,omitempty"`
 	WarmupSeconds *float64 `json:"warmup_seconds,omitempty"`
+	// PerLoadUnit is the per-load-unit stop (traffic.stop.requests_per_load_unit or
+	// sessions_per_load_unit) of a probe whose run the search lengthened to reach a steady
+	// state; nil when it ran the point's own.
+	PerLoadUnit *float64 `json:"per_load_unit,omitempty"`
 	// Summary holds the probe's prediction.json values that probes.parquet keeps (ProbeRow).
 	Summary map[string]float64 `json:"summary,omitempty"`
 }
@@ -207,9 +212,12 @@ type ProbeRow struct {
 	GoodputRequestThroughputRPS *float64 `parquet:"goodput_request_throughput_rps,optional" summary:"goodput_request_throughput_rps"`
 	DurationMs                  *float64 `parquet:"duration_ms,optional" summary:"duration_ms"`
 	// RampSeconds and WarmupSeconds are the ramp and warm-up the probe ran under, in seconds
-	// (Probe.RampSeconds); null when the probe kept the point's own.
+	// (Probe.RampSeconds); null when none was set.
 	RampSeconds   *float64 `parquet:"ramp_seconds,optional"`
 	WarmupSeconds *float64 `parquet:"warmup_seconds,optional"`
+	// StopPerLoadUnit is the lengthened per-load-unit stop of the probe (Probe.PerLoadUnit);
+	// null when it ran the point's own.
+	StopPerLoadUnit *float64 `parquet:"stop_per_load_unit,optional"`
 	// WallTimeMs is the host time of the probe (ms), its pilot run included.
 	WallTimeMs float64 `parquet:"wall_time_ms"`
 }
@@ -220,7 +228,7 @@ func ProbeRows(pointID string, c *Capacity) []ProbeRow {
 	for i, p := range c.Probes {
 		r := ProbeRow{PointID: pointID, ProbeIndex: int64(i), Load: p.Load, LoadUnit: c.Unit,
 			SLAAttainment: p.Attainment, MeetsSLA: p.Meets, SLAPercentileTermsMet: p.TermsMet, WallTimeMs: p.WallTimeMs,
-			RampSeconds: p.RampSeconds, WarmupSeconds: p.WarmupSeconds}
+			RampSeconds: p.RampSeconds, WarmupSeconds: p.WarmupSeconds, StopPerLoadUnit: p.PerLoadUnit}
 		if p.Headroom > 0 {
 			r.SLAHeadroom = f64(p.Headroom)
 		}

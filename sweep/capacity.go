@@ -10,6 +10,7 @@ import (
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
 )
 
@@ -59,30 +60,62 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 	var probes []probeResult
 	run := func(x float64) (*probeResult, error) {
 		start := time.Now()
+		fail := func(err error) error {
+			return fmt.Errorf("capacity search probe %d at %s %g: %w", len(probes), unit, x, err)
+		}
+		var setup grid.ProbeRun
 		cfg, _, err := p.AtLoad(x)
 		if err != nil {
-			return nil, fmt.Errorf("capacity search probe %d at %s %g: %w", len(probes), unit, x, err)
+			return nil, fail(err)
+		}
+		if setup.PerLoadUnit = slotLengthening(cfg); setup.PerLoadUnit != nil {
+			if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+				return nil, fail(err)
+			}
 		}
 		// The workload does not depend on the ramp and warm-up probeStart chooses.
 		wl, err := cache.Build(cfg)
 		if err != nil {
 			return nil, err
 		}
-		ramp, warmup, err := probeStart(ctx, cfg, len(wl.Requests), cache, simulate)
+		setup.RampSeconds, setup.WarmupSeconds, err = probeStart(ctx, cfg, len(wl.Requests), cache, simulate)
 		if err != nil {
 			return nil, fmt.Errorf("capacity search probe %d at %s %g: pilot: %w", len(probes), unit, x, err)
 		}
-		if ramp != nil || warmup != nil {
-			if cfg, _, err = p.AtProbe(x, ramp, warmup); err != nil {
-				return nil, fmt.Errorf("capacity search probe %d at %s %g: %w", len(probes), unit, x, err)
+		if setup.RampSeconds != nil || setup.WarmupSeconds != nil {
+			if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+				return nil, fail(err)
 			}
 		}
 		res, err := simulate(ctx, cfg, sim.Options{Workload: wl})
 		if err != nil {
-			return nil, fmt.Errorf("capacity search probe %d at %s %g: %w", len(probes), unit, x, err)
+			return nil, fail(err)
 		}
 		if res == nil || res.Summary == nil {
-			return nil, fmt.Errorf("capacity search probe %d at %s %g: the simulation returned no report", len(probes), unit, x)
+			return nil, fail(fmt.Errorf("the simulation returned no report"))
+		}
+		if w, per := rateSteady(cfg, res.Requests); w != nil {
+			// An open loop's first lifetimes fill an empty deployment: measure after them, over
+			// a run long enough to leave a steady window.
+			res.Release()
+			setup.WarmupSeconds = w
+			if per != nil {
+				setup.PerLoadUnit = per
+			}
+			if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+				return nil, fail(err)
+			}
+			if per != nil {
+				if wl, err = cache.Build(cfg); err != nil {
+					return nil, err
+				}
+			}
+			if res, err = simulate(ctx, cfg, sim.Options{Workload: wl}); err != nil {
+				return nil, fail(err)
+			}
+			if res == nil || res.Summary == nil {
+				return nil, fail(fmt.Errorf("the simulation returned no report"))
+			}
 		}
 		s := res.Summary
 		offered := int(s.NumRequests)
@@ -98,8 +131,8 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 			termsMet = &met
 		}
 		h := 0.0
-		if len(res.Requests) > 0 {
-			h = metrics.SLAHeadroom(res.Requests, s.SLATerms, sla, cs.Attainment)
+		if steady := steadyRequests(res.Requests, cfg.Traffic.Load.Warmup()*1000); len(steady) > 0 {
+			h = metrics.SLAHeadroom(steady, s.SLATerms, sla, cs.Attainment)
 			if math.IsInf(h, 1) {
 				h = -1
 			}
@@ -114,7 +147,8 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 		res.Release() // the probe keeps the summary values only
 		pr := probeResult{load: x, config: cfg, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
 			probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, TermsMet: termsMet, Summary: keep,
-				RampSeconds: ramp, WarmupSeconds: warmup, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}
+				RampSeconds: cfg.Traffic.Load.RampSeconds, WarmupSeconds: cfg.Traffic.Load.WarmupSeconds,
+				PerLoadUnit: setup.PerLoadUnit, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}
 		probes = append(probes, pr)
 		return &probes[len(probes)-1], nil
 	}
@@ -264,6 +298,87 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 	res.Release()
 	ramp, warmup = withWarmup(lifeMs/1000, pilotWarmupLifetimes*lifeMs/1000)
 	return ramp, warmup, nil
+}
+
+// rateSteady is how a capacity probe of an open loop (constant_rate or poisson; cfg is the
+// probe's config, reqs the requests of its run as configured) is measured in steady state: after
+// a warm-up of two mean request lifetimes L of that run (pilotWarmupLifetimes, as for a
+// concurrency probe), over arrivals that span at least grid.MinSteadyRequestsPerSlot lifetimes.
+// An open loop's arrivals are desynchronized, but its first lifetimes fill an empty deployment
+// (latencies too short, completions too few), and its rates would count that fill for a time set
+// by the run's length. perLoadUnit, when non-nil, is the lengthened per-load-unit stop of a run
+// whose arrivals span fewer lifetimes (the run's count scaled to 1.1 × the minimum span, rounded
+// up). Both are nil, keeping the run as it is, when the config sets warmup_seconds, when no
+// request completed, or when a run too short for a steady window has a fixed request or session
+// count (which the search does not change). The probe reruns the simulation with them written
+// into its config, so that the config (and the row's recommendation) reproduces the statistics.
+func rateSteady(cfg *config.Config, reqs []engine.Request) (warmup, perLoadUnit *float64) {
+	l := &cfg.Traffic.Load
+	if (l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson) || l.WarmupSeconds != nil {
+		return nil, nil
+	}
+	lifeMs, n := sim.MeanE2EMs(reqs)
+	if n == 0 || lifeMs <= 0 {
+		return nil, nil
+	}
+	last := 0.0
+	for i := range reqs {
+		last = max(last, reqs[i].ArrivalMs)
+	}
+	if need := grid.MinSteadyRequestsPerSlot * lifeMs; last < need {
+		per := stopPerLoadUnit(&cfg.Traffic.Stop)
+		if per <= 0 || last <= 0 {
+			return nil, nil
+		}
+		longer := math.Ceil(per * 1.1 * need / last)
+		perLoadUnit = &longer
+	}
+	w := pilotWarmupLifetimes * lifeMs / 1000
+	return &w, perLoadUnit
+}
+
+// slotLengthening is the per-load-unit stop that gives each slot of a concurrency probe
+// grid.MinSteadyRequestsPerSlot requests (requests_per_load_unit of that many, or the sessions
+// whose turns make them), for a config whose stop gives fewer and whose ramp the search chooses
+// (probeStart): such a run is too short to ramp its first wave and leave a warm-up out, and would
+// stay in lock-step, its capacity set by its length. nil otherwise (long enough, an explicit
+// ramp_seconds, a fixed count, a trace or a mixture of sessions).
+func slotLengthening(cfg *config.Config) *float64 {
+	l, st, src := &cfg.Traffic.Load, &cfg.Traffic.Stop, &cfg.Traffic.Source
+	if l.Type != config.LoadConcurrency || l.RampSeconds != nil || src.Type == config.SourceTrace {
+		return nil
+	}
+	var need float64
+	switch {
+	case st.RequestsPerLoadUnit > 0 && st.RequestsPerLoadUnit < grid.MinSteadyRequestsPerSlot:
+		need = grid.MinSteadyRequestsPerSlot
+	case st.SessionsPerLoadUnit > 0 && src.Session != nil &&
+		st.SessionsPerLoadUnit*float64(src.Session.Turns) < grid.MinSteadyRequestsPerSlot:
+		need = math.Ceil(grid.MinSteadyRequestsPerSlot / float64(src.Session.Turns))
+	default:
+		return nil
+	}
+	return &need
+}
+
+// stopPerLoadUnit is the value of st's per-load-unit stop, 0 when it has none.
+func stopPerLoadUnit(st *config.Stop) float64 {
+	return max(st.RequestsPerLoadUnit, st.SessionsPerLoadUnit)
+}
+
+// steadyRequests returns the requests of reqs that arrived at or after warmupMs, the ones a
+// run's statistics count (metrics.Input.WarmupMs); reqs itself when warmupMs is 0.
+func steadyRequests(reqs []engine.Request, warmupMs float64) []engine.Request {
+	if warmupMs <= 0 {
+		return reqs
+	}
+	out := make([]engine.Request, 0, len(reqs))
+	for i := range reqs {
+		if reqs[i].ArrivalMs >= warmupMs {
+			out = append(out, reqs[i])
+		}
+	}
+	return out
 }
 
 // closed reports whether the bracket [lo, hi] is within the tolerance.

@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/servesweep/servesweep/results"
@@ -110,12 +111,18 @@ optimization:
   capacity_search: {attainment: 0.99, min: 1, max: 4096, relative_tolerance: 0.05, max_probes: 16}
 `
 
-// The capacity answer does not depend on how long a probe runs. Requests of equal length that
+// The capacity answer does not depend on how long a probe runs, under a concurrency or an open
+// loop. Requests of equal length that
 // start in one wave complete together for the whole run, so with a synchronized start the best
 // deployment here was the aggregated 1× TP8 at 81.6 output tok/s/GPU with 8 requests per load
 // unit and a 2.6× higher disaggregated one with a 5 s ramp; desynchronized probes (a pilot-sized
 // ramp and warm-up, rates over the steady window) give the same deployment, within 10 %, with 8
-// or 64 requests per load unit and with an explicit ramp and warm-up of 5 s.
+// or 64 requests per load unit and with an explicit ramp and warm-up of 5 s, and with 3 requests
+// per load unit, which the search lengthens to 4 (a run too short to ramp and warm up had kept
+// the lock-step answer). A constant rate with 8 or 64 requests per load unit (8 or 64 seconds of
+// arrivals; the first is lengthened to span 4 request lifetimes) picks the same deployment
+// within 10 %: measured whole, the 8-second run counted its fill and drain and picked the
+// aggregated one at 202.7 where the 64-second one found the disaggregated one at about 290.
 func TestCapacityIndependentOfRunLength(t *testing.T) {
 	type best struct {
 		mode   string
@@ -126,6 +133,9 @@ func TestCapacityIndependentOfRunLength(t *testing.T) {
 		{"traffic.stop.requests_per_load_unit=8"},
 		{"traffic.stop.requests_per_load_unit=64"},
 		{"traffic.stop.requests_per_load_unit=32", "traffic.load.ramp_seconds=5", "traffic.load.warmup_seconds=5"},
+		{"traffic.stop.requests_per_load_unit=3"},
+		{"traffic.stop.requests_per_load_unit=8", "traffic.load={type: constant_rate, requests_per_second: 1}"},
+		{"traffic.stop.requests_per_load_unit=64", "traffic.load={type: constant_rate, requests_per_second: 1}"},
 	} {
 		rows := runCapacity(t, lockstepSpec, 2, "", sets...)
 		b := best{perGPU: -1}
@@ -135,6 +145,15 @@ func TestCapacityIndependentOfRunLength(t *testing.T) {
 			}
 		}
 		t.Logf("%v: best %s at %.1f output tok/s/GPU", sets, b.mode, b.perGPU)
+		if strings.Join(sets, " ") == "traffic.stop.requests_per_load_unit=8 traffic.load={type: constant_rate, requests_per_second: 1}" {
+			// The lengthened run and its warm-up are in each row's config, for predict to rerun.
+			for _, r := range rows {
+				if r.Status == results.StatusOK && (!strings.Contains(r.ConfigYAML, "warmup_seconds: ") ||
+					strings.Contains(r.ConfigYAML, "requests_per_load_unit: 8}")) {
+					t.Errorf("%s: config %s lacks the lengthened stop or the warm-up", r.PointID, r.ConfigYAML)
+				}
+			}
+		}
 		got = append(got, b)
 	}
 	for _, b := range got[1:] {

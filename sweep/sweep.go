@@ -203,11 +203,11 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 		if c := rec.Capacity; c != nil && len(c.Probes) > 0 {
 			// The row describes the deployment at the load, ramp and warm-up its metrics were
 			// measured under, so that its config reproduces them.
-			var ramp, warmup *float64
+			var run grid.ProbeRun
 			if pr := c.At(c.Load); pr != nil {
-				ramp, warmup = pr.RampSeconds, pr.WarmupSeconds
+				run = grid.ProbeRun{RampSeconds: pr.RampSeconds, WarmupSeconds: pr.WarmupSeconds, PerLoadUnit: pr.PerLoadUnit}
 			}
-			if cfg, data, err := p.AtProbe(c.Load, ramp, warmup); err == nil {
+			if cfg, data, err := p.AtProbeRun(c.Load, run); err == nil {
 				info.Config, info.YAML = cfg, data
 			}
 		}
