@@ -262,6 +262,11 @@ func fillCapacity(r *Row, c *Capacity) {
 // terms), or rejected_requests when the rejections alone keep attainment below the target.
 func infeasibleReason(r *Row, c *Capacity, terms []metrics.TermResult) string {
 	offered, rejected := deref(r.OfferedRequests), deref(r.RejectedRequests)
+	if w := deref(r.WarmupRequests); offered == 0 && w > 0 && r.WarmupSeconds != nil {
+		return fmt.Sprintf("%s: every one of the %d requests at the minimum load %g %s arrived within traffic.load.warmup_seconds "+
+			"(%g s), so none was measured: shorten the warm-up or lengthen the run (traffic.stop)",
+			ExcludedSLA, w, c.Load, c.Unit, *r.WarmupSeconds)
+	}
 	if offered > 0 && float64(offered-rejected)/float64(offered) < c.Target {
 		return fmt.Sprintf("%s: %d of %d offered requests rejected at the minimum load %g %s, more than attainment %g allows",
 			DegradedReason, rejected, offered, c.Load, c.Unit, c.Target)

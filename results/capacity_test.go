@@ -84,6 +84,16 @@ func TestNewRowCapacity(t *testing.T) {
 	if r.Status != StatusInfeasible || r.CapacityLoad != nil || !strings.HasPrefix(r.Reason, "sla_constraint: SLA attainment 0.25 < 0.99") {
 		t.Errorf("infeasible: status %s capacity %v reason %q", r.Status, r.CapacityLoad, r.Reason)
 	}
+	// Every request within the warm-up: the reason says so rather than "attainment 0".
+	c.Attainment = 0
+	rec.Summary = map[string]float64{"num_requests": 0, "offered_requests": 0, "completed_requests": 0,
+		"goodput_completed_requests": 0, "duration_ms": 500, "warmup_seconds": 15, "warmup_requests": 8, "steady_window_ms": 0}
+	r = NewRow(PointInfo{ID: "p"}, rec)
+	const want = "sla_constraint: every one of the 8 requests at the minimum load 1 concurrency arrived within " +
+		"traffic.load.warmup_seconds (15 s), so none was measured: shorten the warm-up or lengthen the run (traffic.stop)"
+	if r.Status != StatusInfeasible || r.Reason != want {
+		t.Errorf("all warm-up: status %s reason %q, want %q", r.Status, r.Reason, want)
+	}
 }
 
 // A disaggregated role on its own GPU is a column, and the label names both GPUs.
@@ -213,5 +223,18 @@ func TestNewRowPercentileTerms(t *testing.T) {
 	r = NewRow(PointInfo{ID: "p", Config: cfg, GPUs: 1}, Record{PointID: "p", Status: StatusOK, Summary: summary(), Capacity: c})
 	if want := "sla_constraint: percentile bound missed at the minimum load 1 concurrency: p99_ttft_ms 1200 > 1000 (SLA attainment 1 >= 0.99)"; r.Reason != want {
 		t.Errorf("reason %q, want %q", r.Reason, want)
+	}
+}
+
+// An autoscaled row's shape says what the planner provisioned.
+func TestShapeOfAnAutoscaledRow(t *testing.T) {
+	rep, tp, peak, avg := int64(2), int64(4), int64(8), 5.76
+	r := Row{Mode: "aggregated", AggReplicas: &rep, AggTensor: &tp}
+	if got := Shape(&r); got != "2× TP4" {
+		t.Errorf("fixed: %q", got)
+	}
+	r.PeakGPUs, r.AvgGPUs = &peak, &avg
+	if got := Shape(&r); got != "2× TP4 autoscaled (avg 5.76 GPUs, peak 8)" {
+		t.Errorf("autoscaled: %q", got)
 	}
 }

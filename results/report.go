@@ -491,8 +491,20 @@ func isFinite(x float64) bool { return x == x && x-x == 0 }
 
 // Shape describes a row's deployment in the field's terms, e.g. "4× TP2" (aggregated: replicas ×
 // tensor parallelism, with PP, attention DP, expert parallelism EP and MoE tensor parallelism
-// MoE-TP when > 1; "1× TP8 EP8") or "P 1× TP1 + D 2× TP1" (disaggregated).
+// MoE-TP when > 1; "1× TP8 EP8") or "P 1× TP1 + D 2× TP1" (disaggregated): the starting shape.
+// An autoscaled row (planner enabled: peak_gpus set) adds what the planner provisioned, "2× TP4
+// autoscaled (avg 5.76 GPUs, peak 8)", so that it never reads as the fixed deployment it
+// started from.
 func Shape(r *Row) string {
+	s := staticShape(r)
+	if r.PeakGPUs != nil && r.AvgGPUs != nil {
+		s += fmt.Sprintf(" autoscaled (avg %.3g GPUs, peak %d)", *r.AvgGPUs, *r.PeakGPUs)
+	}
+	return s
+}
+
+// staticShape is Shape without the planner's part.
+func staticShape(r *Row) string {
 	role := func(rep, tp, pp, dp, mt, me *int64) string {
 		if rep == nil {
 			return "-"

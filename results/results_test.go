@@ -740,3 +740,22 @@ func TestDiscardEmptyJournal(t *testing.T) {
 		t.Fatalf("after discarding: journal %v, spec %v, lock file %v; want only the lock file", exists(path), exists(path+SpecSuffix), exists(path+LockSuffix))
 	}
 }
+
+// TestNoSamplesRowKeepsItsSLA: clearing a no-samples row's latencies leaves its evaluation.sla
+// bound columns, whose names end like latencies (sla_ttft_ms, sla_p99_itl_ms), so the report
+// still states the SLA of a sweep whose rows measured nothing.
+func TestNoSamplesRowKeepsItsSLA(t *testing.T) {
+	cfg := percentileConfig(t, "{ttft_ms: 500, itl_ms: 50, p99_itl_ms: 40}")
+	rec := Record{PointID: "z", Status: StatusOK, Summary: map[string]float64{
+		"num_requests": 0, "completed_requests": 0, "duration_ms": 0, "gpu_hours": 0, "p99_itl_ms": 0,
+		"num_ttft_samples": 0, "num_itl_samples": 0}}
+	r := NewRow(PointInfo{ID: "z", GPUs: 1, Config: cfg}, rec)
+	if r.P99ITLMs != nil || r.SLATTFTMs == nil || *r.SLATTFTMs != 500 || r.SLAITLMs == nil || *r.SLAITLMs != 50 ||
+		r.SLAP99ITLMs == nil || *r.SLAP99ITLMs != 40 {
+		t.Fatalf("p99_itl_ms %v; sla_ttft_ms %v sla_itl_ms %v sla_p99_itl_ms %v; want null, 500, 50, 40",
+			r.P99ITLMs, r.SLATTFTMs, r.SLAITLMs, r.SLAP99ITLMs)
+	}
+	if got := SLAText([]Row{r}, nil); !strings.Contains(got, "ttft_ms 500") || !strings.Contains(got, "p99_itl_ms 40") {
+		t.Errorf("SLAText = %q", got)
+	}
+}

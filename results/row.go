@@ -608,7 +608,8 @@ func clearMetrics(r *Row, latency bool) {
 	for i := 0; i < t.NumField(); i++ {
 		name := columnName(t.Field(i))
 		f := v.Field(i)
-		if f.Kind() != reflect.Pointer || f.Type().Elem().Kind() != reflect.Float64 || strings.HasPrefix(name, "processed_") {
+		if f.Kind() != reflect.Pointer || f.Type().Elem().Kind() != reflect.Float64 || strings.HasPrefix(name, "processed_") ||
+			slaBoundColumn(name) {
 			continue
 		}
 		isLatency := false
@@ -620,6 +621,11 @@ func clearMetrics(r *Row, latency bool) {
 		}
 	}
 }
+
+// slaBoundColumn reports whether the column is an evaluation.sla bound (sla_ttft_ms,
+// sla_p99_itl_ms, ...): config, not a measured latency, though its name ends like one, so the
+// clearing of a row's latencies leaves it.
+func slaBoundColumn(name string) bool { return strings.HasPrefix(name, "sla_") && strings.HasSuffix(name, "_ms") }
 
 // distributionSamples maps the column suffix of each latency distribution to the summary count
 // of its samples: TTST and TPOT have one sample per request with two or more tokens, ITL and
@@ -661,7 +667,7 @@ func clearEmptyDistributions(r *Row) {
 	}
 	for i := 0; i < t.NumField(); i++ {
 		name := columnName(t.Field(i))
-		if hasKey(counts, name) {
+		if hasKey(counts, name) || slaBoundColumn(name) {
 			continue
 		}
 		for suffix, count := range distributionSamples {

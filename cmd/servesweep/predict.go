@@ -341,9 +341,10 @@ func steadyWindowNote(s *metrics.Summary) string {
 	if !s.SteadyWindowMissing {
 		return ""
 	}
-	return fmt.Sprintf("servesweep: no request arrived after traffic.load.warmup_seconds (%g s), so there is no steady window: "+
+	return fmt.Sprintf("warning: no request arrived after traffic.load.warmup_seconds (%g s), so there is no steady window: "+
+		"all %d requests are warm-up, left out of every count and latency (num_requests is 0 and the latencies read 0), "+
 		"the throughputs are the whole run's (every completed request over duration_ms) and steady_window_ms is 0; "+
-		"lower warmup_seconds or run more requests", s.WarmupSeconds)
+		"lower warmup_seconds or run more requests", s.WarmupSeconds, s.WarmupRequests)
 }
 
 // flooredWarning returns the stderr warning for a run whose duration is under the floor of the

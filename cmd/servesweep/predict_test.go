@@ -691,7 +691,7 @@ func TestPredictNotesMissingSteadyWindow(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	const want = "servesweep: no request arrived after traffic.load.warmup_seconds (1000 s), so there is no steady window"
+	const want = "warning: no request arrived after traffic.load.warmup_seconds (1000 s), so there is no steady window: all 100 requests are warm-up"
 	if !strings.Contains(errs, want) {
 		t.Errorf("stderr %q, want it to contain %q", errs, want)
 	}
