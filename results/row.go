@@ -625,7 +625,9 @@ func clearMetrics(r *Row, latency bool) {
 // slaBoundColumn reports whether the column is an evaluation.sla bound (sla_ttft_ms,
 // sla_p99_itl_ms, ...): config, not a measured latency, though its name ends like one, so the
 // clearing of a row's latencies leaves it.
-func slaBoundColumn(name string) bool { return strings.HasPrefix(name, "sla_") && strings.HasSuffix(name, "_ms") }
+func slaBoundColumn(name string) bool {
+	return strings.HasPrefix(name, "sla_") && strings.HasSuffix(name, "_ms")
+}
 
 // distributionSamples maps the column suffix of each latency distribution to the summary count
 // of its samples: TTST and TPOT have one sample per request with two or more tokens, ITL and
