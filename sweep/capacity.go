@@ -68,7 +68,7 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 		if err != nil {
 			return nil, fail(err)
 		}
-		if setup.PerLoadUnit = slotLengthening(cfg); setup.PerLoadUnit != nil {
+		if setup.PerLoadUnit = slotLengthening(cfg, cs.Attainment); setup.PerLoadUnit != nil {
 			if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
 				return nil, fail(err)
 			}
@@ -94,7 +94,7 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 		if res == nil || res.Summary == nil {
 			return nil, fail(fmt.Errorf("the simulation returned no report"))
 		}
-		if w, per := rateSteady(cfg, res.Requests); w != nil {
+		if w, per := rateSteady(cfg, res.Requests, cs.Attainment); w != nil {
 			// An open loop's first lifetimes fill an empty deployment: measure after them, over
 			// a run long enough to leave a steady window.
 			res.Release()
@@ -303,16 +303,17 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 // rateSteady is how a capacity probe of an open loop (constant_rate or poisson; cfg is the
 // probe's config, reqs the requests of its run as configured) is measured in steady state: after
 // a warm-up of two mean request lifetimes L of that run (pilotWarmupLifetimes, as for a
-// concurrency probe), over arrivals that span at least grid.MinSteadyRequestsPerSlot lifetimes.
-// An open loop's arrivals are desynchronized, but its first lifetimes fill an empty deployment
-// (latencies too short, completions too few), and its rates would count that fill for a time set
-// by the run's length. perLoadUnit, when non-nil, is the lengthened per-load-unit stop of a run
-// whose arrivals span fewer lifetimes (the run's count scaled to 1.1 × the minimum span, rounded
-// up). Both are nil, keeping the run as it is, when the config sets warmup_seconds, when no
-// request completed, or when a run too short for a steady window has a fixed request or session
-// count (which the search does not change). The probe reruns the simulation with them written
-// into its config, so that the config (and the row's recommendation) reproduces the statistics.
-func rateSteady(cfg *config.Config, reqs []engine.Request) (warmup, perLoadUnit *float64) {
+// concurrency probe), over arrivals that span at least grid.MinSteadyRequestsPerSlot lifetimes
+// and bring minMeasured(attainment) requests after the warm-up. An open loop's arrivals are
+// desynchronized, but its first lifetimes fill an empty deployment (latencies too short,
+// completions too few), and its rates would count that fill for a time set by the run's length.
+// perLoadUnit, when non-nil, is the lengthened per-load-unit stop of a run whose arrivals fall
+// short (the run's count scaled to 1.1 × the span needed, rounded up). Both are nil, keeping the
+// run as it is, when the config sets warmup_seconds, when no request completed, or when a run
+// too short has a fixed request or session count (which the search does not change). The probe
+// reruns the simulation with them written into its config, so that the config (and the row's
+// recommendation) reproduces the statistics.
+func rateSteady(cfg *config.Config, reqs []engine.Request, attainment float64) (warmup, perLoadUnit *float64) {
 	l := &cfg.Traffic.Load
 	if (l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson) || l.WarmupSeconds != nil {
 		return nil, nil
@@ -325,7 +326,14 @@ func rateSteady(cfg *config.Config, reqs []engine.Request) (warmup, perLoadUnit 
 	for i := range reqs {
 		last = max(last, reqs[i].ArrivalMs)
 	}
-	if need := grid.MinSteadyRequestsPerSlot * lifeMs; last < need {
+	// The arrivals must span MinSteadyRequestsPerSlot lifetimes and bring minMeasured requests
+	// after the warm-up; at the run's mean arrival rate that is a span of
+	need := grid.MinSteadyRequestsPerSlot * lifeMs
+	if last > 0 && len(reqs) > 1 {
+		gap := last / float64(len(reqs)-1) // mean ms between arrivals
+		need = max(need, pilotWarmupLifetimes*lifeMs+float64(minMeasured(attainment))*gap)
+	}
+	if last < need {
 		per := stopPerLoadUnit(&cfg.Traffic.Stop)
 		if per <= 0 || last <= 0 {
 			return nil, nil
@@ -337,28 +345,45 @@ func rateSteady(cfg *config.Config, reqs []engine.Request) (warmup, perLoadUnit 
 	return &w, perLoadUnit
 }
 
-// slotLengthening is the per-load-unit stop that gives each slot of a concurrency probe
-// grid.MinSteadyRequestsPerSlot requests (requests_per_load_unit of that many, or the sessions
-// whose turns make them), for a config whose stop gives fewer and whose ramp the search chooses
-// (probeStart): such a run is too short to ramp its first wave and leave a warm-up out, and would
-// stay in lock-step, its capacity set by its length. nil otherwise (long enough, an explicit
-// ramp_seconds, a fixed count, a trace or a mixture of sessions).
-func slotLengthening(cfg *config.Config) *float64 {
+// slotLengthening is the per-load-unit stop that gives each slot of a concurrency probe enough
+// requests (requests_per_load_unit of that many, or the sessions whose turns make them) for a
+// steady state: grid.MinSteadyRequestsPerSlot, and pilotWarmupLifetimes plus what it takes for
+// minMeasured(attainment) requests after the warm-up over all `concurrency` slots. It applies to a
+// config whose stop gives fewer and whose ramp the search chooses (probeStart): such a run would
+// stay in lock-step, or measure too few requests to resolve its attainment target, and its
+// capacity would move with its length. nil otherwise (long enough, an explicit ramp_seconds, a
+// fixed count, a trace or a mixture of sessions).
+func slotLengthening(cfg *config.Config, attainment float64) *float64 {
 	l, st, src := &cfg.Traffic.Load, &cfg.Traffic.Stop, &cfg.Traffic.Source
-	if l.Type != config.LoadConcurrency || l.RampSeconds != nil || src.Type == config.SourceTrace {
+	if l.Type != config.LoadConcurrency || l.RampSeconds != nil || src.Type == config.SourceTrace || l.Concurrency <= 0 {
 		return nil
 	}
+	// Requests per slot: the ramp and warm-up take pilotWarmupLifetimes of them, and the steady
+	// part must hold minMeasured requests over all slots.
+	c := float64(l.Concurrency)
+	perSlot := max(float64(grid.MinSteadyRequestsPerSlot), pilotWarmupLifetimes+math.Ceil(float64(minMeasured(attainment))/c))
 	var need float64
 	switch {
-	case st.RequestsPerLoadUnit > 0 && st.RequestsPerLoadUnit < grid.MinSteadyRequestsPerSlot:
-		need = grid.MinSteadyRequestsPerSlot
+	case st.RequestsPerLoadUnit > 0 && st.RequestsPerLoadUnit < perSlot:
+		need = perSlot
 	case st.SessionsPerLoadUnit > 0 && src.Session != nil &&
-		st.SessionsPerLoadUnit*float64(src.Session.Turns) < grid.MinSteadyRequestsPerSlot:
-		need = math.Ceil(grid.MinSteadyRequestsPerSlot / float64(src.Session.Turns))
+		st.SessionsPerLoadUnit*float64(src.Session.Turns) < perSlot:
+		need = math.Ceil(perSlot / float64(src.Session.Turns))
 	default:
 		return nil
 	}
 	return &need
+}
+
+// minMeasured is the fewest requests a capacity probe measures after its warm-up:
+// ⌈2 / (1 − attainment)⌉, at most 1,000 (200 for attainment 0.99), so that the attainment target
+// allows at least two misses and does not turn into "every request" on a short run (with 50
+// measured requests, 0.99 allows none, and one long prompt decides the capacity).
+func minMeasured(attainment float64) int {
+	if attainment >= 0.998 {
+		return 1000
+	}
+	return int(math.Ceil(2 / (1 - attainment)))
 }
 
 // stopPerLoadUnit is the value of st's per-load-unit stop, 0 when it has none.

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -160,6 +161,42 @@ func TestCapacityIndependentOfRunLength(t *testing.T) {
 		if b.mode != got[0].mode || b.perGPU < 0.9*got[0].perGPU || b.perGPU > got[0].perGPU/0.9 {
 			t.Errorf("best points %+v differ: the answer depends on the run's length", got)
 			break
+		}
+	}
+}
+
+// slotLengthening gives each slot 2 warm-up lifetimes plus the slot's share of the 200 measured
+// requests attainment 0.99 needs (minMeasured), and at least 4: 2 + ⌈200/32⌉ = 9 per slot at
+// concurrency 32 (8 given), 4 at 100 (3 given), 202 at 1; in sessions of 4 turns, ⌈9/4⌉ = 3 sessions at 32. A stop
+// that gives enough, or an explicit ramp, is left alone.
+func TestSlotLengthening(t *testing.T) {
+	if got := minMeasured(0.99); got != 200 {
+		t.Errorf("minMeasured(0.99) = %d, want 200", got)
+	}
+	if got := minMeasured(0.999); got != 1000 {
+		t.Errorf("minMeasured(0.999) = %d, want 1000", got)
+	}
+	cfg := func(c int, sets ...string) *config.Config {
+		t.Helper()
+		pts := points(t, lockstepSpec, append([]string{"engine.mode=aggregated", fmt.Sprintf("traffic.load.concurrency=%d", c)}, sets...)...)
+		return pts[0].Config
+	}
+	sessions := []string{"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 128, output_tokens_per_turn: 8, session: {turns: 4}}",
+		"traffic.stop={sessions_per_load_unit: 1}"}
+	for _, c := range []struct {
+		cfg  *config.Config
+		want float64 // 0: left alone
+	}{
+		{cfg(32), 9},
+		{cfg(100, "traffic.stop.requests_per_load_unit=3"), 4},
+		{cfg(1), 202},
+		{cfg(32, "traffic.stop.requests_per_load_unit=9"), 0},
+		{cfg(32, "traffic.load.ramp_seconds=0"), 0},
+		{cfg(32, sessions...), 3},
+	} {
+		got := slotLengthening(c.cfg, 0.99)
+		if (got == nil) != (c.want == 0) || got != nil && *got != c.want {
+			t.Errorf("concurrency %d, stop %+v: lengthened to %v, want %v", c.cfg.Traffic.Load.Concurrency, c.cfg.Traffic.Stop, deref(got), c.want)
 		}
 	}
 }
