@@ -28,11 +28,12 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 )
 
-// smallDefault shrinks the built-in sweep's workload (one two-turn session per session in
-// flight instead of four four-turn ones) so that the whole sweep, a capacity search per point,
+// smallDefault shrinks the built-in sweep's workload (two two-turn sessions per session in
+// flight instead of four four-turn ones: the 4 requests per slot a steady-state probe needs) so
+// that the whole sweep, a capacity search per point,
 // takes a few seconds; the grid (280 points) is unchanged, and as the workload still grows with
 // the load, the search still finds each deployment's capacity below its max.
-var smallDefault = []string{"--set", "traffic.stop={sessions_per_load_unit: 1}", "--set", "traffic.source.session.turns=2"}
+var smallDefault = []string{"--set", "traffic.stop={sessions_per_load_unit: 2}", "--set", "traffic.source.session.turns=2"}
 
 // noCapacitySearch replaces the built-in sweep's optimization section by one without a capacity
 // search (and without cost), so that every point runs once at the spec's fixed load.
