@@ -171,25 +171,21 @@ func ReadPart(path string) (*Part, error) {
 func partChecksum(meta []byte, rows []Row) (string, error) {
 	h := sha256.New()
 	h.Write(meta)
-	t := reflect.TypeFor[Row]()
+	fields := rowFields().list
 	var line []byte
 	for i := range rows {
 		v := reflect.ValueOf(&rows[i]).Elem()
-		for j := 0; j < t.NumField(); j++ {
-			name := columnName(t.Field(j))
-			if name == "-" || name == "" {
-				continue
-			}
-			f := v.Field(j)
-			if f.Kind() == reflect.Pointer {
+		for _, c := range fields {
+			f := v.Field(c.index)
+			if c.pointer {
 				if f.IsNil() {
 					continue
 				}
 				f = f.Elem()
 			}
-			line = append(line[:0], name...)
+			line = append(line[:0], c.name...)
 			line = append(line, '=')
-			switch f.Kind() {
+			switch c.kind {
 			case reflect.Float64:
 				line = strconv.AppendFloat(line, f.Float(), 'g', -1, 64)
 			case reflect.Int64, reflect.Int:
@@ -199,7 +195,7 @@ func partChecksum(meta []byte, rows []Row) (string, error) {
 			case reflect.String:
 				line = strconv.AppendQuote(line, f.String())
 			default:
-				return "", fmt.Errorf("checksumming a part: column %s has kind %s", name, f.Kind())
+				return "", fmt.Errorf("checksumming a part: column %s has kind %s", c.name, c.kind)
 			}
 			h.Write(append(line, '\n'))
 		}

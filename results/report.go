@@ -441,10 +441,11 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 	for n, i := range recommended {
 		recFor[i] = filepath.ToSlash(filepath.Join(RecommendationsDir, fmt.Sprintf("%04d.yaml", n+1)))
 	}
+	labels := LabelsFor(rows)
 	point := func(rank, i int) paretoPoint {
 		r := &rows[i]
 		p := paretoPoint{Rank: rank, PointID: r.PointID, GPUs: r.GPUs, Mode: r.Mode, Shape: Shape(r),
-			RouterPolicy: r.RouterPolicy, Load: LoadFor(r, rows), Objectives: map[string]float64{}, Recommendation: recFor[i]}
+			RouterPolicy: r.RouterPolicy, Load: labels.Load(r), Objectives: map[string]float64{}, Recommendation: recFor[i]}
 		for k, o := range a.Settings.Objectives {
 			p.Objectives[o.Metric] = a.Values[i][k]
 		}
@@ -531,37 +532,68 @@ func Hardware(r *Row) string {
 
 // HardwareFor is Hardware, prefixed with the row's model ("Qwen/Qwen3-30B-A3B on h100_sxm fp8")
 // when rows hold more than one model (a sweep over engine.model), so front entries of different
-// models read differently.
-func HardwareFor(r *Row, rows []Row) string {
-	for i := range rows {
-		if rows[i].Model != r.Model {
-			return r.Model + " on " + Hardware(r)
+// models read differently. It reads every row; to label many rows, use LabelsFor once.
+func HardwareFor(r *Row, rows []Row) string { return LabelsFor(rows).Hardware(r) }
+
+// LoadFor is Load, followed by the row's token counts when the rows differ in them (a sweep over
+// ISL, OSL or a length distribution's mean, whose mean the columns hold): "concurrency 32, ISL
+// 512 / OSL 128", "4 sessions/s, 1024 new / 128 output tokens a turn". It reads every row; to
+// label many rows, use LabelsFor once.
+func LoadFor(r *Row, rows []Row) string { return LabelsFor(rows).Load(r) }
+
+// Labels says what distinguishes the rows of one result set, so that each row's hardware and
+// load labels name it (HardwareFor, LoadFor) at O(1) per row.
+type Labels struct {
+	// Models: the rows hold more than one model. Tokens: they differ in their token counts
+	// (source input/output tokens, or new input/output tokens per turn).
+	Models, Tokens bool
+}
+
+// LabelsFor scans rows once (O(n)) for what distinguishes them.
+func LabelsFor(rows []Row) Labels {
+	var l Labels
+	if len(rows) == 0 {
+		return l
+	}
+	same := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	r := &rows[0]
+	for i := range rows[1:] {
+		q := &rows[i+1]
+		if q.Model != r.Model {
+			l.Models = true
 		}
+		if !same(q.SourceInputTokens, r.SourceInputTokens) || !same(q.SourceOutputTokens, r.SourceOutputTokens) ||
+			!same(q.SourceNewInputTokensPerTurn, r.SourceNewInputTokensPerTurn) || !same(q.SourceOutputTokensPerTurn, r.SourceOutputTokensPerTurn) {
+			l.Tokens = true
+		}
+		if l.Models && l.Tokens {
+			break
+		}
+	}
+	return l
+}
+
+// Hardware is Hardware(r), prefixed with r's model when the rows hold more than one.
+func (l Labels) Hardware(r *Row) string {
+	if l.Models {
+		return r.Model + " on " + Hardware(r)
 	}
 	return Hardware(r)
 }
 
-// LoadFor is Load, followed by the row's token counts when the rows differ in them (a sweep over
-// ISL, OSL or a length distribution's mean, whose mean the columns hold): "concurrency 32, ISL
-// 512 / OSL 128", "4 sessions/s, 1024 new / 128 output tokens a turn".
-func LoadFor(r *Row, rows []Row) string {
-	l := Load(r)
-	same := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-	for i := range rows {
-		q := &rows[i]
-		if same(q.SourceInputTokens, r.SourceInputTokens) && same(q.SourceOutputTokens, r.SourceOutputTokens) &&
-			same(q.SourceNewInputTokensPerTurn, r.SourceNewInputTokensPerTurn) && same(q.SourceOutputTokensPerTurn, r.SourceOutputTokensPerTurn) {
-			continue
-		}
-		switch {
-		case r.SourceInputTokens != nil && r.SourceOutputTokens != nil:
-			return fmt.Sprintf("%s, ISL %d / OSL %d", l, *r.SourceInputTokens, *r.SourceOutputTokens)
-		case r.SourceNewInputTokensPerTurn != nil && r.SourceOutputTokensPerTurn != nil:
-			return fmt.Sprintf("%s, %d new / %d output tokens a turn", l, *r.SourceNewInputTokensPerTurn, *r.SourceOutputTokensPerTurn)
-		}
-		return l
+// Load is Load(r), followed by r's token counts when the rows differ in them.
+func (l Labels) Load(r *Row) string {
+	s := Load(r)
+	if !l.Tokens {
+		return s
 	}
-	return l
+	switch {
+	case r.SourceInputTokens != nil && r.SourceOutputTokens != nil:
+		return fmt.Sprintf("%s, ISL %d / OSL %d", s, *r.SourceInputTokens, *r.SourceOutputTokens)
+	case r.SourceNewInputTokensPerTurn != nil && r.SourceOutputTokensPerTurn != nil:
+		return fmt.Sprintf("%s, %d new / %d output tokens a turn", s, *r.SourceNewInputTokensPerTurn, *r.SourceOutputTokensPerTurn)
+	}
+	return s
 }
 
 // Load describes a row's load, e.g. "concurrency 32", "4 req/s", "speedup 2"; under a capacity
@@ -672,19 +704,24 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	}
 	header += " config |"
 	sep += "---|"
+	labels := LabelsFor(rows)
 	table := func(list []int) {
 		b.WriteString(header + "\n" + sep + "\n")
+		first := map[string]int{} // objective vector at ObjectiveDigits → its first entry's number
 		for n, i := range list {
 			r := &rows[i]
 			same := ""
-			if k := slices.IndexFunc(list[:n], func(j int) bool { return slices.Equal(a.compared[j], a.compared[i]) }); k >= 0 {
+			key := vectorKey(a.compared[i])
+			if k, ok := first[key]; ok {
 				same = fmt.Sprintf(" (ties #%d)", k+1)
+			} else {
+				first[key] = n
 			}
 			if t := len(a.Ties[i]); t > 0 {
 				same += fmt.Sprintf(" (+%d tied)", t)
 			}
-			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, HardwareFor(r, rows), r.Mode, Shape(r),
-				r.RouterPolicy, LoadFor(r, rows), r.GPUs)
+			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, labels.Hardware(r), r.Mode, Shape(r),
+				r.RouterPolicy, labels.Load(r), r.GPUs)
 			for k := range s.Objectives {
 				fmt.Fprintf(&b, " %s |", fmtNum(a.Values[i][k]))
 			}
@@ -720,7 +757,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		for _, bst := range a.Best {
 			r := &rows[bst.Row]
 			fmt.Fprintf(&b, "| %s `%s` | %s | `%s` | %s | %s | %s | %s | %s | %d |\n", bst.Objective.Direction, bst.Objective.Metric,
-				fmtNum(bst.Value), r.PointID, HardwareFor(r, rows), r.Mode, Shape(r), r.RouterPolicy, LoadFor(r, rows), r.GPUs)
+				fmtNum(bst.Value), r.PointID, labels.Hardware(r), r.Mode, Shape(r), r.RouterPolicy, labels.Load(r), r.GPUs)
 		}
 		b.WriteString("\n")
 	}

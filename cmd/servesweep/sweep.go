@@ -549,6 +549,7 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 		}
 		fmt.Fprintf(w, "Pareto front: %d %s of %d candidates (%s):\n", len(a.Front), points, len(a.Candidates), strings.Join(objs, ", "))
 	}
+	labels := results.LabelsFor(rows)
 	for n, i := range wr.RecommendedRows {
 		r := &rows[i]
 		var vals []string
@@ -559,8 +560,8 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 		if t := len(a.Ties[i]); t > 0 && a.Ranking == nil {
 			tied = fmt.Sprintf(" (+%d tied)", t)
 		}
-		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s%s\n", n+1, strings.Join(vals, ", "), r.GPUs, results.HardwareFor(r, rows),
-			r.Mode, results.Shape(r), r.RouterPolicy, results.LoadFor(r, rows), wr.Recommendations[n], tied)
+		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s%s\n", n+1, strings.Join(vals, ", "), r.GPUs, labels.Hardware(r),
+			r.Mode, results.Shape(r), r.RouterPolicy, labels.Load(r), wr.Recommendations[n], tied)
 	}
 }
 
