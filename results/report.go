@@ -19,10 +19,13 @@ import (
 
 // Names of the report files inside an output directory.
 const (
-	ManifestFile        = "sweep.json"
-	ParetoFile          = "pareto.json"
-	ReportFile          = "report.md"
-	PlotFile            = "pareto.png"
+	ManifestFile = "sweep.json"
+	ParetoFile   = "pareto.json"
+	ReportFile   = "report.md"
+	PlotFile     = "pareto.png"
+	// TiesFile holds every tie group's full membership when the front has ties
+	// (WriteReport; TieRow).
+	TiesFile            = "pareto_ties.parquet"
 	RecommendationsDir  = "recommendations"
 	maxScalarRecommends = 10
 )
@@ -233,8 +236,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 
 // Written lists the files WriteReport produced, as paths inside the output directory.
 type Written struct {
-	// Pareto, Report and Plot are the paths of pareto.json, report.md and pareto.png.
-	Pareto, Report, Plot string
+	// Pareto, Report and Plot are the paths of pareto.json, report.md and pareto.png; Ties is
+	// pareto_ties.parquet's ("" when the front has no tie and none was written).
+	Pareto, Report, Plot, Ties string
 	// Recommendations are the recommendation YAMLs in order (front order, or ranking order for a
 	// scalar target).
 	Recommendations []string
@@ -242,8 +246,10 @@ type Written struct {
 	RecommendedRows []int
 }
 
-// WriteReport writes pareto.json, report.md, the plot and recommendations/NNNN.yaml (each
-// recommended point's concrete prediction config) into dir from rows and their analysis.
+// WriteReport writes pareto.json, report.md, the plot, recommendations/NNNN.yaml (each
+// recommended point's concrete prediction config) and, when the front has ties,
+// pareto_ties.parquet (every tie, as TieRows; a stale one is removed otherwise) into dir from rows
+// and their analysis.
 // Recommendations are the Pareto front for target pareto, else the best 10 of the ranking.
 // Stale NNNN.yaml files from an earlier report are removed; other files are left alone.
 func WriteReport(dir string, rows []Row, a *Analysis, m *Manifest) (*Written, error) {
@@ -274,6 +280,14 @@ func WriteReport(dir string, rows []Row, a *Analysis, m *Manifest) (*Written, er
 	if err != nil {
 		return nil, err
 	}
+	if ties := tieRows(rows, a); len(ties) > 0 {
+		w.Ties = filepath.Join(dir, TiesFile)
+		if err := writeTable(w.Ties, ties); err != nil {
+			return nil, err
+		}
+	} else if err := os.Remove(filepath.Join(dir, TiesFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
 	if err := WriteFileAtomic(w.Pareto, data); err != nil {
 		return nil, err
 	}
@@ -293,11 +307,11 @@ func WriteReport(dir string, rows []Row, a *Analysis, m *Manifest) (*Written, er
 var recommendationName = regexp.MustCompile(`^[0-9]{4}\.yaml$`)
 
 // ReportFilesIn returns the files of a report that dir already holds, the ones WriteReport would
-// replace: pareto.json, report.md and pareto.png, then recommendations/NNNN.yaml (as
+// replace: pareto.json, report.md, pareto.png and pareto_ties.parquet, then recommendations/NNNN.yaml (as
 // slash-separated paths relative to dir, in name order). A missing dir holds none.
 func ReportFilesIn(dir string) ([]string, error) {
 	var found []string
-	for _, name := range []string{ParetoFile, ReportFile, PlotFile} {
+	for _, name := range []string{ParetoFile, ReportFile, PlotFile, TiesFile} {
 		_, err := os.Lstat(filepath.Join(dir, name))
 		if err == nil {
 			found = append(found, name)
@@ -405,8 +419,36 @@ type paretoPoint struct {
 	Score          *float64           `json:"score,omitempty"`
 	Recommendation string             `json:"recommendation,omitempty"`
 	// TiedPointIDs lists the other front points whose objectives equal this one's, in point
-	// order (Analysis.Ties); the entry stands for them all.
-	TiedPointIDs []string `json:"tied_point_ids,omitempty"`
+	// order (Analysis.Ties), the first MaxTiedPointIDs of them; the entry stands for them all.
+	// TiedPointCount is how many there are (0: none); TiesFile lists every one.
+	TiedPointIDs   []string `json:"tied_point_ids,omitempty"`
+	TiedPointCount int      `json:"tied_point_count,omitempty"`
+}
+
+// MaxTiedPointIDs is how many tied point IDs a pareto.json entry lists, so that a front whose
+// points mostly tie (a grid over knobs the workload never exercises) stays small; the tie group's
+// full membership is in TiesFile.
+const MaxTiedPointIDs = 100
+
+// TieRow is one row of pareto_ties.parquet: a front point whose objectives equal those of the
+// entry that stands for it, in front order and then point order.
+type TieRow struct {
+	// FrontRank is the 1-based rank of the standing entry on the front (pareto.json's rank).
+	FrontRank int64 `parquet:"front_rank"`
+	// PointID is the standing entry's point_id and TiedPointID the tied point's.
+	PointID     string `parquet:"point_id"`
+	TiedPointID string `parquet:"tied_point_id"`
+}
+
+// tieRows lists every tie of a's front as TieRows.
+func tieRows(rows []Row, a *Analysis) []TieRow {
+	var out []TieRow
+	for n, i := range a.Front {
+		for _, j := range a.Ties[i] {
+			out = append(out, TieRow{FrontRank: int64(n + 1), PointID: rows[i].PointID, TiedPointID: rows[j].PointID})
+		}
+	}
+	return out
 }
 
 type paretoBest struct {
@@ -428,6 +470,8 @@ type paretoDoc struct {
 	Front         []paretoPoint  `json:"front"`
 	Best          []paretoBest   `json:"best"`
 	Ranking       []paretoPoint  `json:"ranking,omitempty"`
+	// TiesFile names pareto_ties.parquet when the front has ties.
+	TiesFile string `json:"ties_file,omitempty"`
 }
 
 // ParetoDocument returns the bytes of pareto.json (indented JSON and a final newline) for rows,
@@ -449,9 +493,11 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 		for k, o := range a.Settings.Objectives {
 			p.Objectives[o.Metric] = a.Values[i][k]
 		}
-		for _, j := range a.Ties[i] {
+		ties := a.Ties[i]
+		for _, j := range ties[:min(len(ties), MaxTiedPointIDs)] {
 			p.TiedPointIDs = append(p.TiedPointIDs, rows[j].PointID)
 		}
+		p.TiedPointCount = len(ties)
 		return p
 	}
 	doc := paretoDoc{SchemaVersion: manifestVersion, Settings: a.Settings, Rows: len(rows),
@@ -461,6 +507,9 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 	}
 	for n, i := range a.Front {
 		doc.Front = append(doc.Front, point(n+1, i))
+	}
+	if len(a.Ties) > 0 {
+		doc.TiesFile = TiesFile
 	}
 	for _, b := range a.Best {
 		doc.Best = append(doc.Best, paretoBest{Metric: b.Objective.Metric, Direction: b.Objective.Direction,
@@ -743,6 +792,10 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		b.WriteString("Non-dominated points over the objectives, best first by the first objective. " +
 			"Points with identical objective values form one entry, the first in point order (\"+N tied\"; " +
 			"pareto.json lists them in tied_point_ids).\n\n")
+		if slices.ContainsFunc(a.Front, func(i int) bool { return len(a.Ties[i]) > MaxTiedPointIDs }) {
+			fmt.Fprintf(&b, "An entry tied with more than %d points lists the first %d in pareto.json (tied_point_count "+
+				"counts them all); `%s` holds every tie (front_rank, point_id, tied_point_id).\n\n", MaxTiedPointIDs, MaxTiedPointIDs, TiesFile)
+		}
 		table(a.Front)
 		b.WriteString("\n")
 	}
@@ -887,7 +940,7 @@ func WriteOutputs(dir string, rows []Row, m *Manifest) (*Analysis, *Written, err
 // OwnedFiles are the names a sweep writes in its output directory (besides
 // recommendations/NNNN.yaml); starting a sweep over removes only these.
 func OwnedFiles() []string {
-	return []string{JournalFile, JournalFile + SpecSuffix, ParquetFile, ProbesFile, ManifestFile, ParetoFile, ReportFile, PlotFile}
+	return []string{JournalFile, JournalFile + SpecSuffix, ParquetFile, ProbesFile, ManifestFile, ParetoFile, ReportFile, PlotFile, TiesFile}
 }
 
 // RemoveOutputs deletes the files a sweep owns in dir (OwnedFiles and recommendations/NNNN.yaml),

@@ -286,7 +286,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		rf := newReportFiles(w)
 		return printJSON(io.Out, sweepDoc{Counts: m.Counts, Settings: m.Settings, Pareto: pareto, Files: sweepFilesDoc{
 			Journal: filepath.Join(opts.OutputDir, results.JournalFile), Manifest: filepath.Join(opts.OutputDir, results.ManifestFile),
-			Pareto: rf.Pareto, Plot: rf.Plot, Recommendations: rf.Recommendations, Report: rf.Report,
+			Pareto: rf.Pareto, Plot: rf.Plot, Recommendations: rf.Recommendations, Report: rf.Report, Ties: rf.Ties,
 			Results: filepath.Join(opts.OutputDir, results.ParquetFile), Probes: probesFile(opts.OutputDir, spec)}})
 	}
 
