@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,7 +52,7 @@ type Point struct {
 	// to the point, such as the prefill role's for an aggregated point, are left out).
 	Values []Value
 	// Config is the decoded concrete config and YAML its text, a prediction config that
-	// `servesweep predict` accepts.
+	// `servesweep predict` accepts (nil after ExpandLazy until Expansion.Materialize).
 	Config *config.Config
 	YAML   []byte
 	// GPUs is the point's GPU count (Σ replicas × tensor × pipeline × attention_data over the
@@ -71,6 +72,10 @@ type Point struct {
 	// summary reports it as decode); 0 without a cost section or for a role the mode does not
 	// use. An autoscaled point is priced from its provisioned GPU-hours at these prices.
 	PrefillGPUHourUSD, DecodeGPUHourUSD float64
+
+	// picks are the point's value indices into each Spec.Domains entry's Values (-1: the
+	// domain does not apply), from which Materialize rebuilds its YAML.
+	picks []int32
 }
 
 // CanonicalKey identifies the class of configs that simulate identically to cfg, by exactly these
@@ -80,7 +85,17 @@ type Point struct {
 // (Roles a mode does not use are already absent from a point.) It is a PointID of the canonical
 // config.
 func CanonicalKey(cfg *config.Config) string {
-	c := *cfg
+	c, changed := canonical(cfg)
+	if !changed {
+		return PointID(cfg)
+	}
+	return PointID(&c)
+}
+
+// canonical returns the canonical config of cfg's class (see CanonicalKey); changed is false
+// when it equals cfg, whose PointID is then its CanonicalKey.
+func canonical(cfg *config.Config) (c config.Config, changed bool) {
+	c = *cfg
 	single := true
 	for _, r := range c.Engine.Mode.Roles() {
 		if role := c.Engine.Workers.Role(r); role == nil || role.Parallelism.Replicas*role.Parallelism.AttentionData != 1 {
@@ -88,22 +103,34 @@ func CanonicalKey(cfg *config.Config) string {
 		}
 	}
 	if single {
-		c.Router = config.Router{Policy: config.PolicyRoundRobin, PrefillLoadModel: config.PrefillLoadModel{Type: "none"}}
+		r := config.Router{Policy: config.PolicyRoundRobin, PrefillLoadModel: config.PrefillLoadModel{Type: "none"}}
+		changed = !reflect.DeepEqual(c.Router, r)
+		c.Router = r
 	}
 	if c.Router.Policy != config.PolicyKVRouter {
+		if c.Router.OverlapScoreCredit != nil || c.Router.PrefillLoadScale != nil || c.Router.Temperature != nil {
+			changed = true
+		}
 		c.Router.OverlapScoreCredit, c.Router.PrefillLoadScale, c.Router.Temperature = nil, nil, nil
 	}
 	// An alias names the same GPU or model as its catalog id.
-	c.Engine.Hardware, _ = timing.ResolveHardwareID(c.Engine.Hardware)
-	c.Engine.Model, _ = timing.ResolveModelID(c.Engine.Model)
-	for _, role := range []**config.WorkerRole{&c.Engine.Workers.Aggregated, &c.Engine.Workers.Prefill, &c.Engine.Workers.Decode} {
-		if *role != nil && (*role).Hardware != "" {
-			r := **role
-			r.Hardware, _ = timing.ResolveHardwareID(r.Hardware)
-			*role = &r
+	resolve := func(s *string, id func(string) (string, bool)) {
+		if r, _ := id(*s); r != *s {
+			*s, changed = r, true
 		}
 	}
-	return PointID(&c)
+	resolve(&c.Engine.Hardware, timing.ResolveHardwareID)
+	resolve(&c.Engine.Model, timing.ResolveModelID)
+	for _, role := range []**config.WorkerRole{&c.Engine.Workers.Aggregated, &c.Engine.Workers.Prefill, &c.Engine.Workers.Decode} {
+		if *role != nil && (*role).Hardware != "" {
+			if id, _ := timing.ResolveHardwareID((*role).Hardware); id != (*role).Hardware {
+				r := **role
+				r.Hardware, changed = id, true
+				*role = &r
+			}
+		}
+	}
+	return c, changed
 }
 
 // markEquivalents sets each point's Class, and EquivalentTo on every point whose class an earlier
@@ -111,7 +138,10 @@ func CanonicalKey(cfg *config.Config) string {
 func markEquivalents(points []Point) {
 	first := map[string]string{}
 	for i := range points {
-		key := CanonicalKey(points[i].Config)
+		key := points[i].Class
+		if key == "" {
+			key = CanonicalKey(points[i].Config)
+		}
 		points[i].Class = key
 		if id, ok := first[key]; ok {
 			points[i].EquivalentTo = id
@@ -303,6 +333,19 @@ func (s *Spec) applies(path, mode, policy string) bool {
 // strict_sla or a goodput target without evaluation.sla) are config.Errors; a grid whose
 // every point is outside the GPU budget is a *NoFeasiblePointError.
 func (s *Spec) Expand() (*Expansion, error) {
+	x, err := s.ExpandLazy()
+	if err != nil {
+		return nil, err
+	}
+	if err := x.Materialize(x.Points); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// ExpandLazy is Expand without the selected points' YAML (Point.YAML is nil until
+// Expansion.Materialize): a sweep writes the text of the points it runs only.
+func (s *Spec) ExpandLazy() (*Expansion, error) {
 	x := &Expansion{Spec: s, GridPoints: s.Size(), Filtered: map[string]int{}, Examples: map[string]string{}}
 	seen := map[string]bool{}
 	var valid []Point
@@ -337,7 +380,7 @@ func (s *Spec) Expand() (*Expansion, error) {
 	var rec func(k int)
 	rec = func(k int) {
 		if k == len(s.Domains) {
-			p, reason, msg, full := s.point(pick, mi, pi, check)
+			p, reason, msg, full := s.point(pick, vi, mi, pi, check)
 			tally.add(pick, vi, reason, "point "+p.Label()+": "+msg)
 			if full != "" && len(x.Errors) < maxErrors {
 				x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(full, "\n", "\n    "))
@@ -383,6 +426,9 @@ func (s *Spec) Expand() (*Expansion, error) {
 	if err := s.checkSLA(valid[0].Config); err != nil {
 		return nil, err
 	}
+	if err := x.Materialize(valid[:1]); err != nil {
+		return nil, err
+	}
 	if err := s.checkCapacity(&valid[0]); err != nil {
 		return nil, err
 	}
@@ -417,36 +463,35 @@ func (s *Spec) Expand() (*Expansion, error) {
 
 // point builds the point of one combination of values (pick[i] is nil for a domain that does
 // not apply). reason is "" for a valid point, else a Filtered* reason with its message.
-func (s *Spec) point(pick []*yaml.Node, mi, pi int, check func(*config.Config) error) (p Point, reason, msg, full string) {
-	subst := make(map[*yaml.Node]*yaml.Node, len(pick))
+//
+// The point's YAML is left nil (Materialize writes it): its config is decoded from the tree, which
+// gives the config decoding the YAML would give. A point the tree does not decode is decoded
+// again from its YAML, so that its messages name the lines of its YAML, as predict would.
+func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config.Config) error) (p Point, reason, msg, full string) {
+	p.picks = make([]int32, len(pick))
 	for i, v := range pick {
+		p.picks[i] = -1
 		if v != nil {
-			subst[s.Domains[i].node] = v
+			p.picks[i] = int32(vi[i])
 			p.Values = append(p.Values, Value{Path: s.Domains[i].Path, Value: v.Value})
 		}
 	}
-	root := substitute(s.root, subst)
-	if mi >= 0 {
-		prune(root, pick[mi].Value, "")
-	}
-	if pi >= 0 {
-		prune(root, "", pick[pi].Value)
-	}
-	if i := s.controller(pathPlanner); i >= 0 && pick[i] != nil && pick[i].Value != "enabled" {
-		prunePlanner(root)
-	}
+	root := s.tree(pick, mi, pi)
 	o := s.Optimization
 	// Most points of a large grid fall outside the GPU budget; counting their GPUs on the tree
 	// spares decoding them. Points the shortcut cannot count are decoded and checked below.
 	if g, ok := quickGPUs(root); ok && (g > o.MaxCandidateGPUs || g < o.MinCandidateGPUs) {
 		return p, FilteredGPUBudget, budgetMsg(g, o), ""
 	}
-	data, err := marshal(root)
+	cfg, err := config.DecodeNode(root, s.File, config.WithMarker(ConcreteMarker))
 	if err != nil {
-		return p, FilteredInvalid, "cannot serialize: " + err.Error(), err.Error()
+		data, merr := marshal(root)
+		if merr != nil {
+			return p, FilteredInvalid, "cannot serialize: " + merr.Error(), merr.Error()
+		}
+		p.YAML = data
+		cfg, err = config.Decode(data, s.File, nil, config.WithMarker(ConcreteMarker))
 	}
-	p.YAML = data
-	cfg, err := config.Decode(data, s.File, nil, config.WithMarker(ConcreteMarker))
 	if err != nil {
 		reason := FilteredInvalid
 		if errors.Is(err, errors.ErrUnsupported) {
@@ -460,6 +505,11 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int, check func(*config.Config) e
 	}
 	p.Config = cfg
 	p.ID = PointID(cfg)
+	if c, changed := canonical(cfg); changed {
+		p.Class = PointID(&c)
+	} else {
+		p.Class = p.ID
+	}
 	p.GPUs = GPUs(cfg)
 	if p.GPUs > o.MaxCandidateGPUs || p.GPUs < o.MinCandidateGPUs {
 		return p, FilteredGPUBudget, budgetMsg(p.GPUs, o), ""
@@ -480,6 +530,57 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int, check func(*config.Config) e
 		return p, FilteredInvalid, err.Error(), err.Error()
 	}
 	return p, "", "", ""
+}
+
+// tree builds the YAML tree of the point with the domain values pick (nil for a domain that
+// does not apply): the spec with each value substituted, less the roles, sections and knobs
+// the point's mode, router policy and planner policy do not use.
+func (s *Spec) tree(pick []*yaml.Node, mi, pi int) *yaml.Node {
+	subst := make(map[*yaml.Node]*yaml.Node, len(pick))
+	for i, v := range pick {
+		if v != nil {
+			subst[s.Domains[i].node] = v
+		}
+	}
+	root := substitute(s.root, subst)
+	if mi >= 0 {
+		prune(root, pick[mi].Value, "")
+	}
+	if pi >= 0 {
+		prune(root, "", pick[pi].Value)
+	}
+	if i := s.controller(pathPlanner); i >= 0 && pick[i] != nil && pick[i].Value != "enabled" {
+		prunePlanner(root)
+	}
+	return root
+}
+
+// Materialize writes the YAML of each of points that has none, from its domain values: the
+// concrete config as `servesweep predict` accepts it. ExpandLazy leaves it to the points that
+// will run, so that a large grid costs its points' IDs and not their text. Points not built by
+// this expansion's spec are left alone.
+func (x *Expansion) Materialize(points []Point) error {
+	s := x.Spec
+	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
+	pick := make([]*yaml.Node, len(s.Domains))
+	for i := range points {
+		p := &points[i]
+		if p.YAML != nil || len(p.picks) != len(s.Domains) {
+			continue
+		}
+		for k, j := range p.picks {
+			pick[k] = nil
+			if j >= 0 {
+				pick[k] = s.Domains[k].Values[j]
+			}
+		}
+		data, err := marshal(s.tree(pick, mi, pi))
+		if err != nil {
+			return fmt.Errorf("point %s: cannot serialize its config: %w", p.ID, err)
+		}
+		p.YAML = data
+	}
+	return nil
 }
 
 func budgetMsg(gpus int, o Optimization) string {

@@ -185,7 +185,8 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	x, err := spec.Expand()
+	// The points' YAML is written only for the points that run (Materialize below and in runShard).
+	x, err := spec.ExpandLazy()
 	if err != nil {
 		return err
 	}
@@ -247,6 +248,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		Capacity: spec.Optimization.CapacitySearch}
 	if shard != nil {
 		return runShard(ctx, io, opts, x, shard, runOpts)
+	}
+	if err := x.Materialize(x.Points); err != nil {
+		return err
 	}
 	start := time.Now()
 	out, err := sweep.Run(ctx, x.Points, runOpts)

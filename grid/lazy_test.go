@@ -1,0 +1,77 @@
+package grid
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/servesweep/servesweep/examples"
+	"github.com/servesweep/servesweep/sim/config"
+)
+
+// TestLazyExpansionMatchesDecodingTheText: a point decoded from its tree (ExpandLazy) has the ID,
+// class and GPU count that decoding its YAML gives, as predict would decode it; Materialize writes
+// the YAML Expand writes (the first point's it writes itself); the filter counts and messages are Expand's. Specs: the built-in sweep
+// (mode and policy domains, budget filtering, equivalent twins), alias twins, kv_router knobs,
+// planner domains with duplicates, and invalid block sizes.
+func TestLazyExpansionMatchesDecodingTheText(t *testing.T) {
+	specs := []struct {
+		name, spec string
+		sets       []string
+	}{
+		{"default", string(examples.DefaultSweep()), nil},
+		{"aliases", base, []string{"engine.hardware={choices: [h100, h100_sxm, h200_sxm]}",
+			"engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}"}},
+		{"knobs", both, []string{"engine.mode={choices: [aggregated, disaggregated]}", "engine.workers.aggregated.parallelism.replicas=2",
+			"router={policy: {choices: [round_robin, kv_router]}, temperature: {choices: [0.0, 0.5]}}"}},
+		{"planner", base, []string{"planner.policy={choices: [disabled, enabled]}", "planner.load_min_observations={choices: [2, 3]}",
+			"planner.target=load", "evaluation.sla={ttft_ms: 500}"}},
+		{"invalid", base, []string{"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 4, 8]}",
+			"engine.workers.aggregated.kv_cache.block_size={choices: [1, 16]}", "engine.backend=vllm"}},
+	}
+	for _, c := range specs {
+		s, err := Parse([]byte(c.spec), "spec.yaml", c.sets, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eager, err := s.Expand()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy, err := s.ExpandLazy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lazy.Points) != len(eager.Points) || len(lazy.Points) < 2 || lazy.SpecHash() != eager.SpecHash() ||
+			lazy.Examples[FilteredInvalid] != eager.Examples[FilteredInvalid] || len(lazy.Errors) != len(eager.Errors) {
+			t.Fatalf("%s: lazy %d points (hash %s, %v), eager %d (hash %s, %v)", c.name, len(lazy.Points), lazy.SpecHash(),
+				lazy.Examples, len(eager.Points), eager.SpecHash(), eager.Examples)
+		}
+		twins := 0
+		for i := range lazy.Points {
+			p, e := &lazy.Points[i], &eager.Points[i]
+			if p.YAML != nil && i > 0 { // the first valid point's is checked for a capacity search
+				t.Errorf("%s: point %s has YAML before Materialize", c.name, p.ID)
+			}
+			if err := lazy.Materialize(lazy.Points[i : i+1]); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Decode(p.YAML, s.File, nil, config.WithMarker(ConcreteMarker))
+			if err != nil {
+				t.Fatalf("%s: point %s: %v", c.name, p.ID, err)
+			}
+			if !bytes.Equal(p.YAML, e.YAML) || p.ID != e.ID || PointID(cfg) != p.ID || CanonicalKey(cfg) != p.Class ||
+				GPUs(cfg) != p.GPUs || p.EquivalentTo != e.EquivalentTo {
+				t.Errorf("%s: point %d: lazy %s class %s, the text decodes to %s class %s; eager %s", c.name, i, p.ID, p.Class,
+					PointID(cfg), CanonicalKey(cfg), e.ID)
+			}
+			if p.Class != p.ID {
+				twins++
+			}
+		}
+		if c.name == "default" || c.name == "aliases" {
+			if twins == 0 {
+				t.Errorf("%s: no point whose class differs from its ID", c.name)
+			}
+		}
+	}
+}
