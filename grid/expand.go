@@ -10,9 +10,12 @@ import (
 	"maps"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
@@ -85,16 +88,39 @@ type Point struct {
 // (Roles a mode does not use are already absent from a point.) It is a PointID of the canonical
 // config.
 func CanonicalKey(cfg *config.Config) string {
-	c, changed := canonical(cfg)
+	c, changed := canonical(cfg, catalogIDs{timing.ResolveHardwareID, timing.ResolveModelID})
 	if !changed {
 		return PointID(cfg)
 	}
 	return PointID(&c)
 }
 
-// canonical returns the canonical config of cfg's class (see CanonicalKey); changed is false
-// when it equals cfg, whose PointID is then its CanonicalKey.
-func canonical(cfg *config.Config) (c config.Config, changed bool) {
+// catalogIDs resolves hardware and model aliases to catalog ids (timing.ResolveHardwareID and
+// timing.ResolveModelID, or memos of them).
+type catalogIDs struct {
+	hardware, model func(string) (string, bool)
+}
+
+// memoIDs returns catalogIDs that resolve each name once (a model name costs a file-system
+// lookup); for one goroutine.
+func memoIDs() catalogIDs {
+	memo := func(f func(string) (string, bool)) func(string) (string, bool) {
+		m := map[string]string{}
+		return func(id string) (string, bool) {
+			r, ok := m[id]
+			if !ok {
+				r, _ = f(id)
+				m[id] = r
+			}
+			return r, r != id
+		}
+	}
+	return catalogIDs{memo(timing.ResolveHardwareID), memo(timing.ResolveModelID)}
+}
+
+// canonical returns the canonical config of cfg's class (see CanonicalKey), resolving aliases
+// with ids; changed is false when it equals cfg, whose PointID is then its CanonicalKey.
+func canonical(cfg *config.Config, ids catalogIDs) (c config.Config, changed bool) {
 	c = *cfg
 	single := true
 	for _, r := range c.Engine.Mode.Roles() {
@@ -119,11 +145,11 @@ func canonical(cfg *config.Config) (c config.Config, changed bool) {
 			*s, changed = r, true
 		}
 	}
-	resolve(&c.Engine.Hardware, timing.ResolveHardwareID)
-	resolve(&c.Engine.Model, timing.ResolveModelID)
+	resolve(&c.Engine.Hardware, ids.hardware)
+	resolve(&c.Engine.Model, ids.model)
 	for _, role := range []**config.WorkerRole{&c.Engine.Workers.Aggregated, &c.Engine.Workers.Prefill, &c.Engine.Workers.Decode} {
 		if *role != nil && (*role).Hardware != "" {
-			if id, _ := timing.ResolveHardwareID((*role).Hardware); id != (*role).Hardware {
+			if id, _ := ids.hardware((*role).Hardware); id != (*role).Hardware {
 				r := **role
 				r.Hardware, changed = id, true
 				*role = &r
@@ -347,78 +373,114 @@ func (s *Spec) Expand() (*Expansion, error) {
 // Expansion.Materialize): a sweep writes the text of the points it runs only.
 func (s *Spec) ExpandLazy() (*Expansion, error) {
 	x := &Expansion{Spec: s, GridPoints: s.Size(), Filtered: map[string]int{}, Examples: map[string]string{}}
-	seen := map[string]bool{}
-	var valid []Point
 	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
-	pick := make([]*yaml.Node, len(s.Domains))
-	index := 0
-	// sim.Check reads only the engine section and the router's prefill-load model: points that
-	// share them (most of a grid: the load and router domains) share its verdict.
-	checked := map[string]error{}
+	combos := s.combos(mi, pi)
+	n, d := len(combos)/max(len(s.Domains), 1), len(s.Domains)
+	if d == 0 {
+		n = 1
+	}
+	// The points are built and decoded in parallel, each independent of the others; everything
+	// that depends on point order (indexes, duplicates, counts, examples) is done after, in order.
+	type built struct {
+		p                 Point
+		reason, msg, full string
+	}
+	out := make([]built, n)
 	notes := map[string]bool{}
-	check := func(cfg *config.Config) error {
-		key, err := json.Marshal(struct {
-			Engine    *config.Engine
-			LoadModel string
-		}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
-		if err != nil {
-			return sim.Check(cfg)
-		}
-		e, ok := checked[string(key)]
-		if !ok {
-			var ns []string
-			ns, e = sim.CheckNotes(cfg)
-			for _, n := range ns {
-				notes[n] = true
-			}
-			checked[string(key)] = e
-		}
-		return e
-	}
-	tally := newValueTally(s.Domains)
-	vi := make([]int, len(s.Domains))
-	var rec func(k int)
-	rec = func(k int) {
-		if k == len(s.Domains) {
-			p, reason, msg, full := s.point(pick, vi, mi, pi, check)
-			tally.add(pick, vi, reason, "point "+p.Label()+": "+msg)
-			if full != "" && len(x.Errors) < maxErrors {
-				x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(full, "\n", "\n    "))
-			}
-			p.Index = index
-			index++
-			if reason == "" && seen[p.ID] {
-				reason, msg = FilteredDuplicate, "same concrete config as an earlier point ("+p.ID+")"
-			}
-			if reason != "" {
-				x.Filtered[reason]++
-				if x.Examples[reason] == "" {
-					x.Examples[reason] = "point " + p.Label() + ": " + msg
+	var mu sync.Mutex
+	var next atomic.Int64
+	const chunk = 256
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// sim.Check reads only the engine section and the router's prefill-load model: points
+			// that share them (most of a grid: the load and router domains) share its verdict.
+			checked := map[string]error{}
+			mine := map[string]bool{}
+			check := func(cfg *config.Config) error {
+				key, err := json.Marshal(struct {
+					Engine    *config.Engine
+					LoadModel string
+				}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
+				if err != nil {
+					return sim.Check(cfg)
 				}
-				return
+				e, ok := checked[string(key)]
+				if !ok {
+					var ns []string
+					ns, e = sim.CheckNotes(cfg)
+					for _, n := range ns {
+						mine[n] = true
+					}
+					checked[string(key)] = e
+				}
+				return e
 			}
-			seen[p.ID] = true
-			valid = append(valid, p)
-			return
-		}
-		mode, policy := "", ""
-		if mi >= 0 && k > mi {
-			mode = pick[mi].Value
-		}
-		if pi >= 0 && k > pi {
-			policy = pick[pi].Value
-		}
-		if !s.applies(s.Domains[k].Path, mode, policy) {
-			pick[k] = nil
-			rec(k + 1)
-			return
-		}
-		for j, v := range s.Domains[k].Values {
-			pick[k], vi[k] = v, j
-			rec(k + 1)
-		}
+			pick := make([]*yaml.Node, d)
+			vi := make([]int, d)
+			ids := memoIDs()
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= n {
+					break
+				}
+				for i := lo; i < min(lo+chunk, n); i++ {
+					for k, j := range combos[i*d : i*d+d] {
+						pick[k], vi[k] = nil, int(j)
+						if j >= 0 {
+							pick[k] = s.Domains[k].Values[j]
+						}
+					}
+					b := &out[i]
+					b.p, b.reason, b.msg, b.full = s.point(pick, vi, mi, pi, check, ids)
+				}
+			}
+			mu.Lock()
+			maps.Copy(notes, mine)
+			mu.Unlock()
+		}()
 	}
-	rec(0)
+	wg.Wait()
+
+	seen := make(map[string]bool, n)
+	var valid []Point
+	tally := newValueTally(s.Domains)
+	pick := make([]*yaml.Node, d)
+	vi := make([]int, d)
+	for index := range out {
+		b := &out[index]
+		p, reason, msg := b.p, b.reason, b.msg
+		b.p = Point{}
+		for k, j := range p.picks {
+			pick[k], vi[k] = nil, int(j)
+			if j >= 0 {
+				pick[k] = s.Domains[k].Values[j]
+			}
+		}
+		tallyMsg := ""
+		if reason != "" {
+			tallyMsg = "point " + p.Label() + ": " + msg
+		}
+		tally.add(pick, vi, reason, tallyMsg)
+		if b.full != "" && len(x.Errors) < maxErrors {
+			x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(b.full, "\n", "\n    "))
+		}
+		p.Index = index
+		if reason == "" && seen[p.ID] {
+			reason, msg = FilteredDuplicate, "same concrete config as an earlier point ("+p.ID+")"
+		}
+		if reason != "" {
+			x.Filtered[reason]++
+			if x.Examples[reason] == "" {
+				x.Examples[reason] = "point " + p.Label() + ": " + msg
+			}
+			continue
+		}
+		seen[p.ID] = true
+		valid = append(valid, p)
+	}
 	x.Valid = len(valid)
 	if len(valid) == 0 {
 		return nil, s.noValidPoint(x)
@@ -467,7 +529,7 @@ func (s *Spec) ExpandLazy() (*Expansion, error) {
 // The point's YAML is left nil (Materialize writes it): its config is decoded from the tree, which
 // gives the config decoding the YAML would give. A point the tree does not decode is decoded
 // again from its YAML, so that its messages name the lines of its YAML, as predict would.
-func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config.Config) error) (p Point, reason, msg, full string) {
+func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config.Config) error, ids catalogIDs) (p Point, reason, msg, full string) {
 	p.picks = make([]int32, len(pick))
 	for i, v := range pick {
 		p.picks[i] = -1
@@ -505,7 +567,7 @@ func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config
 	}
 	p.Config = cfg
 	p.ID = PointID(cfg)
-	if c, changed := canonical(cfg); changed {
+	if c, changed := canonical(cfg, ids); changed {
 		p.Class = PointID(&c)
 	} else {
 		p.Class = p.ID
@@ -530,6 +592,38 @@ func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config
 		return p, FilteredInvalid, err.Error(), err.Error()
 	}
 	return p, "", "", ""
+}
+
+// combos enumerates the grid in order: for each point, one value index per domain (-1 for a
+// domain that does not apply to the point's mode or policy), flat, len(s.Domains) per point.
+func (s *Spec) combos(mi, pi int) []int32 {
+	var out []int32
+	cur := make([]int32, len(s.Domains))
+	var rec func(k int)
+	rec = func(k int) {
+		if k == len(s.Domains) {
+			out = append(out, cur...)
+			return
+		}
+		mode, policy := "", ""
+		if mi >= 0 && k > mi {
+			mode = s.Domains[mi].Values[cur[mi]].Value
+		}
+		if pi >= 0 && k > pi {
+			policy = s.Domains[pi].Values[cur[pi]].Value
+		}
+		if !s.applies(s.Domains[k].Path, mode, policy) {
+			cur[k] = -1
+			rec(k + 1)
+			return
+		}
+		for j := range s.Domains[k].Values {
+			cur[k] = int32(j)
+			rec(k + 1)
+		}
+	}
+	rec(0)
+	return out
 }
 
 // tree builds the YAML tree of the point with the domain values pick (nil for a domain that

@@ -2,6 +2,9 @@ package grid
 
 import (
 	"bytes"
+	"reflect"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/servesweep/servesweep/examples"
@@ -71,6 +74,40 @@ func TestLazyExpansionMatchesDecodingTheText(t *testing.T) {
 		if c.name == "default" || c.name == "aliases" {
 			if twins == 0 {
 				t.Errorf("%s: no point whose class differs from its ID", c.name)
+			}
+		}
+	}
+}
+
+// TestExpansionIsTheSameOnAnyCoreCount: points are built on every core, in chunks, and the
+// expansion (points, filter counts and their first messages, errors, empty values, notes) is the
+// one a single core gives. The grid (1,200 points, some invalid, some over the budget) spans
+// several chunks.
+func TestExpansionIsTheSameOnAnyCoreCount(t *testing.T) {
+	spec := base + "optimization: {constraints: {max_candidate_gpus: 40}}\n"
+	sets := []string{"engine.workers.aggregated.parallelism.replicas={range: {min: 1, max: 60, step: 1}}",
+		"engine.workers.aggregated.kv_cache.block_size={choices: [1, 16]}", "engine.backend=vllm",
+		"traffic.load.concurrency={range: {min: 1, max: 10, step: 1}}"}
+	var runs []*Expansion
+	for _, procs := range []int{1, 2, 5} {
+		old := runtime.GOMAXPROCS(procs)
+		runs = append(runs, expand(t, spec, sets...))
+		runtime.GOMAXPROCS(old)
+	}
+	one := runs[0]
+	if one.GridPoints != 1200 || one.Valid != 400 || one.Filtered[FilteredInvalid] != 400 || one.Filtered[FilteredGPUBudget] != 400 {
+		t.Fatalf("grid %d, valid %d, filtered %v", one.GridPoints, one.Valid, one.Filtered)
+	}
+	for _, x := range runs[1:] {
+		if x.SpecHash() != one.SpecHash() || !reflect.DeepEqual(x.Filtered, one.Filtered) || !reflect.DeepEqual(x.Examples, one.Examples) ||
+			!slices.Equal(x.Errors, one.Errors) || !reflect.DeepEqual(x.EmptyValues, one.EmptyValues) || !slices.Equal(x.Warnings, one.Warnings) ||
+			!slices.Equal(x.TimingNotes, one.TimingNotes) {
+			t.Errorf("expansion differs from one core's: %v %v %q", x.Filtered, x.Examples, x.Errors)
+		}
+		for i := range x.Points {
+			p, q := &x.Points[i], &one.Points[i]
+			if p.ID != q.ID || p.Index != q.Index || p.Class != q.Class || p.EquivalentTo != q.EquivalentTo || !bytes.Equal(p.YAML, q.YAML) {
+				t.Fatalf("point %d: %s #%d, one core %s #%d", i, p.ID, p.Index, q.ID, q.Index)
 			}
 		}
 	}
