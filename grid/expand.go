@@ -636,7 +636,7 @@ func (s *Spec) tree(pick []*yaml.Node, mi, pi int) *yaml.Node {
 			subst[s.Domains[i].node] = v
 		}
 	}
-	root := substitute(s.root, subst)
+	root := substitute(s.root, subst, s.copied)
 	if mi >= 0 {
 		prune(root, pick[mi].Value, "")
 	}
@@ -747,17 +747,22 @@ func marshal(n *yaml.Node) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// substitute copies n, replacing each node found in subst by a copy of its value.
-func substitute(n *yaml.Node, subst map[*yaml.Node]*yaml.Node) *yaml.Node {
+// substitute copies n, replacing each node found in subst by a copy of its value. With copied
+// non-nil, only the nodes in it are copied; the others are shared with n, so the result may be
+// read but only its copied nodes edited.
+func substitute(n *yaml.Node, subst map[*yaml.Node]*yaml.Node, copied map[*yaml.Node]bool) *yaml.Node {
 	if v, ok := subst[n]; ok {
 		c := *v
 		return &c
+	}
+	if copied != nil && !copied[n] {
+		return n
 	}
 	c := *n
 	if len(n.Content) > 0 {
 		c.Content = make([]*yaml.Node, len(n.Content))
 		for i, ch := range n.Content {
-			c.Content[i] = substitute(ch, subst)
+			c.Content[i] = substitute(ch, subst, copied)
 		}
 	}
 	return &c
