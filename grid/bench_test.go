@@ -41,11 +41,11 @@ func parseScaleSpec(b *testing.B) *Spec {
 	return s
 }
 
-// BenchmarkExpand expands the 100,000-point grid of scaleSpec (parse included) and hashes it, as
-// `servesweep sweep --dry-run` does; reports points/s.
+// BenchmarkExpand expands the 100,000-point grid of scaleSpec (parse included, no point's YAML
+// written) and hashes it, as `servesweep sweep --dry-run` does; reports points/s.
 func BenchmarkExpand(b *testing.B) {
 	for range b.N {
-		x, err := parseScaleSpec(b).Expand()
+		x, err := parseScaleSpec(b).ExpandLazy()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -58,19 +58,22 @@ func BenchmarkExpand(b *testing.B) {
 }
 
 // BenchmarkShard selects one shard of scaleSpec's grid as `servesweep sweep --shard I/N` does:
-// parse, expand, the shard's points, the spec hash and every shard's size. Reports the grid's
-// points/s.
+// parse, expand, the shard's points and their YAML, the spec hash and every shard's size.
+// Reports the grid's points/s.
 func BenchmarkShard(b *testing.B) {
 	for _, count := range []int{20, 1000} {
 		b.Run("of="+strconv.Itoa(count), func(b *testing.B) {
 			for range b.N {
-				x, err := parseScaleSpec(b).Expand()
+				x, err := parseScaleSpec(b).ExpandLazy()
 				if err != nil {
 					b.Fatal(err)
 				}
 				points := x.ShardPoints(Shard{Index: 1, Count: count})
 				if len(points) == 0 {
 					b.Fatal("empty shard")
+				}
+				if err := x.Materialize(points); err != nil {
+					b.Fatal(err)
 				}
 				_, _ = x.SpecHash(), x.ShardSizes(count)
 			}
