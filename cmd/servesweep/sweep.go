@@ -68,7 +68,8 @@ candidate_timeout_seconds, seed) sections. Without -c the built-in spec
 (examples/default-sweep.yaml) runs. ${NAME} in a string value is read from the environment.
 
 Writes <output-dir>/points.jsonl (the journal), results.parquet, sweep.json, pareto.json,
-report.md, pareto.png and recommendations/NNNN.yaml. With optimization.capacity_search each
+report.md, pareto.png, recommendations/NNNN.yaml and, when points of the front tie,
+pareto_ties.parquet. With optimization.capacity_search each
 deployment runs at the largest load within evaluation.sla (its row is measured there, in steady
 state: unless the spec sets traffic.load.ramp_seconds, a concurrency probe ramps its first wave
 in over the request lifetime a pilot run measures and leaves the first two lifetimes out as a
