@@ -79,6 +79,16 @@ type Point struct {
 	// picks are the point's value indices into each Spec.Domains entry's Values (-1: the
 	// domain does not apply), from which Materialize rebuilds its YAML.
 	picks []int32
+	// hardware is roleHardware of Config, kept for pricing (optimization.cost) when ExpandLazy
+	// drops the Config.
+	hardware *roleHW
+}
+
+// roleHW is what roleHardware returns: per role the point uses, its hardware id and GPUs.
+type roleHW struct {
+	roles []config.Role
+	ids   []string
+	gpus  []int
 }
 
 // CanonicalKey identifies the class of configs that simulate identically to cfg, by exactly these
@@ -359,7 +369,7 @@ func (s *Spec) applies(path, mode, policy string) bool {
 // strict_sla or a goodput target without evaluation.sla) are config.Errors; a grid whose
 // every point is outside the GPU budget is a *NoFeasiblePointError.
 func (s *Spec) Expand() (*Expansion, error) {
-	x, err := s.ExpandLazy()
+	x, err := s.expand(true)
 	if err != nil {
 		return nil, err
 	}
@@ -369,9 +379,14 @@ func (s *Spec) Expand() (*Expansion, error) {
 	return x, nil
 }
 
-// ExpandLazy is Expand without the selected points' YAML (Point.YAML is nil until
-// Expansion.Materialize): a sweep writes the text of the points it runs only.
-func (s *Spec) ExpandLazy() (*Expansion, error) {
+// ExpandLazy is Expand without the selected points' YAML and decoded configs (Point.YAML and
+// Point.Config are nil until Expansion.Materialize, except the first selected point's Config): a
+// sweep writes and keeps the configs of the points it runs only, so a point of a large grid
+// costs its ID and values, not its config.
+func (s *Spec) ExpandLazy() (*Expansion, error) { return s.expand(false) }
+
+// expand is Expand (keep true: every point keeps its Config) or ExpandLazy.
+func (s *Spec) expand(keep bool) (*Expansion, error) {
 	x := &Expansion{Spec: s, GridPoints: s.Size(), Filtered: map[string]int{}, Examples: map[string]string{}}
 	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
 	combos := s.combos(mi, pi)
@@ -435,6 +450,9 @@ func (s *Spec) ExpandLazy() (*Expansion, error) {
 					}
 					b := &out[i]
 					b.p, b.reason, b.msg, b.full = s.point(pick, vi, mi, pi, check, ids)
+					if !keep {
+						b.p.Config = nil // decoded again by Materialize if the point runs
+					}
 				}
 			}
 			mu.Lock()
@@ -485,10 +503,10 @@ func (s *Spec) ExpandLazy() (*Expansion, error) {
 	if len(valid) == 0 {
 		return nil, s.noValidPoint(x)
 	}
-	if err := s.checkSLA(valid[0].Config); err != nil {
+	if err := x.Materialize(valid[:1]); err != nil {
 		return nil, err
 	}
-	if err := x.Materialize(valid[:1]); err != nil {
+	if err := s.checkSLA(valid[0].Config); err != nil {
 		return nil, err
 	}
 	if err := s.checkCapacity(&valid[0]); err != nil {
@@ -513,6 +531,9 @@ func (s *Spec) ExpandLazy() (*Expansion, error) {
 		x.Points = make([]Point, len(perm))
 		for i, j := range perm {
 			x.Points[i] = valid[j]
+		}
+		if err := x.Materialize(x.Points[:1]); err != nil {
+			return nil, err
 		}
 	}
 	markEquivalents(x.Points)
@@ -566,6 +587,10 @@ func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config
 		return p, reason, msg, err.Error()
 	}
 	p.Config = cfg
+	if s.Optimization.Cost != nil {
+		roles, ids, gpus := roleHardware(cfg)
+		p.hardware = &roleHW{roles, ids, gpus}
+	}
 	p.ID = PointID(cfg)
 	if c, changed := canonical(cfg, ids); changed {
 		p.Class = PointID(&c)
@@ -649,17 +674,17 @@ func (s *Spec) tree(pick []*yaml.Node, mi, pi int) *yaml.Node {
 	return root
 }
 
-// Materialize writes the YAML of each of points that has none, from its domain values: the
-// concrete config as `servesweep predict` accepts it. ExpandLazy leaves it to the points that
-// will run, so that a large grid costs its points' IDs and not their text. Points not built by
-// this expansion's spec are left alone.
+// Materialize writes the YAML and the decoded Config of each of points that lacks them, from its
+// domain values: the concrete config as `servesweep predict` accepts it. ExpandLazy leaves them
+// to the points that will run, so that a large grid costs its points' IDs and not their configs.
+// Points not built by this expansion's spec are left alone.
 func (x *Expansion) Materialize(points []Point) error {
 	s := x.Spec
 	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
 	pick := make([]*yaml.Node, len(s.Domains))
 	for i := range points {
 		p := &points[i]
-		if p.YAML != nil || len(p.picks) != len(s.Domains) {
+		if (p.YAML != nil && p.Config != nil) || len(p.picks) != len(s.Domains) {
 			continue
 		}
 		for k, j := range p.picks {
@@ -668,11 +693,22 @@ func (x *Expansion) Materialize(points []Point) error {
 				pick[k] = s.Domains[k].Values[j]
 			}
 		}
-		data, err := marshal(s.tree(pick, mi, pi))
-		if err != nil {
-			return fmt.Errorf("point %s: cannot serialize its config: %w", p.ID, err)
+		root := s.tree(pick, mi, pi)
+		if p.Config == nil {
+			// The decode that found the point valid, again: it cannot fail now.
+			cfg, err := config.DecodeNode(root, s.File, config.WithMarker(ConcreteMarker))
+			if err != nil {
+				return fmt.Errorf("point %s: cannot decode its config again: %w", p.ID, err)
+			}
+			p.Config = cfg
 		}
-		p.YAML = data
+		if p.YAML == nil {
+			data, err := marshal(root)
+			if err != nil {
+				return fmt.Errorf("point %s: cannot serialize its config: %w", p.ID, err)
+			}
+			p.YAML = data
+		}
 	}
 	return nil
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // TestLazyExpansionMatchesDecodingTheText: a point decoded from its tree (ExpandLazy) has the ID,
-// class and GPU count that decoding its YAML gives, as predict would decode it; Materialize writes
-// the YAML Expand writes (the first point's it writes itself); the filter counts and messages are Expand's. Specs: the built-in sweep
+// class and GPU count that decoding its YAML gives, as predict would decode it, and the prices
+// Expand gives; Materialize writes the YAML and config Expand keeps (the first point's it keeps
+// itself); the filter counts and messages are Expand's. Specs: the built-in sweep
 // (mode and policy domains, budget filtering, equivalent twins), alias twins, kv_router knobs,
 // planner domains with duplicates, and invalid block sizes.
 func TestLazyExpansionMatchesDecodingTheText(t *testing.T) {
@@ -22,6 +23,7 @@ func TestLazyExpansionMatchesDecodingTheText(t *testing.T) {
 		sets       []string
 	}{
 		{"default", string(examples.DefaultSweep()), nil},
+		{"random", string(examples.DefaultSweep()), []string{"optimizer={algorithm: random, max_trials: 50, seed: 7}"}},
 		{"aliases", base, []string{"engine.hardware={choices: [h100, h100_sxm, h200_sxm]}",
 			"engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}"}},
 		{"knobs", both, []string{"engine.mode={choices: [aggregated, disaggregated]}", "engine.workers.aggregated.parallelism.replicas=2",
@@ -52,8 +54,8 @@ func TestLazyExpansionMatchesDecodingTheText(t *testing.T) {
 		twins := 0
 		for i := range lazy.Points {
 			p, e := &lazy.Points[i], &eager.Points[i]
-			if p.YAML != nil && i > 0 { // the first valid point's is checked for a capacity search
-				t.Errorf("%s: point %s has YAML before Materialize", c.name, p.ID)
+			if (p.YAML != nil || p.Config != nil) && i > 0 { // the first valid point's are checked by Expand
+				t.Errorf("%s: point %s has its YAML or config before Materialize", c.name, p.ID)
 			}
 			if err := lazy.Materialize(lazy.Points[i : i+1]); err != nil {
 				t.Fatal(err)
@@ -63,7 +65,8 @@ func TestLazyExpansionMatchesDecodingTheText(t *testing.T) {
 				t.Fatalf("%s: point %s: %v", c.name, p.ID, err)
 			}
 			if !bytes.Equal(p.YAML, e.YAML) || p.ID != e.ID || PointID(cfg) != p.ID || CanonicalKey(cfg) != p.Class ||
-				GPUs(cfg) != p.GPUs || p.EquivalentTo != e.EquivalentTo {
+				GPUs(cfg) != p.GPUs || p.EquivalentTo != e.EquivalentTo || !reflect.DeepEqual(p.Config, e.Config) ||
+				p.CostUSDPerHour != e.CostUSDPerHour || p.PrefillGPUHourUSD != e.PrefillGPUHourUSD || p.DecodeGPUHourUSD != e.DecodeGPUHourUSD {
 				t.Errorf("%s: point %d: lazy %s class %s, the text decodes to %s class %s; eager %s", c.name, i, p.ID, p.Class,
 					PointID(cfg), CanonicalKey(cfg), e.ID)
 			}

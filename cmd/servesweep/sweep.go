@@ -186,13 +186,20 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	// The points' YAML is written only for the points that run (Materialize below and in runShard).
+	// The points' configs are decoded and written only for the points that run (Materialize below
+	// and in runShard).
 	x, err := spec.ExpandLazy()
 	if err != nil {
 		return err
 	}
 	if !opts.AllowEmptyMode {
 		if err := x.CheckModes(); err != nil {
+			return err
+		}
+	}
+	if len(exportTargets) > 0 {
+		// Every point's backend is checked against the targets: their configs are needed now.
+		if err := x.Materialize(x.Points); err != nil {
 			return err
 		}
 	}
