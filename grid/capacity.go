@@ -210,7 +210,14 @@ func (s *Spec) checkCost(points []Point) (warnings []string, err error) {
 	missing := map[string]int{}
 	used := map[string]bool{}
 	for i := range points {
-		roles, ids, gpus := roleHardware(points[i].Config)
+		var roles []config.Role
+		var ids []string
+		var gpus []int
+		if h := points[i].hardware; h != nil {
+			roles, ids, gpus = h.roles, h.ids, h.gpus
+		} else {
+			roles, ids, gpus = roleHardware(points[i].Config)
+		}
 		cost, priced := 0.0, true
 		var prefill, decode float64
 		for k, id := range ids {

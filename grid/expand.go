@@ -9,9 +9,13 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
@@ -51,7 +55,7 @@ type Point struct {
 	// to the point, such as the prefill role's for an aggregated point, are left out).
 	Values []Value
 	// Config is the decoded concrete config and YAML its text, a prediction config that
-	// `servesweep predict` accepts.
+	// `servesweep predict` accepts (nil after ExpandLazy until Expansion.Materialize).
 	Config *config.Config
 	YAML   []byte
 	// GPUs is the point's GPU count (Σ replicas × tensor × pipeline × attention_data over the
@@ -71,6 +75,20 @@ type Point struct {
 	// summary reports it as decode); 0 without a cost section or for a role the mode does not
 	// use. An autoscaled point is priced from its provisioned GPU-hours at these prices.
 	PrefillGPUHourUSD, DecodeGPUHourUSD float64
+
+	// picks are the point's value indices into each Spec.Domains entry's Values (-1: the
+	// domain does not apply), from which Materialize rebuilds its YAML.
+	picks []int32
+	// hardware is roleHardware of Config, kept for pricing (optimization.cost) when ExpandLazy
+	// drops the Config.
+	hardware *roleHW
+}
+
+// roleHW is what roleHardware returns: per role the point uses, its hardware id and GPUs.
+type roleHW struct {
+	roles []config.Role
+	ids   []string
+	gpus  []int
 }
 
 // CanonicalKey identifies the class of configs that simulate identically to cfg, by exactly these
@@ -80,7 +98,40 @@ type Point struct {
 // (Roles a mode does not use are already absent from a point.) It is a PointID of the canonical
 // config.
 func CanonicalKey(cfg *config.Config) string {
-	c := *cfg
+	c, changed := canonical(cfg, catalogIDs{timing.ResolveHardwareID, timing.ResolveModelID})
+	if !changed {
+		return PointID(cfg)
+	}
+	return PointID(&c)
+}
+
+// catalogIDs resolves hardware and model aliases to catalog ids (timing.ResolveHardwareID and
+// timing.ResolveModelID, or memos of them).
+type catalogIDs struct {
+	hardware, model func(string) (string, bool)
+}
+
+// memoIDs returns catalogIDs that resolve each name once (a model name costs a file-system
+// lookup); for one goroutine.
+func memoIDs() catalogIDs {
+	memo := func(f func(string) (string, bool)) func(string) (string, bool) {
+		m := map[string]string{}
+		return func(id string) (string, bool) {
+			r, ok := m[id]
+			if !ok {
+				r, _ = f(id)
+				m[id] = r
+			}
+			return r, r != id
+		}
+	}
+	return catalogIDs{memo(timing.ResolveHardwareID), memo(timing.ResolveModelID)}
+}
+
+// canonical returns the canonical config of cfg's class (see CanonicalKey), resolving aliases
+// with ids; changed is false when it equals cfg, whose PointID is then its CanonicalKey.
+func canonical(cfg *config.Config, ids catalogIDs) (c config.Config, changed bool) {
+	c = *cfg
 	single := true
 	for _, r := range c.Engine.Mode.Roles() {
 		if role := c.Engine.Workers.Role(r); role == nil || role.Parallelism.Replicas*role.Parallelism.AttentionData != 1 {
@@ -88,22 +139,34 @@ func CanonicalKey(cfg *config.Config) string {
 		}
 	}
 	if single {
-		c.Router = config.Router{Policy: config.PolicyRoundRobin, PrefillLoadModel: config.PrefillLoadModel{Type: "none"}}
+		r := config.Router{Policy: config.PolicyRoundRobin, PrefillLoadModel: config.PrefillLoadModel{Type: "none"}}
+		changed = !reflect.DeepEqual(c.Router, r)
+		c.Router = r
 	}
 	if c.Router.Policy != config.PolicyKVRouter {
+		if c.Router.OverlapScoreCredit != nil || c.Router.PrefillLoadScale != nil || c.Router.Temperature != nil {
+			changed = true
+		}
 		c.Router.OverlapScoreCredit, c.Router.PrefillLoadScale, c.Router.Temperature = nil, nil, nil
 	}
 	// An alias names the same GPU or model as its catalog id.
-	c.Engine.Hardware, _ = timing.ResolveHardwareID(c.Engine.Hardware)
-	c.Engine.Model, _ = timing.ResolveModelID(c.Engine.Model)
-	for _, role := range []**config.WorkerRole{&c.Engine.Workers.Aggregated, &c.Engine.Workers.Prefill, &c.Engine.Workers.Decode} {
-		if *role != nil && (*role).Hardware != "" {
-			r := **role
-			r.Hardware, _ = timing.ResolveHardwareID(r.Hardware)
-			*role = &r
+	resolve := func(s *string, id func(string) (string, bool)) {
+		if r, _ := id(*s); r != *s {
+			*s, changed = r, true
 		}
 	}
-	return PointID(&c)
+	resolve(&c.Engine.Hardware, ids.hardware)
+	resolve(&c.Engine.Model, ids.model)
+	for _, role := range []**config.WorkerRole{&c.Engine.Workers.Aggregated, &c.Engine.Workers.Prefill, &c.Engine.Workers.Decode} {
+		if *role != nil && (*role).Hardware != "" {
+			if id, _ := ids.hardware((*role).Hardware); id != (*role).Hardware {
+				r := **role
+				r.Hardware, changed = id, true
+				*role = &r
+			}
+		}
+	}
+	return c, changed
 }
 
 // markEquivalents sets each point's Class, and EquivalentTo on every point whose class an earlier
@@ -111,7 +174,10 @@ func CanonicalKey(cfg *config.Config) string {
 func markEquivalents(points []Point) {
 	first := map[string]string{}
 	for i := range points {
-		key := CanonicalKey(points[i].Config)
+		key := points[i].Class
+		if key == "" {
+			key = CanonicalKey(points[i].Config)
+		}
 		points[i].Class = key
 		if id, ok := first[key]; ok {
 			points[i].EquivalentTo = id
@@ -303,82 +369,142 @@ func (s *Spec) applies(path, mode, policy string) bool {
 // strict_sla or a goodput target without evaluation.sla) are config.Errors; a grid whose
 // every point is outside the GPU budget is a *NoFeasiblePointError.
 func (s *Spec) Expand() (*Expansion, error) {
+	x, err := s.expand(true)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.Materialize(x.Points); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// ExpandLazy is Expand without the selected points' YAML and decoded configs (Point.YAML and
+// Point.Config are nil until Expansion.Materialize, except the first selected point's Config): a
+// sweep writes and keeps the configs of the points it runs only, so a point of a large grid
+// costs its ID and values, not its config.
+func (s *Spec) ExpandLazy() (*Expansion, error) { return s.expand(false) }
+
+// expand is Expand (keep true: every point keeps its Config) or ExpandLazy.
+func (s *Spec) expand(keep bool) (*Expansion, error) {
 	x := &Expansion{Spec: s, GridPoints: s.Size(), Filtered: map[string]int{}, Examples: map[string]string{}}
-	seen := map[string]bool{}
-	var valid []Point
 	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
-	pick := make([]*yaml.Node, len(s.Domains))
-	index := 0
-	// sim.Check reads only the engine section and the router's prefill-load model: points that
-	// share them (most of a grid: the load and router domains) share its verdict.
-	checked := map[string]error{}
+	combos := s.combos(mi, pi)
+	n, d := len(combos)/max(len(s.Domains), 1), len(s.Domains)
+	if d == 0 {
+		n = 1
+	}
+	// The points are built and decoded in parallel, each independent of the others; everything
+	// that depends on point order (indexes, duplicates, counts, examples) is done after, in order.
+	type built struct {
+		p                 Point
+		reason, msg, full string
+	}
+	out := make([]built, n)
 	notes := map[string]bool{}
-	check := func(cfg *config.Config) error {
-		key, err := json.Marshal(struct {
-			Engine    *config.Engine
-			LoadModel string
-		}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
-		if err != nil {
-			return sim.Check(cfg)
-		}
-		e, ok := checked[string(key)]
-		if !ok {
-			var ns []string
-			ns, e = sim.CheckNotes(cfg)
-			for _, n := range ns {
-				notes[n] = true
-			}
-			checked[string(key)] = e
-		}
-		return e
-	}
-	tally := newValueTally(s.Domains)
-	vi := make([]int, len(s.Domains))
-	var rec func(k int)
-	rec = func(k int) {
-		if k == len(s.Domains) {
-			p, reason, msg, full := s.point(pick, mi, pi, check)
-			tally.add(pick, vi, reason, "point "+p.Label()+": "+msg)
-			if full != "" && len(x.Errors) < maxErrors {
-				x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(full, "\n", "\n    "))
-			}
-			p.Index = index
-			index++
-			if reason == "" && seen[p.ID] {
-				reason, msg = FilteredDuplicate, "same concrete config as an earlier point ("+p.ID+")"
-			}
-			if reason != "" {
-				x.Filtered[reason]++
-				if x.Examples[reason] == "" {
-					x.Examples[reason] = "point " + p.Label() + ": " + msg
+	var mu sync.Mutex
+	var next atomic.Int64
+	const chunk = 256
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// sim.Check reads only the engine section and the router's prefill-load model: points
+			// that share them (most of a grid: the load and router domains) share its verdict.
+			checked := map[string]error{}
+			mine := map[string]bool{}
+			check := func(cfg *config.Config) error {
+				key, err := json.Marshal(struct {
+					Engine    *config.Engine
+					LoadModel string
+				}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
+				if err != nil {
+					return sim.Check(cfg)
 				}
-				return
+				e, ok := checked[string(key)]
+				if !ok {
+					var ns []string
+					ns, e = sim.CheckNotes(cfg)
+					for _, n := range ns {
+						mine[n] = true
+					}
+					checked[string(key)] = e
+				}
+				return e
 			}
-			seen[p.ID] = true
-			valid = append(valid, p)
-			return
-		}
-		mode, policy := "", ""
-		if mi >= 0 && k > mi {
-			mode = pick[mi].Value
-		}
-		if pi >= 0 && k > pi {
-			policy = pick[pi].Value
-		}
-		if !s.applies(s.Domains[k].Path, mode, policy) {
-			pick[k] = nil
-			rec(k + 1)
-			return
-		}
-		for j, v := range s.Domains[k].Values {
-			pick[k], vi[k] = v, j
-			rec(k + 1)
-		}
+			pick := make([]*yaml.Node, d)
+			vi := make([]int, d)
+			ids := memoIDs()
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= n {
+					break
+				}
+				for i := lo; i < min(lo+chunk, n); i++ {
+					for k, j := range combos[i*d : i*d+d] {
+						pick[k], vi[k] = nil, int(j)
+						if j >= 0 {
+							pick[k] = s.Domains[k].Values[j]
+						}
+					}
+					b := &out[i]
+					b.p, b.reason, b.msg, b.full = s.point(pick, vi, mi, pi, check, ids)
+					if !keep {
+						b.p.Config = nil // decoded again by Materialize if the point runs
+					}
+				}
+			}
+			mu.Lock()
+			maps.Copy(notes, mine)
+			mu.Unlock()
+		}()
 	}
-	rec(0)
+	wg.Wait()
+
+	seen := make(map[string]bool, n)
+	var valid []Point
+	tally := newValueTally(s.Domains)
+	pick := make([]*yaml.Node, d)
+	vi := make([]int, d)
+	for index := range out {
+		b := &out[index]
+		p, reason, msg := b.p, b.reason, b.msg
+		b.p = Point{}
+		for k, j := range p.picks {
+			pick[k], vi[k] = nil, int(j)
+			if j >= 0 {
+				pick[k] = s.Domains[k].Values[j]
+			}
+		}
+		tallyMsg := ""
+		if reason != "" {
+			tallyMsg = "point " + p.Label() + ": " + msg
+		}
+		tally.add(pick, vi, reason, tallyMsg)
+		if b.full != "" && len(x.Errors) < maxErrors {
+			x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(b.full, "\n", "\n    "))
+		}
+		p.Index = index
+		if reason == "" && seen[p.ID] {
+			reason, msg = FilteredDuplicate, "same concrete config as an earlier point ("+p.ID+")"
+		}
+		if reason != "" {
+			x.Filtered[reason]++
+			if x.Examples[reason] == "" {
+				x.Examples[reason] = "point " + p.Label() + ": " + msg
+			}
+			continue
+		}
+		seen[p.ID] = true
+		valid = append(valid, p)
+	}
 	x.Valid = len(valid)
 	if len(valid) == 0 {
 		return nil, s.noValidPoint(x)
+	}
+	if err := x.Materialize(valid[:1]); err != nil {
+		return nil, err
 	}
 	if err := s.checkSLA(valid[0].Config); err != nil {
 		return nil, err
@@ -406,6 +532,9 @@ func (s *Spec) Expand() (*Expansion, error) {
 		for i, j := range perm {
 			x.Points[i] = valid[j]
 		}
+		if err := x.Materialize(x.Points[:1]); err != nil {
+			return nil, err
+		}
 	}
 	markEquivalents(x.Points)
 	for n := range notes {
@@ -417,36 +546,35 @@ func (s *Spec) Expand() (*Expansion, error) {
 
 // point builds the point of one combination of values (pick[i] is nil for a domain that does
 // not apply). reason is "" for a valid point, else a Filtered* reason with its message.
-func (s *Spec) point(pick []*yaml.Node, mi, pi int, check func(*config.Config) error) (p Point, reason, msg, full string) {
-	subst := make(map[*yaml.Node]*yaml.Node, len(pick))
+//
+// The point's YAML is left nil (Materialize writes it): its config is decoded from the tree, which
+// gives the config decoding the YAML would give. A point the tree does not decode is decoded
+// again from its YAML, so that its messages name the lines of its YAML, as predict would.
+func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config.Config) error, ids catalogIDs) (p Point, reason, msg, full string) {
+	p.picks = make([]int32, len(pick))
 	for i, v := range pick {
+		p.picks[i] = -1
 		if v != nil {
-			subst[s.Domains[i].node] = v
+			p.picks[i] = int32(vi[i])
 			p.Values = append(p.Values, Value{Path: s.Domains[i].Path, Value: v.Value})
 		}
 	}
-	root := substitute(s.root, subst)
-	if mi >= 0 {
-		prune(root, pick[mi].Value, "")
-	}
-	if pi >= 0 {
-		prune(root, "", pick[pi].Value)
-	}
-	if i := s.controller(pathPlanner); i >= 0 && pick[i] != nil && pick[i].Value != "enabled" {
-		prunePlanner(root)
-	}
+	root := s.tree(pick, mi, pi)
 	o := s.Optimization
 	// Most points of a large grid fall outside the GPU budget; counting their GPUs on the tree
 	// spares decoding them. Points the shortcut cannot count are decoded and checked below.
 	if g, ok := quickGPUs(root); ok && (g > o.MaxCandidateGPUs || g < o.MinCandidateGPUs) {
 		return p, FilteredGPUBudget, budgetMsg(g, o), ""
 	}
-	data, err := marshal(root)
+	cfg, err := config.DecodeNode(root, s.File, config.WithMarker(ConcreteMarker))
 	if err != nil {
-		return p, FilteredInvalid, "cannot serialize: " + err.Error(), err.Error()
+		data, merr := marshal(root)
+		if merr != nil {
+			return p, FilteredInvalid, "cannot serialize: " + merr.Error(), merr.Error()
+		}
+		p.YAML = data
+		cfg, err = config.Decode(data, s.File, nil, config.WithMarker(ConcreteMarker))
 	}
-	p.YAML = data
-	cfg, err := config.Decode(data, s.File, nil, config.WithMarker(ConcreteMarker))
 	if err != nil {
 		reason := FilteredInvalid
 		if errors.Is(err, errors.ErrUnsupported) {
@@ -459,7 +587,16 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int, check func(*config.Config) e
 		return p, reason, msg, err.Error()
 	}
 	p.Config = cfg
+	if s.Optimization.Cost != nil {
+		roles, ids, gpus := roleHardware(cfg)
+		p.hardware = &roleHW{roles, ids, gpus}
+	}
 	p.ID = PointID(cfg)
+	if c, changed := canonical(cfg, ids); changed {
+		p.Class = PointID(&c)
+	} else {
+		p.Class = p.ID
+	}
 	p.GPUs = GPUs(cfg)
 	if p.GPUs > o.MaxCandidateGPUs || p.GPUs < o.MinCandidateGPUs {
 		return p, FilteredGPUBudget, budgetMsg(p.GPUs, o), ""
@@ -480,6 +617,100 @@ func (s *Spec) point(pick []*yaml.Node, mi, pi int, check func(*config.Config) e
 		return p, FilteredInvalid, err.Error(), err.Error()
 	}
 	return p, "", "", ""
+}
+
+// combos enumerates the grid in order: for each point, one value index per domain (-1 for a
+// domain that does not apply to the point's mode or policy), flat, len(s.Domains) per point.
+func (s *Spec) combos(mi, pi int) []int32 {
+	var out []int32
+	cur := make([]int32, len(s.Domains))
+	var rec func(k int)
+	rec = func(k int) {
+		if k == len(s.Domains) {
+			out = append(out, cur...)
+			return
+		}
+		mode, policy := "", ""
+		if mi >= 0 && k > mi {
+			mode = s.Domains[mi].Values[cur[mi]].Value
+		}
+		if pi >= 0 && k > pi {
+			policy = s.Domains[pi].Values[cur[pi]].Value
+		}
+		if !s.applies(s.Domains[k].Path, mode, policy) {
+			cur[k] = -1
+			rec(k + 1)
+			return
+		}
+		for j := range s.Domains[k].Values {
+			cur[k] = int32(j)
+			rec(k + 1)
+		}
+	}
+	rec(0)
+	return out
+}
+
+// tree builds the YAML tree of the point with the domain values pick (nil for a domain that
+// does not apply): the spec with each value substituted, less the roles, sections and knobs
+// the point's mode, router policy and planner policy do not use.
+func (s *Spec) tree(pick []*yaml.Node, mi, pi int) *yaml.Node {
+	subst := make(map[*yaml.Node]*yaml.Node, len(pick))
+	for i, v := range pick {
+		if v != nil {
+			subst[s.Domains[i].node] = v
+		}
+	}
+	root := substitute(s.root, subst, s.copied)
+	if mi >= 0 {
+		prune(root, pick[mi].Value, "")
+	}
+	if pi >= 0 {
+		prune(root, "", pick[pi].Value)
+	}
+	if i := s.controller(pathPlanner); i >= 0 && pick[i] != nil && pick[i].Value != "enabled" {
+		prunePlanner(root)
+	}
+	return root
+}
+
+// Materialize writes the YAML and the decoded Config of each of points that lacks them, from its
+// domain values: the concrete config as `servesweep predict` accepts it. ExpandLazy leaves them
+// to the points that will run, so that a large grid costs its points' IDs and not their configs.
+// Points not built by this expansion's spec are left alone.
+func (x *Expansion) Materialize(points []Point) error {
+	s := x.Spec
+	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
+	pick := make([]*yaml.Node, len(s.Domains))
+	for i := range points {
+		p := &points[i]
+		if (p.YAML != nil && p.Config != nil) || len(p.picks) != len(s.Domains) {
+			continue
+		}
+		for k, j := range p.picks {
+			pick[k] = nil
+			if j >= 0 {
+				pick[k] = s.Domains[k].Values[j]
+			}
+		}
+		root := s.tree(pick, mi, pi)
+		if p.Config == nil {
+			// The decode that found the point valid, again: it cannot fail now.
+			cfg, err := config.DecodeNode(root, s.File, config.WithMarker(ConcreteMarker))
+			if err != nil {
+				return fmt.Errorf("point %s: cannot decode its config again: %w", p.ID, err)
+			}
+			p.Config = cfg
+		}
+		if p.YAML == nil {
+			data, err := marshal(root)
+			if err != nil {
+				return fmt.Errorf("point %s: cannot serialize its config: %w", p.ID, err)
+			}
+			p.YAML = data
+		}
+	}
+	return nil
 }
 
 func budgetMsg(gpus int, o Optimization) string {
@@ -552,17 +783,22 @@ func marshal(n *yaml.Node) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// substitute copies n, replacing each node found in subst by a copy of its value.
-func substitute(n *yaml.Node, subst map[*yaml.Node]*yaml.Node) *yaml.Node {
+// substitute copies n, replacing each node found in subst by a copy of its value. With copied
+// non-nil, only the nodes in it are copied; the others are shared with n, so the result may be
+// read but only its copied nodes edited.
+func substitute(n *yaml.Node, subst map[*yaml.Node]*yaml.Node, copied map[*yaml.Node]bool) *yaml.Node {
 	if v, ok := subst[n]; ok {
 		c := *v
 		return &c
+	}
+	if copied != nil && !copied[n] {
+		return n
 	}
 	c := *n
 	if len(n.Content) > 0 {
 		c.Content = make([]*yaml.Node, len(n.Content))
 		for i, ch := range n.Content {
-			c.Content[i] = substitute(ch, subst)
+			c.Content[i] = substitute(ch, subst, copied)
 		}
 	}
 	return &c

@@ -52,6 +52,9 @@ type Spec struct {
 	// root is the prediction part of the spec (without optimization and optimizer), aliases
 	// expanded and comments removed; the domain nodes are Domain.node.
 	root *yaml.Node
+	// copied are the nodes of root a point's tree copies rather than shares (pointCopies; nil:
+	// every node).
+	copied map[*yaml.Node]bool
 }
 
 // Domain is one searched field and the values it takes.
@@ -211,7 +214,42 @@ func Parse(data []byte, file string, sets []string, getenv func(string) (string,
 		return nil, config.Errors{{File: file, Msg: fmt.Sprintf("the grid has %s points before filtering, more than "+
 			"the limit of %s; narrow the domains (%s)", groupDigits(n), groupDigits(MaxGridPoints), s.domainSizes())}}
 	}
+	s.copied = s.pointCopies()
 	return s, nil
+}
+
+// pointCopies returns the nodes of the spec's tree that each point's tree copies: the ancestors
+// of every domain and the mappings a point's pruning edits (engine, engine.workers, router,
+// planner, and root). The other subtrees are the same in every point and shared with it.
+func (s *Spec) pointCopies() map[*yaml.Node]bool {
+	set := map[*yaml.Node]bool{s.root: true}
+	engine := child(s.root, "engine")
+	for _, n := range []*yaml.Node{engine, child(engine, "workers"), child(s.root, "router"), child(s.root, "planner")} {
+		if n != nil {
+			set[n] = true
+		}
+	}
+	domains := map[*yaml.Node]bool{}
+	for _, d := range s.Domains {
+		domains[d.node] = true
+	}
+	var stack []*yaml.Node
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if domains[n] {
+			for _, a := range stack {
+				set[a] = true
+			}
+			return
+		}
+		stack = append(stack, n)
+		for _, c := range n.Content {
+			walk(c)
+		}
+		stack = stack[:len(stack)-1]
+	}
+	walk(s.root)
+	return set
 }
 
 // parseYAML parses a single YAML document whose top level is a mapping.

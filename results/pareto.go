@@ -2,6 +2,7 @@ package results
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -247,11 +248,7 @@ func foldTies(rows []Row, front []int, values [][]float64) ([]int, map[int][]int
 	groups := map[string][]int{}
 	var order []string
 	for _, i := range front {
-		var key strings.Builder
-		for _, v := range values[i] {
-			fmt.Fprintf(&key, "%x,", math.Float64bits(v))
-		}
-		k := key.String()
+		k := vectorKey(values[i])
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -273,6 +270,15 @@ func foldTies(rows []Row, front []int, values [][]float64) ([]int, map[int][]int
 		}
 	}
 	return out, ties
+}
+
+// vectorKey is a map key equal for two vectors exactly when their values are bit for bit equal.
+func vectorKey(v []float64) string {
+	b := make([]byte, 0, 8*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	return string(b)
 }
 
 // bestOrder compares candidate rows x and y for the best point of objective k: < 0 when x comes
@@ -382,7 +388,9 @@ func meetsSLA(r *Row) bool {
 // as good as w on every objective and strictly better on one (dirs[k] says which way objective k
 // improves). Equal vectors do not dominate each other, so duplicates are all kept. The result is
 // ordered best first lexicographically (objective 0, then 1, ...), ties in input order. Every
-// vector must have len(dirs) finite values. It runs in O(n log n + n·f·k) for a front of size f.
+// vector must have len(dirs) finite values. It runs in O(n log n) for two objectives, and in
+// O(n log n + n·d·k) otherwise, for d distinct vectors on the front (equal vectors are compared
+// once).
 func ParetoFront(vecs [][]float64, dirs []Direction) []int {
 	order := make([]int, len(vecs))
 	for i := range order {
@@ -401,18 +409,39 @@ func ParetoFront(vecs [][]float64, dirs []Direction) []int {
 	}
 	slices.SortStableFunc(order, func(x, y int) int { return lex(vecs[x], vecs[y]) })
 	// Any vector that dominates v is lexicographically better, so it comes before v; checking v
-	// against the front found so far is enough (domination is transitive).
+	// against the distinct vectors of the front found so far is enough (domination is
+	// transitive). Equal vectors are adjacent in this order: one equal to the last front vector
+	// is on the front too.
 	var front []int
+	var distinct []int // the front's distinct vectors, in order
+	// With two objectives, every earlier vector is at least as good on objective 0, so v is
+	// dominated exactly when an earlier distinct vector is at least as good on objective 1: the
+	// best objective 1 so far decides.
+	two := len(dirs) == 2
+	var best1 float64 // the best objective 1 of the distinct front vectors so far
 	for _, i := range order {
+		v := vecs[i]
+		if n := len(distinct); n > 0 && lex(vecs[distinct[n-1]], v) == 0 {
+			front = append(front, i)
+			continue
+		}
 		dominated := false
-		for _, f := range front {
-			if dominates(vecs[f], vecs[i], dirs) {
-				dominated = true
-				break
+		if two {
+			dominated = len(distinct) > 0 && !dirs[1].better(v[1], best1)
+		} else {
+			for _, f := range distinct {
+				if dominates(vecs[f], v, dirs) {
+					dominated = true
+					break
+				}
 			}
 		}
 		if !dominated {
 			front = append(front, i)
+			distinct = append(distinct, i)
+			if two {
+				best1 = v[1]
+			}
 		}
 	}
 	return front

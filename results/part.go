@@ -171,25 +171,21 @@ func ReadPart(path string) (*Part, error) {
 func partChecksum(meta []byte, rows []Row) (string, error) {
 	h := sha256.New()
 	h.Write(meta)
-	t := reflect.TypeFor[Row]()
+	fields := rowFields().list
 	var line []byte
 	for i := range rows {
 		v := reflect.ValueOf(&rows[i]).Elem()
-		for j := 0; j < t.NumField(); j++ {
-			name := columnName(t.Field(j))
-			if name == "-" || name == "" {
-				continue
-			}
-			f := v.Field(j)
-			if f.Kind() == reflect.Pointer {
+		for _, c := range fields {
+			f := v.Field(c.index)
+			if c.pointer {
 				if f.IsNil() {
 					continue
 				}
 				f = f.Elem()
 			}
-			line = append(line[:0], name...)
+			line = append(line[:0], c.name...)
 			line = append(line, '=')
-			switch f.Kind() {
+			switch c.kind {
 			case reflect.Float64:
 				line = strconv.AppendFloat(line, f.Float(), 'g', -1, 64)
 			case reflect.Int64, reflect.Int:
@@ -199,7 +195,7 @@ func partChecksum(meta []byte, rows []Row) (string, error) {
 			case reflect.String:
 				line = strconv.AppendQuote(line, f.String())
 			default:
-				return "", fmt.Errorf("checksumming a part: column %s has kind %s", name, f.Kind())
+				return "", fmt.Errorf("checksumming a part: column %s has kind %s", c.name, c.kind)
 			}
 			h.Write(append(line, '\n'))
 		}
@@ -429,43 +425,47 @@ func MergeParts(parts []*Part) ([]Row, *Manifest, error) {
 	}
 	info := &MergeInfo{SpecHash: first.Meta.SpecHash}
 
+	// A kept row is referred to by part and position, and copied once, into the merged rows.
 	type pick struct {
-		row  Row
-		rank int
+		part, row, rank int
 	}
 	kept := map[string]*pick{}
-	var order []string
-	for _, p := range parts {
+	var order []*pick
+	for pi, p := range parts {
 		info.Parts = append(info.Parts, p.Path)
 		if !slices.Contains(info.ShardCounts, p.Meta.ShardCount) {
 			info.ShardCounts = append(info.ShardCounts, p.Meta.ShardCount)
 		}
-		for _, r := range p.Rows {
+		for ri := range p.Rows {
+			r := &p.Rows[ri]
 			k := kept[r.PointID]
 			if k == nil {
-				kept[r.PointID] = &pick{row: r, rank: statusRank(r.Status)}
-				order = append(order, r.PointID)
+				k = &pick{part: pi, row: ri, rank: statusRank(r.Status)}
+				kept[r.PointID] = k
+				order = append(order, k)
 				continue
 			}
 			info.DuplicateRows++
 			if rank := statusRank(r.Status); rank < k.rank {
-				k.row, k.rank = r, rank
-			} else if rank == k.rank && !reflect.DeepEqual(r.WithoutHostTime(), k.row.WithoutHostTime()) {
+				k.part, k.row, k.rank = pi, ri, rank
+			} else if rank == k.rank && !reflect.DeepEqual(r.WithoutHostTime(), parts[k.part].Rows[k.row].WithoutHostTime()) {
 				info.ConflictingDuplicates++
 			}
 		}
 	}
 	slices.Sort(info.ShardCounts)
-	rows := make([]Row, 0, len(order))
-	for _, id := range order {
-		rows = append(rows, kept[id].row)
-	}
-	slices.SortStableFunc(rows, func(a, b Row) int {
+	at := func(k *pick) *Row { return &parts[k.part].Rows[k.row] }
+	slices.SortStableFunc(order, func(x, y *pick) int {
+		a, b := at(x), at(y)
 		if a.PointIndex != b.PointIndex {
 			return int(a.PointIndex - b.PointIndex)
 		}
 		return strings.Compare(a.PointID, b.PointID)
 	})
+	rows := make([]Row, 0, len(order))
+	for _, k := range order {
+		rows = append(rows, *at(k))
+	}
 
 	m := first.Meta.Manifest
 	selected := m.Counts.SelectedPoints

@@ -19,10 +19,13 @@ import (
 
 // Names of the report files inside an output directory.
 const (
-	ManifestFile        = "sweep.json"
-	ParetoFile          = "pareto.json"
-	ReportFile          = "report.md"
-	PlotFile            = "pareto.png"
+	ManifestFile = "sweep.json"
+	ParetoFile   = "pareto.json"
+	ReportFile   = "report.md"
+	PlotFile     = "pareto.png"
+	// TiesFile holds every tie group's full membership when the front has ties
+	// (WriteReport; TieRow).
+	TiesFile            = "pareto_ties.parquet"
 	RecommendationsDir  = "recommendations"
 	maxScalarRecommends = 10
 )
@@ -233,8 +236,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 
 // Written lists the files WriteReport produced, as paths inside the output directory.
 type Written struct {
-	// Pareto, Report and Plot are the paths of pareto.json, report.md and pareto.png.
-	Pareto, Report, Plot string
+	// Pareto, Report and Plot are the paths of pareto.json, report.md and pareto.png; Ties is
+	// pareto_ties.parquet's ("" when the front has no tie and none was written).
+	Pareto, Report, Plot, Ties string
 	// Recommendations are the recommendation YAMLs in order (front order, or ranking order for a
 	// scalar target).
 	Recommendations []string
@@ -242,8 +246,10 @@ type Written struct {
 	RecommendedRows []int
 }
 
-// WriteReport writes pareto.json, report.md, the plot and recommendations/NNNN.yaml (each
-// recommended point's concrete prediction config) into dir from rows and their analysis.
+// WriteReport writes pareto.json, report.md, the plot, recommendations/NNNN.yaml (each
+// recommended point's concrete prediction config) and, when the front has ties,
+// pareto_ties.parquet (every tie, as TieRows; a stale one is removed otherwise) into dir from rows
+// and their analysis.
 // Recommendations are the Pareto front for target pareto, else the best 10 of the ranking.
 // Stale NNNN.yaml files from an earlier report are removed; other files are left alone.
 func WriteReport(dir string, rows []Row, a *Analysis, m *Manifest) (*Written, error) {
@@ -274,6 +280,14 @@ func WriteReport(dir string, rows []Row, a *Analysis, m *Manifest) (*Written, er
 	if err != nil {
 		return nil, err
 	}
+	if ties := tieRows(rows, a); len(ties) > 0 {
+		w.Ties = filepath.Join(dir, TiesFile)
+		if err := writeTable(w.Ties, ties); err != nil {
+			return nil, err
+		}
+	} else if err := os.Remove(filepath.Join(dir, TiesFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
 	if err := WriteFileAtomic(w.Pareto, data); err != nil {
 		return nil, err
 	}
@@ -293,11 +307,11 @@ func WriteReport(dir string, rows []Row, a *Analysis, m *Manifest) (*Written, er
 var recommendationName = regexp.MustCompile(`^[0-9]{4}\.yaml$`)
 
 // ReportFilesIn returns the files of a report that dir already holds, the ones WriteReport would
-// replace: pareto.json, report.md and pareto.png, then recommendations/NNNN.yaml (as
+// replace: pareto.json, report.md, pareto.png and pareto_ties.parquet, then recommendations/NNNN.yaml (as
 // slash-separated paths relative to dir, in name order). A missing dir holds none.
 func ReportFilesIn(dir string) ([]string, error) {
 	var found []string
-	for _, name := range []string{ParetoFile, ReportFile, PlotFile} {
+	for _, name := range []string{ParetoFile, ReportFile, PlotFile, TiesFile} {
 		_, err := os.Lstat(filepath.Join(dir, name))
 		if err == nil {
 			found = append(found, name)
@@ -405,8 +419,36 @@ type paretoPoint struct {
 	Score          *float64           `json:"score,omitempty"`
 	Recommendation string             `json:"recommendation,omitempty"`
 	// TiedPointIDs lists the other front points whose objectives equal this one's, in point
-	// order (Analysis.Ties); the entry stands for them all.
-	TiedPointIDs []string `json:"tied_point_ids,omitempty"`
+	// order (Analysis.Ties), the first MaxTiedPointIDs of them; the entry stands for them all.
+	// TiedPointCount is how many there are (0: none); TiesFile lists every one.
+	TiedPointIDs   []string `json:"tied_point_ids,omitempty"`
+	TiedPointCount int      `json:"tied_point_count,omitempty"`
+}
+
+// MaxTiedPointIDs is how many tied point IDs a pareto.json entry lists, so that a front whose
+// points mostly tie (a grid over knobs the workload never exercises) stays small; the tie group's
+// full membership is in TiesFile.
+const MaxTiedPointIDs = 100
+
+// TieRow is one row of pareto_ties.parquet: a front point whose objectives equal those of the
+// entry that stands for it, in front order and then point order.
+type TieRow struct {
+	// FrontRank is the 1-based rank of the standing entry on the front (pareto.json's rank).
+	FrontRank int64 `parquet:"front_rank"`
+	// PointID is the standing entry's point_id and TiedPointID the tied point's.
+	PointID     string `parquet:"point_id"`
+	TiedPointID string `parquet:"tied_point_id"`
+}
+
+// tieRows lists every tie of a's front as TieRows.
+func tieRows(rows []Row, a *Analysis) []TieRow {
+	var out []TieRow
+	for n, i := range a.Front {
+		for _, j := range a.Ties[i] {
+			out = append(out, TieRow{FrontRank: int64(n + 1), PointID: rows[i].PointID, TiedPointID: rows[j].PointID})
+		}
+	}
+	return out
 }
 
 type paretoBest struct {
@@ -428,6 +470,8 @@ type paretoDoc struct {
 	Front         []paretoPoint  `json:"front"`
 	Best          []paretoBest   `json:"best"`
 	Ranking       []paretoPoint  `json:"ranking,omitempty"`
+	// TiesFile names pareto_ties.parquet when the front has ties.
+	TiesFile string `json:"ties_file,omitempty"`
 }
 
 // ParetoDocument returns the bytes of pareto.json (indented JSON and a final newline) for rows,
@@ -441,16 +485,19 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 	for n, i := range recommended {
 		recFor[i] = filepath.ToSlash(filepath.Join(RecommendationsDir, fmt.Sprintf("%04d.yaml", n+1)))
 	}
+	labels := LabelsFor(rows)
 	point := func(rank, i int) paretoPoint {
 		r := &rows[i]
 		p := paretoPoint{Rank: rank, PointID: r.PointID, GPUs: r.GPUs, Mode: r.Mode, Shape: Shape(r),
-			RouterPolicy: r.RouterPolicy, Load: LoadFor(r, rows), Objectives: map[string]float64{}, Recommendation: recFor[i]}
+			RouterPolicy: r.RouterPolicy, Load: labels.Load(r), Objectives: map[string]float64{}, Recommendation: recFor[i]}
 		for k, o := range a.Settings.Objectives {
 			p.Objectives[o.Metric] = a.Values[i][k]
 		}
-		for _, j := range a.Ties[i] {
+		ties := a.Ties[i]
+		for _, j := range ties[:min(len(ties), MaxTiedPointIDs)] {
 			p.TiedPointIDs = append(p.TiedPointIDs, rows[j].PointID)
 		}
+		p.TiedPointCount = len(ties)
 		return p
 	}
 	doc := paretoDoc{SchemaVersion: manifestVersion, Settings: a.Settings, Rows: len(rows),
@@ -460,6 +507,9 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 	}
 	for n, i := range a.Front {
 		doc.Front = append(doc.Front, point(n+1, i))
+	}
+	if len(a.Ties) > 0 {
+		doc.TiesFile = TiesFile
 	}
 	for _, b := range a.Best {
 		doc.Best = append(doc.Best, paretoBest{Metric: b.Objective.Metric, Direction: b.Objective.Direction,
@@ -543,37 +593,68 @@ func Hardware(r *Row) string {
 
 // HardwareFor is Hardware, prefixed with the row's model ("Qwen/Qwen3-30B-A3B on h100_sxm fp8")
 // when rows hold more than one model (a sweep over engine.model), so front entries of different
-// models read differently.
-func HardwareFor(r *Row, rows []Row) string {
-	for i := range rows {
-		if rows[i].Model != r.Model {
-			return r.Model + " on " + Hardware(r)
+// models read differently. It reads every row; to label many rows, use LabelsFor once.
+func HardwareFor(r *Row, rows []Row) string { return LabelsFor(rows).Hardware(r) }
+
+// LoadFor is Load, followed by the row's token counts when the rows differ in them (a sweep over
+// ISL, OSL or a length distribution's mean, whose mean the columns hold): "concurrency 32, ISL
+// 512 / OSL 128", "4 sessions/s, 1024 new / 128 output tokens a turn". It reads every row; to
+// label many rows, use LabelsFor once.
+func LoadFor(r *Row, rows []Row) string { return LabelsFor(rows).Load(r) }
+
+// Labels says what distinguishes the rows of one result set, so that each row's hardware and
+// load labels name it (HardwareFor, LoadFor) at O(1) per row.
+type Labels struct {
+	// Models: the rows hold more than one model. Tokens: they differ in their token counts
+	// (source input/output tokens, or new input/output tokens per turn).
+	Models, Tokens bool
+}
+
+// LabelsFor scans rows once (O(n)) for what distinguishes them.
+func LabelsFor(rows []Row) Labels {
+	var l Labels
+	if len(rows) == 0 {
+		return l
+	}
+	same := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	r := &rows[0]
+	for i := range rows[1:] {
+		q := &rows[i+1]
+		if q.Model != r.Model {
+			l.Models = true
 		}
+		if !same(q.SourceInputTokens, r.SourceInputTokens) || !same(q.SourceOutputTokens, r.SourceOutputTokens) ||
+			!same(q.SourceNewInputTokensPerTurn, r.SourceNewInputTokensPerTurn) || !same(q.SourceOutputTokensPerTurn, r.SourceOutputTokensPerTurn) {
+			l.Tokens = true
+		}
+		if l.Models && l.Tokens {
+			break
+		}
+	}
+	return l
+}
+
+// Hardware is Hardware(r), prefixed with r's model when the rows hold more than one.
+func (l Labels) Hardware(r *Row) string {
+	if l.Models {
+		return r.Model + " on " + Hardware(r)
 	}
 	return Hardware(r)
 }
 
-// LoadFor is Load, followed by the row's token counts when the rows differ in them (a sweep over
-// ISL, OSL or a length distribution's mean, whose mean the columns hold): "concurrency 32, ISL
-// 512 / OSL 128", "4 sessions/s, 1024 new / 128 output tokens a turn".
-func LoadFor(r *Row, rows []Row) string {
-	l := Load(r)
-	same := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-	for i := range rows {
-		q := &rows[i]
-		if same(q.SourceInputTokens, r.SourceInputTokens) && same(q.SourceOutputTokens, r.SourceOutputTokens) &&
-			same(q.SourceNewInputTokensPerTurn, r.SourceNewInputTokensPerTurn) && same(q.SourceOutputTokensPerTurn, r.SourceOutputTokensPerTurn) {
-			continue
-		}
-		switch {
-		case r.SourceInputTokens != nil && r.SourceOutputTokens != nil:
-			return fmt.Sprintf("%s, ISL %d / OSL %d", l, *r.SourceInputTokens, *r.SourceOutputTokens)
-		case r.SourceNewInputTokensPerTurn != nil && r.SourceOutputTokensPerTurn != nil:
-			return fmt.Sprintf("%s, %d new / %d output tokens a turn", l, *r.SourceNewInputTokensPerTurn, *r.SourceOutputTokensPerTurn)
-		}
-		return l
+// Load is Load(r), followed by r's token counts when the rows differ in them.
+func (l Labels) Load(r *Row) string {
+	s := Load(r)
+	if !l.Tokens {
+		return s
 	}
-	return l
+	switch {
+	case r.SourceInputTokens != nil && r.SourceOutputTokens != nil:
+		return fmt.Sprintf("%s, ISL %d / OSL %d", s, *r.SourceInputTokens, *r.SourceOutputTokens)
+	case r.SourceNewInputTokensPerTurn != nil && r.SourceOutputTokensPerTurn != nil:
+		return fmt.Sprintf("%s, %d new / %d output tokens a turn", s, *r.SourceNewInputTokensPerTurn, *r.SourceOutputTokensPerTurn)
+	}
+	return s
 }
 
 // Load describes a row's load, e.g. "concurrency 32", "4 req/s", "speedup 2"; under a capacity
@@ -684,19 +765,24 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	}
 	header += " config |"
 	sep += "---|"
+	labels := LabelsFor(rows)
 	table := func(list []int) {
 		b.WriteString(header + "\n" + sep + "\n")
+		first := map[string]int{} // objective vector at ObjectiveDigits → its first entry's number
 		for n, i := range list {
 			r := &rows[i]
 			same := ""
-			if k := slices.IndexFunc(list[:n], func(j int) bool { return slices.Equal(a.compared[j], a.compared[i]) }); k >= 0 {
+			key := vectorKey(a.compared[i])
+			if k, ok := first[key]; ok {
 				same = fmt.Sprintf(" (ties #%d)", k+1)
+			} else {
+				first[key] = n
 			}
 			if t := len(a.Ties[i]); t > 0 {
 				same += fmt.Sprintf(" (+%d tied)", t)
 			}
-			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, HardwareFor(r, rows), r.Mode, Shape(r),
-				r.RouterPolicy, LoadFor(r, rows), r.GPUs)
+			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, labels.Hardware(r), r.Mode, Shape(r),
+				r.RouterPolicy, labels.Load(r), r.GPUs)
 			for k := range s.Objectives {
 				fmt.Fprintf(&b, " %s |", fmtNum(a.Values[i][k]))
 			}
@@ -718,6 +804,10 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		b.WriteString("Non-dominated points over the objectives, best first by the first objective. " +
 			"Points with identical objective values form one entry, the first in point order (\"+N tied\"; " +
 			"pareto.json lists them in tied_point_ids).\n\n")
+		if slices.ContainsFunc(a.Front, func(i int) bool { return len(a.Ties[i]) > MaxTiedPointIDs }) {
+			fmt.Fprintf(&b, "An entry tied with more than %d points lists the first %d in pareto.json (tied_point_count "+
+				"counts them all); `%s` holds every tie (front_rank, point_id, tied_point_id).\n\n", MaxTiedPointIDs, MaxTiedPointIDs, TiesFile)
+		}
 		table(a.Front)
 		b.WriteString("\n")
 	}
@@ -732,7 +822,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		for _, bst := range a.Best {
 			r := &rows[bst.Row]
 			fmt.Fprintf(&b, "| %s `%s` | %s | `%s` | %s | %s | %s | %s | %s | %d |\n", bst.Objective.Direction, bst.Objective.Metric,
-				fmtNum(bst.Value), r.PointID, HardwareFor(r, rows), r.Mode, Shape(r), r.RouterPolicy, LoadFor(r, rows), r.GPUs)
+				fmtNum(bst.Value), r.PointID, labels.Hardware(r), r.Mode, Shape(r), r.RouterPolicy, labels.Load(r), r.GPUs)
 		}
 		b.WriteString("\n")
 	}
@@ -862,7 +952,7 @@ func WriteOutputs(dir string, rows []Row, m *Manifest) (*Analysis, *Written, err
 // OwnedFiles are the names a sweep writes in its output directory (besides
 // recommendations/NNNN.yaml); starting a sweep over removes only these.
 func OwnedFiles() []string {
-	return []string{JournalFile, JournalFile + SpecSuffix, ParquetFile, ProbesFile, ManifestFile, ParetoFile, ReportFile, PlotFile}
+	return []string{JournalFile, JournalFile + SpecSuffix, ParquetFile, ProbesFile, ManifestFile, ParetoFile, ReportFile, PlotFile, TiesFile}
 }
 
 // RemoveOutputs deletes the files a sweep owns in dir (OwnedFiles and recommendations/NNNN.yaml),

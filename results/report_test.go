@@ -1,11 +1,16 @@
 package results
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // LoadFor names the token counts only when the rows differ in them.
@@ -106,5 +111,88 @@ func TestReportListsFilteredReasons(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(dir, ReportFile)); strings.Contains(string(data), "Filtered before simulation") {
 		t.Errorf("a sweep without filtered points lists them:\n%s", data)
+	}
+}
+
+// TestTiedFrontIsCapped: a front of 3 tie groups of 1, 149 and 102 rows (in interleaved point
+// order) lists at most MaxTiedPointIDs tied IDs per entry, the first in point order, with
+// tied_point_count the group's size less one; pareto_ties.parquet holds every tie, and a report
+// without ties removes it.
+func TestTiedFrontIsCapped(t *testing.T) {
+	var rows []Row
+	group := func(i int) int { // 0: one row; 1: 149 rows; 2: 102 rows
+		switch {
+		case i == 0:
+			return 0
+		case i%2 == 1 || i > 204:
+			return 1
+		}
+		return 2
+	}
+	for i := range 252 {
+		g := float64(group(i))
+		r := row(fmt.Sprintf("p%03d", i), 1, 100+g, 10+g, 5)
+		r.PointIndex = int64(i)
+		rows = append(rows, r)
+	}
+	dir := t.TempDir()
+	s := Settings{Target: TargetPareto, Objectives: []Objective{{"output_throughput_tok_s", Maximize}, {"p99_ttft_ms", Minimize}}}
+	a, err := Analyze(rows, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := WriteReport(dir, rows, a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Front []struct {
+			PointID        string   `json:"point_id"`
+			TiedPointIDs   []string `json:"tied_point_ids"`
+			TiedPointCount int      `json:"tied_point_count"`
+		} `json:"front"`
+		TiesFile string `json:"ties_file"`
+	}
+	data, _ := os.ReadFile(w.Pareto)
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	// Group 2 (throughput 102) is best on throughput, then group 1, then group 0.
+	want := []struct {
+		id           string
+		listed, tied int
+		second       string
+	}{{"p002", 100, 101, "p004"}, {"p001", 100, 148, "p003"}, {"p000", 0, 0, ""}}
+	if len(doc.Front) != len(want) || doc.TiesFile != TiesFile || w.Ties != filepath.Join(dir, TiesFile) {
+		t.Fatalf("front %+v, ties file %q (%q)", doc.Front, doc.TiesFile, w.Ties)
+	}
+	for k, f := range doc.Front {
+		if f.PointID != want[k].id || len(f.TiedPointIDs) != want[k].listed || f.TiedPointCount != want[k].tied ||
+			(want[k].listed > 0 && f.TiedPointIDs[0] != want[k].second) {
+			t.Errorf("entry %d: %s with %d listed (%v...) of %d tied; want %+v", k, f.PointID, len(f.TiedPointIDs),
+				f.TiedPointIDs[:min(2, len(f.TiedPointIDs))], f.TiedPointCount, want[k])
+		}
+	}
+	ties, err := parquet.ReadFile[TieRow](w.Ties)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ties) != 249 || ties[0] != (TieRow{1, "p002", "p004"}) || ties[248] != (TieRow{2, "p001", "p251"}) {
+		t.Errorf("%d ties, first %+v, last %+v", len(ties), ties[0], ties[len(ties)-1])
+	}
+	report, _ := os.ReadFile(w.Report)
+	if !bytes.Contains(report, []byte("(+148 tied)")) || !bytes.Contains(report, []byte(TiesFile)) {
+		t.Errorf("report.md lacks the tie count or the ties file:\n%s", report)
+	}
+	// Without ties the file goes.
+	a, err = Analyze(rows[:1], s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err = WriteReport(dir, rows[:1], a, nil); err != nil || w.Ties != "" {
+		t.Fatalf("%v, ties %q", err, w.Ties)
+	}
+	if _, err := os.Stat(filepath.Join(dir, TiesFile)); !os.IsNotExist(err) {
+		t.Errorf("a stale %s was left: %v", TiesFile, err)
 	}
 }

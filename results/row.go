@@ -1006,29 +1006,57 @@ func Columns() []Column {
 // numericValue returns the value of the numeric column name in r: ok is false when the column is
 // null, known is false when name is not a numeric column.
 func numericValue(r *Row, name string) (x float64, ok, known bool) {
-	v := reflect.ValueOf(r).Elem()
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		if columnName(t.Field(i)) != name {
-			continue
-		}
-		f := v.Field(i)
-		if f.Kind() == reflect.Pointer {
-			if f.IsNil() {
-				return 0, false, isNumericKind(f.Type().Elem().Kind())
-			}
-			f = f.Elem()
-		}
-		switch f.Kind() {
-		case reflect.Int64:
-			return float64(f.Int()), true, true
-		case reflect.Float64:
-			return f.Float(), true, true
-		}
+	c, found := rowFields().byName[name]
+	if !found || !isNumericKind(c.kind) {
 		return 0, false, false
 	}
-	return 0, false, false
+	f := reflect.ValueOf(r).Elem().Field(c.index)
+	if c.pointer {
+		if f.IsNil() {
+			return 0, false, true
+		}
+		f = f.Elem()
+	}
+	if c.kind == reflect.Int64 {
+		return float64(f.Int()), true, true
+	}
+	return f.Float(), true, true
 }
+
+// rowField is one written field of Row: its index, column name, kind (of the pointed-to type for
+// an optional column) and whether it is a pointer.
+type rowField struct {
+	index   int
+	name    string
+	kind    reflect.Kind
+	pointer bool
+}
+
+// rowFieldSet lists Row's written fields in column order and indexes them by column name.
+type rowFieldSet struct {
+	list   []rowField
+	byName map[string]rowField
+}
+
+// rowFields reads Row's struct tags once: per-value lookups then cost no tag parsing.
+var rowFields = sync.OnceValue(func() rowFieldSet {
+	t := reflect.TypeFor[Row]()
+	s := rowFieldSet{byName: map[string]rowField{}}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name := columnName(f)
+		if name == "-" || name == "" {
+			continue
+		}
+		c := rowField{index: i, name: name, kind: f.Type.Kind()}
+		if c.kind == reflect.Pointer {
+			c.kind, c.pointer = f.Type.Elem().Kind(), true
+		}
+		s.list = append(s.list, c)
+		s.byName[name] = c
+	}
+	return s
+})
 
 func isNumericKind(k reflect.Kind) bool { return k == reflect.Int64 || k == reflect.Float64 }
 

@@ -72,11 +72,13 @@ type reportFilesDoc struct {
 	Plot            string   `json:"plot"`
 	Recommendations []string `json:"recommendations"`
 	Report          string   `json:"report"`
+	// Ties is pareto_ties.parquet, when the front has ties.
+	Ties string `json:"ties,omitempty"`
 }
 
 // newReportFiles returns the paths of w, with an empty list (not null) of recommendations.
 func newReportFiles(w *results.Written) reportFilesDoc {
-	return reportFilesDoc{Pareto: w.Pareto, Plot: w.Plot, Recommendations: append([]string{}, w.Recommendations...), Report: w.Report}
+	return reportFilesDoc{Pareto: w.Pareto, Plot: w.Plot, Recommendations: append([]string{}, w.Recommendations...), Report: w.Report, Ties: w.Ties}
 }
 
 // reportDoc is `servesweep report --format json`: pareto.json's document, and the files written.
@@ -96,6 +98,8 @@ type sweepFilesDoc struct {
 	Recommendations []string `json:"recommendations"`
 	Report          string   `json:"report"`
 	Results         string   `json:"results"`
+	// Ties is pareto_ties.parquet, when the front has ties.
+	Ties string `json:"ties,omitempty"`
 }
 
 // sweepDoc is `servesweep sweep --format json`: sweep.json's counts and settings, pareto.json's

@@ -42,8 +42,8 @@ func newReportCmd(io ioStreams, runF func(context.Context, *reportOptions) error
 			"[--min-gpus N] [--max-gpus N] [--max-rejected-ratio R] [--format table|json]",
 		Short: "Analyze a sweep's results.parquet again: pareto.json, report.md, the plot and recommendations",
 		Long: `Analyze a sweep's DIR/results.parquet again, without simulating, and write pareto.json,
-report.md, pareto.png and recommendations/NNNN.yaml into OUT (--output-dir, created if missing;
-default DIR).
+report.md, pareto.png, recommendations/NNNN.yaml and, when points of the front tie,
+pareto_ties.parquet into OUT (--output-dir, created if missing; default DIR).
 
 The sweep's own report is never replaced by accident: when OUT already holds a report (as DIR
 does after a sweep), give another --output-dir, or --overwrite to replace it.

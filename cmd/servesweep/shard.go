@@ -133,6 +133,9 @@ func resolveShard(opts *sweepOptions, getenv func(string) (string, bool)) (*shar
 // under a capacity search also its probes (<output-dir>/probes/probes-IIIII-of-NNNNN.parquet).
 func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Expansion, sh *shardChoice, run sweep.Options) error {
 	points := x.ShardPoints(sh.Shard)
+	if err := x.Materialize(points); err != nil {
+		return err
+	}
 	hash := x.SpecHash()
 	jsonOut := opts.Format == formatJSON
 	if !jsonOut {

@@ -68,7 +68,8 @@ candidate_timeout_seconds, seed) sections. Without -c the built-in spec
 (examples/default-sweep.yaml) runs. ${NAME} in a string value is read from the environment.
 
 Writes <output-dir>/points.jsonl (the journal), results.parquet, sweep.json, pareto.json,
-report.md, pareto.png and recommendations/NNNN.yaml. With optimization.capacity_search each
+report.md, pareto.png, recommendations/NNNN.yaml and, when points of the front tie,
+pareto_ties.parquet. With optimization.capacity_search each
 deployment runs at the largest load within evaluation.sla (its row is measured there, in steady
 state: unless the spec sets traffic.load.ramp_seconds, a concurrency probe ramps its first wave
 in over the request lifetime a pilot run measures and leaves the first two lifetimes out as a
@@ -185,12 +186,20 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	x, err := spec.Expand()
+	// The points' configs are decoded and written only for the points that run (Materialize below
+	// and in runShard).
+	x, err := spec.ExpandLazy()
 	if err != nil {
 		return err
 	}
 	if !opts.AllowEmptyMode {
 		if err := x.CheckModes(); err != nil {
+			return err
+		}
+	}
+	if len(exportTargets) > 0 {
+		// Every point's backend is checked against the targets: their configs are needed now.
+		if err := x.Materialize(x.Points); err != nil {
 			return err
 		}
 	}
@@ -248,6 +257,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if shard != nil {
 		return runShard(ctx, io, opts, x, shard, runOpts)
 	}
+	if err := x.Materialize(x.Points); err != nil {
+		return err
+	}
 	start := time.Now()
 	out, err := sweep.Run(ctx, x.Points, runOpts)
 	if err != nil {
@@ -286,7 +298,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		rf := newReportFiles(w)
 		return printJSON(io.Out, sweepDoc{Counts: m.Counts, Settings: m.Settings, Pareto: pareto, Files: sweepFilesDoc{
 			Journal: filepath.Join(opts.OutputDir, results.JournalFile), Manifest: filepath.Join(opts.OutputDir, results.ManifestFile),
-			Pareto: rf.Pareto, Plot: rf.Plot, Recommendations: rf.Recommendations, Report: rf.Report,
+			Pareto: rf.Pareto, Plot: rf.Plot, Recommendations: rf.Recommendations, Report: rf.Report, Ties: rf.Ties,
 			Results: filepath.Join(opts.OutputDir, results.ParquetFile), Probes: probesFile(opts.OutputDir, spec)}})
 	}
 
@@ -549,6 +561,7 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 		}
 		fmt.Fprintf(w, "Pareto front: %d %s of %d candidates (%s):\n", len(a.Front), points, len(a.Candidates), strings.Join(objs, ", "))
 	}
+	labels := results.LabelsFor(rows)
 	for n, i := range wr.RecommendedRows {
 		r := &rows[i]
 		var vals []string
@@ -559,8 +572,8 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 		if t := len(a.Ties[i]); t > 0 && a.Ranking == nil {
 			tied = fmt.Sprintf(" (+%d tied)", t)
 		}
-		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s%s\n", n+1, strings.Join(vals, ", "), r.GPUs, results.HardwareFor(r, rows),
-			r.Mode, results.Shape(r), r.RouterPolicy, results.LoadFor(r, rows), wr.Recommendations[n], tied)
+		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s%s\n", n+1, strings.Join(vals, ", "), r.GPUs, labels.Hardware(r),
+			r.Mode, results.Shape(r), r.RouterPolicy, labels.Load(r), wr.Recommendations[n], tied)
 	}
 }
 

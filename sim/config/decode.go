@@ -95,20 +95,43 @@ func Decode(data []byte, file string, sets []string, opts ...Option) (*Config, e
 	return c, nil
 }
 
+// DecodeNode is Decode of the YAML whose parsed root mapping is root, without --set overrides:
+// it gives the Config and errors Decode gives for that text (error positions are root's node
+// lines). It reads root without changing it. Callers that hold a tree already (a sweep point)
+// skip encoding it to text and parsing it back.
+func DecodeNode(root *yaml.Node, file string, opts ...Option) (*Config, error) {
+	if root == nil || root.Kind != yaml.MappingNode {
+		return nil, Errors{{File: file, Msg: "the top level must be a mapping, got " + describe(root)}}
+	}
+	c, errs, unsupported := decodeRoot(root, file, nil, opts...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if len(unsupported) > 0 {
+		return nil, unsupported
+	}
+	return c, nil
+}
+
 // decode runs steps 1 to 6 and returns the Config (nil when it could not be built), the
 // problems of steps 1 to 5, and the not-supported-yet findings of step 6 (only computed when
 // there are no other problems).
 func decode(data []byte, file string, sets []string, opts ...Option) (*Config, Errors, Errors) {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
 	root, errs := parseDocument(data, file)
 	if len(errs) > 0 {
 		return nil, errs, nil
 	}
 	if errs := applySets(root, sets, file); len(errs) > 0 {
 		return nil, errs, nil
+	}
+	return decodeRoot(root, file, sets, opts...)
+}
+
+// decodeRoot runs steps 3 to 6 of decode on the parsed root mapping.
+func decodeRoot(root *yaml.Node, file string, sets []string, opts ...Option) (*Config, Errors, Errors) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
 	w := &walker{file: file, marker: o.marker, given: map[string]bool{}}
 	c := &Config{File: file, HasRouter: declared(root, "router"), HasPlanner: declared(root, "planner")}

@@ -1,0 +1,83 @@
+package grid
+
+import (
+	"strconv"
+	"testing"
+)
+
+// scaleSpec is the grid of issue 43: Llama-3.1-8B, replicas 1–100 × max_sequences 1–1,000 (range
+// domains, 100,000 points), fixed timing, 2 requests a point, a budget of 100 GPUs.
+const scaleSpec = `traffic:
+  source: {type: synthetic, input_tokens: 128, output_tokens: 16}
+  load: {type: concurrency, concurrency: 4}
+  stop: {requests: 2}
+engine:
+  mode: aggregated
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: {range: {min: 1, max: 100, step: 1}}, tensor: 1}
+      scheduler: {max_batched_tokens: 8192, max_sequences: {range: {min: 1, max: 1000, step: 1}}}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 10000}}
+      timing: {type: fixed, prefill_ms: 10, decode_ms: 5}
+router:
+  policy: round_robin
+optimization:
+  target: pareto
+  objectives:
+    - {metric: output_throughput_tok_s, direction: maximize}
+    - {metric: p99_ttft_ms, direction: minimize}
+  constraints: {max_candidate_gpus: 100}
+`
+
+func parseScaleSpec(b *testing.B) *Spec {
+	b.Helper()
+	s, err := Parse([]byte(scaleSpec), "scale.yaml", nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkExpand expands the 100,000-point grid of scaleSpec (parse included, no point's YAML
+// written) and hashes it, as `servesweep sweep --dry-run` does; reports points/s.
+func BenchmarkExpand(b *testing.B) {
+	for range b.N {
+		x, err := parseScaleSpec(b).ExpandLazy()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(x.Points) != 100_000 {
+			b.Fatalf("%d points, want 100000", len(x.Points))
+		}
+		_ = x.SpecHash()
+	}
+	b.ReportMetric(float64(100_000*b.N)/b.Elapsed().Seconds(), "points/s")
+}
+
+// BenchmarkShard selects one shard of scaleSpec's grid as `servesweep sweep --shard I/N` does:
+// parse, expand, the shard's points and their YAML, the spec hash and every shard's size.
+// Reports the grid's points/s.
+func BenchmarkShard(b *testing.B) {
+	for _, count := range []int{20, 1000} {
+		b.Run("of="+strconv.Itoa(count), func(b *testing.B) {
+			for range b.N {
+				x, err := parseScaleSpec(b).ExpandLazy()
+				if err != nil {
+					b.Fatal(err)
+				}
+				points := x.ShardPoints(Shard{Index: 1, Count: count})
+				if len(points) == 0 {
+					b.Fatal("empty shard")
+				}
+				if err := x.Materialize(points); err != nil {
+					b.Fatal(err)
+				}
+				_, _ = x.SpecHash(), x.ShardSizes(count)
+			}
+			b.ReportMetric(float64(100_000*b.N)/b.Elapsed().Seconds(), "points/s")
+		})
+	}
+}
