@@ -125,6 +125,9 @@ optimization:
 // within 10 %: measured whole, the 8-second run counted its fill and drain and picked the
 // aggregated one at 202.7 where the 64-second one found the disaggregated one at about 290.
 func TestCapacityIndependentOfRunLength(t *testing.T) {
+	if raceEnabled {
+		t.Skip("six capacity searches of a 70B deployment: make test runs it without -race")
+	}
 	type best struct {
 		mode   string
 		perGPU float64
