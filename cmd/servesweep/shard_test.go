@@ -27,9 +27,10 @@ import (
 // unchanged. Its fixed 8 two-turn sessions do not grow with the load, so the capacity search stops
 // at concurrency 8 (where every session is in flight), and every point's search meets the SLA up
 // to that max and ends there, bounded; the fixed concurrency is the load of a test that turns the
-// capacity search off.
+// capacity search off. Its probes keep the synchronized start (ramp_seconds 0: no pilot runs), as
+// these tests are about the sweep's files, not about steady-state capacity.
 var tinyDefault = []string{"--set", "traffic.stop={sessions: 8}", "--set", "traffic.load.concurrency=4", "--set", "traffic.source.session.turns=2",
-	"--set", "optimization.capacity_search.max=8"}
+	"--set", "optimization.capacity_search.max=8", "--set", "traffic.load.ramp_seconds=0"}
 
 func TestResolveShard(t *testing.T) {
 	for _, tc := range []struct {
@@ -348,7 +349,7 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
 	opts := &sweepOptions{OutputDir: shared, Sets: []string{"traffic.stop={sessions: 8}", "traffic.load.concurrency=4", "traffic.source.session.turns=2",
-		"optimization.capacity_search.max=8"}, Quiet: true,
+		"optimization.capacity_search.max=8", "traffic.load.ramp_seconds=0"}, Quiet: true,
 		Format: formatJSON, Parallelism: 1, Shard: "1/4", Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
 			if cfg.Traffic.Load.Concurrency == 1 && cfg.Traffic.Stop.Sessions == 8 && n.Add(1) == 4 {
 				cancel()

@@ -279,7 +279,7 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var n atomic.Int32
 	sets := []string{"traffic.stop={sessions: 8}", "traffic.load.concurrency=4", "traffic.source.session.turns=2",
-		"optimization.capacity_search.max=8"} // tinyDefault's
+		"optimization.capacity_search.max=8", "traffic.load.ramp_seconds=0"} // tinyDefault's
 	opts := &sweepOptions{OutputDir: dir, Sets: sets, Quiet: true, Format: formatTable,
 		Parallelism: 2, Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
 			if n.Add(1) == 20 {
@@ -293,7 +293,7 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 		t.Fatalf("exit %d (%v), want 130", code, err)
 	}
 	if !strings.Contains(err.Error(), "to resume, rerun: servesweep sweep --set 'traffic.stop={sessions: 8}' --set traffic.load.concurrency=4 "+
-		"--set traffic.source.session.turns=2 --set optimization.capacity_search.max=8 --output-dir "+dir) {
+		"--set traffic.source.session.turns=2 --set optimization.capacity_search.max=8 --set traffic.load.ramp_seconds=0 --output-dir "+dir) {
 		t.Errorf("message: %v", err)
 	}
 	partial := readRows(t, dir)
