@@ -73,7 +73,9 @@ pareto_ties.parquet. With optimization.capacity_search each
 deployment runs at the largest load within evaluation.sla (its row is measured there, in steady
 state: unless the spec sets traffic.load.ramp_seconds, a concurrency probe ramps its first wave
 in over the request lifetime a pilot run measures and leaves the first two lifetimes out as a
-warm-up) and every probe of the search is a row of probes.parquet. Rerunning the same command with the same
+warm-up; an open-loop probe leaves out two lifetimes of its own run; a run too short for that,
+or for the attainment target to allow two misses, is lengthened) and every probe of the search
+is a row of probes.parquet. Rerunning the same command with the same
 --output-dir resumes: finished points are skipped. Ctrl-C keeps every finished point.
 
 Sharded (--shard I/N, or from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID in the environment,
