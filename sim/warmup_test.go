@@ -122,3 +122,22 @@ func TestFirstWave(t *testing.T) {
 		t.Errorf("MeanE2EMs = %v over %d, want 54 over 4", ms, n)
 	}
 }
+
+// A rejected request is never warm-up: with 64-token prompts against a 32-token context every
+// request is rejected at arrival, all before the 60 ms warm-up ends, and each still counts as
+// offered and rejected (a deployment that rejects must not read as one that measured nothing).
+func TestWarmupKeepsRejections(t *testing.T) {
+	cfg := testConfig(64, 3, 4, 1, 1000)
+	cfg.Engine.ContextLength = 32
+	warm := 0.06
+	cfg.Traffic.Load.WarmupSeconds = &warm
+	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.NumRequests != 4 || s.RejectedRequests != 4 || s.WarmupRequests != 0 || s.RejectedByReason["context_length"] != 4 {
+		t.Errorf("num_requests %d, rejected %d (%v), warmup_requests %d; want 4, 4 context_length, 0",
+			s.NumRequests, s.RejectedRequests, s.RejectedByReason, s.WarmupRequests)
+	}
+}

@@ -157,7 +157,7 @@ type Input struct {
 	SLA        *SLA
 	WallTimeMs float64
 	// WarmupMs (traffic.load.warmup_seconds × 1000) leaves the requests that arrive before it
-	// out of the statistics and measures the rates over the steady window (Summary.WarmupSeconds,
+	// (rejected ones aside) out of the statistics and measures the rates over the steady window (Summary.WarmupSeconds,
 	// Summary.SteadyWindowMs); 0 means none.
 	WarmupMs float64
 	// Speculation is the run's speculative-decoding counts (engine.speculation); nil when off.
@@ -180,7 +180,9 @@ type Input struct {
 // Only completed requests count toward tokens and latency samples; latency samples are clamped
 // at >= 0; requests that completed with no token add no latency samples. Requests that arrived
 // before in.WarmupMs count in no statistic but warmup_requests and the steady-window rates
-// (Summary.SteadyWindowMs); their tokens leave the ITL samples as an unfinished request's do.
+// (Summary.SteadyWindowMs); their tokens leave the ITL samples as an unfinished request's do. A
+// rejected request is never warm-up: it counts in num_requests and rejected_requests whenever it
+// arrived.
 // Errors: a pass log's
 // PassStore failed to spill (PassStore.Err) or a spilled chunk cannot be read back; each names
 // the spill file and says what to do.
@@ -239,8 +241,10 @@ func Build(in *Input) (*Summary, error) {
 				window.add(r, in.SLA)
 			}
 		}
-		if warmup && r.ArrivalMs < t0 {
-			// A warm-up request: its tokens leave the ITL samples as an unfinished one's do.
+		if warmup && r.ArrivalMs < t0 && r.Status != engine.Rejected {
+			// A warm-up request: its tokens leave the ITL samples as an unfinished one's do. A
+			// rejected one is never warm-up: a rejection is the deployment's, whenever it comes,
+			// and leaving it out would make a deployment that rejects look better.
 			s.WarmupRequests++
 			r.EachRun(func(run engine.PassRun) { in.PassLogs[run.Worker].uncount(run.First, run.Last) })
 			continue
