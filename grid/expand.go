@@ -872,25 +872,8 @@ func PointID(cfg *config.Config) string {
 	return hex.EncodeToString(sum[:])[:12]
 }
 
-// GPUs returns a config's GPU count: the aggregated role's GPUs, or prefill plus decode GPUs
-// (dynosim-spec.md §3.2.2).
-func GPUs(cfg *config.Config) int {
-	w := &cfg.Engine.Workers
-	if cfg.Engine.Mode == config.ModeDisaggregated {
-		n := 0
-		if w.Prefill != nil {
-			n += w.Prefill.Parallelism.GPUs()
-		}
-		if w.Decode != nil {
-			n += w.Decode.Parallelism.GPUs()
-		}
-		return n
-	}
-	if w.Aggregated != nil {
-		return w.Aggregated.Parallelism.GPUs()
-	}
-	return 0
-}
+// GPUs returns a config's GPU count (config.Config.GPUs).
+func GPUs(cfg *config.Config) int { return cfg.GPUs() }
 
 // maxErrors is how many full decode errors an Expansion keeps.
 const maxErrors = 3

@@ -28,7 +28,8 @@ func TestOverlapSchedulingHidesHostTime(t *testing.T) {
 		return (r.LastTokenMs - r.FirstTokenMs) / 32, res.TimingProvider
 	}
 	e := timing.CalibratedEfficiency()
-	host := e.PassOverheadMs + e.SequenceOverheadUs/1000
+	// The scheduling step hides; the per-sequence time stays on the critical path.
+	host := e.PassOverheadMs
 	check := func(name string, serial, overlapped float64) {
 		t.Helper()
 		if d := serial - overlapped; d < host-1e-9 || d > host+1e-9 {

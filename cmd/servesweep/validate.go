@@ -41,14 +41,14 @@ type validateOptions struct {
 	Format string
 	// OneWorkerPerRole is --assume-one-worker-per-role (calibrate.Options.OneWorkerPerRole).
 	OneWorkerPerRole bool
-	// HoldoutHarness is fitted (burst shares fitted per fold, the strict score) or known
-	// (calibrate.FitOptions.KnownHarness).
-	HoldoutHarness string
 	// AIPerf lists the AIPerf (or GenAI-Perf) summaries or artifact directories of
 	// --aiperf; ConfigPath (-c) and Sets (--set) are the config those runs measured.
 	AIPerf     []string
 	ConfigPath string
 	Sets       []string
+	// Explain, when > 0, is --explain LINE: print the prediction config of that CSV line and
+	// exit.
+	Explain int
 	// holdoutSet and fitEvaluationsSet say whether the flags were given (an empty --holdout-by
 	// and a cap without a fit are mistakes, not defaults).
 	holdoutSet, fitEvaluationsSet bool
@@ -112,8 +112,8 @@ an error, a failed run without any simulated row included, nothing is printed on
 	f.StringVar(&opts.HoldoutBy, "holdout-by", "", "score on data the model was not fitted on: for each system, backend or model "+
 		"in turn, fit on the other rows and predict its rows (a fit per group: long); figures pool every left-out row")
 	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them; Memory and ExpertGEMM come from kernel measurements and are not refitted")
-	f.StringVar(&opts.HoldoutHarness, "holdout-harness", "fitted", "with --holdout-by: fitted (each benchmark harness's burst share is fitted per fold: the strict score) "+
-		"or known (the shipped shares, fixed in every fold: they describe how each backend's rows were measured)")
+	f.IntVar(&opts.Explain, "explain", 0, "print the prediction config (YAML for predict -c) that simulates the row on this CSV line "+
+		"(the header is line 1) as it was benchmarked, with its notes, and exit")
 	f.BoolVar(&opts.OneWorkerPerRole, "assume-one-worker-per-role", false, "simulate a disaggregated row that gives no worker counts "+
 		"as one prefill and one decode worker (noted per row) instead of skipping it")
 	f.IntVar(&opts.FitEvaluations, "fit-evaluations", 120, "most full validations per fit (--fit, and each fold of --holdout-by), >= 2")
@@ -127,7 +127,6 @@ an error, a failed run without any simulated row included, nothing is printed on
 	mustComplete(cmd, "parallelism", noFiles)
 	mustComplete(cmd, "holdout-by", fixed("system\tleave out one GPU at a time", "backend\tleave out one backend at a time",
 		"model\tleave out one model at a time"))
-	mustComplete(cmd, "holdout-harness", fixed("fitted\tburst shares fitted per fold (strict)", "known\tthe shipped burst shares in every fold"))
 	return cmd
 }
 
@@ -160,12 +159,6 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if opts.FitEvaluations < 2 {
 		return &usageError{fmt.Errorf("--fit-evaluations must be a whole number >= 2, got %d", opts.FitEvaluations)}
 	}
-	if opts.HoldoutHarness != "fitted" && opts.HoldoutHarness != "known" {
-		return &usageError{fmt.Errorf("--holdout-harness must be fitted or known, got %q", opts.HoldoutHarness)}
-	}
-	if opts.HoldoutHarness == "known" && opts.HoldoutBy == "" {
-		return &usageError{fmt.Errorf("--holdout-harness applies to --holdout-by: add --holdout-by system|backend|model")}
-	}
 	if opts.fitEvaluationsSet && !opts.Fit && opts.HoldoutBy == "" {
 		return &usageError{fmt.Errorf("--fit-evaluations caps a fit: use it with --fit or --holdout-by")}
 	}
@@ -183,10 +176,13 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 		return &usageError{err}
 	}
 	vo := calibrate.Options{Parallelism: opts.Parallelism, OneWorkerPerRole: opts.OneWorkerPerRole}
+	if opts.Explain != 0 {
+		return explainRow(ctx, io.Out, rows, opts.Explain, vo, opts.Measured)
+	}
 	var rep *calibrate.Report
 	var fitted *calibrate.Factors
 	if opts.HoldoutBy != "" {
-		fo := calibrate.FitOptions{Validate: vo, MaxEvaluations: opts.FitEvaluations, KnownHarness: opts.HoldoutHarness == "known"}
+		fo := calibrate.FitOptions{Validate: vo, MaxEvaluations: opts.FitEvaluations}
 		if !opts.Quiet {
 			fo.Log = func(line string) { fmt.Fprintln(io.Err, "fit:", line) }
 		}
@@ -237,6 +233,39 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	return nil
 }
 
+// explainRow prints the prediction config of the row on CSV line line: comment lines with the
+// row's id, source, harness and notes, then the YAML (a steady-state harness's ramp and warm-up
+// measured by Plan.Settle). A line that holds no data row, or a row
+// that cannot be simulated, is a usage error naming the line.
+func explainRow(ctx context.Context, w io.Writer, rows []calibrate.Row, line int, o calibrate.Options, file string) error {
+	i := slices.IndexFunc(rows, func(r calibrate.Row) bool { return r.Line == line })
+	if i < 0 {
+		return &usageError{fmt.Errorf("--explain %d: %s has no data row on line %d (data rows are lines %d to %d; the header is line 1)",
+			line, file, line, rows[0].Line, rows[len(rows)-1].Line)}
+	}
+	p, err := calibrate.PlanRow(rows[i], o)
+	if err != nil {
+		return &usageError{fmt.Errorf("--explain %d: %s line %d cannot be simulated: %v", line, file, line, err)}
+	}
+	// A steady-state harness's ramp and warm-up come from a pilot run under the shipped factors.
+	eff := calibrate.CalibratedFactors().Efficiency
+	if err := p.Settle(ctx, &eff); err != nil {
+		return fmt.Errorf("--explain %d: %s line %d: %v", line, file, line, err)
+	}
+	data, err := p.YAML()
+	if err != nil {
+		return err
+	}
+	r := rows[i]
+	fmt.Fprintf(w, "# %s line %d: %s\n# source %q, measured %s, %s %s on %s, %s, ISL %d, OSL %d, concurrency %d\n",
+		file, line, r.ID, r.Source, r.MeasuredAt, r.Model, r.Backend, r.System, p.Shape, r.ISL, r.OSL, p.Concurrency)
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "# %s\n", n)
+	}
+	_, err = w.Write(data)
+	return err
+}
+
 // renderValidation prints the rows (unless quiet), the groups, the largest errors, the skipped
 // rows and the overall accuracy.
 func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
@@ -264,6 +293,27 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 			g.TTFTMAPEPct, g.TTFTMedianAPEPct, g.TPOTMAPEPct, g.TPOTMedianAPEPct)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Accuracy per source (the headline covers the rows of a known harness; an assumed harness is scored apart)\n")
+	fmt.Fprintf(w, "%-20s %-10s %5s %5s  %9s %11s  %9s %11s\n", "source", "harness", "rows", "skip", "ttft_mape", "ttft_median", "tpot_mape", "tpot_median")
+	for _, src := range s.Sources {
+		name := src.Source
+		if name == "" {
+			name = "(no source column)"
+		}
+		fmt.Fprintf(w, "%-20s %-10s %5d %5d  %9s %11s  %9s %11s\n", trunc(name, 20), src.Harness, src.RowsSimulated, src.RowsSkipped,
+			pctOrNA(src.TTFTMAPEPct), pctOrNA(src.TTFTMedianAPEPct), pctOrNA(src.TPOTMAPEPct), pctOrNA(src.TPOTMedianAPEPct))
+	}
+	fmt.Fprintln(w)
+	if d := s.Decision; len(d.Groups) > 0 {
+		fmt.Fprintf(w, "Decision quality on the headline rows: the row predicted best per SLA (mean TPOT %s ms × mean TTFT %s ms)\n",
+			"{8..60}", "{300..5000}")
+		fmt.Fprintf(w, "%-34s %-9s %-7s %11s %5s %5s  %7s %6s %9s\n", "model", "system", "backend", "isl/osl", "rows", "slas", "regret", "exact", "rank_corr")
+		for _, g := range d.Groups {
+			fmt.Fprintf(w, "%-34s %-9s %-7s %11s %5d %5d  %7s %6s %9s\n", trunc(g.Model, 34), g.System, g.Backend,
+				fmt.Sprintf("%d/%d", g.ISL, g.OSL), g.Rows, g.SLAs, pctOrNA(scale100(g.MeanRegret)), pctOrNA(scale100(g.ExactShare)), fixedOrNA(g.RankCorrelation))
+		}
+		fmt.Fprintln(w)
+	}
 	if len(s.Notes) > 0 {
 		fmt.Fprintf(w, "Simulated rows with notes (readings of empty cells, departures from the row; see each row's notes):\n")
 		for _, n := range s.Notes {
@@ -280,14 +330,20 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 			fmt.Fprintf(w, "  line %4d  %6.1f%%  %s\n", x.Line, x.APEPct, x.ID)
 		}
 	}
+	skipped := 0
+	for _, r := range rep.Rows {
+		if r.Skipped {
+			skipped++
+		}
+	}
 	switch {
-	case s.RowsSkipped > 0 && quiet:
+	case skipped > 0 && quiet:
 		// The summary only: skipped rows by reason, each reason once.
 		fmt.Fprintf(w, "\nSkipped rows by reason:\n")
 		for _, line := range rep.SkippedReasons() {
 			fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(line, "\n", "\n    "))
 		}
-	case s.RowsSkipped > 0:
+	case skipped > 0:
 		fmt.Fprintf(w, "\nSkipped rows:\n")
 		for _, r := range rep.Rows {
 			if r.Skipped {
@@ -304,6 +360,31 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 		return
 	}
 	fmt.Fprintf(w, "\nOverall: %s\n", s)
+}
+
+// pctOrNA formats a percentage with one decimal, or N/A for nil.
+func pctOrNA(x *float64) string {
+	if x == nil {
+		return "N/A"
+	}
+	return fmt.Sprintf("%.1f%%", *x)
+}
+
+// fixedOrNA formats x with two decimals, or N/A for nil.
+func fixedOrNA(x *float64) string {
+	if x == nil {
+		return "N/A"
+	}
+	return fmt.Sprintf("%.2f", *x)
+}
+
+// scale100 is x × 100 (a fraction as a percentage), nil for nil.
+func scale100(x *float64) *float64 {
+	if x == nil {
+		return nil
+	}
+	v := *x * 100
+	return &v
 }
 
 func trunc(s string, n int) string {

@@ -28,7 +28,7 @@ func TestValidateCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, frag := range []string{"ttft_meas", "meta-llama/Llama-3.1-8B-Instruct", "Accuracy per (model, system, backend) group",
-		"Skipped rows:", "line    3", "unknown hardware \"tpu_v9\"", "Overall: TTFT MAPE", "1 row simulated, 1 skipped"} {
+		"Skipped rows:", "line    3", "unknown hardware \"tpu_v9\"", "Overall: all rows: TTFT MAPE", "1 row simulated, 1 skipped", "(no source column)   assumed"} {
 		if !strings.Contains(out, frag) {
 			t.Errorf("output lacks %q:\n%s", frag, out)
 		}
@@ -167,7 +167,7 @@ func TestValidateCommandNoRowSimulated(t *testing.T) {
 	if code != exitRunFailure {
 		t.Errorf("exit %d, want %d", code, exitRunFailure)
 	}
-	if !strings.Contains(out, "Overall: TTFT MAPE N/A, TPOT MAPE N/A, 0 rows simulated, 3 skipped\n") {
+	if !strings.Contains(out, "Overall: all rows: TTFT MAPE N/A, TPOT MAPE N/A, 0 rows simulated, 3 skipped\n") {
 		t.Errorf("stdout lacks the N/A headline:\n%s", out)
 	}
 	// -q counts the skipped rows by reason instead of listing each row.
@@ -208,8 +208,6 @@ func TestValidateHoldoutFlags(t *testing.T) {
 		{[]string{"--holdout-by", "gpu"}, "--holdout-by must be one of system, backend, model"},
 		{[]string{"--holdout-by", "system", "--fit"}, "--holdout-by and --fit are exclusive"},
 		{[]string{"--fit", "--fit-evaluations", "1"}, "--fit-evaluations must be a whole number >= 2, got 1"},
-		{[]string{"--holdout-by", "system", "--holdout-harness", "guessed"}, `--holdout-harness must be fitted or known, got "guessed"`},
-		{[]string{"--holdout-harness", "known"}, "--holdout-harness applies to --holdout-by"},
 		{[]string{"--fit-evaluations", "5"}, "--fit-evaluations caps a fit: use it with --fit or --holdout-by"},
 		{[]string{"--holdout-by", ""}, `--holdout-by must be one of system, backend, model, got ""`},
 		{[]string{"--output-json", "no-such-dir/report.json"}, "--output-json no-such-dir/report.json: directory no-such-dir does not exist"},
@@ -224,6 +222,42 @@ func TestValidateHoldoutFlags(t *testing.T) {
 		code, _, errs := runCLI(t, args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+// --explain LINE prints the row's prediction config, which predict runs; a line without a data
+// row is a usage error naming the valid lines.
+func TestValidateExplain(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "measured.csv")
+	if err := os.WriteFile(csvPath, []byte(measuredCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "validate", "--measured", csvPath, "--explain", "2")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, frag := range []string{"line 2: r1", "# harness assumed: fixed ISL and OSL, 80 requests (20 × concurrency 4)",
+		"input_tokens: 512", "warmup_seconds:", "backend: vllm"} {
+		if !strings.Contains(out, frag) {
+			t.Errorf("--explain output lacks %q:\n%s", frag, out)
+		}
+	}
+	cfgPath := filepath.Join(dir, "explain.yaml")
+	if err := os.WriteFile(cfgPath, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "predict", "-c", cfgPath, "--output-dir", filepath.Join(dir, "out")); code != exitOK {
+		t.Errorf("predict on the explained config: exit %d: %s", code, errOut)
+	}
+	for _, c := range []struct{ line, want string }{
+		{"1", "has no data row on line 1 (data rows are lines 2 to 3; the header is line 1)"},
+		{"3", "line 3 cannot be simulated: unknown hardware"},
+	} {
+		code, _, errOut := runCLI(t, "validate", "--measured", csvPath, "--explain", c.line)
+		if code != exitConfigError || !strings.Contains(errOut, c.want) {
+			t.Errorf("--explain %s: exit %d, stderr %q; want exit %d naming %q", c.line, code, errOut, exitConfigError, c.want)
 		}
 	}
 }

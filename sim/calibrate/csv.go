@@ -53,6 +53,10 @@ type Row struct {
 	Agg, Prefill, Decode WorkerShape
 	// TTFTMs and TPOTMs are the measured mean TTFT and mean TPOT in ms.
 	TTFTMs, TPOTMs float64
+	// Source, MeasuredAt and Image are the provenance columns source (who measured the row:
+	// inferencex, aic-gap-analysis, ...), measured_at (YYYY-MM-DD) and image (the serving
+	// container); "" when absent. Source selects the row's benchmark harness (HarnessFor).
+	Source, MeasuredAt, Image string
 	// Problem, when not empty, says why the row cannot be read (a malformed cell); such a row is
 	// reported as skipped.
 	Problem string
@@ -215,6 +219,7 @@ func parseRow(rec []string, col map[string]int, line int) Row {
 	p := &rowParser{rec: rec, col: col}
 	r := Row{
 		Line: line, ID: p.str("id"), Backend: p.str("backend"), BackendVersion: p.str("backend_version"),
+		Source: p.str("source"), MeasuredAt: p.str("measured_at"), Image: p.str("image"),
 		Model: p.str("model_path"), System: p.str("system"), Precision: p.str("precision"),
 		GEMMQuant: p.str("gemm_quant_mode"), Mode: p.str("mode"),
 		ISL: p.posInt("isl"), OSL: p.posInt("osl"), Concurrency: p.intv("concurrency", 0),

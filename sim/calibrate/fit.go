@@ -9,9 +9,9 @@ import (
 	"github.com/servesweep/servesweep/sim/timing"
 )
 
-// Factors are the fitted quantities: the timing model's Efficiency, and two properties of the
-// measurements rather than of the GPU: the front-end share of TTFT and the burst share of the
-// measured requests.
+// Factors are the fitted quantities: the timing model's Efficiency, the front end's share of
+// TTFT and the disaggregated hand-off's fixed time. How a row was benchmarked is not among them:
+// each row is simulated under its harness (Harness), never under a fitted stand-in for it.
 type Factors struct {
 	// Efficiency is the timing model's (timing.Roofline).
 	Efficiency timing.Efficiency
@@ -23,41 +23,13 @@ type Factors struct {
 	// predict's default (timing.CalibratedKVTransferLatencyMs). Fit does not fit it; 0 (a
 	// literal that omits it) simulates hand-offs without it.
 	KVTransferLatencyMs float64
-	// Burst is, per backend, the fraction of a benchmark's measured requests that arrived in its
-	// first, simultaneous wave.
-	Burst BurstShares
-}
-
-// BurstShares is the burst share of the measurements of each aggregated backend and of
-// disaggregated deployments, each in [0, 1]: 1 / (requests per unit of concurrency) of the
-// benchmark that produced them. It describes how the data were collected (the calibration
-// file's rows come from different harnesses), not how fast anything runs; only Validate uses it.
-type BurstShares struct {
-	// VLLM, SGLang and TRTLLM apply to aggregated rows of that backend.
-	VLLM, SGLang, TRTLLM float64
-	// Disaggregated applies to every disaggregated row, whatever its backend.
-	Disaggregated float64
-}
-
-// For returns the share of a row of backend in mode (the vLLM share for an unknown backend).
-func (b BurstShares) For(backend, mode string) float64 {
-	if mode == "disagg" || mode == "disaggregated" {
-		return b.Disaggregated
-	}
-	switch backend {
-	case "sglang":
-		return b.SGLang
-	case "trtllm":
-		return b.TRTLLM
-	}
-	return b.VLLM
 }
 
 // CalibratedFactors returns the factors servesweep ships: timing.CalibratedEfficiency,
-// CalibratedFrontendMs, timing.CalibratedKVTransferLatencyMs and CalibratedBurstShares.
+// CalibratedFrontendMs and timing.CalibratedKVTransferLatencyMs.
 func CalibratedFactors() Factors {
 	return Factors{Efficiency: timing.CalibratedEfficiency(), FrontendMs: CalibratedFrontendMs,
-		KVTransferLatencyMs: timing.CalibratedKVTransferLatencyMs, Burst: CalibratedBurstShares()}
+		KVTransferLatencyMs: timing.CalibratedKVTransferLatencyMs}
 }
 
 // PriorFactors is the start of every Holdout fit: round, physically plausible values chosen
@@ -70,8 +42,7 @@ func CalibratedFactors() Factors {
 // per collective; 0.5 ms per pass, 20 µs per
 // layer, per MoE layer (on top) and per sampled sequence; a 50 ms front end; the shipped hand-off
 // latency of disaggregated serving (chosen on the MoE file's rows leaving one GPU out, so a
-// Holdout of that file is not strictly left out for it); benchmarks of 10 requests per unit of
-// concurrency (burst share 0.1, the genai-perf and aiperf recipes' convention).
+// Holdout of that file is not strictly left out for it).
 func PriorFactors() Factors {
 	shipped := timing.CalibratedEfficiency()
 	return Factors{
@@ -80,7 +51,6 @@ func PriorFactors() Factors {
 		FrontendMs: 50,
 		// Chosen on the MoE file's rows, none of which a Holdout of the dense file scores.
 		KVTransferLatencyMs: timing.CalibratedKVTransferLatencyMs,
-		Burst:               BurstShares{VLLM: 0.1, SGLang: 0.1, TRTLLM: 0.1, Disaggregated: 0.1},
 	}
 }
 
@@ -110,10 +80,6 @@ func params() []param {
 		{"PassOverheadMs", func(f *Factors) *float64 { return &f.Efficiency.PassOverheadMs }, math.Inf(1)},
 		{"SequenceOverheadUs", func(f *Factors) *float64 { return &f.Efficiency.SequenceOverheadUs }, math.Inf(1)},
 		{"FrontendMs", func(f *Factors) *float64 { return &f.FrontendMs }, math.Inf(1)},
-		{"Burst.VLLM", func(f *Factors) *float64 { return &f.Burst.VLLM }, 1},
-		{"Burst.SGLang", func(f *Factors) *float64 { return &f.Burst.SGLang }, 1},
-		{"Burst.TRTLLM", func(f *Factors) *float64 { return &f.Burst.TRTLLM }, 1},
-		{"Burst.Disaggregated", func(f *Factors) *float64 { return &f.Burst.Disaggregated }, 1},
 	}
 }
 
@@ -133,17 +99,6 @@ type FitOptions struct {
 	// Fixed names factors Fit leaves at their start value (names as in the fit log, e.g.
 	// "Burst.SGLang").
 	Fixed []string
-	// KnownHarness, for Holdout only, takes the benchmark harnesses' burst shares as known
-	// (CalibratedBurstShares, fixed in every fold) instead of fitting them per fold: they describe
-	// how each backend's rows were measured, like the ISL column, and a fold that leaves out
-	// every row of a backend has nothing to fit its share on. The shares were fitted on every
-	// row, so such a score is not strictly left out for them.
-	KnownHarness bool
-}
-
-// BurstFactors names the burst-share factors (FitOptions.Fixed).
-func BurstFactors() []string {
-	return []string{"Burst.VLLM", "Burst.SGLang", "Burst.TRTLLM", "Burst.Disaggregated"}
 }
 
 // Objective is what Fit minimizes: with a = overall TPOT MAPE / 15 % and b = overall TTFT MAPE /

@@ -44,11 +44,8 @@ type Fold struct {
 
 // HoldoutInfo says how a Report was made by Holdout: which key, and each fold.
 type HoldoutInfo struct {
-	By string `json:"by"`
-	// KnownHarness says the burst shares were taken as known, not fitted per fold
-	// (FitOptions.KnownHarness).
-	KnownHarness bool   `json:"known_harness"`
-	Folds        []Fold `json:"folds"`
+	By    string `json:"by"`
+	Folds []Fold `json:"folds"`
 }
 
 // fitFunc is Fit; tests replace it.
@@ -80,13 +77,7 @@ func Holdout(ctx context.Context, rows []Row, key string, o FitOptions) (*Report
 		prior := PriorFactors()
 		o.Start = &prior
 	}
-	if o.KnownHarness {
-		start := *o.Start
-		start.Burst = CalibratedBurstShares()
-		o.Start = &start
-		o.Fixed = append(slices.Clip(o.Fixed), BurstFactors()...)
-	}
-	info := &HoldoutInfo{By: key, KnownHarness: o.KnownHarness}
+	info := &HoldoutInfo{By: key}
 	byLine := map[int]RowResult{}
 	for _, g := range groups {
 		var train, test []Row

@@ -72,39 +72,6 @@ d,vllm,meta-llama/Llama-3.1-8B-Instruct,gb200,,agg,512,32,2,1,25,4
 	}
 }
 
-// With KnownHarness every fold starts from the prior with the shipped burst shares and fits
-// everything but them.
-func TestHoldoutKnownHarness(t *testing.T) {
-	csv := header +
-		"a,vllm,0.12,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,,agg,512,32,2,,2,1,1,,,,,,,,,,,,,,,,,,40,6\n" +
-		"b,vllm,0.12,meta-llama/Llama-3.1-8B-Instruct,b200_sxm,,,agg,512,32,2,,2,1,1,,,,,,,,,,,,,,,,,,30,5\n"
-	rows, err := ReadCSV(strings.NewReader(csv), "m.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := PriorFactors()
-	want.Burst = CalibratedBurstShares()
-	folds := 0
-	fitFunc = func(_ context.Context, _ []Row, o FitOptions) (Factors, *Report, error) {
-		folds++
-		if o.Start == nil || *o.Start != want {
-			t.Errorf("fold %d starts from %+v, want the prior with the shipped burst shares", folds, o.Start)
-		}
-		if !reflect.DeepEqual(o.Fixed, BurstFactors()) {
-			t.Errorf("fold %d fixes %v, want %v", folds, o.Fixed, BurstFactors())
-		}
-		return *o.Start, nil, nil
-	}
-	defer func() { fitFunc = Fit }()
-	rep, err := Holdout(context.Background(), rows, HoldoutSystem, FitOptions{KnownHarness: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if folds != 2 || rep.Holdout == nil || !rep.Holdout.KnownHarness {
-		t.Errorf("%d folds, holdout info %+v", folds, rep.Holdout)
-	}
-}
-
 // Fit leaves the factors named in Fixed at their start values.
 func TestFitLeavesFixedFactors(t *testing.T) {
 	csv := header +

@@ -9,14 +9,9 @@ import (
 	"github.com/servesweep/servesweep/sim/timing"
 )
 
-// Simulation-length defaults (see Options).
+// Engine defaults of a planned row whose harness sets no server flags, and the transfer rate of
+// disaggregated rows.
 const (
-	// DefaultSteadyRequestsPerConcurrency is how many requests per unit of concurrency the
-	// steady-state run averages over (after its ramp wave): enough for the closed loop to cycle
-	// several times, few enough that the calibration file simulates in seconds on two cores.
-	DefaultSteadyRequestsPerConcurrency = 4
-	// MinMeasuredRequests is the least number of requests the steady-state run averages over.
-	MinMeasuredRequests = 16
 	// MaxBatchedTokens is the per-pass token budget of every simulated engine: the default of
 	// vLLM (max_num_batched_tokens), TensorRT-LLM (max_num_tokens) and SGLang
 	// (chunked_prefill_size) alike.
@@ -55,9 +50,8 @@ const (
 type Plan struct {
 	// Config is the deployment and workload to run.
 	Config *config.Config
-	// Warmup is the number of leading requests of the steady-state run left out of its means
-	// (its ramp wave, one per unit of concurrency).
-	Warmup int
+	// Harness is the benchmark client the row was measured with (HarnessFor).
+	Harness Harness
 	// Precisions are the weight and KV-cache formats simulated.
 	Precisions timing.Precisions
 	// Shape describes the workers, e.g. "agg 4 × (TP2)" or "disagg P 40 × (TP1) / D 6 × (TP4)".
@@ -297,27 +291,33 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	default:
 		return nil, fmt.Errorf("mode %q is not agg or disagg", r.Mode)
 	}
-	warm := conc
-	n := warm + max(o.SteadyRequestsPerConcurrency*conc, MinMeasuredRequests)
+	h := HarnessFor(r)
+	p.Harness = h
+	if h.Name == HarnessInferenceX {
+		if f, ok := InferenceXServerFlags(r, m.ID); ok {
+			f.apply(cfg, conc)
+			p.Notes = append(p.Notes, "server flags: "+f.Source)
+		} else {
+			p.Notes = append(p.Notes, "server flags not tabulated for this model, engine and date: servesweep's engine defaults")
+		}
+	}
+	p.Notes = append(p.Notes, h.describe(conc))
+	isl, islDist := h.lengths(r.ISL)
+	osl, oslDist := h.lengths(r.OSL)
+	sync := 0.0
 	cfg.Traffic = config.Traffic{
-		Source: config.Source{Type: config.SourceSynthetic, InputTokens: r.ISL, OutputTokens: r.OSL},
-		Load:   config.Load{Type: config.LoadConcurrency, Concurrency: conc},
-		Stop:   config.Stop{Requests: n},
+		Source: config.Source{Type: config.SourceSynthetic, InputTokens: isl, OutputTokens: osl,
+			InputTokensDist: islDist, OutputTokensDist: oslDist},
+		Load: config.Load{Type: config.LoadConcurrency, Concurrency: conc, RampSeconds: &sync},
+		Stop: config.Stop{Requests: h.RequestsPerConcurrency * conc},
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("simulated config is invalid: %v", err)
 	}
-	p.Config, p.Warmup, p.Concurrency = cfg, warm, conc
+	p.Config, p.Concurrency = cfg, conc
 	return p, nil
 }
 
 // CalibratedFrontendMs is Factors.FrontendMs as fitted: timing.CalibratedFrontendOverheadMs,
 // the engine.frontend.overhead_ms predict applies under `default` timing.
 const CalibratedFrontendMs = timing.CalibratedFrontendOverheadMs
-
-// CalibratedBurstShares returns Factors.Burst as fitted (see timing.CalibratedEfficiency for
-// the provenance). 0.1 is the request count = 10 × concurrency convention of NVIDIA's genai-perf
-// and aiperf recipes.
-func CalibratedBurstShares() BurstShares {
-	return BurstShares{VLLM: 0.099, SGLang: 0.92, TRTLLM: 0.13, Disaggregated: 0.0064}
-}

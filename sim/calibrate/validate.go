@@ -21,11 +21,8 @@ import (
 type Options struct {
 	// Parallelism is the number of rows simulated at once (default GOMAXPROCS).
 	Parallelism int
-	// SteadyRequestsPerConcurrency sizes the steady-state run (0:
-	// DefaultSteadyRequestsPerConcurrency).
-	SteadyRequestsPerConcurrency int
-	// Factors replaces CalibratedFactors (the timing efficiency, the front-end TTFT share and
-	// the burst share); nil means the calibrated factors.
+	// Factors replaces CalibratedFactors (the timing efficiency, the front-end time and the
+	// hand-off latency); nil means the calibrated factors.
 	Factors *Factors
 	// Worst is how many rows the summary lists as the largest errors (default 10).
 	Worst int
@@ -43,9 +40,6 @@ func (o Options) withDefaults() Options {
 	if o.Parallelism <= 0 {
 		o.Parallelism = runtime.GOMAXPROCS(0)
 	}
-	if o.SteadyRequestsPerConcurrency <= 0 {
-		o.SteadyRequestsPerConcurrency = DefaultSteadyRequestsPerConcurrency
-	}
 	if o.Factors == nil {
 		f := CalibratedFactors()
 		o.Factors = &f
@@ -62,6 +56,11 @@ type RowResult struct {
 	// Line is the row's line in the CSV (the header is line 1) and ID its id column.
 	Line int    `json:"line"`
 	ID   string `json:"id"`
+	// Source is the row's source column (who measured it; "" when the file has none) and
+	// Harness the benchmark client simulated for it (HarnessInferenceX or HarnessAssumed; empty
+	// when the row could not be planned).
+	Source  string `json:"source"`
+	Harness string `json:"harness,omitempty"`
 	// Model, System, Backend and Mode are the row's model_path, system, backend and mode.
 	Model   string `json:"model"`
 	System  string `json:"system"`
@@ -76,6 +75,8 @@ type RowResult struct {
 	OSL int `json:"osl"`
 	// Concurrency is the simulated closed-loop concurrency.
 	Concurrency int `json:"concurrency,omitempty"`
+	// GPUs is the number of GPUs of the simulated deployment (every replica of every role).
+	GPUs int `json:"gpus,omitempty"`
 	// Scheduler is the scheduler style simulated: the row's backend (vllm, sglang or trtllm).
 	Scheduler string `json:"scheduler,omitempty"`
 	// BackendVersion is the version the row was measured with; TimingProvider the timing model
@@ -162,22 +163,50 @@ type NoteCount struct {
 	Rows int `json:"rows"`
 }
 
+// SourceSummary is the accuracy on the rows of one source (the CSV's source column).
+type SourceSummary struct {
+	// Source is the column's value ("" when the file has none) and Harness the client
+	// simulated for its rows (HarnessFor); Known says that harness is documented.
+	Source  string `json:"source"`
+	Harness string `json:"harness"`
+	Known   bool   `json:"known"`
+	// RowsSimulated and RowsSkipped count the source's rows.
+	RowsSimulated int `json:"rows_simulated"`
+	RowsSkipped   int `json:"rows_skipped"`
+	// The MAPEs and median APEs of the source's simulated rows, in percent (nil without one).
+	TTFTMAPEPct      *float64 `json:"ttft_mape_pct"`
+	TPOTMAPEPct      *float64 `json:"tpot_mape_pct"`
+	TTFTMedianAPEPct *float64 `json:"ttft_median_ape_pct"`
+	TPOTMedianAPEPct *float64 `json:"tpot_median_ape_pct"`
+}
+
 // Summary aggregates the simulated rows. MAPE is the mean APE in percent; the median APE is
-// reported beside it because a few rows were measured far past saturation. With no simulated row
-// there is no accuracy: the four APE fields are then nil (null in JSON, N/A in String).
+// reported beside it because a few rows were measured far past saturation. The headline figures
+// (the four APE fields, RowsSimulated, RowsSkipped and Decision) cover the rows of a known
+// harness (Harness.Known) when the file has any, else every row (Headline says which): rows of
+// an assumed harness are scored per source (Sources), never mixed into a headline with rows
+// benchmarked as documented. With no simulated row there is no accuracy: the four APE fields are
+// then nil (null in JSON, N/A in String).
 type Summary struct {
-	// TTFTMAPEPct and TPOTMAPEPct are the mean APEs over the simulated rows, in percent (nil
-	// when no row was simulated).
+	// Headline says which rows the headline figures cover: "known harness" or "all rows".
+	Headline string `json:"headline"`
+	// TTFTMAPEPct and TPOTMAPEPct are the mean APEs over the headline's simulated rows, in
+	// percent (nil when none was simulated).
 	TTFTMAPEPct *float64 `json:"ttft_mape_pct"`
 	TPOTMAPEPct *float64 `json:"tpot_mape_pct"`
 	// TTFTMedianAPEPct and TPOTMedianAPEPct are the median APEs, in percent (nil when no row
 	// was simulated).
 	TTFTMedianAPEPct *float64 `json:"ttft_median_ape_pct"`
 	TPOTMedianAPEPct *float64 `json:"tpot_median_ape_pct"`
-	// RowsSimulated and RowsSkipped count the rows.
+	// RowsSimulated and RowsSkipped count the headline's rows.
 	RowsSimulated int `json:"rows_simulated"`
 	RowsSkipped   int `json:"rows_skipped"`
-	// Groups are sorted by model, system, backend.
+	// Decision scores the deployment servesweep would pick from its predictions on the
+	// headline's rows (Decide).
+	Decision DecisionSummary `json:"decision"`
+	// Sources has one summary per source column value, sorted by source.
+	Sources []SourceSummary `json:"sources"`
+	// Groups (every simulated row, whatever its harness) are sorted by model, system, backend.
 	Groups []Group `json:"groups"`
 	// Notes counts the simulated rows per kind of note (Plan.Notes, each cut at its first colon,
 	// e.g. "prefill_num_workers and decode_num_workers empty"), most frequent first: how many
@@ -199,16 +228,11 @@ type Report struct {
 	Holdout *HoldoutInfo `json:"holdout,omitempty"`
 }
 
-// Validate simulates every row (PlanRow, then sim.Run) with o.Parallelism rows at a time and
-// compares the predicted mean TTFT and mean TPOT with the measured ones. A row runs twice (see
-// the package doc): a burst run of one wave of `concurrency` sessions starting at once, and a
-// steady-state run whose first wave is spread over the burst wave's mean E2E latency
-// (traffic.load.ramp_seconds) and left out of its means as a benchmark's warm-up. Both are
-// predict runs of Plan.Config (Factors.FrontendMs is its engine.frontend.overhead_ms). With w =
-// Factors.Burst.For(backend, mode):
-//
-//	TTFT = w·burst TTFT + (1−w)·steady TTFT
-//	TPOT = w·burst TPOT + (1−w)·steady TPOT
+// Validate simulates every row with o.Parallelism rows at a time and compares the predicted
+// mean TTFT and mean TPOT with the measured ones. A row is one predict run of Plan.Config
+// (PlanRow, then Plan.Settle for a steady-state harness, then sim.Run; Factors.FrontendMs is its
+// engine.frontend.overhead_ms): the benchmark as its harness ran it, the means taken as its client
+// takes them, over every request after the harness's warm-up (none for InferenceX).
 //
 // Rows that cannot be planned or run are skipped with the reason; when every row is skipped the
 // summary's APEs are nil and Report.CheckSimulated says why. The report is deterministic: it
@@ -243,7 +267,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 // simulateRow plans and runs one row.
 func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	res := RowResult{
-		Line: r.Line, ID: r.ID, Model: r.Model, System: r.System, Backend: r.Backend, Mode: r.Mode,
+		Source: r.Source, Line: r.Line, ID: r.ID, Model: r.Model, System: r.System, Backend: r.Backend, Mode: r.Mode,
 		ISL: r.ISL, OSL: r.OSL, MeasuredTTFTMs: r.TTFTMs, MeasuredTPOTMs: r.TPOTMs,
 	}
 	skip := func(err error) RowResult {
@@ -256,47 +280,39 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	}
 	res.Precision = fmt.Sprintf("weights %s, kv %s", p.Precisions.Weights, p.Precisions.KVCache)
 	res.Shape, res.Concurrency, res.Scheduler, res.Notes = p.Shape, p.Concurrency, p.Config.Engine.Backend, p.Notes
-	// The burst: the benchmark's first wave, every session starting at once.
-	burst, err := sim.Run(ctx, sim.FirstWave(p.Config), sim.Options{Efficiency: &o.Factors.Efficiency})
+	res.Harness = p.Harness.Name
+	res.GPUs = p.Config.GPUs()
+	// The benchmark as it ran: one closed-loop run of the harness's requests, averaged over
+	// every request after the harness's warm-up (none but for a steady-state harness).
+	if err := p.Settle(ctx, &o.Factors.Efficiency); err != nil {
+		return skip(err)
+	}
+	run, err := sim.Run(ctx, p.Config, sim.Options{Efficiency: &o.Factors.Efficiency})
 	if err != nil {
 		return skip(err)
 	}
-	bTTFT, bTPOT, bE2E, bn := means(burst.Requests, 0)
-	burstPreemptions := burst.Summary.Preemptions
-	burst.Release()
-	// The steady state: sessions ramped in over one burst-wave lifetime, ramp wave left out.
-	steadyCfg := *p.Config
-	ramp := bE2E / 1000
-	steadyCfg.Traffic.Load.RampSeconds = &ramp
-	run, err := sim.Run(ctx, &steadyCfg, sim.Options{Efficiency: &o.Factors.Efficiency})
-	if err != nil {
-		return skip(err)
-	}
-	sTTFT, sTPOT, _, sn := means(run.Requests, p.Warmup)
+	ttft, tpot, _, n := means(run.Requests, p.Config.Traffic.Load.Warmup()*1000)
 	run.Release()
-	if bn == 0 || sn == 0 {
-		return skip(fmt.Errorf("no request completed (burst %d, steady state %d)", bn, sn))
+	if n == 0 {
+		return skip(fmt.Errorf("no request completed"))
 	}
-	w := o.Factors.Burst.For(r.Backend, r.Mode)
-	ttft := w*bTTFT + (1-w)*sTTFT
-	tpot := w*bTPOT + (1-w)*sTPOT
 	res.PredictedTTFTMs, res.PredictedTPOTMs = ttft, tpot
 	res.TTFTAPEPct = ape(ttft, r.TTFTMs)
 	res.TPOTAPEPct = ape(tpot, r.TPOTMs)
-	res.Preemptions = burstPreemptions + run.Summary.Preemptions
+	res.Preemptions = run.Summary.Preemptions
 	res.BackendVersion, res.TimingProvider = r.BackendVersion, run.TimingProvider
 	return res
 }
 
-// means is the mean TTFT, mean TPOT and mean E2E latency (ms) over completed requests from
-// index warmup on; TPOT is (last token − first token) / (output − 1) per request with at least
-// two output tokens (aiperf-metrics.md).
-func means(reqs []engine.Request, warmup int) (ttft, tpot, e2e float64, n int) {
+// means is the mean TTFT, mean TPOT and mean E2E latency (ms) over completed requests that
+// arrived at warmupMs or later; TPOT is (last token − first token) / (output − 1) per request
+// with at least two output tokens (aiperf-metrics.md).
+func means(reqs []engine.Request, warmupMs float64) (ttft, tpot, e2e float64, n int) {
 	var sumT, sumP, sumE float64
 	var nP int
-	for i := warmup; i < len(reqs); i++ {
+	for i := range reqs {
 		r := &reqs[i]
-		if r.Status != engine.Completed || r.FirstTokenMs < 0 {
+		if r.Status != engine.Completed || r.FirstTokenMs < 0 || r.ArrivalMs < warmupMs {
 			continue
 		}
 		sumT += r.FirstTokenMs - r.ArrivalMs
@@ -337,28 +353,78 @@ func stats(xs []float64) (mean, median float64) {
 	return sum / float64(len(s)), median
 }
 
+// Headline values (Summary.Headline).
+const (
+	HeadlineKnownHarness = "known harness"
+	HeadlineAllRows      = "all rows"
+)
+
+// apeStats fills the mean and median APE pointers from the APEs of the simulated rows (nil
+// pointers when there is none).
+func apeStats(ttft, tpot []float64) (ttftMean, tpotMean, ttftMedian, tpotMedian *float64) {
+	if len(ttft) == 0 {
+		return nil, nil, nil, nil
+	}
+	a, b := stats(ttft)
+	c, d := stats(tpot)
+	return &a, &c, &b, &d
+}
+
 func summarize(rows []RowResult, worst int) Summary {
 	var s Summary
 	type key struct{ model, system, backend string }
 	groups := map[key][]int{}
+	known := false
+	for _, r := range rows {
+		if HarnessFor(Row{Source: r.Source}).Known {
+			known = true
+			break
+		}
+	}
+	s.Headline = HeadlineAllRows
+	if known {
+		s.Headline = HeadlineKnownHarness
+	}
+	type acc struct {
+		sum        SourceSummary
+		ttft, tpot []float64
+	}
+	bySource := map[string]*acc{}
 	var ttft, tpot []float64
+	var headline []RowResult
 	for i, r := range rows {
+		h := HarnessFor(Row{Source: r.Source})
+		a := bySource[r.Source]
+		if a == nil {
+			a = &acc{sum: SourceSummary{Source: r.Source, Harness: h.Name, Known: h.Known}}
+			bySource[r.Source] = a
+		}
+		inHeadline := !known || h.Known
 		if r.Skipped {
-			s.RowsSkipped++
+			a.sum.RowsSkipped++
+			if inHeadline {
+				s.RowsSkipped++
+			}
 			continue
 		}
-		s.RowsSimulated++
-		ttft = append(ttft, r.TTFTAPEPct)
-		tpot = append(tpot, r.TPOTAPEPct)
+		a.sum.RowsSimulated++
+		a.ttft, a.tpot = append(a.ttft, r.TTFTAPEPct), append(a.tpot, r.TPOTAPEPct)
 		k := key{r.Model, r.System, r.Backend}
 		groups[k] = append(groups[k], i)
+		if inHeadline {
+			s.RowsSimulated++
+			ttft, tpot = append(ttft, r.TTFTAPEPct), append(tpot, r.TPOTAPEPct)
+			headline = append(headline, r)
+		}
 	}
-	if s.RowsSimulated > 0 {
-		ttftMean, ttftMedian := stats(ttft)
-		tpotMean, tpotMedian := stats(tpot)
-		s.TTFTMAPEPct, s.TTFTMedianAPEPct = &ttftMean, &ttftMedian
-		s.TPOTMAPEPct, s.TPOTMedianAPEPct = &tpotMean, &tpotMedian
+	s.TTFTMAPEPct, s.TPOTMAPEPct, s.TTFTMedianAPEPct, s.TPOTMedianAPEPct = apeStats(ttft, tpot)
+	s.Decision = Decide(headline)
+	s.Sources = []SourceSummary{}
+	for _, a := range bySource {
+		a.sum.TTFTMAPEPct, a.sum.TPOTMAPEPct, a.sum.TTFTMedianAPEPct, a.sum.TPOTMedianAPEPct = apeStats(a.ttft, a.tpot)
+		s.Sources = append(s.Sources, a.sum)
 	}
+	sort.Slice(s.Sources, func(i, j int) bool { return s.Sources[i].Source < s.Sources[j].Source })
 	keys := make([]key, 0, len(groups))
 	for k := range groups {
 		keys = append(keys, k)
@@ -498,8 +564,9 @@ func (r *Report) CheckSimulated() error {
 	return errors.New(b.String())
 }
 
-// String renders a one-line accuracy summary: the MAPEs and median APEs (N/A when no row was
-// simulated) and the simulated and skipped row counts.
+// String renders a one-line accuracy summary of the headline rows: which rows they are, the
+// MAPEs and median APEs (N/A when no row was simulated), the simulated and skipped row counts,
+// and the decision quality when an SLA was scored.
 func (s Summary) String() string {
 	pct := func(x *float64) string {
 		if x == nil {
@@ -511,11 +578,19 @@ func (s Summary) String() string {
 	if s.RowsSimulated == 1 {
 		rows = "1 row simulated"
 	}
-	if s.TTFTMAPEPct == nil || s.TPOTMAPEPct == nil {
-		return fmt.Sprintf("TTFT MAPE N/A, TPOT MAPE N/A, %s, %d skipped", rows, s.RowsSkipped)
+	head := ""
+	if s.Headline != "" {
+		head = s.Headline + ": "
 	}
-	return fmt.Sprintf("TTFT MAPE %s (median APE %s), TPOT MAPE %s (median APE %s), %s, %d skipped",
-		pct(s.TTFTMAPEPct), pct(s.TTFTMedianAPEPct), pct(s.TPOTMAPEPct), pct(s.TPOTMedianAPEPct), rows, s.RowsSkipped)
+	if s.TTFTMAPEPct == nil || s.TPOTMAPEPct == nil {
+		return fmt.Sprintf("%sTTFT MAPE N/A, TPOT MAPE N/A, %s, %d skipped", head, rows, s.RowsSkipped)
+	}
+	out := fmt.Sprintf("%sTTFT MAPE %s (median APE %s), TPOT MAPE %s (median APE %s), %s, %d skipped",
+		head, pct(s.TTFTMAPEPct), pct(s.TTFTMedianAPEPct), pct(s.TPOTMAPEPct), pct(s.TPOTMedianAPEPct), rows, s.RowsSkipped)
+	if s.Decision.SLAs > 0 {
+		out += "; " + s.Decision.String()
+	}
+	return out
 }
 
 // parallelismPath matches a worker role's parallelism field in a config error.

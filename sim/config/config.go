@@ -530,6 +530,26 @@ func (p Parallelism) GPUsPerWorker() int { return p.Tensor * p.Pipeline * p.Atte
 // GPUs is Replicas × GPUsPerWorker.
 func (p Parallelism) GPUs() int { return p.Replicas * p.GPUsPerWorker() }
 
+// GPUs returns the deployment's GPU count: the aggregated role's GPUs, or prefill plus decode
+// GPUs (dynosim-spec.md §3.2.2); a role left nil counts 0.
+func (c *Config) GPUs() int {
+	w := &c.Engine.Workers
+	if c.Engine.Mode == ModeDisaggregated {
+		n := 0
+		if w.Prefill != nil {
+			n += w.Prefill.Parallelism.GPUs()
+		}
+		if w.Decode != nil {
+			n += w.Decode.Parallelism.GPUs()
+		}
+		return n
+	}
+	if w.Aggregated != nil {
+		return w.Aggregated.Parallelism.GPUs()
+	}
+	return 0
+}
+
 // Scheduler is the per-attention-DP-rank batching limit of a worker. Every key is accepted on
 // every backend; a key a backend's scheduler style ignores is documented as such.
 type Scheduler struct {
@@ -549,6 +569,13 @@ type Scheduler struct {
 	// preempts; max_utilization admits while the next step fits and preempts the latest admitted
 	// request (recompute) when KV runs out.
 	CapacityPolicy string `yaml:"capacity_policy" enum:"guaranteed_no_evict,max_utilization" default:"guaranteed_no_evict" sweep:""`
+	// BatchWaitTimeoutIters and BatchWaitMaxTokensRatio (TensorRT-LLM only; vLLM and SGLang
+	// ignore them) are TensorRT-LLM's batch_wait_timeout_iters and batch_wait_max_tokens_ratio:
+	// while a rank is decoding, new requests' prompts are held back for up to
+	// BatchWaitTimeoutIters passes in a row, unless the pass would reach BatchWaitMaxTokensRatio ×
+	// max_batched_tokens tokens (engine.BatchWait). 0 and 0 (the defaults) never wait.
+	BatchWaitTimeoutIters   int     `yaml:"batch_wait_timeout_iters,omitempty" json:",omitempty" default:"0" min:"0" limit:"MaxSequences"`
+	BatchWaitMaxTokensRatio float64 `yaml:"batch_wait_max_tokens_ratio,omitempty" json:",omitempty" default:"0" min:"0" max:"1"`
 }
 
 // TensorRT-LLM capacity policies (scheduler.capacity_policy).

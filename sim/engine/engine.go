@@ -86,12 +86,36 @@ type Config struct {
 	Unchunked bool
 	// Speculation enables speculative decoding (nil: off); see Speculation.
 	Speculation *Speculation
+	// BatchWait (StyleTRTLLM; other styles ignore it) holds new requests' context back while the
+	// rank is decoding, so prompts gather into larger context batches (TensorRT-LLM's
+	// batch_wait_timeout_iters and batch_wait_max_tokens_ratio). The zero value never waits.
+	BatchWait BatchWait
 	// Worker and Rank identify the engine; requests placed on it carry the same pair.
 	Worker, Rank int32
 	// GeneralPasses forms every pass on the general path, without steady decode runs (steady.go):
 	// the reference their outputs must match, for tests.
 	GeneralPasses bool
 }
+
+// BatchWait is TensorRT-LLM's batch waiting (its PyTorch executor, TP-only ranks). A pass that
+// has decode steps and would admit waiting requests admits none of them, and counts one waited
+// pass, unless TimeoutIters passes have waited since the last admission (so TimeoutIters 0 never
+// waits, as in TensorRT-LLM) or the pass's tokens
+// (its decode steps plus the waiting prompts' tokens, up to the token budget) reach
+// MaxTokensRatio × MaxBatchedTokens; admitting resets the count. A pass without decode steps
+// never waits (nothing else would run). Simplification: a prompt's continuing prefill chunks are
+// not held back, only the admission of new requests (with a 16,384-token budget, 1k–8k-token
+// prompts are admitted whole).
+type BatchWait struct {
+	// TimeoutIters is batch_wait_timeout_iters: the most passes in a row that hold admissions
+	// back.
+	TimeoutIters int
+	// MaxTokensRatio is batch_wait_max_tokens_ratio in [0, 1] (0: no threshold from it).
+	MaxTokensRatio float64
+}
+
+// enabled says whether the engine ever waits: TensorRT-LLM waits when either knob is positive.
+func (b BatchWait) enabled() bool { return b.TimeoutIters > 0 || b.MaxTokensRatio > 0 }
 
 // Engine is one vLLM-style rank scheduler with its KV block pool (engine-internals.md §1.2).
 // Requests live in a shared dense slice and are referred to by index.
@@ -137,6 +161,8 @@ type Engine struct {
 	sg           sglangState
 	spec         SpeculationStats
 	steady       steadyRun
+	// waitedPasses counts the passes in a row whose admissions BatchWait held back.
+	waitedPasses int
 }
 
 // New returns an idle engine over the request slice reqs (shared with the caller).
@@ -252,7 +278,7 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		budget -= n + d
 	}
 
-	if !preempted {
+	if !preempted && !e.holdAdmissions(budget) {
 		budget = e.admitWaiting(nowMs, budget)
 		for e.scheduledN == 0 && len(e.running) == 0 && e.evictWaitingHolder() {
 			budget = e.admitWaiting(nowMs, budget)
@@ -260,6 +286,35 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	}
 
 	return e.price(!e.cfg.PrefillOnly)
+}
+
+// holdAdmissions applies BatchWait to the pass being formed, with budget tokens left: it reports
+// whether the pass admits no waiting request, counting the waited pass.
+func (e *Engine) holdAdmissions(budget int32) bool {
+	bw := e.cfg.BatchWait
+	if e.cfg.Style != StyleTRTLLM || !bw.enabled() || e.batch.DecodeSteps == 0 || len(e.waiting) == e.wHead {
+		return false
+	}
+	if e.waitedPasses >= bw.TimeoutIters {
+		e.waitedPasses = 0
+		return false
+	}
+	if bw.MaxTokensRatio > 0 {
+		ctx := int64(0)
+		for _, ri := range e.waiting[e.wHead:] {
+			r := &e.reqs[ri]
+			if ctx += int64(r.known() - r.NumComputed); ctx >= int64(budget) {
+				ctx = int64(budget)
+				break
+			}
+		}
+		if float64(ctx)+float64(e.batch.DecodeSteps) >= bw.MaxTokensRatio*float64(e.cfg.MaxBatchedTokens) {
+			e.waitedPasses = 0
+			return false
+		}
+	}
+	e.waitedPasses++
+	return true
 }
 
 // plainDecode schedules request ri (r) for a decode step, one token after every known one was

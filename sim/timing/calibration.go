@@ -8,7 +8,7 @@ package timing
 // ../shared/data/silicon/measured_dense_calibration.csv, 872 rows from AIConfigurator's public
 // "silicon sample" (dense Llama-3.1-8B/70B and Qwen3-32B on h100_sxm, b200_sxm and gb200 under
 // vLLM, SGLang and TensorRT-LLM, aggregated and disaggregated; no H200 rows), together with
-// CalibratedFrontendOverheadMs and the measurement factor calibrate.CalibratedBurstShares, then
+// CalibratedFrontendOverheadMs and a since-removed per-backend "burst share" of each harness, then
 // rounded to two significant digits (2026-11-30; each row on its own backend's scheduler style).
 // QuantizedMemory was then set to 1 and is not fitted (the fit takes 0.79–0.85 for about a point
 // of TPOT MAPE): FP8 weights stream their real bytes at the BF16 rate, so FP8 halves

@@ -36,8 +36,8 @@ type OpLevelSource struct {
 //	pass      = L · layer + gemm(lm_head, S) + (p−1) · send(T'·h·2 bytes)
 //	          + PassOverheadMs + S · SequenceOverheadUs
 //
-// (with Overlapped, the host part PassOverheadMs + SampledTokens · SequenceOverheadUs overlaps
-// the rest: pass = max(host, pass − host))
+// (with Overlapped, the host part PassOverheadMs overlaps the rest: pass = max(host, pass −
+// host); S · SequenceOverheadUs stays on the critical path)
 //
 // where the GEMMs are a layer's per-GPU projections (qkv: n = (H + 2·KV)·d/t, k = h; o: n = h,
 // k = H·d/t; gate_up: n = 2·I/t, k = h; down: n = h, k = I/t; lm_head: n = vocab/t, k = h in
@@ -257,7 +257,7 @@ func (ol *OpLevel) PassMs(b *Batch) float64 {
 		if ol.send != nil && tm > 0 {
 			ms += (ol.pipeline - 1) * ol.send.Latency(tm*ol.hiddenBytes)
 		}
-		return ol.hostOverlap(ms, b)
+		return ol.hostOverlap(ms)
 	}
 	layer := ol.qkv.at(tm) + ol.o.at(tm) + ol.gateUp.at(tm) + ol.down.at(tm) + tm*ol.elementwiseMsPerToken
 	if r := float64(b.PrefillRequests); r > 0 {
@@ -276,17 +276,17 @@ func (ol *OpLevel) PassMs(b *Batch) float64 {
 	if ol.send != nil && tm > 0 {
 		ms += (ol.pipeline - 1) * ol.send.Latency(tm*ol.hiddenBytes)
 	}
-	return ol.hostOverlap(ms, b)
+	return ol.hostOverlap(ms)
 }
 
-// hostOverlap is the pass of ms milliseconds under Overlapped: its host part, PassOverheadMs +
-// SampledTokens · SequenceOverheadUs, hidden behind the GPU part (overlapHost); ms unchanged
-// without overlap.
-func (ol *OpLevel) hostOverlap(ms float64, b *Batch) float64 {
+// hostOverlap is the pass of ms milliseconds under Overlapped: its host part, PassOverheadMs,
+// hidden behind the rest (overlapHost); the per-sequence time stays on the critical path, as for
+// Roofline. ms unchanged without overlap.
+func (ol *OpLevel) hostOverlap(ms float64) float64 {
 	if !ol.overlap {
 		return ms
 	}
-	return overlapHost(ms, ol.overheadMs+float64(b.SampledTokens)*ol.seqOverheadMs)
+	return overlapHost(ms, ol.overheadMs)
 }
 
 // Overlapped returns a copy of ol for an engine that overlaps scheduling with the GPU

@@ -92,12 +92,16 @@ type Efficiency struct {
 	MoELayerOverheadUs float64
 	// PassOverheadMs is the host time per forward pass in ms that the GPU waits for: the
 	// engine's scheduling step, input preparation and step launch, on the CPU, so the same for
-	// every GPU and parallel shape (an engine that overlaps scheduling with the GPU hides it and
-	// SequenceOverheadUs behind the GPU time: Roofline.Overlapped, OpLevel.Overlapped). >= 0.
+	// every GPU and parallel shape (an engine that overlaps scheduling with the GPU hides it
+	// behind the rest of the pass: Roofline.Overlapped, OpLevel.Overlapped). >= 0.
 	PassOverheadMs float64
-	// SequenceOverheadUs is the host time per sampled sequence per pass in µs (sampling
-	// bookkeeping, detokenization and streaming of its token), on the CPU, so the same for every
-	// GPU and parallel shape. >= 0.
+	// SequenceOverheadUs is the time per sampled sequence per pass in µs that the next pass
+	// waits for (sampling and the per-request output bookkeeping of its token), the same for
+	// every GPU and parallel shape. Overlap scheduling does not hide it: on InferenceX's
+	// Llama-3.1-70B rows (vLLM with --async-scheduling, TensorRT-LLM with its overlap scheduler),
+	// mean TPOT rises by about the same time per added sequence at TP1 as at TP8 (B200, vLLM,
+	// FP8, 1k/1k, concurrency 4 to 64: +6.8 ms at TP1, +6.2 ms at TP8), which a host cost hidden
+	// behind GPU passes of 7 to 16 ms could not do. >= 0.
 	SequenceOverheadUs float64
 }
 
@@ -183,8 +187,9 @@ func (e Efficiency) Validate() error {
 // crosses p−1 stage boundaries. Activations, norms and elementwise kernels are left to
 // LayerOverheadUs.
 //
-// With Overlapped, the host part of overhead (PassOverheadMs + SampledTokens ·
-// SequenceOverheadUs) overlaps the rest: pass = max(host, pass − host).
+// With Overlapped, the host part of overhead (PassOverheadMs) overlaps the rest: pass =
+// max(host, pass − host). The per-sequence time (SampledTokens · SequenceOverheadUs) stays on
+// the critical path (Efficiency.SequenceOverheadUs says why).
 //
 // Roofline is immutable after NewRoofline, safe for concurrent use, and PassMs does not
 // allocate.
@@ -201,8 +206,8 @@ type Roofline struct {
 	overheadMs         float64
 	seqOverheadMs      float64
 	pipeline           int
-	// hostMs is the host part of overheadMs (PassOverheadMs); with overlap the host time of a
-	// pass, hostMs + SampledTokens·seqOverheadMs, hides behind its GPU time (Overlapped).
+	// hostMs is the host part of overheadMs (PassOverheadMs); with overlap it hides behind the
+	// rest of the pass (Overlapped).
 	hostMs  float64
 	overlap bool
 	// Linear-attention terms (zero without such layers): the recurrence's compute per token and
@@ -418,15 +423,15 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 		ms += r.pipelineMs + scale*tokens*r.pipelineMsPerToken
 	}
 	if r.overlap {
-		return overlapHost(ms, r.hostMs+float64(b.SampledTokens)*r.seqOverheadMs)
+		return overlapHost(ms, r.hostMs)
 	}
 	return ms
 }
 
 // Overlapped returns a copy of r for an engine that overlaps scheduling with the GPU
-// (config.Engine.OverlapScheduling): the host time of a pass, PassOverheadMs + SampledTokens ·
-// SequenceOverheadUs, runs while the GPU computes, so a pass lasts max(host, GPU) instead of
-// host + GPU (see overlapHost). r is unchanged.
+// (config.Engine.OverlapScheduling): the scheduling time of a pass, PassOverheadMs, runs while
+// the GPU computes, so a pass lasts max(host, rest) instead of host + rest (see overlapHost); the
+// per-sequence time stays on the critical path. r is unchanged.
 func (r *Roofline) Overlapped() *Roofline {
 	c := *r
 	c.overlap = true

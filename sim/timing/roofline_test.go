@@ -402,9 +402,9 @@ func TestRooflineDrafts(t *testing.T) {
 	}
 }
 
-// TestOverlappedHidesHostTime pins Overlapped: the host part of a pass (PassOverheadMs +
-// sampled sequences × SequenceOverheadUs) runs beside the GPU part, so a pass lasts the longer of
-// the two; the per-layer overhead is GPU time and stays. r itself is unchanged.
+// TestOverlappedHidesHostTime pins Overlapped: the host part of a pass (PassOverheadMs) runs
+// beside the rest (GPU time, the per-layer overhead and the per-sequence time, which stay on the
+// critical path), so a pass lasts the longer of the two. r itself is unchanged.
 func TestOverlappedHidesHostTime(t *testing.T) {
 	m, hw := tinyModel(), tinyGPU()
 	bf16 := Precisions{Weights: BF16, KVCache: BF16}
@@ -415,10 +415,12 @@ func TestOverlappedHidesHostTime(t *testing.T) {
 		passMs, layerUs, seqUs float64
 		serial, overlapped     float64
 	}{
-		// Host 0.1 + 4 × 0.05 = 0.3 ms, GPU 0.845824 + 2 × 0.1 = 1.045824 ms: the host hides.
-		{"GPU-bound", 0.1, 100, 50, 0.3 + 0.2 + gpu, 0.2 + gpu},
-		// Host 2 + 4 × 0.5 = 4 ms exceeds the GPU's 1.045824 ms: the pass is the host's.
-		{"host-bound", 2, 100, 500, 4 + 0.2 + gpu, 4},
+		// Host 0.1 ms; the rest is GPU 0.845824 + layers 2 × 0.1 + sequences 4 × 0.05 =
+		// 1.245824 ms: the host hides.
+		{"GPU-bound", 0.1, 100, 50, 0.3 + 0.2 + gpu, 0.2 + 0.2 + gpu},
+		// Host 4 ms exceeds the rest, 0.845824 + 0.2 + 4 × 0.05 = 1.245824 ms: the pass is the
+		// host's.
+		{"host-bound", 4, 100, 50, 4 + 0.2 + 0.2 + gpu, 4},
 	} {
 		e := ideal()
 		e.PassOverheadMs, e.LayerOverheadUs, e.SequenceOverheadUs = c.passMs, c.layerUs, c.seqUs

@@ -1,0 +1,299 @@
+package calibrate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing"
+	"gopkg.in/yaml.v3"
+)
+
+// Harness names (RowResult.Harness, Summary.Sources).
+const (
+	// HarnessInferenceX is SemiAnalysis InferenceX's public benchmark (rows whose source is
+	// inferencex): its client and its per-date server flags are known (InferenceXHarness).
+	HarnessInferenceX = "inferencex"
+	// HarnessAssumed is the one assumption made for a row whose benchmark was not published
+	// (every other source, and a file without a source column): AssumedHarness.
+	HarnessAssumed = "assumed"
+)
+
+// Harness is how a measured row was benchmarked: the client that loaded the deployment. Every
+// harness servesweep simulates is a closed loop: Concurrency requests start together, a new one
+// starts whenever one completes until RequestsPerConcurrency × concurrency have been sent, and
+// the reported means average over every request.
+type Harness struct {
+	// Name is HarnessInferenceX or HarnessAssumed.
+	Name string
+	// Known says the harness is documented for the row's source (its figures are scored in the
+	// headline); an assumed harness's rows are reported apart.
+	Known bool
+	// RangeRatio draws each prompt's and each output's length uniformly from the integers
+	// [int(RangeRatio × L), L] for the row's nominal length L; 1 sends exactly L.
+	RangeRatio float64
+	// RequestsPerConcurrency is the number of requests sent per unit of concurrency.
+	RequestsPerConcurrency int
+	// SteadyState measures the closed loop in its steady state rather than from a
+	// synchronized start: the first wave is spread over one request lifetime and the first two
+	// lifetimes are left out (Plan.Settle).
+	SteadyState bool
+}
+
+// InferenceXHarness is the client of SemiAnalysis InferenceX's runs (public repository
+// SemiAnalysisAI/InferenceX; for the Llama-3.1-70B rows the workflow .github/workflows/70b-tmpl.yml
+// and the runners' launch scripts at commit 9596d23d7): bench_serving's benchmark_serving.py with
+// --dataset-name random --random-range-ratio 0.8 (lengths uniform in [int(0.8 L), L], random
+// tokens: no shared prefix), --num-prompts 10 × CONC, --max-concurrency CONC, --request-rate inf
+// (the first CONC requests at once), --ignore-eos (every output runs its drawn length), no
+// warm-up (one was added to the client in January 2026), means over every request; mean TPOT per
+// request is (latency − TTFT) / (output tokens − 1), as Validate computes it.
+func InferenceXHarness() Harness {
+	return Harness{Name: HarnessInferenceX, Known: true, RangeRatio: 0.8, RequestsPerConcurrency: 10}
+}
+
+// AssumedHarness is the single documented assumption for rows of an unpublished harness
+// (aic-gap-analysis and every other source): a closed loop of C clients sending prompts and
+// outputs of exactly the row's ISL and OSL, 20 × C requests, measured in its steady state (the
+// first wave spread over one request lifetime, the first two lifetimes left out: Plan.Settle).
+// AIConfigurator's own benchmark generator runs AIPerf that way (fixed lengths, --concurrency C,
+// --request-count 20 × C, --warmup-request-count C, ignore_eos), which is likely but
+// UNCONFIRMED for these rows (the data's README). The steady state rather than a synchronized
+// start: with every length equal, a deterministic simulation of a synchronized start keeps its
+// requests in lock-step waves for the whole run (each TTFT waits for a whole wave of prompts),
+// which real clients and servers do not (their timing jitter spreads the waves); with lengths
+// drawn from a range (InferenceXHarness) the waves spread in the simulation as well. These rows
+// are scored apart from the headline.
+func AssumedHarness() Harness {
+	return Harness{Name: HarnessAssumed, RangeRatio: 1, RequestsPerConcurrency: 20, SteadyState: true}
+}
+
+// SteadyWarmupLifetimes is how many mean request lifetimes of a SteadyState harness's run are
+// left out as warm-up: the same two lifetimes the sweep's capacity probes leave out.
+const SteadyWarmupLifetimes = 2
+
+// Settle prepares a plan whose harness measures a steady state (Harness.SteadyState): it runs the
+// first wave alone (sim.FirstWave) under eff to measure the mean request lifetime L, then sets
+// traffic.load.ramp_seconds to L and warmup_seconds to SteadyWarmupLifetimes × L. Other plans are
+// left as they are. Errors are the pilot run's, or a pilot in which no request completed.
+func (p *Plan) Settle(ctx context.Context, eff *timing.Efficiency) error {
+	if !p.Harness.SteadyState {
+		return nil
+	}
+	pilot, err := sim.Run(ctx, sim.FirstWave(p.Config), sim.Options{Efficiency: eff})
+	if err != nil {
+		return err
+	}
+	l, n := sim.MeanE2EMs(pilot.Requests)
+	pilot.Release()
+	if n == 0 {
+		return fmt.Errorf("no request of the first wave completed")
+	}
+	ramp, warm := l/1000, SteadyWarmupLifetimes*l/1000
+	p.Config.Traffic.Load.RampSeconds, p.Config.Traffic.Load.WarmupSeconds = &ramp, &warm
+	return nil
+}
+
+// HarnessFor returns the harness of a row from its source column.
+func HarnessFor(r Row) Harness {
+	if strings.EqualFold(r.Source, HarnessInferenceX) {
+		return InferenceXHarness()
+	}
+	return AssumedHarness()
+}
+
+// lengths returns the synthetic token count of nominal length l under the harness: l itself, or
+// the uniform distribution over [int(RangeRatio × l), l].
+func (h Harness) lengths(l int) (int, *config.Distribution) {
+	if h.RangeRatio >= 1 {
+		return l, nil
+	}
+	lo := max(int(h.RangeRatio*float64(l)), 1)
+	d := &config.Distribution{Distribution: config.DistUniform, Min: lo, Max: l}
+	return int(d.Expected() + 0.5), d
+}
+
+// ServerFlags are the serving engine's settings of a benchmarked deployment that change what
+// servesweep simulates. Zero fields keep the value PlanRow's engine defaults give.
+type ServerFlags struct {
+	// MaxBatchedTokens is vLLM's --max-num-batched-tokens or TensorRT-LLM's --max_num_tokens.
+	MaxBatchedTokens int
+	// MaxSequences is vLLM's --max-num-seqs or TensorRT-LLM's max_batch_size; -1 means the
+	// row's concurrency (a script that passes --max-num-seqs $CONC).
+	MaxSequences int
+	// PrefixCaching is vLLM's prefix caching or TensorRT-LLM's KV block reuse.
+	PrefixCaching bool
+	// ChunkedPrefill is whether a prompt may be split across passes.
+	ChunkedPrefill bool
+	// OverlapScheduling is vLLM's --async-scheduling or TensorRT-LLM's overlap scheduler
+	// (engine.overlap_scheduling): host work of the next pass hides behind the GPU's.
+	OverlapScheduling bool
+	// KVCacheFP8 says the KV cache was stored in FP8 (--kv-cache-dtype fp8, kv_cache_config.dtype).
+	KVCacheFP8 bool
+	// MemoryFraction is the GPU memory share of weights plus KV cache (vLLM
+	// --gpu-memory-utilization; TensorRT-LLM's free_gpu_memory_fraction, default 0.9).
+	MemoryFraction float64
+	// BatchWaitTimeoutIters and BatchWaitMaxTokensRatio are TensorRT-LLM's batch waiting
+	// (config.Scheduler).
+	BatchWaitTimeoutIters   int
+	BatchWaitMaxTokensRatio float64
+	// Source says where the flags were read, for Plan.Notes.
+	Source string
+}
+
+// inferenceXLlama70BDate is the measured_at of InferenceX's Llama-3.1-70B rows; the scripts of
+// commit 9596d23d7 (the last before Llama-70B was retired) were in force then.
+const inferenceXLlama70BDate = "2025-10-29"
+
+// InferenceXServerFlags returns the server flags of an InferenceX row, read from the public
+// SemiAnalysisAI/InferenceX scripts in force at the row's measured_at, and false when they are
+// not tabulated for its model, GPU, engine and date (the row then keeps PlanRow's engine
+// defaults, with a note).
+//
+// Llama-3.1-70B (nvidia/Llama-3.3-70B-Instruct-FP8 and -FP4), 2025-10-29, commit 9596d23d7:
+//   - vLLM (vllm/vllm-openai:v0.10.2; benchmarks/70b_<fp8|fp4>_<gpu>_<docker|slurm>.sh):
+//     max-num-batched-tokens 8192, kv-cache-dtype fp8, async-scheduling true, prefix caching
+//     off, --gpu-memory-utilization 0.9, chunked prefill on (vLLM V1 always chunks);
+//     --max-num-seqs $CONC on H100 and H200, 512 on B200.
+//   - TensorRT-LLM (release 1.1.0rc2.post2; benchmarks/70b_<fp8|fp4>_b200_trt_*.sh):
+//     --max_num_tokens 16384, no --max_batch_size (trtllm-serve's default, 2048), KV cache
+//     fp8 with block reuse off and the default free_gpu_memory_fraction 0.9, the PyTorch
+//     executor's defaults: overlap scheduler on, chunked prefill off; for ISL = OSL = 1024 below
+//     TP8 also batch_wait_max_tokens_ratio 0.9 and batch_wait_timeout_iters 20. stream_interval
+//     10 batches streamed tokens but leaves TTFT (the first token is sent at once) and the
+//     client's TPOT ((latency − TTFT) / (output − 1)) as they are, and CUDA-graph padding up to
+//     batch 1024 is not modelled.
+func InferenceXServerFlags(r Row, model string) (ServerFlags, bool) {
+	if r.MeasuredAt != inferenceXLlama70BDate || !strings.Contains(strings.ToLower(model), "llama-3.1-70b") {
+		return ServerFlags{}, false
+	}
+	switch r.Backend {
+	case config.BackendVLLM:
+		f := ServerFlags{MaxBatchedTokens: 8192, MaxSequences: -1, ChunkedPrefill: true, OverlapScheduling: true,
+			KVCacheFP8: true, MemoryFraction: 0.9,
+			Source: "InferenceX 9596d23d7 70b vLLM scripts: max-num-batched-tokens 8192, max-num-seqs $CONC, fp8 KV, async scheduling, no prefix caching"}
+		if r.System == "b200_sxm" {
+			f.MaxSequences = 512
+			f.Source = strings.Replace(f.Source, "$CONC", "512", 1)
+		}
+		return f, true
+	case config.BackendTRTLLM:
+		f := ServerFlags{MaxBatchedTokens: 16384, MaxSequences: 2048, OverlapScheduling: true, KVCacheFP8: true, MemoryFraction: 0.9,
+			Source: "InferenceX 9596d23d7 70b TensorRT-LLM scripts: max_num_tokens 16384, fp8 KV, no block reuse, overlap scheduler"}
+		if r.ISL == 1024 && r.OSL == 1024 && r.Agg.Tensor < 8 {
+			f.BatchWaitTimeoutIters, f.BatchWaitMaxTokensRatio = 20, 0.9
+			f.Source += ", batch wait 20 iterations / 0.9 of max_num_tokens"
+		}
+		return f, true
+	}
+	return ServerFlags{}, false
+}
+
+// apply sets the flags on every worker role of cfg (concurrency is the row's, for MaxSequences
+// -1).
+func (f ServerFlags) apply(cfg *config.Config, concurrency int) {
+	for _, w := range []*config.WorkerRole{cfg.Engine.Workers.Aggregated, cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
+		if w == nil {
+			continue
+		}
+		if f.MaxBatchedTokens > 0 {
+			w.Scheduler.MaxBatchedTokens = f.MaxBatchedTokens
+		}
+		switch {
+		case f.MaxSequences == -1:
+			w.Scheduler.MaxSequences = concurrency
+		case f.MaxSequences > 0:
+			w.Scheduler.MaxSequences = f.MaxSequences
+		}
+		w.KVCache.PrefixCaching = f.PrefixCaching
+		if f.MemoryFraction > 0 {
+			w.KVCache.Capacity.MemoryFraction = f.MemoryFraction
+		}
+		w.Scheduler.BatchWaitTimeoutIters, w.Scheduler.BatchWaitMaxTokensRatio = f.BatchWaitTimeoutIters, f.BatchWaitMaxTokensRatio
+	}
+	chunked, overlap := f.ChunkedPrefill, f.OverlapScheduling
+	cfg.Engine.EnableChunkedPrefill, cfg.Engine.OverlapScheduling = &chunked, &overlap
+	if f.KVCacheFP8 {
+		cfg.Engine.Precision.KVCache = "fp8"
+	}
+}
+
+// describe is the harness's client for Plan.Notes.
+func (h Harness) describe(conc int) string {
+	lengths := "fixed ISL and OSL"
+	if h.RangeRatio < 1 {
+		lengths = fmt.Sprintf("ISL and OSL uniform in [int(%.1f L), L]", h.RangeRatio)
+	}
+	start := "all of the first wave at once, means over every request"
+	if h.SteadyState {
+		start = fmt.Sprintf("steady state (first wave spread over one request lifetime L, the first %d L left out)", SteadyWarmupLifetimes)
+	}
+	return fmt.Sprintf("harness %s: %s, %d requests (%d × concurrency %d), %s",
+		h.Name, lengths, h.RequestsPerConcurrency*conc, h.RequestsPerConcurrency, conc, start)
+}
+
+// YAML renders the plan's config as a prediction YAML a user can run with `servesweep predict
+// -c`: every field the row sets, the harness's length distributions as `{distribution: uniform,
+// min, max}` mappings. Decoding it gives the config Validate runs (TestPlanYAMLRunsAsValidated).
+func (p *Plan) YAML() ([]byte, error) {
+	var doc yaml.Node
+	if err := doc.Encode(p.Config); err != nil {
+		return nil, err
+	}
+	src := p.Config.Traffic.Source
+	for _, d := range []struct {
+		key  string
+		dist *config.Distribution
+	}{{"input_tokens", src.InputTokensDist}, {"output_tokens", src.OutputTokensDist}} {
+		if d.dist == nil {
+			continue
+		}
+		var v yaml.Node
+		if err := v.Encode(map[string]any{"distribution": d.dist.Distribution, "min": d.dist.Min, "max": d.dist.Max}); err != nil {
+			return nil, err
+		}
+		v.Style = yaml.FlowStyle
+		if n := mappingValue(mappingValue(mappingValue(&doc, "traffic"), "source"), d.key); n != nil {
+			*n = v
+		}
+	}
+	if root := &doc; root.Kind == yaml.MappingNode {
+		// The router (round_robin, no prefill load model) and planner (disabled) sections are
+		// the defaults a plan always has; written out they would ask for the dynamo stack. An
+		// empty evaluation block says nothing.
+		for i := 0; i+1 < len(root.Content); {
+			switch k := root.Content[i].Value; {
+			case k == "router" || k == "planner" || (k == "evaluation" && len(root.Content[i+1].Content) == 0):
+				root.Content = append(root.Content[:i], root.Content[i+2:]...)
+			default:
+				i += 2
+			}
+		}
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// mappingValue is the value node of key in mapping n, or nil.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package calibrate
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
+)
+
+// ixHeader is a measured-deployments header with the provenance columns.
+const ixHeader = "id,backend,model_path,system,precision,gemm_quant_mode,mode,isl,osl,concurrency,batch_size,tp_size," +
+	"silicon_ttft_ms,silicon_tpot_ms,source,measured_at\n"
+
+func readIX(t *testing.T, lines ...string) []Row {
+	t.Helper()
+	rows, err := ReadCSV(strings.NewReader(ixHeader+strings.Join(lines, "\n")+"\n"), "ix.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// The vLLM and TensorRT-LLM configs of two InferenceX Llama-3.1-70B rows, field by field against
+// the harness facts (InferenceXHarness, InferenceXServerFlags): the client of
+// benchmarks/70b_fp8_h100_slurm.sh and the B200 TensorRT-LLM scripts at commit 9596d23d7.
+func TestInferenceXPlans(t *testing.T) {
+	rows := readIX(t,
+		"v,vllm,meta-llama/Llama-3.1-70B,h100_sxm,fp8,fp8,agg,1024,8192,16,16,4,100,12,inferencex,2025-10-29",
+		"tr,trtllm,meta-llama/Llama-3.1-70B,b200_sxm,fp4,nvfp4,agg,1024,1024,8,8,2,200,9,inferencex,2025-10-29",
+		"t8,trtllm,meta-llama/Llama-3.1-70B,b200_sxm,fp8,fp8,agg,1024,1024,8,8,8,60,5,inferencex,2025-10-29",
+		"vb,vllm,meta-llama/Llama-3.1-70B,b200_sxm,fp8,fp8,agg,8192,1024,32,32,2,400,12,inferencex,2025-10-29",
+	)
+	plan := func(i int) (*Plan, *config.WorkerRole) {
+		p, err := PlanRow(rows[i], Options{})
+		if err != nil {
+			t.Fatalf("row %s: %v", rows[i].ID, err)
+		}
+		return p, p.Config.Engine.Workers.Aggregated
+	}
+	// vLLM on H100, TP4, concurrency 16, 1k/8k: --max-num-seqs $CONC, 8,192 batched tokens,
+	// no prefix caching, async scheduling, FP8 KV, 0.9 of memory; the client draws ISL from
+	// [819, 1024] and OSL from [6553, 8192] (int(0.8 × 8192) = 6553), sends 160 requests, all of
+	// the first 16 at once.
+	p, w := plan(0)
+	e, tr := p.Config.Engine, p.Config.Traffic
+	if p.Harness.Name != HarnessInferenceX || !p.Harness.Known || w.Scheduler.MaxBatchedTokens != 8192 || w.Scheduler.MaxSequences != 16 ||
+		w.KVCache.PrefixCaching || !*e.OverlapScheduling || !*e.EnableChunkedPrefill || e.Precision.KVCache != "fp8" ||
+		e.Precision.Weights != "fp8" || w.KVCache.Capacity.MemoryFraction != 0.9 || w.Scheduler.BatchWaitTimeoutIters != 0 ||
+		w.Parallelism.Tensor != 4 || w.Parallelism.Replicas != 1 {
+		t.Errorf("vLLM H100 row: harness %+v, engine %+v, role %+v", p.Harness, e, w)
+	}
+	if d := tr.Source.InputTokensDist; d == nil || d.Distribution != config.DistUniform || d.Min != 819 || d.Max != 1024 {
+		t.Errorf("vLLM H100 row: input lengths %+v, want uniform [819, 1024]", d)
+	}
+	if d := tr.Source.OutputTokensDist; d == nil || d.Min != 6553 || d.Max != 8192 {
+		t.Errorf("vLLM H100 row: output lengths %+v, want uniform [6553, 8192]", d)
+	}
+	if tr.Stop.Requests != 160 || tr.Load.Concurrency != 16 || tr.Load.RampSeconds == nil || *tr.Load.RampSeconds != 0 || tr.Load.WarmupSeconds != nil {
+		t.Errorf("vLLM H100 row: load %+v, stop %+v; want 160 requests, concurrency 16, synchronized start, no warm-up", tr.Load, tr.Stop)
+	}
+	// vLLM on B200: --max-num-seqs 512 (70b_fp8_b200_docker.sh).
+	if _, w := plan(3); w.Scheduler.MaxSequences != 512 {
+		t.Errorf("vLLM B200 row: max_sequences %d, want 512", w.Scheduler.MaxSequences)
+	}
+	// TensorRT-LLM on B200, TP2, 1k/1k: --max_num_tokens 16384, default max_batch_size 2048, KV
+	// block reuse off, FP8 KV, overlap scheduler on, chunked prefill off (the PyTorch executor's
+	// defaults), and below TP8 at 1k/1k batch waiting of 20 iterations or 0.9 × 16,384 tokens.
+	p, w = plan(1)
+	e = p.Config.Engine
+	if w.Scheduler.MaxBatchedTokens != 16384 || w.Scheduler.MaxSequences != 2048 || w.KVCache.PrefixCaching ||
+		!*e.OverlapScheduling || *e.EnableChunkedPrefill || e.Precision.KVCache != "fp8" || e.Precision.Weights != "fp4" ||
+		w.Scheduler.BatchWaitTimeoutIters != 20 || w.Scheduler.BatchWaitMaxTokensRatio != 0.9 || p.Config.Traffic.Stop.Requests != 80 {
+		t.Errorf("TensorRT-LLM TP2 row: engine %+v, role %+v", e, w)
+	}
+	// At TP8 the script leaves batch waiting off.
+	if _, w := plan(2); w.Scheduler.BatchWaitTimeoutIters != 0 || w.Scheduler.BatchWaitMaxTokensRatio != 0 {
+		t.Errorf("TensorRT-LLM TP8 row: batch waiting %d / %v, want off", w.Scheduler.BatchWaitTimeoutIters, w.Scheduler.BatchWaitMaxTokensRatio)
+	}
+}
+
+// A row of another source runs the assumed harness: fixed lengths, 20 × concurrency requests,
+// the engine defaults; an InferenceX row of a model or date without tabulated flags keeps the
+// engine defaults too, with a note.
+func TestAssumedHarnessAndUntabulatedFlags(t *testing.T) {
+	rows := readIX(t,
+		"a,vllm,Qwen/Qwen3-32B,h100_sxm,,,agg,1024,128,8,8,1,100,12,aic-gap-analysis,",
+		"u,vllm,Qwen/Qwen3-32B,h100_sxm,,,agg,1024,128,8,8,1,100,12,inferencex,2026-02-01",
+	)
+	p, err := PlanRow(rows[0], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := p.Config.Traffic
+	if p.Harness.Known || p.Harness.Name != HarnessAssumed || tr.Stop.Requests != 160 || tr.Source.InputTokensDist != nil ||
+		tr.Source.InputTokens != 1024 || tr.Source.OutputTokens != 128 || !p.Config.Engine.Workers.Aggregated.KVCache.PrefixCaching {
+		t.Errorf("assumed harness: %+v, traffic %+v", p.Harness, tr)
+	}
+	p, err = PlanRow(rows[1], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Harness.Known || p.Config.Traffic.Stop.Requests != 80 || !strings.HasPrefix(p.Notes[0], "server flags not tabulated") {
+		t.Errorf("untabulated InferenceX row: %+v, notes %q", p.Harness, p.Notes)
+	}
+}
+
+// The YAML of a plan is a prediction config predict runs to the same prediction Validate makes.
+func TestPlanYAMLRunsAsValidated(t *testing.T) {
+	rows := readIX(t, "tr,trtllm,meta-llama/Llama-3.1-70B,b200_sxm,fp8,fp8,agg,1024,1024,4,4,2,200,9,inferencex,2025-10-29")
+	p, err := PlanRow(rows[0], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := p.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Decode(data, "explain.yaml", nil)
+	if err != nil {
+		t.Fatalf("the plan's YAML does not decode: %v\n%s", err, data)
+	}
+	res, err := sim.Run(context.Background(), cfg, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttft, tpot, _, n := means(res.Requests, 0)
+	rep, err := Validate(context.Background(), rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rep.Rows[0]
+	if n != 40 || math.Abs(ttft-got.PredictedTTFTMs) > 1e-9 || math.Abs(tpot-got.PredictedTPOTMs) > 1e-9 {
+		t.Errorf("predict on the YAML: %d requests, TTFT %v, TPOT %v; validate: TTFT %v, TPOT %v\n%s", n, ttft, tpot,
+			got.PredictedTTFTMs, got.PredictedTPOTMs, data)
+	}
+}
+
+// The headline scores the rows of a known harness only; every source is reported on its own.
+func TestHeadlineKeepsAssumedHarnessApart(t *testing.T) {
+	rows := readIX(t,
+		"k,vllm,meta-llama/Llama-3.1-70B,h100_sxm,fp8,fp8,agg,1024,1024,4,4,4,80,12,inferencex,2025-10-29",
+		"a,vllm,Qwen/Qwen3-32B,h100_sxm,,,agg,1024,128,4,4,1,50,10,aic-gap-analysis,",
+		"b,vllm,Qwen/Qwen3-32B,h100_sxm,,,agg,1024,128,4,4,1,5000,1000,aic-gap-analysis,",
+	)
+	rep, err := Validate(context.Background(), rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Summary
+	if s.Headline != HeadlineKnownHarness || s.RowsSimulated != 1 || *s.TTFTMAPEPct != rep.Rows[0].TTFTAPEPct || len(s.Sources) != 2 {
+		t.Fatalf("summary %+v", s)
+	}
+	aic := s.Sources[0]
+	if aic.Source != "aic-gap-analysis" || aic.Known || aic.Harness != HarnessAssumed || aic.RowsSimulated != 2 ||
+		math.Abs(*aic.TTFTMAPEPct-(rep.Rows[1].TTFTAPEPct+rep.Rows[2].TTFTAPEPct)/2) > 1e-9 {
+		t.Errorf("aic source %+v", aic)
+	}
+	// Without any known-harness row the headline covers every row.
+	rep, err = Validate(context.Background(), rows[1:], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Summary; s.Headline != HeadlineAllRows || s.RowsSimulated != 2 {
+		t.Errorf("summary without a known harness: %+v", s)
+	}
+}
