@@ -281,13 +281,21 @@ func (d *deployment) openDB(path string) error {
 	return nil
 }
 
+// autoForwardModel is what forward_model auto uses: timing.AutoForwardModel (a variable so that
+// the tests of op_level under auto can set it).
+var autoForwardModel = timing.AutoForwardModel
+
 // opLevel builds the op_level model of a `default` timing role from the performance database:
-// with forward_model auto, the model when the database is configured and holds every table the
-// role needs, else nil (the caller uses the roofline); with op_level, the model or a
+// with forward_model auto, nil (the roofline) unless autoForwardModel is op_level, and then the
+// model when the database is configured and holds every table the role needs, else nil; with op_level, the model or a
 // *config.Error on timing.forward_model naming the GPU, backend, version and path searched.
 func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing.ModelSpec, hw timing.Hardware,
 	prec timing.Precisions) (timing.Model, error) {
 	fm := role.Timing.ForwardModel
+	if fm != config.ForwardOpLevel && autoForwardModel != config.ForwardOpLevel {
+		// auto is the roofline (timing.AutoForwardModel).
+		return nil, nil
+	}
 	path := "engine.workers." + string(name) + ".timing.forward_model"
 	e := &d.cfg.Engine
 	if err := d.openDB(path); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
@@ -18,6 +19,9 @@ const systemsDir = "../../shared/data/aic-systems"
 // what it lacks; roofline is always the roofline; the result records the provider.
 func TestForwardModelSelection(t *testing.T) {
 	t.Setenv(opdb.EnvSystemsDir, "")
+	// auto is the roofline as shipped (below); here it is op_level, to test its fallbacks.
+	defer func(v string) { autoForwardModel = v }(autoForwardModel)
+	autoForwardModel = config.ForwardOpLevel
 	db := systemsDB(t)
 	run := func(tm config.Timing, weights string, withDB bool) (*Result, error) {
 		cfg := testConfig(512, 16, 8, 4, 4000)
@@ -89,5 +93,23 @@ func TestForwardModelSelection(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, Options{Systems: db}); !errors.As(err, &ce) || ce.Path != "engine.backend_version" ||
 		!strings.Contains(err.Error(), "available: 0.24.0") {
 		t.Errorf("unknown backend_version: %v", err)
+	}
+}
+
+// As shipped, forward_model auto prices passes with the roofline even with a database
+// configured (timing.AutoForwardModel), and says nothing about falling back.
+func TestAutoIsTheRoofline(t *testing.T) {
+	if timing.AutoForwardModel != "roofline" {
+		t.Skipf("timing.AutoForwardModel is %q", timing.AutoForwardModel)
+	}
+	cfg := testConfig(512, 16, 8, 4, 4000)
+	cfg.Engine.Model, cfg.Engine.Hardware = "meta-llama/Meta-Llama-3.1-8B-Instruct", "h100_sxm"
+	cfg.Engine.Workers.Aggregated.Timing = config.Timing{Type: config.TimingDefault, ForwardModel: config.ForwardAuto}
+	res, err := Run(context.Background(), cfg, Options{Systems: systemsDB(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.TimingProvider != "roofline" || len(res.TimingNotes) != 0 {
+		t.Errorf("auto with the database: provider %q, notes %q; want the roofline, no note", res.TimingProvider, res.TimingNotes)
 	}
 }

@@ -104,6 +104,9 @@ func TestReportFormatJSON(t *testing.T) {
 	}
 	wantFiles := map[string]any{"pareto": filepath.Join(out, results.ParetoFile), "report": filepath.Join(out, results.ReportFile),
 		"plot": filepath.Join(out, results.PlotFile)}
+	if readPareto(t, out).TiesFile != "" {
+		wantFiles["ties"] = filepath.Join(out, results.TiesFile)
+	}
 	if got := strs(files["recommendations"]); !slices.Equal(got, recs) {
 		t.Errorf("files.recommendations %v, want %v", got, recs)
 	}
@@ -164,6 +167,9 @@ func TestSweepFormatJSON(t *testing.T) {
 		for key, name := range map[string]string{"journal": results.JournalFile, "manifest": results.ManifestFile, "pareto": results.ParetoFile,
 			"plot": results.PlotFile, "report": results.ReportFile, "results": results.ParquetFile, "probes": results.ProbesFile} {
 			want[key] = filepath.Join(dir, name)
+		}
+		if readPareto(t, dir).TiesFile != "" {
+			want["ties"] = filepath.Join(dir, results.TiesFile)
 		}
 		if !reflect.DeepEqual(files, want) {
 			t.Errorf("files %v, want %v", files, want)

@@ -119,7 +119,9 @@ func TestResolveShard(t *testing.T) {
 
 // paretoDoc is the part of pareto.json the sharding and report tests compare.
 type paretoDoc struct {
-	Settings   results.Settings `json:"settings"`
+	Settings results.Settings `json:"settings"`
+	// TiesFile names pareto_ties.parquet when the front has ties.
+	TiesFile   string           `json:"ties_file"`
 	Front      []map[string]any `json:"front"`
 	Best       []map[string]any `json:"best"`
 	Incomplete bool             `json:"incomplete"`

@@ -14,8 +14,8 @@ import (
 // flag sets SERVESWEEP_SYSTEMS_DIR for the process, so every simulation of the command (a
 // sweep's points, validate's rows) shares one lazily loaded database.
 func addSystemsDirFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVar(p, "systems-dir", "", "performance database for default timing's op_level model: an AIConfigurator "+
-		"systems folder (default: $"+opdb.EnvSystemsDir+"; none: the roofline)")
+	cmd.Flags().StringVar(p, "systems-dir", "", "performance database of default timing's forward_model op_level: an AIConfigurator "+
+		"systems folder (default: $"+opdb.EnvSystemsDir+"); forward_model auto is the roofline")
 	mustDirname(cmd, "systems-dir")
 }
 

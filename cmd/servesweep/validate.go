@@ -46,6 +46,8 @@ type validateOptions struct {
 	AIPerf     []string
 	ConfigPath string
 	Sets       []string
+	// ForwardModel is --forward-model (calibrate.Options.ForwardModel).
+	ForwardModel string
 	// Explain, when > 0, is --explain LINE: print the prediction config of that CSV line and
 	// exit.
 	Explain int
@@ -112,6 +114,8 @@ an error, a failed run without any simulated row included, nothing is printed on
 	f.StringVar(&opts.HoldoutBy, "holdout-by", "", "score on data the model was not fitted on: for each system, backend or model "+
 		"in turn, fit on the other rows and predict its rows (a fit per group: long); figures pool every left-out row")
 	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them; Memory and ExpertGEMM come from kernel measurements and are not refitted")
+	f.StringVar(&opts.ForwardModel, "forward-model", "auto", "timing.forward_model of every simulated row: auto (the shipped choice, "+
+		"the roofline) or op_level (the performance database's tables; needs --systems-dir)")
 	f.IntVar(&opts.Explain, "explain", 0, "print the prediction config (YAML for predict -c) that simulates the row on this CSV line "+
 		"(the header is line 1) as it was benchmarked, with its notes, and exit")
 	f.BoolVar(&opts.OneWorkerPerRole, "assume-one-worker-per-role", false, "simulate a disaggregated row that gives no worker counts "+
@@ -125,6 +129,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 	mustComplete(cmd, "set", noFiles)
 	mustFilename(cmd, "output-json", "json")
 	mustComplete(cmd, "parallelism", noFiles)
+	mustComplete(cmd, "forward-model", fixed("auto\tthe shipped forward model (the roofline)", "op_level\tthe performance database's kernel tables"))
 	mustComplete(cmd, "holdout-by", fixed("system\tleave out one GPU at a time", "backend\tleave out one backend at a time",
 		"model\tleave out one model at a time"))
 	return cmd
@@ -156,6 +161,9 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if (opts.holdoutSet || opts.HoldoutBy != "") && !slices.Contains(calibrate.HoldoutKeys(), opts.HoldoutBy) {
 		return &usageError{fmt.Errorf("--holdout-by must be one of %s, got %q", strings.Join(calibrate.HoldoutKeys(), ", "), opts.HoldoutBy)}
 	}
+	if opts.ForwardModel != config.ForwardAuto && opts.ForwardModel != config.ForwardOpLevel {
+		return &usageError{fmt.Errorf("--forward-model must be auto or op_level, got %q", opts.ForwardModel)}
+	}
 	if opts.FitEvaluations < 2 {
 		return &usageError{fmt.Errorf("--fit-evaluations must be a whole number >= 2, got %d", opts.FitEvaluations)}
 	}
@@ -175,9 +183,9 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if err != nil {
 		return &usageError{err}
 	}
-	vo := calibrate.Options{Parallelism: opts.Parallelism, OneWorkerPerRole: opts.OneWorkerPerRole}
+	vo := calibrate.Options{Parallelism: opts.Parallelism, OneWorkerPerRole: opts.OneWorkerPerRole, ForwardModel: opts.ForwardModel}
 	if opts.Explain != 0 {
-		return explainRow(ctx, io.Out, rows, opts.Explain, vo, opts.Measured)
+		return explainRow(io.Out, rows, opts.Explain, vo, opts.Measured)
 	}
 	var rep *calibrate.Report
 	var fitted *calibrate.Factors
@@ -234,10 +242,9 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 }
 
 // explainRow prints the prediction config of the row on CSV line line: comment lines with the
-// row's id, source, harness and notes, then the YAML (a steady-state harness's ramp and warm-up
-// measured by Plan.Settle). A line that holds no data row, or a row
+// row's id, source, harness and notes, then the YAML. A line that holds no data row, or a row
 // that cannot be simulated, is a usage error naming the line.
-func explainRow(ctx context.Context, w io.Writer, rows []calibrate.Row, line int, o calibrate.Options, file string) error {
+func explainRow(w io.Writer, rows []calibrate.Row, line int, o calibrate.Options, file string) error {
 	i := slices.IndexFunc(rows, func(r calibrate.Row) bool { return r.Line == line })
 	if i < 0 {
 		return &usageError{fmt.Errorf("--explain %d: %s has no data row on line %d (data rows are lines %d to %d; the header is line 1)",
@@ -246,11 +253,6 @@ func explainRow(ctx context.Context, w io.Writer, rows []calibrate.Row, line int
 	p, err := calibrate.PlanRow(rows[i], o)
 	if err != nil {
 		return &usageError{fmt.Errorf("--explain %d: %s line %d cannot be simulated: %v", line, file, line, err)}
-	}
-	// A steady-state harness's ramp and warm-up come from a pilot run under the shipped factors.
-	eff := calibrate.CalibratedFactors().Efficiency
-	if err := p.Settle(ctx, &eff); err != nil {
-		return fmt.Errorf("--explain %d: %s line %d: %v", line, file, line, err)
 	}
 	data, err := p.YAML()
 	if err != nil {

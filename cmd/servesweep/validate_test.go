@@ -206,6 +206,7 @@ func TestValidateHoldoutFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--holdout-by", "gpu"}, "--holdout-by must be one of system, backend, model"},
+		{[]string{"--forward-model", "oplevel"}, `--forward-model must be auto or op_level, got "oplevel"`},
 		{[]string{"--holdout-by", "system", "--fit"}, "--holdout-by and --fit are exclusive"},
 		{[]string{"--fit", "--fit-evaluations", "1"}, "--fit-evaluations must be a whole number >= 2, got 1"},
 		{[]string{"--fit-evaluations", "5"}, "--fit-evaluations caps a fit: use it with --fit or --holdout-by"},
@@ -239,7 +240,7 @@ func TestValidateExplain(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, frag := range []string{"line 2: r1", "# harness assumed: fixed ISL and OSL, 80 requests (20 × concurrency 4)",
-		"input_tokens: 512", "warmup_seconds:", "backend: vllm"} {
+		"input_tokens: 512", "ramp_seconds: 0", "backend: vllm"} {
 		if !strings.Contains(out, frag) {
 			t.Errorf("--explain output lacks %q:\n%s", frag, out)
 		}

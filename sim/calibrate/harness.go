@@ -2,13 +2,10 @@ package calibrate
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"strings"
 
-	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
-	"github.com/servesweep/servesweep/sim/timing"
 	"gopkg.in/yaml.v3"
 )
 
@@ -37,10 +34,6 @@ type Harness struct {
 	RangeRatio float64
 	// RequestsPerConcurrency is the number of requests sent per unit of concurrency.
 	RequestsPerConcurrency int
-	// SteadyState measures the closed loop in its steady state rather than from a
-	// synchronized start: the first wave is spread over one request lifetime and the first two
-	// lifetimes are left out (Plan.Settle).
-	SteadyState bool
 }
 
 // InferenceXHarness is the client of SemiAnalysis InferenceX's runs (public repository
@@ -56,45 +49,18 @@ func InferenceXHarness() Harness {
 }
 
 // AssumedHarness is the single documented assumption for rows of an unpublished harness
-// (aic-gap-analysis and every other source): a closed loop of C clients sending prompts and
-// outputs of exactly the row's ISL and OSL, 20 × C requests, measured in its steady state (the
-// first wave spread over one request lifetime, the first two lifetimes left out: Plan.Settle).
-// AIConfigurator's own benchmark generator runs AIPerf that way (fixed lengths, --concurrency C,
-// --request-count 20 × C, --warmup-request-count C, ignore_eos), which is likely but
-// UNCONFIRMED for these rows (the data's README). The steady state rather than a synchronized
-// start: with every length equal, a deterministic simulation of a synchronized start keeps its
-// requests in lock-step waves for the whole run (each TTFT waits for a whole wave of prompts),
-// which real clients and servers do not (their timing jitter spreads the waves); with lengths
-// drawn from a range (InferenceXHarness) the waves spread in the simulation as well. These rows
-// are scored apart from the headline.
+// (aic-gap-analysis and every other source): AIConfigurator's own benchmark generator, the likely
+// one (the data's README; UNCONFIRMED for these rows), as it runs: AIPerf with prompts and outputs
+// of exactly the row's ISL and OSL, --concurrency C (the first C requests at once, then a closed
+// loop), --request-count 20 × C, ignore_eos, means over every request. Its warm-up requests
+// (--warmup-request-count C) run as a phase of their own before the measured one, which again
+// starts with C requests at once, so they change nothing servesweep measures and are not
+// simulated. These rows are scored apart from the headline. With every length equal, the
+// simulated waves stay in step as long as the engine keeps them so (a prefill-first scheduler
+// finishes a wave's requests on the same pass); a real run's timing jitter may spread them, which
+// is one reason these rows score worse than the InferenceX rows.
 func AssumedHarness() Harness {
-	return Harness{Name: HarnessAssumed, RangeRatio: 1, RequestsPerConcurrency: 20, SteadyState: true}
-}
-
-// SteadyWarmupLifetimes is how many mean request lifetimes of a SteadyState harness's run are
-// left out as warm-up: the same two lifetimes the sweep's capacity probes leave out.
-const SteadyWarmupLifetimes = 2
-
-// Settle prepares a plan whose harness measures a steady state (Harness.SteadyState): it runs the
-// first wave alone (sim.FirstWave) under eff to measure the mean request lifetime L, then sets
-// traffic.load.ramp_seconds to L and warmup_seconds to SteadyWarmupLifetimes × L. Other plans are
-// left as they are. Errors are the pilot run's, or a pilot in which no request completed.
-func (p *Plan) Settle(ctx context.Context, eff *timing.Efficiency) error {
-	if !p.Harness.SteadyState {
-		return nil
-	}
-	pilot, err := sim.Run(ctx, sim.FirstWave(p.Config), sim.Options{Efficiency: eff})
-	if err != nil {
-		return err
-	}
-	l, n := sim.MeanE2EMs(pilot.Requests)
-	pilot.Release()
-	if n == 0 {
-		return fmt.Errorf("no request of the first wave completed")
-	}
-	ramp, warm := l/1000, SteadyWarmupLifetimes*l/1000
-	p.Config.Traffic.Load.RampSeconds, p.Config.Traffic.Load.WarmupSeconds = &ramp, &warm
-	return nil
+	return Harness{Name: HarnessAssumed, RangeRatio: 1, RequestsPerConcurrency: 20}
 }
 
 // HarnessFor returns the harness of a row from its source column.
@@ -228,9 +194,6 @@ func (h Harness) describe(conc int) string {
 		lengths = fmt.Sprintf("ISL and OSL uniform in [int(%.1f L), L]", h.RangeRatio)
 	}
 	start := "all of the first wave at once, means over every request"
-	if h.SteadyState {
-		start = fmt.Sprintf("steady state (first wave spread over one request lifetime L, the first %d L left out)", SteadyWarmupLifetimes)
-	}
 	return fmt.Sprintf("harness %s: %s, %d requests (%d × concurrency %d), %s",
 		h.Name, lengths, h.RequestsPerConcurrency*conc, h.RequestsPerConcurrency, conc, start)
 }

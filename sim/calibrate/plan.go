@@ -104,7 +104,7 @@ func shapeString(n int, s WorkerShape) string {
 }
 
 // role builds one worker role of the simulated deployment.
-func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64) *config.WorkerRole {
+func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64, forwardModel string) *config.WorkerRole {
 	return &config.WorkerRole{
 		Parallelism: config.Parallelism{Replicas: replicas, Tensor: s.Tensor, Pipeline: s.Pipeline,
 			AttentionData: s.AttentionData, MoeTensor: s.MoETensor, MoeExpert: s.MoEExpert},
@@ -112,7 +112,7 @@ func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64) *config.W
 			CapacityPolicy: config.CapacityGuaranteedNoEvict},
 		KVCache: config.KVCache{BlockSize: blockSize, PrefixCaching: true,
 			Capacity: config.KVCapacity{Type: config.CapacityDefault, MemoryFraction: mf}},
-		Timing: config.Timing{Type: config.TimingDefault},
+		Timing: config.Timing{Type: config.TimingDefault, ForwardModel: forwardModel},
 	}
 }
 
@@ -221,7 +221,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 				conc, batch, s.AttentionData))
 		}
 		cfg.Engine.Mode = config.ModeAggregated
-		cfg.Engine.Workers.Aggregated = role(s, replicas, batch, bs, mf)
+		cfg.Engine.Workers.Aggregated = role(s, replicas, batch, bs, mf, o.ForwardModel)
 		p.Shape = "agg " + shapeString(replicas, s)
 	case "disagg", "disaggregated":
 		ps, ds := normalize(r.Prefill), normalize(r.Decode)
@@ -265,8 +265,8 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 				db, ds.AttentionData, ds.Workers, conc))
 		}
 		cfg.Engine.Mode = config.ModeDisaggregated
-		cfg.Engine.Workers.Prefill = role(ps, ps.Workers, pb, bs, mf)
-		cfg.Engine.Workers.Decode = role(ds, ds.Workers, db, bs, mf)
+		cfg.Engine.Workers.Prefill = role(ps, ps.Workers, pb, bs, mf, o.ForwardModel)
+		cfg.Engine.Workers.Decode = role(ds, ds.Workers, db, bs, mf, o.ForwardModel)
 		gbps := RDMAGBps
 		if hw.ID == "gb200" {
 			gbps = hw.LinkGBps

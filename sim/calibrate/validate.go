@@ -29,6 +29,9 @@ type Options struct {
 	// Progress, when set, is called after each row with the rows done and the total (from
 	// several goroutines; it must be safe for concurrent use).
 	Progress func(done, total int)
+	// ForwardModel is every simulated role's timing.forward_model ("" or auto: the shipped
+	// choice, timing.AutoForwardModel; op_level: the performance database's tables).
+	ForwardModel string
 	// OneWorkerPerRole simulates a disaggregated row that gives neither prefill_num_workers nor
 	// decode_num_workers as one worker of each role (DisaggWorkersNote). Off by default: such a
 	// row is skipped with the reason, since the file does not say what was deployed and that
@@ -230,9 +233,8 @@ type Report struct {
 
 // Validate simulates every row with o.Parallelism rows at a time and compares the predicted
 // mean TTFT and mean TPOT with the measured ones. A row is one predict run of Plan.Config
-// (PlanRow, then Plan.Settle for a steady-state harness, then sim.Run; Factors.FrontendMs is its
-// engine.frontend.overhead_ms): the benchmark as its harness ran it, the means taken as its client
-// takes them, over every request after the harness's warm-up (none for InferenceX).
+// (PlanRow, then sim.Run; Factors.FrontendMs is its engine.frontend.overhead_ms): the benchmark
+// as its harness ran it, the means taken as its client takes them, over every request.
 //
 // Rows that cannot be planned or run are skipped with the reason; when every row is skipped the
 // summary's APEs are nil and Report.CheckSimulated says why. The report is deterministic: it
@@ -283,10 +285,7 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	res.Harness = p.Harness.Name
 	res.GPUs = p.Config.GPUs()
 	// The benchmark as it ran: one closed-loop run of the harness's requests, averaged over
-	// every request after the harness's warm-up (none but for a steady-state harness).
-	if err := p.Settle(ctx, &o.Factors.Efficiency); err != nil {
-		return skip(err)
-	}
+	// every request.
 	run, err := sim.Run(ctx, p.Config, sim.Options{Efficiency: &o.Factors.Efficiency})
 	if err != nil {
 		return skip(err)

@@ -634,15 +634,16 @@ const (
 
 // Timing picks the forward-pass time model of a role (dynosim-spec.md §3.2.4).
 type Timing struct {
-	// Type selects the model: default (hardware-aware: composed from a per-operation
-	// performance database when one is configured, see ForwardModel, else the roofline),
+	// Type selects the model: default (hardware-aware: the roofline, or composed from a
+	// per-operation performance database, see ForwardModel),
 	// roofline (always servesweep's analytical model), fixed, or polynomial (the mocker's closed
 	// form).
 	Type string `yaml:"type" discriminator:"" enum:"default,fixed,polynomial,roofline" default:"default" rejectUnion:"{type} timing rejects fixed timing values"`
 	// ForwardModel (type default only; "" means auto) picks how default timing prices a pass:
-	// auto composes it from the performance database (--systems-dir or SERVESWEEP_SYSTEMS_DIR)
-	// when one is configured and holds every table the role needs, else uses the roofline;
-	// op_level requires the database; fpm is not supported yet.
+	// auto uses the forward model that scores better on measured deployments left out of its fit
+	// (timing.AutoForwardModel: the roofline today); op_level composes it from the performance
+	// database (--systems-dir or SERVESWEEP_SYSTEMS_DIR), which it requires; fpm is not
+	// supported yet.
 	ForwardModel string `yaml:"forward_model,omitempty" enum:"auto,op_level,fpm" optional:""`
 	// PrefillMs and DecodeMs, the cost of every prefill and decode pass in ms, are required by
 	// `fixed`.
