@@ -17,6 +17,10 @@ import (
 type deployment struct {
 	cfg *config.Config
 	eff timing.Efficiency
+	// effGiven says eff was given (sim.Options.Efficiency) rather than the shipped factors: the
+	// op_level model then uses it as it is, else its own fixed costs
+	// (timing.CalibratedOpLevelEfficiency).
+	effGiven bool
 	// db is the performance database of `default` timing (nil: none configured); dbErr why the
 	// configured one cannot be opened.
 	db    *opdb.DB
@@ -309,8 +313,12 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 		}
 		return nil, nil
 	}
+	eff := d.eff
+	if !d.effGiven {
+		eff = timing.CalibratedOpLevelEfficiency()
+	}
 	ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},
-		m, hw, prec, shape(role), d.eff)
+		m, hw, prec, shape(role), eff)
 	var me *opdb.MissingError
 	var ue *timing.UnsupportedModelError
 	if errors.As(err, &ue) {
@@ -377,8 +385,12 @@ func (d *deployment) prefillLoadMs(name config.Role, role *config.WorkerRole) (f
 				"none is configured: give --systems-dir DIR (an AIConfigurator systems folder) or set %s, or use type: none",
 			hw.ID, e.Backend, versionName(e.BackendVersion), opdb.EnvSystemsDir)}
 	}
+	eff := d.eff
+	if !d.effGiven {
+		eff = timing.CalibratedOpLevelEfficiency()
+	}
 	ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},
-		m, hw, prec, shape(role), d.eff)
+		m, hw, prec, shape(role), eff)
 	if err != nil {
 		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: fmt.Sprintf(
 			"aic needs the op_level model for gpu %s, backend %s, version %s: %v; use type: none", hw.ID, e.Backend, versionName(e.BackendVersion), err)}

@@ -58,8 +58,9 @@ func TestFrontendOverhead(t *testing.T) {
 	}
 }
 
-// The default front-end time is the calibrated one under default timing only: fixed and
-// polynomial timing keep the reference's exact times. An explicit value wins, 0 included.
+// The default front-end time is the calibrated one under default timing only (op_level's own
+// under forward_model op_level): fixed and polynomial timing keep the reference's exact times.
+// An explicit value wins, 0 included.
 func TestFrontendOverheadDefault(t *testing.T) {
 	cfg := testConfig(64, 4, 3, 1, 1000)
 	if got := FrontendOverheadMs(cfg); got != 0 {
@@ -68,6 +69,11 @@ func TestFrontendOverheadDefault(t *testing.T) {
 	cfg.Engine.Workers.Aggregated.Timing = config.Timing{Type: config.TimingDefault}
 	if got := FrontendOverheadMs(cfg); got != timing.CalibratedFrontendOverheadMs {
 		t.Errorf("default timing: default front end %v ms, want %v", got, timing.CalibratedFrontendOverheadMs)
+	}
+	// op_level has its own, fitted with its own fixed costs.
+	cfg.Engine.Workers.Aggregated.Timing.ForwardModel = config.ForwardOpLevel
+	if got := FrontendOverheadMs(cfg); got != timing.CalibratedOpLevelFrontendOverheadMs {
+		t.Errorf("op_level timing: default front end %v ms, want %v", got, timing.CalibratedOpLevelFrontendOverheadMs)
 	}
 	zero := 0.0
 	cfg.Engine.Frontend = &config.Frontend{OverheadMs: &zero}

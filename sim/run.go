@@ -149,7 +149,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	}
 	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency(), db: opt.Systems}
 	if opt.Efficiency != nil {
-		dep.eff = *opt.Efficiency
+		dep.eff, dep.effGiven = *opt.Efficiency, true
 	}
 	ctxLimit := cfg.Engine.ContextLength
 	if ctxLimit == 0 && cfg.Engine.Backend != config.BackendVLLM {

@@ -32,6 +32,15 @@ func CalibratedFactors() Factors {
 		KVTransferLatencyMs: timing.CalibratedKVTransferLatencyMs}
 }
 
+// CalibratedOpLevelFactors returns the factors of the op_level model as shipped:
+// timing.CalibratedOpLevelEfficiency (op_level's own fixed costs; the roofline-only factors in it
+// do not affect op_level), timing.CalibratedOpLevelFrontendOverheadMs and
+// timing.CalibratedKVTransferLatencyMs.
+func CalibratedOpLevelFactors() Factors {
+	return Factors{Efficiency: timing.CalibratedOpLevelEfficiency(), FrontendMs: timing.CalibratedOpLevelFrontendOverheadMs,
+		KVTransferLatencyMs: timing.CalibratedKVTransferLatencyMs}
+}
+
 // PriorFactors is the start of every Holdout fit: round, physically plausible values chosen
 // without looking at any deployment row, so that no fold starts from factors fitted on the rows
 // it scores. GEMMs at 60 % of the dense peak (quantized GEMMs at 80 % of that; the routed

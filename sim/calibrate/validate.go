@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"golang.org/x/sync/errgroup"
 )
@@ -21,8 +22,9 @@ import (
 type Options struct {
 	// Parallelism is the number of rows simulated at once (default GOMAXPROCS).
 	Parallelism int
-	// Factors replaces CalibratedFactors (the timing efficiency, the front-end time and the
-	// hand-off latency); nil means the calibrated factors.
+	// Factors replaces the calibrated factors (the timing efficiency, the front-end time and the
+	// hand-off latency); nil means those of the forward model: CalibratedFactors, or
+	// CalibratedOpLevelFactors with ForwardModel op_level.
 	Factors *Factors
 	// Worst is how many rows the summary lists as the largest errors (default 10).
 	Worst int
@@ -45,6 +47,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Factors == nil {
 		f := CalibratedFactors()
+		if o.ForwardModel == config.ForwardOpLevel {
+			f = CalibratedOpLevelFactors()
+		}
 		o.Factors = &f
 	}
 	if o.Worst <= 0 {

@@ -119,6 +119,28 @@ const CalibratedFrontendOverheadMs = 48.0
 // worker still holds the request's KV and the decode worker its reservation.
 const CalibratedKVTransferLatencyMs = 200.0
 
+// CalibratedOpLevelEfficiency returns the Efficiency the op_level model uses when none is given:
+// CalibratedEfficiency with op_level's own fixed costs, PassOverheadMs 0.68 and
+// SequenceOverheadUs 5.6 (the rest of a pass comes from the kernel tables; Memory prices its
+// elementwise kernels). Provenance: fitted with calibrate.Fit together with
+// CalibratedOpLevelFrontendOverheadMs (40 validations from the roofline's values, the
+// roofline-only factors held fixed) on the 309 InferenceX rows of
+// ../shared/data/silicon/measured_dense_calibration.csv, each simulated as it was benchmarked
+// with forward_model op_level and the tables of ../shared/data/aic-systems, then rounded to two
+// significant digits (2026-12-03): TTFT MAPE 18.4 % and TPOT MAPE 18.0 % in sample. The short
+// per-sequence time makes up for the tables pricing TensorRT-LLM 1.1.0rc2's decode about 20 %
+// slow (they are of release 1.3.0rc20).
+func CalibratedOpLevelEfficiency() Efficiency {
+	e := CalibratedEfficiency()
+	e.PassOverheadMs, e.SequenceOverheadUs = 0.68, 5.6
+	return e
+}
+
+// CalibratedOpLevelFrontendOverheadMs is engine.frontend.overhead_ms's default in front of a role
+// priced by op_level (sim.FrontendOverheadMs), fitted with CalibratedOpLevelEfficiency (same
+// provenance).
+const CalibratedOpLevelFrontendOverheadMs = 22.0
+
 // AutoForwardModel is the forward model of `default` timing under forward_model auto: "roofline"
 // or "op_level" (the performance database's kernel tables, when one is configured), whichever
 // scores better on measured deployments left out of its fit. On the 309 InferenceX rows of
