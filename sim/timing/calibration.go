@@ -143,13 +143,13 @@ const CalibratedOpLevelFrontendOverheadMs = 22.0
 
 // AutoForwardModel is the forward model of `default` timing under forward_model auto: "roofline"
 // or "op_level" (the performance database's kernel tables, when one is configured), whichever
-// scores better on measured deployments left out of its fit. On the 309 InferenceX rows of
-// ../shared/data/silicon/measured_dense_calibration.csv (Llama-3.1-70B on H100 and B200 under
-// vLLM 0.10.2 and TensorRT-LLM 1.1.0rc2, each simulated as it was benchmarked; 2026-12-03) the
-// roofline, each GPU left out of its fit in turn, scored TTFT MAPE 26.9 % and TPOT MAPE 11.8 %;
-// op_level with its own fixed costs (host time per pass and per sequence, front end) fitted on
-// all 309 rows, in sample, scored 18.4 % and 18.0 %: its TPOT, already worse in sample than the
-// roofline's left out, comes from tables of newer releases (vLLM 0.24.0, TensorRT-LLM
-// 1.3.0rc20) than the rows ran, and prices TensorRT-LLM's decode about 20 % slow. op_level stays
-// available as forward_model: op_level.
+// scores better on measured deployments left out of its fit, by calibrate.Objective. On the 309
+// InferenceX rows of ../shared/data/silicon/measured_dense_calibration.csv (Llama-3.1-70B on H100
+// and B200 under vLLM 0.10.2 and TensorRT-LLM 1.1.0rc2, each simulated as it was benchmarked;
+// 2026-12-03), each GPU left out of the fit in turn, the roofline scores TTFT MAPE 26.9 %, TPOT
+// MAPE 11.8 % and decision regret 38.1 % (objective 1.32); op_level with its own fixed costs
+// fitted per fold scores 19.5 %, 21.4 % and 36.4 % (objective 1.95): better on TTFT, much worse
+// on TPOT, since its tables are of newer releases (vLLM 0.24.0, TensorRT-LLM 1.3.0rc20) than the
+// rows ran and price that TensorRT-LLM's decode about 20 % slow. op_level stays available as
+// forward_model: op_level.
 const AutoForwardModel = "roofline"
