@@ -14,6 +14,7 @@ import (
 	"github.com/servesweep/servesweep/aiperf"
 	"github.com/servesweep/servesweep/sim/calibrate"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/spf13/cobra"
 )
 
@@ -51,9 +52,9 @@ type validateOptions struct {
 	// Explain, when > 0, is --explain LINE: print the prediction config of that CSV line and
 	// exit.
 	Explain int
-	// holdoutSet and fitEvaluationsSet say whether the flags were given (an empty --holdout-by
-	// and a cap without a fit are mistakes, not defaults).
-	holdoutSet, fitEvaluationsSet bool
+	// holdoutSet, fitEvaluationsSet and explainSet say whether the flags were given (an empty
+	// --holdout-by, a cap without a fit and --explain 0 are mistakes, not defaults).
+	holdoutSet, fitEvaluationsSet, explainSet bool
 }
 
 func newValidateCmd(io ioStreams, runF func(context.Context, *validateOptions) error) *cobra.Command {
@@ -65,8 +66,14 @@ func newValidateCmd(io ioStreams, runF func(context.Context, *validateOptions) e
 measured_dense_calibration.csv: backend, model_path, system, precision, mode, isl, osl,
 concurrency, worker shape, silicon_ttft_ms, silicon_tpot_ms) with default timing and KV capacity,
 and compare the predicted mean TTFT and mean TPOT with the measured ones: per row, MAPE and
-median APE per (model, system, backend) group and overall, and the rows with the largest errors.
-Rows that cannot be simulated are listed with the reason. Each row runs on its own backend's
+median APE per (model, system, backend) group, per source and overall, and the rows with the
+largest errors. Each row is simulated as it was benchmarked: rows whose source is inferencex
+under InferenceX's public client and the server flags its scripts set on the row's date; rows
+of another source under one documented assumption (AIConfigurator's generator), scored apart
+from the headline. The decision quality scores the deployment servesweep would pick from its
+predictions over a ladder of 45 mean-TPOT x mean-TTFT SLAs (regret, exact share, rank
+correlation). --explain LINE prints a row's config for predict -c. Rows that cannot be
+simulated are listed with the reason. Each row runs on its own backend's
 scheduler style and defaults (vllm, sglang or trtllm). When no row can be simulated the MAPEs are
 N/A (null in the JSON) and the exit status is 1.
 
@@ -92,6 +99,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 			opts.SystemsDirSet = cmd.Flags().Changed("systems-dir")
 			opts.holdoutSet = cmd.Flags().Changed("holdout-by")
 			opts.fitEvaluationsSet = cmd.Flags().Changed("fit-evaluations")
+			opts.explainSet = cmd.Flags().Changed("explain")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -164,6 +172,20 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if opts.ForwardModel != config.ForwardAuto && opts.ForwardModel != config.ForwardOpLevel {
 		return &usageError{fmt.Errorf("--forward-model must be auto or op_level, got %q", opts.ForwardModel)}
 	}
+	if opts.ForwardModel == config.ForwardOpLevel && strings.TrimSpace(os.Getenv(opdb.EnvSystemsDir)) == "" {
+		return &usageError{fmt.Errorf("--forward-model op_level prices passes from a performance database: give --systems-dir DIR " +
+			"(an AIConfigurator systems folder) or set " + opdb.EnvSystemsDir)}
+	}
+	if opts.explainSet {
+		for _, c := range []struct {
+			on   bool
+			flag string
+		}{{opts.Fit, "--fit"}, {opts.HoldoutBy != "", "--holdout-by"}, {opts.OutputJSON != "", "--output-json"}, {opts.Format == formatJSON, "--format json"}} {
+			if c.on {
+				return &usageError{fmt.Errorf("--explain prints one row's config as YAML; it does not combine with %s", c.flag)}
+			}
+		}
+	}
 	if opts.FitEvaluations < 2 {
 		return &usageError{fmt.Errorf("--fit-evaluations must be a whole number >= 2, got %d", opts.FitEvaluations)}
 	}
@@ -184,7 +206,7 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 		return &usageError{err}
 	}
 	vo := calibrate.Options{Parallelism: opts.Parallelism, OneWorkerPerRole: opts.OneWorkerPerRole, ForwardModel: opts.ForwardModel}
-	if opts.Explain != 0 {
+	if opts.explainSet {
 		return explainRow(io.Out, rows, opts.Explain, vo, opts.Measured)
 	}
 	var rep *calibrate.Report
@@ -300,7 +322,7 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 	for _, src := range s.Sources {
 		name := src.Source
 		if name == "" {
-			name = "(no source column)"
+			name = "(none)"
 		}
 		fmt.Fprintf(w, "%-20s %-10s %5d %5d  %9s %11s  %9s %11s\n", trunc(name, 20), src.Harness, src.RowsSimulated, src.RowsSkipped,
 			pctOrNA(src.TTFTMAPEPct), pctOrNA(src.TTFTMedianAPEPct), pctOrNA(src.TPOTMAPEPct), pctOrNA(src.TPOTMedianAPEPct))

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // measuredCSV is two rows in the calibration file's format: a simulable vLLM row and one with an
@@ -28,7 +30,7 @@ func TestValidateCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, frag := range []string{"ttft_meas", "meta-llama/Llama-3.1-8B-Instruct", "Accuracy per (model, system, backend) group",
-		"Skipped rows:", "line    3", "unknown hardware \"tpu_v9\"", "Overall: all rows: TTFT MAPE", "1 row simulated, 1 skipped", "(no source column)   assumed"} {
+		"Skipped rows:", "line    3", "unknown hardware \"tpu_v9\"", "Overall: all rows: TTFT MAPE", "1 row simulated, 1 skipped", "(none)               assumed"} {
 		if !strings.Contains(out, frag) {
 			t.Errorf("output lacks %q:\n%s", frag, out)
 		}
@@ -201,12 +203,16 @@ func TestValidateCommandNoRowSimulated(t *testing.T) {
 }
 
 func TestValidateHoldoutFlags(t *testing.T) {
+	t.Setenv(opdb.EnvSystemsDir, "")
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--holdout-by", "gpu"}, "--holdout-by must be one of system, backend, model"},
 		{[]string{"--forward-model", "oplevel"}, `--forward-model must be auto or op_level, got "oplevel"`},
+		{[]string{"--forward-model", "op_level"}, "--forward-model op_level prices passes from a performance database: give --systems-dir DIR"},
+		{[]string{"--explain", "3", "--format", "json"}, "--explain prints one row's config as YAML; it does not combine with --format json"},
+		{[]string{"--explain", "3", "--holdout-by", "system"}, "it does not combine with --holdout-by"},
 		{[]string{"--holdout-by", "system", "--fit"}, "--holdout-by and --fit are exclusive"},
 		{[]string{"--fit", "--fit-evaluations", "1"}, "--fit-evaluations must be a whole number >= 2, got 1"},
 		{[]string{"--fit-evaluations", "5"}, "--fit-evaluations caps a fit: use it with --fit or --holdout-by"},
@@ -253,6 +259,7 @@ func TestValidateExplain(t *testing.T) {
 		t.Errorf("predict on the explained config: exit %d: %s", code, errOut)
 	}
 	for _, c := range []struct{ line, want string }{
+		{"0", "has no data row on line 0 (data rows are lines 2 to 3; the header is line 1)"},
 		{"1", "has no data row on line 1 (data rows are lines 2 to 3; the header is line 1)"},
 		{"3", "line 3 cannot be simulated: unknown hardware"},
 	} {

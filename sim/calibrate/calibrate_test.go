@@ -76,6 +76,8 @@ func TestReadCSV(t *testing.T) {
 		{"backend,model_path\nvllm,x\n", "small.csv: line 1: missing column(s) system, mode, isl, osl, silicon_ttft_ms, silicon_tpot_ms"},
 		{header, "small.csv: no data rows"},
 		{header + "\"unterminated,vllm\n", "small.csv:"},
+		{"isl,backend,model_path,system,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\n1,vllm,x,h100_sxm,agg,2,3,4,5\n",
+			`small.csv: line 1: column "isl" appears twice (fields 1 and 6)`},
 	} {
 		if _, err := ReadCSV(strings.NewReader(c.csv), "small.csv"); err == nil || !strings.Contains(err.Error(), c.frag) {
 			t.Errorf("%q: err = %v, want %q", c.csv, err, c.frag)

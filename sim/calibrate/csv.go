@@ -97,7 +97,11 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 	}
 	col := map[string]int{}
 	for i, h := range header {
-		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if j, dup := col[h]; dup && h != "" {
+			return nil, fmt.Errorf("%s: line 1: column %q appears twice (fields %d and %d); each column must be named once", name, h, j+1, i+1)
+		}
+		col[h] = i
 	}
 	var missing []string
 	for _, c := range requiredColumns() {

@@ -141,10 +141,14 @@ func InferenceXServerFlags(r Row, model string) (ServerFlags, bool) {
 		f := ServerFlags{MaxBatchedTokens: 8192, MaxSequences: -1, ChunkedPrefill: true, OverlapScheduling: true,
 			KVCacheFP8: true, MemoryFraction: 0.9,
 			Source: "InferenceX 9596d23d7 70b vLLM scripts: max-num-batched-tokens 8192, max-num-seqs $CONC, fp8 KV, async scheduling, no prefix caching"}
-		if r.System == "b200_sxm" {
-			f.MaxSequences = 512
-			f.Source = strings.Replace(f.Source, "$CONC", "512", 1)
+		conc := "the concurrency"
+		if r.Concurrency > 0 {
+			conc = fmt.Sprint(r.Concurrency)
 		}
+		if r.System == "b200_sxm" {
+			f.MaxSequences, conc = 512, "512"
+		}
+		f.Source = strings.Replace(f.Source, "$CONC", conc, 1)
 		return f, true
 	case config.BackendTRTLLM:
 		f := ServerFlags{MaxBatchedTokens: 16384, MaxSequences: 2048, OverlapScheduling: true, KVCacheFP8: true, MemoryFraction: 0.9,
@@ -221,6 +225,12 @@ func (p *Plan) YAML() ([]byte, error) {
 		v.Style = yaml.FlowStyle
 		if n := mappingValue(mappingValue(mappingValue(&doc, "traffic"), "source"), d.key); n != nil {
 			*n = v
+		}
+	}
+	// A derived KV-transfer size is written as the word the schema takes for it.
+	if t := p.Config.Engine.KVTransfer; t != nil && t.BytesPerToken == 0 {
+		if n := mappingValue(mappingValue(mappingValue(&doc, "engine"), "kv_transfer"), "bytes_per_token"); n != nil {
+			n.Tag, n.Value, n.Style = "!!str", "auto", 0
 		}
 	}
 	if root := &doc; root.Kind == yaml.MappingNode {

@@ -105,36 +105,46 @@ func TestAssumedHarnessAndUntabulatedFlags(t *testing.T) {
 	if !p.Harness.Known || p.Config.Traffic.Stop.Requests != 80 || !strings.HasPrefix(p.Notes[0], "server flags not tabulated") {
 		t.Errorf("untabulated InferenceX row: %+v, notes %q", p.Harness, p.Notes)
 	}
+	// One output token leaves TPOT undefined: such a row is refused, not scored.
+	one := readIX(t, "o,vllm,Qwen/Qwen3-32B,h100_sxm,,,agg,1024,1,8,8,1,100,12,inferencex,2025-10-29")
+	if _, err := PlanRow(one[0], Options{}); err == nil || !strings.Contains(err.Error(), "a row needs osl >= 2") {
+		t.Errorf("osl 1: err = %v", err)
+	}
 }
 
-// The YAML of a plan is a prediction config predict runs to the same prediction Validate makes.
+// The YAML of a plan is a prediction config predict runs to the same prediction Validate makes:
+// an aggregated InferenceX row, and a disaggregated row (its KV transfer's derived size written
+// as auto).
 func TestPlanYAMLRunsAsValidated(t *testing.T) {
 	rows := readIX(t, "tr,trtllm,meta-llama/Llama-3.1-70B,b200_sxm,fp8,fp8,agg,1024,1024,4,4,2,200,9,inferencex,2025-10-29")
-	p, err := PlanRow(rows[0], Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := p.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Decode(data, "explain.yaml", nil)
-	if err != nil {
-		t.Fatalf("the plan's YAML does not decode: %v\n%s", err, data)
-	}
-	res, err := sim.Run(context.Background(), cfg, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ttft, tpot, _, n := means(res.Requests, 0)
-	rep, err := Validate(context.Background(), rows, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := rep.Rows[0]
-	if n != 40 || math.Abs(ttft-got.PredictedTTFTMs) > 1e-9 || math.Abs(tpot-got.PredictedTPOTMs) > 1e-9 {
-		t.Errorf("predict on the YAML: %d requests, TTFT %v, TPOT %v; validate: TTFT %v, TPOT %v\n%s", n, ttft, tpot,
-			got.PredictedTTFTMs, got.PredictedTPOTMs, data)
+	rows = append(rows, readSmall(t)[2])
+	for _, r := range rows {
+		p, err := PlanRow(r, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := p.YAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Decode(data, "explain.yaml", nil)
+		if err != nil {
+			t.Fatalf("row %s: the plan's YAML does not decode: %v\n%s", r.ID, err, data)
+		}
+		res, err := sim.Run(context.Background(), cfg, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ttft, tpot, _, n := means(res.Requests, 0)
+		rep, err := Validate(context.Background(), []Row{r}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := rep.Rows[0]
+		if got.Skipped || n != p.Config.Traffic.Stop.Requests || math.Abs(ttft-got.PredictedTTFTMs) > 1e-9 || math.Abs(tpot-got.PredictedTPOTMs) > 1e-9 {
+			t.Errorf("row %s: predict on the YAML: %d requests, TTFT %v, TPOT %v; validate: TTFT %v, TPOT %v (%s)\n%s", r.ID, n, ttft, tpot,
+				got.PredictedTTFTMs, got.PredictedTPOTMs, got.Reason, data)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Holdout keys: the column whose groups are left out in turn.
@@ -88,9 +89,19 @@ func Holdout(ctx context.Context, rows []Row, key string, o FitOptions) (*Report
 				train = append(train, r)
 			}
 		}
-		f, _, err := fitFunc(ctx, train, o)
+		fo := o
+		if o.Log != nil {
+			fo.Log = func(line string) { o.Log(fmt.Sprintf("%s %s left out: %s", key, g, line)) }
+		}
+		f, fitRep, err := fitFunc(ctx, train, fo)
 		if err != nil {
 			return nil, fmt.Errorf("holdout %s %s: fit: %w", key, g, err)
+		}
+		if fitRep != nil && sourceRows(fitRep.Summary) == 0 {
+			// Nothing was fitted: scoring the group with the start factors would pass them off as
+			// a left-out fit.
+			return nil, fmt.Errorf("holdout %s %s: none of the %d rows of the other %ss could be simulated to fit on (%s)",
+				key, g, len(train), key, strings.Join(fitRep.SkippedReasons(), "; "))
 		}
 		vo := o.Validate
 		vo.Factors = &f
@@ -110,4 +121,14 @@ func Holdout(ctx context.Context, rows []Row, key string, o FitOptions) (*Report
 	worst := o.Validate.withDefaults().Worst
 	out.Summary = summarize(out.Rows, worst)
 	return out, nil
+}
+
+// sourceRows is the number of simulated rows over every source of s (its headline may cover only
+// the rows of a known harness).
+func sourceRows(s Summary) int {
+	n := 0
+	for _, src := range s.Sources {
+		n += src.RowsSimulated
+	}
+	return n
 }

@@ -101,3 +101,20 @@ func TestFitLeavesFixedFactors(t *testing.T) {
 		t.Errorf("front end %v, want it above its start %v", got.FrontendMs, start.FrontendMs)
 	}
 }
+
+// A fold whose other groups have no row that simulates has nothing to fit: Holdout says so
+// instead of scoring the group with the start factors.
+func TestHoldoutNothingToFit(t *testing.T) {
+	csv := header +
+		"a,vllm,0.12,acme/Unknown-7B,h100_sxm,,,agg,512,32,2,,2,1,1,,,,,,,,,,,,,,,,,,40,6\n" +
+		"b,vllm,0.12,meta-llama/Llama-3.1-8B-Instruct,b200_sxm,,,agg,512,32,2,,2,1,1,,,,,,,,,,,,,,,,,,30,5\n"
+	rows, err := ReadCSV(strings.NewReader(csv), "m.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Holdout(context.Background(), rows, HoldoutSystem, FitOptions{MaxEvaluations: 2})
+	if err == nil || !strings.Contains(err.Error(), "holdout system b200_sxm: none of the 1 rows of the other systems could be simulated to fit on") ||
+		!strings.Contains(err.Error(), `unknown model "acme/Unknown-7B"`) {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -143,6 +143,9 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if r.Problem != "" {
 		return nil, fmt.Errorf("%s", r.Problem)
 	}
+	if r.OSL < 2 {
+		return nil, fmt.Errorf("osl: %d output tokens leave TPOT undefined ((latency − TTFT) / (output − 1)); a row needs osl >= 2", r.OSL)
+	}
 	m, err := timing.ResolveModel(r.Model)
 	if err != nil {
 		return nil, err

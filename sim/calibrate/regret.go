@@ -405,5 +405,5 @@ func (d DecisionSummary) String() string {
 		slas = "1 SLA"
 	}
 	return fmt.Sprintf("decision regret %s mean over %s in %s, %s exact, rank correlation %s",
-		pct(d.MeanRegret, "%.1f %%"), slas, groups, pct(d.ExactShare, "%.0f %%"), corr)
+		pct(d.MeanRegret, "%.1f%%"), slas, groups, pct(d.ExactShare, "%.0f%%"), corr)
 }

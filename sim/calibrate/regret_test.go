@@ -418,7 +418,7 @@ func TestDecideOrderIndependent(t *testing.T) {
 
 func TestDecisionSummaryString(t *testing.T) {
 	got := Decide(decisionRowsByHand()).String()
-	want := "decision regret 72.8 % mean over 65 SLAs in 2 of 3 groups, 23 % exact, rank correlation 0.00"
+	want := "decision regret 72.8% mean over 65 SLAs in 2 of 3 groups, 23% exact, rank correlation 0.00"
 	if got != want {
 		t.Errorf("String() =\n%q, want\n%q", got, want)
 	}

@@ -173,7 +173,8 @@ type NoteCount struct {
 
 // SourceSummary is the accuracy on the rows of one source (the CSV's source column).
 type SourceSummary struct {
-	// Source is the column's value ("" when the file has none) and Harness the client
+	// Source is the column's value in lower case ("" when the file has none or the cell is
+	// empty) and Harness the client
 	// simulated for its rows (HarnessFor); Known says that harness is documented.
 	Source  string `json:"source"`
 	Harness string `json:"harness"`
@@ -398,10 +399,11 @@ func summarize(rows []RowResult, worst int) Summary {
 	var headline []RowResult
 	for i, r := range rows {
 		h := HarnessFor(Row{Source: r.Source})
-		a := bySource[r.Source]
+		src := strings.ToLower(r.Source) // as HarnessFor reads it
+		a := bySource[src]
 		if a == nil {
-			a = &acc{sum: SourceSummary{Source: r.Source, Harness: h.Name, Known: h.Known}}
-			bySource[r.Source] = a
+			a = &acc{sum: SourceSummary{Source: src, Harness: h.Name, Known: h.Known}}
+			bySource[src] = a
 		}
 		inHeadline := !known || h.Known
 		if r.Skipped {
