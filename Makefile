@@ -16,7 +16,7 @@ test:
 	# huge-page reservation under ulimit -v and -d (the race detector needs more address space),
 	# the capacity search's run-length check (six searches of a 70B deployment),
 	# and ExpertGEMM's, Memory's and FP4Memory's derivations from the MoE and GEMM tables of the op database.
-	$(GO) test -count=1 ./sim/calibrate ./cmd/servesweep ./internal/hugepages
+	$(GO) test -count=1 ./sim/calibrate ./cmd/servesweep ./cmd/servesweep/internal/hugepages
 	$(GO) test -count=1 -run 'CapacityIndependentOfRunLength' ./sweep
 	$(GO) test -count=1 -run 'ExpertGEMMFromTheOpDatabase|MemoryFromTheOpDatabase' ./sim/timing
 

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/servesweep/servesweep/export"
+	"github.com/servesweep/servesweep/results/export"
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"

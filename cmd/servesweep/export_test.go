@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-const exportConfig = "../../export/testdata/vllm-agg.yaml"
+const exportConfig = "../../results/export/testdata/vllm-agg.yaml"
 
 func TestExportCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/servesweep/servesweep/internal/hugepages"
+	"github.com/servesweep/servesweep/cmd/servesweep/internal/hugepages"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/traffic"

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/servesweep/servesweep/aiperf"
+	"github.com/servesweep/servesweep/sim/calibrate/aiperf"
 	"github.com/servesweep/servesweep/sim/calibrate"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/timing/opdb"

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/servesweep/servesweep/aiperf"
+	"github.com/servesweep/servesweep/sim/calibrate/aiperf"
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"

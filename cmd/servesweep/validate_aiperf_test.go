@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-const aiperfRuns = "../../aiperf/testdata/runs"
+const aiperfRuns = "../../sim/calibrate/aiperf/testdata/runs"
 
 func TestValidateAIPerf(t *testing.T) {
 	code, out, errs := runCLI(t, "validate", "--aiperf", filepath.Join(aiperfRuns, "c16", "profile_export_aiperf.json"),
@@ -27,7 +27,7 @@ func TestValidateAIPerf(t *testing.T) {
 
 	// Two runs (a directory of artifact directories) and a GenAI-Perf one: the MAPE table, and
 	// each run simulated at its own concurrency.
-	code, out, errs = runCLI(t, "validate", "--aiperf", aiperfRuns, "--aiperf", "../../aiperf/testdata/genai",
+	code, out, errs = runCLI(t, "validate", "--aiperf", aiperfRuns, "--aiperf", "../../sim/calibrate/aiperf/testdata/genai",
 		"-c", "../../examples/synthetic.yaml", "--format", "json")
 	if code != exitOK {
 		t.Fatalf("json: exit %d, stderr %s", code, errs)
@@ -60,9 +60,9 @@ func TestValidateAIPerfErrors(t *testing.T) {
 	}{
 		{"no config", []string{"--aiperf", aiperfRuns}, "--aiperf needs -c CONFIG.yaml"},
 		{"with measured", []string{"--aiperf", aiperfRuns, "--measured", "x.csv", "-c", "../../examples/synthetic.yaml"}, "exclusive"},
-		{"csv", []string{"--aiperf", "../../aiperf/testdata/profile_export_aiperf.csv", "-c", "../../examples/synthetic.yaml"},
+		{"csv", []string{"--aiperf", "../../sim/calibrate/aiperf/testdata/profile_export_aiperf.csv", "-c", "../../examples/synthetic.yaml"},
 			"profile_export_aiperf.csv: is not an AIPerf or GenAI-Perf summary"},
-		{"version", []string{"--aiperf", "../../aiperf/testdata/schema-2.json", "-c", "../../examples/synthetic.yaml"},
+		{"version", []string{"--aiperf", "../../sim/calibrate/aiperf/testdata/schema-2.json", "-c", "../../examples/synthetic.yaml"},
 			"schema-2.json: schema_version: \"2.0\" is not a version servesweep reads: want 1.x"},
 		{"config without aiperf", []string{"--measured", "x.csv", "-c", "../../examples/synthetic.yaml"}, "-c and --set give the config of --aiperf runs"},
 	}
