@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/servesweep/servesweep/results/export"
 	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results/export"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/spf13/cobra"

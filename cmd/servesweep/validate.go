@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/servesweep/servesweep/sim/calibrate/aiperf"
 	"github.com/servesweep/servesweep/sim/calibrate"
+	"github.com/servesweep/servesweep/sim/calibrate/aiperf"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/spf13/cobra"

@@ -6,9 +6,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/servesweep/servesweep/sim/calibrate/aiperf"
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/calibrate/aiperf"
 	"github.com/servesweep/servesweep/sim/config"
 )
 
