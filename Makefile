@@ -8,6 +8,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/servesweep
 
 test:
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -race ./...
 	# Slow tests skip under -race and run here without it: the accuracy check against 872
