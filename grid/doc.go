@@ -16,7 +16,7 @@
 // assignment does not depend on the spec's order) and Expansion.SpecHash identifies the expanded
 // sweep, so that parts of different specs are never merged.
 //
-// Choices made where the reference leaves room (documented for users in the README):
+// Choices made where the reference leaves room (documented for users in docs/sweep.md):
 //   - Only the grid (exhaustive) and random (max_trials valid points, seeded) algorithms exist;
 //     bayesian is refused.
 //   - A linear range needs step (also for float fields); a log range doubles from min to max.

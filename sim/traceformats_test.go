@@ -225,7 +225,7 @@ func TestDynamoReplay(t *testing.T) {
 	}
 }
 
-// weka stays refused: its lowering is not established (README, Trace formats).
+// weka stays refused: its lowering is not established (docs/traces.md).
 func TestWekaUnsupported(t *testing.T) {
 	cfg := formatTestConfig(config.FormatWeka, "x")
 	if errs := cfg.Unsupported(); len(errs) != 1 || errs[0].Path != "traffic.source.format" {

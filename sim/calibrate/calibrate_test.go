@@ -268,7 +268,7 @@ const calibrationFile = "../../../shared/data/silicon/measured_dense_calibration
 
 // TestCalibrationAccuracy checks the shipped factors on the dense calibration file: at least
 // 95 % of its rows simulate, and the headline (its InferenceX rows, benchmarked by a known
-// harness) scores TPOT MAPE <= 12 % and TTFT MAPE <= 25 % in sample; the README gives the
+// harness) scores TPOT MAPE <= 12 % and TTFT MAPE <= 25 % in sample; docs/validation.md gives the
 // left-out figures. It skips when the file is absent, and under the race detector (which makes
 // the ~900 simulations take minutes; run go test ./sim/calibrate).
 func TestCalibrationAccuracy(t *testing.T) {

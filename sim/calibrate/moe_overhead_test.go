@@ -46,7 +46,7 @@ var kvTransferLatencyCandidates = []float64{0, 100, 200, 300}
 // that GPU's rows. The shipped value must be the informative folds' median choice (with FP4
 // weights streaming at timing.Efficiency.FP4Memory the folds choose 15 µs for b300_sxm, gb200
 // and gb300 and 30 µs for h100_sxm); the
-// left-out figures (the README's table) are logged per GPU and
+// left-out figures (the table in docs/timing.md) are logged per GPU and
 // pooled. Slow, so it runs only with -args -moe-loo:
 //
 //	go test ./sim/calibrate -run MoELayerOverheadLeftOutByGPU -v -timeout 60m -args -moe-loo

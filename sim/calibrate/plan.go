@@ -23,8 +23,8 @@ const (
 	RDMAGBps = 50.0
 )
 
-// Readings of a disaggregated row that leaves cells empty, recorded in Plan.Notes (the README's
-// "Validation against measured deployments" documents them beside the aggregated reading). The
+// Readings of a disaggregated row that leaves cells empty, recorded in Plan.Notes (docs/validation.md,
+// "Validation against measured deployments", documents them beside the aggregated reading). The
 // file does not say what was deployed; these are the smallest deployments consistent with it.
 const (
 	// DisaggWorkersNote: with neither prefill_num_workers nor decode_num_workers given (871 of
@@ -129,7 +129,7 @@ func normalize(s WorkerShape) WorkerShape {
 // memory fraction; TensorRT-LLM's guaranteed_no_evict capacity policy).
 //
 // Aggregated rows: batch_size is the per-worker running limit; when concurrency is a multiple
-// k > 1 of batch_size the deployment is taken to have k replicas (the README's reading), else
+// k > 1 of batch_size the deployment is taken to have k replicas (docs/validation.md's reading), else
 // one. An empty concurrency means batch_size. Disaggregated rows use prefill_* and decode_*
 // (replicas = *_num_workers, running limit per attention-DP rank = *_batch_size) and transfer KV
 // at RDMAGBps per GPU (NVLink on gb200); an empty concurrency means decode_batch_size ×

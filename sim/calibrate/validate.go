@@ -37,7 +37,7 @@ type Options struct {
 	// OneWorkerPerRole simulates a disaggregated row that gives neither prefill_num_workers nor
 	// decode_num_workers as one worker of each role (DisaggWorkersNote). Off by default: such a
 	// row is skipped with the reason, since the file does not say what was deployed and that
-	// reading disagrees with most such rows of measured_moe_calibration.csv (README).
+	// reading disagrees with most such rows of measured_moe_calibration.csv (docs/timing.md, MoE accuracy).
 	OneWorkerPerRole bool
 }
 

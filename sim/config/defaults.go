@@ -93,7 +93,7 @@ func KVDefaults(backend string) (blockSize int, memoryFraction float64) {
 // overlapped as well, the leave-one-GPU-out TTFT MAPE rose from 30.5 to 32.1 % and TPOT stayed
 // at 12.1 % (2026-12-02, before the roofline's FP4Memory), and vLLM's B200 rows are priced too
 // fast already without it, so their host time as measured is priced on the critical path (a
-// choice made on the rows the README's left-out figures score, so not strictly left out for
+// choice made on the rows docs/validation.md's left-out figures score, so not strictly left out for
 // it). Validation refuses true with
 // engine.speculation (SGLang turns the overlap off under n-gram drafting and vLLM's asynchronous
 // scheduling refuses it) and, on sglang, with pipeline > 1.

@@ -15,7 +15,7 @@ package timing
 // file's only ones whose benchmark is published; the other 563 rows (an unpublished harness) take
 // no part. In sample the factors score TTFT MAPE 16.6 % and TPOT MAPE 8.3 % on the 309 rows; left
 // out by GPU (each GPU's rows predicted with factors fitted on the other GPU's rows only) 26.9 %
-// and 11.8 %: the README gives these with the decision regret, per fold.
+// and 11.8 %: docs/validation.md gives these with the decision regret, per fold.
 //
 // What each stands for: GEMMs reach 55 % of the dense tensor peak of their format; attention
 // kernels 10 % of it in prefill (the decode attention stays bound by streaming the KV cache at

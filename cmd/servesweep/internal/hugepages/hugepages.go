@@ -21,7 +21,7 @@ const pageSize = 2 << 20
 
 // DefaultReserve is what servesweep reserves at start, in bytes: 512 MiB covers the heap of a
 // trace replay (60 MB peak RSS) and of a two-worker sweep over the Mooncake trace (330-340 MB),
-// as measured 2026-12-01 (README, "Speed and memory").
+// as measured 2026-12-01 (docs/development.md, "Speed and memory").
 // Reserved memory that is never touched costs no resident memory.
 const DefaultReserve = 512 << 20
 
