@@ -3,6 +3,7 @@ package calibrate
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,5 +176,27 @@ func TestHeadlineKeepsAssumedHarnessApart(t *testing.T) {
 	}
 	if s := rep.Summary; s.Headline != HeadlineAllRows || s.RowsSimulated != 2 {
 		t.Errorf("summary without a known harness: %+v", s)
+	}
+}
+
+// A row whose simulation leaves requests incomplete says so: on two H100s, Llama-3.1-70B FP8
+// holds about 463k tokens of KV, so of the 40 prompts drawn from [400,000, 500,000] tokens the
+// ones above that are rejected, and the means cover the rest.
+func TestIncompleteRowsAreNoted(t *testing.T) {
+	rows := readIX(t, "big,vllm,meta-llama/Llama-3.1-70B,h100_sxm,fp8,fp8,agg,500000,2,4,4,2,1000,20,inferencex,2025-10-29")
+	rep, err := Validate(context.Background(), rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Rows[0]
+	last := ""
+	if len(r.Notes) > 0 {
+		last = r.Notes[len(r.Notes)-1]
+	}
+	if r.Skipped || !strings.HasPrefix(last, IncompleteNote+": ") || !strings.Contains(last, "of 40 simulated requests did not complete") {
+		t.Errorf("row %+v: want a note counting the incomplete requests", r)
+	}
+	if got := rep.Summary.Notes; len(got) == 0 || !slices.ContainsFunc(got, func(n NoteCount) bool { return n.Note == IncompleteNote && n.Rows == 1 }) {
+		t.Errorf("summary notes %+v: want 1 × %s", got, IncompleteNote)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -57,6 +58,10 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// IncompleteNote starts the note of a row whose simulation did not complete every request it sent
+// (RowResult.Notes; Summary.Notes counts such rows).
+const IncompleteNote = "incomplete"
 
 // RowResult is the outcome of one row: predicted against measured, or why it was skipped.
 // Times are ms; APEs are absolute percentage errors |predicted − measured| / measured × 100.
@@ -297,9 +302,16 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 		return skip(err)
 	}
 	ttft, tpot, _, n := means(run.Requests, p.Config.Traffic.Load.Warmup()*1000)
+	sent := len(run.Requests)
 	run.Release()
 	if n == 0 {
 		return skip(fmt.Errorf("no request completed"))
+	}
+	if n < sent {
+		// The benchmark clients average their successful requests too; the row says how many
+		// the simulation did not complete, so a row is never scored on part of its work unseen.
+		res.Notes = append(slices.Clip(res.Notes), fmt.Sprintf("%s: %d of %d simulated requests did not complete (rejected or unfinished); the means cover the %d that did",
+			IncompleteNote, sent-n, sent, n))
 	}
 	res.PredictedTTFTMs, res.PredictedTPOTMs = ttft, tpot
 	res.TTFTAPEPct = ape(ttft, r.TTFTMs)
