@@ -281,8 +281,12 @@ func explainRow(w io.Writer, rows []calibrate.Row, line int, o calibrate.Options
 		return err
 	}
 	r := rows[i]
-	fmt.Fprintf(w, "# %s line %d: %s\n# source %q, measured %s, %s %s on %s, %s, ISL %d, OSL %d, concurrency %d\n",
-		file, line, r.ID, r.Source, r.MeasuredAt, r.Model, r.Backend, r.System, p.Shape, r.ISL, r.OSL, p.Concurrency)
+	measured := "measured on an unknown date"
+	if r.MeasuredAt != "" {
+		measured = "measured " + r.MeasuredAt
+	}
+	fmt.Fprintf(w, "# %s line %d: %s\n# source %q, %s, %s %s on %s, %s, ISL %d, OSL %d, concurrency %d\n",
+		file, line, r.ID, r.Source, measured, r.Model, r.Backend, r.System, p.Shape, r.ISL, r.OSL, p.Concurrency)
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "# %s\n", n)
 	}
