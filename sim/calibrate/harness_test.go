@@ -136,7 +136,7 @@ func TestPlanYAMLRunsAsValidated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ttft, tpot, _, n := means(res.Requests, 0)
+		ttft, tpot, n := means(res.Requests)
 		rep, err := Validate(context.Background(), []Row{r}, Options{})
 		if err != nil {
 			t.Fatal(err)

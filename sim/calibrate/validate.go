@@ -179,8 +179,8 @@ type NoteCount struct {
 // SourceSummary is the accuracy on the rows of one source (the CSV's source column).
 type SourceSummary struct {
 	// Source is the column's value in lower case ("" when the file has none or the cell is
-	// empty) and Harness the client
-	// simulated for its rows (HarnessFor); Known says that harness is documented.
+	// empty), Harness the client simulated for its rows (HarnessFor), and Known says that harness
+	// is documented.
 	Source  string `json:"source"`
 	Harness string `json:"harness"`
 	Known   bool   `json:"known"`
@@ -301,7 +301,7 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	if err != nil {
 		return skip(err)
 	}
-	ttft, tpot, _, n := means(run.Requests, p.Config.Traffic.Load.Warmup()*1000)
+	ttft, tpot, n := means(run.Requests)
 	sent := len(run.Requests)
 	run.Release()
 	if n == 0 {
@@ -321,19 +321,18 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	return res
 }
 
-// means is the mean TTFT, mean TPOT and mean E2E latency (ms) over completed requests that
-// arrived at warmupMs or later; TPOT is (last token − first token) / (output − 1) per request
-// with at least two output tokens (aiperf-metrics.md).
-func means(reqs []engine.Request, warmupMs float64) (ttft, tpot, e2e float64, n int) {
-	var sumT, sumP, sumE float64
+// means is the mean TTFT and mean TPOT (ms) over the completed requests, as the benchmark
+// clients average their successful requests, and how many completed; TPOT is (last token − first
+// token) / (output − 1) per request with at least two output tokens (aiperf-metrics.md).
+func means(reqs []engine.Request) (ttft, tpot float64, n int) {
+	var sumT, sumP float64
 	var nP int
 	for i := range reqs {
 		r := &reqs[i]
-		if r.Status != engine.Completed || r.FirstTokenMs < 0 || r.ArrivalMs < warmupMs {
+		if r.Status != engine.Completed || r.FirstTokenMs < 0 {
 			continue
 		}
 		sumT += r.FirstTokenMs - r.ArrivalMs
-		sumE += r.TerminalMs - r.ArrivalMs
 		n++
 		if r.Generated > 1 {
 			sumP += (r.LastTokenMs - r.FirstTokenMs) / float64(r.Generated-1)
@@ -341,12 +340,12 @@ func means(reqs []engine.Request, warmupMs float64) (ttft, tpot, e2e float64, n 
 		}
 	}
 	if n == 0 {
-		return 0, 0, 0, 0
+		return 0, 0, 0
 	}
 	if nP > 0 {
 		tpot = sumP / float64(nP)
 	}
-	return sumT / float64(n), tpot, sumE / float64(n), n
+	return sumT / float64(n), tpot, n
 }
 
 func ape(pred, meas float64) float64 { return math.Abs(pred-meas) / meas * 100 }
