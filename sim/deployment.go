@@ -213,7 +213,7 @@ func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.M
 				return ol, err
 			}
 		}
-		r, err := timing.NewRoofline(m, hw, prec, shape(role), d.eff)
+		r, err := timing.NewRoofline(m, hw, prec, shape(role), d.eff.ForBackend(d.cfg.Engine.Backend))
 		if err != nil {
 			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
 		}
@@ -317,6 +317,7 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 	if !d.effGiven {
 		eff = timing.CalibratedOpLevelEfficiency()
 	}
+	eff = eff.ForBackend(e.Backend)
 	ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},
 		m, hw, prec, shape(role), eff)
 	var me *opdb.MissingError
@@ -389,6 +390,7 @@ func (d *deployment) prefillLoadMs(name config.Role, role *config.WorkerRole) (f
 	if !d.effGiven {
 		eff = timing.CalibratedOpLevelEfficiency()
 	}
+	eff = eff.ForBackend(e.Backend)
 	ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},
 		m, hw, prec, shape(role), eff)
 	if err != nil {

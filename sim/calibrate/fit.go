@@ -56,7 +56,7 @@ func PriorFactors() Factors {
 	shipped := timing.CalibratedEfficiency()
 	return Factors{
 		Efficiency: timing.Efficiency{GEMM: 0.6, ExpertGEMM: shipped.ExpertGEMM, Attention: 0.5, Memory: shipped.Memory, QuantizedGEMM: 0.8, QuantizedMemory: 1, FP4Memory: shipped.FP4Memory, Link: 0.7,
-			LinkLatencyUs: 10, LayerOverheadUs: 20, MoELayerOverheadUs: 20, PassOverheadMs: 0.5, SequenceOverheadUs: 20},
+			LinkLatencyUs: 10, LayerOverheadUs: 20, MoELayerOverheadUs: 20, PassOverheadMs: 0.5, SequenceOverheadUs: 20, VLLMSequenceOverheadUs: 20},
 		FrontendMs: 50,
 		// Chosen on the MoE file's rows, none of which a Holdout of the dense file scores.
 		KVTransferLatencyMs: timing.CalibratedKVTransferLatencyMs,
@@ -88,6 +88,7 @@ func params() []param {
 		{"LayerOverheadUs", func(f *Factors) *float64 { return &f.Efficiency.LayerOverheadUs }, math.Inf(1)},
 		{"PassOverheadMs", func(f *Factors) *float64 { return &f.Efficiency.PassOverheadMs }, math.Inf(1)},
 		{"SequenceOverheadUs", func(f *Factors) *float64 { return &f.Efficiency.SequenceOverheadUs }, math.Inf(1)},
+		{"VLLMSequenceOverheadUs", func(f *Factors) *float64 { return &f.Efficiency.VLLMSequenceOverheadUs }, math.Inf(1)},
 		{"FrontendMs", func(f *Factors) *float64 { return &f.FrontendMs }, math.Inf(1)},
 	}
 }

@@ -72,19 +72,20 @@ package timing
 // routed tokens: many small, unevenly filled matrices.
 func CalibratedEfficiency() Efficiency {
 	return Efficiency{
-		GEMM:               0.55,
-		ExpertGEMM:         0.26,
-		Attention:          0.1,
-		Memory:             0.79,
-		QuantizedGEMM:      1,
-		QuantizedMemory:    1,
-		FP4Memory:          0.85,
-		Link:               0.6,
-		LinkLatencyUs:      16,
-		LayerOverheadUs:    31,
-		MoELayerOverheadUs: 15,
-		PassOverheadMs:     0.27,
-		SequenceOverheadUs: 23,
+		GEMM:                   0.55,
+		ExpertGEMM:             0.26,
+		Attention:              0.1,
+		Memory:                 0.79,
+		QuantizedGEMM:          1,
+		QuantizedMemory:        1,
+		FP4Memory:              0.85,
+		Link:                   0.6,
+		LinkLatencyUs:          16,
+		LayerOverheadUs:        31,
+		MoELayerOverheadUs:     15,
+		PassOverheadMs:         0.27,
+		SequenceOverheadUs:     23,
+		VLLMSequenceOverheadUs: 60,
 	}
 }
 
@@ -132,7 +133,7 @@ const CalibratedKVTransferLatencyMs = 200.0
 // slow (they are of release 1.3.0rc20).
 func CalibratedOpLevelEfficiency() Efficiency {
 	e := CalibratedEfficiency()
-	e.PassOverheadMs, e.SequenceOverheadUs = 0.68, 5.6
+	e.PassOverheadMs, e.SequenceOverheadUs, e.VLLMSequenceOverheadUs = 0.68, 5.6, 0
 	return e
 }
 

@@ -23,6 +23,23 @@ type Hardware struct {
 	// LinkGBps is the GPU-to-GPU bandwidth in one direction in decimal GB/s: NVLink (half the
 	// datasheet's bidirectional figure), or PCIe for GPUs without NVLink.
 	LinkGBps float64
+	// StreamingFraction is the share of MemoryTBps that weight-streaming GEMMs reach on this GPU,
+	// in (0, 1]: the median, over AIConfigurator's op database (../shared/data/aic-systems, the
+	// gemm_perf tables of TensorRT-LLM, SGLang and vLLM, each backend's newest version), of the
+	// achieved fraction of BF16 GEMMs of at most 8 tokens over weights of 8,192² elements or more
+	// (TestMemoryFromTheOpDatabase recomputes it). It is a kernel measurement, not fitted on any
+	// deployment. 0 means the database does not measure the GPU; it then streams at
+	// Efficiency.Memory, the median over every GPU the database measures.
+	StreamingFraction float64
+}
+
+// streamingFraction is the share of the memory bandwidth weight and KV streaming reach on h:
+// its own measured StreamingFraction, or eff.Memory for a GPU the op database does not measure.
+func (h Hardware) streamingFraction(eff Efficiency) float64 {
+	if h.StreamingFraction > 0 {
+		return h.StreamingFraction
+	}
+	return eff.Memory
 }
 
 // FP4TensorCores reports whether the GPU multiplies FP4 (NVFP4) operands natively (FP4TFLOPS >
@@ -74,12 +91,12 @@ func (h Hardware) PeakTFLOPS(p Precision) float64 {
 func hardwareCatalog() []Hardware {
 	return []Hardware{
 		{ID: "a100_sxm", MemoryGiB: 80, MemoryTBps: 2.039, BF16TFLOPS: 312, LinkGBps: 300},
-		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450},
-		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450},
-		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkGBps: 900},
-		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkGBps: 900},
-		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkGBps: 900},
-		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkGBps: 900},
+		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450, StreamingFraction: 0.84},
+		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450, StreamingFraction: 0.82},
+		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkGBps: 900, StreamingFraction: 0.76},
+		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkGBps: 900, StreamingFraction: 0.77},
+		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkGBps: 900, StreamingFraction: 0.78},
+		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkGBps: 900, StreamingFraction: 0.76},
 		{ID: "l40s", MemoryGiB: 48, MemoryTBps: 0.864, BF16TFLOPS: 362.05, FP8TFLOPS: 733, LinkGBps: 32},
 	}
 }

@@ -59,6 +59,7 @@ func TestMemoryFromTheOpDatabase(t *testing.T) {
 	}
 	db := openDB(t)
 	var stream []float64
+	perGPU := map[string][]float64{}
 	forEachKernelTable(t, func(gpu string, hw Hardware, backend string) {
 		g, err := db.GEMM(gpu, backend, "", "bfloat16")
 		var missing *opdb.MissingError
@@ -68,9 +69,21 @@ func TestMemoryFromTheOpDatabase(t *testing.T) {
 			t.Fatal(err)
 		}
 		weightStreamingSamples(g, 8192*8192, func(weights, latencyMs float64) {
-			stream = append(stream, 2*weights/latencyMs/(hw.MemoryTBps*tbpsToBytesPerMs))
+			f := 2 * weights / latencyMs / (hw.MemoryTBps * tbpsToBytesPerMs)
+			stream = append(stream, f)
+			perGPU[gpu] = append(perGPU[gpu], f)
 		})
 	})
+	// Each GPU's own fraction (Hardware.StreamingFraction) is the median of its three tables'
+	// samples pooled.
+	for _, gpu := range kernelGPUs {
+		got, q1, q3 := medianIQR(perGPU[gpu])
+		hw, _ := LookupHardware(gpu)
+		t.Logf("%s: %d samples, median %.4f, interquartile range %.3f–%.3f", gpu, len(perGPU[gpu]), got, q1, q3)
+		if math.Abs(got-hw.StreamingFraction) > 0.01 {
+			t.Errorf("%s: the op database's median weight-streaming fraction is %.4f, more than 0.01 from its StreamingFraction %.2f", gpu, got, hw.StreamingFraction)
+		}
+	}
 	// 18 tables (6 GPUs × 3 backends) of 696 samples each today.
 	if len(stream) < 12000 {
 		t.Fatalf("%d weight-streaming GEMM samples found, want 12,000 or more", len(stream))

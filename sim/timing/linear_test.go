@@ -100,7 +100,7 @@ func TestRooflineLinearAttention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stateMs := 2 * 48_015_360 / (7.75e9 * eff.Memory)
+	stateMs := 2 * 48_015_360 / (7.75e9 * hw.StreamingFraction)
 	linMs := 45.0 * 64 * 8 * 128 * 128 / (4 * 2250e9 * eff.Attention)
 	if math.Abs(r.stateMsPerSeq/stateMs-1) > 1e-12 || math.Abs(r.linearMsPerToken/linMs-1) > 1e-12 {
 		t.Errorf("state %.6g ms/seq (want %.6g), recurrence %.6g ms/token (want %.6g)", r.stateMsPerSeq, stateMs, r.linearMsPerToken, linMs)

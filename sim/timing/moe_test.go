@@ -230,7 +230,7 @@ func TestLoadModelDirMoE(t *testing.T) {
 // experts are all hit and the compute grows with the active parameters only.
 func TestRooflineMoEDecodeReadsTheExpertsHit(t *testing.T) {
 	hw, _ := LookupHardware("h100_sxm")
-	r := mustRoofline(t, toyMoE, hw, Precisions{BF16, BF16}, Shape{Tensor: 1, Pipeline: 1}, ideal())
+	r := mustRoofline(t, toyMoE, unmeasured(hw), Precisions{BF16, BF16}, Shape{Tensor: 1, Pipeline: 1}, ideal())
 	lone := &Batch{DecodeRequests: 1, DecodeSteps: 1, SampledTokens: 1}
 	want := (65560576 - 37748736 + 32768000 + 37748736/4.0) * 2 / 3.35e9
 	if got := r.PassMs(lone); math.Abs(got-want) > 1e-12 {
@@ -262,7 +262,7 @@ func TestFP4MemoryPricesMoEWeights(t *testing.T) {
 	}
 	slow := ideal()
 	slow.FP4Memory = 0.8
-	r := mustRoofline(t, toyMoE, hw, Precisions{FP4, FP8}, Shape{Tensor: 1, Pipeline: 1}, slow)
+	r := mustRoofline(t, toyMoE, unmeasured(hw), Precisions{FP4, FP8}, Shape{Tensor: 1, Pipeline: 1}, slow)
 	lone := &Batch{DecodeRequests: 1, DecodeSteps: 1, SampledTokens: 1}
 	want := ((65560576-37748736+37748736/4.0)*0.5625/0.8 + 32768000*2) / 8e9
 	if got := r.PassMs(lone); math.Abs(got-want) > 1e-12 {

@@ -199,7 +199,7 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 		}
 		ol.qkv, ol.o = newGEMMCurve(w, (H+2*KV)*d/t, h), newGEMMCurve(w, h, H*d/t)
 		ol.gateUp, ol.down = newGEMMCurve(w, 2*I/t, h), newGEMMCurve(w, h, I/t)
-		ol.elementwiseMsPerToken = (6*h + 3*I/t) * 2 / (hw.MemoryTBps * tbpsToBytesPerMs * eff.Memory)
+		ol.elementwiseMsPerToken = (6*h + 3*I/t) * 2 / (hw.MemoryTBps * tbpsToBytesPerMs * hw.streamingFraction(eff))
 		shape := opdb.AttentionShape{Heads: m.Heads / s.Tensor, KVHeads: max(1, m.KVHeads/s.Tensor), HeadDim: m.HeadDim, KVDtype: kvDtype(prec.KVCache)}
 		if ol.ctx, err = db.ContextAttention(gpu, be, attnV, shape); err != nil {
 			return nil, err

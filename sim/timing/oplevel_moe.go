@@ -124,7 +124,7 @@ func (ol *OpLevel) newSparse(src OpLevelSource, m ModelSpec, hw Hardware, prec P
 		I := float64(m.Intermediate)
 		ol.gateUp = monotoneGEMM(w, 2*I/t, h)
 		ol.down = monotoneGEMM(w, h, I/t)
-		sp.denseElemMsPerToken = (normBytes + 3*I/t*activationBytes) / (bytesPerMs * eff.Memory)
+		sp.denseElemMsPerToken = (normBytes + 3*I/t*activationBytes) / (bytesPerMs * hw.streamingFraction(eff))
 	}
 	// MoE layers.
 	if e := m.MoE; e != nil {
@@ -137,7 +137,7 @@ func (ol *OpLevel) newSparse(src OpLevelSource, m ModelSpec, hw Hardware, prec P
 			sp.sharedDown = monotoneGEMM(w, h, S/t)
 			elem += 3 * S / t * activationBytes
 		}
-		sp.moeElemMsPerToken = elem / (bytesPerMs * eff.Memory)
+		sp.moeElemMsPerToken = elem / (bytesPerMs * hw.streamingFraction(eff))
 		moeV, err := db.Resolve(gpu, opdb.OpMoE, be, src.Version)
 		if err != nil {
 			return err

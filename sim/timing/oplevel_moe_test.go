@@ -30,7 +30,7 @@ import (
 func TestOpLevelMoEDecodeFromTableValues(t *testing.T) {
 	db := openDB(t)
 	m, hw := mustLookup(t, "deepseek-ai/DeepSeek-R1", "h200_sxm")
-	ol, err := NewOpLevel(OpLevelSource{DB: db, GPU: "h200_sxm", Backend: "sglang"}, m, hw, m.Precisions,
+	ol, err := NewOpLevel(OpLevelSource{DB: db, GPU: "h200_sxm", Backend: "sglang"}, m, unmeasured(hw), m.Precisions,
 		Shape{Tensor: 8, Pipeline: 1, MoEExpert: 8}, testEff)
 	if err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func TestOpLevelPassFromTableValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ol, err := NewOpLevel(OpLevelSource{DB: db, GPU: "h100_sxm", Backend: "vllm"}, gridModel, hw,
+	ol, err := NewOpLevel(OpLevelSource{DB: db, GPU: "h100_sxm", Backend: "vllm"}, gridModel, unmeasured(hw),
 		Precisions{Weights: BF16, KVCache: BF16}, Shape{Tensor: 1, Pipeline: 1}, testEff)
 	if err != nil {
 		t.Fatal(err)

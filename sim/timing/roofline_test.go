@@ -275,6 +275,13 @@ func decodeBatch(n, ctx int) *Batch {
 	return &Batch{DecodeRequests: n, DecodeSteps: n, DecodeStepKVTokens: n * ctx, SampledTokens: n}
 }
 
+// unmeasured returns hw as a GPU the op database does not measure: it streams at
+// Efficiency.Memory (1 under ideal()), so hand computations can use the datasheet bandwidth.
+func unmeasured(hw Hardware) Hardware {
+	hw.StreamingFraction = 0
+	return hw
+}
+
 func mustLookup(t *testing.T, model, gpu string) (ModelSpec, Hardware) {
 	t.Helper()
 	m, err := LookupModel(model)
@@ -309,6 +316,7 @@ func TestQuantizedWeightsMoveTheirBytes(t *testing.T) {
 		}
 	}
 	m, hw := mustLookup(t, "meta-llama/Meta-Llama-3.1-8B-Instruct", "h200_sxm")
+	hw = unmeasured(hw)
 	rb := mustRoofline(t, m, hw, bf16, Shape{Tensor: 1, Pipeline: 1}, ideal())
 	rf := mustRoofline(t, m, hw, fp8, Shape{Tensor: 1, Pipeline: 1}, ideal())
 	if got, want := rf.weightMs, (m.LinearParams()*1+m.HeadParams()*2)/(hw.MemoryTBps*1e9); !near(got, want) {
@@ -336,6 +344,7 @@ func TestQuantizedWeightsMoveTheirBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b200 = unmeasured(b200)
 	if got, want := mustRoofline(t, m, b200, fp4, Shape{Tensor: 1, Pipeline: 1}, slow).weightMs, (m.LinearParams()*0.5625/0.8+m.HeadParams()*2)/8e9; !near(got, want) {
 		t.Errorf("B200 FP4 weight streaming with FP4Memory 0.8: %v ms, want %v", got, want)
 	}
@@ -435,5 +444,42 @@ func TestOverlappedHidesHostTime(t *testing.T) {
 		if got := o.PassMs(&Batch{}); got != 0 {
 			t.Errorf("%s: overlapped empty batch = %v, want 0", c.name, got)
 		}
+	}
+}
+
+// A GPU the op database measures streams weights at its own StreamingFraction whatever
+// Efficiency.Memory says; one it does not measure (a100_sxm) at Efficiency.Memory. Llama-3.1-8B
+// BF16 on one GPU: weightMs = (linear + lm_head parameters) × 2 bytes / (bandwidth × fraction).
+func TestWeightStreamingAtTheGPUsOwnFraction(t *testing.T) {
+	eff := CalibratedEfficiency()
+	eff.Memory = 0.5
+	for _, c := range []struct {
+		gpu      string
+		fraction float64
+	}{{"h100_sxm", 0.84}, {"b200_sxm", 0.76}, {"a100_sxm", 0.5}} {
+		m, hw := mustLookup(t, "meta-llama/Meta-Llama-3.1-8B-Instruct", c.gpu)
+		r := mustRoofline(t, m, hw, Precisions{Weights: BF16, KVCache: BF16}, Shape{Tensor: 1, Pipeline: 1}, eff)
+		want := (m.LinearParams() + m.HeadParams()) * 2 / (hw.MemoryTBps * 1e9 * c.fraction)
+		if !near(r.weightMs, want) {
+			t.Errorf("%s: weight streaming %v ms, want %v (fraction %v)", c.gpu, r.weightMs, want, c.fraction)
+		}
+	}
+}
+
+// ForBackend gives vLLM its own per-sequence time and leaves the other backends, and a zero
+// VLLMSequenceOverheadUs, at SequenceOverheadUs.
+func TestForBackendSequenceOverhead(t *testing.T) {
+	e := Efficiency{SequenceOverheadUs: 23, VLLMSequenceOverheadUs: 60}
+	for _, c := range []struct {
+		backend string
+		want    float64
+	}{{"vllm", 60}, {"trtllm", 23}, {"sglang", 23}} {
+		if got := e.ForBackend(c.backend).SequenceOverheadUs; got != c.want {
+			t.Errorf("%s: SequenceOverheadUs %v, want %v", c.backend, got, c.want)
+		}
+	}
+	e.VLLMSequenceOverheadUs = 0
+	if got := e.ForBackend("vllm").SequenceOverheadUs; got != 23 {
+		t.Errorf("vllm without its own value: %v, want 23", got)
 	}
 }
