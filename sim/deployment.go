@@ -213,7 +213,7 @@ func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.M
 				return ol, err
 			}
 		}
-		r, err := timing.NewRoofline(m, hw, prec, shape(role), d.eff.ForBackend(d.cfg.Engine.Backend))
+		r, err := timing.NewRoofline(m, hw, prec, shape(role), roleEfficiency(d.eff, role))
 		if err != nil {
 			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
 		}
@@ -317,7 +317,7 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 	if !d.effGiven {
 		eff = timing.CalibratedOpLevelEfficiency()
 	}
-	eff = eff.ForBackend(e.Backend)
+	eff = roleEfficiency(eff, role)
 	ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},
 		m, hw, prec, shape(role), eff)
 	var me *opdb.MissingError
@@ -390,7 +390,7 @@ func (d *deployment) prefillLoadMs(name config.Role, role *config.WorkerRole) (f
 	if !d.effGiven {
 		eff = timing.CalibratedOpLevelEfficiency()
 	}
-	eff = eff.ForBackend(e.Backend)
+	eff = roleEfficiency(eff, role)
 	ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},
 		m, hw, prec, shape(role), eff)
 	if err != nil {
@@ -651,4 +651,13 @@ func (d *deployment) rankBlocks(name config.Role, role *config.WorkerRole) (bloc
 			Msg: fmt.Sprintf("holds %d tokens of KV per rank; an SGLang rank needs at least %d", pages*role.KVCache.BlockSize, bs)}
 	}
 	return blocks, bs, nil
+}
+
+// roleEfficiency is eff with the role's own per-sequence host time (timing.sequence_overhead_us)
+// when its config gives one.
+func roleEfficiency(eff timing.Efficiency, role *config.WorkerRole) timing.Efficiency {
+	if v := role.Timing.SequenceOverheadUs; v != nil {
+		eff.SequenceOverheadUs = *v
+	}
+	return eff
 }

@@ -74,3 +74,30 @@ func TestOverlapSchedulingHidesHostTime(t *testing.T) {
 		t.Errorf("op_level providers %q and %q: want the second to add \", overlap scheduling\"", p1, p2)
 	}
 }
+
+// timing.sequence_overhead_us replaces the calibrated per-sequence host time of its role: a lone
+// request's every decode pass carries one sampled sequence, so its TPOT grows by exactly the
+// difference (1,000 µs − the shipped 20 µs = 0.98 ms), serial or overlapped (the per-sequence
+// time stays on the critical path).
+func TestSequenceOverheadFromTheConfig(t *testing.T) {
+	t.Setenv(opdb.EnvSystemsDir, "")
+	tpot := func(sets ...string) float64 {
+		t.Helper()
+		base := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.parallelism.replicas=1",
+			"traffic={source: {type: synthetic, input_tokens: 512, output_tokens: 33}, load: {type: concurrency, concurrency: 1}, stop: {requests: 1}}"}
+		res, err := Run(context.Background(), mustLoad(t, seedSynthetic, append(base, sets...)...), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &res.Requests[0]
+		return (r.LastTokenMs - r.FirstTokenMs) / 32
+	}
+	want := (1000 - timing.CalibratedEfficiency().SequenceOverheadUs) / 1000
+	for _, overlap := range []string{"false", "true"} {
+		o := "engine.overlap_scheduling=" + overlap
+		d := tpot(o, "engine.workers.aggregated.timing.sequence_overhead_us=1000") - tpot(o)
+		if d < want-1e-9 || d > want+1e-9 {
+			t.Errorf("overlap %s: sequence_overhead_us 1000 adds %v ms of TPOT, want %v", overlap, d, want)
+		}
+	}
+}

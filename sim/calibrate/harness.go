@@ -63,6 +63,27 @@ func AssumedHarness() Harness {
 	return Harness{Name: HarnessAssumed, RangeRatio: 1, RequestsPerConcurrency: 20}
 }
 
+// knownSources are the source values of the shared measured files (compared without regard to
+// case): inferencex (InferenceXHarness) and aic-gap-analysis (AssumedHarness, by assumption).
+var knownSources = []string{HarnessInferenceX, "aic-gap-analysis"}
+
+// UnknownSourceNote returns the note of a row whose source is neither empty nor one of the known
+// sources (inferencex, aic-gap-analysis, in any case): a value such as "inferncex" is simulated
+// under the assumed harness and scored apart from the headline, which a misspelling would do
+// silently. It returns "" for a known or empty source.
+func UnknownSourceNote(source string) string {
+	if source == "" {
+		return ""
+	}
+	for _, k := range knownSources {
+		if strings.EqualFold(source, k) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("source %q is not one servesweep knows (%s): simulated under the assumed harness and scored apart from the headline; check its spelling",
+		source, strings.Join(knownSources, ", "))
+}
+
 // HarnessFor returns the harness of a row from its source column.
 func HarnessFor(r Row) Harness {
 	if strings.EqualFold(r.Source, HarnessInferenceX) {
@@ -106,6 +127,9 @@ type ServerFlags struct {
 	// (config.Scheduler).
 	BatchWaitTimeoutIters   int
 	BatchWaitMaxTokensRatio float64
+	// VLLM0102 says the engine was vLLM 0.10.2, whose per-sequence host time PlanRow writes into
+	// every role's timing.sequence_overhead_us (Factors.VLLMSequenceOverheadUs).
+	VLLM0102 bool
 	// Source says where the flags were read, for Plan.Notes.
 	Source string
 }
@@ -139,7 +163,7 @@ func InferenceXServerFlags(r Row, model string) (ServerFlags, bool) {
 	switch r.Backend {
 	case config.BackendVLLM:
 		f := ServerFlags{MaxBatchedTokens: 8192, MaxSequences: -1, ChunkedPrefill: true, OverlapScheduling: true,
-			KVCacheFP8: true, MemoryFraction: 0.9,
+			KVCacheFP8: true, MemoryFraction: 0.9, VLLM0102: true,
 			Source: "InferenceX 9596d23d7 70b vLLM scripts: max-num-batched-tokens 8192, max-num-seqs $CONC, fp8 KV, async scheduling, no prefix caching"}
 		conc := "the concurrency"
 		if r.Concurrency > 0 {
@@ -163,11 +187,15 @@ func InferenceXServerFlags(r Row, model string) (ServerFlags, bool) {
 }
 
 // apply sets the flags on every worker role of cfg (concurrency is the row's, for MaxSequences
-// -1).
-func (f ServerFlags) apply(cfg *config.Config, concurrency int) {
+// -1; seqOverheadUs, when > 0, the per-sequence host time of a vLLM 0.10.2 row's roles).
+func (f ServerFlags) apply(cfg *config.Config, concurrency int, seqOverheadUs float64) {
 	for _, w := range []*config.WorkerRole{cfg.Engine.Workers.Aggregated, cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
 		if w == nil {
 			continue
+		}
+		if f.VLLM0102 && seqOverheadUs > 0 && w.Timing.HardwareAware() {
+			us := seqOverheadUs
+			w.Timing.SequenceOverheadUs = &us
 		}
 		if f.MaxBatchedTokens > 0 {
 			w.Scheduler.MaxBatchedTokens = f.MaxBatchedTokens

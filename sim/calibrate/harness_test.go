@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -79,6 +80,25 @@ func TestInferenceXPlans(t *testing.T) {
 	// At TP8 the script leaves batch waiting off.
 	if _, w := plan(2); w.Scheduler.BatchWaitTimeoutIters != 0 || w.Scheduler.BatchWaitMaxTokensRatio != 0 {
 		t.Errorf("TensorRT-LLM TP8 row: batch waiting %d / %v, want off", w.Scheduler.BatchWaitTimeoutIters, w.Scheduler.BatchWaitMaxTokensRatio)
+	}
+	// vLLM 0.10.2's per-sequence host time goes into its rows' timing (and their YAML), from the
+	// factors; TensorRT-LLM's rows keep the calibrated default.
+	for i, want := range map[int]float64{0: 73, 3: 73, 1: 0, 2: 0} {
+		p, err := PlanRow(rows[i], Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := p.Config.Engine.Workers.Aggregated.Timing.SequenceOverheadUs
+		y, err := p.YAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case want == 0 && (got != nil || strings.Contains(string(y), "sequence_overhead_us")):
+			t.Errorf("row %s: sequence_overhead_us %v, want none", rows[i].ID, got)
+		case want > 0 && (got == nil || *got != want || !strings.Contains(string(y), fmt.Sprintf("sequence_overhead_us: %g", want))):
+			t.Errorf("row %s: sequence_overhead_us %v, want %v in the config and its YAML:\n%s", rows[i].ID, got, want, y)
+		}
 	}
 }
 
@@ -198,5 +218,19 @@ func TestIncompleteRowsAreNoted(t *testing.T) {
 	}
 	if got := rep.Summary.Notes; len(got) == 0 || !slices.ContainsFunc(got, func(n NoteCount) bool { return n.Note == IncompleteNote && n.Rows == 1 }) {
 		t.Errorf("summary notes %+v: want 1 × %s", got, IncompleteNote)
+	}
+}
+
+// A source that is neither empty nor a known one is noted on its row (a misspelling would
+// otherwise move the row out of the headline silently); known ones, in any case, are not.
+func TestUnknownSourceNote(t *testing.T) {
+	for _, s := range []string{"", "inferencex", "InferenceX", "aic-gap-analysis", "AIC-GAP-ANALYSIS"} {
+		if n := UnknownSourceNote(s); n != "" {
+			t.Errorf("source %q: note %q, want none", s, n)
+		}
+	}
+	n := UnknownSourceNote("inferncex")
+	if !strings.Contains(n, `source "inferncex" is not one servesweep knows (inferencex, aic-gap-analysis)`) || !strings.Contains(n, "assumed harness") {
+		t.Errorf("misspelt source: note %q", n)
 	}
 }

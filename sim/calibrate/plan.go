@@ -298,13 +298,20 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	p.Harness = h
 	if h.Name == HarnessInferenceX {
 		if f, ok := InferenceXServerFlags(r, m.ID); ok {
-			f.apply(cfg, conc)
-			p.Notes = append(p.Notes, "server flags: "+f.Source)
+			f.apply(cfg, conc, o.Factors.VLLMSequenceOverheadUs)
+			note := "server flags: " + f.Source
+			if f.VLLM0102 && o.Factors.VLLMSequenceOverheadUs > 0 {
+				note += fmt.Sprintf("; vLLM 0.10.2's per-sequence host time %g µs (timing.sequence_overhead_us)", o.Factors.VLLMSequenceOverheadUs)
+			}
+			p.Notes = append(p.Notes, note)
 		} else {
 			p.Notes = append(p.Notes, "server flags not tabulated for this model, engine and date: servesweep's engine defaults")
 		}
 	}
 	p.Notes = append(p.Notes, h.describe(conc))
+	if n := UnknownSourceNote(r.Source); n != "" {
+		p.Notes = append(p.Notes, n)
+	}
 	isl, islDist := h.lengths(r.ISL)
 	osl, oslDist := h.lengths(r.OSL)
 	sync := 0.0

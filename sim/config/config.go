@@ -638,7 +638,7 @@ type Timing struct {
 	// per-operation performance database, see ForwardModel),
 	// roofline (always servesweep's analytical model), fixed, or polynomial (the mocker's closed
 	// form).
-	Type string `yaml:"type" discriminator:"" enum:"default,fixed,polynomial,roofline" default:"default" rejectUnion:"{type} timing rejects fixed timing values"`
+	Type string `yaml:"type" discriminator:"" enum:"default,fixed,polynomial,roofline" default:"default" rejectUnion:"{type} timing does not accept {key} (prefill_ms and decode_ms belong to fixed timing, sequence_overhead_us to default and roofline)"`
 	// ForwardModel (type default only; "" means auto) picks how default timing prices a pass:
 	// auto uses the forward model that scores better on measured deployments left out of its fit
 	// (timing.AutoForwardModel: the roofline today); op_level composes it from the performance
@@ -649,6 +649,12 @@ type Timing struct {
 	// `fixed`.
 	PrefillMs *float64 `yaml:"prefill_ms,omitempty" union:"fixed" null:"omit" min:"0" limit:"0,MaxMs"`
 	DecodeMs  *float64 `yaml:"decode_ms,omitempty" union:"fixed" null:"omit" min:"0" limit:"0,MaxMs"`
+	// SequenceOverheadUs (default and roofline only; nil means the calibrated value,
+	// timing.CalibratedEfficiency's SequenceOverheadUs, or op_level's own) is the host time per
+	// sampled sequence per pass in µs that the next pass waits for: sampling and each request's
+	// output bookkeeping, which differ between engine releases. validate sets it for the
+	// InferenceX rows of vLLM 0.10.2 (calibrate.Factors.VLLMSequenceOverheadUs).
+	SequenceOverheadUs *float64 `yaml:"sequence_overhead_us,omitempty" union:"default,roofline" null:"omit" min:"0" limit:"0,MaxMs" json:",omitempty"`
 }
 
 // HardwareAware reports whether the timing derives pass times from the model and the GPU

@@ -275,7 +275,7 @@ func TestWalkerUnions(t *testing.T) {
 		{name: "member of another type, per field", sets: []string{agg + "kv_cache.capacity={type: fixed, blocks: 3, memory_fraction: 0.5}"},
 			errs: []string{agg + "kv_cache.capacity.memory_fraction: fixed KV capacity rejects memory_fraction"}},
 		{name: "member of another type, once for the union", sets: []string{agg + "timing={type: polynomial, prefill_ms: 1, decode_ms: 1}"},
-			errs: []string{agg + "timing: polynomial timing rejects fixed timing values"}},
+			errs: []string{agg + "timing: polynomial timing does not accept prefill_ms, decode_ms (prefill_ms and decode_ms belong to fixed timing, sequence_overhead_us to default and roofline)"}},
 		{name: "router knobs", sets: []string{"router={policy: least_loaded, temperature: 0, overlap_score_credit: 1}"},
 			errs: []string{"router.temperature: only valid with router.policy kv_router, got least_loaded; remove it or set router.policy: kv_router",
 				"router.overlap_score_credit: only valid with router.policy kv_router, got least_loaded; remove it or set router.policy: kv_router"}},

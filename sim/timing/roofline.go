@@ -103,23 +103,6 @@ type Efficiency struct {
 	// FP8, 1k/1k, concurrency 4 to 64: +6.8 ms at TP1, +6.2 ms at TP8), which a host cost hidden
 	// behind GPU passes of 7 to 16 ms could not do. >= 0.
 	SequenceOverheadUs float64
-	// VLLMSequenceOverheadUs is SequenceOverheadUs on vLLM (ForBackend), in µs, >= 0; 0 means
-	// vLLM takes SequenceOverheadUs too. vLLM's per-request work around a step (its Python
-	// scheduler's and output processor's bookkeeping, the sampler's per-request tensors) costs
-	// more than TensorRT-LLM's C++ runtime does: on InferenceX's Llama-3.1-70B rows on B200 at TP8,
-	// where a pass's GPU work per sequence is smallest, mean TPOT rises by 104–124 µs per added
-	// sequence under vLLM 0.10.2 and by 69–72 µs under TensorRT-LLM 1.1.0rc2.
-	VLLMSequenceOverheadUs float64
-}
-
-// ForBackend returns e as the timing models use it for a worker of backend (engine.backend:
-// vllm, sglang or trtllm): under vLLM with SequenceOverheadUs = VLLMSequenceOverheadUs when that
-// is set; otherwise e unchanged.
-func (e Efficiency) ForBackend(backend string) Efficiency {
-	if backend == "vllm" && e.VLLMSequenceOverheadUs > 0 {
-		e.SequenceOverheadUs = e.VLLMSequenceOverheadUs
-	}
-	return e
 }
 
 // Validate checks that fractions are in (0, 1] and overheads finite and >= 0.
@@ -139,7 +122,7 @@ func (e Efficiency) Validate() error {
 		v    float64
 	}{{"LinkLatencyUs", e.LinkLatencyUs}, {"LayerOverheadUs", e.LayerOverheadUs}, {"MoELayerOverheadUs", e.MoELayerOverheadUs},
 		{"PassOverheadMs", e.PassOverheadMs},
-		{"SequenceOverheadUs", e.SequenceOverheadUs}, {"VLLMSequenceOverheadUs", e.VLLMSequenceOverheadUs}} {
+		{"SequenceOverheadUs", e.SequenceOverheadUs}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			errs = append(errs, fmt.Errorf("efficiency %s must be finite and >= 0, got %v", f.name, f.v))
 		}

@@ -465,21 +465,3 @@ func TestWeightStreamingAtTheGPUsOwnFraction(t *testing.T) {
 		}
 	}
 }
-
-// ForBackend gives vLLM its own per-sequence time and leaves the other backends, and a zero
-// VLLMSequenceOverheadUs, at SequenceOverheadUs.
-func TestForBackendSequenceOverhead(t *testing.T) {
-	e := Efficiency{SequenceOverheadUs: 23, VLLMSequenceOverheadUs: 60}
-	for _, c := range []struct {
-		backend string
-		want    float64
-	}{{"vllm", 60}, {"trtllm", 23}, {"sglang", 23}} {
-		if got := e.ForBackend(c.backend).SequenceOverheadUs; got != c.want {
-			t.Errorf("%s: SequenceOverheadUs %v, want %v", c.backend, got, c.want)
-		}
-	}
-	e.VLLMSequenceOverheadUs = 0
-	if got := e.ForBackend("vllm").SequenceOverheadUs; got != 23 {
-		t.Errorf("vllm without its own value: %v, want 23", got)
-	}
-}
