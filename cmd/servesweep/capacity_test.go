@@ -40,8 +40,11 @@ func termsMet(t *testing.T, dir string) bool {
 // A recommendation found by capacity search meets the SLA when predict runs it, at the row's
 // attainment and with every percentile bound met, and reproduces the row's metrics: it carries
 // the ramp and warm-up its probe ran under (the built-in spec omits ramp_seconds, so every probe
-// ran a pilot). The same file with its load raised by 2 × relative_tolerance does not meet the
-// SLA (its attainment or a percentile bound misses).
+// ran a pilot). The capacity is at the SLA's edge: some load above it, at most 2 ×
+// relative_tolerance above, does not meet the SLA (its attainment or a percentile bound misses).
+// Not necessarily the highest of them: a run's p99 inter-token gap is not monotone in the load
+// (it counts the decode steps a prefill chunk stalls, which depends on how the requests' phases
+// fall), so a load above a failing one can pass again.
 func TestCapacityRecommendationReproduces(t *testing.T) {
 	endToEnd(t)
 	dir := filepath.Join(t.TempDir(), "sweep")
@@ -95,14 +98,17 @@ func TestCapacityRecommendationReproduces(t *testing.T) {
 				rec, s["output_throughput_tok_s"], s["p99_ttft_ms"], s["steady_window_ms"], s["warmup_requests"], *row)
 		}
 		raised := int(math.Ceil(row.capacity * (1 + 2*0.05)))
-		above := filepath.Join(t.TempDir(), "above")
-		if code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", rec, "--set", "traffic.load.concurrency="+strconv.Itoa(raised),
-			"--output-dir", above); code != 0 {
-			t.Fatalf("predict %s at %d: exit %d: %s", rec, raised, code, errs)
+		missed := false
+		for c := int(row.capacity) + 1; c <= raised && !missed; c++ {
+			above := filepath.Join(t.TempDir(), "above")
+			if code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", rec, "--set", "traffic.load.concurrency="+strconv.Itoa(c),
+				"--output-dir", above); code != 0 {
+				t.Fatalf("predict %s at %d: exit %d: %s", rec, c, code, errs)
+			}
+			missed = attainment(t, above) < 0.99 || !termsMet(t, above)
 		}
-		if got := attainment(t, above); got >= 0.99 && termsMet(t, above) {
-			t.Errorf("%s: at concurrency %d (capacity %g + 10 %%) attainment is still %g and every percentile bound holds",
-				rec, raised, row.capacity, got)
+		if !missed {
+			t.Errorf("%s: at every concurrency from %g + 1 to %d (capacity + 10 %%) the SLA is still met", rec, row.capacity, raised)
 		}
 	}
 	probes := filepath.Join(dir, "probes.parquet")
