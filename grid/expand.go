@@ -131,13 +131,23 @@ func memoIDs() catalogIDs {
 // canonical returns the canonical config of cfg's class (see CanonicalKey), resolving aliases
 // with ids; changed is false when it equals cfg, whose PointID is then its CanonicalKey.
 func canonical(cfg *config.Config, ids catalogIDs) (c config.Config, changed bool) {
-	c = *cfg
-	single := true
-	for _, r := range c.Engine.Mode.Roles() {
-		if role := c.Engine.Workers.Role(r); role == nil || role.Parallelism.Replicas*role.Parallelism.AttentionData != 1 {
-			single = false
+	return canonicalAs(cfg, singleWorker(cfg), ids)
+}
+
+// singleWorker reports whether every role cfg's mode uses has one worker with one attention-data
+// rank, so that its router has nowhere to choose.
+func singleWorker(cfg *config.Config) bool {
+	for _, r := range cfg.Engine.Mode.Roles() {
+		if role := cfg.Engine.Workers.Role(r); role == nil || role.Parallelism.Replicas*role.Parallelism.AttentionData != 1 {
+			return false
 		}
 	}
+	return true
+}
+
+// canonicalAs is canonical with singleWorker(cfg) given as single.
+func canonicalAs(cfg *config.Config, single bool, ids catalogIDs) (c config.Config, changed bool) {
+	c = *cfg
 	if single {
 		r := config.Router{Policy: config.PolicyRoundRobin, PrefillLoadModel: config.PrefillLoadModel{Type: "none"}}
 		changed = !reflect.DeepEqual(c.Router, r)
@@ -402,6 +412,10 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	}
 	out := make([]built, n)
 	notes := map[string]bool{}
+	tmpl := s.newTemplates(combos, n)
+	if s.noTemplates {
+		tmpl = nil
+	}
 	var mu sync.Mutex
 	var next atomic.Int64
 	const chunk = 256
@@ -414,24 +428,31 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 			// that share them (most of a grid: the load and router domains) share its verdict.
 			checked := map[string]error{}
 			mine := map[string]bool{}
-			check := func(cfg *config.Config) error {
-				key, err := json.Marshal(struct {
-					Engine    *config.Engine
-					LoadModel string
-				}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
-				if err != nil {
-					return sim.Check(cfg)
+			check := func(cfg *config.Config, key string) error {
+				if key == "" {
+					data, err := json.Marshal(struct {
+						Engine    *config.Engine
+						LoadModel string
+					}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
+					if err != nil {
+						return sim.Check(cfg)
+					}
+					key = string(data)
 				}
-				e, ok := checked[string(key)]
+				e, ok := checked[key]
 				if !ok {
 					var ns []string
 					ns, e = sim.CheckNotes(cfg)
 					for _, n := range ns {
 						mine[n] = true
 					}
-					checked[string(key)] = e
+					checked[key] = e
 				}
 				return e
+			}
+			var ts *templateState
+			if tmpl != nil {
+				ts = tmpl.newState()
 			}
 			pick := make([]*yaml.Node, d)
 			vi := make([]int, d)
@@ -449,7 +470,11 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 						}
 					}
 					b := &out[i]
-					b.p, b.reason, b.msg, b.full = s.point(pick, vi, mi, pi, check, ids)
+					if ts != nil {
+						b.p, b.reason, b.msg, b.full = ts.point(combos[i*d:i*d+d], pick, vi, check, ids)
+					} else {
+						b.p, b.reason, b.msg, b.full = s.point(pick, vi, mi, pi, check, ids)
+					}
 					if !keep {
 						b.p.Config = nil // decoded again by Materialize if the point runs
 					}
@@ -550,15 +575,8 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 // The point's YAML is left nil (Materialize writes it): its config is decoded from the tree, which
 // gives the config decoding the YAML would give. A point the tree does not decode is decoded
 // again from its YAML, so that its messages name the lines of its YAML, as predict would.
-func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config.Config) error, ids catalogIDs) (p Point, reason, msg, full string) {
-	p.picks = make([]int32, len(pick))
-	for i, v := range pick {
-		p.picks[i] = -1
-		if v != nil {
-			p.picks[i] = int32(vi[i])
-			p.Values = append(p.Values, Value{Path: s.Domains[i].Path, Value: v.Value})
-		}
-	}
+func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check checkFunc, ids catalogIDs) (p Point, reason, msg, full string) {
+	p = s.newPoint(pick, vi)
 	root := s.tree(pick, mi, pi)
 	o := s.Optimization
 	// Most points of a large grid fall outside the GPU budget; counting their GPUs on the tree
@@ -586,14 +604,45 @@ func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config
 		}
 		return p, reason, msg, err.Error()
 	}
+	return s.admit(p, cfg, check, "", ids, nil)
+}
+
+// pointKeys computes a point's ID, and its class's for a single worker or several (see variant),
+// without encoding its config (templates.id); ok false: PointID must.
+type pointKeys func(v int) (id string, ok bool)
+
+// admit is the end of point for the valid config cfg of p: its prices, ID and class (from keys
+// when it gives them), GPU count and the filters that read the decoded config (the GPU budget, the
+// planner's ceiling, the simulator's checks, whose verdict check memoizes under checkKey when it
+// is not "").
+func (s *Spec) admit(p Point, cfg *config.Config, check checkFunc, checkKey string, ids catalogIDs, keys pointKeys) (_ Point, reason, msg, full string) {
+	o := s.Optimization
 	p.Config = cfg
 	if s.Optimization.Cost != nil {
 		roles, ids, gpus := roleHardware(cfg)
 		p.hardware = &roleHW{roles, ids, gpus}
 	}
-	p.ID = PointID(cfg)
+	id, ok := "", false
+	if keys != nil {
+		id, ok = keys(0)
+	}
+	if !ok {
+		id = PointID(cfg)
+	}
+	p.ID = id
 	if c, changed := canonical(cfg, ids); changed {
-		p.Class = PointID(&c)
+		class, ok := "", false
+		if keys != nil {
+			v := 2
+			if singleWorker(cfg) {
+				v = 1
+			}
+			class, ok = keys(v)
+		}
+		if !ok {
+			class = PointID(&c)
+		}
+		p.Class = class
 	} else {
 		p.Class = p.ID
 	}
@@ -613,10 +662,35 @@ func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config
 	}
 	// What only the simulator knows (an unknown model or GPU under default timing, weights that
 	// leave no KV room) makes a point invalid here, as predict refuses it, rather than failed.
-	if err := check(cfg); err != nil {
+	if err := check(cfg, checkKey); err != nil {
 		return p, FilteredInvalid, err.Error(), err.Error()
 	}
 	return p, "", "", ""
+}
+
+// checkFunc runs sim.CheckNotes on cfg, memoized under key (a JSON text of the parts it reads
+// when key is "").
+type checkFunc func(cfg *config.Config, key string) error
+
+// newPoint returns the point of the domain values pick (value indexes vi) with its picks and
+// Values set.
+func (s *Spec) newPoint(pick []*yaml.Node, vi []int) (p Point) {
+	p.picks = make([]int32, len(pick))
+	n := 0
+	for _, v := range pick {
+		if v != nil {
+			n++
+		}
+	}
+	p.Values = make([]Value, 0, n)
+	for i, v := range pick {
+		p.picks[i] = -1
+		if v != nil {
+			p.picks[i] = int32(vi[i])
+			p.Values = append(p.Values, Value{Path: s.Domains[i].Path, Value: v.Value})
+		}
+	}
+	return p
 }
 
 // combos enumerates the grid in order: for each point, one value index per domain (-1 for a
@@ -868,9 +942,12 @@ func PointID(cfg *config.Config) string {
 		// A Config holds only plain values; Marshal cannot fail on a decoded one.
 		data = []byte(fmt.Sprintf("%#v", c))
 	}
-	sum := sha256.Sum256(append([]byte("servesweep point v1\n"), data...))
+	sum := sha256.Sum256(append([]byte(pointIDPrefix), data...))
 	return hex.EncodeToString(sum[:])[:12]
 }
+
+// pointIDPrefix versions PointID's hashed text.
+const pointIDPrefix = "servesweep point v1\n"
 
 // GPUs returns a config's GPU count (config.Config.GPUs).
 func GPUs(cfg *config.Config) int { return cfg.GPUs() }

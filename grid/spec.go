@@ -55,6 +55,9 @@ type Spec struct {
 	// copied are the nodes of root a point's tree copies rather than shares (pointCopies; nil:
 	// every node).
 	copied map[*yaml.Node]bool
+	// noTemplates makes the expansion decode every point's tree (point), the reference the
+	// template path is tested against.
+	noTemplates bool
 }
 
 // Domain is one searched field and the values it takes.

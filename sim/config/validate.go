@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Validate checks every value and cross-field rule of dynosim-spec.md §3 on c, and the size
@@ -68,8 +69,9 @@ func (v *validator) fields(s *structSchema, sv reflect.Value, path string) {
 		known = slices.Contains(d.enum, variant)
 	}
 	var extra []string
-	for _, f := range s.fields {
-		fv, fp := sv.Field(f.index), join(path, f.key)
+	paths := childPaths(s, path)
+	for i, f := range s.fields {
+		fv, fp := sv.Field(f.index), paths[i]
 		if f.accepts(variant) {
 			if d := distOf(f, sv); d != nil {
 				if !v.bad(fp) {
@@ -101,6 +103,31 @@ func (v *validator) fields(s *structSchema, sv reflect.Value, path string) {
 			path, d.key, variant, strings.Join(extra, ", "), strings.Join(s.keys(variant), ", "))
 	}
 }
+
+// childPaths returns the paths of the fields of the struct at path (schema s), in s.fields
+// order: joined once per process and path, since validation visits every field of every config.
+func childPaths(s *structSchema, path string) []string {
+	key := pathsKey{s, path}
+	if ps, ok := pathsCache.Load(key); ok {
+		return ps.([]string)
+	}
+	ps := make([]string, len(s.fields))
+	for i, f := range s.fields {
+		ps[i] = join(path, f.key)
+	}
+	pathsCache.Store(key, ps)
+	return ps
+}
+
+// pathsKey identifies a struct's place in a config for childPaths.
+type pathsKey struct {
+	s    *structSchema
+	path string
+}
+
+// pathsCache holds childPaths' answers; a config has a bounded number of mappings (limits.go), so
+// it holds at most that many per distinct list length.
+var pathsCache sync.Map
 
 // distOf returns the distribution an int field of sv holds in its mapping form, or nil.
 func distOf(f *field, sv reflect.Value) *Distribution {
@@ -194,7 +221,6 @@ func (v *validator) field(f *field, fv reflect.Value, path string) {
 // value checks a scalar against f's enum, range and limit.
 func (v *validator) value(f *field, x reflect.Value, path string) {
 	var n float64
-	var got string
 	switch x.Kind() {
 	case reflect.String:
 		s := x.String()
@@ -204,17 +230,26 @@ func (v *validator) value(f *field, x reflect.Value, path string) {
 			v.errorf(path, "must be one of %s, got %q", strings.Join(f.enum, ", "), s)
 		}
 		return
-	case reflect.Int, reflect.Int64:
-		n, got = float64(x.Int()), strconv.FormatInt(x.Int(), 10)
-	case reflect.Uint64:
-		n, got = float64(x.Uint()), strconv.FormatUint(x.Uint(), 10)
-	case reflect.Float64:
-		n = x.Float()
-		got = fmtFloat(n)
+	case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64:
 	default:
 		return
 	}
+	switch x.Kind() {
+	case reflect.Int, reflect.Int64:
+		n = float64(x.Int())
+	case reflect.Uint64:
+		n = float64(x.Uint())
+	case reflect.Float64:
+		n = x.Float()
+	}
 	if !f.inRange(n) {
+		got := fmtFloat(n)
+		switch x.Kind() {
+		case reflect.Int, reflect.Int64:
+			got = strconv.FormatInt(x.Int(), 10)
+		case reflect.Uint64:
+			got = strconv.FormatUint(x.Uint(), 10)
+		}
 		v.errorf(path, "%s", f.rangeMsg(n, got))
 		return
 	}
