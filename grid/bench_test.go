@@ -2,8 +2,19 @@ package grid
 
 import (
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 )
+
+// cpuTime is the process's user + system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // scaleSpec is the grid of issue 43: Llama-3.1-8B, replicas 1–100 × max_sequences 1–1,000 (range
 // domains, 100,000 points), fixed timing, 2 requests a point, a budget of 100 GPUs.
@@ -42,8 +53,10 @@ func parseScaleSpec(b *testing.B) *Spec {
 }
 
 // BenchmarkExpand expands the 100,000-point grid of scaleSpec (parse included, no point's YAML
-// written) and hashes it, as `servesweep sweep --dry-run` does; reports points/s.
+// written) and hashes it, as `servesweep sweep --dry-run` does; reports points/s and the
+// process's CPU seconds per expansion (every core's, the collector's included).
 func BenchmarkExpand(b *testing.B) {
+	cpu := cpuTime(b)
 	for range b.N {
 		x, err := parseScaleSpec(b).ExpandLazy()
 		if err != nil {
@@ -55,14 +68,16 @@ func BenchmarkExpand(b *testing.B) {
 		_ = x.SpecHash()
 	}
 	b.ReportMetric(float64(100_000*b.N)/b.Elapsed().Seconds(), "points/s")
+	b.ReportMetric((cpuTime(b)-cpu).Seconds()/float64(b.N), "cpu-s/op")
 }
 
 // BenchmarkShard selects one shard of scaleSpec's grid as `servesweep sweep --shard I/N` does:
 // parse, expand, the shard's points and their YAML, the spec hash and every shard's size.
-// Reports the grid's points/s.
+// Reports the grid's points/s and the process's CPU seconds per shard.
 func BenchmarkShard(b *testing.B) {
 	for _, count := range []int{20, 1000} {
 		b.Run("of="+strconv.Itoa(count), func(b *testing.B) {
+			cpu := cpuTime(b)
 			for range b.N {
 				x, err := parseScaleSpec(b).ExpandLazy()
 				if err != nil {
@@ -78,6 +93,7 @@ func BenchmarkShard(b *testing.B) {
 				_, _ = x.SpecHash(), x.ShardSizes(count)
 			}
 			b.ReportMetric(float64(100_000*b.N)/b.Elapsed().Seconds(), "points/s")
+			b.ReportMetric((cpuTime(b)-cpu).Seconds()/float64(b.N), "cpu-s/op")
 		})
 	}
 }

@@ -134,6 +134,13 @@ func canonical(cfg *config.Config, ids catalogIDs) (c config.Config, changed boo
 	return canonicalAs(cfg, singleWorker(cfg), ids)
 }
 
+// isCanonical reports whether cfg is the canonical config of its class (canonical changes
+// nothing), without the copy escaping.
+func isCanonical(cfg *config.Config, ids catalogIDs) bool {
+	_, changed := canonical(cfg, ids)
+	return !changed
+}
+
 // singleWorker reports whether every role cfg's mode uses has one worker with one attention-data
 // rank, so that its router has nowhere to choose.
 func singleWorker(cfg *config.Config) bool {
@@ -182,7 +189,7 @@ func canonicalAs(cfg *config.Config, single bool, ids catalogIDs) (c config.Conf
 // markEquivalents sets each point's Class, and EquivalentTo on every point whose class an earlier
 // point has.
 func markEquivalents(points []Point) {
-	first := map[string]string{}
+	first := make(map[string]string, len(points))
 	for i := range points {
 		key := points[i].Class
 		if key == "" {
@@ -259,6 +266,13 @@ type Expansion struct {
 	// EmptyValues are the domain values that grid points take but no valid point does, in
 	// domain and value order; CheckModes refuses an engine.mode among them.
 	EmptyValues []results.EmptyValue
+
+	// shardOf is the shard of each of Points (whose first element is shardFirst) among shardCount
+	// shards, once asked (shards).
+	shardMu    sync.Mutex
+	shardCount int
+	shardOf    []int32
+	shardFirst *Point
 }
 
 // CheckModes refuses a sweep in which a mode that engine.mode's domain asks for has no valid
@@ -428,8 +442,8 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 			// that share them (most of a grid: the load and router domains) share its verdict.
 			checked := map[string]error{}
 			mine := map[string]bool{}
-			check := func(cfg *config.Config, key string) error {
-				if key == "" {
+			check := func(cfg *config.Config, key []byte) error {
+				if key == nil {
 					data, err := json.Marshal(struct {
 						Engine    *config.Engine
 						LoadModel string
@@ -437,16 +451,19 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 					if err != nil {
 						return sim.Check(cfg)
 					}
-					key = string(data)
+					key = data
 				}
-				e, ok := checked[key]
+				e, ok := checked[string(key)]
 				if !ok {
+					if len(checked) >= maxChecked {
+						clear(checked) // a grid of many engines: its memo would only grow
+					}
 					var ns []string
 					ns, e = sim.CheckNotes(cfg)
 					for _, n := range ns {
 						mine[n] = true
 					}
-					checked[key] = e
+					checked[string(key)] = e
 				}
 				return e
 			}
@@ -488,7 +505,13 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	wg.Wait()
 
 	seen := make(map[string]bool, n)
-	var valid []Point
+	ok := 0
+	for i := range out {
+		if out[i].reason == "" {
+			ok++
+		}
+	}
+	valid := make([]Point, 0, ok)
 	tally := newValueTally(s.Domains)
 	pick := make([]*yaml.Node, d)
 	vi := make([]int, d)
@@ -502,11 +525,7 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 				pick[k] = s.Domains[k].Values[j]
 			}
 		}
-		tallyMsg := ""
-		if reason != "" {
-			tallyMsg = "point " + p.Label() + ": " + msg
-		}
-		tally.add(pick, vi, reason, tallyMsg)
+		tally.add(pick, vi, reason, func() string { return "point " + p.Label() + ": " + msg })
 		if b.full != "" && len(x.Errors) < maxErrors {
 			x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(b.full, "\n", "\n    "))
 		}
@@ -604,7 +623,7 @@ func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check checkFunc, i
 		}
 		return p, reason, msg, err.Error()
 	}
-	return s.admit(p, cfg, check, "", ids, nil)
+	return s.admit(p, cfg, check, nil, ids, nil)
 }
 
 // pointKeys computes a point's ID, and its class's for a single worker or several (see variant),
@@ -614,8 +633,8 @@ type pointKeys func(v int) (id string, ok bool)
 // admit is the end of point for the valid config cfg of p: its prices, ID and class (from keys
 // when it gives them), GPU count and the filters that read the decoded config (the GPU budget, the
 // planner's ceiling, the simulator's checks, whose verdict check memoizes under checkKey when it
-// is not "").
-func (s *Spec) admit(p Point, cfg *config.Config, check checkFunc, checkKey string, ids catalogIDs, keys pointKeys) (_ Point, reason, msg, full string) {
+// is not nil).
+func (s *Spec) admit(p Point, cfg *config.Config, check checkFunc, checkKey []byte, ids catalogIDs, keys pointKeys) (_ Point, reason, msg, full string) {
 	o := s.Optimization
 	p.Config = cfg
 	if s.Optimization.Cost != nil {
@@ -630,7 +649,7 @@ func (s *Spec) admit(p Point, cfg *config.Config, check checkFunc, checkKey stri
 		id = PointID(cfg)
 	}
 	p.ID = id
-	if c, changed := canonical(cfg, ids); changed {
+	if !isCanonical(cfg, ids) {
 		class, ok := "", false
 		if keys != nil {
 			v := 2
@@ -640,6 +659,7 @@ func (s *Spec) admit(p Point, cfg *config.Config, check checkFunc, checkKey stri
 			class, ok = keys(v)
 		}
 		if !ok {
+			c, _ := canonical(cfg, ids)
 			class = PointID(&c)
 		}
 		p.Class = class
@@ -668,9 +688,12 @@ func (s *Spec) admit(p Point, cfg *config.Config, check checkFunc, checkKey stri
 	return p, "", "", ""
 }
 
+// maxChecked bounds a worker's memo of sim.CheckNotes verdicts.
+const maxChecked = 4096
+
 // checkFunc runs sim.CheckNotes on cfg, memoized under key (a JSON text of the parts it reads
-// when key is "").
-type checkFunc func(cfg *config.Config, key string) error
+// when key is nil).
+type checkFunc func(cfg *config.Config, key []byte) error
 
 // newPoint returns the point of the domain values pick (value indexes vi) with its picks and
 // Values set.
@@ -1054,8 +1077,9 @@ func newValueTally(domains []Domain) *valueTally {
 }
 
 // add records one point: pick[k] is nil for a domain that does not apply, else value vi[k];
-// reason is "" for a valid point (duplicates count as valid: their twin holds the value).
-func (t *valueTally) add(pick []*yaml.Node, vi []int, reason, msg string) {
+// reason is "" for a valid point (duplicates count as valid: their twin holds the value), msg
+// its message otherwise (called only when a value's example needs it).
+func (t *valueTally) add(pick []*yaml.Node, vi []int, reason string, msg func() string) {
 	for k, v := range pick {
 		if v == nil {
 			continue
@@ -1072,7 +1096,7 @@ func (t *valueTally) add(pick []*yaml.Node, vi []int, reason, msg string) {
 		rs := t.reasons[k][j]
 		onlyBudget := len(rs) == 0 || len(rs) == 1 && rs[FilteredGPUBudget] > 0
 		if t.example[k][j] == "" || reason != FilteredGPUBudget && onlyBudget {
-			t.example[k][j] = msg // the first point filtered for something else than the budget, if any
+			t.example[k][j] = msg() // the first point filtered for something else than the budget, if any
 		}
 		rs[reason]++
 	}

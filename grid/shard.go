@@ -72,16 +72,20 @@ func ShardOf(id string, count int) int {
 	if count <= 1 {
 		return 0
 	}
-	sum := sha256.Sum256([]byte("servesweep shard v1\n" + id))
+	var buf [64]byte
+	sum := sha256.Sum256(append(append(buf[:0], shardPrefix...), id...))
 	return int(binary.BigEndian.Uint64(sum[:8]) % uint64(count))
 }
+
+// shardPrefix versions ShardOf's hashed text.
+const shardPrefix = "servesweep shard v1\n"
 
 // ShardPoints returns the selected points that belong to shard s, in point order.
 func (x *Expansion) ShardPoints(s Shard) []Point {
 	var out []Point
-	for _, p := range x.Points {
-		if ShardOf(p.ID, s.Count) == s.Index {
-			out = append(out, p)
+	for i, n := range x.shards(s.Count) {
+		if int(n) == s.Index {
+			out = append(out, x.Points[i])
 		}
 	}
 	return out
@@ -90,10 +94,29 @@ func (x *Expansion) ShardPoints(s Shard) []Point {
 // ShardSizes returns the number of selected points in each of count shards.
 func (x *Expansion) ShardSizes(count int) []int {
 	sizes := make([]int, max(count, 1))
-	for _, p := range x.Points {
-		sizes[ShardOf(p.ID, count)]++
+	for _, n := range x.shards(count) {
+		sizes[n]++
 	}
 	return sizes
+}
+
+// shards returns the shard of each selected point among count shards (ShardOf), computed once per
+// count: a shard's run asks for its points and for every shard's size.
+func (x *Expansion) shards(count int) []int32 {
+	x.shardMu.Lock()
+	defer x.shardMu.Unlock()
+	if len(x.Points) == 0 {
+		return nil
+	}
+	if x.shardCount == count && len(x.shardOf) == len(x.Points) && x.shardFirst == &x.Points[0] {
+		return x.shardOf
+	}
+	out := make([]int32, len(x.Points))
+	for i := range x.Points {
+		out[i] = int32(ShardOf(x.Points[i].ID, count))
+	}
+	x.shardCount, x.shardOf, x.shardFirst = count, out, &x.Points[0]
+	return out
 }
 
 // SpecHash identifies what a sweep computes, so that the parts of a sharded sweep can be checked

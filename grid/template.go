@@ -3,8 +3,10 @@ package grid
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +34,8 @@ type branch struct {
 	// checks read.
 	numeric []int
 	engine  []bool
+	// values[i][j] is numeric domain i's value j as the template takes it.
+	values [][]config.Value
 	// gpus counts a point's GPUs as quickGPUs counts them on its tree.
 	gpus gpuPlan
 	// ids are the splices of PointID (0) and of CanonicalKey for a single worker (1) or several
@@ -130,6 +134,13 @@ func (t *templates) build(pick []int32) *branch {
 	}
 	b.tmpl = tmpl
 	b.gpus = newGPUPlan(root, varAt)
+	b.values = make([][]config.Value, len(b.numeric))
+	for i, k := range b.numeric {
+		b.values[i] = make([]config.Value, len(s.Domains[k].Values))
+		for j, v := range s.Domains[k].Values {
+			b.values[i][j] = tmpl.Value(i, v)
+		}
+	}
 	return b
 }
 
@@ -244,6 +255,10 @@ type splice struct {
 	ok    bool
 	segs  [][]byte
 	order []int
+	// head is the SHA-256 state (encoding.BinaryMarshaler's) after pointIDPrefix and the whole
+	// blocks of segs[0]; rest is the part of segs[0] after them.
+	head []byte
+	rest []byte
 	// vals[i][j] is the JSON of numeric domain i's value j (nil: the point's ID is encoded whole).
 	vals [][][]byte
 }
@@ -266,14 +281,14 @@ func variant(cfg *config.Config, v int, ids catalogIDs) *config.Config {
 func (t *templates) newSplice(b *branch, v int) *splice {
 	s := t.spec
 	ids := memoIDs()
-	sentinels := make([]*yaml.Node, len(b.numeric))
+	sentinels := make([]config.Value, len(b.numeric))
 	texts := make([][]byte, len(b.numeric))
 	for i := range sentinels {
-		sentinels[i] = intNode(int64(sentinelBase + i))
+		sentinels[i] = b.tmpl.Value(i, intNode(int64(sentinelBase+i)))
 		texts[i] = []byte(strconv.Itoa(sentinelBase + i))
 	}
-	marshal := func(nodes []*yaml.Node) ([]byte, bool) {
-		c, ok := b.tmpl.Fill(nodes)
+	marshal := func(values []config.Value) ([]byte, bool) {
+		c, ok := b.tmpl.Fill(values)
 		if !ok {
 			return nil, false
 		}
@@ -320,17 +335,26 @@ func (t *templates) newSplice(b *branch, v int) *splice {
 		prev = c.end
 	}
 	sp.segs = append(sp.segs, base[prev:])
+	first := append([]byte(pointIDPrefix), sp.segs[0]...)
+	whole := len(first) / sha256.BlockSize * sha256.BlockSize
+	h := sha256.New()
+	h.Write(first[:whole])
+	head, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		return &splice{}
+	}
+	sp.head, sp.rest = head, first[whole:]
 	at := map[int]cut{}
 	for _, c := range cuts {
 		at[c.i] = c
 	}
-	nodes := make([]*yaml.Node, len(sentinels))
+	values := make([]config.Value, len(sentinels))
 	for i, k := range b.numeric {
 		sp.vals[i] = make([][]byte, len(s.Domains[k].Values))
-		for j, val := range s.Domains[k].Values {
-			copy(nodes, sentinels)
-			nodes[i] = val
-			data, ok := marshal(nodes)
+		for j := range s.Domains[k].Values {
+			copy(values, sentinels)
+			values[i] = b.values[i][j]
+			data, ok := marshal(values)
 			if !ok {
 				continue // such a point is decoded by point
 			}
@@ -353,28 +377,30 @@ func (t *templates) newSplice(b *branch, v int) *splice {
 }
 
 // id returns the PointID of variant v of the point whose numeric domains take the value indexes
-// vi, appending to buf, or ok false when the splice cannot give it.
-func (t *templates) id(b *branch, v int, vi []int, buf *[]byte) (string, bool) {
+// vi, writing its text in buf and hashing it with h (a SHA-256 hash, reset from the splice's
+// head), or ok false when the splice cannot give it.
+func (t *templates) id(b *branch, v int, vi []int, buf *[]byte, h hash.Hash) (string, bool) {
 	b.once[v].Do(func() { b.ids[v] = t.newSplice(b, v) })
 	sp := b.ids[v]
 	if !sp.ok {
 		return "", false
 	}
-	out := append((*buf)[:0], pointIDPrefix...)
-	for i, seg := range sp.segs {
-		out = append(out, seg...)
-		if i == len(sp.order) {
-			break
-		}
-		n := sp.order[i]
+	// The text after the head: the rest of segs[0], then each value and the segment after it.
+	out := append((*buf)[:0], sp.rest...)
+	for i, n := range sp.order {
 		val := sp.vals[n][vi[b.numeric[n]]]
 		if val == nil {
 			return "", false
 		}
-		out = append(out, val...)
+		out = append(append(out, val...), sp.segs[i+1]...)
 	}
 	*buf = out
-	sum := sha256.Sum256(out)
+	if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(sp.head); err != nil {
+		return "", false
+	}
+	h.Write(out)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
 	return hex.EncodeToString(sum[:6]), true
 }
 
@@ -383,13 +409,17 @@ type templateState struct {
 	t          *templates
 	mi, pi     int
 	key, check []byte
-	nodes      []*yaml.Node
+	values     []config.Value
 	buf        []byte
+	sha        hash.Hash
+	// scratch holds the config of the point being built (admit reads it; the point drops it).
+	scratch config.Scratch
 }
 
 func (t *templates) newState() *templateState {
 	s := t.spec
-	return &templateState{t: t, mi: s.controller(pathMode), pi: s.controller(pathPolicy), nodes: make([]*yaml.Node, len(s.Domains))}
+	return &templateState{t: t, mi: s.controller(pathMode), pi: s.controller(pathPolicy), values: make([]config.Value, len(s.Domains)),
+		sha: sha256.New()}
 }
 
 // point is Spec.point of the combination combo (value indexes, -1 for a domain that does not
@@ -408,11 +438,11 @@ func (ts *templateState) point(combo []int32, pick []*yaml.Node, vi []int, check
 	if g, ok := t.count(b, vi); ok && (g > o.MaxCandidateGPUs || g < o.MinCandidateGPUs) {
 		return p, FilteredGPUBudget, budgetMsg(g, o), ""
 	}
-	nodes := ts.nodes[:len(b.numeric)]
+	values := ts.values[:len(b.numeric)]
 	for i, k := range b.numeric {
-		nodes[i] = s.Domains[k].Values[vi[k]]
+		values[i] = b.values[i][vi[k]]
 	}
-	cfg, err, ok := b.tmpl.Instance(nodes)
+	cfg, err, ok := b.tmpl.InstanceIn(&ts.scratch, values)
 	if !ok || err != nil {
 		// Its messages name the lines of its YAML: point decodes it.
 		return s.point(pick, vi, ts.mi, ts.pi, check, ids)
@@ -425,8 +455,8 @@ func (ts *templateState) point(combo []int32, pick []*yaml.Node, vi []int, check
 			ts.check = strconv.AppendInt(append(ts.check, ','), int64(vi[k]), 10)
 		}
 	}
-	keys := func(v int) (string, bool) { return t.id(b, v, vi, &ts.buf) }
-	p, reason, msg, full := s.admit(p, cfg, check, string(ts.check), ids, keys)
-	p.Config = nil // it shares the template's memory; Materialize decodes the points that run
+	keys := func(v int) (string, bool) { return t.id(b, v, vi, &ts.buf, ts.sha) }
+	p, reason, msg, full := s.admit(p, cfg, check, ts.check, ids, keys)
+	p.Config = nil // it is the scratch config; Materialize decodes the points that run
 	return p, reason, msg, full
 }

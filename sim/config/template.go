@@ -25,6 +25,18 @@ type Template struct {
 	file   string
 	marker Marker
 	slots  []slot
+	// clean reports whether the template's fields other than the varied ones meet their tags (and
+	// no varied field is one its union does not take): then an instance whose values meet theirs
+	// (Value.tagged) needs only the cross-field rules checked.
+	clean bool
+}
+
+// A Value is the value of a varied field as Instance takes it: decoded once (Template.Value) for
+// any number of instances.
+type Value struct {
+	x any
+	// ok reports whether the walk takes the value; tagged whether it meets the field's tags.
+	ok, tagged bool
 }
 
 // slot is one varied field: its path, schema field, and the way to it from the Config.
@@ -64,14 +76,42 @@ func NewTemplate(root *yaml.Node, file string, paths []string, opts ...Option) (
 	}
 	applyDefaults(c, w.given, w.isBad)
 	t = &Template{c: c, given: w.given, file: file, marker: o.marker}
+	skip := map[string]bool{}
 	for _, p := range paths {
 		s, ok := newSlot(p)
 		if !ok || !w.given[p] {
 			return nil, false
 		}
 		t.slots = append(t.slots, s)
+		skip[p] = true
 	}
+	v := &validator{file: file, given: w.given, isBad: w.isBad, skip: skip}
+	v.fields(rootSchema, reflect.ValueOf(c).Elem(), "")
+	t.clean = len(v.errs) == 0
 	return t, true
+}
+
+// Value decodes the scalar node n as the value of the i-th varied field (NewTemplate's paths[i])
+// as the walk decodes it, and checks it against the field's tags (its enum, range and limit) as
+// validation does.
+func (t *Template) Value(i int, n *yaml.Node) Value {
+	s := t.slots[i]
+	// As walker.field does for a scalar field the YAML gives.
+	w := &walker{file: t.file, marker: t.marker, given: t.given}
+	n = resolve(n)
+	if msg := w.mark(s.path, n, false); msg != "" {
+		return Value{}
+	}
+	x, good := w.scalar(n, s.path, s.f, s.f.kind)
+	if !good || len(w.errs) > 0 {
+		return Value{}
+	}
+	// As validator.field does for it: the field is given, so its value is checked.
+	rv := reflect.New(s.f.typ).Elem()
+	setScalar(rv, x)
+	v := &validator{file: t.file, given: t.given}
+	v.value(s.f, rv, s.path)
+	return Value{x: x, ok: true, tagged: len(v.errs) == 0}
 }
 
 // newSlot finds the int or float field at path through struct fields alone.
@@ -102,16 +142,50 @@ func newSlot(path string) (slot, bool) {
 }
 
 // Instance returns the Config and error DecodeNode returns for the template's tree with the value
-// of the i-th varied field (NewTemplate's paths[i]) replaced by the scalar node values[i]. ok is
-// false when the walk would report a problem with one of those values (a value of the wrong kind
-// or out of the field's Go range): the caller decodes that tree itself.
+// of the i-th varied field (NewTemplate's paths[i]) replaced by values[i] (Template.Value of the
+// replacing scalar node). ok is false when the walk would report a problem with one of those
+// values (a value of the wrong kind or out of the field's Go range): the caller decodes that tree
+// itself.
+//
+// A config whose every field meets its tags is validated by the cross-field rules alone; one
+// that breaks a rule or a tag goes through the whole validation, which gives DecodeNode's errors
+// in its order.
 //
 // The Config shares its memory with the template except the mappings on the way to a varied
 // field: it must be read, not changed.
-func (t *Template) Instance(values []*yaml.Node) (cfg *Config, err error, ok bool) {
-	c, ok := t.Fill(values)
+func (t *Template) Instance(values []Value) (cfg *Config, err error, ok bool) {
+	return t.InstanceIn(nil, values)
+}
+
+// A Scratch is the memory of one instance at a time: InstanceIn fills it instead of allocating a
+// config per instance, for a goroutine that reads each instance only until it builds the next.
+// The zero value is ready to use.
+type Scratch struct {
+	c Config
+	// copies are the copied mappings, reused by position (the slots' order).
+	copies []reflect.Value
+}
+
+// InstanceIn is Instance building the config in sc (nil: a new config), which it overwrites on
+// the next call with sc.
+func (t *Template) InstanceIn(sc *Scratch, values []Value) (cfg *Config, err error, ok bool) {
+	c, ok := t.fill(sc, values)
 	if !ok {
 		return nil, nil, false
+	}
+	tagged := t.clean
+	for _, v := range values {
+		tagged = tagged && v.tagged
+	}
+	if tagged {
+		v := &validator{file: t.file, given: t.given}
+		v.rules(c)
+		if len(v.errs) == 0 {
+			if u := attributeSets(c.Unsupported(), nil); len(u) > 0 {
+				return nil, u, true
+			}
+			return c, nil, true
+		}
 	}
 	errs, unsupported := finish(c, &walker{file: t.file, given: t.given}, nil)
 	if len(errs) > 0 {
@@ -126,15 +200,26 @@ func (t *Template) Instance(values []*yaml.Node) (cfg *Config, err error, ok boo
 // Fill is Instance without validation: the template's config with the varied fields set to
 // values (ok false when the walk would refuse one of them). It shares memory with the template
 // as Instance's does.
-func (t *Template) Fill(values []*yaml.Node) (cfg *Config, ok bool) {
+func (t *Template) Fill(values []Value) (cfg *Config, ok bool) { return t.fill(nil, values) }
+
+// fill is Fill in sc (nil: new memory).
+func (t *Template) fill(sc *Scratch, values []Value) (cfg *Config, ok bool) {
 	if len(values) != len(t.slots) {
 		return nil, false
 	}
-	c := new(Config)
+	var c *Config
+	if sc != nil {
+		c = &sc.c
+	} else {
+		c = new(Config)
+	}
 	*c = *t.c
-	w := &walker{file: t.file, marker: t.marker, given: t.given}
-	var copied []uintptr // the mappings copied for this instance
+	var mem [8]uintptr
+	copied := mem[:0] // the mappings copied for this instance
 	for i, s := range t.slots {
+		if !values[i].ok {
+			return nil, false
+		}
 		v := reflect.ValueOf(c).Elem()
 		for k, index := range s.steps {
 			v = v.Field(index)
@@ -143,7 +228,16 @@ func (t *Template) Fill(values []*yaml.Node) (cfg *Config, ok bool) {
 					return nil, false
 				}
 				if p := v.Pointer(); !containsPtr(copied, p) {
-					n := reflect.New(v.Type().Elem())
+					var n reflect.Value
+					switch k := len(copied); {
+					case sc == nil:
+						n = reflect.New(v.Type().Elem())
+					case k < len(sc.copies) && sc.copies[k].Type() == v.Type():
+						n = sc.copies[k]
+					default:
+						n = reflect.New(v.Type().Elem())
+						sc.copies = append(sc.copies[:min(k, len(sc.copies))], n)
+					}
 					n.Elem().Set(v.Elem())
 					v.Set(n)
 					copied = append(copied, n.Pointer())
@@ -152,21 +246,12 @@ func (t *Template) Fill(values []*yaml.Node) (cfg *Config, ok bool) {
 			}
 		}
 		dst := v.Field(s.f.index)
-		// As walker.field does for a scalar field the YAML gives.
-		n := resolve(values[i])
-		if msg := w.mark(s.path, n, false); msg != "" {
-			return nil, false
-		}
-		x, good := w.scalar(n, s.path, s.f, s.f.kind)
-		if !good || len(w.errs) > 0 {
-			return nil, false
-		}
 		if s.f.ptr {
 			p := reflect.New(s.f.typ)
-			setScalar(p.Elem(), x)
+			setScalar(p.Elem(), values[i].x)
 			dst.Set(p)
 		} else {
-			setScalar(dst, x)
+			setScalar(dst, values[i].x)
 		}
 	}
 	return c, true

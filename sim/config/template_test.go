@@ -22,6 +22,7 @@ var templateBases = []struct {
 		"router={policy: kv_router, overlap_score_credit: 1.0, prefill_load_scale: 0.5, temperature: 0.0}"}},
 	{"poisson", seedSynthetic, []string{"traffic.load={type: poisson, requests_per_second: 4}",
 		"engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.8}", "engine.backend=sglang"}},
+	{"broken", seedSynthetic, []string{"engine.workers.aggregated.scheduler.prefill_decode_interval=-5"}},
 	{"sessions", seedSynthetic, append(append([]string(nil), setSession...), "traffic.load={type: constant_rate, sessions_per_second: 2}")},
 }
 
@@ -49,11 +50,12 @@ func parseWithSets(t *testing.T, text string, sets []string) *yaml.Node {
 }
 
 // TestTemplateMatchesDecodeNode: for every sweepable int or float field of the schema (alone, and
-// with the parallelism and scheduler fields varied together), in configs where each can be given,
+// with the parallelism and scheduler fields varied together), in configs where each can be given
+// (and one whose constant fields break a tag, so that every instance is validated whole),
 // Template.Instance gives the Config and error DecodeNode gives for the tree with those values,
 // valid and invalid ones (0, negative, over a size bound, over int32, fractional for an int); a
 // value the walk would refuse is left to the caller (ok false) and DecodeNode fails on it too. The
-// template itself is not changed by its instances.
+// template itself is not changed by its instances, built in a Scratch shared by every template.
 func TestTemplateMatchesDecodeNode(t *testing.T) {
 	values := []string{"1", "2", "7", "0", "-3", "0.5", "3.25", "1e-7", "100000", "3000000000", "1099511627776"}
 	var numeric []string
@@ -63,6 +65,7 @@ func TestTemplateMatchesDecodeNode(t *testing.T) {
 		}
 	}
 	checked, refused := 0, 0
+	var sc Scratch // shared by every template, as a sweep's worker shares it between branches
 	check := func(base string, sets []string, paths []string, vals []string) {
 		t.Helper()
 		tmplSets := slices0(sets)
@@ -89,7 +92,7 @@ func TestTemplateMatchesDecodeNode(t *testing.T) {
 				nodes[i] = nodeAt(member, p)
 			}
 			want, wantErr := DecodeNode(member, "t.yaml")
-			got, gotErr, ok := tmpl.Instance(nodes)
+			got, gotErr, ok := tmpl.InstanceIn(&sc, valuesOf(tmpl, nodes))
 			if !ok {
 				refused++
 				if wantErr == nil {
@@ -102,7 +105,7 @@ func TestTemplateMatchesDecodeNode(t *testing.T) {
 				t.Errorf("%v=%s: template gives %v, %v; DecodeNode %v, %v", paths, v, got != nil, gotErr, want != nil, wantErr)
 			}
 		}
-		if again, _, _ := tmpl.Instance(nodesAt(root, paths)); !reflect.DeepEqual(again, want0) {
+		if again, _, _ := tmpl.Instance(valuesOf(tmpl, nodesAt(root, paths))); !reflect.DeepEqual(again, want0) {
 			t.Errorf("%v: the template changed under its instances", paths)
 		}
 	}
@@ -120,6 +123,14 @@ func TestTemplateMatchesDecodeNode(t *testing.T) {
 	if checked < 500 || refused == 0 {
 		t.Errorf("%d instances checked, %d refused", checked, refused)
 	}
+}
+
+func valuesOf(t *Template, nodes []*yaml.Node) []Value {
+	out := make([]Value, len(nodes))
+	for i, n := range nodes {
+		out[i] = t.Value(i, n)
+	}
+	return out
 }
 
 func slices0(s []string) []string { return append([]string(nil), s...) }

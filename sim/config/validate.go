@@ -30,6 +30,9 @@ type validator struct {
 	given map[string]bool
 	isBad func(string) bool
 	errs  Errors
+	// skip holds paths whose value fields does not check against their tags (a Template's varied
+	// fields, whose values it checks one by one).
+	skip map[string]bool
 }
 
 func (v *validator) errorf(path, format string, args ...any) {
@@ -47,6 +50,11 @@ func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 // the cross-field size bounds.
 func (v *validator) config(c *Config) {
 	v.fields(rootSchema, reflect.ValueOf(c).Elem(), "")
+	v.rules(c)
+}
+
+// rules checks the cross-field rules and size bounds (config without the tags of every field).
+func (v *validator) rules(c *Config) {
 	v.traffic(&c.Traffic)
 	v.engine(&c.Engine)
 	v.traceDeployment(c)
@@ -80,7 +88,9 @@ func (v *validator) fields(s *structSchema, sv reflect.Value, path string) {
 				}
 				continue
 			}
-			v.field(f, fv, fp)
+			if !v.skip[fp] {
+				v.field(f, fv, fp)
+			}
 			continue
 		}
 		if !known || !v.isSet(fv, fp) || v.bad(fp) {
@@ -103,6 +113,10 @@ func (v *validator) fields(s *structSchema, sv reflect.Value, path string) {
 			path, d.key, variant, strings.Join(extra, ", "), strings.Join(s.keys(variant), ", "))
 	}
 }
+
+// rolePaths are the paths of the worker roles (engine.workers.<role>).
+var rolePaths = map[Role]string{RoleAggregated: "engine.workers.aggregated", RolePrefill: "engine.workers.prefill",
+	RoleDecode: "engine.workers.decode"}
 
 // childPaths returns the paths of the fields of the struct at path (schema s), in s.fields
 // order: joined once per process and path, since validation visits every field of every config.
@@ -499,8 +513,10 @@ func (v *validator) stop(s *Stop, src, format string) {
 		"max_virtual_time_seconds": v.has(p+".max_virtual_time_seconds", s.MaxVirtualTimeSeconds != 0),
 	}
 	bad := false
-	for k := range set {
-		bad = bad || v.bad(p+"."+k)
+	if v.isBad != nil {
+		for k := range set {
+			bad = bad || v.bad(p+"."+k)
+		}
 	}
 	countStop := func(kind string, own, other []string) {
 		for _, k := range other {
@@ -587,7 +603,7 @@ func (v *validator) engine(e *Engine) {
 	}
 	for _, name := range Roles() {
 		if r := w.Role(name); r != nil {
-			v.role(wp+"."+string(name), name, r, e)
+			v.role(rolePaths[name], name, r, e)
 		}
 	}
 }
@@ -614,16 +630,15 @@ func (v *validator) role(p string, name Role, r *WorkerRole, e *Engine) {
 	if r.Hardware != "" && name == RoleAggregated {
 		v.errorf(p+".hardware", "only prefill and decode roles may override hardware; set engine.hardware")
 	}
-	kp := p + ".kv_cache"
+	// The paths are joined where they are needed only: every point of a sweep is validated.
 	if kv := r.KVCache; kv.BlockSize == 1 && (backend == BackendVLLM || backend == BackendTRTLLM) {
-		v.errorf(kp+".block_size", "must be >= 2 for the %s backend, got %d", backend, kv.BlockSize)
+		v.errorf(p+".kv_cache.block_size", "must be >= 2 for the %s backend, got %d", backend, kv.BlockSize)
 	}
-	cp := kp + ".capacity"
-	if c := r.KVCache.Capacity; c.Type == CapacityFixed && !v.has(cp+".blocks", c.Blocks != 0) {
-		v.errorf(cp+".blocks", "fixed KV capacity requires blocks")
+	if c := r.KVCache.Capacity; c.Type == CapacityFixed && c.Blocks == 0 && !v.given[p+".kv_cache.capacity.blocks"] {
+		v.errorf(p+".kv_cache.capacity.blocks", "fixed KV capacity requires blocks")
 	}
 	// A value given but refused (prefill_ms: -1) has its own error; "requires" is for absent ones.
-	if t := r.Timing; t.Type == TimingFixed && (!v.has(p+".timing.prefill_ms", t.PrefillMs != nil) || !v.has(p+".timing.decode_ms", t.DecodeMs != nil)) {
+	if t := r.Timing; t.Type == TimingFixed && (t.PrefillMs == nil && !v.given[p+".timing.prefill_ms"] || t.DecodeMs == nil && !v.given[p+".timing.decode_ms"]) {
 		v.errorf(p+".timing", "fixed timing requires prefill_ms and decode_ms")
 	}
 	if ov := e.OverlapScheduling; ov != nil && *ov && backend == BackendSGLang && r.Parallelism.Pipeline > 1 {
