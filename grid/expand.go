@@ -420,11 +420,14 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	}
 	// The points are built and decoded in parallel, each independent of the others; everything
 	// that depends on point order (indexes, duplicates, counts, examples) is done after, in order.
-	type built struct {
-		p                 Point
+	// points[i] is point i and verdicts[i] why it is filtered ("" reason: valid); the valid points
+	// are then moved to the front of points, which becomes x.Points (a million-point grid holds
+	// one array of points, not two).
+	type verdict struct {
 		reason, msg, full string
 	}
-	out := make([]built, n)
+	points := make([]Point, n)
+	verdicts := make([]verdict, n)
 	notes := map[string]bool{}
 	tmpl := s.newTemplates(combos, n)
 	if s.noTemplates {
@@ -486,14 +489,14 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 							pick[k] = s.Domains[k].Values[j]
 						}
 					}
-					b := &out[i]
+					p, v := &points[i], &verdicts[i]
 					if ts != nil {
-						b.p, b.reason, b.msg, b.full = ts.point(combos[i*d:i*d+d], pick, vi, check, ids)
+						*p, v.reason, v.msg, v.full = ts.point(combos[i*d:i*d+d], pick, vi, check, ids)
 					} else {
-						b.p, b.reason, b.msg, b.full = s.point(pick, vi, mi, pi, check, ids)
+						*p, v.reason, v.msg, v.full = s.point(pick, vi, mi, pi, check, ids)
 					}
 					if !keep {
-						b.p.Config = nil // decoded again by Materialize if the point runs
+						p.Config = nil // decoded again by Materialize if the point runs
 					}
 				}
 			}
@@ -505,20 +508,14 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	wg.Wait()
 
 	seen := make(map[string]bool, n)
-	ok := 0
-	for i := range out {
-		if out[i].reason == "" {
-			ok++
-		}
-	}
-	valid := make([]Point, 0, ok)
+	valid := points[:0]
 	tally := newValueTally(s.Domains)
 	pick := make([]*yaml.Node, d)
 	vi := make([]int, d)
-	for index := range out {
-		b := &out[index]
-		p, reason, msg := b.p, b.reason, b.msg
-		b.p = Point{}
+	for index := range points {
+		b := &verdicts[index]
+		p, reason, msg, full := points[index], b.reason, b.msg, b.full
+		*b, points[index] = verdict{}, Point{}
 		for k, j := range p.picks {
 			pick[k], vi[k] = nil, int(j)
 			if j >= 0 {
@@ -526,8 +523,8 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 			}
 		}
 		tally.add(pick, vi, reason, func() string { return "point " + p.Label() + ": " + msg })
-		if b.full != "" && len(x.Errors) < maxErrors {
-			x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(b.full, "\n", "\n    "))
+		if full != "" && len(x.Errors) < maxErrors {
+			x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(full, "\n", "\n    "))
 		}
 		p.Index = index
 		if reason == "" && seen[p.ID] {
@@ -541,7 +538,10 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 			continue
 		}
 		seen[p.ID] = true
-		valid = append(valid, p)
+		valid = append(valid, p) // at or before index
+	}
+	if len(valid) < cap(valid)/2 {
+		valid = slices.Clone(valid) // most points were filtered: free the array
 	}
 	x.Valid = len(valid)
 	if len(valid) == 0 {

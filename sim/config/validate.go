@@ -505,32 +505,44 @@ func (v *validator) profile(l *Load, src string, rps, sps bool) {
 
 func (v *validator) stop(s *Stop, src, format string) {
 	const p = "traffic.stop"
-	set := map[string]bool{
-		"requests":                 v.has(p+".requests", s.Requests != 0),
-		"requests_per_load_unit":   v.has(p+".requests_per_load_unit", s.RequestsPerLoadUnit != 0),
-		"sessions":                 v.has(p+".sessions", s.Sessions != 0),
-		"sessions_per_load_unit":   v.has(p+".sessions_per_load_unit", s.SessionsPerLoadUnit != 0),
-		"max_virtual_time_seconds": v.has(p+".max_virtual_time_seconds", s.MaxVirtualTimeSeconds != 0),
+	// Which stop fields are set, in a list rather than a map: every point of a sweep is validated.
+	given := [...]struct {
+		key string
+		on  bool
+	}{
+		{"requests", v.has(p+".requests", s.Requests != 0)},
+		{"requests_per_load_unit", v.has(p+".requests_per_load_unit", s.RequestsPerLoadUnit != 0)},
+		{"sessions", v.has(p+".sessions", s.Sessions != 0)},
+		{"sessions_per_load_unit", v.has(p+".sessions_per_load_unit", s.SessionsPerLoadUnit != 0)},
+		{"max_virtual_time_seconds", v.has(p+".max_virtual_time_seconds", s.MaxVirtualTimeSeconds != 0)},
+	}
+	set := func(k string) bool {
+		for _, g := range given {
+			if g.key == k {
+				return g.on
+			}
+		}
+		return false
 	}
 	bad := false
 	if v.isBad != nil {
-		for k := range set {
-			bad = bad || v.bad(p+"."+k)
+		for _, g := range given {
+			bad = bad || v.bad(p+"."+g.key)
 		}
 	}
 	countStop := func(kind string, own, other []string) {
 		for _, k := range other {
-			if set[k] {
+			if set(k) {
 				v.errorf(p+"."+k, "%s sources stop on %s, not %s", kind, strings.Join(own, " or "), k)
 			}
 		}
-		if set["max_virtual_time_seconds"] {
+		if set("max_virtual_time_seconds") {
 			v.errorf(p+".max_virtual_time_seconds", "%s sources reject max_virtual_time_seconds; stop on %s",
 				kind, strings.Join(own, " or "))
 		}
 		n := 0
 		for _, k := range own {
-			if set[k] {
+			if set(k) {
 				n++
 			}
 		}
@@ -552,11 +564,11 @@ func (v *validator) stop(s *Stop, src, format string) {
 		countStop(src, sess, reqs)
 	case SourceTrace:
 		for _, k := range append(reqs, sess...) {
-			if set[k] {
+			if set(k) {
 				v.errorf(p+"."+k, "trace sources accept only max_virtual_time_seconds")
 			}
 		}
-		if set["max_virtual_time_seconds"] && (format == "agentic_mooncake" || format == "weka") {
+		if set("max_virtual_time_seconds") && (format == "agentic_mooncake" || format == "weka") {
 			v.errorf(p+".max_virtual_time_seconds", "%s traces reject max_virtual_time_seconds", format)
 		}
 	}
