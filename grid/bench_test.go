@@ -2,8 +2,19 @@ package grid
 
 import (
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 )
+
+// cpuTime is the process's user + system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // scaleSpec is the grid of issue 43: Llama-3.1-8B, replicas 1–100 × max_sequences 1–1,000 (range
 // domains, 100,000 points), fixed timing, 2 requests a point, a budget of 100 GPUs.
@@ -32,37 +43,50 @@ optimization:
   constraints: {max_candidate_gpus: 100}
 `
 
-func parseScaleSpec(b *testing.B) *Spec {
+func parseScaleSpec(b *testing.B, sets ...string) *Spec {
 	b.Helper()
-	s, err := Parse([]byte(scaleSpec), "scale.yaml", nil, nil)
+	s, err := Parse([]byte(scaleSpec), "scale.yaml", sets, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return s
 }
 
-// BenchmarkExpand expands the 100,000-point grid of scaleSpec (parse included, no point's YAML
-// written) and hashes it, as `servesweep sweep --dry-run` does; reports points/s.
+// BenchmarkExpand expands the 100,000-point grid of scaleSpec, and the 1,000,000-point grid of
+// max_sequences 1 to 10,000 (parse included, no point's YAML written) and hashes it, as
+// `servesweep sweep --dry-run` does; reports points/s and the process's CPU seconds per expansion
+// (every core's, the collector's included).
 func BenchmarkExpand(b *testing.B) {
-	for range b.N {
-		x, err := parseScaleSpec(b).ExpandLazy()
-		if err != nil {
-			b.Fatal(err)
+	for _, n := range []int{100_000, 1_000_000} {
+		var sets []string
+		if n == 1_000_000 {
+			sets = []string{"engine.workers.aggregated.scheduler.max_sequences={range: {min: 1, max: 10000, step: 1}}"}
 		}
-		if len(x.Points) != 100_000 {
-			b.Fatalf("%d points, want 100000", len(x.Points))
-		}
-		_ = x.SpecHash()
+		b.Run("points="+strconv.Itoa(n), func(b *testing.B) {
+			cpu := cpuTime(b)
+			for range b.N {
+				x, err := parseScaleSpec(b, sets...).ExpandLazy()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(x.Points) != n {
+					b.Fatalf("%d points, want %d", len(x.Points), n)
+				}
+				_ = x.SpecHash()
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "points/s")
+			b.ReportMetric((cpuTime(b)-cpu).Seconds()/float64(b.N), "cpu-s/op")
+		})
 	}
-	b.ReportMetric(float64(100_000*b.N)/b.Elapsed().Seconds(), "points/s")
 }
 
 // BenchmarkShard selects one shard of scaleSpec's grid as `servesweep sweep --shard I/N` does:
 // parse, expand, the shard's points and their YAML, the spec hash and every shard's size.
-// Reports the grid's points/s.
+// Reports the grid's points/s and the process's CPU seconds per shard.
 func BenchmarkShard(b *testing.B) {
 	for _, count := range []int{20, 1000} {
 		b.Run("of="+strconv.Itoa(count), func(b *testing.B) {
+			cpu := cpuTime(b)
 			for range b.N {
 				x, err := parseScaleSpec(b).ExpandLazy()
 				if err != nil {
@@ -78,6 +102,7 @@ func BenchmarkShard(b *testing.B) {
 				_, _ = x.SpecHash(), x.ShardSizes(count)
 			}
 			b.ReportMetric(float64(100_000*b.N)/b.Elapsed().Seconds(), "points/s")
+			b.ReportMetric((cpuTime(b)-cpu).Seconds()/float64(b.N), "cpu-s/op")
 		})
 	}
 }

@@ -14,7 +14,10 @@
 // enumeration order (Point.Index). For a sweep run as shards of a cluster job,
 // Expansion.ShardPoints picks the points of one shard by a hash of each point ID (ShardOf, so the
 // assignment does not depend on the spec's order) and Expansion.SpecHash identifies the expanded
-// sweep, so that parts of different specs are never merged.
+// sweep, so that parts of different specs are never merged. A large grid is expanded from
+// templates (template.go: one decoded config per branch of the non-numeric domains, each point's
+// numbers set in place and its ID spliced into the template's canonical JSON), with decoding each
+// point's YAML tree (Spec.point) as the fallback and the reference the tests hold it to.
 //
 // Choices made where the reference leaves room (documented for users in docs/sweep.md):
 //   - Only the grid (exhaustive) and random (max_trials valid points, seeded) algorithms exist;

@@ -131,13 +131,30 @@ func memoIDs() catalogIDs {
 // canonical returns the canonical config of cfg's class (see CanonicalKey), resolving aliases
 // with ids; changed is false when it equals cfg, whose PointID is then its CanonicalKey.
 func canonical(cfg *config.Config, ids catalogIDs) (c config.Config, changed bool) {
-	c = *cfg
-	single := true
-	for _, r := range c.Engine.Mode.Roles() {
-		if role := c.Engine.Workers.Role(r); role == nil || role.Parallelism.Replicas*role.Parallelism.AttentionData != 1 {
-			single = false
+	return canonicalAs(cfg, singleWorker(cfg), ids)
+}
+
+// isCanonical reports whether cfg is the canonical config of its class (canonical changes
+// nothing), without the copy escaping.
+func isCanonical(cfg *config.Config, ids catalogIDs) bool {
+	_, changed := canonical(cfg, ids)
+	return !changed
+}
+
+// singleWorker reports whether every role cfg's mode uses has one worker with one attention-data
+// rank, so that its router has nowhere to choose.
+func singleWorker(cfg *config.Config) bool {
+	for _, r := range cfg.Engine.Mode.Roles() {
+		if role := cfg.Engine.Workers.Role(r); role == nil || role.Parallelism.Replicas*role.Parallelism.AttentionData != 1 {
+			return false
 		}
 	}
+	return true
+}
+
+// canonicalAs is canonical with singleWorker(cfg) given as single.
+func canonicalAs(cfg *config.Config, single bool, ids catalogIDs) (c config.Config, changed bool) {
+	c = *cfg
 	if single {
 		r := config.Router{Policy: config.PolicyRoundRobin, PrefillLoadModel: config.PrefillLoadModel{Type: "none"}}
 		changed = !reflect.DeepEqual(c.Router, r)
@@ -172,7 +189,7 @@ func canonical(cfg *config.Config, ids catalogIDs) (c config.Config, changed boo
 // markEquivalents sets each point's Class, and EquivalentTo on every point whose class an earlier
 // point has.
 func markEquivalents(points []Point) {
-	first := map[string]string{}
+	first := make(map[string]string, len(points))
 	for i := range points {
 		key := points[i].Class
 		if key == "" {
@@ -249,6 +266,13 @@ type Expansion struct {
 	// EmptyValues are the domain values that grid points take but no valid point does, in
 	// domain and value order; CheckModes refuses an engine.mode among them.
 	EmptyValues []results.EmptyValue
+
+	// shardOf is the shard of each of Points (whose first element is shardFirst) among shardCount
+	// shards, once asked (shards).
+	shardMu    sync.Mutex
+	shardCount int
+	shardOf    []int32
+	shardFirst *Point
 }
 
 // CheckModes refuses a sweep in which a mode that engine.mode's domain asks for has no valid
@@ -396,12 +420,19 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	}
 	// The points are built and decoded in parallel, each independent of the others; everything
 	// that depends on point order (indexes, duplicates, counts, examples) is done after, in order.
-	type built struct {
-		p                 Point
+	// points[i] is point i and verdicts[i] why it is filtered ("" reason: valid); the valid points
+	// are then moved to the front of points, which becomes x.Points (a million-point grid holds
+	// one array of points, not two).
+	type verdict struct {
 		reason, msg, full string
 	}
-	out := make([]built, n)
+	points := make([]Point, n)
+	verdicts := make([]verdict, n)
 	notes := map[string]bool{}
+	tmpl := s.newTemplates(combos, n)
+	if s.noTemplates {
+		tmpl = nil
+	}
 	var mu sync.Mutex
 	var next atomic.Int64
 	const chunk = 256
@@ -414,16 +445,22 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 			// that share them (most of a grid: the load and router domains) share its verdict.
 			checked := map[string]error{}
 			mine := map[string]bool{}
-			check := func(cfg *config.Config) error {
-				key, err := json.Marshal(struct {
-					Engine    *config.Engine
-					LoadModel string
-				}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
-				if err != nil {
-					return sim.Check(cfg)
+			check := func(cfg *config.Config, key []byte) error {
+				if key == nil {
+					data, err := json.Marshal(struct {
+						Engine    *config.Engine
+						LoadModel string
+					}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
+					if err != nil {
+						return sim.Check(cfg)
+					}
+					key = data
 				}
 				e, ok := checked[string(key)]
 				if !ok {
+					if len(checked) >= maxChecked {
+						clear(checked) // a grid of many engines: its memo would only grow
+					}
 					var ns []string
 					ns, e = sim.CheckNotes(cfg)
 					for _, n := range ns {
@@ -432,6 +469,10 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 					checked[string(key)] = e
 				}
 				return e
+			}
+			var ts *templateState
+			if tmpl != nil {
+				ts = tmpl.newState()
 			}
 			pick := make([]*yaml.Node, d)
 			vi := make([]int, d)
@@ -448,10 +489,14 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 							pick[k] = s.Domains[k].Values[j]
 						}
 					}
-					b := &out[i]
-					b.p, b.reason, b.msg, b.full = s.point(pick, vi, mi, pi, check, ids)
+					p, v := &points[i], &verdicts[i]
+					if ts != nil {
+						*p, v.reason, v.msg, v.full = ts.point(combos[i*d:i*d+d], pick, vi, check, ids)
+					} else {
+						*p, v.reason, v.msg, v.full = s.point(pick, vi, mi, pi, check, ids)
+					}
 					if !keep {
-						b.p.Config = nil // decoded again by Materialize if the point runs
+						p.Config = nil // decoded again by Materialize if the point runs
 					}
 				}
 			}
@@ -463,27 +508,23 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	wg.Wait()
 
 	seen := make(map[string]bool, n)
-	var valid []Point
+	valid := points[:0]
 	tally := newValueTally(s.Domains)
 	pick := make([]*yaml.Node, d)
 	vi := make([]int, d)
-	for index := range out {
-		b := &out[index]
-		p, reason, msg := b.p, b.reason, b.msg
-		b.p = Point{}
+	for index := range points {
+		b := &verdicts[index]
+		p, reason, msg, full := points[index], b.reason, b.msg, b.full
+		*b, points[index] = verdict{}, Point{}
 		for k, j := range p.picks {
 			pick[k], vi[k] = nil, int(j)
 			if j >= 0 {
 				pick[k] = s.Domains[k].Values[j]
 			}
 		}
-		tallyMsg := ""
-		if reason != "" {
-			tallyMsg = "point " + p.Label() + ": " + msg
-		}
-		tally.add(pick, vi, reason, tallyMsg)
-		if b.full != "" && len(x.Errors) < maxErrors {
-			x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(b.full, "\n", "\n    "))
+		tally.add(pick, vi, reason, func() string { return "point " + p.Label() + ": " + msg })
+		if full != "" && len(x.Errors) < maxErrors {
+			x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(full, "\n", "\n    "))
 		}
 		p.Index = index
 		if reason == "" && seen[p.ID] {
@@ -497,7 +538,10 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 			continue
 		}
 		seen[p.ID] = true
-		valid = append(valid, p)
+		valid = append(valid, p) // at or before index
+	}
+	if len(valid) < cap(valid)/2 {
+		valid = slices.Clone(valid) // most points were filtered: free the array
 	}
 	x.Valid = len(valid)
 	if len(valid) == 0 {
@@ -550,15 +594,8 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 // The point's YAML is left nil (Materialize writes it): its config is decoded from the tree, which
 // gives the config decoding the YAML would give. A point the tree does not decode is decoded
 // again from its YAML, so that its messages name the lines of its YAML, as predict would.
-func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config.Config) error, ids catalogIDs) (p Point, reason, msg, full string) {
-	p.picks = make([]int32, len(pick))
-	for i, v := range pick {
-		p.picks[i] = -1
-		if v != nil {
-			p.picks[i] = int32(vi[i])
-			p.Values = append(p.Values, Value{Path: s.Domains[i].Path, Value: v.Value})
-		}
-	}
+func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check checkFunc, ids catalogIDs) (p Point, reason, msg, full string) {
+	p = s.newPoint(pick, vi)
 	root := s.tree(pick, mi, pi)
 	o := s.Optimization
 	// Most points of a large grid fall outside the GPU budget; counting their GPUs on the tree
@@ -586,14 +623,46 @@ func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config
 		}
 		return p, reason, msg, err.Error()
 	}
+	return s.admit(p, cfg, check, nil, ids, nil)
+}
+
+// pointKeys computes a point's ID, and its class's for a single worker or several (see variant),
+// without encoding its config (templates.id); ok false: PointID must.
+type pointKeys func(v int) (id string, ok bool)
+
+// admit is the end of point for the valid config cfg of p: its prices, ID and class (from keys
+// when it gives them), GPU count and the filters that read the decoded config (the GPU budget, the
+// planner's ceiling, the simulator's checks, whose verdict check memoizes under checkKey when it
+// is not nil).
+func (s *Spec) admit(p Point, cfg *config.Config, check checkFunc, checkKey []byte, ids catalogIDs, keys pointKeys) (_ Point, reason, msg, full string) {
+	o := s.Optimization
 	p.Config = cfg
 	if s.Optimization.Cost != nil {
 		roles, ids, gpus := roleHardware(cfg)
 		p.hardware = &roleHW{roles, ids, gpus}
 	}
-	p.ID = PointID(cfg)
-	if c, changed := canonical(cfg, ids); changed {
-		p.Class = PointID(&c)
+	id, ok := "", false
+	if keys != nil {
+		id, ok = keys(0)
+	}
+	if !ok {
+		id = PointID(cfg)
+	}
+	p.ID = id
+	if !isCanonical(cfg, ids) {
+		class, ok := "", false
+		if keys != nil {
+			v := 2
+			if singleWorker(cfg) {
+				v = 1
+			}
+			class, ok = keys(v)
+		}
+		if !ok {
+			c, _ := canonical(cfg, ids)
+			class = PointID(&c)
+		}
+		p.Class = class
 	} else {
 		p.Class = p.ID
 	}
@@ -613,10 +682,38 @@ func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check func(*config
 	}
 	// What only the simulator knows (an unknown model or GPU under default timing, weights that
 	// leave no KV room) makes a point invalid here, as predict refuses it, rather than failed.
-	if err := check(cfg); err != nil {
+	if err := check(cfg, checkKey); err != nil {
 		return p, FilteredInvalid, err.Error(), err.Error()
 	}
 	return p, "", "", ""
+}
+
+// maxChecked bounds a worker's memo of sim.CheckNotes verdicts.
+const maxChecked = 4096
+
+// checkFunc runs sim.CheckNotes on cfg, memoized under key (a JSON text of the parts it reads
+// when key is nil).
+type checkFunc func(cfg *config.Config, key []byte) error
+
+// newPoint returns the point of the domain values pick (value indexes vi) with its picks and
+// Values set.
+func (s *Spec) newPoint(pick []*yaml.Node, vi []int) (p Point) {
+	p.picks = make([]int32, len(pick))
+	n := 0
+	for _, v := range pick {
+		if v != nil {
+			n++
+		}
+	}
+	p.Values = make([]Value, 0, n)
+	for i, v := range pick {
+		p.picks[i] = -1
+		if v != nil {
+			p.picks[i] = int32(vi[i])
+			p.Values = append(p.Values, Value{Path: s.Domains[i].Path, Value: v.Value})
+		}
+	}
+	return p
 }
 
 // combos enumerates the grid in order: for each point, one value index per domain (-1 for a
@@ -868,9 +965,12 @@ func PointID(cfg *config.Config) string {
 		// A Config holds only plain values; Marshal cannot fail on a decoded one.
 		data = []byte(fmt.Sprintf("%#v", c))
 	}
-	sum := sha256.Sum256(append([]byte("servesweep point v1\n"), data...))
+	sum := sha256.Sum256(append([]byte(pointIDPrefix), data...))
 	return hex.EncodeToString(sum[:])[:12]
 }
+
+// pointIDPrefix versions PointID's hashed text.
+const pointIDPrefix = "servesweep point v1\n"
 
 // GPUs returns a config's GPU count (config.Config.GPUs).
 func GPUs(cfg *config.Config) int { return cfg.GPUs() }
@@ -977,8 +1077,9 @@ func newValueTally(domains []Domain) *valueTally {
 }
 
 // add records one point: pick[k] is nil for a domain that does not apply, else value vi[k];
-// reason is "" for a valid point (duplicates count as valid: their twin holds the value).
-func (t *valueTally) add(pick []*yaml.Node, vi []int, reason, msg string) {
+// reason is "" for a valid point (duplicates count as valid: their twin holds the value), msg
+// its message otherwise (called only when a value's example needs it).
+func (t *valueTally) add(pick []*yaml.Node, vi []int, reason string, msg func() string) {
 	for k, v := range pick {
 		if v == nil {
 			continue
@@ -995,7 +1096,7 @@ func (t *valueTally) add(pick []*yaml.Node, vi []int, reason, msg string) {
 		rs := t.reasons[k][j]
 		onlyBudget := len(rs) == 0 || len(rs) == 1 && rs[FilteredGPUBudget] > 0
 		if t.example[k][j] == "" || reason != FilteredGPUBudget && onlyBudget {
-			t.example[k][j] = msg // the first point filtered for something else than the budget, if any
+			t.example[k][j] = msg() // the first point filtered for something else than the budget, if any
 		}
 		rs[reason]++
 	}

@@ -33,3 +33,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTemplateExpansion feeds arbitrary specs and --set values to the template path and to
+// decoding every point (expandBoth): the two expansions are the same.
+func FuzzTemplateExpansion(f *testing.F) {
+	def, _ := os.ReadFile("../examples/default-sweep.yaml")
+	f.Add(string(def), "traffic.load.concurrency={choices: [1, 2]}", "engine.workers.aggregated.scheduler.max_sequences={choices: [1, 300000]}")
+	f.Add(base, "engine.workers.aggregated.parallelism.tensor={range: {min: 1, max: 64, scale: log}}", "engine.workers.aggregated.kv_cache.block_size={choices: [1, 16, 0]}")
+	f.Add(both, "engine.mode={choices: [aggregated, disaggregated]}", "engine.workers.decode.parallelism.replicas={range: {min: 1, max: 9, step: 2}}")
+	f.Add(base, "router={policy: {choices: [round_robin, kv_router]}, temperature: {choices: [0.0, 0.5]}}", "engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}")
+	f.Add(base, "planner={policy: {choices: [disabled, enabled]}, max_num_gpus: {choices: [2, 40]}}", "engine.workers.aggregated.parallelism.attention_data={choices: [1, 2]}")
+	f.Fuzz(func(t *testing.T, spec, set1, set2 string) {
+		if len(spec) > 1<<14 {
+			return
+		}
+		s, err := Parse([]byte(spec), "fuzz.yaml", []string{set1, set2}, nil)
+		if err != nil || s.Size() > 2000 {
+			return
+		}
+		expandBoth(t, "fuzz.yaml", spec, []string{set1, set2})
+	})
+}

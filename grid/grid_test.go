@@ -442,11 +442,11 @@ func TestDomainValidationErrors(t *testing.T) {
 func TestOversizedGridNamesItsSize(t *testing.T) {
 	var sets []string
 	for _, k := range []string{"replicas", "tensor", "pipeline", "attention_data"} {
-		sets = append(sets, "engine.workers.aggregated.parallelism."+k+"={range: {min: 1, max: 20, step: 1}}")
+		sets = append(sets, "engine.workers.aggregated.parallelism."+k+"={range: {min: 1, max: 40, step: 1}}")
 	}
 	_, err := Parse([]byte(base), "spec.yaml", sets, nil)
-	if err == nil || !strings.Contains(err.Error(), "160,000 points") || !strings.Contains(err.Error(), "limit of 100,000") {
-		t.Errorf("err = %v; want the grid size 160,000 and the limit", err)
+	if err == nil || !strings.Contains(err.Error(), "2,560,000 points") || !strings.Contains(err.Error(), "limit of 1,000,000") {
+		t.Errorf("err = %v; want the grid size 2,560,000 and the limit", err)
 	}
 }
 

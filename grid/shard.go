@@ -72,16 +72,20 @@ func ShardOf(id string, count int) int {
 	if count <= 1 {
 		return 0
 	}
-	sum := sha256.Sum256([]byte("servesweep shard v1\n" + id))
+	var buf [64]byte
+	sum := sha256.Sum256(append(append(buf[:0], shardPrefix...), id...))
 	return int(binary.BigEndian.Uint64(sum[:8]) % uint64(count))
 }
+
+// shardPrefix versions ShardOf's hashed text.
+const shardPrefix = "servesweep shard v1\n"
 
 // ShardPoints returns the selected points that belong to shard s, in point order.
 func (x *Expansion) ShardPoints(s Shard) []Point {
 	var out []Point
-	for _, p := range x.Points {
-		if ShardOf(p.ID, s.Count) == s.Index {
-			out = append(out, p)
+	for i, n := range x.shards(s.Count) {
+		if int(n) == s.Index {
+			out = append(out, x.Points[i])
 		}
 	}
 	return out
@@ -90,10 +94,29 @@ func (x *Expansion) ShardPoints(s Shard) []Point {
 // ShardSizes returns the number of selected points in each of count shards.
 func (x *Expansion) ShardSizes(count int) []int {
 	sizes := make([]int, max(count, 1))
-	for _, p := range x.Points {
-		sizes[ShardOf(p.ID, count)]++
+	for _, n := range x.shards(count) {
+		sizes[n]++
 	}
 	return sizes
+}
+
+// shards returns the shard of each selected point among count shards (ShardOf), computed once per
+// count: a shard's run asks for its points and for every shard's size.
+func (x *Expansion) shards(count int) []int32 {
+	x.shardMu.Lock()
+	defer x.shardMu.Unlock()
+	if len(x.Points) == 0 {
+		return nil
+	}
+	if x.shardCount == count && len(x.shardOf) == len(x.Points) && x.shardFirst == &x.Points[0] {
+		return x.shardOf
+	}
+	out := make([]int32, len(x.Points))
+	for i := range x.Points {
+		out[i] = int32(ShardOf(x.Points[i].ID, count))
+	}
+	x.shardCount, x.shardOf, x.shardFirst = count, out, &x.Points[0]
+	return out
 }
 
 // SpecHash identifies what a sweep computes, so that the parts of a sharded sweep can be checked
@@ -103,13 +126,16 @@ func (x *Expansion) ShardSizes(count int) []int {
 // name, the worker count and the per-point timeout are left out: the same spec mounted at
 // another path hashes the same.
 func (x *Expansion) SpecHash() string {
-	var b strings.Builder
-	b.WriteString("servesweep spec v1\n")
+	// The points' lines are hashed as they are written (a million points' text is 19 MB); the
+	// text is the same.
+	h := sha256.New()
+	h.Write([]byte("servesweep spec v1\n"))
+	var line []byte
 	for _, p := range x.Points {
-		b.WriteString("point ")
-		b.WriteString(p.ID)
-		b.WriteByte('\n')
+		line = append(append(append(line[:0], "point "...), p.ID...), '\n')
+		h.Write(line)
 	}
+	var b strings.Builder
 	writeSettings(&b, x.Spec.Optimization.Settings())
 	// What changes the rows beyond the point configs: the capacity search and the prices (absent
 	// from the text without them, so other specs keep their hashes).
@@ -131,7 +157,8 @@ func (x *Expansion) SpecHash() string {
 			fmt.Fprintf(&b, "gpu_hour_usd %s %s\n", id, ftoa(c.GPUHourUSD[id]))
 		}
 	}
-	sum := sha256.Sum256([]byte(b.String()))
+	h.Write([]byte(b.String()))
+	sum := h.Sum(nil)
 	return hex.EncodeToString(sum[:8])
 }
 

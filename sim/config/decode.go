@@ -140,7 +140,15 @@ func decodeRoot(root *yaml.Node, file string, sets []string, opts ...Option) (*C
 		w.badf("engine", "required: the simulated deployment (mode, model, hardware, backend, workers)")
 	}
 	applyDefaults(c, w.given, w.isBad)
-	v := &validator{file: file, given: w.given, isBad: w.isBad}
+	errs, unsupported := finish(c, w, sets)
+	return c, errs, unsupported
+}
+
+// finish runs steps 5 and 6 of decode on c, the walked and defaulted config of w's walk: the
+// problems of steps 3 to 5 (the walk's, then validation's not already said or below a path the
+// walk rejected), and the not-supported-yet findings of step 6 when there are none.
+func finish(c *Config, w *walker, sets []string) (Errors, Errors) {
+	v := &validator{file: w.file, given: w.given, isBad: w.isBad}
 	v.config(c)
 
 	all := w.errs
@@ -156,9 +164,9 @@ func decodeRoot(root *yaml.Node, file string, sets []string, opts ...Option) (*C
 		all = append(all, e)
 	}
 	if len(all) > 0 {
-		return c, attributeSets(all, sets), nil
+		return attributeSets(all, sets), nil
 	}
-	return c, nil, attributeSets(c.Unsupported(), sets)
+	return nil, attributeSets(c.Unsupported(), sets)
 }
 
 // AttributeSets fills Error.Set on the configuration errors in err (an Errors or *Error, possibly

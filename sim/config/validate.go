@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Validate checks every value and cross-field rule of dynosim-spec.md §3 on c, and the size
@@ -29,6 +30,9 @@ type validator struct {
 	given map[string]bool
 	isBad func(string) bool
 	errs  Errors
+	// skip holds paths whose value fields does not check against their tags (a Template's varied
+	// fields, whose values it checks one by one).
+	skip map[string]bool
 }
 
 func (v *validator) errorf(path, format string, args ...any) {
@@ -46,6 +50,11 @@ func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 // the cross-field size bounds.
 func (v *validator) config(c *Config) {
 	v.fields(rootSchema, reflect.ValueOf(c).Elem(), "")
+	v.rules(c)
+}
+
+// rules checks the cross-field rules and size bounds (config without the tags of every field).
+func (v *validator) rules(c *Config) {
 	v.traffic(&c.Traffic)
 	v.engine(&c.Engine)
 	v.traceDeployment(c)
@@ -68,8 +77,9 @@ func (v *validator) fields(s *structSchema, sv reflect.Value, path string) {
 		known = slices.Contains(d.enum, variant)
 	}
 	var extra []string
-	for _, f := range s.fields {
-		fv, fp := sv.Field(f.index), join(path, f.key)
+	paths := childPaths(s, path)
+	for i, f := range s.fields {
+		fv, fp := sv.Field(f.index), paths[i]
 		if f.accepts(variant) {
 			if d := distOf(f, sv); d != nil {
 				if !v.bad(fp) {
@@ -78,7 +88,9 @@ func (v *validator) fields(s *structSchema, sv reflect.Value, path string) {
 				}
 				continue
 			}
-			v.field(f, fv, fp)
+			if !v.skip[fp] {
+				v.field(f, fv, fp)
+			}
 			continue
 		}
 		if !known || !v.isSet(fv, fp) || v.bad(fp) {
@@ -101,6 +113,35 @@ func (v *validator) fields(s *structSchema, sv reflect.Value, path string) {
 			path, d.key, variant, strings.Join(extra, ", "), strings.Join(s.keys(variant), ", "))
 	}
 }
+
+// rolePaths are the paths of the worker roles (engine.workers.<role>).
+var rolePaths = map[Role]string{RoleAggregated: "engine.workers.aggregated", RolePrefill: "engine.workers.prefill",
+	RoleDecode: "engine.workers.decode"}
+
+// childPaths returns the paths of the fields of the struct at path (schema s), in s.fields
+// order: joined once per process and path, since validation visits every field of every config.
+func childPaths(s *structSchema, path string) []string {
+	key := pathsKey{s, path}
+	if ps, ok := pathsCache.Load(key); ok {
+		return ps.([]string)
+	}
+	ps := make([]string, len(s.fields))
+	for i, f := range s.fields {
+		ps[i] = join(path, f.key)
+	}
+	pathsCache.Store(key, ps)
+	return ps
+}
+
+// pathsKey identifies a struct's place in a config for childPaths.
+type pathsKey struct {
+	s    *structSchema
+	path string
+}
+
+// pathsCache holds childPaths' answers; a config has a bounded number of mappings (limits.go), so
+// it holds at most that many per distinct list length.
+var pathsCache sync.Map
 
 // distOf returns the distribution an int field of sv holds in its mapping form, or nil.
 func distOf(f *field, sv reflect.Value) *Distribution {
@@ -194,7 +235,6 @@ func (v *validator) field(f *field, fv reflect.Value, path string) {
 // value checks a scalar against f's enum, range and limit.
 func (v *validator) value(f *field, x reflect.Value, path string) {
 	var n float64
-	var got string
 	switch x.Kind() {
 	case reflect.String:
 		s := x.String()
@@ -204,17 +244,26 @@ func (v *validator) value(f *field, x reflect.Value, path string) {
 			v.errorf(path, "must be one of %s, got %q", strings.Join(f.enum, ", "), s)
 		}
 		return
-	case reflect.Int, reflect.Int64:
-		n, got = float64(x.Int()), strconv.FormatInt(x.Int(), 10)
-	case reflect.Uint64:
-		n, got = float64(x.Uint()), strconv.FormatUint(x.Uint(), 10)
-	case reflect.Float64:
-		n = x.Float()
-		got = fmtFloat(n)
+	case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64:
 	default:
 		return
 	}
+	switch x.Kind() {
+	case reflect.Int, reflect.Int64:
+		n = float64(x.Int())
+	case reflect.Uint64:
+		n = float64(x.Uint())
+	case reflect.Float64:
+		n = x.Float()
+	}
 	if !f.inRange(n) {
+		got := fmtFloat(n)
+		switch x.Kind() {
+		case reflect.Int, reflect.Int64:
+			got = strconv.FormatInt(x.Int(), 10)
+		case reflect.Uint64:
+			got = strconv.FormatUint(x.Uint(), 10)
+		}
 		v.errorf(path, "%s", f.rangeMsg(n, got))
 		return
 	}
@@ -456,30 +505,44 @@ func (v *validator) profile(l *Load, src string, rps, sps bool) {
 
 func (v *validator) stop(s *Stop, src, format string) {
 	const p = "traffic.stop"
-	set := map[string]bool{
-		"requests":                 v.has(p+".requests", s.Requests != 0),
-		"requests_per_load_unit":   v.has(p+".requests_per_load_unit", s.RequestsPerLoadUnit != 0),
-		"sessions":                 v.has(p+".sessions", s.Sessions != 0),
-		"sessions_per_load_unit":   v.has(p+".sessions_per_load_unit", s.SessionsPerLoadUnit != 0),
-		"max_virtual_time_seconds": v.has(p+".max_virtual_time_seconds", s.MaxVirtualTimeSeconds != 0),
+	// Which stop fields are set, in a list rather than a map: every point of a sweep is validated.
+	given := [...]struct {
+		key string
+		on  bool
+	}{
+		{"requests", v.has(p+".requests", s.Requests != 0)},
+		{"requests_per_load_unit", v.has(p+".requests_per_load_unit", s.RequestsPerLoadUnit != 0)},
+		{"sessions", v.has(p+".sessions", s.Sessions != 0)},
+		{"sessions_per_load_unit", v.has(p+".sessions_per_load_unit", s.SessionsPerLoadUnit != 0)},
+		{"max_virtual_time_seconds", v.has(p+".max_virtual_time_seconds", s.MaxVirtualTimeSeconds != 0)},
+	}
+	set := func(k string) bool {
+		for _, g := range given {
+			if g.key == k {
+				return g.on
+			}
+		}
+		return false
 	}
 	bad := false
-	for k := range set {
-		bad = bad || v.bad(p+"."+k)
+	if v.isBad != nil {
+		for _, g := range given {
+			bad = bad || v.bad(p+"."+g.key)
+		}
 	}
 	countStop := func(kind string, own, other []string) {
 		for _, k := range other {
-			if set[k] {
+			if set(k) {
 				v.errorf(p+"."+k, "%s sources stop on %s, not %s", kind, strings.Join(own, " or "), k)
 			}
 		}
-		if set["max_virtual_time_seconds"] {
+		if set("max_virtual_time_seconds") {
 			v.errorf(p+".max_virtual_time_seconds", "%s sources reject max_virtual_time_seconds; stop on %s",
 				kind, strings.Join(own, " or "))
 		}
 		n := 0
 		for _, k := range own {
-			if set[k] {
+			if set(k) {
 				n++
 			}
 		}
@@ -501,11 +564,11 @@ func (v *validator) stop(s *Stop, src, format string) {
 		countStop(src, sess, reqs)
 	case SourceTrace:
 		for _, k := range append(reqs, sess...) {
-			if set[k] {
+			if set(k) {
 				v.errorf(p+"."+k, "trace sources accept only max_virtual_time_seconds")
 			}
 		}
-		if set["max_virtual_time_seconds"] && (format == "agentic_mooncake" || format == "weka") {
+		if set("max_virtual_time_seconds") && (format == "agentic_mooncake" || format == "weka") {
 			v.errorf(p+".max_virtual_time_seconds", "%s traces reject max_virtual_time_seconds", format)
 		}
 	}
@@ -552,7 +615,7 @@ func (v *validator) engine(e *Engine) {
 	}
 	for _, name := range Roles() {
 		if r := w.Role(name); r != nil {
-			v.role(wp+"."+string(name), name, r, e)
+			v.role(rolePaths[name], name, r, e)
 		}
 	}
 }
@@ -579,16 +642,15 @@ func (v *validator) role(p string, name Role, r *WorkerRole, e *Engine) {
 	if r.Hardware != "" && name == RoleAggregated {
 		v.errorf(p+".hardware", "only prefill and decode roles may override hardware; set engine.hardware")
 	}
-	kp := p + ".kv_cache"
+	// The paths are joined where they are needed only: every point of a sweep is validated.
 	if kv := r.KVCache; kv.BlockSize == 1 && (backend == BackendVLLM || backend == BackendTRTLLM) {
-		v.errorf(kp+".block_size", "must be >= 2 for the %s backend, got %d", backend, kv.BlockSize)
+		v.errorf(p+".kv_cache.block_size", "must be >= 2 for the %s backend, got %d", backend, kv.BlockSize)
 	}
-	cp := kp + ".capacity"
-	if c := r.KVCache.Capacity; c.Type == CapacityFixed && !v.has(cp+".blocks", c.Blocks != 0) {
-		v.errorf(cp+".blocks", "fixed KV capacity requires blocks")
+	if c := r.KVCache.Capacity; c.Type == CapacityFixed && c.Blocks == 0 && !v.given[p+".kv_cache.capacity.blocks"] {
+		v.errorf(p+".kv_cache.capacity.blocks", "fixed KV capacity requires blocks")
 	}
 	// A value given but refused (prefill_ms: -1) has its own error; "requires" is for absent ones.
-	if t := r.Timing; t.Type == TimingFixed && (!v.has(p+".timing.prefill_ms", t.PrefillMs != nil) || !v.has(p+".timing.decode_ms", t.DecodeMs != nil)) {
+	if t := r.Timing; t.Type == TimingFixed && (t.PrefillMs == nil && !v.given[p+".timing.prefill_ms"] || t.DecodeMs == nil && !v.given[p+".timing.decode_ms"]) {
 		v.errorf(p+".timing", "fixed timing requires prefill_ms and decode_ms")
 	}
 	if ov := e.OverlapScheduling; ov != nil && *ov && backend == BackendSGLang && r.Parallelism.Pipeline > 1 {
