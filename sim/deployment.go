@@ -347,9 +347,13 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 
 // hostOverlap records provider as role name's timing model and returns serial, or, when the
 // role's engine overlaps scheduling with the GPU (config.Engine.HostOverlap), overlapped() with
-// ", overlap scheduling" after the provider's name (Result.TimingProvider).
+// ", overlap scheduling" after the provider's name (Result.TimingProvider). A role with its own
+// timing.sequence_overhead_us has ", N µs per sequence" after the name.
 func (d *deployment) hostOverlap(name config.Role, role *config.WorkerRole, provider string, serial timing.Model,
 	overlapped func() timing.Model) timing.Model {
+	if v := role.Timing.SequenceOverheadUs; v != nil {
+		provider += fmt.Sprintf(", %g µs per sequence", *v)
+	}
 	if d.cfg.Engine.HostOverlap(role.Parallelism.Pipeline) {
 		d.provide(name, provider+", overlap scheduling")
 		return overlapped()

@@ -90,6 +90,9 @@ func TestSequenceOverheadFromTheConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := &res.Requests[0]
+		if given := strings.Contains(strings.Join(sets, " "), "sequence_overhead_us"); given != strings.Contains(res.TimingProvider, ", 1000 µs per sequence") {
+			t.Errorf("%v: timing provider %q", sets, res.TimingProvider)
+		}
 		return (r.LastTokenMs - r.FirstTokenMs) / 32
 	}
 	want := (1000 - timing.CalibratedEfficiency().SequenceOverheadUs) / 1000

@@ -140,8 +140,9 @@ const inferenceXLlama70BDate = "2025-10-29"
 
 // InferenceXServerFlags returns the server flags of an InferenceX row, read from the public
 // SemiAnalysisAI/InferenceX scripts in force at the row's measured_at, and false when they are
-// not tabulated for its model, GPU, engine and date (the row then keeps PlanRow's engine
-// defaults, with a note).
+// not tabulated for its model, GPU, engine and date, or when its backend_version names another
+// release than the date's images ran (the row then keeps PlanRow's engine defaults, with a
+// note).
 //
 // Llama-3.1-70B (nvidia/Llama-3.3-70B-Instruct-FP8 and -FP4), 2025-10-29, commit 9596d23d7:
 //   - vLLM (vllm/vllm-openai:v0.10.2; benchmarks/70b_<fp8|fp4>_<gpu>_<docker|slurm>.sh):
@@ -158,6 +159,11 @@ const inferenceXLlama70BDate = "2025-10-29"
 //     batch 1024 is not modelled.
 func InferenceXServerFlags(r Row, model string) (ServerFlags, bool) {
 	if r.MeasuredAt != inferenceXLlama70BDate || !strings.Contains(strings.ToLower(model), "llama-3.1-70b") {
+		return ServerFlags{}, false
+	}
+	// A row whose backend_version names another release than the date's images ran is not
+	// matched: its flags may differ.
+	if v := r.BackendVersion; v != "" && !strings.HasPrefix(v, map[string]string{config.BackendVLLM: "0.10.2", config.BackendTRTLLM: "1.1.0rc2"}[r.Backend]) {
 		return ServerFlags{}, false
 	}
 	switch r.Backend {

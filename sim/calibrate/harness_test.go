@@ -234,3 +234,32 @@ func TestUnknownSourceNote(t *testing.T) {
 		t.Errorf("misspelt source: note %q", n)
 	}
 }
+
+// A row whose backend_version is another release than the one the date's images ran is not
+// matched to the date's flags (nor given vLLM 0.10.2's per-sequence time); one that gives none,
+// or that release, is.
+func TestInferenceXFlagsNeedTheirRelease(t *testing.T) {
+	rows := readIX(t, "v,vllm,meta-llama/Llama-3.1-70B,h100_sxm,fp8,fp8,agg,1024,1024,16,16,4,100,12,inferencex,2025-10-29")
+	for _, c := range []struct {
+		version string
+		want    bool
+	}{{"", true}, {"0.10.2", true}, {"0.12.0", false}} {
+		r := rows[0]
+		r.BackendVersion = c.version
+		if _, ok := InferenceXServerFlags(r, r.Model); ok != c.want {
+			t.Errorf("backend_version %q: flags matched %v, want %v", c.version, ok, c.want)
+		}
+		p, err := PlanRow(r, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Config.Engine.Workers.Aggregated.Timing.SequenceOverheadUs != nil; got != c.want {
+			t.Errorf("backend_version %q: sequence_overhead_us set %v, want %v", c.version, got, c.want)
+		}
+	}
+	r := rows[0]
+	r.Backend, r.BackendVersion = "trtllm", "1.1.0rc2.post2"
+	if _, ok := InferenceXServerFlags(r, r.Model); !ok {
+		t.Error("TensorRT-LLM 1.1.0rc2.post2: flags not matched")
+	}
+}

@@ -193,8 +193,9 @@ func AttributeSets(err error, sets []string) error {
 const unknownField = "unknown field"
 
 // attributeSets records in Error.Set the --set argument that gave the field of each error whose
-// path is a --set path or lies under one, or that reports an unknown key on a --set path, the
-// last such --set winning as it does when applied. Errors about fields the file gave are
+// path is a --set path or lies under one, or that reports an unknown key on a --set path or a
+// member of a union its variant does not accept, the last such --set winning as it does when
+// applied. Errors about fields the file gave are
 // unchanged.
 func attributeSets(errs Errors, sets []string) Errors {
 	for _, e := range errs {
@@ -207,7 +208,13 @@ func attributeSets(errs Errors, sets []string) Errors {
 			under := e.Path == p || strings.HasPrefix(e.Path, p+".") || strings.HasPrefix(e.Path, p+"[")
 			// A misspelt key in the middle of a --set path is reported at that key, above the path.
 			misspelt := strings.HasPrefix(p, e.Path+".") && strings.HasPrefix(e.Msg, unknownField)
-			if ok && (under || misspelt) {
+			// A member a union's variant refuses is reported once at the union, naming the member.
+			refused := false
+			if rest, below := strings.CutPrefix(p, e.Path+"."); below {
+				key, _, _ := strings.Cut(rest, ".")
+				refused = strings.Contains(e.Msg, "does not accept") && strings.Contains(e.Msg, key)
+			}
+			if ok && (under || misspelt || refused) {
 				e.Set = sets[k]
 				break
 			}

@@ -873,6 +873,12 @@ func TestSetErrorsNameTheSet(t *testing.T) {
 	if len(errs) == 0 || errs[0].Set != "traffic.source.paths=['']" || errs[0].Path != "traffic.source.paths[0]" {
 		t.Errorf("list element error: %v", errs)
 	}
+	// A member the union's variant refuses is reported at the union, and is the --set's.
+	set := "engine.workers.aggregated.timing.sequence_overhead_us=50"
+	errs = decodeErrs(t, seedSynthetic, set)
+	if len(errs) != 1 || errs[0].Set != set || errs[0].Path != "engine.workers.aggregated.timing" {
+		t.Errorf("refused union member: %v", errs)
+	}
 	errs = decodeErrs(t, strings.Replace(seedSynthetic, "concurrency: 16", "concurrency: 0", 1), "engine.model=x")
 	if len(errs) == 0 || !strings.HasPrefix(errs[0].Error(), "test.yaml: traffic.load.concurrency") {
 		t.Errorf("a file's own error names the file only: %v", errs)
