@@ -169,11 +169,13 @@ type Probe struct {
 	Summary map[string]float64 `json:"summary,omitempty"`
 }
 
-// ProbeSummaryKeys are the summary keys a Probe keeps: the columns of ProbeRow that come from
-// the simulation.
-var ProbeSummaryKeys = []string{"offered_requests", "completed_requests", "rejected_requests", "unfinished_requests",
-	"goodput_completed_requests", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms",
-	"mean_tpot_ms", "request_throughput_rps", "output_throughput_tok_s", "goodput_request_throughput_rps", "duration_ms"}
+// ProbeSummaryKeys returns the summary keys a Probe keeps: the columns of ProbeRow that come
+// from the simulation. The slice is new on every call.
+func ProbeSummaryKeys() []string {
+	return []string{"offered_requests", "completed_requests", "rejected_requests", "unfinished_requests",
+		"goodput_completed_requests", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms",
+		"mean_tpot_ms", "request_throughput_rps", "output_throughput_tok_s", "goodput_request_throughput_rps", "duration_ms"}
+}
 
 // ProbeRow is one row of probes.parquet: one simulation of a capacity search. Latency in ms,
 // throughput per virtual second; null where the probe has no such value.

@@ -138,8 +138,9 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 			}
 		}
 		all := results.SummaryValues(s)
-		keep := make(map[string]float64, len(results.ProbeSummaryKeys))
-		for _, k := range results.ProbeSummaryKeys {
+		keys := results.ProbeSummaryKeys()
+		keep := make(map[string]float64, len(keys))
+		for _, k := range keys {
 			if v, ok := all[k]; ok {
 				keep[k] = v
 			}
