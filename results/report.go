@@ -1011,3 +1011,38 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 		"(each a row of `%s`). Each row is measured at its capacity load (an infeasible one at the minimum load).\n\n",
 		unit, settings, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile)
 }
+
+// SLAUnitHint returns advice for a sweep in which no row is a candidate when a bound of its SLA
+// (read from the first row that records one) is implausibly small for milliseconds, as a bound
+// typed in seconds is: a TTFT or E2E bound under 10 ms (less than any deployment's front end
+// takes) or an ITL or TPOT bound under 1 ms. The advice names each such bound and what it would
+// be in seconds ("; the SLA's bounds are in ms: ttft_ms 1 asks for 1 ms (1 s is ttft_ms: 1000)");
+// "" when every bound is plausible or no row records an SLA.
+func SLAUnitHint(rows []Row) string {
+	for i := range rows {
+		r := &rows[i]
+		var small []string
+		recorded := false
+		for _, b := range []struct {
+			key   string
+			v     *float64
+			floor float64
+		}{{"ttft_ms", r.SLATTFTMs, 10}, {"e2e_ms", r.SLAE2EMs, 10}, {"itl_ms", r.SLAITLMs, 1},
+			{"p50_ttft_ms", r.SLAP50TTFTMs, 10}, {"p90_ttft_ms", r.SLAP90TTFTMs, 10}, {"p95_ttft_ms", r.SLAP95TTFTMs, 10},
+			{"p99_ttft_ms", r.SLAP99TTFTMs, 10}, {"p50_itl_ms", r.SLAP50ITLMs, 1}, {"p90_itl_ms", r.SLAP90ITLMs, 1},
+			{"p95_itl_ms", r.SLAP95ITLMs, 1}, {"p99_itl_ms", r.SLAP99ITLMs, 1}} {
+			recorded = recorded || b.v != nil
+			if b.v != nil && *b.v < b.floor {
+				small = append(small, fmt.Sprintf("%s %g asks for %g ms (%g s is %s: %g)", b.key, *b.v, *b.v, *b.v, b.key, *b.v*1000))
+			}
+		}
+		if !recorded {
+			continue
+		}
+		if len(small) == 0 {
+			return ""
+		}
+		return "; the SLA's bounds are in ms: " + strings.Join(small, ", ")
+	}
+	return ""
+}

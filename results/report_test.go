@@ -196,3 +196,18 @@ func TestTiedFrontIsCapped(t *testing.T) {
 		t.Errorf("a stale %s was left: %v", TiesFile, err)
 	}
 }
+
+// A bound too small for milliseconds (typed in seconds) is named with its value in ms and what
+// the seconds would be; plausible bounds and rows without an SLA give no hint.
+func TestSLAUnitHint(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	if got, want := SLAUnitHint([]Row{{}, {SLATTFTMs: f(1), SLAITLMs: f(0.05)}}),
+		"; the SLA's bounds are in ms: ttft_ms 1 asks for 1 ms (1 s is ttft_ms: 1000), itl_ms 0.05 asks for 0.05 ms (0.05 s is itl_ms: 50)"; got != want {
+		t.Errorf("hint %q, want %q", got, want)
+	}
+	for _, rows := range [][]Row{nil, {{}}, {{SLATTFTMs: f(500), SLAITLMs: f(50), SLAP99ITLMs: f(50)}}} {
+		if got := SLAUnitHint(rows); got != "" {
+			t.Errorf("%d rows: hint %q, want none", len(rows), got)
+		}
+	}
+}

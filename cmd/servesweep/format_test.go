@@ -180,8 +180,15 @@ func TestSweepFormatJSON(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad")
 	code, stdout, errs := runCLI(t, append([]string{"sweep", "--output-dir", bad, "-q", "--format", "json",
 		"--set", "engine.context_length=1024"}, tinyAggregated...)...)
-	if code != exitRunFailure || stdout != "" || !strings.Contains(errs, "no feasible point") {
+	if code != exitRunFailure || stdout != "" || !strings.Contains(errs, "no feasible point") || strings.Contains(errs, "bounds are in ms") {
 		t.Errorf("no feasible point: exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+	// An SLA typed in seconds: the error says the bounds are in ms.
+	secs := filepath.Join(t.TempDir(), "secs")
+	code, _, errs = runCLI(t, append([]string{"sweep", "--output-dir", secs, "-q", "--set", "evaluation.sla={ttft_ms: 1, itl_ms: 0.05}"},
+		tinyAggregated...)...)
+	if code != exitRunFailure || !strings.Contains(errs, "the SLA's bounds are in ms: ttft_ms 1 asks for 1 ms (1 s is ttft_ms: 1000)") {
+		t.Errorf("SLA in seconds: exit %d, stderr %q", code, errs)
 	}
 }
 

@@ -155,7 +155,7 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 		fmt.Fprintln(io.Err, "warning: "+b.String())
 	}
 	if len(a.Candidates) == 0 {
-		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s); see %s", len(rows), results.CountList(a.Excluded), w.Report)
+		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s); see %s%s", len(rows), results.CountList(a.Excluded), w.Report, results.SLAUnitHint(rows))
 	}
 	return nil
 }

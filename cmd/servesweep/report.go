@@ -222,7 +222,7 @@ func runReport(io ioStreams, opts *reportOptions) error {
 		return err
 	}
 	noFeasible := func() error {
-		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s)", len(rows), results.CountList(a.Excluded))
+		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s)%s", len(rows), results.CountList(a.Excluded), results.SLAUnitHint(rows))
 	}
 	if opts.Format == formatJSON {
 		if len(a.Candidates) == 0 {

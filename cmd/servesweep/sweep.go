@@ -349,8 +349,8 @@ func sweepOutcome(opts *sweepOptions, x *grid.Expansion, out *sweep.Outcome, a *
 			len(out.Rows), len(x.Points), resumeCommand(opts))}
 	}
 	if len(a.Candidates) == 0 {
-		return fmt.Errorf("no feasible point: none of the %d points passed the filters (%s); see %s",
-			len(out.Rows), results.CountList(a.Excluded), w.Report)
+		return fmt.Errorf("no feasible point: none of the %d points passed the filters (%s); see %s%s",
+			len(out.Rows), results.CountList(a.Excluded), w.Report, results.SLAUnitHint(out.Rows))
 	}
 	return nil
 }
