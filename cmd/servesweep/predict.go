@@ -269,7 +269,8 @@ var rejectionHints = map[string]string{
 }
 
 // rejectionWarning returns the one-line stderr warning of a run that rejected requests at
-// arrival, with the count per reason and the field to change, or "" when none was rejected.
+// arrival, with the count per reason that rejected any and the field to change, or "" when none
+// was rejected.
 // Rejected requests are counted in prediction.json (rejected_requests, by reason) and excluded
 // from every latency and throughput.
 func rejectionWarning(s *metrics.Summary) string {
@@ -277,8 +278,10 @@ func rejectionWarning(s *metrics.Summary) string {
 		return ""
 	}
 	reasons := make([]string, 0, len(s.RejectedByReason))
-	for reason := range s.RejectedByReason {
-		reasons = append(reasons, reason)
+	for reason, n := range s.RejectedByReason {
+		if n > 0 {
+			reasons = append(reasons, reason)
+		}
 	}
 	slices.Sort(reasons)
 	parts := make([]string, len(reasons))

@@ -16,6 +16,7 @@ import (
 	"github.com/servesweep/servesweep/sim/timing/opdb"
 
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/metrics"
 )
 
 // seedConfig is the DynoSim seed's /tmp/dynosim-synthetic.yaml, as shipped in examples/.
@@ -697,5 +698,21 @@ func TestPredictNotesMissingSteadyWindow(t *testing.T) {
 	if s := readSummary(t, dir); s["steady_window_ms"] != 0.0 || s["warmup_requests"] != 100.0 || s["num_requests"] != 0.0 {
 		t.Errorf("prediction.json: steady_window_ms %v, warmup_requests %v, num_requests %v; want 0, 100, 0",
 			s["steady_window_ms"], s["warmup_requests"], s["num_requests"])
+	}
+}
+
+// The rejection warning counts only the reasons that rejected a request, each with the field to
+// change: a run rejected for context length alone says nothing about KV capacity.
+func TestRejectionWarningNamesOnlyReasonsThatRejected(t *testing.T) {
+	s := &metrics.Summary{NumRequests: 100, RejectedRequests: 3,
+		RejectedByReason: map[string]int64{"context_length": 3, "kv_capacity": 0}}
+	got := rejectionWarning(s)
+	want := "warning: 3 of 100 requests were rejected at arrival and are excluded from every metric: 3 context_length (" +
+		rejectionHints["context_length"] + ")"
+	if got != want {
+		t.Errorf("warning %q, want %q", got, want)
+	}
+	if got := rejectionWarning(&metrics.Summary{NumRequests: 5}); got != "" {
+		t.Errorf("no rejection: warning %q", got)
 	}
 }
