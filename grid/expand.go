@@ -815,6 +815,26 @@ func budgetMsg(gpus int, o Optimization) string {
 		gpus, max(o.MinCandidateGPUs, 1), o.MaxCandidateGPUs)
 }
 
+// treeRoles returns the worker roles of the mode of an engine mapping node (aggregated when its
+// mode is absent; prefill and decode when disaggregated); ok is false when the mode is not a
+// plain string naming a known mode.
+func treeRoles(engine *yaml.Node) (roles []string, ok bool) {
+	mode := string(config.ModeAggregated)
+	if m := child(engine, "mode"); m != nil {
+		if m.Kind != yaml.ScalarNode || m.ShortTag() != "!!str" {
+			return nil, false
+		}
+		mode = m.Value
+	}
+	switch mode {
+	case string(config.ModeAggregated):
+		return []string{"aggregated"}, true
+	case string(config.ModeDisaggregated):
+		return []string{"prefill", "decode"}, true
+	}
+	return nil, false
+}
+
 // quickGPUs counts a point's GPUs on its YAML tree, as GPUs counts them on the decoded config.
 // ok is false unless every value involved is a plain int (or absent, meaning 1) and the mode a
 // known string (or absent, meaning aggregated).
@@ -823,20 +843,8 @@ func quickGPUs(root *yaml.Node) (n int, ok bool) {
 	if engine == nil || engine.Kind != yaml.MappingNode {
 		return 0, false
 	}
-	mode := string(config.ModeAggregated)
-	if m := child(engine, "mode"); m != nil {
-		if m.Kind != yaml.ScalarNode || m.ShortTag() != "!!str" {
-			return 0, false
-		}
-		mode = m.Value
-	}
-	var roles []string
-	switch mode {
-	case string(config.ModeAggregated):
-		roles = []string{"aggregated"}
-	case string(config.ModeDisaggregated):
-		roles = []string{"prefill", "decode"}
-	default:
+	roles, ok := treeRoles(engine)
+	if !ok {
 		return 0, false
 	}
 	workers := child(engine, "workers")

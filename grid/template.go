@@ -172,20 +172,8 @@ func newGPUPlan(root *yaml.Node, varAt map[string]int) gpuPlan {
 	if engine == nil || engine.Kind != yaml.MappingNode {
 		return gpuPlan{}
 	}
-	mode := string(config.ModeAggregated)
-	if m := child(engine, "mode"); m != nil {
-		if m.Kind != yaml.ScalarNode || m.ShortTag() != "!!str" {
-			return gpuPlan{}
-		}
-		mode = m.Value
-	}
-	var roles []string
-	switch mode {
-	case string(config.ModeAggregated):
-		roles = []string{"aggregated"}
-	case string(config.ModeDisaggregated):
-		roles = []string{"prefill", "decode"}
-	default:
+	roles, ok := treeRoles(engine)
+	if !ok {
 		return gpuPlan{}
 	}
 	plan := gpuPlan{ok: true}
