@@ -127,8 +127,9 @@ func decode(data []byte, file string, sets []string, opts ...Option) (*Config, E
 	return decodeRoot(root, file, sets, opts...)
 }
 
-// decodeRoot runs steps 3 to 6 of decode on the parsed root mapping.
-func decodeRoot(root *yaml.Node, file string, sets []string, opts ...Option) (*Config, Errors, Errors) {
+// walkRoot runs step 3 of decode (the walk of the schema) on the parsed root mapping: the
+// walker, with what the YAML gave and every problem it found, and the config it filled.
+func walkRoot(root *yaml.Node, file string, opts ...Option) (*walker, *Config) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
@@ -136,6 +137,12 @@ func decodeRoot(root *yaml.Node, file string, sets []string, opts ...Option) (*C
 	w := &walker{file: file, marker: o.marker, given: map[string]bool{}}
 	c := &Config{File: file, HasRouter: declared(root, "router"), HasPlanner: declared(root, "planner")}
 	w.mapping(root, "", rootSchema, reflect.ValueOf(c).Elem())
+	return w, c
+}
+
+// decodeRoot runs steps 3 to 6 of decode on the parsed root mapping.
+func decodeRoot(root *yaml.Node, file string, sets []string, opts ...Option) (*Config, Errors, Errors) {
+	w, c := walkRoot(root, file, opts...)
 	if !w.given["engine"] && !w.isBad("engine") {
 		w.badf("engine", "required: the simulated deployment (mode, model, hardware, backend, workers)")
 	}

@@ -61,13 +61,7 @@ func NewTemplate(root *yaml.Node, file string, paths []string, opts ...Option) (
 	if root == nil || root.Kind != yaml.MappingNode {
 		return nil, false
 	}
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	w := &walker{file: file, marker: o.marker, given: map[string]bool{}}
-	c := &Config{File: file, HasRouter: declared(root, "router"), HasPlanner: declared(root, "planner")}
-	w.mapping(root, "", rootSchema, reflect.ValueOf(c).Elem())
+	w, c := walkRoot(root, file, opts...)
 	if !w.given["engine"] && !w.isBad("engine") {
 		return nil, false
 	}
@@ -75,7 +69,7 @@ func NewTemplate(root *yaml.Node, file string, paths []string, opts ...Option) (
 		return nil, false
 	}
 	applyDefaults(c, w.given, w.isBad)
-	t = &Template{c: c, given: w.given, file: file, marker: o.marker}
+	t = &Template{c: c, given: w.given, file: file, marker: w.marker}
 	skip := map[string]bool{}
 	for _, p := range paths {
 		s, ok := newSlot(p)
