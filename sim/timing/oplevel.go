@@ -49,8 +49,8 @@ type OpLevelSource struct {
 // backend's custom all-reduce where the database measured it for t GPUs, else NCCL's (half);
 // send is a point-to-point transfer priced as an NCCL all_gather of 2 GPUs. elementwise covers
 // the kernels the database does not measure (two RMSNorms, rotary embedding, SwiGLU activation,
-// two residual adds): memory-bound, T'·(6·h + 3·I/t)·2 bytes / (HBM bandwidth · Memory
-// efficiency). Host time per pass and per sampled sequence is Efficiency's, as for Roofline.
+// two residual adds): memory-bound, T'·(6·h + 3·I/t)·2 bytes / (HBM bandwidth · the GPU's
+// streaming share, Hardware.StreamingFraction or else Efficiency.Memory). Host time per pass and per sampled sequence is Efficiency's, as for Roofline.
 //
 // A model with mixture-of-experts layers or multi-head latent attention (DeepSeek-V3/R1, Kimi,
 // Qwen3-MoE, gpt-oss, Mixtral, MiniMax) is composed per layer from the same tables plus the MoE,

@@ -49,7 +49,9 @@ type Efficiency struct {
 	// FP8 kernels of TensorRT-LLM, FlashAttention-3 and FlashInfer run Q·Kᵀ and P·V in FP8), in
 	// (0, 1].
 	Attention float64
-	// Memory is the fraction of the HBM bandwidth achieved streaming weights and KV, in (0, 1].
+	// Memory is the fraction of the HBM bandwidth achieved streaming weights and KV on a GPU the
+	// op database does not measure, in (0, 1]; a GPU it measures streams at its own
+	// Hardware.StreamingFraction instead, whatever Memory says.
 	Memory float64
 	// QuantizedGEMM is the fraction of GEMM that compute-bound GEMMs with FP8 or FP4 weights
 	// achieve against their own (2× or 4×) peak (scale handling, less mature kernels), in (0, 1].
@@ -136,7 +138,8 @@ func (e Efficiency) Validate() error {
 // Notation: L layers, h hidden size, H attention heads, d head dim, t = Tensor, p = Pipeline;
 // P_lin = ModelSpec.LinearParams, P_head = hidden × vocab; F(x) the dense tensor peak of format
 // x (Hardware.PeakTFLOPS), B the HBM bandwidth, N the link bandwidth (one direction); η the
-// Efficiency fractions. Per pass, from the Batch: T = PrefillTokens + DecodeSteps + DraftTokens
+// Efficiency fractions, except η_mem: the GPU's own Hardware.StreamingFraction, or
+// Efficiency.Memory for a GPU without one. Per pass, from the Batch: T = PrefillTokens + DecodeSteps + DraftTokens
 // tokens go through the GEMMs, S = SampledTokens + DraftTokens rows through the lm_head (the
 // per-sequence host time counts SampledTokens only); decode attention computes
 // DecodeStepKVTokens + DraftKVTokens (query, key) pairs over DecodeStepKVTokens of KV.
