@@ -562,10 +562,17 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	}
 	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
 	x.EmptyValues = tally.empty(s.Domains)
+	var empty []results.EmptyValue
 	for _, v := range x.EmptyValues {
-		if v.Path == pathMode || !v.BudgetOnly() { // any other value only the GPU budget rules out is the budget's choice
+		switch {
+		case v.Path == pathMode: // a mode is warned about on its own (CheckModes refuses it unless allowed)
 			x.Warnings = append(x.Warnings, emptyWarning(v))
+		case !v.BudgetOnly(): // any other value only the GPU budget rules out is the budget's choice
+			empty = append(empty, v)
 		}
+	}
+	if len(empty) > 0 {
+		x.Warnings = append(x.Warnings, emptyValuesWarning(empty))
 	}
 	x.Points = valid
 	if s.Optimizer.Algorithm == AlgorithmRandom && s.Optimizer.MaxTrials < len(valid) {
