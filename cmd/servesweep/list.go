@@ -56,9 +56,6 @@ registries the spec parser checks names against:
 ` + strings.Join(lines, "\n") + `
 
 --format json prints one JSON array of objects instead.`,
-		Example: `  servesweep list models
-  servesweep list hardware --format json
-  servesweep list fields`,
 		ValidArgs: names,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 || !slices.Contains(names, args[0]) {

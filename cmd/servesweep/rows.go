@@ -56,9 +56,6 @@ infinities as NaN, +Inf and -Inf (in JSON as those strings). A null (a column th
 apply to the row, such as a decode role's column on an aggregated point, or any metric of a
 failed point) is an empty field in CSV, so it reads like an empty string there, and null in
 JSON lines, where the two differ.`,
-		Example: `  servesweep sweep -c examples/speed-workload.yaml --output-dir /tmp/servesweep-speed
-  servesweep rows --results /tmp/servesweep-speed --columns point_id,gpus,output_throughput_tok_s,p99_ttft_ms
-  servesweep rows --results /tmp/servesweep-speed --front --format jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return &usageError{fmt.Errorf("rows takes no positional arguments, got %q", args)}
