@@ -2,9 +2,11 @@ package grid
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 // emptyValuesWarning is one warning for the domain values of vs, none of which any valid point
@@ -26,3 +28,31 @@ func emptyValuesWarning(vs []results.EmptyValue) string {
 	}
 	return fmt.Sprintf("%d domain values have no valid point: %s; e.g. %s", len(vs), strings.Join(names, ", "), vs[0].Example)
 }
+
+// specWideError is the error of a grid whose bad invalid or unsupported points (of grid in all)
+// all failed with the same decode error full: that error once, as the config.Errors its lines
+// ("<file>: <path>: <msg>") were, so that a command can name the --set that gave the field
+// (config.AttributeSets), with the count of points it ruled out.
+func (s *Spec) specWideError(full string, bad, grid int) error {
+	what := fmt.Sprintf("every one of the %d grid points fails", grid)
+	if bad < grid {
+		what = fmt.Sprintf("all %d invalid grid points (of %d; the others are outside the GPU budget) fail", bad, grid)
+	}
+	note := " (" + what + " with this error: it is in the spec, not in a domain's values)"
+	var errs config.Errors
+	for _, line := range strings.Split(full, "\n") {
+		rest, ok := strings.CutPrefix(line, s.File+": ")
+		path, msg, hasPath := strings.Cut(rest, ": ")
+		if !ok || !hasPath || !fieldPath.MatchString(path) {
+			// Not one field's error: the message as it is, once.
+			return config.Errors{{File: s.File, Msg: "no valid point: " + strings.TrimPrefix(full, s.File+": ") + note}}
+		}
+		errs = append(errs, &config.Error{File: s.File, Path: path, Msg: msg})
+	}
+	errs[len(errs)-1].Msg += note
+	return errs
+}
+
+// fieldPath matches a dotted field path such as engine.workers.decode.parallelism.tensor or
+// traffic.source.components[0].weight.
+var fieldPath = regexp.MustCompile(`^[a-z][a-z0-9_]*(\[[0-9]+\])?(\.[a-z][a-z0-9_]*(\[[0-9]+\])?)*$`)
