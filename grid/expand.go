@@ -574,6 +574,9 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 		return nil, err
 	}
 	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
+	for _, w := range valid[0].Config.Evaluation.SLA.SecondsLikeBounds("evaluation.sla") { // the SLA takes no domain
+		x.Warnings = append(x.Warnings, s.File+": "+w)
+	}
 	x.EmptyValues = tally.empty(s.Domains)
 	var empty []results.EmptyValue
 	for _, v := range x.EmptyValues {
