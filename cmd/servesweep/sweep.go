@@ -180,6 +180,11 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Format != formatJSON { // a JSON document keeps its lines whole
+		out := newWrapWriter(io.Out)
+		defer out.Flush()
+		io.Out = out
+	}
 	shard, err := resolveShard(opts, os.LookupEnv)
 	if err != nil {
 		return err
@@ -304,11 +309,11 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 			Results: filepath.Join(opts.OutputDir, results.ParquetFile), Probes: probesFile(opts.OutputDir, spec)}})
 	}
 
-	fmt.Fprintf(io.Out, "servesweep sweep: %s: %d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
+	head := fmt.Sprintf("servesweep sweep: %s: %d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
 	if len(x.Filtered) > 0 {
-		fmt.Fprintf(io.Out, "; filtered: %s", results.CountList(x.Filtered))
+		head += fmt.Sprintf("; filtered: %s", results.CountList(x.Filtered))
 	}
-	fmt.Fprintln(io.Out, ")")
+	fmt.Fprintln(io.Out, wrapText(head+")", maxLineWidth, "  "))
 	rate := 0.0
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(out.Simulated) / s
@@ -547,7 +552,7 @@ func newDryRunDoc(x *grid.Expansion, points []grid.Point, show int, sd *shardDoc
 func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results.Manifest, wr *results.Written) {
 	for _, line := range []string{results.SLAText(rows, m), results.PricesText(rows, m)} {
 		if line != "" {
-			fmt.Fprintln(w, line)
+			fmt.Fprintln(w, wrapText(line, maxLineWidth, "  "))
 		}
 	}
 	var objs []string
@@ -561,21 +566,22 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 		if len(a.Front) == 1 {
 			points = "point"
 		}
-		fmt.Fprintf(w, "Pareto front: %d %s of %d candidates (%s):\n", len(a.Front), points, len(a.Candidates), strings.Join(objs, ", "))
+		fmt.Fprintln(w, wrapText(fmt.Sprintf("Pareto front: %d %s of %d candidates (%s):", len(a.Front), points, len(a.Candidates),
+			strings.Join(objs, ", ")), maxLineWidth, "  "))
 	}
 	labels := results.LabelsFor(rows)
 	for n, i := range wr.RecommendedRows {
 		r := &rows[i]
 		var vals []string
 		for k, o := range a.Settings.Objectives {
-			vals = append(vals, fmt.Sprintf("%s=%.4g", o.Metric, a.Values[i][k]))
+			vals = append(vals, o.Metric+"="+fixedNum(a.Values[i][k]))
 		}
 		tied := ""
 		if t := len(a.Ties[i]); t > 0 && a.Ranking == nil {
 			tied = fmt.Sprintf(" (+%d tied)", t)
 		}
-		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s%s\n", n+1, strings.Join(vals, ", "), r.GPUs, labels.Hardware(r),
-			r.Mode, results.Shape(r), r.RouterPolicy, labels.Load(r), wr.Recommendations[n], tied)
+		fmt.Fprint(w, frontEntry(n+1, vals, tied, fmt.Sprintf("gpus=%d %s %s %s %s %s", r.GPUs, labels.Hardware(r),
+			r.Mode, results.Shape(r), r.RouterPolicy, labels.Load(r)), wr.Recommendations[n]))
 	}
 }
 
