@@ -216,7 +216,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	for _, w := range x.Warnings {
 		fmt.Fprintln(io.Err, "warning: "+w)
 	}
-	for _, n := range x.TimingNotes {
+	for _, n := range aggregateNotes(x.TimingNotes) {
 		fmt.Fprintln(io.Err, "servesweep: "+n)
 	}
 	if opts.DryRun {
