@@ -166,3 +166,35 @@ func TestListUsage(t *testing.T) {
 		}
 	}
 }
+
+// Every GPU listed is one a sweep accepts for engine.hardware under hardware-aware timing (each
+// takes a valid point of Llama-3.1-8B on one GPU), and a name the list lacks is refused.
+func TestListHardwareIsWhatASweepAccepts(t *testing.T) {
+	var docs []hardwareDoc
+	listJSON(t, "hardware", &docs)
+	var names []string
+	for _, d := range docs {
+		names = append(names, d.Name)
+	}
+	sets := []string{"engine.model=meta-llama/Llama-3.1-8B", "engine.workers.aggregated.parallelism.replicas=1",
+		"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.kv_cache.capacity={type: default}",
+		"engine.hardware={choices: [" + strings.Join(names, ", ") + "]}"}
+	spec, err := grid.Load(seedConfig, sets, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := spec.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Valid != len(names) || len(x.EmptyValues) != 0 {
+		t.Fatalf("%d of %d listed GPUs valid (empty values %v)", x.Valid, len(names), x.EmptyValues)
+	}
+	spec, err = grid.Load(seedConfig, append(sets[:4:4], "engine.hardware=h900_sxm"), nil)
+	if err == nil {
+		_, err = spec.Expand()
+	}
+	if err == nil || !strings.Contains(err.Error(), `unknown hardware "h900_sxm"`) {
+		t.Errorf("an unlisted GPU: %v", err)
+	}
+}

@@ -173,8 +173,8 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	}
 	// NaN passes every comparison and a huge value overflows time.Duration: check both.
 	if t := opts.TimeoutSeconds; math.IsNaN(t) || t < 0 || t > maxTimeoutSeconds {
-		return &usageError{fmt.Errorf("--timeout must be a number of seconds > 0 and <= %g (or 0 for the default), got %g",
-			float64(maxTimeoutSeconds), t)}
+		return &usageError{fmt.Errorf("--timeout must be a number of seconds > 0 and <= %d (a year; or 0 for the default), got %g",
+			maxTimeoutSeconds, t)}
 	}
 	exportTargets, err := parseExportTargets(opts.Export)
 	if err != nil {
