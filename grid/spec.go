@@ -134,7 +134,7 @@ type Optimizer struct {
 }
 
 // Load reads the sweep spec at path and parses it; see Parse. The relative file paths the spec
-// gives (config.FilePathFields) resolve against the spec's folder before the --set overrides
+// gives (traffic.source.paths) resolve against the spec's folder before the --set overrides
 // apply (config.ResolvePaths); those --set gives resolve against the working directory. A missing
 // or unreadable file is a config.Errors (exit code 2).
 func Load(path string, sets []string, getenv func(string) (string, bool)) (*Spec, error) {

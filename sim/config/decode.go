@@ -74,7 +74,7 @@ func LoadFile(path string, sets []string, opts ...Option) (*Config, error) {
 // are --set arguments of the form PATH=YAML, applied left to right to the parsed document
 // before decoding (dynosim-spec.md §2.3): PATH is dot-separated, may create missing mappings,
 // and may not index sequences; the right-hand side is parsed as YAML. With WithDir the relative
-// file paths the YAML gives (FilePathFields) resolve against that folder first; the paths --set
+// file paths the YAML gives (traffic.source.paths) resolve against that folder first; the paths --set
 // gives, and all of them without WithDir, stay as written, relative to the working directory.
 //
 // Decoding is strict (dynosim-spec.md §3): unknown, refused or duplicate keys, YAML merge keys,

@@ -7,13 +7,13 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// FilePathFields are the dotted paths of the fields that name files: each is a string or a list
-// of strings. A relative path a YAML file gives in one of them resolves against that file's
-// folder (ResolvePaths).
-var FilePathFields = []string{"traffic.source.paths"}
+// filePathFields are the dotted paths of the fields that name files (traffic.source.paths): each
+// is a string or a list of strings. A relative path a YAML file gives in one of them resolves
+// against that file's folder (ResolvePaths).
+var filePathFields = []string{"traffic.source.paths"}
 
 // ResolvePaths rewrites, in root (the parsed top-level mapping of the YAML file file), every
-// relative path of the FilePathFields to the absolute path of it joined to dir, the file's
+// relative path of the fields that name files (traffic.source.paths) to the absolute path of it joined to dir, the file's
 // folder (made absolute against the working directory when relative), so that a file's paths
 // name the files beside it from any working directory. Call it before applying --set overrides:
 // a path an override gives stays as typed and resolves against the working directory. Absolute
@@ -31,7 +31,7 @@ func resolvePaths(root *yaml.Node, file, dir string) Errors {
 	if err != nil {
 		return Errors{{File: file, Msg: "cannot resolve the relative paths of the file against its folder " + dir + ": " + err.Error(), Err: err}}
 	}
-	for _, f := range FilePathFields {
+	for _, f := range filePathFields {
 		n := resolve(root)
 		for _, key := range strings.Split(f, ".") {
 			n = resolve(MappingValue(n, key))
