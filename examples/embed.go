@@ -1,7 +1,11 @@
 // Package examples holds servesweep's runnable configs: prediction YAMLs for `servesweep predict`
 // and sweep specs for `servesweep sweep`. It embeds the default sweep spec, which `servesweep
-// sweep` runs when no -c is given.
+// sweep` runs when no -c is given. chat-trace.jsonl, the Mooncake-format trace the examples
+// replay, is a file of the repository written by tracegen (not embedded: no embedded config reads
+// it).
 package examples
+
+//go:generate go run ./tracegen -o chat-trace.jsonl
 
 import _ "embed"
 

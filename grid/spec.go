@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -132,17 +133,21 @@ type Optimizer struct {
 	CandidateTimeout time.Duration
 }
 
-// Load reads the sweep spec at path and parses it; see Parse. A missing or unreadable file is a
-// config.Errors (exit code 2).
+// Load reads the sweep spec at path and parses it; see Parse. The relative file paths the spec
+// gives (traffic.source.paths) resolve against the spec's folder before the --set overrides
+// apply (config.ResolvePaths); those --set gives resolve against the working directory. A missing
+// or unreadable file is a config.Errors (exit code 2).
 func Load(path string, sets []string, getenv func(string) (string, bool)) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, config.Errors{{File: path, Msg: "cannot read sweep spec: " + config.PathCause(err).Error(), Err: err}}
 	}
-	return Parse(data, path, sets, getenv)
+	return parse(data, path, filepath.Dir(path), sets, getenv)
 }
 
-// Parse parses a sweep spec. file names it in error messages; sets are --set PATH=YAML overrides
+// Parse parses a sweep spec. file names it in error messages (it is not read: the spec's relative
+// file paths stay as written and resolve against the working directory, as for the embedded
+// built-in spec; Load resolves them against the file's folder); sets are --set PATH=YAML overrides
 // applied in order before anything else (so they may also set domains); getenv (nil: no
 // environment) resolves ${NAME} references in string values, which lets a spec take a trace
 // path from the environment.
@@ -164,9 +169,19 @@ func Load(path string, sets []string, getenv func(string) (string, bool)) (*Spec
 // Every problem is reported at once as config.Errors naming the file and the field path.
 // The point count is checked against MaxGridPoints here.
 func Parse(data []byte, file string, sets []string, getenv func(string) (string, bool)) (*Spec, error) {
+	return parse(data, file, "", sets, getenv)
+}
+
+// parse is Parse, with the spec's relative file paths resolved against dir first unless dir is "".
+func parse(data []byte, file, dir string, sets []string, getenv func(string) (string, bool)) (*Spec, error) {
 	root, err := parseYAML(data, file)
 	if err != nil {
 		return nil, err
+	}
+	if dir != "" {
+		if err := config.ResolvePaths(root, file, dir); err != nil {
+			return nil, err
+		}
 	}
 	if err := config.ApplySets(root, file, sets); err != nil {
 		return nil, err

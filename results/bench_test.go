@@ -51,7 +51,7 @@ func benchRows(n, distinct int) []Row {
 
 // writeBenchParts writes rows as count parts of one sharded sweep into dir (rows dealt round
 // robin, as a hash would spread them) and returns their paths.
-func writeBenchParts(b *testing.B, dir string, rows []Row, count int) []string {
+func writeBenchParts(b testing.TB, dir string, rows []Row, count int) []string {
 	b.Helper()
 	shards := make([][]Row, count)
 	for i, r := range rows {
@@ -86,15 +86,7 @@ func BenchmarkMerge(b *testing.B) {
 			paths := writeBenchParts(b, dir, benchRows(n, distinct), parts)
 			b.ResetTimer()
 			for range b.N {
-				ps := make([]*Part, len(paths))
-				for i, path := range paths {
-					p, err := ReadPart(path)
-					if err != nil {
-						b.Fatal(err)
-					}
-					ps[i] = p
-				}
-				rows, m, err := MergeParts(ps)
+				rows, m, err := MergePartFiles(paths)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -31,3 +31,14 @@ func ReadParquet(path string) ([]Row, error) {
 	rows, _, err := readRows(path)
 	return rows, err
 }
+
+// CountRows is the number of rows the footer of the Parquet file at path announces (its rows are
+// not read). A file that is not Parquet is a *PartError naming it.
+func CountRows(path string) (int, error) {
+	n := 0
+	_, err := readRowsInto(path, func(rows int) ([]Row, error) {
+		n = rows
+		return nil, nil
+	})
+	return n, err
+}

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -137,6 +138,12 @@ func ReadPart(path string) (*Part, error) {
 	if err != nil {
 		return nil, err
 	}
+	return partOf(path, rows, pf)
+}
+
+// partOf checks the rows read from the part file at path against its footer (checksum and
+// metadata) and returns the part holding them.
+func partOf(path string, rows []Row, pf *parquet.File) (*Part, error) {
 	raw, ok := pf.Lookup(PartMetaKey)
 	if !ok {
 		return nil, &PartError{Path: path, Msg: "not a part of a sharded sweep (no " + PartMetaKey +
@@ -171,29 +178,28 @@ func ReadPart(path string) (*Part, error) {
 func partChecksum(meta []byte, rows []Row) (string, error) {
 	h := sha256.New()
 	h.Write(meta)
-	fields := rowFields().list
+	fields := rowSetterList()
 	var line []byte
 	for i := range rows {
-		v := reflect.ValueOf(&rows[i]).Elem()
 		for _, c := range fields {
-			f := v.Field(c.index)
+			field := unsafe.Add(unsafe.Pointer(&rows[i]), c.offset)
 			if c.pointer {
-				if f.IsNil() {
+				field = *(*unsafe.Pointer)(field)
+				if field == nil {
 					continue
 				}
-				f = f.Elem()
 			}
 			line = append(line[:0], c.name...)
 			line = append(line, '=')
 			switch c.kind {
 			case reflect.Float64:
-				line = strconv.AppendFloat(line, f.Float(), 'g', -1, 64)
-			case reflect.Int64, reflect.Int:
-				line = strconv.AppendInt(line, f.Int(), 10)
+				line = strconv.AppendFloat(line, *(*float64)(field), 'g', -1, 64)
+			case reflect.Int64:
+				line = strconv.AppendInt(line, *(*int64)(field), 10)
 			case reflect.Bool:
-				line = strconv.AppendBool(line, f.Bool())
+				line = strconv.AppendBool(line, *(*bool)(field))
 			case reflect.String:
-				line = strconv.AppendQuote(line, f.String())
+				line = strconv.AppendQuote(line, *(*string)(field))
 			default:
 				return "", fmt.Errorf("checksumming a part: column %s has kind %s", c.name, c.kind)
 			}
@@ -401,14 +407,122 @@ func statusRank(s string) int {
 // MergeParts merges the parts of one sharded sweep (any number of shards, reruns and shard
 // counts) into the rows and manifest a single-process run of the sweep would give: rows in
 // point order, one per point. Of several rows of one point the kept one is the first by status
-// (ok, then failed, then timed_out), then by part path, then by position in the part.
+// (ok, then failed, then timed_out), then by part path, then by position in the part. The
+// parts are left as they are (the merged rows are copies); MergePartFiles merges files without
+// holding every row twice.
 //
 // Parts of different spec hashes are refused with a *SpecMismatchError; no part is an error. A
 // merge with missing points is not an error: the returned manifest's Merge says what is missing
 // (shards without a part, by index, and unfinished points of the others).
 func MergeParts(parts []*Part) ([]Row, *Manifest, error) {
-	if len(parts) == 0 {
+	plan, err := planMerge(parts)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows := make([]Row, 0, len(plan.order))
+	for _, k := range plan.order {
+		rows = append(rows, plan.parts[k.part].Rows[k.row])
+	}
+	return rows, plan.manifest(rows), nil
+}
+
+// MergePartFiles reads the part files at paths and merges them as MergeParts does, holding each
+// row once: the parts are read into one table and the merge orders that table in place, so a
+// merge's rows take their own size in memory, not twice it. A file that is not a readable part
+// is a *PartError naming it.
+func MergePartFiles(paths []string) ([]Row, *Manifest, error) {
+	if len(paths) == 0 {
 		return nil, nil, errors.New("no part to merge")
+	}
+	// The table is sized for the sweep's selected points (the first part's manifest says how
+	// many), the rows of a complete merge without reruns; it grows when parts hold more.
+	var table []Row
+	parts := make([]*Part, len(paths))
+	offset := make(map[*Part]int, len(paths))
+	for i, path := range paths {
+		at := len(table)
+		pf, err := readRowsInto(path, func(n int) ([]Row, error) {
+			if table == nil {
+				table = make([]Row, 0, max(n, selectedPoints(path)))
+			}
+			table = slices.Grow(table, n)[:at+n]
+			return table[at : at+n : at+n], nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if parts[i], err = partOf(path, table[at:len(table):len(table)], pf); err != nil {
+			return nil, nil, err
+		}
+		offset[parts[i]] = at
+	}
+	for _, p := range parts { // a grown table moved the rows read before it grew
+		p.Rows = table[offset[p] : offset[p]+len(p.Rows) : offset[p]+len(p.Rows)]
+	}
+	total := len(table)
+	plan, err := planMerge(parts)
+	if err != nil {
+		return nil, nil, err
+	}
+	// src[i] is the table position of the row that goes to position i: the kept rows in point
+	// order, then the dropped duplicates in any order. Applying it cycle by cycle moves each row
+	// once, with one row of scratch space.
+	src := make([]int32, 0, total)
+	taken := make([]bool, total)
+	for _, k := range plan.order {
+		j := offset[plan.parts[k.part]] + k.row
+		src = append(src, int32(j))
+		taken[j] = true
+	}
+	for j, t := range taken {
+		if !t {
+			src = append(src, int32(j))
+		}
+	}
+	done := make([]bool, total)
+	for i := range table {
+		if done[i] {
+			continue
+		}
+		tmp := table[i]
+		j := i
+		for {
+			done[j] = true
+			k := int(src[j])
+			if k == i {
+				table[j] = tmp
+				break
+			}
+			table[j] = table[k]
+			j = k
+		}
+	}
+	kept := len(plan.order)
+	clear(table[kept:]) // the dropped duplicates' values are released
+	rows := table[:kept:kept]
+	return rows, plan.manifest(rows), nil
+}
+
+// mergePlan is what a merge decides before it moves any row: the parts sorted by path, the kept
+// row of each point in point order, and what the merge found.
+type mergePlan struct {
+	parts []*Part
+	order []mergePick
+	kept  map[string]*mergePick
+	info  *MergeInfo
+}
+
+// mergePick refers to a kept row by its part (an index into mergePlan.parts), its position in
+// that part, and its status rank.
+type mergePick struct {
+	part, row, rank int
+}
+
+// planMerge sorts the parts by path, refuses parts of different spec hashes, and picks each
+// point's kept row (see MergeParts).
+func planMerge(parts []*Part) (*mergePlan, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("no part to merge")
 	}
 	parts = slices.Clone(parts)
 	slices.SortStableFunc(parts, func(a, b *Part) int { return strings.Compare(a.Path, b.Path) })
@@ -419,18 +533,13 @@ func MergeParts(parts []*Part) ([]Row, *Manifest, error) {
 	}
 	for _, p := range parts {
 		if p.Meta.SpecHash != first.Meta.SpecHash {
-			return nil, nil, &SpecMismatchError{PathA: first.Path, HashA: first.Meta.SpecHash, CountA: hashCount[first.Meta.SpecHash],
+			return nil, &SpecMismatchError{PathA: first.Path, HashA: first.Meta.SpecHash, CountA: hashCount[first.Meta.SpecHash],
 				PathB: p.Path, HashB: p.Meta.SpecHash, CountB: hashCount[p.Meta.SpecHash]}
 		}
 	}
 	info := &MergeInfo{SpecHash: first.Meta.SpecHash}
-
-	// A kept row is referred to by part and position, and copied once, into the merged rows.
-	type pick struct {
-		part, row, rank int
-	}
-	kept := map[string]*pick{}
-	var order []*pick
+	kept := map[string]*mergePick{}
+	var order []*mergePick
 	for pi, p := range parts {
 		info.Parts = append(info.Parts, p.Path)
 		if !slices.Contains(info.ShardCounts, p.Meta.ShardCount) {
@@ -440,7 +549,7 @@ func MergeParts(parts []*Part) ([]Row, *Manifest, error) {
 			r := &p.Rows[ri]
 			k := kept[r.PointID]
 			if k == nil {
-				k = &pick{part: pi, row: ri, rank: statusRank(r.Status)}
+				k = &mergePick{part: pi, row: ri, rank: statusRank(r.Status)}
 				kept[r.PointID] = k
 				order = append(order, k)
 				continue
@@ -454,34 +563,39 @@ func MergeParts(parts []*Part) ([]Row, *Manifest, error) {
 		}
 	}
 	slices.Sort(info.ShardCounts)
-	at := func(k *pick) *Row { return &parts[k.part].Rows[k.row] }
-	slices.SortStableFunc(order, func(x, y *pick) int {
+	at := func(k *mergePick) *Row { return &parts[k.part].Rows[k.row] }
+	slices.SortStableFunc(order, func(x, y *mergePick) int {
 		a, b := at(x), at(y)
 		if a.PointIndex != b.PointIndex {
 			return int(a.PointIndex - b.PointIndex)
 		}
 		return strings.Compare(a.PointID, b.PointID)
 	})
-	rows := make([]Row, 0, len(order))
-	for _, k := range order {
-		rows = append(rows, *at(k))
+	plan := &mergePlan{parts: parts, kept: kept, info: info, order: make([]mergePick, len(order))}
+	for i, k := range order {
+		plan.order[i] = *k
 	}
-
 	m := first.Meta.Manifest
-	selected := m.Counts.SelectedPoints
-	info.MissingPoints = max(0, selected-len(rows))
+	info.MissingPoints = max(0, m.Counts.SelectedPoints-len(order))
 	info.Complete = info.MissingPoints == 0
 	if !info.Complete {
 		info.MissingShards, info.PartialShards = missingShards(parts, func(id string) bool { return kept[id] != nil })
 	}
-	c := Counts{GridPoints: m.Counts.GridPoints, ValidPoints: m.Counts.ValidPoints, SelectedPoints: selected,
+	return plan, nil
+}
+
+// manifest is the merged sweep's manifest: the first part's, with the counts of the merged rows
+// and what the merge found.
+func (p *mergePlan) manifest(rows []Row) *Manifest {
+	m := p.parts[0].Meta.Manifest
+	c := Counts{GridPoints: m.Counts.GridPoints, ValidPoints: m.Counts.ValidPoints, SelectedPoints: m.Counts.SelectedPoints,
 		Filtered: m.Counts.Filtered, Simulated: len(rows)}
 	for i := range rows {
 		c.addStatus(rows[i].Status)
 	}
-	return rows, &Manifest{Spec: m.Spec, Algorithm: m.Algorithm, Settings: m.Settings, Counts: c, Merge: info,
+	return &Manifest{Spec: m.Spec, Algorithm: m.Algorithm, Settings: m.Settings, Counts: c, Merge: p.info,
 		CapacitySearch: m.CapacitySearch, GPUHourUSD: m.GPUHourUSD, FilteredExamples: m.FilteredExamples, EmptyValues: m.EmptyValues,
-		ExamplePrices: m.ExamplePrices}, nil
+		ExamplePrices: m.ExamplePrices}
 }
 
 // missingShards lists, per shard count among the parts, the shards without a part, and the
@@ -524,39 +638,56 @@ func missingShards(parts []*Part, has func(id string) bool) ([]MissingShard, []P
 
 // readRows reads every row of the Parquet file at path and returns the open file's metadata
 // view with them. A file that is not Parquet is a *PartError.
-func readRows(path string) (rows []Row, pf *parquet.File, err error) {
+func readRows(path string) ([]Row, *parquet.File, error) {
+	var rows []Row
+	pf, err := readRowsInto(path, func(n int) ([]Row, error) {
+		rows = make([]Row, n)
+		return rows, nil
+	})
+	return rows, pf, err
+}
+
+// selectedPoints is the number of points the sweep of the part file at path selected, as its
+// metadata says, or 0 when the file has none (ReadPart says what is wrong with it).
+func selectedPoints(path string) int {
+	m, err := ReadPartMeta(path)
+	if err != nil {
+		return 0
+	}
+	return m.Manifest.Counts.SelectedPoints
+}
+
+// readRowsInto opens the Parquet file at path, asks into for a table of as many rows as its
+// footer announces, and reads every row into it (nothing when into returns nil); it returns the
+// open file's metadata view. A file that is not Parquet, or whose rows cannot be decoded, is a
+// *PartError naming it; into's error is returned as is.
+func readRowsInto(path string, into func(n int) ([]Row, error)) (pf *parquet.File, err error) {
 	// A damaged file (a flipped bit, a truncated page) can make the Parquet decoder panic; that
 	// is bad input naming the file, like any other decoding error.
 	defer func() {
 		if r := recover(); r != nil {
-			rows, pf, err = nil, nil, &PartError{Path: path, Msg: fmt.Sprintf("corrupt Parquet data: %v", r)}
+			pf, err = nil, &PartError{Path: path, Msg: fmt.Sprintf("corrupt Parquet data: %v", r)}
 		}
 	}()
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	pf, err = parquet.OpenFile(f, st.Size())
+	pf, err = parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, nil, &PartError{Path: path, Msg: "not a readable Parquet file: " + err.Error()}
+		return nil, &PartError{Path: path, Msg: "not a readable Parquet file: " + err.Error()}
 	}
-	rows = make([]Row, pf.NumRows())
-	if len(rows) == 0 {
-		return rows, pf, nil
+	rows, err := into(int(pf.NumRows()))
+	if err != nil || len(rows) == 0 {
+		return pf, err
 	}
-	r := parquet.NewGenericReader[Row](pf)
-	defer r.Close()
-	n, err := r.Read(rows)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, &PartError{Path: path, Msg: "corrupt Parquet data: " + err.Error()}
+	if err := decodeRows(pf, rows); err != nil {
+		return nil, &PartError{Path: path, Msg: "corrupt Parquet data: " + err.Error()}
 	}
-	if n != len(rows) {
-		return nil, nil, &PartError{Path: path, Msg: fmt.Sprintf("corrupt Parquet data: read %d of the %d rows its footer announces", n, len(rows))}
-	}
-	return rows, pf, nil
+	return pf, nil
 }

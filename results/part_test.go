@@ -2,6 +2,8 @@ package results
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -158,6 +160,83 @@ func TestMergePartsDeduplicatesAndOrders(t *testing.T) {
 	again, _, _ := MergeParts([]*Part{p0, p1, p0b, p1b})
 	if !reflect.DeepEqual(again, rows) {
 		t.Error("the merge depends on the order of the parts")
+	}
+	// Merging the files in place gives the same rows and manifest.
+	fromFiles, fm, err := MergePartFiles([]string{p1.Path, p0b.Path, p0.Path, p1b.Path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromFiles, rows) || !reflect.DeepEqual(fm, m) {
+		t.Errorf("MergePartFiles differs from MergeParts:\n%+v\n%+v\n%+v\n%+v", fromFiles, rows, fm.Merge, m.Merge)
+	}
+}
+
+// TestMergePartFilesMatchesMergeParts merges random sharded sweeps (shards of random sizes, empty
+// parts, reruns with other statuses and conflicting values, points dealt to shards out of
+// order) from files in place and from parts by copy: the rows and manifests are equal, every
+// point is kept once and the rows are in point order.
+func TestMergePartFilesMatchesMergeParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 43))
+	statuses := []string{StatusOK, StatusFailed, StatusTimedOut}
+	for trial := range 30 {
+		dir := t.TempDir()
+		points, shards := rng.IntN(40), 1+rng.IntN(6)
+		owner := make([][]int, shards)
+		for i := range points {
+			s := rng.IntN(shards)
+			owner[s] = append(owner[s], i)
+		}
+		sizes := make([]int, shards)
+		for s := range owner {
+			sizes[s] = len(owner[s])
+		}
+		var paths []string
+		var parts []*Part
+		for copyNo := range 1 + rng.IntN(3) {
+			for s, ids := range owner {
+				if copyNo > 0 && rng.IntN(2) == 0 {
+					continue
+				}
+				var rows []Row
+				for _, i := range ids {
+					rows = append(rows, partRow(fmt.Sprintf("p%03d", i), i, statuses[rng.IntN(3)], float64(rng.IntN(3))))
+				}
+				meta := &PartMeta{SpecHash: "h", ShardIndex: s, ShardCount: shards, ShardSizes: sizes,
+					Manifest: Manifest{Spec: "spec.yaml", Counts: Counts{GridPoints: points, ValidPoints: points, SelectedPoints: points}}}
+				path := filepath.Join(dir, fmt.Sprint("copy", copyNo), PartName(s, shards))
+				parts = append(parts, writeTestPart(t, path, rows, meta))
+				paths = append(paths, path)
+			}
+		}
+		want, wm, err := MergeParts(parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng.Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
+		got, gm, err := MergePartFiles(paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gm, wm) {
+			t.Fatalf("trial %d: MergePartFiles differs from MergeParts", trial)
+		}
+		if len(got) != points {
+			t.Fatalf("trial %d: %d rows for %d points", trial, len(got), points)
+		}
+		for i := range got {
+			if got[i].PointIndex != int64(i) {
+				t.Fatalf("trial %d: row %d is point %d", trial, i, got[i].PointIndex)
+			}
+		}
+	}
+	if _, _, err := MergePartFiles(nil); err == nil {
+		t.Error("merging no file should be an error")
+	}
+	junk := filepath.Join(t.TempDir(), PartName(0, 1))
+	os.WriteFile(junk, []byte("not parquet"), 0o644)
+	var pe *PartError
+	if _, _, err := MergePartFiles([]string{junk}); !errors.As(err, &pe) || pe.Path != junk {
+		t.Errorf("a file that is not Parquet: %v, want a *PartError naming it", err)
 	}
 }
 

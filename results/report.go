@@ -374,9 +374,10 @@ func recommendationYAML(r *Row, n, total int, a *Analysis) []byte {
 }
 
 // absTracePaths returns a point's config YAML with each relative traffic.source.paths entry made
-// absolute against the working directory (where the sweep resolved it), so that a
-// recommendation runs from any directory. Text without a relative path, or that does not parse,
-// comes back unchanged.
+// absolute against the working directory, so that a recommendation, whose own relative paths
+// would resolve against its folder, runs from any directory. A path the spec file gave is
+// absolute already (grid.Load); one --set gave is relative to the working directory, where the
+// sweep resolved it. Text without a relative path, or that does not parse, comes back unchanged.
 func absTracePaths(text string) string {
 	var doc yaml.Node
 	if yaml.Unmarshal([]byte(text), &doc) != nil || len(doc.Content) == 0 {

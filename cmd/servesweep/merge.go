@@ -83,19 +83,14 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 		return &usageError{fmt.Errorf("--results %s holds no part-*.parquet file; run servesweep sweep --shard I/N --output-dir %s first",
 			opts.ResultsDir, opts.ResultsDir)}
 	}
-	parts := make([]*results.Part, 0, len(paths))
-	for _, p := range paths {
-		part, err := results.ReadPart(p)
-		var pe *results.PartError
-		if errors.As(err, &pe) {
-			return &usageError{err}
-		}
-		if err != nil {
-			return err
-		}
-		parts = append(parts, part)
+	if meta, err := results.ReadPartMeta(paths[0]); err == nil {
+		holdHeapFor(meta.Manifest.Counts.SelectedPoints)
 	}
-	rows, m, err := results.MergeParts(parts)
+	rows, m, err := results.MergePartFiles(paths)
+	var pe *results.PartError
+	if errors.As(err, &pe) {
+		return &usageError{err}
+	}
 	var sme *results.SpecMismatchError
 	if errors.As(err, &sme) {
 		return &usageError{err}

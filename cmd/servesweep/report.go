@@ -124,6 +124,9 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if st, err := os.Stat(opts.ResultsDir); err == nil && !st.IsDir() {
 		return &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory", opts.ResultsDir)}
 	}
+	if n, err := results.CountRows(filepath.Join(opts.ResultsDir, results.ParquetFile)); err == nil {
+		holdHeapFor(n)
+	}
 	rows, err := results.ReadParquet(filepath.Join(opts.ResultsDir, results.ParquetFile))
 	if errors.Is(err, os.ErrNotExist) {
 		if parts, _ := results.FindParts(filepath.Join(opts.ResultsDir, results.PartsDir)); len(parts) > 0 {

@@ -457,15 +457,18 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 	}
 }
 
-// TestSweepMooncakeExample runs examples/sweep-mooncake.yaml on the shared trace, shortened to
-// 15 virtual seconds so the test stays quick; the full example is 48 points over 600 s.
+// TestSweepMooncakeExample runs examples/sweep-mooncake.yaml on the shipped trace beside it,
+// shortened to 60 virtual seconds so the test stays quick; the full example is 48 points over the
+// trace's 300 s.
 func TestSweepMooncakeExample(t *testing.T) {
 	endToEnd(t)
-	trace := needTrace(t)
+	trace, err := filepath.Abs("../../examples/chat-trace.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(t.TempDir(), "moon")
-	t.Setenv("SERVESWEEP_MOONCAKE_TRACE", trace)
 	code, out, errs := runCLI(t, "sweep", "-c", "../../examples/sweep-mooncake.yaml", "--output-dir", dir, "-q",
-		"--set", "traffic.stop.max_virtual_time_seconds=15")
+		"--set", "traffic.stop.max_virtual_time_seconds=60")
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
@@ -496,9 +499,10 @@ func TestSweepMooncakeExample(t *testing.T) {
 			t.Errorf("row %s: status %s trace %v speedup %v", r.PointID, r.Status, r.TracePath, r.LoadSpeedup)
 		}
 	}
-	// With the variable empty and no --set, the error names the field and the variable.
+	// A trace path from an empty environment variable is an error naming the field and the variable.
 	t.Setenv("SERVESWEEP_MOONCAKE_TRACE", "")
-	code, _, errs = runCLI(t, "sweep", "-c", "../../examples/sweep-mooncake.yaml", "--dry-run")
+	code, _, errs = runCLI(t, "sweep", "-c", "../../examples/sweep-mooncake.yaml", "--dry-run",
+		"--set", `traffic.source.paths=["${SERVESWEEP_MOONCAKE_TRACE}"]`)
 	if code != 2 || !strings.Contains(errs, "traffic.source.paths[0]: environment variable SERVESWEEP_MOONCAKE_TRACE is set but empty or blank") ||
 		!strings.Contains(errs, "--set 'traffic.source.paths=[/path/to/trace.jsonl]'") {
 		t.Errorf("empty trace variable: exit %d %q", code, errs)

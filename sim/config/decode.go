@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -43,6 +44,8 @@ type Option func(*options)
 
 type options struct {
 	marker Marker
+	// dir is the folder the YAML's relative file paths resolve against ("": not resolved).
+	dir string
 }
 
 // WithMarker makes Decode consult m (see Marker). Without it a search domain where a value is
@@ -50,21 +53,29 @@ type options struct {
 // field and the string auto is an ordinary string.
 func WithMarker(m Marker) Option { return func(o *options) { o.marker = m } }
 
-// LoadFile reads the prediction YAML at path, applies the --set overrides in order, decodes it
-// strictly, fills in defaults and validates it; see Decode. A missing or unreadable file is
-// also reported as a Error (exit code 2) that wraps the underlying error.
+// WithDir makes Decode resolve the relative file paths the YAML gives against the folder dir,
+// before the --set overrides apply (ResolvePaths); LoadFile passes the file's folder. Without it
+// every relative path stays as written and resolves against the working directory.
+func WithDir(dir string) Option { return func(o *options) { o.dir = dir } }
+
+// LoadFile reads the prediction YAML at path, resolves the relative file paths it gives against
+// its folder (WithDir, ResolvePaths), applies the --set overrides in order, decodes it strictly,
+// fills in defaults and validates it; see Decode. A missing or unreadable file is also reported
+// as a Error (exit code 2) that wraps the underlying error.
 func LoadFile(path string, sets []string, opts ...Option) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, Errors{{File: path, Msg: "cannot read config: " + PathCause(err).Error(), Err: err}}
 	}
-	return Decode(data, path, sets, opts...)
+	return Decode(data, path, sets, append(opts[:len(opts):len(opts)], WithDir(filepath.Dir(path)))...)
 }
 
 // Decode turns prediction YAML into a Config. file names the input in error messages. sets
 // are --set arguments of the form PATH=YAML, applied left to right to the parsed document
 // before decoding (dynosim-spec.md §2.3): PATH is dot-separated, may create missing mappings,
-// and may not index sequences; the right-hand side is parsed as YAML.
+// and may not index sequences; the right-hand side is parsed as YAML. With WithDir the relative
+// file paths the YAML gives (traffic.source.paths) resolve against that folder first; the paths --set
+// gives, and all of them without WithDir, stay as written, relative to the working directory.
 //
 // Decoding is strict (dynosim-spec.md §3): unknown, refused or duplicate keys, YAML merge keys,
 // wrong YAML kinds (an int must be a YAML int, so true, "4" and 4.5 are not ints; floats accept
@@ -120,6 +131,15 @@ func decode(data []byte, file string, sets []string, opts ...Option) (*Config, E
 	root, errs := parseDocument(data, file)
 	if len(errs) > 0 {
 		return nil, errs, nil
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.dir != "" {
+		if errs := resolvePaths(root, file, o.dir); len(errs) > 0 {
+			return nil, errs, nil
+		}
 	}
 	if errs := applySets(root, sets, file); len(errs) > 0 {
 		return nil, errs, nil

@@ -1,0 +1,82 @@
+package grid
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// pathSpec is a small sweep spec over a trace at a relative path.
+const pathSpec = `traffic:
+  source: {type: trace, format: mooncake, paths: [PATH], block_size: 512}
+  load: {type: trace_timestamps, speedup: {choices: [1, 2]}}
+engine:
+  mode: aggregated
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  workers:
+    aggregated:
+      parallelism: {replicas: 1}
+      timing: {type: polynomial}
+optimizer: {algorithm: grid}
+`
+
+// TestLoadResolvesRelativePaths checks that a spec's relative trace path names the file beside
+// the spec in every point's config and YAML, whatever the working directory; that a --set path
+// and an environment variable's relative value stay relative to the working directory; and that
+// Parse, which reads no file, keeps the path as written.
+func TestLoadResolvesRelativePaths(t *testing.T) {
+	work := t.TempDir()
+	t.Chdir(work)
+	if err := os.Mkdir("specs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	beside := filepath.Join(work, "specs", "trace.jsonl")
+	env := func(name string) (string, bool) { return "env/t.jsonl", name == "TRACE" }
+	cases := []struct {
+		name, path string
+		sets       []string
+		want       string
+	}{
+		{"beside the spec", "trace.jsonl", nil, beside},
+		{"--set", "trace.jsonl", []string{"traffic.source.paths=[cwd.jsonl]"}, "cwd.jsonl"},
+		{"environment", `"${TRACE}"`, nil, "env/t.jsonl"},
+	}
+	for _, c := range cases {
+		file := filepath.Join("specs", "s.yaml")
+		if err := os.WriteFile(file, []byte(strings.Replace(pathSpec, "PATH", c.path, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Load(file, c.sets, env)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		x, err := s.Expand()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(x.Points) != 2 {
+			t.Fatalf("%s: %d points, want 2", c.name, len(x.Points))
+		}
+		for _, p := range x.Points {
+			if got := p.Config.Traffic.Source.Paths; len(got) != 1 || got[0] != c.want {
+				t.Errorf("%s: point %s paths %q, want [%q]", c.name, p.ID, got, c.want)
+			}
+			if !strings.Contains(string(p.YAML), c.want) {
+				t.Errorf("%s: point %s YAML does not name %s:\n%s", c.name, p.ID, c.want, p.YAML)
+			}
+		}
+	}
+	s, err := Parse([]byte(strings.Replace(pathSpec, "PATH", "trace.jsonl", 1)), "specs/s.yaml", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.Points[0].Config.Traffic.Source.Paths[0]; got != "trace.jsonl" {
+		t.Errorf("Parse: path %q, want trace.jsonl", got)
+	}
+}
