@@ -110,3 +110,35 @@ func TestWrapWriter(t *testing.T) {
 		t.Errorf("--format json: %.200s", doc)
 	}
 }
+
+// unwrapLines undoes wrapWriter: a line indented two spaces more than the line before it, whose
+// first word would not have fitted on that line, is joined back to it.
+func unwrapLines(out string) string {
+	var joined []string
+	indent := func(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+	last := "" // the line before, as printed
+	for _, l := range strings.Split(out, "\n") {
+		if n := len(joined); n > 0 {
+			word, _, _ := strings.Cut(strings.TrimLeft(l, " "), " ")
+			if word != "" && indent(l) == indent(joined[n-1])+2 && runeLen(last)+1+runeLen(word) > maxLineWidth {
+				joined[n-1] += " " + strings.TrimLeft(l, " ")
+				last = l
+				continue
+			}
+		}
+		joined = append(joined, l)
+		last = l
+	}
+	return strings.Join(joined, "\n")
+}
+
+// unwrapLines gives back what the wrapper was given.
+func TestUnwrapLines(t *testing.T) {
+	in := "head\n" + strings.Repeat("alpha beta ", 30) + "end\n  " + strings.Repeat("gamma ", 40) + "end\n  1: short\n"
+	var b strings.Builder
+	w := newWrapWriter(&b)
+	fmt.Fprint(w, in)
+	if b.String() == in || unwrapLines(b.String()) != in {
+		t.Errorf("wrapped %q\nunwrapped %q\nwant %q", b.String(), unwrapLines(b.String()), in)
+	}
+}

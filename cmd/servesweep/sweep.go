@@ -309,11 +309,11 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 			Results: filepath.Join(opts.OutputDir, results.ParquetFile), Probes: probesFile(opts.OutputDir, spec)}})
 	}
 
-	head := fmt.Sprintf("servesweep sweep: %s: %d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
+	fmt.Fprintf(io.Out, "servesweep sweep: %s:\n%d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
 	if len(x.Filtered) > 0 {
-		head += fmt.Sprintf("; filtered: %s", results.CountList(x.Filtered))
+		fmt.Fprintf(io.Out, "; filtered: %s", results.CountList(x.Filtered))
 	}
-	fmt.Fprintln(io.Out, wrapText(head+")", maxLineWidth, "  "))
+	fmt.Fprintln(io.Out, ")")
 	rate := 0.0
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(out.Simulated) / s
