@@ -267,6 +267,12 @@ type Expansion struct {
 	// domain and value order; CheckModes refuses an engine.mode among them.
 	EmptyValues []results.EmptyValue
 
+	// sameError is the decode error every invalid or unsupported point gave, when they all gave
+	// the same one (an error of the spec or a --set, not of a domain's values); "" when they
+	// differ or none is invalid. sameErrorDiffers records that two differed.
+	sameError        string
+	sameErrorDiffers bool
+
 	// shardOf is the shard of each of Points (whose first element is shardFirst) among shardCount
 	// shards, once asked (shards).
 	shardMu    sync.Mutex
@@ -523,6 +529,13 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 			}
 		}
 		tally.add(pick, vi, reason, func() string { return "point " + p.Label() + ": " + msg })
+		if full != "" && !x.sameErrorDiffers {
+			if x.sameError == "" {
+				x.sameError = full
+			} else if full != x.sameError {
+				x.sameError, x.sameErrorDiffers = "", true
+			}
+		}
 		if full != "" && len(x.Errors) < maxErrors {
 			x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(full, "\n", "\n    "))
 		}
@@ -561,11 +574,21 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 		return nil, err
 	}
 	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
+	for _, w := range valid[0].Config.Evaluation.SLA.SecondsLikeBounds("evaluation.sla") { // the SLA takes no domain
+		x.Warnings = append(x.Warnings, s.File+": "+w)
+	}
 	x.EmptyValues = tally.empty(s.Domains)
+	var empty []results.EmptyValue
 	for _, v := range x.EmptyValues {
-		if v.Path == pathMode || !v.BudgetOnly() { // any other value only the GPU budget rules out is the budget's choice
+		switch {
+		case v.Path == pathMode: // a mode is warned about on its own (CheckModes refuses it unless allowed)
 			x.Warnings = append(x.Warnings, emptyWarning(v))
+		case !v.BudgetOnly(): // any other value only the GPU budget rules out is the budget's choice
+			empty = append(empty, v)
 		}
+	}
+	if len(empty) > 0 {
+		x.Warnings = append(x.Warnings, emptyValuesWarning(empty))
 	}
 	x.Points = valid
 	if s.Optimizer.Algorithm == AlgorithmRandom && s.Optimizer.MaxTrials < len(valid) {
@@ -1004,6 +1027,9 @@ func (e *NoFeasiblePointError) Error() string { return e.File + ": " + e.Msg }
 // the filter counts.
 func (s *Spec) noValidPoint(x *Expansion) error {
 	bad := x.Filtered[FilteredInvalid] + x.Filtered[FilteredUnsupported]
+	if bad > 1 && x.sameError != "" {
+		return s.specWideError(x.sameError, bad, x.GridPoints)
+	}
 	if bad > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "no valid point: %d of the %d grid points are invalid configs", bad, x.GridPoints)

@@ -284,8 +284,8 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 	}
 	_, err = s.Expand()
 	var ce config.Errors
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "2 of the 2 grid points are invalid configs") ||
-		!strings.Contains(err.Error(), "planner.load_predictor: prophet is not supported yet") {
+	if !errors.As(err, &ce) || err.Error() != "spec.yaml: planner.load_predictor: prophet is not supported yet; use constant, arima or kalman "+
+		"(every one of the 2 grid points fails with this error: it is in the spec, not in a domain's values)" {
 		t.Errorf("unsupported planner: %v", err)
 	}
 }
@@ -303,12 +303,11 @@ func TestExpandNoValidPointIsASpecError(t *testing.T) {
 		!strings.Contains(err.Error(), "2 gpu_budget") {
 		t.Errorf("err = %v; want a *NoFeasiblePointError naming gpu_budget", err)
 	}
-	// Every point in the budget an invalid config: a spec error (exit 2) with the decode errors
-	// in full, not the budget counts.
-	s, err = Parse([]byte(base), "spec.yaml", []string{"engine.backend=vllm",
+	// Every point in the budget an invalid config, each its own way: a spec error (exit 2) with
+	// the first decode errors in full, not the budget counts.
+	s, err = Parse([]byte(base), "spec.yaml", []string{"engine.model={choices: [nope/a, nope/b, nope/c, nope/d]}",
 		"engine.workers.aggregated.parallelism.replicas={choices: [1, 64]}",
-		"engine.workers.aggregated.kv_cache.block_size=1", // vllm needs >= 2
-		"engine.workers.aggregated.scheduler.max_sequences={choices: [8, 16, 32, 64]}"}, nil)
+		"engine.workers.aggregated.timing.type=roofline"}, nil) // the roofline needs a known model
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,13 +317,33 @@ func TestExpandNoValidPointIsASpecError(t *testing.T) {
 	}
 	msg := err.Error()
 	for _, want := range []string{"no valid point: 4 of the 8 grid points are invalid configs (the other 4 are outside the GPU budget); the first 3:",
-		"point #0 ", "kv_cache.block_size", "... and 1 more"} {
+		"point #0 ", `unknown model "nope/a"`, `unknown model "nope/c"`, "... and 1 more"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error lacks %q:\n%s", want, msg)
 		}
 	}
 	if strings.Contains(msg, "gpu_budget, e.g.") {
 		t.Errorf("the budget example is noise here:\n%s", msg)
+	}
+
+	// Every invalid point failing the same way is an error of the spec: printed once, as the
+	// field's error (so that a command can name the --set that gave it), with the point count.
+	s, err = Parse([]byte(base), "spec.yaml", []string{"engine.backend=vllm",
+		"engine.workers.aggregated.parallelism.replicas={choices: [1, 64]}",
+		"engine.workers.aggregated.kv_cache.block_size=1", // vllm needs >= 2
+		"engine.workers.aggregated.scheduler.max_sequences={choices: [8, 16, 32, 64]}"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Expand()
+	const once = "spec.yaml: engine.workers.aggregated.kv_cache.block_size: must be >= 2 for the vllm backend, got 1 (all 4 invalid grid points " +
+		"(of 8; the others are outside the GPU budget) fail with this error: it is in the spec, not in a domain's values)"
+	if !errors.As(err, &ce) || len(ce) != 1 || ce[0].Path != "engine.workers.aggregated.kv_cache.block_size" || err.Error() != once {
+		t.Errorf("err = %v\nwant config.Errors of one error: %s", err, once)
+	}
+	if got := config.AttributeSets(err, []string{"engine.workers.aggregated.kv_cache.block_size=1"}).Error(); !strings.HasPrefix(got,
+		"spec.yaml (--set engine.workers.aggregated.kv_cache.block_size=1): engine.workers.aggregated.kv_cache.block_size: must be >= 2") {
+		t.Errorf("with the --set named: %s", got)
 	}
 }
 
@@ -916,7 +935,10 @@ func TestCheckModesRefusesAnEmptyMode(t *testing.T) {
 	if !reflect.DeepEqual(x.EmptyValues, wantEmpty) {
 		t.Errorf("EmptyValues = %+v\nwant %+v", x.EmptyValues, wantEmpty)
 	}
-	if len(x.Warnings) != 3 || !strings.HasPrefix(x.Warnings[0], "engine.mode: value aggregated has no valid point (all 2 of its points filtered: 2 invalid_config)") {
+	// The mode's warning stands alone; the other values share one line.
+	if len(x.Warnings) != 2 || !strings.HasPrefix(x.Warnings[0], "engine.mode: value aggregated has no valid point (all 2 of its points filtered: 2 invalid_config)") ||
+		x.Warnings[1] != "2 domain values have no valid point: aggregated.replicas=1 (1 point), aggregated.replicas=2 (1 point); "+
+			"e.g. "+wantEmpty[1].Example {
 		t.Errorf("warnings %q", x.Warnings)
 	}
 

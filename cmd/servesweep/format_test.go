@@ -200,6 +200,10 @@ func TestSweepDryRunFormatJSON(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("table: exit %d %q", code, errs)
 	}
+	// The table wraps its lines at 120 characters (a point's line continues indented by two
+	// more spaces): compare the lines whole.
+	checkLines(t, "sweep --dry-run", table)
+	table = strings.ReplaceAll(table, "\n    ", " ")
 	code, stdout, errs := runCLI(t, "sweep", "--dry-run", "--show", "4", "--format", "json")
 	if code != exitOK || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)

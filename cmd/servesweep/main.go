@@ -154,6 +154,9 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	root.AddCommand(newValidateCmd(io, nil))
 	root.AddCommand(newExportCmd(io, nil))
 	root.AddCommand(newVersionCmd(io, version))
+	root.AddCommand(newListCmd(io))
+	root.AddCommand(newRowsCmd(io))
+	addExamples(root)
 	// cobra's completion command shows its help for a shell it has no script for; that is a
 	// mistyped command line (exit 2), as an unknown subcommand is.
 	root.InitDefaultCompletionCmd()

@@ -57,6 +57,9 @@ it has, marked incomplete in report.md and pareto.json, and exits 0 with a warni
 }
 
 func runMerge(io ioStreams, opts *mergeOptions) error {
+	stdout := newWrapWriter(io.Out)
+	defer stdout.Flush()
+	io.Out = stdout
 	if opts.ResultsDir == "" {
 		return &usageError{errors.New("--results is required: the output directory of the sweep's shards")}
 	}
@@ -123,7 +126,7 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 	}
 
 	mi, c := m.Merge, m.Counts
-	fmt.Fprintf(io.Out, "servesweep merge: %d parts of %s (spec hash %s): %d rows of %d selected points (%d duplicate rows removed): "+
+	fmt.Fprintf(io.Out, "servesweep merge: %d parts of %s (spec hash %s):\n%d rows of %d selected points (%d duplicate rows removed): "+
 		"%s\n", len(mi.Parts), m.Spec, mi.SpecHash, len(rows), c.SelectedPoints, mi.DuplicateRows,
 		statusCounts(c.OK, c.Degraded, c.Infeasible, c.Failed, c.TimedOut))
 	if mi.ConflictingDuplicates > 0 {

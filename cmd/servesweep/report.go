@@ -97,6 +97,11 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if err := checkFormat(opts.Format); err != nil {
 		return err
 	}
+	if opts.Format != formatJSON { // a JSON document keeps its lines whole
+		out := newWrapWriter(io.Out)
+		defer out.Flush()
+		io.Out = out
+	}
 	exportTargets, err := parseExportTargets(opts.Export)
 	if err != nil {
 		return err

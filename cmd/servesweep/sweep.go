@@ -173,12 +173,17 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	}
 	// NaN passes every comparison and a huge value overflows time.Duration: check both.
 	if t := opts.TimeoutSeconds; math.IsNaN(t) || t < 0 || t > maxTimeoutSeconds {
-		return &usageError{fmt.Errorf("--timeout must be a number of seconds > 0 and <= %g (or 0 for the default), got %g",
-			float64(maxTimeoutSeconds), t)}
+		return &usageError{fmt.Errorf("--timeout must be a number of seconds > 0 and <= %d (a year; or 0 for the default), got %g",
+			maxTimeoutSeconds, t)}
 	}
 	exportTargets, err := parseExportTargets(opts.Export)
 	if err != nil {
 		return err
+	}
+	if opts.Format != formatJSON { // a JSON document keeps its lines whole
+		out := newWrapWriter(io.Out)
+		defer out.Flush()
+		io.Out = out
 	}
 	shard, err := resolveShard(opts, os.LookupEnv)
 	if err != nil {
@@ -211,7 +216,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	for _, w := range x.Warnings {
 		fmt.Fprintln(io.Err, "warning: "+w)
 	}
-	for _, n := range x.TimingNotes {
+	for _, n := range aggregateNotes(x.TimingNotes) {
 		fmt.Fprintln(io.Err, "servesweep: "+n)
 	}
 	if opts.DryRun {
@@ -304,7 +309,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 			Results: filepath.Join(opts.OutputDir, results.ParquetFile), Probes: probesFile(opts.OutputDir, spec)}})
 	}
 
-	fmt.Fprintf(io.Out, "servesweep sweep: %s: %d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
+	fmt.Fprintf(io.Out, "servesweep sweep: %s:\n%d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
 	if len(x.Filtered) > 0 {
 		fmt.Fprintf(io.Out, "; filtered: %s", results.CountList(x.Filtered))
 	}
@@ -547,7 +552,7 @@ func newDryRunDoc(x *grid.Expansion, points []grid.Point, show int, sd *shardDoc
 func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results.Manifest, wr *results.Written) {
 	for _, line := range []string{results.SLAText(rows, m), results.PricesText(rows, m)} {
 		if line != "" {
-			fmt.Fprintln(w, line)
+			fmt.Fprintln(w, wrapText(line, maxLineWidth, "  "))
 		}
 	}
 	var objs []string
@@ -561,21 +566,22 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 		if len(a.Front) == 1 {
 			points = "point"
 		}
-		fmt.Fprintf(w, "Pareto front: %d %s of %d candidates (%s):\n", len(a.Front), points, len(a.Candidates), strings.Join(objs, ", "))
+		fmt.Fprintln(w, wrapText(fmt.Sprintf("Pareto front: %d %s of %d candidates (%s):", len(a.Front), points, len(a.Candidates),
+			strings.Join(objs, ", ")), maxLineWidth, "  "))
 	}
 	labels := results.LabelsFor(rows)
 	for n, i := range wr.RecommendedRows {
 		r := &rows[i]
 		var vals []string
 		for k, o := range a.Settings.Objectives {
-			vals = append(vals, fmt.Sprintf("%s=%.4g", o.Metric, a.Values[i][k]))
+			vals = append(vals, o.Metric+"="+fixedNum(a.Values[i][k]))
 		}
 		tied := ""
 		if t := len(a.Ties[i]); t > 0 && a.Ranking == nil {
 			tied = fmt.Sprintf(" (+%d tied)", t)
 		}
-		fmt.Fprintf(w, "  %d: %s gpus=%d %s %s %s %s %s config=%s%s\n", n+1, strings.Join(vals, ", "), r.GPUs, labels.Hardware(r),
-			r.Mode, results.Shape(r), r.RouterPolicy, labels.Load(r), wr.Recommendations[n], tied)
+		fmt.Fprint(w, frontEntry(n+1, vals, tied, fmt.Sprintf("gpus=%d %s %s %s %s %s", r.GPUs, labels.Hardware(r),
+			r.Mode, results.Shape(r), r.RouterPolicy, labels.Load(r)), wr.Recommendations[n]))
 	}
 }
 

@@ -412,11 +412,12 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 		{"no feasible point", []string{"sweep", "--dry-run", "--set", "optimization.constraints.max_candidate_gpus=1",
 			"--set", "engine.mode={choices: [disaggregated]}"}, 1, "no feasible point: all 288 grid points were filtered out:\n  288 gpu_budget"},
 		{"every point invalid", []string{"sweep", "--dry-run", "--set", "engine.workers.aggregated.kv_cache.block_size=0",
-			"--set", "engine.mode={choices: [aggregated]}"}, 2, "no valid point: 80 of the 128 grid points are invalid configs " +
-			"(the other 48 are outside the GPU budget); the first 3:\n  point #0 mode=aggregated"},
+			"--set", "engine.mode={choices: [aggregated]}"}, 2, examples.DefaultSweepName + " (--set engine.workers.aggregated.kv_cache.block_size=0): " +
+			"engine.workers.aggregated.kv_cache.block_size: must be an int > 0, got 0 (all 80 invalid grid points (of 128; the others are " +
+			"outside the GPU budget) fail with this error: it is in the spec, not in a domain's values)"},
 		{"bad flag", []string{"sweep", "--parallelism", "x"}, 2, "invalid argument"},
 		{"negative parallelism", []string{"sweep", "--dry-run", "--parallelism", "-2"}, 2, "--parallelism must be a whole number >= 1 (or 0 for the default), got -2"},
-		{"NaN timeout", []string{"sweep", "--dry-run", "--timeout", "NaN"}, 2, "--timeout must be a number of seconds > 0 and <= 3.1536e+07 (or 0 for the default), got NaN"},
+		{"NaN timeout", []string{"sweep", "--dry-run", "--timeout", "NaN"}, 2, "--timeout must be a number of seconds > 0 and <= 31536000 (a year; or 0 for the default), got NaN"},
 		{"negative timeout", []string{"sweep", "--dry-run", "--timeout", "-1"}, 2, "--timeout must be a number of seconds > 0"},
 		{"infinite timeout", []string{"sweep", "--dry-run", "--timeout", "+Inf"}, 2, "--timeout must be a number of seconds > 0"},
 		{"overflowing timeout", []string{"sweep", "--dry-run", "--timeout", "1e12"}, 2, "--timeout must be a number of seconds > 0"},

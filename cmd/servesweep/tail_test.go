@@ -135,7 +135,8 @@ func TestSweepRestatesSLAAndPrices(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("report: exit %d: %s", code, errs)
 	}
-	for name, text := range map[string]string{"sweep stdout": out, "report.md": string(report), "report stdout": again} {
+	// stdout wraps at 120 characters: compare its lines whole.
+	for name, text := range map[string]string{"sweep stdout": unwrapLines(out), "report.md": string(report), "report stdout": unwrapLines(again)} {
 		if !strings.Contains(text, sla) || !strings.Contains(text, example) {
 			t.Errorf("%s does not restate the SLA and the example prices:\n%s", name, text)
 		}
@@ -146,7 +147,7 @@ func TestSweepRestatesSLAAndPrices(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
-	if want := "Prices (USD per GPU-hour): h100_sxm 3, h200_sxm 3.5: yours, from optimization.cost.gpu_hour_usd of examples/default-sweep.yaml."; !strings.Contains(out, want) {
+	if want := "Prices (USD per GPU-hour): h100_sxm 3, h200_sxm 3.5: yours, from optimization.cost.gpu_hour_usd of examples/default-sweep.yaml."; !strings.Contains(unwrapLines(out), want) {
 		t.Errorf("stdout lacks %q:\n%s", want, out)
 	}
 }

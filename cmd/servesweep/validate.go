@@ -150,6 +150,11 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if err := checkFormat(opts.Format); err != nil {
 		return err
 	}
+	if opts.Format != formatJSON && opts.Explain == 0 { // a JSON document and --explain's YAML keep their lines whole
+		out := newWrapWriter(io.Out)
+		defer out.Flush()
+		io.Out = out
+	}
 	if len(opts.AIPerf) > 0 {
 		if opts.Measured != "" {
 			return &usageError{fmt.Errorf("--aiperf and --measured are exclusive: score one deployment's runs, or a CSV of deployments")}
@@ -298,17 +303,20 @@ func explainRow(w io.Writer, rows []calibrate.Row, line int, o calibrate.Options
 // rows and the overall accuracy.
 func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 	if !quiet {
-		fmt.Fprintf(w, "%5s  %-34s %-9s %-7s %-6s %11s %5s  %10s %10s %6s  %8s %8s %6s  %s\n",
+		// Each row's shape and notes go on the lines under it, so that every line fits
+		// maxLineWidth.
+		fmt.Fprintf(w, "%5s %-23s %-8s %-6s %-6s %9s %4s %9s %9s %5s %9s %9s %5s\n",
 			"line", "model", "system", "backend", "mode", "isl/osl", "conc",
-			"ttft_meas", "ttft_pred", "ape%", "tpot_meas", "tpot_pred", "ape%", "notes")
+			"ttft_meas", "ttft_pred", "ape%", "tpot_meas", "tpot_pred", "ape%")
+		fmt.Fprintf(w, "%5s %s\n", "", "shape; notes (TTFT and TPOT in ms)")
 		for _, r := range rep.Rows {
 			if r.Skipped {
 				continue
 			}
-			fmt.Fprintf(w, "%5d  %-34s %-9s %-7s %-6s %11s %5d  %10.1f %10.1f %6.1f  %8.2f %8.2f %6.1f  %s\n",
-				r.Line, trunc(r.Model, 34), r.System, r.Backend, r.Mode, fmt.Sprintf("%d/%d", r.ISL, r.OSL), r.Concurrency,
-				r.MeasuredTTFTMs, r.PredictedTTFTMs, r.TTFTAPEPct, r.MeasuredTPOTMs, r.PredictedTPOTMs, r.TPOTAPEPct,
-				strings.Join(append([]string{r.Shape}, r.Notes...), "; "))
+			fmt.Fprintf(w, "%5d %-23s %-8s %-6s %-6s %9s %4d %9.1f %9.1f %5.1f %9.2f %9.2f %5.1f\n",
+				r.Line, trunc(r.Model, 23), r.System, r.Backend, r.Mode, fmt.Sprintf("%d/%d", r.ISL, r.OSL), r.Concurrency,
+				r.MeasuredTTFTMs, r.PredictedTTFTMs, r.TTFTAPEPct, r.MeasuredTPOTMs, r.PredictedTPOTMs, r.TPOTAPEPct)
+			fmt.Fprintln(w, wrapText("      "+strings.Join(append([]string{r.Shape}, r.Notes...), "; "), maxLineWidth, "        "))
 		}
 		fmt.Fprintln(w)
 	}
@@ -345,7 +353,7 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 	if len(s.Notes) > 0 {
 		fmt.Fprintf(w, "Simulated rows with notes (readings of empty cells, departures from the row; see each row's notes):\n")
 		for _, n := range s.Notes {
-			fmt.Fprintf(w, "  %4d × %s\n", n.Rows, n.Note)
+			fmt.Fprintln(w, wrapText(fmt.Sprintf("  %4d × %s", n.Rows, n.Note), maxLineWidth, "         "))
 		}
 		fmt.Fprintln(w)
 	}
@@ -355,7 +363,11 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 	}{{"TTFT", s.LargestTTFTErrors}, {"TPOT", s.LargestTPOTErrors}} {
 		fmt.Fprintf(w, "Largest %s errors (inspect rather than fit):\n", l.name)
 		for _, x := range l.w {
-			fmt.Fprintf(w, "  line %4d  %6.1f%%  %s\n", x.Line, x.APEPct, x.ID)
+			line := fmt.Sprintf("  line %4d  %6.1f%%  %s", x.Line, x.APEPct, x.ID)
+			if runeLen(line) > maxLineWidth { // a long row id goes on a line of its own
+				line = fmt.Sprintf("  line %4d  %6.1f%%\n    %s", x.Line, x.APEPct, x.ID)
+			}
+			fmt.Fprintln(w, line)
 		}
 	}
 	skipped := 0
@@ -369,13 +381,20 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 		// The summary only: skipped rows by reason, each reason once.
 		fmt.Fprintf(w, "\nSkipped rows by reason:\n")
 		for _, line := range rep.SkippedReasons() {
-			fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(line, "\n", "\n    "))
+			for i, l := range strings.Split(line, "\n") {
+				fmt.Fprintln(w, wrapText(strings.Repeat("  ", min(i, 1)+1)+l, maxLineWidth, "      "))
+			}
 		}
 	case skipped > 0:
 		fmt.Fprintf(w, "\nSkipped rows:\n")
 		for _, r := range rep.Rows {
 			if r.Skipped {
-				fmt.Fprintf(w, "  line %4d  %s: %s\n", r.Line, r.ID, strings.ReplaceAll(r.Reason, "\n", "\n             "))
+				for i, l := range strings.Split(fmt.Sprintf("  line %4d  %s: %s", r.Line, r.ID, r.Reason), "\n") {
+					if i > 0 {
+						l = "             " + l
+					}
+					fmt.Fprintln(w, wrapText(l, maxLineWidth, "             "))
+				}
 			}
 		}
 	}
@@ -384,10 +403,10 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 		for _, f := range h.Folds {
 			fmt.Fprintf(w, "  %-34s fitted on %4d rows, scored %4d: %s\n", trunc(f.Group, 34), f.TrainRows, f.TestRows, f.Summary)
 		}
-		fmt.Fprintf(w, "\nOverall, pooled over the left-out rows: %s\n", s)
+		fmt.Fprintf(w, "\n%s\n", wrapText(fmt.Sprintf("Overall, pooled over the left-out rows: %s", s), maxLineWidth, "  "))
 		return
 	}
-	fmt.Fprintf(w, "\nOverall: %s\n", s)
+	fmt.Fprintf(w, "\n%s\n", wrapText(fmt.Sprintf("Overall: %s", s), maxLineWidth, "  "))
 }
 
 // pctOrNA formats a percentage with one decimal, or N/A for nil.

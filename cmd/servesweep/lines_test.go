@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestWrapText(t *testing.T) {
+	for _, c := range []struct {
+		s     string
+		width int
+		want  string
+	}{
+		{"  line    3  short", 40, "  line    3  short"},
+		{"aaa bbb ccc ddd", 7, "aaa bbb\n  ccc\n  ddd"},
+		{"  a   b", 4, "  a\n  b"},
+		{"x " + strings.Repeat("y", 12) + " z", 5, "x\n  " + strings.Repeat("y", 12) + "\n  z"},
+		{strings.Repeat("w", 9), 4, strings.Repeat("w", 9)},
+	} {
+		if got := wrapText(c.s, c.width, "  "); got != c.want {
+			t.Errorf("wrapText(%q, %d) = %q, want %q", c.s, c.width, got, c.want)
+		}
+	}
+}
+
+func TestFixedNum(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{{15029.4, "15029"}, {5438, "5438"}, {0.25544, "0.2554"}, {91.9234, "91.92"}, {373, "373"}, {0.00012345, "0.0001234"},
+		{1e21, "1000000000000000000000"}, {math.NaN(), "n/a"}, {-1234.6, "-1235"}} {
+		if got := fixedNum(c.x); got != c.want {
+			t.Errorf("fixedNum(%g) = %q, want %q", c.x, got, c.want)
+		}
+	}
+}
+
+// checkLines fails the test for a stdout line longer than maxLineWidth characters or a number in
+// exponent notation (1.412e+04).
+func checkLines(t *testing.T, what, out string) {
+	t.Helper()
+	if strings.TrimSpace(out) == "" {
+		t.Fatalf("%s printed nothing", what)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if runeLen(l) > maxLineWidth {
+			t.Errorf("%s: a line of %d characters:\n%s", what, runeLen(l), l)
+		}
+		if exponent.MatchString(l) {
+			t.Errorf("%s: a number in exponent notation:\n%s", what, l)
+		}
+	}
+}
+
+// exponent matches a number in exponent notation.
+// (Go's %g writes the exponent's sign and at least two digits; a hex hash such as c322ec76 is not
+// one).
+var exponent = regexp.MustCompile(`\d(\.\d+)?[eE][+-]\d\d`)
+
+// sweep, report, merge and validate print lines of at most 120 characters and numbers in fixed
+// notation, also with objective values above 10,000 (total_throughput_tok_s: 2,048 + 128 tokens
+// per request at about 1,700 output tokens/s, above 28,000), an SLA, prices and an output
+// directory whose path makes the lines that name it longer than a line (a path longer than a
+// line by itself would stay whole).
+func TestStdoutLinesShortAndFixed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 30))
+	sets := []string{"--set", "engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}",
+		"--set", "traffic.load.concurrency={choices: [16, 64]}",
+		"--set", "evaluation.sla={ttft_ms: 60000, itl_ms: 500}",
+		"--set", "optimization.cost.gpu_hour_usd={h200_sxm: 3.5}",
+		"--set", "optimization.objectives=[{metric: total_throughput_tok_s, direction: maximize}, " +
+			"{metric: usd_per_million_output_tokens, direction: minimize}, {metric: p99_ttft_ms, direction: minimize}]"}
+	out := runOK(t, append([]string{"sweep", "-q", "-c", seedConfig, "--output-dir", dir}, sets...)...)
+	checkLines(t, "sweep", out)
+	if !strings.Contains(out, "total_throughput_tok_s=") || !strings.Contains(out, "SLA") || !strings.Contains(out, "Prices") {
+		t.Errorf("the sweep's stdout lacks the front's values, the SLA or the prices:\n%s", out)
+	}
+	checkLines(t, "report", runOK(t, "report", "--results", dir, "--output-dir", dir+"-report"))
+	shared := filepath.Join(t.TempDir(), strings.Repeat("s", 30))
+	for _, s := range []string{"0/2", "1/2"} {
+		checkLines(t, "sweep --shard "+s, runOK(t, append([]string{"sweep", "-q", "-c", seedConfig, "--output-dir", shared, "--shard", s}, sets...)...))
+	}
+	checkLines(t, "merge", runOK(t, "merge", "--results", shared))
+	checkLines(t, "validate --aiperf", runOK(t, "validate", "--aiperf", aiperfRuns, "-c", seedConfig))
+}
+
+// A line the wrapper passes on keeps its indentation and is cut at spaces; JSON is never wrapped.
+func TestWrapWriter(t *testing.T) {
+	var b strings.Builder
+	w := newWrapWriter(&b)
+	long := "  " + strings.Repeat("word ", 30) + "end"
+	fmt.Fprintf(w, "short\n%s\nunfinished", long)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if lines[0] != "short" || lines[len(lines)-1] != "unfinished" || len(lines) != 4 {
+		t.Fatalf("got %q", b.String())
+	}
+	if !strings.HasPrefix(lines[1], "  word") || len(lines[1]) > maxLineWidth || !strings.HasPrefix(lines[2], "    word") ||
+		strings.Join(strings.Fields(lines[1]+" "+lines[2]), " ") != strings.TrimSpace(long) {
+		t.Errorf("wrapped %q into %q", long, lines[1:3])
+	}
+	doc := runOK(t, "sweep", "--dry-run", "--format", "json")
+	if !strings.Contains(doc, `"grid_points"`) || !strings.HasSuffix(doc, "}\n") {
+		t.Errorf("--format json: %.200s", doc)
+	}
+}
+
+// unwrapLines undoes wrapWriter: a line indented two spaces more than the line before it, whose
+// first word would not have fitted on that line, is joined back to it.
+func unwrapLines(out string) string {
+	var joined []string
+	indent := func(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+	last := "" // the line before, as printed
+	for _, l := range strings.Split(out, "\n") {
+		if n := len(joined); n > 0 {
+			word, _, _ := strings.Cut(strings.TrimLeft(l, " "), " ")
+			if word != "" && indent(l) == indent(joined[n-1])+2 && runeLen(last)+1+runeLen(word) > maxLineWidth {
+				joined[n-1] += " " + strings.TrimLeft(l, " ")
+				last = l
+				continue
+			}
+		}
+		joined = append(joined, l)
+		last = l
+	}
+	return strings.Join(joined, "\n")
+}
+
+// unwrapLines gives back what the wrapper was given.
+func TestUnwrapLines(t *testing.T) {
+	in := "head\n" + strings.Repeat("alpha beta ", 30) + "end\n  " + strings.Repeat("gamma ", 40) + "end\n  1: short\n"
+	var b strings.Builder
+	w := newWrapWriter(&b)
+	fmt.Fprint(w, in)
+	if b.String() == in || unwrapLines(b.String()) != in {
+		t.Errorf("wrapped %q\nunwrapped %q\nwant %q", b.String(), unwrapLines(b.String()), in)
+	}
+}

@@ -1,0 +1,390 @@
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/servesweep/servesweep/results"
+	"github.com/spf13/cobra"
+)
+
+// rowsOptions are the flags of `servesweep rows`.
+type rowsOptions struct {
+	ResultsDir string
+	// Format is csv or jsonl.
+	Format string
+	// Columns lists the --columns values as given (comma-separated lists); empty: every column.
+	Columns []string
+	// Front keeps only the rows of the Pareto front (pareto.json's points and their ties).
+	Front bool
+}
+
+// The values of rows --format.
+const (
+	rowsCSV   = "csv"
+	rowsJSONL = "jsonl"
+)
+
+func newRowsCmd(io ioStreams) *cobra.Command {
+	opts := &rowsOptions{}
+	cmd := &cobra.Command{
+		Use:   "rows --results DIR [--format csv|jsonl] [--columns a,b,...] [--front]",
+		Short: "Print results.parquet's rows as CSV or JSON lines, for tools without a Parquet reader",
+		Long: `Print the rows of DIR/results.parquet on stdout, in the file's row order (point order):
+as CSV with a header line (--format csv, the default), or as one JSON object per line
+(--format jsonl). Columns come in the file's order, or in the order --columns names them.
+
+--front keeps only the points of the Pareto front that DIR/pareto.json records (with the
+points tied to them, from pareto_ties.parquet when pareto.json lists only the first ones).
+
+A sharded sweep's directory reads the same once servesweep merge has written its
+results.parquet.
+
+Values: numbers in fixed notation, exactly as stored (a float64 prints the shortest text that
+reads back to the same value, never with an exponent); booleans true or false; NaN and
+infinities as NaN, +Inf and -Inf (in JSON as those strings). A null (a column that does not
+apply to the row, such as a decode role's column on an aggregated point, or any metric of a
+failed point) is an empty field in CSV, so it reads like an empty string there, and null in
+JSON lines, where the two differ.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &usageError{fmt.Errorf("rows takes no positional arguments, got %q", args)}
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, _ []string) error { return runRows(io, opts) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.ResultsDir, "results", "", "a sweep's output directory, holding results.parquet (required)")
+	f.StringVar(&opts.Format, "format", rowsCSV, "stdout format: csv (a header line, then one line per row) or jsonl (one JSON object per row)")
+	f.StringSliceVar(&opts.Columns, "columns", nil, "the columns to print, in this order (default: every column, in file order)")
+	f.BoolVar(&opts.Front, "front", false, "print only the rows of the Pareto front (pareto.json)")
+	mustDirname(cmd, "results")
+	mustComplete(cmd, "format", fixed(rowsCSV+"\ta header line, then one line per row", rowsJSONL+"\tone JSON object per row"))
+	mustComplete(cmd, "columns", completeColumns)
+	return cmd
+}
+
+// completeColumns completes --columns with results.parquet's column names.
+func completeColumns(_ *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	var names []cobra.Completion
+	for _, c := range results.Columns() {
+		names = append(names, c.Name)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+func runRows(io ioStreams, opts *rowsOptions) error {
+	if opts.Format != rowsCSV && opts.Format != rowsJSONL {
+		return &usageError{fmt.Errorf("--format must be csv or jsonl, got %q", opts.Format)}
+	}
+	if opts.ResultsDir == "" {
+		return &usageError{errors.New("--results is required: a sweep's output directory")}
+	}
+	path := filepath.Join(opts.ResultsDir, results.ParquetFile)
+	t, err := openTable(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if st, serr := os.Stat(opts.ResultsDir); serr == nil && !st.IsDir() {
+			return &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory", opts.ResultsDir)}
+		}
+		if parts, _ := results.FindParts(filepath.Join(opts.ResultsDir, results.PartsDir)); len(parts) > 0 {
+			return &usageError{fmt.Errorf("--results %s holds the parts of a sharded sweep but no %s; "+
+				"run servesweep merge --results %s first", opts.ResultsDir, results.ParquetFile, opts.ResultsDir)}
+		}
+		return &usageError{fmt.Errorf("--results %s has no %s; run servesweep sweep --output-dir %s first",
+			opts.ResultsDir, results.ParquetFile, opts.ResultsDir)}
+	}
+	if err != nil {
+		return &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
+	}
+	defer t.Close()
+	cols, err := t.pick(opts.Columns)
+	if err != nil {
+		return err
+	}
+	var keep map[string]bool
+	if opts.Front {
+		if keep, err = frontPointIDs(opts.ResultsDir); err != nil {
+			return err
+		}
+		if _, ok := t.index["point_id"]; !ok {
+			return &usageError{fmt.Errorf("%s has no point_id column to select the front's rows by", path)}
+		}
+	}
+	out := bufio.NewWriter(io.Out)
+	var cw *csv.Writer
+	if opts.Format == rowsCSV {
+		cw = csv.NewWriter(out)
+		names := make([]string, len(cols))
+		for i, c := range cols {
+			names[i] = t.names[c]
+		}
+		if err := cw.Write(names); err != nil {
+			return err
+		}
+	}
+	record := make([]string, len(cols))
+	err = t.each(func(vals []parquet.Value) error {
+		if keep != nil && !keep[vals[t.index["point_id"]].String()] {
+			return nil
+		}
+		if cw != nil {
+			for i, c := range cols {
+				record[i] = csvValue(vals[c])
+			}
+			return cw.Write(record)
+		}
+		return writeJSONRow(out, t.names, cols, vals)
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if cw != nil {
+		if cw.Flush(); cw.Error() != nil {
+			return cw.Error()
+		}
+	}
+	return out.Flush()
+}
+
+// table is a flat Parquet file opened for reading its rows as values.
+type table struct {
+	f     *os.File
+	pf    *parquet.File
+	names []string       // leaf column names, in file order
+	index map[string]int // column name → position in names
+}
+
+// openTable opens the Parquet file at path. A file that is not Parquet is an error naming it;
+// a missing file is an error satisfying errors.Is(err, os.ErrNotExist).
+func openTable(path string) (*table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a readable Parquet file: %v", path, err)
+	}
+	t := &table{f: f, pf: pf, index: map[string]int{}}
+	for i, c := range pf.Schema().Columns() {
+		name := strings.Join(c, ".")
+		t.names = append(t.names, name)
+		t.index[name] = i
+	}
+	return t, nil
+}
+
+// Close closes the file.
+func (t *table) Close() error { return t.f.Close() }
+
+// pick resolves --columns (comma-separated lists, as given) to column positions; none means
+// every column. An unknown name is a usage error listing the valid ones.
+func (t *table) pick(given []string) ([]int, error) {
+	if len(given) == 0 {
+		all := make([]int, len(t.names))
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil
+	}
+	var cols []int
+	var unknown []string
+	for _, name := range given {
+		name = strings.TrimSpace(name)
+		i, ok := t.index[name]
+		if !ok {
+			unknown = append(unknown, strconv.Quote(name))
+			continue
+		}
+		cols = append(cols, i)
+	}
+	if len(unknown) > 0 {
+		return nil, &usageError{fmt.Errorf("--columns: no column %s in results.parquet; its columns are: %s",
+			strings.Join(unknown, ", "), strings.Join(t.names, ", "))}
+	}
+	return cols, nil
+}
+
+// each calls fn with every row's values, one per leaf column in file order (a null is a null
+// Value), row groups in file order.
+func (t *table) each(fn func([]parquet.Value) error) error {
+	vals := make([]parquet.Value, len(t.names))
+	buf := make([]parquet.Row, 128)
+	for _, rg := range t.pf.RowGroups() {
+		rows := rg.Rows()
+		for {
+			n, err := rows.ReadRows(buf)
+			for _, row := range buf[:n] {
+				clear(vals)
+				for _, v := range row {
+					if c := v.Column(); c >= 0 && c < len(vals) {
+						vals[c] = v
+					}
+				}
+				if ferr := fn(vals); ferr != nil {
+					rows.Close()
+					return ferr
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// csvValue renders v for CSV: "" for a null, else valueText.
+func csvValue(v parquet.Value) string {
+	if v.IsNull() {
+		return ""
+	}
+	s, _ := valueText(v)
+	return s
+}
+
+// valueText renders a non-null value as text: integers in decimal, floating-point numbers as
+// the shortest fixed-notation text that reads back to the same value (NaN, +Inf, -Inf for the
+// special values), booleans as true or false, byte arrays as their (UTF-8) text. quoted reports
+// whether JSON must write the text as a string.
+func valueText(v parquet.Value) (s string, quoted bool) {
+	switch v.Kind() {
+	case parquet.Boolean:
+		return strconv.FormatBool(v.Boolean()), false
+	case parquet.Int32:
+		return strconv.FormatInt(int64(v.Int32()), 10), false
+	case parquet.Int64:
+		return strconv.FormatInt(v.Int64(), 10), false
+	case parquet.Float:
+		return floatText(float64(v.Float()), 32)
+	case parquet.Double:
+		return floatText(v.Double(), 64)
+	}
+	return string(v.ByteArray()), true
+}
+
+// floatText is valueText for a float of bitSize bits.
+func floatText(x float64, bitSize int) (string, bool) {
+	switch {
+	case math.IsNaN(x):
+		return "NaN", true
+	case math.IsInf(x, 1):
+		return "+Inf", true
+	case math.IsInf(x, -1):
+		return "-Inf", true
+	}
+	return strconv.FormatFloat(x, 'f', -1, bitSize), false
+}
+
+// writeJSONRow writes the columns cols of one row as a JSON object on one line, keys in the
+// order of cols.
+func writeJSONRow(w *bufio.Writer, names []string, cols []int, vals []parquet.Value) error {
+	w.WriteByte('{')
+	for i, c := range cols {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		key, err := json.Marshal(names[c])
+		if err != nil {
+			return err
+		}
+		w.Write(key)
+		w.WriteByte(':')
+		v := vals[c]
+		if v.IsNull() {
+			w.WriteString("null")
+			continue
+		}
+		s, quoted := valueText(v)
+		if !quoted {
+			w.WriteString(s)
+			continue
+		}
+		q, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		w.Write(q)
+	}
+	w.WriteString("}\n")
+	return nil
+}
+
+// paretoFront is the part of pareto.json that names the front's points.
+type paretoFront struct {
+	Front []struct {
+		PointID        string   `json:"point_id"`
+		TiedPointIDs   []string `json:"tied_point_ids"`
+		TiedPointCount int      `json:"tied_point_count"`
+	} `json:"front"`
+	TiesFile string `json:"ties_file"`
+}
+
+// frontPointIDs returns the point IDs of dir's Pareto front: each pareto.json front entry, the
+// points tied to it that it lists and, when it lists only the first of them, every tied point of
+// pareto_ties.parquet.
+func frontPointIDs(dir string) (map[string]bool, error) {
+	path := filepath.Join(dir, results.ParetoFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &usageError{fmt.Errorf("--front needs %s, which is missing; run servesweep report --results %s to write it", path, dir)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc paretoFront
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, &usageError{fmt.Errorf("--front: %s is not a pareto.json document: %v; run servesweep report --results %s --overwrite to rewrite it",
+			path, err, dir)}
+	}
+	keep := map[string]bool{}
+	complete := true
+	for _, p := range doc.Front {
+		keep[p.PointID] = true
+		for _, id := range p.TiedPointIDs {
+			keep[id] = true
+		}
+		complete = complete && p.TiedPointCount <= len(p.TiedPointIDs)
+	}
+	if complete {
+		return keep, nil
+	}
+	ties, err := openTable(filepath.Join(dir, results.TiesFile))
+	if err != nil {
+		return nil, fmt.Errorf("--front: pareto.json lists only the first points of a tie, and the full list is unreadable: %w", err)
+	}
+	defer ties.Close()
+	c, ok := ties.index["tied_point_id"]
+	if !ok {
+		return nil, fmt.Errorf("--front: %s has no tied_point_id column", filepath.Join(dir, results.TiesFile))
+	}
+	err = ties.each(func(vals []parquet.Value) error {
+		keep[vals[c].String()] = true
+		return nil
+	})
+	return keep, err
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/servesweep/servesweep/results"
+)
+
+// rowsSweep runs a two-point sweep of the seed's synthetic workload (TP 1 and 2) into a new
+// directory, with extra flags, and returns the directory.
+func rowsSweep(t *testing.T, extra ...string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "sweep")
+	args := append([]string{"sweep", "-q", "-c", seedConfig, "--output-dir", dir,
+		"--set", "engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}",
+		"--set", "engine.workers.aggregated.scheduler.max_sequences={choices: [8, 256]}"}, extra...)
+	runOK(t, args...)
+	return dir
+}
+
+// The CSV has the header in Parquet column order and one record per row whose fields are the
+// values the Parquet file holds: strings as stored, integers in decimal, floats that parse back
+// to the stored float64 exactly, and nulls as empty fields.
+func TestRowsCSVRoundTrip(t *testing.T) {
+	dir := rowsSweep(t)
+	want, err := results.ReadParquet(filepath.Join(dir, results.ParquetFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(runOK(t, "rows", "--results", dir))).ReadAll()
+	if err != nil {
+		t.Fatalf("the CSV does not parse: %v", err)
+	}
+	var names []string
+	for _, c := range results.Columns() {
+		names = append(names, c.Name)
+	}
+	if !slices.Equal(recs[0], names) {
+		t.Fatalf("header %v, want the Parquet columns %v", recs[0], names)
+	}
+	if len(recs)-1 != len(want) || len(want) != 4 {
+		t.Fatalf("%d records, the file holds %d rows (want 4)", len(recs)-1, len(want))
+	}
+	col := func(name string) int { return slices.Index(names, name) }
+	for i, r := range want {
+		rec := recs[i+1]
+		if rec[col("point_id")] != r.PointID || rec[col("gpus")] != strconv.FormatInt(r.GPUs, 10) ||
+			rec[col("mode")] != r.Mode || rec[col("agg_prefix_caching")] != "true" {
+			t.Errorf("row %d: point_id %q gpus %q mode %q prefix caching %q; want %s %d %s true", i, rec[col("point_id")],
+				rec[col("gpus")], rec[col("mode")], rec[col("agg_prefix_caching")], r.PointID, r.GPUs, r.Mode)
+		}
+		got, err := strconv.ParseFloat(rec[col("output_throughput_tok_s")], 64)
+		if err != nil || r.OutputThroughputTokS == nil || got != *r.OutputThroughputTokS {
+			t.Errorf("row %d: output_throughput_tok_s %q, the file holds %v", i, rec[col("output_throughput_tok_s")], r.OutputThroughputTokS)
+		}
+		// An aggregated point has no decode role: the column is null, an empty field.
+		if r.DecodeTensor != nil || rec[col("decode_tensor")] != "" {
+			t.Errorf("row %d: decode_tensor %q, want the empty field of a null", i, rec[col("decode_tensor")])
+		}
+		for j, v := range rec {
+			if _, err := strconv.ParseFloat(v, 64); err == nil && strings.ContainsAny(v, "eE") {
+				t.Errorf("row %d column %s: %q is in exponent notation", i, names[j], v)
+			}
+		}
+	}
+}
+
+// JSON lines: one object per row, keys in the order asked, null for a null and the stored
+// values; --front keeps exactly pareto.json's front points and the points tied to them (here
+// TP 1 and TP 2 tie: polynomial timing does not depend on TP).
+func TestRowsJSONLColumnsAndFront(t *testing.T) {
+	dir := rowsSweep(t)
+	out := runOK(t, "rows", "--results", dir, "--format", "jsonl", "--columns", "gpus,point_id", "--columns", "decode_tensor,p99_ttft_ms")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 4:\n%s", len(lines), out)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, `{"gpus":`) || !strings.Contains(l, `,"point_id":"`) || !strings.Contains(l, `"decode_tensor":null,"p99_ttft_ms":`) {
+			t.Errorf("line %s: keys not in the order asked, or the null not null", l)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || len(m) != 4 {
+			t.Errorf("line %s: %v", l, err)
+		}
+	}
+	var doc struct {
+		Front []struct {
+			PointID      string   `json:"point_id"`
+			TiedPointIDs []string `json:"tied_point_ids"`
+		} `json:"front"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, results.ParetoFile))
+	if err != nil || json.Unmarshal(data, &doc) != nil || len(doc.Front) == 0 {
+		t.Fatalf("pareto.json: %v", err)
+	}
+	var front []string
+	for _, p := range doc.Front {
+		front = append(front, p.PointID)
+		front = append(front, p.TiedPointIDs...)
+	}
+	recs, err := csv.NewReader(strings.NewReader(runOK(t, "rows", "--results", dir, "--front", "--columns", "point_id"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs[1:] {
+		got = append(got, r[0])
+	}
+	slices.Sort(front)
+	slices.Sort(got)
+	if !slices.Equal(got, front) || len(got) >= 4 {
+		t.Errorf("--front printed %v, pareto.json's front is %v (of 4 rows)", got, front)
+	}
+}
+
+// A sharded sweep, once merged, prints the rows an unsharded run prints.
+func TestRowsAfterMerge(t *testing.T) {
+	whole := rowsSweep(t)
+	shared := filepath.Join(t.TempDir(), "sharded")
+	for _, s := range []string{"0/2", "1/2"} {
+		runOK(t, "sweep", "-q", "-c", seedConfig, "--output-dir", shared, "--shard", s,
+			"--set", "engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}",
+			"--set", "engine.workers.aggregated.scheduler.max_sequences={choices: [8, 256]}")
+	}
+	// Before the merge there is no results.parquet: the error says to merge.
+	var out, errb strings.Builder
+	if code := run(context.Background(), []string{"rows", "--results", shared}, ioStreams{Out: &out, Err: &errb}); code != exitConfigError ||
+		!strings.Contains(errb.String(), "run servesweep merge --results "+shared) {
+		t.Errorf("rows before merge: exit %d, %q", code, errb.String())
+	}
+	runOK(t, "merge", "--results", shared)
+	cols := "point_id,point_index,status,gpus,agg_tensor,agg_max_sequences,output_throughput_tok_s,p99_itl_ms"
+	a := runOK(t, "rows", "--results", whole, "--columns", cols)
+	b := runOK(t, "rows", "--results", shared, "--columns", cols)
+	if a != b || strings.Count(a, "\n") != 5 {
+		t.Errorf("merged rows differ from the unsharded sweep's:\n%s\nvs\n%s", b, a)
+	}
+}
+
+// Bad flags are usage errors (exit 2) that say what is valid, with nothing on stdout.
+func TestRowsErrors(t *testing.T) {
+	dir := rowsSweep(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"rows", "--results", dir, "--columns", "gpus,nope"}, `no column "nope" in results.parquet; its columns are: point_id, point_index, status,`},
+		{[]string{"rows", "--results", dir, "--format", "parquet"}, "--format must be csv or jsonl"},
+		{[]string{"rows"}, "--results is required"},
+		{[]string{"rows", "--results", t.TempDir()}, "has no results.parquet; run servesweep sweep"},
+	} {
+		var out, errb strings.Builder
+		code := run(context.Background(), c.args, ioStreams{Out: &out, Err: &errb})
+		if code != exitConfigError || !strings.Contains(errb.String(), c.want) || out.Len() > 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, out.String(), errb.String(), c.want)
+		}
+	}
+}
+
+// Floats print in fixed notation that reads back exactly; the special values as words.
+func TestRowsFloatText(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{{14120, "14120"}, {1.5e-7, "0.00000015"}, {0.1, "0.1"}, {1e21, "1000000000000000000000"},
+		{math.NaN(), "NaN"}, {math.Inf(1), "+Inf"}, {math.Inf(-1), "-Inf"}} {
+		got, _ := floatText(c.x, 64)
+		if got != c.want {
+			t.Errorf("floatText(%g) = %q, want %q", c.x, got, c.want)
+		}
+		if back, err := strconv.ParseFloat(got, 64); !math.IsNaN(c.x) && (err != nil || back != c.x) {
+			t.Errorf("%q reads back as %g, want %g", got, back, c.x)
+		}
+	}
+}
