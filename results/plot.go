@@ -240,21 +240,21 @@ func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	step, decimals := tickStep(lo, hi)
 	var ticks []plot.Tick
-	first := math.Ceil(lo/step) * step
-	for k := 0; ; k++ {
-		v := first + float64(k)*step
+	first := math.Ceil(lo/step - 1e-9)
+	for k := first; ; k++ {
+		v := k * step // a whole multiple, so that 0 is exactly 0
 		if v > hi+step*1e-9 {
 			break
 		}
 		if v == 0 {
-			v = 0 // no "-0"
+			v = 0 // +0: Ceil gives -0 for a lo in (-step, 0), and -0 prints "-0"
 		}
 		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
 		if mid := v + step/2; mid <= hi {
 			ticks = append(ticks, plot.Tick{Value: mid})
 		}
 	}
-	if mid := first - step/2; mid >= lo {
+	if mid := first*step - step/2; mid >= lo {
 		ticks = append(ticks, plot.Tick{Value: mid})
 	}
 	return ticks
