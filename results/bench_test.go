@@ -130,3 +130,34 @@ func BenchmarkAnalyze(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReportHTML renders report.html for 100,000 analyzed rows (the analysis outside the
+// timed loop); reports the page's size and how many points it plots. distinct=100000 is a front
+// of every row, of which the page plots the first 10,000.
+func BenchmarkReportHTML(b *testing.B) {
+	const n = 100_000
+	for _, distinct := range []int{1, 50, n} {
+		b.Run("distinct="+strconv.Itoa(distinct), func(b *testing.B) {
+			rows := benchRows(n, distinct)
+			m := &Manifest{Spec: "spec.yaml", Algorithm: "grid",
+				Settings: Settings{Target: TargetPareto, Objectives: []Objective{{"output_throughput_tok_s", Maximize}, {"p99_ttft_ms", Minimize}}},
+				Counts:   Counts{GridPoints: n, ValidPoints: n, SelectedPoints: n}}
+			a, err := Analyze(rows, m.Settings)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var size int
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				page, err := ReportHTML(rows, a, m, a.Front)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = len(page)
+			}
+			b.ReportMetric(float64(size), "report.html-bytes")
+			b.ReportMetric(float64(len(HTMLPoints(a))), "points")
+		})
+	}
+}

@@ -1,7 +1,7 @@
 // Package results owns what a sweep leaves behind: the journal of finished points
 // (points.jsonl), the results table (results.parquet), the Pareto-front analysis, and the human
-// report (pareto.json, report.md, pareto.png, recommendations/NNNN.yaml, pareto_ties.parquet). It
-// simulates nothing.
+// report (pareto.json, report.md, pareto.png, report.html, recommendations/NNNN.yaml,
+// pareto_ties.parquet). It simulates nothing.
 //
 // Start with Row (one Parquet row per point), NewRow (a row from a point's config and journal
 // Record), Journal (the durable, fsync'd append-only record that makes sweeps resumable),

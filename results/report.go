@@ -236,9 +236,10 @@ func ReadManifest(dir string) (*Manifest, error) {
 
 // Written lists the files WriteReport produced, as paths inside the output directory.
 type Written struct {
-	// Pareto, Report and Plot are the paths of pareto.json, report.md and pareto.png; Ties is
-	// pareto_ties.parquet's ("" when the front has no tie and none was written).
-	Pareto, Report, Plot, Ties string
+	// Pareto, Report, Plot and HTML are the paths of pareto.json, report.md, pareto.png and
+	// report.html; Ties is pareto_ties.parquet's ("" when the front has no tie and none was
+	// written).
+	Pareto, Report, Plot, HTML, Ties string
 	// Recommendations are the recommendation YAMLs in order (front order, or ranking order for a
 	// scalar target).
 	Recommendations []string
@@ -246,7 +247,7 @@ type Written struct {
 	RecommendedRows []int
 }
 
-// WriteReport writes pareto.json, report.md, the plot, recommendations/NNNN.yaml (each
+// WriteReport writes pareto.json, report.md, the plot, report.html, recommendations/NNNN.yaml (each
 // recommended point's concrete prediction config) and, when the front has ties,
 // pareto_ties.parquet (every tie, as TieRows; a stale one is removed otherwise) into dir from rows
 // and their analysis.
@@ -257,6 +258,7 @@ func WriteReport(dir string, rows []Row, a *Analysis, m *Manifest) (*Written, er
 		Pareto: filepath.Join(dir, ParetoFile),
 		Report: filepath.Join(dir, ReportFile),
 		Plot:   filepath.Join(dir, PlotFile),
+		HTML:   filepath.Join(dir, HTMLFile),
 	}
 	w.RecommendedRows = a.Front
 	if a.Ranking != nil {
@@ -301,17 +303,24 @@ func WriteReport(dir string, rows []Row, a *Analysis, m *Manifest) (*Written, er
 	if err := WriteFileAtomic(w.Plot, png); err != nil {
 		return nil, err
 	}
+	page, err := ReportHTML(rows, a, m, w.RecommendedRows)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteFileAtomic(w.HTML, page); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
 var recommendationName = regexp.MustCompile(`^[0-9]{4}\.yaml$`)
 
 // ReportFilesIn returns the files of a report that dir already holds, the ones WriteReport would
-// replace: pareto.json, report.md, pareto.png and pareto_ties.parquet, then recommendations/NNNN.yaml (as
+// replace: pareto.json, report.md, pareto.png, report.html and pareto_ties.parquet, then recommendations/NNNN.yaml (as
 // slash-separated paths relative to dir, in name order). A missing dir holds none.
 func ReportFilesIn(dir string) ([]string, error) {
 	var found []string
-	for _, name := range []string{ParetoFile, ReportFile, PlotFile, TiesFile} {
+	for _, name := range []string{ParetoFile, ReportFile, PlotFile, HTMLFile, TiesFile} {
 		_, err := os.Lstat(filepath.Join(dir, name))
 		if err == nil {
 			found = append(found, name)
@@ -928,7 +937,7 @@ func CountList(m map[string]int) string {
 
 // WriteOutputs writes everything a sweep leaves in dir from its rows (in point order):
 // results.parquet, sweep.json (m), then the analysis under m.Settings as pareto.json,
-// report.md, the plot and the recommendations. Each file is written atomically.
+// report.md, the plot, report.html and the recommendations. Each file is written atomically.
 func WriteOutputs(dir string, rows []Row, m *Manifest) (*Analysis, *Written, error) {
 	if err := WriteParquet(filepath.Join(dir, ParquetFile), rows); err != nil {
 		return nil, nil, err
@@ -953,7 +962,8 @@ func WriteOutputs(dir string, rows []Row, m *Manifest) (*Analysis, *Written, err
 // OwnedFiles are the names a sweep writes in its output directory (besides
 // recommendations/NNNN.yaml); starting a sweep over removes only these.
 func OwnedFiles() []string {
-	return []string{JournalFile, JournalFile + SpecSuffix, ParquetFile, ProbesFile, ManifestFile, ParetoFile, ReportFile, PlotFile, TiesFile}
+	return []string{JournalFile, JournalFile + SpecSuffix, ParquetFile, ProbesFile, ManifestFile, ParetoFile, ReportFile, PlotFile,
+		HTMLFile, TiesFile}
 }
 
 // RemoveOutputs deletes the files a sweep owns in dir (OwnedFiles and recommendations/NNNN.yaml),

@@ -366,7 +366,7 @@ func TestWriteOutputsRecommendationsDecode(t *testing.T) {
 	if err != nil || back == nil || back.Settings.Target != TargetPareto || len(back.Settings.Objectives) != 3 {
 		t.Errorf("manifest round trip: %+v, %v", back, err)
 	}
-	wantFiles := []string{ParetoFile, ReportFile, PlotFile}
+	wantFiles := []string{ParetoFile, ReportFile, PlotFile, HTMLFile}
 	for i := range w.Recommendations {
 		wantFiles = append(wantFiles, fmt.Sprintf("%s/%04d.yaml", RecommendationsDir, i+1))
 	}

@@ -46,7 +46,7 @@ func digest(b []byte) string { return fmt.Sprintf("%x", sha256.Sum256(b)) }
 
 // TestGoldenDigests pins the outputs of the seed's predict commands and of the built-in sweep:
 // prediction.json (host-time keys excluded), requests.jsonl of the small runs, results.parquet
-// rows (host-time columns excluded) and report.md. Refactors and speed work must leave every
+// rows (host-time columns excluded), report.md and report.html. Refactors and speed work must leave every
 // digest unchanged; a change of behaviour updates the file (-update) in the same commit, with the
 // reason in its message. The trace commands need the shared Mooncake trace and are skipped
 // without it; the test is slow under the race detector and runs without it in make test.
@@ -111,6 +111,11 @@ func TestGoldenDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 	got["sweep/report.md"] = digest(report)
+	page, err := os.ReadFile(filepath.Join(dir, results.HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got["sweep/report.html"] = digest(page)
 
 	names := make([]string, 0, len(got))
 	for k := range got {

@@ -105,7 +105,7 @@ func TestReportOutputDir(t *testing.T) {
 	}
 	written := snapshot(t, other)
 	names := slices.Sorted(maps.Keys(written))
-	wantNames := []string{results.ParetoFile, results.PlotFile, results.ReportFile}
+	wantNames := []string{results.ParetoFile, results.PlotFile, results.ReportFile, results.HTMLFile}
 	if readPareto(t, other).TiesFile != "" {
 		// The front has exact ties (on this sweep a kv_router twin of a round_robin point).
 		wantNames = append(wantNames, results.TiesFile)

@@ -266,7 +266,7 @@ func TestShardedSweepMatchesSingleRun(t *testing.T) {
 	if mp.Incomplete || mp.Merge == nil || !mp.Merge.Complete {
 		t.Errorf("a complete merge is marked incomplete: %+v", mp.Merge)
 	}
-	for _, name := range []string{results.ManifestFile, results.ReportFile, results.PlotFile, "recommendations/0001.yaml"} {
+	for _, name := range []string{results.ManifestFile, results.ReportFile, results.PlotFile, results.HTMLFile, "recommendations/0001.yaml"} {
 		if _, err := os.Stat(filepath.Join(merged, name)); err != nil {
 			t.Error(err)
 		}

@@ -196,7 +196,7 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 			modes, policies, tensors, gpus, twins)
 	}
 	probes := checkProbes(t, dir, rows)
-	for _, name := range []string{results.JournalFile, results.ManifestFile, results.ParetoFile, results.ReportFile, results.PlotFile} {
+	for _, name := range []string{results.JournalFile, results.ManifestFile, results.ParetoFile, results.ReportFile, results.PlotFile, results.HTMLFile} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Error(err)
 		}
