@@ -17,9 +17,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/servesweep/servesweep/sim/timing"
 	"gopkg.in/yaml.v3"
 )
@@ -31,7 +31,8 @@ const (
 	// FilteredUnsupported: the point uses something the simulator cannot run yet.
 	FilteredUnsupported = "unsupported"
 	// FilteredGPUBudget: the point's GPU count is outside optimization.constraints.
-	FilteredGPUBudget = results.FilteredGPUBudget
+	// It is the reason results.FilteredGPUBudget names in a sweep's report.
+	FilteredGPUBudget = "gpu_budget"
 	// FilteredDuplicate: the point's concrete config equals an earlier point's (for example
 	// when a policy without kv_router drops the kv_router knobs).
 	FilteredDuplicate = "duplicate"
@@ -265,7 +266,7 @@ type Expansion struct {
 	Warnings []string
 	// EmptyValues are the domain values that grid points take but no valid point does, in
 	// domain and value order; CheckModes refuses an engine.mode among them.
-	EmptyValues []results.EmptyValue
+	EmptyValues []EmptyValue
 
 	// sameError is the decode error every invalid or unsupported point gave, when they all gave
 	// the same one (an error of the spec or a --set, not of a domain's values); "" when they
@@ -295,7 +296,7 @@ func (x *Expansion) CheckModes() error {
 		}
 		errs = append(errs, &config.Error{File: x.Spec.File, Path: pathMode, Msg: fmt.Sprintf("the mode %s has no valid point: "+
 			"all %d of its grid points were filtered (%s), e.g. %s; fix the spec, drop %s from the choices, or pass "+
-			"--allow-empty-mode to sweep the other modes alone", v.Value, v.Points, results.CountList(v.Filtered), v.Example, v.Value)})
+			"--allow-empty-mode to sweep the other modes alone", v.Value, v.Points, countList(v.Filtered), v.Example, v.Value)})
 	}
 	if len(errs) > 0 {
 		return errs
@@ -578,7 +579,7 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 		x.Warnings = append(x.Warnings, s.File+": "+w)
 	}
 	x.EmptyValues = tally.empty(s.Domains)
-	var empty []results.EmptyValue
+	var empty []EmptyValue
 	for _, v := range x.EmptyValues {
 		switch {
 		case v.Path == pathMode: // a mode is warned about on its own (CheckModes refuses it unless allowed)
@@ -1065,16 +1066,16 @@ func (s *Spec) checkSLA(cfg *config.Config) error {
 	o := s.Optimization
 	if o.StrictSLA {
 		errs = append(errs, &config.Error{File: s.File, Path: "optimization.strict_sla",
-			Msg: results.SLARequired})
+			Msg: optimization.SLARequired})
 	}
-	if results.NeedsSLA(o.Target) {
+	if optimization.NeedsSLA(o.Target) {
 		errs = append(errs, &config.Error{File: s.File, Path: "optimization.target",
-			Msg: o.Target + " " + results.SLARequired})
+			Msg: o.Target + " " + optimization.SLARequired})
 	}
 	for i, obj := range o.Objectives {
 		if strings.HasPrefix(obj.Metric, "goodput_") {
 			errs = append(errs, &config.Error{File: s.File, Path: fmt.Sprintf("optimization.objectives[%d].metric", i),
-				Msg: obj.Metric + " " + results.SLARequired})
+				Msg: obj.Metric + " " + optimization.SLARequired})
 		}
 	}
 	if o.CapacitySearch != nil {
@@ -1136,16 +1137,48 @@ func (t *valueTally) add(pick []*yaml.Node, vi []int, reason string, msg func() 
 	}
 }
 
+// EmptyValue is a domain value of a sweep that no valid point takes: every grid point with the
+// value was filtered out before simulation. Its fields are those of results.EmptyValue, the
+// record of it in sweep.json, which converts from it.
+type EmptyValue struct {
+	// Path is the domain's field path and Value the value as YAML text.
+	Path  string
+	Value string
+	// Points counts the grid points that take the value; Filtered counts them by reason
+	// (Filtered* constants), adding up to Points.
+	Points   int
+	Filtered map[string]int
+	// Example is the message of the first of those points filtered for a reason other than the
+	// GPU budget (of the first of them when there is none).
+	Example string
+}
+
+// BudgetOnly reports whether the GPU budget (FilteredGPUBudget) alone ruled the value out.
+func (v EmptyValue) BudgetOnly() bool {
+	return len(v.Filtered) == 1 && v.Filtered[FilteredGPUBudget] > 0
+}
+
+// countList renders a reason → count map as "a 3, b 1", sorted by reason (as report.md's
+// summaries do).
+func countList(m map[string]int) string {
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
 // empty lists the domain values that grid points take but no valid point does, in domain and
 // value order.
-func (t *valueTally) empty(domains []Domain) []results.EmptyValue {
-	var out []results.EmptyValue
+func (t *valueTally) empty(domains []Domain) []EmptyValue {
+	var out []EmptyValue
 	for k, d := range domains {
 		for j, v := range d.Values {
 			if t.points[k][j] == 0 || t.valid[k][j] > 0 {
 				continue
 			}
-			out = append(out, results.EmptyValue{Path: d.Path, Value: v.Value, Points: t.points[k][j], Filtered: maps.Clone(t.reasons[k][j]),
+			out = append(out, EmptyValue{Path: d.Path, Value: v.Value, Points: t.points[k][j], Filtered: maps.Clone(t.reasons[k][j]),
 				Example: t.example[k][j]})
 		}
 	}
@@ -1153,7 +1186,7 @@ func (t *valueTally) empty(domains []Domain) []results.EmptyValue {
 }
 
 // emptyWarning says that the value v has no valid point, with its filter counts and first reason.
-func emptyWarning(v results.EmptyValue) string {
+func emptyWarning(v EmptyValue) string {
 	reasons := make([]string, 0, len(v.Filtered))
 	for r, n := range v.Filtered {
 		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))

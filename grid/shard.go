@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
@@ -163,7 +163,7 @@ func (x *Expansion) SpecHash() string {
 }
 
 // writeSettings appends the canonical text of analysis settings to b.
-func writeSettings(b *strings.Builder, s results.Settings) {
+func writeSettings(b *strings.Builder, s optimization.Settings) {
 	fmt.Fprintf(b, "target %s\n", s.Target)
 	for _, o := range s.Objectives {
 		fmt.Fprintf(b, "objective %s\n", o)

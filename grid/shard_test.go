@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
@@ -94,7 +95,7 @@ func TestSpecHash(t *testing.T) {
 		t.Fatalf("spec hash %q is not 16 hex digits", h)
 	}
 	// Same spec, another file name and worker count: same hash.
-	s, err := Parse([]byte(base), "/spec/sweep.yaml", append(slices.Clone(shardSets), "optimizer.parallelism=7"), nil)
+	s, err := Parse([]byte(base), "/spec/sweep.yaml", append(slices.Clone(shardSets), "optimizer.parallelism=7"), nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}

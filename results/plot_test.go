@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"image/png"
 	"testing"
 
@@ -37,16 +38,16 @@ func TestSetAxisLogScale(t *testing.T) {
 // 6 panels in two rows, 1 gives a single panel against point_index (300 pt = 400 px a panel).
 func TestPlotPanelsFollowObjectives(t *testing.T) {
 	rows := []Row{row("a", 1, 100, 50, 10), row("b", 2, 300, 20, 5), row("c", 4, 900, 500, 40)}
-	objs := DefaultObjectives()
+	objs := optimization.DefaultObjectives()
 	for _, c := range []struct {
-		objs   []Objective
+		objs   []optimization.Objective
 		wx, hy int
 	}{
 		{objs, 1200, 400},
-		{append(objs[:3:3], Objective{Metric: "gpus", Direction: Minimize}), 1200, 800},
+		{append(objs[:3:3], optimization.Objective{Metric: "gpus", Direction: optimization.Minimize}), 1200, 800},
 		{objs[:1], 400, 400},
 	} {
-		a, err := Analyze(rows, Settings{Objectives: c.objs})
+		a, err := Analyze(rows, optimization.Settings{Objectives: c.objs})
 		if err != nil {
 			t.Fatal(err)
 		}

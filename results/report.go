@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -94,14 +95,14 @@ type Manifest struct {
 	// Algorithm is optimizer.algorithm (grid or random).
 	Algorithm string `json:"algorithm"`
 	// Settings are the sweep's analysis settings (the report command's defaults).
-	Settings Settings `json:"settings"`
+	Settings optimization.Settings `json:"settings"`
 	// Counts describe the grid and the run. For a merge (see Merge), Simulated counts the
 	// merged rows and Resumed is 0.
 	Counts Counts `json:"counts"`
 	// CapacitySearch is the spec's optimization.capacity_search (nil: none); GPUHourUSD its
 	// optimization.cost.gpu_hour_usd prices by hardware id (nil: none).
-	CapacitySearch *CapacitySearch    `json:"capacity_search,omitempty"`
-	GPUHourUSD     map[string]float64 `json:"gpu_hour_usd,omitempty"`
+	CapacitySearch *optimization.CapacitySearch `json:"capacity_search,omitempty"`
+	GPUHourUSD     map[string]float64           `json:"gpu_hour_usd,omitempty"`
 	// ExamplePrices is set when GPUHourUSD are the built-in sweep's example prices
 	// (examples/default-sweep.yaml run without -c and without changing them), not the user's.
 	ExamplePrices bool `json:"example_prices,omitempty"`
@@ -453,24 +454,24 @@ func tieRows(rows []Row, a *Analysis) []TieRow {
 }
 
 type paretoBest struct {
-	Metric    string    `json:"metric"`
-	Direction Direction `json:"direction"`
-	PointID   string    `json:"point_id"`
-	Value     float64   `json:"value"`
+	Metric    string                 `json:"metric"`
+	Direction optimization.Direction `json:"direction"`
+	PointID   string                 `json:"point_id"`
+	Value     float64                `json:"value"`
 }
 
 type paretoDoc struct {
-	SchemaVersion string         `json:"schema_version"`
-	Spec          string         `json:"spec,omitempty"`
-	Incomplete    bool           `json:"incomplete,omitempty"`
-	Merge         *MergeInfo     `json:"merge,omitempty"`
-	Settings      Settings       `json:"settings"`
-	Rows          int            `json:"rows"`
-	Candidates    int            `json:"candidates"`
-	Excluded      map[string]int `json:"excluded"`
-	Front         []paretoPoint  `json:"front"`
-	Best          []paretoBest   `json:"best"`
-	Ranking       []paretoPoint  `json:"ranking,omitempty"`
+	SchemaVersion string                `json:"schema_version"`
+	Spec          string                `json:"spec,omitempty"`
+	Incomplete    bool                  `json:"incomplete,omitempty"`
+	Merge         *MergeInfo            `json:"merge,omitempty"`
+	Settings      optimization.Settings `json:"settings"`
+	Rows          int                   `json:"rows"`
+	Candidates    int                   `json:"candidates"`
+	Excluded      map[string]int        `json:"excluded"`
+	Front         []paretoPoint         `json:"front"`
+	Best          []paretoBest          `json:"best"`
+	Ranking       []paretoPoint         `json:"ranking,omitempty"`
 	// TiesFile names pareto_ties.parquet when the front has ties.
 	TiesFile string `json:"ties_file,omitempty"`
 }
@@ -517,11 +518,11 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 			PointID: rows[b.Row].PointID, Value: b.Value})
 	}
 	if a.Ranking != nil {
-		o, _ := TargetObjective(a.Settings.Target)
+		o, _ := optimization.TargetObjective(a.Settings.Target)
 		for n, i := range a.Ranking {
 			p := point(n+1, i)
 			s := score(&rows[i], o)
-			if o.Direction == Minimize {
+			if o.Direction == optimization.Minimize {
 				s = -s
 			}
 			if !isFinite(s) {
@@ -733,7 +734,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	if s.MaxGPUs > 0 {
 		cons = append(cons, fmt.Sprintf("max %d GPUs", s.MaxGPUs))
 	}
-	if s.StrictSLA || s.Target == TargetMinGPUs {
+	if s.StrictSLA || s.Target == optimization.TargetMinGPUs {
 		cons = append(cons, "strict SLA (mean TTFT, mean TPOT, mean E2E within evaluation.sla)")
 	}
 	if s.MaxCostUSDPerHour > 0 {

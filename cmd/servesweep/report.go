@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -25,7 +26,7 @@ type reportOptions struct {
 	StrictSLA  bool
 	MinGPUs    int
 	MaxGPUs    int
-	// MaxRejectedRatio is results.Settings.MaxRejectedRatio (used when set is true for it).
+	// MaxRejectedRatio is optimization.Settings.MaxRejectedRatio (used when set is true for it).
 	MaxRejectedRatio float64
 	// Format is the stdout format, table or json.
 	Format string
@@ -86,7 +87,7 @@ nothing is printed on stdout.`,
 	mustDirname(cmd, "results")
 	mustDirname(cmd, "output-dir")
 	mustComplete(cmd, "objective", completeObjective)
-	mustComplete(cmd, "target", fixed(results.Targets()...))
+	mustComplete(cmd, "target", fixed(optimization.Targets()...))
 	mustComplete(cmd, "min-gpus", noFiles)
 	mustComplete(cmd, "max-gpus", noFiles)
 	mustComplete(cmd, "max-rejected-ratio", noFiles)
@@ -149,10 +150,10 @@ func runReport(io ioStreams, opts *reportOptions) error {
 		return err
 	}
 	if m == nil {
-		m = &results.Manifest{Defaulted: true, Settings: results.Settings{Target: results.TargetPareto, Objectives: results.DefaultObjectives()}}
+		m = &results.Manifest{Defaulted: true, Settings: optimization.Settings{Target: optimization.TargetPareto, Objectives: optimization.DefaultObjectives()}}
 		fmt.Fprintf(io.Err, "warning: %s is missing, so the sweep's own settings are unknown: the report uses the defaults "+
 			"(target pareto, objectives %v, no SLA filter, no GPU bounds, max rejected ratio 0) where no flag replaces them\n",
-			manifestPath, results.DefaultObjectives())
+			manifestPath, optimization.DefaultObjectives())
 	}
 	s := &m.Settings
 	if opts.set["objective"] {
@@ -166,8 +167,8 @@ func runReport(io ioStreams, opts *reportOptions) error {
 		}
 	}
 	if opts.set["target"] {
-		if err := results.CheckTarget(opts.Target); err != nil || opts.Target == "" {
-			return &usageError{fmt.Errorf("--target must be one of %v, got %q", results.Targets(), opts.Target)}
+		if err := optimization.CheckTarget(opts.Target); err != nil || opts.Target == "" {
+			return &usageError{fmt.Errorf("--target must be one of %v, got %q", optimization.Targets(), opts.Target)}
 		}
 		s.Target = opts.Target
 	}
@@ -209,7 +210,7 @@ func runReport(io ioStreams, opts *reportOptions) error {
 		}
 		return &usageError{fmt.Errorf("settings.objectives of %s: %v; --objective replaces them", manifestPath, err)}
 	}
-	if err := results.CheckTarget(s.Target); err != nil {
+	if err := optimization.CheckTarget(s.Target); err != nil {
 		return &usageError{fmt.Errorf("settings.target of %s %v; --target replaces it", manifestPath, err)}
 	}
 	a, err := results.Analyze(rows, *s)
@@ -260,8 +261,8 @@ func runReport(io ioStreams, opts *reportOptions) error {
 
 // checkReportSLA refuses (exit 2) settings that need evaluation.sla (--strict-sla, a goodput
 // --target, min_gpus, or a goodput_* objective) when no row of the results has an SLA bound,
-// with the message the sweep spec validation gives (results.SLARequired).
-func checkReportSLA(rows []results.Row, s *results.Settings, set map[string]bool) error {
+// with the message the sweep spec validation gives (optimization.SLARequired).
+func checkReportSLA(rows []results.Row, s *optimization.Settings, set map[string]bool) error {
 	for i := range rows {
 		if results.HasSLA(&rows[i]) {
 			return nil
@@ -275,14 +276,14 @@ func checkReportSLA(rows []results.Row, s *results.Settings, set map[string]bool
 	}
 	var msgs []string
 	if s.StrictSLA {
-		msgs = append(msgs, name("strict-sla", "strict_sla")+": "+results.SLARequired)
+		msgs = append(msgs, name("strict-sla", "strict_sla")+": "+optimization.SLARequired)
 	}
-	if results.NeedsSLA(s.Target) {
-		msgs = append(msgs, name("target", "target")+": "+s.Target+" "+results.SLARequired)
+	if optimization.NeedsSLA(s.Target) {
+		msgs = append(msgs, name("target", "target")+": "+s.Target+" "+optimization.SLARequired)
 	}
 	for _, o := range s.Objectives {
 		if strings.HasPrefix(o.Metric, "goodput_") {
-			msgs = append(msgs, name("objective", "objectives")+": "+o.Metric+" "+results.SLARequired)
+			msgs = append(msgs, name("objective", "objectives")+": "+o.Metric+" "+optimization.SLARequired)
 		}
 	}
 	if len(msgs) == 0 {
@@ -295,7 +296,7 @@ func checkReportSLA(rows []results.Row, s *results.Settings, set map[string]bool
 // usd_per_million_output_tokens) when no row of the results has a cost (the sweep spec had no
 // optimization.cost), as the sweep spec validation does, naming where the objective came from:
 // --objective when flagged, else the settings of the manifest at manifestPath.
-func checkReportCost(rows []results.Row, s *results.Settings, flagged bool, manifestPath string) error {
+func checkReportCost(rows []results.Row, s *optimization.Settings, flagged bool, manifestPath string) error {
 	for i := range rows {
 		if rows[i].CostUSDPerHour != nil {
 			return nil

@@ -185,7 +185,7 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 			Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
 				Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
 				TimedOut: out.TimedOut, Interrupted: out.Interrupted},
-			FilteredExamples: x.Examples, EmptyValues: x.EmptyValues}}
+			FilteredExamples: x.Examples, EmptyValues: emptyValues(x.EmptyValues)}}
 	if err := results.WritePart(partPath, out.Rows, meta); err != nil {
 		return err
 	}
@@ -320,4 +320,16 @@ func prepareShardDir(dir string, own []string, overwrite bool) error {
 		}
 	}
 	return nil
+}
+
+// emptyValues records the grid's values without a valid point as sweep.json lists them.
+func emptyValues(vs []grid.EmptyValue) []results.EmptyValue {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]results.EmptyValue, len(vs))
+	for i, v := range vs {
+		out[i] = results.EmptyValue(v)
+	}
+	return out
 }

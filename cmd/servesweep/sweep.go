@@ -142,7 +142,7 @@ func examplePrices(opts *sweepOptions, spec *grid.Spec) bool {
 	if opts.ConfigPath != "" {
 		return false
 	}
-	builtIn, err := grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, nil, os.LookupEnv)
+	builtIn, err := grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, nil, os.LookupEnv, results.CheckMetric)
 	if err != nil {
 		return false
 	}
@@ -153,9 +153,9 @@ func examplePrices(opts *sweepOptions, spec *grid.Spec) bool {
 // loadSpec reads the spec at opts.ConfigPath, or the built-in one.
 func loadSpec(opts *sweepOptions) (*grid.Spec, error) {
 	if opts.ConfigPath == "" {
-		return grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, opts.Sets, os.LookupEnv)
+		return grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, opts.Sets, os.LookupEnv, results.CheckMetric)
 	}
-	return grid.Load(opts.ConfigPath, opts.Sets, os.LookupEnv)
+	return grid.Load(opts.ConfigPath, opts.Sets, os.LookupEnv, results.CheckMetric)
 }
 
 func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
@@ -282,7 +282,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
 			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
 			TimedOut: out.TimedOut, Interrupted: out.Interrupted},
-		FilteredExamples: x.Examples, EmptyValues: x.EmptyValues}
+		FilteredExamples: x.Examples, EmptyValues: emptyValues(x.EmptyValues)}
 	a, w, err := results.WriteOutputs(opts.OutputDir, out.Rows, m)
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ import (
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // smallDefault shrinks the built-in sweep's workload (two two-turn sessions per session in
@@ -570,8 +571,8 @@ func TestReportNeedsSLA(t *testing.T) {
 	} {
 		code, _, errs := runCLI(t, append([]string{"report", "--results", dir}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, "--"+strings.TrimPrefix(tc.args[0], "--")+": ") ||
-			!strings.Contains(errs, results.SLARequired) {
-			t.Errorf("%v: exit %d %q; want exit 2 and %q", tc.args, code, errs, results.SLARequired)
+			!strings.Contains(errs, optimization.SLARequired) {
+			t.Errorf("%v: exit %d %q; want exit 2 and %q", tc.args, code, errs, optimization.SLARequired)
 		}
 	}
 	if code, _, errs := runCLI(t, "report", "--results", dir, "--target", "throughput"); code != 0 {
