@@ -264,6 +264,9 @@ type Expansion struct {
 	// Warnings are spec settings that are valid but probably not what was meant (the command
 	// prints them on stderr).
 	Warnings []string
+	// NeedsSystems says some grid point is an invalid config because a setting of it needs a
+	// performance database and Spec.Systems is nil (sim.ErrNoSystems).
+	NeedsSystems bool
 	// EmptyValues are the domain values that grid points take but no valid point does, in
 	// domain and value order; CheckModes refuses an engine.mode among them.
 	EmptyValues []EmptyValue
@@ -285,8 +288,8 @@ type Expansion struct {
 // CheckModes refuses a sweep in which a mode that engine.mode's domain asks for has no valid
 // point (the other modes' points remain): one config.Errors entry (exit 2) at engine.mode per
 // such mode, with its filter counts and first reason. A GPU budget that rules out a whole mode
-// counts too: the user asked for that mode. Expand leaves this check to its caller, since
-// `servesweep sweep --allow-empty-mode` skips it; it reads only the whole grid's validity, so
+// counts too: the user asked for that mode. Expand leaves this check to its caller, which may
+// choose to sweep the other modes alone; it reads only the whole grid's validity, so
 // every shard of a sharded sweep gets the same answer.
 func (x *Expansion) CheckModes() error {
 	var errs config.Errors
@@ -295,8 +298,8 @@ func (x *Expansion) CheckModes() error {
 			continue
 		}
 		errs = append(errs, &config.Error{File: x.Spec.File, Path: pathMode, Msg: fmt.Sprintf("the mode %s has no valid point: "+
-			"all %d of its grid points were filtered (%s), e.g. %s; fix the spec, drop %s from the choices, or pass "+
-			"--allow-empty-mode to sweep the other modes alone", v.Value, v.Points, countList(v.Filtered), v.Example, v.Value)})
+			"all %d of its grid points were filtered (%s), e.g. %s; fix the spec, or drop %s from the choices",
+			v.Value, v.Points, countList(v.Filtered), v.Example, v.Value)})
 	}
 	if len(errs) > 0 {
 		return errs
@@ -444,6 +447,7 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	var next atomic.Int64
 	const chunk = 256
 	var wg sync.WaitGroup
+	var needsSystems atomic.Bool
 	for range min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk) {
 		wg.Add(1)
 		go func() {
@@ -459,7 +463,7 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 						LoadModel string
 					}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
 					if err != nil {
-						return sim.Check(cfg)
+						return sim.Check(cfg, s.Systems)
 					}
 					key = data
 				}
@@ -469,9 +473,12 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 						clear(checked) // a grid of many engines: its memo would only grow
 					}
 					var ns []string
-					ns, e = sim.CheckNotes(cfg)
+					ns, e = sim.CheckNotes(cfg, s.Systems)
 					for _, n := range ns {
 						mine[n] = true
+					}
+					if errors.Is(e, sim.ErrNoSystems) {
+						needsSystems.Store(true)
 					}
 					checked[string(key)] = e
 				}
@@ -605,6 +612,7 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 		}
 	}
 	markEquivalents(x.Points)
+	x.NeedsSystems = needsSystems.Load()
 	for n := range notes {
 		x.TimingNotes = append(x.TimingNotes, n)
 	}

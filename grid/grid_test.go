@@ -49,10 +49,17 @@ router:`, 1)
 
 func expand(t *testing.T, spec string, sets ...string) *Expansion {
 	t.Helper()
+	return expandWith(t, nil, spec, sets...)
+}
+
+// expandWith is expand with the performance database db (Spec.Systems).
+func expandWith(t *testing.T, db *opdb.DB, spec string, sets ...string) *Expansion {
+	t.Helper()
 	s, err := Parse([]byte(spec), "spec.yaml", sets, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
+	s.Systems = db
 	x, err := s.Expand()
 	if err != nil {
 		t.Fatalf("Expand: %v", err)
@@ -258,7 +265,6 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 	}
 	// The aic prefill-load model needs a performance database: without one its points are
 	// invalid configs (sim.Check), named in the value's warning; with one they are valid.
-	t.Setenv(opdb.EnvSystemsDir, "")
 	aic := []string{"engine.workers.aggregated.parallelism.replicas=2",
 		"router={policy: kv_router, prefill_load_model: {type: {choices: [none, aic]}}}"}
 	x = expand(t, base, aic...)
@@ -266,13 +272,12 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 		t.Errorf("aic point without a database: valid %d filtered %v", x.Valid, x.Filtered)
 	}
 	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "router.prefill_load_model.type: value aic has no valid point (all 1 of its points filtered: 1 invalid_config)") ||
-		!strings.Contains(x.Warnings[0], "--systems-dir") {
-		t.Errorf("aic warnings %q", x.Warnings)
+		!strings.Contains(x.Warnings[0], "none is configured") || !x.NeedsSystems {
+		t.Errorf("aic warnings %q, NeedsSystems %v", x.Warnings, x.NeedsSystems)
 	}
 	const systems = "../../shared/data/aic-systems"
 	if _, err := os.Stat(filepath.Join(systems, "h200_sxm.yaml")); err == nil {
-		t.Setenv(opdb.EnvSystemsDir, systems)
-		if x = expand(t, base, aic...); x.Valid != 2 || len(x.Filtered) != 0 {
+		if x = expandWith(t, openSystems(t, systems), base, aic...); x.Valid != 2 || len(x.Filtered) != 0 || x.NeedsSystems {
 			t.Errorf("aic point with a database: valid %d filtered %v warnings %q", x.Valid, x.Filtered, x.Warnings)
 		}
 	}
@@ -918,8 +923,8 @@ func TestCheckModesRefusesAnEmptyMode(t *testing.T) {
 	}
 	want := "spec.yaml: engine.mode: the mode aggregated has no valid point: all 2 of its grid points were filtered " +
 		"(invalid_config 2), e.g. point mode=aggregated aggregated.replicas=1: spec.yaml: " +
-		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, drop aggregated from " +
-		"the choices, or pass --allow-empty-mode to sweep the other modes alone"
+		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, or drop aggregated from " +
+		"the choices"
 	err := x.CheckModes()
 	var ces config.Errors
 	if !errors.As(err, &ces) || err.Error() != want {
@@ -948,8 +953,8 @@ func TestCheckModesRefusesAnEmptyMode(t *testing.T) {
 	x = expand(t, both, modes, "engine.workers.aggregated.parallelism.replicas=64",
 		"engine.workers.decode.parallelism.replicas={choices: [1, 64]}")
 	want = "spec.yaml: engine.mode: the mode aggregated has no valid point: all 1 of its grid points were filtered (gpu_budget 1), " +
-		"e.g. point mode=aggregated: 64 GPUs, outside the budget [1, 32] of optimization.constraints; fix the spec, drop aggregated " +
-		"from the choices, or pass --allow-empty-mode to sweep the other modes alone"
+		"e.g. point mode=aggregated: 64 GPUs, outside the budget [1, 32] of optimization.constraints; fix the spec, or drop aggregated " +
+		"from the choices"
 	if err := x.CheckModes(); err == nil || err.Error() != want {
 		t.Errorf("budget: CheckModes = %v\nwant %s", err, want)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/optimization"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 
 	"gopkg.in/yaml.v3"
 )
@@ -51,6 +52,10 @@ type Spec struct {
 	// Optimization says what a good point is, Optimizer which points to simulate and how.
 	Optimization Optimization
 	Optimizer    Optimizer
+	// Systems is the performance database the sweep's points are checked against (sim.Check)
+	// and priced with (nil: none). Parse leaves it nil; the caller sets it before Expand. Its
+	// identity is part of the spec hash (Expansion.SpecHash).
+	Systems *opdb.DB
 
 	// root is the prediction part of the spec (without optimization and optimizer), aliases
 	// expanded and comments removed; the domain nodes are Domain.node.

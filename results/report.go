@@ -167,6 +167,8 @@ type ManifestError struct {
 	Path string
 	// Err says what is wrong with it.
 	Err error
+	// IsDir says the path is a directory (Err then reads "it is a directory").
+	IsDir bool
 }
 
 // Error names the file, what a manifest is, and what is wrong with this one.
@@ -175,11 +177,8 @@ func (e *ManifestError) Error() string {
 		e.Path, e.Err)
 }
 
-// Unwrap returns Err (errors.Is(err, ErrManifestIsDirectory) finds a directory).
+// Unwrap returns Err.
 func (e *ManifestError) Unwrap() error { return e.Err }
-
-// ErrManifestIsDirectory is the ManifestError.Err of a sweep.json that is a directory.
-var ErrManifestIsDirectory = errors.New("it is a directory")
 
 // jsonKind names the JSON kind that decodes into t, for messages: "a string", "an object", ...
 func jsonKind(t reflect.Type) string {
@@ -204,7 +203,7 @@ func jsonKind(t reflect.Type) string {
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, &ManifestError{Path: path, Err: ErrManifestIsDirectory}
+		return nil, &ManifestError{Path: path, Err: errors.New("it is a directory"), IsDir: true}
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {

@@ -760,3 +760,20 @@ func TestNoSamplesRowKeepsItsSLA(t *testing.T) {
 		t.Errorf("SLAText = %q", got)
 	}
 }
+
+// A journal with a line that is no record is refused as a *NotJournalError naming the file and
+// the line; nothing is resumed from it.
+func TestOpenJournalRefusesOtherFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JournalFile)
+	if err := os.WriteFile(path, []byte(`{"point_id":"a","status":"ok"}`+"\nhello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, recs, err := OpenJournal(path)
+	var nj *NotJournalError
+	if !errors.As(err, &nj) || nj.Path != path || nj.Line != 2 || j != nil || recs != nil {
+		t.Fatalf("OpenJournal = %v, %v, %v; want a *NotJournalError at line 2", j, recs, err)
+	}
+	if want := path + ":2: not a sweep journal record; the sweep cannot resume from this file"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+}

@@ -23,6 +23,8 @@ type runState struct {
 	wl              *traffic.Workload
 	ctxLimit        int
 	checkInvariants bool
+	// ref switches mechanisms to their reference forms (Options.reference).
+	ref referencePaths
 
 	reqs     []engine.Request // client view: the decoding role's requests
 	reqsP    []engine.Request // the prefill role's requests (disaggregated)
@@ -180,10 +182,6 @@ func (s *runState) push(e event) {
 // maxListedWorkers is the most workers (all roles) whose pass ends are kept in a list rather
 // than in the event heap (runState.passEnds).
 const maxListedWorkers = 16
-
-// heapPasses, set only by tests, keeps every pass end in the event heap: the reference the
-// listed pass ends must match.
-var heapPasses bool
 
 // passList is the listed pass ends, one entry per busy worker, in parallel slices so that the
 // scan for the first reads only times: time, sequence number and the worker (role << 28 |

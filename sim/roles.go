@@ -118,10 +118,10 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 		Temperature: knobs.Temperature, Seed: RouterSeed, Requests: len(reqs), DenseKeys: p.blocks.Distinct,
 		RingSlots: engine.RingSlotsPerBlock * blocks,
 	}
-	if hashAllKeys {
+	if s.ref.hashAllKeys {
 		opt.DenseKeys = 0
 	}
-	if ringAllKeys {
+	if s.ref.ringAllKeys {
 		opt.DenseKeys, opt.RingSlots = router.MaxDenseKeys+1, 8
 	}
 	if opt.Policy == "" {
@@ -163,8 +163,8 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	// Without prefix caching no key is ever looked up; with it, a role's pools index the shared
 	// block ids densely while all of them together stay within maxDensePoolKeys, else by rings.
 	denseKeys, ringKeys := 0, false
-	if kv.PrefixCaching && !hashAllKeys {
-		if slots*p.blocks.Distinct <= maxDensePoolKeys && !ringAllKeys {
+	if kv.PrefixCaching && !s.ref.hashAllKeys {
+		if slots*p.blocks.Distinct <= maxDensePoolKeys && !s.ref.ringAllKeys {
 			denseKeys = p.blocks.Distinct
 		} else {
 			ringKeys = true
@@ -180,7 +180,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 				BlockSize: bs, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching, DenseKeys: denseKeys, RingKeys: ringKeys,
 				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Unchunked: unchunked, Speculation: speculation, Worker: int32(w), Rank: int32(k),
 				BatchWait:     engine.BatchWait{TimeoutIters: spec.Scheduler.BatchWaitTimeoutIters, MaxTokensRatio: spec.Scheduler.BatchWaitMaxTokensRatio},
-				GeneralPasses: generalPasses,
+				GeneralPasses: s.ref.generalPasses,
 			}, reqs)
 			if err != nil {
 				return err
@@ -290,23 +290,7 @@ func (s *runState) roles() iter.Seq[*role] {
 	}
 }
 
-// generalPasses, set only by tests, forms every pass of a run on the engines' general path
-// (engine.Config.GeneralPasses): the reference steady decode runs must match.
-var generalPasses bool
-
 func (p *role) engine(slot int) *engine.Engine { return p.workers[slot/p.ranks].ranks[slot%p.ranks] }
-
-// hashAllKeys, set only by tests, keeps every key index of the run hashed (no dense part): the
-// reference the dense indexes must match.
-var hashAllKeys bool
-
-// ringAllKeys, set only by tests, indexes every key of the run by rings (the pools' and the
-// routers', these of 8 slots): the same outputs as dense or hashed indexes.
-var ringAllKeys bool
-
-// allBlocksShared, set only by tests, treats every block as shared: every registration goes
-// through the hash index, the reference the skipped index updates of unique blocks must match.
-var allBlocksShared bool
 
 // initRequests sizes every request: the output is clipped so that prompt + output stays within the
 // context limit and within the decoding role's KV pool (a prefill worker holds only the prompt).
@@ -332,7 +316,7 @@ func (s *runState) initRequests() {
 				keys = blocks.SharedKeys(i)
 			}
 			sh := blocks.SharedLen(i)
-			if allBlocksShared {
+			if s.ref.allBlocksShared {
 				sh = blocks.Full[i]
 			}
 			p.reqs[i].Reset(int32(i), q.PromptLen, q.OutputLen, int32(maxOut), keys, blocks.Full[i], sh, history[i:i:i+1])

@@ -16,6 +16,7 @@ import (
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/metrics"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/servesweep/servesweep/sim/traffic"
 	"golang.org/x/sync/errgroup"
 )
@@ -40,6 +41,10 @@ type Options struct {
 	Progress Progress
 	// Simulate runs one point (nil: sim.Run).
 	Simulate SimulateFunc
+	// Systems is the performance database every simulation of the sweep is given
+	// (sim.Options.Systems; nil: none). It should be the grid spec's (grid.Spec.Systems), which
+	// checked the points and hashed its identity.
+	Systems *opdb.DB
 	// Capacity, when set, runs each point as a capacity search (optimization.capacity_search):
 	// its record is the simulation at the capacity load, with the search's probes.
 	Capacity *grid.CapacitySearch
@@ -82,10 +87,7 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 	if opts.Progress == nil {
 		opts.Progress = silent{}
 	}
-	simulate := opts.Simulate
-	if simulate == nil {
-		simulate = sim.Run
-	}
+	simulate := withSystems(opts.Simulate, opts.Systems)
 	journalPath := opts.JournalPath
 	if journalPath == "" {
 		journalPath = filepath.Join(opts.OutputDir, results.JournalFile)
@@ -245,6 +247,18 @@ func copyTwins(journal *results.Journal, points []grid.Point, twins []int, keys 
 		progress.Done(rec.Status)
 	}
 	return nil
+}
+
+// withSystems returns simulate (nil: sim.Run) giving every simulation the performance database
+// db, so that each point's run and each probe of its capacity search price passes alike.
+func withSystems(simulate SimulateFunc, db *opdb.DB) SimulateFunc {
+	if simulate == nil {
+		simulate = sim.Run
+	}
+	return func(ctx context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error) {
+		opt.Systems = db
+		return simulate(ctx, cfg, opt)
+	}
 }
 
 // runPoint simulates one point. ok is false when the sweep was canceled while the point ran

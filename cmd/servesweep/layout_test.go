@@ -3,17 +3,24 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// The tests of this file keep the module's shape: which top-level folders exist and which
-// package may import which. They read the module from ../.. (the repository root).
+// The tests of this file keep the module's shape: which top-level folders exist, which package
+// may import which, and what no non-test file holds (exported package-level variables). They
+// read the module from ../.. (the repository root).
 
 const modulePath = "github.com/servesweep/servesweep"
 
@@ -161,22 +168,31 @@ func TestImportDirection(t *testing.T) {
 }
 
 // TestTopLevel checks that the repository's top level holds only the card's folders, docs and
-// .ci, and the module files.
+// .ci, and the module files: the entries git tracks (what is ignored, such as a built binary,
+// is no part of the tree). It skips the test outside a git checkout.
 func TestTopLevel(t *testing.T) {
-	entries, err := os.ReadDir("../..")
+	gitCmd, err := exec.LookPath("git")
 	if err != nil {
-		t.Fatal(err)
+		t.Skip("git is not on PATH: cannot list the tracked files")
+	}
+	cmd := exec.Command(gitCmd, "ls-files", "--cached", "--others", "--exclude-standard")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v (not a git checkout?)", err)
 	}
 	allowed := []string{".ci", "docs", "cmd", "examples", "grid", "results", "sim", "sweep",
 		"go.mod", "go.sum", "Makefile", "README.md", ".gitignore"}
-	for _, e := range entries {
-		name := e.Name()
-		if name == ".git" || name == "bin" || name == "out" { // the repository, and make's outputs (.gitignore)
-			continue
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		top, _, _ := strings.Cut(line, "/")
+		if !seen[top] && !slices.Contains(allowed, top) {
+			t.Errorf("top level holds %s; only %v belong there", top, allowed)
 		}
-		if !slices.Contains(allowed, name) {
-			t.Errorf("top level holds %s; only %v belong there", name, allowed)
-		}
+		seen[top] = true
+	}
+	if !seen["sim"] || !seen["go.mod"] {
+		t.Errorf("git ls-files lists no sim or go.mod: %v", seen)
 	}
 }
 
@@ -212,6 +228,84 @@ func TestLayoutTable(t *testing.T) {
 			if _, err := os.Stat(path.Join("../..", r)); err != nil {
 				t.Errorf("docs/development.md's layout table lists %s, which does not exist", r)
 			}
+		}
+	}
+}
+
+// moduleFiles parses every non-test Go file of the module (testdata folders left out) and
+// returns them by path relative to the repository root.
+func moduleFiles(t *testing.T) (*token.FileSet, map[string]*ast.File) {
+	t.Helper()
+	fset := token.NewFileSet()
+	files := map[string]*ast.File{}
+	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != "../.." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel("../..", p)
+		files[filepath.ToSlash(rel)] = f
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 50 {
+		t.Fatalf("found %d Go files under ../..", len(files))
+	}
+	return fset, files
+}
+
+// exportedVars lists the exported package-level variables of f as "name (line N)".
+func exportedVars(fset *token.FileSet, f *ast.File) []string {
+	var out []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.VAR {
+			continue
+		}
+		for _, spec := range g.Specs {
+			for _, n := range spec.(*ast.ValueSpec).Names {
+				if n.IsExported() {
+					out = append(out, fmt.Sprintf("%s (line %d)", n.Name, fset.Position(n.Pos()).Line))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestExportedVarsFound holds exportedVars to a file that has one among unexported ones.
+func TestExportedVarsFound(t *testing.T) {
+	const src = "package p\n\nvar hidden = 1\n\nvar (\n\tLimit = 2\n\tother int\n)\n\nconst Exported = 3\n\nfunc F() { var Local = 4; _ = Local }\n"
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := exportedVars(fset, f); !slices.Equal(got, []string{"Limit (line 6)"}) {
+		t.Errorf("exportedVars = %q, want [Limit (line 6)]", got)
+	}
+}
+
+// TestNoExportedVars: no non-test file declares an exported package-level variable. Another
+// package could change it for every run of the process (a setting travels as a value, an option
+// or a function's result instead); a sentinel error is a constant of an error type
+// (sim.ErrNoSystems) or a field of the error (results.ManifestError.IsDir).
+func TestNoExportedVars(t *testing.T) {
+	fset, files := moduleFiles(t)
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		for _, v := range exportedVars(fset, files[p]) {
+			t.Errorf("%s: exported package-level variable %s", p, v)
 		}
 	}
 }

@@ -103,7 +103,8 @@ func requireNoAdapters(cfg *config.Config) error {
 }
 
 func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
-	if err := applySystemsDir(opts.SystemsDir, opts.SystemsDirSet); err != nil {
+	systems, err := openSystems(opts.SystemsDir, opts.SystemsDirSet, os.Getenv)
+	if err != nil {
 		return err
 	}
 	if !contains(stacks, opts.Stack) {
@@ -141,7 +142,7 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	if err := os.MkdirAll(opts.OutputDir, 0o755); err != nil {
 		return &usageError{fmt.Errorf("--output-dir: %w", err)}
 	}
-	res, err := sim.Run(ctx, cfg, sim.Options{Workload: wl})
+	res, err := sim.Run(ctx, cfg, sim.Options{Workload: wl, Systems: systems})
 	if err != nil {
 		if created {
 			os.Remove(opts.OutputDir) // the run wrote nothing: leave no empty directory behind

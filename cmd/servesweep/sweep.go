@@ -159,7 +159,8 @@ func loadSpec(opts *sweepOptions) (*grid.Spec, error) {
 }
 
 func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
-	if err := applySystemsDir(opts.SystemsDir, opts.SystemsDirSet); err != nil {
+	systems, err := openSystems(opts.SystemsDir, opts.SystemsDirSet, os.Getenv)
+	if err != nil {
 		return err
 	}
 	if err := checkFormat(opts.Format); err != nil {
@@ -193,6 +194,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
+	spec.Systems = systems
 	// The points' configs are decoded and written only for the points that run (Materialize below
 	// and in runShard).
 	x, err := spec.ExpandLazy()
@@ -201,7 +203,11 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	}
 	if !opts.AllowEmptyMode {
 		if err := x.CheckModes(); err != nil {
-			return err
+			advice := "pass --allow-empty-mode to sweep the other modes alone"
+			if x.NeedsSystems {
+				advice = systemsAdvice + "; or " + advice
+			}
+			return &advisedError{err, advice}
 		}
 	}
 	if len(exportTargets) > 0 {
@@ -215,6 +221,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	}
 	for _, w := range x.Warnings {
 		fmt.Fprintln(io.Err, "warning: "+w)
+	}
+	if x.NeedsSystems {
+		fmt.Fprintln(io.Err, "hint: some grid points need a performance database: "+systemsAdvice)
 	}
 	for _, n := range aggregateNotes(x.TimingNotes) {
 		fmt.Fprintln(io.Err, "servesweep: "+n)
@@ -260,7 +269,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		progress = sweep.NewProgress(io.Err, isTerminal(io.Err), 2*time.Second)
 	}
 	runOpts := sweep.Options{OutputDir: opts.OutputDir, Parallelism: par, Timeout: timeout, Progress: progress, Simulate: opts.Simulate,
-		Capacity: spec.Optimization.CapacitySearch}
+		Capacity: spec.Optimization.CapacitySearch, Systems: systems}
 	if shard != nil {
 		return runShard(ctx, io, opts, x, shard, runOpts)
 	}
@@ -444,7 +453,7 @@ func prepareSweepDir(dir string, overwrite bool, specHash string) error {
 		if e.Name() == results.JournalFile {
 			m, err := results.ReadManifest(dir)
 			var bad *results.ManifestError
-			if errors.As(err, &bad) && errors.Is(err, results.ErrManifestIsDirectory) {
+			if errors.As(err, &bad) && bad.IsDir {
 				// --overwrite could not remove it: the sweep removes only the files it writes.
 				return &usageError{fmt.Errorf("--output-dir %s cannot be resumed: %s is a directory where the sweep writes its manifest; "+
 					"remove that directory and rerun (the journal keeps the finished points)", dir, bad.Path)}

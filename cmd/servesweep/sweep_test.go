@@ -874,8 +874,8 @@ func TestSweepEmptyModeExit2(t *testing.T) {
 	const want = "error: " + examples.DefaultSweepName + ": engine.mode: the mode aggregated has no valid point: all 128 of its grid points " +
 		"were filtered (gpu_budget 48, invalid_config 80), e.g. point mode=aggregated router.policy=round_robin hardware=h100_sxm " +
 		"weights=bf16 aggregated.replicas=1 aggregated.tensor=1: " + examples.DefaultSweepName + ": " +
-		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, drop aggregated from the " +
-		"choices, or pass --allow-empty-mode to sweep the other modes alone\n"
+		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, or drop aggregated from the " +
+		"choices\nhint: pass --allow-empty-mode to sweep the other modes alone\n"
 	bad := []string{"sweep", "--set", "engine.workers.aggregated.scheduler.max_sequences=0"}
 	out := filepath.Join(t.TempDir(), "out")
 	for _, extra := range [][]string{{"--dry-run"}, {"--output-dir", out, "-q"}, {"--shard", "0/2", "--output-dir", out, "-q"},

@@ -14,7 +14,6 @@ import (
 	"github.com/servesweep/servesweep/sim/calibrate"
 	"github.com/servesweep/servesweep/sim/calibrate/aiperf"
 	"github.com/servesweep/servesweep/sim/config"
-	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/spf13/cobra"
 )
 
@@ -144,7 +143,8 @@ an error, a failed run without any simulated row included, nothing is printed on
 }
 
 func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error {
-	if err := applySystemsDir(opts.SystemsDir, opts.SystemsDirSet); err != nil {
+	systems, err := openSystems(opts.SystemsDir, opts.SystemsDirSet, os.Getenv)
+	if err != nil {
 		return err
 	}
 	if err := checkFormat(opts.Format); err != nil {
@@ -159,7 +159,7 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 		if opts.Measured != "" {
 			return &usageError{fmt.Errorf("--aiperf and --measured are exclusive: score one deployment's runs, or a CSV of deployments")}
 		}
-		return runValidateAIPerf(ctx, io, opts)
+		return runValidateAIPerf(ctx, io, opts, systems)
 	}
 	if opts.ConfigPath != "" || len(opts.Sets) > 0 {
 		return &usageError{fmt.Errorf("-c and --set give the config of --aiperf runs; add --aiperf PATH, or drop them for --measured")}
@@ -177,9 +177,8 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if opts.ForwardModel != config.ForwardAuto && opts.ForwardModel != config.ForwardOpLevel {
 		return &usageError{fmt.Errorf("--forward-model must be auto or op_level, got %q", opts.ForwardModel)}
 	}
-	if opts.ForwardModel == config.ForwardOpLevel && strings.TrimSpace(os.Getenv(opdb.EnvSystemsDir)) == "" {
-		return &usageError{fmt.Errorf("--forward-model op_level prices passes from a performance database: give --systems-dir DIR " +
-			"(an AIConfigurator systems folder) or set " + opdb.EnvSystemsDir)}
+	if opts.ForwardModel == config.ForwardOpLevel && systems == nil {
+		return &usageError{fmt.Errorf("--forward-model op_level prices passes from a performance database: " + systemsAdvice)}
 	}
 	if opts.explainSet {
 		for _, c := range []struct {
@@ -210,7 +209,8 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if err != nil {
 		return &usageError{err}
 	}
-	vo := calibrate.Options{Parallelism: opts.Parallelism, OneWorkerPerRole: opts.OneWorkerPerRole, ForwardModel: opts.ForwardModel}
+	vo := calibrate.Options{Parallelism: opts.Parallelism, OneWorkerPerRole: opts.OneWorkerPerRole, ForwardModel: opts.ForwardModel,
+		Systems: systems}
 	if opts.explainSet {
 		return explainRow(io.Out, rows, opts.Explain, vo, opts.Measured)
 	}
@@ -397,6 +397,9 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 				}
 			}
 		}
+	}
+	if slices.ContainsFunc(rep.Rows, func(r calibrate.RowResult) bool { return r.Skipped && r.Reason == calibrate.NoWorkerCounts }) {
+		fmt.Fprintln(w, "hint: --assume-one-worker-per-role simulates a disaggregated row without worker counts as one worker of each role")
 	}
 	if h := rep.Holdout; h != nil {
 		fmt.Fprintf(w, "\nLeft out by %s (each fitted on the other %ss only):\n", h.By, h.By)

@@ -10,6 +10,7 @@ import (
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/calibrate/aiperf"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // aiperfRunReport is one run's part of validate --aiperf's report.
@@ -32,7 +33,7 @@ type aiperfReport struct {
 	MAPE []aiperf.MAPE `json:"mape"`
 }
 
-func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions) error {
+func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions, systems *opdb.DB) error {
 	if opts.ConfigPath == "" {
 		return &usageError{fmt.Errorf("--aiperf needs -c CONFIG.yaml: the prediction config of the deployment the runs measured")}
 	}
@@ -72,7 +73,7 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions)
 		if err != nil {
 			return err
 		}
-		res, err := sim.Run(ctx, cfg, sim.Options{Workload: wl})
+		res, err := sim.Run(ctx, cfg, sim.Options{Workload: wl, Systems: systems})
 		if err != nil {
 			return err
 		}

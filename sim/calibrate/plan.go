@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -123,6 +124,12 @@ func normalize(s WorkerShape) WorkerShape {
 	return s
 }
 
+// NoWorkerCounts is the error text (and so the skip reason, RowResult.Reason) of a disaggregated
+// row that gives neither prefill_num_workers nor decode_num_workers while
+// Options.OneWorkerPerRole is off.
+const NoWorkerCounts = "disagg row needs prefill_num_workers and decode_num_workers, both empty " +
+	"(one worker of each role is a reading made only when asked for)"
+
 // PlanRow builds the simulation of row r: synthetic ISL/OSL requests under the row's
 // closed-loop concurrency, the row's model, GPU, precision and worker shape, `default` timing
 // and KV capacity, and the row's backend with its scheduler style and KV defaults (block size,
@@ -234,8 +241,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 			// concurrency (up to 16,384) and their TTFTs suggest many workers; scoring a guessed
 			// count would score a deployment that was not measured, so such a row is skipped
 			// unless the caller opts into the one-worker reading.
-			return nil, fmt.Errorf("disagg row needs prefill_num_workers and decode_num_workers, both empty " +
-				"(--assume-one-worker-per-role simulates one worker of each role)")
+			return nil, errors.New(NoWorkerCounts)
 		case ps.Workers == 0 && ds.Workers == 0:
 			// The one-worker reading (DisaggWorkersNote), asked for.
 			ps.Workers, ds.Workers = 1, 1
