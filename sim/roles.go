@@ -7,7 +7,9 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
+	"github.com/servesweep/servesweep/sim/planner"
 	"github.com/servesweep/servesweep/sim/router"
+	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
@@ -73,8 +75,13 @@ type role struct {
 	// onFirstToken and onDone are the role's reactions to a request's first token and to its
 	// completion, bound once so passes do not allocate closures.
 	onFirstToken, onDone func(int32)
-	// scale is the planner's state of this pool; nil when the planner is disabled.
-	scale *poolScaler
+	// spec and model are the role's config and timing model; build creates worker w's engines
+	// (the planner's workers not started yet have none).
+	spec  *config.WorkerRole
+	model timing.Model
+	build func(w int) error
+	// pool is the role's pool number in the planner (planner.Planner.AddPool), when it runs.
+	pool int
 }
 
 // newRole builds the workers of role name from its spec, over the request slice reqs; hold makes
@@ -100,8 +107,8 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	// Under the planner the role has a slot for every worker it may run; the first replicas
 	// start active.
 	workers := par.Replicas
-	if s.plan != nil {
-		workers = s.plan.poolCapacity(s.cfg, name, spec)
+	if planner.Enabled(s.cfg) {
+		workers = planner.Slots(s.cfg, name, spec)
 	}
 	p := &role{
 		name: name, reqs: reqs, ranks: par.AttentionData, blockSize: bs, blocks: s.wl.Blocks(bs, s.ctxLimit),
@@ -214,9 +221,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 			s.finished(ri)
 		}
 	}
-	if s.plan != nil {
-		s.plan.attach(s, p, spec, model, build, par.Replicas)
-	}
+	p.spec, p.model, p.build = spec, model, build
 	return p, nil
 }
 

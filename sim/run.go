@@ -194,7 +194,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 		budget = opt.passBudget
 	}
 	s := &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants, ref: opt.reference,
-		frontendMs: FrontendOverheadMs(cfg), plan: newPlanner(cfg), passStore: metrics.NewPassStore(budget)}
+		frontendMs: FrontendOverheadMs(cfg), passStore: metrics.NewPassStore(budget)}
 	defer s.passStore.Close() // on the error paths; closed and checked below once the summary is built
 	if err := dep.checkShapes(); err != nil {
 		return nil, err
@@ -225,6 +225,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	default:
 		return nil, &config.Error{File: cfg.File, Path: "engine.mode", Msg: fmt.Sprintf("%q is not supported yet", cfg.Engine.Mode)}
 	}
+	pl := s.newPlanner()
 	s.initRequests()
 	workers := len(s.decoding.workers)
 	if s.prefill != nil {
@@ -234,8 +235,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	if err := s.scheduleArrivals(); err != nil {
 		return nil, err
 	}
-	if s.plan != nil {
-		s.startPlanner()
+	if pl != nil {
+		pl.Start()
 	}
 	if err := s.loop(ctx); err != nil {
 		return nil, err
@@ -262,8 +263,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	}
 	in.SLA = SLA(cfg)
 	in.WarmupMs = cfg.Traffic.Load.Warmup() * 1000
-	if s.plan != nil {
-		s.plannerInput(in)
+	if pl != nil {
+		pl.Report(in)
 	}
 	in.UnchunkedPrefill = s.decoding.unchunkedBudget > 0
 	if cfg.Engine.Speculation != nil {
