@@ -422,148 +422,8 @@ func (s *Spec) ExpandLazy() (*Expansion, error) { return s.expand(false) }
 // expand is Expand (keep true: every point keeps its Config) or ExpandLazy.
 func (s *Spec) expand(keep bool) (*Expansion, error) {
 	x := &Expansion{Spec: s, GridPoints: s.Size(), Filtered: map[string]int{}, Examples: map[string]string{}}
-	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
-	combos := s.combos(mi, pi)
-	n, d := len(combos)/max(len(s.Domains), 1), len(s.Domains)
-	if d == 0 {
-		n = 1
-	}
-	// The points are built and decoded in parallel, each independent of the others; everything
-	// that depends on point order (indexes, duplicates, counts, examples) is done after, in order.
-	// points[i] is point i and verdicts[i] why it is filtered ("" reason: valid); the valid points
-	// are then moved to the front of points, which becomes x.Points (a million-point grid holds
-	// one array of points, not two).
-	type verdict struct {
-		reason, msg, full string
-	}
-	points := make([]Point, n)
-	verdicts := make([]verdict, n)
-	notes := map[string]bool{}
-	tmpl := s.newTemplates(combos, n)
-	if s.noTemplates {
-		tmpl = nil
-	}
-	var mu sync.Mutex
-	var next atomic.Int64
-	const chunk = 256
-	var wg sync.WaitGroup
-	var needsSystems atomic.Bool
-	for range min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// sim.Check reads only the engine section and the router's prefill-load model: points
-			// that share them (most of a grid: the load and router domains) share its verdict.
-			checked := map[string]error{}
-			mine := map[string]bool{}
-			check := func(cfg *config.Config, key []byte) error {
-				if key == nil {
-					data, err := json.Marshal(struct {
-						Engine    *config.Engine
-						LoadModel string
-					}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
-					if err != nil {
-						return sim.Check(cfg, s.Systems)
-					}
-					key = data
-				}
-				e, ok := checked[string(key)]
-				if !ok {
-					if len(checked) >= maxChecked {
-						clear(checked) // a grid of many engines: its memo would only grow
-					}
-					var ns []string
-					ns, e = sim.CheckNotes(cfg, s.Systems)
-					for _, n := range ns {
-						mine[n] = true
-					}
-					if errors.Is(e, sim.ErrNoSystems) {
-						needsSystems.Store(true)
-					}
-					checked[string(key)] = e
-				}
-				return e
-			}
-			var ts *templateState
-			if tmpl != nil {
-				ts = tmpl.newState()
-			}
-			pick := make([]*yaml.Node, d)
-			vi := make([]int, d)
-			ids := memoIDs()
-			for {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= n {
-					break
-				}
-				for i := lo; i < min(lo+chunk, n); i++ {
-					for k, j := range combos[i*d : i*d+d] {
-						pick[k], vi[k] = nil, int(j)
-						if j >= 0 {
-							pick[k] = s.Domains[k].Values[j]
-						}
-					}
-					p, v := &points[i], &verdicts[i]
-					if ts != nil {
-						*p, v.reason, v.msg, v.full = ts.point(combos[i*d:i*d+d], pick, vi, check, ids)
-					} else {
-						*p, v.reason, v.msg, v.full = s.point(pick, vi, mi, pi, check, ids)
-					}
-					if !keep {
-						p.Config = nil // decoded again by Materialize if the point runs
-					}
-				}
-			}
-			mu.Lock()
-			maps.Copy(notes, mine)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-
-	seen := make(map[string]bool, n)
-	valid := points[:0]
-	tally := newValueTally(s.Domains)
-	pick := make([]*yaml.Node, d)
-	vi := make([]int, d)
-	for index := range points {
-		b := &verdicts[index]
-		p, reason, msg, full := points[index], b.reason, b.msg, b.full
-		*b, points[index] = verdict{}, Point{}
-		for k, j := range p.picks {
-			pick[k], vi[k] = nil, int(j)
-			if j >= 0 {
-				pick[k] = s.Domains[k].Values[j]
-			}
-		}
-		tally.add(pick, vi, reason, func() string { return "point " + p.Label() + ": " + msg })
-		if full != "" && !x.sameErrorDiffers {
-			if x.sameError == "" {
-				x.sameError = full
-			} else if full != x.sameError {
-				x.sameError, x.sameErrorDiffers = "", true
-			}
-		}
-		if full != "" && len(x.Errors) < maxErrors {
-			x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(full, "\n", "\n    "))
-		}
-		p.Index = index
-		if reason == "" && seen[p.ID] {
-			reason, msg = FilteredDuplicate, "same concrete config as an earlier point ("+p.ID+")"
-		}
-		if reason != "" {
-			x.Filtered[reason]++
-			if x.Examples[reason] == "" {
-				x.Examples[reason] = "point " + p.Label() + ": " + msg
-			}
-			continue
-		}
-		seen[p.ID] = true
-		valid = append(valid, p) // at or before index
-	}
-	if len(valid) < cap(valid)/2 {
-		valid = slices.Clone(valid) // most points were filtered: free the array
-	}
+	points, verdicts, notes, needsSystems := s.buildPoints(keep)
+	valid, tally := x.sift(points, verdicts)
 	x.Valid = len(valid)
 	if len(valid) == 0 {
 		return nil, s.noValidPoint(x)
@@ -612,12 +472,175 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 		}
 	}
 	markEquivalents(x.Points)
-	x.NeedsSystems = needsSystems.Load()
+	x.NeedsSystems = needsSystems
 	for n := range notes {
 		x.TimingNotes = append(x.TimingNotes, n)
 	}
 	slices.Sort(x.TimingNotes)
 	return x, nil
+}
+
+// verdict says why a grid point is filtered: reason ("" for a valid point), msg, and the full
+// error text of an invalid config ("" otherwise).
+type verdict struct {
+	reason, msg, full string
+}
+
+// buildPoints builds and decodes every grid point, in parallel, each independent of the others:
+// points[i] is point i (its Config dropped unless keep) and verdicts[i] why it is filtered. It
+// also returns the timing notes of the points' checks (sim.CheckNotes) and whether a point
+// needs a performance database that is not configured (sim.ErrNoSystems).
+func (s *Spec) buildPoints(keep bool) (points []Point, verdicts []verdict, notes map[string]bool, needsSystems bool) {
+	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
+	combos := s.combos(mi, pi)
+	n, d := len(combos)/max(len(s.Domains), 1), len(s.Domains)
+	if d == 0 {
+		n = 1
+	}
+	points = make([]Point, n)
+	verdicts = make([]verdict, n)
+	notes = map[string]bool{}
+	tmpl := s.newTemplates(combos, n)
+	if s.noTemplates {
+		tmpl = nil
+	}
+	var mu sync.Mutex
+	var next atomic.Int64
+	const chunk = 256
+	var wg sync.WaitGroup
+	var noSystems atomic.Bool
+	for range min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := map[string]bool{}
+			check := s.checker(mine, &noSystems)
+			var ts *templateState
+			if tmpl != nil {
+				ts = tmpl.newState()
+			}
+			pick := make([]*yaml.Node, d)
+			vi := make([]int, d)
+			ids := memoIDs()
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= n {
+					break
+				}
+				for i := lo; i < min(lo+chunk, n); i++ {
+					for k, j := range combos[i*d : i*d+d] {
+						pick[k], vi[k] = nil, int(j)
+						if j >= 0 {
+							pick[k] = s.Domains[k].Values[j]
+						}
+					}
+					p, v := &points[i], &verdicts[i]
+					if ts != nil {
+						*p, v.reason, v.msg, v.full = ts.point(combos[i*d:i*d+d], pick, vi, check, ids)
+					} else {
+						*p, v.reason, v.msg, v.full = s.point(pick, vi, mi, pi, check, ids)
+					}
+					if !keep {
+						p.Config = nil // decoded again by Materialize if the point runs
+					}
+				}
+			}
+			mu.Lock()
+			maps.Copy(notes, mine)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return points, verdicts, notes, noSystems.Load()
+}
+
+// checker returns one worker's sim.CheckNotes of a point's config, memoized: sim.Check reads
+// only the engine section and the router's prefill-load model, so points that share them (most
+// of a grid: the load and router domains) share its verdict. It adds the checks' timing notes to
+// notes and sets noSystems when a check needs a performance database that is not configured.
+func (s *Spec) checker(notes map[string]bool, noSystems *atomic.Bool) checkFunc {
+	checked := map[string]error{}
+	return func(cfg *config.Config, key []byte) error {
+		if key == nil {
+			data, err := json.Marshal(struct {
+				Engine    *config.Engine
+				LoadModel string
+			}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
+			if err != nil {
+				return sim.Check(cfg, s.Systems)
+			}
+			key = data
+		}
+		e, ok := checked[string(key)]
+		if !ok {
+			if len(checked) >= maxChecked {
+				clear(checked) // a grid of many engines: its memo would only grow
+			}
+			var ns []string
+			ns, e = sim.CheckNotes(cfg, s.Systems)
+			for _, n := range ns {
+				notes[n] = true
+			}
+			if errors.Is(e, sim.ErrNoSystems) {
+				noSystems.Store(true)
+			}
+			checked[string(key)] = e
+		}
+		return e
+	}
+}
+
+// sift goes through the built points in order: it numbers them, filters the duplicates, counts
+// the filtered points by reason (Expansion.Filtered, Examples, Errors) and tallies each domain
+// value's points. It returns the valid points, moved to the front of points (a million-point
+// grid holds one array of points, not two), and the tally.
+func (x *Expansion) sift(points []Point, verdicts []verdict) ([]Point, *valueTally) {
+	s := x.Spec
+	d := len(s.Domains)
+	seen := make(map[string]bool, len(points))
+	valid := points[:0]
+	tally := newValueTally(s.Domains)
+	pick := make([]*yaml.Node, d)
+	vi := make([]int, d)
+	for index := range points {
+		b := &verdicts[index]
+		p, reason, msg, full := points[index], b.reason, b.msg, b.full
+		*b, points[index] = verdict{}, Point{}
+		for k, j := range p.picks {
+			pick[k], vi[k] = nil, int(j)
+			if j >= 0 {
+				pick[k] = s.Domains[k].Values[j]
+			}
+		}
+		tally.add(pick, vi, reason, func() string { return "point " + p.Label() + ": " + msg })
+		if full != "" && !x.sameErrorDiffers {
+			if x.sameError == "" {
+				x.sameError = full
+			} else if full != x.sameError {
+				x.sameError, x.sameErrorDiffers = "", true
+			}
+		}
+		if full != "" && len(x.Errors) < maxErrors {
+			x.Errors = append(x.Errors, "point #"+strconv.Itoa(index)+" "+p.Label()+":\n    "+strings.ReplaceAll(full, "\n", "\n    "))
+		}
+		p.Index = index
+		if reason == "" && seen[p.ID] {
+			reason, msg = FilteredDuplicate, "same concrete config as an earlier point ("+p.ID+")"
+		}
+		if reason != "" {
+			x.Filtered[reason]++
+			if x.Examples[reason] == "" {
+				x.Examples[reason] = "point " + p.Label() + ": " + msg
+			}
+			continue
+		}
+		seen[p.ID] = true
+		valid = append(valid, p) // at or before index
+	}
+	if len(valid) < cap(valid)/2 {
+		valid = slices.Clone(valid) // most points were filtered: free the array
+	}
+	return valid, tally
 }
 
 // point builds the point of one combination of values (pick[i] is nil for a domain that does
