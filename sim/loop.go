@@ -367,22 +367,31 @@ func (s *runState) loop(ctx context.Context) error {
 			}
 			ticks = ticks[:0]
 		}
-		for _, p := range []*role{s.prefill, s.decoding} {
-			if p == nil {
-				continue
-			}
-			for i := range p.dirty {
-				for p.dirty[i] != 0 {
-					b := bits.TrailingZeros64(p.dirty[i])
-					p.dirty[i] &^= 1 << b
-					if err := s.startPass(p, i*64+b); err != nil {
-						return err
-					}
-				}
-			}
+		if err := s.startPasses(); err != nil {
+			return err
 		}
 		if s.plan != nil {
 			s.plan.EndStep(t)
+		}
+	}
+	return nil
+}
+
+// startPasses starts a pass on every idle worker that may have work (role.dirty), prefill
+// role first, workers in order.
+func (s *runState) startPasses() error {
+	for _, p := range []*role{s.prefill, s.decoding} {
+		if p == nil {
+			continue
+		}
+		for i := range p.dirty {
+			for p.dirty[i] != 0 {
+				b := bits.TrailingZeros64(p.dirty[i])
+				p.dirty[i] &^= 1 << b
+				if err := s.startPass(p, i*64+b); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

@@ -118,45 +118,9 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	slots := workers * par.AttentionData
 	p.pending = make([][]kvEvent, slots)
 	p.waitingReserve = make([][]int32, slots)
-	knobs := s.cfg.Router.Knobs()
-	opt := router.Options{
-		Policy: s.cfg.Router.Policy, Workers: workers, Ranks: par.AttentionData, BlockSize: bs,
-		OverlapScoreCredit: knobs.OverlapScoreCredit, PrefillLoadScale: knobs.PrefillLoadScale,
-		Temperature: knobs.Temperature, Seed: RouterSeed, Requests: len(reqs), DenseKeys: p.blocks.Distinct,
-		RingSlots: engine.RingSlotsPerBlock * blocks,
-	}
-	if s.ref.hashAllKeys {
-		opt.DenseKeys = 0
-	}
-	if s.ref.ringAllKeys {
-		opt.DenseKeys, opt.RingSlots = router.MaxDenseKeys+1, 8
-	}
-	if opt.Policy == "" {
-		opt.Policy = config.PolicyRoundRobin
-	}
-	// Only load-aware policies track load; round_robin and random place blindly.
-	loadAware := opt.Policy == config.PolicyKVRouter || opt.Policy == config.PolicyLeastLoaded
-	switch name {
-	case config.RoleAggregated:
-		opt.UseOverlap = opt.Policy == config.PolicyKVRouter
-		opt.TrackPrefill, opt.TrackDecode, opt.AssumeReuse = loadAware, loadAware, true
-	case config.RolePrefill:
-		// The prefill router tracks prompt load and overlap but not decode blocks.
-		opt.UseOverlap, opt.TrackPrefill = opt.Policy == config.PolicyKVRouter, loadAware
-	case config.RoleDecode:
-		// The decode router is overlap-blind and counts every request's blocks (no reuse assumed).
-		opt.TrackDecode = loadAware
-	}
-	if opt.Policy == config.PolicyKVRouter && opt.TrackPrefill {
-		if opt.PrefillMs, err = s.dep.prefillLoadMs(name, spec); err != nil {
-			return nil, err
-		}
-		if opt.PrefillMs != nil {
-			opt.Now = func() float64 { return s.nowMs }
-		}
-	}
-	if p.router, err = router.New(opt); err != nil {
-		return nil, &config.Error{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
+	opt, err := s.newRouter(p, name, spec, workers, blocks)
+	if err != nil {
+		return nil, err
 	}
 	style, noEvict, sg := schedulerStyle(s.cfg.Engine.Backend, spec)
 	var speculation *engine.Speculation
@@ -223,6 +187,55 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	}
 	p.spec, p.model, p.build = spec, model, build
 	return p, nil
+}
+
+// newRouter builds role p's router (p.router) over its workers (KV pools of blocks blocks): the policy, its knobs
+// and what it tracks for a role of that name (overlap, prefill load, decode blocks), and the
+// aic prefill-load predictor. It returns the router's options.
+func (s *runState) newRouter(p *role, name config.Role, spec *config.WorkerRole, workers, blocks int) (router.Options, error) {
+	par := spec.Parallelism
+	var err error
+	knobs := s.cfg.Router.Knobs()
+	opt := router.Options{
+		Policy: s.cfg.Router.Policy, Workers: workers, Ranks: par.AttentionData, BlockSize: p.blockSize,
+		OverlapScoreCredit: knobs.OverlapScoreCredit, PrefillLoadScale: knobs.PrefillLoadScale,
+		Temperature: knobs.Temperature, Seed: RouterSeed, Requests: len(p.reqs), DenseKeys: p.blocks.Distinct,
+		RingSlots: engine.RingSlotsPerBlock * blocks,
+	}
+	if s.ref.hashAllKeys {
+		opt.DenseKeys = 0
+	}
+	if s.ref.ringAllKeys {
+		opt.DenseKeys, opt.RingSlots = router.MaxDenseKeys+1, 8
+	}
+	if opt.Policy == "" {
+		opt.Policy = config.PolicyRoundRobin
+	}
+	// Only load-aware policies track load; round_robin and random place blindly.
+	loadAware := opt.Policy == config.PolicyKVRouter || opt.Policy == config.PolicyLeastLoaded
+	switch name {
+	case config.RoleAggregated:
+		opt.UseOverlap = opt.Policy == config.PolicyKVRouter
+		opt.TrackPrefill, opt.TrackDecode, opt.AssumeReuse = loadAware, loadAware, true
+	case config.RolePrefill:
+		// The prefill router tracks prompt load and overlap but not decode blocks.
+		opt.UseOverlap, opt.TrackPrefill = opt.Policy == config.PolicyKVRouter, loadAware
+	case config.RoleDecode:
+		// The decode router is overlap-blind and counts every request's blocks (no reuse assumed).
+		opt.TrackDecode = loadAware
+	}
+	if opt.Policy == config.PolicyKVRouter && opt.TrackPrefill {
+		if opt.PrefillMs, err = s.dep.prefillLoadMs(name, spec); err != nil {
+			return opt, err
+		}
+		if opt.PrefillMs != nil {
+			opt.Now = func() float64 { return s.nowMs }
+		}
+	}
+	if p.router, err = router.New(opt); err != nil {
+		return opt, &config.Error{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
+	}
+	return opt, nil
 }
 
 func (p *role) passLogs() []*metrics.PassLog {

@@ -10,6 +10,7 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
+	"github.com/servesweep/servesweep/sim/planner"
 	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/servesweep/servesweep/sim/traffic"
@@ -173,57 +174,16 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 			return nil, err
 		}
 	}
-	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency(), db: opt.Systems, autoForwardModel: opt.reference.autoForwardModel}
-	if opt.Efficiency != nil {
-		dep.eff, dep.effGiven = *opt.Efficiency, true
-	}
-	ctxLimit := cfg.Engine.ContextLength
-	if ctxLimit == 0 && cfg.Engine.Backend != config.BackendVLLM {
-		// "max" on SGLang and TensorRT-LLM runs without a limit (dynosim-spec.md §3.2.6).
-		ctxLimit = math.MaxInt32
-	}
-	if ctxLimit == 0 {
-		m, err := dep.modelFor(`engine.context_length "max" (or set a number of tokens)`)
-		if err != nil {
-			return nil, err
-		}
-		ctxLimit = m.MaxContext
-	}
-	budget := metrics.PassMemoryBudget
-	if opt.passBudget > 0 {
-		budget = opt.passBudget
-	}
-	s := &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants, ref: opt.reference,
-		frontendMs: FrontendOverheadMs(cfg), passStore: metrics.NewPassStore(budget)}
-	defer s.passStore.Close() // on the error paths; closed and checked below once the summary is built
-	if err := dep.checkShapes(); err != nil {
+	s, err := newRunState(cfg, opt, wl)
+	if err != nil {
 		return nil, err
 	}
-	n := len(wl.Requests)
-	s.reqs = takeRequests(n)
-	s.overlap = make([]int32, n)
-	w := &cfg.Engine.Workers
-	var err error
-	switch cfg.Engine.Mode {
-	case config.ModeAggregated:
-		if s.decoding, err = s.newRole(config.RoleAggregated, w.Aggregated, s.reqs, false); err != nil {
-			return nil, err
-		}
-	case config.ModeDisaggregated:
-		s.disagg = true
-		s.reqsP = takeRequests(n)
-		s.handoffs = make([]Handoff, n)
-		if s.prefill, err = s.newRole(config.RolePrefill, w.Prefill, s.reqsP, true); err != nil {
-			return nil, err
-		}
-		if s.decoding, err = s.newRole(config.RoleDecode, w.Decode, s.reqs, false); err != nil {
-			return nil, err
-		}
-		if err := s.setupTransfer(); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, &config.Error{File: cfg.File, Path: "engine.mode", Msg: fmt.Sprintf("%q is not supported yet", cfg.Engine.Mode)}
+	defer s.passStore.Close() // on the error paths; closed and checked below once the summary is built
+	if err := s.dep.checkShapes(); err != nil {
+		return nil, err
+	}
+	if err := s.buildRoles(); err != nil {
+		return nil, err
 	}
 	pl := s.newPlanner()
 	s.initRequests()
@@ -244,7 +204,96 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	for p := range s.roles() {
 		p.syncEngines()
 	}
+	in := s.metricsInput(pl)
+	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
+	sum, err := metrics.Build(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.passStore.Close(); err != nil {
+		return nil, err
+	}
+	for p := range s.roles() {
+		for _, wk := range p.workers {
+			wk.passes.Release() // the summary is built: later runs reuse the chunks
+		}
+	}
+	res := &Result{Summary: sum, Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
+		FrontendOverheadMs: s.frontendMs, TimingProvider: s.dep.providerName(), TimingNotes: s.dep.notes, prefillRequests: s.reqsP,
+		passChunksSpilled: s.passStore.SpilledChunks()}
+	for p := range s.roles() {
+		res.steadyPasses += p.steadyPasses()
+		res.LeakedBlocks += p.leakedBlocks()
+	}
+	return res, nil
+}
 
+// newRunState returns the state of a run of cfg over workload wl: its deployment (timing
+// factors and performance database from opt), context limit and pass-log store. Errors: a
+// "max" context length of an unknown model.
+func newRunState(cfg *config.Config, opt Options, wl *traffic.Workload) (*runState, error) {
+	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency(), db: opt.Systems, autoForwardModel: opt.reference.autoForwardModel}
+	if opt.Efficiency != nil {
+		dep.eff, dep.effGiven = *opt.Efficiency, true
+	}
+	ctxLimit := cfg.Engine.ContextLength
+	if ctxLimit == 0 && cfg.Engine.Backend != config.BackendVLLM {
+		// "max" on SGLang and TensorRT-LLM runs without a limit (dynosim-spec.md §3.2.6).
+		ctxLimit = math.MaxInt32
+	}
+	if ctxLimit == 0 {
+		m, err := dep.modelFor(`engine.context_length "max" (or set a number of tokens)`)
+		if err != nil {
+			return nil, err
+		}
+		ctxLimit = m.MaxContext
+	}
+	budget := metrics.PassMemoryBudget
+	if opt.passBudget > 0 {
+		budget = opt.passBudget
+	}
+	return &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants, ref: opt.reference,
+		frontendMs: FrontendOverheadMs(cfg), passStore: metrics.NewPassStore(budget)}, nil
+}
+
+// buildRoles builds the run's worker roles (aggregated, or prefill and decode with the KV
+// transfer between them) over fresh request arrays.
+func (s *runState) buildRoles() error {
+	cfg := s.cfg
+	n := len(s.wl.Requests)
+	s.reqs = takeRequests(n)
+	s.overlap = make([]int32, n)
+	w := &cfg.Engine.Workers
+	var err error
+	switch cfg.Engine.Mode {
+	case config.ModeAggregated:
+		if s.decoding, err = s.newRole(config.RoleAggregated, w.Aggregated, s.reqs, false); err != nil {
+			return err
+		}
+	case config.ModeDisaggregated:
+		s.disagg = true
+		s.reqsP = takeRequests(n)
+		s.handoffs = make([]Handoff, n)
+		if s.prefill, err = s.newRole(config.RolePrefill, w.Prefill, s.reqsP, true); err != nil {
+			return err
+		}
+		if s.decoding, err = s.newRole(config.RoleDecode, w.Decode, s.reqs, false); err != nil {
+			return err
+		}
+		if err := s.setupTransfer(); err != nil {
+			return err
+		}
+	default:
+		return &config.Error{File: cfg.File, Path: "engine.mode", Msg: fmt.Sprintf("%q is not supported yet", cfg.Engine.Mode)}
+	}
+	return nil
+}
+
+// metricsInput gathers what the run's summary is built from: the requests, the pass logs, the
+// workers, the SLA and warm-up, the planner's timelines (pl, nil without one) and the
+// speculation statistics.
+func (s *runState) metricsInput(pl *planner.Planner) *metrics.Input {
+	cfg, wl := s.cfg, s.wl
 	in := &metrics.Input{
 		Requests:            s.reqs,
 		PassLogs:            s.decoding.passLogs(),
@@ -275,27 +324,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 			}
 		}
 	}
-	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
-	sum, err := metrics.Build(in)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.passStore.Close(); err != nil {
-		return nil, err
-	}
-	for p := range s.roles() {
-		for _, wk := range p.workers {
-			wk.passes.Release() // the summary is built: later runs reuse the chunks
-		}
-	}
-	res := &Result{Summary: sum, Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
-		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName(), TimingNotes: dep.notes, prefillRequests: s.reqsP,
-		passChunksSpilled: s.passStore.SpilledChunks()}
-	for p := range s.roles() {
-		res.steadyPasses += p.steadyPasses()
-		res.LeakedBlocks += p.leakedBlocks()
-	}
-	return res, nil
+	return in
 }
 
 // Cause is a constant error: the cause (errors.Is) a *config.Error wraps when a caller may
