@@ -689,28 +689,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	var b bytes.Buffer
 	s := a.Settings
 	b.WriteString("# servesweep sweep report\n\n")
-	if m != nil && m.Defaulted {
-		// No manifest was found (servesweep report on a bare results.parquet).
-		fmt.Fprintf(&b, "Target `%s` · settings: the defaults and the flags given (no %s beside the results)\n\n", s.Target, ManifestFile)
-	} else if m != nil {
-		fmt.Fprintf(&b, "Spec: `%s` · optimizer `%s` · target `%s`\n\n", m.Spec, m.Algorithm, s.Target)
-		c := m.Counts
-		fmt.Fprintf(&b, "Grid: %d points before filtering, %d valid", c.GridPoints, c.ValidPoints)
-		if len(c.Filtered) > 0 {
-			fmt.Fprintf(&b, " (filtered: %s)", CountList(c.Filtered))
-		}
-		fmt.Fprintf(&b, ", %d selected.\n\n", c.SelectedPoints)
-		if c.Interrupted {
-			fmt.Fprintf(&b, "**Partial results:** the sweep was interrupted; %d of %d selected points are finished. "+
-				"Rerun the same command with the same --output-dir to finish it.\n\n", len(rows), c.SelectedPoints)
-		}
-		if m.Merge != nil {
-			mergeMarkdown(&b, m.Merge, c.SelectedPoints)
-		}
-		filteredMarkdown(&b, m)
-	} else {
-		fmt.Fprintf(&b, "Target `%s`\n\n", s.Target)
-	}
+	manifestMarkdown(&b, rows, m, s.Target)
 	n := CountStatuses(rows)
 	infeasible := ""
 	if n.Infeasible > 0 {
@@ -726,25 +705,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		fmt.Fprintf(&b, "\n%s\n", sla)
 	}
 	capacityMarkdown(&b, rows, m)
-	var cons []string
-	if s.MinGPUs > 0 {
-		cons = append(cons, fmt.Sprintf("min %d GPUs", s.MinGPUs))
-	}
-	if s.MaxGPUs > 0 {
-		cons = append(cons, fmt.Sprintf("max %d GPUs", s.MaxGPUs))
-	}
-	if s.StrictSLA || s.Target == optimization.TargetMinGPUs {
-		cons = append(cons, "strict SLA (mean TTFT, mean TPOT, mean E2E within evaluation.sla)")
-	}
-	if s.MaxCostUSDPerHour > 0 {
-		cons = append(cons, fmt.Sprintf("at most %g USD per hour", s.MaxCostUSDPerHour))
-	}
-	if s.MaxUSDPerMillionOutputTokens > 0 {
-		cons = append(cons, fmt.Sprintf("at most %g USD per million output tokens", s.MaxUSDPerMillionOutputTokens))
-	}
-	if s.MaxRejectedRatio > 0 {
-		cons = append(cons, fmt.Sprintf("degraded points with at most %g of their requests rejected", s.MaxRejectedRatio))
-	}
+	cons := constraints(s)
 	if len(cons) > 0 {
 		fmt.Fprintf(&b, "Constraints: %s.\n", strings.Join(cons, ", "))
 	}
@@ -831,6 +792,58 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	b.WriteString("Grey: candidates; red: the Pareto front. Every row, including failed points, is in " +
 		"`results.parquet` (query it with DuckDB: `SELECT * FROM 'results.parquet'`).\n")
 	return b.Bytes()
+}
+
+// constraints lists the candidate filters of s in words, for report.md's Constraints line.
+func constraints(s optimization.Settings) []string {
+	var cons []string
+	if s.MinGPUs > 0 {
+		cons = append(cons, fmt.Sprintf("min %d GPUs", s.MinGPUs))
+	}
+	if s.MaxGPUs > 0 {
+		cons = append(cons, fmt.Sprintf("max %d GPUs", s.MaxGPUs))
+	}
+	if s.StrictSLA || s.Target == optimization.TargetMinGPUs {
+		cons = append(cons, "strict SLA (mean TTFT, mean TPOT, mean E2E within evaluation.sla)")
+	}
+	if s.MaxCostUSDPerHour > 0 {
+		cons = append(cons, fmt.Sprintf("at most %g USD per hour", s.MaxCostUSDPerHour))
+	}
+	if s.MaxUSDPerMillionOutputTokens > 0 {
+		cons = append(cons, fmt.Sprintf("at most %g USD per million output tokens", s.MaxUSDPerMillionOutputTokens))
+	}
+	if s.MaxRejectedRatio > 0 {
+		cons = append(cons, fmt.Sprintf("degraded points with at most %g of their requests rejected", s.MaxRejectedRatio))
+	}
+	return cons
+}
+
+// manifestMarkdown writes report.md's lines about the sweep that produced rows: its spec,
+// optimizer and target, its grid, whether it was interrupted, its merge and its filtered points
+// (from m; the target alone without a manifest).
+func manifestMarkdown(b *bytes.Buffer, rows []Row, m *Manifest, target string) {
+	if m != nil && m.Defaulted {
+		// No manifest was found (servesweep report on a bare results.parquet).
+		fmt.Fprintf(b, "Target `%s` · settings: the defaults and the flags given (no %s beside the results)\n\n", target, ManifestFile)
+	} else if m != nil {
+		fmt.Fprintf(b, "Spec: `%s` · optimizer `%s` · target `%s`\n\n", m.Spec, m.Algorithm, target)
+		c := m.Counts
+		fmt.Fprintf(b, "Grid: %d points before filtering, %d valid", c.GridPoints, c.ValidPoints)
+		if len(c.Filtered) > 0 {
+			fmt.Fprintf(b, " (filtered: %s)", CountList(c.Filtered))
+		}
+		fmt.Fprintf(b, ", %d selected.\n\n", c.SelectedPoints)
+		if c.Interrupted {
+			fmt.Fprintf(b, "**Partial results:** the sweep was interrupted; %d of %d selected points are finished. "+
+				"Rerun the same command with the same --output-dir to finish it.\n\n", len(rows), c.SelectedPoints)
+		}
+		if m.Merge != nil {
+			mergeMarkdown(b, m.Merge, c.SelectedPoints)
+		}
+		filteredMarkdown(b, m)
+	} else {
+		fmt.Fprintf(b, "Target `%s`\n\n", target)
+	}
 }
 
 // maxEmptyValueLines bounds the list of domain values without a valid point in report.md.
