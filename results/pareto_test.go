@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/servesweep/servesweep/sim/optimization"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -412,5 +413,28 @@ func TestAnalyzeComparesAtObjectiveDigits(t *testing.T) {
 		if got := atObjectiveDigits(c.in); got != c.want || math.Signbit(got) != math.Signbit(c.want) {
 			t.Errorf("atObjectiveDigits(%v) = %v, want %v", c.in, got, c.want)
 		}
+	}
+}
+
+// Overrides replace exactly the settings they set and keep the others; the default manifest is
+// target pareto over the default objectives.
+func TestOverridesApply(t *testing.T) {
+	base := optimization.Settings{Target: optimization.TargetThroughput, Objectives: optimization.DefaultObjectives(), MinGPUs: 2,
+		MaxGPUs: 16, StrictSLA: true, MaxRejectedRatio: 0.1}
+	s := base
+	Overrides{}.Apply(&s)
+	if !reflect.DeepEqual(s, base) {
+		t.Errorf("empty overrides changed %+v to %+v", base, s)
+	}
+	target, strict, maxGPUs, ratio := optimization.TargetMinGPUs, false, 8, 0.0
+	objs := []optimization.Objective{{Metric: "gpus", Direction: optimization.Minimize}}
+	Overrides{Objectives: objs, Target: &target, StrictSLA: &strict, MaxGPUs: &maxGPUs, MaxRejectedRatio: &ratio}.Apply(&s)
+	want := optimization.Settings{Target: optimization.TargetMinGPUs, Objectives: objs, MinGPUs: 2, MaxGPUs: 8}
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("overrides gave %+v, want %+v", s, want)
+	}
+	if m := DefaultManifest(); !m.Defaulted || m.Settings.Target != optimization.TargetPareto ||
+		!reflect.DeepEqual(m.Settings.Objectives, optimization.DefaultObjectives()) {
+		t.Errorf("DefaultManifest = %+v", m)
 	}
 }

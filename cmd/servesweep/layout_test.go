@@ -19,8 +19,9 @@ import (
 )
 
 // The tests of this file keep the module's shape: which top-level folders exist, which package
-// may import which, and what no non-test file holds (exported package-level variables). They
-// read the module from ../.. (the repository root).
+// may import which, and what no non-test file holds (exported package-level variables, functions
+// longer than maxFuncLines, commands' run functions longer than maxRunLines). They read the
+// module from ../.. (the repository root).
 
 const modulePath = "github.com/servesweep/servesweep"
 
@@ -306,6 +307,70 @@ func TestNoExportedVars(t *testing.T) {
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		for _, v := range exportedVars(fset, files[p]) {
 			t.Errorf("%s: exported package-level variable %s", p, v)
+		}
+	}
+}
+
+// maxFuncLines bounds a function of a non-test file, in lines from its func keyword to its
+// closing brace (its doc comment aside): a longer one hides its seams. maxRunLines bounds a
+// command's run function in this package (runSweep, runReport, ...): a command parses, calls a
+// library function and renders.
+const (
+	maxFuncLines = 120
+	maxRunLines  = 60
+)
+
+// funcLengths returns the functions of f (declarations, methods included, named by receiver
+// type and name) with their lengths in lines, from the func keyword to the closing brace.
+func funcLengths(fset *token.FileSet, f *ast.File) map[string]int {
+	out := map[string]int{}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		name := fd.Name.Name
+		if fd.Recv != nil && len(fd.Recv.List) == 1 {
+			t := fd.Recv.List[0].Type
+			if st, ok := t.(*ast.StarExpr); ok {
+				t = st.X
+			}
+			if id, ok := t.(*ast.Ident); ok {
+				name = id.Name + "." + name
+			}
+		}
+		out[name] = fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
+	}
+	return out
+}
+
+// TestFuncLengthsMeasured holds funcLengths to a file of hand-counted functions.
+func TestFuncLengthsMeasured(t *testing.T) {
+	const src = "package p\n\n// F is one line.\nfunc F() {}\n\ntype T struct{}\n\nfunc (t *T) M() int {\n\tx := 1\n\treturn x\n}\n"
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := funcLengths(fset, f), map[string]int{"F": 1, "T.M": 4}; !maps.Equal(got, want) {
+		t.Errorf("funcLengths = %v, want %v", got, want)
+	}
+}
+
+// TestFunctionLengths: no function of a non-test file is longer than maxFuncLines, and no run
+// function of the commands longer than maxRunLines.
+func TestFunctionLengths(t *testing.T) {
+	fset, files := moduleFiles(t)
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		lengths := funcLengths(fset, files[p])
+		for _, name := range slices.Sorted(maps.Keys(lengths)) {
+			n := lengths[name]
+			if n > maxFuncLines {
+				t.Errorf("%s: %s is %d lines, more than %d; split it along its seams", p, name, n, maxFuncLines)
+			}
+			if path.Dir(p) == "cmd/servesweep" && strings.HasPrefix(name, "run") && n > maxRunLines {
+				t.Errorf("%s: %s is %d lines, more than %d: a command's run function parses, calls a library and renders", p, name, n, maxRunLines)
+			}
 		}
 	}
 }

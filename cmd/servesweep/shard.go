@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -132,76 +133,29 @@ func resolveShard(opts *sweepOptions, getenv func(string) (string, bool)) (*shar
 // (<output-dir>/journals/part-IIIII-of-NNNNN.jsonl), so shards can share the output directory;
 // under a capacity search also its probes (<output-dir>/probes/probes-IIIII-of-NNNNN.parquet).
 func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Expansion, sh *shardChoice, run sweep.Options) error {
-	points := x.ShardPoints(sh.Shard)
-	if err := x.Materialize(points); err != nil {
-		return err
-	}
 	hash := x.SpecHash()
 	jsonOut := opts.Format == formatJSON
 	if !jsonOut {
 		fmt.Fprintf(io.Out, "servesweep sweep: shard %s (from %s): %d of %d selected points of %s (spec hash %s)\n",
-			sh.Shard, sh.Source, len(points), len(x.Points), x.Spec.File, hash)
+			sh.Shard, sh.Source, len(x.ShardPoints(sh.Shard)), len(x.Points), x.Spec.File, hash)
 	}
-	name := results.PartName(sh.Index, sh.Count)
-	partPath := filepath.Join(opts.OutputDir, results.PartsDir, name)
-	probesPath := filepath.Join(opts.OutputDir, results.ProbesDir, results.ProbesPartName(sh.Index, sh.Count))
-	run.JournalPath = filepath.Join(opts.OutputDir, results.JournalsDir, results.PartJournalName(sh.Index, sh.Count))
-	if err := prepareShardDir(opts.OutputDir, []string{partPath, probesPath, run.JournalPath, run.JournalPath + results.SpecSuffix}, opts.Overwrite); err != nil {
-		return err
-	}
-	if err := results.ClaimJournalSpec(run.JournalPath, hash); err != nil {
-		return specErr(err, "rerun the shard with the spec and --set overrides it was started with, or pass --overwrite to start it over")
-	}
-	if err := checkShardCount(opts.OutputDir, sh.Shard); err != nil {
-		return err
-	}
-	if err := checkSharedParts(opts.OutputDir, partPath, hash); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(partPath), 0o755); err != nil {
+	files := sweep.FilesOfShard(opts.OutputDir, sh.Shard)
+	if err := checkShardDir(opts, sh.Shard, files, hash); err != nil {
 		return err
 	}
 	start := time.Now()
-	out, err := sweep.Run(ctx, points, run)
+	so, err := sweep.RunShard(ctx, x, sh.Shard, files, run, examplePrices(opts, x.Spec))
 	if err != nil {
 		return lockedErr(err, fmt.Sprintf("shard %s of --output-dir %s", sh.Shard, opts.OutputDir))
 	}
-	elapsed := time.Since(start)
-	have := make(map[string]bool, len(out.Rows))
-	for _, r := range out.Rows {
-		have[r.PointID] = true
-	}
-	var missing []string
-	for _, p := range points {
-		if !have[p.ID] {
-			missing = append(missing, p.ID)
-		}
-	}
-	spec := x.Spec
-	meta := &results.PartMeta{SpecHash: hash, ShardIndex: sh.Index, ShardCount: sh.Count, ShardSizes: x.ShardSizes(sh.Count),
-		MissingPointIDs: missing,
-		Manifest: results.Manifest{Spec: spec.File, Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
-			CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(), ExamplePrices: examplePrices(opts, spec),
-			Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
-				Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
-				TimedOut: out.TimedOut, Interrupted: out.Interrupted},
-			FilteredExamples: x.Examples, EmptyValues: emptyValues(x.EmptyValues)}}
-	if err := results.WritePart(partPath, out.Rows, meta); err != nil {
-		return err
-	}
+	elapsed, out := time.Since(start), so.Outcome
 	shardProbes := ""
 	if run.Capacity != nil {
-		shardProbes = probesPath
-		if err := os.MkdirAll(filepath.Dir(probesPath), 0o755); err != nil {
-			return err
-		}
-		if err := results.WriteProbes(probesPath, out.Rows); err != nil {
-			return err
-		}
+		shardProbes = files.Probes
 	}
 	interrupted := func() error {
 		return &interruptedError{msg: fmt.Sprintf("interrupted: %d of %d points of shard %s finished and saved; to resume, rerun: %s",
-			len(out.Rows), len(points), sh.Shard, resumeCommand(opts, "--shard", sh.Shard.String()))}
+			len(out.Rows), len(so.Points), sh.Shard, resumeCommand(opts, "--shard", sh.Shard.String()))}
 	}
 	if jsonOut {
 		if msg := firstFailure(out.Rows); msg != "" {
@@ -210,21 +164,42 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 		if out.Interrupted {
 			return interrupted()
 		}
-		return printJSON(io.Out, shardSweepDoc{Counts: meta.Manifest.Counts, Settings: meta.Manifest.Settings,
-			Shard: *newShardDoc(sh, len(points), hash), Files: shardFilesDoc{Journal: run.JournalPath, Part: partPath, Probes: shardProbes}})
+		return printJSON(io.Out, shardSweepDoc{Counts: so.Meta.Manifest.Counts, Settings: so.Meta.Manifest.Settings,
+			Shard: *newShardDoc(sh, len(so.Points), hash), Files: shardFilesDoc{Journal: files.Journal, Part: files.Part, Probes: shardProbes}})
 	}
-	rate := 0.0
-	if s := elapsed.Seconds(); s > 0 {
-		rate = float64(out.Simulated) / s
-	}
-	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %s in %.1fs (%.1f points/s)\n",
-		out.Simulated, out.Resumed, statusCounts(out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut), elapsed.Seconds(), rate)
-	fmt.Fprintf(io.Out, "Saved part to: %s (journal: %s)\n", partPath, run.JournalPath)
+	printRunCounts(io.Out, out, elapsed)
+	fmt.Fprintf(io.Out, "Saved part to: %s (journal: %s)\n", files.Part, files.Journal)
 	if out.Interrupted {
 		return interrupted()
 	}
 	fmt.Fprintf(io.Out, "When all %d shards are done, merge them: servesweep merge --results %s\n", sh.Count, shellQuote(opts.OutputDir))
 	return nil
+}
+
+// checkShardDir readies the output directory for shard sh (prepareShardDir, --overwrite removing
+// the shard's own files), claims its journal for the spec hash, and refuses a directory whose
+// shards have another count or whose parts belong to another spec.
+func checkShardDir(opts *sweepOptions, sh grid.Shard, files sweep.ShardFiles, hash string) error {
+	if err := prepareShardDir(opts.OutputDir, []string{files.Part, files.Probes, files.Journal, files.Journal + results.SpecSuffix}, opts.Overwrite); err != nil {
+		return err
+	}
+	if err := results.ClaimJournalSpec(files.Journal, hash); err != nil {
+		return specErr(err, "rerun the shard with the spec and --set overrides it was started with, or pass --overwrite to start it over")
+	}
+	if err := checkShardCount(opts.OutputDir, sh); err != nil {
+		return err
+	}
+	return checkSharedParts(opts.OutputDir, files.Part, hash)
+}
+
+// printRunCounts prints a run's counts by status, its time and its rate in points per second.
+func printRunCounts(w io.Writer, out *sweep.Outcome, elapsed time.Duration) {
+	rate := 0.0
+	if s := elapsed.Seconds(); s > 0 {
+		rate = float64(out.Simulated) / s
+	}
+	fmt.Fprintf(w, "simulated %d, resumed %d: %s in %.1fs (%.1f points/s)\n",
+		out.Simulated, out.Resumed, statusCounts(out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut), elapsed.Seconds(), rate)
 }
 
 // checkShardCount refuses a shard whose count differs from the count of the parts or journals
@@ -320,16 +295,4 @@ func prepareShardDir(dir string, own []string, overwrite bool) error {
 		}
 	}
 	return nil
-}
-
-// emptyValues records the grid's values without a valid point as sweep.json lists them.
-func emptyValues(vs []grid.EmptyValue) []results.EmptyValue {
-	if len(vs) == 0 {
-		return nil
-	}
-	out := make([]results.EmptyValue, len(vs))
-	for i, v := range vs {
-		out[i] = results.EmptyValue(v)
-	}
-	return out
 }

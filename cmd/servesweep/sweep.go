@@ -17,6 +17,7 @@ import (
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/servesweep/servesweep/sweep"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -163,19 +164,8 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkFormat(opts.Format); err != nil {
+	if err := checkSweepFlags(opts); err != nil {
 		return err
-	}
-	if opts.Show < 0 {
-		return &usageError{fmt.Errorf("--show must be a whole number >= 0 (the points --dry-run lists), got %d", opts.Show)}
-	}
-	if opts.Parallelism < 0 {
-		return &usageError{fmt.Errorf("--parallelism must be a whole number >= 1 (or 0 for the default), got %d", opts.Parallelism)}
-	}
-	// NaN passes every comparison and a huge value overflows time.Duration: check both.
-	if t := opts.TimeoutSeconds; math.IsNaN(t) || t < 0 || t > maxTimeoutSeconds {
-		return &usageError{fmt.Errorf("--timeout must be a number of seconds > 0 and <= %d (a year; or 0 for the default), got %g",
-			maxTimeoutSeconds, t)}
 	}
 	exportTargets, err := parseExportTargets(opts.Export)
 	if err != nil {
@@ -190,16 +180,70 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	spec, err := loadSpec(opts)
+	x, err := expandSweep(io, opts, systems, exportTargets)
 	if err != nil {
 		return err
 	}
+	if opts.DryRun {
+		return dryRun(io, opts, x, shard)
+	}
+	freshJournal := false // this run creates the journal (none before it, or --overwrite removed it)
+	if shard == nil {
+		if freshJournal, err = prepareWholeSweep(opts, x.SpecHash()); err != nil {
+			return err
+		}
+	}
+	runOpts := sweepRunOptions(io, opts, x.Spec, systems)
+	if shard != nil {
+		return runShard(ctx, io, opts, x, shard, runOpts)
+	}
+	if err := x.Materialize(x.Points); err != nil {
+		return err
+	}
+	start := time.Now()
+	out, err := sweep.Run(ctx, x.Points, runOpts)
+	if err != nil {
+		var locked *results.JournalLockedError
+		if freshJournal && !errors.As(err, &locked) {
+			sweep.DiscardEmptyJournal(opts.OutputDir)
+		}
+		return lockedErr(err, "--output-dir "+opts.OutputDir)
+	}
+	return finishSweep(io, opts, x, out, time.Since(start), exportTargets)
+}
+
+// checkSweepFlags refuses (exit 2) a bad --format, --show, --parallelism or --timeout.
+func checkSweepFlags(opts *sweepOptions) error {
+	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
+	if opts.Show < 0 {
+		return &usageError{fmt.Errorf("--show must be a whole number >= 0 (the points --dry-run lists), got %d", opts.Show)}
+	}
+	if opts.Parallelism < 0 {
+		return &usageError{fmt.Errorf("--parallelism must be a whole number >= 1 (or 0 for the default), got %d", opts.Parallelism)}
+	}
+	// NaN passes every comparison and a huge value overflows time.Duration: check both.
+	if t := opts.TimeoutSeconds; math.IsNaN(t) || t < 0 || t > maxTimeoutSeconds {
+		return &usageError{fmt.Errorf("--timeout must be a number of seconds > 0 and <= %d (a year; or 0 for the default), got %g",
+			maxTimeoutSeconds, t)}
+	}
+	return nil
+}
+
+// expandSweep loads the spec with the performance database systems and expands it (the points'
+// configs are decoded and written only for the points that run), refuses a mode without a valid
+// point unless --allow-empty-mode, checks the points' backends against the export targets, and
+// prints the expansion's warnings and timing notes on stderr.
+func expandSweep(io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTargets []string) (*grid.Expansion, error) {
+	spec, err := loadSpec(opts)
+	if err != nil {
+		return nil, err
+	}
 	spec.Systems = systems
-	// The points' configs are decoded and written only for the points that run (Materialize below
-	// and in runShard).
 	x, err := spec.ExpandLazy()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !opts.AllowEmptyMode {
 		if err := x.CheckModes(); err != nil {
@@ -207,17 +251,17 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 			if x.NeedsSystems {
 				advice = systemsAdvice + "; or " + advice
 			}
-			return &advisedError{err, advice}
+			return nil, &advisedError{err, advice}
 		}
 	}
 	if len(exportTargets) > 0 {
 		// Every point's backend is checked against the targets: their configs are needed now.
 		if err := x.Materialize(x.Points); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := checkExportBackends(spec.File, exportTargets, x.Points); err != nil {
-		return err
+		return nil, err
 	}
 	for _, w := range x.Warnings {
 		fmt.Fprintln(io.Err, "warning: "+w)
@@ -228,34 +272,48 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	for _, n := range aggregateNotes(x.TimingNotes) {
 		fmt.Fprintln(io.Err, "servesweep: "+n)
 	}
-	if opts.DryRun {
-		points, what := x.Points, ""
-		var sd *shardDoc
-		if shard != nil {
-			points, what = x.ShardPoints(shard.Shard), " of shard "+shard.Shard.String()
-			sd = newShardDoc(shard, len(points), x.SpecHash())
-		}
-		if opts.Format == formatJSON {
-			return printJSON(io.Out, newDryRunDoc(x, points, opts.Show, sd))
-		}
-		printDryRun(io.Out, x, points, what, opts.Show)
-		if sd != nil {
-			fmt.Fprintf(io.Out, "shard %s (from %s): %d of %d selected points; spec hash %s\n",
-				shard.Shard, shard.Source, len(points), len(x.Points), sd.SpecHash)
-		}
-		return nil
+	return x, nil
+}
+
+// dryRun prints what the sweep (or the shard) would simulate, as a table or JSON.
+func dryRun(io ioStreams, opts *sweepOptions, x *grid.Expansion, shard *shardChoice) error {
+	points, what := x.Points, ""
+	var sd *shardDoc
+	if shard != nil {
+		points, what = x.ShardPoints(shard.Shard), " of shard "+shard.Shard.String()
+		sd = newShardDoc(shard, len(points), x.SpecHash())
 	}
-	freshJournal := false // this run creates the journal (none before it, or --overwrite removed it)
-	if shard == nil {
-		if err := prepareSweepDir(opts.OutputDir, opts.Overwrite, x.SpecHash()); err != nil {
-			return err
-		}
-		_, statErr := os.Stat(filepath.Join(opts.OutputDir, results.JournalFile))
-		freshJournal = errors.Is(statErr, os.ErrNotExist)
-		if err := results.ClaimJournalSpec(filepath.Join(opts.OutputDir, results.JournalFile), x.SpecHash()); err != nil {
-			return specErr(err, "choose another --output-dir, or pass --overwrite to start over")
-		}
+	if opts.Format == formatJSON {
+		return printJSON(io.Out, newDryRunDoc(x, points, opts.Show, sd))
 	}
+	printDryRun(io.Out, x, points, what, opts.Show)
+	if sd != nil {
+		fmt.Fprintf(io.Out, "shard %s (from %s): %d of %d selected points; spec hash %s\n",
+			shard.Shard, shard.Source, len(points), len(x.Points), sd.SpecHash)
+	}
+	return nil
+}
+
+// prepareWholeSweep readies --output-dir for an unsharded sweep of spec hash specHash
+// (prepareSweepDir) and claims its journal for the spec; fresh says the journal is new (none
+// before, or --overwrite removed it).
+func prepareWholeSweep(opts *sweepOptions, specHash string) (fresh bool, err error) {
+	if err := prepareSweepDir(opts.OutputDir, opts.Overwrite, specHash); err != nil {
+		return false, err
+	}
+	journal := filepath.Join(opts.OutputDir, results.JournalFile)
+	_, statErr := os.Stat(journal)
+	fresh = errors.Is(statErr, os.ErrNotExist)
+	if err := results.ClaimJournalSpec(journal, specHash); err != nil {
+		return false, specErr(err, "choose another --output-dir, or pass --overwrite to start over")
+	}
+	return fresh, nil
+}
+
+// sweepRunOptions are the options of the sweep's run: the spec's worker count and per-point
+// timeout unless the flags replace them, a progress bar on stderr unless --quiet, the capacity
+// search and the performance database.
+func sweepRunOptions(io ioStreams, opts *sweepOptions, spec *grid.Spec, systems *opdb.DB) sweep.Options {
 	par := spec.Optimizer.Parallelism
 	if opts.Parallelism > 0 {
 		par = opts.Parallelism
@@ -268,30 +326,17 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if !opts.Quiet {
 		progress = sweep.NewProgress(io.Err, isTerminal(io.Err), 2*time.Second)
 	}
-	runOpts := sweep.Options{OutputDir: opts.OutputDir, Parallelism: par, Timeout: timeout, Progress: progress, Simulate: opts.Simulate,
+	return sweep.Options{OutputDir: opts.OutputDir, Parallelism: par, Timeout: timeout, Progress: progress, Simulate: opts.Simulate,
 		Capacity: spec.Optimization.CapacitySearch, Systems: systems}
-	if shard != nil {
-		return runShard(ctx, io, opts, x, shard, runOpts)
-	}
-	if err := x.Materialize(x.Points); err != nil {
-		return err
-	}
-	start := time.Now()
-	out, err := sweep.Run(ctx, x.Points, runOpts)
-	if err != nil {
-		var locked *results.JournalLockedError
-		if freshJournal && !errors.As(err, &locked) {
-			discardEmptyJournal(opts.OutputDir)
-		}
-		return lockedErr(err, "--output-dir "+opts.OutputDir)
-	}
-	elapsed := time.Since(start)
-	m := &results.Manifest{Spec: spec.File, SpecHash: x.SpecHash(), Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
-		CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(), ExamplePrices: examplePrices(opts, spec),
-		Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
-			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
-			TimedOut: out.TimedOut, Interrupted: out.Interrupted},
-		FilteredExamples: x.Examples, EmptyValues: emptyValues(x.EmptyValues)}
+}
+
+// finishSweep writes the outputs of the finished (or interrupted) sweep out of x, its exports,
+// and prints its summary and front (or the JSON document).
+func finishSweep(io ioStreams, opts *sweepOptions, x *grid.Expansion, out *sweep.Outcome, elapsed time.Duration, exportTargets []string) error {
+	spec := x.Spec
+	manifest := sweep.NewManifest(x, out, examplePrices(opts, spec))
+	manifest.SpecHash = x.SpecHash()
+	m := &manifest
 	a, w, err := results.WriteOutputs(opts.OutputDir, out.Rows, m)
 	if err != nil {
 		return err
@@ -317,18 +362,12 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 			Pareto: rf.Pareto, Plot: rf.Plot, Recommendations: rf.Recommendations, Report: rf.Report, Ties: rf.Ties,
 			Results: filepath.Join(opts.OutputDir, results.ParquetFile), Probes: probesFile(opts.OutputDir, spec)}})
 	}
-
 	fmt.Fprintf(io.Out, "servesweep sweep: %s:\n%d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
 	if len(x.Filtered) > 0 {
 		fmt.Fprintf(io.Out, "; filtered: %s", results.CountList(x.Filtered))
 	}
 	fmt.Fprintln(io.Out, ")")
-	rate := 0.0
-	if s := elapsed.Seconds(); s > 0 {
-		rate = float64(out.Simulated) / s
-	}
-	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %s in %.1fs (%.1f points/s)\n",
-		out.Simulated, out.Resumed, statusCounts(out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut), elapsed.Seconds(), rate)
+	printRunCounts(io.Out, out, elapsed)
 	if msg := firstFailure(out.Rows); msg != "" {
 		fmt.Fprintln(io.Out, msg)
 	}
@@ -339,20 +378,6 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	printFront(io.Out, out.Rows, a, m, w)
 	fmt.Fprintf(io.Out, "Saved results to: %s (report: %s)\n", filepath.Join(opts.OutputDir, results.ParquetFile), w.Report)
 	return sweepOutcome(opts, x, out, a, w)
-}
-
-// discardEmptyJournal removes the journal this invocation created in dir, with its spec file and
-// an empty recommendations directory, when it records no point (the sweep stopped before any,
-// e.g. on an unreadable trace), so that a corrected spec can run in the same directory without
-// --overwrite. It does so under the journal's lock (results.DiscardEmptyJournal): a journal
-// another process has since opened is left alone, as is the lock file.
-func discardEmptyJournal(dir string) {
-	if removed, _ := results.DiscardEmptyJournal(filepath.Join(dir, results.JournalFile)); !removed {
-		return
-	}
-	// An --overwrite run empties the recommendations directory of the sweep it replaced; an
-	// empty one left behind would make the directory look like another tool's.
-	_ = os.Remove(filepath.Join(dir, results.RecommendationsDir)) // only when empty
 }
 
 // sweepOutcome returns the error of a finished sweep whose outputs are written: interrupted
