@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/servesweep/servesweep/grid"
-	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sweep"
 )
 
@@ -176,20 +172,15 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	return nil
 }
 
-// checkShardDir readies the output directory for shard sh (prepareShardDir, --overwrite removing
-// the shard's own files), claims its journal for the spec hash, and refuses a directory whose
-// shards have another count or whose parts belong to another spec.
+// checkShardDir readies the output directory for shard sh and claims its journal for the spec
+// hash (sweep.PrepareShardDir, --overwrite removing the shard's own files).
 func checkShardDir(opts *sweepOptions, sh grid.Shard, files sweep.ShardFiles, hash string) error {
-	if err := prepareShardDir(opts.OutputDir, []string{files.Part, files.Probes, files.Journal, files.Journal + results.SpecSuffix}, opts.Overwrite); err != nil {
-		return err
+	err := sweep.PrepareShardDir(opts.OutputDir, sh, files, opts.Overwrite, hash)
+	if err != nil {
+		err = specErr(lockedErr(dirErr(err), "--output-dir "+opts.OutputDir),
+			"rerun the shard with the spec and --set overrides it was started with, or pass --overwrite to start it over")
 	}
-	if err := results.ClaimJournalSpec(files.Journal, hash); err != nil {
-		return specErr(err, "rerun the shard with the spec and --set overrides it was started with, or pass --overwrite to start it over")
-	}
-	if err := checkShardCount(opts.OutputDir, sh); err != nil {
-		return err
-	}
-	return checkSharedParts(opts.OutputDir, files.Part, hash)
+	return err
 }
 
 // printRunCounts prints a run's counts by status, its time and its rate in points per second.
@@ -200,99 +191,4 @@ func printRunCounts(w io.Writer, out *sweep.Outcome, elapsed time.Duration) {
 	}
 	fmt.Fprintf(w, "simulated %d, resumed %d: %s in %.1fs (%.1f points/s)\n",
 		out.Simulated, out.Resumed, statusCounts(out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut), elapsed.Seconds(), rate)
-}
-
-// checkShardCount refuses a shard whose count differs from the count of the parts or journals
-// already in the output directory (results/part-*-of-NNNNN.parquet, journals/part-*-of-NNNNN.jsonl):
-// a misconfigured shard count would otherwise add a second, overlapping partition of the same
-// points, which merge would count as duplicates. --overwrite does not lift it (it removes only the
-// shard's own files); use another --output-dir, or remove the old parts and journals.
-func checkShardCount(dir string, sh grid.Shard) error {
-	for _, sub := range []string{results.PartsDir, results.JournalsDir} {
-		entries, err := os.ReadDir(filepath.Join(dir, sub))
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			var index, count int
-			var ext string
-			if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-				continue
-			}
-			if n, _ := fmt.Sscanf(e.Name(), "part-%05d-of-%05d.%s", &index, &count, &ext); n != 3 ||
-				(ext != "parquet" && ext != "jsonl") || count == sh.Count {
-				continue
-			}
-			return &usageError{fmt.Errorf("--output-dir %s holds shards of a sweep split into %d (%s), but this shard is %s, "+
-				"split into %d: give every shard the same count (--shard I/N, --shard-count, SERVESWEEP_SHARD_COUNT), "+
-				"or use another --output-dir", dir, count, filepath.Join(dir, sub, e.Name()), sh, sh.Count)}
-		}
-	}
-	return nil
-}
-
-// checkSharedParts refuses to add a part of spec hash to an output directory whose parts belong
-// to another spec (a changed spec, or a directory reused for another sweep): the shard's own
-// earlier part, and the first other part, so the check stays cheap with many shards.
-func checkSharedParts(dir, own, hash string) error {
-	paths := []string{own}
-	if entries, err := os.ReadDir(filepath.Join(dir, results.PartsDir)); err == nil {
-		for _, e := range entries {
-			if p := filepath.Join(dir, results.PartsDir, e.Name()); !e.IsDir() && p != own &&
-				strings.HasPrefix(e.Name(), "part-") && strings.HasSuffix(e.Name(), ".parquet") {
-				paths = append(paths, p)
-				break
-			}
-		}
-	}
-	for i, p := range paths {
-		m, err := results.ReadPartMeta(p)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return &usageError{fmt.Errorf("--output-dir %s: %w; remove it or use another --output-dir", dir, err)}
-		}
-		if m.SpecHash == hash {
-			continue
-		}
-		if i == 0 {
-			return &usageError{fmt.Errorf("%s was written by another sweep spec (%s, spec hash %s; this one is %s): "+
-				"pass --overwrite to replace this shard's part and journal, or use another --output-dir", p, m.Manifest.Spec, m.SpecHash, hash)}
-		}
-		return &usageError{fmt.Errorf("--output-dir %s holds parts of another sweep spec (%s: %s, spec hash %s; this one is %s); "+
-			"give each sweep spec its own --output-dir", dir, p, m.Manifest.Spec, m.SpecHash, hash)}
-	}
-	return nil
-}
-
-// prepareShardDir checks a shard's output directory, which other shards may share (so, unlike
-// an unsharded sweep, it may hold other files): a path that is not a directory is an error;
-// overwrite deletes the shard's own files (its part and journal) and nothing else.
-func prepareShardDir(dir string, own []string, overwrite bool) error {
-	st, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !st.IsDir() {
-		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
-	}
-	if overwrite {
-		for _, p := range own {
-			if strings.HasSuffix(p, ".jsonl") {
-				if err := results.CheckJournalUnlocked(p); err != nil {
-					return lockedErr(err, "--output-dir "+dir)
-				}
-			}
-		}
-		for _, p := range own {
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-	}
-	return nil
 }

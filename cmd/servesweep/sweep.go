@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -294,20 +293,15 @@ func dryRun(io ioStreams, opts *sweepOptions, x *grid.Expansion, shard *shardCho
 	return nil
 }
 
-// prepareWholeSweep readies --output-dir for an unsharded sweep of spec hash specHash
-// (prepareSweepDir) and claims its journal for the spec; fresh says the journal is new (none
-// before, or --overwrite removed it).
+// prepareWholeSweep readies --output-dir for an unsharded sweep of spec hash specHash and claims
+// its journal for the spec (sweep.PrepareDir); fresh says the journal is new (none before, or
+// --overwrite removed it).
 func prepareWholeSweep(opts *sweepOptions, specHash string) (fresh bool, err error) {
-	if err := prepareSweepDir(opts.OutputDir, opts.Overwrite, specHash); err != nil {
-		return false, err
+	fresh, err = sweep.PrepareDir(opts.OutputDir, opts.Overwrite, specHash)
+	if err != nil {
+		err = specErr(lockedErr(dirErr(err), "--output-dir "+opts.OutputDir), "choose another --output-dir, or pass --overwrite to start over")
 	}
-	journal := filepath.Join(opts.OutputDir, results.JournalFile)
-	_, statErr := os.Stat(journal)
-	fresh = errors.Is(statErr, os.ErrNotExist)
-	if err := results.ClaimJournalSpec(journal, specHash); err != nil {
-		return false, specErr(err, "choose another --output-dir, or pass --overwrite to start over")
-	}
-	return fresh, nil
+	return fresh, err
 }
 
 // sweepRunOptions are the options of the sweep's run: the spec's worker count and per-point
@@ -448,66 +442,51 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// prepareSweepDir checks the output directory: a path that is not a directory is an error; a
-// non-empty directory must hold a sweep journal of the same spec (the sweep resumes; its
-// sweep.json, when present, carries the spec hash specHash) unless overwrite is set, which
-// deletes the sweep's own files (and nothing else) first.
-func prepareSweepDir(dir string, overwrite bool, specHash string) error {
-	st, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return makeOutputDir(dir)
-	}
-	if err != nil {
+// dirErr turns a *sweep.DirError into a usage error (exit 2) that names --output-dir and says
+// which flags or directories fix it; other errors pass unchanged.
+func dirErr(err error) error {
+	var de *sweep.DirError
+	if !errors.As(err, &de) {
 		return err
 	}
-	if !st.IsDir() {
-		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
-	}
-	if overwrite {
-		if err := results.CheckJournalUnlocked(filepath.Join(dir, results.JournalFile)); err != nil {
-			return lockedErr(err, "--output-dir "+dir)
+	dir := de.Dir
+	var msg string
+	switch de.Problem {
+	case sweep.DirNotDirectory:
+		msg = fmt.Sprintf("--output-dir %s exists and is not a directory", dir)
+	case sweep.DirCannotCreate:
+		msg = fmt.Sprintf("--output-dir %s: cannot create it: %v", dir, config.PathCause(de.Err))
+	case sweep.DirNotEmpty:
+		msg = fmt.Sprintf("--output-dir %s is not empty (%s) and holds no sweep journal (%s) to resume; "+
+			"choose another directory, or pass --overwrite to replace the sweep files", dir, strings.Join(de.Names, ", "), results.JournalFile)
+	case sweep.DirManifestIsDir:
+		// --overwrite could not remove it: the sweep removes only the files it writes.
+		msg = fmt.Sprintf("--output-dir %s cannot be resumed: %s is a directory where the sweep writes its manifest; "+
+			"remove that directory and rerun (the journal keeps the finished points)", dir, de.Path)
+	case sweep.DirBadManifest:
+		msg = fmt.Sprintf("--output-dir %s cannot be resumed: %v; move that file away to resume (the journal keeps "+
+			"the finished points and their spec), choose another directory, or pass --overwrite to start over", dir, de.Err)
+	case sweep.DirOtherSpec:
+		msg = fmt.Sprintf("--output-dir %s holds a sweep of another spec (spec hash %s, this one %s): "+
+			"resuming would mix the two; choose another directory, or pass --overwrite to start over", dir, de.Hash, de.WantHash)
+	case sweep.DirShardCount:
+		msg = fmt.Sprintf("--output-dir %s holds shards of a sweep split into %d (%s), but this shard is %s, "+
+			"split into %d: give every shard the same count (--shard I/N, --shard-count, SERVESWEEP_SHARD_COUNT), "+
+			"or use another --output-dir", dir, de.Count, de.Path, de.Shard, de.Shard.Count)
+	case sweep.DirBadPart:
+		msg = fmt.Sprintf("--output-dir %s: %v; remove it or use another --output-dir", dir, de.Err)
+	case sweep.DirOtherSpecPart:
+		if de.Own {
+			msg = fmt.Sprintf("%s was written by another sweep spec (%s, spec hash %s; this one is %s): "+
+				"pass --overwrite to replace this shard's part and journal, or use another --output-dir", de.Path, de.Spec, de.Hash, de.WantHash)
+		} else {
+			msg = fmt.Sprintf("--output-dir %s holds parts of another sweep spec (%s: %s, spec hash %s; this one is %s); "+
+				"give each sweep spec its own --output-dir", dir, de.Path, de.Spec, de.Hash, de.WantHash)
 		}
-		return results.RemoveOutputs(dir)
+	default:
+		msg = "--output-dir " + err.Error()
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		if e.Name() == results.JournalFile {
-			m, err := results.ReadManifest(dir)
-			var bad *results.ManifestError
-			if errors.As(err, &bad) && bad.IsDir {
-				// --overwrite could not remove it: the sweep removes only the files it writes.
-				return &usageError{fmt.Errorf("--output-dir %s cannot be resumed: %s is a directory where the sweep writes its manifest; "+
-					"remove that directory and rerun (the journal keeps the finished points)", dir, bad.Path)}
-			}
-			if bad != nil {
-				return &usageError{fmt.Errorf("--output-dir %s cannot be resumed: %v; move that file away to resume (the journal keeps "+
-					"the finished points and their spec), choose another directory, or pass --overwrite to start over", dir, err)}
-			}
-			if err != nil {
-				return err
-			}
-			if m != nil && m.SpecHash != "" && m.SpecHash != specHash {
-				return &usageError{fmt.Errorf("--output-dir %s holds a sweep of another spec (spec hash %s, this one %s): "+
-					"resuming would mix the two; choose another directory, or pass --overwrite to start over",
-					dir, m.SpecHash, specHash)}
-			}
-			return nil
-		}
-		if e.Name() == results.JournalFile+results.LockSuffix || e.Name() == results.JournalFile+results.SpecSuffix {
-			continue
-		}
-		names = append(names, e.Name())
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	slices.Sort(names)
-	return &usageError{fmt.Errorf("--output-dir %s is not empty (%s) and holds no sweep journal (%s) to resume; "+
-		"choose another directory, or pass --overwrite to replace the sweep files", dir, strings.Join(names, ", "), results.JournalFile)}
+	return &usageError{errors.New(msg)}
 }
 
 // lockedErr turns a *results.JournalLockedError into a usage error (exit 2) that names what is
