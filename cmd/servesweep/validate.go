@@ -178,12 +178,18 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if err != nil {
 		return err
 	}
+	return printMeasured(io, opts, rep, fitted)
+}
+
+// printMeasured writes the validation report rep (--output-json) and prints it, as a table or
+// JSON, with the factors of a fit (fitted, nil without one). Without a simulated row there is
+// no accuracy: the report (MAPEs N/A, null in JSON) is written for the skip reasons, and the
+// run fails (exit 1).
+func printMeasured(io ioStreams, opts *validateOptions, rep *calibrate.Report, fitted *calibrate.Factors) error {
 	data, err := reportJSON(rep, opts.OutputJSON)
 	if err != nil {
 		return err
 	}
-	// Without a simulated row there is no accuracy: the report (MAPEs N/A, null in JSON) is
-	// written for the skip reasons, and the run fails (exit 1).
 	failed := rep.CheckSimulated()
 	if failed != nil {
 		failed = fmt.Errorf("%s: %w", opts.Measured, failed)
