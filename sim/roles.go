@@ -343,7 +343,7 @@ func (s *runState) initRequests() {
 }
 
 // withKeys gives request ri, about to be routed, its shared block keys in every role whose
-// BlockSet is compact (traffic.MaterializedKeysLimit), and on = false takes them back once the
+// BlockSet is compact (traffic.Workload.MaterializedKeysLimit), and on = false takes them back once the
 // request is terminal (its routers have freed it), so memory for keys follows the requests in
 // flight. Roles of one block size share one BlockSet (traffic.Workload.Blocks) and so one key
 // slice. Key slices are recycled through keyFree, by capacity class, so a long run does not leave
