@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
 	"gopkg.in/yaml.v3"
 )
 
@@ -153,7 +154,7 @@ func TestKubernetesIndexedJob(t *testing.T) {
 	if text == "" {
 		t.Fatalf("ConfigMap %s has no %s", cmName, filepath.Base(spec))
 	}
-	s, err := grid.Parse([]byte(text), spec, nil, nil)
+	s, err := grid.Parse([]byte(text), spec, nil, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatalf("the ConfigMap's sweep spec: %v", err)
 	}

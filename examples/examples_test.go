@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
 )
 
@@ -45,7 +46,7 @@ func TestEveryExampleReadsTheShippedTrace(t *testing.T) {
 				t.Errorf("%s: %s replays %q, want [%s]", name, what, paths, shipped)
 			}
 		}
-		s, err := grid.Load(f, nil, nil)
+		s, err := grid.Load(f, nil, nil, results.CheckMetric)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

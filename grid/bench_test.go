@@ -5,6 +5,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/servesweep/servesweep/results"
 )
 
 // cpuTime is the process's user + system CPU time so far.
@@ -45,7 +47,7 @@ optimization:
 
 func parseScaleSpec(b *testing.B, sets ...string) *Spec {
 	b.Helper()
-	s, err := Parse([]byte(scaleSpec), "scale.yaml", sets, nil)
+	s, err := Parse([]byte(scaleSpec), "scale.yaml", sets, nil, results.CheckMetric)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/servesweep/servesweep/sim/timing"
 	"gopkg.in/yaml.v3"
 )
@@ -23,9 +23,9 @@ const (
 	DefaultCapacityMaxProbes  = 16
 )
 
-// CapacitySearch is optimization.capacity_search (results.CapacitySearch, which documents it);
+// CapacitySearch is optimization.capacity_search (optimization.CapacitySearch, which documents it);
 // sweep.Run runs it.
-type CapacitySearch = results.CapacitySearch
+type CapacitySearch = optimization.CapacitySearch
 
 // Cost is optimization.cost: GPUHourUSD maps a hardware id (as timing.ResolveHardwareID
 // resolves it, so h100 and h100_sxm are one key) to its price in USD per GPU-hour. servesweep

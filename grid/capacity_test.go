@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
 )
 
@@ -14,7 +15,7 @@ import (
 var withSLA = base + "evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}\n"
 
 func TestCapacitySearchDefaultsAndValues(t *testing.T) {
-	s, err := Parse([]byte(withSLA), "spec.yaml", []string{"optimization.capacity_search={}"}, nil)
+	s, err := Parse([]byte(withSLA), "spec.yaml", []string{"optimization.capacity_search={}"}, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +24,7 @@ func TestCapacitySearchDefaultsAndValues(t *testing.T) {
 		t.Fatalf("defaults %+v, want %+v", cs, want)
 	}
 	s, err = Parse([]byte(withSLA), "spec.yaml", []string{
-		"optimization.capacity_search={attainment: 0.9, min: 2, max: 64, relative_tolerance: 0.1, max_probes: 5}"}, nil)
+		"optimization.capacity_search={attainment: 0.9, min: 2, max: 64, relative_tolerance: 0.1, max_probes: 5}"}, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,18 +32,18 @@ func TestCapacitySearchDefaultsAndValues(t *testing.T) {
 	if cs := s.Optimization.CapacitySearch; *cs != want {
 		t.Fatalf("values %+v, want %+v", cs, want)
 	}
-	if s, _ := Parse([]byte(withSLA), "spec.yaml", nil, nil); s.Optimization.CapacitySearch != nil || s.Optimization.Cost != nil {
+	if s, _ := Parse([]byte(withSLA), "spec.yaml", nil, nil, results.CheckMetric); s.Optimization.CapacitySearch != nil || s.Optimization.Cost != nil {
 		t.Error("capacity search or cost on without the section")
 	}
 	// null and false switch a section off (so that --set can), true is the defaults.
 	for _, set := range []string{"optimization.capacity_search=null", "optimization.capacity_search=false", "optimization.capacity_search=~"} {
 		s, err := Parse([]byte(withSLA), "spec.yaml", []string{"optimization.capacity_search={}", "optimization.cost={gpu_hour_usd: {h200: 1}}",
-			set, "optimization.cost=" + strings.TrimPrefix(set, "optimization.capacity_search=")}, nil)
+			set, "optimization.cost=" + strings.TrimPrefix(set, "optimization.capacity_search=")}, nil, results.CheckMetric)
 		if err != nil || s.Optimization.CapacitySearch != nil || s.Optimization.Cost != nil {
 			t.Errorf("%s: capacity search %v, cost %v, err %v", set, s.Optimization.CapacitySearch, s.Optimization.Cost, err)
 		}
 	}
-	s, err = Parse([]byte(withSLA), "spec.yaml", []string{"optimization.capacity_search=true"}, nil)
+	s, err = Parse([]byte(withSLA), "spec.yaml", []string{"optimization.capacity_search=true"}, nil, results.CheckMetric)
 	if err != nil || s.Optimization.CapacitySearch == nil || s.Optimization.CapacitySearch.MaxProbes != DefaultCapacityMaxProbes {
 		t.Errorf("capacity_search: true gives %+v (%v), want the defaults", s.Optimization.CapacitySearch, err)
 	}
@@ -80,7 +81,7 @@ func TestCapacityAndCostErrors(t *testing.T) {
 			"optimization.constraints={max_usd_per_million_output_tokens: 0}"}, "optimization.constraints.max_usd_per_million_output_tokens", "> 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(withSLA), "spec.yaml", tc.sets, nil)
+			_, err := Parse([]byte(withSLA), "spec.yaml", tc.sets, nil, results.CheckMetric)
 			checkErrorAt(t, err, tc.path, tc.msg)
 		})
 	}
@@ -121,7 +122,7 @@ func TestCapacityAndCostExpansionErrors(t *testing.T) {
 			"optimization.cost={gpu_hour_usd: {h200: 3.5}}"}, "optimization.cost.gpu_hour_usd", "no price for hardware h100_sxm (used by 1 points)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := Parse([]byte(tc.spec), "spec.yaml", tc.sets, nil)
+			s, err := Parse([]byte(tc.spec), "spec.yaml", tc.sets, nil, results.CheckMetric)
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -152,7 +153,7 @@ func TestCostPricesEachPoint(t *testing.T) {
 		t.Errorf("disaggregated on b200 + h200: %g USD per hour, want 19", got)
 	}
 	// Without a price for the prefill role's hardware the spec is refused, naming it.
-	s, err := Parse([]byte(both), "spec.yaml", append(disagg, "optimization.cost={gpu_hour_usd: {h200_sxm: 3.5}}"), nil)
+	s, err := Parse([]byte(both), "spec.yaml", append(disagg, "optimization.cost={gpu_hour_usd: {h200_sxm: 3.5}}"), nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}

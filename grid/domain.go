@@ -205,36 +205,9 @@ func (p *parser) rangeValues(n *yaml.Node, path string, f *config.Field) ([]*yam
 		}
 		m[k] = n.Content[i+1]
 	}
-	num := func(key string, required bool) (float64, bool) {
-		v, has := m[key]
-		if !has {
-			if required {
-				p.errorf(path+"."+key, "required")
-			}
-			return 0, false
-		}
-		if f.Kind == config.KindInt {
-			var x int64
-			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&x) != nil {
-				p.errorf(path+"."+key, "must be an int (the field takes ints), got %s", describe(v))
-				return 0, false
-			}
-			if x > 1<<53 || x < -(1<<53) {
-				p.errorf(path+"."+key, "must be between -2^53 and 2^53, got %d", x)
-				return 0, false
-			}
-			return float64(x), true
-		}
-		x, good := number(v)
-		if !good {
-			p.errorf(path+"."+key, "must be a finite number, got %s", describe(v))
-			return 0, false
-		}
-		return x, true
-	}
-	lo, okLo := num("min", true)
-	hi, okHi := num("max", true)
-	step, hasStep := num("step", false)
+	lo, okLo := p.rangeBound(m, path, "min", true, f)
+	hi, okHi := p.rangeBound(m, path, "max", true, f)
+	step, hasStep := p.rangeBound(m, path, "step", false, f)
 	if _, given := m["step"]; given && !hasStep {
 		ok = false
 	}
@@ -307,6 +280,36 @@ func (p *parser) rangeValues(n *yaml.Node, path string, f *config.Field) ([]*yam
 		}
 	}
 	return out, true
+}
+
+// rangeBound reads key (min, max or step) of the range mapping m at path as a number of field
+// f's kind: ok is false when it is absent (an error when required) or not such a number.
+func (p *parser) rangeBound(m map[string]*yaml.Node, path, key string, required bool, f *config.Field) (float64, bool) {
+	v, has := m[key]
+	if !has {
+		if required {
+			p.errorf(path+"."+key, "required")
+		}
+		return 0, false
+	}
+	if f.Kind == config.KindInt {
+		var x int64
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&x) != nil {
+			p.errorf(path+"."+key, "must be an int (the field takes ints), got %s", describe(v))
+			return 0, false
+		}
+		if x > 1<<53 || x < -(1<<53) {
+			p.errorf(path+"."+key, "must be between -2^53 and 2^53, got %d", x)
+			return 0, false
+		}
+		return float64(x), true
+	}
+	x, good := number(v)
+	if !good {
+		p.errorf(path+"."+key, "must be a finite number, got %s", describe(v))
+		return 0, false
+	}
+	return x, true
 }
 
 // number decodes a YAML int or float scalar as a finite float64.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/servesweep/servesweep/examples"
+	"github.com/servesweep/servesweep/results"
 )
 
 // TestDumpPoints writes, when SERVESWEEP_DUMP_DIR names a directory, every example sweep's and
@@ -46,7 +47,7 @@ func TestDumpPoints(t *testing.T) {
 }
 
 func dumpSpec(t *testing.T, w *bufio.Writer, name string, data []byte) {
-	s, err := Parse(data, name+".yaml", nil, func(string) (string, bool) { return "/tmp/trace.jsonl", true })
+	s, err := Parse(data, name+".yaml", nil, func(string) (string, bool) { return "/tmp/trace.jsonl", true }, results.CheckMetric)
 	if err != nil {
 		fmt.Fprintf(w, "parse: %v\n", err)
 		return

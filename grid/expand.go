@@ -17,9 +17,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/servesweep/servesweep/sim/timing"
 	"gopkg.in/yaml.v3"
 )
@@ -31,7 +31,8 @@ const (
 	// FilteredUnsupported: the point uses something the simulator cannot run yet.
 	FilteredUnsupported = "unsupported"
 	// FilteredGPUBudget: the point's GPU count is outside optimization.constraints.
-	FilteredGPUBudget = results.FilteredGPUBudget
+	// It is the reason results.FilteredGPUBudget names in a sweep's report.
+	FilteredGPUBudget = "gpu_budget"
 	// FilteredDuplicate: the point's concrete config equals an earlier point's (for example
 	// when a policy without kv_router drops the kv_router knobs).
 	FilteredDuplicate = "duplicate"
@@ -263,9 +264,12 @@ type Expansion struct {
 	// Warnings are spec settings that are valid but probably not what was meant (the command
 	// prints them on stderr).
 	Warnings []string
+	// NeedsSystems says some grid point is an invalid config because a setting of it needs a
+	// performance database and Spec.Systems is nil (sim.ErrNoSystems).
+	NeedsSystems bool
 	// EmptyValues are the domain values that grid points take but no valid point does, in
 	// domain and value order; CheckModes refuses an engine.mode among them.
-	EmptyValues []results.EmptyValue
+	EmptyValues []EmptyValue
 
 	// sameError is the decode error every invalid or unsupported point gave, when they all gave
 	// the same one (an error of the spec or a --set, not of a domain's values); "" when they
@@ -284,8 +288,8 @@ type Expansion struct {
 // CheckModes refuses a sweep in which a mode that engine.mode's domain asks for has no valid
 // point (the other modes' points remain): one config.Errors entry (exit 2) at engine.mode per
 // such mode, with its filter counts and first reason. A GPU budget that rules out a whole mode
-// counts too: the user asked for that mode. Expand leaves this check to its caller, since
-// `servesweep sweep --allow-empty-mode` skips it; it reads only the whole grid's validity, so
+// counts too: the user asked for that mode. Expand leaves this check to its caller, which may
+// choose to sweep the other modes alone; it reads only the whole grid's validity, so
 // every shard of a sharded sweep gets the same answer.
 func (x *Expansion) CheckModes() error {
 	var errs config.Errors
@@ -294,8 +298,8 @@ func (x *Expansion) CheckModes() error {
 			continue
 		}
 		errs = append(errs, &config.Error{File: x.Spec.File, Path: pathMode, Msg: fmt.Sprintf("the mode %s has no valid point: "+
-			"all %d of its grid points were filtered (%s), e.g. %s; fix the spec, drop %s from the choices, or pass "+
-			"--allow-empty-mode to sweep the other modes alone", v.Value, v.Points, results.CountList(v.Filtered), v.Example, v.Value)})
+			"all %d of its grid points were filtered (%s), e.g. %s; fix the spec, or drop %s from the choices",
+			v.Value, v.Points, countList(v.Filtered), v.Example, v.Value)})
 	}
 	if len(errs) > 0 {
 		return errs
@@ -418,23 +422,84 @@ func (s *Spec) ExpandLazy() (*Expansion, error) { return s.expand(false) }
 // expand is Expand (keep true: every point keeps its Config) or ExpandLazy.
 func (s *Spec) expand(keep bool) (*Expansion, error) {
 	x := &Expansion{Spec: s, GridPoints: s.Size(), Filtered: map[string]int{}, Examples: map[string]string{}}
+	points, verdicts, notes, needsSystems := s.buildPoints(keep)
+	valid, tally := x.sift(points, verdicts)
+	x.Valid = len(valid)
+	if len(valid) == 0 {
+		return nil, s.noValidPoint(x)
+	}
+	if err := x.Materialize(valid[:1]); err != nil {
+		return nil, err
+	}
+	if err := s.checkSLA(valid[0].Config); err != nil {
+		return nil, err
+	}
+	if err := s.checkCapacity(&valid[0]); err != nil {
+		return nil, err
+	}
+	costWarnings, err := s.checkCost(valid)
+	if err != nil {
+		return nil, err
+	}
+	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
+	for _, w := range valid[0].Config.Evaluation.SLA.SecondsLikeBounds("evaluation.sla") { // the SLA takes no domain
+		x.Warnings = append(x.Warnings, s.File+": "+w)
+	}
+	x.EmptyValues = tally.empty(s.Domains)
+	var empty []EmptyValue
+	for _, v := range x.EmptyValues {
+		switch {
+		case v.Path == pathMode: // a mode is warned about on its own (CheckModes refuses it unless allowed)
+			x.Warnings = append(x.Warnings, emptyWarning(v))
+		case !v.BudgetOnly(): // any other value only the GPU budget rules out is the budget's choice
+			empty = append(empty, v)
+		}
+	}
+	if len(empty) > 0 {
+		x.Warnings = append(x.Warnings, emptyValuesWarning(empty))
+	}
+	x.Points = valid
+	if s.Optimizer.Algorithm == AlgorithmRandom && s.Optimizer.MaxTrials < len(valid) {
+		rng := rand.New(rand.NewPCG(s.Optimizer.Seed, 0x5e5e5e5e))
+		perm := rng.Perm(len(valid))[:s.Optimizer.MaxTrials]
+		slices.Sort(perm)
+		x.Points = make([]Point, len(perm))
+		for i, j := range perm {
+			x.Points[i] = valid[j]
+		}
+		if err := x.Materialize(x.Points[:1]); err != nil {
+			return nil, err
+		}
+	}
+	markEquivalents(x.Points)
+	x.NeedsSystems = needsSystems
+	for n := range notes {
+		x.TimingNotes = append(x.TimingNotes, n)
+	}
+	slices.Sort(x.TimingNotes)
+	return x, nil
+}
+
+// verdict says why a grid point is filtered: reason ("" for a valid point), msg, and the full
+// error text of an invalid config ("" otherwise).
+type verdict struct {
+	reason, msg, full string
+}
+
+// buildPoints builds and decodes every grid point, in parallel, each independent of the others:
+// points[i] is point i (its Config dropped unless keep) and verdicts[i] why it is filtered. It
+// also returns the timing notes of the points' checks (sim.CheckNotes) and whether a point
+// needs a performance database that is not configured (sim.ErrNoSystems).
+func (s *Spec) buildPoints(keep bool) (points []Point, verdicts []verdict, notes map[string]bool, needsSystems bool) {
 	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
 	combos := s.combos(mi, pi)
 	n, d := len(combos)/max(len(s.Domains), 1), len(s.Domains)
 	if d == 0 {
 		n = 1
 	}
-	// The points are built and decoded in parallel, each independent of the others; everything
-	// that depends on point order (indexes, duplicates, counts, examples) is done after, in order.
-	// points[i] is point i and verdicts[i] why it is filtered ("" reason: valid); the valid points
-	// are then moved to the front of points, which becomes x.Points (a million-point grid holds
-	// one array of points, not two).
-	type verdict struct {
-		reason, msg, full string
-	}
-	points := make([]Point, n)
-	verdicts := make([]verdict, n)
-	notes := map[string]bool{}
+	points = make([]Point, n)
+	verdicts = make([]verdict, n)
+	notes = map[string]bool{}
 	tmpl := s.newTemplates(combos, n)
 	if s.noTemplates {
 		tmpl = nil
@@ -443,39 +508,13 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	var next atomic.Int64
 	const chunk = 256
 	var wg sync.WaitGroup
+	var noSystems atomic.Bool
 	for range min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// sim.Check reads only the engine section and the router's prefill-load model: points
-			// that share them (most of a grid: the load and router domains) share its verdict.
-			checked := map[string]error{}
 			mine := map[string]bool{}
-			check := func(cfg *config.Config, key []byte) error {
-				if key == nil {
-					data, err := json.Marshal(struct {
-						Engine    *config.Engine
-						LoadModel string
-					}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
-					if err != nil {
-						return sim.Check(cfg)
-					}
-					key = data
-				}
-				e, ok := checked[string(key)]
-				if !ok {
-					if len(checked) >= maxChecked {
-						clear(checked) // a grid of many engines: its memo would only grow
-					}
-					var ns []string
-					ns, e = sim.CheckNotes(cfg)
-					for _, n := range ns {
-						mine[n] = true
-					}
-					checked[string(key)] = e
-				}
-				return e
-			}
+			check := s.checker(mine, &noSystems)
 			var ts *templateState
 			if tmpl != nil {
 				ts = tmpl.newState()
@@ -512,8 +551,53 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 		}()
 	}
 	wg.Wait()
+	return points, verdicts, notes, noSystems.Load()
+}
 
-	seen := make(map[string]bool, n)
+// checker returns one worker's sim.CheckNotes of a point's config, memoized: sim.Check reads
+// only the engine section and the router's prefill-load model, so points that share them (most
+// of a grid: the load and router domains) share its verdict. It adds the checks' timing notes to
+// notes and sets noSystems when a check needs a performance database that is not configured.
+func (s *Spec) checker(notes map[string]bool, noSystems *atomic.Bool) checkFunc {
+	checked := map[string]error{}
+	return func(cfg *config.Config, key []byte) error {
+		if key == nil {
+			data, err := json.Marshal(struct {
+				Engine    *config.Engine
+				LoadModel string
+			}{&cfg.Engine, cfg.Router.PrefillLoadModel.Type})
+			if err != nil {
+				return sim.Check(cfg, s.Systems)
+			}
+			key = data
+		}
+		e, ok := checked[string(key)]
+		if !ok {
+			if len(checked) >= maxChecked {
+				clear(checked) // a grid of many engines: its memo would only grow
+			}
+			var ns []string
+			ns, e = sim.CheckNotes(cfg, s.Systems)
+			for _, n := range ns {
+				notes[n] = true
+			}
+			if errors.Is(e, sim.ErrNoSystems) {
+				noSystems.Store(true)
+			}
+			checked[string(key)] = e
+		}
+		return e
+	}
+}
+
+// sift goes through the built points in order: it numbers them, filters the duplicates, counts
+// the filtered points by reason (Expansion.Filtered, Examples, Errors) and tallies each domain
+// value's points. It returns the valid points, moved to the front of points (a million-point
+// grid holds one array of points, not two), and the tally.
+func (x *Expansion) sift(points []Point, verdicts []verdict) ([]Point, *valueTally) {
+	s := x.Spec
+	d := len(s.Domains)
+	seen := make(map[string]bool, len(points))
 	valid := points[:0]
 	tally := newValueTally(s.Domains)
 	pick := make([]*yaml.Node, d)
@@ -556,59 +640,7 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	if len(valid) < cap(valid)/2 {
 		valid = slices.Clone(valid) // most points were filtered: free the array
 	}
-	x.Valid = len(valid)
-	if len(valid) == 0 {
-		return nil, s.noValidPoint(x)
-	}
-	if err := x.Materialize(valid[:1]); err != nil {
-		return nil, err
-	}
-	if err := s.checkSLA(valid[0].Config); err != nil {
-		return nil, err
-	}
-	if err := s.checkCapacity(&valid[0]); err != nil {
-		return nil, err
-	}
-	costWarnings, err := s.checkCost(valid)
-	if err != nil {
-		return nil, err
-	}
-	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
-	for _, w := range valid[0].Config.Evaluation.SLA.SecondsLikeBounds("evaluation.sla") { // the SLA takes no domain
-		x.Warnings = append(x.Warnings, s.File+": "+w)
-	}
-	x.EmptyValues = tally.empty(s.Domains)
-	var empty []results.EmptyValue
-	for _, v := range x.EmptyValues {
-		switch {
-		case v.Path == pathMode: // a mode is warned about on its own (CheckModes refuses it unless allowed)
-			x.Warnings = append(x.Warnings, emptyWarning(v))
-		case !v.BudgetOnly(): // any other value only the GPU budget rules out is the budget's choice
-			empty = append(empty, v)
-		}
-	}
-	if len(empty) > 0 {
-		x.Warnings = append(x.Warnings, emptyValuesWarning(empty))
-	}
-	x.Points = valid
-	if s.Optimizer.Algorithm == AlgorithmRandom && s.Optimizer.MaxTrials < len(valid) {
-		rng := rand.New(rand.NewPCG(s.Optimizer.Seed, 0x5e5e5e5e))
-		perm := rng.Perm(len(valid))[:s.Optimizer.MaxTrials]
-		slices.Sort(perm)
-		x.Points = make([]Point, len(perm))
-		for i, j := range perm {
-			x.Points[i] = valid[j]
-		}
-		if err := x.Materialize(x.Points[:1]); err != nil {
-			return nil, err
-		}
-	}
-	markEquivalents(x.Points)
-	for n := range notes {
-		x.TimingNotes = append(x.TimingNotes, n)
-	}
-	slices.Sort(x.TimingNotes)
-	return x, nil
+	return valid, tally
 }
 
 // point builds the point of one combination of values (pick[i] is nil for a domain that does
@@ -1065,16 +1097,16 @@ func (s *Spec) checkSLA(cfg *config.Config) error {
 	o := s.Optimization
 	if o.StrictSLA {
 		errs = append(errs, &config.Error{File: s.File, Path: "optimization.strict_sla",
-			Msg: results.SLARequired})
+			Msg: optimization.SLARequired})
 	}
-	if results.NeedsSLA(o.Target) {
+	if optimization.NeedsSLA(o.Target) {
 		errs = append(errs, &config.Error{File: s.File, Path: "optimization.target",
-			Msg: o.Target + " " + results.SLARequired})
+			Msg: o.Target + " " + optimization.SLARequired})
 	}
 	for i, obj := range o.Objectives {
 		if strings.HasPrefix(obj.Metric, "goodput_") {
 			errs = append(errs, &config.Error{File: s.File, Path: fmt.Sprintf("optimization.objectives[%d].metric", i),
-				Msg: obj.Metric + " " + results.SLARequired})
+				Msg: obj.Metric + " " + optimization.SLARequired})
 		}
 	}
 	if o.CapacitySearch != nil {
@@ -1136,16 +1168,48 @@ func (t *valueTally) add(pick []*yaml.Node, vi []int, reason string, msg func() 
 	}
 }
 
+// EmptyValue is a domain value of a sweep that no valid point takes: every grid point with the
+// value was filtered out before simulation. Its fields are those of results.EmptyValue, the
+// record of it in sweep.json, which converts from it.
+type EmptyValue struct {
+	// Path is the domain's field path and Value the value as YAML text.
+	Path  string
+	Value string
+	// Points counts the grid points that take the value; Filtered counts them by reason
+	// (Filtered* constants), adding up to Points.
+	Points   int
+	Filtered map[string]int
+	// Example is the message of the first of those points filtered for a reason other than the
+	// GPU budget (of the first of them when there is none).
+	Example string
+}
+
+// BudgetOnly reports whether the GPU budget (FilteredGPUBudget) alone ruled the value out.
+func (v EmptyValue) BudgetOnly() bool {
+	return len(v.Filtered) == 1 && v.Filtered[FilteredGPUBudget] > 0
+}
+
+// countList renders a reason → count map as "a 3, b 1", sorted by reason (as report.md's
+// summaries do).
+func countList(m map[string]int) string {
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
 // empty lists the domain values that grid points take but no valid point does, in domain and
 // value order.
-func (t *valueTally) empty(domains []Domain) []results.EmptyValue {
-	var out []results.EmptyValue
+func (t *valueTally) empty(domains []Domain) []EmptyValue {
+	var out []EmptyValue
 	for k, d := range domains {
 		for j, v := range d.Values {
 			if t.points[k][j] == 0 || t.valid[k][j] > 0 {
 				continue
 			}
-			out = append(out, results.EmptyValue{Path: d.Path, Value: v.Value, Points: t.points[k][j], Filtered: maps.Clone(t.reasons[k][j]),
+			out = append(out, EmptyValue{Path: d.Path, Value: v.Value, Points: t.points[k][j], Filtered: maps.Clone(t.reasons[k][j]),
 				Example: t.example[k][j]})
 		}
 	}
@@ -1153,7 +1217,7 @@ func (t *valueTally) empty(domains []Domain) []results.EmptyValue {
 }
 
 // emptyWarning says that the value v has no valid point, with its filter counts and first reason.
-func emptyWarning(v results.EmptyValue) string {
+func emptyWarning(v EmptyValue) string {
 	reasons := make([]string, 0, len(v.Filtered))
 	for r, n := range v.Filtered {
 		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))

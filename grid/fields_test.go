@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
 	"gopkg.in/yaml.v3"
 )
@@ -50,7 +51,7 @@ func parseErr(t *testing.T, path, domain string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Parse(spec, "spec.yaml", nil, nil); err != nil {
+	if _, err := Parse(spec, "spec.yaml", nil, nil, results.CheckMetric); err != nil {
 		return err.Error()
 	}
 	return ""

@@ -3,6 +3,8 @@ package grid
 import (
 	"os"
 	"testing"
+
+	"github.com/servesweep/servesweep/results"
 )
 
 // FuzzParse feeds arbitrary specs and --set values to Parse and Expand: they may fail, never
@@ -18,7 +20,7 @@ func FuzzParse(f *testing.F) {
 		if len(spec) > 1<<14 {
 			return
 		}
-		s, err := Parse([]byte(spec), "fuzz.yaml", []string{set}, nil)
+		s, err := Parse([]byte(spec), "fuzz.yaml", []string{set}, nil, results.CheckMetric)
 		if err != nil || s.Size() > 2000 {
 			return
 		}
@@ -47,7 +49,7 @@ func FuzzTemplateExpansion(f *testing.F) {
 		if len(spec) > 1<<14 {
 			return
 		}
-		s, err := Parse([]byte(spec), "fuzz.yaml", []string{set1, set2}, nil)
+		s, err := Parse([]byte(spec), "fuzz.yaml", []string{set1, set2}, nil, results.CheckMetric)
 		if err != nil || s.Size() > 2000 {
 			return
 		}

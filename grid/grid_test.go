@@ -14,6 +14,7 @@ import (
 
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
@@ -48,10 +49,17 @@ router:`, 1)
 
 func expand(t *testing.T, spec string, sets ...string) *Expansion {
 	t.Helper()
-	s, err := Parse([]byte(spec), "spec.yaml", sets, nil)
+	return expandWith(t, nil, spec, sets...)
+}
+
+// expandWith is expand with the performance database db (Spec.Systems).
+func expandWith(t *testing.T, db *opdb.DB, spec string, sets ...string) *Expansion {
+	t.Helper()
+	s, err := Parse([]byte(spec), "spec.yaml", sets, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
+	s.Systems = db
 	x, err := s.Expand()
 	if err != nil {
 		t.Fatalf("Expand: %v", err)
@@ -201,7 +209,7 @@ func TestSpecTopLevelKeys(t *testing.T) {
 		{"execution", "host resource limits (execution) are not supported"},
 	} {
 		_, err := Parse([]byte(base+c.key+": {}\n"), "spec.yaml",
-			[]string{"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 4]}"}, nil)
+			[]string{"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 4]}"}, nil, results.CheckMetric)
 		var es config.Errors
 		if !errors.As(err, &es) || len(es) != 1 || es[0].Path != c.key || !strings.Contains(es[0].Msg, c.msg) {
 			t.Errorf("%s: %v; want one error at %s: %s", c.key, err, c.key, c.msg)
@@ -257,7 +265,6 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 	}
 	// The aic prefill-load model needs a performance database: without one its points are
 	// invalid configs (sim.Check), named in the value's warning; with one they are valid.
-	t.Setenv(opdb.EnvSystemsDir, "")
 	aic := []string{"engine.workers.aggregated.parallelism.replicas=2",
 		"router={policy: kv_router, prefill_load_model: {type: {choices: [none, aic]}}}"}
 	x = expand(t, base, aic...)
@@ -265,20 +272,19 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 		t.Errorf("aic point without a database: valid %d filtered %v", x.Valid, x.Filtered)
 	}
 	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "router.prefill_load_model.type: value aic has no valid point (all 1 of its points filtered: 1 invalid_config)") ||
-		!strings.Contains(x.Warnings[0], "--systems-dir") {
-		t.Errorf("aic warnings %q", x.Warnings)
+		!strings.Contains(x.Warnings[0], "none is configured") || !x.NeedsSystems {
+		t.Errorf("aic warnings %q, NeedsSystems %v", x.Warnings, x.NeedsSystems)
 	}
 	const systems = "../../shared/data/aic-systems"
 	if _, err := os.Stat(filepath.Join(systems, "h200_sxm.yaml")); err == nil {
-		t.Setenv(opdb.EnvSystemsDir, systems)
-		if x = expand(t, base, aic...); x.Valid != 2 || len(x.Filtered) != 0 {
+		if x = expandWith(t, openSystems(t, systems), base, aic...); x.Valid != 2 || len(x.Filtered) != 0 || x.NeedsSystems {
 			t.Errorf("aic point with a database: valid %d filtered %v warnings %q", x.Valid, x.Filtered, x.Warnings)
 		}
 	}
 	// An unsupported value filters every point that uses it; with no point left the spec is
 	// wrong, and the error names the value.
 	s, err := Parse([]byte(base), "spec.yaml", []string{"engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}",
-		"planner={policy: enabled, target: load, load_predictor: prophet}", "evaluation.sla={ttft_ms: 500}"}, nil)
+		"planner={policy: enabled, target: load, load_predictor: prophet}", "evaluation.sla={ttft_ms: 500}"}, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +298,7 @@ func TestExpandFiltersWithCountedReasons(t *testing.T) {
 
 func TestExpandNoValidPointIsASpecError(t *testing.T) {
 	// Every point outside the GPU budget: a valid spec with no feasible point (exit 1).
-	s, err := Parse([]byte(base), "spec.yaml", []string{"engine.workers.aggregated.parallelism.replicas={choices: [64, 128]}"}, nil)
+	s, err := Parse([]byte(base), "spec.yaml", []string{"engine.workers.aggregated.parallelism.replicas={choices: [64, 128]}"}, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +313,7 @@ func TestExpandNoValidPointIsASpecError(t *testing.T) {
 	// the first decode errors in full, not the budget counts.
 	s, err = Parse([]byte(base), "spec.yaml", []string{"engine.model={choices: [nope/a, nope/b, nope/c, nope/d]}",
 		"engine.workers.aggregated.parallelism.replicas={choices: [1, 64]}",
-		"engine.workers.aggregated.timing.type=roofline"}, nil) // the roofline needs a known model
+		"engine.workers.aggregated.timing.type=roofline"}, nil, results.CheckMetric) // the roofline needs a known model
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +337,7 @@ func TestExpandNoValidPointIsASpecError(t *testing.T) {
 	s, err = Parse([]byte(base), "spec.yaml", []string{"engine.backend=vllm",
 		"engine.workers.aggregated.parallelism.replicas={choices: [1, 64]}",
 		"engine.workers.aggregated.kv_cache.block_size=1", // vllm needs >= 2
-		"engine.workers.aggregated.scheduler.max_sequences={choices: [8, 16, 32, 64]}"}, nil)
+		"engine.workers.aggregated.scheduler.max_sequences={choices: [8, 16, 32, 64]}"}, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +364,7 @@ func TestRanges(t *testing.T) {
 		{"{range: {min: 3, max: 20, scale: log}}", []string{"3", "6", "12"}},
 		{"{range: {min: 5, max: 5, step: 1}}", []string{"5"}},
 	} {
-		s, err := Parse([]byte(base), "spec.yaml", []string{"traffic.load.concurrency=" + tc.domain}, nil)
+		s, err := Parse([]byte(base), "spec.yaml", []string{"traffic.load.concurrency=" + tc.domain}, nil, results.CheckMetric)
 		if err != nil {
 			t.Errorf("%s: %v", tc.domain, err)
 			continue
@@ -368,7 +374,7 @@ func TestRanges(t *testing.T) {
 		}
 	}
 	s, err := Parse([]byte(base), "spec.yaml", []string{
-		"traffic.load={type: poisson, requests_per_second: {range: {min: 0.1, max: 0.5, step: 0.1}}}"}, nil)
+		"traffic.load={type: poisson, requests_per_second: {range: {min: 0.1, max: 0.5, step: 0.1}}}"}, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +382,7 @@ func TestRanges(t *testing.T) {
 		t.Errorf("float range = %v, want 0.1..0.5 without rounding noise", got)
 	}
 	s, err = Parse([]byte(base), "spec.yaml", []string{
-		"traffic.load={type: poisson, requests_per_second: {range: {min: 0.5, max: 4, scale: log}}}"}, nil)
+		"traffic.load={type: poisson, requests_per_second: {range: {min: 0.5, max: 4, scale: log}}}"}, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +446,7 @@ func TestDomainValidationErrors(t *testing.T) {
 		{"timeout", "optimizer.candidate_timeout_seconds=-1", "optimizer.candidate_timeout_seconds", "must be a number > 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(both), "spec.yaml", []string{tc.set}, nil)
+			_, err := Parse([]byte(both), "spec.yaml", []string{tc.set}, nil, results.CheckMetric)
 			var ces config.Errors
 			if !errors.As(err, &ces) {
 				t.Fatalf("err = %v, want config.Errors", err)
@@ -463,19 +469,19 @@ func TestOversizedGridNamesItsSize(t *testing.T) {
 	for _, k := range []string{"replicas", "tensor", "pipeline", "attention_data"} {
 		sets = append(sets, "engine.workers.aggregated.parallelism."+k+"={range: {min: 1, max: 40, step: 1}}")
 	}
-	_, err := Parse([]byte(base), "spec.yaml", sets, nil)
+	_, err := Parse([]byte(base), "spec.yaml", sets, nil, results.CheckMetric)
 	if err == nil || !strings.Contains(err.Error(), "2,560,000 points") || !strings.Contains(err.Error(), "limit of 1,000,000") {
 		t.Errorf("err = %v; want the grid size 2,560,000 and the limit", err)
 	}
 }
 
 func TestSpecSectionsAndDefaults(t *testing.T) {
-	s, err := Parse([]byte(base), "spec.yaml", nil, nil)
+	s, err := Parse([]byte(base), "spec.yaml", nil, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o, z := s.Optimization, s.Optimizer
-	if o.Target != results.TargetPareto || !slices.Equal(o.Objectives, results.DefaultObjectives()) || o.MaxCandidateGPUs != 32 {
+	if o.Target != optimization.TargetPareto || !slices.Equal(o.Objectives, optimization.DefaultObjectives()) || o.MaxCandidateGPUs != 32 {
 		t.Errorf("optimization defaults = %+v", o)
 	}
 	if z.Algorithm != AlgorithmGrid || z.Parallelism < 1 || z.CandidateTimeout != 600*time.Second || z.Seed != 42 {
@@ -486,7 +492,7 @@ func TestSpecSectionsAndDefaults(t *testing.T) {
   objectives: [{metric: output_throughput_tok_s, direction: maximize}, {metric: mean_ttft_ms, direction: minimize}]
   constraints: {min_candidate_gpus: 1, max_candidate_gpus: 8}
 optimizer: {algorithm: random, max_trials: 3, seed: 7, parallelism: 2, candidate_timeout_seconds: 1.5}
-`), "spec.yaml", []string{"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 3, 4, 5, 6, 7, 8]}"}, nil)
+`), "spec.yaml", []string{"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 3, 4, 5, 6, 7, 8]}"}, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +513,7 @@ optimizer: {algorithm: random, max_trials: 3, seed: 7, parallelism: 2, candidate
 		}
 	}
 	// strict_sla needs an SLA.
-	s, err = Parse([]byte(base+"optimization: {strict_sla: true}\n"), "spec.yaml", nil, nil)
+	s, err = Parse([]byte(base+"optimization: {strict_sla: true}\n"), "spec.yaml", nil, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,7 +532,7 @@ func TestEnvironmentReferences(t *testing.T) {
 		}
 		return "", false
 	}
-	s, err := Parse([]byte(spec), "spec.yaml", nil, env)
+	s, err := Parse([]byte(spec), "spec.yaml", nil, env, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,35 +543,35 @@ func TestEnvironmentReferences(t *testing.T) {
 	if got := x.Points[0].Config.Traffic.Source.Paths; !slices.Equal(got, []string{"/data/trace.jsonl"}) {
 		t.Errorf("paths = %v", got)
 	}
-	_, err = Parse([]byte(spec), "spec.yaml", nil, func(string) (string, bool) { return "", false })
+	_, err = Parse([]byte(spec), "spec.yaml", nil, func(string) (string, bool) { return "", false }, results.CheckMetric)
 	if err == nil || !strings.Contains(err.Error(), "traffic.source.paths[0]: environment variable TRACE is not set; "+
 		"export it, or override this field with --set 'traffic.source.paths=[/path/to/trace.jsonl]'") {
 		t.Errorf("unset variable: %v", err)
 	}
-	_, err = Parse([]byte(spec), "spec.yaml", nil, func(string) (string, bool) { return " \t", true })
+	_, err = Parse([]byte(spec), "spec.yaml", nil, func(string) (string, bool) { return " \t", true }, results.CheckMetric)
 	if err == nil || !strings.Contains(err.Error(), "environment variable TRACE is set but empty or blank; give it a value, or override") {
 		t.Errorf("empty variable: %v", err)
 	}
 	// --set replaces the reference before it is resolved.
-	if _, err := Parse([]byte(spec), "spec.yaml", []string{"traffic.source.paths=[/x.jsonl]"}, nil); err != nil {
+	if _, err := Parse([]byte(spec), "spec.yaml", []string{"traffic.source.paths=[/x.jsonl]"}, nil, results.CheckMetric); err != nil {
 		t.Errorf("--set over an unset reference: %v", err)
 	}
 }
 
 func TestParseRejectsBadDocuments(t *testing.T) {
 	for _, doc := range []string{"[1, 2]", "a: [", "a: 1\n---\nb: 2\n"} {
-		if _, err := Parse([]byte(doc), "spec.yaml", nil, nil); err == nil {
+		if _, err := Parse([]byte(doc), "spec.yaml", nil, nil, results.CheckMetric); err == nil {
 			t.Errorf("%q accepted", doc)
 		}
 	}
-	if _, err := Load("/nonexistent/spec.yaml", nil, nil); err == nil || !strings.Contains(err.Error(), "cannot read sweep spec") {
+	if _, err := Load("/nonexistent/spec.yaml", nil, nil, results.CheckMetric); err == nil || !strings.Contains(err.Error(), "cannot read sweep spec") {
 		t.Errorf("missing file: %v", err)
 	}
 	// An alias bomb is refused, not expanded.
 	bomb := "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n" +
 		"d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n" +
 		"g: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
-	if _, err := Parse([]byte(bomb), "spec.yaml", nil, nil); err == nil {
+	if _, err := Parse([]byte(bomb), "spec.yaml", nil, nil, results.CheckMetric); err == nil {
 		t.Error("alias bomb accepted")
 	}
 }
@@ -640,7 +646,7 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 		if strings.HasPrefix(f.Path, "engine.workers.prefill.") || strings.HasPrefix(f.Path, "engine.workers.decode.") {
 			sets = append(sets, "engine.mode=disaggregated") // the concrete mode keeps only its roles
 		}
-		s, err := Parse([]byte(both), "spec.yaml", sets, nil)
+		s, err := Parse([]byte(both), "spec.yaml", sets, nil, results.CheckMetric)
 		if f.Sweep {
 			sweepable++
 			if err != nil || len(s.Domains) != 1 || s.Domains[0].Path != f.Path {
@@ -731,7 +737,7 @@ func TestConcreteMarker(t *testing.T) {
 // optimization.constraints.max_rejected_ratio reaches the analysis settings; outside [0, 1] it is
 // an error naming the field.
 func TestMaxRejectedRatio(t *testing.T) {
-	s, err := Parse([]byte(base), "spec.yaml", []string{"optimization={constraints: {max_rejected_ratio: 0.25}}"}, nil)
+	s, err := Parse([]byte(base), "spec.yaml", []string{"optimization={constraints: {max_rejected_ratio: 0.25}}"}, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -739,7 +745,7 @@ func TestMaxRejectedRatio(t *testing.T) {
 		t.Errorf("MaxRejectedRatio %v, want 0.25", got)
 	}
 	for _, bad := range []string{"1.5", "-0.1", "yes"} {
-		_, err := Parse([]byte(base), "spec.yaml", []string{"optimization={constraints: {max_rejected_ratio: " + bad + "}}"}, nil)
+		_, err := Parse([]byte(base), "spec.yaml", []string{"optimization={constraints: {max_rejected_ratio: " + bad + "}}"}, nil, results.CheckMetric)
 		var es config.Errors
 		if !errors.As(err, &es) || es[0].Path != "optimization.constraints.max_rejected_ratio" {
 			t.Errorf("max_rejected_ratio %s: %v", bad, err)
@@ -752,7 +758,7 @@ func TestMaxRejectedRatio(t *testing.T) {
 // model aliases are twins of their catalog ids.
 func TestSimulatorChecksAndAliasTwins(t *testing.T) {
 	dflt := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.kv_cache.capacity={type: default}"}
-	s, err := Parse([]byte(base), "spec.yaml", append(dflt, "engine.model={choices: [foo/bar, meta-llama/Llama-3.1-8B]}"), nil)
+	s, err := Parse([]byte(base), "spec.yaml", append(dflt, "engine.model={choices: [foo/bar, meta-llama/Llama-3.1-8B]}"), nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -837,7 +843,7 @@ func TestPlannerCeilingInBudget(t *testing.T) {
 
 func mustParse(t *testing.T, spec string, sets ...string) *Spec {
 	t.Helper()
-	s, err := Parse([]byte(spec), "spec.yaml", sets, nil)
+	s, err := Parse([]byte(spec), "spec.yaml", sets, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -879,7 +885,7 @@ func TestSpecUnknownKeysAreOneErrorEach(t *testing.T) {
 			[]string{"spec.yaml: engine.workers.aggregated.backend: per-role overrides are not allowed; set engine.backend"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(both), "spec.yaml", tc.sets, nil)
+			_, err := Parse([]byte(both), "spec.yaml", tc.sets, nil, results.CheckMetric)
 			var ces config.Errors
 			if !errors.As(err, &ces) {
 				t.Fatalf("err = %v, want config.Errors", err)
@@ -899,7 +905,7 @@ func TestSpecUnknownKeysAreOneErrorEach(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Parse(data, p, nil, func(string) (string, bool) { return "x", true }); err != nil && strings.Contains(err.Error(), "unknown field") {
+		if _, err := Parse(data, p, nil, func(string) (string, bool) { return "x", true }, results.CheckMetric); err != nil && strings.Contains(err.Error(), "unknown field") {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
@@ -917,14 +923,14 @@ func TestCheckModesRefusesAnEmptyMode(t *testing.T) {
 	}
 	want := "spec.yaml: engine.mode: the mode aggregated has no valid point: all 2 of its grid points were filtered " +
 		"(invalid_config 2), e.g. point mode=aggregated aggregated.replicas=1: spec.yaml: " +
-		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, drop aggregated from " +
-		"the choices, or pass --allow-empty-mode to sweep the other modes alone"
+		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, or drop aggregated from " +
+		"the choices"
 	err := x.CheckModes()
 	var ces config.Errors
 	if !errors.As(err, &ces) || err.Error() != want {
 		t.Errorf("CheckModes = %v\nwant %s", err, want)
 	}
-	wantEmpty := []results.EmptyValue{
+	wantEmpty := []EmptyValue{
 		{Path: "engine.mode", Value: "aggregated", Points: 2, Filtered: map[string]int{FilteredInvalid: 2},
 			Example: "point mode=aggregated aggregated.replicas=1: spec.yaml: engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0"},
 		{Path: "engine.workers.aggregated.parallelism.replicas", Value: "1", Points: 1, Filtered: map[string]int{FilteredInvalid: 1},
@@ -947,8 +953,8 @@ func TestCheckModesRefusesAnEmptyMode(t *testing.T) {
 	x = expand(t, both, modes, "engine.workers.aggregated.parallelism.replicas=64",
 		"engine.workers.decode.parallelism.replicas={choices: [1, 64]}")
 	want = "spec.yaml: engine.mode: the mode aggregated has no valid point: all 1 of its grid points were filtered (gpu_budget 1), " +
-		"e.g. point mode=aggregated: 64 GPUs, outside the budget [1, 32] of optimization.constraints; fix the spec, drop aggregated " +
-		"from the choices, or pass --allow-empty-mode to sweep the other modes alone"
+		"e.g. point mode=aggregated: 64 GPUs, outside the budget [1, 32] of optimization.constraints; fix the spec, or drop aggregated " +
+		"from the choices"
 	if err := x.CheckModes(); err == nil || err.Error() != want {
 		t.Errorf("budget: CheckModes = %v\nwant %s", err, want)
 	}

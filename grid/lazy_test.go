@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/servesweep/servesweep/examples"
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
 )
 
@@ -34,7 +35,7 @@ func TestLazyExpansionMatchesDecodingTheText(t *testing.T) {
 			"engine.workers.aggregated.kv_cache.block_size={choices: [1, 16]}", "engine.backend=vllm"}},
 	}
 	for _, c := range specs {
-		s, err := Parse([]byte(c.spec), "spec.yaml", c.sets, nil)
+		s, err := Parse([]byte(c.spec), "spec.yaml", c.sets, nil, results.CheckMetric)
 		if err != nil {
 			t.Fatal(err)
 		}

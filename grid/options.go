@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"gopkg.in/yaml.v3"
 )
 
@@ -72,7 +72,7 @@ func (p *parser) str(n *yaml.Node, path string) (string, bool) {
 // optimization parses the optimization section (dynosim-spec.md §3.7); n may be nil.
 func (p *parser) optimization(n *yaml.Node) Optimization {
 	const path = "optimization"
-	o := Optimization{Target: results.TargetPareto, Objectives: results.DefaultObjectives(),
+	o := Optimization{Target: optimization.TargetPareto, Objectives: optimization.DefaultObjectives(),
 		MaxCandidateGPUs: DefaultMaxCandidateGPUs}
 	m, ok := p.section(n, path, []string{"target", "objectives", "constraints", "strict_sla", "hardware",
 		"capacity_search", "cost"})
@@ -84,10 +84,10 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 	}
 	if v := m["target"]; v != nil {
 		if s, ok := p.str(v, path+".target"); ok {
-			if slices.Contains(results.Targets(), s) {
+			if slices.Contains(optimization.Targets(), s) {
 				o.Target = s
 			} else {
-				p.errorf(path+".target", "must be one of %s, got %q", strings.Join(results.Targets(), ", "), s)
+				p.errorf(path+".target", "must be one of %s, got %q", strings.Join(optimization.Targets(), ", "), s)
 			}
 		}
 	}
@@ -132,7 +132,7 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 			p.errorf(cp+".min_candidate_gpus", "must be <= max_candidate_gpus (%d), got %d", o.MaxCandidateGPUs, o.MinCandidateGPUs)
 		}
 		if x := cm["min_goodput_rps"]; x != nil {
-			if o.Target != results.TargetMinGPUs {
+			if o.Target != optimization.TargetMinGPUs {
 				p.errorf(cp+".min_goodput_rps", "only valid with optimization.target: min_gpus, got target %s", o.Target)
 			} else {
 				o.MinGoodputRPS, _ = p.posFloat(x, cp+".min_goodput_rps")
@@ -164,13 +164,21 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 	return o
 }
 
+// metricError is the error of checkMetric for name (nil without a checkMetric).
+func (p *parser) metricError(name string) error {
+	if p.checkMetric == nil {
+		return nil
+	}
+	return p.checkMetric(name)
+}
+
 // objectives parses a list of {metric, direction} mappings.
-func (p *parser) objectives(n *yaml.Node, path string) []results.Objective {
+func (p *parser) objectives(n *yaml.Node, path string) []optimization.Objective {
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
 		p.errorf(path, "must be a non-empty list of {metric: NAME, direction: maximize|minimize}")
-		return results.DefaultObjectives()
+		return optimization.DefaultObjectives()
 	}
-	var out []results.Objective
+	var out []optimization.Objective
 	seen := map[string]bool{}
 	for i, item := range n.Content {
 		ip := fmt.Sprintf("%s[%d]", path, i)
@@ -178,12 +186,12 @@ func (p *parser) objectives(n *yaml.Node, path string) []results.Objective {
 		if !ok {
 			continue
 		}
-		var o results.Objective
+		var o optimization.Objective
 		if v := m["metric"]; v == nil {
 			p.errorf(ip+".metric", "required: a numeric column of results.parquet, e.g. p99_ttft_ms")
 			ok = false
 		} else if s, good := p.str(v, ip+".metric"); good {
-			if err := results.CheckMetric(s); err != nil {
+			if err := p.metricError(s); err != nil {
 				p.errorf(ip+".metric", "%v", err)
 				ok = false
 			} else if seen[s] {
@@ -199,7 +207,7 @@ func (p *parser) objectives(n *yaml.Node, path string) []results.Objective {
 			p.errorf(ip+".direction", "required: maximize or minimize")
 			ok = false
 		} else if s, good := p.str(v, ip+".direction"); good {
-			d, err := results.ParseDirection(s)
+			d, err := optimization.ParseDirection(s)
 			if err != nil {
 				p.errorf(ip+".direction", "%v", err)
 				ok = false

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/results"
 )
 
 // pathSpec is a small sweep spec over a trace at a relative path.
@@ -48,7 +50,7 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 		if err := os.WriteFile(file, []byte(strings.Replace(pathSpec, "PATH", c.path, 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s, err := Load(file, c.sets, env)
+		s, err := Load(file, c.sets, env, results.CheckMetric)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -68,7 +70,7 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 			}
 		}
 	}
-	s, err := Parse([]byte(strings.Replace(pathSpec, "PATH", "trace.jsonl", 1)), "specs/s.yaml", nil, nil)
+	s, err := Parse([]byte(strings.Replace(pathSpec, "PATH", "trace.jsonl", 1)), "specs/s.yaml", nil, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}

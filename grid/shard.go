@@ -5,14 +5,11 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/servesweep/servesweep/results"
-	"github.com/servesweep/servesweep/sim/timing/opdb"
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // MaxShards is the largest shard count: part files are named with five-digit shard numbers
@@ -122,7 +119,9 @@ func (x *Expansion) shards(count int) []int32 {
 // SpecHash identifies what a sweep computes, so that the parts of a sharded sweep can be checked
 // to belong together: 16 hex digits of the SHA-256 of a versioned canonical text holding the
 // selected point IDs in point order (each ID is a hash of the point's concrete config) and the
-// analysis settings (target, objectives, GPU bounds, strict SLA, min goodput). The spec's file
+// analysis settings (target, objectives, GPU bounds, strict SLA, min goodput), and what else
+// changes the rows: the performance database's identity (Spec.Systems, opdb.DB.Identity), the
+// capacity search and the prices, each absent from the text when unset. The spec's file
 // name, the worker count and the per-point timeout are left out: the same spec mounted at
 // another path hashes the same.
 func (x *Expansion) SpecHash() string {
@@ -140,8 +139,8 @@ func (x *Expansion) SpecHash() string {
 	// What changes the rows beyond the point configs: the capacity search and the prices (absent
 	// from the text without them, so other specs keep their hashes).
 	// The performance database default timing composes passes from (absent without one).
-	if dir := SystemsDir(); dir != "" {
-		fmt.Fprintf(&b, "systems_dir %s\n", dir)
+	if db := x.Spec.Systems; db != nil {
+		fmt.Fprintf(&b, "systems_dir %s\n", db.Identity())
 	}
 	if cs := x.Spec.Optimization.CapacitySearch; cs != nil {
 		fmt.Fprintf(&b, "capacity_search %s %s %s %s %d\n", ftoa(cs.Attainment), ftoa(cs.Min), ftoa(cs.Max),
@@ -163,7 +162,7 @@ func (x *Expansion) SpecHash() string {
 }
 
 // writeSettings appends the canonical text of analysis settings to b.
-func writeSettings(b *strings.Builder, s results.Settings) {
+func writeSettings(b *strings.Builder, s optimization.Settings) {
 	fmt.Fprintf(b, "target %s\n", s.Target)
 	for _, o := range s.Objectives {
 		fmt.Fprintf(b, "objective %s\n", o)
@@ -173,17 +172,3 @@ func writeSettings(b *strings.Builder, s results.Settings) {
 }
 
 func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-
-// SystemsDir is the absolute path of the performance database in effect for this process
-// (SERVESWEEP_SYSTEMS_DIR, which --systems-dir sets), or "" without one. It is part of the spec
-// hash: rows priced with and without a database, or with two databases, never mix on resume.
-func SystemsDir() string {
-	dir := strings.TrimSpace(os.Getenv(opdb.EnvSystemsDir))
-	if dir == "" {
-		return ""
-	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		return abs
-	}
-	return dir
-}

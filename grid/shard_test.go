@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
@@ -94,7 +95,7 @@ func TestSpecHash(t *testing.T) {
 		t.Fatalf("spec hash %q is not 16 hex digits", h)
 	}
 	// Same spec, another file name and worker count: same hash.
-	s, err := Parse([]byte(base), "/spec/sweep.yaml", append(slices.Clone(shardSets), "optimizer.parallelism=7"), nil)
+	s, err := Parse([]byte(base), "/spec/sweep.yaml", append(slices.Clone(shardSets), "optimizer.parallelism=7"), nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,16 +185,38 @@ func TestShardOfIsStable(t *testing.T) {
 }
 
 // The performance database in effect is part of the spec hash (rows priced with and without it
-// never mix on resume); without one the hash is what it always was.
+// never mix on resume); without one the hash is what it always was. One folder opened twice, by
+// a relative and an absolute path, is one database: the hash records its absolute path.
 func TestSpecHashNamesTheDatabase(t *testing.T) {
-	t.Setenv(opdb.EnvSystemsDir, "")
+	folder := func() string {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "h200_sxm.yaml"), []byte("data_dir: data/h200_sxm\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	one, other := folder(), folder()
 	h := expand(t, base, shardSets...).SpecHash()
-	t.Setenv(opdb.EnvSystemsDir, "/data/systems")
-	h1 := expand(t, base, shardSets...).SpecHash()
-	t.Setenv(opdb.EnvSystemsDir, "/data/other-systems")
-	h2 := expand(t, base, shardSets...).SpecHash()
+	h1 := expandWith(t, openSystems(t, one), base, shardSets...).SpecHash()
+	h2 := expandWith(t, openSystems(t, other), base, shardSets...).SpecHash()
 	if h1 == h || h2 == h || h1 == h2 {
 		t.Errorf("spec hashes without a database, with one, with another: %s %s %s", h, h1, h2)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hr := expandWith(t, openSystems(t, rel), base, shardSets...).SpecHash(); hr != h1 {
+		t.Errorf("the folder by its relative path %s hashes %s, by its absolute path %s", rel, hr, h1)
+	}
+	// The hash's text for a database is "systems_dir <absolute path>", as when the environment
+	// named the folder: a sweep's parts and journals keep their hashes.
+	if got := openSystems(t, rel).Identity(); got != one {
+		t.Errorf("Identity of %s = %s, want %s", rel, got, one)
 	}
 }
 
@@ -205,8 +228,7 @@ func TestExpandNamesTimingFallbacks(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(systems, "h200_sxm.yaml")); err != nil {
 		t.Skipf("performance database not available at %s: %v", systems, err)
 	}
-	t.Setenv(opdb.EnvSystemsDir, systems)
-	x := expand(t, base, "engine.workers.aggregated.timing={type: default}", "engine.hardware={choices: [a100_sxm, h200_sxm]}",
+	x := expandWith(t, openSystems(t, systems), base, "engine.workers.aggregated.timing={type: default}", "engine.hardware={choices: [a100_sxm, h200_sxm]}",
 		"traffic.load.concurrency={choices: [2, 4]}")
 	if timing.AutoForwardModel == "roofline" {
 		if len(x.Points) != 4 || len(x.TimingNotes) != 0 {
@@ -217,4 +239,14 @@ func TestExpandNamesTimingFallbacks(t *testing.T) {
 	if len(x.Points) != 4 || len(x.TimingNotes) != 1 || !strings.Contains(x.TimingNotes[0], "no GPU for gpu a100_sxm") {
 		t.Errorf("%d points, notes %q", len(x.Points), x.TimingNotes)
 	}
+}
+
+// openSystems opens the performance database in dir, failing the test when it cannot.
+func openSystems(t *testing.T, dir string) *opdb.DB {
+	t.Helper()
+	db, err := opdb.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

@@ -15,8 +15,9 @@ import (
 	"time"
 
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/optimization"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 
-	"github.com/servesweep/servesweep/results"
 	"gopkg.in/yaml.v3"
 )
 
@@ -51,6 +52,10 @@ type Spec struct {
 	// Optimization says what a good point is, Optimizer which points to simulate and how.
 	Optimization Optimization
 	Optimizer    Optimizer
+	// Systems is the performance database the sweep's points are checked against (sim.Check)
+	// and priced with (nil: none). Parse leaves it nil; the caller sets it before Expand. Its
+	// identity is part of the spec hash (Expansion.SpecHash).
+	Systems *opdb.DB
 
 	// root is the prediction part of the spec (without optimization and optimizer), aliases
 	// expanded and comments removed; the domain nodes are Domain.node.
@@ -86,10 +91,10 @@ func (d Domain) ValueStrings() []string {
 
 // Optimization is the optimization section: what a good point is.
 type Optimization struct {
-	// Target is results.TargetPareto (default) or a scalar target of dynosim-spec.md §5.5.
+	// Target is optimization.TargetPareto (default) or a scalar target of dynosim-spec.md §5.5.
 	Target string
-	// Objectives are the Pareto axes (default results.DefaultObjectives()).
-	Objectives []results.Objective
+	// Objectives are the Pareto axes (default optimization.DefaultObjectives()).
+	Objectives []optimization.Objective
 	// MinCandidateGPUs (0: none) and MaxCandidateGPUs (default 32) bound a point's GPU count;
 	// points outside are filtered before simulation.
 	MinCandidateGPUs, MaxCandidateGPUs int
@@ -110,8 +115,8 @@ type Optimization struct {
 }
 
 // Settings returns the analysis settings of the optimization section.
-func (o Optimization) Settings() results.Settings {
-	return results.Settings{Target: o.Target, Objectives: slices.Clone(o.Objectives), MinGPUs: o.MinCandidateGPUs,
+func (o Optimization) Settings() optimization.Settings {
+	return optimization.Settings{Target: o.Target, Objectives: slices.Clone(o.Objectives), MinGPUs: o.MinCandidateGPUs,
 		MaxGPUs: o.MaxCandidateGPUs, StrictSLA: o.StrictSLA, MinGoodputRPS: o.MinGoodputRPS,
 		MaxRejectedRatio: o.MaxRejectedRatio, MaxCostUSDPerHour: o.MaxCostUSDPerHour,
 		MaxUSDPerMillionOutputTokens: o.MaxUSDPerMillionOutputTokens}
@@ -137,12 +142,12 @@ type Optimizer struct {
 // gives (traffic.source.paths) resolve against the spec's folder before the --set overrides
 // apply (config.ResolvePaths); those --set gives resolve against the working directory. A missing
 // or unreadable file is a config.Errors (exit code 2).
-func Load(path string, sets []string, getenv func(string) (string, bool)) (*Spec, error) {
+func Load(path string, sets []string, getenv func(string) (string, bool), checkMetric func(string) error) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, config.Errors{{File: path, Msg: "cannot read sweep spec: " + config.PathCause(err).Error(), Err: err}}
 	}
-	return parse(data, path, filepath.Dir(path), sets, getenv)
+	return parse(data, path, filepath.Dir(path), sets, getenv, checkMetric)
 }
 
 // Parse parses a sweep spec. file names it in error messages (it is not read: the spec's relative
@@ -150,7 +155,11 @@ func Load(path string, sets []string, getenv func(string) (string, bool)) (*Spec
 // built-in spec; Load resolves them against the file's folder); sets are --set PATH=YAML overrides
 // applied in order before anything else (so they may also set domains); getenv (nil: no
 // environment) resolves ${NAME} references in string values, which lets a spec take a trace
-// path from the environment.
+// path from the environment. checkMetric returns an error unless its argument names a metric an
+// objective may take (results.CheckMetric: a numeric column of results.parquet, which grid does
+// not know); its error becomes the message at optimization.objectives[i].metric. With a nil
+// checkMetric the names are left to results.Analyze, which refuses an unknown one when the
+// sweep's analysis runs.
 //
 // A field holds a domain when its value is a mapping with the key choices or range
 // (dynosim-spec.md §3.8); a bare list is never a domain. Domains are allowed only on the fields
@@ -168,12 +177,12 @@ func Load(path string, sets []string, getenv func(string) (string, bool)) (*Spec
 //
 // Every problem is reported at once as config.Errors naming the file and the field path.
 // The point count is checked against MaxGridPoints here.
-func Parse(data []byte, file string, sets []string, getenv func(string) (string, bool)) (*Spec, error) {
-	return parse(data, file, "", sets, getenv)
+func Parse(data []byte, file string, sets []string, getenv func(string) (string, bool), checkMetric func(string) error) (*Spec, error) {
+	return parse(data, file, "", sets, getenv, checkMetric)
 }
 
 // parse is Parse, with the spec's relative file paths resolved against dir first unless dir is "".
-func parse(data []byte, file, dir string, sets []string, getenv func(string) (string, bool)) (*Spec, error) {
+func parse(data []byte, file, dir string, sets []string, getenv func(string) (string, bool), checkMetric func(string) error) (*Spec, error) {
 	root, err := parseYAML(data, file)
 	if err != nil {
 		return nil, err
@@ -186,7 +195,7 @@ func parse(data []byte, file, dir string, sets []string, getenv func(string) (st
 	if err := config.ApplySets(root, file, sets); err != nil {
 		return nil, err
 	}
-	p := &parser{file: file, getenv: getenv}
+	p := &parser{file: file, getenv: getenv, checkMetric: checkMetric}
 	if root, err = p.flatten(root); err != nil {
 		return nil, err
 	}
@@ -346,11 +355,13 @@ func strs[T ~string](vs []T) []string {
 
 // parser collects the problems of one spec.
 type parser struct {
-	file    string
-	getenv  func(string) (string, bool)
-	errs    config.Errors
-	domains []Domain
-	nodes   int
+	file   string
+	getenv func(string) (string, bool)
+	// checkMetric is Parse's checkMetric.
+	checkMetric func(string) error
+	errs        config.Errors
+	domains     []Domain
+	nodes       int
 	// badKeys holds the paths of the keys config.CheckKeys reported; walk does not enter them.
 	badKeys map[string]bool
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/servesweep/servesweep/examples"
+	"github.com/servesweep/servesweep/results"
 )
 
 // templateSpecs are specs whose expansions exercise the template path: every example sweep, and
@@ -62,11 +63,11 @@ func templateSpecs(t *testing.T) map[string]struct {
 func expandBoth(t *testing.T, name, spec string, sets []string) (compared bool) {
 	t.Helper()
 	env := func(string) (string, bool) { return "/tmp/trace.jsonl", true }
-	s, err := Parse([]byte(spec), name, sets, env)
+	s, err := Parse([]byte(spec), name, sets, env, results.CheckMetric)
 	if err != nil {
 		return false
 	}
-	ref, err := Parse([]byte(spec), name, sets, env)
+	ref, err := Parse([]byte(spec), name, sets, env, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestTemplateExpansionMatchesDecoding(t *testing.T) {
 	}
 	for _, name := range []string{"default", "scale", "aliases", "knobs", "rates", "planner"} {
 		c := templateSpecs(t)[name]
-		s, err := Parse([]byte(c.spec), name, c.sets, nil)
+		s, err := Parse([]byte(c.spec), name, c.sets, nil, results.CheckMetric)
 		if err != nil {
 			t.Fatal(err)
 		}

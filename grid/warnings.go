@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
 )
 
@@ -14,7 +13,7 @@ import (
 // as a short path=value with its point count, and gives the first value's example (sweep.json's
 // empty_values has every value's filter counts). A 70B sweep whose small TP and large replica counts cannot hold the
 // weights says so once rather than once per value.
-func emptyValuesWarning(vs []results.EmptyValue) string {
+func emptyValuesWarning(vs []EmptyValue) string {
 	if len(vs) == 1 {
 		return emptyWarning(vs[0])
 	}

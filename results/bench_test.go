@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,7 +66,7 @@ func writeBenchParts(b testing.TB, dir string, rows []Row, count int) []string {
 	for i, s := range shards {
 		meta := &PartMeta{SpecHash: "0123456789abcdef", ShardIndex: i, ShardCount: count, ShardSizes: sizes,
 			Manifest: Manifest{Spec: "spec.yaml", Algorithm: "grid",
-				Settings: Settings{Target: TargetPareto, Objectives: []Objective{{"output_throughput_tok_s", Maximize}, {"p99_ttft_ms", Minimize}}},
+				Settings: optimization.Settings{Target: optimization.TargetPareto, Objectives: []optimization.Objective{{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}, {Metric: "p99_ttft_ms", Direction: optimization.Minimize}}},
 				Counts:   Counts{GridPoints: len(rows), ValidPoints: len(rows), SelectedPoints: len(rows)}}}
 		paths[i] = filepath.Join(dir, PartName(i, count))
 		if err := WritePart(paths[i], s, meta); err != nil {
@@ -111,7 +112,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	for _, distinct := range []int{1, 50, n} {
 		b.Run("distinct="+strconv.Itoa(distinct), func(b *testing.B) {
 			rows := benchRows(n, distinct)
-			s := Settings{Target: TargetPareto, Objectives: []Objective{{"output_throughput_tok_s", Maximize}, {"p99_ttft_ms", Minimize}}}
+			s := optimization.Settings{Target: optimization.TargetPareto, Objectives: []optimization.Objective{{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}, {Metric: "p99_ttft_ms", Direction: optimization.Minimize}}}
 			var size int
 			b.ResetTimer()
 			for range b.N {
@@ -140,7 +141,7 @@ func BenchmarkReportHTML(b *testing.B) {
 		b.Run("distinct="+strconv.Itoa(distinct), func(b *testing.B) {
 			rows := benchRows(n, distinct)
 			m := &Manifest{Spec: "spec.yaml", Algorithm: "grid",
-				Settings: Settings{Target: TargetPareto, Objectives: []Objective{{"output_throughput_tok_s", Maximize}, {"p99_ttft_ms", Minimize}}},
+				Settings: optimization.Settings{Target: optimization.TargetPareto, Objectives: []optimization.Objective{{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}, {Metric: "p99_ttft_ms", Direction: optimization.Minimize}}},
 				Counts:   Counts{GridPoints: n, ValidPoints: n, SelectedPoints: n}}
 			a, err := Analyze(rows, m.Settings)
 			if err != nil {

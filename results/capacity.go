@@ -23,21 +23,6 @@ import (
 // candidate. Its journal record is ok; the status is derived when the row is built.
 const StatusInfeasible = "infeasible"
 
-// CapacitySearch is optimization.capacity_search: for each deployment, find the largest load
-// intensity (traffic.load's concurrency, requests_per_second, sessions_per_second or speedup,
-// whichever the load type uses) at which SLA attainment, goodput_completed_requests /
-// offered_requests under evaluation.sla, is at least Attainment, in (0, 1]. Min and Max (in the
-// intensity's unit) bound the search; RelativeTolerance (> 0) is the bracket width, relative to
-// the capacity found, below which it stops; MaxProbes (>= 2) bounds the simulations per
-// deployment. sweep.Run runs it; sweep.json records it.
-type CapacitySearch struct {
-	Attainment        float64 `json:"attainment"`
-	Min               float64 `json:"min"`
-	Max               float64 `json:"max"`
-	RelativeTolerance float64 `json:"relative_tolerance"`
-	MaxProbes         int     `json:"max_probes"`
-}
-
 // ProbesFile is the name of the capacity search's probe table inside an output directory.
 const ProbesFile = "probes.parquet"
 

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"github.com/servesweep/servesweep/sim/optimization"
 	"math"
 	"strings"
 	"testing"
@@ -44,14 +45,14 @@ func TestAnalyzeInfeasibleAndCost(t *testing.T) {
 	sla.Status, sla.Reason = StatusInfeasible, "sla_constraint: SLA attainment 0.5 < 0.99 at the minimum load 1 concurrency"
 	rej.Status, rej.Reason = StatusInfeasible, "rejected_requests: 10 of 10 offered requests rejected at the minimum load 1 concurrency"
 	rows := []Row{cheap, dear, sla, rej}
-	a, err := Analyze(rows, Settings{})
+	a, err := Analyze(rows, optimization.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(a.Front) != 1 || rows[a.Front[0]].PointID != "dear" || a.Excluded[ExcludedSLA] != 1 || a.Excluded[ExcludedRejected] != 1 {
 		t.Errorf("front %v excluded %v; want [dear], one sla_constraint and one rejected_requests", a.Front, a.Excluded)
 	}
-	a, _ = Analyze(rows, Settings{MaxCostUSDPerHour: 5})
+	a, _ = Analyze(rows, optimization.Settings{MaxCostUSDPerHour: 5})
 	if len(a.Front) != 1 || rows[a.Front[0]].PointID != "cheap" || a.Excluded[ExcludedCost] != 1 {
 		t.Errorf("max cost 5: front %v excluded %v; want [cheap] and one cost", a.Front, a.Excluded)
 	}
@@ -196,7 +197,7 @@ func TestNewRowPercentileTerms(t *testing.T) {
 	if !HasSLA(&ok) {
 		t.Error("HasSLA false with percentile bounds only")
 	}
-	a, err := Analyze([]Row{r, ok}, Settings{StrictSLA: true, Objectives: []Objective{{"output_throughput_tok_s", Maximize}}})
+	a, err := Analyze([]Row{r, ok}, optimization.Settings{StrictSLA: true, Objectives: []optimization.Objective{{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/servesweep/servesweep/sim/optimization"
 	"gonum.org/v1/plot"
 )
 
@@ -245,6 +246,20 @@ func ReportHTML(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]byte
 	p.XLabel, p.YLabel = p.Axes[p.DefaultX].Label, p.Axes[p.DefaultY].Label
 	layoutSVG(p, s, embedded, recFor)
 
+	htmlTables(p, rows, a, labels, recFor)
+	p.Geometry = fmt.Sprintf("%d %d %g %g %g %g %g %g %g %g %d %d", svgWidth, svgHeight, svgLeft, svgTop, svgRight, svgBottom,
+		rankCharWidth, rankHeight, rankGap, frontDotRadius, maxRankLabels, logSpan)
+	var b bytes.Buffer
+	if err := reportHTMLPage.Execute(&b, p); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// htmlTables fills p's front table (and the ranking's, for a scalar target): rank, deployment,
+// load, GPUs, objective values and recommendation link of at most maxHTMLTableRows rows each.
+func htmlTables(p *htmlPage, rows []Row, a *Analysis, labels Labels, recFor map[int]string) {
+	s := a.Settings
 	table := func(list []int) []htmlTableRow {
 		var out []htmlTableRow
 		for n, i := range list[:min(len(list), maxHTMLTableRows)] {
@@ -275,13 +290,6 @@ func ReportHTML(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]byte
 		p.RankingTitle = fmt.Sprintf("Ranking by target %s (best %d)", s.Target, n)
 		p.Ranking = table(a.Ranking[:n])
 	}
-	p.Geometry = fmt.Sprintf("%d %d %g %g %g %g %g %g %g %g %d %d", svgWidth, svgHeight, svgLeft, svgTop, svgRight, svgBottom,
-		rankCharWidth, rankHeight, rankGap, frontDotRadius, maxRankLabels, logSpan)
-	var b bytes.Buffer
-	if err := reportHTMLPage.Execute(&b, p); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }
 
 // slicesSortedKeys returns m's keys in order.
@@ -305,7 +313,7 @@ func gpuLabel(r *Row) string {
 
 // pointTitle is a plotted point's tooltip: its ID and place on the front, deployment, load, SLA
 // attainment, cost and objective values, one fact a line.
-func pointTitle(r *Row, labels Labels, s Settings, values []float64, rank, tiedWith int) string {
+func pointTitle(r *Row, labels Labels, s optimization.Settings, values []float64, rank, tiedWith int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "point %s", r.PointID)
 	switch {
@@ -381,7 +389,7 @@ func htmlFacts(rows []Row, a *Analysis, m *Manifest) (settings, partial, counts 
 }
 
 // constraintsText lists the candidate filters of s beyond status, as report.md does; "" when none.
-func constraintsText(s Settings) string {
+func constraintsText(s optimization.Settings) string {
 	var cons []string
 	if s.MinGPUs > 0 {
 		cons = append(cons, fmt.Sprintf("min %d GPUs", s.MinGPUs))
@@ -389,7 +397,7 @@ func constraintsText(s Settings) string {
 	if s.MaxGPUs > 0 {
 		cons = append(cons, fmt.Sprintf("max %d GPUs", s.MaxGPUs))
 	}
-	if s.StrictSLA || s.Target == TargetMinGPUs {
+	if s.StrictSLA || s.Target == optimization.TargetMinGPUs {
 		cons = append(cons, "strict SLA (mean TTFT, mean TPOT, mean E2E within evaluation.sla)")
 	}
 	if s.MaxCostUSDPerHour > 0 {
@@ -464,7 +472,7 @@ func px1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 
 // layoutSVG places p's points, ticks, rank numbers and the pair's front for the default axes,
 // as the page's script does for any axes.
-func layoutSVG(p *htmlPage, s Settings, embedded []int, recFor map[int]string) {
+func layoutSVG(p *htmlPage, s optimization.Settings, embedded []int, recFor map[int]string) {
 	xs := make([]float64, len(p.Points))
 	ys := make([]float64, len(p.Points))
 	for k := range p.Points {
@@ -505,8 +513,8 @@ func layoutSVG(p *htmlPage, s Settings, embedded []int, recFor map[int]string) {
 
 // axisDirection is -1 for axis k when it is a maximized objective, else 1 (a minimized one, or
 // point_index past the objectives): the factor that makes it minimized.
-func axisDirection(s Settings, k int) float64 {
-	if k < len(s.Objectives) && s.Objectives[k].Direction == Maximize {
+func axisDirection(s optimization.Settings, k int) float64 {
+	if k < len(s.Objectives) && s.Objectives[k].Direction == optimization.Maximize {
 		return -1
 	}
 	return 1

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // htmlRows returns n ok rows over two modes, two GPUs, two weight precisions and two routers,
@@ -47,7 +49,7 @@ func htmlRows(n int) []Row {
 func htmlManifest(rows []Row) *Manifest {
 	return &Manifest{Spec: "examples/default-sweep.yaml", Algorithm: "grid", ExamplePrices: true,
 		GPUHourUSD: map[string]float64{"h100_sxm": 2.5, "h200_sxm": 3.5},
-		Settings:   Settings{Target: TargetPareto, Objectives: DefaultObjectives()},
+		Settings:   optimization.Settings{Target: optimization.TargetPareto, Objectives: optimization.DefaultObjectives()},
 		Counts: Counts{GridPoints: len(rows) + 10, ValidPoints: len(rows) + 2, SelectedPoints: len(rows) + 2,
 			Filtered: map[string]int{FilteredGPUBudget: 8}, Simulated: len(rows), OK: len(rows)}}
 }
@@ -113,7 +115,7 @@ func TestReportHTMLEscapes(t *testing.T) {
 // then an even sample of the others in input order, MaxHTMLPoints in all.
 func TestHTMLPointsFrontFirstThenSample(t *testing.T) {
 	rows := htmlRows(30)
-	a, err := Analyze(rows, Settings{Objectives: DefaultObjectives()})
+	a, err := Analyze(rows, optimization.Settings{Objectives: optimization.DefaultObjectives()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestHTMLPointsFrontFirstThenSample(t *testing.T) {
 	}
 	const n = 25_000
 	big := benchRows(n, 50)
-	a, err = Analyze(big, Settings{Target: TargetPareto, Objectives: []Objective{{"output_throughput_tok_s", Maximize}, {"p99_ttft_ms", Minimize}}})
+	a, err = Analyze(big, optimization.Settings{Target: optimization.TargetPareto, Objectives: []optimization.Objective{{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}, {Metric: "p99_ttft_ms", Direction: optimization.Minimize}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,6 +110,19 @@ func (e *JournalLockedError) Error() string {
 	return fmt.Sprintf("%s is locked: another servesweep process is writing it (lock file %s)", e.Path, e.Path+LockSuffix)
 }
 
+// NotJournalError reports a journal file with a line that is not a sweep journal record: the
+// file is not a journal of this program, and resuming from it would lose or invent points.
+type NotJournalError struct {
+	// Path is the file's path and Line the 1-based number of the first line that is no record.
+	Path string
+	Line int
+}
+
+// Error names the file and the line, and says the sweep cannot resume from it.
+func (e *NotJournalError) Error() string {
+	return fmt.Sprintf("%s:%d: not a sweep journal record; the sweep cannot resume from this file", e.Path, e.Line)
+}
+
 // lockJournal takes an exclusive, non-blocking lock (flock on Unix, LockFileEx on Windows) on
 // path+LockSuffix, created if needed. The operating system releases it when the lock file is
 // closed or the process dies, so a sweep killed with kill -9 can be resumed at once. A lock held
@@ -233,7 +246,7 @@ func OpenJournal(path string) (j *Journal, recs map[string]Record, err error) {
 		}
 		var r Record
 		if err := json.Unmarshal(b, &r); err != nil || r.PointID == "" {
-			return nil, nil, fmt.Errorf("%s:%d: not a sweep journal record; remove the file or pass --overwrite to start over", path, line)
+			return nil, nil, &NotJournalError{Path: path, Line: line}
 		}
 		recs[r.PointID] = r
 	}

@@ -4,38 +4,12 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 )
-
-// Settings choose which points are candidates and how they are compared.
-type Settings struct {
-	// Target is TargetPareto or a scalar target (see Targets).
-	Target string `json:"target"`
-	// Objectives are the axes of the Pareto front (DefaultObjectives when empty).
-	Objectives []Objective `json:"objectives"`
-	// MinGPUs and MaxGPUs bound a candidate's GPU count (0: no bound).
-	MinGPUs int `json:"min_candidate_gpus,omitempty"`
-	MaxGPUs int `json:"max_candidate_gpus,omitempty"`
-	// StrictSLA rejects points whose mean TTFT, mean TPOT or mean E2E latency breaks the
-	// matching bound of the point's evaluation.sla (dynosim-spec.md §5.4). Always applied for
-	// TargetMinGPUs.
-	StrictSLA bool `json:"strict_sla,omitempty"`
-	// MinGoodputRPS is the least goodput_request_throughput_rps a point needs under
-	// TargetMinGPUs (0: no bound).
-	MinGoodputRPS float64 `json:"min_goodput_rps,omitempty"`
-	// MaxRejectedRatio is the largest share of offered requests a degraded point may have
-	// rejected or truncated (Row.RejectedRatio) and still be a candidate (0, the default: a
-	// point that rejected or truncated any request is never on the front, a best point or a
-	// recommendation).
-	MaxRejectedRatio float64 `json:"max_rejected_ratio,omitempty"`
-	// MaxCostUSDPerHour and MaxUSDPerMillionOutputTokens bound cost_usd_per_hour and
-	// usd_per_million_output_tokens (0: no bound; a row without the column fails a set bound).
-	MaxCostUSDPerHour            float64 `json:"max_cost_usd_per_hour,omitempty"`
-	MaxUSDPerMillionOutputTokens float64 `json:"max_usd_per_million_output_tokens,omitempty"`
-}
 
 // Exclusion reasons of Analysis.Excluded.
 const (
@@ -55,7 +29,7 @@ const (
 // Best is the best candidate for one objective.
 type Best struct {
 	// Objective is the objective the row is best at.
-	Objective Objective
+	Objective optimization.Objective
 	// Row indexes the rows given to Analyze; Value is its objective value.
 	Row   int
 	Value float64
@@ -64,7 +38,7 @@ type Best struct {
 // Analysis is the outcome of Analyze. Row numbers index the rows given to Analyze.
 type Analysis struct {
 	// Settings are the settings used, with defaults filled in.
-	Settings Settings
+	Settings optimization.Settings
 	// Candidates are the rows that passed every filter, in input order.
 	Candidates []int
 	// Excluded counts the rows that did not, by reason (Excluded* constants).
@@ -121,15 +95,15 @@ func atObjectiveDigits(x float64) float64 {
 
 // CheckObjectives returns an error unless every objective names a numeric column of
 // results.parquet once, with direction maximize or minimize.
-func CheckObjectives(objs []Objective) error {
+func CheckObjectives(objs []optimization.Objective) error {
 	for k, o := range objs {
 		if err := CheckMetric(o.Metric); err != nil {
 			return err
 		}
-		if slices.ContainsFunc(objs[:k], func(x Objective) bool { return x.Metric == o.Metric }) {
+		if slices.ContainsFunc(objs[:k], func(x optimization.Objective) bool { return x.Metric == o.Metric }) {
 			return fmt.Errorf("objective %s is listed twice; list each metric once", o.Metric)
 		}
-		if o.Direction != Maximize && o.Direction != Minimize {
+		if o.Direction != optimization.Maximize && o.Direction != optimization.Minimize {
 			return fmt.Errorf("objective %s: direction must be maximize or minimize, got %q", o.Metric, o.Direction)
 		}
 	}
@@ -141,22 +115,22 @@ func CheckObjectives(objs []Objective) error {
 // present and finite) and computes the Pareto front, the
 // best point per objective and, for a scalar target, the ranking. Rows should be in point order;
 // ties are broken by it. An unknown metric or target is an error.
-func Analyze(rows []Row, s Settings) (*Analysis, error) {
+func Analyze(rows []Row, s optimization.Settings) (*Analysis, error) {
 	if s.Target == "" {
-		s.Target = TargetPareto
+		s.Target = optimization.TargetPareto
 	}
 	if len(s.Objectives) == 0 {
-		s.Objectives = DefaultObjectives()
+		s.Objectives = optimization.DefaultObjectives()
 	}
 	if err := CheckObjectives(s.Objectives); err != nil {
 		return nil, err
 	}
-	if err := CheckTarget(s.Target); err != nil {
+	if err := optimization.CheckTarget(s.Target); err != nil {
 		return nil, fmt.Errorf("target %v", err)
 	}
-	targetObj, scalar := TargetObjective(s.Target)
+	targetObj, scalar := optimization.TargetObjective(s.Target)
 	a := &Analysis{Settings: s, Excluded: map[string]int{}, Values: make([][]float64, len(rows)), compared: make([][]float64, len(rows))}
-	strict := s.StrictSLA || s.Target == TargetMinGPUs
+	strict := s.StrictSLA || s.Target == optimization.TargetMinGPUs
 	for i := range rows {
 		r := &rows[i]
 		if reason := exclusion(r, s, strict); reason != "" {
@@ -189,7 +163,7 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 	for j, i := range a.Candidates {
 		vecs[j] = a.compared[i]
 	}
-	dirs := make([]Direction, len(s.Objectives))
+	dirs := make([]optimization.Direction, len(s.Objectives))
 	for k, o := range s.Objectives {
 		dirs[k] = o.Direction
 	}
@@ -214,7 +188,7 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 		a.Ranking = slices.Clone(a.Candidates)
 		key := func(i int) float64 {
 			x := atObjectiveDigits(score(&rows[i], targetObj))
-			if targetObj.Direction == Minimize {
+			if targetObj.Direction == optimization.Minimize {
 				return -x
 			}
 			return x
@@ -223,14 +197,14 @@ func Analyze(rows []Row, s Settings) (*Analysis, error) {
 			if c := cmp.Compare(key(y), key(x)); c != 0 {
 				return c
 			}
-			if s.Target == TargetMinGPUs {
-				gx := atObjectiveDigits(score(&rows[x], Objective{"goodput_output_throughput_tok_s", Maximize}))
-				gy := atObjectiveDigits(score(&rows[y], Objective{"goodput_output_throughput_tok_s", Maximize}))
+			if s.Target == optimization.TargetMinGPUs {
+				gx := atObjectiveDigits(score(&rows[x], optimization.Objective{Metric: "goodput_output_throughput_tok_s", Direction: optimization.Maximize}))
+				gy := atObjectiveDigits(score(&rows[y], optimization.Objective{Metric: "goodput_output_throughput_tok_s", Direction: optimization.Maximize}))
 				if c := cmp.Compare(gy, gx); c != 0 {
 					return c
 				}
-				ex := atObjectiveDigits(score(&rows[x], Objective{"mean_e2e_latency_ms", Minimize}))
-				ey := atObjectiveDigits(score(&rows[y], Objective{"mean_e2e_latency_ms", Minimize}))
+				ex := atObjectiveDigits(score(&rows[x], optimization.Objective{Metric: "mean_e2e_latency_ms", Direction: optimization.Minimize}))
+				ey := atObjectiveDigits(score(&rows[y], optimization.Objective{Metric: "mean_e2e_latency_ms", Direction: optimization.Minimize}))
 				if c := cmp.Compare(ex, ey); c != 0 {
 					return c
 				}
@@ -286,13 +260,13 @@ func vectorKey(v []float64) string {
 // to point_index, then to input order. A point first in such a lexicographic order is never
 // dominated (whatever dominates it would come before it), so the best point of every objective is
 // on the Pareto front.
-func bestOrder(rows []Row, values [][]float64, dirs []Direction, k, x, y int) int {
+func bestOrder(rows []Row, values [][]float64, dirs []optimization.Direction, k, x, y int) int {
 	vx, vy := values[x], values[y]
 	cmpObj := func(j int) int {
 		switch {
 		case vx[j] == vy[j]:
 			return 0
-		case dirs[j].better(vx[j], vy[j]):
+		case dirs[j].Better(vx[j], vy[j]):
 			return -1
 		}
 		return 1
@@ -315,7 +289,7 @@ func bestOrder(rows []Row, values [][]float64, dirs []Direction, k, x, y int) in
 }
 
 // exclusion returns why r is not a candidate, or "".
-func exclusion(r *Row, s Settings, strict bool) string {
+func exclusion(r *Row, s optimization.Settings, strict bool) string {
 	switch {
 	case r.EquivalentTo != "":
 		return ExcludedEquivalent
@@ -339,7 +313,7 @@ func exclusion(r *Row, s Settings, strict bool) string {
 		return ExcludedZeroDuration
 	case strict && !meetsSLA(r):
 		return ExcludedSLA
-	case s.Target == TargetMinGPUs && s.MinGoodputRPS > 0 &&
+	case s.Target == optimization.TargetMinGPUs && s.MinGoodputRPS > 0 &&
 		(r.GoodputRequestThroughputRPS == nil || *r.GoodputRequestThroughputRPS < s.MinGoodputRPS):
 		return ExcludedMinGoodput
 	case s.MaxCostUSDPerHour > 0 && (r.CostUSDPerHour == nil || *r.CostUSDPerHour > s.MaxCostUSDPerHour),
@@ -391,7 +365,7 @@ func meetsSLA(r *Row) bool {
 // vector must have len(dirs) finite values. It runs in O(n log n) for two objectives, and in
 // O(n log n + n·d·k) otherwise, for d distinct vectors on the front (equal vectors are compared
 // once).
-func ParetoFront(vecs [][]float64, dirs []Direction) []int {
+func ParetoFront(vecs [][]float64, dirs []optimization.Direction) []int {
 	order := make([]int, len(vecs))
 	for i := range order {
 		order[i] = i
@@ -399,7 +373,7 @@ func ParetoFront(vecs [][]float64, dirs []Direction) []int {
 	lex := func(a, b []float64) int { // < 0 when a is lexicographically better
 		for k, d := range dirs {
 			if a[k] != b[k] {
-				if d.better(a[k], b[k]) {
+				if d.Better(a[k], b[k]) {
 					return -1
 				}
 				return 1
@@ -427,7 +401,7 @@ func ParetoFront(vecs [][]float64, dirs []Direction) []int {
 		}
 		dominated := false
 		if two {
-			dominated = len(distinct) > 0 && !dirs[1].better(v[1], best1)
+			dominated = len(distinct) > 0 && !dirs[1].Better(v[1], best1)
 		} else {
 			for _, f := range distinct {
 				if dominates(vecs[f], v, dirs) {
@@ -448,10 +422,10 @@ func ParetoFront(vecs [][]float64, dirs []Direction) []int {
 }
 
 // dominates reports whether a dominates b.
-func dominates(a, b []float64, dirs []Direction) bool {
+func dominates(a, b []float64, dirs []optimization.Direction) bool {
 	strictly := false
 	for k, d := range dirs {
-		if d.better(b[k], a[k]) {
+		if d.Better(b[k], a[k]) {
 			return false
 		}
 		if a[k] != b[k] {

@@ -2,7 +2,9 @@ package results
 
 import (
 	"fmt"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +14,7 @@ import (
 // ITL) on a set with a dominated point, a tie on one objective, exact duplicates and a point
 // that is only better on one axis.
 func TestParetoFrontHandMade(t *testing.T) {
-	dirs := []Direction{Maximize, Minimize, Minimize}
+	dirs := []optimization.Direction{optimization.Maximize, optimization.Minimize, optimization.Minimize}
 	vecs := [][]float64{
 		0: {100, 50, 10}, // front
 		1: {90, 60, 12},  // dominated by 0 on every axis
@@ -46,15 +48,15 @@ func TestParetoFrontHandMade(t *testing.T) {
 }
 
 func TestParetoFrontEdgeCases(t *testing.T) {
-	if got := ParetoFront(nil, []Direction{Maximize}); len(got) != 0 {
+	if got := ParetoFront(nil, []optimization.Direction{optimization.Maximize}); len(got) != 0 {
 		t.Errorf("empty set: front %v", got)
 	}
 	// One objective: only the best value(s) survive.
-	got := ParetoFront([][]float64{{3}, {5}, {5}, {1}}, []Direction{Maximize})
+	got := ParetoFront([][]float64{{3}, {5}, {5}, {1}}, []optimization.Direction{optimization.Maximize})
 	if !slices.Equal(got, []int{1, 2}) {
 		t.Errorf("single objective: front %v, want [1 2]", got)
 	}
-	got = ParetoFront([][]float64{{3}, {5}, {5}, {1}}, []Direction{Minimize})
+	got = ParetoFront([][]float64{{3}, {5}, {5}, {1}}, []optimization.Direction{optimization.Minimize})
 	if !slices.Equal(got, []int{3}) {
 		t.Errorf("single minimized objective: front %v, want [3]", got)
 	}
@@ -71,7 +73,7 @@ func TestParetoFrontRandomAgainstBruteForce(t *testing.T) {
 		seed ^= seed << 17
 		return float64(seed % 5)
 	}
-	for _, dirs := range [][]Direction{{Minimize}, {Maximize, Minimize}, {Minimize, Minimize}, {Maximize, Minimize, Minimize}} {
+	for _, dirs := range [][]optimization.Direction{{optimization.Minimize}, {optimization.Maximize, optimization.Minimize}, {optimization.Minimize, optimization.Minimize}, {optimization.Maximize, optimization.Minimize, optimization.Minimize}} {
 		for trial := 0; trial < 50; trial++ {
 			vecs := make([][]float64, 40)
 			for i := range vecs {
@@ -97,7 +99,7 @@ func TestParetoFrontRandomAgainstBruteForce(t *testing.T) {
 			slices.SortStableFunc(want, func(x, y int) int {
 				for k, d := range dirs {
 					if a, b := vecs[x][k], vecs[y][k]; a != b {
-						if d.better(a, b) {
+						if d.Better(a, b) {
 							return -1
 						}
 						return 1
@@ -136,7 +138,7 @@ func TestAnalyzeFiltersAndBest(t *testing.T) {
 	noSamples := row("h", 1, 1000, 0, 0)
 	noSamples.CompletedRequests = iptr(0)
 	rows = append(rows, noSamples)
-	a, err := Analyze(rows, Settings{Target: TargetPareto, MaxGPUs: 8})
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetPareto, MaxGPUs: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,12 +181,12 @@ func bestTieRows() []Row {
 // TestAnalyzeBestIsOnFrontUnderTies checks that a best point breaks ties on its objective by the
 // other objectives in order, then by point_index, so it is never a dominated point.
 func TestAnalyzeBestIsOnFrontUnderTies(t *testing.T) {
-	minGPUs := Objective{"gpus", Minimize}
-	minTTFT := Objective{"mean_ttft_ms", Minimize}
-	maxTput := Objective{"output_throughput_tok_s", Maximize}
+	minGPUs := optimization.Objective{Metric: "gpus", Direction: optimization.Minimize}
+	minTTFT := optimization.Objective{Metric: "mean_ttft_ms", Direction: optimization.Minimize}
+	maxTput := optimization.Objective{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}
 	for _, tc := range []struct {
 		name      string
-		objs      []Objective
+		objs      []optimization.Objective
 		wantFront []int
 		wantTies  map[int][]int
 		wantBest  []int
@@ -194,17 +196,17 @@ func TestAnalyzeBestIsOnFrontUnderTies(t *testing.T) {
 		// fast1a. Best TTFT: the 10 ms tie (two, twob) has equal GPUs; point_index 1 < 5: two.
 		// The front is 1, 3, 4, 5; equal vectors fold into one entry led by the point first in
 		// point order: fast1a (3) over fast1b (1 at index 4), two (4, index 1) over twob (5).
-		{"gpus_ttft", []Objective{minGPUs, minTTFT}, []int{3, 4}, map[int][]int{3: {1}, 4: {5}}, []int{3, 4}},
+		{"gpus_ttft", []optimization.Objective{minGPUs, minTTFT}, []int{3, 4}, map[int][]int{3: {1}, 4: {5}}, []int{3, 4}},
 		// (gpus, TTFT, throughput): mid1 (1, 300, 200) now dominates slow1 (1, 2256, 50); two
 		// (2, 10, 40) is dominated by twob (2, 10, 90). Best gpus: fast1a as above (throughput
 		// ties at 40). Best TTFT: the 10 ms tie has equal GPUs, then throughput 90 > 40: twob.
 		// Best throughput: mid1 (200), no tie.
 		// The front is 1, 3, 2, 5; fast1a and fast1b still tie: one entry.
-		{"gpus_ttft_tput", []Objective{minGPUs, minTTFT, maxTput}, []int{3, 2, 5}, map[int][]int{3: {1}}, []int{3, 5, 2}},
+		{"gpus_ttft_tput", []optimization.Objective{minGPUs, minTTFT, maxTput}, []int{3, 2, 5}, map[int][]int{3: {1}}, []int{3, 5, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows := bestTieRows()
-			a, err := Analyze(rows, Settings{Target: TargetPareto, Objectives: tc.objs})
+			a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetPareto, Objectives: tc.objs})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +234,7 @@ func TestAnalyzeStrictSLAAndRanking(t *testing.T) {
 	for i := range rows {
 		rows[i].SLATTFTMs = ptr(100) // mean TTFT = p99/2: a 25, b 200 (breaks), c 50
 	}
-	a, err := Analyze(rows, Settings{Target: TargetThroughputPerGPU, StrictSLA: true})
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetThroughputPerGPU, StrictSLA: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,30 +246,30 @@ func TestAnalyzeStrictSLAAndRanking(t *testing.T) {
 	}
 	// Without an SLA bound on the row, strict SLA fails closed.
 	rows[0].SLATTFTMs = nil
-	a, _ = Analyze(rows, Settings{StrictSLA: true})
+	a, _ = Analyze(rows, optimization.Settings{StrictSLA: true})
 	if slices.Contains(a.Candidates, 0) {
 		t.Errorf("a row without an SLA passed the strict SLA filter")
 	}
 	// Minimize TTFT ranking: missing values rank worst.
 	rows = []Row{row("a", 1, 100, 50, 10), row("b", 1, 100, 30, 10)}
 	rows[1].MeanTTFTMs = nil
-	a, _ = Analyze(rows, Settings{Target: TargetTTFT, Objectives: []Objective{{"output_throughput_tok_s", Maximize}}})
+	a, _ = Analyze(rows, optimization.Settings{Target: optimization.TargetTTFT, Objectives: []optimization.Objective{{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}}})
 	if !slices.Equal(a.Ranking, []int{0, 1}) {
 		t.Errorf("ranking by ttft with a missing value = %v, want [0 1]", a.Ranking)
 	}
 }
 
 func TestAnalyzeRejectsBadSettings(t *testing.T) {
-	if _, err := Analyze(nil, Settings{Objectives: []Objective{{"no_such_metric", Maximize}}}); err == nil {
+	if _, err := Analyze(nil, optimization.Settings{Objectives: []optimization.Objective{{Metric: "no_such_metric", Direction: optimization.Maximize}}}); err == nil {
 		t.Error("unknown metric accepted")
 	}
-	if _, err := Analyze(nil, Settings{Target: "fastest"}); err == nil {
+	if _, err := Analyze(nil, optimization.Settings{Target: "fastest"}); err == nil {
 		t.Error("unknown target accepted")
 	}
-	if _, err := Analyze(nil, Settings{Objectives: []Objective{{"gpus", "up"}}}); err == nil {
+	if _, err := Analyze(nil, optimization.Settings{Objectives: []optimization.Objective{{Metric: "gpus", Direction: "up"}}}); err == nil {
 		t.Error("bad direction accepted")
 	}
-	if _, err := Analyze(nil, Settings{Objectives: []Objective{{"gpus", Maximize}, {"p99_ttft_ms", Minimize}, {"gpus", Minimize}}}); err == nil ||
+	if _, err := Analyze(nil, optimization.Settings{Objectives: []optimization.Objective{{Metric: "gpus", Direction: optimization.Maximize}, {Metric: "p99_ttft_ms", Direction: optimization.Minimize}, {Metric: "gpus", Direction: optimization.Minimize}}}); err == nil ||
 		!strings.Contains(err.Error(), "objective gpus is listed twice") {
 		t.Errorf("a metric listed twice: %v", err)
 	}
@@ -276,23 +278,23 @@ func TestAnalyzeRejectsBadSettings(t *testing.T) {
 func TestParseObjective(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want Objective
+		want optimization.Objective
 		ok   bool
 	}{
-		{"max:output_throughput_tok_s", Objective{"output_throughput_tok_s", Maximize}, true},
-		{"minimize:p99_ttft_ms", Objective{"p99_ttft_ms", Minimize}, true},
-		{"min:gpus", Objective{"gpus", Minimize}, true},
-		{"p99_ttft_ms", Objective{}, false},
-		{"down:p99_ttft_ms", Objective{}, false},
-		{"min:mode", Objective{}, false}, // a string column is not a metric
-		{"min:p99_ttft", Objective{}, false},
+		{"max:output_throughput_tok_s", optimization.Objective{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}, true},
+		{"minimize:p99_ttft_ms", optimization.Objective{Metric: "p99_ttft_ms", Direction: optimization.Minimize}, true},
+		{"min:gpus", optimization.Objective{Metric: "gpus", Direction: optimization.Minimize}, true},
+		{"p99_ttft_ms", optimization.Objective{}, false},
+		{"down:p99_ttft_ms", optimization.Objective{}, false},
+		{"min:mode", optimization.Objective{}, false}, // a string column is not a metric
+		{"min:p99_ttft", optimization.Objective{}, false},
 	} {
 		got, err := ParseObjective(tc.in)
 		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
 			t.Errorf("ParseObjective(%q) = %v, %v; want %v ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
-	if x := score(&Row{}, Objective{"p99_ttft_ms", Minimize}); !math.IsInf(x, 1) {
+	if x := score(&Row{}, optimization.Objective{Metric: "p99_ttft_ms", Direction: optimization.Minimize}); !math.IsInf(x, 1) {
 		t.Errorf("missing minimized metric scores %v, want +Inf", x)
 	}
 }
@@ -308,7 +310,7 @@ func TestDegradedOffFront(t *testing.T) {
 		ratio float64
 		front string
 	}{{0, "served"}, {0.2, "served"}, {0.25, "dropped"}} {
-		a, err := Analyze(rows, Settings{MaxRejectedRatio: c.ratio})
+		a, err := Analyze(rows, optimization.Settings{MaxRejectedRatio: c.ratio})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,7 +358,7 @@ func TestNewRowTruncatedIsDegraded(t *testing.T) {
 		max  float64
 		want string
 	}{{0, ExcludedRejected}, {0.2, ExcludedRejected}, {0.25, ""}} {
-		if got := exclusion(&r, Settings{MaxRejectedRatio: c.max}, false); got != c.want {
+		if got := exclusion(&r, optimization.Settings{MaxRejectedRatio: c.max}, false); got != c.want {
 			t.Errorf("max_rejected_ratio %v: exclusion %q, want %q", c.max, got, c.want)
 		}
 	}
@@ -379,7 +381,7 @@ func TestAnalyzeComparesAtObjectiveDigits(t *testing.T) {
 		row("finer", 1, 500, 175.0875, 5.963508),           // lower ITL by 1e-6 relative: a real edge
 		row("twin", 1, 549.6000000000001, 175.0875, 5.96351398993),
 	}
-	a, err := Analyze(rows, Settings{Target: TargetPareto})
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetPareto})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +398,7 @@ func TestAnalyzeComparesAtObjectiveDigits(t *testing.T) {
 	}
 	// A scalar ranking compares at nine digits too: equal throughput up to noise goes to fewer GPUs.
 	two, one := row("two-gpus", 2, 500.00000000000006, 10, 1), row("one-gpu", 1, 1000, 10, 1)
-	r, err := Analyze([]Row{two, one}, Settings{Target: "throughput"})
+	r, err := Analyze([]Row{two, one}, optimization.Settings{Target: "throughput"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,5 +413,28 @@ func TestAnalyzeComparesAtObjectiveDigits(t *testing.T) {
 		if got := atObjectiveDigits(c.in); got != c.want || math.Signbit(got) != math.Signbit(c.want) {
 			t.Errorf("atObjectiveDigits(%v) = %v, want %v", c.in, got, c.want)
 		}
+	}
+}
+
+// Overrides replace exactly the settings they set and keep the others; the default manifest is
+// target pareto over the default objectives.
+func TestOverridesApply(t *testing.T) {
+	base := optimization.Settings{Target: optimization.TargetThroughput, Objectives: optimization.DefaultObjectives(), MinGPUs: 2,
+		MaxGPUs: 16, StrictSLA: true, MaxRejectedRatio: 0.1}
+	s := base
+	Overrides{}.Apply(&s)
+	if !reflect.DeepEqual(s, base) {
+		t.Errorf("empty overrides changed %+v to %+v", base, s)
+	}
+	target, strict, maxGPUs, ratio := optimization.TargetMinGPUs, false, 8, 0.0
+	objs := []optimization.Objective{{Metric: "gpus", Direction: optimization.Minimize}}
+	Overrides{Objectives: objs, Target: &target, StrictSLA: &strict, MaxGPUs: &maxGPUs, MaxRejectedRatio: &ratio}.Apply(&s)
+	want := optimization.Settings{Target: optimization.TargetMinGPUs, Objectives: objs, MinGPUs: 2, MaxGPUs: 8}
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("overrides gave %+v, want %+v", s, want)
+	}
+	if m := DefaultManifest(); !m.Defaulted || m.Settings.Target != optimization.TargetPareto ||
+		!reflect.DeepEqual(m.Settings.Objectives, optimization.DefaultObjectives()) {
+		t.Errorf("DefaultManifest = %+v", m)
 	}
 }

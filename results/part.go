@@ -147,7 +147,7 @@ func partOf(path string, rows []Row, pf *parquet.File) (*Part, error) {
 	raw, ok := pf.Lookup(PartMetaKey)
 	if !ok {
 		return nil, &PartError{Path: path, Msg: "not a part of a sharded sweep (no " + PartMetaKey +
-			" metadata); only files written by servesweep sweep --shard I/N can be merged"}
+			" metadata); only the parts a sharded sweep writes can be merged"}
 	}
 	if want, ok := pf.Lookup(ChecksumKey); ok {
 		got, err := partChecksum([]byte(raw), rows)
@@ -310,8 +310,7 @@ type SpecMismatchError struct {
 // Error names a part of each spec with its spec hash, and says how to proceed.
 func (e *SpecMismatchError) Error() string {
 	return fmt.Sprintf("the parts belong to different sweep specs: %s has spec hash %s (%s with it) but %s has "+
-		"spec hash %s (%s); merge the parts of one spec at a time (give each spec its own --output-dir, "+
-		"or move the other spec's parts out of the directory)", e.PathA, e.HashA, plural(e.CountA, "part"), e.PathB, e.HashB,
+		"spec hash %s (%s); merge the parts of one spec at a time (move the other spec's parts out of the directory)", e.PathA, e.HashA, plural(e.CountA, "part"), e.PathB, e.HashB,
 		plural(e.CountB, "part"))
 }
 

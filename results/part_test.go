@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // partRow is a minimal row of point id at index with a status.
@@ -25,7 +27,7 @@ func partRow(id string, index int, status string, p99 float64) Row {
 // testMeta is the metadata of shard index of a 2-shard sweep of 4 points (sizes 2 and 2).
 func testMeta(hash string, index int, missing ...string) *PartMeta {
 	return &PartMeta{SpecHash: hash, ShardIndex: index, ShardCount: 2, ShardSizes: []int{2, 2}, MissingPointIDs: missing,
-		Manifest: Manifest{Spec: "spec.yaml", Algorithm: "grid", Settings: Settings{Target: TargetPareto, Objectives: DefaultObjectives()},
+		Manifest: Manifest{Spec: "spec.yaml", Algorithm: "grid", Settings: optimization.Settings{Target: optimization.TargetPareto, Objectives: optimization.DefaultObjectives()},
 			Counts: Counts{GridPoints: 6, ValidPoints: 4, SelectedPoints: 4, Filtered: map[string]int{"gpu_budget": 2}}}}
 }
 

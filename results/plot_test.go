@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"image/png"
 	"slices"
 	"strconv"
@@ -44,17 +45,17 @@ func TestSetAxisLogScale(t *testing.T) {
 // single panel against point_index.
 func TestPlotPanelsFollowObjectives(t *testing.T) {
 	rows := []Row{row("a", 1, 100, 50, 10), row("b", 2, 300, 20, 5), row("c", 4, 900, 500, 40)}
-	objs := DefaultObjectives()
+	objs := optimization.DefaultObjectives()
 	for _, c := range []struct {
-		objs   []Objective
+		objs   []optimization.Objective
 		wx, hy int
 	}{
 		{objs[:2], 900, 648},
 		{objs, 1800, 1248},
-		{append(objs[:3:3], Objective{Metric: "gpus", Direction: Minimize}), 1800, 1848},
+		{append(objs[:3:3], optimization.Objective{Metric: "gpus", Direction: optimization.Minimize}), 1800, 1848},
 		{objs[:1], 900, 648},
 	} {
-		a, err := Analyze(rows, Settings{Objectives: c.objs})
+		a, err := Analyze(rows, optimization.Settings{Objectives: c.objs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +82,7 @@ func TestPlotLegendOutsideDataAndRanksNumbered(t *testing.T) {
 		row("d", 1, 301, 20.5, 4.9), row("e", 1, 302, 21, 4.8), // b, d, e nearly coincide
 		row("f", 1, 50, 600, 50), // dominated, as a is (by b)
 	}
-	a, err := Analyze(rows, Settings{Objectives: DefaultObjectives()})
+	a, err := Analyze(rows, optimization.Settings{Objectives: optimization.DefaultObjectives()})
 	if err != nil {
 		t.Fatal(err)
 	}

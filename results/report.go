@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -94,14 +95,14 @@ type Manifest struct {
 	// Algorithm is optimizer.algorithm (grid or random).
 	Algorithm string `json:"algorithm"`
 	// Settings are the sweep's analysis settings (the report command's defaults).
-	Settings Settings `json:"settings"`
+	Settings optimization.Settings `json:"settings"`
 	// Counts describe the grid and the run. For a merge (see Merge), Simulated counts the
 	// merged rows and Resumed is 0.
 	Counts Counts `json:"counts"`
 	// CapacitySearch is the spec's optimization.capacity_search (nil: none); GPUHourUSD its
 	// optimization.cost.gpu_hour_usd prices by hardware id (nil: none).
-	CapacitySearch *CapacitySearch    `json:"capacity_search,omitempty"`
-	GPUHourUSD     map[string]float64 `json:"gpu_hour_usd,omitempty"`
+	CapacitySearch *optimization.CapacitySearch `json:"capacity_search,omitempty"`
+	GPUHourUSD     map[string]float64           `json:"gpu_hour_usd,omitempty"`
 	// ExamplePrices is set when GPUHourUSD are the built-in sweep's example prices
 	// (examples/default-sweep.yaml run without -c and without changing them), not the user's.
 	ExamplePrices bool `json:"example_prices,omitempty"`
@@ -166,6 +167,8 @@ type ManifestError struct {
 	Path string
 	// Err says what is wrong with it.
 	Err error
+	// IsDir says the path is a directory (Err then reads "it is a directory").
+	IsDir bool
 }
 
 // Error names the file, what a manifest is, and what is wrong with this one.
@@ -174,11 +177,8 @@ func (e *ManifestError) Error() string {
 		e.Path, e.Err)
 }
 
-// Unwrap returns Err (errors.Is(err, ErrManifestIsDirectory) finds a directory).
+// Unwrap returns Err.
 func (e *ManifestError) Unwrap() error { return e.Err }
-
-// ErrManifestIsDirectory is the ManifestError.Err of a sweep.json that is a directory.
-var ErrManifestIsDirectory = errors.New("it is a directory")
 
 // jsonKind names the JSON kind that decodes into t, for messages: "a string", "an object", ...
 func jsonKind(t reflect.Type) string {
@@ -203,7 +203,7 @@ func jsonKind(t reflect.Type) string {
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, &ManifestError{Path: path, Err: ErrManifestIsDirectory}
+		return nil, &ManifestError{Path: path, Err: errors.New("it is a directory"), IsDir: true}
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -462,24 +462,24 @@ func tieRows(rows []Row, a *Analysis) []TieRow {
 }
 
 type paretoBest struct {
-	Metric    string    `json:"metric"`
-	Direction Direction `json:"direction"`
-	PointID   string    `json:"point_id"`
-	Value     float64   `json:"value"`
+	Metric    string                 `json:"metric"`
+	Direction optimization.Direction `json:"direction"`
+	PointID   string                 `json:"point_id"`
+	Value     float64                `json:"value"`
 }
 
 type paretoDoc struct {
-	SchemaVersion string         `json:"schema_version"`
-	Spec          string         `json:"spec,omitempty"`
-	Incomplete    bool           `json:"incomplete,omitempty"`
-	Merge         *MergeInfo     `json:"merge,omitempty"`
-	Settings      Settings       `json:"settings"`
-	Rows          int            `json:"rows"`
-	Candidates    int            `json:"candidates"`
-	Excluded      map[string]int `json:"excluded"`
-	Front         []paretoPoint  `json:"front"`
-	Best          []paretoBest   `json:"best"`
-	Ranking       []paretoPoint  `json:"ranking,omitempty"`
+	SchemaVersion string                `json:"schema_version"`
+	Spec          string                `json:"spec,omitempty"`
+	Incomplete    bool                  `json:"incomplete,omitempty"`
+	Merge         *MergeInfo            `json:"merge,omitempty"`
+	Settings      optimization.Settings `json:"settings"`
+	Rows          int                   `json:"rows"`
+	Candidates    int                   `json:"candidates"`
+	Excluded      map[string]int        `json:"excluded"`
+	Front         []paretoPoint         `json:"front"`
+	Best          []paretoBest          `json:"best"`
+	Ranking       []paretoPoint         `json:"ranking,omitempty"`
 	// TiesFile names pareto_ties.parquet when the front has ties.
 	TiesFile string `json:"ties_file,omitempty"`
 }
@@ -526,11 +526,11 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 			PointID: rows[b.Row].PointID, Value: b.Value})
 	}
 	if a.Ranking != nil {
-		o, _ := TargetObjective(a.Settings.Target)
+		o, _ := optimization.TargetObjective(a.Settings.Target)
 		for n, i := range a.Ranking {
 			p := point(n+1, i)
 			s := score(&rows[i], o)
-			if o.Direction == Minimize {
+			if o.Direction == optimization.Minimize {
 				s = -s
 			}
 			if !isFinite(s) {
@@ -698,28 +698,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	var b bytes.Buffer
 	s := a.Settings
 	b.WriteString("# servesweep sweep report\n\n")
-	if m != nil && m.Defaulted {
-		// No manifest was found (servesweep report on a bare results.parquet).
-		fmt.Fprintf(&b, "Target `%s` · settings: the defaults and the flags given (no %s beside the results)\n\n", s.Target, ManifestFile)
-	} else if m != nil {
-		fmt.Fprintf(&b, "Spec: `%s` · optimizer `%s` · target `%s`\n\n", m.Spec, m.Algorithm, s.Target)
-		c := m.Counts
-		fmt.Fprintf(&b, "Grid: %d points before filtering, %d valid", c.GridPoints, c.ValidPoints)
-		if len(c.Filtered) > 0 {
-			fmt.Fprintf(&b, " (filtered: %s)", CountList(c.Filtered))
-		}
-		fmt.Fprintf(&b, ", %d selected.\n\n", c.SelectedPoints)
-		if c.Interrupted {
-			fmt.Fprintf(&b, "**Partial results:** the sweep was interrupted; %d of %d selected points are finished. "+
-				"Rerun the same command with the same --output-dir to finish it.\n\n", len(rows), c.SelectedPoints)
-		}
-		if m.Merge != nil {
-			mergeMarkdown(&b, m.Merge, c.SelectedPoints)
-		}
-		filteredMarkdown(&b, m)
-	} else {
-		fmt.Fprintf(&b, "Target `%s`\n\n", s.Target)
-	}
+	manifestMarkdown(&b, rows, m, s.Target)
 	n := CountStatuses(rows)
 	infeasible := ""
 	if n.Infeasible > 0 {
@@ -735,25 +714,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		fmt.Fprintf(&b, "\n%s\n", sla)
 	}
 	capacityMarkdown(&b, rows, m)
-	var cons []string
-	if s.MinGPUs > 0 {
-		cons = append(cons, fmt.Sprintf("min %d GPUs", s.MinGPUs))
-	}
-	if s.MaxGPUs > 0 {
-		cons = append(cons, fmt.Sprintf("max %d GPUs", s.MaxGPUs))
-	}
-	if s.StrictSLA || s.Target == TargetMinGPUs {
-		cons = append(cons, "strict SLA (mean TTFT, mean TPOT, mean E2E within evaluation.sla)")
-	}
-	if s.MaxCostUSDPerHour > 0 {
-		cons = append(cons, fmt.Sprintf("at most %g USD per hour", s.MaxCostUSDPerHour))
-	}
-	if s.MaxUSDPerMillionOutputTokens > 0 {
-		cons = append(cons, fmt.Sprintf("at most %g USD per million output tokens", s.MaxUSDPerMillionOutputTokens))
-	}
-	if s.MaxRejectedRatio > 0 {
-		cons = append(cons, fmt.Sprintf("degraded points with at most %g of their requests rejected", s.MaxRejectedRatio))
-	}
+	cons := constraints(s)
 	if len(cons) > 0 {
 		fmt.Fprintf(&b, "Constraints: %s.\n", strings.Join(cons, ", "))
 	}
@@ -840,6 +801,58 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	b.WriteString("Grey: candidates; red: the Pareto front. Every row, including failed points, is in " +
 		"`results.parquet` (query it with DuckDB: `SELECT * FROM 'results.parquet'`).\n")
 	return b.Bytes()
+}
+
+// constraints lists the candidate filters of s in words, for report.md's Constraints line.
+func constraints(s optimization.Settings) []string {
+	var cons []string
+	if s.MinGPUs > 0 {
+		cons = append(cons, fmt.Sprintf("min %d GPUs", s.MinGPUs))
+	}
+	if s.MaxGPUs > 0 {
+		cons = append(cons, fmt.Sprintf("max %d GPUs", s.MaxGPUs))
+	}
+	if s.StrictSLA || s.Target == optimization.TargetMinGPUs {
+		cons = append(cons, "strict SLA (mean TTFT, mean TPOT, mean E2E within evaluation.sla)")
+	}
+	if s.MaxCostUSDPerHour > 0 {
+		cons = append(cons, fmt.Sprintf("at most %g USD per hour", s.MaxCostUSDPerHour))
+	}
+	if s.MaxUSDPerMillionOutputTokens > 0 {
+		cons = append(cons, fmt.Sprintf("at most %g USD per million output tokens", s.MaxUSDPerMillionOutputTokens))
+	}
+	if s.MaxRejectedRatio > 0 {
+		cons = append(cons, fmt.Sprintf("degraded points with at most %g of their requests rejected", s.MaxRejectedRatio))
+	}
+	return cons
+}
+
+// manifestMarkdown writes report.md's lines about the sweep that produced rows: its spec,
+// optimizer and target, its grid, whether it was interrupted, its merge and its filtered points
+// (from m; the target alone without a manifest).
+func manifestMarkdown(b *bytes.Buffer, rows []Row, m *Manifest, target string) {
+	if m != nil && m.Defaulted {
+		// No manifest was found (servesweep report on a bare results.parquet).
+		fmt.Fprintf(b, "Target `%s` · settings: the defaults and the flags given (no %s beside the results)\n\n", target, ManifestFile)
+	} else if m != nil {
+		fmt.Fprintf(b, "Spec: `%s` · optimizer `%s` · target `%s`\n\n", m.Spec, m.Algorithm, target)
+		c := m.Counts
+		fmt.Fprintf(b, "Grid: %d points before filtering, %d valid", c.GridPoints, c.ValidPoints)
+		if len(c.Filtered) > 0 {
+			fmt.Fprintf(b, " (filtered: %s)", CountList(c.Filtered))
+		}
+		fmt.Fprintf(b, ", %d selected.\n\n", c.SelectedPoints)
+		if c.Interrupted {
+			fmt.Fprintf(b, "**Partial results:** the sweep was interrupted; %d of %d selected points are finished. "+
+				"Rerun the same command with the same --output-dir to finish it.\n\n", len(rows), c.SelectedPoints)
+		}
+		if m.Merge != nil {
+			mergeMarkdown(b, m.Merge, c.SelectedPoints)
+		}
+		filteredMarkdown(b, m)
+	} else {
+		fmt.Fprintf(b, "Target `%s`\n\n", target)
+	}
 }
 
 // maxEmptyValueLines bounds the list of domain values without a valid point in report.md.

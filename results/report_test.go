@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"math"
 	"os"
 	"path/filepath"
@@ -44,7 +45,7 @@ func TestReportMarksTiesAtObjectiveDigits(t *testing.T) {
 	perGPU := math.Nextafter(*rows[0].OutputThroughputPerGPUTokS, math.Inf(1))
 	rows[1].OutputThroughputPerGPUTokS = &perGPU
 	dir := t.TempDir()
-	m := &Manifest{Spec: "test.yaml", Algorithm: "grid", Settings: Settings{Target: TargetThroughput, Objectives: DefaultObjectives()},
+	m := &Manifest{Spec: "test.yaml", Algorithm: "grid", Settings: optimization.Settings{Target: optimization.TargetThroughput, Objectives: optimization.DefaultObjectives()},
 		Counts: Counts{GridPoints: 3, ValidPoints: 3, SelectedPoints: 3}}
 	if _, _, err := WriteOutputs(dir, rows, m); err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func TestReportMarksTiesAtObjectiveDigits(t *testing.T) {
 // a report rebuilt from it lists the same.
 func TestReportListsFilteredReasons(t *testing.T) {
 	rows := []Row{simulatedRow(t, "aaa", 0)}
-	m := &Manifest{Spec: "test.yaml", Algorithm: "grid", Settings: Settings{Target: TargetPareto, Objectives: DefaultObjectives()},
+	m := &Manifest{Spec: "test.yaml", Algorithm: "grid", Settings: optimization.Settings{Target: optimization.TargetPareto, Objectives: optimization.DefaultObjectives()},
 		Counts:           Counts{GridPoints: 26, ValidPoints: 1, SelectedPoints: 1, Filtered: map[string]int{"invalid_config": 24, "duplicate": 1}},
 		FilteredExamples: map[string]string{"invalid_config": "point tensor=3: bad", "duplicate": "point tensor=1: same"}}
 	for i := range 22 {
@@ -136,7 +137,7 @@ func TestTiedFrontIsCapped(t *testing.T) {
 		rows = append(rows, r)
 	}
 	dir := t.TempDir()
-	s := Settings{Target: TargetPareto, Objectives: []Objective{{"output_throughput_tok_s", Maximize}, {"p99_ttft_ms", Minimize}}}
+	s := optimization.Settings{Target: optimization.TargetPareto, Objectives: []optimization.Objective{{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}, {Metric: "p99_ttft_ms", Direction: optimization.Minimize}}}
 	a, err := Analyze(rows, s)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -310,7 +311,7 @@ func TestWriteOutputsRecommendationsDecode(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, RecommendationsDir), 0o755)
 	os.WriteFile(filepath.Join(dir, RecommendationsDir, "0099.yaml"), []byte("old"), 0o644)
 	os.WriteFile(filepath.Join(dir, RecommendationsDir, "notes.txt"), []byte("mine"), 0o644)
-	m := &Manifest{Spec: "test.yaml", Algorithm: "grid", Settings: Settings{Target: TargetPareto, Objectives: DefaultObjectives()},
+	m := &Manifest{Spec: "test.yaml", Algorithm: "grid", Settings: optimization.Settings{Target: optimization.TargetPareto, Objectives: optimization.DefaultObjectives()},
 		Counts: Counts{GridPoints: 3, ValidPoints: 3, SelectedPoints: 3}}
 	a, w, err := WriteOutputs(dir, rows, m)
 	if err != nil {
@@ -363,7 +364,7 @@ func TestWriteOutputsRecommendationsDecode(t *testing.T) {
 		}
 	}
 	back, err := ReadManifest(dir)
-	if err != nil || back == nil || back.Settings.Target != TargetPareto || len(back.Settings.Objectives) != 3 {
+	if err != nil || back == nil || back.Settings.Target != optimization.TargetPareto || len(back.Settings.Objectives) != 3 {
 		t.Errorf("manifest round trip: %+v, %v", back, err)
 	}
 	wantFiles := []string{ParetoFile, ReportFile, PlotFile, HTMLFile}
@@ -395,7 +396,7 @@ func TestWriteOutputsRecommendationsDecode(t *testing.T) {
 func TestWriteReportWithoutCandidates(t *testing.T) {
 	dir := t.TempDir()
 	rows := []Row{NewRow(PointInfo{ID: "aaa"}, Record{PointID: "aaa", Status: StatusFailed, Reason: "boom"})}
-	a, w, err := WriteOutputs(dir, rows, &Manifest{Settings: Settings{Target: TargetPareto}})
+	a, w, err := WriteOutputs(dir, rows, &Manifest{Settings: optimization.Settings{Target: optimization.TargetPareto}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,7 +513,7 @@ func TestNoSamplesRow(t *testing.T) {
 	if err != nil || len(back) != 1 || back[0].P99TTFTMs != nil || back[0].Reason != NoSamplesReason {
 		t.Fatalf("round trip: %v %+v", err, back)
 	}
-	a, err := Analyze([]Row{r}, Settings{Target: TargetPareto})
+	a, err := Analyze([]Row{r}, optimization.Settings{Target: optimization.TargetPareto})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,7 +609,7 @@ func TestZeroDurationRow(t *testing.T) {
 	if err != nil || len(back) != 1 || back[0].OutputThroughputTokS != nil || back[0].P99TTFTMs == nil || back[0].Reason != ZeroDurationReason {
 		t.Fatalf("round trip: %v %+v", err, back)
 	}
-	for _, s := range []Settings{{Target: TargetPareto}, {Target: TargetPareto, Objectives: []Objective{{"p99_ttft_ms", Minimize}, {"gpus", Minimize}}}} {
+	for _, s := range []optimization.Settings{{Target: optimization.TargetPareto}, {Target: optimization.TargetPareto, Objectives: []optimization.Objective{{Metric: "p99_ttft_ms", Direction: optimization.Minimize}, {Metric: "gpus", Direction: optimization.Minimize}}}} {
 		a, err := Analyze(back, s)
 		if err != nil {
 			t.Fatal(err)
@@ -757,5 +758,22 @@ func TestNoSamplesRowKeepsItsSLA(t *testing.T) {
 	}
 	if got := SLAText([]Row{r}, nil); !strings.Contains(got, "ttft_ms 500") || !strings.Contains(got, "p99_itl_ms 40") {
 		t.Errorf("SLAText = %q", got)
+	}
+}
+
+// A journal with a line that is no record is refused as a *NotJournalError naming the file and
+// the line; nothing is resumed from it.
+func TestOpenJournalRefusesOtherFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JournalFile)
+	if err := os.WriteFile(path, []byte(`{"point_id":"a","status":"ok"}`+"\nhello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, recs, err := OpenJournal(path)
+	var nj *NotJournalError
+	if !errors.As(err, &nj) || nj.Path != path || nj.Line != 2 || j != nil || recs != nil {
+		t.Fatalf("OpenJournal = %v, %v, %v; want a *NotJournalError at line 2", j, recs, err)
+	}
+	if want := path + ":2: not a sweep journal record; the sweep cannot resume from this file"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
 	}
 }

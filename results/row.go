@@ -856,8 +856,8 @@ func (r *Row) percentileBound(key string) **float64 {
 // columns), in config.SLA.PercentileBounds order; nil when none is set.
 func (r *Row) PercentileBounds() []config.PercentileBound {
 	var out []config.PercentileBound
-	for _, lat := range config.PercentileLatencies {
-		for _, p := range config.SLAPercentiles {
+	for _, lat := range config.PercentileLatencies() {
+		for _, p := range config.SLAPercentiles() {
 			b := config.PercentileBound{Percentile: p, Latency: lat}
 			if x := *r.percentileBound(b.Key()); x != nil {
 				b.Ms = *x

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"github.com/servesweep/servesweep/sim/optimization"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 func TestSLAAndPricesText(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	r := Row{SLATTFTMs: f(500), SLAITLMs: f(50), SLAP99ITLMs: f(50), CapacityProbes: i64(7), CostUSDPerHour: f(2.5)}
-	m := &Manifest{Spec: "examples/default-sweep.yaml", CapacitySearch: &CapacitySearch{Attainment: 0.99},
+	m := &Manifest{Spec: "examples/default-sweep.yaml", CapacitySearch: &optimization.CapacitySearch{Attainment: 0.99},
 		GPUHourUSD: map[string]float64{"h200_sxm": 3.5, "h100_sxm": 2.5}, ExamplePrices: true}
 	want := "SLA (evaluation.sla): ttft_ms 500 (each request's TTFT <= 500 ms), itl_ms 50 (each request's mean " +
 		"inter-token gap <= 50 ms): for at least 99 % of offered requests at each deployment's capacity (capacity search " +

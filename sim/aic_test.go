@@ -25,16 +25,15 @@ func aicConfig(model string) *config.Config {
 }
 
 // TestAICNeedsDatabase: without a performance database the aic load model is an error on
-// router.prefill_load_model.type naming the GPU, backend and how to configure one, from Run and
+// router.prefill_load_model.type naming the GPU and backend, caused by ErrNoSystems, from Run and
 // from Check alike; an unknown model is an error on engine.model naming aic as what needs it.
 func TestAICNeedsDatabase(t *testing.T) {
-	t.Setenv(opdb.EnvSystemsDir, "")
 	cfg := aicConfig("meta-llama/Meta-Llama-3.1-8B-Instruct")
 	_, runErr := Run(context.Background(), cfg, Options{})
-	for _, err := range []error{runErr, Check(cfg)} {
+	for _, err := range []error{runErr, Check(cfg, nil)} {
 		var ce *config.Error
-		if !errors.As(err, &ce) || ce.Path != "router.prefill_load_model.type" || !strings.Contains(err.Error(), "--systems-dir") ||
-			!strings.Contains(err.Error(), opdb.EnvSystemsDir) || !strings.Contains(err.Error(), "gpu h100_sxm, backend vllm") {
+		if !errors.As(err, &ce) || ce.Path != "router.prefill_load_model.type" || !errors.Is(err, ErrNoSystems) ||
+			!strings.Contains(err.Error(), "none is configured") || !strings.Contains(err.Error(), "gpu h100_sxm, backend vllm") {
 			t.Errorf("error %v, want one on router.prefill_load_model.type asking for a performance database", err)
 		}
 	}
@@ -48,7 +47,6 @@ func TestAICNeedsDatabase(t *testing.T) {
 // TestAICRoutes: with the database the aic model routes runs to completion, aggregated and
 // disaggregated (the prefill router), placing requests by the decayed prefill load.
 func TestAICRoutes(t *testing.T) {
-	t.Setenv(opdb.EnvSystemsDir, "")
 	db := systemsDB(t)
 	run := func(cfg *config.Config) *Result {
 		t.Helper()

@@ -9,7 +9,6 @@ import (
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/timing"
-	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // defaultConfig is testConfig with `default` timing and KV capacity for model on hardware.
@@ -276,7 +275,6 @@ func TestDeploymentNotes(t *testing.T) {
 // the role and the GPU (they run at the next lower GEMM peak and stream at the FP8 rate, not at
 // Blackwell's FP4Memory share); Blackwell gets none, nor do FP8 weights.
 func TestFP4WithoutFP4TensorCoresIsNoted(t *testing.T) {
-	t.Setenv(opdb.EnvSystemsDir, "")
 	want := "engine.workers.aggregated: h200_sxm has no FP4 tensor cores: the roofline prices fp4 weights at its next lower GEMM peak, streaming at the FP8 rate"
 	for _, c := range []struct {
 		hardware, weights string
@@ -284,7 +282,7 @@ func TestFP4WithoutFP4TensorCoresIsNoted(t *testing.T) {
 	}{{"h200_sxm", "fp4", true}, {"b200_sxm", "fp4", false}, {"h200_sxm", "fp8", false}} {
 		cfg := mustLoad(t, seedSynthetic, "engine.workers.aggregated.timing={type: default}",
 			"engine.hardware="+c.hardware, "engine.precision.weights="+c.weights)
-		notes, err := CheckNotes(cfg)
+		notes, err := CheckNotes(cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

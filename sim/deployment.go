@@ -21,10 +21,12 @@ type deployment struct {
 	// op_level model then uses it as it is, else its own fixed costs
 	// (timing.CalibratedOpLevelEfficiency).
 	effGiven bool
-	// db is the performance database of `default` timing (nil: none configured); dbErr why the
-	// configured one cannot be opened.
-	db    *opdb.DB
-	dbErr error
+	// db is the performance database of `default` timing and of the aic prefill-load model
+	// (Options.Systems; nil: none configured).
+	db *opdb.DB
+	// autoForwardModel is what forward_model auto uses ("": timing.AutoForwardModel; tests set
+	// it through Options.reference).
+	autoForwardModel string
 	// providers records, per role, the timing model built for it (Result.TimingProvider);
 	// notes why a role fell back from the database to the roofline, or has a fixed KV pool its
 	// GPU could not hold (Result.TimingNotes).
@@ -272,44 +274,28 @@ func (d *deployment) provide(name config.Role, provider string) {
 	d.providers[name] = provider
 }
 
-// openDB opens the performance database named by the environment (--systems-dir sets it) once
-// per deployment: d.db stays nil when none is configured. An unreadable database is a
-// *config.Error on path, the setting that needs it.
-func (d *deployment) openDB(path string) error {
-	if d.db == nil && d.dbErr == nil {
-		d.db, d.dbErr = opdb.FromEnv()
-	}
-	if d.dbErr != nil {
-		return &config.Error{File: d.cfg.File, Path: path, Msg: "the performance database cannot be opened: " + d.dbErr.Error()}
-	}
-	return nil
-}
-
-// autoForwardModel is what forward_model auto uses: timing.AutoForwardModel (a variable so that
-// the tests of op_level under auto can set it).
-var autoForwardModel = timing.AutoForwardModel
-
 // opLevel builds the op_level model of a `default` timing role from the performance database:
-// with forward_model auto, nil (the roofline) unless autoForwardModel is op_level, and then the
+// with forward_model auto, nil (the roofline) unless auto is op_level (d.autoForwardModel), and then the
 // model when the database is configured and holds every table the role needs, else nil; with op_level, the model or a
 // *config.Error on timing.forward_model naming the GPU, backend, version and path searched.
 func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing.ModelSpec, hw timing.Hardware,
 	prec timing.Precisions) (timing.Model, error) {
 	fm := role.Timing.ForwardModel
-	if fm != config.ForwardOpLevel && autoForwardModel != config.ForwardOpLevel {
+	auto := d.autoForwardModel
+	if auto == "" {
+		auto = timing.AutoForwardModel
+	}
+	if fm != config.ForwardOpLevel && auto != config.ForwardOpLevel {
 		// auto is the roofline (timing.AutoForwardModel).
 		return nil, nil
 	}
 	path := "engine.workers." + string(name) + ".timing.forward_model"
 	e := &d.cfg.Engine
-	if err := d.openDB(path); err != nil {
-		return nil, err
-	}
 	if d.db == nil {
 		if fm == config.ForwardOpLevel {
-			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: fmt.Sprintf(
-				"op_level needs a performance database for gpu %s, backend %s, version %s; none is configured: give --systems-dir DIR "+
-					"(an AIConfigurator systems folder) or set %s, or use forward_model: auto", hw.ID, e.Backend, versionName(e.BackendVersion), opdb.EnvSystemsDir)}
+			return nil, &config.Error{File: d.cfg.File, Path: path, Err: ErrNoSystems, Msg: fmt.Sprintf(
+				"op_level needs a performance database (an AIConfigurator systems folder) for gpu %s, backend %s, version %s, "+
+					"and none is configured; configure one, or use forward_model: auto", hw.ID, e.Backend, versionName(e.BackendVersion))}
 		}
 		return nil, nil
 	}
@@ -381,14 +367,11 @@ func (d *deployment) prefillLoadMs(name config.Role, role *config.WorkerRole) (f
 		return nil, err
 	}
 	e := &d.cfg.Engine
-	if err := d.openDB(path); err != nil {
-		return nil, err
-	}
 	if d.db == nil {
-		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: fmt.Sprintf(
-			"aic predicts prefill times with the op_level model and needs a performance database for gpu %s, backend %s, version %s; "+
-				"none is configured: give --systems-dir DIR (an AIConfigurator systems folder) or set %s, or use type: none",
-			hw.ID, e.Backend, versionName(e.BackendVersion), opdb.EnvSystemsDir)}
+		return nil, &config.Error{File: d.cfg.File, Path: path, Err: ErrNoSystems, Msg: fmt.Sprintf(
+			"aic predicts prefill times with the op_level model and needs a performance database (an AIConfigurator systems "+
+				"folder) for gpu %s, backend %s, version %s, and none is configured; configure one, or use type: none",
+			hw.ID, e.Backend, versionName(e.BackendVersion))}
 	}
 	eff := d.eff
 	if !d.effGiven {

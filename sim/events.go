@@ -7,8 +7,9 @@ const (
 	evArrival
 	// evDispatch is a request reaching the workers after its front-end time (engine.frontend).
 	evDispatch
-	// evScale is a planner tick (worker: tickLoad or tickThroughput); evReady an added worker
-	// becoming ready (role, worker; req holds the start's generation). Only with the planner.
+	// evScale is a planner tick (worker: its planner.EventKind); evReady an added worker
+	// becoming ready (role: its planner pool, worker; req: the start's generation). Only with
+	// the planner.
 	evScale
 	evReady
 )

@@ -116,7 +116,7 @@ func TestShapeMustFitTheModel(t *testing.T) {
 		role := cfg.Engine.Workers.Aggregated
 		role.Timing = config.Timing{Type: config.TimingDefault}
 		role.Parallelism.Tensor, role.Parallelism.Pipeline = c.tensor, c.pipeline
-		err := Check(cfg)
+		err := Check(cfg, nil)
 		var ce *config.Error
 		if !errors.As(err, &ce) || ce.Path != c.path || !strings.Contains(ce.Msg, c.msg) {
 			t.Errorf("TP%d PP%d: %v; want %s: %s", c.tensor, c.pipeline, err, c.path, c.msg)

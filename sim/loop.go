@@ -13,6 +13,7 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
+	"github.com/servesweep/servesweep/sim/planner"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
@@ -23,6 +24,8 @@ type runState struct {
 	wl              *traffic.Workload
 	ctxLimit        int
 	checkInvariants bool
+	// ref switches mechanisms to their reference forms (Options.reference).
+	ref referencePaths
 
 	reqs     []engine.Request // client view: the decoding role's requests
 	reqsP    []engine.Request // the prefill role's requests (disaggregated)
@@ -55,8 +58,12 @@ type runState struct {
 	// waits[i] counts, for an agentic workload (wl.Graph), the dependencies of request i not
 	// yet terminal; nil otherwise.
 	waits []int32
-	// plan is the planner (planner.policy enabled); nil otherwise.
-	plan *planner
+	// plan is the autoscaling planner (planner.policy enabled); nil otherwise. ticksQueued
+	// counts its ticks in the event heap.
+	plan        autoscaler
+	ticksQueued int
+	// pools are the roles the planner scales, by its pool number.
+	pools []*role
 	// keyFree holds returned key slices of compact BlockSets by capacity class: keyFree[c] has
 	// capacity 1 << c (withKeys).
 	keyFree [33][][]uint32
@@ -181,10 +188,6 @@ func (s *runState) push(e event) {
 // than in the event heap (runState.passEnds).
 const maxListedWorkers = 16
 
-// heapPasses, set only by tests, keeps every pass end in the event heap: the reference the
-// listed pass ends must match.
-var heapPasses bool
-
 // passList is the listed pass ends, one entry per busy worker, in parallel slices so that the
 // scan for the first reads only times: time, sequence number and the worker (role << 28 |
 // worker index).
@@ -261,7 +264,8 @@ var errStuck = errors.New("simulation stuck: a worker has queued requests but sc
 func (s *runState) loop(ctx context.Context) error {
 	capMs := s.cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000
 	iter := 0
-	var transfers, arrivals, dispatches, ticks []int32
+	var transfers, arrivals, dispatches []int32
+	var ticks []planner.EventKind
 	for len(s.events) > 0 || s.passEnds.len() > 0 || s.nextScheduled < len(s.scheduled) {
 		t := math.Inf(1)
 		if len(s.events) > 0 {
@@ -321,10 +325,10 @@ func (s *runState) loop(ctx context.Context) error {
 			case evDispatch:
 				dispatches = append(dispatches, e.req)
 			case evReady:
-				s.workerReady(s.roleOf(e.role), int(e.worker), e.req)
+				s.plan.Ready(t, int(e.role), int(e.worker), e.req)
 			case evScale:
-				s.plan.queued--
-				ticks = append(ticks, e.worker)
+				s.ticksQueued--
+				ticks = append(ticks, planner.EventKind(e.worker))
 			}
 		}
 		for len(transfers) > 0 || len(arrivals) > 0 || len(dispatches) > 0 {
@@ -348,37 +352,46 @@ func (s *runState) loop(ctx context.Context) error {
 				case evDispatch:
 					dispatches = append(dispatches, e.req)
 				case evReady:
-					s.workerReady(s.roleOf(e.role), int(e.worker), e.req)
+					s.plan.Ready(t, int(e.role), int(e.worker), e.req)
 				case evScale:
-					s.plan.queued--
-					ticks = append(ticks, e.worker)
+					s.ticksQueued--
+					ticks = append(ticks, planner.EventKind(e.worker))
 				default:
 					arrivals = append(arrivals, e.req)
 				}
 			}
 		}
 		if len(ticks) > 0 {
-			if err := s.planTicks(ticks); err != nil {
+			if err := s.plan.Tick(t, ticks); err != nil {
 				return err
 			}
 			ticks = ticks[:0]
 		}
-		for _, p := range []*role{s.prefill, s.decoding} {
-			if p == nil {
-				continue
-			}
-			for i := range p.dirty {
-				for p.dirty[i] != 0 {
-					b := bits.TrailingZeros64(p.dirty[i])
-					p.dirty[i] &^= 1 << b
-					if err := s.startPass(p, i*64+b); err != nil {
-						return err
-					}
-				}
-			}
+		if err := s.startPasses(); err != nil {
+			return err
 		}
 		if s.plan != nil {
-			s.afterStep()
+			s.plan.EndStep(t)
+		}
+	}
+	return nil
+}
+
+// startPasses starts a pass on every idle worker that may have work (role.dirty), prefill
+// role first, workers in order.
+func (s *runState) startPasses() error {
+	for _, p := range []*role{s.prefill, s.decoding} {
+		if p == nil {
+			continue
+		}
+		for i := range p.dirty {
+			for p.dirty[i] != 0 {
+				b := bits.TrailingZeros64(p.dirty[i])
+				p.dirty[i] &^= 1 << b
+				if err := s.startPass(p, i*64+b); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
@@ -387,11 +400,7 @@ func (s *runState) loop(ctx context.Context) error {
 // eventsLeft reports whether an event other than a planner tick is queued or an arrival is not
 // yet due.
 func (s *runState) eventsLeft() bool {
-	queued := 0
-	if s.plan != nil {
-		queued = s.plan.queued
-	}
-	return len(s.events)+s.passEnds.len() > queued || s.nextScheduled < len(s.scheduled)
+	return len(s.events)+s.passEnds.len() > s.ticksQueued || s.nextScheduled < len(s.scheduled)
 }
 
 // workLeft reports whether the run has anything to do besides planner ticks: eventsLeft, or a
@@ -430,7 +439,8 @@ func (s *runState) arrive(ri int32) {
 	// Offered from now on: a request still in the front end when the run stops is unfinished.
 	s.reqs[ri].ArrivalMs, s.reqs[ri].Status = s.nowMs, engine.Waiting
 	if s.plan != nil {
-		s.plan.observeArrival(&s.wl.Requests[ri])
+		q := &s.wl.Requests[ri]
+		s.plan.ObserveArrival(q.PromptLen, q.OutputLen)
 	}
 	if s.prefill != nil {
 		s.reqsP[ri].ArrivalMs = s.nowMs
@@ -571,10 +581,8 @@ func (s *runState) completePass(p *role, w int) {
 	}
 	wk.passes.Append(s.nowMs-wk.passStart, continued)
 	p.markDirty(int32(w))
-	if sc := p.scale; sc != nil {
-		// The ITL observation of load-based scaling: this pass's time for each token it continued.
-		sc.win[w].itlSum += (s.nowMs - wk.passStart) * float64(continued)
-		sc.win[w].itlN += int64(continued)
+	if s.plan != nil {
+		s.plan.ObservePass(p.pool, w, s.nowMs-wk.passStart, int(continued))
 	}
 }
 

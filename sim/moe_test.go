@@ -59,7 +59,7 @@ func TestShapeFaultsOfEveryRole(t *testing.T) {
 		"engine.workers.prefill.parallelism.tensor", "engine.workers.prefill.parallelism.moe_expert", "engine.workers.prefill.parallelism.moe_expert",
 		"engine.workers.decode.parallelism.pipeline", "engine.workers.decode.parallelism.moe_tensor", "engine.workers.decode.parallelism.moe_tensor",
 	}
-	for name, err := range map[string]error{"Check": Check(cfg), "Run": func() error { _, err := Run(context.Background(), cfg, Options{}); return err }()} {
+	for name, err := range map[string]error{"Check": Check(cfg, nil), "Run": func() error { _, err := Run(context.Background(), cfg, Options{}); return err }()} {
 		var errs config.Errors
 		if !errors.As(err, &errs) {
 			t.Fatalf("%s: %v, want every fault", name, err)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/timing"
-	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // systemsDir is the performance database subset beside the repository.
@@ -18,17 +17,15 @@ const systemsDir = "../../shared/data/aic-systems"
 // configured and holds the tables, else the roofline; op_level requires the database and names
 // what it lacks; roofline is always the roofline; the result records the provider.
 func TestForwardModelSelection(t *testing.T) {
-	t.Setenv(opdb.EnvSystemsDir, "")
 	// auto is the roofline as shipped (below); here it is op_level, to test its fallbacks.
-	defer func(v string) { autoForwardModel = v }(autoForwardModel)
-	autoForwardModel = config.ForwardOpLevel
+	autoOpLevel := referencePaths{autoForwardModel: config.ForwardOpLevel}
 	db := systemsDB(t)
 	run := func(tm config.Timing, weights string, withDB bool) (*Result, error) {
 		cfg := testConfig(512, 16, 8, 4, 4000)
 		cfg.Engine.Model, cfg.Engine.Hardware = "meta-llama/Meta-Llama-3.1-8B-Instruct", "h100_sxm"
 		cfg.Engine.Precision.Weights = weights
 		cfg.Engine.Workers.Aggregated.Timing = tm
-		opt := Options{}
+		opt := Options{reference: autoOpLevel}
 		if withDB {
 			opt.Systems = db
 		}
@@ -48,7 +45,7 @@ func TestForwardModelSelection(t *testing.T) {
 		{"auto with the database", def("auto"), "bf16", true, opLevel, ""},
 		{"auto without the tables", def("auto"), "fp4", true, "roofline", ""},
 		{"op_level with the database", def("op_level"), "bf16", true, opLevel, ""},
-		{"op_level without a database", def("op_level"), "bf16", false, "", "none is configured: give --systems-dir DIR"},
+		{"op_level without a database", def("op_level"), "bf16", false, "", "and none is configured; configure one, or use forward_model: auto"},
 		{"op_level without the tables", def("op_level"), "fp4", true, "", "no GEMM dtype nvfp4"},
 		{"roofline with the database", config.Timing{Type: config.TimingRoofline}, "bf16", true, "roofline", ""},
 		{"fixed", config.Timing{Type: config.TimingFixed, PrefillMs: f64(30), DecodeMs: f64(8)}, "bf16", true, "fixed", ""},
@@ -90,7 +87,7 @@ func TestForwardModelSelection(t *testing.T) {
 	cfg.Engine.Model, cfg.Engine.Hardware, cfg.Engine.BackendVersion = "meta-llama/Meta-Llama-3.1-8B-Instruct", "h100_sxm", "0.6.0"
 	cfg.Engine.Workers.Aggregated.Timing = def("auto")
 	var ce *config.Error
-	if _, err := Run(context.Background(), cfg, Options{Systems: db}); !errors.As(err, &ce) || ce.Path != "engine.backend_version" ||
+	if _, err := Run(context.Background(), cfg, Options{Systems: db, reference: autoOpLevel}); !errors.As(err, &ce) || ce.Path != "engine.backend_version" ||
 		!strings.Contains(err.Error(), "available: 0.24.0") {
 		t.Errorf("unknown backend_version: %v", err)
 	}

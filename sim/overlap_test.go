@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/timing"
-	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // engine.overlap_scheduling under default timing: a lone request's every decode pass loses its
@@ -15,7 +14,6 @@ import (
 // on op-level tables; SGLang overlaps by default, not when its role pipelines; polynomial timing
 // ignores the setting; the timing provider says when the host time overlaps.
 func TestOverlapSchedulingHidesHostTime(t *testing.T) {
-	t.Setenv(opdb.EnvSystemsDir, "")
 	run := func(opt Options, sets ...string) (tpot float64, provider string) {
 		t.Helper()
 		base := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.parallelism.replicas=1",
@@ -80,7 +78,6 @@ func TestOverlapSchedulingHidesHostTime(t *testing.T) {
 // difference (1,000 µs − the shipped 20 µs = 0.98 ms), serial or overlapped (the per-sequence
 // time stays on the critical path).
 func TestSequenceOverheadFromTheConfig(t *testing.T) {
-	t.Setenv(opdb.EnvSystemsDir, "")
 	tpot := func(sets ...string) float64 {
 		t.Helper()
 		base := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.parallelism.replicas=1",

@@ -91,30 +91,7 @@ func RequestRecords(res *Result) []map[string]any {
 			rec["admission_history"] = appendAdmissions(nil, "agg", r.History)
 		}
 		if res.Handoffs != nil && r.Status != engine.Rejected {
-			// Disaggregated: the prefill side's record; the client view holds the decode side.
-			h := &res.Handoffs[i]
-			rec["prefill_worker_idx"] = h.PrefillWorker
-			rec["first_admit_ms"] = nullTime(h.PrefillAdmitMs)
-			rec["prefill_admit_ms"] = nullTime(h.PrefillAdmitMs)
-			rec["source_held_ms"] = nullTime(h.SourceHeldMs)
-			rec["prefill_route_overlap_tokens"] = h.PrefillOverlapTokens
-			rec["decode_worker_idx"] = nil
-			if h.DecodeWorker >= 0 {
-				rec["decode_worker_idx"] = h.DecodeWorker
-				rec["destination_reserved_ms"] = nullTime(h.DestinationReservedMs)
-				rec["destination_activated_ms"] = nullTime(h.DestinationActivatedMs)
-				rec["source_released_ms"] = nullTime(h.DestinationActivatedMs)
-				rec["decode_reused_input_tokens"] = h.DecodeCachedTokens
-				rec["decode_route_overlap_tokens"] = 0
-				if r.Admissions() > 0 {
-					rec["decode_admit_ms"] = nullTime(r.FirstAdmitMs)
-				}
-			}
-			rec["routing_history"] = []any{}
-			rec["admission_history"] = appendAdmissions(appendAdmissions([]any{}, "prefill", h.PrefillHistory), "decode", r.History)
-			prefillAdmissions := int32(len(h.PrefillHistory))
-			rec["admission_count"] = prefillAdmissions + r.Admissions()
-			rec["readmission_count"] = max(prefillAdmissions-1, 0) + max(r.Admissions()-1, 0)
+			setHandoff(rec, r, &res.Handoffs[i])
 		}
 		if r.Status == engine.Completed && r.Generated >= 1 {
 			rec["ttft_ms"] = max(r.FirstTokenMs-r.ArrivalMs, 0)
@@ -141,6 +118,35 @@ func RequestRecords(res *Result) []map[string]any {
 		recs[i] = out[i].rec
 	}
 	return recs
+}
+
+// setHandoff fills in the disaggregated record rec of request r from its prefill side h: the
+// prefill worker, admission and hold, the decode side's reservation and activation, and the
+// admissions of both pools (the client view, r, holds the decode side).
+func setHandoff(rec map[string]any, r *engine.Request, h *Handoff) {
+	// Disaggregated: the prefill side's record; the client view holds the decode side.
+	rec["prefill_worker_idx"] = h.PrefillWorker
+	rec["first_admit_ms"] = nullTime(h.PrefillAdmitMs)
+	rec["prefill_admit_ms"] = nullTime(h.PrefillAdmitMs)
+	rec["source_held_ms"] = nullTime(h.SourceHeldMs)
+	rec["prefill_route_overlap_tokens"] = h.PrefillOverlapTokens
+	rec["decode_worker_idx"] = nil
+	if h.DecodeWorker >= 0 {
+		rec["decode_worker_idx"] = h.DecodeWorker
+		rec["destination_reserved_ms"] = nullTime(h.DestinationReservedMs)
+		rec["destination_activated_ms"] = nullTime(h.DestinationActivatedMs)
+		rec["source_released_ms"] = nullTime(h.DestinationActivatedMs)
+		rec["decode_reused_input_tokens"] = h.DecodeCachedTokens
+		rec["decode_route_overlap_tokens"] = 0
+		if r.Admissions() > 0 {
+			rec["decode_admit_ms"] = nullTime(r.FirstAdmitMs)
+		}
+	}
+	rec["routing_history"] = []any{}
+	rec["admission_history"] = appendAdmissions(appendAdmissions([]any{}, "prefill", h.PrefillHistory), "decode", r.History)
+	prefillAdmissions := int32(len(h.PrefillHistory))
+	rec["admission_count"] = prefillAdmissions + r.Admissions()
+	rec["readmission_count"] = max(prefillAdmissions-1, 0) + max(r.Admissions()-1, 0)
 }
 
 // appendAdmissions appends one admission_history entry (dynosim-spec.md §4.3) per admission of

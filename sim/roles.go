@@ -7,7 +7,9 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
+	"github.com/servesweep/servesweep/sim/planner"
 	"github.com/servesweep/servesweep/sim/router"
+	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
@@ -73,8 +75,13 @@ type role struct {
 	// onFirstToken and onDone are the role's reactions to a request's first token and to its
 	// completion, bound once so passes do not allocate closures.
 	onFirstToken, onDone func(int32)
-	// scale is the planner's state of this pool; nil when the planner is disabled.
-	scale *poolScaler
+	// spec and model are the role's config and timing model; build creates worker w's engines
+	// (the planner's workers not started yet have none).
+	spec  *config.WorkerRole
+	model timing.Model
+	build func(w int) error
+	// pool is the role's pool number in the planner (planner.Planner.AddPool), when it runs.
+	pool int
 }
 
 // newRole builds the workers of role name from its spec, over the request slice reqs; hold makes
@@ -100,8 +107,8 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	// Under the planner the role has a slot for every worker it may run; the first replicas
 	// start active.
 	workers := par.Replicas
-	if s.plan != nil {
-		workers = s.plan.poolCapacity(s.cfg, name, spec)
+	if planner.Enabled(s.cfg) {
+		workers = planner.Slots(s.cfg, name, spec)
 	}
 	p := &role{
 		name: name, reqs: reqs, ranks: par.AttentionData, blockSize: bs, blocks: s.wl.Blocks(bs, s.ctxLimit),
@@ -111,45 +118,9 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	slots := workers * par.AttentionData
 	p.pending = make([][]kvEvent, slots)
 	p.waitingReserve = make([][]int32, slots)
-	knobs := s.cfg.Router.Knobs()
-	opt := router.Options{
-		Policy: s.cfg.Router.Policy, Workers: workers, Ranks: par.AttentionData, BlockSize: bs,
-		OverlapScoreCredit: knobs.OverlapScoreCredit, PrefillLoadScale: knobs.PrefillLoadScale,
-		Temperature: knobs.Temperature, Seed: RouterSeed, Requests: len(reqs), DenseKeys: p.blocks.Distinct,
-		RingSlots: engine.RingSlotsPerBlock * blocks,
-	}
-	if hashAllKeys {
-		opt.DenseKeys = 0
-	}
-	if ringAllKeys {
-		opt.DenseKeys, opt.RingSlots = router.MaxDenseKeys+1, 8
-	}
-	if opt.Policy == "" {
-		opt.Policy = config.PolicyRoundRobin
-	}
-	// Only load-aware policies track load; round_robin and random place blindly.
-	loadAware := opt.Policy == config.PolicyKVRouter || opt.Policy == config.PolicyLeastLoaded
-	switch name {
-	case config.RoleAggregated:
-		opt.UseOverlap = opt.Policy == config.PolicyKVRouter
-		opt.TrackPrefill, opt.TrackDecode, opt.AssumeReuse = loadAware, loadAware, true
-	case config.RolePrefill:
-		// The prefill router tracks prompt load and overlap but not decode blocks.
-		opt.UseOverlap, opt.TrackPrefill = opt.Policy == config.PolicyKVRouter, loadAware
-	case config.RoleDecode:
-		// The decode router is overlap-blind and counts every request's blocks (no reuse assumed).
-		opt.TrackDecode = loadAware
-	}
-	if opt.Policy == config.PolicyKVRouter && opt.TrackPrefill {
-		if opt.PrefillMs, err = s.dep.prefillLoadMs(name, spec); err != nil {
-			return nil, err
-		}
-		if opt.PrefillMs != nil {
-			opt.Now = func() float64 { return s.nowMs }
-		}
-	}
-	if p.router, err = router.New(opt); err != nil {
-		return nil, &config.Error{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
+	opt, err := s.newRouter(p, name, spec, workers, blocks)
+	if err != nil {
+		return nil, err
 	}
 	style, noEvict, sg := schedulerStyle(s.cfg.Engine.Backend, spec)
 	var speculation *engine.Speculation
@@ -163,8 +134,8 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	// Without prefix caching no key is ever looked up; with it, a role's pools index the shared
 	// block ids densely while all of them together stay within maxDensePoolKeys, else by rings.
 	denseKeys, ringKeys := 0, false
-	if kv.PrefixCaching && !hashAllKeys {
-		if slots*p.blocks.Distinct <= maxDensePoolKeys && !ringAllKeys {
+	if kv.PrefixCaching && !s.ref.hashAllKeys {
+		if slots*p.blocks.Distinct <= maxDensePoolKeys && !s.ref.ringAllKeys {
 			denseKeys = p.blocks.Distinct
 		} else {
 			ringKeys = true
@@ -180,7 +151,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 				BlockSize: bs, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching, DenseKeys: denseKeys, RingKeys: ringKeys,
 				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Unchunked: unchunked, Speculation: speculation, Worker: int32(w), Rank: int32(k),
 				BatchWait:     engine.BatchWait{TimeoutIters: spec.Scheduler.BatchWaitTimeoutIters, MaxTokensRatio: spec.Scheduler.BatchWaitMaxTokensRatio},
-				GeneralPasses: generalPasses,
+				GeneralPasses: s.ref.generalPasses,
 			}, reqs)
 			if err != nil {
 				return err
@@ -214,10 +185,57 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 			s.finished(ri)
 		}
 	}
-	if s.plan != nil {
-		s.plan.attach(s, p, spec, model, build, par.Replicas)
-	}
+	p.spec, p.model, p.build = spec, model, build
 	return p, nil
+}
+
+// newRouter builds role p's router (p.router) over its workers (KV pools of blocks blocks): the policy, its knobs
+// and what it tracks for a role of that name (overlap, prefill load, decode blocks), and the
+// aic prefill-load predictor. It returns the router's options.
+func (s *runState) newRouter(p *role, name config.Role, spec *config.WorkerRole, workers, blocks int) (router.Options, error) {
+	par := spec.Parallelism
+	var err error
+	knobs := s.cfg.Router.Knobs()
+	opt := router.Options{
+		Policy: s.cfg.Router.Policy, Workers: workers, Ranks: par.AttentionData, BlockSize: p.blockSize,
+		OverlapScoreCredit: knobs.OverlapScoreCredit, PrefillLoadScale: knobs.PrefillLoadScale,
+		Temperature: knobs.Temperature, Seed: RouterSeed, Requests: len(p.reqs), DenseKeys: p.blocks.Distinct,
+		RingSlots: engine.RingSlotsPerBlock * blocks,
+	}
+	if s.ref.hashAllKeys {
+		opt.DenseKeys = 0
+	}
+	if s.ref.ringAllKeys {
+		opt.DenseKeys, opt.RingSlots = router.MaxDenseKeys+1, 8
+	}
+	if opt.Policy == "" {
+		opt.Policy = config.PolicyRoundRobin
+	}
+	// Only load-aware policies track load; round_robin and random place blindly.
+	loadAware := opt.Policy == config.PolicyKVRouter || opt.Policy == config.PolicyLeastLoaded
+	switch name {
+	case config.RoleAggregated:
+		opt.UseOverlap = opt.Policy == config.PolicyKVRouter
+		opt.TrackPrefill, opt.TrackDecode, opt.AssumeReuse = loadAware, loadAware, true
+	case config.RolePrefill:
+		// The prefill router tracks prompt load and overlap but not decode blocks.
+		opt.UseOverlap, opt.TrackPrefill = opt.Policy == config.PolicyKVRouter, loadAware
+	case config.RoleDecode:
+		// The decode router is overlap-blind and counts every request's blocks (no reuse assumed).
+		opt.TrackDecode = loadAware
+	}
+	if opt.Policy == config.PolicyKVRouter && opt.TrackPrefill {
+		if opt.PrefillMs, err = s.dep.prefillLoadMs(name, spec); err != nil {
+			return opt, err
+		}
+		if opt.PrefillMs != nil {
+			opt.Now = func() float64 { return s.nowMs }
+		}
+	}
+	if p.router, err = router.New(opt); err != nil {
+		return opt, &config.Error{File: s.cfg.File, Path: "router.policy", Msg: err.Error()}
+	}
+	return opt, nil
 }
 
 func (p *role) passLogs() []*metrics.PassLog {
@@ -290,23 +308,7 @@ func (s *runState) roles() iter.Seq[*role] {
 	}
 }
 
-// generalPasses, set only by tests, forms every pass of a run on the engines' general path
-// (engine.Config.GeneralPasses): the reference steady decode runs must match.
-var generalPasses bool
-
 func (p *role) engine(slot int) *engine.Engine { return p.workers[slot/p.ranks].ranks[slot%p.ranks] }
-
-// hashAllKeys, set only by tests, keeps every key index of the run hashed (no dense part): the
-// reference the dense indexes must match.
-var hashAllKeys bool
-
-// ringAllKeys, set only by tests, indexes every key of the run by rings (the pools' and the
-// routers', these of 8 slots): the same outputs as dense or hashed indexes.
-var ringAllKeys bool
-
-// allBlocksShared, set only by tests, treats every block as shared: every registration goes
-// through the hash index, the reference the skipped index updates of unique blocks must match.
-var allBlocksShared bool
 
 // initRequests sizes every request: the output is clipped so that prompt + output stays within the
 // context limit and within the decoding role's KV pool (a prefill worker holds only the prompt).
@@ -332,7 +334,7 @@ func (s *runState) initRequests() {
 				keys = blocks.SharedKeys(i)
 			}
 			sh := blocks.SharedLen(i)
-			if allBlocksShared {
+			if s.ref.allBlocksShared {
 				sh = blocks.Full[i]
 			}
 			p.reqs[i].Reset(int32(i), q.PromptLen, q.OutputLen, int32(maxOut), keys, blocks.Full[i], sh, history[i:i:i+1])
@@ -341,7 +343,7 @@ func (s *runState) initRequests() {
 }
 
 // withKeys gives request ri, about to be routed, its shared block keys in every role whose
-// BlockSet is compact (traffic.MaterializedKeysLimit), and on = false takes them back once the
+// BlockSet is compact (traffic.Workload.MaterializedKeysLimit), and on = false takes them back once the
 // request is terminal (its routers have freed it), so memory for keys follows the requests in
 // flight. Roles of one block size share one BlockSet (traffic.Workload.Blocks) and so one key
 // slice. Key slices are recycled through keyFree, by capacity class, so a long run does not leave

@@ -10,6 +10,7 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
+	"github.com/servesweep/servesweep/sim/planner"
 	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/servesweep/servesweep/sim/traffic"
@@ -25,13 +26,39 @@ type Options struct {
 	// Efficiency, when set, replaces timing.CalibratedEfficiency in `default` timing (used to
 	// fit the factors; see package calibrate).
 	Efficiency *timing.Efficiency
-	// Systems, when set, is the performance database of `default` timing's op_level forward
-	// model; nil uses the one SERVESWEEP_SYSTEMS_DIR names (opdb.FromEnv), if any.
+	// Systems is the performance database of `default` timing's op_level forward model and of
+	// the aic prefill-load model (nil: none; a setting that needs one is then a *config.Error
+	// wrapping ErrNoSystems). Its tables load once per DB, so runs that share it share them.
 	Systems *opdb.DB
 
 	// passBudget, when > 0, replaces metrics.PassMemoryBudget as the run's in-memory budget of
 	// pass logs, in passes (tests force spilling with a small one).
 	passBudget int
+	// reference switches mechanisms to the reference paths their fast forms must match (tests).
+	reference referencePaths
+}
+
+// referencePaths switches a run's fast mechanisms to their reference forms, which give the same
+// outputs; the zero value is the fast forms. Tests set them through Options.reference.
+type referencePaths struct {
+	// heapPasses keeps every pass end in the event heap: the reference the listed pass ends must
+	// match.
+	heapPasses bool
+	// generalPasses forms every pass on the engines' general path (engine.Config.GeneralPasses):
+	// the reference steady decode runs must match.
+	generalPasses bool
+	// hashAllKeys keeps every key index of the run hashed (no dense part): the reference the
+	// dense indexes must match.
+	hashAllKeys bool
+	// ringAllKeys indexes every key of the run by rings (the pools' and the routers', these of 8
+	// slots): the same outputs as dense or hashed indexes.
+	ringAllKeys bool
+	// allBlocksShared treats every block as shared: every registration goes through the hash
+	// index, the reference the skipped index updates of unique blocks must match.
+	allBlocksShared bool
+	// autoForwardModel, when set, is what forward_model auto uses instead of
+	// timing.AutoForwardModel (tests of op_level under auto).
+	autoForwardModel string
 }
 
 // Result is a finished run.
@@ -147,7 +174,65 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 			return nil, err
 		}
 	}
-	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency(), db: opt.Systems}
+	s, err := newRunState(cfg, opt, wl)
+	if err != nil {
+		return nil, err
+	}
+	defer s.passStore.Close() // on the error paths; closed and checked below once the summary is built
+	if err := s.dep.checkShapes(); err != nil {
+		return nil, err
+	}
+	if err := s.buildRoles(); err != nil {
+		return nil, err
+	}
+	pl := s.newPlanner()
+	s.initRequests()
+	workers := len(s.decoding.workers)
+	if s.prefill != nil {
+		workers += len(s.prefill.workers)
+	}
+	s.listPasses, s.minPass = workers <= maxListedWorkers && !s.ref.heapPasses, -1
+	if err := s.scheduleArrivals(); err != nil {
+		return nil, err
+	}
+	if pl != nil {
+		pl.Start()
+	}
+	if err := s.loop(ctx); err != nil {
+		return nil, err
+	}
+	for p := range s.roles() {
+		p.syncEngines()
+	}
+	in := s.metricsInput(pl)
+	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
+	sum, err := metrics.Build(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.passStore.Close(); err != nil {
+		return nil, err
+	}
+	for p := range s.roles() {
+		for _, wk := range p.workers {
+			wk.passes.Release() // the summary is built: later runs reuse the chunks
+		}
+	}
+	res := &Result{Summary: sum, Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
+		FrontendOverheadMs: s.frontendMs, TimingProvider: s.dep.providerName(), TimingNotes: s.dep.notes, prefillRequests: s.reqsP,
+		passChunksSpilled: s.passStore.SpilledChunks()}
+	for p := range s.roles() {
+		res.steadyPasses += p.steadyPasses()
+		res.LeakedBlocks += p.leakedBlocks()
+	}
+	return res, nil
+}
+
+// newRunState returns the state of a run of cfg over workload wl: its deployment (timing
+// factors and performance database from opt), context limit and pass-log store. Errors: a
+// "max" context length of an unknown model.
+func newRunState(cfg *config.Config, opt Options, wl *traffic.Workload) (*runState, error) {
+	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency(), db: opt.Systems, autoForwardModel: opt.reference.autoForwardModel}
 	if opt.Efficiency != nil {
 		dep.eff, dep.effGiven = *opt.Efficiency, true
 	}
@@ -167,13 +252,15 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	if opt.passBudget > 0 {
 		budget = opt.passBudget
 	}
-	s := &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants,
-		frontendMs: FrontendOverheadMs(cfg), plan: newPlanner(cfg), passStore: metrics.NewPassStore(budget)}
-	defer s.passStore.Close() // on the error paths; closed and checked below once the summary is built
-	if err := dep.checkShapes(); err != nil {
-		return nil, err
-	}
-	n := len(wl.Requests)
+	return &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants, ref: opt.reference,
+		frontendMs: FrontendOverheadMs(cfg), passStore: metrics.NewPassStore(budget)}, nil
+}
+
+// buildRoles builds the run's worker roles (aggregated, or prefill and decode with the KV
+// transfer between them) over fresh request arrays.
+func (s *runState) buildRoles() error {
+	cfg := s.cfg
+	n := len(s.wl.Requests)
 	s.reqs = takeRequests(n)
 	s.overlap = make([]int32, n)
 	w := &cfg.Engine.Workers
@@ -181,43 +268,32 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	switch cfg.Engine.Mode {
 	case config.ModeAggregated:
 		if s.decoding, err = s.newRole(config.RoleAggregated, w.Aggregated, s.reqs, false); err != nil {
-			return nil, err
+			return err
 		}
 	case config.ModeDisaggregated:
 		s.disagg = true
 		s.reqsP = takeRequests(n)
 		s.handoffs = make([]Handoff, n)
 		if s.prefill, err = s.newRole(config.RolePrefill, w.Prefill, s.reqsP, true); err != nil {
-			return nil, err
+			return err
 		}
 		if s.decoding, err = s.newRole(config.RoleDecode, w.Decode, s.reqs, false); err != nil {
-			return nil, err
+			return err
 		}
 		if err := s.setupTransfer(); err != nil {
-			return nil, err
+			return err
 		}
 	default:
-		return nil, &config.Error{File: cfg.File, Path: "engine.mode", Msg: fmt.Sprintf("%q is not supported yet", cfg.Engine.Mode)}
+		return &config.Error{File: cfg.File, Path: "engine.mode", Msg: fmt.Sprintf("%q is not supported yet", cfg.Engine.Mode)}
 	}
-	s.initRequests()
-	workers := len(s.decoding.workers)
-	if s.prefill != nil {
-		workers += len(s.prefill.workers)
-	}
-	s.listPasses, s.minPass = workers <= maxListedWorkers && !heapPasses, -1
-	if err := s.scheduleArrivals(); err != nil {
-		return nil, err
-	}
-	if s.plan != nil {
-		s.startPlanner()
-	}
-	if err := s.loop(ctx); err != nil {
-		return nil, err
-	}
-	for p := range s.roles() {
-		p.syncEngines()
-	}
+	return nil
+}
 
+// metricsInput gathers what the run's summary is built from: the requests, the pass logs, the
+// workers, the SLA and warm-up, the planner's timelines (pl, nil without one) and the
+// speculation statistics.
+func (s *runState) metricsInput(pl *planner.Planner) *metrics.Input {
+	cfg, wl := s.cfg, s.wl
 	in := &metrics.Input{
 		Requests:            s.reqs,
 		PassLogs:            s.decoding.passLogs(),
@@ -236,8 +312,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 	}
 	in.SLA = SLA(cfg)
 	in.WarmupMs = cfg.Traffic.Load.Warmup() * 1000
-	if s.plan != nil {
-		s.plannerInput(in)
+	if pl != nil {
+		pl.Report(in)
 	}
 	in.UnchunkedPrefill = s.decoding.unchunkedBudget > 0
 	if cfg.Engine.Speculation != nil {
@@ -248,36 +324,29 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (*Result, error) 
 			}
 		}
 	}
-	in.WallTimeMs = float64(time.Since(start).Microseconds()) / 1000
-	sum, err := metrics.Build(in)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.passStore.Close(); err != nil {
-		return nil, err
-	}
-	for p := range s.roles() {
-		for _, wk := range p.workers {
-			wk.passes.Release() // the summary is built: later runs reuse the chunks
-		}
-	}
-	res := &Result{Summary: sum, Requests: s.reqs, Handoffs: s.handoffs, Workload: wl, RouteOverlapTokens: s.overlap,
-		FrontendOverheadMs: s.frontendMs, TimingProvider: dep.providerName(), TimingNotes: dep.notes, prefillRequests: s.reqsP,
-		passChunksSpilled: s.passStore.SpilledChunks()}
-	for p := range s.roles() {
-		res.steadyPasses += p.steadyPasses()
-		res.LeakedBlocks += p.leakedBlocks()
-	}
-	return res, nil
+	return in
 }
+
+// Cause is a constant error: the cause (errors.Is) a *config.Error wraps when a caller may
+// want to act on it, for example a command that adds how to fix it with its flags.
+type Cause string
+
+// Error returns the cause's text.
+func (c Cause) Error() string { return string(c) }
+
+// ErrNoSystems is the cause of the *config.Error of a setting that needs a performance
+// database (forward_model op_level, router.prefill_load_model aic) when none is configured
+// (Options.Systems, or the systems argument of Check and CheckNotes, is nil).
+const ErrNoSystems Cause = "no performance database is configured"
 
 // Check reports, without building a workload or simulating, whether Run can build cfg's
 // deployment: the model and GPU that default timing, default KV capacity, a "max" context length
 // and an auto KV-transfer size need, and a KV pool that holds the model's weights. Its errors are
 // the *config.Error Run would return, naming the field. A sweep filters the points it refuses as
-// invalid configs instead of simulating them.
-func Check(cfg *config.Config) error {
-	_, err := CheckNotes(cfg)
+// invalid configs instead of simulating them. systems is the performance database Run would be
+// given (Options.Systems; nil: none).
+func Check(cfg *config.Config, systems *opdb.DB) error {
+	_, err := CheckNotes(cfg, systems)
 	return err
 }
 
@@ -285,8 +354,8 @@ func Check(cfg *config.Config) error {
 // forward_model auto would be priced by the roofline although a performance database is
 // configured, which fixed KV pool its GPU could not hold, and which role runs FP4 weights on a
 // GPU without FP4 tensor cores.
-func CheckNotes(cfg *config.Config) ([]string, error) {
-	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
+func CheckNotes(cfg *config.Config, systems *opdb.DB) ([]string, error) {
+	dep := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency(), db: systems}
 	err := dep.check()
 	return dep.notes, err
 }

@@ -59,7 +59,13 @@ func mustLoad(t *testing.T, path string, sets ...string) *config.Config {
 
 func mustRun(t *testing.T, cfg *config.Config) *Result {
 	t.Helper()
-	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
+	return mustRunWith(t, cfg, Options{CheckInvariants: true})
+}
+
+// mustRunWith is mustRun with the options opt.
+func mustRunWith(t *testing.T, cfg *config.Config, opt Options) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,25 +376,27 @@ func TestUniqueBlocksSkipIndexSameOutput(t *testing.T) {
 		// Each variant switches one mechanism to its reference (or its alternative) for one run.
 		variants := []struct {
 			what string
-			set  func(on bool)
+			set  func(o *Options)
 		}{
-			{"unique blocks skip the hash index", func(on bool) { allBlocksShared = on }},
-			{"every key index hashes", func(on bool) { hashAllKeys = on }},
-			{"pass ends queue in the event heap", func(on bool) { heapPasses = on }},
-			{"shared block keys are rebuilt at dispatch (compact BlockSet)", func(on bool) {
-				traffic.MaterializedKeysLimit = 1 << 24
-				if on {
-					traffic.MaterializedKeysLimit = 0
+			{"unique blocks skip the hash index", func(o *Options) { o.reference.allBlocksShared = true }},
+			{"every key index hashes", func(o *Options) { o.reference.hashAllKeys = true }},
+			{"pass ends queue in the event heap", func(o *Options) { o.reference.heapPasses = true }},
+			{"shared block keys are rebuilt at dispatch (compact BlockSet)", func(o *Options) {
+				wl, err := BuildWorkload(mk())
+				if err != nil {
+					t.Fatal(err)
 				}
+				wl.MaterializedKeysLimit = -1
+				o.Workload = wl
 			}},
-			{"every key index is a ring", func(on bool) { ringAllKeys = on }},
-			{"every pass is formed on the general path (no steady decode runs)", func(on bool) { generalPasses = on }},
+			{"every key index is a ring", func(o *Options) { o.reference.ringAllKeys = true }},
+			{"every pass is formed on the general path (no steady decode runs)", func(o *Options) { o.reference.generalPasses = true }},
 		}
 		a, _ := json.Marshal(RequestRecords(lazy))
 		for _, v := range variants {
-			v.set(true)
-			other := mustRun(t, mk())
-			v.set(false)
+			opt := Options{CheckInvariants: true}
+			v.set(&opt)
+			other := mustRunWith(t, mk(), opt)
 			b, _ := json.Marshal(RequestRecords(other))
 			if string(a) != string(b) || lazy.Summary.TTFT != other.Summary.TTFT || lazy.Summary.ITL != other.Summary.ITL ||
 				lazy.Summary.Preemptions != other.Summary.Preemptions ||

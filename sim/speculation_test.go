@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/config"
-	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // specConfig is testConfig (fixed timing: prefill 30 ms, decode 8 ms) with one request of a
@@ -133,7 +132,6 @@ func TestSpeculationEveryStyleAndTiming(t *testing.T) {
 
 // TestSpeculationOpLevel: op_level timing prices verified drafts as tokens of the pass.
 func TestSpeculationOpLevel(t *testing.T) {
-	t.Setenv(opdb.EnvSystemsDir, "")
 	db := systemsDB(t)
 	e2e := func(p float64, spec bool) float64 {
 		cfg := testConfig(512, 64, 8, 8, 4000)

@@ -168,7 +168,7 @@ func TestStyleLimitsAreConfigErrors(t *testing.T) {
 		role := cfg.Engine.Workers.Aggregated
 		role.KVCache.BlockSize, role.Parallelism.AttentionData, role.Scheduler.MaxBatchedTokens = c.block, c.dp, c.mbt
 		var ce *config.Error
-		if err := Check(cfg); !errors.As(err, &ce) || ce.Path != c.path {
+		if err := Check(cfg, nil); !errors.As(err, &ce) || ce.Path != c.path {
 			t.Errorf("%+v: Check = %v, want a config error on %s", c, err, c.path)
 		}
 		if _, err := Run(context.Background(), cfg, Options{}); !errors.As(err, &ce) || ce.Path != c.path {

@@ -57,104 +57,9 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 	if sla == nil {
 		return results.Record{}, fmt.Errorf("capacity search needs evaluation.sla")
 	}
-	var probes []probeResult
-	run := func(x float64) (*probeResult, error) {
-		start := time.Now()
-		fail := func(err error) error {
-			return fmt.Errorf("capacity search probe %d at %s %g: %w", len(probes), unit, x, err)
-		}
-		var setup grid.ProbeRun
-		cfg, _, err := p.AtLoad(x)
-		if err != nil {
-			return nil, fail(err)
-		}
-		if setup.PerLoadUnit = slotLengthening(cfg, cs.Attainment); setup.PerLoadUnit != nil {
-			if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
-				return nil, fail(err)
-			}
-		}
-		// The workload does not depend on the ramp and warm-up probeStart chooses.
-		wl, err := cache.Build(cfg)
-		if err != nil {
-			return nil, err
-		}
-		setup.RampSeconds, setup.WarmupSeconds, err = probeStart(ctx, cfg, len(wl.Requests), cache, simulate)
-		if err != nil {
-			return nil, fmt.Errorf("capacity search probe %d at %s %g: pilot: %w", len(probes), unit, x, err)
-		}
-		if setup.RampSeconds != nil || setup.WarmupSeconds != nil {
-			if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
-				return nil, fail(err)
-			}
-		}
-		res, err := simulate(ctx, cfg, sim.Options{Workload: wl})
-		if err != nil {
-			return nil, fail(err)
-		}
-		if res == nil || res.Summary == nil {
-			return nil, fail(fmt.Errorf("the simulation returned no report"))
-		}
-		if w, per := rateSteady(cfg, res.Requests, cs.Attainment); w != nil {
-			// An open loop's first lifetimes fill an empty deployment: measure after them, over
-			// a run long enough to leave a steady window.
-			res.Release()
-			setup.WarmupSeconds = w
-			if per != nil {
-				setup.PerLoadUnit = per
-			}
-			if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
-				return nil, fail(err)
-			}
-			if per != nil {
-				if wl, err = cache.Build(cfg); err != nil {
-					return nil, err
-				}
-			}
-			if res, err = simulate(ctx, cfg, sim.Options{Workload: wl}); err != nil {
-				return nil, fail(err)
-			}
-			if res == nil || res.Summary == nil {
-				return nil, fail(fmt.Errorf("the simulation returned no report"))
-			}
-		}
-		s := res.Summary
-		offered := int(s.NumRequests)
-		good := int(s.GoodputCompletedRequests)
-		att := 0.0
-		if offered > 0 {
-			att = float64(good) / float64(offered)
-		}
-		meets := offered > 0 && good >= metrics.AttainmentCount(cs.Attainment, offered) && metrics.AllMet(s.SLATerms)
-		var termsMet *bool
-		if len(s.SLATerms) > 0 {
-			met := metrics.AllMet(s.SLATerms)
-			termsMet = &met
-		}
-		h := 0.0
-		if steady := steadyRequests(res.Requests, cfg.Traffic.Load.Warmup()*1000); len(steady) > 0 {
-			h = metrics.SLAHeadroom(steady, s.SLATerms, sla, cs.Attainment)
-			if math.IsInf(h, 1) {
-				h = -1
-			}
-		}
-		all := results.SummaryValues(s)
-		keys := results.ProbeSummaryKeys()
-		keep := make(map[string]float64, len(keys))
-		for _, k := range keys {
-			if v, ok := all[k]; ok {
-				keep[k] = v
-			}
-		}
-		res.Release() // the probe keeps the summary values only
-		pr := probeResult{load: x, config: cfg, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
-			probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, TermsMet: termsMet, Summary: keep,
-				RampSeconds: cfg.Traffic.Load.RampSeconds, WarmupSeconds: cfg.Traffic.Load.WarmupSeconds,
-				PerLoadUnit: setup.PerLoadUnit, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}
-		probes = append(probes, pr)
-		return &probes[len(probes)-1], nil
-	}
+	pb := &prober{p: p, cs: cs, cache: cache, simulate: simulate, sla: sla, unit: unit}
 
-	lo, hi := -1, -1 // indexes into probes of the largest load that met and the least that missed
+	lo, hi := -1, -1 // indexes into pb.probes of the largest load that met and the least that missed
 	unclosed := false
 	x := cs.Min
 	var widths []float64
@@ -163,38 +68,38 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 		if err := ctx.Err(); err != nil {
 			return results.Record{}, err // canceled or timed out between probes
 		}
-		pr, err := run(x)
+		pr, err := pb.run(ctx, x)
 		if err != nil {
 			return results.Record{}, err
 		}
-		i := len(probes) - 1
+		i := len(pb.probes) - 1
 		if pr.probe.Meets {
-			if lo < 0 || x > probes[lo].load {
+			if lo < 0 || x > pb.probes[lo].load {
 				lo = i
 			}
-		} else if hi < 0 || x < probes[hi].load {
+		} else if hi < 0 || x < pb.probes[hi].load {
 			hi = i
 		}
 		if lo < 0 {
 			break // missed at min: infeasible
 		}
-		xl := probes[lo].load
+		xl := pb.probes[lo].load
 		if hi < 0 {
 			if xl >= cs.Max {
 				break // bounded
 			}
-			if len(probes) >= cs.MaxProbes {
+			if len(pb.probes) >= cs.MaxProbes {
 				unclosed = true
 				break
 			}
-			x = grow(probes, lo, cs.Max, whole)
+			x = grow(pb.probes, lo, cs.Max, whole)
 			continue
 		}
-		xh := probes[hi].load
+		xh := pb.probes[hi].load
 		if closed(xl, xh, cs.RelativeTolerance, whole) {
 			break
 		}
-		if len(probes) >= cs.MaxProbes {
+		if len(pb.probes) >= cs.MaxProbes {
 			unclosed = true
 			break
 		}
@@ -209,7 +114,7 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 		default:
 			streak = min(streak, 0) - 1
 		}
-		x = split(probes[lo].probe, probes[hi].probe, cs.RelativeTolerance, whole, stalled, streak)
+		x = split(pb.probes[lo].probe, pb.probes[hi].probe, cs.RelativeTolerance, whole, stalled, streak)
 		if !(x > xl && x < xh) {
 			break // no load lies between the two any more (a tolerance below float64's resolution)
 		}
@@ -219,18 +124,130 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 	if lo >= 0 {
 		best = lo
 	}
-	c := &results.Capacity{Feasible: lo >= 0, Load: probes[best].load, Unit: unit, Target: cs.Attainment,
-		Attainment: probes[best].probe.Attainment, Unclosed: unclosed}
-	c.Bounded = lo >= 0 && hi < 0 && probes[lo].load >= cs.Max
+	c := &results.Capacity{Feasible: lo >= 0, Load: pb.probes[best].load, Unit: unit, Target: cs.Attainment,
+		Attainment: pb.probes[best].probe.Attainment, Unclosed: unclosed}
+	c.Bounded = lo >= 0 && hi < 0 && pb.probes[lo].load >= cs.Max
 	if unclosed && hi >= 0 {
-		c.Upper = probes[hi].load
+		c.Upper = pb.probes[hi].load
 	}
-	for _, pr := range probes {
+	for _, pr := range pb.probes {
 		c.Probes = append(c.Probes, pr.probe)
 	}
-	rec := probes[best].rec
+	rec := pb.probes[best].rec
 	rec.Capacity = c
 	return rec, nil
+}
+
+// prober runs the probes of one point's capacity search (searchCapacity), in order, and keeps
+// them.
+type prober struct {
+	p        *grid.Point
+	cs       *grid.CapacitySearch
+	cache    *WorkloadCache
+	simulate SimulateFunc
+	sla      *metrics.SLA
+	unit     string // the load intensity's field, e.g. concurrency
+	probes   []probeResult
+}
+
+// run simulates the point at load x (its ramp and warm-up chosen by a pilot run, its window
+// lengthened for a rate's steady state) and appends the probe: whether it met the SLA
+// attainment, its headroom and summary. Errors name the probe and the load.
+func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
+	p, cs, cache, simulate, sla, unit := pb.p, pb.cs, pb.cache, pb.simulate, pb.sla, pb.unit
+	start := time.Now()
+	fail := func(err error) error {
+		return fmt.Errorf("capacity search probe %d at %s %g: %w", len(pb.probes), unit, x, err)
+	}
+	var setup grid.ProbeRun
+	cfg, _, err := p.AtLoad(x)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if setup.PerLoadUnit = slotLengthening(cfg, cs.Attainment); setup.PerLoadUnit != nil {
+		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+			return nil, fail(err)
+		}
+	}
+	// The workload does not depend on the ramp and warm-up probeStart chooses.
+	wl, err := cache.Build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	setup.RampSeconds, setup.WarmupSeconds, err = probeStart(ctx, cfg, len(wl.Requests), cache, simulate)
+	if err != nil {
+		return nil, fmt.Errorf("capacity search probe %d at %s %g: pilot: %w", len(pb.probes), unit, x, err)
+	}
+	if setup.RampSeconds != nil || setup.WarmupSeconds != nil {
+		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+			return nil, fail(err)
+		}
+	}
+	res, err := simulate(ctx, cfg, sim.Options{Workload: wl})
+	if err != nil {
+		return nil, fail(err)
+	}
+	if res == nil || res.Summary == nil {
+		return nil, fail(fmt.Errorf("the simulation returned no report"))
+	}
+	if w, per := rateSteady(cfg, res.Requests, cs.Attainment); w != nil {
+		// An open loop's first lifetimes fill an empty deployment: measure after them, over
+		// a run long enough to leave a steady window.
+		res.Release()
+		setup.WarmupSeconds = w
+		if per != nil {
+			setup.PerLoadUnit = per
+		}
+		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+			return nil, fail(err)
+		}
+		if per != nil {
+			if wl, err = cache.Build(cfg); err != nil {
+				return nil, err
+			}
+		}
+		if res, err = simulate(ctx, cfg, sim.Options{Workload: wl}); err != nil {
+			return nil, fail(err)
+		}
+		if res == nil || res.Summary == nil {
+			return nil, fail(fmt.Errorf("the simulation returned no report"))
+		}
+	}
+	s := res.Summary
+	offered := int(s.NumRequests)
+	good := int(s.GoodputCompletedRequests)
+	att := 0.0
+	if offered > 0 {
+		att = float64(good) / float64(offered)
+	}
+	meets := offered > 0 && good >= metrics.AttainmentCount(cs.Attainment, offered) && metrics.AllMet(s.SLATerms)
+	var termsMet *bool
+	if len(s.SLATerms) > 0 {
+		met := metrics.AllMet(s.SLATerms)
+		termsMet = &met
+	}
+	h := 0.0
+	if steady := steadyRequests(res.Requests, cfg.Traffic.Load.Warmup()*1000); len(steady) > 0 {
+		h = metrics.SLAHeadroom(steady, s.SLATerms, sla, cs.Attainment)
+		if math.IsInf(h, 1) {
+			h = -1
+		}
+	}
+	all := results.SummaryValues(s)
+	keys := results.ProbeSummaryKeys()
+	keep := make(map[string]float64, len(keys))
+	for _, k := range keys {
+		if v, ok := all[k]; ok {
+			keep[k] = v
+		}
+	}
+	res.Release() // the probe keeps the summary values only
+	pr := probeResult{load: x, config: cfg, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
+		probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, TermsMet: termsMet, Summary: keep,
+			RampSeconds: cfg.Traffic.Load.RampSeconds, WarmupSeconds: cfg.Traffic.Load.WarmupSeconds,
+			PerLoadUnit: setup.PerLoadUnit, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}
+	pb.probes = append(pb.probes, pr)
+	return &pb.probes[len(pb.probes)-1], nil
 }
 
 // pilotWarmupLifetimes is the warm-up of a piloted probe in pilot lifetimes L: the ramp (one L)

@@ -14,6 +14,7 @@ import (
 	"github.com/servesweep/servesweep/examples"
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // fixedSpec is a deployment whose capacity is known by hand: every pass with a prefill takes
@@ -46,7 +47,7 @@ optimization: {capacity_search: {}}
 // runCapacity runs spec's points with capacity search and returns the rows.
 func runCapacity(t *testing.T, spec string, par int, dir string, sets ...string) []results.Row {
 	t.Helper()
-	s, err := grid.Parse([]byte(spec), "spec.yaml", sets, nil)
+	s, err := grid.Parse([]byte(spec), "spec.yaml", sets, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,8 +146,8 @@ func TestCapacityOutcomes(t *testing.T) {
 		!strings.HasPrefix(r.Reason, "capacity_search: stopped at max_probes (3) with the capacity between") {
 		t.Errorf("max_probes 3: status %s capacity %v probes %d reason %q", r.Status, *r.CapacityLoad, *r.CapacityProbes, r.Reason)
 	}
-	a, err := results.Analyze([]results.Row{r}, results.Settings{Objectives: []results.Objective{
-		{Metric: "request_throughput_rps", Direction: results.Maximize}}})
+	a, err := results.Analyze([]results.Row{r}, optimization.Settings{Objectives: []optimization.Objective{
+		{Metric: "request_throughput_rps", Direction: optimization.Maximize}}})
 	if err != nil || len(a.Candidates) != 1 {
 		t.Errorf("an unclosed search is still a candidate at the capacity it proved: %v %v", a, err)
 	}
@@ -198,7 +199,7 @@ func withoutProbeTimes(rows []results.Row) []results.Row {
 // reports probes per searched deployment (the search's cost; target <= 8), deployments per second
 // and probes per second.
 func BenchmarkCapacityBuiltIn(b *testing.B) {
-	s, err := grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, nil, nil)
+	s, err := grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, nil, nil, results.CheckMetric)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/metrics"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/servesweep/servesweep/sim/traffic"
 	"golang.org/x/sync/errgroup"
 )
@@ -40,6 +41,10 @@ type Options struct {
 	Progress Progress
 	// Simulate runs one point (nil: sim.Run).
 	Simulate SimulateFunc
+	// Systems is the performance database every simulation of the sweep is given
+	// (sim.Options.Systems; nil: none). It should be the grid spec's (grid.Spec.Systems), which
+	// checked the points and hashed its identity.
+	Systems *opdb.DB
 	// Capacity, when set, runs each point as a capacity search (optimization.capacity_search):
 	// its record is the simulation at the capacity load, with the search's probes.
 	Capacity *grid.CapacitySearch
@@ -82,10 +87,7 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 	if opts.Progress == nil {
 		opts.Progress = silent{}
 	}
-	simulate := opts.Simulate
-	if simulate == nil {
-		simulate = sim.Run
-	}
+	simulate := withSystems(opts.Simulate, opts.Systems)
 	journalPath := opts.JournalPath
 	if journalPath == "" {
 		journalPath = filepath.Join(opts.OutputDir, results.JournalFile)
@@ -100,34 +102,7 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 	defer journal.Close()
 
 	out := &Outcome{}
-	// Points of one class (grid.CanonicalKey) simulate identically: the first of each class
-	// among those to do is simulated, the others (twins) copy its record afterwards, or an
-	// earlier run's record of the class when the journal holds one.
-	var todo, twins []int
-	keys := make([]string, len(points))
-	runner := map[string]int{}
-	finished := map[string]results.Record{}
-	for i := range points {
-		if keys[i] = points[i].Class; keys[i] == "" {
-			keys[i] = grid.CanonicalKey(points[i].Config)
-		}
-		if r, ok := done[points[i].ID]; ok && r.Finished() {
-			out.Resumed++
-			finished[keys[i]] = r
-		}
-	}
-	for i := range points {
-		if r, ok := done[points[i].ID]; ok && r.Finished() {
-			continue
-		}
-		_, ran := finished[keys[i]]
-		if _, queued := runner[keys[i]]; queued || ran {
-			twins = append(twins, i)
-			continue
-		}
-		runner[keys[i]] = i
-		todo = append(todo, i)
-	}
+	todo, twins, keys, finished := classes(points, done, out)
 	cache := NewWorkloadCache()
 	building := false // interrupted while a workload was built: nothing is simulated
 	for _, i := range todo {
@@ -184,7 +159,55 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 		return nil, err
 	}
 
-	pending := 0 // points without a final result: none, or an earlier run's unfinished one
+	pending := out.addRows(points, fresh, done)
+	n := results.CountStatuses(out.Rows)
+	out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut = n.OK, n.Degraded, n.Infeasible, n.Failed, n.TimedOut
+	// Interrupted when a selected point has no final result, which a rerun would simulate: fresh
+	// also holds the twins copied after the pool, so comparing its size with todo's would read a
+	// run stopped near its end as whole; an earlier run's timed-out record that this run's retry
+	// did not replace still counts as pending.
+	out.Interrupted = ctx.Err() != nil && (pending > 0 || building)
+	return out, nil
+}
+
+// classes sorts the points by class (grid.CanonicalKey, keys[i] for point i): points of one
+// class simulate identically, so the first of each class among those to do is simulated (todo)
+// and the others (twins) copy its record afterwards, or an earlier run's record of the class
+// (finished, by class) when the journal (done) holds one; those count in out.Resumed.
+func classes(points []grid.Point, done map[string]results.Record, out *Outcome) (todo, twins []int, keys []string, finished map[string]results.Record) {
+	keys = make([]string, len(points))
+	runner := map[string]int{}
+	finished = map[string]results.Record{}
+	for i := range points {
+		if keys[i] = points[i].Class; keys[i] == "" {
+			keys[i] = grid.CanonicalKey(points[i].Config)
+		}
+		if r, ok := done[points[i].ID]; ok && r.Finished() {
+			out.Resumed++
+			finished[keys[i]] = r
+		}
+	}
+	for i := range points {
+		if r, ok := done[points[i].ID]; ok && r.Finished() {
+			continue
+		}
+		_, ran := finished[keys[i]]
+		if _, queued := runner[keys[i]]; queued || ran {
+			twins = append(twins, i)
+			continue
+		}
+		runner[keys[i]] = i
+		todo = append(todo, i)
+	}
+	return todo, twins, keys, finished
+}
+
+// addRows appends to out.Rows, in point order, the row of each point with a record: this run's
+// (fresh, counted in out.Simulated) or an earlier run's (done); a point with neither counts in
+// out.Missing. It returns the points without a final result (none, or an earlier run's
+// unfinished one). A row that ran a capacity search describes the deployment at the load, ramp
+// and warm-up its metrics were measured under.
+func (out *Outcome) addRows(points []grid.Point, fresh, done map[string]results.Record) (pending int) {
 	for i := range points {
 		p := &points[i]
 		rec, ok := fresh[p.ID]
@@ -217,14 +240,7 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 		}
 		out.Rows = append(out.Rows, row)
 	}
-	n := results.CountStatuses(out.Rows)
-	out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut = n.OK, n.Degraded, n.Infeasible, n.Failed, n.TimedOut
-	// Interrupted when a selected point has no final result, which a rerun would simulate: fresh
-	// also holds the twins copied after the pool, so comparing its size with todo's would read a
-	// run stopped near its end as whole; an earlier run's timed-out record that this run's retry
-	// did not replace still counts as pending.
-	out.Interrupted = ctx.Err() != nil && (pending > 0 || building)
-	return out, nil
+	return pending
 }
 
 // copyTwins records each twin (a point whose class another point simulated) with the record of
@@ -245,6 +261,18 @@ func copyTwins(journal *results.Journal, points []grid.Point, twins []int, keys 
 		progress.Done(rec.Status)
 	}
 	return nil
+}
+
+// withSystems returns simulate (nil: sim.Run) giving every simulation the performance database
+// db, so that each point's run and each probe of its capacity search price passes alike.
+func withSystems(simulate SimulateFunc, db *opdb.DB) SimulateFunc {
+	if simulate == nil {
+		simulate = sim.Run
+	}
+	return func(ctx context.Context, cfg *config.Config, opt sim.Options) (*sim.Result, error) {
+		opt.Systems = db
+		return simulate(ctx, cfg, opt)
+	}
 }
 
 // runPoint simulates one point. ok is false when the sweep was canceled while the point ran

@@ -22,6 +22,7 @@ import (
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/metrics"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
@@ -46,7 +47,7 @@ router: {policy: kv_router}
 
 func points(t testing.TB, spec string, sets ...string) []grid.Point {
 	t.Helper()
-	s, err := grid.Parse([]byte(spec), "spec.yaml", sets, nil)
+	s, err := grid.Parse([]byte(spec), "spec.yaml", sets, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,7 +513,7 @@ func TestTwinsSimulatedOnce(t *testing.T) {
 	if twins != 2 {
 		t.Errorf("%d twins, want 2", twins)
 	}
-	a, err := results.Analyze(out.Rows, results.Settings{})
+	a, err := results.Analyze(out.Rows, optimization.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,7 +617,7 @@ optimization:
 // 190.97 USD per million output tokens (56 tokens in 8 s); the fixed point costs 3.5 and 138.89.
 // Their latencies are equal, so the fixed point alone is on the front.
 func TestAutoscaledPointIsPricedFromItsGPUHours(t *testing.T) {
-	s, err := grid.Parse([]byte(plannerSpec), "spec.yaml", nil, nil)
+	s, err := grid.Parse([]byte(plannerSpec), "spec.yaml", nil, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // TestCompletion runs cobra's hidden __complete command in-process, as the shell scripts of
@@ -33,7 +34,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"sweep", "--config", ""}, []string{"yaml", "yml", ":8"}},
 		{[]string{"sweep", "--output-dir", ""}, []string{":16"}},
 		{[]string{"sweep", "--shard", ""}, []string{":4"}},
-		{[]string{"report", "--target", ""}, append(results.Targets(), ":4")},
+		{[]string{"report", "--target", ""}, append(optimization.Targets(), ":4")},
 		{[]string{"report", "--objective", ""}, []string{"max:", "min:", ":6"}},
 		{[]string{"report", "--objective", "min:p99"}, append(minP99, ":4")},
 		{[]string{"report", "--results", ""}, []string{":16"}},

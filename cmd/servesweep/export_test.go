@@ -59,7 +59,7 @@ func TestExportCommandErrors(t *testing.T) {
 		{"unknown target", []string{"-c", exportConfig, "--target", "tgi"}, "--target must be one of vllm, sglang, trtllm, dynamo"},
 		{"other backend", []string{"-c", exportConfig, "--target", "trtllm"}, "vllm-agg.yaml: engine.backend: the config simulates vllm's scheduler"},
 		{"inexpressible", []string{"-c", exportConfig, "--target", "vllm", "--set", "router.policy=kv_router"},
-			"router.policy: kv_router cannot be expressed for --target vllm"},
+			"router.policy: kv_router cannot be expressed for target vllm"},
 		{"bad config", []string{"-c", exportConfig, "--target", "vllm", "--set", "engine.workers.aggregated.parallelism.tensor=0"},
 			"engine.workers.aggregated.parallelism.tensor"},
 		{"name not a label", []string{"-c", exportConfig, "--target", "dynamo", "--name", "Bad Name!!/.."},

@@ -5,15 +5,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // The issue-20 features end to end: speculation's keys in prediction.json; unchunked prefill's
 // rejections counted by reason and warned about; the aic prefill-load model exit 2 without a
 // performance database, naming the field and how to give one, and running with --systems-dir.
 func TestPredictSpeculationUnchunkedAIC(t *testing.T) {
-	t.Setenv(opdb.EnvSystemsDir, "")
+	t.Setenv(envSystemsDir, "")
 	dir := t.TempDir()
 	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir,
 		"--set", "engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [1, 1]}")

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/spf13/cobra"
 )
 
@@ -105,10 +106,10 @@ type sweepFilesDoc struct {
 // sweepDoc is `servesweep sweep --format json`: sweep.json's counts and settings, pareto.json's
 // document and the files written.
 type sweepDoc struct {
-	Counts   results.Counts   `json:"counts"`
-	Files    sweepFilesDoc    `json:"files"`
-	Pareto   json.RawMessage  `json:"pareto"`
-	Settings results.Settings `json:"settings"`
+	Counts   results.Counts        `json:"counts"`
+	Files    sweepFilesDoc         `json:"files"`
+	Pareto   json.RawMessage       `json:"pareto"`
+	Settings optimization.Settings `json:"settings"`
 }
 
 // shardDoc describes the shard a sharded sweep ran (or would run, with --dry-run).
@@ -135,10 +136,10 @@ type shardFilesDoc struct {
 // this shard's run), the settings, the shard and the files written. A shard writes no report:
 // servesweep merge does.
 type shardSweepDoc struct {
-	Counts   results.Counts   `json:"counts"`
-	Files    shardFilesDoc    `json:"files"`
-	Settings results.Settings `json:"settings"`
-	Shard    shardDoc         `json:"shard"`
+	Counts   results.Counts        `json:"counts"`
+	Files    shardFilesDoc         `json:"files"`
+	Settings optimization.Settings `json:"settings"`
+	Shard    shardDoc              `json:"shard"`
 }
 
 // domainDoc is one search domain of a dry run: the field path and its values as YAML text.

@@ -179,7 +179,7 @@ func TestListHardwareIsWhatASweepAccepts(t *testing.T) {
 	sets := []string{"engine.model=meta-llama/Llama-3.1-8B", "engine.workers.aggregated.parallelism.replicas=1",
 		"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.kv_cache.capacity={type: default}",
 		"engine.hardware={choices: [" + strings.Join(names, ", ") + "]}"}
-	spec, err := grid.Load(seedConfig, sets, nil)
+	spec, err := grid.Load(seedConfig, sets, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestListHardwareIsWhatASweepAccepts(t *testing.T) {
 	if x.Valid != len(names) || len(x.EmptyValues) != 0 {
 		t.Fatalf("%d of %d listed GPUs valid (empty values %v)", x.Valid, len(names), x.EmptyValues)
 	}
-	spec, err = grid.Load(seedConfig, append(sets[:4:4], "engine.hardware=h900_sxm"), nil)
+	spec, err = grid.Load(seedConfig, append(sets[:4:4], "engine.hardware=h900_sxm"), nil, results.CheckMetric)
 	if err == nil {
 		_, err = spec.Expand()
 	}

@@ -92,7 +92,8 @@ func run(ctx context.Context, args []string, io ioStreams) int {
 
 // reportError prints err for the user: a bare interruption (Ctrl-C or SIGTERM, however wrapped)
 // as "interrupted (...)"; an *interruptedError, which says what was saved and how to resume, and any
-// other error after "error:".
+// other error after "error:", followed by a "hint:" line with the flags that fix it when there
+// is one (flagAdvice).
 func reportError(w io.Writer, err error) {
 	var ie *interruptedError
 	if errors.Is(err, context.Canceled) && !errors.As(err, &ie) {
@@ -100,6 +101,9 @@ func reportError(w io.Writer, err error) {
 		return
 	}
 	fmt.Fprintln(w, "error:", err)
+	if advice := flagAdvice(err); advice != "" {
+		fmt.Fprintln(w, "hint:", advice)
+	}
 }
 
 // exitCode maps an error to the process exit code: configuration and usage errors 2,

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sweep"
 	"github.com/spf13/cobra"
 )
 
@@ -86,45 +87,25 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 	if meta, err := results.ReadPartMeta(paths[0]); err == nil {
 		holdHeapFor(meta.Manifest.Counts.SelectedPoints)
 	}
-	rows, m, err := results.MergePartFiles(paths)
+	merged, err := sweep.Merge(paths, opts.ResultsDir, out)
 	var pe *results.PartError
-	if errors.As(err, &pe) {
-		return &usageError{err}
-	}
 	var sme *results.SpecMismatchError
-	if errors.As(err, &sme) {
+	var nd *sweep.NotDirError
+	switch {
+	case errors.As(err, &pe), errors.As(err, &sme):
 		return &usageError{err}
-	}
-	if err != nil {
-		return err
-	}
-	for i, p := range m.Merge.Parts {
-		if rel, err := filepath.Rel(opts.ResultsDir, p); err == nil {
-			m.Merge.Parts[i] = filepath.ToSlash(rel)
-		}
-	}
-	if st, err := os.Stat(out); err == nil && !st.IsDir() {
+	case errors.As(err, &nd):
 		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", out)}
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	case err != nil:
 		return err
 	}
-	lost, err := results.AttachProbes(opts.ResultsDir, rows)
-	if err != nil {
-		var pe *results.PartError
-		if errors.As(err, &pe) {
-			return &usageError{err}
-		}
-		return err
-	}
-	if len(lost) > 0 {
-		m.Merge.MissingProbePoints, m.Merge.Complete = lost, false
-	}
-	a, w, err := results.WriteOutputs(out, rows, m)
-	if err != nil {
-		return err
-	}
+	return printMerge(io, opts, out, merged)
+}
 
+// printMerge prints the merge into out: its counts, front and files, and what an incomplete
+// merge lacks (an error with --require-complete). No candidate point is an error (exit 1).
+func printMerge(io ioStreams, opts *mergeOptions, out string, merged *sweep.Merged) error {
+	rows, m, a, w := merged.Rows, merged.Manifest, merged.Analysis, merged.Written
 	mi, c := m.Merge, m.Counts
 	fmt.Fprintf(io.Out, "servesweep merge: %d parts of %s (spec hash %s):\n%d rows of %d selected points (%d duplicate rows removed): "+
 		"%s\n", len(mi.Parts), m.Spec, mi.SpecHash, len(rows), c.SelectedPoints, mi.DuplicateRows,

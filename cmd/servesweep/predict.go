@@ -103,29 +103,13 @@ func requireNoAdapters(cfg *config.Config) error {
 }
 
 func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
-	if err := applySystemsDir(opts.SystemsDir, opts.SystemsDirSet); err != nil {
-		return err
-	}
-	if !contains(stacks, opts.Stack) {
-		return &usageError{fmt.Errorf("stack '%s' is unavailable; installed stacks: %s", opts.Stack, strings.Join(stacks, ", "))}
-	}
-	if err := checkFormat(opts.Format); err != nil {
-		return err
-	}
-	if opts.ConfigPath == "" {
-		return &usageError{fmt.Errorf("--config is required (a prediction YAML; see examples/)")}
-	}
-	cfg, err := config.LoadFile(opts.ConfigPath, opts.Sets, config.WithMarker(grid.ConcreteMarker))
+	systems, err := openSystems(opts.SystemsDir, opts.SystemsDirSet, os.Getenv)
 	if err != nil {
 		return err
 	}
-	if opts.Stack == "engine" {
-		if err := requireNoAdapters(cfg); err != nil {
-			return err
-		}
-	}
-	for _, note := range aliasNotes(cfg) {
-		fmt.Fprintln(io.Err, note)
+	cfg, err := loadPrediction(io, opts)
+	if err != nil {
+		return err
 	}
 	// Read the trace (or build the synthetic workload) before touching the output directory, so
 	// a bad input leaves existing results alone.
@@ -141,45 +125,101 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	if err := os.MkdirAll(opts.OutputDir, 0o755); err != nil {
 		return &usageError{fmt.Errorf("--output-dir: %w", err)}
 	}
-	res, err := sim.Run(ctx, cfg, sim.Options{Workload: wl})
+	res, err := sim.Run(ctx, cfg, sim.Options{Workload: wl, Systems: systems})
 	if err != nil {
 		if created {
 			os.Remove(opts.OutputDir) // the run wrote nothing: leave no empty directory behind
 		}
 		return err
 	}
+	printRunNotes(io.Err, cfg, wl, res)
+	summary, predPath, err := writePrediction(opts, res)
+	if err != nil {
+		return err
+	}
+	if opts.Format == formatJSON {
+		line, err := json.Marshal(summary)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(io.Out, string(line))
+		return nil
+	}
+	writeTable(io.Out, res.Summary)
+	fmt.Fprintf(io.Out, "Saved full report to: %s\n", predPath)
+	return nil
+}
 
+// loadPrediction checks --stack, --format and --config, reads the prediction config (with its
+// --set overrides), refuses the dynamo adapters on the engine stack, and prints which aliases the
+// config's names resolved to.
+func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) {
+	if !contains(stacks, opts.Stack) {
+		return nil, &usageError{fmt.Errorf("stack '%s' is unavailable; installed stacks: %s", opts.Stack, strings.Join(stacks, ", "))}
+	}
+	if err := checkFormat(opts.Format); err != nil {
+		return nil, err
+	}
+	if opts.ConfigPath == "" {
+		return nil, &usageError{fmt.Errorf("--config is required (a prediction YAML; see examples/)")}
+	}
+	cfg, err := config.LoadFile(opts.ConfigPath, opts.Sets, config.WithMarker(grid.ConcreteMarker))
+	if err != nil {
+		return nil, err
+	}
+	if opts.Stack == "engine" {
+		if err := requireNoAdapters(cfg); err != nil {
+			return nil, err
+		}
+	}
+	for _, note := range aliasNotes(cfg) {
+		fmt.Fprintln(io.Err, note)
+	}
+	return cfg, nil
+}
+
+// printRunNotes prints on w what the user should know about the run res of cfg over wl: its
+// timing notes, a backend_version no table used, a planner that scales nothing, and the warnings
+// and notes about its summary (floored, rejected, unfinished and truncated requests, lockstep
+// arrivals, the steady window).
+func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *sim.Result) {
 	for _, note := range res.TimingNotes {
-		fmt.Fprintln(io.Err, "servesweep: "+note)
+		fmt.Fprintln(w, "servesweep: "+note)
 	}
 	if v := cfg.Engine.BackendVersion; v != "" && !strings.Contains(res.TimingProvider, "op_level") {
-		fmt.Fprintf(io.Err, "servesweep: engine.backend_version %s selects performance-database tables only; timing %s does not use them\n",
+		fmt.Fprintf(w, "servesweep: engine.backend_version %s selects performance-database tables only; timing %s does not use them\n",
 			v, res.TimingProvider)
 	}
 	if p := &cfg.Planner; p.Policy == "enabled" {
 		if st := p.Settings(); !st.LoadScaling && !st.ThroughputScaling {
-			fmt.Fprintln(io.Err, "servesweep: planner.policy is enabled with enable_load_scaling and enable_throughput_scaling both false: "+
+			fmt.Fprintln(w, "servesweep: planner.policy is enabled with enable_load_scaling and enable_throughput_scaling both false: "+
 				"nothing scales, the worker counts stay fixed")
 		}
 	}
 	if msg := flooredWarning(res.Summary); msg != "" {
-		fmt.Fprintln(io.Err, msg)
+		fmt.Fprintln(w, msg)
 	}
 	if msg := rejectionWarning(res.Summary); msg != "" {
-		fmt.Fprintln(io.Err, msg)
+		fmt.Fprintln(w, msg)
 	}
 	if msg := unfinishedWarning(res.Summary); msg != "" {
-		fmt.Fprintln(io.Err, msg)
+		fmt.Fprintln(w, msg)
 	}
 	if msg := truncatedWarning(res.Summary); msg != "" {
-		fmt.Fprintln(io.Err, msg)
+		fmt.Fprintln(w, msg)
 	}
 	if msg := lockstepNote(cfg, wl); msg != "" {
-		fmt.Fprintln(io.Err, msg)
+		fmt.Fprintln(w, msg)
 	}
 	if msg := steadyWindowNote(res.Summary); msg != "" {
-		fmt.Fprintln(io.Err, msg)
+		fmt.Fprintln(w, msg)
 	}
+}
+
+// writePrediction writes prediction.json (and requests.jsonl with --capture-per-request; an old
+// one is removed otherwise) into --output-dir, in the stack's layout, and returns the summary and
+// prediction.json's path.
+func writePrediction(opts *predictOptions, res *sim.Result) (map[string]any, string, error) {
 	summary := res.Summary.Map()
 	summary["timing_provider"] = res.TimingProvider
 	var records []map[string]any
@@ -203,34 +243,24 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 	}
 	data, err := json.MarshalIndent(report, "", "  ")
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	predPath := filepath.Join(opts.OutputDir, "prediction.json")
 	if err := results.WriteFileAtomic(predPath, append(data, '\n')); err != nil {
-		return err
+		return nil, "", err
 	}
 	if records == nil {
 		// A requests.jsonl left by an earlier run (--overwrite) would not match this report.
 		if err := os.Remove(filepath.Join(opts.OutputDir, "requests.jsonl")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return nil, "", err
 		}
 	} else {
 		if err := writeRecords(filepath.Join(opts.OutputDir, "requests.jsonl"), records); err != nil {
-			return err
+			return nil, "", err
 		}
 	}
 
-	if opts.Format == formatJSON {
-		line, err := json.Marshal(summary)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(io.Out, string(line))
-		return nil
-	}
-	writeTable(io.Out, res.Summary)
-	fmt.Fprintf(io.Out, "Saved full report to: %s\n", predPath)
-	return nil
+	return summary, predPath, nil
 }
 
 // aliasNotes returns one line per distinct hardware or model alias cfg names (engine.hardware,

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servesweep/servesweep/sim/timing/opdb"
-
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/metrics"
 )
@@ -558,7 +556,7 @@ func TestPredictSystemsDir(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(systems, "h200_sxm.yaml")); err != nil {
 		t.Skipf("performance database not available at %s: %v", systems, err)
 	}
-	t.Setenv(opdb.EnvSystemsDir, "") // the flag sets it for the process; restore it afterwards
+	t.Setenv(envSystemsDir, "") // the flag alone gives the database
 	dir := t.TempDir()
 	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", dir,
 		"--set", "engine.workers.aggregated.timing={type: default, forward_model: op_level}", "--systems-dir", systems)
@@ -611,10 +609,10 @@ func TestPredictSystemsDir(t *testing.T) {
 	}{
 		{"", []string{"--systems-dir", empty}, "holds no <gpu>.yaml file"},
 		{"", []string{"--systems-dir", ""}, "--systems-dir is empty"},
-		{"/no/such/db", nil, opdb.EnvSystemsDir + ": performance database /no/such/db"},
+		{"/no/such/db", nil, envSystemsDir + ": performance database /no/such/db"},
 		{"", []string{"--systems-dir", broken, "--set", def}, "engine.workers.aggregated.timing.forward_model: op_level for gpu h200_sxm"},
 	} {
-		t.Setenv(opdb.EnvSystemsDir, c.env)
+		t.Setenv(envSystemsDir, c.env)
 		args := append([]string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir()}, c.args...)
 		if code, _, errs := runCLI(t, args...); code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v (env %q): exit %d, stderr %q; want 2 and %q", c.args, c.env, code, errs, c.want)

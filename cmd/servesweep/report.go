@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -25,7 +26,7 @@ type reportOptions struct {
 	StrictSLA  bool
 	MinGPUs    int
 	MaxGPUs    int
-	// MaxRejectedRatio is results.Settings.MaxRejectedRatio (used when set is true for it).
+	// MaxRejectedRatio is optimization.Settings.MaxRejectedRatio (used when set is true for it).
 	MaxRejectedRatio float64
 	// Format is the stdout format, table or json.
 	Format string
@@ -86,7 +87,7 @@ nothing is printed on stdout.`,
 	mustDirname(cmd, "results")
 	mustDirname(cmd, "output-dir")
 	mustComplete(cmd, "objective", completeObjective)
-	mustComplete(cmd, "target", fixed(results.Targets()...))
+	mustComplete(cmd, "target", fixed(optimization.Targets()...))
 	mustComplete(cmd, "min-gpus", noFiles)
 	mustComplete(cmd, "max-gpus", noFiles)
 	mustComplete(cmd, "max-rejected-ratio", noFiles)
@@ -121,98 +122,14 @@ func runReport(io ioStreams, opts *reportOptions) error {
 			return err
 		}
 	}
-	if st, err := os.Stat(opts.ResultsDir); err == nil && !st.IsDir() {
-		return &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory", opts.ResultsDir)}
-	}
-	if n, err := results.CountRows(filepath.Join(opts.ResultsDir, results.ParquetFile)); err == nil {
-		holdHeapFor(n)
-	}
-	rows, err := results.ReadParquet(filepath.Join(opts.ResultsDir, results.ParquetFile))
-	if errors.Is(err, os.ErrNotExist) {
-		if parts, _ := results.FindParts(filepath.Join(opts.ResultsDir, results.PartsDir)); len(parts) > 0 {
-			return &usageError{fmt.Errorf("--results %s holds the parts of a sharded sweep but no %s; "+
-				"run servesweep merge --results %s first", opts.ResultsDir, results.ParquetFile, opts.ResultsDir)}
-		}
-		return &usageError{fmt.Errorf("--results %s has no %s; run servesweep sweep --output-dir %s first",
-			opts.ResultsDir, results.ParquetFile, opts.ResultsDir)}
-	}
-	if err != nil {
-		return &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
-	}
-	manifestPath := filepath.Join(opts.ResultsDir, results.ManifestFile)
-	m, err := results.ReadManifest(opts.ResultsDir)
-	var bad *results.ManifestError
-	if errors.As(err, &bad) {
-		return &usageError{fmt.Errorf("%v; rerun the sweep (with this servesweep), or move it away to analyze with default settings", err)}
-	}
+	rows, m, err := readSweepResults(io, opts)
 	if err != nil {
 		return err
 	}
-	if m == nil {
-		m = &results.Manifest{Defaulted: true, Settings: results.Settings{Target: results.TargetPareto, Objectives: results.DefaultObjectives()}}
-		fmt.Fprintf(io.Err, "warning: %s is missing, so the sweep's own settings are unknown: the report uses the defaults "+
-			"(target pareto, objectives %v, no SLA filter, no GPU bounds, max rejected ratio 0) where no flag replaces them\n",
-			manifestPath, results.DefaultObjectives())
-	}
-	s := &m.Settings
-	if opts.set["objective"] {
-		s.Objectives = nil
-		for _, o := range opts.Objectives {
-			obj, err := results.ParseObjective(o)
-			if err != nil {
-				return &usageError{fmt.Errorf("--objective: %v", err)}
-			}
-			s.Objectives = append(s.Objectives, obj)
-		}
-	}
-	if opts.set["target"] {
-		if err := results.CheckTarget(opts.Target); err != nil || opts.Target == "" {
-			return &usageError{fmt.Errorf("--target must be one of %v, got %q", results.Targets(), opts.Target)}
-		}
-		s.Target = opts.Target
-	}
-	if opts.set["strict-sla"] {
-		s.StrictSLA = opts.StrictSLA
-	}
-	if opts.set["min-gpus"] {
-		s.MinGPUs = opts.MinGPUs
-	}
-	if opts.set["max-gpus"] {
-		s.MaxGPUs = opts.MaxGPUs
-	}
-	if s.MinGPUs < 0 || s.MaxGPUs < 0 || (s.MaxGPUs > 0 && s.MinGPUs > s.MaxGPUs) {
-		from := func(flag, key string) string {
-			if opts.set[flag] {
-				return "--" + flag
-			}
-			return "settings." + key + " of " + manifestPath
-		}
-		return &usageError{fmt.Errorf("%s (%d) and %s (%d) must be >= 0 with min <= max", from("min-gpus", "min_candidate_gpus"), s.MinGPUs,
-			from("max-gpus", "max_candidate_gpus"), s.MaxGPUs)}
-	}
-	if opts.set["max-rejected-ratio"] {
-		s.MaxRejectedRatio = opts.MaxRejectedRatio
-	} else if err := checkRejectedRatio("settings.max_rejected_ratio of "+manifestPath,
-		s.MaxRejectedRatio); err != nil {
-		return &usageError{fmt.Errorf("%v; pass --max-rejected-ratio R to replace it", err)}
-	}
-	if err := checkReportSLA(rows, s, opts.set); err != nil {
+	if err := reportSettings(opts, rows, m); err != nil {
 		return err
 	}
-	if err := checkReportCost(rows, s, opts.set["objective"], manifestPath); err != nil {
-		return err
-	}
-	// Settings from the sweep's manifest are blamed on it, those from flags on the flags.
-	if err := results.CheckObjectives(s.Objectives); err != nil {
-		if opts.set["objective"] {
-			return &usageError{fmt.Errorf("--objective: %v", err)}
-		}
-		return &usageError{fmt.Errorf("settings.objectives of %s: %v; --objective replaces them", manifestPath, err)}
-	}
-	if err := results.CheckTarget(s.Target); err != nil {
-		return &usageError{fmt.Errorf("settings.target of %s %v; --target replaces it", manifestPath, err)}
-	}
-	a, err := results.Analyze(rows, *s)
+	a, err := results.Analyze(rows, m.Settings)
 	if err != nil {
 		return &usageError{err}
 	}
@@ -229,6 +146,12 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if err := writeExports(io, w.Recommendations, exportTargets); err != nil {
 		return err
 	}
+	return printReport(io, opts, rows, a, m, w)
+}
+
+// printReport prints the re-analysis: the JSON document, or the partial-results note, the
+// recommended points and where the report went. No candidate point is an error (exit 1).
+func printReport(io ioStreams, opts *reportOptions, rows []results.Row, a *results.Analysis, m *results.Manifest, w *results.Written) error {
 	noFeasible := func() error {
 		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s)%s", len(rows), results.CountList(a.Excluded), results.SLAUnitHint(rows))
 	}
@@ -258,10 +181,129 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	return nil
 }
 
+// readSweepResults reads --results' results.parquet and its manifest (sweep.json; the defaults,
+// with a warning, when it is missing).
+func readSweepResults(io ioStreams, opts *reportOptions) ([]results.Row, *results.Manifest, error) {
+	manifestPath := filepath.Join(opts.ResultsDir, results.ManifestFile)
+	if st, err := os.Stat(opts.ResultsDir); err == nil && !st.IsDir() {
+		return nil, nil, &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory", opts.ResultsDir)}
+	}
+	if n, err := results.CountRows(filepath.Join(opts.ResultsDir, results.ParquetFile)); err == nil {
+		holdHeapFor(n)
+	}
+	rows, err := results.ReadParquet(filepath.Join(opts.ResultsDir, results.ParquetFile))
+	if errors.Is(err, os.ErrNotExist) {
+		if parts, _ := results.FindParts(filepath.Join(opts.ResultsDir, results.PartsDir)); len(parts) > 0 {
+			return nil, nil, &usageError{fmt.Errorf("--results %s holds the parts of a sharded sweep but no %s; "+
+				"run servesweep merge --results %s first", opts.ResultsDir, results.ParquetFile, opts.ResultsDir)}
+		}
+		return nil, nil, &usageError{fmt.Errorf("--results %s has no %s; run servesweep sweep --output-dir %s first",
+			opts.ResultsDir, results.ParquetFile, opts.ResultsDir)}
+	}
+	if err != nil {
+		return nil, nil, &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
+	}
+	m, err := results.ReadManifest(opts.ResultsDir)
+	var bad *results.ManifestError
+	if errors.As(err, &bad) {
+		return nil, nil, &usageError{fmt.Errorf("%v; rerun the sweep (with this servesweep), or move it away to analyze with default settings", err)}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if m == nil {
+		m = results.DefaultManifest()
+		fmt.Fprintf(io.Err, "warning: %s is missing, so the sweep's own settings are unknown: the report uses the defaults "+
+			"(target pareto, objectives %v, no SLA filter, no GPU bounds, max rejected ratio 0) where no flag replaces them\n",
+			manifestPath, optimization.DefaultObjectives())
+	}
+	return rows, m, nil
+}
+
+// reportSettings resolves the analysis settings of m: the sweep's, replaced by the flags given
+// (reportOverrides, results.Overrides), then checked, blaming a bad setting on its flag or on
+// the manifest it came from.
+func reportSettings(opts *reportOptions, rows []results.Row, m *results.Manifest) error {
+	manifestPath := filepath.Join(opts.ResultsDir, results.ManifestFile)
+	o, err := reportOverrides(opts)
+	if err != nil {
+		return err
+	}
+	s := &m.Settings
+	o.Apply(s)
+	if s.MinGPUs < 0 || s.MaxGPUs < 0 || (s.MaxGPUs > 0 && s.MinGPUs > s.MaxGPUs) {
+		from := func(flag, key string) string {
+			if opts.set[flag] {
+				return "--" + flag
+			}
+			return "settings." + key + " of " + manifestPath
+		}
+		return &usageError{fmt.Errorf("%s (%d) and %s (%d) must be >= 0 with min <= max", from("min-gpus", "min_candidate_gpus"), s.MinGPUs,
+			from("max-gpus", "max_candidate_gpus"), s.MaxGPUs)}
+	}
+	if !opts.set["max-rejected-ratio"] {
+		if err := checkRejectedRatio("settings.max_rejected_ratio of "+manifestPath, s.MaxRejectedRatio); err != nil {
+			return &usageError{fmt.Errorf("%v; pass --max-rejected-ratio R to replace it", err)}
+		}
+	}
+	if err := checkReportSLA(rows, s, opts.set); err != nil {
+		return err
+	}
+	if err := checkReportCost(rows, s, opts.set["objective"], manifestPath); err != nil {
+		return err
+	}
+	// Settings from the sweep's manifest are blamed on it, those from flags on the flags.
+	if err := results.CheckObjectives(s.Objectives); err != nil {
+		if opts.set["objective"] {
+			return &usageError{fmt.Errorf("--objective: %v", err)}
+		}
+		return &usageError{fmt.Errorf("settings.objectives of %s: %v; --objective replaces them", manifestPath, err)}
+	}
+	if err := optimization.CheckTarget(s.Target); err != nil {
+		return &usageError{fmt.Errorf("settings.target of %s %v; --target replaces it", manifestPath, err)}
+	}
+	return nil
+}
+
+// reportOverrides are the settings report's flags replace: the --objective list (parsed), and
+// each of --target, --strict-sla, --min-gpus, --max-gpus and --max-rejected-ratio given.
+func reportOverrides(opts *reportOptions) (results.Overrides, error) {
+	var o results.Overrides
+	if opts.set["objective"] {
+		o.Objectives = []optimization.Objective{}
+		for _, text := range opts.Objectives {
+			obj, err := results.ParseObjective(text)
+			if err != nil {
+				return o, &usageError{fmt.Errorf("--objective: %v", err)}
+			}
+			o.Objectives = append(o.Objectives, obj)
+		}
+	}
+	if opts.set["target"] {
+		if err := optimization.CheckTarget(opts.Target); err != nil || opts.Target == "" {
+			return o, &usageError{fmt.Errorf("--target must be one of %v, got %q", optimization.Targets(), opts.Target)}
+		}
+		o.Target = &opts.Target
+	}
+	if opts.set["strict-sla"] {
+		o.StrictSLA = &opts.StrictSLA
+	}
+	if opts.set["min-gpus"] {
+		o.MinGPUs = &opts.MinGPUs
+	}
+	if opts.set["max-gpus"] {
+		o.MaxGPUs = &opts.MaxGPUs
+	}
+	if opts.set["max-rejected-ratio"] {
+		o.MaxRejectedRatio = &opts.MaxRejectedRatio
+	}
+	return o, nil
+}
+
 // checkReportSLA refuses (exit 2) settings that need evaluation.sla (--strict-sla, a goodput
 // --target, min_gpus, or a goodput_* objective) when no row of the results has an SLA bound,
-// with the message the sweep spec validation gives (results.SLARequired).
-func checkReportSLA(rows []results.Row, s *results.Settings, set map[string]bool) error {
+// with the message the sweep spec validation gives (optimization.SLARequired).
+func checkReportSLA(rows []results.Row, s *optimization.Settings, set map[string]bool) error {
 	for i := range rows {
 		if results.HasSLA(&rows[i]) {
 			return nil
@@ -275,14 +317,14 @@ func checkReportSLA(rows []results.Row, s *results.Settings, set map[string]bool
 	}
 	var msgs []string
 	if s.StrictSLA {
-		msgs = append(msgs, name("strict-sla", "strict_sla")+": "+results.SLARequired)
+		msgs = append(msgs, name("strict-sla", "strict_sla")+": "+optimization.SLARequired)
 	}
-	if results.NeedsSLA(s.Target) {
-		msgs = append(msgs, name("target", "target")+": "+s.Target+" "+results.SLARequired)
+	if optimization.NeedsSLA(s.Target) {
+		msgs = append(msgs, name("target", "target")+": "+s.Target+" "+optimization.SLARequired)
 	}
 	for _, o := range s.Objectives {
 		if strings.HasPrefix(o.Metric, "goodput_") {
-			msgs = append(msgs, name("objective", "objectives")+": "+o.Metric+" "+results.SLARequired)
+			msgs = append(msgs, name("objective", "objectives")+": "+o.Metric+" "+optimization.SLARequired)
 		}
 	}
 	if len(msgs) == 0 {
@@ -295,7 +337,7 @@ func checkReportSLA(rows []results.Row, s *results.Settings, set map[string]bool
 // usd_per_million_output_tokens) when no row of the results has a cost (the sweep spec had no
 // optimization.cost), as the sweep spec validation does, naming where the objective came from:
 // --objective when flagged, else the settings of the manifest at manifestPath.
-func checkReportCost(rows []results.Row, s *results.Settings, flagged bool, manifestPath string) error {
+func checkReportCost(rows []results.Row, s *optimization.Settings, flagged bool, manifestPath string) error {
 	for i := range rows {
 		if rows[i].CostUSDPerHour != nil {
 			return nil

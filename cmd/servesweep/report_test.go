@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // tinyAggregated is tinyDefault restricted to aggregated points: an 80-point sweep that takes a
@@ -120,7 +121,7 @@ func TestReportOutputDir(t *testing.T) {
 	if got := readPareto(t, other).Settings.Target; got != "throughput" {
 		t.Errorf("pareto.json in --output-dir has target %q, want throughput", got)
 	}
-	if got := readPareto(t, dir).Settings.Target; got != results.TargetPareto {
+	if got := readPareto(t, dir).Settings.Target; got != optimization.TargetPareto {
 		t.Errorf("the sweep's pareto.json has target %q, want pareto", got)
 	}
 
@@ -135,7 +136,7 @@ func TestReportOutputDir(t *testing.T) {
 	if code, _, errs := runCLI(t, "report", "--results", dir, "--output-dir", other, "--overwrite"); code != exitOK {
 		t.Fatalf("--overwrite: exit %d %q", code, errs)
 	}
-	if got := readPareto(t, other).Settings.Target; got != results.TargetPareto {
+	if got := readPareto(t, other).Settings.Target; got != optimization.TargetPareto {
 		t.Errorf("after --overwrite, pareto.json has target %q, want the sweep's pareto", got)
 	}
 	// The front of the sweep's settings has fewer points than the 10 ranked ones: the stale
@@ -219,7 +220,7 @@ func TestReportMaxRejectedRatio(t *testing.T) {
 		}
 	}
 	// sweep.json's value is the default; the flag replaces it.
-	m := &results.Manifest{Spec: "test.yaml", Settings: results.Settings{Target: results.TargetPareto, MaxRejectedRatio: 0.2}}
+	m := &results.Manifest{Spec: "test.yaml", Settings: optimization.Settings{Target: optimization.TargetPareto, MaxRejectedRatio: 0.2}}
 	if err := results.WriteManifest(dir, m); err != nil {
 		t.Fatal(err)
 	}
@@ -313,15 +314,15 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 	}
 	var doc struct {
 		Settings struct {
-			Objectives []results.Objective `json:"objectives"`
+			Objectives []optimization.Objective `json:"objectives"`
 		} `json:"settings"`
 	}
 	pj, err := os.ReadFile(filepath.Join(tmp, "r1", "pareto.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(pj, &doc); err != nil || !slices.Equal(doc.Settings.Objectives, results.DefaultObjectives()) {
-		t.Errorf("pareto.json objectives %v (%v); want the defaults %v", doc.Settings.Objectives, err, results.DefaultObjectives())
+	if err := json.Unmarshal(pj, &doc); err != nil || !slices.Equal(doc.Settings.Objectives, optimization.DefaultObjectives()) {
+		t.Errorf("pareto.json objectives %v (%v); want the defaults %v", doc.Settings.Objectives, err, optimization.DefaultObjectives())
 	}
 
 	// A number where the schema version's string goes says which kinds.

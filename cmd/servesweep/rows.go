@@ -92,34 +92,18 @@ func runRows(io ioStreams, opts *rowsOptions) error {
 		return &usageError{errors.New("--results is required: a sweep's output directory")}
 	}
 	path := filepath.Join(opts.ResultsDir, results.ParquetFile)
-	t, err := openTable(path)
-	if errors.Is(err, os.ErrNotExist) {
-		if st, serr := os.Stat(opts.ResultsDir); serr == nil && !st.IsDir() {
-			return &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory", opts.ResultsDir)}
-		}
-		if parts, _ := results.FindParts(filepath.Join(opts.ResultsDir, results.PartsDir)); len(parts) > 0 {
-			return &usageError{fmt.Errorf("--results %s holds the parts of a sharded sweep but no %s; "+
-				"run servesweep merge --results %s first", opts.ResultsDir, results.ParquetFile, opts.ResultsDir)}
-		}
-		return &usageError{fmt.Errorf("--results %s has no %s; run servesweep sweep --output-dir %s first",
-			opts.ResultsDir, results.ParquetFile, opts.ResultsDir)}
-	}
+	t, err := openResultsTable(opts.ResultsDir, path)
 	if err != nil {
-		return &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
+		return err
 	}
 	defer t.Close()
 	cols, err := t.pick(opts.Columns)
 	if err != nil {
 		return err
 	}
-	var keep map[string]bool
-	if opts.Front {
-		if keep, err = frontPointIDs(opts.ResultsDir); err != nil {
-			return err
-		}
-		if _, ok := t.index["point_id"]; !ok {
-			return &usageError{fmt.Errorf("%s has no point_id column to select the front's rows by", path)}
-		}
+	keep, err := frontFilter(opts, t, path)
+	if err != nil {
+		return err
 	}
 	out := bufio.NewWriter(io.Out)
 	var cw *csv.Writer
@@ -155,6 +139,44 @@ func runRows(io ioStreams, opts *rowsOptions) error {
 		}
 	}
 	return out.Flush()
+}
+
+// frontFilter returns, with --front, the point IDs of the front's rows (frontPointIDs), which
+// the table t at path selects by its point_id column; nil without --front.
+func frontFilter(opts *rowsOptions, t *table, path string) (map[string]bool, error) {
+	if !opts.Front {
+		return nil, nil
+	}
+	keep, err := frontPointIDs(opts.ResultsDir)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := t.index["point_id"]; !ok {
+		return nil, &usageError{fmt.Errorf("%s has no point_id column to select the front's rows by", path)}
+	}
+	return keep, nil
+}
+
+// openResultsTable opens the results table at path in the sweep output directory dir; a missing
+// table is a usage error that says what dir is instead (a file, a sharded sweep's output to
+// merge first, or no sweep's).
+func openResultsTable(dir, path string) (*table, error) {
+	t, err := openTable(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
+			return nil, &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory", dir)}
+		}
+		if parts, _ := results.FindParts(filepath.Join(dir, results.PartsDir)); len(parts) > 0 {
+			return nil, &usageError{fmt.Errorf("--results %s holds the parts of a sharded sweep but no %s; "+
+				"run servesweep merge --results %s first", dir, results.ParquetFile, dir)}
+		}
+		return nil, &usageError{fmt.Errorf("--results %s has no %s; run servesweep sweep --output-dir %s first",
+			dir, results.ParquetFile, dir)}
+	}
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("--results %s: %w", dir, err)}
+	}
+	return t, nil
 }
 
 // table is a flat Parquet file opened for reading its rows as values.

@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/servesweep/servesweep/grid"
-	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sweep"
 )
 
@@ -132,76 +129,29 @@ func resolveShard(opts *sweepOptions, getenv func(string) (string, bool)) (*shar
 // (<output-dir>/journals/part-IIIII-of-NNNNN.jsonl), so shards can share the output directory;
 // under a capacity search also its probes (<output-dir>/probes/probes-IIIII-of-NNNNN.parquet).
 func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Expansion, sh *shardChoice, run sweep.Options) error {
-	points := x.ShardPoints(sh.Shard)
-	if err := x.Materialize(points); err != nil {
-		return err
-	}
 	hash := x.SpecHash()
 	jsonOut := opts.Format == formatJSON
 	if !jsonOut {
 		fmt.Fprintf(io.Out, "servesweep sweep: shard %s (from %s): %d of %d selected points of %s (spec hash %s)\n",
-			sh.Shard, sh.Source, len(points), len(x.Points), x.Spec.File, hash)
+			sh.Shard, sh.Source, len(x.ShardPoints(sh.Shard)), len(x.Points), x.Spec.File, hash)
 	}
-	name := results.PartName(sh.Index, sh.Count)
-	partPath := filepath.Join(opts.OutputDir, results.PartsDir, name)
-	probesPath := filepath.Join(opts.OutputDir, results.ProbesDir, results.ProbesPartName(sh.Index, sh.Count))
-	run.JournalPath = filepath.Join(opts.OutputDir, results.JournalsDir, results.PartJournalName(sh.Index, sh.Count))
-	if err := prepareShardDir(opts.OutputDir, []string{partPath, probesPath, run.JournalPath, run.JournalPath + results.SpecSuffix}, opts.Overwrite); err != nil {
-		return err
-	}
-	if err := results.ClaimJournalSpec(run.JournalPath, hash); err != nil {
-		return specErr(err, "rerun the shard with the spec and --set overrides it was started with, or pass --overwrite to start it over")
-	}
-	if err := checkShardCount(opts.OutputDir, sh.Shard); err != nil {
-		return err
-	}
-	if err := checkSharedParts(opts.OutputDir, partPath, hash); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(partPath), 0o755); err != nil {
+	files := sweep.FilesOfShard(opts.OutputDir, sh.Shard)
+	if err := checkShardDir(opts, sh.Shard, files, hash); err != nil {
 		return err
 	}
 	start := time.Now()
-	out, err := sweep.Run(ctx, points, run)
+	so, err := sweep.RunShard(ctx, x, sh.Shard, files, run, examplePrices(opts, x.Spec))
 	if err != nil {
 		return lockedErr(err, fmt.Sprintf("shard %s of --output-dir %s", sh.Shard, opts.OutputDir))
 	}
-	elapsed := time.Since(start)
-	have := make(map[string]bool, len(out.Rows))
-	for _, r := range out.Rows {
-		have[r.PointID] = true
-	}
-	var missing []string
-	for _, p := range points {
-		if !have[p.ID] {
-			missing = append(missing, p.ID)
-		}
-	}
-	spec := x.Spec
-	meta := &results.PartMeta{SpecHash: hash, ShardIndex: sh.Index, ShardCount: sh.Count, ShardSizes: x.ShardSizes(sh.Count),
-		MissingPointIDs: missing,
-		Manifest: results.Manifest{Spec: spec.File, Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
-			CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(), ExamplePrices: examplePrices(opts, spec),
-			Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
-				Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
-				TimedOut: out.TimedOut, Interrupted: out.Interrupted},
-			FilteredExamples: x.Examples, EmptyValues: x.EmptyValues}}
-	if err := results.WritePart(partPath, out.Rows, meta); err != nil {
-		return err
-	}
+	elapsed, out := time.Since(start), so.Outcome
 	shardProbes := ""
 	if run.Capacity != nil {
-		shardProbes = probesPath
-		if err := os.MkdirAll(filepath.Dir(probesPath), 0o755); err != nil {
-			return err
-		}
-		if err := results.WriteProbes(probesPath, out.Rows); err != nil {
-			return err
-		}
+		shardProbes = files.Probes
 	}
 	interrupted := func() error {
 		return &interruptedError{msg: fmt.Sprintf("interrupted: %d of %d points of shard %s finished and saved; to resume, rerun: %s",
-			len(out.Rows), len(points), sh.Shard, resumeCommand(opts, "--shard", sh.Shard.String()))}
+			len(out.Rows), len(so.Points), sh.Shard, resumeCommand(opts, "--shard", sh.Shard.String()))}
 	}
 	if jsonOut {
 		if msg := firstFailure(out.Rows); msg != "" {
@@ -210,16 +160,11 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 		if out.Interrupted {
 			return interrupted()
 		}
-		return printJSON(io.Out, shardSweepDoc{Counts: meta.Manifest.Counts, Settings: meta.Manifest.Settings,
-			Shard: *newShardDoc(sh, len(points), hash), Files: shardFilesDoc{Journal: run.JournalPath, Part: partPath, Probes: shardProbes}})
+		return printJSON(io.Out, shardSweepDoc{Counts: so.Meta.Manifest.Counts, Settings: so.Meta.Manifest.Settings,
+			Shard: *newShardDoc(sh, len(so.Points), hash), Files: shardFilesDoc{Journal: files.Journal, Part: files.Part, Probes: shardProbes}})
 	}
-	rate := 0.0
-	if s := elapsed.Seconds(); s > 0 {
-		rate = float64(out.Simulated) / s
-	}
-	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %s in %.1fs (%.1f points/s)\n",
-		out.Simulated, out.Resumed, statusCounts(out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut), elapsed.Seconds(), rate)
-	fmt.Fprintf(io.Out, "Saved part to: %s (journal: %s)\n", partPath, run.JournalPath)
+	printRunCounts(io.Out, out, elapsed)
+	fmt.Fprintf(io.Out, "Saved part to: %s (journal: %s)\n", files.Part, files.Journal)
 	if out.Interrupted {
 		return interrupted()
 	}
@@ -227,97 +172,23 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	return nil
 }
 
-// checkShardCount refuses a shard whose count differs from the count of the parts or journals
-// already in the output directory (results/part-*-of-NNNNN.parquet, journals/part-*-of-NNNNN.jsonl):
-// a misconfigured shard count would otherwise add a second, overlapping partition of the same
-// points, which merge would count as duplicates. --overwrite does not lift it (it removes only the
-// shard's own files); use another --output-dir, or remove the old parts and journals.
-func checkShardCount(dir string, sh grid.Shard) error {
-	for _, sub := range []string{results.PartsDir, results.JournalsDir} {
-		entries, err := os.ReadDir(filepath.Join(dir, sub))
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			var index, count int
-			var ext string
-			if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-				continue
-			}
-			if n, _ := fmt.Sscanf(e.Name(), "part-%05d-of-%05d.%s", &index, &count, &ext); n != 3 ||
-				(ext != "parquet" && ext != "jsonl") || count == sh.Count {
-				continue
-			}
-			return &usageError{fmt.Errorf("--output-dir %s holds shards of a sweep split into %d (%s), but this shard is %s, "+
-				"split into %d: give every shard the same count (--shard I/N, --shard-count, SERVESWEEP_SHARD_COUNT), "+
-				"or use another --output-dir", dir, count, filepath.Join(dir, sub, e.Name()), sh, sh.Count)}
-		}
-	}
-	return nil
-}
-
-// checkSharedParts refuses to add a part of spec hash to an output directory whose parts belong
-// to another spec (a changed spec, or a directory reused for another sweep): the shard's own
-// earlier part, and the first other part, so the check stays cheap with many shards.
-func checkSharedParts(dir, own, hash string) error {
-	paths := []string{own}
-	if entries, err := os.ReadDir(filepath.Join(dir, results.PartsDir)); err == nil {
-		for _, e := range entries {
-			if p := filepath.Join(dir, results.PartsDir, e.Name()); !e.IsDir() && p != own &&
-				strings.HasPrefix(e.Name(), "part-") && strings.HasSuffix(e.Name(), ".parquet") {
-				paths = append(paths, p)
-				break
-			}
-		}
-	}
-	for i, p := range paths {
-		m, err := results.ReadPartMeta(p)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return &usageError{fmt.Errorf("--output-dir %s: %w; remove it or use another --output-dir", dir, err)}
-		}
-		if m.SpecHash == hash {
-			continue
-		}
-		if i == 0 {
-			return &usageError{fmt.Errorf("%s was written by another sweep spec (%s, spec hash %s; this one is %s): "+
-				"pass --overwrite to replace this shard's part and journal, or use another --output-dir", p, m.Manifest.Spec, m.SpecHash, hash)}
-		}
-		return &usageError{fmt.Errorf("--output-dir %s holds parts of another sweep spec (%s: %s, spec hash %s; this one is %s); "+
-			"give each sweep spec its own --output-dir", dir, p, m.Manifest.Spec, m.SpecHash, hash)}
-	}
-	return nil
-}
-
-// prepareShardDir checks a shard's output directory, which other shards may share (so, unlike
-// an unsharded sweep, it may hold other files): a path that is not a directory is an error;
-// overwrite deletes the shard's own files (its part and journal) and nothing else.
-func prepareShardDir(dir string, own []string, overwrite bool) error {
-	st, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+// checkShardDir readies the output directory for shard sh and claims its journal for the spec
+// hash (sweep.PrepareShardDir, --overwrite removing the shard's own files).
+func checkShardDir(opts *sweepOptions, sh grid.Shard, files sweep.ShardFiles, hash string) error {
+	err := sweep.PrepareShardDir(opts.OutputDir, sh, files, opts.Overwrite, hash)
 	if err != nil {
-		return err
+		err = specErr(lockedErr(dirErr(err), "--output-dir "+opts.OutputDir),
+			"rerun the shard with the spec and --set overrides it was started with, or pass --overwrite to start it over")
 	}
-	if !st.IsDir() {
-		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
+	return err
+}
+
+// printRunCounts prints a run's counts by status, its time and its rate in points per second.
+func printRunCounts(w io.Writer, out *sweep.Outcome, elapsed time.Duration) {
+	rate := 0.0
+	if s := elapsed.Seconds(); s > 0 {
+		rate = float64(out.Simulated) / s
 	}
-	if overwrite {
-		for _, p := range own {
-			if strings.HasSuffix(p, ".jsonl") {
-				if err := results.CheckJournalUnlocked(p); err != nil {
-					return lockedErr(err, "--output-dir "+dir)
-				}
-			}
-		}
-		for _, p := range own {
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-	}
-	return nil
+	fmt.Fprintf(w, "simulated %d, resumed %d: %s in %.1fs (%.1f points/s)\n",
+		out.Simulated, out.Resumed, statusCounts(out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut), elapsed.Seconds(), rate)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // tinyDefault shrinks the built-in sweep's workload further than smallDefault so that a sweep
@@ -119,7 +120,7 @@ func TestResolveShard(t *testing.T) {
 
 // paretoDoc is the part of pareto.json the sharding and report tests compare.
 type paretoDoc struct {
-	Settings results.Settings `json:"settings"`
+	Settings optimization.Settings `json:"settings"`
 	// TiesFile names pareto_ties.parquet when the front has ties.
 	TiesFile   string           `json:"ties_file"`
 	Front      []map[string]any `json:"front"`

@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/servesweep/servesweep/sweep"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -142,7 +142,7 @@ func examplePrices(opts *sweepOptions, spec *grid.Spec) bool {
 	if opts.ConfigPath != "" {
 		return false
 	}
-	builtIn, err := grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, nil, os.LookupEnv)
+	builtIn, err := grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, nil, os.LookupEnv, results.CheckMetric)
 	if err != nil {
 		return false
 	}
@@ -153,28 +153,18 @@ func examplePrices(opts *sweepOptions, spec *grid.Spec) bool {
 // loadSpec reads the spec at opts.ConfigPath, or the built-in one.
 func loadSpec(opts *sweepOptions) (*grid.Spec, error) {
 	if opts.ConfigPath == "" {
-		return grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, opts.Sets, os.LookupEnv)
+		return grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, opts.Sets, os.LookupEnv, results.CheckMetric)
 	}
-	return grid.Load(opts.ConfigPath, opts.Sets, os.LookupEnv)
+	return grid.Load(opts.ConfigPath, opts.Sets, os.LookupEnv, results.CheckMetric)
 }
 
 func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
-	if err := applySystemsDir(opts.SystemsDir, opts.SystemsDirSet); err != nil {
+	systems, err := openSystems(opts.SystemsDir, opts.SystemsDirSet, os.Getenv)
+	if err != nil {
 		return err
 	}
-	if err := checkFormat(opts.Format); err != nil {
+	if err := checkSweepFlags(opts); err != nil {
 		return err
-	}
-	if opts.Show < 0 {
-		return &usageError{fmt.Errorf("--show must be a whole number >= 0 (the points --dry-run lists), got %d", opts.Show)}
-	}
-	if opts.Parallelism < 0 {
-		return &usageError{fmt.Errorf("--parallelism must be a whole number >= 1 (or 0 for the default), got %d", opts.Parallelism)}
-	}
-	// NaN passes every comparison and a huge value overflows time.Duration: check both.
-	if t := opts.TimeoutSeconds; math.IsNaN(t) || t < 0 || t > maxTimeoutSeconds {
-		return &usageError{fmt.Errorf("--timeout must be a number of seconds > 0 and <= %d (a year; or 0 for the default), got %g",
-			maxTimeoutSeconds, t)}
 	}
 	exportTargets, err := parseExportTargets(opts.Export)
 	if err != nil {
@@ -189,64 +179,135 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	spec, err := loadSpec(opts)
+	x, err := expandSweep(io, opts, systems, exportTargets)
 	if err != nil {
 		return err
 	}
-	// The points' configs are decoded and written only for the points that run (Materialize below
-	// and in runShard).
+	if opts.DryRun {
+		return dryRun(io, opts, x, shard)
+	}
+	freshJournal := false // this run creates the journal (none before it, or --overwrite removed it)
+	if shard == nil {
+		if freshJournal, err = prepareWholeSweep(opts, x.SpecHash()); err != nil {
+			return err
+		}
+	}
+	runOpts := sweepRunOptions(io, opts, x.Spec, systems)
+	if shard != nil {
+		return runShard(ctx, io, opts, x, shard, runOpts)
+	}
+	if err := x.Materialize(x.Points); err != nil {
+		return err
+	}
+	start := time.Now()
+	out, err := sweep.Run(ctx, x.Points, runOpts)
+	if err != nil {
+		var locked *results.JournalLockedError
+		if freshJournal && !errors.As(err, &locked) {
+			sweep.DiscardEmptyJournal(opts.OutputDir)
+		}
+		return lockedErr(err, "--output-dir "+opts.OutputDir)
+	}
+	return finishSweep(io, opts, x, out, time.Since(start), exportTargets)
+}
+
+// checkSweepFlags refuses (exit 2) a bad --format, --show, --parallelism or --timeout.
+func checkSweepFlags(opts *sweepOptions) error {
+	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
+	if opts.Show < 0 {
+		return &usageError{fmt.Errorf("--show must be a whole number >= 0 (the points --dry-run lists), got %d", opts.Show)}
+	}
+	if opts.Parallelism < 0 {
+		return &usageError{fmt.Errorf("--parallelism must be a whole number >= 1 (or 0 for the default), got %d", opts.Parallelism)}
+	}
+	// NaN passes every comparison and a huge value overflows time.Duration: check both.
+	if t := opts.TimeoutSeconds; math.IsNaN(t) || t < 0 || t > maxTimeoutSeconds {
+		return &usageError{fmt.Errorf("--timeout must be a number of seconds > 0 and <= %d (a year; or 0 for the default), got %g",
+			maxTimeoutSeconds, t)}
+	}
+	return nil
+}
+
+// expandSweep loads the spec with the performance database systems and expands it (the points'
+// configs are decoded and written only for the points that run), refuses a mode without a valid
+// point unless --allow-empty-mode, checks the points' backends against the export targets, and
+// prints the expansion's warnings and timing notes on stderr.
+func expandSweep(io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTargets []string) (*grid.Expansion, error) {
+	spec, err := loadSpec(opts)
+	if err != nil {
+		return nil, err
+	}
+	spec.Systems = systems
 	x, err := spec.ExpandLazy()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !opts.AllowEmptyMode {
 		if err := x.CheckModes(); err != nil {
-			return err
+			advice := "pass --allow-empty-mode to sweep the other modes alone"
+			if x.NeedsSystems {
+				advice = systemsAdvice + "; or " + advice
+			}
+			return nil, &advisedError{err, advice}
 		}
 	}
 	if len(exportTargets) > 0 {
 		// Every point's backend is checked against the targets: their configs are needed now.
 		if err := x.Materialize(x.Points); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := checkExportBackends(spec.File, exportTargets, x.Points); err != nil {
-		return err
+		return nil, err
 	}
 	for _, w := range x.Warnings {
 		fmt.Fprintln(io.Err, "warning: "+w)
 	}
+	if x.NeedsSystems {
+		fmt.Fprintln(io.Err, "hint: some grid points need a performance database: "+systemsAdvice)
+	}
 	for _, n := range aggregateNotes(x.TimingNotes) {
 		fmt.Fprintln(io.Err, "servesweep: "+n)
 	}
-	if opts.DryRun {
-		points, what := x.Points, ""
-		var sd *shardDoc
-		if shard != nil {
-			points, what = x.ShardPoints(shard.Shard), " of shard "+shard.Shard.String()
-			sd = newShardDoc(shard, len(points), x.SpecHash())
-		}
-		if opts.Format == formatJSON {
-			return printJSON(io.Out, newDryRunDoc(x, points, opts.Show, sd))
-		}
-		printDryRun(io.Out, x, points, what, opts.Show)
-		if sd != nil {
-			fmt.Fprintf(io.Out, "shard %s (from %s): %d of %d selected points; spec hash %s\n",
-				shard.Shard, shard.Source, len(points), len(x.Points), sd.SpecHash)
-		}
-		return nil
+	return x, nil
+}
+
+// dryRun prints what the sweep (or the shard) would simulate, as a table or JSON.
+func dryRun(io ioStreams, opts *sweepOptions, x *grid.Expansion, shard *shardChoice) error {
+	points, what := x.Points, ""
+	var sd *shardDoc
+	if shard != nil {
+		points, what = x.ShardPoints(shard.Shard), " of shard "+shard.Shard.String()
+		sd = newShardDoc(shard, len(points), x.SpecHash())
 	}
-	freshJournal := false // this run creates the journal (none before it, or --overwrite removed it)
-	if shard == nil {
-		if err := prepareSweepDir(opts.OutputDir, opts.Overwrite, x.SpecHash()); err != nil {
-			return err
-		}
-		_, statErr := os.Stat(filepath.Join(opts.OutputDir, results.JournalFile))
-		freshJournal = errors.Is(statErr, os.ErrNotExist)
-		if err := results.ClaimJournalSpec(filepath.Join(opts.OutputDir, results.JournalFile), x.SpecHash()); err != nil {
-			return specErr(err, "choose another --output-dir, or pass --overwrite to start over")
-		}
+	if opts.Format == formatJSON {
+		return printJSON(io.Out, newDryRunDoc(x, points, opts.Show, sd))
 	}
+	printDryRun(io.Out, x, points, what, opts.Show)
+	if sd != nil {
+		fmt.Fprintf(io.Out, "shard %s (from %s): %d of %d selected points; spec hash %s\n",
+			shard.Shard, shard.Source, len(points), len(x.Points), sd.SpecHash)
+	}
+	return nil
+}
+
+// prepareWholeSweep readies --output-dir for an unsharded sweep of spec hash specHash and claims
+// its journal for the spec (sweep.PrepareDir); fresh says the journal is new (none before, or
+// --overwrite removed it).
+func prepareWholeSweep(opts *sweepOptions, specHash string) (fresh bool, err error) {
+	fresh, err = sweep.PrepareDir(opts.OutputDir, opts.Overwrite, specHash)
+	if err != nil {
+		err = specErr(lockedErr(dirErr(err), "--output-dir "+opts.OutputDir), "choose another --output-dir, or pass --overwrite to start over")
+	}
+	return fresh, err
+}
+
+// sweepRunOptions are the options of the sweep's run: the spec's worker count and per-point
+// timeout unless the flags replace them, a progress bar on stderr unless --quiet, the capacity
+// search and the performance database.
+func sweepRunOptions(io ioStreams, opts *sweepOptions, spec *grid.Spec, systems *opdb.DB) sweep.Options {
 	par := spec.Optimizer.Parallelism
 	if opts.Parallelism > 0 {
 		par = opts.Parallelism
@@ -259,30 +320,17 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if !opts.Quiet {
 		progress = sweep.NewProgress(io.Err, isTerminal(io.Err), 2*time.Second)
 	}
-	runOpts := sweep.Options{OutputDir: opts.OutputDir, Parallelism: par, Timeout: timeout, Progress: progress, Simulate: opts.Simulate,
-		Capacity: spec.Optimization.CapacitySearch}
-	if shard != nil {
-		return runShard(ctx, io, opts, x, shard, runOpts)
-	}
-	if err := x.Materialize(x.Points); err != nil {
-		return err
-	}
-	start := time.Now()
-	out, err := sweep.Run(ctx, x.Points, runOpts)
-	if err != nil {
-		var locked *results.JournalLockedError
-		if freshJournal && !errors.As(err, &locked) {
-			discardEmptyJournal(opts.OutputDir)
-		}
-		return lockedErr(err, "--output-dir "+opts.OutputDir)
-	}
-	elapsed := time.Since(start)
-	m := &results.Manifest{Spec: spec.File, SpecHash: x.SpecHash(), Algorithm: spec.Optimizer.Algorithm, Settings: spec.Optimization.Settings(),
-		CapacitySearch: spec.Optimization.CapacitySearch, GPUHourUSD: spec.Optimization.Prices(), ExamplePrices: examplePrices(opts, spec),
-		Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
-			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded, Infeasible: out.Infeasible, Failed: out.Failed,
-			TimedOut: out.TimedOut, Interrupted: out.Interrupted},
-		FilteredExamples: x.Examples, EmptyValues: x.EmptyValues}
+	return sweep.Options{OutputDir: opts.OutputDir, Parallelism: par, Timeout: timeout, Progress: progress, Simulate: opts.Simulate,
+		Capacity: spec.Optimization.CapacitySearch, Systems: systems}
+}
+
+// finishSweep writes the outputs of the finished (or interrupted) sweep out of x, its exports,
+// and prints its summary and front (or the JSON document).
+func finishSweep(io ioStreams, opts *sweepOptions, x *grid.Expansion, out *sweep.Outcome, elapsed time.Duration, exportTargets []string) error {
+	spec := x.Spec
+	manifest := sweep.NewManifest(x, out, examplePrices(opts, spec))
+	manifest.SpecHash = x.SpecHash()
+	m := &manifest
 	a, w, err := results.WriteOutputs(opts.OutputDir, out.Rows, m)
 	if err != nil {
 		return err
@@ -308,18 +356,12 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 			Pareto: rf.Pareto, Plot: rf.Plot, Recommendations: rf.Recommendations, Report: rf.Report, Ties: rf.Ties,
 			Results: filepath.Join(opts.OutputDir, results.ParquetFile), Probes: probesFile(opts.OutputDir, spec)}})
 	}
-
 	fmt.Fprintf(io.Out, "servesweep sweep: %s:\n%d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
 	if len(x.Filtered) > 0 {
 		fmt.Fprintf(io.Out, "; filtered: %s", results.CountList(x.Filtered))
 	}
 	fmt.Fprintln(io.Out, ")")
-	rate := 0.0
-	if s := elapsed.Seconds(); s > 0 {
-		rate = float64(out.Simulated) / s
-	}
-	fmt.Fprintf(io.Out, "simulated %d, resumed %d: %s in %.1fs (%.1f points/s)\n",
-		out.Simulated, out.Resumed, statusCounts(out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut), elapsed.Seconds(), rate)
+	printRunCounts(io.Out, out, elapsed)
 	if msg := firstFailure(out.Rows); msg != "" {
 		fmt.Fprintln(io.Out, msg)
 	}
@@ -330,20 +372,6 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	printFront(io.Out, out.Rows, a, m, w)
 	fmt.Fprintf(io.Out, "Saved results to: %s (report: %s)\n", filepath.Join(opts.OutputDir, results.ParquetFile), w.Report)
 	return sweepOutcome(opts, x, out, a, w)
-}
-
-// discardEmptyJournal removes the journal this invocation created in dir, with its spec file and
-// an empty recommendations directory, when it records no point (the sweep stopped before any,
-// e.g. on an unreadable trace), so that a corrected spec can run in the same directory without
-// --overwrite. It does so under the journal's lock (results.DiscardEmptyJournal): a journal
-// another process has since opened is left alone, as is the lock file.
-func discardEmptyJournal(dir string) {
-	if removed, _ := results.DiscardEmptyJournal(filepath.Join(dir, results.JournalFile)); !removed {
-		return
-	}
-	// An --overwrite run empties the recommendations directory of the sweep it replaced; an
-	// empty one left behind would make the directory look like another tool's.
-	_ = os.Remove(filepath.Join(dir, results.RecommendationsDir)) // only when empty
 }
 
 // sweepOutcome returns the error of a finished sweep whose outputs are written: interrupted
@@ -414,66 +442,51 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// prepareSweepDir checks the output directory: a path that is not a directory is an error; a
-// non-empty directory must hold a sweep journal of the same spec (the sweep resumes; its
-// sweep.json, when present, carries the spec hash specHash) unless overwrite is set, which
-// deletes the sweep's own files (and nothing else) first.
-func prepareSweepDir(dir string, overwrite bool, specHash string) error {
-	st, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return makeOutputDir(dir)
-	}
-	if err != nil {
+// dirErr turns a *sweep.DirError into a usage error (exit 2) that names --output-dir and says
+// which flags or directories fix it; other errors pass unchanged.
+func dirErr(err error) error {
+	var de *sweep.DirError
+	if !errors.As(err, &de) {
 		return err
 	}
-	if !st.IsDir() {
-		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", dir)}
-	}
-	if overwrite {
-		if err := results.CheckJournalUnlocked(filepath.Join(dir, results.JournalFile)); err != nil {
-			return lockedErr(err, "--output-dir "+dir)
+	dir := de.Dir
+	var msg string
+	switch de.Problem {
+	case sweep.DirNotDirectory:
+		msg = fmt.Sprintf("--output-dir %s exists and is not a directory", dir)
+	case sweep.DirCannotCreate:
+		msg = fmt.Sprintf("--output-dir %s: cannot create it: %v", dir, config.PathCause(de.Err))
+	case sweep.DirNotEmpty:
+		msg = fmt.Sprintf("--output-dir %s is not empty (%s) and holds no sweep journal (%s) to resume; "+
+			"choose another directory, or pass --overwrite to replace the sweep files", dir, strings.Join(de.Names, ", "), results.JournalFile)
+	case sweep.DirManifestIsDir:
+		// --overwrite could not remove it: the sweep removes only the files it writes.
+		msg = fmt.Sprintf("--output-dir %s cannot be resumed: %s is a directory where the sweep writes its manifest; "+
+			"remove that directory and rerun (the journal keeps the finished points)", dir, de.Path)
+	case sweep.DirBadManifest:
+		msg = fmt.Sprintf("--output-dir %s cannot be resumed: %v; move that file away to resume (the journal keeps "+
+			"the finished points and their spec), choose another directory, or pass --overwrite to start over", dir, de.Err)
+	case sweep.DirOtherSpec:
+		msg = fmt.Sprintf("--output-dir %s holds a sweep of another spec (spec hash %s, this one %s): "+
+			"resuming would mix the two; choose another directory, or pass --overwrite to start over", dir, de.Hash, de.WantHash)
+	case sweep.DirShardCount:
+		msg = fmt.Sprintf("--output-dir %s holds shards of a sweep split into %d (%s), but this shard is %s, "+
+			"split into %d: give every shard the same count (--shard I/N, --shard-count, SERVESWEEP_SHARD_COUNT), "+
+			"or use another --output-dir", dir, de.Count, de.Path, de.Shard, de.Shard.Count)
+	case sweep.DirBadPart:
+		msg = fmt.Sprintf("--output-dir %s: %v; remove it or use another --output-dir", dir, de.Err)
+	case sweep.DirOtherSpecPart:
+		if de.Own {
+			msg = fmt.Sprintf("%s was written by another sweep spec (%s, spec hash %s; this one is %s): "+
+				"pass --overwrite to replace this shard's part and journal, or use another --output-dir", de.Path, de.Spec, de.Hash, de.WantHash)
+		} else {
+			msg = fmt.Sprintf("--output-dir %s holds parts of another sweep spec (%s: %s, spec hash %s; this one is %s); "+
+				"give each sweep spec its own --output-dir", dir, de.Path, de.Spec, de.Hash, de.WantHash)
 		}
-		return results.RemoveOutputs(dir)
+	default:
+		msg = "--output-dir " + err.Error()
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		if e.Name() == results.JournalFile {
-			m, err := results.ReadManifest(dir)
-			var bad *results.ManifestError
-			if errors.As(err, &bad) && errors.Is(err, results.ErrManifestIsDirectory) {
-				// --overwrite could not remove it: the sweep removes only the files it writes.
-				return &usageError{fmt.Errorf("--output-dir %s cannot be resumed: %s is a directory where the sweep writes its manifest; "+
-					"remove that directory and rerun (the journal keeps the finished points)", dir, bad.Path)}
-			}
-			if bad != nil {
-				return &usageError{fmt.Errorf("--output-dir %s cannot be resumed: %v; move that file away to resume (the journal keeps "+
-					"the finished points and their spec), choose another directory, or pass --overwrite to start over", dir, err)}
-			}
-			if err != nil {
-				return err
-			}
-			if m != nil && m.SpecHash != "" && m.SpecHash != specHash {
-				return &usageError{fmt.Errorf("--output-dir %s holds a sweep of another spec (spec hash %s, this one %s): "+
-					"resuming would mix the two; choose another directory, or pass --overwrite to start over",
-					dir, m.SpecHash, specHash)}
-			}
-			return nil
-		}
-		if e.Name() == results.JournalFile+results.LockSuffix || e.Name() == results.JournalFile+results.SpecSuffix {
-			continue
-		}
-		names = append(names, e.Name())
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	slices.Sort(names)
-	return &usageError{fmt.Errorf("--output-dir %s is not empty (%s) and holds no sweep journal (%s) to resume; "+
-		"choose another directory, or pass --overwrite to replace the sweep files", dir, strings.Join(names, ", "), results.JournalFile)}
+	return &usageError{errors.New(msg)}
 }
 
 // lockedErr turns a *results.JournalLockedError into a usage error (exit 2) that names what is

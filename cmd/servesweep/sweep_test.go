@@ -26,6 +26,7 @@ import (
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // smallDefault shrinks the built-in sweep's workload (two two-turn sessions per session in
@@ -570,8 +571,8 @@ func TestReportNeedsSLA(t *testing.T) {
 	} {
 		code, _, errs := runCLI(t, append([]string{"report", "--results", dir}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, "--"+strings.TrimPrefix(tc.args[0], "--")+": ") ||
-			!strings.Contains(errs, results.SLARequired) {
-			t.Errorf("%v: exit %d %q; want exit 2 and %q", tc.args, code, errs, results.SLARequired)
+			!strings.Contains(errs, optimization.SLARequired) {
+			t.Errorf("%v: exit %d %q; want exit 2 and %q", tc.args, code, errs, optimization.SLARequired)
 		}
 	}
 	if code, _, errs := runCLI(t, "report", "--results", dir, "--target", "throughput"); code != 0 {
@@ -873,8 +874,8 @@ func TestSweepEmptyModeExit2(t *testing.T) {
 	const want = "error: " + examples.DefaultSweepName + ": engine.mode: the mode aggregated has no valid point: all 128 of its grid points " +
 		"were filtered (gpu_budget 48, invalid_config 80), e.g. point mode=aggregated router.policy=round_robin hardware=h100_sxm " +
 		"weights=bf16 aggregated.replicas=1 aggregated.tensor=1: " + examples.DefaultSweepName + ": " +
-		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, drop aggregated from the " +
-		"choices, or pass --allow-empty-mode to sweep the other modes alone\n"
+		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, or drop aggregated from the " +
+		"choices\nhint: pass --allow-empty-mode to sweep the other modes alone\n"
 	bad := []string{"sweep", "--set", "engine.workers.aggregated.scheduler.max_sequences=0"}
 	out := filepath.Join(t.TempDir(), "out")
 	for _, extra := range [][]string{{"--dry-run"}, {"--output-dir", out, "-q"}, {"--shard", "0/2", "--output-dir", out, "-q"},

@@ -144,7 +144,8 @@ an error, a failed run without any simulated row included, nothing is printed on
 }
 
 func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error {
-	if err := applySystemsDir(opts.SystemsDir, opts.SystemsDirSet); err != nil {
+	systems, err := openSystems(opts.SystemsDir, opts.SystemsDirSet, os.Getenv)
+	if err != nil {
 		return err
 	}
 	if err := checkFormat(opts.Format); err != nil {
@@ -159,8 +160,64 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 		if opts.Measured != "" {
 			return &usageError{fmt.Errorf("--aiperf and --measured are exclusive: score one deployment's runs, or a CSV of deployments")}
 		}
-		return runValidateAIPerf(ctx, io, opts)
+		return runValidateAIPerf(ctx, io, opts, systems)
 	}
+	if err := checkMeasuredFlags(opts, systems); err != nil {
+		return err
+	}
+	rows, err := calibrate.ReadCSVFile(opts.Measured)
+	if err != nil {
+		return &usageError{err}
+	}
+	vo := calibrate.Options{Parallelism: opts.Parallelism, OneWorkerPerRole: opts.OneWorkerPerRole, ForwardModel: opts.ForwardModel,
+		Systems: systems}
+	if opts.explainSet {
+		return explainRow(io.Out, rows, opts.Explain, vo, opts.Measured)
+	}
+	rep, fitted, err := scoreMeasured(ctx, io, opts, rows, vo)
+	if err != nil {
+		return err
+	}
+	return printMeasured(io, opts, rep, fitted)
+}
+
+// printMeasured writes the validation report rep (--output-json) and prints it, as a table or
+// JSON, with the factors of a fit (fitted, nil without one). Without a simulated row there is
+// no accuracy: the report (MAPEs N/A, null in JSON) is written for the skip reasons, and the
+// run fails (exit 1).
+func printMeasured(io ioStreams, opts *validateOptions, rep *calibrate.Report, fitted *calibrate.Factors) error {
+	data, err := reportJSON(rep, opts.OutputJSON)
+	if err != nil {
+		return err
+	}
+	failed := rep.CheckSimulated()
+	if failed != nil {
+		failed = fmt.Errorf("%s: %w", opts.Measured, failed)
+	}
+	if opts.Format == formatJSON {
+		if failed != nil {
+			return failed
+		}
+		if fitted != nil {
+			fmt.Fprintf(io.Err, "Fitted factors (put them in timing.CalibratedEfficiency and calibrate.Calibrated*):\n%+v\n", *fitted)
+		}
+		_, err := io.Out.Write(data)
+		return err
+	}
+	renderValidation(io.Out, rep, opts.Quiet)
+	if failed != nil {
+		return failed
+	}
+	if fitted != nil {
+		fmt.Fprintf(io.Out, "\nFitted factors (put them in timing.CalibratedEfficiency and calibrate.Calibrated*):\n%+v\n", *fitted)
+	}
+	return nil
+}
+
+// checkMeasuredFlags refuses (exit 2) the flags of validate --measured that are missing, out of
+// range or do not combine, and an op_level forward model without a performance database
+// (systems).
+func checkMeasuredFlags(opts *validateOptions, systems *opdb.DB) error {
 	if opts.ConfigPath != "" || len(opts.Sets) > 0 {
 		return &usageError{fmt.Errorf("-c and --set give the config of --aiperf runs; add --aiperf PATH, or drop them for --measured")}
 	}
@@ -177,9 +234,8 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if opts.ForwardModel != config.ForwardAuto && opts.ForwardModel != config.ForwardOpLevel {
 		return &usageError{fmt.Errorf("--forward-model must be auto or op_level, got %q", opts.ForwardModel)}
 	}
-	if opts.ForwardModel == config.ForwardOpLevel && strings.TrimSpace(os.Getenv(opdb.EnvSystemsDir)) == "" {
-		return &usageError{fmt.Errorf("--forward-model op_level prices passes from a performance database: give --systems-dir DIR " +
-			"(an AIConfigurator systems folder) or set " + opdb.EnvSystemsDir)}
+	if opts.ForwardModel == config.ForwardOpLevel && systems == nil {
+		return &usageError{fmt.Errorf("--forward-model op_level prices passes from a performance database: " + systemsAdvice)}
 	}
 	if opts.explainSet {
 		for _, c := range []struct {
@@ -206,23 +262,21 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if opts.HoldoutBy != "" && opts.Fit {
 		return &usageError{fmt.Errorf("--holdout-by and --fit are exclusive: --holdout-by fits once per left-out group")}
 	}
-	rows, err := calibrate.ReadCSVFile(opts.Measured)
-	if err != nil {
-		return &usageError{err}
-	}
-	vo := calibrate.Options{Parallelism: opts.Parallelism, OneWorkerPerRole: opts.OneWorkerPerRole, ForwardModel: opts.ForwardModel}
-	if opts.explainSet {
-		return explainRow(io.Out, rows, opts.Explain, vo, opts.Measured)
-	}
-	var rep *calibrate.Report
-	var fitted *calibrate.Factors
+	return nil
+}
+
+// scoreMeasured simulates the measured rows and scores them (calibrate.Validate), or fits the
+// factors first (--fit), or fits once per left-out group (--holdout-by); fitted is the fitted
+// factors of --fit.
+func scoreMeasured(ctx context.Context, io ioStreams, opts *validateOptions, rows []calibrate.Row, vo calibrate.Options) (
+	rep *calibrate.Report, fitted *calibrate.Factors, err error) {
 	if opts.HoldoutBy != "" {
 		fo := calibrate.FitOptions{Validate: vo, MaxEvaluations: opts.FitEvaluations}
 		if !opts.Quiet {
 			fo.Log = func(line string) { fmt.Fprintln(io.Err, "fit:", line) }
 		}
 		if rep, err = calibrate.Holdout(ctx, rows, opts.HoldoutBy, fo); err != nil {
-			return &usageError{err}
+			return nil, nil, &usageError{err}
 		}
 	} else if opts.Fit {
 		var f calibrate.Factors
@@ -232,40 +286,13 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 		}
 		f, rep, err = calibrate.Fit(ctx, rows, fo)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		fitted = &f
 	} else if rep, err = calibrate.Validate(ctx, rows, vo); err != nil {
-		return err
+		return nil, nil, err
 	}
-	data, err := reportJSON(rep, opts.OutputJSON)
-	if err != nil {
-		return err
-	}
-	// Without a simulated row there is no accuracy: the report (MAPEs N/A, null in JSON) is
-	// written for the skip reasons, and the run fails (exit 1).
-	failed := rep.CheckSimulated()
-	if failed != nil {
-		failed = fmt.Errorf("%s: %w", opts.Measured, failed)
-	}
-	if opts.Format == formatJSON {
-		if failed != nil {
-			return failed
-		}
-		if fitted != nil {
-			fmt.Fprintf(io.Err, "Fitted factors (put them in timing.CalibratedEfficiency and calibrate.Calibrated*):\n%+v\n", *fitted)
-		}
-		_, err := io.Out.Write(data)
-		return err
-	}
-	renderValidation(io.Out, rep, opts.Quiet)
-	if failed != nil {
-		return failed
-	}
-	if fitted != nil {
-		fmt.Fprintf(io.Out, "\nFitted factors (put them in timing.CalibratedEfficiency and calibrate.Calibrated*):\n%+v\n", *fitted)
-	}
-	return nil
+	return rep, fitted, nil
 }
 
 // explainRow prints the prediction config of the row on CSV line line: comment lines with the
@@ -397,6 +424,9 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 				}
 			}
 		}
+	}
+	if slices.ContainsFunc(rep.Rows, func(r calibrate.RowResult) bool { return r.Skipped && r.Reason == calibrate.NoWorkerCounts }) {
+		fmt.Fprintln(w, "hint: --assume-one-worker-per-role simulates a disaggregated row without worker counts as one worker of each role")
 	}
 	if h := rep.Holdout; h != nil {
 		fmt.Fprintf(w, "\nLeft out by %s (each fitted on the other %ss only):\n", h.By, h.By)

@@ -10,6 +10,7 @@ import (
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/calibrate/aiperf"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // aiperfRunReport is one run's part of validate --aiperf's report.
@@ -32,7 +33,20 @@ type aiperfReport struct {
 	MAPE []aiperf.MAPE `json:"mape"`
 }
 
-func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions) error {
+// readAIPerfRuns reads the AIPerf or GenAI-Perf runs at paths, in order.
+func readAIPerfRuns(paths []string) ([]aiperf.Run, error) {
+	var runs []aiperf.Run
+	for _, p := range paths {
+		rs, err := aiperf.ReadRuns(p)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, rs...)
+	}
+	return runs, nil
+}
+
+func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions, systems *opdb.DB) error {
 	if opts.ConfigPath == "" {
 		return &usageError{fmt.Errorf("--aiperf needs -c CONFIG.yaml: the prediction config of the deployment the runs measured")}
 	}
@@ -44,13 +58,9 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions)
 			return &usageError{fmt.Errorf("--output-json %s: %v", opts.OutputJSON, err)}
 		}
 	}
-	var runs []aiperf.Run
-	for _, p := range opts.AIPerf {
-		rs, err := aiperf.ReadRuns(p)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, rs...)
+	runs, err := readAIPerfRuns(opts.AIPerf)
+	if err != nil {
+		return err
 	}
 	base, err := config.LoadFile(opts.ConfigPath, opts.Sets, config.WithMarker(grid.ConcreteMarker))
 	if err != nil {
@@ -72,7 +82,7 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions)
 		if err != nil {
 			return err
 		}
-		res, err := sim.Run(ctx, cfg, sim.Options{Workload: wl})
+		res, err := sim.Run(ctx, cfg, sim.Options{Workload: wl, Systems: systems})
 		if err != nil {
 			return err
 		}

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/servesweep/servesweep/sim/timing/opdb"
 )
 
 // measuredCSV is two rows in the calibration file's format: a simulable vLLM row and one with an
@@ -203,7 +201,7 @@ func TestValidateCommandNoRowSimulated(t *testing.T) {
 }
 
 func TestValidateHoldoutFlags(t *testing.T) {
-	t.Setenv(opdb.EnvSystemsDir, "")
+	t.Setenv(envSystemsDir, "")
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -279,7 +279,7 @@ func (x *exporter) checkReplicaRouting() {
 	for _, r := range x.roles() {
 		if r.w.Parallelism.Replicas > 1 {
 			x.unsupported("router.policy", pol, fmt.Sprintf("%s serves one worker and has no router across the %d workers of %s; "+
-				"use --target dynamo, or router.policy round_robin (any load balancer)", x.backendName(), r.w.Parallelism.Replicas, r.path))
+				"use target dynamo, or router.policy round_robin (any load balancer)", x.backendName(), r.w.Parallelism.Replicas, r.path))
 			return
 		}
 	}
@@ -312,7 +312,7 @@ func (x *exporter) chunkedPrefill() bool {
 // plain deployment.
 func (x *exporter) noSpeculation() {
 	if sp := x.cfg.Engine.Speculation; sp != nil {
-		x.unsupported("engine.speculation", sp.Kind+" drafting", "n-gram speculative decoding is exported for vLLM only (--speculative-config); remove engine.speculation or use --target vllm")
+		x.unsupported("engine.speculation", sp.Kind+" drafting", "n-gram speculative decoding is exported for vLLM only (--speculative-config); remove engine.speculation or use target vllm")
 	}
 }
 

@@ -119,7 +119,7 @@ func newExporter(cfg *config.Config, target string, opts Options) *exporter {
 	}
 	x.model, _ = timing.ResolveModelID(cfg.Engine.Model)
 	if target != TargetDynamo && cfg.Engine.Backend != target {
-		x.fail("engine.backend", fmt.Sprintf("the config simulates %s's scheduler, not %s's; export it with --target %s or --target dynamo, "+
+		x.fail("engine.backend", fmt.Sprintf("the config simulates %s's scheduler, not %s's; export it for target %s or dynamo, "+
 			"or simulate engine.backend %s first", cfg.Engine.Backend, target, cfg.Engine.Backend, target))
 	}
 	x.checkVersion()
@@ -139,7 +139,7 @@ func (x *exporter) fail(path, msg string) {
 
 // unsupported records a value of path that the target has no way to carry.
 func (x *exporter) unsupported(path string, value any, what string) {
-	x.fail(path, fmt.Sprintf("%v cannot be expressed for --target %s: %s", value, x.target, what))
+	x.fail(path, fmt.Sprintf("%v cannot be expressed for target %s: %s", value, x.target, what))
 }
 
 // roles returns the worker roles the engine mode runs, with their YAML paths.

@@ -119,10 +119,10 @@ func TestExportInexpressible(t *testing.T) {
 		sets                 []string
 		path, want           string
 	}{
-		{"backend mismatch", "vllm-agg", TargetSGLang, nil, "engine.backend", "--target vllm or --target dynamo"},
+		{"backend mismatch", "vllm-agg", TargetSGLang, nil, "engine.backend", "for target vllm or dynamo"},
 		{"vllm block size", "vllm-agg", TargetVLLM, []string{"engine.workers.aggregated.kv_cache.block_size=48"},
 			"engine.workers.aggregated.kv_cache.block_size", "--block-size takes one of [8 16 32 64 128]"},
-		{"kv router on bare engine", "vllm-agg", TargetVLLM, []string{"router.policy=kv_router"}, "router.policy", "use --target dynamo"},
+		{"kv router on bare engine", "vllm-agg", TargetVLLM, []string{"router.policy=kv_router"}, "router.policy", "use target dynamo"},
 		{"least loaded on dynamo", "vllm-agg", TargetDynamo, []string{"router.policy=least_loaded"}, "router.policy", "round-robin, random or kv"},
 		{"old version", "vllm-agg", TargetVLLM, []string{"engine.backend_version=0.6.3"}, "engine.backend_version", "0.9 and later"},
 		{"async scheduling before vllm 0.10", "vllm-agg", TargetVLLM, []string{"engine.backend_version=0.9.2", "engine.overlap_scheduling=true"},

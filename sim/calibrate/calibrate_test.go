@@ -109,7 +109,7 @@ func TestPlanRowMoE(t *testing.T) {
 		t.Errorf("agg MoE plan: %+v, shape %q", par, p.Shape)
 	}
 	if _, err := PlanRow(rows[1], Options{}); err == nil || !strings.Contains(err.Error(), "needs prefill_num_workers and decode_num_workers, both empty") ||
-		!strings.Contains(err.Error(), "--assume-one-worker-per-role") {
+		err.Error() != NoWorkerCounts {
 		t.Errorf("disagg MoE row without workers, by default: %v", err)
 	}
 	if p, err := PlanRow(rows[1], Options{OneWorkerPerRole: true}); err != nil || p.Shape != "disagg P 1 × (TP16 EP16) / D 1 × (TP16 EP16)" {
@@ -537,7 +537,7 @@ func TestPlanRowDisaggWithoutWorkers(t *testing.T) {
 		{rows[3], "decode_num_workers is empty while prefill_num_workers is 2: give both or neither"},
 		{rows[4], "concurrency and decode_batch_size are both empty"},
 	} {
-		if _, err := PlanRow(c.row, Options{}); err == nil || c.row.ID != "d" && !strings.Contains(err.Error(), "--assume-one-worker-per-role") {
+		if _, err := PlanRow(c.row, Options{}); err == nil || c.row.ID != "d" && err.Error() != NoWorkerCounts {
 			t.Errorf("row %s by default: err = %v, want the row skipped for its worker counts", c.row.ID, err)
 		}
 		if _, err := PlanRow(c.row, one); err == nil || !strings.Contains(err.Error(), c.frag) {

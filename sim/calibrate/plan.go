@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -123,6 +124,12 @@ func normalize(s WorkerShape) WorkerShape {
 	return s
 }
 
+// NoWorkerCounts is the error text (and so the skip reason, RowResult.Reason) of a disaggregated
+// row that gives neither prefill_num_workers nor decode_num_workers while
+// Options.OneWorkerPerRole is off.
+const NoWorkerCounts = "disagg row needs prefill_num_workers and decode_num_workers, both empty " +
+	"(one worker of each role is a reading made only when asked for)"
+
 // PlanRow builds the simulation of row r: synthetic ISL/OSL requests under the row's
 // closed-loop concurrency, the row's model, GPU, precision and worker shape, `default` timing
 // and KV capacity, and the row's backend with its scheduler style and KV defaults (block size,
@@ -150,28 +157,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	var moeNotes []string
-	for _, s := range []struct {
-		name string
-		w    *WorkerShape
-	}{{"", &r.Agg}, {"prefill_", &r.Prefill}, {"decode_", &r.Decode}} {
-		switch w := s.w; {
-		case m.MoE == nil:
-			// Dense rows record moe_tp_size as the tensor degree: the split means nothing there.
-			w.MoETensor, w.MoEExpert = 1, 1
-		case w.MoETensor == 0 && w.MoEExpert == 0:
-			// No split given: the experts' matrices split over the worker's GPUs (tensor
-			// parallelism for the MoE layers, the engines' default without expert parallelism).
-			w.MoETensor, w.MoEExpert = max(w.Tensor, 1)*max(w.AttentionData, 1), 1
-			if used := (s.name == "") == (r.Mode == "agg" || r.Mode == "aggregated"); used {
-				moeNotes = append(moeNotes, fmt.Sprintf("%smoe_tp_size and %smoe_ep_size empty or 0: moe_tensor %d", s.name, s.name, w.MoETensor))
-			}
-		case w.MoETensor == 0:
-			w.MoETensor = 1
-		case w.MoEExpert == 0:
-			w.MoEExpert = 1
-		}
-	}
+	moeNotes := splitMoE(&r, m)
 	hw, err := timing.LookupHardware(r.System)
 	if err != nil {
 		return nil, err
@@ -198,102 +184,158 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		Router:  config.Router{Policy: config.PolicyRoundRobin, PrefillLoadModel: config.PrefillLoadModel{Type: "none"}},
 		Planner: config.Planner{Policy: "disabled"},
 	}
-	conc := r.Concurrency
+	var conc int
 	switch strings.ToLower(r.Mode) {
 	case "agg", "aggregated":
-		s := normalize(r.Agg)
-		batch := s.BatchSize
-		if conc == 0 && batch > 0 {
-			conc = batch
-			p.Notes = append(p.Notes, fmt.Sprintf("concurrency empty: batch_size %d", batch))
-		}
-		if conc == 0 {
-			return nil, fmt.Errorf("concurrency and batch_size are both empty")
-		}
-		if batch == 0 {
-			batch = conc
-		}
-		// batch_size is per attention-DP rank: in the measured files concurrency = batch_size ×
-		// attention_dp_size × replicas (every MoE row with attention_dp_size > 1).
-		perReplica := batch * s.AttentionData
-		replicas := 1
-		if conc > perReplica && conc%perReplica == 0 {
-			replicas = conc / perReplica
-		} else if conc > perReplica {
-			p.Notes = append(p.Notes, fmt.Sprintf("concurrency %d is not a multiple of batch_size %d × attention_dp_size %d: one replica",
-				conc, batch, s.AttentionData))
-		}
-		cfg.Engine.Mode = config.ModeAggregated
-		cfg.Engine.Workers.Aggregated = role(s, replicas, batch, bs, mf, o.ForwardModel)
-		p.Shape = "agg " + shapeString(replicas, s)
+		conc, err = p.aggregated(cfg, r, bs, mf, o)
 	case "disagg", "disaggregated":
-		ps, ds := normalize(r.Prefill), normalize(r.Decode)
-		switch {
-		case ps.Workers == 0 && ds.Workers == 0 && !o.OneWorkerPerRole:
-			// Most of the MoE file's disaggregated rows give only the roles' shapes. Their
-			// concurrency (up to 16,384) and their TTFTs suggest many workers; scoring a guessed
-			// count would score a deployment that was not measured, so such a row is skipped
-			// unless the caller opts into the one-worker reading.
-			return nil, fmt.Errorf("disagg row needs prefill_num_workers and decode_num_workers, both empty " +
-				"(--assume-one-worker-per-role simulates one worker of each role)")
-		case ps.Workers == 0 && ds.Workers == 0:
-			// The one-worker reading (DisaggWorkersNote), asked for.
-			ps.Workers, ds.Workers = 1, 1
-			p.Notes = append(p.Notes, DisaggWorkersNote)
-		case ps.Workers == 0:
-			return nil, fmt.Errorf("prefill_num_workers is empty while decode_num_workers is %d: give both or neither", ds.Workers)
-		case ds.Workers == 0:
-			return nil, fmt.Errorf("decode_num_workers is empty while prefill_num_workers is %d: give both or neither", ps.Workers)
+		conc, err = p.disaggregated(cfg, r, hw, bs, mf, o)
+	default:
+		err = fmt.Errorf("mode %q is not agg or disagg", r.Mode)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := p.traffic(cfg, r, m, conc, o); err != nil {
+		return nil, err
+	}
+	p.Config, p.Concurrency = cfg, conc
+	return p, nil
+}
+
+// splitMoE fills in the MoE split (moe_tp_size, moe_ep_size) of r's worker shapes for model m
+// and returns the notes of the splits it chose for the shapes r's mode uses.
+func splitMoE(r *Row, m timing.ModelSpec) []string {
+	var notes []string
+	for _, s := range []struct {
+		name string
+		w    *WorkerShape
+	}{{"", &r.Agg}, {"prefill_", &r.Prefill}, {"decode_", &r.Decode}} {
+		switch w := s.w; {
+		case m.MoE == nil:
+			// Dense rows record moe_tp_size as the tensor degree: the split means nothing there.
+			w.MoETensor, w.MoEExpert = 1, 1
+		case w.MoETensor == 0 && w.MoEExpert == 0:
+			// No split given: the experts' matrices split over the worker's GPUs (tensor
+			// parallelism for the MoE layers, the engines' default without expert parallelism).
+			w.MoETensor, w.MoEExpert = max(w.Tensor, 1)*max(w.AttentionData, 1), 1
+			if used := (s.name == "") == (r.Mode == "agg" || r.Mode == "aggregated"); used {
+				notes = append(notes, fmt.Sprintf("%smoe_tp_size and %smoe_ep_size empty or 0: moe_tensor %d", s.name, s.name, w.MoETensor))
+			}
+		case w.MoETensor == 0:
+			w.MoETensor = 1
+		case w.MoEExpert == 0:
+			w.MoEExpert = 1
 		}
-		pb, db := ps.BatchSize, ds.BatchSize
-		if pb == 0 {
-			pb = 1
-			p.Notes = append(p.Notes, PrefillBatchNote)
-		}
-		// The batch sizes are per attention-DP rank: in the measured files concurrency =
-		// decode_batch_size × decode_attention_dp_size × decode_num_workers on every row that
-		// gives all three.
-		slots := ds.AttentionData * ds.Workers
-		switch {
-		case db == 0 && conc == 0:
-			return nil, fmt.Errorf("concurrency and decode_batch_size are both empty")
-		case db == 0:
-			// The same identity read the other way: the decode ranks share the row's concurrency.
-			db = (conc + slots - 1) / slots
-			p.Notes = append(p.Notes, fmt.Sprintf("%s: concurrency %d / (decode_attention_dp_size %d × decode_num_workers %d) = %d per rank",
-				DecodeBatchNote, conc, ds.AttentionData, ds.Workers, db))
-		case conc == 0:
-			conc = db * slots
-			p.Notes = append(p.Notes, fmt.Sprintf("concurrency empty: decode_batch_size %d × decode_attention_dp_size %d × decode_num_workers %d = %d",
-				db, ds.AttentionData, ds.Workers, conc))
-		}
-		cfg.Engine.Mode = config.ModeDisaggregated
-		cfg.Engine.Workers.Prefill = role(ps, ps.Workers, pb, bs, mf, o.ForwardModel)
-		cfg.Engine.Workers.Decode = role(ds, ds.Workers, db, bs, mf, o.ForwardModel)
-		gbps := RDMAGBps
-		if hw.ID == "gb200" {
-			gbps = hw.LinkGBps
-		}
-		latency := o.Factors.KVTransferLatencyMs
-		cfg.Engine.KVTransfer = &config.KVTransfer{BandwidthGBps: &gbps, TimingMode: "destination_missing", LatencyMs: &latency}
-		p.Shape = "disagg P " + shapeString(ps.Workers, ps) + " / D " + shapeString(ds.Workers, ds)
-		if r.Prefill.Workers == 0 && r.Decode.Workers == 0 {
-			// The one-worker reading holds only when that worker can keep the row's concurrency
-			// in flight: a decode rank whose KV pool (as the run sizes it) cannot hold its share at
-			// full length (ISL + OSL tokens each) would queue requests for KV, and the measured
-			// deployment plainly had more decode workers. Such a row is refused rather than scored
-			// against a deployment it contradicts. A capacity that cannot be derived is left to the
-			// run, which names the field.
-			if have, err := sim.CapacityBlocks(cfg, config.RoleDecode); err == nil {
-				if need := db * ((r.ISL + r.OSL + bs - 1) / bs); need > have {
-					return nil, fmt.Errorf("decode_num_workers empty, and one decode worker of this shape cannot hold the row's concurrency in KV " +
-						"(ISL + OSL tokens each): the measured deployment had more decode workers; give decode_num_workers")
-				}
+	}
+	return notes
+}
+
+// aggregated plans an aggregated row into cfg (worker role, replicas, shape) and returns the
+// concurrency the row runs at.
+func (p *Plan) aggregated(cfg *config.Config, r Row, bs int, mf float64, o Options) (conc int, err error) {
+	conc = r.Concurrency
+	s := normalize(r.Agg)
+	batch := s.BatchSize
+	if conc == 0 && batch > 0 {
+		conc = batch
+		p.Notes = append(p.Notes, fmt.Sprintf("concurrency empty: batch_size %d", batch))
+	}
+	if conc == 0 {
+		return 0, fmt.Errorf("concurrency and batch_size are both empty")
+	}
+	if batch == 0 {
+		batch = conc
+	}
+	// batch_size is per attention-DP rank: in the measured files concurrency = batch_size ×
+	// attention_dp_size × replicas (every MoE row with attention_dp_size > 1).
+	perReplica := batch * s.AttentionData
+	replicas := 1
+	if conc > perReplica && conc%perReplica == 0 {
+		replicas = conc / perReplica
+	} else if conc > perReplica {
+		p.Notes = append(p.Notes, fmt.Sprintf("concurrency %d is not a multiple of batch_size %d × attention_dp_size %d: one replica",
+			conc, batch, s.AttentionData))
+	}
+	cfg.Engine.Mode = config.ModeAggregated
+	cfg.Engine.Workers.Aggregated = role(s, replicas, batch, bs, mf, o.ForwardModel)
+	p.Shape = "agg " + shapeString(replicas, s)
+	return conc, nil
+}
+
+// disaggregated plans a disaggregated row into cfg (prefill and decode roles, KV transfer over
+// hw's links, shape) and returns the concurrency the row runs at.
+func (p *Plan) disaggregated(cfg *config.Config, r Row, hw timing.Hardware, bs int, mf float64, o Options) (conc int, err error) {
+	conc = r.Concurrency
+	ps, ds := normalize(r.Prefill), normalize(r.Decode)
+	switch {
+	case ps.Workers == 0 && ds.Workers == 0 && !o.OneWorkerPerRole:
+		// Most of the MoE file's disaggregated rows give only the roles' shapes. Their
+		// concurrency (up to 16,384) and their TTFTs suggest many workers; scoring a guessed
+		// count would score a deployment that was not measured, so such a row is skipped
+		// unless the caller opts into the one-worker reading.
+		return 0, errors.New(NoWorkerCounts)
+	case ps.Workers == 0 && ds.Workers == 0:
+		// The one-worker reading (DisaggWorkersNote), asked for.
+		ps.Workers, ds.Workers = 1, 1
+		p.Notes = append(p.Notes, DisaggWorkersNote)
+	case ps.Workers == 0:
+		return 0, fmt.Errorf("prefill_num_workers is empty while decode_num_workers is %d: give both or neither", ds.Workers)
+	case ds.Workers == 0:
+		return 0, fmt.Errorf("decode_num_workers is empty while prefill_num_workers is %d: give both or neither", ps.Workers)
+	}
+	pb, db := ps.BatchSize, ds.BatchSize
+	if pb == 0 {
+		pb = 1
+		p.Notes = append(p.Notes, PrefillBatchNote)
+	}
+	// The batch sizes are per attention-DP rank: in the measured files concurrency =
+	// decode_batch_size × decode_attention_dp_size × decode_num_workers on every row that
+	// gives all three.
+	slots := ds.AttentionData * ds.Workers
+	switch {
+	case db == 0 && conc == 0:
+		return 0, fmt.Errorf("concurrency and decode_batch_size are both empty")
+	case db == 0:
+		// The same identity read the other way: the decode ranks share the row's concurrency.
+		db = (conc + slots - 1) / slots
+		p.Notes = append(p.Notes, fmt.Sprintf("%s: concurrency %d / (decode_attention_dp_size %d × decode_num_workers %d) = %d per rank",
+			DecodeBatchNote, conc, ds.AttentionData, ds.Workers, db))
+	case conc == 0:
+		conc = db * slots
+		p.Notes = append(p.Notes, fmt.Sprintf("concurrency empty: decode_batch_size %d × decode_attention_dp_size %d × decode_num_workers %d = %d",
+			db, ds.AttentionData, ds.Workers, conc))
+	}
+	cfg.Engine.Mode = config.ModeDisaggregated
+	cfg.Engine.Workers.Prefill = role(ps, ps.Workers, pb, bs, mf, o.ForwardModel)
+	cfg.Engine.Workers.Decode = role(ds, ds.Workers, db, bs, mf, o.ForwardModel)
+	gbps := RDMAGBps
+	if hw.ID == "gb200" {
+		gbps = hw.LinkGBps
+	}
+	latency := o.Factors.KVTransferLatencyMs
+	cfg.Engine.KVTransfer = &config.KVTransfer{BandwidthGBps: &gbps, TimingMode: "destination_missing", LatencyMs: &latency}
+	p.Shape = "disagg P " + shapeString(ps.Workers, ps) + " / D " + shapeString(ds.Workers, ds)
+	if r.Prefill.Workers == 0 && r.Decode.Workers == 0 {
+		// The one-worker reading holds only when that worker can keep the row's concurrency
+		// in flight: a decode rank whose KV pool (as the run sizes it) cannot hold its share at
+		// full length (ISL + OSL tokens each) would queue requests for KV, and the measured
+		// deployment plainly had more decode workers. Such a row is refused rather than scored
+		// against a deployment it contradicts. A capacity that cannot be derived is left to the
+		// run, which names the field.
+		if have, err := sim.CapacityBlocks(cfg, config.RoleDecode); err == nil {
+			if need := db * ((r.ISL + r.OSL + bs - 1) / bs); need > have {
+				return 0, fmt.Errorf("decode_num_workers empty, and one decode worker of this shape cannot hold the row's concurrency in KV " +
+					"(ISL + OSL tokens each): the measured deployment had more decode workers; give decode_num_workers")
 			}
 		}
-	default:
-		return nil, fmt.Errorf("mode %q is not agg or disagg", r.Mode)
 	}
+	return conc, nil
+}
+
+// traffic notes the row's harness (and its server flags) and gives cfg the harness's synthetic
+// requests at concurrency conc; an invalid result is an error.
+func (p *Plan) traffic(cfg *config.Config, r Row, m timing.ModelSpec, conc int, o Options) error {
 	h := HarnessFor(r)
 	p.Harness = h
 	if h.Name == HarnessInferenceX {
@@ -322,10 +364,9 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		Stop: config.Stop{Requests: h.RequestsPerConcurrency * conc},
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("simulated config is invalid: %v", err)
+		return fmt.Errorf("simulated config is invalid: %v", err)
 	}
-	p.Config, p.Concurrency = cfg, conc
-	return p, nil
+	return nil
 }
 
 // CalibratedFrontendMs is Factors.FrontendMs as fitted: timing.CalibratedFrontendOverheadMs,

@@ -16,6 +16,7 @@ import (
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -40,6 +41,9 @@ type Options struct {
 	// row is skipped with the reason, since the file does not say what was deployed and that
 	// reading disagrees with most such rows of measured_moe_calibration.csv (docs/timing.md, MoE accuracy).
 	OneWorkerPerRole bool
+	// Systems is the performance database every row's simulation is given (sim.Options.Systems;
+	// nil: none). ForwardModel op_level needs one.
+	Systems *opdb.DB
 }
 
 func (o Options) withDefaults() Options {
@@ -297,7 +301,7 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	res.GPUs = p.Config.GPUs()
 	// The benchmark as it ran: one closed-loop run of the harness's requests, averaged over
 	// every request.
-	run, err := sim.Run(ctx, p.Config, sim.Options{Efficiency: &o.Factors.Efficiency})
+	run, err := sim.Run(ctx, p.Config, sim.Options{Efficiency: &o.Factors.Efficiency, Systems: o.Systems})
 	if err != nil {
 		return skip(err)
 	}

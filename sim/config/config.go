@@ -798,12 +798,13 @@ func (b PercentileBound) Key() string {
 	return "p" + strconv.Itoa(b.Percentile) + "_" + b.Latency + "_ms"
 }
 
-// SLAPercentiles are the percentiles a percentile bound may name, and PercentileLatencies the
-// distributions, in the order PercentileBounds lists them.
-var (
-	SLAPercentiles      = []int{50, 90, 95, 99}
-	PercentileLatencies = []string{"ttft", "itl", "tpot", "e2e"}
-)
+// SLAPercentiles returns the percentiles a percentile bound may name, in the order
+// PercentileBounds lists them: 50, 90, 95, 99.
+func SLAPercentiles() []int { return []int{50, 90, 95, 99} }
+
+// PercentileLatencies returns the distributions a percentile bound may name, in the order
+// PercentileBounds lists them: ttft, itl, tpot, e2e.
+func PercentileLatencies() []string { return []string{"ttft", "itl", "tpot", "e2e"} }
 
 // PercentileBounds lists the percentile bounds s sets, by latency (ttft, itl, tpot, e2e) and then
 // percentile (50, 90, 95, 99); nil when none is set (or s is nil).
@@ -818,8 +819,8 @@ func (s *SLA) PercentileBounds() []PercentileBound {
 		{s.P50E2EMs, s.P90E2EMs, s.P95E2EMs, s.P99E2EMs},
 	}
 	var out []PercentileBound
-	for i, lat := range PercentileLatencies {
-		for j, p := range SLAPercentiles {
+	for i, lat := range PercentileLatencies() {
+		for j, p := range SLAPercentiles() {
 			if v := fields[i][j]; v != nil {
 				out = append(out, PercentileBound{Percentile: p, Latency: lat, Ms: *v})
 			}

@@ -133,33 +133,14 @@ func gapStats(segs []segment) (itl, perUser Stats, err error) {
 	total, ok := fsum.value()
 	totalU, okU := fsumU.value()
 	if !ok || !okU {
-		var sum, sumU exactSum
-		if err := eachGap(r, func(v, c float64) {
-			sum.addProduct(v, c)
-			if v > 0 {
-				sumU.addProduct(msPerSecond/v, c)
-			}
-		}); err != nil {
+		if total, totalU, err = exactTotals(r); err != nil {
 			return Stats{}, Stats{}, err
 		}
-		total, totalU = sum.value(), sumU.value()
 	}
 	mean := total / float64(n)
 	var meanU float64
 	if nU > 0 {
 		meanU = totalU / float64(nU)
-	}
-	// squares adds each sample's squared deviation from the mean, of the gap (to ss) and of the
-	// rate 1000/gap over positive gaps (to ssU).
-	squares := func(ss, ssU func(x, c float64)) error {
-		return eachGap(r, func(v, c float64) {
-			d := v - mean
-			ss(float64(d*d), c)
-			if v > 0 {
-				du := msPerSecond/v - meanU
-				ssU(float64(du*du), c)
-			}
-		})
 	}
 	pcts := [5]float64{50, 75, 90, 95, 99}
 	var ranks [10]int64
@@ -203,11 +184,9 @@ func gapStats(segs []segment) (itl, perUser Stats, err error) {
 	sqs, ok := fss.value()
 	sqsU, okU := fssU.value()
 	if !ok || !okU {
-		var ss, ssU exactSum
-		if err := squares(ss.addProduct, ssU.addProduct); err != nil {
+		if sqs, sqsU, err = exactSquares(r, mean, meanU); err != nil {
 			return Stats{}, Stats{}, err
 		}
-		sqs, sqsU = ss.value(), ssU.value()
 	}
 	itl = Stats{
 		Mean: mean, Min: minV, Max: maxV, Std: math.Sqrt(sqs / float64(n)),
@@ -221,6 +200,39 @@ func gapStats(segs []segment) (itl, perUser Stats, err error) {
 		}
 	}
 	return itl, perUser, nil
+}
+
+// exactTotals is the exact sum of r's gaps and of the rates 1000/gap over its positive gaps
+// (exactSum): gapStats's sums when the fast ones cannot be certified.
+func exactTotals(r *segReader) (total, totalU float64, err error) {
+	var sum, sumU exactSum
+	if err := eachGap(r, func(v, c float64) {
+		sum.addProduct(v, c)
+		if v > 0 {
+			sumU.addProduct(msPerSecond/v, c)
+		}
+	}); err != nil {
+		return 0, 0, err
+	}
+	return sum.value(), sumU.value(), nil
+}
+
+// exactSquares is the exact sum of the squared deviations of r's gaps from mean and of the rates
+// 1000/gap over its positive gaps from meanU (exactSum): gapStats's when the fast sums cannot be
+// certified.
+func exactSquares(r *segReader, mean, meanU float64) (sqs, sqsU float64, err error) {
+	var ss, ssU exactSum
+	if err := eachGap(r, func(v, c float64) {
+		d := v - mean
+		ss.addProduct(float64(d*d), c)
+		if v > 0 {
+			du := msPerSecond/v - meanU
+			ssU.addProduct(float64(du*du), c)
+		}
+	}); err != nil {
+		return 0, 0, err
+	}
+	return ss.value(), ssU.value(), nil
 }
 
 // eachGap calls fn with every sample entry of r's segments (a new visit): its value clamped at 0

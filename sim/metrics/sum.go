@@ -80,7 +80,7 @@ func (a *exactSum) value() float64 {
 	return hi
 }
 
-// fastSum accumulates non-negative products x × c in blocks of fastSumBlock terms, each as an
+// fastSum accumulates non-negative products x × c in blocks of fastSumBlock (or block) terms, each as an
 // unevaluated double-double hi + lo: each product is split exactly (math.FMA) and each addition
 // to hi exactly (Knuth's TwoSum), and only the additions into lo round. A full block's hi and lo
 // go into an exactSum, exactly, and its rounding bound into err. The value is then certified:
@@ -99,11 +99,12 @@ type fastSum struct {
 	done   exactSum
 	err    float64 // bound on the rounding of the finished blocks
 	bad    bool    // a finished block was not finite or too large to bound
+	block  float64 // terms per block; 0: fastSumBlock (tests make blocks small)
 }
 
 // fastSumBlock is the number of terms fastSum sums in one double-double before it moves the
-// block into its exact accumulator (a variable so that tests can make blocks small).
-var fastSumBlock = 4096.0
+// block into its exact accumulator, unless the sum sets its own (fastSum.block).
+const fastSumBlock = 4096.0
 
 // addProduct adds x × c; x × c must be >= 0 and finite for value to certify.
 func (a *fastSum) addProduct(x, c float64) {
@@ -114,7 +115,7 @@ func (a *fastSum) addProduct(x, c float64) {
 	a.lo += ((a.hi - (s - bp)) + (p - bp)) + e
 	a.hi = s
 	a.abs += math.Abs(p) + math.Abs(e)
-	if a.n++; a.n == fastSumBlock {
+	if a.n++; a.n == fastSumBlock || a.n == a.block {
 		a.flush()
 	}
 }

@@ -72,10 +72,7 @@ func TestExactSumIsCorrectlyRoundedAndOrderFree(t *testing.T) {
 // with counts; and a sum whose exact value lies on a rounding midpoint is not certified.
 func TestFastSumCertifiedIsCorrectlyRounded(t *testing.T) {
 	for _, block := range []float64{4096, 1, 3, 17} {
-		saved := fastSumBlock
-		fastSumBlock = block
 		testFastSumCertified(t, block)
-		fastSumBlock = saved
 	}
 }
 
@@ -84,7 +81,7 @@ func testFastSumCertified(t *testing.T, block float64) {
 	certified := 0
 	for trial := 0; trial < 2000; trial++ {
 		n := 1 + rng.IntN(200)
-		var f fastSum
+		f := fastSum{block: block}
 		exact := new(big.Float).SetPrec(8192)
 		for range n {
 			x := math.Ldexp(rng.Float64(), rng.IntN(120)-60)

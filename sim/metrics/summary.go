@@ -203,6 +203,33 @@ func Build(in *Input) (*Summary, error) {
 	if in.UnchunkedPrefill {
 		s.RejectedByReason[engine.RejectedPrefillBudget.String()] = 0
 	}
+	pop := collect(in, s)
+	s.setRates(in, pop)
+	if err := s.setDistributions(in, pop); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// populations are what Build gathers in one pass over the requests: the per-request samples of
+// the completed ones (TTFT, TTST, TPOT, E2E, ITL gaps, speculative rounds' gaps), their sums, and
+// the steady window (t0, t1] when there is a warm-up.
+type populations struct {
+	ttft, ttst, tpot, e2e []float64
+	gaps                  []float64
+	withPrevious          int64     // tokens that arrived with the token before them: ITL samples of 0 ms
+	roundGaps             []float64 // speculative rounds after an ITL gap: gap / tokens of the round (Request.RoundGaps)
+	reused, firstReused   int64
+	good                  int64
+	warmup                bool
+	t0, t1                float64
+	all, window           rateCounts // every completed request over the run; those ending in the window
+}
+
+// collect goes once over in's requests: it counts them into s (offered, rejected, unfinished,
+// completed, warm-up, truncated, tokens, the duration), uncounts the passes of the requests
+// that leave the ITL samples, and returns the populations.
+func collect(in *Input, s *Summary) *populations {
 	completed := 0
 	for i := range in.Requests {
 		if in.Requests[i].Status == engine.Completed {
@@ -287,6 +314,15 @@ func Build(in *Input) (*Summary, error) {
 			good++
 		}
 	}
+	return &populations{ttft: ttft, ttst: ttst, tpot: tpot, e2e: e2e, gaps: gaps, withPrevious: withPrevious, roundGaps: roundGaps,
+		reused: reused, firstReused: firstReused, good: good, warmup: warmup, t0: t0, t1: t1, all: all, window: window}
+}
+
+// setRates sets s's worker-seconds, the planner's timelines, the throughputs and goodputs (over
+// the steady window when there is a warm-up), the GPU-hours and the prefix-cache reuse.
+func (s *Summary) setRates(in *Input, pop *populations) {
+	warmup, t0, t1, all, window, good := pop.warmup, pop.t0, pop.t1, pop.all, pop.window, pop.good
+	reused, firstReused := pop.reused, pop.firstReused
 	s.PrefillWorkerSeconds = float64(in.PrefillWorkers) * s.DurationMs / 1000
 	s.DecodeWorkerSeconds = float64(in.DecodeWorkers) * s.DurationMs / 1000
 	if in.Pools != nil {
@@ -323,6 +359,13 @@ func Build(in *Input) (*Summary, error) {
 		s.PrefixCacheReusedRatio = float64(reused) / float64(s.TotalInputTokens)
 		s.FirstAdmissionPrefixCacheReusedRatio = float64(firstReused) / float64(s.TotalInputTokens)
 	}
+}
+
+// setDistributions sets s's latency statistics (TTFT, TTST, TPOT, E2E, ITL with the pass logs'
+// gaps, the per-user token rate), the speculation, the trajectories and the SLA's percentile
+// terms. Errors: a pass log's spilled chunk that cannot be read back.
+func (s *Summary) setDistributions(in *Input, pop *populations) error {
+	ttft, ttst, tpot, e2e, gaps, withPrevious, roundGaps := pop.ttft, pop.ttst, pop.tpot, pop.e2e, pop.gaps, pop.withPrevious, pop.roundGaps
 	s.NumTTFTSamples, s.NumTPOTSamples, s.NumE2ESamples = int64(len(ttft)), int64(len(tpot)), int64(len(e2e))
 	s.TTFT = Summarize(ttft)
 	s.TTST = Summarize(ttst)
@@ -341,14 +384,14 @@ func Build(in *Input) (*Summary, error) {
 	}
 	var err error
 	if s.ITL, s.OutputTokenThroughputPerUser, err = gapStats(segs); err != nil {
-		return nil, err
+		return err
 	}
 	if in.Speculation != nil {
 		// A speculative round delivers its tokens together: the user's rate over a gap is the
 		// round's tokens / gap, one sample per round (Request.RoundGaps), not 1000 / gap per
 		// positive gap, which would leave the accepted drafts out.
 		if _, s.OutputTokenThroughputPerUser, err = gapStats([]segment{{v: roundGaps}}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if in.Trajectory != nil {
@@ -357,7 +400,7 @@ func Build(in *Input) (*Summary, error) {
 	if in.SLA != nil && len(in.SLA.Percentiles) > 0 {
 		s.SLATerms = checkSummaryTerms(in.SLA.Percentiles, s)
 	}
-	return s, nil
+	return nil
 }
 
 // rateCounts are the sums over completed requests that a summary's rates divide by a duration.

@@ -11,14 +11,15 @@ type slotMasks struct {
 	wide   *blockmap.Table[uint64]
 }
 
-// narrowSlots is the most slots whose masks are narrow (8 bits); tests set it to 0 to give a
-// small router wide masks, the reference the narrow ones must match.
-var narrowSlots = 8
+// narrowSlots is the most slots whose masks are narrow (8 bits).
+const narrowSlots = 8
 
 // newSlotMasks returns an empty index for slots slots (1..MaxSlots), dense for keys below dense,
-// or with a ring of ringSlots slots when ringSlots > 0 (blockmap.Table.ResetRing).
-func newSlotMasks(slots, dense, ringSlots int) *slotMasks {
-	if slots <= narrowSlots {
+// or with a ring of ringSlots slots when ringSlots > 0 (blockmap.Table.ResetRing); its masks are
+// narrow for at most narrowSlots slots unless wide is set (the reference the narrow ones must
+// match).
+func newSlotMasks(slots, dense, ringSlots int, wide bool) *slotMasks {
+	if slots <= narrowSlots && !wide {
 		return &slotMasks{narrow: newMaskTable[uint8](dense, ringSlots)}
 	}
 	return &slotMasks{wide: newMaskTable[uint64](dense, ringSlots)}

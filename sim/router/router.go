@@ -55,6 +55,10 @@ type Options struct {
 	// model none, a prefill counts whole until its first token.
 	PrefillMs func(newTokens, cachedTokens int) float64
 	Now       func() float64
+
+	// wideMasks gives the overlap index 64-bit slot masks however few the slots: the reference
+	// the 8-bit masks of up to narrowSlots slots must match (set by tests).
+	wideMasks bool
 }
 
 // Router routes requests to rank slots and tracks what it placed: active prefill tokens (charged
@@ -140,7 +144,7 @@ func New(opt Options) (*Router, error) {
 		if opt.DenseKeys > dense && opt.RingSlots > 0 {
 			ring = opt.RingSlots
 		}
-		p.index = newSlotMasks(slots, dense, ring)
+		p.index = newSlotMasks(slots, dense, ring, opt.wideMasks)
 	}
 	if opt.TrackDecode && opt.AssumeReuse {
 		p.live = make([]liveCounts, slots)

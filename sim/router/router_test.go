@@ -301,9 +301,9 @@ func TestDenseKeysRouteAlike(t *testing.T) {
 	}
 	// Hashed with 64-bit slot masks instead of 8-bit ones.
 	opt.DenseKeys, opt.RingSlots = 0, 0
-	narrowSlots = 0
+	opt.wideMasks = true
 	wide, err := New(opt)
-	narrowSlots = 8
+	opt.wideMasks = false
 	if err != nil {
 		t.Fatal(err)
 	}

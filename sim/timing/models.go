@@ -419,7 +419,52 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 		c = tc
 		quant = c.QuantizationConfig
 	}
-	sliding, linear := 0, 0
+	sliding, linear, err := c.layerKinds(path)
+	if err != nil {
+		return ModelSpec{}, err
+	}
+	n, err := c.checkFields(path)
+	if err != nil {
+		return ModelSpec{}, err
+	}
+	moe, mla := c.moeAndMLA(n)
+	m, err := c.sizes(dir, path, moe)
+	if err != nil {
+		return ModelSpec{}, err
+	}
+	m.MoE, m.MLA, m.AttentionOutputGate = moe, mla, c.AttnOutputGate
+	if linear > 0 {
+		la := &LinearAttentionSpec{Layers: linear, KeyHeads: c.LinearNumKeyHeads, ValueHeads: c.LinearNumValueHeads,
+			KeyHeadDim: c.LinearKeyHeadDim, ValueHeadDim: c.LinearValueHeadDim, ConvKernel: c.LinearConvKernelDim}
+		if bad := la.check(m.Layers); len(bad) > 0 {
+			return ModelSpec{}, fmt.Errorf("%s: %d linear_attention layers: %s (fields linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim)",
+				path, linear, strings.Join(bad, "; "))
+		}
+		m.LinearAttention = la
+	}
+	if sliding > 0 {
+		if sliding >= m.Layers {
+			return ModelSpec{}, fmt.Errorf("%s: layer_types makes all %d layers sliding_attention: a model without full-attention layers is not modeled", path, m.Layers)
+		}
+		if c.SlidingWindow == nil || *c.SlidingWindow <= 0 {
+			return ModelSpec{}, fmt.Errorf("%s: layer_types has %d sliding_attention layers: sliding_window is required (a positive int, tokens)", path, sliding)
+		}
+		m.SlidingLayers, m.SlidingWindow = sliding, *c.SlidingWindow
+	}
+	if err := m.CheckArchitecture(); err != nil {
+		return ModelSpec{}, fmt.Errorf("%s: %v (fields num_experts_per_tok, moe_intermediate_size, first_k_dense_replace, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim)", path, err)
+	}
+	m.Params = m.architectureParams(c.TieWordEmbeddings)
+	m.Precisions, err = checkpointPrecisions(quant)
+	if err != nil {
+		return ModelSpec{}, fmt.Errorf("%s: %v", path, err)
+	}
+	return m, nil
+}
+
+// layerKinds counts the sliding_attention and linear_attention layers of c (layer_types, or
+// Qwen3-Next's full_attention_interval). Errors: a layer type that is not modeled.
+func (c *hfConfig) layerKinds(path string) (sliding, linear int, err error) {
 	for _, lt := range c.LayerTypes {
 		switch lt {
 		case "sliding_attention":
@@ -428,13 +473,19 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 			linear++
 		case "full_attention", "attention":
 		default:
-			return ModelSpec{}, fmt.Errorf("%s: layer_types has %q layers: not modeled; servesweep models full_attention, sliding_attention and linear_attention (Gated DeltaNet) layers", path, lt)
+			return 0, 0, fmt.Errorf("%s: layer_types has %q layers: not modeled; servesweep models full_attention, sliding_attention and linear_attention (Gated DeltaNet) layers", path, lt)
 		}
 	}
 	if len(c.LayerTypes) == 0 && c.FullAttentionInterval > 1 && c.NumHiddenLayers != nil && c.LinearNumValueHeads > 0 {
 		// Qwen3-Next style: every full_attention_interval-th layer is full attention.
 		linear = *c.NumHiddenLayers - *c.NumHiddenLayers/c.FullAttentionInterval
 	}
+	return sliding, linear, nil
+}
+
+// checkFields checks c's MoE and MLA fields, reporting every problem at once, and returns the
+// expert count (0 for a dense model).
+func (c *hfConfig) checkFields(path string) (experts int, err error) {
 	var fieldErrs []error
 	switch {
 	case c.InterleaveMoEStep > 1:
@@ -480,9 +531,13 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 			fieldErrs = append(fieldErrs, fmt.Errorf("%s: q_lora_rank must be >= 0 or null, got %d", path, *c.QLoraRank))
 		}
 	}
-	if len(fieldErrs) > 0 {
-		return ModelSpec{}, errors.Join(fieldErrs...)
-	}
+	return n, errors.Join(fieldErrs...)
+}
+
+// moeAndMLA returns c's MoE layout for n experts (nil when n is 0) and its MLA layout (nil
+// without kv_lora_rank). An MoE model that gives the expert size as intermediate_size loses it
+// as its dense size, and MLA sets head_dim to the query-key head size.
+func (c *hfConfig) moeAndMLA(n int) (*MoESpec, *MLASpec) {
 	var moe *MoESpec
 	if n > 0 {
 		moe = &MoESpec{Experts: n, TopK: c.NumExpertsPerTok, ExpertIntermediate: c.MoEIntermediateSize, DenseLayers: c.FirstKDenseReplace}
@@ -507,6 +562,12 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 		hd := c.QKNopeHeadDim + c.QKRopeHeadDim
 		c.HeadDim = &hd
 	}
+	return moe, mla
+}
+
+// sizes returns the model dir's ModelSpec with c's sizes (layers, hidden, heads, KV heads, head
+// dim, intermediate, vocabulary, context), reporting every missing or bad one at once.
+func (c *hfConfig) sizes(dir, path string, moe *MoESpec) (ModelSpec, error) {
 	get := func(field string, v *int, def int) (int, error) {
 		switch {
 		case v == nil && def > 0:
@@ -546,33 +607,6 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 	}
 	if m.Heads%m.KVHeads != 0 {
 		return ModelSpec{}, fmt.Errorf("%s: num_attention_heads (%d) must be a multiple of num_key_value_heads (%d)", path, m.Heads, m.KVHeads)
-	}
-	m.MoE, m.MLA, m.AttentionOutputGate = moe, mla, c.AttnOutputGate
-	if linear > 0 {
-		la := &LinearAttentionSpec{Layers: linear, KeyHeads: c.LinearNumKeyHeads, ValueHeads: c.LinearNumValueHeads,
-			KeyHeadDim: c.LinearKeyHeadDim, ValueHeadDim: c.LinearValueHeadDim, ConvKernel: c.LinearConvKernelDim}
-		if bad := la.check(m.Layers); len(bad) > 0 {
-			return ModelSpec{}, fmt.Errorf("%s: %d linear_attention layers: %s (fields linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim)",
-				path, linear, strings.Join(bad, "; "))
-		}
-		m.LinearAttention = la
-	}
-	if sliding > 0 {
-		if sliding >= m.Layers {
-			return ModelSpec{}, fmt.Errorf("%s: layer_types makes all %d layers sliding_attention: a model without full-attention layers is not modeled", path, m.Layers)
-		}
-		if c.SlidingWindow == nil || *c.SlidingWindow <= 0 {
-			return ModelSpec{}, fmt.Errorf("%s: layer_types has %d sliding_attention layers: sliding_window is required (a positive int, tokens)", path, sliding)
-		}
-		m.SlidingLayers, m.SlidingWindow = sliding, *c.SlidingWindow
-	}
-	if err := m.CheckArchitecture(); err != nil {
-		return ModelSpec{}, fmt.Errorf("%s: %v (fields num_experts_per_tok, moe_intermediate_size, first_k_dense_replace, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim)", path, err)
-	}
-	m.Params = m.architectureParams(c.TieWordEmbeddings)
-	m.Precisions, err = checkpointPrecisions(quant)
-	if err != nil {
-		return ModelSpec{}, fmt.Errorf("%s: %v", path, err)
 	}
 	return m, nil
 }

@@ -151,57 +151,12 @@ func FromAgenticTrace(rows []TraceRow, blockSize int, speedup, maxMs float64, fi
 		}
 	}
 
-	// Topological order (Kahn); what remains lies on or behind a cycle.
-	order := make([]int32, 0, n)
-	left := append([]int32(nil), g.Waits...)
-	for i := range rows {
-		if left[i] == 0 {
-			order = append(order, int32(i))
-		}
-	}
-	for k := 0; k < len(order); k++ {
-		i := order[k]
-		for _, c := range g.Next[g.NextStart[i]:g.NextStart[i+1]] {
-			if left[c]--; left[c] == 0 {
-				order = append(order, c)
-			}
-		}
-	}
+	order, left := g.order()
 	if len(order) < n {
 		return nil, cycleError(rows, parents, left, file)
 	}
 
-	// Trajectories: connected components, numbered by first row (union-find).
-	root := make([]int32, n)
-	for i := range root {
-		root[i] = int32(i)
-	}
-	find := func(x int32) int32 {
-		for root[x] != x {
-			root[x] = root[root[x]]
-			x = root[x]
-		}
-		return x
-	}
-	for i := range rows {
-		for _, j := range parents[i] {
-			a, b := find(int32(i)), find(j)
-			if a != b {
-				root[max(a, b)] = min(a, b)
-			}
-		}
-	}
-	number := make(map[int32]int32)
-	for i := range rows {
-		r := find(int32(i))
-		t, ok := number[r]
-		if !ok {
-			t = int32(len(number))
-			number[r] = t
-		}
-		g.Trajectory[i] = t
-	}
-	g.Trajectories = len(number)
+	g.setTrajectories(parents)
 
 	// Prompt content as FromTrace builds it, one session per row.
 	single := make([]TraceRow, n)
@@ -243,6 +198,66 @@ func FromAgenticTrace(rows []TraceRow, blockSize int, speedup, maxMs float64, fi
 		}
 	}
 	return w, nil
+}
+
+// order returns g's requests in a topological order (Kahn's algorithm) and, per request, how
+// many of its dependencies the order did not reach: a request left with some lies on or behind
+// a cycle, and the order is then shorter than the requests.
+func (g *Graph) order() (order, left []int32) {
+	n := len(g.Waits)
+	order = make([]int32, 0, n)
+	left = append([]int32(nil), g.Waits...)
+	for i := range n {
+		if left[i] == 0 {
+			order = append(order, int32(i))
+		}
+	}
+	for k := 0; k < len(order); k++ {
+		i := order[k]
+		for _, c := range g.Next[g.NextStart[i]:g.NextStart[i+1]] {
+			if left[c]--; left[c] == 0 {
+				order = append(order, c)
+			}
+		}
+	}
+	return order, left
+}
+
+// setTrajectories numbers g's connected components (its trajectories), by their first request,
+// from the requests' dependencies parents (union-find): g.Trajectory and g.Trajectories.
+func (g *Graph) setTrajectories(parents [][]int32) {
+	n := len(parents)
+	root := make([]int32, n)
+	for i := range root {
+		root[i] = int32(i)
+	}
+	find := func(x int32) int32 {
+		for root[x] != x {
+			root[x] = root[root[x]]
+			x = root[x]
+		}
+		return x
+	}
+	for i := range n {
+		for _, j := range parents[i] {
+			a, b := find(int32(i)), find(j)
+			if a != b {
+				root[max(a, b)] = min(a, b)
+			}
+		}
+	}
+	number := make(map[int32]int32)
+	for i := range n {
+		r := find(int32(i))
+		t, ok := number[r]
+		if !ok {
+			t = int32(len(number))
+			number[r] = t
+		}
+		g.Trajectory[i] = t
+	}
+	g.Trajectories = len(number)
+
 }
 
 func contains(list []string, s string) bool {

@@ -231,68 +231,82 @@ func (p *dynamoParser) record(b []byte, file string, lineNo int) error {
 		}
 	}
 
-	if isNull(rq.Replay) {
-		return bad(pre+"replay", "missing; required: {trace_block_size, input_length, input_sequence_hashes}")
-	}
-	var rp dynamoReplay
-	if rq.Replay[0] != '{' || json.Unmarshal(rq.Replay, &rp) != nil {
-		return bad(pre+"replay", "must be an object, got %s", describeJSON(rq.Replay))
-	}
-	pre += "replay."
-	for _, f := range [...]struct {
-		v    json.RawMessage
-		name string
-	}{{rp.BlockSize, "trace_block_size"}, {rp.InputLength, "input_length"}, {rp.Hashes, "input_sequence_hashes"}} {
-		if isNull(f.v) {
-			return bad(pre+f.name, "missing; required")
-		}
-	}
-	bs, err := readUint(rp.BlockSize, math.MaxInt32, file, lineNo, pre+"trace_block_size", "an integer > 0 (tokens per hash)")
+	in, hashes, err := p.replay(rq.Replay, pre+"replay", file, lineNo)
 	if err != nil {
 		return err
-	}
-	switch {
-	case bs == 0:
-		return bad(pre+"trace_block_size", "must be an integer > 0 (tokens per hash), got 0")
-	case p.expected > 0 && int(bs) != p.expected:
-		return bad(pre+"trace_block_size", "is %d, but traffic.source.block_size is %d; for a dynamo trace the embedded block size is authoritative (omit block_size or make them equal)", bs, p.expected)
-	case p.blockSize == 0:
-		p.blockSize, p.sizeAt = int(bs), fmt.Sprintf("%s:%d", file, lineNo)
-	case int(bs) != p.blockSize:
-		return bad(pre+"trace_block_size", "is %d, but the record at %s has %d; every record of a trace needs the same block size", bs, p.sizeAt, p.blockSize)
-	}
-	in, err := readUint(rp.InputLength, math.MaxInt32, file, lineNo, pre+"input_length", "an integer >= 0 (tokens)")
-	if err != nil {
-		return err
-	}
-	elems, ok := listElems(rp.Hashes)
-	if !ok {
-		return bad(pre+"input_sequence_hashes", "must be a list of integers >= 0, one per %d-token block, got %s", bs, describeJSON(rp.Hashes))
-	}
-	start0 := len(p.arena)
-	for i, e := range elems {
-		h, err := readUint(e, math.MaxUint64, file, lineNo, fmt.Sprintf("%sinput_sequence_hashes[%d]", pre, i), "an integer >= 0")
-		if err != nil {
-			return err
-		}
-		p.arena = append(p.arena, h)
-	}
-	hashes := p.arena[start0:len(p.arena):len(p.arena)]
-	n, size := uint64(len(hashes)), bs
-	switch {
-	case n == 0 && in > 0:
-		return bad(pre+"input_sequence_hashes", "is empty, but input_length is %d; an empty list is valid only when the input length is 0", in)
-	case n > 0 && !((n-1)*size < in && in <= n*size):
-		return bad(pre+"input_length", "is %d, but %d hashes of %d tokens allow %d..%d (the last block may be partial)", in, n, size, (n-1)*size+1, n*size)
-	}
-	if n == 0 {
-		hashes = nil
 	}
 	p.rows = append(p.rows, dynamoRow{start: start, end: end, row: TraceRow{
 		Line: lineNo, File: file, RequestID: id, InputLength: int(in), OutputLength: int(out),
 		HashIDs: hashes, HasTimestamp: true, Timestamp: TraceTime{Whole: start},
 	}})
 	return nil
+}
+
+// replay reads a request_end record's replay object raw (at path, in file's line lineNo): the
+// input length and its block hashes (nil for an empty input), which it keeps in the parser's
+// arena, and the trace's block size, which every record must share.
+func (p *dynamoParser) replay(raw json.RawMessage, path, file string, lineNo int) (in uint64, hashes []uint64, err error) {
+	bad := func(field, format string, args ...any) error {
+		return &TraceError{File: file, Line: lineNo, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if isNull(raw) {
+		return 0, nil, bad(path, "missing; required: {trace_block_size, input_length, input_sequence_hashes}")
+	}
+	var rp dynamoReplay
+	if raw[0] != '{' || json.Unmarshal(raw, &rp) != nil {
+		return 0, nil, bad(path, "must be an object, got %s", describeJSON(raw))
+	}
+	pre := path + "."
+	for _, f := range [...]struct {
+		v    json.RawMessage
+		name string
+	}{{rp.BlockSize, "trace_block_size"}, {rp.InputLength, "input_length"}, {rp.Hashes, "input_sequence_hashes"}} {
+		if isNull(f.v) {
+			return 0, nil, bad(pre+f.name, "missing; required")
+		}
+	}
+	bs, err := readUint(rp.BlockSize, math.MaxInt32, file, lineNo, pre+"trace_block_size", "an integer > 0 (tokens per hash)")
+	if err != nil {
+		return 0, nil, err
+	}
+	switch {
+	case bs == 0:
+		return 0, nil, bad(pre+"trace_block_size", "must be an integer > 0 (tokens per hash), got 0")
+	case p.expected > 0 && int(bs) != p.expected:
+		return 0, nil, bad(pre+"trace_block_size", "is %d, but traffic.source.block_size is %d; for a dynamo trace the embedded block size is authoritative (omit block_size or make them equal)", bs, p.expected)
+	case p.blockSize == 0:
+		p.blockSize, p.sizeAt = int(bs), fmt.Sprintf("%s:%d", file, lineNo)
+	case int(bs) != p.blockSize:
+		return 0, nil, bad(pre+"trace_block_size", "is %d, but the record at %s has %d; every record of a trace needs the same block size", bs, p.sizeAt, p.blockSize)
+	}
+	in, err = readUint(rp.InputLength, math.MaxInt32, file, lineNo, pre+"input_length", "an integer >= 0 (tokens)")
+	if err != nil {
+		return 0, nil, err
+	}
+	elems, ok := listElems(rp.Hashes)
+	if !ok {
+		return 0, nil, bad(pre+"input_sequence_hashes", "must be a list of integers >= 0, one per %d-token block, got %s", bs, describeJSON(rp.Hashes))
+	}
+	start0 := len(p.arena)
+	for i, e := range elems {
+		h, err := readUint(e, math.MaxUint64, file, lineNo, fmt.Sprintf("%sinput_sequence_hashes[%d]", pre, i), "an integer >= 0")
+		if err != nil {
+			return 0, nil, err
+		}
+		p.arena = append(p.arena, h)
+	}
+	hashes = p.arena[start0:len(p.arena):len(p.arena)]
+	n, size := uint64(len(hashes)), bs
+	switch {
+	case n == 0 && in > 0:
+		return 0, nil, bad(pre+"input_sequence_hashes", "is empty, but input_length is %d; an empty list is valid only when the input length is 0", in)
+	case n > 0 && !((n-1)*size < in && in <= n*size):
+		return 0, nil, bad(pre+"input_length", "is %d, but %d hashes of %d tokens allow %d..%d (the last block may be partial)", in, n, size, (n-1)*size+1, n*size)
+	}
+	if n == 0 {
+		hashes = nil
+	}
+	return in, hashes, nil
 }
 
 // isNull reports whether a raw member is absent or JSON null.

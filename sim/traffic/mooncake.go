@@ -347,6 +347,54 @@ func (p *mooncakeParser) errf(line int, field, format string, args ...any) *Trac
 }
 
 func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
+	p.sizeRows(line)
+	b := trimJSONSpace(line)
+	if len(b) == 0 {
+		return nil
+	}
+	if !json.Valid(b) {
+		return malformedJSON(b, p.file, lineNo)
+	}
+	if b[0] != '{' {
+		return p.errf(lineNo, "", "line is a JSON %s, but each line must be one JSON object", jsonKind(b))
+	}
+	var raw [numKeys][]byte
+	var seen [numKeys]bool
+	if err := p.members(b, lineNo, &raw, &seen); err != nil {
+		return err
+	}
+	row := TraceRow{Line: lineNo}
+	var err error
+	if row.RequestID, err = p.idField(raw[kRequestID], lineNo, kRequestID); err != nil {
+		return err
+	}
+	if row.SessionID, err = p.idField(raw[kSessionID], lineNo, kSessionID); err != nil {
+		return err
+	}
+	outKey, err := p.lengths(&row, &raw, &seen, lineNo)
+	if err != nil {
+		return err
+	}
+	if otr := raw[kOutputTokenIDs]; otr != nil {
+		if err := p.checkOutputTokenIDs(otr, lineNo, row.OutputLength, mooncakeKeyNames[outKey]); err != nil {
+			return err
+		}
+	}
+	if err := p.times(&row, &raw, lineNo); err != nil {
+		return err
+	}
+	if p.agentic {
+		if err := p.agenticFields(&row, &raw, lineNo); err != nil {
+			return err
+		}
+	}
+	p.rows = append(p.rows, row)
+	return nil
+}
+
+// sizeRows counts line's bytes as read and, once rowsBeforeSizing rows are read, grows the row
+// slice once for the rest of the file (mooncakeParser.sizeHint).
+func (p *mooncakeParser) sizeRows(line []byte) {
 	p.seen += int64(len(line))
 	if len(p.rows) == rowsBeforeSizing && p.sizeHint > p.seen {
 		// Rows to come at the sampled mean length (else the mean so far), and 5 % more: one
@@ -358,20 +406,12 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 		rest := float64(p.sizeHint-p.seen) / mean * 1.05
 		p.rows = slices.Grow(p.rows, int(min(rest, 1<<26)))
 	}
-	b := trimJSONSpace(line)
-	if len(b) == 0 {
-		return nil
-	}
-	if !json.Valid(b) {
-		return malformedJSON(b, p.file, lineNo)
-	}
-	if b[0] != '{' {
-		return p.errf(lineNo, "", "line is a JSON %s, but each line must be one JSON object", jsonKind(b))
-	}
+}
 
-	// Split the (valid) object into its members.
-	var raw [numKeys][]byte
-	var seen [numKeys]bool
+// members splits the valid JSON object b (line lineNo) into its members: raw[k] is key k's
+// value (nil when absent or null) and seen[k] whether the key is present. Errors: an unknown or
+// repeated key, or two aliases given together.
+func (p *mooncakeParser) members(b []byte, lineNo int, raw *[numKeys][]byte, seen *[numKeys]bool) error {
 	var unknown []string
 	dup := ""
 	i := skipJSONSpace(b, 1)
@@ -437,18 +477,15 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 				mooncakeKeyNames[pair[0]])
 		}
 	}
+	return nil
+}
 
-	row := TraceRow{Line: lineNo}
-	var err error
-	if row.RequestID, err = p.idField(raw[kRequestID], lineNo, kRequestID); err != nil {
-		return err
-	}
-	if row.SessionID, err = p.idField(raw[kSessionID], lineNo, kSessionID); err != nil {
-		return err
-	}
-
+// lengths sets row's output length (required), hash ids (required) and input length (optional;
+// the hash ids' capacity by default) from the line's members, and returns the output length's
+// key as given.
+func (p *mooncakeParser) lengths(row *TraceRow, raw *[numKeys][]byte, seen *[numKeys]bool, lineNo int) (outKey int, err error) {
 	// Output length (required).
-	outKey := kOutputLength
+	outKey = kOutputLength
 	if raw[outKey] == nil && raw[kOutputTokens] != nil {
 		outKey = kOutputTokens
 	}
@@ -457,24 +494,24 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 			if !seen[outKey] {
 				outKey = kOutputTokens
 			}
-			return p.errf(lineNo, mooncakeKeyNames[outKey], "is null; it is required: an integer >= 0 (tokens)")
+			return outKey, p.errf(lineNo, mooncakeKeyNames[outKey], "is null; it is required: an integer >= 0 (tokens)")
 		}
-		return p.errf(lineNo, "output_length", "missing; required: an integer >= 0 (tokens), as output_length or output_tokens")
+		return outKey, p.errf(lineNo, "output_length", "missing; required: an integer >= 0 (tokens), as output_length or output_tokens")
 	}
 	if row.OutputLength, err = p.intField(raw[outKey], lineNo, mooncakeKeyNames[outKey]); err != nil {
-		return err
+		return outKey, err
 	}
 
 	// Hash ids (required).
 	hraw := raw[kHashIDs]
 	if hraw == nil {
 		if seen[kHashIDs] {
-			return p.errf(lineNo, "hash_ids", "is null; it is required: a list of integers >= 0, one per %d-token block", p.blockSize)
+			return outKey, p.errf(lineNo, "hash_ids", "is null; it is required: a list of integers >= 0, one per %d-token block", p.blockSize)
 		}
-		return p.errf(lineNo, "hash_ids", "missing; required: a list of integers >= 0, one per %d-token block", p.blockSize)
+		return outKey, p.errf(lineNo, "hash_ids", "missing; required: a list of integers >= 0, one per %d-token block", p.blockSize)
 	}
 	if err := p.parseHashIDs(hraw, lineNo); err != nil {
-		return err
+		return outKey, err
 	}
 	n := len(p.scratch)
 	lower, upper := satMul(n-1, p.blockSize), satMul(n, p.blockSize)
@@ -486,13 +523,13 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 	}
 	if raw[inKey] == nil {
 		if upper == math.MaxInt {
-			return p.errf(lineNo, "hash_ids", "%d blocks at traffic.source.block_size %d overflow the input length", n, p.blockSize)
+			return outKey, p.errf(lineNo, "hash_ids", "%d blocks at traffic.source.block_size %d overflow the input length", n, p.blockSize)
 		}
 		row.InputLength = upper
 	} else {
 		name := mooncakeKeyNames[inKey]
 		if row.InputLength, err = p.intField(raw[inKey], lineNo, name); err != nil {
-			return err
+			return outKey, err
 		}
 		in := row.InputLength
 		need := in / p.blockSize
@@ -500,24 +537,23 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 			need++
 		}
 		if n == 0 && in > 0 {
-			return p.errf(lineNo, "hash_ids", "is empty, but %s is %d; an empty list is valid only when the input length is 0 (%d tokens need %s at traffic.source.block_size %d)",
+			return outKey, p.errf(lineNo, "hash_ids", "is empty, but %s is %d; an empty list is valid only when the input length is 0 (%d tokens need %s at traffic.source.block_size %d)",
 				name, in, in, hashIDCount(need), p.blockSize)
 		}
 		if n > 0 && !(lower < in && in <= upper) {
-			return p.errf(lineNo, name, "is %d, but %d hash_ids at traffic.source.block_size %d allow %d..%d (the last block may be partial); %d tokens need %s",
+			return outKey, p.errf(lineNo, name, "is %d, but %d hash_ids at traffic.source.block_size %d allow %d..%d (the last block may be partial); %d tokens need %s",
 				in, n, p.blockSize, lower+1, upper, in, hashIDCount(need))
 		}
 	}
 	if n > 0 {
 		row.HashIDs = p.keep(p.scratch)
 	}
+	return outKey, nil
+}
 
-	if otr := raw[kOutputTokenIDs]; otr != nil {
-		if err := p.checkOutputTokenIDs(otr, lineNo, row.OutputLength, mooncakeKeyNames[outKey]); err != nil {
-			return err
-		}
-	}
-
+// times sets row's timestamp and delay from the line's members, when given.
+func (p *mooncakeParser) times(row *TraceRow, raw *[numKeys][]byte, lineNo int) error {
+	var err error
 	tsKey := kTimestamp
 	if raw[tsKey] == nil {
 		tsKey = kCreatedTime
@@ -548,12 +584,6 @@ func (p *mooncakeParser) parseLine(line []byte, lineNo int) error {
 		}
 		row.DelayMs, row.HasDelay = d.Ms(), true
 	}
-	if p.agentic {
-		if err := p.agenticFields(&row, &raw, lineNo); err != nil {
-			return err
-		}
-	}
-	p.rows = append(p.rows, row)
 	return nil
 }
 

@@ -81,6 +81,11 @@ type Workload struct {
 	// HashBlockSize is the tokens per hash block of the PieceHashBlocks pieces (the trace's block
 	// size; 0 when HashTokens is nil).
 	HashBlockSize int32
+	// MaterializedKeysLimit bounds the shared block ids the workload's BlockSets keep (Shared),
+	// summed over its requests: 0 means DefaultMaterializedKeysLimit; a negative limit keeps
+	// none, so every BlockSet is compact (tests hold the compact form to the materialized one).
+	// Set it before the first Blocks call: BlockSets are computed once per block size.
+	MaterializedKeysLimit int
 
 	// distinct reports that no two requests share a token at the same position from the first
 	// token on (synthetic single-turn sources), so no block is shared (SharedBlocks).
@@ -123,7 +128,7 @@ type BlockSet struct {
 	Full []int32
 	// Shared is, per request, the ids of its leading blocks another request also holds;
 	// len(Shared[i]) <= Full[i]. The slices share one array. Nil when the workload holds more
-	// shared blocks than MaterializedKeysLimit (the compact form): SharedKeys gives them then.
+	// shared blocks than the workload's limit (Workload.MaterializedKeysLimit: the compact form): SharedKeys gives them then.
 	Shared [][]uint32
 	// Distinct is the number of distinct shared blocks: every id is below it.
 	Distinct int
@@ -136,12 +141,13 @@ type BlockSet struct {
 	base              []uint32
 }
 
-// MaterializedKeysLimit bounds the shared block ids a BlockSet keeps per request (Shared), in
-// ids (2^24: 64 MB of uint32) summed over the workload's requests. A workload with more keeps
-// only the runs (16 bytes per request) and SharedKeys rebuilds a request's ids when a run needs
-// them, so memory follows the requests in flight instead of every request's ids (a 1,000,000-
-// request Mooncake trace: 400 MB of ids). A variable so that tests can force the compact form.
-var MaterializedKeysLimit = 1 << 24
+// DefaultMaterializedKeysLimit bounds the shared block ids a BlockSet keeps per request
+// (Shared), in ids (2^24: 64 MB of uint32) summed over the workload's requests, unless the
+// workload sets its own (Workload.MaterializedKeysLimit). A workload with more keeps only the
+// runs (16 bytes per request) and SharedKeys rebuilds a request's ids when a run needs them, so
+// memory follows the requests in flight instead of every request's ids (a 1,000,000-request
+// Mooncake trace: 400 MB of ids).
+const DefaultMaterializedKeysLimit = 1 << 24
 
 // SharedLen is request i's count of leading shared blocks: len(SharedKeys(i)).
 func (b *BlockSet) SharedLen(i int) int32 {
@@ -254,7 +260,11 @@ func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
 	for _, n := range bs.depth {
 		total += int(n)
 	}
-	if total > MaterializedKeysLimit {
+	limit := w.MaterializedKeysLimit
+	if limit == 0 {
+		limit = DefaultMaterializedKeysLimit
+	}
+	if total > limit {
 		bs.Shared = nil
 		return bs
 	}

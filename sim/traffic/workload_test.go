@@ -117,18 +117,17 @@ func TestBlocksKeepTheSharedPrefixes(t *testing.T) {
 	}
 }
 
-// The compact BlockSet (beyond MaterializedKeysLimit) keeps no per-request ids but rebuilds the
+// The compact BlockSet (beyond Workload.MaterializedKeysLimit) keeps no per-request ids but rebuilds the
 // same ones: for every request SharedKeys equals the kept form's Shared, and Distinct and Full
 // are equal.
 func TestCompactBlockSetSameKeys(t *testing.T) {
-	build := func() *Workload {
-		return SyntheticSessions(40, SessionShape{Turns: 4, NewInput: Fixed(100), Output: Fixed(20), SharedPrefixRatio: 0.5, PrefixGroups: 3})
+	build := func(limit int) *Workload {
+		w := SyntheticSessions(40, SessionShape{Turns: 4, NewInput: Fixed(100), Output: Fixed(20), SharedPrefixRatio: 0.5, PrefixGroups: 3})
+		w.MaterializedKeysLimit = limit
+		return w
 	}
-	kept := build().Blocks(16, 1<<30)
-	saved := MaterializedKeysLimit
-	MaterializedKeysLimit = 0
-	defer func() { MaterializedKeysLimit = saved }()
-	compact := build().Blocks(16, 1<<30)
+	kept := build(0).Blocks(16, 1<<30)
+	compact := build(-1).Blocks(16, 1<<30)
 	if !compact.Compact() || kept.Compact() || compact.Shared != nil {
 		t.Fatalf("forms: kept compact=%v, compact compact=%v", kept.Compact(), compact.Compact())
 	}
@@ -147,12 +146,10 @@ func TestCompactBlockSetSameKeys(t *testing.T) {
 		t.Fatal("no shared block: the case checks nothing")
 	}
 	// The limit is inclusive: exactly as many ids as shared blocks keeps them, one fewer does not.
-	MaterializedKeysLimit = shared
-	if build().Blocks(16, 1<<30).Compact() {
+	if build(shared).Blocks(16, 1<<30).Compact() {
 		t.Errorf("a limit of %d ids made %d shared ids compact", shared, shared)
 	}
-	MaterializedKeysLimit = shared - 1
-	if !build().Blocks(16, 1<<30).Compact() {
+	if !build(shared-1).Blocks(16, 1<<30).Compact() {
 		t.Errorf("a limit of %d ids kept %d shared ids", shared-1, shared)
 	}
 }

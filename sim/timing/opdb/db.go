@@ -12,9 +12,10 @@
 // with op gemm, attention, comm (backend nccl for NCCL collectives, or the serving backend for its
 // custom all-reduce), moe, mla. Every table has a `latency` column in milliseconds.
 //
-// Tables load lazily, once per process: Open reads nothing; each query type reads only the table
-// it needs the first time it is asked for, and the loaded tables are shared read-only by every
-// caller (safe for concurrent use). Start with Open, then DB.GEMM, DB.ContextAttention,
+// Tables load lazily, once per DB: Open reads nothing; each query type reads only the table it
+// needs the first time it is asked for, and the loaded tables are shared read-only by every
+// caller of that DB (safe for concurrent use), so a command opens its database once and hands
+// the one *DB to every simulation. Start with Open, then DB.GEMM, DB.ContextAttention,
 // DB.GenerationAttention, DB.ContextMLA, DB.GenerationMLA, DB.MoE, DB.NCCL and
 // DB.CustomAllReduce.
 package opdb
@@ -44,39 +45,11 @@ const (
 // NCCL is the backend folder of NCCL collective tables (op comm).
 const NCCL = "nccl"
 
-// EnvSystemsDir names the environment variable that points at a systems folder when no
-// --systems-dir is given.
-const EnvSystemsDir = "SERVESWEEP_SYSTEMS_DIR"
-
-var (
-	defaultMu  sync.Mutex
-	defaultDBs = map[string]*DB{}
-)
-
-// FromEnv returns the database of the systems folder named by SERVESWEEP_SYSTEMS_DIR (surrounding
-// space trimmed), nil when the variable is unset or blank. A folder is opened once per process and shared (tables load
-// once, whichever caller asks first). Errors: those of Open, naming the variable.
-func FromEnv() (*DB, error) {
-	dir := strings.TrimSpace(os.Getenv(EnvSystemsDir))
-	if dir == "" {
-		return nil, nil
-	}
-	defaultMu.Lock()
-	defer defaultMu.Unlock()
-	if db := defaultDBs[dir]; db != nil {
-		return db, nil
-	}
-	db, err := Open(dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s=%s: %w", EnvSystemsDir, dir, err)
-	}
-	defaultDBs[dir] = db
-	return db, nil
-}
-
 // DB is one systems folder. The zero value is not usable; use Open.
 type DB struct {
 	dir string
+	// identity is dir made absolute (dir itself when it cannot be).
+	identity string
 
 	mu     sync.Mutex
 	data   map[string]string // gpu -> data directory (from <gpu>.yaml), resolved
@@ -103,11 +76,21 @@ func Open(dir string) (*DB, error) {
 		return nil, fmt.Errorf("performance database %s: holds no <gpu>.yaml file (want an AIConfigurator systems folder: "+
 			"<gpu>.yaml files beside data/<gpu>/<op>/<backend>/<version>/)", dir)
 	}
-	return &DB{dir: dir, data: map[string]string{}, tables: map[string]*tableOnce{}}, nil
+	identity, err := filepath.Abs(dir)
+	if err != nil {
+		identity = dir
+	}
+	return &DB{dir: dir, identity: identity, data: map[string]string{}, tables: map[string]*tableOnce{}}, nil
 }
 
-// Dir is the systems folder.
+// Dir is the systems folder as given to Open.
 func (db *DB) Dir() string { return db.dir }
+
+// Identity names the database for whoever must tell two apart: the systems folder's absolute
+// path (the path as given to Open when the working directory is unknown). Two DBs opened on one
+// folder have one identity; a sweep's spec hash records it, so that rows priced with different
+// databases never mix on resume or merge.
+func (db *DB) Identity() string { return db.identity }
 
 // MissingError says that a table the caller needs is not in the database: which GPU, op,
 // backend and version were wanted, the path searched, and what exists there instead.

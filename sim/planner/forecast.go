@@ -1,4 +1,4 @@
-package sim
+package planner
 
 import (
 	"math"
@@ -6,48 +6,48 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 )
 
-// predictor forecasts the next value of a series observed once per throughput interval (the
-// planner's load predictors, dynosim-spec.md §3.4).
-type predictor interface {
+// forecaster forecasts the next value of a series observed once per throughput interval (the
+// planner's load predictors, planner.load_predictor, dynosim-spec.md §3.4).
+type forecaster interface {
 	// add appends an observation; next forecasts the following one (>= 0).
 	add(y float64)
 	next() float64
 }
 
-// newPredictor returns the predictor set names (constant, arima or kalman), applying log1p to
+// newForecaster returns the forecaster set names (constant, arima or kalman), applying log1p to
 // the series when set.Log1p.
-func newPredictor(set config.PlannerSettings) predictor {
-	var p predictor
+func newForecaster(set config.PlannerSettings) forecaster {
+	var p forecaster
 	switch set.Predictor {
 	case config.PredictorConstant:
-		p = &constantPredictor{}
+		p = &constantForecaster{}
 	case config.PredictorKalman:
-		p = &kalmanPredictor{qLevel: set.KalmanQLevel, qTrend: set.KalmanQTrend, r: set.KalmanR, minPoints: set.KalmanMinPoints}
+		p = &kalmanForecaster{qLevel: set.KalmanQLevel, qTrend: set.KalmanQTrend, r: set.KalmanR, minPoints: set.KalmanMinPoints}
 	default:
-		p = &arimaPredictor{}
+		p = &arimaForecaster{}
 	}
 	if set.Log1p {
-		p = &log1pPredictor{p}
+		p = &log1pForecaster{p}
 	}
 	return p
 }
 
-// constantPredictor forecasts the last observation (0 before any).
-type constantPredictor struct{ last float64 }
+// constantForecaster forecasts the last observation (0 before any).
+type constantForecaster struct{ last float64 }
 
-func (c *constantPredictor) add(y float64) { c.last = y }
-func (c *constantPredictor) next() float64 { return c.last }
+func (c *constantForecaster) add(y float64) { c.last = y }
+func (c *constantForecaster) next() float64 { return c.last }
 
-// arimaPredictor is an ARIMA(1,1,0) model: the first differences d_t = y_t − y_{t−1} follow
+// arimaForecaster is an ARIMA(1,1,0) model: the first differences d_t = y_t − y_{t−1} follow
 // d_t = φ d_{t−1}, with φ fitted by least squares over the whole series, Σ d_t d_{t−1} / Σ
 // d_{t−1}², and clipped to [−1, 1]; the forecast is y_n + φ d_n, at least 0. With fewer than
 // three observations it forecasts the last one. (The reference fits its ARIMA order
 // automatically; this fixed order is servesweep's.)
-type arimaPredictor struct{ ys []float64 }
+type arimaForecaster struct{ ys []float64 }
 
-func (a *arimaPredictor) add(y float64) { a.ys = append(a.ys, y) }
+func (a *arimaForecaster) add(y float64) { a.ys = append(a.ys, y) }
 
-func (a *arimaPredictor) next() float64 {
+func (a *arimaForecaster) next() float64 {
 	n := len(a.ys)
 	switch {
 	case n == 0:
@@ -68,13 +68,13 @@ func (a *arimaPredictor) next() float64 {
 	return math.Max(0, a.ys[n-1]+phi*(a.ys[n-1]-a.ys[n-2]))
 }
 
-// kalmanPredictor is a local linear trend Kalman filter: state (level, trend), level_{t+1} =
+// kalmanForecaster is a local linear trend Kalman filter: state (level, trend), level_{t+1} =
 // level_t + trend_t + w₁, trend_{t+1} = trend_t + w₂, observation y_t = level_t + v, with
 // process noise variances qLevel and qTrend and observation noise variance r (the spec's
 // kalman_q_level, kalman_q_trend, kalman_r). The filter starts at the first observation with
 // trend 0 and variances r; the forecast is level + trend (at least 0), or the last observation
 // while fewer than minPoints (kalman_min_points) have been seen.
-type kalmanPredictor struct {
+type kalmanForecaster struct {
 	qLevel, qTrend, r float64
 	minPoints         int
 	n                 int
@@ -83,7 +83,7 @@ type kalmanPredictor struct {
 	p                 [2][2]float64
 }
 
-func (k *kalmanPredictor) add(y float64) {
+func (k *kalmanForecaster) add(y float64) {
 	k.n++
 	k.last = y
 	if k.n == 1 {
@@ -106,16 +106,16 @@ func (k *kalmanPredictor) add(y float64) {
 	k.p = [2][2]float64{{(1 - g0) * p00, (1 - g0) * p01}, {p10 - g1*p00, p11 - g1*p01}}
 }
 
-func (k *kalmanPredictor) next() float64 {
+func (k *kalmanForecaster) next() float64 {
 	if k.n < max(k.minPoints, 1) {
 		return k.last
 	}
 	return math.Max(0, k.level+k.trend)
 }
 
-// log1pPredictor runs its predictor on log(1 + y) and maps the forecast back with exp(x) − 1
+// log1pForecaster runs its forecaster on log(1 + y) and maps the forecast back with exp(x) − 1
 // (planner.load_predictor_log1p).
-type log1pPredictor struct{ p predictor }
+type log1pForecaster struct{ f forecaster }
 
-func (l *log1pPredictor) add(y float64) { l.p.add(math.Log1p(math.Max(y, 0))) }
-func (l *log1pPredictor) next() float64 { return math.Max(0, math.Expm1(l.p.next())) }
+func (l *log1pForecaster) add(y float64) { l.f.add(math.Log1p(math.Max(y, 0))) }
+func (l *log1pForecaster) next() float64 { return math.Max(0, math.Expm1(l.f.next())) }
