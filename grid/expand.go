@@ -276,6 +276,10 @@ type Expansion struct {
 	// differ or none is invalid. sameErrorDiffers records that two differed.
 	sameError        string
 	sameErrorDiffers bool
+	// modeErrors is, per value of an engine.mode domain, the decode error every invalid or
+	// unsupported point of that mode gave ("" once two differed; absent when none gave one):
+	// CheckModes reports a mode whose points all fail with it as that error, once.
+	modeErrors map[string]string
 
 	// shardOf is the shard of each of Points (whose first element is shardFirst) among shardCount
 	// shards, once asked (shards).
@@ -297,6 +301,10 @@ func (x *Expansion) CheckModes() error {
 		if v.Path != pathMode {
 			continue
 		}
+		bad := v.Filtered[FilteredInvalid] + v.Filtered[FilteredUnsupported]
+		if full := x.modeErrors[v.Value]; full != "" && bad == v.Points {
+			return &SpecError{Err: x.Spec.specWideError(full, bad, v.Points, "of mode "+v.Value+" ")}
+		}
 		errs = append(errs, &config.Error{File: x.Spec.File, Path: pathMode, Msg: fmt.Sprintf("the mode %s has no valid point: "+
 			"all %d of its grid points were filtered (%s), e.g. %s; fix the spec, or drop %s from the choices",
 			v.Value, v.Points, countList(v.Filtered), v.Example, v.Value)})
@@ -306,6 +314,17 @@ func (x *Expansion) CheckModes() error {
 	}
 	return nil
 }
+
+// SpecError is an error of the spec itself that CheckModes found: every point of a mode fails
+// with the same error of a field outside the domains, so dropping the mode
+// (--allow-empty-mode) is not the fix; Err is that error once (config.Errors).
+type SpecError struct{ Err error }
+
+// Error returns Err's text.
+func (e *SpecError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *SpecError) Unwrap() error { return e.Err }
 
 // Size returns the number of grid points before filtering: the Cartesian product of the
 // domains, where a domain under a worker role counts only for the modes that use the role (when
@@ -602,6 +621,10 @@ func (x *Expansion) sift(points []Point, verdicts []verdict) ([]Point, *valueTal
 	tally := newValueTally(s.Domains)
 	pick := make([]*yaml.Node, d)
 	vi := make([]int, d)
+	modeAt := slices.IndexFunc(s.Domains, func(d Domain) bool { return d.Path == pathMode })
+	if x.modeErrors == nil {
+		x.modeErrors = map[string]string{}
+	}
 	for index := range points {
 		b := &verdicts[index]
 		p, reason, msg, full := points[index], b.reason, b.msg, b.full
@@ -618,6 +641,14 @@ func (x *Expansion) sift(points []Point, verdicts []verdict) ([]Point, *valueTal
 				x.sameError = full
 			} else if full != x.sameError {
 				x.sameError, x.sameErrorDiffers = "", true
+			}
+		}
+		if full != "" && modeAt >= 0 && pick[modeAt] != nil {
+			mode := pick[modeAt].Value
+			if prev, ok := x.modeErrors[mode]; !ok {
+				x.modeErrors[mode] = full
+			} else if prev != full {
+				x.modeErrors[mode] = ""
 			}
 		}
 		if full != "" && len(x.Errors) < maxErrors {
@@ -1060,7 +1091,7 @@ func (e *NoFeasiblePointError) Error() string { return e.File + ": " + e.Msg }
 func (s *Spec) noValidPoint(x *Expansion) error {
 	bad := x.Filtered[FilteredInvalid] + x.Filtered[FilteredUnsupported]
 	if bad > 1 && x.sameError != "" {
-		return s.specWideError(x.sameError, bad, x.GridPoints)
+		return s.specWideError(x.sameError, bad, x.GridPoints, "")
 	}
 	if bad > 0 {
 		var b strings.Builder

@@ -309,11 +309,23 @@ func TestExpandNoValidPointIsASpecError(t *testing.T) {
 		!strings.Contains(err.Error(), "2 gpu_budget") {
 		t.Errorf("err = %v; want a *NoFeasiblePointError naming gpu_budget", err)
 	}
+	// A model or GPU name the catalogs do not know is refused when the spec is parsed, each
+	// value of a domain with its own error, under any timing.
+	_, err = Parse([]byte(base), "spec.yaml", []string{"engine.model={choices: [nope/a, meta-llama/Llama-3.1-8B, nope/b]}",
+		"engine.hardware=h20_sxm"}, nil, results.CheckMetric)
+	if !errors.As(err, &ce) || len(ce) != 3 || ce[0].Path != "engine.model" || !strings.Contains(ce[0].Msg, `unknown model "nope/a"`) ||
+		!strings.Contains(ce[1].Msg, `unknown model "nope/b"`) || ce[2].Path != "engine.hardware" ||
+		!strings.Contains(ce[2].Msg, `unknown hardware "h20_sxm"`) || !strings.Contains(ce[2].Msg, "servesweep list hardware") {
+		t.Errorf("unknown names: %v", err)
+	}
+
 	// Every point in the budget an invalid config, each its own way: a spec error (exit 2) with
-	// the first decode errors in full, not the budget counts.
-	s, err = Parse([]byte(base), "spec.yaml", []string{"engine.model={choices: [nope/a, nope/b, nope/c, nope/d]}",
+	// the first decode errors in full, not the budget counts. (Each model's weights overflow one
+	// GPU, and each says so with its own sizes.)
+	s, err = Parse([]byte(base), "spec.yaml", []string{"engine.model={choices: [meta-llama/Llama-3.1-405B, deepseek-ai/DeepSeek-R1, " +
+		"moonshotai/Kimi-K2.5, zai-org/GLM-5]}",
 		"engine.workers.aggregated.parallelism.replicas={choices: [1, 64]}",
-		"engine.workers.aggregated.timing.type=roofline"}, nil, results.CheckMetric) // the roofline needs a known model
+		"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.kv_cache.capacity={type: default}"}, nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +335,7 @@ func TestExpandNoValidPointIsASpecError(t *testing.T) {
 	}
 	msg := err.Error()
 	for _, want := range []string{"no valid point: 4 of the 8 grid points are invalid configs (the other 4 are outside the GPU budget); the first 3:",
-		"point #0 ", `unknown model "nope/a"`, `unknown model "nope/c"`, "... and 1 more"} {
+		"point #0 ", "Llama-3.1-405B", "... and 1 more"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error lacks %q:\n%s", want, msg)
 		}
@@ -622,6 +634,10 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 		switch {
 		case len(f.Enum) > 0:
 			value = f.Enum[0]
+		case strings.HasSuffix(f.Path, "hardware"):
+			value = "h100_sxm" // a name the catalog knows (checkNames refuses others)
+		case f.Path == "engine.model":
+			value = "meta-llama/Llama-3.1-8B"
 		case f.Kind == config.KindString:
 			value = "x"
 		}
@@ -753,12 +769,11 @@ func TestMaxRejectedRatio(t *testing.T) {
 	}
 }
 
-// What only the simulator can tell (an unknown model under default timing, weights that leave no
-// KV room) filters a point as invalid_config before it runs, as predict refuses it; hardware and
+// What only the simulator can tell (weights that leave no KV room) filters a point as invalid_config before it runs, as predict refuses it; hardware and
 // model aliases are twins of their catalog ids.
 func TestSimulatorChecksAndAliasTwins(t *testing.T) {
 	dflt := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.kv_cache.capacity={type: default}"}
-	s, err := Parse([]byte(base), "spec.yaml", append(dflt, "engine.model={choices: [foo/bar, meta-llama/Llama-3.1-8B]}"), nil, results.CheckMetric)
+	s, err := Parse([]byte(base), "spec.yaml", append(dflt, "engine.model={choices: [meta-llama/Llama-3.1-405B, meta-llama/Llama-3.1-8B]}"), nil, results.CheckMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -766,8 +781,8 @@ func TestSimulatorChecksAndAliasTwins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.Valid != 1 || x.Filtered[FilteredInvalid] != 1 || !strings.Contains(x.Examples[FilteredInvalid], `unknown model "foo/bar"`) {
-		t.Errorf("valid %d, filtered %v %v; want foo/bar invalid", x.Valid, x.Filtered, x.Examples)
+	if x.Valid != 1 || x.Filtered[FilteredInvalid] != 1 || !strings.Contains(x.Examples[FilteredInvalid], "Llama-3.1-405B") {
+		t.Errorf("valid %d, filtered %v %v; want the 405B model's point invalid on one GPU", x.Valid, x.Filtered, x.Examples)
 	}
 	x = expand(t, base, "engine.hardware={choices: [h100, h100_sxm, h200_sxm]}")
 	if len(x.Points) != 3 || x.Points[0].EquivalentTo != "" || x.Points[1].EquivalentTo != x.Points[0].ID || x.Points[2].EquivalentTo != "" {
@@ -912,7 +927,7 @@ func TestSpecUnknownKeysAreOneErrorEach(t *testing.T) {
 }
 
 // A mode of engine.mode's domain without a valid point is refused by CheckModes with its
-// counts and first reason, while the other modes' points remain in the expansion; a value of
+// counts and first reason (or, when all its points fail with one error, that error), while the other modes' points remain in the expansion; a value of
 // another domain without a valid point stays a warning.
 func TestCheckModesRefusesAnEmptyMode(t *testing.T) {
 	modes := "engine.mode={choices: [aggregated, disaggregated]}"
@@ -921,13 +936,14 @@ func TestCheckModesRefusesAnEmptyMode(t *testing.T) {
 	if x.Valid != 1 || x.Filtered[FilteredInvalid] != 2 {
 		t.Fatalf("valid %d filtered %v; want the one disaggregated point valid, 2 invalid", x.Valid, x.Filtered)
 	}
-	want := "spec.yaml: engine.mode: the mode aggregated has no valid point: all 2 of its grid points were filtered " +
-		"(invalid_config 2), e.g. point mode=aggregated aggregated.replicas=1: spec.yaml: " +
-		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, or drop aggregated from " +
-		"the choices"
+	// Every point of the mode fails with one error of a field outside the domains: that error,
+	// once, as a *SpecError (dropping the mode is not the fix).
+	want := "spec.yaml: engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0 (every one of the 2 " +
+		"grid points of mode aggregated fails with this error: it is in the spec, not in a domain's values)"
 	err := x.CheckModes()
 	var ces config.Errors
-	if !errors.As(err, &ces) || err.Error() != want {
+	var se *SpecError
+	if !errors.As(err, &se) || !errors.As(err, &ces) || err.Error() != want {
 		t.Errorf("CheckModes = %v\nwant %s", err, want)
 	}
 	wantEmpty := []EmptyValue{

@@ -225,6 +225,7 @@ func parse(data []byte, file, dir string, sets []string, getenv func(string) (st
 		p.badKeys[e.Path] = true
 	}
 	p.walk(root, "")
+	p.checkNames(root)
 	if s.Optimization.CapacitySearch != nil {
 		p.checkCapacityDomains(p.domains)
 	}

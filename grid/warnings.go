@@ -28,14 +28,15 @@ func emptyValuesWarning(vs []EmptyValue) string {
 	return fmt.Sprintf("%d domain values have no valid point: %s; e.g. %s", len(vs), strings.Join(names, ", "), vs[0].Example)
 }
 
-// specWideError is the error of a grid whose bad invalid or unsupported points (of grid in all)
-// all failed with the same decode error full: that error once, as the config.Errors its lines
-// ("<file>: <path>: <msg>") were, so that a command can name the --set that gave the field
-// (config.AttributeSets), with the count of points it ruled out.
-func (s *Spec) specWideError(full string, bad, grid int) error {
-	what := fmt.Sprintf("every one of the %d grid points fails", grid)
+// specWideError is the error of a grid whose bad invalid or unsupported points (of grid in all,
+// or of a mode's: of names it, e.g. "of mode aggregated ") all failed with the same decode error
+// full: that error once, as the config.Errors its lines ("<file>: <path>: <msg>") were, so that a
+// command can name the --set that gave the field (config.AttributeSets), with the count of
+// points it ruled out.
+func (s *Spec) specWideError(full string, bad, grid int, of string) error {
+	what := fmt.Sprintf("every one of the %d grid points %sfails", grid, of)
 	if bad < grid {
-		what = fmt.Sprintf("all %d invalid grid points (of %d; the others are outside the GPU budget) fail", bad, grid)
+		what = fmt.Sprintf("all %d invalid grid points %s(of %d; the others are outside the GPU budget) fail", bad, of, grid)
 	}
 	note := " (" + what + " with this error: it is in the spec, not in a domain's values)"
 	var errs config.Errors

@@ -15,9 +15,12 @@ var helpExamples = map[string]string{
 
 	"sweep": `  # The built-in sweep's grid (examples/default-sweep.yaml) without simulating it
   servesweep sweep --dry-run
-  # A small grid: two GPUs × two tensor-parallel sizes of the seed's workload (under a second)
+  # A small grid: two GPUs × two tensor-parallel sizes of the seed's workload, timed from each GPU
+  # and the model (default timing; the seed's polynomial timing and fixed KV pool ignore the GPU)
   servesweep sweep -c examples/synthetic.yaml --set 'engine.hardware={choices: [h100_sxm, h200_sxm]}' \
-    --set 'engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}' --output-dir /tmp/servesweep-tp
+    --set 'engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}' \
+    --set 'engine.workers.aggregated.timing={type: default}' \
+    --set 'engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}' --output-dir /tmp/servesweep-tp
   # Then: the rows as CSV, and the front's first recommendation as a vLLM launch script
   servesweep rows --results /tmp/servesweep-tp --front --columns point_id,hardware,agg_tensor,output_throughput_per_gpu_tok_s
   servesweep export -c /tmp/servesweep-tp/recommendations/0001.yaml --target vllm --output-dir /tmp/servesweep-tp-vllm --overwrite`,

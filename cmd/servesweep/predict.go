@@ -266,7 +266,10 @@ func writePrediction(opts *predictOptions, res *sim.Result) (map[string]any, str
 // aliasNotes returns one line per distinct hardware or model alias cfg names (engine.hardware,
 // a prefill/decode role's hardware, engine.model), saying which catalog id it resolves to
 // (timing.ResolveHardwareID, timing.ResolveModelID), e.g.
-// `servesweep: hardware "h200" resolved to "h200_sxm"`; none when cfg names no alias.
+// `servesweep: hardware "h200" resolved to "h200_sxm"`, and a warning per name the catalogs do
+// not know when no role's timing reads the GPU and the model (fixed and polynomial timing accept
+// any name, as the reference does, so a typo would otherwise pass unseen); none when cfg names
+// only catalog ids.
 func aliasNotes(cfg *config.Config) []string {
 	var notes []string
 	add := func(note string) {
@@ -284,11 +287,32 @@ func aliasNotes(cfg *config.Config) []string {
 		if resolved, alias := timing.ResolveHardwareID(id); alias {
 			add(fmt.Sprintf("servesweep: hardware %q resolved to %q", id, resolved))
 		}
+		// Fixed and polynomial timing do not read the GPU (a hardware-aware timing refuses an
+		// unknown one), so a typo would pass as a label.
+		if _, err := timing.LookupHardware(id); err != nil && id != "" && !readsHardware(cfg) {
+			add(fmt.Sprintf("warning: hardware %q is not a GPU servesweep knows (servesweep list hardware); the timing "+
+				"this config uses does not read the GPU, so it is only a label here", id))
+		}
 	}
 	if resolved, alias := timing.ResolveModelID(cfg.Engine.Model); alias {
 		add(fmt.Sprintf("servesweep: model %q resolved to %q", cfg.Engine.Model, resolved))
 	}
+	if _, err := timing.ResolveModel(cfg.Engine.Model); err != nil && cfg.Engine.Model != "" && !readsHardware(cfg) {
+		add(fmt.Sprintf("warning: model %q is not a model servesweep knows (servesweep list models) nor a directory with "+
+			"a Hugging Face config.json; the timing this config uses does not read the model, so it is only a label here", cfg.Engine.Model))
+	}
 	return notes
+}
+
+// readsHardware reports whether a worker role of cfg uses a timing that reads the GPU and the
+// model (default or roofline), which refuses names the catalogs do not know.
+func readsHardware(cfg *config.Config) bool {
+	for _, role := range []*config.WorkerRole{cfg.Engine.Workers.Aggregated, cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
+		if role != nil && role.Timing.HardwareAware() {
+			return true
+		}
+	}
+	return false
 }
 
 // rejectionHints name, per rejection reason, what rejects a request and the field that admits it.

@@ -360,6 +360,23 @@ func TestAliasNotesOncePerAlias(t *testing.T) {
 	}
 }
 
+// TestAliasNotesWarnUnknownNames: under timings that do not read the GPU and the model (fixed,
+// polynomial), a name the catalogs do not know is a warning naming the list command; a
+// hardware-aware role (which refuses such a name itself) silences it.
+func TestAliasNotesWarnUnknownNames(t *testing.T) {
+	fixed := &config.WorkerRole{Timing: config.Timing{Type: config.TimingFixed}}
+	cfg := &config.Config{Engine: config.Engine{Model: "llama-typo", Hardware: "h20", Workers: config.Workers{Aggregated: fixed}}}
+	got := aliasNotes(cfg)
+	if len(got) != 2 || !strings.HasPrefix(got[0], `warning: hardware "h20" is not a GPU servesweep knows (servesweep list hardware)`) ||
+		!strings.HasPrefix(got[1], `warning: model "llama-typo" is not a model servesweep knows (servesweep list models)`) {
+		t.Errorf("notes %q", got)
+	}
+	cfg.Engine.Workers.Aggregated = &config.WorkerRole{Timing: config.Timing{Type: config.TimingDefault}}
+	if got := aliasNotes(cfg); len(got) != 0 {
+		t.Errorf("hardware-aware timing: notes %q, want none", got)
+	}
+}
+
 // A Mooncake trace whose second timestamp is in epoch nanoseconds is a trace error (exit 2)
 // naming line 2; the same two requests with epoch-ms timestamps replay from 0 with their real
 // latencies. Fixed timing, prefill 10 ms and decode 5 ms, two workers (round robin: one request

@@ -246,6 +246,9 @@ func expandSweep(io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTarge
 	}
 	if !opts.AllowEmptyMode {
 		if err := x.CheckModes(); err != nil {
+			if se := (*grid.SpecError)(nil); errors.As(err, &se) {
+				return nil, se.Err
+			}
 			advice := "pass --allow-empty-mode to sweep the other modes alone"
 			if x.NeedsSystems {
 				advice = systemsAdvice + "; or " + advice

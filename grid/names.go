@@ -1,0 +1,73 @@
+package grid
+
+import (
+	"strings"
+
+	"github.com/servesweep/servesweep/sim/timing"
+	"gopkg.in/yaml.v3"
+)
+
+// nameFields are the fields whose values name a model or a GPU of the catalogs.
+var nameFields = []struct {
+	path string
+	gpu  bool
+}{
+	{"engine.model", false},
+	{"engine.hardware", true},
+	{"engine.workers.prefill.hardware", true},
+	{"engine.workers.decode.hardware", true},
+}
+
+// checkNames refuses a model or GPU name no simulation knows: a value of engine.model,
+// engine.hardware or a prefill or decode worker's hardware, fixed or in a domain, that is neither
+// in the catalogs (servesweep list models, list hardware) nor, for a model, a directory holding a
+// Hugging Face config.json. Under a hardware-aware timing each point with it would be an invalid
+// config and the value would drop out of the grid with a warning; under fixed or polynomial
+// timing, which do not read the GPU or the model, it would be a label that changes nothing. A
+// typo is neither, so it is a spec error naming the field, its line and the known names. The
+// value auto (hardware resolved from optimization.hardware) and ${NAME} references are left to
+// the expansion.
+func (p *parser) checkNames(root *yaml.Node) {
+	for _, f := range nameFields {
+		var values []*yaml.Node
+		if d := p.domainOf(f.path); d != nil {
+			values = d.Values
+		} else {
+			n := root
+			for _, key := range strings.Split(f.path, ".") {
+				n = child(n, key)
+			}
+			if n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+				values = []*yaml.Node{n}
+			}
+		}
+		for _, v := range values {
+			if v.Value == "" || v.Value == "auto" || strings.HasPrefix(v.Value, "${") {
+				continue
+			}
+			var err error
+			if f.gpu {
+				_, err = timing.LookupHardware(v.Value)
+			} else {
+				_, err = timing.ResolveModel(v.Value)
+			}
+			if err != nil {
+				list := "models"
+				if f.gpu {
+					list = "hardware"
+				}
+				p.errorf(f.path, "%s (servesweep list %s prints them)", err, list)
+			}
+		}
+	}
+}
+
+// domainOf returns the domain recorded for the field path, or nil.
+func (p *parser) domainOf(path string) *Domain {
+	for i := range p.domains {
+		if p.domains[i].Path == path {
+			return &p.domains[i]
+		}
+	}
+	return nil
+}
