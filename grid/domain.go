@@ -336,14 +336,16 @@ func floatNode(x float64) *yaml.Node {
 	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
 		return intNode(int64(x))
 	}
-	s := strconv.FormatFloat(x, 'g', -1, 64)
+	s := fmtFloat(x)
 	if !strings.ContainsAny(s, ".eEn") {
 		s += ".0"
 	}
 	return scalar("!!float", s)
 }
 
-func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+// fmtFloat writes x in the shortest fixed notation that reads back exactly (0.0000015, not
+// 1.5e-06), as the values are shown in a dry run, point labels and messages.
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // describe renders a node for "got ..." in messages.
 func describe(n *yaml.Node) string {

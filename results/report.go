@@ -1036,6 +1036,29 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 		unit, settings, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile)
 }
 
+// NoFeasibleHint is what a "no feasible point" error adds after its filter counts: SLAUnitHint's
+// unit hint, and, when points were excluded for rejected or unfinished requests, the first such
+// point's reason, the constraint that admits them (optimization.constraints.max_rejected_ratio)
+// and the command that lists every point's reason; "" when neither applies.
+func NoFeasibleHint(rows []Row, a *Analysis, dir string) string {
+	hint := SLAUnitHint(rows)
+	if a.Excluded[ExcludedRejected] == 0 {
+		return hint
+	}
+	s := a.Settings
+	strict := s.StrictSLA || s.Target == optimization.TargetMinGPUs
+	for i := range rows {
+		r := &rows[i]
+		if exclusion(r, s, strict) != ExcludedRejected {
+			continue
+		}
+		return hint + fmt.Sprintf("; %d points rejected or left unfinished requests, e.g. %s (%s): they stay off the front "+
+			"beyond optimization.constraints.max_rejected_ratio (%g now); servesweep rows --results %s --columns point_id,status,reason "+
+			"lists every point's reason", a.Excluded[ExcludedRejected], r.PointID, r.Reason, a.Settings.MaxRejectedRatio, dir)
+	}
+	return hint
+}
+
 // SLAUnitHint returns advice for a sweep in which no row is a candidate when a bound of its SLA
 // (read from the first row that records one) is implausibly small for milliseconds, as a bound
 // typed in seconds is: a TTFT or E2E bound under 10 ms (less than any deployment's front end

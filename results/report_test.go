@@ -212,3 +212,27 @@ func TestSLAUnitHint(t *testing.T) {
 		}
 	}
 }
+
+// TestNoFeasibleHint: a point excluded for rejected requests names itself, its reason, the
+// constraint that admits it and the rows command; without one the hint is SLAUnitHint's alone.
+func TestNoFeasibleHint(t *testing.T) {
+	r := partRow("p1", 0, StatusDegraded, 0)
+	r.Reason = "rejected_requests: 2 of 10 offered requests rejected (context_length 2)"
+	r.OfferedRequests, r.RejectedRequests = iptr(10), iptr(2)
+	rows := []Row{r}
+	a, err := Analyze(rows, optimization.Settings{Objectives: optimization.DefaultObjectives()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "; 1 points rejected or left unfinished requests, e.g. p1 (" + r.Reason + "): they stay off the front beyond " +
+		"optimization.constraints.max_rejected_ratio (0 now); servesweep rows --results out --columns point_id,status,reason " +
+		"lists every point's reason"
+	if got := NoFeasibleHint(rows, a, "out"); got != want {
+		t.Errorf("hint %q\nwant %q", got, want)
+	}
+	ok := partRow("p2", 1, StatusOK, 5)
+	a, _ = Analyze([]Row{ok}, optimization.Settings{Objectives: optimization.DefaultObjectives()})
+	if got := NoFeasibleHint([]Row{ok}, a, "out"); got != "" {
+		t.Errorf("no rejection: hint %q, want none", got)
+	}
+}

@@ -134,7 +134,7 @@ func printMerge(io ioStreams, opts *mergeOptions, out string, merged *sweep.Merg
 		fmt.Fprintln(io.Err, "warning: "+b.String())
 	}
 	if len(a.Candidates) == 0 {
-		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s); see %s%s", len(rows), results.CountList(a.Excluded), w.Report, results.SLAUnitHint(rows))
+		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s); see %s%s", len(rows), results.CountList(a.Excluded), w.Report, results.NoFeasibleHint(rows, a, out))
 	}
 	return nil
 }

@@ -153,7 +153,7 @@ func runReport(io ioStreams, opts *reportOptions) error {
 // recommended points and where the report went. No candidate point is an error (exit 1).
 func printReport(io ioStreams, opts *reportOptions, rows []results.Row, a *results.Analysis, m *results.Manifest, w *results.Written) error {
 	noFeasible := func() error {
-		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s)%s", len(rows), results.CountList(a.Excluded), results.SLAUnitHint(rows))
+		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s)%s", len(rows), results.CountList(a.Excluded), results.NoFeasibleHint(rows, a, opts.ResultsDir))
 	}
 	if opts.Format == formatJSON {
 		if len(a.Candidates) == 0 {

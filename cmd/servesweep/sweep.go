@@ -386,7 +386,7 @@ func sweepOutcome(opts *sweepOptions, x *grid.Expansion, out *sweep.Outcome, a *
 	}
 	if len(a.Candidates) == 0 {
 		return fmt.Errorf("no feasible point: none of the %d points passed the filters (%s); see %s%s",
-			len(out.Rows), results.CountList(a.Excluded), w.Report, results.SLAUnitHint(out.Rows))
+			len(out.Rows), results.CountList(a.Excluded), w.Report, results.NoFeasibleHint(out.Rows, a, opts.OutputDir))
 	}
 	return nil
 }
