@@ -69,6 +69,8 @@ func printJSON(w io.Writer, v any) error {
 
 // reportFilesDoc lists the files of a report, as the paths written.
 type reportFilesDoc struct {
+	// HTML is report.html.
+	HTML            string   `json:"html"`
 	Pareto          string   `json:"pareto"`
 	Plot            string   `json:"plot"`
 	Recommendations []string `json:"recommendations"`
@@ -79,7 +81,7 @@ type reportFilesDoc struct {
 
 // newReportFiles returns the paths of w, with an empty list (not null) of recommendations.
 func newReportFiles(w *results.Written) reportFilesDoc {
-	return reportFilesDoc{Pareto: w.Pareto, Plot: w.Plot, Recommendations: append([]string{}, w.Recommendations...), Report: w.Report, Ties: w.Ties}
+	return reportFilesDoc{HTML: w.HTML, Pareto: w.Pareto, Plot: w.Plot, Recommendations: append([]string{}, w.Recommendations...), Report: w.Report, Ties: w.Ties}
 }
 
 // reportDoc is `servesweep report --format json`: pareto.json's document, and the files written.
@@ -91,6 +93,8 @@ type reportDoc struct {
 // sweepFilesDoc lists the files a sweep wrote: its journal, results.parquet, sweep.json, the
 // report's files, and probes.parquet under a capacity search (omitted otherwise).
 type sweepFilesDoc struct {
+	// HTML is report.html.
+	HTML            string   `json:"html"`
 	Journal         string   `json:"journal"`
 	Manifest        string   `json:"manifest"`
 	Pareto          string   `json:"pareto"`

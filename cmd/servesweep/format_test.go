@@ -103,7 +103,7 @@ func TestReportFormatJSON(t *testing.T) {
 		recs = append(recs, filepath.Join(out, results.RecommendationsDir, fmt.Sprintf("%04d.yaml", i)))
 	}
 	wantFiles := map[string]any{"pareto": filepath.Join(out, results.ParetoFile), "report": filepath.Join(out, results.ReportFile),
-		"plot": filepath.Join(out, results.PlotFile)}
+		"plot": filepath.Join(out, results.PlotFile), "html": filepath.Join(out, results.HTMLFile)}
 	if readPareto(t, out).TiesFile != "" {
 		wantFiles["ties"] = filepath.Join(out, results.TiesFile)
 	}
@@ -165,7 +165,8 @@ func TestSweepFormatJSON(t *testing.T) {
 		delete(files, "recommendations")
 		want := map[string]any{}
 		for key, name := range map[string]string{"journal": results.JournalFile, "manifest": results.ManifestFile, "pareto": results.ParetoFile,
-			"plot": results.PlotFile, "report": results.ReportFile, "results": results.ParquetFile, "probes": results.ProbesFile} {
+			"plot": results.PlotFile, "report": results.ReportFile, "results": results.ParquetFile, "probes": results.ProbesFile,
+			"html": results.HTMLFile} {
 			want[key] = filepath.Join(dir, name)
 		}
 		if readPareto(t, dir).TiesFile != "" {

@@ -373,7 +373,7 @@ func frontPointIDs(dir string) (map[string]bool, error) {
 	path := filepath.Join(dir, results.ParetoFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, &usageError{fmt.Errorf("--front needs %s, which is missing; run servesweep report --results %s to write it", path, dir)}
+		return nil, &usageError{fmt.Errorf("--front needs %s, which is missing; run servesweep report --results %s --overwrite to write it", path, dir)}
 	}
 	if err != nil {
 		return nil, err
