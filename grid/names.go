@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/servesweep/servesweep/sim/timing"
@@ -70,4 +71,31 @@ func (p *parser) domainOf(path string) *Domain {
 		}
 	}
 	return nil
+}
+
+// TracePaths returns the trace files the spec names in traffic.source.paths (a string or a list,
+// fixed or a domain's values), in document order, each once: relative paths as the run reads
+// them (a YAML file's resolved against its folder when it was loaded, --set ones against the
+// working directory). ${NAME} references are left out.
+func (s *Spec) TracePaths() []string {
+	var nodes []*yaml.Node
+	for _, d := range s.Domains {
+		if d.Path == "traffic.source.paths" {
+			nodes = append(nodes, d.Values...)
+		}
+	}
+	n := child(child(child(s.root, "traffic"), "source"), "paths")
+	if n != nil && n.Kind == yaml.SequenceNode {
+		nodes = append(nodes, n.Content...)
+	} else if n != nil {
+		nodes = append(nodes, n)
+	}
+	var out []string
+	for _, v := range nodes {
+		if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!str" && v.Value != "" && !strings.HasPrefix(v.Value, "${") &&
+			!slices.Contains(out, v.Value) {
+			out = append(out, v.Value)
+		}
+	}
+	return out
 }

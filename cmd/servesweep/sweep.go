@@ -230,6 +230,27 @@ func checkSweepFlags(opts *sweepOptions) error {
 	return nil
 }
 
+// checkTraces refuses, before anything is expanded or simulated (a dry run included), a trace
+// file the spec names that does not exist or is a directory: a config error naming
+// traffic.source.paths and the file.
+func checkTraces(spec *grid.Spec) error {
+	var errs config.Errors
+	for _, p := range spec.TracePaths() {
+		st, err := os.Stat(p)
+		switch {
+		case err != nil:
+			errs = append(errs, &config.Error{File: spec.File, Path: "traffic.source.paths", Msg: "cannot read trace " + p + ": " +
+				config.PathCause(err).Error() + " (a relative path in the spec names a file beside it; in --set, one in the working directory)", Err: err})
+		case st.IsDir():
+			errs = append(errs, &config.Error{File: spec.File, Path: "traffic.source.paths", Msg: p + " is a directory; give trace files (JSON lines)"})
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
 // expandSweep loads the spec with the performance database systems and expands it (the points'
 // configs are decoded and written only for the points that run), refuses a mode without a valid
 // point unless --allow-empty-mode, checks the points' backends against the export targets, and
@@ -240,6 +261,9 @@ func expandSweep(io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTarge
 		return nil, err
 	}
 	spec.Systems = systems
+	if err := checkTraces(spec); err != nil {
+		return nil, err
+	}
 	x, err := spec.ExpandLazy()
 	if err != nil {
 		return nil, err

@@ -776,16 +776,23 @@ func TestProgramName(t *testing.T) {
 	}
 }
 
-// A sweep that stops before any point (its trace cannot be read) leaves no journal behind: the
+// A sweep that stops before any point (its trace cannot be parsed) leaves no journal behind: the
 // corrected spec then runs in the same directory without --overwrite. A journal that existed
-// before the failed run is kept.
+// before the failed run is kept. A trace that does not exist stops the sweep before it touches
+// the directory, even with --overwrite.
 func TestSweepFailedBeforeAnyPointLeavesNoJournal(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
-	bad := append(append([]string{"sweep", "--output-dir", dir, "-q"}, tinyAggregated...),
-		"--set", "traffic.source={type: trace, format: mooncake, paths: [/nonexistent/trace.jsonl], block_size: 512}",
-		"--set", "traffic.load={type: trace_timestamps, speedup: 1}", "--set", "traffic.stop={max_virtual_time_seconds: 10}")
-	if code, out, errs := runCLI(t, bad...); code != 2 || !strings.Contains(errs, "/nonexistent/trace.jsonl") {
-		t.Fatalf("sweep over a missing trace: exit %d, want 2 naming the file: %s\n%s", code, errs, out)
+	garbage := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(garbage, []byte("not a trace\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	traceSets := func(path string) []string {
+		return []string{"--set", "traffic.source={type: trace, format: mooncake, paths: [" + path + "], block_size: 512}",
+			"--set", "traffic.load={type: trace_timestamps, speedup: 1}", "--set", "traffic.stop={max_virtual_time_seconds: 10}"}
+	}
+	bad := append(append([]string{"sweep", "--output-dir", dir, "-q"}, tinyAggregated...), traceSets(garbage)...)
+	if code, out, errs := runCLI(t, bad...); code != 2 || !strings.Contains(errs, garbage) {
+		t.Fatalf("sweep over a garbage trace: exit %d, want 2 naming the file: %s\n%s", code, errs, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, results.JournalFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the failed sweep left its journal: %v", err)
@@ -800,8 +807,13 @@ func TestSweepFailedBeforeAnyPointLeavesNoJournal(t *testing.T) {
 	}
 	runTinySweep(t, dir)
 	// Now the directory holds a journal: a failing run with another spec is refused before it
-	// starts, and the journal stays.
+	// starts, and the journal stays; so does a run over a missing trace with --overwrite.
 	before := snapshot(t, dir)
+	missing := append(append([]string{"sweep", "--output-dir", dir, "-q", "--overwrite"}, tinyAggregated...),
+		traceSets("/nonexistent/trace.jsonl")...)
+	if code, _, errs := runCLI(t, missing...); code != 2 || !strings.Contains(errs, "traffic.source.paths: cannot read trace /nonexistent/trace.jsonl") {
+		t.Fatalf("sweep over a missing trace with --overwrite: exit %d, want 2 naming it: %s", code, errs)
+	}
 	if code, _, _ := runCLI(t, bad...); code != 2 {
 		t.Fatalf("a failing sweep over an existing journal of another spec: exit %d, want 2", code)
 	}
@@ -895,5 +907,36 @@ func TestSweepEmptyModeExit2(t *testing.T) {
 	}
 	if got := resumeCommand(&sweepOptions{OutputDir: "out", AllowEmptyMode: true}); got != "servesweep sweep --output-dir out --allow-empty-mode" {
 		t.Errorf("resume command %q lacks --allow-empty-mode", got)
+	}
+}
+
+// TestDryRunChecksTraces: a trace file the spec names that is missing or a directory is exit 2
+// naming traffic.source.paths and the file, in a dry run as in a run (before anything runs); a
+// relative path in the spec is read beside it.
+func TestDryRunChecksTraces(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(spec, []byte(`traffic:
+  source: {type: mooncake, paths: [missing.jsonl]}
+  load: {type: trace}
+  stop: {requests: 10}
+engine:
+  mode: aggregated
+  model: meta-llama/Llama-3.1-8B
+  hardware: h100_sxm
+  workers:
+    aggregated:
+      parallelism: {replicas: {choices: [1, 2]}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "sweep", "-c", spec, "--dry-run")
+	want := "traffic.source.paths: cannot read trace " + filepath.Join(dir, "missing.jsonl") + ": no such file or directory"
+	if code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("missing trace: exit %d, stderr %q; want 2 and %q", code, errs, want)
+	}
+	code, _, errs = runCLI(t, "sweep", "-c", spec, "--dry-run", "--set", "traffic.source.paths=["+dir+"]")
+	if code != 2 || !strings.Contains(errs, "traffic.source.paths: "+dir+" is a directory") {
+		t.Errorf("a directory: exit %d, stderr %q", code, errs)
 	}
 }
