@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -22,15 +23,15 @@ type MetricInfo struct {
 	Nullable bool `json:"nullable"`
 }
 
-// Metrics describes every numeric column of results.parquet, in file order: exactly the names
-// CheckMetric accepts (NumericColumns). The units and meanings come from the columns' naming
+// Metrics describes every numeric column of results.parquet but the host-time ones, in file
+// order: exactly the names CheckMetric accepts (NumericColumns). The units and meanings come from the columns' naming
 // rules (a statistic prefix such as p99_ on a distribution, a role prefix agg_, prefill_ or
 // decode_ on a deployment knob, sla_ on a bound) and, for the other columns, from one table,
 // so a numeric column without a description fails TestMetricsDescribeEveryNumericColumn.
 func Metrics() []MetricInfo {
 	var out []MetricInfo
 	for _, c := range Columns() {
-		if c.Type != "int64" && c.Type != "float64" {
+		if c.Type != "int64" && c.Type != "float64" || slices.Contains(HostTimeColumns(), c.Name) {
 			continue
 		}
 		unit, meaning, _ := describeColumn(c.Name)

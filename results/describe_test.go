@@ -2,6 +2,7 @@ package results
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -21,12 +22,17 @@ func TestMetricsDescribeEveryNumericColumn(t *testing.T) {
 	if want := NumericColumns(); !slices.Equal(names, want) {
 		t.Errorf("Metrics lists %d names, NumericColumns %d:\n%v\n%v", len(names), len(want), names, want)
 	}
+	for _, name := range HostTimeColumns() {
+		if err := CheckMetric(name); err == nil || !strings.Contains(err.Error(), "measures the host") {
+			t.Errorf("CheckMetric(%s) = %v; a host-time column cannot rank deployments", name, err)
+		}
+	}
 	if err := CheckMetric("mode"); err == nil {
 		t.Error("CheckMetric accepts the string column mode, which Metrics does not list")
 	}
 	// No table entry is left over from a column that is gone.
 	for name := range otherColumns {
-		if !slices.Contains(names, name) {
+		if !slices.Contains(names, name) && !slices.Contains(HostTimeColumns(), name) {
 			t.Errorf("otherColumns describes %s, which is not a numeric column", name)
 		}
 	}

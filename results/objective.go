@@ -10,6 +10,10 @@ import (
 
 // CheckMetric returns an error unless name is a numeric column of results.parquet.
 func CheckMetric(name string) error {
+	if slices.Contains(HostTimeColumns(), name) {
+		return fmt.Errorf("metric %q measures the host that ran the simulation, not the deployment: it differs from run to run "+
+			"and machine to machine, so it cannot rank deployments; use a simulated column such as output_throughput_tok_s", name)
+	}
 	if slices.Contains(NumericColumns(), name) {
 		return nil
 	}
