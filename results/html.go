@@ -388,27 +388,10 @@ func htmlFacts(rows []Row, a *Analysis, m *Manifest) (settings, partial, counts 
 	return settings, partial, strings.Join(c, " ")
 }
 
-// constraintsText lists the candidate filters of s beyond status, as report.md does; "" when none.
+// constraintsText lists the candidate filters of s beyond status, as report.md does (constraints);
+// "" when none.
 func constraintsText(s optimization.Settings) string {
-	var cons []string
-	if s.MinGPUs > 0 {
-		cons = append(cons, fmt.Sprintf("min %d GPUs", s.MinGPUs))
-	}
-	if s.MaxGPUs > 0 {
-		cons = append(cons, fmt.Sprintf("max %d GPUs", s.MaxGPUs))
-	}
-	if s.StrictSLA || s.Target == optimization.TargetMinGPUs {
-		cons = append(cons, "strict SLA (mean TTFT, mean TPOT, mean E2E within evaluation.sla)")
-	}
-	if s.MaxCostUSDPerHour > 0 {
-		cons = append(cons, fmt.Sprintf("at most %g USD per hour", s.MaxCostUSDPerHour))
-	}
-	if s.MaxUSDPerMillionOutputTokens > 0 {
-		cons = append(cons, fmt.Sprintf("at most %g USD per million output tokens", s.MaxUSDPerMillionOutputTokens))
-	}
-	if s.MaxRejectedRatio > 0 {
-		cons = append(cons, fmt.Sprintf("degraded points with at most %g of their requests rejected", s.MaxRejectedRatio))
-	}
+	cons := constraints(s)
 	if len(cons) == 0 {
 		return ""
 	}
