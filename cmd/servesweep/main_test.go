@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 // TestReportError checks that an interruption prints "interrupted" however it is wrapped, that
@@ -100,5 +103,57 @@ func TestRepeatedFlagRefused(t *testing.T) {
 	code, _, errs := runCLI(t, "sweep", "--dry-run", "--set", "traffic.load.concurrency=4", "--set", "traffic.load.concurrency=8", "-q", "-q")
 	if code != 0 {
 		t.Errorf("repeated --set and -q: exit %d %q; want 0", code, errs)
+	}
+}
+
+// openSystems reads --systems-dir when given, else the environment's folder, and nothing else;
+// a setting that needs a database without one gets the flags as a hint.
+func TestOpenSystems(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "h200_sxm.yaml"), []byte("data_dir: data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := func(v string) func(string) string {
+		return func(name string) string {
+			if name == envSystemsDir {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, c := range []struct {
+		name, flag string
+		set        bool
+		env        string
+		want       string // the database's folder, "" for none
+		errPart    string
+	}{
+		{"neither", "", false, "", "", ""},
+		{"blank environment", "", false, "  ", "", ""},
+		{"environment", "", false, " " + dir + " ", dir, ""},
+		{"flag over environment", dir, true, "/no/such/db", dir, ""},
+		{"bad environment", "", false, "/no/such/db", "", envSystemsDir + ": performance database /no/such/db"},
+		{"bad flag", "/no/such/db", true, dir, "", "--systems-dir: performance database /no/such/db"},
+		{"empty flag", " ", true, dir, "", "--systems-dir is empty"},
+	} {
+		db, err := openSystems(c.flag, c.set, env(c.env))
+		var ue *usageError
+		switch {
+		case c.errPart != "":
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.errPart) || db != nil {
+				t.Errorf("%s: %v, want a usage error containing %q", c.name, err, c.errPart)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want == "" && db != nil:
+			t.Errorf("%s: database %s, want none", c.name, db.Dir())
+		case c.want != "" && (db == nil || db.Identity() != c.want):
+			t.Errorf("%s: database %v, want %s", c.name, db, c.want)
+		}
+	}
+	var b strings.Builder
+	reportError(&b, &config.Error{File: "c.yaml", Path: "router.prefill_load_model.type", Msg: "needs a database", Err: sim.ErrNoSystems})
+	if want := "error: c.yaml: router.prefill_load_model.type: needs a database\nhint: " + systemsAdvice + "\n"; b.String() != want {
+		t.Errorf("reportError printed %q, want %q", b.String(), want)
 	}
 }
