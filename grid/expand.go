@@ -461,6 +461,7 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 		return nil, err
 	}
 	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
+	x.Warnings = append(x.Warnings, s.labelOnlyWarnings(valid[0].Config)...)
 	for _, w := range valid[0].Config.Evaluation.SLA.SecondsLikeBounds("evaluation.sla") { // the SLA takes no domain
 		x.Warnings = append(x.Warnings, s.File+": "+w)
 	}

@@ -1020,3 +1020,27 @@ func TestCapacityWarnsAboutRunsTooShortForSteadyState(t *testing.T) {
 		}
 	}
 }
+
+// A GPU or model domain under fixed or polynomial timing with fixed KV pools is warned about (its
+// values change only labels and prices); under default timing, or with a KV pool sized from the
+// GPU, it is not.
+func TestLabelOnlyDomainsWarn(t *testing.T) {
+	has := func(x *Expansion) bool {
+		for _, w := range x.Warnings {
+			if strings.Contains(w, "engine.hardware: its values change only labels and prices") {
+				return true
+			}
+		}
+		return false
+	}
+	if x := expand(t, base, "engine.hardware={choices: [h100_sxm, h200_sxm]}"); !has(x) {
+		t.Errorf("polynomial timing, fixed pool: warnings %q", x.Warnings)
+	}
+	if x := expand(t, base, "engine.hardware={choices: [h100_sxm, h200_sxm]}", "engine.workers.aggregated.timing={type: default}"); has(x) {
+		t.Errorf("default timing: warnings %q", x.Warnings)
+	}
+	if x := expand(t, base, "engine.hardware={choices: [h100_sxm, h200_sxm]}",
+		"engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}"); has(x) {
+		t.Errorf("a KV pool from the GPU's memory: warnings %q", x.Warnings)
+	}
+}

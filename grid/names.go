@@ -1,9 +1,11 @@
 package grid
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/timing"
 	"gopkg.in/yaml.v3"
 )
@@ -98,4 +100,41 @@ func (s *Spec) TracePaths() []string {
 		}
 	}
 	return out
+}
+
+// labelOnlyWarnings warns about a domain over engine.model or a GPU whose values cannot change
+// what is simulated: every worker role of cfg (a valid point's config) times its passes with
+// fixed or polynomial timing, which read neither the GPU nor the model, and sizes its KV pool as
+// a fixed block count, so the points differ only in their labels and prices. cfg stands for every
+// point when no domain is on a timing or KV capacity field; otherwise nothing is warned.
+func (s *Spec) labelOnlyWarnings(cfg *config.Config) []string {
+	for _, d := range s.Domains {
+		if strings.Contains(d.Path, ".timing") || strings.Contains(d.Path, ".kv_cache.capacity") {
+			return nil
+		}
+	}
+	for _, role := range []*config.WorkerRole{cfg.Engine.Workers.Aggregated, cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
+		if role != nil && (role.Timing.HardwareAware() || role.KVCache.Capacity.Type != config.CapacityFixed) {
+			return nil
+		}
+	}
+	var out []string
+	for _, f := range nameFields {
+		if d := s.domainOf(f.path); d != nil && len(d.Values) > 1 {
+			out = append(out, fmt.Sprintf("%s: %s: its values change only labels and prices: every worker role uses fixed or "+
+				"polynomial timing, which reads neither the GPU nor the model, and a fixed KV pool; time each value with "+
+				"timing {type: default} and kv_cache.capacity {type: default}", s.File, f.path))
+		}
+	}
+	return out
+}
+
+// domainOf returns the spec's domain of the field path, or nil.
+func (s *Spec) domainOf(path string) *Domain {
+	for i := range s.Domains {
+		if s.Domains[i].Path == path {
+			return &s.Domains[i]
+		}
+	}
+	return nil
 }
