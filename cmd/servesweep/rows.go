@@ -161,11 +161,15 @@ func frontFilter(opts *rowsOptions, t *table, path string) (map[string]bool, err
 // table is a usage error that says what dir is instead (a file, a sharded sweep's output to
 // merge first, or no sweep's).
 func openResultsTable(dir, path string) (*table, error) {
+	switch st, err := os.Stat(dir); {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, &usageError{fmt.Errorf("--results %s does not exist; give a sweep's output directory", dir)}
+	case err == nil && !st.IsDir():
+		return nil, &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory (the folder that holds %s)",
+			dir, results.ParquetFile)}
+	}
 	t, err := openTable(path)
 	if errors.Is(err, os.ErrNotExist) {
-		if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
-			return nil, &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory", dir)}
-		}
 		if parts, _ := results.FindParts(filepath.Join(dir, results.PartsDir)); len(parts) > 0 {
 			return nil, &usageError{fmt.Errorf("--results %s holds the parts of a sharded sweep but no %s; "+
 				"run servesweep merge --results %s first", dir, results.ParquetFile, dir)}

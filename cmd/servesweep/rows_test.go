@@ -158,6 +158,8 @@ func TestRowsErrors(t *testing.T) {
 		{[]string{"rows", "--results", dir, "--format", "parquet"}, "--format must be csv or jsonl"},
 		{[]string{"rows"}, "--results is required"},
 		{[]string{"rows", "--results", t.TempDir()}, "has no results.parquet; run servesweep sweep"},
+		{[]string{"rows", "--results", filepath.Join(dir, "results.parquet")}, "is a file; give a sweep's output directory"},
+		{[]string{"rows", "--results", filepath.Join(dir, "nothere")}, "does not exist; give a sweep's output directory"},
 	} {
 		var out, errb strings.Builder
 		code := run(context.Background(), c.args, ioStreams{Out: &out, Err: &errb})

@@ -599,15 +599,19 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 	for _, o := range a.Settings.Objectives {
 		objs = append(objs, string(o.Direction)+" "+o.Metric)
 	}
+	colon := ":" // a list follows
+	if len(wr.RecommendedRows) == 0 {
+		colon = "."
+	}
 	if a.Ranking != nil {
-		fmt.Fprintf(w, "Best points by %s (of %d candidates):\n", a.Settings.Target, len(a.Candidates))
+		fmt.Fprintf(w, "Best points by %s (of %d candidates)%s\n", a.Settings.Target, len(a.Candidates), colon)
 	} else {
 		points := "points"
 		if len(a.Front) == 1 {
 			points = "point"
 		}
-		fmt.Fprintln(w, wrapText(fmt.Sprintf("Pareto front: %d %s of %d candidates (%s):", len(a.Front), points, len(a.Candidates),
-			strings.Join(objs, ", ")), maxLineWidth, "  "))
+		fmt.Fprintln(w, wrapText(fmt.Sprintf("Pareto front: %d %s of %d candidates (%s)%s", len(a.Front), points, len(a.Candidates),
+			strings.Join(objs, ", "), colon), maxLineWidth, "  "))
 	}
 	labels := results.LabelsFor(rows)
 	for n, i := range wr.RecommendedRows {
