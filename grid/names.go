@@ -33,7 +33,7 @@ var nameFields = []struct {
 func (p *parser) checkNames(root *yaml.Node) {
 	for _, f := range nameFields {
 		var values []*yaml.Node
-		if d := p.domainOf(f.path); d != nil {
+		if d := findDomain(p.domains, f.path); d != nil {
 			values = d.Values
 		} else {
 			n := root
@@ -65,11 +65,11 @@ func (p *parser) checkNames(root *yaml.Node) {
 	}
 }
 
-// domainOf returns the domain recorded for the field path, or nil.
-func (p *parser) domainOf(path string) *Domain {
-	for i := range p.domains {
-		if p.domains[i].Path == path {
-			return &p.domains[i]
+// findDomain returns the domain of the field path among ds, or nil.
+func findDomain(ds []Domain, path string) *Domain {
+	for i := range ds {
+		if ds[i].Path == path {
+			return &ds[i]
 		}
 	}
 	return nil
@@ -120,21 +120,11 @@ func (s *Spec) labelOnlyWarnings(cfg *config.Config) []string {
 	}
 	var out []string
 	for _, f := range nameFields {
-		if d := s.domainOf(f.path); d != nil && len(d.Values) > 1 {
+		if d := findDomain(s.Domains, f.path); d != nil && len(d.Values) > 1 {
 			out = append(out, fmt.Sprintf("%s: %s: its values change only labels and prices: every worker role uses fixed or "+
 				"polynomial timing, which reads neither the GPU nor the model, and a fixed KV pool; time each value with "+
 				"timing {type: default} and kv_cache.capacity {type: default}", s.File, f.path))
 		}
 	}
 	return out
-}
-
-// domainOf returns the spec's domain of the field path, or nil.
-func (s *Spec) domainOf(path string) *Domain {
-	for i := range s.Domains {
-		if s.Domains[i].Path == path {
-			return &s.Domains[i]
-		}
-	}
-	return nil
 }

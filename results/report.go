@@ -1052,9 +1052,9 @@ func NoFeasibleHint(rows []Row, a *Analysis, dir string) string {
 		if exclusion(r, s, strict) != ExcludedRejected {
 			continue
 		}
-		return hint + fmt.Sprintf("; %d points rejected or left unfinished requests, e.g. %s (%s): they stay off the front "+
+		return hint + fmt.Sprintf("; %s rejected or left unfinished requests, e.g. %s (%s): such points stay off the front "+
 			"beyond optimization.constraints.max_rejected_ratio (%g now); servesweep rows --results %s --columns point_id,status,reason "+
-			"lists every point's reason", a.Excluded[ExcludedRejected], r.PointID, r.Reason, a.Settings.MaxRejectedRatio, dir)
+			"lists every point's reason", plural(a.Excluded[ExcludedRejected], "point"), r.PointID, r.Reason, a.Settings.MaxRejectedRatio, dir)
 	}
 	return hint
 }

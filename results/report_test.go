@@ -224,7 +224,7 @@ func TestNoFeasibleHint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "; 1 points rejected or left unfinished requests, e.g. p1 (" + r.Reason + "): they stay off the front beyond " +
+	want := "; 1 point rejected or left unfinished requests, e.g. p1 (" + r.Reason + "): such points stay off the front beyond " +
 		"optimization.constraints.max_rejected_ratio (0 now); servesweep rows --results out --columns point_id,status,reason " +
 		"lists every point's reason"
 	if got := NoFeasibleHint(rows, a, "out"); got != want {
