@@ -1,13 +1,14 @@
 package main
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/results"
 )
 
 // oneDeployment narrows the built-in sweep to a few deployments of one GPU and one format; the
@@ -40,11 +41,13 @@ func termsMet(t *testing.T, dir string) bool {
 // A recommendation found by capacity search meets the SLA when predict runs it, at the row's
 // attainment and with every percentile bound met, and reproduces the row's metrics: it carries
 // the ramp and warm-up its probe ran under (the built-in spec omits ramp_seconds, so every probe
-// ran a pilot). The capacity is at the SLA's edge: some load above it, at most 2 ×
-// relative_tolerance above, does not meet the SLA (its attainment or a percentile bound misses).
-// Not necessarily the highest of them: a run's p99 inter-token gap is not monotone in the load
-// (it counts the decode steps a prefill chunk stalls, which depends on how the requests' phases
-// fall), so a load above a failing one can pass again.
+// ran a pilot). The capacity is at the SLA's edge: the search probed a load above it, at most 2 ×
+// relative_tolerance above, that does not meet the SLA (its attainment or a percentile bound
+// misses), and predict at that load under that probe's ramp and warm-up misses it too. Not
+// necessarily the highest of them: a run's p99 inter-token gap is not monotone in the load (it
+// counts the decode steps a prefill chunk stalls, which depends on how the requests' phases
+// fall), so a load above a failing one can pass again, and so can the failing load under another
+// ramp (the capacity's own, a few ms shorter).
 func TestCapacityRecommendationReproduces(t *testing.T) {
 	endToEnd(t)
 	dir := filepath.Join(t.TempDir(), "sweep")
@@ -53,6 +56,10 @@ func TestCapacityRecommendationReproduces(t *testing.T) {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
 	rows := readRows(t, dir)
+	probes, err := results.ReadProbes(filepath.Join(dir, results.ProbesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
 	recs, _ := filepath.Glob(filepath.Join(dir, "recommendations", "*.yaml"))
 	if len(recs) == 0 {
 		t.Fatalf("no recommendation:\n%s", out)
@@ -97,23 +104,32 @@ func TestCapacityRecommendationReproduces(t *testing.T) {
 			t.Errorf("%s: predict gives output %v tok/s, p99 TTFT %v ms, window %v ms, %v warm-up requests; the row %+v",
 				rec, s["output_throughput_tok_s"], s["p99_ttft_ms"], s["steady_window_ms"], s["warmup_requests"], *row)
 		}
-		raised := int(math.Ceil(row.capacity * (1 + 2*0.05)))
-		missed := false
-		for c := int(row.capacity) + 1; c <= raised && !missed; c++ {
-			above := filepath.Join(t.TempDir(), "above")
-			if code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", rec, "--set", "traffic.load.concurrency="+strconv.Itoa(c),
-				"--output-dir", above); code != 0 {
-				t.Fatalf("predict %s at %d: exit %d: %s", rec, c, code, errs)
+		// The search's own verdict above the capacity reproduces: its lowest failing probe above
+		// the capacity, at most 2 × relative_tolerance above it, fails again when predict runs its
+		// load under the ramp and warm-up that probe ran under.
+		raised := row.capacity * (1 + 2*0.05)
+		var fail *results.ProbeRow
+		for i, p := range probes {
+			if p.PointID == id[1] && !p.MeetsSLA && p.Load > row.capacity && p.Load <= raised && (fail == nil || p.Load < fail.Load) {
+				fail = &probes[i]
 			}
-			missed = attainment(t, above) < 0.99 || !termsMet(t, above)
 		}
-		if !missed {
-			t.Errorf("%s: at every concurrency from %g + 1 to %d (capacity + 10 %%) the SLA is still met", rec, row.capacity, raised)
+		if fail == nil {
+			t.Errorf("%s: no probe from %g + 1 to %g (capacity + 10 %%) fails the SLA", rec, row.capacity, raised)
+			continue
 		}
-	}
-	probes := filepath.Join(dir, "probes.parquet")
-	if _, err := os.Stat(probes); err != nil {
-		t.Error(err)
+		sets := []string{"--set", "traffic.load.concurrency=" + strconv.Itoa(int(fail.Load))}
+		if fail.RampSeconds != nil && fail.WarmupSeconds != nil {
+			sets = append(sets, "--set", "traffic.load.ramp_seconds="+strconv.FormatFloat(*fail.RampSeconds, 'g', -1, 64),
+				"--set", "traffic.load.warmup_seconds="+strconv.FormatFloat(*fail.WarmupSeconds, 'g', -1, 64))
+		}
+		above := filepath.Join(t.TempDir(), "above")
+		if code, _, errs := runCLI(t, append([]string{"predict", "--stack", "dynamo", "-c", rec, "--output-dir", above}, sets...)...); code != 0 {
+			t.Fatalf("predict %s at %g: exit %d: %s", rec, fail.Load, code, errs)
+		}
+		if attainment(t, above) >= 0.99 && termsMet(t, above) {
+			t.Errorf("%s: predict at the failing probe's load %g (%v) meets the SLA", rec, fail.Load, sets)
+		}
 	}
 }
 

@@ -83,7 +83,7 @@ func TestInferenceXPlans(t *testing.T) {
 	}
 	// vLLM 0.10.2's per-sequence host time goes into its rows' timing (and their YAML), from the
 	// factors; TensorRT-LLM's rows keep the calibrated default.
-	for i, want := range map[int]float64{0: 73, 3: 73, 1: 0, 2: 0} {
+	for i, want := range map[int]float64{0: CalibratedVLLMSequenceOverheadUs, 3: CalibratedVLLMSequenceOverheadUs, 1: 0, 2: 0} {
 		p, err := PlanRow(rows[i], Options{})
 		if err != nil {
 			t.Fatal(err)
