@@ -30,7 +30,10 @@ const (
 const (
 	// DisaggWorkersNote: with neither prefill_num_workers nor decode_num_workers given (871 of
 	// the 1,053 disaggregated rows of measured_moe_calibration.csv) and Options.OneWorkerPerRole
-	// set, the row is simulated as one prefill worker and one decode worker of the given shapes. One of the two given alone is an
+	// set, the row is simulated as one prefill worker and one decode worker of the given shapes
+	// (an InferenceX row takes the deployment InferenceX's public configuration lists for it
+	// first, ixTopology, and falls back to this reading only when that does not determine one;
+	// 313 of the 871 are simulated from the configuration). One of the two given alone is an
 	// error naming the empty column, and so is a row whose concurrency one decode worker's KV
 	// pool cannot hold (see PlanRow).
 	DisaggWorkersNote = "prefill_num_workers and decode_num_workers empty: one prefill and one decode worker"
@@ -157,7 +160,11 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	moeNotes := splitMoE(&r, m)
+	topoNotes, err := ixTopology(&r, o)
+	if err != nil {
+		return nil, err
+	}
+	moeNotes := append(topoNotes, splitMoE(&r, m)...)
 	hw, err := timing.LookupHardware(r.System)
 	if err != nil {
 		return nil, err
@@ -202,6 +209,38 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	p.Config, p.Concurrency = cfg, conc
 	return p, nil
 }
+
+// ixTopology gives a disaggregated InferenceX row without worker counts the deployment
+// InferenceX's public configuration lists for it (DisaggFromInferenceX): both roles' worker
+// counts and shapes, the row's batch sizes kept, and returns the note that says so. Other rows
+// are left as they are. A row whose deployment the public record does not determine is an
+// error (its skip reason), unless o.OneWorkerPerRole asks for the one-worker reading; a row
+// whose deployment needs a feature servesweep does not simulate stays an error either way.
+func ixTopology(r *Row, o Options) ([]string, error) {
+	mode := strings.ToLower(r.Mode)
+	if mode != "disagg" && mode != "disaggregated" || r.Prefill.Workers != 0 || r.Decode.Workers != 0 || HarnessFor(*r).Name != HarnessInferenceX {
+		return nil, nil
+	}
+	t, err := DisaggFromInferenceX(*r)
+	switch {
+	case err != nil && o.OneWorkerPerRole && !strings.HasPrefix(err.Error(), UnsupportedFeature):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	pb, db := r.Prefill.BatchSize, r.Decode.BatchSize
+	r.Prefill, r.Decode = t.Prefill.Shape(), t.Decode.Shape()
+	r.Prefill.BatchSize, r.Decode.BatchSize = pb, db
+	note := fmt.Sprintf("deployment from InferenceX %s (%s at %s, in force on %s): P %v, D %v", t.Entry, ixConfigPath, shortHash(t.FromCommit),
+		r.MeasuredAt, t.Prefill, t.Decode)
+	if t.Recipe != "" {
+		note += ", recipe " + t.Recipe
+	}
+	return []string{note}, nil
+}
+
+// shortHash is a commit hash's first 9 characters.
+func shortHash(h string) string { return h[:min(len(h), 9)] }
 
 // splitMoE fills in the MoE split (moe_tp_size, moe_ep_size) of r's worker shapes for model m
 // and returns the notes of the splits it chose for the shapes r's mode uses.

@@ -1,0 +1,218 @@
+package calibrate
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// inferenceXDisaggTSV is the table of InferenceX's disaggregated deployments, written by
+// ixtopogen from the public repository's history (its header describes the columns).
+//
+//go:embed inferencex_disagg.tsv
+var inferenceXDisaggTSV string
+
+// DisaggTopology is one disaggregated deployment that InferenceX's public benchmark configuration
+// (.github/configs/nvidia-master.yaml of github.com/SemiAnalysisAI/InferenceX) listed: one
+// search-space item of an entry marked disagg: true, with the commits between which it was in
+// force.
+type DisaggTopology struct {
+	// FromCommit and FromDate (RFC 3339, the committer date) name the first version of the file
+	// that listed the item; UntilCommit and UntilDate the first later version that no longer did
+	// (empty while the newest version read lists it).
+	FromCommit, FromDate, UntilCommit, UntilDate string
+	// Entry is the configuration entry's name (e.g. dsr1-fp4-b300-dynamo-trt); ModelPrefix,
+	// Runner, Precision, Framework and Image are its fields of those names.
+	Entry, ModelPrefix, Runner, Precision, Framework, Image string
+	// ISL and OSL are the benchmark's input and output lengths.
+	ISL, OSL int
+	// SpecDecoding is the item's spec-decoding ("none" when absent; "mtp" for multi-token
+	// prediction).
+	SpecDecoding string
+	// Concurrencies are the client concurrencies the item was benchmarked at.
+	Concurrencies []int
+	// Prefill and Decode are the roles' workers.
+	Prefill, Decode TopologyRole
+	// Recipe is the serving recipe the item names (CONFIG_FILE=...; "" when none): a file of
+	// the srt-slurm repositories whose name encodes, e.g., ctx/gen worker counts, the decode
+	// batch, EPLB slots and the MTP draft length.
+	Recipe string
+}
+
+// TopologyRole is a role's workers as InferenceX's configuration gives them: Workers workers of
+// TP GPUs each, the experts split over EP of them, attention data-parallel over all TP GPUs when
+// DPAttention (each GPU holds whole attention heads of its own requests) and tensor-parallel
+// otherwise.
+type TopologyRole struct {
+	Workers, TP, EP int
+	DPAttention     bool
+}
+
+// Shape is the role as a WorkerShape: with DPAttention, attention_data TP and tensor 1, else
+// tensor TP; the experts over moe_expert EP × moe_tensor TP/EP GPUs.
+func (t TopologyRole) Shape() WorkerShape {
+	s := WorkerShape{Workers: t.Workers, Tensor: t.TP, Pipeline: 1, AttentionData: 1, MoEExpert: max(t.EP, 1), MoETensor: max(t.TP/max(t.EP, 1), 1)}
+	if t.DPAttention {
+		s.Tensor, s.AttentionData = 1, t.TP
+	}
+	return s
+}
+
+// String is "n × (TPx EPy DP-attention)".
+func (t TopologyRole) String() string {
+	dpa := ""
+	if t.DPAttention {
+		dpa = " DP-attention"
+	}
+	return fmt.Sprintf("%d × (TP%d EP%d%s)", t.Workers, t.TP, t.EP, dpa)
+}
+
+// InferenceXDisagg returns the embedded table of InferenceX's disaggregated deployments, in the
+// order of the configuration's history (each item where it first appeared). The slice is shared:
+// callers must not modify it. The error names a malformed line (the table is generated, so only
+// a hand edit causes one).
+func InferenceXDisagg() ([]DisaggTopology, error) { return loadDisagg() }
+
+var loadDisagg = sync.OnceValues(func() ([]DisaggTopology, error) { return parseDisaggTSV(inferenceXDisaggTSV) })
+
+// parseDisaggTSV reads the table's text: tab-separated lines of 23 columns, # comments.
+func parseDisaggTSV(text string) ([]DisaggTopology, error) {
+	var out []DisaggTopology
+	for i, line := range strings.Split(text, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 23 {
+			return nil, fmt.Errorf("inferencex_disagg.tsv line %d: %d columns, want 23", i+1, len(f))
+		}
+		var errs []error
+		num := func(s string) int {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			return n
+		}
+		role := func(g []string) TopologyRole {
+			return TopologyRole{Workers: num(g[0]), TP: num(g[1]), EP: num(g[2]), DPAttention: g[3] == "true"}
+		}
+		t := DisaggTopology{FromCommit: f[0], FromDate: f[1], UntilCommit: f[2], UntilDate: f[3], Entry: f[4], ModelPrefix: f[5],
+			Runner: f[6], Precision: f[7], Framework: f[8], Image: f[9], ISL: num(f[10]), OSL: num(f[11]), SpecDecoding: f[12],
+			Prefill: role(f[14:18]), Decode: role(f[18:22]), Recipe: f[22]}
+		for _, c := range strings.Split(f[13], ",") {
+			t.Concurrencies = append(t.Concurrencies, num(c))
+		}
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("inferencex_disagg.tsv line %d: %v", i+1, errs[0])
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// inForce reports whether the item was listed by the configuration in force at the end of day
+// (YYYY-MM-DD, UTC): its first version committed by then and no later version without it
+// committed by then.
+func (t DisaggTopology) inForce(day string) bool {
+	end, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return false
+	}
+	end = end.Add(24*time.Hour - time.Second)
+	from, err := time.Parse(time.RFC3339, t.FromDate)
+	if err != nil || from.After(end) {
+		return false
+	}
+	until, err := time.Parse(time.RFC3339, t.UntilDate)
+	return t.UntilDate == "" || err == nil && until.After(end)
+}
+
+// ixModelPrefixes maps a measured file's model_path to the first word of the InferenceX entry
+// names that serve it (DeepSeek-V3 rows are the same dsr1 runs, labelled by another export).
+var ixModelPrefixes = map[string]string{
+	"deepseek-ai/DeepSeek-R1": "dsr1", "deepseek-ai/DeepSeek-V3": "dsr1", "openai/gpt-oss-120b": "gptoss",
+	"moonshotai/Kimi-K2.5": "kimik2.5", "zhipuai/GLM-5": "glm5", "MiniMaxAI/MiniMax-M2.5": "minimaxm2.5",
+	"Qwen/Qwen3.5-397B-A17B": "qwen3.5",
+}
+
+// ixFrameworks maps a backend to the framework of InferenceX's disaggregated entries.
+var ixFrameworks = map[string]string{"trtllm": "dynamo-trt", "sglang": "dynamo-sglang", "vllm": "dynamo-vllm"}
+
+// ixRunner is the runner family of a system: h100_sxm → h100, gb200 → gb200.
+func ixRunner(system string) string { s, _, _ := strings.Cut(system, "_"); return s }
+
+// DisaggFromInferenceX finds the deployment InferenceX ran for r, a disaggregated row of source
+// inferencex that gives no worker counts: the items of the configuration in force at the end of
+// r.MeasuredAt whose entry serves r's model on r's GPU family with r's backend and precision, at
+// r's ISL, OSL and concurrency, and whose prefill TP and EP and decode TP agree with r's
+// prefill_tp_size, prefill_moe_ep_size and decode_tp_size where r gives them. The error, a skip
+// reason, says why the public record does not determine one deployment: no such item, items
+// that contradict the row's shape columns, several that differ (an MTP and a non-MTP item at the
+// same concurrency: the file has no speculative-decoding column), or an item that needs MTP
+// speculative decoding, which servesweep does not simulate.
+func DisaggFromInferenceX(r Row) (DisaggTopology, error) {
+	table, err := InferenceXDisagg()
+	if err != nil {
+		return DisaggTopology{}, err
+	}
+	return disaggFrom(table, r)
+}
+
+// disaggFrom is DisaggFromInferenceX over table.
+func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
+	prefix, framework := ixModelPrefixes[r.Model], ixFrameworks[r.Backend]
+	var match, consistent []DisaggTopology
+	for _, t := range table {
+		if !strings.HasPrefix(t.Entry, prefix+"-") || t.Framework != framework || t.Precision != r.Precision ||
+			!strings.HasPrefix(t.Runner, ixRunner(r.System)) || strings.HasPrefix(t.Runner, "g") != strings.HasPrefix(r.System, "g") ||
+			t.ISL != r.ISL || t.OSL != r.OSL || !slices.Contains(t.Concurrencies, r.Concurrency) || !t.inForce(r.MeasuredAt) {
+			continue
+		}
+		match = append(match, t)
+		agree := func(have, want int) bool { return have == 0 || have == want }
+		if agree(r.Prefill.Tensor, t.Prefill.TP) && agree(r.Prefill.MoEExpert, t.Prefill.EP) && agree(r.Decode.Tensor, t.Decode.TP) {
+			consistent = append(consistent, t)
+		}
+	}
+	// The reasons name the entry, not the row's values, so that validate counts rows by reason.
+	const none = "no disaggregated worker counts, and InferenceX's public configuration (" + ixConfigPath + ") "
+	switch {
+	case prefix == "" || framework == "":
+		return DisaggTopology{}, fmt.Errorf(none+"has no disaggregated entry for %s under %s", r.Model, r.Backend)
+	case len(match) == 0:
+		return DisaggTopology{}, fmt.Errorf(none + "in force on the row's date lists no deployment of its model, GPU, backend, precision, ISL/OSL and concurrency")
+	case len(consistent) == 0:
+		return DisaggTopology{}, fmt.Errorf(none+"lists a deployment for the row (%s) that contradicts its prefill_tp_size, prefill_moe_ep_size or decode_tp_size",
+			match[0].Entry)
+	}
+	t := consistent[0]
+	for _, o := range consistent[1:] {
+		if o.Prefill != t.Prefill || o.Decode != t.Decode || o.SpecDecoding != t.SpecDecoding {
+			return DisaggTopology{}, fmt.Errorf(none+"lists several deployments at the row's concurrency (%s, spec-decoding %s; %s, spec-decoding %s): "+
+				"the row does not say which ran", t.Entry, t.SpecDecoding, o.Entry, o.SpecDecoding)
+		}
+	}
+	for _, w := range []TopologyRole{t.Prefill, t.Decode} {
+		if w.TP == 1 && w.DPAttention {
+			// Some early entries (GB200 under SGLang, 2025-12) give every role tp 1, ep 1 with
+			// dp-attn: the parallel degrees lived in the launch scripts, not in the file.
+			return DisaggTopology{}, fmt.Errorf(none+"lists the row's deployment (%s) without its parallel degrees (tp 1, ep %d with dp-attn)", t.Entry, w.EP)
+		}
+	}
+	if t.SpecDecoding != "none" {
+		return DisaggTopology{}, fmt.Errorf("%s: %s speculative decoding (InferenceX's entry %s ran it)", UnsupportedFeature, strings.ToUpper(t.SpecDecoding), t.Entry)
+	}
+	return t, nil
+}
+
+// ixConfigPath is the configuration file the table comes from.
+const ixConfigPath = ".github/configs/nvidia-master.yaml"
+
+// UnsupportedFeature starts the skip reason of a row whose deployment, as the public record gives
+// it, uses an engine feature servesweep does not simulate; validate counts such rows apart.
+const UnsupportedFeature = "unsupported feature"

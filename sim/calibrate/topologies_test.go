@@ -1,0 +1,178 @@
+package calibrate
+
+import (
+	"strings"
+	"testing"
+)
+
+// The embedded table parses, and its lines say what the public configuration listed: the
+// B300 FP4 TensorRT-LLM entry of 2026-01-28 (commit d8cc89778) ran, at 1k/1k and concurrency
+// 654, one DEP2 prefill worker and one DEP8 decode worker with MTP (the file's lines 16-28 at
+// that commit, read by hand).
+func TestInferenceXDisaggTable(t *testing.T) {
+	table, err := InferenceXDisagg()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table) < 800 {
+		t.Fatalf("%d items, want the 875 of the table as generated (2026-07-02 history)", len(table))
+	}
+	var found bool
+	for _, it := range table {
+		if it.Entry == "dsr1-fp4-b300-dynamo-trt" && it.ISL == 1024 && it.OSL == 1024 && len(it.Concurrencies) == 1 && it.Concurrencies[0] == 654 &&
+			it.inForce("2026-01-28") {
+			found = true
+			want := DisaggTopology{Prefill: TopologyRole{1, 2, 2, true}, Decode: TopologyRole{1, 8, 8, true}, SpecDecoding: "mtp"}
+			if it.Prefill != want.Prefill || it.Decode != want.Decode || it.SpecDecoding != want.SpecDecoding ||
+				!strings.HasSuffix(it.Recipe, "ctx1_gen1_dep8_batch64_eplb0_mtp3.yaml") || it.Runner != "b300" || it.Precision != "fp4" {
+				t.Errorf("item %+v, want P %v, D %v, mtp, recipe ctx1_gen1_dep8_batch64_eplb0_mtp3", it, want.Prefill, want.Decode)
+			}
+		}
+		if it.Prefill.Workers < 1 || it.Decode.Workers < 1 || len(it.Concurrencies) == 0 || it.FromCommit == "" {
+			t.Errorf("item %+v: a role without workers, no concurrency or no commit", it)
+		}
+	}
+	if !found {
+		t.Error("the B300 FP4 TensorRT-LLM item at concurrency 654 of 2026-01-28 is missing")
+	}
+}
+
+// A role's shape: DP-attention spreads attention over the worker's GPUs, the experts over EP of
+// them and tensor parallelism over the rest.
+func TestTopologyRoleShape(t *testing.T) {
+	for _, tc := range []struct {
+		role TopologyRole
+		want WorkerShape
+	}{
+		{TopologyRole{5, 8, 8, true}, WorkerShape{Workers: 5, Tensor: 1, Pipeline: 1, AttentionData: 8, MoEExpert: 8, MoETensor: 1}},  // DEP8
+		{TopologyRole{2, 8, 8, false}, WorkerShape{Workers: 2, Tensor: 8, Pipeline: 1, AttentionData: 1, MoEExpert: 8, MoETensor: 1}}, // TEP8
+		{TopologyRole{1, 4, 1, false}, WorkerShape{Workers: 1, Tensor: 4, Pipeline: 1, AttentionData: 1, MoEExpert: 1, MoETensor: 4}}, // TP4
+		{TopologyRole{3, 8, 4, false}, WorkerShape{Workers: 3, Tensor: 8, Pipeline: 1, AttentionData: 1, MoEExpert: 4, MoETensor: 2}},
+	} {
+		if got := tc.role.Shape(); got != tc.want {
+			t.Errorf("%v: shape %+v, want %+v", tc.role, got, tc.want)
+		}
+	}
+}
+
+// inForce: an item is in force from the end of the day its first version was committed (UTC)
+// until the day before a version without it.
+func TestDisaggTopologyInForce(t *testing.T) {
+	it := DisaggTopology{FromDate: "2026-02-03T12:27:57-08:00", UntilDate: "2026-02-10T01:00:00+00:00"}
+	for day, want := range map[string]bool{"2026-02-02": false, "2026-02-03": true, "2026-02-09": true, "2026-02-10": false, "2026-03-01": false, "": false, "2026-2-5": false} {
+		if got := it.inForce(day); got != want {
+			t.Errorf("in force on %q: %v, want %v", day, got, want)
+		}
+	}
+	it.UntilDate = ""
+	if !it.inForce("2027-01-01") {
+		t.Error("an item the newest version lists is not in force later")
+	}
+}
+
+// DisaggFromInferenceX on hand-made tables: one deployment, an MTP one, two that differ, one
+// that contradicts the row's shape columns, one without parallel degrees, none.
+func TestDisaggFromInferenceX(t *testing.T) {
+	const head = "# comment\n"
+	line := func(entry, spec, concs, p, d string) string {
+		return strings.Join([]string{"aaaaaaaaaaaa", "2026-01-01T00:00:00Z", "", "", entry, "dsr1", "b300", "fp4", "dynamo-trt", "img", "1024", "1024",
+			spec, concs, p, d, "recipe.yaml"}, "\t") + "\n"
+	}
+	dep2, dep8, tep8, tp1 := "1\t2\t2\ttrue", "2\t8\t8\ttrue", "3\t8\t8\tfalse", "4\t1\t1\ttrue"
+	row := Row{Model: "deepseek-ai/DeepSeek-R1", System: "b300_sxm", Backend: "trtllm", Precision: "fp4", Mode: "disagg", ISL: 1024, OSL: 1024,
+		Concurrency: 64, Source: "inferencex", MeasuredAt: "2026-02-01"}
+	for _, tc := range []struct {
+		name, table string
+		row         func(*Row)
+		want        string // "" = found; else a substring of the error
+	}{
+		{"one", line("dsr1-fp4-b300-dynamo-trt", "none", "32,64", dep2, dep8), nil, ""},
+		{"mtp", line("dsr1-fp4-b300-dynamo-trt", "mtp", "64", dep2, dep8), nil, "unsupported feature: MTP speculative decoding"},
+		{"mtp or not", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8) + line("dsr1-fp4-b300-dynamo-trt", "mtp", "64", dep2, tep8), nil,
+			"several deployments at the row's concurrency"},
+		{"same twice", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8) + line("dsr1-fp4-b300-dynamo-trt", "none", "64,128", dep2, dep8), nil, ""},
+		{"contradicts", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.Decode.Tensor = 16 }, "contradicts its prefill_tp_size"},
+		{"agrees", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.Prefill.Tensor, r.Prefill.MoEExpert, r.Decode.Tensor = 2, 2, 8 }, ""},
+		{"placeholder", line("dsr1-fp4-b300-dynamo-trt", "none", "64", tp1, dep8), nil, "without its parallel degrees"},
+		{"other concurrency", line("dsr1-fp4-b300-dynamo-trt", "none", "32", dep2, dep8), nil, "lists no deployment"},
+		{"later", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.MeasuredAt = "2025-12-31" }, "lists no deployment"},
+		{"other GPU", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.System = "gb300" }, "lists no deployment"},
+		{"unknown model", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.Model = "x/y" }, "has no disaggregated entry for x/y"},
+	} {
+		table, err := parseDisaggTSV(head + tc.table)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		r := row
+		if tc.row != nil {
+			tc.row(&r)
+		}
+		got, err := disaggFrom(table, r)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want == "" && (got.Prefill != TopologyRole{1, 2, 2, true} || got.Decode != TopologyRole{2, 8, 8, true}):
+			t.Errorf("%s: P %v, D %v, want P 1 × DEP2, D 2 × DEP8", tc.name, got.Prefill, got.Decode)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// A malformed table line is an error naming the line.
+func TestParseDisaggTSVErrors(t *testing.T) {
+	for text, want := range map[string]string{
+		"# c\na\tb\n": "line 2: 2 columns, want 23",
+		"# c\n" + strings.Repeat("x\t", 10) + "notanumber\t" + strings.Repeat("1\t", 11) + "r\n": "line 2:",
+	} {
+		if _, err := parseDisaggTSV(text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", text, err, want)
+		}
+	}
+}
+
+// FuzzParseDisaggTSV: any text parses or is refused without a panic, and every item parsed has
+// its 4 role fields and at least one concurrency.
+func FuzzParseDisaggTSV(f *testing.F) {
+	f.Add(inferenceXDisaggTSV[:min(len(inferenceXDisaggTSV), 4000)])
+	f.Add("# c\n\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		items, err := parseDisaggTSV(text)
+		if err != nil {
+			return
+		}
+		for _, it := range items {
+			if len(it.Concurrencies) == 0 {
+				t.Fatalf("item without concurrencies: %+v", it)
+			}
+		}
+	})
+}
+
+// PlanRow gives a disaggregated InferenceX row without worker counts the deployment of the
+// embedded table: B300 FP4 TensorRT-LLM at 1k/1k and concurrency 110 on 2026-01-28 ran one DEP2
+// prefill worker and five TEP8 decode workers without MTP (the item of recipe
+// ctx1_gen5_tep8_batch64_eplb0_mtp0); with the one-worker reading asked for it still does.
+func TestPlanRowTopologyFromInferenceX(t *testing.T) {
+	r := Row{Line: 7, Model: "deepseek-ai/DeepSeek-R1", System: "b300_sxm", Backend: "trtllm", Precision: "fp4", Mode: "disagg", ISL: 1024, OSL: 1024,
+		Concurrency: 110, Source: "inferencex", MeasuredAt: "2026-01-28", Prefill: WorkerShape{Tensor: 2, MoEExpert: 2}, Decode: WorkerShape{Tensor: 8}}
+	for _, one := range []bool{false, true} {
+		p, err := PlanRow(r, Options{OneWorkerPerRole: one})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pre, dec := p.Config.Engine.Workers.Prefill.Parallelism, p.Config.Engine.Workers.Decode.Parallelism
+		if pre.Replicas != 1 || pre.Tensor != 1 || pre.AttentionData != 2 || pre.MoeExpert != 2 ||
+			dec.Replicas != 5 || dec.Tensor != 8 || dec.AttentionData != 1 || dec.MoeExpert != 8 {
+			t.Errorf("one-worker reading %v: prefill %+v, decode %+v; want 1 × DEP2 and 5 × TEP8", one, pre, dec)
+		}
+		if !strings.Contains(strings.Join(p.Notes, "\n"), "deployment from InferenceX dsr1-fp4-b300-dynamo-trt") {
+			t.Errorf("notes %q name no InferenceX deployment", p.Notes)
+		}
+	}
+	// At concurrency 60 the same file lists an MTP deployment too: the row does not say which ran.
+	r.Concurrency = 60
+	if _, err := PlanRow(r, Options{}); err == nil || !strings.Contains(err.Error(), "several deployments") {
+		t.Errorf("concurrency 60: %v, want the ambiguity named", err)
+	}
+}
