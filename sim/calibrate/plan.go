@@ -19,8 +19,8 @@ const (
 	MaxBatchedTokens = 8192
 	// RDMAGBps is the KV-transfer bandwidth per GPU between prefill and decode workers on
 	// different nodes, in decimal GB/s: one 400 Gb/s NIC (ConnectX-7 NDR) per GPU, as HGX
-	// H100/B200 systems have. GB200 NVL72 racks transfer over NVLink instead
-	// (Hardware.LinkGBps).
+	// H100/B200 systems have. GB200 and GB300 NVL72 racks transfer over NVLink instead
+	// (Hardware.LinkGBps): their 72 GPUs share one NVLink domain.
 	RDMAGBps = 50.0
 )
 
@@ -142,7 +142,7 @@ const NoWorkerCounts = "disagg row needs prefill_num_workers and decode_num_work
 // k > 1 of batch_size the deployment is taken to have k replicas (docs/validation.md's reading), else
 // one. An empty concurrency means batch_size. Disaggregated rows use prefill_* and decode_*
 // (replicas = *_num_workers, running limit per attention-DP rank = *_batch_size) and transfer KV
-// at RDMAGBps per GPU (NVLink on gb200); an empty concurrency means decode_batch_size ×
+// at RDMAGBps per GPU (NVLink on gb200 and gb300); an empty concurrency means decode_batch_size ×
 // decode_attention_dp_size × decode_num_workers. Empty worker counts and batch sizes follow
 // DisaggWorkersNote, PrefillBatchNote and DecodeBatchNote, each noted in Plan.Notes.
 //
@@ -349,7 +349,7 @@ func (p *Plan) disaggregated(cfg *config.Config, r Row, hw timing.Hardware, bs i
 	cfg.Engine.Workers.Prefill = role(ps, ps.Workers, pb, bs, mf, o.ForwardModel)
 	cfg.Engine.Workers.Decode = role(ds, ds.Workers, db, bs, mf, o.ForwardModel)
 	gbps := RDMAGBps
-	if hw.ID == "gb200" {
+	if hw.ID == "gb200" || hw.ID == "gb300" {
 		gbps = hw.LinkGBps
 	}
 	latency := o.Factors.KVTransferLatencyMs
