@@ -127,7 +127,8 @@ an error, a failed run without any simulated row included, nothing is printed on
 	f.IntVar(&opts.Explain, "explain", 0, "print the prediction config (YAML for predict -c) that simulates the row on this CSV line "+
 		"(the header is line 1) as it was benchmarked, with its notes, and exit")
 	f.BoolVar(&opts.OneWorkerPerRole, "assume-one-worker-per-role", false, "simulate a disaggregated row that gives no worker counts "+
-		"as one prefill and one decode worker (noted per row) instead of skipping it")
+		"as one prefill and one decode worker (noted per row) instead of skipping it; an InferenceX row only where InferenceX's public "+
+		"configuration lists no deployment for it")
 	f.IntVar(&opts.FitEvaluations, "fit-evaluations", 120, "most full validations per fit (--fit, and each fold of --holdout-by), >= 2")
 	addFormatFlag(cmd, &opts.Format, "per-row, per-group and overall accuracy tables")
 	addSystemsDirFlag(cmd, &opts.SystemsDir)

@@ -3,6 +3,8 @@ package calibrate
 import (
 	"errors"
 	"fmt"
+	"path"
+	"strconv"
 	"strings"
 
 	"github.com/servesweep/servesweep/sim"
@@ -221,12 +223,24 @@ func ixTopology(r *Row, o Options) ([]string, error) {
 	if mode != "disagg" && mode != "disaggregated" || r.Prefill.Workers != 0 || r.Decode.Workers != 0 || HarnessFor(*r).Name != HarnessInferenceX {
 		return nil, nil
 	}
+	if _, ok := ixFrameworks[strings.ToLower(strings.TrimSpace(r.Backend))]; !ok {
+		return nil, nil // PlanRow names the backend
+	}
 	t, err := DisaggFromInferenceX(*r)
 	switch {
-	case err != nil && o.OneWorkerPerRole && !strings.HasPrefix(err.Error(), UnsupportedFeature):
-		return nil, nil
+	case err != nil && o.OneWorkerPerRole && strings.Contains(err.Error(), NoIXDeployment):
+		// The record is silent about the row: the one-worker reading, asked for, says so.
+		return []string{"InferenceX's public configuration lists no deployment for the row"}, nil
 	case err != nil:
 		return nil, err
+	}
+	if m, err := timing.ResolveModel(r.Model); err == nil && m.MoE != nil {
+		for _, w := range []TopologyRole{t.Prefill, t.Decode} {
+			if w.EP > 1 && m.MoE.Experts%w.EP != 0 {
+				return nil, fmt.Errorf("%s: expert parallelism over %d GPUs, which does not divide %s's %d experts (InferenceX's entry %s; "+
+					"the deployment places redundant experts)", UnsupportedFeature, w.EP, r.Model, m.MoE.Experts, t.Entry)
+			}
+		}
 	}
 	pb, db := r.Prefill.BatchSize, r.Decode.BatchSize
 	r.Prefill, r.Decode = t.Prefill.Shape(), t.Decode.Shape()
@@ -236,7 +250,28 @@ func ixTopology(r *Row, o Options) ([]string, error) {
 	if t.Recipe != "" {
 		note += ", recipe " + t.Recipe
 	}
-	return []string{note}, nil
+	notes := []string{note}
+	if n := recipeBatch(t.Recipe); n > 0 && db == 0 {
+		// The recipe's name gives the decode workers' batch limit per attention-DP rank (e.g.
+		// ctx1_gen5_tep8_batch64): requests beyond it wait, as they did in the benchmark.
+		r.Decode.BatchSize = n
+		notes = append(notes, fmt.Sprintf("decode_batch_size empty: %d per rank, from the recipe's name", n))
+	}
+	return notes, nil
+}
+
+// recipeBatch is the N of a recipe file name's "_batchN_" part (0 when it has none).
+func recipeBatch(recipe string) int {
+	_, after, ok := strings.Cut(path.Base(recipe), "_batch")
+	if !ok {
+		return 0
+	}
+	digits, _, _ := strings.Cut(after, "_")
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 1 {
+		return 0
+	}
+	return n
 }
 
 // shortHash is a commit hash's first 9 characters.

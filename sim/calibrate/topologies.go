@@ -165,7 +165,18 @@ func DisaggFromInferenceX(r Row) (DisaggTopology, error) {
 
 // disaggFrom is DisaggFromInferenceX over table.
 func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
-	prefix, framework := ixModelPrefixes[r.Model], ixFrameworks[r.Backend]
+	if _, err := time.Parse(time.DateOnly, strings.TrimSpace(r.MeasuredAt)); err != nil {
+		return DisaggTopology{}, fmt.Errorf("no disaggregated worker counts, and measured_at %q is not a date (YYYY-MM-DD): "+
+			"the deployment InferenceX's public configuration listed on it cannot be found", r.MeasuredAt)
+	}
+	r.MeasuredAt = strings.TrimSpace(r.MeasuredAt)
+	r.System, r.Precision = strings.ToLower(strings.TrimSpace(r.System)), strings.ToLower(strings.TrimSpace(r.Precision))
+	prefix, framework := "", ixFrameworks[strings.ToLower(strings.TrimSpace(r.Backend))]
+	for m, p := range ixModelPrefixes {
+		if strings.EqualFold(m, strings.TrimSpace(r.Model)) {
+			prefix = p
+		}
+	}
 	var match, consistent []DisaggTopology
 	for _, t := range table {
 		if !strings.HasPrefix(t.Entry, prefix+"-") || t.Framework != framework || t.Precision != r.Precision ||
@@ -183,18 +194,29 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 	const none = "no disaggregated worker counts, and InferenceX's public configuration (" + ixConfigPath + ") "
 	switch {
 	case prefix == "" || framework == "":
-		return DisaggTopology{}, fmt.Errorf(none+"has no disaggregated entry for %s under %s", r.Model, r.Backend)
+		return DisaggTopology{}, fmt.Errorf(none+NoIXDeployment+" for %s under %s (it has no disaggregated entry for them)", r.Model, r.Backend)
 	case len(match) == 0:
-		return DisaggTopology{}, fmt.Errorf(none + "in force on the row's date lists no deployment of its model, GPU, backend, precision, ISL/OSL and concurrency")
+		return DisaggTopology{}, fmt.Errorf(none + "in force on the row's date (end of day, UTC) " + NoIXDeployment + " of its model, GPU, backend, precision, ISL/OSL and concurrency")
 	case len(consistent) == 0:
 		return DisaggTopology{}, fmt.Errorf(none+"lists a deployment for the row (%s) that contradicts its prefill_tp_size, prefill_moe_ep_size or decode_tp_size",
 			match[0].Entry)
 	}
 	t := consistent[0]
+	allMTP := true
+	for _, o := range consistent {
+		allMTP = allMTP && o.SpecDecoding != "none"
+	}
 	for _, o := range consistent[1:] {
-		if o.Prefill != t.Prefill || o.Decode != t.Decode || o.SpecDecoding != t.SpecDecoding {
-			return DisaggTopology{}, fmt.Errorf(none+"lists several deployments at the row's concurrency (%s, spec-decoding %s; %s, spec-decoding %s): "+
-				"the row does not say which ran", t.Entry, t.SpecDecoding, o.Entry, o.SpecDecoding)
+		switch {
+		case o.Prefill == t.Prefill && o.Decode == t.Decode && o.SpecDecoding == t.SpecDecoding:
+		case allMTP:
+			// Every candidate needs MTP: the row is unsupported whichever ran.
+		case o.SpecDecoding != t.SpecDecoding:
+			return DisaggTopology{}, fmt.Errorf(none+"lists an MTP and a non-MTP deployment at the row's concurrency (%s): "+
+				"the file has no speculative-decoding column to say which ran", t.Entry)
+		default:
+			return DisaggTopology{}, fmt.Errorf(none+"lists deployments of different shapes at the row's concurrency (%s: P %v, D %v; %s: P %v, D %v): "+
+				"the row does not say which ran", t.Entry, t.Prefill, t.Decode, o.Entry, o.Prefill, o.Decode)
 		}
 	}
 	for _, w := range []TopologyRole{t.Prefill, t.Decode} {
@@ -209,6 +231,11 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 	}
 	return t, nil
 }
+
+// NoIXDeployment is in the skip reason of a disaggregated InferenceX row for which the public
+// configuration lists no deployment at all (or none for its model and backend): the only case in
+// which Options.OneWorkerPerRole may read the row as one worker per role.
+const NoIXDeployment = "lists no deployment"
 
 // ixConfigPath is the configuration file the table comes from.
 const ixConfigPath = ".github/configs/nvidia-master.yaml"

@@ -89,7 +89,16 @@ func TestDisaggFromInferenceX(t *testing.T) {
 		{"one", line("dsr1-fp4-b300-dynamo-trt", "none", "32,64", dep2, dep8), nil, ""},
 		{"mtp", line("dsr1-fp4-b300-dynamo-trt", "mtp", "64", dep2, dep8), nil, "unsupported feature: MTP speculative decoding"},
 		{"mtp or not", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8) + line("dsr1-fp4-b300-dynamo-trt", "mtp", "64", dep2, tep8), nil,
-			"several deployments at the row's concurrency"},
+			"an MTP and a non-MTP deployment"},
+		{"two MTP", line("dsr1-fp4-b300-dynamo-trt", "mtp", "64", dep2, dep8) + line("dsr1-fp4-b300-dynamo-trt", "mtp", "64", dep2, tep8), nil,
+			"unsupported feature: MTP speculative decoding"},
+		{"two shapes", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8) + line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, tep8), nil,
+			"deployments of different shapes at the row's concurrency (dsr1-fp4-b300-dynamo-trt: P 1 × (TP2 EP2 DP-attention), D 2 × (TP8 EP8 DP-attention)"},
+		{"case", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) {
+			r.Model, r.System, r.Backend, r.Precision = "DeepSeek-AI/deepseek-r1", "B300_SXM", " TRTLLM", "FP4"
+		}, ""},
+		{"bad date", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.MeasuredAt = "2026-2-5" }, `measured_at "2026-2-5" is not a date`},
+		{"no date", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.MeasuredAt = "" }, `measured_at "" is not a date`},
 		{"same twice", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8) + line("dsr1-fp4-b300-dynamo-trt", "none", "64,128", dep2, dep8), nil, ""},
 		{"contradicts", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.Decode.Tensor = 16 }, "contradicts its prefill_tp_size"},
 		{"agrees", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.Prefill.Tensor, r.Prefill.MoEExpert, r.Decode.Tensor = 2, 2, 8 }, ""},
@@ -97,7 +106,7 @@ func TestDisaggFromInferenceX(t *testing.T) {
 		{"other concurrency", line("dsr1-fp4-b300-dynamo-trt", "none", "32", dep2, dep8), nil, "lists no deployment"},
 		{"later", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.MeasuredAt = "2025-12-31" }, "lists no deployment"},
 		{"other GPU", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.System = "gb300" }, "lists no deployment"},
-		{"unknown model", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.Model = "x/y" }, "has no disaggregated entry for x/y"},
+		{"unknown model", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.Model = "x/y" }, "lists no deployment for x/y under trtllm"},
 	} {
 		table, err := parseDisaggTSV(head + tc.table)
 		if err != nil {
@@ -170,9 +179,58 @@ func TestPlanRowTopologyFromInferenceX(t *testing.T) {
 			t.Errorf("notes %q name no InferenceX deployment", p.Notes)
 		}
 	}
-	// At concurrency 60 the same file lists an MTP deployment too: the row does not say which ran.
+	// The recipe's name gives the decode batch limit per rank.
+	p, err := PlanRow(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Config.Engine.Workers.Decode.Scheduler.MaxSequences; got != 64 {
+		t.Errorf("decode max_sequences %d, want the recipe's batch64", got)
+	}
+	// At concurrency 60 the same file lists an MTP deployment too: the row does not say which ran,
+	// and the one-worker reading does not paper over it.
 	r.Concurrency = 60
-	if _, err := PlanRow(r, Options{}); err == nil || !strings.Contains(err.Error(), "several deployments") {
-		t.Errorf("concurrency 60: %v, want the ambiguity named", err)
+	for _, one := range []bool{false, true} {
+		if _, err := PlanRow(r, Options{OneWorkerPerRole: one}); err == nil || !strings.Contains(err.Error(), "an MTP and a non-MTP deployment") {
+			t.Errorf("concurrency 60, one-worker reading %v: %v, want the ambiguity named", one, err)
+		}
+	}
+	// At a concurrency the file never listed, the one-worker reading applies when asked for, and
+	// says why.
+	r.Concurrency = 3
+	if _, err := PlanRow(r, Options{}); err == nil || !strings.Contains(err.Error(), NoIXDeployment) {
+		t.Errorf("concurrency 3: %v, want %q", err, NoIXDeployment)
+	}
+	p, err = PlanRow(r, Options{OneWorkerPerRole: true})
+	if err != nil || p.Config.Engine.Workers.Decode.Parallelism.Replicas != 1 ||
+		!strings.Contains(strings.Join(p.Notes, "\n"), "lists no deployment for the row") {
+		t.Errorf("concurrency 3 with the one-worker reading: %v, notes %v", err, p)
+	}
+}
+
+// recipeBatch reads the batch of a recipe's file name.
+func TestRecipeBatch(t *testing.T) {
+	for recipe, want := range map[string]int{
+		"recipes/trtllm/b300-fp4/1k1k/stp/ctx1_gen5_tep8_batch64_eplb0_mtp0.yaml": 64,
+		"recipes/x/ctx3_gen1_dep8_batch1024_eplb0_mtp0_12.yaml":                   1024,
+		"recipes/b200-fp4/1k1k/stp/low-latency-dep4-1p-tep8-5d.yaml":              0,
+		"recipes/batch64/ctx1.yaml":                                               0, "a_batchx_b.yaml": 0, "": 0, "a_batch0_b": 0,
+	} {
+		if got := recipeBatch(recipe); got != want {
+			t.Errorf("recipeBatch(%q) = %d, want %d", recipe, got, want)
+		}
+	}
+}
+
+// A deployment whose expert parallelism does not divide the model's experts (redundant experts
+// placed by EPLB) is an unsupported feature, named, not a shape error blamed on the row's columns:
+// GB200 FP4 SGLang at 8k/1k and concurrency 512 on 2026-03-01 ran six TP4 prefill workers and
+// one DEP48 decode worker.
+func TestPlanRowRedundantExperts(t *testing.T) {
+	r := Row{Model: "deepseek-ai/DeepSeek-R1", System: "gb200", Backend: "sglang", Precision: "fp4", Mode: "disagg", ISL: 8192, OSL: 1024,
+		Concurrency: 512, Source: "inferencex", MeasuredAt: "2026-03-01"}
+	_, err := PlanRow(r, Options{OneWorkerPerRole: true})
+	if err == nil || !strings.Contains(err.Error(), "unsupported feature: expert parallelism over 48 GPUs, which does not divide deepseek-ai/DeepSeek-R1's 256 experts") {
+		t.Errorf("error %v, want the redundant experts named as an unsupported feature", err)
 	}
 }
