@@ -73,7 +73,7 @@ func CalibratedOpLevelFactors() Factors {
 func PriorFactors() Factors {
 	shipped := timing.CalibratedEfficiency()
 	return Factors{
-		Efficiency: timing.Efficiency{GEMM: 0.6, ExpertGEMM: shipped.ExpertGEMM, Attention: 0.5, Memory: shipped.Memory, QuantizedGEMM: 0.8, QuantizedMemory: 1, FP4Memory: shipped.FP4Memory, Link: 0.7,
+		Efficiency: timing.Efficiency{GEMM: 0.6, ExpertGEMM: shipped.ExpertGEMM, Attention: 0.5, Memory: shipped.Memory, QuantizedGEMM: 0.8, QuantizedMemory: 1, FP4Memory: shipped.FP4Memory, Link: 0.7, AllToAllLatencyUs: shipped.AllToAllLatencyUs,
 			LinkLatencyUs: shipped.LinkLatencyUs, LayerOverheadUs: 20, MoELayerOverheadUs: 20, PassOverheadMs: 0.5, SequenceOverheadUs: 20},
 		FrontendMs:             50,
 		VLLMSequenceOverheadUs: 20,
@@ -91,9 +91,9 @@ type param struct {
 }
 
 // params are the factors Fit tunes. ExpertGEMM, Memory, FP4Memory, LinkLatencyUs,
-// QuantizedMemory and MoELayerOverheadUs are not among them: the first four come from kernel
-// measurements (timing.CalibratedEfficiency), the fifth is fixed at 1, the sixth is chosen on the
-// MoE file leaving one GPU out. Memory stays out because the deployment rows cannot tell it apart from
+// AllToAllLatencyUs, QuantizedMemory and MoELayerOverheadUs are not among them: the first five
+// come from kernel measurements (timing.CalibratedEfficiency), the sixth is fixed at 1, the
+// seventh is chosen on the MoE file leaving one GPU out. Memory stays out because the deployment rows cannot tell it apart from
 // the per-pass and per-layer times (a decode step is their sum plus bytes / bandwidth): fitted,
 // it drifted to 0.62 in every leave-one-GPU-out fold and the other folds' TPOT went wrong with
 // it.

@@ -47,6 +47,17 @@ package timing
 // all-reduces against a measured mean TTFT of 301 ms); shipped at 0.32 with the rest refitted,
 // the left-out TTFT MAPE rose to 31.5 %. Link stays fitted.
 //
+// AllToAllLatencyUs (10.9 µs) is not fitted on any deployment either: it is the median latency
+// of an 8 KiB all-to-all in NCCL's alltoall measurements of the op database (h100_sxm, h200_sxm,
+// b200_sxm, gb200, b300_sxm and gb300 at 2, 4 and 8 GPUs, 16 series; interquartile range 8.0–11.3
+// µs; TestAllToAllFromTheOpDatabase recomputes it), the fixed cost of each dispatch and combine of
+// an expert-parallel MoE layer. Before, those took the all-reduce's latency. On the MoE file's
+// 846 simulated InferenceX rows (2026-12-03) it moved TTFT MAPE from 96.6 % to 95.7 %, TPOT from
+// 26.5 % (median 18.9 %) to 25.5 % (16.6 %) and the decision regret from 57.4 % to 55.6 %. The
+// same tables' bandwidth on 8 MiB all-to-alls (0.21 of the one-way link) is not taken: with it
+// as well, TPOT went to 24.3 % and the regret to 49.9 %, but prefill's all-to-alls, far larger,
+// priced the TTFT MAPE up to 129 %; the bytes move at Link, as the all-reduces' do.
+//
 // Memory (0.79) is not fitted on any deployment, and prices only GPUs the op database does not
 // measure (the others stream at their own Hardware.StreamingFraction, 0.76–0.84): it is the
 // median achieved fraction of HBM bandwidth of the weight-streaming GEMMs in AIConfigurator's
@@ -102,6 +113,7 @@ func CalibratedEfficiency() Efficiency {
 		FP4Memory:          0.85,
 		Link:               0.54,
 		LinkLatencyUs:      4.8,
+		AllToAllLatencyUs:  10.9,
 		LayerOverheadUs:    49,
 		MoELayerOverheadUs: 15,
 		PassOverheadMs:     0.33,

@@ -242,3 +242,47 @@ func TestLinkLatencyFromTheOpDatabase(t *testing.T) {
 		t.Errorf("the op database's median small all-reduce latency is %.2f µs, more than 0.3 µs from the shipped LinkLatencyUs %g", a, want)
 	}
 }
+
+// TestAllToAllFromTheOpDatabase derives CalibratedEfficiency's AllToAllLatencyUs from NCCL's
+// alltoall measurements in the op database (not from any deployment),
+// on h100_sxm, h200_sxm, b200_sxm, gb200, b300_sxm and gb300 at 2, 4 and 8 GPUs where measured
+// (16 series today): the median latency of an 8 KiB all-to-all; the shipped value must stay
+// within 0.3 µs of it. It logs the median of (n−1)/n · 8 MiB / (latency − that series' 8 KiB
+// latency) / LinkGBps too, the share of the one-way link an 8 MiB all-to-all reaches (the size
+// of a decode pass's dispatch of 64 tokens per rank to 8 of DeepSeek-R1's 256 experts, 64 × 8 ×
+// 7,168 × 2 bytes = 7 MiB), which is not shipped (CalibratedEfficiency says why). Skips without
+// ../shared.
+func TestAllToAllFromTheOpDatabase(t *testing.T) {
+	db := openDB(t)
+	const small, large = 8 << 10, 8 << 20
+	var alphas, links []float64
+	for _, gpu := range kernelGPUs {
+		hw, err := LookupHardware(gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, gpus := range []int{2, 4, 8} {
+			c, err := db.NCCL(gpu, "", "alltoall", "half", gpus)
+			var missing *opdb.MissingError
+			if errors.As(err, &missing) {
+				continue // the GB200 and GB300 tables stop at 4 GPUs
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			a := c.Latency(small) * 1000
+			n := float64(gpus)
+			alphas = append(alphas, a)
+			links = append(links, (n-1)/n*large/((c.Latency(large)*1000-a)*1e-6)/(hw.LinkGBps*1e9))
+		}
+	}
+	if len(alphas) < 16 {
+		t.Fatalf("%d NCCL alltoall series, want 16 (today's database)", len(alphas))
+	}
+	a, aq1, aq3 := medianIQR(alphas)
+	l, lq1, lq3 := medianIQR(links)
+	t.Logf("8 KiB all-to-all latency median %.2f µs (IQR %.1f–%.1f); 8 MiB all-to-all at %.3f of the one-way link (IQR %.2f–%.2f)", a, aq1, aq3, l, lq1, lq3)
+	eff := CalibratedEfficiency()
+	if math.Abs(a-eff.AllToAllLatencyUs) > 0.3 {
+		t.Errorf("the op database's median small all-to-all latency is %.2f µs, more than 0.3 µs from the shipped AllToAllLatencyUs %g", a, eff.AllToAllLatencyUs)
+	}
+}

@@ -77,6 +77,11 @@ type Efficiency struct {
 	// LinkLatencyUs is the fixed latency of one collective (an all-reduce or a pipeline-stage
 	// send) in µs, >= 0.
 	LinkLatencyUs float64
+	// AllToAllLatencyUs is the fixed latency in µs of one all-to-all of an expert-parallel MoE
+	// layer (the dispatch of tokens to their experts' GPUs, or the combine back), >= 0; its bytes
+	// move at Link. Each GPU exchanges a message with every other, so its latency is about
+	// twice an all-reduce's.
+	AllToAllLatencyUs float64
 	// LayerOverheadUs is the fixed GPU time per transformer layer per pass in µs: the chain of
 	// small latency-bound kernels every GPU runs once per layer whatever its share of the
 	// weights (norms, rotary embedding, activation, residual adds, and their launch gaps).
@@ -122,7 +127,7 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"LinkLatencyUs", e.LinkLatencyUs}, {"LayerOverheadUs", e.LayerOverheadUs}, {"MoELayerOverheadUs", e.MoELayerOverheadUs},
+	}{{"LinkLatencyUs", e.LinkLatencyUs}, {"AllToAllLatencyUs", e.AllToAllLatencyUs}, {"LayerOverheadUs", e.LayerOverheadUs}, {"MoELayerOverheadUs", e.MoELayerOverheadUs},
 		{"PassOverheadMs", e.PassOverheadMs},
 		{"SequenceOverheadUs", e.SequenceOverheadUs}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
@@ -250,6 +255,7 @@ type rooflineRates struct {
 	expertGEMM            float64 // FLOP/ms of the routed experts' grouped GEMMs (t·p GPUs)
 	quantMem              float64 // QuantizedMemory for FP8/FP4 weights (× FP4Memory for FP4 on FP4 tensor cores), else 1
 	alphaMs               float64 // LinkLatencyUs in ms
+	a2aAlphaMs            float64 // AllToAllLatencyUs in ms
 }
 
 // NewRoofline precomputes the Roofline of model m with precisions prec on GPUs hw in shape s.
@@ -288,6 +294,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	rt.attn = t * p * hw.PeakTFLOPS(prec.KVCache) * tflopsToFlopPerMs * eff.Attention
 	rt.mem = hw.MemoryTBps * tbpsToBytesPerMs * hw.streamingFraction(eff)
 	rt.link = hw.LinkGBps * gbpsToBytesPerMs * eff.Link
+	rt.a2aAlphaMs = eff.AllToAllLatencyUs / 1000
 	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.GEMM
 	r := &Roofline{
 		gemmMsPerToken:  2 * m.LinearParams() / rt.gemm,
@@ -335,7 +342,8 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 //	collectives    per attention (every layer) and dense MLP (every dense layer) one all-reduce
 //	               over t when t > 1; per MoE layer a dispatch and a combine of each token's
 //	               hidden state to its k experts when me > 1 (all-to-all, (me−1)/me of it leaves
-//	               the GPU; each of an attention group's t GPUs sends its 1/t of the tokens) and
+//	               the GPU; each of an attention group's t GPUs sends its 1/t of the tokens; each
+//	               costs AllToAllLatencyUs plus its bytes at Link) and
 //	               an all-reduce of the d·T tokens over mt when mt > 1 (attention-DP ranks are
 //	               taken as equally loaded, as engines pad them to the largest batch)
 //	attention      MLA: 2·H·(qk_nope + qk_rope + v) FLOPs per (query, key) pair and layer (keys
@@ -374,7 +382,7 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 		if me > 1 {
 			// The t GPUs of an attention group hold the same tokens after its all-reduce; each
 			// dispatches (and gets back) its 1/t share.
-			r.moe.commMs += 2 * Lmoe * rt.alphaMs
+			r.moe.commMs += 2 * Lmoe * rt.a2aAlphaMs
 			r.moe.commMsPerToken += 2 * Lmoe * float64(e.TopK) * float64(me-1) / float64(me) * tokenBytes / t / rt.link
 		}
 		if mt > 1 {
