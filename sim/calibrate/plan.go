@@ -226,6 +226,15 @@ func ixTopology(r *Row, o Options) ([]string, error) {
 	if _, ok := ixFrameworks[strings.ToLower(strings.TrimSpace(r.Backend))]; !ok {
 		return nil, nil // PlanRow names the backend
 	}
+	// The lookup matches the precision column; the simulation runs gemm_quant_mode's format.
+	if r.GEMMQuant != "" {
+		q, errQ := timing.ParsePrecision(r.GEMMQuant)
+		w, errW := timing.ParsePrecision(r.Precision)
+		if errQ == nil && errW == nil && q != w {
+			return nil, fmt.Errorf("no disaggregated worker counts, and precision %q and gemm_quant_mode %q name different weight formats: "+
+				"the deployment InferenceX ran cannot be matched", r.Precision, r.GEMMQuant)
+		}
+	}
 	t, err := DisaggFromInferenceX(*r)
 	switch {
 	case err != nil && o.OneWorkerPerRole && strings.Contains(err.Error(), NoIXDeployment):

@@ -179,6 +179,16 @@ func TestPlanRowTopologyFromInferenceX(t *testing.T) {
 			t.Errorf("notes %q name no InferenceX deployment", p.Notes)
 		}
 	}
+	// gemm_quant_mode nvfp4 is the precision fp4; fp8 is another format, and the row says two things.
+	r.GEMMQuant = "nvfp4"
+	if _, err := PlanRow(r, Options{}); err != nil {
+		t.Errorf("gemm_quant_mode nvfp4 with precision fp4: %v", err)
+	}
+	r.GEMMQuant = "fp8"
+	if _, err := PlanRow(r, Options{}); err == nil || !strings.Contains(err.Error(), `precision "fp4" and gemm_quant_mode "fp8" name different weight formats`) {
+		t.Errorf("gemm_quant_mode fp8 with precision fp4: %v, want the disagreement named", err)
+	}
+	r.GEMMQuant = ""
 	// The recipe's name gives the decode batch limit per rank.
 	p, err := PlanRow(r, Options{})
 	if err != nil {
