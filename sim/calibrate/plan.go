@@ -162,7 +162,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	topoNotes, err := ixTopology(&r, o)
+	topoNotes, err := ixTopology(&r, m, o)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 // are left as they are. A row whose deployment the public record does not determine is an
 // error (its skip reason), unless o.OneWorkerPerRole asks for the one-worker reading; a row
 // whose deployment needs a feature servesweep does not simulate stays an error either way.
-func ixTopology(r *Row, o Options) ([]string, error) {
+func ixTopology(r *Row, m timing.ModelSpec, o Options) ([]string, error) {
 	mode := strings.ToLower(r.Mode)
 	if mode != "disagg" && mode != "disaggregated" || r.Prefill.Workers != 0 || r.Decode.Workers != 0 || HarnessFor(*r).Name != HarnessInferenceX {
 		return nil, nil
@@ -237,13 +237,13 @@ func ixTopology(r *Row, o Options) ([]string, error) {
 	}
 	t, err := DisaggFromInferenceX(*r)
 	switch {
-	case err != nil && o.OneWorkerPerRole && strings.Contains(err.Error(), NoIXDeployment):
+	case err != nil && o.OneWorkerPerRole && errors.Is(err, errNoIXDeployment):
 		// The record is silent about the row: the one-worker reading, asked for, says so.
 		return []string{"InferenceX's public configuration lists no deployment for the row"}, nil
 	case err != nil:
 		return nil, err
 	}
-	if m, err := timing.ResolveModel(r.Model); err == nil && m.MoE != nil {
+	if m.MoE != nil {
 		for _, w := range []TopologyRole{t.Prefill, t.Decode} {
 			if w.EP > 1 && m.MoE.Experts%w.EP != 0 {
 				return nil, fmt.Errorf("%s: expert parallelism over %d GPUs, which does not divide %s's %d experts (InferenceX's entry %s; "+

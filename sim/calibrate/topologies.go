@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -41,6 +42,8 @@ type DisaggTopology struct {
 	// the srt-slurm repositories whose name encodes, e.g., ctx/gen worker counts, the decode
 	// batch, EPLB slots and the MTP draft length.
 	Recipe string
+	// from and until are FromDate and UntilDate parsed (until zero while in force).
+	from, until time.Time
 }
 
 // TopologyRole is a role's workers as InferenceX's configuration gives them: Workers workers of
@@ -107,6 +110,15 @@ func parseDisaggTSV(text string) ([]DisaggTopology, error) {
 		for _, c := range strings.Split(f[13], ",") {
 			t.Concurrencies = append(t.Concurrencies, num(c))
 		}
+		var err error
+		if t.from, err = time.Parse(time.RFC3339, t.FromDate); err != nil {
+			errs = append(errs, err)
+		}
+		if t.UntilDate != "" {
+			if t.until, err = time.Parse(time.RFC3339, t.UntilDate); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("inferencex_disagg.tsv line %d: %v", i+1, errs[0])
 		}
@@ -117,19 +129,14 @@ func parseDisaggTSV(text string) ([]DisaggTopology, error) {
 
 // inForce reports whether the item was listed by the configuration in force at the end of day
 // (YYYY-MM-DD, UTC): its first version committed by then and no later version without it
-// committed by then.
+// committed by then. A day that is not a date is in no item's force.
 func (t DisaggTopology) inForce(day string) bool {
 	end, err := time.Parse(time.DateOnly, day)
 	if err != nil {
 		return false
 	}
 	end = end.Add(24*time.Hour - time.Second)
-	from, err := time.Parse(time.RFC3339, t.FromDate)
-	if err != nil || from.After(end) {
-		return false
-	}
-	until, err := time.Parse(time.RFC3339, t.UntilDate)
-	return t.UntilDate == "" || err == nil && until.After(end)
+	return !t.from.After(end) && (t.until.IsZero() || t.until.After(end))
 }
 
 // ixModelPrefixes maps a measured file's model_path to the first word of the InferenceX entry
@@ -194,9 +201,9 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 	const none = "no disaggregated worker counts, and InferenceX's public configuration (" + ixConfigPath + ") "
 	switch {
 	case prefix == "" || framework == "":
-		return DisaggTopology{}, fmt.Errorf(none+NoIXDeployment+" for %s under %s (it has no disaggregated entry for them)", r.Model, r.Backend)
+		return DisaggTopology{}, silentError{fmt.Sprintf(none+NoIXDeployment+" for %s under %s (it has no disaggregated entry for them)", r.Model, r.Backend)}
 	case len(match) == 0:
-		return DisaggTopology{}, fmt.Errorf(none + "in force on the row's date (end of day, UTC) " + NoIXDeployment + " of its model, GPU, backend, precision, ISL/OSL and concurrency")
+		return DisaggTopology{}, silentError{none + "in force on the row's date (end of day, UTC) " + NoIXDeployment + " of its model, GPU, backend, precision, ISL/OSL and concurrency"}
 	case len(consistent) == 0:
 		return DisaggTopology{}, fmt.Errorf(none+"lists a deployment for the row (%s) that contradicts its prefill_tp_size, prefill_moe_ep_size or decode_tp_size",
 			match[0].Entry)
@@ -234,12 +241,24 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 
 // NoIXDeployment is in the skip reason of a disaggregated InferenceX row for which the public
 // configuration lists no deployment at all (or none for its model and backend): the only case in
-// which Options.OneWorkerPerRole may read the row as one worker per role.
+// which Options.OneWorkerPerRole may read the row as one worker per role (DisaggFromInferenceX
+// returns an error for which errors.Is(err, errNoIXDeployment) holds).
 const NoIXDeployment = "lists no deployment"
+
+// errNoIXDeployment marks the errors of rows the public configuration says nothing about.
+var errNoIXDeployment = errors.New(NoIXDeployment)
+
+// silentError is the skip reason of a row the public configuration says nothing about: its
+// message, and errors.Is(err, errNoIXDeployment).
+type silentError struct{ msg string }
+
+func (e silentError) Error() string        { return e.msg }
+func (e silentError) Is(target error) bool { return target == errNoIXDeployment }
 
 // ixConfigPath is the configuration file the table comes from.
 const ixConfigPath = ".github/configs/nvidia-master.yaml"
 
 // UnsupportedFeature starts the skip reason of a row whose deployment, as the public record gives
-// it, uses an engine feature servesweep does not simulate; validate counts such rows apart.
+// it, uses an engine feature servesweep does not simulate (validate's skipped rows by reason
+// count them per feature and entry).
 const UnsupportedFeature = "unsupported feature"

@@ -58,13 +58,21 @@ func TestTopologyRoleShape(t *testing.T) {
 // inForce: an item is in force from the end of the day its first version was committed (UTC)
 // until the day before a version without it.
 func TestDisaggTopologyInForce(t *testing.T) {
-	it := DisaggTopology{FromDate: "2026-02-03T12:27:57-08:00", UntilDate: "2026-02-10T01:00:00+00:00"}
+	item := func(from, until string) DisaggTopology {
+		table, err := parseDisaggTSV(strings.Join([]string{"c", from, "", until, "e", "dsr1", "b300", "fp4", "dynamo-trt", "img", "1024", "1024",
+			"none", "64", "1", "2", "2", "true", "1", "8", "8", "true", ""}, "\t"))
+		if err != nil || len(table) != 1 {
+			t.Fatalf("%v, %d items", err, len(table))
+		}
+		return table[0]
+	}
+	it := item("2026-02-03T12:27:57-08:00", "2026-02-10T01:00:00+00:00")
 	for day, want := range map[string]bool{"2026-02-02": false, "2026-02-03": true, "2026-02-09": true, "2026-02-10": false, "2026-03-01": false, "": false, "2026-2-5": false} {
 		if got := it.inForce(day); got != want {
 			t.Errorf("in force on %q: %v, want %v", day, got, want)
 		}
 	}
-	it.UntilDate = ""
+	it = item("2026-02-03T12:27:57-08:00", "")
 	if !it.inForce("2027-01-01") {
 		t.Error("an item the newest version lists is not in force later")
 	}

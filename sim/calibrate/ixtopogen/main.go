@@ -92,9 +92,9 @@ func run(repo string) error {
 		}
 	}
 	type span struct {
-		it          item
-		first, last commit
-		until       *commit
+		it    item
+		first commit
+		until *commit
 	}
 	open := map[string]*span{}
 	var all []*span
@@ -112,11 +112,10 @@ func run(repo string) error {
 		for _, it := range items {
 			k := it.key()
 			seen[k] = true
-			if s := open[k]; s != nil {
-				s.last = c
+			if open[k] != nil {
 				continue
 			}
-			s := &span{it: it, first: c, last: c}
+			s := &span{it: it, first: c}
 			open[k] = s
 			all = append(all, s)
 		}
