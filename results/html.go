@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -512,10 +513,10 @@ func pairFront(xs, ys []float64, dx, dy float64) []int {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := compareF(dx*xs[a], dx*xs[b]); c != 0 {
+		if c := cmp.Compare(dx*xs[a], dx*xs[b]); c != 0 {
 			return c
 		}
-		return compareF(dy*ys[a], dy*ys[b])
+		return cmp.Compare(dy*ys[a], dy*ys[b])
 	})
 	var out []int
 	best := math.Inf(1)
@@ -526,16 +527,6 @@ func pairFront(xs, ys []float64, dx, dy float64) []int {
 		}
 	}
 	return out
-}
-
-func compareF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // placeRank returns the box (x, y of its top left corner, width, height; px) of the number of

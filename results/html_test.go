@@ -54,11 +54,9 @@ func htmlManifest(rows []Row) *Manifest {
 			Filtered: map[string]int{FilteredGPUBudget: 8}, Simulated: len(rows), OK: len(rows)}}
 }
 
-// report.html states the grid counts, the SLA and that the prices are examples, and is the same
-// bytes for the same input.
-func TestReportHTMLFactsAndDeterminism(t *testing.T) {
-	rows := htmlRows(40)
-	m := htmlManifest(rows)
+// renderHTML analyzes rows under m's settings and renders report.html of the analysis' front.
+func renderHTML(t *testing.T, rows []Row, m *Manifest) ([]byte, *Analysis) {
+	t.Helper()
 	a, err := Analyze(rows, m.Settings)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +65,15 @@ func TestReportHTMLFactsAndDeterminism(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return page, a
+}
+
+// report.html states the grid counts, the SLA and that the prices are examples, and is the same
+// bytes for the same input.
+func TestReportHTMLFactsAndDeterminism(t *testing.T) {
+	rows := htmlRows(40)
+	m := htmlManifest(rows)
+	page, a := renderHTML(t, rows, m)
 	again, err := ReportHTML(rows, a, m, a.Front)
 	if err != nil || !bytes.Equal(page, again) {
 		t.Fatalf("two renderings differ (%v)", err)
@@ -98,14 +105,7 @@ func TestReportHTMLEscapes(t *testing.T) {
 	rows := htmlRows(5)
 	m := htmlManifest(rows)
 	m.Spec = `a<b>&"c.yaml`
-	a, err := Analyze(rows, m.Settings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := ReportHTML(rows, a, m, a.Front)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page, _ := renderHTML(t, rows, m)
 	if !bytes.Contains(page, []byte("Spec a&lt;b&gt;&amp;&#34;c.yaml")) || bytes.Contains(page, []byte("<b>")) {
 		t.Errorf("the spec path is not escaped:\n%s", page[:min(len(page), 4000)])
 	}
