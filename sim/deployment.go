@@ -195,8 +195,65 @@ func (d *deployment) checkShapes() error {
 	return all
 }
 
-// timing builds the timing model of role name.
+// timing builds the timing model of role name: its timing type's model, within timing.MTP when
+// engine.speculation.kind is mtp (draftModel).
 func (d *deployment) timing(name config.Role, role *config.WorkerRole) (timing.Model, error) {
+	m, err := d.targetTiming(name, role)
+	if err != nil {
+		return nil, err
+	}
+	if s := d.cfg.Engine.Speculation; s != nil && s.Kind == config.SpeculationMTP {
+		return d.draftModel(name, role, m, s.NumSpeculativeTokens)
+	}
+	return m, nil
+}
+
+// draftModel wraps target, role name's timing, in timing.MTP with steps draft steps per round,
+// each priced like target's forward model (the op-level model when target is one and its
+// tables hold the module, else the roofline) on timing.ModelSpec.MTPModule with no per-pass
+// host time. Errors (*config.Error on engine.speculation.kind): a fixed or polynomial timing,
+// which cannot price the module, and a model without an MTP module.
+func (d *deployment) draftModel(name config.Role, role *config.WorkerRole, target timing.Model, steps int) (timing.Model, error) {
+	path := "engine.speculation.kind"
+	if role.Timing.Type != config.TimingDefault && role.Timing.Type != config.TimingRoofline {
+		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: fmt.Sprintf(
+			"mtp prices the model's MTP module from its architecture: engine.workers.%s.timing.type must be default or roofline, got %s; use kind ngram for drafts without GPU cost", name, role.Timing.Type)}
+	}
+	m, hw, prec, err := d.resolve(name, role, path+" (mtp)")
+	if err != nil {
+		return nil, err
+	}
+	module, err := m.MTPModule()
+	if err != nil {
+		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error() + "; use kind ngram"}
+	}
+	eff := roleEfficiency(d.eff, role)
+	eff.PassOverheadMs, eff.SequenceOverheadUs = 0, 0
+	var draft timing.Model
+	if _, ok := target.(*timing.OpLevel); ok && d.db != nil {
+		olEff := eff
+		if !d.effGiven {
+			olEff = timing.CalibratedOpLevelEfficiency()
+			olEff.PassOverheadMs, olEff.SequenceOverheadUs = 0, 0
+		}
+		e := &d.cfg.Engine
+		if ol, err := timing.NewOpLevel(timing.OpLevelSource{DB: d.db, GPU: hw.ID, Backend: e.Backend, Version: e.BackendVersion},
+			module, hw, prec, shape(role), olEff); err == nil {
+			draft = ol
+		}
+	}
+	if draft == nil {
+		r, err := timing.NewRoofline(module, hw, prec, shape(role), eff)
+		if err != nil {
+			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
+		}
+		draft = r
+	}
+	return timing.MTP{Target: target, Draft: draft, Steps: steps}, nil
+}
+
+// targetTiming builds the timing model of role name's timing type.
+func (d *deployment) targetTiming(name config.Role, role *config.WorkerRole) (timing.Model, error) {
 	path := "engine.workers." + string(name) + ".timing"
 	switch role.Timing.Type {
 	case config.TimingFixed:

@@ -3,10 +3,13 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/metrics"
 )
 
 // specConfig is testConfig (fixed timing: prefill 30 ms, decode 8 ms) with one request of a
@@ -161,4 +164,76 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// mtpConfig is DeepSeek-R1 on 8 B200 (TP8, EP8, roofline timing, default KV) serving 24 requests
+// of 512 prompt and 256 output tokens at concurrency 8, with speculation spec (none when empty).
+func mtpConfig(t *testing.T, spec string) *config.Config {
+	t.Helper()
+	sets := []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.hardware=b200_sxm",
+		"engine.workers.aggregated.parallelism={replicas: 1, tensor: 8, moe_expert: 8}",
+		"engine.workers.aggregated.timing={type: roofline}", "engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}",
+		"traffic.source={type: synthetic, input_tokens: 512, output_tokens: 256}",
+		"traffic.load={type: concurrency, concurrency: 8}", "traffic.stop={requests: 24}"}
+	if spec != "" {
+		sets = append(sets, "engine.speculation="+spec)
+	}
+	return mustLoad(t, seedSynthetic, sets...)
+}
+
+// TestMTPDraftCost: MTP drafting costs GPU time that n-gram drafting does not. With every draft
+// rejected both emit one token per round and verify the same drafts, so MTP's TPOT exceeds
+// n-gram's by its draft steps: 3 per round, each at least the lm_head's BF16 read on a GPU
+// (2 × 7168 × 129280 / 8 bytes at B200's streaming rate, ≥ 0.029 ms) and far less than the round's pass. With
+// the acceptance the DeepSeek-V3 report gives for the first draft (0.85) MTP beats plain
+// decoding, and its counts show the rounds.
+func TestMTPDraftCost(t *testing.T) {
+	none := mustRun(t, mtpConfig(t, "")).Summary
+	ngram0 := mustRun(t, mtpConfig(t, "{kind: ngram, num_speculative_tokens: 3, acceptance_rates: [0, 0, 0]}")).Summary
+	mtp0 := mustRun(t, mtpConfig(t, "{kind: mtp, num_speculative_tokens: 3, acceptance_rates: [0, 0, 0]}")).Summary
+	mtp := mustRun(t, mtpConfig(t, "{kind: mtp, num_speculative_tokens: 3, acceptance_rates: [0.85, 0.73, 0.62]}")).Summary
+	for _, s := range []*metrics.Summary{none, ngram0, mtp0, mtp} {
+		if s.CompletedRequests != 24 || s.TotalOutputTokens != 24*256 {
+			t.Fatalf("completed %d requests, %d output tokens; want 24 and %d", s.CompletedRequests, s.TotalOutputTokens, 24*256)
+		}
+	}
+	if d := mtp0.TPOT.Mean - ngram0.TPOT.Mean; !(d > 3*0.029) || !(d < ngram0.TPOT.Mean/3) {
+		t.Errorf("MTP's draft steps add %v ms to n-gram's TPOT %v ms; want more than 3 lm_head reads (0.087 ms) and less than a third of it", d, ngram0.TPOT.Mean)
+	}
+	if !(mtp.TPOT.Mean < none.TPOT.Mean/1.5) {
+		t.Errorf("TPOT with MTP at 0.85/0.73/0.62 = %v ms, without speculation %v; want at least 1.5× faster", mtp.TPOT.Mean, none.TPOT.Mean)
+	}
+	if l := mtp.Map()["mean_accepted_length"].(float64); l < 2.5 || l > 3.2 {
+		t.Errorf("mean accepted length %v, want near the expected 1 + 0.85 + 0.85·0.73 + 0.85·0.73·0.62 = 2.85", l)
+	}
+}
+
+// TestMTPConfigFaults: kind mtp needs a model with an MTP module and a timing that prices it; it
+// runs with overlap scheduling (engines overlap the host with MTP drafting), unlike n-gram.
+func TestMTPConfigFaults(t *testing.T) {
+	const spec = "engine.speculation={kind: mtp, num_speculative_tokens: 2, acceptance_rates: [0.8, 0.6]}"
+	for _, c := range []struct {
+		sets []string
+		msg  string
+	}{
+		{[]string{spec, "engine.workers.aggregated.timing={type: roofline}", "engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}"},
+			"has no multi-token-prediction module"},
+		{[]string{spec}, "timing.type must be default or roofline, got polynomial"},
+	} {
+		_, err := Run(context.Background(), mustLoad(t, seedSynthetic, c.sets...), Options{})
+		var ce *config.Error
+		if !errors.As(err, &ce) || ce.Path != "engine.speculation.kind" || !strings.Contains(ce.Msg, c.msg) {
+			t.Errorf("%v: %v, want engine.speculation.kind: %q", c.sets, err, c.msg)
+		}
+	}
+	cfg := mtpConfig(t, "{kind: mtp, num_speculative_tokens: 1, acceptance_rates: [0.85]}")
+	on := true
+	cfg.Engine.OverlapScheduling = &on
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("mtp with overlap scheduling: %v", err)
+	}
+	cfg.Engine.Speculation.Kind = config.SpeculationNGram
+	if err := cfg.Validate(); err == nil {
+		t.Error("ngram with overlap scheduling validated")
+	}
 }

@@ -58,7 +58,9 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 	} else if !x.vllmBefore(0, 14) {
 		a = append(a, arg{"--no-async-scheduling", ""})
 	}
-	if sp := x.cfg.Engine.Speculation; sp != nil {
+	if sp := x.cfg.Engine.Speculation; sp != nil && sp.Kind == config.SpeculationMTP {
+		x.unsupported("engine.speculation.kind", sp.Kind, "MTP drafting is not exported (only vLLM's n-gram drafting is); remove engine.speculation or use kind ngram")
+	} else if sp != nil {
 		// vLLM's n-gram (prompt lookup) drafting with the simulated draft count; the acceptance
 		// rates are the workload's, not a setting.
 		a = append(a, arg{"--speculative-config",

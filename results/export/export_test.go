@@ -145,6 +145,8 @@ func TestExportInexpressible(t *testing.T) {
 			"engine.speculation", "exported for vLLM only"},
 		{"trtllm speculation", "trtllm-agg", TargetTRTLLM, []string{"engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.5, 0.5]}"},
 			"engine.speculation", "exported for vLLM only"},
+		{"vllm mtp", "vllm-agg", TargetVLLM, []string{"engine.speculation={kind: mtp, num_speculative_tokens: 2, acceptance_rates: [0.5, 0.5]}"},
+			"engine.speculation.kind", "MTP drafting is not exported"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

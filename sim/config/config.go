@@ -409,13 +409,15 @@ type Engine struct {
 	Workers   Workers   `yaml:"workers"`
 }
 
-// Speculation is engine.speculation (dynosim-spec.md §3.2): n-gram speculative decoding, run by
-// every backend's scheduler and priced by every timing model (engine.Speculation). Kind,
+// Speculation is engine.speculation (dynosim-spec.md §3.2): speculative decoding, run by every
+// backend's scheduler and priced by every timing model (engine.Speculation). Kind,
 // NumSpeculativeTokens and AcceptanceRates are required; AcceptanceRates has exactly
 // NumSpeculativeTokens entries, each in [0, 1].
 type Speculation struct {
-	// Kind of drafting; only ngram exists.
-	Kind string `yaml:"kind" optional:"" enum:"ngram"`
+	// Kind of drafting: ngram (prompt lookup: drafting costs no GPU time) or mtp (the model's own
+	// multi-token-prediction module drafts, num_speculative_tokens steps of one decoder layer
+	// and the lm_head after every pass: timing.MTP; the model must have one, e.g. DeepSeek-V3/R1).
+	Kind string `yaml:"kind" optional:"" enum:"ngram,mtp"`
 	// NumSpeculativeTokens is the number of draft tokens per decode round.
 	NumSpeculativeTokens int `yaml:"num_speculative_tokens" optional:"" min:"1" max:"5"`
 	// AcceptanceRates holds one acceptance probability per draft token.
@@ -431,6 +433,12 @@ const (
 	PrecisionBF16 = "bf16"
 	PrecisionFP8  = "fp8"
 	PrecisionFP4  = "fp4"
+)
+
+// Speculation kinds (engine.speculation.kind).
+const (
+	SpeculationNGram = "ngram"
+	SpeculationMTP   = "mtp"
 )
 
 // Precision is engine.precision. An empty field means auto: the format the model id implies

@@ -585,7 +585,7 @@ func (v *validator) engine(e *Engine) {
 	if e.EnableChunkedPrefill != nil && !*e.EnableChunkedPrefill && e.Backend == BackendSGLang {
 		v.errorf(p+".enable_chunked_prefill", "false is not supported by the sglang backend")
 	}
-	if e.OverlapScheduling != nil && *e.OverlapScheduling && e.Speculation != nil {
+	if e.OverlapScheduling != nil && *e.OverlapScheduling && e.Speculation != nil && e.Speculation.Kind == SpeculationNGram {
 		v.errorf(p+".overlap_scheduling", "true does not run with engine.speculation (n-gram drafting): SGLang turns its overlap scheduler off "+
 			"and vLLM's asynchronous scheduling refuses n-gram drafting; remove one of the two")
 	}

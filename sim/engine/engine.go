@@ -588,6 +588,11 @@ func (e *Engine) schedule(ri int32, n, d int32) {
 		b.SampledTokens++
 		e.readyKV += int(r.NumComputed)
 		e.ready = append(e.ready, ri)
+		if e.cfg.Speculation != nil && r.MaxOutput-r.Generated > 1 {
+			// Its next round's drafts are proposed after this pass (timing.MTP prices them).
+			b.DraftProposals++
+			b.DraftProposalKVTokens += int(r.NumComputed)
+		}
 	}
 	e.registerFull(r)
 }

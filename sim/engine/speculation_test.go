@@ -34,15 +34,19 @@ func specRun(t *testing.T, sp *Speculation, out int32) ([]timing.Batch, *Request
 //	pass 2 (20 ms): decode step at KV 17 + drafts at 18, 19, 20 (DraftKVTokens 57), tokens 2–5
 //	pass 3 (30 ms): decode step at KV 21 + drafts at 22, 23, 24 (69), tokens 6–9
 //	pass 4 (40 ms): 1 token left, so no draft: decode step at KV 25, token 10
+//
+// Passes 1–3 end with the request proposing its next round's drafts (DraftProposals 1 at its KV
+// 16, 17, 21); pass 4 leaves nothing to draft for.
 func TestSpeculationAcceptAll(t *testing.T) {
 	batches, r, e := specRun(t, &Speculation{Drafts: 3, Acceptance: []float64{1, 1, 1}, Seed: 42}, 10)
-	step := func(kv, drafts, draftKV int) timing.Batch {
+	step := func(kv, drafts, draftKV, proposals int) timing.Batch {
 		return timing.Batch{DecodeRequests: 1, DecodeKVTokens: kv, DecodeSteps: 1, DecodeStepKVTokens: kv, SampledTokens: 1,
-			DraftTokens: drafts, DraftKVTokens: draftKV}
+			DraftTokens: drafts, DraftKVTokens: draftKV, DraftProposals: proposals, DraftProposalKVTokens: proposals * kv}
 	}
 	want := []timing.Batch{
-		{PrefillRequests: 1, PrefillTokens: 16, PrefillAttentionPairs: 136, DecodeRequests: 1, DecodeKVTokens: 16, SampledTokens: 1},
-		step(17, 3, 57), step(21, 3, 69), step(25, 0, 0),
+		{PrefillRequests: 1, PrefillTokens: 16, PrefillAttentionPairs: 136, DecodeRequests: 1, DecodeKVTokens: 16, SampledTokens: 1,
+			DraftProposals: 1, DraftProposalKVTokens: 16},
+		step(17, 3, 57, 1), step(21, 3, 69, 1), step(25, 0, 0, 0),
 	}
 	if !slices.Equal(batches, want) {
 		t.Fatalf("batches\n got %+v\nwant %+v", batches, want)
@@ -72,7 +76,10 @@ func TestSpeculationAcceptNone(t *testing.T) {
 	}
 	for k := range batches {
 		b := batches[k]
-		b.DraftTokens, b.DraftKVTokens = 0, 0
+		if want := min(k, 8); b.DraftProposals != 1 && k < 9 || k == 9 && b.DraftProposals != 0 || b.DraftProposalKVTokens != b.DraftProposals*(16+want) {
+			t.Errorf("pass %d: %d proposals at KV %d; want one at KV %d before the last pass, none in it", k+1, b.DraftProposals, b.DraftProposalKVTokens, 16+want)
+		}
+		b.DraftTokens, b.DraftKVTokens, b.DraftProposals, b.DraftProposalKVTokens = 0, 0, 0, 0
 		if b != plain[k] {
 			t.Errorf("pass %d: %+v, without speculation %+v", k+1, batches[k], plain[k])
 		}

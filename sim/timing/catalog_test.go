@@ -238,12 +238,12 @@ func TestLoadModelDir(t *testing.T) {
 	// Tied embeddings, no quantization, head_dim given, KV heads defaulting to heads.
 	write(`{"hidden_size": 1024, "intermediate_size": 3072, "max_position_embeddings": 40960,
 		"num_attention_heads": 16, "num_hidden_layers": 28, "head_dim": 128, "vocab_size": 151936,
-		"tie_word_embeddings": true}`)
+		"tie_word_embeddings": true, "num_nextn_predict_layers": 1}`)
 	m, err = LoadModelDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.KVHeads != 16 || m.HeadDim != 128 || m.Precisions != (Precisions{BF16, BF16}) {
+	if m.KVHeads != 16 || m.HeadDim != 128 || m.Precisions != (Precisions{BF16, BF16}) || m.MTPLayers != 1 {
 		t.Errorf("tied model %+v", m)
 	}
 	if want := 151936*1024 + m.LinearParams() + float64(57*1024); m.Params != want {
@@ -252,6 +252,8 @@ func TestLoadModelDir(t *testing.T) {
 
 	for _, c := range []struct{ json, frag string }{
 		{`{"hidden_size": 64}`, "num_hidden_layers is required"},
+		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "num_nextn_predict_layers": -1}`,
+			"num_nextn_predict_layers must be >= 0, got -1"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 0, "vocab_size": 10, "max_position_embeddings": 8}`,
 			"intermediate_size must be > 0, got 0"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 8}`,

@@ -46,6 +46,11 @@ type ModelSpec struct {
 	// AttentionOutputGate is config.json attn_output_gate: the full-attention layers' query
 	// projection also produces a sigmoid gate per head (heads × head_dim more outputs).
 	AttentionOutputGate bool
+	// MTPLayers is config.json num_nextn_predict_layers: the multi-token-prediction modules
+	// after the last layer (DeepSeek-V3 technical report §2.2), each one decoder layer (an MoE
+	// layer in a model with experts) sharing the embedding and the lm_head. 0: the checkpoint
+	// has none, and MTP speculative decoding cannot run.
+	MTPLayers int
 }
 
 // linearLayers is the number of linear-attention layers (0 without).
@@ -172,18 +177,18 @@ func modelCatalog() []catalogEntry {
 		// Mixture-of-experts models, from each config.json (n_routed_experts / num_experts /
 		// num_local_experts, num_experts_per_tok, moe_intermediate_size, n_shared_experts or
 		// shared_expert_intermediate_size, first_k_dense_replace; MLA: q_lora_rank, kv_lora_rank,
-		// qk_nope_head_dim, qk_rope_head_dim, v_head_dim). HeadDim of an MLA model is its query/key
-		// head size (nope + rope). Card totals: DeepSeek-V3/R1 671B (37B active), Kimi-K2.5 1T
+		// qk_nope_head_dim, qk_rope_head_dim, v_head_dim; num_nextn_predict_layers). HeadDim of an
+		// MLA model is its query/key head size (nope + rope). Card totals: DeepSeek-V3/R1 671B (37B active), Kimi-K2.5 1T
 		// (32B), GLM-5 744B (40B), Qwen3-235B-A22B 235B (22B), Qwen3-30B-A3B 30.5B (3.3B),
 		// gpt-oss-120b 117B (5.1B), gpt-oss-20b 21B (3.6B), Mixtral-8x7B 46.7B (12.9B),
 		// MiniMax-M2 230B (10B; M2.5 has the same architecture), Qwen3.5-397B-A17B 397B (17B).
 		moeEntry(ModelSpec{ID: "deepseek-ai/DeepSeek-V3", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, Intermediate: 18432, Vocab: 129280, MaxContext: 163840,
 			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 3},
-			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}},
+			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}, MTPLayers: 1},
 			&Precisions{Weights: FP8, KVCache: BF16}, "deepseek-ai/DeepSeek-V3-0324", "deepseek-ai/DeepSeek-V3.1", "deepseek-ai/DeepSeek-V3-Base"),
 		moeEntry(ModelSpec{ID: "deepseek-ai/DeepSeek-R1", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, Intermediate: 18432, Vocab: 129280, MaxContext: 163840,
 			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 3},
-			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}},
+			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}, MTPLayers: 1},
 			&Precisions{Weights: FP8, KVCache: BF16}, "deepseek-ai/DeepSeek-R1-0528"),
 		moeEntry(ModelSpec{ID: "moonshotai/Kimi-K2.5", Layers: 61, Hidden: 7168, Heads: 64, KVHeads: 64, HeadDim: 192, Intermediate: 18432, Vocab: 163840, MaxContext: 262144,
 			MoE: &MoESpec{Experts: 384, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 1},
@@ -343,6 +348,7 @@ type hfConfig struct {
 	NSharedExperts        int             `json:"n_shared_experts"`
 	SharedExpertInterm    int             `json:"shared_expert_intermediate_size"`
 	FirstKDenseReplace    int             `json:"first_k_dense_replace"`
+	NumNextNPredictLayers int             `json:"num_nextn_predict_layers"`
 	QLoraRank             *int            `json:"q_lora_rank"`
 	KVLoraRank            *int            `json:"kv_lora_rank"`
 	QKNopeHeadDim         int             `json:"qk_nope_head_dim"`
@@ -396,7 +402,7 @@ type hfQuant struct {
 // intermediate_size is the expert size and there is no dense MLP), shared experts
 // (shared_expert_intermediate_size, or n_shared_experts × moe_intermediate_size) and
 // first_k_dense_replace; MLA: kv_lora_rank, q_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
-// v_head_dim.
+// v_head_dim; num_nextn_predict_layers, the MTP modules (MTPLayers).
 func LoadModelDir(dir string) (ModelSpec, error) {
 	path := filepath.Join(dir, "config.json")
 	data, err := os.ReadFile(path)
@@ -433,6 +439,10 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 		return ModelSpec{}, err
 	}
 	m.MoE, m.MLA, m.AttentionOutputGate = moe, mla, c.AttnOutputGate
+	if c.NumNextNPredictLayers < 0 {
+		return ModelSpec{}, fmt.Errorf("%s: num_nextn_predict_layers must be >= 0, got %d", path, c.NumNextNPredictLayers)
+	}
+	m.MTPLayers = c.NumNextNPredictLayers
 	if linear > 0 {
 		la := &LinearAttentionSpec{Layers: linear, KeyHeads: c.LinearNumKeyHeads, ValueHeads: c.LinearNumValueHeads,
 			KeyHeadDim: c.LinearKeyHeadDim, ValueHeadDim: c.LinearValueHeadDim, ConvKernel: c.LinearConvKernelDim}

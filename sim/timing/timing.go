@@ -47,6 +47,12 @@ type Batch struct {
 	// plus its position among the drafts). Both are 0 without speculation.
 	DraftTokens   int
 	DraftKVTokens int
+	// DraftProposals counts, with speculative decoding on, the requests that propose drafts for
+	// their next round at the end of this pass: those that sample a token in it and have more
+	// than one output token left. DraftProposalKVTokens is Σ over them of their tokens in KV.
+	// Only a drafter that runs a model prices them (MTP); n-gram drafting is a host lookup.
+	DraftProposals        int
+	DraftProposalKVTokens int
 }
 
 // Model gives the duration of a forward pass in ms. Implementations must return finite values
