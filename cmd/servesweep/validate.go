@@ -367,6 +367,15 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 		fmt.Fprintf(w, "%-20s %-10s %5d %5d  %9s %11s  %9s %11s\n", trunc(name, 20), src.Harness, src.RowsSimulated, src.RowsSkipped,
 			pctOrNA(src.TTFTMAPEPct), pctOrNA(src.TTFTMedianAPEPct), pctOrNA(src.TPOTMAPEPct), pctOrNA(src.TPOTMedianAPEPct))
 	}
+	for _, src := range s.Speculative {
+		// Rows with speculative decoding, also counted above: their acceptance is published, not the row's.
+		name := src.Source
+		if name == "" {
+			name = "(none)"
+		}
+		fmt.Fprintf(w, "%-20s %-10s %5d %5s  %9s %11s  %9s %11s\n", trunc(name+", MTP", 20), src.Harness, src.RowsSimulated, "",
+			pctOrNA(src.TTFTMAPEPct), pctOrNA(src.TTFTMedianAPEPct), pctOrNA(src.TPOTMAPEPct), pctOrNA(src.TPOTMedianAPEPct))
+	}
 	fmt.Fprintln(w)
 	if d := s.Decision; len(d.Groups) > 0 {
 		fmt.Fprintf(w, "Decision quality on the headline rows: the row predicted best per SLA (mean TPOT %s ms × mean TTFT %s ms)\n",

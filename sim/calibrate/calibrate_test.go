@@ -379,16 +379,21 @@ func TestValidateNoRowSimulated(t *testing.T) {
 
 // TestSummaryHandComputed checks the overall MAPEs and median APEs on hand-made row results:
 // TTFT APEs 10, 40, 20 give MAPE 70/3 and median 20; TPOT APEs 4, 6, 14 give MAPE 8 and median 6.
-// The skipped row (APE 1000) counts only as skipped.
+// The skipped row (APE 1000) counts only as skipped; the one with MTP also counts apart.
 func TestSummaryHandComputed(t *testing.T) {
 	rows := []RowResult{
 		{Line: 2, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 10, TPOTAPEPct: 4},
 		{Line: 3, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 40, TPOTAPEPct: 14},
 		{Line: 4, Skipped: true, Reason: "boom", TTFTAPEPct: 1000, TPOTAPEPct: 1000},
-		{Line: 5, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 20, TPOTAPEPct: 6},
+		{Line: 5, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 20, TPOTAPEPct: 6, Speculation: "mtp 2"},
 	}
 	s := summarize(rows, 10)
 	rep := &Report{Rows: rows, Summary: s}
+	// The speculative row counts in the headline and, alone, in its own line.
+	if len(s.Speculative) != 1 || s.Speculative[0].RowsSimulated != 1 || s.Speculative[0].RowsSkipped != 0 ||
+		*s.Speculative[0].TTFTMAPEPct != 20 || *s.Speculative[0].TPOTMAPEPct != 6 {
+		t.Errorf("speculative rows %+v, want one at TTFT 20 %%, TPOT 6 %%", s.Speculative)
+	}
 	if s.TTFTMAPEPct == nil || s.TPOTMAPEPct == nil || s.TTFTMedianAPEPct == nil || s.TPOTMedianAPEPct == nil {
 		t.Fatalf("missing MAPE: %+v", s)
 	}

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path"
 	"strconv"
 	"strings"
@@ -162,7 +163,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	topoNotes, err := ixTopology(&r, m, o)
+	topoNotes, mtpDrafts, err := ixTopology(&r, m, o)
 	if err != nil {
 		return nil, err
 	}
@@ -205,11 +206,42 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if mtpDrafts > 0 {
+		rates := MTPAcceptance(mtpDrafts)
+		cfg.Engine.Speculation = &config.Speculation{Kind: config.SpeculationMTP, NumSpeculativeTokens: mtpDrafts, AcceptanceRates: rates, Seed: 42}
+		p.Notes = append(p.Notes, fmt.Sprintf("MTP speculative decoding, %d draft tokens per round (the deployment's), acceptance %v (MTPAcceptance)", mtpDrafts, rates))
+	}
 	if err := p.traffic(cfg, r, m, conc, o); err != nil {
 		return nil, err
 	}
 	p.Config, p.Concurrency = cfg, conc
 	return p, nil
+}
+
+// MTP acceptance of DeepSeek-R1's module (MTPAcceptance): MTPFirstAcceptance is the first
+// draft's, the lower end of the 85–90 % the DeepSeek-V3 technical report (§5.4.3) measured
+// "across various generation topics"; each later position accepts MTPAcceptanceDecay times the
+// one before (given it), the module being trained for the first position and reused for the
+// others. The decay makes the expected accepted length of 7 drafts 1 + Σ_{i≤7} Π_{j≤i} p_j =
+// 3.20, the 3.20 Nebius measured for the original DeepSeek-V3 MTP module at 7 drafts (MT-bench,
+// HumanEval and GSM8K at temperature 0; model card of nebius/MTP-DeepSeek-V3-0324). They are
+// published figures, not fitted to any measured row; InferenceX's random prompts may accept
+// differently, which the MTP rows' scores, reported apart, show.
+const (
+	MTPFirstAcceptance = 0.85
+	MTPAcceptanceDecay = 0.856
+)
+
+// MTPAcceptance is the acceptance rates of n MTP draft tokens, p_j = MTPFirstAcceptance ×
+// MTPAcceptanceDecay^(j−1) for j = 1..n (0.85, 0.728, 0.623, ...), each rounded to 3 decimals.
+func MTPAcceptance(n int) []float64 {
+	rates := make([]float64, n)
+	p := MTPFirstAcceptance
+	for j := range rates {
+		rates[j] = math.Round(p*1000) / 1000
+		p *= MTPAcceptanceDecay
+	}
+	return rates
 }
 
 // ixTopology gives a disaggregated InferenceX row without worker counts the deployment
@@ -218,20 +250,21 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 // are left as they are. A row whose deployment the public record does not determine is an
 // error (its skip reason), unless o.OneWorkerPerRole asks for the one-worker reading; a row
 // whose deployment needs a feature servesweep does not simulate stays an error either way.
-func ixTopology(r *Row, m timing.ModelSpec, o Options) ([]string, error) {
+// mtpDrafts is the deployment's MTP draft length (DisaggTopology.MTPDrafts; 0: no MTP).
+func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDrafts int, err error) {
 	mode := strings.ToLower(r.Mode)
 	if mode != "disagg" && mode != "disaggregated" || r.Prefill.Workers != 0 || r.Decode.Workers != 0 || HarnessFor(*r).Name != HarnessInferenceX {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if _, ok := ixFrameworks[strings.ToLower(strings.TrimSpace(r.Backend))]; !ok {
-		return nil, nil // PlanRow names the backend
+		return nil, 0, nil // PlanRow names the backend
 	}
 	// The lookup matches the precision column; the simulation runs gemm_quant_mode's format.
 	if r.GEMMQuant != "" {
 		q, errQ := timing.ParsePrecision(r.GEMMQuant)
 		w, errW := timing.ParsePrecision(r.Precision)
 		if errQ == nil && errW == nil && q != w {
-			return nil, fmt.Errorf("no disaggregated worker counts, and precision %q and gemm_quant_mode %q name different weight formats: "+
+			return nil, 0, fmt.Errorf("no disaggregated worker counts, and precision %q and gemm_quant_mode %q name different weight formats: "+
 				"the deployment InferenceX ran cannot be matched", r.Precision, r.GEMMQuant)
 		}
 	}
@@ -239,17 +272,21 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) ([]string, error) {
 	switch {
 	case err != nil && o.OneWorkerPerRole && errors.Is(err, errNoIXDeployment):
 		// The record is silent about the row: the one-worker reading, asked for, says so.
-		return []string{"InferenceX's public configuration lists no deployment for the row"}, nil
+		return []string{"InferenceX's public configuration lists no deployment for the row"}, 0, nil
 	case err != nil:
-		return nil, err
+		return nil, 0, err
 	}
 	if m.MoE != nil {
 		for _, w := range []TopologyRole{t.Prefill, t.Decode} {
 			if w.EP > 1 && m.MoE.Experts%w.EP != 0 {
-				return nil, fmt.Errorf("%s: expert parallelism over %d GPUs, which does not divide %s's %d experts (InferenceX's entry %s; "+
+				return nil, 0, fmt.Errorf("%s: expert parallelism over %d GPUs, which does not divide %s's %d experts (InferenceX's entry %s; "+
 					"the deployment places redundant experts)", UnsupportedFeature, w.EP, r.Model, m.MoE.Experts, t.Entry)
 			}
 		}
+	}
+	if t.MTPDrafts > 0 && m.MTPLayers == 0 {
+		return nil, 0, fmt.Errorf("%s: MTP speculative decoding, and %s has no MTP module in servesweep's catalog (InferenceX's entry %s ran it)",
+			UnsupportedFeature, r.Model, t.Entry)
 	}
 	pb, db := r.Prefill.BatchSize, r.Decode.BatchSize
 	r.Prefill, r.Decode = t.Prefill.Shape(), t.Decode.Shape()
@@ -259,14 +296,14 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) ([]string, error) {
 	if t.Recipe != "" {
 		note += ", recipe " + t.Recipe
 	}
-	notes := []string{note}
+	notes = []string{note}
 	if n := recipeBatch(t.Recipe); n > 0 && db == 0 {
 		// The recipe's name gives the decode workers' batch limit per attention-DP rank (e.g.
 		// ctx1_gen5_tep8_batch64): requests beyond it wait, as they did in the benchmark.
 		r.Decode.BatchSize = n
 		notes = append(notes, fmt.Sprintf("decode_batch_size empty: %d per rank, from the recipe's name", n))
 	}
-	return notes, nil
+	return notes, t.MTPDrafts, nil
 }
 
 // recipeBatch is the N of a recipe file name's "_batchN_" part (0 when it has none).

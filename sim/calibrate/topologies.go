@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,10 @@ type DisaggTopology struct {
 	// the srt-slurm repositories whose name encodes, e.g., ctx/gen worker counts, the decode
 	// batch, EPLB slots and the MTP draft length.
 	Recipe string
+	// MTPDrafts is an MTP item's draft tokens per decode round (the table's mtp_drafts column:
+	// DECODE_MTP_SIZE, the recipe name's _mtpN, or the recipe's speculative settings as
+	// ixtopogen records them); 0 without MTP or when the record does not give it.
+	MTPDrafts int
 	// from and until are FromDate and UntilDate parsed (until zero while in force).
 	from, until time.Time
 }
@@ -82,7 +87,7 @@ func InferenceXDisagg() ([]DisaggTopology, error) { return loadDisagg() }
 
 var loadDisagg = sync.OnceValues(func() ([]DisaggTopology, error) { return parseDisaggTSV(inferenceXDisaggTSV) })
 
-// parseDisaggTSV reads the table's text: tab-separated lines of 23 columns, # comments.
+// parseDisaggTSV reads the table's text: tab-separated lines of 24 columns, # comments.
 func parseDisaggTSV(text string) ([]DisaggTopology, error) {
 	var out []DisaggTopology
 	for i, line := range strings.Split(text, "\n") {
@@ -90,8 +95,8 @@ func parseDisaggTSV(text string) ([]DisaggTopology, error) {
 			continue
 		}
 		f := strings.Split(line, "\t")
-		if len(f) != 23 {
-			return nil, fmt.Errorf("inferencex_disagg.tsv line %d: %d columns, want 23", i+1, len(f))
+		if len(f) != 24 {
+			return nil, fmt.Errorf("inferencex_disagg.tsv line %d: %d columns, want 24", i+1, len(f))
 		}
 		var errs []error
 		num := func(s string) int {
@@ -106,7 +111,7 @@ func parseDisaggTSV(text string) ([]DisaggTopology, error) {
 		}
 		t := DisaggTopology{FromCommit: f[0], FromDate: f[1], UntilCommit: f[2], UntilDate: f[3], Entry: f[4], ModelPrefix: f[5],
 			Runner: f[6], Precision: f[7], Framework: f[8], Image: f[9], ISL: num(f[10]), OSL: num(f[11]), SpecDecoding: f[12],
-			Prefill: role(f[14:18]), Decode: role(f[18:22]), Recipe: f[22]}
+			Prefill: role(f[14:18]), Decode: role(f[18:22]), Recipe: f[22], MTPDrafts: num(f[23])}
 		for _, c := range strings.Split(f[13], ",") {
 			t.Concurrencies = append(t.Concurrencies, num(c))
 		}
@@ -209,18 +214,15 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 			match[0].Entry)
 	}
 	t := consistent[0]
-	allMTP := true
-	for _, o := range consistent {
-		allMTP = allMTP && o.SpecDecoding != "none"
-	}
 	for _, o := range consistent[1:] {
 		switch {
-		case o.Prefill == t.Prefill && o.Decode == t.Decode && o.SpecDecoding == t.SpecDecoding:
-		case allMTP:
-			// Every candidate needs MTP: the row is unsupported whichever ran.
+		case o.Prefill == t.Prefill && o.Decode == t.Decode && o.SpecDecoding == t.SpecDecoding && o.MTPDrafts == t.MTPDrafts:
 		case o.SpecDecoding != t.SpecDecoding:
 			return DisaggTopology{}, fmt.Errorf(none+"lists an MTP and a non-MTP deployment at the row's concurrency (%s): "+
 				"the file has no speculative-decoding column to say which ran", t.Entry)
+		case o.Prefill == t.Prefill && o.Decode == t.Decode:
+			return DisaggTopology{}, fmt.Errorf(none+"lists MTP deployments with different draft lengths at the row's concurrency (%s: recipes %s, %s): "+
+				"the row does not say which ran", t.Entry, path.Base(t.Recipe), path.Base(o.Recipe))
 		default:
 			return DisaggTopology{}, fmt.Errorf(none+"lists deployments of different shapes at the row's concurrency (%s: P %v, D %v; %s: P %v, D %v): "+
 				"the row does not say which ran", t.Entry, t.Prefill, t.Decode, o.Entry, o.Prefill, o.Decode)
@@ -233,7 +235,11 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 			return DisaggTopology{}, fmt.Errorf(none+"lists the row's deployment (%s) without its parallel degrees (tp 1, ep %d with dp-attn)", t.Entry, w.EP)
 		}
 	}
-	if t.SpecDecoding != "none" {
+	switch {
+	case t.SpecDecoding == "mtp" && t.MTPDrafts == 0:
+		return DisaggTopology{}, fmt.Errorf(none+"lists the row's deployment (%s) with MTP speculative decoding, and neither it nor its recipe (%q) gives the draft length",
+			t.Entry, t.Recipe)
+	case t.SpecDecoding != "none" && t.SpecDecoding != "mtp":
 		return DisaggTopology{}, fmt.Errorf("%s: %s speculative decoding (InferenceX's entry %s ran it)", UnsupportedFeature, strings.ToUpper(t.SpecDecoding), t.Entry)
 	}
 	return t, nil

@@ -1,6 +1,8 @@
 package calibrate
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,7 +25,7 @@ func TestInferenceXDisaggTable(t *testing.T) {
 			it.inForce("2026-01-28") {
 			found = true
 			want := DisaggTopology{Prefill: TopologyRole{1, 2, 2, true}, Decode: TopologyRole{1, 8, 8, true}, SpecDecoding: "mtp"}
-			if it.Prefill != want.Prefill || it.Decode != want.Decode || it.SpecDecoding != want.SpecDecoding ||
+			if it.Prefill != want.Prefill || it.Decode != want.Decode || it.SpecDecoding != want.SpecDecoding || it.MTPDrafts != 3 ||
 				!strings.HasSuffix(it.Recipe, "ctx1_gen1_dep8_batch64_eplb0_mtp3.yaml") || it.Runner != "b300" || it.Precision != "fp4" {
 				t.Errorf("item %+v, want P %v, D %v, mtp, recipe ctx1_gen1_dep8_batch64_eplb0_mtp3", it, want.Prefill, want.Decode)
 			}
@@ -34,6 +36,25 @@ func TestInferenceXDisaggTable(t *testing.T) {
 	}
 	if !found {
 		t.Error("the B300 FP4 TensorRT-LLM item at concurrency 654 of 2026-01-28 is missing")
+	}
+	// Draft lengths from the other two sources, read by hand: the GB200 FP4 item of 2025-12-05
+	// (93e1b3ca) at 8k/1k, 8 prefill workers and one DEP16 decode worker, sets
+	// DECODE_MTP_SIZE=2; SGLang's B200 FP8 1k/1k max-tpt-dep8-1p2d recipe runs
+	// speculative-num-steps 1.
+	drafts := map[string]int{}
+	for _, it := range table {
+		switch {
+		case it.Entry == "dsr1-fp4-gb200-dynamo-trt" && it.SpecDecoding == "mtp" && it.ISL == 8192 && it.Prefill.Workers == 8 && it.Decode.TP == 16 && strings.HasPrefix(it.FromCommit, "93e1b3ca"):
+			drafts["gb200"] = it.MTPDrafts
+		case strings.HasSuffix(it.Recipe, "b200-fp8/1k1k/mtp/max-tpt-dep8-1p2d.yaml"):
+			drafts["sglang"] = it.MTPDrafts
+		}
+		if it.SpecDecoding == "mtp" && (it.MTPDrafts < 1 || it.MTPDrafts > 5) || it.SpecDecoding == "none" && it.MTPDrafts != 0 {
+			t.Errorf("item %s %v: spec %s with %d drafts", it.Entry, it.Concurrencies, it.SpecDecoding, it.MTPDrafts)
+		}
+	}
+	if drafts["gb200"] != 2 || drafts["sglang"] != 1 {
+		t.Errorf("draft lengths %v, want gb200 2 and sglang 1", drafts)
 	}
 }
 
@@ -60,7 +81,7 @@ func TestTopologyRoleShape(t *testing.T) {
 func TestDisaggTopologyInForce(t *testing.T) {
 	item := func(from, until string) DisaggTopology {
 		table, err := parseDisaggTSV(strings.Join([]string{"c", from, "", until, "e", "dsr1", "b300", "fp4", "dynamo-trt", "img", "1024", "1024",
-			"none", "64", "1", "2", "2", "true", "1", "8", "8", "true", ""}, "\t"))
+			"none", "64", "1", "2", "2", "true", "1", "8", "8", "true", "", "0"}, "\t"))
 		if err != nil || len(table) != 1 {
 			t.Fatalf("%v, %d items", err, len(table))
 		}
@@ -78,13 +99,20 @@ func TestDisaggTopologyInForce(t *testing.T) {
 	}
 }
 
-// DisaggFromInferenceX on hand-made tables: one deployment, an MTP one, two that differ, one
-// that contradicts the row's shape columns, one without parallel degrees, none.
+// DisaggFromInferenceX on hand-made tables: one deployment, an MTP one (with and without a draft
+// length in its recipe's name), two that differ (in MTP, shape or draft length), one that
+// contradicts the row's shape columns, one without parallel degrees, none.
 func TestDisaggFromInferenceX(t *testing.T) {
 	const head = "# comment\n"
+	drafts := "0"
 	line := func(entry, spec, concs, p, d string) string {
 		return strings.Join([]string{"aaaaaaaaaaaa", "2026-01-01T00:00:00Z", "", "", entry, "dsr1", "b300", "fp4", "dynamo-trt", "img", "1024", "1024",
-			spec, concs, p, d, "recipe.yaml"}, "\t") + "\n"
+			spec, concs, p, d, "recipe.yaml", drafts}, "\t") + "\n"
+	}
+	mtp := func(entry, concs, p, d, n string) string {
+		drafts = n
+		defer func() { drafts = "0" }()
+		return line(entry, "mtp", concs, p, d)
 	}
 	dep2, dep8, tep8, tp1 := "1\t2\t2\ttrue", "2\t8\t8\ttrue", "3\t8\t8\tfalse", "4\t1\t1\ttrue"
 	row := Row{Model: "deepseek-ai/DeepSeek-R1", System: "b300_sxm", Backend: "trtllm", Precision: "fp4", Mode: "disagg", ISL: 1024, OSL: 1024,
@@ -95,11 +123,15 @@ func TestDisaggFromInferenceX(t *testing.T) {
 		want        string // "" = found; else a substring of the error
 	}{
 		{"one", line("dsr1-fp4-b300-dynamo-trt", "none", "32,64", dep2, dep8), nil, ""},
-		{"mtp", line("dsr1-fp4-b300-dynamo-trt", "mtp", "64", dep2, dep8), nil, "unsupported feature: MTP speculative decoding"},
+		{"mtp", mtp("dsr1-fp4-b300-dynamo-trt", "64", dep2, dep8, "3"), nil, ""},
+		{"mtp without length", line("dsr1-fp4-b300-dynamo-trt", "mtp", "64", dep2, dep8), nil,
+			`with MTP speculative decoding, and neither it nor its recipe ("recipe.yaml") gives the draft length`},
+		{"two MTP lengths", mtp("dsr1-fp4-b300-dynamo-trt", "64", dep2, dep8, "3") + mtp("dsr1-fp4-b300-dynamo-trt", "64", dep2, dep8, "1"), nil,
+			"MTP deployments with different draft lengths at the row's concurrency (dsr1-fp4-b300-dynamo-trt: recipes recipe.yaml, recipe.yaml)"},
 		{"mtp or not", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8) + line("dsr1-fp4-b300-dynamo-trt", "mtp", "64", dep2, tep8), nil,
 			"an MTP and a non-MTP deployment"},
-		{"two MTP", line("dsr1-fp4-b300-dynamo-trt", "mtp", "64", dep2, dep8) + line("dsr1-fp4-b300-dynamo-trt", "mtp", "64", dep2, tep8), nil,
-			"unsupported feature: MTP speculative decoding"},
+		{"two MTP", mtp("dsr1-fp4-b300-dynamo-trt", "64", dep2, dep8, "2") + mtp("dsr1-fp4-b300-dynamo-trt", "64", dep2, tep8, "2"), nil,
+			"deployments of different shapes at the row's concurrency"},
 		{"two shapes", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8) + line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, tep8), nil,
 			"deployments of different shapes at the row's concurrency (dsr1-fp4-b300-dynamo-trt: P 1 × (TP2 EP2 DP-attention), D 2 × (TP8 EP8 DP-attention)"},
 		{"case", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) {
@@ -139,8 +171,8 @@ func TestDisaggFromInferenceX(t *testing.T) {
 // A malformed table line is an error naming the line.
 func TestParseDisaggTSVErrors(t *testing.T) {
 	for text, want := range map[string]string{
-		"# c\na\tb\n": "line 2: 2 columns, want 23",
-		"# c\n" + strings.Repeat("x\t", 10) + "notanumber\t" + strings.Repeat("1\t", 11) + "r\n": "line 2:",
+		"# c\na\tb\n": "line 2: 2 columns, want 24",
+		"# c\n" + strings.Repeat("x\t", 10) + "notanumber\t" + strings.Repeat("1\t", 11) + "r\t0\n": "line 2:",
 	} {
 		if _, err := parseDisaggTSV(text); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", text, err, want)
@@ -250,5 +282,48 @@ func TestPlanRowRedundantExperts(t *testing.T) {
 	_, err := PlanRow(r, Options{OneWorkerPerRole: true})
 	if err == nil || !strings.Contains(err.Error(), "unsupported feature: expert parallelism over 48 GPUs, which does not divide deepseek-ai/DeepSeek-R1's 256 experts") {
 		t.Errorf("error %v, want the redundant experts named as an unsupported feature", err)
+	}
+}
+
+// MTPAcceptance: 0.85, then × 0.856 per position; seven drafts give the expected accepted
+// length 3.20 the constants' comment cites.
+func TestMTPAcceptance(t *testing.T) {
+	if got := MTPAcceptance(3); !slices.Equal(got, []float64{0.85, 0.728, 0.623}) {
+		t.Errorf("3 drafts: %v", got)
+	}
+	sum, prod := 1.0, 1.0
+	for _, p := range MTPAcceptance(7) {
+		prod *= p
+		sum += prod
+	}
+	if math.Abs(sum-3.20) > 0.005 {
+		t.Errorf("expected accepted length of 7 drafts %v, want 3.20", sum)
+	}
+}
+
+// An MTP deployment is simulated with its draft length and MTPAcceptance: the B300 FP4 item of
+// 2026-01-28 at 1k/1k and concurrency 654 ran one DEP2 prefill worker and one DEP8 decode worker
+// with recipe ctx1_gen1_dep8_batch64_eplb0_mtp3 (3 drafts, 64 requests per rank).
+func TestPlanRowMTP(t *testing.T) {
+	r := Row{Line: 9, Model: "deepseek-ai/DeepSeek-R1", System: "b300_sxm", Backend: "trtllm", Precision: "fp4", Mode: "disagg", ISL: 1024, OSL: 1024,
+		Concurrency: 654, Source: "inferencex", MeasuredAt: "2026-01-28"}
+	p, err := PlanRow(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := p.Config.Engine.Speculation
+	if sp == nil || sp.Kind != "mtp" || sp.NumSpeculativeTokens != 3 || !slices.Equal(sp.AcceptanceRates, []float64{0.85, 0.728, 0.623}) {
+		t.Fatalf("speculation %+v, want mtp with 3 drafts at 0.85, 0.728, 0.623", sp)
+	}
+	pre, dec := p.Config.Engine.Workers.Prefill.Parallelism, p.Config.Engine.Workers.Decode.Parallelism
+	if pre.Replicas != 1 || pre.AttentionData != 2 || dec.Replicas != 1 || dec.AttentionData != 8 || dec.MoeExpert != 8 ||
+		p.Config.Engine.Workers.Decode.Scheduler.MaxSequences != 64 {
+		t.Errorf("prefill %+v, decode %+v (max_sequences %d); want 1 × DEP2, 1 × DEP8 at 64 per rank", pre, dec, p.Config.Engine.Workers.Decode.Scheduler.MaxSequences)
+	}
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "MTP speculative decoding, 3 draft tokens per round") {
+		t.Errorf("notes %q do not say MTP runs", p.Notes)
+	}
+	if err := p.Config.Validate(); err != nil {
+		t.Errorf("the built config does not validate: %v", err)
 	}
 }

@@ -94,6 +94,9 @@ type RowResult struct {
 	Concurrency int `json:"concurrency,omitempty"`
 	// GPUs is the number of GPUs of the simulated deployment (every replica of every role).
 	GPUs int `json:"gpus,omitempty"`
+	// Speculation is the speculative decoding simulated, "mtp N" for N draft tokens per round
+	// (empty without).
+	Speculation string `json:"speculation,omitempty"`
 	// Scheduler is the scheduler style simulated: the row's backend (vllm, sglang or trtllm).
 	Scheduler string `json:"scheduler,omitempty"`
 	// BackendVersion is the version the row was measured with; TimingProvider the timing model
@@ -224,6 +227,10 @@ type Summary struct {
 	Decision DecisionSummary `json:"decision"`
 	// Sources has one summary per source column value, sorted by source.
 	Sources []SourceSummary `json:"sources"`
+	// Speculative summarizes the simulated rows with speculative decoding (RowResult.Speculation;
+	// their acceptance is published, not measured with the row), per source as Sources; they
+	// count in Sources and the headline too. Empty when no row has any.
+	Speculative []SourceSummary `json:"speculative_rows"`
 	// Groups (every simulated row, whatever its harness) are sorted by model, system, backend.
 	Groups []Group `json:"groups"`
 	// Notes counts the simulated rows per kind of note (Plan.Notes, each cut at its first colon,
@@ -299,6 +306,9 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	res.Shape, res.Concurrency, res.Scheduler, res.Notes = p.Shape, p.Concurrency, p.Config.Engine.Backend, p.Notes
 	res.Harness = p.Harness.Name
 	res.GPUs = p.Config.GPUs()
+	if sp := p.Config.Engine.Speculation; sp != nil {
+		res.Speculation = fmt.Sprintf("%s %d", sp.Kind, sp.NumSpeculativeTokens)
+	}
 	// The benchmark as it ran: one closed-loop run of the harness's requests, averaged over
 	// every request.
 	run, err := sim.Run(ctx, p.Config, sim.Options{Efficiency: &o.Factors.Efficiency, Systems: o.Systems})
@@ -409,7 +419,7 @@ func summarize(rows []RowResult, worst int) Summary {
 		sum        SourceSummary
 		ttft, tpot []float64
 	}
-	bySource := map[string]*acc{}
+	bySource, spec := map[string]*acc{}, map[string]*acc{}
 	var ttft, tpot []float64
 	var headline []RowResult
 	for i, r := range rows {
@@ -430,6 +440,16 @@ func summarize(rows []RowResult, worst int) Summary {
 		}
 		a.sum.RowsSimulated++
 		a.ttft, a.tpot = append(a.ttft, r.TTFTAPEPct), append(a.tpot, r.TPOTAPEPct)
+		if r.Speculation != "" {
+			b := spec[src]
+			if b == nil {
+				b = &acc{sum: a.sum}
+				b.sum.RowsSimulated, b.sum.RowsSkipped = 0, 0
+				spec[src] = b
+			}
+			b.sum.RowsSimulated++
+			b.ttft, b.tpot = append(b.ttft, r.TTFTAPEPct), append(b.tpot, r.TPOTAPEPct)
+		}
 		k := key{r.Model, r.System, r.Backend}
 		groups[k] = append(groups[k], i)
 		if inHeadline {
@@ -446,6 +466,12 @@ func summarize(rows []RowResult, worst int) Summary {
 		s.Sources = append(s.Sources, a.sum)
 	}
 	sort.Slice(s.Sources, func(i, j int) bool { return s.Sources[i].Source < s.Sources[j].Source })
+	s.Speculative = []SourceSummary{}
+	for _, a := range spec {
+		a.sum.TTFTMAPEPct, a.sum.TPOTMAPEPct, a.sum.TTFTMedianAPEPct, a.sum.TPOTMedianAPEPct = apeStats(a.ttft, a.tpot)
+		s.Speculative = append(s.Speculative, a.sum)
+	}
+	sort.Slice(s.Speculative, func(i, j int) bool { return s.Speculative[i].Source < s.Speculative[j].Source })
 	keys := make([]key, 0, len(groups))
 	for k := range groups {
 		keys = append(keys, k)

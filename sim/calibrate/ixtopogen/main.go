@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"strconv"
 	"strings"
 
@@ -53,6 +54,9 @@ type item struct {
 	concs                                                   []int
 	prefill, decode                                         worker
 	recipe                                                  string
+	// mtpDrafts is an MTP item's draft tokens per round (mtpDrafts); 0 without MTP or when the
+	// record does not give it.
+	mtpDrafts int
 }
 
 // worker is a role's workers as the configuration gives them: num-worker, tp, ep, dp-attn.
@@ -76,7 +80,7 @@ func (it item) fields() []string {
 		strconv.Itoa(it.isl), strconv.Itoa(it.osl), it.spec, strings.Join(cs, ",")}
 	out = append(out, w(it.prefill)...)
 	out = append(out, w(it.decode)...)
-	return append(out, it.recipe)
+	return append(out, it.recipe, strconv.Itoa(it.mtpDrafts))
 }
 
 func run(repo string) error {
@@ -150,7 +154,10 @@ const header = `# InferenceX disaggregated deployments: every search-space item 
 # Written by sim/calibrate/ixtopogen from the repository's history; do not edit by hand.
 # Columns: from_commit from_date until_commit until_date entry model_prefix runner precision
 # framework image isl osl spec_decoding concurrencies prefill_workers prefill_tp prefill_ep
-# prefill_dp_attn decode_workers decode_tp decode_ep decode_dp_attn recipe
+# prefill_dp_attn decode_workers decode_tp decode_ep decode_dp_attn recipe mtp_drafts
+# mtp_drafts: an MTP item's draft tokens per decode round, from its DECODE_MTP_SIZE setting, the
+# _mtpN part of its recipe's name, or the recipe's speculative settings as ixtopogen's table of
+# srt-slurm recipes records them; 0 without MTP or when none of these gives it.
 `
 
 // parse reads one version of the configuration: the disaggregated entries' search-space items,
@@ -181,11 +188,14 @@ func parse(text []byte) ([]item, error) {
 					it.spec = v
 				}
 				it.concs = concurrencies(s)
-				it.prefill, it.recipe = role(child(s, "prefill"))
-				var r2 string
-				it.decode, r2 = role(child(s, "decode"))
+				it.prefill, it.recipe, _ = role(child(s, "prefill"))
+				r2, decodeMTP := "", 0
+				it.decode, r2, decodeMTP = role(child(s, "decode"))
 				if it.recipe == "" {
 					it.recipe = r2
+				}
+				if it.spec == "mtp" {
+					it.mtpDrafts = mtpDrafts(decodeMTP, it.recipe)
 				}
 				if len(it.concs) == 0 || it.prefill.workers == 0 || it.decode.workers == 0 {
 					continue
@@ -228,21 +238,113 @@ func concurrencies(s *yaml.Node) []int {
 	return out
 }
 
-// role reads a prefill or decode mapping and the recipe its additional-settings name
-// (CONFIG_FILE=...), if any.
-func role(n *yaml.Node) (worker, string) {
-	var w worker
+// role reads a prefill or decode mapping, the recipe its additional-settings name
+// (CONFIG_FILE=...), if any, and their DECODE_MTP_SIZE (0 when absent).
+func role(n *yaml.Node) (w worker, recipe string, mtp int) {
 	w.workers, _ = strconv.Atoi(child(n, "num-worker").Value)
 	w.tp, _ = strconv.Atoi(child(n, "tp").Value)
 	w.ep, _ = strconv.Atoi(child(n, "ep").Value)
 	w.dpAttn = child(n, "dp-attn").Value == "true"
-	recipe := ""
 	for _, s := range child(n, "additional-settings").Content {
 		if v, ok := strings.CutPrefix(s.Value, "CONFIG_FILE="); ok {
 			recipe = v
 		}
+		if v, ok := strings.CutPrefix(s.Value, "DECODE_MTP_SIZE="); ok {
+			mtp, _ = strconv.Atoi(v)
+		}
 	}
-	return w, recipe
+	return w, recipe, mtp
+}
+
+// mtpDrafts is an MTP item's draft tokens per decode round: its DECODE_MTP_SIZE (the GB200
+// TensorRT-LLM items of 2025-12, whose launch scripts write it as num_nextn_predict_layers),
+// else the N of its recipe file name's "_mtpN" part (TensorRT-LLM's srt-slurm recipes, e.g.
+// ctx1_gen5_tep8_batch32_eplb0_mtp3.yaml), else srtSlurmMTP's entry for the recipe; 0 when
+// none gives it.
+func mtpDrafts(decodeMTPSize int, recipe string) int {
+	if decodeMTPSize > 0 {
+		return decodeMTPSize
+	}
+	base := path.Base(recipe)
+	if i := strings.LastIndex(base, "_mtp"); i >= 0 {
+		digits := base[i+len("_mtp"):]
+		if j := strings.IndexAny(digits, "_."); j >= 0 {
+			digits = digits[:j]
+		}
+		if n, err := strconv.Atoi(digits); err == nil && n > 0 {
+			return n
+		}
+	}
+	return srtSlurmMTP[recipe]
+}
+
+// srtSlurmMTP is the decode workers' draft tokens per round of the MTP recipes whose names do
+// not give it, read by hand from the recipe files of github.com/NVIDIA/srt-slurm (the versions
+// InferenceX ran: its sa-submission-q2-2026 branch at f61dbba8 for the items of 2026-04-19, the
+// copies on main at 5063eb43 (2026-03-03) and 4a22a181 (2026-03-25) for earlier ones, every
+// version of each file agreeing) and, for DeepSeek-V4, InferenceX's own copies under
+// benchmarks/multi_node/srt-slurm-recipes/ at ef5dee44. SGLang's recipes run EAGLE over the
+// model's NextN layer with speculative-eagle-topk 1: the drafts are speculative-num-steps
+// (speculative-num-draft-tokens is one more, the verified root). An override name
+// (file.yaml:override_X, file.yaml:zip_override_X[i]) is the file's named variant, resolved by
+// srt-slurm's deep-merge rules.
+var srtSlurmMTP = map[string]int{
+	"recipes/b200-fp4/1k1k.yaml:zip_override_mtp_lowlat[0]":                   2,
+	"recipes/b200-fp4/1k1k.yaml:zip_override_mtp_lowlat[1]":                   2,
+	"recipes/b200-fp4/1k1k.yaml:zip_override_mtp_maxtpt[0]":                   2,
+	"recipes/b200-fp4/1k1k.yaml:zip_override_mtp_maxtpt[1]":                   2,
+	"recipes/b200-fp4/1k1k/mtp/low-latency-dep4-1p-tep8-5d.yaml":              2,
+	"recipes/b200-fp4/1k1k/mtp/low-latency-dep4-1p-tep8-6d.yaml":              2,
+	"recipes/b200-fp4/1k1k/mtp/max-tpt-dep4-1p-dep8-1d.yaml":                  2,
+	"recipes/b200-fp4/1k1k/mtp/max-tpt-dep4-1p-dep8-2d.yaml":                  2,
+	"recipes/b200-fp4/8k1k.yaml:override_mtp_tp4":                             2,
+	"recipes/b200-fp4/8k1k.yaml:zip_override_mtp_lowlat[0]":                   2,
+	"recipes/b200-fp4/8k1k.yaml:zip_override_mtp_lowlat[1]":                   2,
+	"recipes/b200-fp4/8k1k.yaml:zip_override_mtp_lowlat[2]":                   2,
+	"recipes/b200-fp4/8k1k/mtp/low-latency-dep4-1p-tep8-1d.yaml":              2,
+	"recipes/b200-fp4/8k1k/mtp/low-latency-dep4-1p-tep8-5d.yaml":              2,
+	"recipes/b200-fp4/8k1k/mtp/low-latency-dep4-2p-tep8-5d.yaml":              2,
+	"recipes/b200-fp4/8k1k/mtp/low-latency-tp4-1p-tp8-1d.yaml":                2,
+	"recipes/b200-fp8/1k1k.yaml:override_mtp_maxtpt_1p2d":                     1,
+	"recipes/b200-fp8/1k1k.yaml:zip_override_mtp_lowlat[0]":                   2,
+	"recipes/b200-fp8/1k1k.yaml:zip_override_mtp_lowlat[1]":                   2,
+	"recipes/b200-fp8/1k1k.yaml:zip_override_mtp_maxtpt[1]":                   2,
+	"recipes/b200-fp8/1k1k.yaml:zip_override_mtp_maxtpt[2]":                   2,
+	"recipes/b200-fp8/1k1k/mtp/low-latency-tep8-1p1d.yaml":                    2,
+	"recipes/b200-fp8/1k1k/mtp/low-latency-tep8-1p3d.yaml":                    2,
+	"recipes/b200-fp8/1k1k/mtp/max-tpt-dep8-1p2d.yaml":                        1,
+	"recipes/b200-fp8/1k1k/mtp/max-tpt-dep8-1p5d.yaml":                        2,
+	"recipes/b200-fp8/1k1k/mtp/max-tpt-dep8-2p5d.yaml":                        2,
+	"recipes/b200-fp8/8k1k/mtp/low-latency-tep8-1p1d.yaml":                    2,
+	"recipes/b200-fp8/8k1k/mtp/low-latency-tep8-1p4d.yaml":                    2,
+	"recipes/b200-fp8/8k1k/mtp/low-latency-tep8-1p6d.yaml":                    2,
+	"recipes/b200-fp8/8k1k/mtp/max-tpt-dep8-1p1d.yaml":                        2,
+	"recipes/b200-fp8/8k1k/mtp/max-tpt-dep8-2p1d.yaml":                        2,
+	"recipes/b200-fp8/8k1k_mtp_lowlat_0.yaml":                                 2,
+	"recipes/b200-fp8/8k1k_mtp_lowlat_1.yaml":                                 2,
+	"recipes/b200-fp8/8k1k_mtp_lowlat_2.yaml":                                 2,
+	"recipes/b200-fp8/8k1k_mtp_maxtpt_0.yaml":                                 2,
+	"recipes/b200-fp8/8k1k_mtp_maxtpt_1.yaml":                                 2,
+	"recipes/b200-fp8/8k1k_mtp_maxtpt_2.yaml":                                 2,
+	"recipes/b200-fp8/8k1k_mtp_maxtpt_3.yaml":                                 2,
+	"recipes/h100/1k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml":                    2,
+	"recipes/h100/1k1k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml":                     2,
+	"recipes/h100/1k8k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml":                    2,
+	"recipes/h100/1k8k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml":                     2,
+	"recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml":                    2,
+	"recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-tp-mtp.yaml":                     2,
+	"recipes/h200/1k1k/bs256-1p6d-dep-mtp.yaml":                               2,
+	"recipes/h200/1k1k/bs256-1p6d-tp-mtp.yaml":                                2,
+	"recipes/h200/1k1k/low-latency-1p9d-mtp.yaml":                             2,
+	"recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml":                               2,
+	"recipes/h200/8k1k/bs16-1p3d-mtp.yaml":                                    2,
+	"recipes/h200/8k1k/bs4-1p7d-mtp.yaml":                                     2,
+	"recipes/h200/8k1k/bs64-2p3d-mtp.yaml":                                    2,
+	"recipes/h200/8k1k/bs8-1p6d-mtp.yaml":                                     2,
+	"recipes/trtllm/gb300-fp4/1k1k/mtp/ctx1_gen1_dep32_batch8_eplb0_mtp.yaml": 3,
+	"recipes/vllm/deepseek-v4/8k1k/disagg-gb200-high-tpt-megamoe-mtp2.yaml":   2,
+	"recipes/vllm/deepseek-v4/8k1k/disagg-gb200-low-latency-mtp2.yaml":        2,
+	"recipes/vllm/deepseek-v4/8k1k/disagg-gb200-mid-curve-megamoe-mtp2.yaml":  2,
 }
 
 func git(repo string, args ...string) (string, error) {
