@@ -159,6 +159,7 @@ var otherColumns = map[string][2]string{
 	"scaling_events_count":                      {"count", "planner scaling events"},
 	"output_throughput_per_gpu_tok_s":           {"tokens/s", "output tokens per second per GPU"},
 	"goodput_output_throughput_per_gpu_tok_s":   {"tokens/s", "goodput output tokens per second per GPU"},
+	"interactivity_tok_s_per_user":              {"tokens/s", "output tokens per second per user at the median TPOT: 1000 / median_tpot_ms"},
 	"sla_attainment":                            {"fraction", "offered requests meeting every SLA bound"},
 	"capacity_load":                             {"load unit", "largest load within the SLA (capacity_load_unit)"},
 	"capacity_probes":                           {"count", "simulations the capacity search ran"},

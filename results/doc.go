@@ -134,7 +134,9 @@
 // Derived (dynosim-spec.md §5.5): avg_gpus (gpu_hours / (duration_ms / 3,600,000)),
 // output_throughput_per_gpu_tok_s and goodput_output_throughput_per_gpu_tok_s (divided by
 // avg_gpus), DOUBLE. avg_gpus is time-weighted: under the planner (planner.policy enabled)
-// gpu_hours integrates the provisioned workers over the run.
+// gpu_hours integrates the provisioned workers over the run. interactivity_tok_s_per_user
+// DOUBLE = 1000 / median_tpot_ms, output tokens/s per user at the median TPOT (InferenceX's
+// interactivity); null without a TPOT sample.
 //
 // Speculative decoding (null without engine.speculation): num_speculative_rounds,
 // num_draft_tokens, num_accepted_draft_tokens INT64; draft_acceptance_rate (accepted / drafts)

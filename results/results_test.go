@@ -93,6 +93,47 @@ func TestNewRowCarriesConfigAndMetrics(t *testing.T) {
 	}
 }
 
+// TestInteractivityIsOneOverMedianTPOT checks interactivity_tok_s_per_user by hand: a median
+// TPOT of 12.5 ms is 1000 / 12.5 = 80 output tokens/s per user, whatever the per-gap rates say
+// (here a mean of 1000 / gap of 95 tokens/s, as when a few long stalls sit among short decode
+// steps); it is null without a TPOT sample, with a median of 0 ms, and for a point where no
+// request completed, and survives a Parquet round trip.
+func TestInteractivityIsOneOverMedianTPOT(t *testing.T) {
+	row := func(summary map[string]float64) Row {
+		base := map[string]float64{"num_requests": 10, "offered_requests": 10, "completed_requests": 10,
+			"duration_ms": 2000, "gpu_hours": 8 * 2.0 / 3600, "output_throughput_tok_s": 5000}
+		for k, v := range summary {
+			base[k] = v
+		}
+		return NewRow(PointInfo{ID: "i", GPUs: 8}, Record{PointID: "i", Status: StatusOK, Summary: base})
+	}
+	r := row(map[string]float64{"num_tpot_samples": 10, "median_tpot_ms": 12.5, "mean_tpot_ms": 14,
+		"num_itl_samples": 1000, "mean_output_token_throughput_per_user": 95})
+	if r.InteractivityTokSPerUser == nil || *r.InteractivityTokSPerUser != 80 {
+		t.Errorf("interactivity at a median TPOT of 12.5 ms = %v, want 80 tokens/s per user", r.InteractivityTokSPerUser)
+	}
+	path := filepath.Join(t.TempDir(), ParquetFile)
+	if err := WriteParquet(path, []Row{r}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadParquet(path)
+	if err != nil || len(back) != 1 || back[0].InteractivityTokSPerUser == nil || *back[0].InteractivityTokSPerUser != 80 {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+	for name, summary := range map[string]map[string]float64{
+		"no TPOT sample (one output token each)": {"num_tpot_samples": 0, "median_tpot_ms": 0},
+		"a median TPOT of 0 ms":                  {"num_tpot_samples": 10, "median_tpot_ms": 0},
+		"no completed request":                   {"completed_requests": 0, "num_tpot_samples": 0, "median_tpot_ms": 0},
+	} {
+		if got := row(summary).InteractivityTokSPerUser; got != nil {
+			t.Errorf("%s: interactivity = %v, want null", name, *got)
+		}
+	}
+	if err := CheckMetric("interactivity_tok_s_per_user"); err != nil {
+		t.Errorf("interactivity_tok_s_per_user is not an objective metric: %v", err)
+	}
+}
+
 // TestEverySummaryKeyHasAColumn checks that every prediction.json key has a results.parquet
 // column, also the keys only some runs write (speculative decoding, an agentic trace's
 // trajectories), and that a row carries those runs' values.

@@ -361,6 +361,14 @@ type Row struct {
 	ScalingEventsCount                *int64   `parquet:"scaling_events_count,optional" summary:"scaling_events_count" json:",omitempty"`
 	OutputThroughputPerGPUTokS        *float64 `parquet:"output_throughput_per_gpu_tok_s,optional"`
 	GoodputOutputThroughputPerGPUTokS *float64 `parquet:"goodput_output_throughput_per_gpu_tok_s,optional"`
+	// InteractivityTokSPerUser is the output rate one user sees at the median TPOT, in output
+	// tokens/s per user: 1000 / median_tpot_ms, the interactivity (median_intvty) that
+	// InferenceX's charts put on their x-axis against throughput per GPU. TPOT is per request,
+	// (E2E - TTFT) / (output tokens - 1), so the prefill passes that stall a request's decode
+	// count in it; mean_output_token_throughput_per_user_tok_s averages 1000 / gap over every
+	// gap instead, and reads higher when some gaps are long stalls. Null when no request had two
+	// or more output tokens or the median TPOT is 0 ms.
+	InteractivityTokSPerUser *float64 `parquet:"interactivity_tok_s_per_user,optional"`
 	// SLAAttainment = goodput_completed_requests / offered_requests: the share of offered
 	// requests (rejected and unfinished ones included) that met evaluation.sla by the goodput
 	// rule of dynosim-spec.md §4.2.2 (null without an SLA).
@@ -942,8 +950,9 @@ func provisionedCostPerHour(r *Row, p PointInfo) (float64, bool) {
 	return usdSeconds / (*r.DurationMs / 1000), true
 }
 
-// fillDerived computes the per-GPU columns (dynosim-spec.md §5.5).
+// fillDerived computes the per-GPU columns (dynosim-spec.md §5.5) and the interactivity.
 func fillDerived(r *Row) {
+	r.InteractivityTokSPerUser = interactivity(r)
 	if r.CompletedRequests != nil && r.OfferedRequests != nil && *r.OfferedRequests > 0 {
 		r.CompletionRatio = f64(float64(*r.CompletedRequests) / float64(*r.OfferedRequests))
 	}
@@ -969,6 +978,15 @@ func fillDerived(r *Row) {
 	}
 	r.OutputThroughputPerGPUTokS = per(r.OutputThroughputTokS)
 	r.GoodputOutputThroughputPerGPUTokS = per(r.GoodputOutputThroughputTokS)
+}
+
+// interactivity is the InteractivityTokSPerUser column of r: 1000 / median TPOT (ms), null
+// without a TPOT sample or with a median of 0 ms (a rate without a bound).
+func interactivity(r *Row) *float64 {
+	if r.NumTPOTSamples == nil || *r.NumTPOTSamples <= 0 || r.MedianTPOTMs == nil || !(*r.MedianTPOTMs > 0) {
+		return nil
+	}
+	return f64(1000 / *r.MedianTPOTMs)
 }
 
 // Column describes one column of results.parquet.
