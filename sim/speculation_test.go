@@ -237,3 +237,41 @@ func TestMTPConfigFaults(t *testing.T) {
 		t.Error("ngram with overlap scheduling validated")
 	}
 }
+
+// TestSpeculationPerUserRateAcceptNone: under fixed timing, acceptance 0 runs exactly as without
+// speculation, so the per-user output rate, taken per round (the rounds that continue a pass run
+// tallied per pass and size, the others one sample each), equals the plain run's, taken per
+// token gap — for every backend and for disaggregated serving (whose first decode round follows
+// the hand-off, not a pass run), and with a spilling pass log.
+func TestSpeculationPerUserRateAcceptNone(t *testing.T) {
+	type run struct {
+		name string
+		cfg  func() *config.Config
+	}
+	var runs []run
+	for _, backend := range []string{"vllm", "trtllm", "sglang"} {
+		runs = append(runs, run{backend, func() *config.Config {
+			cfg := testConfig(200, 64, 40, 8, 400)
+			cfg.Engine.Backend = backend
+			return cfg
+		}})
+	}
+	// One request at a time: 100 × 64 decode passes, past one chunk of 4096, so that the budget
+	// of one pass spills.
+	runs = append(runs, run{"long", func() *config.Config { return testConfig(16, 64, 100, 1, 400) }})
+	runs = append(runs, run{"disaggregated", func() *config.Config {
+		return mustLoad(t, seedDisaggregated, "traffic={source: {type: synthetic, input_tokens: 600, output_tokens: 32}, load: {type: concurrency, concurrency: 4}, stop: {requests: 12}}")
+	}})
+	for _, r := range runs {
+		for _, opt := range []Options{{}, {passBudget: 1}} {
+			plain := mustRunWith(t, r.cfg(), opt).Summary
+			cfg := r.cfg()
+			cfg.Engine.Speculation = &config.Speculation{Kind: "ngram", NumSpeculativeTokens: 3, AcceptanceRates: []float64{0, 0, 0}, Seed: 42}
+			spec := mustRunWith(t, cfg, opt).Summary
+			if spec.OutputTokenThroughputPerUser != plain.OutputTokenThroughputPerUser || spec.ITL != plain.ITL || spec.Speculation.Rounds == 0 {
+				t.Errorf("%s (pass budget %d): per-user rate %+v with speculation at acceptance 0, %+v without; ITL %+v and %+v",
+					r.name, opt.passBudget, spec.OutputTokenThroughputPerUser, plain.OutputTokenThroughputPerUser, spec.ITL, plain.ITL)
+			}
+		}
+	}
+}

@@ -170,6 +170,9 @@ func New(cfg Config, reqs []Request) (*Engine, error) {
 	if cfg.MaxBatchedTokens <= 0 || cfg.MaxSequences <= 0 || cfg.BlockSize <= 0 || cfg.CapacityBlocks <= 0 || cfg.Timing == nil {
 		return nil, fmt.Errorf("engine: invalid config %+v", cfg)
 	}
+	if s := cfg.Speculation; s != nil && (s.Drafts < 1 || s.Drafts >= MaxRoundTokens || int(s.Drafts) > len(s.Acceptance)) {
+		return nil, fmt.Errorf("engine: speculation with %d drafts and %d acceptance rates: want 1 to %d drafts, a rate each", s.Drafts, len(s.Acceptance), MaxRoundTokens-1)
+	}
 	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks, cfg.DenseKeys), bs: int32(cfg.BlockSize)}
 	e.steadyOK = !cfg.GeneralPasses && cfg.Speculation == nil && cfg.Style != StyleSGLang
 	if cfg.RingKeys && cfg.DenseKeys == 0 {
@@ -696,12 +699,17 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 				e.spec.Drafts += int64(d)
 				e.spec.Accepted += int64(accepted)
 			}
-			if e.cfg.Speculation != nil && r.Generated > 0 {
-				m := r.more()
-				m.roundGaps = append(m.roundGaps, (endMs-r.LastTokenMs)/float64(1+accepted))
-			}
+			round := e.cfg.Speculation != nil && r.Generated > 0
+			gap := endMs - r.LastTokenMs
 			if r.emit(endMs, r.Worker, pass) {
 				continued++
+				if round {
+					m := r.more()
+					m.roundTokens = append(m.roundTokens, uint8(1+accepted))
+				}
+			} else if round {
+				m := r.more()
+				m.roundGaps = append(m.roundGaps, gap/float64(1+accepted))
 			}
 			if r.Generated == 1 && first != nil {
 				first(ri)

@@ -175,6 +175,8 @@ type rareState struct {
 	gaps []float64
 	// roundGaps: see Request.RoundGaps.
 	roundGaps []float64
+	// roundTokens: see Request.RoundTokens.
+	roundTokens []uint8
 }
 
 // more returns r's rareState, allocating it on first use.
@@ -194,15 +196,32 @@ func (r *Request) Gaps() []float64 {
 	return r.rare.gaps
 }
 
-// RoundGaps returns, under speculative decoding only, one entry per round that follows an ITL
-// gap: that gap divided by the tokens the round emitted (ms per token), so 1000 / entry is the
-// user's output rate over the gap (output_token_throughput_per_user's samples). Shared: callers
-// must not modify it.
+// RoundGaps returns, under speculative decoding only, one entry per round that did not continue
+// a pass run (its first token's gap is one of Gaps): that gap divided by the tokens the round
+// emitted (ms per token), so 1000 / entry is the user's output rate over the gap
+// (output_token_throughput_per_user's samples). The rounds that continued a pass run are in
+// RoundTokens. Shared: callers must not modify it.
 func (r *Request) RoundGaps() []float64 {
 	if r.rare == nil {
 		return nil
 	}
 	return r.rare.roundGaps
+}
+
+// MaxRoundTokens bounds the tokens one speculative round emits (1 + accepted drafts), so that a
+// round's count fits RoundTokens' bytes and the metrics' per-pass tallies.
+const MaxRoundTokens = 8
+
+// RoundTokens returns, under speculative decoding only, the tokens (1..MaxRoundTokens) of each
+// round that continued a pass run, in order: one per pass of the request's runs (EachRun), whose
+// gap, divided by it, is the round's sample of the user's output rate. One byte per round keeps
+// a long speculative run's memory at an eighth of one float per round. Shared: callers must not
+// modify it.
+func (r *Request) RoundTokens() []uint8 {
+	if r.rare == nil {
+		return nil
+	}
+	return r.rare.roundTokens
 }
 
 // Admission is one admission of a request into a rank's running set. Token counts are whole

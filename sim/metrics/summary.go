@@ -219,6 +219,7 @@ type populations struct {
 	gaps                  []float64
 	withPrevious          int64     // tokens that arrived with the token before them: ITL samples of 0 ms
 	roundGaps             []float64 // speculative rounds after an ITL gap: gap / tokens of the round (Request.RoundGaps)
+	rounds                roundTally
 	reused, firstReused   int64
 	good                  int64
 	warmup                bool
@@ -243,6 +244,7 @@ func collect(in *Input, s *Summary) *populations {
 	var gaps []float64
 	var withPrevious int64  // tokens that arrived with the token before them: ITL samples of 0 ms
 	var roundGaps []float64 // speculative rounds after an ITL gap: gap / tokens of the round (Request.RoundGaps)
+	var rounds roundTally   // speculative rounds that continued a pass run (Request.RoundTokens)
 	var reused, firstReused int64
 	good := int64(0)
 	warmup := in.WarmupMs > 0
@@ -309,12 +311,15 @@ func collect(in *Input, s *Summary) *populations {
 			gaps = append(gaps, r.Gaps()...)
 			withPrevious += int64(r.WithPrevious)
 			roundGaps = append(roundGaps, r.RoundGaps()...)
+			if rt := r.RoundTokens(); len(rt) > 0 {
+				rounds.add(r, rt, in.PassLogs)
+			}
 		}
 		if goodReq {
 			good++
 		}
 	}
-	return &populations{ttft: ttft, ttst: ttst, tpot: tpot, e2e: e2e, gaps: gaps, withPrevious: withPrevious, roundGaps: roundGaps,
+	return &populations{ttft: ttft, ttst: ttst, tpot: tpot, e2e: e2e, gaps: gaps, withPrevious: withPrevious, roundGaps: roundGaps, rounds: rounds,
 		reused: reused, firstReused: firstReused, good: good, warmup: warmup, t0: t0, t1: t1, all: all, window: window}
 }
 
@@ -390,7 +395,11 @@ func (s *Summary) setDistributions(in *Input, pop *populations) error {
 		// A speculative round delivers its tokens together: the user's rate over a gap is the
 		// round's tokens / gap, one sample per round (Request.RoundGaps), not 1000 / gap per
 		// positive gap, which would leave the accepted drafts out.
-		if _, s.OutputTokenThroughputPerUser, err = gapStats([]segment{{v: roundGaps}}); err != nil {
+		rounds, err := pop.rounds.segment(in.PassLogs)
+		if err != nil {
+			return err
+		}
+		if _, s.OutputTokenThroughputPerUser, err = gapStats([]segment{{v: roundGaps}, rounds}); err != nil {
 			return err
 		}
 	}
