@@ -59,7 +59,7 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 		a = append(a, arg{"--no-async-scheduling", ""})
 	}
 	if sp := x.cfg.Engine.Speculation; sp != nil && sp.Kind == config.SpeculationMTP {
-		x.unsupported("engine.speculation.kind", sp.Kind, "MTP drafting is not exported (only vLLM's n-gram drafting is); remove engine.speculation or use kind ngram")
+		x.unsupported("engine.speculation.kind", sp.Kind, "MTP drafting is not exported to any target; remove engine.speculation, or use kind ngram with target vllm")
 	} else if sp != nil {
 		// vLLM's n-gram (prompt lookup) drafting with the simulated draft count; the acceptance
 		// rates are the workload's, not a setting.
@@ -313,7 +313,10 @@ func (x *exporter) chunkedPrefill() bool {
 // does not cover (SGLang and TensorRT-LLM): a speculative simulation must not be exported as a
 // plain deployment.
 func (x *exporter) noSpeculation() {
-	if sp := x.cfg.Engine.Speculation; sp != nil {
+	switch sp := x.cfg.Engine.Speculation; {
+	case sp != nil && sp.Kind == config.SpeculationMTP:
+		x.unsupported("engine.speculation.kind", sp.Kind, "MTP drafting is not exported to any target; remove engine.speculation, or use kind ngram with target vllm")
+	case sp != nil:
 		x.unsupported("engine.speculation", sp.Kind+" drafting", "n-gram speculative decoding is exported for vLLM only (--speculative-config); remove engine.speculation or use target vllm")
 	}
 }

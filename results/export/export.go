@@ -166,7 +166,12 @@ func (x *exporter) disaggregated() bool { return x.cfg.Engine.Mode == config.Mod
 // precisions returns the weight and KV-cache formats that were simulated (engine.precision, its
 // auto resolved from the model id) and the ones the checkpoint named by engine.model holds.
 func (x *exporter) precisions() (weights, kv timing.Precision, ckpt timing.Precisions) {
+	// The checkpoint's formats: the catalog's (or a model directory's) when the model resolves
+	// (DeepSeek-R1 is an FP8 checkpoint whatever its id says), else what the id implies.
 	ckpt = timing.DefaultPrecisions(x.model)
+	if m, err := timing.ResolveModel(x.model); err == nil && m.Precisions.Weights != "" {
+		ckpt = m.Precisions
+	}
 	weights, kv = ckpt.Weights, ckpt.KVCache
 	if p := x.cfg.Engine.Precision.Weights; p != "" && p != config.PrecisionAuto {
 		weights = timing.Precision(p)

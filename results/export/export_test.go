@@ -146,7 +146,9 @@ func TestExportInexpressible(t *testing.T) {
 		{"trtllm speculation", "trtllm-agg", TargetTRTLLM, []string{"engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.5, 0.5]}"},
 			"engine.speculation", "exported for vLLM only"},
 		{"vllm mtp", "vllm-agg", TargetVLLM, []string{"engine.speculation={kind: mtp, num_speculative_tokens: 2, acceptance_rates: [0.5, 0.5]}"},
-			"engine.speculation.kind", "MTP drafting is not exported"},
+			"engine.speculation.kind", "MTP drafting is not exported to any target"},
+		{"sglang mtp", "sglang-agg", TargetSGLang, []string{"engine.speculation={kind: mtp, num_speculative_tokens: 2, acceptance_rates: [0.5, 0.5]}"},
+			"engine.speculation.kind", "MTP drafting is not exported to any target"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -218,6 +220,12 @@ func TestExportPrefillAndSpeculation(t *testing.T) {
 		{"trtllm-agg", TargetTRTLLM, nil, nil, []string{"disable_overlap_scheduler"}},
 		{"trtllm-agg", TargetTRTLLM, []string{"engine.overlap_scheduling=false"}, []string{"disable_overlap_scheduler: true"}, nil},
 		{"trtllm-agg", TargetTRTLLM, []string{"engine.overlap_scheduling=true"}, []string{"disable_overlap_scheduler: false"}, nil},
+		// DeepSeek-R1 is an FP8 checkpoint (the catalog's format, whatever its id says): fp8 weights
+		// need no quantization at load time, on vLLM and on TensorRT-LLM.
+		{"vllm-agg", TargetVLLM, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
+			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 8, moe_expert: 8}"}, []string{"deepseek-ai/DeepSeek-R1"}, []string{"--quantization"}},
+		{"trtllm-agg", TargetTRTLLM, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
+			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 8, moe_expert: 8}"}, []string{"deepseek-ai/DeepSeek-R1"}, nil},
 	} {
 		files, err := Export(load(t, c.config, c.sets...), c.target, Options{})
 		if err != nil {

@@ -209,7 +209,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if mtpDrafts > 0 {
 		rates := MTPAcceptance(mtpDrafts)
 		cfg.Engine.Speculation = &config.Speculation{Kind: config.SpeculationMTP, NumSpeculativeTokens: mtpDrafts, AcceptanceRates: rates, Seed: 42}
-		p.Notes = append(p.Notes, fmt.Sprintf("MTP speculative decoding, %d draft tokens per round (the deployment's), acceptance %v (MTPAcceptance)", mtpDrafts, rates))
+		p.Notes = append(p.Notes, fmt.Sprintf("MTP speculative decoding, draft tokens per round %d (the deployment's), acceptance %v (MTPAcceptance)", mtpDrafts, rates))
 	}
 	if err := p.traffic(cfg, r, m, conc, o); err != nil {
 		return nil, err

@@ -320,7 +320,7 @@ func TestPlanRowMTP(t *testing.T) {
 		p.Config.Engine.Workers.Decode.Scheduler.MaxSequences != 64 {
 		t.Errorf("prefill %+v, decode %+v (max_sequences %d); want 1 × DEP2, 1 × DEP8 at 64 per rank", pre, dec, p.Config.Engine.Workers.Decode.Scheduler.MaxSequences)
 	}
-	if !strings.Contains(strings.Join(p.Notes, "\n"), "MTP speculative decoding, 3 draft tokens per round") {
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "MTP speculative decoding, draft tokens per round 3") {
 		t.Errorf("notes %q do not say MTP runs", p.Notes)
 	}
 	if err := p.Config.Validate(); err != nil {

@@ -253,7 +253,7 @@ func TestLoadModelDir(t *testing.T) {
 	for _, c := range []struct{ json, frag string }{
 		{`{"hidden_size": 64}`, "num_hidden_layers is required"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "num_nextn_predict_layers": -1}`,
-			"num_nextn_predict_layers must be >= 0, got -1"},
+			"num_nextn_predict_layers and mtp_num_hidden_layers must be >= 0, got -1 and 0"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 0, "vocab_size": 10, "max_position_embeddings": 8}`,
 			"intermediate_size must be > 0, got 0"},
 		{`{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 8}`,

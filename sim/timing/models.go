@@ -46,7 +46,8 @@ type ModelSpec struct {
 	// AttentionOutputGate is config.json attn_output_gate: the full-attention layers' query
 	// projection also produces a sigmoid gate per head (heads × head_dim more outputs).
 	AttentionOutputGate bool
-	// MTPLayers is config.json num_nextn_predict_layers: the multi-token-prediction modules
+	// MTPLayers is config.json num_nextn_predict_layers (mtp_num_hidden_layers for Qwen3.5): the
+	// multi-token-prediction modules
 	// after the last layer (DeepSeek-V3 technical report §2.2), each one decoder layer (an MoE
 	// layer in a model with experts) sharing the embedding and the lm_head. 0: the checkpoint
 	// has none, and MTP speculative decoding cannot run.
@@ -177,7 +178,8 @@ func modelCatalog() []catalogEntry {
 		// Mixture-of-experts models, from each config.json (n_routed_experts / num_experts /
 		// num_local_experts, num_experts_per_tok, moe_intermediate_size, n_shared_experts or
 		// shared_expert_intermediate_size, first_k_dense_replace; MLA: q_lora_rank, kv_lora_rank,
-		// qk_nope_head_dim, qk_rope_head_dim, v_head_dim; num_nextn_predict_layers). HeadDim of an
+		// qk_nope_head_dim, qk_rope_head_dim, v_head_dim; num_nextn_predict_layers, Qwen3.5's
+		// mtp_num_hidden_layers: DeepSeek-V3/R1, GLM-5 and Qwen3.5 ship one MTP module). HeadDim of an
 		// MLA model is its query/key head size (nope + rope). Card totals: DeepSeek-V3/R1 671B (37B active), Kimi-K2.5 1T
 		// (32B), GLM-5 744B (40B), Qwen3-235B-A22B 235B (22B), Qwen3-30B-A3B 30.5B (3.3B),
 		// gpt-oss-120b 117B (5.1B), gpt-oss-20b 21B (3.6B), Mixtral-8x7B 46.7B (12.9B),
@@ -197,7 +199,7 @@ func modelCatalog() []catalogEntry {
 			&Precisions{Weights: FP4, KVCache: BF16}),
 		moeEntry(ModelSpec{ID: "zai-org/GLM-5", Layers: 78, Hidden: 6144, Heads: 64, KVHeads: 64, HeadDim: 256, Intermediate: 12288, Vocab: 154880, MaxContext: 202752,
 			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 3},
-			MLA: &MLASpec{QLoraRank: 2048, KVLoraRank: 512, QKNopeHeadDim: 192, QKRopeHeadDim: 64, VHeadDim: 256}},
+			MLA: &MLASpec{QLoraRank: 2048, KVLoraRank: 512, QKNopeHeadDim: 192, QKRopeHeadDim: 64, VHeadDim: 256}, MTPLayers: 1},
 			nil, "zhipuai/GLM-5"),
 		moeEntry(ModelSpec{ID: "Qwen/Qwen3-235B-A22B", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, Vocab: 151936, MaxContext: 40960,
 			MoE: &MoESpec{Experts: 128, TopK: 8, ExpertIntermediate: 1536}}, nil),
@@ -227,7 +229,7 @@ func modelCatalog() []catalogEntry {
 		moeEntry(ModelSpec{ID: "Qwen/Qwen3.5-397B-A17B", Layers: 60, Hidden: 4096, Heads: 32, KVHeads: 2, HeadDim: 256, Vocab: 248320, MaxContext: 262144,
 			MoE:                 &MoESpec{Experts: 512, TopK: 10, ExpertIntermediate: 1024, SharedIntermediate: 1024},
 			LinearAttention:     &LinearAttentionSpec{Layers: 45, KeyHeads: 16, ValueHeads: 64, KeyHeadDim: 128, ValueHeadDim: 128, ConvKernel: 4},
-			AttentionOutputGate: true}, nil),
+			AttentionOutputGate: true, MTPLayers: 1}, nil),
 		moeEntry(ModelSpec{ID: "MiniMaxAI/MiniMax-M2.5", Layers: 62, Hidden: 3072, Heads: 48, KVHeads: 8, HeadDim: 128, Vocab: 200064, MaxContext: 196608,
 			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 1536}}, &Precisions{Weights: FP8, KVCache: BF16}, "MiniMaxAI/MiniMax-M2"),
 	}
@@ -349,6 +351,7 @@ type hfConfig struct {
 	SharedExpertInterm    int             `json:"shared_expert_intermediate_size"`
 	FirstKDenseReplace    int             `json:"first_k_dense_replace"`
 	NumNextNPredictLayers int             `json:"num_nextn_predict_layers"`
+	MTPNumHiddenLayers    int             `json:"mtp_num_hidden_layers"`
 	QLoraRank             *int            `json:"q_lora_rank"`
 	KVLoraRank            *int            `json:"kv_lora_rank"`
 	QKNopeHeadDim         int             `json:"qk_nope_head_dim"`
@@ -402,7 +405,8 @@ type hfQuant struct {
 // intermediate_size is the expert size and there is no dense MLP), shared experts
 // (shared_expert_intermediate_size, or n_shared_experts × moe_intermediate_size) and
 // first_k_dense_replace; MLA: kv_lora_rank, q_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
-// v_head_dim; num_nextn_predict_layers, the MTP modules (MTPLayers).
+// v_head_dim; num_nextn_predict_layers (or Qwen3.5's mtp_num_hidden_layers), the MTP modules
+// (MTPLayers).
 func LoadModelDir(dir string) (ModelSpec, error) {
 	path := filepath.Join(dir, "config.json")
 	data, err := os.ReadFile(path)
@@ -439,10 +443,10 @@ func LoadModelDir(dir string) (ModelSpec, error) {
 		return ModelSpec{}, err
 	}
 	m.MoE, m.MLA, m.AttentionOutputGate = moe, mla, c.AttnOutputGate
-	if c.NumNextNPredictLayers < 0 {
-		return ModelSpec{}, fmt.Errorf("%s: num_nextn_predict_layers must be >= 0, got %d", path, c.NumNextNPredictLayers)
+	if c.NumNextNPredictLayers < 0 || c.MTPNumHiddenLayers < 0 {
+		return ModelSpec{}, fmt.Errorf("%s: num_nextn_predict_layers and mtp_num_hidden_layers must be >= 0, got %d and %d", path, c.NumNextNPredictLayers, c.MTPNumHiddenLayers)
 	}
-	m.MTPLayers = c.NumNextNPredictLayers
+	m.MTPLayers = max(c.NumNextNPredictLayers, c.MTPNumHiddenLayers)
 	if linear > 0 {
 		la := &LinearAttentionSpec{Layers: linear, KeyHeads: c.LinearNumKeyHeads, ValueHeads: c.LinearNumValueHeads,
 			KeyHeadDim: c.LinearKeyHeadDim, ValueHeadDim: c.LinearValueHeadDim, ConvKernel: c.LinearConvKernelDim}

@@ -13,7 +13,8 @@ import "fmt"
 // no MTP module (MTPLayers 0).
 func (m ModelSpec) MTPModule() (ModelSpec, error) {
 	if m.MTPLayers < 1 {
-		return ModelSpec{}, fmt.Errorf("model %s has no multi-token-prediction module (config.json num_nextn_predict_layers is 0 or absent): MTP speculative decoding needs one", m.ID)
+		return ModelSpec{}, fmt.Errorf("model %s has no multi-token-prediction module that servesweep knows of (its catalog lists one for DeepSeek-V3/R1, "+
+			"GLM-5 and Qwen3.5; a model directory's config.json gives it as num_nextn_predict_layers or mtp_num_hidden_layers): MTP speculative decoding needs one", m.ID)
 	}
 	d := m
 	d.ID = m.ID + " MTP module"
