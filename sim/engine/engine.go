@@ -609,23 +609,39 @@ func (e *Engine) registerFull(r *Request) {
 }
 
 // registerBlocks registers r's full blocks [numRegistered, full) with the prefix cache. Blocks
-// only r holds in the whole workload (from SharedBlocks on) skip the hash index while r has never
-// dropped its KV (BlockPool.registerUnique): no other request can match them, and dropKV maps
-// them before r could look them up again.
+// only r holds in the whole workload (from SharedBlocks on) stay out of the key index while r has
+// never dropped its KV (Request.unindexed): no other request can match them, so registering them
+// takes no more than counting them in numRegistered; dropKV indexes them before r could look them
+// up again, and a completed r leaves them cached as unmatchable entries (releaseKV).
 func (e *Engine) registerBlocks(r *Request, full int32) {
 	j := r.numRegistered
 	if r.Preemptions == 0 {
 		for ; j < full && j < r.SharedBlocks; j++ {
 			e.pool.register(r.Blocks[j], r.keyAt(j))
 		}
-		for ; j < full; j++ {
-			e.pool.registerUnique(r.Blocks[j], r.keyAt(j))
-		}
+		j = max(j, full)
 	}
 	for ; j < full; j++ {
 		e.pool.register(r.Blocks[j], r.keyAt(j))
 	}
 	r.numRegistered = max(r.numRegistered, full)
+}
+
+// indexUnique enters r's unindexed blocks (Request.unindexed) into the prefix cache's key index
+// under their UniqueBlockKey, in lease order, as registerBlocks would have had r been preempted
+// before.
+func (e *Engine) indexUnique(r *Request) {
+	lo, hi := r.unindexed()
+	for j := lo; j < hi; j++ {
+		e.pool.register(r.Blocks[j], UniqueBlockKey(r.Index, j))
+	}
+}
+
+// releaseKV releases r's lease for good (r completed): its unindexed blocks stay cached as
+// unmatchable entries (BlockPool.release).
+func (e *Engine) releaseKV(r *Request) {
+	lo, hi := r.unindexed()
+	r.Blocks = e.pool.release(r.Blocks, lo, hi)
 }
 
 // preempt releases all KV of running request ri and puts it at the front of the waiting queue;
@@ -647,10 +663,8 @@ func (e *Engine) preempt(ri int32) {
 // dropKV releases all KV of r, counting a preemption: r will recompute whatever the prefix cache
 // no longer holds, and the tokens it had computed become its own range for recovered_tokens.
 func (e *Engine) dropKV(r *Request) {
-	if r.Preemptions == 0 {
-		e.pool.mapUnique(r.Blocks) // r may look its own blocks up from now on
-	}
-	r.Blocks = e.pool.release(r.Blocks)
+	e.indexUnique(r) // r may look its own blocks up from now on
+	r.Blocks = e.pool.release(r.Blocks, 0, 0)
 	r.ownHi = max(r.ownHi, r.NumComputed)
 	r.NumComputed, r.numRegistered = 0, 0
 	r.Preemptions++
@@ -711,7 +725,7 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		if r.Generated >= r.MaxOutput {
 			r.closeRun(r.Worker)
 			if !e.cfg.HoldOnComplete {
-				r.Blocks = e.pool.release(r.Blocks)
+				e.releaseKV(r)
 				e.retireLease(r)
 			}
 			r.Status = Completed
@@ -740,7 +754,7 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 // Release frees the KV blocks a completed request still holds (HoldOnComplete).
 func (e *Engine) Release(ri int32) {
 	r := &e.reqs[ri]
-	r.Blocks = e.pool.release(r.Blocks)
+	e.releaseKV(r)
 	e.retireLease(r)
 }
 

@@ -272,9 +272,19 @@ func (r *Request) keyAt(j int32) uint64 {
 	return UniqueBlockKey(r.Index, j)
 }
 
+// unindexed is the range [lo, hi) of r's lease positions whose full blocks are registered
+// outside the prefix cache's key index (Engine.registerBlocks): its blocks from SharedBlocks on,
+// which no other request can match, while r has never dropped its KV. Empty once it has.
+func (r *Request) unindexed() (lo, hi int32) {
+	if r.Preemptions > 0 {
+		return 0, 0
+	}
+	return r.SharedBlocks, max(r.SharedBlocks, r.numRegistered)
+}
+
 // lookupKey is the key a prefix lookup asks for as r's full block j, and false when no lookup
 // can find block j or any block after it: past FullBlocks, or past the shared blocks while r
-// has never dropped its KV (its unique blocks are then in no index: BlockPool.registerUnique).
+// has never dropped its KV (its unique blocks are then in no index: Request.unindexed).
 // Once dropped, its unique blocks are mapped and named by UniqueBlockKey.
 func (r *Request) lookupKey(j int32) (uint64, bool) {
 	switch {
