@@ -141,6 +141,9 @@ type Engine struct {
 	// of a disaggregated hand-off); the rest of the queue needs KV to be admitted.
 	heldWaiting int
 	running     []int32 // admission order
+	// reserved is runningReserve's sum, kept up to date under NoEvict as requests join and leave
+	// the running set and as running requests' leases grow.
+	reserved int
 	// spareLeases[k] holds emptied leases of capacity 2^k from requests that completed, for
 	// presize to hand out again: a run allocates leases for the requests in flight, not for
 	// every request.
@@ -258,6 +261,7 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		for need > 0 && int(need) > e.pool.Available() {
 			victim := e.running[len(e.running)-1]
 			e.running = e.running[:len(e.running)-1]
+			e.reserved -= e.reserveOf(&e.reqs[victim])
 			e.preempt(victim)
 			preempted = true
 			if victim == ri {
@@ -269,7 +273,9 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		}
 		held := len(r.Blocks)
 		if need > 0 {
+			before := e.reserveOf(r)
 			r.Blocks = e.pool.allocate(need, r.Blocks)
+			e.reserved += e.reserveOf(r) - before
 		}
 		if d > 0 {
 			e.useSpare(r, held, &spare)
@@ -391,7 +397,7 @@ func (e *Engine) price(firstTokenCosts bool) (durMs float64, any bool) {
 func (e *Engine) admitWaiting(nowMs float64, budget int32) int32 {
 	room := 0 // NoEvict: blocks neither used nor reserved by running requests
 	if e.cfg.NoEvict {
-		room = e.pool.Available() - e.runningReserve()
+		room = e.pool.Available() - e.reserved
 	}
 	for len(e.running) < e.cfg.MaxSequences && budget > 0 && len(e.waiting) > e.wHead {
 		ri := e.waiting[e.wHead]
@@ -474,14 +480,22 @@ func (e *Engine) admitHead(nowMs float64, hits, need, n int32) {
 func (e *Engine) footprint(r *Request) int32 { return ceilDiv(r.PromptLen+r.MaxOutput, e.bs) }
 
 // runningReserve is Σ over running requests of the blocks their footprint still needs beyond
-// what they hold (NoEvict).
+// what they hold (NoEvict): what reserved holds, recomputed.
 func (e *Engine) runningReserve() int {
 	n := 0
 	for _, ri := range e.running {
-		r := &e.reqs[ri]
-		n += max(0, int(e.footprint(r))-len(r.Blocks))
+		n += e.reserveOf(&e.reqs[ri])
 	}
 	return n
+}
+
+// reserveOf is the blocks running request r's footprint still needs beyond what it holds under
+// NoEvict, and 0 under other policies (reserved is kept only under NoEvict).
+func (e *Engine) reserveOf(r *Request) int {
+	if !e.cfg.NoEvict {
+		return 0
+	}
+	return max(0, int(e.footprint(r))-len(r.Blocks))
 }
 
 // evictWaitingHolder releases the KV of the waiting request nearest the back of the queue that
@@ -545,6 +559,7 @@ func (e *Engine) admit(ri int32, nowMs float64, a Admission) {
 		r.FirstTokenMs, r.LastTokenMs = nowMs, nowMs // a received first token (ReceiveFirstToken)
 	}
 	r.History = append(r.History, a)
+	e.reserved += e.reserveOf(r)
 	if hit := a.ReusedTokens + a.RecoveredTokens; r.ownHi == 0 {
 		r.ownLo = hit
 	} else if hit <= r.ownHi {
@@ -724,6 +739,7 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		}
 		if r.Generated >= r.MaxOutput {
 			r.closeRun(r.Worker)
+			e.reserved -= e.reserveOf(r)
 			if !e.cfg.HoldOnComplete {
 				e.releaseKV(r)
 				e.retireLease(r)
@@ -792,7 +808,7 @@ func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
 		// (engine-internals.md §5), so an admitted hand-off never claims more and a reserved
 		// one never starves admission; never take blocks a running request is guaranteed.
 		need = e.footprint(r) - hits
-		room -= e.runningReserve()
+		room -= e.reserved
 	}
 	if int(need+inactiveHits) > room {
 		return 0, false
@@ -816,6 +832,22 @@ func (e *Engine) Activate(ri int32) {
 		e.registerBlocks(r, min(r.NumComputed/e.bs, r.FullBlocks))
 	}
 	e.Submit(ri)
+}
+
+// CheckInvariants verifies the engine's KV bookkeeping: its pool's (BlockPool.CheckInvariants,
+// against the leases of the requests placed on this engine) and, under NoEvict, the blocks the
+// running requests' footprints still need (kept as requests come and go, recounted here). It
+// returns a description of the first violation, or "". O(requests + blocks): for tests.
+func (e *Engine) CheckInvariants() string {
+	holders := make([]int32, e.pool.Capacity())
+	e.Holders(holders)
+	if msg := e.pool.CheckInvariants(holders); msg != "" {
+		return msg
+	}
+	if n := e.runningReserve(); e.reserved != n {
+		return fmt.Sprintf("the running requests' footprints need %d more blocks, %d counted", n, e.reserved)
+	}
+	return ""
 }
 
 // Holders adds, for every block, the number of leases of requests placed on this engine

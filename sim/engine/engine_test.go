@@ -109,9 +109,7 @@ func (h *harness) cached(x uint64) bool {
 // hold (a leaked, double-counted or dangling block).
 func (h *harness) checkPool(when string) {
 	h.t.Helper()
-	holders := make([]int32, h.e.Pool().Capacity())
-	h.e.Holders(holders)
-	if msg := h.e.Pool().CheckInvariants(holders); msg != "" {
+	if msg := h.e.CheckInvariants(); msg != "" {
 		h.t.Fatalf("%s: KV pool invariant broken: %s", when, msg)
 	}
 }
