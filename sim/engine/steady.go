@@ -51,8 +51,10 @@ func (e *Engine) startSteady(endMs float64, pass int32) {
 		}
 		// The run's j-th pass (j >= 1) computes token known+j-1 of r: it must fit the lease,
 		left = min(left, int32(len(r.Blocks))*e.bs-known+1)
-		// fill no block (registerFull registers nothing below numRegistered+1 blocks),
-		if e.cfg.PrefixCaching && r.numRegistered < r.FullBlocks {
+		// fill no block that joins the key index (registerFull registers nothing below
+		// numRegistered+1 blocks; a block only r holds, while r has never dropped its KV, is
+		// registered by counting it, which Sync does: Request.unindexed),
+		if e.cfg.PrefixCaching && r.numRegistered < r.FullBlocks && (r.Preemptions > 0 || r.numRegistered < r.SharedBlocks) {
 			left = min(left, (r.numRegistered+1)*e.bs-known)
 		}
 		// and not be r's last token (Complete's fast path: Generated+1 < MaxOutput).
@@ -103,6 +105,7 @@ func (e *Engine) Sync() {
 	for _, ri := range e.running {
 		r := &e.reqs[ri]
 		r.NumComputed += st.scheduled
+		e.registerFull(r) // the unindexed blocks the run filled
 		if st.completed == 0 {
 			continue
 		}
