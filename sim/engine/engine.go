@@ -230,7 +230,7 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	if e.cfg.Style == StyleSGLang {
 		return e.scheduleSGLang(nowMs)
 	}
-	if e.steady.left > 0 && len(e.waiting) == e.wHead {
+	if e.steady.left > 0 && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
 		return e.scheduleSteady()
 	}
 	e.Sync()
@@ -292,6 +292,14 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	}
 
 	return e.price(!e.cfg.PrefillOnly)
+}
+
+// admissionsClosed reports whether a pass formed now would admit no waiting request and leave
+// the waiting queue as it is, whatever waits: the running set is full (MaxSequences) and no
+// BatchWait counts the passes that hold admissions back. Queued requests then do not stop a
+// steady decode run.
+func (e *Engine) admissionsClosed() bool {
+	return len(e.running) >= e.cfg.MaxSequences && (e.cfg.Style != StyleTRTLLM || !e.cfg.BatchWait.enabled())
 }
 
 // holdAdmissions applies BatchWait to the pass being formed, with budget tokens left: it reports
@@ -750,7 +758,7 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		}
 	}
 	if finished == 0 {
-		if e.steadyOK && len(e.ready) == len(e.running) && len(e.waiting) == e.wHead {
+		if e.steadyOK && len(e.ready) == len(e.running) && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
 			e.startSteady(endMs, pass)
 		}
 		return continued

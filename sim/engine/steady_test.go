@@ -18,7 +18,7 @@ import (
 // the seeds run a disaggregated decode side: requests arrive with their prompt KV (Reserve, then
 // Activate when it is their turn), under TensorRT-LLM's guaranteed_no_evict half of the time,
 // whose leases hold the whole sequence, so runs cross the boundaries of the blocks only their
-// request holds.
+// request holds. Some TensorRT-LLM seeds hold admissions back (BatchWait).
 func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 	steadyTotal := int64(0)
 	for seed := uint64(1); seed <= 40; seed++ {
@@ -51,6 +51,9 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 		if rng.IntN(3) == 0 || decodeSide && rng.IntN(2) == 0 {
 			cfg.Style = StyleTRTLLM
 			cfg.NoEvict = decodeSide
+			if rng.IntN(2) == 0 {
+				cfg.BatchWait = BatchWait{TimeoutIters: rng.IntN(6), MaxTokensRatio: []float64{0, 0.5}[rng.IntN(2)]}
+			}
 		}
 		ref := cfg
 		ref.GeneralPasses = true
