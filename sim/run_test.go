@@ -299,7 +299,8 @@ func TestDeterministic(t *testing.T) {
 }
 
 // Blocks only one request holds skip the prefix cache's hash index until their request drops its
-// KV (engine.BlockPool.registerUnique), and the shared ones are looked up by dense id in slices
+// KV, and are cached as counted, unmatchable entries once it completes (engine.BlockPool), and
+// the shared ones are looked up by dense id in slices
 // (blockmap.Table), and a small run's pass ends queue apart from the event heap
 // (runState.passEnds). None may change a single output: every scenario below, under KV pressure
 // (preemptions, retractions) and with prefix sharing, gives the same records and summary as when
