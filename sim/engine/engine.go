@@ -157,7 +157,7 @@ type Engine struct {
 	readyKV     int
 	preemptions int64
 	// steadyOK says that the engine's passes may be formed in steady decode runs (steady.go): not
-	// with speculative decoding, nor under SGLang's own pass formation, nor GeneralPasses.
+	// with speculative decoding, nor GeneralPasses.
 	steadyOK bool
 	// steadyPasses counts the passes formed by steady decode runs (SteadyPasses).
 	steadyPasses int64
@@ -174,7 +174,7 @@ func New(cfg Config, reqs []Request) (*Engine, error) {
 		return nil, fmt.Errorf("engine: invalid config %+v", cfg)
 	}
 	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks, cfg.DenseKeys), bs: int32(cfg.BlockSize)}
-	e.steadyOK = !cfg.GeneralPasses && cfg.Speculation == nil && cfg.Style != StyleSGLang
+	e.steadyOK = !cfg.GeneralPasses && cfg.Speculation == nil
 	if cfg.RingKeys && cfg.DenseKeys == 0 {
 		e.pool.IndexByRing()
 	}
@@ -296,8 +296,9 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 
 // admissionsClosed reports whether a pass formed now would admit no waiting request and leave
 // the waiting queue as it is, whatever waits: the running set is full (MaxSequences) and no
-// BatchWait counts the passes that hold admissions back. Queued requests then do not stop a
-// steady decode run.
+// BatchWait counts the passes that hold admissions back (under StyleSGLang, neither a prefill
+// batch nor a request whose KV arrived is admitted to a full running set). Queued requests then
+// do not stop a steady decode run.
 func (e *Engine) admissionsClosed() bool {
 	return len(e.running) >= e.cfg.MaxSequences && (e.cfg.Style != StyleTRTLLM || !e.cfg.BatchWait.enabled())
 }
@@ -758,7 +759,8 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		}
 	}
 	if finished == 0 {
-		if e.steadyOK && len(e.ready) == len(e.running) && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
+		if e.steadyOK && len(e.ready) == len(e.running) && (len(e.waiting) == e.wHead || e.admissionsClosed()) &&
+			(e.cfg.Style != StyleSGLang || e.sg.chunked < 0) {
 			e.startSteady(endMs, pass)
 		}
 		return continued

@@ -99,8 +99,15 @@ func (e *Engine) initSGLang() error {
 // owed, a prefill batch is formed (the continuing chunked prompt first, then FCFS from the
 // waiting queue with head-of-line blocking); a pass with a prefill batch is prefill only, its
 // requests' first tokens come with it. Otherwise every running request takes one decode step,
-// after retracting requests while the next step's KV does not fit.
+// after retracting requests while the next step's KV does not fit. A steady decode run's pass
+// (steady.go) is such a decode pass, without retraction: new_token_ratio decays as in any.
 func (e *Engine) scheduleSGLang(nowMs float64) (durMs float64, any bool) {
+	if e.steady.left > 0 && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
+		e.sg.ratio = max(e.sg.minRatio, e.sg.ratio-e.sg.decay)
+		e.sg.decodes++
+		return e.scheduleSteady()
+	}
+	e.Sync()
 	e.newPass()
 	if e.heldWaiting > 0 {
 		e.admitPrebuilt(nowMs)

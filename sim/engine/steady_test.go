@@ -18,9 +18,10 @@ import (
 // the seeds run a disaggregated decode side: requests arrive with their prompt KV (Reserve, then
 // Activate when it is their turn), under TensorRT-LLM's guaranteed_no_evict half of the time,
 // whose leases hold the whole sequence, so runs cross the boundaries of the blocks only their
-// request holds. Some TensorRT-LLM seeds hold admissions back (BatchWait).
+// request holds. Some TensorRT-LLM seeds hold admissions back (BatchWait); some seeds run
+// SGLang's scheduler.
 func TestSteadyRunsMatchGeneralPath(t *testing.T) {
-	steadyTotal := int64(0)
+	steadyTotal, steadySGLang := int64(0), int64(0)
 	for seed := uint64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 99))
 		const bs = 8
@@ -54,6 +55,12 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				cfg.BatchWait = BatchWait{TimeoutIters: rng.IntN(6), MaxTokensRatio: []float64{0, 0.5}[rng.IntN(2)]}
 			}
+		} else if rng.IntN(3) == 0 {
+			// SGLang's prefill-first passes, prompts chunked at a small budget, its decode
+			// passes owed between prefills (prefill_decode_interval) on some seeds.
+			cfg.Style = StyleSGLang
+			cfg.SGLang = DefaultSGLang([]int{1, 4, bs}[rng.IntN(3)], 1+rng.IntN(2), rng.IntN(3))
+			cfg.SGLang.ChunkedPrefillSize = 16 + rng.IntN(48)
 		}
 		ref := cfg
 		ref.GeneralPasses = true
@@ -74,6 +81,9 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 				if !reflect.DeepEqual(a.reqs[i], b.reqs[i]) {
 					t.Fatalf("seed %d %s: request %d differs\nsteady  %+v\ngeneral %+v", seed, when, i, a.reqs[i], b.reqs[i])
 				}
+			}
+			if a.e.sg != b.e.sg {
+				t.Fatalf("seed %d %s: SGLang state %+v, general path %+v", seed, when, a.e.sg, b.e.sg)
 			}
 			pa, pb := *a.e.Pool(), *b.e.Pool()
 			pa.OnStored, pa.OnRemoved, pb.OnStored, pb.OnRemoved = nil, nil, nil, nil
@@ -133,8 +143,11 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 			t.Fatalf("seed %d: the engine with GeneralPasses formed %d steady passes", seed, n)
 		}
 		steadyTotal += a.e.SteadyPasses()
+		if cfg.Style == StyleSGLang {
+			steadySGLang += a.e.SteadyPasses()
+		}
 	}
-	if steadyTotal < 1000 {
-		t.Fatalf("only %d steady passes over all seeds: the test does not exercise steady runs", steadyTotal)
+	if steadyTotal < 1000 || steadySGLang < 100 {
+		t.Fatalf("only %d steady passes over all seeds, %d under SGLang: the test does not exercise steady runs", steadyTotal, steadySGLang)
 	}
 }
