@@ -28,10 +28,12 @@ type BlockPool struct {
 	// blocks [len(meta), capacity) are fresh. Blocks are recycled through idle before fresh ones
 	// are taken, so a huge pool costs memory only for the blocks a run holds at once.
 	meta []blockMeta
-	key  []uint64 // key[b]: the name b is registered under (meta[b].registered)
+	// reg[b] is what only a registered block needs: the name it is registered under and its
+	// links in the LRU list. It grows to the highest block id registered so far, so a pool whose
+	// blocks are all unmatchable or private never allocates it.
+	reg []regBlock
 	// Intrusive doubly linked LRU list of the inactive registered (matchable) blocks; -1
-	// terminates. A block's links share one record.
-	links            []lruLinks
+	// terminates.
 	lruHead, lruTail int32
 	numListed        int32
 	// idle holds the released blocks that are free or unmatchable cached entries, in no
@@ -81,9 +83,13 @@ const RingSlotsPerBlock = 16
 // block ids than a dense index may hold. Outputs do not depend on it.
 func (p *BlockPool) IndexByRing() { p.byKey.ResetRing(RingSlotsPerBlock * int(p.capacity)) }
 
-// lruLinks are a listed block's neighbours in the inactive LRU list (-1: none) and the number of
-// unmatchable entries between it and its predecessor (the list head: all before it).
-type lruLinks struct{ prev, next, unlistedBefore int32 }
+// regBlock is a registered block's key and, while it is inactive, its neighbours in the LRU
+// list (-1: none) and the number of unmatchable entries between it and its predecessor (the list
+// head: all before it), in one record: an unlink touches one cache line per neighbour.
+type regBlock struct {
+	key                        uint64
+	prev, next, unlistedBefore int32
+}
 
 // Capacity is the pool size in blocks.
 func (p *BlockPool) Capacity() int { return int(p.capacity) }
@@ -146,14 +152,14 @@ func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
 		case p.free > 0:
 			p.free--
 			b = p.takeIdle()
-		case p.lruHead >= 0 && p.links[p.lruHead].unlistedBefore == 0:
+		case p.lruHead >= 0 && p.reg[p.lruHead].unlistedBefore == 0:
 			b = p.lruHead
 			p.lruRemove(b)
 			p.unregister(b)
 		default:
 			// The LRU head is an unmatchable entry: evicting it only frees its block.
 			if p.lruHead >= 0 {
-				p.links[p.lruHead].unlistedBefore--
+				p.reg[p.lruHead].unlistedBefore--
 			} else {
 				p.tailUnlisted--
 			}
@@ -176,8 +182,6 @@ func (p *BlockPool) takeIdle() int32 {
 	}
 	b := int32(len(p.meta))
 	p.meta = append(p.meta, blockMeta{})
-	p.key = append(p.key, 0)
-	p.links = append(p.links, lruLinks{-1, -1, 0})
 	return b
 }
 
@@ -192,7 +196,10 @@ func (p *BlockPool) register(b int32, k uint64) {
 		return
 	}
 	*v = b + 1
-	p.key[b] = k
+	for int(b) >= len(p.reg) {
+		p.reg = append(p.reg, regBlock{})
+	}
+	p.reg[b].key = k
 	p.meta[b].registered = true
 	if p.OnStored != nil {
 		p.OnStored(k)
@@ -201,7 +208,7 @@ func (p *BlockPool) register(b int32, k uint64) {
 
 func (p *BlockPool) unregister(b int32) {
 	p.meta[b].registered = false
-	k := p.key[b]
+	k := p.reg[b].key
 	p.byKey.Delete(k)
 	if p.OnRemoved != nil {
 		p.OnRemoved(k)
@@ -237,10 +244,10 @@ func (p *BlockPool) release(lease []int32, unmatchableLo, unmatchableHi int32) [
 }
 
 func (p *BlockPool) lruPush(b int32) {
-	p.links[b] = lruLinks{prev: p.lruTail, next: -1, unlistedBefore: p.tailUnlisted}
+	p.reg[b] = regBlock{key: p.reg[b].key, prev: p.lruTail, next: -1, unlistedBefore: p.tailUnlisted}
 	p.tailUnlisted = 0
 	if p.lruTail >= 0 {
-		p.links[p.lruTail].next = b
+		p.reg[p.lruTail].next = b
 	} else {
 		p.lruHead = b
 	}
@@ -251,15 +258,15 @@ func (p *BlockPool) lruPush(b int32) {
 // lruRemove unlinks the listed block b; the unmatchable entries before it now precede its
 // successor.
 func (p *BlockPool) lruRemove(b int32) {
-	l := p.links[b]
+	l := p.reg[b]
 	if l.prev >= 0 {
-		p.links[l.prev].next = l.next
+		p.reg[l.prev].next = l.next
 	} else {
 		p.lruHead = l.next
 	}
 	if l.next >= 0 {
-		p.links[l.next].prev = l.prev
-		p.links[l.next].unlistedBefore += l.unlistedBefore
+		p.reg[l.next].prev = l.prev
+		p.reg[l.next].unlistedBefore += l.unlistedBefore
 	} else {
 		p.lruTail = l.prev
 		p.tailUnlisted += l.unlistedBefore
@@ -279,14 +286,14 @@ func (p *BlockPool) CheckInvariants(holders []int32) string {
 		state[b] = 'f'
 	}
 	n, unlisted := int32(0), p.tailUnlisted
-	for b := p.lruHead; b >= 0; b = p.links[b].next {
+	for b := p.lruHead; b >= 0; b = p.reg[b].next {
 		if state[b] != 0 {
 			return "inactive block also idle or listed twice"
 		}
 		state[b] = 'i'
 		n++
-		unlisted += p.links[b].unlistedBefore
-		if p.links[b].unlistedBefore < 0 {
+		unlisted += p.reg[b].unlistedBefore
+		if p.reg[b].unlistedBefore < 0 {
 			return "negative count of unmatchable entries"
 		}
 	}
@@ -326,7 +333,7 @@ func (p *BlockPool) CheckInvariants(holders []int32) string {
 	}
 	for k, b1 := range p.byKey.All {
 		b := b1 - 1
-		if b < 0 || b >= int32(len(p.meta)) || !p.meta[b].registered || p.key[b] != k {
+		if b < 0 || b >= int32(len(p.meta)) || !p.meta[b].registered || p.reg[b].key != k {
 			return "key index points at a block that does not hold that key"
 		}
 		registered--
