@@ -845,9 +845,10 @@ func (e *Engine) Activate(ri int32) {
 }
 
 // CheckInvariants verifies the engine's KV bookkeeping: its pool's (BlockPool.CheckInvariants,
-// against the leases of the requests placed on this engine) and, under NoEvict, the blocks the
-// running requests' footprints still need (kept as requests come and go, recounted here). It
-// returns a description of the first violation, or "". O(requests + blocks): for tests.
+// against the leases of the requests placed on this engine), under NoEvict the blocks the
+// running requests' footprints still need (kept as requests come and go, recounted here), and
+// that every running request holds the KV of every token it computed. It returns a description
+// of the first violation, or "". O(requests + blocks): for tests.
 func (e *Engine) CheckInvariants() string {
 	holders := make([]int32, e.pool.Capacity())
 	e.Holders(holders)
@@ -856,6 +857,11 @@ func (e *Engine) CheckInvariants() string {
 	}
 	if n := e.runningReserve(); e.reserved != n {
 		return fmt.Sprintf("the running requests' footprints need %d more blocks, %d counted", n, e.reserved)
+	}
+	for _, ri := range e.running {
+		if r := &e.reqs[ri]; int(ceilDiv(r.NumComputed, e.bs)) > len(r.Blocks) {
+			return fmt.Sprintf("running request %d computed %d tokens but holds %d blocks of %d", ri, r.NumComputed, len(r.Blocks), e.bs)
+		}
 	}
 	return ""
 }

@@ -284,9 +284,14 @@ func (e *Engine) decodeReserve() float64 {
 // 20 × survivors) / (Σ max output + 1)) over the survivors; a pass without retraction decays
 // new_token_ratio toward its floor.
 func (e *Engine) decodeStep() {
+	// A running request's lease holds the KV of every token it computed, so its next decode step
+	// needs at most one more block: with a block available per running request the sum need not
+	// be taken (nothing is retracted either way).
 	need := 0
-	for _, ri := range e.running {
-		need += e.stepNeed(ri)
+	if len(e.running) > e.pool.Available() {
+		for _, ri := range e.running {
+			need += e.stepNeed(ri)
+		}
 	}
 	retracted := false
 	for need > e.pool.Available() && len(e.running) > 1 {
