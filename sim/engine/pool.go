@@ -28,10 +28,11 @@ type BlockPool struct {
 	// blocks [len(meta), capacity) are fresh. Blocks are recycled through idle before fresh ones
 	// are taken, so a huge pool costs memory only for the blocks a run holds at once.
 	meta []blockMeta
-	// reg[b] is what only a registered block needs: the name it is registered under and its
-	// links in the LRU list. It grows to the highest block id registered so far, so a pool whose
-	// blocks are all unmatchable or private never allocates it.
-	reg []regBlock
+	// What only a registered block b needs: key[b], the name it is registered under, and
+	// links[b], its links in the LRU list. Both grow to the highest block id registered so far,
+	// so a pool whose blocks are all unmatchable or private never allocates them.
+	key   []uint64
+	links []lruLinks
 	// Intrusive doubly linked LRU list of the inactive registered (matchable) blocks; -1
 	// terminates.
 	lruHead, lruTail int32
@@ -83,13 +84,10 @@ const RingSlotsPerBlock = 16
 // block ids than a dense index may hold. Outputs do not depend on it.
 func (p *BlockPool) IndexByRing() { p.byKey.ResetRing(RingSlotsPerBlock * int(p.capacity)) }
 
-// regBlock is a registered block's key and, while it is inactive, its neighbours in the LRU
-// list (-1: none) and the number of unmatchable entries between it and its predecessor (the list
-// head: all before it), in one record: an unlink touches one cache line per neighbour.
-type regBlock struct {
-	key                        uint64
-	prev, next, unlistedBefore int32
-}
+// lruLinks are an inactive registered block's neighbours in the LRU list (-1: none) and the
+// number of unmatchable entries between it and its predecessor (the list head: all before it),
+// in one record: an unlink touches one cache line per neighbour.
+type lruLinks struct{ prev, next, unlistedBefore int32 }
 
 // Capacity is the pool size in blocks.
 func (p *BlockPool) Capacity() int { return int(p.capacity) }
@@ -152,14 +150,14 @@ func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
 		case p.free > 0:
 			p.free--
 			b = p.takeIdle()
-		case p.lruHead >= 0 && p.reg[p.lruHead].unlistedBefore == 0:
+		case p.lruHead >= 0 && p.links[p.lruHead].unlistedBefore == 0:
 			b = p.lruHead
 			p.lruRemove(b)
 			p.unregister(b)
 		default:
 			// The LRU head is an unmatchable entry: evicting it only frees its block.
 			if p.lruHead >= 0 {
-				p.reg[p.lruHead].unlistedBefore--
+				p.links[p.lruHead].unlistedBefore--
 			} else {
 				p.tailUnlisted--
 			}
@@ -196,10 +194,11 @@ func (p *BlockPool) register(b int32, k uint64) {
 		return
 	}
 	*v = b + 1
-	for int(b) >= len(p.reg) {
-		p.reg = append(p.reg, regBlock{})
+	for int(b) >= len(p.key) {
+		p.key = append(p.key, 0)
+		p.links = append(p.links, lruLinks{})
 	}
-	p.reg[b].key = k
+	p.key[b] = k
 	p.meta[b].registered = true
 	if p.OnStored != nil {
 		p.OnStored(k)
@@ -208,7 +207,7 @@ func (p *BlockPool) register(b int32, k uint64) {
 
 func (p *BlockPool) unregister(b int32) {
 	p.meta[b].registered = false
-	k := p.reg[b].key
+	k := p.key[b]
 	p.byKey.Delete(k)
 	if p.OnRemoved != nil {
 		p.OnRemoved(k)
@@ -244,10 +243,10 @@ func (p *BlockPool) release(lease []int32, unmatchableLo, unmatchableHi int32) [
 }
 
 func (p *BlockPool) lruPush(b int32) {
-	p.reg[b] = regBlock{key: p.reg[b].key, prev: p.lruTail, next: -1, unlistedBefore: p.tailUnlisted}
+	p.links[b] = lruLinks{prev: p.lruTail, next: -1, unlistedBefore: p.tailUnlisted}
 	p.tailUnlisted = 0
 	if p.lruTail >= 0 {
-		p.reg[p.lruTail].next = b
+		p.links[p.lruTail].next = b
 	} else {
 		p.lruHead = b
 	}
@@ -258,15 +257,15 @@ func (p *BlockPool) lruPush(b int32) {
 // lruRemove unlinks the listed block b; the unmatchable entries before it now precede its
 // successor.
 func (p *BlockPool) lruRemove(b int32) {
-	l := p.reg[b]
+	l := p.links[b]
 	if l.prev >= 0 {
-		p.reg[l.prev].next = l.next
+		p.links[l.prev].next = l.next
 	} else {
 		p.lruHead = l.next
 	}
 	if l.next >= 0 {
-		p.reg[l.next].prev = l.prev
-		p.reg[l.next].unlistedBefore += l.unlistedBefore
+		p.links[l.next].prev = l.prev
+		p.links[l.next].unlistedBefore += l.unlistedBefore
 	} else {
 		p.lruTail = l.prev
 		p.tailUnlisted += l.unlistedBefore
@@ -286,14 +285,14 @@ func (p *BlockPool) CheckInvariants(holders []int32) string {
 		state[b] = 'f'
 	}
 	n, unlisted := int32(0), p.tailUnlisted
-	for b := p.lruHead; b >= 0; b = p.reg[b].next {
+	for b := p.lruHead; b >= 0; b = p.links[b].next {
 		if state[b] != 0 {
 			return "inactive block also idle or listed twice"
 		}
 		state[b] = 'i'
 		n++
-		unlisted += p.reg[b].unlistedBefore
-		if p.reg[b].unlistedBefore < 0 {
+		unlisted += p.links[b].unlistedBefore
+		if p.links[b].unlistedBefore < 0 {
 			return "negative count of unmatchable entries"
 		}
 	}
@@ -333,7 +332,7 @@ func (p *BlockPool) CheckInvariants(holders []int32) string {
 	}
 	for k, b1 := range p.byKey.All {
 		b := b1 - 1
-		if b < 0 || b >= int32(len(p.meta)) || !p.meta[b].registered || p.reg[b].key != k {
+		if b < 0 || b >= int32(len(p.meta)) || !p.meta[b].registered || p.key[b] != k {
 			return "key index points at a block that does not hold that key"
 		}
 		registered--
