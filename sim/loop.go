@@ -588,9 +588,7 @@ func (s *runState) completePass(p *role, w int) {
 
 func (s *runState) checkWorker(p *role, w int) error {
 	for k, e := range p.workers[w].ranks {
-		holders := make([]int32, e.Pool().Capacity())
-		e.Holders(holders)
-		if msg := e.Pool().CheckInvariants(holders); msg != "" {
+		if msg := e.CheckInvariants(); msg != "" {
 			return fmt.Errorf("%s worker %d rank %d at %.3f ms: KV pool invariant broken: %s", p.name, w, k, s.nowMs, msg)
 		}
 	}

@@ -141,6 +141,9 @@ type Engine struct {
 	// of a disaggregated hand-off); the rest of the queue needs KV to be admitted.
 	heldWaiting int
 	running     []int32 // admission order
+	// reserved is runningReserve's sum, kept up to date under NoEvict as requests join and leave
+	// the running set and as running requests' leases grow.
+	reserved int
 	// spareLeases[k] holds emptied leases of capacity 2^k from requests that completed, for
 	// presize to hand out again: a run allocates leases for the requests in flight, not for
 	// every request.
@@ -154,7 +157,7 @@ type Engine struct {
 	readyKV     int
 	preemptions int64
 	// steadyOK says that the engine's passes may be formed in steady decode runs (steady.go): not
-	// with speculative decoding, nor under SGLang's own pass formation, nor GeneralPasses.
+	// with speculative decoding, nor GeneralPasses.
 	steadyOK bool
 	// steadyPasses counts the passes formed by steady decode runs (SteadyPasses).
 	steadyPasses int64
@@ -174,7 +177,7 @@ func New(cfg Config, reqs []Request) (*Engine, error) {
 		return nil, fmt.Errorf("engine: speculation with %d drafts and %d acceptance rates: want 1 to %d drafts, a rate each", s.Drafts, len(s.Acceptance), MaxRoundTokens-1)
 	}
 	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks, cfg.DenseKeys), bs: int32(cfg.BlockSize)}
-	e.steadyOK = !cfg.GeneralPasses && cfg.Speculation == nil && cfg.Style != StyleSGLang
+	e.steadyOK = !cfg.GeneralPasses && cfg.Speculation == nil
 	if cfg.RingKeys && cfg.DenseKeys == 0 {
 		e.pool.IndexByRing()
 	}
@@ -230,7 +233,7 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	if e.cfg.Style == StyleSGLang {
 		return e.scheduleSGLang(nowMs)
 	}
-	if e.steady.left > 0 && len(e.waiting) == e.wHead {
+	if e.steady.left > 0 && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
 		return e.scheduleSteady()
 	}
 	e.Sync()
@@ -261,6 +264,7 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		for need > 0 && int(need) > e.pool.Available() {
 			victim := e.running[len(e.running)-1]
 			e.running = e.running[:len(e.running)-1]
+			e.reserved -= e.reserveOf(&e.reqs[victim])
 			e.preempt(victim)
 			preempted = true
 			if victim == ri {
@@ -272,7 +276,9 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		}
 		held := len(r.Blocks)
 		if need > 0 {
+			before := e.reserveOf(r)
 			r.Blocks = e.pool.allocate(need, r.Blocks)
+			e.reserved += e.reserveOf(r) - before
 		}
 		if d > 0 {
 			e.useSpare(r, held, &spare)
@@ -289,6 +295,15 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	}
 
 	return e.price(!e.cfg.PrefillOnly)
+}
+
+// admissionsClosed reports whether a pass formed now would admit no waiting request and leave
+// the waiting queue as it is, whatever waits: the running set is full (MaxSequences) and no
+// BatchWait counts the passes that hold admissions back (under StyleSGLang, neither a prefill
+// batch nor a request whose KV arrived is admitted to a full running set). Queued requests then
+// do not stop a steady decode run.
+func (e *Engine) admissionsClosed() bool {
+	return len(e.running) >= e.cfg.MaxSequences && (e.cfg.Style != StyleTRTLLM || !e.cfg.BatchWait.enabled())
 }
 
 // holdAdmissions applies BatchWait to the pass being formed, with budget tokens left: it reports
@@ -394,7 +409,7 @@ func (e *Engine) price(firstTokenCosts bool) (durMs float64, any bool) {
 func (e *Engine) admitWaiting(nowMs float64, budget int32) int32 {
 	room := 0 // NoEvict: blocks neither used nor reserved by running requests
 	if e.cfg.NoEvict {
-		room = e.pool.Available() - e.runningReserve()
+		room = e.pool.Available() - e.reserved
 	}
 	for len(e.running) < e.cfg.MaxSequences && budget > 0 && len(e.waiting) > e.wHead {
 		ri := e.waiting[e.wHead]
@@ -477,14 +492,22 @@ func (e *Engine) admitHead(nowMs float64, hits, need, n int32) {
 func (e *Engine) footprint(r *Request) int32 { return ceilDiv(r.PromptLen+r.MaxOutput, e.bs) }
 
 // runningReserve is Σ over running requests of the blocks their footprint still needs beyond
-// what they hold (NoEvict).
+// what they hold (NoEvict): what reserved holds, recomputed.
 func (e *Engine) runningReserve() int {
 	n := 0
 	for _, ri := range e.running {
-		r := &e.reqs[ri]
-		n += max(0, int(e.footprint(r))-len(r.Blocks))
+		n += e.reserveOf(&e.reqs[ri])
 	}
 	return n
+}
+
+// reserveOf is the blocks running request r's footprint still needs beyond what it holds under
+// NoEvict, and 0 under other policies (reserved is kept only under NoEvict).
+func (e *Engine) reserveOf(r *Request) int {
+	if !e.cfg.NoEvict {
+		return 0
+	}
+	return max(0, int(e.footprint(r))-len(r.Blocks))
 }
 
 // evictWaitingHolder releases the KV of the waiting request nearest the back of the queue that
@@ -548,6 +571,7 @@ func (e *Engine) admit(ri int32, nowMs float64, a Admission) {
 		r.FirstTokenMs, r.LastTokenMs = nowMs, nowMs // a received first token (ReceiveFirstToken)
 	}
 	r.History = append(r.History, a)
+	e.reserved += e.reserveOf(r)
 	if hit := a.ReusedTokens + a.RecoveredTokens; r.ownHi == 0 {
 		r.ownLo = hit
 	} else if hit <= r.ownHi {
@@ -617,23 +641,39 @@ func (e *Engine) registerFull(r *Request) {
 }
 
 // registerBlocks registers r's full blocks [numRegistered, full) with the prefix cache. Blocks
-// only r holds in the whole workload (from SharedBlocks on) skip the hash index while r has never
-// dropped its KV (BlockPool.registerUnique): no other request can match them, and dropKV maps
-// them before r could look them up again.
+// only r holds in the whole workload (from SharedBlocks on) stay out of the key index while r has
+// never dropped its KV (Request.unindexed): no other request can match them, so registering them
+// takes no more than counting them in numRegistered; dropKV indexes them before r could look them
+// up again, and a completed r leaves them cached as unmatchable entries (releaseKV).
 func (e *Engine) registerBlocks(r *Request, full int32) {
 	j := r.numRegistered
 	if r.Preemptions == 0 {
 		for ; j < full && j < r.SharedBlocks; j++ {
 			e.pool.register(r.Blocks[j], r.keyAt(j))
 		}
-		for ; j < full; j++ {
-			e.pool.registerUnique(r.Blocks[j], r.keyAt(j))
-		}
+		j = max(j, full)
 	}
 	for ; j < full; j++ {
 		e.pool.register(r.Blocks[j], r.keyAt(j))
 	}
 	r.numRegistered = max(r.numRegistered, full)
+}
+
+// indexUnique enters r's unindexed blocks (Request.unindexed) into the prefix cache's key index
+// under their UniqueBlockKey, in lease order, as registerBlocks would have had r been preempted
+// before.
+func (e *Engine) indexUnique(r *Request) {
+	lo, hi := r.unindexed()
+	for j := lo; j < hi; j++ {
+		e.pool.register(r.Blocks[j], UniqueBlockKey(r.Index, j))
+	}
+}
+
+// releaseKV releases r's lease for good (r completed): its unindexed blocks stay cached as
+// unmatchable entries (BlockPool.release).
+func (e *Engine) releaseKV(r *Request) {
+	lo, hi := r.unindexed()
+	r.Blocks = e.pool.release(r.Blocks, lo, hi)
 }
 
 // preempt releases all KV of running request ri and puts it at the front of the waiting queue;
@@ -655,10 +695,8 @@ func (e *Engine) preempt(ri int32) {
 // dropKV releases all KV of r, counting a preemption: r will recompute whatever the prefix cache
 // no longer holds, and the tokens it had computed become its own range for recovered_tokens.
 func (e *Engine) dropKV(r *Request) {
-	if r.Preemptions == 0 {
-		e.pool.mapUnique(r.Blocks) // r may look its own blocks up from now on
-	}
-	r.Blocks = e.pool.release(r.Blocks)
+	e.indexUnique(r) // r may look its own blocks up from now on
+	r.Blocks = e.pool.release(r.Blocks, 0, 0)
 	r.ownHi = max(r.ownHi, r.NumComputed)
 	r.NumComputed, r.numRegistered = 0, 0
 	r.Preemptions++
@@ -723,8 +761,9 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		}
 		if r.Generated >= r.MaxOutput {
 			r.closeRun(r.Worker)
+			e.reserved -= e.reserveOf(r)
 			if !e.cfg.HoldOnComplete {
-				r.Blocks = e.pool.release(r.Blocks)
+				e.releaseKV(r)
 				e.retireLease(r)
 			}
 			r.Status = Completed
@@ -733,7 +772,8 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		}
 	}
 	if finished == 0 {
-		if e.steadyOK && len(e.ready) == len(e.running) && len(e.waiting) == e.wHead {
+		if e.steadyOK && len(e.ready) == len(e.running) && (len(e.waiting) == e.wHead || e.admissionsClosed()) &&
+			(e.cfg.Style != StyleSGLang || e.sg.chunked < 0) {
 			e.startSteady(endMs, pass)
 		}
 		return continued
@@ -753,7 +793,7 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 // Release frees the KV blocks a completed request still holds (HoldOnComplete).
 func (e *Engine) Release(ri int32) {
 	r := &e.reqs[ri]
-	r.Blocks = e.pool.release(r.Blocks)
+	e.releaseKV(r)
 	e.retireLease(r)
 }
 
@@ -791,7 +831,7 @@ func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
 		// (engine-internals.md §5), so an admitted hand-off never claims more and a reserved
 		// one never starves admission; never take blocks a running request is guaranteed.
 		need = e.footprint(r) - hits
-		room -= e.runningReserve()
+		room -= e.reserved
 	}
 	if int(need+inactiveHits) > room {
 		return 0, false
@@ -815,6 +855,28 @@ func (e *Engine) Activate(ri int32) {
 		e.registerBlocks(r, min(r.NumComputed/e.bs, r.FullBlocks))
 	}
 	e.Submit(ri)
+}
+
+// CheckInvariants verifies the engine's KV bookkeeping: its pool's (BlockPool.CheckInvariants,
+// against the leases of the requests placed on this engine), under NoEvict the blocks the
+// running requests' footprints still need (kept as requests come and go, recounted here), and
+// that every running request holds the KV of every token it computed. It returns a description
+// of the first violation, or "". O(requests + blocks): for tests.
+func (e *Engine) CheckInvariants() string {
+	holders := make([]int32, e.pool.Capacity())
+	e.Holders(holders)
+	if msg := e.pool.CheckInvariants(holders); msg != "" {
+		return msg
+	}
+	if n := e.runningReserve(); e.reserved != n {
+		return fmt.Sprintf("the running requests' footprints need %d more blocks, %d counted", n, e.reserved)
+	}
+	for _, ri := range e.running {
+		if r := &e.reqs[ri]; int(ceilDiv(r.NumComputed, e.bs)) > len(r.Blocks) {
+			return fmt.Sprintf("running request %d computed %d tokens but holds %d blocks of %d", ri, r.NumComputed, len(r.Blocks), e.bs)
+		}
+	}
+	return ""
 }
 
 // Holders adds, for every block, the number of leases of requests placed on this engine

@@ -109,9 +109,7 @@ func (h *harness) cached(x uint64) bool {
 // hold (a leaked, double-counted or dangling block).
 func (h *harness) checkPool(when string) {
 	h.t.Helper()
-	holders := make([]int32, h.e.Pool().Capacity())
-	h.e.Holders(holders)
-	if msg := h.e.Pool().CheckInvariants(holders); msg != "" {
+	if msg := h.e.CheckInvariants(); msg != "" {
 		h.t.Fatalf("%s: KV pool invariant broken: %s", when, msg)
 	}
 }
@@ -524,17 +522,19 @@ func TestSchedulerScenarios(t *testing.T) {
 				{batch: timing.Batch{DecodeRequests: 1, DecodeKVTokens: 14, DecodeSteps: 1, DecodeStepKVTokens: 14, SampledTokens: 1},
 					computed: []int32{14, 0}, running: []int32{0}, waiting: []int32{1}, active: 4, preemptions: 1},
 				// Request 0 emits its 8th token and completes: block 4 (partial, hash 22 was
-				// evicted) is freed; 3 (12), 1 (11), 0 (10) join the LRU list after 2 (21).
+				// evicted) is freed; 3 (12), 1 (11), 0 (10) join the LRU list after 2 (21), 12 and
+				// 11 as unmatchable entries (only request 0 held them), their blocks idle.
 				{batch: timing.Batch{DecodeRequests: 1, DecodeKVTokens: 15, DecodeSteps: 1, DecodeStepKVTokens: 15, SampledTokens: 1},
 					computed: []int32{15, 0}, waiting: []int32{1}, done: []int32{0}, preemptions: 1},
 				// Pass 9 (80 ms): request 1 pins blocks 0 (10) and 2 (21), 8 tokens, and recomputes
-				// 13 − 8 = 5 into the free block 4 and the evicted LRU head, block 3 (hash 12):
-				// pairs 5·8 + 5·6/2 = 55. It computed [4, 12) itself before the preemption (it
-				// reused 4 at its first admission): 4 of the 8 hit tokens are reuse, 4 recovered.
+				// 13 − 8 = 5 into a free block and the evicted LRU head, the entry of hash 12:
+				// pairs 5·8 + 5·6/2 = 55. Idle blocks are reused last released first (1, then 3).
+				// It computed [4, 12) itself before the preemption (it reused 4 at its first
+				// admission): 4 of the 8 hit tokens are reuse, 4 recovered.
 				{batch: timing.Batch{PrefillRequests: 1, PrefillTokens: 5, PrefillContextTokens: 8, PrefillAttentionPairs: 55,
 					DecodeRequests: 1, DecodeKVTokens: 13, SampledTokens: 1},
 					computed: []int32{15, 13}, running: []int32{1}, active: 4, preemptions: 1,
-					leases: map[int32][]int32{1: {0, 2, 4, 3}}},
+					leases: map[int32][]int32{1: {0, 2, 1, 3}}},
 				{batch: timing.Batch{DecodeRequests: 1, DecodeKVTokens: 14, DecodeSteps: 1, DecodeStepKVTokens: 14, SampledTokens: 1},
 					computed: []int32{15, 14}, running: []int32{1}, active: 4, preemptions: 1},
 				{batch: timing.Batch{DecodeRequests: 1, DecodeKVTokens: 15, DecodeSteps: 1, DecodeStepKVTokens: 15, SampledTokens: 1},
@@ -546,11 +546,12 @@ func TestSchedulerScenarios(t *testing.T) {
 				if h.reqs[1].FirstReusedTokens != 4 {
 					t.Errorf("request 1 first reused %d, want 4", h.reqs[1].FirstReusedTokens)
 				}
-				// Request 1 released block 3 (partial) to the free list and 4 (22), 2 (21), 0 (10)
-				// to the LRU list after block 1 (11): hashes 10, 11, 21, 22 cached, 12 evicted.
+				// Request 1 released block 3 (partial) to the free list and 1 (22), 2 (21), 0 (10)
+				// to the LRU list after the entry of 11: hashes 10, 21, 22 cached and matchable,
+				// 11 cached unmatchable (request 0 completed), 12 evicted.
 				p := h.e.Pool()
-				if p.Inactive() != 4 || h.cached(12) || !h.cached(22) || !h.cached(21) || !h.cached(11) || !h.cached(10) {
-					t.Errorf("inactive %d; cached 10 %v 11 %v 12 %v 21 %v 22 %v", p.Inactive(),
+				if p.Inactive() != 4 || p.unlisted != 1 || h.cached(12) || !h.cached(22) || !h.cached(21) || h.cached(11) || !h.cached(10) {
+					t.Errorf("inactive %d (%d unmatchable); cached 10 %v 11 %v 12 %v 21 %v 22 %v", p.Inactive(), p.unlisted,
 						h.cached(10), h.cached(11), h.cached(12), h.cached(21), h.cached(22))
 				}
 			},
@@ -579,17 +580,19 @@ func TestSchedulerScenarios(t *testing.T) {
 				// ceil(9/4) − 2 = 1 new block: 2 > 1 available, it waits. KV 10 + 6.
 				{batch: timing.Batch{DecodeRequests: 2, DecodeKVTokens: 16, DecodeSteps: 2, DecodeStepKVTokens: 16, SampledTokens: 2},
 					computed: []int32{10, 0, 6}, running: []int32{0, 2}, waiting: []int32{1}, active: 5, preemptions: 1},
-				// Request 0 completes (KV 11): block 4 (partial) freed, 1 (11) and 0 (10) to the LRU
-				// list after 3 (21). KV 11 + 7.
+				// Request 0 completes (KV 11): block 4 (partial) freed, 1 (11, unmatchable: only
+				// request 0 held it; its block idle) and 0 (10) to the LRU list after 3 (21).
+				// KV 11 + 7.
 				{batch: timing.Batch{DecodeRequests: 2, DecodeKVTokens: 18, DecodeSteps: 2, DecodeStepKVTokens: 18, SampledTokens: 2},
 					computed: []int32{11, 0, 7}, running: []int32{2}, waiting: []int32{1}, done: []int32{0}, active: 2, preemptions: 1},
-				// Pass 5 (40 ms): request 1 pins blocks 0 (10) and 3 (21), 8 tokens, and takes the
-				// free block 4. Its own KV was [4, 8): 4 tokens reused, 4 recovered. It computes only
-				// token 8 with all 8 before it in KV: a decode step. KV 8 (request 2) + 9.
+				// Pass 5 (40 ms): request 1 pins blocks 0 (10) and 3 (21), 8 tokens, and takes a
+				// free block, the last idle one, 1. Its own KV was [4, 8): 4 tokens reused, 4
+				// recovered. It computes only token 8 with all 8 before it in KV: a decode step.
+				// KV 8 (request 2) + 9.
 				{batch: timing.Batch{DecodeRequests: 2, DecodeKVTokens: 17, DecodeSteps: 2, DecodeStepKVTokens: 17, SampledTokens: 2},
 					computed: []int32{11, 9, 8}, running: []int32{2, 1}, active: 5, preemptions: 1,
-					leases: map[int32][]int32{1: {0, 3, 4}}},
-				// Request 2's 9th token evicts the last inactive block, 1 (11). KV 9 + 10.
+					leases: map[int32][]int32{1: {0, 3, 1}}},
+				// Request 2's 9th token evicts the last inactive entry, 11's. KV 9 + 10.
 				{batch: timing.Batch{DecodeRequests: 2, DecodeKVTokens: 19, DecodeSteps: 2, DecodeStepKVTokens: 19, SampledTokens: 2},
 					computed: []int32{11, 10, 9}, running: []int32{2, 1}, active: 6, preemptions: 1},
 				{batch: timing.Batch{DecodeRequests: 2, DecodeKVTokens: 21, DecodeSteps: 2, DecodeStepKVTokens: 21, SampledTokens: 2},
@@ -617,11 +620,11 @@ func TestSchedulerScenarios(t *testing.T) {
 				checkHistory(t, h, 1, admissions(Admission{AtMs: 0, ReusedTokens: 4}, Admission{AtMs: 40, ReusedTokens: 4, RecoveredTokens: 4},
 					Admission{AtMs: 100, ReusedTokens: 4, RecoveredTokens: 4}), 2, 4, 8)
 				checkHistory(t, h, 2, admissions(Admission{AtMs: 0}), 0, 0, 0)
-				// Cached at the end: 31, 30 (request 2), then 22, 21, 10 (request 1); 11, 12 and 32
-				// were evicted or never filled.
+				// Cached at the end: 31, 30 (request 2, unmatchable), then 22, 21, 10 (request 1);
+				// 11, 12 and 32 were evicted or never filled.
 				p := h.e.Pool()
-				if p.Inactive() != 5 || h.cached(11) || h.cached(32) || !h.cached(22) {
-					t.Errorf("inactive %d; cached 11 %v 32 %v 22 %v", p.Inactive(), h.cached(11), h.cached(32), h.cached(22))
+				if p.Inactive() != 5 || p.unlisted != 2 || h.cached(11) || h.cached(32) || !h.cached(22) || !h.cached(21) || !h.cached(10) {
+					t.Errorf("inactive %d (%d unmatchable); cached 11 %v 32 %v 22 %v", p.Inactive(), p.unlisted, h.cached(11), h.cached(32), h.cached(22))
 				}
 			},
 		},
@@ -712,13 +715,15 @@ func TestReserveActivate(t *testing.T) {
 	// at its 3rd token; request 1 is admitted and decodes (KV 15, 4 blocks held). KV 12 + 15.
 	h.expectBatch(timing.Batch{DecodeRequests: 2, DecodeKVTokens: 27, DecodeSteps: 2, DecodeStepKVTokens: 27, SampledTokens: 2}, 0, 1)
 	// Released: request 0's block 2 (hash 3) to the LRU list; request 1's block 4 (partial) to the
-	// free list, then 3 (hash 5), 1 (2), 0 (1) to the LRU list: 4 inactive.
+	// free list, then 3 (hash 5, unmatchable: only request 1 held it; its block idle), 1 (2), 0 (1)
+	// to the LRU list: 4 inactive.
 	h.expectPool("pass 2", 0, 4)
 	// Decode-side hits are logged in History only, not counted as the request's reuse.
 	checkHistory(t, h, 0, admissions(Admission{AtMs: 0}), 0, 0, 0)
 	checkHistory(t, h, 1, admissions(Admission{AtMs: 10, ReusedTokens: 8}), 0, 0, 0)
 
-	// Request 3 takes the free block 4: 5 available (fresh block 5 + 4 inactive).
+	// Request 3 takes a free block, the idle block released last (3): 5 available (the free
+	// fresh block 5 + 4 inactive).
 	h.reserve(3, 0, true)
 	h.expectPool("reserve 3", 1, 4)
 	// Request 2 (24 tokens) finds hashes 1, 2, 3 cached, all inactive: 6 − 3 = 3 new blocks, and
@@ -726,12 +731,13 @@ func TestReserveActivate(t *testing.T) {
 	h.reserve(2, 0, false)
 	h.expectPool("refused reserve 2", 1, 4)
 	// With request 3's reservation dropped, 6 are available: 12 cached tokens. The new blocks
-	// come from the free list (4), the fresh block (5), then the LRU head (3, hash 5, evicted).
+	// are the two free ones (the idle 3 and 4), then the LRU head's, hash 5's entry, evicted
+	// (the fresh block 5).
 	e.Release(3)
 	h.reserve(2, 12, true)
 	h.expectPool("reserve 2", 6, 0)
-	if got := h.reqs[2].Blocks; !slices.Equal(got, []int32{0, 1, 2, 4, 5, 3}) || h.cached(5) {
-		t.Fatalf("request 2 lease %v (want [0 1 2 4 5 3]); hash 5 still cached %v", got, h.cached(5))
+	if got := h.reqs[2].Blocks; !slices.Equal(got, []int32{0, 1, 2, 3, 4, 5}) || h.cached(5) || h.e.Pool().unlisted != 0 {
+		t.Fatalf("request 2 lease %v (want [0 1 2 3 4 5]); hash 5 cached %v, %d unmatchable entries", got, h.cached(5), h.e.Pool().unlisted)
 	}
 	e.Release(2)
 	h.expectPool("release 2", 0, 3)

@@ -13,30 +13,50 @@ import "github.com/servesweep/servesweep/sim/blockmap"
 // allocation takes free blocks first and then evicts from the LRU head. Requests release their
 // blocks last-to-first, so leaf blocks of a prefix become older LRU candidates than the shared
 // blocks before them (engine-internals.md §2.2).
+//
+// A block only its own request could ever match (a unique block of a request that completed,
+// see release) is cached all the same, but no lookup can reach it: it is an unmatchable entry of
+// the LRU list, which evicting has no effect but to free it. Such entries are counted, not
+// listed: each listed (matchable) block records how many unmatchable entries precede it, and
+// their blocks join the free blocks' stack. Allocation therefore takes and evicts exactly as it
+// would with every entry listed (free blocks first, then the LRU head, unmatchable or not), while
+// the block ids it hands out are the most recently released ones, so a pool touches about as
+// many blocks as it holds at once, not its whole capacity.
 type BlockPool struct {
 	capacity int32
-	// Per-block state, grown lazily: blocks [0, len(refs)) have been handed out at least once;
-	// blocks [len(refs), capacity) are fresh and free. A huge pool therefore costs memory only
-	// for the blocks a run actually touches.
-	refs       []int32
-	key        []uint64
-	registered []bool // registered[b]: b holds a full block under the name key[b]
-	// mapped marks registered blocks the key index holds (and the OnStored observer saw). A
-	// block registered unmapped (registerUnique) caches like any other but is found by no lookup
-	// until mapUnique maps it.
-	mapped []bool
-	// Intrusive doubly linked LRU list of inactive registered blocks; -1 terminates. A block's
-	// two links share a cache line.
-	links            []lruLinks
+	// Per-block state, grown lazily: blocks [0, len(meta)) have been handed out at least once;
+	// blocks [len(meta), capacity) are fresh. Blocks are recycled through idle before fresh ones
+	// are taken, so a huge pool costs memory only for the blocks a run holds at once.
+	meta []blockMeta
+	// What only a registered block b needs: key[b], the name it is registered under, and
+	// links[b], its links in the LRU list. Both grow to the highest block id registered so far,
+	// so a pool whose blocks are all unmatchable or private never allocates them.
+	key   []uint64
+	links []lruLinks
+	// Intrusive doubly linked LRU list of the inactive registered (matchable) blocks; -1
+	// terminates.
 	lruHead, lruTail int32
-	numInactive      int32
-	free             []int32 // released unregistered blocks (fresh ones are implicit)
-	// byKey maps the key of every mapped block to the block + 1 (0: absent); keys below its
+	numListed        int32
+	// idle holds the released blocks that are free or unmatchable cached entries, in no
+	// particular order (reused last in, first out); fresh blocks are implicit.
+	// len(idle) + fresh blocks = free + unlisted.
+	idle []int32
+	// free counts the free blocks (fresh, or released unregistered); unlisted counts the
+	// unmatchable inactive entries, of which tailUnlisted follow the last listed block.
+	free, unlisted, tailUnlisted int32
+	// byKey maps the key of every registered block to the block + 1 (0: absent); keys below its
 	// dense bound (the workload's shared block ids) index a slice.
 	byKey blockmap.Table[int32]
 	// OnStored and OnRemoved, when set, observe prefix-cache membership: a key becomes
 	// matchable (stored) or stops being matchable (its block was evicted). Used by KV-aware routing.
 	OnStored, OnRemoved func(key uint64)
+}
+
+// blockMeta is what release and allocation read of every block, in one record.
+type blockMeta struct {
+	refs int32
+	// registered: the block holds a full block under the name key[b], in the key index.
+	registered bool
 }
 
 // MaxDenseKeys bounds the dense part of a pool's key index (blockmap.Table): a workload with more
@@ -48,7 +68,7 @@ const MaxDenseKeys = 1 << 22
 // below min(denseKeys, MaxDenseKeys) (traffic.BlockSet.Distinct; 0: every key hashed).
 // capacity must be > 0.
 func NewBlockPool(capacity, denseKeys int) *BlockPool {
-	p := &BlockPool{capacity: int32(capacity), lruHead: -1, lruTail: -1}
+	p := &BlockPool{capacity: int32(capacity), lruHead: -1, lruTail: -1, free: int32(capacity)}
 	p.byKey.Reset(min(max(denseKeys, 0), MaxDenseKeys))
 	return p
 }
@@ -64,38 +84,28 @@ const RingSlotsPerBlock = 16
 // block ids than a dense index may hold. Outputs do not depend on it.
 func (p *BlockPool) IndexByRing() { p.byKey.ResetRing(RingSlotsPerBlock * int(p.capacity)) }
 
-// lruLinks are a block's neighbours in the inactive LRU list (-1: none).
-type lruLinks struct{ prev, next int32 }
-
-// fresh counts blocks never handed out.
-func (p *BlockPool) fresh() int { return int(p.capacity) - len(p.refs) }
+// lruLinks are an inactive registered block's neighbours in the LRU list (-1: none) and the
+// number of unmatchable entries between it and its predecessor (the list head: all before it),
+// in one record: an unlink touches one cache line per neighbour.
+type lruLinks struct{ prev, next, unlistedBefore int32 }
 
 // Capacity is the pool size in blocks.
 func (p *BlockPool) Capacity() int { return int(p.capacity) }
 
 // Available counts blocks that can be handed to a request now: free plus inactive-cached.
-func (p *BlockPool) Available() int { return p.fresh() + len(p.free) + int(p.numInactive) }
+func (p *BlockPool) Available() int { return int(p.free) + int(p.unlisted) + int(p.numListed) }
 
 // Active counts blocks held by at least one request.
 func (p *BlockPool) Active() int { return int(p.capacity) - p.Available() }
 
-// Inactive counts registered blocks with no holder (the reusable prefix cache).
-func (p *BlockPool) Inactive() int { return int(p.numInactive) }
+// Inactive counts registered blocks with no holder (the prefix cache), unmatchable ones
+// included.
+func (p *BlockPool) Inactive() int { return int(p.unlisted) + int(p.numListed) }
 
-// Contains reports whether a registered block with key k is resident (active or inactive),
-// including the blocks registered outside the key index (registerUnique), which cost a scan of
-// the pool: for tests and checks, not the hot path.
-func (p *BlockPool) Contains(k uint64) bool {
-	if p.byKey.Get(k) != 0 {
-		return true
-	}
-	for b, x := range p.key {
-		if p.registered[b] && x == k {
-			return true
-		}
-	}
-	return false
-}
+// Contains reports whether a block with key k is resident (active or inactive) and matchable:
+// in the key index. A request's unique blocks are in it only once the request dropped its KV
+// (Engine.dropKV); they cannot be matched before.
+func (p *BlockPool) Contains(k uint64) bool { return p.byKey.Get(k) != 0 }
 
 // lookup counts how many of r's first n full blocks are resident in the pool, in order up to the
 // first that is not (Request.lookupKey), and how many of those are inactive.
@@ -109,7 +119,7 @@ func (p *BlockPool) lookup(r *Request, n int32) (hits, inactiveHits int32) {
 		if b < 0 {
 			break
 		}
-		if p.refs[b] == 0 {
+		if p.meta[b].refs == 0 {
 			inactiveHits++
 		}
 	}
@@ -122,44 +132,61 @@ func (p *BlockPool) pin(r *Request, n int32, lease []int32) []int32 {
 	for j := int32(0); j < n; j++ {
 		k, _ := r.lookupKey(j)
 		b := p.byKey.Get(k) - 1
-		if p.refs[b] == 0 {
+		if p.meta[b].refs == 0 {
 			p.lruRemove(b)
 		}
-		p.refs[b]++
+		p.meta[b].refs++
 		lease = append(lease, b)
 	}
 	return lease
 }
 
-// allocate appends n fresh private blocks to lease. The caller has checked Available() >= n.
+// allocate appends n private blocks to lease: free ones first, then the LRU head's, evicting it.
+// The caller has checked Available() >= n.
 func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
 	for ; n > 0; n-- {
 		var b int32
-		if k := len(p.free); k > 0 {
-			b = p.free[k-1]
-			p.free = p.free[:k-1]
-		} else if p.fresh() > 0 {
-			b = int32(len(p.refs))
-			p.refs = append(p.refs, 0)
-			p.key = append(p.key, 0)
-			p.registered = append(p.registered, false)
-			p.mapped = append(p.mapped, false)
-			p.links = append(p.links, lruLinks{-1, -1})
-		} else {
+		switch {
+		case p.free > 0:
+			p.free--
+			b = p.takeIdle()
+		case p.lruHead >= 0 && p.links[p.lruHead].unlistedBefore == 0:
 			b = p.lruHead
 			p.lruRemove(b)
 			p.unregister(b)
+		default:
+			// The LRU head is an unmatchable entry: evicting it only frees its block.
+			if p.lruHead >= 0 {
+				p.links[p.lruHead].unlistedBefore--
+			} else {
+				p.tailUnlisted--
+			}
+			p.unlisted--
+			b = p.takeIdle()
 		}
-		p.refs[b] = 1
+		p.meta[b].refs = 1
 		lease = append(lease, b)
 	}
 	return lease
+}
+
+// takeIdle returns the most recently released idle block, or a fresh one when none is idle. The
+// caller has counted it out of free or unlisted.
+func (p *BlockPool) takeIdle() int32 {
+	if k := len(p.idle); k > 0 {
+		b := p.idle[k-1]
+		p.idle = p.idle[:k-1]
+		return b
+	}
+	b := int32(len(p.meta))
+	p.meta = append(p.meta, blockMeta{})
+	return b
 }
 
 // register offers the full block b under key k to the prefix cache. If another block already
 // holds k, b stays private (a duplicate copy) and is freed, not cached, on release.
 func (p *BlockPool) register(b int32, k uint64) {
-	if p.registered[b] {
+	if p.meta[b].registered {
 		return
 	}
 	v := p.byKey.Ptr(k)
@@ -167,55 +194,19 @@ func (p *BlockPool) register(b int32, k uint64) {
 		return
 	}
 	*v = b + 1
+	for int(b) >= len(p.key) {
+		p.key = append(p.key, 0)
+		p.links = append(p.links, lruLinks{})
+	}
 	p.key[b] = k
-	p.registered[b], p.mapped[b] = true, true
+	p.meta[b].registered = true
 	if p.OnStored != nil {
 		p.OnStored(k)
 	}
 }
 
-// registerUnique registers the full block b under a key k that no other request of the workload
-// holds (UniqueBlockKey) and that the pool does not hold yet: b caches like any registered block
-// (inactive and evictable in LRU order when released) but enters neither the key index nor the
-// observers, since no lookup other than its own request's can ask for k. Its request maps it
-// (mapUnique) before it could ask: when its KV is dropped for a later recompute. Same pool state
-// as register, without two index updates per block.
-func (p *BlockPool) registerUnique(b int32, k uint64) {
-	if p.registered[b] {
-		return
-	}
-	p.key[b] = k
-	p.registered[b] = true
-}
-
-// mapUnique enters the unmapped registered blocks of lease into the key index and the
-// observers, as register would have.
-func (p *BlockPool) mapUnique(lease []int32) {
-	for _, b := range lease {
-		if !p.registered[b] || p.mapped[b] {
-			continue
-		}
-		v := p.byKey.Ptr(p.key[b])
-		if *v != 0 {
-			// Not reachable for a key unique to one request: its first registration in this
-			// pool is the only one. Kept consistent anyway: b becomes a private copy.
-			p.registered[b] = false
-			continue
-		}
-		*v = b + 1
-		p.mapped[b] = true
-		if p.OnStored != nil {
-			p.OnStored(p.key[b])
-		}
-	}
-}
-
 func (p *BlockPool) unregister(b int32) {
-	p.registered[b] = false
-	if !p.mapped[b] {
-		return
-	}
-	p.mapped[b] = false
+	p.meta[b].registered = false
 	k := p.key[b]
 	p.byKey.Delete(k)
 	if p.OnRemoved != nil {
@@ -224,33 +215,47 @@ func (p *BlockPool) unregister(b int32) {
 }
 
 // release drops one reference on every block of lease, last block first, and returns lease[:0].
-func (p *BlockPool) release(lease []int32) []int32 {
-	for i := len(lease) - 1; i >= 0; i-- {
+// A block whose last reference goes joins the LRU list when registered. The blocks at positions
+// [unmatchableLo, unmatchableHi) of lease are full blocks only their request could ever match and
+// that it never will (Request.unindexed): they become unmatchable entries of the LRU list, cached
+// and evicted in the same order as registered ones. Any other block is freed.
+func (p *BlockPool) release(lease []int32, unmatchableLo, unmatchableHi int32) []int32 {
+	for i := int32(len(lease)) - 1; i >= 0; i-- {
 		b := lease[i]
-		p.refs[b]--
-		if p.refs[b] > 0 {
+		m := &p.meta[b]
+		m.refs--
+		if m.refs > 0 {
 			continue
 		}
-		if p.registered[b] {
+		switch {
+		case m.registered:
 			p.lruPush(b)
-		} else {
-			p.free = append(p.free, b)
+		case i >= unmatchableLo && i < unmatchableHi:
+			p.idle = append(p.idle, b)
+			p.unlisted++
+			p.tailUnlisted++
+		default:
+			p.idle = append(p.idle, b)
+			p.free++
 		}
 	}
 	return lease[:0]
 }
 
 func (p *BlockPool) lruPush(b int32) {
-	p.links[b] = lruLinks{prev: p.lruTail, next: -1}
+	p.links[b] = lruLinks{prev: p.lruTail, next: -1, unlistedBefore: p.tailUnlisted}
+	p.tailUnlisted = 0
 	if p.lruTail >= 0 {
 		p.links[p.lruTail].next = b
 	} else {
 		p.lruHead = b
 	}
 	p.lruTail = b
-	p.numInactive++
+	p.numListed++
 }
 
+// lruRemove unlinks the listed block b; the unmatchable entries before it now precede its
+// successor.
 func (p *BlockPool) lruRemove(b int32) {
 	l := p.links[b]
 	if l.prev >= 0 {
@@ -260,72 +265,80 @@ func (p *BlockPool) lruRemove(b int32) {
 	}
 	if l.next >= 0 {
 		p.links[l.next].prev = l.prev
+		p.links[l.next].unlistedBefore += l.unlistedBefore
 	} else {
 		p.lruTail = l.prev
+		p.tailUnlisted += l.unlistedBefore
 	}
-	p.numInactive--
+	p.numListed--
 }
 
 // CheckInvariants verifies the pool's bookkeeping: every block is exactly one of free, active or
 // inactive; refs are non-negative; the key index points at registered blocks. holders[b] must
 // give the number of leases holding block b. It returns a description of the first violation.
 func (p *BlockPool) CheckInvariants(holders []int32) string {
-	state := make([]byte, len(p.refs))
-	for _, b := range p.free {
-		if state[b] != 0 {
-			return "block on the free list twice"
+	state := make([]byte, len(p.meta))
+	for _, b := range p.idle {
+		if b < 0 || b >= int32(len(p.meta)) || state[b] != 0 {
+			return "block on the idle stack twice or out of range"
 		}
 		state[b] = 'f'
 	}
-	n := int32(0)
+	n, unlisted := int32(0), p.tailUnlisted
 	for b := p.lruHead; b >= 0; b = p.links[b].next {
 		if state[b] != 0 {
-			return "inactive block also free or listed twice"
+			return "inactive block also idle or listed twice"
 		}
 		state[b] = 'i'
 		n++
+		unlisted += p.links[b].unlistedBefore
+		if p.links[b].unlistedBefore < 0 {
+			return "negative count of unmatchable entries"
+		}
 	}
-	if n != p.numInactive {
-		return "inactive count differs from the LRU list"
+	if n != p.numListed {
+		return "listed count differs from the LRU list"
 	}
-	for b := int32(len(p.refs)); b < p.capacity; b++ {
+	if unlisted != p.unlisted || p.tailUnlisted < 0 || p.free < 0 {
+		return "unmatchable entries counted differently in the LRU list and in total"
+	}
+	if fresh := p.capacity - int32(len(p.meta)); int32(len(p.idle))+fresh != p.free+p.unlisted {
+		return "idle and fresh blocks differ from the free blocks and unmatchable entries"
+	}
+	for b := int32(len(p.meta)); b < p.capacity; b++ {
 		if holders[b] != 0 {
 			return "a lease holds a block never handed out"
 		}
 	}
-	for b := int32(0); b < int32(len(p.refs)); b++ {
-		if p.refs[b] != holders[b] {
+	registered := 0
+	for b := int32(0); b < int32(len(p.meta)); b++ {
+		m := p.meta[b]
+		if m.refs != holders[b] {
 			return "block refcount differs from the number of leases holding it"
 		}
 		switch {
-		case p.refs[b] > 0 && state[b] != 0:
-			return "held block is also free or inactive"
-		case p.refs[b] == 0 && state[b] == 0:
-			return "unheld block is neither free nor inactive (leaked)"
-		case state[b] == 'i' && !p.registered[b]:
-			return "inactive block is not registered"
+		case m.refs > 0 && state[b] != 0:
+			return "held block is also idle or inactive"
+		case m.refs == 0 && state[b] == 0:
+			return "unheld block is neither idle nor inactive (leaked)"
+		case state[b] == 'i' && !m.registered:
+			return "listed inactive block is not registered"
+		case state[b] == 'f' && m.registered:
+			return "idle block is registered"
+		}
+		if m.registered {
+			registered++
 		}
 	}
-	mapped := 0
-	bad := false
 	for k, b1 := range p.byKey.All {
 		b := b1 - 1
-		if b < 0 || b >= int32(len(p.refs)) || !p.registered[b] || !p.mapped[b] || p.key[b] != k {
-			bad = true
-			break
+		if b < 0 || b >= int32(len(p.meta)) || !p.meta[b].registered || p.key[b] != k {
+			return "key index points at a block that does not hold that key"
 		}
-		mapped++
+		registered--
 	}
-	if bad {
-		return "key index points at a block that does not hold that key"
-	}
-	for b := range p.mapped {
-		if p.mapped[b] {
-			mapped--
-		}
-	}
-	if mapped != 0 {
-		return "a block marked mapped is not in the key index"
+	if registered != 0 {
+		return "a block marked registered is not in the key index"
 	}
 	return ""
 }

@@ -26,7 +26,7 @@ func testBlockPoolLRUAndReuse(t *testing.T, p *BlockPool) {
 	for i, b := range a {
 		p.register(b, uint64(100+i))
 	}
-	p.release(a)
+	p.release(a, 0, 0)
 	if p.Available() != 4 || p.Inactive() != 3 {
 		t.Fatalf("available %d inactive %d", p.Available(), p.Inactive())
 	}
@@ -51,8 +51,8 @@ func testBlockPoolLRUAndReuse(t *testing.T, p *BlockPool) {
 	}
 	// A duplicate registration leaves the second copy private: freed, not cached, on release.
 	p.register(b[0], 100)
-	p.release(b)
-	p.release(c)
+	p.release(b, 0, 0)
+	p.release(c, 0, 0)
 	if p.Inactive() != 2 || p.Available() != 4 {
 		t.Fatalf("inactive %d available %d", p.Inactive(), p.Available())
 	}

@@ -81,8 +81,9 @@ type PassRun struct {
 // and the timestamps the report is built from. Times are virtual ms; -1 means "not yet".
 // Runs keep requests in one dense slice and refer to them by index.
 type Request struct {
-	// The fields every pass reads or writes come first, within one 64-byte cache line; the
-	// lease follows, then what admissions, completions and the report use.
+	// The fields every pass reads or writes come first, the lease's address and length
+	// included, within one 64-byte cache line (a Request is 256 bytes, and a run's request
+	// array is page-aligned); then what admissions, completions and the report use.
 
 	// PromptLen is the prompt length in tokens (ISL).
 	PromptLen int32
@@ -98,8 +99,6 @@ type Request struct {
 	// FullBlocks is how many full blocks of the engine's block size the request's token
 	// sequence (prompt then output) has, up to the context limit (traffic.BlockSet.Full).
 	FullBlocks int32
-	// Worker is the logical worker and Rank the attention-DP rank the request was placed on.
-	Worker, Rank int32
 	// ITL bookkeeping: lastPass is the worker pass index of the latest token (noPass none), runFirst
 	// the first pass of the open run (-1 none); closed runs go to firstRun and rare.moreRuns, gaps that are not a
 	// single pass (the request skipped a pass) to rare.gaps (Gaps).
@@ -115,6 +114,8 @@ type Request struct {
 
 	// Blocks is the KV lease: pool block ids in sequence order.
 	Blocks []int32
+	// Worker is the logical worker and Rank the attention-DP rank the request was placed on.
+	Worker, Rank int32
 	// Keys name the request's leading full blocks that another request of the workload may also
 	// hold: equal keys exactly for equal chained KV-block hashes (traffic.BlockSet.Shared's dense
 	// ids). Block j >= len(Keys) is unique to the request and named UniqueBlockKey(Index, j)
@@ -165,6 +166,9 @@ type Request struct {
 	// rare holds what few requests need (later pass runs, gaps that are not a pass's, speculative
 	// rounds), allocated on first use: nil for most requests, 8 bytes instead of 72 per request.
 	rare *rareState
+	// Pads a Request to 256 bytes, 4 cache lines, so that in a page-aligned array every
+	// request's first 64 bytes (the fields every pass touches) are one cache line.
+	_ [24]byte
 }
 
 // rareState is the part of a Request's ITL bookkeeping that most requests never use.
@@ -291,9 +295,19 @@ func (r *Request) keyAt(j int32) uint64 {
 	return UniqueBlockKey(r.Index, j)
 }
 
+// unindexed is the range [lo, hi) of r's lease positions whose full blocks are registered
+// outside the prefix cache's key index (Engine.registerBlocks): its blocks from SharedBlocks on,
+// which no other request can match, while r has never dropped its KV. Empty once it has.
+func (r *Request) unindexed() (lo, hi int32) {
+	if r.Preemptions > 0 {
+		return 0, 0
+	}
+	return r.SharedBlocks, max(r.SharedBlocks, r.numRegistered)
+}
+
 // lookupKey is the key a prefix lookup asks for as r's full block j, and false when no lookup
 // can find block j or any block after it: past FullBlocks, or past the shared blocks while r
-// has never dropped its KV (its unique blocks are then in no index: BlockPool.registerUnique).
+// has never dropped its KV (its unique blocks are then in no index: Request.unindexed).
 // Once dropped, its unique blocks are mapped and named by UniqueBlockKey.
 func (r *Request) lookupKey(j int32) (uint64, bool) {
 	switch {

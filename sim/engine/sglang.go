@@ -99,8 +99,15 @@ func (e *Engine) initSGLang() error {
 // owed, a prefill batch is formed (the continuing chunked prompt first, then FCFS from the
 // waiting queue with head-of-line blocking); a pass with a prefill batch is prefill only, its
 // requests' first tokens come with it. Otherwise every running request takes one decode step,
-// after retracting requests while the next step's KV does not fit.
+// after retracting requests while the next step's KV does not fit. A steady decode run's pass
+// (steady.go) is such a decode pass, without retraction: new_token_ratio decays as in any.
 func (e *Engine) scheduleSGLang(nowMs float64) (durMs float64, any bool) {
+	if e.steady.left > 0 && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
+		e.sg.ratio = max(e.sg.minRatio, e.sg.ratio-e.sg.decay)
+		e.sg.decodes++
+		return e.scheduleSteady()
+	}
+	e.Sync()
 	e.newPass()
 	if e.heldWaiting > 0 {
 		e.admitPrebuilt(nowMs)
@@ -277,9 +284,14 @@ func (e *Engine) decodeReserve() float64 {
 // 20 × survivors) / (Σ max output + 1)) over the survivors; a pass without retraction decays
 // new_token_ratio toward its floor.
 func (e *Engine) decodeStep() {
+	// A running request's lease holds the KV of every token it computed, so its next decode step
+	// needs at most one more block: with a block available per running request the sum need not
+	// be taken (nothing is retracted either way).
 	need := 0
-	for _, ri := range e.running {
-		need += e.stepNeed(ri)
+	if len(e.running) > e.pool.Available() {
+		for _, ri := range e.running {
+			need += e.stepNeed(ri)
+		}
 	}
 	retracted := false
 	for need > e.pool.Available() && len(e.running) > 1 {

@@ -11,7 +11,8 @@ import "github.com/servesweep/servesweep/sim/timing"
 // (scheduleSteady, completeSteady) and bring the requests up to date once, when the run ends or
 // the engine's state is read (Sync). The passes, their batches, times and ITL bookkeeping are
 // exactly those the general path forms: the run stops before the first pass in which a request
-// would fill a block, need a new one, emit its last token or meet a queued request.
+// would fill a block that joins the prefix cache's index, need a new one, emit its last token or
+// meet a queued request it could admit.
 
 // steadyRun is the engine's steady decode run, if any (left or scheduled > 0).
 type steadyRun struct {
@@ -31,11 +32,12 @@ func (st *steadyRun) inPass() bool { return st.scheduled > st.completed }
 // startSteady starts a run after the pass with index pass ended at endMs, when every running
 // request emitted a token in it and the following passes can be formed steadily: each request is
 // decoding (its known tokens all but the new one computed) with at least 2 tokens out, and the
-// run lasts while each keeps its KV within its lease (no allocation), fills no block (no
-// prefix-cache registration) and stays short of its last token. Called by Complete when steadyOK,
-// with no request finished, none queued and every running request ready (so the token budget held
-// a decode step for each, and e.ready lists the running set in its order: a general Complete
-// that ends a steady pass after a mid-pass Sync finds them there).
+// run lasts while each keeps its KV within its lease (no allocation), fills no block that joins
+// the prefix cache's index and stays short of its last token. Called by Complete when steadyOK,
+// with no request finished, none queued that could be admitted (admissionsClosed) and every
+// running request ready (so the token budget held a decode step for each, and e.ready lists the
+// running set in its order: a general Complete that ends a steady pass after a mid-pass Sync
+// finds them there).
 func (e *Engine) startSteady(endMs float64, pass int32) {
 	n := len(e.running)
 	if n == 0 {
@@ -51,8 +53,10 @@ func (e *Engine) startSteady(endMs float64, pass int32) {
 		}
 		// The run's j-th pass (j >= 1) computes token known+j-1 of r: it must fit the lease,
 		left = min(left, int32(len(r.Blocks))*e.bs-known+1)
-		// fill no block (registerFull registers nothing below numRegistered+1 blocks),
-		if e.cfg.PrefixCaching && r.numRegistered < r.FullBlocks {
+		// fill no block that joins the key index (registerFull registers nothing below
+		// numRegistered+1 blocks; a block only r holds, while r has never dropped its KV, is
+		// registered by counting it, which Sync does: Request.unindexed),
+		if e.cfg.PrefixCaching && r.numRegistered < r.FullBlocks && (r.Preemptions > 0 || r.numRegistered < r.SharedBlocks) {
 			left = min(left, (r.numRegistered+1)*e.bs-known)
 		}
 		// and not be r's last token (Complete's fast path: Generated+1 < MaxOutput).
@@ -103,6 +107,7 @@ func (e *Engine) Sync() {
 	for _, ri := range e.running {
 		r := &e.reqs[ri]
 		r.NumComputed += st.scheduled
+		e.registerFull(r) // the unindexed blocks the run filled
 		if st.completed == 0 {
 			continue
 		}

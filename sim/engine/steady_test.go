@@ -14,16 +14,25 @@ import (
 // events, and at every Sync the requests and the KV pools are equal field by field. Some Syncs
 // come with a pass in flight, as when a run stops at its virtual-time limit. The requests
 // share prefixes, arrive at random passes and press on the pool (preemptions); a pass's time
-// grows with the KV its decode steps attend to, so a wrong batch shows in the clock.
+// grows with the KV its decode steps attend to, so a wrong batch shows in the clock. A third of
+// the seeds run a disaggregated decode side: requests arrive with their prompt KV (Reserve, then
+// Activate when it is their turn), under TensorRT-LLM's guaranteed_no_evict half of the time,
+// whose leases hold the whole sequence, so runs cross the boundaries of the blocks only their
+// request holds. Some TensorRT-LLM seeds hold admissions back (BatchWait); some seeds run
+// SGLang's scheduler.
 func TestSteadyRunsMatchGeneralPath(t *testing.T) {
-	steadyTotal := int64(0)
+	steadyTotal, steadySGLang := int64(0), int64(0)
 	for seed := uint64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 99))
 		const bs = 8
 		specs := make([]spec, 10+rng.IntN(30))
+		decodeSide := rng.IntN(3) == 0
 		for i := range specs {
 			prompt := int32(1 + rng.IntN(60))
 			output := int32(1 + rng.IntN(90))
+			if decodeSide {
+				output++ // a hand-off brings the first token: the decode side emits the rest
+			}
 			// Chained block hashes over prompt and output: a random prefix group shares its
 			// first blocks, the rest are the request's own.
 			group, sharedN := uint64(rng.IntN(3)), rng.IntN(4)
@@ -40,8 +49,18 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 		}
 		cfg := Config{MaxBatchedTokens: []int{4, 8, 16 + rng.IntN(64)}[rng.IntN(3)], MaxSequences: 2 + rng.IntN(12), BlockSize: bs,
 			CapacityBlocks: 12 + rng.IntN(60), PrefixCaching: rng.IntN(4) != 0}
-		if rng.IntN(3) == 0 {
+		if rng.IntN(3) == 0 || decodeSide && rng.IntN(2) == 0 {
 			cfg.Style = StyleTRTLLM
+			cfg.NoEvict = decodeSide
+			if rng.IntN(2) == 0 {
+				cfg.BatchWait = BatchWait{TimeoutIters: rng.IntN(6), MaxTokensRatio: []float64{0, 0.5}[rng.IntN(2)]}
+			}
+		} else if rng.IntN(3) == 0 {
+			// SGLang's prefill-first passes, prompts chunked at a small budget, its decode
+			// passes owed between prefills (prefill_decode_interval) on some seeds.
+			cfg.Style = StyleSGLang
+			cfg.SGLang = DefaultSGLang([]int{1, 4, bs}[rng.IntN(3)], 1+rng.IntN(2), rng.IntN(3))
+			cfg.SGLang.ChunkedPrefillSize = 16 + rng.IntN(48)
 		}
 		ref := cfg
 		ref.GeneralPasses = true
@@ -63,6 +82,9 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 					t.Fatalf("seed %d %s: request %d differs\nsteady  %+v\ngeneral %+v", seed, when, i, a.reqs[i], b.reqs[i])
 				}
 			}
+			if a.e.sg != b.e.sg {
+				t.Fatalf("seed %d %s: SGLang state %+v, general path %+v", seed, when, a.e.sg, b.e.sg)
+			}
 			pa, pb := *a.e.Pool(), *b.e.Pool()
 			pa.OnStored, pa.OnRemoved, pb.OnStored, pb.OnRemoved = nil, nil, nil, nil
 			if !reflect.DeepEqual(pa, pb) {
@@ -71,8 +93,25 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 		}
 		for pass := 0; pass < 3000 && (next < len(specs) || a.e.HasWork()); pass++ {
 			for next < len(specs) && rng.IntN(6) == 0 {
-				a.e.Submit(int32(next))
-				b.e.Submit(int32(next))
+				if decodeSide {
+					// The prompt's KV is claimed, then arrives: the request queues with its
+					// first token. A claim refused now is retried at a later pass.
+					ca, okA := a.e.Reserve(int32(next))
+					cb, okB := b.e.Reserve(int32(next))
+					if ca != cb || okA != okB {
+						t.Fatalf("seed %d pass %d: Reserve(%d) = %d, %v; general path %d, %v", seed, pass, next, ca, okA, cb, okB)
+					}
+					if !okA {
+						break
+					}
+					a.reqs[next].ReceiveFirstToken()
+					b.reqs[next].ReceiveFirstToken()
+					a.e.Activate(int32(next))
+					b.e.Activate(int32(next))
+				} else {
+					a.e.Submit(int32(next))
+					b.e.Submit(int32(next))
+				}
 				next++
 			}
 			if !b.e.HasWork() {
@@ -104,8 +143,11 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 			t.Fatalf("seed %d: the engine with GeneralPasses formed %d steady passes", seed, n)
 		}
 		steadyTotal += a.e.SteadyPasses()
+		if cfg.Style == StyleSGLang {
+			steadySGLang += a.e.SteadyPasses()
+		}
 	}
-	if steadyTotal < 1000 {
-		t.Fatalf("only %d steady passes over all seeds: the test does not exercise steady runs", steadyTotal)
+	if steadyTotal < 1000 || steadySGLang < 100 {
+		t.Fatalf("only %d steady passes over all seeds, %d under SGLang: the test does not exercise steady runs", steadyTotal, steadySGLang)
 	}
 }
