@@ -249,7 +249,7 @@ func (d *deployment) draftModel(name config.Role, role *config.WorkerRole, targe
 		}
 		draft = r
 	}
-	return timing.MTP{Target: target, Draft: draft, Steps: steps}, nil
+	return &timing.MTP{Target: target, Draft: draft, Steps: steps}, nil
 }
 
 // targetTiming builds the timing model of role name's timing type.

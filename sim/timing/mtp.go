@@ -41,21 +41,23 @@ func (m ModelSpec) MTPModule() (ModelSpec, error) {
 // should carry no per-pass host time: build it with Efficiency.PassOverheadMs and
 // SequenceOverheadUs at 0. The later steps' one-token-longer KV is not counted. The target's
 // verification of the drafts is priced by Target from Batch.DraftTokens, as for any drafting.
-// MTP does not allocate when its models do not.
+// *MTP does not allocate when its models do not; it prices the draft step in a batch of its own,
+// so one MTP is not safe for concurrent use (a run's engines call it in turn).
 type MTP struct {
 	Target, Draft Model
 	// Steps is the draft tokens proposed per round (num_speculative_tokens), >= 1.
 	Steps int
+	step  Batch
 }
 
 // PassMs implements Model.
-func (m MTP) PassMs(b *Batch) float64 {
+func (m *MTP) PassMs(b *Batch) float64 {
 	ms := m.Target.PassMs(b)
 	if b.DraftProposals == 0 || m.Steps == 0 {
 		return ms
 	}
-	step := Batch{DecodeRequests: b.DraftProposals, DecodeKVTokens: b.DraftProposalKVTokens,
+	m.step = Batch{DecodeRequests: b.DraftProposals, DecodeKVTokens: b.DraftProposalKVTokens,
 		DecodeSteps: b.DraftProposals, DecodeStepKVTokens: b.DraftProposalKVTokens,
 		SampledTokens: b.DraftProposals, KVCapacityTokens: b.KVCapacityTokens}
-	return ms + float64(m.Steps)*m.Draft.PassMs(&step)
+	return ms + float64(m.Steps)*m.Draft.PassMs(&m.step)
 }

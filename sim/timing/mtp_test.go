@@ -39,7 +39,7 @@ func TestMTPModule(t *testing.T) {
 // no request proposes costs the target's 8 ms. The draft step sees one decode step per
 // proposing row at its KV (recorded by a model that returns the KV tokens it was given).
 func TestMTPPassMs(t *testing.T) {
-	m := MTP{Target: Fixed{PrefillMs: 30, DecodeMs: 8}, Draft: Fixed{DecodeMs: 1.5}, Steps: 3}
+	m := &MTP{Target: Fixed{PrefillMs: 30, DecodeMs: 8}, Draft: Fixed{DecodeMs: 1.5}, Steps: 3}
 	b := Batch{DecodeRequests: 4, DecodeKVTokens: 400, DecodeSteps: 4, DecodeStepKVTokens: 400, SampledTokens: 4,
 		DraftTokens: 12, DraftKVTokens: 1224, DraftProposals: 4, DraftProposalKVTokens: 404}
 	if got := m.PassMs(&b); !near(got, 12.5) {
@@ -49,9 +49,14 @@ func TestMTPPassMs(t *testing.T) {
 	if got := m.PassMs(&b); !near(got, 8) {
 		t.Errorf("pass without proposals = %v ms, want 8", got)
 	}
+	b.DraftProposals, b.DraftProposalKVTokens = 4, 404
+	if n := testing.AllocsPerRun(100, func() { m.PassMs(&b) }); n != 0 {
+		t.Errorf("PassMs allocates %v times per pass", n)
+	}
+	b.DraftProposals, b.DraftProposalKVTokens = 0, 0
 	seen := kvModel{}
 	b.DraftProposals, b.DraftProposalKVTokens = 4, 404
-	if got := (MTP{Target: Fixed{}, Draft: &seen, Steps: 2}).PassMs(&b); got != 2*404 || seen.steps != 4 {
+	if got := (&MTP{Target: Fixed{}, Draft: &seen, Steps: 2}).PassMs(&b); got != 2*404 || seen.steps != 4 {
 		t.Errorf("draft steps saw %d decode steps, priced %v; want 4 steps, 2 × 404", seen.steps, got)
 	}
 }
