@@ -281,6 +281,9 @@ type ProbeRun struct {
 	// (traffic.stop.requests_per_load_unit or sessions_per_load_unit): a run the search
 	// lengthened to reach a steady state (sweep's searchCapacity).
 	PerLoadUnit *float64
+	// Cooldown sets traffic.load.cooldown: the probe's closed loop is measured until it starts
+	// its last session, not through its drain.
+	Cooldown bool
 }
 
 // AtProbeRun is AtLoad that also writes r into the config, so that it reproduces the probe's
@@ -321,6 +324,9 @@ func (p *Point) AtProbeRun(x float64, r ProbeRun) (*config.Config, []byte, error
 		if f.x != nil {
 			set(f.key, formatLoad(*f.x, false))
 		}
+	}
+	if r.Cooldown {
+		set("cooldown", "true")
 	}
 	if r.PerLoadUnit != nil {
 		stop := child(traffic, "stop")

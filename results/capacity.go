@@ -150,6 +150,9 @@ type Probe struct {
 	// sessions_per_load_unit) of a probe whose run the search lengthened to reach a steady
 	// state; nil when it ran the point's own.
 	PerLoadUnit *float64 `json:"per_load_unit,omitempty"`
+	// Cooldown is traffic.load.cooldown of the probe: its closed loop was measured up to its last
+	// session start (the search sets it with the ramp it chooses).
+	Cooldown bool `json:"cooldown,omitempty"`
 	// Summary holds the probe's prediction.json values that probes.parquet keeps (ProbeRow).
 	Summary map[string]float64 `json:"summary,omitempty"`
 }
@@ -205,6 +208,8 @@ type ProbeRow struct {
 	// StopPerLoadUnit is the lengthened per-load-unit stop of the probe (Probe.PerLoadUnit);
 	// null when it ran the point's own.
 	StopPerLoadUnit *float64 `parquet:"stop_per_load_unit,optional"`
+	// Cooldown is whether the probe left its closed loop's drain out (Probe.Cooldown).
+	Cooldown bool `parquet:"cooldown"`
 	// WallTimeMs is the host time of the probe (ms), its pilot run included.
 	WallTimeMs float64 `parquet:"wall_time_ms"`
 }
@@ -215,7 +220,7 @@ func ProbeRows(pointID string, c *Capacity) []ProbeRow {
 	for i, p := range c.Probes {
 		r := ProbeRow{PointID: pointID, ProbeIndex: int64(i), Load: p.Load, LoadUnit: c.Unit,
 			SLAAttainment: p.Attainment, MeetsSLA: p.Meets, SLAPercentileTermsMet: p.TermsMet, WallTimeMs: p.WallTimeMs,
-			RampSeconds: p.RampSeconds, WarmupSeconds: p.WarmupSeconds, StopPerLoadUnit: p.PerLoadUnit}
+			RampSeconds: p.RampSeconds, WarmupSeconds: p.WarmupSeconds, StopPerLoadUnit: p.PerLoadUnit, Cooldown: p.Cooldown}
 		if p.Headroom > 0 {
 			r.SLAHeadroom = f64(p.Headroom)
 		}

@@ -146,6 +146,7 @@ var otherColumns = map[string][2]string{
 	"warmup_seconds":                            {"s", "warm-up left out of the metrics"},
 	"warmup_requests":                           {"count", "requests left out as warm-up"},
 	"steady_window_ms":                          {"ms", "steady-state window the metrics cover"},
+	"cooldown_requests":                         {"count", "requests left out as cool-down (after the last session start)"},
 	"num_speculative_rounds":                    {"count", "speculative decoding rounds"},
 	"num_draft_tokens":                          {"tokens", "draft tokens proposed"},
 	"num_accepted_draft_tokens":                 {"tokens", "draft tokens accepted"},

@@ -260,6 +260,9 @@ type Row struct {
 	WarmupSeconds  *float64 `parquet:"warmup_seconds,optional" summary:"warmup_seconds"`
 	WarmupRequests *int64   `parquet:"warmup_requests,optional" summary:"warmup_requests"`
 	SteadyWindowMs *float64 `parquet:"steady_window_ms,optional" summary:"steady_window_ms"`
+	// CooldownRequests counts the requests left out as cool-down (traffic.load.cooldown: they
+	// arrived after the closed loop's last session start); null without traffic.load.cooldown.
+	CooldownRequests *int64 `parquet:"cooldown_requests,optional" summary:"cooldown_requests"`
 
 	// TTFT (time to first token) in ms: mean, min, max, median, p75, p90, p95, p99 and population std.
 	MeanTTFTMs   *float64 `parquet:"mean_ttft_ms,optional" summary:"mean_ttft_ms"`

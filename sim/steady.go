@@ -3,6 +3,7 @@ package sim
 import (
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/traffic"
 )
 
 // FirstWave returns a copy of cfg that runs only the first wave of its concurrency load: the
@@ -43,6 +44,40 @@ func MeanE2EMs(reqs []engine.Request) (float64, int) {
 			continue
 		}
 		sum += r.TerminalMs - r.ArrivalMs
+		n++
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return sum / float64(n), n
+}
+
+// MeanSlotCycleMs returns the mean time, in ms, a session of wl holds its slot of a concurrency
+// load in the run whose requests are reqs (indexed as wl.Requests): from its first turn's arrival
+// to its last turn's terminal time, over the sessions whose every turn completed, and their
+// count (0, 0 when none did). For single-turn sessions it is MeanE2EMs over the completed
+// requests with an output token. Under a concurrency load a slot starts its next session when
+// one ends, so this is the period of the slot: a first wave spread over less than one period
+// keeps the sessions' turns in step (every session at turn 1, then every one at turn 2, ...)
+// for the whole run, and a warm-up shorter than two periods measures the prefix caches still
+// cold. Requests of reqs beyond wl.Requests are ignored.
+func MeanSlotCycleMs(wl *traffic.Workload, reqs []engine.Request) (float64, int) {
+	sum, n := 0.0, 0
+	for _, s := range wl.Sessions {
+		first, end := int(s.First), int(s.First)+int(s.Turns)
+		if s.Turns <= 0 || end > len(reqs) {
+			continue
+		}
+		last, done := 0.0, true
+		for i := first; i < end && done; i++ {
+			r := &reqs[i]
+			done = r.Status == engine.Completed && r.FirstTokenMs >= 0
+			last = max(last, r.TerminalMs)
+		}
+		if !done {
+			continue
+		}
+		sum += last - reqs[first].ArrivalMs
 		n++
 	}
 	if n == 0 {

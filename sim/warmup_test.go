@@ -141,3 +141,74 @@ func TestWarmupKeepsRejections(t *testing.T) {
 			s.NumRequests, s.RejectedRequests, s.RejectedByReason, s.WarmupRequests)
 	}
 }
+
+// traffic.load.cooldown leaves out the requests that arrive after the closed loop's last session
+// start, and ends the steady window there. Fixed timing, concurrency 1, three two-turn sessions
+// with no inter-turn delay: every turn takes 54 ms (as above), so the six turns arrive at 0, 54,
+// 108, 162, 216 and 270 ms. The last session starts at 216 ms, so the turn at 270 ms is
+// cool-down; a 60 ms warm-up leaves out the turns at 0 and 54. Counted: the turns at 108, 162
+// and 216 (3 requests, 9 output tokens). The steady window is (60, 216] ms, 156 ms, in which the
+// turns that arrived at 54, 108 and 162 complete: 3 requests and 9 output tokens over 0.156 s.
+// MeanSlotCycleMs is a session's two turns, 108 ms.
+func TestCooldown(t *testing.T) {
+	cfg := testConfig(64, 3, 0, 1, 1000)
+	cfg.Traffic.Source = config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 64, OutputTokensPerTurn: 3,
+		Session: &config.SessionShape{Turns: 2}}
+	cfg.Traffic.Stop = config.Stop{Sessions: 3}
+	warm := 0.06
+	cfg.Traffic.Load.WarmupSeconds, cfg.Traffic.Load.Cooldown = &warm, true
+	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{0, 54, 108, 162, 216, 270} {
+		if r := res.Requests[i]; r.ArrivalMs != want || r.TerminalMs != want+54 {
+			t.Fatalf("request %d: arrival %v, terminal %v; want %v, %v", i, r.ArrivalMs, r.TerminalMs, want, want+54)
+		}
+	}
+	if ms, n := MeanSlotCycleMs(res.Workload, res.Requests); ms != 108 || n != 3 {
+		t.Errorf("MeanSlotCycleMs = %v over %d sessions, want 108 over 3", ms, n)
+	}
+	s := res.Summary
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want)) }
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"warmup_requests", float64(s.WarmupRequests), 2},
+		{"cooldown_requests", float64(s.CooldownRequests), 1},
+		{"num_requests", float64(s.NumRequests), 3},
+		{"completed_requests", float64(s.CompletedRequests), 3},
+		{"total_output_tokens", float64(s.TotalOutputTokens), 9},
+		{"num_ttft_samples", float64(s.NumTTFTSamples), 3},
+		{"num_itl_samples", float64(s.ITL.Samples), 6},
+		{"steady_window_ms", s.SteadyWindowMs, 156},
+		{"request_throughput_rps", s.RequestThroughputRPS, 3 / 0.156},
+		{"output_throughput_tok_s", s.OutputThroughputTokS, 9 / 0.156},
+	} {
+		if !near(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if m := s.Map(); m["cooldown_requests"] != int64(1) || m["steady_window_ms"] != 156.0 {
+		t.Errorf("keys: cooldown_requests %v, steady_window_ms %v", m["cooldown_requests"], m["steady_window_ms"])
+	}
+
+	// Without a warm-up the window starts at 0: (0, 216], the turns of 0, 54, 108 and 162
+	// complete in it; five turns count.
+	cfg.Traffic.Load.WarmupSeconds = nil
+	if res, err = Run(context.Background(), cfg, Options{CheckInvariants: true}); err != nil {
+		t.Fatal(err)
+	}
+	s = res.Summary
+	if s.CooldownRequests != 1 || s.NumRequests != 5 || s.SteadyWindowMs != 216 || !near(s.RequestThroughputRPS, 4/0.216) {
+		t.Errorf("no warm-up: %d cool-down, %d requests, window %v, %v req/s; want 1, 5, 216, %v",
+			s.CooldownRequests, s.NumRequests, s.SteadyWindowMs, s.RequestThroughputRPS, 4/0.216)
+	}
+	// Without cooldown the key is absent and the turn at 270 ms counts.
+	cfg.Traffic.Load.Cooldown = false
+	s = mustRun(t, cfg).Summary
+	if _, ok := s.Map()["cooldown_requests"]; ok || s.NumRequests != 6 {
+		t.Errorf("no cooldown: key present %v, %d requests; want absent, 6", ok, s.NumRequests)
+	}
+}

@@ -178,6 +178,9 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capacity search probe %d at %s %g: pilot: %w", len(pb.probes), unit, x, err)
 	}
+	// A ramped closed loop is measured up to its last session start: its drain runs at a
+	// falling concurrency for a share of the run set by the run's length.
+	setup.Cooldown = setup.RampSeconds != nil && *setup.RampSeconds > 0 && !cfg.Traffic.Load.Cooldown
 	if setup.RampSeconds != nil || setup.WarmupSeconds != nil {
 		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
 			return nil, fail(err)
@@ -244,7 +247,7 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	res.Release() // the probe keeps the summary values only
 	pr := probeResult{load: x, config: cfg, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
 		probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, TermsMet: termsMet, Summary: keep,
-			RampSeconds: cfg.Traffic.Load.RampSeconds, WarmupSeconds: cfg.Traffic.Load.WarmupSeconds,
+			RampSeconds: cfg.Traffic.Load.RampSeconds, WarmupSeconds: cfg.Traffic.Load.WarmupSeconds, Cooldown: cfg.Traffic.Load.Cooldown,
 			PerLoadUnit: setup.PerLoadUnit, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}
 	pb.probes = append(pb.probes, pr)
 	return &pb.probes[len(pb.probes)-1], nil
@@ -312,7 +315,7 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 	if res == nil {
 		return nil, nil, fmt.Errorf("the simulation returned no report")
 	}
-	lifeMs, _ := sim.MeanE2EMs(res.Requests)
+	lifeMs, _ := sim.MeanSlotCycleMs(wl, res.Requests)
 	res.Release()
 	ramp, warmup = withWarmup(lifeMs/1000, pilotWarmupLifetimes*lifeMs/1000)
 	return ramp, warmup, nil
@@ -376,18 +379,19 @@ func slotLengthening(cfg *config.Config, attainment float64) *float64 {
 	if l.Type != config.LoadConcurrency || l.RampSeconds != nil || src.Type == config.SourceTrace || l.Concurrency <= 0 {
 		return nil
 	}
-	// Requests per slot: the ramp and warm-up take pilotWarmupLifetimes of them, and the steady
-	// part must hold minMeasured requests over all slots.
-	c := float64(l.Concurrency)
-	perSlot := max(float64(grid.MinSteadyRequestsPerSlot), pilotWarmupLifetimes+math.Ceil(float64(minMeasured(attainment))/c))
-	var need float64
-	switch {
-	case st.RequestsPerLoadUnit > 0 && st.RequestsPerLoadUnit < perSlot:
-		need = perSlot
-	case st.SessionsPerLoadUnit > 0 && src.Session != nil &&
-		st.SessionsPerLoadUnit*float64(src.Session.Turns) < perSlot:
-		need = math.Ceil(perSlot / float64(src.Session.Turns))
-	default:
+	// Slot cycles (a request, or a whole session) per slot: the ramp and warm-up take
+	// pilotWarmupLifetimes of them, the cool-down (the last one) one, and the steady part must
+	// hold minMeasured requests over all slots.
+	c, turns := float64(l.Concurrency), 1.0
+	per := st.RequestsPerLoadUnit
+	if st.SessionsPerLoadUnit > 0 {
+		if src.Session == nil {
+			return nil
+		}
+		per, turns = st.SessionsPerLoadUnit, float64(src.Session.Turns)
+	}
+	need := max(float64(grid.MinSteadyRequestsPerSlot), pilotWarmupLifetimes+1+math.Ceil(float64(minMeasured(attainment))/(c*turns)))
+	if per <= 0 || per >= need {
 		return nil
 	}
 	return &need

@@ -168,10 +168,11 @@ func TestCapacityIndependentOfRunLength(t *testing.T) {
 	}
 }
 
-// slotLengthening gives each slot 2 warm-up lifetimes plus the slot's share of the 200 measured
-// requests attainment 0.99 needs (minMeasured), and at least 4: 2 + ⌈200/32⌉ = 9 per slot at
-// concurrency 32 (8 given), 4 at 100 (3 given), 202 at 1; in sessions of 4 turns, ⌈9/4⌉ = 3 sessions at 32. A stop
-// that gives enough, or an explicit ramp, is left alone.
+// slotLengthening gives each slot 2 warm-up cycles, 1 cool-down cycle and the slot's share of the
+// 200 measured requests attainment 0.99 needs (minMeasured), and at least 4 cycles: 3 + ⌈200/32⌉
+// = 10 requests per slot at concurrency 32 (8 or 9 given), 5 at 100 (3 given), 203 at 1; a
+// session of 4 turns is one cycle, so 3 + ⌈200/128⌉ = 5 sessions at 32. A stop that gives enough,
+// or an explicit ramp, is left alone.
 func TestSlotLengthening(t *testing.T) {
 	if got := minMeasured(0.99); got != 200 {
 		t.Errorf("minMeasured(0.99) = %d, want 200", got)
@@ -190,16 +191,52 @@ func TestSlotLengthening(t *testing.T) {
 		cfg  *config.Config
 		want float64 // 0: left alone
 	}{
-		{cfg(32), 9},
-		{cfg(100, "traffic.stop.requests_per_load_unit=3"), 4},
-		{cfg(1), 202},
-		{cfg(32, "traffic.stop.requests_per_load_unit=9"), 0},
+		{cfg(32), 10},
+		{cfg(32, "traffic.stop.requests_per_load_unit=9"), 10},
+		{cfg(100, "traffic.stop.requests_per_load_unit=3"), 5},
+		{cfg(1), 203},
+		{cfg(32, "traffic.stop.requests_per_load_unit=10"), 0},
 		{cfg(32, "traffic.load.ramp_seconds=0"), 0},
-		{cfg(32, sessions...), 3},
+		{cfg(32, sessions...), 5},
+		{cfg(32, append(sessions, "traffic.stop={sessions_per_load_unit: 5}")...), 0},
 	} {
 		got := slotLengthening(c.cfg, 0.99)
 		if (got == nil) != (c.want == 0) || got != nil && *got != c.want {
 			t.Errorf("concurrency %d, stop %+v: lengthened to %v, want %v", c.cfg.Traffic.Load.Concurrency, c.cfg.Traffic.Stop, deref(got), c.want)
 		}
+	}
+}
+
+// Under a session source probeStart ramps over a session's whole cycle, not one request's: 20
+// two-turn sessions at once, 100-token prompts and 1 output token, one 10 ms pass serving every
+// first turn and another every second turn (no inter-turn delay), so a request lives 10 ms and a
+// session holds its slot 20 ms: a ramp of 0.02 s and a warm-up of 0.04 s.
+func TestProbeStartSessionCycle(t *testing.T) {
+	spec := `traffic:
+  source: {type: synthetic-session, new_input_tokens_per_turn: 100, output_tokens_per_turn: 1, session: {turns: 2, inter_turn_delay_ms: 0}}
+  load: {type: concurrency, concurrency: 20}
+  stop: {sessions_per_load_unit: 50}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h100_sxm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+      scheduler: {max_batched_tokens: 100000, max_sequences: 256}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 100000}}
+      timing: {type: fixed, prefill_ms: 10, decode_ms: 0}
+evaluation: {sla: {ttft_ms: 25}}
+`
+	cfg, err := config.Decode([]byte(spec), "spec.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ramp, warmup, err := probeStart(context.Background(), cfg, 2000, NewWorkloadCache(), sim.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ramp == nil || warmup == nil || math.Abs(*ramp-0.02) > 1e-12 || math.Abs(*warmup-0.04) > 1e-12 {
+		t.Errorf("ramp %v warm-up %v, want 0.02 and 0.04", deref(ramp), deref(warmup))
 	}
 }

@@ -228,7 +228,7 @@ func (out *Outcome) addRows(points []grid.Point, fresh, done map[string]results.
 			// measured under, so that its config reproduces them.
 			var run grid.ProbeRun
 			if pr := c.At(c.Load); pr != nil {
-				run = grid.ProbeRun{RampSeconds: pr.RampSeconds, WarmupSeconds: pr.WarmupSeconds, PerLoadUnit: pr.PerLoadUnit}
+				run = grid.ProbeRun{RampSeconds: pr.RampSeconds, WarmupSeconds: pr.WarmupSeconds, PerLoadUnit: pr.PerLoadUnit, Cooldown: pr.Cooldown}
 			}
 			if cfg, data, err := p.AtProbeRun(c.Load, run); err == nil {
 				info.Config, info.YAML = cfg, data

@@ -398,6 +398,13 @@ func steadyWindowNote(s *metrics.Summary) string {
 	if !s.SteadyWindowMissing {
 		return ""
 	}
+	if s.Cooldown {
+		return fmt.Sprintf("warning: the closed loop started its last session before traffic.load.warmup_seconds (%g s) ended, "+
+			"so traffic.load.cooldown leaves no steady window: %d requests are warm-up and %d cool-down, left out of every count "+
+			"and latency (num_requests is 0 and the latencies read 0), the throughputs are the whole run's (every completed "+
+			"request over duration_ms) and steady_window_ms is 0; lower warmup_seconds or run more sessions",
+			s.WarmupSeconds, s.WarmupRequests, s.CooldownRequests)
+	}
 	return fmt.Sprintf("warning: no request arrived after traffic.load.warmup_seconds (%g s), so there is no steady window: "+
 		"all %d requests are warm-up, left out of every count and latency (num_requests is 0 and the latencies read 0), "+
 		"the throughputs are the whole run's (every completed request over duration_ms) and steady_window_ms is 0; "+

@@ -677,8 +677,10 @@ func TestSweepDegradedPointsOffFront(t *testing.T) {
 	}
 
 	dir = filepath.Join(t.TempDir(), "capacity")
-	// ramp_seconds: 0 keeps the synchronized start, whose counts the reasons below give.
-	code, out, errs = runCLI(t, "sweep", "-q", "--output-dir", dir, "--set", "engine.context_length=1024", "--set", "traffic.load.ramp_seconds=0")
+	// ramp_seconds: 0 keeps the synchronized start, and fixed lengths (512 new prompt tokens and
+	// 64 output per turn), whose counts the reasons below give.
+	code, out, errs = runCLI(t, "sweep", "-q", "--output-dir", dir, "--set", "engine.context_length=1024", "--set", "traffic.load.ramp_seconds=0",
+		"--set", "traffic.source.new_input_tokens_per_turn=512", "--set", "traffic.source.output_tokens_per_turn=64")
 	if code != exitRunFailure || !strings.Contains(errs, excluded) {
 		t.Fatalf("capacity search: exit %d, stderr %q", code, errs)
 	}

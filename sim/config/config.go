@@ -227,6 +227,15 @@ type Load struct {
 	// request over the whole run; Warmup gives the value. Any load type. A servesweep addition
 	// to the DynoSim schema.
 	WarmupSeconds *float64 `yaml:"warmup_seconds,omitempty" json:",omitempty" null:"omit" min:"0" limit:"0,MaxSeconds"`
+	// Cooldown, under a concurrency load, leaves out the requests that arrive after the closed
+	// loop started its last session (the drain: from then on fewer than `concurrency` sessions
+	// stay in flight, so those requests meet a lighter load than the one asked for) from every
+	// request statistic, as warm-up requests are left out, and ends the steady window at that
+	// start (metrics.Input.CooldownFromMs). A run whose sessions all start in the first wave has
+	// no steady window then. false (omitted) counts them. Capacity searches set it on the
+	// probes whose ramp they choose (sweep's probeStart). A servesweep addition to the DynoSim
+	// schema.
+	Cooldown bool `yaml:"cooldown,omitempty" json:",omitempty" union:"concurrency"`
 	// RequestsPerSecond (synthetic sources) or SessionsPerSecond (synthetic-session sources) is
 	// the open-loop arrival rate per second; the one matching the source is required.
 	RequestsPerSecond float64 `yaml:"requests_per_second,omitempty" union:"constant_rate,poisson" optional:"" gt:"0" limit:"MinRate,MaxRate" sweep:""`

@@ -267,7 +267,7 @@ func TestWalkerUnions(t *testing.T) {
 		{name: "unknown key lists the variant's keys", sets: []string{"traffic.load={type: poisson, requests_per_second: 1, rate: 2}"},
 			errs: []string{"traffic.load.rate: unknown field; valid fields: type, warmup_seconds, requests_per_second, sessions_per_second, profile, seed"}},
 		{name: "unknown type lists every key", sets: []string{"traffic.load={type: burst, rate: 2}"},
-			errs: []string{"traffic.load.rate: unknown field; valid fields: type, concurrency, ramp_seconds, warmup_seconds, requests_per_second, sessions_per_second, profile, seed, speedup",
+			errs: []string{"traffic.load.rate: unknown field; valid fields: type, concurrency, ramp_seconds, warmup_seconds, cooldown, requests_per_second, sessions_per_second, profile, seed, speedup",
 				`traffic.load.type: must be one of concurrency, constant_rate, poisson, trace_timestamps, got "burst"`}},
 		{name: "member of another type, at the union", sets: []string{"traffic.load={type: trace_timestamps, concurrency: 3}",
 			"traffic.source={type: trace, paths: [t.jsonl]}", "traffic.stop={}"},
@@ -289,7 +289,7 @@ func TestWalkerUnions(t *testing.T) {
 		{name: "a bad type is the only error", sets: []string{"traffic.source={type: 5, paths: [a], input_tokens: 0}"},
 			errs: []string{"traffic.source.type: must be a string, got 5 (int); quote it if it is meant as text"}},
 		{name: "explicit zero of an optional member", sets: []string{"traffic.load.seed=0"},
-			errs: []string{"traffic.load: traffic.load.type='concurrency' does not accept [seed]; accepted keys: type, concurrency, ramp_seconds, warmup_seconds"}},
+			errs: []string{"traffic.load: traffic.load.type='concurrency' does not accept [seed]; accepted keys: type, concurrency, ramp_seconds, warmup_seconds, cooldown"}},
 	})
 }
 
@@ -436,7 +436,7 @@ func TestMarker(t *testing.T) {
 	}
 	// Without a Marker the same document has plain schema errors.
 	_, err = Decode([]byte(walkBase), "m.yaml", []string{"traffic.load={pick: [1, 2]}", "engine.hardware=later"})
-	if err == nil || err.Error() != "m.yaml (--set traffic.load={pick: [1, 2]}): traffic.load.pick: unknown field; valid fields: type, concurrency, ramp_seconds, warmup_seconds" {
+	if err == nil || err.Error() != "m.yaml (--set traffic.load={pick: [1, 2]}): traffic.load.pick: unknown field; valid fields: type, concurrency, ramp_seconds, warmup_seconds, cooldown" {
 		t.Errorf("without a Marker: %v", err)
 	}
 }

@@ -47,6 +47,11 @@ type Summary struct {
 	// goodput count and prefix-reuse ratio (key warmup_requests).
 	WarmupSeconds  float64
 	WarmupRequests int64
+	// Cooldown reports traffic.load.cooldown in force (Input.Cooldown); CooldownRequests counts
+	// the requests that arrived after Input.CooldownFromMs, left out as warm-up requests are
+	// (key cooldown_requests, written only with Cooldown).
+	Cooldown         bool
+	CooldownRequests int64
 	// SteadyWindowMs is the length t1 − t0 of the steady window over which a run with a warm-up
 	// measures its rates (key steady_window_ms): t0 = WarmupSeconds × 1000 and t1 the arrival
 	// time of the last request that arrived. Every rate (request, input, output, total and
@@ -56,6 +61,8 @@ type Summary struct {
 	// size, so leaving it out makes the rates independent of run length. When no request arrived
 	// after t0 (t1 <= t0) SteadyWindowMs is 0, SteadyWindowMissing is set and the rates are the
 	// whole run's (every completed request over duration_s).
+	// With a cool-down (Cooldown) t1 is Input.CooldownFromMs, the closed loop's last session
+	// start, and t0 is 0 without a warm-up.
 	SteadyWindowMs      float64
 	SteadyWindowMissing bool
 	// Provisioned worker-seconds per role and GPUs per worker (aggregated mode reports as decode).
@@ -160,6 +167,12 @@ type Input struct {
 	// (rejected ones aside) out of the statistics and measures the rates over the steady window (Summary.WarmupSeconds,
 	// Summary.SteadyWindowMs); 0 means none.
 	WarmupMs float64
+	// Cooldown, with CooldownFromMs in virtual ms (traffic.load.cooldown: the arrival of the
+	// closed loop's last session's first turn), leaves the requests arriving after
+	// CooldownFromMs out of the statistics as WarmupMs leaves the early ones, and ends the steady
+	// window there.
+	Cooldown       bool
+	CooldownFromMs float64
 	// Speculation is the run's speculative-decoding counts (engine.speculation); nil when off.
 	Speculation *engine.SpeculationStats
 	// UnchunkedPrefill (engine.enable_chunked_prefill: false) lists the max_batched_tokens
@@ -247,10 +260,12 @@ func collect(in *Input, s *Summary) *populations {
 	var rounds roundTally   // speculative rounds that continued a pass run (Request.RoundTokens)
 	var reused, firstReused int64
 	good := int64(0)
-	warmup := in.WarmupMs > 0
-	t0, t1 := in.WarmupMs, math.Inf(-1) // the steady window (t0, t1]
-	var all, window rateCounts          // every completed request over the run; those ending in the window
-	if warmup {
+	warmup := in.WarmupMs > 0 || in.Cooldown // a steady window applies
+	t0, t1 := in.WarmupMs, math.Inf(-1)      // the steady window (t0, t1]
+	var all, window rateCounts               // every completed request over the run; those ending in the window
+	if in.Cooldown {
+		t1 = in.CooldownFromMs
+	} else if warmup {
 		for i := range in.Requests {
 			if r := &in.Requests[i]; r.Status != engine.Pending {
 				t1 = max(t1, r.ArrivalMs)
@@ -270,11 +285,16 @@ func collect(in *Input, s *Summary) *populations {
 				window.add(r, in.SLA)
 			}
 		}
-		if warmup && r.ArrivalMs < t0 && r.Status != engine.Rejected {
-			// A warm-up request: its tokens leave the ITL samples as an unfinished one's do. A
-			// rejected one is never warm-up: a rejection is the deployment's, whenever it comes,
-			// and leaving it out would make a deployment that rejects look better.
-			s.WarmupRequests++
+		if warmup && (r.ArrivalMs < t0 || in.Cooldown && r.ArrivalMs > t1) && r.Status != engine.Rejected {
+			// A warm-up (or cool-down) request: its tokens leave the ITL samples as an
+			// unfinished one's do. A rejected one is never left out: a rejection is the
+			// deployment's, whenever it comes, and leaving it out would make a deployment that
+			// rejects look better.
+			if r.ArrivalMs < t0 {
+				s.WarmupRequests++
+			} else {
+				s.CooldownRequests++
+			}
 			r.EachRun(func(run engine.PassRun) { in.PassLogs[run.Worker].uncount(run.First, run.Last) })
 			continue
 		}
@@ -337,6 +357,7 @@ func (s *Summary) setRates(in *Input, pop *populations) {
 	rates := all
 	if warmup {
 		s.WarmupSeconds = in.WarmupMs / 1000
+		s.Cooldown = in.Cooldown
 		if t1 > t0 {
 			s.SteadyWindowMs = t1 - t0
 			rates, durS = window, s.SteadyWindowMs/1000
@@ -512,10 +533,13 @@ func (s *Summary) Map() map[string]any {
 		m["draft_acceptance_rate"] = rate
 		m["mean_accepted_length"] = sp.MeanAcceptedLength()
 	}
-	if s.WarmupSeconds > 0 {
+	if s.WarmupSeconds > 0 || s.Cooldown {
 		m["warmup_seconds"] = s.WarmupSeconds
 		m["warmup_requests"] = s.WarmupRequests
 		m["steady_window_ms"] = s.SteadyWindowMs
+	}
+	if s.Cooldown {
+		m["cooldown_requests"] = s.CooldownRequests
 	}
 	if len(s.SLATerms) > 0 {
 		failed := FailedKeys(s.SLATerms)
