@@ -330,3 +330,100 @@ func TestCapacityPercentileBound(t *testing.T) {
 		t.Errorf("p99_ttft_ms 5: status %s reason %q", r.Status, r.Reason)
 	}
 }
+
+// bracket puts the capacity below the least load that missed: with misses at 100 and 400 and
+// meets at 1, 16, 64 and 200 (a tail bound that misses in a band and holds again above it), lo
+// is 64 and hi 100; with no miss, lo is the largest meet; with the minimum missing, lo is -1.
+func TestBracket(t *testing.T) {
+	mk := func(loads ...float64) []probeResult {
+		var out []probeResult
+		for _, x := range loads {
+			meets := x > 0
+			out = append(out, probeResult{load: max(x, -x), probe: results.Probe{Load: max(x, -x), Meets: meets}})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		loads  []float64 // negative: missed
+		lo, hi int
+	}{
+		{[]float64{1, 16, 200, -400, -100, 64}, 5, 4},
+		{[]float64{1, 16, 128}, 2, -1},
+		{[]float64{-1}, -1, 0},
+		{[]float64{1, 16, -128, 64, -80, 72}, 5, 4},
+	} {
+		if lo, hi := bracket(mk(c.loads...)); lo != c.lo || hi != c.hi {
+			t.Errorf("%v: lo %d hi %d, want %d %d", c.loads, lo, hi, c.lo, c.hi)
+		}
+	}
+}
+
+// gapLoad probes the highest gap wider than 1.5× among the loads that met whose upper end is
+// above half the capacity: met at 1, 2, 16, 64 and 189 (capacity 189, half 94.5): 64 to 189 is
+// 2.95×, probed at √(64 × 189) = 109.98 → 110; then 110 to 189 (1.72×) at 144; then 64 to 110
+// (1.72×, 110 > 94.5) at 84; then none (each gap at most 1.31×, or ending at or below 94.5). A
+// gap of exactly 1.5× is left; rate loads are not rounded.
+func TestGapLoad(t *testing.T) {
+	mk := func(loads ...float64) []probeResult {
+		var out []probeResult
+		for _, x := range loads {
+			out = append(out, probeResult{load: x, probe: results.Probe{Load: x, Meets: true}})
+		}
+		return out
+	}
+	top := func(p []probeResult) int {
+		lo, _ := bracket(p)
+		return lo
+	}
+	for _, c := range []struct {
+		loads []float64
+		whole bool
+		want  float64
+	}{
+		{[]float64{1, 2, 16, 64, 189}, true, 110},
+		{[]float64{1, 2, 16, 64, 189, 110}, true, 144},
+		{[]float64{1, 2, 16, 64, 189, 110, 144}, true, 84},
+		{[]float64{1, 2, 16, 64, 189, 110, 144, 84}, true, 0},
+		{[]float64{1, 2, 4, 8}, true, 6},
+		{[]float64{8, 12}, true, 0},
+		{[]float64{1, 3}, true, 2},
+		{[]float64{2, 8}, false, 4},
+	} {
+		p := mk(c.loads...)
+		if got := gapLoad(p, top(p), c.whole); got != c.want {
+			t.Errorf("%v: gapLoad %v, want %v", c.loads, got, c.want)
+		}
+	}
+}
+
+// A probe within 10 % of the SLA's bound is rerun twice as long: under fixedSpec (one replica)
+// with TTFT <= 21 ms, loads up to 10 have TTFT 10 ms (headroom 0.48) and run their own 50
+// requests per load unit, loads 11 to 20 have 20 ms for some requests (headroom 0.95 at the
+// attainment quantile) and run 100, and above 20 a tenth wait 30 ms (headroom 1.43): the
+// capacity is still 20, and its probe ran 100 requests per load unit.
+func TestCapacityEdgeProbeDoubled(t *testing.T) {
+	r := runCapacity(t, fixedSpec, 1, "", "engine.workers.aggregated.parallelism.replicas=1", "evaluation.sla={ttft_ms: 21}")[0]
+	if r.CapacityLoad == nil || *r.CapacityLoad != 20 {
+		t.Fatalf("capacity %v, want 20", deref(r.CapacityLoad))
+	}
+	edges := 0
+	for _, p := range r.Probes {
+		h := 0.0
+		if p.SLAHeadroom != nil {
+			h = *p.SLAHeadroom
+		}
+		doubled := p.StopPerLoadUnit != nil && *p.StopPerLoadUnit == 100
+		if doubled {
+			edges++
+		}
+		if edge := h > 0.9 && h < 1.1; doubled != edge || (!edge && p.StopPerLoadUnit != nil) {
+			t.Errorf("probe at %v (headroom %v): stop_per_load_unit %v, want 100 only within 10 %% of the bound", p.Load, h, deref(p.StopPerLoadUnit))
+		}
+		if p.Load == 20 && !doubled {
+			t.Errorf("the capacity's probe ran %v requests per load unit, want 100", deref(p.StopPerLoadUnit))
+		}
+	}
+	if edges == 0 {
+		t.Error("no probe was rerun")
+	}
+}

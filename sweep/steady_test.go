@@ -168,11 +168,11 @@ func TestCapacityIndependentOfRunLength(t *testing.T) {
 	}
 }
 
-// slotLengthening gives each slot 2 warm-up cycles, 1 cool-down cycle and the slot's share of the
-// 200 measured requests attainment 0.99 needs (minMeasured), and at least 4 cycles: 3 + ⌈200/32⌉
-// = 10 requests per slot at concurrency 32 (8 or 9 given), 5 at 100 (3 given), 203 at 1; a
-// session of 4 turns is one cycle, so 3 + ⌈200/128⌉ = 5 sessions at 32. A stop that gives enough,
-// or an explicit ramp, is left alone.
+// slotLengthening gives each slot 2 warm-up cycles, 1 cool-down cycle and between them the slot's
+// share of the 200 measured requests attainment 0.99 needs (minMeasured), at least 3 cycles:
+// 3 + ⌈200/32⌉ = 10 requests per slot at concurrency 32 (8 or 9 given), 3 + 3 = 6 at 100 (3
+// given), 203 at 1; a session of 4 turns is one cycle, so 3 + max(3, ⌈200/128⌉) = 6 sessions at
+// 32. A stop that gives enough, or an explicit ramp, is left alone.
 func TestSlotLengthening(t *testing.T) {
 	if got := minMeasured(0.99); got != 200 {
 		t.Errorf("minMeasured(0.99) = %d, want 200", got)
@@ -193,12 +193,12 @@ func TestSlotLengthening(t *testing.T) {
 	}{
 		{cfg(32), 10},
 		{cfg(32, "traffic.stop.requests_per_load_unit=9"), 10},
-		{cfg(100, "traffic.stop.requests_per_load_unit=3"), 5},
+		{cfg(100, "traffic.stop.requests_per_load_unit=3"), 6},
 		{cfg(1), 203},
 		{cfg(32, "traffic.stop.requests_per_load_unit=10"), 0},
 		{cfg(32, "traffic.load.ramp_seconds=0"), 0},
-		{cfg(32, sessions...), 5},
-		{cfg(32, append(sessions, "traffic.stop={sessions_per_load_unit: 5}")...), 0},
+		{cfg(32, sessions...), 6},
+		{cfg(32, append(sessions, "traffic.stop={sessions_per_load_unit: 6}")...), 0},
 	} {
 		got := slotLengthening(c.cfg, 0.99)
 		if (got == nil) != (c.want == 0) || got != nil && *got != c.want {

@@ -70,12 +70,14 @@ candidate_timeout_seconds, seed) sections. Without -c the built-in spec
 Writes <output-dir>/points.jsonl (the journal), results.parquet, sweep.json, pareto.json,
 report.md, pareto.png, recommendations/NNNN.yaml and, when points of the front tie,
 pareto_ties.parquet. With optimization.capacity_search each
-deployment runs at the largest load within evaluation.sla (its row is measured there, in steady
-state: unless the spec sets traffic.load.ramp_seconds, a concurrency probe ramps its first wave
-in over the request lifetime a pilot run measures and leaves the first two lifetimes out as a
-warm-up; an open-loop probe leaves out two lifetimes of its own run; a run too short for that,
-or for the attainment target to allow two misses, is lengthened) and every probe of the search
-is a row of probes.parquet. Rerunning the same command with the same
+deployment runs at the largest load within evaluation.sla below the least load that misses it
+(its row is measured there, in steady state: unless the spec sets traffic.load.ramp_seconds, a
+concurrency probe ramps its first wave in over the slot cycle a pilot run measures (a request's
+lifetime, or a whole session's), leaves the first two cycles out as a warm-up and the drain
+after its last session start as a cool-down; an open-loop probe leaves out two lifetimes of its
+own run; a run too short for that, for three measured cycles or for the attainment target to
+allow two misses, is lengthened, and one within 10 % of the SLA's bound is rerun twice as long)
+and every probe of the search is a row of probes.parquet. Rerunning the same command with the same
 --output-dir resumes: finished points are skipped. Ctrl-C keeps every finished point.
 
 Sharded (--shard I/N, or from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID in the environment,

@@ -52,6 +52,8 @@ type Summary struct {
 	// (key cooldown_requests, written only with Cooldown).
 	Cooldown         bool
 	CooldownRequests int64
+	// CooldownFromMs is Input.CooldownFromMs with Cooldown (not written by Map).
+	CooldownFromMs float64
 	// SteadyWindowMs is the length t1 − t0 of the steady window over which a run with a warm-up
 	// measures its rates (key steady_window_ms): t0 = WarmupSeconds × 1000 and t1 the arrival
 	// time of the last request that arrived. Every rate (request, input, output, total and
@@ -357,7 +359,7 @@ func (s *Summary) setRates(in *Input, pop *populations) {
 	rates := all
 	if warmup {
 		s.WarmupSeconds = in.WarmupMs / 1000
-		s.Cooldown = in.Cooldown
+		s.Cooldown, s.CooldownFromMs = in.Cooldown, in.CooldownFromMs
 		if t1 > t0 {
 			s.SteadyWindowMs = t1 - t0
 			rates, durS = window, s.SteadyWindowMs/1000
