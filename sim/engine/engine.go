@@ -86,6 +86,16 @@ type Config struct {
 	Unchunked bool
 	// Speculation enables speculative decoding (nil: off); see Speculation.
 	Speculation *Speculation
+	// KeepRoundTokens, under Speculation, keeps each speculative round that continues a pass
+	// run as a byte on its request (Request.RoundTokens) instead of counting it in the engine's
+	// round tally (TakeRounds). The tally cannot tell requests apart afterwards, so a run that
+	// can end with requests unfinished (a virtual-time cap), whose rounds the statistics leave
+	// out, keeps the bytes.
+	KeepRoundTokens bool
+	// RoundTallyFromMs is the virtual time (ms) before which a request's arrival keeps its
+	// rounds out of the round tally: the run's warm-up (traffic.load.warmup_seconds × 1000),
+	// whose requests the statistics leave out. 0 tallies every request's rounds.
+	RoundTallyFromMs float64
 	// BatchWait (StyleTRTLLM; other styles ignore it) holds new requests' context back while the
 	// rank is decoding, so prompts gather into larger context batches (TensorRT-LLM's
 	// batch_wait_timeout_iters and batch_wait_max_tokens_ratio). The zero value never waits.
@@ -163,7 +173,12 @@ type Engine struct {
 	steadyPasses int64
 	sg           sglangState
 	spec         SpeculationStats
-	steady       steadyRun
+	// rounds counts, since the last TakeRounds, the speculative rounds that continued a pass
+	// run, by tokens − 1 (1 + accepted drafts), of the requests the round tally takes
+	// (Config.KeepRoundTokens, Config.RoundTallyFromMs); anyRounds says whether any is nonzero.
+	rounds    [MaxRoundTokens]int32
+	anyRounds bool
+	steady    steadyRun
 	// waitedPasses counts the passes in a row whose admissions BatchWait held back.
 	waitedPasses int
 }
@@ -742,8 +757,7 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 			if r.emit(endMs, r.Worker, pass) {
 				continued++
 				if round {
-					m := r.more()
-					m.roundTokens = append(m.roundTokens, uint8(1+accepted))
+					e.keepRound(r, accepted)
 				}
 			} else if round {
 				m := r.more()
@@ -788,6 +802,38 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 	}
 	e.running = kept
 	return continued
+}
+
+// keepRound records a speculative round of request r that continued a pass run and accepted
+// accepted drafts: in the engine's round tally (TakeRounds), or as a byte on r under
+// KeepRoundTokens; a warm-up request's round goes nowhere (Config.RoundTallyFromMs).
+func (e *Engine) keepRound(r *Request, accepted int32) {
+	switch {
+	case e.cfg.KeepRoundTokens:
+		m := r.more()
+		m.roundTokens = append(m.roundTokens, uint8(1+accepted))
+	case e.cfg.RoundTallyFromMs > 0 && r.ArrivalMs < e.cfg.RoundTallyFromMs:
+	default:
+		e.rounds[accepted]++
+		e.anyRounds = true
+	}
+}
+
+// TakeRounds adds to counts[t−1] the speculative rounds of t tokens that continued a pass run
+// (t = 1 + accepted drafts) in the passes completed since the last call, of requests that
+// arrived at or after Config.RoundTallyFromMs (none under Config.KeepRoundTokens), and clears
+// them. It reports whether it added any. Called after each Complete, it gives the pass's rounds
+// per size: the samples of the per-user output rate that the pass's gap divided by t gives
+// (metrics.PassLog.AppendRounds).
+func (e *Engine) TakeRounds(counts *[MaxRoundTokens]int32) bool {
+	if !e.anyRounds {
+		return false
+	}
+	for t, c := range e.rounds {
+		counts[t] += c
+	}
+	e.rounds, e.anyRounds = [MaxRoundTokens]int32{}, false
+	return true
 }
 
 // Release frees the KV blocks a completed request still holds (HoldOnComplete).
