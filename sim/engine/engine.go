@@ -169,6 +169,12 @@ type Engine struct {
 	// steadyOK says that the engine's passes may be formed in steady decode runs (steady.go): not
 	// with speculative decoding, nor GeneralPasses.
 	steadyOK bool
+	// specSteadyOK says that the engine's passes may be formed in speculative steady runs
+	// (specsteady.go): with speculative decoding under the vLLM or TensorRT-LLM scheduler, its
+	// rounds tallied (not KeepRoundTokens), without GeneralPasses.
+	specSteadyOK bool
+	// specEnts are the running requests of the speculative run (specsteady.go), reused.
+	specEnts []specEntry
 	// steadyPasses counts the passes formed by steady decode runs (SteadyPasses).
 	steadyPasses int64
 	sg           sglangState
@@ -193,6 +199,7 @@ func New(cfg Config, reqs []Request) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks, cfg.DenseKeys), bs: int32(cfg.BlockSize)}
 	e.steadyOK = !cfg.GeneralPasses && cfg.Speculation == nil
+	e.specSteadyOK = !cfg.GeneralPasses && cfg.Speculation != nil && cfg.Style != StyleSGLang && !cfg.KeepRoundTokens
 	if cfg.RingKeys && cfg.DenseKeys == 0 {
 		e.pool.IndexByRing()
 	}
@@ -249,7 +256,12 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 		return e.scheduleSGLang(nowMs)
 	}
 	if e.steady.left > 0 && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
-		return e.scheduleSteady()
+		if !e.steady.spec {
+			return e.scheduleSteady()
+		}
+		if dur, ok := e.scheduleSpecSteady(); ok {
+			return dur, true
+		}
 	}
 	e.Sync()
 	budget := int32(e.cfg.MaxBatchedTokens)
@@ -726,6 +738,9 @@ func (e *Engine) dropKV(r *Request) {
 // in this pass is the pass's gap.
 func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (continued int32) {
 	if e.steady.inPass() {
+		if e.steady.spec {
+			return e.completeSpecSteady(endMs, pass)
+		}
 		return e.completeSteady(endMs, pass)
 	}
 	finished := 0
@@ -789,6 +804,8 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		if e.steadyOK && len(e.ready) == len(e.running) && (len(e.waiting) == e.wHead || e.admissionsClosed()) &&
 			(e.cfg.Style != StyleSGLang || e.sg.chunked < 0) {
 			e.startSteady(endMs, pass)
+		} else if e.specSteadyOK && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
+			e.startSpecSteady(endMs, pass)
 		}
 		return continued
 	}
@@ -801,6 +818,10 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		kept = append(kept, ri)
 	}
 	e.running = kept
+	if e.specSteadyOK && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
+		// The requests left may run on steadily at once: a completion changes nothing of theirs.
+		e.startSpecSteady(endMs, pass)
+	}
 	return continued
 }
 

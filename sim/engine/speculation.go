@@ -62,9 +62,15 @@ func (e *Engine) drafts(r *Request, n, budget int32, freeBlocks int) int32 {
 // accepted: draft j (0-based) is accepted when u_j < Acceptance[j], where u_j in [0, 1) is a
 // splitmix64 hash of (Seed, ri, Generated, j); drawing stops at the first rejection.
 func (e *Engine) accept(ri int32, r *Request, d int32) int32 {
+	return e.acceptAt(ri, r.Generated, d)
+}
+
+// acceptAt is accept for request ri having emitted gen output tokens.
+func (e *Engine) acceptAt(ri, gen, d int32) int32 {
 	s := e.cfg.Speculation
+	base := s.Seed ^ splitmix64(uint64(ri)<<32|uint64(uint32(gen)))
 	for j := int32(0); j < d; j++ {
-		h := splitmix64(s.Seed ^ splitmix64(uint64(ri)<<32|uint64(uint32(r.Generated))) ^ uint64(j)*0x9e3779b97f4a7c15)
+		h := splitmix64(base ^ uint64(j)*0x9e3779b97f4a7c15)
 		if u := float64(h>>11) * 0x1p-53; u >= s.Acceptance[j] {
 			return j
 		}

@@ -1,0 +1,146 @@
+package engine
+
+import "github.com/servesweep/servesweep/sim/timing"
+
+// Speculative steady decode runs. Under speculative decoding a pass's batch depends on how many
+// drafts each request verifies and accepts, so it cannot be formed in O(1) as a plain steady run
+// is (steady.go). But while every running request is decoding, the token budget holds every
+// request's step and drafts, each request's lease holds its drafts, no block a request fills
+// joins the prefix cache's index, nothing can be admitted and no request emits its last token,
+// a pass is each running request's decode step with min(Drafts, MaxOutput − Generated − 1)
+// drafts, and its end only draws each request's accepted drafts (the same hash of seed, request
+// and output position as Engine.accept) and advances its output. A speculative run keeps, per
+// running request, its output count and the pass in flight's drafts and acceptance, in a dense
+// array, and forms and ends each pass with one loop over it; Sync brings the requests up to
+// date. A pass in which a request would emit its last token (its acceptance is known when the
+// pass is formed) or need a new block is formed on the general path instead, and ends the run.
+// A TensorRT-LLM decode rank under guaranteed_no_evict holds each request's whole footprint, so
+// its runs last from one completion or admission to the next.
+
+// specEntry is one running request of a speculative run, in running order.
+type specEntry struct {
+	ri    int32 // request index
+	gen   int32 // output tokens emitted after the last pass completed (Request.Generated)
+	lease int32 // the request's lease in tokens: len(Blocks) × BlockSize
+	known int32 // prompt plus gen: the tokens whose KV the next decode step completes
+	// maxOutput is the request's MaxOutput, kept here so that a pass touches only the entries.
+	maxOutput int32
+	// drafts and accepted are the pass in flight's drafts verified and accepted.
+	drafts, accepted int32
+}
+
+// startSpecSteady starts a speculative run after the pass with index pass ended at endMs, when
+// every running request emitted a token in it and is decoding with at least 2 tokens out, the
+// token budget holds every request's decode step with all its drafts, and no request would
+// register a block in the prefix cache's key index (Request.unindexed) or is left out of the
+// round tally (Config.RoundTallyFromMs). Called by Complete with none queued that could be
+// admitted; it lists the running set as the ready requests, which a general Complete that ends
+// a speculative pass after a mid-pass Sync reads.
+func (e *Engine) startSpecSteady(endMs float64, pass int32) {
+	n := len(e.running)
+	s := e.cfg.Speculation
+	if n == 0 || int64(n)*int64(1+s.Drafts) > int64(e.cfg.MaxBatchedTokens) {
+		return
+	}
+	ents := e.specEnts[:0]
+	for _, ri := range e.running {
+		r := &e.reqs[ri]
+		known := r.known()
+		if r.lastPass != pass || r.Generated < 2 || r.NumComputed != known-1 || r.drafts != 0 ||
+			e.cfg.PrefixCaching && r.numRegistered < r.FullBlocks && (r.Preemptions > 0 || r.numRegistered < r.SharedBlocks) ||
+			e.cfg.RoundTallyFromMs > 0 && r.ArrivalMs < e.cfg.RoundTallyFromMs {
+			return
+		}
+		ents = append(ents, specEntry{ri: ri, gen: r.Generated, lease: int32(len(r.Blocks)) * e.bs, known: known, maxOutput: r.MaxOutput})
+	}
+	e.specEnts = ents
+	e.ready = append(e.ready[:0], e.running...)
+	e.steady = steadyRun{left: 1, n: int32(n), first: pass + 1, lastPass: pass, lastEndMs: endMs, spec: true}
+}
+
+// scheduleSpecSteady forms the speculative run's next pass, drawing each request's acceptance,
+// and reports false, forming nothing, when the pass cannot be formed steadily: a request would
+// emit its last token in it or needs a block for its drafts.
+func (e *Engine) scheduleSpecSteady() (durMs float64, ok bool) {
+	st := &e.steady
+	s := e.cfg.Speculation
+	kv, drafts, draftKV := 0, 0, 0
+	for i := range e.specEnts {
+		en := &e.specEnts[i]
+		d := min(s.Drafts, en.maxOutput-en.gen-1)
+		if en.known+d > en.lease {
+			return 0, false
+		}
+		a := e.acceptAt(en.ri, en.gen, d)
+		if en.gen+1+a >= en.maxOutput {
+			return 0, false
+		}
+		en.drafts, en.accepted = d, a
+		kv += int(en.known)
+		drafts += int(d)
+		draftKV += int(d)*int(en.known) + int(d)*int(d+1)/2
+	}
+	st.left--
+	st.scheduled++
+	e.steadyPasses++
+	n := int(st.n)
+	// The batch schedule and price form: every request a decode step at its known tokens with its
+	// drafts, sampled and proposing its next round's drafts (none is at its last token).
+	e.batch = timing.Batch{KVCapacityTokens: e.CapacityTokens(), DecodeSteps: n, DecodeStepKVTokens: kv,
+		DraftTokens: drafts, DraftKVTokens: draftKV, SampledTokens: n, DraftProposals: n, DraftProposalKVTokens: kv}
+	if !e.cfg.PrefillOnly {
+		e.batch.DecodeRequests, e.batch.DecodeKVTokens = n, kv
+	}
+	return e.cfg.Timing.PassMs(&e.batch), true
+}
+
+// completeSpecSteady ends a speculative pass: every running request continues its pass run with
+// a round of 1 + its accepted drafts, counted in the round tally and the speculation statistics.
+func (e *Engine) completeSpecSteady(endMs float64, pass int32) (continued int32) {
+	st := &e.steady
+	st.completed++
+	st.lastPass, st.lastEndMs = pass, endMs
+	var drafts, accepted int64
+	for i := range e.specEnts {
+		en := &e.specEnts[i]
+		e.rounds[en.accepted]++
+		drafts += int64(en.drafts)
+		accepted += int64(en.accepted)
+		en.gen += 1 + en.accepted
+		en.known += 1 + en.accepted
+		en.drafts, en.accepted = 0, 0
+	}
+	e.anyRounds = true
+	e.spec.Rounds += int64(st.n)
+	e.spec.Drafts += drafts
+	e.spec.Accepted += accepted
+	st.left = 1
+	return st.n
+}
+
+// syncSpec brings the running requests up to date with a speculative run (Sync): their output,
+// the tokens that arrived with the one before them, their computed tokens (with the decode step
+// and drafts of a pass in flight, which the general Complete ends), pass run and unindexed
+// blocks.
+func (e *Engine) syncSpec() {
+	st := &e.steady
+	inFlight := st.scheduled > st.completed
+	for i, ri := range e.running {
+		en := &e.specEnts[i]
+		r := &e.reqs[ri]
+		if st.completed > 0 {
+			r.WithPrevious += en.gen - r.Generated - st.completed
+			r.Generated = en.gen
+			if r.runFirst < 0 {
+				r.runFirst = st.first
+			}
+			r.lastPass, r.LastTokenMs = st.lastPass, st.lastEndMs
+		}
+		r.NumComputed = r.known() - 1
+		if inFlight {
+			r.NumComputed++
+			r.drafts = en.drafts
+		}
+		e.registerFull(r)
+	}
+}
