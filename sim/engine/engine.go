@@ -739,7 +739,7 @@ func (e *Engine) dropKV(r *Request) {
 func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (continued int32) {
 	if e.steady.inPass() {
 		if e.steady.spec {
-			return e.completeSpecSteady(endMs, pass)
+			return e.completeSpecSteady(endMs, pass, first, done)
 		}
 		return e.completeSteady(endMs, pass)
 	}
@@ -758,45 +758,11 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 			continued++
 			continue
 		}
-		if r.Generated < r.MaxOutput {
-			accepted := int32(0)
-			if d := r.drafts; d > 0 {
-				r.drafts = 0
-				accepted = e.accept(ri, r, d)
-				e.spec.Rounds++
-				e.spec.Drafts += int64(d)
-				e.spec.Accepted += int64(accepted)
-			}
-			round := e.cfg.Speculation != nil && r.Generated > 0
-			gap := endMs - r.LastTokenMs
-			if r.emit(endMs, r.Worker, pass) {
-				continued++
-				if round {
-					e.keepRound(r, accepted)
-				}
-			} else if round {
-				m := r.more()
-				m.roundGaps = append(m.roundGaps, gap/float64(1+accepted))
-			}
-			if r.Generated == 1 && first != nil {
-				first(ri)
-			}
-			if accepted > 0 {
-				// The accepted drafts' KV was computed by this pass: it is the request's now.
-				r.emitWith(endMs, accepted)
-				r.NumComputed += accepted
-				e.registerFull(r)
-			}
+		c, f := e.completeOne(ri, r, endMs, pass, first)
+		if c {
+			continued++
 		}
-		if r.Generated >= r.MaxOutput {
-			r.closeRun(r.Worker)
-			e.reserved -= e.reserveOf(r)
-			if !e.cfg.HoldOnComplete {
-				e.releaseKV(r)
-				e.retireLease(r)
-			}
-			r.Status = Completed
-			r.TerminalMs = endMs
+		if f {
 			finished++
 		}
 	}
@@ -823,6 +789,55 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		e.startSpecSteady(endMs, pass)
 	}
 	return continued
+}
+
+// completeOne ends the pass for the ready request ri (r) at endMs on the general path: it emits
+// its token and accepted drafts (pass is the worker's pass index; first is called with its first
+// token) and completes it if it reached MaxOutput. It reports whether the token continued a pass
+// run and whether the request completed.
+func (e *Engine) completeOne(ri int32, r *Request, endMs float64, pass int32, first func(int32)) (continued, finished bool) {
+	if r.Generated < r.MaxOutput {
+		accepted := int32(0)
+		if d := r.drafts; d > 0 {
+			r.drafts = 0
+			accepted = e.accept(ri, r, d)
+			e.spec.Rounds++
+			e.spec.Drafts += int64(d)
+			e.spec.Accepted += int64(accepted)
+		}
+		round := e.cfg.Speculation != nil && r.Generated > 0
+		gap := endMs - r.LastTokenMs
+		if r.emit(endMs, r.Worker, pass) {
+			continued = true
+			if round {
+				e.keepRound(r, accepted)
+			}
+		} else if round {
+			m := r.more()
+			m.roundGaps = append(m.roundGaps, gap/float64(1+accepted))
+		}
+		if r.Generated == 1 && first != nil {
+			first(ri)
+		}
+		if accepted > 0 {
+			// The accepted drafts' KV was computed by this pass: it is the request's now.
+			r.emitWith(endMs, accepted)
+			r.NumComputed += accepted
+			e.registerFull(r)
+		}
+	}
+	if r.Generated >= r.MaxOutput {
+		r.closeRun(r.Worker)
+		e.reserved -= e.reserveOf(r)
+		if !e.cfg.HoldOnComplete {
+			e.releaseKV(r)
+			e.retireLease(r)
+		}
+		r.Status = Completed
+		r.TerminalMs = endMs
+		finished = true
+	}
+	return continued, finished
 }
 
 // keepRound records a speculative round of request r that continued a pass run and accepted

@@ -12,10 +12,11 @@ import "github.com/servesweep/servesweep/sim/timing"
 // and output position as Engine.accept) and advances its output. A speculative run keeps, per
 // running request, its output count and the pass in flight's drafts and acceptance, in a dense
 // array, and forms and ends each pass with one loop over it; Sync brings the requests up to
-// date. A pass in which a request would emit its last token (its acceptance is known when the
-// pass is formed) or need a new block is formed on the general path instead, and ends the run.
-// A TensorRT-LLM decode rank under guaranteed_no_evict holds each request's whole footprint, so
-// its runs last from one completion or admission to the next.
+// date. A request that emits its last token in a pass (its acceptance is known when the pass is
+// formed) is brought up to date and ends that pass on the general path, and the run goes on
+// without it; a pass in which a request needs a new block is formed on the general path
+// instead, and ends the run. A TensorRT-LLM decode rank under guaranteed_no_evict holds each
+// request's whole footprint, so its runs last until a request it could admit arrives.
 
 // specEntry is one running request of a speculative run, in running order.
 type specEntry struct {
@@ -27,6 +28,8 @@ type specEntry struct {
 	maxOutput int32
 	// drafts and accepted are the pass in flight's drafts verified and accepted.
 	drafts, accepted int32
+	// last marks a request that emits its last token in the pass in flight.
+	last bool
 }
 
 // startSpecSteady starts a speculative run after the pass with index pass ended at endMs, when
@@ -59,12 +62,12 @@ func (e *Engine) startSpecSteady(endMs float64, pass int32) {
 }
 
 // scheduleSpecSteady forms the speculative run's next pass, drawing each request's acceptance,
-// and reports false, forming nothing, when the pass cannot be formed steadily: a request would
-// emit its last token in it or needs a block for its drafts.
+// and reports false, forming nothing, when the pass cannot be formed steadily: a request needs a
+// block for its drafts.
 func (e *Engine) scheduleSpecSteady() (durMs float64, ok bool) {
 	st := &e.steady
 	s := e.cfg.Speculation
-	kv, drafts, draftKV := 0, 0, 0
+	kv, drafts, draftKV, proposals, proposalKV := 0, 0, 0, 0, 0
 	for i := range e.specEnts {
 		en := &e.specEnts[i]
 		d := min(s.Drafts, en.maxOutput-en.gen-1)
@@ -72,22 +75,23 @@ func (e *Engine) scheduleSpecSteady() (durMs float64, ok bool) {
 			return 0, false
 		}
 		a := e.acceptAt(en.ri, en.gen, d)
-		if en.gen+1+a >= en.maxOutput {
-			return 0, false
-		}
-		en.drafts, en.accepted = d, a
+		en.drafts, en.accepted, en.last = d, a, en.gen+1+a >= en.maxOutput
 		kv += int(en.known)
 		drafts += int(d)
 		draftKV += int(d)*int(en.known) + int(d)*int(d+1)/2
+		if en.maxOutput-en.gen > 1 {
+			proposals++
+			proposalKV += int(en.known)
+		}
 	}
 	st.left--
 	st.scheduled++
 	e.steadyPasses++
 	n := int(st.n)
 	// The batch schedule and price form: every request a decode step at its known tokens with its
-	// drafts, sampled and proposing its next round's drafts (none is at its last token).
+	// drafts, sampled, and proposing its next round's drafts unless it is at its last token.
 	e.batch = timing.Batch{KVCapacityTokens: e.CapacityTokens(), DecodeSteps: n, DecodeStepKVTokens: kv,
-		DraftTokens: drafts, DraftKVTokens: draftKV, SampledTokens: n, DraftProposals: n, DraftProposalKVTokens: kv}
+		DraftTokens: drafts, DraftKVTokens: draftKV, SampledTokens: n, DraftProposals: proposals, DraftProposalKVTokens: proposalKV}
 	if !e.cfg.PrefillOnly {
 		e.batch.DecodeRequests, e.batch.DecodeKVTokens = n, kv
 	}
@@ -96,14 +100,28 @@ func (e *Engine) scheduleSpecSteady() (durMs float64, ok bool) {
 
 // completeSpecSteady ends a speculative pass: every running request continues its pass run with
 // a round of 1 + its accepted drafts, counted in the round tally and the speculation statistics.
-func (e *Engine) completeSpecSteady(endMs float64, pass int32) (continued int32) {
+// A request that emits its last token is brought up to date and ends the pass on the general
+// path (completeOne), in running order; the completed requests then leave the running set and
+// the run, done is called with each, and the run goes on with the others.
+func (e *Engine) completeSpecSteady(endMs float64, pass int32, first, done func(int32)) (continued int32) {
 	st := &e.steady
-	st.completed++
-	st.lastPass, st.lastEndMs = pass, endMs
-	var drafts, accepted int64
+	var rounds, drafts, accepted int64
+	finished := 0
 	for i := range e.specEnts {
 		en := &e.specEnts[i]
+		if en.last {
+			e.syncEntry(en, true)
+			r := &e.reqs[en.ri]
+			if c, f := e.completeOne(en.ri, r, endMs, pass, first); !c || !f {
+				panic("engine: a speculative steady pass's last token did not continue its run or complete its request")
+			}
+			finished++
+			continue
+		}
 		e.rounds[en.accepted]++
+		if en.drafts > 0 {
+			rounds++
+		}
 		drafts += int64(en.drafts)
 		accepted += int64(en.accepted)
 		en.gen += 1 + en.accepted
@@ -111,36 +129,62 @@ func (e *Engine) completeSpecSteady(endMs float64, pass int32) (continued int32)
 		en.drafts, en.accepted = 0, 0
 	}
 	e.anyRounds = true
-	e.spec.Rounds += int64(st.n)
+	e.spec.Rounds += rounds
 	e.spec.Drafts += drafts
 	e.spec.Accepted += accepted
+	continued = st.n
+	st.completed++
+	st.lastPass, st.lastEndMs = pass, endMs
 	st.left = 1
-	return st.n
+	if finished > 0 {
+		kept, ents := e.running[:0], e.specEnts[:0]
+		for i, ri := range e.running {
+			if e.reqs[ri].Status == Completed {
+				done(ri)
+				continue
+			}
+			kept = append(kept, ri)
+			ents = append(ents, e.specEnts[i])
+		}
+		e.running, e.specEnts = kept, ents
+		e.ready = append(e.ready[:0], e.running...)
+		st.n = int32(len(e.running))
+		if st.n == 0 {
+			*st = steadyRun{}
+		}
+	}
+	return continued
 }
 
-// syncSpec brings the running requests up to date with a speculative run (Sync): their output,
-// the tokens that arrived with the one before them, their computed tokens (with the decode step
-// and drafts of a pass in flight, which the general Complete ends), pass run and unindexed
-// blocks.
+// syncSpec brings the running requests up to date with a speculative run (Sync), with the pass
+// in flight, if any, formed (syncEntry).
 func (e *Engine) syncSpec() {
 	st := &e.steady
 	inFlight := st.scheduled > st.completed
-	for i, ri := range e.running {
-		en := &e.specEnts[i]
-		r := &e.reqs[ri]
-		if st.completed > 0 {
-			r.WithPrevious += en.gen - r.Generated - st.completed
-			r.Generated = en.gen
-			if r.runFirst < 0 {
-				r.runFirst = st.first
-			}
-			r.lastPass, r.LastTokenMs = st.lastPass, st.lastEndMs
-		}
-		r.NumComputed = r.known() - 1
-		if inFlight {
-			r.NumComputed++
-			r.drafts = en.drafts
-		}
-		e.registerFull(r)
+	for i := range e.specEnts {
+		e.syncEntry(&e.specEnts[i], inFlight)
 	}
+}
+
+// syncEntry brings the request of entry en up to date with the run's passes completed: its
+// output, the tokens that arrived with the one before them, its pass run, its computed tokens
+// and unindexed blocks; with inFlight, also with the pass formed and not completed (its decode
+// step computed, its drafts to verify), which the general path (completeOne) ends.
+func (e *Engine) syncEntry(en *specEntry, inFlight bool) {
+	st := &e.steady
+	r := &e.reqs[en.ri]
+	if st.completed > 0 {
+		r.WithPrevious += en.gen - r.Generated - st.completed
+		r.Generated = en.gen
+		if r.runFirst < 0 {
+			r.runFirst = st.first
+		}
+		r.lastPass, r.LastTokenMs = st.lastPass, st.lastEndMs
+	}
+	r.NumComputed = r.known() - 1
+	if inFlight {
+		r.NumComputed++
+		r.drafts = en.drafts
+	}
+	e.registerFull(r)
 }
