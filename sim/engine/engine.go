@@ -175,6 +175,8 @@ type Engine struct {
 	specSteadyOK bool
 	// specEnts are the running requests of the speculative run (specsteady.go), reused.
 	specEnts []specEntry
+	// acceptBelow[j] is draft j's acceptance threshold (acceptBelow of Speculation.Acceptance[j]).
+	acceptBelow [MaxRoundTokens]uint64
 	// steadyPasses counts the passes formed by steady decode runs (SteadyPasses).
 	steadyPasses int64
 	sg           sglangState
@@ -199,6 +201,11 @@ func New(cfg Config, reqs []Request) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks, cfg.DenseKeys), bs: int32(cfg.BlockSize)}
 	e.steadyOK = !cfg.GeneralPasses && cfg.Speculation == nil
+	if s := cfg.Speculation; s != nil {
+		for j := range s.Drafts {
+			e.acceptBelow[j] = acceptBelow(s.Acceptance[j])
+		}
+	}
 	e.specSteadyOK = !cfg.GeneralPasses && cfg.Speculation != nil && cfg.Style != StyleSGLang && !cfg.KeepRoundTokens
 	if cfg.RingKeys && cfg.DenseKeys == 0 {
 		e.pool.IndexByRing()

@@ -32,13 +32,41 @@ type specEntry struct {
 	last bool
 }
 
+// specPass is the next pass of a speculative run, drawn when the pass before it ended: the sums
+// its batch is priced from (scheduleSpecSteady).
+type specPass struct {
+	// kv is the running requests' known tokens (each decode step's KV); drafts and draftKV the
+	// drafts verified and the KV they attend to; proposals and proposalKV the requests that
+	// propose their next round's drafts after the pass and their KV.
+	kv, drafts, draftKV, proposals, proposalKV int
+	// blocked says that a request needs a block for its drafts: the pass is formed on the
+	// general path, which allocates it.
+	blocked bool
+}
+
+// draw draws entry en's next round: its drafts (min(Drafts, MaxOutput − Generated − 1)), how many
+// are accepted (Engine.acceptAt) and whether it emits its last token, adding its share to p.
+func (e *Engine) draw(en *specEntry, p *specPass) {
+	d := min(e.cfg.Speculation.Drafts, en.maxOutput-en.gen-1)
+	a := e.acceptAt(en.ri, en.gen, d)
+	en.drafts, en.accepted, en.last = d, a, en.gen+1+a >= en.maxOutput
+	p.blocked = p.blocked || en.known+d > en.lease
+	p.kv += int(en.known)
+	p.drafts += int(d)
+	p.draftKV += int(d)*int(en.known) + int(d)*int(d+1)/2
+	if en.maxOutput-en.gen > 1 {
+		p.proposals++
+		p.proposalKV += int(en.known)
+	}
+}
+
 // startSpecSteady starts a speculative run after the pass with index pass ended at endMs, when
 // every running request emitted a token in it and is decoding with at least 2 tokens out, the
 // token budget holds every request's decode step with all its drafts, and no request would
 // register a block in the prefix cache's key index (Request.unindexed) or is left out of the
 // round tally (Config.RoundTallyFromMs). Called by Complete with none queued that could be
 // admitted; it lists the running set as the ready requests, which a general Complete that ends
-// a speculative pass after a mid-pass Sync reads.
+// a speculative pass after a mid-pass Sync reads, and draws the run's first pass.
 func (e *Engine) startSpecSteady(endMs float64, pass int32) {
 	n := len(e.running)
 	s := e.cfg.Speculation
@@ -59,30 +87,19 @@ func (e *Engine) startSpecSteady(endMs float64, pass int32) {
 	e.specEnts = ents
 	e.ready = append(e.ready[:0], e.running...)
 	e.steady = steadyRun{left: 1, n: int32(n), first: pass + 1, lastPass: pass, lastEndMs: endMs, spec: true}
+	for i := range ents {
+		e.draw(&ents[i], &e.steady.next)
+	}
 }
 
-// scheduleSpecSteady forms the speculative run's next pass, drawing each request's acceptance,
-// and reports false, forming nothing, when the pass cannot be formed steadily: a request needs a
-// block for its drafts.
+// scheduleSpecSteady forms the speculative run's next pass, drawn when the one before it ended,
+// and reports false, forming nothing, when it cannot be formed steadily: a request needs a block
+// for its drafts.
 func (e *Engine) scheduleSpecSteady() (durMs float64, ok bool) {
 	st := &e.steady
-	s := e.cfg.Speculation
-	kv, drafts, draftKV, proposals, proposalKV := 0, 0, 0, 0, 0
-	for i := range e.specEnts {
-		en := &e.specEnts[i]
-		d := min(s.Drafts, en.maxOutput-en.gen-1)
-		if en.known+d > en.lease {
-			return 0, false
-		}
-		a := e.acceptAt(en.ri, en.gen, d)
-		en.drafts, en.accepted, en.last = d, a, en.gen+1+a >= en.maxOutput
-		kv += int(en.known)
-		drafts += int(d)
-		draftKV += int(d)*int(en.known) + int(d)*int(d+1)/2
-		if en.maxOutput-en.gen > 1 {
-			proposals++
-			proposalKV += int(en.known)
-		}
+	p := &st.next
+	if p.blocked {
+		return 0, false
 	}
 	st.left--
 	st.scheduled++
@@ -90,22 +107,24 @@ func (e *Engine) scheduleSpecSteady() (durMs float64, ok bool) {
 	n := int(st.n)
 	// The batch schedule and price form: every request a decode step at its known tokens with its
 	// drafts, sampled, and proposing its next round's drafts unless it is at its last token.
-	e.batch = timing.Batch{KVCapacityTokens: e.CapacityTokens(), DecodeSteps: n, DecodeStepKVTokens: kv,
-		DraftTokens: drafts, DraftKVTokens: draftKV, SampledTokens: n, DraftProposals: proposals, DraftProposalKVTokens: proposalKV}
+	e.batch = timing.Batch{KVCapacityTokens: e.CapacityTokens(), DecodeSteps: n, DecodeStepKVTokens: p.kv,
+		DraftTokens: p.drafts, DraftKVTokens: p.draftKV, SampledTokens: n, DraftProposals: p.proposals, DraftProposalKVTokens: p.proposalKV}
 	if !e.cfg.PrefillOnly {
-		e.batch.DecodeRequests, e.batch.DecodeKVTokens = n, kv
+		e.batch.DecodeRequests, e.batch.DecodeKVTokens = n, p.kv
 	}
 	return e.cfg.Timing.PassMs(&e.batch), true
 }
 
 // completeSpecSteady ends a speculative pass: every running request continues its pass run with
-// a round of 1 + its accepted drafts, counted in the round tally and the speculation statistics.
-// A request that emits its last token is brought up to date and ends the pass on the general
-// path (completeOne), in running order; the completed requests then leave the running set and
-// the run, done is called with each, and the run goes on with the others.
+// a round of 1 + its accepted drafts, counted in the round tally and the speculation statistics,
+// and its next round is drawn. A request that emits its last token is brought up to date and
+// ends the pass on the general path (completeOne), in running order; the completed requests then
+// leave the running set and the run, done is called with each, and the run goes on with the
+// others.
 func (e *Engine) completeSpecSteady(endMs float64, pass int32, first, done func(int32)) (continued int32) {
 	st := &e.steady
 	var rounds, drafts, accepted int64
+	var next specPass
 	finished := 0
 	for i := range e.specEnts {
 		en := &e.specEnts[i]
@@ -126,7 +145,7 @@ func (e *Engine) completeSpecSteady(endMs float64, pass int32, first, done func(
 		accepted += int64(en.accepted)
 		en.gen += 1 + en.accepted
 		en.known += 1 + en.accepted
-		en.drafts, en.accepted = 0, 0
+		e.draw(en, &next)
 	}
 	e.anyRounds = true
 	e.spec.Rounds += rounds
@@ -136,6 +155,7 @@ func (e *Engine) completeSpecSteady(endMs float64, pass int32, first, done func(
 	st.completed++
 	st.lastPass, st.lastEndMs = pass, endMs
 	st.left = 1
+	st.next = next
 	if finished > 0 {
 		kept, ents := e.running[:0], e.specEnts[:0]
 		for i, ri := range e.running {

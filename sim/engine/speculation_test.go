@@ -171,3 +171,24 @@ func TestTakeRounds(t *testing.T) {
 		t.Errorf("kept: per pass %v, request's bytes %v; want nothing tallied and [4 4 1]", got, r.RoundTokens())
 	}
 }
+
+// TestAcceptBelowMatchesFloatDraw: the integer threshold accepts a draw's top 53 bits k exactly
+// when the float draw k·2^-53 is below the rate (the comparison accept was written with), at
+// and around every threshold, for rates at the edges (0, 1, the smallest subnormal, one ulp from
+// 0.5 and 1, out of range, NaN) and the MTP rates validate uses.
+func TestAcceptBelowMatchesFloatDraw(t *testing.T) {
+	rates := []float64{0, 1, 0.5, math.Nextafter(0.5, 0), math.Nextafter(0.5, 1), math.Nextafter(1, 0), 0.85, 0.728, 0.623,
+		0.1, 1.0 / 3, 5e-324, 1e-300, -0.5, 1.5, math.Inf(1), math.Inf(-1), math.NaN()}
+	for _, p := range rates {
+		tb := acceptBelow(p)
+		for _, k := range []uint64{0, 1, tb - 2, tb - 1, tb, tb + 1, tb + 2, 1<<52 - 1, 1 << 52, 1<<53 - 1} {
+			if k >= 1<<53 {
+				continue // not a draw (tb - 1 wrapped, or tb + 1 past the range)
+			}
+			floatAccepts := !(float64(k)*0x1p-53 >= p)
+			if got := k < tb; got != floatAccepts {
+				t.Errorf("rate %v, k %d: threshold %d accepts %v, the float draw %v", p, k, tb, got, floatAccepts)
+			}
+		}
+	}
+}

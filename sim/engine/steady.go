@@ -27,6 +27,8 @@ type steadyRun struct {
 	// spec marks a speculative run (specsteady.go): its passes are formed and ended over
 	// Engine.specEnts, and left is 1 while the next pass may be tried.
 	spec bool
+	// next is a speculative run's next pass, drawn when the one before it ended.
+	next specPass
 }
 
 // inPass reports that the pass in flight is a steady one (formed, not yet completed).
