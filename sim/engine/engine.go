@@ -262,13 +262,12 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	if e.cfg.Style == StyleSGLang {
 		return e.scheduleSGLang(nowMs)
 	}
-	if e.steady.left > 0 && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
-		if !e.steady.spec {
-			return e.scheduleSteady()
-		}
-		if dur, ok := e.scheduleSpecSteady(); ok {
+	if e.steady.left > 0 && e.steady.spec {
+		if dur, ok := e.scheduleSpecSteady(nowMs); ok {
 			return dur, true
 		}
+	} else if e.steady.left > 0 && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
+		return e.scheduleSteady()
 	}
 	e.Sync()
 	budget := int32(e.cfg.MaxBatchedTokens)

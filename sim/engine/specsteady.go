@@ -26,6 +26,10 @@ type specEntry struct {
 	known int32 // prompt plus gen: the tokens whose KV the next decode step completes
 	// maxOutput is the request's MaxOutput, kept here so that a pass touches only the entries.
 	maxOutput int32
+	// first is the pass index of the request's first pass in the run and joined the run's count
+	// of completed passes when it joined (a request admitted during the run joins after its
+	// admission pass).
+	first, joined int32
 	// drafts and accepted are the pass in flight's drafts verified and accepted.
 	drafts, accepted int32
 	// last marks a request that emits its last token in the pass in flight.
@@ -76,13 +80,11 @@ func (e *Engine) startSpecSteady(endMs float64, pass int32) {
 	ents := e.specEnts[:0]
 	for _, ri := range e.running {
 		r := &e.reqs[ri]
-		known := r.known()
-		if r.lastPass != pass || r.Generated < 2 || r.NumComputed != known-1 || r.drafts != 0 ||
-			e.cfg.PrefixCaching && r.numRegistered < r.FullBlocks && (r.Preemptions > 0 || r.numRegistered < r.SharedBlocks) ||
-			e.cfg.RoundTallyFromMs > 0 && r.ArrivalMs < e.cfg.RoundTallyFromMs {
+		if !e.canJoin(r, pass) {
 			return
 		}
-		ents = append(ents, specEntry{ri: ri, gen: r.Generated, lease: int32(len(r.Blocks)) * e.bs, known: known, maxOutput: r.MaxOutput})
+		ents = append(ents, specEntry{ri: ri, gen: r.Generated, lease: int32(len(r.Blocks)) * e.bs, known: r.known(), maxOutput: r.MaxOutput,
+			first: pass + 1})
 	}
 	e.specEnts = ents
 	e.ready = append(e.ready[:0], e.running...)
@@ -92,13 +94,17 @@ func (e *Engine) startSpecSteady(endMs float64, pass int32) {
 	}
 }
 
-// scheduleSpecSteady forms the speculative run's next pass, drawn when the one before it ended,
-// and reports false, forming nothing, when it cannot be formed steadily: a request needs a block
-// for its drafts.
-func (e *Engine) scheduleSpecSteady() (durMs float64, ok bool) {
+// scheduleSpecSteady forms the speculative run's next pass at nowMs, drawn when the one before it
+// ended, and reports false, forming nothing, when it cannot be formed steadily: a request needs a
+// block for its drafts, or requests wait that the pass could admit and the rank is not under
+// NoEvict. Under NoEvict the pass admits what the general path would after the run's decode
+// steps (holdAdmissions, admitWaiting: they read no running request's state but its lease,
+// which a run never changes).
+func (e *Engine) scheduleSpecSteady(nowMs float64) (durMs float64, ok bool) {
 	st := &e.steady
 	p := &st.next
-	if p.blocked {
+	admitting := len(e.waiting) > e.wHead && !e.admissionsClosed()
+	if p.blocked || admitting && !e.cfg.NoEvict {
 		return 0, false
 	}
 	st.left--
@@ -109,6 +115,16 @@ func (e *Engine) scheduleSpecSteady() (durMs float64, ok bool) {
 	// drafts, sampled, and proposing its next round's drafts unless it is at its last token.
 	e.batch = timing.Batch{KVCapacityTokens: e.CapacityTokens(), DecodeSteps: n, DecodeStepKVTokens: p.kv,
 		DraftTokens: p.drafts, DraftKVTokens: p.draftKV, SampledTokens: n, DraftProposals: p.proposals, DraftProposalKVTokens: p.proposalKV}
+	if admitting {
+		// The general path's admission after the running requests' steps, with the budget they
+		// leave; schedule adds each admitted request's share to the batch and the ready list.
+		e.scheduledN, e.readyKV = n, p.kv
+		e.ready = e.ready[:n]
+		if budget := int32(e.cfg.MaxBatchedTokens - n - p.drafts); !e.holdAdmissions(budget) {
+			e.admitWaiting(nowMs, budget)
+		}
+		return e.price(!e.cfg.PrefillOnly)
+	}
 	if !e.cfg.PrefillOnly {
 		e.batch.DecodeRequests, e.batch.DecodeKVTokens = n, p.kv
 	}
@@ -152,28 +168,67 @@ func (e *Engine) completeSpecSteady(endMs float64, pass int32, first, done func(
 	e.spec.Drafts += drafts
 	e.spec.Accepted += accepted
 	continued = st.n
+	// The requests the pass admitted (scheduleSpecSteady) end it on the general path.
+	nEnts := len(e.specEnts)
+	for _, ri := range e.ready[nEnts:] {
+		c, f := e.completeOne(ri, &e.reqs[ri], endMs, pass, first)
+		if c {
+			continued++
+		}
+		if f {
+			finished++
+		}
+	}
 	st.completed++
 	st.lastPass, st.lastEndMs = pass, endMs
 	st.left = 1
-	st.next = next
-	if finished > 0 {
-		kept, ents := e.running[:0], e.specEnts[:0]
-		for i, ri := range e.running {
-			if e.reqs[ri].Status == Completed {
-				done(ri)
-				continue
-			}
-			kept = append(kept, ri)
-			ents = append(ents, e.specEnts[i])
+	if finished == 0 && len(e.running) == nEnts {
+		st.next = next
+		return continued
+	}
+	// Completed requests leave the running set and the run (done is called with each, in
+	// running order); the admitted ones that can run on steadily join it, drawn for the next
+	// pass, else the run ends here.
+	joins := true
+	kept, ents := e.running[:0], e.specEnts[:0]
+	for i, ri := range e.running {
+		r := &e.reqs[ri]
+		if r.Status == Completed {
+			done(ri)
+			continue
 		}
-		e.running, e.specEnts = kept, ents
-		e.ready = append(e.ready[:0], e.running...)
-		st.n = int32(len(e.running))
-		if st.n == 0 {
-			*st = steadyRun{}
+		kept = append(kept, ri)
+		if i < nEnts {
+			ents = append(ents, e.specEnts[i])
+			continue
+		}
+		if joins = joins && e.canJoin(r, pass); joins {
+			ents = append(ents, specEntry{ri: ri, gen: r.Generated, lease: int32(len(r.Blocks)) * e.bs, known: r.known(), maxOutput: r.MaxOutput,
+				first: pass + 1, joined: st.completed})
+			e.draw(&ents[len(ents)-1], &next)
 		}
 	}
+	e.running, e.specEnts = kept, ents
+	e.ready = append(e.ready[:0], e.running...)
+	st.n = int32(len(e.specEnts))
+	st.next = next
+	if int64(st.n)*int64(1+e.cfg.Speculation.Drafts) > int64(e.cfg.MaxBatchedTokens) {
+		joins = false // the token budget may cut a request's drafts
+	}
+	if !joins {
+		e.Sync() // the entries' requests up to date; the next pass is the general path's
+	} else if st.n == 0 {
+		*st = steadyRun{}
+	}
 	return continued
+}
+
+// canJoin reports whether running request r, which emitted a token in the pass with index pass,
+// can run on in a speculative run (startSpecSteady's conditions for one request).
+func (e *Engine) canJoin(r *Request, pass int32) bool {
+	return r.lastPass == pass && r.Generated >= 2 && r.NumComputed == r.known()-1 && r.drafts == 0 &&
+		!(e.cfg.PrefixCaching && r.numRegistered < r.FullBlocks && (r.Preemptions > 0 || r.numRegistered < r.SharedBlocks)) &&
+		!(e.cfg.RoundTallyFromMs > 0 && r.ArrivalMs < e.cfg.RoundTallyFromMs)
 }
 
 // syncSpec brings the running requests up to date with a speculative run (Sync), with the pass
@@ -193,11 +248,11 @@ func (e *Engine) syncSpec() {
 func (e *Engine) syncEntry(en *specEntry, inFlight bool) {
 	st := &e.steady
 	r := &e.reqs[en.ri]
-	if st.completed > 0 {
-		r.WithPrevious += en.gen - r.Generated - st.completed
+	if passes := st.completed - en.joined; passes > 0 {
+		r.WithPrevious += en.gen - r.Generated - passes
 		r.Generated = en.gen
 		if r.runFirst < 0 {
-			r.runFirst = st.first
+			r.runFirst = en.first
 		}
 		r.lastPass, r.LastTokenMs = st.lastPass, st.lastEndMs
 	}
