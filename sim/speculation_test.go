@@ -278,8 +278,9 @@ func TestSpeculationPerUserRateAcceptNone(t *testing.T) {
 
 // TestRoundTallyMatchesRoundTokens: the engines' per-pass round tallies (engine.Engine.TakeRounds)
 // give the same summary as keeping every continuing round on its request
-// (engine.Config.KeepRoundTokens, what a run with a virtual-time cap does), with the warm-up's
-// requests left out of both: every backend, disaggregated serving, and a pass log that spills.
+// (engine.Config.KeepRoundTokens, what a run with a virtual-time cap does, which also forms no
+// speculative steady run), with the warm-up's requests left out of both: every backend,
+// disaggregated serving, and a pass log that spills.
 // Acceptance below 1 mixes round sizes, so a pass's counts spread over several sizes.
 func TestRoundTallyMatchesRoundTokens(t *testing.T) {
 	warm := 0.2
@@ -307,7 +308,7 @@ func TestRoundTallyMatchesRoundTokens(t *testing.T) {
 	}
 	for name, mk := range cases {
 		for _, budget := range []int{0, 1} {
-			run := func(keep bool) *metrics.Summary {
+			run := func(keep bool) *Result {
 				cfg := mk()
 				cfg.Engine.Speculation = &config.Speculation{Kind: "ngram", NumSpeculativeTokens: 3, AcceptanceRates: []float64{0.7, 0.6, 0.5}, Seed: 7}
 				opt := Options{CheckInvariants: true, passBudget: budget}
@@ -316,9 +317,19 @@ func TestRoundTallyMatchesRoundTokens(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return res.Summary
+				return res
 			}
-			tally, kept := run(false), run(true)
+			tallyRes, keptRes := run(false), run(true)
+			tally, kept := tallyRes.Summary, keptRes.Summary
+			// The tallied runs form speculative steady runs but under SGLang; keeping the
+			// rounds per request forms none, so the two runs also compare those with the
+			// general path.
+			if (tallyRes.steadyPasses == 0) != (name == "sglang") {
+				t.Errorf("%s: %d speculative steady passes", name, tallyRes.steadyPasses)
+			}
+			if keptRes.steadyPasses != 0 {
+				t.Errorf("%s: %d steady passes with the rounds kept per request, which form none", name, keptRes.steadyPasses)
+			}
 			if tally.WarmupRequests == 0 || tally.Speculation.Accepted == 0 || tally.OutputTokenThroughputPerUser.Samples == 0 {
 				t.Errorf("%s: %d warm-up requests, %d accepted drafts, %d per-user samples: the case does not exercise the warm-up's rounds",
 					name, tally.WarmupRequests, tally.Speculation.Accepted, tally.OutputTokenThroughputPerUser.Samples)
