@@ -564,6 +564,8 @@ func (s *runState) completePass(p *role, w int) {
 	wk.busy = false
 	pass := int32(wk.passes.Len())
 	var continued int32
+	var rounds [engine.MaxRoundTokens]int32
+	anyRounds := false
 	for k, e := range wk.ranks {
 		slot := w*p.ranks + k
 		for _, ev := range p.pending[slot] {
@@ -575,11 +577,17 @@ func (s *runState) completePass(p *role, w int) {
 		}
 		p.pending[slot] = p.pending[slot][:0]
 		continued += e.Complete(s.nowMs, pass, p.onFirstToken, p.onDone)
+		if e.TakeRounds(&rounds) {
+			anyRounds = true
+		}
 		if p != s.prefill {
 			s.retryReservations(p, slot)
 		}
 	}
 	wk.passes.Append(s.nowMs-wk.passStart, continued)
+	if anyRounds {
+		wk.passes.AppendRounds(&rounds)
+	}
 	p.markDirty(int32(w))
 	if s.plan != nil {
 		s.plan.ObservePass(p.pool, w, s.nowMs-wk.passStart, int(continued))

@@ -131,6 +131,11 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	if unchunked {
 		p.unchunkedBudget = spec.Scheduler.MaxBatchedTokens
 	}
+	// Speculative rounds that continue a pass run are tallied per pass by the engines, leaving
+	// out the warm-up's requests; a run that a virtual-time cap can end with requests unfinished
+	// keeps them per request instead, since the statistics leave unfinished requests out too.
+	keepRounds := s.cfg.Traffic.Stop.MaxVirtualTimeSeconds > 0 || s.ref.keepRoundTokens
+	tallyFromMs := s.cfg.Traffic.Load.Warmup() * 1000
 	// Without prefix caching no key is ever looked up; with it, a role's pools index the shared
 	// block ids densely while all of them together stay within maxDensePoolKeys, else by rings.
 	denseKeys, ringKeys := 0, false
@@ -150,6 +155,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 				MaxBatchedTokens: spec.Scheduler.MaxBatchedTokens, MaxSequences: spec.Scheduler.MaxSequences,
 				BlockSize: bs, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching, DenseKeys: denseKeys, RingKeys: ringKeys,
 				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Unchunked: unchunked, Speculation: speculation, Worker: int32(w), Rank: int32(k),
+				KeepRoundTokens: keepRounds, RoundTallyFromMs: tallyFromMs,
 				BatchWait:     engine.BatchWait{TimeoutIters: spec.Scheduler.BatchWaitTimeoutIters, MaxTokensRatio: spec.Scheduler.BatchWaitMaxTokensRatio},
 				GeneralPasses: s.ref.generalPasses,
 			}, reqs)

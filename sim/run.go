@@ -56,6 +56,10 @@ type referencePaths struct {
 	// allBlocksShared treats every block as shared: every registration goes through the hash
 	// index, the reference the skipped index updates of unique blocks must match.
 	allBlocksShared bool
+	// keepRoundTokens keeps every speculative round that continues a pass run on its request
+	// (engine.Config.KeepRoundTokens), as a run with a virtual-time cap does: the reference the
+	// engines' round tallies must match.
+	keepRoundTokens bool
 	// autoForwardModel, when set, is what forward_model auto uses instead of
 	// timing.AutoForwardModel (tests of op_level under auto).
 	autoForwardModel string

@@ -275,3 +275,69 @@ func TestSpeculationPerUserRateAcceptNone(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundTallyMatchesRoundTokens: the engines' per-pass round tallies (engine.Engine.TakeRounds)
+// give the same summary as keeping every continuing round on its request
+// (engine.Config.KeepRoundTokens, what a run with a virtual-time cap does, which also forms no
+// speculative steady run), with the warm-up's requests left out of both: every backend,
+// disaggregated serving, and a pass log that spills.
+// Acceptance below 1 mixes round sizes, so a pass's counts spread over several sizes.
+func TestRoundTallyMatchesRoundTokens(t *testing.T) {
+	warm := 0.2
+	cases := map[string]func() *config.Config{
+		"disaggregated": func() *config.Config {
+			return mustLoad(t, seedDisaggregated, "traffic={source: {type: synthetic, input_tokens: 600, output_tokens: 40}, load: {type: concurrency, concurrency: 6, warmup_seconds: 0.2}, stop: {requests: 30}}")
+		},
+	}
+	for _, backend := range []string{"vllm", "trtllm", "sglang"} {
+		cases[backend] = func() *config.Config {
+			cfg := testConfig(200, 48, 60, 8, 400)
+			cfg.Engine.Backend = backend
+			cfg.Traffic.Load.WarmupSeconds = &warm
+			return cfg
+		}
+	}
+	hostFree := func(s *metrics.Summary) string {
+		c := *s
+		c.WallTimeMs, c.ProcessedTokensPerS, c.ProcessedOutputTokensPerS = 0, 0, 0
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for name, mk := range cases {
+		for _, budget := range []int{0, 1} {
+			run := func(keep bool) *Result {
+				cfg := mk()
+				cfg.Engine.Speculation = &config.Speculation{Kind: "ngram", NumSpeculativeTokens: 3, AcceptanceRates: []float64{0.7, 0.6, 0.5}, Seed: 7}
+				opt := Options{CheckInvariants: true, passBudget: budget}
+				opt.reference.keepRoundTokens = keep
+				res, err := Run(context.Background(), cfg, opt) // not mustRunWith: warm-up tokens leave the summary's count
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			tallyRes, keptRes := run(false), run(true)
+			tally, kept := tallyRes.Summary, keptRes.Summary
+			// The tallied runs form speculative steady runs but under SGLang; keeping the
+			// rounds per request forms none, so the two runs also compare those with the
+			// general path.
+			if (tallyRes.steadyPasses == 0) != (name == "sglang") {
+				t.Errorf("%s: %d speculative steady passes", name, tallyRes.steadyPasses)
+			}
+			if keptRes.steadyPasses != 0 {
+				t.Errorf("%s: %d steady passes with the rounds kept per request, which form none", name, keptRes.steadyPasses)
+			}
+			if tally.WarmupRequests == 0 || tally.Speculation.Accepted == 0 || tally.OutputTokenThroughputPerUser.Samples == 0 {
+				t.Errorf("%s: %d warm-up requests, %d accepted drafts, %d per-user samples: the case does not exercise the warm-up's rounds",
+					name, tally.WarmupRequests, tally.Speculation.Accepted, tally.OutputTokenThroughputPerUser.Samples)
+			}
+			if a, b := hostFree(tally), hostFree(kept); a != b {
+				t.Errorf("%s (pass budget %d): summaries differ: per-user rate %+v tallied, %+v from the requests' rounds",
+					name, budget, tally.OutputTokenThroughputPerUser, kept.OutputTokenThroughputPerUser)
+			}
+		}
+	}
+}

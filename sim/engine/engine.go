@@ -86,6 +86,16 @@ type Config struct {
 	Unchunked bool
 	// Speculation enables speculative decoding (nil: off); see Speculation.
 	Speculation *Speculation
+	// KeepRoundTokens, under Speculation, keeps each speculative round that continues a pass
+	// run as a byte on its request (Request.RoundTokens) instead of counting it in the engine's
+	// round tally (TakeRounds). The tally cannot tell requests apart afterwards, so a run that
+	// can end with requests unfinished (a virtual-time cap), whose rounds the statistics leave
+	// out, keeps the bytes.
+	KeepRoundTokens bool
+	// RoundTallyFromMs is the virtual time (ms) before which a request's arrival keeps its
+	// rounds out of the round tally: the run's warm-up (traffic.load.warmup_seconds × 1000),
+	// whose requests the statistics leave out. 0 tallies every request's rounds.
+	RoundTallyFromMs float64
 	// BatchWait (StyleTRTLLM; other styles ignore it) holds new requests' context back while the
 	// rank is decoding, so prompts gather into larger context batches (TensorRT-LLM's
 	// batch_wait_timeout_iters and batch_wait_max_tokens_ratio). The zero value never waits.
@@ -159,11 +169,24 @@ type Engine struct {
 	// steadyOK says that the engine's passes may be formed in steady decode runs (steady.go): not
 	// with speculative decoding, nor GeneralPasses.
 	steadyOK bool
+	// specSteadyOK says that the engine's passes may be formed in speculative steady runs
+	// (specsteady.go): with speculative decoding under the vLLM or TensorRT-LLM scheduler, its
+	// rounds tallied (not KeepRoundTokens), without GeneralPasses.
+	specSteadyOK bool
+	// specEnts are the running requests of the speculative run (specsteady.go), reused.
+	specEnts []specEntry
+	// acceptBelow[j] is draft j's acceptance threshold (acceptBelow of Speculation.Acceptance[j]).
+	acceptBelow [MaxRoundTokens]uint64
 	// steadyPasses counts the passes formed by steady decode runs (SteadyPasses).
 	steadyPasses int64
 	sg           sglangState
 	spec         SpeculationStats
-	steady       steadyRun
+	// rounds counts, since the last TakeRounds, the speculative rounds that continued a pass
+	// run, by tokens − 1 (1 + accepted drafts), of the requests the round tally takes
+	// (Config.KeepRoundTokens, Config.RoundTallyFromMs); anyRounds says whether any is nonzero.
+	rounds    [MaxRoundTokens]int32
+	anyRounds bool
+	steady    steadyRun
 	// waitedPasses counts the passes in a row whose admissions BatchWait held back.
 	waitedPasses int
 }
@@ -178,6 +201,12 @@ func New(cfg Config, reqs []Request) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks, cfg.DenseKeys), bs: int32(cfg.BlockSize)}
 	e.steadyOK = !cfg.GeneralPasses && cfg.Speculation == nil
+	if s := cfg.Speculation; s != nil {
+		for j := range s.Drafts {
+			e.acceptBelow[j] = acceptBelow(s.Acceptance[j])
+		}
+	}
+	e.specSteadyOK = !cfg.GeneralPasses && cfg.Speculation != nil && cfg.Style != StyleSGLang && !cfg.KeepRoundTokens
 	if cfg.RingKeys && cfg.DenseKeys == 0 {
 		e.pool.IndexByRing()
 	}
@@ -233,7 +262,11 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 	if e.cfg.Style == StyleSGLang {
 		return e.scheduleSGLang(nowMs)
 	}
-	if e.steady.left > 0 && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
+	if e.steady.left > 0 && e.steady.spec {
+		if dur, ok := e.scheduleSpecSteady(nowMs); ok {
+			return dur, true
+		}
+	} else if e.steady.left > 0 && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
 		return e.scheduleSteady()
 	}
 	e.Sync()
@@ -711,6 +744,9 @@ func (e *Engine) dropKV(r *Request) {
 // in this pass is the pass's gap.
 func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (continued int32) {
 	if e.steady.inPass() {
+		if e.steady.spec {
+			return e.completeSpecSteady(endMs, pass, first, done)
+		}
 		return e.completeSteady(endMs, pass)
 	}
 	finished := 0
@@ -728,46 +764,11 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 			continued++
 			continue
 		}
-		if r.Generated < r.MaxOutput {
-			accepted := int32(0)
-			if d := r.drafts; d > 0 {
-				r.drafts = 0
-				accepted = e.accept(ri, r, d)
-				e.spec.Rounds++
-				e.spec.Drafts += int64(d)
-				e.spec.Accepted += int64(accepted)
-			}
-			round := e.cfg.Speculation != nil && r.Generated > 0
-			gap := endMs - r.LastTokenMs
-			if r.emit(endMs, r.Worker, pass) {
-				continued++
-				if round {
-					m := r.more()
-					m.roundTokens = append(m.roundTokens, uint8(1+accepted))
-				}
-			} else if round {
-				m := r.more()
-				m.roundGaps = append(m.roundGaps, gap/float64(1+accepted))
-			}
-			if r.Generated == 1 && first != nil {
-				first(ri)
-			}
-			if accepted > 0 {
-				// The accepted drafts' KV was computed by this pass: it is the request's now.
-				r.emitWith(endMs, accepted)
-				r.NumComputed += accepted
-				e.registerFull(r)
-			}
+		c, f := e.completeOne(ri, r, endMs, pass, first)
+		if c {
+			continued++
 		}
-		if r.Generated >= r.MaxOutput {
-			r.closeRun(r.Worker)
-			e.reserved -= e.reserveOf(r)
-			if !e.cfg.HoldOnComplete {
-				e.releaseKV(r)
-				e.retireLease(r)
-			}
-			r.Status = Completed
-			r.TerminalMs = endMs
+		if f {
 			finished++
 		}
 	}
@@ -775,6 +776,8 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		if e.steadyOK && len(e.ready) == len(e.running) && (len(e.waiting) == e.wHead || e.admissionsClosed()) &&
 			(e.cfg.Style != StyleSGLang || e.sg.chunked < 0) {
 			e.startSteady(endMs, pass)
+		} else if e.specSteadyOK && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
+			e.startSpecSteady(endMs, pass)
 		}
 		return continued
 	}
@@ -787,7 +790,92 @@ func (e *Engine) Complete(endMs float64, pass int32, first, done func(int32)) (c
 		kept = append(kept, ri)
 	}
 	e.running = kept
+	if e.specSteadyOK && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
+		// The requests left may run on steadily at once: a completion changes nothing of theirs.
+		e.startSpecSteady(endMs, pass)
+	}
 	return continued
+}
+
+// completeOne ends the pass for the ready request ri (r) at endMs on the general path: it emits
+// its token and accepted drafts (pass is the worker's pass index; first is called with its first
+// token) and completes it if it reached MaxOutput. It reports whether the token continued a pass
+// run and whether the request completed.
+func (e *Engine) completeOne(ri int32, r *Request, endMs float64, pass int32, first func(int32)) (continued, finished bool) {
+	if r.Generated < r.MaxOutput {
+		accepted := int32(0)
+		if d := r.drafts; d > 0 {
+			r.drafts = 0
+			accepted = e.accept(ri, r, d)
+			e.spec.Rounds++
+			e.spec.Drafts += int64(d)
+			e.spec.Accepted += int64(accepted)
+		}
+		round := e.cfg.Speculation != nil && r.Generated > 0
+		gap := endMs - r.LastTokenMs
+		if r.emit(endMs, r.Worker, pass) {
+			continued = true
+			if round {
+				e.keepRound(r, accepted)
+			}
+		} else if round {
+			m := r.more()
+			m.roundGaps = append(m.roundGaps, gap/float64(1+accepted))
+		}
+		if r.Generated == 1 && first != nil {
+			first(ri)
+		}
+		if accepted > 0 {
+			// The accepted drafts' KV was computed by this pass: it is the request's now.
+			r.emitWith(endMs, accepted)
+			r.NumComputed += accepted
+			e.registerFull(r)
+		}
+	}
+	if r.Generated >= r.MaxOutput {
+		r.closeRun(r.Worker)
+		e.reserved -= e.reserveOf(r)
+		if !e.cfg.HoldOnComplete {
+			e.releaseKV(r)
+			e.retireLease(r)
+		}
+		r.Status = Completed
+		r.TerminalMs = endMs
+		finished = true
+	}
+	return continued, finished
+}
+
+// keepRound records a speculative round of request r that continued a pass run and accepted
+// accepted drafts: in the engine's round tally (TakeRounds), or as a byte on r under
+// KeepRoundTokens; a warm-up request's round goes nowhere (Config.RoundTallyFromMs).
+func (e *Engine) keepRound(r *Request, accepted int32) {
+	switch {
+	case e.cfg.KeepRoundTokens:
+		m := r.more()
+		m.roundTokens = append(m.roundTokens, uint8(1+accepted))
+	case e.cfg.RoundTallyFromMs > 0 && r.ArrivalMs < e.cfg.RoundTallyFromMs:
+	default:
+		e.rounds[accepted]++
+		e.anyRounds = true
+	}
+}
+
+// TakeRounds adds to counts[t−1] the speculative rounds of t tokens that continued a pass run
+// (t = 1 + accepted drafts) in the passes completed since the last call, of requests that
+// arrived at or after Config.RoundTallyFromMs (none under Config.KeepRoundTokens), and clears
+// them. It reports whether it added any. Called after each Complete, it gives the pass's rounds
+// per size: the samples of the per-user output rate that the pass's gap divided by t gives
+// (metrics.PassLog.AppendRounds).
+func (e *Engine) TakeRounds(counts *[MaxRoundTokens]int32) bool {
+	if !e.anyRounds {
+		return false
+	}
+	for t, c := range e.rounds {
+		counts[t] += c
+	}
+	e.rounds, e.anyRounds = [MaxRoundTokens]int32{}, false
+	return true
 }
 
 // Release frees the KV blocks a completed request still holds (HoldOnComplete).

@@ -213,14 +213,15 @@ func (r *Request) RoundGaps() []float64 {
 }
 
 // MaxRoundTokens bounds the tokens one speculative round emits (1 + accepted drafts), so that a
-// round's count fits RoundTokens' bytes and the metrics' per-pass tallies.
+// round's count fits RoundTokens' bytes and the round tallies' per-pass arrays
+// (Engine.TakeRounds).
 const MaxRoundTokens = 8
 
-// RoundTokens returns, under speculative decoding only, the tokens (1..MaxRoundTokens) of each
-// round that continued a pass run, in order: one per pass of the request's runs (EachRun), whose
-// gap, divided by it, is the round's sample of the user's output rate. One byte per round keeps
-// a long speculative run's memory at an eighth of one float per round. Shared: callers must not
-// modify it.
+// RoundTokens returns, under speculative decoding with Config.KeepRoundTokens only, the tokens
+// (1..MaxRoundTokens) of each round that continued a pass run, in order: one per pass of the
+// request's runs (EachRun), whose gap, divided by it, is the round's sample of the user's output
+// rate. Without KeepRoundTokens the engine counts those rounds per pass and size instead
+// (Engine.TakeRounds), which costs nothing per request. Shared: callers must not modify it.
 func (r *Request) RoundTokens() []uint8 {
 	if r.rare == nil {
 		return nil

@@ -1,5 +1,7 @@
 package engine
 
+import "math"
+
 // Speculation is engine.speculation: n-gram speculative decoding (dynosim-spec.md §3.2,
 // engine-internals.md §3.4). Each decode round of a request verifies up to Drafts draft tokens
 // in the same forward pass as its decode step; the drafts are accepted in order while each
@@ -62,14 +64,34 @@ func (e *Engine) drafts(r *Request, n, budget int32, freeBlocks int) int32 {
 // accepted: draft j (0-based) is accepted when u_j < Acceptance[j], where u_j in [0, 1) is a
 // splitmix64 hash of (Seed, ri, Generated, j); drawing stops at the first rejection.
 func (e *Engine) accept(ri int32, r *Request, d int32) int32 {
-	s := e.cfg.Speculation
+	return e.acceptAt(ri, r.Generated, d)
+}
+
+// acceptAt is accept for request ri having emitted gen output tokens. It compares the hash's
+// top 53 bits k with acceptBelow (k·2^-53 < p exactly when k < acceptBelow(p)), which gives the
+// same draws without a conversion to float.
+func (e *Engine) acceptAt(ri, gen, d int32) int32 {
+	base := e.cfg.Speculation.Seed ^ splitmix64(uint64(ri)<<32|uint64(uint32(gen)))
 	for j := int32(0); j < d; j++ {
-		h := splitmix64(s.Seed ^ splitmix64(uint64(ri)<<32|uint64(uint32(r.Generated))) ^ uint64(j)*0x9e3779b97f4a7c15)
-		if u := float64(h>>11) * 0x1p-53; u >= s.Acceptance[j] {
+		if h := splitmix64(base ^ uint64(j)*0x9e3779b97f4a7c15); h>>11 >= e.acceptBelow[j] {
 			return j
 		}
 	}
 	return d
+}
+
+// acceptBelow is the integer threshold of acceptance rate p for a draw's top 53 bits k:
+// k·2^-53 < p (the draw u = k·2^-53 accepts) exactly when k < acceptBelow(p). p·2^53 is exact
+// (a power-of-two scaling), so the threshold is its ceiling, within [0, 2^53]; NaN accepts every
+// draw, as the float comparison u >= NaN never rejects.
+func acceptBelow(p float64) uint64 {
+	switch {
+	case math.IsNaN(p) || p >= 1:
+		return 1 << 53
+	case p <= 0:
+		return 0
+	}
+	return uint64(math.Ceil(p * 0x1p53))
 }
 
 // splitmix64 is the SplitMix64 finalizer (Steele, Lea and Flood, "Fast splittable pseudorandom

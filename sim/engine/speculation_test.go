@@ -125,3 +125,70 @@ func TestSpeculationSeeded(t *testing.T) {
 		t.Errorf("seed 7 drew the same as seed 42: %+v", s)
 	}
 }
+
+// TestTakeRounds: the round tally of TestSpeculationAcceptAll's request. Its rounds that continue
+// a pass run are those of passes 2–4 (tokens 2–5, 6–9 and 10), of 4, 4 and 1 tokens; the first
+// token is no round. Tallied per pass, each pass's TakeRounds gives that pass's round and clears
+// it. A request that arrived before RoundTallyFromMs (the warm-up) is not tallied. Under
+// KeepRoundTokens the rounds are the request's bytes instead, warm-up or not (the statistics
+// leave it out), and nothing is tallied.
+func TestTakeRounds(t *testing.T) {
+	sp := &Speculation{Drafts: 3, Acceptance: []float64{1, 1, 1}, Seed: 42}
+	run := func(keep bool, tallyFromMs, arrivalMs float64) ([][MaxRoundTokens]int32, *Request) {
+		h := newHarness(t, Config{MaxBatchedTokens: 100, MaxSequences: 4, BlockSize: 16, CapacityBlocks: 400, Speculation: sp,
+			KeepRoundTokens: keep, RoundTallyFromMs: tallyFromMs}, spec{prompt: 16, output: 10})
+		h.reqs[0].ArrivalMs = arrivalMs
+		h.e.Submit(0)
+		var perPass [][MaxRoundTokens]int32
+		for h.e.HasWork() {
+			if _, ok, _, _ := h.step(); !ok {
+				t.Fatal("a pass scheduled nothing")
+			}
+			var c [MaxRoundTokens]int32
+			if any := h.e.TakeRounds(&c); any != (c != [MaxRoundTokens]int32{}) {
+				t.Errorf("pass %d: TakeRounds reports %v with counts %v", len(perPass)+1, any, c)
+			}
+			perPass = append(perPass, c)
+		}
+		var c [MaxRoundTokens]int32
+		if h.e.TakeRounds(&c) {
+			t.Errorf("TakeRounds after the last pass's: %v; want none left", c)
+		}
+		return perPass, &h.reqs[0]
+	}
+	four, one := [MaxRoundTokens]int32{3: 1}, [MaxRoundTokens]int32{0: 1}
+	none := [MaxRoundTokens]int32{}
+	if got, r := run(false, 0, 0); !slices.Equal(got, [][MaxRoundTokens]int32{none, four, four, one}) || r.RoundTokens() != nil {
+		t.Errorf("tallied: per pass %v, request's bytes %v; want [none, 1×4, 1×4, 1×1] and none", got, r.RoundTokens())
+	}
+	if got, _ := run(false, 5, 5); !slices.Equal(got, [][MaxRoundTokens]int32{none, four, four, one}) {
+		t.Errorf("arrived at the end of the warm-up: per pass %v; want tallied", got)
+	}
+	if got, r := run(false, 5, 4.5); !slices.Equal(got, [][MaxRoundTokens]int32{none, none, none, none}) || r.RoundTokens() != nil {
+		t.Errorf("warm-up request: per pass %v, request's bytes %v; want nothing", got, r.RoundTokens())
+	}
+	if got, r := run(true, 5, 4.5); !slices.Equal(got, [][MaxRoundTokens]int32{none, none, none, none}) || !slices.Equal(r.RoundTokens(), []uint8{4, 4, 1}) {
+		t.Errorf("kept: per pass %v, request's bytes %v; want nothing tallied and [4 4 1]", got, r.RoundTokens())
+	}
+}
+
+// TestAcceptBelowMatchesFloatDraw: the integer threshold accepts a draw's top 53 bits k exactly
+// when the float draw k·2^-53 is below the rate (the comparison accept was written with), at
+// and around every threshold, for rates at the edges (0, 1, the smallest subnormal, one ulp from
+// 0.5 and 1, out of range, NaN) and the MTP rates validate uses.
+func TestAcceptBelowMatchesFloatDraw(t *testing.T) {
+	rates := []float64{0, 1, 0.5, math.Nextafter(0.5, 0), math.Nextafter(0.5, 1), math.Nextafter(1, 0), 0.85, 0.728, 0.623,
+		0.1, 1.0 / 3, 5e-324, 1e-300, -0.5, 1.5, math.Inf(1), math.Inf(-1), math.NaN()}
+	for _, p := range rates {
+		tb := acceptBelow(p)
+		for _, k := range []uint64{0, 1, tb - 2, tb - 1, tb, tb + 1, tb + 2, 1<<52 - 1, 1 << 52, 1<<53 - 1} {
+			if k >= 1<<53 {
+				continue // not a draw (tb - 1 wrapped, or tb + 1 past the range)
+			}
+			floatAccepts := !(float64(k)*0x1p-53 >= p)
+			if got := k < tb; got != floatAccepts {
+				t.Errorf("rate %v, k %d: threshold %d accepts %v, the float draw %v", p, k, tb, got, floatAccepts)
+			}
+		}
+	}
+}

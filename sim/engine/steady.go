@@ -24,6 +24,11 @@ type steadyRun struct {
 	first     int32   // pass index of the run's first pass
 	lastPass  int32   // pass index of the last pass completed
 	lastEndMs float64 // end of the last pass completed
+	// spec marks a speculative run (specsteady.go): its passes are formed and ended over
+	// Engine.specEnts, and left is 1 while the next pass may be tried.
+	spec bool
+	// next is a speculative run's next pass, drawn when the one before it ended.
+	next specPass
 }
 
 // inPass reports that the pass in flight is a steady one (formed, not yet completed).
@@ -101,7 +106,12 @@ func (e *Engine) completeSteady(endMs float64, pass int32) (continued int32) {
 func (e *Engine) Sync() {
 	st := &e.steady
 	if st.scheduled == 0 {
-		st.left = 0
+		*st = steadyRun{}
+		return
+	}
+	if st.spec {
+		e.syncSpec()
+		*st = steadyRun{}
 		return
 	}
 	for _, ri := range e.running {

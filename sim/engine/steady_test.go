@@ -19,9 +19,10 @@ import (
 // Activate when it is their turn), under TensorRT-LLM's guaranteed_no_evict half of the time,
 // whose leases hold the whole sequence, so runs cross the boundaries of the blocks only their
 // request holds. Some TensorRT-LLM seeds hold admissions back (BatchWait); some seeds run
-// SGLang's scheduler.
+// SGLang's scheduler. Half the others decode speculatively (speculative steady runs): their
+// passes' round tallies and speculation counts must be equal too.
 func TestSteadyRunsMatchGeneralPath(t *testing.T) {
-	steadyTotal, steadySGLang := int64(0), int64(0)
+	steadyTotal, steadySGLang, steadySpec := int64(0), int64(0), int64(0)
 	for seed := uint64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 99))
 		const bs = 8
@@ -62,6 +63,16 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 			cfg.SGLang = DefaultSGLang([]int{1, 4, bs}[rng.IntN(3)], 1+rng.IntN(2), rng.IntN(3))
 			cfg.SGLang.ChunkedPrefillSize = 16 + rng.IntN(48)
 		}
+		// Half the vLLM and TensorRT-LLM seeds decode speculatively (speculative steady runs),
+		// drawn from a stream of their own so that the other seeds' cases stay as they were.
+		specRng := rand.New(rand.NewPCG(seed, 7))
+		if cfg.Style != StyleSGLang && specRng.IntN(2) == 0 {
+			acc := make([]float64, 1+specRng.IntN(3))
+			for j := range acc {
+				acc[j] = specRng.Float64()
+			}
+			cfg.Speculation = &Speculation{Drafts: int32(len(acc)), Acceptance: acc, Seed: seed}
+		}
 		ref := cfg
 		ref.GeneralPasses = true
 		a, b := newHarness(t, cfg, specs...), newHarness(t, ref, specs...)
@@ -81,6 +92,9 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 				if !reflect.DeepEqual(a.reqs[i], b.reqs[i]) {
 					t.Fatalf("seed %d %s: request %d differs\nsteady  %+v\ngeneral %+v", seed, when, i, a.reqs[i], b.reqs[i])
 				}
+			}
+			if a.e.spec != b.e.spec {
+				t.Fatalf("seed %d %s: speculation counts %+v, general path %+v", seed, when, a.e.spec, b.e.spec)
 			}
 			if a.e.sg != b.e.sg {
 				t.Fatalf("seed %d %s: SGLang state %+v, general path %+v", seed, when, a.e.sg, b.e.sg)
@@ -133,6 +147,12 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 			if a.lastContinued != b.lastContinued {
 				t.Fatalf("seed %d %s: continued %d, general path %d", seed, when, a.lastContinued, b.lastContinued)
 			}
+			var ra, rb [MaxRoundTokens]int32
+			a.e.TakeRounds(&ra)
+			b.e.TakeRounds(&rb)
+			if ra != rb {
+				t.Fatalf("seed %d %s: rounds by size %v, general path %v", seed, when, ra, rb)
+			}
 			evA, evB = evA[:0], evB[:0]
 			if rng.IntN(25) == 0 {
 				compare(when)
@@ -146,8 +166,13 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 		if cfg.Style == StyleSGLang {
 			steadySGLang += a.e.SteadyPasses()
 		}
+		if cfg.Speculation != nil {
+			steadySpec += a.e.SteadyPasses()
+		}
 	}
-	if steadyTotal < 1000 || steadySGLang < 100 {
-		t.Fatalf("only %d steady passes over all seeds, %d under SGLang: the test does not exercise steady runs", steadyTotal, steadySGLang)
+	t.Logf("steady passes: %d, %d under SGLang, %d speculative", steadyTotal, steadySGLang, steadySpec)
+	if steadyTotal < 1000 || steadySGLang < 100 || steadySpec < 100 {
+		t.Fatalf("only %d steady passes over all seeds, %d under SGLang, %d speculative: the test does not exercise steady runs",
+			steadyTotal, steadySGLang, steadySpec)
 	}
 }

@@ -44,6 +44,9 @@ type PassLog struct {
 	n      int
 	chunks []logChunk
 	store  *PassStore
+	// rounds[i] counts the speculative rounds of chunk i's passes (AppendRounds; nil: none).
+	// They stay in memory: 32 bytes per pass where any round continued a pass run.
+	rounds []*roundChunk
 }
 
 type passChunk struct {
@@ -145,6 +148,7 @@ func (l *PassLog) Release() {
 			chunkPool.Put(c)
 		}
 	}
+	l.releaseRounds()
 	*l = PassLog{}
 }
 

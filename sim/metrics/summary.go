@@ -154,9 +154,12 @@ func (sla *SLA) hasRequestBounds() bool { return sla.TTFTMs > 0 || sla.ITLMs > 0
 type Input struct {
 	Requests []engine.Request
 	// PassLogs[w] is the pass history of worker w of the role that emits output tokens (the
-	// aggregated or decode workers): each pass's gap and count of continuing tokens. Build
-	// removes from the counts the tokens of requests that did not complete (it modifies the logs)
-	// and reads back the chunks they spilled; their PassStore must still be open.
+	// aggregated or decode workers): each pass's gap and count of continuing tokens, and under
+	// speculation its rounds per size (PassLog.AppendRounds) of the requests the statistics
+	// count (completed, not warm-up). Build removes from the counts the tokens of requests that
+	// did not complete, adds to the rounds those requests kept (engine.Request.RoundTokens) of
+	// the requests it counts (it modifies the logs), and reads back the chunks they spilled;
+	// their PassStore must still be open.
 	PassLogs []*PassLog
 	// PrefillWorkers and DecodeWorkers are the provisioned workers per role (static pools: worker
 	// seconds = workers × duration_s); GPUsPerWorker per role.
@@ -234,7 +237,6 @@ type populations struct {
 	gaps                  []float64
 	withPrevious          int64     // tokens that arrived with the token before them: ITL samples of 0 ms
 	roundGaps             []float64 // speculative rounds after an ITL gap: gap / tokens of the round (Request.RoundGaps)
-	rounds                roundTally
 	reused, firstReused   int64
 	good                  int64
 	warmup                bool
@@ -259,7 +261,6 @@ func collect(in *Input, s *Summary) *populations {
 	var gaps []float64
 	var withPrevious int64  // tokens that arrived with the token before them: ITL samples of 0 ms
 	var roundGaps []float64 // speculative rounds after an ITL gap: gap / tokens of the round (Request.RoundGaps)
-	var rounds roundTally   // speculative rounds that continued a pass run (Request.RoundTokens)
 	var reused, firstReused int64
 	good := int64(0)
 	warmup := in.WarmupMs > 0 || in.Cooldown // a steady window applies
@@ -334,14 +335,14 @@ func collect(in *Input, s *Summary) *populations {
 			withPrevious += int64(r.WithPrevious)
 			roundGaps = append(roundGaps, r.RoundGaps()...)
 			if rt := r.RoundTokens(); len(rt) > 0 {
-				rounds.add(r, rt, in.PassLogs)
+				addRoundTokens(r, rt, in.PassLogs)
 			}
 		}
 		if goodReq {
 			good++
 		}
 	}
-	return &populations{ttft: ttft, ttst: ttst, tpot: tpot, e2e: e2e, gaps: gaps, withPrevious: withPrevious, roundGaps: roundGaps, rounds: rounds,
+	return &populations{ttft: ttft, ttst: ttst, tpot: tpot, e2e: e2e, gaps: gaps, withPrevious: withPrevious, roundGaps: roundGaps,
 		reused: reused, firstReused: firstReused, good: good, warmup: warmup, t0: t0, t1: t1, all: all, window: window}
 }
 
@@ -418,7 +419,7 @@ func (s *Summary) setDistributions(in *Input, pop *populations) error {
 		// A speculative round delivers its tokens together: the user's rate over a gap is the
 		// round's tokens / gap, one sample per round (Request.RoundGaps), not 1000 / gap per
 		// positive gap, which would leave the accepted drafts out.
-		rounds, err := pop.rounds.segment(in.PassLogs)
+		rounds, err := roundSegment(in.PassLogs)
 		if err != nil {
 			return err
 		}
