@@ -136,6 +136,10 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	// keeps them per request instead, since the statistics leave unfinished requests out too.
 	keepRounds := s.cfg.Traffic.Stop.MaxVirtualTimeSeconds > 0 || s.ref.keepRoundTokens
 	tallyFromMs := s.cfg.Traffic.Load.Warmup() * 1000
+	var tallyUntilMs *float64
+	if l := &s.cfg.Traffic.Load; l.Type == config.LoadConcurrency && l.Cooldown {
+		tallyUntilMs = &s.cooldownFromMs
+	}
 	// Without prefix caching no key is ever looked up; with it, a role's pools index the shared
 	// block ids densely while all of them together stay within maxDensePoolKeys, else by rings.
 	denseKeys, ringKeys := 0, false
@@ -155,7 +159,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 				MaxBatchedTokens: spec.Scheduler.MaxBatchedTokens, MaxSequences: spec.Scheduler.MaxSequences,
 				BlockSize: bs, CapacityBlocks: blocks, PrefixCaching: kv.PrefixCaching, DenseKeys: denseKeys, RingKeys: ringKeys,
 				Timing: model, HoldOnComplete: hold, PrefillOnly: hold, Unchunked: unchunked, Speculation: speculation, Worker: int32(w), Rank: int32(k),
-				KeepRoundTokens: keepRounds, RoundTallyFromMs: tallyFromMs,
+				KeepRoundTokens: keepRounds, RoundTallyFromMs: tallyFromMs, RoundTallyUntilMs: tallyUntilMs,
 				BatchWait:     engine.BatchWait{TimeoutIters: spec.Scheduler.BatchWaitTimeoutIters, MaxTokensRatio: spec.Scheduler.BatchWaitMaxTokensRatio},
 				GeneralPasses: s.ref.generalPasses,
 			}, reqs)

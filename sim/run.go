@@ -256,7 +256,7 @@ func newRunState(cfg *config.Config, opt Options, wl *traffic.Workload) (*runSta
 	if opt.passBudget > 0 {
 		budget = opt.passBudget
 	}
-	return &runState{cfg: cfg, dep: dep, wl: wl, ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants, ref: opt.reference,
+	return &runState{cfg: cfg, dep: dep, wl: wl, cooldownFromMs: math.Inf(1), ctxLimit: ctxLimit, checkInvariants: opt.CheckInvariants, ref: opt.reference,
 		frontendMs: FrontendOverheadMs(cfg), passStore: metrics.NewPassStore(budget)}, nil
 }
 

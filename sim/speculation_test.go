@@ -289,6 +289,16 @@ func TestRoundTallyMatchesRoundTokens(t *testing.T) {
 			return mustLoad(t, seedDisaggregated, "traffic={source: {type: synthetic, input_tokens: 600, output_tokens: 40}, load: {type: concurrency, concurrency: 6, warmup_seconds: 0.2}, stop: {requests: 30}}")
 		},
 	}
+	// A closed loop of three-turn sessions with a cool-down: the turns that arrive after the last
+	// session start leave the tally as they leave the statistics.
+	cases["cooldown"] = func() *config.Config {
+		cfg := testConfig(200, 48, 0, 4, 4000)
+		cfg.Traffic.Source = config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 100, OutputTokensPerTurn: 48,
+			Session: &config.SessionShape{Turns: 3}}
+		cfg.Traffic.Stop = config.Stop{Sessions: 12}
+		cfg.Traffic.Load.WarmupSeconds, cfg.Traffic.Load.Cooldown = &warm, true
+		return cfg
+	}
 	for _, backend := range []string{"vllm", "trtllm", "sglang"} {
 		cases[backend] = func() *config.Config {
 			cfg := testConfig(200, 48, 60, 8, 400)
@@ -333,6 +343,9 @@ func TestRoundTallyMatchesRoundTokens(t *testing.T) {
 			if tally.WarmupRequests == 0 || tally.Speculation.Accepted == 0 || tally.OutputTokenThroughputPerUser.Samples == 0 {
 				t.Errorf("%s: %d warm-up requests, %d accepted drafts, %d per-user samples: the case does not exercise the warm-up's rounds",
 					name, tally.WarmupRequests, tally.Speculation.Accepted, tally.OutputTokenThroughputPerUser.Samples)
+			}
+			if name == "cooldown" && tally.CooldownRequests == 0 {
+				t.Errorf("cooldown: no cool-down request")
 			}
 			if a, b := hostFree(tally), hostFree(kept); a != b {
 				t.Errorf("%s (pass budget %d): summaries differ: per-user rate %+v tallied, %+v from the requests' rounds",

@@ -96,6 +96,11 @@ type Config struct {
 	// rounds out of the round tally: the run's warm-up (traffic.load.warmup_seconds × 1000),
 	// whose requests the statistics leave out. 0 tallies every request's rounds.
 	RoundTallyFromMs float64
+	// RoundTallyUntilMs, when non-nil, points at the virtual time (ms) after which a request's
+	// arrival keeps its rounds out of the round tally: the closed loop's last session start
+	// under traffic.load.cooldown, whose later requests the statistics leave out. The run sets
+	// it when it starts its last session (+Inf until then); no request arrives after it before.
+	RoundTallyUntilMs *float64
 	// BatchWait (StyleTRTLLM; other styles ignore it) holds new requests' context back while the
 	// rank is decoding, so prompts gather into larger context batches (TensorRT-LLM's
 	// batch_wait_timeout_iters and batch_wait_max_tokens_ratio). The zero value never waits.
@@ -854,11 +859,18 @@ func (e *Engine) keepRound(r *Request, accepted int32) {
 	case e.cfg.KeepRoundTokens:
 		m := r.more()
 		m.roundTokens = append(m.roundTokens, uint8(1+accepted))
-	case e.cfg.RoundTallyFromMs > 0 && r.ArrivalMs < e.cfg.RoundTallyFromMs:
+	case e.untallied(r):
 	default:
 		e.rounds[accepted]++
 		e.anyRounds = true
 	}
+}
+
+// untallied reports whether request r's rounds stay out of the round tally: it arrived in the
+// warm-up (Config.RoundTallyFromMs) or the cool-down (Config.RoundTallyUntilMs).
+func (e *Engine) untallied(r *Request) bool {
+	return e.cfg.RoundTallyFromMs > 0 && r.ArrivalMs < e.cfg.RoundTallyFromMs ||
+		e.cfg.RoundTallyUntilMs != nil && r.ArrivalMs > *e.cfg.RoundTallyUntilMs
 }
 
 // TakeRounds adds to counts[t−1] the speculative rounds of t tokens that continued a pass run

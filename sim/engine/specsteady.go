@@ -68,7 +68,7 @@ func (e *Engine) draw(en *specEntry, p *specPass) {
 // every running request emitted a token in it and is decoding with at least 2 tokens out, the
 // token budget holds every request's decode step with all its drafts, and no request would
 // register a block in the prefix cache's key index (Request.unindexed) or is left out of the
-// round tally (Config.RoundTallyFromMs). Called by Complete with none queued that could be
+// round tally (Config.RoundTallyFromMs, RoundTallyUntilMs). Called by Complete with none queued that could be
 // admitted; it lists the running set as the ready requests, which a general Complete that ends
 // a speculative pass after a mid-pass Sync reads, and draws the run's first pass.
 func (e *Engine) startSpecSteady(endMs float64, pass int32) {
@@ -228,7 +228,7 @@ func (e *Engine) completeSpecSteady(endMs float64, pass int32, first, done func(
 func (e *Engine) canJoin(r *Request, pass int32) bool {
 	return r.lastPass == pass && r.Generated >= 2 && r.NumComputed == r.known()-1 && r.drafts == 0 &&
 		!(e.cfg.PrefixCaching && r.numRegistered < r.FullBlocks && (r.Preemptions > 0 || r.numRegistered < r.SharedBlocks)) &&
-		!(e.cfg.RoundTallyFromMs > 0 && r.ArrivalMs < e.cfg.RoundTallyFromMs)
+		!e.untallied(r)
 }
 
 // syncSpec brings the running requests up to date with a speculative run (Sync), with the pass
