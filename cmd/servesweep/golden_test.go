@@ -89,10 +89,7 @@ func TestGoldenDigests(t *testing.T) {
 		t.Logf("Mooncake trace not available at %s: trace digests not checked", moonTrace)
 	}
 
-	dir := filepath.Join(t.TempDir(), "sweep")
-	if code, _, errs := runCLI(t, "sweep", "--quiet", "--output-dir", dir); code != 0 {
-		t.Fatalf("built-in sweep: exit %d: %s", code, errs)
-	}
+	dir, _, _, _ := builtInSweep(t)
 	rows, err := results.ReadParquet(filepath.Join(dir, "results.parquet"))
 	if err != nil {
 		t.Fatal(err)

@@ -110,7 +110,19 @@ func TestReadmeCommandsRun(t *testing.T) {
 	env := append(os.Environ(), "PATH="+filepath.Join(clone, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	// `make run` is `make build` and the built-in sweep into out/sweep: the build runs here, and
+	// the sweep is the one the other end-to-end tests share (builtInSweep), copied into place,
+	// as long as the Makefile's run target is that sweep.
+	const runTarget = "run: build\n\t$(BIN) sweep --output-dir out/sweep --overwrite\n"
+	if mk, err := os.ReadFile(filepath.Join(repo, "Makefile")); err != nil || !strings.Contains(string(mk), runTarget) {
+		t.Fatalf("the Makefile's run target is not %q (%v): update this test", runTarget, err)
+	}
+	shared, _, _, _ := builtInSweep(t)
 	for _, c := range cmds {
+		if f := strings.Fields(c); len(f) >= 2 && f[0] == "make" && f[1] == "run" && (len(f) == 2 || strings.HasPrefix(f[2], "#")) {
+			c = "make build"
+			copyDir(t, shared, filepath.Join(clone, "out", "sweep"))
+		}
 		cmd := exec.CommandContext(ctx, "bash", "-c", c)
 		cmd.Dir, cmd.Env = clone, env
 		start := time.Now()

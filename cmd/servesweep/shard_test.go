@@ -23,7 +23,7 @@ import (
 	"github.com/servesweep/servesweep/sim/optimization"
 )
 
-// tinyDefault shrinks the built-in sweep's workload further than smallDefault so that a sweep
+// tinyDefault shrinks the built-in sweep's workload so that a sweep
 // run several times (whole, as shards, merged) stays quick under -race; the 280-point grid is
 // unchanged. Its fixed 8 two-turn sessions do not grow with the load, so the capacity search stops
 // at concurrency 8 (where every session is in flight), and every point's search meets the SLA up

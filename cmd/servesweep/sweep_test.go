@@ -29,13 +29,6 @@ import (
 	"github.com/servesweep/servesweep/sim/optimization"
 )
 
-// smallDefault shrinks the built-in sweep's workload (two two-turn sessions per session in
-// flight instead of four four-turn ones: the 4 requests per slot a steady-state probe needs) so
-// that the whole sweep, a capacity search per point,
-// takes a few seconds; the grid (280 points) is unchanged, and as the workload still grows with
-// the load, the search still finds each deployment's capacity below its max.
-var smallDefault = []string{"--set", "traffic.stop={sessions_per_load_unit: 2}", "--set", "traffic.source.session.turns=2"}
-
 // noCapacitySearch replaces the built-in sweep's optimization section by one without a capacity
 // search (and without cost), so that every point runs once at the spec's fixed load.
 var noCapacitySearch = []string{"--set", "optimization={target: pareto, constraints: {max_candidate_gpus: 8}}"}
@@ -77,12 +70,19 @@ func checkProbes(t *testing.T, dir string, rows []results.Row) []results.ProbeRo
 			t.Errorf("point %s: %d probes, capacity_probes %v", r.PointID, len(got), val(r.CapacityProbes))
 			continue
 		}
-		at := -1 // the probe the row's metrics were measured at
+		// The capacity is the largest load that met the SLA below the least load that missed.
+		miss := math.Inf(1)
 		for i, p := range got {
 			if p.ProbeIndex != int64(i) || p.LoadUnit != *r.CapacityLoadUnit {
 				t.Errorf("point %s: probe %d has index %d, unit %s", r.PointID, i, p.ProbeIndex, p.LoadUnit)
 			}
-			if p.MeetsSLA && (at < 0 || p.Load > got[at].Load) {
+			if !p.MeetsSLA {
+				miss = min(miss, p.Load)
+			}
+		}
+		at := -1 // the probe the row's metrics were measured at
+		for i, p := range got {
+			if p.MeetsSLA && p.Load < miss && (at < 0 || p.Load > got[at].Load) {
 				at = i
 			}
 		}
@@ -94,7 +94,7 @@ func checkProbes(t *testing.T, dir string, rows []results.Row) []results.ProbeRo
 			}
 			at = 0
 		case at < 0 || r.CapacityLoad == nil || *r.CapacityLoad != got[at].Load:
-			t.Errorf("point %s: capacity_load %v, but the largest load that met the SLA is probe %d's", r.PointID, val(r.CapacityLoad), at)
+			t.Errorf("point %s: capacity_load %v, but the largest load that met the SLA below the least that missed is probe %d's", r.PointID, val(r.CapacityLoad), at)
 			continue
 		}
 		p := got[at]
@@ -143,25 +143,25 @@ func TestSweepDryRunOfTheBuiltInSpec(t *testing.T) {
 	}
 }
 
-// TestSweepBuiltInEndToEnd runs the built-in grid (with a smaller workload), then checks every
-// output (the probes of each point's capacity search among them), that a recommendation runs
-// with predict, and that report rebuilds with other objectives.
+// TestSweepBuiltInEndToEnd checks every output of the built-in sweep (run once for the tests,
+// builtInSweep; the probes of each point's capacity search among them), that a recommendation
+// runs with predict and reproduces its row, that a rerun resumes, and that report rebuilds with
+// other objectives.
 func TestSweepBuiltInEndToEnd(t *testing.T) {
 	endToEnd(t)
-	dir := filepath.Join(t.TempDir(), "sweep")
-	code, out, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, smallDefault...)...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s\n%s", code, errs, out)
-	}
+	shared, code, out, errs := builtInSweep(t)
 	if errs != "" {
 		t.Errorf("--quiet printed on stderr: %q", errs)
 	}
 	for _, want := range []string{"280 points selected of 280 valid (416 in the grid; filtered: gpu_budget 136)",
-		"280 ok, 0 degraded, 0 failed, 0 timed out", "Pareto front:", "Saved results to: " + dir} {
+		"280 ok, 0 degraded, 0 failed, 0 timed out", "Pareto front:", "Saved results to: " + shared} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
+	// A copy, as the resume and report steps below write into it.
+	dir := filepath.Join(t.TempDir(), "sweep")
+	copyDir(t, shared, dir)
 	rows := readRows(t, dir)
 	if len(rows) != 280 {
 		t.Fatalf("%d rows, want 280", len(rows))
@@ -232,7 +232,7 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 	}
 
 	// Rerunning resumes: nothing is simulated again and the results are the same.
-	code, out, errs = runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, smallDefault...)...)
+	code, out, errs = runCLI(t, "sweep", "--output-dir", dir, "-q")
 	if code != 0 || !strings.Contains(out, "simulated 0, resumed 280") {
 		t.Fatalf("rerun: exit %d: %s\n%s", code, errs, out)
 	}
