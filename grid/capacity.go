@@ -391,6 +391,9 @@ func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 	if w := shortSteadyRun(cfg); w != "" {
 		out = append(out, s.File+": "+w)
 	}
+	if w := fixedLengths(cfg); w != "" {
+		out = append(out, s.File+": "+w)
+	}
 	n, what := st.Requests, "requests"
 	if st.Sessions > 0 {
 		n, what = st.Sessions, "sessions"
@@ -401,6 +404,34 @@ func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 	return append(out, fmt.Sprintf("%s: traffic.stop.%s is a fixed %d while optimization.capacity_search goes up to concurrency "+
 		"%g: above %d every %s is in flight from the start, so those probes measure one burst; "+
 		"use traffic.stop.%s_per_load_unit to scale the run with the load", s.File, what, n, cs.Max, n, strings.TrimSuffix(what, "s"), what))
+}
+
+// fixedLengths is the warning for a capacity search over a concurrency load whose synthetic
+// requests (or session turns) all have the same prompt and output length, unless the spec keeps
+// the synchronized start (ramp_seconds: 0) on purpose; "" otherwise. Such a closed loop falls
+// into step on its own, even with a ramp: requests batched together finish together and come
+// back together, so the probes measure those waves and the capacity moves with the run's length
+// (the built-in workload with fixed 512/64-token turns: p99 TTFT 280-350 ms for 90 s, then
+// 620-680 ms, at 128 sessions on one disaggregated H100 deployment; 309-331 ms throughout with
+// lengths drawn ±20 %).
+func fixedLengths(cfg *config.Config) string {
+	l, src := &cfg.Traffic.Load, &cfg.Traffic.Source
+	if l.RampSeconds != nil && *l.RampSeconds == 0 {
+		return ""
+	}
+	var in, out string
+	switch {
+	case src.Type == config.SourceSynthetic && src.InputTokensDist == nil && src.OutputTokensDist == nil:
+		in, out = "input_tokens", "output_tokens"
+	case src.Type == config.SourceSyntheticSession && src.NewInputTokensPerTurnDist == nil && src.OutputTokensPerTurnDist == nil:
+		in, out = "new_input_tokens_per_turn", "output_tokens_per_turn"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("traffic.source.%s and %s are fixed: under a concurrency load requests of one length fall into "+
+		"step (batched together, they finish together and come back together), so the capacity search measures those "+
+		"waves and its answer moves with the run's length; draw them from a distribution, e.g. %s: {distribution: "+
+		"uniform, min: ..., max: ...}", in, out, out)
 }
 
 // Prices returns the cost section's prices by hardware id (nil without a cost section).

@@ -236,7 +236,8 @@ func TestAtLoad(t *testing.T) {
 }
 
 func TestCapacityWarnings(t *testing.T) {
-	x := expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests: 100}")
+	drawn := "traffic.source.output_tokens={distribution: uniform, min: 100, max: 156}"
+	x := expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests: 100}", drawn)
 	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.requests is a fixed 100 while optimization.capacity_search goes up to concurrency 4096") {
 		t.Errorf("fixed stop: %q", x.Warnings)
 	}
@@ -249,7 +250,21 @@ func TestCapacityWarnings(t *testing.T) {
 	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.max_virtual_time_seconds (60 s) ends each probe") {
 		t.Errorf("time stop: %q", x.Warnings)
 	}
-	if x = expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests_per_load_unit: 10}"); len(x.Warnings) != 0 {
+	if x = expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests_per_load_unit: 10}", drawn); len(x.Warnings) != 0 {
 		t.Errorf("a stop that scales with the load: %q", x.Warnings)
+	}
+	// Fixed lengths under a concurrency load are warned, unless the spec keeps the synchronized
+	// start on purpose; session turns too.
+	x = expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests_per_load_unit: 10}")
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "spec.yaml: traffic.source.input_tokens and output_tokens are fixed") {
+		t.Errorf("fixed lengths: %q", x.Warnings)
+	}
+	if x = expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests_per_load_unit: 10}", "traffic.load.ramp_seconds=0"); len(x.Warnings) != 0 {
+		t.Errorf("fixed lengths with ramp_seconds 0: %q", x.Warnings)
+	}
+	x = expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={sessions_per_load_unit: 10}",
+		"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 100, output_tokens_per_turn: 10, session: {turns: 2}}")
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.source.new_input_tokens_per_turn and output_tokens_per_turn are fixed") {
+		t.Errorf("fixed session turns: %q", x.Warnings)
 	}
 }

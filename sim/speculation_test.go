@@ -296,7 +296,8 @@ func TestRoundTallyMatchesRoundTokens(t *testing.T) {
 		cfg.Traffic.Source = config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 100, OutputTokensPerTurn: 48,
 			Session: &config.SessionShape{Turns: 3}}
 		cfg.Traffic.Stop = config.Stop{Sessions: 12}
-		cfg.Traffic.Load.WarmupSeconds, cfg.Traffic.Load.Cooldown = &warm, true
+		on := true
+		cfg.Traffic.Load.WarmupSeconds, cfg.Traffic.Load.Cooldown = &warm, &on
 		return cfg
 	}
 	for _, backend := range []string{"vllm", "trtllm", "sglang"} {

@@ -156,7 +156,8 @@ func TestCooldown(t *testing.T) {
 		Session: &config.SessionShape{Turns: 2}}
 	cfg.Traffic.Stop = config.Stop{Sessions: 3}
 	warm := 0.06
-	cfg.Traffic.Load.WarmupSeconds, cfg.Traffic.Load.Cooldown = &warm, true
+	on := true
+	cfg.Traffic.Load.WarmupSeconds, cfg.Traffic.Load.Cooldown = &warm, &on
 	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func TestCooldown(t *testing.T) {
 			s.CooldownRequests, s.NumRequests, s.SteadyWindowMs, s.RequestThroughputRPS, 4/0.216)
 	}
 	// Without cooldown the key is absent and the turn at 270 ms counts.
-	cfg.Traffic.Load.Cooldown = false
+	cfg.Traffic.Load.Cooldown = nil
 	s = mustRun(t, cfg).Summary
 	if _, ok := s.Map()["cooldown_requests"]; ok || s.NumRequests != 6 {
 		t.Errorf("no cooldown: key present %v, %d requests; want absent, 6", ok, s.NumRequests)

@@ -250,8 +250,9 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 		return nil, fmt.Errorf("capacity search probe %d at %s %g: pilot: %w", len(pb.probes), unit, x, err)
 	}
 	// A ramped closed loop is measured up to its last session start: its drain runs at a
-	// falling concurrency for a share of the run set by the run's length.
-	setup.Cooldown = setup.RampSeconds != nil && *setup.RampSeconds > 0 && !cfg.Traffic.Load.Cooldown
+	// falling concurrency for a share of the run set by the run's length. A cooldown the spec
+	// gives, true or false, is kept.
+	setup.Cooldown = setup.RampSeconds != nil && *setup.RampSeconds > 0 && cfg.Traffic.Load.Cooldown == nil
 	if setup.RampSeconds != nil || setup.WarmupSeconds != nil {
 		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
 			return nil, fail(err)
@@ -325,7 +326,7 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	res.Release() // the probe keeps the summary values only
 	pr := probeResult{load: x, config: cfg, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
 		probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, TermsMet: termsMet, Summary: keep,
-			RampSeconds: cfg.Traffic.Load.RampSeconds, WarmupSeconds: cfg.Traffic.Load.WarmupSeconds, Cooldown: cfg.Traffic.Load.Cooldown,
+			RampSeconds: cfg.Traffic.Load.RampSeconds, WarmupSeconds: cfg.Traffic.Load.WarmupSeconds, Cooldown: cfg.Traffic.Load.HasCooldown(),
 			PerLoadUnit: setup.PerLoadUnit, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}
 	pb.probes = append(pb.probes, pr)
 	return &pb.probes[len(pb.probes)-1], nil

@@ -240,3 +240,42 @@ evaluation: {sla: {ttft_ms: 25}}
 		t.Errorf("ramp %v warm-up %v, want 0.02 and 0.04", deref(ramp), deref(warmup))
 	}
 }
+
+// A capacity search sets traffic.load.cooldown on the probes it ramps, and keeps the spec's own
+// value, an explicit false included.
+func TestProbeCooldownKeepsTheSpecs(t *testing.T) {
+	spec := `traffic:
+  source: {type: synthetic-session, new_input_tokens_per_turn: {distribution: uniform, min: 80, max: 120}, output_tokens_per_turn: 2, session: {turns: 2, inter_turn_delay_ms: 0}}
+  load: {type: concurrency, concurrency: 1}
+  stop: {sessions_per_load_unit: 8}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h100_sxm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+      scheduler: {max_batched_tokens: 1000, max_sequences: 256}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 100000}}
+      timing: {type: fixed, prefill_ms: 10, decode_ms: 1}
+evaluation: {sla: {ttft_ms: 40}}
+optimization: {capacity_search: {max: 64, max_probes: 6}}
+`
+	for _, c := range []struct {
+		set  []string
+		want bool
+	}{{nil, true}, {[]string{"traffic.load.cooldown=false"}, false}} {
+		rows := runCapacity(t, spec, 1, "", c.set...)
+		if len(rows) != 1 || len(rows[0].Probes) == 0 {
+			t.Fatalf("%v: rows %+v", c.set, rows)
+		}
+		for _, p := range rows[0].Probes {
+			if p.RampSeconds != nil && *p.RampSeconds > 0 && p.Cooldown != c.want {
+				t.Errorf("%v: probe at %v: cooldown %v, want %v", c.set, p.Load, p.Cooldown, c.want)
+			}
+		}
+		if got := strings.Contains(rows[0].ConfigYAML, "cooldown: true"); got != c.want {
+			t.Errorf("%v: the row's config has cooldown: true %v, want %v:\n%s", c.set, got, c.want, rows[0].ConfigYAML)
+		}
+	}
+}

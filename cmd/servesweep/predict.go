@@ -213,7 +213,23 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 	}
 	if msg := steadyWindowNote(res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
+	} else if msg := unfilledCooldownNote(cfg, res.Summary); msg != "" {
+		fmt.Fprintln(w, msg)
 	}
+}
+
+// unfilledCooldownNote returns the stderr warning of a run with traffic.load.cooldown whose last
+// session started within its ramp (traffic.load.ramp_seconds): the loop never ran full, so its
+// steady window, which ends at that start, measured the ramp; "" otherwise.
+func unfilledCooldownNote(cfg *config.Config, s *metrics.Summary) string {
+	l := &cfg.Traffic.Load
+	if !s.Cooldown || l.Ramp() <= 0 || s.CooldownFromMs >= l.Ramp()*1000 {
+		return ""
+	}
+	return fmt.Sprintf("warning: traffic.load.cooldown: the closed loop started its last session at %.0f ms, within its "+
+		"%g s ramp, so it never ran %d sessions in flight: its steady window (%.0f ms, %d requests counted, %d cool-down) "+
+		"measured the ramp, not a steady state; run more sessions than traffic.load.concurrency",
+		s.CooldownFromMs, l.Ramp(), l.Concurrency, s.SteadyWindowMs, s.NumRequests, s.CooldownRequests)
 }
 
 // writePrediction writes prediction.json (and requests.jsonl with --capture-per-request; an old
@@ -399,11 +415,11 @@ func steadyWindowNote(s *metrics.Summary) string {
 		return ""
 	}
 	if s.Cooldown {
-		return fmt.Sprintf("warning: the closed loop started its last session before traffic.load.warmup_seconds (%g s) ended, "+
-			"so traffic.load.cooldown leaves no steady window: %d requests are warm-up and %d cool-down, left out of every count "+
-			"and latency (num_requests is 0 and the latencies read 0), the throughputs are the whole run's (every completed "+
-			"request over duration_ms) and steady_window_ms is 0; lower warmup_seconds or run more sessions",
-			s.WarmupSeconds, s.WarmupRequests, s.CooldownRequests)
+		return fmt.Sprintf("warning: traffic.load.cooldown: the closed loop started its last session at %.0f ms, not after "+
+			"traffic.load.warmup_seconds (%g s), so there is no steady window: %d requests are warm-up and %d cool-down, left "+
+			"out of every count and latency (%d requests counted), the throughputs are the whole run's (every completed request "+
+			"over duration_ms) and steady_window_ms is 0; run more sessions than traffic.load.concurrency",
+			s.CooldownFromMs, s.WarmupSeconds, s.WarmupRequests, s.CooldownRequests, s.NumRequests)
 	}
 	return fmt.Sprintf("warning: no request arrived after traffic.load.warmup_seconds (%g s), so there is no steady window: "+
 		"all %d requests are warm-up, left out of every count and latency (num_requests is 0 and the latencies read 0), "+

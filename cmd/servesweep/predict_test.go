@@ -724,3 +724,30 @@ func TestRejectionWarningNamesOnlyReasonsThatRejected(t *testing.T) {
 		t.Errorf("no rejection: warning %q", got)
 	}
 }
+
+// traffic.load.cooldown on a closed loop that never ran full is warned: 5 three-turn sessions
+// at concurrency 8 ramped over 1 s start at 0, 125, ..., 500 ms, so the last start (500 ms) is
+// within the ramp and the steady window measured it; with 8 sessions and no ramp all start at 0,
+// leaving no steady window (the 8 first turns count, the 16 later ones are cool-down); 40
+// sessions after a 2 s warm-up run full and say nothing.
+func TestPredictWarnsCooldownWithoutSteadyState(t *testing.T) {
+	src := "traffic.source={type: synthetic-session, new_input_tokens_per_turn: 256, output_tokens_per_turn: 32, session: {turns: 3}}"
+	for _, c := range []struct {
+		stop, load, want string
+	}{
+		{"{sessions: 5}", "{type: concurrency, concurrency: 8, ramp_seconds: 1, cooldown: true}",
+			"warning: traffic.load.cooldown: the closed loop started its last session at 500 ms, within its 1 s ramp, so it never ran 8 sessions in flight"},
+		{"{sessions: 8}", "{type: concurrency, concurrency: 8, cooldown: true}",
+			"warning: traffic.load.cooldown: the closed loop started its last session at 0 ms, not after traffic.load.warmup_seconds (0 s), so there is no steady window: 0 requests are warm-up and 16 cool-down, left out of every count and latency (8 requests counted)"},
+		{"{sessions: 40}", "{type: concurrency, concurrency: 8, ramp_seconds: 1, warmup_seconds: 2, cooldown: true}", ""},
+	} {
+		code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(),
+			"--set", src, "--set", "traffic.stop="+c.stop, "--set", "traffic.load="+c.load)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.stop, code, errs)
+		}
+		if c.want == "" && strings.Contains(errs, "traffic.load.cooldown") || c.want != "" && !strings.Contains(errs, c.want) {
+			t.Errorf("%s, %s: stderr %q, want %q", c.stop, c.load, errs, c.want)
+		}
+	}
+}

@@ -71,13 +71,14 @@ Writes <output-dir>/points.jsonl (the journal), results.parquet, sweep.json, par
 report.md, pareto.png, recommendations/NNNN.yaml and, when points of the front tie,
 pareto_ties.parquet. With optimization.capacity_search each
 deployment runs at the largest load within evaluation.sla below the least load that misses it
-(its row is measured there, in steady state: unless the spec sets traffic.load.ramp_seconds, a
+(its row is measured there, in steady state). Unless the spec sets traffic.load.ramp_seconds, a
 concurrency probe ramps its first wave in over the slot cycle a pilot run measures (a request's
-lifetime, or a whole session's), leaves the first two cycles out as a warm-up and the drain
-after its last session start as a cool-down; an open-loop probe leaves out two lifetimes of its
-own run; a run too short for that, for three measured cycles or for the attainment target to
-allow two misses, is lengthened, and one within 10 % of the SLA's bound is rerun twice as long)
-and every probe of the search is a row of probes.parquet. Rerunning the same command with the same
+lifetime, or a whole session's) and leaves the first two cycles out as a warm-up; a ramped
+probe also leaves out the drain after its last session start (traffic.load.cooldown, unless
+the spec sets it). An open-loop probe leaves out two lifetimes of its own run. A run too short
+for that, for three measured cycles or for the attainment target to allow two misses is
+lengthened, and one within 10 % of the SLA's bound is rerun twice as long. Every probe of the
+search is a row of probes.parquet. Rerunning the same command with the same
 --output-dir resumes: finished points are skipped. Ctrl-C keeps every finished point.
 
 Sharded (--shard I/N, or from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID in the environment,

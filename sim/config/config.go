@@ -232,10 +232,10 @@ type Load struct {
 	// stay in flight, so those requests meet a lighter load than the one asked for) from every
 	// request statistic, as warm-up requests are left out, and ends the steady window at that
 	// start (metrics.Input.CooldownFromMs). A run whose sessions all start in the first wave has
-	// no steady window then. false (omitted) counts them. Capacity searches set it on the
-	// probes whose ramp they choose (sweep's probeStart). A servesweep addition to the DynoSim
-	// schema.
-	Cooldown bool `yaml:"cooldown,omitempty" json:",omitempty" union:"concurrency"`
+	// no steady window then. false or nil (omitted) counts them; HasCooldown gives the value.
+	// Capacity searches set it on the probes of a ramped closed loop unless the spec gives it
+	// (sweep's prober.run). A servesweep addition to the DynoSim schema.
+	Cooldown *bool `yaml:"cooldown,omitempty" json:",omitempty" union:"concurrency"`
 	// RequestsPerSecond (synthetic sources) or SessionsPerSecond (synthetic-session sources) is
 	// the open-loop arrival rate per second; the one matching the source is required.
 	RequestsPerSecond float64 `yaml:"requests_per_second,omitempty" union:"constant_rate,poisson" optional:"" gt:"0" limit:"MinRate,MaxRate" sweep:""`
@@ -258,6 +258,9 @@ func (l *Load) Ramp() float64 {
 	}
 	return *l.RampSeconds
 }
+
+// HasCooldown reports whether Cooldown is set and true.
+func (l *Load) HasCooldown() bool { return l.Cooldown != nil && *l.Cooldown }
 
 // Warmup is WarmupSeconds, 0 when omitted.
 func (l *Load) Warmup() float64 {
