@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -138,12 +139,16 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 // is more than any point needs.
 const maxTimeoutSeconds = 365 * 24 * 3600
 
-// examplePrices reports whether spec's prices are the built-in sweep's example prices: no -c,
-// and optimization.cost.gpu_hour_usd as examples/default-sweep.yaml gives it (a --set that
-// changes a price makes them the user's).
+// examplePrices reports whether spec's prices are the built-in sweep's example prices: no -c (or
+// a -c file whose bytes are the built-in spec's, such as the repository's
+// examples/default-sweep.yaml), and optimization.cost.gpu_hour_usd as that spec gives it (a --set
+// that changes a price makes them the user's).
 func examplePrices(opts *sweepOptions, spec *grid.Spec) bool {
 	if opts.ConfigPath != "" {
-		return false
+		data, err := os.ReadFile(opts.ConfigPath)
+		if err != nil || !bytes.Equal(data, examples.DefaultSweep()) {
+			return false
+		}
 	}
 	builtIn, err := grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, nil, os.LookupEnv, results.CheckMetric)
 	if err != nil {

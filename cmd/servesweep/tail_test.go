@@ -150,6 +150,15 @@ func TestSweepRestatesSLAAndPrices(t *testing.T) {
 	if want := "Prices (USD per GPU-hour): h100_sxm 3, h200_sxm 3.5: yours, from optimization.cost.gpu_hour_usd of examples/default-sweep.yaml."; !strings.Contains(unwrapLines(out), want) {
 		t.Errorf("stdout lacks %q:\n%s", want, out)
 	}
+	// The built-in spec's own file given with -c keeps its example prices.
+	dir = filepath.Join(t.TempDir(), "file")
+	code, out, errs = runCLI(t, append([]string{"sweep", "-c", "../../examples/default-sweep.yaml", "--output-dir", dir, "-q"}, oneDeployment...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	if !strings.Contains(unwrapLines(out), example) {
+		t.Errorf("-c examples/default-sweep.yaml: stdout lacks %q:\n%s", example, out)
+	}
 }
 
 // predict with percentile bounds writes sla_percentile_terms_met and _failed to prediction.json
