@@ -13,6 +13,7 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/metrics"
+	"github.com/servesweep/servesweep/sim/traffic"
 )
 
 // Bracketing growth bounds of the capacity search: each bracketing probe multiplies the load by
@@ -265,7 +266,7 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	if res == nil || res.Summary == nil {
 		return nil, fail(fmt.Errorf("the simulation returned no report"))
 	}
-	if w, per := rateSteady(cfg, res.Requests, cs.Attainment); w != nil {
+	if w, per := rateSteady(cfg, res.Workload, res.Requests, cs.Attainment); w != nil {
 		// An open loop's first lifetimes fill an empty deployment: measure after them, over
 		// a run long enough to leave a steady window.
 		res.Release()
@@ -447,8 +448,10 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 }
 
 // rateSteady is how a capacity probe of an open loop (constant_rate or poisson; cfg is the
-// probe's config, reqs the requests of its run as configured) is measured in steady state: after
-// a warm-up of two mean request lifetimes L of that run (pilotWarmupLifetimes, as for a
+// probe's config, reqs the requests of its run of workload wl as configured) is measured in
+// steady state: after a warm-up of two mean lifetimes L of that run (of a session, from its first
+// arrival to its last turn's end, for a session source: sim.MeanSlotCycleMs; the sessions in
+// flight build up over one) (pilotWarmupLifetimes, as for a
 // concurrency probe), over arrivals that span at least grid.MinSteadyRequestsPerSlot lifetimes
 // and bring minMeasured(attainment) requests after the warm-up. An open loop's arrivals are
 // desynchronized, but its first lifetimes fill an empty deployment (latencies too short,
@@ -459,12 +462,15 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 // too short has a fixed request or session count (which the search does not change). The probe
 // reruns the simulation with them written into its config, so that the config (and the row's
 // recommendation) reproduces the statistics.
-func rateSteady(cfg *config.Config, reqs []engine.Request, attainment float64) (warmup, perLoadUnit *float64) {
+func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request, attainment float64) (warmup, perLoadUnit *float64) {
 	l := &cfg.Traffic.Load
 	if (l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson) || l.WarmupSeconds != nil {
 		return nil, nil
 	}
 	lifeMs, n := sim.MeanE2EMs(reqs)
+	if wl != nil {
+		lifeMs, n = sim.MeanSlotCycleMs(wl, reqs)
+	}
 	if n == 0 || lifeMs <= 0 {
 		return nil, nil
 	}
