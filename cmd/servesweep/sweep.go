@@ -76,8 +76,9 @@ deployment runs at the largest load within evaluation.sla below the least load t
 concurrency probe ramps its first wave in over the slot cycle a pilot run measures (a request's
 lifetime, or a whole session's) and leaves the first two cycles out as a warm-up; a ramped
 probe also leaves out the drain after its last session start (traffic.load.cooldown, unless
-the spec sets it). An open-loop probe leaves out two lifetimes (of a request, or a session) of its own run. A run too short
-for that, for three measured cycles or for the attainment target to allow two misses is
+the spec sets it). An open-loop probe leaves out two lifetimes (of a request, or a session) of
+its own run. A run too short for that, for three measured cycles or for the attainment target
+to allow two misses is
 lengthened, and one within 10 % of the SLA's bound is rerun twice as long. Every probe of the
 search is a row of probes.parquet. Rerunning the same command with the same
 --output-dir resumes: finished points are skipped. Ctrl-C keeps every finished point.
