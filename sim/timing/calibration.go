@@ -34,28 +34,30 @@ package timing
 // LinkLatencyUs (4.8 µs per all-reduce, the same for 2 to 8 GPUs) is not fitted on any
 // deployment: it is the median latency of an 8 KiB all-reduce in the op database's custom
 // all-reduce tables (../shared/data/aic-systems: TensorRT-LLM, SGLang and vLLM on h100_sxm,
-// h200_sxm, b200_sxm, gb200, b300_sxm and gb300 at 2, 4 and 8 GPUs, 48 series; interquartile
-// range 3.7–5.4 µs; TestLinkLatencyFromTheOpDatabase recomputes it), the kernels those engines
-// run on a decode pass's small messages. Fitted, it had settled at 12 µs, 2.5 times what the
-// kernels take, standing in for other per-pass costs of tensor-parallel passes (Llama-3.1-70B
-// runs 160 all-reduces per pass). With it from the tables and the rest refitted,
-// the left-out figures went from TTFT 27.5 %, TPOT 9.5 % and regret 28.5 % to 26.8 %, 9.2 % and
-// 24.0 %, and in sample from 16.3 %, 6.5 % and 21.8 % to 16.1 %, 5.9 % and 14.3 %. The same
-// tables' large-message bandwidth is not taken: on 64 MiB messages they reach a median 0.32 of
-// the one-way link (NCCL and the custom kernels alike), which prices the rows' prefill all-reduces
-// far above what their TTFTs allow (H100 TP8's 7.4k-token prefills would spend 235 ms in
-// all-reduces against a measured mean TTFT of 301 ms); shipped at 0.32 with the rest refitted,
-// the left-out TTFT MAPE rose to 31.5 %. Link stays fitted.
+// h200_sxm, b200_sxm, gb200, b300_sxm and gb300 at 2, 4 and 8 GPUs, 48 series; 4.6 µs with the
+// tables' sizes read as elements, interquartile range 3.6–5.4 µs; TestLinkLatencyFromTheOpDatabase
+// recomputes it), the kernels those engines run on a decode pass's small messages. Fitted, it had
+// settled at 12 µs, 2.5 times what the kernels take, standing in for other per-pass costs of
+// tensor-parallel passes (Llama-3.1-70B runs 160 all-reduces per pass). With it from the tables
+// and the rest refitted, the left-out figures went from TTFT 27.5 %, TPOT 9.5 % and regret 28.5 %
+// to 26.8 %, 9.2 % and 24.0 %, and in sample from 16.3 %, 6.5 % and 21.8 % to 16.1 %, 5.9 % and
+// 14.3 %. The same tables' large-message bandwidth agrees with the fitted Link: on 64 MiB
+// messages they reach a median 0.61 of the one-way link (interquartile range 0.52–0.69; NCCL and
+// the custom kernels alike), within the 0.41–0.71 the folds left out by GPU chose. Shipped at
+// 0.61 in place of the fitted value, with the other factors refitted per fold (2026-12-03), the
+// left-out figures were TTFT 27.7 %, TPOT 9.1 % and regret 22.3 % against 28.4 %, 8.6 % and
+// 21.9 % with Link fitted in the same run: no better, so Link stays fitted.
 //
-// AllToAllLatencyUs (10.9 µs) is not fitted on any deployment either: it is the median latency
+// AllToAllLatencyUs (9.9 µs) is not fitted on any deployment either: it is the median latency
 // of an 8 KiB all-to-all in NCCL's alltoall measurements of the op database (h100_sxm, h200_sxm,
-// b200_sxm, gb200, b300_sxm and gb300 at 2, 4 and 8 GPUs, 16 series; interquartile range 8.0–11.3
-// µs; TestAllToAllFromTheOpDatabase recomputes it), the fixed cost of each dispatch and combine of
-// an expert-parallel MoE layer. Before, those took the all-reduce's latency. On the MoE file's
-// 846 simulated InferenceX rows (2026-12-03) it moved TTFT MAPE from 96.6 % to 95.7 %, TPOT from
-// 26.5 % (median 18.9 %) to 25.5 % (16.6 %) and the decision regret from 57.4 % to 55.6 %. The
-// same tables' bandwidth on 8 MiB all-to-alls (0.21 of the one-way link) is not taken: with it
-// as well, TPOT went to 24.3 % and the regret to 49.9 %, but prefill's all-to-alls, far larger,
+// b200_sxm, gb200, b300_sxm and gb300 at 2, 4 and 8 GPUs, 16 series; interquartile range 7.5–10.6
+// µs, the tables' sizes read as elements of their dtype; TestAllToAllFromTheOpDatabase recomputes
+// it), the fixed cost of each dispatch and combine of an expert-parallel MoE layer. Before, those
+// took the all-reduce's latency. On the MoE file's 846 simulated InferenceX rows (2026-12-03; at
+// 10.9 µs, the same tables read with their sizes taken for bytes) it moved TTFT MAPE from 96.6 %
+// to 95.7 %, TPOT from 26.5 % (median 18.9 %) to 25.5 % (16.6 %) and the decision regret from
+// 57.4 % to 55.6 %. The same tables' bandwidth on 8 MiB all-to-alls (0.34 of the one-way link;
+// 0.21 as then read) is not taken: with it as well, TPOT went to 24.3 % and the regret to 49.9 %, but prefill's all-to-alls, far larger,
 // priced the TTFT MAPE up to 129 %; the bytes move at Link, as the all-reduces' do.
 //
 // Memory (0.79) is not fitted on any deployment, and prices only GPUs the op database does not
@@ -113,7 +115,7 @@ func CalibratedEfficiency() Efficiency {
 		FP4Memory:          0.85,
 		Link:               0.54,
 		LinkLatencyUs:      4.8,
-		AllToAllLatencyUs:  10.9,
+		AllToAllLatencyUs:  9.9,
 		LayerOverheadUs:    49,
 		MoELayerOverheadUs: 15,
 		PassOverheadMs:     0.33,

@@ -339,3 +339,64 @@ func TestMonotoneDropsLoneSpikes(t *testing.T) {
 		t.Errorf("genuine growth changed: %v", got)
 	}
 }
+
+// The communication tables give message sizes in elements of their dtype; Collective.Latency
+// takes bytes: an NCCL half row of e elements is found at 2e bytes, an int8 row at e bytes and a
+// custom all-reduce row (bfloat16) at 2e bytes, each at its table latency.
+func TestCollectiveSizesAreElements(t *testing.T) {
+	db := openShared(t)
+	dir := filepath.Join(systemsDir, "data", "h100_sxm", "comm")
+	nccl, err := readRows[commRow](filepath.Join(dir, "nccl", "2.29.2", ncclFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom, err := readRows[commRow](filepath.Join(dir, "vllm", "0.24.0", customAllReduceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	width := map[string]float64{"half": 2, "int8": 1}
+	checked := 0
+	for _, r := range nccl {
+		if r.Op != "all_reduce" || r.GPUs != 8 {
+			continue
+		}
+		c, err := db.NCCL("h100_sxm", "2.29.2", r.Op, r.Dtype, int(r.GPUs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Latency(float64(r.Elements) * width[r.Dtype]); !near(got, r.Latency) {
+			t.Errorf("NCCL all_reduce %s, %d elements on 8 GPUs: %v ms at %v bytes, table %v", r.Dtype, r.Elements, got, float64(r.Elements)*width[r.Dtype], r.Latency)
+		}
+		checked++
+	}
+	c, err := db.CustomAllReduce("h100_sxm", "vllm", "0.24.0", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range custom {
+		if r.GPUs != 8 || r.Backend != "vllm_graph" {
+			continue
+		}
+		if r.ARDtype != "bfloat16" {
+			t.Fatalf("custom all-reduce row in %q, want bfloat16", r.ARDtype)
+		}
+		if got := c.Latency(2 * float64(r.Elements)); !near(got, r.Latency) {
+			t.Errorf("vLLM custom all-reduce, %d elements on 8 GPUs: %v ms at %d bytes, table %v", r.Elements, got, 2*r.Elements, r.Latency)
+		}
+		checked++
+	}
+	if checked < 40 {
+		t.Fatalf("checked only %d rows", checked)
+	}
+	// A 64 MiB BF16 all-reduce on 8 H100s is bandwidth-bound: read as elements, the tables give
+	// it a bus bandwidth (2·7/8 of the bytes over the latency) of 0.7–1 of the 450 GB/s one-way
+	// NVLink; read as bytes it would be half that.
+	ar, err := db.NCCL("h100_sxm", "", "all_reduce", "half", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bytes = 64 << 20
+	if bus := 2 * 7.0 / 8 * bytes / (ar.Latency(bytes) * 1e-3) / 450e9; bus < 0.7 || bus > 1 {
+		t.Errorf("64 MiB all-reduce on 8 H100s at %.2f of the link, want 0.7–1", bus)
+	}
+}

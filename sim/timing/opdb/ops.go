@@ -314,18 +314,36 @@ type Collective struct {
 }
 
 // Latency is the collective's latency in ms for a message of bytes bytes: linear between measured
-// sizes, the smallest's latency below them, ∝ bytes past the largest (bandwidth-bound).
+// sizes, the smallest's latency below them, ∝ bytes past the largest (bandwidth-bound). The
+// tables give sizes in elements of their dtype (commRow.Elements); the curve is kept in bytes.
 func (c *Collective) Latency(bytes float64) float64 { return c.c.at(bytes) }
 
+// elementBytes is the size in bytes of one element of a communication table's dtype (nccl_dtype
+// or allreduce_dtype), and false for a dtype it does not know.
+func elementBytes(dtype string) (float64, bool) {
+	switch strings.ToLower(dtype) {
+	case "half", "float16", "fp16", "bfloat16", "bf16":
+		return 2, true
+	case "int8", "uint8", "fp8", "float8":
+		return 1, true
+	case "float", "float32", "fp32":
+		return 4, true
+	}
+	return 0, false
+}
+
 type commRow struct {
-	Device  string  `parquet:"device,optional"`
-	Op      string  `parquet:"op_name,optional"`
-	Dtype   string  `parquet:"nccl_dtype,optional"`
-	ARDtype string  `parquet:"allreduce_dtype,optional"`
-	GPUs    int64   `parquet:"num_gpus,optional"`
-	Bytes   int64   `parquet:"message_size,optional"`
-	Backend string  `parquet:"backend,optional"`
-	Latency float64 `parquet:"latency,optional"`
+	Device  string `parquet:"device,optional"`
+	Op      string `parquet:"op_name,optional"`
+	Dtype   string `parquet:"nccl_dtype,optional"`
+	ARDtype string `parquet:"allreduce_dtype,optional"`
+	GPUs    int64  `parquet:"num_gpus,optional"`
+	// Elements is the message size in elements of the row's dtype, not bytes: AIConfigurator's
+	// collectors record nccl-tests' byte size divided by the dtype's width, and the custom
+	// all-reduce's tensor length (collector/network/collect_nccl.py, collect_all_reduce.py).
+	Elements int64   `parquet:"message_size,optional"`
+	Backend  string  `parquet:"backend,optional"`
+	Latency  float64 `parquet:"latency,optional"`
 }
 
 // NCCL returns the NCCL collective op (all_reduce, all_gather, reduce_scatter, alltoall) in dtype
@@ -356,15 +374,19 @@ func (db *DB) collective(gpu, backend, version, file, op, dtype string, gpus int
 		}
 		by := map[key][]sample{}
 		for _, r := range rows {
-			if graph && !strings.HasSuffix(r.Backend, "_graph") || r.Bytes <= 0 || !(r.Latency > 0) {
+			if graph && !strings.HasSuffix(r.Backend, "_graph") || r.Elements <= 0 || !(r.Latency > 0) {
 				continue
 			}
-			d := r.Dtype
+			d, width := r.Dtype, r.Dtype
 			if file == customAllReduceFile {
-				d = ""
+				d, width = "", r.ARDtype
+			}
+			w, ok := elementBytes(width)
+			if !ok {
+				return fmt.Errorf("%s row %s on %d GPUs: unknown dtype %q (known: half, float16, bfloat16, int8, fp8, float32)", file, r.Op, r.GPUs, width)
 			}
 			k := key{r.Op, d, int(r.GPUs)}
-			by[k] = append(by[k], sample{float64(r.Bytes), r.Latency})
+			by[k] = append(by[k], sample{float64(r.Elements) * w, r.Latency})
 		}
 		out := map[key]*Collective{}
 		for k, s := range by {
@@ -373,6 +395,9 @@ func (db *DB) collective(gpu, backend, version, file, op, dtype string, gpus int
 		return out
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err, ok := all.(error); ok {
 		return nil, err
 	}
 	m := all.(map[key]*Collective)
