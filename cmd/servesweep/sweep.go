@@ -69,8 +69,9 @@ candidate_timeout_seconds, seed) sections. Without -c the built-in spec
 (examples/default-sweep.yaml) runs. ${NAME} in a string value is read from the environment.
 
 Writes <output-dir>/points.jsonl (the journal), results.parquet, sweep.json, pareto.json,
-report.md, pareto.png, recommendations/NNNN.yaml and, when points of the front tie,
-pareto_ties.parquet. With optimization.capacity_search each
+report.md, report.html, pareto.png, recommendations/NNNN.yaml, with a capacity search
+probes.parquet (one row per probe) and, when points of the front tie, pareto_ties.parquet.
+With optimization.capacity_search each
 deployment runs at the largest load within evaluation.sla below the least load that misses it
 (its row is measured there, in steady state). Unless the spec sets traffic.load.ramp_seconds, a
 concurrency probe ramps its first wave in over the slot cycle a pilot run measures (a request's

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // systemsDir is the 6-GPU subset of AIConfigurator's database beside the repository.
@@ -398,5 +400,35 @@ func TestCollectiveSizesAreElements(t *testing.T) {
 	const bytes = 64 << 20
 	if bus := 2 * 7.0 / 8 * bytes / (ar.Latency(bytes) * 1e-3) / 450e9; bus < 0.7 || bus > 1 {
 		t.Errorf("64 MiB all-reduce on 8 H100s at %.2f of the link, want 0.7–1", bus)
+	}
+}
+
+// A communication table whose dtype has no known width is refused, naming the table and the
+// dtype: its sizes in elements cannot be turned into bytes.
+func TestCollectiveOfUnknownDtypeIsRefused(t *testing.T) {
+	openShared(t)
+	dir := t.TempDir()
+	yaml, err := os.ReadFile(filepath.Join(systemsDir, "h100_sxm.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "h100_sxm.yaml"), yaml, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "data", "h100_sxm", "comm", "vllm", "0.24.0")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rows := []commRow{{Device: "NVIDIA H100 80GB HBM3", Op: "all_reduce", ARDtype: "float6", GPUs: 8, Elements: 1024, Backend: "vllm_graph", Latency: 0.01}}
+	if err := parquet.WriteFile(filepath.Join(dst, customAllReduceFile), rows); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.CustomAllReduce("h100_sxm", "vllm", "", 8)
+	if err == nil || !strings.Contains(err.Error(), `h100_sxm's comm/vllm/0.24.0/custom_allreduce_perf.parquet: row all_reduce on 8 GPUs has dtype "float6", whose element size is unknown`) {
+		t.Errorf("custom all-reduce table in float6: %v", err)
 	}
 }

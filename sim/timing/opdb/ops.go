@@ -383,7 +383,7 @@ func (db *DB) collective(gpu, backend, version, file, op, dtype string, gpus int
 			}
 			w, ok := elementBytes(width)
 			if !ok {
-				return fmt.Errorf("%s row %s on %d GPUs: unknown dtype %q (known: half, float16, bfloat16, int8, fp8, float32)", file, r.Op, r.GPUs, width)
+				return fmt.Errorf("%s's comm/%s/%s/%s: row %s on %d GPUs has dtype %q, whose element size is unknown (known: half, float16, bfloat16, int8, fp8, float32)", gpu, backend, v, file, r.Op, r.GPUs, width)
 			}
 			k := key{r.Op, d, int(r.GPUs)}
 			by[k] = append(by[k], sample{float64(r.Elements) * w, r.Latency})

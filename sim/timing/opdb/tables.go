@@ -50,7 +50,8 @@ func readRows[T any](path string) ([]T, error) {
 type curve struct {
 	x, y []float64
 	// power is the exponent of x that latency follows past the last sample: 1 for work linear
-	// in x (GEMM rows, batch, message bytes, decode KV length), 2 for prefill attention length.
+	// in x (GEMM rows, batch, message bytes: elements × dtype width, decode KV length), 2 for
+	// prefill attention length.
 	power float64
 }
 
