@@ -212,22 +212,7 @@ func TestSlotLengthening(t *testing.T) {
 // first turn and another every second turn (no inter-turn delay), so a request lives 10 ms and a
 // session holds its slot 20 ms: a ramp of 0.02 s and a warm-up of 0.04 s.
 func TestProbeStartSessionCycle(t *testing.T) {
-	spec := `traffic:
-  source: {type: synthetic-session, new_input_tokens_per_turn: 100, output_tokens_per_turn: 1, session: {turns: 2, inter_turn_delay_ms: 0}}
-  load: {type: concurrency, concurrency: 20}
-  stop: {sessions_per_load_unit: 50}
-engine:
-  model: meta-llama/Meta-Llama-3.1-8B-Instruct
-  hardware: h100_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 1, tensor: 1}
-      scheduler: {max_batched_tokens: 100000, max_sequences: 256}
-      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 100000}}
-      timing: {type: fixed, prefill_ms: 10, decode_ms: 0}
-evaluation: {sla: {ttft_ms: 25}}
-`
+	spec := twoTurnSessionSpec(`load: {type: concurrency, concurrency: 20}`)
 	cfg, err := config.Decode([]byte(spec), "spec.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -284,9 +269,28 @@ optimization: {capacity_search: {max: 64, max_probes: 6}}
 // two-turn session per second, 100-token prompts and 1 output token, a 10 ms pass per turn and
 // no inter-turn delay, so a request lives 10 ms and a session 20 ms: a warm-up of 0.04 s.
 func TestRateSteadySessionLifetime(t *testing.T) {
-	spec := `traffic:
+	spec := twoTurnSessionSpec(`load: {type: constant_rate, sessions_per_second: 1}`)
+	cfg, err := config.Decode([]byte(spec), "spec.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(context.Background(), cfg, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warmup, _ := rateSteady(cfg, res.Workload, res.Requests, 0.99)
+	if warmup == nil || math.Abs(*warmup-0.04) > 1e-12 {
+		t.Errorf("warm-up %v, want 0.04 s", deref(warmup))
+	}
+}
+
+// twoTurnSessionSpec is a spec of two-turn sessions (100-token prompts, 1 output token, no
+// inter-turn delay, 50 sessions per load unit) under load (a traffic.load line) on one replica
+// whose every pass takes 10 ms (fixed timing), with a 25 ms TTFT SLA.
+func twoTurnSessionSpec(load string) string {
+	return `traffic:
   source: {type: synthetic-session, new_input_tokens_per_turn: 100, output_tokens_per_turn: 1, session: {turns: 2, inter_turn_delay_ms: 0}}
-  load: {type: constant_rate, sessions_per_second: 1}
+  ` + load + `
   stop: {sessions_per_load_unit: 50}
 engine:
   model: meta-llama/Meta-Llama-3.1-8B-Instruct
@@ -300,16 +304,4 @@ engine:
       timing: {type: fixed, prefill_ms: 10, decode_ms: 0}
 evaluation: {sla: {ttft_ms: 25}}
 `
-	cfg, err := config.Decode([]byte(spec), "spec.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sim.Run(context.Background(), cfg, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	warmup, _ := rateSteady(cfg, res.Workload, res.Requests, 0.99)
-	if warmup == nil || math.Abs(*warmup-0.04) > 1e-12 {
-		t.Errorf("warm-up %v, want 0.04 s", deref(warmup))
-	}
 }
