@@ -516,7 +516,8 @@ func (d *deployment) capacityBlocks(name config.Role, role *config.WorkerRole) (
 		c, err := timing.KVCapacity(timing.CapacityInput{
 			Model: m, Hardware: hw, Precisions: prec, Shape: shape(role),
 			MemoryFraction: kv.Capacity.MemoryFraction, FractionOfFree: d.cfg.Engine.Backend == config.BackendTRTLLM,
-			BlockSize: kv.BlockSize, MaxBatchedTokens: passTokens(d.cfg.Engine.Backend, role),
+			ReserveGiB: kv.Capacity.ReserveGiB,
+			BlockSize:  kv.BlockSize, MaxBatchedTokens: passTokens(d.cfg.Engine.Backend, role),
 			MaxSequences: role.Scheduler.MaxSequences, KVBytesPerToken: kv.BytesPerToken,
 		})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
 	"github.com/servesweep/servesweep/sim/timing"
@@ -67,7 +68,7 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 			fmt.Sprintf(`{"method":"ngram","num_speculative_tokens":%d,"prompt_lookup_max":4}`, sp.NumSpeculativeTokens)})
 	}
 	a = x.precisionArgs(a, "fp8", "--max-model-len")
-	if c := w.KVCache.Capacity; c.Type == config.CapacityFixed {
+	if c := x.capacity(r); c.Type == config.CapacityFixed {
 		a = append(a, arg{"--num-gpu-blocks-override", itoa(c.Blocks)})
 	} else {
 		a = append(a, arg{"--gpu-memory-utilization", ftoa(c.MemoryFraction)})
@@ -119,7 +120,7 @@ func (x *exporter) sglangArgs(r roleRef, standalone bool) []arg {
 		a = append(a, arg{"--disable-overlap-schedule", ""})
 	}
 	a = x.precisionArgs(a, "fp8_e4m3", "--context-length")
-	if c := w.KVCache.Capacity; c.Type == config.CapacityFixed {
+	if c := x.capacity(r); c.Type == config.CapacityFixed {
 		a = append(a, arg{"--max-total-tokens", itoa(c.Blocks * w.KVCache.BlockSize)})
 	} else {
 		a = append(a, arg{"--mem-fraction-static", ftoa(c.MemoryFraction)})
@@ -179,7 +180,7 @@ func (x *exporter) trtllmOptions(r roleRef, full bool) []kv {
 	} else {
 		cache = append(cache, kv{"dtype", "auto"})
 	}
-	if c := w.KVCache.Capacity; c.Type == config.CapacityFixed {
+	if c := x.capacity(r); c.Type == config.CapacityFixed {
 		cache = append(cache, kv{"max_tokens", c.Blocks * w.KVCache.BlockSize})
 	} else if full {
 		cache = append(cache, kv{"free_gpu_memory_fraction", c.MemoryFraction})
@@ -209,10 +210,27 @@ func (x *exporter) trtllmArgs(r roleRef, options string) []arg {
 	if n := x.cfg.Engine.ContextLength; n > 0 {
 		a = append(a, arg{"--max_seq_len", itoa(n)})
 	}
-	if c := w.KVCache.Capacity; c.Type == config.CapacityDefault {
+	if c := x.capacity(r); c.Type == config.CapacityDefault {
 		a = append(a, arg{"--kv_cache_free_gpu_memory_fraction", ftoa(c.MemoryFraction)})
 	}
 	return append(a, arg{"--extra_llm_api_options", options})
+}
+
+// capacity is role r's KV capacity as the launch command gives it. A default capacity with
+// reserve_gib has no engine flag (engines size their pool from a memory fraction alone), so it
+// is exported as the fixed pool it derives (sim.CapacityBlocks): the deployment then runs the
+// pool servesweep simulated. An underivable one is a failure naming the field.
+func (x *exporter) capacity(r roleRef) config.KVCapacity {
+	c := r.w.KVCache.Capacity
+	if c.Type != config.CapacityDefault || c.ReserveGiB == nil {
+		return c
+	}
+	blocks, err := sim.CapacityBlocks(x.cfg, r.name)
+	if err != nil {
+		x.fail(r.path+".kv_cache.capacity.reserve_gib", err.Error())
+		return c
+	}
+	return config.KVCapacity{Type: config.CapacityFixed, Blocks: blocks}
 }
 
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }

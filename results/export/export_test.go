@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"gopkg.in/yaml.v3"
 )
@@ -243,6 +245,46 @@ func TestExportPrefillAndSpeculation(t *testing.T) {
 		for _, w := range c.not {
 			if strings.Contains(all.String(), w) {
 				t.Errorf("%s --target %s %v: unexpected %q", c.config, c.target, c.sets, w)
+			}
+		}
+	}
+}
+
+// A default KV capacity with reserve_gib has no engine flag: every target gets the fixed pool it
+// derives (sim.CapacityBlocks), so the deployment runs the pool servesweep simulated, and no
+// memory fraction that would size another one.
+func TestExportPinsAReservedPool(t *testing.T) {
+	const capacity = "engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9, reserve_gib: 20}"
+	for _, c := range []struct {
+		config, target string
+		want           func(blocks, blockSize int) []string
+		not            string
+	}{
+		{"vllm-agg", TargetVLLM, func(b, _ int) []string { return []string{fmt.Sprintf("--num-gpu-blocks-override %d", b)} }, "--gpu-memory-utilization"},
+		// The manifest lists each argument on its own line.
+		{"vllm-agg", TargetDynamo, func(b, _ int) []string {
+			return []string{"- --num-gpu-blocks-override\n", fmt.Sprintf("- \"%d\"\n", b)}
+		}, "--gpu-memory-utilization"},
+		{"sglang-agg", TargetSGLang, func(b, bs int) []string { return []string{fmt.Sprintf("--max-total-tokens %d", b*bs)} }, "--mem-fraction-static"},
+		{"trtllm-agg", TargetTRTLLM, func(b, bs int) []string { return []string{fmt.Sprintf("max_tokens: %d", b*bs)} }, "free_gpu_memory_fraction"},
+	} {
+		cfg := load(t, c.config, capacity)
+		blocks, err := sim.CapacityBlocks(cfg, config.RoleAggregated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg20 := load(t, c.config, capacity, "engine.workers.aggregated.kv_cache.capacity.reserve_gib=1.5")
+		if b15, err := sim.CapacityBlocks(cfg20, config.RoleAggregated); err != nil || b15 <= blocks {
+			t.Fatalf("%s: %d blocks with a 1.5 GiB reserve, want more than the %d of 20 GiB (%v)", c.config, b15, blocks, err)
+		}
+		files, err := Export(cfg, c.target, Options{})
+		if err != nil {
+			t.Fatalf("%s --target %s: %v", c.config, c.target, err)
+		}
+		all := string(render(files))
+		for _, w := range c.want(blocks, cfg.Engine.Workers.Aggregated.KVCache.BlockSize) {
+			if !strings.Contains(all, w) || strings.Contains(all, c.not) {
+				t.Errorf("%s --target %s: want %q and no %q in\n%s", c.config, c.target, w, c.not, all)
 			}
 		}
 	}

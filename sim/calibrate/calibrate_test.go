@@ -78,9 +78,26 @@ func TestReadCSV(t *testing.T) {
 		{header + "\"unterminated,vllm\n", "small.csv:"},
 		{"isl,backend,model_path,system,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\n1,vllm,x,h100_sxm,agg,2,3,4,5\n",
 			`small.csv: line 1: column "isl" appears twice (fields 1 and 6)`},
+		// A misspelt column (tp_size) would read as absent, every row at TP1: refused, with the
+		// nearest known name; a name far from every known one gets no guess.
+		{"backend,model_path,system,mode,isl,osl,tp_sz,silicon_ttft_ms,silicon_tpot_ms\nvllm,x,h100_sxm,agg,2,3,2,4,5\n",
+			`small.csv: line 1: unknown column "tp_sz" (field 7; did you mean "tp_size"?): a misspelt column would read as absent; the columns are id, backend,`},
+		{"backend,model_path,system,mode,isl,osl,comment,silicon_ttft_ms,silicon_tpot_ms\nvllm,x,h100_sxm,agg,2,3,ok,4,5\n",
+			`small.csv: line 1: unknown column "comment" (field 7): a misspelt`},
 	} {
 		if _, err := ReadCSV(strings.NewReader(c.csv), "small.csv"); err == nil || !strings.Contains(err.Error(), c.frag) {
 			t.Errorf("%q: err = %v, want %q", c.csv, err, c.frag)
+		}
+	}
+	// A concurrency of 0 and one of -4 get the same rule (an int > 0, or empty).
+	conc, err := ReadCSV(strings.NewReader("backend,model_path,system,mode,isl,osl,concurrency,silicon_ttft_ms,silicon_tpot_ms\n"+
+		"vllm,x,h100_sxm,agg,2,3,0,4,5\nvllm,x,h100_sxm,agg,2,3,-4,4,5\n"), "small.csv")
+	if err != nil || len(conc) != 2 {
+		t.Fatalf("concurrency rows: %v", err)
+	}
+	for i, v := range []string{"0", "-4"} {
+		if want := `concurrency: must be an int > 0 (or empty: then batch_size, or decode_batch_size × decode_num_workers), got "` + v + `"`; conc[i].Problem != want {
+			t.Errorf("concurrency %s: problem %q, want %q", v, conc[i].Problem, want)
 		}
 	}
 	if _, err := ReadCSVFile("/nonexistent/x.csv"); err == nil {
@@ -588,4 +605,24 @@ func TestCSVColumnsInReasons(t *testing.T) {
 			t.Errorf("csvColumns(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzReadCSV: any text parses or is refused without a panic; a file that parses named every
+// required column and only known ones, and each row either has a problem or positive ISL, OSL
+// and measured latencies.
+func FuzzReadCSV(f *testing.F) {
+	f.Add(header + "a,vllm,0.12,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,,agg,512,32,2,,2,1,1,,,,,,,,,,,,,,,,,,400,6\n")
+	f.Add("backend,model_path,system,mode,isl,osl,tp_sz,silicon_ttft_ms,silicon_tpot_ms\nvllm,x,h100_sxm,agg,2,3,2,4,5\n")
+	f.Add("backend,model_path,system,mode,isl,osl,concurrency,silicon_ttft_ms,silicon_tpot_ms\nvllm,x,h100_sxm,agg,2,3,-4,4,5\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		rows, err := ReadCSV(strings.NewReader(text), "f.csv")
+		if err != nil {
+			return
+		}
+		for _, r := range rows {
+			if r.Problem == "" && (r.ISL <= 0 || r.OSL <= 0 || !(r.TTFTMs > 0) || !(r.TPOTMs > 0) || r.Concurrency < 0) {
+				t.Fatalf("row without a problem has ISL %d, OSL %d, TTFT %v, TPOT %v, concurrency %d", r.ISL, r.OSL, r.TTFTMs, r.TPOTMs, r.Concurrency)
+			}
+		}
+	})
 }

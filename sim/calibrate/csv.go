@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,6 +68,53 @@ func requiredColumns() []string {
 	return []string{"backend", "model_path", "system", "mode", "isl", "osl", "silicon_ttft_ms", "silicon_tpot_ms"}
 }
 
+// knownColumns are the columns a measured-deployments CSV may name, in the order of
+// measured_dense_calibration.csv's header (the README beside it describes them). Columns the
+// simulation does not read (precision details, prefill and decode batch sizes of rows that give
+// worker counts, provenance such as config_id) are known too, so that a file of that format
+// reads whole; any other name is an error, since a misspelt column would read as absent.
+var knownColumns = []string{
+	"id", "backend", "backend_version", "model_path", "system", "precision", "gemm_quant_mode", "mode",
+	"isl", "osl", "concurrency", "moe_quant_mode", "batch_size", "tp_size", "pp_size", "attention_dp_size",
+	"moe_tp_size", "moe_ep_size", "prefill_batch_size", "prefill_num_workers", "prefill_tp_size",
+	"prefill_pp_size", "prefill_attention_dp_size", "prefill_moe_tp_size", "prefill_moe_ep_size",
+	"decode_batch_size", "decode_num_workers", "decode_tp_size", "decode_pp_size", "decode_attention_dp_size",
+	"decode_moe_tp_size", "decode_moe_ep_size", "silicon_ttft_ms", "silicon_tpot_ms", "source",
+	"source_snapshot", "measured_at", "image", "wip", "config_id", "workflow_run_id",
+}
+
+// nearestColumn is the known column closest to h by edit distance, when within 3 edits; "" else.
+func nearestColumn(h string) string {
+	best, bestD := "", 4
+	for _, c := range knownColumns {
+		if d := editDistance(h, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
 // ReadCSVFile reads a measured-deployments CSV; see ReadCSV.
 func ReadCSVFile(path string) ([]Row, error) {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
@@ -82,7 +130,8 @@ func ReadCSVFile(path string) ([]Row, error) {
 
 // ReadCSV parses a measured-deployments CSV with a header line (the columns of
 // measured_dense_calibration.csv; see the README beside it). name labels errors. A missing
-// required column or a malformed CSV is an error naming the file (and line); a malformed cell
+// required column, a column not among knownColumns (with the nearest known name) or a malformed
+// CSV is an error naming the file (and line); a malformed cell
 // (a non-integer isl, a non-positive measured TTFT, ...) or a row with more or fewer fields than
 // the header marks only its row, in Row.Problem.
 func ReadCSV(r io.Reader, name string) ([]Row, error) {
@@ -102,6 +151,18 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 			return nil, fmt.Errorf("%s: line 1: column %q appears twice (fields %d and %d); each column must be named once", name, h, j+1, i+1)
 		}
 		col[h] = i
+	}
+	for i, h := range header {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if h == "" || slices.Contains(knownColumns, h) {
+			continue
+		}
+		hint := ""
+		if near := nearestColumn(h); near != "" {
+			hint = fmt.Sprintf("; did you mean %q?", near)
+		}
+		return nil, fmt.Errorf("%s: line 1: unknown column %q (field %d%s): a misspelt column would read as absent; the columns are %s",
+			name, h, i+1, hint, strings.Join(knownColumns, ", "))
 	}
 	var missing []string
 	for _, c := range requiredColumns() {
@@ -230,8 +291,8 @@ func parseRow(rec []string, col map[string]int, line int) Row {
 		Agg: p.shape(""), Prefill: p.shape("prefill_"), Decode: p.shape("decode_"),
 		TTFTMs: p.posFloat("silicon_ttft_ms"), TPOTMs: p.posFloat("silicon_tpot_ms"),
 	}
-	if p.problem == "" && r.Concurrency == 0 && p.str("concurrency") != "" {
-		p.problem = "concurrency: must be > 0 (or empty: then batch_size, or decode_batch_size × decode_num_workers), got 0"
+	if c := p.str("concurrency"); c != "" && r.Concurrency == 0 && (p.problem == "" || strings.HasPrefix(p.problem, "concurrency: ")) {
+		p.problem = fmt.Sprintf("concurrency: must be an int > 0 (or empty: then batch_size, or decode_batch_size × decode_num_workers), got %q", c)
 	}
 	r.Problem = p.problem
 	return r

@@ -193,8 +193,9 @@ func InferenceXServerFlags(r Row, model string) (ServerFlags, bool) {
 }
 
 // apply sets the flags on every worker role of cfg (concurrency is the row's, for MaxSequences
-// -1; seqOverheadUs, when > 0, the per-sequence host time of a vLLM 0.10.2 row's roles).
-func (f ServerFlags) apply(cfg *config.Config, concurrency int, seqOverheadUs float64) {
+// -1; seqOverheadUs and reserveGiB, when > 0, the per-sequence host time and the memory held
+// outside weights, activations and KV cache of a vLLM 0.10.2 row's roles).
+func (f ServerFlags) apply(cfg *config.Config, concurrency int, seqOverheadUs, reserveGiB float64) {
 	for _, w := range []*config.WorkerRole{cfg.Engine.Workers.Aggregated, cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
 		if w == nil {
 			continue
@@ -215,6 +216,10 @@ func (f ServerFlags) apply(cfg *config.Config, concurrency int, seqOverheadUs fl
 		w.KVCache.PrefixCaching = f.PrefixCaching
 		if f.MemoryFraction > 0 {
 			w.KVCache.Capacity.MemoryFraction = f.MemoryFraction
+		}
+		if f.VLLM0102 && reserveGiB > 0 && w.KVCache.Capacity.Type == config.CapacityDefault {
+			gib := reserveGiB
+			w.KVCache.Capacity.ReserveGiB = &gib
 		}
 		w.Scheduler.BatchWaitTimeoutIters, w.Scheduler.BatchWaitMaxTokensRatio = f.BatchWaitTimeoutIters, f.BatchWaitMaxTokensRatio
 	}

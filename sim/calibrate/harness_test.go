@@ -99,6 +99,15 @@ func TestInferenceXPlans(t *testing.T) {
 		case want > 0 && (got == nil || *got != want || !strings.Contains(string(y), fmt.Sprintf("sequence_overhead_us: %g", want))):
 			t.Errorf("row %s: sequence_overhead_us %v, want %v in the config and its YAML:\n%s", rows[i].ID, got, want, y)
 		}
+		// Its memory outside weights, activations and KV likewise: kv_cache.capacity.reserve_gib.
+		res := p.Config.Engine.Workers.Aggregated.KVCache.Capacity.ReserveGiB
+		wantRes := map[bool]float64{true: CalibratedVLLMReserveGiB}[want > 0]
+		switch {
+		case wantRes == 0 && (res != nil || strings.Contains(string(y), "reserve_gib")):
+			t.Errorf("row %s: reserve_gib %v, want none", rows[i].ID, res)
+		case wantRes > 0 && (res == nil || *res != wantRes || !strings.Contains(string(y), fmt.Sprintf("reserve_gib: %g", wantRes))):
+			t.Errorf("row %s: reserve_gib %v, want %v in the config and its YAML:\n%s", rows[i].ID, res, wantRes, y)
+		}
 	}
 }
 
@@ -200,10 +209,10 @@ func TestHeadlineKeepsAssumedHarnessApart(t *testing.T) {
 }
 
 // A row whose simulation leaves requests incomplete says so: on two H100s, Llama-3.1-70B FP8
-// holds about 463k tokens of KV, so of the 40 prompts drawn from [400,000, 500,000] tokens the
-// ones above that are rejected, and the means cover the rest.
+// holds about 220k tokens of KV beside vLLM 0.10.2's 20 GiB reserve, so of the 40 prompts drawn
+// from [200,000, 250,000] tokens the ones above that are rejected, and the means cover the rest.
 func TestIncompleteRowsAreNoted(t *testing.T) {
-	rows := readIX(t, "big,vllm,meta-llama/Llama-3.1-70B,h100_sxm,fp8,fp8,agg,500000,2,4,4,2,1000,20,inferencex,2025-10-29")
+	rows := readIX(t, "big,vllm,meta-llama/Llama-3.1-70B,h100_sxm,fp8,fp8,agg,250000,2,4,4,2,1000,20,inferencex,2025-10-29")
 	rep, err := Validate(context.Background(), rows, Options{})
 	if err != nil {
 		t.Fatal(err)

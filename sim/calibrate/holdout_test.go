@@ -2,7 +2,9 @@ package calibrate
 
 import (
 	"context"
+	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -116,5 +118,43 @@ func TestHoldoutNothingToFit(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "holdout system b200_sxm: none of the 1 rows of the other systems could be simulated to fit on") ||
 		!strings.Contains(err.Error(), `unknown model "acme/Unknown-7B"`) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// VLLMReserveGiB is chosen by its grid: one vLLM 0.10.2 row at the KV limit (H100 TP2, 8k/1k,
+// concurrency 64) whose TTFT (made up: 50 s) only a pool well below the default one gives. With
+// every other factor fixed, Fit moves the reserve from the runtime reserve into the 16–24 GiB
+// where that pool binds; rows of other engines or dates never use it.
+func TestFitGridChoosesTheVLLMReserve(t *testing.T) {
+	rows := readIX(t, "v,vllm,meta-llama/Llama-3.1-70B,h100_sxm,fp8,fp8,agg,8192,1024,64,64,2,50000,52,inferencex,2025-10-29")
+	var fixed []string
+	for _, p := range params() {
+		if p.name != "VLLMReserveGiB" {
+			fixed = append(fixed, p.name)
+		}
+	}
+	start := CalibratedFactors()
+	start.VLLMReserveGiB = 1.5
+	got, rep, err := Fit(context.Background(), rows, FitOptions{Start: &start, Fixed: fixed, MaxEvaluations: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.VLLMReserveGiB < 16 || got.VLLMReserveGiB > 24 || math.Mod(got.VLLMReserveGiB, 1) != 0 {
+		t.Errorf("reserve %v GiB, want a grid value or midpoint in [16, 24]", got.VLLMReserveGiB)
+	}
+	if r := rep.Rows[0]; r.PredictedTTFTMs < 25000 {
+		t.Errorf("predicted TTFT %v ms with the chosen reserve, want the KV-bound tens of seconds", r.PredictedTTFTMs)
+	}
+	moved := got
+	moved.VLLMReserveGiB = start.VLLMReserveGiB
+	if moved != start {
+		t.Errorf("fixed factors moved: %+v", got)
+	}
+	other := readIX(t,
+		"t,trtllm,meta-llama/Llama-3.1-70B,b200_sxm,fp8,fp8,agg,8192,1024,64,64,2,5000,52,inferencex,2025-10-29",
+		"o,vllm,meta-llama/Llama-3.1-70B,h100_sxm,fp8,fp8,agg,8192,1024,64,64,2,5000,52,inferencex,2026-01-10",
+		"a,vllm,meta-llama/Llama-3.1-70B,h100_sxm,fp8,fp8,agg,8192,1024,64,64,2,5000,52,aic-gap-analysis,2025-10-29")
+	if slices.ContainsFunc(other, ranVLLM0102) || !ranVLLM0102(rows[0]) {
+		t.Errorf("ranVLLM0102: %v for the vLLM 0.10.2 row, want only it", ranVLLM0102(rows[0]))
 	}
 }

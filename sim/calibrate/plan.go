@@ -460,10 +460,13 @@ func (p *Plan) traffic(cfg *config.Config, r Row, m timing.ModelSpec, conc int, 
 	p.Harness = h
 	if h.Name == HarnessInferenceX {
 		if f, ok := InferenceXServerFlags(r, m.ID); ok {
-			f.apply(cfg, conc, o.Factors.VLLMSequenceOverheadUs)
+			f.apply(cfg, conc, o.Factors.VLLMSequenceOverheadUs, o.Factors.VLLMReserveGiB)
 			note := "server flags: " + f.Source
 			if f.VLLM0102 && o.Factors.VLLMSequenceOverheadUs > 0 {
 				note += fmt.Sprintf("; vLLM 0.10.2's per-sequence host time %g µs (timing.sequence_overhead_us)", o.Factors.VLLMSequenceOverheadUs)
+			}
+			if f.VLLM0102 && o.Factors.VLLMReserveGiB > 0 {
+				note += fmt.Sprintf("; vLLM 0.10.2's memory outside weights, activations and KV cache %g GiB per GPU (kv_cache.capacity.reserve_gib)", o.Factors.VLLMReserveGiB)
 			}
 			p.Notes = append(p.Notes, note)
 		} else {

@@ -635,6 +635,12 @@ type KVCapacity struct {
 	Blocks int `yaml:"blocks,omitempty" union:"fixed" optional:"" gt:"0" limit:"MaxBlocks"`
 	// MemoryFraction of GPU memory the worker may use; default vllm and trtllm 0.9, sglang 0.88.
 	MemoryFraction float64 `yaml:"memory_fraction,omitempty" union:"default" gt:"0" max:"1" sweep:""`
+	// ReserveGiB is the memory per GPU in GiB (2^30 bytes) the engine holds outside weights,
+	// activations and the KV cache: CUDA context, communication and GEMM workspaces, CUDA-graph
+	// pools, and whatever else a release keeps. nil means timing.RuntimeReserveGiB (1.5); a value
+	// that leaves no room for one KV block is the capacity error naming the numbers. validate sets
+	// it for the InferenceX rows of vLLM 0.10.2 (calibrate.Factors.VLLMReserveGiB).
+	ReserveGiB *float64 `yaml:"reserve_gib,omitempty" union:"default" null:"omit" min:"0" sweep:"" json:",omitempty"`
 }
 
 // Timing types (timing.type).

@@ -35,6 +35,9 @@ type CapacityInput struct {
 	BlockSize int
 	// MaxBatchedTokens and MaxSequences size the activation reserve (> 0).
 	MaxBatchedTokens, MaxSequences int
+	// ReserveGiB is the memory per GPU the engine holds outside weights, activations and the KV
+	// cache, in GiB (>= 0); nil means RuntimeReserveGiB.
+	ReserveGiB *float64
 	// KVBytesPerToken overrides the model's KV bytes per token before sharding (all layers, all
 	// KV heads); 0 derives it from the model and Precisions.KVCache.
 	KVBytesPerToken int64
@@ -51,7 +54,7 @@ type Capacity struct {
 	WeightsGiB float64
 	// ActivationGiB is the peak activation memory of a pass of MaxBatchedTokens tokens.
 	ActivationGiB float64
-	// ReserveGiB is RuntimeReserveGiB.
+	// ReserveGiB is CapacityInput.ReserveGiB, or RuntimeReserveGiB when that is nil.
 	ReserveGiB float64
 	// StateGiB is the linear-attention state of MaxSequences running sequences
 	// (ModelSpec.StateBytesPerSequencePerGPU; 0 without linear-attention layers): set aside
@@ -80,10 +83,11 @@ func activationBytesPerGPU(m ModelSpec, t, tokens, seqs int) float64 {
 // capacity; engine-internals.md §2.3, vLLM's accounting). Per GPU:
 //
 //	usable = MemoryFraction × MemoryGiB
-//	kv     = usable − WeightBytesPerGPU(weights, shape) − activation − RuntimeReserveGiB − state
+//	kv     = usable − WeightBytesPerGPU(weights, shape) − activation − reserve − state
 //	blocks = floor(kv / (BlockSize × KVBytesPerTokenPerGPU))
 //
-// With FractionOfFree (TensorRT-LLM), usable = MemoryGiB and kv is multiplied by MemoryFraction.
+// where reserve is ReserveGiB (RuntimeReserveGiB when nil). With FractionOfFree (TensorRT-LLM),
+// usable = MemoryGiB and kv is multiplied by MemoryFraction.
 //
 // Every GPU of the rank holds its stage's layers and its share of the KV heads, so the per-GPU
 // quotient is the rank's pool (KV heads are replicated when tensor > KV heads). Errors name the
@@ -103,6 +107,8 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 		return Capacity{}, fmt.Errorf("KV capacity: hardware %s has no memory size", hw.ID)
 	case m.Layers <= 0 || m.KVHeads <= 0 || m.HeadDim <= 0 || !(m.Params > 0):
 		return Capacity{}, fmt.Errorf("KV capacity: model %s needs layers, KV heads, head dim and a parameter count", m.ID)
+	case in.ReserveGiB != nil && !(*in.ReserveGiB >= 0 && !math.IsInf(*in.ReserveGiB, 1)):
+		return Capacity{}, fmt.Errorf("KV capacity: reserve_gib must be a finite number >= 0, got %v", *in.ReserveGiB)
 	case in.KVBytesPerToken < 0:
 		return Capacity{}, fmt.Errorf("KV capacity: bytes_per_token must be > 0 or auto, got %d", in.KVBytesPerToken)
 	}
@@ -125,6 +131,9 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 		StateGiB:              float64(in.MaxSequences) * float64(m.StateBytesPerSequencePerGPU(s.Tensor, s.Pipeline)) / gib,
 		KVBytesPerTokenPerGPU: perGPU,
 	}
+	if in.ReserveGiB != nil {
+		c.ReserveGiB = *in.ReserveGiB
+	}
 	c.KVGiB = c.UsableGiB - c.WeightsGiB - c.ActivationGiB - c.ReserveGiB - c.StateGiB
 	if in.FractionOfFree {
 		c.KVGiB *= in.MemoryFraction
@@ -141,8 +150,16 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 	blockBytes := float64(in.BlockSize) * float64(perGPU)
 	blocks := math.Floor(c.KVGiB * gib / blockBytes)
 	if blocks < 1 {
-		return c, fmt.Errorf("model %s (%s weights) leaves no room for the KV cache on %d × %s (tensor %d × pipeline %d): per GPU %.1f GiB usable − %.1f GiB weights − %.1f GiB activations − %.1f GiB runtime reserve%s = %.2f GiB, one KV block needs %.4f GiB; %s or memory_fraction, or quantize",
-			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, c.UsableGiB, c.WeightsGiB, c.ActivationGiB, c.ReserveGiB, stateTerm(c.StateGiB, in.MaxSequences), c.KVGiB, blockBytes/gib, raise)
+		reserve, lower, open, frac := "runtime reserve", "", "", ""
+		if in.ReserveGiB != nil {
+			reserve, lower = "runtime reserve (reserve_gib)", ", lower reserve_gib"
+		}
+		if in.FractionOfFree {
+			open, frac = "(", fmt.Sprintf(") × memory_fraction %g", in.MemoryFraction)
+		}
+		return c, fmt.Errorf("model %s (%s weights) leaves no room for the KV cache on %d × %s (tensor %d × pipeline %d): per GPU %s%.1f GiB usable − %.1f GiB weights − %.1f GiB activations − %.1f GiB %s%s%s = %.2f GiB, one KV block needs %.4f GiB; %s or memory_fraction%s, or quantize",
+			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, open, c.UsableGiB, c.WeightsGiB, c.ActivationGiB, c.ReserveGiB, reserve,
+			stateTerm(c.StateGiB, in.MaxSequences), frac, c.KVGiB, blockBytes/gib, raise, lower)
 	}
 	c.Blocks = int(min(blocks, math.MaxInt32))
 	return c, nil

@@ -164,6 +164,40 @@ func TestKVCapacityLlama8BH200(t *testing.T) {
 	if c2.Blocks != c.Blocks/2 && c2.Blocks != (c.Blocks-1)/2 {
 		t.Errorf("bytes_per_token 262144: %d blocks, want half of %d", c2.Blocks, c.Blocks)
 	}
+
+	// A reserve of 19.5 GiB instead of 1.5 takes 18 GiB × 128 blocks/GiB = 2,304 blocks (91.3207 GiB
+	// left: 11,689 blocks), and 0
+	// gives back the 1.5 GiB (192 blocks) rounded with the rest.
+	in.KVBytesPerToken = 0
+	for _, tc := range []struct {
+		reserve float64
+		want    int
+	}{{19.5, int(math.Floor((kv - 18) * 128))}, {0, int(math.Floor((kv + 1.5) * 128))}, {1.5, 13993}} {
+		r := tc.reserve
+		in.ReserveGiB = &r
+		cr, err := KVCapacity(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cr.Blocks != tc.want || cr.ReserveGiB != r {
+			t.Errorf("reserve %g GiB: %d blocks (reserve %g), want %d", r, cr.Blocks, cr.ReserveGiB, tc.want)
+		}
+	}
+	if tc := 11689; int(math.Floor((kv-18)*128)) != tc {
+		t.Errorf("hand-computed blocks with a 19.5 GiB reserve = %d, want %d", int(math.Floor((kv-18)*128)), tc)
+	}
+	for _, bad := range []float64{-1, math.Inf(1), math.NaN()} {
+		in.ReserveGiB = &bad
+		if _, err := KVCapacity(in); err == nil || !strings.Contains(err.Error(), "reserve_gib must be a finite number >= 0") {
+			t.Errorf("reserve %v: err = %v", bad, err)
+		}
+	}
+	// More reserve than the memory beside the weights: the capacity error names it.
+	big := 120.0
+	in.ReserveGiB = &big
+	if _, err := KVCapacity(in); err == nil || !strings.Contains(err.Error(), "120.0 GiB runtime reserve (reserve_gib)") || !strings.Contains(err.Error(), "lower reserve_gib") {
+		t.Errorf("reserve 120 GiB: err = %v", err)
+	}
 }
 
 func TestKVCapacityGrowsWithTP(t *testing.T) {
