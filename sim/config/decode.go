@@ -666,6 +666,11 @@ func (w *walker) scalar(r *yaml.Node, path string, f *field, k kind) (any, bool)
 		return x, true
 	case kindFloat:
 		var x float64
+		if _, err := strconv.ParseFloat(r.Value, 64); tag == "!!str" && r.Style == 0 && errors.Is(err, strconv.ErrRange) {
+			// YAML reads a numeral beyond float64's range (1e400) as a string.
+			w.badf(path, "must be a finite number, got %s, which is out of range", r.Value)
+			return nil, false
+		}
 		if (tag != "!!int" && tag != "!!float") || r.Decode(&x) != nil {
 			w.badf(path, "must be a number, got %s", describe(r))
 			return nil, false

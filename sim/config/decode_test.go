@@ -495,6 +495,11 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"float NaN", "", []string{"traffic.load={type: poisson, requests_per_second: .nan}"}, "traffic.load.requests_per_second", "must be a finite number"},
 		{"float Inf", "", []string{"traffic.stop={requests_per_load_unit: .inf}"}, "traffic.stop.requests_per_load_unit", "must be a finite number"},
 		{"float as string", "", []string{`traffic.load={type: poisson, requests_per_second: "8"}`}, "traffic.load.requests_per_second", "must be a number"},
+		// YAML reads a numeral beyond float64 as a string; quoted, it is one.
+		{"float out of range", "", []string{"traffic.load={type: poisson, requests_per_second: 1e400}"}, "traffic.load.requests_per_second",
+			"must be a finite number, got 1e400, which is out of range"},
+		{"quoted float out of range", "", []string{`traffic.load={type: poisson, requests_per_second: "1e400"}`}, "traffic.load.requests_per_second",
+			`must be a number, got "1e400" (string)`},
 		{"bool as string", "", []string{agg + "kv_cache.prefix_caching=yes"}, agg + "kv_cache.prefix_caching", "must be a bool"},
 		{"string as int", "", []string{"engine.model=5"}, "engine.model", "must be a string, got 5 (int)"},
 		{"union rejects field", "", []string{"traffic.load.type=poisson", "traffic.load.requests_per_second=2"}, "traffic.load",
