@@ -225,7 +225,7 @@ func (d *deployment) draftModel(name config.Role, role *config.WorkerRole, targe
 	}
 	module, err := m.MTPModule()
 	if err != nil {
-		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error() + "; use kind ngram"}
+		return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error() + "; use kind ngram (servesweep list models shows which models have MTP modules)"}
 	}
 	eff := roleEfficiency(d.eff, role)
 	eff.PassOverheadMs, eff.SequenceOverheadUs = 0, 0

@@ -88,6 +88,9 @@ type modelDoc struct {
 	// "MHA 64×128", "MLA 512+64" (latent + rotary key), with "+18 sliding" or "+45 linear"
 	// for the layers that hold no per-token KV.
 	Attention string `json:"attention"`
+	// MTPLayers counts the model's multi-token-prediction modules (config.json
+	// num_nextn_predict_layers): engine.speculation.kind mtp needs at least one.
+	MTPLayers int `json:"mtp_layers"`
 }
 
 // hardwareDoc is one GPU of `list hardware`.
@@ -190,7 +193,7 @@ func listModels() ([]modelDoc, error) {
 			return nil, err // the catalog's own ids always resolve
 		}
 		d := modelDoc{Name: id, Parameters: m.Params, KVBytesPerToken: m.KVBytesPerToken(), Layers: m.Layers,
-			MaxContextTokens: m.MaxContext, Weights: string(m.Precisions.Weights), Attention: attentionKind(m)}
+			MaxContextTokens: m.MaxContext, Weights: string(m.Precisions.Weights), Attention: attentionKind(m), MTPLayers: m.MTPLayers}
 		if m.MoE != nil {
 			d.ActiveParameters = m.ActiveLinearParams() + (m.Params - m.LinearParams())
 		}
@@ -220,18 +223,21 @@ func attentionKind(m timing.ModelSpec) string {
 }
 
 // modelFactsHeader heads the columns of modelFacts.
-const modelFactsHeader = "params  active  KV B/token  layers  attention            context  weights"
+const modelFactsHeader = "params  active  KV B/token  layers  attention            context  weights  MTP"
 
 // modelFacts is a model's line under modelFactsHeader: parameters (and, for MoE, those active
-// per token), KV bytes per token in BF16, layers and attention, context and the weights'
-// default format.
+// per token), KV bytes per token in BF16, layers and attention, context, the weights' default
+// format and the MTP modules ("-" without: speculation kind mtp cannot run).
 func modelFacts(d modelDoc) string {
-	active := "-"
+	active, mtp := "-", "-"
 	if d.ActiveParameters > 0 {
 		active = billions(d.ActiveParameters)
 	}
-	return fmt.Sprintf("%6s  %6s  %10s  %6d  %-19s  %7s  %s", billions(d.Parameters), active,
-		groupThousands(d.KVBytesPerToken), d.Layers, d.Attention, groupThousands(int64(d.MaxContextTokens)), d.Weights)
+	if d.MTPLayers > 0 {
+		mtp = fmt.Sprint(d.MTPLayers)
+	}
+	return fmt.Sprintf("%6s  %6s  %10s  %6d  %-19s  %7s  %-7s  %s", billions(d.Parameters), active,
+		groupThousands(d.KVBytesPerToken), d.Layers, d.Attention, groupThousands(int64(d.MaxContextTokens)), d.Weights, mtp)
 }
 
 // billions renders a parameter count in billions with three significant figures, e.g. "8.03B".

@@ -66,8 +66,13 @@ func TestListModels(t *testing.T) {
 	if l.KVBytesPerToken != 32*8*128*2*2 || l.Parameters != 8.03e9 || l.Layers != 32 || l.MaxContextTokens != 131072 || l.Weights != "bf16" {
 		t.Errorf("Llama-3.1-8B: %+v", l)
 	}
-	if d := byName["deepseek-ai/DeepSeek-V3"]; d.KVBytesPerToken != 61*(512+64)*2 || d.Weights != "fp8" || d.Attention != "MLA 512+64" {
+	// DeepSeek-V3 ships one MTP module (num_nextn_predict_layers 1), Llama none.
+	if d := byName["deepseek-ai/DeepSeek-V3"]; d.KVBytesPerToken != 61*(512+64)*2 || d.Weights != "fp8" || d.Attention != "MLA 512+64" || d.MTPLayers != 1 {
 		t.Errorf("DeepSeek-V3: %+v", d)
+	}
+	if l.MTPLayers != 0 || !strings.HasSuffix(lineOf(t, "models", "meta-llama/Llama-3.1-8B"), "bf16     -") ||
+		!strings.HasSuffix(lineOf(t, "models", "deepseek-ai/DeepSeek-V3"), "fp8      1") {
+		t.Errorf("the MTP column: Llama-3.1-8B %q, DeepSeek-V3 %q", lineOf(t, "models", "meta-llama/Llama-3.1-8B"), lineOf(t, "models", "deepseek-ai/DeepSeek-V3"))
 	}
 	line := lineOf(t, "models", "meta-llama/Llama-3.1-8B")
 	for _, want := range []string{"8.03B", "131,072", "GQA 8×128", "bf16"} {
