@@ -54,7 +54,7 @@ type validateOptions struct {
 	Explain int
 	// holdoutSet, fitEvaluationsSet and explainSet say whether the flags were given (an empty
 	// --holdout-by, a cap without a fit and --explain 0 are mistakes, not defaults).
-	holdoutSet, fitEvaluationsSet, explainSet bool
+	holdoutSet, fitEvaluationsSet, explainSet, forwardModelSet bool
 }
 
 func newValidateCmd(io ioStreams, runF func(context.Context, *validateOptions) error) *cobra.Command {
@@ -100,6 +100,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 			opts.holdoutSet = cmd.Flags().Changed("holdout-by")
 			opts.fitEvaluationsSet = cmd.Flags().Changed("fit-evaluations")
 			opts.explainSet = cmd.Flags().Changed("explain")
+			opts.forwardModelSet = cmd.Flags().Changed("forward-model")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

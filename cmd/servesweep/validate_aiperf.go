@@ -50,8 +50,9 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions,
 	if opts.ConfigPath == "" {
 		return &usageError{fmt.Errorf("--aiperf needs -c CONFIG.yaml: the prediction config of the deployment the runs measured")}
 	}
-	if opts.HoldoutBy != "" || opts.Fit || opts.fitEvaluationsSet || opts.OneWorkerPerRole {
-		return &usageError{fmt.Errorf("--fit, --holdout-by, --fit-evaluations and --assume-one-worker-per-role apply to --measured, not --aiperf")}
+	if opts.HoldoutBy != "" || opts.Fit || opts.fitEvaluationsSet || opts.OneWorkerPerRole || opts.forwardModelSet {
+		return &usageError{fmt.Errorf("--fit, --holdout-by, --fit-evaluations, --assume-one-worker-per-role and --forward-model apply to --measured, not --aiperf " +
+			"(the config's own engine.workers.<role>.timing.forward_model prices an --aiperf run)")}
 	}
 	if opts.OutputJSON != "" {
 		if err := checkOutputFile(opts.OutputJSON); err != nil {

@@ -171,11 +171,11 @@ func TestValidateCommandNoRowSimulated(t *testing.T) {
 		t.Errorf("stdout lacks the N/A headline:\n%s", out)
 	}
 	// -q counts the skipped rows by reason instead of listing each row.
-	if !strings.Contains(out, "Skipped rows by reason:\n  2 × unknown model") || strings.Contains(out, "  line ") {
+	if !strings.Contains(out, "Skipped rows by reason:\n  2 × model_path: unknown model") || strings.Contains(out, "  line ") {
 		t.Errorf("-q stdout lists skipped rows one by one, or not by reason:\n%s", out)
 	}
 	for _, frag := range []string{csvPath + ": no row could be simulated: all 3 rows were skipped",
-		"\n  2 × unknown model \"acme/Unknown-7B\"", "\n  1 × unknown hardware \"tpu_v9\""} {
+		"\n  2 × model_path: unknown model \"acme/Unknown-7B\"", "\n  1 × system: unknown hardware \"tpu_v9\""} {
 		if !strings.Contains(errOut, frag) {
 			t.Errorf("stderr lacks %q:\n%s", frag, errOut)
 		}
@@ -218,7 +218,9 @@ func TestValidateHoldoutFlags(t *testing.T) {
 		{[]string{"--output-json", "no-such-dir/report.json"}, "--output-json no-such-dir/report.json: directory no-such-dir does not exist"},
 		{[]string{"--output-json", "testdata"}, "--output-json testdata: is a directory; give the path of the JSON file to write"},
 		{[]string{"--output-json", "/dev/null"}, "--output-json /dev/null: is a device, not a regular file"},
-		{[]string{"--assume-one-worker-per-role", "--aiperf", "x.json", "-c", "c.yaml"}, "--assume-one-worker-per-role apply to --measured, not --aiperf"},
+		{[]string{"--assume-one-worker-per-role", "--aiperf", "x.json", "-c", "c.yaml"}, "--assume-one-worker-per-role and --forward-model apply to --measured, not --aiperf"},
+		// --forward-model, even auto, would be silently ignored by an --aiperf run.
+		{[]string{"--forward-model", "auto", "--aiperf", "x.json", "-c", "c.yaml"}, "--forward-model apply to --measured, not --aiperf (the config's own"},
 	} {
 		args := append([]string{"validate", "--measured", "testdata/none.csv"}, tc.args...)
 		if slices.Contains(tc.args, "--aiperf") {
@@ -259,7 +261,7 @@ func TestValidateExplain(t *testing.T) {
 	for _, c := range []struct{ line, want string }{
 		{"0", "has no data row on line 0 (data rows are lines 2 to 3; the header is line 1)"},
 		{"1", "has no data row on line 1 (data rows are lines 2 to 3; the header is line 1)"},
-		{"3", "line 3 cannot be simulated: unknown hardware"},
+		{"3", "line 3 cannot be simulated: system: unknown hardware"},
 	} {
 		code, _, errOut := runCLI(t, "validate", "--measured", csvPath, "--explain", c.line)
 		if code != exitConfigError || !strings.Contains(errOut, c.want) {

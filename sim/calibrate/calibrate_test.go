@@ -89,6 +89,11 @@ func TestReadCSV(t *testing.T) {
 			t.Errorf("%q: err = %v, want %q", c.csv, err, c.frag)
 		}
 	}
+	// Backend and system are read in lower case, as the catalogs name them.
+	if up, err := ReadCSV(strings.NewReader("backend,model_path,system,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\n"+
+		" TRTLLM ,x,H100_SXM,agg,2,3,4,5\n"), "small.csv"); err != nil || up[0].Backend != "trtllm" || up[0].System != "h100_sxm" {
+		t.Errorf("upper-case backend and system: %v %+v", err, up)
+	}
 	// A concurrency of 0 and one of -4 get the same rule (an int > 0, or empty).
 	conc, err := ReadCSV(strings.NewReader("backend,model_path,system,mode,isl,osl,concurrency,silicon_ttft_ms,silicon_tpot_ms\n"+
 		"vllm,x,h100_sxm,agg,2,3,0,4,5\nvllm,x,h100_sxm,agg,2,3,-4,4,5\n"), "small.csv")
@@ -384,7 +389,7 @@ func TestValidateNoRowSimulated(t *testing.T) {
 	}
 	lines := strings.Split(err.Error(), "\n")
 	if len(lines) != 5 || lines[0] != "no row could be simulated: all 5 rows were skipped; by reason, most frequent first:" ||
-		!strings.HasPrefix(lines[1], `  2 × unknown model "acme/Unknown-7B"`) ||
+		!strings.HasPrefix(lines[1], `  2 × model_path: unknown model "acme/Unknown-7B"`) ||
 		!strings.HasPrefix(lines[2], `  1 × `) || !strings.HasPrefix(lines[3], `  1 × `) ||
 		lines[4] != "  ... and 1 more reason" {
 		t.Errorf("CheckSimulated error:\n%v", err)
@@ -625,4 +630,26 @@ func FuzzReadCSV(f *testing.F) {
 			}
 		}
 	})
+}
+
+// rowPrecisions reads gemm_quant_mode first; a precision beside it must name the same format,
+// so that a typo in either column is a skip reason, not read past.
+func TestRowPrecisionsBothColumns(t *testing.T) {
+	for _, c := range []struct{ precision, gemm, want, err string }{
+		{"fp8", "fp8_block", "fp8", ""},
+		{"fp4", "nvfp4", "fp4", ""},
+		{"", "", "bf16", ""},
+		{"bf16", "", "bf16", ""},
+		{"fp88", "fp8", "", `precision: unknown precision "fp88"`},
+		{"bf16", "fp8", "", `precision "bf16" and gemm_quant_mode "fp8" name different weight formats (bf16 and fp8); make them agree`},
+		{"fp8", "fp9", "", `gemm_quant_mode: unknown precision "fp9"`},
+	} {
+		p, err := rowPrecisions(Row{Precision: c.precision, GEMMQuant: c.gemm})
+		switch {
+		case c.err == "" && (err != nil || string(p.Weights) != c.want):
+			t.Errorf("precision %q, gemm_quant_mode %q: %v, %v; want %s", c.precision, c.gemm, p.Weights, err, c.want)
+		case c.err != "" && (err == nil || !strings.HasPrefix(err.Error(), c.err)):
+			t.Errorf("precision %q, gemm_quant_mode %q: err %v, want %q", c.precision, c.gemm, err, c.err)
+		}
+	}
 }

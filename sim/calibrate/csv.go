@@ -283,9 +283,9 @@ func (p *rowParser) shape(prefix string) WorkerShape {
 func parseRow(rec []string, col map[string]int, line int) Row {
 	p := &rowParser{rec: rec, col: col}
 	r := Row{
-		Line: line, ID: p.str("id"), Backend: p.str("backend"), BackendVersion: p.str("backend_version"),
+		Line: line, ID: p.str("id"), Backend: strings.ToLower(p.str("backend")), BackendVersion: p.str("backend_version"),
 		Source: p.str("source"), MeasuredAt: p.str("measured_at"), Image: p.str("image"),
-		Model: p.str("model_path"), System: p.str("system"), Precision: p.str("precision"),
+		Model: p.str("model_path"), System: strings.ToLower(p.str("system")), Precision: p.str("precision"),
 		GEMMQuant: p.str("gemm_quant_mode"), Mode: p.str("mode"),
 		ISL: p.posInt("isl"), OSL: p.posInt("osl"), Concurrency: p.intv("concurrency", 0),
 		Agg: p.shape(""), Prefill: p.shape("prefill_"), Decode: p.shape("decode_"),

@@ -74,11 +74,13 @@ const CalibratedVLLMSequenceOverheadUs = 63.0
 
 // CalibratedOpLevelFactors returns the factors of the op_level model as shipped:
 // timing.CalibratedOpLevelEfficiency (op_level's own fixed costs; the roofline-only factors in it
-// do not affect op_level), timing.CalibratedOpLevelFrontendOverheadMs and
-// timing.CalibratedKVTransferLatencyMs.
+// do not affect op_level), timing.CalibratedOpLevelFrontendOverheadMs,
+// timing.CalibratedKVTransferLatencyMs and CalibratedVLLMReserveGiB (vLLM 0.10.2's memory, a
+// fact of the engine whatever prices its passes; its per-sequence host time is the roofline's
+// and op_level does not take it).
 func CalibratedOpLevelFactors() Factors {
 	return Factors{Efficiency: timing.CalibratedOpLevelEfficiency(), FrontendMs: timing.CalibratedOpLevelFrontendOverheadMs,
-		KVTransferLatencyMs: timing.CalibratedKVTransferLatencyMs}
+		KVTransferLatencyMs: timing.CalibratedKVTransferLatencyMs, VLLMReserveGiB: CalibratedVLLMReserveGiB}
 }
 
 // PriorFactors is the start of every Holdout fit: round, physically plausible values chosen

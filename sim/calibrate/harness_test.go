@@ -99,7 +99,14 @@ func TestInferenceXPlans(t *testing.T) {
 		case want > 0 && (got == nil || *got != want || !strings.Contains(string(y), fmt.Sprintf("sequence_overhead_us: %g", want))):
 			t.Errorf("row %s: sequence_overhead_us %v, want %v in the config and its YAML:\n%s", rows[i].ID, got, want, y)
 		}
-		// Its memory outside weights, activations and KV likewise: kv_cache.capacity.reserve_gib.
+		// Its memory outside weights, activations and KV likewise (kv_cache.capacity.reserve_gib),
+		// whichever forward model prices the passes.
+		op := CalibratedOpLevelFactors()
+		if po, err := PlanRow(rows[i], Options{Factors: &op}); err != nil {
+			t.Fatal(err)
+		} else if res := po.Config.Engine.Workers.Aggregated.KVCache.Capacity.ReserveGiB; (want > 0) != (res != nil && *res == CalibratedVLLMReserveGiB) {
+			t.Errorf("row %s with op_level's factors: reserve_gib %v", rows[i].ID, res)
+		}
 		res := p.Config.Engine.Workers.Aggregated.KVCache.Capacity.ReserveGiB
 		wantRes := map[bool]float64{true: CalibratedVLLMReserveGiB}[want > 0]
 		switch {

@@ -71,7 +71,8 @@ type Plan struct {
 }
 
 // rowPrecisions reads the row's weight precision (gemm_quant_mode, else precision, "" = bf16;
-// an unknown one is an error naming the column it came from) and derives the KV-cache format: fp8 with fp8/fp4 weights (the quantized recipes of all three
+// an unknown one, or a precision of another format than gemm_quant_mode, is an error naming the
+// column it came from) and derives the KV-cache format: fp8 with fp8/fp4 weights (the quantized recipes of all three
 // backends quantize the KV cache too), else bf16.
 func rowPrecisions(r Row) (timing.Precisions, error) {
 	s, col := r.GEMMQuant, "gemm_quant_mode"
@@ -85,6 +86,17 @@ func rowPrecisions(r Row) (timing.Precisions, error) {
 	w, err := timing.ParsePrecision(s)
 	if err != nil {
 		return p, fmt.Errorf("%s: %v", col, err)
+	}
+	if col == "gemm_quant_mode" && r.Precision != "" {
+		// Both given: precision must name the same format family (fp8 beside fp8_block, fp4
+		// beside nvfp4), so that a typo in either is not read past.
+		pw, err := timing.ParsePrecision(r.Precision)
+		if err != nil {
+			return p, fmt.Errorf("precision: %v", err)
+		}
+		if pw != w {
+			return p, fmt.Errorf("precision %q and gemm_quant_mode %q name different weight formats (%s and %s); make them agree", r.Precision, r.GEMMQuant, pw, w)
+		}
 	}
 	p.Weights = w
 	if w != timing.BF16 {
@@ -161,7 +173,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	}
 	m, err := timing.ResolveModel(r.Model)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("model_path: %w", err)
 	}
 	topoNotes, mtpDrafts, err := ixTopology(&r, m, o)
 	if err != nil {
@@ -170,7 +182,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	moeNotes := append(topoNotes, splitMoE(&r, m)...)
 	hw, err := timing.LookupHardware(r.System)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("system: %w", err)
 	}
 	prec, err := rowPrecisions(r)
 	if err != nil {
@@ -180,7 +192,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	switch r.Backend {
 	case config.BackendVLLM, config.BackendSGLang, config.BackendTRTLLM:
 	default:
-		return nil, fmt.Errorf("backend %q is not one of vllm, sglang, trtllm", r.Backend)
+		return nil, fmt.Errorf("backend: %q is not one of vllm, sglang, trtllm", r.Backend)
 	}
 	bs, mf := config.KVDefaults(r.Backend)
 	frontendMs := o.Factors.FrontendMs
