@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/calibrate"
 	"github.com/servesweep/servesweep/sim/calibrate/aiperf"
 	"github.com/servesweep/servesweep/sim/config"
@@ -307,6 +308,15 @@ func explainRow(w io.Writer, rows []calibrate.Row, line int, o calibrate.Options
 			line, file, line, rows[0].Line, rows[len(rows)-1].Line)}
 	}
 	p, err := calibrate.PlanRow(rows[i], o)
+	if err == nil {
+		// The roles must be buildable too (weights that fit, a KV pool), as validate would
+		// find when it simulates the row: a config predict would refuse is not printed.
+		for _, role := range p.Config.Engine.Mode.Roles() {
+			if _, err = sim.CapacityBlocks(p.Config, role); err != nil {
+				break
+			}
+		}
+	}
 	if err != nil {
 		return &usageError{fmt.Errorf("--explain %d: %s line %d cannot be simulated: %v", line, file, line, err)}
 	}

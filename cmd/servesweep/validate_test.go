@@ -258,12 +258,18 @@ func TestValidateExplain(t *testing.T) {
 	if code, _, errOut := runCLI(t, "predict", "-c", cfgPath, "--output-dir", filepath.Join(dir, "out")); code != exitOK {
 		t.Errorf("predict on the explained config: exit %d: %s", code, errOut)
 	}
+	big := filepath.Join(dir, "big.csv")
+	if err := os.WriteFile(big, []byte(measuredCSV+"r3,vllm,0.12,meta-llama/Llama-3.1-70B,h100_sxm,,,agg,512,32,4,4,1,1,1,400,6\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ line, want string }{
-		{"0", "has no data row on line 0 (data rows are lines 2 to 3; the header is line 1)"},
-		{"1", "has no data row on line 1 (data rows are lines 2 to 3; the header is line 1)"},
+		{"0", "has no data row on line 0 (data rows are lines 2 to 4; the header is line 1)"},
+		{"1", "has no data row on line 1 (data rows are lines 2 to 4; the header is line 1)"},
 		{"3", "line 3 cannot be simulated: system: unknown hardware"},
+		// BF16 Llama-3.1-70B at TP1 plans, but its weights do not fit one H100: not printed.
+		{"4", "line 4 cannot be simulated: engine.workers.aggregated.kv_cache.capacity: model meta-llama/Llama-3.1-70B (bf16 weights) does not fit"},
 	} {
-		code, _, errOut := runCLI(t, "validate", "--measured", csvPath, "--explain", c.line)
+		code, _, errOut := runCLI(t, "validate", "--measured", big, "--explain", c.line)
 		if code != exitConfigError || !strings.Contains(errOut, c.want) {
 			t.Errorf("--explain %s: exit %d, stderr %q; want exit %d naming %q", c.line, code, errOut, exitConfigError, c.want)
 		}
