@@ -46,7 +46,8 @@ func readAIPerfRuns(paths []string) ([]aiperf.Run, error) {
 	return runs, nil
 }
 
-func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions, systems *opdb.DB) error {
+// checkAIPerfFlags refuses (exit 2) the flags validate --aiperf lacks or does not take.
+func checkAIPerfFlags(opts *validateOptions) error {
 	if opts.ConfigPath == "" {
 		return &usageError{fmt.Errorf("--aiperf needs -c CONFIG.yaml: the prediction config of the deployment the runs measured")}
 	}
@@ -58,6 +59,14 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions,
 		if err := checkOutputFile(opts.OutputJSON); err != nil {
 			return &usageError{fmt.Errorf("--output-json %s: %v", opts.OutputJSON, err)}
 		}
+	}
+	return nil
+}
+
+// runValidateAIPerf scores the --aiperf runs against -c's config simulated at each run's load.
+func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions, systems *opdb.DB) error {
+	if err := checkAIPerfFlags(opts); err != nil {
+		return err
 	}
 	runs, err := readAIPerfRuns(opts.AIPerf)
 	if err != nil {
