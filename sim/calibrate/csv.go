@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/servesweep/servesweep/sim/config"
 )
 
@@ -83,36 +84,16 @@ var knownColumns = []string{
 	"source_snapshot", "measured_at", "image", "wip", "config_id", "workflow_run_id",
 }
 
-// nearestColumn is the known column closest to h by edit distance, when within 3 edits; "" else.
+// nearestColumn is the known column closest to h by edit (Levenshtein) distance, when within 3
+// edits; "" else.
 func nearestColumn(h string) string {
 	best, bestD := "", 4
 	for _, c := range knownColumns {
-		if d := editDistance(h, c); d < bestD {
+		if d := levenshtein.ComputeDistance(h, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // ReadCSVFile reads a measured-deployments CSV; see ReadCSV.
