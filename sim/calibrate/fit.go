@@ -52,9 +52,11 @@ func CalibratedFactors() Factors {
 // pool holding every sequence predicts 2.5 s: the first needs about 18 GiB per GPU more than the
 // 1.5 GiB runtime reserve, the second about 20, on GPUs of 80 and 180 GiB at TP2 and TP1 — a
 // fixed amount per GPU, not a share of memory, weights or KV bytes (2-byte KV, which would
-// explain the H100 rows, would leave the B200 row at 35 s). Chosen by Fit's grid with the other
-// factors as shipped (in sample: 20 GiB); each fold left out by GPU chose it on the other
-// GPU's rows alone (20 GiB on H100's, 22 on B200's). The cause inside the engine is not
+// explain the H100 rows, would leave the B200 row at 35 s). Chosen in sample on the 309 dense
+// InferenceX rows, the other factors as shipped, among the values Fit's grid tries (Objective
+// 0.7273 at 20 GiB against 0.7316 at 19, 0.7406 at 18 and 0.7418 at 21; 2026-12-04); each fold
+// left out by GPU chose it by that grid on the other GPU's rows alone (20 GiB on H100's, 22 on
+// B200's). The cause inside the engine is not
 // known; it applies only to the rows whose server flags say they ran that release, and
 // predict's default stays timing.RuntimeReserveGiB.
 const CalibratedVLLMReserveGiB = 20.0
