@@ -12,24 +12,27 @@ package timing
 // concurrency 4–128, ISL/OSL 1k/1k, 1k/8k and 8k/1k, on B200 under vLLM 0.10.2 and TensorRT-LLM
 // 1.1.0rc2 and on H100 under vLLM), each row simulated as it was benchmarked
 // (calibrate.InferenceXHarness and calibrate.InferenceXServerFlags) with each GPU streaming at
-// its own Hardware.StreamingFraction and LinkLatencyUs from the kernel tables, then rounded to
-// two significant digits (2026-12-03; 150 validations from the previous factors). Those rows are
+// its own Hardware.StreamingFraction, each all-reduce moving its bytes at its GPU's and group
+// size's own Hardware.AllReduceFraction and LinkLatencyUs from the kernel tables, then rounded to
+// two significant digits (2026-12-04; 150 validations from the previous factors). Those rows are
 // the file's only ones whose benchmark is published; the other 563 rows (an unpublished harness)
-// take no part. In sample the factors score TTFT MAPE 16.1 %, TPOT MAPE 5.9 % and decision
-// regret 14.3 % on the 309 rows; left out by GPU (each GPU's rows predicted with factors fitted
-// on the other GPU's rows only) 26.8 %, 9.2 % and 24.0 %: docs/validation.md gives these per
+// take no part. In sample the factors score TTFT MAPE 14.4 %, TPOT MAPE 5.7 % and decision
+// regret 14.4 % on the 309 rows; left out by GPU (each GPU's rows predicted with factors fitted
+// on the other GPU's rows only) 22.0 %, 9.1 % and 20.3 %: docs/validation.md gives these per
 // fold.
 //
-// What each stands for: GEMMs reach 55 % of the dense tensor peak of their format; attention
+// What each stands for: GEMMs reach 59 % of the dense tensor peak of their format; attention
 // kernels 12 % of it in prefill (the decode attention stays bound by streaming the KV cache),
 // well below the 0.47 median of the op database's prefill attention kernels, which are of newer
 // releases than the rows ran: it prices the rows' 8k-token prompts (attention is about 8 % of
-// the FLOPs of an 8k-token prefill of Llama-3.1-70B); ring all-reduces move their bytes at 54 %
-// of the one-way NVLink bandwidth; fixed costs are 0.33 ms of scheduling per pass (hidden under
-// overlap scheduling), 49 µs of latency-bound kernels per layer, and 15 µs per sampled sequence
-// (on those rows TensorRT-LLM's; vLLM 0.10.2's is its own, 63 µs). Leaving each GPU out in turn,
-// the folds chose Attention 0.18 and 0.20, GEMM 0.68 and 0.60, Link 0.71 and 0.41 (the fold
-// fitted on H100 rows alone, all vLLM, keeps SequenceOverheadUs at its prior 20 µs).
+// the FLOPs of an 8k-token prefill of Llama-3.1-70B); ring all-reduces move their bytes at 50 %
+// of the one-way NVLink bandwidth on a typical group (PooledAllReduceFraction; faster on H100's
+// and H200's eight-GPU groups, slower on B200's pairs, as their kernels measure); fixed costs are
+// 0.32 ms of scheduling per pass (hidden under overlap scheduling), 49 µs of latency-bound
+// kernels per layer, and 14 µs per sampled sequence (on those rows TensorRT-LLM's; vLLM
+// 0.10.2's is its own, 70 µs). Leaving each GPU out in turn, the folds chose Attention 0.12 and
+// 0.23, GEMM 0.78 and 0.60, Link 0.45 and 0.41 (the fold fitted on H100 rows alone, all vLLM,
+// keeps SequenceOverheadUs at its prior 20 µs).
 //
 // LinkLatencyUs (4.8 µs per all-reduce, the same for 2 to 8 GPUs) is not fitted on any
 // deployment: it is the median latency of an 8 KiB all-reduce in the op database's custom
@@ -46,7 +49,14 @@ package timing
 // the custom kernels alike), within the 0.41–0.71 the folds left out by GPU chose. Shipped at
 // 0.61 in place of the fitted value, with the other factors refitted per fold (2026-12-03), the
 // left-out figures were TTFT 27.7 %, TPOT 9.1 % and regret 22.3 % against 28.4 %, 8.6 % and
-// 21.9 % with Link fitted in the same run: no better, so Link stays fitted.
+// 21.9 % with Link fitted in the same run: no better, so Link stays fitted. What the tables do
+// give is how that share moves with the GPU and the group size (Hardware.AllReduceFraction: NCCL
+// reaches 0.93 of the link on eight H100s, whose NVLink switches reduce in the switch, and 0.70
+// on eight B200s), which one fitted share cannot: fitted alone, it priced H100's TP8 prefills
+// 30 % slow and B200's 34 % fast in sample. With those shares and the factors refitted
+// (2026-12-04), the left-out figures went from TTFT 29.0 %, TPOT 8.2 % and regret 23.3 % to
+// 22.0 %, 9.1 % and 20.3 %, and in sample from 15.2 %, 5.7 % and 11.6 % to 14.4 %, 5.7 % and
+// 14.4 % (docs/validation.md).
 //
 // AllToAllLatencyUs (9.9 µs) is not fitted on any deployment either: it is the median latency
 // of an 8 KiB all-to-all in NCCL's alltoall measurements of the op database (h100_sxm, h200_sxm,
@@ -106,20 +116,20 @@ package timing
 // routed tokens: many small, unevenly filled matrices.
 func CalibratedEfficiency() Efficiency {
 	return Efficiency{
-		GEMM:               0.55,
+		GEMM:               0.59,
 		ExpertGEMM:         0.26,
 		Attention:          0.12,
 		Memory:             0.79,
 		QuantizedGEMM:      1,
 		QuantizedMemory:    1,
 		FP4Memory:          0.85,
-		Link:               0.54,
+		Link:               0.50,
 		LinkLatencyUs:      4.8,
 		AllToAllLatencyUs:  9.9,
 		LayerOverheadUs:    49,
 		MoELayerOverheadUs: 15,
-		PassOverheadMs:     0.33,
-		SequenceOverheadUs: 15,
+		PassOverheadMs:     0.32,
+		SequenceOverheadUs: 14,
 	}
 }
 

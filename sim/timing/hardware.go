@@ -31,6 +31,42 @@ type Hardware struct {
 	// deployment. 0 means the database does not measure the GPU; it then streams at
 	// Efficiency.Memory, the median over every GPU the database measures.
 	StreamingFraction float64
+	// AllReduceFraction is the bus bandwidth, as a share of LinkGBps, that a 128 MiB BF16
+	// all-reduce reaches on groups of 2, 4 and 8 of these GPUs (indexes 0, 1, 2; 0 where not
+	// measured): NCCL's all_reduce measurements in AIConfigurator's op database
+	// (../shared/data/aic-systems, nccl 2.29.2), bus bandwidth = 2(t−1)/t · bytes / (latency −
+	// the 8 KiB all-reduce's latency) (TestAllReduceFractionFromTheOpDatabase recomputes them).
+	// 128 MiB is one all-reduce of an 8,192-token prefill chunk of a model of hidden size 8,192,
+	// where a pass's all-reduce time is mostly bytes. The share depends on the GPU and the group
+	// size (NVLink switches on H100 and H200 reduce in the switch and reach 0.93–0.95 at 8 GPUs;
+	// B200 reaches 0.70), which one Efficiency.Link cannot say; the roofline scales Link by
+	// allReduceScale. A kernel measurement, not fitted on any deployment.
+	AllReduceFraction [3]float64
+}
+
+// PooledAllReduceFraction is the median of every measured Hardware.AllReduceFraction (16 values
+// today: 6 GPUs, groups of 2, 4 and 8 GPUs where measured; TestAllReduceFractionFromTheOpDatabase
+// recomputes it): the share of the link a typical group's large all-reduce reaches.
+// Efficiency.Link is the fraction of the link bandwidth the engines' all-reduces reach on such a
+// group; allReduceScale relates a GPU and group size to it.
+const PooledAllReduceFraction = 0.69
+
+// allReduceScale is how much faster than a typical group an all-reduce over gpus of h moves its
+// bytes: AllReduceFraction at the largest measured group size not above gpus (the smallest
+// measured one below 2 … 8 when none is), divided by PooledAllReduceFraction; 1 for a GPU
+// without measurements. Group sizes past 8 (multi-node) take the 8-GPU share: their all-reduce
+// is at least as slow, which the share of an NVLink domain does not say.
+func (h Hardware) allReduceScale(gpus int) float64 {
+	f := 0.0
+	for i, n := range [3]int{2, 4, 8} {
+		if v := h.AllReduceFraction[i]; v > 0 && (n <= gpus || f == 0) {
+			f = v
+		}
+	}
+	if f == 0 {
+		return 1
+	}
+	return f / PooledAllReduceFraction
 }
 
 // streamingFraction is the share of the memory bandwidth weight and KV streaming reach on h:
@@ -91,12 +127,12 @@ func (h Hardware) PeakTFLOPS(p Precision) float64 {
 func hardwareCatalog() []Hardware {
 	return []Hardware{
 		{ID: "a100_sxm", MemoryGiB: 80, MemoryTBps: 2.039, BF16TFLOPS: 312, LinkGBps: 300},
-		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450, StreamingFraction: 0.84},
-		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450, StreamingFraction: 0.82},
-		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkGBps: 900, StreamingFraction: 0.76},
-		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkGBps: 900, StreamingFraction: 0.77},
-		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkGBps: 900, StreamingFraction: 0.78},
-		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkGBps: 900, StreamingFraction: 0.76},
+		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450, StreamingFraction: 0.84, AllReduceFraction: [3]float64{0.65, 0.74, 0.93}},
+		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450, StreamingFraction: 0.82, AllReduceFraction: [3]float64{0.65, 0.74, 0.95}},
+		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.57, 0.69, 0.70}},
+		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkGBps: 900, StreamingFraction: 0.77, AllReduceFraction: [3]float64{0.58, 0.69, 0}},
+		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkGBps: 900, StreamingFraction: 0.78, AllReduceFraction: [3]float64{0.58, 0.69, 0.71}},
+		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.58, 0.69, 0}},
 		{ID: "l40s", MemoryGiB: 48, MemoryTBps: 0.864, BF16TFLOPS: 362.05, FP8TFLOPS: 733, LinkGBps: 32},
 	}
 }

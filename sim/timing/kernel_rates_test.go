@@ -286,3 +286,46 @@ func TestAllToAllFromTheOpDatabase(t *testing.T) {
 		t.Errorf("the op database's median small all-to-all latency is %.2f µs, more than 0.3 µs from the shipped AllToAllLatencyUs %g", a, eff.AllToAllLatencyUs)
 	}
 }
+
+// TestAllReduceFractionFromTheOpDatabase recomputes Hardware.AllReduceFraction: per GPU and group
+// size, the bus bandwidth of NCCL's 128 MiB BF16 all-reduce as a share of the one-way link, after
+// the 8 KiB all-reduce's latency; and PooledAllReduceFraction, their median. Each shipped value
+// must be within 0.005 of the tables'; a size the tables lack must be shipped as 0.
+func TestAllReduceFractionFromTheOpDatabase(t *testing.T) {
+	db := openDB(t)
+	const small, large = 8 << 10, 128 << 20
+	var all []float64
+	for _, gpu := range kernelGPUs {
+		hw, err := LookupHardware(gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, gpus := range []int{2, 4, 8} {
+			c, err := db.NCCL(gpu, "", "all_reduce", "half", gpus)
+			var missing *opdb.MissingError
+			if errors.As(err, &missing) {
+				if hw.AllReduceFraction[i] != 0 {
+					t.Errorf("%s on %d GPUs: no NCCL all-reduce table, but AllReduceFraction %g", gpu, gpus, hw.AllReduceFraction[i])
+				}
+				continue
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			n := float64(gpus)
+			got := 2 * (n - 1) / n * large / ((c.Latency(large) - c.Latency(small)) * 1e-3) / (hw.LinkGBps * 1e9)
+			all = append(all, got)
+			t.Logf("%s on %d GPUs: %.4f of the link", gpu, gpus, got)
+			if math.Abs(got-hw.AllReduceFraction[i]) > 0.005 {
+				t.Errorf("%s on %d GPUs: the tables' 128 MiB all-reduce reaches %.4f of the link, AllReduceFraction says %g", gpu, gpus, got, hw.AllReduceFraction[i])
+			}
+		}
+	}
+	if len(all) < 16 {
+		t.Fatalf("%d group sizes measured, want 16 (today's database)", len(all))
+	}
+	med, q1, q3 := medianIQR(all)
+	t.Logf("median %.4f (interquartile range %.2f–%.2f)", med, q1, q3)
+	if math.Abs(med-PooledAllReduceFraction) > 0.005 {
+		t.Errorf("median all-reduce share %.4f, PooledAllReduceFraction %g", med, PooledAllReduceFraction)
+	}
+}

@@ -72,7 +72,9 @@ type Efficiency struct {
 	// measures: there FP4 weights stream at Memory × QuantizedMemory.
 	FP4Memory float64
 	// Link is the fraction of the GPU-to-GPU link bandwidth a ring all-reduce or a pipeline
-	// send achieves, in (0, 1].
+	// send achieves, in (0, 1]: on a typical group (PooledAllReduceFraction); an all-reduce on a
+	// GPU and group size the op database measures moves at Link × its
+	// Hardware.AllReduceFraction / PooledAllReduceFraction.
 	Link float64
 	// LinkLatencyUs is the fixed latency of one collective (an all-reduce or a pipeline-stage
 	// send) in µs, >= 0.
@@ -155,7 +157,7 @@ func (e Efficiency) Validate() error {
 //	                (PrefillContextTokens+PrefillTokens)·kv/(B·η_mem))
 //	decode    = max(4·H·d·L·DecodeStepKVTokens/(t·p·F(kv)·η_attn),
 //	                DecodeStepKVTokens·kv/(B·η_mem))
-//	allreduce = 2·L·(α + 2·(t−1)/t · (T/p)·h·2 bytes / (N·η_link))          when t > 1
+//	allreduce = 2·L·(α + 2·(t−1)/t · (T/p)·h·2 bytes / (N·η_link·ρ(t)))     when t > 1
 //	pipeline  = (p−1)·(α + (T/p)·h·2 bytes / (N·η_link))                      when p > 1
 //	overhead  = PassOverheadMs + L·LayerOverheadUs + L_moe·MoELayerOverheadUs + S·SequenceOverheadUs
 //	pass      = overhead + gemm + prefill + decode + allreduce + pipeline
@@ -172,7 +174,9 @@ func (e Efficiency) Validate() error {
 // chunk). Their projections are GEMMs within P_lin.
 //
 // where kv = ModelSpec.KVBytesPerTokenPerGPU (a GPU's share of one token's KV), α =
-// LinkLatencyUs, and η_q = QuantizedGEMM and η_qm = QuantizedMemory for FP8 weights,
+// LinkLatencyUs, ρ(t) the GPU's measured all-reduce bandwidth on t GPUs relative to a typical
+// group's (Hardware.AllReduceFraction / PooledAllReduceFraction; 1 for a GPU without
+// measurements; all-reduces only, not pipeline sends or all-to-alls), and η_q = QuantizedGEMM and η_qm = QuantizedMemory for FP8 weights,
 // QuantizedMemory·FP4Memory for FP4 ones on a GPU with FP4 tensor cores (η_q = QuantizedGEMM
 // for both, 1 for
 // BF16). Sources: a GEMM of m tokens by a k×n weight costs 2mkn FLOPs and reads kn
@@ -252,11 +256,16 @@ const (
 // one GPU, link bytes/ms, and the quantized-weight factors.
 type rooflineRates struct {
 	gemm, attn, mem, link float64
-	expertGEMM            float64 // FLOP/ms of the routed experts' grouped GEMMs (t·p GPUs)
-	quantMem              float64 // QuantizedMemory for FP8/FP4 weights (× FP4Memory for FP4 on FP4 tensor cores), else 1
-	alphaMs               float64 // LinkLatencyUs in ms
-	a2aAlphaMs            float64 // AllToAllLatencyUs in ms
+	hw                    Hardware // for the all-reduce bandwidth of a group size (reduceLink)
+	expertGEMM            float64  // FLOP/ms of the routed experts' grouped GEMMs (t·p GPUs)
+	quantMem              float64  // QuantizedMemory for FP8/FP4 weights (× FP4Memory for FP4 on FP4 tensor cores), else 1
+	alphaMs               float64  // LinkLatencyUs in ms
+	a2aAlphaMs            float64  // AllToAllLatencyUs in ms
 }
+
+// reduceLink is the link bytes/ms of an all-reduce over gpus GPUs: link scaled by the GPU's
+// measured all-reduce bandwidth at that group size (Hardware.allReduceScale).
+func (rt rooflineRates) reduceLink(gpus int) float64 { return rt.link * rt.hw.allReduceScale(gpus) }
 
 // NewRoofline precomputes the Roofline of model m with precisions prec on GPUs hw in shape s.
 // Errors: a non-positive architecture field, a GPU without memory bandwidth or BF16 peak, a
@@ -282,7 +291,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	t, p := float64(s.Tensor), float64(s.Pipeline)
 	L, h := float64(m.Layers), float64(m.Hidden)
 	quant := 1.0
-	rt := rooflineRates{quantMem: 1, alphaMs: eff.LinkLatencyUs / 1000}
+	rt := rooflineRates{quantMem: 1, alphaMs: eff.LinkLatencyUs / 1000, hw: hw}
 	if prec.Weights != BF16 {
 		quant, rt.quantMem = eff.QuantizedGEMM, eff.QuantizedMemory
 	}
@@ -322,7 +331,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	}
 	if s.Tensor > 1 {
 		r.allReduceMs = 2 * L * rt.alphaMs
-		r.allReduceMsPerTok = 2 * L * 2 * (t - 1) / t * h * activationBytes / p / rt.link
+		r.allReduceMsPerTok = 2 * L * 2 * (t - 1) / t * h * activationBytes / p / rt.reduceLink(s.Tensor)
 	}
 	return r, nil
 }
@@ -373,7 +382,7 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 	if s.Tensor > 1 {
 		n := L + (L - Lmoe) // one after every attention, one after every dense MLP
 		r.allReduceMs = n * rt.alphaMs
-		r.allReduceMsPerTok = n * 2 * (t - 1) / t * tokenBytes / rt.link
+		r.allReduceMsPerTok = n * 2 * (t - 1) / t * tokenBytes / rt.reduceLink(s.Tensor)
 	}
 	r.moe = moeTerms{on: m.MoE != nil, dataRanks: float64(d)}
 	if e := m.MoE; e != nil {
@@ -387,7 +396,7 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 		}
 		if mt > 1 {
 			r.moe.commMs += Lmoe * rt.alphaMs
-			r.moe.commMsPerToken += Lmoe * 2 * float64(mt-1) / float64(mt) * float64(d) * tokenBytes / rt.link
+			r.moe.commMsPerToken += Lmoe * 2 * float64(mt-1) / float64(mt) * float64(d) * tokenBytes / rt.reduceLink(mt)
 		}
 	}
 }

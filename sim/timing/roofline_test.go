@@ -465,3 +465,29 @@ func TestWeightStreamingAtTheGPUsOwnFraction(t *testing.T) {
 		}
 	}
 }
+
+// TestAllReduceScale checks the group size each GPU's all-reduce share is read at (hand values
+// from the catalog's AllReduceFraction and PooledAllReduceFraction 0.69).
+func TestAllReduceScale(t *testing.T) {
+	for _, c := range []struct {
+		gpu  string
+		gpus int
+		want float64
+	}{
+		{"h100_sxm", 2, 0.65 / 0.69},
+		{"h100_sxm", 3, 0.65 / 0.69}, // the largest measured size not above 3: 2
+		{"h100_sxm", 8, 0.93 / 0.69},
+		{"h100_sxm", 16, 0.93 / 0.69}, // past 8: the 8-GPU share
+		{"b200_sxm", 8, 0.70 / 0.69},
+		{"gb200", 8, 0.69 / 0.69}, // measured up to 4 GPUs
+		{"a100_sxm", 8, 1},        // not measured: a typical group
+	} {
+		hw, err := LookupHardware(c.gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hw.allReduceScale(c.gpus); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s on %d GPUs: allReduceScale %g, want %g", c.gpu, c.gpus, got, c.want)
+		}
+	}
+}
