@@ -870,7 +870,7 @@ func mustParse(t *testing.T, spec string, sets ...string) *Spec {
 // with the keys valid there, whichever worker role holds it and whether or not a domain sits
 // on it; it does not reach the points.
 func TestSpecUnknownKeysAreOneErrorEach(t *testing.T) {
-	const par = "replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert"
+	const par = "replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert, redundant_experts"
 	const role = "hardware, startup_seconds, parallelism, scheduler, kv_cache, timing"
 	modes := "engine.mode={choices: [aggregated, disaggregated]}"
 	for _, tc := range []struct {

@@ -115,7 +115,8 @@ func (d *deployment) precisions(m timing.ModelSpec) (timing.Precisions, error) {
 // worker's attention-DP and MoE degrees.
 func shape(role *config.WorkerRole) timing.Shape {
 	p := role.Parallelism
-	return timing.Shape{Tensor: p.Tensor, Pipeline: p.Pipeline, AttentionData: p.AttentionData, MoETensor: p.MoeTensor, MoEExpert: p.MoeExpert}
+	return timing.Shape{Tensor: p.Tensor, Pipeline: p.Pipeline, AttentionData: p.AttentionData, MoETensor: p.MoeTensor, MoEExpert: p.MoeExpert,
+		RedundantExperts: p.RedundantExperts}
 }
 
 // checkShape reports, naming the parallelism field, a role shape model m cannot be split into
@@ -135,17 +136,21 @@ func (d *deployment) checkShape(name config.Role, role *config.WorkerRole, m tim
 	return errs
 }
 
-// checkMoE refuses moe_tensor or moe_expert above 1 unless the model is a mixture-of-experts
-// model split legally (timing.ModelSpec.CheckShape); the model must then resolve, whatever the
-// timing, since only its architecture says whether it has experts.
+// checkMoE refuses moe_tensor or moe_expert above 1, or redundant_experts other than 0, unless
+// the model is a mixture-of-experts model split legally (timing.ModelSpec.ShapeErrors); the
+// model must then resolve, whatever the timing, since only its architecture says whether it has
+// experts.
 func (d *deployment) checkMoE(name config.Role, role *config.WorkerRole) error {
 	par := role.Parallelism
-	if par.MoeTensor <= 1 && par.MoeExpert <= 1 {
+	if par.MoeTensor <= 1 && par.MoeExpert <= 1 && par.RedundantExperts == 0 {
 		return nil
 	}
 	field := "moe_expert"
-	if par.MoeTensor > 1 {
+	switch {
+	case par.MoeTensor > 1:
 		field = "moe_tensor"
+	case par.MoeExpert <= 1:
+		field = "redundant_experts"
 	}
 	m, err := d.modelFor("engine.workers." + string(name) + ".parallelism." + field + " > 1")
 	if err != nil {
@@ -168,7 +173,7 @@ func (d *deployment) checkShapes() error {
 		}
 		var err error
 		switch {
-		case role.Parallelism.MoeTensor > 1 || role.Parallelism.MoeExpert > 1:
+		case role.Parallelism.MoeTensor > 1 || role.Parallelism.MoeExpert > 1 || role.Parallelism.RedundantExperts != 0:
 			err = d.checkMoE(name, role)
 		case role.Timing.Type == config.TimingDefault || role.Timing.Type == config.TimingRoofline || role.KVCache.Capacity.Type == config.CapacityDefault:
 			if m, merr := d.modelFor(""); merr == nil {

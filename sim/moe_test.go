@@ -23,6 +23,11 @@ func TestMoEParallelismRules(t *testing.T) {
 			"engine.workers.aggregated.parallelism.moe_expert", "is dense"},
 		{[]string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.workers.aggregated.parallelism.tensor=8", "engine.workers.aggregated.parallelism.moe_expert=4"},
 			"engine.workers.aggregated.parallelism.moe_expert", "(1 × 4 = 4) must equal tensor × attention_data (8 × 1 = 8)"},
+		{[]string{"engine.workers.aggregated.parallelism.redundant_experts=8"},
+			"engine.workers.aggregated.parallelism.redundant_experts", "is dense: use 0"},
+		{[]string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.workers.aggregated.parallelism.tensor=8", "engine.workers.aggregated.parallelism.moe_expert=8",
+			"engine.workers.aggregated.parallelism.redundant_experts=4"},
+			"engine.workers.aggregated.parallelism.moe_expert", "256 experts + 4 redundant = 260 expert slots"},
 	} {
 		cfg := mustLoad(t, seedSynthetic, c.sets...)
 		_, err := Run(context.Background(), cfg, Options{})
@@ -38,6 +43,15 @@ func TestMoEParallelismRules(t *testing.T) {
 	res := mustRun(t, cfg)
 	if res.Summary.CompletedRequests != 100 || !(res.Summary.TPOT.Mean > 0) {
 		t.Errorf("completed %d, TPOT %v", res.Summary.CompletedRequests, res.Summary.TPOT.Mean)
+	}
+	// 32 redundant experts over the same 8 GPUs (288 slots, 36 per GPU instead of 32): the same
+	// requests complete, each decode step streaming more expert bytes.
+	red := mustRun(t, mustLoad(t, seedSynthetic, "engine.model=deepseek-ai/DeepSeek-R1", "engine.workers.aggregated.parallelism.tensor=8",
+		"engine.workers.aggregated.parallelism.moe_expert=8", "engine.workers.aggregated.parallelism.replicas=1",
+		"engine.workers.aggregated.parallelism.redundant_experts=32",
+		"engine.workers.aggregated.timing={type: roofline}", "engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}"))
+	if red.Summary.CompletedRequests != 100 || !(red.Summary.TPOT.Mean > res.Summary.TPOT.Mean) {
+		t.Errorf("with redundant experts: completed %d, TPOT %v ms, want 100 and above %v ms", red.Summary.CompletedRequests, red.Summary.TPOT.Mean, res.Summary.TPOT.Mean)
 	}
 }
 

@@ -853,7 +853,7 @@ func TestSweepSpecTyposExit2(t *testing.T) {
 	misplaced := write("misplaced.yaml", "scheduler: {max_batched_tokens: 8192, max_sequences: 16}",
 		"scheduler: {max_batched_tokens: 8192, max_sequences: 16}\n      max_batch_tokens: 4096")
 	base := write("base.yaml", "", "")
-	const par = "valid fields: replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert"
+	const par = "valid fields: replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert, redundant_experts"
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -32,6 +32,15 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 	if p.MoeExpert > 1 {
 		a = append(a, arg{"--enable-expert-parallel", ""})
 	}
+	if p.RedundantExperts > 0 {
+		// vLLM places redundant experts with its expert-parallel load balancer (EPLBConfig, whose
+		// --eplb-config flag vLLM 0.11 has).
+		if x.vllmBefore(0, 11) {
+			x.unsupported(r.path+".parallelism.redundant_experts", p.RedundantExperts,
+				"vLLM's --eplb-config (num_redundant_experts) needs vLLM 0.11 or later; set engine.backend_version accordingly or use 0")
+		}
+		a = append(a, arg{"--enable-eplb", ""}, arg{"--eplb-config", fmt.Sprintf(`{"num_redundant_experts": %d}`, p.RedundantExperts)})
+	}
 	a = append(a,
 		arg{"--max-num-seqs", itoa(w.Scheduler.MaxSequences)},
 		arg{"--max-num-batched-tokens", itoa(w.Scheduler.MaxBatchedTokens)})
@@ -101,6 +110,9 @@ func (x *exporter) sglangArgs(r roleRef, standalone bool) []arg {
 	if p.MoeExpert > 1 {
 		a = append(a, arg{"--ep-size", itoa(p.MoeExpert)})
 	}
+	if p.RedundantExperts > 0 {
+		a = append(a, arg{"--enable-eplb", ""}, arg{"--ep-num-redundant-experts", itoa(p.RedundantExperts)})
+	}
 	// SGLang divides --max-running-requests over its DP-attention ranks; max_sequences is per rank.
 	a = append(a,
 		arg{"--max-running-requests", itoa(w.Scheduler.MaxSequences * p.AttentionData)},
@@ -151,6 +163,10 @@ func (x *exporter) trtllmOptions(r roleRef, full bool) []kv {
 	w, p := r.w, r.w.Parallelism
 	tp := x.trtllmShape(r)
 	var o []kv
+	if p.RedundantExperts > 0 {
+		x.unsupported(r.path+".parallelism.redundant_experts", p.RedundantExperts,
+			"TensorRT-LLM places extra expert slots through its MoE load balancer's configuration, which the export does not write; set redundant_experts to 0 or configure the load balancer by hand")
+	}
 	if full {
 		o = append(o, kv{"tensor_parallel_size", tp}, kv{"pipeline_parallel_size", p.Pipeline})
 		if p.MoeExpert > 1 {

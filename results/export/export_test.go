@@ -151,6 +151,12 @@ func TestExportInexpressible(t *testing.T) {
 			"engine.speculation.kind", "MTP drafting is not exported to any target"},
 		{"sglang mtp", "sglang-agg", TargetSGLang, []string{"engine.speculation={kind: mtp, num_speculative_tokens: 2, acceptance_rates: [0.5, 0.5]}"},
 			"engine.speculation.kind", "MTP drafting is not exported to any target"},
+		{"vllm redundant experts before 0.11", "vllm-agg", TargetVLLM, []string{"engine.backend_version=0.10.2", "engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
+			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 1, attention_data: 8, moe_expert: 8, redundant_experts: 32}"},
+			"engine.workers.aggregated.parallelism.redundant_experts", "needs vLLM 0.11 or later"},
+		{"trtllm redundant experts", "trtllm-agg", TargetTRTLLM, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
+			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 1, attention_data: 8, moe_expert: 8, redundant_experts: 32}"},
+			"engine.workers.aggregated.parallelism.redundant_experts", "MoE load balancer"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -228,6 +234,15 @@ func TestExportPrefillAndSpeculation(t *testing.T) {
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 8, moe_expert: 8}"}, []string{"deepseek-ai/DeepSeek-R1"}, []string{"--quantization"}},
 		{"trtllm-agg", TargetTRTLLM, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 8, moe_expert: 8}"}, []string{"deepseek-ai/DeepSeek-R1"}, nil},
+		// Redundant experts: SGLang's and vLLM's expert-parallel load balancers place them.
+		{"sglang-agg", TargetSGLang, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
+			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 1, attention_data: 8, moe_expert: 8, redundant_experts: 32}"},
+			[]string{"--ep-size 8", "--enable-eplb", "--ep-num-redundant-experts 32"}, nil},
+		{"vllm-agg", TargetVLLM, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
+			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 1, attention_data: 8, moe_expert: 8, redundant_experts: 32}"},
+			[]string{"--enable-expert-parallel", "--enable-eplb", `--eplb-config '{"num_redundant_experts": 32}'`}, nil},
+		{"sglang-agg", TargetSGLang, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
+			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 8, moe_expert: 8}"}, []string{"--ep-size 8"}, []string{"eplb", "redundant"}},
 	} {
 		files, err := Export(load(t, c.config, c.sets...), c.target, Options{})
 		if err != nil {

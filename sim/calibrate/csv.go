@@ -26,6 +26,10 @@ type WorkerShape struct {
 	// MoETensor and MoEExpert split a mixture-of-experts model's experts (moe_tp_size,
 	// moe_ep_size; 0 when not given or 0: see PlanRow).
 	MoETensor, MoEExpert int
+	// RedundantExperts is the expert slots per MoE layer the role places beside the model's
+	// experts (config.Parallelism.RedundantExperts): no CSV column gives it; Plan sets it from
+	// an InferenceX row's serving recipe (RecipeRedundantExperts).
+	RedundantExperts int
 }
 
 // Row is one measured benchmark of a real deployment (one line of a CSV in the format of

@@ -119,6 +119,9 @@ func shapeString(n int, s WorkerShape) string {
 	if s.MoETensor > 1 {
 		b += fmt.Sprintf(" MoE-TP%d", s.MoETensor)
 	}
+	if s.RedundantExperts > 0 {
+		b += fmt.Sprintf(" +%d redundant experts", s.RedundantExperts)
+	}
 	return b + ")"
 }
 
@@ -126,7 +129,7 @@ func shapeString(n int, s WorkerShape) string {
 func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64, forwardModel string) *config.WorkerRole {
 	return &config.WorkerRole{
 		Parallelism: config.Parallelism{Replicas: replicas, Tensor: s.Tensor, Pipeline: s.Pipeline,
-			AttentionData: s.AttentionData, MoeTensor: s.MoETensor, MoeExpert: s.MoEExpert},
+			AttentionData: s.AttentionData, MoeTensor: s.MoETensor, MoeExpert: s.MoEExpert, RedundantExperts: s.RedundantExperts},
 		Scheduler: config.Scheduler{MaxBatchedTokens: MaxBatchedTokens, MaxSequences: maxSeqs,
 			CapacityPolicy: config.CapacityGuaranteedNoEvict},
 		KVCache: config.KVCache{BlockSize: blockSize, PrefixCaching: true,
@@ -288,11 +291,13 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 	case err != nil:
 		return nil, 0, err
 	}
+	var redundant [2]int // prefill, decode
 	if m.MoE != nil {
-		for _, w := range []TopologyRole{t.Prefill, t.Decode} {
-			if w.EP > 1 && m.MoE.Experts%w.EP != 0 {
-				return nil, 0, fmt.Errorf("%s: expert parallelism over %d GPUs, which does not divide %s's %d experts (InferenceX's entry %s; "+
-					"the deployment places redundant experts)", UnsupportedFeature, w.EP, r.Model, m.MoE.Experts, t.Entry)
+		redundant[0], redundant[1] = RecipeRedundantExperts(t.Recipe, m.MoE.Experts)
+		for i, w := range []TopologyRole{t.Prefill, t.Decode} {
+			if slots := m.MoE.Experts + redundant[i]; w.EP > 1 && slots%w.EP != 0 {
+				return nil, 0, fmt.Errorf("%s: expert parallelism over %d GPUs, which does not divide %s's %d experts + %d redundant (InferenceX's entry %s; "+
+					"the public record does not say how many redundant experts the deployment places)", UnsupportedFeature, w.EP, r.Model, m.MoE.Experts, redundant[i], t.Entry)
 			}
 		}
 	}
@@ -303,6 +308,7 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 	pb, db := r.Prefill.BatchSize, r.Decode.BatchSize
 	r.Prefill, r.Decode = t.Prefill.Shape(), t.Decode.Shape()
 	r.Prefill.BatchSize, r.Decode.BatchSize = pb, db
+	r.Prefill.RedundantExperts, r.Decode.RedundantExperts = redundant[0], redundant[1]
 	note := fmt.Sprintf("deployment from InferenceX %s (%s at %s, in force on %s): P %v, D %v", t.Entry, ixConfigPath, shortHash(t.FromCommit),
 		r.MeasuredAt, t.Prefill, t.Decode)
 	if t.Recipe != "" {

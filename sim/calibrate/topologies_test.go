@@ -272,16 +272,53 @@ func TestRecipeBatch(t *testing.T) {
 	}
 }
 
-// A deployment whose expert parallelism does not divide the model's experts (redundant experts
-// placed by EPLB) is an unsupported feature, named, not a shape error blamed on the row's columns:
-// GB200 FP4 SGLang at 8k/1k and concurrency 512 on 2026-03-01 ran six TP4 prefill workers and
-// one DEP48 decode worker.
+// A deployment whose expert parallelism does not divide the model's experts places redundant
+// experts, as its recipe says: GB200 FP4 SGLang at 8k/1k and concurrency 512 on 2026-03-01 ran
+// six prefill workers and one DEP48 decode worker (recipes/gb200-fp4/8k1k/mid-curve.yaml, 32
+// redundant experts on the decode worker: 288 slots, 6 per GPU). Without the recipe's count the
+// row is an unsupported feature, named, not a shape error blamed on the row's columns.
 func TestPlanRowRedundantExperts(t *testing.T) {
 	r := Row{Model: "deepseek-ai/DeepSeek-R1", System: "gb200", Backend: "sglang", Precision: "fp4", Mode: "disagg", ISL: 8192, OSL: 1024,
 		Concurrency: 512, Source: "inferencex", MeasuredAt: "2026-03-01"}
-	_, err := PlanRow(r, Options{OneWorkerPerRole: true})
-	if err == nil || !strings.Contains(err.Error(), "unsupported feature: expert parallelism over 48 GPUs, which does not divide deepseek-ai/DeepSeek-R1's 256 experts") {
+	p, err := PlanRow(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, dec := p.Config.Engine.Workers.Prefill.Parallelism, p.Config.Engine.Workers.Decode.Parallelism
+	if dec.MoeExpert != 48 || dec.RedundantExperts != 32 || pre.RedundantExperts != 0 {
+		t.Errorf("prefill %+v, decode %+v; want DEP48 decode with 32 redundant experts, none on prefill", pre, dec)
+	}
+	if !strings.Contains(p.Shape, "EP48 +32 redundant experts") {
+		t.Errorf("shape %q does not show the redundant experts", p.Shape)
+	}
+	saved := sglangRedundantExperts["recipes/gb200-fp4/8k1k/mid-curve.yaml"]
+	delete(sglangRedundantExperts, "recipes/gb200-fp4/8k1k/mid-curve.yaml")
+	defer func() { sglangRedundantExperts["recipes/gb200-fp4/8k1k/mid-curve.yaml"] = saved }()
+	_, err = PlanRow(r, Options{OneWorkerPerRole: true})
+	if err == nil || !strings.Contains(err.Error(), "unsupported feature: expert parallelism over 48 GPUs, which does not divide deepseek-ai/DeepSeek-R1's 256 experts + 0 redundant") {
 		t.Errorf("error %v, want the redundant experts named as an unsupported feature", err)
+	}
+}
+
+// RecipeRedundantExperts: SGLang's recipes from the table, TensorRT-LLM's decode slots beyond
+// the model's experts from the name's _eplbN.
+func TestRecipeRedundantExperts(t *testing.T) {
+	for _, c := range []struct {
+		recipe   string
+		experts  int
+		pre, dec int
+	}{
+		{"recipes/gb200-fp8/8k1k/max_tpt.yaml", 256, 32, 32},
+		{"recipes/gb300-fp4/1k1k/max_tpt.yaml", 256, 0, 32},
+		{"recipes/trtllm/gb200-fp4/1k1k/mtp/ctx3_gen1_dep32_batch64_eplb288_mtp1.yaml", 256, 0, 32},
+		{"recipes/trtllm/gb200-fp4/1k1k/stp/ctx2_gen1_dep16_batch256_eplb256_mtp0.yaml", 256, 0, 0},
+		{"recipes/trtllm/b300-fp4/1k1k/stp/ctx1_gen5_tep8_batch64_eplb0_mtp0.yaml", 256, 0, 0},
+		{"recipes/b200-fp4/1k1k/stp/low-latency-dep4-1p-tep8-5d.yaml", 256, 0, 0},
+		{"", 256, 0, 0},
+	} {
+		if pre, dec := RecipeRedundantExperts(c.recipe, c.experts); pre != c.pre || dec != c.dec {
+			t.Errorf("RecipeRedundantExperts(%q, %d) = %d, %d; want %d, %d", c.recipe, c.experts, pre, dec, c.pre, c.dec)
+		}
 	}
 }
 

@@ -542,6 +542,13 @@ type Parallelism struct {
 	AttentionData int `yaml:"attention_data" default:"1" gt:"0" limit:"MaxParallelism" sweep:""`
 	MoeTensor     int `yaml:"moe_tensor" default:"1" gt:"0" limit:"MaxParallelism" sweep:""`
 	MoeExpert     int `yaml:"moe_expert" default:"1" gt:"0" limit:"MaxParallelism" sweep:""`
+	// RedundantExperts is the expert slots expert-parallel load balancing adds to each MoE layer
+	// beside the model's experts (replicas of the most-loaded ones; SGLang's
+	// --ep-num-redundant-experts): each of the moe_expert GPUs holds (experts + redundant) /
+	// moe_expert slots. 0 (the default) places none; above 0 needs moe_expert > 1 and forward
+	// model roofline (timing.Shape.RedundantExperts). Left out of the config's encodings when 0,
+	// so a config without it keeps its point ID (grid.PointID).
+	RedundantExperts int `yaml:"redundant_experts,omitempty" default:"0" min:"0" limit:"MaxParallelism" json:",omitempty"`
 }
 
 // GPUsPerWorker is Tensor × Pipeline × AttentionData.

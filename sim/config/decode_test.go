@@ -304,7 +304,7 @@ func TestDecodeDefaults(t *testing.T) {
 	}
 	r := e.Workers.Aggregated
 	wantRole := &WorkerRole{
-		Parallelism: Parallelism{1, 1, 1, 1, 1, 1},
+		Parallelism: Parallelism{1, 1, 1, 1, 1, 1, 0},
 		Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256, CapacityPolicy: CapacityGuaranteedNoEvict},
 		KVCache:     KVCache{BlockSize: 64, PrefixCaching: true, Capacity: KVCapacity{Type: CapacityFixed, Blocks: 1000}},
 		Timing:      Timing{Type: TimingPolynomial},
@@ -360,7 +360,7 @@ func TestDecodeDefaultsPerUnionType(t *testing.T) {
 
 	c, uns := decodeLenient(t, minimalEngine, `engine.workers.aggregated={}`)
 	wantRole := &WorkerRole{
-		Parallelism: Parallelism{1, 1, 1, 1, 1, 1},
+		Parallelism: Parallelism{1, 1, 1, 1, 1, 1, 0},
 		Scheduler:   Scheduler{MaxBatchedTokens: 8192, MaxSequences: 256, CapacityPolicy: CapacityGuaranteedNoEvict},
 		KVCache:     KVCache{BlockSize: 64, PrefixCaching: true, Capacity: KVCapacity{Type: CapacityDefault, MemoryFraction: 0.9}},
 		Timing:      Timing{Type: TimingDefault, ForwardModel: ForwardAuto},
@@ -643,7 +643,7 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"range domain on mapping", "", []string{"traffic.load={range: {min: 1, max: 4}}"}, "traffic.load.range",
 			"unknown field; valid fields: type, concurrency"},
 		{"preset", "", []string{agg + "parallelism.preset=default"}, agg + "parallelism.preset",
-			"unknown field; valid fields: replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert"},
+			"unknown field; valid fields: replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert, redundant_experts"},
 		{"speculation bad", "", []string{"engine.speculation={kind: eagle, num_speculative_tokens: 6, acceptance_rates: [0.5]}"},
 			"engine.speculation.num_speculative_tokens", "must be in [1, 5], got 6"},
 		{"seed negative", "", []string{"traffic.load={type: poisson, requests_per_second: 1, seed: -1}"}, "traffic.load.seed", "must be an int between 0 and"},

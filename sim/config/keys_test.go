@@ -29,7 +29,7 @@ func TestCheckKeysMatchesDecode(t *testing.T) {
 		"c.yaml: traffic.source.input_tokens.stdev: unknown field; valid fields: distribution, min, max, mean, stddev",
 		"c.yaml: engine.workers.prefill.max_batch_tokens: unknown field; valid fields: hardware, startup_seconds, parallelism, scheduler, kv_cache, timing",
 		"c.yaml: engine.workers.prefill.model: per-role overrides are not allowed; set engine.model",
-		"c.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert",
+		"c.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert, redundant_experts",
 		"c.yaml: router.temprature: unknown field; valid fields: policy, prefill_load_model",
 	}
 	if got.Error() != strings.Join(want, "\n") {

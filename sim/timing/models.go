@@ -696,8 +696,10 @@ func (m ModelSpec) CheckShape(s Shape) error {
 // heads (every tensor-parallel engine splits the heads evenly); more pipeline stages than layers;
 // for a dense model a moe_tensor or moe_expert other than 1; for an MoE model moe_tensor ×
 // moe_expert other than tensor × attention_data (the MoE layers repartition the same GPUs,
-// dynosim-spec.md §3.2.2), experts not divisible by moe_expert, and an expert intermediate size
-// not divisible by moe_tensor. Empty when the shape is valid.
+// dynosim-spec.md §3.2.2), expert slots (experts plus redundant_experts) not divisible by
+// moe_expert, redundant experts without expert parallelism, an expert intermediate size not
+// divisible by moe_tensor, and negative redundant experts (for a dense model any). Empty when
+// the shape is valid.
 func (m ModelSpec) ShapeErrors(s Shape) []*ShapeError {
 	var errs []*ShapeError
 	if s.Tensor > 0 && m.Heads%s.Tensor != 0 {
@@ -716,6 +718,9 @@ func (m ModelSpec) ShapeErrors(s Shape) []*ShapeError {
 		}
 		if me != 1 {
 			errs = append(errs, &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d needs a mixture-of-experts model; %s is dense: use 1", me, m.ID)})
+		}
+		if s.RedundantExperts != 0 {
+			errs = append(errs, &ShapeError{"redundant_experts", fmt.Sprintf("redundant_experts %d needs a mixture-of-experts model; %s is dense: use 0", s.RedundantExperts, m.ID)})
 		}
 		return errs
 	}
@@ -739,11 +744,26 @@ func (m ModelSpec) ShapeErrors(s Shape) []*ShapeError {
 		errs = append(errs, &ShapeError{field, fmt.Sprintf("moe_tensor × moe_expert (%d × %d = %d) must equal tensor × attention_data (%d × %d = %d): the MoE layers use the same GPUs; %s",
 			mt, me, mt*me, max(s.Tensor, 1), d, g, hint)})
 	}
-	if e.Experts%me != 0 {
-		errs = append(errs, &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d does not divide %s's %d experts; valid: %s", me, m.ID, e.Experts, divisors(e.Experts))})
+	switch slots := s.expertSlots(e); {
+	case s.RedundantExperts > 0 && me == 1:
+		errs = append(errs, &ShapeError{"redundant_experts", fmt.Sprintf("redundant_experts %d needs expert parallelism (moe_expert > 1): with every expert on every GPU there is nothing to rebalance; use 0",
+			s.RedundantExperts)})
+	case slots%me != 0 && s.RedundantExperts > 0:
+		errs = append(errs, &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d does not divide %s's %d experts + %d redundant = %d expert slots; valid moe_expert: %s, or change redundant_experts",
+			me, m.ID, e.Experts, s.RedundantExperts, slots, divisors(slots))})
+	case slots%me != 0:
+		hint := ""
+		if me > 1 {
+			r := (me - e.Experts%me) % me
+			hint = fmt.Sprintf(" (or redundant_experts: %d, which makes %d expert slots)", r, e.Experts+r)
+		}
+		errs = append(errs, &ShapeError{"moe_expert", fmt.Sprintf("moe_expert %d does not divide %s's %d experts; valid: %s%s", me, m.ID, e.Experts, divisors(e.Experts), hint)})
 	}
 	if e.ExpertIntermediate%mt != 0 {
 		errs = append(errs, &ShapeError{"moe_tensor", fmt.Sprintf("moe_tensor %d does not divide %s's expert intermediate size %d; valid: %s", mt, m.ID, e.ExpertIntermediate, divisors(e.ExpertIntermediate))})
+	}
+	if s.RedundantExperts < 0 {
+		errs = append(errs, &ShapeError{"redundant_experts", fmt.Sprintf("redundant_experts %d is negative: use 0 (none) or more", s.RedundantExperts)})
 	}
 	return errs
 }
@@ -751,8 +771,9 @@ func (m ModelSpec) ShapeErrors(s Shape) []*ShapeError {
 // WeightBytesPerGPU is one GPU's share of the weights in bytes with the GEMM weights stored as p
 // on shape s: everything but the routed experts (attention, dense and shared MLPs, routers in p;
 // embeddings, lm_head and norms in BF16) split tensor × pipeline ways and replicated over
-// attention-DP ranks, and the routed experts split moe_tensor × moe_expert × pipeline ways. For
-// a dense model this is WeightBytes(p) / (tensor × pipeline).
+// attention-DP ranks, and the routed experts, with s.RedundantExperts more expert slots of the
+// same size, split moe_tensor × moe_expert × pipeline ways. For a dense model this is
+// WeightBytes(p) / (tensor × pipeline).
 func (m ModelSpec) WeightBytesPerGPU(p Precision, s Shape) float64 {
 	tp := float64(max(s.Tensor, 1) * max(s.Pipeline, 1))
 	if m.MoE == nil {
@@ -760,7 +781,8 @@ func (m ModelSpec) WeightBytesPerGPU(p Precision, s Shape) float64 {
 	}
 	_, mt, me := s.moe()
 	experts := m.ExpertParams()
-	return (m.WeightBytes(p)-experts*p.WeightBytes())/tp + experts*p.WeightBytes()/float64(mt*me*max(s.Pipeline, 1))
+	slots := experts * float64(s.expertSlots(m.MoE)) / float64(m.MoE.Experts)
+	return (m.WeightBytes(p)-experts*p.WeightBytes())/tp + slots*p.WeightBytes()/float64(mt*me*max(s.Pipeline, 1))
 }
 
 // divisors lists n's divisors in increasing order, comma-separated, for the "valid:" part of a

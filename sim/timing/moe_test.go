@@ -61,6 +61,38 @@ func TestMoEWeightsPerGPU(t *testing.T) {
 	if got, want := dense.WeightBytesPerGPU(FP8, Shape{Tensor: 2, Pipeline: 2}), dense.WeightBytes(FP8)/4; got != want {
 		t.Errorf("dense weights per GPU %v, want %v", got, want)
 	}
+	// One redundant expert over 3 expert-parallel GPUs (attention_data 3, tensor 1): 9 slots of
+	// 75,497,472 / 8 = 9,437,184 bytes, 3 per GPU (28,311,552), beside the 186,695,680 bytes of
+	// everything else, whole on each GPU: 215,007,232.
+	s = Shape{Tensor: 1, Pipeline: 1, AttentionData: 3, MoETensor: 1, MoEExpert: 3, RedundantExperts: 1}
+	if got := toyMoE.WeightBytesPerGPU(BF16, s); got != 215007232 {
+		t.Errorf("weights per GPU with a redundant expert %v, want 215,007,232", got)
+	}
+}
+
+// Redundant experts add weight bytes to hold and stream, not FLOPs: over 2 expert-parallel GPUs,
+// 2 redundant experts make 10 slots, 5 per GPU instead of 4, so streaming every local slot takes
+// 10/8 as long, and a token's 2 choices land on a given slot with probability 2/10, not 2/8.
+func TestRedundantExpertsStreamTheirWeights(t *testing.T) {
+	hw := Hardware{ID: "toy", MemoryGiB: 80, MemoryTBps: 2, BF16TFLOPS: 1000, LinkGBps: 400}
+	s := Shape{Tensor: 1, Pipeline: 1, AttentionData: 2, MoETensor: 1, MoEExpert: 2}
+	base := mustRoofline(t, toyMoE, hw, Precisions{Weights: BF16, KVCache: BF16}, s, ideal())
+	s.RedundantExperts = 2
+	red := mustRoofline(t, toyMoE, hw, Precisions{Weights: BF16, KVCache: BF16}, s, ideal())
+	if got, want := red.moe.expertWeightMs, base.moe.expertWeightMs*10/8; math.Abs(got-want) > 1e-12*want {
+		t.Errorf("expert streaming %v ms, want %v (10/8 of %v)", got, want, base.moe.expertWeightMs)
+	}
+	if got, want := red.moe.missLog, math.Log1p(-2.0/10); got != want {
+		t.Errorf("miss log %v, want ln(1 − 2/10) = %v", got, want)
+	}
+	if red.gemmMsPerToken != base.gemmMsPerToken {
+		t.Errorf("GEMM per token %v, want %v: redundant experts add no FLOPs", red.gemmMsPerToken, base.gemmMsPerToken)
+	}
+	// A memory-bound pass of 32 decode tokens per rank reads nearly every local slot either way.
+	b := &Batch{DecodeSteps: 32, SampledTokens: 32, DecodeStepKVTokens: 32}
+	if dr, db := red.PassMs(b), base.PassMs(b); !(dr > db) {
+		t.Errorf("pass with redundant experts %v ms, want more than %v", dr, db)
+	}
 }
 
 // MLA caches one latent of kv_lora_rank values plus the rotary key per token and layer, whatever
@@ -104,6 +136,14 @@ func TestMoEShapeRules(t *testing.T) {
 			"e.g. moe_expert: 4 (experts split over the GPUs) or moe_tensor: 4 (each expert split)"},
 		{"no valid split to suggest", toyMoE, Shape{Tensor: 1, Pipeline: 1, AttentionData: 3, MoETensor: 1, MoEExpert: 1}, "moe_expert",
 			"no split of 3 GPUs divides toy-moe's experts or expert intermediate size"},
+		{"experts not divisible, redundant suggested", toyMoE, Shape{Tensor: 1, Pipeline: 1, AttentionData: 3, MoETensor: 1, MoEExpert: 3}, "moe_expert",
+			"(or redundant_experts: 1, which makes 9 expert slots)"},
+		{"slots not divisible", toyMoE, Shape{Tensor: 1, Pipeline: 1, AttentionData: 3, MoETensor: 1, MoEExpert: 3, RedundantExperts: 2}, "moe_expert",
+			"moe_expert 3 does not divide toy-moe's 8 experts + 2 redundant = 10 expert slots; valid moe_expert: 1, 2, 5, 10"},
+		{"redundant without expert parallelism", toyMoE, Shape{Tensor: 2, Pipeline: 1, MoETensor: 2, RedundantExperts: 2}, "redundant_experts",
+			"needs expert parallelism (moe_expert > 1)"},
+		{"negative redundant", toyMoE, Shape{Tensor: 2, Pipeline: 1, MoEExpert: 2, RedundantExperts: -2}, "redundant_experts", "is negative"},
+		{"dense model with redundant experts", dense, Shape{Tensor: 1, Pipeline: 1, RedundantExperts: 4}, "redundant_experts", "is dense: use 0"},
 	} {
 		err := c.m.CheckShape(c.s)
 		var se *ShapeError
@@ -115,6 +155,7 @@ func TestMoEShapeRules(t *testing.T) {
 		{Tensor: 2, Pipeline: 1, AttentionData: 2, MoETensor: 1, MoEExpert: 4},
 		{Tensor: 4, Pipeline: 2, MoETensor: 4, MoEExpert: 1},
 		{Tensor: 1, Pipeline: 1},
+		{Tensor: 1, Pipeline: 1, AttentionData: 3, MoETensor: 1, MoEExpert: 3, RedundantExperts: 1},
 	} {
 		if err := toyMoE.CheckShape(s); err != nil || len(toyMoE.ShapeErrors(s)) != 0 {
 			t.Errorf("%+v: %v", s, err)

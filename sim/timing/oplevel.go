@@ -165,6 +165,12 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 	if m.LinearAttention != nil {
 		return nil, &UnsupportedModelError{Model: m.ID, Reason: "its Gated DeltaNet linear-attention layers have no kernel table in the database"}
 	}
+	if s.RedundantExperts != 0 {
+		// The op database's MoE tables measure a model's experts over moe_expert GPUs, never
+		// extra slots; pricing redundant experts from them would drop their weight bytes.
+		return nil, fmt.Errorf("op_level timing: redundant_experts %d: the op database's MoE kernels are measured without redundant experts; use forward_model roofline",
+			s.RedundantExperts)
+	}
 	db, gpu, be := src.DB, src.GPU, src.Backend
 	gemmV, err := db.Resolve(gpu, opdb.OpGEMM, be, src.Version)
 	if err != nil {

@@ -136,4 +136,9 @@ func TestOpLevelMoERefusesMissingShape(t *testing.T) {
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "power_law_1.01") {
 		t.Errorf("distribution zipf: %v", err)
 	}
+	// Redundant experts: the tables measure none, so op_level refuses rather than drop their bytes.
+	_, err = NewOpLevel(OpLevelSource{DB: db, GPU: "h200_sxm", Backend: "sglang"}, m, hw, m.Precisions, Shape{Tensor: 8, Pipeline: 1, MoEExpert: 8, RedundantExperts: 32}, testEff)
+	if err == nil || !strings.Contains(err.Error(), "redundant_experts 32") || !strings.Contains(err.Error(), "use forward_model roofline") {
+		t.Errorf("redundant experts under op_level: %v", err)
+	}
 }

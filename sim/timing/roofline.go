@@ -22,7 +22,18 @@ type Shape struct {
 	// MoETensor and MoEExpert split an MoE layer's experts over the Tensor × AttentionData GPUs
 	// of a stage (0 means 1): each expert's matrices MoETensor ways, the experts MoEExpert ways.
 	MoETensor, MoEExpert int
+	// RedundantExperts is the extra expert slots of an expert-parallel MoE layer (>= 0; 0
+	// without): replicas of the most-loaded experts that expert-parallel load balancing places
+	// beside the model's experts (SGLang's --ep-num-redundant-experts, vLLM's EPLB
+	// num_redundant_experts, TensorRT-LLM's load-balancer slots beyond the experts). Each GPU of
+	// the MoE layers then holds (experts + RedundantExperts) / MoEExpert expert slots: more
+	// weight bytes to hold and to stream, the same FLOPs.
+	RedundantExperts int
 }
+
+// expertSlots is the expert slots of an MoE layer of m split into s: the model's routed
+// experts plus the shape's redundant ones.
+func (s Shape) expertSlots(e *MoESpec) int { return e.Experts + max(s.RedundantExperts, 0) }
 
 // moe returns the shape's attention-DP, MoE-tensor and expert-parallel degrees, unset ones 1.
 func (s Shape) moe() (d, mt, me int) {
@@ -234,10 +245,10 @@ type Roofline struct {
 // on how many experts its tokens hit, and expert parallelism adds a dispatch and a combine.
 type moeTerms struct {
 	on bool
-	// expertWeightMs streams every local expert once; a pass reads the share hit by its tokens:
-	// 1 − (1 − TopK/Experts)^(tokens · attention_data).
+	// expertWeightMs streams every local expert slot once; a pass reads the share hit by its
+	// tokens: 1 − (1 − TopK/slots)^(tokens · attention_data), slots = Experts + RedundantExperts.
 	expertWeightMs float64
-	missLog        float64 // ln(1 − TopK/Experts)
+	missLog        float64 // ln(1 − TopK/slots)
 	dataRanks      float64 // attention_data: ranks whose tokens share the experts
 	// commMs and commMsPerToken price the MoE layers' collectives per pass and per token.
 	commMs, commMsPerToken float64
@@ -346,8 +357,10 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 //	               mt·me = t·d GPUs, their grouped GEMMs at their own lower rate (which is where
 //	               expert-load imbalance and small per-expert matrices show; routing itself is
 //	               taken as balanced across GPUs)
-//	weights        W_rest/(t·B) + W_experts/(mt·me·B) · (1 − (1 − k/E)^(d·T)): the expected share
-//	               of local experts some token of the pass routes to
+//	weights        W_rest/(t·B) + W_slots/(mt·me·B) · (1 − (1 − k/S)^(d·T)): the expected share
+//	               of local expert slots some token of the pass routes to, with S = E +
+//	               RedundantExperts slots and W_slots = W_experts·S/E (a replica holds its
+//	               expert's weights; a token's k choices spread over the S slots)
 //	collectives    per attention (every layer) and dense MLP (every dense layer) one all-reduce
 //	               over t when t > 1; per MoE layer a dispatch and a combine of each token's
 //	               hidden state to its k experts when me > 1 (all-to-all, (me−1)/me of it leaves
@@ -386,8 +399,9 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 	}
 	r.moe = moeTerms{on: m.MoE != nil, dataRanks: float64(d)}
 	if e := m.MoE; e != nil {
-		r.moe.expertWeightMs = experts * wb / float64(mt*me) / rt.mem
-		r.moe.missLog = math.Log1p(-float64(e.TopK) / float64(e.Experts))
+		slots := float64(s.expertSlots(e))
+		r.moe.expertWeightMs = experts * slots / float64(e.Experts) * wb / float64(mt*me) / rt.mem
+		r.moe.missLog = math.Log1p(-float64(e.TopK) / slots)
 		if me > 1 {
 			// The t GPUs of an attention group hold the same tokens after its all-reduce; each
 			// dispatches (and gets back) its 1/t share.
