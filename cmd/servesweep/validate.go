@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -493,9 +494,12 @@ func trunc(s string, n int) string {
 }
 
 // checkOutputFile checks, before any work, that a report can be written to path: its directory
-// exists and takes a new file, and path is absent or a regular file. The report replaces path
+// exists and takes a new file, and path is absent or a validation report written before (a
+// regular file holding a JSON object with a "summary" key, or "runs" and "mape" for AIPerf
+// runs). The report replaces path
 // atomically (a new file renamed over it), so a directory, a symbolic link, a device or a named
-// pipe there is refused rather than replaced.
+// pipe there is refused rather than replaced, and so is any other file (the measured CSV given
+// by mistake, a config, another tool's JSON), whose contents would be lost.
 func checkOutputFile(path string) error {
 	if info, err := os.Lstat(path); err == nil {
 		switch {
@@ -503,9 +507,28 @@ func checkOutputFile(path string) error {
 			return fmt.Errorf("is a directory; give the path of the JSON file to write, e.g. %s", filepath.Join(path, "validation.json"))
 		case !info.Mode().IsRegular():
 			return fmt.Errorf("is %s, not a regular file; the report replaces its path with a new file: give a regular file's path", fileKind(info.Mode()))
+		case !isValidationReport(path):
+			return fmt.Errorf("exists and is not a validation report (a JSON object with a \"summary\", or \"runs\" and \"mape\"); it would be replaced: remove it or give another path")
 		}
 	}
 	return checkWritableDir(filepath.Dir(path))
+}
+
+// isValidationReport reports whether the file at path is a JSON object with a "summary" key (a
+// measured file's report) or "runs" and "mape" keys (AIPerf runs' report).
+func isValidationReport(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, summary := top["summary"]
+	_, runs := top["runs"]
+	_, mape := top["mape"]
+	return summary || runs && mape
 }
 
 // checkWritableDir reports why dir cannot receive a new file: it does not exist, is not a

@@ -218,6 +218,8 @@ func TestValidateHoldoutFlags(t *testing.T) {
 		{[]string{"--output-json", "no-such-dir/report.json"}, "--output-json no-such-dir/report.json: directory no-such-dir does not exist"},
 		{[]string{"--output-json", "testdata"}, "--output-json testdata: is a directory; give the path of the JSON file to write"},
 		{[]string{"--output-json", "/dev/null"}, "--output-json /dev/null: is a device, not a regular file"},
+		// Any existing file but an earlier report would be lost: the measured CSV given by mistake.
+		{[]string{"--output-json", "testdata/engine-stack.yaml"}, "--output-json testdata/engine-stack.yaml: exists and is not a validation report"},
 		{[]string{"--assume-one-worker-per-role", "--aiperf", "x.json", "-c", "c.yaml"}, "--assume-one-worker-per-role and --forward-model apply to --measured, not --aiperf"},
 		// --forward-model, even auto, would be silently ignored by an --aiperf run.
 		{[]string{"--forward-model", "auto", "--aiperf", "x.json", "-c", "c.yaml"}, "--forward-model apply to --measured, not --aiperf (the config's own"},
