@@ -369,6 +369,36 @@ func TestNewRowTruncatedIsDegraded(t *testing.T) {
 	}
 }
 
+// A run that stopped with a backlog (a max_virtual_time_seconds stop on a deployment that fell
+// behind) is degraded: its latencies cover only the 7 requests that finished, at 2.5 requests/s
+// and 1.4 s each, which keep 3.5 in flight (Little's law); 88 unfinished of 95 offered is more
+// than twice that, and they count against max_rejected_ratio. 7 unfinished (at most 2 × 3.5) are
+// the run's edge: the point stays ok and its ratio 0.
+func TestNewRowUnfinishedIsDegraded(t *testing.T) {
+	rec := Record{PointID: "p", Status: StatusOK, Summary: map[string]float64{
+		"num_requests": 95, "offered_requests": 95, "completed_requests": 7, "rejected_requests": 0,
+		"unfinished_requests": 88, "truncated_requests": 0, "duration_ms": 3000, "output_throughput_tok_s": 100,
+		"request_throughput_rps": 2.5, "mean_e2e_latency_ms": 1400,
+	}}
+	r := NewRow(PointInfo{ID: "p"}, rec)
+	want := "unfinished_requests: 88 of 95 offered requests unfinished when the run stopped (traffic.stop.max_virtual_time_seconds), " +
+		"more than twice the 3.5 its completion rate and mean latency keep in flight: a queue grew, and no latency counts them"
+	if r.Status != StatusDegraded || r.Reason != want || math.Abs(r.RejectedRatio()-88.0/95) > 1e-15 {
+		t.Fatalf("status %q reason %q ratio %v; want degraded, %q, 88/95", r.Status, r.Reason, r.RejectedRatio(), want)
+	}
+	if got := exclusion(&r, optimization.Settings{}, false); got != ExcludedRejected {
+		t.Errorf("exclusion %q, want %q", got, ExcludedRejected)
+	}
+	rec.Summary["unfinished_requests"] = 7
+	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusOK || r.RejectedRatio() != 0 {
+		t.Errorf("7 unfinished: status %q ratio %v, want ok and 0", r.Status, r.RejectedRatio())
+	}
+	rec.Summary["unfinished_requests"] = 8
+	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusDegraded {
+		t.Errorf("8 unfinished: status %q, want degraded", r.Status)
+	}
+}
+
 // TestAnalyzeComparesAtObjectiveDigits checks that values agreeing to ObjectiveDigits significant
 // digits compare equal: the sweep's case of a 4-replica point whose p99 ITL differs from a
 // 1-replica point's in its last bits only (same TTFT, lower throughput) is dominated, where

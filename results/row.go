@@ -26,10 +26,11 @@ const (
 	// host time. A resumed sweep simulates it again.
 	StatusTimedOut = "timed_out"
 	// StatusDegraded marks a point that simulated to completion but rejected requests at
-	// arrival (reason DegradedReason) or stopped completed requests short of their requested
-	// output (TruncatedReason): its metrics cover less work than it was offered, so it is kept
-	// off the front unless optimization.constraints.max_rejected_ratio allows its share of
-	// rejected plus truncated requests. Its journal record is ok; the status is derived when the
+	// arrival (reason DegradedReason), stopped completed requests short of their requested
+	// output (TruncatedReason) or stopped with requests unfinished (UnfinishedReason): its
+	// metrics cover less work than it was offered, so it is kept off the front unless
+	// optimization.constraints.max_rejected_ratio allows its share of rejected, truncated and
+	// unfinished requests. Its journal record is ok; the status is derived when the
 	// row is built.
 	StatusDegraded = "degraded"
 )
@@ -500,7 +501,7 @@ func NewRow(p PointInfo, rec Record) Row {
 			}
 		}
 		clearEmptyDistributions(&r)
-		if deref(r.RejectedRequests) > 0 || deref(r.TruncatedRequests) > 0 {
+		if deref(r.RejectedRequests) > 0 || deref(r.TruncatedRequests) > 0 || r.Backlogged() {
 			r.Status, r.Reason = StatusDegraded, degradedReason(&r, rec.Summary)
 		}
 		switch c := rec.Capacity; {
@@ -568,8 +569,18 @@ func degradedReason(r *Row, summary map[string]float64) string {
 		msgs = append(msgs, fmt.Sprintf("%s: %d of %d completed requests stopped short of their requested output (%d output tokens not generated)",
 			TruncatedReason, n, deref(r.CompletedRequests), deref(r.TruncatedOutputTokens)))
 	}
+	if r.Backlogged() {
+		msgs = append(msgs, fmt.Sprintf("%s: %d of %d offered requests unfinished when the run stopped (traffic.stop.max_virtual_time_seconds), "+
+			"more than twice the %.1f its completion rate and mean latency keep in flight: a queue grew, and no latency counts them",
+			UnfinishedReason, deref(r.UnfinishedRequests), deref(r.OfferedRequests), r.inFlight()))
+	}
 	return strings.Join(msgs, "; ")
 }
+
+// UnfinishedReason is the reason prefix of a degraded point whose run stopped with a backlog of
+// unfinished requests (Backlogged): its latencies and throughput cover only the requests that
+// finished, so a deployment that fell behind would look fast.
+const UnfinishedReason = "unfinished_requests"
 
 // TruncatedReason is the reason prefix of a degraded point whose completed requests stopped
 // short of their requested output.
@@ -582,13 +593,38 @@ func deref(p *int64) int64 {
 	return *p
 }
 
-// RejectedRatio is (rejected_requests + truncated_requests) / offered_requests of r: the share
-// of offered requests not served in full; 0 when offered_requests is missing.
+// RejectedRatio is (rejected_requests + truncated_requests, + unfinished_requests when
+// Backlogged) / offered_requests of r: the share of offered requests not served in full; 0 when
+// offered_requests is missing.
 func (r *Row) RejectedRatio() float64 {
 	if r.OfferedRequests == nil || *r.OfferedRequests == 0 {
 		return 0
 	}
-	return float64(deref(r.RejectedRequests)+deref(r.TruncatedRequests)) / float64(*r.OfferedRequests)
+	n := deref(r.RejectedRequests) + deref(r.TruncatedRequests)
+	if r.Backlogged() {
+		n += deref(r.UnfinishedRequests)
+	}
+	return float64(n) / float64(*r.OfferedRequests)
+}
+
+// Backlogged reports whether r's run stopped (at traffic.stop.max_virtual_time_seconds) with
+// more requests unfinished than its own pace keeps in flight: more than twice, and more than
+// one, the request_throughput_rps × mean_e2e_latency_ms it completed at (Little's law, L = λW:
+// the requests a deployment that keeps up has in flight whenever a run is cut). Fewer are the
+// run's edge, left out of the latencies as before; more mean a queue grew that the finished
+// requests' latencies do not show.
+func (r *Row) Backlogged() bool {
+	n := deref(r.UnfinishedRequests)
+	return n > 0 && float64(n) > max(2*r.inFlight(), 1)
+}
+
+// inFlight is request_throughput_rps × mean_e2e_latency_ms / 1000 of r (0 when either is
+// missing): the requests its completion rate and mean latency keep in flight.
+func (r *Row) inFlight() float64 {
+	if r.RequestThroughputRPS == nil || r.MeanE2ELatencyMs == nil {
+		return 0
+	}
+	return *r.RequestThroughputRPS * *r.MeanE2ELatencyMs / 1000
 }
 
 // NoSamplesReason is the reason of an ok point (appended to a degraded one's, see withReason)
