@@ -458,7 +458,24 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 		fmt.Fprintf(w, "\n%s\n", wrapText(fmt.Sprintf("Overall, pooled over the left-out rows: %s", s), maxLineWidth, "  "))
 		return
 	}
-	fmt.Fprintf(w, "\n%s\n", wrapText(fmt.Sprintf("Overall: %s", s), maxLineWidth, "  "))
+	overall := fmt.Sprintf("Overall: %s", s)
+	if all := skippedRows(rep); all > s.RowsSkipped {
+		// The headline scores one harness; rows outside it (e.g. a line with no source) were
+		// skipped too and must not read as none.
+		overall += fmt.Sprintf("; %d skipped in all (%d outside the headline's rows)", all, all-s.RowsSkipped)
+	}
+	fmt.Fprintf(w, "\n%s\n", wrapText(overall, maxLineWidth, "  "))
+}
+
+// skippedRows counts rep's skipped rows, of every source.
+func skippedRows(rep *calibrate.Report) int {
+	n := 0
+	for _, r := range rep.Rows {
+		if r.Skipped {
+			n++
+		}
+	}
+	return n
 }
 
 // pctOrNA formats a percentage with one decimal, or N/A for nil.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -473,6 +474,21 @@ func TestSkipReasonsNameColumns(t *testing.T) {
 	for i := range want {
 		if !strings.HasPrefix(got[i], want[i]) {
 			t.Errorf("reason %d = %q, want prefix %q", i, got[i], want[i])
+		}
+	}
+	// Each reason names its rows' lines, so that a summary without the per-row table still says
+	// where to look.
+	if !strings.HasSuffix(got[0], " (lines 2, 3)") || !strings.HasSuffix(got[1], ")") || !strings.Contains(got[1], "(line ") {
+		t.Errorf("reasons %q do not name their lines", got[:2])
+	}
+	for lines, want := range map[string]string{"4": "line 4", "4 9": "lines 4, 9", "1 2 3 4 5 6 7": "lines 1, 2, 3, 4, 5 and 2 more"} {
+		var ls []int
+		for _, f := range strings.Fields(lines) {
+			n, _ := strconv.Atoi(f)
+			ls = append(ls, n)
+		}
+		if got := lineList(ls); got != want {
+			t.Errorf("lineList(%v) = %q, want %q", ls, got, want)
 		}
 	}
 }

@@ -557,13 +557,15 @@ func largest(rows []RowResult, n int, metric string, f func(*RowResult) float64)
 	return w
 }
 
-// SkippedReasons counts skipped rows per reason as "N × reason", most frequent first (equal
-// counts by reason); for a short listing.
+// SkippedReasons counts skipped rows per reason as "N × reason (lines L1, L2, …)", most
+// frequent first (equal counts by reason), naming the first maxLinesListed CSV lines of each;
+// for a short listing.
 func (r *Report) SkippedReasons() []string {
-	counts := map[string]int{}
+	counts, lines := map[string]int{}, map[string][]int{}
 	for _, row := range r.Rows {
 		if row.Skipped {
 			counts[row.Reason]++
+			lines[row.Reason] = append(lines[row.Reason], row.Line)
 		}
 	}
 	reasons := make([]string, 0, len(counts))
@@ -579,9 +581,28 @@ func (r *Report) SkippedReasons() []string {
 	})
 	out := make([]string, len(reasons))
 	for i, reason := range reasons {
-		out[i] = fmt.Sprintf("%d × %s", counts[reason], reason)
+		out[i] = fmt.Sprintf("%d × %s (%s)", counts[reason], reason, lineList(lines[reason]))
 	}
 	return out
+}
+
+// maxLinesListed is how many CSV lines a skip reason names (SkippedReasons).
+const maxLinesListed = 5
+
+// lineList names CSV lines: "line 4", "lines 4, 9", or the first maxLinesListed and how many more.
+func lineList(lines []int) string {
+	if len(lines) == 1 {
+		return fmt.Sprintf("line %d", lines[0])
+	}
+	var parts []string
+	for _, l := range lines[:min(len(lines), maxLinesListed)] {
+		parts = append(parts, fmt.Sprint(l))
+	}
+	s := "lines " + strings.Join(parts, ", ")
+	if n := len(lines) - maxLinesListed; n > 0 {
+		s += fmt.Sprintf(" and %d more", n)
+	}
+	return s
 }
 
 // maxReasonsInError is how many skip reasons CheckSimulated names.
