@@ -1044,4 +1044,23 @@ func TestLabelOnlyDomainsWarn(t *testing.T) {
 		"engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}"); has(x) {
 		t.Errorf("a KV pool from the GPU's memory: warnings %q", x.Warnings)
 	}
+	// A tensor domain changes only the GPU count under polynomial timing; a replicas domain
+	// changes the simulation, and under default timing so does tensor.
+	split := func(x *Expansion) bool {
+		for _, w := range x.Warnings {
+			if strings.Contains(w, "parallelism.tensor: its values change only the GPU count and the price") {
+				return true
+			}
+		}
+		return false
+	}
+	if x := expand(t, base, "engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}"); !split(x) {
+		t.Errorf("tensor under polynomial timing: warnings %q", x.Warnings)
+	}
+	if x := expand(t, base, "engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}"); split(x) || len(x.Warnings) != 0 {
+		t.Errorf("replicas under polynomial timing: warnings %q", x.Warnings)
+	}
+	if x := expand(t, base, "engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}", "engine.workers.aggregated.timing={type: default}"); split(x) {
+		t.Errorf("tensor under default timing: warnings %q", x.Warnings)
+	}
 }

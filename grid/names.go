@@ -126,5 +126,20 @@ func (s *Spec) labelOnlyWarnings(cfg *config.Config) []string {
 				"timing {type: default} and kv_cache.capacity {type: default}", s.File, f.path))
 		}
 	}
+	// The GPUs a worker's passes are split over: fixed and polynomial timing price a pass alike on
+	// any split, so such a domain changes only the GPU count and the price.
+	for _, d := range s.Domains {
+		field := d.Path[strings.LastIndex(d.Path, ".")+1:]
+		if strings.Contains(d.Path, ".parallelism.") && slices.Contains(splitFields, field) && len(d.Values) > 1 {
+			out = append(out, fmt.Sprintf("%s: %s: its values change only the GPU count and the price: every worker role uses "+
+				"fixed or polynomial timing, which prices a pass alike on any split of the model, and a fixed KV pool; time each "+
+				"value with timing {type: default} and kv_cache.capacity {type: default}", s.File, d.Path))
+		}
+	}
 	return out
 }
+
+// splitFields are the parallelism fields that only split a worker's passes over more GPUs
+// (replicas and attention_data change the scheduling, and pipeline the overlap of host time,
+// so they are not among them).
+var splitFields = []string{"tensor", "moe_tensor", "moe_expert"}

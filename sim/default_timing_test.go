@@ -271,6 +271,23 @@ func TestDeploymentNotes(t *testing.T) {
 	}
 }
 
+// Under a timing that does not price the shape (polynomial), a shape the model cannot be split
+// into still runs, with a note naming the field: no engine runs it.
+func TestUnpricedInvalidShapeIsNoted(t *testing.T) {
+	cfg := mustLoad(t, seedSynthetic, "engine.workers.aggregated.parallelism={replicas: 1, tensor: 64}")
+	notes, err := CheckNotes(cfg, nil)
+	want := "engine.workers.aggregated.parallelism.tensor: tensor 64 does not divide meta-llama/Llama-3.1-8B's 32 attention heads"
+	if err != nil || !strings.Contains(strings.Join(notes, "\n"), want) || !strings.Contains(strings.Join(notes, "\n"), "polynomial timing does not depend on it") {
+		t.Errorf("notes %q, err %v; want %q", notes, err, want)
+	}
+	if err := CheckShapes(cfg); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("CheckShapes: %v, want %q", err, want)
+	}
+	if err := CheckShapes(mustLoad(t, seedSynthetic)); err != nil {
+		t.Errorf("CheckShapes of the seed: %v", err)
+	}
+}
+
 // FP4 weights priced by the roofline on a GPU without FP4 tensor cores get a timing note naming
 // the role and the GPU (they run at the next lower GEMM peak and stream at the FP8 rate, not at
 // Blackwell's FP4Memory share); Blackwell gets none, nor do FP8 weights.

@@ -179,6 +179,13 @@ func (d *deployment) checkShapes() error {
 			if m, merr := d.modelFor(""); merr == nil {
 				err = d.checkShape(name, role, m)
 			}
+		default:
+			// The timing does not price the shape, so the run goes on; but no engine runs it.
+			if m, merr := d.modelFor(""); merr == nil {
+				if serr := d.checkShape(name, role, m); serr != nil {
+					d.notes = append(d.notes, serr.Error()+" (no engine runs this shape; "+string(role.Timing.Type)+" timing does not depend on it)")
+				}
+			}
 		}
 		var one *config.Error
 		var many config.Errors
@@ -532,6 +539,37 @@ func (d *deployment) capacityBlocks(name config.Role, role *config.WorkerRole) (
 	}
 	return 0, &config.Error{File: d.cfg.File, Path: path + ".type",
 		Msg: fmt.Sprintf("must be one of default, fixed, got %q", kv.Capacity.Type)}
+}
+
+// CheckShapes refuses, whatever the timing, a role whose parallel shape cfg's model cannot be
+// split into (timing.ModelSpec.ShapeErrors), naming each field: export's check, since no engine
+// launches such a shape. Nil when every shape is valid or the model is not in the catalog (then
+// nothing says how it splits).
+func CheckShapes(cfg *config.Config) error {
+	d := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
+	m, err := d.modelFor("")
+	if err != nil {
+		return nil
+	}
+	var all config.Errors
+	for _, name := range cfg.Engine.Mode.Roles() {
+		role := cfg.Engine.Workers.Role(name)
+		if role == nil {
+			continue
+		}
+		var one *config.Error
+		var many config.Errors
+		switch err := d.checkShape(name, role, m); {
+		case errors.As(err, &many):
+			all = append(all, many...)
+		case errors.As(err, &one):
+			all = append(all, one)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return all
 }
 
 // DeploymentNotes says what a real deployment of cfg could not do as configured, whatever the

@@ -108,6 +108,9 @@ func runExport(io ioStreams, opts *exportOptions) error {
 	case name == "":
 		name = strings.TrimSuffix(filepath.Base(opts.ConfigPath), filepath.Ext(opts.ConfigPath))
 	}
+	if err := sim.CheckShapes(cfg); err != nil {
+		return err
+	}
 	for _, n := range sim.DeploymentNotes(cfg) {
 		fmt.Fprintln(io.Err, "warning: "+n)
 	}

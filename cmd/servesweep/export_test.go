@@ -38,6 +38,12 @@ func TestExportCommand(t *testing.T) {
 	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", dir, "--overwrite"); code != exitOK {
 		t.Errorf("--overwrite: exit %d, stderr %q", code, errs)
 	}
+	// A shape the model cannot be split into is refused whatever the timing: no engine runs it.
+	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", t.TempDir(),
+		"--set", "engine.workers.aggregated.parallelism={replicas: 1, tensor: 64}"); code != exitConfigError ||
+		!strings.Contains(errs, "engine.workers.aggregated.parallelism.tensor: tensor 64 does not divide") {
+		t.Errorf("tensor 64: exit %d, stderr %q; want exit 2 naming the field", code, errs)
+	}
 	// A --name that is a DNS label names the deployment as given.
 	named := filepath.Join(t.TempDir(), "named")
 	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "dynamo", "--output-dir", named, "--name", "llama--8b-tp2"); code != exitOK {
