@@ -147,6 +147,11 @@ func TestAssumedHarnessAndUntabulatedFlags(t *testing.T) {
 	if _, err := PlanRow(one[0], Options{}); err == nil || !strings.Contains(err.Error(), "a row needs osl >= 2") {
 		t.Errorf("osl 1: err = %v", err)
 	}
+	// A length past the simulator's limit names the column and the value as the file gives them.
+	huge := readIX(t, "h,vllm,Qwen/Qwen3-32B,h100_sxm,,,agg,999999999999,128,8,8,1,100,12,inferencex,2025-10-29")
+	if _, err := PlanRow(huge[0], Options{}); err == nil || err.Error() != "isl: must be <= 16777216 tokens (the longest request servesweep simulates), got 999999999999" {
+		t.Errorf("isl 999999999999: err = %v", err)
+	}
 }
 
 // The YAML of a plan is a prediction config predict runs to the same prediction Validate makes:

@@ -174,6 +174,14 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if r.OSL < 2 {
 		return nil, fmt.Errorf("osl: %d output tokens leave TPOT undefined ((latency − TTFT) / (output − 1)); a row needs osl >= 2", r.OSL)
 	}
+	for _, c := range []struct {
+		col string
+		n   int
+	}{{"isl", r.ISL}, {"osl", r.OSL}} {
+		if c.n > config.MaxTokensPerRequest {
+			return nil, fmt.Errorf("%s: must be <= %d tokens (the longest request servesweep simulates), got %d", c.col, config.MaxTokensPerRequest, c.n)
+		}
+	}
 	m, err := timing.ResolveModel(r.Model)
 	if err != nil {
 		return nil, fmt.Errorf("model_path: %w", err)
