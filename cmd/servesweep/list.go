@@ -274,7 +274,7 @@ func hardwareFacts(d hardwareDoc) string {
 		}
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	}
-	return fmt.Sprintf("%s GiB HBM at %s TB/s; dense TFLOPS BF16 %s, FP8 %s, FP4 %s; GPU link %s GB/s each way",
+	return fmt.Sprintf("%s GiB of GPU memory at %s TB/s; dense TFLOPS BF16 %s, FP8 %s, FP4 %s; GPU link %s GB/s each way",
 		strconv.FormatFloat(d.HBMGiB, 'f', -1, 64), strconv.FormatFloat(d.HBMTBps, 'f', -1, 64),
 		peak(d.BF16TFLOPS), peak(d.FP8TFLOPS), peak(d.FP4TFLOPS), strconv.FormatFloat(d.LinkGBps, 'f', -1, 64))
 }

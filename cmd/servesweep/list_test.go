@@ -99,7 +99,7 @@ func TestListHardware(t *testing.T) {
 	if !slices.Equal(names, timing.HardwareIDs()) {
 		t.Errorf("list hardware names %v, the GPU table %v", names, timing.HardwareIDs())
 	}
-	if line := lineOf(t, "hardware", "h100_sxm"); !strings.Contains(line, "80 GiB HBM at 3.35 TB/s") || !strings.Contains(line, "FP4 -") {
+	if line := lineOf(t, "hardware", "h100_sxm"); !strings.Contains(line, "80 GiB of GPU memory at 3.35 TB/s") || !strings.Contains(line, "FP4 -") {
 		t.Errorf("h100_sxm line %q", line)
 	}
 }

@@ -27,6 +27,8 @@ type rowsOptions struct {
 	Columns []string
 	// Front keeps only the rows of the Pareto front (pareto.json's points and their ties).
 	Front bool
+	// columnsSet says --columns was given (an empty value is then refused, not read as all).
+	columnsSet bool
 }
 
 // The values of rows --format.
@@ -62,7 +64,10 @@ JSON lines, where the two differ.`,
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, _ []string) error { return runRows(io, opts) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.columnsSet = cmd.Flags().Changed("columns")
+			return runRows(io, opts)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.ResultsDir, "results", "", "a sweep's output directory, holding results.parquet (required)")
@@ -97,6 +102,9 @@ func runRows(io ioStreams, opts *rowsOptions) error {
 		return err
 	}
 	defer t.Close()
+	if opts.columnsSet && len(opts.Columns) == 0 {
+		return &usageError{errors.New("--columns is empty: name at least one column (omit the flag for every column)")}
+	}
 	cols, err := t.pick(opts.Columns)
 	if err != nil {
 		return err

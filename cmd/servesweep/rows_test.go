@@ -156,6 +156,7 @@ func TestRowsErrors(t *testing.T) {
 	}{
 		{[]string{"rows", "--results", dir, "--columns", "gpus,nope"}, `no column "nope" in results.parquet; its columns are: point_id, point_index, status,`},
 		{[]string{"rows", "--results", dir, "--format", "parquet"}, "--format must be csv or jsonl"},
+		{[]string{"rows", "--results", dir, "--columns", ""}, "--columns is empty: name at least one column"},
 		{[]string{"rows"}, "--results is required"},
 		{[]string{"rows", "--results", t.TempDir()}, "has no results.parquet; run servesweep sweep"},
 		{[]string{"rows", "--results", filepath.Join(dir, "results.parquet")}, "is a file; give a sweep's output directory"},

@@ -45,6 +45,8 @@ type sweepOptions struct {
 	Shard         string
 	ShardCount    int
 	shardCountSet bool
+	// showSet says --show was given (it applies to --dry-run only).
+	showSet bool
 	// Simulate replaces the simulator (tests only; nil: sim.Run).
 	Simulate sweep.SimulateFunc
 	// AllowEmptyMode is --allow-empty-mode: sweep the modes that have valid points when one that
@@ -103,6 +105,7 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.SystemsDirSet = cmd.Flags().Changed("systems-dir")
 			opts.shardCountSet = cmd.Flags().Changed("shard-count")
+			opts.showSet = cmd.Flags().Changed("show")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -221,13 +224,20 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	return finishSweep(io, opts, x, out, time.Since(start), exportTargets)
 }
 
-// checkSweepFlags refuses (exit 2) a bad --format, --show, --parallelism or --timeout.
+// checkSweepFlags refuses (exit 2) a bad --format, --show, --parallelism or --timeout, and
+// --show or --export where they would be ignored (without --dry-run, with it).
 func checkSweepFlags(opts *sweepOptions) error {
 	if err := checkFormat(opts.Format); err != nil {
 		return err
 	}
 	if opts.Show < 0 {
 		return &usageError{fmt.Errorf("--show must be a whole number >= 0 (the points --dry-run lists), got %d", opts.Show)}
+	}
+	switch {
+	case opts.showSet && !opts.DryRun:
+		return &usageError{errors.New("--show lists the points of --dry-run; add --dry-run, or remove --show to run the sweep")}
+	case opts.DryRun && len(opts.Export) > 0:
+		return &usageError{errors.New("--export writes launch files for a sweep's recommendations, and --dry-run simulates nothing to recommend; remove one")}
 	}
 	if opts.Parallelism < 0 {
 		return &usageError{fmt.Errorf("--parallelism must be a whole number >= 1 (or 0 for the default), got %d", opts.Parallelism)}
