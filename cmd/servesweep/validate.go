@@ -450,6 +450,12 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 	if slices.ContainsFunc(rep.Rows, func(r calibrate.RowResult) bool { return r.Skipped && r.Reason == calibrate.NoWorkerCounts }) {
 		fmt.Fprintln(w, "hint: --assume-one-worker-per-role simulates a disaggregated row without worker counts as one worker of each role")
 	}
+	renderOverall(w, rep, s)
+}
+
+// renderOverall prints the validation's closing figures: each left-out fold and the pooled
+// figures under --holdout-by, else the headline with every skipped row counted.
+func renderOverall(w io.Writer, rep *calibrate.Report, s calibrate.Summary) {
 	if h := rep.Holdout; h != nil {
 		fmt.Fprintf(w, "\nLeft out by %s (each fitted on the other %ss only):\n", h.By, h.By)
 		for _, f := range h.Folds {
