@@ -288,6 +288,36 @@ func TestUnpricedInvalidShapeIsNoted(t *testing.T) {
 	}
 }
 
+// A worker of more GPUs than one link domain (48 B200s: six HGX baseboards of 8) gets a note
+// that its collectives between nodes are not priced; the same worker on a GB200 NVL72 rack (72
+// GPUs in one NVLink domain) does not. export refuses either when it exceeds one node (8 B200s,
+// 4 GB200s).
+func TestWorkerBeyondOneLinkDomainIsNoted(t *testing.T) {
+	const want = "engine.workers.aggregated: a worker of 48 b200_sxm GPUs spans more than one link domain of 8"
+	for _, c := range []struct {
+		hardware string
+		noted    bool
+	}{{"b200_sxm", true}, {"gb200", false}} {
+		cfg := mustLoad(t, seedSynthetic, "engine.model=deepseek-ai/DeepSeek-R1", "engine.hardware="+c.hardware,
+			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 1, attention_data: 48, moe_expert: 48, redundant_experts: 32}",
+			"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.kv_cache.capacity={type: default}")
+		notes, err := CheckNotes(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(strings.Join(notes, "\n"), "spans more than one link domain"); got != c.noted ||
+			c.noted && !strings.Contains(strings.Join(notes, "\n"), want) {
+			t.Errorf("%s: notes %q, want the link-domain note %v", c.hardware, notes, c.noted)
+		}
+		if err := CheckSingleNode(cfg); err == nil || !strings.Contains(err.Error(), "engine.workers.aggregated.parallelism: a worker of 48 GPUs") {
+			t.Errorf("%s: CheckSingleNode %v, want the worker refused", c.hardware, err)
+		}
+	}
+	if err := CheckSingleNode(mustLoad(t, seedSynthetic)); err != nil {
+		t.Errorf("the seed's one-GPU workers: %v", err)
+	}
+}
+
 // FP4 weights priced by the roofline on a GPU without FP4 tensor cores get a timing note naming
 // the role and the GPU (they run at the next lower GEMM peak and stream at the FP8 rate, not at
 // Blackwell's FP4Memory share); Blackwell gets none, nor do FP8 weights.

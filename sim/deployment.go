@@ -279,6 +279,11 @@ func (d *deployment) targetTiming(name config.Role, role *config.WorkerRole) (ti
 		if err != nil {
 			return nil, err
 		}
+		if n := role.Parallelism.GPUsPerWorker(); hw.WorkerSpansLinkDomain(n) {
+			d.notes = append(d.notes, fmt.Sprintf("engine.workers.%s: a worker of %d %s GPUs spans more than one link domain of %d: "+
+				"its collectives between nodes run over the network, which the timing prices at the GPU link's %g GB/s: its times are optimistic",
+				name, n, hw.ID, hw.LinkDomainGPUs, hw.LinkGBps))
+		}
 		if role.Timing.Type == config.TimingDefault {
 			if ol, err := d.opLevel(name, role, m, hw, prec); ol != nil || err != nil {
 				return ol, err
@@ -564,6 +569,35 @@ func CheckShapes(cfg *config.Config) error {
 			all = append(all, many...)
 		case errors.As(err, &one):
 			all = append(all, one)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return all
+}
+
+// CheckSingleNode refuses a role whose worker needs more GPUs than one node of its hardware
+// drives (timing.Hardware.NodeGPUs), naming engine.workers.<role>.parallelism: export's check,
+// since its launch files start each worker as one single-node process. Nil when every worker
+// fits one node or the hardware is not in the catalog.
+func CheckSingleNode(cfg *config.Config) error {
+	d := &deployment{cfg: cfg}
+	var all config.Errors
+	for _, name := range cfg.Engine.Mode.Roles() {
+		role := cfg.Engine.Workers.Role(name)
+		if role == nil {
+			continue
+		}
+		hw, err := d.hardwareFor(name, role, "")
+		if err != nil || hw.NodeGPUs == 0 {
+			continue
+		}
+		if n := role.Parallelism.GPUsPerWorker(); n > hw.NodeGPUs {
+			all = append(all, &config.Error{File: cfg.File, Path: "engine.workers." + string(name) + ".parallelism",
+				Msg: fmt.Sprintf("a worker of %d GPUs (tensor × pipeline × attention_data) spans %d nodes of %d %s GPUs; the export writes "+
+					"single-node launches: use workers of at most %d GPUs, or launch this one across nodes by hand",
+					n, (n+hw.NodeGPUs-1)/hw.NodeGPUs, hw.NodeGPUs, hw.ID, hw.NodeGPUs)})
 		}
 	}
 	if len(all) == 0 {

@@ -111,6 +111,9 @@ func runExport(io ioStreams, opts *exportOptions) error {
 	if err := sim.CheckShapes(cfg); err != nil {
 		return err
 	}
+	if err := sim.CheckSingleNode(cfg); err != nil {
+		return err
+	}
 	for _, n := range sim.DeploymentNotes(cfg) {
 		fmt.Fprintln(io.Err, "warning: "+n)
 	}

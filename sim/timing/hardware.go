@@ -23,6 +23,16 @@ type Hardware struct {
 	// LinkGBps is the GPU-to-GPU bandwidth in one direction in decimal GB/s: NVLink (half the
 	// datasheet's bidirectional figure), or PCIe for GPUs without NVLink.
 	LinkGBps float64
+	// LinkDomainGPUs is how many of these GPUs reach each other at LinkGBps: an HGX or DGX
+	// baseboard's 8 (A100, H100, H200, B200, B300; an L40S server's 8 over PCIe), a GB200 or
+	// GB300 NVL72 rack's 72 (NVIDIA's system datasheets). A worker of more GPUs sends part of its
+	// collectives over the network between nodes, which the roofline does not price
+	// (WorkerSpansLinkDomain).
+	LinkDomainGPUs int
+	// NodeGPUs is how many of these GPUs one host (one process launch) drives: 8 on an HGX or
+	// DGX system and an L40S server, 4 on a GB200 or GB300 compute tray. A worker of more GPUs
+	// needs a multi-node launch.
+	NodeGPUs int
 	// StreamingFraction is the share of MemoryTBps that weight-streaming GEMMs reach on this GPU,
 	// in (0, 1]: the median, over AIConfigurator's op database (../shared/data/aic-systems, the
 	// gemm_perf tables of TensorRT-LLM, SGLang and vLLM, each backend's newest version), of the
@@ -67,6 +77,12 @@ func (h Hardware) allReduceScale(gpus int) float64 {
 		return 1
 	}
 	return f / PooledAllReduceFraction
+}
+
+// WorkerSpansLinkDomain reports whether a worker of gpus GPUs of h spans more than one link
+// domain (LinkDomainGPUs; false when the catalog does not say).
+func (h Hardware) WorkerSpansLinkDomain(gpus int) bool {
+	return h.LinkDomainGPUs > 0 && gpus > h.LinkDomainGPUs
 }
 
 // streamingFraction is the share of the memory bandwidth weight and KV streaming reach on h:
@@ -126,14 +142,14 @@ func (h Hardware) PeakTFLOPS(p Precision) float64 {
 //     (1,466 with sparsity), no NVLink: PCIe Gen4 x16, 64 GB/s bidirectional.
 func hardwareCatalog() []Hardware {
 	return []Hardware{
-		{ID: "a100_sxm", MemoryGiB: 80, MemoryTBps: 2.039, BF16TFLOPS: 312, LinkGBps: 300},
-		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450, StreamingFraction: 0.84, AllReduceFraction: [3]float64{0.65, 0.74, 0.93}},
-		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkGBps: 450, StreamingFraction: 0.82, AllReduceFraction: [3]float64{0.65, 0.74, 0.95}},
-		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.57, 0.69, 0.70}},
-		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkGBps: 900, StreamingFraction: 0.77, AllReduceFraction: [3]float64{0.58, 0.69, 0}},
-		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkGBps: 900, StreamingFraction: 0.78, AllReduceFraction: [3]float64{0.58, 0.69, 0.71}},
-		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.58, 0.69, 0}},
-		{ID: "l40s", MemoryGiB: 48, MemoryTBps: 0.864, BF16TFLOPS: 362.05, FP8TFLOPS: 733, LinkGBps: 32},
+		{ID: "a100_sxm", MemoryGiB: 80, MemoryTBps: 2.039, BF16TFLOPS: 312, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 300},
+		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.84, AllReduceFraction: [3]float64{0.65, 0.74, 0.93}},
+		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.82, AllReduceFraction: [3]float64{0.65, 0.74, 0.95}},
+		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.57, 0.69, 0.70}},
+		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.77, AllReduceFraction: [3]float64{0.58, 0.69, 0}},
+		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.78, AllReduceFraction: [3]float64{0.58, 0.69, 0.71}},
+		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.58, 0.69, 0}},
+		{ID: "l40s", MemoryGiB: 48, MemoryTBps: 0.864, BF16TFLOPS: 362.05, FP8TFLOPS: 733, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 32},
 	}
 }
 
