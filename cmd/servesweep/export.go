@@ -14,6 +14,7 @@ import (
 	"github.com/servesweep/servesweep/results/export"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/spf13/cobra"
 )
 
@@ -107,6 +108,10 @@ func runExport(io ioStreams, opts *exportOptions) error {
 			"starting with a letter and ending with a letter or digit, at most 40 characters), got %q; e.g. %s", name, export.DNSLabel(name))}
 	case name == "":
 		name = strings.TrimSuffix(filepath.Base(opts.ConfigPath), filepath.Ext(opts.ConfigPath))
+	}
+	if _, err := timing.ResolveModel(cfg.Engine.Model); err != nil {
+		// predict refuses a model it cannot simulate; a launch for one would be a guess.
+		return &config.Error{File: cfg.File, Path: "engine.model", Msg: err.Error()}
 	}
 	if err := sim.CheckShapes(cfg); err != nil {
 		return err

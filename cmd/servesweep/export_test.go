@@ -38,6 +38,11 @@ func TestExportCommand(t *testing.T) {
 	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", dir, "--overwrite"); code != exitOK {
 		t.Errorf("--overwrite: exit %d, stderr %q", code, errs)
 	}
+	// A model predict cannot simulate is refused too, naming engine.model.
+	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", t.TempDir(),
+		"--set", "engine.model=acme/Unknown-7B-NVFP4"); code != exitConfigError || !strings.Contains(errs, `engine.model: unknown model "acme/Unknown-7B-NVFP4"`) {
+		t.Errorf("unknown model: exit %d, stderr %q; want exit 2 naming engine.model", code, errs)
+	}
 	// A shape the model cannot be split into is refused whatever the timing: no engine runs it.
 	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", t.TempDir(),
 		"--set", "engine.workers.aggregated.parallelism={replicas: 1, tensor: 64}"); code != exitConfigError ||

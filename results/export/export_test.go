@@ -234,6 +234,9 @@ func TestExportPrefillAndSpeculation(t *testing.T) {
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 8, moe_expert: 8}"}, []string{"deepseek-ai/DeepSeek-R1"}, []string{"--quantization"}},
 		{"trtllm-agg", TargetTRTLLM, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 8, moe_expert: 8}"}, []string{"deepseek-ai/DeepSeek-R1"}, nil},
+		// An FP4 checkpoint named by an alias spelled with its format is served as named, FP4.
+		{"sglang-agg", TargetSGLang, []string{"engine.model=nvidia/DeepSeek-R1-0528-NVFP4", "engine.precision.weights=fp4",
+			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 8, moe_expert: 8}"}, []string{"--model-path nvidia/DeepSeek-R1-0528-NVFP4"}, []string{"--quantization"}},
 		// Redundant experts: SGLang's and vLLM's expert-parallel load balancers place them.
 		{"sglang-agg", TargetSGLang, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 1, attention_data: 8, moe_expert: 8, redundant_experts: 32}"},

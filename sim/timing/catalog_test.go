@@ -383,6 +383,9 @@ func TestResolveModelID(t *testing.T) {
 		{"mistralai/Mistral-7B-Instruct-v0.3", "mistralai/Mistral-7B-Instruct-v0.3", false},
 		{"meta-llama/Meta-Llama-3.1-8B-Instruct", "meta-llama/Meta-Llama-3.1-8B-Instruct", false},
 		{"nvidia/Llama-3.1-8B-Instruct-FP8", "nvidia/Llama-3.1-8B-Instruct-FP8", false},
+		// An alias spelled with a weight format is a checkpoint of its own: its name is kept.
+		{"deepseek-ai/DeepSeek-R1-0528", "deepseek-ai/DeepSeek-R1", true},
+		{"nvidia/DeepSeek-R1-0528-NVFP4", "nvidia/DeepSeek-R1-0528-NVFP4", false},
 		{"acme/Unknown-7B", "acme/Unknown-7B", false},
 		{dir, dir, false},
 	} {

@@ -290,9 +290,10 @@ func LookupModel(id string) (ModelSpec, error) {
 // declared aliases (another name, such as "mistralai/Mistral-7B" for
 // "mistralai/Mistral-7B-Instruct-v0.3", compared as modelKey folds them), with wasAlias true.
 // Any other id comes back unchanged with wasAlias false: a catalog id or one of its spellings
-// (the checkpoint name is kept, as it also implies the precision), an existing model directory,
-// or a name the catalog does not know (LookupModel reports it). Entries are tried in catalog
-// order, as LookupModel does.
+// (the checkpoint name is kept, as it also implies the precision), an alias spelled with a
+// weight format (e.g. nvidia/DeepSeek-R1-0528-NVFP4: a checkpoint of its own, whose name says
+// its format), an existing model directory, or a name the catalog does not know (LookupModel
+// reports it). Entries are tried in catalog order, as LookupModel does.
 func ResolveModelID(id string) (resolved string, wasAlias bool) {
 	if st, err := os.Stat(id); err == nil && st.IsDir() {
 		return id, false
@@ -304,6 +305,9 @@ func ResolveModelID(id string) (resolved string, wasAlias bool) {
 		}
 		for _, a := range e.aliases {
 			if modelKey(a) == key {
+				if DefaultPrecisions(id).Weights != BF16 {
+					return id, false
+				}
 				return e.spec.ID, true
 			}
 		}
