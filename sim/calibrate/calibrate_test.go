@@ -201,7 +201,7 @@ func TestPlanRow(t *testing.T) {
 		w.Decode.Parallelism.Tensor != 2 || w.Decode.Scheduler.MaxSequences != 8 || p.Concurrency != 8 ||
 		*p.Config.Engine.KVTransfer.BandwidthGBps != RDMAGBps || p.Shape != "disagg P 2 × (TP1) / D 1 × (TP2)" ||
 		p.Config.Engine.Backend != "sglang" || p.Config.Engine.Workers.Decode.KVCache.BlockSize != 1 ||
-		!slices.Equal(p.Notes, []string{"concurrency empty: decode_batch_size 8 × decode_attention_dp_size 1 × decode_num_workers 1 = 8",
+		!slices.Equal(p.Notes, []string{"concurrency empty: decode_batch_size 8 × 1 decode attention-DP ranks × 1 decode workers = 8",
 			AssumedHarness().describe(8)}) {
 		t.Errorf("plan c: %+v", p)
 	}
@@ -564,7 +564,7 @@ func TestPlanRowDisaggWithoutWorkers(t *testing.T) {
 			p.Config.Traffic.Stop.Requests, p.Shape, *p.Config.Engine.KVTransfer.BandwidthGBps)
 	}
 	want := []string{DisaggWorkersNote, PrefillBatchNote,
-		"decode_batch_size empty: concurrency 4096 / (decode_attention_dp_size 16 × decode_num_workers 1) = 256 per rank",
+		"decode_batch_size empty: concurrency 4096 / (16 decode attention-DP ranks × 1 decode workers) = 256 per rank",
 		AssumedHarness().describe(4096)}
 	if !slices.Equal(p.Notes, want) {
 		t.Errorf("notes %q, want %q", p.Notes, want)

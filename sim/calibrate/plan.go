@@ -314,6 +314,7 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 			UnsupportedFeature, r.Model, t.Entry)
 	}
 	pb, db := r.Prefill.BatchSize, r.Decode.BatchSize
+	replaced := replacedColumns(r.Prefill, r.Decode, t)
 	r.Prefill, r.Decode = t.Prefill.Shape(), t.Decode.Shape()
 	r.Prefill.BatchSize, r.Decode.BatchSize = pb, db
 	r.Prefill.RedundantExperts, r.Decode.RedundantExperts = redundant[0], redundant[1]
@@ -323,6 +324,13 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 		note += ", recipe " + t.Recipe
 	}
 	notes = []string{note}
+	if replaced != "" {
+		verb := "differs"
+		if strings.Contains(replaced, ", ") {
+			verb = "differ"
+		}
+		notes = append(notes, "the row's "+replaced+" "+verb+" from that deployment's, whose values are simulated")
+	}
 	if n := recipeBatch(t.Recipe); n > 0 && db == 0 {
 		// The recipe's name gives the decode workers' batch limit per attention-DP rank (e.g.
 		// ctx1_gen5_tep8_batch64): requests beyond it wait, as they did in the benchmark.
@@ -330,6 +338,36 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 		notes = append(notes, fmt.Sprintf("decode_batch_size empty: %d per rank, from the recipe's name", n))
 	}
 	return notes, t.MTPDrafts, nil
+}
+
+// replacedColumns names the shape columns a row gives that disagree with deployment t, the one
+// InferenceX's configuration lists for it, with both values, e.g. "decode_moe_ep_size 8 (48)";
+// "" when none does. The columns are read as InferenceX's export writes them: tp_size is the
+// role's TP in the configuration's sense (the GPUs of an attention group, DP-attention or not;
+// DisaggFromInferenceX matches the row on it and on prefill_moe_ep_size), moe_ep_size its EP,
+// and an attention_dp_size above 1 its DP-attention degree.
+func replacedColumns(rowP, rowD WorkerShape, t DisaggTopology) string {
+	dp := func(w TopologyRole) int {
+		if w.DPAttention {
+			return w.TP
+		}
+		return 1
+	}
+	var out []string
+	for _, c := range []struct {
+		col       string
+		have, dep int
+		given     bool
+	}{
+		{"prefill_attention_dp_size", rowP.AttentionData, dp(t.Prefill), rowP.AttentionData > 1},
+		{"decode_moe_ep_size", rowD.MoEExpert, max(t.Decode.EP, 1), rowD.MoEExpert > 0},
+		{"decode_attention_dp_size", rowD.AttentionData, dp(t.Decode), rowD.AttentionData > 1},
+	} {
+		if c.given && c.have != c.dep {
+			out = append(out, fmt.Sprintf("%s %d (%d)", c.col, c.have, c.dep))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // recipeBatch is the N of a recipe file name's "_batchN_" part (0 when it has none).
@@ -445,11 +483,11 @@ func (p *Plan) disaggregated(cfg *config.Config, r Row, hw timing.Hardware, bs i
 	case db == 0:
 		// The same identity read the other way: the decode ranks share the row's concurrency.
 		db = (conc + slots - 1) / slots
-		p.Notes = append(p.Notes, fmt.Sprintf("%s: concurrency %d / (decode_attention_dp_size %d × decode_num_workers %d) = %d per rank",
+		p.Notes = append(p.Notes, fmt.Sprintf("%s: concurrency %d / (%d decode attention-DP ranks × %d decode workers) = %d per rank",
 			DecodeBatchNote, conc, ds.AttentionData, ds.Workers, db))
 	case conc == 0:
 		conc = db * slots
-		p.Notes = append(p.Notes, fmt.Sprintf("concurrency empty: decode_batch_size %d × decode_attention_dp_size %d × decode_num_workers %d = %d",
+		p.Notes = append(p.Notes, fmt.Sprintf("concurrency empty: decode_batch_size %d × %d decode attention-DP ranks × %d decode workers = %d",
 			db, ds.AttentionData, ds.Workers, conc))
 	}
 	cfg.Engine.Mode = config.ModeDisaggregated

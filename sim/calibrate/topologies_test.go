@@ -291,6 +291,12 @@ func TestPlanRowRedundantExperts(t *testing.T) {
 	if !strings.Contains(p.Shape, "EP48 +32 redundant experts") {
 		t.Errorf("shape %q does not show the redundant experts", p.Shape)
 	}
+	// A shape column that disagrees with the deployment is named, with the value simulated.
+	r.Decode.MoEExpert = 8
+	if p, err = PlanRow(r, Options{}); err != nil || !slices.Contains(p.Notes, "the row's decode_moe_ep_size 8 (48) differs from that deployment's, whose values are simulated") {
+		t.Errorf("decode_moe_ep_size 8: err %v, notes %q", err, p.Notes)
+	}
+	r.Decode.MoEExpert = 0
 	saved := sglangRedundantExperts["recipes/gb200-fp4/8k1k/mid-curve.yaml"]
 	delete(sglangRedundantExperts, "recipes/gb200-fp4/8k1k/mid-curve.yaml")
 	defer func() { sglangRedundantExperts["recipes/gb200-fp4/8k1k/mid-curve.yaml"] = saved }()
