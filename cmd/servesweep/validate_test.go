@@ -109,7 +109,7 @@ d1,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,disagg,256,8,4,1,1,60,8
 	}
 	code, out, _ = runCLI(t, "validate", "--measured", csvPath, "--format", "json", "--assume-one-worker-per-role")
 	if code != exitOK || !strings.Contains(out, `"note": "prefill_num_workers and decode_num_workers empty"`) ||
-		!strings.Contains(out, `"decode_batch_size empty: concurrency 4 / (decode_attention_dp_size 1 × decode_num_workers 1) = 4 per rank"`) {
+		!strings.Contains(out, `"decode_batch_size empty: concurrency 4 / (1 decode attention-DP ranks × 1 decode workers) = 4 per rank"`) {
 		t.Errorf("json: exit %d\n%s", code, out)
 	}
 }
