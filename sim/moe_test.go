@@ -44,6 +44,14 @@ func TestMoEParallelismRules(t *testing.T) {
 	if res.Summary.CompletedRequests != 100 || !(res.Summary.TPOT.Mean > 0) {
 		t.Errorf("completed %d, TPOT %v", res.Summary.CompletedRequests, res.Summary.TPOT.Mean)
 	}
+	// Redundant experts past the memory: the hint says to lower them first.
+	big := mustLoad(t, seedSynthetic, "engine.model=deepseek-ai/DeepSeek-R1", "engine.workers.aggregated.parallelism.tensor=8",
+		"engine.workers.aggregated.parallelism.moe_expert=8", "engine.workers.aggregated.parallelism.replicas=1",
+		"engine.workers.aggregated.parallelism.redundant_experts=2048",
+		"engine.workers.aggregated.timing={type: roofline}", "engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}")
+	if _, err := Run(context.Background(), big, Options{}); err == nil || !strings.Contains(err.Error(), "lower redundant_experts (2048 beside the model's 256 experts)") {
+		t.Errorf("2048 redundant experts: %v, want the hint to lower them", err)
+	}
 	// 32 redundant experts over the same 8 GPUs (288 slots, 36 per GPU instead of 32): the same
 	// requests complete, each decode step streaming more expert bytes.
 	red := mustRun(t, mustLoad(t, seedSynthetic, "engine.model=deepseek-ai/DeepSeek-R1", "engine.workers.aggregated.parallelism.tensor=8",

@@ -647,7 +647,7 @@ type KVCapacity struct {
 	// pools, and whatever else a release keeps. nil means timing.RuntimeReserveGiB (1.5); a value
 	// that leaves no room for one KV block is the capacity error naming the numbers. validate sets
 	// it for the InferenceX rows of vLLM 0.10.2 (calibrate.Factors.VLLMReserveGiB).
-	ReserveGiB *float64 `yaml:"reserve_gib,omitempty" union:"default" null:"omit" min:"0" sweep:"" json:",omitempty"`
+	ReserveGiB *float64 `yaml:"reserve_gib,omitempty" union:"default" null:"omit" min:"0" limit:"0,MaxGiB" sweep:"" json:",omitempty"`
 }
 
 // Timing types (timing.type).

@@ -38,6 +38,9 @@ const (
 	// MinRate and MaxRate bound arrival rates (per second), speedup factors and bandwidths.
 	MinRate = 1e-6
 	MaxRate = 1e9
+	// MaxGiB bounds a memory amount per GPU in GiB (kv_cache.capacity.reserve_gib): 2^20 GiB, a
+	// thousand times any GPU's memory.
+	MaxGiB = 1 << 20
 )
 
 // boundNames are the names a `limit` tag may use.
@@ -45,7 +48,7 @@ var boundNames = map[string]float64{
 	"MaxRequests": MaxRequests, "MaxTokensPerRequest": MaxTokensPerRequest, "MaxTurns": MaxTurns,
 	"MaxBlockSize": MaxBlockSize, "MaxBatchedTokens": MaxBatchedTokens, "MaxSequences": MaxSequences,
 	"MaxBlocks": MaxBlocks, "MaxParallelism": MaxParallelism, "MaxMs": MaxMs, "MaxSeconds": MaxSeconds,
-	"MinRate": MinRate, "MaxRate": MaxRate,
+	"MinRate": MinRate, "MaxRate": MaxRate, "MaxGiB": MaxGiB,
 }
 
 // limits reports the bounds that combine fields: sessions × turns, the requests a

@@ -29,6 +29,8 @@ func TestLimits(t *testing.T) {
 		{"traffic.stop={requests_per_load_unit: 1e300}", "traffic.stop.requests_per_load_unit", "must be <= 2000000"},
 		{"traffic.load={type: constant_rate, requests_per_second: 1e-310}", "traffic.load.requests_per_second", "must be between 1e-06 and 1e+09"},
 		{p + "timing={type: fixed, prefill_ms: 1e200, decode_ms: 1}", p + "timing.prefill_ms", "must be between 0 and 1e+10"},
+		{p + "kv_cache.capacity={type: default, reserve_gib: 1e308}", p + "kv_cache.capacity.reserve_gib", "must be between 0 and 1.048576e+06, got 1e+308"},
+		{p + "parallelism.redundant_experts=1000000", p + "parallelism.redundant_experts", "must be <= 65536"},
 	} {
 		_, err := Decode(base, "x.yaml", []string{c.set})
 		var ces Errors

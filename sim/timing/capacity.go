@@ -139,7 +139,11 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 		c.KVGiB *= in.MemoryFraction
 	}
 	raise := "raise tensor or pipeline"
-	if m.MoE != nil {
+	switch {
+	case m.MoE != nil && s.RedundantExperts > 0:
+		raise = fmt.Sprintf("lower redundant_experts (%d beside the model's %d experts), or raise tensor, pipeline, or attention_data with moe_expert (the experts split over more GPUs)",
+			s.RedundantExperts, m.MoE.Experts)
+	case m.MoE != nil:
 		raise = "raise tensor, pipeline, or attention_data with moe_expert (the experts split over more GPUs)"
 	}
 	if c.WeightsGiB >= c.UsableGiB {
