@@ -127,6 +127,12 @@ func (d *deployment) checkShape(name config.Role, role *config.WorkerRole, m tim
 	for _, se := range m.ShapeErrors(shape(role)) {
 		errs = append(errs, &config.Error{File: d.cfg.File, Path: "engine.workers." + string(name) + ".parallelism." + se.Field, Msg: se.Msg})
 	}
+	return oneOrAll(errs)
+}
+
+// oneOrAll returns errs as an error: nil when empty, its *config.Error when it holds one, else
+// errs itself.
+func oneOrAll(errs config.Errors) error {
 	switch len(errs) {
 	case 0:
 		return nil
@@ -134,6 +140,20 @@ func (d *deployment) checkShape(name config.Role, role *config.WorkerRole, m tim
 		return errs[0]
 	}
 	return errs
+}
+
+// gather appends the configuration errors of err (a *config.Error or a config.Errors) to all;
+// ok is false when err is another error, which the caller returns as it is.
+func gather(all config.Errors, err error) (_ config.Errors, ok bool) {
+	var one *config.Error
+	var many config.Errors
+	switch {
+	case errors.As(err, &many):
+		return append(all, many...), true
+	case errors.As(err, &one):
+		return append(all, one), true
+	}
+	return all, err == nil
 }
 
 // checkMoE refuses moe_tensor or moe_expert above 1, or redundant_experts other than 0, unless
@@ -187,24 +207,12 @@ func (d *deployment) checkShapes() error {
 				}
 			}
 		}
-		var one *config.Error
-		var many config.Errors
-		switch {
-		case errors.As(err, &many):
-			all = append(all, many...)
-		case errors.As(err, &one):
-			all = append(all, one)
-		case err != nil:
+		var ok bool
+		if all, ok = gather(all, err); !ok {
 			return err
 		}
 	}
-	switch len(all) {
-	case 0:
-		return nil
-	case 1:
-		return all[0]
-	}
-	return all
+	return oneOrAll(all)
 }
 
 // timing builds the timing model of role name: its timing type's model, within timing.MTP when
@@ -562,19 +570,9 @@ func CheckShapes(cfg *config.Config) error {
 		if role == nil {
 			continue
 		}
-		var one *config.Error
-		var many config.Errors
-		switch err := d.checkShape(name, role, m); {
-		case errors.As(err, &many):
-			all = append(all, many...)
-		case errors.As(err, &one):
-			all = append(all, one)
-		}
+		all, _ = gather(all, d.checkShape(name, role, m)) // checkShape returns configuration errors only
 	}
-	if len(all) == 0 {
-		return nil
-	}
-	return all
+	return oneOrAll(all)
 }
 
 // CheckSingleNode refuses a role whose worker needs more GPUs than one node of its hardware
@@ -600,10 +598,7 @@ func CheckSingleNode(cfg *config.Config) error {
 					n, (n+hw.NodeGPUs-1)/hw.NodeGPUs, hw.NodeGPUs, hw.ID, hw.NodeGPUs)})
 		}
 	}
-	if len(all) == 0 {
-		return nil
-	}
-	return all
+	return oneOrAll(all)
 }
 
 // DeploymentNotes says what a real deployment of cfg could not do as configured, whatever the

@@ -324,12 +324,12 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 		note += ", recipe " + t.Recipe
 	}
 	notes = []string{note}
-	if replaced != "" {
+	if len(replaced) > 0 {
 		verb := "differs"
-		if strings.Contains(replaced, ", ") {
+		if len(replaced) > 1 {
 			verb = "differ"
 		}
-		notes = append(notes, "the row's "+replaced+" "+verb+" from that deployment's, whose values are simulated")
+		notes = append(notes, "the row's "+strings.Join(replaced, ", ")+" "+verb+" from that deployment's, whose values are simulated")
 	}
 	if n := recipeBatch(t.Recipe); n > 0 && db == 0 {
 		// The recipe's name gives the decode workers' batch limit per attention-DP rank (e.g.
@@ -341,12 +341,12 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 }
 
 // replacedColumns names the shape columns a row gives that disagree with deployment t, the one
-// InferenceX's configuration lists for it, with both values, e.g. "decode_moe_ep_size 8 (48)";
-// "" when none does. The columns are read as InferenceX's export writes them: tp_size is the
+// InferenceX's configuration lists for it, each with both values, e.g. "decode_moe_ep_size 8
+// (48)"; none when they agree. The columns are read as InferenceX's export writes them: tp_size is the
 // role's TP in the configuration's sense (the GPUs of an attention group, DP-attention or not;
 // DisaggFromInferenceX matches the row on it and on prefill_moe_ep_size), moe_ep_size its EP,
 // and an attention_dp_size above 1 its DP-attention degree.
-func replacedColumns(rowP, rowD WorkerShape, t DisaggTopology) string {
+func replacedColumns(rowP, rowD WorkerShape, t DisaggTopology) []string {
 	dp := func(w TopologyRole) int {
 		if w.DPAttention {
 			return w.TP
@@ -367,7 +367,7 @@ func replacedColumns(rowP, rowD WorkerShape, t DisaggTopology) string {
 			out = append(out, fmt.Sprintf("%s %d (%d)", c.col, c.have, c.dep))
 		}
 	}
-	return strings.Join(out, ", ")
+	return out
 }
 
 // recipeBatch is the N of a recipe file name's "_batchN_" part (0 when it has none).
