@@ -15,10 +15,10 @@ test:
 	# measured deployments (skipped when ../shared/data is absent), and the commands' end-to-end
 	# tests (trace replays, whole and sharded sweeps, kill -9 and resume, golden digests), and the
 	# huge-page reservation under ulimit -v and -d (the race detector needs more address space),
-	# the capacity search's run-length check (six searches of a 70B deployment),
+	# the capacity search's run-length checks (six searches of a 70B deployment, two of the built-in 8-GPU kv_router one),
 	# and ExpertGEMM's, Memory's and FP4Memory's derivations from the MoE and GEMM tables of the op database.
 	$(GO) test -count=1 ./sim/calibrate ./cmd/servesweep ./cmd/servesweep/internal/hugepages
-	$(GO) test -count=1 -run 'CapacityIndependentOfRunLength' ./sweep
+	$(GO) test -count=1 -run 'CapacityIndependentOfRunLength|CapacitySettlesUnderKVRouter' ./sweep
 	$(GO) test -count=1 -run 'ExpertGEMMFromTheOpDatabase|MemoryFromTheOpDatabase' ./sim/timing
 
 bench:

@@ -267,4 +267,27 @@ func TestCapacityWarnings(t *testing.T) {
 	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.source.new_input_tokens_per_turn and output_tokens_per_turn are fixed") {
 		t.Errorf("fixed session turns: %q", x.Warnings)
 	}
+	// A constant think time is warned under kv_router (fixed or among a domain's values), not
+	// under round_robin alone, nor with a spread or no think time.
+	sessions := "traffic.source={type: synthetic-session, new_input_tokens_per_turn: {distribution: uniform, min: 80, max: 120}, " +
+		"output_tokens_per_turn: {distribution: uniform, min: 8, max: 12}, session: {turns: 2, inter_turn_delay_ms: 100}}"
+	for _, c := range []struct {
+		sets []string
+		warn bool
+	}{
+		{[]string{"router.policy=kv_router"}, true},
+		{[]string{"router.policy={choices: [round_robin, kv_router]}"}, true},
+		{[]string{"router.policy=round_robin"}, false},
+		{[]string{"router.policy=kv_router", "traffic.source.session.inter_turn_delay_stddev_ms=50"}, false},
+		{[]string{"router.policy=kv_router", "traffic.source.session.inter_turn_delay_ms=0"}, false},
+		{[]string{"router.policy=kv_router", "traffic.load.ramp_seconds=0"}, false},
+	} {
+		sets := append([]string{"optimization.capacity_search={}", "traffic.stop={sessions_per_load_unit: 10}", sessions}, c.sets...)
+		x = expand(t, withSLA, sets...)
+		got := len(x.Warnings) == 1 && strings.Contains(x.Warnings[0],
+			"spec.yaml: traffic.source.session.inter_turn_delay_ms is a constant 100 ms under kv_router")
+		if got != c.warn || len(x.Warnings) > 1 {
+			t.Errorf("%v: warnings %q, want the think-time warning: %v", c.sets, x.Warnings, c.warn)
+		}
+	}
 }

@@ -97,6 +97,7 @@ var otherColumns = map[string][2]string{
 	"session_shared_prefix_ratio":               {"fraction", "share of the first prompt shared in a prefix group"},
 	"session_prefix_groups":                     {"count", "prefix groups sessions are drawn from"},
 	"session_inter_turn_delay_ms":               {"ms", "delay between a reply and the next turn"},
+	"session_inter_turn_delay_stddev_ms":        {"ms", "standard deviation of that delay"},
 	"trace_block_size_tokens":                   {"tokens", "trace's hash block size"},
 	"load_concurrency":                          {"count", "requests (or sessions) in flight, closed loop"},
 	"load_requests_per_second":                  {"requests/s", "open-loop arrival rate"},

@@ -86,6 +86,7 @@
 //	source_new_input_tokens_per_turn, source_output_tokens_per_turn, session_turns,
 //	  session_prefix_groups                              INT64   synthetic-session
 //	session_shared_prefix_ratio, session_inter_turn_delay_ms   DOUBLE
+//	session_inter_turn_delay_stddev_ms                  DOUBLE
 //	trace_path, trace_format                             STRING  trace
 //	trace_block_size_tokens                              INT64
 //	load_type                                            STRING

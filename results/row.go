@@ -164,24 +164,25 @@ type Row struct {
 	RouterTemperature        *float64 `parquet:"router_temperature,optional"`
 
 	// SourceType is traffic.source.type; the source_, session_ and trace_ columns hold its fields.
-	SourceType                  string   `parquet:"source_type"`
-	SourceInputTokens           *int64   `parquet:"source_input_tokens,optional"`
-	SourceOutputTokens          *int64   `parquet:"source_output_tokens,optional"`
-	SourceNewInputTokensPerTurn *int64   `parquet:"source_new_input_tokens_per_turn,optional"`
-	SourceOutputTokensPerTurn   *int64   `parquet:"source_output_tokens_per_turn,optional"`
-	SessionTurns                *int64   `parquet:"session_turns,optional"`
-	SessionSharedPrefixRatio    *float64 `parquet:"session_shared_prefix_ratio,optional"`
-	SessionPrefixGroups         *int64   `parquet:"session_prefix_groups,optional"`
-	SessionInterTurnDelayMs     *float64 `parquet:"session_inter_turn_delay_ms,optional"`
-	TracePath                   *string  `parquet:"trace_path,optional"`
-	TraceFormat                 *string  `parquet:"trace_format,optional"`
-	TraceBlockSizeTokens        *int64   `parquet:"trace_block_size_tokens,optional"`
-	LoadType                    string   `parquet:"load_type"`
-	LoadConcurrency             *int64   `parquet:"load_concurrency,optional"`
-	LoadRequestsPerSecond       *float64 `parquet:"load_requests_per_second,optional"`
-	LoadSessionsPerSecond       *float64 `parquet:"load_sessions_per_second,optional"`
-	LoadSeed                    *int64   `parquet:"load_seed,optional"`
-	LoadSpeedup                 *float64 `parquet:"load_speedup,optional"`
+	SourceType                    string   `parquet:"source_type"`
+	SourceInputTokens             *int64   `parquet:"source_input_tokens,optional"`
+	SourceOutputTokens            *int64   `parquet:"source_output_tokens,optional"`
+	SourceNewInputTokensPerTurn   *int64   `parquet:"source_new_input_tokens_per_turn,optional"`
+	SourceOutputTokensPerTurn     *int64   `parquet:"source_output_tokens_per_turn,optional"`
+	SessionTurns                  *int64   `parquet:"session_turns,optional"`
+	SessionSharedPrefixRatio      *float64 `parquet:"session_shared_prefix_ratio,optional"`
+	SessionPrefixGroups           *int64   `parquet:"session_prefix_groups,optional"`
+	SessionInterTurnDelayMs       *float64 `parquet:"session_inter_turn_delay_ms,optional"`
+	SessionInterTurnDelayStddevMs *float64 `parquet:"session_inter_turn_delay_stddev_ms,optional"`
+	TracePath                     *string  `parquet:"trace_path,optional"`
+	TraceFormat                   *string  `parquet:"trace_format,optional"`
+	TraceBlockSizeTokens          *int64   `parquet:"trace_block_size_tokens,optional"`
+	LoadType                      string   `parquet:"load_type"`
+	LoadConcurrency               *int64   `parquet:"load_concurrency,optional"`
+	LoadRequestsPerSecond         *float64 `parquet:"load_requests_per_second,optional"`
+	LoadSessionsPerSecond         *float64 `parquet:"load_sessions_per_second,optional"`
+	LoadSeed                      *int64   `parquet:"load_seed,optional"`
+	LoadSpeedup                   *float64 `parquet:"load_speedup,optional"`
 	// LoadRampSeconds is traffic.load.ramp_seconds when the config gives it (a capacity search's
 	// probe configs always do), in seconds; null when omitted.
 	LoadRampSeconds           *float64 `parquet:"load_ramp_seconds,optional"`
@@ -845,6 +846,7 @@ func fillConfig(r *Row, c *config.Config) {
 		if sh := t.Source.Session; sh != nil {
 			r.SessionTurns, r.SessionPrefixGroups = i64(sh.Turns), i64(sh.PrefixGroups)
 			r.SessionSharedPrefixRatio, r.SessionInterTurnDelayMs = f64(sh.SharedPrefixRatio), f64(sh.InterTurnDelayMs)
+			r.SessionInterTurnDelayStddevMs = f64(sh.InterTurnDelayStddevMs)
 		}
 	case config.SourceTrace:
 		r.TracePath = str(strings.Join(t.Source.Paths, ","))

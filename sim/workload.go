@@ -38,6 +38,7 @@ func BuildWorkload(cfg *config.Config) (*traffic.Workload, error) {
 				Turns: sh.Turns, NewInput: lengthOf(c.NewInputTokensPerTurn, c.NewInputTokensPerTurnDist),
 				Output:            lengthOf(c.OutputTokensPerTurn, c.OutputTokensPerTurnDist),
 				SharedPrefixRatio: sh.SharedPrefixRatio, PrefixGroups: sh.PrefixGroups, InterTurnDelayMs: sh.InterTurnDelayMs,
+				InterTurnDelayStddevMs: sh.InterTurnDelayStddevMs,
 			}
 		}
 		return traffic.SyntheticSessionsMix(countFor(stop.Sessions, stop.SessionsPerLoadUnit, load), shapes, weights, src.DrawSeed()), nil

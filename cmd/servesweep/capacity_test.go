@@ -123,6 +123,15 @@ func TestCapacityRecommendationReproduces(t *testing.T) {
 			sets = append(sets, "--set", "traffic.load.ramp_seconds="+strconv.FormatFloat(*fail.RampSeconds, 'g', -1, 64),
 				"--set", "traffic.load.warmup_seconds="+strconv.FormatFloat(*fail.WarmupSeconds, 'g', -1, 64))
 		}
+		// The failing probe ran its own stop (the recommendation carries the capacity probe's,
+		// which a settled probe doubled).
+		if fail.StopPerLoadUnit != nil {
+			key := "traffic.stop.requests_per_load_unit="
+			if strings.Contains(string(data), "sessions_per_load_unit") {
+				key = "traffic.stop.sessions_per_load_unit="
+			}
+			sets = append(sets, "--set", key+strconv.FormatFloat(*fail.StopPerLoadUnit, 'g', -1, 64))
+		}
 		above := filepath.Join(t.TempDir(), "above")
 		if code, _, errs := runCLI(t, append([]string{"predict", "--stack", "dynamo", "-c", rec, "--output-dir", above}, sets...)...); code != 0 {
 			t.Fatalf("predict %s at %g: exit %d: %s", rec, fail.Load, code, errs)

@@ -172,6 +172,9 @@ func (x *exporter) aiperfSessions(args []arg, notes []string) ([]arg, []string) 
 		if s.InterTurnDelayMs > 0 {
 			args = append(args, arg{"--conversation-turn-delay-mean", trimFloat(s.InterTurnDelayMs)})
 		}
+		if s.InterTurnDelayStddevMs > 0 {
+			args = append(args, arg{"--conversation-turn-delay-stddev", trimFloat(s.InterTurnDelayStddevMs)})
+		}
 		if s.SharedPrefixRatio > 0 && s.PrefixGroups > 0 {
 			prefix := int(math.Round(s.SharedPrefixRatio * float64(src.NewInputTokensPerTurn)))
 			args = append(args, arg{"--num-prefix-prompts", itoa(s.PrefixGroups)}, arg{"--prefix-prompt-length", itoa(prefix)})

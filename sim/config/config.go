@@ -194,8 +194,14 @@ type SessionShape struct {
 	// PrefixGroups. It must be > 0 when SharedPrefixRatio > 0.
 	PrefixGroups int `yaml:"prefix_groups" min:"0"`
 	// InterTurnDelayMs is the think time in ms between a turn's completion and the next turn's
-	// arrival.
+	// arrival: its mean when InterTurnDelayStddevMs > 0.
 	InterTurnDelayMs float64 `yaml:"inter_turn_delay_ms" min:"0" limit:"0,MaxMs"`
+	// InterTurnDelayStddevMs, when > 0, draws each think time from a normal distribution of mean
+	// InterTurnDelayMs and this standard deviation in ms, clipped at 0 (AIPerf's
+	// --conversation-turn-delay-mean and --conversation-turn-delay-stddev). 0 (the default): every
+	// think time is InterTurnDelayMs. A constant think time lets a closed loop's sessions that
+	// share a replica fall into step (docs/sweep.md "Steady state").
+	InterTurnDelayStddevMs float64 `yaml:"inter_turn_delay_stddev_ms,omitempty" min:"0" limit:"0,MaxMs"`
 }
 
 // Load types (traffic.load.type).

@@ -549,6 +549,8 @@ func TestDecodeBadConfigs(t *testing.T) {
 			"traffic.source.session.turns", "must be >= 2, got 1"},
 		{"session delay", "", append(setSession[:2:2], "traffic.source.session.inter_turn_delay_ms=-1"),
 			"traffic.source.session.inter_turn_delay_ms", "must be >= 0, got -1"},
+		{"session delay spread", "", append(setSession[:2:2], "traffic.source.session.inter_turn_delay_stddev_ms=-5"),
+			"traffic.source.session.inter_turn_delay_stddev_ms", "must be >= 0, got -5"},
 		{"input tokens", "", []string{"traffic.source.input_tokens=-3"}, "traffic.source.input_tokens", "must be an int > 0, got -3"},
 		{"agg rejects prefill", "", []string{"engine.workers.prefill={}"}, "engine.workers", "aggregated mode rejects prefill/decode workers"},
 		{"agg requires role", "", []string{"engine.workers={}"}, "engine.workers", "aggregated mode requires workers.aggregated"},

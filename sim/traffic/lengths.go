@@ -119,3 +119,7 @@ func pick(rng *rand.Rand, weights []float64, n int) int {
 
 // newRand is the generator of a workload's draws: PCG seeded with seed.
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x6c656e67746873)) }
+
+// thinkRand returns the generator of a workload's think times, seeded by seed on a stream of
+// its own (newRand's draws the lengths).
+func thinkRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x7468696e6b)) }

@@ -285,3 +285,40 @@ func sameNames(ids [][]uint32, distinct int, hashes [][]uint64) string {
 	}
 	return ""
 }
+
+// Think times with a standard deviation: every later turn's DelayMs is a normal draw of mean 100
+// and standard deviation 50 ms clipped at 0 (sample mean within 4 standard errors, sample
+// standard deviation within 5 %), first turns wait for nothing, and the lengths are those of the
+// same workload with a constant think time (the draws come from a generator of their own).
+func TestSyntheticSessionsThinkTimeSpread(t *testing.T) {
+	sh := SessionShape{Turns: 4, NewInput: Length{Kind: LengthUniform, Min: 50, Max: 150},
+		Output: Length{Kind: LengthUniform, Min: 5, Max: 20}, InterTurnDelayMs: 100}
+	fixed := SyntheticSessionsMix(4000, []SessionShape{sh}, nil, 3)
+	sh.InterTurnDelayStddevMs = 50
+	spread := SyntheticSessionsMix(4000, []SessionShape{sh}, nil, 3)
+	var sum, sq float64
+	n := 0
+	for i, r := range spread.Requests {
+		f := fixed.Requests[i]
+		if r.PromptLen != f.PromptLen || r.OutputLen != f.OutputLen {
+			t.Fatalf("request %d: lengths %d/%d, want %d/%d as without a spread", i, r.PromptLen, r.OutputLen, f.PromptLen, f.OutputLen)
+		}
+		if r.Turn == 0 {
+			if r.DelayMs != 0 {
+				t.Fatalf("request %d: first turn waits %g ms", i, r.DelayMs)
+			}
+			continue
+		}
+		if f.DelayMs != 100 || r.DelayMs < 0 {
+			t.Fatalf("request %d: think times %g (constant) and %g (spread)", i, f.DelayMs, r.DelayMs)
+		}
+		sum += r.DelayMs
+		sq += r.DelayMs * r.DelayMs
+		n++
+	}
+	mean := sum / float64(n)
+	sd := math.Sqrt(sq/float64(n) - mean*mean)
+	if n != 12_000 || math.Abs(mean-100) > 4*50/math.Sqrt(float64(n)) || math.Abs(sd-50) > 2.5 {
+		t.Errorf("%d think times: mean %.2f ms, standard deviation %.2f ms; want 12000, 100 and 50", n, mean, sd)
+	}
+}

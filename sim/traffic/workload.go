@@ -617,8 +617,9 @@ type SessionShape struct {
 	// SharedPrefixRatio in [0, 1] and PrefixGroups >= 0: see SyntheticSessions.
 	SharedPrefixRatio float64
 	PrefixGroups      int
-	// InterTurnDelayMs is the think time between a turn's completion and the next turn.
-	InterTurnDelayMs float64
+	// InterTurnDelayMs is the think time between a turn's completion and the next turn, ms: the
+	// mean of a normal draw clipped at 0 when InterTurnDelayStddevMs (ms) > 0.
+	InterTurnDelayMs, InterTurnDelayStddevMs float64
 }
 
 // SyntheticSessions returns n sessions of s.Turns turns. Turn k's prompt is turn k-1's prompt,
@@ -640,9 +641,11 @@ func SyntheticSessions(n int, s SessionShape) *Workload {
 // SyntheticSessions builds them; prefix groups are per shape (session i of shape c belongs to
 // group i mod G_c of that shape). Draws use a generator seeded with seed, in session order: the
 // component (when there are several), then for each turn its new input and its output; fixed
-// lengths draw nothing.
+// lengths draw nothing. Think times with a standard deviation are drawn from a second generator
+// (thinkRand) in request order, so that they leave the lengths as they are without one.
 func SyntheticSessionsMix(n int, shapes []SessionShape, weights []float64, seed uint64) *Workload {
 	rng := newRand(seed)
+	think := thinkRand(seed)
 	comp := make([]int32, n)
 	// lens[first[i]+2k] and lens[first[i]+2k+1] are session i's turn-k new input and output.
 	first := make([]int, n+1)
@@ -717,6 +720,9 @@ func SyntheticSessionsMix(n int, shapes []SessionShape, weights []float64, seed 
 			}
 			if k > 0 {
 				req.DelayMs = sh.InterTurnDelayMs
+				if sh.InterTurnDelayStddevMs > 0 {
+					req.DelayMs = max(0, sh.InterTurnDelayMs+sh.InterTurnDelayStddevMs*think.NormFloat64())
+				}
 			}
 			w.Requests = append(w.Requests, req)
 			prompt += out
