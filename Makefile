@@ -18,7 +18,7 @@ test:
 	# the capacity search's run-length checks (six searches of a 70B deployment, two of the built-in 8-GPU kv_router one),
 	# and ExpertGEMM's, Memory's and FP4Memory's derivations from the MoE and GEMM tables of the op database.
 	$(GO) test -count=1 ./sim/calibrate ./cmd/servesweep ./cmd/servesweep/internal/hugepages
-	$(GO) test -count=1 -run 'CapacityIndependentOfRunLength|CapacitySettlesUnderKVRouter' ./sweep
+	$(GO) test -count=1 -run 'CapacityIndependentOfRunLength|CapacitySettlesUnderKVRouter|CapacityEdgeRerunIsSettled' ./sweep
 	$(GO) test -count=1 -run 'ExpertGEMMFromTheOpDatabase|MemoryFromTheOpDatabase' ./sim/timing
 
 bench:

@@ -438,7 +438,7 @@ func fixedLengths(cfg *config.Config) string {
 }
 
 // fixedThinkTime is the warning for a capacity search over a concurrency load of synthetic
-// sessions with a constant, positive think time (inter_turn_delay_ms without
+// sessions (the source, or a component of a mixture) with a constant, positive think time (inter_turn_delay_ms without
 // inter_turn_delay_stddev_ms) routed by kv_router (router.policy, or one of its domain's values),
 // unless the spec keeps the synchronized start (ramp_seconds: 0) on purpose; "" otherwise.
 // kv_router sends a session's turns back to the replica that holds its KV, and sessions whose
@@ -450,9 +450,27 @@ func fixedLengths(cfg *config.Config) string {
 // was 302 sessions with 6 sessions per slot and 127 with 32.
 func (s *Spec) fixedThinkTime(cfg *config.Config) string {
 	l, src := &cfg.Traffic.Load, &cfg.Traffic.Source
-	sh := src.Session
-	if src.Type != config.SourceSyntheticSession || sh == nil || sh.InterTurnDelayMs <= 0 || sh.InterTurnDelayStddevMs > 0 ||
-		(l.RampSeconds != nil && *l.RampSeconds == 0) {
+	if l.RampSeconds != nil && *l.RampSeconds == 0 {
+		return ""
+	}
+	// The session shapes: the source's, or each of a mixture's components'.
+	shapes := []*config.Source{src}
+	if src.Type == config.SourceMixture {
+		shapes = shapes[:0]
+		for i := range src.Components {
+			if c := src.Components[i].Source; c != nil {
+				shapes = append(shapes, c)
+			}
+		}
+	}
+	var sh *config.SessionShape
+	for _, c := range shapes {
+		if c.Type == config.SourceSyntheticSession && c.Session != nil && c.Session.InterTurnDelayMs > 0 && c.Session.InterTurnDelayStddevMs == 0 {
+			sh = c.Session
+			break
+		}
+	}
+	if sh == nil {
 		return ""
 	}
 	kv := cfg.Router.Policy == config.PolicyKVRouter

@@ -281,6 +281,8 @@ func TestCapacityWarnings(t *testing.T) {
 		{[]string{"router.policy=kv_router", "traffic.source.session.inter_turn_delay_stddev_ms=50"}, false},
 		{[]string{"router.policy=kv_router", "traffic.source.session.inter_turn_delay_ms=0"}, false},
 		{[]string{"router.policy=kv_router", "traffic.load.ramp_seconds=0"}, false},
+		{[]string{"router.policy=kv_router", "traffic.source={type: mixture, components: [{weight: 1, source: " +
+			strings.TrimPrefix(sessions, "traffic.source=") + "}]}"}, true},
 	} {
 		sets := append([]string{"optimization.capacity_search={}", "traffic.stop={sessions_per_load_unit: 10}", sessions}, c.sets...)
 		x = expand(t, withSLA, sets...)

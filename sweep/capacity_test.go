@@ -459,3 +459,34 @@ func TestCapacitySettlesUnderKVRouter(t *testing.T) {
 		t.Errorf("capacities %v at 4 and 16 sessions per slot: the answer depends on the run's length", caps)
 	}
 }
+
+// A probe that misses narrowly and meets on its edge rerun is settled before it decides: on the
+// built-in workload, H100 FP8, 2 replicas of TP1 under round_robin, 82 sessions missed over 6
+// sessions per slot (p99 ITL 50.9 ms), met over 12 (49.8 ms) and missed over 24 with the warm-up
+// moved (51.7 ms), and the search took 82 from the edge rerun; settled, the capacity is below
+// 82 and its row's warm-up is past the pilot's two slot cycles.
+func TestCapacityEdgeRerunIsSettled(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a capacity search of a 2-GPU deployment: make test runs it without -race")
+	}
+	rows := runCapacity(t, string(examples.DefaultSweep()), 1, "", "engine.mode=aggregated", "engine.hardware=h100_sxm",
+		"engine.precision.weights=fp8", "engine.workers.aggregated.parallelism.replicas=2",
+		"engine.workers.aggregated.parallelism.tensor=1", "router.policy=round_robin")
+	if len(rows) != 1 || rows[0].CapacityLoad == nil || rows[0].WarmupSeconds == nil || rows[0].LoadRampSeconds == nil {
+		t.Fatalf("rows %+v", rows)
+	}
+	r := rows[0]
+	t.Logf("capacity %g, ramp %.2f s, warm-up %.2f s", *r.CapacityLoad, *r.LoadRampSeconds, *r.WarmupSeconds)
+	if *r.CapacityLoad >= 82 || *r.WarmupSeconds <= 2.01**r.LoadRampSeconds {
+		t.Errorf("capacity %g with warm-up %.2f s (ramp %.2f s): want below 82, from a settled probe", *r.CapacityLoad,
+			*r.WarmupSeconds, *r.LoadRampSeconds)
+	}
+	// A spec that gives the ramp keeps its start: no probe is settled, so the row's warm-up is the
+	// ramp's 5 s (an explicit ramp_seconds R warms up R).
+	rows = runCapacity(t, string(examples.DefaultSweep()), 1, "", "engine.mode=aggregated", "engine.hardware=h100_sxm",
+		"engine.precision.weights=fp8", "engine.workers.aggregated.parallelism.replicas=2",
+		"engine.workers.aggregated.parallelism.tensor=1", "router.policy=round_robin", "traffic.load.ramp_seconds=5")
+	if len(rows) != 1 || rows[0].WarmupSeconds == nil || *rows[0].WarmupSeconds != 5 {
+		t.Errorf("explicit ramp: rows %+v, want a warm-up of 5 s", rows)
+	}
+}

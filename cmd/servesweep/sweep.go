@@ -82,9 +82,9 @@ probe also leaves out the drain after its last session start (traffic.load.coold
 the spec sets it). An open-loop probe leaves out two lifetimes (of a request, or a session) of
 its own run. A run too short for that, for three measured cycles or for the attainment target
 to allow two misses is
-lengthened; one that meets the SLA is rerun twice as long, measured after the first run's window
-(twice at most, while its headroom keeps rising), and one within 10 % of the SLA's bound is
-rerun twice as long. Every probe of the
+lengthened; when the search chose its ramp and warm-up, one that meets the SLA is rerun twice
+as long, measured after the first run's window (twice at most, while its headroom keeps
+rising), and one within 10 % of the SLA's bound is rerun twice as long. Every probe of the
 search is a row of probes.parquet. Rerunning the same command with the same
 --output-dir resumes: finished points are skipped. Ctrl-C keeps every finished point.
 
