@@ -30,6 +30,10 @@ type WorkerShape struct {
 	// experts (config.Parallelism.RedundantExperts): no CSV column gives it; Plan sets it from
 	// an InferenceX row's serving recipe (RecipeRedundantExperts).
 	RedundantExperts int
+	// MaxBatchedTokens is the role's tokens per pass per attention-DP rank (0: MaxBatchedTokens,
+	// the engines' default): no CSV column gives it; Plan sets it from an InferenceX row's
+	// serving recipe (RecipePrefillLimits).
+	MaxBatchedTokens int
 }
 
 // Row is one measured benchmark of a real deployment (one line of a CSV in the format of

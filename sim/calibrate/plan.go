@@ -127,10 +127,14 @@ func shapeString(n int, s WorkerShape) string {
 
 // role builds one worker role of the simulated deployment.
 func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64, forwardModel string) *config.WorkerRole {
+	tokens := MaxBatchedTokens
+	if s.MaxBatchedTokens > 0 {
+		tokens = s.MaxBatchedTokens
+	}
 	return &config.WorkerRole{
 		Parallelism: config.Parallelism{Replicas: replicas, Tensor: s.Tensor, Pipeline: s.Pipeline,
 			AttentionData: s.AttentionData, MoeTensor: s.MoETensor, MoeExpert: s.MoEExpert, RedundantExperts: s.RedundantExperts},
-		Scheduler: config.Scheduler{MaxBatchedTokens: MaxBatchedTokens, MaxSequences: maxSeqs,
+		Scheduler: config.Scheduler{MaxBatchedTokens: tokens, MaxSequences: maxSeqs,
 			CapacityPolicy: config.CapacityGuaranteedNoEvict},
 		KVCache: config.KVCache{BlockSize: blockSize, PrefixCaching: true,
 			Capacity: config.KVCapacity{Type: config.CapacityDefault, MemoryFraction: mf}},
@@ -330,6 +334,22 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 			verb = "differ"
 		}
 		notes = append(notes, "the row's "+strings.Join(replaced, ", ")+" "+verb+" from that deployment's, whose values are simulated")
+	}
+	// The recipe's prefill limits are the server's: they replace the row's prefill_batch_size.
+	if b, tokens, from, ok := RecipePrefillLimits(t.Recipe); ok {
+		src := "max_batch_size and max_num_tokens of the recipe's prefill workers"
+		if !strings.HasPrefix(strings.Replace(t.Recipe, "recipies/", "recipes/", 1), from) {
+			src = "max_batch_size and max_num_tokens of the prefill workers of the recipes in " + from +
+				"; InferenceX tracks no recipe of the row's folder"
+		}
+		switch {
+		case pb == 0:
+			notes = append(notes, fmt.Sprintf("prefill_batch_size empty: %d per rank and %d tokens per pass (%s)", b, tokens, src))
+		case pb != b:
+			notes = append(notes, fmt.Sprintf("the row's prefill_batch_size %d differs from %d per rank and %d tokens per pass (%s), "+
+				"which are simulated", pb, b, tokens, src))
+		}
+		r.Prefill.BatchSize, r.Prefill.MaxBatchedTokens = b, tokens
 	}
 	if n := recipeBatch(t.Recipe); n > 0 && db == 0 {
 		// The recipe's name gives the decode workers' batch limit per attention-DP rank (e.g.

@@ -237,6 +237,21 @@ func TestPlanRowTopologyFromInferenceX(t *testing.T) {
 	if got := p.Config.Engine.Workers.Decode.Scheduler.MaxSequences; got != 64 {
 		t.Errorf("decode max_sequences %d, want the recipe's batch64", got)
 	}
+	// The recipe folder's prefill limits (b300-fp4/1k1k: max_batch_size 8, max_num_tokens 10240
+	// per rank) replace the engines' defaults, and the note says so; a row's own
+	// prefill_batch_size that differs is noted and replaced.
+	if s := p.Config.Engine.Workers.Prefill.Scheduler; s.MaxSequences != 8 || s.MaxBatchedTokens != 10240 {
+		t.Errorf("prefill scheduler %+v, want the recipe's 8 requests and 10240 tokens per pass", s)
+	}
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "prefill_batch_size empty: 8 per rank and 10240 tokens per pass (max_batch_size and max_num_tokens of the recipe's prefill workers)") {
+		t.Errorf("notes %q do not name the recipe's prefill limits", p.Notes)
+	}
+	r.Prefill.BatchSize = 1
+	if p, err = PlanRow(r, Options{}); err != nil || p.Config.Engine.Workers.Prefill.Scheduler.MaxSequences != 8 ||
+		!strings.Contains(strings.Join(p.Notes, "\n"), "the row's prefill_batch_size 1 differs from 8 per rank and 10240 tokens per pass") {
+		t.Errorf("prefill_batch_size 1: %v, plan %+v", err, p)
+	}
+	r.Prefill.BatchSize = 0
 	// At concurrency 60 the same file lists an MTP deployment too: the row does not say which ran,
 	// and the one-worker reading does not paper over it.
 	r.Concurrency = 60
@@ -324,6 +339,35 @@ func TestRecipeRedundantExperts(t *testing.T) {
 	} {
 		if pre, dec := RecipeRedundantExperts(c.recipe, c.experts); pre != c.pre || dec != c.dec {
 			t.Errorf("RecipeRedundantExperts(%q, %d) = %d, %d; want %d, %d", c.recipe, c.experts, pre, dec, c.pre, c.dec)
+		}
+	}
+}
+
+// RecipePrefillLimits: a TensorRT-LLM recipe's folder gives its prefill workers' limits (the
+// configuration's "recipies/" misspelling too), the one recipe that differs from its folder is
+// read by file, a 1k8k recipe takes its 1k1k sibling's, and other recipes give none.
+func TestRecipePrefillLimits(t *testing.T) {
+	for _, c := range []struct {
+		recipe        string
+		batch, tokens int
+		from          string
+		ok            bool
+	}{
+		{"recipes/trtllm/b300-fp4/1k1k/stp/ctx1_gen5_tep8_batch64_eplb0_mtp0.yaml", 8, 10240, "recipes/trtllm/b300-fp4/1k1k", true},
+		{"recipies/trtllm/b300-fp4/8k1k/mtp/ctx1_gen3_tep8_batch16_eplb0_mtp3.yaml", 2, 16896, "recipes/trtllm/b300-fp4/8k1k", true},
+		{"recipes/trtllm/b200-fp8/8k1k/stp/ctx1_gen1_tp8_batch1_eplb0_mtp0_1.yaml", 64, 8320,
+			"recipes/trtllm/b200-fp8/8k1k/stp/ctx1_gen1_tp8_batch1_eplb0_mtp0_1.yaml", true},
+		{"recipes/trtllm/b200-fp8/8k1k/stp/ctx1_gen1_dep8_batch64_eplb0_mtp0.yaml", 1, 8320, "recipes/trtllm/b200-fp8/8k1k", true},
+		{"recipes/trtllm/gb300-fp4/1k8k/stp/ctx1_gen4_dep8_batch512_eplb0_mtp0.yaml", 16, 16384, "recipes/trtllm/gb300-fp4/1k1k", true},
+		{"recipes/kimi2.5/trtllm_dynamo/disagg/gb200Nvfp4/ISL8K_OSL1K/STP/ctx1dep4_gen1dep16_batch32_eplb0_mtp0.yaml", 2, 16384,
+			"recipes/kimi2.5/trtllm_dynamo/disagg/gb200Nvfp4/ISL8K_OSL1K", true},
+		{"recipes/gb200-fp8/8k1k/max_tpt.yaml", 0, 0, "", false},
+		{"recipes/trtllm/b300-fp4/2k1k/stp/x.yaml", 0, 0, "", false},
+		{"", 0, 0, "", false},
+	} {
+		b, tok, from, ok := RecipePrefillLimits(c.recipe)
+		if b != c.batch || tok != c.tokens || from != c.from || ok != c.ok {
+			t.Errorf("RecipePrefillLimits(%q) = %d, %d, %q, %v; want %d, %d, %q, %v", c.recipe, b, tok, from, ok, c.batch, c.tokens, c.from, c.ok)
 		}
 	}
 }
