@@ -438,7 +438,8 @@ func fixedLengths(cfg *config.Config) string {
 }
 
 // fixedThinkTime is the warning for a capacity search over a concurrency load of synthetic
-// sessions (the source, or a component of a mixture) with a constant, positive think time (inter_turn_delay_ms without
+// sessions (the source, or a component of a mixture) with a constant, positive think time,
+// where kv_router chooses between rank slots (routesOverRanks) (inter_turn_delay_ms without
 // inter_turn_delay_stddev_ms) routed by kv_router (router.policy, or one of its domain's values),
 // unless the spec keeps the synchronized start (ramp_seconds: 0) on purpose; "" otherwise.
 // kv_router sends a session's turns back to the replica that holds its KV, and sessions whose
@@ -479,7 +480,7 @@ func (s *Spec) fixedThinkTime(cfg *config.Config) string {
 			kv = kv || v.Value == string(config.PolicyKVRouter)
 		}
 	}
-	if !kv {
+	if !kv || !s.routesOverRanks(cfg) {
 		return ""
 	}
 	return fmt.Sprintf("traffic.source.session.inter_turn_delay_ms is a constant %g ms under kv_router: a session's turns "+
@@ -487,6 +488,33 @@ func (s *Spec) fixedThinkTime(cfg *config.Config) string {
 		"run each replica's arrivals fall into step, so the capacity moves with the run's length; draw the think times "+
 		"with traffic.source.session.inter_turn_delay_stddev_ms (AIPerf's --conversation-turn-delay-stddev), e.g. half "+
 		"the mean", sh.InterTurnDelayMs)
+}
+
+// routesOverRanks reports whether a router of some point of the spec chooses between rank
+// slots: a worker role of cfg (a valid point's config) with replicas × attention_data > 1, a
+// domain over a role's replicas or attention_data with a value above 1, or a domain over
+// engine.mode (cfg then shows one mode's roles only). With one slot per role the policy places
+// every request alike.
+func (s *Spec) routesOverRanks(cfg *config.Config) bool {
+	if findDomain(s.Domains, "engine.mode") != nil {
+		return true
+	}
+	for _, w := range []*config.WorkerRole{cfg.Engine.Workers.Aggregated, cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
+		if w != nil && w.Parallelism.Replicas*max(w.Parallelism.AttentionData, 1) > 1 {
+			return true
+		}
+	}
+	for _, d := range s.Domains {
+		if !strings.HasSuffix(d.Path, ".parallelism.replicas") && !strings.HasSuffix(d.Path, ".parallelism.attention_data") {
+			continue
+		}
+		for _, v := range d.Values {
+			if n, err := strconv.Atoi(v.Value); err == nil && n > 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Prices returns the cost section's prices by hardware id (nil without a cost section).

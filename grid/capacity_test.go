@@ -267,8 +267,9 @@ func TestCapacityWarnings(t *testing.T) {
 	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.source.new_input_tokens_per_turn and output_tokens_per_turn are fixed") {
 		t.Errorf("fixed session turns: %q", x.Warnings)
 	}
-	// A constant think time is warned under kv_router (fixed or among a domain's values), not
-	// under round_robin alone, nor with a spread or no think time.
+	// A constant think time is warned under kv_router (fixed or among a domain's values) over two
+	// replicas, not under round_robin alone, nor with a spread or no think time, nor over one
+	// replica (unless a domain of replicas goes above one), where every policy places alike.
 	sessions := "traffic.source={type: synthetic-session, new_input_tokens_per_turn: {distribution: uniform, min: 80, max: 120}, " +
 		"output_tokens_per_turn: {distribution: uniform, min: 8, max: 12}, session: {turns: 2, inter_turn_delay_ms: 100}}"
 	for _, c := range []struct {
@@ -281,10 +282,13 @@ func TestCapacityWarnings(t *testing.T) {
 		{[]string{"router.policy=kv_router", "traffic.source.session.inter_turn_delay_stddev_ms=50"}, false},
 		{[]string{"router.policy=kv_router", "traffic.source.session.inter_turn_delay_ms=0"}, false},
 		{[]string{"router.policy=kv_router", "traffic.load.ramp_seconds=0"}, false},
+		{[]string{"router.policy=kv_router", "engine.workers.aggregated.parallelism.replicas=1"}, false},
+		{[]string{"router.policy=kv_router", "engine.workers.aggregated.parallelism.replicas={choices: [1, 4]}"}, true},
 		{[]string{"router.policy=kv_router", "traffic.source={type: mixture, components: [{weight: 1, source: " +
 			strings.TrimPrefix(sessions, "traffic.source=") + "}]}"}, true},
 	} {
-		sets := append([]string{"optimization.capacity_search={}", "traffic.stop={sessions_per_load_unit: 10}", sessions}, c.sets...)
+		sets := append([]string{"optimization.capacity_search={}", "traffic.stop={sessions_per_load_unit: 10}", sessions,
+			"engine.workers.aggregated.parallelism.replicas=2"}, c.sets...)
 		x = expand(t, withSLA, sets...)
 		got := len(x.Warnings) == 1 && strings.Contains(x.Warnings[0],
 			"spec.yaml: traffic.source.session.inter_turn_delay_ms is a constant 100 ms under kv_router")

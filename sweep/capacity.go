@@ -223,7 +223,8 @@ type prober struct {
 }
 
 // run simulates the point at load x (its ramp and warm-up chosen by a pilot run, its window
-// lengthened for a rate's steady state) and appends the probe: whether it met the SLA
+// lengthened for a rate's steady state, and rerun longer to settle a run that meets or one at
+// the SLA's edge: settleSteps, edgeDoublings) and appends the probe: whether it met the SLA
 // attainment, its headroom and summary. Errors name the probe and the load.
 func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	p, cs, cache, simulate, sla, unit := pb.p, pb.cs, pb.cache, pb.simulate, pb.sla, pb.unit
@@ -369,11 +370,11 @@ func (pb *prober) lengthen(ctx context.Context, x float64, setup *grid.ProbeRun,
 
 // Settling probes: a probe that meets the SLA, whose warm-up the search chose (probeStart,
 // rateSteady: the config sets neither ramp_seconds nor warmup_seconds), is rerun with its run
-// doubled and its warm-up moved
-// to where the previous run's steady window ended, up to settleSteps times while its headroom h
-// rises by more than settleRise: a meeting probe, whatever its headroom, decides the capacity,
-// and some deployments leave the ramp's even spread only slowly. Measured 2026-12-04 on the
-// built-in workload, H200 FP8, 2 replicas of TP4 under kv_router at 139 sessions (a replica's arrivals bunch as kv_router sends new sessions
+// doubled and its warm-up moved to where the previous run's steady window ended, up to
+// settleSteps times while its headroom h rises by more than settleRise: a meeting probe,
+// whatever its headroom, decides the capacity, and some deployments leave the ramp's even
+// spread only slowly. Measured 2026-12-04 on the built-in workload, H200 FP8, 2 replicas of TP4
+// under kv_router at 139 sessions (a replica's arrivals bunch as kv_router sends new sessions
 // to the replica that just freed the most KV blocks), p99 ITL was 41.6 ms over 6 sessions per
 // slot and 53.1, 57.8, 57.8 and 59.0 ms over 12, 24, 48 and 96; mean TTFT over the halves of a
 // 24-per-slot window rose from 80 to 92 ms. The capacity found was 302 sessions at 6 per slot
