@@ -90,8 +90,7 @@ package timing
 // applies FP4Memory on such GPUs only (Blackwell).
 //
 // MoELayerOverheadUs (15 µs per MoE layer, roofline only) is not in that fit, whose rows are all
-// dense; it and CalibratedKVTransferLatencyMs were chosen with the factors shipped before
-// 2026-12-03 and not chosen again since. It is chosen on ../shared/data/silicon/measured_moe_calibration.csv from 0, 15, 30, 45
+// dense; it was chosen with the factors shipped before 2026-12-03 and not chosen again since. It is chosen on ../shared/data/silicon/measured_moe_calibration.csv from 0, 15, 30, 45
 // and 60 µs by the same objective, leaving one GPU out: for each of b300_sxm, gb200, gb300 and
 // h100_sxm in turn, the candidate the other three GPUs' rows score best, and the shipped value is
 // the folds' median choice. With FP4 weights streaming at FP4Memory (2026-12-02, later) the folds
@@ -142,27 +141,29 @@ const CalibratedFrontendOverheadMs = 45.0
 // CalibratedKVTransferLatencyMs is the default fixed time in ms of a disaggregated hand-off
 // (engine.kv_transfer.latency_ms under `default` timing): the control path between the decode
 // and the prefill worker on top of the KV bytes' transfer time. Chosen on
-// ../shared/data/silicon/measured_moe_calibration.csv from 0, 100, 200 and 300 ms by the
-// calibration objective, leaving one GPU out, the shipped value being the folds' median choice.
-// Chosen again on 2026-12-02 with the streaming rates from the kernel tables (Memory and
-// FP4Memory), SGLang's rows overlapped (config.Engine.HostOverlap) and 15 µs per MoE layer: with
-// gb200, gb300 or h100_sxm left out the other GPUs' rows chose 200 ms; b300_sxm says nothing (it
-// has no simulated disaggregated row). Scored that way the 669 simulated rows give TTFT MAPE
-// 54.4 % (median APE 42.9 %) against 58.0 % (46.6 %) without it; TPOT does not change. (Earlier
-// the same day, before FP4Memory and with 30 µs: the same choices, 53.8 % against 57.3 %; on
-// 2026-12-01, evening, with the host time serial and 15 µs: the same, 54.3 % against 57.9 %. The
-// first choice, with Memory fitted at 0.85, had the gb200 fold at 300 ms and the others at 200:
-// median 200, TTFT MAPE 54.9 % against 57.6 % without it.) The 179 disaggregated rows that give
-// their worker counts carry the choice; at concurrency 16 or less with 1,024-token prompts,
-// whose prefill computes in 10–20 ms, 22 of their 29 rows measure TTFTs of 130–350 ms, 100–250
-// ms above the same models' aggregated rows (the other 7 measure 1.0–38.6 s: outliers that no
-// fixed latency explains). The dense calibration file's 8 disaggregated rows were not used. A public
-// report of the same order: SGLang's PD router measured about 200 ms more TTFT than
-// non-disaggregated serving at 2 requests/s with the RDMA transfer itself taking about 6 ms,
-// traced to the router waiting for the busy prefill server's response (sgl-project/sglang issue
-// 22853). The one value serves every backend and both forward models; during it the prefill
-// worker still holds the request's KV and the decode worker its reservation.
-const CalibratedKVTransferLatencyMs = 200.0
+// ../shared/data/silicon/measured_moe_calibration.csv from 0, 100, 200 and 300 ms leaving one
+// GPU out, by the decisions it leads to: for each GPU in turn the candidate with the lowest
+// mean decision regret (calibrate.Decide; ties: the calibration objective) on the other GPUs'
+// rows, the shipped value being the folds' median choice. The latency moves only disaggregated
+// rows' TTFT, by a constant, so what it decides is whether a disaggregated deployment meets a
+// TTFT bound; the MAPE objective is dominated by rows whose TTFT is over-predicted several
+// times, where a constant hardly counts. Chosen on 2026-12-04 with the TensorRT-LLM recipes'
+// prefill limits (1,067 rows simulated): the b300_sxm, gb300 and h100_sxm folds chose 100 ms,
+// the gb200 fold 200 ms (by the objective the folds had chosen 0, 100, 0 and 0 ms). On all
+// rows, at 0 / 100 / 200 / 300 ms: regret 55.6 / 53.6 / 54.4 / 56.4 %, TTFT MAPE 75.8 / 76.8 /
+// 80.8 / 86.9 % (median APE 42.3 / 41.5 / 42.6 / 45.0 %); TPOT does not move. Before the
+// recipes' prefill limits, with one request per prefill rank, every informative fold had chosen
+// 200 ms by the objective (2026-12-02). Measured TTFT less the TTFT predicted without any
+// hand-off, on disaggregated rows at concurrency 16 or less with 1,024-token prompts (median per
+// engine and GPU, 2026-12-04): SGLang 165 ms (gb200) and 119 ms (gb300), vLLM 88 ms (gb200),
+// TensorRT-LLM 22 ms (gb200), 42 ms (b300_sxm) and 223 ms (gb300, 8 rows): the path differs by
+// engine, and one value serves them all until the rows can choose one per engine left out by
+// GPU. A public report of the same order: SGLang's PD router measured about 200 ms more TTFT
+// than non-disaggregated serving at 2 requests/s with the RDMA transfer itself taking about 6
+// ms, traced to the router waiting for the busy prefill server's response (sgl-project/sglang
+// issue 22853). The one value serves every backend and both forward models; during it the
+// prefill worker still holds the request's KV and the decode worker its reservation.
+const CalibratedKVTransferLatencyMs = 100.0
 
 // CalibratedOpLevelEfficiency returns the Efficiency the op_level model uses when none is given:
 // CalibratedEfficiency with op_level's own fixed costs, PassOverheadMs 0.68 and
