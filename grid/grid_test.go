@@ -678,12 +678,12 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 	// Four source token counts, each with a distribution's min, max, mean and stddev; a mixture
 	// component's weight and its source's token counts and their distributions; four load
 	// fields, engine mode, model, hardware, context length, the two precisions and the KV transfer
-	// bandwidth, router.policy, prefill_load_model.type and three kv_router knobs; per role six
-	// parallelism keys, four scheduler keys, the KV block size, the memory fraction and the
+	// bandwidth, router.policy, prefill_load_model.type and three kv_router knobs; per role seven
+	// parallelism keys (redundant_experts among them), four scheduler keys, the KV block size, the memory fraction and the
 	// runtime reserve.
 	// Nine planner keys: policy, target, both intervals, the down sensitivity, the minimum
 	// observations, the predictor, max_num_gpus and min_workers.
-	if want := 4*5 + 1 + 4*5 + 4 + 7 + 5 + 3*13 + 9; sweepable != want {
+	if want := 4*5 + 1 + 4*5 + 4 + 7 + 5 + 3*14 + 9; sweepable != want {
 		t.Errorf("%d sweepable fields, want %d", sweepable, want)
 	}
 	want := "traffic.source.{input_tokens,output_tokens,new_input_tokens_per_turn,output_tokens_per_turn}; " +
@@ -695,7 +695,7 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 		"traffic.source.components[].source.new_input_tokens_per_turn.{min,max,mean,stddev}; traffic.source.components[].source.output_tokens_per_turn.{min,max,mean,stddev}; " +
 		"traffic.load.{concurrency,requests_per_second,sessions_per_second,speedup}; engine.{mode,model,hardware,context_length}; " +
 		"engine.kv_transfer.bandwidth_gb_per_second; engine.precision.{weights,kv_cache}; " +
-		"engine.workers.<role>.parallelism.{replicas,tensor,pipeline,attention_data,moe_tensor,moe_expert}; " +
+		"engine.workers.<role>.parallelism.{replicas,tensor,pipeline,attention_data,moe_tensor,moe_expert,redundant_experts}; " +
 		"engine.workers.<role>.scheduler.{max_batched_tokens,max_sequences,prefill_decode_interval,capacity_policy}; " +
 		"engine.workers.<role>.kv_cache.block_size; " +
 		"engine.workers.<role>.kv_cache.capacity.{memory_fraction,reserve_gib}; " +
@@ -1062,5 +1062,55 @@ func TestLabelOnlyDomainsWarn(t *testing.T) {
 	}
 	if x := expand(t, base, "engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}", "engine.workers.aggregated.timing={type: default}"); split(x) {
 		t.Errorf("tensor under default timing: warnings %q", x.Warnings)
+	}
+}
+
+// A redundant_experts domain on a wide-EP decode role yields one point per value; the 0 point
+// keeps the ID of the same deployment written without the field (it is left out of the
+// encoding at 0), and a value the role's expert split cannot take is filtered as an invalid
+// config naming the field, not run.
+func TestRedundantExpertsDomain(t *testing.T) {
+	spec := `traffic:
+  source: {type: synthetic, input_tokens: 1024, output_tokens: 128}
+  load: {type: concurrency, concurrency: 64}
+  stop: {requests_per_load_unit: 4}
+engine:
+  mode: disaggregated
+  model: deepseek-ai/DeepSeek-R1
+  hardware: gb200
+  backend: sglang
+  precision: {weights: fp4, kv_cache: fp8}
+  workers:
+    prefill:
+      parallelism: {replicas: 1, tensor: 4, moe_expert: 4}
+      timing: {type: default}
+    decode:
+      parallelism: {replicas: 1, tensor: 1, attention_data: 16, moe_expert: 16}
+      timing: {type: default}
+`
+	x := expand(t, spec, "engine.workers.decode.parallelism.redundant_experts={choices: [0, 32, 8]}")
+	if len(x.Points) != 2 {
+		t.Fatalf("%d valid points, want 2 (0 and 32; 264 slots do not split over 16 GPUs): %+v", len(x.Points), x.Filtered)
+	}
+	var got []int
+	for _, p := range x.Points {
+		c, err := config.Decode(p.YAML, "p.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c.Engine.Workers.Decode.Parallelism.RedundantExperts)
+	}
+	if !slices.Equal(got, []int{0, 32}) {
+		t.Errorf("redundant_experts of the points %v, want [0 32]", got)
+	}
+	plain := expand(t, spec)
+	if x.Points[0].ID != plain.Points[0].ID {
+		t.Errorf("redundant_experts 0 has ID %s, the spec without the field %s", x.Points[0].ID, plain.Points[0].ID)
+	}
+	if x.Points[1].ID == plain.Points[0].ID {
+		t.Error("redundant_experts 32 kept the ID of the deployment without redundant experts")
+	}
+	if n := x.Filtered["invalid_config"]; n != 1 {
+		t.Errorf("filtered %v, want one invalid_config (redundant_experts 8)", x.Filtered)
 	}
 }

@@ -554,7 +554,7 @@ type Parallelism struct {
 	// moe_expert slots. 0 (the default) places none; above 0 needs moe_expert > 1 and forward
 	// model roofline (timing.Shape.RedundantExperts). Left out of the config's encodings when 0,
 	// so a config without it keeps its point ID (grid.PointID).
-	RedundantExperts int `yaml:"redundant_experts,omitempty" default:"0" min:"0" limit:"MaxParallelism" json:",omitempty"`
+	RedundantExperts int `yaml:"redundant_experts,omitempty" default:"0" min:"0" limit:"MaxParallelism" json:",omitempty" sweep:""`
 }
 
 // GPUsPerWorker is Tensor × Pipeline × AttentionData.
