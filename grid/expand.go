@@ -291,7 +291,9 @@ type Expansion struct {
 
 // CheckModes refuses a sweep in which a mode that engine.mode's domain asks for has no valid
 // point (the other modes' points remain): one config.Errors entry (exit 2) at engine.mode per
-// such mode, with its filter counts and first reason. A GPU budget that rules out a whole mode
+// such mode, with its filter counts and first reason; when the mode's invalid points (all of
+// them, or two or more beside points outside the GPU budget) share one decode error, a
+// *SpecError with that error once instead. A GPU budget that rules out a whole mode
 // counts too: the user asked for that mode. Expand leaves this check to its caller, which may
 // choose to sweep the other modes alone; it reads only the whole grid's validity, so
 // every shard of a sharded sweep gets the same answer.
@@ -302,7 +304,9 @@ func (x *Expansion) CheckModes() error {
 			continue
 		}
 		bad := v.Filtered[FilteredInvalid] + v.Filtered[FilteredUnsupported]
-		if full := x.modeErrors[v.Value]; full != "" && bad == v.Points {
+		// The mode's other points, if any, are outside the GPU budget (or duplicates): as for
+		// the whole grid (noValidPoint), an error all its invalid points share is the spec's.
+		if full := x.modeErrors[v.Value]; full != "" && (bad == v.Points || bad > 1) {
 			return &SpecError{Err: x.Spec.specWideError(full, bad, v.Points, "of mode "+v.Value+" ")}
 		}
 		errs = append(errs, &config.Error{File: x.Spec.File, Path: pathMode, Msg: fmt.Sprintf("the mode %s has no valid point: "+

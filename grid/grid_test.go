@@ -965,6 +965,16 @@ func TestCheckModesRefusesAnEmptyMode(t *testing.T) {
 		t.Errorf("warnings %q", x.Warnings)
 	}
 
+	// Some of the mode's points outside the GPU budget, the rest failing with one error of a
+	// field outside the domains: still that error, once.
+	x = expand(t, both, modes, "engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 64]}",
+		"engine.workers.aggregated.scheduler.max_sequences=0")
+	want = "spec.yaml: engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0 (all 2 invalid grid points " +
+		"of mode aggregated (of 3; the others are outside the GPU budget) fail with this error: it is in the spec, not in a domain's values)"
+	if err := x.CheckModes(); !errors.As(err, &se) || err.Error() != want {
+		t.Errorf("budget and one error: CheckModes = %v\nwant %s", err, want)
+	}
+
 	// A mode the GPU budget alone rules out is refused too (and warned about when allowed);
 	// another value the budget alone rules out is neither.
 	x = expand(t, both, modes, "engine.workers.aggregated.parallelism.replicas=64",

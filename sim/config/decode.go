@@ -220,9 +220,9 @@ func AttributeSets(err error, sets []string) error {
 const unknownField = "unknown field"
 
 // attributeSets records in Error.Set the --set argument that gave the field of each error whose
-// path is a --set path or lies under one, or that reports an unknown key on a --set path or a
-// member of a union its variant does not accept, the last such --set winning as it does when
-// applied. Errors about fields the file gave are
+// path is a --set path or lies under one, or that reports an unknown key on a --set path, a
+// member of a union its variant does not accept, or a section the mode rejects above a --set
+// path, the last such --set winning as it does when applied. Errors about fields the file gave are
 // unchanged.
 func attributeSets(errs Errors, sets []string) Errors {
 	for _, e := range errs {
@@ -241,7 +241,9 @@ func attributeSets(errs Errors, sets []string) Errors {
 				key, _, _ := strings.Cut(rest, ".")
 				refused = strings.Contains(e.Msg, "does not accept") && strings.Contains(e.Msg, key)
 			}
-			if ok && (under || misspelt || refused) {
+			// A section the mode rejects, which a --set below it wrote into (or changed).
+			rejected := strings.HasPrefix(p, e.Path+".") && strings.Contains(e.Msg, " rejects ")
+			if ok && (under || misspelt || refused || rejected) {
 				e.Set = sets[k]
 				break
 			}

@@ -886,6 +886,12 @@ func TestSetErrorsNameTheSet(t *testing.T) {
 	if len(errs) != 1 || errs[0].Set != set || errs[0].Path != "engine.workers.aggregated.timing" {
 		t.Errorf("refused union member: %v", errs)
 	}
+	// A section the mode rejects that a --set below it wrote is the --set's.
+	set = "engine.kv_transfer.latency_ms=100"
+	errs = decodeErrs(t, seedSynthetic, set)
+	if len(errs) != 1 || errs[0].Set != set || errs[0].Path != "engine.kv_transfer" || !strings.Contains(errs[0].Msg, "aggregated mode rejects kv_transfer") {
+		t.Errorf("rejected section: %v", errs)
+	}
 	errs = decodeErrs(t, strings.Replace(seedSynthetic, "concurrency: 16", "concurrency: 0", 1), "engine.model=x")
 	if len(errs) == 0 || !strings.HasPrefix(errs[0].Error(), "test.yaml: traffic.load.concurrency") {
 		t.Errorf("a file's own error names the file only: %v", errs)
