@@ -139,30 +139,33 @@ func CalibratedEfficiency() Efficiency {
 const CalibratedFrontendOverheadMs = 45.0
 
 // CalibratedKVTransferLatencyMs is the default fixed time in ms of a disaggregated hand-off
-// (engine.kv_transfer.latency_ms under `default` timing): the control path between the decode
-// and the prefill worker on top of the KV bytes' transfer time. Chosen on
-// ../shared/data/silicon/measured_moe_calibration.csv from 0, 100, 200 and 300 ms leaving one
-// GPU out, by the decisions it leads to: for each GPU in turn the candidate with the lowest
-// mean decision regret (calibrate.Decide; ties: the calibration objective) on the other GPUs'
-// rows, the shipped value being the folds' median choice. The latency moves only disaggregated
-// rows' TTFT, by a constant, so what it decides is whether a disaggregated deployment meets a
-// TTFT bound; the MAPE objective is dominated by rows whose TTFT is over-predicted several
-// times, where a constant hardly counts. Chosen on 2026-12-04 with the TensorRT-LLM recipes'
-// prefill limits (1,067 rows simulated): the b300_sxm, gb300 and h100_sxm folds chose 100 ms,
-// the gb200 fold 200 ms (by the objective the folds had chosen 0, 100, 0 and 0 ms). On all
-// rows, at 0 / 100 / 200 / 300 ms: regret 55.6 / 53.6 / 54.4 / 56.4 %, TTFT MAPE 75.8 / 76.8 /
-// 80.8 / 86.9 % (median APE 42.3 / 41.5 / 42.6 / 45.0 %); TPOT does not move. Before the
-// recipes' prefill limits, with one request per prefill rank, every informative fold had chosen
-// 200 ms by the objective (2026-12-02). Measured TTFT less the TTFT predicted without any
-// hand-off, on disaggregated rows at concurrency 16 or less with 1,024-token prompts (median per
-// engine and GPU, 2026-12-04): SGLang 165 ms (gb200) and 119 ms (gb300), vLLM 88 ms (gb200),
-// TensorRT-LLM 22 ms (gb200), 42 ms (b300_sxm) and 223 ms (gb300, 8 rows): the path differs by
-// engine, and one value serves them all until the rows can choose one per engine left out by
-// GPU. A public report of the same order: SGLang's PD router measured about 200 ms more TTFT
-// than non-disaggregated serving at 2 requests/s with the RDMA transfer itself taking about 6
-// ms, traced to the router waiting for the busy prefill server's response (sgl-project/sglang
-// issue 22853). The one value serves every backend and both forward models; during it the
-// prefill worker still holds the request's KV and the decode worker its reservation.
+// (engine.kv_transfer.latency_ms under `default` timing): the control path between the decode and
+// the prefill worker on top of the KV bytes' transfer time. Chosen on
+// ../shared/data/silicon/measured_moe_calibration.csv from 0, 100, 200 and 300 ms leaving one GPU
+// out, by the decisions it leads to: for each GPU in turn the candidate with the lowest mean
+// decision regret (calibrate.Decide; ties: the calibration objective) on the other GPUs' rows, the
+// shipped value being the folds' median choice. The latency moves only disaggregated rows' TTFT, by
+// a constant, so what it decides is whether a disaggregated deployment meets a TTFT bound; the MAPE
+// objective is dominated by rows whose TTFT is over-predicted several times, where a constant
+// hardly counts. Chosen on 2026-12-04 with the TensorRT-LLM recipes' prefill limits (1,067 rows
+// simulated): the b300_sxm, gb300 and h100_sxm folds chose 100 ms, the gb200 fold 200 ms (by the
+// objective the folds had chosen 0, 100, 0 and 0 ms). On all rows, at 0 / 100 / 200 / 300 ms:
+// regret 55.6 / 53.6 / 54.4 / 56.4 %, TTFT MAPE 75.8 / 76.8 / 80.8 / 86.9 % (median APE 42.3 / 41.5
+// / 42.6 / 45.0 %); TPOT does not move. Before the recipes' prefill limits, with one request per
+// prefill rank, every informative fold had chosen 200 ms by the objective (2026-12-02). Measured
+// TTFT less the TTFT predicted without any hand-off, on disaggregated rows at concurrency 16 or
+// less with 1,024-token prompts (median per engine and GPU, 2026-12-04): SGLang 165 ms (gb200) and
+// 119 ms (gb300), vLLM 88 ms (gb200), TensorRT-LLM 22 ms (gb200), 42 ms (b300_sxm) and 223 ms
+// (gb300, 8 rows): the path differs by engine. Chosen per engine the same way (candidates 0, 50,
+// 100, 150, 200 and 300 ms, 2026-12-04): TensorRT-LLM's folds chose 100, 50 and 100 ms (median 100,
+// as shipped); SGLang's, with disaggregated rows on gb200 and gb300 only, 200 and 150 ms (regret on
+// all its rows 67.2 % at 100 ms, 61.3 % at 200); vLLM's decisions do not move with it. Too few GPUs
+// carry SGLang's choice to ship one per engine. A public report of the same order: SGLang's PD
+// router measured about 200 ms more TTFT than non-disaggregated serving at 2 requests/s with the
+// RDMA transfer itself taking about 6 ms, traced to the router waiting for the busy prefill
+// server's response (sgl-project/sglang issue 22853). The one value serves every backend and both
+// forward models; during it the prefill worker still holds the request's KV and the decode worker
+// its reservation.
 const CalibratedKVTransferLatencyMs = 100.0
 
 // CalibratedOpLevelEfficiency returns the Efficiency the op_level model uses when none is given:
