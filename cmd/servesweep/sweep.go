@@ -126,7 +126,8 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 	f.IntVar(&opts.Show, "show", 10, "with --dry-run, how many points to list, >= 0")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
 	f.BoolVar(&opts.AllowEmptyMode, "allow-empty-mode", false, "when a mode of engine.mode's domain has no valid point, "+
-		"warn and sweep the other modes (default: exit 2 naming the mode and why its points were filtered)")
+		"warn and sweep the other modes (default: exit 2 naming the mode and why its points were filtered); an error every invalid "+
+		"point of the mode shares is the spec's and stays exit 2")
 	f.StringVar(&opts.Shard, "shard", "", "run only shard I of N (0-based), e.g. 2/4, and write results/part-IIIII-of-NNNNN.parquet "+
 		"(default: from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID when set)")
 	f.IntVar(&opts.ShardCount, "shard-count", 0, "the shard count N when the index comes from JOB_COMPLETION_INDEX or "+
@@ -290,11 +291,13 @@ func expandSweep(io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTarge
 	if err != nil {
 		return nil, err
 	}
-	if !opts.AllowEmptyMode {
-		if err := x.CheckModes(); err != nil {
-			if se := (*grid.SpecError)(nil); errors.As(err, &se) {
-				return nil, se.Err
-			}
+	if err := x.CheckModes(); err != nil {
+		// An error of the spec itself (every invalid point of a mode fails with it) is refused
+		// even under --allow-empty-mode: dropping the mode is not the fix.
+		if se := (*grid.SpecError)(nil); errors.As(err, &se) {
+			return nil, se.Err
+		}
+		if !opts.AllowEmptyMode {
 			advice := "pass --allow-empty-mode to sweep the other modes alone"
 			if x.NeedsSystems {
 				advice = systemsAdvice + "; or " + advice

@@ -883,14 +883,17 @@ func TestSweepSpecTyposExit2(t *testing.T) {
 
 // TestSweepEmptyModeExit2 makes every aggregated point of the built-in spec invalid: the sweep
 // (dry run, real run or any shard) exits 2 naming the mode, its filter counts and first reason,
-// unless --allow-empty-mode lets it sweep the disaggregated points with a warning.
+// unless --allow-empty-mode lets it sweep the disaggregated points with a warning. When every
+// invalid point of the mode fails with one error of a field the spec (here a --set) gives, that
+// error is the spec's, named once with the --set, and --allow-empty-mode does not pass it.
 func TestSweepEmptyModeExit2(t *testing.T) {
 	const want = "error: " + examples.DefaultSweepName + ": engine.mode: the mode aggregated has no valid point: all 128 of its grid points " +
 		"were filtered (gpu_budget 48, invalid_config 80), e.g. point mode=aggregated router.policy=round_robin hardware=h100_sxm " +
 		"weights=bf16 aggregated.replicas=1 aggregated.tensor=1: " + examples.DefaultSweepName + ": " +
-		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0; fix the spec, or drop aggregated from the " +
-		"choices\nhint: pass --allow-empty-mode to sweep the other modes alone\n"
-	bad := []string{"sweep", "--set", "engine.workers.aggregated.scheduler.max_sequences=0"}
+		"engine.workers.aggregated.kv_cache.capacity: model meta-llama/Llama-3.1-8B (bf16 weights) does not fit on 1 × h100_sxm " +
+		"(tensor 1 × pipeline 1): needs 15.0 GiB of weights, has 0.8 GiB (memory_fraction 0.01 × 80 GiB × 1 GPUs); raise tensor or " +
+		"pipeline, or quantize; fix the spec, or drop aggregated from the choices\nhint: pass --allow-empty-mode to sweep the other modes alone\n"
+	bad := []string{"sweep", "--set", "engine.workers.aggregated.kv_cache.capacity.memory_fraction=0.01"}
 	out := filepath.Join(t.TempDir(), "out")
 	for _, extra := range [][]string{{"--dry-run"}, {"--output-dir", out, "-q"}, {"--shard", "0/2", "--output-dir", out, "-q"},
 		{"--shard", "1/2", "--dry-run"}} {
@@ -909,6 +912,16 @@ func TestSweepEmptyModeExit2(t *testing.T) {
 	}
 	if got := resumeCommand(&sweepOptions{OutputDir: "out", AllowEmptyMode: true}); got != "servesweep sweep --output-dir out --allow-empty-mode" {
 		t.Errorf("resume command %q lacks --allow-empty-mode", got)
+	}
+
+	const wantSpec = "error: " + examples.DefaultSweepName + " (--set engine.workers.aggregated.scheduler.max_sequences=0): " +
+		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0 (all 80 invalid grid points of mode aggregated " +
+		"(of 128; the others are outside the GPU budget) fail with this error: it is in the spec, not in a domain's values)\n"
+	for _, extra := range [][]string{{"--dry-run"}, {"--dry-run", "--allow-empty-mode"}} {
+		code, stdout, errs := runCLI(t, append([]string{"sweep", "--set", "engine.workers.aggregated.scheduler.max_sequences=0"}, extra...)...)
+		if code != exitConfigError || errs != wantSpec || stdout != "" {
+			t.Errorf("spec error %v: exit %d, stdout %q, stderr\n%s\nwant exit 2 and\n%s", extra, code, stdout, errs, wantSpec)
+		}
 	}
 }
 
