@@ -417,7 +417,7 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 func TestReportListsFilteredPoints(t *testing.T) {
 	tmp := t.TempDir()
 	args := append([]string{"sweep", "-q", "--allow-empty-mode", "--set", "engine.hardware=h100_sxm", "--set", "engine.precision.weights=bf16",
-		"--set", "router.policy=round_robin", "--set", "engine.workers.aggregated.scheduler.max_sequences=0",
+		"--set", "router.policy=round_robin", "--set", "engine.workers.aggregated.kv_cache.capacity.memory_fraction=0.01",
 		"--set", "engine.workers.aggregated.parallelism.tensor={choices: [1, 8]}"}, tinyDefault...)
 	run := func(extra ...string) {
 		t.Helper()
@@ -436,7 +436,13 @@ func TestReportListsFilteredPoints(t *testing.T) {
 	if code, out, errs := runCLI(t, "report", "--results", single, "--output-dir", again); code != 0 {
 		t.Fatalf("report: exit %d: %s\n%s", code, errs, out)
 	}
-	const why = "examples/default-sweep.yaml: engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0"
+	// Every aggregated point's weights outgrow 1 % of its GPUs' memory; the reason names each
+	// point's own GPUs (one error per tensor degree, so not one error of the spec).
+	why1 := "examples/default-sweep.yaml: engine.workers.aggregated.kv_cache.capacity: model meta-llama/Llama-3.1-8B (bf16 weights) " +
+		"does not fit on 1 × h100_sxm (tensor 1 × pipeline 1): needs 15.0 GiB of weights, has 0.8 GiB (memory_fraction 0.01 × 80 GiB × 1 GPUs); " +
+		"raise tensor or pipeline, or quantize"
+	why8 := strings.NewReplacer("1 × h100_sxm (tensor 1", "8 × h100_sxm (tensor 8", "0.8 GiB", "6.4 GiB", "× 1 GPUs", "× 8 GPUs").Replace(why1)
+	why := why1
 	want := "Grid: 44 points before filtering, 25 valid (filtered: gpu_budget 14, invalid_config 5), 25 selected.\n\n" +
 		"Filtered before simulation, by reason:\n\n" +
 		"- `gpu_budget`: 14 points, e.g. point mode=aggregated aggregated.replicas=2 aggregated.tensor=8: 16 GPUs, outside the budget [1, 8] of optimization.constraints\n" +
@@ -448,7 +454,7 @@ func TestReportListsFilteredPoints(t *testing.T) {
 		"- `engine.workers.aggregated.parallelism.replicas` 4: all 2 of its points filtered (gpu_budget 1, invalid_config 1), e.g. point mode=aggregated aggregated.replicas=4 aggregated.tensor=1: " + why + "\n" +
 		"- `engine.workers.aggregated.parallelism.replicas` 8: all 2 of its points filtered (gpu_budget 1, invalid_config 1), e.g. point mode=aggregated aggregated.replicas=8 aggregated.tensor=1: " + why + "\n" +
 		"- `engine.workers.aggregated.parallelism.tensor` 1: all 4 of its points filtered (invalid_config 4), e.g. point mode=aggregated aggregated.replicas=1 aggregated.tensor=1: " + why + "\n" +
-		"- `engine.workers.aggregated.parallelism.tensor` 8: all 4 of its points filtered (gpu_budget 3, invalid_config 1), e.g. point mode=aggregated aggregated.replicas=1 aggregated.tensor=8: " + why + "\n\n" +
+		"- `engine.workers.aggregated.parallelism.tensor` 8: all 4 of its points filtered (gpu_budget 3, invalid_config 1), e.g. point mode=aggregated aggregated.replicas=1 aggregated.tensor=8: " + why8 + "\n\n" +
 		"Results: "
 	for _, dir := range []string{single, shared, again} {
 		report, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
