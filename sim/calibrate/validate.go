@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/servesweep/servesweep/sim"
@@ -264,6 +265,7 @@ type Report struct {
 func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 	o = o.withDefaults()
 	out := make([]RowResult, len(rows))
+	runs := &runCache{runs: map[string]*cachedRun{}}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Parallelism)
 	var done atomic.Int64
@@ -272,7 +274,7 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			out[i] = simulateRow(gctx, rows[i], o)
+			out[i] = simulateRow(gctx, rows[i], o, runs)
 			if err := gctx.Err(); err != nil {
 				return err
 			}
@@ -288,8 +290,72 @@ func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 	return &Report{Rows: out, Summary: summarize(out, o.Worst)}, nil
 }
 
-// simulateRow plans and runs one row.
-func simulateRow(ctx context.Context, r Row, o Options) RowResult {
+// runOutcome is what a row's score takes from its simulation: the mean TTFT and TPOT (ms) over
+// the completed requests, how many completed of how many were sent, the preemptions and the
+// timing provider; or the error that stopped the run.
+type runOutcome struct {
+	ttft, tpot     float64
+	n, sent        int
+	preemptions    int64
+	timingProvider string
+	err            error
+}
+
+// cachedRun is one simulation shared by every row whose plan is the same config; done closes
+// when out is set.
+type cachedRun struct {
+	done chan struct{}
+	out  runOutcome
+}
+
+// runCache runs each distinct config once per Validate: a measured file repeats a deployment
+// under several ids (280 of the MoE file's 1,596 rows repeat another row's every setting), and
+// a run depends on nothing but its config and the shared options, so the repeats take the first
+// run's outcome instead of simulating it again. Rows with the same config wait for the one run.
+type runCache struct {
+	mu   sync.Mutex
+	runs map[string]*cachedRun
+}
+
+// get returns the outcome of the config whose canonical encoding is key, calling run for the
+// first row that asks and waiting for it in the others (or for ctx to end: a zero outcome with
+// ctx's error, which Validate discards).
+func (c *runCache) get(ctx context.Context, key string, run func() runOutcome) runOutcome {
+	c.mu.Lock()
+	e, ok := c.runs[key]
+	if !ok {
+		e = &cachedRun{done: make(chan struct{})}
+		c.runs[key] = e
+	}
+	c.mu.Unlock()
+	if !ok {
+		e.out = run()
+		close(e.done)
+		return e.out
+	}
+	select {
+	case <-e.done:
+		return e.out
+	case <-ctx.Done():
+		return runOutcome{err: ctx.Err()}
+	}
+}
+
+// configKey is the canonical JSON encoding of a plan's config without its file name: equal keys
+// simulate identically. A config that cannot be encoded (it holds only plain values, so never)
+// gets a key of its own.
+func configKey(cfg *config.Config, line int) string {
+	c := *cfg
+	c.File = ""
+	data, err := json.Marshal(&c)
+	if err != nil {
+		return fmt.Sprintf("line %d", line)
+	}
+	return string(data)
+}
+
+// simulateRow plans and runs one row (a run shared with rows of the same config through runs).
+func simulateRow(ctx context.Context, r Row, o Options, runs *runCache) RowResult {
 	res := RowResult{
 		Source: r.Source, Line: r.Line, ID: r.ID, Model: r.Model, System: r.System, Backend: r.Backend, Mode: r.Mode,
 		ISL: r.ISL, OSL: r.OSL, MeasuredTTFTMs: r.TTFTMs, MeasuredTPOTMs: r.TPOTMs,
@@ -311,27 +377,34 @@ func simulateRow(ctx context.Context, r Row, o Options) RowResult {
 	}
 	// The benchmark as it ran: one closed-loop run of the harness's requests, averaged over
 	// every request.
-	run, err := sim.Run(ctx, p.Config, sim.Options{Efficiency: &o.Factors.Efficiency, Systems: o.Systems})
-	if err != nil {
-		return skip(err)
+	out := runs.get(ctx, configKey(p.Config, r.Line), func() runOutcome {
+		run, err := sim.Run(ctx, p.Config, sim.Options{Efficiency: &o.Factors.Efficiency, Systems: o.Systems})
+		if err != nil {
+			return runOutcome{err: err}
+		}
+		ttft, tpot, n := means(run.Requests)
+		out := runOutcome{ttft: ttft, tpot: tpot, n: n, sent: len(run.Requests), preemptions: run.Summary.Preemptions,
+			timingProvider: run.TimingProvider}
+		run.Release()
+		return out
+	})
+	if out.err != nil {
+		return skip(out.err)
 	}
-	ttft, tpot, n := means(run.Requests)
-	sent := len(run.Requests)
-	run.Release()
-	if n == 0 {
+	if out.n == 0 {
 		return skip(fmt.Errorf("no request completed"))
 	}
-	if n < sent {
+	if out.n < out.sent {
 		// The benchmark clients average their successful requests too; the row says how many
 		// the simulation did not complete, so a row is never scored on part of its work unseen.
 		res.Notes = append(slices.Clip(res.Notes), fmt.Sprintf("%s: %d of %d simulated requests did not complete (rejected or unfinished); the means cover the %d that did",
-			IncompleteNote, sent-n, sent, n))
+			IncompleteNote, out.sent-out.n, out.sent, out.n))
 	}
-	res.PredictedTTFTMs, res.PredictedTPOTMs = ttft, tpot
-	res.TTFTAPEPct = ape(ttft, r.TTFTMs)
-	res.TPOTAPEPct = ape(tpot, r.TPOTMs)
-	res.Preemptions = run.Summary.Preemptions
-	res.BackendVersion, res.TimingProvider = r.BackendVersion, run.TimingProvider
+	res.PredictedTTFTMs, res.PredictedTPOTMs = out.ttft, out.tpot
+	res.TTFTAPEPct = ape(out.ttft, r.TTFTMs)
+	res.TPOTAPEPct = ape(out.tpot, r.TPOTMs)
+	res.Preemptions = out.preemptions
+	res.BackendVersion, res.TimingProvider = r.BackendVersion, out.timingProvider
 	return res
 }
 
