@@ -179,7 +179,8 @@ func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) 
 }
 
 // printRunNotes prints on w what the user should know about the run res of cfg over wl: its
-// timing notes, a backend_version no table used, a planner that scales nothing, and the warnings
+// timing notes, a backend_version no table used, a planner that scales nothing, the default
+// hand-off latency of a disaggregated run, and the warnings
 // and notes about its summary (floored, rejected, unfinished and truncated requests, lockstep
 // arrivals, the steady window).
 func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *sim.Result) {
@@ -195,6 +196,9 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 			fmt.Fprintln(w, "servesweep: planner.policy is enabled with enable_load_scaling and enable_throughput_scaling both false: "+
 				"nothing scales, the worker counts stay fixed")
 		}
+	}
+	if msg := handOffNote(cfg); msg != "" {
+		fmt.Fprintln(w, msg)
 	}
 	if msg := flooredWarning(res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
@@ -216,6 +220,21 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 	} else if msg := unfilledCooldownNote(cfg, res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
 	}
+}
+
+// handOffNote returns the stderr note of a disaggregated run whose every hand-off takes the
+// default fixed latency (sim.KVTransferLatencyMs: engine.kv_transfer.latency_ms unset under
+// hardware-aware timing), a cost of every TTFT the config does not spell out; "" otherwise.
+func handOffNote(cfg *config.Config) string {
+	if kt := cfg.Engine.KVTransfer; kt != nil && kt.LatencyMs != nil {
+		return ""
+	}
+	ms := sim.KVTransferLatencyMs(cfg)
+	if ms <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("servesweep: each disaggregated hand-off adds %g ms to the request's TTFT (engine.kv_transfer.latency_ms, "+
+		"the default under default timing, chosen on measured disaggregated deployments; set it to override, 0 to leave it out)", ms)
 }
 
 // unfilledCooldownNote returns the stderr warning of a run with traffic.load.cooldown whose last

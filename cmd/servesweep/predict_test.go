@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/metrics"
+	"github.com/servesweep/servesweep/sim/timing"
 )
 
 // seedConfig is the DynoSim seed's /tmp/dynosim-synthetic.yaml, as shipped in examples/.
@@ -748,6 +750,36 @@ func TestPredictWarnsCooldownWithoutSteadyState(t *testing.T) {
 		}
 		if c.want == "" && strings.Contains(errs, "traffic.load.cooldown") || c.want != "" && !strings.Contains(errs, c.want) {
 			t.Errorf("%s, %s: stderr %q, want %q", c.stop, c.load, errs, c.want)
+		}
+	}
+}
+
+// A disaggregated run under default timing whose config leaves engine.kv_transfer.latency_ms
+// unset is told the hand-off's default cost; a set latency (0 too), polynomial timing and an
+// aggregated run are not.
+func TestHandOffNote(t *testing.T) {
+	def := []string{"engine.workers.prefill.timing={type: default}", "engine.workers.decode.timing={type: default}",
+		"engine.workers.prefill.kv_cache.capacity={type: default}", "engine.workers.decode.kv_cache.capacity={type: default}"}
+	for _, tc := range []struct {
+		name string
+		file string
+		sets []string
+		want string
+	}{
+		{"default timing", "../../examples/disaggregated.yaml", def,
+			fmt.Sprintf("servesweep: each disaggregated hand-off adds %g ms to the request's TTFT", timing.CalibratedKVTransferLatencyMs)},
+		{"latency set", "../../examples/disaggregated.yaml", append(slices.Clone(def), "engine.kv_transfer.latency_ms=100"), ""},
+		{"latency 0", "../../examples/disaggregated.yaml", append(slices.Clone(def), "engine.kv_transfer.latency_ms=0"), ""},
+		{"polynomial timing", "../../examples/disaggregated.yaml", nil, ""},
+		{"aggregated", "../../examples/synthetic.yaml", nil, ""},
+	} {
+		cfg, err := config.LoadFile(tc.file, tc.sets)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := handOffNote(cfg)
+		if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: note %q, want prefix %q", tc.name, got, tc.want)
 		}
 	}
 }
