@@ -341,12 +341,13 @@ func (c *runCache) get(ctx context.Context, key string, run func() runOutcome) r
 	}
 }
 
-// configKey is the canonical JSON encoding of a plan's config without its file name: equal keys
-// simulate identically. A config that cannot be encoded (it holds only plain values, so never)
-// gets a key of its own.
+// configKey is the JSON encoding of a plan's config without its file name and without which
+// optional sections were spelled out, the text grid.PointID hashes (calibrate may not import
+// grid: the packages' direction is grid → sim): equal keys simulate identically. A config that
+// cannot be encoded (it holds only plain values, so never) gets a key of its own.
 func configKey(cfg *config.Config, line int) string {
 	c := *cfg
-	c.File = ""
+	c.File, c.HasRouter, c.HasPlanner = "", false, false
 	data, err := json.Marshal(&c)
 	if err != nil {
 		return fmt.Sprintf("line %d", line)
