@@ -118,8 +118,11 @@ type ServerFlags struct {
 	// OverlapScheduling is vLLM's --async-scheduling or TensorRT-LLM's overlap scheduler
 	// (engine.overlap_scheduling): host work of the next pass hides behind the GPU's.
 	OverlapScheduling bool
-	// KVCacheFP8 says the KV cache was stored in FP8 (--kv-cache-dtype fp8, kv_cache_config.dtype).
-	KVCacheFP8 bool
+	// KVCache is the KV cache's dtype ("fp8": --kv-cache-dtype fp8, kv_cache_config.dtype; "bf16":
+	// a script that leaves it at auto for a model computing in BF16); "" keeps PlanRow's.
+	KVCache string
+	// BlockSize is vLLM's --block-size (tokens per KV block); 0 keeps PlanRow's.
+	BlockSize int
 	// MemoryFraction is the GPU memory share of weights plus KV cache (vLLM
 	// --gpu-memory-utilization; TensorRT-LLM's free_gpu_memory_fraction, default 0.9).
 	MemoryFraction float64
@@ -157,7 +160,13 @@ const inferenceXLlama70BDate = "2025-10-29"
 //     10 batches streamed tokens but leaves TTFT (the first token is sent at once) and the
 //     client's TPOT ((latency − TTFT) / (output − 1)) as they are, and CUDA-graph padding up to
 //     batch 1024 is not modelled.
+//
+// Aggregated MoE deployments of the single-node scripts (vLLM and SGLang, 2026): singleNodeScripts,
+// each with the commit read and the dates its flags held.
 func InferenceXServerFlags(r Row, model string) (ServerFlags, bool) {
+	if f, ok := singleNodeFlags(r, model); ok {
+		return f, true
+	}
 	if r.MeasuredAt != inferenceXLlama70BDate || !strings.Contains(strings.ToLower(model), "llama-3.1-70b") {
 		return ServerFlags{}, false
 	}
@@ -169,7 +178,7 @@ func InferenceXServerFlags(r Row, model string) (ServerFlags, bool) {
 	switch r.Backend {
 	case config.BackendVLLM:
 		f := ServerFlags{MaxBatchedTokens: 8192, MaxSequences: -1, ChunkedPrefill: true, OverlapScheduling: true,
-			KVCacheFP8: true, MemoryFraction: 0.9, VLLM0102: true,
+			KVCache: "fp8", MemoryFraction: 0.9, VLLM0102: true,
 			Source: "InferenceX 9596d23d7 70b vLLM scripts: max-num-batched-tokens 8192, max-num-seqs $CONC, fp8 KV, async scheduling, no prefix caching"}
 		conc := "the concurrency"
 		if r.Concurrency > 0 {
@@ -181,7 +190,7 @@ func InferenceXServerFlags(r Row, model string) (ServerFlags, bool) {
 		f.Source = strings.Replace(f.Source, "$CONC", conc, 1)
 		return f, true
 	case config.BackendTRTLLM:
-		f := ServerFlags{MaxBatchedTokens: 16384, MaxSequences: 2048, OverlapScheduling: true, KVCacheFP8: true, MemoryFraction: 0.9,
+		f := ServerFlags{MaxBatchedTokens: 16384, MaxSequences: 2048, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.9,
 			Source: "InferenceX 9596d23d7 70b TensorRT-LLM scripts: max_num_tokens 16384, fp8 KV, no block reuse, overlap scheduler"}
 		if r.ISL == 1024 && r.OSL == 1024 && r.Agg.Tensor < 8 {
 			f.BatchWaitTimeoutIters, f.BatchWaitMaxTokensRatio = 20, 0.9
@@ -214,6 +223,9 @@ func (f ServerFlags) apply(cfg *config.Config, concurrency int, seqOverheadUs, r
 			w.Scheduler.MaxSequences = f.MaxSequences
 		}
 		w.KVCache.PrefixCaching = f.PrefixCaching
+		if f.BlockSize > 0 {
+			w.KVCache.BlockSize = f.BlockSize
+		}
 		if f.MemoryFraction > 0 {
 			w.KVCache.Capacity.MemoryFraction = f.MemoryFraction
 		}
@@ -225,8 +237,8 @@ func (f ServerFlags) apply(cfg *config.Config, concurrency int, seqOverheadUs, r
 	}
 	chunked, overlap := f.ChunkedPrefill, f.OverlapScheduling
 	cfg.Engine.EnableChunkedPrefill, cfg.Engine.OverlapScheduling = &chunked, &overlap
-	if f.KVCacheFP8 {
-		cfg.Engine.Precision.KVCache = "fp8"
+	if f.KVCache != "" {
+		cfg.Engine.Precision.KVCache = f.KVCache
 	}
 }
 

@@ -284,3 +284,56 @@ func TestInferenceXFlagsNeedTheirRelease(t *testing.T) {
 		t.Error("TensorRT-LLM 1.1.0rc2.post2: flags not matched")
 	}
 }
+
+// Aggregated MoE rows of the single-node scripts get those scripts' flags, checked by hand
+// against the InferenceX files named in singleNodeScripts; a row of another date, or wider than
+// the script's one node, keeps the engine defaults.
+func TestSingleNodeServerFlags(t *testing.T) {
+	mk := func(model, system, precision, backend, date string, tp, isl, conc int) Row {
+		return Row{Model: model, System: system, Precision: precision, Backend: backend, Mode: "agg", MeasuredAt: date,
+			ISL: isl, OSL: 1024, Concurrency: conc, Agg: WorkerShape{Tensor: tp}, Source: HarnessInferenceX}
+	}
+	// minimaxm2.5_fp8_b300.sh (340d7854c): --max-num-batched-tokens $((ISL * 2)), no
+	// --max-num-seqs (vLLM's 1024), --block-size=32, --kv-cache-dtype fp8, 0.90 of memory.
+	r := mk("MiniMaxAI/MiniMax-M2.5", "b300_sxm", "fp8", "vllm", "2026-04-17", 4, 1024, 512)
+	f, ok := InferenceXServerFlags(r, r.Model)
+	if !ok || f.MaxBatchedTokens != 2048 || f.MaxSequences != 1024 || f.BlockSize != 32 || f.KVCache != "fp8" ||
+		f.MemoryFraction != 0.9 || f.PrefixCaching || !f.OverlapScheduling || f.VLLM0102 {
+		t.Errorf("MiniMax-M2.5 FP8 B300 vLLM: %+v, %v", f, ok)
+	}
+	p, err := PlanRow(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Config.Engine.Workers.Aggregated; w.Scheduler.MaxBatchedTokens != 2048 || w.Scheduler.MaxSequences != 1024 ||
+		w.KVCache.BlockSize != 32 || w.KVCache.PrefixCaching || !*p.Config.Engine.OverlapScheduling {
+		t.Errorf("MiniMax-M2.5 FP8 B300 vLLM plan: %+v", w)
+	}
+	// Before the script was in the repository (the 2026-04-03 runs): not tabulated.
+	r.MeasuredAt = "2026-04-03"
+	if _, ok := InferenceXServerFlags(r, r.Model); ok {
+		t.Error("MiniMax-M2.5 on 2026-04-03: flags matched")
+	}
+	// kimik2.5_fp4_b300.sh: --max-num-seqs $CONC, KV dtype left at auto (BF16).
+	r = mk("moonshotai/Kimi-K2.5", "b300_sxm", "fp4", "vllm", "2026-04-20", 8, 1024, 16)
+	if f, ok := InferenceXServerFlags(r, r.Model); !ok || f.MaxSequences != -1 || f.MaxBatchedTokens != 8192 || f.KVCache != "bf16" {
+		t.Errorf("Kimi-K2.5 FP4 B300 vLLM: %+v, %v", f, ok)
+	}
+	// dsr1_fp8_b300.sh (5b302f147) for DeepSeek-V3: TP8 --max-running-requests 128,
+	// --mem-fraction-static 0.82, --scheduler-recv-interval 30 from concurrency 16; TP4 32, 0.95.
+	r = mk("deepseek-ai/DeepSeek-V3", "b300_sxm", "fp8", "sglang", "2026-04-17", 8, 1024, 64)
+	if f, ok := InferenceXServerFlags(r, r.Model); !ok || f.MaxSequences != 128 || f.MemoryFraction != 0.82 || f.KVCache != "fp8" ||
+		!strings.Contains(f.Source, "--scheduler-recv-interval 30") {
+		t.Errorf("DeepSeek-V3 FP8 B300 SGLang TP8: %+v, %v", f, ok)
+	}
+	r.Agg.Tensor, r.Concurrency = 4, 4
+	if f, ok := InferenceXServerFlags(r, r.Model); !ok || f.MaxSequences != 32 || f.MemoryFraction != 0.95 ||
+		!strings.Contains(f.Source, "--scheduler-recv-interval 10") {
+		t.Errorf("DeepSeek-V3 FP8 B300 SGLang TP4: %+v, %v", f, ok)
+	}
+	// TP16 cannot be the single-node script's deployment.
+	r = mk("deepseek-ai/DeepSeek-V3", "b300_sxm", "fp4", "sglang", "2026-04-17", 16, 1024, 64)
+	if _, ok := InferenceXServerFlags(r, r.Model); ok {
+		t.Error("DeepSeek-V3 FP4 TP16: flags matched")
+	}
+}

@@ -1,0 +1,157 @@
+package calibrate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/servesweep/servesweep/sim/config"
+)
+
+// VLLMDefaultMaxSequences and VLLMDefaultMaxBatchedTokens are vLLM's --max-num-seqs and
+// --max-num-batched-tokens when a server started with `vllm serve` on a GPU of at least 70 GiB
+// (other than A100) sets neither: EngineArgs' defaults for the OpenAI API server in the releases
+// the InferenceX MoE rows ran (0.18, 0.19).
+const (
+	VLLMDefaultMaxSequences     = 1024
+	VLLMDefaultMaxBatchedTokens = 8192
+)
+
+// singleNodeScript is the serving settings one InferenceX single-node script
+// (benchmarks/single_node/<Script>.sh of github.com/SemiAnalysisAI/InferenceX) gave a MoE model's
+// aggregated deployment while its flags stayed as read: rows measured on a date in [From, Until)
+// of that model, GPU, precision and engine are served with Flags. Until is the first later
+// commit date whose version was not read.
+type singleNodeScript struct {
+	Script, Commit string
+	// ModelPrefixes match the row's model id, lower-cased ("deepseek-ai/deepseek-" covers
+	// DeepSeek-R1 and DeepSeek-V3, one architecture served by the dsr1 scripts).
+	ModelPrefixes     []string
+	System, Precision string
+	Backend           string
+	From, Until       string
+	// MaxTensor is the largest TP the single-node script runs (8 GPUs): a row with a wider
+	// shape ran another deployment and is not matched.
+	MaxTensor int
+	// Flags gives the row's flags (its TP, concurrency and ISL select among the script's
+	// branches).
+	Flags func(r Row) ServerFlags
+}
+
+// recvInterval is the SGLang scripts' --scheduler-recv-interval: 30 from concurrency 16, else 10.
+func recvInterval(conc int) int {
+	if conc >= 16 {
+		return 30
+	}
+	return 10
+}
+
+// sglangNotSimulated describes the SGLang flags servesweep does not simulate for Source.
+func sglangNotSimulated(recv, chunked int) string {
+	return fmt.Sprintf("; not simulated: --scheduler-recv-interval %d (new requests are taken in every %d decode passes), --chunked-prefill-size %d (servesweep's SGLang chunks at %d)",
+		recv, recv, chunked, 8192)
+}
+
+// singleNodeScripts are the InferenceX single-node MoE scripts read, each at the commit named.
+// vLLM from 0.14 schedules asynchronously by default (engine.overlap_scheduling) and always
+// chunks prompts; SGLang overlaps by default. A KV cache dtype the script leaves at auto is the
+// model's activation dtype, BF16.
+var singleNodeScripts = []singleNodeScript{
+	{Script: "minimaxm2.5_fp8_b300", Commit: "340d7854c", ModelPrefixes: []string{"minimaxai/minimax-m2.5"},
+		System: "b300_sxm", Precision: "fp8", Backend: config.BackendVLLM, From: "2026-04-17", Until: "2026-05-12", MaxTensor: 8,
+		Flags: func(r Row) ServerFlags {
+			return ServerFlags{MaxBatchedTokens: 2 * r.ISL, MaxSequences: VLLMDefaultMaxSequences, BlockSize: 32,
+				ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.9,
+				Source: fmt.Sprintf("InferenceX 340d7854c minimaxm2.5_fp8_b300.sh: max-num-batched-tokens 2 × ISL = %d, max-num-seqs vLLM's default %d, block size 32, fp8 KV, no prefix caching, 0.9 of memory, async scheduling (vLLM's default)",
+					2*r.ISL, VLLMDefaultMaxSequences)}
+		}},
+	{Script: "minimaxm2.5_fp4_b300", Commit: "22d0f12f7", ModelPrefixes: []string{"minimaxai/minimax-m2.5"},
+		System: "b300_sxm", Precision: "fp4", Backend: config.BackendVLLM, From: "2026-04-17", Until: "2026-05-12", MaxTensor: 8,
+		Flags: func(r Row) ServerFlags {
+			return ServerFlags{MaxBatchedTokens: 2 * r.ISL, MaxSequences: VLLMDefaultMaxSequences,
+				ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.9,
+				Source: fmt.Sprintf("InferenceX 22d0f12f7 minimaxm2.5_fp4_b300.sh: max-num-batched-tokens 2 × ISL = %d, max-num-seqs vLLM's default %d, fp8 KV, no prefix caching, 0.9 of memory, async scheduling (vLLM's default)",
+					2*r.ISL, VLLMDefaultMaxSequences)}
+		}},
+	{Script: "kimik2.5_fp4_b300", Commit: "a35e53694", ModelPrefixes: []string{"moonshotai/kimi-k2.5"},
+		System: "b300_sxm", Precision: "fp4", Backend: config.BackendVLLM, From: "2026-04-17", Until: "2026-05-12", MaxTensor: 8,
+		Flags: func(r Row) ServerFlags {
+			return ServerFlags{MaxBatchedTokens: VLLMDefaultMaxBatchedTokens, MaxSequences: -1,
+				ChunkedPrefill: true, OverlapScheduling: true, KVCache: "bf16", MemoryFraction: 0.9,
+				Source: "InferenceX a35e53694 kimik2.5_fp4_b300.sh: max-num-seqs $CONC, max-num-batched-tokens vLLM's default 8192, KV dtype auto (BF16), no prefix caching, 0.9 of memory, async scheduling (vLLM's default)"}
+		}},
+	{Script: "minimaxm2.5_fp8_h100", Commit: "626932a11", ModelPrefixes: []string{"minimaxai/minimax-m2.5"},
+		System: "h100_sxm", Precision: "fp8", Backend: config.BackendVLLM, From: "2026-03-11", Until: "2026-05-12", MaxTensor: 8,
+		Flags: func(r Row) ServerFlags {
+			return ServerFlags{MaxBatchedTokens: VLLMDefaultMaxBatchedTokens, MaxSequences: 256,
+				ChunkedPrefill: true, OverlapScheduling: true, KVCache: "bf16", MemoryFraction: 0.9,
+				Source: "InferenceX 626932a11 minimaxm2.5_fp8_h100.sh: max-num-seqs 256, max-num-batched-tokens vLLM's default 8192, KV dtype auto (BF16), no prefix caching (the random prompts share none either way), 0.9 of memory, async scheduling (vLLM's default)"}
+		}},
+	{Script: "gptoss_fp4_h100", Commit: "626932a11", ModelPrefixes: []string{"openai/gpt-oss-120b"},
+		System: "h100_sxm", Precision: "fp4", Backend: config.BackendVLLM, From: "2026-02-25", Until: "2026-05-12", MaxTensor: 8,
+		Flags: func(r Row) ServerFlags {
+			return ServerFlags{MaxBatchedTokens: 8192, MaxSequences: -1,
+				ChunkedPrefill: true, OverlapScheduling: true, KVCache: "bf16", MemoryFraction: 0.9,
+				Source: "InferenceX 626932a11 gptoss_fp4_h100.sh: max-num-seqs $CONC, max-num-batched-tokens 8192, KV dtype auto (BF16), no prefix caching, 0.9 of memory, async scheduling (vLLM's default)"}
+		}},
+	{Script: "qwen3.5_fp8_b300", Commit: "c0f62a2ef", ModelPrefixes: []string{"qwen/qwen3.5-397b-a17b"},
+		System: "b300_sxm", Precision: "fp8", Backend: config.BackendSGLang, From: "2026-04-17", Until: "2026-05-21", MaxTensor: 8,
+		Flags: func(r Row) ServerFlags {
+			return ServerFlags{MaxSequences: -1, ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.8,
+				Source: "InferenceX c0f62a2ef qwen3.5_fp8_b300.sh: max-running-requests $CONC, mem-fraction-static 0.8, fp8 KV, radix cache off" +
+					sglangNotSimulated(10, 16384)}
+		}},
+	{Script: "qwen3.5_bf16_b300", Commit: "32274d6c1", ModelPrefixes: []string{"qwen/qwen3.5-397b-a17b"},
+		System: "b300_sxm", Precision: "bf16", Backend: config.BackendSGLang, From: "2026-04-18", Until: "2026-05-12", MaxTensor: 8,
+		Flags: func(r Row) ServerFlags {
+			return ServerFlags{MaxSequences: 128, ChunkedPrefill: true, OverlapScheduling: true, KVCache: "bf16", MemoryFraction: 0.82,
+				Source: "InferenceX 32274d6c1 qwen3.5_bf16_b300.sh: max-running-requests 128, mem-fraction-static 0.82, KV dtype auto (BF16), radix cache off" +
+					sglangNotSimulated(recvInterval(r.Concurrency), 32768)}
+		}},
+	{Script: "qwen3.5_fp4_b300", Commit: "8acbd08b7", ModelPrefixes: []string{"qwen/qwen3.5-397b-a17b"},
+		System: "b300_sxm", Precision: "fp4", Backend: config.BackendSGLang, From: "2026-04-18", Until: "2026-05-12", MaxTensor: 8,
+		Flags: func(r Row) ServerFlags {
+			return ServerFlags{MaxSequences: 128, ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.8,
+				Source: "InferenceX 8acbd08b7 qwen3.5_fp4_b300.sh: max-running-requests 128, mem-fraction-static 0.8, fp8 KV, radix cache off" +
+					sglangNotSimulated(recvInterval(r.Concurrency), 32768)}
+		}},
+	{Script: "dsr1_fp8_b300", Commit: "5b302f147", ModelPrefixes: []string{"deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"},
+		System: "b300_sxm", Precision: "fp8", Backend: config.BackendSGLang, From: "2026-04-17", Until: "2026-05-12", MaxTensor: 8,
+		Flags: func(r Row) ServerFlags {
+			if r.Agg.Tensor == 4 {
+				return ServerFlags{MaxSequences: 32, ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.95,
+					Source: "InferenceX 5b302f147 dsr1_fp8_b300.sh (TP4): max-running-requests 32, mem-fraction-static 0.95, fp8 KV, radix cache off" +
+						sglangNotSimulated(10, 8192)}
+			}
+			return ServerFlags{MaxSequences: 128, ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.82,
+				Source: "InferenceX 5b302f147 dsr1_fp8_b300.sh (TP8): max-running-requests 128, mem-fraction-static 0.82, fp8 KV, radix cache off" +
+					sglangNotSimulated(recvInterval(r.Concurrency), 32768)}
+		}},
+	{Script: "dsr1_fp4_b300", Commit: "9ebeafb4e", ModelPrefixes: []string{"deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"},
+		System: "b300_sxm", Precision: "fp4", Backend: config.BackendSGLang, From: "2026-04-17", Until: "2026-05-12", MaxTensor: 8,
+		Flags: func(r Row) ServerFlags {
+			return ServerFlags{MaxSequences: 256, ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.85,
+				Source: "InferenceX 9ebeafb4e dsr1_fp4_b300.sh: max-running-requests 256, mem-fraction-static 0.85, fp8 KV, radix cache off" +
+					sglangNotSimulated(recvInterval(r.Concurrency), 16384)}
+		}},
+}
+
+// singleNodeFlags returns the flags of an aggregated InferenceX MoE row served by one of
+// singleNodeScripts, and false when none matches its model, GPU, precision, engine, date and TP.
+func singleNodeFlags(r Row, model string) (ServerFlags, bool) {
+	if r.Mode != "agg" || r.MeasuredAt == "" {
+		return ServerFlags{}, false
+	}
+	model = strings.ToLower(model)
+	for _, s := range singleNodeScripts {
+		if r.System != s.System || !strings.EqualFold(r.Precision, s.Precision) || r.Backend != s.Backend ||
+			r.MeasuredAt < s.From || r.MeasuredAt >= s.Until || max(r.Agg.Tensor, 1) > s.MaxTensor {
+			continue
+		}
+		for _, p := range s.ModelPrefixes {
+			if strings.HasPrefix(model, p) {
+				return s.Flags(r), true
+			}
+		}
+	}
+	return ServerFlags{}, false
+}
