@@ -698,10 +698,10 @@ func (d *deployment) transferBytesPerToken(prefill *config.WorkerRole) (float64,
 }
 
 // passTokens is the most tokens one pass of role computes: scheduler.max_batched_tokens, or
-// under SGLang, which ignores it, its chunked-prefill budget.
+// under SGLang, which ignores it, its chunked-prefill budget (scheduler.chunked_prefill_size).
 func passTokens(backend string, role *config.WorkerRole) int {
 	if backend == config.BackendSGLang {
-		return engine.DefaultSGLang(1, role.Parallelism.AttentionData, 0).ChunkedPrefillSize
+		return engine.DefaultSGLang(1, role.Parallelism.AttentionData, role.Scheduler.ChunkedPrefillSize, 0).ChunkedPrefillSize
 	}
 	return role.Scheduler.MaxBatchedTokens
 }
@@ -727,18 +727,23 @@ func rankBlockSize(backend string, role *config.WorkerRole) int {
 
 // checkStyle refuses what a backend's scheduler style cannot run (*config.Error naming the
 // field): under SGLang a page (kv_cache.block_size) larger than the chunked-prefill budget of
-// 8192 / attention_data tokens, which could never hold a chunk of a long prompt; under
+// scheduler.chunked_prefill_size (8192 when 0) / attention_data tokens, which could never hold
+// a chunk of a long prompt; under
 // TensorRT-LLM a max_batched_tokens below kv_cache.block_size, since a context chunk is a whole
 // number of KV blocks.
 func (d *deployment) checkStyle(name config.Role, role *config.WorkerRole) error {
 	p := "engine.workers." + string(name)
 	switch d.cfg.Engine.Backend {
 	case config.BackendSGLang:
-		budget := engine.DefaultSGLang(role.KVCache.BlockSize, role.Parallelism.AttentionData, 0).ChunkedPrefillSize
+		total := role.Scheduler.ChunkedPrefillSize
+		if total == 0 {
+			total = engine.SGLangChunkedPrefillSize
+		}
+		budget := engine.DefaultSGLang(role.KVCache.BlockSize, role.Parallelism.AttentionData, total, 0).ChunkedPrefillSize
 		if role.KVCache.BlockSize > budget {
 			return &config.Error{File: d.cfg.File, Path: p + ".kv_cache.block_size", Msg: fmt.Sprintf(
-				"is %d tokens, more than SGLang's chunked-prefill budget of %d / attention_data %d = %d tokens; use a page size <= %d or less attention_data",
-				role.KVCache.BlockSize, engine.SGLangChunkedPrefillSize, role.Parallelism.AttentionData, budget, budget)}
+				"is %d tokens, more than SGLang's chunked-prefill budget of %d / attention_data %d = %d tokens; use a page size <= %d, a larger scheduler.chunked_prefill_size or less attention_data",
+				role.KVCache.BlockSize, total, role.Parallelism.AttentionData, budget, budget)}
 		}
 	case config.BackendTRTLLM:
 		if role.Scheduler.MaxBatchedTokens < role.KVCache.BlockSize {

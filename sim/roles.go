@@ -401,14 +401,17 @@ func (s *runState) withKeys(ri int32, on bool) {
 
 // schedulerStyle is the engine scheduler style of backend for a role: vLLM's; TensorRT-LLM's
 // with guaranteed_no_evict unless scheduler.capacity_policy is max_utilization; SGLang's with its
-// defaults, the role's page size and prefill_decode_interval.
+// defaults, the role's page size, chunked_prefill_size, prefill_decode_interval and
+// recv_interval.
 func schedulerStyle(backend string, spec *config.WorkerRole) (engine.Style, bool, engine.SGLangConfig) {
 	switch backend {
 	case config.BackendTRTLLM:
 		return engine.StyleTRTLLM, spec.Scheduler.CapacityPolicy != config.CapacityMaxUtilization, engine.SGLangConfig{}
 	case config.BackendSGLang:
-		return engine.StyleSGLang, false, engine.DefaultSGLang(spec.KVCache.BlockSize, spec.Parallelism.AttentionData,
-			spec.Scheduler.PrefillDecodeInterval)
+		sg := engine.DefaultSGLang(spec.KVCache.BlockSize, spec.Parallelism.AttentionData,
+			spec.Scheduler.ChunkedPrefillSize, spec.Scheduler.PrefillDecodeInterval)
+		sg.RecvInterval = spec.Scheduler.RecvInterval
+		return engine.StyleSGLang, false, sg
 	}
 	return engine.StyleVLLM, false, engine.SGLangConfig{}
 }

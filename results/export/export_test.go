@@ -225,6 +225,13 @@ func TestExportPrefillAndSpeculation(t *testing.T) {
 		{"vllm-agg", TargetDynamo, []string{"engine.overlap_scheduling=true"}, []string{"--async-scheduling"}, []string{"--no-async-scheduling"}},
 		{"sglang-agg", TargetSGLang, []string{"engine.overlap_scheduling=false"}, []string{"--disable-overlap-schedule"}, nil},
 		{"sglang-agg", TargetSGLang, nil, nil, []string{"--disable-overlap-schedule"}},
+		// SGLang's chunked-prefill size and receive interval as simulated: a size above
+		// 16,384 raises --max-prefill-tokens with it; an interval of 0 or 1 is SGLang's default.
+		{"sglang-agg", TargetSGLang, []string{"engine.workers.aggregated.scheduler.chunked_prefill_size=32768",
+			"engine.workers.aggregated.scheduler.recv_interval=30"},
+			[]string{"--chunked-prefill-size 32768", "--max-prefill-tokens 32768", "--scheduler-recv-interval 30"}, nil},
+		{"sglang-agg", TargetSGLang, []string{"engine.workers.aggregated.scheduler.recv_interval=1"},
+			[]string{"--chunked-prefill-size 8192"}, []string{"--scheduler-recv-interval", "--max-prefill-tokens"}},
 		{"trtllm-agg", TargetTRTLLM, nil, nil, []string{"disable_overlap_scheduler"}},
 		{"trtllm-agg", TargetTRTLLM, []string{"engine.overlap_scheduling=false"}, []string{"disable_overlap_scheduler: true"}, nil},
 		{"trtllm-agg", TargetTRTLLM, []string{"engine.overlap_scheduling=true"}, []string{"disable_overlap_scheduler: false"}, nil},

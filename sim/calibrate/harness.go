@@ -123,6 +123,10 @@ type ServerFlags struct {
 	KVCache string
 	// BlockSize is vLLM's --block-size (tokens per KV block); 0 keeps PlanRow's.
 	BlockSize int
+	// ChunkedPrefillSize and RecvInterval are SGLang's --chunked-prefill-size and
+	// --scheduler-recv-interval (scheduler.chunked_prefill_size, scheduler.recv_interval); 0
+	// keeps SGLang's defaults.
+	ChunkedPrefillSize, RecvInterval int
 	// MemoryFraction is the GPU memory share of weights plus KV cache (vLLM
 	// --gpu-memory-utilization; TensorRT-LLM's free_gpu_memory_fraction, default 0.9).
 	MemoryFraction float64
@@ -226,6 +230,7 @@ func (f ServerFlags) apply(cfg *config.Config, concurrency int, seqOverheadUs, r
 		if f.BlockSize > 0 {
 			w.KVCache.BlockSize = f.BlockSize
 		}
+		w.Scheduler.ChunkedPrefillSize, w.Scheduler.RecvInterval = f.ChunkedPrefillSize, f.RecvInterval
 		if f.MemoryFraction > 0 {
 			w.KVCache.Capacity.MemoryFraction = f.MemoryFraction
 		}

@@ -320,15 +320,23 @@ func TestSingleNodeServerFlags(t *testing.T) {
 		t.Errorf("Kimi-K2.5 FP4 B300 vLLM: %+v, %v", f, ok)
 	}
 	// dsr1_fp8_b300.sh (5b302f147) for DeepSeek-V3: TP8 --max-running-requests 128,
-	// --mem-fraction-static 0.82, --scheduler-recv-interval 30 from concurrency 16; TP4 32, 0.95.
+	// --mem-fraction-static 0.82, --chunked-prefill-size 32768, --scheduler-recv-interval 30 from
+	// concurrency 16; TP4 32, 0.95, 8192 and 10.
 	r = mk("deepseek-ai/DeepSeek-V3", "b300_sxm", "fp8", "sglang", "2026-04-17", 8, 1024, 64)
 	if f, ok := InferenceXServerFlags(r, r.Model); !ok || f.MaxSequences != 128 || f.MemoryFraction != 0.82 || f.KVCache != "fp8" ||
-		!strings.Contains(f.Source, "--scheduler-recv-interval 30") {
+		f.RecvInterval != 30 || f.ChunkedPrefillSize != 32768 {
 		t.Errorf("DeepSeek-V3 FP8 B300 SGLang TP8: %+v, %v", f, ok)
+	}
+	p, err = PlanRow(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Config.Engine.Workers.Aggregated.Scheduler; s.RecvInterval != 30 || s.ChunkedPrefillSize != 32768 || s.MaxSequences != 128 {
+		t.Errorf("DeepSeek-V3 FP8 B300 SGLang TP8 plan: scheduler %+v", s)
 	}
 	r.Agg.Tensor, r.Concurrency = 4, 4
 	if f, ok := InferenceXServerFlags(r, r.Model); !ok || f.MaxSequences != 32 || f.MemoryFraction != 0.95 ||
-		!strings.Contains(f.Source, "--scheduler-recv-interval 10") {
+		f.RecvInterval != 10 || f.ChunkedPrefillSize != 8192 {
 		t.Errorf("DeepSeek-V3 FP8 B300 SGLang TP4: %+v, %v", f, ok)
 	}
 	// TP16 cannot be the single-node script's deployment.

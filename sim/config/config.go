@@ -596,6 +596,17 @@ type Scheduler struct {
 	// of decode passes a rank runs between two prefill passes while requests are decoding; 0
 	// runs a prefill pass whenever a prefill batch can form (SGLang's prefill-first default).
 	PrefillDecodeInterval int `yaml:"prefill_decode_interval" default:"0" min:"0" limit:"MaxSequences" sweep:""`
+	// ChunkedPrefillSize (SGLang only; vLLM and TensorRT-LLM ignore it, their budget is
+	// MaxBatchedTokens) is SGLang's --chunked-prefill-size: the prefill tokens of one pass,
+	// divided by attention_data under attention data parallelism; 0 (the default) is SGLang's
+	// 8192. A prefill pass charges at most max(16384, this) prompt tokens (--max-prefill-tokens).
+	ChunkedPrefillSize int `yaml:"chunked_prefill_size" default:"0" min:"0" limit:"MaxBatchedTokens" json:",omitempty"`
+	// RecvInterval (SGLang only; vLLM and TensorRT-LLM ignore it) is SGLang's
+	// --scheduler-recv-interval: a rank running requests takes in newly arrived ones only at
+	// every RecvInterval-th decode pass (at once after a prefill pass, or when it runs none), so
+	// a new request waits about half that many decode passes more for its first token. 0 (the
+	// default) and 1 take them in at every pass, SGLang's default.
+	RecvInterval int `yaml:"recv_interval" default:"0" min:"0" limit:"MaxSequences" json:",omitempty"`
 	// CapacityPolicy (TensorRT-LLM only; vLLM and SGLang ignore it) is TensorRT-LLM's
 	// capacity_scheduler_policy: guaranteed_no_evict admits a request only when the KV for its
 	// whole prompt and output is free after every running request's remaining need, and never

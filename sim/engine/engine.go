@@ -233,16 +233,24 @@ func (e *Engine) CapacityTokens() int { return e.cfg.CapacityBlocks * e.cfg.Bloc
 func (e *Engine) Preemptions() int64 { return e.preemptions }
 
 // HasWork reports whether a pass would have requests to consider.
-func (e *Engine) HasWork() bool { return len(e.running) > 0 || len(e.waiting) > e.wHead }
+func (e *Engine) HasWork() bool {
+	return len(e.running) > 0 || len(e.waiting) > e.wHead || len(e.sg.inbox) > 0
+}
 
-// Queued counts the requests waiting for admission (not running).
-func (e *Engine) Queued() int { return len(e.waiting) - e.wHead }
+// Queued counts the requests waiting for admission (not running), taken in or not
+// (SGLangConfig.RecvInterval).
+func (e *Engine) Queued() int { return len(e.waiting) - e.wHead + len(e.sg.inbox) }
 
-// Submit queues request i at the back of the waiting queue. The caller guarantees that its
+// Submit queues request i at the back of the waiting queue (under an SGLang RecvInterval, of
+// the inbox the next poll takes in, while the rank is busy). The caller guarantees that its
 // prompt fits the pool and its MaxOutput keeps prompt plus output within it.
 func (e *Engine) Submit(i int32) {
 	r := &e.reqs[i]
 	r.Status = Waiting
+	if e.holdsArrivals(r) {
+		e.sg.inbox = append(e.sg.inbox, i)
+		return
+	}
 	e.waiting = append(e.waiting, i)
 	if len(r.Blocks) > 0 {
 		e.heldWaiting++

@@ -52,14 +52,26 @@ type SGLangConfig struct {
 	// PrefillDecodeInterval is the least number of decode passes between two prefill passes
 	// while requests are decoding (scheduler.prefill_decode_interval; 0 = prefill first).
 	PrefillDecodeInterval int
+	// RecvInterval is SGLang's --scheduler-recv-interval (scheduler.recv_interval; 0 and 1 poll
+	// at every pass): a busy rank takes in newly arrived requests only at every RecvInterval-th
+	// decode pass, and at once after a prefill pass or when it has nothing else to do (SGLang's
+	// SchedulerRecvSkipper weighs a decode pass 1, a prefill pass past any threshold). Requests
+	// whose KV arrived by transfer are not held back.
+	RecvInterval int
 }
 
 // DefaultSGLang is SGLang's configuration for one rank of a worker with attentionData
-// attention-DP ranks and the given page size: the chunked-prefill budget divided by
+// attention-DP ranks and the given page size: the chunked-prefill budget (chunkedPrefillSize
+// tokens, SGLang's --chunked-prefill-size; 0 = SGLangChunkedPrefillSize) divided by
 // attentionData and the conservativeness × 0.3 when attentionData > 1 (dynosim-spec.md §6.2).
-func DefaultSGLang(pageSize, attentionData, prefillDecodeInterval int) SGLangConfig {
+// The prompt tokens one prefill pass charges are capped at SGLangMaxPrefillTokens, or at the
+// chunked-prefill size when that is larger (the scripts that raise one raise both).
+func DefaultSGLang(pageSize, attentionData, chunkedPrefillSize, prefillDecodeInterval int) SGLangConfig {
+	if chunkedPrefillSize <= 0 {
+		chunkedPrefillSize = SGLangChunkedPrefillSize
+	}
 	c := SGLangConfig{
-		PageSize: pageSize, ChunkedPrefillSize: SGLangChunkedPrefillSize, MaxPrefillTokens: SGLangMaxPrefillTokens,
+		PageSize: pageSize, ChunkedPrefillSize: chunkedPrefillSize, MaxPrefillTokens: max(SGLangMaxPrefillTokens, chunkedPrefillSize),
 		ClipMaxNewTokens: SGLangClipMaxNewTokens, Conservativeness: 1, PrefillDecodeInterval: prefillDecodeInterval,
 	}
 	if attentionData > 1 {
@@ -80,12 +92,18 @@ type sglangState struct {
 	// chunked is the running request whose prompt is being prefilled in chunks (-1: none); its
 	// next chunk leads the next prefill batch.
 	chunked int32
+	// inbox holds requests submitted while the rank was busy and not yet taken in (RecvInterval);
+	// polls counts decode passes since the last poll; lastPrefill says the last pass formed was
+	// a prefill pass.
+	inbox       []int32
+	polls       int
+	lastPrefill bool
 }
 
 func (e *Engine) initSGLang() error {
 	c := &e.cfg.SGLang
 	if c.PageSize <= 0 || e.cfg.BlockSize%c.PageSize != 0 || c.ChunkedPrefillSize <= 0 || c.MaxPrefillTokens <= 0 ||
-		c.ClipMaxNewTokens < 0 || !(c.Conservativeness > 0) || c.PrefillDecodeInterval < 0 {
+		c.ClipMaxNewTokens < 0 || !(c.Conservativeness > 0) || c.PrefillDecodeInterval < 0 || c.RecvInterval < 0 {
 		return fmt.Errorf("engine: invalid SGLang config %+v with block size %d", *c, e.cfg.BlockSize)
 	}
 	e.sg = sglangState{ratio: SGLangInitNewTokenRatio * c.Conservativeness, chunked: -1}
@@ -102,6 +120,7 @@ func (e *Engine) initSGLang() error {
 // after retracting requests while the next step's KV does not fit. A steady decode run's pass
 // (steady.go) is such a decode pass, without retraction: new_token_ratio decays as in any.
 func (e *Engine) scheduleSGLang(nowMs float64) (durMs float64, any bool) {
+	e.pollInbox()
 	if e.steady.left > 0 && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
 		e.sg.ratio = max(e.sg.minRatio, e.sg.ratio-e.sg.decay)
 		e.sg.decodes++
@@ -120,6 +139,7 @@ func (e *Engine) scheduleSGLang(nowMs float64) (durMs float64, any bool) {
 			}
 			if e.scheduledN > 0 {
 				e.sg.decodes = 0
+				e.sg.lastPrefill = true
 				return e.price(false)
 			}
 		}
@@ -129,6 +149,39 @@ func (e *Engine) scheduleSGLang(nowMs float64) (durMs float64, any bool) {
 		e.sg.decodes++
 	}
 	return e.price(!e.cfg.PrefillOnly)
+}
+
+// holdsArrivals reports whether a request submitted now waits in the inbox: the rank polls less
+// often than every pass (RecvInterval > 1), is running requests (so its passes follow one
+// another and it polls only when due; a rank with none polls at once, as SGLang's idle loop
+// does), and the request needs its prefill.
+func (e *Engine) holdsArrivals(r *Request) bool {
+	return e.cfg.Style == StyleSGLang && e.cfg.SGLang.RecvInterval > 1 && len(r.Blocks) == 0 && len(e.running) > 0
+}
+
+// pollInbox counts the pass that just ended toward the next poll (a decode pass 1, a prefill
+// pass the whole interval) and, when the poll is due or the rank runs no request, moves the
+// inbox to the back of the waiting queue in arrival order.
+func (e *Engine) pollInbox() {
+	n := e.cfg.SGLang.RecvInterval
+	if n <= 1 {
+		return
+	}
+	if e.sg.lastPrefill {
+		e.sg.polls = n
+	} else {
+		e.sg.polls++
+	}
+	e.sg.lastPrefill = false
+	if e.sg.polls < n && len(e.running) > 0 {
+		return
+	}
+	e.sg.polls = 0
+	if len(e.sg.inbox) == 0 {
+		return
+	}
+	e.waiting = append(e.waiting, e.sg.inbox...)
+	e.sg.inbox = e.sg.inbox[:0]
 }
 
 // anyDecoding reports whether a running request is past its prefill.

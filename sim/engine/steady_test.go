@@ -60,8 +60,11 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 			// SGLang's prefill-first passes, prompts chunked at a small budget, its decode
 			// passes owed between prefills (prefill_decode_interval) on some seeds.
 			cfg.Style = StyleSGLang
-			cfg.SGLang = DefaultSGLang([]int{1, 4, bs}[rng.IntN(3)], 1+rng.IntN(2), rng.IntN(3))
+			cfg.SGLang = DefaultSGLang([]int{1, 4, bs}[rng.IntN(3)], 1+rng.IntN(2), 0, rng.IntN(3))
 			cfg.SGLang.ChunkedPrefillSize = 16 + rng.IntN(48)
+			// A receive interval (0 to 3 decode passes) on some seeds, drawn from a stream
+			// of its own.
+			cfg.SGLang.RecvInterval = rand.New(rand.NewPCG(seed, 11)).IntN(4)
 		}
 		// Half the vLLM and TensorRT-LLM seeds decode speculatively (speculative steady runs),
 		// drawn from a stream of their own so that the other seeds' cases stay as they were.
@@ -96,7 +99,7 @@ func TestSteadyRunsMatchGeneralPath(t *testing.T) {
 			if a.e.spec != b.e.spec {
 				t.Fatalf("seed %d %s: speculation counts %+v, general path %+v", seed, when, a.e.spec, b.e.spec)
 			}
-			if a.e.sg != b.e.sg {
+			if !reflect.DeepEqual(a.e.sg, b.e.sg) {
 				t.Fatalf("seed %d %s: SGLang state %+v, general path %+v", seed, when, a.e.sg, b.e.sg)
 			}
 			pa, pb := *a.e.Pool(), *b.e.Pool()

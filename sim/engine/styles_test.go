@@ -129,7 +129,35 @@ func TestSGLangScenarios(t *testing.T) {
 		}
 		return b
 	}
+	recv := sglangTest(4, 20, 1, 16, 1, 0)
+	recv.SGLang.RecvInterval = 3
 	for _, sc := range []scenario{
+		{
+			// --scheduler-recv-interval 3: request 0 reaches an idle rank and is prefilled at
+			// once; request 1 arrives while 0 decodes and waits for the poll due every third
+			// decode pass (the prefill pass made the poll before pass 2 due at once), so it is
+			// prefilled at pass 5, not 3; request 2 arrives with it and is taken in by the same
+			// poll, behind it.
+			name: "receive interval",
+			cfg:  recv,
+			reqs: []spec{{prompt: 4, output: 10}, {prompt: 4, output: 2}, {prompt: 4, output: 2}},
+			passes: []pass{
+				{submit: []int32{0}, batch: timing.Batch{PrefillRequests: 1, PrefillTokens: 4, PrefillAttentionPairs: 10, SampledTokens: 1},
+					computed: []int32{4, 0, 0}, running: []int32{0}, active: 1},
+				{batch: decode(5), computed: []int32{5, 0, 0}, running: []int32{0}, active: 2},
+				// Polls due after 3 decode passes: request 1 is held (not waiting) for two.
+				{submit: []int32{1}, batch: decode(6), computed: []int32{6, 0, 0}, running: []int32{0}, active: 2},
+				{submit: []int32{2}, batch: decode(7), computed: []int32{7, 0, 0}, running: []int32{0}, active: 2},
+				{batch: timing.Batch{PrefillRequests: 2, PrefillTokens: 8, PrefillAttentionPairs: 20, SampledTokens: 2},
+					computed: []int32{7, 4, 4}, running: []int32{0, 1, 2}, active: 4},
+				{batch: decode(8, 5, 5), computed: []int32{8, 5, 5}, running: []int32{0}, done: []int32{1, 2}, active: 2},
+				{batch: decode(9), computed: []int32{9, 5, 5}, running: []int32{0}, active: 3},
+				{batch: decode(10), computed: []int32{10, 5, 5}, running: []int32{0}, active: 3},
+				{batch: decode(11), computed: []int32{11, 5, 5}, running: []int32{0}, active: 3},
+				{batch: decode(12), computed: []int32{12, 5, 5}, running: []int32{0}, active: 3},
+				{batch: decode(13), computed: []int32{13, 5, 5}, done: []int32{0}},
+			},
+		},
 		{
 			// Blocks of 4 tokens, 20 blocks (80 tokens), page 1, chunked-prefill budget 16
 			// (max_batched_tokens 1 is ignored). Request 0's prompt of 20 is chunked 16 + 4.
