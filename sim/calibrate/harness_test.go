@@ -345,3 +345,49 @@ func TestSingleNodeServerFlags(t *testing.T) {
 		t.Error("DeepSeek-V3 FP4 TP16: flags matched")
 	}
 }
+
+// The measured file writes InferenceX's vLLM expert-parallel entries {tp: T, ep: T} as tp_size
+// T, attention_dp_size T, moe_ep_size T²; the scripts ran T GPUs with the experts split T ways,
+// attention data-parallel only where the entry says dp-attn and the script has that branch
+// (minimaxm2.5_fp4_b300.sh; the FP8 B300 and H100 scripts have none).
+func TestExpertParallelRowsRunTheScriptsShape(t *testing.T) {
+	for _, c := range []struct {
+		system, precision, date string
+		isl, tp, conc           int
+		tensor, dp, ep          int
+	}{
+		{"b300_sxm", "fp4", "2026-04-21", 1024, 2, 512, 1, 2, 2}, // dp-attn 256-2048 (633fd2377)
+		{"b300_sxm", "fp4", "2026-04-21", 1024, 2, 256, 1, 2, 2},
+		{"b300_sxm", "fp4", "2026-04-21", 1024, 2, 128, 2, 1, 2}, // {tp: 2, ep: 2} without dp-attn
+		{"b300_sxm", "fp4", "2026-04-17", 1024, 2, 256, 2, 1, 2}, // dp-attn at 512 only then
+		{"b300_sxm", "fp4", "2026-04-17", 8192, 2, 512, 2, 1, 2},
+		{"b300_sxm", "fp4", "2026-04-21", 8192, 2, 512, 1, 2, 2},
+		{"b300_sxm", "fp4", "2026-04-21", 1024, 4, 128, 4, 1, 4},
+		{"b300_sxm", "fp8", "2026-04-21", 1024, 2, 1024, 2, 1, 2}, // dp-attn entry, no DP branch
+		{"h100_sxm", "fp8", "2026-03-28", 1024, 4, 64, 4, 1, 4},
+	} {
+		r := Row{Model: "MiniMaxAI/MiniMax-M2.5", System: c.system, Precision: c.precision, Backend: "vllm", Mode: "agg",
+			MeasuredAt: c.date, ISL: c.isl, OSL: 1024, Concurrency: c.conc, Source: HarnessInferenceX,
+			Agg: WorkerShape{Tensor: c.tp, AttentionData: c.tp, MoETensor: 1, MoEExpert: c.tp * c.tp, BatchSize: c.conc / c.tp}}
+		p, err := PlanRow(r, Options{})
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		w := p.Config.Engine.Workers.Aggregated
+		if pa := w.Parallelism; pa.Tensor != c.tensor || pa.AttentionData != c.dp || pa.MoeExpert != c.ep || pa.MoeTensor != 1 ||
+			pa.Replicas != 1 || p.Config.GPUs() != c.tp {
+			t.Errorf("%+v: parallelism %+v, %d GPUs; want tensor %d, attention_data %d, moe_expert %d on %d GPUs",
+				c, pa, p.Config.GPUs(), c.tensor, c.dp, c.ep, c.tp)
+		}
+	}
+	// A shape the file writes otherwise is left as it is.
+	r := Row{Model: "MiniMaxAI/MiniMax-M2.5", System: "b300_sxm", Precision: "fp4", Backend: "vllm", Mode: "agg",
+		MeasuredAt: "2026-04-21", ISL: 1024, OSL: 1024, Concurrency: 64, Source: HarnessInferenceX, Agg: WorkerShape{Tensor: 4, MoETensor: 4}}
+	p, err := PlanRow(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa := p.Config.Engine.Workers.Aggregated.Parallelism; pa.Tensor != 4 || pa.MoeTensor != 4 || pa.MoeExpert != 1 || pa.AttentionData != 1 {
+		t.Errorf("TP4 row: parallelism %+v", pa)
+	}
+}

@@ -35,6 +35,51 @@ type singleNodeScript struct {
 	// Flags gives the row's flags (its TP, concurrency and ISL select among the script's
 	// branches).
 	Flags func(r Row) ServerFlags
+	// Shape, when set, gives the aggregated worker a row of InferenceX's expert-parallel
+	// entries ran (expertParallelRow) from its tp_size T: T GPUs with the experts split T ways,
+	// and a note saying which.
+	Shape func(r Row) (WorkerShape, string)
+}
+
+// expertParallelRow reports the measured file's form of an aggregated InferenceX vLLM row run
+// with expert parallelism: a search-space entry {tp: T, ep: E} (dp-attn or not) is written
+// tp_size T, attention_dp_size E, moe_ep_size T × E, while the script ran T GPUs (vLLM's
+// --enable-expert-parallel spreads the experts over tensor × data parallel = T GPUs). Every such
+// row of the shared MoE file has E = T.
+func expertParallelRow(r Row) bool {
+	return r.Agg.AttentionData > 1 && r.Agg.MoEExpert == r.Agg.Tensor*r.Agg.AttentionData
+}
+
+// vllmEPShape is the deployment of a vLLM script started with --tensor-parallel-size=T and
+// --enable-expert-parallel (dp false) or --tensor-parallel-size=1 --data-parallel-size=T
+// --enable-expert-parallel (dp true), T the row's tp_size.
+func vllmEPShape(r Row, dp bool, script string) (WorkerShape, string) {
+	t := r.Agg.Tensor
+	s := WorkerShape{Tensor: t, Pipeline: r.Agg.Pipeline, AttentionData: 1, MoETensor: 1, MoEExpert: t}
+	how := fmt.Sprintf("--tensor-parallel-size=%d --enable-expert-parallel", t)
+	if dp {
+		s.Tensor, s.AttentionData = 1, t
+		how = fmt.Sprintf("--tensor-parallel-size=1 --data-parallel-size=%d --enable-expert-parallel", t)
+	}
+	return s, fmt.Sprintf("shape from %s (%s): %d GPUs, experts split %d ways, in place of the file's tp_size %d × attention_dp_size %d with moe_ep_size %d",
+		script, how, t, t, r.Agg.Tensor, r.Agg.AttentionData, r.Agg.MoEExpert)
+}
+
+// minimaxFP4DPAttention reports whether a MiniMax-M2.5 FP4 B300 vLLM row ran an entry of
+// minimaxm2.5-fp4-b300-vllm with dp-attn: true in InferenceX's .github/configs/nvidia-master.yaml,
+// as the last commit of the row's date lists them: on 2026-04-17 (071f849cb) TP2 at 1k/1k and
+// concurrency 512; from 2026-04-21 (633fd2377 on, the day's last) TP2 at 1k/1k and concurrency
+// 256-2048 and at 8k/1k and 512. The database's config ids of the file's rows agree (726: the
+// entry without dp-attn, 727: the one with).
+func minimaxFP4DPAttention(r Row) bool {
+	if r.Agg.Tensor != 2 || r.OSL != 1024 {
+		return false
+	}
+	c := r.Concurrency
+	if r.MeasuredAt < "2026-04-21" {
+		return r.ISL == 1024 && c == 512
+	}
+	return r.ISL == 1024 && c >= 256 && c <= 2048 || r.ISL == 8192 && c == 512
 }
 
 // recvInterval is the SGLang scripts' --scheduler-recv-interval: 30 from concurrency 16, else 10.
@@ -62,7 +107,9 @@ var singleNodeScripts = []singleNodeScript{
 				ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.9,
 				Source: fmt.Sprintf("InferenceX 340d7854c minimaxm2.5_fp8_b300.sh: max-num-batched-tokens 2 × ISL = %d, max-num-seqs vLLM's default %d, block size 32, fp8 KV, no prefix caching, 0.9 of memory, async scheduling (vLLM's default)",
 					2*r.ISL, VLLMDefaultMaxSequences)}
-		}},
+		},
+		// No DP-attention branch: a dp-attn entry runs as the plain expert-parallel one.
+		Shape: func(r Row) (WorkerShape, string) { return vllmEPShape(r, false, "minimaxm2.5_fp8_b300.sh") }},
 	{Script: "minimaxm2.5_fp4_b300", Commit: "22d0f12f7", ModelPrefixes: []string{"minimaxai/minimax-m2.5"},
 		System: "b300_sxm", Precision: "fp4", Backend: config.BackendVLLM, From: "2026-04-17", Until: "2026-05-12", MaxTensor: 8,
 		Flags: func(r Row) ServerFlags {
@@ -70,6 +117,9 @@ var singleNodeScripts = []singleNodeScript{
 				ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.9,
 				Source: fmt.Sprintf("InferenceX 22d0f12f7 minimaxm2.5_fp4_b300.sh: max-num-batched-tokens 2 × ISL = %d, max-num-seqs vLLM's default %d, fp8 KV, no prefix caching, 0.9 of memory, async scheduling (vLLM's default)",
 					2*r.ISL, VLLMDefaultMaxSequences)}
+		},
+		Shape: func(r Row) (WorkerShape, string) {
+			return vllmEPShape(r, minimaxFP4DPAttention(r), "minimaxm2.5_fp4_b300.sh")
 		}},
 	{Script: "kimik2.5_fp4_b300", Commit: "a35e53694", ModelPrefixes: []string{"moonshotai/kimi-k2.5"},
 		System: "b300_sxm", Precision: "fp4", Backend: config.BackendVLLM, From: "2026-04-17", Until: "2026-05-12", MaxTensor: 8,
@@ -84,7 +134,8 @@ var singleNodeScripts = []singleNodeScript{
 			return ServerFlags{MaxBatchedTokens: VLLMDefaultMaxBatchedTokens, MaxSequences: 256,
 				ChunkedPrefill: true, OverlapScheduling: true, KVCache: "bf16", MemoryFraction: 0.9,
 				Source: "InferenceX 626932a11 minimaxm2.5_fp8_h100.sh: max-num-seqs 256, max-num-batched-tokens vLLM's default 8192, KV dtype auto (BF16), no prefix caching (the random prompts share none either way), 0.9 of memory, async scheduling (vLLM's default)"}
-		}},
+		},
+		Shape: func(r Row) (WorkerShape, string) { return vllmEPShape(r, false, "minimaxm2.5_fp8_h100.sh") }},
 	{Script: "gptoss_fp4_h100", Commit: "626932a11", ModelPrefixes: []string{"openai/gpt-oss-120b"},
 		System: "h100_sxm", Precision: "fp4", Backend: config.BackendVLLM, From: "2026-02-25", Until: "2026-05-12", MaxTensor: 8,
 		Flags: func(r Row) ServerFlags {
@@ -140,11 +191,32 @@ var singleNodeScripts = []singleNodeScript{
 		}},
 }
 
+// singleNodeShape gives an aggregated InferenceX row of an expert-parallel entry
+// (expertParallelRow) of a script with a Shape the worker that script ran, and returns the note
+// that says so; other rows are left as they are.
+func singleNodeShape(r *Row, model string) []string {
+	s, ok := singleNodeScriptOf(*r, model)
+	if !ok || s.Shape == nil || !expertParallelRow(*r) || HarnessFor(*r).Name != HarnessInferenceX {
+		return nil
+	}
+	shape, note := s.Shape(*r)
+	r.Agg = shape
+	return []string{note}
+}
+
 // singleNodeFlags returns the flags of an aggregated InferenceX MoE row served by one of
 // singleNodeScripts, and false when none matches its model, GPU, precision, engine, date and TP.
 func singleNodeFlags(r Row, model string) (ServerFlags, bool) {
+	if s, ok := singleNodeScriptOf(r, model); ok {
+		return s.Flags(r), true
+	}
+	return ServerFlags{}, false
+}
+
+// singleNodeScriptOf returns the entry of singleNodeScripts that served aggregated row r of model.
+func singleNodeScriptOf(r Row, model string) (singleNodeScript, bool) {
 	if r.Mode != "agg" || r.MeasuredAt == "" {
-		return ServerFlags{}, false
+		return singleNodeScript{}, false
 	}
 	model = strings.ToLower(model)
 	for _, s := range singleNodeScripts {
@@ -154,9 +226,9 @@ func singleNodeFlags(r Row, model string) (ServerFlags, bool) {
 		}
 		for _, p := range s.ModelPrefixes {
 			if strings.HasPrefix(model, p) {
-				return s.Flags(r), true
+				return s, true
 			}
 		}
 	}
-	return ServerFlags{}, false
+	return singleNodeScript{}, false
 }

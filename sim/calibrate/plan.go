@@ -194,6 +194,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	topoNotes = append(topoNotes, singleNodeShape(&r, m.ID)...)
 	moeNotes := append(topoNotes, splitMoE(&r, m)...)
 	hw, err := timing.LookupHardware(r.System)
 	if err != nil {

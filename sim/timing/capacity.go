@@ -161,6 +161,10 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 		if in.FractionOfFree {
 			open, frac = "(", fmt.Sprintf(") × memory_fraction %g", in.MemoryFraction)
 		}
+		if c.ActivationGiB > 0.1*c.UsableGiB {
+			// A pass's token budget this large is the cause to name first.
+			lower += ", lower the pass's token budget (scheduler.max_batched_tokens; under SGLang scheduler.chunked_prefill_size), whose activations these are"
+		}
 		return c, fmt.Errorf("model %s (%s weights) leaves no room for the KV cache on %d × %s (tensor %d × pipeline %d): per GPU %s%.1f GiB usable − %.1f GiB weights − %.1f GiB activations − %.1f GiB %s%s%s = %.2f GiB, one KV block needs %.4f GiB; %s or memory_fraction%s, or quantize",
 			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, open, c.UsableGiB, c.WeightsGiB, c.ActivationGiB, c.ReserveGiB, reserve,
 			stateTerm(c.StateGiB, in.MaxSequences), frac, c.KVGiB, blockBytes/gib, raise, lower)
