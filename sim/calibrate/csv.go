@@ -34,6 +34,11 @@ type WorkerShape struct {
 	// the engines' default): no CSV column gives it; Plan sets it from an InferenceX row's
 	// serving recipe (RecipePrefillLimits).
 	MaxBatchedTokens int
+	// ChunkedPrefillSize and RecvInterval are SGLang's --chunked-prefill-size (over the role's
+	// attention-DP ranks) and --scheduler-recv-interval (0: SGLang's defaults): no CSV column
+	// gives them; Plan sets them from an InferenceX row's SGLang serving recipe
+	// (RecipeSGLangLimits).
+	ChunkedPrefillSize, RecvInterval int
 }
 
 // Row is one measured benchmark of a real deployment (one line of a CSV in the format of

@@ -135,7 +135,7 @@ func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64, forwardMo
 		Parallelism: config.Parallelism{Replicas: replicas, Tensor: s.Tensor, Pipeline: s.Pipeline,
 			AttentionData: s.AttentionData, MoeTensor: s.MoETensor, MoeExpert: s.MoEExpert, RedundantExperts: s.RedundantExperts},
 		Scheduler: config.Scheduler{MaxBatchedTokens: tokens, MaxSequences: maxSeqs,
-			CapacityPolicy: config.CapacityGuaranteedNoEvict},
+			CapacityPolicy: config.CapacityGuaranteedNoEvict, ChunkedPrefillSize: s.ChunkedPrefillSize, RecvInterval: s.RecvInterval},
 		KVCache: config.KVCache{BlockSize: blockSize, PrefixCaching: true,
 			Capacity: config.KVCapacity{Type: config.CapacityDefault, MemoryFraction: mf}},
 		Timing: config.Timing{Type: config.TimingDefault, ForwardModel: forwardModel},
@@ -351,6 +351,9 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 				"which are simulated", pb, b, tokens, src))
 		}
 		r.Prefill.BatchSize, r.Prefill.MaxBatchedTokens = b, tokens
+	}
+	if l, ok := RecipeSGLangLimits(t.Recipe); ok {
+		notes = append(notes, l.apply(r, pb, db))
 	}
 	if n := recipeBatch(t.Recipe); n > 0 && db == 0 {
 		// The recipe's name gives the decode workers' batch limit per attention-DP rank (e.g.
