@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/servesweep/servesweep/sim"
@@ -127,7 +128,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them; Memory and ExpertGEMM come from kernel measurements and are not refitted")
 	f.StringVar(&opts.ForwardModel, "forward-model", "auto", "timing.forward_model of every simulated row: auto (the shipped choice, "+
 		"the roofline) or op_level (the performance database's tables; needs --systems-dir)")
-	f.IntVar(&opts.Explain, "explain", 0, "print the prediction config (YAML for predict -c) that simulates the row on this CSV line "+
+	f.Var((*decimalInt)(&opts.Explain), "explain", "print the prediction config (YAML for predict -c) that simulates the row on this CSV line "+
 		"(the header is line 1) as it was benchmarked, with its notes, and exit")
 	f.BoolVar(&opts.OneWorkerPerRole, "assume-one-worker-per-role", false, "simulate a disaggregated row that gives no worker counts "+
 		"as one prefill and one decode worker (noted per row) instead of skipping it; an InferenceX row only where InferenceX's public "+
@@ -299,6 +300,30 @@ func scoreMeasured(ctx context.Context, io ioStreams, opts *validateOptions, row
 	return rep, fitted, nil
 }
 
+// decimalInt is a flag value read as a base-10 integer only: pflag's int flags read Go
+// literals, so a zero-padded line number such as 010 would name line 8.
+type decimalInt int
+
+// Set parses s in base 10 ("010" is 10; "0x10" is an error).
+func (d *decimalInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a line number (a whole number in decimal)", s)
+	}
+	*d = decimalInt(n)
+	return nil
+}
+
+// String renders the value in decimal.
+func (d *decimalInt) String() string { return strconv.Itoa(int(*d)) }
+
+// Type names the value in usage text.
+func (d *decimalInt) Type() string { return "int" }
+
+// commentText makes CSV text safe inside a YAML comment line: a line break in a cell would
+// otherwise end the comment and put the rest of the cell into the YAML.
+var commentText = strings.NewReplacer("\r\n", `\r\n`, "\r", `\r`, "\n", `\n`)
+
 // explainRow prints the prediction config of the row on CSV line line: comment lines with the
 // row's id, source, harness and notes, then the YAML. A line that holds no data row, or a row
 // that cannot be simulated, is a usage error naming the line.
@@ -330,10 +355,11 @@ func explainRow(w io.Writer, rows []calibrate.Row, line int, o calibrate.Options
 	if r.MeasuredAt != "" {
 		measured = "measured " + r.MeasuredAt
 	}
-	fmt.Fprintf(w, "# %s line %d: %s\n# source %q, %s, %s %s on %s, %s, ISL %d, OSL %d, concurrency %d\n",
-		file, line, r.ID, r.Source, measured, r.Model, r.Backend, r.System, p.Shape, r.ISL, r.OSL, p.Concurrency)
+	fmt.Fprint(w, commentText.Replace(fmt.Sprintf("# %s line %d: %s", file, line, r.ID)), "\n",
+		commentText.Replace(fmt.Sprintf("# source %q, %s, %s %s on %s, %s, ISL %d, OSL %d, concurrency %d",
+			r.Source, measured, r.Model, r.Backend, r.System, p.Shape, r.ISL, r.OSL, p.Concurrency)), "\n")
 	for _, n := range p.Notes {
-		fmt.Fprintf(w, "# %s\n", n)
+		fmt.Fprint(w, commentText.Replace("# "+n), "\n")
 	}
 	_, err = w.Write(data)
 	return err

@@ -260,6 +260,22 @@ func TestValidateExplain(t *testing.T) {
 	if code, _, errOut := runCLI(t, "predict", "-c", cfgPath, "--output-dir", filepath.Join(dir, "out")); code != exitOK {
 		t.Errorf("predict on the explained config: exit %d: %s", code, errOut)
 	}
+	// A line break in a cell stays inside the comment it is printed in: the YAML still reads.
+	nl := filepath.Join(dir, "nl.csv")
+	id := "\"r1\nengine: {mode: bogus}\""
+	if err := os.WriteFile(nl, []byte(strings.Replace(measuredCSV, "\nr1,", "\n"+id+",", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, "validate", "--measured", nl, "--explain", "2")
+	if code != exitOK || !strings.Contains(out, `line 2: r1\nengine: {mode: bogus}`) {
+		t.Fatalf("--explain of a row whose id holds a line break: exit %d, %s\n%s", code, errOut, out)
+	}
+	if err := os.WriteFile(cfgPath, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "predict", "-c", cfgPath, "--output-dir", filepath.Join(dir, "out-nl")); code != exitOK {
+		t.Errorf("predict on the explained config of that row: exit %d: %s", code, errOut)
+	}
 	big := filepath.Join(dir, "big.csv")
 	if err := os.WriteFile(big, []byte(measuredCSV+"r3,vllm,0.12,meta-llama/Llama-3.1-70B,h100_sxm,,,agg,512,32,4,4,1,1,1,400,6\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -270,6 +286,9 @@ func TestValidateExplain(t *testing.T) {
 		{"3", "line 3 cannot be simulated: system: unknown hardware"},
 		// BF16 Llama-3.1-70B at TP1 plans, but its weights do not fit one H100: not printed.
 		{"4", "line 4 cannot be simulated: engine.workers.aggregated.kv_cache.capacity: model meta-llama/Llama-3.1-70B (bf16 weights) does not fit"},
+		// Line numbers are decimal: "03" is line 3, a Go literal such as 0x3 is no line number.
+		{"03", "line 3 cannot be simulated: system: unknown hardware"},
+		{"0x3", `"0x3" is not a line number (a whole number in decimal)`},
 	} {
 		code, _, errOut := runCLI(t, "validate", "--measured", big, "--explain", c.line)
 		if code != exitConfigError || !strings.Contains(errOut, c.want) {

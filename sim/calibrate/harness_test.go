@@ -380,10 +380,38 @@ func TestExpertParallelRowsRunTheScriptsShape(t *testing.T) {
 				c, pa, p.Config.GPUs(), c.tensor, c.dp, c.ep, c.tp)
 		}
 	}
+	// Outside every tabulated script's dates, the plain expert-parallel worker of InferenceX's
+	// vLLM scripts (--enable-expert-parallel over tp_size GPUs), said so.
+	ep := Row{Model: "MiniMaxAI/MiniMax-M2.5", System: "h100_sxm", Precision: "fp8", Backend: "vllm", Mode: "agg",
+		MeasuredAt: "2026-06-01", ISL: 1024, OSL: 1024, Concurrency: 64, Source: HarnessInferenceX,
+		Agg: WorkerShape{Tensor: 4, AttentionData: 4, MoETensor: 1, MoEExpert: 16}}
+	p, err := PlanRow(ep, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa := p.Config.Engine.Workers.Aggregated.Parallelism; pa.Tensor != 4 || pa.AttentionData != 1 || pa.MoeExpert != 4 ||
+		!strings.Contains(strings.Join(p.Notes, "\n"), "none tabulated") {
+		t.Errorf("untabulated date: parallelism %+v, notes %q", pa, p.Notes)
+	}
+	// A measured_at that is not a date names itself; an attention_dp_size other than tp_size
+	// is not the file's expert-parallel form and stays as written.
+	bad := ep
+	bad.MeasuredAt = "2026-13-45"
+	if _, err := PlanRow(bad, Options{}); err == nil || !strings.Contains(err.Error(), `measured_at "2026-13-45" is not a date`) {
+		t.Errorf("bad measured_at: %v", err)
+	}
+	odd := ep
+	odd.System, odd.Precision, odd.MeasuredAt = "b300_sxm", "fp4", "2026-04-21"
+	odd.Agg = WorkerShape{Tensor: 2, AttentionData: 3, MoETensor: 1, MoEExpert: 6}
+	if p, err := PlanRow(odd, Options{}); err != nil {
+		t.Fatal(err)
+	} else if pa := p.Config.Engine.Workers.Aggregated.Parallelism; pa.Tensor != 2 || pa.AttentionData != 3 || pa.MoeExpert != 6 {
+		t.Errorf("tp 2, attention_dp 3: parallelism %+v, want as written", pa)
+	}
 	// A shape the file writes otherwise is left as it is.
 	r := Row{Model: "MiniMaxAI/MiniMax-M2.5", System: "b300_sxm", Precision: "fp4", Backend: "vllm", Mode: "agg",
 		MeasuredAt: "2026-04-21", ISL: 1024, OSL: 1024, Concurrency: 64, Source: HarnessInferenceX, Agg: WorkerShape{Tensor: 4, MoETensor: 4}}
-	p, err := PlanRow(r, Options{})
+	p, err = PlanRow(r, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/servesweep/servesweep/sim/config"
 )
@@ -47,7 +48,7 @@ type singleNodeScript struct {
 // --enable-expert-parallel spreads the experts over tensor × data parallel = T GPUs). Every such
 // row of the shared MoE file has E = T.
 func expertParallelRow(r Row) bool {
-	return r.Agg.AttentionData > 1 && r.Agg.MoEExpert == r.Agg.Tensor*r.Agg.AttentionData
+	return r.Agg.AttentionData > 1 && r.Agg.AttentionData == r.Agg.Tensor && r.Agg.MoEExpert == r.Agg.Tensor*r.Agg.AttentionData
 }
 
 // vllmEPShape is the deployment of a vLLM script started with --tensor-parallel-size=T and
@@ -191,17 +192,33 @@ var singleNodeScripts = []singleNodeScript{
 		}},
 }
 
-// singleNodeShape gives an aggregated InferenceX row of an expert-parallel entry
-// (expertParallelRow) of a script with a Shape the worker that script ran, and returns the note
-// that says so; other rows are left as they are.
-func singleNodeShape(r *Row, model string) []string {
-	s, ok := singleNodeScriptOf(*r, model)
-	if !ok || s.Shape == nil || !expertParallelRow(*r) || HarnessFor(*r).Name != HarnessInferenceX {
-		return nil
+// singleNodeShape gives an aggregated InferenceX vLLM row of an expert-parallel entry
+// (expertParallelRow) the worker its script ran, and returns the note that says so: the Shape
+// of the script that served it, or, for a row no tabulated script covers, the plain
+// expert-parallel worker every vLLM script of InferenceX starts with --enable-expert-parallel
+// (its tp_size GPUs). Other rows are left as they are. An aggregated InferenceX row whose
+// measured_at is given but is not a date (YYYY-MM-DD) is an error: the scripts in force on it
+// cannot be found.
+func singleNodeShape(r *Row, model string) ([]string, error) {
+	mode := strings.ToLower(r.Mode)
+	if mode != "agg" && mode != "aggregated" || HarnessFor(*r).Name != HarnessInferenceX {
+		return nil, nil
 	}
-	shape, note := s.Shape(*r)
+	if d := strings.TrimSpace(r.MeasuredAt); d != "" {
+		if _, err := time.Parse(time.DateOnly, d); err != nil {
+			return nil, fmt.Errorf("measured_at %q is not a date (YYYY-MM-DD): the serving scripts InferenceX ran on it cannot be found", r.MeasuredAt)
+		}
+		r.MeasuredAt = d
+	}
+	if !expertParallelRow(*r) || !strings.EqualFold(strings.TrimSpace(r.Backend), config.BackendVLLM) {
+		return nil, nil
+	}
+	shape, note := vllmEPShape(*r, false, "InferenceX's vLLM scripts, none tabulated for the row's model, GPU, precision and date")
+	if s, ok := singleNodeScriptOf(*r, model); ok && s.Shape != nil {
+		shape, note = s.Shape(*r)
+	}
 	r.Agg = shape
-	return []string{note}
+	return []string{note}, nil
 }
 
 // singleNodeFlags returns the flags of an aggregated InferenceX MoE row served by one of

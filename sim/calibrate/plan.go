@@ -194,7 +194,11 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	topoNotes = append(topoNotes, singleNodeShape(&r, m.ID)...)
+	shapeNotes, err := singleNodeShape(&r, m.ID)
+	if err != nil {
+		return nil, err
+	}
+	topoNotes = append(topoNotes, shapeNotes...)
 	moeNotes := append(topoNotes, splitMoE(&r, m)...)
 	hw, err := timing.LookupHardware(r.System)
 	if err != nil {
