@@ -334,11 +334,7 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 	}
 	notes = []string{note}
 	if len(replaced) > 0 {
-		verb := "differs"
-		if len(replaced) > 1 {
-			verb = "differ"
-		}
-		notes = append(notes, "the row's "+strings.Join(replaced, ", ")+" "+verb+" from that deployment's, whose values are simulated")
+		notes = append(notes, "the row's "+strings.Join(replaced, ", ")+": the deployment's values are simulated")
 	}
 	// The recipe's prefill limits are the server's: they replace the row's prefill_batch_size.
 	if b, tokens, from, ok := RecipePrefillLimits(t.Recipe); ok {
@@ -392,7 +388,7 @@ func replacedColumns(rowP, rowD WorkerShape, t DisaggTopology) []string {
 		{"decode_attention_dp_size", rowD.AttentionData, dp(t.Decode), rowD.AttentionData > 1},
 	} {
 		if c.given && c.have != c.dep {
-			out = append(out, fmt.Sprintf("%s %d (%d)", c.col, c.have, c.dep))
+			out = append(out, fmt.Sprintf("%s %d where the deployment has %d", c.col, c.have, c.dep))
 		}
 	}
 	return out

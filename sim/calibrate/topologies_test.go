@@ -308,7 +308,7 @@ func TestPlanRowRedundantExperts(t *testing.T) {
 	}
 	// A shape column that disagrees with the deployment is named, with the value simulated.
 	r.Decode.MoEExpert = 8
-	if p, err = PlanRow(r, Options{}); err != nil || !slices.Contains(p.Notes, "the row's decode_moe_ep_size 8 (48) differs from that deployment's, whose values are simulated") {
+	if p, err = PlanRow(r, Options{}); err != nil || !slices.Contains(p.Notes, "the row's decode_moe_ep_size 8 where the deployment has 48: the deployment's values are simulated") {
 		t.Errorf("decode_moe_ep_size 8: err %v, notes %q", err, p.Notes)
 	}
 	r.Decode.MoEExpert = 0
