@@ -735,10 +735,7 @@ func (d *deployment) checkStyle(name config.Role, role *config.WorkerRole) error
 	p := "engine.workers." + string(name)
 	switch d.cfg.Engine.Backend {
 	case config.BackendSGLang:
-		total := role.Scheduler.ChunkedPrefillSize
-		if total == 0 {
-			total = engine.SGLangChunkedPrefillSize
-		}
+		total := engine.SGLangChunk(role.Scheduler.ChunkedPrefillSize)
 		budget := engine.DefaultSGLang(role.KVCache.BlockSize, role.Parallelism.AttentionData, total, 0).ChunkedPrefillSize
 		if role.KVCache.BlockSize > budget {
 			return &config.Error{File: d.cfg.File, Path: p + ".kv_cache.block_size", Msg: fmt.Sprintf(

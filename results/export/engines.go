@@ -88,15 +88,6 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 	return a
 }
 
-// chunkedPrefillSize is role w's SGLang --chunked-prefill-size: scheduler.chunked_prefill_size,
-// or engine.SGLangChunkedPrefillSize when 0.
-func chunkedPrefillSize(w *config.WorkerRole) int {
-	if n := w.Scheduler.ChunkedPrefillSize; n > 0 {
-		return n
-	}
-	return engine.SGLangChunkedPrefillSize
-}
-
 // sglangArgs returns the SGLang server arguments of role r (sglang.launch_server's, which
 // Dynamo's SGLang worker takes too); standalone adds the port.
 func (x *exporter) sglangArgs(r roleRef, standalone bool) []arg {
@@ -127,9 +118,9 @@ func (x *exporter) sglangArgs(r roleRef, standalone bool) []arg {
 		arg{"--max-running-requests", itoa(w.Scheduler.MaxSequences * p.AttentionData)},
 		// The simulated prefill budget: SGLang's chunked_prefill_size, divided over the DP
 		// ranks by SGLang as by the simulator. Pinned, as SGLang's own default depends on the GPU.
-		arg{"--chunked-prefill-size", itoa(chunkedPrefillSize(w))},
+		arg{"--chunked-prefill-size", itoa(engine.SGLangChunk(w.Scheduler.ChunkedPrefillSize))},
 		arg{"--page-size", itoa(w.KVCache.BlockSize)})
-	if n := chunkedPrefillSize(w); n > engine.SGLangMaxPrefillTokens {
+	if n := engine.SGLangChunk(w.Scheduler.ChunkedPrefillSize); n > engine.SGLangMaxPrefillTokens {
 		// The simulator charges a prefill pass at most max(16384, chunked_prefill_size) prompt
 		// tokens (engine.DefaultSGLang).
 		a = append(a, arg{"--max-prefill-tokens", itoa(n)})

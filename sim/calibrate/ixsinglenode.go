@@ -91,9 +91,23 @@ func recvInterval(conc int) int {
 	return 10
 }
 
-// sglangPolling describes the SGLang flags ChunkedPrefillSize and RecvInterval for Source.
-func sglangPolling(recv, chunked int) string {
-	return fmt.Sprintf(", scheduler-recv-interval %d (new requests taken in every %d decode passes), chunked-prefill-size %d", recv, recv, chunked)
+// sglangFlags are the flags of an SGLang script (script: its commit and file, as Source names
+// them) that sets --max-running-requests maxRunning (-1: $CONC), --mem-fraction-static mem,
+// the KV dtype kv ("fp8", or "bf16" for one left at auto), --scheduler-recv-interval recv and
+// --chunked-prefill-size chunk, with the radix cache off; Source is written from the values.
+func sglangFlags(script string, maxRunning int, mem float64, kv string, recv, chunk int) ServerFlags {
+	running, kvText := "$CONC", "fp8 KV"
+	if maxRunning > 0 {
+		running = fmt.Sprint(maxRunning)
+	}
+	if kv == "bf16" {
+		kvText = "KV dtype auto (BF16)"
+	}
+	return ServerFlags{MaxSequences: maxRunning, ChunkedPrefill: true, OverlapScheduling: true, KVCache: kv, MemoryFraction: mem,
+		RecvInterval: recv, ChunkedPrefillSize: chunk,
+		Source: fmt.Sprintf("InferenceX %s: max-running-requests %s, mem-fraction-static %g, %s, radix cache off, "+
+			"scheduler-recv-interval %d (new requests taken in every %d decode passes), chunked-prefill-size %d",
+			script, running, mem, kvText, recv, recv, chunk)}
 }
 
 // singleNodeScripts are the InferenceX single-node MoE scripts read, each at the commit named.
@@ -147,48 +161,30 @@ var singleNodeScripts = []singleNodeScript{
 	{Script: "qwen3.5_fp8_b300", Commit: "c0f62a2ef", ModelPrefixes: []string{"qwen/qwen3.5-397b-a17b"},
 		System: "b300_sxm", Precision: "fp8", Backend: config.BackendSGLang, From: "2026-04-17", Until: "2026-05-21", MaxTensor: 8,
 		Flags: func(r Row) ServerFlags {
-			return ServerFlags{MaxSequences: -1, ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.8,
-				RecvInterval: 10, ChunkedPrefillSize: 16384,
-				Source: "InferenceX c0f62a2ef qwen3.5_fp8_b300.sh: max-running-requests $CONC, mem-fraction-static 0.8, fp8 KV, radix cache off" +
-					sglangPolling(10, 16384)}
+			return sglangFlags("c0f62a2ef qwen3.5_fp8_b300.sh", -1, 0.8, "fp8", 10, 16384)
 		}},
 	{Script: "qwen3.5_bf16_b300", Commit: "32274d6c1", ModelPrefixes: []string{"qwen/qwen3.5-397b-a17b"},
 		System: "b300_sxm", Precision: "bf16", Backend: config.BackendSGLang, From: "2026-04-18", Until: "2026-05-12", MaxTensor: 8,
 		Flags: func(r Row) ServerFlags {
-			return ServerFlags{MaxSequences: 128, ChunkedPrefill: true, OverlapScheduling: true, KVCache: "bf16", MemoryFraction: 0.82,
-				RecvInterval: recvInterval(r.Concurrency), ChunkedPrefillSize: 32768,
-				Source: "InferenceX 32274d6c1 qwen3.5_bf16_b300.sh: max-running-requests 128, mem-fraction-static 0.82, KV dtype auto (BF16), radix cache off" +
-					sglangPolling(recvInterval(r.Concurrency), 32768)}
+			return sglangFlags("32274d6c1 qwen3.5_bf16_b300.sh", 128, 0.82, "bf16", recvInterval(r.Concurrency), 32768)
 		}},
 	{Script: "qwen3.5_fp4_b300", Commit: "8acbd08b7", ModelPrefixes: []string{"qwen/qwen3.5-397b-a17b"},
 		System: "b300_sxm", Precision: "fp4", Backend: config.BackendSGLang, From: "2026-04-18", Until: "2026-05-12", MaxTensor: 8,
 		Flags: func(r Row) ServerFlags {
-			return ServerFlags{MaxSequences: 128, ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.8,
-				RecvInterval: recvInterval(r.Concurrency), ChunkedPrefillSize: 32768,
-				Source: "InferenceX 8acbd08b7 qwen3.5_fp4_b300.sh: max-running-requests 128, mem-fraction-static 0.8, fp8 KV, radix cache off" +
-					sglangPolling(recvInterval(r.Concurrency), 32768)}
+			return sglangFlags("8acbd08b7 qwen3.5_fp4_b300.sh", 128, 0.8, "fp8", recvInterval(r.Concurrency), 32768)
 		}},
 	{Script: "dsr1_fp8_b300", Commit: "5b302f147", ModelPrefixes: []string{"deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"},
 		System: "b300_sxm", Precision: "fp8", Backend: config.BackendSGLang, From: "2026-04-17", Until: "2026-05-12", MaxTensor: 8,
 		Flags: func(r Row) ServerFlags {
 			if r.Agg.Tensor == 4 {
-				return ServerFlags{MaxSequences: 32, ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.95,
-					RecvInterval: 10, ChunkedPrefillSize: 8192,
-					Source: "InferenceX 5b302f147 dsr1_fp8_b300.sh (TP4): max-running-requests 32, mem-fraction-static 0.95, fp8 KV, radix cache off" +
-						sglangPolling(10, 8192)}
+				return sglangFlags("5b302f147 dsr1_fp8_b300.sh (TP4)", 32, 0.95, "fp8", 10, 8192)
 			}
-			return ServerFlags{MaxSequences: 128, ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.82,
-				RecvInterval: recvInterval(r.Concurrency), ChunkedPrefillSize: 32768,
-				Source: "InferenceX 5b302f147 dsr1_fp8_b300.sh (TP8): max-running-requests 128, mem-fraction-static 0.82, fp8 KV, radix cache off" +
-					sglangPolling(recvInterval(r.Concurrency), 32768)}
+			return sglangFlags("5b302f147 dsr1_fp8_b300.sh (TP8)", 128, 0.82, "fp8", recvInterval(r.Concurrency), 32768)
 		}},
 	{Script: "dsr1_fp4_b300", Commit: "9ebeafb4e", ModelPrefixes: []string{"deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"},
 		System: "b300_sxm", Precision: "fp4", Backend: config.BackendSGLang, From: "2026-04-17", Until: "2026-05-12", MaxTensor: 8,
 		Flags: func(r Row) ServerFlags {
-			return ServerFlags{MaxSequences: 256, ChunkedPrefill: true, OverlapScheduling: true, KVCache: "fp8", MemoryFraction: 0.85,
-				RecvInterval: recvInterval(r.Concurrency), ChunkedPrefillSize: 16384,
-				Source: "InferenceX 9ebeafb4e dsr1_fp4_b300.sh: max-running-requests 256, mem-fraction-static 0.85, fp8 KV, radix cache off" +
-					sglangPolling(recvInterval(r.Concurrency), 16384)}
+			return sglangFlags("9ebeafb4e dsr1_fp4_b300.sh", 256, 0.85, "fp8", recvInterval(r.Concurrency), 16384)
 		}},
 }
 

@@ -5,16 +5,24 @@ import (
 	"strings"
 )
 
-// SGLangRoleLimits are one role's batching settings in an SGLang srt-slurm recipe:
-// --max-running-requests and --chunked-prefill-size over all the role's attention-DP ranks, and
-// --scheduler-recv-interval (0: not set, SGLang's 1).
+// SGLangRoleLimits are one role's batching settings in an SGLang srt-slurm recipe.
 type SGLangRoleLimits struct {
-	MaxRunning, ChunkedPrefill, RecvInterval int
+	// MaxRunning is --max-running-requests, requests over all the role's attention-DP ranks of a
+	// worker (0: not set).
+	MaxRunning int
+	// ChunkedPrefill is --chunked-prefill-size, prompt tokens per pass over those ranks (0: not
+	// set, SGLang's 8192).
+	ChunkedPrefill int
+	// RecvInterval is --scheduler-recv-interval, decode passes between polls for new requests
+	// (0: not set, SGLang's 1).
+	RecvInterval int
 }
 
 // SGLangLimits are a recipe's prefill and decode roles' settings.
 type SGLangLimits struct {
-	Recipe          string
+	// Recipe is the recipe's path as InferenceX's configuration names it (recipes/...).
+	Recipe string
+	// Prefill and Decode are the two roles' settings.
 	Prefill, Decode SGLangRoleLimits
 }
 

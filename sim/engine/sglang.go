@@ -67,9 +67,7 @@ type SGLangConfig struct {
 // The prompt tokens one prefill pass charges are capped at SGLangMaxPrefillTokens, or at the
 // chunked-prefill size when that is larger (the scripts that raise one raise both).
 func DefaultSGLang(pageSize, attentionData, chunkedPrefillSize, prefillDecodeInterval int) SGLangConfig {
-	if chunkedPrefillSize <= 0 {
-		chunkedPrefillSize = SGLangChunkedPrefillSize
-	}
+	chunkedPrefillSize = SGLangChunk(chunkedPrefillSize)
 	c := SGLangConfig{
 		PageSize: pageSize, ChunkedPrefillSize: chunkedPrefillSize, MaxPrefillTokens: max(SGLangMaxPrefillTokens, chunkedPrefillSize),
 		ClipMaxNewTokens: SGLangClipMaxNewTokens, Conservativeness: 1, PrefillDecodeInterval: prefillDecodeInterval,
@@ -79,6 +77,15 @@ func DefaultSGLang(pageSize, attentionData, chunkedPrefillSize, prefillDecodeInt
 		c.Conservativeness *= SGLangAttentionDataConservativeness
 	}
 	return c
+}
+
+// SGLangChunk is the chunked-prefill size, in tokens over a worker's attention-DP ranks, that
+// scheduler.chunked_prefill_size n gives: n, or SGLangChunkedPrefillSize when n is 0 (unset).
+func SGLangChunk(n int) int {
+	if n <= 0 {
+		return SGLangChunkedPrefillSize
+	}
+	return n
 }
 
 // sglangState is the StyleSGLang scheduler state of one rank.
