@@ -125,7 +125,7 @@ type ServerFlags struct {
 	BlockSize int
 	// ChunkedPrefillSize and RecvInterval are SGLang's --chunked-prefill-size and
 	// --scheduler-recv-interval (scheduler.chunked_prefill_size, scheduler.recv_interval); 0
-	// keeps SGLang's defaults.
+	// keeps the role's value (PlanRow's: SGLang's defaults, or a serving recipe's).
 	ChunkedPrefillSize, RecvInterval int
 	// MemoryFraction is the GPU memory share of weights plus KV cache (vLLM
 	// --gpu-memory-utilization; TensorRT-LLM's free_gpu_memory_fraction, default 0.9).
@@ -230,7 +230,12 @@ func (f ServerFlags) apply(cfg *config.Config, concurrency int, seqOverheadUs, r
 		if f.BlockSize > 0 {
 			w.KVCache.BlockSize = f.BlockSize
 		}
-		w.Scheduler.ChunkedPrefillSize, w.Scheduler.RecvInterval = f.ChunkedPrefillSize, f.RecvInterval
+		if f.ChunkedPrefillSize > 0 {
+			w.Scheduler.ChunkedPrefillSize = f.ChunkedPrefillSize
+		}
+		if f.RecvInterval > 0 {
+			w.Scheduler.RecvInterval = f.RecvInterval
+		}
 		if f.MemoryFraction > 0 {
 			w.KVCache.Capacity.MemoryFraction = f.MemoryFraction
 		}

@@ -309,6 +309,11 @@ func TestSingleNodeServerFlags(t *testing.T) {
 		w.KVCache.BlockSize != 32 || w.KVCache.PrefixCaching || !*p.Config.Engine.OverlapScheduling {
 		t.Errorf("MiniMax-M2.5 FP8 B300 vLLM plan: %+v", w)
 	}
+	// The mode spelt out, as PlanRow reads it too, is the same row.
+	r.Mode = "Aggregated"
+	if f2, ok := InferenceXServerFlags(r, r.Model); !ok || f2.Source != f.Source {
+		t.Errorf("mode Aggregated: %+v, %v", f2, ok)
+	}
 	// Before the script was in the repository (the 2026-04-03 runs): not tabulated.
 	r.MeasuredAt = "2026-04-03"
 	if _, ok := InferenceXServerFlags(r, r.Model); ok {

@@ -196,8 +196,7 @@ var singleNodeScripts = []singleNodeScript{
 // measured_at is given but is not a date (YYYY-MM-DD) is an error: the scripts in force on it
 // cannot be found.
 func singleNodeShape(r *Row, model string) ([]string, error) {
-	mode := strings.ToLower(r.Mode)
-	if mode != "agg" && mode != "aggregated" || HarnessFor(*r).Name != HarnessInferenceX {
+	if !aggregatedRow(*r) || HarnessFor(*r).Name != HarnessInferenceX {
 		return nil, nil
 	}
 	if d := strings.TrimSpace(r.MeasuredAt); d != "" {
@@ -226,9 +225,15 @@ func singleNodeFlags(r Row, model string) (ServerFlags, bool) {
 	return ServerFlags{}, false
 }
 
+// aggregatedRow reports whether r's mode is agg or aggregated, in any case, as PlanRow reads it.
+func aggregatedRow(r Row) bool {
+	mode := strings.ToLower(strings.TrimSpace(r.Mode))
+	return mode == "agg" || mode == "aggregated"
+}
+
 // singleNodeScriptOf returns the entry of singleNodeScripts that served aggregated row r of model.
 func singleNodeScriptOf(r Row, model string) (singleNodeScript, bool) {
-	if r.Mode != "agg" || r.MeasuredAt == "" {
+	if !aggregatedRow(r) || r.MeasuredAt == "" {
 		return singleNodeScript{}, false
 	}
 	model = strings.ToLower(model)
