@@ -424,3 +424,47 @@ func TestExpertParallelRowsRunTheScriptsShape(t *testing.T) {
 		t.Errorf("TP4 row: parallelism %+v", pa)
 	}
 }
+
+// The measured file writes an SGLang script's search-space entry {tp: T, ep: E} as tp_size
+// T × E, moe_tp_size T, moe_ep_size E; the script ran T GPUs with --ep-size E
+// (dsr1_fp4_b300.sh, qwen3.5_fp4_b300.sh). Shapes no script's entries list stay as written.
+func TestSGLangExpertParallelRowsRunTheScriptsShape(t *testing.T) {
+	for _, c := range []struct {
+		model, precision, date    string
+		tp, moeTP, moeEP          int
+		tensor, wantMoETP, wantEP int
+		script                    string
+	}{
+		{"deepseek-ai/DeepSeek-V3", "fp4", "2026-04-17", 16, 4, 4, 4, 1, 4, "dsr1_fp4_b300.sh"},
+		{"deepseek-ai/DeepSeek-R1", "fp4", "2026-05-01", 64, 8, 8, 8, 1, 8, "dsr1_fp4_b300.sh"},
+		{"Qwen/Qwen3.5-397B-A17B", "fp4", "2026-04-18", 4, 2, 2, 2, 1, 2, "qwen3.5_fp4_b300.sh"},
+		// Not an entry of the day's configs: as the file writes them.
+		{"Qwen/Qwen3.5-397B-A17B", "fp4", "2026-06-01", 4, 2, 2, 4, 2, 2, ""},
+		{"Qwen/Qwen3.5-397B-A17B", "fp8", "2026-04-03", 4, 1, 4, 4, 1, 4, ""},
+		{"deepseek-ai/DeepSeek-V3", "fp8", "2026-04-17", 4, 4, 1, 4, 4, 1, ""},
+		{"deepseek-ai/DeepSeek-V3", "fp4", "2026-04-17", 4, 2, 2, 4, 2, 2, ""}, // {2, 2} is no dsr1 entry
+	} {
+		r := Row{Model: c.model, System: "b300_sxm", Precision: c.precision, Backend: "sglang", Mode: "agg",
+			MeasuredAt: c.date, ISL: 1024, OSL: 1024, Concurrency: 32, Source: HarnessInferenceX,
+			Agg: WorkerShape{Tensor: c.tp, AttentionData: 1, MoETensor: c.moeTP, MoEExpert: c.moeEP, BatchSize: 32}}
+		p, err := PlanRow(r, Options{})
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		pa := p.Config.Engine.Workers.Aggregated.Parallelism
+		if pa.Tensor != c.tensor || pa.MoeTensor != c.wantMoETP || pa.MoeExpert != c.wantEP || pa.AttentionData != 1 ||
+			p.Config.GPUs() != c.tensor {
+			t.Errorf("%+v: parallelism %+v on %d GPUs; want tensor %d, moe_tensor %d, moe_expert %d", c, pa, p.Config.GPUs(),
+				c.tensor, c.wantMoETP, c.wantEP)
+		}
+		notes := strings.Join(p.Notes, "\n")
+		if got := strings.Contains(notes, "shape from "+c.script); c.script != "" && !got {
+			t.Errorf("%+v: notes %q do not name the script's shape", c, p.Notes)
+		} else if c.script == "" && strings.Contains(notes, "shape from") {
+			t.Errorf("%+v: notes %q replace a shape written as it ran", c, p.Notes)
+		}
+		if c.script != "" && !strings.Contains(notes, "server flags: InferenceX") {
+			t.Errorf("%+v: the script's flags were not applied: %q", c, p.Notes)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,10 @@ type singleNodeScript struct {
 	// entries ran (expertParallelRow) from its tp_size T: T GPUs with the experts split T ways,
 	// and a note saying which.
 	Shape func(r Row) (WorkerShape, string)
+	// ExpertParallel lists an SGLang script's search-space entries {tp: T, ep: E} with E > 1 in
+	// the model's entry of .github/configs/nvidia-master.yaml on the same dates; the file writes
+	// them tp_size T × E, moe_tp_size T, moe_ep_size E (sglangEPShape).
+	ExpertParallel [][2]int
 }
 
 // expertParallelRow reports the measured file's form of an aggregated InferenceX vLLM row run
@@ -64,6 +69,31 @@ func vllmEPShape(r Row, dp bool, script string) (WorkerShape, string) {
 	}
 	return s, fmt.Sprintf("shape from %s (%s): %d GPUs, experts split %d ways, in place of the file's tp_size %d × attention_dp_size %d with moe_ep_size %d",
 		script, how, t, t, r.Agg.Tensor, r.Agg.AttentionData, r.Agg.MoEExpert)
+}
+
+// sglangEPShape gives an aggregated InferenceX SGLang row of an expert-parallel entry the worker
+// its script ran, and returns the note that says so (nil when the row is not one). The measured
+// file writes the entry {tp: T, ep: E} as tp_size T × E, moe_tp_size T, moe_ep_size E (config
+// ids 717, 718 and 736 of the shared MoE file), while the script started SGLang with
+// --tensor-parallel-size T --ep-size E on T GPUs: attention over T ranks, the experts split E
+// ways, each expert's FFN over T / E. A row is read so only when its script's entries
+// (singleNodeScript.ExpertParallel) list {T, E}: a TP4 worker with MoE-TP2 × EP2 is also a shape
+// a deployment can have.
+func sglangEPShape(r *Row, model string) []string {
+	a := r.Agg
+	t, e := a.MoETensor, a.MoEExpert
+	if a.AttentionData > 1 || e < 2 || t < e || t%e != 0 || a.Tensor != t*e {
+		return nil
+	}
+	served := *r
+	served.Agg.Tensor = t
+	s, ok := singleNodeScriptOf(served, model)
+	if !ok || !slices.Contains(s.ExpertParallel, [2]int{t, e}) {
+		return nil
+	}
+	r.Agg = WorkerShape{Tensor: t, Pipeline: a.Pipeline, AttentionData: 1, MoETensor: t / e, MoEExpert: e, BatchSize: a.BatchSize}
+	return []string{fmt.Sprintf("shape from %s.sh (--tensor-parallel-size=%d --ep-size %d, the entry {tp: %d, ep: %d}): %d GPUs, experts split %d ways, in place of the file's tp_size %d with moe_tp_size %d × moe_ep_size %d",
+		s.Script, t, e, t, e, t, e, a.Tensor, t, e)}
 }
 
 // minimaxFP4DPAttention reports whether a MiniMax-M2.5 FP4 B300 vLLM row ran an entry of
@@ -172,7 +202,8 @@ var singleNodeScripts = []singleNodeScript{
 		System: "b300_sxm", Precision: "fp4", Backend: config.BackendSGLang, From: "2026-04-18", Until: "2026-05-12", MaxTensor: 8,
 		Flags: func(r Row) ServerFlags {
 			return sglangFlags("8acbd08b7 qwen3.5_fp4_b300.sh", 128, 0.8, "fp8", recvInterval(r.Concurrency), 32768)
-		}},
+		},
+		ExpertParallel: [][2]int{{2, 2}}},
 	{Script: "dsr1_fp8_b300", Commit: "5b302f147", ModelPrefixes: []string{"deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"},
 		System: "b300_sxm", Precision: "fp8", Backend: config.BackendSGLang, From: "2026-04-17", Until: "2026-05-12", MaxTensor: 8,
 		Flags: func(r Row) ServerFlags {
@@ -185,14 +216,16 @@ var singleNodeScripts = []singleNodeScript{
 		System: "b300_sxm", Precision: "fp4", Backend: config.BackendSGLang, From: "2026-04-17", Until: "2026-05-12", MaxTensor: 8,
 		Flags: func(r Row) ServerFlags {
 			return sglangFlags("9ebeafb4e dsr1_fp4_b300.sh", 256, 0.85, "fp8", recvInterval(r.Concurrency), 16384)
-		}},
+		},
+		ExpertParallel: [][2]int{{4, 4}, {8, 8}}},
 }
 
 // singleNodeShape gives an aggregated InferenceX vLLM row of an expert-parallel entry
 // (expertParallelRow) the worker its script ran, and returns the note that says so: the Shape
 // of the script that served it, or, for a row no tabulated script covers, the plain
 // expert-parallel worker every vLLM script of InferenceX starts with --enable-expert-parallel
-// (its tp_size GPUs). Other rows are left as they are. An aggregated InferenceX row whose
+// (its tp_size GPUs); an SGLang row of an expert-parallel entry its script lists, the worker
+// sglangEPShape gives. Other rows are left as they are. An aggregated InferenceX row whose
 // measured_at is given but is not a date (YYYY-MM-DD) is an error: the scripts in force on it
 // cannot be found.
 func singleNodeShape(r *Row, model string) ([]string, error) {
@@ -204,6 +237,9 @@ func singleNodeShape(r *Row, model string) ([]string, error) {
 			return nil, fmt.Errorf("measured_at %q is not a date (YYYY-MM-DD): the serving scripts InferenceX ran on it cannot be found", r.MeasuredAt)
 		}
 		r.MeasuredAt = d
+	}
+	if strings.EqualFold(strings.TrimSpace(r.Backend), config.BackendSGLang) {
+		return sglangEPShape(r, model), nil
 	}
 	if !expertParallelRow(*r) || !strings.EqualFold(strings.TrimSpace(r.Backend), config.BackendVLLM) {
 		return nil, nil
