@@ -405,9 +405,15 @@ func TestExpertParallelRowsRunTheScriptsShape(t *testing.T) {
 	if _, err := PlanRow(bad, Options{}); err == nil || !strings.Contains(err.Error(), `measured_at "2026-13-45" is not a date`) {
 		t.Errorf("bad measured_at: %v", err)
 	}
+	// (On 2026-04-21 InferenceX's configuration lists no 6-GPU deployment: the row is skipped;
+	// on 2026-04-03, before its FP4 entry, it is simulated as written.)
 	odd := ep
 	odd.System, odd.Precision, odd.MeasuredAt = "b300_sxm", "fp4", "2026-04-21"
 	odd.Agg = WorkerShape{Tensor: 2, AttentionData: 3, MoETensor: 1, MoEExpert: 6}
+	if _, err := PlanRow(odd, Options{}); err == nil || !strings.HasPrefix(err.Error(), NotInIXConfig) {
+		t.Errorf("tp 2, attention_dp 3 on 2026-04-21: %v, want the %q skip", err, NotInIXConfig)
+	}
+	odd.MeasuredAt = "2026-04-03"
 	if p, err := PlanRow(odd, Options{}); err != nil {
 		t.Fatal(err)
 	} else if pa := p.Config.Engine.Workers.Aggregated.Parallelism; pa.Tensor != 2 || pa.AttentionData != 3 || pa.MoeExpert != 6 {
@@ -441,7 +447,7 @@ func TestSGLangExpertParallelRowsRunTheScriptsShape(t *testing.T) {
 		// Not an entry of the day's configs: as the file writes them.
 		{"Qwen/Qwen3.5-397B-A17B", "fp4", "2026-06-01", 4, 2, 2, 4, 2, 2, ""},
 		{"Qwen/Qwen3.5-397B-A17B", "fp8", "2026-04-03", 4, 1, 4, 4, 1, 4, ""},
-		{"deepseek-ai/DeepSeek-V3", "fp8", "2026-04-17", 4, 4, 1, 4, 4, 1, ""},
+		{"deepseek-ai/DeepSeek-V3", "fp8", "2026-04-17", 8, 8, 1, 8, 8, 1, ""},
 		{"deepseek-ai/DeepSeek-V3", "fp4", "2026-04-17", 4, 2, 2, 4, 2, 2, ""}, // {2, 2} is no dsr1 entry
 	} {
 		r := Row{Model: c.model, System: "b300_sxm", Precision: c.precision, Backend: "sglang", Mode: "agg",

@@ -220,6 +220,18 @@ var singleNodeScripts = []singleNodeScript{
 		ExpertParallel: [][2]int{{4, 4}, {8, 8}}},
 }
 
+// singleNodeDeployment gives an aggregated InferenceX row the worker its script ran
+// (singleNodeShape, whose notes it returns) and checks that the row is a run of the public
+// configuration in force on its date (aggListed): the error is the skip reason of a row that is
+// not, or of a measured_at that is not a date.
+func singleNodeDeployment(r *Row, model string) ([]string, error) {
+	notes, err := singleNodeShape(r, model)
+	if err != nil || !aggregatedRow(*r) || HarnessFor(*r).Name != HarnessInferenceX {
+		return notes, err
+	}
+	return notes, aggListed(*r)
+}
+
 // singleNodeShape gives an aggregated InferenceX vLLM row of an expert-parallel entry
 // (expertParallelRow) the worker its script ran, and returns the note that says so: the Shape
 // of the script that served it, or, for a row no tabulated script covers, the plain

@@ -194,7 +194,7 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	shapeNotes, err := singleNodeShape(&r, m.ID)
+	shapeNotes, err := singleNodeDeployment(&r, m.ID)
 	if err != nil {
 		return nil, err
 	}

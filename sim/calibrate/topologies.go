@@ -47,9 +47,13 @@ type DisaggTopology struct {
 	// DECODE_MTP_SIZE, the recipe name's _mtpN, or the recipe's speculative settings as
 	// ixtopogen records them); 0 without MTP or when the record does not give it.
 	MTPDrafts int
-	// from and until are FromDate and UntilDate parsed (until zero while in force).
-	from, until time.Time
+	// FromDate and UntilDate parsed.
+	inForceWindow
 }
+
+// inForceWindow is the time a configuration item was in force: from the commit that first listed
+// it to the first later commit without it (until zero while the newest version lists it).
+type inForceWindow struct{ from, until time.Time }
 
 // TopologyRole is a role's workers as InferenceX's configuration gives them: Workers workers of
 // TP GPUs each, the experts split over EP of them, attention data-parallel over all TP GPUs when
@@ -135,7 +139,7 @@ func parseDisaggTSV(text string) ([]DisaggTopology, error) {
 // inForce reports whether the item was listed by the configuration in force at the end of day
 // (YYYY-MM-DD, UTC): its first version committed by then and no later version without it
 // committed by then. A day that is not a date is in no item's force.
-func (t DisaggTopology) inForce(day string) bool {
+func (t inForceWindow) inForce(day string) bool {
 	end, err := time.Parse(time.DateOnly, day)
 	if err != nil {
 		return false

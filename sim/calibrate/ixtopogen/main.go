@@ -1,18 +1,23 @@
 // Command ixtopogen writes sim/calibrate/inferencex_disagg.tsv: every disaggregated deployment
 // that SemiAnalysis InferenceX's public benchmark configuration
 // (.github/configs/nvidia-master.yaml of github.com/SemiAnalysisAI/InferenceX) has listed, with
-// the commits between which each was in force. validate reads the table to simulate an
-// InferenceX row of a disaggregated run as it was deployed (calibrate.InferenceXDisagg).
+// the commits between which each was in force; with -agg, sim/calibrate/inferencex_agg.tsv: the
+// same for the single-node deployments. validate reads the tables to simulate an InferenceX row
+// of a disaggregated run as it was deployed (calibrate.InferenceXDisagg) and to check that an
+// aggregated row is a run of the configuration (calibrate.InferenceXAgg).
 //
 // Usage, from the repository root, with a clone (or bare mirror) of the InferenceX repository:
 //
 //	go run ./sim/calibrate/ixtopogen -repo PATH/TO/InferenceX > sim/calibrate/inferencex_disagg.tsv
+//	go run ./sim/calibrate/ixtopogen -repo PATH/TO/InferenceX -agg > sim/calibrate/inferencex_agg.tsv
 //
 // It walks every commit that changed the file, oldest first, and reads each version's
-// search-space items of the entries marked `disagg: true`: one line per distinct item (entry,
-// ISL/OSL, speculative decoding, concurrency list, prefill and decode worker counts and shapes,
-// recipe), with the first commit that listed it and the first later commit that no longer did
-// (empty while the newest version lists it). The columns are described in the file's header.
+// search-space items of the entries marked `disagg: true` (with -agg: of the entries not marked
+// disagg or multinode): one line per distinct item (entry, ISL/OSL, speculative decoding,
+// concurrency list, prefill and decode worker counts and shapes and recipe, or the single
+// node's TP, EP and attention data parallelism), with the first commit that listed it and the
+// first later commit that no longer did (empty while the newest version lists it). The columns
+// are described in each file's header.
 package main
 
 import (
@@ -32,12 +37,17 @@ const configPath = ".github/configs/nvidia-master.yaml"
 
 func main() {
 	repo := flag.String("repo", "", "path of a clone or bare mirror of github.com/SemiAnalysisAI/InferenceX")
+	agg := flag.Bool("agg", false, "write the single-node (aggregated) deployments instead of the disaggregated ones")
 	flag.Parse()
 	if *repo == "" {
 		fmt.Fprintln(os.Stderr, "ixtopogen: -repo is required")
 		os.Exit(2)
 	}
-	if err := run(*repo); err != nil {
+	parseFn, head := parseDisagg, header
+	if *agg {
+		parseFn, head = parseAgg, aggHeader
+	}
+	if err := run(*repo, parseFn, head); err != nil {
 		fmt.Fprintln(os.Stderr, "ixtopogen:", err)
 		os.Exit(1)
 	}
@@ -65,8 +75,18 @@ type worker struct {
 	dpAttn          bool
 }
 
-// key is the item's identity: every field.
-func (it item) key() string { return strings.Join(it.fields(), "\t") }
+// tableItem is one line of a table: its fields, every one part of its identity.
+type tableItem interface{ fields() []string }
+
+// parseDisagg is parse's items as table lines.
+func parseDisagg(text []byte) ([]tableItem, error) {
+	items, err := parse(text)
+	out := make([]tableItem, len(items))
+	for i, it := range items {
+		out[i] = it
+	}
+	return out, err
+}
 
 func (it item) fields() []string {
 	cs := make([]string, len(it.concs))
@@ -83,7 +103,9 @@ func (it item) fields() []string {
 	return append(out, it.recipe, strconv.Itoa(it.mtpDrafts))
 }
 
-func run(repo string) error {
+// run writes the table of the items parseFn reads from every version of the configuration, under
+// head.
+func run(repo string, parseFn func([]byte) ([]tableItem, error), head string) error {
 	log, err := git(repo, "log", "--reverse", "--format=%H %cI", "--", configPath)
 	if err != nil {
 		return err
@@ -96,7 +118,7 @@ func run(repo string) error {
 		}
 	}
 	type span struct {
-		it    item
+		it    tableItem
 		first commit
 		until *commit
 	}
@@ -108,13 +130,13 @@ func run(repo string) error {
 		if err != nil && !strings.Contains(err.Error(), "does not exist") {
 			return err
 		}
-		items, err := parse([]byte(text))
+		items, err := parseFn([]byte(text))
 		if err != nil {
 			return fmt.Errorf("%s at %s: %w", configPath, c.hash, err)
 		}
 		seen := map[string]bool{}
 		for _, it := range items {
-			k := it.key()
+			k := strings.Join(it.fields(), "\t")
 			seen[k] = true
 			if open[k] != nil {
 				continue
@@ -132,7 +154,7 @@ func run(repo string) error {
 		}
 	}
 	var b bytes.Buffer
-	b.WriteString(header)
+	b.WriteString(head)
 	for _, s := range all {
 		until, untilDate := "", ""
 		if s.until != nil {

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // mtpDrafts: DECODE_MTP_SIZE first, then the recipe name's _mtpN, then the hand-read recipe
 // table; 0 when none gives it.
@@ -22,6 +25,61 @@ func TestMTPDrafts(t *testing.T) {
 	} {
 		if got := mtpDrafts(c.size, c.recipe); got != c.want {
 			t.Errorf("mtpDrafts(%d, %q) = %d, want %d", c.size, c.recipe, got, c.want)
+		}
+	}
+}
+
+// parseAgg reads the single-node entries' items only: TP, EP (1 when absent), dp-attn,
+// spec-decoding and the concurrencies of conc-start/conc-end or conc-list; disaggregated and
+// multi-node entries and items without a TP are left out.
+func TestParseAgg(t *testing.T) {
+	yaml := `
+gptoss-fp4-h100-vllm:
+  image: vllm/vllm-openai:v0.11.2
+  model-prefix: gptoss
+  runner: h100
+  precision: fp4
+  framework: vllm
+  multinode: false
+  seq-len-configs:
+  - isl: 1024
+    osl: 8192
+    search-space:
+    - { tp: 2, conc-start: 4, conc-end: 64 }
+    - { tp: 8, ep: 8, dp-attn: true, spec-decoding: mtp, conc-list: [256, 1024] }
+    - { ep: 2, conc-start: 4, conc-end: 4 }
+dsr1-fp4-gb200-dynamo-trt:
+  model-prefix: dsr1
+  multinode: true
+  disagg: true
+  seq-len-configs:
+  - isl: 1024
+    osl: 1024
+    search-space:
+    - { conc-list: [4], prefill: { num-worker: 1, tp: 4 }, decode: { num-worker: 1, tp: 8 } }
+kimik2.5-fp4-gb200-vllm:
+  model-prefix: kimik2.5
+  multinode: true
+  seq-len-configs:
+  - isl: 1024
+    osl: 1024
+    search-space:
+    - { tp: 8, conc-start: 4, conc-end: 8 }
+`
+	items, err := parseAgg([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"gptoss-fp4-h100-vllm\tgptoss\th100\tfp4\tvllm\tvllm/vllm-openai:v0.11.2\t1024\t8192\tnone\t4,8,16,32,64\t2\t1\tfalse",
+		"gptoss-fp4-h100-vllm\tgptoss\th100\tfp4\tvllm\tvllm/vllm-openai:v0.11.2\t1024\t8192\tmtp\t256,1024\t8\t8\ttrue",
+	}
+	if len(items) != len(want) {
+		t.Fatalf("%d items, want %d: %v", len(items), len(want), items)
+	}
+	for i, it := range items {
+		if got := strings.Join(it.fields(), "\t"); got != want[i] {
+			t.Errorf("item %d:\n got %q\nwant %q", i, got, want[i])
 		}
 	}
 }

@@ -1,0 +1,145 @@
+package calibrate
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// inferenceXAggTSV is the table of InferenceX's single-node deployments, written by ixtopogen
+// -agg from the public repository's history (its header describes the columns).
+//
+//go:embed inferencex_agg.tsv
+var inferenceXAggTSV string
+
+// AggTopology is one single-node deployment that InferenceX's public benchmark configuration
+// (.github/configs/nvidia-master.yaml of github.com/SemiAnalysisAI/InferenceX) listed: one
+// search-space item of an entry marked neither disagg nor multinode, with the commits between
+// which it was in force.
+type AggTopology struct {
+	// FromCommit, FromDate, UntilCommit and UntilDate are as DisaggTopology's.
+	FromCommit, FromDate, UntilCommit, UntilDate string
+	// Entry is the configuration entry's name (e.g. gptoss-fp4-h100-vllm); ModelPrefix, Runner,
+	// Precision, Framework (vllm, sglang, trt) and Image are its fields of those names.
+	Entry, ModelPrefix, Runner, Precision, Framework, Image string
+	// ISL and OSL are the benchmark's input and output lengths.
+	ISL, OSL int
+	// SpecDecoding is the item's spec-decoding ("none" when absent).
+	SpecDecoding string
+	// Concurrencies are the client concurrencies the item was benchmarked at.
+	Concurrencies []int
+	// TP is the node's GPUs, the experts split over EP of them, attention data-parallel over
+	// them when DPAttention.
+	TP, EP      int
+	DPAttention bool
+	// FromDate and UntilDate parsed.
+	inForceWindow
+}
+
+// InferenceXAgg returns the embedded table of InferenceX's single-node deployments, in the
+// table's order (the first version listing each item first). The error reports a malformed
+// line of the table.
+func InferenceXAgg() ([]AggTopology, error) { return loadAgg() }
+
+var loadAgg = sync.OnceValues(func() ([]AggTopology, error) { return parseAggTSV(inferenceXAggTSV) })
+
+// parseAggTSV reads the single-node table's text: tab-separated lines of 17 columns, # comments.
+func parseAggTSV(text string) ([]AggTopology, error) {
+	var out []AggTopology
+	for i, line := range strings.Split(text, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 17 {
+			return nil, fmt.Errorf("inferencex_agg.tsv line %d: %d columns, want 17", i+1, len(f))
+		}
+		var errs []error
+		num := func(s string) int {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			return n
+		}
+		t := AggTopology{FromCommit: f[0], FromDate: f[1], UntilCommit: f[2], UntilDate: f[3], Entry: f[4], ModelPrefix: f[5],
+			Runner: f[6], Precision: f[7], Framework: f[8], Image: f[9], ISL: num(f[10]), OSL: num(f[11]), SpecDecoding: f[12],
+			TP: num(f[14]), EP: num(f[15]), DPAttention: f[16] == "true"}
+		for _, c := range strings.Split(f[13], ",") {
+			t.Concurrencies = append(t.Concurrencies, num(c))
+		}
+		var err error
+		if t.from, err = time.Parse(time.RFC3339, t.FromDate); err != nil {
+			errs = append(errs, err)
+		}
+		if t.UntilDate != "" {
+			if t.until, err = time.Parse(time.RFC3339, t.UntilDate); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("inferencex_agg.tsv line %d: %v", i+1, errs[0])
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// ixSingleNodeFrameworks maps a backend to the framework of InferenceX's single-node entries.
+var ixSingleNodeFrameworks = map[string]string{"trtllm": "trt", "sglang": "sglang", "vllm": "vllm"}
+
+// NotInIXConfig starts the skip reason of an aggregated InferenceX row that is not a run of the
+// public configuration in force on its date (aggListed).
+const NotInIXConfig = "not a run of InferenceX's public configuration"
+
+// aggListedIn checks aggregated InferenceX row r, its worker as run (singleNodeShape), against
+// table: when items in force at the end of r's date serve r's model on r's GPU family with r's
+// engine, precision, ISL and OSL, one of them must list a node of r's GPUs (tp × attention_dp
+// × pp) at r's concurrency; the error, a skip reason, names the entry that does not. Where no
+// entry serves them (runs from a branch, or before the file listed the model) there is nothing to
+// check and r stands.
+func aggListedIn(table []AggTopology, r Row) error {
+	day := strings.TrimSpace(r.MeasuredAt)
+	if _, err := time.Parse(time.DateOnly, day); err != nil {
+		return nil
+	}
+	prefix, framework := "", ixSingleNodeFrameworks[strings.ToLower(strings.TrimSpace(r.Backend))]
+	for m, p := range ixModelPrefixes {
+		if strings.EqualFold(m, strings.TrimSpace(r.Model)) {
+			prefix = p
+		}
+	}
+	system, precision := strings.ToLower(strings.TrimSpace(r.System)), strings.ToLower(strings.TrimSpace(r.Precision))
+	gpus := max(r.Agg.Tensor, 1) * max(r.Agg.AttentionData, 1) * max(r.Agg.Pipeline, 1)
+	var entry string
+	for _, t := range table {
+		if prefix == "" || t.ModelPrefix != prefix || t.Framework != framework || t.Precision != precision ||
+			!strings.HasPrefix(t.Runner, ixRunner(system)) || strings.HasPrefix(t.Runner, "g") != strings.HasPrefix(system, "g") ||
+			t.ISL != r.ISL || t.OSL != r.OSL || !t.inForce(day) {
+			continue
+		}
+		if t.TP == gpus && slices.Contains(t.Concurrencies, r.Concurrency) {
+			return nil
+		}
+		entry = t.Entry
+	}
+	if entry == "" {
+		return nil
+	}
+	// The reason names the entry, not the row's values, so that validate counts rows by reason.
+	return fmt.Errorf("%s: the configuration in force on the row's date (%s) lists %s for its model, GPU, engine, precision and ISL/OSL, "+
+		"none at the row's concurrency with its GPUs: the server settings the row ran with are not in the public record", NotInIXConfig, ixConfigPath, entry)
+}
+
+// aggListed is aggListedIn over the embedded table (InferenceXAgg).
+func aggListed(r Row) error {
+	table, err := InferenceXAgg()
+	if err != nil {
+		return err
+	}
+	return aggListedIn(table, r)
+}

@@ -1,0 +1,94 @@
+package calibrate
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The embedded single-node table parses, and its lines say what the public configuration
+// listed, read by hand: on 2025-12-05 (25506e87c) gptoss-fp4-h100-vllm ran TP 2, 4 and 8 at
+// 1k/1k, concurrency 4 to 64; on 2026-04-17 dsr1-fp4-b300-sglang ran {tp: 4, ep: 4} at 1k/1k,
+// concurrency 4 to 128.
+func TestInferenceXAggTable(t *testing.T) {
+	table, err := InferenceXAgg()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table) < 900 {
+		t.Fatalf("%d items, want the 964 of the table as generated (2026-07 history)", len(table))
+	}
+	gptoss := map[int]bool{}
+	var dsr1 bool
+	for _, it := range table {
+		if it.TP < 1 || it.EP < 1 || len(it.Concurrencies) == 0 || it.FromCommit == "" {
+			t.Errorf("item %+v: no TP, EP, concurrency or commit", it)
+		}
+		switch {
+		case it.Entry == "gptoss-fp4-h100-vllm" && it.ISL == 1024 && it.OSL == 1024 && it.inForce("2025-12-05"):
+			if !slices.Equal(it.Concurrencies, []int{4, 8, 16, 32, 64}) || it.EP != 1 || it.Framework != "vllm" || it.Runner != "h100" {
+				t.Errorf("gptoss item %+v", it)
+			}
+			gptoss[it.TP] = true
+		case it.Entry == "dsr1-fp4-b300-sglang" && it.ISL == 1024 && it.OSL == 1024 && it.TP == 4 && it.inForce("2026-04-17"):
+			dsr1 = it.EP == 4 && slices.Equal(it.Concurrencies, []int{4, 8, 16, 32, 64, 128}) && it.Precision == "fp4"
+		}
+	}
+	if len(gptoss) != 3 || !gptoss[2] || !gptoss[4] || !gptoss[8] || !dsr1 {
+		t.Errorf("gptoss TPs %v (want 2, 4, 8), dsr1 {tp: 4, ep: 4} found %v", gptoss, dsr1)
+	}
+}
+
+// aggListedIn: a row of a served model, GPU, engine, precision and ISL/OSL must be listed at its
+// concurrency with its GPUs; a row nothing serves stands.
+func TestAggListedIn(t *testing.T) {
+	table, err := parseAggTSV("# a hand-made table\n" +
+		"c1\t2025-12-01T00:00:00Z\tc2\t2026-01-11T12:00:00Z\tgptoss-fp4-h100-vllm\tgptoss\th100\tfp4\tvllm\timg\t1024\t1024\tnone\t4,8,16,32,64\t8\t1\tfalse\n" +
+		"c1\t2025-12-01T00:00:00Z\t\t\tgptoss-fp4-h100-vllm\tgptoss\th100\tfp4\tvllm\timg\t1024\t1024\tnone\t4,8\t2\t1\tfalse\n" +
+		"c3\t2026-04-01T00:00:00Z\t\t\tminimaxm2.5-fp4-b300-vllm\tminimaxm2.5\tb300\tfp4\tvllm\timg\t1024\t1024\tnone\t256\t2\t2\ttrue\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(model, system, backend, day string, tp, dp, conc int) Row {
+		return Row{Model: model, System: system, Precision: "fp4", Backend: backend, Mode: "agg", MeasuredAt: day,
+			ISL: 1024, OSL: 1024, Concurrency: conc, Source: HarnessInferenceX, Agg: WorkerShape{Tensor: tp, AttentionData: dp}}
+	}
+	const gptoss, minimax = "openai/gpt-oss-120b", "MiniMaxAI/MiniMax-M2.5"
+	for _, c := range []struct {
+		r      Row
+		listed bool
+	}{
+		{row(gptoss, "h100_sxm", "vllm", "2025-12-05", 8, 1, 64), true},
+		{row(gptoss, "h100_sxm", "vllm", "2025-12-05", 8, 1, 512), false},  // concurrency not listed
+		{row(gptoss, "h100_sxm", "vllm", "2025-12-05", 2, 1, 16), false},   // TP2 only to 8
+		{row(gptoss, "h100_sxm", "vllm", "2025-12-05", 4, 1, 8), false},    // no TP4 item
+		{row(gptoss, "h100_sxm", "vllm", "2026-01-10", 8, 1, 64), true},    // in force to the end of the day
+		{row(gptoss, "h100_sxm", "vllm", "2026-01-11", 8, 1, 64), false},   // only TP2 then
+		{row(gptoss, "h100_sxm", "vllm", "2025-11-30", 8, 1, 512), true},   // before any item: nothing to check
+		{row(gptoss, "h100_sxm", "sglang", "2025-12-05", 8, 1, 512), true}, // no SGLang entry
+		{row(gptoss, "h200_sxm", "vllm", "2025-12-05", 8, 1, 512), true},   // no H200 entry
+		{row(gptoss, "h100_sxm", "vllm", "not a date", 8, 1, 512), true},   // singleNodeShape's error
+		{row(minimax, "b300_sxm", "vllm", "2026-04-17", 1, 2, 256), true},  // DP attention over 2 GPUs
+		{row(minimax, "b300_sxm", "vllm", "2026-04-17", 2, 2, 256), false},
+	} {
+		err := aggListedIn(table, c.r)
+		if (err == nil) != c.listed {
+			t.Errorf("%s %s %s %s TP%d×DP%d c%d: error %v, want listed %v", c.r.Model, c.r.System, c.r.Backend, c.r.MeasuredAt,
+				c.r.Agg.Tensor, c.r.Agg.AttentionData, c.r.Concurrency, err, c.listed)
+		}
+		if err != nil && (!strings.HasPrefix(err.Error(), NotInIXConfig) || !strings.Contains(err.Error(), "lists gptoss-fp4-h100-vllm") &&
+			!strings.Contains(err.Error(), "lists minimaxm2.5-fp4-b300-vllm")) {
+			t.Errorf("reason %q does not name the entry", err)
+		}
+	}
+	// The embedded table through PlanRow: InferenceX ran gpt-oss-120b on H100 at concurrency 4
+	// to 64 on 2025-12-05, never at 512.
+	r := row(gptoss, "h100_sxm", "vllm", "2025-12-05", 8, 1, 512)
+	if _, err := PlanRow(r, Options{}); err == nil || !strings.HasPrefix(err.Error(), NotInIXConfig) {
+		t.Errorf("concurrency 512 on 2025-12-05: %v, want the %q skip", err, NotInIXConfig)
+	}
+	r.Concurrency = 64
+	if _, err := PlanRow(r, Options{}); err != nil {
+		t.Errorf("concurrency 64 on 2025-12-05: %v", err)
+	}
+}
