@@ -278,18 +278,24 @@ func MTPAcceptance(n int) []float64 {
 
 // ixTopology gives a disaggregated InferenceX row without worker counts the deployment
 // InferenceX's public configuration lists for it (DisaggFromInferenceX): both roles' worker
-// counts and shapes, the row's batch sizes kept, and returns the note that says so. Other rows
-// are left as they are. A row whose deployment the public record does not determine is an
-// error (its skip reason), unless o.OneWorkerPerRole asks for the one-worker reading; a row
-// whose deployment needs a feature servesweep does not simulate stays an error either way.
-// mtpDrafts is the deployment's MTP draft length (DisaggTopology.MTPDrafts; 0: no MTP).
+// counts and shapes, the row's batch sizes kept, and the serving limits of its recipe
+// (ixRecipe); a row that gives its worker counts keeps its own deployment and takes the recipe
+// of the one the configuration lists for it (ixListedRecipe). It returns the notes that say so.
+// Other rows are left as they are. A row without worker counts whose deployment the public
+// record does not determine is an error (its skip reason), unless o.OneWorkerPerRole asks for
+// the one-worker reading; a row whose deployment needs a feature servesweep does not simulate
+// stays an error either way. mtpDrafts is the deployment's MTP draft length
+// (DisaggTopology.MTPDrafts; 0: no MTP).
 func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDrafts int, err error) {
 	mode := strings.ToLower(r.Mode)
-	if mode != "disagg" && mode != "disaggregated" || r.Prefill.Workers != 0 || r.Decode.Workers != 0 || HarnessFor(*r).Name != HarnessInferenceX {
+	if mode != "disagg" && mode != "disaggregated" || HarnessFor(*r).Name != HarnessInferenceX {
 		return nil, 0, nil
 	}
 	if _, ok := ixFrameworks[strings.ToLower(strings.TrimSpace(r.Backend))]; !ok {
 		return nil, 0, nil // PlanRow names the backend
+	}
+	if r.Prefill.Workers != 0 || r.Decode.Workers != 0 {
+		return ixListedRecipe(r, m)
 	}
 	// The lookup matches the precision column; the simulation runs gemm_quant_mode's format.
 	if r.GEMMQuant != "" {
@@ -308,19 +314,9 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 	case err != nil:
 		return nil, 0, err
 	}
-	var redundant [2]int // prefill, decode
-	if m.MoE != nil {
-		redundant[0], redundant[1] = RecipeRedundantExperts(t.Recipe, m.MoE.Experts)
-		for i, w := range []TopologyRole{t.Prefill, t.Decode} {
-			if slots := m.MoE.Experts + redundant[i]; w.EP > 1 && slots%w.EP != 0 {
-				return nil, 0, fmt.Errorf("%s: expert parallelism over %d GPUs, which does not divide %s's %d experts + %d redundant (InferenceX's entry %s; "+
-					"the public record does not say how many redundant experts the deployment places)", UnsupportedFeature, w.EP, r.Model, m.MoE.Experts, redundant[i], t.Entry)
-			}
-		}
-	}
-	if t.MTPDrafts > 0 && m.MTPLayers == 0 {
-		return nil, 0, fmt.Errorf("%s: MTP speculative decoding, and %s has no MTP module in servesweep's catalog (InferenceX's entry %s ran it)",
-			UnsupportedFeature, r.Model, t.Entry)
+	redundant, err := recipeRedundant(*r, m, t.Recipe, t.Entry, [2]int{t.Prefill.EP, t.Decode.EP})
+	if err != nil {
+		return nil, 0, err
 	}
 	pb, db := r.Prefill.BatchSize, r.Decode.BatchSize
 	replaced := replacedColumns(r.Prefill, r.Decode, t)
@@ -336,7 +332,35 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 	if len(replaced) > 0 {
 		notes = append(notes, "the row's "+strings.Join(replaced, ", ")+": the deployment's values are simulated")
 	}
-	// The recipe's prefill limits are the server's: they replace the row's prefill_batch_size.
+	return append(notes, ixRecipe(r, t, pb, db, false)...), t.MTPDrafts, nil
+}
+
+// recipeRedundant is the redundant experts per role (prefill, decode) of recipe
+// (RecipeRedundantExperts) for model m; the error, a skip reason, names a role whose expert
+// parallelism ep (prefill, decode) does not divide the experts plus those (entry: the
+// configuration entry that lists the recipe).
+func recipeRedundant(r Row, m timing.ModelSpec, recipe, entry string, ep [2]int) (redundant [2]int, err error) {
+	if m.MoE == nil {
+		return redundant, nil
+	}
+	redundant[0], redundant[1] = RecipeRedundantExperts(recipe, m.MoE.Experts)
+	for i, n := range ep {
+		if slots := m.MoE.Experts + redundant[i]; n > 1 && slots%n != 0 {
+			return redundant, fmt.Errorf("%s: expert parallelism over %d GPUs, which does not divide %s's %d experts + %d redundant (InferenceX's entry %s; "+
+				"the public record does not say how many redundant experts the deployment places)", UnsupportedFeature, n, r.Model, m.MoE.Experts, redundant[i], entry)
+		}
+	}
+	return redundant, nil
+}
+
+// ixRecipe applies the serving limits of t's recipe to r and returns the notes that say so: a
+// TensorRT-LLM recipe's prefill max_batch_size and max_num_tokens (RecipePrefillLimits, in
+// place of the row's prefill_batch_size pb), an SGLang recipe's batch, chunk and receive
+// settings (RecipeSGLangLimits), and the decode batch limit of a recipe name's batchN
+// (recipeBatch). The row's decode_batch_size db stands unless overrideDecode: a row that gives
+// its worker counts writes its concurrency share there, not the server's limit, so the
+// recipe's limit replaces it (noted where they differ).
+func ixRecipe(r *Row, t DisaggTopology, pb, db int, overrideDecode bool) (notes []string) {
 	if b, tokens, from, ok := RecipePrefillLimits(t.Recipe); ok {
 		src := "max_batch_size and max_num_tokens of the recipe's prefill workers"
 		if !strings.HasPrefix(strings.Replace(t.Recipe, "recipies/", "recipes/", 1), from) {
@@ -352,6 +376,10 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 		}
 		r.Prefill.BatchSize, r.Prefill.MaxBatchedTokens = b, tokens
 	}
+	rowDB := db
+	if overrideDecode {
+		db = 0
+	}
 	if l, ok := RecipeSGLangLimits(t.Recipe); ok {
 		notes = append(notes, l.apply(r, pb, db))
 	}
@@ -359,9 +387,67 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 		// The recipe's name gives the decode workers' batch limit per attention-DP rank (e.g.
 		// ctx1_gen5_tep8_batch64): requests beyond it wait, as they did in the benchmark.
 		r.Decode.BatchSize = n
-		notes = append(notes, fmt.Sprintf("decode_batch_size empty: %d per rank, from the recipe's name", n))
+		switch {
+		case rowDB == 0:
+			notes = append(notes, fmt.Sprintf("decode_batch_size empty: %d per rank, from the recipe's name", n))
+		case rowDB != n:
+			notes = append(notes, fmt.Sprintf("the row's decode_batch_size %d differs from the recipe's batch %d per rank, which is simulated", rowDB, n))
+		}
 	}
-	return notes, t.MTPDrafts, nil
+	return notes
+}
+
+// ixListedRecipe gives a disaggregated InferenceX row that states its worker counts the serving
+// limits of the recipe of the deployment InferenceX's configuration lists for it (ixRecipe,
+// with the recipe's redundant experts and MTP drafts), keeping the row's own worker counts and
+// shapes: the items in force on its date for its model, GPU, backend, precision, ISL/OSL and
+// concurrency (as DisaggFromInferenceX matches them) with the row's prefill and decode worker
+// counts and GPUs per worker (tp × attention-DP × pp). Without such an item the row is
+// simulated from its columns alone; with several that differ (recipe, shape or speculative
+// decoding) too, and a note names them. An error is a skip reason (redundant experts its expert
+// parallelism does not divide, or MTP on a model without an MTP module).
+func ixListedRecipe(r *Row, m timing.ModelSpec) (notes []string, mtpDrafts int, err error) {
+	table, err := InferenceXDisagg()
+	if err != nil {
+		return nil, 0, err
+	}
+	return ixListedRecipeIn(table, r, m)
+}
+
+// ixListedRecipeIn is ixListedRecipe over table.
+func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes []string, mtpDrafts int, err error) {
+	listed := listedFor(table, *r)
+	if len(listed) == 0 {
+		return nil, 0, nil
+	}
+	t := listed[0]
+	for _, o := range listed[1:] {
+		if o.Recipe != t.Recipe || o.SpecDecoding != t.SpecDecoding || o.MTPDrafts != t.MTPDrafts || o.Prefill != t.Prefill || o.Decode != t.Decode {
+			return []string{fmt.Sprintf("InferenceX's configuration lists several deployments of the row's worker counts at its concurrency (%s: recipes %s, %s): "+
+				"none of their recipes is applied", t.Entry, path.Base(t.Recipe), path.Base(o.Recipe))}, 0, nil
+		}
+	}
+	if t.Recipe == "" && t.SpecDecoding == "none" {
+		return nil, 0, nil
+	}
+	switch {
+	case t.SpecDecoding == "mtp" && t.MTPDrafts == 0:
+		return nil, 0, fmt.Errorf("the deployment InferenceX's configuration lists for the row (%s) runs MTP speculative decoding, and neither it nor its recipe (%q) gives the draft length",
+			t.Entry, t.Recipe)
+	case t.SpecDecoding != "none" && t.SpecDecoding != "mtp":
+		return nil, 0, fmt.Errorf("%s: %s speculative decoding (InferenceX's entry %s ran it)", UnsupportedFeature, strings.ToUpper(t.SpecDecoding), t.Entry)
+	case t.MTPDrafts > 0 && m.MTPLayers == 0:
+		return nil, 0, fmt.Errorf("%s: MTP speculative decoding, and %s has no MTP module in servesweep's catalog (InferenceX's entry %s ran it)",
+			UnsupportedFeature, r.Model, t.Entry)
+	}
+	redundant, err := recipeRedundant(*r, m, t.Recipe, t.Entry, [2]int{r.Prefill.MoEExpert, r.Decode.MoEExpert})
+	if err != nil {
+		return nil, 0, err
+	}
+	r.Prefill.RedundantExperts, r.Decode.RedundantExperts = redundant[0], redundant[1]
+	notes = []string{fmt.Sprintf("recipe %s of InferenceX %s (%s at %s, in force on %s), the deployment listed for the row's worker counts and GPUs",
+		t.Recipe, t.Entry, ixConfigPath, shortHash(t.FromCommit), r.MeasuredAt)}
+	return append(notes, ixRecipe(r, t, r.Prefill.BatchSize, r.Decode.BatchSize, true)...), t.MTPDrafts, nil
 }
 
 // replacedColumns names the shape columns a row gives that disagree with deployment t, the one

@@ -185,19 +185,10 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 		return DisaggTopology{}, fmt.Errorf("no disaggregated worker counts, and measured_at %q is not a date (YYYY-MM-DD): "+
 			"the deployment InferenceX's public configuration listed on it cannot be found", r.MeasuredAt)
 	}
-	r.MeasuredAt = strings.TrimSpace(r.MeasuredAt)
-	r.System, r.Precision = strings.ToLower(strings.TrimSpace(r.System)), strings.ToLower(strings.TrimSpace(r.Precision))
-	prefix, framework := "", ixFrameworks[strings.ToLower(strings.TrimSpace(r.Backend))]
-	for m, p := range ixModelPrefixes {
-		if strings.EqualFold(m, strings.TrimSpace(r.Model)) {
-			prefix = p
-		}
-	}
+	r, prefix, framework := ixKeys(r)
 	var match, consistent []DisaggTopology
 	for _, t := range table {
-		if !strings.HasPrefix(t.Entry, prefix+"-") || t.Framework != framework || t.Precision != r.Precision ||
-			!strings.HasPrefix(t.Runner, ixRunner(r.System)) || strings.HasPrefix(t.Runner, "g") != strings.HasPrefix(r.System, "g") ||
-			t.ISL != r.ISL || t.OSL != r.OSL || !slices.Contains(t.Concurrencies, r.Concurrency) || !t.inForce(r.MeasuredAt) {
+		if !listsRow(t, r, prefix, framework) {
 			continue
 		}
 		match = append(match, t)
@@ -247,6 +238,47 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 		return DisaggTopology{}, fmt.Errorf("%s: %s speculative decoding (InferenceX's entry %s ran it)", UnsupportedFeature, strings.ToUpper(t.SpecDecoding), t.Entry)
 	}
 	return t, nil
+}
+
+// ixKeys returns r with its measured_at, system and precision trimmed (the latter two
+// lower-cased), and the InferenceX model prefix and disaggregated framework of its model and
+// backend ("" when InferenceX has none).
+func ixKeys(r Row) (Row, string, string) {
+	r.MeasuredAt = strings.TrimSpace(r.MeasuredAt)
+	r.System, r.Precision = strings.ToLower(strings.TrimSpace(r.System)), strings.ToLower(strings.TrimSpace(r.Precision))
+	prefix, framework := "", ixFrameworks[strings.ToLower(strings.TrimSpace(r.Backend))]
+	for m, p := range ixModelPrefixes {
+		if strings.EqualFold(m, strings.TrimSpace(r.Model)) {
+			prefix = p
+		}
+	}
+	return r, prefix, framework
+}
+
+// listsRow reports whether item t serves row r (keys from ixKeys): its entry is of r's model
+// prefix and framework, precision, GPU family, ISL and OSL, it lists r's concurrency, and it was
+// in force at the end of r's day.
+func listsRow(t DisaggTopology, r Row, prefix, framework string) bool {
+	return prefix != "" && strings.HasPrefix(t.Entry, prefix+"-") && t.Framework == framework && t.Precision == r.Precision &&
+		strings.HasPrefix(t.Runner, ixRunner(r.System)) && strings.HasPrefix(t.Runner, "g") == strings.HasPrefix(r.System, "g") &&
+		t.ISL == r.ISL && t.OSL == r.OSL && slices.Contains(t.Concurrencies, r.Concurrency) && t.inForce(r.MeasuredAt)
+}
+
+// listedFor returns the items of table that list row r's own deployment, for a row that gives
+// its worker counts: items that serve it (listsRow) with its prefill and decode worker counts
+// and its GPUs per worker of each role (tp × attention-DP × pp; an item's TP is its workers'
+// GPU count). A measured_at that is not a date matches none.
+func listedFor(table []DisaggTopology, r Row) []DisaggTopology {
+	r, prefix, framework := ixKeys(r)
+	gpus := func(w WorkerShape) int { return max(w.Tensor, 1) * max(w.AttentionData, 1) * max(w.Pipeline, 1) }
+	var out []DisaggTopology
+	for _, t := range table {
+		if listsRow(t, r, prefix, framework) && t.Prefill.Workers == r.Prefill.Workers && t.Decode.Workers == r.Decode.Workers &&
+			t.Prefill.TP == gpus(r.Prefill) && t.Decode.TP == gpus(r.Decode) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // NoIXDeployment is in the skip reason of a disaggregated InferenceX row for which the public

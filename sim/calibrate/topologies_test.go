@@ -1,10 +1,13 @@
 package calibrate
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/sim/timing"
 )
 
 // The embedded table parses, and its lines say what the public configuration listed: the
@@ -412,5 +415,98 @@ func TestPlanRowMTP(t *testing.T) {
 	}
 	if err := p.Config.Validate(); err != nil {
 		t.Errorf("the built config does not validate: %v", err)
+	}
+}
+
+// listedFor: a row that gives its worker counts is matched by the items of its worker counts
+// and GPUs per worker, whichever way the row writes a DEP worker (tp 1 × attention_dp 4, or the
+// item's tp 4 with dp-attn).
+func TestListedForRowsWithWorkerCounts(t *testing.T) {
+	table, err := parseDisaggTSV(strings.Join([]string{
+		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t5,15,30,55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/a_batch8.yaml\t0",
+		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4,192\t1\t4\t4\ttrue\t4\t8\t8\tfalse\trecipes/b_batch128.yaml\t0",
+	}, "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := Row{Model: "moonshotai/Kimi-K2.5", System: "gb200", Precision: "FP4 ", Backend: "trtllm", Mode: "disagg", MeasuredAt: "2026-04-18",
+		ISL: 1024, OSL: 1024, Concurrency: 55, Source: HarnessInferenceX,
+		Prefill: WorkerShape{Workers: 1, Tensor: 1, AttentionData: 4, MoEExpert: 4}, Decode: WorkerShape{Workers: 5, Tensor: 4, MoEExpert: 4, BatchSize: 11}}
+	for _, c := range []struct {
+		name   string
+		edit   func(*Row)
+		recipe string
+	}{
+		{"DEP4 as tp 1 × dp 4", func(*Row) {}, "recipes/a_batch8.yaml"},
+		{"DEP4 as tp 4 × dp 1", func(r *Row) { r.Prefill.Tensor, r.Prefill.AttentionData = 4, 1 }, "recipes/a_batch8.yaml"},
+		{"other decode workers", func(r *Row) { r.Decode.Workers = 4 }, ""},
+		{"other decode GPUs", func(r *Row) { r.Decode.Tensor = 8 }, ""},
+		{"concurrency not listed", func(r *Row) { r.Concurrency = 60 }, ""},
+		{"before the item", func(r *Row) { r.MeasuredAt = "2026-04-17" }, ""},
+		{"the other item", func(r *Row) { r.Concurrency, r.Decode.Workers, r.Decode.Tensor = 192, 4, 8 }, "recipes/b_batch128.yaml"},
+	} {
+		r := row
+		c.edit(&r)
+		got := listedFor(table, r)
+		switch {
+		case c.recipe == "" && len(got) != 0:
+			t.Errorf("%s: matched %v, want none", c.name, got)
+		case c.recipe != "" && (len(got) != 1 || got[0].Recipe != c.recipe):
+			t.Errorf("%s: matched %v, want the item of %s", c.name, got, c.recipe)
+		}
+	}
+}
+
+// A disaggregated InferenceX row that gives its worker counts keeps its deployment and takes its
+// recipe's limits from the embedded table: Kimi-K2.5 on GB200 at 1k/1k and concurrency 55
+// (2026-04-18) ran ctx1dep4_gen5tep4_batch8: five TEP4 decode workers of at most 8 requests,
+// where the file writes the concurrency share, 11.
+func TestRowWithWorkerCountsTakesItsRecipe(t *testing.T) {
+	r := Row{Model: "moonshotai/Kimi-K2.5", System: "gb200", Precision: "fp4", Backend: "trtllm", Mode: "disagg", MeasuredAt: "2026-04-18",
+		ISL: 1024, OSL: 1024, Concurrency: 55, Source: HarnessInferenceX,
+		Prefill: WorkerShape{Workers: 1, Tensor: 1, AttentionData: 4, MoETensor: 1, MoEExpert: 4},
+		Decode:  WorkerShape{Workers: 5, Tensor: 4, MoETensor: 1, MoEExpert: 4, BatchSize: 11}}
+	p, err := PlanRow(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Config.Engine.Workers.Decode
+	notes := strings.Join(p.Notes, "\n")
+	if d.Parallelism.Replicas != 5 || d.Parallelism.Tensor != 4 || d.Scheduler.MaxSequences != 8 ||
+		!strings.Contains(notes, "ctx1dep4_gen5tep4_batch8") || !strings.Contains(notes, "the row's decode_batch_size 11 differs from the recipe's batch 8") {
+		t.Errorf("decode %d × TP%d, %d sequences; notes %q", d.Parallelism.Replicas, d.Parallelism.Tensor, d.Scheduler.MaxSequences, p.Notes)
+	}
+	// Without InferenceX as its source the row is simulated from its columns alone.
+	r.Source = "aic-gap-analysis"
+	if p, err = PlanRow(r, Options{}); err != nil {
+		t.Fatal(err)
+	} else if n := p.Config.Engine.Workers.Decode.Scheduler.MaxSequences; n != 11 {
+		t.Errorf("another source: decode max_sequences %d, want the row's 11", n)
+	}
+}
+
+// Several listed deployments of the row's worker counts with different recipes: none applies,
+// and a note says so; the row's columns stand.
+func TestListedRecipeAmbiguous(t *testing.T) {
+	line := "c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/%s.yaml\t0"
+	table, err := parseDisaggTSV(fmt.Sprintf(line, "a_batch8_eplb0") + "\n" + fmt.Sprintf(line, "b_batch16_eplb0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := timing.ResolveModel("moonshotai/Kimi-K2.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Row{Model: "moonshotai/Kimi-K2.5", System: "gb200", Precision: "fp4", Backend: "trtllm", Mode: "disagg", MeasuredAt: "2026-04-18",
+		ISL: 1024, OSL: 1024, Concurrency: 55, Source: HarnessInferenceX,
+		Prefill: WorkerShape{Workers: 1, Tensor: 1, AttentionData: 4, MoEExpert: 4}, Decode: WorkerShape{Workers: 5, Tensor: 4, MoEExpert: 4, BatchSize: 11}}
+	notes, drafts, err := ixListedRecipeIn(table, &r, m)
+	if err != nil || drafts != 0 || len(notes) != 1 || !strings.Contains(notes[0], "several deployments") || r.Decode.BatchSize != 11 {
+		t.Errorf("notes %q, drafts %d, err %v, decode batch %d; want the ambiguity note and the row's 11", notes, drafts, err, r.Decode.BatchSize)
+	}
+	// One of them: its recipe's batch.
+	table = table[:1]
+	if notes, _, err = ixListedRecipeIn(table, &r, m); err != nil || r.Decode.BatchSize != 8 {
+		t.Errorf("one item: notes %q, err %v, decode batch %d, want 8", notes, err, r.Decode.BatchSize)
 	}
 }
