@@ -71,9 +71,10 @@ concurrency, worker shape, silicon_ttft_ms, silicon_tpot_ms) with default timing
 and compare the predicted mean TTFT and mean TPOT with the measured ones: per row, MAPE and
 median APE per (model, system, backend) group, per source and overall, and the rows with the
 largest errors. Each row is simulated as it was benchmarked: rows whose source is inferencex
-under InferenceX's public client and the server flags its scripts set on the row's date; rows
-of another source under one documented assumption (AIConfigurator's generator), scored apart
-from the headline. The decision quality scores the deployment servesweep would pick from its
+under InferenceX's public client, the server flags its scripts set on the row's date and the
+deployment and recipe its public configuration listed then (a row that configuration did not
+list is skipped, with the reason; docs/validation.md); rows of another source under one
+documented assumption (AIConfigurator's generator), scored apart from the headline. The decision quality scores the deployment servesweep would pick from its
 predictions over a ladder of 45 mean-TPOT x mean-TTFT SLAs (regret, exact share, rank
 correlation). --explain LINE prints a row's config for predict -c. Rows that cannot be
 simulated are listed with the reason. Each row runs on its own backend's

@@ -86,6 +86,9 @@ func parseAggTSV(text string) ([]AggTopology, error) {
 		}
 		out = append(out, t)
 	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("inferencex_agg.tsv holds no deployment: regenerate it with ixtopogen -agg (docs/validation.md)")
+	}
 	return out, nil
 }
 
@@ -99,9 +102,9 @@ const NotInIXConfig = "not a run of InferenceX's public configuration"
 // aggListedIn checks aggregated InferenceX row r, its worker as run (singleNodeShape), against
 // table: when items in force at the end of r's date serve r's model on r's GPU family with r's
 // engine, precision, ISL and OSL, one of them must list a node of r's GPUs (tp × attention_dp
-// × pp) at r's concurrency; the error, a skip reason, names the entry that does not. Where no
-// entry serves them (runs from a branch, or before the file listed the model) there is nothing to
-// check and r stands.
+// × pp) at the concurrency r runs at (rowConcurrency); the error, a skip reason, names the entry
+// that does not. Where no entry serves them (runs from a branch, before the file listed the model,
+// or at an ISL/OSL it did not list) or r gives no date there is nothing to check and r stands.
 func aggListedIn(table []AggTopology, r Row) error {
 	day := strings.TrimSpace(r.MeasuredAt)
 	if _, err := time.Parse(time.DateOnly, day); err != nil {
@@ -115,6 +118,7 @@ func aggListedIn(table []AggTopology, r Row) error {
 	}
 	system, precision := strings.ToLower(strings.TrimSpace(r.System)), strings.ToLower(strings.TrimSpace(r.Precision))
 	gpus := max(r.Agg.Tensor, 1) * max(r.Agg.AttentionData, 1) * max(r.Agg.Pipeline, 1)
+	conc := rowConcurrency(r)
 	var entry string
 	for _, t := range table {
 		if prefix == "" || t.ModelPrefix != prefix || t.Framework != framework || t.Precision != precision ||
@@ -122,7 +126,7 @@ func aggListedIn(table []AggTopology, r Row) error {
 			t.ISL != r.ISL || t.OSL != r.OSL || !t.inForce(day) {
 			continue
 		}
-		if t.TP == gpus && slices.Contains(t.Concurrencies, r.Concurrency) {
+		if t.TP == gpus && slices.Contains(t.Concurrencies, conc) {
 			return nil
 		}
 		entry = t.Entry

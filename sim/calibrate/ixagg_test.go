@@ -92,3 +92,22 @@ func TestAggListedIn(t *testing.T) {
 		t.Errorf("concurrency 64 on 2025-12-05: %v", err)
 	}
 }
+
+// An empty concurrency is checked as the row runs it (batch_size); an empty table is refused.
+func TestAggListedEmptyConcurrencyAndEmptyTable(t *testing.T) {
+	r := Row{Model: "openai/gpt-oss-120b", System: "h100_sxm", Precision: "fp4", Backend: "vllm", Mode: "agg", MeasuredAt: "2025-12-05",
+		ISL: 1024, OSL: 1024, Source: HarnessInferenceX, Agg: WorkerShape{Tensor: 8, BatchSize: 64}}
+	if err := aggListed(r); err != nil {
+		t.Errorf("empty concurrency, batch_size 64 (listed): %v", err)
+	}
+	r.Agg.BatchSize = 512
+	if err := aggListed(r); err == nil || !strings.HasPrefix(err.Error(), NotInIXConfig) {
+		t.Errorf("empty concurrency, batch_size 512 (never listed): %v", err)
+	}
+	if _, err := parseAggTSV("# only a header\n"); err == nil || !strings.Contains(err.Error(), "holds no deployment") {
+		t.Errorf("empty table: %v", err)
+	}
+	if _, err := parseDisaggTSV(""); err == nil || !strings.Contains(err.Error(), "holds no deployment") {
+		t.Errorf("empty disaggregated table: %v", err)
+	}
+}

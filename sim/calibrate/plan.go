@@ -7,6 +7,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
@@ -391,7 +392,7 @@ func ixRecipe(r *Row, t DisaggTopology, pb, db int, overrideDecode bool) (notes 
 		case rowDB == 0:
 			notes = append(notes, fmt.Sprintf("decode_batch_size empty: %d per rank, from the recipe's name", n))
 		case rowDB != n:
-			notes = append(notes, fmt.Sprintf("the row's decode_batch_size %d differs from the recipe's batch %d per rank, which is simulated", rowDB, n))
+			notes = append(notes, fmt.Sprintf("the row's decode_batch_size differs from the recipe's batch per rank, which is simulated: %d against %d", rowDB, n))
 		}
 	}
 	return notes
@@ -402,7 +403,8 @@ func ixRecipe(r *Row, t DisaggTopology, pb, db int, overrideDecode bool) (notes 
 // with the recipe's redundant experts and MTP drafts), keeping the row's own worker counts and
 // shapes: the items in force on its date for its model, GPU, backend, precision, ISL/OSL and
 // concurrency (as DisaggFromInferenceX matches them) with the row's prefill and decode worker
-// counts and GPUs per worker (tp × attention-DP × pp). Without such an item the row is
+// counts and GPUs per worker (tp × attention-DP × pp). A measured_at that is given but is not a
+// date is an error (the skip reason). Without such an item, or without a measured_at, the row is
 // simulated from its columns alone; with several that differ (recipe, shape or speculative
 // decoding) too, and a note names them. An error is a skip reason (redundant experts its expert
 // parallelism does not divide, or MTP on a model without an MTP module).
@@ -416,6 +418,11 @@ func ixListedRecipe(r *Row, m timing.ModelSpec) (notes []string, mtpDrafts int, 
 
 // ixListedRecipeIn is ixListedRecipe over table.
 func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes []string, mtpDrafts int, err error) {
+	if d := strings.TrimSpace(r.MeasuredAt); d != "" {
+		if _, err := time.Parse(time.DateOnly, d); err != nil {
+			return nil, 0, fmt.Errorf("measured_at %q is not a date (YYYY-MM-DD): the deployment InferenceX's public configuration listed on it cannot be found", r.MeasuredAt)
+		}
+	}
 	listed := listedFor(table, *r)
 	if len(listed) == 0 {
 		return nil, 0, nil
@@ -445,8 +452,14 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 		return nil, 0, err
 	}
 	r.Prefill.RedundantExperts, r.Decode.RedundantExperts = redundant[0], redundant[1]
-	notes = []string{fmt.Sprintf("recipe %s of InferenceX %s (%s at %s, in force on %s), the deployment listed for the row's worker counts and GPUs",
+	notes = []string{fmt.Sprintf("the recipe of the deployment InferenceX's configuration lists for the row's worker counts and GPUs: %s (%s, %s at %s, in force on %s)",
 		t.Recipe, t.Entry, ixConfigPath, shortHash(t.FromCommit), r.MeasuredAt)}
+	if r.Concurrency == 0 {
+		// Read before the recipe replaces the decode batch the empty concurrency derives from.
+		r.Concurrency = rowConcurrency(*r)
+		notes = append(notes, fmt.Sprintf("concurrency empty: decode_batch_size %d × %d decode attention-DP ranks × %d decode workers = %d",
+			r.Decode.BatchSize, max(r.Decode.AttentionData, 1), max(r.Decode.Workers, 1), r.Concurrency))
+	}
 	return append(notes, ixRecipe(r, t, r.Prefill.BatchSize, r.Decode.BatchSize, true)...), t.MTPDrafts, nil
 }
 
@@ -523,6 +536,20 @@ func splitMoE(r *Row, m timing.ModelSpec) []string {
 		}
 	}
 	return notes
+}
+
+// rowConcurrency is the concurrency row r runs at, as aggregated and disaggregated read it: its
+// concurrency column, or when that is empty batch_size (aggregated) or decode_batch_size ×
+// decode attention-DP ranks × decode workers (disaggregated); 0 when neither gives it.
+func rowConcurrency(r Row) int {
+	switch {
+	case r.Concurrency > 0:
+		return r.Concurrency
+	case aggregatedRow(r):
+		return max(r.Agg.BatchSize, 0)
+	default:
+		return max(r.Decode.BatchSize, 0) * max(r.Decode.AttentionData, 1) * max(r.Decode.Workers, 1)
+	}
 }
 
 // aggregated plans an aggregated row into cfg (worker role, replicas, shape) and returns the

@@ -133,6 +133,9 @@ func parseDisaggTSV(text string) ([]DisaggTopology, error) {
 		}
 		out = append(out, t)
 	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("inferencex_disagg.tsv holds no deployment: regenerate it with ixtopogen (docs/validation.md)")
+	}
 	return out, nil
 }
 
@@ -265,11 +268,13 @@ func listsRow(t DisaggTopology, r Row, prefix, framework string) bool {
 }
 
 // listedFor returns the items of table that list row r's own deployment, for a row that gives
-// its worker counts: items that serve it (listsRow) with its prefill and decode worker counts
-// and its GPUs per worker of each role (tp × attention-DP × pp; an item's TP is its workers'
-// GPU count). A measured_at that is not a date matches none.
+// its worker counts: items that serve it (listsRow, at the concurrency the row runs at:
+// rowConcurrency) with its prefill and decode worker counts and its GPUs per worker of each role
+// (tp × attention-DP × pp; an item's TP is its workers' GPU count). A measured_at that is not a
+// date matches none.
 func listedFor(table []DisaggTopology, r Row) []DisaggTopology {
 	r, prefix, framework := ixKeys(r)
+	r.Concurrency = rowConcurrency(r)
 	gpus := func(w WorkerShape) int { return max(w.Tensor, 1) * max(w.AttentionData, 1) * max(w.Pipeline, 1) }
 	var out []DisaggTopology
 	for _, t := range table {

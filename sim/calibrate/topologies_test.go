@@ -473,8 +473,22 @@ func TestRowWithWorkerCountsTakesItsRecipe(t *testing.T) {
 	d := p.Config.Engine.Workers.Decode
 	notes := strings.Join(p.Notes, "\n")
 	if d.Parallelism.Replicas != 5 || d.Parallelism.Tensor != 4 || d.Scheduler.MaxSequences != 8 ||
-		!strings.Contains(notes, "ctx1dep4_gen5tep4_batch8") || !strings.Contains(notes, "the row's decode_batch_size 11 differs from the recipe's batch 8") {
+		!strings.Contains(notes, "ctx1dep4_gen5tep4_batch8") || !strings.Contains(notes, "the row's decode_batch_size differs from the recipe's batch per rank, which is simulated: 11 against 8") {
 		t.Errorf("decode %d × TP%d, %d sequences; notes %q", d.Parallelism.Replicas, d.Parallelism.Tensor, d.Scheduler.MaxSequences, p.Notes)
+	}
+	// An empty concurrency is the decode batch × ranks × workers the row gives: 11 × 1 × 5 = 55.
+	empty := r
+	empty.Concurrency = 0
+	if p, err := PlanRow(empty, Options{}); err != nil {
+		t.Fatal(err)
+	} else if n := p.Config.Engine.Workers.Decode.Scheduler.MaxSequences; n != 8 || p.Concurrency != 55 {
+		t.Errorf("empty concurrency: decode max_sequences %d at concurrency %d, want the recipe's 8 at 55", n, p.Concurrency)
+	}
+	// A measured_at that is not a date is the skip reason.
+	bad := r
+	bad.MeasuredAt = "April 18"
+	if _, err := PlanRow(bad, Options{}); err == nil || !strings.Contains(err.Error(), `measured_at "April 18" is not a date`) {
+		t.Errorf("bad date: %v", err)
 	}
 	// Without InferenceX as its source the row is simulated from its columns alone.
 	r.Source = "aic-gap-analysis"

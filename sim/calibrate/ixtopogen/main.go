@@ -8,8 +8,11 @@
 //
 // Usage, from the repository root, with a clone (or bare mirror) of the InferenceX repository:
 //
-//	go run ./sim/calibrate/ixtopogen -repo PATH/TO/InferenceX > sim/calibrate/inferencex_disagg.tsv
-//	go run ./sim/calibrate/ixtopogen -repo PATH/TO/InferenceX -agg > sim/calibrate/inferencex_agg.tsv
+//	go run ./sim/calibrate/ixtopogen -repo PATH/TO/InferenceX > /tmp/disagg.tsv && mv /tmp/disagg.tsv sim/calibrate/inferencex_disagg.tsv
+//	go run ./sim/calibrate/ixtopogen -repo PATH/TO/InferenceX -agg > /tmp/agg.tsv && mv /tmp/agg.tsv sim/calibrate/inferencex_agg.tsv
+//
+// (Through a temporary file: a failed run writes nothing, and the tables must never be empty;
+// calibrate refuses an empty one.)
 //
 // It walks every commit that changed the file, oldest first, and reads each version's
 // search-space items of the entries marked `disagg: true` (with -agg: of the entries not marked
@@ -117,6 +120,9 @@ func run(repo string, parseFn func([]byte) ([]tableItem, error), head string) er
 			commits = append(commits, commit{h, d})
 		}
 	}
+	if len(commits) == 0 {
+		return fmt.Errorf("%s has no history of %s: -repo must be a clone or mirror of github.com/SemiAnalysisAI/InferenceX", repo, configPath)
+	}
 	type span struct {
 		it    tableItem
 		first commit
@@ -152,6 +158,9 @@ func run(repo string, parseFn func([]byte) ([]tableItem, error), head string) er
 				delete(open, k)
 			}
 		}
+	}
+	if len(all) == 0 {
+		return fmt.Errorf("no version of %s in %s lists a deployment of the kind asked for", configPath, repo)
 	}
 	var b bytes.Buffer
 	b.WriteString(head)
@@ -370,7 +379,7 @@ var srtSlurmMTP = map[string]int{
 }
 
 func git(repo string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"--git-dir", gitDir(repo)}, args...)...)
+	cmd := exec.Command("git", append(gitDir(repo), args...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -379,10 +388,11 @@ func git(repo string, args ...string) (string, error) {
 	return out.String(), nil
 }
 
-// gitDir is repo's git directory: repo/.git for a clone, repo itself for a bare mirror.
-func gitDir(repo string) string {
-	if fi, err := os.Stat(repo + "/.git"); err == nil && fi.IsDir() {
-		return repo + "/.git"
+// gitDir is the git option that selects repo: -C repo for a clone or worktree (repo/.git
+// exists), --git-dir repo for a bare mirror.
+func gitDir(repo string) []string {
+	if _, err := os.Stat(repo + "/.git"); err == nil {
+		return []string{"-C", repo}
 	}
-	return repo
+	return []string{"--git-dir", repo}
 }
