@@ -136,6 +136,10 @@ func (p *parser) value(v *yaml.Node, path string, f *config.Field) (key string, 
 		return "", nil, false
 	}
 	want := f.Want()
+	if msg := config.LeadingZeroNumeral(v); msg != "" && len(f.Enum) == 0 && f.Kind != config.KindString {
+		p.errorf(path, "must be %s, got %s", want, msg)
+		return "", nil, false
+	}
 	switch {
 	case len(f.Enum) > 0:
 		if v.ShortTag() != "!!str" || !slices.Contains(f.Enum, v.Value) {
@@ -290,6 +294,10 @@ func (p *parser) rangeBound(m map[string]*yaml.Node, path, key string, required 
 		if required {
 			p.errorf(path+"."+key, "required")
 		}
+		return 0, false
+	}
+	if msg := config.LeadingZeroNumeral(v); msg != "" {
+		p.errorf(path+"."+key, "must be a number, got %s", msg)
 		return 0, false
 	}
 	if f.Kind == config.KindInt {

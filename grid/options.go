@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/optimization"
 	"gopkg.in/yaml.v3"
 )
@@ -39,6 +40,10 @@ func (p *parser) section(n *yaml.Node, path string, known []string) (map[string]
 // intField decodes an int >= lo.
 func (p *parser) intField(n *yaml.Node, path string, lo int) (int, bool) {
 	var x int
+	if msg := config.LeadingZeroNumeral(n); msg != "" {
+		p.errorf(path, "must be an int >= %d, got %s", lo, msg)
+		return 0, false
+	}
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&x) != nil {
 		p.errorf(path, "must be an int >= %d, got %s", lo, describe(n))
 		return 0, false
@@ -263,7 +268,9 @@ func (p *parser) optimizer(n *yaml.Node) Optimizer {
 	}
 	if v := m["seed"]; v != nil {
 		var s uint64
-		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&s) != nil {
+		if msg := config.LeadingZeroNumeral(v); msg != "" {
+			p.errorf(path+".seed", "must be an int >= 0, got %s", msg)
+		} else if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&s) != nil {
 			p.errorf(path+".seed", "must be an int >= 0, got %s", describe(v))
 		} else {
 			o.Seed = s

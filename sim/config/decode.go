@@ -79,8 +79,9 @@ func LoadFile(path string, sets []string, opts ...Option) (*Config, error) {
 //
 // Decoding is strict (dynosim-spec.md §3): unknown, refused or duplicate keys, YAML merge keys,
 // wrong YAML kinds (an int must be a YAML int, so true, "4" and 4.5 are not ints; floats accept
-// ints but not NaN, Inf or strings; a bool is true or false, not yes or on) and fields a tagged
-// union's type does not accept are errors. The field types of config.go define each field's key,
+// ints but not NaN, Inf or strings; a bool is true or false, not yes or on), numbers written
+// with a leading zero (010, which YAML reads as octal 8: LeadingZeroNumeral; 0o10 is the octal
+// form) and fields a tagged union's type does not accept are errors. The field types of config.go define each field's key,
 // kind, default and range in their struct tags (schema.go lists the vocabulary).
 //
 // Defaults are filled in after the walk, once, for the fields the YAML did not give: each
@@ -639,6 +640,10 @@ func (w *walker) scalar(r *yaml.Node, path string, f *field, k kind) (any, bool)
 		if f.word != "" {
 			want = fmt.Sprintf("an int %s or %q", f.bound(), f.word)
 		}
+		if msg := LeadingZeroNumeral(r); msg != "" {
+			w.badf(path, "must be %s, got %s", want, msg)
+			return nil, false
+		}
 		if tag == "!!float" && isWholeNumeral(r.Value) {
 			// YAML reads an integer numeral beyond 64 bits as a float.
 			w.badf(path, "must be %s, got %s, which is out of range", want, r.Value)
@@ -668,6 +673,10 @@ func (w *walker) scalar(r *yaml.Node, path string, f *field, k kind) (any, bool)
 		return x, true
 	case kindFloat:
 		var x float64
+		if msg := LeadingZeroNumeral(r); msg != "" {
+			w.badf(path, "must be a number, got %s", msg)
+			return nil, false
+		}
 		if _, err := strconv.ParseFloat(r.Value, 64); tag == "!!str" && r.Style == 0 && errors.Is(err, strconv.ErrRange) {
 			// YAML reads a numeral beyond float64's range (1e400) as a string.
 			w.badf(path, "must be a finite number, got %s, which is out of range", r.Value)
