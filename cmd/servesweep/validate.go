@@ -123,7 +123,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 	// working, with a notice on stderr.
 	f.IntVar(&opts.Parallelism, "parallel", 0, "")
 	_ = f.MarkDeprecated("parallel", "use --parallelism")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary: no per-row table, skipped rows counted by reason, no fit progress on stderr")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary: no per-row table, the 20 most frequent notes, skipped rows counted by reason, no fit progress on stderr")
 	f.StringVar(&opts.HoldoutBy, "holdout-by", "", "score on data the model was not fitted on: for each system, backend or model "+
 		"in turn, fit on the other rows and predict its rows (a fit per group: long); figures pool every left-out row")
 	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them; Memory and ExpertGEMM come from kernel measurements and are not refitted")
@@ -366,8 +366,11 @@ func explainRow(w io.Writer, rows []calibrate.Row, line int, o calibrate.Options
 	return err
 }
 
-// renderValidation prints the rows (unless quiet), the groups, the largest errors, the skipped
-// rows and the overall accuracy.
+// quietNotes is how many of the most frequent notes --quiet prints.
+const quietNotes = 20
+
+// renderValidation prints the rows (unless quiet), the groups, the notes (quiet: the quietNotes
+// most frequent), the largest errors, the skipped rows and the overall accuracy.
 func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 	if !quiet {
 		// Each row's shape and notes go on the lines under it, so that every line fits
@@ -428,8 +431,15 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 	}
 	if len(s.Notes) > 0 {
 		fmt.Fprintf(w, "Simulated rows with notes (readings of empty cells, departures from the row; see each row's notes):\n")
-		for _, n := range s.Notes {
+		shown := s.Notes
+		if quiet && len(shown) > quietNotes {
+			shown = shown[:quietNotes]
+		}
+		for _, n := range shown {
 			fmt.Fprintln(w, wrapText(fmt.Sprintf("  %4d × %s", n.Rows, n.Note), maxLineWidth, "         "))
+		}
+		if rest := s.Notes[len(shown):]; len(rest) > 0 {
+			fmt.Fprintf(w, "  … and %d notes more, each on fewer rows (every note is in the JSON report: --output-json, --format json)\n", len(rest))
 		}
 		fmt.Fprintln(w)
 	}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/sim/calibrate"
 )
 
 // measuredCSV is two rows in the calibration file's format: a simulable vLLM row and one with an
@@ -293,6 +296,26 @@ func TestValidateExplain(t *testing.T) {
 		code, _, errOut := runCLI(t, "validate", "--measured", big, "--explain", c.line)
 		if code != exitConfigError || !strings.Contains(errOut, c.want) {
 			t.Errorf("--explain %s: exit %d, stderr %q; want exit %d naming %q", c.line, code, errOut, exitConfigError, c.want)
+		}
+	}
+}
+
+// validate -q prints the quietNotes most frequent notes and counts the rest; without -q every
+// note is printed.
+func TestQuietValidationCapsTheNotes(t *testing.T) {
+	rep := &calibrate.Report{}
+	for i := 0; i < quietNotes+5; i++ {
+		rep.Summary.Notes = append(rep.Summary.Notes, calibrate.NoteCount{Note: fmt.Sprintf("note number %02d", i), Rows: 100 - i})
+	}
+	for _, quiet := range []bool{true, false} {
+		var b strings.Builder
+		renderValidation(&b, rep, quiet)
+		out := b.String()
+		shown := strings.Count(out, "× note number ")
+		more := strings.Contains(out, "… and 5 notes more")
+		if quiet && (shown != quietNotes || !more || strings.Contains(out, "note number 20")) ||
+			!quiet && (shown != quietNotes+5 || more) {
+			t.Errorf("quiet %v: %d notes shown, the count of the rest printed %v:\n%s", quiet, shown, more, out)
 		}
 	}
 }
