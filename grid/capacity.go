@@ -55,7 +55,7 @@ func (p *parser) capacitySearch(n *yaml.Node, path string) *CapacitySearch {
 			cs.Attainment = x
 		} else {
 			p.errorf(path+".attainment", "must be a number in (0, 1] (the least share of offered requests that meet "+
-				"evaluation.sla), got %s", describe(v))
+				"evaluation.sla), got %s", describeNumber(v))
 		}
 	}
 	for _, f := range []struct {

@@ -320,9 +320,19 @@ func (p *parser) rangeBound(m map[string]*yaml.Node, path, key string, required 
 	return x, true
 }
 
-// number decodes a YAML int or float scalar as a finite float64.
+// describeNumber is describe for a field that takes a number: a whole number written with a
+// leading zero is described with what YAML reads and what to write (config.LeadingZeroNumeral).
+func describeNumber(n *yaml.Node) string {
+	if msg := config.LeadingZeroNumeral(n); msg != "" {
+		return msg
+	}
+	return describe(n)
+}
+
+// number decodes a YAML int or float scalar as a finite float64; a whole number written with a
+// leading zero is none (describeNumber says why).
 func number(v *yaml.Node) (float64, bool) {
-	if v.Kind != yaml.ScalarNode || (v.ShortTag() != "!!int" && v.ShortTag() != "!!float") {
+	if v.Kind != yaml.ScalarNode || (v.ShortTag() != "!!int" && v.ShortTag() != "!!float") || config.LeadingZeroNumeral(v) != "" {
 		return 0, false
 	}
 	var x float64

@@ -59,7 +59,7 @@ func (p *parser) intField(n *yaml.Node, path string, lo int) (int, bool) {
 func (p *parser) posFloat(n *yaml.Node, path string) (float64, bool) {
 	x, ok := number(n)
 	if !ok || x <= 0 {
-		p.errorf(path, "must be a number > 0, got %s", describe(n))
+		p.errorf(path, "must be a number > 0, got %s", describeNumber(n))
 		return 0, false
 	}
 	return x, true
@@ -148,7 +148,7 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 				o.MaxRejectedRatio = r
 			} else {
 				p.errorf(cp+".max_rejected_ratio", "must be a number in [0, 1] (the largest share of offered requests "+
-					"a point may reject or truncate and stay a candidate), got %s", describe(x))
+					"a point may reject or truncate and stay a candidate), got %s", describeNumber(x))
 			}
 		}
 		for _, c := range []struct {

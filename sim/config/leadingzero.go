@@ -11,10 +11,12 @@ import (
 // with a leading zero (010, -0_256, 0258), and "" otherwise. yaml.v3 reads such an integer as
 // octal, as YAML 1.1 does (010 is 8, 0256 is 174), and one with an 8 or 9 among its digits as
 // a decimal float: a leading zero typed by hand would silently change the value, so the fields
-// that take numbers refuse it, saying what to write. Quoted and block scalars, 0, 0.5, 1e3 and
-// the prefixed forms 0x1F, 0o17 and 0b101 are not such numerals.
+// that take numbers refuse it, saying what to write; an explicit tag (!!int 010) reads the same
+// way and is refused too. Quoted and block scalars, strings (_010, !!str 010), 0, 0.5, 007.5
+// (YAML reads it as 7.5), 1e3 and the prefixed forms 0x1F, 0o17 and 0b101 are not such numerals.
 func LeadingZeroNumeral(v *yaml.Node) string {
-	if v == nil || v.Kind != yaml.ScalarNode || v.Style != 0 {
+	const written = yaml.SingleQuotedStyle | yaml.DoubleQuotedStyle | yaml.LiteralStyle | yaml.FoldedStyle
+	if v == nil || v.Kind != yaml.ScalarNode || v.Style&written != 0 || v.ShortTag() != "!!int" && v.ShortTag() != "!!float" {
 		return ""
 	}
 	body := strings.TrimLeft(v.Value, "+-")

@@ -20,6 +20,9 @@ func TestLeadingZeroNumeral(t *testing.T) {
 		{"x: 00", "00, whose leading zero makes YAML read it as octal (0); write 0, or 0o0 for an octal number"},
 		{"x: 0", ""}, {"x: 10", ""}, {"x: 0.5", ""}, {"x: 00.5", ""}, {"x: 1e3", ""}, {"x: 0x1F", ""}, {"x: 0o17", ""},
 		{"x: 0b101", ""}, {"x: '010'", ""}, {`x: "010"`, ""}, {"x: abc", ""}, {"x: --010", ""}, {"x: [010]", ""},
+		{"x: !!int 010", "010, whose leading zero makes YAML read it as octal (8); write 10, or 0o10 for an octal number"},
+		{"x: !!float 010", "010, a number with a leading zero; write 10"},
+		{"x: !!str 010", ""}, {"x: _010", ""}, {"x: 007.5", ""}, {"x: |\n  010\n", ""},
 	} {
 		var doc yaml.Node
 		if err := yaml.Unmarshal([]byte(c.yaml), &doc); err != nil {
