@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -49,47 +48,11 @@ var loadAgg = sync.OnceValues(func() ([]AggTopology, error) { return parseAggTSV
 
 // parseAggTSV reads the single-node table's text: tab-separated lines of 17 columns, # comments.
 func parseAggTSV(text string) ([]AggTopology, error) {
-	var out []AggTopology
-	for i, line := range strings.Split(text, "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Split(line, "\t")
-		if len(f) != 17 {
-			return nil, fmt.Errorf("inferencex_agg.tsv line %d: %d columns, want 17", i+1, len(f))
-		}
-		var errs []error
-		num := func(s string) int {
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			return n
-		}
-		t := AggTopology{FromCommit: f[0], FromDate: f[1], UntilCommit: f[2], UntilDate: f[3], Entry: f[4], ModelPrefix: f[5],
+	return readTable(text, "inferencex_agg.tsv", "ixtopogen -agg", 17, func(f []string, num func(string) int) AggTopology {
+		return AggTopology{FromCommit: f[0], FromDate: f[1], UntilCommit: f[2], UntilDate: f[3], Entry: f[4], ModelPrefix: f[5],
 			Runner: f[6], Precision: f[7], Framework: f[8], Image: f[9], ISL: num(f[10]), OSL: num(f[11]), SpecDecoding: f[12],
-			TP: num(f[14]), EP: num(f[15]), DPAttention: f[16] == "true"}
-		for _, c := range strings.Split(f[13], ",") {
-			t.Concurrencies = append(t.Concurrencies, num(c))
-		}
-		var err error
-		if t.from, err = time.Parse(time.RFC3339, t.FromDate); err != nil {
-			errs = append(errs, err)
-		}
-		if t.UntilDate != "" {
-			if t.until, err = time.Parse(time.RFC3339, t.UntilDate); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("inferencex_agg.tsv line %d: %v", i+1, errs[0])
-		}
-		out = append(out, t)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("inferencex_agg.tsv holds no deployment: regenerate it with ixtopogen -agg (docs/validation.md)")
-	}
-	return out, nil
+			Concurrencies: nums(f[13], num), TP: num(f[14]), EP: num(f[15]), DPAttention: f[16] == "true"}
+	}, func(t *AggTopology) *inForceWindow { return &t.inForceWindow })
 }
 
 // ixSingleNodeFrameworks maps a backend to the framework of InferenceX's single-node entries.

@@ -93,14 +93,32 @@ var loadDisagg = sync.OnceValues(func() ([]DisaggTopology, error) { return parse
 
 // parseDisaggTSV reads the table's text: tab-separated lines of 24 columns, # comments.
 func parseDisaggTSV(text string) ([]DisaggTopology, error) {
-	var out []DisaggTopology
+	return readTable(text, "inferencex_disagg.tsv", "ixtopogen", 24, func(f []string, num func(string) int) DisaggTopology {
+		role := func(g []string) TopologyRole {
+			return TopologyRole{Workers: num(g[0]), TP: num(g[1]), EP: num(g[2]), DPAttention: g[3] == "true"}
+		}
+		return DisaggTopology{FromCommit: f[0], FromDate: f[1], UntilCommit: f[2], UntilDate: f[3], Entry: f[4], ModelPrefix: f[5],
+			Runner: f[6], Precision: f[7], Framework: f[8], Image: f[9], ISL: num(f[10]), OSL: num(f[11]), SpecDecoding: f[12],
+			Concurrencies: nums(f[13], num), Prefill: role(f[14:18]), Decode: role(f[18:22]), Recipe: f[22], MTPDrafts: num(f[23])}
+	}, func(t *DisaggTopology) *inForceWindow { return &t.inForceWindow })
+}
+
+// readTable reads the text of a table ixtopogen wrote (file names it in errors; generator is the
+// command that rewrites it): tab-separated lines of cols columns whose first four are from_commit,
+// from_date, until_commit and until_date (RFC 3339; until_date empty while in force), # comments.
+// item builds a line's entry from its fields, num reading an int field; window returns the entry's
+// in-force window, which readTable fills from the dates. The error names the line whose width,
+// int field or date is malformed (the tables are generated, so only a hand edit causes one), or
+// says the table holds no entry.
+func readTable[T any](text, file, generator string, cols int, item func(f []string, num func(string) int) T, window func(*T) *inForceWindow) ([]T, error) {
+	var out []T
 	for i, line := range strings.Split(text, "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		f := strings.Split(line, "\t")
-		if len(f) != 24 {
-			return nil, fmt.Errorf("inferencex_disagg.tsv line %d: %d columns, want 24", i+1, len(f))
+		if len(f) != cols {
+			return nil, fmt.Errorf("%s line %d: %d columns, want %d", file, i+1, len(f), cols)
 		}
 		var errs []error
 		num := func(s string) int {
@@ -110,33 +128,35 @@ func parseDisaggTSV(text string) ([]DisaggTopology, error) {
 			}
 			return n
 		}
-		role := func(g []string) TopologyRole {
-			return TopologyRole{Workers: num(g[0]), TP: num(g[1]), EP: num(g[2]), DPAttention: g[3] == "true"}
-		}
-		t := DisaggTopology{FromCommit: f[0], FromDate: f[1], UntilCommit: f[2], UntilDate: f[3], Entry: f[4], ModelPrefix: f[5],
-			Runner: f[6], Precision: f[7], Framework: f[8], Image: f[9], ISL: num(f[10]), OSL: num(f[11]), SpecDecoding: f[12],
-			Prefill: role(f[14:18]), Decode: role(f[18:22]), Recipe: f[22], MTPDrafts: num(f[23])}
-		for _, c := range strings.Split(f[13], ",") {
-			t.Concurrencies = append(t.Concurrencies, num(c))
-		}
+		t := item(f, num)
+		w := window(&t)
 		var err error
-		if t.from, err = time.Parse(time.RFC3339, t.FromDate); err != nil {
+		if w.from, err = time.Parse(time.RFC3339, f[1]); err != nil {
 			errs = append(errs, err)
 		}
-		if t.UntilDate != "" {
-			if t.until, err = time.Parse(time.RFC3339, t.UntilDate); err != nil {
+		if f[3] != "" {
+			if w.until, err = time.Parse(time.RFC3339, f[3]); err != nil {
 				errs = append(errs, err)
 			}
 		}
 		if len(errs) > 0 {
-			return nil, fmt.Errorf("inferencex_disagg.tsv line %d: %v", i+1, errs[0])
+			return nil, fmt.Errorf("%s line %d: %v", file, i+1, errs[0])
 		}
 		out = append(out, t)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("inferencex_disagg.tsv holds no deployment: regenerate it with ixtopogen (docs/validation.md)")
+		return nil, fmt.Errorf("%s holds no deployment: regenerate it with %s (docs/validation.md)", file, generator)
 	}
 	return out, nil
+}
+
+// nums reads a comma-separated list of ints with num.
+func nums(list string, num func(string) int) []int {
+	var out []int
+	for _, c := range strings.Split(list, ",") {
+		out = append(out, num(c))
+	}
+	return out
 }
 
 // inForce reports whether the item was listed by the configuration in force at the end of day

@@ -43,42 +43,26 @@ const aggHeader = `# InferenceX single-node deployments: every search-space item
 // parseAgg reads one version of the configuration: the single-node entries' search-space items,
 // in the file's order. An item without a TP or a concurrency is left out.
 func parseAgg(text []byte) ([]tableItem, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(text, &doc); err != nil {
-		return nil, err
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	top := doc.Content[0]
 	var out []tableItem
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		name, e := top.Content[i].Value, top.Content[i+1]
-		if e.Kind != yaml.MappingNode || child(e, "disagg").Value == "true" || child(e, "multinode").Value == "true" {
-			continue
-		}
-		for _, slc := range child(e, "seq-len-configs").Content {
-			isl, _ := strconv.Atoi(child(slc, "isl").Value)
-			osl, _ := strconv.Atoi(child(slc, "osl").Value)
-			for _, s := range child(slc, "search-space").Content {
-				it := aggItem{entry: name, modelPrefix: child(e, "model-prefix").Value, runner: child(e, "runner").Value,
-					precision: child(e, "precision").Value, framework: child(e, "framework").Value, image: child(e, "image").Value,
-					isl: isl, osl: osl, spec: "none", ep: 1}
-				if v := child(s, "spec-decoding").Value; v != "" {
-					it.spec = v
-				}
-				it.concs = concurrencies(s)
-				it.tp, _ = strconv.Atoi(child(s, "tp").Value)
-				if v, err := strconv.Atoi(child(s, "ep").Value); err == nil {
-					it.ep = v
-				}
-				it.dpAttn = child(s, "dp-attn").Value == "true"
-				if it.tp < 1 || len(it.concs) == 0 {
-					continue
-				}
-				out = append(out, it)
-			}
-		}
+	single := func(e *yaml.Node) bool {
+		return child(e, "disagg").Value != "true" && child(e, "multinode").Value != "true"
 	}
-	return out, nil
+	err := searchSpace(text, single, func(name string, e *yaml.Node, isl, osl int, s *yaml.Node) {
+		it := aggItem{entry: name, modelPrefix: child(e, "model-prefix").Value, runner: child(e, "runner").Value,
+			precision: child(e, "precision").Value, framework: child(e, "framework").Value, image: child(e, "image").Value,
+			isl: isl, osl: osl, spec: "none", ep: 1}
+		if v := child(s, "spec-decoding").Value; v != "" {
+			it.spec = v
+		}
+		it.concs = concurrencies(s)
+		it.tp, _ = strconv.Atoi(child(s, "tp").Value)
+		if v, err := strconv.Atoi(child(s, "ep").Value); err == nil {
+			it.ep = v
+		}
+		it.dpAttn = child(s, "dp-attn").Value == "true"
+		if it.tp >= 1 && len(it.concs) > 0 {
+			out = append(out, it)
+		}
+	})
+	return out, err
 }

@@ -191,51 +191,62 @@ const header = `# InferenceX disaggregated deployments: every search-space item 
 # srt-slurm recipes records them; 0 without MTP or when none of these gives it.
 `
 
-// parse reads one version of the configuration: the disaggregated entries' search-space items,
-// in the file's order.
-func parse(text []byte) ([]item, error) {
+// searchSpace calls item for every search-space item of the entries of one version of the
+// configuration that keep accepts, in the file's order: the entry's name and node, and the
+// item's ISL, OSL and node.
+func searchSpace(text []byte, keep func(entry *yaml.Node) bool, item func(name string, entry *yaml.Node, isl, osl int, s *yaml.Node)) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err != nil {
-		return nil, err
+		return err
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, nil
+		return nil
 	}
 	top := doc.Content[0]
-	var out []item
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		name, e := top.Content[i].Value, top.Content[i+1]
-		if e.Kind != yaml.MappingNode || child(e, "disagg").Value != "true" {
+		if e.Kind != yaml.MappingNode || !keep(e) {
 			continue
 		}
 		for _, slc := range child(e, "seq-len-configs").Content {
 			isl, _ := strconv.Atoi(child(slc, "isl").Value)
 			osl, _ := strconv.Atoi(child(slc, "osl").Value)
 			for _, s := range child(slc, "search-space").Content {
-				it := item{entry: name, modelPrefix: child(e, "model-prefix").Value, runner: child(e, "runner").Value,
-					precision: child(e, "precision").Value, framework: child(e, "framework").Value, image: child(e, "image").Value,
-					isl: isl, osl: osl, spec: "none"}
-				if v := child(s, "spec-decoding").Value; v != "" {
-					it.spec = v
-				}
-				it.concs = concurrencies(s)
-				it.prefill, it.recipe, _ = role(child(s, "prefill"))
-				r2, decodeMTP := "", 0
-				it.decode, r2, decodeMTP = role(child(s, "decode"))
-				if it.recipe == "" {
-					it.recipe = r2
-				}
-				if it.spec == "mtp" {
-					it.mtpDrafts = mtpDrafts(decodeMTP, it.recipe)
-				}
-				if len(it.concs) == 0 || it.prefill.workers == 0 || it.decode.workers == 0 {
-					continue
-				}
-				out = append(out, it)
+				item(name, e, isl, osl, s)
 			}
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// parse reads one version of the configuration: the disaggregated entries' search-space items,
+// in the file's order.
+func parse(text []byte) ([]item, error) {
+	var out []item
+	err := searchSpace(text, func(e *yaml.Node) bool { return child(e, "disagg").Value == "true" },
+		func(name string, e *yaml.Node, isl, osl int, s *yaml.Node) {
+			it := item{entry: name, modelPrefix: child(e, "model-prefix").Value, runner: child(e, "runner").Value,
+				precision: child(e, "precision").Value, framework: child(e, "framework").Value, image: child(e, "image").Value,
+				isl: isl, osl: osl, spec: "none"}
+			if v := child(s, "spec-decoding").Value; v != "" {
+				it.spec = v
+			}
+			it.concs = concurrencies(s)
+			it.prefill, it.recipe, _ = role(child(s, "prefill"))
+			r2, decodeMTP := "", 0
+			it.decode, r2, decodeMTP = role(child(s, "decode"))
+			if it.recipe == "" {
+				it.recipe = r2
+			}
+			if it.spec == "mtp" {
+				it.mtpDrafts = mtpDrafts(decodeMTP, it.recipe)
+			}
+			if len(it.concs) == 0 || it.prefill.workers == 0 || it.decode.workers == 0 {
+				return
+			}
+			out = append(out, it)
+		})
+	return out, err
 }
 
 // child returns the value node of key in mapping n, or an empty node.
