@@ -73,20 +73,14 @@ func aggListedIn(table []AggTopology, r Row) error {
 	if _, err := time.Parse(time.DateOnly, day); err != nil {
 		return nil
 	}
-	prefix, framework := "", ixSingleNodeFrameworks[strings.ToLower(strings.TrimSpace(r.Backend))]
-	for m, p := range ixModelPrefixes {
-		if strings.EqualFold(m, strings.TrimSpace(r.Model)) {
-			prefix = p
-		}
-	}
-	system, precision := strings.ToLower(strings.TrimSpace(r.System)), strings.ToLower(strings.TrimSpace(r.Precision))
-	gpus := max(r.Agg.Tensor, 1) * max(r.Agg.AttentionData, 1) * max(r.Agg.Pipeline, 1)
 	conc := rowConcurrency(r)
+	r, prefix, _ := ixKeys(r)
+	framework := ixSingleNodeFrameworks[strings.ToLower(strings.TrimSpace(r.Backend))]
+	gpus := max(r.Agg.Tensor, 1) * max(r.Agg.AttentionData, 1) * max(r.Agg.Pipeline, 1)
 	var entry string
 	for _, t := range table {
-		if prefix == "" || t.ModelPrefix != prefix || t.Framework != framework || t.Precision != precision ||
-			!strings.HasPrefix(t.Runner, ixRunner(system)) || strings.HasPrefix(t.Runner, "g") != strings.HasPrefix(system, "g") ||
-			t.ISL != r.ISL || t.OSL != r.OSL || !t.inForce(day) {
+		if prefix == "" || t.ModelPrefix != prefix || t.Framework != framework || t.Precision != r.Precision ||
+			!ixRunnerServes(t.Runner, r.System) || t.ISL != r.ISL || t.OSL != r.OSL || !t.inForce(day) {
 			continue
 		}
 		if t.TP == gpus && slices.Contains(t.Concurrencies, conc) {

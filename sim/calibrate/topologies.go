@@ -182,6 +182,13 @@ var ixModelPrefixes = map[string]string{
 // ixFrameworks maps a backend to the framework of InferenceX's disaggregated entries.
 var ixFrameworks = map[string]string{"trtllm": "dynamo-trt", "sglang": "dynamo-sglang", "vllm": "dynamo-vllm"}
 
+// ixRunnerServes reports whether an InferenceX runner (b300, b200-trt, gb200) runs on system
+// (lower-cased, e.g. b300_sxm): the runner starts with the system's family and a Grace-Blackwell
+// system (g...) matches only a Grace-Blackwell runner.
+func ixRunnerServes(runner, system string) bool {
+	return strings.HasPrefix(runner, ixRunner(system)) && strings.HasPrefix(runner, "g") == strings.HasPrefix(system, "g")
+}
+
 // ixRunner is the runner family of a system: h100_sxm → h100, gb200 → gb200.
 func ixRunner(system string) string { s, _, _ := strings.Cut(system, "_"); return s }
 
@@ -283,7 +290,7 @@ func ixKeys(r Row) (Row, string, string) {
 // in force at the end of r's day.
 func listsRow(t DisaggTopology, r Row, prefix, framework string) bool {
 	return prefix != "" && strings.HasPrefix(t.Entry, prefix+"-") && t.Framework == framework && t.Precision == r.Precision &&
-		strings.HasPrefix(t.Runner, ixRunner(r.System)) && strings.HasPrefix(t.Runner, "g") == strings.HasPrefix(r.System, "g") &&
+		ixRunnerServes(t.Runner, r.System) &&
 		t.ISL == r.ISL && t.OSL == r.OSL && slices.Contains(t.Concurrencies, r.Concurrency) && t.inForce(r.MeasuredAt)
 }
 
