@@ -138,6 +138,18 @@ func TestPointIDStableAcrossSpecs(t *testing.T) {
 	if PointID(changed) == a.Points[1].ID {
 		t.Error("a different stop count kept the same ID")
 	}
+	// engine.precision.attention: auto spelled out is the unset default; bf16 is another config.
+	auto, _ := config.Decode(a.Points[1].YAML, "x.yaml", []string{"engine.precision.attention=auto"})
+	bf16, _ := config.Decode(a.Points[1].YAML, "x.yaml", []string{"engine.precision.attention=bf16"})
+	if auto == nil || bf16 == nil {
+		t.Fatal("engine.precision.attention did not decode")
+	}
+	if PointID(auto) != a.Points[1].ID {
+		t.Error("engine.precision.attention: auto changed the ID")
+	}
+	if PointID(bf16) == a.Points[1].ID {
+		t.Error("engine.precision.attention: bf16 kept the same ID")
+	}
 }
 
 func TestExpandModeDomainKeepsOnlyUsedRoles(t *testing.T) {

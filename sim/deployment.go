@@ -65,7 +65,7 @@ func (d *deployment) hardwareFor(name config.Role, role *config.WorkerRole, need
 	return hw, nil
 }
 
-// Precisions returns the weight and KV-cache formats a run of cfg uses: engine.precision with
+// Precisions returns the weight, KV-cache and attention formats a run of cfg uses: engine.precision with
 // auto filled from the model (its id or config.json), as default timing, default capacity and
 // auto bytes_per_token see them. Errors: an unknown model when a field is auto (*config.Error on
 // engine.model), or an unsupported format.
@@ -95,7 +95,8 @@ func (d *deployment) precisions(m timing.ModelSpec) (timing.Precisions, error) {
 	for _, f := range []struct {
 		val, path string
 		dst       *timing.Precision
-	}{{set.Weights, "engine.precision.weights", &p.Weights}, {set.KVCache, "engine.precision.kv_cache", &p.KVCache}} {
+	}{{set.Weights, "engine.precision.weights", &p.Weights}, {set.KVCache, "engine.precision.kv_cache", &p.KVCache},
+		{set.Attention, "engine.precision.attention", &p.Attention}} {
 		if f.val == "" || f.val == config.PrecisionAuto {
 			continue
 		}

@@ -63,9 +63,16 @@ func TestInferenceXPlans(t *testing.T) {
 	if tr.Stop.Requests != 160 || tr.Load.Concurrency != 16 || tr.Load.RampSeconds == nil || *tr.Load.RampSeconds != 0 || tr.Load.WarmupSeconds != nil {
 		t.Errorf("vLLM H100 row: load %+v, stop %+v; want 160 requests, concurrency 16, synchronized start, no warm-up", tr.Load, tr.Stop)
 	}
-	// vLLM on B200: --max-num-seqs 512 (70b_fp8_b200_docker.sh).
-	if _, w := plan(3); w.Scheduler.MaxSequences != 512 {
-		t.Errorf("vLLM B200 row: max_sequences %d, want 512", w.Scheduler.MaxSequences)
+	// vLLM on B200: --max-num-seqs 512 (70b_fp8_b200_docker.sh), and the release's FlashInfer
+	// backend computes attention in BF16 over the FP8 cache; on H100 (FlashAttention 3) and
+	// under TensorRT-LLM attention stays at the cache's format (auto).
+	if p, w := plan(3); w.Scheduler.MaxSequences != 512 || p.Config.Engine.Precision.Attention != "bf16" {
+		t.Errorf("vLLM B200 row: max_sequences %d, attention %q; want 512 and bf16", w.Scheduler.MaxSequences, p.Config.Engine.Precision.Attention)
+	}
+	for _, i := range []int{0, 1, 2} {
+		if p, _ := plan(i); p.Config.Engine.Precision.Attention != "" {
+			t.Errorf("row %s: attention %q, want auto (the KV cache's format)", rows[i].ID, p.Config.Engine.Precision.Attention)
+		}
 	}
 	// TensorRT-LLM on B200, TP2, 1k/1k: --max_num_tokens 16384, default max_batch_size 2048, KV
 	// block reuse off, FP8 KV, overlap scheduler on, chunked prefill off (the PyTorch executor's

@@ -445,7 +445,7 @@ type Speculation struct {
 	Seed uint64 `yaml:"seed" default:"42"`
 }
 
-// Precision values (engine.precision.weights and .kv_cache); "" stands for auto.
+// Precision values (engine.precision.weights, .kv_cache and .attention); "" stands for auto.
 const (
 	PrecisionAuto = "auto"
 	PrecisionBF16 = "bf16"
@@ -469,6 +469,14 @@ type Precision struct {
 	Weights string `yaml:"weights,omitempty" word:"auto" enum:"auto,bf16,fp8,fp4" sweep:""`
 	// KVCache is the format of the KV cache ("" = auto).
 	KVCache string `yaml:"kv_cache,omitempty" word:"auto" enum:"auto,bf16,fp8" sweep:""`
+	// Attention is the format the attention kernels compute in ("" = auto: the KV cache's). An
+	// FP8 KV cache does not make every engine's attention FP8: vLLM 0.10.2's FlashInfer backend
+	// on Blackwell reads an FP8 cache with a BF16 query and computes in BF16 (its TensorRT-LLM
+	// kernels, the ones taking an FP8 query, ran only with a BF16 cache then; vLLM pull request
+	// 22378, 2025-08), at half the FP8 tensor rate. It sets the rate of compute-bound (prefill)
+	// attention; decode attention stays bound by reading the cache. Unset, it is left out of a
+	// point's ID (grid.PointID), so configs that do not set it keep the IDs they had before it.
+	Attention string `yaml:"attention,omitempty" json:",omitempty" word:"auto" enum:"auto,bf16,fp8"`
 }
 
 // Frontend is engine.frontend, a servesweep addition to the DynoSim schema: the API front end

@@ -85,11 +85,11 @@ func TestPrecisionDefaults(t *testing.T) {
 		id   string
 		want Precisions
 	}{
-		{"meta-llama/Llama-3.1-8B-Instruct", Precisions{BF16, BF16}},
-		{"nvidia/Llama-3.1-8B-Instruct-FP8", Precisions{FP8, FP8}},
-		{"nvidia/Qwen3-32B-NVFP4", Precisions{FP4, FP8}},
-		{"nvidia/Llama-3.3-70B-Instruct-FP4", Precisions{FP4, FP8}},
-		{"Qwen/Qwen3-32B-FP8", Precisions{FP8, FP8}},
+		{"meta-llama/Llama-3.1-8B-Instruct", Precisions{Weights: BF16, KVCache: BF16}},
+		{"nvidia/Llama-3.1-8B-Instruct-FP8", Precisions{Weights: FP8, KVCache: FP8}},
+		{"nvidia/Qwen3-32B-NVFP4", Precisions{Weights: FP4, KVCache: FP8}},
+		{"nvidia/Llama-3.3-70B-Instruct-FP4", Precisions{Weights: FP4, KVCache: FP8}},
+		{"Qwen/Qwen3-32B-FP8", Precisions{Weights: FP8, KVCache: FP8}},
 	} {
 		if got := DefaultPrecisions(c.id); got != c.want {
 			t.Errorf("DefaultPrecisions(%s) = %+v, want %+v", c.id, got, c.want)
@@ -127,7 +127,7 @@ func TestKVCapacityLlama8BH200(t *testing.T) {
 	if m.LinearParams() != 6979321856 {
 		t.Fatalf("linear params %v", m.LinearParams())
 	}
-	in := CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{BF16, BF16}, Shape: Shape{Tensor: 1, Pipeline: 1},
+	in := CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{Weights: BF16, KVCache: BF16}, Shape: Shape{Tensor: 1, Pipeline: 1},
 		MemoryFraction: 0.9, BlockSize: 64, MaxBatchedTokens: 8192, MaxSequences: 256}
 	c, err := KVCapacity(in)
 	if err != nil {
@@ -145,7 +145,7 @@ func TestKVCapacityLlama8BH200(t *testing.T) {
 	}
 
 	// FP8 KV holds twice the tokens per byte; FP8 weights free 7.5 GiB more.
-	in.Precisions = Precisions{FP8, FP8}
+	in.Precisions = Precisions{Weights: FP8, KVCache: FP8}
 	c8, err := KVCapacity(in)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestKVCapacityLlama8BH200(t *testing.T) {
 	}
 
 	// A numeric bytes_per_token replaces the model's: 262,144 B/token halves the blocks.
-	in.Precisions = Precisions{BF16, BF16}
+	in.Precisions = Precisions{Weights: BF16, KVCache: BF16}
 	in.KVBytesPerToken = 262144
 	c2, err := KVCapacity(in)
 	if err != nil {
@@ -205,7 +205,7 @@ func TestKVCapacityGrowsWithTP(t *testing.T) {
 	hw, _ := LookupHardware("h200_sxm")
 	prev := 0
 	for _, tp := range []int{2, 4, 8} {
-		c, err := KVCapacity(CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{BF16, BF16}, Shape: Shape{Tensor: tp, Pipeline: 1},
+		c, err := KVCapacity(CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{Weights: BF16, KVCache: BF16}, Shape: Shape{Tensor: tp, Pipeline: 1},
 			MemoryFraction: 0.9, BlockSize: 64, MaxBatchedTokens: 8192, MaxSequences: 256})
 		if err != nil {
 			t.Fatal(err)
@@ -220,7 +220,7 @@ func TestKVCapacityGrowsWithTP(t *testing.T) {
 func TestKVCapacityDoesNotFit(t *testing.T) {
 	m, _ := LookupModel("meta-llama/Llama-3.1-70B")
 	hw, _ := LookupHardware("h100_sxm")
-	in := CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{BF16, BF16}, Shape: Shape{Tensor: 1, Pipeline: 1},
+	in := CapacityInput{Model: m, Hardware: hw, Precisions: Precisions{Weights: BF16, KVCache: BF16}, Shape: Shape{Tensor: 1, Pipeline: 1},
 		MemoryFraction: 0.9, BlockSize: 64, MaxBatchedTokens: 8192, MaxSequences: 256}
 	_, err := KVCapacity(in)
 	// 70.6e9 × 2 B = 131.5 GiB of weights; 0.9 × 80 GiB = 72 GiB usable.
@@ -230,7 +230,7 @@ func TestKVCapacityDoesNotFit(t *testing.T) {
 	// Weights that fit but leave no KV room: FP8 weights at TP2 take 33.8 GiB per GPU, which
 	// memory_fraction 0.44 (35.2 GiB) holds, but not with 1.4 GiB of activations and the 1.5 GiB
 	// reserve.
-	in.Precisions, in.Shape, in.MemoryFraction = Precisions{FP8, FP8}, Shape{Tensor: 2, Pipeline: 1}, 0.44
+	in.Precisions, in.Shape, in.MemoryFraction = Precisions{Weights: FP8, KVCache: FP8}, Shape{Tensor: 2, Pipeline: 1}, 0.44
 	if _, err := KVCapacity(in); err == nil || !strings.Contains(err.Error(), "leaves no room for the KV cache") {
 		t.Errorf("err = %v", err)
 	}
@@ -265,7 +265,7 @@ func TestLoadModelDir(t *testing.T) {
 	if m.Params != 8030261248 {
 		t.Errorf("params = %v, want 8030261248", m.Params)
 	}
-	if m.Precisions != (Precisions{FP8, FP8}) || m.ID != dir {
+	if m.Precisions != (Precisions{Weights: FP8, KVCache: FP8}) || m.ID != dir {
 		t.Errorf("precisions %+v id %q", m.Precisions, m.ID)
 	}
 
@@ -277,7 +277,7 @@ func TestLoadModelDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.KVHeads != 16 || m.HeadDim != 128 || m.Precisions != (Precisions{BF16, BF16}) || m.MTPLayers != 1 {
+	if m.KVHeads != 16 || m.HeadDim != 128 || m.Precisions != (Precisions{Weights: BF16, KVCache: BF16}) || m.MTPLayers != 1 {
 		t.Errorf("tied model %+v", m)
 	}
 	if want := 151936*1024 + m.LinearParams() + float64(57*1024); m.Params != want {

@@ -217,11 +217,11 @@ func TestMoECatalogParams(t *testing.T) {
 		}
 	}
 	for id, want := range map[string]Precisions{
-		"deepseek-ai/DeepSeek-R1":     {FP8, BF16},
-		"nvidia/DeepSeek-V3.1-NVFP4":  {FP4, FP8},
-		"Qwen/Qwen3-235B-A22B-FP8":    {FP8, FP8},
-		"openai/gpt-oss-120b":         {FP4, BF16},
-		"mistralai/Mixtral-8x7B-v0.1": {BF16, BF16},
+		"deepseek-ai/DeepSeek-R1":     {Weights: FP8, KVCache: BF16},
+		"nvidia/DeepSeek-V3.1-NVFP4":  {Weights: FP4, KVCache: FP8},
+		"Qwen/Qwen3-235B-A22B-FP8":    {Weights: FP8, KVCache: FP8},
+		"openai/gpt-oss-120b":         {Weights: FP4, KVCache: BF16},
+		"mistralai/Mixtral-8x7B-v0.1": {Weights: BF16, KVCache: BF16},
 	} {
 		if m, err := LookupModel(id); err != nil || m.Precisions != want {
 			t.Errorf("%s: precisions %+v (%v), want %+v", id, m.Precisions, err, want)
@@ -271,7 +271,7 @@ func TestLoadModelDirMoE(t *testing.T) {
 // experts are all hit and the compute grows with the active parameters only.
 func TestRooflineMoEDecodeReadsTheExpertsHit(t *testing.T) {
 	hw, _ := LookupHardware("h100_sxm")
-	r := mustRoofline(t, toyMoE, unmeasured(hw), Precisions{BF16, BF16}, Shape{Tensor: 1, Pipeline: 1}, ideal())
+	r := mustRoofline(t, toyMoE, unmeasured(hw), Precisions{Weights: BF16, KVCache: BF16}, Shape{Tensor: 1, Pipeline: 1}, ideal())
 	lone := &Batch{DecodeRequests: 1, DecodeSteps: 1, SampledTokens: 1}
 	want := (65560576 - 37748736 + 32768000 + 37748736/4.0) * 2 / 3.35e9
 	if got := r.PassMs(lone); math.Abs(got-want) > 1e-12 {
@@ -285,8 +285,8 @@ func TestRooflineMoEDecodeReadsTheExpertsHit(t *testing.T) {
 		t.Errorf("1,000-token pass %.6g ms, below max(weights %.6g, compute %.6g)", got, weights, compute)
 	}
 	// Expert parallelism adds a dispatch and a combine per MoE layer; it never shortens a step.
-	ep := mustRoofline(t, toyMoE, hw, Precisions{BF16, BF16}, Shape{Tensor: 2, Pipeline: 1, MoEExpert: 2}, ideal())
-	tp := mustRoofline(t, toyMoE, hw, Precisions{BF16, BF16}, Shape{Tensor: 2, Pipeline: 1, MoETensor: 2}, ideal())
+	ep := mustRoofline(t, toyMoE, hw, Precisions{Weights: BF16, KVCache: BF16}, Shape{Tensor: 2, Pipeline: 1, MoEExpert: 2}, ideal())
+	tp := mustRoofline(t, toyMoE, hw, Precisions{Weights: BF16, KVCache: BF16}, Shape{Tensor: 2, Pipeline: 1, MoETensor: 2}, ideal())
 	if ep.moe.commMsPerToken <= 0 || tp.moe.commMsPerToken <= 0 {
 		t.Errorf("EP comm %v, MoE-TP comm %v per token: want both > 0", ep.moe.commMsPerToken, tp.moe.commMsPerToken)
 	}
@@ -303,7 +303,7 @@ func TestFP4MemoryPricesMoEWeights(t *testing.T) {
 	}
 	slow := ideal()
 	slow.FP4Memory = 0.8
-	r := mustRoofline(t, toyMoE, unmeasured(hw), Precisions{FP4, FP8}, Shape{Tensor: 1, Pipeline: 1}, slow)
+	r := mustRoofline(t, toyMoE, unmeasured(hw), Precisions{Weights: FP4, KVCache: FP8}, Shape{Tensor: 1, Pipeline: 1}, slow)
 	lone := &Batch{DecodeRequests: 1, DecodeSteps: 1, SampledTokens: 1}
 	want := ((65560576-37748736+37748736/4.0)*0.5625/0.8 + 32768000*2) / 8e9
 	if got := r.PassMs(lone); math.Abs(got-want) > 1e-12 {

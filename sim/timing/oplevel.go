@@ -136,6 +136,19 @@ func gemmDtype(p Precision) string {
 	return "bfloat16"
 }
 
+// attentionShapes are the op database's keys of model m's prefill (context) and decode
+// (generation) attention tables on one GPU of shape s: its share of the query and KV heads, and
+// the cache format, which for prefill is the format attention computes in
+// (Precisions.AttentionFormat): prefill attention is compute-bound, so an engine that computes
+// in BF16 over an FP8 cache runs at the rate the BF16 table measures. Decode attention streams
+// the cache it has.
+func attentionShapes(m ModelSpec, s Shape, prec Precisions) (ctx, gen opdb.AttentionShape) {
+	gen = opdb.AttentionShape{Heads: m.Heads / s.Tensor, KVHeads: max(1, m.KVHeads/s.Tensor), HeadDim: m.HeadDim, KVDtype: kvDtype(prec.KVCache)}
+	ctx = gen
+	ctx.KVDtype = kvDtype(prec.AttentionFormat())
+	return ctx, gen
+}
+
 // kvDtype is the database's kv_cache_dtype of a KV-cache format.
 func kvDtype(p Precision) string {
 	if p == FP8 {
@@ -206,11 +219,11 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 		ol.qkv, ol.o = newGEMMCurve(w, (H+2*KV)*d/t, h), newGEMMCurve(w, h, H*d/t)
 		ol.gateUp, ol.down = newGEMMCurve(w, 2*I/t, h), newGEMMCurve(w, h, I/t)
 		ol.elementwiseMsPerToken = (6*h + 3*I/t) * 2 / (hw.MemoryTBps * tbpsToBytesPerMs * hw.streamingFraction(eff))
-		shape := opdb.AttentionShape{Heads: m.Heads / s.Tensor, KVHeads: max(1, m.KVHeads/s.Tensor), HeadDim: m.HeadDim, KVDtype: kvDtype(prec.KVCache)}
-		if ol.ctx, err = db.ContextAttention(gpu, be, attnV, shape); err != nil {
+		ctxShape, genShape := attentionShapes(m, s, prec)
+		if ol.ctx, err = db.ContextAttention(gpu, be, attnV, ctxShape); err != nil {
 			return nil, err
 		}
-		if ol.gen, err = db.GenerationAttention(gpu, be, attnV, shape); err != nil {
+		if ol.gen, err = db.GenerationAttention(gpu, be, attnV, genShape); err != nil {
 			return nil, err
 		}
 		ol.Provider = fmt.Sprintf("op_level %s gemm %s, attention %s", be, gemmV, attnV)

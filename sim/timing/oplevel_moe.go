@@ -86,7 +86,7 @@ func (ol *OpLevel) newSparse(src OpLevelSource, m ModelSpec, hw Hardware, prec P
 		if err != nil {
 			return err
 		}
-		if ol.ctx, err = db.ContextMLA(gpu, be, mlaV, m.Heads/s.Tensor, kvDtype(prec.KVCache)); err != nil {
+		if ol.ctx, err = db.ContextMLA(gpu, be, mlaV, m.Heads/s.Tensor, kvDtype(prec.AttentionFormat())); err != nil {
 			var me *opdb.MissingError
 			if errors.As(err, &me) && strings.HasPrefix(me.What, "table") && slices.ContainsFunc(me.Available, func(f string) bool { return strings.Contains(f, "module") }) {
 				return &UnsupportedModelError{Model: m.ID, Reason: fmt.Sprintf("the %s MLA tables on %s (%s) measure whole attention modules (%s), not the MLA kernel",
@@ -108,11 +108,11 @@ func (ol *OpLevel) newSparse(src OpLevelSource, m ModelSpec, hw Hardware, prec P
 		KV := float64(m.KVHeads)
 		ol.qkv = monotoneGEMM(w, (H+2*KV)*d/t, h)
 		ol.o = monotoneGEMM(w, h, H*d/t)
-		shape := opdb.AttentionShape{Heads: m.Heads / s.Tensor, KVHeads: max(1, m.KVHeads/s.Tensor), HeadDim: m.HeadDim, KVDtype: kvDtype(prec.KVCache)}
-		if ol.ctx, err = db.ContextAttention(gpu, be, attnV, shape); err != nil {
+		ctxShape, genShape := attentionShapes(m, s, prec)
+		if ol.ctx, err = db.ContextAttention(gpu, be, attnV, ctxShape); err != nil {
 			return err
 		}
-		if ol.gen, err = db.GenerationAttention(gpu, be, attnV, shape); err != nil {
+		if ol.gen, err = db.GenerationAttention(gpu, be, attnV, genShape); err != nil {
 			return err
 		}
 		ol.ctx, ol.gen = ol.ctx.Monotone(), ol.gen.Monotone()

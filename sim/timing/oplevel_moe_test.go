@@ -121,7 +121,7 @@ func TestOpLevelMoERefusesMissingShape(t *testing.T) {
 		t.Errorf("DeepSeek-R1 on gb200 trtllm: %v", err)
 	}
 	hw100, _ := LookupHardware("h100_sxm")
-	_, err = NewOpLevel(OpLevelSource{DB: db, GPU: "h100_sxm", Backend: "sglang"}, toyMoE, hw100, Precisions{BF16, BF16}, Shape{Tensor: 1, Pipeline: 1}, testEff)
+	_, err = NewOpLevel(OpLevelSource{DB: db, GPU: "h100_sxm", Backend: "sglang"}, toyMoE, hw100, Precisions{Weights: BF16, KVCache: BF16}, Shape{Tensor: 1, Pipeline: 1}, testEff)
 	if !errors.As(err, &me) {
 		t.Errorf("toy MoE: %v", err)
 	}

@@ -52,13 +52,26 @@ func (p Precision) KVBytes() int64 {
 	return 2
 }
 
-// Precisions is a model's numeric setup: the format of its GEMM weights (and GEMM math) and of
-// its KV cache.
+// Precisions is a model's numeric setup: the format of its GEMM weights (and GEMM math), of
+// its KV cache, and of its attention math.
 type Precisions struct {
 	// Weights is the format of the GEMM weights and GEMM math (bf16, fp8, fp4).
 	Weights Precision
 	// KVCache is the format of the KV cache (bf16, fp8).
 	KVCache Precision
+	// Attention is the format the attention kernels compute Q·Kᵀ and P·V in (bf16, fp8); ""
+	// means KVCache's. An engine whose kernels take an FP8 KV cache but a BF16 query computes
+	// in BF16 (AttentionFormat).
+	Attention Precision
+}
+
+// AttentionFormat is the format attention computes in: Attention, or KVCache when Attention is
+// unset.
+func (p Precisions) AttentionFormat() Precision {
+	if p.Attention != "" {
+		return p.Attention
+	}
+	return p.KVCache
 }
 
 // DefaultPrecisions is what a model id implies: an id that names FP8 (e.g.

@@ -164,9 +164,9 @@ func (e Efficiency) Validate() error {
 //
 //	gemm      = max(2·(P_lin·T)/(t·p·F(weights)·η_gemm·η_q) + 2·(P_head·S)/(t·p·F(bf16)·η_gemm),
 //	                W/(t·B·η_mem))        W = P_lin·bytes(weights)/η_qm + P_head·2 (lm_head in BF16)
-//	prefill   = max(4·H·d·L·PrefillAttentionPairs/(t·p·F(kv)·η_attn),
+//	prefill   = max(4·H·d·L·PrefillAttentionPairs/(t·p·F(attn)·η_attn),
 //	                (PrefillContextTokens+PrefillTokens)·kv/(B·η_mem))
-//	decode    = max(4·H·d·L·DecodeStepKVTokens/(t·p·F(kv)·η_attn),
+//	decode    = max(4·H·d·L·DecodeStepKVTokens/(t·p·F(attn)·η_attn),
 //	                DecodeStepKVTokens·kv/(B·η_mem))
 //	allreduce = 2·L·(α + 2·(t−1)/t · (T/p)·h·2 bytes / (N·η_link·ρ(t)))     when t > 1
 //	pipeline  = (p−1)·(α + (T/p)·h·2 bytes / (N·η_link))                      when p > 1
@@ -184,7 +184,8 @@ func (e Efficiency) Validate() error {
 // prefill chunk scans its tokens through it once; the chunked kernels keep it on chip within a
 // chunk). Their projections are GEMMs within P_lin.
 //
-// where kv = ModelSpec.KVBytesPerTokenPerGPU (a GPU's share of one token's KV), α =
+// where attn = Precisions.AttentionFormat (the KV cache's format unless the engine computes
+// attention in another), kv = ModelSpec.KVBytesPerTokenPerGPU (a GPU's share of one token's KV), α =
 // LinkLatencyUs, ρ(t) the GPU's measured all-reduce bandwidth on t GPUs relative to a typical
 // group's (Hardware.AllReduceFraction / PooledAllReduceFraction; 1 for a GPU without
 // measurements; all-reduces only, not pipeline sends or all-to-alls), and η_q = QuantizedGEMM and η_qm = QuantizedMemory for FP8 weights,
@@ -311,7 +312,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	}
 	rt.gemm = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
 	rt.expertGEMM = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.ExpertGEMM
-	rt.attn = t * p * hw.PeakTFLOPS(prec.KVCache) * tflopsToFlopPerMs * eff.Attention
+	rt.attn = t * p * hw.PeakTFLOPS(prec.AttentionFormat()) * tflopsToFlopPerMs * eff.Attention
 	rt.mem = hw.MemoryTBps * tbpsToBytesPerMs * hw.streamingFraction(eff)
 	rt.link = hw.LinkGBps * gbpsToBytesPerMs * eff.Link
 	rt.a2aAlphaMs = eff.AllToAllLatencyUs / 1000

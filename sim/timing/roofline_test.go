@@ -124,6 +124,29 @@ func TestRooflineHandComputed(t *testing.T) {
 		t.Errorf("fp8 decode = %v, want %v", got, want)
 	}
 
+	// The same decode with attention computed in BF16 over the FP8 cache (vLLM 0.10.2 on
+	// Blackwell): the attention math at the BF16 rate, 204,800 / 1e6 = 0.2048, still above the
+	// halved KV read. The prefill chunk's attention likewise: 255 × 512 / 1e6 = 0.13056 in BF16
+	// against 0.06528 in FP8; its GEMMs 10 × 147,456 / 2e6 + 12,800 / 1e6 = 0.73728 + 0.0128.
+	bf16Attn := Precisions{Weights: FP8, KVCache: FP8, Attention: BF16}
+	if got := bf16Attn.AttentionFormat(); got != BF16 {
+		t.Errorf("AttentionFormat = %s, want bf16", got)
+	}
+	if got := fp8.AttentionFormat(); got != FP8 {
+		t.Errorf("AttentionFormat unset = %s, want the KV cache's fp8", got)
+	}
+	r = mustRoofline(t, m, hw, bf16Attn, Shape{Tensor: 1, Pipeline: 1}, ideal())
+	if got, want := r.PassMs(decode), 0.294912+0.0512+0.2048; !near(got, want) {
+		t.Errorf("fp8 decode, bf16 attention = %v, want %v", got, want)
+	}
+	if got, want := r.PassMs(prefill), 0.73728+0.0128+0.13056; !near(got, want) {
+		t.Errorf("fp8 prefill, bf16 attention = %v, want %v", got, want)
+	}
+	r = mustRoofline(t, m, hw, fp8, Shape{Tensor: 1, Pipeline: 1}, ideal())
+	if got, want := r.PassMs(prefill), 0.73728+0.0128+0.06528; !near(got, want) {
+		t.Errorf("fp8 prefill = %v, want %v", got, want)
+	}
+
 	// PP2 with p micro-batches: compute and KV halve, the weight read does not; one stage
 	// boundary costs α + (T/2)·64·2 B / 1e6.
 	e = ideal()
