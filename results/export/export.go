@@ -123,7 +123,22 @@ func newExporter(cfg *config.Config, target string, opts Options) *exporter {
 			"or simulate engine.backend %s first", cfg.Engine.Backend, target, cfg.Engine.Backend, target))
 	}
 	x.checkVersion()
+	x.checkAttention()
 	return x
+}
+
+// checkAttention refuses an engine.precision.attention other than the KV cache's format: the
+// engines choose the format attention computes in themselves (from the KV cache's and their
+// release), and no flag the export writes sets it apart from --kv-cache-dtype.
+func (x *exporter) checkAttention() {
+	a := x.cfg.Engine.Precision.Attention
+	if a == "" || a == config.PrecisionAuto {
+		return
+	}
+	if _, kv, _ := x.precisions(); timing.Precision(a) != kv {
+		x.unsupported("engine.precision.attention", a, fmt.Sprintf("no flag the export writes makes attention compute in another format than the KV cache's (%s, --kv-cache-dtype); "+
+			"the engine release decides it; remove the field or set it to auto", kv))
+	}
 }
 
 // fail records that the field at path cannot be expressed on the target.

@@ -154,6 +154,10 @@ func TestExportInexpressible(t *testing.T) {
 		{"vllm redundant experts before 0.11", "vllm-agg", TargetVLLM, []string{"engine.backend_version=0.10.2", "engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 1, attention_data: 8, moe_expert: 8, redundant_experts: 32}"},
 			"engine.workers.aggregated.parallelism.redundant_experts", "needs vLLM 0.11 or later"},
+		{"attention apart from the kv cache", "vllm-agg", TargetVLLM, []string{"engine.precision.kv_cache=fp8", "engine.precision.attention=bf16"},
+			"engine.precision.attention", "another format than the KV cache's (fp8, --kv-cache-dtype)"},
+		{"attention apart from the kv cache on dynamo", "dynamo-trtllm", TargetDynamo, []string{"engine.precision.attention=fp8", "engine.precision.kv_cache=bf16"},
+			"engine.precision.attention", "remove the field or set it to auto"},
 		{"trtllm redundant experts", "trtllm-agg", TargetTRTLLM, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 1, attention_data: 8, moe_expert: 8, redundant_experts: 32}"},
 			"engine.workers.aggregated.parallelism.redundant_experts", "MoE load balancer"},
@@ -172,6 +176,24 @@ func TestExportInexpressible(t *testing.T) {
 			}
 			t.Errorf("no error at %s containing %q; got:\n%v", c.path, c.want, err)
 		})
+	}
+}
+
+// TestExportAttentionOfTheCachesFormat: engine.precision.attention equal to the KV cache's format
+// (what auto means) exports the same files as leaving it unset.
+func TestExportAttentionOfTheCachesFormat(t *testing.T) {
+	for _, kv := range []string{"fp8", "bf16"} {
+		plain, err := Export(load(t, "vllm-agg", "engine.precision.kv_cache="+kv), TargetVLLM, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same, err := Export(load(t, "vllm-agg", "engine.precision.kv_cache="+kv, "engine.precision.attention="+kv), TargetVLLM, Options{})
+		if err != nil {
+			t.Fatalf("attention %s over a %s cache: %v", kv, kv, err)
+		}
+		if !bytes.Equal(render(plain), render(same)) {
+			t.Errorf("attention %s over a %s cache changed the exported files", kv, kv)
+		}
 	}
 }
 

@@ -122,7 +122,7 @@ type ServerFlags struct {
 	// a script that leaves it at auto for a model computing in BF16); "" keeps PlanRow's.
 	KVCache string
 	// Attention is the format the engine's attention kernels compute in (engine.precision.attention:
-	// "bf16" for vLLM 0.10.2 on Blackwell over an FP8 KV cache, config.Precision.Attention says
+	// "bf16" for vLLM 0.10.2 on Blackwell over an FP8 KV cache, InferenceXServerFlags says
 	// why); "" keeps auto, the KV cache's format.
 	Attention string
 	// BlockSize is vLLM's --block-size (tokens per KV block); 0 keeps PlanRow's.
@@ -159,10 +159,12 @@ const inferenceXLlama70BDate = "2025-10-29"
 //   - vLLM (vllm/vllm-openai:v0.10.2; benchmarks/70b_<fp8|fp4>_<gpu>_<docker|slurm>.sh):
 //     max-num-batched-tokens 8192, kv-cache-dtype fp8, async-scheduling true, prefix caching
 //     off, --gpu-memory-utilization 0.9, chunked prefill on (vLLM V1 always chunks);
-//     --max-num-seqs $CONC on H100 and H200, 512 on B200. On B200 the release's FlashInfer
-//     backend computes attention in BF16 over the FP8 cache (it used its TensorRT-LLM kernels,
-//     which take an FP8 query, only with a BF16 cache; vLLM pull request 22378), so those rows
-//     set engine.precision.attention bf16; on H100 the FlashAttention 3 backend computes in FP8.
+//     --max-num-seqs $CONC on H100 and H200, 512 on B200. On B200 the rows set
+//     engine.precision.attention bf16: vLLM's FlashInfer backend on Blackwell computed attention
+//     in BF16 over an FP8 cache until pull request 23647, merged in the weeks before 0.10.2;
+//     whether the release carries it is UNCONFIRMED, and the rows' 8k prefills, 15-35 % slower
+//     than the FP8 rate that prices TensorRT-LLM's on the same GPU, are why BF16 is taken
+//     (docs/validation.md). On H100 the FlashAttention 3 backend computes in FP8.
 //   - TensorRT-LLM (release 1.1.0rc2.post2; benchmarks/70b_<fp8|fp4>_b200_trt_*.sh):
 //     --max_num_tokens 16384, no --max_batch_size (trtllm-serve's default, 2048), KV cache
 //     fp8 with block reuse off and the default free_gpu_memory_fraction 0.9, the PyTorch
@@ -198,7 +200,7 @@ func InferenceXServerFlags(r Row, model string) (ServerFlags, bool) {
 		if r.System == "b200_sxm" {
 			f.MaxSequences, conc = 512, "512"
 			f.Attention = config.PrecisionBF16
-			f.Source += "; attention computed in BF16 over the FP8 KV cache (vLLM 0.10.2's FlashInfer backend on Blackwell)"
+			f.Source += "; attention computed in BF16 over the FP8 KV cache (vLLM's FlashInfer backend on Blackwell before its FP8 query)"
 		}
 		f.Source = strings.Replace(f.Source, "$CONC", conc, 1)
 		return f, true

@@ -84,7 +84,8 @@ type RowResult struct {
 	System  string `json:"system"`
 	Backend string `json:"backend"`
 	Mode    string `json:"mode"`
-	// Precision is the simulated weight and KV-cache format, e.g. "weights fp8, kv fp8".
+	// Precision is the simulated weight and KV-cache format, e.g. "weights fp8, kv fp8", and the
+	// attention format when the row's config sets one ("weights fp4, kv fp8, attention bf16").
 	Precision string `json:"precision,omitempty"`
 	// Shape is the simulated worker layout (Plan.Shape).
 	Shape string `json:"shape,omitempty"`
@@ -370,6 +371,9 @@ func simulateRow(ctx context.Context, r Row, o Options, runs *runCache) RowResul
 		return skip(err)
 	}
 	res.Precision = fmt.Sprintf("weights %s, kv %s", p.Precisions.Weights, p.Precisions.KVCache)
+	if a := p.Config.Engine.Precision.Attention; a != "" {
+		res.Precision += ", attention " + a
+	}
 	res.Shape, res.Concurrency, res.Scheduler, res.Notes = p.Shape, p.Concurrency, p.Config.Engine.Backend, p.Notes
 	res.Harness = p.Harness.Name
 	res.GPUs = p.Config.GPUs()

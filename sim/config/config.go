@@ -470,12 +470,13 @@ type Precision struct {
 	// KVCache is the format of the KV cache ("" = auto).
 	KVCache string `yaml:"kv_cache,omitempty" word:"auto" enum:"auto,bf16,fp8" sweep:""`
 	// Attention is the format the attention kernels compute in ("" = auto: the KV cache's). An
-	// FP8 KV cache does not make every engine's attention FP8: vLLM 0.10.2's FlashInfer backend
-	// on Blackwell reads an FP8 cache with a BF16 query and computes in BF16 (its TensorRT-LLM
-	// kernels, the ones taking an FP8 query, ran only with a BF16 cache then; vLLM pull request
-	// 22378, 2025-08), at half the FP8 tensor rate. It sets the rate of compute-bound (prefill)
-	// attention; decode attention stays bound by reading the cache. Unset, it is left out of a
-	// point's ID (grid.PointID), so configs that do not set it keep the IDs they had before it.
+	// FP8 KV cache does not make every engine's attention FP8: vLLM's FlashInfer backend on
+	// Blackwell read an FP8 cache with a BF16 query and computed in BF16, at half the FP8 tensor
+	// rate, until its pull request 23647 (2025-09; before it, the TensorRT-LLM kernels that take
+	// an FP8 query ran only over a BF16 cache: pull request 22378). It sets the rate of
+	// attention's FLOPs: prefill's, which are compute-bound, and decode's, which mostly stay
+	// bound by reading the cache (in its own format). Unset, it is left out of a point's ID
+	// (grid.PointID), so configs that do not set it keep the IDs they had before it.
 	Attention string `yaml:"attention,omitempty" json:",omitempty" word:"auto" enum:"auto,bf16,fp8"`
 }
 
