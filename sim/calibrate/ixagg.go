@@ -20,23 +20,11 @@ var inferenceXAggTSV string
 // search-space item of an entry marked neither disagg nor multinode, with the commits between
 // which it was in force.
 type AggTopology struct {
-	// FromCommit, FromDate, UntilCommit and UntilDate are as DisaggTopology's.
-	FromCommit, FromDate, UntilCommit, UntilDate string
-	// Entry is the configuration entry's name (e.g. gptoss-fp4-h100-vllm); ModelPrefix, Runner,
-	// Precision, Framework (vllm, sglang, trt) and Image are its fields of those names.
-	Entry, ModelPrefix, Runner, Precision, Framework, Image string
-	// ISL and OSL are the benchmark's input and output lengths.
-	ISL, OSL int
-	// SpecDecoding is the item's spec-decoding ("none" when absent).
-	SpecDecoding string
-	// Concurrencies are the client concurrencies the item was benchmarked at.
-	Concurrencies []int
+	ixItem
 	// TP is the node's GPUs, the experts split over EP of them, attention data-parallel over
 	// them when DPAttention.
 	TP, EP      int
 	DPAttention bool
-	// FromDate and UntilDate parsed.
-	inForceWindow
 }
 
 // InferenceXAgg returns the embedded table of InferenceX's single-node deployments, in the
@@ -48,11 +36,9 @@ var loadAgg = sync.OnceValues(func() ([]AggTopology, error) { return parseAggTSV
 
 // parseAggTSV reads the single-node table's text: tab-separated lines of 17 columns, # comments.
 func parseAggTSV(text string) ([]AggTopology, error) {
-	return readTable(text, "inferencex_agg.tsv", "ixtopogen -agg", 17, func(f []string, num func(string) int) AggTopology {
-		return AggTopology{FromCommit: f[0], FromDate: f[1], UntilCommit: f[2], UntilDate: f[3], Entry: f[4], ModelPrefix: f[5],
-			Runner: f[6], Precision: f[7], Framework: f[8], Image: f[9], ISL: num(f[10]), OSL: num(f[11]), SpecDecoding: f[12],
-			Concurrencies: nums(f[13], num), TP: num(f[14]), EP: num(f[15]), DPAttention: f[16] == "true"}
-	}, func(t *AggTopology) *inForceWindow { return &t.inForceWindow })
+	return readTable(text, "inferencex_agg.tsv", "ixtopogen -agg", 17, func(head ixItem, f []string, num func(string) int) AggTopology {
+		return AggTopology{ixItem: head, TP: num(f[14]), EP: num(f[15]), DPAttention: f[16] == "true"}
+	})
 }
 
 // ixSingleNodeFrameworks maps a backend to the framework of InferenceX's single-node entries.

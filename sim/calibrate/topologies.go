@@ -23,20 +23,7 @@ var inferenceXDisaggTSV string
 // search-space item of an entry marked disagg: true, with the commits between which it was in
 // force.
 type DisaggTopology struct {
-	// FromCommit and FromDate (RFC 3339, the committer date) name the first version of the file
-	// that listed the item; UntilCommit and UntilDate the first later version that no longer did
-	// (empty while the newest version read lists it).
-	FromCommit, FromDate, UntilCommit, UntilDate string
-	// Entry is the configuration entry's name (e.g. dsr1-fp4-b300-dynamo-trt); ModelPrefix,
-	// Runner, Precision, Framework and Image are its fields of those names.
-	Entry, ModelPrefix, Runner, Precision, Framework, Image string
-	// ISL and OSL are the benchmark's input and output lengths.
-	ISL, OSL int
-	// SpecDecoding is the item's spec-decoding ("none" when absent; "mtp" for multi-token
-	// prediction).
-	SpecDecoding string
-	// Concurrencies are the client concurrencies the item was benchmarked at.
-	Concurrencies []int
+	ixItem
 	// Prefill and Decode are the roles' workers.
 	Prefill, Decode TopologyRole
 	// Recipe is the serving recipe the item names (CONFIG_FILE=...; "" when none): a file of
@@ -47,6 +34,27 @@ type DisaggTopology struct {
 	// DECODE_MTP_SIZE, the recipe name's _mtpN, or the recipe's speculative settings as
 	// ixtopogen records them); 0 without MTP or when the record does not give it.
 	MTPDrafts int
+}
+
+// ixItem is what every line of ixtopogen's tables gives first (their 14 leading columns): one
+// search-space item of an entry of InferenceX's public benchmark configuration
+// (.github/configs/nvidia-master.yaml of github.com/SemiAnalysisAI/InferenceX) and the commits
+// between which it was in force.
+type ixItem struct {
+	// FromCommit and FromDate (RFC 3339, the committer date) name the first version of the file
+	// that listed the item; UntilCommit and UntilDate the first later version that no longer did
+	// (empty while the newest version read lists it).
+	FromCommit, FromDate, UntilCommit, UntilDate string
+	// Entry is the configuration entry's name (e.g. dsr1-fp4-b300-dynamo-trt); ModelPrefix,
+	// Runner, Precision, Framework (vllm, sglang, trt, ...) and Image are its fields of those names.
+	Entry, ModelPrefix, Runner, Precision, Framework, Image string
+	// ISL and OSL are the benchmark's input and output lengths.
+	ISL, OSL int
+	// SpecDecoding is the item's spec-decoding ("none" when absent; "mtp" for multi-token
+	// prediction).
+	SpecDecoding string
+	// Concurrencies are the client concurrencies the item was benchmarked at.
+	Concurrencies []int
 	// FromDate and UntilDate parsed.
 	inForceWindow
 }
@@ -93,24 +101,23 @@ var loadDisagg = sync.OnceValues(func() ([]DisaggTopology, error) { return parse
 
 // parseDisaggTSV reads the table's text: tab-separated lines of 24 columns, # comments.
 func parseDisaggTSV(text string) ([]DisaggTopology, error) {
-	return readTable(text, "inferencex_disagg.tsv", "ixtopogen", 24, func(f []string, num func(string) int) DisaggTopology {
+	return readTable(text, "inferencex_disagg.tsv", "ixtopogen", 24, func(head ixItem, f []string, num func(string) int) DisaggTopology {
 		role := func(g []string) TopologyRole {
 			return TopologyRole{Workers: num(g[0]), TP: num(g[1]), EP: num(g[2]), DPAttention: g[3] == "true"}
 		}
-		return DisaggTopology{FromCommit: f[0], FromDate: f[1], UntilCommit: f[2], UntilDate: f[3], Entry: f[4], ModelPrefix: f[5],
-			Runner: f[6], Precision: f[7], Framework: f[8], Image: f[9], ISL: num(f[10]), OSL: num(f[11]), SpecDecoding: f[12],
-			Concurrencies: nums(f[13], num), Prefill: role(f[14:18]), Decode: role(f[18:22]), Recipe: f[22], MTPDrafts: num(f[23])}
-	}, func(t *DisaggTopology) *inForceWindow { return &t.inForceWindow })
+		return DisaggTopology{ixItem: head, Prefill: role(f[14:18]), Decode: role(f[18:22]), Recipe: f[22], MTPDrafts: num(f[23])}
+	})
 }
 
 // readTable reads the text of a table ixtopogen wrote (file names it in errors; generator is the
-// command that rewrites it): tab-separated lines of cols columns whose first four are from_commit,
-// from_date, until_commit and until_date (RFC 3339; until_date empty while in force), # comments.
-// item builds a line's entry from its fields, num reading an int field; window returns the entry's
-// in-force window, which readTable fills from the dates. The error names the line whose width,
-// int field or date is malformed (the tables are generated, so only a hand edit causes one), or
-// says the table holds no entry.
-func readTable[T any](text, file, generator string, cols int, item func(f []string, num func(string) int) T, window func(*T) *inForceWindow) ([]T, error) {
+// command that rewrites it): tab-separated lines of cols columns, # comments, whose first
+// 14 are an ixItem's (from_commit, from_date, until_commit, until_date with the dates
+// RFC 3339 and until_date empty while in force, entry, model prefix, runner, precision, framework,
+// image, ISL, OSL, spec-decoding, comma-separated concurrencies). readTable reads that part, its
+// in-force window included; item builds a line's entry from it and the line's fields, num reading
+// an int field. The error names the line whose width, int field or date is malformed (the tables
+// are generated, so only a hand edit causes one), or says the table holds no entry.
+func readTable[T any](text, file, generator string, cols int, item func(head ixItem, f []string, num func(string) int) T) ([]T, error) {
 	var out []T
 	for i, line := range strings.Split(text, "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -128,17 +135,19 @@ func readTable[T any](text, file, generator string, cols int, item func(f []stri
 			}
 			return n
 		}
-		t := item(f, num)
-		w := window(&t)
+		head := ixItem{FromCommit: f[0], FromDate: f[1], UntilCommit: f[2], UntilDate: f[3], Entry: f[4], ModelPrefix: f[5],
+			Runner: f[6], Precision: f[7], Framework: f[8], Image: f[9], ISL: num(f[10]), OSL: num(f[11]), SpecDecoding: f[12],
+			Concurrencies: nums(f[13], num)}
 		var err error
-		if w.from, err = time.Parse(time.RFC3339, f[1]); err != nil {
+		if head.from, err = time.Parse(time.RFC3339, f[1]); err != nil {
 			errs = append(errs, err)
 		}
 		if f[3] != "" {
-			if w.until, err = time.Parse(time.RFC3339, f[3]); err != nil {
+			if head.until, err = time.Parse(time.RFC3339, f[3]); err != nil {
 				errs = append(errs, err)
 			}
 		}
+		t := item(head, f, num)
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("%s line %d: %v", file, i+1, errs[0])
 		}

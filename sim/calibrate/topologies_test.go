@@ -27,7 +27,7 @@ func TestInferenceXDisaggTable(t *testing.T) {
 		if it.Entry == "dsr1-fp4-b300-dynamo-trt" && it.ISL == 1024 && it.OSL == 1024 && len(it.Concurrencies) == 1 && it.Concurrencies[0] == 654 &&
 			it.inForce("2026-01-28") {
 			found = true
-			want := DisaggTopology{Prefill: TopologyRole{1, 2, 2, true}, Decode: TopologyRole{1, 8, 8, true}, SpecDecoding: "mtp"}
+			want := DisaggTopology{ixItem: ixItem{SpecDecoding: "mtp"}, Prefill: TopologyRole{1, 2, 2, true}, Decode: TopologyRole{1, 8, 8, true}}
 			if it.Prefill != want.Prefill || it.Decode != want.Decode || it.SpecDecoding != want.SpecDecoding || it.MTPDrafts != 3 ||
 				!strings.HasSuffix(it.Recipe, "ctx1_gen1_dep8_batch64_eplb0_mtp3.yaml") || it.Runner != "b300" || it.Precision != "fp4" {
 				t.Errorf("item %+v, want P %v, D %v, mtp, recipe ctx1_gen1_dep8_batch64_eplb0_mtp3", it, want.Prefill, want.Decode)
