@@ -111,3 +111,47 @@ func TestAggListedEmptyConcurrencyAndEmptyTable(t *testing.T) {
 		t.Errorf("empty disaggregated table: %v", err)
 	}
 }
+
+// An aggregated InferenceX row whose worker spans more GPUs than one node holds is a multi-node
+// disaggregated run with its total GPUs in tp_size (the file's GB200 rows of 2025-11-17: TRT-LLM
+// DeepSeek-R1 8k/1k on 32 and 64 GPUs, context workers of 4 GPUs plus generation GPUs, which were
+// simulated as aggregated TP32 and TP64 workers before): PlanRow skips it with the
+// MultiNodeAggregated reason naming the GPUs and the node; a worker of one node's GPUs and the
+// aggregated rows of another harness are not refused.
+func TestMultiNodeAggregatedRowSkipped(t *testing.T) {
+	row := func(system, source string, tp, dp, conc int) Row {
+		return Row{Model: "deepseek-ai/DeepSeek-R1", System: system, Precision: "fp4", Backend: "trtllm", Mode: "agg",
+			MeasuredAt: "2025-11-17", ISL: 8192, OSL: 1024, Concurrency: conc, Source: source,
+			Agg: WorkerShape{Tensor: tp, AttentionData: dp, BatchSize: conc}}
+	}
+	for _, c := range []struct {
+		r    Row
+		want string // "" when the row is not refused as multi-node
+	}{
+		{row("gb200", HarnessInferenceX, 64, 1, 538), "its worker of 64 GPUs (tp_size 64 × attention_dp_size 1 × pp_size 1) spans more than the 4 GPUs of one gb200 node"},
+		{row("gb200", HarnessInferenceX, 32, 1, 2150), "its worker of 32 GPUs"},
+		{row("gb200", HarnessInferenceX, 1, 8, 64), "its worker of 8 GPUs (tp_size 1 × attention_dp_size 8 × pp_size 1) spans more than the 4 GPUs of one gb200 node"},
+		{row("b300_sxm", HarnessInferenceX, 16, 1, 64), "spans more than the 8 GPUs of one b300_sxm node"},
+		{row("gb200", HarnessInferenceX, 4, 1, 64), ""},
+		{row("b300_sxm", HarnessInferenceX, 8, 1, 64), ""},
+		{row("gb200", "aic-gap-analysis", 32, 1, 64), ""}, // another harness: its own rules
+	} {
+		err := multiNodeAggregated(c.r)
+		if c.r.Source != HarnessInferenceX {
+			// multiNodeAggregated itself does not look at the harness; singleNodeDeployment does.
+			if _, err := singleNodeDeployment(&c.r, c.r.Model); err != nil && strings.HasPrefix(err.Error(), MultiNodeAggregated) {
+				t.Errorf("%s row of %d GPUs refused as multi-node: %v", c.r.Source, c.r.Agg.Tensor, err)
+			}
+			continue
+		}
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s TP%d×DP%d: %v, want no multi-node refusal", c.r.System, c.r.Agg.Tensor, c.r.Agg.AttentionData, err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), MultiNodeAggregated) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s TP%d×DP%d: %v, want the %q skip containing %q", c.r.System, c.r.Agg.Tensor, c.r.Agg.AttentionData, err, MultiNodeAggregated, c.want)
+		}
+	}
+	if _, err := PlanRow(row("gb200", HarnessInferenceX, 64, 1, 538), Options{}); err == nil || !strings.HasPrefix(err.Error(), MultiNodeAggregated) {
+		t.Errorf("PlanRow of the TP64 GB200 row: %v, want the %q skip", err, MultiNodeAggregated)
+	}
+}

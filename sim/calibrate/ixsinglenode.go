@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing"
 )
 
 // VLLMDefaultMaxSequences and VLLMDefaultMaxBatchedTokens are vLLM's --max-num-seqs and
@@ -222,14 +223,45 @@ var singleNodeScripts = []singleNodeScript{
 
 // singleNodeDeployment gives an aggregated InferenceX row the worker its script ran
 // (singleNodeShape, whose notes it returns) and checks that the row is a run of the public
-// configuration in force on its date (aggListed): the error is the skip reason of a row that is
-// not, or of a measured_at that is not a date.
+// configuration in force on its date (aggListed) on one node of its GPUs (multiNodeAggregated):
+// the error is the skip reason of a row that is not, or of a measured_at that is not a date.
 func singleNodeDeployment(r *Row, model string) ([]string, error) {
 	notes, err := singleNodeShape(r, model)
 	if err != nil || !aggregatedRow(*r) || HarnessFor(*r).Name != HarnessInferenceX {
 		return notes, err
 	}
+	if err := multiNodeAggregated(*r); err != nil {
+		return notes, err
+	}
 	return notes, aggListed(*r)
+}
+
+// MultiNodeAggregated starts the skip reason of an aggregated InferenceX row whose worker, as
+// run (singleNodeShape), needs more GPUs than one node of its GPU holds (multiNodeAggregated).
+const MultiNodeAggregated = "an aggregated InferenceX row on more GPUs than one node holds"
+
+// multiNodeAggregated refuses aggregated InferenceX row r when its worker (tensor × attention
+// data × pipeline GPUs, as singleNodeShape reads them) spans more GPUs than one node of r's GPU
+// holds (timing.Hardware.NodeGPUs: 4 on a GB200 or GB300 tray, 8 on an HGX board). InferenceX
+// serves aggregated deployments from single-node scripts (benchmarks/single_node/*.sh); its
+// multi-node runs are disaggregated Dynamo deployments. Its GB200 launcher of November 2025
+// (runners/launch_gb200-nv.sh at 0ba7aa3ff) submits only Dynamo disaggregated jobs, of 4-GPU
+// context workers and generation workers of 8 to 48 GPUs, and the file's aggregated GB200 rows of
+// 2025-11-16/17 give tp_size 12 to 72: the total GPUs of such a run (4 × context workers +
+// generation GPUs, e.g. 64 = 8 × 4 + 32), with no prefill or decode shape. Simulating one as an
+// aggregated worker of that many GPUs would score a deployment that never ran, so the row is
+// skipped; an unknown GPU is left to the planner's own error.
+func multiNodeAggregated(r Row) error {
+	hw, err := timing.LookupHardware(r.System)
+	if err != nil || hw.NodeGPUs <= 0 {
+		return nil
+	}
+	gpus := max(r.Agg.Tensor, 1) * max(r.Agg.AttentionData, 1) * max(r.Agg.Pipeline, 1)
+	if gpus <= hw.NodeGPUs {
+		return nil
+	}
+	return fmt.Errorf("%s: its worker of %d GPUs (tp_size %d × attention_dp_size %d × pp_size %d) spans more than the %d GPUs of one %s node, and InferenceX runs every multi-node deployment disaggregated (its multi-node launchers, e.g. runners/launch_gb200-nv.sh at 0ba7aa3ff, submit only Dynamo disaggregated jobs): the row is such a run with its total GPUs in tp_size, and the file gives no prefill or decode shape",
+		MultiNodeAggregated, gpus, max(r.Agg.Tensor, 1), max(r.Agg.AttentionData, 1), max(r.Agg.Pipeline, 1), hw.NodeGPUs, r.System)
 }
 
 // singleNodeShape gives an aggregated InferenceX vLLM row of an expert-parallel entry
