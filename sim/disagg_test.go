@@ -121,8 +121,23 @@ func TestDestinationMissing(t *testing.T) {
 // reservation and decoding requests get preempted. The exact counts depend on polynomial pass
 // times, so the test checks that both happen (it would not exercise what it claims otherwise)
 // and that every request is reserved and gets its first token after its prefill.
+//
+// The same run under SGLang's scheduler with the decode role polling every fourth decode pass
+// (scheduler.recv_interval 4) also checks that hand-offs held for a poll, which keep their
+// reserved KV, are counted among the queued requests that hold their prompt's KV
+// (engine.CheckInvariants, run after every pass).
 func TestDisaggregatedConservation(t *testing.T) {
+	for _, backend := range []string{config.BackendVLLM, config.BackendSGLang} {
+		t.Run(backend, func(t *testing.T) { disaggregatedConservation(t, backend) })
+	}
+}
+
+func disaggregatedConservation(t *testing.T, backend string) {
 	cfg := disaggConfig(300, 50, 60, 12, 2, 3, 131072, 50)
+	cfg.Engine.Backend = backend
+	if backend == config.BackendSGLang {
+		cfg.Engine.Workers.Decode.Scheduler.RecvInterval = 4
+	}
 	cfg.Engine.Workers.Decode.KVCache.Capacity.Blocks = 60
 	cfg.Engine.Workers.Prefill.Timing = config.Timing{Type: config.TimingPolynomial}
 	cfg.Engine.Workers.Decode.Timing = config.Timing{Type: config.TimingPolynomial}
@@ -281,5 +296,42 @@ func TestKVTransferLatencyDefault(t *testing.T) {
 	agg.Engine.Workers.Aggregated.Timing = config.Timing{Type: config.TimingDefault}
 	if got := KVTransferLatencyMs(agg); got != 0 {
 		t.Errorf("aggregated mode: %v ms, want 0", got)
+	}
+}
+
+// An SGLang decode role with scheduler.recv_interval 3 takes in a hand-off only at a poll, as
+// SGLang's decode scheduler takes in a new request only then (to preallocate its KV; the
+// simulation hands off after the prefill, so the wait comes after the transfer): request 0 is
+// prefilled in 0–30 ms and, the decode rank idle, admitted at once (first token 30 ms), then
+// decodes in 8 ms passes starting at 30, 38, …, 94 (tokens 2..10, done at 102 ms). Request 1 is
+// prefilled in 30–60 ms and its KV arrives at 60 ms; the rank, decoding request 0, polls before
+// the passes at 54 and 78 ms (every third decode pass counted from the one at 30 ms, when it ran
+// nothing), so request 1 is admitted at 78 ms, not 62 ms as with every pass polling (the vLLM
+// case of TestDisaggregatedFirstTokenAtDecodeAdmission): first token 78 ms, second 86 ms, done
+// after its ninth decode step at 150 ms. With recv_interval 1 it is admitted at 62 ms.
+func TestDisaggregatedSGLangDecodeRecvInterval(t *testing.T) {
+	for _, c := range []struct {
+		interval int
+		want     [2][3]float64
+	}{
+		{3, [2][3]float64{{30, 38, 102}, {78, 86, 150}}},
+		{1, [2][3]float64{{30, 38, 102}, {62, 70, 134}}},
+	} {
+		cfg := disaggConfig(100, 10, 2, 2, 1, 1, 1000, 1)
+		cfg.Engine.Backend = config.BackendSGLang
+		cfg.Engine.Workers.Prefill.Scheduler.MaxSequences = 1
+		cfg.Engine.Workers.Decode.Scheduler.RecvInterval = c.interval
+		cfg.Engine.KVTransfer.BandwidthGBps = nil
+		res := mustRun(t, cfg)
+		for i, w := range c.want {
+			r := &res.Requests[i]
+			if got := [3]float64{r.FirstTokenMs, r.SecondTokenMs, r.TerminalMs}; got != w {
+				t.Errorf("recv_interval %d, request %d: first, second token, done = %v, want %v (KV arrived at %v)",
+					c.interval, i, got, w, res.Handoffs[i].DestinationActivatedMs)
+			}
+		}
+		if a := res.Handoffs[1].DestinationActivatedMs; a != 60 {
+			t.Errorf("recv_interval %d: request 1's KV arrived at %v, want 60", c.interval, a)
+		}
 	}
 }

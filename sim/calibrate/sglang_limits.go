@@ -31,7 +31,8 @@ type SGLangLimits struct {
 // InferenceX tracks them (github.com/SemiAnalysisAI/InferenceX at 80d98084f,
 // benchmarks/multi_node/srt-slurm-recipes/, backend.sglang_config.prefill and .decode:
 // max-running-requests, chunked-prefill-size, scheduler-recv-interval). A decode role's
-// chunked-prefill-size is left out: its requests arrive with their KV.
+// chunked-prefill-size is left out: its requests arrive with their KV; its
+// scheduler-recv-interval holds hand-offs until a poll (config.Scheduler.RecvInterval).
 var sglangRecipeLimits = map[string][2]SGLangRoleLimits{
 	"recipes/gb200-fp4/1k1k/low-latency.yaml":     {{512, 8192, 10}, {0, 0, 10}},
 	"recipes/gb200-fp4/1k1k/max-tpt.yaml":         {{30000, 65536, 0}, {67584, 0, 0}},
@@ -97,8 +98,9 @@ func (l SGLangLimits) apply(r *Row, pb, db int) string {
 			note += fmt.Sprintf("; decode max-running-requests %d (%d per rank, below the row's %d per rank)", l.Decode.MaxRunning, d.BatchSize, share)
 		}
 	}
+	d.RecvInterval = l.Decode.RecvInterval
 	if l.Decode.RecvInterval > 1 {
-		note += fmt.Sprintf("; the decode role's scheduler-recv-interval %d is not simulated (its requests arrive with their KV)", l.Decode.RecvInterval)
+		note += fmt.Sprintf("; decode scheduler-recv-interval %d", l.Decode.RecvInterval)
 	}
 	return note
 }

@@ -613,8 +613,10 @@ type Scheduler struct {
 	// RecvInterval (SGLang only; vLLM and TensorRT-LLM ignore it) is SGLang's
 	// --scheduler-recv-interval: a rank running requests takes in newly arrived ones only at
 	// every RecvInterval-th decode pass (at once after a prefill pass, or when it runs none), so
-	// a new request waits about half that many decode passes more for its first token. 0 (the
-	// default) and 1 take them in at every pass, SGLang's default.
+	// a new request waits about half that many decode passes more for its first token; on a
+	// decode role of disaggregated serving the same holds for hand-offs, whose KV SGLang's
+	// decode scheduler preallocates only once it has taken them in. 0 (the default) and 1 take
+	// them in at every pass, SGLang's default.
 	RecvInterval int `yaml:"recv_interval" default:"0" min:"0" limit:"MaxSequences" json:",omitempty"`
 	// CapacityPolicy (TensorRT-LLM only; vLLM and SGLang ignore it) is TensorRT-LLM's
 	// capacity_scheduler_policy: guaranteed_no_evict admits a request only when the KV for its

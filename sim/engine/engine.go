@@ -979,6 +979,15 @@ func (e *Engine) CheckInvariants() string {
 	if n := e.runningReserve(); e.reserved != n {
 		return fmt.Sprintf("the running requests' footprints need %d more blocks, %d counted", n, e.reserved)
 	}
+	held := 0
+	for _, ri := range e.waiting[e.wHead:] {
+		if len(e.reqs[ri].Blocks) > 0 {
+			held++
+		}
+	}
+	if held != e.heldWaiting {
+		return fmt.Sprintf("%d queued requests hold their prompt's KV, %d counted", held, e.heldWaiting)
+	}
 	for _, ri := range e.running {
 		if r := &e.reqs[ri]; int(ceilDiv(r.NumComputed, e.bs)) > len(r.Blocks) {
 			return fmt.Sprintf("running request %d computed %d tokens but holds %d blocks of %d", ri, r.NumComputed, len(r.Blocks), e.bs)

@@ -55,8 +55,12 @@ type SGLangConfig struct {
 	// RecvInterval is SGLang's --scheduler-recv-interval (scheduler.recv_interval; 0 and 1 poll
 	// at every pass): a busy rank takes in newly arrived requests only at every RecvInterval-th
 	// decode pass, and at once after a prefill pass or when it has nothing else to do (SGLang's
-	// SchedulerRecvSkipper weighs a decode pass 1, a prefill pass past any threshold). Requests
-	// whose KV arrived by transfer are not held back.
+	// SchedulerRecvSkipper weighs a decode pass 1, a prefill pass past any threshold). On a
+	// decode rank of disaggregated serving a hand-off (a request whose KV arrived by transfer)
+	// is held until that poll too: SGLang's decode scheduler takes in a new request only at a
+	// poll, to preallocate its KV before the prefill worker may send it; the simulation hands
+	// off after the prefill, so the wait comes after the transfer instead of before the
+	// prefill, the same time added to TTFT while the prefill worker is not the bottleneck.
 	RecvInterval int
 }
 
@@ -163,7 +167,7 @@ func (e *Engine) scheduleSGLang(nowMs float64) (durMs float64, any bool) {
 // another and it polls only when due; a rank with none polls at once, as SGLang's idle loop
 // does), and the request needs its prefill.
 func (e *Engine) holdsArrivals(r *Request) bool {
-	return e.cfg.Style == StyleSGLang && e.cfg.SGLang.RecvInterval > 1 && len(r.Blocks) == 0 && len(e.running) > 0
+	return e.cfg.Style == StyleSGLang && e.cfg.SGLang.RecvInterval > 1 && len(e.running) > 0
 }
 
 // pollInbox counts the pass that just ended toward the next poll (a decode pass 1, a prefill
@@ -187,7 +191,12 @@ func (e *Engine) pollInbox() {
 	if len(e.sg.inbox) == 0 {
 		return
 	}
-	e.waiting = append(e.waiting, e.sg.inbox...)
+	for _, ri := range e.sg.inbox {
+		e.waiting = append(e.waiting, ri)
+		if len(e.reqs[ri].Blocks) > 0 {
+			e.heldWaiting++
+		}
+	}
 	e.sg.inbox = e.sg.inbox[:0]
 }
 
