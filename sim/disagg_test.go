@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -333,5 +334,44 @@ func TestDisaggregatedSGLangDecodeRecvInterval(t *testing.T) {
 		if a := res.Handoffs[1].DestinationActivatedMs; a != 60 {
 			t.Errorf("recv_interval %d: request 1's KV arrived at %v, want 60", c.interval, a)
 		}
+	}
+}
+
+// A decode rank short of KV whose held hand-offs (scheduler.recv_interval 3, each holding the
+// KV reserved for it) keep the blocks its retracted requests need takes them in when it finds
+// nothing else to run, as SGLang's idle loop polls at once: every request completes. (Before,
+// the rank went idle with its inbox full and the run ended with most requests unfinished.)
+// Llama-3.1-8B on one H200 per role, Poisson arrivals at 4 per second, prompts of 512-2,048
+// tokens and outputs of 64-256, a decode pool of 40 blocks of 64 tokens: one long prompt takes
+// most of it, so decoding requests are retracted while hand-offs wait.
+func TestDisaggregatedSGLangHeldHandoffsDoNotStall(t *testing.T) {
+	const yaml = `traffic:
+  source: {type: synthetic, input_tokens: {distribution: uniform, min: 512, max: 2048}, output_tokens: {distribution: uniform, min: 64, max: 256}}
+  load: {type: poisson, requests_per_second: 4}
+  stop: {requests: 120}
+engine:
+  mode: disaggregated
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  backend: sglang
+  context_length: 8192
+  kv_transfer: {bytes_per_token: 131072, bandwidth_gb_per_second: 400}
+  workers:
+    prefill:
+      parallelism: {replicas: 1, tensor: 1}
+      scheduler: {max_sequences: 64}
+      kv_cache: {block_size: 64, capacity: {type: default}}
+    decode:
+      parallelism: {replicas: 1, tensor: 1}
+      scheduler: {max_sequences: 256, recv_interval: 3}
+      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 40}}
+`
+	path := t.TempDir() + "/held.yaml"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, mustLoad(t, path))
+	if s := res.Summary; s.CompletedRequests != 120 || s.Preemptions == 0 {
+		t.Fatalf("completed %d of 120 requests with %d preemptions: want all, and retractions (the case this covers)", s.CompletedRequests, s.Preemptions)
 	}
 }

@@ -381,7 +381,31 @@ func (s *runState) loop(ctx context.Context) error {
 			s.plan.EndStep(t)
 		}
 	}
+	return s.checkDrained()
+}
+
+// checkDrained reports a run whose every event ran out (no stop cut it short) while a request
+// is still in flight: no event can finish it, a simulator bug, reported rather than left to
+// read as unfinished work at a stop.
+func (s *runState) checkDrained() error {
+	if len(s.events) > 0 || s.passEnds.len() > 0 || s.nextScheduled < len(s.scheduled) {
+		return nil
+	}
+	if n := s.inFlight(); n > 0 {
+		return fmt.Errorf("simulation stuck: the run ran out of events with %d requests in flight, which no event can finish (a simulator bug)", n)
+	}
 	return nil
+}
+
+// inFlight counts the requests that arrived and are neither completed nor rejected.
+func (s *runState) inFlight() int {
+	n := 0
+	for i := range s.reqs {
+		if r := &s.reqs[i]; r.ArrivalMs >= 0 && r.Status != engine.Completed && r.Status != engine.Rejected {
+			n++
+		}
+	}
+	return n
 }
 
 // startPasses starts a pass on every idle worker that may have work (role.dirty), prefill

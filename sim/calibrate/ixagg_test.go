@@ -128,10 +128,10 @@ func TestMultiNodeAggregatedRowSkipped(t *testing.T) {
 		r    Row
 		want string // "" when the row is not refused as multi-node
 	}{
-		{row("gb200", HarnessInferenceX, 64, 1, 538), "its worker of 64 GPUs (tp_size 64 × attention_dp_size 1 × pp_size 1) spans more than the 4 GPUs of one gb200 node"},
-		{row("gb200", HarnessInferenceX, 32, 1, 2150), "its worker of 32 GPUs"},
-		{row("gb200", HarnessInferenceX, 1, 8, 64), "its worker of 8 GPUs (tp_size 1 × attention_dp_size 8 × pp_size 1) spans more than the 4 GPUs of one gb200 node"},
-		{row("b300_sxm", HarnessInferenceX, 16, 1, 64), "spans more than the 8 GPUs of one b300_sxm node"},
+		{row("gb200", HarnessInferenceX, 64, 1, 538), "are more than the 4 of one gb200 node"},
+		{row("gb200", HarnessInferenceX, 32, 1, 2150), "are more than the 4 of one gb200 node"},
+		{row("gb200", HarnessInferenceX, 1, 8, 64), "are more than the 4 of one gb200 node"},
+		{row("b300_sxm", HarnessInferenceX, 16, 1, 64), "are more than the 8 of one b300_sxm node"},
 		{row("gb200", HarnessInferenceX, 4, 1, 64), ""},
 		{row("b300_sxm", HarnessInferenceX, 8, 1, 64), ""},
 		{row("gb200", "aic-gap-analysis", 32, 1, 64), ""}, // another harness: its own rules

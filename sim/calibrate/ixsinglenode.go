@@ -242,7 +242,8 @@ const MultiNodeAggregated = "an aggregated InferenceX row on more GPUs than one 
 
 // multiNodeAggregated refuses aggregated InferenceX row r when its worker (tensor × attention
 // data × pipeline GPUs, as singleNodeShape reads them) spans more GPUs than one node of r's GPU
-// holds (timing.Hardware.NodeGPUs: 4 on a GB200 or GB300 tray, 8 on an HGX board). InferenceX
+// holds (the reason names the node's GPUs, not the row's, so that such rows group under one
+// reason) (timing.Hardware.NodeGPUs: 4 on a GB200 or GB300 tray, 8 on an HGX board). InferenceX
 // serves aggregated deployments from single-node scripts (benchmarks/single_node/*.sh); its
 // multi-node runs are disaggregated Dynamo deployments. Its GB200 launcher of November 2025
 // (runners/launch_gb200-nv.sh at 0ba7aa3ff) submits only Dynamo disaggregated jobs, of 4-GPU
@@ -256,12 +257,11 @@ func multiNodeAggregated(r Row) error {
 	if err != nil || hw.NodeGPUs <= 0 {
 		return nil
 	}
-	gpus := max(r.Agg.Tensor, 1) * max(r.Agg.AttentionData, 1) * max(r.Agg.Pipeline, 1)
-	if gpus <= hw.NodeGPUs {
+	if max(r.Agg.Tensor, 1)*max(r.Agg.AttentionData, 1)*max(r.Agg.Pipeline, 1) <= hw.NodeGPUs {
 		return nil
 	}
-	return fmt.Errorf("%s: its worker of %d GPUs (tp_size %d × attention_dp_size %d × pp_size %d) spans more than the %d GPUs of one %s node, and InferenceX runs every multi-node deployment disaggregated (its multi-node launchers, e.g. runners/launch_gb200-nv.sh at 0ba7aa3ff, submit only Dynamo disaggregated jobs): the row is such a run with its total GPUs in tp_size, and the file gives no prefill or decode shape",
-		MultiNodeAggregated, gpus, max(r.Agg.Tensor, 1), max(r.Agg.AttentionData, 1), max(r.Agg.Pipeline, 1), hw.NodeGPUs, r.System)
+	return fmt.Errorf("%s: its worker's GPUs (tp_size × attention_dp_size × pp_size) are more than the %d of one %s node, and InferenceX runs every multi-node deployment disaggregated (its multi-node launchers, e.g. runners/launch_gb200-nv.sh at 0ba7aa3ff, submit only Dynamo disaggregated jobs): the row is such a run with its total GPUs in tp_size, and the file gives no prefill or decode shape",
+		MultiNodeAggregated, hw.NodeGPUs, r.System)
 }
 
 // singleNodeShape gives an aggregated InferenceX vLLM row of an expert-parallel entry

@@ -130,8 +130,24 @@ func (e *Engine) initSGLang() error {
 // requests' first tokens come with it. Otherwise every running request takes one decode step,
 // after retracting requests while the next step's KV does not fit. A steady decode run's pass
 // (steady.go) is such a decode pass, without retraction: new_token_ratio decays as in any.
+//
+// A rank that polls less often than every pass (SGLangConfig.RecvInterval) and finds nothing to
+// run takes its held requests in at once and forms the pass again, as SGLang's idle loop,
+// counting toward the poll on every iteration, reaches it at once. Without that, a decode rank
+// whose held hand-offs keep the KV its retracted requests need would wait for an event that
+// never comes.
 func (e *Engine) scheduleSGLang(nowMs float64) (durMs float64, any bool) {
 	e.pollInbox()
+	durMs, any = e.sglangPass(nowMs)
+	if !any && len(e.sg.inbox) > 0 {
+		e.takeInbox()
+		durMs, any = e.sglangPass(nowMs)
+	}
+	return durMs, any
+}
+
+// sglangPass forms one pass of scheduleSGLang from the queues as they stand.
+func (e *Engine) sglangPass(nowMs float64) (durMs float64, any bool) {
 	if e.steady.left > 0 && (len(e.waiting) == e.wHead || e.admissionsClosed()) {
 		e.sg.ratio = max(e.sg.minRatio, e.sg.ratio-e.sg.decay)
 		e.sg.decodes++
@@ -187,10 +203,13 @@ func (e *Engine) pollInbox() {
 	if e.sg.polls < n && len(e.running) > 0 {
 		return
 	}
+	e.takeInbox()
+}
+
+// takeInbox moves the held requests to the back of the waiting queue in arrival order and
+// restarts the count toward the next poll.
+func (e *Engine) takeInbox() {
 	e.sg.polls = 0
-	if len(e.sg.inbox) == 0 {
-		return
-	}
 	for _, ri := range e.sg.inbox {
 		e.waiting = append(e.waiting, ri)
 		if len(e.reqs[ri].Blocks) > 0 {
