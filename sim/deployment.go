@@ -290,8 +290,8 @@ func (d *deployment) targetTiming(name config.Role, role *config.WorkerRole) (ti
 		}
 		if n := role.Parallelism.GPUsPerWorker(); hw.WorkerSpansLinkDomain(n) {
 			d.notes = append(d.notes, fmt.Sprintf("engine.workers.%s: a worker of %d %s GPUs spans more than one link domain of %d: "+
-				"its collectives between nodes run over the network, which the timing prices at the GPU link's %g GB/s: its times are optimistic",
-				name, n, hw.ID, hw.LinkDomainGPUs, hw.LinkGBps))
+				"its collectives between nodes run over the network, whose bytes the timing prices at each GPU's %g GB/s port but not its latency: its times are optimistic",
+				name, n, hw.ID, hw.LinkDomainGPUs, hw.NetworkGBps))
 		}
 		if role.Timing.Type == config.TimingDefault {
 			if ol, err := d.opLevel(name, role, m, hw, prec); ol != nil || err != nil {

@@ -52,6 +52,11 @@ type Hardware struct {
 	// B200 reaches 0.70), which one Efficiency.Link cannot say; the roofline scales Link by
 	// allReduceScale. A kernel measurement, not fitted on any deployment.
 	AllReduceFraction [3]float64
+	// NetworkGBps is the bandwidth of the network port each GPU has to other nodes, one
+	// direction, decimal GB/s (0: not in the catalog): the collectives of a worker wider than
+	// LinkDomainGPUs send the share bound for other link domains through it (the roofline prices
+	// it at Efficiency.Link, as the link).
+	NetworkGBps float64
 }
 
 // PooledAllReduceFraction is the median of every measured Hardware.AllReduceFraction (16 values
@@ -140,15 +145,21 @@ func (h Hardware) PeakTFLOPS(p Precision) float64 {
 //     bidirectional.
 //   - l40s: "NVIDIA L40S" datasheet: 48 GB GDDR6, 864 GB/s, BF16 362.05 / FP8 733 TFLOPS dense
 //     (1,466 with sparsity), no NVLink: PCIe Gen4 x16, 64 GB/s bidirectional.
+//
+// NetworkGBps is each GPU's own network port in the DGX systems' datasheets (one port per GPU):
+// DGX A100 8 × ConnectX-6 200 Gb/s (25 GB/s); DGX H100, DGX H200 and DGX B200 8 × ConnectX-7
+// 400 Gb/s (50 GB/s); DGX B300 8 × ConnectX-8 800 Gb/s (100 GB/s); the GB200 NVL72 compute tray
+// a ConnectX-7 400 Gb/s port per GPU (50 GB/s) and GB300's a ConnectX-8 800 Gb/s one (100
+// GB/s), used only by workers wider than the 72-GPU rack. The L40S server has none listed.
 func hardwareCatalog() []Hardware {
 	return []Hardware{
-		{ID: "a100_sxm", MemoryGiB: 80, MemoryTBps: 2.039, BF16TFLOPS: 312, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 300},
-		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.84, AllReduceFraction: [3]float64{0.65, 0.74, 0.93}},
-		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.82, AllReduceFraction: [3]float64{0.65, 0.74, 0.95}},
-		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.57, 0.69, 0.70}},
-		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.77, AllReduceFraction: [3]float64{0.58, 0.69, 0}},
-		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.78, AllReduceFraction: [3]float64{0.58, 0.69, 0.71}},
-		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.58, 0.69, 0}},
+		{ID: "a100_sxm", MemoryGiB: 80, MemoryTBps: 2.039, BF16TFLOPS: 312, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 300, NetworkGBps: 25},
+		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.84, AllReduceFraction: [3]float64{0.65, 0.74, 0.93}, NetworkGBps: 50},
+		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.82, AllReduceFraction: [3]float64{0.65, 0.74, 0.95}, NetworkGBps: 50},
+		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.57, 0.69, 0.70}, NetworkGBps: 50},
+		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.77, AllReduceFraction: [3]float64{0.58, 0.69, 0}, NetworkGBps: 50},
+		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.78, AllReduceFraction: [3]float64{0.58, 0.69, 0.71}, NetworkGBps: 100},
+		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.58, 0.69, 0}, NetworkGBps: 100},
 		{ID: "l40s", MemoryGiB: 48, MemoryTBps: 0.864, BF16TFLOPS: 362.05, FP8TFLOPS: 733, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 32},
 	}
 }

@@ -331,10 +331,23 @@ func TestRooflineBuildsEveryMoECatalogModel(t *testing.T) {
 }
 
 // A lone 2,048-token prefill of DeepSeek-R1 gets faster when a worker doubles its GPUs with
-// tensor and expert parallelism together (TP8/EP8 → TP16/EP16 → TP32/EP32): each GPU computes,
-// reads and dispatches a smaller share.
+// tensor and expert parallelism together (TP8/EP8 → TP16/EP16 → TP32/EP32) within one link
+// domain (a GB200 NVL72 rack): each GPU computes, reads and dispatches a smaller share. On
+// H200 nodes of 8 the TP16/EP16 worker spans two, and its dispatch through the 50 GB/s network
+// ports makes the same prefill slower than on one node (TestCollectivesBetweenLinkDomains).
 func TestRooflineMoEScalesWithGPUs(t *testing.T) {
-	m, hw := mustLookup(t, "deepseek-ai/DeepSeek-R1", "h200_sxm")
+	m, h200 := mustLookup(t, "deepseek-ai/DeepSeek-R1", "h200_sxm")
+	prefillOn := func(hw Hardware, g int) float64 {
+		b := &Batch{PrefillRequests: 1, PrefillTokens: 2048, PrefillAttentionPairs: 2048 * 2049 / 2, SampledTokens: 1}
+		return mustRoofline(t, m, hw, m.Precisions, Shape{Tensor: g, Pipeline: 1, MoEExpert: g}, CalibratedEfficiency()).PassMs(b)
+	}
+	if one, two := prefillOn(h200, 8), prefillOn(h200, 16); two <= one {
+		t.Errorf("H200 TP16/EP16 over two nodes: prefill %.2f ms, not above %.2f ms on one node", two, one)
+	}
+	hw, err := LookupHardware("gb200")
+	if err != nil {
+		t.Fatal(err)
+	}
 	prefill := &Batch{PrefillRequests: 1, PrefillTokens: 2048, PrefillAttentionPairs: 2048 * 2049 / 2, SampledTokens: 1}
 	prev := math.Inf(1)
 	for _, g := range []int{8, 16, 32} {
@@ -409,5 +422,55 @@ func TestExpertGEMMPricesTheRoutedExpertsOnly(t *testing.T) {
 	bad.ExpertGEMM = 0
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "ExpertGEMM must be in (0, 1], got 0") {
 		t.Errorf("ExpertGEMM 0: err = %v", err)
+	}
+}
+
+// A collective over more GPUs than one link domain sends the share bound for other domains
+// through each GPU's network port (Hardware.NetworkGBps at Link) and takes the slower of that
+// and the link. toyMoE (3 MoE layers of 4, top-2, hidden 1,024: 2,048 bytes a token) on H100s
+// in link domains of 2 GPUs with 50 GB/s ports, ideal efficiencies:
+//
+//	DP4 EP4, per token: dispatch and combine, 2·3·2·2,048 = 24,576 bytes, of which 3/4 leave
+//	the GPU over the link (450 GB/s: 4.096e-5 ms) and 2/4 leave the domain through the port
+//	(50 GB/s: 2.4576e-4 ms): the port's.
+//	TP4 MoE-TP4: 5 all-reduces (4 attention, 1 dense MLP) and 3 MoE ones of 2,048 bytes a
+//	token; a ring moves 2·3/4 of them at 450 GB/s × 0.74/0.69 (H100's four-GPU all-reduce
+//	share over the pooled one), the step between the 2 domains 2·(1/2)/2 = 1/2 through the port.
+//
+// With no port in the catalog (NetworkGBps 0) the link prices them all, as before.
+func TestCollectivesBetweenLinkDomains(t *testing.T) {
+	h100, _ := LookupHardware("h100_sxm")
+	split := h100
+	split.LinkDomainGPUs, split.NetworkGBps = 2, 50
+	noPort := split
+	noPort.NetworkGBps = 0
+	prec := Precisions{Weights: BF16, KVCache: BF16}
+	const link, port = 450e6, 50e6 // bytes/ms
+	dep := Shape{Tensor: 1, Pipeline: 1, AttentionData: 4, MoEExpert: 4}
+	for _, c := range []struct {
+		hw   Hardware
+		want float64
+	}{{split, 24576 * 0.5 / port}, {noPort, 24576 * 0.75 / link}} {
+		r := mustRoofline(t, toyMoE, c.hw, prec, dep, ideal())
+		if got := r.moe.commMsPerToken; math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("DP4 EP4, port %g GB/s: all-to-all %.6g ms a token, want %.6g", c.hw.NetworkGBps, got, c.want)
+		}
+	}
+	ring := link * 0.74 / PooledAllReduceFraction
+	tep := Shape{Tensor: 4, Pipeline: 1, MoETensor: 4}
+	for _, c := range []struct {
+		hw           Hardware
+		attn, expert float64
+	}{
+		{split, 5 * 2048 * 0.5 / port, 3 * 2048 * 0.5 / port},
+		{noPort, 5 * 2 * 0.75 * 2048 / ring, 3 * 2 * 0.75 * 2048 / ring},
+	} {
+		r := mustRoofline(t, toyMoE, c.hw, prec, tep, ideal())
+		if got := r.allReduceMsPerTok; math.Abs(got-c.attn) > 1e-15 {
+			t.Errorf("TP4, port %g GB/s: attention and dense all-reduces %.6g ms a token, want %.6g", c.hw.NetworkGBps, got, c.attn)
+		}
+		if got := r.moe.commMsPerToken; math.Abs(got-c.expert) > 1e-15 {
+			t.Errorf("MoE-TP4, port %g GB/s: MoE all-reduces %.6g ms a token, want %.6g", c.hw.NetworkGBps, got, c.expert)
+		}
 	}
 }

@@ -273,11 +273,36 @@ type rooflineRates struct {
 	quantMem              float64  // QuantizedMemory for FP8/FP4 weights (× FP4Memory for FP4 on FP4 tensor cores), else 1
 	alphaMs               float64  // LinkLatencyUs in ms
 	a2aAlphaMs            float64  // AllToAllLatencyUs in ms
+	net                   float64  // a GPU's network port, bytes/ms at Link (0: none in the catalog)
 }
 
 // reduceLink is the link bytes/ms of an all-reduce over gpus GPUs: link scaled by the GPU's
 // measured all-reduce bandwidth at that group size (Hardware.allReduceScale).
 func (rt rooflineRates) reduceLink(gpus int) float64 { return rt.link * rt.hw.allReduceScale(gpus) }
+
+// spansDomains reports whether a collective over gpus GPUs reaches beyond one link domain
+// (Hardware.LinkDomainGPUs) through GPUs' network ports the catalog gives (NetworkGBps).
+func (rt rooflineRates) spansDomains(gpus int) bool {
+	return rt.net > 0 && rt.hw.WorkerSpansLinkDomain(gpus)
+}
+
+// netAllReduceMsPerByte is the time per byte of an all-reduce over gpus GPUs spent between link
+// domains, ms: the hierarchical algorithm's step between the n = g/D domains of D GPUs, each GPU
+// sending 2(n−1)/n of its 1/D share through its own network port (NetworkGBps at Link).
+// Callers take the slower of it and the ring over the link.
+func (rt rooflineRates) netAllReduceMsPerByte(gpus int) float64 {
+	d := float64(rt.hw.LinkDomainGPUs)
+	n := float64(gpus) / d
+	return 2 * (n - 1) / n / d / rt.net
+}
+
+// netAllToAllMsPerByte is the time per byte a GPU dispatches in an all-to-all over gpus GPUs
+// spent on the (g−D)/g bound for other link domains of D GPUs, which leaves through its network
+// port (NetworkGBps at Link) while the rest crosses the link. Callers take the slower.
+func (rt rooflineRates) netAllToAllMsPerByte(gpus int) float64 {
+	g := float64(gpus)
+	return (g - float64(rt.hw.LinkDomainGPUs)) / g / rt.net
+}
 
 // NewRoofline precomputes the Roofline of model m with precisions prec on GPUs hw in shape s.
 // Errors: a non-positive architecture field, a GPU without memory bandwidth or BF16 peak, a
@@ -315,6 +340,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	rt.attn = t * p * hw.PeakTFLOPS(prec.AttentionFormat()) * tflopsToFlopPerMs * eff.Attention
 	rt.mem = hw.MemoryTBps * tbpsToBytesPerMs * hw.streamingFraction(eff)
 	rt.link = hw.LinkGBps * gbpsToBytesPerMs * eff.Link
+	rt.net = hw.NetworkGBps * gbpsToBytesPerMs * eff.Link
 	rt.a2aAlphaMs = eff.AllToAllLatencyUs / 1000
 	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.GEMM
 	r := &Roofline{
@@ -344,6 +370,9 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	if s.Tensor > 1 {
 		r.allReduceMs = 2 * L * rt.alphaMs
 		r.allReduceMsPerTok = 2 * L * 2 * (t - 1) / t * h * activationBytes / p / rt.reduceLink(s.Tensor)
+		if rt.spansDomains(s.Tensor) {
+			r.allReduceMsPerTok = max(r.allReduceMsPerTok, 2*L*h*activationBytes/p*rt.netAllReduceMsPerByte(s.Tensor))
+		}
 	}
 	return r, nil
 }
@@ -397,6 +426,9 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 		n := L + (L - Lmoe) // one after every attention, one after every dense MLP
 		r.allReduceMs = n * rt.alphaMs
 		r.allReduceMsPerTok = n * 2 * (t - 1) / t * tokenBytes / rt.reduceLink(s.Tensor)
+		if rt.spansDomains(s.Tensor) {
+			r.allReduceMsPerTok = max(r.allReduceMsPerTok, n*tokenBytes*rt.netAllReduceMsPerByte(s.Tensor))
+		}
 	}
 	r.moe = moeTerms{on: m.MoE != nil, dataRanks: float64(d)}
 	if e := m.MoE; e != nil {
@@ -407,11 +439,19 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 			// The t GPUs of an attention group hold the same tokens after its all-reduce; each
 			// dispatches (and gets back) its 1/t share.
 			r.moe.commMs += 2 * Lmoe * rt.a2aAlphaMs
-			r.moe.commMsPerToken += 2 * Lmoe * float64(e.TopK) * float64(me-1) / float64(me) * tokenBytes / t / rt.link
+			a2a := 2 * Lmoe * float64(e.TopK) * float64(me-1) / float64(me) * tokenBytes / t / rt.link
+			if rt.spansDomains(me) {
+				a2a = max(a2a, 2*Lmoe*float64(e.TopK)*tokenBytes/t*rt.netAllToAllMsPerByte(me))
+			}
+			r.moe.commMsPerToken += a2a
 		}
 		if mt > 1 {
 			r.moe.commMs += Lmoe * rt.alphaMs
-			r.moe.commMsPerToken += Lmoe * 2 * float64(mt-1) / float64(mt) * float64(d) * tokenBytes / rt.reduceLink(mt)
+			ar := Lmoe * 2 * float64(mt-1) / float64(mt) * float64(d) * tokenBytes / rt.reduceLink(mt)
+			if rt.spansDomains(mt) {
+				ar = max(ar, Lmoe*float64(d)*tokenBytes*rt.netAllReduceMsPerByte(mt))
+			}
+			r.moe.commMsPerToken += ar
 		}
 	}
 }
