@@ -211,3 +211,20 @@ func TestStyleLimitsAreConfigErrors(t *testing.T) {
 	cfg.Engine.Workers.Aggregated.KVCache.BlockSize, cfg.Engine.Workers.Aggregated.Parallelism.AttentionData = 64, 128
 	mustRun(t, cfg)
 }
+
+// SGLang cuts a chunk to whole pages when the page-rounded rest of a prompt exceeds the chunk
+// budget: a 1,000-token prompt under chunked_prefill_size 1,000 with pages of 64 tokens (its
+// rest rounds to 1,024) is prefilled as 960 tokens, then 40, in two 30 ms prefill passes
+// (fixed timing), its first token with the second at 60 ms. Before, the rest was charged 1,024
+// against the budget of 1,000 at every pass and the run stopped as stuck.
+func TestSGLangChunkCutToWholePages(t *testing.T) {
+	cfg := testConfig(1000, 8, 1, 1, 1000)
+	cfg.Engine.Backend = config.BackendSGLang
+	w := cfg.Engine.Workers.Aggregated
+	w.KVCache.BlockSize, w.Scheduler.ChunkedPrefillSize = 64, 1000
+	res := mustRun(t, cfg)
+	r := res.Requests[0]
+	if res.Summary.CompletedRequests != 1 || r.FirstTokenMs != 60 {
+		t.Fatalf("completed %d, first token at %v ms: want 1 and 60 (chunks of 960 and 40 tokens)", res.Summary.CompletedRequests, r.FirstTokenMs)
+	}
+}

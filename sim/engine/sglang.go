@@ -321,7 +321,10 @@ func (e *Engine) fitPrefill(r *Request, start int32, b *prefillBudget) (n, charg
 	page := int32(c.PageSize)
 	extend := r.known() - start
 	n = extend
-	if extend > int32(c.ChunkedPrefillSize) {
+	// SGLang's PrefillAdder compares the page-rounded input with the chunk budget and cuts the
+	// chunk to whole pages: a rest of 961-1,000 tokens under a budget of 1,000 and pages of 64
+	// is cut to 960, not charged 1,024 and refused at every pass.
+	if ceilDiv(extend, page)*page > int32(c.ChunkedPrefillSize) {
 		n = min(extend, b.chunks/page*page)
 	}
 	if n <= 0 {
