@@ -289,9 +289,12 @@ func (d *deployment) targetTiming(name config.Role, role *config.WorkerRole) (ti
 			return nil, err
 		}
 		if n := role.Parallelism.GPUsPerWorker(); hw.WorkerSpansLinkDomain(n) {
+			priced := fmt.Sprintf("whose bytes the timing prices at each GPU's %g GB/s port but not its latency", hw.NetworkGBps)
+			if !(hw.NetworkGBps > 0) {
+				priced = fmt.Sprintf("which the catalog gives no port for: the timing prices it at the GPU link's %g GB/s", hw.LinkGBps)
+			}
 			d.notes = append(d.notes, fmt.Sprintf("engine.workers.%s: a worker of %d %s GPUs spans more than one link domain of %d: "+
-				"its collectives between nodes run over the network, whose bytes the timing prices at each GPU's %g GB/s port but not its latency: its times are optimistic",
-				name, n, hw.ID, hw.LinkDomainGPUs, hw.NetworkGBps))
+				"its collectives between nodes run over the network, %s: its times are optimistic", name, n, hw.ID, hw.LinkDomainGPUs, priced))
 		}
 		if role.Timing.Type == config.TimingDefault {
 			if ol, err := d.opLevel(name, role, m, hw, prec); ol != nil || err != nil {

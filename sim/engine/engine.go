@@ -247,12 +247,18 @@ func (e *Engine) Queued() int { return len(e.waiting) - e.wHead + len(e.sg.inbox
 func (e *Engine) Submit(i int32) {
 	r := &e.reqs[i]
 	r.Status = Waiting
-	if e.holdsArrivals(r) {
+	if e.holdsArrivals() {
 		e.sg.inbox = append(e.sg.inbox, i)
 		return
 	}
+	e.enqueue(i)
+}
+
+// enqueue appends request i to the back of the waiting queue, counting it in heldWaiting when
+// its prompt KV is already in place (a hand-off).
+func (e *Engine) enqueue(i int32) {
 	e.waiting = append(e.waiting, i)
-	if len(r.Blocks) > 0 {
+	if len(e.reqs[i].Blocks) > 0 {
 		e.heldWaiting++
 	}
 }

@@ -178,11 +178,11 @@ func (e *Engine) sglangPass(nowMs float64) (durMs float64, any bool) {
 	return e.price(!e.cfg.PrefillOnly)
 }
 
-// holdsArrivals reports whether a request submitted now waits in the inbox: the rank polls less
-// often than every pass (RecvInterval > 1), is running requests (so its passes follow one
-// another and it polls only when due; a rank with none polls at once, as SGLang's idle loop
-// does), and the request needs its prefill.
-func (e *Engine) holdsArrivals(r *Request) bool {
+// holdsArrivals reports whether a request submitted now, a new one or a hand-off whose KV
+// arrived, waits in the inbox: the rank polls less often than every pass (RecvInterval > 1) and
+// is running requests (so its passes follow one another and it polls only when due; a rank with
+// none polls at once, as SGLang's idle loop does).
+func (e *Engine) holdsArrivals() bool {
 	return e.cfg.Style == StyleSGLang && e.cfg.SGLang.RecvInterval > 1 && len(e.running) > 0
 }
 
@@ -211,10 +211,7 @@ func (e *Engine) pollInbox() {
 func (e *Engine) takeInbox() {
 	e.sg.polls = 0
 	for _, ri := range e.sg.inbox {
-		e.waiting = append(e.waiting, ri)
-		if len(e.reqs[ri].Blocks) > 0 {
-			e.heldWaiting++
-		}
+		e.enqueue(ri)
 	}
 	e.sg.inbox = e.sg.inbox[:0]
 }
