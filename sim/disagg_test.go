@@ -375,3 +375,66 @@ engine:
 		t.Fatalf("completed %d of 120 requests with %d preemptions: want all, and retractions (the case this covers)", s.CompletedRequests, s.Preemptions)
 	}
 }
+
+// A decode rank with one sequence slot whose only running request recomputes its prompt in
+// chunks (its hand-off's KV was released while it queued) needs a block that queued hand-offs
+// hold, and they cannot be admitted while the slot is taken: their KV gives way and every
+// request completes. (Before, the run ran out of events: "simulation stuck".) Llama-3.1-8B on
+// one H200 per role, 256-token prompts, 16-116 output tokens, 16 concurrent requests; decode:
+// max_sequences 1, chunks of 128, 24 blocks of 32 tokens.
+func TestDisaggregatedSGLangOneSlotRecomputeDoesNotStall(t *testing.T) {
+	const yaml = `traffic:
+  source: {type: synthetic, input_tokens: 256, output_tokens: {distribution: uniform, min: 16, max: 116}}
+  load: {type: concurrency, concurrency: 16}
+  stop: {requests: 60}
+engine:
+  mode: disaggregated
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  backend: sglang
+  workers:
+    prefill:
+      kv_cache: {block_size: 32}
+    decode:
+      scheduler: {max_sequences: 1, chunked_prefill_size: 128}
+      kv_cache: {block_size: 32, capacity: {type: fixed, blocks: 24}}
+`
+	path := t.TempDir() + "/slot.yaml"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, mustLoad(t, path))
+	if s := res.Summary; s.CompletedRequests != 60 || s.Preemptions == 0 {
+		t.Fatalf("completed %d of 60 requests with %d preemptions: want all, and released hand-offs (the case this covers)", s.CompletedRequests, s.Preemptions)
+	}
+}
+
+// A vLLM decode worker whose one running request needs a block that queued hand-offs hold (no
+// prefix caching, a token budget below the prompt, 56 blocks of 32 tokens) releases a hand-off's
+// KV rather than preempting its request, which would recompute into the blocks it freed and
+// need the same block again for ever. Every request completes.
+func TestDisaggregatedLoneDecodeDoesNotLivelock(t *testing.T) {
+	const yaml = `traffic:
+  source: {type: synthetic, input_tokens: 256, output_tokens: {distribution: uniform, min: 128, max: 628}, seed: 68}
+  load: {type: concurrency, concurrency: 32}
+  stop: {requests: 60}
+engine:
+  mode: disaggregated
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  backend: vllm
+  workers:
+    prefill: {}
+    decode:
+      scheduler: {max_batched_tokens: 256}
+      kv_cache: {block_size: 32, prefix_caching: false, capacity: {type: fixed, blocks: 56}}
+`
+	path := t.TempDir() + "/lone.yaml"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, mustLoad(t, path))
+	if s := res.Summary; s.CompletedRequests != 60 || s.Preemptions == 0 {
+		t.Fatalf("completed %d of 60 requests with %d preemptions: want all, and released hand-offs (the case this covers)", s.CompletedRequests, s.Preemptions)
+	}
+}

@@ -561,6 +561,9 @@ func (s *runState) startPass(p *role, w int) error {
 			d, ok := e.Schedule(s.nowMs)
 			dur = max(dur, d)
 			scheduled = scheduled || ok
+			if e.Livelocked() {
+				return fmt.Errorf("simulation livelock: a request on %s worker %d lost its KV %d times, recomputing into the blocks it freed (a simulator bug)", p.name, w, engine.MaxPreemptionsPerRequest)
+			}
 		}
 		if s.checkInvariants {
 			if err := s.checkWorker(p, w); err != nil {

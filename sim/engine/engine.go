@@ -171,6 +171,8 @@ type Engine struct {
 	ready       []int32
 	readyKV     int
 	preemptions int64
+	// livelocked says a request was preempted MaxPreemptionsPerRequest times.
+	livelocked bool
 	// steadyOK says that the engine's passes may be formed in steady decode runs (steady.go): not
 	// with speculative decoding, nor GeneralPasses.
 	steadyOK bool
@@ -231,6 +233,15 @@ func (e *Engine) CapacityTokens() int { return e.cfg.CapacityBlocks * e.cfg.Bloc
 
 // Preemptions counts preemptions so far.
 func (e *Engine) Preemptions() int64 { return e.preemptions }
+
+// MaxPreemptionsPerRequest is how many times one request may lose its KV before the run is
+// judged a livelock: no real schedule recomputes a request that often, while a scheduler that
+// preempts a request into the blocks it frees, pass after pass, reaches it within a second.
+const MaxPreemptionsPerRequest = 100_000
+
+// Livelocked reports whether a request was preempted MaxPreemptionsPerRequest times, which the
+// run loop turns into an error rather than simulating it for ever.
+func (e *Engine) Livelocked() bool { return e.livelocked }
 
 // HasWork reports whether a pass would have requests to consider.
 func (e *Engine) HasWork() bool {
@@ -314,6 +325,11 @@ func (e *Engine) Schedule(nowMs float64) (durMs float64, any bool) {
 			need = ceilDiv(r.NumComputed+n+d, e.bs) - held
 		}
 		for need > 0 && int(need) > e.pool.Available() {
+			if len(e.running) == 1 && e.evictWaitingHolder() {
+				// r runs alone: preempting it would free blocks it takes back as it
+				// recomputes, short of the ones queued hand-offs hold, pass after pass.
+				continue
+			}
 			victim := e.running[len(e.running)-1]
 			e.running = e.running[:len(e.running)-1]
 			e.reserved -= e.reserveOf(&e.reqs[victim])
@@ -564,9 +580,10 @@ func (e *Engine) reserveOf(r *Request) int {
 
 // evictWaitingHolder releases the KV of the waiting request nearest the back of the queue that
 // holds blocks (a decode-side request whose transferred prompt KV waits for admission), counting a
-// preemption: it will recompute what the prefix cache no longer holds. Called only when nothing
-// runs and the queue head cannot be admitted, where such held KV would otherwise wait forever.
-// It reports whether a request was evicted.
+// preemption: it will recompute what the prefix cache no longer holds. Called only where such
+// held KV would otherwise wait forever: nothing runs and the queue head cannot be admitted, or
+// the one running request needs a block and would preempt itself (it would recompute into the
+// blocks it freed and fall short again). It reports whether a request was evicted.
 func (e *Engine) evictWaitingHolder() bool {
 	for k := len(e.waiting) - 1; k >= e.wHead; k-- {
 		r := &e.reqs[e.waiting[k]]
@@ -753,6 +770,9 @@ func (e *Engine) dropKV(r *Request) {
 	r.NumComputed, r.numRegistered = 0, 0
 	r.Preemptions++
 	e.preemptions++
+	if r.Preemptions >= MaxPreemptionsPerRequest {
+		e.livelocked = true
+	}
 }
 
 // Complete ends the pass started by the last Schedule at endMs: every ready request emits a token

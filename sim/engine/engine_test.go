@@ -829,3 +829,55 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		}
 	}
 }
+
+// The one running request needs a block that only queued transferred KV holds: the newest
+// holder is released rather than the request preempting itself. (Preempting itself, it would
+// recompute its prompt in chunks of MaxBatchedTokens into the blocks it freed and need the same
+// block again, pass after pass, for ever.) Block size 4, 4 blocks, 4 tokens a pass.
+func TestLoneRunnerEvictsWaitingHolderNotItself(t *testing.T) {
+	h := newHarness(t, Config{MaxBatchedTokens: 4, MaxSequences: 8, BlockSize: 4, CapacityBlocks: 4},
+		spec{prompt: 4, output: 6}, spec{prompt: 8, output: 2})
+	h.reserve(0, 0, true) // 1 block
+	h.reqs[0].EmitFirstToken(0)
+	h.e.Activate(0)
+	// Pass 1: request 0 is admitted and decodes its 5th token, taking a 2nd block.
+	h.expectBatch(timing.Batch{DecodeRequests: 1, DecodeKVTokens: 5, DecodeSteps: 1, DecodeStepKVTokens: 5, SampledTokens: 1})
+	h.reserve(1, 0, true) // 2 blocks: the pool is full
+	h.reqs[1].EmitFirstToken(h.now)
+	h.e.Activate(1)
+	// Passes 2-4: tokens 6-8 fit request 0's 2 blocks; request 1 is not admitted (no room for its
+	// 9th token's block).
+	for kv := 6; kv <= 8; kv++ {
+		h.expectBatch(timing.Batch{DecodeRequests: 1, DecodeKVTokens: kv, DecodeSteps: 1, DecodeStepKVTokens: kv, SampledTokens: 1})
+	}
+	// Pass 5: token 9 needs a 3rd block: request 1's 2 blocks are released, request 0 decodes
+	// (its last token: output 6 after the first) and completes, and request 1, waiting again
+	// with no KV, is admitted to recompute 3 tokens into the block left (pairs 1+2+3).
+	h.expectBatch(timing.Batch{PrefillRequests: 1, PrefillTokens: 3, PrefillAttentionPairs: 6, DecodeRequests: 1, DecodeKVTokens: 9, DecodeSteps: 1, DecodeStepKVTokens: 9, SampledTokens: 1}, 0)
+	if r := &h.reqs[1]; r.Preemptions != 1 || len(r.Blocks) != 1 || r.NumComputed != 3 {
+		t.Fatalf("request 1: preemptions %d, %d blocks, %d computed; want released once, then 3 tokens in 1 block", r.Preemptions, len(r.Blocks), r.NumComputed)
+	}
+	checkHistory(t, h, 0, admissions(Admission{AtMs: 0}), 0, 0, 0)
+	// Request 1 recomputes the rest of its 8 prompt tokens and first output: 4 (pairs 4+5+6+7),
+	// then 2 (8+9) with its second token.
+	h.expectBatch(timing.Batch{PrefillRequests: 1, PrefillTokens: 4, PrefillContextTokens: 3, PrefillAttentionPairs: 22})
+	h.expectBatch(timing.Batch{PrefillRequests: 1, PrefillTokens: 2, PrefillContextTokens: 7, PrefillAttentionPairs: 17, DecodeRequests: 1, DecodeKVTokens: 9, SampledTokens: 1}, 1)
+	h.expectPool("done", 0, 0)
+}
+
+// A request that loses its KV MaxPreemptionsPerRequest times marks the engine livelocked, and
+// one time fewer does not.
+func TestLivelockAfterMaxPreemptions(t *testing.T) {
+	h := newHarness(t, Config{MaxBatchedTokens: 4, MaxSequences: 8, BlockSize: 4, CapacityBlocks: 4}, spec{prompt: 4, output: 1})
+	r := &h.reqs[0]
+	for range MaxPreemptionsPerRequest - 1 {
+		h.e.dropKV(r)
+	}
+	if h.e.Livelocked() {
+		t.Fatalf("livelocked after %d preemptions", r.Preemptions)
+	}
+	h.e.dropKV(r)
+	if !h.e.Livelocked() || r.Preemptions != MaxPreemptionsPerRequest {
+		t.Fatalf("after %d preemptions: livelocked %v", r.Preemptions, h.e.Livelocked())
+	}
+}

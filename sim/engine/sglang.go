@@ -270,6 +270,10 @@ func (e *Engine) prefillBatch(nowMs float64) {
 		r := &e.reqs[ci]
 		n, charged, cost, ok := e.fitPrefill(r, r.NumComputed, &b)
 		need := ceilDiv(r.NumComputed+n, e.bs) - int32(len(r.Blocks))
+		// Nothing else runs to free blocks: queued hand-offs' KV gives way (under MaxSequences
+		// 1 they cannot be admitted while this request holds the slot).
+		for ok && int(need) > e.pool.Available() && !e.anyDecoding() && e.evictWaitingHolder() {
+		}
 		if !ok || int(need) > e.pool.Available() {
 			return
 		}
