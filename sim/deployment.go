@@ -497,7 +497,7 @@ func versionName(v string) string {
 
 // CapacityBlocks is the KV pool per attention-DP rank of role name of cfg, in blocks: the fixed
 // count, or the one `default` capacity derives from the model, the GPU, the precisions and the
-// worker shape (timing.KVCapacity), exactly as Run sizes it. Errors: the role is not declared,
+// worker shape (timing.KVCapacity), capped at max_tokens when given, exactly as Run sizes it. Errors: the role is not declared,
 // or its capacity cannot be derived (*config.Error naming the field).
 func CapacityBlocks(cfg *config.Config, name config.Role) (int, error) {
 	role := cfg.Engine.Workers.Role(name)
@@ -551,6 +551,13 @@ func (d *deployment) capacityBlocks(name config.Role, role *config.WorkerRole) (
 		})
 		if err != nil {
 			return 0, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
+		}
+		if n := kv.Capacity.MaxTokens; n > 0 {
+			if n < kv.BlockSize {
+				return 0, &config.Error{File: d.cfg.File, Path: path + ".max_tokens",
+					Msg: fmt.Sprintf("is %d tokens, less than one KV block of %d (kv_cache.block_size); give at least %d", n, kv.BlockSize, kv.BlockSize)}
+			}
+			return min(c.Blocks, n/kv.BlockSize), nil
 		}
 		return c.Blocks, nil
 	}

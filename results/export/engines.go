@@ -241,17 +241,22 @@ func (x *exporter) trtllmArgs(r roleRef, options string) []arg {
 }
 
 // capacity is role r's KV capacity as the launch command gives it. A default capacity with
-// reserve_gib has no engine flag (engines size their pool from a memory fraction alone), so it
-// is exported as the fixed pool it derives (sim.CapacityBlocks): the deployment then runs the
-// pool servesweep simulated. An underivable one is a failure naming the field.
+// reserve_gib or max_tokens has no single engine flag (engines size their pool from a memory
+// fraction alone, and vLLM has no token cap), so it is exported as the fixed pool it derives
+// (sim.CapacityBlocks): the deployment then runs the pool servesweep simulated. An underivable
+// one is a failure naming the field.
 func (x *exporter) capacity(r roleRef) config.KVCapacity {
 	c := r.w.KVCache.Capacity
-	if c.Type != config.CapacityDefault || c.ReserveGiB == nil {
+	if c.Type != config.CapacityDefault || c.ReserveGiB == nil && c.MaxTokens == 0 {
 		return c
 	}
 	blocks, err := sim.CapacityBlocks(x.cfg, r.name)
 	if err != nil {
-		x.fail(r.path+".kv_cache.capacity.reserve_gib", err.Error())
+		field := ".kv_cache.capacity.reserve_gib"
+		if c.ReserveGiB == nil {
+			field = ".kv_cache.capacity.max_tokens"
+		}
+		x.fail(r.path+field, err.Error())
 		return c
 	}
 	return config.KVCapacity{Type: config.CapacityFixed, Blocks: blocks}

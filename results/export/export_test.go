@@ -336,3 +336,39 @@ func TestExportPinsAReservedPool(t *testing.T) {
 		}
 	}
 }
+
+// A default KV capacity with max_tokens is exported as the fixed pool it derives: the cap
+// rounded down to whole blocks when it is below the memory-derived pool (4,100 tokens in blocks
+// of 16: 256 blocks, 4,096 tokens), and the memory-derived pool when the cap is above it.
+func TestExportPinsACappedPool(t *testing.T) {
+	const capacity = "engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9, max_tokens: 4100}"
+	for _, c := range []struct {
+		config, target, want, not string
+	}{
+		{"vllm-agg", TargetVLLM, "--num-gpu-blocks-override 256", "--gpu-memory-utilization"},
+		{"sglang-agg", TargetSGLang, "--max-total-tokens 4096", "--mem-fraction-static"},
+		{"trtllm-agg", TargetTRTLLM, "max_tokens: 4096", "free_gpu_memory_fraction"},
+	} {
+		cfg := load(t, c.config, capacity, "engine.workers.aggregated.kv_cache.block_size=16")
+		if b, err := sim.CapacityBlocks(cfg, config.RoleAggregated); err != nil || b != 256 {
+			t.Fatalf("%s: %d blocks (%v), want 4100 / 16 = 256", c.config, b, err)
+		}
+		files, err := Export(cfg, c.target, Options{})
+		if err != nil {
+			t.Fatalf("%s --target %s: %v", c.config, c.target, err)
+		}
+		if all := string(render(files)); !strings.Contains(all, c.want) || strings.Contains(all, c.not) {
+			t.Errorf("%s --target %s: want %q and no %q in\n%s", c.config, c.target, c.want, c.not, all)
+		}
+		uncapped, err := sim.CapacityBlocks(load(t, c.config, "engine.workers.aggregated.kv_cache.block_size=16",
+			"engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}"), config.RoleAggregated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		high := load(t, c.config, "engine.workers.aggregated.kv_cache.block_size=16",
+			fmt.Sprintf("engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9, max_tokens: %d}", 16*uncapped+100))
+		if b, err := sim.CapacityBlocks(high, config.RoleAggregated); err != nil || b != uncapped {
+			t.Errorf("%s: a cap above the pool gives %d blocks (%v), want the derived %d", c.config, b, err, uncapped)
+		}
+	}
+}

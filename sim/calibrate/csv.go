@@ -39,6 +39,13 @@ type WorkerShape struct {
 	// gives them; Plan sets them from an InferenceX row's SGLang serving recipe
 	// (RecipeSGLangLimits).
 	ChunkedPrefillSize, RecvInterval int
+	// MaxTotalTokens caps the KV pool of each attention-DP rank, in tokens (SGLang's
+	// --max-total-tokens; 0: no cap), and MemoryFraction is the share of GPU memory for
+	// weights and KV cache (SGLang's --mem-fraction-static; 0: the engine's default): no CSV
+	// column gives them; Plan sets them from an InferenceX row's SGLang serving recipe
+	// (RecipeSGLangLimits).
+	MaxTotalTokens int
+	MemoryFraction float64
 }
 
 // Row is one measured benchmark of a real deployment (one line of a CSV in the format of

@@ -132,13 +132,16 @@ func role(s WorkerShape, replicas, maxSeqs, blockSize int, mf float64, forwardMo
 	if s.MaxBatchedTokens > 0 {
 		tokens = s.MaxBatchedTokens
 	}
+	if s.MemoryFraction > 0 {
+		mf = s.MemoryFraction
+	}
 	return &config.WorkerRole{
 		Parallelism: config.Parallelism{Replicas: replicas, Tensor: s.Tensor, Pipeline: s.Pipeline,
 			AttentionData: s.AttentionData, MoeTensor: s.MoETensor, MoeExpert: s.MoEExpert, RedundantExperts: s.RedundantExperts},
 		Scheduler: config.Scheduler{MaxBatchedTokens: tokens, MaxSequences: maxSeqs,
 			CapacityPolicy: config.CapacityGuaranteedNoEvict, ChunkedPrefillSize: s.ChunkedPrefillSize, RecvInterval: s.RecvInterval},
 		KVCache: config.KVCache{BlockSize: blockSize, PrefixCaching: true,
-			Capacity: config.KVCapacity{Type: config.CapacityDefault, MemoryFraction: mf}},
+			Capacity: config.KVCapacity{Type: config.CapacityDefault, MemoryFraction: mf, MaxTokens: s.MaxTotalTokens}},
 		Timing: config.Timing{Type: config.TimingDefault, ForwardModel: forwardModel},
 	}
 }

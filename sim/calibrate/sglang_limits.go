@@ -16,6 +16,14 @@ type SGLangRoleLimits struct {
 	// RecvInterval is --scheduler-recv-interval, decode passes between polls for new requests
 	// (0: not set, SGLang's 1).
 	RecvInterval int
+	// MaxTotalTokens is --max-total-tokens, the KV pool of each attention-DP rank in tokens, a
+	// cap on the memory-derived one (0: not set). A prefill rank holds a request's KV from its
+	// prefill until the decode side has taken it, so a small cap bounds the requests it has in
+	// flight.
+	MaxTotalTokens int
+	// MemFractionStatic is --mem-fraction-static, the share of GPU memory for weights and KV
+	// cache (0: not set, SGLang's default).
+	MemFractionStatic float64
 }
 
 // SGLangLimits are a recipe's prefill and decode roles' settings.
@@ -30,35 +38,36 @@ type SGLangLimits struct {
 // disaggregated DeepSeek-R1 deployments on GB200 and GB300 name, read from the recipe files as
 // InferenceX tracks them (github.com/SemiAnalysisAI/InferenceX at 80d98084f,
 // benchmarks/multi_node/srt-slurm-recipes/, backend.sglang_config.prefill and .decode:
-// max-running-requests, chunked-prefill-size, scheduler-recv-interval). A decode role's
+// max-running-requests, chunked-prefill-size, scheduler-recv-interval, max-total-tokens,
+// mem-fraction-static). A decode role's
 // chunked-prefill-size is left out: its requests arrive with their KV; its
 // scheduler-recv-interval holds hand-offs until a poll (config.Scheduler.RecvInterval).
 var sglangRecipeLimits = map[string][2]SGLangRoleLimits{
-	"recipes/gb200-fp4/1k1k/low-latency.yaml":     {{512, 8192, 10}, {0, 0, 10}},
-	"recipes/gb200-fp4/1k1k/max-tpt.yaml":         {{30000, 65536, 0}, {67584, 0, 0}},
-	"recipes/gb200-fp4/1k1k/mid-curve.yaml":       {{30000, 65536, 0}, {67584, 0, 0}},
-	"recipes/gb200-fp4/8k1k/low-latency.yaml":     {{512, 24576, 10}, {0, 0, 10}},
-	"recipes/gb200-fp4/8k1k/max-tpt.yaml":         {{30000, 131072, 0}, {16384, 0, 0}},
-	"recipes/gb200-fp4/8k1k/mid-curve.yaml":       {{30000, 131072, 0}, {16384, 0, 0}},
-	"recipes/gb200-fp8/1k1k/low-latency.yaml":     {{512, 8192, 10}, {128, 0, 10}},
-	"recipes/gb200-fp8/1k1k/max-tpt.yaml":         {{30000, 131072, 0}, {45000, 0, 0}},
-	"recipes/gb200-fp8/1k1k/mid-curve.yaml":       {{30000, 131072, 0}, {45000, 0, 0}},
-	"recipes/gb200-fp8/1k1k/ultra-tpt.yaml":       {{8192, 131072, 0}, {5120, 0, 0}},
-	"recipes/gb200-fp8/8k1k/low-latency.yaml":     {{512, 24576, 10}, {512, 0, 10}},
-	"recipes/gb200-fp8/8k1k/max_tpt.yaml":         {{30000, 131072, 0}, {8192, 0, 0}},
-	"recipes/gb200-fp8/8k1k/mid-curve.yaml":       {{30000, 131072, 0}, {8192, 0, 0}},
-	"recipes/gb300-fp4/1k1k/low_latency.yaml":     {{512, 8192, 10}, {0, 0, 10}},
-	"recipes/gb300-fp4/1k1k/max_tpt.yaml":         {{30000, 65536, 0}, {67584, 0, 0}},
-	"recipes/gb300-fp4/1k1k/mid_curve.yaml":       {{30000, 65536, 0}, {67584, 0, 0}},
-	"recipes/gb300-fp4/8k1k/low_latency.yaml":     {{512, 24576, 10}, {0, 0, 10}},
-	"recipes/gb300-fp4/8k1k/max_tpt.yaml":         {{30000, 131072, 0}, {16384, 0, 0}},
-	"recipes/gb300-fp4/8k1k/mid_curve.yaml":       {{30000, 131072, 0}, {16384, 0, 0}},
-	"recipes/gb300-fp8/1k1k/stp/low-latency.yaml": {{128, 8192, 10}, {128, 0, 0}},
-	"recipes/gb300-fp8/1k1k/stp/max.yaml":         {{30000, 131072, 0}, {45000, 0, 0}},
-	"recipes/gb300-fp8/1k1k/stp/mid.yaml":         {{30000, 131072, 0}, {45000, 0, 0}},
-	"recipes/gb300-fp8/8k1k/stp/low-latency.yaml": {{128, 32768, 10}, {128, 0, 0}},
-	"recipes/gb300-fp8/8k1k/stp/max.yaml":         {{30000, 131072, 0}, {45000, 0, 0}},
-	"recipes/gb300-fp8/8k1k/stp/mid.yaml":         {{30000, 131072, 0}, {45000, 0, 0}},
+	"recipes/gb200-fp4/1k1k/low-latency.yaml":     {{512, 8192, 10, 8192, 0.95}, {0, 0, 10, 0, 0.95}},
+	"recipes/gb200-fp4/1k1k/max-tpt.yaml":         {{30000, 65536, 0, 131072, 0.84}, {67584, 0, 0, 3122380, 0.83}},
+	"recipes/gb200-fp4/1k1k/mid-curve.yaml":       {{30000, 65536, 0, 131072, 0.84}, {67584, 0, 0, 3122380, 0.83}},
+	"recipes/gb200-fp4/8k1k/low-latency.yaml":     {{512, 24576, 10, 32768, 0.95}, {0, 0, 10, 0, 0.95}},
+	"recipes/gb200-fp4/8k1k/max-tpt.yaml":         {{30000, 131072, 0, 131072, 0.95}, {16384, 0, 0, 524288, 0.83}},
+	"recipes/gb200-fp4/8k1k/mid-curve.yaml":       {{30000, 131072, 0, 131072, 0.95}, {16384, 0, 0, 524288, 0.83}},
+	"recipes/gb200-fp8/1k1k/low-latency.yaml":     {{512, 8192, 10, 8192, 0.95}, {128, 0, 10, 0, 0.95}},
+	"recipes/gb200-fp8/1k1k/max-tpt.yaml":         {{30000, 131072, 0, 524288, 0.75}, {45000, 0, 0, 0, 0.82}},
+	"recipes/gb200-fp8/1k1k/mid-curve.yaml":       {{30000, 131072, 0, 524288, 0.75}, {45000, 0, 0, 0, 0.82}},
+	"recipes/gb200-fp8/1k1k/ultra-tpt.yaml":       {{8192, 131072, 0, 524288, 0.75}, {5120, 0, 0, 0, 0.82}},
+	"recipes/gb200-fp8/8k1k/low-latency.yaml":     {{512, 24576, 10, 32768, 0.8}, {512, 0, 10, 0, 0.8}},
+	"recipes/gb200-fp8/8k1k/max_tpt.yaml":         {{30000, 131072, 0, 524288, 0.8}, {8192, 0, 0, 0, 0.82}},
+	"recipes/gb200-fp8/8k1k/mid-curve.yaml":       {{30000, 131072, 0, 524288, 0.8}, {8192, 0, 0, 0, 0.82}},
+	"recipes/gb300-fp4/1k1k/low_latency.yaml":     {{512, 8192, 10, 8192, 0.95}, {0, 0, 10, 0, 0.95}},
+	"recipes/gb300-fp4/1k1k/max_tpt.yaml":         {{30000, 65536, 0, 131072, 0.84}, {67584, 0, 0, 3122380, 0.83}},
+	"recipes/gb300-fp4/1k1k/mid_curve.yaml":       {{30000, 65536, 0, 131072, 0.84}, {67584, 0, 0, 3122380, 0.83}},
+	"recipes/gb300-fp4/8k1k/low_latency.yaml":     {{512, 24576, 10, 32768, 0.95}, {0, 0, 10, 0, 0.95}},
+	"recipes/gb300-fp4/8k1k/max_tpt.yaml":         {{30000, 131072, 0, 131072, 0.95}, {16384, 0, 0, 524288, 0.83}},
+	"recipes/gb300-fp4/8k1k/mid_curve.yaml":       {{30000, 131072, 0, 131072, 0.95}, {16384, 0, 0, 524288, 0.83}},
+	"recipes/gb300-fp8/1k1k/stp/low-latency.yaml": {{128, 8192, 10, 8192, 0.95}, {128, 0, 0, 0, 0.85}},
+	"recipes/gb300-fp8/1k1k/stp/max.yaml":         {{30000, 131072, 0, 524288, 0.75}, {45000, 0, 0, 0, 0.82}},
+	"recipes/gb300-fp8/1k1k/stp/mid.yaml":         {{30000, 131072, 0, 524288, 0.75}, {45000, 0, 0, 0, 0.82}},
+	"recipes/gb300-fp8/8k1k/stp/low-latency.yaml": {{128, 32768, 10, 32768, 0.95}, {128, 0, 0, 0, 0.85}},
+	"recipes/gb300-fp8/8k1k/stp/max.yaml":         {{30000, 131072, 0, 524288, 0.75}, {45000, 0, 0, 0, 0.82}},
+	"recipes/gb300-fp8/8k1k/stp/mid.yaml":         {{30000, 131072, 0, 524288, 0.75}, {45000, 0, 0, 0, 0.82}},
 }
 
 // RecipeSGLangLimits returns the SGLang batching settings of InferenceX serving recipe recipe
@@ -101,6 +110,19 @@ func (l SGLangLimits) apply(r *Row, pb, db int) string {
 	d.RecvInterval = l.Decode.RecvInterval
 	if l.Decode.RecvInterval > 1 {
 		note += fmt.Sprintf("; decode scheduler-recv-interval %d", l.Decode.RecvInterval)
+	}
+	for _, x := range []struct {
+		name  string
+		shape *WorkerShape
+		l     SGLangRoleLimits
+	}{{"prefill", p, l.Prefill}, {"decode", d, l.Decode}} {
+		x.shape.MaxTotalTokens, x.shape.MemoryFraction = x.l.MaxTotalTokens, x.l.MemFractionStatic
+		if x.l.MaxTotalTokens > 0 {
+			note += fmt.Sprintf("; %s max-total-tokens %d per rank (kv_cache.capacity.max_tokens)", x.name, x.l.MaxTotalTokens)
+		}
+		if x.l.MemFractionStatic > 0 {
+			note += fmt.Sprintf("; %s mem-fraction-static %g", x.name, x.l.MemFractionStatic)
+		}
 	}
 	return note
 }

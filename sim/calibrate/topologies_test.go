@@ -309,6 +309,12 @@ func TestPlanRowRedundantExperts(t *testing.T) {
 	if !strings.Contains(p.Shape, "EP48 +32 redundant experts") {
 		t.Errorf("shape %q does not show the redundant experts", p.Shape)
 	}
+	// The recipe's pools: --max-total-tokens 131072 and --mem-fraction-static 0.95 on the
+	// prefill workers, 524288 and 0.83 on the decode worker.
+	pc, dc := p.Config.Engine.Workers.Prefill.KVCache.Capacity, p.Config.Engine.Workers.Decode.KVCache.Capacity
+	if pc.MaxTokens != 131072 || pc.MemoryFraction != 0.95 || dc.MaxTokens != 524288 || dc.MemoryFraction != 0.83 {
+		t.Errorf("prefill capacity %+v, decode %+v; want the recipe's max-total-tokens and mem-fraction-static", pc, dc)
+	}
 	// A shape column that disagrees with the deployment is named, with the value simulated.
 	r.Decode.MoEExpert = 8
 	if p, err = PlanRow(r, Options{}); err != nil || !slices.Contains(p.Notes, "the row's decode_moe_ep_size 8 where the deployment has 48: the deployment's values are simulated") {

@@ -676,6 +676,11 @@ type KVCapacity struct {
 	// that leaves no room for one KV block is the capacity error naming the numbers. validate sets
 	// it for the InferenceX rows of vLLM 0.10.2 (calibrate.Factors.VLLMReserveGiB).
 	ReserveGiB *float64 `yaml:"reserve_gib,omitempty" union:"default" null:"omit" min:"0" limit:"0,MaxGiB" sweep:"" json:",omitempty"`
+	// MaxTokens caps the derived pool of each rank at this many tokens, rounded down to whole
+	// blocks (0: no cap): SGLang's --max-total-tokens and TensorRT-LLM's kv_cache_config
+	// max_tokens, which size the pool as the smaller of the memory-derived one and the cap. A
+	// cap below one block is a configuration error.
+	MaxTokens int `yaml:"max_tokens,omitempty" union:"default" optional:"" gt:"0" limit:"MaxBlocks" sweep:"" json:",omitempty"`
 }
 
 // Timing types (timing.type).
