@@ -699,11 +699,11 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 	// component's weight and its source's token counts and their distributions; four load
 	// fields, engine mode, model, hardware, context length, the two precisions and the KV transfer
 	// bandwidth, router.policy, prefill_load_model.type and three kv_router knobs; per role seven
-	// parallelism keys (redundant_experts among them), four scheduler keys, the KV block size, the memory fraction and the
-	// runtime reserve.
+	// parallelism keys (redundant_experts among them), four scheduler keys, the KV block size, the memory fraction, the
+	// runtime reserve and the token cap.
 	// Nine planner keys: policy, target, both intervals, the down sensitivity, the minimum
 	// observations, the predictor, max_num_gpus and min_workers.
-	if want := 4*5 + 1 + 4*5 + 4 + 7 + 5 + 3*14 + 9; sweepable != want {
+	if want := 4*5 + 1 + 4*5 + 4 + 7 + 5 + 3*15 + 9; sweepable != want {
 		t.Errorf("%d sweepable fields, want %d", sweepable, want)
 	}
 	want := "traffic.source.{input_tokens,output_tokens,new_input_tokens_per_turn,output_tokens_per_turn}; " +
@@ -718,7 +718,7 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 		"engine.workers.<role>.parallelism.{replicas,tensor,pipeline,attention_data,moe_tensor,moe_expert,redundant_experts}; " +
 		"engine.workers.<role>.scheduler.{max_batched_tokens,max_sequences,prefill_decode_interval,capacity_policy}; " +
 		"engine.workers.<role>.kv_cache.block_size; " +
-		"engine.workers.<role>.kv_cache.capacity.{memory_fraction,reserve_gib}; " +
+		"engine.workers.<role>.kv_cache.capacity.{memory_fraction,reserve_gib,max_tokens}; " +
 		"router.{policy,overlap_score_credit,prefill_load_scale,temperature}; router.prefill_load_model.type; " +
 		"planner.{policy,target,throughput_adjustment_interval_seconds,load_adjustment_interval_seconds,load_scaling_down_sensitivity,load_min_observations,load_predictor,max_num_gpus,min_workers}"
 	if searchable != want {
