@@ -353,7 +353,7 @@ func readsHardware(cfg *config.Config) bool {
 // rejectionHints name, per rejection reason, what rejects a request and the field that admits it.
 var rejectionHints = map[string]string{
 	engine.RejectedContextLength.String(): "prompt of engine.context_length tokens or more; raise engine.context_length",
-	engine.RejectedKVCapacity.String():    "prompt that fills or exceeds a worker's whole KV pool; give kv_cache.capacity more blocks or memory_fraction, or use more GPUs per worker",
+	engine.RejectedKVCapacity.String():    "prompt that fills or exceeds a worker's whole KV pool; give that role's kv_cache.capacity more blocks (fixed), or a larger memory_fraction or max_tokens (default), or use more GPUs per worker",
 	engine.RejectedPrefillBudget.String(): "prompt longer than scheduler.max_batched_tokens while engine.enable_chunked_prefill is false; raise max_batched_tokens or enable chunked prefill",
 }
 

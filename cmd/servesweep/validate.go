@@ -126,7 +126,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary: no per-row table, the 20 most frequent notes, skipped rows counted by reason, no fit progress on stderr")
 	f.StringVar(&opts.HoldoutBy, "holdout-by", "", "score on data the model was not fitted on: for each system, backend or model "+
 		"in turn, fit on the other rows and predict its rows (a fit per group: long); figures pool every left-out row")
-	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them; Memory and ExpertGEMM come from kernel measurements and are not refitted")
+	f.BoolVar(&opts.Fit, "fit", false, "re-fit the efficiency factors on the file (coordinate descent, many full validations; minutes) and report with them; Memory, ExpertGEMM and the MLA attention rates come from kernel measurements and are not refitted")
 	f.StringVar(&opts.ForwardModel, "forward-model", "auto", "timing.forward_model of every simulated row: auto (the shipped choice, "+
 		"the roofline) or op_level (the performance database's tables; needs --systems-dir)")
 	f.Var((*decimalInt)(&opts.Explain), "explain", "print the prediction config (YAML for predict -c) that simulates the row on this CSV line "+

@@ -7,7 +7,7 @@
 // measured it), runs it with sim.Run and reports predicted against measured mean TTFT and mean
 // TPOT per row, per (model, system, backend) group, per source and overall, and the decision
 // servesweep would make from the predictions (Decide: the regret of its pick over a ladder of
-// SLAs). Fit tunes timing.Efficiency (all of it but ExpertGEMM, Memory and FP4Memory, which come
+// SLAs). Fit tunes timing.Efficiency (all of it but ExpertGEMM, MLAAttention, MLAPrefillTokenPairs, Memory and FP4Memory, which come
 // from the op database's kernel measurements, QuantizedMemory, fixed at 1, and
 // MoELayerOverheadUs, chosen on the MoE file) and the front-end time on the same rows by
 // coordinate descent; the shipped numbers live in timing.CalibratedEfficiency and

@@ -665,7 +665,7 @@ const (
 // precisions and the worker shape (timing.KVCapacity).
 type KVCapacity struct {
 	// Type selects how the pool is sized: fixed or default.
-	Type string `yaml:"type" discriminator:"" enum:"default,fixed" default:"default" reject:"{type} KV capacity rejects {key}"`
+	Type string `yaml:"type" discriminator:"" enum:"default,fixed" default:"default" reject:"{type} KV capacity rejects {key}; blocks belongs to type fixed, memory_fraction, reserve_gib and max_tokens to type default"`
 	// Blocks per rank of a fixed capacity, in KV blocks.
 	Blocks int `yaml:"blocks,omitempty" union:"fixed" optional:"" gt:"0" limit:"MaxBlocks"`
 	// MemoryFraction of GPU memory the worker may use; default vllm and trtllm 0.9, sglang 0.88.
@@ -677,10 +677,10 @@ type KVCapacity struct {
 	// it for the InferenceX rows of vLLM 0.10.2 (calibrate.Factors.VLLMReserveGiB).
 	ReserveGiB *float64 `yaml:"reserve_gib,omitempty" union:"default" null:"omit" min:"0" limit:"0,MaxGiB" sweep:"" json:",omitempty"`
 	// MaxTokens caps the derived pool of each rank at this many tokens, rounded down to whole
-	// blocks (0: no cap): SGLang's --max-total-tokens and TensorRT-LLM's kv_cache_config
+	// blocks (0, omitted or null: no cap): SGLang's --max-total-tokens and TensorRT-LLM's kv_cache_config
 	// max_tokens, which size the pool as the smaller of the memory-derived one and the cap. A
 	// cap below one block is a configuration error.
-	MaxTokens int `yaml:"max_tokens,omitempty" union:"default" optional:"" gt:"0" limit:"MaxBlocks" sweep:"" json:",omitempty"`
+	MaxTokens int `yaml:"max_tokens,omitempty" union:"default" null:"omit" optional:"" gt:"0" limit:"MaxBlocks" sweep:"" json:",omitempty"`
 }
 
 // Timing types (timing.type).

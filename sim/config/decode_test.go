@@ -1033,3 +1033,21 @@ func TestSLAPercentileBounds(t *testing.T) {
 		t.Error("nil SLA has bounds")
 	}
 }
+
+// kv_cache.capacity.max_tokens: null reads as omitted (no cap), as reserve_gib's null does; a
+// number is the cap.
+func TestDecodeMaxTokensNull(t *testing.T) {
+	const path = "engine.workers.aggregated.kv_cache.capacity"
+	for _, tc := range []struct {
+		set  string
+		want int
+	}{
+		{path + "={type: default, max_tokens: null}", 0},
+		{path + "={type: default, reserve_gib: null, max_tokens: 4096}", 4096},
+	} {
+		c := mustDecode(t, seedSynthetic, tc.set)
+		if got := c.Engine.Workers.Aggregated.KVCache.Capacity; got.MaxTokens != tc.want || got.ReserveGiB != nil {
+			t.Errorf("%s: max_tokens %d, reserve_gib %v; want %d and nil", tc.set, got.MaxTokens, got.ReserveGiB, tc.want)
+		}
+	}
+}

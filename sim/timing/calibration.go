@@ -38,6 +38,15 @@ package timing
 // 0.23, GEMM 0.78 and 0.60, Link 0.45 and 0.41 (the fold fitted on H100 rows alone, all vLLM,
 // keeps SequenceOverheadUs at its prior 20 µs).
 //
+// MLAAttention (0.34) and MLAPrefillTokenPairs (590) are not fitted on any deployment: a
+// least-squares fit of each context-MLA table of the op database with an FP8 cache
+// (../shared/data/aic-systems: TensorRT-LLM and SGLang on h100_sxm, h200_sxm, b200_sxm, gb200,
+// b300_sxm and gb300, 128, 32 and 16 heads per GPU; 36 tables) to α·pairs + τ·tokens over
+// prompts of 512–16,384 tokens and batches of 1–8 gives each table's rate on (query, key) pairs
+// as a fraction of the FP8 peak and its fixed cost per token as τ/α pairs; the shipped values
+// are the medians (interquartile ranges 0.32–0.43 and 350–900;
+// TestMLAAttentionFromTheOpDatabase recomputes them).
+//
 // LinkLatencyUs (4.8 µs per all-reduce, the same for 2 to 8 GPUs) is not fitted on any
 // deployment: it is the median latency of an 8 KiB all-reduce in the op database's custom
 // all-reduce tables (../shared/data/aic-systems: TensorRT-LLM, SGLang and vLLM on h100_sxm,
@@ -123,20 +132,22 @@ package timing
 // routed tokens: many small, unevenly filled matrices.
 func CalibratedEfficiency() Efficiency {
 	return Efficiency{
-		GEMM:               0.59,
-		ExpertGEMM:         0.26,
-		Attention:          0.12,
-		Memory:             0.79,
-		QuantizedGEMM:      1,
-		QuantizedMemory:    1,
-		FP4Memory:          0.85,
-		Link:               0.50,
-		LinkLatencyUs:      4.8,
-		AllToAllLatencyUs:  9.9,
-		LayerOverheadUs:    49,
-		MoELayerOverheadUs: 15,
-		PassOverheadMs:     0.32,
-		SequenceOverheadUs: 14,
+		GEMM:                 0.59,
+		ExpertGEMM:           0.26,
+		MLAAttention:         0.34,
+		MLAPrefillTokenPairs: 590,
+		Attention:            0.12,
+		Memory:               0.79,
+		QuantizedGEMM:        1,
+		QuantizedMemory:      1,
+		FP4Memory:            0.85,
+		Link:                 0.50,
+		LinkLatencyUs:        4.8,
+		AllToAllLatencyUs:    9.9,
+		LayerOverheadUs:      49,
+		MoELayerOverheadUs:   15,
+		PassOverheadMs:       0.32,
+		SequenceOverheadUs:   14,
 	}
 }
 

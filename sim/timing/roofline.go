@@ -41,7 +41,7 @@ func (s Shape) moe() (d, mt, me int) {
 }
 
 // Efficiency holds the few hardware-independent factors that turn datasheet peaks into achieved
-// speed. Most are fitted once on measured deployments; ExpertGEMM, Memory and FP4Memory come from
+// speed. Most are fitted once on measured deployments; ExpertGEMM, MLAAttention, MLAPrefillTokenPairs, Memory and FP4Memory come from
 // kernel measurements and QuantizedMemory is fixed (CalibratedEfficiency gives each one's source). They
 // are the same for every GPU, model and parallel shape.
 type Efficiency struct {
@@ -55,6 +55,14 @@ type Efficiency struct {
 	// to it, so a grouped GEMM runs many small, unevenly filled matrices and reaches well below a
 	// dense GEMM's rate. Dense models do not use it.
 	ExpertGEMM float64
+	// MLAAttention is the fraction of the tensor-core peak of the KV-cache format that the
+	// prefill (context) kernels of multi-head latent attention reach on a long prompt's (query,
+	// key) pairs, in (0, 1]; 0 prices them at Attention. MLAPrefillTokenPairs is their fixed
+	// cost per prompt token, in pairs at that rate (>= 0): the kernels' time is
+	// pairs/rate + tokens · MLAPrefillTokenPairs/rate, so a short prompt reaches a lower share
+	// of the peak. Both come from kernel measurements (CalibratedEfficiency). Models without
+	// latent attention do not use them; decode steps keep Attention.
+	MLAAttention, MLAPrefillTokenPairs float64
 	// Attention is the fraction of the tensor-core peak of the KV-cache format that attention
 	// math achieves when compute-bound (FlashAttention-style kernels; with an FP8 KV cache the
 	// FP8 kernels of TensorRT-LLM, FlashAttention-3 and FlashInfer run Q·Kᵀ and P·V in FP8), in
@@ -142,10 +150,13 @@ func (e Efficiency) Validate() error {
 		v    float64
 	}{{"LinkLatencyUs", e.LinkLatencyUs}, {"AllToAllLatencyUs", e.AllToAllLatencyUs}, {"LayerOverheadUs", e.LayerOverheadUs}, {"MoELayerOverheadUs", e.MoELayerOverheadUs},
 		{"PassOverheadMs", e.PassOverheadMs},
-		{"SequenceOverheadUs", e.SequenceOverheadUs}} {
+		{"SequenceOverheadUs", e.SequenceOverheadUs}, {"MLAPrefillTokenPairs", e.MLAPrefillTokenPairs}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			errs = append(errs, fmt.Errorf("efficiency %s must be finite and >= 0, got %v", f.name, f.v))
 		}
+	}
+	if !(e.MLAAttention >= 0 && e.MLAAttention <= 1) {
+		errs = append(errs, fmt.Errorf("efficiency MLAAttention must be in [0, 1] (0: Attention's), got %v", e.MLAAttention))
 	}
 	return errors.Join(errs...)
 }
@@ -166,6 +177,7 @@ func (e Efficiency) Validate() error {
 //	                W/(t·B·η_mem))        W = P_lin·bytes(weights)/η_qm + P_head·2 (lm_head in BF16)
 //	prefill   = max(4·H·d·L·PrefillAttentionPairs/(t·p·F(attn)·η_attn),
 //	                (PrefillContextTokens+PrefillTokens)·kv/(B·η_mem))
+//	            (latent attention: see addMoE)
 //	decode    = max(4·H·d·L·DecodeStepKVTokens/(t·p·F(attn)·η_attn),
 //	                DecodeStepKVTokens·kv/(B·η_mem))
 //	allreduce = 2·L·(α + 2·(t−1)/t · (T/p)·h·2 bytes / (N·η_link·ρ(t)))     when t > 1
@@ -218,18 +230,21 @@ func (e Efficiency) Validate() error {
 // Roofline is immutable after NewRoofline, safe for concurrent use, and PassMs does not
 // allocate.
 type Roofline struct {
-	gemmMsPerToken     float64
-	headMsPerSample    float64
-	weightMs           float64
-	attnMsPerPair      float64
-	kvMsPerToken       float64
-	allReduceMs        float64
-	allReduceMsPerTok  float64
-	pipelineMs         float64
-	pipelineMsPerToken float64
-	overheadMs         float64
-	seqOverheadMs      float64
-	pipeline           int
+	gemmMsPerToken  float64
+	headMsPerSample float64
+	weightMs        float64
+	attnMsPerPair   float64
+	// prefillMsPerPair and prefillMsPerToken price prefill attention: attnMsPerPair and 0 for
+	// standard attention; latent attention's own kernel rate and fixed cost per prompt token.
+	prefillMsPerPair, prefillMsPerToken float64
+	kvMsPerToken                        float64
+	allReduceMs                         float64
+	allReduceMsPerTok                   float64
+	pipelineMs                          float64
+	pipelineMsPerToken                  float64
+	overheadMs                          float64
+	seqOverheadMs                       float64
+	pipeline                            int
 	// hostMs is the host part of overheadMs (PassOverheadMs); with overlap it hides behind the
 	// rest of the pass (Overlapped).
 	hostMs  float64
@@ -274,6 +289,8 @@ type rooflineRates struct {
 	alphaMs               float64  // LinkLatencyUs in ms
 	a2aAlphaMs            float64  // AllToAllLatencyUs in ms
 	net                   float64  // a GPU's network port, bytes/ms at Link (0: none in the catalog)
+	mlaAttn               float64  // FLOP/ms of latent-attention prefill pairs (t·p GPUs, MLAAttention, or Attention when 0)
+	mlaTokenPairs         float64  // MLAPrefillTokenPairs
 }
 
 // reduceLink is the link bytes/ms of an all-reduce over gpus GPUs: link scaled by the GPU's
@@ -338,6 +355,10 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	rt.gemm = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
 	rt.expertGEMM = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.ExpertGEMM
 	rt.attn = t * p * hw.PeakTFLOPS(prec.AttentionFormat()) * tflopsToFlopPerMs * eff.Attention
+	rt.mlaAttn, rt.mlaTokenPairs = rt.attn, eff.MLAPrefillTokenPairs
+	if eff.MLAAttention > 0 {
+		rt.mlaAttn = rt.attn / eff.Attention * eff.MLAAttention
+	}
 	rt.mem = hw.MemoryTBps * tbpsToBytesPerMs * hw.streamingFraction(eff)
 	rt.link = hw.LinkGBps * gbpsToBytesPerMs * eff.Link
 	rt.net = hw.NetworkGBps * gbpsToBytesPerMs * eff.Link
@@ -354,6 +375,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 		pipeline:        s.Pipeline,
 		hostMs:          eff.PassOverheadMs,
 	}
+	r.prefillMsPerPair = r.attnMsPerPair
 	if m.LinearAttention != nil {
 		r.linearMsPerToken = m.linearFlopsPerToken() / (t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.Attention)
 		r.stateMsPerSeq = 2 * float64(m.StateBytesPerSequencePerGPU(s.Tensor, s.Pipeline)) / rt.mem
@@ -400,7 +422,10 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 //	               taken as equally loaded, as engines pad them to the largest batch)
 //	attention      MLA: 2·H·(qk_nope + qk_rope + v) FLOPs per (query, key) pair and layer (keys
 //	               and values expanded from the latent, DeepSeek-V2 §2.1); the KV read is the
-//	               latent (KVBytesPerTokenPerGPU)
+//	               latent (KVBytesPerTokenPerGPU). A prefill costs (PrefillAttentionPairs +
+//	               PrefillTokens·MLAPrefillTokenPairs) of those pairs at MLAAttention (the
+//	               context kernels' measured rate and fixed cost per token); decode pairs cost
+//	               them at η_attn
 //
 // Compute with a pipeline splits as for dense models; the MoE terms take the pipeline's 1/p of
 // the layers on each stage, with every stage in turn.
@@ -417,7 +442,10 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 	}
 	r.weightMs = ((m.LinearParams()-experts)*wb + m.HeadParams()*activationBytes) / t / rt.mem
 	if a := m.MLA; a != nil {
-		r.attnMsPerPair = 2 * float64(m.Heads) * float64(a.QKNopeHeadDim+a.QKRopeHeadDim+a.VHeadDim) * float64(m.Layers) / rt.attn
+		flops := 2 * float64(m.Heads) * float64(a.QKNopeHeadDim+a.QKRopeHeadDim+a.VHeadDim) * float64(m.Layers)
+		r.attnMsPerPair = flops / rt.attn
+		r.prefillMsPerPair = flops / rt.mlaAttn
+		r.prefillMsPerToken = rt.mlaTokenPairs * r.prefillMsPerPair
 	}
 	L, h := float64(m.Layers), float64(m.Hidden)
 	Lmoe := float64(m.MoELayers())
@@ -479,7 +507,7 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 		ms += r.moe.commMs + scale*tokens*r.moe.commMsPerToken
 	}
 	if b.PrefillRequests > 0 {
-		ms += scale * max(float64(b.PrefillAttentionPairs)*r.attnMsPerPair,
+		ms += scale * max(float64(b.PrefillAttentionPairs)*r.prefillMsPerPair+float64(b.PrefillTokens)*r.prefillMsPerToken,
 			float64(b.PrefillContextTokens+b.PrefillTokens)*r.kvMsPerToken)
 	}
 	if b.DecodeSteps > 0 {
