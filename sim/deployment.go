@@ -46,7 +46,7 @@ func (d *deployment) modelFor(need string) (timing.ModelSpec, error) {
 	}
 	if d.modelErr != nil {
 		return timing.ModelSpec{}, &config.Error{File: d.cfg.File, Path: "engine.model",
-			Msg: fmt.Sprintf("%s derives values from the model's architecture: %v", need, d.modelErr)}
+			Msg: fmt.Sprintf("%v (servesweep list models prints the catalog and the spellings it takes); needed because %s derives values from the model's architecture", d.modelErr, need)}
 	}
 	return d.model, nil
 }

@@ -163,8 +163,18 @@ func runList(io ioStreams, opts *listOptions) error {
 		return printJSON(io.Out, docs)
 	}
 	printColumns(io.Out, lines)
+	if opts.What == "models" {
+		fmt.Fprintln(io.Out, modelSpellings)
+	}
 	return nil
 }
+
+// modelSpellings follows the text form of `list models`: engine.model also takes other
+// spellings of a listed name (timing.LookupModel folds them).
+const modelSpellings = "\nengine.model also takes other spellings of these names: in any case, without the organization,\n" +
+	"a \"Meta-\" prefix or \"-Instruct\", with a weight-format suffix (-FP8, -FP8-dynamic, -FP4, -NVFP4) that\n" +
+	"also sets engine.precision.weights; e.g. meta-llama/Meta-Llama-3.1-8B-Instruct is meta-llama/Llama-3.1-8B.\n" +
+	"A local directory holding a Hugging Face config.json names a model too."
 
 // printColumns prints name and facts pairs as two left-aligned columns; a name longer than
 // maxNameColumn pushes only its own facts right, so that one long field path does not widen

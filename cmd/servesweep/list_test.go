@@ -203,3 +203,16 @@ func TestListHardwareIsWhatASweepAccepts(t *testing.T) {
 		t.Errorf("an unlisted GPU: %v", err)
 	}
 }
+
+// The text form of `list models` ends with the spellings engine.model also takes, and its
+// example is true: meta-llama/Meta-Llama-3.1-8B-Instruct (the seed guide's name) is the listed
+// meta-llama/Llama-3.1-8B.
+func TestListModelsNamesTheSpellings(t *testing.T) {
+	if out := runOK(t, "list", "models"); !strings.HasSuffix(strings.TrimSpace(out), strings.TrimSpace(modelSpellings)) {
+		t.Errorf("list models does not end with the spellings note:\n%s", out)
+	}
+	m, err := timing.LookupModel("meta-llama/Meta-Llama-3.1-8B-Instruct")
+	if err != nil || m.ID != "meta-llama/Llama-3.1-8B" {
+		t.Errorf("meta-llama/Meta-Llama-3.1-8B-Instruct resolves to %q (%v), want meta-llama/Llama-3.1-8B", m.ID, err)
+	}
+}

@@ -175,7 +175,43 @@ func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) 
 	for _, note := range aliasNotes(cfg) {
 		fmt.Fprintln(io.Err, note)
 	}
+	for _, note := range ignoredSchedulerNotes(cfg) {
+		fmt.Fprintln(io.Err, note)
+	}
 	return cfg, nil
+}
+
+// ignoredSchedulerNotes returns a stderr note for each scheduler key a role sets that its
+// backend's scheduler style ignores (docs/simulation.md lists them): vLLM ignores
+// prefill_decode_interval, chunked_prefill_size, recv_interval and capacity_policy, TensorRT-LLM
+// the first three, SGLang capacity_policy. A key counts as set when it differs from its default
+// (0, or guaranteed_no_evict); the run goes on, as every key is accepted on every backend.
+func ignoredSchedulerNotes(cfg *config.Config) []string {
+	be := cfg.Engine.Backend
+	var notes []string
+	for _, name := range cfg.Engine.Mode.Roles() {
+		w := cfg.Engine.Workers.Role(name)
+		if w == nil {
+			continue
+		}
+		sc, path := w.Scheduler, "engine.workers."+string(name)+".scheduler."
+		for _, k := range []struct {
+			key     string
+			set     bool
+			value   any
+			ignored bool
+		}{
+			{"prefill_decode_interval", sc.PrefillDecodeInterval != 0, sc.PrefillDecodeInterval, be != config.BackendSGLang},
+			{"chunked_prefill_size", sc.ChunkedPrefillSize != 0, sc.ChunkedPrefillSize, be != config.BackendSGLang},
+			{"recv_interval", sc.RecvInterval != 0, sc.RecvInterval, be != config.BackendSGLang},
+			{"capacity_policy", sc.CapacityPolicy != "" && sc.CapacityPolicy != config.CapacityGuaranteedNoEvict, sc.CapacityPolicy, be != config.BackendTRTLLM},
+		} {
+			if k.set && k.ignored {
+				notes = append(notes, fmt.Sprintf("note: %s%s (%v) is not a setting of the %s scheduler, which ignores it", path, k.key, k.value, be))
+			}
+		}
+	}
+	return notes
 }
 
 // printRunNotes prints on w what the user should know about the run res of cfg over wl: its
@@ -210,6 +246,9 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 		fmt.Fprintln(w, msg)
 	}
 	if msg := truncatedWarning(res.Summary); msg != "" {
+		fmt.Fprintln(w, msg)
+	}
+	if msg := thrashWarning(res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
 	}
 	if msg := lockstepNote(cfg, wl); msg != "" {
@@ -379,6 +418,24 @@ func rejectionWarning(s *metrics.Summary) string {
 	}
 	return fmt.Sprintf("warning: %d of %d requests were rejected at arrival and are excluded from every metric: %s",
 		s.RejectedRequests, s.NumRequests, strings.Join(parts, "; "))
+}
+
+// ThrashPreemptionsPerRequest is the mean number of preemptions per completed request from which
+// predict warns that the KV pools thrash: a request losing its KV that often spends most of its
+// passes recomputing it, which the simulation prices, but no deployment should be run so.
+const ThrashPreemptionsPerRequest = 10
+
+// thrashWarning returns the one-line stderr warning of a run whose requests lost their KV
+// ThrashPreemptionsPerRequest times each or more on average (prediction.json's num_preemptions;
+// requests.jsonl's preemption_count per request), or "".
+func thrashWarning(s *metrics.Summary) string {
+	if s.CompletedRequests == 0 || s.Preemptions < ThrashPreemptionsPerRequest*s.CompletedRequests {
+		return ""
+	}
+	return fmt.Sprintf("warning: %d preemptions for %d completed requests (%.0f each): the KV pools are far too small for the load and "+
+		"requests spend most passes recomputing their KV (requests.jsonl's preemption_count gives each one's); give the roles "+
+		"more KV (kv_cache.capacity), fewer scheduler.max_sequences, or more GPUs per worker",
+		s.Preemptions, s.CompletedRequests, float64(s.Preemptions)/float64(s.CompletedRequests))
 }
 
 // truncatedWarning returns the one-line stderr warning of a run whose completed requests stopped

@@ -783,3 +783,66 @@ func TestHandOffNote(t *testing.T) {
 		}
 	}
 }
+
+// An engine.model the catalog does not know is exit 2 whose message starts with the unknown
+// name and points at the list command, whichever setting needed the model (here the default
+// context_length "max").
+func TestPredictUnknownModelNamesIt(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(spec, []byte(`traffic:
+  source: {type: synthetic, input_tokens: 256, output_tokens: 64}
+  load: {type: concurrency, concurrency: 4}
+  stop: {requests: 10}
+engine:
+  model: meta-llama/Meta-Llama-3.2-8B-Instruct
+  hardware: h200_sxm
+  backend: vllm
+  workers:
+    aggregated: {}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "predict", "--config", spec, "--output-dir", filepath.Join(dir, "out"))
+	if code != 2 || !strings.Contains(errs, `engine.model: unknown model "meta-llama/Meta-Llama-3.2-8B-Instruct"; known models: `) ||
+		!strings.Contains(errs, "servesweep list models") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// The thrash warning: 3,000 preemptions for 300 completed requests (10 each) warns with both
+// counts and the mean; 2,999 does not, nor does a run that completed nothing.
+func TestThrashWarning(t *testing.T) {
+	got := thrashWarning(&metrics.Summary{CompletedRequests: 300, Preemptions: 3000})
+	if !strings.HasPrefix(got, "warning: 3000 preemptions for 300 completed requests (10 each): the KV pools are far too small") {
+		t.Errorf("10 per request: %q", got)
+	}
+	for _, s := range []*metrics.Summary{{CompletedRequests: 300, Preemptions: 2999}, {Preemptions: 50}} {
+		if got := thrashWarning(s); got != "" {
+			t.Errorf("%d preemptions for %d requests: %q, want none", s.Preemptions, s.CompletedRequests, got)
+		}
+	}
+}
+
+// A scheduler key the backend's style ignores is a note naming the key, its value and the
+// backend; the same keys on the backend that reads them, and defaults, are not.
+func TestIgnoredSchedulerNotes(t *testing.T) {
+	role := &config.WorkerRole{Scheduler: config.Scheduler{RecvInterval: 3, ChunkedPrefillSize: 64, CapacityPolicy: config.CapacityMaxUtilization}}
+	cfg := &config.Config{Engine: config.Engine{Backend: config.BackendVLLM, Mode: config.ModeAggregated, Workers: config.Workers{Aggregated: role}}}
+	want := []string{
+		"note: engine.workers.aggregated.scheduler.chunked_prefill_size (64) is not a setting of the vllm scheduler, which ignores it",
+		"note: engine.workers.aggregated.scheduler.recv_interval (3) is not a setting of the vllm scheduler, which ignores it",
+		"note: engine.workers.aggregated.scheduler.capacity_policy (max_utilization) is not a setting of the vllm scheduler, which ignores it",
+	}
+	if got := ignoredSchedulerNotes(cfg); !slices.Equal(got, want) {
+		t.Errorf("vllm: %q, want %q", got, want)
+	}
+	cfg.Engine.Backend = config.BackendSGLang
+	if got := ignoredSchedulerNotes(cfg); len(got) != 1 || !strings.Contains(got[0], "capacity_policy (max_utilization) is not a setting of the sglang scheduler") {
+		t.Errorf("sglang: %q", got)
+	}
+	role.Scheduler = config.Scheduler{CapacityPolicy: config.CapacityGuaranteedNoEvict}
+	if got := ignoredSchedulerNotes(cfg); len(got) != 0 {
+		t.Errorf("defaults: %q, want none", got)
+	}
+}
