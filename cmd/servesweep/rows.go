@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,7 +49,8 @@ as CSV with a header line (--format csv, the default), or as one JSON object per
 (--format jsonl). Columns come in the file's order, or in the order --columns names them.
 
 --front keeps only the points of the Pareto front that DIR/pareto.json records (with the
-points tied to them, from pareto_ties.parquet when pareto.json lists only the first ones).
+points tied to them, from pareto_ties.parquet when pareto.json lists only the first ones), in
+the front's order: the order the sweep's summary, report.md and recommendations/ number them.
 
 A sharded sweep's directory reads the same once servesweep merge has written its
 results.parquet.
@@ -126,20 +129,59 @@ func runRows(io ioStreams, opts *rowsOptions) error {
 		}
 	}
 	record := make([]string, len(cols))
+	// With --front the rows are held and written in the front's order (pareto.json's, which the
+	// sweep's console, report.md and recommendations/ number), not the table's.
+	type ranked struct {
+		rank   int
+		record []string
+		json   []byte
+	}
+	var held []ranked
 	err = t.each(func(vals []parquet.Value) error {
-		if keep != nil && !keep[vals[t.index["point_id"]].String()] {
+		rank, ok := 0, true
+		if keep != nil {
+			rank, ok = keep[vals[t.index["point_id"]].String()]
+		}
+		if !ok {
 			return nil
 		}
 		if cw != nil {
 			for i, c := range cols {
 				record[i] = csvValue(vals[c])
 			}
+			if keep != nil {
+				held = append(held, ranked{rank: rank, record: slices.Clone(record)})
+				return nil
+			}
 			return cw.Write(record)
+		}
+		if keep != nil {
+			var b bytes.Buffer
+			w := bufio.NewWriter(&b)
+			if err := writeJSONRow(w, t.names, cols, vals); err != nil {
+				return err
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			held = append(held, ranked{rank: rank, json: b.Bytes()})
+			return nil
 		}
 		return writeJSONRow(out, t.names, cols, vals)
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
+	}
+	slices.SortStableFunc(held, func(a, b ranked) int { return a.rank - b.rank })
+	for _, h := range held {
+		if cw != nil {
+			err = cw.Write(h.record)
+		} else {
+			_, err = out.Write(h.json)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if cw != nil {
 		if cw.Flush(); cw.Error() != nil {
@@ -149,9 +191,9 @@ func runRows(io ioStreams, opts *rowsOptions) error {
 	return out.Flush()
 }
 
-// frontFilter returns, with --front, the point IDs of the front's rows (frontPointIDs), which
-// the table t at path selects by its point_id column; nil without --front.
-func frontFilter(opts *rowsOptions, t *table, path string) (map[string]bool, error) {
+// frontFilter returns, with --front, the point IDs of the front's rows with their rank on it
+// (frontPointIDs), which the table t at path selects by its point_id column; nil without --front.
+func frontFilter(opts *rowsOptions, t *table, path string) (map[string]int, error) {
 	if !opts.Front {
 		return nil, nil
 	}
@@ -378,10 +420,11 @@ type paretoFront struct {
 	TiesFile string `json:"ties_file"`
 }
 
-// frontPointIDs returns the point IDs of dir's Pareto front: each pareto.json front entry, the
-// points tied to it that it lists and, when it lists only the first of them, every tied point of
-// pareto_ties.parquet.
-func frontPointIDs(dir string) (map[string]bool, error) {
+// frontPointIDs returns the point IDs of dir's Pareto front, each with its entry's index in
+// pareto.json's front (its rank, from 0): each front entry, the points tied to it that it lists
+// and, when it lists only the first of them, every tied point of pareto_ties.parquet (under the
+// entry its point_id column names).
+func frontPointIDs(dir string) (map[string]int, error) {
 	path := filepath.Join(dir, results.ParetoFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -395,12 +438,12 @@ func frontPointIDs(dir string) (map[string]bool, error) {
 		return nil, &usageError{fmt.Errorf("--front: %s is not a pareto.json document: %v; run servesweep report --results %s --overwrite to rewrite it",
 			path, err, dir)}
 	}
-	keep := map[string]bool{}
+	keep := map[string]int{}
 	complete := true
-	for _, p := range doc.Front {
-		keep[p.PointID] = true
+	for rank, p := range doc.Front {
+		keep[p.PointID] = rank
 		for _, id := range p.TiedPointIDs {
-			keep[id] = true
+			keep[id] = rank
 		}
 		complete = complete && p.TiedPointCount <= len(p.TiedPointIDs)
 	}
@@ -416,8 +459,16 @@ func frontPointIDs(dir string) (map[string]bool, error) {
 	if !ok {
 		return nil, fmt.Errorf("--front: %s has no tied_point_id column", filepath.Join(dir, results.TiesFile))
 	}
+	entry, hasEntry := ties.index["point_id"]
 	err = ties.each(func(vals []parquet.Value) error {
-		keep[vals[c].String()] = true
+		rank, ok := len(doc.Front), false
+		if hasEntry {
+			rank, ok = keep[vals[entry].String()]
+		}
+		if !ok {
+			rank = len(doc.Front)
+		}
+		keep[vals[c].String()] = rank
 		return nil
 	})
 	return keep, err

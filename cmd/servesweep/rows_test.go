@@ -186,3 +186,61 @@ func TestRowsFloatText(t *testing.T) {
 		}
 	}
 }
+
+// --front prints the front in pareto.json's order (the order the sweep's console, report.md and
+// recommendations/ number it), each entry followed by the points tied to it, not in the table's
+// order: with concurrency 4, 16 and 64 the table holds the points by concurrency, the front
+// from the highest throughput down.
+func TestRowsFrontInFrontOrder(t *testing.T) {
+	dir := rowsSweep(t, "--set", "traffic.load.concurrency={choices: [4, 16, 64]}")
+	var doc struct {
+		Front []struct {
+			PointID      string   `json:"point_id"`
+			TiedPointIDs []string `json:"tied_point_ids"`
+		} `json:"front"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, results.ParetoFile))
+	if err != nil || json.Unmarshal(data, &doc) != nil || len(doc.Front) < 2 {
+		t.Fatalf("pareto.json: %v, %d front entries (want 2 or more)", err, len(doc.Front))
+	}
+	var want []string
+	for _, p := range doc.Front {
+		want = append(want, p.PointID)
+		want = append(want, p.TiedPointIDs...)
+	}
+	recs, err := csv.NewReader(strings.NewReader(runOK(t, "rows", "--results", dir, "--front", "--columns", "point_id"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs[1:] {
+		got = append(got, r[0])
+	}
+	all, err := csv.NewReader(strings.NewReader(runOK(t, "rows", "--results", dir, "--columns", "point_id"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tableOrder []string
+	for _, r := range all[1:] {
+		if slices.Contains(want, r[0]) {
+			tableOrder = append(tableOrder, r[0])
+		}
+	}
+	if !slices.Equal(got, want) || slices.Equal(tableOrder, want) {
+		t.Errorf("--front printed %v, want pareto.json's order %v (the table's order %v must differ for this test to tell)", got, want, tableOrder)
+	}
+	// JSON lines in the same order.
+	var gotJSON []string
+	for _, l := range strings.Split(strings.TrimSpace(runOK(t, "rows", "--results", dir, "--front", "--format", "jsonl", "--columns", "point_id")), "\n") {
+		var m struct {
+			PointID string `json:"point_id"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		gotJSON = append(gotJSON, m.PointID)
+	}
+	if !slices.Equal(gotJSON, want) {
+		t.Errorf("--front --format jsonl printed %v, want %v", gotJSON, want)
+	}
+}
