@@ -116,28 +116,40 @@ func runRows(io ioStreams, opts *rowsOptions) error {
 	if err != nil {
 		return err
 	}
-	out := bufio.NewWriter(io.Out)
-	var cw *csv.Writer
-	if opts.Format == rowsCSV {
-		cw = csv.NewWriter(out)
-		names := make([]string, len(cols))
+	if err := writeRows(io.Out, t, cols, keep, opts.Format == rowsCSV); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// writeRows writes the columns cols of t's rows to w, as CSV with a header line or as JSON
+// lines. With keep (--front) only the rows whose point_id it holds are written, in the order of
+// their rank there (pareto.json's, which the sweep's summary, report.md and recommendations/
+// number), not the table's; rows of one rank keep the table's order.
+func writeRows(w io.Writer, t *table, cols []int, keep map[string]int, asCSV bool) error {
+	out := bufio.NewWriter(w)
+	var line bytes.Buffer
+	lineOut := bufio.NewWriter(&line)
+	cw := csv.NewWriter(&line) // Flush writes the record into line
+	record := make([]string, len(cols))
+	if asCSV {
 		for i, c := range cols {
-			names[i] = t.names[c]
+			record[i] = t.names[c]
 		}
-		if err := cw.Write(names); err != nil {
+		if err := cw.Write(record); err != nil {
+			return err
+		}
+		cw.Flush()
+		if _, err := out.Write(line.Bytes()); err != nil {
 			return err
 		}
 	}
-	record := make([]string, len(cols))
-	// With --front the rows are held and written in the front's order (pareto.json's, which the
-	// sweep's console, report.md and recommendations/ number), not the table's.
 	type ranked struct {
-		rank   int
-		record []string
-		json   []byte
+		rank int
+		row  []byte
 	}
 	var held []ranked
-	err = t.each(func(vals []parquet.Value) error {
+	err := t.each(func(vals []parquet.Value) error {
 		rank, ok := 0, true
 		if keep != nil {
 			rank, ok = keep[vals[t.index["point_id"]].String()]
@@ -145,47 +157,35 @@ func runRows(io ioStreams, opts *rowsOptions) error {
 		if !ok {
 			return nil
 		}
-		if cw != nil {
+		line.Reset()
+		if asCSV {
 			for i, c := range cols {
 				record[i] = csvValue(vals[c])
 			}
-			if keep != nil {
-				held = append(held, ranked{rank: rank, record: slices.Clone(record)})
-				return nil
+			if err := cw.Write(record); err != nil {
+				return err
 			}
-			return cw.Write(record)
+			cw.Flush()
+		} else if err := writeJSONRow(lineOut, t.names, cols, vals); err != nil {
+			return err
+		}
+		if err := lineOut.Flush(); err != nil {
+			return err
 		}
 		if keep != nil {
-			var b bytes.Buffer
-			w := bufio.NewWriter(&b)
-			if err := writeJSONRow(w, t.names, cols, vals); err != nil {
-				return err
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			held = append(held, ranked{rank: rank, json: b.Bytes()})
+			held = append(held, ranked{rank, bytes.Clone(line.Bytes())})
 			return nil
 		}
-		return writeJSONRow(out, t.names, cols, vals)
+		_, err := out.Write(line.Bytes())
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err
 	}
 	slices.SortStableFunc(held, func(a, b ranked) int { return a.rank - b.rank })
 	for _, h := range held {
-		if cw != nil {
-			err = cw.Write(h.record)
-		} else {
-			_, err = out.Write(h.json)
-		}
-		if err != nil {
+		if _, err := out.Write(h.row); err != nil {
 			return err
-		}
-	}
-	if cw != nil {
-		if cw.Flush(); cw.Error() != nil {
-			return cw.Error()
 		}
 	}
 	return out.Flush()
