@@ -184,7 +184,8 @@ func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) 
 // ignoredSchedulerNotes returns a stderr note for each scheduler key a role sets that its
 // backend's scheduler style ignores (docs/simulation.md lists them): vLLM ignores
 // prefill_decode_interval, chunked_prefill_size, recv_interval and capacity_policy, TensorRT-LLM
-// the first three, SGLang capacity_policy. A key counts as set when it differs from its default
+// the first three, SGLang capacity_policy and max_batched_tokens (its budget is
+// chunked_prefill_size; 8192, the key's default, is not noted). A key counts as set when it differs from its default
 // (0, or guaranteed_no_evict); the run goes on, as every key is accepted on every backend.
 func ignoredSchedulerNotes(cfg *config.Config) []string {
 	be := cfg.Engine.Backend
@@ -205,6 +206,8 @@ func ignoredSchedulerNotes(cfg *config.Config) []string {
 			{"chunked_prefill_size", sc.ChunkedPrefillSize != 0, sc.ChunkedPrefillSize, be != config.BackendSGLang},
 			{"recv_interval", sc.RecvInterval != 0, sc.RecvInterval, be != config.BackendSGLang},
 			{"capacity_policy", sc.CapacityPolicy != "" && sc.CapacityPolicy != config.CapacityGuaranteedNoEvict, sc.CapacityPolicy, be != config.BackendTRTLLM},
+			// SGLang's prefill budget is chunked_prefill_size; 8192 is the key's default.
+			{"max_batched_tokens", sc.MaxBatchedTokens != 0 && sc.MaxBatchedTokens != 8192, sc.MaxBatchedTokens, be == config.BackendSGLang},
 		} {
 			if k.set && k.ignored {
 				notes = append(notes, fmt.Sprintf("note: %s%s (%v) is not a setting of the %s scheduler, which ignores it", path, k.key, k.value, be))
@@ -371,11 +374,26 @@ func aliasNotes(cfg *config.Config) []string {
 	if resolved, alias := timing.ResolveModelID(cfg.Engine.Model); alias {
 		add(fmt.Sprintf("servesweep: model %q resolved to %q", cfg.Engine.Model, resolved))
 	}
-	if _, err := timing.ResolveModel(cfg.Engine.Model); err != nil && cfg.Engine.Model != "" && !readsHardware(cfg) {
+	if _, err := timing.ResolveModel(cfg.Engine.Model); err != nil && cfg.Engine.Model != "" && !readsHardware(cfg) && !readsModel(cfg) {
 		add(fmt.Sprintf("warning: model %q is not a model servesweep knows (servesweep list models) nor a directory with "+
 			"a Hugging Face config.json; the timing this config uses does not read the model, so it is only a label here", cfg.Engine.Model))
 	}
 	return notes
+}
+
+// readsModel reports whether cfg derives a value from the model's architecture whatever its
+// timing: a default KV capacity, or engine.context_length "max" (or omitted). The run then
+// refuses a model the catalog does not know, so no warning calls it a label.
+func readsModel(cfg *config.Config) bool {
+	if cfg.Engine.ContextLength == 0 {
+		return true
+	}
+	for _, role := range []*config.WorkerRole{cfg.Engine.Workers.Aggregated, cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
+		if role != nil && role.KVCache.Capacity.Type == config.CapacityDefault {
+			return true
+		}
+	}
+	return false
 }
 
 // readsHardware reports whether a worker role of cfg uses a timing that reads the GPU and the

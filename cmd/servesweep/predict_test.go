@@ -367,12 +367,24 @@ func TestAliasNotesOncePerAlias(t *testing.T) {
 // hardware-aware role (which refuses such a name itself) silences it.
 func TestAliasNotesWarnUnknownNames(t *testing.T) {
 	fixed := &config.WorkerRole{Timing: config.Timing{Type: config.TimingFixed}}
-	cfg := &config.Config{Engine: config.Engine{Model: "llama-typo", Hardware: "h20", Workers: config.Workers{Aggregated: fixed}}}
+	cfg := &config.Config{Engine: config.Engine{Model: "llama-typo", Hardware: "h20", ContextLength: 4096, Workers: config.Workers{Aggregated: fixed}}}
 	got := aliasNotes(cfg)
 	if len(got) != 2 || !strings.HasPrefix(got[0], `warning: hardware "h20" is not a GPU servesweep knows (servesweep list hardware)`) ||
 		!strings.HasPrefix(got[1], `warning: model "llama-typo" is not a model servesweep knows (servesweep list models)`) {
 		t.Errorf("notes %q", got)
 	}
+	// context_length "max" (0) or a default KV capacity reads the model, which the run then
+	// refuses: no warning calls it a label.
+	cfg.Engine.ContextLength = 0
+	if got := aliasNotes(cfg); len(got) != 1 || strings.Contains(got[0], "llama-typo") {
+		t.Errorf("context_length max: notes %q, want the hardware's only", got)
+	}
+	cfg.Engine.ContextLength = 4096
+	fixed.KVCache.Capacity.Type = config.CapacityDefault
+	if got := aliasNotes(cfg); len(got) != 1 || strings.Contains(got[0], "llama-typo") {
+		t.Errorf("default KV capacity: notes %q, want the hardware's only", got)
+	}
+	fixed.KVCache.Capacity.Type = ""
 	cfg.Engine.Workers.Aggregated = &config.WorkerRole{Timing: config.Timing{Type: config.TimingDefault}}
 	if got := aliasNotes(cfg); len(got) != 0 {
 		t.Errorf("hardware-aware timing: notes %q, want none", got)
@@ -840,6 +852,16 @@ func TestIgnoredSchedulerNotes(t *testing.T) {
 	cfg.Engine.Backend = config.BackendSGLang
 	if got := ignoredSchedulerNotes(cfg); len(got) != 1 || !strings.Contains(got[0], "capacity_policy (max_utilization) is not a setting of the sglang scheduler") {
 		t.Errorf("sglang: %q", got)
+	}
+	// SGLang's budget is chunked_prefill_size: a max_batched_tokens other than its default 8192
+	// is noted, 8192 is not.
+	role.Scheduler = config.Scheduler{MaxBatchedTokens: 64}
+	if got := ignoredSchedulerNotes(cfg); len(got) != 1 || !strings.Contains(got[0], "max_batched_tokens (64) is not a setting of the sglang scheduler") {
+		t.Errorf("sglang max_batched_tokens 64: %q", got)
+	}
+	role.Scheduler.MaxBatchedTokens = 8192
+	if got := ignoredSchedulerNotes(cfg); len(got) != 0 {
+		t.Errorf("sglang max_batched_tokens 8192: %q, want none", got)
 	}
 	role.Scheduler = config.Scheduler{CapacityPolicy: config.CapacityGuaranteedNoEvict}
 	if got := ignoredSchedulerNotes(cfg); len(got) != 0 {

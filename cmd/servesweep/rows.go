@@ -50,7 +50,9 @@ as CSV with a header line (--format csv, the default), or as one JSON object per
 
 --front keeps only the points of the Pareto front that DIR/pareto.json records (with the
 points tied to them, from pareto_ties.parquet when pareto.json lists only the first ones), in
-the front's order: the order the sweep's summary, report.md and recommendations/ number them.
+pareto.json's order, each entry followed by its ties: the order of report.md's Pareto table
+(and of the summary and recommendations/ when the sweep's target is pareto). A front point the
+table does not hold is an error: pareto.json is stale.
 
 A sharded sweep's directory reads the same once servesweep merge has written its
 results.parquet.
@@ -140,7 +142,11 @@ func writeRows(w io.Writer, t *table, cols []int, keep map[string]int, asCSV boo
 			return err
 		}
 		cw.Flush()
-		if _, err := out.Write(line.Bytes()); err != nil {
+	}
+	// With --front nothing is written until every front point was found (the header waits too).
+	header := bytes.Clone(line.Bytes())
+	if keep == nil {
+		if _, err := out.Write(header); err != nil {
 			return err
 		}
 	}
@@ -149,10 +155,14 @@ func writeRows(w io.Writer, t *table, cols []int, keep map[string]int, asCSV boo
 		row  []byte
 	}
 	var held []ranked
+	seen := map[string]bool{}
 	err := t.each(func(vals []parquet.Value) error {
 		rank, ok := 0, true
 		if keep != nil {
-			rank, ok = keep[vals[t.index["point_id"]].String()]
+			id := vals[t.index["point_id"]].String()
+			if rank, ok = keep[id]; ok {
+				seen[id] = true
+			}
 		}
 		if !ok {
 			return nil
@@ -182,7 +192,23 @@ func writeRows(w io.Writer, t *table, cols []int, keep map[string]int, asCSV boo
 	if err != nil {
 		return err
 	}
+	if len(seen) < len(keep) {
+		var missing []string
+		for id := range keep {
+			if !seen[id] {
+				missing = append(missing, id)
+			}
+		}
+		slices.Sort(missing)
+		return &usageError{fmt.Errorf("the front names point %s, which the table does not hold (%d such): pareto.json is stale or of another sweep; "+
+			"run servesweep report --overwrite on the sweep's directory to rewrite it", missing[0], len(missing))}
+	}
 	slices.SortStableFunc(held, func(a, b ranked) int { return a.rank - b.rank })
+	if keep != nil {
+		if _, err := out.Write(header); err != nil {
+			return err
+		}
+	}
 	for _, h := range held {
 		if _, err := out.Write(h.row); err != nil {
 			return err
@@ -437,6 +463,9 @@ func frontPointIDs(dir string) (map[string]int, error) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, &usageError{fmt.Errorf("--front: %s is not a pareto.json document: %v; run servesweep report --results %s --overwrite to rewrite it",
 			path, err, dir)}
+	}
+	if doc.Front == nil {
+		return nil, &usageError{fmt.Errorf("--front: %s has no front; run servesweep report --results %s --overwrite to rewrite it", path, dir)}
 	}
 	keep := map[string]int{}
 	complete := true

@@ -244,3 +244,44 @@ func TestRowsFrontInFrontOrder(t *testing.T) {
 		t.Errorf("--front --format jsonl printed %v, want %v", gotJSON, want)
 	}
 }
+
+// A pareto.json that names a point the table lacks (stale, or of another sweep) or has no front
+// is exit 2 saying so, not a silently shorter front.
+func TestRowsFrontRefusesAStalePareto(t *testing.T) {
+	dir := rowsSweep(t)
+	path := filepath.Join(dir, results.ParetoFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	front := doc["front"].([]any)
+	front[0].(map[string]any)["point_id"] = "deadbeef0000"
+	write := func() {
+		t.Helper()
+		b, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	var out, errb strings.Builder
+	if code := run(context.Background(), []string{"rows", "--results", dir, "--front"}, ioStreams{Out: &out, Err: &errb}); code != exitConfigError ||
+		!strings.Contains(errb.String(), "the front names point deadbeef0000, which the table does not hold") || out.Len() != 0 {
+		t.Errorf("stale pareto.json: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	delete(doc, "front")
+	write()
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"rows", "--results", dir, "--front"}, ioStreams{Out: &out, Err: &errb}); code != exitConfigError ||
+		!strings.Contains(errb.String(), "has no front") {
+		t.Errorf("pareto.json without a front: exit %d, stderr %q", code, errb.String())
+	}
+}

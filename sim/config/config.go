@@ -665,7 +665,7 @@ const (
 // precisions and the worker shape (timing.KVCapacity).
 type KVCapacity struct {
 	// Type selects how the pool is sized: fixed or default.
-	Type string `yaml:"type" discriminator:"" enum:"default,fixed" default:"default" reject:"{type} KV capacity rejects {key}; blocks belongs to type fixed, memory_fraction, reserve_gib and max_tokens to type default"`
+	Type string `yaml:"type" discriminator:"" enum:"default,fixed" default:"default" reject:"{type} KV capacity rejects {key}; blocks belongs to type fixed; memory_fraction, reserve_gib and max_tokens belong to type default"`
 	// Blocks per rank of a fixed capacity, in KV blocks.
 	Blocks int `yaml:"blocks,omitempty" union:"fixed" optional:"" gt:"0" limit:"MaxBlocks"`
 	// MemoryFraction of GPU memory the worker may use; default vllm and trtllm 0.9, sglang 0.88.

@@ -273,7 +273,7 @@ func TestWalkerUnions(t *testing.T) {
 			"traffic.source={type: trace, paths: [t.jsonl]}", "traffic.stop={}"},
 			errs: []string{"traffic.load: traffic.load.type='trace_timestamps' does not accept [concurrency]; accepted keys: type, warmup_seconds, speedup"}},
 		{name: "member of another type, per field", sets: []string{agg + "kv_cache.capacity={type: fixed, blocks: 3, memory_fraction: 0.5}"},
-			errs: []string{agg + "kv_cache.capacity.memory_fraction: fixed KV capacity rejects memory_fraction; blocks belongs to type fixed, memory_fraction, reserve_gib and max_tokens to type default"}},
+			errs: []string{agg + "kv_cache.capacity.memory_fraction: fixed KV capacity rejects memory_fraction; blocks belongs to type fixed; memory_fraction, reserve_gib and max_tokens belong to type default"}},
 		{name: "member of another type, once for the union", sets: []string{agg + "timing={type: polynomial, prefill_ms: 1, decode_ms: 1}"},
 			errs: []string{agg + "timing: polynomial timing does not accept prefill_ms, decode_ms (prefill_ms and decode_ms belong to fixed timing, sequence_overhead_us to default and roofline)"}},
 		{name: "router knobs", sets: []string{"router={policy: least_loaded, temperature: 0, overlap_score_credit: 1}"},
