@@ -366,11 +366,7 @@ engine:
       scheduler: {max_sequences: 256, recv_interval: 3}
       kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 40}}
 `
-	path := t.TempDir() + "/held.yaml"
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res := mustRun(t, mustLoad(t, path))
+	res := runYAML(t, yaml)
 	if s := res.Summary; s.CompletedRequests != 120 || s.Preemptions == 0 {
 		t.Fatalf("completed %d of 120 requests with %d preemptions: want all, and retractions (the case this covers)", s.CompletedRequests, s.Preemptions)
 	}
@@ -399,11 +395,7 @@ engine:
       scheduler: {max_sequences: 1, chunked_prefill_size: 128}
       kv_cache: {block_size: 32, capacity: {type: fixed, blocks: 24}}
 `
-	path := t.TempDir() + "/slot.yaml"
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res := mustRun(t, mustLoad(t, path))
+	res := runYAML(t, yaml)
 	if s := res.Summary; s.CompletedRequests != 60 || s.Preemptions == 0 {
 		t.Fatalf("completed %d of 60 requests with %d preemptions: want all, and released hand-offs (the case this covers)", s.CompletedRequests, s.Preemptions)
 	}
@@ -429,12 +421,19 @@ engine:
       scheduler: {max_batched_tokens: 256}
       kv_cache: {block_size: 32, prefix_caching: false, capacity: {type: fixed, blocks: 56}}
 `
-	path := t.TempDir() + "/lone.yaml"
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res := mustRun(t, mustLoad(t, path))
+	res := runYAML(t, yaml)
 	if s := res.Summary; s.CompletedRequests != 60 || s.Preemptions == 0 {
 		t.Fatalf("completed %d of 60 requests with %d preemptions: want all, and released hand-offs (the case this covers)", s.CompletedRequests, s.Preemptions)
 	}
+}
+
+// runYAML runs the prediction config text yaml, written to a file of the test's temporary
+// directory, and returns its result; a config or run error fails the test.
+func runYAML(t *testing.T, yaml string) *Result {
+	t.Helper()
+	path := t.TempDir() + "/config.yaml"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return mustRun(t, mustLoad(t, path))
 }

@@ -93,29 +93,7 @@ func TestRowsJSONLColumnsAndFront(t *testing.T) {
 			t.Errorf("line %s: %v", l, err)
 		}
 	}
-	var doc struct {
-		Front []struct {
-			PointID      string   `json:"point_id"`
-			TiedPointIDs []string `json:"tied_point_ids"`
-		} `json:"front"`
-	}
-	data, err := os.ReadFile(filepath.Join(dir, results.ParetoFile))
-	if err != nil || json.Unmarshal(data, &doc) != nil || len(doc.Front) == 0 {
-		t.Fatalf("pareto.json: %v", err)
-	}
-	var front []string
-	for _, p := range doc.Front {
-		front = append(front, p.PointID)
-		front = append(front, p.TiedPointIDs...)
-	}
-	recs, err := csv.NewReader(strings.NewReader(runOK(t, "rows", "--results", dir, "--front", "--columns", "point_id"))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range recs[1:] {
-		got = append(got, r[0])
-	}
+	front, got := paretoOrder(t, dir), pointIDs(t, dir, "--front")
 	slices.Sort(front)
 	slices.Sort(got)
 	if !slices.Equal(got, front) || len(got) >= 4 {
@@ -193,37 +171,14 @@ func TestRowsFloatText(t *testing.T) {
 // from the highest throughput down.
 func TestRowsFrontInFrontOrder(t *testing.T) {
 	dir := rowsSweep(t, "--set", "traffic.load.concurrency={choices: [4, 16, 64]}")
-	var doc struct {
-		Front []struct {
-			PointID      string   `json:"point_id"`
-			TiedPointIDs []string `json:"tied_point_ids"`
-		} `json:"front"`
-	}
-	data, err := os.ReadFile(filepath.Join(dir, results.ParetoFile))
-	if err != nil || json.Unmarshal(data, &doc) != nil || len(doc.Front) < 2 {
-		t.Fatalf("pareto.json: %v, %d front entries (want 2 or more)", err, len(doc.Front))
-	}
-	var want []string
-	for _, p := range doc.Front {
-		want = append(want, p.PointID)
-		want = append(want, p.TiedPointIDs...)
-	}
-	recs, err := csv.NewReader(strings.NewReader(runOK(t, "rows", "--results", dir, "--front", "--columns", "point_id"))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range recs[1:] {
-		got = append(got, r[0])
-	}
-	all, err := csv.NewReader(strings.NewReader(runOK(t, "rows", "--results", dir, "--columns", "point_id"))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
+	want, got := paretoOrder(t, dir), pointIDs(t, dir, "--front")
+	if len(want) < 3 {
+		t.Fatalf("pareto.json's front %v: want 3 or more points", want)
 	}
 	var tableOrder []string
-	for _, r := range all[1:] {
-		if slices.Contains(want, r[0]) {
-			tableOrder = append(tableOrder, r[0])
+	for _, id := range pointIDs(t, dir) {
+		if slices.Contains(want, id) {
+			tableOrder = append(tableOrder, id)
 		}
 	}
 	if !slices.Equal(got, want) || slices.Equal(tableOrder, want) {
@@ -284,4 +239,41 @@ func TestRowsFrontRefusesAStalePareto(t *testing.T) {
 		!strings.Contains(errb.String(), "has no front") {
 		t.Errorf("pareto.json without a front: exit %d, stderr %q", code, errb.String())
 	}
+}
+
+// paretoOrder is dir's pareto.json front as rows --front should print it: each entry's
+// point_id followed by its listed ties.
+func paretoOrder(t *testing.T, dir string) []string {
+	t.Helper()
+	var doc struct {
+		Front []struct {
+			PointID      string   `json:"point_id"`
+			TiedPointIDs []string `json:"tied_point_ids"`
+		} `json:"front"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, results.ParetoFile))
+	if err != nil || json.Unmarshal(data, &doc) != nil || len(doc.Front) == 0 {
+		t.Fatalf("pareto.json: %v", err)
+	}
+	var ids []string
+	for _, p := range doc.Front {
+		ids = append(ids, p.PointID)
+		ids = append(ids, p.TiedPointIDs...)
+	}
+	return ids
+}
+
+// pointIDs runs rows on dir with args and the point_id column alone, and returns the IDs in
+// the order printed.
+func pointIDs(t *testing.T, dir string, args ...string) []string {
+	t.Helper()
+	recs, err := csv.NewReader(strings.NewReader(runOK(t, append([]string{"rows", "--results", dir, "--columns", "point_id"}, args...)...))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range recs[1:] {
+		ids = append(ids, r[0])
+	}
+	return ids
 }
