@@ -315,6 +315,10 @@ func (t *table) pick(given []string) ([]int, error) {
 			unknown = append(unknown, strconv.Quote(name))
 			continue
 		}
+		if slices.Contains(cols, i) {
+			// A JSON line cannot hold one key twice, nor should a CSV header.
+			return nil, &usageError{fmt.Errorf("--columns names %s twice; name each column once", name)}
+		}
 		cols = append(cols, i)
 	}
 	if len(unknown) > 0 {
