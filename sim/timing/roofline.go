@@ -354,10 +354,11 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	}
 	rt.gemm = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
 	rt.expertGEMM = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.ExpertGEMM
-	rt.attn = t * p * hw.PeakTFLOPS(prec.AttentionFormat()) * tflopsToFlopPerMs * eff.Attention
+	attnPeak := t * p * hw.PeakTFLOPS(prec.AttentionFormat()) * tflopsToFlopPerMs
+	rt.attn = attnPeak * eff.Attention
 	rt.mlaAttn, rt.mlaTokenPairs = rt.attn, eff.MLAPrefillTokenPairs
 	if eff.MLAAttention > 0 {
-		rt.mlaAttn = rt.attn / eff.Attention * eff.MLAAttention
+		rt.mlaAttn = attnPeak * eff.MLAAttention
 	}
 	rt.mem = hw.MemoryTBps * tbpsToBytesPerMs * hw.streamingFraction(eff)
 	rt.link = hw.LinkGBps * gbpsToBytesPerMs * eff.Link
