@@ -668,8 +668,9 @@ type KVCapacity struct {
 	Type string `yaml:"type" discriminator:"" enum:"default,fixed" default:"default" reject:"{type} KV capacity rejects {key}; blocks belongs to type fixed; memory_fraction, reserve_gib and max_tokens belong to type default"`
 	// Blocks per rank of a fixed capacity, in KV blocks.
 	Blocks int `yaml:"blocks,omitempty" union:"fixed" optional:"" gt:"0" limit:"MaxBlocks"`
-	// MemoryFraction of GPU memory the worker may use; default vllm and trtllm 0.9, sglang 0.88.
-	MemoryFraction float64 `yaml:"memory_fraction,omitempty" union:"default" gt:"0" max:"1" sweep:""`
+	// MemoryFraction of GPU memory the worker may use; omitted or null: vllm and trtllm 0.9,
+	// sglang 0.88 (null means not set, as for ReserveGiB and MaxTokens).
+	MemoryFraction float64 `yaml:"memory_fraction,omitempty" union:"default" null:"omit" gt:"0" max:"1" sweep:""`
 	// ReserveGiB is the memory per GPU in GiB (2^30 bytes) the engine holds outside weights,
 	// activations and the KV cache: CUDA context, communication and GEMM workspaces, CUDA-graph
 	// pools, and whatever else a release keeps. nil means timing.RuntimeReserveGiB (1.5); a value

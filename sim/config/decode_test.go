@@ -1051,3 +1051,24 @@ func TestDecodeMaxTokensNull(t *testing.T) {
 		}
 	}
 }
+
+// kv_cache.capacity.memory_fraction: null reads as omitted, as reserve_gib's and max_tokens' null
+// do: the backend's default fraction (vLLM 0.9, SGLang 0.88); under a fixed capacity it is
+// accepted as an omitted key.
+func TestDecodeMemoryFractionNull(t *testing.T) {
+	const path = "engine.workers.aggregated.kv_cache.capacity"
+	for _, tc := range []struct {
+		sets []string
+		want float64
+	}{
+		{[]string{path + "={type: default, memory_fraction: null}"}, 0.9},
+		{[]string{path + "={type: default, memory_fraction: null}", "engine.backend=sglang"}, 0.88},
+		{[]string{path + "={type: default, memory_fraction: null, reserve_gib: null, max_tokens: null}"}, 0.9},
+		{[]string{path + "={type: fixed, blocks: 3, memory_fraction: null}"}, 0},
+	} {
+		c := mustDecode(t, seedSynthetic, tc.sets...)
+		if got := c.Engine.Workers.Aggregated.KVCache.Capacity; got.MemoryFraction != tc.want {
+			t.Errorf("%v: memory_fraction %g, want %g", tc.sets, got.MemoryFraction, tc.want)
+		}
+	}
+}
