@@ -131,11 +131,15 @@ func (p *parser) choices(n *yaml.Node, path string, f *config.Field) ([]*yaml.No
 // value checks one choice against the field; key identifies its value for the uniqueness check
 // and val is the node to substitute.
 func (p *parser) value(v *yaml.Node, path string, f *config.Field) (key string, val *yaml.Node, ok bool) {
+	want := choiceWant(*f)
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" && f.Nullable {
+		// A plain config's null on this field means not set: the point leaves it unset.
+		return "null", scalar("!!null", "null"), true
+	}
 	if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" {
-		p.errorf(path, "must be %s, got %s", f.Want(), describe(v))
+		p.errorf(path, "must be %s, got %s", want, describe(v))
 		return "", nil, false
 	}
-	want := f.Want()
 	if msg := config.LeadingZeroNumeral(v); msg != "" && len(f.Enum) == 0 && f.Kind != config.KindString {
 		p.errorf(path, "must be %s, got %s", want, msg)
 		return "", nil, false
@@ -177,6 +181,15 @@ func (p *parser) value(v *yaml.Node, path string, f *config.Field) (key string, 
 		}
 		return fmtFloat(x), floatNode(x), true
 	}
+}
+
+// choiceWant describes a valid choice of f: f.Want(), and null for a field whose null means not
+// set (config.Field.Nullable).
+func choiceWant(f config.Field) string {
+	if f.Nullable {
+		return f.Want() + ", or null (not set)"
+	}
+	return f.Want()
 }
 
 // rangeValues expands a range object into values.

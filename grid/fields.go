@@ -9,7 +9,8 @@ type SearchField struct {
 	// (engine.workers.decode.parallelism.tensor) and a list element as [] (write an index:
 	// traffic.source.components[0].weight).
 	Path string `json:"path"`
-	// Want describes a valid value: "an int > 0", "one of vllm, sglang, trtllm", "a string".
+	// Want describes a valid value: "an int > 0", "one of vllm, sglang, trtllm", "a string";
+	// "..., or null (not set)" for a field whose null means not set.
 	Want string `json:"values"`
 	// Domains lists the domain kinds the field takes: "choices" always; "range" (linear with a
 	// step, or log) for a numeric field that is not an enumeration.
@@ -28,7 +29,7 @@ func SearchFields() []SearchField {
 		if rangeAllowed(f) {
 			d = append(d, "range")
 		}
-		out = append(out, SearchField{Path: f.Path, Want: f.Want(), Domains: d})
+		out = append(out, SearchField{Path: f.Path, Want: choiceWant(f), Domains: d})
 	}
 	return out
 }

@@ -1144,3 +1144,62 @@ engine:
 		t.Errorf("filtered %v, want one invalid_config (redundant_experts 8)", x.Filtered)
 	}
 }
+
+// A field whose null means not set in a plain config (kv_cache.capacity.max_tokens, reserve_gib,
+// memory_fraction) takes null as a choice: that point leaves the field unset (its ID is the one
+// of the spec without the field), its YAML and label show null, and the template path gives the
+// points that decoding each one's text gives. A field whose null is a kind error still refuses
+// it, and a wrong choice of a nullable field names null among the valid values.
+func TestNullChoiceMeansNotSet(t *testing.T) {
+	const capacity = "engine.workers.aggregated.kv_cache.capacity="
+	sets := []string{capacity + "{type: default, max_tokens: {choices: [null, 4096]}, reserve_gib: {choices: [~, 2]}, " +
+		"memory_fraction: {choices: [null, 0.8]}}"}
+	x := expand(t, base, sets...)
+	if len(x.Points) != 8 {
+		t.Fatalf("%d points, want 8", len(x.Points))
+	}
+	unset := expand(t, base, capacity+"{type: default}")
+	p := x.Points[0]
+	kv := p.Config.Engine.Workers.Aggregated.KVCache.Capacity
+	if kv.MaxTokens != 0 || kv.ReserveGiB != nil || kv.MemoryFraction != 0.9 || p.ID != unset.Points[0].ID {
+		t.Errorf("all-null point: capacity %+v, ID %s; want the unset fields' defaults and the ID %s", kv, p.ID, unset.Points[0].ID)
+	}
+	if !strings.Contains(string(p.YAML), "max_tokens: null") || !strings.Contains(p.Label(), "max_tokens=null") ||
+		!strings.Contains(p.Label(), "reserve_gib=null") {
+		t.Errorf("all-null point: label %q, YAML\n%s\nwant null shown", p.Label(), p.YAML)
+	}
+	if kv := x.Points[7].Config.Engine.Workers.Aggregated.KVCache.Capacity; kv.MaxTokens != 4096 || kv.ReserveGiB == nil ||
+		*kv.ReserveGiB != 2 || kv.MemoryFraction != 0.8 {
+		t.Errorf("last point: capacity %+v, want the given values", kv)
+	}
+	s, err := Parse([]byte(base), "spec.yaml", append(sets, "engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}"), nil, results.CheckMetric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eager, err := s.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazy, err := s.ExpandLazy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range eager.Points {
+		if lazy.Points[i].ID != eager.Points[i].ID || lazy.Points[i].Class != eager.Points[i].Class {
+			t.Errorf("point %d: lazy %s/%s, eager %s/%s", i, lazy.Points[i].ID, lazy.Points[i].Class, eager.Points[i].ID, eager.Points[i].Class)
+		}
+	}
+	for _, c := range []struct{ set, path, msg string }{
+		{"engine.workers.aggregated.scheduler.max_sequences={choices: [null, 8]}", "engine.workers.aggregated.scheduler.max_sequences.choices[0]",
+			"must be an int > 0, got null"},
+		{capacity + "{type: default, max_tokens: {choices: [0, 4096]}}", "engine.workers.aggregated.kv_cache.capacity.max_tokens.choices[0]",
+			"must be an int > 0, or null (not set), got 0"},
+		{capacity + "{type: default, max_tokens: {choices: [null, ~]}}", "engine.workers.aggregated.kv_cache.capacity.max_tokens.choices[1]",
+			"duplicate choice"},
+	} {
+		_, err := Parse([]byte(base), "spec.yaml", []string{c.set}, nil, results.CheckMetric)
+		if err == nil || !strings.Contains(err.Error(), c.path+": "+c.msg) {
+			t.Errorf("%s: %v, want %s: %s", c.set, err, c.path, c.msg)
+		}
+	}
+}

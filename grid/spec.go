@@ -169,7 +169,8 @@ func Load(path string, sets []string, getenv func(string) (string, bool), checkM
 // the load intensity (traffic.load.concurrency, requests_per_second, sessions_per_second,
 // speedup). Each value must be valid for its field (its kind, enum and range tags).
 //
-//   - {choices: [v1, v2, ...]}: non-empty, unique scalars, each valid for the field.
+//   - {choices: [v1, v2, ...]}: non-empty, unique scalars, each valid for the field; null too on a
+//     field whose null means not set (config.Field.Nullable), which that point leaves unset.
 //   - {range: {min, max, step, scale}}: finite, min <= max; scale linear (default) or log.
 //     A linear range needs step > 0 and yields min, min+step, ... up to max (max included when
 //     a step lands on it; int fields need int bounds and step). A log range takes no step and

@@ -446,6 +446,9 @@ type Field struct {
 	Variants []string
 	// Sweep reports whether a sweep may search the field (its `sweep` tag).
 	Sweep bool
+	// Nullable reports whether a YAML null means the field is not set (its null:"omit" tag on
+	// a scalar), so that a sweep may take null as a choice.
+	Nullable bool
 
 	f *field
 }
@@ -471,7 +474,8 @@ func (f Field) InRange(x float64) bool { return f.f.inRange(x) }
 func exportField(path string, f *field) Field {
 	k := map[kind]Kind{kindInt: KindInt, kindUint: KindInt, kindFloat: KindFloat, kindBool: KindBool,
 		kindString: KindString, kindList: KindList}[f.kind]
-	return Field{Path: path, Kind: k, Enum: slices.Clone(f.enum), Variants: slices.Clone(f.variants), Sweep: f.sweep, f: f}
+	return Field{Path: path, Kind: k, Enum: slices.Clone(f.enum), Variants: slices.Clone(f.variants), Sweep: f.sweep,
+		Nullable: f.null == "omit" && f.kind != kindStruct, f: f}
 }
 
 // Fields lists every concrete-valued field of the prediction schema in schema order (the order
