@@ -264,6 +264,10 @@ type Expansion struct {
 	// Warnings are spec settings that are valid but probably not what was meant (the command
 	// prints them on stderr).
 	Warnings []string
+	// Notes say how the spec's values were read where that may not be what was meant, e.g. an
+	// engine.model under an organization the catalog does not know for the model it reads as
+	// (the command prints them on stderr as notes).
+	Notes []string
 	// NeedsSystems says some grid point is an invalid config because a setting of it needs a
 	// performance database and Spec.Systems is nil (sim.ErrNoSystems).
 	NeedsSystems bool
@@ -466,6 +470,7 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	}
 	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
 	x.Warnings = append(x.Warnings, s.labelOnlyWarnings(valid[0].Config)...)
+	x.Notes = s.modelNotes()
 	for _, w := range valid[0].Config.Evaluation.SLA.SecondsLikeBounds("evaluation.sla") { // the SLA takes no domain
 		x.Warnings = append(x.Warnings, s.File+": "+w)
 	}

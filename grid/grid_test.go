@@ -1203,3 +1203,21 @@ func TestNullChoiceMeansNotSet(t *testing.T) {
 		}
 	}
 }
+
+// An engine.model value, fixed or a domain's, under an organization the catalog does not know for
+// the model it reads as is noted once, with the file and the field path; the spellings the
+// catalog documents are not.
+func TestModelOrganizationNotes(t *testing.T) {
+	x := expand(t, base, "engine.model=wrongorg/Llama-3.1-8B")
+	if len(x.Notes) != 1 || !strings.HasPrefix(x.Notes[0], `spec.yaml: engine.model: "wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B, `+
+		"but the catalog knows that model under meta-llama") {
+		t.Errorf("fixed model: notes %q", x.Notes)
+	}
+	x = expand(t, base, "engine.model={choices: [Llama-3.1-8B, nvidia/Llama-3.1-8B-Instruct-FP8, acme/Qwen3-8B, meta-llama/Meta-Llama-3.1-8B-Instruct]}")
+	if len(x.Notes) != 1 || !strings.HasPrefix(x.Notes[0], `spec.yaml: engine.model: "acme/Qwen3-8B" is read as Qwen/Qwen3-8B`) {
+		t.Errorf("model domain: notes %q, want acme/Qwen3-8B's only", x.Notes)
+	}
+	if x := expand(t, base); len(x.Notes) != 0 {
+		t.Errorf("catalog spelling: notes %q", x.Notes)
+	}
+}

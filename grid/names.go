@@ -10,6 +10,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// pathModel is the field that names the model.
+const pathModel = "engine.model"
+
 // nameFields are the fields whose values name a model or a GPU of the catalogs.
 var nameFields = []struct {
 	path string
@@ -63,6 +66,44 @@ func (p *parser) checkNames(root *yaml.Node) {
 			}
 		}
 	}
+}
+
+// values returns the string values the spec gives the field path: a domain's, or its fixed
+// value; neither empty strings nor auto nor ${NAME} references, each once.
+func (s *Spec) values(path string) []string {
+	var nodes []*yaml.Node
+	if d := findDomain(s.Domains, path); d != nil {
+		nodes = d.Values
+	} else {
+		n := s.root
+		for _, key := range strings.Split(path, ".") {
+			n = child(n, key)
+		}
+		if n != nil {
+			nodes = []*yaml.Node{n}
+		}
+	}
+	var out []string
+	for _, v := range nodes {
+		if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!str" && v.Value != "" && v.Value != "auto" &&
+			!strings.HasPrefix(v.Value, "${") && !slices.Contains(out, v.Value) {
+			out = append(out, v.Value)
+		}
+	}
+	return out
+}
+
+// modelNotes notes each engine.model value (fixed or a domain's) that names an organization the
+// catalog does not know for the model it reads as (timing.OrganizationNote), naming the file and
+// the field path.
+func (s *Spec) modelNotes() []string {
+	var out []string
+	for _, id := range s.values(pathModel) {
+		if n := timing.OrganizationNote(id); n != "" {
+			out = append(out, fmt.Sprintf("%s: %s: %s", s.File, pathModel, n))
+		}
+	}
+	return out
 }
 
 // findDomain returns the domain of the field path among ds, or nil.

@@ -113,6 +113,9 @@ func runExport(io ioStreams, opts *exportOptions) error {
 		// predict refuses a model it cannot simulate; a launch for one would be a guess.
 		return &config.Error{File: cfg.File, Path: "engine.model", Msg: err.Error()}
 	}
+	if n := timing.OrganizationNote(cfg.Engine.Model); n != "" { // the launch files name the model as given
+		fmt.Fprintf(io.Err, "note: %s: engine.model: %s\n", cfg.File, n)
+	}
 	if err := sim.CheckShapes(cfg); err != nil {
 		return err
 	}

@@ -43,6 +43,13 @@ func TestExportCommand(t *testing.T) {
 		"--set", "engine.model=acme/Unknown-7B-NVFP4"); code != exitConfigError || !strings.Contains(errs, `engine.model: unknown model "acme/Unknown-7B-NVFP4"`) {
 		t.Errorf("unknown model: exit %d, stderr %q; want exit 2 naming engine.model", code, errs)
 	}
+	// A model under an organization the catalog does not know for it is exported as given, with
+	// a note saying which model it was read as.
+	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", t.TempDir(),
+		"--set", "engine.model=wrongorg/Llama-3.1-8B"); code != exitOK ||
+		!strings.Contains(errs, `note: `+exportConfig+`: engine.model: "wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B`) {
+		t.Errorf("unknown organization: exit %d, stderr %q; want exit 0 with a note", code, errs)
+	}
 	// A shape the model cannot be split into is refused whatever the timing: no engine runs it.
 	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", t.TempDir(),
 		"--set", "engine.workers.aggregated.parallelism={replicas: 1, tensor: 64}"); code != exitConfigError ||

@@ -345,8 +345,9 @@ func writePrediction(opts *predictOptions, res *sim.Result) (map[string]any, str
 // (timing.ResolveHardwareID, timing.ResolveModelID), e.g.
 // `servesweep: hardware "h200" resolved to "h200_sxm"`, and a warning per name the catalogs do
 // not know when no role's timing reads the GPU and the model (fixed and polynomial timing accept
-// any name, as the reference does, so a typo would otherwise pass unseen); none when cfg names
-// only catalog ids.
+// any name, as the reference does, so a typo would otherwise pass unseen), and a note when
+// engine.model names an organization the catalog does not know for the model it reads as
+// (timing.OrganizationNote); none when cfg names only catalog ids.
 func aliasNotes(cfg *config.Config) []string {
 	var notes []string
 	add := func(note string) {
@@ -373,6 +374,11 @@ func aliasNotes(cfg *config.Config) []string {
 	}
 	if resolved, alias := timing.ResolveModelID(cfg.Engine.Model); alias {
 		add(fmt.Sprintf("servesweep: model %q resolved to %q", cfg.Engine.Model, resolved))
+	}
+	// The catalog matches a name by what follows its organization: say when that organization
+	// is not one it knows for the model (wrongorg/Llama-3.1-8B).
+	if n := timing.OrganizationNote(cfg.Engine.Model); n != "" {
+		add(fmt.Sprintf("note: %s: engine.model: %s", cfg.File, n))
 	}
 	if _, err := timing.ResolveModel(cfg.Engine.Model); err != nil && cfg.Engine.Model != "" && !readsHardware(cfg) && !readsModel(cfg) {
 		add(fmt.Sprintf("warning: model %q is not a model servesweep knows (servesweep list models) nor a directory with "+

@@ -318,7 +318,9 @@ func TestFailedRunKeepsOldResults(t *testing.T) {
 }
 
 // TestPredictNotesResolvedAliases checks that predict says on stderr, once per alias, which
-// catalog id a hardware or model alias resolved to, and says nothing for catalog ids.
+// catalog id a hardware or model alias resolved to, and which model a name under an organization
+// the catalog does not know for it was read as, and says nothing for catalog ids and the
+// spellings the catalog documents.
 func TestPredictNotesResolvedAliases(t *testing.T) {
 	small := []string{"--set", "traffic.stop.requests=8"}
 	for _, c := range []struct {
@@ -330,6 +332,13 @@ func TestPredictNotesResolvedAliases(t *testing.T) {
 			[]string{`servesweep: hardware "h200" resolved to "h200_sxm"`}},
 		{"model alias", []string{"--set", "engine.model=mistralai/Mistral-7B"},
 			[]string{`servesweep: model "mistralai/Mistral-7B" resolved to "mistralai/Mistral-7B-Instruct-v0.3"`}},
+		{"unknown organization", []string{"--set", "engine.model=wrongorg/Llama-3.1-8B"},
+			[]string{"note: " + seedConfig + `: engine.model: "wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B, ` +
+				"but the catalog knows that model under meta-llama (a quantized checkpoint whose name ends in a weight-format suffix " +
+				"such as -FP8 also under nvidia, RedHatAI, neuralmagic), not wrongorg; write meta-llama/Llama-3.1-8B or Llama-3.1-8B " +
+				"(servesweep list models prints the spellings), or give a local directory holding the checkpoint's config.json if it is another model"}},
+		{"spellings the catalog documents", []string{"--set", "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8"}, nil},
+		{"no organization", []string{"--set", "engine.model=Llama-3.1-8B"}, nil},
 		{"catalog ids", nil, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

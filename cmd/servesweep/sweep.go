@@ -317,6 +317,9 @@ func expandSweep(io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTarge
 	for _, w := range x.Warnings {
 		fmt.Fprintln(io.Err, "warning: "+w)
 	}
+	for _, n := range x.Notes {
+		fmt.Fprintln(io.Err, "note: "+n)
+	}
 	if x.NeedsSystems {
 		fmt.Fprintln(io.Err, "hint: some grid points need a performance database: "+systemsAdvice)
 	}

@@ -955,3 +955,18 @@ engine:
 		t.Errorf("a directory: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestSweepNotesModelOrganization: a sweep prints, as a note on stderr naming the spec and the
+// field, which model an engine.model under an organization the catalog does not know for it was
+// read as.
+func TestSweepNotesModelOrganization(t *testing.T) {
+	code, _, errs := runCLI(t, "sweep", "--dry-run", "--output-dir", filepath.Join(t.TempDir(), "out"),
+		"--set", "engine.model=wrongorg/Llama-3.1-8B")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if want := `note: examples/default-sweep.yaml: engine.model: "wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B, ` +
+		"but the catalog knows that model under meta-llama"; !strings.Contains(errs, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errs)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -424,5 +425,57 @@ func TestSlidingWindowKV(t *testing.T) {
 	}
 	if d.SlidingLayers != 2 || d.SlidingWindow != 16 || d.KVBytesPerTokenAs(BF16) != 2*2*2*16*2 {
 		t.Errorf("config.json: sliding %d window %d, KV %d B/token; want 2, 16, %d", d.SlidingLayers, d.SlidingWindow, d.KVBytesPerTokenAs(BF16), 2*2*2*16*2)
+	}
+}
+
+// An organization the catalog does not know for the model a name reads as is reported (the
+// catalog matches by the name after the organization); every spelling the catalog documents is
+// not: catalog ids and aliases in any case, no organization, NVIDIA's and Red Hat's quantized
+// checkpoints with a weight-format suffix, and the model_path ids of the measured-deployment CSV
+// files validate reads. Directories and unknown names are left to ResolveModel.
+func TestUnknownOrganization(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "wrongorg", "Llama-3.1-8B")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	quiet := []string{"Llama-3.1-8B", "llama-3.1-8b", "META-LLAMA/Llama-3.1-8B", "meta-llama/Meta-Llama-3.1-8B-Instruct",
+		"nvidia/Llama-3.1-8B-Instruct-FP8", "RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic", "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8",
+		"nvidia/Llama-3.3-70B-Instruct-FP4", "nvidia/Llama-3.1-405B-Instruct-FP8", "nvidia/DeepSeek-R1-0528-NVFP4", "Qwen/Qwen3-32B-FP8",
+		"mistralai/Mistral-7B", "zai-org/GLM-5", "deepseek-ai/DeepSeek-V3-0324",
+		// measured_dense_calibration.csv and measured_moe_calibration.csv
+		"nvidia/Qwen3-32B-NVFP4", "Qwen/Qwen3-32B", "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B",
+		"MiniMaxAI/MiniMax-M2.5", "Qwen/Qwen3.5-397B-A17B", "moonshotai/Kimi-K2.5", "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1",
+		"nvidia/DeepSeek-V3.1-NVFP4", "Qwen/Qwen3-235B-A22B-FP8", "openai/gpt-oss-120b", "zhipuai/GLM-5",
+		"acme/Unknown-7B", dir}
+	for _, e := range modelCatalog() {
+		quiet = append(append(quiet, e.spec.ID, strings.ToUpper(e.spec.ID)), e.aliases...)
+	}
+	for _, id := range quiet {
+		if org, _, _ := UnknownOrganization(id); org != "" || OrganizationNote(id) != "" {
+			t.Errorf("%s: organization %q reported, note %q", id, org, OrganizationNote(id))
+		}
+	}
+	for _, c := range []struct {
+		id, org, model string
+		own            []string
+	}{
+		{"wrongorg/Llama-3.1-8B", "wrongorg", "meta-llama/Llama-3.1-8B", []string{"meta-llama"}},
+		{"wrongorg/Meta-Llama-3.1-8B-Instruct-FP8", "wrongorg", "meta-llama/Llama-3.1-8B", []string{"meta-llama"}},
+		// A quantizer's name without a weight-format suffix is no checkpoint of theirs.
+		{"nvidia/Llama-3.1-8B", "nvidia", "meta-llama/Llama-3.1-8B", []string{"meta-llama"}},
+		{"openai/GLM-5", "openai", "zai-org/GLM-5", []string{"zai-org", "zhipuai"}},
+		{"models/meta-llama/Llama-3.1-8B", "models/meta-llama", "meta-llama/Llama-3.1-8B", []string{"meta-llama"}},
+	} {
+		org, model, own := UnknownOrganization(c.id)
+		if org != c.org || model != c.model || !slices.Equal(own, c.own) {
+			t.Errorf("%s: %q, %q, %v; want %q, %q, %v", c.id, org, model, own, c.org, c.model, c.own)
+		}
+	}
+	want := `"wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B, but the catalog knows that model under meta-llama ` +
+		`(a quantized checkpoint whose name ends in a weight-format suffix such as -FP8 also under nvidia, RedHatAI, neuralmagic), ` +
+		`not wrongorg; write meta-llama/Llama-3.1-8B or Llama-3.1-8B (servesweep list models prints the spellings), ` +
+		`or give a local directory holding the checkpoint's config.json if it is another model`
+	if got := OrganizationNote("wrongorg/Llama-3.1-8B"); got != want {
+		t.Errorf("note:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -252,7 +253,7 @@ func modelKey(id string) string {
 	}
 	k = strings.TrimPrefix(k, "meta-")
 	k = strings.ReplaceAll(k, "-instruct", "")
-	for _, suf := range []string{"-fp8-dynamic", "-fp8", "-nvfp4", "-fp4"} {
+	for _, suf := range formatSuffixes {
 		k = strings.TrimSuffix(k, suf)
 	}
 	return k
@@ -284,6 +285,83 @@ func LookupModel(id string) (ModelSpec, error) {
 	}
 	return ModelSpec{}, fmt.Errorf("unknown model %q; known models: %s (or a local directory holding a Hugging Face config.json)",
 		id, strings.Join(ModelIDs(), ", "))
+}
+
+// QuantizerOrganizations publish quantized checkpoints of other organizations' models under the
+// model's name with a weight-format suffix: NVIDIA's ModelOpt FP8 and NVFP4 checkpoints
+// (nvidia/Llama-3.1-8B-Instruct-FP8, nvidia/Qwen3-32B-NVFP4) and Red Hat's, formerly Neural
+// Magic's, FP8 and FP8-dynamic ones. UnknownOrganization accepts them for a suffixed id only.
+var QuantizerOrganizations = []string{"nvidia", "RedHatAI", "neuralmagic"}
+
+// formatSuffixes are the weight-format suffixes modelKey drops, longest first.
+var formatSuffixes = []string{"-fp8-dynamic", "-fp8", "-nvfp4", "-fp4"}
+
+// hasFormatSuffix reports whether the model name (organization dropped) ends in a weight-format
+// suffix, in any case.
+func hasFormatSuffix(name string) bool {
+	k := strings.ToLower(strings.TrimSpace(name))
+	for _, suf := range formatSuffixes {
+		if strings.HasSuffix(k, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// UnknownOrganization reports an id that the catalog reads as one of its models although the
+// organization it names (the text before the last '/') is not one the catalog knows for that
+// model, e.g. wrongorg/Llama-3.1-8B, which LookupModel reads as meta-llama/Llama-3.1-8B since it
+// matches by the name after the organization. Known are the organizations of the model's
+// catalog id and of its aliases (own), and QuantizerOrganizations for an id with a weight-format
+// suffix. It returns the id's organization, the catalog id the id was read as and own; org is ""
+// when there is nothing to report: an id without an organization, any case of a known one, an
+// existing directory (its config.json names the model), or a name the catalog does not know
+// (LookupModel reports it).
+func UnknownOrganization(id string) (org, catalogID string, own []string) {
+	i := strings.LastIndexByte(id, '/')
+	if i < 0 {
+		return "", "", nil
+	}
+	if st, err := os.Stat(id); err == nil && st.IsDir() {
+		return "", "", nil
+	}
+	org = strings.TrimSpace(id[:i])
+	key := modelKey(id)
+	for _, e := range modelCatalog() {
+		names := append([]string{e.spec.ID}, e.aliases...)
+		if !slices.ContainsFunc(names, func(n string) bool { return modelKey(n) == key }) {
+			continue
+		}
+		for _, n := range names {
+			if o, _, ok := strings.Cut(n, "/"); ok && !slices.Contains(own, o) {
+				own = append(own, o)
+			}
+		}
+		known := own
+		if hasFormatSuffix(id[i+1:]) {
+			known = append(slices.Clone(own), QuantizerOrganizations...)
+		}
+		if org == "" || slices.ContainsFunc(known, func(o string) bool { return strings.EqualFold(o, org) }) {
+			return "", "", nil
+		}
+		return org, e.spec.ID, own
+	}
+	return "", "", nil
+}
+
+// OrganizationNote is the note on an id UnknownOrganization reports, for a caller to prefix
+// with the file and the field path, or "" when it reports none: what the id was read as, the
+// organizations the catalog knows for that model, and the spellings to write instead.
+func OrganizationNote(id string) string {
+	org, catalogID, own := UnknownOrganization(id)
+	if org == "" {
+		return ""
+	}
+	name := id[strings.LastIndexByte(id, '/')+1:]
+	return fmt.Sprintf("%q is read as %s, but the catalog knows that model under %s (a quantized checkpoint whose name ends "+
+		"in a weight-format suffix such as -FP8 also under %s), not %s; write %s or %s (servesweep list models prints the "+
+		"spellings), or give a local directory holding the checkpoint's config.json if it is another model",
+		id, catalogID, strings.Join(own, " or "), strings.Join(QuantizerOrganizations, ", "), org, catalogID, name)
 }
 
 // ResolveModelID returns the catalog id that id resolves to when id is one of a catalog entry's
