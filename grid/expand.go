@@ -95,19 +95,22 @@ type roleHW struct {
 // CanonicalKey identifies the class of configs that simulate identically to cfg, by exactly these
 // rules: the router policy and its knobs do not matter when every role the mode uses has one
 // worker with one attention-data rank (there is nowhere else to route); the kv_router knobs do not
-// matter under another policy; a hardware or model alias is its catalog id (h100 is h100_sxm).
+// matter under another policy; a hardware alias is its catalog id (h100 is h100_sxm), and a model
+// name is its catalog id when it reads as the same architecture and formats
+// (timing.CanonicalModelID: Llama-3.1-8B, meta-llama/Meta-Llama-3.1-8B-Instruct and
+// meta-llama/Llama-3.1-8B are one model; an id with a weight-format suffix reads as another).
 // (Roles a mode does not use are already absent from a point.) It is a PointID of the canonical
 // config.
 func CanonicalKey(cfg *config.Config) string {
-	c, changed := canonical(cfg, catalogIDs{timing.ResolveHardwareID, timing.ResolveModelID})
+	c, changed := canonical(cfg, catalogIDs{timing.ResolveHardwareID, timing.CanonicalModelID})
 	if !changed {
 		return PointID(cfg)
 	}
 	return PointID(&c)
 }
 
-// catalogIDs resolves hardware and model aliases to catalog ids (timing.ResolveHardwareID and
-// timing.ResolveModelID, or memos of them).
+// catalogIDs resolves hardware aliases and model spellings to the names CanonicalKey uses
+// (timing.ResolveHardwareID and timing.CanonicalModelID, or memos of them).
 type catalogIDs struct {
 	hardware, model func(string) (string, bool)
 }
@@ -126,7 +129,7 @@ func memoIDs() catalogIDs {
 			return r, r != id
 		}
 	}
-	return catalogIDs{memo(timing.ResolveHardwareID), memo(timing.ResolveModelID)}
+	return catalogIDs{memo(timing.ResolveHardwareID), memo(timing.CanonicalModelID)}
 }
 
 // canonical returns the canonical config of cfg's class (see CanonicalKey), resolving aliases
@@ -167,7 +170,7 @@ func canonicalAs(cfg *config.Config, single bool, ids catalogIDs) (c config.Conf
 		}
 		c.Router.OverlapScoreCredit, c.Router.PrefillLoadScale, c.Router.Temperature = nil, nil, nil
 	}
-	// An alias names the same GPU or model as its catalog id.
+	// An alias names the same GPU as its catalog id, a spelling the same model.
 	resolve := func(s *string, id func(string) (string, bool)) {
 		if r, _ := id(*s); r != *s {
 			*s, changed = r, true
@@ -470,6 +473,7 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	}
 	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
 	x.Warnings = append(x.Warnings, s.labelOnlyWarnings(valid[0].Config)...)
+	x.Warnings = append(x.Warnings, s.equivalentChoiceWarnings()...)
 	x.Notes = s.modelNotes()
 	for _, w := range valid[0].Config.Evaluation.SLA.SecondsLikeBounds("evaluation.sla") { // the SLA takes no domain
 		x.Warnings = append(x.Warnings, s.File+": "+w)

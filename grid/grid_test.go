@@ -1221,3 +1221,35 @@ func TestModelOrganizationNotes(t *testing.T) {
 		t.Errorf("catalog spelling: notes %q", x.Notes)
 	}
 }
+
+// Spellings of one model among engine.model's choices are twins, as hardware aliases are: the
+// later choice's point copies the earlier's results (equivalent_to), and a warning names both
+// choices and the model they read as. A weight-format suffix reads as another model.
+func TestModelSpellingsAreTwins(t *testing.T) {
+	timed := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.kv_cache.capacity={type: default}"}
+	x := expand(t, base, append(timed, "engine.model={choices: [Llama-3.1-8B, meta-llama/Meta-Llama-3.1-8B-Instruct, "+
+		"nvidia/Llama-3.1-8B-Instruct-FP8, meta-llama/Llama-3.1-8B-FP8, Qwen/Qwen3-8B]}")...)
+	if len(x.Points) != 5 {
+		t.Fatalf("%d points, want 5", len(x.Points))
+	}
+	p := x.Points
+	if p[0].EquivalentTo != "" || p[1].EquivalentTo != p[0].ID || p[2].EquivalentTo != "" || p[3].EquivalentTo != p[2].ID || p[4].EquivalentTo != "" {
+		t.Errorf("equivalent_to %q %q %q %q %q; want the second a twin of the first and the fourth of the third",
+			p[0].EquivalentTo, p[1].EquivalentTo, p[2].EquivalentTo, p[3].EquivalentTo, p[4].EquivalentTo)
+	}
+	want := []string{
+		"spec.yaml: engine.model: the choices Llama-3.1-8B and meta-llama/Meta-Llama-3.1-8B-Instruct both name the model " +
+			"meta-llama/Llama-3.1-8B: each point with meta-llama/Meta-Llama-3.1-8B-Instruct simulates as its twin with Llama-3.1-8B " +
+			"and copies its results (results.parquet's equivalent_to); drop one of them",
+		"spec.yaml: engine.model: the choices nvidia/Llama-3.1-8B-Instruct-FP8 and meta-llama/Llama-3.1-8B-FP8 both name the model " +
+			"meta-llama/Llama-3.1-8B-FP8: each point with meta-llama/Llama-3.1-8B-FP8 simulates as its twin with " +
+			"nvidia/Llama-3.1-8B-Instruct-FP8 and copies its results (results.parquet's equivalent_to); drop one of them",
+	}
+	if !slices.Equal(x.Warnings, want) {
+		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(x.Warnings, "\n"), strings.Join(want, "\n"))
+	}
+	x = expand(t, base, append(timed, "engine.hardware={choices: [h100, h100_sxm]}")...)
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "the choices h100 and h100_sxm both name the GPU h100_sxm") {
+		t.Errorf("hardware aliases: warnings %q", x.Warnings)
+	}
+}

@@ -16,7 +16,7 @@ import (
 // class and GPU count that decoding its YAML gives, as predict would decode it, and the prices
 // Expand gives; Materialize writes the YAML and config Expand keeps (the first point's it keeps
 // itself); the filter counts and messages are Expand's. Specs: the built-in sweep
-// (mode and policy domains, budget filtering, equivalent twins), alias twins, kv_router knobs,
+// (mode and policy domains, budget filtering, equivalent twins), alias and model-spelling twins, kv_router knobs,
 // planner domains with duplicates, and invalid block sizes.
 func TestLazyExpansionMatchesDecodingTheText(t *testing.T) {
 	specs := []struct {
@@ -26,6 +26,8 @@ func TestLazyExpansionMatchesDecodingTheText(t *testing.T) {
 		{"default", string(examples.DefaultSweep()), nil},
 		{"random", string(examples.DefaultSweep()), []string{"optimizer={algorithm: random, max_trials: 50, seed: 7}"}},
 		{"aliases", base, []string{"engine.hardware={choices: [h100, h100_sxm, h200_sxm]}",
+			"engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}"}},
+		{"spellings", base, []string{"engine.model={choices: [Llama-3.1-8B, meta-llama/Meta-Llama-3.1-8B-Instruct, nvidia/Llama-3.1-8B-Instruct-FP8]}",
 			"engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}"}},
 		{"knobs", both, []string{"engine.mode={choices: [aggregated, disaggregated]}", "engine.workers.aggregated.parallelism.replicas=2",
 			"router={policy: {choices: [round_robin, kv_router]}, temperature: {choices: [0.0, 0.5]}}"}},
@@ -75,7 +77,7 @@ func TestLazyExpansionMatchesDecodingTheText(t *testing.T) {
 				twins++
 			}
 		}
-		if c.name == "default" || c.name == "aliases" {
+		if c.name == "default" || c.name == "aliases" || c.name == "spellings" {
 			if twins == 0 {
 				t.Errorf("%s: no point whose class differs from its ID", c.name)
 			}

@@ -106,6 +106,37 @@ func (s *Spec) modelNotes() []string {
 	return out
 }
 
+// equivalentChoiceWarnings warns about each value of a domain over engine.model or a GPU that
+// names what an earlier value of it names (CanonicalKey reads them as one: a model spelling of
+// the same architecture and formats, a GPU alias): its points are twins of the earlier value's,
+// simulated once, which a sweep over both almost never means.
+func (s *Spec) equivalentChoiceWarnings() []string {
+	var out []string
+	for _, f := range nameFields {
+		d := findDomain(s.Domains, f.path)
+		if d == nil {
+			continue
+		}
+		resolve, what := timing.CanonicalModelID, "the model"
+		if f.gpu {
+			resolve, what = timing.ResolveHardwareID, "the GPU"
+		}
+		first := map[string]string{}
+		for _, v := range d.Values {
+			c, _ := resolve(v.Value)
+			prev, seen := first[c]
+			if !seen {
+				first[c] = v.Value
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s: %s: the choices %s and %s both name %s %s: each point with %s simulates as "+
+				"its twin with %s and copies its results (results.parquet's equivalent_to); drop one of them",
+				s.File, f.path, prev, v.Value, what, c, v.Value, prev))
+		}
+	}
+	return out
+}
+
 // findDomain returns the domain of the field path among ds, or nil.
 func findDomain(ds []Domain, path string) *Domain {
 	for i := range ds {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -477,5 +478,44 @@ func TestUnknownOrganization(t *testing.T) {
 		`or give a local directory holding the checkpoint's config.json if it is another model`
 	if got := OrganizationNote("wrongorg/Llama-3.1-8B"); got != want {
 		t.Errorf("note:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Every spelling that reads as the same catalog architecture and formats has one canonical name,
+// which is its own canonical name; a weight-format suffix reads as another model than the bare
+// name; directories and unknown names are kept.
+func TestCanonicalModelID(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "Llama-3.1-8B")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ id, want string }{
+		{"meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8B"},
+		{"Llama-3.1-8B", "meta-llama/Llama-3.1-8B"},
+		{"meta-llama/Meta-Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B"},
+		{"wrongorg/llama-3.1-8b", "meta-llama/Llama-3.1-8B"},
+		{"nvidia/Llama-3.1-8B-Instruct-FP8", "meta-llama/Llama-3.1-8B-FP8"},
+		{"RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic", "meta-llama/Llama-3.1-8B-FP8"},
+		{"nvidia/Qwen3-32B-NVFP4", "Qwen/Qwen3-32B-FP4"},
+		{"mistralai/Mistral-7B", "mistralai/Mistral-7B-Instruct-v0.3"},
+		// A model whose own checkpoint is FP8: the bare name and an alias read as it.
+		{"deepseek-ai/DeepSeek-R1-0528", "deepseek-ai/DeepSeek-R1"},
+		{"nvidia/DeepSeek-R1-0528-NVFP4", "deepseek-ai/DeepSeek-R1-FP4"},
+		{"acme/Unknown-7B", "acme/Unknown-7B"},
+		{dir, dir},
+	} {
+		got, changed := CanonicalModelID(c.id)
+		if got != c.want || changed != (c.want != c.id) {
+			t.Errorf("CanonicalModelID(%q) = %q, %v; want %q", c.id, got, changed, c.want)
+			continue
+		}
+		if again, changed := CanonicalModelID(got); again != got || changed {
+			t.Errorf("CanonicalModelID(%q) = %q, %v; want itself", got, again, changed)
+		}
+		a, errA := LookupModel(c.id)
+		b, errB := LookupModel(got)
+		if errA == nil && (errB != nil || !reflect.DeepEqual(a, b)) {
+			t.Errorf("%s reads as %+v, its canonical name %s as %+v (%v)", c.id, a, got, b, errB)
+		}
 	}
 }

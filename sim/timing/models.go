@@ -393,6 +393,33 @@ func ResolveModelID(id string) (resolved string, wasAlias bool) {
 	return id, false
 }
 
+// CanonicalModelID returns one name for every spelling of a catalog model that reads as the same
+// architecture and precisions (LookupModel), so that configs naming it differently simulate as
+// one: the catalog id when id reads as the catalog id itself does (Llama-3.1-8B,
+// meta-llama/Meta-Llama-3.1-8B-Instruct and the alias mistralai/Mistral-7B read as their catalog
+// ids), else the catalog id with the weight-format suffix that reads as id does
+// (nvidia/Llama-3.1-8B-Instruct-FP8 is meta-llama/Llama-3.1-8B-FP8). changed reports whether the
+// result differs from id. A directory, a name the catalog does not know, and an id no candidate
+// reads as come back unchanged. The result of a result is itself.
+func CanonicalModelID(id string) (canonical string, changed bool) {
+	if st, err := os.Stat(id); err == nil && st.IsDir() {
+		return id, false
+	}
+	m, err := LookupModel(id)
+	if err != nil {
+		return id, false
+	}
+	for _, c := range []string{m.ID, m.ID + "-FP8", m.ID + "-FP4"} {
+		if st, err := os.Stat(c); err == nil && st.IsDir() {
+			break // a directory of that name is another model to ResolveModel
+		}
+		if cm, err := LookupModel(c); err == nil && cm.ID == m.ID && cm.Precisions == m.Precisions {
+			return c, c != id
+		}
+	}
+	return id, false
+}
+
 // ModelIDs lists the catalog's canonical model ids, sorted.
 func ModelIDs() []string {
 	cat := modelCatalog()
