@@ -267,9 +267,10 @@ type Expansion struct {
 	// Warnings are spec settings that are valid but probably not what was meant (the command
 	// prints them on stderr).
 	Warnings []string
-	// Notes say how the spec's values were read where that may not be what was meant, e.g. an
-	// engine.model under an organization the catalog does not know for the model it reads as
-	// (the command prints them on stderr as notes).
+	// Notes say how the spec's values were read where that may not be what was meant: an
+	// engine.model under an organization the catalog does not know for the model it reads as, an
+	// engine.precision.weights that overrides the format a model's name gives (the command
+	// prints them on stderr as notes).
 	Notes []string
 	// NeedsSystems says some grid point is an invalid config because a setting of it needs a
 	// performance database and Spec.Systems is nil (sim.ErrNoSystems).
@@ -474,7 +475,7 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
 	x.Warnings = append(x.Warnings, s.labelOnlyWarnings(valid[0].Config)...)
 	x.Warnings = append(x.Warnings, s.equivalentChoiceWarnings()...)
-	x.Notes = s.modelNotes()
+	x.Notes = append(s.modelNotes(), s.precisionNotes()...)
 	for _, w := range valid[0].Config.Evaluation.SLA.SecondsLikeBounds("evaluation.sla") { // the SLA takes no domain
 		x.Warnings = append(x.Warnings, s.File+": "+w)
 	}

@@ -1253,3 +1253,20 @@ func TestModelSpellingsAreTwins(t *testing.T) {
 		t.Errorf("hardware aliases: warnings %q", x.Warnings)
 	}
 }
+
+// An engine.precision.weights value that contradicts the format an engine.model value's name
+// gives is noted for the points that combine them, naming the file and the field, with the
+// explicit format winning (the point's config keeps it).
+func TestWeightsConflictNotes(t *testing.T) {
+	x := expand(t, base, "engine.model={choices: [nvidia/Llama-3.1-8B-Instruct-FP8, meta-llama/Llama-3.1-8B]}",
+		"engine.precision.weights={choices: [auto, bf16, fp8]}")
+	want := []string{`spec.yaml: engine.precision.weights: bf16 contradicts engine.model "nvidia/Llama-3.1-8B-Instruct-FP8", ` +
+		"whose name means fp8 weights; engine.precision.weights wins: the run prices bf16 weights (and the name's fp8 KV cache " +
+		"where engine.precision.kv_cache is auto)"}
+	if !slices.Equal(x.Notes, want) {
+		t.Errorf("notes %q, want %q", x.Notes, want)
+	}
+	if x := expand(t, base, "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8", "engine.precision.weights=fp8"); len(x.Notes) != 0 {
+		t.Errorf("agreeing formats: notes %q", x.Notes)
+	}
+}

@@ -106,6 +106,22 @@ func (s *Spec) modelNotes() []string {
 	return out
 }
 
+// precisionNotes notes each engine.precision.weights value (fixed or a domain's) that contradicts
+// the weight format an engine.model value's name gives (timing.WeightsConflict), for the points
+// that combine the two: the explicit format wins.
+func (s *Spec) precisionNotes() []string {
+	const path = "engine.precision.weights"
+	var out []string
+	for _, model := range s.values(pathModel) {
+		for _, w := range s.values(path) {
+			if msg := timing.WeightsConflict(model, w); msg != "" {
+				out = append(out, fmt.Sprintf("%s: %s: %s", s.File, path, msg))
+			}
+		}
+	}
+	return out
+}
+
 // equivalentChoiceWarnings warns about each value of a domain over engine.model or a GPU that
 // names what an earlier value of it names (CanonicalKey reads them as one: a model spelling of
 // the same architecture and formats, a GPU alias): its points are twins of the earlier value's,

@@ -152,7 +152,8 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 
 // loadPrediction checks --stack, --format and --config, reads the prediction config (with its
 // --set overrides), refuses the dynamo adapters on the engine stack, and prints which aliases the
-// config's names resolved to.
+// config's names resolved to, the scheduler keys its backend ignores, and an
+// engine.precision.weights that overrides the format the model's name gives.
 func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) {
 	if !contains(stacks, opts.Stack) {
 		return nil, &usageError{fmt.Errorf("stack '%s' is unavailable; installed stacks: %s", opts.Stack, strings.Join(stacks, ", "))}
@@ -177,6 +178,9 @@ func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) 
 	}
 	for _, note := range ignoredSchedulerNotes(cfg) {
 		fmt.Fprintln(io.Err, note)
+	}
+	if msg := timing.WeightsConflict(cfg.Engine.Model, cfg.Engine.Precision.Weights); msg != "" {
+		fmt.Fprintf(io.Err, "note: %s: engine.precision.weights: %s\n", cfg.File, msg)
 	}
 	return cfg, nil
 }

@@ -319,8 +319,9 @@ func TestFailedRunKeepsOldResults(t *testing.T) {
 
 // TestPredictNotesResolvedAliases checks that predict says on stderr, once per alias, which
 // catalog id a hardware or model alias resolved to, and which model a name under an organization
-// the catalog does not know for it was read as, and says nothing for catalog ids and the
-// spellings the catalog documents.
+// the catalog does not know for it was read as, and which format wins when engine.precision.weights
+// contradicts the one the model's name gives, and says nothing for catalog ids, the spellings the
+// catalog documents and agreeing formats.
 func TestPredictNotesResolvedAliases(t *testing.T) {
 	small := []string{"--set", "traffic.stop.requests=8"}
 	for _, c := range []struct {
@@ -339,6 +340,11 @@ func TestPredictNotesResolvedAliases(t *testing.T) {
 				"(servesweep list models prints the spellings), or give a local directory holding the checkpoint's config.json if it is another model"}},
 		{"spellings the catalog documents", []string{"--set", "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8"}, nil},
 		{"no organization", []string{"--set", "engine.model=Llama-3.1-8B"}, nil},
+		{"weights against the name's format", []string{"--set", "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8", "--set", "engine.precision.weights=bf16"},
+			[]string{"note: " + seedConfig + `: engine.precision.weights: bf16 contradicts engine.model "nvidia/Llama-3.1-8B-Instruct-FP8", ` +
+				"whose name means fp8 weights; engine.precision.weights wins: the run prices bf16 weights (and the name's fp8 KV cache " +
+				"where engine.precision.kv_cache is auto)"}},
+		{"weights as the name's format", []string{"--set", "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8", "--set", "engine.precision.weights=fp8"}, nil},
 		{"catalog ids", nil, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -519,3 +519,28 @@ func TestCanonicalModelID(t *testing.T) {
 		}
 	}
 }
+
+// An engine.precision.weights that contradicts the format a catalog id's name gives is described,
+// with the explicit format winning; agreement, auto, a name without a format, an unknown name and
+// a directory are not.
+func TestWeightsConflict(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "Llama-3.1-8B-FP8")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := `bf16 contradicts engine.model "nvidia/Llama-3.1-8B-Instruct-FP8", whose name means fp8 weights; ` +
+		"engine.precision.weights wins: the run prices bf16 weights (and the name's fp8 KV cache where engine.precision.kv_cache is auto)"
+	if got := WeightsConflict("nvidia/Llama-3.1-8B-Instruct-FP8", "bf16"); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := WeightsConflict("nvidia/Qwen3-32B-NVFP4", "fp8"); !strings.HasPrefix(got, `fp8 contradicts engine.model "nvidia/Qwen3-32B-NVFP4", whose name means fp4 weights`) {
+		t.Errorf("NVFP4 id with fp8 weights: %q", got)
+	}
+	for _, c := range [][2]string{{"nvidia/Llama-3.1-8B-Instruct-FP8", "fp8"}, {"nvidia/Llama-3.1-8B-Instruct-FP8", "auto"},
+		{"nvidia/Llama-3.1-8B-Instruct-FP8", ""}, {"nvidia/Qwen3-32B-NVFP4", "nvfp4"}, {"meta-llama/Llama-3.1-8B", "fp8"},
+		{"deepseek-ai/DeepSeek-R1", "bf16"}, {"acme/Unknown-7B-FP8", "bf16"}, {dir, "bf16"}, {"nvidia/Llama-3.1-8B-Instruct-FP8", "int3"}} {
+		if got := WeightsConflict(c[0], c[1]); got != "" {
+			t.Errorf("%s with weights %q: %q, want nothing", c[0], c[1], got)
+		}
+	}
+}

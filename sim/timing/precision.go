@@ -2,6 +2,7 @@ package timing
 
 import (
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -90,4 +91,31 @@ func DefaultPrecisions(modelID string) Precisions {
 		return Precisions{Weights: FP8, KVCache: FP8}
 	}
 	return Precisions{Weights: BF16, KVCache: BF16}
+}
+
+// WeightsConflict describes an engine.precision.weights that contradicts the weight format a
+// catalog model id names (DefaultPrecisions: nvidia/Llama-3.1-8B-Instruct-FP8 means FP8), for a
+// caller to prefix with the file and engine.precision.weights: the explicit format wins, as it
+// always has (the run prices its weights), and the id's FP8 KV cache still applies where
+// engine.precision.kv_cache is auto. "" when there is nothing to say: weights empty, auto, not a
+// format, or the id's own; an id that names no format; a directory (its config.json, not its
+// name, gives the formats) or a name the catalog does not know.
+func WeightsConflict(modelID, weights string) string {
+	if weights == "" || weights == "auto" {
+		return ""
+	}
+	given, err := ParsePrecision(weights)
+	named := DefaultPrecisions(modelID)
+	if err != nil || named.Weights == BF16 || given == named.Weights {
+		return ""
+	}
+	if st, err := os.Stat(modelID); err == nil && st.IsDir() {
+		return ""
+	}
+	if _, err := LookupModel(modelID); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s contradicts engine.model %q, whose name means %s weights; engine.precision.weights wins: the run "+
+		"prices %s weights (and the name's %s KV cache where engine.precision.kv_cache is auto)",
+		weights, modelID, named.Weights, given, named.KVCache)
 }
