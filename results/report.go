@@ -149,6 +149,10 @@ func (m *Manifest) Incomplete() bool {
 // manifestVersion is the schema version of sweep.json and pareto.json.
 const manifestVersion = "1"
 
+// ParetoSchemaVersion is the schema_version servesweep writes pareto.json with, and the only
+// one its readers (rows --front) accept.
+const ParetoSchemaVersion = manifestVersion
+
 // WriteManifest writes m as dir/sweep.json (atomically).
 func WriteManifest(dir string, m *Manifest) error {
 	m.SchemaVersion = manifestVersion

@@ -52,7 +52,8 @@ as CSV with a header line (--format csv, the default), or as one JSON object per
 points tied to them, from pareto_ties.parquet when pareto.json lists only the first ones), in
 pareto.json's order, each entry followed by its ties: the order of report.md's Pareto table
 (and of the summary and recommendations/ when the sweep's target is pareto). A front point the
-table does not hold is an error: pareto.json is stale.
+table does not hold is an error: pareto.json is stale; so is a pareto.json whose schema_version
+is missing or not the one this servesweep writes.
 
 A sharded sweep's directory reads the same once servesweep merge has written its
 results.parquet.
@@ -440,14 +441,32 @@ func writeJSONRow(w *bufio.Writer, names []string, cols []int, vals []parquet.Va
 	return nil
 }
 
-// paretoFront is the part of pareto.json that names the front's points.
+// paretoFront is the part of pareto.json that names the front's points, and its version.
 type paretoFront struct {
-	Front []struct {
+	// SchemaVersion is nil when the document has none.
+	SchemaVersion *string `json:"schema_version"`
+	Front         []struct {
 		PointID        string   `json:"point_id"`
 		TiedPointIDs   []string `json:"tied_point_ids"`
 		TiedPointCount int      `json:"tied_point_count"`
 	} `json:"front"`
 	TiesFile string `json:"ties_file"`
+}
+
+// checkParetoVersion refuses the pareto.json at path (of the results directory dir) unless its
+// schema_version, v (nil: none), is the one servesweep writes: another version's front may not
+// mean what this one's does.
+func checkParetoVersion(path, dir string, v *string) error {
+	rewrite := fmt.Sprintf("run servesweep report --results %s --overwrite to rewrite it", dir)
+	switch {
+	case v == nil:
+		return &usageError{fmt.Errorf("--front: %s has no schema_version; this servesweep reads pareto.json schema_version %q: %s",
+			path, results.ParetoSchemaVersion, rewrite)}
+	case *v != results.ParetoSchemaVersion:
+		return &usageError{fmt.Errorf("--front: %s has schema_version %q; this servesweep reads pareto.json schema_version %q: %s",
+			path, *v, results.ParetoSchemaVersion, rewrite)}
+	}
+	return nil
 }
 
 // frontPointIDs returns the point IDs of dir's Pareto front, each with its entry's index in
@@ -467,6 +486,9 @@ func frontPointIDs(dir string) (map[string]int, error) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, &usageError{fmt.Errorf("--front: %s is not a pareto.json document: %v; run servesweep report --results %s --overwrite to rewrite it",
 			path, err, dir)}
+	}
+	if err := checkParetoVersion(path, dir, doc.SchemaVersion); err != nil {
+		return nil, err
 	}
 	if doc.Front == nil {
 		return nil, &usageError{fmt.Errorf("--front: %s has no front; run servesweep report --results %s --overwrite to rewrite it", path, dir)}

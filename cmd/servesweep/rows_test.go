@@ -278,3 +278,54 @@ func pointIDs(t *testing.T, dir string, args ...string) []string {
 	}
 	return ids
 }
+
+// --front refuses, with exit 2 naming the file, the version found and the one it reads, a
+// pareto.json whose schema_version is missing, empty or another than the one servesweep writes;
+// a version of the wrong JSON kind is refused as not a pareto.json document.
+func TestRowsFrontChecksParetoSchemaVersion(t *testing.T) {
+	dir := rowsSweep(t)
+	path := filepath.Join(dir, results.ParetoFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["schema_version"] != results.ParetoSchemaVersion {
+		t.Fatalf("pareto.json written with schema_version %v, want %q", doc["schema_version"], results.ParetoSchemaVersion)
+	}
+	for _, c := range []struct {
+		name    string
+		version any // nil: the key left out
+		want    string
+	}{
+		{"missing", nil, path + ` has no schema_version; this servesweep reads pareto.json schema_version "1"`},
+		{"empty", "", path + ` has schema_version ""; this servesweep reads pareto.json schema_version "1"`},
+		{"another", "2", path + ` has schema_version "2"; this servesweep reads pareto.json schema_version "1"`},
+		{"a number", 1, path + " is not a pareto.json document"},
+	} {
+		delete(doc, "schema_version")
+		if c.version != nil {
+			doc["schema_version"] = c.version
+		}
+		b, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb strings.Builder
+		if code := run(context.Background(), []string{"rows", "--results", dir, "--front"}, ioStreams{Out: &out, Err: &errb}); code != exitConfigError ||
+			!strings.Contains(errb.String(), "--front: "+c.want) || out.Len() != 0 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 with %q", c.name, code, out.String(), errb.String(), c.want)
+		}
+	}
+}
