@@ -287,11 +287,11 @@ func LookupModel(id string) (ModelSpec, error) {
 		id, strings.Join(ModelIDs(), ", "))
 }
 
-// QuantizerOrganizations publish quantized checkpoints of other organizations' models under the
+// quantizerOrganizations publish quantized checkpoints of other organizations' models under the
 // model's name with a weight-format suffix: NVIDIA's ModelOpt FP8 and NVFP4 checkpoints
 // (nvidia/Llama-3.1-8B-Instruct-FP8, nvidia/Qwen3-32B-NVFP4) and Red Hat's, formerly Neural
 // Magic's, FP8 and FP8-dynamic ones. UnknownOrganization accepts them for a suffixed id only.
-var QuantizerOrganizations = []string{"nvidia", "RedHatAI", "neuralmagic"}
+var quantizerOrganizations = []string{"nvidia", "RedHatAI", "neuralmagic"}
 
 // formatSuffixes are the weight-format suffixes modelKey drops, longest first.
 var formatSuffixes = []string{"-fp8-dynamic", "-fp8", "-nvfp4", "-fp4"}
@@ -312,7 +312,7 @@ func hasFormatSuffix(name string) bool {
 // organization it names (the text before the last '/') is not one the catalog knows for that
 // model, e.g. wrongorg/Llama-3.1-8B, which LookupModel reads as meta-llama/Llama-3.1-8B since it
 // matches by the name after the organization. Known are the organizations of the model's
-// catalog id and of its aliases (own), and QuantizerOrganizations for an id with a weight-format
+// catalog id and of its aliases (own), and quantizerOrganizations for an id with a weight-format
 // suffix. It returns the id's organization, the catalog id the id was read as and own; org is ""
 // when there is nothing to report: an id without an organization, any case of a known one, an
 // existing directory (its config.json names the model), or a name the catalog does not know
@@ -339,7 +339,7 @@ func UnknownOrganization(id string) (org, catalogID string, own []string) {
 		}
 		known := own
 		if hasFormatSuffix(id[i+1:]) {
-			known = append(slices.Clone(own), QuantizerOrganizations...)
+			known = append(slices.Clone(own), quantizerOrganizations...)
 		}
 		if org == "" || slices.ContainsFunc(known, func(o string) bool { return strings.EqualFold(o, org) }) {
 			return "", "", nil
@@ -361,7 +361,7 @@ func OrganizationNote(id string) string {
 	return fmt.Sprintf("%q is read as %s, but the catalog knows that model under %s (a quantized checkpoint whose name ends "+
 		"in a weight-format suffix such as -FP8 also under %s), not %s; write %s or %s (servesweep list models prints the "+
 		"spellings), or give a local directory holding the checkpoint's config.json if it is another model",
-		id, catalogID, strings.Join(own, " or "), strings.Join(QuantizerOrganizations, ", "), org, catalogID, name)
+		id, catalogID, strings.Join(own, " or "), strings.Join(quantizerOrganizations, ", "), org, catalogID, name)
 }
 
 // ResolveModelID returns the catalog id that id resolves to when id is one of a catalog entry's
