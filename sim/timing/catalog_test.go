@@ -479,6 +479,32 @@ func TestUnknownOrganization(t *testing.T) {
 	if got := OrganizationNote("wrongorg/Llama-3.1-8B"); got != want {
 		t.Errorf("note:\n%s\nwant\n%s", got, want)
 	}
+	// A suffixed id is read with the formats its suffix names, and every spelling the note
+	// suggests reads as the same model and precisions (the bare catalog id is BF16: another model).
+	wantFP8 := `"wrongorg/Llama-3.1-8B-FP8" is read as meta-llama/Llama-3.1-8B with fp8 weights and a fp8 KV cache, ` +
+		`but the catalog knows that model under meta-llama`
+	wantWrite := `; write meta-llama/Llama-3.1-8B-FP8 or Llama-3.1-8B-FP8 (servesweep list models`
+	if got := OrganizationNote("wrongorg/Llama-3.1-8B-FP8"); !strings.HasPrefix(got, wantFP8) || !strings.Contains(got, wantWrite) {
+		t.Errorf("note:\n%s\nwant it to start\n%s\nand contain\n%s", got, wantFP8, wantWrite)
+	}
+	for _, id := range []string{"wrongorg/Llama-3.1-8B", "wrongorg/Llama-3.1-8B-FP8", "wrongorg/Meta-Llama-3.1-8B-Instruct-FP8",
+		"nvidia/Llama-3.1-8B", "openai/GLM-5", "acme/Qwen3-32B-NVFP4", "models/meta-llama/Llama-3.1-8B"} {
+		note := OrganizationNote(id)
+		_, write, ok := strings.Cut(note, "; write ")
+		if !ok {
+			t.Fatalf("%s: no spellings in %q", id, note)
+		}
+		write, _, _ = strings.Cut(write, " (servesweep list models")
+		m, err := LookupModel(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range strings.Split(write, " or ") {
+			if wm, err := LookupModel(w); err != nil || wm.ID != m.ID || wm.Precisions != m.Precisions {
+				t.Errorf("%s: the note suggests %s, read as %s %+v (%v); want %s %+v", id, w, wm.ID, wm.Precisions, err, m.ID, m.Precisions)
+			}
+		}
+	}
 }
 
 // Every spelling that reads as the same catalog architecture and formats has one canonical name,

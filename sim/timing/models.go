@@ -350,18 +350,30 @@ func UnknownOrganization(id string) (org, catalogID string, own []string) {
 }
 
 // OrganizationNote is the note on an id UnknownOrganization reports, for a caller to prefix
-// with the file and the field path, or "" when it reports none: what the id was read as, the
-// organizations the catalog knows for that model, and the spellings to write instead.
+// with the file and the field path, or "" when it reports none: what the id was read as (with the
+// weight and KV-cache formats its name implies when they are not the catalog id's own), the
+// organizations the catalog knows for that model, and the spellings to write instead, each of
+// which reads as the same model and precisions as id (CanonicalModelID, and the name without
+// its organization).
 func OrganizationNote(id string) string {
 	org, catalogID, own := UnknownOrganization(id)
 	if org == "" {
 		return ""
 	}
-	name := id[strings.LastIndexByte(id, '/')+1:]
+	name := strings.TrimSpace(id[strings.LastIndexByte(id, '/')+1:])
+	readAs, write := catalogID, []string{name}
+	if m, err := LookupModel(id); err == nil {
+		if c, _ := CanonicalModelID(id); c != id {
+			write = []string{c, name}
+		}
+		if base, _ := LookupModel(catalogID); base.Precisions != m.Precisions {
+			readAs = fmt.Sprintf("%s with %s weights and a %s KV cache", catalogID, m.Precisions.Weights, m.Precisions.KVCache)
+		}
+	}
 	return fmt.Sprintf("%q is read as %s, but the catalog knows that model under %s (a quantized checkpoint whose name ends "+
-		"in a weight-format suffix such as -FP8 also under %s), not %s; write %s or %s (servesweep list models prints the "+
+		"in a weight-format suffix such as -FP8 also under %s), not %s; write %s (servesweep list models prints the "+
 		"spellings), or give a local directory holding the checkpoint's config.json if it is another model",
-		id, catalogID, strings.Join(own, " or "), strings.Join(quantizerOrganizations, ", "), org, catalogID, name)
+		id, readAs, strings.Join(own, " or "), strings.Join(quantizerOrganizations, ", "), org, strings.Join(write, " or "))
 }
 
 // ResolveModelID returns the catalog id that id resolves to when id is one of a catalog entry's
