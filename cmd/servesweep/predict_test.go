@@ -883,3 +883,24 @@ func TestIgnoredSchedulerNotes(t *testing.T) {
 		t.Errorf("defaults: %q, want none", got)
 	}
 }
+
+// TestModelPathWithoutDirectory: an engine.model written as a path (absolute, ./, ~) that names
+// no directory is a config error in predict, sweep and export, naming engine.model, the path, that
+// no such directory exists and the catalog id to write instead, not a run of the catalog model
+// its last element names.
+func TestModelPathWithoutDirectory(t *testing.T) {
+	abs := filepath.Join(t.TempDir(), "Llama-3.1-8B")
+	for _, model := range []string{abs, "./servesweep-no-such-dir/Llama-3.1-8B", "~/Llama-3.1-8B"} {
+		want := fmt.Sprintf("engine.model: %q is a path, but no such directory exists", model)
+		for _, args := range [][]string{
+			{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", filepath.Join(t.TempDir(), "out")},
+			{"sweep", "-c", seedConfig, "--dry-run", "--output-dir", filepath.Join(t.TempDir(), "out")},
+			{"export", "-c", exportConfig, "--target", "vllm", "--output-dir", filepath.Join(t.TempDir(), "out")},
+		} {
+			code, _, errs := runCLI(t, append(args, "--set", "engine.model="+model)...)
+			if code != exitConfigError || !strings.Contains(errs, want) || !strings.Contains(errs, "write meta-llama/Llama-3.1-8B") {
+				t.Errorf("%s %s: exit %d, stderr %q; want exit 2 and %q", args[0], model, code, errs, want)
+			}
+		}
+	}
+}

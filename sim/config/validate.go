@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/servesweep/servesweep/sim/timing"
 )
 
 // Validate checks every value and cross-field rule of dynosim-spec.md §3 on c, and the size
@@ -578,6 +580,8 @@ func (v *validator) engine(e *Engine) {
 	const p = "engine"
 	if e.Model == "" {
 		v.errorf(p+".model", "required: a model id such as meta-llama/Meta-Llama-3.1-8B-Instruct")
+	} else if msg := timing.ModelIDProblem(e.Model); msg != "" {
+		v.errorf(p+".model", "%s (servesweep list models prints the catalog)", msg)
 	}
 	if e.Hardware == "" {
 		v.errorf(p+".hardware", "required: a hardware id such as h200_sxm")

@@ -1,6 +1,7 @@
 package timing
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -325,8 +326,8 @@ func TestLoadModelDir(t *testing.T) {
 	if _, err := LoadModelDir(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no config.json") {
 		t.Errorf("empty dir: err = %v", err)
 	}
-	// A path that is not a directory falls through to the catalog.
-	if _, err := ResolveModel(filepath.Join(dir, "nope")); err == nil || !strings.Contains(err.Error(), "unknown model") {
+	// A path that is not a directory is refused: it names a directory, not a catalog model.
+	if _, err := ResolveModel(filepath.Join(dir, "nope")); err == nil || !strings.Contains(err.Error(), "no such directory exists") {
 		t.Errorf("missing path: err = %v", err)
 	}
 }
@@ -567,6 +568,37 @@ func TestWeightsConflict(t *testing.T) {
 		{"deepseek-ai/DeepSeek-R1", "bf16"}, {"acme/Unknown-7B-FP8", "bf16"}, {dir, "bf16"}, {"nvidia/Llama-3.1-8B-Instruct-FP8", "int3"}} {
 		if got := WeightsConflict(c[0], c[1]); got != "" {
 			t.Errorf("%s with weights %q: %q, want nothing", c[0], c[1], got)
+		}
+	}
+}
+
+// A model id written as a path names a directory: without one it is refused with a message naming
+// the path and the catalog id to write, never read as the catalog model its last element names.
+// An existing directory and ids that are not paths are no problem.
+func TestModelIDProblem(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "Llama-3.1-8B")
+	for _, id := range []string{missing, "./servesweep-no-such-dir/Llama-3.1-8B-FP8", "../servesweep-no-such-dir", "~/models/x", "/Llama-3.1-8B"} {
+		msg := ModelIDProblem(id)
+		if !strings.HasPrefix(msg, fmt.Sprintf("%q is a path, but no such directory exists", id)) {
+			t.Errorf("%s: %q", id, msg)
+		}
+		if _, err := LookupModel(id); err == nil || err.Error() != msg {
+			t.Errorf("LookupModel(%s): %v; want %q", id, err, msg)
+		}
+		if _, err := ResolveModel(id); err == nil {
+			t.Errorf("ResolveModel(%s) read a catalog model", id)
+		}
+	}
+	if want := "; give a directory holding a Hugging Face config.json, or for a catalog model write meta-llama/Llama-3.1-8B"; !strings.HasSuffix(ModelIDProblem(missing), want) {
+		t.Errorf("%q lacks %q", ModelIDProblem(missing), want)
+	}
+	if want := "write meta-llama/Llama-3.1-8B-FP8"; !strings.HasSuffix(ModelIDProblem("./servesweep-no-such-dir/Llama-3.1-8B-FP8"), want) {
+		t.Errorf("FP8: lacks %q", want)
+	}
+	for _, id := range []string{dir, "meta-llama/Llama-3.1-8B", "Llama-3.1-8B", "acme/Unknown-7B"} {
+		if msg := ModelIDProblem(id); msg != "" {
+			t.Errorf("%s: %q", id, msg)
 		}
 	}
 }

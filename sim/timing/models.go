@@ -262,6 +262,9 @@ func modelKey(id string) string {
 // LookupModel finds a built-in model by any of its common ids (see modelKey) and sets its
 // Precisions from id (DefaultPrecisions). The error lists the known models.
 func LookupModel(id string) (ModelSpec, error) {
+	if msg := ModelIDProblem(id); msg != "" {
+		return ModelSpec{}, errors.New(msg)
+	}
 	key := modelKey(id)
 	for _, e := range modelCatalog() {
 		match := modelKey(e.spec.ID) == key
@@ -285,6 +288,45 @@ func LookupModel(id string) (ModelSpec, error) {
 	}
 	return ModelSpec{}, fmt.Errorf("unknown model %q; known models: %s (or a local directory holding a Hugging Face config.json)",
 		id, strings.Join(ModelIDs(), ", "))
+}
+
+// modelPathPrefixes mark a model id written as a file path: absolute, relative to the current
+// folder or its parent, or under a home folder (~, which servesweep does not expand).
+var modelPathPrefixes = []string{"/", "./", "../", "~", `.\`, `..\`}
+
+// IsModelPath reports whether id is written as a file path (modelPathPrefixes, an absolute path
+// of the platform, . or ..) rather than a model id: it names a model directory, never a catalog
+// model by the name after its last '/'.
+func IsModelPath(id string) bool {
+	if id == "." || id == ".." || filepath.IsAbs(id) {
+		return true
+	}
+	return slices.ContainsFunc(modelPathPrefixes, func(p string) bool { return strings.HasPrefix(id, p) })
+}
+
+// ModelIDProblem says what is wrong with a model id before any lookup, for a caller to prefix
+// with the file and the field path, or "" when nothing is: a path (IsModelPath) that names no
+// directory, which would otherwise be read as the catalog model its last element names.
+func ModelIDProblem(id string) string {
+	if !IsModelPath(id) {
+		return ""
+	}
+	if _, err := os.Stat(id); err == nil {
+		return ""
+	}
+	home := ""
+	if strings.HasPrefix(id, "~") {
+		home = " (servesweep does not expand ~: write the full path)"
+	}
+	catalog := "its catalog id"
+	if base := filepath.Base(id); !IsModelPath(base) {
+		if _, err := LookupModel(base); err == nil {
+			c, _ := CanonicalModelID(base)
+			catalog = c
+		}
+	}
+	return fmt.Sprintf("%q is a path, but no such directory exists%s; give a directory holding a Hugging Face config.json, "+
+		"or for a catalog model write %s", id, home, catalog)
 }
 
 // quantizerOrganizations publish quantized checkpoints of other organizations' models under the
