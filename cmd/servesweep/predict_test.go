@@ -904,3 +904,22 @@ func TestModelPathWithoutDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestModelWithSpaces: an engine.model with leading or trailing spaces, which the lookup would
+// trim but launch files and messages would copy, is a config error in predict, sweep and export,
+// naming engine.model and the value quoted.
+func TestModelWithSpaces(t *testing.T) {
+	for model, value := range map[string]string{`" meta-llama/Llama-3.1-8B "`: " meta-llama/Llama-3.1-8B ", `"Llama-3.1-8B\t"`: "Llama-3.1-8B\t"} {
+		want := fmt.Sprintf("engine.model: %q has leading or trailing spaces; remove them: %q", value, strings.TrimSpace(value))
+		for _, args := range [][]string{
+			{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", filepath.Join(t.TempDir(), "out")},
+			{"sweep", "-c", seedConfig, "--dry-run", "--output-dir", filepath.Join(t.TempDir(), "out")},
+			{"export", "-c", exportConfig, "--target", "vllm", "--output-dir", filepath.Join(t.TempDir(), "out")},
+		} {
+			code, _, errs := runCLI(t, append(args, "--set", "engine.model="+model)...)
+			if code != exitConfigError || !strings.Contains(errs, want) {
+				t.Errorf("%s %s: exit %d, stderr %q; want exit 2 and %q", args[0], model, code, errs, want)
+			}
+		}
+	}
+}

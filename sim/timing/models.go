@@ -305,9 +305,13 @@ func IsModelPath(id string) bool {
 }
 
 // ModelIDProblem says what is wrong with a model id before any lookup, for a caller to prefix
-// with the file and the field path, or "" when nothing is: a path (IsModelPath) that names no
-// directory, which would otherwise be read as the catalog model its last element names.
+// with the file and the field path, or "" when nothing is: leading or trailing spaces (a lookup
+// would trim them, but launch files and messages would copy them), or a path (IsModelPath) that
+// names no directory, which would otherwise be read as the catalog model its last element names.
 func ModelIDProblem(id string) string {
+	if t := strings.TrimSpace(id); t != id {
+		return fmt.Sprintf("%q has leading or trailing spaces; remove them: %q", id, t)
+	}
 	if !IsModelPath(id) {
 		return ""
 	}
