@@ -1270,3 +1270,32 @@ func TestWeightsConflictNotes(t *testing.T) {
 		t.Errorf("agreeing formats: notes %q", x.Notes)
 	}
 }
+
+// A field whose plain value may be a word (engine.context_length: max) takes that word as a
+// choice too, each point getting what the plain field would; another string is refused naming
+// the word.
+func TestWordChoices(t *testing.T) {
+	x := expand(t, base, "engine.context_length={choices: [max, 8192]}")
+	if len(x.Points) != 2 || x.Points[0].Config.Engine.ContextLength != 0 || x.Points[1].Config.Engine.ContextLength != 8192 {
+		t.Fatalf("points %d, context lengths %v", len(x.Points), func() (out []int) {
+			for _, p := range x.Points {
+				out = append(out, p.Config.Engine.ContextLength)
+			}
+			return out
+		}())
+	}
+	plain := expand(t, base, "engine.context_length=max")
+	if len(plain.Points) != 1 || plain.Points[0].Config.Engine.ContextLength != x.Points[0].Config.Engine.ContextLength {
+		t.Errorf("plain max: %d points", len(plain.Points))
+	}
+	for _, c := range []struct{ set, path, msg string }{
+		{"engine.context_length={choices: [maxx, 8192]}", "engine.context_length.choices[0]", `must be an int > 0 or "max", got "maxx" (string)`},
+		{"engine.context_length={choices: [max, max]}", "engine.context_length.choices[1]", "duplicate choice max"},
+		{"engine.context_length={choice: [max]}", "engine.context_length", `must be an int > 0 or "max" or a domain`},
+	} {
+		_, err := Parse([]byte(base), "spec.yaml", []string{c.set}, nil, results.CheckMetric)
+		if err == nil || !strings.Contains(err.Error(), c.path+": "+c.msg) {
+			t.Errorf("%s: %v, want %s: %s", c.set, err, c.path, c.msg)
+		}
+	}
+}

@@ -449,11 +449,14 @@ type Field struct {
 	// Nullable reports whether a YAML null means the field is not set (its null:"omit" tag on
 	// a scalar), so that a sweep may take null as a choice.
 	Nullable bool
+	// Word is the string the field also accepts in place of a number (its `word` tag, e.g. max
+	// for engine.context_length), stored as the zero value; "" for none.
+	Word string
 
 	f *field
 }
 
-// Want describes a valid value for messages: "an int > 0", "a number >= 0", "one of
+// Want describes a valid value for messages: "an int > 0", `an int > 0 or "max"`, "a number >= 0", "one of
 // round_robin, kv_router, random, least_loaded", "a bool".
 func (f Field) Want() string {
 	if len(f.Enum) > 0 {
@@ -462,7 +465,10 @@ func (f Field) Want() string {
 	noun := map[Kind]string{KindInt: "an int", KindFloat: "a number", KindBool: "a bool", KindString: "a string",
 		KindList: "a list"}[f.Kind]
 	if b := f.f.bound(); b != "" {
-		return noun + " " + b
+		noun += " " + b
+	}
+	if f.Word != "" {
+		noun += fmt.Sprintf(" or %q", f.Word)
 	}
 	return noun
 }
@@ -475,7 +481,7 @@ func exportField(path string, f *field) Field {
 	k := map[kind]Kind{kindInt: KindInt, kindUint: KindInt, kindFloat: KindFloat, kindBool: KindBool,
 		kindString: KindString, kindList: KindList}[f.kind]
 	return Field{Path: path, Kind: k, Enum: slices.Clone(f.enum), Variants: slices.Clone(f.variants), Sweep: f.sweep,
-		Nullable: f.null == "omit" && f.kind != kindStruct, f: f}
+		Nullable: f.null == "omit" && f.kind != kindStruct, Word: f.word, f: f}
 }
 
 // Fields lists every concrete-valued field of the prediction schema in schema order (the order
