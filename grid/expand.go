@@ -1100,12 +1100,14 @@ func (e *NoFeasiblePointError) Error() string { return e.File + ": " + e.Msg }
 
 // noValidPoint explains a grid in which every point was filtered out. When some point was an
 // invalid (or unsupported) config and none was valid, the spec is wrong: a config.Errors
-// (exit 2) with the first decode errors in full. When every point was removed by the GPU
+// (exit 2) with the first decode errors in full, or, when they all gave one error or the grid
+// has one point (a spec without a domain), that error as the config's own (specWideError), so
+// that a command names the --set that gave it. When every point was removed by the GPU
 // budget, the spec is valid but has no feasible point: a *NoFeasiblePointError (exit 1) with
 // the filter counts.
 func (s *Spec) noValidPoint(x *Expansion) error {
 	bad := x.Filtered[FilteredInvalid] + x.Filtered[FilteredUnsupported]
-	if bad > 1 && x.sameError != "" {
+	if (bad > 1 || x.GridPoints == 1) && x.sameError != "" {
 		return s.specWideError(x.sameError, bad, x.GridPoints, "")
 	}
 	if bad > 0 {

@@ -32,13 +32,17 @@ func emptyValuesWarning(vs []EmptyValue) string {
 // or of a mode's: of names it, e.g. "of mode aggregated ") all failed with the same decode error
 // full: that error once, as the config.Errors its lines ("<file>: <path>: <msg>") were, so that a
 // command can name the --set that gave the field (config.AttributeSets), with the count of
-// points it ruled out.
+// points it ruled out (none for a grid of one point).
 func (s *Spec) specWideError(full string, bad, grid int, of string) error {
 	what := fmt.Sprintf("every one of the %d grid points %sfails", grid, of)
 	if bad < grid {
 		what = fmt.Sprintf("all %d invalid grid points %s(of %d; the others are outside the GPU budget) fail", bad, of, grid)
 	}
 	note := " (" + what + " with this error: it is in the spec, not in a domain's values)"
+	if grid == 1 {
+		// The grid's only point (a spec without a domain) is the spec's config: its error as predict gives it.
+		note = ""
+	}
 	var errs config.Errors
 	for _, line := range strings.Split(full, "\n") {
 		rest, ok := strings.CutPrefix(line, s.File+": ")

@@ -416,6 +416,9 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 			"--set", "engine.mode={choices: [aggregated]}"}, 2, examples.DefaultSweepName + " (--set engine.workers.aggregated.kv_cache.block_size=0): " +
 			"engine.workers.aggregated.kv_cache.block_size: must be an int > 0, got 0 (all 80 invalid grid points (of 128; the others are " +
 			"outside the GPU budget) fail with this error: it is in the spec, not in a domain's values)"},
+		// A spec without a domain is one config: an error a --set gave names the --set, as predict's does.
+		{"no domain, bad --set", []string{"sweep", "-c", "../../examples/synthetic.yaml", "--dry-run", "--set", "engine.backend=vLLM"}, 2,
+			`error: ../../examples/synthetic.yaml (--set engine.backend=vLLM): engine.backend: must be one of vllm, sglang, trtllm, got "vLLM"` + "\n"},
 		{"bad flag", []string{"sweep", "--parallelism", "x"}, 2, "invalid argument"},
 		{"negative parallelism", []string{"sweep", "--dry-run", "--parallelism", "-2"}, 2, "--parallelism must be a whole number >= 1 (or 0 for the default), got -2"},
 		{"NaN timeout", []string{"sweep", "--dry-run", "--timeout", "NaN"}, 2, "--timeout must be a number of seconds > 0 and <= 31536000 (a year; or 0 for the default), got NaN"},
