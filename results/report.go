@@ -344,6 +344,34 @@ func ReportFilesIn(dir string) ([]string, error) {
 	return found, nil
 }
 
+// ReportBlockers describes each path in dir that WriteReport would have to replace but cannot:
+// a report file (pareto.json, report.md, pareto.png, report.html, pareto_ties.parquet, or a
+// recommendations/NNNN.yaml) that exists and is not a regular file (config.NotRegular), and a
+// recommendations that is not a directory, each as "<path> is a directory, not a regular file".
+// A command refuses these before writing anything, so that a report is never half replaced.
+func ReportBlockers(dir string) []string {
+	var out []string
+	for _, name := range []string{ParetoFile, ReportFile, PlotFile, HTMLFile, TiesFile} {
+		path := filepath.Join(dir, name)
+		if k := config.NotRegular(path); k != "" {
+			out = append(out, fmt.Sprintf("%s is %s, not a regular file", path, k))
+		}
+	}
+	recs := filepath.Join(dir, RecommendationsDir)
+	if st, err := os.Stat(recs); err == nil && !st.IsDir() {
+		return append(out, recs+" is a file, not a directory")
+	}
+	entries, _ := os.ReadDir(recs)
+	for _, e := range entries {
+		if path := filepath.Join(recs, e.Name()); recommendationName.MatchString(e.Name()) {
+			if k := config.NotRegular(path); k != "" {
+				out = append(out, fmt.Sprintf("%s is %s, not a regular file", path, k))
+			}
+		}
+	}
+	return out
+}
+
 func removeStaleRecommendations(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -366,9 +366,11 @@ func checkRejectedRatio(what string, r float64) error {
 		"point may have rejected and stay a candidate), got %g", what, r)}
 }
 
-// checkReportDir refuses (exit 2) to write the report into out when out is not a directory, or
-// when it already holds a report (results.ReportFilesIn) and --overwrite is not given: by
-// default out is the sweep's own directory, whose report the sweep wrote.
+// checkReportDir refuses (exit 2) to write the report into out when out is not a directory, when
+// it holds a report file the report cannot replace (results.ReportBlockers: a directory named
+// pareto.json, say; even with --overwrite), or when it already holds a report
+// (results.ReportFilesIn) and --overwrite is not given: by default out is the sweep's own
+// directory, whose report the sweep wrote.
 func checkReportDir(out string, opts *reportOptions) error {
 	flag := "--output-dir"
 	if !opts.set["output-dir"] {
@@ -383,6 +385,11 @@ func checkReportDir(out string, opts *reportOptions) error {
 	}
 	if !st.IsDir() {
 		return &usageError{fmt.Errorf("%s %s exists and is not a directory", flag, out)}
+	}
+	if blocked := results.ReportBlockers(out); len(blocked) > 0 {
+		// Refused before anything is written: the report would stop half replaced at the first.
+		return &usageError{fmt.Errorf("%s %s: %s; the report cannot replace it: remove it and run the command again",
+			flag, out, strings.Join(blocked, "; "))}
 	}
 	if opts.Overwrite {
 		return nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/spf13/cobra"
 )
 
@@ -475,6 +476,10 @@ func checkParetoVersion(path, dir string, v *string) error {
 // entry its point_id column names).
 func frontPointIDs(dir string) (map[string]int, error) {
 	path := filepath.Join(dir, results.ParetoFile)
+	if k := config.NotRegular(path); k != "" {
+		return nil, &usageError{fmt.Errorf("--front: %s is %s, not a regular file; remove it and run servesweep report --results %s --overwrite to rewrite it",
+			path, k, dir)}
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, &usageError{fmt.Errorf("--front needs %s, which is missing; run servesweep report --results %s --overwrite to write it", path, dir)}

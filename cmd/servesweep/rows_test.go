@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -327,5 +328,37 @@ func TestRowsFrontChecksParetoSchemaVersion(t *testing.T) {
 			!strings.Contains(errb.String(), "--front: "+c.want) || out.Len() != 0 {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 with %q", c.name, code, out.String(), errb.String(), c.want)
 		}
+	}
+}
+
+// A pareto.json that is a directory is refused with exit 2 naming it, by rows --front (with the
+// report --overwrite hint every other bad pareto.json gets) and by report --overwrite before it
+// writes anything (it could not replace it, and would stop after writing recommendations/).
+func TestParetoFileIsDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	if err := os.CopyFS(dir, os.DirFS(rowsSweep(t))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, results.ParetoFile)
+	recs := filepath.Join(dir, results.RecommendationsDir)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "rows", "--results", dir, "--front")
+	if want := "--front: " + path + " is a directory, not a regular file; remove it and run servesweep report --results " + dir + " --overwrite"; code != exitConfigError || out != "" || !strings.Contains(errs, want) {
+		t.Errorf("rows --front: exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errs, want)
+	}
+	code, _, errs = runCLI(t, "report", "--results", dir, "--overwrite")
+	if want := path + " is a directory, not a regular file; the report cannot replace it"; code != exitConfigError || !strings.Contains(errs, want) {
+		t.Errorf("report --overwrite: exit %d, stderr %q; want exit 2 and %q", code, errs, want)
+	}
+	if _, err := os.Stat(recs); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("report --overwrite wrote %s before refusing (%v)", recs, err)
 	}
 }
