@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -143,7 +142,7 @@ type Optimizer struct {
 // apply (config.ResolvePaths); those --set gives resolve against the working directory. A missing
 // or unreadable file is a config.Errors (exit code 2).
 func Load(path string, sets []string, getenv func(string) (string, bool), checkMetric func(string) error) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := config.ReadFile(path) // not a named pipe nobody writes to, nor a directory
 	if err != nil {
 		return nil, config.Errors{{File: path, Msg: "cannot read sweep spec: " + config.PathCause(err).Error(), Err: err}}
 	}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/gofrs/flock"
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/metrics"
 )
 
@@ -226,7 +227,7 @@ func OpenJournal(path string) (j *Journal, recs map[string]Record, err error) {
 		}
 	}()
 	recs = make(map[string]Record)
-	data, err := os.ReadFile(path)
+	data, err := config.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		data = nil
@@ -330,7 +331,7 @@ func (e *JournalSpecError) Error() string {
 // *JournalSpecError. A journal without the file (written before servesweep recorded it) is
 // claimed as it is.
 func ClaimJournalSpec(path, hash string) error {
-	data, err := os.ReadFile(path + SpecSuffix)
+	data, err := config.ReadFile(path + SpecSuffix)
 	switch {
 	case err == nil:
 		if have := strings.TrimSpace(string(data)); have != hash {

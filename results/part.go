@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/servesweep/servesweep/sim/config"
 )
 
 // Layout of a sharded sweep inside its output directory (shared by every shard):
@@ -212,6 +213,9 @@ func partChecksum(meta []byte, rows []Row) (string, error) {
 
 // ReadPartMeta reads only the footer metadata of a part file (not its rows); see ReadPart.
 func ReadPartMeta(path string) (*PartMeta, error) {
+	if k := config.NotRegular(path); k != "" { // opening a named pipe would block
+		return nil, &PartError{Path: path, Msg: "it is " + k + ", not a regular file"}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -668,6 +672,9 @@ func readRowsInto(path string, into func(n int) ([]Row, error)) (pf *parquet.Fil
 			pf, err = nil, &PartError{Path: path, Msg: fmt.Sprintf("corrupt Parquet data: %v", r)}
 		}
 	}()
+	if k := config.NotRegular(path); k != "" { // opening a named pipe would block
+		return nil, &PartError{Path: path, Msg: "it is " + k + ", not a regular file"}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

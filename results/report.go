@@ -209,7 +209,11 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, &ManifestError{Path: path, Err: errors.New("it is a directory"), IsDir: true}
 	}
-	data, err := os.ReadFile(path)
+	data, err := config.ReadFile(path)
+	var notRegular *config.NotRegularError
+	if errors.As(err, &notRegular) {
+		return nil, &ManifestError{Path: path, Err: notRegular}
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -272,6 +272,9 @@ type table struct {
 // openTable opens the Parquet file at path. A file that is not Parquet is an error naming it;
 // a missing file is an error satisfying errors.Is(err, os.ErrNotExist).
 func openTable(path string) (*table, error) {
+	if k := config.NotRegular(path); k != "" { // opening a named pipe would block
+		return nil, fmt.Errorf("%s is %s, not a regular file", path, k)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -153,7 +153,7 @@ const maxTimeoutSeconds = 365 * 24 * 3600
 // that changes a price makes them the user's).
 func examplePrices(opts *sweepOptions, spec *grid.Spec) bool {
 	if opts.ConfigPath != "" {
-		data, err := os.ReadFile(opts.ConfigPath)
+		data, err := config.ReadFile(opts.ConfigPath)
 		if err != nil || !bytes.Equal(data, examples.DefaultSweep()) {
 			return false
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -63,7 +62,7 @@ func WithDir(dir string) Option { return func(o *options) { o.dir = dir } }
 // fills in defaults and validates it; see Decode. A missing or unreadable file is also reported
 // as a Error (exit code 2) that wraps the underlying error.
 func LoadFile(path string, sets []string, opts ...Option) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path) // not a named pipe nobody writes to, nor a directory
 	if err != nil {
 		return nil, Errors{{File: path, Msg: "cannot read config: " + PathCause(err).Error(), Err: err}}
 	}
