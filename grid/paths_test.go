@@ -3,6 +3,7 @@ package grid
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,5 +81,47 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 	}
 	if got := x.Points[0].Config.Traffic.Source.Paths[0]; got != "trace.jsonl" {
 		t.Errorf("Parse: path %q, want trace.jsonl", got)
+	}
+}
+
+// A spec's engine.model that names a model directory by a relative path, fixed or among a
+// domain's choices, names the directory beside the spec in every point's config and YAML,
+// whatever the working directory; a catalog id among the choices is kept.
+func TestLoadResolvesModelDir(t *testing.T) {
+	work := t.TempDir()
+	t.Chdir(work)
+	dir := filepath.Join(work, "specs", "llama8b")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	llama := `{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 131072,
+		"num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256}`
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(llama), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range []string{"./llama8b", "{choices: [./llama8b, meta-llama/Llama-3.1-8B]}"} {
+		file := filepath.Join("specs", "s.yaml")
+		text := strings.Replace(strings.Replace(pathSpec, "PATH", "trace.jsonl", 1), "model: meta-llama/Meta-Llama-3.1-8B-Instruct", "model: "+model, 1)
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Load(file, nil, nil, results.CheckMetric)
+		if err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		x, err := s.Expand()
+		if err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		var got []string
+		for _, p := range x.Points {
+			got = append(got, p.Config.Engine.Model)
+			if p.Config.Engine.Model == dir && !strings.Contains(string(p.YAML), "model: "+dir) {
+				t.Errorf("%s: point %s YAML does not name %s:\n%s", model, p.ID, dir, p.YAML)
+			}
+		}
+		if !slices.Contains(got, dir) || slices.Contains(got, "./llama8b") {
+			t.Errorf("%s: models %q, want %s", model, got, dir)
+		}
 	}
 }

@@ -418,7 +418,8 @@ func recommendationYAML(r *Row, n, total int, a *Analysis) []byte {
 	return b.Bytes()
 }
 
-// absTracePaths returns a point's config YAML with each relative traffic.source.paths entry made
+// absTracePaths returns a point's config YAML with each relative traffic.source.paths entry, and
+// an engine.model naming a model directory by a relative path (config.RelativeModelDir), made
 // absolute against the working directory, so that a recommendation, whose own relative paths
 // would resolve against its folder, runs from any directory. A path the spec file gave is
 // absolute already (grid.Load); one --set gave is relative to the working directory, where the
@@ -429,16 +430,21 @@ func absTracePaths(text string) string {
 		return text
 	}
 	child := config.MappingValue
-	paths := child(child(child(doc.Content[0], "traffic"), "source"), "paths")
-	if paths == nil || paths.Kind != yaml.SequenceNode {
-		return text
+	var nodes []*yaml.Node
+	if paths := child(child(child(doc.Content[0], "traffic"), "source"), "paths"); paths != nil && paths.Kind == yaml.SequenceNode {
+		nodes = paths.Content
 	}
 	changed := false
-	for _, p := range paths.Content {
+	for _, p := range nodes {
 		if p.Kind == yaml.ScalarNode && p.Value != "" && !filepath.IsAbs(p.Value) {
 			if abs, err := filepath.Abs(p.Value); err == nil {
 				p.Value, changed = abs, true
 			}
+		}
+	}
+	if m := child(child(doc.Content[0], "engine"), "model"); m != nil && m.Kind == yaml.ScalarNode && config.RelativeModelDir(m.Value, ".") {
+		if abs, err := filepath.Abs(m.Value); err == nil {
+			m.Value, changed = abs, true
 		}
 	}
 	if !changed {

@@ -710,7 +710,12 @@ func TestAbsTracePaths(t *testing.T) {
 	if got := absTracePaths(in); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	plain := "traffic:\n  source: {type: synthetic}\n"
+	// A model directory named by a relative path (a --set one: the spec's are absolute already).
+	model := "engine:\n  model: ./llama8b\n"
+	if got, want := absTracePaths(model), "engine:\n  model: "+filepath.Join(wd, "llama8b")+"\n"; got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	plain := "traffic:\n  source: {type: synthetic}\nengine:\n  model: meta-llama/Llama-3.1-8B\n"
 	if got := absTracePaths(plain); got != plain {
 		t.Errorf("a config without paths changed:\n%s", got)
 	}

@@ -82,3 +82,54 @@ func TestResolvePathsThroughAnAlias(t *testing.T) {
 		t.Errorf("paths %q, want %q", got, want)
 	}
 }
+
+// TestLoadFileResolvesModelDir loads a config from a subfolder and checks each way engine.model
+// can name a model directory: a relative path in the file (./m, a bare name of a directory
+// beside it, ../..) names the directory relative to the file's folder and is made absolute; a
+// catalog id and an absolute path are kept; a --set path stays as typed, relative to the working
+// directory; a relative path naming no directory beside the file is an error naming the
+// absolute path it was read as.
+func TestLoadFileResolvesModelDir(t *testing.T) {
+	work := t.TempDir()
+	t.Chdir(work)
+	deep := filepath.Join(work, "configs", "deep")
+	for _, d := range []string{filepath.Join(deep, "m"), filepath.Join(work, "models", "x"), filepath.Join(work, "here")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name, model string
+		sets        []string
+		want        string
+	}{
+		{"./ beside the file", "./m", nil, filepath.Join(deep, "m")},
+		{"a directory beside the file", "m", nil, filepath.Join(deep, "m")},
+		{"above the file", "../../models/x", nil, filepath.Join(work, "models", "x")},
+		{"absolute", filepath.Join(work, "here"), nil, filepath.Join(work, "here")},
+		{"catalog id", "meta-llama/Llama-3.1-8B", nil, "meta-llama/Llama-3.1-8B"},
+		{"--set", "./m", []string{"engine.model=./here"}, "./here"},
+	}
+	file := filepath.Join("configs", "deep", "c.yaml")
+	for _, c := range cases {
+		text := strings.Replace(seedSynthetic, "model: meta-llama/Meta-Llama-3.1-8B-Instruct", "model: "+c.model, 1)
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := LoadFile(file, c.sets)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if cfg.Engine.Model != c.want {
+			t.Errorf("%s: engine.model %q, want %q", c.name, cfg.Engine.Model, c.want)
+		}
+	}
+	text := strings.Replace(seedSynthetic, "model: meta-llama/Meta-Llama-3.1-8B-Instruct", "model: ./here", 1)
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := file + `: engine.model: "` + filepath.Join(deep, "here") + `" is a path, but no such directory exists`
+	if _, err := LoadFile(file, nil); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("./here beside the file: %v; want %q", err, want)
+	}
+}
