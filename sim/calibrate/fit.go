@@ -99,7 +99,7 @@ func CalibratedOpLevelFactors() Factors {
 func PriorFactors() Factors {
 	shipped := timing.CalibratedEfficiency()
 	return Factors{
-		Efficiency: timing.Efficiency{GEMM: 0.6, ExpertGEMM: shipped.ExpertGEMM, MLAAttention: shipped.MLAAttention, MLAPrefillTokenPairs: shipped.MLAPrefillTokenPairs, Attention: 0.5, Memory: shipped.Memory, QuantizedGEMM: 0.8, QuantizedMemory: 1, FP4Memory: shipped.FP4Memory, Link: 0.7, AllToAllLatencyUs: shipped.AllToAllLatencyUs,
+		Efficiency: timing.Efficiency{GEMM: 0.6, ExpertGEMM: shipped.ExpertGEMM, MLAAttention: shipped.MLAAttention, MLAPrefillTokenPairs: shipped.MLAPrefillTokenPairs, Attention: 0.5, Memory: shipped.Memory, QuantizedGEMM: 0.8, QuantizedMemory: 1, FP4Memory: shipped.FP4Memory, Link: 0.7, AllToAllLatencyUs: shipped.AllToAllLatencyUs, AllToAllPeerLatencyUs: shipped.AllToAllPeerLatencyUs,
 			LinkLatencyUs: shipped.LinkLatencyUs, LayerOverheadUs: 20, MoELayerOverheadUs: 20, PassOverheadMs: 0.5, SequenceOverheadUs: 20},
 		FrontendMs:             50,
 		VLLMSequenceOverheadUs: 20,

@@ -474,3 +474,37 @@ func TestCollectivesBetweenLinkDomains(t *testing.T) {
 		}
 	}
 }
+
+// Each GPU of an expert-parallel group beyond AllToAllTableGPUs adds AllToAllPeerLatencyUs to
+// every dispatch and combine: DeepSeek-R1's 58 MoE layers run two all-to-alls each per pass, so
+// 1.5 µs per GPU adds 2 · 58 · (16 − 8) · 1.5 µs = 1.392 ms to any pass of a DP16 EP16 worker
+// and 2 · 58 · 24 · 1.5 µs = 4.176 ms to a DP32 EP32 one's, and nothing to a DP8 EP8 one's.
+func TestRooflineWideExpertParallelAllToAllLatency(t *testing.T) {
+	m, err := LookupModel("deepseek-ai/DeepSeek-R1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MoELayers() != 58 || AllToAllTableGPUs != 8 {
+		t.Fatalf("DeepSeek-R1 MoE layers %d, AllToAllTableGPUs %d: the expectations below assume 58 and 8", m.MoELayers(), AllToAllTableGPUs)
+	}
+	hw, _ := LookupHardware("gb200")
+	prec := Precisions{Weights: FP8, KVCache: FP8}
+	without, with := CalibratedEfficiency(), CalibratedEfficiency()
+	without.AllToAllPeerLatencyUs, with.AllToAllPeerLatencyUs = 0, 1.5
+	batches := []*Batch{
+		{DecodeRequests: 1, DecodeKVTokens: 1000, DecodeSteps: 1, DecodeStepKVTokens: 1000, SampledTokens: 1},
+		{PrefillRequests: 2, PrefillTokens: 4096, PrefillAttentionPairs: 2 * 2048 * 2049 / 2, SampledTokens: 2, DecodeRequests: 2},
+	}
+	for _, c := range []struct {
+		ep     int
+		wantMs float64
+	}{{8, 0}, {16, 1.392}, {32, 4.176}} {
+		s := Shape{Tensor: 1, Pipeline: 1, AttentionData: c.ep, MoEExpert: c.ep}
+		a, b := mustRoofline(t, m, hw, prec, s, without), mustRoofline(t, m, hw, prec, s, with)
+		for i, batch := range batches {
+			if got := b.PassMs(batch) - a.PassMs(batch); math.Abs(got-c.wantMs) > 1e-9 {
+				t.Errorf("EP%d, batch %d: the peers' latency adds %.9g ms, want %.9g", c.ep, i, got, c.wantMs)
+			}
+		}
+	}
+}

@@ -42,7 +42,8 @@ func (s Shape) moe() (d, mt, me int) {
 
 // Efficiency holds the few hardware-independent factors that turn datasheet peaks into achieved
 // speed. Most are fitted once on measured deployments; ExpertGEMM, MLAAttention, MLAPrefillTokenPairs, Memory and FP4Memory come from
-// kernel measurements and QuantizedMemory is fixed (CalibratedEfficiency gives each one's source). They
+// kernel measurements, QuantizedMemory is fixed, and MoELayerOverheadUs and AllToAllPeerLatencyUs
+// are chosen on the MoE deployments leaving one GPU out (CalibratedEfficiency gives each one's source). They
 // are the same for every GPU, model and parallel shape.
 type Efficiency struct {
 	// GEMM is the fraction of the dense tensor-core peak the linear layers achieve when
@@ -103,6 +104,11 @@ type Efficiency struct {
 	// move at Link. Each GPU exchanges a message with every other, so its latency is about
 	// twice an all-reduce's.
 	AllToAllLatencyUs float64
+	// AllToAllPeerLatencyUs is the further latency in µs of one such all-to-all for every GPU
+	// of the expert-parallel group beyond AllToAllTableGPUs (the largest group the kernel
+	// tables measure): each GPU waits on a message from every other, and groups that wide span
+	// several nodes or compute trays. >= 0.
+	AllToAllPeerLatencyUs float64
 	// LayerOverheadUs is the fixed GPU time per transformer layer per pass in µs: the chain of
 	// small latency-bound kernels every GPU runs once per layer whatever its share of the
 	// weights (norms, rotary embedding, activation, residual adds, and their launch gaps).
@@ -148,7 +154,7 @@ func (e Efficiency) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"LinkLatencyUs", e.LinkLatencyUs}, {"AllToAllLatencyUs", e.AllToAllLatencyUs}, {"LayerOverheadUs", e.LayerOverheadUs}, {"MoELayerOverheadUs", e.MoELayerOverheadUs},
+	}{{"LinkLatencyUs", e.LinkLatencyUs}, {"AllToAllLatencyUs", e.AllToAllLatencyUs}, {"AllToAllPeerLatencyUs", e.AllToAllPeerLatencyUs}, {"LayerOverheadUs", e.LayerOverheadUs}, {"MoELayerOverheadUs", e.MoELayerOverheadUs},
 		{"PassOverheadMs", e.PassOverheadMs},
 		{"SequenceOverheadUs", e.SequenceOverheadUs}, {"MLAPrefillTokenPairs", e.MLAPrefillTokenPairs}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
@@ -287,7 +293,7 @@ type rooflineRates struct {
 	expertGEMM            float64  // FLOP/ms of the routed experts' grouped GEMMs (t·p GPUs)
 	quantMem              float64  // QuantizedMemory for FP8/FP4 weights (× FP4Memory for FP4 on FP4 tensor cores), else 1
 	alphaMs               float64  // LinkLatencyUs in ms
-	a2aAlphaMs            float64  // AllToAllLatencyUs in ms
+	a2aAlphaMs            float64  // one all-to-all's latency in ms: AllToAllLatencyUs and the peers' part
 	net                   float64  // a GPU's network port, bytes/ms at Link (0: none in the catalog)
 	mlaAttn               float64  // FLOP/ms of latent-attention prefill pairs (t·p GPUs, MLAAttention, or Attention when 0)
 	mlaTokenPairs         float64  // MLAPrefillTokenPairs
@@ -364,6 +370,9 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	rt.link = hw.LinkGBps * gbpsToBytesPerMs * eff.Link
 	rt.net = hw.NetworkGBps * gbpsToBytesPerMs * eff.Link
 	rt.a2aAlphaMs = eff.AllToAllLatencyUs / 1000
+	if _, _, me := s.moe(); me > AllToAllTableGPUs {
+		rt.a2aAlphaMs += float64(me-AllToAllTableGPUs) * eff.AllToAllPeerLatencyUs / 1000
+	}
 	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.GEMM
 	r := &Roofline{
 		gemmMsPerToken:  2 * m.LinearParams() / rt.gemm,
@@ -418,7 +427,8 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 //	               over t when t > 1; per MoE layer a dispatch and a combine of each token's
 //	               hidden state to its k experts when me > 1 (all-to-all, (me−1)/me of it leaves
 //	               the GPU; each of an attention group's t GPUs sends its 1/t of the tokens; each
-//	               costs AllToAllLatencyUs plus its bytes at Link) and
+//	               costs AllToAllLatencyUs, plus AllToAllPeerLatencyUs per GPU of the group beyond
+//	               AllToAllTableGPUs, plus its bytes at Link) and
 //	               an all-reduce of the d·T tokens over mt when mt > 1 (attention-DP ranks are
 //	               taken as equally loaded, as engines pad them to the largest batch)
 //	attention      MLA: 2·H·(qk_nope + qk_rope + v) FLOPs per (query, key) pair and layer (keys
