@@ -566,7 +566,7 @@ func checkOutputFile(path string) error {
 		case info.IsDir():
 			return fmt.Errorf("is a directory; give the path of the JSON file to write, e.g. %s", filepath.Join(path, "validation.json"))
 		case !info.Mode().IsRegular():
-			return fmt.Errorf("is %s, not a regular file; the report replaces its path with a new file: give a regular file's path", fileKind(info.Mode()))
+			return fmt.Errorf("is %s, not a regular file; the report replaces its path with a new file: give a regular file's path", config.FileKind(info.Mode()))
 		case !isValidationReport(path):
 			return fmt.Errorf("exists and is not a validation report (a JSON object with a \"summary\", or \"runs\" and \"mape\"); it would be replaced: remove it or give another path")
 		}
@@ -611,19 +611,4 @@ func checkWritableDir(dir string) error {
 	name := f.Name()
 	f.Close()
 	return os.Remove(name)
-}
-
-// fileKind names a file mode's type for messages.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }

@@ -20,14 +20,18 @@ func NotRegular(path string) string {
 	if err != nil || st.Mode().IsRegular() {
 		return ""
 	}
-	return describeMode(st.Mode())
+	return FileKind(st.Mode())
 }
 
-// describeMode names the kind of a file that is not a regular one.
-func describeMode(m fs.FileMode) string {
+// FileKind names the kind of a file that is not a regular one, for messages: "a directory", "a
+// symbolic link" (a mode from os.Lstat), "a named pipe (FIFO)", "a socket", "a device" or "a
+// special file".
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe (FIFO)"
 	case m&fs.ModeSocket != 0:
@@ -68,7 +72,7 @@ func ReadFile(path string) ([]byte, error) {
 		defer f.Close()
 		return io.ReadAll(f)
 	}
-	return nil, &fs.PathError{Op: "read", Path: path, Err: &NotRegularError{Kind: describeMode(st.Mode())}}
+	return nil, &fs.PathError{Op: "read", Path: path, Err: &NotRegularError{Kind: FileKind(st.Mode())}}
 }
 
 // pipeDescriptor reports whether path, a named pipe to os.Stat, is an anonymous pipe given as an
