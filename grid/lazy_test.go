@@ -16,7 +16,8 @@ import (
 // class and GPU count that decoding its YAML gives, as predict would decode it, and the prices
 // Expand gives; Materialize writes the YAML and config Expand keeps (the first point's it keeps
 // itself); the filter counts and messages are Expand's. Specs: the built-in sweep
-// (mode and policy domains, budget filtering, equivalent twins), alias and model-spelling twins, kv_router knobs,
+// (mode and policy domains, budget filtering, equivalent twins), alias and model-spelling twins, null
+// choices of nullable fields, kv_router knobs,
 // planner domains with duplicates, and invalid block sizes.
 func TestLazyExpansionMatchesDecodingTheText(t *testing.T) {
 	specs := []struct {
@@ -29,6 +30,8 @@ func TestLazyExpansionMatchesDecodingTheText(t *testing.T) {
 			"engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}"}},
 		{"spellings", base, []string{"engine.model={choices: [Llama-3.1-8B, meta-llama/Meta-Llama-3.1-8B-Instruct, nvidia/Llama-3.1-8B-Instruct-FP8]}",
 			"engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}"}},
+		{"nulls", base, []string{"engine.workers.aggregated.kv_cache.capacity={type: default, max_tokens: {choices: [null, 4096]}, " +
+			"reserve_gib: {choices: [~, 2]}, memory_fraction: {choices: [null, 0.8]}}", "engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}"}},
 		{"knobs", both, []string{"engine.mode={choices: [aggregated, disaggregated]}", "engine.workers.aggregated.parallelism.replicas=2",
 			"router={policy: {choices: [round_robin, kv_router]}, temperature: {choices: [0.0, 0.5]}}"}},
 		{"planner", base, []string{"planner.policy={choices: [disabled, enabled]}", "planner.load_min_observations={choices: [2, 3]}",
