@@ -36,6 +36,14 @@ func TestLookupModelCatalog(t *testing.T) {
 			t.Errorf("%s: got %q, %v; want %s", c.id, m.ID, err, c.want)
 		}
 	}
+	// Each spelling variant is read once: a repeated "-Instruct" or two stacked weight
+	// formats are typos, not names of the model.
+	for _, id := range []string{"meta-llama/Llama-3.1-70B-Instruct-Instruct", "deepseek-ai/DeepSeek-R1-NVFP4-FP8",
+		"nvidia/Llama-3.1-8B-Instruct-FP8-FP8", "Qwen/Qwen3-32B-FP4-FP8-dynamic"} {
+		if m, err := LookupModel(id); err == nil || !strings.Contains(err.Error(), "unknown model") {
+			t.Errorf("%s: got %q, %v; want an unknown-model error", id, m.ID, err)
+		}
+	}
 	_, err := LookupModel("acme/unknown-1B")
 	if err == nil || !strings.Contains(err.Error(), `unknown model "acme/unknown-1B"`) ||
 		!strings.Contains(err.Error(), "meta-llama/Llama-3.1-70B") || !strings.Contains(err.Error(), "Qwen/Qwen3-32B") {
@@ -596,7 +604,11 @@ func TestModelIDProblem(t *testing.T) {
 	if want := "write meta-llama/Llama-3.1-8B-FP8"; !strings.HasSuffix(ModelIDProblem("./servesweep-no-such-dir/Llama-3.1-8B-FP8"), want) {
 		t.Errorf("FP8: lacks %q", want)
 	}
-	for _, id := range []string{dir, "meta-llama/Llama-3.1-8B", "Llama-3.1-8B", "acme/Unknown-7B"} {
+	const slash = "meta-llama/Llama-3.1-8B/"
+	if msg, want := ModelIDProblem(slash), `"meta-llama/Llama-3.1-8B/" ends in '/' but no such directory exists; a model id has no trailing '/': write "meta-llama/Llama-3.1-8B", or give a directory holding a Hugging Face config.json`; msg != want {
+		t.Errorf("trailing slash: %q; want %q", msg, want)
+	}
+	for _, id := range []string{dir, dir + "/", "meta-llama/Llama-3.1-8B", "Llama-3.1-8B", "acme/Unknown-7B"} {
 		if msg := ModelIDProblem(id); msg != "" {
 			t.Errorf("%s: %q", id, msg)
 		}

@@ -243,18 +243,23 @@ var unsupportedModels = map[string]string{
 }
 
 // modelKey folds the spellings of one model to one key: organisation dropped, lower case,
-// "meta-" prefix and "-instruct" removed, quantization suffixes ("-fp8", "-fp8-dynamic",
+// "meta-" prefix and one "-instruct" removed, one quantization suffix ("-fp8", "-fp8-dynamic",
 // "-nvfp4", "-fp4") removed, so meta-llama/Meta-Llama-3.1-8B-Instruct and
-// nvidia/Llama-3.1-8B-Instruct-FP8 both name llama-3.1-8b.
+// nvidia/Llama-3.1-8B-Instruct-FP8 both name llama-3.1-8b. Each is removed once: a name that
+// repeats one (Llama-3.1-8B-Instruct-Instruct) or stacks two formats (DeepSeek-R1-NVFP4-FP8)
+// is a typo no published checkpoint carries, and keeps a key no model has.
 func modelKey(id string) string {
 	k := strings.ToLower(strings.TrimSpace(id))
 	if i := strings.LastIndexByte(k, '/'); i >= 0 {
 		k = k[i+1:]
 	}
 	k = strings.TrimPrefix(k, "meta-")
-	k = strings.ReplaceAll(k, "-instruct", "")
+	k = strings.Replace(k, "-instruct", "", 1)
 	for _, suf := range formatSuffixes {
-		k = strings.TrimSuffix(k, suf)
+		if t, ok := strings.CutSuffix(k, suf); ok {
+			k = t
+			break
+		}
 	}
 	return k
 }
@@ -307,15 +312,21 @@ func IsModelPath(id string) bool {
 // ModelIDProblem says what is wrong with a model id before any lookup, for a caller to prefix
 // with the file and the field path, or "" when nothing is: leading or trailing spaces (a lookup
 // would trim them, but launch files and messages would copy them), or a path (IsModelPath) that
-// names no directory, which would otherwise be read as the catalog model its last element names.
+// names no directory, which would otherwise be read as the catalog model its last element names,
+// or an id ending in '/' that names no directory (meta-llama/Llama-3.1-8B/: a hub id has none).
 func ModelIDProblem(id string) string {
 	if t := strings.TrimSpace(id); t != id {
 		return fmt.Sprintf("%q has leading or trailing spaces; remove them: %q", id, t)
 	}
+	_, statErr := os.Stat(id)
 	if !IsModelPath(id) {
+		if t := strings.TrimRight(id, "/"); t != id && statErr != nil {
+			return fmt.Sprintf("%q ends in '/' but no such directory exists; a model id has no trailing '/': write %q, "+
+				"or give a directory holding a Hugging Face config.json", id, t)
+		}
 		return ""
 	}
-	if _, err := os.Stat(id); err == nil {
+	if statErr == nil {
 		return ""
 	}
 	home := ""
