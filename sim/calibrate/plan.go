@@ -357,20 +357,26 @@ func recipeRedundant(r Row, m timing.ModelSpec, recipe, entry string, ep [2]int)
 	return redundant, nil
 }
 
-// ixRecipe applies the serving limits of t's recipe to r and returns the notes that say so: a
-// TensorRT-LLM recipe's prefill max_batch_size and max_num_tokens (RecipePrefillLimits, in
-// place of the row's prefill_batch_size pb), an SGLang recipe's batch, chunk and receive
-// settings (RecipeSGLangLimits), and the decode batch limit of a recipe name's batchN
-// (recipeBatch). The row's decode_batch_size db stands unless overrideDecode: a row that gives
-// its worker counts writes its concurrency share there, not the server's limit, so the
-// recipe's limit replaces it (noted where they differ).
+// ixRecipe applies the serving limits of t's recipe, or of t itself, to r and returns the notes
+// that say so: a TensorRT-LLM recipe's prefill max_batch_size and max_num_tokens
+// (RecipePrefillLimits), else the item's own PREFILL_MAX_BATCH_SIZE and PREFILL_MAX_NUM_TOKENS
+// (TopologyRole.MaxBatch, MaxTokens), in place of the row's prefill_batch_size pb; an SGLang
+// recipe's batch, chunk and receive settings (RecipeSGLangLimits); and the decode batch limit of
+// a recipe name's batchN (recipeBatch), else the item's DECODE_MAX_BATCH_SIZE. The row's decode_batch_size db stands unless overrideDecode: a row that
+// gives its worker counts writes its concurrency share there, not the server's limit, so the
+// deployment's limit replaces it (noted where they differ).
 func ixRecipe(r *Row, t DisaggTopology, pb, db int, overrideDecode bool) (notes []string) {
-	if b, tokens, from, ok := RecipePrefillLimits(t.Recipe); ok {
-		src := "max_batch_size and max_num_tokens of the recipe's prefill workers"
-		if !strings.HasPrefix(strings.Replace(t.Recipe, "recipies/", "recipes/", 1), from) {
-			src = "max_batch_size and max_num_tokens of the prefill workers of the recipes in " + from +
-				"; InferenceX tracks no recipe of the row's folder"
-		}
+	b, tokens, from, ok := RecipePrefillLimits(t.Recipe)
+	src := "max_batch_size and max_num_tokens of the recipe's prefill workers"
+	switch {
+	case ok && !strings.HasPrefix(strings.Replace(t.Recipe, "recipies/", "recipes/", 1), from):
+		src = "max_batch_size and max_num_tokens of the prefill workers of the recipes in " + from +
+			"; InferenceX tracks no recipe of the row's folder"
+	case !ok && t.Prefill.MaxBatch > 0 && t.Prefill.MaxTokens > 0:
+		b, tokens, ok = t.Prefill.MaxBatch, t.Prefill.MaxTokens, true
+		src = "the deployment's PREFILL_MAX_BATCH_SIZE and PREFILL_MAX_NUM_TOKENS, each context server's max_batch_size and max_num_tokens"
+	}
+	if ok {
 		switch {
 		case pb == 0:
 			notes = append(notes, fmt.Sprintf("prefill_batch_size empty: %d per rank and %d tokens per pass (%s)", b, tokens, src))
@@ -387,15 +393,24 @@ func ixRecipe(r *Row, t DisaggTopology, pb, db int, overrideDecode bool) (notes 
 	if l, ok := RecipeSGLangLimits(t.Recipe); ok {
 		notes = append(notes, l.apply(r, pb, db))
 	}
-	if n := recipeBatch(t.Recipe); n > 0 && db == 0 {
-		// The recipe's name gives the decode workers' batch limit per attention-DP rank (e.g.
-		// ctx1_gen5_tep8_batch64): requests beyond it wait, as they did in the benchmark.
+	n, nsrc := recipeBatch(t.Recipe), "the recipe's name"
+	if n == 0 && t.Decode.MaxBatch > 0 {
+		// DECODE_MAX_NUM_TOKENS is the batch times the tokens a request verifies per pass (1 +
+		// MTP drafts) in every item that sets it, so the batch limit is the binding one; the
+		// decode role's token budget stays the engine's (TensorRT-LLM refuses one below a KV
+		// block, which the smallest of them are).
+		n, nsrc = t.Decode.MaxBatch, "the deployment's DECODE_MAX_BATCH_SIZE"
+	}
+	if n > 0 && db == 0 {
+		// The recipe's name (e.g. ctx1_gen5_tep8_batch64) or the deployment's settings give the
+		// decode workers' batch limit per attention-DP rank: requests beyond it wait, as they
+		// did in the benchmark.
 		r.Decode.BatchSize = n
 		switch {
 		case rowDB == 0:
-			notes = append(notes, fmt.Sprintf("decode_batch_size empty: %d per rank, from the recipe's name", n))
+			notes = append(notes, fmt.Sprintf("decode_batch_size empty: %d per rank, from %s", n, nsrc))
 		case rowDB != n:
-			notes = append(notes, fmt.Sprintf("the row's decode_batch_size differs from the recipe's batch per rank, which is simulated: %d against %d", rowDB, n))
+			notes = append(notes, fmt.Sprintf("the row's decode_batch_size differs from the deployment's batch per rank (%s), which is simulated: %d against %d", nsrc, rowDB, n))
 		}
 	}
 	return notes
@@ -437,7 +452,7 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 				"none of their recipes is applied", t.Entry, path.Base(t.Recipe), path.Base(o.Recipe))}, 0, nil
 		}
 	}
-	if t.Recipe == "" && t.SpecDecoding == "none" {
+	if t.Recipe == "" && t.SpecDecoding == "none" && t.Prefill.MaxBatch == 0 && t.Decode.MaxBatch == 0 {
 		return nil, 0, nil
 	}
 	switch {
@@ -455,8 +470,11 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 		return nil, 0, err
 	}
 	r.Prefill.RedundantExperts, r.Decode.RedundantExperts = redundant[0], redundant[1]
-	notes = []string{fmt.Sprintf("the recipe of the deployment InferenceX's configuration lists for the row's worker counts and GPUs: %s (%s, %s at %s, in force on %s)",
-		t.Recipe, t.Entry, ixConfigPath, shortHash(t.FromCommit), r.MeasuredAt)}
+	what := "the recipe of the deployment InferenceX's configuration lists for the row's worker counts and GPUs: " + t.Recipe
+	if t.Recipe == "" {
+		what = "the settings of the deployment InferenceX's configuration lists for the row's worker counts and GPUs"
+	}
+	notes = []string{fmt.Sprintf("%s (%s, %s at %s, in force on %s)", what, t.Entry, ixConfigPath, shortHash(t.FromCommit), r.MeasuredAt)}
 	if r.Concurrency == 0 {
 		// Read before the recipe replaces the decode batch the empty concurrency derives from.
 		r.Concurrency = rowConcurrency(*r)

@@ -70,6 +70,17 @@ type inForceWindow struct{ from, until time.Time }
 type TopologyRole struct {
 	Workers, TP, EP int
 	DPAttention     bool
+	// MaxBatch and MaxTokens are the running requests and the tokens per pass of each of the
+	// role's attention-DP ranks that the item's own settings give (PREFILL_ or
+	// DECODE_MAX_BATCH_SIZE and _MAX_NUM_TOKENS, each TensorRT-LLM server's max_batch_size and
+	// max_num_tokens); 0 where it sets none (a recipe may: RecipePrefillLimits).
+	MaxBatch, MaxTokens int
+}
+
+// sameShape reports whether t and o have the same workers and parallel layout, whatever their
+// batch limits.
+func (t TopologyRole) sameShape(o TopologyRole) bool {
+	return t.Workers == o.Workers && t.TP == o.TP && t.EP == o.EP && t.DPAttention == o.DPAttention
 }
 
 // Shape is the role as a WorkerShape: with DPAttention, attention_data TP and tensor 1, else
@@ -99,13 +110,14 @@ func InferenceXDisagg() ([]DisaggTopology, error) { return loadDisagg() }
 
 var loadDisagg = sync.OnceValues(func() ([]DisaggTopology, error) { return parseDisaggTSV(inferenceXDisaggTSV) })
 
-// parseDisaggTSV reads the table's text: tab-separated lines of 24 columns, # comments.
+// parseDisaggTSV reads the table's text: tab-separated lines of 28 columns, # comments.
 func parseDisaggTSV(text string) ([]DisaggTopology, error) {
-	return readTable(text, "inferencex_disagg.tsv", "ixtopogen", 24, func(head ixItem, f []string, num func(string) int) DisaggTopology {
-		role := func(g []string) TopologyRole {
-			return TopologyRole{Workers: num(g[0]), TP: num(g[1]), EP: num(g[2]), DPAttention: g[3] == "true"}
+	return readTable(text, "inferencex_disagg.tsv", "ixtopogen", 28, func(head ixItem, f []string, num func(string) int) DisaggTopology {
+		role := func(g, limits []string) TopologyRole {
+			return TopologyRole{Workers: num(g[0]), TP: num(g[1]), EP: num(g[2]), DPAttention: g[3] == "true",
+				MaxBatch: num(limits[0]), MaxTokens: num(limits[1])}
 		}
-		return DisaggTopology{ixItem: head, Prefill: role(f[14:18]), Decode: role(f[18:22]), Recipe: f[22], MTPDrafts: num(f[23])}
+		return DisaggTopology{ixItem: head, Prefill: role(f[14:18], f[24:26]), Decode: role(f[18:22], f[26:28]), Recipe: f[22], MTPDrafts: num(f[23])}
 	})
 }
 
@@ -251,10 +263,15 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 	for _, o := range consistent[1:] {
 		switch {
 		case o.Prefill == t.Prefill && o.Decode == t.Decode && o.SpecDecoding == t.SpecDecoding && o.MTPDrafts == t.MTPDrafts:
+		case o.Prefill.sameShape(t.Prefill) && o.Decode.sameShape(t.Decode) && o.SpecDecoding == t.SpecDecoding && o.MTPDrafts == t.MTPDrafts:
+			return DisaggTopology{}, fmt.Errorf(none+"lists deployments of the row's shape with different batch limits at its concurrency (%s: "+
+				"prefill %d requests and %d tokens, decode %d and %d; %s: %d and %d, %d and %d): the row does not say which ran", t.Entry,
+				t.Prefill.MaxBatch, t.Prefill.MaxTokens, t.Decode.MaxBatch, t.Decode.MaxTokens,
+				o.Entry, o.Prefill.MaxBatch, o.Prefill.MaxTokens, o.Decode.MaxBatch, o.Decode.MaxTokens)
 		case o.SpecDecoding != t.SpecDecoding:
 			return DisaggTopology{}, fmt.Errorf(none+"lists an MTP and a non-MTP deployment at the row's concurrency (%s): "+
 				"the file has no speculative-decoding column to say which ran", t.Entry)
-		case o.Prefill == t.Prefill && o.Decode == t.Decode:
+		case o.Prefill.sameShape(t.Prefill) && o.Decode.sameShape(t.Decode):
 			return DisaggTopology{}, fmt.Errorf(none+"lists MTP deployments with different draft lengths at the row's concurrency (%s: recipes %s, %s): "+
 				"the row does not say which ran", t.Entry, path.Base(t.Recipe), path.Base(o.Recipe))
 		default:

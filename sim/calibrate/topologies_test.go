@@ -27,7 +27,7 @@ func TestInferenceXDisaggTable(t *testing.T) {
 		if it.Entry == "dsr1-fp4-b300-dynamo-trt" && it.ISL == 1024 && it.OSL == 1024 && len(it.Concurrencies) == 1 && it.Concurrencies[0] == 654 &&
 			it.inForce("2026-01-28") {
 			found = true
-			want := DisaggTopology{ixItem: ixItem{SpecDecoding: "mtp"}, Prefill: TopologyRole{1, 2, 2, true}, Decode: TopologyRole{1, 8, 8, true}}
+			want := DisaggTopology{ixItem: ixItem{SpecDecoding: "mtp"}, Prefill: TopologyRole{Workers: 1, TP: 2, EP: 2, DPAttention: true}, Decode: TopologyRole{Workers: 1, TP: 8, EP: 8, DPAttention: true}}
 			if it.Prefill != want.Prefill || it.Decode != want.Decode || it.SpecDecoding != want.SpecDecoding || it.MTPDrafts != 3 ||
 				!strings.HasSuffix(it.Recipe, "ctx1_gen1_dep8_batch64_eplb0_mtp3.yaml") || it.Runner != "b300" || it.Precision != "fp4" {
 				t.Errorf("item %+v, want P %v, D %v, mtp, recipe ctx1_gen1_dep8_batch64_eplb0_mtp3", it, want.Prefill, want.Decode)
@@ -68,10 +68,10 @@ func TestTopologyRoleShape(t *testing.T) {
 		role TopologyRole
 		want WorkerShape
 	}{
-		{TopologyRole{5, 8, 8, true}, WorkerShape{Workers: 5, Tensor: 1, Pipeline: 1, AttentionData: 8, MoEExpert: 8, MoETensor: 1}},  // DEP8
-		{TopologyRole{2, 8, 8, false}, WorkerShape{Workers: 2, Tensor: 8, Pipeline: 1, AttentionData: 1, MoEExpert: 8, MoETensor: 1}}, // TEP8
-		{TopologyRole{1, 4, 1, false}, WorkerShape{Workers: 1, Tensor: 4, Pipeline: 1, AttentionData: 1, MoEExpert: 1, MoETensor: 4}}, // TP4
-		{TopologyRole{3, 8, 4, false}, WorkerShape{Workers: 3, Tensor: 8, Pipeline: 1, AttentionData: 1, MoEExpert: 4, MoETensor: 2}},
+		{TopologyRole{Workers: 5, TP: 8, EP: 8, DPAttention: true}, WorkerShape{Workers: 5, Tensor: 1, Pipeline: 1, AttentionData: 8, MoEExpert: 8, MoETensor: 1}},  // DEP8
+		{TopologyRole{Workers: 2, TP: 8, EP: 8, DPAttention: false}, WorkerShape{Workers: 2, Tensor: 8, Pipeline: 1, AttentionData: 1, MoEExpert: 8, MoETensor: 1}}, // TEP8
+		{TopologyRole{Workers: 1, TP: 4, EP: 1, DPAttention: false}, WorkerShape{Workers: 1, Tensor: 4, Pipeline: 1, AttentionData: 1, MoEExpert: 1, MoETensor: 4}}, // TP4
+		{TopologyRole{Workers: 3, TP: 8, EP: 4, DPAttention: false}, WorkerShape{Workers: 3, Tensor: 8, Pipeline: 1, AttentionData: 1, MoEExpert: 4, MoETensor: 2}},
 	} {
 		if got := tc.role.Shape(); got != tc.want {
 			t.Errorf("%v: shape %+v, want %+v", tc.role, got, tc.want)
@@ -84,7 +84,7 @@ func TestTopologyRoleShape(t *testing.T) {
 func TestDisaggTopologyInForce(t *testing.T) {
 	item := func(from, until string) DisaggTopology {
 		table, err := parseDisaggTSV(strings.Join([]string{"c", from, "", until, "e", "dsr1", "b300", "fp4", "dynamo-trt", "img", "1024", "1024",
-			"none", "64", "1", "2", "2", "true", "1", "8", "8", "true", "", "0"}, "\t"))
+			"none", "64", "1", "2", "2", "true", "1", "8", "8", "true", "", "0", "0", "0", "0", "0"}, "\t"))
 		if err != nil || len(table) != 1 {
 			t.Fatalf("%v, %d items", err, len(table))
 		}
@@ -110,7 +110,7 @@ func TestDisaggFromInferenceX(t *testing.T) {
 	drafts := "0"
 	line := func(entry, spec, concs, p, d string) string {
 		return strings.Join([]string{"aaaaaaaaaaaa", "2026-01-01T00:00:00Z", "", "", entry, "dsr1", "b300", "fp4", "dynamo-trt", "img", "1024", "1024",
-			spec, concs, p, d, "recipe.yaml", drafts}, "\t") + "\n"
+			spec, concs, p, d, "recipe.yaml", drafts, "0\t0\t0\t0"}, "\t") + "\n"
 	}
 	mtp := func(entry, concs, p, d, n string) string {
 		drafts = n
@@ -163,7 +163,7 @@ func TestDisaggFromInferenceX(t *testing.T) {
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
-		case tc.want == "" && (got.Prefill != TopologyRole{1, 2, 2, true} || got.Decode != TopologyRole{2, 8, 8, true}):
+		case tc.want == "" && (got.Prefill != TopologyRole{Workers: 1, TP: 2, EP: 2, DPAttention: true} || got.Decode != TopologyRole{Workers: 2, TP: 8, EP: 8, DPAttention: true}):
 			t.Errorf("%s: P %v, D %v, want P 1 × DEP2, D 2 × DEP8", tc.name, got.Prefill, got.Decode)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
@@ -174,7 +174,7 @@ func TestDisaggFromInferenceX(t *testing.T) {
 // A malformed table line is an error naming the line.
 func TestParseDisaggTSVErrors(t *testing.T) {
 	for text, want := range map[string]string{
-		"# c\na\tb\n": "line 2: 2 columns, want 24",
+		"# c\na\tb\n": "line 2: 2 columns, want 28",
 		"# c\n" + strings.Repeat("x\t", 10) + "notanumber\t" + strings.Repeat("1\t", 11) + "r\t0\n": "line 2:",
 	} {
 		if _, err := parseDisaggTSV(text); err == nil || !strings.Contains(err.Error(), want) {
@@ -429,8 +429,8 @@ func TestPlanRowMTP(t *testing.T) {
 // item's tp 4 with dp-attn).
 func TestListedForRowsWithWorkerCounts(t *testing.T) {
 	table, err := parseDisaggTSV(strings.Join([]string{
-		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t5,15,30,55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/a_batch8.yaml\t0",
-		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4,192\t1\t4\t4\ttrue\t4\t8\t8\tfalse\trecipes/b_batch128.yaml\t0",
+		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t5,15,30,55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/a_batch8.yaml\t0\t0\t0\t0\t0",
+		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4,192\t1\t4\t4\ttrue\t4\t8\t8\tfalse\trecipes/b_batch128.yaml\t0\t0\t0\t0\t0",
 	}, "\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -479,7 +479,7 @@ func TestRowWithWorkerCountsTakesItsRecipe(t *testing.T) {
 	d := p.Config.Engine.Workers.Decode
 	notes := strings.Join(p.Notes, "\n")
 	if d.Parallelism.Replicas != 5 || d.Parallelism.Tensor != 4 || d.Scheduler.MaxSequences != 8 ||
-		!strings.Contains(notes, "ctx1dep4_gen5tep4_batch8") || !strings.Contains(notes, "the row's decode_batch_size differs from the recipe's batch per rank, which is simulated: 11 against 8") {
+		!strings.Contains(notes, "ctx1dep4_gen5tep4_batch8") || !strings.Contains(notes, "the row's decode_batch_size differs from the deployment's batch per rank (the recipe's name), which is simulated: 11 against 8") {
 		t.Errorf("decode %d × TP%d, %d sequences; notes %q", d.Parallelism.Replicas, d.Parallelism.Tensor, d.Scheduler.MaxSequences, p.Notes)
 	}
 	// An empty concurrency is the decode batch × ranks × workers the row gives: 11 × 1 × 5 = 55.
@@ -508,7 +508,7 @@ func TestRowWithWorkerCountsTakesItsRecipe(t *testing.T) {
 // Several listed deployments of the row's worker counts with different recipes: none applies,
 // and a note says so; the row's columns stand.
 func TestListedRecipeAmbiguous(t *testing.T) {
-	line := "c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/%s.yaml\t0"
+	line := "c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/%s.yaml\t0\t0\t0\t0\t0"
 	table, err := parseDisaggTSV(fmt.Sprintf(line, "a_batch8_eplb0") + "\n" + fmt.Sprintf(line, "b_batch16_eplb0"))
 	if err != nil {
 		t.Fatal(err)
@@ -528,5 +528,55 @@ func TestListedRecipeAmbiguous(t *testing.T) {
 	table = table[:1]
 	if notes, _, err = ixListedRecipeIn(table, &r, m); err != nil || r.Decode.BatchSize != 8 {
 		t.Errorf("one item: notes %q, err %v, decode batch %d, want 8", notes, err, r.Decode.BatchSize)
+	}
+}
+
+// A deployment whose own settings give its servers' limits (the GB200 TensorRT-LLM items of
+// 2025-12, launched with PREFILL_MAX_BATCH_SIZE 4, PREFILL_MAX_NUM_TOKENS 4608 and
+// DECODE_MAX_BATCH_SIZE 256 at 1k/1k and concurrency 2252, one DEP4 prefill and one DEP8 decode
+// worker, MTP with one draft) is simulated with them: 4 prompts and 4608 tokens per prefill
+// pass on each rank, 256 running requests per decode rank where the concurrency's share is
+// ceil(2252 / 8) = 282, so 204 requests wait for a slot as they did.
+func TestPlanRowServerLimitsFromTheDeployment(t *testing.T) {
+	r := Row{Line: 3, Model: "deepseek-ai/DeepSeek-R1", System: "gb200", Backend: "trtllm", Precision: "fp4", Mode: "disagg", ISL: 1024, OSL: 1024,
+		Concurrency: 2252, Source: "inferencex", MeasuredAt: "2025-12-19"}
+	p, err := PlanRow(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, dec := p.Config.Engine.Workers.Prefill, p.Config.Engine.Workers.Decode
+	if pre.Parallelism.AttentionData != 4 || dec.Parallelism.AttentionData != 8 ||
+		pre.Scheduler.MaxSequences != 4 || pre.Scheduler.MaxBatchedTokens != 4608 || dec.Scheduler.MaxSequences != 256 {
+		t.Errorf("prefill DP%d at %d sequences and %d tokens, decode DP%d at %d sequences; want DP4 at 4 and 4608, DP8 at 256",
+			pre.Parallelism.AttentionData, pre.Scheduler.MaxSequences, pre.Scheduler.MaxBatchedTokens, dec.Parallelism.AttentionData, dec.Scheduler.MaxSequences)
+	}
+	notes := strings.Join(p.Notes, "\n")
+	for _, want := range []string{"prefill_batch_size empty: 4 per rank and 4608 tokens per pass (the deployment's PREFILL_MAX_BATCH_SIZE",
+		"decode_batch_size empty: 256 per rank, from the deployment's DECODE_MAX_BATCH_SIZE"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", p.Notes, want)
+		}
+	}
+	if err := p.Config.Validate(); err != nil {
+		t.Errorf("the built config does not validate: %v", err)
+	}
+}
+
+// Two items of one shape that differ only in their limits leave the row's deployment undecided:
+// the error names both.
+func TestDisaggLimitsAmbiguous(t *testing.T) {
+	line := "c1\t2025-12-01T00:00:00Z\t\t\tdsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t64\t1\t4\t4\ttrue\t1\t8\t8\ttrue\t\t0\t%d\t4608\t64\t64"
+	table, err := parseDisaggTSV(fmt.Sprintf(line, 4) + "\n" + fmt.Sprintf(line, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if table[0].Prefill.MaxBatch != 4 || table[0].Prefill.MaxTokens != 4608 || table[0].Decode.MaxBatch != 64 || table[1].Prefill.MaxBatch != 8 {
+		t.Fatalf("limits read %+v, %+v", table[0].Prefill, table[1].Prefill)
+	}
+	r := Row{Model: "deepseek-ai/DeepSeek-R1", System: "gb200", Backend: "trtllm", Precision: "fp4", Mode: "disagg", ISL: 1024, OSL: 1024,
+		Concurrency: 64, Source: "inferencex", MeasuredAt: "2025-12-02"}
+	_, err = disaggFrom(table, r)
+	if err == nil || !strings.Contains(err.Error(), "different batch limits at its concurrency (dsr1-fp4-gb200-dynamo-trt: prefill 4 requests and 4608 tokens, decode 64 and 64;") {
+		t.Errorf("err %v; want the two items' limits named", err)
 	}
 }

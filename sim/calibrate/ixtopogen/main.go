@@ -72,10 +72,16 @@ type item struct {
 	mtpDrafts int
 }
 
-// worker is a role's workers as the configuration gives them: num-worker, tp, ep, dp-attn.
+// worker is a role's workers as the configuration gives them: num-worker, tp, ep, dp-attn, and
+// the engine limits its additional-settings set (0 when unset).
 type worker struct {
 	workers, tp, ep int
 	dpAttn          bool
+	// maxBatch and maxTokens are the role's PREFILL_ or DECODE_MAX_BATCH_SIZE and
+	// MAX_NUM_TOKENS: the items of the GB200 TensorRT-LLM entries launched through Dynamo's
+	// performance-sweep scripts (2025-12 on), which write them as each context or generation
+	// server's max_batch_size and max_num_tokens.
+	maxBatch, maxTokens int
 }
 
 // tableItem is one line of a table: its fields, every one part of its identity.
@@ -103,7 +109,11 @@ func (it item) fields() []string {
 		strconv.Itoa(it.isl), strconv.Itoa(it.osl), it.spec, strings.Join(cs, ",")}
 	out = append(out, w(it.prefill)...)
 	out = append(out, w(it.decode)...)
-	return append(out, it.recipe, strconv.Itoa(it.mtpDrafts))
+	out = append(out, it.recipe, strconv.Itoa(it.mtpDrafts))
+	for _, n := range []int{it.prefill.maxBatch, it.prefill.maxTokens, it.decode.maxBatch, it.decode.maxTokens} {
+		out = append(out, strconv.Itoa(n))
+	}
+	return out
 }
 
 // run writes the table of the items parseFn reads from every version of the configuration, under
@@ -186,9 +196,13 @@ const header = `# InferenceX disaggregated deployments: every search-space item 
 # Columns: from_commit from_date until_commit until_date entry model_prefix runner precision
 # framework image isl osl spec_decoding concurrencies prefill_workers prefill_tp prefill_ep
 # prefill_dp_attn decode_workers decode_tp decode_ep decode_dp_attn recipe mtp_drafts
+# mtp_drafts prefill_max_batch prefill_max_tokens decode_max_batch decode_max_tokens
 # mtp_drafts: an MTP item's draft tokens per decode round, from its DECODE_MTP_SIZE setting, the
 # _mtpN part of its recipe's name, or the recipe's speculative settings as ixtopogen's table of
 # srt-slurm recipes records them; 0 without MTP or when none of these gives it.
+# prefill_max_batch ... decode_max_tokens: the item's PREFILL_MAX_BATCH_SIZE,
+# PREFILL_MAX_NUM_TOKENS, DECODE_MAX_BATCH_SIZE and DECODE_MAX_NUM_TOKENS settings (each server's
+# max_batch_size and max_num_tokens); 0 where the item sets none.
 `
 
 // searchSpace calls item for every search-space item of the entries of one version of the
@@ -232,9 +246,9 @@ func parse(text []byte) ([]item, error) {
 				it.spec = v
 			}
 			it.concs = concurrencies(s)
-			it.prefill, it.recipe, _ = role(child(s, "prefill"))
+			it.prefill, it.recipe, _ = role(child(s, "prefill"), "PREFILL")
 			r2, decodeMTP := "", 0
-			it.decode, r2, decodeMTP = role(child(s, "decode"))
+			it.decode, r2, decodeMTP = role(child(s, "decode"), "DECODE")
 			if it.recipe == "" {
 				it.recipe = r2
 			}
@@ -280,19 +294,25 @@ func concurrencies(s *yaml.Node) []int {
 	return out
 }
 
-// role reads a prefill or decode mapping, the recipe its additional-settings name
-// (CONFIG_FILE=...), if any, and their DECODE_MTP_SIZE (0 when absent).
-func role(n *yaml.Node) (w worker, recipe string, mtp int) {
+// role reads the prefill or decode mapping n of role ("PREFILL" or "DECODE"), the recipe its
+// additional-settings name (CONFIG_FILE=...), if any, their DECODE_MTP_SIZE (0 when absent) and
+// the role's <role>_MAX_BATCH_SIZE and <role>_MAX_NUM_TOKENS (worker.maxBatch, maxTokens).
+func role(n *yaml.Node, role string) (w worker, recipe string, mtp int) {
 	w.workers, _ = strconv.Atoi(child(n, "num-worker").Value)
 	w.tp, _ = strconv.Atoi(child(n, "tp").Value)
 	w.ep, _ = strconv.Atoi(child(n, "ep").Value)
 	w.dpAttn = child(n, "dp-attn").Value == "true"
 	for _, s := range child(n, "additional-settings").Content {
-		if v, ok := strings.CutPrefix(s.Value, "CONFIG_FILE="); ok {
+		k, v, _ := strings.Cut(s.Value, "=")
+		switch k {
+		case "CONFIG_FILE":
 			recipe = v
-		}
-		if v, ok := strings.CutPrefix(s.Value, "DECODE_MTP_SIZE="); ok {
+		case "DECODE_MTP_SIZE":
 			mtp, _ = strconv.Atoi(v)
+		case role + "_MAX_BATCH_SIZE":
+			w.maxBatch, _ = strconv.Atoi(v)
+		case role + "_MAX_NUM_TOKENS":
+			w.maxTokens, _ = strconv.Atoi(v)
 		}
 	}
 	return w, recipe, mtp

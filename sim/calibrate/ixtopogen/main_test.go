@@ -83,3 +83,53 @@ kimik2.5-fp4-gb200-vllm:
 		}
 	}
 }
+
+// parse reads each role's own engine limits from its additional-settings (PREFILL_ for the
+// prefill role, DECODE_ for the decode role), and the MTP draft length from the decode role;
+// an item without them has zeros in the four last columns.
+func TestParseDisaggLimits(t *testing.T) {
+	yaml := `
+dsr1-fp4-gb200-dynamo-trt:
+  image: img
+  model-prefix: dsr1
+  runner: gb200
+  precision: fp4
+  framework: dynamo-trt
+  disagg: true
+  seq-len-configs:
+  - isl: 1024
+    osl: 1024
+    search-space:
+    - spec-decoding: mtp
+      conc-list: [512, 1075]
+      prefill:
+        num-worker: 1
+        tp: 4
+        ep: 4
+        dp-attn: true
+        additional-settings: ["PREFILL_MAX_NUM_TOKENS=4608", "PREFILL_MAX_BATCH_SIZE=4", "DECODE_MAX_BATCH_SIZE=7"]
+      decode:
+        num-worker: 1
+        tp: 16
+        ep: 16
+        dp-attn: true
+        additional-settings: ["DECODE_MAX_NUM_TOKENS=256", "DECODE_MAX_BATCH_SIZE=64", "DECODE_MTP_SIZE=3"]
+    - { conc-list: [4], prefill: { num-worker: 1, tp: 4 }, decode: { num-worker: 2, tp: 8 } }
+`
+	items, err := parse([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tmtp\t512,1075\t1\t4\t4\ttrue\t1\t16\t16\ttrue\t\t3\t4\t4608\t64\t256",
+		"dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4\t1\t4\t0\tfalse\t2\t8\t0\tfalse\t\t0\t0\t0\t0\t0",
+	}
+	if len(items) != len(want) {
+		t.Fatalf("%d items, want %d", len(items), len(want))
+	}
+	for i, it := range items {
+		if got := strings.Join(it.fields(), "\t"); got != want[i] {
+			t.Errorf("item %d:\n got %q\nwant %q", i, got, want[i])
+		}
+	}
+}
