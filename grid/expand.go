@@ -98,7 +98,8 @@ type roleHW struct {
 // matter under another policy; a hardware alias is its catalog id (h100 is h100_sxm), and a model
 // name is its catalog id when it reads as the same architecture and formats
 // (timing.CanonicalModelID: Llama-3.1-8B, meta-llama/Meta-Llama-3.1-8B-Instruct and
-// meta-llama/Llama-3.1-8B are one model; an id with a weight-format suffix reads as another).
+// meta-llama/Llama-3.1-8B are one model; an id with a weight-format suffix reads as another);
+// a KV capacity's reserve_gib equal to timing.RuntimeReserveGiB is the null (default) one.
 // (Roles a mode does not use are already absent from a point.) It is a PointID of the canonical
 // config.
 func CanonicalKey(cfg *config.Config) string {
@@ -179,12 +180,21 @@ func canonicalAs(cfg *config.Config, single bool, ids catalogIDs) (c config.Conf
 	resolve(&c.Engine.Hardware, ids.hardware)
 	resolve(&c.Engine.Model, ids.model)
 	for _, role := range []**config.WorkerRole{&c.Engine.Workers.Aggregated, &c.Engine.Workers.Prefill, &c.Engine.Workers.Decode} {
-		if *role != nil && (*role).Hardware != "" {
+		if *role == nil {
+			continue
+		}
+		if (*role).Hardware != "" {
 			if id, _ := ids.hardware((*role).Hardware); id != (*role).Hardware {
 				r := **role
 				r.Hardware, changed = id, true
 				*role = &r
 			}
+		}
+		// An explicit reserve_gib equal to the default is the default (null) one.
+		if g := (*role).KVCache.Capacity.ReserveGiB; g != nil && *g == timing.RuntimeReserveGiB {
+			r := **role
+			r.KVCache.Capacity.ReserveGiB, changed = nil, true
+			*role = &r
 		}
 	}
 	return c, changed

@@ -1237,6 +1237,22 @@ func TestModelSpellingsAreTwins(t *testing.T) {
 	}
 }
 
+// A KV capacity's reserve_gib given as the default (1.5 GiB, timing.RuntimeReserveGiB) simulates
+// as the null one: those points are twins; another reserve is not.
+func TestDefaultReserveIsATwinOfNull(t *testing.T) {
+	x := expand(t, base, "engine.workers.aggregated.kv_cache.capacity={type: default, reserve_gib: {choices: [null, 1.5, 2]}}")
+	if len(x.Points) != 3 {
+		t.Fatalf("%d points, want 3", len(x.Points))
+	}
+	p := x.Points
+	if p[0].EquivalentTo != "" || p[1].EquivalentTo != p[0].ID || p[2].EquivalentTo != "" {
+		t.Errorf("equivalent_to %q %q %q; want the 1.5 GiB point a twin of the null one", p[0].EquivalentTo, p[1].EquivalentTo, p[2].EquivalentTo)
+	}
+	if g := p[1].Config.Engine.Workers.Aggregated.KVCache.Capacity.ReserveGiB; g == nil || *g != 1.5 {
+		t.Errorf("the twin's own config lost its reserve_gib: %v", g)
+	}
+}
+
 // An engine.precision.weights value that contradicts the format an engine.model value's name
 // gives is noted for the points that combine them, naming the file and the field, with the
 // explicit format winning (the point's config keeps it).

@@ -161,13 +161,15 @@ type pointDoc struct {
 }
 
 // dryRunDoc is `servesweep sweep --dry-run --format json`: the grid's counts, the points
-// filtered out by reason, the domains and the first --show points (of the shard, with one).
+// filtered out by reason, the selected points that simulate as an earlier one (twins; omitted
+// when none), the domains and the first --show points (of the shard, with one).
 type dryRunDoc struct {
-	Domains        []domainDoc    `json:"domains"`
-	Filtered       map[string]int `json:"filtered"`
-	GridPoints     int            `json:"grid_points"`
-	Points         []pointDoc     `json:"points"`
-	SelectedPoints int            `json:"selected_points"`
-	Shard          *shardDoc      `json:"shard,omitempty"`
-	ValidPoints    int            `json:"valid_points"`
+	Domains          []domainDoc    `json:"domains"`
+	EquivalentPoints int            `json:"equivalent_points,omitempty"`
+	Filtered         map[string]int `json:"filtered"`
+	GridPoints       int            `json:"grid_points"`
+	Points           []pointDoc     `json:"points"`
+	SelectedPoints   int            `json:"selected_points"`
+	Shard            *shardDoc      `json:"shard,omitempty"`
+	ValidPoints      int            `json:"valid_points"`
 }

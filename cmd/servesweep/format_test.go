@@ -210,8 +210,12 @@ func TestSweepDryRunFormatJSON(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 	keys, doc := decodeOne(t, stdout)
-	if want := []string{"domains", "filtered", "grid_points", "points", "selected_points", "valid_points"}; !slices.Equal(keys, want) {
+	if want := []string{"domains", "equivalent_points", "filtered", "grid_points", "points", "selected_points", "valid_points"}; !slices.Equal(keys, want) {
 		t.Errorf("keys %v, want %v", keys, want)
+	}
+	// One-worker deployments that differ only in their router are twins (grid.CanonicalKey).
+	if line := fmt.Sprintf("equivalent: %v selected point(s) simulate as an earlier one", doc["equivalent_points"]); doc["equivalent_points"] != 32.0 || !strings.Contains(table, line) {
+		t.Errorf("equivalent_points %v; the table lacks %q", doc["equivalent_points"], line)
 	}
 	counts := fmt.Sprintf("grid: %v points before filtering, %v valid, %v selected", doc["grid_points"], doc["valid_points"], doc["selected_points"])
 	if !strings.Contains(table, counts) || doc["grid_points"] != 416.0 || doc["valid_points"] != 280.0 {
@@ -248,7 +252,7 @@ func TestSweepDryRunFormatJSON(t *testing.T) {
 		t.Fatalf("shard: exit %d, stderr %q", code, errs)
 	}
 	keys, sdoc := decodeOne(t, stdout)
-	if !slices.Contains(keys, "shard") || len(keys) != 7 {
+	if !slices.Contains(keys, "shard") || len(keys) != 8 {
 		t.Errorf("shard keys %v", keys)
 	}
 	sh := sdoc["shard"].(map[string]any)
@@ -352,5 +356,43 @@ func TestValidateFormatJSON(t *testing.T) {
 	code, stdout, errs = runCLI(t, "validate", "--measured", bad, "--format", "json")
 	if code != exitRunFailure || stdout != "" || !strings.Contains(errs, "no row could be simulated") {
 		t.Errorf("no row simulated: exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+}
+
+// A dry run counts the selected points that simulate as an earlier one (a reserve_gib of the
+// default 1.5 GiB beside null), in the table with an example and in the JSON.
+func TestSweepDryRunCountsEquivalentPoints(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "twins.yaml")
+	text := `traffic:
+  source: {type: synthetic, input_tokens: {distribution: uniform, min: 512, max: 512}, output_tokens: {distribution: uniform, min: 64, max: 64}}
+  load: {type: concurrency, concurrency: 4}
+  stop: {requests: 40}
+engine:
+  model: meta-llama/Llama-3.1-8B
+  hardware: h100_sxm
+  backend: vllm
+  workers:
+    aggregated:
+      parallelism: {tensor: {choices: [1, 2]}}
+      kv_cache: {capacity: {type: default, reserve_gib: {choices: [null, 1.5]}}}
+evaluation:
+  sla: {ttft_ms: 500, itl_ms: 50}
+`
+	if err := os.WriteFile(spec, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, table, errs := runCLI(t, "sweep", "--dry-run", "-c", spec)
+	if code != exitOK {
+		t.Fatalf("exit %d %q", code, errs)
+	}
+	if table = strings.ReplaceAll(table, "\n  ", " "); !strings.Contains(table, "equivalent: 2 selected point(s) simulate as an earlier one (e.g. #1 ") {
+		t.Errorf("the table does not count the twins:\n%s", table)
+	}
+	code, stdout, errs := runCLI(t, "sweep", "--dry-run", "-c", spec, "--format", "json")
+	if code != exitOK {
+		t.Fatalf("json: exit %d %q", code, errs)
+	}
+	if _, doc := decodeOne(t, stdout); doc["equivalent_points"] != 2.0 || doc["selected_points"] != 4.0 {
+		t.Errorf("equivalent_points %v of %v selected, want 2 of 4", doc["equivalent_points"], doc["selected_points"])
 	}
 }

@@ -573,6 +573,10 @@ func printDryRun(w io.Writer, x *grid.Expansion, points []grid.Point, what strin
 			fmt.Fprintf(w, "filtered %s: %d (e.g. %s)\n", r, n, x.Examples[r])
 		}
 	}
+	if n, first := equivalentPoints(x.Points); n > 0 {
+		fmt.Fprintf(w, "equivalent: %d selected point(s) simulate as an earlier one (e.g. #%d %s is %s): each class runs once "+
+			"and its twins copy the results (results.parquet's equivalent_to; kept off the front)\n", n, first.Index, first.ID, first.EquivalentTo)
+	}
 	if cs := s.Optimization.CapacitySearch; cs != nil {
 		fmt.Fprintf(w, "capacity search: each point runs up to %d simulations to find its largest %s within evaluation.sla "+
 			"(attainment >= %g, from %g to %g, relative tolerance %g)\n", cs.MaxProbes, x.Points[0].Config.Traffic.Load.IntensityField(),
@@ -593,6 +597,20 @@ func printDryRun(w io.Writer, x *grid.Expansion, points []grid.Point, what strin
 	}
 }
 
+// equivalentPoints counts the points that simulate as an earlier one (grid.Point.EquivalentTo
+// set) and returns the first of them.
+func equivalentPoints(points []grid.Point) (n int, first grid.Point) {
+	for _, p := range points {
+		if p.EquivalentTo != "" {
+			if n == 0 {
+				first = p
+			}
+			n++
+		}
+	}
+	return n, first
+}
+
 // newShardDoc describes shard sh, which holds points of the selected points, of the sweep of
 // spec hash hash (grid.Expansion.SpecHash).
 func newShardDoc(sh *shardChoice, points int, hash string) *shardDoc {
@@ -602,7 +620,8 @@ func newShardDoc(sh *shardChoice, points int, hash string) *shardDoc {
 // newDryRunDoc is the JSON form of printDryRun: the counts, the domains with every value, and
 // the first show of points (sd describes the shard they belong to, nil for the whole sweep).
 func newDryRunDoc(x *grid.Expansion, points []grid.Point, show int, sd *shardDoc) dryRunDoc {
-	d := dryRunDoc{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points), Filtered: map[string]int{},
+	n, _ := equivalentPoints(x.Points)
+	d := dryRunDoc{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points), EquivalentPoints: n, Filtered: map[string]int{},
 		Domains: []domainDoc{}, Points: []pointDoc{}, Shard: sd}
 	for r, n := range x.Filtered {
 		d.Filtered[r] = n
