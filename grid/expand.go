@@ -99,11 +99,14 @@ type roleHW struct {
 // name is its catalog id when it reads as the same architecture and formats
 // (timing.CanonicalModelID: Llama-3.1-8B, meta-llama/Meta-Llama-3.1-8B-Instruct and
 // meta-llama/Llama-3.1-8B are one model; an id with a weight-format suffix reads as another);
-// a KV capacity's reserve_gib equal to timing.RuntimeReserveGiB is the null (default) one.
+// a KV capacity's reserve_gib equal to timing.RuntimeReserveGiB is the null (default) one; and
+// an engine.precision field that names the format auto takes for the model (bf16 weights and KV
+// cache for meta-llama/Llama-3.1-8B, fp8 for nvidia/Llama-3.1-8B-Instruct-FP8; the attention
+// format the KV cache's) is auto.
 // (Roles a mode does not use are already absent from a point.) It is a PointID of the canonical
 // config.
 func CanonicalKey(cfg *config.Config) string {
-	c, changed := canonical(cfg, catalogIDs{timing.ResolveHardwareID, timing.CanonicalModelID})
+	c, changed := canonical(cfg, catalogIDs{timing.ResolveHardwareID, timing.CanonicalModelID, modelFormats})
 	if !changed {
 		return PointID(cfg)
 	}
@@ -111,9 +114,29 @@ func CanonicalKey(cfg *config.Config) string {
 }
 
 // catalogIDs resolves hardware aliases and model spellings to the names CanonicalKey uses
-// (timing.ResolveHardwareID and timing.CanonicalModelID, or memos of them).
+// (timing.ResolveHardwareID and timing.CanonicalModelID, or memos of them), and a model to the
+// formats engine.precision's auto fields take for it (modelFormats, or a memo of it).
 type catalogIDs struct {
 	hardware, model func(string) (string, bool)
+	formats         func(string) (timing.Precisions, bool)
+}
+
+// modelFormats is the weights and KV-cache formats engine.precision's auto fields take for model
+// (its id or config.json, as a run resolves them: bf16 where the model implies none); ok is false
+// for a model servesweep cannot read (a label of a timing that does not need it).
+func modelFormats(model string) (timing.Precisions, bool) {
+	m, err := timing.ResolveModel(model)
+	if err != nil {
+		return timing.Precisions{}, false
+	}
+	p := m.Precisions
+	if p.Weights == "" {
+		p.Weights = timing.BF16
+	}
+	if p.KVCache == "" {
+		p.KVCache = timing.BF16
+	}
+	return p, true
 }
 
 // memoIDs returns catalogIDs that resolve each name once (a model name costs a file-system
@@ -130,7 +153,19 @@ func memoIDs() catalogIDs {
 			return r, r != id
 		}
 	}
-	return catalogIDs{memo(timing.ResolveHardwareID), memo(timing.CanonicalModelID)}
+	type read struct {
+		p  timing.Precisions
+		ok bool
+	}
+	formats := map[string]read{}
+	return catalogIDs{memo(timing.ResolveHardwareID), memo(timing.CanonicalModelID), func(model string) (timing.Precisions, bool) {
+		r, seen := formats[model]
+		if !seen {
+			r.p, r.ok = modelFormats(model)
+			formats[model] = r
+		}
+		return r.p, r.ok
+	}}
 }
 
 // canonical returns the canonical config of cfg's class (see CanonicalKey), resolving aliases
@@ -178,6 +213,9 @@ func canonicalAs(cfg *config.Config, single bool, ids catalogIDs) (c config.Conf
 		}
 	}
 	resolve(&c.Engine.Hardware, ids.hardware)
+	if autoPrecision(&c.Engine.Precision, c.Engine.Model, ids.formats) {
+		changed = true
+	}
 	resolve(&c.Engine.Model, ids.model)
 	for _, role := range []**config.WorkerRole{&c.Engine.Workers.Aggregated, &c.Engine.Workers.Prefill, &c.Engine.Workers.Decode} {
 		if *role == nil {
@@ -198,6 +236,34 @@ func canonicalAs(cfg *config.Config, single bool, ids catalogIDs) (c config.Conf
 		}
 	}
 	return c, changed
+}
+
+// autoPrecision rewrites as auto ("") each field of p that names the format auto gives for model
+// (formats), and an explicit "auto" too; the attention format is auto when it is the KV cache's.
+// It reports whether it changed p.
+func autoPrecision(p *config.Precision, model string, formats func(string) (timing.Precisions, bool)) (changed bool) {
+	auto := func(f *string, want timing.Precision) {
+		if *f == config.PrecisionAuto {
+			*f, changed = "", true
+		} else if x, err := timing.ParsePrecision(*f); *f != "" && err == nil && x == want {
+			*f, changed = "", true
+		}
+	}
+	if p.Weights == "" && p.KVCache == "" && p.Attention == "" {
+		return false
+	}
+	m, ok := formats(model)
+	if !ok {
+		return false
+	}
+	kv := m.KVCache
+	if x, err := timing.ParsePrecision(p.KVCache); p.KVCache != "" && p.KVCache != config.PrecisionAuto && err == nil {
+		kv = x
+	}
+	auto(&p.Weights, m.Weights)
+	auto(&p.KVCache, m.KVCache)
+	auto(&p.Attention, kv)
+	return changed
 }
 
 // markEquivalents sets each point's Class, and EquivalentTo on every point whose class an earlier

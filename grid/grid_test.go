@@ -1253,6 +1253,41 @@ func TestDefaultReserveIsATwinOfNull(t *testing.T) {
 	}
 }
 
+// An engine.precision field naming the format auto takes for the model is auto: bf16 weights and
+// KV cache for Llama-3.1-8B, fp8 weights for the -FP8 checkpoint, an attention format equal to
+// the KV cache's; another format is its own point.
+func TestAutoPrecisionTwins(t *testing.T) {
+	timed := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.kv_cache.capacity={type: default}"}
+	x := expand(t, base, append(timed, "engine.model=meta-llama/Llama-3.1-8B",
+		"engine.precision={weights: {choices: [auto, bf16, fp8]}, kv_cache: {choices: [auto, bf16]}}")...)
+	var eq []string
+	for _, p := range x.Points {
+		eq = append(eq, p.EquivalentTo)
+	}
+	p := x.Points
+	if want := []string{"", p[0].ID, p[0].ID, p[0].ID, "", p[4].ID}; len(p) != 6 || !slices.Equal(eq, want) {
+		t.Errorf("equivalent_to %q, want %q", eq, want)
+	}
+	x = expand(t, base, append(timed, "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8",
+		"engine.precision={weights: {choices: [auto, fp8, bf16]}, kv_cache: fp8, attention: fp8}")...)
+	eq = eq[:0]
+	for _, p := range x.Points {
+		eq = append(eq, p.EquivalentTo)
+	}
+	p = x.Points
+	if want := []string{"", p[0].ID, ""}; len(p) != 3 || !slices.Equal(eq, want) {
+		t.Errorf("FP8 checkpoint: equivalent_to %q, want %q", eq, want)
+	}
+	// The attention format of the KV cache is the auto one; BF16 attention over it is not.
+	auto := *p[0].Config
+	auto.Engine.Precision = config.Precision{}
+	bf16 := *p[0].Config
+	bf16.Engine.Precision.Attention = "bf16"
+	if CanonicalKey(p[0].Config) != CanonicalKey(&auto) || CanonicalKey(&bf16) == CanonicalKey(&auto) {
+		t.Errorf("attention fp8 over an fp8 cache reads as another class than auto, or bf16 as the same")
+	}
+}
+
 // An engine.precision.weights value that contradicts the format an engine.model value's name
 // gives is noted for the points that combine them, naming the file and the field, with the
 // explicit format winning (the point's config keeps it).

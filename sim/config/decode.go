@@ -639,13 +639,18 @@ func (w *walker) scalar(r *yaml.Node, path string, f *field, k kind) (any, bool)
 		if f.word != "" {
 			want = fmt.Sprintf("an int %s or %q", f.bound(), f.word)
 		}
+		// A numeral too large for the field says what the field takes, not the machine's range.
+		tooLarge := "an int " + f.intRange(math.MinInt64, math.MaxInt64)
+		if f.word != "" {
+			tooLarge = want
+		}
 		if msg := LeadingZeroNumeral(r); msg != "" {
 			w.badf(path, "must be %s, got %s", want, msg)
 			return nil, false
 		}
 		if tag == "!!float" && isWholeNumeral(r.Value) {
 			// YAML reads an integer numeral beyond 64 bits as a float.
-			w.badf(path, "must be %s, got %s, which is out of range", want, r.Value)
+			w.badf(path, "must be %s, got %s, which is out of range", tooLarge, r.Value)
 			return nil, false
 		}
 		if tag != "!!int" {
@@ -662,11 +667,11 @@ func (w *walker) scalar(r *yaml.Node, path string, f *field, k kind) (any, bool)
 		}
 		var x int64
 		if r.Decode(&x) != nil {
-			w.badf(path, "must be an int between %d and %d, got %s", math.MinInt64, math.MaxInt64, r.Value)
+			w.badf(path, "must be %s, got %s, which is out of range", tooLarge, r.Value)
 			return nil, false
 		}
 		if f.bits < 64 && int64(int32(x)) != x {
-			w.badf(path, "must be an int between %d and %d, got %d", math.MinInt32, math.MaxInt32, x)
+			w.badf(path, "must be an int %s, got %d, which is out of range", f.intRange(math.MinInt32, math.MaxInt32), x)
 			return nil, false
 		}
 		return x, true

@@ -394,6 +394,25 @@ func (f *field) bound() string {
 	return ""
 }
 
+// intRange is the values int field f takes, for a numeral beyond what it can hold: its bound and
+// its size limit ("> 0 and <= 2147483647"), or, for a field with neither, "between lo and hi",
+// the range of its Go type.
+func (f *field) intRange(lo, hi int64) string {
+	b := f.bound()
+	if !math.IsNaN(f.limitHi) && math.IsNaN(f.hi) {
+		limit := "<= " + strconv.FormatFloat(f.limitHi, 'f', -1, 64)
+		if b == "" {
+			b = limit
+		} else {
+			b += " and " + limit
+		}
+	}
+	if b == "" {
+		return fmt.Sprintf("between %d and %d", lo, hi)
+	}
+	return b
+}
+
 // rangeMsg says why x is outside f's range, in the words of dynosim-spec.md §3: "must be an int >
 // 0, got 0" (an int > x), "must be > 0, got 0" (a float), "must be >= 2, got 1", "must be in [0,
 // 1], got 1.5", `must be an int > 0 or "max", got 0` (a field with a word), "must be >= 1 or -1,
