@@ -102,6 +102,8 @@ type hardwareDoc struct {
 	FP8TFLOPS  float64 `json:"fp8_tflops"`
 	FP4TFLOPS  float64 `json:"fp4_tflops"`
 	LinkGBps   float64 `json:"link_gb_per_second"`
+	// Aliases are the other spellings engine.hardware accepts for the GPU (timing.HardwareAliases).
+	Aliases []string `json:"aliases"`
 }
 
 // nameDoc is one backend of `list backends`.
@@ -273,12 +275,13 @@ func listHardware() ([]hardwareDoc, error) {
 			return nil, err // the table's own ids always resolve
 		}
 		out = append(out, hardwareDoc{Name: id, HBMGiB: h.MemoryGiB, HBMTBps: h.MemoryTBps, BF16TFLOPS: h.BF16TFLOPS,
-			FP8TFLOPS: h.FP8TFLOPS, FP4TFLOPS: h.FP4TFLOPS, LinkGBps: h.LinkGBps})
+			FP8TFLOPS: h.FP8TFLOPS, FP4TFLOPS: h.FP4TFLOPS, LinkGBps: h.LinkGBps, Aliases: append([]string{}, timing.HardwareAliases(id)...)})
 	}
 	return out, nil
 }
 
-// hardwareFacts is a GPU's line: memory, bandwidth, dense tensor-core peaks and link bandwidth.
+// hardwareFacts is a GPU's line: memory, bandwidth, dense tensor-core peaks, link bandwidth and
+// the other spellings engine.hardware accepts for it.
 func hardwareFacts(d hardwareDoc) string {
 	peak := func(x float64) string {
 		if x == 0 {
@@ -286,9 +289,13 @@ func hardwareFacts(d hardwareDoc) string {
 		}
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	}
-	return fmt.Sprintf("%s GiB of GPU memory at %s TB/s; dense TFLOPS BF16 %s, FP8 %s, FP4 %s; GPU link %s GB/s each way",
+	aka := ""
+	if len(d.Aliases) > 0 {
+		aka = "; also written " + strings.Join(d.Aliases, ", ")
+	}
+	return fmt.Sprintf("%s GiB of GPU memory at %s TB/s; dense TFLOPS BF16 %s, FP8 %s, FP4 %s; GPU link %s GB/s each way%s",
 		strconv.FormatFloat(d.HBMGiB, 'f', -1, 64), strconv.FormatFloat(d.HBMTBps, 'f', -1, 64),
-		peak(d.BF16TFLOPS), peak(d.FP8TFLOPS), peak(d.FP4TFLOPS), strconv.FormatFloat(d.LinkGBps, 'f', -1, 64))
+		peak(d.BF16TFLOPS), peak(d.FP8TFLOPS), peak(d.FP4TFLOPS), strconv.FormatFloat(d.LinkGBps, 'f', -1, 64), aka)
 }
 
 // listBackends lists engine.backend's values in schema order, with their scheduler styles.

@@ -99,8 +99,23 @@ func TestListHardware(t *testing.T) {
 	if !slices.Equal(names, timing.HardwareIDs()) {
 		t.Errorf("list hardware names %v, the GPU table %v", names, timing.HardwareIDs())
 	}
-	if line := lineOf(t, "hardware", "h100_sxm"); !strings.Contains(line, "80 GiB of GPU memory at 3.35 TB/s") || !strings.Contains(line, "FP4 -") {
+	if line := lineOf(t, "hardware", "h100_sxm"); !strings.Contains(line, "80 GiB of GPU memory at 3.35 TB/s") || !strings.Contains(line, "FP4 -") ||
+		!strings.HasSuffix(line, "; also written h100, h100-sxm") {
 		t.Errorf("h100_sxm line %q", line)
+	}
+	// Every alias listed resolves to its GPU, and every GPU lists an array, empty or not.
+	for _, d := range docs {
+		if d.Aliases == nil {
+			t.Errorf("%s: aliases null, want an array", d.Name)
+		}
+		for _, a := range d.Aliases {
+			if id, alias := timing.ResolveHardwareID(a); id != d.Name || !alias {
+				t.Errorf("%s: alias %s resolves to %s (alias %v)", d.Name, a, id, alias)
+			}
+		}
+		if d.Name == "h100_sxm" && !slices.Equal(d.Aliases, []string{"h100", "h100-sxm"}) {
+			t.Errorf("h100_sxm aliases %v", d.Aliases)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package timing
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -177,6 +178,19 @@ func hardwareAliases() map[string]string {
 		"gb300_nvl72": "gb300", "gb300-nvl72": "gb300",
 		"l40s_pcie": "l40s",
 	}
+}
+
+// HardwareAliases lists the other spellings ResolveHardwareID reads as catalog id id (h100 and
+// h100-sxm for h100_sxm), sorted; none for an id without aliases or not in the catalog.
+func HardwareAliases(id string) []string {
+	var out []string
+	for a, to := range hardwareAliases() {
+		if to == id {
+			out = append(out, a)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ResolveHardwareID returns the catalog id that id names (case-insensitive, surrounding space
