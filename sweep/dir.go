@@ -37,6 +37,10 @@ const (
 	// DirOtherSpecPart: the shard's own part (Own) or another part (Path) belongs to another
 	// spec (Spec, Hash; this one WantHash).
 	DirOtherSpecPart
+	// DirOutputIsDir: a path where the resumed sweep writes one of its files (results, report,
+	// front, plot; Path) is a directory, which would fail the sweep only after every point had
+	// run (the files are written by renaming over the path).
+	DirOutputIsDir
 )
 
 // DirError says why the output directory Dir cannot take a sweep or a shard: Problem, with the
@@ -82,6 +86,8 @@ func (e *DirError) Error() string {
 			return fmt.Sprintf("%s was written by another sweep spec (%s, spec hash %s; this one is %s)", e.Path, e.Spec, e.Hash, e.WantHash)
 		}
 		return fmt.Sprintf("%s holds parts of another sweep spec (%s: %s, spec hash %s; this one is %s)", e.Dir, e.Path, e.Spec, e.Hash, e.WantHash)
+	case DirOutputIsDir:
+		return fmt.Sprintf("%s cannot be resumed: %s is a directory where the sweep writes a file", e.Dir, e.Path)
 	}
 	return fmt.Sprintf("%s: %v", e.Dir, e.Err)
 }
@@ -152,8 +158,17 @@ func checkDir(dir string, overwrite bool, specHash string) error {
 }
 
 // checkResume checks that the sweep in dir, which holds a journal, may be resumed by a sweep of
-// spec hash specHash: its manifest, when present, is readable and of the same spec.
+// spec hash specHash: its manifest, when present, is readable and of the same spec, and no other
+// file it writes is a directory.
 func checkResume(dir, specHash string) error {
+	for _, name := range results.OwnedFiles() {
+		if name == results.ManifestFile {
+			continue // checked below (DirManifestIsDir)
+		}
+		if path := filepath.Join(dir, name); isDir(path) {
+			return &DirError{Dir: dir, Problem: DirOutputIsDir, Path: path}
+		}
+	}
 	m, err := results.ReadManifest(dir)
 	var bad *results.ManifestError
 	switch {
@@ -167,6 +182,13 @@ func checkResume(dir, specHash string) error {
 		return &DirError{Dir: dir, Problem: DirOtherSpec, Hash: m.SpecHash, WantHash: specHash}
 	}
 	return nil
+}
+
+// isDir reports whether path is a directory itself (not a symbolic link to one, which a rename
+// replaces).
+func isDir(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.IsDir()
 }
 
 // PrepareShardDir readies dir, which other shards may share (so, unlike an unsharded sweep's,

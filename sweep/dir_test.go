@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
 )
 
 // PrepareDir creates a missing directory (a fresh journal), refuses a file and a directory of
@@ -57,5 +58,34 @@ func TestPrepareDirProblems(t *testing.T) {
 	err := PrepareShardDir(shards, sh, FilesOfShard(shards, sh), false, "h1")
 	if !errors.As(err, &de) || de.Problem != DirShardCount || de.Count != 3 || de.Shard != sh {
 		t.Errorf("shards of another count: %v", err)
+	}
+}
+
+// A sweep to resume whose report path is a directory is refused before any point runs, naming
+// that path; a symbolic link there is not (the report's rename replaces the link).
+func TestPrepareDirRefusesAnOutputThatIsADirectory(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := PrepareDir(dir, false, "h1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.JournalFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "report.md")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PrepareDir(dir, false, "h1"); err != nil {
+		t.Errorf("a symbolic link where the report goes: %v", err)
+	}
+	pareto := filepath.Join(dir, "pareto.json")
+	if err := os.Mkdir(pareto, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var de *DirError
+	if _, err := PrepareDir(dir, false, "h1"); !errors.As(err, &de) || de.Problem != DirOutputIsDir || de.Path != pareto {
+		t.Errorf("pareto.json a directory: %v", err)
+	} else if want := dir + " cannot be resumed: " + pareto + " is a directory where the sweep writes a file"; err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
 	}
 }

@@ -518,6 +518,9 @@ func dirErr(err error) error {
 		// --overwrite could not remove it: the sweep removes only the files it writes.
 		msg = fmt.Sprintf("--output-dir %s cannot be resumed: %s is a directory where the sweep writes its manifest; "+
 			"remove that directory and rerun (the journal keeps the finished points)", dir, de.Path)
+	case sweep.DirOutputIsDir:
+		msg = fmt.Sprintf("--output-dir %s cannot be resumed: %s is a directory where the sweep writes a file; "+
+			"move that directory away and rerun (the journal keeps the finished points)", dir, de.Path)
 	case sweep.DirBadManifest:
 		msg = fmt.Sprintf("--output-dir %s cannot be resumed: %v; move that file away to resume (the journal keeps "+
 			"the finished points and their spec), choose another directory, or pass --overwrite to start over", dir, de.Err)
