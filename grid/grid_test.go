@@ -1192,12 +1192,14 @@ func TestNullChoiceMeansNotSet(t *testing.T) {
 // catalog documents are not.
 func TestModelOrganizationNotes(t *testing.T) {
 	x := expand(t, base, "engine.model=wrongorg/Llama-3.1-8B")
-	if len(x.Notes) != 1 || !strings.HasPrefix(x.Notes[0], `spec.yaml: engine.model: "wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B, `+
+	// The note names the --set that gave the model, as an error about it would.
+	if len(x.Notes) != 1 || !strings.HasPrefix(x.Notes[0], `spec.yaml (--set engine.model=wrongorg/Llama-3.1-8B): engine.model: "wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B, `+
 		"but the catalog knows that model under meta-llama") {
 		t.Errorf("fixed model: notes %q", x.Notes)
 	}
-	x = expand(t, base, "engine.model={choices: [Llama-3.1-8B, nvidia/Llama-3.1-8B-Instruct-FP8, acme/Qwen3-8B, meta-llama/Meta-Llama-3.1-8B-Instruct]}")
-	if len(x.Notes) != 1 || !strings.HasPrefix(x.Notes[0], `spec.yaml: engine.model: "acme/Qwen3-8B" is read as Qwen/Qwen3-8B`) {
+	const models = "engine.model={choices: [Llama-3.1-8B, nvidia/Llama-3.1-8B-Instruct-FP8, acme/Qwen3-8B, meta-llama/Meta-Llama-3.1-8B-Instruct]}"
+	x = expand(t, base, models)
+	if len(x.Notes) != 1 || !strings.HasPrefix(x.Notes[0], `spec.yaml (--set `+models+`): engine.model: "acme/Qwen3-8B" is read as Qwen/Qwen3-8B`) {
 		t.Errorf("model domain: notes %q, want acme/Qwen3-8B's only", x.Notes)
 	}
 	if x := expand(t, base); len(x.Notes) != 0 {
@@ -1210,8 +1212,9 @@ func TestModelOrganizationNotes(t *testing.T) {
 // choices and the model they read as. A weight-format suffix reads as another model.
 func TestModelSpellingsAreTwins(t *testing.T) {
 	timed := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.kv_cache.capacity={type: default}"}
-	x := expand(t, base, append(timed, "engine.model={choices: [Llama-3.1-8B, meta-llama/Meta-Llama-3.1-8B-Instruct, "+
-		"nvidia/Llama-3.1-8B-Instruct-FP8, meta-llama/Llama-3.1-8B-FP8, Qwen/Qwen3-8B]}")...)
+	const models = "engine.model={choices: [Llama-3.1-8B, meta-llama/Meta-Llama-3.1-8B-Instruct, " +
+		"nvidia/Llama-3.1-8B-Instruct-FP8, meta-llama/Llama-3.1-8B-FP8, Qwen/Qwen3-8B]}"
+	x := expand(t, base, append(timed, models)...)
 	if len(x.Points) != 5 {
 		t.Fatalf("%d points, want 5", len(x.Points))
 	}
@@ -1221,10 +1224,10 @@ func TestModelSpellingsAreTwins(t *testing.T) {
 			p[0].EquivalentTo, p[1].EquivalentTo, p[2].EquivalentTo, p[3].EquivalentTo, p[4].EquivalentTo)
 	}
 	want := []string{
-		"spec.yaml: engine.model: the choices Llama-3.1-8B and meta-llama/Meta-Llama-3.1-8B-Instruct both name the model " +
+		"spec.yaml (--set " + models + "): engine.model: the choices Llama-3.1-8B and meta-llama/Meta-Llama-3.1-8B-Instruct both name the model " +
 			"meta-llama/Llama-3.1-8B: each point with meta-llama/Meta-Llama-3.1-8B-Instruct simulates as its twin with Llama-3.1-8B " +
 			"and copies its results (results.parquet's equivalent_to); drop one of them",
-		"spec.yaml: engine.model: the choices nvidia/Llama-3.1-8B-Instruct-FP8 and meta-llama/Llama-3.1-8B-FP8 both name the model " +
+		"spec.yaml (--set " + models + "): engine.model: the choices nvidia/Llama-3.1-8B-Instruct-FP8 and meta-llama/Llama-3.1-8B-FP8 both name the model " +
 			"meta-llama/Llama-3.1-8B-FP8: each point with meta-llama/Llama-3.1-8B-FP8 simulates as its twin with " +
 			"nvidia/Llama-3.1-8B-Instruct-FP8 and copies its results (results.parquet's equivalent_to); drop one of them",
 	}
@@ -1294,7 +1297,7 @@ func TestAutoPrecisionTwins(t *testing.T) {
 func TestWeightsConflictNotes(t *testing.T) {
 	x := expand(t, base, "engine.model={choices: [nvidia/Llama-3.1-8B-Instruct-FP8, meta-llama/Llama-3.1-8B]}",
 		"engine.precision.weights={choices: [auto, bf16, fp8]}")
-	want := []string{`spec.yaml: engine.precision.weights: bf16 contradicts engine.model "nvidia/Llama-3.1-8B-Instruct-FP8", ` +
+	want := []string{`spec.yaml (--set engine.precision.weights={choices: [auto, bf16, fp8]}): engine.precision.weights: bf16 contradicts engine.model "nvidia/Llama-3.1-8B-Instruct-FP8", ` +
 		"whose name means fp8 weights; engine.precision.weights wins: the run prices bf16 weights (and the name's fp8 KV cache " +
 		"where engine.precision.kv_cache is auto)"}
 	if !slices.Equal(x.Notes, want) {

@@ -100,7 +100,7 @@ func (s *Spec) modelNotes() []string {
 	var out []string
 	for _, id := range s.values(pathModel) {
 		if n := timing.OrganizationNote(id); n != "" {
-			out = append(out, fmt.Sprintf("%s: %s: %s", s.File, pathModel, n))
+			out = append(out, fmt.Sprintf("%s: %s: %s", s.at(pathModel), pathModel, n))
 		}
 	}
 	return out
@@ -115,7 +115,7 @@ func (s *Spec) precisionNotes() []string {
 	for _, model := range s.values(pathModel) {
 		for _, w := range s.values(path) {
 			if msg := timing.WeightsConflict(model, w); msg != "" {
-				out = append(out, fmt.Sprintf("%s: %s: %s", s.File, path, msg))
+				out = append(out, fmt.Sprintf("%s: %s: %s", s.at(path), path, msg))
 			}
 		}
 	}
@@ -147,7 +147,7 @@ func (s *Spec) equivalentChoiceWarnings() []string {
 			}
 			out = append(out, fmt.Sprintf("%s: %s: the choices %s and %s both name %s %s: each point with %s simulates as "+
 				"its twin with %s and copies its results (results.parquet's equivalent_to); drop one of them",
-				s.File, f.path, prev, v.Value, what, c, v.Value, prev))
+				s.at(f.path), f.path, prev, v.Value, what, c, v.Value, prev))
 		}
 	}
 	return out
@@ -211,7 +211,7 @@ func (s *Spec) labelOnlyWarnings(cfg *config.Config) []string {
 		if d := findDomain(s.Domains, f.path); d != nil && len(d.Values) > 1 {
 			out = append(out, fmt.Sprintf("%s: %s: its values change only labels and prices: every worker role uses fixed or "+
 				"polynomial timing, which reads neither the GPU nor the model, and a fixed KV pool; time each value with "+
-				"timing {type: default} and kv_cache.capacity {type: default}", s.File, f.path))
+				"timing {type: default} and kv_cache.capacity {type: default}", s.at(f.path), f.path))
 		}
 	}
 	// The GPUs a worker's passes are split over: fixed and polynomial timing price a pass alike on
@@ -221,7 +221,7 @@ func (s *Spec) labelOnlyWarnings(cfg *config.Config) []string {
 		if strings.Contains(d.Path, ".parallelism.") && slices.Contains(splitFields, field) && len(d.Values) > 1 {
 			out = append(out, fmt.Sprintf("%s: %s: its values change only the GPU count and the price: every worker role uses "+
 				"fixed or polynomial timing, which prices a pass alike on any split of the model, and a fixed KV pool; time each "+
-				"value with timing {type: default} and kv_cache.capacity {type: default}", s.File, d.Path))
+				"value with timing {type: default} and kv_cache.capacity {type: default}", s.at(d.Path), d.Path))
 		}
 	}
 	return out

@@ -59,6 +59,8 @@ type Spec struct {
 	// root is the prediction part of the spec (without optimization and optimizer), aliases
 	// expanded and comments removed; the domain nodes are Domain.node.
 	root *yaml.Node
+	// sets are the --set arguments applied to the file, in order (at names them in messages).
+	sets []string
 	// copied are the nodes of root a point's tree copies rather than shares (pointCopies; nil:
 	// every node).
 	copied map[*yaml.Node]bool
@@ -149,6 +151,16 @@ func Load(path string, sets []string, getenv func(string) (string, bool), checkM
 	return parse(data, path, filepath.Dir(path), sets, getenv, checkMetric)
 }
 
+// at is where a message about the field path should say it comes from: the spec's file, with
+// the --set argument that wrote the field when one did ("spec.yaml (--set engine.model=...)"),
+// as config.Error prints it.
+func (s *Spec) at(path string) string {
+	if set := config.SetFor(path, s.sets); set != "" {
+		return s.File + " (--set " + set + ")"
+	}
+	return s.File
+}
+
 // Parse parses a sweep spec. file names it in error messages (it is not read: the spec's relative
 // file paths stay as written and resolve against the working directory, as for the embedded
 // built-in spec; Load resolves them against the file's folder); sets are --set PATH=YAML overrides
@@ -199,7 +211,7 @@ func parse(data []byte, file, dir string, sets []string, getenv func(string) (st
 	if root, err = p.flatten(root); err != nil {
 		return nil, err
 	}
-	s := &Spec{File: file, root: root}
+	s := &Spec{File: file, root: root, sets: sets}
 	var optN, optzN *yaml.Node
 	for i := 0; i+1 < len(root.Content); {
 		switch root.Content[i].Value {

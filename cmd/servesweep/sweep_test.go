@@ -968,7 +968,7 @@ func TestSweepNotesModelOrganization(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if want := `note: examples/default-sweep.yaml: engine.model: "wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B, ` +
+	if want := `note: examples/default-sweep.yaml (--set engine.model=wrongorg/Llama-3.1-8B): engine.model: "wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B, ` +
 		"but the catalog knows that model under meta-llama"; !strings.Contains(errs, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, errs)
 	}

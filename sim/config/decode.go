@@ -232,7 +232,7 @@ func attributeSets(errs Errors, sets []string) Errors {
 		for k := len(sets) - 1; k >= 0; k-- {
 			p, _, ok := strings.Cut(sets[k], "=")
 			p = strings.TrimSpace(p)
-			under := e.Path == p || strings.HasPrefix(e.Path, p+".") || strings.HasPrefix(e.Path, p+"[")
+			under := setCovers(p, e.Path)
 			// A misspelt key in the middle of a --set path is reported at that key, above the path.
 			misspelt := strings.HasPrefix(p, e.Path+".") && strings.HasPrefix(e.Msg, unknownField)
 			// A member a union's variant refuses is reported once at the union, naming the member.
@@ -250,6 +250,24 @@ func attributeSets(errs Errors, sets []string) Errors {
 		}
 	}
 	return errs
+}
+
+// setCovers reports whether a --set of setPath wrote the field path: the path itself or a field
+// or list element below it.
+func setCovers(setPath, path string) bool {
+	return path == setPath || strings.HasPrefix(path, setPath+".") || strings.HasPrefix(path, setPath+"[")
+}
+
+// SetFor returns the --set argument among sets (PATH=YAML, in the order given) that wrote the
+// field path, the last such one winning as it does when applied, or "" when none did: what a
+// message about that field should name besides the file (Error.Set).
+func SetFor(path string, sets []string) string {
+	for k := len(sets) - 1; k >= 0; k-- {
+		if p, _, ok := strings.Cut(sets[k], "="); ok && setCovers(strings.TrimSpace(p), path) {
+			return sets[k]
+		}
+	}
+	return ""
 }
 
 // ---------------------------------------------------------------------------------------------
