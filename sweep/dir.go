@@ -193,8 +193,9 @@ func isDir(path string) bool {
 
 // PrepareShardDir readies dir, which other shards may share (so, unlike an unsharded sweep's,
 // it may hold other files), for shard sh of a sweep of spec hash specHash, whose files are
-// files: overwrite deletes the shard's own files and nothing else; its journal is claimed for the
-// spec; and the directory must hold no shard of another count and no part of another spec.
+// files: overwrite deletes the shard's own files and nothing else; the directory must hold no
+// shard of another count and no part of another spec; then its journal is claimed for the spec
+// (a refused shard leaves no claim behind).
 // Errors: a *DirError, a *results.JournalLockedError, a *results.JournalSpecError, or the file
 // system's.
 func PrepareShardDir(dir string, sh grid.Shard, files ShardFiles, overwrite bool, specHash string) error {
@@ -202,13 +203,14 @@ func PrepareShardDir(dir string, sh grid.Shard, files ShardFiles, overwrite bool
 	if err := checkShardDir(dir, own, overwrite); err != nil {
 		return err
 	}
-	if err := results.ClaimJournalSpec(files.Journal, specHash); err != nil {
-		return err
-	}
 	if err := checkShardCount(dir, sh); err != nil {
 		return err
 	}
-	return checkSharedParts(dir, files.Part, specHash)
+	if err := checkSharedParts(dir, files.Part, specHash); err != nil {
+		return err
+	}
+	// Claimed last: a refused shard writes nothing, so it cannot block the right rerun.
+	return results.ClaimJournalSpec(files.Journal, specHash)
 }
 
 // checkShardDir checks a shard's output directory: a path that is not a directory is an error;

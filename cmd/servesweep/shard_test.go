@@ -334,6 +334,15 @@ func TestMergeRefusesTwoSpecs(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "holds parts of another sweep spec") {
 		t.Errorf("a shard of another spec in a shared directory: exit %d %q", code, errs)
 	}
+	// The refused shard left nothing behind: the first spec's shard 1 then runs there.
+	if _, err := os.Stat(filepath.Join(a, results.JournalsDir, "part-00001-of-00002.jsonl"+results.SpecSuffix)); err == nil {
+		t.Error("the refused shard claimed its journal")
+	}
+	code, _, errs = runCLI(t, append(append([]string{"sweep", "--output-dir", a, "-q", "--shard", "1/2"}, tinyDefault...),
+		"--set", "engine.mode={choices: [aggregated]}")...)
+	if code != 0 {
+		t.Errorf("the first spec's shard 1 after a refused one: exit %d %q", code, errs)
+	}
 }
 
 // TestMergeReportsMissingShard merges 3 of 4 shards, one of which was interrupted.
