@@ -173,6 +173,9 @@ func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) 
 			return nil, err
 		}
 	}
+	if cfg.DefaultTraffic {
+		fmt.Fprintln(io.Err, "note: "+config.DefaultTrafficNote(cfg.File))
+	}
 	for _, note := range aliasNotes(cfg) {
 		fmt.Fprintln(io.Err, note)
 	}

@@ -18,6 +18,10 @@ type Config struct {
 	// HasRouter and HasPlanner record whether the YAML declared those sections (set by Decode).
 	// They belong to the dynamo stack's adapters (see Adapters).
 	HasRouter, HasPlanner bool `yaml:"-"`
+	// DefaultTraffic records that the YAML gave no traffic section, or a null one, so that runs
+	// use the default workload of dynosim-spec.md §3.1 (set by Decode; DefaultTrafficNote says
+	// so). Not a YAML key, and not part of a point's identity.
+	DefaultTraffic bool `yaml:"-" json:"-"`
 
 	// Traffic is omitted entirely: synthetic 1024/128 tokens, concurrency 10, 100 requests
 	// (dynosim-spec.md §3.1); a supplied traffic mapping is not merged with that default.

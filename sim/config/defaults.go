@@ -17,6 +17,15 @@ const (
 	defaultPrefillMaxSequences = 1
 )
 
+// DefaultTrafficNote is the note a command prints for a config that gave no traffic section
+// (Config.DefaultTraffic), naming the file: the run's workload is the default one, which a
+// deleted or emptied section would otherwise change without a word.
+func DefaultTrafficNote(file string) string {
+	return fmt.Sprintf("%s: traffic: not given (or null), so the run serves the default workload: synthetic requests of "+
+		"1024 input and 128 output tokens at concurrency 10, stopping after %d requests (docs/predict.md); "+
+		"give a traffic section to choose one", file, defaultStopRequests)
+}
+
 // applyDefaults is step 4 of decoding: it fills in the fields the YAML did not give (given holds
 // the paths it gave), once, after the walk. A mapping the walk rejected (bad) gets none, so that
 // its errors are not joined by errors about defaults it never asked for.
@@ -38,6 +47,7 @@ func applyDefaults(c *Config, given map[string]bool, bad func(path string) bool)
 
 	if !given["traffic"] {
 		c.Traffic.Stop.Requests = defaultStopRequests
+		c.DefaultTraffic = true
 	}
 	const sp = "traffic.source."
 	if s := &c.Traffic.Source; s.Type == SourceTrace && !embeddedBlockSize(s.Format) && !given[sp+"block_size"] {
