@@ -225,13 +225,20 @@ func ignoredSchedulerNotes(cfg *config.Config) []string {
 }
 
 // printRunNotes prints on w what the user should know about the run res of cfg over wl: its
-// timing notes, a backend_version no table used, a planner that scales nothing, the default
+// timing notes, what a real deployment of cfg could not do (sim.DeploymentNotes), a backend_version no table used, a planner that scales nothing, the default
 // hand-off latency of a disaggregated run, and the warnings
 // and notes about its summary (floored, rejected, unfinished and truncated requests, lockstep
 // arrivals, the steady window).
 func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *sim.Result) {
 	for _, note := range res.TimingNotes {
 		fmt.Fprintln(w, "servesweep: "+note)
+	}
+	// What a real deployment could not do as configured (a fixed KV pool no GPU of the model
+	// holds), which a timing that reads neither the GPU nor the model does not note itself.
+	for _, note := range sim.DeploymentNotes(cfg) {
+		if !slices.Contains(res.TimingNotes, note) {
+			fmt.Fprintln(w, "warning: "+note)
+		}
 	}
 	if v := cfg.Engine.BackendVersion; v != "" && !strings.Contains(res.TimingProvider, "op_level") {
 		fmt.Fprintf(w, "servesweep: engine.backend_version %s selects performance-database tables only; timing %s does not use them\n",

@@ -323,7 +323,9 @@ func TestFailedRunKeepsOldResults(t *testing.T) {
 // contradicts the one the model's name gives, and says nothing for catalog ids, the spellings the
 // catalog documents and agreeing formats.
 func TestPredictNotesResolvedAliases(t *testing.T) {
-	small := []string{"--set", "traffic.stop.requests=8"}
+	// A pool the GPU holds, so that the seed's oversized one (TestPredictWarnsOfAPoolNoGPUHolds)
+	// adds no line.
+	small := []string{"--set", "traffic.stop.requests=8", "--set", "engine.workers.aggregated.kv_cache.capacity.blocks=4096"}
 	for _, c := range []struct {
 		name string
 		sets []string
@@ -667,8 +669,9 @@ func TestPredictSystemsDir(t *testing.T) {
 }
 
 // withoutLockstepNote returns stderr without the lock-step note, which the seed's synthetic
-// config (one wave of identical requests) always gets; it fails the test when the note is not
-// there exactly once.
+// config (one wave of identical requests) always gets, and without the warning about its KV pool
+// (more than its GPU holds, unless the test sets another); it fails the test when the note is
+// not there exactly once.
 func withoutLockstepNote(t *testing.T, errs string) string {
 	t.Helper()
 	var kept []string
@@ -676,6 +679,10 @@ func withoutLockstepNote(t *testing.T, errs string) string {
 	for _, line := range strings.SplitAfter(errs, "\n") {
 		if strings.HasPrefix(line, "servesweep: requests start in one wave and stay in lock-step") {
 			n++
+			continue
+		}
+		// The seed's fixed KV pool, more than its GPU holds (TestPredictWarnsOfAPoolNoGPUHolds).
+		if strings.HasPrefix(line, "warning: engine.workers.aggregated.kv_cache.capacity.blocks: 32768 blocks of 64 tokens") {
 			continue
 		}
 		kept = append(kept, line)
@@ -956,5 +963,22 @@ func TestPredictNotesDefaultTraffic(t *testing.T) {
 	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", "traffic={}")
 	if code != 2 || !strings.Contains(errs, "traffic.stop: synthetic sources need exactly one of requests") {
 		t.Errorf("traffic {}: exit %d %q", code, errs)
+	}
+}
+
+// The seed config's fixed KV pool (32,768 blocks of 64 tokens of Llama-3.1-8B's BF16 KV on an
+// H200: 32768 × 64 × 131072 bytes = 256 GiB per GPU) is more than the GPU holds: predict warns as
+// export does, although its fixed timing reads neither the GPU nor the model; a pool that fits
+// is not warned about.
+func TestPredictWarnsOfAPoolNoGPUHolds(t *testing.T) {
+	const warn = "warning: engine.workers.aggregated.kv_cache.capacity.blocks: 32768 blocks of 64 tokens need 256.0 GiB of KV cache per GPU"
+	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir())
+	if code != 0 || strings.Count(errs, warn) != 1 {
+		t.Errorf("seed: exit %d, stderr %q; want the pool warned about once", code, errs)
+	}
+	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(),
+		"--set", "engine.workers.aggregated.kv_cache.capacity.blocks=4096")
+	if code != 0 || strings.Contains(errs, "could not hold the pool") {
+		t.Errorf("4096 blocks: exit %d, stderr %q", code, errs)
 	}
 }
