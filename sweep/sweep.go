@@ -37,6 +37,10 @@ type Options struct {
 	Parallelism int
 	// Timeout is the host-time limit per point (<= 0: none); a point past it is timed_out.
 	Timeout time.Duration
+	// TimeoutFrom names where Timeout came from, for a timed-out point's reason ("" means the
+	// spec's optimizer.candidate_timeout_seconds; the command says "--timeout" when the flag
+	// set it).
+	TimeoutFrom string
 	// Progress is told how the sweep advances (nil: silent).
 	Progress Progress
 	// Simulate runs one point (nil: sim.Run).
@@ -128,7 +132,7 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 		}
 		p := &points[i]
 		g.Go(func() error {
-			rec, ok, fatal := runPoint(gctx, p, cache, simulate, opts.Timeout, opts.Capacity)
+			rec, ok, fatal := runPoint(gctx, p, cache, simulate, limit{opts.Timeout, opts.TimeoutFrom}, opts.Capacity)
 			if fatal != nil {
 				return fatal
 			}
@@ -275,16 +279,22 @@ func withSystems(simulate SimulateFunc, db *opdb.DB) SimulateFunc {
 	}
 }
 
+// limit is a per-point timeout (d <= 0: none) and the setting that gave it (Options.TimeoutFrom).
+type limit struct {
+	d    time.Duration
+	from string
+}
+
 // runPoint simulates one point. ok is false when the sweep was canceled while the point ran
 // (nothing is recorded then, so a resumed sweep runs it again). fatal is a failure of the
 // machine rather than of the point (the pass log's spill file, metrics.SpillError): the sweep
 // stops with it, the point unrecorded, so that a rerun once the machine is fixed simulates it.
-func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc, timeout time.Duration,
+func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc, timeout limit,
 	cs *grid.CapacitySearch) (rec results.Record, ok bool, fatal error) {
 	start := time.Now()
 	pctx, cancel := ctx, context.CancelFunc(func() {})
-	if timeout > 0 {
-		pctx, cancel = context.WithTimeout(ctx, timeout)
+	if timeout.d > 0 {
+		pctx, cancel = context.WithTimeout(ctx, timeout.d)
 	}
 	defer cancel()
 	var res *sim.Result
@@ -312,7 +322,11 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 		return rec, false, nil
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(pctx.Err(), context.DeadlineExceeded):
 		rec.Status = results.StatusTimedOut
-		rec.Reason = fmt.Sprintf("exceeded the per-point timeout of %s (optimizer.candidate_timeout_seconds)", timeout)
+		from := timeout.from
+		if from == "" {
+			from = "optimizer.candidate_timeout_seconds"
+		}
+		rec.Reason = fmt.Sprintf("exceeded the per-point timeout of %s (%s)", timeout.d, from)
 		if cs != nil {
 			rec.Reason += "; the timeout covers every probe of the capacity search"
 		}

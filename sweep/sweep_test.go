@@ -159,11 +159,13 @@ func TestTimeoutMarksPointTimedOutAndResumeRetriesIt(t *testing.T) {
 		return sim.Run(ctx, cfg, opt)
 	}
 	dir := t.TempDir()
-	out, err := Run(context.Background(), pts, Options{OutputDir: dir, Parallelism: 2, Timeout: 50 * time.Millisecond, Simulate: simulate})
+	out, err := Run(context.Background(), pts, Options{OutputDir: dir, Parallelism: 2, Timeout: 50 * time.Millisecond, TimeoutFrom: "--timeout", Simulate: simulate})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.TimedOut != 1 || out.OK != 11 || out.Rows[0].Status != results.StatusTimedOut || !strings.Contains(out.Rows[0].Reason, "timeout") {
+	// The reason names the setting that gave the limit.
+	if out.TimedOut != 1 || out.OK != 11 || out.Rows[0].Status != results.StatusTimedOut ||
+		out.Rows[0].Reason != "exceeded the per-point timeout of 50ms (--timeout)" {
 		t.Fatalf("timed out %d ok %d; row 0: %s %q", out.TimedOut, out.OK, out.Rows[0].Status, out.Rows[0].Reason)
 	}
 	var calls atomic.Int32

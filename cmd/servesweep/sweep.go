@@ -367,15 +367,15 @@ func sweepRunOptions(io ioStreams, opts *sweepOptions, spec *grid.Spec, systems 
 	if opts.Parallelism > 0 {
 		par = opts.Parallelism
 	}
-	timeout := spec.Optimizer.CandidateTimeout
+	timeout, from := spec.Optimizer.CandidateTimeout, ""
 	if opts.TimeoutSeconds > 0 {
-		timeout = time.Duration(opts.TimeoutSeconds * float64(time.Second))
+		timeout, from = time.Duration(opts.TimeoutSeconds*float64(time.Second)), "--timeout"
 	}
 	var progress sweep.Progress
 	if !opts.Quiet {
 		progress = sweep.NewProgress(io.Err, isTerminal(io.Err), 2*time.Second)
 	}
-	return sweep.Options{OutputDir: opts.OutputDir, Parallelism: par, Timeout: timeout, Progress: progress, Simulate: opts.Simulate,
+	return sweep.Options{OutputDir: opts.OutputDir, Parallelism: par, Timeout: timeout, TimeoutFrom: from, Progress: progress, Simulate: opts.Simulate,
 		Capacity: spec.Optimization.CapacitySearch, Systems: systems}
 }
 
