@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/servesweep/servesweep/sim/config"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,7 +73,8 @@ func checkWritable(flag, path string) error {
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("%s: %w", flag, err)
+		// The probe file's name is servesweep's: the message names the profile's.
+		return fmt.Errorf("%s: cannot write %s: %v", flag, path, config.PathCause(err))
 	}
 	f.Close()
 	return os.Remove(f.Name())

@@ -36,7 +36,7 @@ func TestProfileFlags(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"--memprofile", dir}, "--memprofile: " + dir + " is not a regular file"},
-		{[]string{"--cpuprofile", filepath.Join(dir, "missing", "c.prof")}, "--cpuprofile: open"},
+		{[]string{"--cpuprofile", filepath.Join(dir, "missing", "c.prof")}, "--cpuprofile: cannot write " + filepath.Join(dir, "missing", "c.prof") + ": no such file or directory\n"},
 		{[]string{"--cpuprofile", mem, "--memprofile", filepath.Join(dir, ".", "mem.prof")}, "name the same file"},
 		{[]string{"--cpuprofile", seedConfig}, "exists and is not a pprof profile; refusing to overwrite it"},
 		{[]string{"--memprofile", seedConfig}, "exists and is not a pprof profile; refusing to overwrite it"},
