@@ -836,6 +836,8 @@ func TestSetMalformed(t *testing.T) {
 		{"engine.model.", "missing '='"},
 		{"engine.model.=x", "empty segment"},
 		{"traffic.load={type: [", "invalid YAML value"},
+		{"router.policy={choices:[round_robin,kv_router]}", "invalid YAML value: did not find expected ',' or '}'; " +
+			"in a {...} mapping a key's colon needs a space after it: {choices: [a, b]}, not {choices:[a,b]}"},
 		{"engine.model.name=x", `engine.model is "meta-llama/Meta-Llama-3.1-8B-Instruct" (string), not a mapping`},
 		{"traffic.source.paths.first=x", ""},
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -91,13 +92,21 @@ func parseSetValue(rhs string) (n *yaml.Node, msg string) {
 	}()
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(rhs), &doc); err != nil {
-		return nil, "invalid YAML value: " + strings.TrimPrefix(yamlErrorMsg(err), "invalid YAML: ")
+		msg := "invalid YAML value: " + strings.TrimPrefix(yamlErrorMsg(err), "invalid YAML: ")
+		if strings.HasPrefix(strings.TrimSpace(rhs), "{") && colonWithoutSpace.MatchString(rhs) {
+			msg += "; in a {...} mapping a key's colon needs a space after it: {choices: [a, b]}, not {choices:[a,b]}"
+		}
+		return nil, msg
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, ""
 	}
 	return doc.Content[0], ""
 }
+
+// colonWithoutSpace finds a key written against its value (choices:[...], type:fixed), which YAML
+// reads as one plain scalar inside a {...} mapping.
+var colonWithoutSpace = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*:[^\s/:]`)
 
 // isIndex reports whether a path segment is a sequence index (all digits).
 func isIndex(s string) bool {
