@@ -175,7 +175,8 @@ func runList(io ioStreams, opts *listOptions) error {
 // spellings of a listed name (timing.LookupModel folds them).
 const modelSpellings = "\nengine.model also takes other spellings of these names: in any case, without the organization,\n" +
 	"a \"Meta-\" prefix or \"-Instruct\", with a weight-format suffix (-FP8, -FP8-dynamic, -FP4, -NVFP4) that\n" +
-	"also sets engine.precision.weights; e.g. meta-llama/Meta-Llama-3.1-8B-Instruct is meta-llama/Llama-3.1-8B.\n" +
+	"sets engine.precision's auto fields: FP8 or FP4 weights and an FP8 KV cache (the quantized checkpoints'\n" +
+	"formats); e.g. meta-llama/Meta-Llama-3.1-8B-Instruct is meta-llama/Llama-3.1-8B.\n" +
 	"Under another organization than the model's own (or, with a weight-format suffix, nvidia, RedHatAI or\n" +
 	"neuralmagic) a name is still read as the model, with a note saying so.\n" +
 	"A local directory holding a Hugging Face config.json names a model too."

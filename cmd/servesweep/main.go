@@ -185,6 +185,8 @@ func newRootCmd(io ioStreams) *cobra.Command {
 			return &usageError{fmt.Errorf("completion: no script for shell %q; one of %s", args[0], strings.Join(shells, ", "))}
 		}
 		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		c.Example = "  # Print the bash completion script (source its output from ~/.bashrc; zsh, fish and powershell alike)\n" +
+			"  servesweep completion bash"
 	}
 	// Notices from flag parsing (a deprecated flag's) go to stderr: cobra would print them on
 	// stdout, in front of predict --format json's object.

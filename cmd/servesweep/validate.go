@@ -112,7 +112,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Measured, "measured", "", "CSV of measured deployments (required)")
+	f.StringVar(&opts.Measured, "measured", "", "CSV of measured deployments (required, unless --aiperf scores one deployment)")
 	f.StringVar(&opts.OutputJSON, "output-json", "", "also write the report as JSON to this file")
 	f.StringArrayVar(&opts.AIPerf, "aiperf", nil, "an AIPerf run's "+aiperf.AIPerfFile+" (or GenAI-Perf's "+aiperf.GenAIPerfFile+
 		"), its artifact directory, or a directory of runs (repeatable); needs -c")
