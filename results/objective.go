@@ -44,6 +44,16 @@ func HasSLA(r *Row) bool {
 	return r.SLATTFTMs != nil || r.SLAITLMs != nil || r.SLAE2EMs != nil || len(r.PercentileBounds()) > 0
 }
 
+// TargetValue is the column a scalar target ranks by and its value for row r (as the ranking
+// reads it: score), or ok false for the pareto target.
+func TargetValue(r *Row, target string) (metric string, value float64, ok bool) {
+	o, scalar := optimization.TargetObjective(target)
+	if !scalar {
+		return "", 0, false
+	}
+	return o.Metric, score(r, o), true
+}
+
 // score is the value of objective o for row r: a missing value reads 0 for a maximized
 // objective and +Inf for a minimized one, so it ranks worst (dynosim-spec.md §5.5).
 func score(r *Row, o optimization.Objective) float64 {

@@ -104,6 +104,12 @@ func TestReportOutputDir(t *testing.T) {
 	if !strings.Contains(out, "Best points by throughput") || !strings.Contains(out, "Saved report to: "+filepath.Join(other, results.ReportFile)) {
 		t.Errorf("stdout:\n%s", out)
 	}
+	// Each ranked point shows the target's own column first, with objectives that leave it out too.
+	code, out, errs = runCLI(t, "report", "--results", dir, "--output-dir", filepath.Join(tmp, "analyses", "gpus"),
+		"--target", "throughput", "--objective", "max:gpus")
+	if code != exitOK || !strings.Contains(out, "\n  1: output_throughput_tok_s=") || !strings.Contains(out, ", gpus=") {
+		t.Errorf("--target throughput --objective max:gpus: exit %d %s\n%s", code, errs, out)
+	}
 	written := snapshot(t, other)
 	names := slices.Sorted(maps.Keys(written))
 	wantNames := []string{results.ParetoFile, results.PlotFile, results.ReportFile, results.HTMLFile}

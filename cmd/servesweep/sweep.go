@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/servesweep/servesweep/sweep"
 	"github.com/spf13/cobra"
@@ -667,6 +669,11 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 	for n, i := range wr.RecommendedRows {
 		r := &rows[i]
 		var vals []string
+		// A scalar target's own column leads: the points are ranked by it, whatever the objectives.
+		if metric, v, ok := results.TargetValue(r, a.Settings.Target); ok && a.Ranking != nil &&
+			!slices.ContainsFunc(a.Settings.Objectives, func(o optimization.Objective) bool { return o.Metric == metric }) {
+			vals = append(vals, metric+"="+fixedNum(v))
+		}
 		for k, o := range a.Settings.Objectives {
 			vals = append(vals, o.Metric+"="+fixedNum(a.Values[i][k]))
 		}
