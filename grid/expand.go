@@ -552,8 +552,12 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	x.Warnings = append(x.Warnings, s.labelOnlyWarnings(valid[0].Config)...)
 	x.Warnings = append(x.Warnings, s.equivalentChoiceWarnings()...)
 	x.Notes = append(s.modelNotes(), s.precisionNotes()...)
-	if valid[0].Config.DefaultTraffic {
+	first := valid[0].Config
+	if first.DefaultTraffic {
 		x.Notes = append(x.Notes, config.DefaultTrafficNote(s.File))
+	}
+	for _, name := range first.EmptyRoles {
+		x.Notes = append(x.Notes, config.EmptyRoleNote(s.File, name, first.Engine.Workers.Role(name)))
 	}
 	for _, w := range valid[0].Config.Evaluation.SLA.SecondsLikeBounds("evaluation.sla") { // the SLA takes no domain
 		x.Warnings = append(x.Warnings, s.File+": "+w)

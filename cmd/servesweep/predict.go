@@ -176,6 +176,9 @@ func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) 
 	if cfg.DefaultTraffic {
 		fmt.Fprintln(io.Err, "note: "+config.DefaultTrafficNote(cfg.File))
 	}
+	for _, name := range cfg.EmptyRoles {
+		fmt.Fprintln(io.Err, "note: "+config.EmptyRoleNote(cfg.File, name, cfg.Engine.Workers.Role(name)))
+	}
 	for _, note := range aliasNotes(cfg) {
 		fmt.Fprintln(io.Err, note)
 	}

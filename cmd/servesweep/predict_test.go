@@ -982,3 +982,27 @@ func TestPredictWarnsOfAPoolNoGPUHolds(t *testing.T) {
 		t.Errorf("4096 blocks: exit %d, stderr %q", code, errs)
 	}
 }
+
+// A worker role declared without a setting (null or {}) runs a worker of every default, and
+// predict says so naming the file and the role; a role with one setting does not.
+func TestPredictNotesEmptyRole(t *testing.T) {
+	for _, c := range []struct {
+		set  string
+		note bool
+	}{
+		{"engine.workers.aggregated=null", true},
+		{"engine.workers.aggregated={}", true},
+		{"engine.workers.aggregated={parallelism: {tensor: 1}}", false},
+	} {
+		code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", c.set,
+			"--set", "traffic.stop.requests=8")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.set, code, errs)
+		}
+		note := "note: " + seedConfig + ": engine.workers.aggregated: declared without a setting, so its worker takes every default: " +
+			"1 × TP1, default timing, default KV capacity (docs/predict.md)\n"
+		if strings.Contains(errs, note) != c.note {
+			t.Errorf("%s: stderr %q; the note expected %v", c.set, errs, c.note)
+		}
+	}
+}

@@ -22,6 +22,10 @@ type Config struct {
 	// use the default workload of dynosim-spec.md §3.1 (set by Decode; DefaultTrafficNote says
 	// so). Not a YAML key, and not part of a point's identity.
 	DefaultTraffic bool `yaml:"-" json:"-"`
+	// EmptyRoles lists the worker roles the YAML declared without a single setting (null or
+	// {}), whose every field took its default (set by Decode; EmptyRoleNote says so). Not a YAML
+	// key, and not part of a point's identity.
+	EmptyRoles []Role `yaml:"-" json:"-"`
 
 	// Traffic is omitted entirely: synthetic 1024/128 tokens, concurrency 10, 100 requests
 	// (dynosim-spec.md §3.1); a supplied traffic mapping is not merged with that default.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 )
 
 // Defaults that depend on other fields, applied by applyDefaults (dynosim-spec.md §3).
@@ -24,6 +25,25 @@ func DefaultTrafficNote(file string) string {
 	return fmt.Sprintf("%s: traffic: not given (or null), so the run serves the default workload: synthetic requests of "+
 		"1024 input and 128 output tokens at concurrency 10, stopping after %d requests (docs/predict.md); "+
 		"give a traffic section to choose one", file, defaultStopRequests)
+}
+
+// givenBelow reports whether the YAML gave any field whose path starts with prefix.
+func givenBelow(given map[string]bool, prefix string) bool {
+	for p := range given {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// EmptyRoleNote is the note a command prints for a worker role the config declared without a
+// setting (Config.EmptyRoles), naming the file: every field of its worker took its default,
+// which an emptied section would otherwise do without a word.
+func EmptyRoleNote(file string, name Role, r *WorkerRole) string {
+	return fmt.Sprintf("%s: engine.workers.%s: declared without a setting, so its worker takes every default: %d × TP%d, "+
+		"%s timing, %s KV capacity (docs/predict.md)", file, name, r.Parallelism.Replicas, r.Parallelism.Tensor, r.Timing.Type,
+		r.KVCache.Capacity.Type)
 }
 
 // applyDefaults is step 4 of decoding: it fills in the fields the YAML did not give (given holds
@@ -60,6 +80,9 @@ func applyDefaults(c *Config, given map[string]bool, bad func(path string) bool)
 			continue
 		}
 		p := "engine.workers." + string(name) + "."
+		if !givenBelow(given, p) {
+			c.EmptyRoles = append(c.EmptyRoles, name)
+		}
 		if !given[p+"kv_cache.block_size"] {
 			r.KVCache.BlockSize = blockSize
 		}
