@@ -106,7 +106,7 @@ func LoadMooncake(path string, blockSize int) ([]TraceRow, error) {
 //   - input_length | input_tokens: integer >= 0 (tokens); optional, at most one of the two.
 //     Absent: len(hash_ids)*blockSize. Present: it must lie in
 //     ((len(hash_ids)-1)*blockSize, len(hash_ids)*blockSize] — the last block may be partial.
-//   - output_length | output_tokens: integer >= 0 (tokens); required, exactly one of the two.
+//   - output_length | output_tokens: integer >= 1 (tokens); required, exactly one of the two.
 //   - output_token_ids: optional list of integers >= 0 whose length equals the output
 //     length; validated, then ignored.
 //   - hash_ids: required list of integers in [0, 2^64); empty only when the input length is 0.
@@ -494,12 +494,17 @@ func (p *mooncakeParser) lengths(row *TraceRow, raw *[numKeys][]byte, seen *[num
 			if !seen[outKey] {
 				outKey = kOutputTokens
 			}
-			return outKey, p.errf(lineNo, mooncakeKeyNames[outKey], "is null; it is required: an integer >= 0 (tokens)")
+			return outKey, p.errf(lineNo, mooncakeKeyNames[outKey], "is null; it is required: an integer >= 1 (tokens)")
 		}
-		return outKey, p.errf(lineNo, "output_length", "missing; required: an integer >= 0 (tokens), as output_length or output_tokens")
+		return outKey, p.errf(lineNo, "output_length", "missing; required: an integer >= 1 (tokens), as output_length or output_tokens")
 	}
 	if row.OutputLength, err = p.intField(raw[outKey], lineNo, mooncakeKeyNames[outKey]); err != nil {
 		return outKey, err
+	}
+	if row.OutputLength == 0 {
+		// A request generates at least one token (engines refuse max_tokens 0); one of none has
+		// no first token, so no TTFT, ITL or E2E to score.
+		return outKey, p.errf(lineNo, mooncakeKeyNames[outKey], "must be an integer >= 1 (tokens): a request generates at least one token, got 0")
 	}
 
 	// Hash ids (required).

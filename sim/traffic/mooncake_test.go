@@ -46,9 +46,9 @@ func TestParseMooncakeGood(t *testing.T) {
 		},
 		{
 			name: "empty hash_ids with explicit input 0",
-			in:   `{"input_tokens": 0, "output_length": 0, "hash_ids": []}`,
+			in:   `{"input_tokens": 0, "output_length": 1, "hash_ids": []}`,
 			bs:   512,
-			want: []TraceRow{{Line: 1}},
+			want: []TraceRow{{Line: 1, OutputLength: 1}},
 		},
 		{
 			name: "aliases and integer ids",
@@ -102,11 +102,11 @@ func TestParseMooncakeGood(t *testing.T) {
 		},
 		{
 			name: "output_token_ids of the right length",
-			in:   `{"output_length": 3, "output_token_ids": [1, 2, 3], "hash_ids": [1]}` + "\n" + `{"output_length": 0, "output_token_ids": [], "hash_ids": [1]}`,
+			in:   `{"output_length": 3, "output_token_ids": [1, 2, 3], "hash_ids": [1]}` + "\n" + `{"output_length": 1, "output_token_ids": [7], "hash_ids": [1]}`,
 			bs:   2,
 			want: []TraceRow{
 				{Line: 1, InputLength: 2, OutputLength: 3, HashIDs: []uint64{1}},
-				{Line: 2, InputLength: 2, OutputLength: 0, HashIDs: []uint64{1}},
+				{Line: 2, InputLength: 2, OutputLength: 1, HashIDs: []uint64{1}},
 			},
 		},
 		{
@@ -131,10 +131,10 @@ func TestParseMooncakeGood(t *testing.T) {
 		},
 		{
 			name: "negative zero reads as zero",
-			in:   `{"output_length": -0, "hash_ids": [1], "timestamp": -0.0}`,
+			in:   `{"output_length": 1, "input_length": -0, "hash_ids": [], "timestamp": -0.0}`,
 			bs:   2,
 			check: func(t *testing.T, rows []TraceRow) {
-				if rows[0].OutputLength != 0 || !rows[0].HasTimestamp || rows[0].Timestamp != (TraceTime{}) {
+				if rows[0].InputLength != 0 || !rows[0].HasTimestamp || rows[0].Timestamp != (TraceTime{}) {
 					t.Errorf("got %+v", rows[0])
 				}
 			},
@@ -197,9 +197,11 @@ func TestParseMooncakeBad(t *testing.T) {
 		{"both delay aliases", `{"output_length": 1, "hash_ids": [1], "delay": 1, "delay_ms": 1}`, 512, 1, "delay_ms",
 			"t.jsonl:1: delay_ms: given together with delay; they are aliases, give only one"},
 		{"missing output", ok + `{"hash_ids": [1]}`, 512, 2, "output_length",
-			"t.jsonl:2: output_length: missing; required: an integer >= 0 (tokens), as output_length or output_tokens"},
+			"t.jsonl:2: output_length: missing; required: an integer >= 1 (tokens), as output_length or output_tokens"},
 		{"null output", `{"output_tokens": null, "hash_ids": [1]}`, 512, 1, "output_tokens",
-			"t.jsonl:1: output_tokens: is null; it is required: an integer >= 0 (tokens)"},
+			"t.jsonl:1: output_tokens: is null; it is required: an integer >= 1 (tokens)"},
+		{"zero output", `{"output_length": 0, "hash_ids": [1]}`, 512, 1, "output_length",
+			"t.jsonl:1: output_length: must be an integer >= 1 (tokens): a request generates at least one token, got 0"},
 		{"negative output", `{"output_length": -1, "hash_ids": [1]}`, 512, 1, "output_length",
 			"t.jsonl:1: output_length: must be an integer >= 0 (tokens), got -1"},
 		{"fractional output", `{"output_tokens": 1.5, "hash_ids": [1]}`, 512, 1, "output_tokens",
