@@ -118,6 +118,8 @@ func TestCapacityAndCostExpansionErrors(t *testing.T) {
 		path, msg  string
 	}{
 		{"no SLA", base, []string{"optimization.capacity_search={}"}, "optimization.capacity_search", "needs evaluation.sla"},
+		{"SLA attainment objective without an SLA", base, []string{"optimization.objectives=[{metric: sla_attainment, direction: maximize}]"},
+			"optimization.objectives[0].metric", "sla_attainment needs evaluation.sla"},
 		{"fractional concurrency", withSLA, []string{"optimization.capacity_search={min: 1.5}"}, "optimization.capacity_search.min", "whole number"},
 		{"concurrency above the requests limit", withSLA, []string{"optimization.capacity_search={max: 3e6}"}, "optimization.capacity_search.max", "at most 2000000"},
 		{"max beyond the requests limit", withSLA, []string{"optimization.capacity_search={max: 100000}",

@@ -1235,7 +1235,7 @@ func (s *Spec) checkSLA(cfg *config.Config) error {
 			Msg: o.Target + " " + optimization.SLARequired})
 	}
 	for i, obj := range o.Objectives {
-		if strings.HasPrefix(obj.Metric, "goodput_") {
+		if optimization.MetricNeedsSLA(obj.Metric) {
 			errs = append(errs, &config.Error{File: s.File, Path: fmt.Sprintf("optimization.objectives[%d].metric", i),
 				Msg: obj.Metric + " " + optimization.SLARequired})
 		}

@@ -323,7 +323,7 @@ func checkReportSLA(rows []results.Row, s *optimization.Settings, set map[string
 		msgs = append(msgs, name("target", "target")+": "+s.Target+" "+optimization.SLARequired)
 	}
 	for _, o := range s.Objectives {
-		if strings.HasPrefix(o.Metric, "goodput_") {
+		if optimization.MetricNeedsSLA(o.Metric) {
 			msgs = append(msgs, name("objective", "objectives")+": "+o.Metric+" "+optimization.SLARequired)
 		}
 	}

@@ -555,7 +555,7 @@ func TestSweepRefusesALockedJournal(t *testing.T) {
 }
 
 // TestReportNeedsSLA checks that report settings that read an SLA (--strict-sla, a goodput
-// --target, a goodput objective) are exit-2 errors, with the spec validation's message, when the
+// --target, a goodput or SLA-attainment objective) are exit-2 errors, with the spec validation's message, when the
 // results have no SLA, and that the same results report fine otherwise.
 func TestReportNeedsSLA(t *testing.T) {
 	dir := t.TempDir()
@@ -571,6 +571,7 @@ func TestReportNeedsSLA(t *testing.T) {
 		{[]string{"--target", "goodput_per_gpu"}},
 		{[]string{"--strict-sla"}},
 		{[]string{"--objective", "max:goodput_output_throughput_tok_s"}},
+		{[]string{"--objective", "max:sla_attainment"}},
 	} {
 		code, _, errs := runCLI(t, append([]string{"report", "--results", dir}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, "--"+strings.TrimPrefix(tc.args[0], "--")+": ") ||

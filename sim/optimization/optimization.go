@@ -3,6 +3,7 @@ package optimization
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Direction says whether an objective is maximized or minimized.
@@ -117,6 +118,13 @@ func TargetObjective(target string) (o Objective, ok bool) {
 // target or objective) when there is none: the sweep spec validation and `servesweep report`
 // both use it.
 const SLARequired = "needs evaluation.sla with at least one bound (ttft_ms, itl_ms, e2e_ms or a percentile bound such as p99_itl_ms)"
+
+// MetricNeedsSLA reports whether a results column exists only under evaluation.sla: the goodput
+// columns (goodput_*), the SLA attainment and the bounds themselves (sla_*); an objective on one
+// without an SLA would find every row missing it.
+func MetricNeedsSLA(metric string) bool {
+	return strings.HasPrefix(metric, "goodput_") || strings.HasPrefix(metric, "sla_")
+}
 
 // NeedsSLA reports whether a target reads goodput, which needs evaluation.sla.
 func NeedsSLA(target string) bool {
