@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/servesweep/servesweep/grid"
@@ -33,13 +35,33 @@ type aiperfReport struct {
 	MAPE []aiperf.MAPE `json:"mape"`
 }
 
-// readAIPerfRuns reads the AIPerf or GenAI-Perf runs at paths, in order.
+// readAIPerfRuns reads the AIPerf or GenAI-Perf runs at paths, in order. A summary file reached
+// twice (the same --aiperf given twice, or a run inside a directory also given) is a usage error
+// naming it: it would weigh that run twice in the MAPE.
 func readAIPerfRuns(paths []string) ([]aiperf.Run, error) {
 	var runs []aiperf.Run
+	seen := map[string]string{}
 	for _, p := range paths {
 		rs, err := aiperf.ReadRuns(p)
 		if err != nil {
 			return nil, err
+		}
+		for _, r := range rs {
+			key, err := filepath.Abs(r.File)
+			if err != nil {
+				key = r.File
+			}
+			if st, err := os.Stat(r.File); err == nil {
+				for k, f := range seen {
+					if other, err := os.Stat(f); err == nil && os.SameFile(st, other) {
+						key = k
+					}
+				}
+			}
+			if first, dup := seen[key]; dup {
+				return nil, &usageError{fmt.Errorf("--aiperf: the run %s is given twice (also as %s): each run counts once; drop one", r.File, first)}
+			}
+			seen[key] = r.File
 		}
 		runs = append(runs, rs...)
 	}

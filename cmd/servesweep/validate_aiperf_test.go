@@ -65,6 +65,8 @@ func TestValidateAIPerfErrors(t *testing.T) {
 		{"version", []string{"--aiperf", "../../sim/calibrate/aiperf/testdata/schema-2.json", "-c", "../../examples/synthetic.yaml"},
 			"schema-2.json: schema_version: \"2.0\" is not a version servesweep reads: want 1.x"},
 		{"config without aiperf", []string{"--measured", "x.csv", "-c", "../../examples/synthetic.yaml"}, "-c and --set give the config of --aiperf runs"},
+		{"one run twice", []string{"--aiperf", aiperfRuns + "/c8", "--aiperf", aiperfRuns, "-c", "../../examples/synthetic.yaml"},
+			"--aiperf: the run " + aiperfRuns + "/c8/profile_export_aiperf.json is given twice (also as " + aiperfRuns + "/c8/profile_export_aiperf.json)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,6 +5,7 @@
 package aiperf
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -171,6 +172,11 @@ func ReadFile(path string) (*Run, error) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, bad("", fmt.Sprintf("is not an AIPerf or GenAI-Perf summary: want the JSON object of %s or %s (not the CSV or the per-request JSONL): %v",
 			AIPerfFile, GenAIPerfFile, err))
+	}
+	if path := repeatedKey(data); path != "" {
+		// encoding/json keeps the last of a repeated key: a hand-edited file would be scored on
+		// whichever came last.
+		return nil, bad(path, "key appears more than once in its object; give it once")
 	}
 	run := &Run{File: path, Kind: KindAIPerf, Metrics: map[string]Stat{}}
 	if filepath.Base(path) == GenAIPerfFile {
@@ -463,4 +469,49 @@ func MAPEs(perRun [][]Comparison) []MAPE {
 		out[i] = MAPE{Metric: k.metric, Stat: k.stat, Runs: counts[k], MAPEPct: sums[k] / float64(counts[k])}
 	}
 	return out
+}
+
+// repeatedKey returns the dotted path of the first key that appears twice in one object of the
+// valid JSON data ("time_to_first_token.avg"), or "".
+func repeatedKey(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func(prefix string) (string, bool)
+	walk = func(prefix string) (string, bool) {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		switch d := t.(type) {
+		case json.Delim:
+			switch d {
+			case '{':
+				keys := map[string]bool{}
+				for dec.More() {
+					kt, err := dec.Token()
+					if err != nil {
+						return "", false
+					}
+					k, _ := kt.(string)
+					if keys[k] {
+						return prefix + k, true
+					}
+					keys[k] = true
+					if p, found := walk(prefix + k + "."); found {
+						return p, true
+					}
+				}
+				dec.Token() // '}'
+			case '[':
+				for i := 0; dec.More(); i++ {
+					if p, found := walk(fmt.Sprintf("%s%d.", prefix, i)); found {
+						return p, true
+					}
+				}
+				dec.Token() // ']'
+			}
+		}
+		return "", false
+	}
+	p, _ := walk("")
+	return p
 }

@@ -140,6 +140,8 @@ func TestReadBadValues(t *testing.T) {
 			`input_config.loadgen.request_count: want a whole number from 1 to 1e9, got "abc"`},
 		"top-level rate": {ttft + `, "input_config": {"request_rate": -2}}`, "input_config.request_rate: want requests per second > 0"},
 		"loadgen":        {ttft + `, "input_config": {"loadgen": [1]}}`, "input_config.loadgen: want an object, got [1]"},
+		"repeated key": {`{"time_to_first_token": {"unit": "ms", "avg": 160, "avg": 99999}}`,
+			"time_to_first_token.avg: key appears more than once in its object; give it once"},
 	} {
 		path := filepath.Join(t.TempDir(), AIPerfFile)
 		if err := os.WriteFile(path, []byte(c.doc), 0o644); err != nil {
