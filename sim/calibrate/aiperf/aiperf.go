@@ -104,6 +104,29 @@ func CheckWorkload(run *Run, cfg *config.Config) []string {
 	if w.Errors > 0 {
 		out = append(out, fmt.Sprintf("error_summary: %d failed requests, which the simulation does not have", w.Errors))
 	}
+	return append(out, statGaps(run)...)
+}
+
+// scoredMetrics are the metric blocks both summary kinds carry and Compare scores, in report
+// order (inter_chunk_latency is AIPerf's only).
+var scoredMetrics = []string{"time_to_first_token", "inter_token_latency", "request_latency", "output_token_throughput", "request_throughput"}
+
+// statGaps lists what the run's summary leaves out of the comparison or cannot be scored on: a
+// scored metric block that is absent, a block without its mean, and a mean of 0 (no measured
+// latency or throughput is 0: its error would divide by zero, so the MAPE leaves it out).
+func statGaps(run *Run) []string {
+	var out []string
+	for _, tag := range scoredMetrics {
+		s, ok := run.Metrics[tag]
+		switch {
+		case !ok:
+			out = append(out, tag+": absent: not compared")
+		case s.Avg == nil:
+			out = append(out, tag+".avg: absent: its mean is not compared")
+		case *s.Avg == 0:
+			out = append(out, tag+".avg: 0, which no run measures: its error is N/A and the MAPE leaves it out")
+		}
+	}
 	return out
 }
 

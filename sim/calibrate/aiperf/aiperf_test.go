@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -183,7 +184,8 @@ func deref(p *int) int {
 }
 
 // CheckWorkload names what a run measured differently from the config: model, lengths, an
-// open-loop load under a concurrency config, cancellation and failed requests.
+// open-loop load under a concurrency config, cancellation and failed requests; and what its
+// summary leaves unscored.
 func TestCheckWorkload(t *testing.T) {
 	path := filepath.Join(t.TempDir(), AIPerfFile)
 	doc := `{"time_to_first_token": {"unit": "ms", "avg": 100},
@@ -207,7 +209,24 @@ func TestCheckWorkload(t *testing.T) {
 			t.Errorf("warnings %q lack %q", got, want)
 		}
 	}
-	closed := &Run{Load: Load{Concurrency: new(int)}}
+	// The summary's gaps: the metrics absent, the mean that is missing or 0.
+	for _, want := range []string{"inter_token_latency: absent: not compared", "request_throughput: absent: not compared"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings %q lack %q", got, want)
+		}
+	}
+	zero, avg := 0.0, 5.0
+	gaps := statGaps(&Run{Metrics: map[string]Stat{"time_to_first_token": {Unit: "ms", Avg: &zero}, "inter_token_latency": {Unit: "ms"},
+		"request_latency": {Unit: "ms", Avg: &avg}, "output_token_throughput": {Avg: &avg}, "request_throughput": {Avg: &avg}}})
+	if want := []string{"time_to_first_token.avg: 0, which no run measures: its error is N/A and the MAPE leaves it out",
+		"inter_token_latency.avg: absent: its mean is not compared"}; !slices.Equal(gaps, want) {
+		t.Errorf("gaps %q, want %q", gaps, want)
+	}
+	full := map[string]Stat{}
+	for _, tag := range scoredMetrics {
+		full[tag] = Stat{Avg: &avg}
+	}
+	closed := &Run{Load: Load{Concurrency: new(int)}, Metrics: full}
 	*closed.Load.Concurrency = 16
 	cfg.Traffic.Load = config.Load{Type: config.LoadPoisson, RequestsPerSecond: 5}
 	if w := CheckWorkload(closed, cfg); len(w) != 1 || !strings.Contains(w[0], "concurrency 16: the run was a closed loop; simulated at the config's poisson load") {
