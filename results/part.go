@@ -535,6 +535,15 @@ func planMerge(parts []*Part) (*mergePlan, error) {
 		hashCount[p.Meta.SpecHash]++
 	}
 	for _, p := range parts {
+		// A part written by shard I of N is named PartName(I, N): a copy under another shard's
+		// name (or one out of range) would pass for a shard it is not.
+		var index, count int
+		if n, _ := fmt.Sscanf(filepath.Base(p.Path), "part-%05d-of-%05d.parquet", &index, &count); n == 2 &&
+			(index != p.Meta.ShardIndex || count != p.Meta.ShardCount) {
+			return nil, &PartError{Path: p.Path, Msg: fmt.Sprintf("named shard %d of %d, but it holds shard %d of %d (its metadata): "+
+				"a part keeps the name its shard wrote; rename it %s or remove it", index, count, p.Meta.ShardIndex, p.Meta.ShardCount,
+				PartName(p.Meta.ShardIndex, p.Meta.ShardCount))}
+		}
 		if p.Meta.SpecHash != first.Meta.SpecHash {
 			return nil, &SpecMismatchError{PathA: first.Path, HashA: first.Meta.SpecHash, CountA: hashCount[first.Meta.SpecHash],
 				PathB: p.Path, HashB: p.Meta.SpecHash, CountB: hashCount[p.Meta.SpecHash]}

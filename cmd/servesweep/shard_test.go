@@ -628,3 +628,23 @@ func TestMergeRefusesACorruptPart(t *testing.T) {
 		t.Errorf("intact part: exit %d %q", code, errs)
 	}
 }
+
+// A part under another shard's name (here shard 0's part copied as shard 2 of 2, out of range)
+// is refused by merge, naming the file and the shard its metadata says wrote it.
+func TestMergeRefusesARenamedPart(t *testing.T) {
+	dir := t.TempDir()
+	runShardCLI(t, dir, "--shard", "0/2", "--set", "engine.mode={choices: [aggregated]}")
+	part := filepath.Join(dir, results.PartsDir, results.PartName(0, 2))
+	data, err := os.ReadFile(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := filepath.Join(dir, results.PartsDir, results.PartName(2, 2))
+	if err := os.WriteFile(renamed, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "merge", "--results", dir)
+	if code != 2 || !strings.Contains(errs, renamed+": named shard 2 of 2, but it holds shard 0 of 2 (its metadata)") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
