@@ -31,7 +31,11 @@ func ParseObjective(s string) (optimization.Objective, error) {
 	}
 	d, err := optimization.ParseDirection(dir)
 	if err != nil {
-		return optimization.Objective{}, fmt.Errorf("objective %q: %v", s, err)
+		if _, errBack := optimization.ParseDirection(metric); errBack == nil {
+			// METRIC:DIRECTION, the other order.
+			return optimization.Objective{}, fmt.Errorf("objective %q: the direction comes first: write %s:%s", s, metric, dir)
+		}
+		return optimization.Objective{}, fmt.Errorf("objective %q: write max:METRIC or min:METRIC, e.g. min:p99_ttft_ms (%v)", s, err)
 	}
 	if err := CheckMetric(metric); err != nil {
 		return optimization.Objective{}, fmt.Errorf("objective %q: %v", s, err)

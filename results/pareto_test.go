@@ -294,6 +294,10 @@ func TestParseObjective(t *testing.T) {
 			t.Errorf("ParseObjective(%q) = %v, %v; want %v ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
+	// The other order gets the form to write.
+	if _, err := ParseObjective("p99_ttft_ms:min"); err == nil || err.Error() != `objective "p99_ttft_ms:min": the direction comes first: write min:p99_ttft_ms` {
+		t.Errorf("METRIC:DIRECTION: %v", err)
+	}
 	if x := score(&Row{}, optimization.Objective{Metric: "p99_ttft_ms", Direction: optimization.Minimize}); !math.IsInf(x, 1) {
 		t.Errorf("missing minimized metric scores %v, want +Inf", x)
 	}
