@@ -58,6 +58,8 @@ func TestCapacityAndCostErrors(t *testing.T) {
 		msg  string
 	}{
 		{"attainment 0", []string{"optimization.capacity_search={attainment: 0}"}, "optimization.capacity_search.attainment", "in (0, 1]"},
+		{"a word", []string{"optimization.capacity_search=yes"}, "optimization.capacity_search",
+			`must be true, false, null or a mapping of its settings ({} for the defaults; attainment, min, max, relative_tolerance, max_probes), got "yes" (string)`},
 		{"attainment above 1", []string{"optimization.capacity_search={attainment: 1.5}"}, "optimization.capacity_search.attainment", "in (0, 1]"},
 		{"min > max", []string{"optimization.capacity_search={min: 64, max: 8}"}, "optimization.capacity_search.min", "must be <= max (8)"},
 		{"zero tolerance", []string{"optimization.capacity_search={relative_tolerance: 0}"}, "optimization.capacity_search.relative_tolerance", "> 0"},

@@ -105,7 +105,12 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 		if isTrue(v) {
 			v = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		}
-		o.CapacitySearch = p.capacitySearch(v, path+".capacity_search")
+		if v.Kind == yaml.ScalarNode {
+			p.errorf(path+".capacity_search", "must be true, false, null or a mapping of its settings ({} for the defaults; "+
+				"attainment, min, max, relative_tolerance, max_probes), got %s", describeNumber(v))
+		} else {
+			o.CapacitySearch = p.capacitySearch(v, path+".capacity_search")
+		}
 	}
 	if v := m["cost"]; v != nil && !off(v) {
 		o.Cost = p.cost(v, path+".cost")
