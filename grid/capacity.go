@@ -383,7 +383,7 @@ func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 		out = append(out, fmt.Sprintf("%s: traffic.stop.max_virtual_time_seconds (%g s) ends each probe: requests still in "+
 			"flight then are unfinished and count against SLA attainment, so the window must be long against request "+
 			"latency (with attainment %g, at most %g %% of the offered requests may be cut off or miss the SLA)",
-			s.File, st.MaxVirtualTimeSeconds, cs.Attainment, 100*(1-cs.Attainment)))
+			s.File, st.MaxVirtualTimeSeconds, cs.Attainment, math.Round(1e9*100*(1-cs.Attainment))/1e9))
 	}
 	if cfg.Traffic.Load.Type != config.LoadConcurrency {
 		return out

@@ -253,9 +253,11 @@ func TestCapacityWarnings(t *testing.T) {
 	if err := os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": 100, "output_length": 1, "hash_ids": [1]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	x = expand(t, withSLA, "optimization.capacity_search={}", "traffic.source={type: trace, paths: ["+trace+"], block_size: 128}",
+	x = expand(t, withSLA, "optimization.capacity_search={attainment: 0.95}", "traffic.source={type: trace, paths: ["+trace+"], block_size: 128}",
 		"traffic.load={type: trace_timestamps}", "traffic.stop={max_virtual_time_seconds: 60}")
-	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.max_virtual_time_seconds (60 s) ends each probe") {
+	// 1 − 0.95 is 0.050000000000000044 in floating point: the share prints as 5 %.
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.max_virtual_time_seconds (60 s) ends each probe") ||
+		!strings.Contains(x.Warnings[0], "(with attainment 0.95, at most 5 % of the offered requests") {
 		t.Errorf("time stop: %q", x.Warnings)
 	}
 	if x = expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests_per_load_unit: 10}", drawn); len(x.Warnings) != 0 {
