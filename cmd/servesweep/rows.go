@@ -120,6 +120,11 @@ func runRows(io ioStreams, opts *rowsOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Front && len(keep) == 0 {
+		// An empty output is an answer too: say which, so that it does not read as a failure.
+		fmt.Fprintf(io.Err, "servesweep rows: the front of %s is empty: no point was a candidate "+
+			"(report.md says why: failed, infeasible or filtered points)\n", filepath.Join(opts.ResultsDir, results.ParetoFile))
+	}
 	if err := writeRows(io.Out, t, cols, keep, opts.Format == rowsCSV); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

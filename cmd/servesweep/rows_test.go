@@ -241,6 +241,15 @@ func TestRowsFrontRefusesAStalePareto(t *testing.T) {
 		!strings.Contains(errb.String(), "has no front") {
 		t.Errorf("pareto.json without a front: exit %d, stderr %q", code, errb.String())
 	}
+	// An empty front (no candidate point) prints the header alone and says the front is empty.
+	doc["front"] = []any{}
+	write()
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"rows", "--results", dir, "--front", "--columns", "point_id"}, ioStreams{Out: &out, Err: &errb}); code != exitOK ||
+		out.String() != "point_id\n" || !strings.Contains(errb.String(), "servesweep rows: the front of "+path+" is empty: no point was a candidate") {
+		t.Errorf("an empty front: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
 }
 
 // paretoOrder is dir's pareto.json front as rows --front should print it: each entry's
