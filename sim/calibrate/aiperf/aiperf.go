@@ -174,6 +174,11 @@ func ReadRuns(path string) ([]Run, error) {
 	return runs, nil
 }
 
+// maxMeasured bounds every statistic of a compared metric block: 1e15 is over 30,000 years in ms,
+// or a sum of a million such latencies; a larger number is a corrupt or hand-edited file, whose
+// error would print as a 300-digit number.
+const maxMeasured = 1e15
+
 // comparedUnits is the unit each metric Compare reads must carry (AIPerf's and GenAI-Perf's
 // display units): the latencies in ms, the throughputs per second.
 var comparedUnits = map[string]string{
@@ -250,6 +255,9 @@ func ReadFile(path string) (*Run, error) {
 			}
 			if !(v >= 0) {
 				return nil, bad(tag+"."+name, fmt.Sprintf("%g: a measured value is >= 0", v))
+			}
+			if v > maxMeasured {
+				return nil, bad(tag+"."+name, fmt.Sprintf("%g: beyond any benchmark's measurement (at most %g)", v, maxMeasured))
 			}
 		}
 		if s.P50 != nil && s.P99 != nil && *s.P99 < *s.P50 || s.P50 != nil && s.P90 != nil && *s.P90 < *s.P50 ||

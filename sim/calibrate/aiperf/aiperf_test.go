@@ -124,6 +124,7 @@ func TestReadBadValues(t *testing.T) {
 	for name, c := range map[string]struct{ doc, want string }{
 		"string":   {`{"time_to_first_token": {"unit": "ms", "avg": "abc"}}`, `time_to_first_token: want a metric block {unit: "ms", avg, p50, p90, p99 numbers}`},
 		"negative": {`{"time_to_first_token": {"unit": "ms", "avg": -5}}`, "time_to_first_token.avg: -5: a measured value is >= 0"},
+		"absurd":   {`{"time_to_first_token": {"unit": "ms", "avg": 1e308}}`, "time_to_first_token.avg: 1e+308: beyond any benchmark's measurement (at most 1e+15)"},
 		"throughput unit": {ttft + `, "output_token_throughput": {"unit": "tokens/min", "avg": 60}}`,
 			`output_token_throughput.unit: "tokens/min": want "tokens/sec"`},
 		"throughput not a number": {ttft + `, "request_throughput": {"unit": "requests/sec", "avg": "fast"}}`,
