@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -49,14 +48,7 @@ func readAIPerfRuns(paths []string) ([]aiperf.Run, error) {
 		for _, r := range rs {
 			key, err := filepath.Abs(r.File)
 			if err != nil {
-				key = r.File
-			}
-			if st, err := os.Stat(r.File); err == nil {
-				for k, f := range seen {
-					if other, err := os.Stat(f); err == nil && os.SameFile(st, other) {
-						key = k
-					}
-				}
+				key = filepath.Clean(r.File)
 			}
 			if first, dup := seen[key]; dup {
 				return nil, &usageError{fmt.Errorf("--aiperf: the run %s is given twice (also as %s): each run counts once; drop one", r.File, first)}
