@@ -62,12 +62,15 @@ type Point struct {
 	// GPUs is the point's GPU count (Σ replicas × tensor × pipeline × attention_data over the
 	// roles the mode uses).
 	GPUs int
-	// EquivalentTo is the ID of the first selected point, in point order, whose config
-	// simulates identically to this one (same CanonicalKey); "" when this point is the first of
-	// its class (its representative).
+	// EquivalentTo is the ID of the representative of the point's class among the selected
+	// points (same CanonicalKey: they simulate identically; markEquivalents says which member
+	// represents, whatever the order of a domain's choices); "" on the representative itself.
 	EquivalentTo string
 	// Class is the point's CanonicalKey: points of one class simulate identically.
 	Class string
+	// offCanonical counts the canonicalization rules that change the point's config (0: it is
+	// its class's canonical config): the fewest represent a class (markEquivalents).
+	offCanonical int
 	// CostUSDPerHour is the point's price per hour from optimization.cost, in USD: Σ over its
 	// roles of GPUs × the role hardware's USD per GPU-hour (0: no cost section).
 	CostUSDPerHour float64
@@ -171,7 +174,8 @@ func memoIDs() catalogIDs {
 // canonical returns the canonical config of cfg's class (see CanonicalKey), resolving aliases
 // with ids; changed is false when it equals cfg, whose PointID is then its CanonicalKey.
 func canonical(cfg *config.Config, ids catalogIDs) (c config.Config, changed bool) {
-	return canonicalAs(cfg, singleWorker(cfg), ids)
+	c, n := canonicalAs(cfg, singleWorker(cfg), ids)
+	return c, n > 0
 }
 
 // isCanonical reports whether cfg is the canonical config of its class (canonical changes
@@ -192,29 +196,33 @@ func singleWorker(cfg *config.Config) bool {
 	return true
 }
 
-// canonicalAs is canonical with singleWorker(cfg) given as single.
-func canonicalAs(cfg *config.Config, single bool, ids catalogIDs) (c config.Config, changed bool) {
+// canonicalAs is canonical with singleWorker(cfg) given as single; changes counts the rules
+// that changed cfg (0: cfg is canonical), which ranks a class's members (markEquivalents).
+func canonicalAs(cfg *config.Config, single bool, ids catalogIDs) (c config.Config, changes int) {
 	c = *cfg
 	if single {
 		r := config.Router{Policy: config.PolicyRoundRobin, PrefillLoadModel: config.PrefillLoadModel{Type: "none"}}
-		changed = !reflect.DeepEqual(c.Router, r)
+		if !reflect.DeepEqual(c.Router, r) {
+			changes++
+		}
 		c.Router = r
 	}
 	if c.Router.Policy != config.PolicyKVRouter {
 		if c.Router.OverlapScoreCredit != nil || c.Router.PrefillLoadScale != nil || c.Router.Temperature != nil {
-			changed = true
+			changes++
 		}
 		c.Router.OverlapScoreCredit, c.Router.PrefillLoadScale, c.Router.Temperature = nil, nil, nil
 	}
 	// An alias names the same GPU as its catalog id, a spelling the same model.
 	resolve := func(s *string, id func(string) (string, bool)) {
 		if r, _ := id(*s); r != *s {
-			*s, changed = r, true
+			*s = r
+			changes++
 		}
 	}
 	resolve(&c.Engine.Hardware, ids.hardware)
 	if autoPrecision(&c.Engine.Precision, c.Engine.Model, ids.formats) {
-		changed = true
+		changes++
 	}
 	resolve(&c.Engine.Model, ids.model)
 	for _, role := range []**config.WorkerRole{&c.Engine.Workers.Aggregated, &c.Engine.Workers.Prefill, &c.Engine.Workers.Decode} {
@@ -224,18 +232,20 @@ func canonicalAs(cfg *config.Config, single bool, ids catalogIDs) (c config.Conf
 		if (*role).Hardware != "" {
 			if id, _ := ids.hardware((*role).Hardware); id != (*role).Hardware {
 				r := **role
-				r.Hardware, changed = id, true
+				r.Hardware = id
 				*role = &r
+				changes++
 			}
 		}
 		// An explicit reserve_gib equal to the default is the default (null) one.
 		if g := (*role).KVCache.Capacity.ReserveGiB; g != nil && *g == timing.RuntimeReserveGiB {
 			r := **role
-			r.KVCache.Capacity.ReserveGiB, changed = nil, true
+			r.KVCache.Capacity.ReserveGiB = nil
 			*role = &r
+			changes++
 		}
 	}
-	return c, changed
+	return c, changes
 }
 
 // autoPrecision rewrites as auto ("") each field of p that names the format auto gives for model
@@ -266,20 +276,31 @@ func autoPrecision(p *config.Precision, model string, formats func(string) (timi
 	return changed
 }
 
-// markEquivalents sets each point's Class, and EquivalentTo on every point whose class an earlier
-// point has.
+// markEquivalents sets each point's Class, and EquivalentTo on every point but its class's
+// representative: the member whose config the fewest canonicalization rules change (the
+// canonical one itself when selected; a one-worker deployment's default round_robin router
+// before a kv_router one, a catalog spelling before another), the first in point order among
+// equals, so that reordering a domain's choices does not change which point represents it.
 func markEquivalents(points []Point) {
-	first := make(map[string]string, len(points))
+	rep := make(map[string]int, len(points)) // class → index of its representative
 	for i := range points {
 		key := points[i].Class
 		if key == "" {
-			key = CanonicalKey(points[i].Config)
+			ids := catalogIDs{timing.ResolveHardwareID, timing.CanonicalModelID, modelFormats}
+			c, n := canonicalAs(points[i].Config, singleWorker(points[i].Config), ids)
+			key, points[i].offCanonical = points[i].ID, n
+			if n > 0 {
+				key = PointID(&c)
+			}
 		}
 		points[i].Class = key
-		if id, ok := first[key]; ok {
-			points[i].EquivalentTo = id
-		} else {
-			first[key] = points[i].ID
+		if j, ok := rep[key]; !ok || points[i].offCanonical < points[j].offCanonical {
+			rep[key] = i
+		}
+	}
+	for i := range points {
+		if j := rep[points[i].Class]; j != i {
+			points[i].EquivalentTo = points[j].ID
 		}
 	}
 }
@@ -833,7 +854,8 @@ func (s *Spec) admit(p Point, cfg *config.Config, check checkFunc, checkKey []by
 		id = PointID(cfg)
 	}
 	p.ID = id
-	if !isCanonical(cfg, ids) {
+	_, p.offCanonical = canonicalAs(cfg, singleWorker(cfg), ids)
+	if p.offCanonical > 0 {
 		class, ok := "", false
 		if keys != nil {
 			v := 2

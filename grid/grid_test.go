@@ -806,8 +806,9 @@ func TestSimulatorChecksAndAliasTwins(t *testing.T) {
 		t.Errorf("valid %d, filtered %v %v; want the 405B model's point invalid on one GPU", x.Valid, x.Filtered, x.Examples)
 	}
 	x = expand(t, base, "engine.hardware={choices: [h100, h100_sxm, h200_sxm]}")
-	if len(x.Points) != 3 || x.Points[0].EquivalentTo != "" || x.Points[1].EquivalentTo != x.Points[0].ID || x.Points[2].EquivalentTo != "" {
-		t.Errorf("equivalent_to %q %q %q; want h100_sxm a twin of h100 only", x.Points[0].EquivalentTo, x.Points[1].EquivalentTo, x.Points[2].EquivalentTo)
+	// The catalog id represents the class, wherever it is listed.
+	if len(x.Points) != 3 || x.Points[0].EquivalentTo != x.Points[1].ID || x.Points[1].EquivalentTo != "" || x.Points[2].EquivalentTo != "" {
+		t.Errorf("equivalent_to %q %q %q; want h100 a twin of h100_sxm only", x.Points[0].EquivalentTo, x.Points[1].EquivalentTo, x.Points[2].EquivalentTo)
 	}
 }
 
@@ -1219,8 +1220,10 @@ func TestModelSpellingsAreTwins(t *testing.T) {
 		t.Fatalf("%d points, want 5", len(x.Points))
 	}
 	p := x.Points
-	if p[0].EquivalentTo != "" || p[1].EquivalentTo != p[0].ID || p[2].EquivalentTo != "" || p[3].EquivalentTo != p[2].ID || p[4].EquivalentTo != "" {
-		t.Errorf("equivalent_to %q %q %q %q %q; want the second a twin of the first and the fourth of the third",
+	// The catalog spelling represents its class wherever it is listed (meta-llama/Llama-3.1-8B-FP8,
+	// fourth); among spellings that are none, the first listed does.
+	if p[0].EquivalentTo != "" || p[1].EquivalentTo != p[0].ID || p[2].EquivalentTo != p[3].ID || p[3].EquivalentTo != "" || p[4].EquivalentTo != "" {
+		t.Errorf("equivalent_to %q %q %q %q %q; want the second a twin of the first and the third of the fourth",
 			p[0].EquivalentTo, p[1].EquivalentTo, p[2].EquivalentTo, p[3].EquivalentTo, p[4].EquivalentTo)
 	}
 	want := []string{
@@ -1228,8 +1231,8 @@ func TestModelSpellingsAreTwins(t *testing.T) {
 			"meta-llama/Llama-3.1-8B: each point with meta-llama/Meta-Llama-3.1-8B-Instruct simulates as its twin with Llama-3.1-8B " +
 			"and copies its results (results.parquet's equivalent_to); drop one of them",
 		"spec.yaml (--set " + models + "): engine.model: the choices nvidia/Llama-3.1-8B-Instruct-FP8 and meta-llama/Llama-3.1-8B-FP8 both name the model " +
-			"meta-llama/Llama-3.1-8B-FP8: each point with meta-llama/Llama-3.1-8B-FP8 simulates as its twin with " +
-			"nvidia/Llama-3.1-8B-Instruct-FP8 and copies its results (results.parquet's equivalent_to); drop one of them",
+			"meta-llama/Llama-3.1-8B-FP8: each point with nvidia/Llama-3.1-8B-Instruct-FP8 simulates as its twin with " +
+			"meta-llama/Llama-3.1-8B-FP8 and copies its results (results.parquet's equivalent_to); drop one of them",
 	}
 	if !slices.Equal(x.Warnings, want) {
 		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(x.Warnings, "\n"), strings.Join(want, "\n"))
@@ -1237,6 +1240,25 @@ func TestModelSpellingsAreTwins(t *testing.T) {
 	x = expand(t, base, append(timed, "engine.hardware={choices: [h100, h100_sxm]}")...)
 	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "the choices h100 and h100_sxm both name the GPU h100_sxm") {
 		t.Errorf("hardware aliases: warnings %q", x.Warnings)
+	}
+}
+
+// A class's representative does not move with the order of a domain's choices: a one-worker
+// deployment's default round_robin router represents the class whether the router's choices
+// list it first or last (the model's spelling, not the catalog's, is the same in both).
+func TestRepresentativeIndependentOfChoiceOrder(t *testing.T) {
+	for _, order := range []string{"[round_robin, kv_router]", "[kv_router, round_robin]"} {
+		x := expand(t, base, "router.policy={choices: "+order+"}", "engine.workers.aggregated.parallelism.replicas=1")
+		if len(x.Points) != 2 {
+			t.Fatalf("%s: %d points", order, len(x.Points))
+		}
+		rr, kv := &x.Points[0], &x.Points[1]
+		if rr.Config.Router.Policy != config.PolicyRoundRobin {
+			rr, kv = kv, rr
+		}
+		if rr.EquivalentTo != "" || kv.EquivalentTo != rr.ID {
+			t.Errorf("%s: round_robin equivalent_to %q, kv_router %q; want kv_router a twin of round_robin (%s)", order, rr.EquivalentTo, kv.EquivalentTo, rr.ID)
+		}
 	}
 }
 

@@ -123,7 +123,7 @@ func (s *Spec) precisionNotes() []string {
 }
 
 // equivalentChoiceWarnings warns about each value of a domain over engine.model or a GPU that
-// names what an earlier value of it names (CanonicalKey reads them as one: a model spelling of
+// names what another value of it names (CanonicalKey reads them as one: a model spelling of
 // the same architecture and formats, a GPU alias): its points are twins of the earlier value's,
 // simulated once, which a sweep over both almost never means.
 func (s *Spec) equivalentChoiceWarnings() []string {
@@ -137,17 +137,35 @@ func (s *Spec) equivalentChoiceWarnings() []string {
 		if f.gpu {
 			resolve, what = timing.ResolveHardwareID, "the GPU"
 		}
-		first := map[string]string{}
+		// The choices naming one model or GPU, in listed order, by what they name.
+		var names []string
+		same := map[string][]string{}
 		for _, v := range d.Values {
 			c, _ := resolve(v.Value)
-			prev, seen := first[c]
-			if !seen {
-				first[c] = v.Value
-				continue
+			if _, seen := same[c]; !seen {
+				names = append(names, c)
 			}
-			out = append(out, fmt.Sprintf("%s: %s: the choices %s and %s both name %s %s: each point with %s simulates as "+
-				"its twin with %s and copies its results (results.parquet's equivalent_to); drop one of them",
-				s.at(f.path), f.path, prev, v.Value, what, c, v.Value, prev))
+			same[c] = append(same[c], v.Value)
+		}
+		for _, c := range names {
+			vals := same[c]
+			// The representative (markEquivalents): the catalog's own name when listed, else the first.
+			rep := vals[0]
+			if slices.Contains(vals, c) {
+				rep = c
+			}
+			for _, v := range vals {
+				if v == rep {
+					continue
+				}
+				a, b := rep, v
+				if slices.Index(vals, v) < slices.Index(vals, rep) {
+					a, b = v, rep
+				}
+				out = append(out, fmt.Sprintf("%s: %s: the choices %s and %s both name %s %s: each point with %s simulates as "+
+					"its twin with %s and copies its results (results.parquet's equivalent_to); drop one of them",
+					s.at(f.path), f.path, a, b, what, c, v, rep))
+			}
 		}
 	}
 	return out

@@ -54,10 +54,11 @@ type Row struct {
 	// Reason says why a point failed, timed out, is degraded or has no samples (null when
 	// there is nothing to say).
 	Reason string `parquet:"reason,optional"`
-	// EquivalentTo is the point_id of the first point, in point order, whose config simulates
-	// identically (its router policy cannot matter on one worker, or its kv_router knobs under
-	// another policy): such a twin copies that point's results and is never a Pareto candidate.
-	// Null on the first point of each class.
+	// EquivalentTo is the point_id of the representative of the point's class, whose config
+	// simulates identically (its router policy cannot matter on one worker, or its kv_router
+	// knobs under another policy; an alias or spelling of its GPU or model; grid.CanonicalKey):
+	// such a twin copies that point's results and is never a Pareto candidate. Null on the
+	// representative of each class (grid.Point.EquivalentTo says which member that is).
 	EquivalentTo string `parquet:"equivalent_to,optional"`
 
 	// Mode is aggregated or disaggregated.
@@ -448,8 +449,8 @@ type PointInfo struct {
 	YAML []byte
 	// GPUs is the point's GPU count.
 	GPUs int
-	// EquivalentTo is the ID of the first point of the point's class (grid.CanonicalKey), or ""
-	// when the point is its class's representative.
+	// EquivalentTo is the ID of the representative of the point's class (grid.CanonicalKey),
+	// or "" when the point is the representative.
 	EquivalentTo string
 	// CostUSDPerHour is the point's price per hour in USD, its GPUs at their hardware's price
 	// (0: no cost columns).

@@ -175,8 +175,9 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 }
 
 // classes sorts the points by class (grid.CanonicalKey, keys[i] for point i): points of one
-// class simulate identically, so the first of each class among those to do is simulated (todo)
-// and the others (twins) copy its record afterwards, or an earlier run's record of the class
+// class simulate identically, so one of each class among those to do is simulated (todo), its
+// representative (grid.Point.EquivalentTo empty) when that one is to do, else the first, and
+// the others (twins) copy its record afterwards, or an earlier run's record of the class
 // (finished, by class) when the journal (done) holds one; those count in out.Resumed.
 func classes(points []grid.Point, done map[string]results.Record, out *Outcome) (todo, twins []int, keys []string, finished map[string]results.Record) {
 	keys = make([]string, len(points))
@@ -191,17 +192,35 @@ func classes(points []grid.Point, done map[string]results.Record, out *Outcome) 
 			finished[keys[i]] = r
 		}
 	}
+	isDone := func(i int) bool { r, ok := done[points[i].ID]; return ok && r.Finished() }
+	rep := map[string]int{} // each class's representative, when it is to do
 	for i := range points {
-		if r, ok := done[points[i].ID]; ok && r.Finished() {
+		if points[i].EquivalentTo == "" && !isDone(i) {
+			if _, ok := rep[keys[i]]; !ok {
+				rep[keys[i]] = i
+			}
+		}
+	}
+	for i := range points {
+		if isDone(i) {
 			continue
 		}
-		_, ran := finished[keys[i]]
-		if _, queued := runner[keys[i]]; queued || ran {
+		if _, ran := finished[keys[i]]; ran {
 			twins = append(twins, i)
 			continue
 		}
-		runner[keys[i]] = i
-		todo = append(todo, i)
+		r, queued := runner[keys[i]]
+		if !queued {
+			r = i
+			if j, ok := rep[keys[i]]; ok {
+				r = j
+			}
+			runner[keys[i]] = r
+			todo = append(todo, r)
+		}
+		if i != r {
+			twins = append(twins, i)
+		}
 	}
 	return todo, twins, keys, finished
 }

@@ -664,3 +664,18 @@ func TestAutoscaledPointIsPricedFromItsGPUHours(t *testing.T) {
 		t.Errorf("front %d points; want the fixed point alone", len(a.Front))
 	}
 }
+
+// classes runs each class's representative when it is to do, wherever it stands in point order,
+// and the first of the class when it is not (an earlier run finished it).
+func TestClassesRunTheRepresentative(t *testing.T) {
+	points := []grid.Point{{ID: "a", Class: "k", EquivalentTo: "b"}, {ID: "b", Class: "k"}, {ID: "c", Class: "m"}}
+	todo, twins, _, _ := classes(points, map[string]results.Record{}, &Outcome{})
+	if !slices.Equal(todo, []int{1, 2}) || !slices.Equal(twins, []int{0}) {
+		t.Errorf("todo %v twins %v; want [1 2] and [0]", todo, twins)
+	}
+	done := map[string]results.Record{"b": {PointID: "b", Status: results.StatusOK}}
+	todo, twins, _, finished := classes(points, done, &Outcome{})
+	if !slices.Equal(todo, []int{2}) || !slices.Equal(twins, []int{0}) || finished["k"].PointID != "b" {
+		t.Errorf("b done: todo %v twins %v finished %v; want [2], [0] copying b", todo, twins, finished)
+	}
+}
