@@ -528,6 +528,12 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"stop requests zero", "", []string{"traffic.stop={requests: 0}"}, "traffic.stop.requests", "must be an int > 0, got 0"},
 		{"session stop needs sessions", "", setSession[:1], "traffic.stop.requests", "synthetic-session sources stop on sessions"},
 		{"trace stop requests", "", setTrace[:2], "traffic.stop.requests", "trace sources accept only max_virtual_time_seconds"},
+		// An agentic trace takes no stop at all: the same words for every stop key.
+		{"weka stop requests", "", []string{"traffic.source={type: trace, paths: [a], format: weka}", "traffic.load={type: trace_timestamps}",
+			"traffic.stop={requests: 5}"}, "traffic.stop.requests", "weka traces take no traffic.stop (the run ends when the trace does); remove requests"},
+		{"agentic stop time", "", []string{"traffic.source={type: trace, paths: [a], format: agentic_mooncake}", "traffic.load={type: trace_timestamps}",
+			"traffic.stop={max_virtual_time_seconds: 60}"}, "traffic.stop.max_virtual_time_seconds",
+			"agentic_mooncake traces take no traffic.stop (the run ends when the trace does); remove max_virtual_time_seconds"},
 		{"trace two paths", "", []string{"traffic.source={type: trace, paths: [a, b]}", "traffic.load={type: trace_timestamps}", "traffic.stop={}"},
 			"traffic.source.paths", "mooncake traces take exactly one path, got 2"},
 		{"trace empty path", "", []string{`traffic.source={type: trace, paths: [""]}`, "traffic.load={type: trace_timestamps}", "traffic.stop={}"},

@@ -565,13 +565,20 @@ func (v *validator) stop(s *Stop, src, format string) {
 	case SourceSyntheticSession:
 		countStop(src, sess, reqs)
 	case SourceTrace:
+		// An agentic trace's run ends when its DAG does: it takes no stop at all, which one
+		// message says of whichever stop is given.
+		agentic := format == "agentic_mooncake" || format == "weka"
 		for _, k := range append(reqs, sess...) {
-			if set(k) {
+			switch {
+			case set(k) && agentic:
+				v.errorf(p+"."+k, "%s traces take no traffic.stop (the run ends when the trace does); remove %s", format, k)
+			case set(k):
 				v.errorf(p+"."+k, "trace sources accept only max_virtual_time_seconds")
 			}
 		}
-		if set("max_virtual_time_seconds") && (format == "agentic_mooncake" || format == "weka") {
-			v.errorf(p+".max_virtual_time_seconds", "%s traces reject max_virtual_time_seconds", format)
+		if set("max_virtual_time_seconds") && agentic {
+			v.errorf(p+".max_virtual_time_seconds", "%s traces take no traffic.stop (the run ends when the trace does); "+
+				"remove max_virtual_time_seconds", format)
 		}
 	}
 }
