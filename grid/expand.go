@@ -575,7 +575,7 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	x.Notes = append(s.modelNotes(), s.precisionNotes()...)
 	first := valid[0].Config
 	if first.DefaultTraffic {
-		x.Notes = append(x.Notes, config.DefaultTrafficNote(s.File))
+		x.Notes = append(x.Notes, config.DefaultTrafficNote(first))
 	}
 	for _, name := range first.EmptyRoles {
 		x.Notes = append(x.Notes, config.EmptyRoleNote(s.File, name, first.Engine.Workers.Role(name)))

@@ -174,7 +174,7 @@ func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) 
 		}
 	}
 	if cfg.DefaultTraffic {
-		fmt.Fprintln(io.Err, "note: "+config.DefaultTrafficNote(cfg.File))
+		fmt.Fprintln(io.Err, "note: "+config.DefaultTrafficNote(cfg))
 	}
 	for _, name := range cfg.EmptyRoles {
 		fmt.Fprintln(io.Err, "note: "+config.EmptyRoleNote(cfg.File, name, cfg.Engine.Workers.Role(name)))

@@ -18,13 +18,14 @@ const (
 	defaultPrefillMaxSequences = 1
 )
 
-// DefaultTrafficNote is the note a command prints for a config that gave no traffic section
-// (Config.DefaultTraffic), naming the file: the run's workload is the default one, which a
-// deleted or emptied section would otherwise change without a word.
-func DefaultTrafficNote(file string) string {
+// DefaultTrafficNote is the note a command prints for c when it gave no traffic section
+// (Config.DefaultTraffic), naming c's file and the workload its defaults made, read from c: a
+// deleted or emptied section would otherwise change the answer without a word.
+func DefaultTrafficNote(c *Config) string {
+	t := &c.Traffic
 	return fmt.Sprintf("%s: traffic: not given (or null), so the run serves the default workload: synthetic requests of "+
-		"1024 input and 128 output tokens at concurrency 10, stopping after %d requests (docs/predict.md); "+
-		"give a traffic section to choose one", file, defaultStopRequests)
+		"%d input and %d output tokens at concurrency %d, stopping after %d requests (docs/predict.md); "+
+		"give a traffic section to choose one", c.File, t.Source.InputTokens, t.Source.OutputTokens, t.Load.Concurrency, t.Stop.Requests)
 }
 
 // givenBelow reports whether the YAML gave any field whose path starts with prefix.
