@@ -114,10 +114,10 @@ func TestAggListedEmptyConcurrencyAndEmptyTable(t *testing.T) {
 
 // An aggregated InferenceX row whose worker spans more GPUs than one node holds is a multi-node
 // disaggregated run with its total GPUs in tp_size (the file's GB200 rows of 2025-11-17: TRT-LLM
-// DeepSeek-R1 8k/1k on 32 and 64 GPUs, context workers of 4 GPUs plus generation GPUs, which were
-// simulated as aggregated TP32 and TP64 workers before): PlanRow skips it with the
-// MultiNodeAggregated reason naming the GPUs and the node; a worker of one node's GPUs and the
-// aggregated rows of another harness are not refused.
+// DeepSeek-R1 8k/1k on 32 and 64 GPUs, context workers of 4 GPUs plus generation GPUs):
+// multiNodeAggregated refuses it as aggregated, naming the GPUs and the node, and PlanRow
+// simulates the disaggregated run of those GPUs the public record lists; a worker of one node's
+// GPUs and the aggregated rows of another harness are not refused.
 func TestMultiNodeAggregatedRowSkipped(t *testing.T) {
 	row := func(system, source string, tp, dp, conc int) Row {
 		return Row{Model: "deepseek-ai/DeepSeek-R1", System: system, Precision: "fp4", Backend: "trtllm", Mode: "agg",
@@ -151,7 +151,26 @@ func TestMultiNodeAggregatedRowSkipped(t *testing.T) {
 			t.Errorf("%s TP%d×DP%d: %v, want the %q skip containing %q", c.r.System, c.r.Agg.Tensor, c.r.Agg.AttentionData, err, MultiNodeAggregated, c.want)
 		}
 	}
-	if _, err := PlanRow(row("gb200", HarnessInferenceX, 64, 1, 538), Options{}); err == nil || !strings.HasPrefix(err.Error(), MultiNodeAggregated) {
-		t.Errorf("PlanRow of the TP64 GB200 row: %v, want the %q skip", err, MultiNodeAggregated)
+	// The TP64 row is the 64-GPU run the GB200 launcher of the day held at 8k/1k and 538: eight
+	// 4-GPU context servers and one DEP32 generation server with 3 MTP drafts (8 × 4 + 32; the
+	// launcher's non-MTP call at 538 has 48 GPUs). A row of a GPU total no call at its
+	// concurrency has is refused, with why.
+	p, err := PlanRow(row("gb200", HarnessInferenceX, 64, 1, 538), Options{})
+	if err != nil {
+		t.Fatalf("PlanRow of the TP64 GB200 row: %v", err)
+	}
+	notes := strings.Join(p.Notes, "; ")
+	for _, want := range []string{"an aggregated row of 64 GPUs, more than one gb200 node holds",
+		"(runners/launch_gb200-nv.sh at ", "P 8 × (TP4 EP4 DP-attention), D 1 × (TP32 EP32 DP-attention)"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", notes, want)
+		}
+	}
+	if s := p.Config.Engine.Speculation; s == nil || s.NumSpeculativeTokens != 3 || p.Concurrency != 538 {
+		t.Errorf("speculation %+v at concurrency %d, want 3 MTP drafts at 538", s, p.Concurrency)
+	}
+	_, err = PlanRow(row("gb200", HarnessInferenceX, 40, 1, 538), Options{})
+	if err == nil || !strings.HasPrefix(err.Error(), MultiNodeAggregated) || !strings.Contains(err.Error(), "read so: no disaggregated worker counts") {
+		t.Errorf("PlanRow of a TP40 GB200 row at 538: %v, want the %q skip with the disaggregated reason", err, MultiNodeAggregated)
 	}
 }

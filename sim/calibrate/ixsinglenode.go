@@ -250,8 +250,10 @@ const MultiNodeAggregated = "an aggregated InferenceX row on more GPUs than one 
 // context workers and generation workers of 8 to 48 GPUs, and the file's aggregated GB200 rows of
 // 2025-11-16/17 give tp_size 12 to 72: the total GPUs of such a run (4 × context workers +
 // generation GPUs, e.g. 64 = 8 × 4 + 32), with no prefill or decode shape. Simulating one as an
-// aggregated worker of that many GPUs would score a deployment that never ran, so the row is
-// skipped; an unknown GPU is left to the planner's own error.
+// aggregated worker of that many GPUs would score a deployment that never ran: the error is the
+// start of the skip reason of a row whose disaggregated run the public record does not determine
+// (multiNodeTopology reads the others as that run); an unknown GPU is left to the planner's own
+// error.
 func multiNodeAggregated(r Row) error {
 	hw, err := timing.LookupHardware(r.System)
 	if err != nil || hw.NodeGPUs <= 0 {
@@ -260,7 +262,7 @@ func multiNodeAggregated(r Row) error {
 	if max(r.Agg.Tensor, 1)*max(r.Agg.AttentionData, 1)*max(r.Agg.Pipeline, 1) <= hw.NodeGPUs {
 		return nil
 	}
-	return fmt.Errorf("%s: its worker's GPUs (tp_size × attention_dp_size × pp_size) are more than the %d of one %s node, and InferenceX runs every multi-node deployment disaggregated (its multi-node launchers, e.g. runners/launch_gb200-nv.sh at 0ba7aa3ff, submit only Dynamo disaggregated jobs): the row is such a run with its total GPUs in tp_size, and the file gives no prefill or decode shape",
+	return fmt.Errorf("%s: its worker's GPUs (tp_size × attention_dp_size × pp_size) are more than the %d of one %s node, and InferenceX runs every multi-node deployment disaggregated (its multi-node launchers, e.g. runners/launch_gb200-nv.sh at 0ba7aa3ff, submit only Dynamo disaggregated jobs): the row is such a run with its total GPUs in tp_size",
 		MultiNodeAggregated, hw.NodeGPUs, r.System)
 }
 

@@ -284,13 +284,17 @@ func MTPAcceptance(n int) []float64 {
 // InferenceX's public configuration lists for it (DisaggFromInferenceX): both roles' worker
 // counts and shapes, the row's batch sizes kept, and the serving limits of its recipe
 // (ixRecipe); a row that gives its worker counts keeps its own deployment and takes the recipe
-// of the one the configuration lists for it (ixListedRecipe). It returns the notes that say so.
-// Other rows are left as they are. A row without worker counts whose deployment the public
+// of the one the configuration lists for it (ixListedRecipe); an aggregated one on more GPUs than
+// one node holds becomes the disaggregated run it was (multiNodeTopology). It returns the notes
+// that say so. Other rows are left as they are. A row without worker counts whose deployment the public
 // record does not determine is an error (its skip reason), unless o.OneWorkerPerRole asks for
 // the one-worker reading; a row whose deployment needs a feature servesweep does not simulate
 // stays an error either way. mtpDrafts is the deployment's MTP draft length
 // (DisaggTopology.MTPDrafts; 0: no MTP).
 func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDrafts int, err error) {
+	if aggregatedRow(*r) && HarnessFor(*r).Name == HarnessInferenceX {
+		return multiNodeTopology(r, m)
+	}
 	mode := strings.ToLower(r.Mode)
 	if mode != "disagg" && mode != "disaggregated" || HarnessFor(*r).Name != HarnessInferenceX {
 		return nil, 0, nil
@@ -318,6 +322,48 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 	case err != nil:
 		return nil, 0, err
 	}
+	return ixDeployment(r, m, t)
+}
+
+// multiNodeTopology reads aggregated InferenceX row r whose worker spans more GPUs than one node
+// holds (multiNodeAggregated, of the worker as singleNodeShape reads it) as the multi-node run it
+// was: the disaggregated deployment of that
+// many GPUs in all that InferenceX's public record lists for the row's date, model, GPU,
+// backend, precision, ISL/OSL and concurrency (DisaggFromInferenceX), given to r with ixDeployment;
+// notes and drafts as ixTopology's. A row of one node's GPUs is left as it is; one whose run the
+// record does not determine is an error, its skip reason (MultiNodeAggregated and why).
+func multiNodeTopology(r *Row, m timing.ModelSpec) (notes []string, mtpDrafts int, err error) {
+	shaped := *r // the worker as run: singleNodeDeployment reads it so too
+	if _, err := singleNodeShape(&shaped, m.ID); err != nil {
+		return nil, 0, nil // singleNodeDeployment gives the reason
+	}
+	refusal := multiNodeAggregated(shaped)
+	if refusal == nil {
+		return nil, 0, nil
+	}
+	n := max(shaped.Agg.Tensor, 1) * max(shaped.Agg.AttentionData, 1) * max(shaped.Agg.Pipeline, 1)
+	d := *r
+	d.Mode, d.Agg = "disagg", WorkerShape{}
+	d.Prefill, d.Decode = WorkerShape{Tensor: n}, WorkerShape{Tensor: n}
+	t, err := DisaggFromInferenceX(d)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%v; read so: %v", refusal, err)
+	}
+	d.Prefill, d.Decode = WorkerShape{}, WorkerShape{} // the row gave neither role's shape
+	notes, mtpDrafts, err = ixDeployment(&d, m, t)
+	if err != nil {
+		return nil, 0, err
+	}
+	*r = d
+	note := fmt.Sprintf("an aggregated row of %d GPUs, more than one %s node holds: InferenceX's multi-node run, the disaggregated deployment of %d GPUs in all", n, r.System, n)
+	return append([]string{note}, notes...), mtpDrafts, nil
+}
+
+// ixDeployment gives row r deployment t, the one InferenceX's public record lists for it: both
+// roles' worker counts and shapes, the row's batch sizes kept, and the serving limits of t or its
+// recipe (ixRecipe). It returns the notes that say so and t's MTP draft length; the error, a
+// skip reason, names an expert parallelism that does not divide the experts t's recipe places.
+func ixDeployment(r *Row, m timing.ModelSpec, t DisaggTopology) (notes []string, mtpDrafts int, err error) {
 	redundant, err := recipeRedundant(*r, m, t.Recipe, t.Entry, [2]int{t.Prefill.EP, t.Decode.EP})
 	if err != nil {
 		return nil, 0, err
@@ -327,12 +373,16 @@ func ixTopology(r *Row, m timing.ModelSpec, o Options) (notes []string, mtpDraft
 	r.Prefill, r.Decode = t.Prefill.Shape(), t.Decode.Shape()
 	r.Prefill.BatchSize, r.Decode.BatchSize = pb, db
 	r.Prefill.RedundantExperts, r.Decode.RedundantExperts = redundant[0], redundant[1]
-	note := fmt.Sprintf("deployment from InferenceX %s (%s at %s, in force on %s): P %v, D %v", t.Entry, ixConfigPath, shortHash(t.FromCommit),
+	note := fmt.Sprintf("deployment from InferenceX %s (%s at %s, in force on %s): P %v, D %v", t.Entry, t.File, shortHash(t.FromCommit),
 		r.MeasuredAt, t.Prefill, t.Decode)
 	if t.Recipe != "" {
 		note += ", recipe " + t.Recipe
 	}
 	notes = []string{note}
+	if t.PerDecodeWorker {
+		notes = append(notes, fmt.Sprintf("its benchmark ran each listed concurrency once per decode worker: the client's %d is %d × %d decode workers",
+			r.Concurrency, r.Concurrency/t.Decode.Workers, t.Decode.Workers))
+	}
 	if len(replaced) > 0 {
 		notes = append(notes, "the row's "+strings.Join(replaced, ", ")+": the deployment's values are simulated")
 	}
@@ -474,7 +524,7 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 	if t.Recipe == "" {
 		what = "the settings of the deployment InferenceX's configuration lists for the row's worker counts and GPUs"
 	}
-	notes = []string{fmt.Sprintf("%s (%s, %s at %s, in force on %s)", what, t.Entry, ixConfigPath, shortHash(t.FromCommit), r.MeasuredAt)}
+	notes = []string{fmt.Sprintf("%s (%s, %s at %s, in force on %s)", what, t.Entry, t.File, shortHash(t.FromCommit), r.MeasuredAt)}
 	if r.Concurrency == 0 {
 		// Read before the recipe replaces the decode batch the empty concurrency derives from.
 		r.Concurrency = rowConcurrency(*r)

@@ -34,6 +34,13 @@ type DisaggTopology struct {
 	// DECODE_MTP_SIZE, the recipe name's _mtpN, or the recipe's speculative settings as
 	// ixtopogen records them); 0 without MTP or when the record does not give it.
 	MTPDrafts int
+	// File is the file of the InferenceX repository the item comes from: the configuration
+	// (ixConfigPath), or ixLauncherPath for the GB200 TensorRT-LLM deployments its runner script
+	// held before the configuration listed them.
+	File string
+	// PerDecodeWorker is set when the benchmark ran each listed concurrency once per decode
+	// worker: Concurrencies are then the listed values × Decode.Workers, the client's.
+	PerDecodeWorker bool
 }
 
 // ixItem is what every line of ixtopogen's tables gives first (their 14 leading columns): one
@@ -110,15 +117,30 @@ func InferenceXDisagg() ([]DisaggTopology, error) { return loadDisagg() }
 
 var loadDisagg = sync.OnceValues(func() ([]DisaggTopology, error) { return parseDisaggTSV(inferenceXDisaggTSV) })
 
-// parseDisaggTSV reads the table's text: tab-separated lines of 28 columns, # comments.
+// parseDisaggTSV reads the table's text: tab-separated lines of 30 columns, # comments. An item
+// whose benchmark ran each listed concurrency per decode worker (conc_per_decode_worker) gets
+// the client's concurrencies, the listed ones × its decode workers.
 func parseDisaggTSV(text string) ([]DisaggTopology, error) {
-	return readTable(text, "inferencex_disagg.tsv", "ixtopogen", 28, func(head ixItem, f []string, num func(string) int) DisaggTopology {
+	return readTable(text, "inferencex_disagg.tsv", "ixtopogen", 30, func(head ixItem, f []string, num func(string) int) DisaggTopology {
 		role := func(g, limits []string) TopologyRole {
 			return TopologyRole{Workers: num(g[0]), TP: num(g[1]), EP: num(g[2]), DPAttention: g[3] == "true",
 				MaxBatch: num(limits[0]), MaxTokens: num(limits[1])}
 		}
-		return DisaggTopology{ixItem: head, Prefill: role(f[14:18], f[24:26]), Decode: role(f[18:22], f[26:28]), Recipe: f[22], MTPDrafts: num(f[23])}
+		t := DisaggTopology{ixItem: head, Prefill: role(f[14:18], f[24:26]), Decode: role(f[18:22], f[26:28]), Recipe: f[22], MTPDrafts: num(f[23]), File: f[29],
+			PerDecodeWorker: f[28] == "true"}
+		if t.PerDecodeWorker {
+			t.Concurrencies = make([]int, len(head.Concurrencies))
+			for i, c := range head.Concurrencies {
+				t.Concurrencies[i] = c * t.Decode.Workers
+			}
+		}
+		return t
 	})
+}
+
+// gpus is the deployment's GPUs: every worker's TP (its GPUs) summed over both roles.
+func (t DisaggTopology) gpus() int {
+	return t.Prefill.Workers*t.Prefill.TP + t.Decode.Workers*t.Decode.TP
 }
 
 // readTable reads the text of a table ixtopogen wrote (file names it in errors; generator is the
@@ -217,7 +239,9 @@ func ixRunner(system string) string { s, _, _ := strings.Cut(system, "_"); retur
 // inferencex that gives no worker counts: the items of the configuration in force at the end of
 // r.MeasuredAt whose entry serves r's model on r's GPU family with r's backend and precision, at
 // r's ISL, OSL and concurrency, and whose prefill TP and EP and decode TP agree with r's
-// prefill_tp_size, prefill_moe_ep_size and decode_tp_size where r gives them. The error, a skip
+// prefill_tp_size, prefill_moe_ep_size and decode_tp_size where r gives them, or whose GPUs in
+// all are r's prefill_tp_size and decode_tp_size when r gives both the same (the export's form of
+// some multi-node runs: DisaggTopology.gpus). The error, a skip
 // reason, says why the public record does not determine one deployment: no such item, items
 // that contradict the row's shape columns, several that differ (an MTP and a non-MTP item at the
 // same concurrency: the file has no speculative-decoding column), or an item that needs MTP
@@ -244,12 +268,15 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 		}
 		match = append(match, t)
 		agree := func(have, want int) bool { return have == 0 || have == want }
-		if agree(r.Prefill.Tensor, t.Prefill.TP) && agree(r.Prefill.MoEExpert, t.Prefill.EP) && agree(r.Decode.Tensor, t.Decode.TP) {
+		// The export writes some runs' total GPUs in both roles' tp_size (e.g. 20 and 20 for a
+		// 4-GPU context server and a 16-GPU generation server); no item's own TPs read so.
+		total := r.Prefill.Tensor > 0 && r.Prefill.Tensor == r.Decode.Tensor && r.Prefill.Tensor == t.gpus()
+		if total || agree(r.Prefill.Tensor, t.Prefill.TP) && agree(r.Prefill.MoEExpert, t.Prefill.EP) && agree(r.Decode.Tensor, t.Decode.TP) {
 			consistent = append(consistent, t)
 		}
 	}
 	// The reasons name the entry, not the row's values, so that validate counts rows by reason.
-	const none = "no disaggregated worker counts, and InferenceX's public configuration (" + ixConfigPath + ") "
+	const none = "no disaggregated worker counts, and InferenceX's public configuration (" + ixConfigPath + "; " + ixLauncherPath + " for GB200 before it) "
 	switch {
 	case prefix == "" || framework == "":
 		return DisaggTopology{}, silentError{fmt.Sprintf(none+NoIXDeployment+" for %s under %s (it has no disaggregated entry for them)", r.Model, r.Backend)}
@@ -355,8 +382,13 @@ type silentError struct{ msg string }
 func (e silentError) Error() string        { return e.msg }
 func (e silentError) Is(target error) bool { return target == errNoIXDeployment }
 
-// ixConfigPath is the configuration file the table comes from.
-const ixConfigPath = ".github/configs/nvidia-master.yaml"
+// ixConfigPath is the configuration file the table comes from; ixLauncherPath the GB200 runner
+// script that held the GB200 TensorRT-LLM deployments before the configuration listed them
+// (DisaggTopology.File).
+const (
+	ixConfigPath   = ".github/configs/nvidia-master.yaml"
+	ixLauncherPath = "runners/launch_gb200-nv.sh"
+)
 
 // UnsupportedFeature starts the skip reason of a row whose deployment, as the public record gives
 // it, uses an engine feature servesweep does not simulate (validate's skipped rows by reason

@@ -59,6 +59,32 @@ func TestInferenceXDisaggTable(t *testing.T) {
 	if drafts["gb200"] != 2 || drafts["sglang"] != 1 {
 		t.Errorf("draft lengths %v, want gb200 2 and sglang 1", drafts)
 	}
+	// The GB200 launcher's call of 2025-11 (runners/launch_gb200-nv.sh at 450d834a9, read by
+	// hand): 1k/1k without MTP, one context server, four TEP8 generation servers of batch 128,
+	// listed concurrencies 1 to 141 run per generation server (Dynamo release/0.5.1-rc0.20251105),
+	// so the client's are 4 to 564; the prefill limits (4 requests, 4608 tokens) of the
+	// configuration's item that took it over. The gpt-oss-120b GB200 item of three DEP4 decode
+	// workers (2026-01-07) keeps its listed 3072.
+	var launcher, gptoss bool
+	for _, it := range table {
+		if it.File == ixLauncherPath && it.ISL == 1024 && it.SpecDecoding == "none" && it.Decode.Workers == 4 && it.inForce("2025-11-17") {
+			launcher = true
+			if !slices.Equal(it.Concurrencies, []int{4, 8, 16, 32, 64, 128, 256, 564}) || !it.PerDecodeWorker ||
+				it.Prefill != (TopologyRole{Workers: 1, TP: 4, EP: 4, MaxBatch: 4, MaxTokens: 4608}) ||
+				it.Decode != (TopologyRole{Workers: 4, TP: 8, EP: 8, MaxBatch: 128, MaxTokens: 128}) {
+				t.Errorf("launcher item %+v", it)
+			}
+		}
+		if it.Entry == "gptoss-fp4-gb200-dynamo-trt" && it.Decode.Workers == 3 && it.inForce("2026-01-07") {
+			gptoss = true
+			if !slices.Equal(it.Concurrencies, []int{3072}) || it.PerDecodeWorker || it.File != ixConfigPath {
+				t.Errorf("gpt-oss item %+v, want its listed 3072", it)
+			}
+		}
+	}
+	if !launcher || !gptoss {
+		t.Errorf("launcher item found %v, gpt-oss item found %v", launcher, gptoss)
+	}
 }
 
 // A role's shape: DP-attention spreads attention over the worker's GPUs, the experts over EP of
@@ -84,7 +110,7 @@ func TestTopologyRoleShape(t *testing.T) {
 func TestDisaggTopologyInForce(t *testing.T) {
 	item := func(from, until string) DisaggTopology {
 		table, err := parseDisaggTSV(strings.Join([]string{"c", from, "", until, "e", "dsr1", "b300", "fp4", "dynamo-trt", "img", "1024", "1024",
-			"none", "64", "1", "2", "2", "true", "1", "8", "8", "true", "", "0", "0", "0", "0", "0"}, "\t"))
+			"none", "64", "1", "2", "2", "true", "1", "8", "8", "true", "", "0", "0", "0", "0", "0", "false", ixConfigPath}, "\t"))
 		if err != nil || len(table) != 1 {
 			t.Fatalf("%v, %d items", err, len(table))
 		}
@@ -108,9 +134,15 @@ func TestDisaggTopologyInForce(t *testing.T) {
 func TestDisaggFromInferenceX(t *testing.T) {
 	const head = "# comment\n"
 	drafts := "0"
+	perWorker := "false"
 	line := func(entry, spec, concs, p, d string) string {
 		return strings.Join([]string{"aaaaaaaaaaaa", "2026-01-01T00:00:00Z", "", "", entry, "dsr1", "b300", "fp4", "dynamo-trt", "img", "1024", "1024",
-			spec, concs, p, d, "recipe.yaml", drafts, "0\t0\t0\t0"}, "\t") + "\n"
+			spec, concs, p, d, "recipe.yaml", drafts, "0\t0\t0\t0", perWorker, ixConfigPath}, "\t") + "\n"
+	}
+	perDecodeWorker := func(entry, spec, concs, p, d string) string {
+		perWorker = "true"
+		defer func() { perWorker = "false" }()
+		return line(entry, spec, concs, p, d)
 	}
 	mtp := func(entry, concs, p, d, n string) string {
 		drafts = n
@@ -145,6 +177,16 @@ func TestDisaggFromInferenceX(t *testing.T) {
 		{"same twice", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8) + line("dsr1-fp4-b300-dynamo-trt", "none", "64,128", dep2, dep8), nil, ""},
 		{"contradicts", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.Decode.Tensor = 16 }, "contradicts its prefill_tp_size"},
 		{"agrees", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.Prefill.Tensor, r.Prefill.MoEExpert, r.Decode.Tensor = 2, 2, 8 }, ""},
+		// A benchmark that ran each listed concurrency per decode worker: 32 on 2 decode workers
+		// is the client's 64, and the listed 64 is not.
+		{"per decode worker", perDecodeWorker("dsr1-fp4-b300-dynamo-trt", "none", "32", dep2, dep8), nil, ""},
+		{"per decode worker, listed value", perDecodeWorker("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), nil, "lists no deployment"},
+		// The export's total-GPU form: 18 = 1 × 2 + 2 × 8 in both roles' tp_size.
+		{"total GPUs", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.Prefill.Tensor, r.Decode.Tensor = 18, 18 }, ""},
+		{"other total", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.Prefill.Tensor, r.Decode.Tensor = 16, 16 }, "contradicts"},
+		// ... which sets apart the item of 26 GPUs (1 × 2 + 3 × 8) listed at the same concurrency.
+		{"total GPUs pick one", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8) + line("dsr1-fp4-b300-dynamo-trt", "mtp", "64", dep2, tep8),
+			func(r *Row) { r.Prefill.Tensor, r.Decode.Tensor = 18, 18 }, ""},
 		{"placeholder", line("dsr1-fp4-b300-dynamo-trt", "none", "64", tp1, dep8), nil, "without its parallel degrees"},
 		{"other concurrency", line("dsr1-fp4-b300-dynamo-trt", "none", "32", dep2, dep8), nil, "lists no deployment"},
 		{"later", line("dsr1-fp4-b300-dynamo-trt", "none", "64", dep2, dep8), func(r *Row) { r.MeasuredAt = "2025-12-31" }, "lists no deployment"},
@@ -174,7 +216,7 @@ func TestDisaggFromInferenceX(t *testing.T) {
 // A malformed table line is an error naming the line.
 func TestParseDisaggTSVErrors(t *testing.T) {
 	for text, want := range map[string]string{
-		"# c\na\tb\n": "line 2: 2 columns, want 28",
+		"# c\na\tb\n": "line 2: 2 columns, want 30",
 		"# c\n" + strings.Repeat("x\t", 10) + "notanumber\t" + strings.Repeat("1\t", 11) + "r\t0\n": "line 2:",
 	} {
 		if _, err := parseDisaggTSV(text); err == nil || !strings.Contains(err.Error(), want) {
@@ -429,8 +471,8 @@ func TestPlanRowMTP(t *testing.T) {
 // item's tp 4 with dp-attn).
 func TestListedForRowsWithWorkerCounts(t *testing.T) {
 	table, err := parseDisaggTSV(strings.Join([]string{
-		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t5,15,30,55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/a_batch8.yaml\t0\t0\t0\t0\t0",
-		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4,192\t1\t4\t4\ttrue\t4\t8\t8\tfalse\trecipes/b_batch128.yaml\t0\t0\t0\t0\t0",
+		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t5,15,30,55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/a_batch8.yaml\t0\t0\t0\t0\t0\tfalse\tf",
+		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4,192\t1\t4\t4\ttrue\t4\t8\t8\tfalse\trecipes/b_batch128.yaml\t0\t0\t0\t0\t0\tfalse\tf",
 	}, "\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -508,7 +550,7 @@ func TestRowWithWorkerCountsTakesItsRecipe(t *testing.T) {
 // Several listed deployments of the row's worker counts with different recipes: none applies,
 // and a note says so; the row's columns stand.
 func TestListedRecipeAmbiguous(t *testing.T) {
-	line := "c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/%s.yaml\t0\t0\t0\t0\t0"
+	line := "c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/%s.yaml\t0\t0\t0\t0\t0\tfalse\tf"
 	table, err := parseDisaggTSV(fmt.Sprintf(line, "a_batch8_eplb0") + "\n" + fmt.Sprintf(line, "b_batch16_eplb0"))
 	if err != nil {
 		t.Fatal(err)
@@ -565,7 +607,7 @@ func TestPlanRowServerLimitsFromTheDeployment(t *testing.T) {
 // Two items of one shape that differ only in their limits leave the row's deployment undecided:
 // the error names both.
 func TestDisaggLimitsAmbiguous(t *testing.T) {
-	line := "c1\t2025-12-01T00:00:00Z\t\t\tdsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t64\t1\t4\t4\ttrue\t1\t8\t8\ttrue\t\t0\t%d\t4608\t64\t64"
+	line := "c1\t2025-12-01T00:00:00Z\t\t\tdsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t64\t1\t4\t4\ttrue\t1\t8\t8\ttrue\t\t0\t%d\t4608\t64\t64\tfalse\tf"
 	table, err := parseDisaggTSV(fmt.Sprintf(line, 4) + "\n" + fmt.Sprintf(line, 8))
 	if err != nil {
 		t.Fatal(err)

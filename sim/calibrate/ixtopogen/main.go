@@ -1,7 +1,8 @@
 // Command ixtopogen writes sim/calibrate/inferencex_disagg.tsv: every disaggregated deployment
 // that SemiAnalysis InferenceX's public benchmark configuration
-// (.github/configs/nvidia-master.yaml of github.com/SemiAnalysisAI/InferenceX) has listed, with
-// the commits between which each was in force; with -agg, sim/calibrate/inferencex_agg.tsv: the
+// (.github/configs/nvidia-master.yaml of github.com/SemiAnalysisAI/InferenceX) has listed, and
+// the GB200 ones its runner script (runners/launch_gb200-nv.sh) held before, with the commits
+// between which each was in force; with -agg, sim/calibrate/inferencex_agg.tsv: the
 // same for the single-node deployments. validate reads the tables to simulate an InferenceX row
 // of a disaggregated run as it was deployed (calibrate.InferenceXDisagg) and to check that an
 // aggregated row is a run of the configuration (calibrate.InferenceXAgg).
@@ -46,11 +47,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ixtopogen: -repo is required")
 		os.Exit(2)
 	}
-	parseFn, head := parseDisagg, header
+	var err error
 	if *agg {
-		parseFn, head = parseAgg, aggHeader
+		err = run(*repo, aggHeader, source{configPath, func(_ commit, text []byte) ([]tableItem, error) { return parseAgg(text) }})
+	} else {
+		err = runDisagg(*repo)
 	}
-	if err := run(*repo, parseFn, head); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ixtopogen:", err)
 		os.Exit(1)
 	}
@@ -70,6 +73,14 @@ type item struct {
 	// mtpDrafts is an MTP item's draft tokens per round (mtpDrafts); 0 without MTP or when the
 	// record does not give it.
 	mtpDrafts int
+	// perDecodeWorker is set when the benchmark ran each listed concurrency once per decode
+	// worker: the client's max-concurrency was the listed value × decode workers
+	// (perDecodeWorkerBranches).
+	perDecodeWorker bool
+	// file is the file of the InferenceX repository the item comes from: configPath, or
+	// launcherPath for the GB200 deployments its runner script held before the configuration
+	// listed them.
+	file string
 }
 
 // worker is a role's workers as the configuration gives them: num-worker, tp, ep, dp-attn, and
@@ -87,14 +98,13 @@ type worker struct {
 // tableItem is one line of a table: its fields, every one part of its identity.
 type tableItem interface{ fields() []string }
 
-// parseDisagg is parse's items as table lines.
-func parseDisagg(text []byte) ([]tableItem, error) {
-	items, err := parse(text)
+// lines is items as table lines.
+func lines(items []item) []tableItem {
 	out := make([]tableItem, len(items))
 	for i, it := range items {
 		out[i] = it
 	}
-	return out, err
+	return out
 }
 
 func (it item) fields() []string {
@@ -113,15 +123,29 @@ func (it item) fields() []string {
 	for _, n := range []int{it.prefill.maxBatch, it.prefill.maxTokens, it.decode.maxBatch, it.decode.maxTokens} {
 		out = append(out, strconv.Itoa(n))
 	}
-	return out
+	return append(out, strconv.FormatBool(it.perDecodeWorker), it.file)
 }
 
-// run writes the table of the items parseFn reads from every version of the configuration, under
-// head.
-func run(repo string, parseFn func([]byte) ([]tableItem, error), head string) error {
-	log, err := git(repo, "log", "--reverse", "--format=%H %cI", "--", configPath)
+// source is one file of the InferenceX repository whose every version parse reads into items.
+type source struct {
+	path  string
+	parse func(c commit, text []byte) ([]tableItem, error)
+}
+
+// span is an item and the versions of its file that listed it: from first to the one before
+// until (nil while the newest version lists it).
+type span struct {
+	it    tableItem
+	first commit
+	until *commit
+}
+
+// history reads every version of src's file in repo, oldest first, into the items' spans, in the
+// order each item first appeared.
+func history(repo string, src source) ([]*span, error) {
+	log, err := git(repo, "log", "--reverse", "--format=%H %cI", "--", src.path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var commits []commit
 	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
@@ -131,24 +155,19 @@ func run(repo string, parseFn func([]byte) ([]tableItem, error), head string) er
 		}
 	}
 	if len(commits) == 0 {
-		return fmt.Errorf("%s has no history of %s: -repo must be a clone or mirror of github.com/SemiAnalysisAI/InferenceX", repo, configPath)
-	}
-	type span struct {
-		it    tableItem
-		first commit
-		until *commit
+		return nil, fmt.Errorf("%s has no history of %s: -repo must be a clone or mirror of github.com/SemiAnalysisAI/InferenceX", repo, src.path)
 	}
 	open := map[string]*span{}
 	var all []*span
 	for _, c := range commits {
 		// A commit that moved or deleted the file ends every item.
-		text, err := git(repo, "show", c.hash+":"+configPath)
+		text, err := git(repo, "show", c.hash+":"+src.path)
 		if err != nil && !strings.Contains(err.Error(), "does not exist") {
-			return err
+			return nil, err
 		}
-		items, err := parseFn([]byte(text))
+		items, err := src.parse(c, []byte(text))
 		if err != nil {
-			return fmt.Errorf("%s at %s: %w", configPath, c.hash, err)
+			return nil, fmt.Errorf("%s at %s: %w", src.path, c.hash, err)
 		}
 		seen := map[string]bool{}
 		for _, it := range items {
@@ -169,8 +188,26 @@ func run(repo string, parseFn func([]byte) ([]tableItem, error), head string) er
 			}
 		}
 	}
+	return all, nil
+}
+
+// run writes the table of the items of every version of each source's file, under head.
+func run(repo, head string, sources ...source) error {
+	var all []*span
+	for _, src := range sources {
+		s, err := history(repo, src)
+		if err != nil {
+			return err
+		}
+		all = append(all, s...)
+	}
+	return write(all, head)
+}
+
+// write writes spans as the table's lines under head; no span is an error.
+func write(all []*span, head string) error {
 	if len(all) == 0 {
-		return fmt.Errorf("no version of %s in %s lists a deployment of the kind asked for", configPath, repo)
+		return fmt.Errorf("no version of %s lists a deployment of the kind asked for", configPath)
 	}
 	var b bytes.Buffer
 	b.WriteString(head)
@@ -183,26 +220,36 @@ func run(repo string, parseFn func([]byte) ([]tableItem, error), head string) er
 		b.WriteString(strings.Join(f, "\t"))
 		b.WriteByte('\n')
 	}
-	_, err = os.Stdout.Write(b.Bytes())
+	_, err := os.Stdout.Write(b.Bytes())
 	return err
 }
 
 // header describes the columns (tab-separated; lines starting with # are comments).
 const header = `# InferenceX disaggregated deployments: every search-space item of an entry with disagg: true in
-# .github/configs/nvidia-master.yaml of github.com/SemiAnalysisAI/InferenceX, with the commit that
-# first listed it (from_commit, from_date: committer date) and the first later commit that no
-# longer did (until_commit, until_date; empty while the newest version read lists it).
+# .github/configs/nvidia-master.yaml of github.com/SemiAnalysisAI/InferenceX (and the GB200 ones
+# runners/launch_gb200-nv.sh held before it: the file column), with the commit that first listed
+# it (from_commit, from_date: committer date) and the first later commit that no longer did
+# (until_commit, until_date; empty while the newest version read lists it).
 # Written by sim/calibrate/ixtopogen from the repository's history; do not edit by hand.
 # Columns: from_commit from_date until_commit until_date entry model_prefix runner precision
 # framework image isl osl spec_decoding concurrencies prefill_workers prefill_tp prefill_ep
 # prefill_dp_attn decode_workers decode_tp decode_ep decode_dp_attn recipe mtp_drafts
-# mtp_drafts prefill_max_batch prefill_max_tokens decode_max_batch decode_max_tokens
+# prefill_max_batch prefill_max_tokens decode_max_batch decode_max_tokens
+# conc_per_decode_worker file
 # mtp_drafts: an MTP item's draft tokens per decode round, from its DECODE_MTP_SIZE setting, the
 # _mtpN part of its recipe's name, or the recipe's speculative settings as ixtopogen's table of
 # srt-slurm recipes records them; 0 without MTP or when none of these gives it.
 # prefill_max_batch ... decode_max_tokens: the item's PREFILL_MAX_BATCH_SIZE,
 # PREFILL_MAX_NUM_TOKENS, DECODE_MAX_BATCH_SIZE and DECODE_MAX_NUM_TOKENS settings (each server's
 # max_batch_size and max_num_tokens); 0 where the item sets none.
+# conc_per_decode_worker: true when the benchmark ran each listed concurrency once per decode
+# worker (its client's max-concurrency was the listed value times decode_workers): the items
+# launched through Dynamo's TensorRT-LLM performance-sweep scripts of the branches whose bench.sh
+# multiplies them (ixtopogen's perDecodeWorkerBranches).
+# file: the file the item comes from: the configuration, or runners/launch_gb200-nv.sh for the
+# GB200 TensorRT-LLM deployments that runner script held (as calls of Dynamo's submit_disagg.sh)
+# before the configuration listed them; their prefill limits are those of the configuration's
+# item of the same decode workers and concurrencies, which took them over.
 `
 
 // searchSpace calls item for every search-space item of the entries of one version of the
@@ -258,6 +305,7 @@ func parse(text []byte) ([]item, error) {
 			if len(it.concs) == 0 || it.prefill.workers == 0 || it.decode.workers == 0 {
 				return
 			}
+			it.file = configPath
 			out = append(out, it)
 		})
 	return out, err

@@ -121,8 +121,8 @@ dsr1-fp4-gb200-dynamo-trt:
 		t.Fatal(err)
 	}
 	want := []string{
-		"dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tmtp\t512,1075\t1\t4\t4\ttrue\t1\t16\t16\ttrue\t\t3\t4\t4608\t64\t256",
-		"dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4\t1\t4\t0\tfalse\t2\t8\t0\tfalse\t\t0\t0\t0\t0\t0",
+		"dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tmtp\t512,1075\t1\t4\t4\ttrue\t1\t16\t16\ttrue\t\t3\t4\t4608\t64\t256\tfalse\t.github/configs/nvidia-master.yaml",
+		"dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4\t1\t4\t0\tfalse\t2\t8\t0\tfalse\t\t0\t0\t0\t0\t0\tfalse\t.github/configs/nvidia-master.yaml",
 	}
 	if len(items) != len(want) {
 		t.Fatalf("%d items, want %d", len(items), len(want))
@@ -131,5 +131,48 @@ dsr1-fp4-gb200-dynamo-trt:
 		if got := strings.Join(it.fields(), "\t"); got != want[i] {
 			t.Errorf("item %d:\n got %q\nwant %q", i, got, want[i])
 		}
+	}
+}
+
+// parseLauncher reads the GB200 runner script's calls of submit_disagg.sh under their ISL/OSL
+// branch (MTP size before EPLB slots, as the script's run_single reads them), both roles
+// attention data-parallel in dep mode, the concurrencies per decode worker for the branch that
+// runs them so, and the prefill limits of the configuration's item with the same call; a call no
+// item took over keeps none, and a script without the DeepSeek-R1 FP4 branch holds no item.
+func TestParseLauncher(t *testing.T) {
+	script := `export SERVED_MODEL_NAME="deepseek-r1-fp4"
+    git checkout release/0.5.1-rc0.20251105
+        if [ "$isl" = "1024" ] && [ "$osl" = "1024" ]; then
+            if [ "$mtp_mode" = "on" ]; then
+                ./submit_disagg.sh "mtp=on" "tep" 1 4 8 32 128 "0.9" 3 0 "1 2 4 8 16 36"
+            else
+                ./submit_disagg.sh "mtp=off" "dep" 2 1 16 256 256 "0.75" 0 0 "2048 4300"
+            fi
+        elif [ "$isl" = "8192" ] && [ "$osl" = "1024" ]; then
+                ./submit_disagg.sh "mtp=off" "dep" 5 1 8 256 256 "0.8" 0 0 "2150"
+        fi
+`
+	listed := []item{{entry: "dsr1-fp4-gb200-dynamo-trt", isl: 1024, osl: 1024, spec: "mtp", mtpDrafts: 3, concs: []int{1, 2, 4, 8, 16, 36},
+		prefill: worker{workers: 1, tp: 4, ep: 4, maxBatch: 4, maxTokens: 4608}, decode: worker{workers: 4, tp: 8, ep: 8, maxBatch: 32, maxTokens: 128}}}
+	got := parseLauncher(script, listed)
+	const head = "dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\t\t"
+	want := []string{
+		head + "1024\t1024\tmtp\t1,2,4,8,16,36\t1\t4\t4\tfalse\t4\t8\t8\tfalse\t\t3\t4\t4608\t32\t128\ttrue\trunners/launch_gb200-nv.sh",
+		head + "1024\t1024\tnone\t2048,4300\t2\t4\t4\ttrue\t1\t16\t16\ttrue\t\t0\t0\t0\t256\t256\ttrue\trunners/launch_gb200-nv.sh",
+		head + "8192\t1024\tnone\t2150\t5\t4\t4\ttrue\t1\t8\t8\ttrue\t\t0\t0\t0\t256\t256\ttrue\trunners/launch_gb200-nv.sh",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d items, want %d", len(got), len(want))
+	}
+	for i, it := range got {
+		if f := strings.Join(it.fields(), "\t"); f != want[i] {
+			t.Errorf("item %d:\n got %q\nwant %q", i, f, want[i])
+		}
+	}
+	if it := parseLauncher(strings.Replace(script, "20251105", "20260105", 1), nil); len(it) != 3 || it[0].perDecodeWorker {
+		t.Errorf("another Dynamo branch: %d items, per decode worker %v; want 3 items, not per decode worker", len(it), len(it) > 0 && it[0].perDecodeWorker)
+	}
+	if it := parseLauncher(strings.Replace(script, "deepseek-r1-fp4", "other", 1), listed); len(it) != 0 {
+		t.Errorf("a script without the DeepSeek-R1 FP4 branch: %d items", len(it))
 	}
 }
