@@ -364,7 +364,7 @@ func multiNodeTopology(r *Row, m timing.ModelSpec) (notes []string, mtpDrafts in
 // recipe (ixRecipe). It returns the notes that say so and t's MTP draft length; the error, a
 // skip reason, names an expert parallelism that does not divide the experts t's recipe places.
 func ixDeployment(r *Row, m timing.ModelSpec, t DisaggTopology) (notes []string, mtpDrafts int, err error) {
-	redundant, err := recipeRedundant(*r, m, t.Recipe, t.Entry, [2]int{t.Prefill.EP, t.Decode.EP})
+	redundant, err := recipeRedundant(*r, m, t, [2]int{t.Prefill.EP, t.Decode.EP})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -389,15 +389,19 @@ func ixDeployment(r *Row, m timing.ModelSpec, t DisaggTopology) (notes []string,
 	return append(notes, ixRecipe(r, t, pb, db, false)...), t.MTPDrafts, nil
 }
 
-// recipeRedundant is the redundant experts per role (prefill, decode) of recipe
-// (RecipeRedundantExperts) for model m; the error, a skip reason, names a role whose expert
-// parallelism ep (prefill, decode) does not divide the experts plus those (entry: the
-// configuration entry that lists the recipe).
-func recipeRedundant(r Row, m timing.ModelSpec, recipe, entry string, ep [2]int) (redundant [2]int, err error) {
+// recipeRedundant is the redundant experts per role (prefill, decode) of deployment t for model
+// m: its recipe's (RecipeRedundantExperts), or, for an item without a recipe, its roles' own
+// (TopologyRole.RedundantExperts); the error, a skip reason, names a role whose expert
+// parallelism ep (prefill, decode) does not divide the experts plus those.
+func recipeRedundant(r Row, m timing.ModelSpec, t DisaggTopology, ep [2]int) (redundant [2]int, err error) {
 	if m.MoE == nil {
 		return redundant, nil
 	}
+	recipe, entry := t.Recipe, t.Entry
 	redundant[0], redundant[1] = RecipeRedundantExperts(recipe, m.MoE.Experts)
+	if recipe == "" {
+		redundant = [2]int{t.Prefill.RedundantExperts, t.Decode.RedundantExperts}
+	}
 	for i, n := range ep {
 		if slots := m.MoE.Experts + redundant[i]; n > 1 && slots%n != 0 {
 			return redundant, fmt.Errorf("%s: expert parallelism over %d GPUs, which does not divide %s's %d experts + %d redundant (InferenceX's entry %s; "+
@@ -515,7 +519,7 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 		return nil, 0, fmt.Errorf("%s: MTP speculative decoding, and %s has no MTP module in servesweep's catalog (InferenceX's entry %s ran it)",
 			UnsupportedFeature, r.Model, t.Entry)
 	}
-	redundant, err := recipeRedundant(*r, m, t.Recipe, t.Entry, [2]int{r.Prefill.MoEExpert, r.Decode.MoEExpert})
+	redundant, err := recipeRedundant(*r, m, t, [2]int{r.Prefill.MoEExpert, r.Decode.MoEExpert})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/servesweep/servesweep/sim/timing"
 )
 
 // inferenceXDisaggTSV is the table of InferenceX's disaggregated deployments, written by
@@ -82,6 +84,15 @@ type TopologyRole struct {
 	// DECODE_MAX_BATCH_SIZE and _MAX_NUM_TOKENS, each TensorRT-LLM server's max_batch_size and
 	// max_num_tokens); 0 where it sets none (a recipe may: RecipePrefillLimits).
 	MaxBatch, MaxTokens int
+	// Nodes is the nodes the role's workers span in all (PREFILL_ or DECODE_NODES), which the
+	// GB200 SGLang items give in place of parallel degrees; 0 where the item does not say.
+	Nodes int
+	// FromNodes is set when TP and EP were read from Nodes (sglangDegrees): the item gives 1
+	// for both, and so does the export's row of its run.
+	FromNodes bool
+	// RedundantExperts is the redundant expert slots the role's launch script places beside the
+	// model's experts, for an item without a recipe (a recipe's own: RecipeRedundantExperts).
+	RedundantExperts int
 }
 
 // sameShape reports whether t and o have the same workers and parallel layout, whatever their
@@ -117,17 +128,19 @@ func InferenceXDisagg() ([]DisaggTopology, error) { return loadDisagg() }
 
 var loadDisagg = sync.OnceValues(func() ([]DisaggTopology, error) { return parseDisaggTSV(inferenceXDisaggTSV) })
 
-// parseDisaggTSV reads the table's text: tab-separated lines of 30 columns, # comments. An item
+// parseDisaggTSV reads the table's text: tab-separated lines of 32 columns, # comments. An item
 // whose benchmark ran each listed concurrency per decode worker (conc_per_decode_worker) gets
-// the client's concurrencies, the listed ones × its decode workers.
+// the client's concurrencies, the listed ones × its decode workers; a GB200 SGLang role that
+// gives nodes in place of parallel degrees gets them (TopologyRole.sglangDegrees).
 func parseDisaggTSV(text string) ([]DisaggTopology, error) {
-	return readTable(text, "inferencex_disagg.tsv", "ixtopogen", 30, func(head ixItem, f []string, num func(string) int) DisaggTopology {
-		role := func(g, limits []string) TopologyRole {
-			return TopologyRole{Workers: num(g[0]), TP: num(g[1]), EP: num(g[2]), DPAttention: g[3] == "true",
-				MaxBatch: num(limits[0]), MaxTokens: num(limits[1])}
+	return readTable(text, "inferencex_disagg.tsv", "ixtopogen", 32, func(head ixItem, f []string, num func(string) int) DisaggTopology {
+		role := func(g, limits []string, nodes string) TopologyRole {
+			w := TopologyRole{Workers: num(g[0]), TP: num(g[1]), EP: num(g[2]), DPAttention: g[3] == "true",
+				MaxBatch: num(limits[0]), MaxTokens: num(limits[1]), Nodes: num(nodes)}
+			return w.sglangDegrees(head)
 		}
-		t := DisaggTopology{ixItem: head, Prefill: role(f[14:18], f[24:26]), Decode: role(f[18:22], f[26:28]), Recipe: f[22], MTPDrafts: num(f[23]), File: f[29],
-			PerDecodeWorker: f[28] == "true"}
+		t := DisaggTopology{ixItem: head, Prefill: role(f[14:18], f[24:26], f[30]), Decode: role(f[18:22], f[26:28], f[31]), Recipe: f[22],
+			MTPDrafts: num(f[23]), File: f[29], PerDecodeWorker: f[28] == "true"}
 		if t.PerDecodeWorker {
 			t.Concurrencies = make([]int, len(head.Concurrencies))
 			for i, c := range head.Concurrencies {
@@ -137,6 +150,37 @@ func parseDisaggTSV(text string) ([]DisaggTopology, error) {
 		return t
 	})
 }
+
+// sglangDegrees is w, a role of item head, with the parallel degrees its nodes give where the
+// item gives placeholders instead: an SGLang item's role of tp 1, ep 1 with dp-attn over Nodes
+// nodes of its runner's GPUs runs each of its workers attention data-parallel and
+// expert-parallel over all the worker's GPUs, Nodes × the node's GPUs / Workers of them. The
+// launch scripts of those items hard-code tp = dp = the worker's GPUs with DeepEP's expert
+// parallelism (dynamo's components/backends/sglang/slurm_jobs/scripts/gb200-fp8.sh, which the
+// entries' comments name: "tp, ep, and dp-attn do nothing because they are hardcoded"), and the
+// entries' comments give the result (e.g. "2 prefill workers each at DEP8": PREFILL_NODES=4).
+// Other roles, and nodes that do not divide into the workers, are left as they are.
+func (w TopologyRole) sglangDegrees(head ixItem) TopologyRole {
+	if head.Framework != ixFrameworks["sglang"] || w.TP != 1 || w.EP != 1 || !w.DPAttention || w.Nodes < 1 || w.Workers < 1 {
+		return w
+	}
+	hw, err := timing.LookupHardware(head.Runner)
+	if err != nil || hw.NodeGPUs < 1 || w.Nodes*hw.NodeGPUs%w.Workers != 0 {
+		return w
+	}
+	w.TP = w.Nodes * hw.NodeGPUs / w.Workers
+	w.EP, w.FromNodes = w.TP, true
+	if head.Precision == "fp8" {
+		w.RedundantExperts = sglangGB200FP8Redundant
+	}
+	return w
+}
+
+// sglangGB200FP8Redundant is the redundant experts of the GB200 FP8 SGLang launch script
+// (gb200-fp8.sh of dynamo's components/backends/sglang/slurm_jobs/scripts: both roles run
+// --ep-num-redundant-experts 32, as every later GB200 DeepSeek-R1 recipe of InferenceX does).
+// The FP4 items ran other scripts (SCRIPT_MODE), whose settings the public record does not hold.
+const sglangGB200FP8Redundant = 32
 
 // gpus is the deployment's GPUs: every worker's TP (its GPUs) summed over both roles.
 func (t DisaggTopology) gpus() int {
@@ -267,11 +311,16 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 			continue
 		}
 		match = append(match, t)
-		agree := func(have, want int) bool { return have == 0 || have == want }
+		// A role whose degrees were read from its nodes agrees with the export's copy of the
+		// placeholder (1).
+		agree := func(have, want int, w TopologyRole) bool {
+			return have == 0 || have == want || w.FromNodes && have == 1
+		}
 		// The export writes some runs' total GPUs in both roles' tp_size (e.g. 20 and 20 for a
 		// 4-GPU context server and a 16-GPU generation server); no item's own TPs read so.
 		total := r.Prefill.Tensor > 0 && r.Prefill.Tensor == r.Decode.Tensor && r.Prefill.Tensor == t.gpus()
-		if total || agree(r.Prefill.Tensor, t.Prefill.TP) && agree(r.Prefill.MoEExpert, t.Prefill.EP) && agree(r.Decode.Tensor, t.Decode.TP) {
+		if total || agree(r.Prefill.Tensor, t.Prefill.TP, t.Prefill) && agree(r.Prefill.MoEExpert, t.Prefill.EP, t.Prefill) &&
+			agree(r.Decode.Tensor, t.Decode.TP, t.Decode) {
 			consistent = append(consistent, t)
 		}
 	}
@@ -307,10 +356,15 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 		}
 	}
 	for _, w := range []TopologyRole{t.Prefill, t.Decode} {
-		if w.TP == 1 && w.DPAttention {
-			// Some early entries (GB200 under SGLang, 2025-12) give every role tp 1, ep 1 with
-			// dp-attn: the parallel degrees lived in the launch scripts, not in the file.
-			return DisaggTopology{}, fmt.Errorf(none+"lists the row's deployment (%s) without its parallel degrees (tp 1, ep %d with dp-attn)", t.Entry, w.EP)
+		if w.TP == 1 && (w.DPAttention || t.Framework == ixFrameworks["sglang"] && w.Nodes > 0) {
+			// Some early entries (GB200 under SGLang, 2025-12) give every role tp 1, ep 1: the
+			// parallel degrees lived in the launch scripts, not in the file; those with dp-attn
+			// and the nodes they span are read (sglangDegrees), the others are not determined.
+			dpa := ""
+			if w.DPAttention {
+				dpa = " with dp-attn"
+			}
+			return DisaggTopology{}, fmt.Errorf(none+"lists the row's deployment (%s) without its parallel degrees (tp 1, ep %d%s)", t.Entry, w.EP, dpa)
 		}
 	}
 	switch {

@@ -110,7 +110,7 @@ func TestTopologyRoleShape(t *testing.T) {
 func TestDisaggTopologyInForce(t *testing.T) {
 	item := func(from, until string) DisaggTopology {
 		table, err := parseDisaggTSV(strings.Join([]string{"c", from, "", until, "e", "dsr1", "b300", "fp4", "dynamo-trt", "img", "1024", "1024",
-			"none", "64", "1", "2", "2", "true", "1", "8", "8", "true", "", "0", "0", "0", "0", "0", "false", ixConfigPath}, "\t"))
+			"none", "64", "1", "2", "2", "true", "1", "8", "8", "true", "", "0", "0", "0", "0", "0", "false", ixConfigPath, "0", "0"}, "\t"))
 		if err != nil || len(table) != 1 {
 			t.Fatalf("%v, %d items", err, len(table))
 		}
@@ -137,7 +137,7 @@ func TestDisaggFromInferenceX(t *testing.T) {
 	perWorker := "false"
 	line := func(entry, spec, concs, p, d string) string {
 		return strings.Join([]string{"aaaaaaaaaaaa", "2026-01-01T00:00:00Z", "", "", entry, "dsr1", "b300", "fp4", "dynamo-trt", "img", "1024", "1024",
-			spec, concs, p, d, "recipe.yaml", drafts, "0\t0\t0\t0", perWorker, ixConfigPath}, "\t") + "\n"
+			spec, concs, p, d, "recipe.yaml", drafts, "0\t0\t0\t0", perWorker, ixConfigPath, "0", "0"}, "\t") + "\n"
 	}
 	perDecodeWorker := func(entry, spec, concs, p, d string) string {
 		perWorker = "true"
@@ -216,7 +216,7 @@ func TestDisaggFromInferenceX(t *testing.T) {
 // A malformed table line is an error naming the line.
 func TestParseDisaggTSVErrors(t *testing.T) {
 	for text, want := range map[string]string{
-		"# c\na\tb\n": "line 2: 2 columns, want 30",
+		"# c\na\tb\n": "line 2: 2 columns, want 32",
 		"# c\n" + strings.Repeat("x\t", 10) + "notanumber\t" + strings.Repeat("1\t", 11) + "r\t0\n": "line 2:",
 	} {
 		if _, err := parseDisaggTSV(text); err == nil || !strings.Contains(err.Error(), want) {
@@ -471,8 +471,8 @@ func TestPlanRowMTP(t *testing.T) {
 // item's tp 4 with dp-attn).
 func TestListedForRowsWithWorkerCounts(t *testing.T) {
 	table, err := parseDisaggTSV(strings.Join([]string{
-		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t5,15,30,55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/a_batch8.yaml\t0\t0\t0\t0\t0\tfalse\tf",
-		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4,192\t1\t4\t4\ttrue\t4\t8\t8\tfalse\trecipes/b_batch128.yaml\t0\t0\t0\t0\t0\tfalse\tf",
+		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t5,15,30,55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/a_batch8.yaml\t0\t0\t0\t0\t0\tfalse\tf\t0\t0",
+		"c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4,192\t1\t4\t4\ttrue\t4\t8\t8\tfalse\trecipes/b_batch128.yaml\t0\t0\t0\t0\t0\tfalse\tf\t0\t0",
 	}, "\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -550,7 +550,7 @@ func TestRowWithWorkerCountsTakesItsRecipe(t *testing.T) {
 // Several listed deployments of the row's worker counts with different recipes: none applies,
 // and a note says so; the row's columns stand.
 func TestListedRecipeAmbiguous(t *testing.T) {
-	line := "c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/%s.yaml\t0\t0\t0\t0\t0\tfalse\tf"
+	line := "c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t55\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/%s.yaml\t0\t0\t0\t0\t0\tfalse\tf\t0\t0"
 	table, err := parseDisaggTSV(fmt.Sprintf(line, "a_batch8_eplb0") + "\n" + fmt.Sprintf(line, "b_batch16_eplb0"))
 	if err != nil {
 		t.Fatal(err)
@@ -607,7 +607,7 @@ func TestPlanRowServerLimitsFromTheDeployment(t *testing.T) {
 // Two items of one shape that differ only in their limits leave the row's deployment undecided:
 // the error names both.
 func TestDisaggLimitsAmbiguous(t *testing.T) {
-	line := "c1\t2025-12-01T00:00:00Z\t\t\tdsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t64\t1\t4\t4\ttrue\t1\t8\t8\ttrue\t\t0\t%d\t4608\t64\t64\tfalse\tf"
+	line := "c1\t2025-12-01T00:00:00Z\t\t\tdsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t64\t1\t4\t4\ttrue\t1\t8\t8\ttrue\t\t0\t%d\t4608\t64\t64\tfalse\tf\t0\t0"
 	table, err := parseDisaggTSV(fmt.Sprintf(line, 4) + "\n" + fmt.Sprintf(line, 8))
 	if err != nil {
 		t.Fatal(err)
@@ -620,5 +620,55 @@ func TestDisaggLimitsAmbiguous(t *testing.T) {
 	_, err = disaggFrom(table, r)
 	if err == nil || !strings.Contains(err.Error(), "different batch limits at its concurrency (dsr1-fp4-gb200-dynamo-trt: prefill 4 requests and 4608 tokens, decode 64 and 64;") {
 		t.Errorf("err %v; want the two items' limits named", err)
+	}
+}
+
+// The GB200 SGLang items that give nodes in place of parallel degrees (tp 1, ep 1 with dp-attn,
+// PREFILL_NODES and DECODE_NODES): each worker is DEP over its share of the nodes' GPUs (4 per
+// GB200 node), with the FP8 script's 32 redundant experts, and the export's rows of those runs,
+// which copy the placeholders (tp 1), match them; a role of tp 1 without dp-attn stays
+// undetermined, and so does a TensorRT-LLM item's TP1 role on a node.
+func TestSGLangDegreesFromNodes(t *testing.T) {
+	line := func(precision, framework, pdp string, pNodes, dNodes int) string {
+		return strings.Join([]string{"c1", "2025-12-05T00:00:00Z", "", "", "dsr1-" + precision + "-gb200-" + framework, "dsr1", "gb200", precision, framework, "img",
+			"1024", "1024", "none", "1024,2048", "3", "1", "1", pdp, "1", "1", "1", "true", "", "0", "0", "0", "0", "0", "false", ixConfigPath,
+			fmt.Sprint(pNodes), fmt.Sprint(dNodes)}, "\t")
+	}
+	table, err := parseDisaggTSV(line("fp8", "dynamo-sglang", "true", 6, 12))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, d := table[0].Prefill, table[0].Decode
+	if p.TP != 8 || p.EP != 8 || !p.FromNodes || p.RedundantExperts != 32 || d.TP != 48 || d.EP != 48 || d.RedundantExperts != 32 {
+		t.Errorf("P %+v, D %+v; want 3 × DEP8 and 1 × DEP48, 32 redundant experts each", p, d)
+	}
+	r := Row{Model: "deepseek-ai/DeepSeek-R1", System: "gb200", Backend: "sglang", Precision: "fp8", Mode: "disagg", ISL: 1024, OSL: 1024,
+		Concurrency: 2048, Source: "inferencex", MeasuredAt: "2025-12-05",
+		Prefill: WorkerShape{Tensor: 1, MoEExpert: 1}, Decode: WorkerShape{Tensor: 1, MoEExpert: 1}}
+	if got, err := disaggFrom(table, r); err != nil || got.Decode.TP != 48 {
+		t.Errorf("the export's row of the run: %v, %v; want the DEP48 decode worker", got.Decode, err)
+	}
+	r.Decode.Tensor = 16
+	if _, err := disaggFrom(table, r); err == nil || !strings.Contains(err.Error(), "contradicts") {
+		t.Errorf("a row of decode TP16: %v, want the contradiction", err)
+	}
+	for _, c := range []struct{ name, line string }{
+		{"prefill without dp-attn", line("fp4", "dynamo-sglang", "false", 6, 12)},
+		{"nodes that do not divide", line("fp8", "dynamo-sglang", "true", 5, 12)},
+	} {
+		table, err := parseDisaggTSV(c.line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Precision, r.Decode.Tensor = table[0].Precision, 0
+		if _, err := disaggFrom(table, r); err == nil || !strings.Contains(err.Error(), "without its parallel degrees (tp 1, ep 1") {
+			t.Errorf("%s: %v, want the placeholder reason", c.name, err)
+		}
+	}
+	if table, _ := parseDisaggTSV(line("fp4", "dynamo-trt", "true", 6, 12)); table[0].Prefill.TP != 1 || table[0].Prefill.FromNodes {
+		t.Errorf("a TensorRT-LLM role read from its nodes: %+v", table[0].Prefill)
+	}
+	if table, _ := parseDisaggTSV(line("fp4", "dynamo-sglang", "true", 3, 8)); table[0].Prefill.RedundantExperts != 0 || table[0].Prefill.TP != 4 {
+		t.Errorf("an FP4 item's role %+v, want DEP4 without redundant experts", table[0].Prefill)
 	}
 }

@@ -96,37 +96,54 @@ func scriptBranch(repo string, c commit, it item, cache map[string]string) strin
 // branch the calls below it belong to.
 var (
 	submitRE = regexp.MustCompile(`^\s*\./submit_disagg\.sh\s+"mtp=(on|off)"\s+"(tep|dep)"\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+"[\d.]+"\s+(\d+)\s+\d+\s+"([\d ]+)"`)
-	seqLenRE = regexp.MustCompile(`"\$isl" = "(\d+)" \] && \[ "\$osl" = "(\d+)"`)
+	seqLenRE = regexp.MustCompile(`(?i)"\$isl" = "(\d+)" \] && \[ "\$osl" = "(\d+)"`)
 )
+
+// The launcher's SGLang calls: sglangSubmitRE one call of Dynamo's SGLang submit_disagg.sh
+// (prefill nodes, prefill workers, decode nodes, decode workers, extra frontends, ISL, OSL and
+// the variable holding the concurrencies), listRE an assignment of such a list ("1024x2048").
+var (
+	sglangSubmitRE = regexp.MustCompile(`^\s*bash \./submit_disagg\.sh\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+\$ISL\s+\$OSL\s+\$(\w+)`)
+	listRE         = regexp.MustCompile(`^\s*(\w+)="(\d+(?:x\d+)*)"`)
+)
+
+// launcherServesSGLang marks the launcher's SGLang branch as serving DeepSeek-R1-0528 in FP8
+// (its model path), the model every one of its SGLang calls runs.
+const launcherServesSGLang = `/models/deepseek-r1-0528"`
 
 // launcherServes is the text that marks the launcher's TensorRT-LLM branch as serving
 // DeepSeek-R1 in FP4 (its served model name), the model every one of its calls runs.
 const launcherServes = `SERVED_MODEL_NAME="deepseek-r1-fp4"`
 
-// parseLauncher reads one version of the launcher: its calls of submit_disagg.sh as items of
-// entry dsr1-fp4-gb200-dynamo-trt (the configuration's name for them from 2025-12-05): ctx
+// parseLauncher reads one version of the launcher: its SGLang calls (sglangLauncherItem) and its
+// TensorRT-LLM calls of submit_disagg.sh as items of entry dsr1-fp4-gb200-dynamo-trt (the configuration's name for them from 2025-12-05): ctx
 // context servers of one 4-GPU node each (TP 4, EP 4: Dynamo's script fixes the context servers'
 // TP at a node), gen generation servers of TP and EP genTP, both roles attention data-parallel in
 // dep mode (as the configuration's items that took the calls over give them), the generation
 // servers' batch and token limits and MTP size; the prefill limits are those of the
 // configuration's item (listed) of the same ISL/OSL, speculative decoding, concurrencies and
-// workers, which took the call over (none when no item did). A version
-// without the DeepSeek-R1 FP4 branch, or whose branch checks out no Dynamo branch, holds none.
+// workers, which took the call over (none when no item did). A version without the DeepSeek-R1
+// FP4 branch, or whose branch checks out no Dynamo branch, holds no TensorRT-LLM item.
 func parseLauncher(text string, listed []item) []item {
-	m := checkoutRE.FindStringSubmatch(text)
-	if !strings.Contains(text, launcherServes) || m == nil {
-		return nil
-	}
 	isl, osl := 0, 0
+	lists := map[string][]int{}
 	var out []item
+	m := checkoutRE.FindStringSubmatch(text)
+	trt := strings.Contains(text, launcherServes) && m != nil
 	for _, line := range strings.Split(text, "\n") {
 		if s := seqLenRE.FindStringSubmatch(line); s != nil {
 			isl, _ = strconv.Atoi(s[1])
 			osl, _ = strconv.Atoi(s[2])
 			continue
 		}
+		if l := listRE.FindStringSubmatch(line); l != nil {
+			lists[l[1]] = numbers(strings.Split(l[2], "x"))
+		}
+		if s := sglangSubmitRE.FindStringSubmatch(line); s != nil && isl > 0 && strings.Contains(text, launcherServesSGLang) {
+			out = append(out, sglangLauncherItem(s, isl, osl, lists))
+		}
 		f := submitRE.FindStringSubmatch(line)
-		if f == nil || isl == 0 {
+		if f == nil || isl == 0 || !trt {
 			continue
 		}
 		n := make([]int, 6)
@@ -140,10 +157,7 @@ func parseLauncher(text string, listed []item) []item {
 		if f[1] == "on" {
 			it.spec, it.mtpDrafts = "mtp", n[5]
 		}
-		for _, c := range strings.Fields(f[9]) {
-			v, _ := strconv.Atoi(c)
-			it.concs = append(it.concs, v)
-		}
+		it.concs = numbers(strings.Fields(f[9]))
 		it.prefill.maxBatch, it.prefill.maxTokens = prefillLimits(it, listed)
 		out = append(out, it)
 	}
@@ -162,4 +176,27 @@ func prefillLimits(it item, listed []item) (batch, tokens int) {
 		}
 	}
 	return 0, 0
+}
+
+// sglangLauncherItem is the launcher's SGLang call s (sglangSubmitRE's match) at isl/osl, its
+// concurrencies the list its variable holds: DeepSeek-R1 FP8 under Dynamo's SGLang scripts, the
+// prefill and decode workers over the nodes given, each with the configuration's placeholder
+// degrees (tp 1, ep 1 with dp-attn) and its nodes: the scripts ran every worker attention
+// data-parallel and expert-parallel over all its GPUs, as the entry that took the calls over
+// (dsr1-fp8-gb200-dynamo-sglang, 2025-12-05) says in its comments.
+func sglangLauncherItem(s []string, isl, osl int, lists map[string][]int) item {
+	n := numbers(s[1:5])
+	return item{entry: "dsr1-fp8-gb200-dynamo-sglang", modelPrefix: "dsr1", runner: "gb200", precision: "fp8", framework: "dynamo-sglang",
+		isl: isl, osl: osl, spec: "none", concs: lists[s[5]], file: launcherPath,
+		prefill: worker{workers: n[1], tp: 1, ep: 1, dpAttn: true, nodes: n[0]},
+		decode:  worker{workers: n[3], tp: 1, ep: 1, dpAttn: true, nodes: n[2]}}
+}
+
+// numbers reads each of fields as an int (0 for one that is not).
+func numbers(fields []string) []int {
+	out := make([]int, len(fields))
+	for i, f := range fields {
+		out[i], _ = strconv.Atoi(f)
+	}
+	return out
 }

@@ -93,6 +93,10 @@ type worker struct {
 	// performance-sweep scripts (2025-12 on), which write them as each context or generation
 	// server's max_batch_size and max_num_tokens.
 	maxBatch, maxTokens int
+	// nodes is the role's PREFILL_ or DECODE_NODES: the nodes its workers span, which the GB200
+	// SGLang entries give in place of parallel degrees (their launch scripts run each worker
+	// over all its GPUs); 0 when unset.
+	nodes int
 }
 
 // tableItem is one line of a table: its fields, every one part of its identity.
@@ -123,7 +127,7 @@ func (it item) fields() []string {
 	for _, n := range []int{it.prefill.maxBatch, it.prefill.maxTokens, it.decode.maxBatch, it.decode.maxTokens} {
 		out = append(out, strconv.Itoa(n))
 	}
-	return append(out, strconv.FormatBool(it.perDecodeWorker), it.file)
+	return append(out, strconv.FormatBool(it.perDecodeWorker), it.file, strconv.Itoa(it.prefill.nodes), strconv.Itoa(it.decode.nodes))
 }
 
 // source is one file of the InferenceX repository whose every version parse reads into items.
@@ -235,7 +239,7 @@ const header = `# InferenceX disaggregated deployments: every search-space item 
 # framework image isl osl spec_decoding concurrencies prefill_workers prefill_tp prefill_ep
 # prefill_dp_attn decode_workers decode_tp decode_ep decode_dp_attn recipe mtp_drafts
 # prefill_max_batch prefill_max_tokens decode_max_batch decode_max_tokens
-# conc_per_decode_worker file
+# conc_per_decode_worker file prefill_nodes decode_nodes
 # mtp_drafts: an MTP item's draft tokens per decode round, from its DECODE_MTP_SIZE setting, the
 # _mtpN part of its recipe's name, or the recipe's speculative settings as ixtopogen's table of
 # srt-slurm recipes records them; 0 without MTP or when none of these gives it.
@@ -344,7 +348,8 @@ func concurrencies(s *yaml.Node) []int {
 
 // role reads the prefill or decode mapping n of role ("PREFILL" or "DECODE"), the recipe its
 // additional-settings name (CONFIG_FILE=...), if any, their DECODE_MTP_SIZE (0 when absent) and
-// the role's <role>_MAX_BATCH_SIZE and <role>_MAX_NUM_TOKENS (worker.maxBatch, maxTokens).
+// the role's <role>_MAX_BATCH_SIZE and <role>_MAX_NUM_TOKENS (worker.maxBatch, maxTokens) and
+// <role>_NODES (worker.nodes).
 func role(n *yaml.Node, role string) (w worker, recipe string, mtp int) {
 	w.workers, _ = strconv.Atoi(child(n, "num-worker").Value)
 	w.tp, _ = strconv.Atoi(child(n, "tp").Value)
@@ -361,6 +366,8 @@ func role(n *yaml.Node, role string) (w worker, recipe string, mtp int) {
 			w.maxBatch, _ = strconv.Atoi(v)
 		case role + "_MAX_NUM_TOKENS":
 			w.maxTokens, _ = strconv.Atoi(v)
+		case role + "_NODES":
+			w.nodes, _ = strconv.Atoi(v)
 		}
 	}
 	return w, recipe, mtp

@@ -121,8 +121,8 @@ dsr1-fp4-gb200-dynamo-trt:
 		t.Fatal(err)
 	}
 	want := []string{
-		"dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tmtp\t512,1075\t1\t4\t4\ttrue\t1\t16\t16\ttrue\t\t3\t4\t4608\t64\t256\tfalse\t.github/configs/nvidia-master.yaml",
-		"dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4\t1\t4\t0\tfalse\t2\t8\t0\tfalse\t\t0\t0\t0\t0\t0\tfalse\t.github/configs/nvidia-master.yaml",
+		"dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tmtp\t512,1075\t1\t4\t4\ttrue\t1\t16\t16\ttrue\t\t3\t4\t4608\t64\t256\tfalse\t.github/configs/nvidia-master.yaml\t0\t0",
+		"dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4\t1\t4\t0\tfalse\t2\t8\t0\tfalse\t\t0\t0\t0\t0\t0\tfalse\t.github/configs/nvidia-master.yaml\t0\t0",
 	}
 	if len(items) != len(want) {
 		t.Fatalf("%d items, want %d", len(items), len(want))
@@ -138,7 +138,9 @@ dsr1-fp4-gb200-dynamo-trt:
 // branch (MTP size before EPLB slots, as the script's run_single reads them), both roles
 // attention data-parallel in dep mode, the concurrencies per decode worker for the branch that
 // runs them so, and the prefill limits of the configuration's item with the same call; a call no
-// item took over keeps none, and a script without the DeepSeek-R1 FP4 branch holds no item.
+// item took over keeps none, and a script without the DeepSeek-R1 FP4 branch holds no TensorRT-LLM
+// item. Its SGLang call gives nodes and workers per role, the placeholder degrees and the
+// concurrencies of the list variable it names.
 func TestParseLauncher(t *testing.T) {
 	script := `export SERVED_MODEL_NAME="deepseek-r1-fp4"
     git checkout release/0.5.1-rc0.20251105
@@ -151,15 +153,21 @@ func TestParseLauncher(t *testing.T) {
         elif [ "$isl" = "8192" ] && [ "$osl" = "1024" ]; then
                 ./submit_disagg.sh "mtp=off" "dep" 5 1 8 256 256 "0.8" 0 0 "2150"
         fi
+    export MODEL_PATH="/mnt/lustre01/models/deepseek-r1-0528"
+    if [ "$ISL" = "8192" ] && [ "$OSL" = "1024" ]; then
+        concurrency_list="128x256"
+        bash ./submit_disagg.sh 12 6 6 1 8 $ISL $OSL $concurrency_list inf
+    fi
 `
 	listed := []item{{entry: "dsr1-fp4-gb200-dynamo-trt", isl: 1024, osl: 1024, spec: "mtp", mtpDrafts: 3, concs: []int{1, 2, 4, 8, 16, 36},
 		prefill: worker{workers: 1, tp: 4, ep: 4, maxBatch: 4, maxTokens: 4608}, decode: worker{workers: 4, tp: 8, ep: 8, maxBatch: 32, maxTokens: 128}}}
 	got := parseLauncher(script, listed)
 	const head = "dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\t\t"
 	want := []string{
-		head + "1024\t1024\tmtp\t1,2,4,8,16,36\t1\t4\t4\tfalse\t4\t8\t8\tfalse\t\t3\t4\t4608\t32\t128\ttrue\trunners/launch_gb200-nv.sh",
-		head + "1024\t1024\tnone\t2048,4300\t2\t4\t4\ttrue\t1\t16\t16\ttrue\t\t0\t0\t0\t256\t256\ttrue\trunners/launch_gb200-nv.sh",
-		head + "8192\t1024\tnone\t2150\t5\t4\t4\ttrue\t1\t8\t8\ttrue\t\t0\t0\t0\t256\t256\ttrue\trunners/launch_gb200-nv.sh",
+		head + "1024\t1024\tmtp\t1,2,4,8,16,36\t1\t4\t4\tfalse\t4\t8\t8\tfalse\t\t3\t4\t4608\t32\t128\ttrue\trunners/launch_gb200-nv.sh\t0\t0",
+		head + "1024\t1024\tnone\t2048,4300\t2\t4\t4\ttrue\t1\t16\t16\ttrue\t\t0\t0\t0\t256\t256\ttrue\trunners/launch_gb200-nv.sh\t0\t0",
+		head + "8192\t1024\tnone\t2150\t5\t4\t4\ttrue\t1\t8\t8\ttrue\t\t0\t0\t0\t256\t256\ttrue\trunners/launch_gb200-nv.sh\t0\t0",
+		"dsr1-fp8-gb200-dynamo-sglang\tdsr1\tgb200\tfp8\tdynamo-sglang\t\t8192\t1024\tnone\t128,256\t6\t1\t1\ttrue\t1\t1\t1\ttrue\t\t0\t0\t0\t0\t0\tfalse\trunners/launch_gb200-nv.sh\t12\t6",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d items, want %d", len(got), len(want))
@@ -169,10 +177,10 @@ func TestParseLauncher(t *testing.T) {
 			t.Errorf("item %d:\n got %q\nwant %q", i, f, want[i])
 		}
 	}
-	if it := parseLauncher(strings.Replace(script, "20251105", "20260105", 1), nil); len(it) != 3 || it[0].perDecodeWorker {
-		t.Errorf("another Dynamo branch: %d items, per decode worker %v; want 3 items, not per decode worker", len(it), len(it) > 0 && it[0].perDecodeWorker)
+	if it := parseLauncher(strings.Replace(script, "20251105", "20260105", 1), nil); len(it) != 4 || it[0].perDecodeWorker {
+		t.Errorf("another Dynamo branch: %d items, per decode worker %v; want 4 items, not per decode worker", len(it), len(it) > 0 && it[0].perDecodeWorker)
 	}
-	if it := parseLauncher(strings.Replace(script, "deepseek-r1-fp4", "other", 1), listed); len(it) != 0 {
-		t.Errorf("a script without the DeepSeek-R1 FP4 branch: %d items", len(it))
+	if it := parseLauncher(strings.Replace(script, "deepseek-r1-fp4", "other", 1), listed); len(it) != 1 || it[0].framework != "dynamo-sglang" {
+		t.Errorf("a script without the DeepSeek-R1 FP4 branch: %d items, want the SGLang one", len(it))
 	}
 }
