@@ -477,9 +477,10 @@ func ixRecipe(r *Row, t DisaggTopology, pb, db int, overrideDecode bool) (notes 
 // concurrency (as DisaggFromInferenceX matches them) with the row's prefill and decode worker
 // counts and GPUs per worker (tp × attention-DP × pp). A measured_at that is given but is not a
 // date is an error (the skip reason). Without such an item, or without a measured_at, the row is
-// simulated from its columns alone; with several that differ (recipe, shape or speculative
-// decoding) too, and a note names them. An error is a skip reason (redundant experts its expert
-// parallelism does not divide, or MTP on a model without an MTP module).
+// simulated from its columns alone; with several that differ in recipe, shape or limits too,
+// and a note names them. Several that differ in speculative decoding (MTP or not, or the draft
+// length) leave the run undetermined: an error. An error is a skip reason (that, redundant
+// experts its expert parallelism does not divide, or MTP on a model without an MTP module).
 func ixListedRecipe(r *Row, m timing.ModelSpec) (notes []string, mtpDrafts int, err error) {
 	table, err := InferenceXDisagg()
 	if err != nil {
@@ -501,9 +502,16 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 	}
 	t := listed[0]
 	for _, o := range listed[1:] {
-		if o.Recipe != t.Recipe || o.SpecDecoding != t.SpecDecoding || o.MTPDrafts != t.MTPDrafts || o.Prefill != t.Prefill || o.Decode != t.Decode {
-			return []string{fmt.Sprintf("InferenceX's configuration lists several deployments of the row's worker counts at its concurrency (%s: recipes %s, %s): "+
-				"none of their recipes is applied", t.Entry, path.Base(t.Recipe), path.Base(o.Recipe))}, 0, nil
+		switch {
+		case o.SpecDecoding != t.SpecDecoding || o.MTPDrafts != t.MTPDrafts:
+			// Whether the run drafted tokens, and how many, decides its TPOT: the row is not
+			// simulated as either (as DisaggFromInferenceX does for a row without worker counts).
+			return nil, 0, fmt.Errorf("InferenceX's public configuration lists deployments of the row's worker counts at its concurrency "+
+				"with and without MTP or with different draft lengths (%s: %s): the file has no speculative-decoding column to say which ran",
+				t.Entry, strings.Join([]string{speculation(t), speculation(o)}, ", "))
+		case o.Recipe != t.Recipe || o.Prefill != t.Prefill || o.Decode != t.Decode:
+			return []string{fmt.Sprintf("InferenceX's configuration lists several deployments of the row's worker counts at its concurrency (%s: %s, %s): "+
+				"none of their settings is applied", t.Entry, settingsName(t), settingsName(o))}, 0, nil
 		}
 	}
 	if t.Recipe == "" && t.SpecDecoding == "none" && t.Prefill.MaxBatch == 0 && t.Decode.MaxBatch == 0 {
@@ -536,6 +544,23 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 			r.Decode.BatchSize, max(r.Decode.AttentionData, 1), max(r.Decode.Workers, 1), r.Concurrency))
 	}
 	return append(notes, ixRecipe(r, t, r.Prefill.BatchSize, r.Decode.BatchSize, true)...), t.MTPDrafts, nil
+}
+
+// speculation names t's speculative decoding: "MTP with n drafts" or "no MTP".
+func speculation(t DisaggTopology) string {
+	if t.SpecDecoding == "none" {
+		return "no MTP"
+	}
+	return fmt.Sprintf("%s with %d drafts", strings.ToUpper(t.SpecDecoding), t.MTPDrafts)
+}
+
+// settingsName names where t's serving settings come from: its recipe's file name, or its own
+// limits when it names no recipe.
+func settingsName(t DisaggTopology) string {
+	if t.Recipe != "" {
+		return "recipe " + path.Base(t.Recipe)
+	}
+	return fmt.Sprintf("prefill %d requests and %d tokens, decode %d", t.Prefill.MaxBatch, t.Prefill.MaxTokens, t.Decode.MaxBatch)
 }
 
 // replacedColumns names the shape columns a row gives that disagree with deployment t, the one

@@ -567,9 +567,22 @@ func TestListedRecipeAmbiguous(t *testing.T) {
 		t.Errorf("notes %q, drafts %d, err %v, decode batch %d; want the ambiguity note and the row's 11", notes, drafts, err, r.Decode.BatchSize)
 	}
 	// One of them: its recipe's batch.
-	table = table[:1]
-	if notes, _, err = ixListedRecipeIn(table, &r, m); err != nil || r.Decode.BatchSize != 8 {
+	one := table[:1]
+	if notes, _, err = ixListedRecipeIn(one, &r, m); err != nil || r.Decode.BatchSize != 8 {
 		t.Errorf("one item: notes %q, err %v, decode batch %d, want 8", notes, err, r.Decode.BatchSize)
+	}
+	// An MTP and a non-MTP item of the row's worker counts: which ran is not known, so the row
+	// is skipped (the GB300 FP8 TEP8 items of ctx1_gen4_tep8_batch4_eplb0_mtp3 and _mtp0).
+	f := strings.Split(fmt.Sprintf(line, "c_batch8_eplb0_mtp3"), "\t")
+	f[12], f[23] = "mtp", "3" // spec_decoding, mtp_drafts
+	table, err = parseDisaggTSV(fmt.Sprintf(line, "a_batch8_eplb0") + "\n" + strings.Join(f, "\t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Decode.BatchSize = 11
+	_, _, err = ixListedRecipeIn(table, &r, m)
+	if err == nil || !strings.Contains(err.Error(), "with and without MTP or with different draft lengths (kimik2.5-fp4-gb200-dynamo-trt: no MTP, MTP with 3 drafts)") {
+		t.Errorf("an MTP and a non-MTP item: %v, want the undetermined-speculation skip", err)
 	}
 }
 
