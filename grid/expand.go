@@ -716,6 +716,9 @@ func (s *Spec) checker(notes map[string]bool, noSystems *atomic.Bool) checkFunc 
 			}
 			var ns []string
 			ns, e = sim.CheckNotes(cfg, s.Systems)
+			if e == nil {
+				e = sim.Deployable(cfg)
+			}
 			for _, n := range ns {
 				notes[n] = true
 			}
@@ -887,7 +890,9 @@ func (s *Spec) admit(p Point, cfg *config.Config, check checkFunc, checkKey []by
 			ceiling, o.MaxCandidateGPUs), ""
 	}
 	// What only the simulator knows (an unknown model or GPU under default timing, weights that
-	// leave no KV room) makes a point invalid here, as predict refuses it, rather than failed.
+	// leave no KV room) makes a point invalid here, as predict refuses it, rather than failed;
+	// so do weights no GPU of the point holds beside a fixed KV pool (sim.Deployable), which a
+	// label-only timing would otherwise rank.
 	if err := check(cfg, checkKey); err != nil {
 		return p, FilteredInvalid, err.Error(), err.Error()
 	}

@@ -1096,6 +1096,21 @@ func TestLabelOnlyDomainsWarn(t *testing.T) {
 	}
 }
 
+// A point whose model's weights no GPU of it holds is filtered as invalid_config naming the
+// fit, whatever its timing: under polynomial timing and a fixed KV pool, Llama-3.1-405B in BF16
+// (756 GiB) on one 48 GB L40S is not a deployment, though the timing would rank it with the 8B
+// one; TP8 of them (94.5 GiB each) is not either.
+func TestPointsWhoseWeightsDoNotFitAreInvalid(t *testing.T) {
+	x := expand(t, base, "engine.model={choices: [meta-llama/Llama-3.1-8B, meta-llama/Llama-3.1-405B]}",
+		"engine.hardware=l40s", "engine.workers.aggregated.parallelism.tensor={choices: [1, 8]}")
+	if x.Valid != 2 || x.Filtered[FilteredInvalid] != 2 {
+		t.Fatalf("valid %d, filtered %v (%v); want the 8B points valid and the two 405B ones invalid", x.Valid, x.Filtered, x.Examples)
+	}
+	if ex := x.Examples[FilteredInvalid]; !strings.Contains(ex, "does not fit on 1 × l40s") || !strings.Contains(ex, "needs 756.0 GiB of weights") {
+		t.Errorf("example %q, want the fit named", ex)
+	}
+}
+
 // A redundant_experts domain on a wide-EP decode role yields one point per value; the 0 point
 // keeps the ID of the same deployment written without the field (it is left out of the
 // encoding at 0), and a value the role's expert split cannot take is filtered as an invalid

@@ -618,21 +618,54 @@ func CheckSingleNode(cfg *config.Config) error {
 // that its pool is larger than the memory beside the weights (checkWeightsFit). export prints
 // them: a launch script asks the engine for that pool. Nil when the model is not in the catalog.
 func DeploymentNotes(cfg *config.Config) []string {
+	d, errs := undeployable(cfg)
+	var notes []string
+	for _, err := range errs {
+		notes = append(notes, err.Error())
+	}
+	return append(notes, d.notes...)
+}
+
+// Deployable is nil when a real deployment of cfg could be built as configured, whatever the
+// timing model; else the reason, for each role with a fixed KV pool (the pools `default`
+// capacity derives refuse such a deployment themselves), when cfg's model is in the catalog:
+// weights that do not fit the role's GPUs' whole memory, or a shape the model cannot be split
+// into (checkWeightsFit's refusals; *config.Error naming the role's capacity path, several
+// joined). A model outside the catalog is nil: its timing can only run on labels. A sweep
+// filters such points as invalid (a 405B model on one 48 GB GPU is not a deployment to
+// recommend, whatever a label-only timing says of it); predict warns and runs them, as the
+// reference does.
+func Deployable(cfg *config.Config) error {
+	_, errs := undeployable(cfg)
+	var all config.Errors
+	for _, err := range errs {
+		var ok bool
+		if all, ok = gather(all, err); !ok {
+			return err
+		}
+	}
+	return oneOrAll(all)
+}
+
+// undeployable runs checkWeightsFit on every role of cfg with a fixed KV pool, when cfg's model
+// is in the catalog: its refusals, and the deployment whose notes hold the pools larger than
+// the memory beside the weights.
+func undeployable(cfg *config.Config) (*deployment, []error) {
 	d := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
 	if _, err := d.modelFor(""); err != nil {
-		return nil
+		return d, nil
 	}
-	var notes []string
+	var errs []error
 	for _, name := range cfg.Engine.Mode.Roles() {
 		role := cfg.Engine.Workers.Role(name)
 		if role == nil || role.KVCache.Capacity.Type != config.CapacityFixed {
 			continue
 		}
 		if err := d.checkWeightsFit(name, role, "engine.workers."+string(name)+".kv_cache.capacity"); err != nil {
-			notes = append(notes, err.Error())
+			errs = append(errs, err)
 		}
 	}
-	return append(notes, d.notes...)
+	return d, errs
 }
 
 // checkWeightsFit refuses a role whose weights do not fit its GPUs' whole memory (the check

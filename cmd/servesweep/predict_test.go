@@ -967,6 +967,23 @@ func TestPredictWarnsOfAPoolNoGPUHolds(t *testing.T) {
 	}
 }
 
+// Under the seed's polynomial timing the GPU and the model are labels, and predict says so (the
+// numbers are the same on an L40S); with default timing it does not. A model no GPU of the run
+// holds is warned about, naming the fit, and the run still goes (the reference's behaviour).
+func TestPredictNotesLabelOnlyTiming(t *testing.T) {
+	const note = "every worker role uses fixed or polynomial timing, which reads neither engine.hardware nor engine.model"
+	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", "traffic.stop.requests=8",
+		"--set", "engine.hardware=l40s", "--set", "engine.model=meta-llama/Llama-3.1-405B")
+	if code != 0 || strings.Count(errs, note) != 1 || !strings.Contains(errs, "does not fit on 1 × l40s") {
+		t.Errorf("seed on an L40S: exit %d, stderr %q; want the label note once and the fit warned about", code, errs)
+	}
+	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", "traffic.stop.requests=8",
+		"--set", "engine.workers.aggregated.timing={type: default}", "--set", "engine.workers.aggregated.kv_cache.capacity={type: default}")
+	if code != 0 || strings.Contains(errs, note) {
+		t.Errorf("default timing: exit %d, stderr %q; want no label note", code, errs)
+	}
+}
+
 // A worker role declared without a setting (null or {}) runs a worker of every default, and
 // predict says so naming the file and the role; a role with one setting does not.
 func TestPredictNotesEmptyRole(t *testing.T) {
