@@ -283,7 +283,24 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 		fmt.Fprintln(w, msg)
 	} else if msg := unfilledCooldownNote(cfg, res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
+	} else if msg := unfinishedRampNote(cfg, res.Summary); msg != "" {
+		fmt.Fprintln(w, msg)
 	}
+}
+
+// unfinishedRampNote returns the stderr warning of a closed loop (traffic.load type
+// concurrency) whose run ended before its ramp (traffic.load.ramp_seconds) did: some of its
+// sessions never started, so the run never held traffic.load.concurrency requests in flight and
+// measured the ramp, not that load (a ramp given in milliseconds reads as seconds); "" otherwise
+// or when no request completed.
+func unfinishedRampNote(cfg *config.Config, s *metrics.Summary) string {
+	l := &cfg.Traffic.Load
+	if l.Type != config.LoadConcurrency || l.Ramp() <= 0 || s.CompletedRequests == 0 || s.DurationMs >= l.Ramp()*1000 {
+		return ""
+	}
+	return fmt.Sprintf("warning: traffic.load.ramp_seconds: the run ended at %.0f ms, before its %g s ramp did, so it never held "+
+		"%d requests in flight and measured the ramp, not that load; the ramp is in seconds: make it shorter than the run, or run more requests",
+		s.DurationMs, l.Ramp(), l.Concurrency)
 }
 
 // handOffNote returns the stderr note of a disaggregated run whose every hand-off takes the
@@ -443,7 +460,8 @@ var rejectionHints = map[string]string{
 }
 
 // rejectionWarning returns the one-line stderr warning of a run that rejected requests at
-// arrival, with the count per reason that rejected any and the field to change, or "" when none
+// arrival, with the count per reason that rejected any and the field to change (and, when none
+// completed, that the report's zero latencies describe an empty population), or "" when none
 // was rejected.
 // Rejected requests are counted in prediction.json (rejected_requests, by reason) and excluded
 // from every latency and throughput.
@@ -462,8 +480,13 @@ func rejectionWarning(s *metrics.Summary) string {
 	for i, reason := range reasons {
 		parts[i] = fmt.Sprintf("%d %s (%s)", s.RejectedByReason[reason], reason, rejectionHints[reason])
 	}
-	return fmt.Sprintf("warning: %d of %d requests were rejected at arrival and are excluded from every metric: %s",
+	w := fmt.Sprintf("warning: %d of %d requests were rejected at arrival and are excluded from every metric: %s",
 		s.RejectedRequests, s.NumRequests, strings.Join(parts, "; "))
+	if s.CompletedRequests == 0 {
+		// The contract gives an empty population's statistics as 0.0: say they are not latencies.
+		w += "; no request completed, so prediction.json's latency statistics are the 0 of an empty population (num_ttft_samples 0), not measurements"
+	}
+	return w
 }
 
 // ThrashPreemptionsPerRequest is the mean number of preemptions per completed request from which

@@ -748,7 +748,7 @@ func TestPredictNotesMissingSteadyWindow(t *testing.T) {
 // The rejection warning counts only the reasons that rejected a request, each with the field to
 // change: a run rejected for context length alone says nothing about KV capacity.
 func TestRejectionWarningNamesOnlyReasonsThatRejected(t *testing.T) {
-	s := &metrics.Summary{NumRequests: 100, RejectedRequests: 3,
+	s := &metrics.Summary{NumRequests: 100, RejectedRequests: 3, CompletedRequests: 97,
 		RejectedByReason: map[string]int64{"context_length": 3, "kv_capacity": 0}}
 	got := rejectionWarning(s)
 	want := "warning: 3 of 100 requests were rejected at arrival and are excluded from every metric: 3 context_length (" +
@@ -758,6 +758,11 @@ func TestRejectionWarningNamesOnlyReasonsThatRejected(t *testing.T) {
 	}
 	if got := rejectionWarning(&metrics.Summary{NumRequests: 5}); got != "" {
 		t.Errorf("no rejection: warning %q", got)
+	}
+	// Every request rejected: the report's zeros are an empty population's, and it says so.
+	all := &metrics.Summary{NumRequests: 3, RejectedRequests: 3, RejectedByReason: map[string]int64{"context_length": 3}}
+	if got := rejectionWarning(all); !strings.HasSuffix(got, "; no request completed, so prediction.json's latency statistics are the 0 of an empty population (num_ttft_samples 0), not measurements") {
+		t.Errorf("all rejected: warning %q", got)
 	}
 }
 
@@ -981,6 +986,23 @@ func TestPredictNotesLabelOnlyTiming(t *testing.T) {
 		"--set", "engine.workers.aggregated.timing={type: default}", "--set", "engine.workers.aggregated.kv_cache.capacity={type: default}")
 	if code != 0 || strings.Contains(errs, note) {
 		t.Errorf("default timing: exit %d, stderr %q; want no label note", code, errs)
+	}
+}
+
+// A closed loop whose ramp outlasts the run (5,000 s, a length in milliseconds read as seconds,
+// over a run of 100 requests) never holds its concurrency, and predict warns; a 1 s ramp over the
+// same run does not.
+func TestPredictWarnsOfARampLongerThanTheRun(t *testing.T) {
+	const warn = "warning: traffic.load.ramp_seconds: the run ended at "
+	for _, c := range []struct {
+		ramp string
+		warn bool
+	}{{"5000", true}, {"1", false}} {
+		code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(),
+			"--set", "traffic.load={type: concurrency, concurrency: 16, ramp_seconds: "+c.ramp+"}")
+		if code != 0 || strings.Contains(errs, warn) != c.warn || c.warn && !strings.Contains(errs, "before its 5000 s ramp did, so it never held 16 requests in flight") {
+			t.Errorf("ramp %s s: exit %d, stderr %q; warning expected %v", c.ramp, code, errs, c.warn)
+		}
 	}
 }
 
