@@ -175,6 +175,9 @@ func runValidate(ctx context.Context, io ioStreams, opts *validateOptions) error
 	if err != nil {
 		return &usageError{err}
 	}
+	for _, w := range calibrate.MeasuredWarnings(rows, opts.Measured) {
+		fmt.Fprintln(io.Err, "warning: "+w)
+	}
 	vo := calibrate.Options{Parallelism: opts.Parallelism, OneWorkerPerRole: opts.OneWorkerPerRole, ForwardModel: opts.ForwardModel,
 		Systems: systems}
 	if opts.explainSet {

@@ -669,3 +669,37 @@ func TestRowPrecisionsBothColumns(t *testing.T) {
 		}
 	}
 }
+
+// MeasuredWarnings names InferenceX rows without a date (their public settings cannot be looked
+// up) and measured means too small to be milliseconds, up to five lines; a row with a Problem
+// and the other harnesses' undated rows say nothing.
+func TestMeasuredWarnings(t *testing.T) {
+	ok := Row{Line: 2, Source: HarnessInferenceX, MeasuredAt: "2026-01-01", TTFTMs: 120, TPOTMs: 9}
+	undated := ok
+	undated.Line, undated.MeasuredAt = 3, ""
+	seconds := ok
+	seconds.Line, seconds.TPOTMs = 4, 0.0089
+	quick := ok
+	quick.Line, quick.TTFTMs = 5, 0.12
+	other := undated
+	other.Line, other.Source = 6, "aic-gap-analysis"
+	bad := seconds
+	bad.Line, bad.Problem = 7, "malformed"
+	got := MeasuredWarnings([]Row{ok, undated, seconds, quick, other, bad}, "m.csv")
+	if len(got) != 2 || !strings.HasPrefix(got[0], "m.csv: 1 InferenceX row(s) give no measured_at") ||
+		!strings.HasPrefix(got[1], "m.csv: line 4 silicon_tpot_ms 0.0089, line 5 silicon_ttft_ms 0.12: a mean TPOT under 0.1 ms") {
+		t.Errorf("warnings %q", got)
+	}
+	var many []Row
+	for i := range 7 {
+		r := seconds
+		r.Line = 10 + i
+		many = append(many, r)
+	}
+	if got := MeasuredWarnings(many, "m.csv"); len(got) != 1 || !strings.Contains(got[0], "line 14 silicon_tpot_ms 0.0089 and 2 more:") {
+		t.Errorf("seven rows: %q", got)
+	}
+	if got := MeasuredWarnings([]Row{ok}, "m.csv"); got != nil {
+		t.Errorf("a dated row of plausible means: %q", got)
+	}
+}

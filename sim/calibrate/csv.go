@@ -298,3 +298,53 @@ func parseRow(rec []string, col map[string]int, line int) Row {
 	r.Problem = p.problem
 	return r
 }
+
+// Bounds below which a measured mean looks like seconds written where milliseconds belong: a
+// mean TPOT under 0.1 ms is 10,000 tokens per second for each user, a mean TTFT under 1 ms less
+// than one pass of any model on any GPU (the fastest rows of the shared files measure about
+// 1.9 ms and 37 ms).
+const (
+	implausibleTPOTMs = 0.1
+	implausibleTTFTMs = 1.0
+)
+
+// MeasuredWarnings says what in rows (read from the file name) changes how they are scored
+// without making them invalid, one line each: InferenceX rows without a measured_at (a missing
+// column or empty cells), whose server settings and deployments, given by date in InferenceX's
+// public record, cannot be looked up and run at servesweep's engine defaults; and measured means
+// too small to be milliseconds (implausibleTPOTMs, implausibleTTFTMs), naming up to five lines.
+// Rows with a Problem are left out (they are skipped with their own reason).
+func MeasuredWarnings(rows []Row, name string) []string {
+	var out []string
+	var undated int
+	var small []string
+	for _, r := range rows {
+		if r.Problem != "" {
+			continue
+		}
+		if HarnessFor(r).Name == HarnessInferenceX && strings.TrimSpace(r.MeasuredAt) == "" {
+			undated++
+		}
+		switch {
+		case r.TPOTMs < implausibleTPOTMs:
+			small = append(small, fmt.Sprintf("line %d silicon_tpot_ms %g", r.Line, r.TPOTMs))
+		case r.TTFTMs < implausibleTTFTMs:
+			small = append(small, fmt.Sprintf("line %d silicon_ttft_ms %g", r.Line, r.TTFTMs))
+		}
+	}
+	if undated > 0 {
+		out = append(out, fmt.Sprintf("%s: %d InferenceX row(s) give no measured_at (the column is missing or the cells empty): "+
+			"the server settings and deployments InferenceX's public record gives by date cannot be looked up, so they run at "+
+			"servesweep's engine defaults (each row's notes say so); give each row its YYYY-MM-DD", name, undated))
+	}
+	if len(small) > 0 {
+		more := ""
+		if len(small) > 5 {
+			more = fmt.Sprintf(" and %d more", len(small)-5)
+			small = small[:5]
+		}
+		out = append(out, fmt.Sprintf("%s: %s%s: a mean TPOT under %g ms or TTFT under %g ms is faster than any GPU serves; "+
+			"seconds where milliseconds belong?", name, strings.Join(small, ", "), more, implausibleTPOTMs, implausibleTTFTMs))
+	}
+	return out
+}
