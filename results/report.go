@@ -711,15 +711,37 @@ func (l Labels) Load(r *Row) string {
 
 // Load describes a row's load, e.g. "concurrency 32", "4 req/s", "speedup 2"; under a capacity
 // search the capacity found, e.g. "capacity concurrency 60", or "capacity >= concurrency 4096 (the
-// search's max)" when the SLA still held at the search's max.
+// search's max)" when the SLA still held at the search's max, and the load a probe met above the
+// capacity when one did (MetAbove), so that a capacity below what the deployment also met reads
+// as such.
 func Load(r *Row) string {
 	if r.CapacityLoad != nil && r.CapacityBounded != nil && *r.CapacityBounded {
 		return "capacity >= " + load(r) + " (the search's max)"
 	}
 	if r.CapacityLoad != nil {
+		if above := MetAbove(r); above > 0 {
+			return fmt.Sprintf("capacity %s (a probe also met at %s above a miss: the SLA is not monotone in load here)", load(r), fmtNum(above))
+		}
 		return "capacity " + load(r)
 	}
 	return load(r)
+}
+
+// MetAbove is the largest load at which one of r's capacity probes met the SLA above its
+// capacity (capacity_load): the SLA missed at a load in between, since the capacity lies below
+// the least load that missed (a tail bound need not fall monotonically with load). 0 when no
+// probe met above the capacity, or r has no capacity or probes.
+func MetAbove(r *Row) float64 {
+	if r.CapacityLoad == nil {
+		return 0
+	}
+	var above float64
+	for _, p := range r.Probes {
+		if p.MeetsSLA && p.Load > *r.CapacityLoad {
+			above = max(above, p.Load)
+		}
+	}
+	return above
 }
 
 func load(r *Row) string {

@@ -32,6 +32,29 @@ func TestLoadForNamesSweptLengths(t *testing.T) {
 	}
 }
 
+// A capacity whose probes also met above it, past a miss (p99 ITL not monotone in load: met at
+// 106, 301 and 309 sessions, missed at 139), says so with the highest such load; one whose
+// probes above it all missed, or a bounded one, does not.
+func TestLoadNamesAMeetAboveTheCapacity(t *testing.T) {
+	c := int64(106)
+	capLoad := 106.0
+	r := Row{LoadConcurrency: &c, CapacityLoad: &capLoad, Probes: []ProbeRow{
+		{Load: 32, MeetsSLA: true}, {Load: 301, MeetsSLA: true}, {Load: 309, MeetsSLA: true}, {Load: 139, MeetsSLA: false}, {Load: 106, MeetsSLA: true}}}
+	if got, want := Load(&r), "capacity concurrency 106 (a probe also met at 309 above a miss: the SLA is not monotone in load here)"; got != want {
+		t.Errorf("Load = %q, want %q", got, want)
+	}
+	if MetAbove(&r) != 309 {
+		t.Errorf("MetAbove = %g, want 309", MetAbove(&r))
+	}
+	r.Probes = []ProbeRow{{Load: 32, MeetsSLA: true}, {Load: 106, MeetsSLA: true}, {Load: 139, MeetsSLA: false}, {Load: 256, MeetsSLA: false}}
+	if got := Load(&r); got != "capacity concurrency 106" {
+		t.Errorf("monotone: Load = %q", got)
+	}
+	if MetAbove(&Row{LoadConcurrency: &c}) != 0 {
+		t.Error("a row without a capacity met above it")
+	}
+}
+
 // TestReportMarksTiesAtObjectiveDigits checks that report.md's ranking table marks a row whose
 // objective values equal an earlier row's at ObjectiveDigits as "(ties #k)", as the front's tie
 // folding does, also when the raw values differ in their last bits.
