@@ -85,6 +85,9 @@ func TestReadCSV(t *testing.T) {
 			`small.csv: line 1: unknown column "tp_sz" (field 7; did you mean "tp_size"?): a misspelt column would read as absent; the columns are id, backend,`},
 		{"backend,model_path,system,mode,isl,osl,comment,silicon_ttft_ms,silicon_tpot_ms\nvllm,x,h100_sxm,agg,2,3,ok,4,5\n",
 			`small.csv: line 1: unknown column "comment" (field 7): a misspelt`},
+		// A known column in another case is named as itself, not as the nearer "id".
+		{"backend,model_path,system,mode,ISL,osl,silicon_ttft_ms,silicon_tpot_ms\nvllm,x,h100_sxm,agg,2,3,4,5\n",
+			`small.csv: line 1: unknown column "ISL" (field 5; did you mean "isl"?)`},
 	} {
 		if _, err := ReadCSV(strings.NewReader(c.csv), "small.csv"); err == nil || !strings.Contains(err.Error(), c.frag) {
 			t.Errorf("%q: err = %v, want %q", c.csv, err, c.frag)

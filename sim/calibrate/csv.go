@@ -104,9 +104,12 @@ var knownColumns = []string{
 	"source_snapshot", "measured_at", "image", "wip", "config_id", "workflow_run_id",
 }
 
-// nearestColumn is the known column closest to h by edit (Levenshtein) distance, when within 3
-// edits; "" else.
+// nearestColumn is h in lower case when that is a known column, else the known column closest
+// to h by edit (Levenshtein) distance, when within 3 edits; "" else.
 func nearestColumn(h string) string {
+	if l := strings.ToLower(h); slices.Contains(knownColumns, l) {
+		return l // the columns are lower case: ISL is isl, not the nearer "id"
+	}
 	best, bestD := "", 4
 	for _, c := range knownColumns {
 		if d := levenshtein.ComputeDistance(h, c); d < bestD {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -770,6 +771,12 @@ func (p *Plan) traffic(cfg *config.Config, r Row, m timing.ModelSpec, conc int, 
 				note += fmt.Sprintf("; vLLM 0.10.2's memory outside weights, activations and KV cache %g GiB per GPU (kv_cache.capacity.reserve_gib)", o.Factors.VLLMReserveGiB)
 			}
 			p.Notes = append(p.Notes, note)
+		} else if slices.ContainsFunc(p.Notes, func(n string) bool {
+			return strings.Contains(n, "recipe") || strings.Contains(n, "the deployment's")
+		}) {
+			// The deployment's or its recipe's settings, noted above, are applied; the rest are not
+			// in the public record.
+			p.Notes = append(p.Notes, "no other server flags tabulated for this model, engine and date: servesweep's engine defaults for the rest")
 		} else {
 			p.Notes = append(p.Notes, "server flags not tabulated for this model, engine and date: servesweep's engine defaults")
 		}
