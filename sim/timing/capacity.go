@@ -147,8 +147,14 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 		raise = "raise tensor, pipeline, or attention_data with moe_expert (the experts split over more GPUs)"
 	}
 	if c.WeightsGiB >= c.UsableGiB {
-		return c, fmt.Errorf("model %s (%s weights) does not fit on %d × %s (tensor %d × pipeline %d): needs %.1f GiB of weights, has %.1f GiB (memory_fraction %g × %g GiB × %d GPUs); %s, or quantize",
-			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, c.WeightsGiB*float64(gpus), c.UsableGiB*float64(gpus),
+		// A worker of several attention-DP ranks holds each rank's share on its own GPUs: the
+		// figures are one rank's (each holds the attention weights whole).
+		rank := ""
+		if s.AttentionData > 1 {
+			rank = fmt.Sprintf(", one of the worker's %d attention-DP ranks, the experts over %d GPUs", s.AttentionData, max(s.MoEExpert, 1)*max(s.MoETensor, 1))
+		}
+		return c, fmt.Errorf("model %s (%s weights) does not fit on %d × %s (tensor %d × pipeline %d%s): needs %.1f GiB of weights, has %.1f GiB (memory_fraction %g × %g GiB × %d GPUs); %s, or quantize",
+			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, rank, c.WeightsGiB*float64(gpus), c.UsableGiB*float64(gpus),
 			in.MemoryFraction, hw.MemoryGiB, gpus, raise)
 	}
 	blockBytes := float64(in.BlockSize) * float64(perGPU)
