@@ -669,9 +669,10 @@ func TestPredictSystemsDir(t *testing.T) {
 }
 
 // withoutLockstepNote returns stderr without the lock-step note, which the seed's synthetic
-// config (one wave of identical requests) always gets, and without the warning about its KV pool
-// (more than its GPU holds, unless the test sets another); it fails the test when the note is
-// not there exactly once.
+// config (one wave of identical requests) always gets, without the warning about its KV pool
+// (more than its GPU holds, unless the test sets another) and without the note that its
+// polynomial timing reads neither the GPU nor the model; it fails the test when the lock-step
+// note is not there exactly once.
 func withoutLockstepNote(t *testing.T, errs string) string {
 	t.Helper()
 	var kept []string
@@ -681,8 +682,11 @@ func withoutLockstepNote(t *testing.T, errs string) string {
 			n++
 			continue
 		}
-		// The seed's fixed KV pool, more than its GPU holds (TestPredictWarnsOfAPoolNoGPUHolds).
-		if strings.HasPrefix(line, "warning: engine.workers.aggregated.kv_cache.capacity.blocks: 32768 blocks of 64 tokens") {
+		// The seed's fixed KV pool, more than its GPU holds (TestPredictWarnsOfAPoolNoGPUHolds),
+		// and its polynomial timing, under which the GPU and model are labels
+		// (TestPredictNotesLabelOnlyTiming).
+		if strings.HasPrefix(line, "warning: engine.workers.aggregated.kv_cache.capacity.blocks: 32768 blocks of 64 tokens") ||
+			strings.HasPrefix(line, "servesweep: every worker role uses fixed or polynomial timing") {
 			continue
 		}
 		kept = append(kept, line)
