@@ -219,10 +219,8 @@ func (s *Spec) labelOnlyWarnings(cfg *config.Config) []string {
 			return nil
 		}
 	}
-	for _, role := range []*config.WorkerRole{cfg.Engine.Workers.Aggregated, cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
-		if role != nil && (role.Timing.HardwareAware() || role.KVCache.Capacity.Type != config.CapacityFixed) {
-			return nil
-		}
+	if !cfg.LabelsOnly() {
+		return nil
 	}
 	var out []string
 	for _, f := range nameFields {

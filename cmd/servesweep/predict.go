@@ -229,7 +229,7 @@ func ignoredSchedulerNotes(cfg *config.Config) []string {
 
 // printRunNotes prints on w what the user should know about the run res of cfg over wl: its
 // timing notes, what a real deployment of cfg could not do (sim.DeploymentNotes), a GPU and
-// model that only label the run (labelOnlyTiming), a backend_version no table used, a planner that scales nothing, the default
+// model that only label the run (config.Config.LabelsOnly), a backend_version no table used, a planner that scales nothing, the default
 // hand-off latency of a disaggregated run, and the warnings
 // and notes about its summary (floored, rejected, unfinished and truncated requests, lockstep
 // arrivals, the steady window).
@@ -244,9 +244,9 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 			fmt.Fprintln(w, "warning: "+note)
 		}
 	}
-	if labelOnlyTiming(cfg) {
-		fmt.Fprintln(w, "servesweep: every worker role uses fixed or polynomial timing, which reads neither engine.hardware nor engine.model: "+
-			"they only label this run (timing {type: default} simulates the GPU and the model)")
+	if cfg.LabelsOnly() {
+		fmt.Fprintln(w, "servesweep: every worker role uses fixed or polynomial timing, which reads neither engine.hardware nor engine.model, "+
+			"and a fixed KV pool: they only label this run (timing and kv_cache.capacity {type: default} simulate the GPU and the model)")
 	}
 	if v := cfg.Engine.BackendVersion; v != "" && !strings.Contains(res.TimingProvider, "op_level") {
 		fmt.Fprintf(w, "servesweep: engine.backend_version %s selects performance-database tables only; timing %s does not use them\n",
@@ -660,16 +660,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// labelOnlyTiming reports whether every worker role of cfg's mode uses a timing that reads
-// neither the GPU nor the model (fixed or polynomial): engine.hardware and engine.model then
-// change nothing the run computes.
-func labelOnlyTiming(cfg *config.Config) bool {
-	for _, name := range cfg.Engine.Mode.Roles() {
-		if role := cfg.Engine.Workers.Role(name); role == nil || role.Timing.HardwareAware() {
-			return false
-		}
-	}
-	return true
 }

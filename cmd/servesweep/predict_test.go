@@ -976,8 +976,9 @@ func TestPredictWarnsOfAPoolNoGPUHolds(t *testing.T) {
 	}
 }
 
-// Under the seed's polynomial timing the GPU and the model are labels, and predict says so (the
-// numbers are the same on an L40S); with default timing it does not. A model no GPU of the run
+// Under the seed's polynomial timing and fixed KV pool the GPU and the model are labels, and
+// predict says so (the numbers are the same on an L40S); with default timing, or a pool sized
+// from the GPU's memory, it does not. A model no GPU of the run
 // holds is warned about, naming the fit, and the run still goes (the reference's behaviour).
 func TestPredictNotesLabelOnlyTiming(t *testing.T) {
 	const note = "every worker role uses fixed or polynomial timing, which reads neither engine.hardware nor engine.model"
@@ -990,6 +991,13 @@ func TestPredictNotesLabelOnlyTiming(t *testing.T) {
 		"--set", "engine.workers.aggregated.timing={type: default}", "--set", "engine.workers.aggregated.kv_cache.capacity={type: default}")
 	if code != 0 || strings.Contains(errs, note) {
 		t.Errorf("default timing: exit %d, stderr %q; want no label note", code, errs)
+	}
+	// Polynomial timing over a pool sized from the GPU's memory and the model's weights: the GPU
+	// and model change the run, so no note.
+	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", "traffic.stop.requests=8",
+		"--set", "engine.workers.aggregated.kv_cache.capacity={type: default}")
+	if code != 0 || strings.Contains(errs, note) {
+		t.Errorf("polynomial timing, default pool: exit %d, stderr %q; want no label note", code, errs)
 	}
 }
 

@@ -736,6 +736,21 @@ type Timing struct {
 // (default or roofline), as opposed to fixed and polynomial times the reference defines exactly.
 func (t Timing) HardwareAware() bool { return t.Type == TimingDefault || t.Type == TimingRoofline }
 
+// LabelsOnly reports whether nothing a run of c computes reads engine.hardware or engine.model:
+// every worker role of its mode times passes with a timing that reads neither (fixed or
+// polynomial: Timing.HardwareAware false) and keeps a fixed KV pool (a `default` pool is sized
+// from the GPU's memory and the model's weights). A role the mode needs but c leaves out counts
+// as reading them (its defaults do).
+func (c *Config) LabelsOnly() bool {
+	for _, name := range c.Engine.Mode.Roles() {
+		role := c.Engine.Workers.Role(name)
+		if role == nil || role.Timing.HardwareAware() || role.KVCache.Capacity.Type != CapacityFixed {
+			return false
+		}
+	}
+	return true
+}
+
 // Policy is router.policy: how requests are placed on replicas.
 type Policy string
 

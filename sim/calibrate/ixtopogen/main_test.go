@@ -124,6 +124,12 @@ dsr1-fp4-gb200-dynamo-trt:
 		"dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tmtp\t512,1075\t1\t4\t4\ttrue\t1\t16\t16\ttrue\t\t3\t4\t4608\t64\t256\tfalse\t.github/configs/nvidia-master.yaml\t0\t0",
 		"dsr1-fp4-gb200-dynamo-trt\tdsr1\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\tnone\t4\t1\t4\t0\tfalse\t2\t8\t0\tfalse\t\t0\t0\t0\t0\t0\tfalse\t.github/configs/nvidia-master.yaml\t0\t0",
 	}
+	checkLines(t, items, want)
+}
+
+// checkLines fails t unless items are the table lines want, in order.
+func checkLines(t *testing.T, items []item, want []string) {
+	t.Helper()
 	if len(items) != len(want) {
 		t.Fatalf("%d items, want %d", len(items), len(want))
 	}
@@ -169,14 +175,7 @@ func TestParseLauncher(t *testing.T) {
 		head + "8192\t1024\tnone\t2150\t5\t4\t4\ttrue\t1\t8\t8\ttrue\t\t0\t0\t0\t256\t256\ttrue\trunners/launch_gb200-nv.sh\t0\t0",
 		"dsr1-fp8-gb200-dynamo-sglang\tdsr1\tgb200\tfp8\tdynamo-sglang\t\t8192\t1024\tnone\t128,256\t6\t1\t1\ttrue\t1\t1\t1\ttrue\t\t0\t0\t0\t0\t0\tfalse\trunners/launch_gb200-nv.sh\t12\t6",
 	}
-	if len(got) != len(want) {
-		t.Fatalf("%d items, want %d", len(got), len(want))
-	}
-	for i, it := range got {
-		if f := strings.Join(it.fields(), "\t"); f != want[i] {
-			t.Errorf("item %d:\n got %q\nwant %q", i, f, want[i])
-		}
-	}
+	checkLines(t, got, want)
 	if it := parseLauncher(strings.Replace(script, "20251105", "20260105", 1), nil); len(it) != 4 || it[0].perDecodeWorker {
 		t.Errorf("another Dynamo branch: %d items, per decode worker %v; want 4 items, not per decode worker", len(it), len(it) > 0 && it[0].perDecodeWorker)
 	}
