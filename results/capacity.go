@@ -92,6 +92,30 @@ func AttachProbes(dir string, rows []Row) (missing []string, err error) {
 	return missing, nil
 }
 
+// AttachProbeTable sets the Probes of each row of rows that is not a twin (equivalent_to null)
+// from the probes table at path (a sweep's probes.parquet), so that what reads them
+// (MetAbove) sees a sweep read back as it saw the sweep run. A missing file attaches nothing
+// (a sweep without a capacity search writes none); an unreadable one is the error.
+func AttachProbeTable(path string, rows []Row) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	probes, err := ReadProbes(path)
+	if err != nil {
+		return err
+	}
+	byPoint := map[string][]ProbeRow{}
+	for _, pr := range probes {
+		byPoint[pr.PointID] = append(byPoint[pr.PointID], pr)
+	}
+	for i := range rows {
+		if rows[i].EquivalentTo == "" {
+			rows[i].Probes = byPoint[rows[i].PointID]
+		}
+	}
+	return nil
+}
+
 // Capacity is what a capacity search found for one point, as the journal stores it.
 type Capacity struct {
 	// Feasible is false when attainment was missed at the search's min load.

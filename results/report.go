@@ -1060,16 +1060,21 @@ func RemoveOutputs(dir string) error {
 
 // capacityMarkdown summarizes the capacity search of rows, when there was one: its settings (from
 // m, when known), how many points were searched, feasible, bounded and infeasible, how many
-// probes it took, and the prices used and whose they are (PricesText).
+// probes it took, how many met the SLA above their capacity (MetAbove, with an example), and the
+// prices used and whose they are (PricesText).
 func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 	searched, bounded, infeasible, probes, unclosed := 0, 0, 0, 0, 0
 	unit := ""
+	var above []*Row // rows whose probes met the SLA above their capacity (MetAbove)
 	for i := range rows {
 		r := &rows[i]
 		if r.CapacityProbes == nil || r.EquivalentTo != "" {
 			continue
 		}
 		searched++
+		if MetAbove(r) > 0 {
+			above = append(above, r)
+		}
 		probes += int(*r.CapacityProbes)
 		unit = *r.CapacityLoadUnit
 		switch {
@@ -1094,10 +1099,17 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 		settings = fmt.Sprintf(", attainment >= %g of evaluation.sla, %s from %g to %g, relative tolerance %g, at most %d probes",
 			cs.Attainment, unit, cs.Min, cs.Max, cs.RelativeTolerance, cs.MaxProbes)
 	}
+	nonMonotone := ""
+	if len(above) > 0 {
+		r := above[0]
+		nonMonotone = fmt.Sprintf(" %d met the SLA again above their capacity, past a load that missed (e.g. `%s`: capacity %s, "+
+			"also met at %s): the SLA is not monotone in load there, and the capacity is where it first fails as load rises.",
+			len(above), r.PointID, fmtNum(*r.CapacityLoad), fmtNum(MetAbove(r)))
+	}
 	fmt.Fprintf(b, "\nCapacity search (%s%s): %d deployments searched, %d infeasible (SLA missed at the minimum load), "+
 		"%d bounded (SLA still met at the maximum), %d stopped at max_probes; %d probes, %.1f per deployment "+
-		"(each a row of `%s`). Each row is measured at its capacity load (an infeasible one at the minimum load).\n\n",
-		unit, settings, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile)
+		"(each a row of `%s`).%s Each row is measured at its capacity load (an infeasible one at the minimum load).\n\n",
+		unit, settings, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile, nonMonotone)
 }
 
 // NoFeasibleHint is what a "no feasible point" error adds after its filter counts: SLAUnitHint's

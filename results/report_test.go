@@ -259,3 +259,25 @@ func TestNoFeasibleHint(t *testing.T) {
 		t.Errorf("no rejection: hint %q, want none", got)
 	}
 }
+
+// The capacity paragraph counts the deployments whose probes met the SLA above their capacity and
+// names one; a sweep read back attaches its probes table (none when the file is missing).
+func TestCapacityMarkdownCountsMeetsAboveTheCapacity(t *testing.T) {
+	c, n, unit := 106.0, int64(3), "concurrency"
+	rows := []Row{{PointID: "p1", CapacityLoad: &c, CapacityProbes: &n, CapacityLoadUnit: &unit,
+		Probes: []ProbeRow{{Load: 106, MeetsSLA: true}, {Load: 139, MeetsSLA: false}, {Load: 309, MeetsSLA: true}}}}
+	var b bytes.Buffer
+	capacityMarkdown(&b, rows, nil)
+	if want := "1 met the SLA again above their capacity, past a load that missed (e.g. `p1`: capacity 106, also met at 309)"; !strings.Contains(b.String(), want) {
+		t.Errorf("paragraph %q lacks %q", b.String(), want)
+	}
+	rows[0].Probes = rows[0].Probes[:2]
+	b.Reset()
+	capacityMarkdown(&b, rows, nil)
+	if strings.Contains(b.String(), "met the SLA again") {
+		t.Errorf("monotone probes: %q", b.String())
+	}
+	if err := AttachProbeTable(filepath.Join(t.TempDir(), ProbesFile), rows); err != nil || len(rows[0].Probes) != 2 {
+		t.Errorf("a missing probes table: err %v, probes %d (want them left as they were)", err, len(rows[0].Probes))
+	}
+}

@@ -203,6 +203,10 @@ func readSweepResults(io ioStreams, opts *reportOptions) ([]results.Row, *result
 	if err != nil {
 		return nil, nil, &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
 	}
+	// The capacity probes, for what the report says of a capacity below a load that also met.
+	if err := results.AttachProbeTable(filepath.Join(opts.ResultsDir, results.ProbesFile), rows); err != nil {
+		return nil, nil, &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
+	}
 	m, err := results.ReadManifest(opts.ResultsDir)
 	var bad *results.ManifestError
 	if errors.As(err, &bad) {
