@@ -374,7 +374,7 @@ func ixDeployment(r *Row, m timing.ModelSpec, t DisaggTopology) (notes []string,
 	r.Prefill, r.Decode = t.Prefill.Shape(), t.Decode.Shape()
 	r.Prefill.BatchSize, r.Decode.BatchSize = pb, db
 	r.Prefill.RedundantExperts, r.Decode.RedundantExperts = redundant[0], redundant[1]
-	note := fmt.Sprintf("deployment from InferenceX %s (%s at %s, in force on %s): P %v, D %v", t.Entry, t.File, shortHash(t.FromCommit),
+	note := fmt.Sprintf(deploymentNote+"%s (%s at %s, in force on %s): P %v, D %v", t.Entry, t.File, shortHash(t.FromCommit),
 		r.MeasuredAt, t.Prefill, t.Decode)
 	if t.Recipe != "" {
 		note += ", recipe " + t.Recipe
@@ -533,9 +533,9 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 		return nil, 0, err
 	}
 	r.Prefill.RedundantExperts, r.Decode.RedundantExperts = redundant[0], redundant[1]
-	what := "the recipe of the deployment InferenceX's configuration lists for the row's worker counts and GPUs: " + t.Recipe
+	what := "the recipe" + listedDeploymentNote + ": " + t.Recipe
 	if t.Recipe == "" {
-		what = "the settings of the deployment InferenceX's configuration lists for the row's worker counts and GPUs"
+		what = "the settings" + listedDeploymentNote
 	}
 	notes = []string{fmt.Sprintf("%s (%s, %s at %s, in force on %s)", what, t.Entry, t.File, shortHash(t.FromCommit), r.MeasuredAt)}
 	if r.Concurrency == 0 {
@@ -546,6 +546,15 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 	}
 	return append(notes, ixRecipe(r, t, r.Prefill.BatchSize, r.Decode.BatchSize, true)...), t.MTPDrafts, nil
 }
+
+// The notes that say a row took the settings of a deployment InferenceX's record lists:
+// deploymentNote starts the one of a row without worker counts (ixDeployment),
+// listedDeploymentNote is in the one of a row that gives them (ixListedRecipeIn). traffic reads
+// them to say that only the other server flags take the engine's defaults.
+const (
+	deploymentNote       = "deployment from InferenceX "
+	listedDeploymentNote = " of the deployment InferenceX's configuration lists for the row's worker counts and GPUs"
+)
 
 // speculation names t's speculative decoding: "MTP with n drafts" or "no MTP".
 func speculation(t DisaggTopology) string {
@@ -772,7 +781,7 @@ func (p *Plan) traffic(cfg *config.Config, r Row, m timing.ModelSpec, conc int, 
 			}
 			p.Notes = append(p.Notes, note)
 		} else if slices.ContainsFunc(p.Notes, func(n string) bool {
-			return strings.Contains(n, "recipe") || strings.Contains(n, "the deployment's")
+			return strings.HasPrefix(n, deploymentNote) || strings.Contains(n, listedDeploymentNote)
 		}) {
 			// The deployment's or its recipe's settings, noted above, are applied; the rest are not
 			// in the public record.

@@ -607,7 +607,8 @@ func TestPlanRowServerLimitsFromTheDeployment(t *testing.T) {
 	}
 	notes := strings.Join(p.Notes, "\n")
 	for _, want := range []string{"prefill_batch_size empty: 4 per rank and 4608 tokens per pass (the deployment's PREFILL_MAX_BATCH_SIZE",
-		"decode_batch_size empty: 256 per rank, from the deployment's DECODE_MAX_BATCH_SIZE"} {
+		"decode_batch_size empty: 256 per rank, from the deployment's DECODE_MAX_BATCH_SIZE",
+		"no other server flags tabulated for this model, engine and date: servesweep's engine defaults for the rest"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes %q lack %q", p.Notes, want)
 		}
