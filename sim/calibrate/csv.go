@@ -79,6 +79,16 @@ type Row struct {
 	// inferencex, aic-gap-analysis, ...), measured_at (YYYY-MM-DD) and image (the serving
 	// container); "" when absent. Source selects the row's benchmark harness (HarnessFor).
 	Source, MeasuredAt, Image string
+	// ConfigID is the config_id column: the key of the row's configuration in InferenceX's
+	// results database, whose natural key holds the hardware, framework, model, precision,
+	// speculative-decoding method, disaggregation and parallel topology
+	// (github.com/SemiAnalysisAI/InferenceX-app, packages/db/migrations/001_initial_schema.sql,
+	// table configs); "" when not given. Rows of one ConfigID ran the same speculative decoding
+	// (SpecMethodsByConfig).
+	ConfigID string
+	// SpecMethod, when not "", is the speculative decoding the row ran ("none" or "mtp") as the
+	// other rows of its ConfigID determine it (SpecMethodsByConfig); the CSV has no such column.
+	SpecMethod string
 	// Problem, when not empty, says why the row cannot be read (a malformed cell); such a row is
 	// reported as skipped.
 	Problem string
@@ -198,6 +208,9 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%s: no data rows after the header", name)
 	}
+	if err := SpecMethodsByConfig(rows); err != nil {
+		return nil, err
+	}
 	return rows, nil
 }
 
@@ -288,7 +301,7 @@ func parseRow(rec []string, col map[string]int, line int) Row {
 	p := &rowParser{rec: rec, col: col}
 	r := Row{
 		Line: line, ID: p.str("id"), Backend: strings.ToLower(p.str("backend")), BackendVersion: p.str("backend_version"),
-		Source: p.str("source"), MeasuredAt: p.str("measured_at"), Image: p.str("image"),
+		Source: p.str("source"), MeasuredAt: p.str("measured_at"), Image: p.str("image"), ConfigID: p.str("config_id"),
 		Model: p.str("model_path"), System: strings.ToLower(p.str("system")), Precision: p.str("precision"),
 		GEMMQuant: p.str("gemm_quant_mode"), Mode: p.str("mode"),
 		ISL: p.posInt("isl"), OSL: p.posInt("osl"), Concurrency: p.intv("concurrency", 0),

@@ -387,6 +387,9 @@ func ixDeployment(r *Row, m timing.ModelSpec, t DisaggTopology) (notes []string,
 	if len(replaced) > 0 {
 		notes = append(notes, "the row's "+strings.Join(replaced, ", ")+": the deployment's values are simulated")
 	}
+	if t.SettledByConfig != "" {
+		notes = append(notes, settledNote(*r))
+	}
 	return append(notes, ixRecipe(r, t, pb, db, false)...), t.MTPDrafts, nil
 }
 
@@ -497,9 +500,13 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 			return nil, 0, fmt.Errorf("measured_at %q is not a date (YYYY-MM-DD): the deployment InferenceX's public configuration listed on it cannot be found", r.MeasuredAt)
 		}
 	}
-	listed := listedFor(table, *r)
+	listed, settled := bySpecMethod(listedFor(table, *r), r.SpecMethod)
 	if len(listed) == 0 {
 		return nil, 0, nil
+	}
+	var settledNotes []string
+	if settled {
+		settledNotes = []string{settledNote(*r)}
 	}
 	t := listed[0]
 	for _, o := range listed[1:] {
@@ -511,12 +518,12 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 				"with and without MTP or with different draft lengths (%s: %s): the file has no speculative-decoding column to say which ran",
 				t.Entry, strings.Join([]string{speculation(t), speculation(o)}, ", "))
 		case o.Recipe != t.Recipe || o.Prefill != t.Prefill || o.Decode != t.Decode:
-			return []string{fmt.Sprintf("InferenceX's configuration lists several deployments of the row's worker counts at its concurrency (%s: %s, %s): "+
-				"none of their settings is applied", t.Entry, settingsName(t), settingsName(o))}, 0, nil
+			return append(settledNotes, fmt.Sprintf("InferenceX's configuration lists several deployments of the row's worker counts at its concurrency (%s: %s, %s): "+
+				"none of their settings is applied", t.Entry, settingsName(t), settingsName(o))), 0, nil
 		}
 	}
 	if t.Recipe == "" && t.SpecDecoding == "none" && t.Prefill.MaxBatch == 0 && t.Decode.MaxBatch == 0 {
-		return nil, 0, nil
+		return settledNotes, 0, nil
 	}
 	switch {
 	case t.SpecDecoding == "mtp" && t.MTPDrafts == 0:
@@ -537,7 +544,7 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 	if t.Recipe == "" {
 		what = "the settings" + listedDeploymentNote
 	}
-	notes = []string{fmt.Sprintf("%s (%s, %s at %s, in force on %s)", what, t.Entry, t.File, shortHash(t.FromCommit), r.MeasuredAt)}
+	notes = append(settledNotes, fmt.Sprintf("%s (%s, %s at %s, in force on %s)", what, t.Entry, t.File, shortHash(t.FromCommit), r.MeasuredAt))
 	if r.Concurrency == 0 {
 		// Read before the recipe replaces the decode batch the empty concurrency derives from.
 		r.Concurrency = rowConcurrency(*r)

@@ -43,6 +43,10 @@ type DisaggTopology struct {
 	// PerDecodeWorker is set when the benchmark ran each listed concurrency once per decode
 	// worker: Concurrencies are then the listed values × Decode.Workers, the client's.
 	PerDecodeWorker bool
+	// SettledByConfig is set on the deployment DisaggFromInferenceX returns when the row's
+	// ConfigID chose its speculative decoding among listed deployments of both kinds
+	// (Row.SpecMethod): the row's config_id. The table's items leave it "".
+	SettledByConfig string
 }
 
 // ixItem is what every line of ixtopogen's tables gives first (their 14 leading columns): one
@@ -304,26 +308,10 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 		return DisaggTopology{}, fmt.Errorf("no disaggregated worker counts, and measured_at %q is not a date (YYYY-MM-DD): "+
 			"the deployment InferenceX's public configuration listed on it cannot be found", r.MeasuredAt)
 	}
+	match, consistent := candidatesFor(table, r)
+	consistent, settled := bySpecMethod(consistent, r.SpecMethod)
+	configID := r.ConfigID
 	r, prefix, framework := ixKeys(r)
-	var match, consistent []DisaggTopology
-	for _, t := range table {
-		if !listsRow(t, r, prefix, framework) {
-			continue
-		}
-		match = append(match, t)
-		// A role whose degrees were read from its nodes agrees with the export's copy of the
-		// placeholder (1).
-		agree := func(have, want int, w TopologyRole) bool {
-			return have == 0 || have == want || w.FromNodes && have == 1
-		}
-		// The export writes some runs' total GPUs in both roles' tp_size (e.g. 20 and 20 for a
-		// 4-GPU context server and a 16-GPU generation server); no item's own TPs read so.
-		total := r.Prefill.Tensor > 0 && r.Prefill.Tensor == r.Decode.Tensor && r.Prefill.Tensor == t.gpus()
-		if total || agree(r.Prefill.Tensor, t.Prefill.TP, t.Prefill) && agree(r.Prefill.MoEExpert, t.Prefill.EP, t.Prefill) &&
-			agree(r.Decode.Tensor, t.Decode.TP, t.Decode) {
-			consistent = append(consistent, t)
-		}
-	}
 	// The reasons name the entry, not the row's values, so that validate counts rows by reason.
 	const none = "no disaggregated worker counts, and InferenceX's public configuration (" + ixConfigPath + "; " + ixLauncherPath + " for GB200 before it) "
 	switch {
@@ -374,7 +362,50 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 	case t.SpecDecoding != "none" && t.SpecDecoding != "mtp":
 		return DisaggTopology{}, fmt.Errorf("%s: %s speculative decoding (InferenceX's entry %s ran it)", UnsupportedFeature, strings.ToUpper(t.SpecDecoding), t.Entry)
 	}
+	if settled {
+		t.SettledByConfig = configID
+	}
 	return t, nil
+}
+
+// settledNote says that row r's speculative decoding (r.SpecMethod) was settled by the other rows
+// of its InferenceX database configuration (SpecMethodsByConfig), the public configuration
+// listing deployments of both kinds for the row itself.
+func settledNote(r Row) string {
+	method := "no MTP"
+	if r.SpecMethod != "none" {
+		method = strings.ToUpper(r.SpecMethod)
+	}
+	return fmt.Sprintf("speculative decoding: %s, the one method for which every row of the row's InferenceX database configuration "+
+		"(config_id %s, a key that includes the method) has a listed deployment; for this row alone the public configuration lists both kinds",
+		method, strings.TrimSpace(r.ConfigID))
+}
+
+// candidatesFor returns the items of table that list row r (listsRow: its model, GPU, backend,
+// precision, ISL/OSL and concurrency on its date) and, of those, the ones consistent with its
+// prefill_tp_size, prefill_moe_ep_size and decode_tp_size where it gives them (or whose GPUs in
+// all are the tp_size it gives both roles).
+func candidatesFor(table []DisaggTopology, r Row) (match, consistent []DisaggTopology) {
+	r, prefix, framework := ixKeys(r)
+	for _, t := range table {
+		if !listsRow(t, r, prefix, framework) {
+			continue
+		}
+		match = append(match, t)
+		// A role whose degrees were read from its nodes agrees with the export's copy of the
+		// placeholder (1).
+		agree := func(have, want int, w TopologyRole) bool {
+			return have == 0 || have == want || w.FromNodes && have == 1
+		}
+		// The export writes some runs' total GPUs in both roles' tp_size (e.g. 20 and 20 for a
+		// 4-GPU context server and a 16-GPU generation server); no item's own TPs read so.
+		total := r.Prefill.Tensor > 0 && r.Prefill.Tensor == r.Decode.Tensor && r.Prefill.Tensor == t.gpus()
+		if total || agree(r.Prefill.Tensor, t.Prefill.TP, t.Prefill) && agree(r.Prefill.MoEExpert, t.Prefill.EP, t.Prefill) &&
+			agree(r.Decode.Tensor, t.Decode.TP, t.Decode) {
+			consistent = append(consistent, t)
+		}
+	}
+	return match, consistent
 }
 
 // ixKeys returns r with its measured_at, system and precision trimmed (the latter two
@@ -418,6 +449,98 @@ func listedFor(table []DisaggTopology, r Row) []DisaggTopology {
 		}
 	}
 	return out
+}
+
+// SpecMethodsByConfig sets Row.SpecMethod of the disaggregated InferenceX rows whose
+// speculative decoding their own columns leave open but the other rows of their ConfigID settle.
+// InferenceX's results database keys a configuration by, among others, its speculative-decoding
+// method (InferenceX-app's configs table), so every row of one ConfigID ran the same method. A
+// row's candidates are the methods of the deployments InferenceX's public configuration lists
+// for it (rowSpecMethods); the group's method is the one every row with candidates allows, when
+// exactly one does. Rows without a ConfigID, and groups whose rows allow several methods or none
+// in common, keep SpecMethod "" and are matched on their own. Errors: the embedded table
+// cannot be read.
+func SpecMethodsByConfig(rows []Row) error {
+	table, err := InferenceXDisagg()
+	if err != nil {
+		return err
+	}
+	specMethodsByConfig(table, rows)
+	return nil
+}
+
+// specMethodsByConfig is SpecMethodsByConfig over table.
+func specMethodsByConfig(table []DisaggTopology, rows []Row) {
+	groups := map[string][]int{}
+	for i, r := range rows {
+		if id := strings.TrimSpace(r.ConfigID); id != "" && HarnessFor(r).Name == HarnessInferenceX {
+			groups[id] = append(groups[id], i)
+		}
+	}
+	for _, members := range groups {
+		var common map[string]bool // nil until a row has candidates
+		for _, i := range members {
+			c := rowSpecMethods(table, rows[i])
+			if len(c) == 0 {
+				continue
+			}
+			if common == nil {
+				common = c
+				continue
+			}
+			for m := range common {
+				if !c[m] {
+					delete(common, m)
+				}
+			}
+		}
+		if len(common) != 1 {
+			continue
+		}
+		for m := range common {
+			for _, i := range members {
+				rows[i].SpecMethod = m
+			}
+		}
+	}
+}
+
+// rowSpecMethods is the set of speculative-decoding methods (DisaggTopology.SpecDecoding) of the
+// deployments InferenceX's configuration lists for disaggregated InferenceX row r: those of its
+// worker counts (listedFor) when it gives them, else those DisaggFromInferenceX would choose
+// among (matching its shape columns); empty for any other row or when none is listed.
+func rowSpecMethods(table []DisaggTopology, r Row) map[string]bool {
+	mode := strings.ToLower(r.Mode)
+	if mode != "disagg" && mode != "disaggregated" || r.Problem != "" {
+		return nil
+	}
+	var listed []DisaggTopology
+	if r.Prefill.Workers != 0 || r.Decode.Workers != 0 {
+		listed = listedFor(table, r)
+	} else if _, err := time.Parse(time.DateOnly, strings.TrimSpace(r.MeasuredAt)); err == nil {
+		_, listed = candidatesFor(table, r)
+	}
+	if len(listed) == 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, t := range listed {
+		out[t.SpecDecoding] = true
+	}
+	return out
+}
+
+// bySpecMethod keeps the deployments of listed whose speculative decoding is method, when method
+// is set and some are; otherwise listed as it is. It also reports whether it dropped any.
+func bySpecMethod(listed []DisaggTopology, method string) ([]DisaggTopology, bool) {
+	if method == "" {
+		return listed, false
+	}
+	kept := slices.DeleteFunc(slices.Clone(listed), func(t DisaggTopology) bool { return t.SpecDecoding != method })
+	if len(kept) == 0 || len(kept) == len(listed) {
+		return listed, false
+	}
+	return kept, true
 }
 
 // NoIXDeployment is in the skip reason of a disaggregated InferenceX row for which the public

@@ -686,3 +686,73 @@ func TestSGLangDegreesFromNodes(t *testing.T) {
 		t.Errorf("an FP4 item's role %+v, want DEP4 without redundant experts", table[0].Prefill)
 	}
 }
+
+// Rows of one InferenceX database configuration (config_id) ran one speculative-decoding
+// method: a row whose worker counts match an MTP and a non-MTP item takes the method that every
+// row of its configuration has a listed item for, with a note; a configuration whose rows allow
+// both, or none in common, settles nothing, and a row without a config_id is matched alone.
+func TestSpecMethodsByConfig(t *testing.T) {
+	line := "c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\t%s\t%s\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/%s.yaml\t%s\t0\t0\t0\t0\tfalse\tf\t0\t0"
+	// Concurrency 55: a non-MTP and an MTP item; 110: the non-MTP item only; 220: MTP only.
+	table, err := parseDisaggTSV(fmt.Sprintf(line, "none", "55,110", "a_batch8_eplb0", "0") + "\n" +
+		fmt.Sprintf(line, "mtp", "55,220", "c_batch8_eplb0_mtp3", "3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(conc int, config string) Row {
+		return Row{Model: "moonshotai/Kimi-K2.5", System: "gb200", Precision: "fp4", Backend: "trtllm", Mode: "disagg", MeasuredAt: "2026-04-18",
+			ISL: 1024, OSL: 1024, Concurrency: conc, Source: HarnessInferenceX, ConfigID: config,
+			Prefill: WorkerShape{Workers: 1, Tensor: 1, AttentionData: 4, MoEExpert: 4}, Decode: WorkerShape{Workers: 5, Tensor: 4, MoEExpert: 4}}
+	}
+	rows := []Row{
+		row(55, "7"), row(110, "7"), // configuration 7: no MTP, by its row at 110
+		row(55, "8"), row(220, "8"), // configuration 8: MTP, by its row at 220
+		row(55, "9"), row(55, "9"), // configuration 9: both rows allow both
+		row(110, "10"), row(220, "10"), // configuration 10: no method in common
+		row(55, ""),                   // no configuration
+		row(440, "11"), row(55, "11"), // a row with no listed item does not constrain
+	}
+	specMethodsByConfig(table, rows)
+	want := []string{"none", "none", "mtp", "mtp", "", "", "", "", "", "", ""}
+	for i, r := range rows {
+		if r.SpecMethod != want[i] {
+			t.Errorf("row %d (concurrency %d, config %q): SpecMethod %q, want %q", i, r.Concurrency, r.ConfigID, r.SpecMethod, want[i])
+		}
+	}
+	m, err := timing.ResolveModel("moonshotai/Kimi-K2.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Settled: the row at 55 of configuration 7 is simulated without MTP and says why; that of
+	// configuration 8 takes the MTP item; that of 9 stays undetermined.
+	r := rows[0]
+	notes, drafts, err := ixListedRecipeIn(table, &r, m)
+	if err != nil || drafts != 0 || len(notes) < 2 || !strings.Contains(notes[0], "speculative decoding: no MTP") ||
+		!strings.Contains(notes[0], "config_id 7") || !strings.Contains(notes[1], "a_batch8_eplb0") {
+		t.Errorf("configuration 7: notes %q, drafts %d, err %v; want no MTP, settled by config_id 7, recipe a", notes, drafts, err)
+	}
+	r = rows[2] // the MTP item, which Kimi-K2.5 (no MTP module in the catalog) cannot run
+	if _, _, err = ixListedRecipeIn(table, &r, m); err == nil || !strings.Contains(err.Error(), "MTP speculative decoding, and moonshotai/Kimi-K2.5 has no MTP module") {
+		t.Errorf("configuration 8: %v, want the MTP item's unsupported-feature skip", err)
+	}
+	r = rows[4]
+	if _, _, err = ixListedRecipeIn(table, &r, m); err == nil || !strings.Contains(err.Error(), "with and without MTP") {
+		t.Errorf("configuration 9: %v, want the undetermined-speculation skip", err)
+	}
+	// A row at 110 of configuration 7 needs no settling: no note.
+	r = rows[1]
+	if notes, _, err = ixListedRecipeIn(table, &r, m); err != nil || strings.Contains(strings.Join(notes, " "), "speculative decoding:") {
+		t.Errorf("configuration 7 at 110: notes %q, err %v; want no settling note", notes, err)
+	}
+	// Without worker counts the same: DisaggFromInferenceX picks the configuration's method.
+	r = rows[0]
+	r.Prefill, r.Decode = WorkerShape{}, WorkerShape{}
+	got, err := disaggFrom(table, r)
+	if err != nil || got.SpecDecoding != "none" || got.SettledByConfig != "7" {
+		t.Errorf("configuration 7 without worker counts: %s %q, err %v; want the non-MTP item settled by 7", got.SpecDecoding, got.SettledByConfig, err)
+	}
+	r.SpecMethod = ""
+	if _, err = disaggFrom(table, r); err == nil || !strings.Contains(err.Error(), "an MTP and a non-MTP deployment") {
+		t.Errorf("unsettled without worker counts: %v, want the undetermined-speculation skip", err)
+	}
+}
