@@ -3,6 +3,7 @@ package calibrate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -88,6 +89,9 @@ func TestReadCSV(t *testing.T) {
 		// A known column in another case is named as itself, not as the nearer "id".
 		{"backend,model_path,system,mode,ISL,osl,silicon_ttft_ms,silicon_tpot_ms\nvllm,x,h100_sxm,agg,2,3,4,5\n",
 			`small.csv: line 1: unknown column "ISL" (field 5; did you mean "isl"?)`},
+		// A binary file's first field is quoted by its first 40 characters only.
+		{"\x7fELF" + strings.Repeat("\x00\x01", 200) + ",backend,model_path,system,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\nx\n",
+			fmt.Sprintf("small.csv: line 1: unknown column %q (field 1): a misspelt", "\x7fELF"+strings.Repeat("\x00\x01", 18)+"…")},
 	} {
 		if _, err := ReadCSV(strings.NewReader(c.csv), "small.csv"); err == nil || !strings.Contains(err.Error(), c.frag) {
 			t.Errorf("%q: err = %v, want %q", c.csv, err, c.frag)
@@ -176,7 +180,8 @@ func TestPlanRow(t *testing.T) {
 	agg := p.Config.Engine.Workers.Aggregated
 	// No source column: the assumed harness, 20 requests per unit of concurrency, fixed lengths.
 	if agg.Parallelism.Replicas != 2 || agg.Scheduler.MaxSequences != 4 || p.Concurrency != 8 || p.Harness.Name != HarnessAssumed ||
-		p.Config.Traffic.Stop.Requests != 20*8 || p.Precisions.Weights != "bf16" || len(p.Notes) != 1 ||
+		p.Config.Traffic.Stop.Requests != 20*8 || p.Precisions.Weights != "bf16" || len(p.Notes) != 3 || p.Notes[0] != BF16Note ||
+		p.Notes[1] != ReplicasNote+": concurrency 8 = batch_size 4 × attention_dp_size 1 × 2 replicas" ||
 		p.Config.Traffic.Source.InputTokensDist != nil || *p.Config.Traffic.Load.RampSeconds != 0 ||
 		agg.Timing.Type != config.TimingDefault || agg.KVCache.Capacity.Type != config.CapacityDefault {
 		t.Errorf("plan a: %+v, role %+v", p, agg)
@@ -673,9 +678,10 @@ func TestRowPrecisionsBothColumns(t *testing.T) {
 	}
 }
 
-// MeasuredWarnings names InferenceX rows without a date (their public settings cannot be looked
-// up) and measured means too small to be milliseconds, up to five lines; a row with a Problem
-// and the other harnesses' undated rows say nothing.
+// MeasuredWarnings names the rows that cannot be read, with their problem, then InferenceX rows
+// without a date (their public settings cannot be looked up) and measured means too small to be
+// milliseconds, up to five lines; a row with a Problem says nothing else, and the other
+// harnesses' undated rows say nothing.
 func TestMeasuredWarnings(t *testing.T) {
 	ok := Row{Line: 2, Source: HarnessInferenceX, MeasuredAt: "2026-01-01", TTFTMs: 120, TPOTMs: 9}
 	undated := ok
@@ -689,9 +695,20 @@ func TestMeasuredWarnings(t *testing.T) {
 	bad := seconds
 	bad.Line, bad.Problem = 7, "malformed"
 	got := MeasuredWarnings([]Row{ok, undated, seconds, quick, other, bad}, "m.csv")
-	if len(got) != 2 || !strings.HasPrefix(got[0], "m.csv: 1 InferenceX row(s) give no measured_at") ||
-		!strings.HasPrefix(got[1], "m.csv: line 4 silicon_tpot_ms 0.0089, line 5 silicon_ttft_ms 0.12: a mean TPOT under 0.1 ms") {
+	if len(got) != 3 || got[0] != "m.csv: 1 row(s) cannot be read and are not scored (line 7: malformed); the other rows are scored" ||
+		!strings.HasPrefix(got[1], "m.csv: 1 InferenceX row(s) give no measured_at") ||
+		!strings.HasPrefix(got[2], "m.csv: line 4 silicon_tpot_ms 0.0089, line 5 silicon_ttft_ms 0.12: a mean TPOT under 0.1 ms") {
 		t.Errorf("warnings %q", got)
+	}
+	var broken []Row
+	for i := range 6 {
+		r := bad
+		r.Line, r.Problem = 20+i, fmt.Sprintf("isl: must be an int > 0, got \"x%d\"", i)
+		broken = append(broken, r)
+	}
+	if got := MeasuredWarnings(broken, "m.csv"); len(got) != 1 || !strings.HasPrefix(got[0], "m.csv: 6 row(s) cannot be read and are not scored (line 20: isl: must be an int > 0, got \"x0\"; line 21:") ||
+		!strings.Contains(got[0], `line 24: isl: must be an int > 0, got "x4"; and 1 more); the other rows are scored`) {
+		t.Errorf("six malformed rows: %q", got)
 	}
 	var many []Row
 	for i := range 7 {

@@ -94,6 +94,9 @@ type Row struct {
 	Problem string
 }
 
+// maxShownColumn is the most characters of an unknown header field an error quotes.
+const maxShownColumn = 40
+
 // requiredColumns must be in the header; the others are optional (empty when absent).
 func requiredColumns() []string {
 	return []string{"backend", "model_path", "system", "mode", "isl", "osl", "silicon_ttft_ms", "silicon_tpot_ms"}
@@ -175,8 +178,13 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 		if near := nearestColumn(h); near != "" {
 			hint = fmt.Sprintf("; did you mean %q?", near)
 		}
+		shown := h
+		if r := []rune(h); len(r) > maxShownColumn {
+			// A binary file's first "field" can be kilobytes long: its start says enough.
+			shown = string(r[:maxShownColumn]) + "…"
+		}
 		return nil, fmt.Errorf("%s: line 1: unknown column %q (field %d%s): a misspelt column would read as absent; the columns are %s",
-			name, h, i+1, hint, strings.Join(knownColumns, ", "))
+			name, shown, i+1, hint, strings.Join(knownColumns, ", "))
 	}
 	var missing []string
 	for _, c := range requiredColumns() {
@@ -329,13 +337,15 @@ const (
 // column or empty cells), whose server settings and deployments, given by date in InferenceX's
 // public record, cannot be looked up and run at servesweep's engine defaults; and measured means
 // too small to be milliseconds (implausibleTPOTMs, implausibleTTFTMs), naming up to five lines.
-// Rows with a Problem are left out (they are skipped with their own reason).
+// Rows with a Problem (a malformed cell, a ragged line) come first, up to five named with their
+// problem: they are skipped with it, and the others are scored.
 func MeasuredWarnings(rows []Row, name string) []string {
 	var out []string
 	var undated int
-	var small []string
+	var small, malformed []string
 	for _, r := range rows {
 		if r.Problem != "" {
+			malformed = append(malformed, fmt.Sprintf("line %d: %s", r.Line, r.Problem))
 			continue
 		}
 		if HarnessFor(r).Name == HarnessInferenceX && strings.TrimSpace(r.MeasuredAt) == "" {
@@ -347,6 +357,14 @@ func MeasuredWarnings(rows []Row, name string) []string {
 		case r.TTFTMs < implausibleTTFTMs:
 			small = append(small, fmt.Sprintf("line %d silicon_ttft_ms %g", r.Line, r.TTFTMs))
 		}
+	}
+	if len(malformed) > 0 {
+		more := ""
+		if len(malformed) > 5 {
+			more = fmt.Sprintf("; and %d more", len(malformed)-5)
+		}
+		out = append(out, fmt.Sprintf("%s: %d row(s) cannot be read and are not scored (%s%s); the other rows are scored",
+			name, len(malformed), strings.Join(malformed[:min(5, len(malformed))], "; "), more))
 	}
 	if undated > 0 {
 		out = append(out, fmt.Sprintf("%s: %d InferenceX row(s) give no measured_at (the column is missing or the cells empty): "+

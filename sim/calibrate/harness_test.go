@@ -146,7 +146,7 @@ func TestAssumedHarnessAndUntabulatedFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Harness.Known || p.Config.Traffic.Stop.Requests != 80 || !strings.HasPrefix(p.Notes[0], "server flags not tabulated") {
+	if !p.Harness.Known || p.Config.Traffic.Stop.Requests != 80 || p.Notes[0] != BF16Note || !strings.HasPrefix(p.Notes[1], "server flags not tabulated") {
 		t.Errorf("untabulated InferenceX row: %+v, notes %q", p.Harness, p.Notes)
 	}
 	// One output token leaves TPOT undefined: such a row is refused, not scored.

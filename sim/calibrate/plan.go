@@ -214,6 +214,9 @@ func PlanRow(r Row, o Options) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Precisions: prec, Notes: moeNotes}
+	if strings.TrimSpace(r.Precision) == "" && strings.TrimSpace(r.GEMMQuant) == "" {
+		p.Notes = append(p.Notes, BF16Note)
+	}
 	switch r.Backend {
 	case config.BackendVLLM, config.BackendSGLang, config.BackendTRTLLM:
 	default:
@@ -568,6 +571,9 @@ func speculation(t DisaggTopology) string {
 	if t.SpecDecoding == "none" {
 		return "no MTP"
 	}
+	if t.MTPDrafts == 1 {
+		return strings.ToUpper(t.SpecDecoding) + " with 1 draft"
+	}
 	return fmt.Sprintf("%s with %d drafts", strings.ToUpper(t.SpecDecoding), t.MTPDrafts)
 }
 
@@ -669,6 +675,15 @@ func rowConcurrency(r Row) int {
 	}
 }
 
+// BF16Note is the note of a row whose precision and gemm_quant_mode are both empty, which the
+// measured files' convention reads as BF16 weights (and a BF16 KV cache).
+const BF16Note = "precision and gemm_quant_mode empty: bf16 weights and KV cache (the file's convention)"
+
+// ReplicasNote starts the note of an aggregated row whose concurrency is a multiple k > 1 of its
+// batch_size × attention_dp_size: the file gives no replica count, and the row is read as k
+// replicas.
+const ReplicasNote = "replicas not given, read from the columns"
+
 // aggregated plans an aggregated row into cfg (worker role, replicas, shape) and returns the
 // concurrency the row runs at.
 func (p *Plan) aggregated(cfg *config.Config, r Row, bs int, mf float64, o Options) (conc int, err error) {
@@ -691,6 +706,8 @@ func (p *Plan) aggregated(cfg *config.Config, r Row, bs int, mf float64, o Optio
 	replicas := 1
 	if conc > perReplica && conc%perReplica == 0 {
 		replicas = conc / perReplica
+		p.Notes = append(p.Notes, fmt.Sprintf("%s: concurrency %d = batch_size %d × attention_dp_size %d × %d replicas",
+			ReplicasNote, conc, batch, s.AttentionData, replicas))
 	} else if conc > perReplica {
 		p.Notes = append(p.Notes, fmt.Sprintf("concurrency %d is not a multiple of batch_size %d × attention_dp_size %d: one replica",
 			conc, batch, s.AttentionData))
