@@ -289,9 +289,14 @@ func (p *parser) rangeValues(n *yaml.Node, path string, f *config.Field) ([]*yam
 		}
 	}
 	var out []*yaml.Node
-	for _, x := range xs {
+	for i, x := range xs {
 		if !f.InRange(x) {
-			p.errorf(path+".min", "the range yields %s; every value must be %s", fmtFloat(x), f.Want())
+			// The first value out of range is min's fault; a later one, max's (the values rise).
+			bound := ".min"
+			if i > 0 {
+				bound = ".max"
+			}
+			p.errorf(path+bound, "the range yields %s; every value must be %s", fmtFloat(x), f.Want())
 			return nil, false
 		}
 		if f.Kind == config.KindInt {

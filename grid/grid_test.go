@@ -463,6 +463,11 @@ func TestDomainValidationErrors(t *testing.T) {
 		{"NaN bound", "traffic.load={type: poisson, requests_per_second: {range: {min: .nan, max: 4, step: 1}}}", "traffic.load.requests_per_second.range.min", "finite"},
 		{"float range without step", "traffic.load={type: poisson, requests_per_second: {range: {min: 1, max: 4}}}", "traffic.load.requests_per_second.range.step", "needs step"},
 		{"huge range", "traffic.load.concurrency={range: {min: 1, max: 1000000000, step: 1}}", "traffic.load.concurrency.range", "more than the grid limit"},
+		// A value out of the field's range is min's fault when it is the first, max's after.
+		{"range past the field's max", "engine.workers.aggregated.kv_cache.capacity.memory_fraction={range: {min: 0.5, max: 1.5, step: 0.25}}",
+			"engine.workers.aggregated.kv_cache.capacity.memory_fraction.range.max", "the range yields 1.25"},
+		{"range below the field's min", "engine.workers.aggregated.kv_cache.capacity.memory_fraction={range: {min: -0.5, max: 0.5, step: 0.25}}",
+			"engine.workers.aggregated.kv_cache.capacity.memory_fraction.range.min", "the range yields -0.5"},
 		{"preset", "engine.workers.aggregated.parallelism={preset: default}", "engine.workers.aggregated.parallelism.preset", "presets are not supported"},
 		{"hardware auto", "engine.hardware=auto", "engine.hardware", "auto is not supported"},
 		{"domain in a list", "traffic.source={type: trace, paths: [{choices: [a, b]}]}", "traffic.source.paths[0]", "not allowed"},
@@ -749,9 +754,9 @@ func TestConcreteMarker(t *testing.T) {
 		{"replicas auto", []string{agg + "parallelism.replicas=auto"}, agg + "parallelism.replicas", msgAuto},
 		{"planner policy auto", []string{"planner.policy=auto"}, "planner.policy", msgAuto},
 		{"optimization", []string{"optimization={target: throughput}"}, "optimization",
-			"optimization belongs to servesweep sweep; predict evaluates one concrete config"},
+			"optimization belongs to servesweep sweep; predict and export take one concrete config"},
 		{"optimizer", []string{"optimizer={algorithm: random}"}, "optimizer",
-			"optimizer belongs to servesweep sweep; predict evaluates one concrete config"},
+			"optimizer belongs to servesweep sweep; predict and export take one concrete config"},
 		{"kv_capacity_fraction", []string{"traffic.load={type: kv_capacity_fraction}"}, "traffic.load.type",
 			"kv_capacity_fraction is only valid in servesweep sweep; predict needs one of concurrency, constant_rate, poisson, trace_timestamps"},
 	} {

@@ -265,7 +265,7 @@ func htmlTables(p *htmlPage, rows []Row, a *Analysis, labels Labels, recFor map[
 		var out []htmlTableRow
 		for n, i := range list[:min(len(list), maxHTMLTableRows)] {
 			r := &rows[i]
-			tr := htmlTableRow{Rank: n + 1, PointID: r.PointID, Hardware: labels.Hardware(r), Mode: r.Mode, Shape: Shape(r),
+			tr := htmlTableRow{Rank: n + 1, PointID: r.PointID, Hardware: labels.Hardware(r), Mode: r.Mode, Shape: labels.Shape(r),
 				Router: r.RouterPolicy, Load: labels.Load(r), GPUs: r.GPUs, Recommendation: recFor[i]}
 			if t := len(a.Ties[i]); t > 0 {
 				tr.Ties = fmt.Sprintf("+%d tied", t)
@@ -323,7 +323,7 @@ func pointTitle(r *Row, labels Labels, s optimization.Settings, values []float64
 	case tiedWith > 0:
 		fmt.Fprintf(&b, ", tied with #%d on the Pareto front", tiedWith)
 	}
-	fmt.Fprintf(&b, "\ndeployment: %s, %s %s, router %s, %d GPUs", labels.Hardware(r), r.Mode, Shape(r), r.RouterPolicy, r.GPUs)
+	fmt.Fprintf(&b, "\ndeployment: %s, %s %s, router %s, %d GPUs", labels.Hardware(r), r.Mode, labels.Shape(r), r.RouterPolicy, r.GPUs)
 	fmt.Fprintf(&b, "\nload: %s", labels.Load(r))
 	if r.SLAAttainment != nil {
 		fmt.Fprintf(&b, "\nSLA attainment: %s %% of offered requests", strconv.FormatFloat(*r.SLAAttainment*100, 'f', 2, 64))

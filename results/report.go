@@ -540,7 +540,7 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 	labels := LabelsFor(rows)
 	point := func(rank, i int) paretoPoint {
 		r := &rows[i]
-		p := paretoPoint{Rank: rank, PointID: r.PointID, GPUs: r.GPUs, Mode: r.Mode, Shape: Shape(r),
+		p := paretoPoint{Rank: rank, PointID: r.PointID, GPUs: r.GPUs, Mode: r.Mode, Shape: labels.Shape(r),
 			RouterPolicy: r.RouterPolicy, Load: labels.Load(r), Objectives: map[string]float64{}, Recommendation: recFor[i]}
 		for k, o := range a.Settings.Objectives {
 			p.Objectives[o.Metric] = a.Values[i][k]
@@ -658,8 +658,10 @@ func LoadFor(r *Row, rows []Row) string { return LabelsFor(rows).Load(r) }
 // load labels name it (HardwareFor, LoadFor) at O(1) per row.
 type Labels struct {
 	// Models: the rows hold more than one model. Tokens: they differ in their token counts
-	// (source input/output tokens, or new input/output tokens per turn).
-	Models, Tokens bool
+	// (source input/output tokens, or new input/output tokens per turn). Scheduler: they differ
+	// in a worker role's max_batched_tokens or max_sequences (a sweep over them), which Shape
+	// then names.
+	Models, Tokens, Scheduler bool
 }
 
 // LabelsFor scans rows once (O(n)) for what distinguishes them.
@@ -670,6 +672,7 @@ func LabelsFor(rows []Row) Labels {
 	}
 	same := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	r := &rows[0]
+	byMode := map[string]*Row{r.Mode: r} // each mode's first row
 	for i := range rows[1:] {
 		q := &rows[i+1]
 		if q.Model != r.Model {
@@ -679,7 +682,15 @@ func LabelsFor(rows []Row) Labels {
 			!same(q.SourceNewInputTokensPerTurn, r.SourceNewInputTokensPerTurn) || !same(q.SourceOutputTokensPerTurn, r.SourceOutputTokensPerTurn) {
 			l.Tokens = true
 		}
-		if l.Models && l.Tokens {
+		// The knobs are compared within a mode: an aggregated row has no prefill role.
+		if first, ok := byMode[q.Mode]; !ok {
+			byMode[q.Mode] = q
+		} else if !same(q.AggMaxBatchedTokens, first.AggMaxBatchedTokens) || !same(q.AggMaxSequences, first.AggMaxSequences) ||
+			!same(q.PrefillMaxBatchedTokens, first.PrefillMaxBatchedTokens) || !same(q.PrefillMaxSequences, first.PrefillMaxSequences) ||
+			!same(q.DecodeMaxBatchedTokens, first.DecodeMaxBatchedTokens) || !same(q.DecodeMaxSequences, first.DecodeMaxSequences) {
+			l.Scheduler = true
+		}
+		if l.Models && l.Tokens && l.Scheduler {
 			break
 		}
 	}
@@ -692,6 +703,34 @@ func (l Labels) Hardware(r *Row) string {
 		return r.Model + " on " + Hardware(r)
 	}
 	return Hardware(r)
+}
+
+// Shape is Shape(r), followed by its roles' max_batched_tokens and max_sequences when the rows
+// differ in them: "1× TP1 (max_batched_tokens 2048, max_sequences 256)", "P 2× TP1 + D 1× TP2 (P
+// max_batched_tokens 8192, max_sequences 16; D ...)".
+func (l Labels) Shape(r *Row) string {
+	s := Shape(r)
+	if !l.Scheduler {
+		return s
+	}
+	knobs := func(mbt, seqs *int64) string {
+		var parts []string
+		if mbt != nil {
+			parts = append(parts, fmt.Sprintf("max_batched_tokens %d", *mbt))
+		}
+		if seqs != nil {
+			parts = append(parts, fmt.Sprintf("max_sequences %d", *seqs))
+		}
+		return strings.Join(parts, ", ")
+	}
+	if r.Mode == "disaggregated" {
+		return fmt.Sprintf("%s (P %s; D %s)", s, knobs(r.PrefillMaxBatchedTokens, r.PrefillMaxSequences),
+			knobs(r.DecodeMaxBatchedTokens, r.DecodeMaxSequences))
+	}
+	if k := knobs(r.AggMaxBatchedTokens, r.AggMaxSequences); k != "" {
+		return s + " (" + k + ")"
+	}
+	return s
 }
 
 // Load is Load(r), followed by r's token counts when the rows differ in them.
@@ -816,7 +855,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 			if t := len(a.Ties[i]); t > 0 {
 				same += fmt.Sprintf(" (+%d tied)", t)
 			}
-			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, labels.Hardware(r), r.Mode, Shape(r),
+			fmt.Fprintf(&b, "| %d | `%s`%s | %s | %s | %s | %s | %s | %d |", n+1, r.PointID, same, labels.Hardware(r), r.Mode, labels.Shape(r),
 				r.RouterPolicy, labels.Load(r), r.GPUs)
 			for k := range s.Objectives {
 				fmt.Fprintf(&b, " %s |", fmtNum(a.Values[i][k]))
@@ -857,7 +896,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		for _, bst := range a.Best {
 			r := &rows[bst.Row]
 			fmt.Fprintf(&b, "| %s `%s` | %s | `%s` | %s | %s | %s | %s | %s | %d |\n", bst.Objective.Direction, bst.Objective.Metric,
-				fmtNum(bst.Value), r.PointID, labels.Hardware(r), r.Mode, Shape(r), r.RouterPolicy, labels.Load(r), r.GPUs)
+				fmtNum(bst.Value), r.PointID, labels.Hardware(r), r.Mode, labels.Shape(r), r.RouterPolicy, labels.Load(r), r.GPUs)
 		}
 		b.WriteString("\n")
 	}
@@ -967,8 +1006,12 @@ func mergeMarkdown(b *bytes.Buffer, mi *MergeInfo, selected int) {
 	for i, n := range mi.ShardCounts {
 		counts[i] = strconv.Itoa(n)
 	}
-	fmt.Fprintf(b, "Merged from %d parts of a sweep sharded %s ways (spec hash `%s`); %d duplicate rows removed",
-		len(mi.Parts), strings.Join(counts, " and "), mi.SpecHash, mi.DuplicateRows)
+	parts := fmt.Sprintf("%d parts", len(mi.Parts))
+	if len(mi.Parts) == 1 {
+		parts = "1 part"
+	}
+	fmt.Fprintf(b, "Merged from %s of a sweep sharded %s ways (spec hash `%s`); %d duplicate rows removed",
+		parts, strings.Join(counts, " and "), mi.SpecHash, mi.DuplicateRows)
 	if mi.ConflictingDuplicates > 0 {
 		fmt.Fprintf(b, " (%d of them differed in simulated columns: parts of different servesweep versions?)", mi.ConflictingDuplicates)
 	}

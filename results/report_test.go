@@ -32,6 +32,33 @@ func TestLoadForNamesSweptLengths(t *testing.T) {
 	}
 }
 
+// Labels.Shape names the roles' max_batched_tokens and max_sequences only when the rows differ in
+// them, so front entries that differ only there read apart.
+func TestLabelsShapeNamesSweptSchedulerKnobs(t *testing.T) {
+	i64 := func(v int64) *int64 { return &v }
+	a := Row{Mode: "aggregated", AggReplicas: i64(1), AggTensor: i64(1), AggMaxBatchedTokens: i64(2048), AggMaxSequences: i64(128)}
+	b := a
+	b.AggMaxBatchedTokens = i64(8192)
+	if got := LabelsFor([]Row{a, a}).Shape(&a); got != "1× TP1" {
+		t.Errorf("same knobs: %q", got)
+	}
+	if got := LabelsFor([]Row{a, b}).Shape(&b); got != "1× TP1 (max_batched_tokens 8192, max_sequences 128)" {
+		t.Errorf("swept max_batched_tokens: %q", got)
+	}
+	d := Row{Mode: "disaggregated", PrefillReplicas: i64(2), PrefillTensor: i64(1), PrefillMaxBatchedTokens: i64(8192), PrefillMaxSequences: i64(16),
+		DecodeReplicas: i64(1), DecodeTensor: i64(2), DecodeMaxBatchedTokens: i64(8192), DecodeMaxSequences: i64(256)}
+	e := d
+	e.DecodeMaxSequences = i64(64)
+	if got := LabelsFor([]Row{d, e}).Shape(&e); got != "P 2× TP1 + D 1× TP2 (P max_batched_tokens 8192, max_sequences 16; D max_batched_tokens 8192, max_sequences 64)" {
+		t.Errorf("swept decode max_sequences: %q", got)
+	}
+	// Rows of two modes with one setting each: an aggregated row has no prefill role, which is
+	// no difference in the knobs.
+	if got := LabelsFor([]Row{a, d, a, d}).Shape(&d); got != "P 2× TP1 + D 1× TP2" {
+		t.Errorf("two modes, one setting each: %q", got)
+	}
+}
+
 // A capacity whose probes also met above it, past a miss (p99 ITL not monotone in load: met at
 // 106, 301 and 309 sessions, missed at 139), says so with the highest such load; one whose
 // probes above it all missed, or a bounded one, does not.

@@ -648,7 +648,7 @@ func Deployable(cfg *config.Config) error {
 }
 
 // undeployable runs checkWeightsFit on every role of cfg with a fixed KV pool, when cfg's model
-// is in the catalog: its refusals, and the deployment whose notes hold the pools larger than
+// is in the catalog and the role's GPU too: its refusals, and the deployment whose notes hold the pools larger than
 // the memory beside the weights.
 func undeployable(cfg *config.Config) (*deployment, []error) {
 	d := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
@@ -659,6 +659,12 @@ func undeployable(cfg *config.Config) (*deployment, []error) {
 	for _, name := range cfg.Engine.Mode.Roles() {
 		role := cfg.Engine.Workers.Role(name)
 		if role == nil || role.KVCache.Capacity.Type != config.CapacityFixed {
+			continue
+		}
+		if _, err := d.hardwareFor(name, role, ""); err != nil {
+			// A GPU servesweep does not know has no memory to check the pool against: under a
+			// timing that reads no GPU it is a label (predict says so), and a timing that does
+			// refuses it.
 			continue
 		}
 		if err := d.checkWeightsFit(name, role, "engine.workers."+string(name)+".kv_cache.capacity"); err != nil {

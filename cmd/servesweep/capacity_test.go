@@ -185,8 +185,9 @@ func TestMergeWithoutProbeTableIsIncomplete(t *testing.T) {
 	if err := os.Remove(tables[0]); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs = runCLI(t, "merge", "--results", dir, "--output-dir", filepath.Join(dir, "partial"))
+	code, out, errs := runCLI(t, "merge", "--results", dir, "--output-dir", filepath.Join(dir, "partial"))
 	if code != 0 || !strings.Contains(errs, "incomplete merge: every selected point has a result, but:") ||
+		!strings.Contains(out, "PARTIAL: the merge is incomplete (see the warning)") ||
 		!regexp.MustCompile(`the probes of \d+ points? are in no probes/probes-\*\.parquet`).MatchString(errs) {
 		t.Errorf("merge without a probe table: exit %d, stderr %q", code, errs)
 	}

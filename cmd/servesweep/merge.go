@@ -107,9 +107,23 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 func printMerge(io ioStreams, opts *mergeOptions, out string, merged *sweep.Merged) error {
 	rows, m, a, w := merged.Rows, merged.Manifest, merged.Analysis, merged.Written
 	mi, c := m.Merge, m.Counts
-	fmt.Fprintf(io.Out, "servesweep merge: %d parts of %s (spec hash %s):\n%d rows of %d selected points (%d duplicate rows removed): "+
-		"%s\n", len(mi.Parts), m.Spec, mi.SpecHash, len(rows), c.SelectedPoints, mi.DuplicateRows,
+	parts := fmt.Sprintf("%d parts", len(mi.Parts))
+	if len(mi.Parts) == 1 {
+		parts = "1 part"
+	}
+	fmt.Fprintf(io.Out, "servesweep merge: %s of %s (spec hash %s):\n%d rows of %d selected points (%d duplicate rows removed): "+
+		"%s\n", parts, m.Spec, mi.SpecHash, len(rows), c.SelectedPoints, mi.DuplicateRows,
 		statusCounts(c.OK, c.Degraded, c.Infeasible, c.Failed, c.TimedOut))
+	switch {
+	case mi.Complete || opts.RequireComplete:
+	case mi.MissingPoints > 0:
+		// The warning on standard error says what is missing; standard output alone must not
+		// read as a whole sweep's answer.
+		fmt.Fprintf(io.Out, "PARTIAL: %d of %d selected points have results; the front below is of those points only (see the warning)\n",
+			c.SelectedPoints-mi.MissingPoints, c.SelectedPoints)
+	default:
+		fmt.Fprintln(io.Out, "PARTIAL: the merge is incomplete (see the warning)")
+	}
 	if mi.ConflictingDuplicates > 0 {
 		fmt.Fprintf(io.Err, "warning: %d duplicate rows differ from the kept row in simulated columns (parts written by different servesweep versions?)\n",
 			mi.ConflictingDuplicates)

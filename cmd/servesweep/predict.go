@@ -234,13 +234,22 @@ func ignoredSchedulerNotes(cfg *config.Config) []string {
 // and notes about its summary (floored, rejected, unfinished and truncated requests, lockstep
 // arrivals, the steady window).
 func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *sim.Result) {
-	for _, note := range res.TimingNotes {
-		fmt.Fprintln(w, "servesweep: "+note)
-	}
 	// What a real deployment could not do as configured (a fixed KV pool no GPU of the model
-	// holds), which a timing that reads neither the GPU nor the model does not note itself.
-	for _, note := range sim.DeploymentNotes(cfg) {
-		if !slices.Contains(res.TimingNotes, note) {
+	// holds, a shape the model cannot be split into) is a warning, once, whether the timing
+	// notes it too (possibly with what it means for that timing after it) or not.
+	deployment := sim.DeploymentNotes(cfg)
+	startsWith := func(note string) func(string) bool {
+		return func(d string) bool { return strings.HasPrefix(note, d) }
+	}
+	for _, note := range res.TimingNotes {
+		prefix := "servesweep: "
+		if slices.ContainsFunc(deployment, startsWith(note)) {
+			prefix = "warning: "
+		}
+		fmt.Fprintln(w, prefix+note)
+	}
+	for _, note := range deployment {
+		if !slices.ContainsFunc(res.TimingNotes, func(t string) bool { return strings.HasPrefix(t, note) }) {
 			fmt.Fprintln(w, "warning: "+note)
 		}
 	}

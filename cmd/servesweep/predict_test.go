@@ -976,6 +976,19 @@ func TestPredictWarnsOfAPoolNoGPUHolds(t *testing.T) {
 	}
 }
 
+// A shape the model cannot be split into (TP3 of 32 attention heads) under the seed's polynomial
+// timing is a warning, once: the timing's note (which adds that the timing does not depend on
+// it) and the deployment's are the same finding.
+func TestPredictWarnsOfAnUnsplittableShapeOnce(t *testing.T) {
+	const shape = "engine.workers.aggregated.parallelism.tensor: tensor 3 does not divide meta-llama/Llama-3.1-8B's 32 attention heads"
+	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", "traffic.stop.requests=8",
+		"--set", "engine.workers.aggregated.parallelism.tensor=3")
+	if code != 0 || strings.Count(errs, shape) != 1 || !strings.Contains(errs, "warning: "+seedConfig+": "+shape) ||
+		!strings.Contains(errs, "(no engine runs this shape; polynomial timing does not depend on it)") {
+		t.Errorf("TP3: exit %d, stderr %q; want one warning naming the shape", code, errs)
+	}
+}
+
 // Under the seed's polynomial timing and fixed KV pool the GPU and the model are labels, and
 // predict says so (the numbers are the same on an L40S); with default timing, or a pool sized
 // from the GPU's memory, it does not. A model no GPU of the run
@@ -986,6 +999,13 @@ func TestPredictNotesLabelOnlyTiming(t *testing.T) {
 		"--set", "engine.hardware=l40s", "--set", "engine.model=meta-llama/Llama-3.1-405B")
 	if code != 0 || strings.Count(errs, note) != 1 || !strings.Contains(errs, "does not fit on 1 × l40s") {
 		t.Errorf("seed on an L40S: exit %d, stderr %q; want the label note once and the fit warned about", code, errs)
+	}
+	// A GPU servesweep does not know is one warning (it is a label); its fixed pool has no memory
+	// to be checked against, so nothing else is said of it.
+	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", "traffic.stop.requests=8",
+		"--set", "engine.hardware=h900_sxm")
+	if code != 0 || strings.Count(errs, "warning: ") != 1 || !strings.Contains(errs, `warning: hardware "h900_sxm" is not a GPU servesweep knows`) {
+		t.Errorf("seed on an unknown GPU: exit %d, stderr %q; want the one warning that names it", code, errs)
 	}
 	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", "traffic.stop.requests=8",
 		"--set", "engine.workers.aggregated.timing={type: default}", "--set", "engine.workers.aggregated.kv_cache.capacity={type: default}")

@@ -235,14 +235,19 @@ func reportSettings(opts *reportOptions, rows []results.Row, m *results.Manifest
 	}
 	s := &m.Settings
 	o.Apply(s)
-	if s.MinGPUs < 0 || s.MaxGPUs < 0 || (s.MaxGPUs > 0 && s.MinGPUs > s.MaxGPUs) {
-		from := func(flag, key string) string {
-			if opts.set[flag] {
-				return "--" + flag
-			}
-			return "settings." + key + " of " + manifestPath
+	from := func(flag, key string) string {
+		if opts.set[flag] {
+			return "--" + flag
 		}
-		return &usageError{fmt.Errorf("%s (%d) and %s (%d) must be >= 0 with min <= max", from("min-gpus", "min_candidate_gpus"), s.MinGPUs,
+		return "settings." + key + " of " + manifestPath
+	}
+	switch {
+	case s.MinGPUs < 0:
+		return &usageError{fmt.Errorf("%s: must be >= 0 (0: no bound), got %d", from("min-gpus", "min_candidate_gpus"), s.MinGPUs)}
+	case s.MaxGPUs < 0:
+		return &usageError{fmt.Errorf("%s: must be >= 0 (0: no bound), got %d", from("max-gpus", "max_candidate_gpus"), s.MaxGPUs)}
+	case s.MaxGPUs > 0 && s.MinGPUs > s.MaxGPUs:
+		return &usageError{fmt.Errorf("%s (%d) must be at most %s (%d)", from("min-gpus", "min_candidate_gpus"), s.MinGPUs,
 			from("max-gpus", "max_candidate_gpus"), s.MaxGPUs)}
 	}
 	if !opts.set["max-rejected-ratio"] {

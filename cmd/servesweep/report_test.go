@@ -152,6 +152,21 @@ func TestReportOutputDir(t *testing.T) {
 		t.Errorf("%d recommendations after --overwrite for a front of %d points", len(recs), len(front))
 	}
 
+	// A bad GPU bound is named alone; two that disagree are named together.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-gpus", "-1"}, "--max-gpus: must be >= 0 (0: no bound), got -1"},
+		{[]string{"--min-gpus", "-2"}, "--min-gpus: must be >= 0 (0: no bound), got -2"},
+		{[]string{"--min-gpus", "4", "--max-gpus", "2"}, "--min-gpus (4) must be at most --max-gpus (2)"},
+	} {
+		args := append([]string{"report", "--results", dir, "--output-dir", other, "--overwrite"}, c.args...)
+		if code, _, errs := runCLI(t, args...); code != exitConfigError || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d %q, want %d and %q", c.args, code, errs, exitConfigError, c.want)
+		}
+	}
+
 	// --overwrite also rewrites the sweep's own report, with the new settings.
 	if code, _, errs := runCLI(t, "report", "--results", dir, "--overwrite", "--max-gpus", "2"); code != exitOK {
 		t.Fatalf("--overwrite into the sweep's directory: exit %d %q", code, errs)
@@ -365,7 +380,7 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 	// Settings read from the manifest are blamed on it, not on flags that were not given.
 	for bad, want := range map[string]string{
 		`{"schema_version": "1", "settings": {"target": "bogus"}}`:                                     `must be one of [pareto throughput`,
-		`{"schema_version": "1", "settings": {"max_candidate_gpus": -3}}`:                              "settings.max_candidate_gpus of " + manifest + " (-3)",
+		`{"schema_version": "1", "settings": {"max_candidate_gpus": -3}}`:                              "settings.max_candidate_gpus of " + manifest + ": must be >= 0 (0: no bound), got -3",
 		`{"schema_version": "1", "settings": {"objectives": [{"metric": "gpus", "direction": "up"}]}}`: "settings.objectives of " + manifest + `: objective gpus: direction must be maximize or minimize, got "up"`,
 	} {
 		if err := os.WriteFile(manifest, []byte(bad), 0o644); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -384,6 +385,9 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	if !strings.Contains(errs, "warning: incomplete merge") || !strings.Contains(errs, "shard 2 of 4 wrote no part (") ||
 		!strings.Contains(errs, "shard 1 of 4 is unfinished: ") {
 		t.Errorf("the warning does not name the missing shards:\n%s", errs)
+	}
+	if !regexp.MustCompile(`(?m)^PARTIAL: \d+ of 280 selected points have results; the front below is of those points only`).MatchString(out) {
+		t.Errorf("the incomplete merge's standard output does not say it is partial:\n%s", out)
 	}
 	got := readRows(t, shared)
 	var wantRows []results.Row

@@ -682,7 +682,7 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 			tied = fmt.Sprintf(" (+%d tied)", t)
 		}
 		fmt.Fprint(w, frontEntry(n+1, vals, tied, fmt.Sprintf("gpus=%d %s %s %s %s %s", r.GPUs, labels.Hardware(r),
-			r.Mode, results.Shape(r), r.RouterPolicy, labels.Load(r)), wr.Recommendations[n]))
+			r.Mode, labels.Shape(r), r.RouterPolicy, labels.Load(r)), wr.Recommendations[n]))
 	}
 }
 

@@ -222,12 +222,20 @@ const unknownField = "unknown field"
 // attributeSets records in Error.Set the --set argument that gave the field of each error whose
 // path is a --set path or lies under one, or that reports an unknown key on a --set path, a
 // member of a union its variant does not accept, or a section the mode rejects above a --set
-// path, the last such --set winning as it does when applied. Errors about fields the file gave are
-// unchanged.
+// path, the last such --set winning as it does when applied; a mode's refusal goes to the --set
+// of engine.mode when there is one. Errors about fields the file gave are unchanged.
 func attributeSets(errs Errors, sets []string) Errors {
 	for _, e := range errs {
 		if e.Path == "" || e.Set != "" {
 			continue
+		}
+		// A mode's refusal (of a section, or of missing workers) is caused by the --set that
+		// chose the mode, when one did, before any --set that wrote into the section.
+		if strings.Contains(e.Msg, " mode rejects ") || strings.Contains(e.Msg, " mode requires ") {
+			if set := SetFor("engine.mode", sets); set != "" {
+				e.Set = set
+				continue
+			}
 		}
 		for k := len(sets) - 1; k >= 0; k-- {
 			p, _, ok := strings.Cut(sets[k], "=")

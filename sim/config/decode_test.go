@@ -900,6 +900,18 @@ func TestSetErrorsNameTheSet(t *testing.T) {
 	if len(errs) != 1 || errs[0].Set != set || errs[0].Path != "engine.kv_transfer" || !strings.Contains(errs[0].Msg, "aggregated mode rejects kv_transfer") {
 		t.Errorf("rejected section: %v", errs)
 	}
+	// A mode's refusal is the --set that chose the mode, not one that wrote into the section.
+	errs = decodeErrs(t, seedSynthetic, "engine.workers.aggregated.parallelism.replicas=4", "engine.mode=disaggregated")
+	if len(errs) == 0 || errs[0].Set != "engine.mode=disaggregated" || errs[0].Path != "engine.workers" ||
+		!strings.Contains(errs[0].Msg, "disaggregated mode rejects aggregated workers") {
+		t.Errorf("mode's refusal: %v", errs)
+	}
+	errs = decodeErrs(t, seedSynthetic, "engine.mode=disaggregated")
+	for _, e := range errs {
+		if e.Set != "engine.mode=disaggregated" {
+			t.Errorf("mode's refusal without another --set: %v, want every error on the mode's --set", e)
+		}
+	}
 	errs = decodeErrs(t, strings.Replace(seedSynthetic, "concurrency: 16", "concurrency: 0", 1), "engine.model=x")
 	if len(errs) == 0 || !strings.HasPrefix(errs[0].Error(), "test.yaml: traffic.load.concurrency") {
 		t.Errorf("a file's own error names the file only: %v", errs)
