@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -111,17 +112,53 @@ func (e *JournalLockedError) Error() string {
 	return fmt.Sprintf("%s is locked: another servesweep process is writing it (lock file %s)", e.Path, e.Path+LockSuffix)
 }
 
-// NotJournalError reports a journal file with a line that is not a sweep journal record: the
-// file is not a journal of this program, and resuming from it would lose or invent points.
+// NotJournalError reports a journal file with a line that is not a sweep journal record, or a
+// record no sweep writes (an unknown status, an ok point without results, a negative value): the
+// file is not a journal of this program, or was edited, and resuming from it would lose or invent
+// points.
 type NotJournalError struct {
 	// Path is the file's path and Line the 1-based number of the first line that is no record.
 	Path string
 	Line int
+	// Problem says what is wrong with a line that is a record ("" for a line that is none).
+	Problem string
 }
 
-// Error names the file and the line, and says the sweep cannot resume from it.
+// Error names the file and the line (and the record's problem), and says the sweep cannot resume
+// from it.
 func (e *NotJournalError) Error() string {
+	if e.Problem != "" {
+		return fmt.Sprintf("%s:%d: %s; the sweep cannot resume from this file", e.Path, e.Line, e.Problem)
+	}
 	return fmt.Sprintf("%s:%d: not a sweep journal record; the sweep cannot resume from this file", e.Path, e.Line)
+}
+
+// problem says what in r no sweep writes: a status other than ok, failed and timed_out, an ok
+// record without summary values, or a negative wall time or summary value (every summary key is
+// a count, a time, a rate or a share); "" for a record a sweep could have written.
+func (r Record) problem() string {
+	switch r.Status {
+	case StatusOK, StatusFailed, StatusTimedOut:
+	default:
+		return fmt.Sprintf("status %q: a record's status is %s, %s or %s", r.Status, StatusOK, StatusFailed, StatusTimedOut)
+	}
+	if r.Status == StatusOK && len(r.Summary) == 0 {
+		return "status ok without summary values"
+	}
+	if r.WallTimeMs < 0 {
+		return fmt.Sprintf("wall_time_ms %g: must be >= 0", r.WallTimeMs)
+	}
+	keys := make([]string, 0, len(r.Summary))
+	for k := range r.Summary {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if v := r.Summary[k]; v < 0 {
+			return fmt.Sprintf("summary.%s %g: must be >= 0", k, v)
+		}
+	}
+	return ""
 }
 
 // lockJournal takes an exclusive, non-blocking lock (flock on Unix, LockFileEx on Windows) on
@@ -209,8 +246,8 @@ func DiscardEmptyJournal(path string) (bool, error) {
 
 // OpenJournal opens (creating it if needed) the journal at path for appending and returns the
 // records it already holds, the last one per point ID winning. A torn last line (a write cut
-// short by a crash) is dropped and truncated away; any other malformed line is an error naming
-// the file and line.
+// short by a crash) is dropped and truncated away; any other malformed line, or a record no sweep
+// writes (Record.problem), is a *NotJournalError naming the file and line.
 //
 // The journal is held under an exclusive lock on path+LockSuffix until Close: a second
 // OpenJournal of the same path, from any process, fails with a *JournalLockedError while the
@@ -248,6 +285,9 @@ func OpenJournal(path string) (j *Journal, recs map[string]Record, err error) {
 		var r Record
 		if err := json.Unmarshal(b, &r); err != nil || r.PointID == "" {
 			return nil, nil, &NotJournalError{Path: path, Line: line}
+		}
+		if p := r.problem(); p != "" {
+			return nil, nil, &NotJournalError{Path: path, Line: line, Problem: p}
 		}
 		recs[r.PointID] = r
 	}

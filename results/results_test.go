@@ -334,7 +334,7 @@ func TestJournalResumeAndTornTail(t *testing.T) {
 		t.Error("failed points are final, timed-out ones are retried")
 	}
 	// A corrupt line in the middle is an error naming the line.
-	os.WriteFile(path, []byte("{\"point_id\":\"a\",\"status\":\"ok\"}\nnot json\n{\"point_id\":\"b\",\"status\":\"ok\"}\n"), 0o644)
+	os.WriteFile(path, []byte("{\"point_id\":\"a\",\"status\":\"failed\"}\nnot json\n{\"point_id\":\"b\",\"status\":\"failed\"}\n"), 0o644)
 	if _, _, err := OpenJournal(path); err == nil || !strings.Contains(err.Error(), ":2:") {
 		t.Errorf("corrupt journal: err = %v, want one naming line 2", err)
 	}
@@ -807,11 +807,37 @@ func TestNoSamplesRowKeepsItsSLA(t *testing.T) {
 	}
 }
 
+// A record no sweep writes (a journal edited by hand) is refused as a *NotJournalError naming
+// the file, the line and what is wrong; nothing is resumed from it.
+func TestOpenJournalRefusesRecordsNoSweepWrites(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`{"point_id":"a","status":"done"}`, `status "done": a record's status is ok, failed or timed_out`},
+		{`{"point_id":"a","status":"ok","summary":{}}`, "status ok without summary values"},
+		{`{"point_id":"a","status":"ok","summary":{"p99_ttft_ms":3,"output_throughput_tok_s":-5}}`, "summary.output_throughput_tok_s -5: must be >= 0"},
+		{`{"point_id":"a","status":"failed","wall_time_ms":-1}`, "wall_time_ms -1: must be >= 0"},
+	} {
+		path := filepath.Join(t.TempDir(), JournalFile)
+		good := `{"point_id":"z","status":"ok","summary":{"p99_ttft_ms":3}}`
+		if err := os.WriteFile(path, []byte(good+"\n"+c.line+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		j, recs, err := OpenJournal(path)
+		var nj *NotJournalError
+		if !errors.As(err, &nj) || nj.Line != 2 || j != nil || recs != nil {
+			t.Errorf("%s: OpenJournal = %v, %v, %v; want a *NotJournalError at line 2", c.line, j, recs, err)
+			continue
+		}
+		if want := path + ":2: " + c.want + "; the sweep cannot resume from this file"; err.Error() != want {
+			t.Errorf("error %q, want %q", err, want)
+		}
+	}
+}
+
 // A journal with a line that is no record is refused as a *NotJournalError naming the file and
 // the line; nothing is resumed from it.
 func TestOpenJournalRefusesOtherFiles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), JournalFile)
-	if err := os.WriteFile(path, []byte(`{"point_id":"a","status":"ok"}`+"\nhello\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(`{"point_id":"a","status":"failed","reason":"x"}`+"\nhello\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	j, recs, err := OpenJournal(path)
