@@ -150,7 +150,8 @@ func ReadCSVFile(path string) ([]Row, error) {
 // required column, a column not among knownColumns (with the nearest known name) or a malformed
 // CSV is an error naming the file (and line); a malformed cell
 // (a non-integer isl, a non-positive measured TTFT, ...) or a row with more or fewer fields than
-// the header marks only its row, in Row.Problem.
+// the header marks only its row, in Row.Problem. The rows come back with Row.SpecMethod set where
+// their config_id settles it (SpecMethodsByConfig, which reads the whole file's rows).
 func ReadCSV(r io.Reader, name string) ([]Row, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1

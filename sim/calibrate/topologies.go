@@ -310,7 +310,6 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 	}
 	match, consistent := candidatesFor(table, r)
 	consistent, settled := bySpecMethod(consistent, r.SpecMethod)
-	configID := r.ConfigID
 	r, prefix, framework := ixKeys(r)
 	// The reasons name the entry, not the row's values, so that validate counts rows by reason.
 	const none = "no disaggregated worker counts, and InferenceX's public configuration (" + ixConfigPath + "; " + ixLauncherPath + " for GB200 before it) "
@@ -363,7 +362,7 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 		return DisaggTopology{}, fmt.Errorf("%s: %s speculative decoding (InferenceX's entry %s ran it)", UnsupportedFeature, strings.ToUpper(t.SpecDecoding), t.Entry)
 	}
 	if settled {
-		t.SettledByConfig = configID
+		t.SettledByConfig = r.ConfigID
 	}
 	return t, nil
 }
