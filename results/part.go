@@ -314,12 +314,12 @@ type SpecMismatchError struct {
 // Error names a part of each spec with its spec hash, and says how to proceed.
 func (e *SpecMismatchError) Error() string {
 	return fmt.Sprintf("the parts belong to different sweep specs: %s has spec hash %s (%s with it) but %s has "+
-		"spec hash %s (%s); merge the parts of one spec at a time (move the other spec's parts out of the directory)", e.PathA, e.HashA, plural(e.CountA, "part"), e.PathB, e.HashB,
-		plural(e.CountB, "part"))
+		"spec hash %s (%s); merge the parts of one spec at a time (move the other spec's parts out of the directory)", e.PathA, e.HashA, Plural(e.CountA, "part"), e.PathB, e.HashB,
+		Plural(e.CountB, "part"))
 }
 
-// plural renders "1 part", "3 parts".
-func plural(n int, noun string) string {
+// Plural renders n and noun as a count: "1 part", "3 parts" (noun + "s" for any n but 1).
+func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
@@ -378,14 +378,14 @@ const maxMissingLines = 20
 func (mi *MergeInfo) MissingLines(limit int) []string {
 	var out []string
 	for _, s := range mi.MissingShards {
-		out = append(out, fmt.Sprintf("shard %d of %d wrote no part (%s)", s.Index, s.Count, plural(s.Points, "point")))
+		out = append(out, fmt.Sprintf("shard %d of %d wrote no part (%s)", s.Index, s.Count, Plural(s.Points, "point")))
 	}
 	for _, s := range mi.PartialShards {
 		out = append(out, fmt.Sprintf("shard %d of %d is unfinished: %s missing (%s)", s.Index, s.Count,
-			plural(len(s.MissingPointIDs), "point"), abbreviate(s.MissingPointIDs, 8)))
+			Plural(len(s.MissingPointIDs), "point"), abbreviate(s.MissingPointIDs, 8)))
 	}
 	if n := len(mi.MissingProbePoints); n > 0 {
-		out = append(out, fmt.Sprintf("the probes of %s are in no %s/probes-*.parquet (%s)", plural(n, "point"), ProbesDir,
+		out = append(out, fmt.Sprintf("the probes of %s are in no %s/probes-*.parquet (%s)", Plural(n, "point"), ProbesDir,
 			abbreviate(mi.MissingProbePoints, 8)))
 	}
 	if limit > 0 && len(out) > limit {

@@ -1006,10 +1006,7 @@ func mergeMarkdown(b *bytes.Buffer, mi *MergeInfo, selected int) {
 	for i, n := range mi.ShardCounts {
 		counts[i] = strconv.Itoa(n)
 	}
-	parts := fmt.Sprintf("%d parts", len(mi.Parts))
-	if len(mi.Parts) == 1 {
-		parts = "1 part"
-	}
+	parts := Plural(len(mi.Parts), "part")
 	fmt.Fprintf(b, "Merged from %s of a sweep sharded %s ways (spec hash `%s`); %d duplicate rows removed",
 		parts, strings.Join(counts, " and "), mi.SpecHash, mi.DuplicateRows)
 	if mi.ConflictingDuplicates > 0 {
@@ -1173,7 +1170,7 @@ func NoFeasibleHint(rows []Row, a *Analysis, dir string) string {
 		}
 		return hint + fmt.Sprintf("; %s rejected or left unfinished requests, e.g. %s (%s): such points stay off the front "+
 			"beyond optimization.constraints.max_rejected_ratio (%g now); servesweep rows --results %s --columns point_id,status,reason "+
-			"lists every point's reason", plural(a.Excluded[ExcludedRejected], "point"), r.PointID, r.Reason, a.Settings.MaxRejectedRatio, dir)
+			"lists every point's reason", Plural(a.Excluded[ExcludedRejected], "point"), r.PointID, r.Reason, a.Settings.MaxRejectedRatio, dir)
 	}
 	return hint
 }

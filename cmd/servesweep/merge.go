@@ -107,10 +107,7 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 func printMerge(io ioStreams, opts *mergeOptions, out string, merged *sweep.Merged) error {
 	rows, m, a, w := merged.Rows, merged.Manifest, merged.Analysis, merged.Written
 	mi, c := m.Merge, m.Counts
-	parts := fmt.Sprintf("%d parts", len(mi.Parts))
-	if len(mi.Parts) == 1 {
-		parts = "1 part"
-	}
+	parts := results.Plural(len(mi.Parts), "part")
 	fmt.Fprintf(io.Out, "servesweep merge: %s of %s (spec hash %s):\n%d rows of %d selected points (%d duplicate rows removed): "+
 		"%s\n", parts, m.Spec, mi.SpecHash, len(rows), c.SelectedPoints, mi.DuplicateRows,
 		statusCounts(c.OK, c.Degraded, c.Infeasible, c.Failed, c.TimedOut))

@@ -238,19 +238,16 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 	// holds, a shape the model cannot be split into) is a warning, once, whether the timing
 	// notes it too (possibly with what it means for that timing after it) or not.
 	deployment := sim.DeploymentNotes(cfg)
-	startsWith := func(note string) func(string) bool {
-		return func(d string) bool { return strings.HasPrefix(note, d) }
-	}
 	for _, note := range res.TimingNotes {
 		prefix := "servesweep: "
-		if slices.ContainsFunc(deployment, startsWith(note)) {
+		if slices.ContainsFunc(deployment, func(d string) bool { return strings.HasPrefix(note, d) }) {
 			prefix = "warning: "
 		}
 		fmt.Fprintln(w, prefix+note)
 	}
-	for _, note := range deployment {
-		if !slices.ContainsFunc(res.TimingNotes, func(t string) bool { return strings.HasPrefix(t, note) }) {
-			fmt.Fprintln(w, "warning: "+note)
+	for _, d := range deployment {
+		if !slices.ContainsFunc(res.TimingNotes, func(note string) bool { return strings.HasPrefix(note, d) }) {
+			fmt.Fprintln(w, "warning: "+d)
 		}
 	}
 	if cfg.LabelsOnly() {
