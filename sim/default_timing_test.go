@@ -324,7 +324,7 @@ func TestWorkerBeyondOneLinkDomainIsNoted(t *testing.T) {
 // the role and the GPU (they run at the next lower GEMM peak and stream at the FP8 rate, not at
 // Blackwell's FP4Memory share); Blackwell gets none, nor do FP8 weights.
 func TestFP4WithoutFP4TensorCoresIsNoted(t *testing.T) {
-	want := "engine.workers.aggregated: h200_sxm has no FP4 tensor cores: the roofline prices fp4 weights at its next lower GEMM peak, streaming at the FP8 rate"
+	want := "engine.workers.aggregated: h200_sxm has no FP4 tensor cores: the roofline prices fp4 weights at its BF16 GEMM peak (weight-only 4-bit kernels dequantize to BF16), streaming their bytes without Blackwell's FP4Memory share"
 	for _, c := range []struct {
 		hardware, weights string
 		noted             bool

@@ -306,7 +306,7 @@ func (d *deployment) targetTiming(name config.Role, role *config.WorkerRole) (ti
 			return nil, &config.Error{File: d.cfg.File, Path: path, Msg: err.Error()}
 		}
 		if prec.Weights == timing.FP4 && !hw.FP4TensorCores() {
-			d.notes = append(d.notes, fmt.Sprintf("engine.workers.%s: %s has no FP4 tensor cores: the roofline prices fp4 weights at its next lower GEMM peak, streaming at the FP8 rate", name, hw.ID))
+			d.notes = append(d.notes, fmt.Sprintf("engine.workers.%s: %s has no FP4 tensor cores: the roofline prices fp4 weights at its BF16 GEMM peak (weight-only 4-bit kernels dequantize to BF16), streaming their bytes without Blackwell's FP4Memory share", name, hw.ID))
 		}
 		return d.hostOverlap(name, role, "roofline", r, func() timing.Model { return r.Overlapped() }), nil
 	}

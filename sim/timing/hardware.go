@@ -107,7 +107,9 @@ func (h Hardware) FP4TensorCores() bool { return h.FP4TFLOPS > 0 }
 
 // PeakTFLOPS is the dense tensor-core peak for GEMMs whose weights are stored as p: the
 // format's own rate, or the BF16 rate when the GPU lacks that format (weight-only quantization:
-// weights are dequantized to BF16 before the multiply, as vLLM's Marlin kernels do on Ampere).
+// weights are dequantized to BF16 before the multiply, as vLLM's Marlin kernels do for FP8 on
+// Ampere and for FP4 on Hopper, and as the op database's Hopper tables measure 4-bit experts:
+// w4a16 only).
 func (h Hardware) PeakTFLOPS(p Precision) float64 {
 	switch p {
 	case FP8:
@@ -117,9 +119,6 @@ func (h Hardware) PeakTFLOPS(p Precision) float64 {
 	case FP4:
 		if h.FP4TensorCores() {
 			return h.FP4TFLOPS
-		}
-		if h.FP8TFLOPS > 0 {
-			return h.FP8TFLOPS
 		}
 	}
 	return h.BF16TFLOPS

@@ -53,6 +53,41 @@ type ModelSpec struct {
 	// layer in a model with experts) sharing the embedding and the lm_head. 0: the checkpoint
 	// has none, and MTP speculative decoding cannot run.
 	MTPLayers int
+	// MXFP4Experts marks a checkpoint whose routed experts alone are MXFP4 and whose other
+	// weights (attention, router, embeddings, lm_head) are BF16: gpt-oss (config.json
+	// quantization_config, quant_method mxfp4, modules_to_not_convert; TensorRT-LLM's gpt-oss
+	// README: "MoE weights quantized with mxfp4. All the other weights are in bf16"). With
+	// Precisions.Weights fp4 (the checkpoint as published) the non-expert GEMMs are priced and
+	// stored as BF16 (DenseWeights) and the experts multiply at ExpertMathFormat's rate.
+	MXFP4Experts bool
+}
+
+// DenseWeights is the format of the GEMM weights outside the routed experts when the GEMM
+// weights are stored as w: BF16 for an MXFP4Experts checkpoint served as published (w = fp4),
+// else w.
+func (m ModelSpec) DenseWeights(w Precision) Precision {
+	if m.MXFP4Experts && w == FP4 {
+		return BF16
+	}
+	return w
+}
+
+// ExpertMathFormat is the format whose tensor-core peak the routed experts' GEMMs run at with
+// weights stored as w on GPU hw. An MXFP4Experts checkpoint served as published multiplies its
+// MXFP4 experts with MXFP8 activations on GPUs with FP4 tensor cores (FP8's rate: TensorRT-LLM's
+// gpt-oss support matrix, Blackwell: activation mxfp8, weight mxfp4, backends TRTLLM and
+// CUTLASS; vLLM with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8, as InferenceX's gpt-oss B200 script
+// sets it) and with BF16 activations elsewhere (BF16's rate: TensorRT-LLM's Hopper row, Triton
+// backend; vLLM's Marlin kernels, VLLM_MXFP4_USE_MARLIN in InferenceX's H100 script). Otherwise
+// w (Hardware.PeakTFLOPS falls back where the GPU lacks the format).
+func (m ModelSpec) ExpertMathFormat(w Precision, hw Hardware) Precision {
+	if m.MXFP4Experts && w == FP4 {
+		if hw.FP4TensorCores() {
+			return FP8
+		}
+		return BF16
+	}
+	return w
 }
 
 // linearLayers is the number of linear-attention layers (0 without).
@@ -95,11 +130,12 @@ func (m ModelSpec) LinearParams() float64 {
 // checkpoints).
 func (m ModelSpec) HeadParams() float64 { return float64(m.Hidden) * float64(m.Vocab) }
 
-// WeightBytes is the memory the weights take in bytes when the GEMM weights are stored as p and
-// everything else (embeddings, lm_head, norms: Params − LinearParams) in BF16.
+// WeightBytes is the memory the weights take in bytes when the GEMM weights are stored as p (the
+// ones outside the routed experts as DenseWeights(p)) and everything else (embeddings, lm_head,
+// norms: Params − LinearParams) in BF16.
 func (m ModelSpec) WeightBytes(p Precision) float64 {
-	lin := m.LinearParams()
-	return lin*p.WeightBytes() + max(m.Params-lin, 0)*2
+	lin, experts := m.LinearParams(), m.ExpertParams()
+	return (lin-experts)*m.DenseWeights(p).WeightBytes() + experts*p.WeightBytes() + max(m.Params-lin, 0)*2
 }
 
 // KVBytesPerToken is the BF16 KV cache size of one token over all layers before tensor-parallel
@@ -207,12 +243,12 @@ func modelCatalog() []catalogEntry {
 		moeEntry(ModelSpec{ID: "Qwen/Qwen3-30B-A3B", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, Vocab: 151936, MaxContext: 40960,
 			MoE: &MoESpec{Experts: 128, TopK: 8, ExpertIntermediate: 768}}, nil),
 		// gpt-oss alternates 128-token sliding-window and full attention layers (config.json
-		// layer_types, sliding_window 128): half its layers keep only a window of KV. Experts are
-		// MXFP4 in the checkpoint.
+		// layer_types, sliding_window 128): half its layers keep only a window of KV. Its experts
+		// alone are MXFP4 in the checkpoint (MXFP4Experts).
 		moeEntry(ModelSpec{ID: "openai/gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Vocab: 201088, MaxContext: 131072,
-			MoE: &MoESpec{Experts: 128, TopK: 4, ExpertIntermediate: 2880}, SlidingLayers: 18, SlidingWindow: 128}, &Precisions{Weights: FP4, KVCache: BF16}),
+			MoE: &MoESpec{Experts: 128, TopK: 4, ExpertIntermediate: 2880}, SlidingLayers: 18, SlidingWindow: 128, MXFP4Experts: true}, &Precisions{Weights: FP4, KVCache: BF16}),
 		moeEntry(ModelSpec{ID: "openai/gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, Vocab: 201088, MaxContext: 131072,
-			MoE: &MoESpec{Experts: 32, TopK: 4, ExpertIntermediate: 2880}, SlidingLayers: 12, SlidingWindow: 128}, &Precisions{Weights: FP4, KVCache: BF16}),
+			MoE: &MoESpec{Experts: 32, TopK: 4, ExpertIntermediate: 2880}, SlidingLayers: 12, SlidingWindow: 128, MXFP4Experts: true}, &Precisions{Weights: FP4, KVCache: BF16}),
 		moeEntry(ModelSpec{ID: "mistralai/Mixtral-8x7B-v0.1", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 32000, MaxContext: 32768,
 			MoE: &MoESpec{Experts: 8, TopK: 2, ExpertIntermediate: 14336}}, nil, "mistralai/Mixtral-8x7B-Instruct-v0.1"),
 		// Qwen3.5-397B-A17B (card: 397B total, 17B active): a hybrid of 45 Gated DeltaNet
@@ -947,8 +983,8 @@ func (m ModelSpec) ShapeErrors(s Shape) []*ShapeError {
 }
 
 // WeightBytesPerGPU is one GPU's share of the weights in bytes with the GEMM weights stored as p
-// on shape s: everything but the routed experts (attention, dense and shared MLPs, routers in p;
-// embeddings, lm_head and norms in BF16) split tensor × pipeline ways and replicated over
+// on shape s: everything but the routed experts (attention, dense and shared MLPs, routers in
+// DenseWeights(p); embeddings, lm_head and norms in BF16) split tensor × pipeline ways and replicated over
 // attention-DP ranks, and the routed experts, with s.RedundantExperts more expert slots of the
 // same size, split moe_tensor × moe_expert × pipeline ways. For a dense model this is
 // WeightBytes(p) / (tensor × pipeline).

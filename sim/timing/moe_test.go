@@ -508,3 +508,53 @@ func TestRooflineWideExpertParallelAllToAllLatency(t *testing.T) {
 		}
 	}
 }
+
+// An MXFP4-experts checkpoint (gpt-oss) served as published keeps everything but its routed
+// experts in BF16: toyMoE so marked, at fp4, stores 27,811,840 non-expert GEMM weights × 2 bytes
+// + 37,748,736 experts × 0.5625 + 65,536,000 other parameters × 2 = 207,929,344 bytes. On a GPU
+// of BF16 1,000, FP8 2,000 and FP4 4,000 TFLOPS with ideal efficiencies a prefill token costs
+// 2·27,811,840 FLOPs at BF16 (1e12 FLOP/ms) and 2·9,437,184 routed-expert FLOPs at FP8's rate
+// (MXFP8 activations): 5.562368e-5 + 9.437184e-6 = 6.5060864e-5 ms; without FP4 tensor cores
+// the experts run at BF16's rate (7.4498048e-5 ms); unmarked, every GEMM runs at FP4's rate
+// (2·37,249,024 / 4e12 = 1.8624512e-5 ms). At fp8 the mark changes nothing.
+func TestMXFP4ExpertsCheckpoint(t *testing.T) {
+	mx := toyMoE
+	mx.MXFP4Experts = true
+	if got := mx.WeightBytes(FP4); got != 207929344 {
+		t.Errorf("weight bytes %v, want 207,929,344", got)
+	}
+	if got, want := mx.WeightBytes(FP8), toyMoE.WeightBytes(FP8); got != want {
+		t.Errorf("fp8 weight bytes %v, want the unmarked %v", got, want)
+	}
+	hw := Hardware{ID: "kilo-gpu", MemoryGiB: 1000, MemoryTBps: 1000, BF16TFLOPS: 1000, FP8TFLOPS: 2000, FP4TFLOPS: 4000, LinkGBps: 1e6}
+	noFP4 := hw
+	noFP4.FP4TFLOPS = 0
+	fp4 := Precisions{Weights: FP4, KVCache: FP8}
+	s := Shape{Tensor: 1, Pipeline: 1}
+	for _, c := range []struct {
+		name string
+		m    ModelSpec
+		hw   Hardware
+		p    Precisions
+		want float64
+	}{
+		{"marked, FP4 tensor cores", mx, hw, fp4, 6.5060864e-5},
+		{"marked, no FP4 tensor cores", mx, noFP4, fp4, 7.4498048e-5},
+		{"unmarked", toyMoE, hw, fp4, 1.8624512e-5},
+		{"marked at fp8", mx, hw, Precisions{Weights: FP8, KVCache: FP8}, 2 * 37249024 / 2e12},
+	} {
+		if got := mustRoofline(t, c.m, c.hw, c.p, s, ideal()).gemmMsPerToken; !near(got, c.want) {
+			t.Errorf("%s: %.10g ms of GEMM per prefill token, want %.10g", c.name, got, c.want)
+		}
+	}
+	// The weights streamed besides the experts: 27,811,840 × 2 + the 32,768,000-parameter head
+	// × 2 bytes over 1e12 bytes/ms (1,000 TB/s).
+	if got, want := mustRoofline(t, mx, hw, fp4, s, ideal()).weightMs, (27811840*2+32768000*2)/1e12; !near(got, want) {
+		t.Errorf("non-expert weight streaming %.10g ms, want %.10g", got, want)
+	}
+	gptoss, b200 := mustLookup(t, "openai/gpt-oss-120b", "b200_sxm")
+	if !gptoss.MXFP4Experts || gptoss.ExpertMathFormat(FP4, b200) != FP8 || gptoss.DenseWeights(FP4) != BF16 {
+		t.Errorf("gpt-oss-120b on b200_sxm: MXFP4Experts %v, experts multiply in %s, the rest is %s; want true, fp8, bf16",
+			gptoss.MXFP4Experts, gptoss.ExpertMathFormat(FP4, b200), gptoss.DenseWeights(FP4))
+	}
+}

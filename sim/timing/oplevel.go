@@ -41,7 +41,8 @@ type OpLevelSource struct {
 //
 // where the GEMMs are a layer's per-GPU projections (qkv: n = (H + 2·KV)·d/t, k = h; o: n = h,
 // k = H·d/t; gate_up: n = 2·I/t, k = h; down: n = h, k = I/t; lm_head: n = vocab/t, k = h in
-// BF16) in the weights' format (bfloat16, fp8, nvfp4), looked up by opdb.GEMM.Latency; the
+// BF16) in the weights' format (bfloat16, fp8, nvfp4; bfloat16 outside the experts of an
+// MXFP4-experts checkpoint, ModelSpec.DenseWeights), looked up by opdb.GEMM.Latency; the
 // attention tables are looked up at the per-GPU heads (H/t, max(1, KV/t), d) and the KV-cache
 // format. The database measures attention over whole prompts, so a prefill chunk of n new tokens
 // after c cached ones enters by its causal pairs: ℓ = √(2·PrefillAttentionPairs/r), the prompt
@@ -73,9 +74,9 @@ type OpLevelSource struct {
 //
 // moe is the moe_perf row curve over num_tokens at the model's (hidden, expert intermediate,
 // top-k, experts), moe_tp = mt, moe_ep = me, the expert-load distribution
-// OpLevelSource.MoEDistribution (DefaultMoEDistribution) and the first of moeDtypes(weights)
-// measured; each attention-DP rank's T' tokens are gathered for the experts (ranks taken as
-// equally loaded: engines pad attention-DP ranks to the same batch), as AIConfigurator's MoE op
+// OpLevelSource.MoEDistribution (DefaultMoEDistribution) and the first of moeDtypes measured;
+// each attention-DP rank's T' tokens are gathered for the experts (ranks taken as equally
+// loaded: engines pad attention-DP ranks to the same batch), as AIConfigurator's MoE op
 // multiplies its tokens by attention_dp_size. In decode, MLA's key/value up-projection is
 // absorbed into two per-head batched GEMMs of the same weights; they are priced as the kv_b GEMM
 // at the decode tokens. The routed experts' gather/scatter is AIConfigurator's dispatch/combine
@@ -189,7 +190,7 @@ func NewOpLevel(src OpLevelSource, m ModelSpec, hw Hardware, prec Precisions, s 
 	if err != nil {
 		return nil, err
 	}
-	w, err := db.GEMM(gpu, be, gemmV, gemmDtype(prec.Weights))
+	w, err := db.GEMM(gpu, be, gemmV, gemmDtype(m.DenseWeights(prec.Weights)))
 	if err != nil {
 		return nil, err
 	}

@@ -17,17 +17,26 @@ import (
 // gets the same tokens) and "power_law_1.2" (more skew).
 const DefaultMoEDistribution = "power_law_1.01"
 
-// moeDtypes are the MoE table dtypes (moe_dtype) tried, in order, for the routed experts of a
-// weight format: FP8 checkpoints of the catalog's MoE models (DeepSeek-V3/R1, Qwen3-FP8,
-// MiniMax-M2) use 128×128 block scales (their quantization_config weight_block_size), so
-// fp8_block before per-tensor fp8; FP4 is NVFP4 where measured, else the MXFP4 weight-only
-// kernels of gpt-oss checkpoints (w4a16_mxfp4, the only 4-bit MoE format of Hopper tables).
-func moeDtypes(p Precision) []string {
+// moeDtypes are the MoE table dtypes (moe_dtype) tried, in order, for the routed experts of model
+// m with weights stored as p on GPU hw: FP8 checkpoints of the catalog's MoE models
+// (DeepSeek-V3/R1, Qwen3-FP8, MiniMax-M2) use 128×128 block scales (their quantization_config
+// weight_block_size), so fp8_block before per-tensor fp8; FP4 is NVFP4; an MXFP4-experts
+// checkpoint (gpt-oss, ModelSpec.MXFP4Experts) served as published runs the MXFP4 kernels of
+// its activations' format (ModelSpec.ExpertMathFormat): w4a8_mxfp4_mxfp8 on FP4 tensor cores,
+// the weight-only w4a16_mxfp4 elsewhere (the tables' only MXFP4 kernels of TensorRT-LLM on
+// Blackwell and of Hopper respectively).
+func moeDtypes(m ModelSpec, p Precision, hw Hardware) []string {
+	if m.MXFP4Experts && p == FP4 {
+		if m.ExpertMathFormat(p, hw) == FP8 {
+			return []string{"w4a8_mxfp4_mxfp8"}
+		}
+		return []string{"w4a16_mxfp4"}
+	}
 	switch p {
 	case FP8:
 		return []string{"fp8_block", "fp8"}
 	case FP4:
-		return []string{"nvfp4", "w4a16_mxfp4"}
+		return []string{"nvfp4"}
 	}
 	return []string{"bfloat16"}
 }
@@ -147,7 +156,7 @@ func (ol *OpLevel) newSparse(src OpLevelSource, m ModelSpec, hw Hardware, prec P
 			dist = DefaultMoEDistribution
 		}
 		var first error
-		for _, dt := range moeDtypes(prec.Weights) {
+		for _, dt := range moeDtypes(m, prec.Weights, hw) {
 			c, err := db.MoE(gpu, be, moeV, opdb.MoEShape{Dtype: dt, Hidden: m.Hidden, Inter: e.ExpertIntermediate, TopK: e.TopK,
 				Experts: e.Experts, TP: mt, EP: me, Distribution: dist})
 			if err == nil {

@@ -292,6 +292,7 @@ type rooflineRates struct {
 	hw                    Hardware // for the all-reduce bandwidth of a group size (reduceLink)
 	expertGEMM            float64  // FLOP/ms of the routed experts' grouped GEMMs (t·p GPUs)
 	quantMem              float64  // QuantizedMemory for FP8/FP4 weights (× FP4Memory for FP4 on FP4 tensor cores), else 1
+	denseQuantMem         float64  // quantMem for the GEMM weights outside the routed experts (1 when ModelSpec.DenseWeights is BF16)
 	alphaMs               float64  // LinkLatencyUs in ms
 	a2aAlphaMs            float64  // one all-to-all's latency in ms: AllToAllLatencyUs and the peers' part
 	net                   float64  // a GPU's network port, bytes/ms at Link (0: none in the catalog)
@@ -351,15 +352,19 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	t, p := float64(s.Tensor), float64(s.Pipeline)
 	L, h := float64(m.Layers), float64(m.Hidden)
 	quant := 1.0
-	rt := rooflineRates{quantMem: 1, alphaMs: eff.LinkLatencyUs / 1000, hw: hw}
+	rt := rooflineRates{quantMem: 1, denseQuantMem: 1, alphaMs: eff.LinkLatencyUs / 1000, hw: hw}
 	if prec.Weights != BF16 {
-		quant, rt.quantMem = eff.QuantizedGEMM, eff.QuantizedMemory
+		rt.quantMem = eff.QuantizedMemory
 	}
 	if prec.Weights == FP4 && hw.FP4TensorCores() {
 		rt.quantMem *= eff.FP4Memory
 	}
-	rt.gemm = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.GEMM * quant
-	rt.expertGEMM = t * p * hw.PeakTFLOPS(prec.Weights) * tflopsToFlopPerMs * eff.ExpertGEMM
+	dense := m.DenseWeights(prec.Weights)
+	if dense != BF16 {
+		quant, rt.denseQuantMem = eff.QuantizedGEMM, rt.quantMem
+	}
+	rt.gemm = t * p * hw.PeakTFLOPS(dense) * tflopsToFlopPerMs * eff.GEMM * quant
+	rt.expertGEMM = t * p * hw.PeakTFLOPS(m.ExpertMathFormat(prec.Weights, hw)) * tflopsToFlopPerMs * eff.ExpertGEMM
 	attnPeak := t * p * hw.PeakTFLOPS(prec.AttentionFormat()) * tflopsToFlopPerMs
 	rt.attn = attnPeak * eff.Attention
 	rt.mlaAttn, rt.mlaTokenPairs = rt.attn, eff.MLAPrefillTokenPairs
@@ -377,7 +382,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	r := &Roofline{
 		gemmMsPerToken:  2 * m.LinearParams() / rt.gemm,
 		headMsPerSample: 2 * m.HeadParams() / bf16GEMMRate,
-		weightMs:        (m.LinearParams()*prec.Weights.WeightBytes()/rt.quantMem + m.HeadParams()*activationBytes) / t / rt.mem,
+		weightMs:        (m.LinearParams()*dense.WeightBytes()/rt.denseQuantMem + m.HeadParams()*activationBytes) / t / rt.mem,
 		attnMsPerPair:   4 * float64(m.Heads) * float64(m.HeadDim) * (L - float64(m.linearLayers())) / rt.attn,
 		kvMsPerToken:    float64(m.KVBytesPerTokenPerGPU(prec.KVCache, s.Tensor, s.Pipeline)) / rt.mem,
 		overheadMs:      eff.PassOverheadMs + L*eff.LayerOverheadUs/1000,
@@ -413,12 +418,14 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 // additions to the Roofline formula, per GPU of shape s with d = attention_data, mt =
 // moe_tensor, me = moe_expert, E experts, k per token, L_moe MoE layers, T a rank's tokens):
 //
-//	gemm compute   2·(P_active − P_routed)·T/(t·p·F·η_gemm·η_q) + 2·P_routed·T/(t·p·F·η_expert), with
-//	               P_routed = ExpertParams·k/E the routed experts' active parameters and η_expert
+//	gemm compute   2·(P_active − P_routed)·T/(t·p·F_dense·η_gemm·η_q) + 2·P_routed·T/(t·p·F_expert·η_expert),
+//	               with P_routed = ExpertParams·k/E the routed experts' active parameters and η_expert
 //	               = ExpertGEMM: the experts' FLOPs of the d ranks' d·T tokens spread over the
 //	               mt·me = t·d GPUs, their grouped GEMMs at their own lower rate (which is where
 //	               expert-load imbalance and small per-expert matrices show; routing itself is
-//	               taken as balanced across GPUs)
+//	               taken as balanced across GPUs); F_dense = F(ModelSpec.DenseWeights(weights))
+//	               (η_q = 1 when that is BF16), F_expert = F(ModelSpec.ExpertMathFormat): the
+//	               weights' format but for an MXFP4-experts checkpoint (gpt-oss)
 //	weights        W_rest/(t·B) + W_slots/(mt·me·B) · (1 − (1 − k/S)^(d·T)): the expected share
 //	               of local expert slots some token of the pass routes to, with S = E +
 //	               RedundantExperts slots and W_slots = W_experts·S/E (a replica holds its
@@ -444,6 +451,7 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 	t, p := float64(s.Tensor), float64(s.Pipeline)
 	d, mt, me := s.moe()
 	wb := prec.Weights.WeightBytes() / rt.quantMem
+	denseWB := m.DenseWeights(prec.Weights).WeightBytes() / rt.denseQuantMem
 	experts := m.ExpertParams()
 	if e := m.MoE; e != nil {
 		routed := experts * float64(e.TopK) / float64(e.Experts)
@@ -451,7 +459,7 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 	} else {
 		r.gemmMsPerToken = 2 * m.ActiveLinearParams() / rt.gemm
 	}
-	r.weightMs = ((m.LinearParams()-experts)*wb + m.HeadParams()*activationBytes) / t / rt.mem
+	r.weightMs = ((m.LinearParams()-experts)*denseWB + m.HeadParams()*activationBytes) / t / rt.mem
 	if a := m.MLA; a != nil {
 		flops := 2 * float64(m.Heads) * float64(a.QKNopeHeadDim+a.QKRopeHeadDim+a.VHeadDim) * float64(m.Layers)
 		r.attnMsPerPair = flops / rt.attn
