@@ -60,13 +60,20 @@ type ModelSpec struct {
 	// Precisions.Weights fp4 (the checkpoint as published) the non-expert GEMMs are priced and
 	// stored as BF16 (DenseWeights) and the experts multiply at ExpertMathFormat's rate.
 	MXFP4Experts bool
+	// FP4ExpertsOnly marks a model whose 4-bit checkpoint quantizes the routed experts alone
+	// (W4A4 NVFP4 experts), its other GEMM weights staying BF16: MiniMax-M2.5 (NVIDIA's
+	// MiniMax-M2.5-NVFP4, ModelOpt's experts-only NVFP4 recipe: gate/up and down projections of
+	// the experts quantized; attention, router, embeddings and lm_head BF16, as the model cards of
+	// reproductions of it state). With Precisions.Weights fp4 its non-expert GEMMs are priced and
+	// stored as BF16 (DenseWeights); its experts run at FP4's rate.
+	FP4ExpertsOnly bool
 }
 
 // DenseWeights is the format of the GEMM weights outside the routed experts when the GEMM
-// weights are stored as w: BF16 for an MXFP4Experts checkpoint served as published (w = fp4),
-// else w.
+// weights are stored as w: BF16 at w = fp4 for a checkpoint that quantizes its experts alone
+// (MXFP4Experts, FP4ExpertsOnly), else w.
 func (m ModelSpec) DenseWeights(w Precision) Precision {
-	if m.MXFP4Experts && w == FP4 {
+	if (m.MXFP4Experts || m.FP4ExpertsOnly) && w == FP4 {
 		return BF16
 	}
 	return w
@@ -267,8 +274,10 @@ func modelCatalog() []catalogEntry {
 			MoE:                 &MoESpec{Experts: 512, TopK: 10, ExpertIntermediate: 1024, SharedIntermediate: 1024},
 			LinearAttention:     &LinearAttentionSpec{Layers: 45, KeyHeads: 16, ValueHeads: 64, KeyHeadDim: 128, ValueHeadDim: 128, ConvKernel: 4},
 			AttentionOutputGate: true, MTPLayers: 1}, nil),
+		// MiniMax-M2.5's FP8 checkpoint is its own; its FP4 one, NVIDIA's, quantizes the experts
+		// alone (FP4ExpertsOnly).
 		moeEntry(ModelSpec{ID: "MiniMaxAI/MiniMax-M2.5", Layers: 62, Hidden: 3072, Heads: 48, KVHeads: 8, HeadDim: 128, Vocab: 200064, MaxContext: 196608,
-			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 1536}}, &Precisions{Weights: FP8, KVCache: BF16}, "MiniMaxAI/MiniMax-M2"),
+			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 1536}, FP4ExpertsOnly: true}, &Precisions{Weights: FP8, KVCache: BF16}, "MiniMaxAI/MiniMax-M2"),
 	}
 }
 

@@ -510,14 +510,14 @@ func TestRooflineWideExpertParallelAllToAllLatency(t *testing.T) {
 }
 
 // An MXFP4-experts checkpoint (gpt-oss) served as published keeps everything but its routed
-// experts in BF16: toyMoE so marked, at fp4, stores 27,811,840 non-expert GEMM weights × 2 bytes
+// experts in BF16 (so does an NVFP4 experts-only one, FP4ExpertsOnly): toyMoE so marked, at fp4, stores 27,811,840 non-expert GEMM weights × 2 bytes
 // + 37,748,736 experts × 0.5625 + 65,536,000 other parameters × 2 = 207,929,344 bytes. On a GPU
 // of BF16 1,000, FP8 2,000 and FP4 4,000 TFLOPS with ideal efficiencies a prefill token costs
 // 2·27,811,840 FLOPs at BF16 (1e12 FLOP/ms) and 2·9,437,184 routed-expert FLOPs at FP8's rate
 // (MXFP8 activations): 5.562368e-5 + 9.437184e-6 = 6.5060864e-5 ms; without FP4 tensor cores
 // the experts run at BF16's rate (7.4498048e-5 ms); unmarked, every GEMM runs at FP4's rate
 // (2·37,249,024 / 4e12 = 1.8624512e-5 ms). At fp8 the mark changes nothing.
-func TestMXFP4ExpertsCheckpoint(t *testing.T) {
+func TestExpertsOnlyCheckpoints(t *testing.T) {
 	mx := toyMoE
 	mx.MXFP4Experts = true
 	if got := mx.WeightBytes(FP4); got != 207929344 {
@@ -551,6 +551,20 @@ func TestMXFP4ExpertsCheckpoint(t *testing.T) {
 	// × 2 bytes over 1e12 bytes/ms (1,000 TB/s).
 	if got, want := mustRoofline(t, mx, hw, fp4, s, ideal()).weightMs, (27811840*2+32768000*2)/1e12; !near(got, want) {
 		t.Errorf("non-expert weight streaming %.10g ms, want %.10g", got, want)
+	}
+	// An NVFP4 experts-only checkpoint keeps the BF16 rest but multiplies its experts at FP4's
+	// rate (W4A4): 5.562368e-5 + 2·9,437,184 / 4e12 = 6.0342272e-5 ms.
+	eo := toyMoE
+	eo.FP4ExpertsOnly = true
+	if got := mustRoofline(t, eo, hw, fp4, s, ideal()).gemmMsPerToken; !near(got, 6.0342272e-5) {
+		t.Errorf("FP4ExpertsOnly: %.10g ms of GEMM per prefill token, want 6.0342272e-5", got)
+	}
+	if got := eo.WeightBytes(FP4); got != 207929344 {
+		t.Errorf("FP4ExpertsOnly weight bytes %v, want 207,929,344", got)
+	}
+	minimax, err := LookupModel("MiniMaxAI/MiniMax-M2.5")
+	if err != nil || !minimax.FP4ExpertsOnly || minimax.DenseWeights(FP4) != BF16 || minimax.DenseWeights(FP8) != FP8 {
+		t.Errorf("MiniMax-M2.5: FP4ExpertsOnly %v, err %v; want its fp4 checkpoint's non-expert weights BF16, its fp8 one's FP8", minimax.FP4ExpertsOnly, err)
 	}
 	gptoss, b200 := mustLookup(t, "openai/gpt-oss-120b", "b200_sxm")
 	if !gptoss.MXFP4Experts || gptoss.ExpertMathFormat(FP4, b200) != FP8 || gptoss.DenseWeights(FP4) != BF16 {
