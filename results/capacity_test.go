@@ -90,10 +90,16 @@ func TestNewRowCapacity(t *testing.T) {
 	rec.Summary = map[string]float64{"num_requests": 0, "offered_requests": 0, "completed_requests": 0,
 		"goodput_completed_requests": 0, "duration_ms": 500, "warmup_seconds": 15, "warmup_requests": 8, "steady_window_ms": 0}
 	r = NewRow(PointInfo{ID: "p"}, rec)
-	const want = "sla_constraint: every one of the 8 requests at the minimum load 1 concurrency arrived within " +
-		"traffic.load.warmup_seconds (15 s), so none was measured: shorten the warm-up or lengthen the run (traffic.stop)"
+	const want = "sla_constraint: every one of the 8 requests at the minimum load 1 concurrency arrived within the probe's 15 s " +
+		"warm-up (traffic.load.warmup_seconds, or, when that is unset, the search's warm-up over traffic.load.ramp_seconds), so none " +
+		"was measured and the deployment's capacity is unknown, not missed: shorten the warm-up or ramp, or lengthen the run (traffic.stop)"
 	if r.Status != StatusInfeasible || r.Reason != want {
 		t.Errorf("all warm-up: status %s reason %q, want %q", r.Status, r.Reason, want)
+	}
+	// The "no feasible point" error counts such points apart and quotes one.
+	a := &Analysis{Excluded: map[string]int{}}
+	if h := NoFeasibleHint([]Row{r}, a, "out"); h != "; 1 point measured no request at all (their capacity is unknown, not missed), e.g. p: "+want {
+		t.Errorf("no-feasible hint %q", h)
 	}
 }
 

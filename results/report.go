@@ -1158,6 +1158,19 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 // and the command that lists every point's reason; "" when neither applies.
 func NoFeasibleHint(rows []Row, a *Analysis, dir string) string {
 	hint := SLAUnitHint(rows)
+	unmeasured, first := 0, -1
+	for i := range rows {
+		if rows[i].Status == StatusInfeasible && strings.Contains(rows[i].Reason, unmeasuredReason) {
+			if unmeasured++; first < 0 {
+				first = i
+			}
+		}
+	}
+	if unmeasured > 0 {
+		// Not deployments that missed the SLA: the run measured nothing at all.
+		hint += fmt.Sprintf("; %s measured no request at all (their capacity is unknown, not missed), e.g. %s: %s",
+			Plural(unmeasured, "point"), rows[first].PointID, rows[first].Reason)
+	}
 	if a.Excluded[ExcludedRejected] == 0 {
 		return hint
 	}

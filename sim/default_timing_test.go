@@ -259,6 +259,10 @@ func TestDeploymentNotes(t *testing.T) {
 		{nil, "32768 blocks of 64 tokens need 256.0 GiB of KV cache per GPU"},
 		{[]string{"engine.model=meta-llama/Llama-3.1-405B"}, "does not fit on 1 × h200_sxm"},
 		{[]string{"engine.workers.aggregated.kv_cache.capacity={type: fixed, blocks: 4096}"}, ""},
+		{[]string{"engine.workers.aggregated.kv_cache.capacity={type: fixed, blocks: 4096}", "engine.context_length=400000"},
+			"engine.context_length: 400000 tokens is above meta-llama/Llama-3.1-8B's max_position_embeddings 131072: engines refuse " +
+				"a longer context at startup (vLLM's max-model-len, SGLang's context-length); valid: 1 to 131072, or max"},
+		{[]string{"engine.workers.aggregated.kv_cache.capacity={type: fixed, blocks: 4096}", "engine.context_length=131072"}, ""},
 	} {
 		cfg, err := config.LoadFile("../examples/synthetic.yaml", c.sets)
 		if err != nil {

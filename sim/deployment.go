@@ -656,6 +656,9 @@ func undeployable(cfg *config.Config) (*deployment, []error) {
 		return d, nil
 	}
 	var errs []error
+	if err := CheckContextLength(cfg); err != nil {
+		errs = append(errs, err)
+	}
 	for _, name := range cfg.Engine.Mode.Roles() {
 		role := cfg.Engine.Workers.Role(name)
 		if role == nil || role.KVCache.Capacity.Type != config.CapacityFixed {
@@ -672,6 +675,26 @@ func undeployable(cfg *config.Config) (*deployment, []error) {
 		}
 	}
 	return d, errs
+}
+
+// CheckContextLength refuses an engine.context_length above the model's max_position_embeddings
+// (timing.ModelSpec.MaxContext) when the model is in the catalog or a config.json directory: no
+// engine serves it as configured (vLLM and SGLang refuse a longer max-model-len or
+// context-length at startup), so a sweep filters such a point and export writes no launch for it;
+// predict warns and runs it (Deployable). A *config.Error naming engine.context_length; nil for
+// "max", a length within the limit, or a model servesweep cannot read.
+func CheckContextLength(cfg *config.Config) error {
+	n := cfg.Engine.ContextLength
+	if n <= 0 {
+		return nil
+	}
+	m, err := timing.ResolveModel(cfg.Engine.Model)
+	if err != nil || m.MaxContext <= 0 || n <= m.MaxContext {
+		return nil
+	}
+	return &config.Error{File: cfg.File, Path: "engine.context_length",
+		Msg: fmt.Sprintf("%d tokens is above %s's max_position_embeddings %d: engines refuse a longer context at startup "+
+			"(vLLM's max-model-len, SGLang's context-length); valid: 1 to %d, or max", n, m.ID, m.MaxContext, m.MaxContext)}
 }
 
 // checkWeightsFit refuses a role whose weights do not fit its GPUs' whole memory (the check

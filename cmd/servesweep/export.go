@@ -122,6 +122,14 @@ func runExport(io ioStreams, opts *exportOptions) error {
 	if err := sim.CheckSingleNode(cfg); err != nil {
 		return err
 	}
+	// What the engine would refuse at startup, or predict refuses to simulate (weights that do
+	// not fit), gets no launch files.
+	if err := sim.CheckContextLength(cfg); err != nil {
+		return err
+	}
+	if err := sim.Check(cfg, nil); err != nil {
+		return err
+	}
 	for _, n := range sim.DeploymentNotes(cfg) {
 		fmt.Fprintln(io.Err, "warning: "+n)
 	}

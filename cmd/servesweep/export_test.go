@@ -56,6 +56,21 @@ func TestExportCommand(t *testing.T) {
 		!strings.Contains(errs, "engine.workers.aggregated.parallelism.tensor: tensor 64 does not divide") {
 		t.Errorf("tensor 64: exit %d, stderr %q; want exit 2 naming the field", code, errs)
 	}
+	// What the engine would refuse at startup, or predict refuses to simulate, gets no launch files:
+	// a context longer than the model's, weights that do not fit.
+	for _, c := range []struct{ set, want string }{
+		{"engine.context_length=400000", "engine.context_length: 400000 tokens is above meta-llama/Llama-3.1-8B's max_position_embeddings 131072"},
+		{"engine.model=meta-llama/Llama-3.1-405B", "does not fit on"},
+	} {
+		out := t.TempDir()
+		if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", out, "--set", c.set); code != exitConfigError ||
+			!strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", c.set, code, errs, c.want)
+		}
+		if files, _ := os.ReadDir(out); len(files) != 0 {
+			t.Errorf("%s: a refused export wrote %d files", c.set, len(files))
+		}
+	}
 	// A --name that is a DNS label names the deployment as given.
 	named := filepath.Join(t.TempDir(), "named")
 	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "dynamo", "--output-dir", named, "--name", "llama--8b-tp2"); code != exitOK {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -340,49 +341,114 @@ func unfilledCooldownNote(cfg *config.Config, s *metrics.Summary) string {
 
 // writePrediction writes prediction.json (and requests.jsonl with --capture-per-request; an old
 // one is removed otherwise) into --output-dir, in the stack's layout, and returns the summary and
-// prediction.json's path.
+// prediction.json's path. The per-request records are streamed into both files one at a time
+// (sim.EachRequestRecord), so a run of millions of requests writes them in bounded memory; the
+// bytes are json.MarshalIndent's of the whole report.
 func writePrediction(opts *predictOptions, res *sim.Result) (map[string]any, string, error) {
 	summary := res.Summary.Map()
 	summary["timing_provider"] = res.TimingProvider
-	var records []map[string]any
-	if opts.CapturePerRequest {
-		records = sim.RequestRecords(res)
-	}
-	var report any = summary
+	top := summary
 	if opts.Stack == "dynamo" {
-		env := map[string]any{"summary": summary}
-		if records != nil {
-			env["per_request"] = records
-		}
-		report = env
-	} else if records != nil {
-		flat := make(map[string]any, len(summary)+1)
-		for k, v := range summary {
-			flat[k] = v
-		}
-		flat["per_request"] = records
-		report = flat
+		top = map[string]any{"summary": summary}
 	}
-	data, err := json.MarshalIndent(report, "", "  ")
+	predPath := filepath.Join(opts.OutputDir, "prediction.json")
+	err := results.WriteAtomic(predPath, func(w io.Writer) error {
+		var records func(func(map[string]any) error) error
+		if opts.CapturePerRequest {
+			records = func(fn func(map[string]any) error) error { return sim.EachRequestRecord(res, fn) }
+		}
+		return writeReport(w, top, records)
+	})
 	if err != nil {
 		return nil, "", err
 	}
-	predPath := filepath.Join(opts.OutputDir, "prediction.json")
-	if err := results.WriteFileAtomic(predPath, append(data, '\n')); err != nil {
+	jsonl := filepath.Join(opts.OutputDir, "requests.jsonl")
+	if !opts.CapturePerRequest {
+		// A requests.jsonl left by an earlier run (--overwrite) would not match this report.
+		if err := os.Remove(jsonl); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, "", err
+		}
+		return summary, predPath, nil
+	}
+	err = results.WriteAtomic(jsonl, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		return sim.EachRequestRecord(res, func(rec map[string]any) error { return enc.Encode(rec) })
+	})
+	if err != nil {
 		return nil, "", err
 	}
-	if records == nil {
-		// A requests.jsonl left by an earlier run (--overwrite) would not match this report.
-		if err := os.Remove(filepath.Join(opts.OutputDir, "requests.jsonl")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, "", err
-		}
-	} else {
-		if err := writeRecords(filepath.Join(opts.OutputDir, "requests.jsonl"), records); err != nil {
-			return nil, "", err
-		}
-	}
-
 	return summary, predPath, nil
+}
+
+// writeReport writes top as json.MarshalIndent(…, "", "  ") would, plus a "per_request" key
+// among its sorted keys holding the records each yields (none when records is nil), each
+// encoded as it comes instead of the whole array at once; a trailing newline ends it.
+func writeReport(w io.Writer, top map[string]any, records func(func(map[string]any) error) error) error {
+	keys := make([]string, 0, len(top)+1)
+	for k := range top {
+		keys = append(keys, k)
+	}
+	if records != nil {
+		keys = append(keys, "per_request")
+	}
+	sort.Strings(keys)
+	bw := bufio.NewWriter(w)
+	bw.WriteString("{")
+	for n, k := range keys {
+		if n > 0 {
+			bw.WriteString(",")
+		}
+		name, _ := json.Marshal(k)
+		bw.WriteString("\n  ")
+		bw.Write(name)
+		bw.WriteString(": ")
+		if k == "per_request" && records != nil {
+			if err := writeRecordArray(bw, records); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := json.MarshalIndent(top[k], "  ", "  ")
+		if err != nil {
+			return err
+		}
+		bw.Write(v)
+	}
+	if len(keys) > 0 {
+		bw.WriteString("\n")
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
+}
+
+// writeRecordArray writes the records as the two-space-indented array MarshalIndent writes for
+// a value one level deep ("[]" when there are none).
+func writeRecordArray(w *bufio.Writer, records func(func(map[string]any) error) error) error {
+	n := 0
+	err := records(func(rec map[string]any) error {
+		v, err := json.MarshalIndent(rec, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			w.WriteString("[")
+		} else {
+			w.WriteString(",")
+		}
+		w.WriteString("\n    ")
+		w.Write(v)
+		n++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		w.WriteString("[]")
+		return nil
+	}
+	w.WriteString("\n  ]")
+	return nil
 }
 
 // aliasNotes returns one line per distinct hardware or model alias cfg names (engine.hardware,
@@ -647,18 +713,6 @@ func outputDirEntries(dir string) ([]os.DirEntry, error) {
 
 // writeRecords writes records as JSON Lines (one sorted-key object per line) to path atomically
 // (results.WriteAtomic).
-func writeRecords(path string, records []map[string]any) error {
-	return results.WriteAtomic(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		for _, rec := range records {
-			if err := enc.Encode(rec); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {

@@ -1061,3 +1061,49 @@ func TestPredictNotesEmptyRole(t *testing.T) {
 		}
 	}
 }
+
+// writeReport streams the records but writes the bytes json.MarshalIndent writes for the whole
+// report: flat and nested, with records sorted among the keys, with none, and without the key.
+func TestWriteReportMatchesMarshalIndent(t *testing.T) {
+	recs := []map[string]any{{"uuid": "a", "ttft_ms": 1.5, "routing_history": []any{map[string]any{"pool": "agg"}}}, {"uuid": "b<&>", "ttft_ms": nil}}
+	summary := map[string]any{"mean_ttft_ms": 2.25, "zeta": []int{1, 2}, "alpha": "x", "nested": map[string]any{"k": 1}}
+	for _, c := range []struct {
+		name string
+		top  map[string]any
+		recs []map[string]any
+		with bool
+	}{
+		{"flat", summary, recs, true},
+		{"dynamo", map[string]any{"summary": summary}, recs, true},
+		{"no records", summary, []map[string]any{}, true},
+		{"no key", summary, nil, false},
+	} {
+		whole := make(map[string]any, len(c.top)+1)
+		for k, v := range c.top {
+			whole[k] = v
+		}
+		var records func(func(map[string]any) error) error
+		if c.with {
+			whole["per_request"] = c.recs
+			records = func(fn func(map[string]any) error) error {
+				for _, r := range c.recs {
+					if err := fn(r); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+		want, err := json.MarshalIndent(whole, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := writeReport(&got, c.top, records); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != string(want)+"\n" {
+			t.Errorf("%s: streamed report differs from MarshalIndent's:\n%s\nwant\n%s", c.name, got.String(), want)
+		}
+	}
+}

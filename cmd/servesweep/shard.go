@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sweep"
 )
 
@@ -175,6 +178,12 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 // checkShardDir readies the output directory for shard sh and claims its journal for the spec
 // hash (sweep.PrepareShardDir, --overwrite removing the shard's own files).
 func checkShardDir(opts *sweepOptions, sh grid.Shard, files sweep.ShardFiles, hash string) error {
+	if _, err := os.Stat(filepath.Join(opts.OutputDir, results.JournalFile)); err == nil {
+		// Shards would not resume the whole sweep's finished points, and merge refuses the mix.
+		return &usageError{fmt.Errorf("--output-dir %s holds an unsharded sweep (%s): a shard would not reuse its finished "+
+			"points, and merge refuses a directory that mixes the two; rerun without --shard to resume it, or give the shards "+
+			"another --output-dir", opts.OutputDir, results.JournalFile)}
+	}
 	err := sweep.PrepareShardDir(opts.OutputDir, sh, files, opts.Overwrite, hash)
 	if err != nil {
 		err = specErr(lockedErr(dirErr(err), "--output-dir "+opts.OutputDir),

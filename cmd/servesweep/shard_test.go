@@ -503,6 +503,7 @@ func TestShardAndMergeErrors(t *testing.T) {
 		{"merge of a broken part", nil, []string{"merge", "--results", filepath.Join(tmp, "junk")}, notPart + ": not a readable Parquet file"},
 		{"merge over an unsharded sweep", nil, []string{"merge", "--results", filepath.Join(tmp, "junk"), "--output-dir", unsharded}, "holds an unsharded sweep"},
 		{"merge positional", nil, []string{"merge", "x"}, "no positional arguments"},
+		{"shard into an unsharded sweep", nil, []string{"sweep", "--shard", "0/2", "--output-dir", unsharded}, "holds an unsharded sweep (points.jsonl): a shard would not reuse"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {

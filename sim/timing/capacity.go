@@ -153,9 +153,15 @@ func KVCapacity(in CapacityInput) (Capacity, error) {
 		if s.AttentionData > 1 {
 			rank = fmt.Sprintf(", one of the worker's %d attention-DP ranks, the experts over %d GPUs", s.AttentionData, max(s.MoEExpert, 1)*max(s.MoETensor, 1))
 		}
-		return c, fmt.Errorf("model %s (%s weights) does not fit on %d × %s (tensor %d × pipeline %d%s): needs %.1f GiB of weights, has %.1f GiB (memory_fraction %g × %g GiB × %d GPUs); %s, or quantize",
+		// Under FractionOfFree (TensorRT-LLM) the weights may take all of the memory: the
+		// fraction applies to what they leave.
+		usable := fmt.Sprintf("memory_fraction %g × %g GiB × %d GPUs", in.MemoryFraction, hw.MemoryGiB, gpus)
+		if in.FractionOfFree {
+			usable = fmt.Sprintf("%g GiB × %d GPUs; memory_fraction %g applies to what the weights leave", hw.MemoryGiB, gpus, in.MemoryFraction)
+		}
+		return c, fmt.Errorf("model %s (%s weights) does not fit on %d × %s (tensor %d × pipeline %d%s): needs %.1f GiB of weights, has %.1f GiB (%s); %s, or quantize",
 			m.ID, in.Precisions.Weights, gpus, hw.ID, s.Tensor, s.Pipeline, rank, c.WeightsGiB*float64(gpus), c.UsableGiB*float64(gpus),
-			in.MemoryFraction, hw.MemoryGiB, gpus, raise)
+			usable, raise)
 	}
 	blockBytes := float64(in.BlockSize) * float64(perGPU)
 	blocks := math.Floor(c.KVGiB * gib / blockBytes)

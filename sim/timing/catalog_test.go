@@ -238,6 +238,13 @@ func TestKVCapacityDoesNotFit(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "needs 131.5 GiB of weights, has 72.0 GiB") {
 		t.Errorf("err = %v", err)
 	}
+	// TensorRT-LLM's fraction applies to the memory the weights leave: they may take all 80 GiB,
+	// and the message says so rather than 0.9 × 80.
+	in.FractionOfFree = true
+	if _, err := KVCapacity(in); err == nil || !strings.Contains(err.Error(), "needs 131.5 GiB of weights, has 80.0 GiB (80 GiB × 1 GPUs; memory_fraction 0.9 applies to what the weights leave)") {
+		t.Errorf("TensorRT-LLM: err = %v", err)
+	}
+	in.FractionOfFree = false
 	// Weights that fit but leave no KV room: FP8 weights at TP2 take 33.8 GiB per GPU, which
 	// memory_fraction 0.44 (35.2 GiB) holds, but not with 1.4 GiB of activations and the 1.5 GiB
 	// reserve.

@@ -950,11 +950,12 @@ func (m ModelSpec) ShapeErrors(s Shape) []*ShapeError {
 	if g := max(s.Tensor, 1) * d; mt*me != g {
 		// Suggest only splits of the g GPUs the model allows.
 		var ways []string
+		// Whole pairs: naming one value alone reads as a fix when the other is the culprit.
 		if e.Experts%g == 0 {
-			ways = append(ways, fmt.Sprintf("moe_expert: %d (experts split over the GPUs)", g))
+			ways = append(ways, fmt.Sprintf("moe_tensor: 1 with moe_expert: %d (experts split over the GPUs)", g))
 		}
 		if e.ExpertIntermediate%g == 0 {
-			ways = append(ways, fmt.Sprintf("moe_tensor: %d (each expert split)", g))
+			ways = append(ways, fmt.Sprintf("moe_tensor: %d with moe_expert: 1 (each expert split)", g))
 		}
 		hint := "no split of " + fmt.Sprint(g) + " GPUs divides " + m.ID + "'s experts or expert intermediate size: change tensor or attention_data"
 		if len(ways) > 0 {

@@ -133,7 +133,7 @@ func TestMoEShapeRules(t *testing.T) {
 		{"intermediate not divisible", toyMoE, Shape{Tensor: 1, Pipeline: 1, AttentionData: 6, MoETensor: 3, MoEExpert: 2}, "moe_tensor", "does not divide toy-moe's expert intermediate size 512; valid: 1, 2, 4, 8, 16, 32, 64, 128, 256, 512"},
 		{"heads", toyMoE, Shape{Tensor: 3, Pipeline: 1, MoETensor: 3}, "tensor", "does not divide toy-moe's 8 attention heads"},
 		{"only moe_tensor given", toyMoE, Shape{Tensor: 2, Pipeline: 1, AttentionData: 2, MoETensor: 2, MoEExpert: 1}, "moe_tensor",
-			"e.g. moe_expert: 4 (experts split over the GPUs) or moe_tensor: 4 (each expert split)"},
+			"e.g. moe_tensor: 1 with moe_expert: 4 (experts split over the GPUs) or moe_tensor: 4 with moe_expert: 1 (each expert split)"},
 		{"no valid split to suggest", toyMoE, Shape{Tensor: 1, Pipeline: 1, AttentionData: 3, MoETensor: 1, MoEExpert: 1}, "moe_expert",
 			"no split of 3 GPUs divides toy-moe's experts or expert intermediate size"},
 		{"experts not divisible, redundant suggested", toyMoE, Shape{Tensor: 1, Pipeline: 1, AttentionData: 3, MoETensor: 1, MoEExpert: 3}, "moe_expert",
