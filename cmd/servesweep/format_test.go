@@ -279,6 +279,7 @@ func TestSweepDryRunFormatJSON(t *testing.T) {
 		{[]string{"report", "--results", "x", "--format", "csv"}, `--format must be table or json, got "csv"`},
 		{[]string{"validate", "--measured", "x.csv", "--format", "JSON"}, `--format must be table or json, got "JSON"`},
 		{[]string{"sweep", "--dry-run", "--show", "-1"}, "--show must be a whole number >= 0"},
+		{[]string{"sweep", "--output-dir", ""}, "--output-dir must not be empty"},
 		// Flags that would be ignored are refused rather than dropped.
 		{[]string{"sweep", "--show", "3", "--output-dir", "unused"}, "--show lists the points of --dry-run"},
 		{[]string{"sweep", "--dry-run", "--export", "vllm"}, "--dry-run simulates nothing to recommend"},

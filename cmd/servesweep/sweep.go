@@ -238,6 +238,9 @@ func checkSweepFlags(opts *sweepOptions) error {
 	if opts.Show < 0 {
 		return &usageError{fmt.Errorf("--show must be a whole number >= 0 (the points --dry-run lists), got %d", opts.Show)}
 	}
+	if opts.OutputDir == "" {
+		return &usageError{errors.New("--output-dir must not be empty")} // as predict says
+	}
 	switch {
 	case opts.showSet && !opts.DryRun:
 		return &usageError{errors.New("--show lists the points of --dry-run; add --dry-run, or remove --show to run the sweep")}

@@ -66,6 +66,13 @@ func TestReadCSV(t *testing.T) {
 		zeros[1].Problem != "tp_size: must be >= 1 (or empty when not given), got 0" || zeros[2].Problem != "" {
 		t.Errorf("zero cells: %v %q %q %q", err, zeros[0].Problem, zeros[1].Problem, zeros[2].Problem)
 	}
+	// A latency beyond a float's range is named as such, not as "not > 0".
+	huge, err := ReadCSV(strings.NewReader("id,backend,model_path,system,mode,isl,osl,batch_size,silicon_ttft_ms,silicon_tpot_ms\n"+
+		"h1,vllm,m,h100_sxm,agg,512,32,4,60,1e400\nh2,vllm,m,h100_sxm,agg,512,32,4,60,-1\n"), "huge.csv")
+	if err != nil || huge[0].Problem != `silicon_tpot_ms: must be a finite number > 0, got "1e400" (beyond a 64-bit float's range)` ||
+		huge[1].Problem != `silicon_tpot_ms: must be a number > 0, got "-1"` {
+		t.Errorf("huge cells: %v %q %q", err, huge[0].Problem, huge[1].Problem)
+	}
 	// A row with fewer or more fields than the header is marked, not read by position.
 	ragged, err := ReadCSV(strings.NewReader("id,backend,model_path,system,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\n"+
 		"r1,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32\nr2,vllm,m,h100_sxm,agg,512,32,60,8,extra\n"), "ragged.csv")
@@ -89,6 +96,12 @@ func TestReadCSV(t *testing.T) {
 		// A known column in another case is named as itself, not as the nearer "id".
 		{"backend,model_path,system,mode,ISL,osl,silicon_ttft_ms,silicon_tpot_ms\nvllm,x,h100_sxm,agg,2,3,4,5\n",
 			`small.csv: line 1: unknown column "ISL" (field 5; did you mean "isl"?)`},
+		// The field's other name for a column names the column; a short name three edits from an
+		// unrelated one ("gpu" from "id") gets no guess.
+		{"backend,model_path,gpu,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\nvllm,x,h100_sxm,agg,2,3,4,5\n",
+			`small.csv: line 1: unknown column "gpu" (field 3; did you mean "system"?)`},
+		{"backend,model_path,system,mode,isl,osl,foo,silicon_ttft_ms,silicon_tpot_ms\nvllm,x,h100_sxm,agg,2,3,1,4,5\n",
+			`small.csv: line 1: unknown column "foo" (field 7): a misspelt`},
 		// A binary file's first field is quoted by its first 40 characters only.
 		{"\x7fELF" + strings.Repeat("\x00\x01", 200) + ",backend,model_path,system,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\nx\n",
 			fmt.Sprintf("small.csv: line 1: unknown column %q (field 1): a misspelt", "\x7fELF"+strings.Repeat("\x00\x01", 18)+"…")},

@@ -120,16 +120,30 @@ var knownColumns = []string{
 // nearestColumn is h in lower case when that is a known column, else the known column closest
 // to h by edit (Levenshtein) distance, when within 3 edits; "" else.
 func nearestColumn(h string) string {
-	if l := strings.ToLower(h); slices.Contains(knownColumns, l) {
+	l := strings.ToLower(h)
+	if slices.Contains(knownColumns, l) {
 		return l // the columns are lower case: ISL is isl, not the nearer "id"
 	}
-	best, bestD := "", 4
+	if c, ok := columnSynonyms[l]; ok {
+		return c
+	}
+	// A close spelling only: within 3 edits and less than half the name's length ("gpu" is
+	// three edits from "id" too, which would mislead).
+	best, bestD := "", min(4, (len([]rune(h))+1)/2)
 	for _, c := range knownColumns {
 		if d := levenshtein.ComputeDistance(h, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
 	return best
+}
+
+// columnSynonyms maps the field's other names for a column (lower case) to the column.
+var columnSynonyms = map[string]string{
+	"gpu": "system", "hardware": "system", "gpu_type": "system", "model": "model_path", "model_name": "model_path",
+	"engine": "backend", "framework": "backend", "ttft": "silicon_ttft_ms", "ttft_ms": "silicon_ttft_ms",
+	"tpot": "silicon_tpot_ms", "tpot_ms": "silicon_tpot_ms", "itl_ms": "silicon_tpot_ms", "tp": "tp_size", "conc": "concurrency",
+	"input_len": "isl", "output_len": "osl",
 }
 
 // ReadCSVFile reads a measured-deployments CSV; see ReadCSV.
@@ -276,6 +290,9 @@ func (p *rowParser) posFloat(name string) float64 {
 	if err != nil || !(f > 0) || math.IsInf(f, 0) {
 		if p.problem == "" {
 			p.problem = fmt.Sprintf("%s: must be a number > 0, got %q", name, s)
+			if math.IsInf(f, 0) || errors.Is(err, strconv.ErrRange) {
+				p.problem = fmt.Sprintf("%s: must be a finite number > 0, got %q (beyond a 64-bit float's range)", name, s)
+			}
 		}
 		return 0
 	}
