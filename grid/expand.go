@@ -577,6 +577,9 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	if first.DefaultTraffic {
 		x.Notes = append(x.Notes, config.DefaultTrafficNote(first))
 	}
+	if n := config.DefaultedTrafficNote(first); n != "" {
+		x.Notes = append(x.Notes, n)
+	}
 	for _, name := range first.EmptyRoles {
 		x.Notes = append(x.Notes, config.EmptyRoleNote(s.File, name, first.Engine.Workers.Role(name)))
 	}

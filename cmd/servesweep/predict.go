@@ -177,6 +177,9 @@ func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) 
 	if cfg.DefaultTraffic {
 		fmt.Fprintln(io.Err, "note: "+config.DefaultTrafficNote(cfg))
 	}
+	if n := config.DefaultedTrafficNote(cfg); n != "" {
+		fmt.Fprintln(io.Err, "note: "+n)
+	}
 	for _, name := range cfg.EmptyRoles {
 		fmt.Fprintln(io.Err, "note: "+config.EmptyRoleNote(cfg.File, name, cfg.Engine.Workers.Role(name)))
 	}

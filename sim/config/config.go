@@ -26,6 +26,12 @@ type Config struct {
 	// {}), whose every field took its default (set by Decode; EmptyRoleNote says so). Not a YAML
 	// key, and not part of a point's identity.
 	EmptyRoles []Role `yaml:"-" json:"-"`
+	// DefaultedTraffic lists, for a traffic section the YAML gave, the parts of the workload it
+	// left to their defaults: "traffic.load" when it gave no load, and a synthetic source's
+	// "traffic.source.input_tokens" and "traffic.source.output_tokens" when it gave no length
+	// (set by Decode; DefaultedTrafficNote says so). Not a YAML key, and not part of a point's
+	// identity.
+	DefaultedTraffic []string `yaml:"-" json:"-"`
 
 	// Traffic is omitted entirely: synthetic 1024/128 tokens, concurrency 10, 100 requests
 	// (dynosim-spec.md §3.1); a supplied traffic mapping is not merged with that default.

@@ -1092,3 +1092,27 @@ func TestDecodeMemoryFractionNull(t *testing.T) {
 		}
 	}
 }
+
+// A traffic section that leaves its load or a synthetic source's lengths out takes their
+// defaults, and DefaultedTrafficNote names each with the value it took; a complete section, or
+// none at all (DefaultTrafficNote's case), has no such note.
+func TestDefaultedTrafficNote(t *testing.T) {
+	const engine = "engine: {mode: aggregated, model: m, hardware: h, backend: vllm, workers: {aggregated: {}}}\n"
+	for _, c := range []struct{ yaml, want string }{
+		{"traffic: {source: {type: synthetic}, stop: {requests: 5}}\n" + engine,
+			"d.yaml: not given, so the run takes the default: traffic.load (concurrency, concurrency 10), traffic.source.input_tokens (1024), " +
+				"traffic.source.output_tokens (128) (docs/predict.md); give them to choose"},
+		{"traffic: {source: {type: synthetic, input_tokens: 64}, load: {type: concurrency, concurrency: 2}, stop: {requests: 5}}\n" + engine,
+			"d.yaml: not given, so the run takes the default: traffic.source.output_tokens (128) (docs/predict.md); give them to choose"},
+		{"traffic: {source: {type: synthetic, input_tokens: 64, output_tokens: 8}, load: {type: concurrency, concurrency: 2}, stop: {requests: 5}}\n" + engine, ""},
+		{engine, ""},
+	} {
+		cfg, err := Decode([]byte(c.yaml), "d.yaml", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.yaml, err)
+		}
+		if got := DefaultedTrafficNote(cfg); got != c.want {
+			t.Errorf("%s: note %q, want %q", c.yaml, got, c.want)
+		}
+	}
+}

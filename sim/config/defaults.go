@@ -28,6 +28,28 @@ func DefaultTrafficNote(c *Config) string {
 		"give a traffic section to choose one", c.File, t.Source.InputTokens, t.Source.OutputTokens, t.Load.Concurrency, t.Stop.Requests)
 }
 
+// DefaultedTrafficNote is the note a command prints for c when its traffic section left parts
+// of the workload to their defaults (Config.DefaultedTraffic), naming c's file and the values
+// they took; "" when it left none.
+func DefaultedTrafficNote(c *Config) string {
+	var parts []string
+	for _, f := range c.DefaultedTraffic {
+		switch f {
+		case "traffic.load":
+			parts = append(parts, fmt.Sprintf("traffic.load (%s, concurrency %d)", c.Traffic.Load.Type, c.Traffic.Load.Concurrency))
+		case "traffic.source.input_tokens":
+			parts = append(parts, fmt.Sprintf("%s (%d)", f, c.Traffic.Source.InputTokens))
+		case "traffic.source.output_tokens":
+			parts = append(parts, fmt.Sprintf("%s (%d)", f, c.Traffic.Source.OutputTokens))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: not given, so the run takes the default: %s (docs/predict.md); give them to choose",
+		c.File, strings.Join(parts, ", "))
+}
+
 // givenBelow reports whether the YAML gave any field whose path starts with prefix.
 func givenBelow(given map[string]bool, prefix string) bool {
 	for p := range given {
@@ -71,6 +93,19 @@ func applyDefaults(c *Config, given map[string]bool, bad func(path string) bool)
 		c.DefaultTraffic = true
 	}
 	const sp = "traffic.source."
+	if given["traffic"] {
+		// A given section's defaults shape the workload as much as a missing one's.
+		if !givenBelow(given, "traffic.load") {
+			c.DefaultedTraffic = append(c.DefaultedTraffic, "traffic.load")
+		}
+		if c.Traffic.Source.Type == SourceSynthetic {
+			for _, f := range []string{"input_tokens", "output_tokens"} {
+				if !givenBelow(given, sp+f) {
+					c.DefaultedTraffic = append(c.DefaultedTraffic, sp+f)
+				}
+			}
+		}
+	}
 	if s := &c.Traffic.Source; s.Type == SourceTrace && !embeddedBlockSize(s.Format) && !given[sp+"block_size"] {
 		s.BlockSize = defaultTraceBlockSize
 	}
