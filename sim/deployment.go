@@ -627,11 +627,11 @@ func DeploymentNotes(cfg *config.Config) []string {
 }
 
 // Deployable is nil when a real deployment of cfg could be built as configured, whatever the
-// timing model; else the reason, for each role with a fixed KV pool (the pools `default`
-// capacity derives refuse such a deployment themselves), when cfg's model is in the catalog:
-// weights that do not fit the role's GPUs' whole memory, or a shape the model cannot be split
-// into (checkWeightsFit's refusals; *config.Error naming the role's capacity path, several
-// joined). A model outside the catalog is nil: its timing can only run on labels. A sweep
+// timing model; else the reason, when cfg's model is in the catalog: a context_length above the
+// model's (CheckContextLength), and for each role with a fixed KV pool (the pools `default`
+// capacity derives refuse such a deployment themselves) weights that do not fit the role's GPUs'
+// whole memory, or a shape the model cannot be split into (checkWeightsFit's refusals;
+// *config.Error naming the path, several joined). A model outside the catalog is nil: its timing can only run on labels. A sweep
 // filters such points as invalid (a 405B model on one 48 GB GPU is not a deployment to
 // recommend, whatever a label-only timing says of it); predict warns and runs them, as the
 // reference does.
@@ -647,9 +647,9 @@ func Deployable(cfg *config.Config) error {
 	return oneOrAll(all)
 }
 
-// undeployable runs checkWeightsFit on every role of cfg with a fixed KV pool, when cfg's model
-// is in the catalog and the role's GPU too: its refusals, and the deployment whose notes hold the pools larger than
-// the memory beside the weights.
+// undeployable runs CheckContextLength, and checkWeightsFit on every role of cfg with a fixed KV
+// pool, when cfg's model is in the catalog and the role's GPU too: their refusals, and the
+// deployment whose notes hold the pools larger than the memory beside the weights.
 func undeployable(cfg *config.Config) (*deployment, []error) {
 	d := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
 	if _, err := d.modelFor(""); err != nil {

@@ -127,7 +127,9 @@ func runExport(io ioStreams, opts *exportOptions) error {
 	if err := sim.CheckContextLength(cfg); err != nil {
 		return err
 	}
-	if err := sim.Check(cfg, nil); err != nil {
+	// Without a performance database an op_level role cannot be built here; its launch files do
+	// not depend on the timing, so that one refusal is not export's to make.
+	if err := sim.Check(cfg, nil); err != nil && !errors.Is(err, sim.ErrNoSystems) {
 		return err
 	}
 	for _, n := range sim.DeploymentNotes(cfg) {

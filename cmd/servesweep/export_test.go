@@ -71,6 +71,12 @@ func TestExportCommand(t *testing.T) {
 			t.Errorf("%s: a refused export wrote %d files", c.set, len(files))
 		}
 	}
+	// An op_level role needs no performance database to be exported: its launch does not depend
+	// on the timing.
+	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", t.TempDir(),
+		"--set", "engine.workers.aggregated.timing={type: default, forward_model: op_level}"); code != exitOK {
+		t.Errorf("op_level without a database: exit %d, stderr %q; want 0", code, errs)
+	}
 	// A --name that is a DNS label names the deployment as given.
 	named := filepath.Join(t.TempDir(), "named")
 	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "dynamo", "--output-dir", named, "--name", "llama--8b-tp2"); code != exitOK {
