@@ -109,6 +109,33 @@ func runExport(io ioStreams, opts *exportOptions) error {
 	case name == "":
 		name = strings.TrimSuffix(filepath.Base(opts.ConfigPath), filepath.Ext(opts.ConfigPath))
 	}
+	if err := checkExportable(io, cfg); err != nil {
+		return err
+	}
+	files, err := export.Export(cfg, opts.Target, export.Options{Name: name, URL: opts.URL})
+	if err != nil {
+		return err
+	}
+	if err := checkExportDir(opts.OutputDir, opts.Overwrite, files); err != nil {
+		return err
+	}
+	if err := makeOutputDir(opts.OutputDir); err != nil {
+		return err
+	}
+	if err := export.WriteFiles(opts.OutputDir, files); err != nil {
+		return err
+	}
+	for _, f := range files {
+		fmt.Fprintln(io.Out, filepath.Join(opts.OutputDir, f.Name))
+	}
+	return nil
+}
+
+// checkExportable refuses a config no launch should be written for (a model predict cannot
+// simulate, a shape the model cannot be split into, a worker beyond one node, a context the
+// engine would refuse at startup, weights that do not fit) and prints the notes and warnings a
+// launch of it deserves.
+func checkExportable(io ioStreams, cfg *config.Config) error {
 	if _, err := timing.ResolveModel(cfg.Engine.Model); err != nil {
 		// predict refuses a model it cannot simulate; a launch for one would be a guess.
 		return &config.Error{File: cfg.File, Path: "engine.model", Msg: err.Error()}
@@ -134,22 +161,6 @@ func runExport(io ioStreams, opts *exportOptions) error {
 	}
 	for _, n := range sim.DeploymentNotes(cfg) {
 		fmt.Fprintln(io.Err, "warning: "+n)
-	}
-	files, err := export.Export(cfg, opts.Target, export.Options{Name: name, URL: opts.URL})
-	if err != nil {
-		return err
-	}
-	if err := checkExportDir(opts.OutputDir, opts.Overwrite, files); err != nil {
-		return err
-	}
-	if err := makeOutputDir(opts.OutputDir); err != nil {
-		return err
-	}
-	if err := export.WriteFiles(opts.OutputDir, files); err != nil {
-		return err
-	}
-	for _, f := range files {
-		fmt.Fprintln(io.Out, filepath.Join(opts.OutputDir, f.Name))
 	}
 	return nil
 }
