@@ -334,6 +334,11 @@ var commentText = strings.NewReplacer("\r\n", `\r\n`, "\r", `\r`, "\n", `\n`)
 func explainRow(w io.Writer, rows []calibrate.Row, line int, o calibrate.Options, file string) error {
 	i := slices.IndexFunc(rows, func(r calibrate.Row) bool { return r.Line == line })
 	if i < 0 {
+		// A line between two rows' starts is blank or inside a quoted cell of the row above it.
+		if j := slices.IndexFunc(rows, func(r calibrate.Row) bool { return r.Line > line }); j > 0 {
+			return &usageError{fmt.Errorf("--explain %d: %s: no row starts on line %d: it is blank or inside a quoted cell of the row "+
+				"that starts on line %d (give --explain %d for that row)", line, file, line, rows[j-1].Line, rows[j-1].Line)}
+		}
 		return &usageError{fmt.Errorf("--explain %d: %s has no data row on line %d (data rows are lines %d to %d; the header is line 1)",
 			line, file, line, rows[0].Line, rows[len(rows)-1].Line)}
 	}

@@ -279,6 +279,11 @@ func TestValidateExplain(t *testing.T) {
 	if code, _, errOut := runCLI(t, "predict", "-c", cfgPath, "--output-dir", filepath.Join(dir, "out-nl")); code != exitOK {
 		t.Errorf("predict on the explained config of that row: exit %d: %s", code, errOut)
 	}
+	// The line inside that row's quoted cell points to the row's first line.
+	const inside = "no row starts on line 3: it is blank or inside a quoted cell of the row that starts on line 2 (give --explain 2 for that row)"
+	if code, _, errOut := runCLI(t, "validate", "--measured", nl, "--explain", "3"); code != exitConfigError || !strings.Contains(errOut, inside) {
+		t.Errorf("--explain 3 inside a quoted cell: exit %d, stderr %q; want %q", code, errOut, inside)
+	}
 	big := filepath.Join(dir, "big.csv")
 	if err := os.WriteFile(big, []byte(measuredCSV+"r3,vllm,0.12,meta-llama/Llama-3.1-70B,h100_sxm,,,agg,512,32,4,4,1,1,1,400,6\n"), 0o644); err != nil {
 		t.Fatal(err)
