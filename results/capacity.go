@@ -273,22 +273,25 @@ func fillCapacity(r *Row, c *Capacity) {
 	}
 }
 
-// unmeasuredReason is the part of an infeasible capacity-search row's reason that says no
-// request was measured at the minimum load (NoFeasibleHint counts such rows apart).
-const unmeasuredReason = "so none was measured"
+// Unmeasured reports whether row r measured no request: every one arrived within the run's
+// warm-up (a capacity search's infeasible row says so in its reason, and NoFeasibleHint counts
+// such rows apart from those that missed the SLA).
+func Unmeasured(r *Row) bool {
+	return deref(r.OfferedRequests) == 0 && deref(r.WarmupRequests) > 0 && r.WarmupSeconds != nil
+}
 
 // infeasibleReason is the reason of an infeasible row of a capacity search: sla_constraint with
 // the attainment measured at min (and the percentile bounds of evaluation.sla that failed there,
 // terms), or rejected_requests when the rejections alone keep attainment below the target.
 func infeasibleReason(r *Row, c *Capacity, terms []metrics.TermResult) string {
 	offered, rejected := deref(r.OfferedRequests), deref(r.RejectedRequests)
-	if w := deref(r.WarmupRequests); offered == 0 && w > 0 && r.WarmupSeconds != nil {
+	if Unmeasured(r) {
 		// The warm-up is the config's warmup_seconds or, when it gives none, the one the search
 		// sets for a ramped closed loop (its ramp_seconds): say which could be the cause.
 		return fmt.Sprintf("%s: every one of the %d requests at the minimum load %g %s arrived within the probe's %g s warm-up "+
-			"(traffic.load.warmup_seconds, or, when that is unset, the search's warm-up over traffic.load.ramp_seconds), %s "+
-			"and the deployment's capacity is unknown, not missed: shorten the warm-up or ramp, or lengthen the run (traffic.stop)",
-			ExcludedSLA, w, c.Load, c.Unit, *r.WarmupSeconds, unmeasuredReason)
+			"(traffic.load.warmup_seconds, or, when that is unset, the search's warm-up over traffic.load.ramp_seconds), so none "+
+			"was measured and the deployment's capacity is unknown, not missed: shorten the warm-up or ramp, or lengthen the run (traffic.stop)",
+			ExcludedSLA, deref(r.WarmupRequests), c.Load, c.Unit, *r.WarmupSeconds)
 	}
 	if offered > 0 && float64(offered-rejected)/float64(offered) < c.Target {
 		return fmt.Sprintf("%s: %d of %d offered requests rejected at the minimum load %g %s, more than attainment %g allows",

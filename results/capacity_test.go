@@ -98,7 +98,7 @@ func TestNewRowCapacity(t *testing.T) {
 	}
 	// The "no feasible point" error counts such points apart and quotes one.
 	a := &Analysis{Excluded: map[string]int{}}
-	if h := NoFeasibleHint([]Row{r}, a, "out"); h != "; 1 point measured no request at all (their capacity is unknown, not missed), e.g. p: "+want {
+	if h := NoFeasibleHint([]Row{r}, a, "out"); h != "; 1 point measured no request at all, every one within the warm-up (unknown, not missed), e.g. p: "+want {
 		t.Errorf("no-feasible hint %q", h)
 	}
 }

@@ -1160,7 +1160,7 @@ func NoFeasibleHint(rows []Row, a *Analysis, dir string) string {
 	hint := SLAUnitHint(rows)
 	unmeasured, first := 0, -1
 	for i := range rows {
-		if rows[i].Status == StatusInfeasible && strings.Contains(rows[i].Reason, unmeasuredReason) {
+		if rows[i].Status == StatusInfeasible && Unmeasured(&rows[i]) {
 			if unmeasured++; first < 0 {
 				first = i
 			}
@@ -1168,7 +1168,7 @@ func NoFeasibleHint(rows []Row, a *Analysis, dir string) string {
 	}
 	if unmeasured > 0 {
 		// Not deployments that missed the SLA: the run measured nothing at all.
-		hint += fmt.Sprintf("; %s measured no request at all (their capacity is unknown, not missed), e.g. %s: %s",
+		hint += fmt.Sprintf("; %s measured no request at all, every one within the warm-up (unknown, not missed), e.g. %s: %s",
 			Plural(unmeasured, "point"), rows[first].PointID, rows[first].Reason)
 	}
 	if a.Excluded[ExcludedRejected] == 0 {

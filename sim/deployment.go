@@ -631,8 +631,8 @@ func DeploymentNotes(cfg *config.Config) []string {
 // model's (CheckContextLength), and for each role with a fixed KV pool (the pools `default`
 // capacity derives refuse such a deployment themselves) weights that do not fit the role's GPUs'
 // whole memory, or a shape the model cannot be split into (checkWeightsFit's refusals;
-// *config.Error naming the path, several joined). A model outside the catalog is nil: its timing can only run on labels. A sweep
-// filters such points as invalid (a 405B model on one 48 GB GPU is not a deployment to
+// *config.Error naming the path, several joined). A model outside the catalog is nil: its
+// timing can only run on labels. A sweep filters such points as invalid (a 405B model on one 48 GB GPU is not a deployment to
 // recommend, whatever a label-only timing says of it); predict warns and runs them, as the
 // reference does.
 func Deployable(cfg *config.Config) error {
@@ -652,11 +652,12 @@ func Deployable(cfg *config.Config) error {
 // deployment whose notes hold the pools larger than the memory beside the weights.
 func undeployable(cfg *config.Config) (*deployment, []error) {
 	d := &deployment{cfg: cfg, eff: timing.CalibratedEfficiency()}
-	if _, err := d.modelFor(""); err != nil {
+	m, err := d.modelFor("")
+	if err != nil {
 		return d, nil
 	}
 	var errs []error
-	if err := CheckContextLength(cfg); err != nil {
+	if err := contextLengthError(cfg, m); err != nil {
 		errs = append(errs, err)
 	}
 	for _, name := range cfg.Engine.Mode.Roles() {
@@ -684,12 +685,20 @@ func undeployable(cfg *config.Config) (*deployment, []error) {
 // predict warns and runs it (Deployable). A *config.Error naming engine.context_length; nil for
 // "max", a length within the limit, or a model servesweep cannot read.
 func CheckContextLength(cfg *config.Config) error {
-	n := cfg.Engine.ContextLength
-	if n <= 0 {
+	if cfg.Engine.ContextLength <= 0 {
 		return nil
 	}
 	m, err := timing.ResolveModel(cfg.Engine.Model)
-	if err != nil || m.MaxContext <= 0 || n <= m.MaxContext {
+	if err != nil {
+		return nil
+	}
+	return contextLengthError(cfg, m)
+}
+
+// contextLengthError is CheckContextLength for cfg's model m, already resolved.
+func contextLengthError(cfg *config.Config, m timing.ModelSpec) error {
+	n := cfg.Engine.ContextLength
+	if n <= 0 || m.MaxContext <= 0 || n <= m.MaxContext {
 		return nil
 	}
 	return &config.Error{File: cfg.File, Path: "engine.context_length",

@@ -344,9 +344,10 @@ func unfilledCooldownNote(cfg *config.Config, s *metrics.Summary) string {
 
 // writePrediction writes prediction.json (and requests.jsonl with --capture-per-request; an old
 // one is removed otherwise) into --output-dir, in the stack's layout, and returns the summary and
-// prediction.json's path. The per-request records are streamed into both files one at a time
-// (sim.EachRequestRecord), so a run of millions of requests writes them in bounded memory; the
-// bytes are json.MarshalIndent's of the whole report.
+// prediction.json's path. The per-request records are built once each, in one pass
+// (sim.EachRequestRecord), and streamed into both files as they come, so a run of millions of
+// requests writes them in bounded memory; prediction.json's bytes are json.MarshalIndent's of
+// the whole report.
 func writePrediction(opts *predictOptions, res *sim.Result) (map[string]any, string, error) {
 	summary := res.Summary.Map()
 	summary["timing_provider"] = res.TimingProvider
@@ -355,27 +356,29 @@ func writePrediction(opts *predictOptions, res *sim.Result) (map[string]any, str
 		top = map[string]any{"summary": summary}
 	}
 	predPath := filepath.Join(opts.OutputDir, "prediction.json")
-	err := results.WriteAtomic(predPath, func(w io.Writer) error {
-		var records func(func(map[string]any) error) error
-		if opts.CapturePerRequest {
-			records = func(fn func(map[string]any) error) error { return sim.EachRequestRecord(res, fn) }
-		}
-		return writeReport(w, top, records)
-	})
-	if err != nil {
-		return nil, "", err
-	}
 	jsonl := filepath.Join(opts.OutputDir, "requests.jsonl")
 	if !opts.CapturePerRequest {
+		if err := results.WriteAtomic(predPath, func(w io.Writer) error { return writeReport(w, top, nil) }); err != nil {
+			return nil, "", err
+		}
 		// A requests.jsonl left by an earlier run (--overwrite) would not match this report.
 		if err := os.Remove(jsonl); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, "", err
 		}
 		return summary, predPath, nil
 	}
-	err = results.WriteAtomic(jsonl, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		return sim.EachRequestRecord(res, func(rec map[string]any) error { return enc.Encode(rec) })
+	err := results.WriteAtomic(jsonl, func(lines io.Writer) error {
+		enc := json.NewEncoder(lines)
+		return results.WriteAtomic(predPath, func(w io.Writer) error {
+			return writeReport(w, top, func(fn func(map[string]any) error) error {
+				return sim.EachRequestRecord(res, func(rec map[string]any) error {
+					if err := enc.Encode(rec); err != nil {
+						return err
+					}
+					return fn(rec)
+				})
+			})
+		})
 	})
 	if err != nil {
 		return nil, "", err
