@@ -24,8 +24,10 @@ test:
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./...
 
+# The sweep resumes out/sweep when an earlier run was interrupted (and returns at once when it
+# finished); `make run SWEEP_FLAGS=--overwrite` starts over, e.g. after the built-in spec changed.
 run: build
-	$(BIN) sweep --output-dir out/sweep --overwrite
+	$(BIN) sweep --output-dir out/sweep $(SWEEP_FLAGS)
 
 predict-example: build
 	$(BIN) predict --stack dynamo -c examples/synthetic.yaml --output-dir out/synthetic --overwrite

@@ -593,6 +593,15 @@ func TestEnvironmentReferences(t *testing.T) {
 	if _, err := Parse([]byte(spec), "spec.yaml", []string{"traffic.source.paths=[/x.jsonl]"}, nil, results.CheckMetric); err != nil {
 		t.Errorf("--set over an unset reference: %v", err)
 	}
+	// A "${" that starts no reference is one error at its field, not a literal every grid point
+	// would refuse; a well-formed reference beside it does not hide it.
+	for _, v := range []string{"${TRACE", "${1X}/t.jsonl", "${TRACE}/${A-B}"} {
+		_, err = Parse([]byte(spec), "spec.yaml", []string{"traffic.source.paths=[\"" + v + "\"]"}, env, results.CheckMetric)
+		want := fmt.Sprintf(`traffic.source.paths[0]: %q has a "${" that starts no environment reference: write ${NAME}`, v)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "\n") > 0 {
+			t.Errorf("%s: %v; want one error containing %q", v, err, want)
+		}
+	}
 }
 
 func TestParseRejectsBadDocuments(t *testing.T) {

@@ -490,7 +490,14 @@ func setHint(path string) string {
 }
 
 // expandEnv replaces each ${NAME} in the string scalar n with the environment variable's value.
+// A "${" that starts no such reference (unterminated, or not a name: ${1X}, ${A-B}) is an
+// error at path, said once here rather than by every grid point the literal would reach.
 func (p *parser) expandEnv(n *yaml.Node, path string) {
+	if rest := envRef.ReplaceAllString(n.Value, ""); strings.Contains(rest, "${") {
+		p.errorf(path, "%q has a \"${\" that starts no environment reference: write ${NAME} (NAME of letters, digits and _, "+
+			"not starting with a digit, closed by })", n.Value)
+		return
+	}
 	n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
 		name := envRef.FindStringSubmatch(ref)[1]
 		var v string

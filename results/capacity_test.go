@@ -245,3 +245,27 @@ func TestShapeOfAnAutoscaledRow(t *testing.T) {
 		t.Errorf("autoscaled: %q", got)
 	}
 }
+
+// Under a capacity search, a point whose search did not finish (timed out) was measured at no
+// load: its load columns are null, not the spec's starting concurrency; the same record outside
+// a search keeps the config's load, and a finished search keeps the load it was measured at.
+func TestTimedOutSearchHasNoLoad(t *testing.T) {
+	cfg, err := config.Decode([]byte(smallConfig), "small.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := PointInfo{ID: "p", Config: cfg, GPUs: 4, LoadSearched: true}
+	rec := Record{PointID: "p", Status: StatusTimedOut, Reason: "exceeded the per-point timeout of 1s (--timeout)"}
+	if r := NewRow(info, rec); r.LoadConcurrency != nil || r.LoadType != config.LoadConcurrency || r.CapacityLoad != nil {
+		t.Errorf("timed-out search: load_concurrency %v, load_type %q, capacity_load %v; want null, concurrency, null", r.LoadConcurrency, r.LoadType, r.CapacityLoad)
+	}
+	info.LoadSearched = false
+	if r := NewRow(info, rec); r.LoadConcurrency == nil || *r.LoadConcurrency != 4 {
+		t.Errorf("timed out without a search: load_concurrency %v, want the config's 4", r.LoadConcurrency)
+	}
+	info.LoadSearched = true
+	rec.Capacity = &Capacity{Feasible: true, Load: 4, Unit: "concurrency", Target: 0.99, Attainment: 1, Probes: []Probe{{Load: 4, Attainment: 1, Meets: true}}}
+	if r := NewRow(info, rec); r.LoadConcurrency == nil || *r.LoadConcurrency != 4 {
+		t.Errorf("finished search: load_concurrency %v, want 4", r.LoadConcurrency)
+	}
+}

@@ -169,7 +169,10 @@
 // percentile bound missed: ...), with or without a capacity search, and is never a candidate.
 //
 // Capacity search (optimization.capacity_search; null without it): the row's load and metric
-// columns are measured at the capacity load, and its config_yaml sets traffic.load to it.
+// columns are measured at the capacity load, and its config_yaml sets traffic.load to it. A
+// point whose search did not finish (timed out, failed) has null load_concurrency,
+// load_requests_per_second, load_sessions_per_second and load_speedup: it was measured at no
+// load (its config_yaml is the point's, at the spec's starting load).
 //
 //	capacity_load          DOUBLE   the largest load found with sla_attainment >= the target
 //	                                and every percentile bound held (null when infeasible)

@@ -459,6 +459,11 @@ type PointInfo struct {
 	// and the decode (or aggregated) role's hardware, which price an autoscaled point's
 	// provisioned GPU-hours (provisionedCostPerHour).
 	PrefillGPUHourUSD, DecodeGPUHourUSD float64
+	// LoadSearched is set when the sweep searches each point's load (optimization.capacity_search):
+	// a row without a search result (Record.Capacity nil: timed out or failed) was measured at
+	// no load, so its load columns (load_concurrency, load_requests_per_second,
+	// load_sessions_per_second, load_speedup) are null rather than the spec's starting value.
+	LoadSearched bool
 }
 
 // NewRow builds the row of a point from its config and its journal record. Metric columns are
@@ -480,6 +485,8 @@ func NewRow(p PointInfo, rec Record) Row {
 	}
 	if rec.Capacity != nil {
 		fillCapacity(&r, rec.Capacity)
+	} else if p.LoadSearched {
+		r.LoadConcurrency, r.LoadRequestsPerSecond, r.LoadSessionsPerSecond, r.LoadSpeedup = nil, nil, nil, nil
 	}
 	if p.CostUSDPerHour > 0 {
 		r.CostUSDPerHour = f64(p.CostUSDPerHour)

@@ -126,7 +126,7 @@ func shape(role *config.WorkerRole) timing.Shape {
 func (d *deployment) checkShape(name config.Role, role *config.WorkerRole, m timing.ModelSpec) error {
 	var errs config.Errors
 	for _, se := range m.ShapeErrors(shape(role)) {
-		errs = append(errs, &config.Error{File: d.cfg.File, Path: "engine.workers." + string(name) + ".parallelism." + se.Field, Msg: se.Msg})
+		errs = append(errs, d.cfg.At("engine.workers."+string(name)+".parallelism."+se.Field, se.Msg))
 	}
 	return oneOrAll(errs)
 }

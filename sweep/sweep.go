@@ -163,7 +163,7 @@ func Run(ctx context.Context, points []grid.Point, opts Options) (*Outcome, erro
 		return nil, err
 	}
 
-	pending := out.addRows(points, fresh, done)
+	pending := out.addRows(points, fresh, done, opts.Capacity != nil)
 	n := results.CountStatuses(out.Rows)
 	out.OK, out.Degraded, out.Infeasible, out.Failed, out.TimedOut = n.OK, n.Degraded, n.Infeasible, n.Failed, n.TimedOut
 	// Interrupted when a selected point has no final result, which a rerun would simulate: fresh
@@ -229,8 +229,9 @@ func classes(points []grid.Point, done map[string]results.Record, out *Outcome) 
 // (fresh, counted in out.Simulated) or an earlier run's (done); a point with neither counts in
 // out.Missing. It returns the points without a final result (none, or an earlier run's
 // unfinished one). A row that ran a capacity search describes the deployment at the load, ramp
-// and warm-up its metrics were measured under.
-func (out *Outcome) addRows(points []grid.Point, fresh, done map[string]results.Record) (pending int) {
+// and warm-up its metrics were measured under; under a capacity search (searched) a row without
+// a search result has no load (results.PointInfo.LoadSearched).
+func (out *Outcome) addRows(points []grid.Point, fresh, done map[string]results.Record, searched bool) (pending int) {
 	for i := range points {
 		p := &points[i]
 		rec, ok := fresh[p.ID]
@@ -245,7 +246,7 @@ func (out *Outcome) addRows(points []grid.Point, fresh, done map[string]results.
 		}
 		info := results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs,
 			EquivalentTo: p.EquivalentTo, CostUSDPerHour: p.CostUSDPerHour,
-			PrefillGPUHourUSD: p.PrefillGPUHourUSD, DecodeGPUHourUSD: p.DecodeGPUHourUSD}
+			PrefillGPUHourUSD: p.PrefillGPUHourUSD, DecodeGPUHourUSD: p.DecodeGPUHourUSD, LoadSearched: searched}
 		if c := rec.Capacity; c != nil && len(c.Probes) > 0 {
 			// The row describes the deployment at the load, ramp and warm-up its metrics were
 			// measured under, so that its config reproduces them.

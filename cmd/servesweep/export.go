@@ -141,7 +141,7 @@ func checkExportable(io ioStreams, cfg *config.Config) error {
 		return &config.Error{File: cfg.File, Path: "engine.model", Msg: err.Error()}
 	}
 	if n := timing.OrganizationNote(cfg.Engine.Model); n != "" { // the launch files name the model as given
-		fmt.Fprintf(io.Err, "note: %s: engine.model: %s\n", cfg.File, n)
+		fmt.Fprintln(io.Err, "note: "+cfg.At("engine.model", n).Error())
 	}
 	if err := sim.CheckShapes(cfg); err != nil {
 		return err

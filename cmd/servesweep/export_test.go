@@ -47,7 +47,7 @@ func TestExportCommand(t *testing.T) {
 	// a note saying which model it was read as.
 	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", t.TempDir(),
 		"--set", "engine.model=wrongorg/Llama-3.1-8B"); code != exitOK ||
-		!strings.Contains(errs, `note: `+exportConfig+`: engine.model: "wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B`) {
+		!strings.Contains(errs, `note: `+exportConfig+` (--set engine.model=wrongorg/Llama-3.1-8B): engine.model: "wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B`) {
 		t.Errorf("unknown organization: exit %d, stderr %q; want exit 0 with a note", code, errs)
 	}
 	// A shape the model cannot be split into is refused whatever the timing: no engine runs it.

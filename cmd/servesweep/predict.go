@@ -190,7 +190,7 @@ func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) 
 		fmt.Fprintln(io.Err, note)
 	}
 	if msg := timing.WeightsConflict(cfg.Engine.Model, cfg.Engine.Precision.Weights); msg != "" {
-		fmt.Fprintf(io.Err, "note: %s: engine.precision.weights: %s\n", cfg.File, msg)
+		fmt.Fprintln(io.Err, "note: "+cfg.At("engine.precision.weights", msg).Error())
 	}
 	return cfg, nil
 }
@@ -472,21 +472,22 @@ func aliasNotes(cfg *config.Config) []string {
 			notes = append(notes, note)
 		}
 	}
-	hardware := []string{cfg.Engine.Hardware}
-	for _, role := range []*config.WorkerRole{cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
+	hardware, paths := []string{cfg.Engine.Hardware}, []string{"engine.hardware"}
+	for i, role := range []*config.WorkerRole{cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
 		if role != nil && role.Hardware != "" {
 			hardware = append(hardware, role.Hardware)
+			paths = append(paths, "engine.workers."+[]string{"prefill", "decode"}[i]+".hardware")
 		}
 	}
-	for _, id := range hardware {
+	for i, id := range hardware {
 		if resolved, alias := timing.ResolveHardwareID(id); alias {
 			add(fmt.Sprintf("servesweep: hardware %q resolved to %q", id, resolved))
 		}
 		// Fixed and polynomial timing do not read the GPU (a hardware-aware timing refuses an
 		// unknown one), so a typo would pass as a label.
 		if _, err := timing.LookupHardware(id); err != nil && id != "" && !readsHardware(cfg) {
-			add(fmt.Sprintf("warning: hardware %q is not a GPU servesweep knows (servesweep list hardware); the timing "+
-				"this config uses does not read the GPU, so it is only a label here", id))
+			add("warning: " + cfg.At(paths[i], fmt.Sprintf("hardware %q is not a GPU servesweep knows (servesweep list hardware); the timing "+
+				"this config uses does not read the GPU, so it is only a label here", id)).Error())
 		}
 	}
 	if resolved, alias := timing.ResolveModelID(cfg.Engine.Model); alias {
@@ -495,11 +496,11 @@ func aliasNotes(cfg *config.Config) []string {
 	// The catalog matches a name by what follows its organization: say when that organization
 	// is not one it knows for the model (wrongorg/Llama-3.1-8B).
 	if n := timing.OrganizationNote(cfg.Engine.Model); n != "" {
-		add(fmt.Sprintf("note: %s: engine.model: %s", cfg.File, n))
+		add("note: " + cfg.At("engine.model", n).Error())
 	}
 	if _, err := timing.ResolveModel(cfg.Engine.Model); err != nil && cfg.Engine.Model != "" && !readsHardware(cfg) && !readsModel(cfg) {
-		add(fmt.Sprintf("warning: model %q is not a model servesweep knows (servesweep list models) nor a directory with "+
-			"a Hugging Face config.json; the timing this config uses does not read the model, so it is only a label here", cfg.Engine.Model))
+		add("warning: " + cfg.At("engine.model", fmt.Sprintf("model %q is not a model servesweep knows (servesweep list models) nor a directory with "+
+			"a Hugging Face config.json; the timing this config uses does not read the model, so it is only a label here", cfg.Engine.Model)).Error())
 	}
 	return notes
 }

@@ -336,14 +336,14 @@ func TestPredictNotesResolvedAliases(t *testing.T) {
 		{"model alias", []string{"--set", "engine.model=mistralai/Mistral-7B"},
 			[]string{`servesweep: model "mistralai/Mistral-7B" resolved to "mistralai/Mistral-7B-Instruct-v0.3"`}},
 		{"unknown organization", []string{"--set", "engine.model=wrongorg/Llama-3.1-8B"},
-			[]string{"note: " + seedConfig + `: engine.model: "wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B, ` +
+			[]string{"note: " + seedConfig + ` (--set engine.model=wrongorg/Llama-3.1-8B): engine.model: "wrongorg/Llama-3.1-8B" is read as meta-llama/Llama-3.1-8B, ` +
 				"but the catalog knows that model under meta-llama (a quantized checkpoint whose name ends in a weight-format suffix " +
 				"such as -FP8 also under nvidia, RedHatAI, neuralmagic), not wrongorg; write meta-llama/Llama-3.1-8B or Llama-3.1-8B " +
 				"(servesweep list models prints the spellings), or give a local directory holding the checkpoint's config.json if it is another model"}},
 		{"spellings the catalog documents", []string{"--set", "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8"}, nil},
 		{"no organization", []string{"--set", "engine.model=Llama-3.1-8B"}, nil},
 		{"weights against the name's format", []string{"--set", "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8", "--set", "engine.precision.weights=bf16"},
-			[]string{"note: " + seedConfig + `: engine.precision.weights: bf16 contradicts engine.model "nvidia/Llama-3.1-8B-Instruct-FP8", ` +
+			[]string{"note: " + seedConfig + ` (--set engine.precision.weights=bf16): engine.precision.weights: bf16 contradicts engine.model "nvidia/Llama-3.1-8B-Instruct-FP8", ` +
 				"whose name means fp8 weights; engine.precision.weights wins: the run prices bf16 weights (and the name's fp8 KV cache " +
 				"where engine.precision.kv_cache is auto)"}},
 		{"weights as the name's format", []string{"--set", "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8", "--set", "engine.precision.weights=fp8"}, nil},
@@ -386,8 +386,8 @@ func TestAliasNotesWarnUnknownNames(t *testing.T) {
 	fixed := &config.WorkerRole{Timing: config.Timing{Type: config.TimingFixed}}
 	cfg := &config.Config{Engine: config.Engine{Model: "llama-typo", Hardware: "h20", ContextLength: 4096, Workers: config.Workers{Aggregated: fixed}}}
 	got := aliasNotes(cfg)
-	if len(got) != 2 || !strings.HasPrefix(got[0], `warning: hardware "h20" is not a GPU servesweep knows (servesweep list hardware)`) ||
-		!strings.HasPrefix(got[1], `warning: model "llama-typo" is not a model servesweep knows (servesweep list models)`) {
+	if len(got) != 2 || !strings.HasPrefix(got[0], `warning: engine.hardware: hardware "h20" is not a GPU servesweep knows (servesweep list hardware)`) ||
+		!strings.HasPrefix(got[1], `warning: engine.model: model "llama-typo" is not a model servesweep knows (servesweep list models)`) {
 		t.Errorf("notes %q", got)
 	}
 	// context_length "max" (0) or a default KV capacity reads the model, which the run then
@@ -983,7 +983,7 @@ func TestPredictWarnsOfAnUnsplittableShapeOnce(t *testing.T) {
 	const shape = "engine.workers.aggregated.parallelism.tensor: tensor 3 does not divide meta-llama/Llama-3.1-8B's 32 attention heads"
 	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", "traffic.stop.requests=8",
 		"--set", "engine.workers.aggregated.parallelism.tensor=3")
-	if code != 0 || strings.Count(errs, shape) != 1 || !strings.Contains(errs, "warning: "+seedConfig+": "+shape) ||
+	if code != 0 || strings.Count(errs, shape) != 1 || !strings.Contains(errs, "warning: "+seedConfig+" (--set engine.workers.aggregated.parallelism.tensor=3): "+shape) ||
 		!strings.Contains(errs, "(no engine runs this shape; polynomial timing does not depend on it)") {
 		t.Errorf("TP3: exit %d, stderr %q; want one warning naming the shape", code, errs)
 	}
@@ -1004,8 +1004,9 @@ func TestPredictNotesLabelOnlyTiming(t *testing.T) {
 	// to be checked against, so nothing else is said of it.
 	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", "traffic.stop.requests=8",
 		"--set", "engine.hardware=h900_sxm")
-	if code != 0 || strings.Count(errs, "warning: ") != 1 || !strings.Contains(errs, `warning: hardware "h900_sxm" is not a GPU servesweep knows`) {
-		t.Errorf("seed on an unknown GPU: exit %d, stderr %q; want the one warning that names it", code, errs)
+	if code != 0 || strings.Count(errs, "warning: ") != 1 ||
+		!strings.Contains(errs, `warning: `+seedConfig+` (--set engine.hardware=h900_sxm): engine.hardware: hardware "h900_sxm" is not a GPU servesweep knows`) {
+		t.Errorf("seed on an unknown GPU: exit %d, stderr %q; want the one warning that names it, its field and its --set", code, errs)
 	}
 	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", "traffic.stop.requests=8",
 		"--set", "engine.workers.aggregated.timing={type: default}", "--set", "engine.workers.aggregated.kv_cache.capacity={type: default}")

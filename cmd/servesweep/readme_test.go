@@ -113,7 +113,7 @@ func TestReadmeCommandsRun(t *testing.T) {
 	// `make run` is `make build` and the built-in sweep into out/sweep: the build runs here, and
 	// the sweep is the one the other end-to-end tests share (builtInSweep), copied into place,
 	// as long as the Makefile's run target is that sweep.
-	const runTarget = "run: build\n\t$(BIN) sweep --output-dir out/sweep --overwrite\n"
+	const runTarget = "run: build\n\t$(BIN) sweep --output-dir out/sweep $(SWEEP_FLAGS)\n"
 	if mk, err := os.ReadFile(filepath.Join(repo, "Makefile")); err != nil || !strings.Contains(string(mk), runTarget) {
 		t.Fatalf("the Makefile's run target is not %q (%v): update this test", runTarget, err)
 	}

@@ -15,6 +15,9 @@ import "strconv"
 type Config struct {
 	// File is the path the config was read from; it prefixes every error message. Not a YAML key.
 	File string `yaml:"-"`
+	// Sets are the --set overrides (PATH=YAML) Decode applied after reading File, in order; a
+	// message about a field one of them gave names it (At, SetFor). Not a YAML key.
+	Sets []string `yaml:"-" json:"-"`
 	// HasRouter and HasPlanner record whether the YAML declared those sections (set by Decode).
 	// They belong to the dynamo stack's adapters (see Adapters).
 	HasRouter, HasPlanner bool `yaml:"-"`

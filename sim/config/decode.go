@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -163,6 +164,7 @@ func walkRoot(root *yaml.Node, file string, opts ...Option) (*walker, *Config) {
 // decodeRoot runs steps 3 to 6 of decode on the parsed root mapping.
 func decodeRoot(root *yaml.Node, file string, sets []string, opts ...Option) (*Config, Errors, Errors) {
 	w, c := walkRoot(root, file, opts...)
+	c.Sets = slices.Clone(sets)
 	if !w.given["engine"] && !w.isBad("engine") {
 		w.badf("engine", "required: the simulated deployment (mode, model, hardware, backend, workers)")
 	}
@@ -264,6 +266,13 @@ func attributeSets(errs Errors, sets []string) Errors {
 // or list element below it.
 func setCovers(setPath, path string) bool {
 	return path == setPath || strings.HasPrefix(path, setPath+".") || strings.HasPrefix(path, setPath+"[")
+}
+
+// At is an Error about field path of c (a dotted path such as engine.hardware) saying msg,
+// naming c's file and the --set that gave the field, if one did (SetFor): for a warning or a
+// refusal found after decoding.
+func (c *Config) At(path, msg string) *Error {
+	return &Error{File: c.File, Set: SetFor(path, c.Sets), Path: path, Msg: msg}
 }
 
 // SetFor returns the --set argument among sets (PATH=YAML, in the order given) that wrote the
