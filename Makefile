@@ -7,19 +7,28 @@ BIN := bin/servesweep
 build:
 	$(GO) build -o $(BIN) ./cmd/servesweep
 
+# Packages the race detector has nothing to watch in: neither their code nor their tests start a
+# goroutine (TestRaceFreePackagesStartNoGoroutine checks it), so they run once, without it. And
+# cmd/servesweep, whose commands start none of their own: the goroutines its tests run (the sweep
+# pool, the results writer, the simulator) are watched by their own packages' tests under -race;
+# running its end-to-end command tests under the detector as well took four of make test's eight
+# minutes on 2 cores.
+NORACE := cmd/servesweep cmd/servesweep/internal/hugepages examples examples/tracegen results results/export \
+	sim/blockmap sim/calibrate/aiperf sim/calibrate/ixtopogen sim/engine sim/optimization sim/planner \
+	sim/metrics sim/router sim/timing sim/traffic
+MODULE := $(shell $(GO) list -m)
+RACE_PKGS = $(filter-out $(addprefix $(MODULE)/,$(NORACE)),$(shell $(GO) list ./...))
+
 test:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) test -race ./...
-	# Slow tests skip under -race and run here without it: the accuracy check against 872
-	# measured deployments (skipped when ../shared/data is absent), and the commands' end-to-end
-	# tests (trace replays, whole and sharded sweeps, kill -9 and resume, golden digests), and the
-	# huge-page reservation under ulimit -v and -d (the race detector needs more address space),
-	# the capacity search's run-length checks (six searches of a 70B deployment, two of the built-in 8-GPU kv_router one),
-	# and ExpertGEMM's, Memory's and FP4Memory's derivations from the MoE and GEMM tables of the op database.
-	$(GO) test -count=1 ./sim/calibrate ./cmd/servesweep ./cmd/servesweep/internal/hugepages
+	$(GO) test -race $(RACE_PKGS)
+	# Without the race detector: the packages above, and the slow tests that skip under -race:
+	# the accuracy check against 872 measured deployments (skipped when ../shared/data is
+	# absent), the capacity search's run-length checks (six searches of a 70B deployment, two of
+	# the built-in 8-GPU kv_router one).
+	$(GO) test -count=1 $(addprefix ./,$(NORACE)) ./sim/calibrate
 	$(GO) test -count=1 -run 'CapacityIndependentOfRunLength|CapacitySettlesUnderKVRouter|CapacityEdgeRerunIsSettled' ./sweep
-	$(GO) test -count=1 -run 'ExpertGEMMFromTheOpDatabase|MemoryFromTheOpDatabase' ./sim/timing
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./...

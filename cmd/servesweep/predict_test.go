@@ -58,8 +58,8 @@ func needTrace(t *testing.T) string {
 }
 
 // endToEnd skips a slow end-to-end test (trace replays, whole sweeps run several times, a child
-// process) under the race detector, where it would take minutes: make test runs this package a
-// second time without -race, and there it runs. The simulator (sim) and the sweep pool (sweep)
+// process) under the race detector, where it would take minutes: make test runs this package
+// without -race only (the Makefile's NORACE), and there it runs. The simulator (sim) and the sweep pool (sweep)
 // keep their race coverage in their own tests, and the in-process command tests here still run
 // under -race.
 func endToEnd(t *testing.T) {
