@@ -140,6 +140,10 @@ func (p *parser) value(v *yaml.Node, path string, f *config.Field) (key string, 
 		p.errorf(path, "must be %s, got %s", want, describe(v))
 		return "", nil, false
 	}
+	if v.ShortTag() == "!!str" && strings.Contains(v.Value, "${") && !p.expandEnv(v, path) {
+		// A choice reads ${NAME} from the environment as a plain value does.
+		return "", nil, false
+	}
 	if f.Word != "" && v.ShortTag() == "!!str" && v.Value == f.Word {
 		// The word a plain config accepts in place of a number (context_length: max).
 		return f.Word, scalar("!!str", f.Word), true

@@ -593,6 +593,28 @@ func TestEnvironmentReferences(t *testing.T) {
 	if _, err := Parse([]byte(spec), "spec.yaml", []string{"traffic.source.paths=[/x.jsonl]"}, nil, results.CheckMetric); err != nil {
 		t.Errorf("--set over an unset reference: %v", err)
 	}
+	// A domain's choices read the environment as a plain value does: expanded when set, one
+	// error at the choice when unset or malformed.
+	hw := func(name string) (string, bool) {
+		v, ok := map[string]string{"HW": "h200_sxm", "TRACE": "/data/trace.jsonl"}[name]
+		return v, ok
+	}
+	s, err = Parse([]byte(spec), "spec.yaml", []string{`engine.hardware={choices: ["${HW}", h100_sxm]}`}, hw, results.CheckMetric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x, err := s.Expand(); err != nil || !slices.ContainsFunc(x.Points, func(p Point) bool { return p.Config.Engine.Hardware == "h200_sxm" }) {
+		t.Errorf("${HW} in choices: %v; want points on h200_sxm", err)
+	}
+	for v, want := range map[string]string{
+		"${GPU}": "engine.hardware.choices[0]: environment variable GPU is not set; export it, or override this field with --set 'engine.hardware={choices: [VALUE]}'",
+		"${GPU":  `engine.hardware.choices[0]: "${GPU" has a "${" that starts no environment reference`,
+	} {
+		_, err = Parse([]byte(spec), "spec.yaml", []string{`engine.hardware={choices: ["` + v + `"]}`}, hw, results.CheckMetric)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("choice %s: %v; want one error containing %q", v, err, want)
+		}
+	}
 	// A "${" that starts no reference is one error at its field, not a literal every grid point
 	// would refuse; a well-formed reference beside it does not hide it.
 	for _, v := range []string{"${TRACE", "${1X}/t.jsonl", "${TRACE}/${A-B}"} {

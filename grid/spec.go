@@ -481,6 +481,9 @@ var listIndex = regexp.MustCompile(`\[\d+\]$`)
 func setHint(path string) string {
 	if loc := listIndex.FindStringIndex(path); loc != nil {
 		parent, value := path[:loc[0]], "VALUE"
+		if field, ok := strings.CutSuffix(parent, ".choices"); ok {
+			return "--set '" + field + "={choices: [" + value + "]}'"
+		}
 		if strings.HasSuffix(parent, ".paths") {
 			value = "/path/to/trace.jsonl"
 		}
@@ -489,15 +492,17 @@ func setHint(path string) string {
 	return "--set " + path + "=VALUE"
 }
 
-// expandEnv replaces each ${NAME} in the string scalar n with the environment variable's value.
-// A "${" that starts no such reference (unterminated, or not a name: ${1X}, ${A-B}) is an
-// error at path, said once here rather than by every grid point the literal would reach.
-func (p *parser) expandEnv(n *yaml.Node, path string) {
+// expandEnv replaces each ${NAME} in the string scalar n with the environment variable's value,
+// and reports whether it could (false after an error at path). A "${" that starts no such
+// reference (unterminated, or not a name: ${1X}, ${A-B}) is an error at path, said once here
+// rather than by every grid point the literal would reach.
+func (p *parser) expandEnv(n *yaml.Node, path string) bool {
 	if rest := envRef.ReplaceAllString(n.Value, ""); strings.Contains(rest, "${") {
 		p.errorf(path, "%q has a \"${\" that starts no environment reference: write ${NAME} (NAME of letters, digits and _, "+
 			"not starting with a digit, closed by })", n.Value)
-		return
+		return false
 	}
+	ok := true
 	n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
 		name := envRef.FindStringSubmatch(ref)[1]
 		var v string
@@ -511,11 +516,13 @@ func (p *parser) expandEnv(n *yaml.Node, path string) {
 				state = "is set but empty or blank; give it a value"
 			}
 			p.errorf(path, "environment variable %s %s, or override this field with %s", name, state, setHint(path))
+			ok = false
 			return ref
 		}
 		return v
 	})
 	n.Style = yaml.DoubleQuotedStyle
+	return ok
 }
 
 // hasSubfields reports whether the schema has fields under path, so that a mapping there is a
