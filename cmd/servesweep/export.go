@@ -160,7 +160,7 @@ func checkExportable(io ioStreams, cfg *config.Config) error {
 		return err
 	}
 	for _, n := range sim.DeploymentNotes(cfg) {
-		fmt.Fprintln(io.Err, "warning: "+n)
+		fmt.Fprintln(io.Err, "warning: "+fieldNote(cfg, n))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -231,6 +232,21 @@ func ignoredSchedulerNotes(cfg *config.Config) []string {
 	return notes
 }
 
+// fieldNotePath matches a note that starts with the field it is about (the simulator's notes:
+// "engine.workers.decode.kv_cache.capacity.blocks: ...").
+var fieldNotePath = regexp.MustCompile(`^(engine\.[A-Za-z0-9_.\[\]]+): `)
+
+// fieldNote is note as printed for the user: one that starts with the field it is about also
+// names cfg's file and the --set that gave the field, if one did (config.Config.At); others are
+// unchanged.
+func fieldNote(cfg *config.Config, note string) string {
+	m := fieldNotePath.FindStringSubmatch(note)
+	if m == nil || cfg.File == "" {
+		return note
+	}
+	return cfg.At(m[1], note[len(m[0]):]).Error()
+}
+
 // printRunNotes prints on w what the user should know about the run res of cfg over wl: its
 // timing notes, what a real deployment of cfg could not do (sim.DeploymentNotes), a GPU and
 // model that only label the run (config.Config.LabelsOnly), a backend_version no table used, a planner that scales nothing, the default
@@ -247,11 +263,11 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 		if slices.ContainsFunc(deployment, func(d string) bool { return strings.HasPrefix(note, d) }) {
 			prefix = "warning: "
 		}
-		fmt.Fprintln(w, prefix+note)
+		fmt.Fprintln(w, prefix+fieldNote(cfg, note))
 	}
 	for _, d := range deployment {
 		if !slices.ContainsFunc(res.TimingNotes, func(note string) bool { return strings.HasPrefix(note, d) }) {
-			fmt.Fprintln(w, "warning: "+d)
+			fmt.Fprintln(w, "warning: "+fieldNote(cfg, d))
 		}
 	}
 	if cfg.LabelsOnly() {

@@ -685,7 +685,7 @@ func withoutLockstepNote(t *testing.T, errs string) string {
 		// The seed's fixed KV pool, more than its GPU holds (TestPredictWarnsOfAPoolNoGPUHolds),
 		// and its polynomial timing, under which the GPU and model are labels
 		// (TestPredictNotesLabelOnlyTiming).
-		if strings.HasPrefix(line, "warning: engine.workers.aggregated.kv_cache.capacity.blocks: 32768 blocks of 64 tokens") ||
+		if strings.HasPrefix(line, "warning: "+seedConfig+": engine.workers.aggregated.kv_cache.capacity.blocks: 32768 blocks of 64 tokens") ||
 			strings.HasPrefix(line, "servesweep: every worker role uses fixed or polynomial timing") {
 			continue
 		}
@@ -964,10 +964,17 @@ func TestPredictNotesDefaultTraffic(t *testing.T) {
 // export does, although its fixed timing reads neither the GPU nor the model; a pool that fits
 // is not warned about.
 func TestPredictWarnsOfAPoolNoGPUHolds(t *testing.T) {
-	const warn = "warning: engine.workers.aggregated.kv_cache.capacity.blocks: 32768 blocks of 64 tokens need 256.0 GiB of KV cache per GPU"
+	const warn = "warning: " + seedConfig + ": engine.workers.aggregated.kv_cache.capacity.blocks: 32768 blocks of 64 tokens need 256.0 GiB of KV cache per GPU"
 	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir())
 	if code != 0 || strings.Count(errs, warn) != 1 {
-		t.Errorf("seed: exit %d, stderr %q; want the pool warned about once", code, errs)
+		t.Errorf("seed: exit %d, stderr %q; want the pool warned about once, naming the file", code, errs)
+	}
+	// A pool a --set gave names it.
+	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(),
+		"--set", "engine.workers.aggregated.kv_cache.capacity.blocks=40000")
+	if want := "warning: " + seedConfig + " (--set engine.workers.aggregated.kv_cache.capacity.blocks=40000): " +
+		"engine.workers.aggregated.kv_cache.capacity.blocks: 40000 blocks of 64 tokens"; code != 0 || !strings.Contains(errs, want) {
+		t.Errorf("40000 blocks: exit %d, stderr %q; want %q", code, errs, want)
 	}
 	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(),
 		"--set", "engine.workers.aggregated.kv_cache.capacity.blocks=4096")
