@@ -131,14 +131,32 @@ func runExport(io ioStreams, opts *exportOptions) error {
 	return nil
 }
 
+// roleHardware is role's own hardware, "" for a missing role or one that runs on
+// engine.hardware.
+func roleHardware(role *config.WorkerRole) string {
+	if role == nil {
+		return ""
+	}
+	return role.Hardware
+}
+
 // checkExportable refuses a config no launch should be written for (a model predict cannot
-// simulate, a shape the model cannot be split into, a worker beyond one node, a context the
+// simulate, a GPU servesweep does not know, a shape the model cannot be split into, a worker beyond one node, a context the
 // engine would refuse at startup, weights that do not fit) and prints the notes and warnings a
 // launch of it deserves.
 func checkExportable(io ioStreams, cfg *config.Config) error {
 	if _, err := timing.ResolveModel(cfg.Engine.Model); err != nil {
 		// predict refuses a model it cannot simulate; a launch for one would be a guess.
 		return &config.Error{File: cfg.File, Path: "engine.model", Msg: err.Error()}
+	}
+	// Nor a GPU it does not know: the launch files and their comments name it, and under
+	// label-only timing predict would only warn of the typo.
+	for _, h := range []struct{ path, id string }{{"engine.hardware", cfg.Engine.Hardware},
+		{"engine.workers.prefill.hardware", roleHardware(cfg.Engine.Workers.Prefill)},
+		{"engine.workers.decode.hardware", roleHardware(cfg.Engine.Workers.Decode)}} {
+		if _, err := timing.LookupHardware(h.id); h.id != "" && err != nil {
+			return cfg.At(h.path, err.Error())
+		}
 	}
 	if n := timing.OrganizationNote(cfg.Engine.Model); n != "" { // the launch files name the model as given
 		fmt.Fprintln(io.Err, "note: "+cfg.At("engine.model", n).Error())

@@ -43,6 +43,17 @@ func TestExportCommand(t *testing.T) {
 		"--set", "engine.model=acme/Unknown-7B-NVFP4"); code != exitConfigError || !strings.Contains(errs, `engine.model: unknown model "acme/Unknown-7B-NVFP4"`) {
 		t.Errorf("unknown model: exit %d, stderr %q; want exit 2 naming engine.model", code, errs)
 	}
+	// So is a GPU servesweep does not know, whatever the timing (the seed's polynomial timing
+	// reads none: predict only warns), naming the field and its --set; an alias is exported.
+	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", t.TempDir(),
+		"--set", "engine.hardware=h999"); code != exitConfigError ||
+		!strings.Contains(errs, exportConfig+` (--set engine.hardware=h999): engine.hardware: unknown hardware "h999"; known hardware: a100_sxm`) {
+		t.Errorf("unknown GPU: exit %d, stderr %q; want exit 2 naming engine.hardware and its --set", code, errs)
+	}
+	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", t.TempDir(),
+		"--set", "engine.hardware=h200"); code != exitOK {
+		t.Errorf("GPU alias h200: exit %d, stderr %q; want exit 0", code, errs)
+	}
 	// A model under an organization the catalog does not know for it is exported as given, with
 	// a note saying which model it was read as.
 	if code, _, errs := runCLI(t, "export", "-c", exportConfig, "--target", "vllm", "--output-dir", t.TempDir(),
