@@ -131,15 +131,6 @@ func runExport(io ioStreams, opts *exportOptions) error {
 	return nil
 }
 
-// roleHardware is role's own hardware, "" for a missing role or one that runs on
-// engine.hardware.
-func roleHardware(role *config.WorkerRole) string {
-	if role == nil {
-		return ""
-	}
-	return role.Hardware
-}
-
 // checkExportable refuses a config no launch should be written for (a model predict cannot
 // simulate, a GPU servesweep does not know, a shape the model cannot be split into, a worker beyond one node, a context the
 // engine would refuse at startup, weights that do not fit) and prints the notes and warnings a
@@ -151,9 +142,7 @@ func checkExportable(io ioStreams, cfg *config.Config) error {
 	}
 	// Nor a GPU it does not know: the launch files and their comments name it, and under
 	// label-only timing predict would only warn of the typo.
-	for _, h := range []struct{ path, id string }{{"engine.hardware", cfg.Engine.Hardware},
-		{"engine.workers.prefill.hardware", roleHardware(cfg.Engine.Workers.Prefill)},
-		{"engine.workers.decode.hardware", roleHardware(cfg.Engine.Workers.Decode)}} {
+	for _, h := range hardwareFields(cfg) {
 		if _, err := timing.LookupHardware(h.id); h.id != "" && err != nil {
 			return cfg.At(h.path, err.Error())
 		}

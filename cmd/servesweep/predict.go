@@ -488,21 +488,15 @@ func aliasNotes(cfg *config.Config) []string {
 			notes = append(notes, note)
 		}
 	}
-	hardware, paths := []string{cfg.Engine.Hardware}, []string{"engine.hardware"}
-	for i, role := range []*config.WorkerRole{cfg.Engine.Workers.Prefill, cfg.Engine.Workers.Decode} {
-		if role != nil && role.Hardware != "" {
-			hardware = append(hardware, role.Hardware)
-			paths = append(paths, "engine.workers."+[]string{"prefill", "decode"}[i]+".hardware")
-		}
-	}
-	for i, id := range hardware {
+	for _, h := range hardwareFields(cfg) {
+		id := h.id
 		if resolved, alias := timing.ResolveHardwareID(id); alias {
 			add(fmt.Sprintf("servesweep: hardware %q resolved to %q", id, resolved))
 		}
 		// Fixed and polynomial timing do not read the GPU (a hardware-aware timing refuses an
 		// unknown one), so a typo would pass as a label.
 		if _, err := timing.LookupHardware(id); err != nil && id != "" && !readsHardware(cfg) {
-			add("warning: " + cfg.At(paths[i], fmt.Sprintf("hardware %q is not a GPU servesweep knows (servesweep list hardware); the timing "+
+			add("warning: " + cfg.At(h.path, fmt.Sprintf("hardware %q is not a GPU servesweep knows (servesweep list hardware); the timing "+
 				"this config uses does not read the GPU, so it is only a label here", id)).Error())
 		}
 	}
@@ -519,6 +513,21 @@ func aliasNotes(cfg *config.Config) []string {
 			"a Hugging Face config.json; the timing this config uses does not read the model, so it is only a label here", cfg.Engine.Model)).Error())
 	}
 	return notes
+}
+
+// hardwareField is a GPU id a config gives and the field that gives it.
+type hardwareField struct{ path, id string }
+
+// hardwareFields returns cfg's GPU ids with their fields: engine.hardware, then each
+// prefill/decode role's own hardware where it gives one.
+func hardwareFields(cfg *config.Config) []hardwareField {
+	out := []hardwareField{{"engine.hardware", cfg.Engine.Hardware}}
+	for _, name := range []config.Role{config.RolePrefill, config.RoleDecode} {
+		if role := cfg.Engine.Workers.Role(name); role != nil && role.Hardware != "" {
+			out = append(out, hardwareField{"engine.workers." + string(name) + ".hardware", role.Hardware})
+		}
+	}
+	return out
 }
 
 // readsModel reports whether cfg derives a value from the model's architecture whatever its
