@@ -423,13 +423,18 @@ func TestValidateNoRowSimulated(t *testing.T) {
 
 // TestSummaryHandComputed checks the overall MAPEs and median APEs on hand-made row results:
 // TTFT APEs 10, 40, 20 give MAPE 70/3 and median 20; TPOT APEs 4, 6, 14 give MAPE 8 and median 6.
-// The skipped row (APE 1000) counts only as skipped; the one with MTP also counts apart.
+// The skipped row (APE 1000) counts only as skipped; the one with MTP also counts apart. The
+// medians of predicted ÷ measured: TTFT 110/100, 60/100, 80/100 → 0.8; TPOT 10.4/10, 11.4/10,
+// 9.4/10 → 1.04 (the MTP row alone: 0.8 and 0.94).
 func TestSummaryHandComputed(t *testing.T) {
 	rows := []RowResult{
-		{Line: 2, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 10, TPOTAPEPct: 4},
-		{Line: 3, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 40, TPOTAPEPct: 14},
-		{Line: 4, Skipped: true, Reason: "boom", TTFTAPEPct: 1000, TPOTAPEPct: 1000},
-		{Line: 5, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 20, TPOTAPEPct: 6, Speculation: "mtp 2"},
+		{Line: 2, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 10, TPOTAPEPct: 4,
+			MeasuredTTFTMs: 100, PredictedTTFTMs: 110, MeasuredTPOTMs: 10, PredictedTPOTMs: 10.4},
+		{Line: 3, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 40, TPOTAPEPct: 14,
+			MeasuredTTFTMs: 100, PredictedTTFTMs: 60, MeasuredTPOTMs: 10, PredictedTPOTMs: 11.4},
+		{Line: 4, Skipped: true, Reason: "boom", TTFTAPEPct: 1000, TPOTAPEPct: 1000, MeasuredTTFTMs: 1, PredictedTTFTMs: 11},
+		{Line: 5, Model: "m", System: "s", Backend: "vllm", TTFTAPEPct: 20, TPOTAPEPct: 6, Speculation: "mtp 2",
+			MeasuredTTFTMs: 100, PredictedTTFTMs: 80, MeasuredTPOTMs: 10, PredictedTPOTMs: 9.4},
 	}
 	s := summarize(rows, 10)
 	rep := &Report{Rows: rows, Summary: s}
@@ -438,7 +443,9 @@ func TestSummaryHandComputed(t *testing.T) {
 		*s.Speculative[0].TTFTMAPEPct != 20 || *s.Speculative[0].TPOTMAPEPct != 6 {
 		t.Errorf("speculative rows %+v, want one at TTFT 20 %%, TPOT 6 %%", s.Speculative)
 	}
-	if s.TTFTMAPEPct == nil || s.TPOTMAPEPct == nil || s.TTFTMedianAPEPct == nil || s.TPOTMedianAPEPct == nil {
+	if s.TTFTMAPEPct == nil || s.TPOTMAPEPct == nil || s.TTFTMedianAPEPct == nil || s.TPOTMedianAPEPct == nil ||
+		s.TTFTMedianRatio == nil || s.TPOTMedianRatio == nil || len(s.Sources) != 1 || s.Sources[0].TTFTMedianRatio == nil ||
+		len(s.Groups) != 1 || s.Speculative[0].TTFTMedianRatio == nil || s.Speculative[0].TPOTMedianRatio == nil {
 		t.Fatalf("missing MAPE: %+v", s)
 	}
 	for _, c := range []struct {
@@ -449,6 +456,12 @@ func TestSummaryHandComputed(t *testing.T) {
 		{"TTFT median", *s.TTFTMedianAPEPct, 20},
 		{"TPOT MAPE", *s.TPOTMAPEPct, 8},
 		{"TPOT median", *s.TPOTMedianAPEPct, 6},
+		{"TTFT ratio", *s.TTFTMedianRatio, 0.8},
+		{"TPOT ratio", *s.TPOTMedianRatio, 1.04},
+		{"source TTFT ratio", *s.Sources[0].TTFTMedianRatio, 0.8},
+		{"group TPOT ratio", s.Groups[0].TPOTMedianRatio, 1.04},
+		{"MTP TTFT ratio", *s.Speculative[0].TTFTMedianRatio, 0.8},
+		{"MTP TPOT ratio", *s.Speculative[0].TPOTMedianRatio, 0.94},
 	} {
 		if math.Abs(c.got-c.want) > 1e-12 {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)

@@ -207,6 +207,12 @@ type DecisionGroup struct {
 	// RankCorrelation is SpearmanRankCorrelation of predicted against measured throughput per
 	// GPU over the group's rows; nil when it is undefined (fewer than 3 rows, or zero variance).
 	RankCorrelation *float64 `json:"rank_correlation"`
+	// BrokenSLAs counts the counted SLAs whose pick breaks the SLA as measured, and
+	// UnansweredSLAs those no row is predicted to meet: each costs a regret of 1, the first an
+	// optimistic prediction (the deployment a user would run misses the SLA), the second a
+	// pessimistic one (no answer where at least MinFeasibleRowsPerSLA rows meet it).
+	BrokenSLAs     int `json:"broken_slas"`
+	UnansweredSLAs int `json:"unanswered_slas"`
 	// Picks holds one entry per counted SLA, in DecisionLadder order.
 	Picks []DecisionPick `json:"picks,omitempty"`
 }
@@ -226,6 +232,9 @@ type DecisionSummary struct {
 	// MeanRankCorrelation is the unweighted mean of RankCorrelation over the groups that have
 	// one, in [−1, 1]; nil when none has.
 	MeanRankCorrelation *float64 `json:"mean_rank_correlation"`
+	// BrokenSLAs and UnansweredSLAs are the groups' counts (DecisionGroup) summed.
+	BrokenSLAs     int `json:"broken_slas"`
+	UnansweredSLAs int `json:"unanswered_slas"`
 	// Groups holds every group with a scored row, sorted by model, system, backend, ISL, OSL.
 	Groups []DecisionGroup `json:"groups"`
 }
@@ -283,6 +292,8 @@ func Decide(rows []RowResult) DecisionSummary {
 		out.Groups = append(out.Groups, g)
 		out.Rows += g.Rows
 		out.SLAs += g.SLAs
+		out.BrokenSLAs += g.BrokenSLAs
+		out.UnansweredSLAs += g.UnansweredSLAs
 		regretSum += gRegret
 		exact += gExact
 		if g.RankCorrelation != nil {
@@ -343,7 +354,11 @@ func decideGroup(k decisionKey, rows []decisionRow) (g DecisionGroup, regretSum 
 			p.BreaksSLA = !MeetsSLA(pick.r.MeasuredTTFTMs, pick.r.MeasuredTPOTMs, s)
 			if !p.BreaksSLA {
 				p.Regret = max(0, 1-pick.measured/best.measured)
+			} else {
+				g.BrokenSLAs++
 			}
+		} else {
+			g.UnansweredSLAs++
 		}
 		p.Exact = p.Regret <= exactRegret
 		g.Picks = append(g.Picks, p)

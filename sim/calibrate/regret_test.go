@@ -38,7 +38,8 @@ import (
 //
 // Sum of regrets: TTFT 300: 0+1+0+0+1 = 2; each of the 4 others: 0+1+0+1/3+0 = 4/3 → 2 + 16/3 =
 // 22/3; mean 22/75. Exact: 3 per TTFT bound → 15 of 25 = 0.6. Both throughputs rise with the line,
-// so the rank correlation is 1.
+// so the rank correlation is 1. Broken: TPOT 25 at each of the 5 TTFT bounds and 60/300, 6 SLAs;
+// none unanswered.
 //
 // Group B (m1, h100, vllm, ISL 4000, OSL 101), 2 GPUs each, measured 100 / 9 (1000 ms request):
 //
@@ -49,7 +50,8 @@ import (
 //
 // All three meet every TPOT bound from 10 ms and every TTFT bound as measured: 8 × 5 = 40 SLAs,
 // none predicted feasible (predicted TPOT > 60), so 40 regrets of 1 with no pick. The
-// predicted order is the reverse of the measured one: rank correlation −1.
+// predicted order is the reverse of the measured one: rank correlation −1. 40 SLAs unanswered,
+// none broken.
 //
 // Group C (a-model, h100, sglang, ISL 1000, OSL 101): lines 30, 31 simulated (1 GPU, conc 1,
 // 50 / 5 measured and predicted, feasible everywhere); line 32 skipped, 33 with 0 GPUs and 34 with
@@ -59,7 +61,8 @@ import (
 // Group D (z-model) has only a skipped row: no group.
 //
 // Pooled: 25 + 40 = 65 SLAs; mean regret (22/3 + 40)/65 = 142/195 = 0.72820…; exact 15/65 =
-// 3/13; mean rank correlation (1 + (−1))/2 = 0 over groups A and B; 5 + 3 + 2 = 10 rows.
+// 3/13; mean rank correlation (1 + (−1))/2 = 0 over groups A and B; 5 + 3 + 2 = 10 rows; 6
+// broken and 40 unanswered SLAs.
 func decisionRowsByHand() []RowResult {
 	a := func(line, conc int, mTTFT, mTPOT, pTTFT, pTPOT float64) RowResult {
 		return RowResult{Line: line, Model: "m1", System: "h100", Backend: "vllm", ISL: 1000, OSL: 101,
@@ -213,6 +216,9 @@ func TestDecideHandMadeGroups(t *testing.T) {
 	decisionClosePtr(t, "A mean regret", ga.MeanRegret, 22.0/75)
 	decisionClosePtr(t, "A exact share", ga.ExactShare, 0.6)
 	decisionClosePtr(t, "A rank correlation", ga.RankCorrelation, 1)
+	if ga.BrokenSLAs != 6 || ga.UnansweredSLAs != 0 {
+		t.Errorf("A: %d broken, %d unanswered SLAs; want 6, 0", ga.BrokenSLAs, ga.UnansweredSLAs)
+	}
 	// TPOT 15 ms: only lines 10 and 11 meet it as measured — fewer than 3, not counted.
 	for _, ttft := range []float64{300, 500, 1000, 2000, 5000} {
 		for _, tpot := range []float64{8, 10, 12, 15} {
@@ -278,6 +284,9 @@ func TestDecideHandMadeGroups(t *testing.T) {
 	decisionClosePtr(t, "B mean regret", gb.MeanRegret, 1)
 	decisionClosePtr(t, "B exact share", gb.ExactShare, 0)
 	decisionClosePtr(t, "B rank correlation", gb.RankCorrelation, -1)
+	if gb.BrokenSLAs != 0 || gb.UnansweredSLAs != 40 {
+		t.Errorf("B: %d broken, %d unanswered SLAs; want 0, 40", gb.BrokenSLAs, gb.UnansweredSLAs)
+	}
 
 	// Group C: 2 rows, nothing counted.
 	if gc.Rows != 2 || gc.SLAs != 0 || gc.Picks != nil || gc.MeanRegret != nil || gc.ExactShare != nil ||
@@ -292,6 +301,9 @@ func TestDecideHandMadeGroups(t *testing.T) {
 	decisionClosePtr(t, "mean regret", d.MeanRegret, 142.0/195)
 	decisionClosePtr(t, "exact share", d.ExactShare, 3.0/13)
 	decisionClosePtr(t, "mean rank correlation", d.MeanRankCorrelation, 0)
+	if d.BrokenSLAs != 6 || d.UnansweredSLAs != 40 || gc.BrokenSLAs != 0 || gc.UnansweredSLAs != 0 {
+		t.Errorf("pooled %d broken, %d unanswered (C: %d, %d); want 6, 40 (0, 0)", d.BrokenSLAs, d.UnansweredSLAs, gc.BrokenSLAs, gc.UnansweredSLAs)
+	}
 }
 
 func TestDecideSkippedRowsIgnored(t *testing.T) {
@@ -438,7 +450,7 @@ func TestDecisionSummaryJSON(t *testing.T) {
 	for _, key := range []string{`"rows":10`, `"slas":65`, `"mean_regret":0.728`, `"exact_share":0.2307`,
 		`"mean_rank_correlation":0`, `"rank_correlation":null`, `"groups":[`, `"picks":[`,
 		`"sla":{"tpot_ms":20,"ttft_ms":300}`, `"pick_line":13`, `"best_line":14`, `"breaks_sla":true`,
-		`"picked":false`, `"best_tok_per_s_per_gpu":808`, `"feasible_rows":5`} {
+		`"picked":false`, `"best_tok_per_s_per_gpu":808`, `"feasible_rows":5`, `"broken_slas":6`, `"unanswered_slas":40`} {
 		if !strings.Contains(s, key) {
 			t.Errorf("JSON lacks %s: %s", key, s)
 		}

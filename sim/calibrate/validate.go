@@ -165,6 +165,11 @@ type Group struct {
 	TPOTMAPEPct      float64 `json:"tpot_mape_pct"`
 	TTFTMedianAPEPct float64 `json:"ttft_median_ape_pct"`
 	TPOTMedianAPEPct float64 `json:"tpot_median_ape_pct"`
+	// TTFTMedianRatio and TPOTMedianRatio are the medians of predicted ÷ measured (unitless):
+	// the direction of the error the APEs leave out. Below 1 the prediction is optimistic (less
+	// latency than measured), which is what breaks an SLA servesweep's pick was predicted to meet.
+	TTFTMedianRatio float64 `json:"ttft_median_ratio"`
+	TPOTMedianRatio float64 `json:"tpot_median_ratio"`
 }
 
 // Worst is one of the largest errors: a row line and which metric.
@@ -201,6 +206,10 @@ type SourceSummary struct {
 	TPOTMAPEPct      *float64 `json:"tpot_mape_pct"`
 	TTFTMedianAPEPct *float64 `json:"ttft_median_ape_pct"`
 	TPOTMedianAPEPct *float64 `json:"tpot_median_ape_pct"`
+	// TTFTMedianRatio and TPOTMedianRatio are the medians of predicted ÷ measured over them, as
+	// Group's (nil without one).
+	TTFTMedianRatio *float64 `json:"ttft_median_ratio"`
+	TPOTMedianRatio *float64 `json:"tpot_median_ratio"`
 }
 
 // Summary aggregates the simulated rows. MAPE is the mean APE in percent; the median APE is
@@ -221,6 +230,10 @@ type Summary struct {
 	// was simulated).
 	TTFTMedianAPEPct *float64 `json:"ttft_median_ape_pct"`
 	TPOTMedianAPEPct *float64 `json:"tpot_median_ape_pct"`
+	// TTFTMedianRatio and TPOTMedianRatio are the medians of predicted ÷ measured over the
+	// headline's simulated rows, as Group's (nil when none was simulated).
+	TTFTMedianRatio *float64 `json:"ttft_median_ratio"`
+	TPOTMedianRatio *float64 `json:"tpot_median_ratio"`
 	// RowsSimulated and RowsSkipped count the headline's rows.
 	RowsSimulated int `json:"rows_simulated"`
 	RowsSkipped   int `json:"rows_skipped"`
@@ -461,6 +474,20 @@ func stats(xs []float64) (mean, median float64) {
 	return sum / float64(len(s)), median
 }
 
+// predictedOverMeasured is a simulated row's predicted ÷ measured TTFT and TPOT.
+func predictedOverMeasured(r RowResult) (ttft, tpot float64) {
+	return r.PredictedTTFTMs / r.MeasuredTTFTMs, r.PredictedTPOTMs / r.MeasuredTPOTMs
+}
+
+// medianOrNil is the median of xs, nil when xs is empty.
+func medianOrNil(xs []float64) *float64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	_, m := stats(xs)
+	return &m
+}
+
 // Headline values (Summary.Headline).
 const (
 	HeadlineKnownHarness = "known harness"
@@ -494,11 +521,12 @@ func summarize(rows []RowResult, worst int) Summary {
 		s.Headline = HeadlineKnownHarness
 	}
 	type acc struct {
-		sum        SourceSummary
-		ttft, tpot []float64
+		sum                  SourceSummary
+		ttft, tpot           []float64
+		ttftRatio, tpotRatio []float64
 	}
 	bySource, spec := map[string]*acc{}, map[string]*acc{}
-	var ttft, tpot []float64
+	var ttft, tpot, ttftRatio, tpotRatio []float64
 	var headline []RowResult
 	for i, r := range rows {
 		h := HarnessFor(Row{Source: r.Source})
@@ -518,6 +546,8 @@ func summarize(rows []RowResult, worst int) Summary {
 		}
 		a.sum.RowsSimulated++
 		a.ttft, a.tpot = append(a.ttft, r.TTFTAPEPct), append(a.tpot, r.TPOTAPEPct)
+		rt, rp := predictedOverMeasured(r)
+		a.ttftRatio, a.tpotRatio = append(a.ttftRatio, rt), append(a.tpotRatio, rp)
 		if r.Speculation != "" {
 			b := spec[src]
 			if b == nil {
@@ -527,26 +557,31 @@ func summarize(rows []RowResult, worst int) Summary {
 			}
 			b.sum.RowsSimulated++
 			b.ttft, b.tpot = append(b.ttft, r.TTFTAPEPct), append(b.tpot, r.TPOTAPEPct)
+			b.ttftRatio, b.tpotRatio = append(b.ttftRatio, rt), append(b.tpotRatio, rp)
 		}
 		k := key{r.Model, r.System, r.Backend}
 		groups[k] = append(groups[k], i)
 		if inHeadline {
 			s.RowsSimulated++
 			ttft, tpot = append(ttft, r.TTFTAPEPct), append(tpot, r.TPOTAPEPct)
+			ttftRatio, tpotRatio = append(ttftRatio, rt), append(tpotRatio, rp)
 			headline = append(headline, r)
 		}
 	}
 	s.TTFTMAPEPct, s.TPOTMAPEPct, s.TTFTMedianAPEPct, s.TPOTMedianAPEPct = apeStats(ttft, tpot)
+	s.TTFTMedianRatio, s.TPOTMedianRatio = medianOrNil(ttftRatio), medianOrNil(tpotRatio)
 	s.Decision = Decide(headline)
 	s.Sources = []SourceSummary{}
 	for _, a := range bySource {
 		a.sum.TTFTMAPEPct, a.sum.TPOTMAPEPct, a.sum.TTFTMedianAPEPct, a.sum.TPOTMedianAPEPct = apeStats(a.ttft, a.tpot)
+		a.sum.TTFTMedianRatio, a.sum.TPOTMedianRatio = medianOrNil(a.ttftRatio), medianOrNil(a.tpotRatio)
 		s.Sources = append(s.Sources, a.sum)
 	}
 	sort.Slice(s.Sources, func(i, j int) bool { return s.Sources[i].Source < s.Sources[j].Source })
 	s.Speculative = []SourceSummary{}
 	for _, a := range spec {
 		a.sum.TTFTMAPEPct, a.sum.TPOTMAPEPct, a.sum.TTFTMedianAPEPct, a.sum.TPOTMedianAPEPct = apeStats(a.ttft, a.tpot)
+		a.sum.TTFTMedianRatio, a.sum.TPOTMedianRatio = medianOrNil(a.ttftRatio), medianOrNil(a.tpotRatio)
 		s.Speculative = append(s.Speculative, a.sum)
 	}
 	sort.Slice(s.Speculative, func(i, j int) bool { return s.Speculative[i].Source < s.Speculative[j].Source })
@@ -566,14 +601,18 @@ func summarize(rows []RowResult, worst int) Summary {
 	})
 	s.Groups = []Group{}
 	for _, k := range keys {
-		var a, b []float64
+		var a, b, ra, rb []float64
 		for _, i := range groups[k] {
 			a = append(a, rows[i].TTFTAPEPct)
 			b = append(b, rows[i].TPOTAPEPct)
+			rt, rp := predictedOverMeasured(rows[i])
+			ra, rb = append(ra, rt), append(rb, rp)
 		}
 		g := Group{Model: k.model, System: k.system, Backend: k.backend, Rows: len(a)}
 		g.TTFTMAPEPct, g.TTFTMedianAPEPct = stats(a)
 		g.TPOTMAPEPct, g.TPOTMedianAPEPct = stats(b)
+		_, g.TTFTMedianRatio = stats(ra)
+		_, g.TPOTMedianRatio = stats(rb)
 		s.Groups = append(s.Groups, g)
 	}
 	s.Notes = noteCounts(rows)
