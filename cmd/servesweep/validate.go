@@ -399,50 +399,8 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 		fmt.Fprintln(w)
 	}
 	s := rep.Summary
-	fmt.Fprintf(w, "Accuracy per (model, system, backend) group; p/m: median of predicted ÷ measured (below 1: optimistic)\n")
-	fmt.Fprintf(w, "%-33s %-8s %-7s %5s  %9s %11s %8s  %9s %11s %8s\n", "model", "system", "backend", "rows",
-		"ttft_mape", "ttft_median", "ttft_p/m", "tpot_mape", "tpot_median", "tpot_p/m")
-	for _, g := range s.Groups {
-		fmt.Fprintf(w, "%-33s %-8s %-7s %5d  %8.1f%% %10.1f%% %8.2f  %8.1f%% %10.1f%% %8.2f\n", trunc(g.Model, 33), g.System, g.Backend, g.Rows,
-			g.TTFTMAPEPct, g.TTFTMedianAPEPct, g.TTFTMedianRatio, g.TPOTMAPEPct, g.TPOTMedianAPEPct, g.TPOTMedianRatio)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Accuracy per source (the headline covers the rows of a known harness; an assumed harness is scored apart)\n")
-	fmt.Fprintf(w, "%-20s %-10s %5s %5s  %9s %11s %8s  %9s %11s %8s\n", "source", "harness", "rows", "skip",
-		"ttft_mape", "ttft_median", "ttft_p/m", "tpot_mape", "tpot_median", "tpot_p/m")
-	for _, src := range s.Sources {
-		name := src.Source
-		if name == "" {
-			name = "(none)"
-		}
-		fmt.Fprintf(w, "%-20s %-10s %5d %5d  %9s %11s %8s  %9s %11s %8s\n", trunc(name, 20), src.Harness, src.RowsSimulated, src.RowsSkipped,
-			pctOrNA(src.TTFTMAPEPct), pctOrNA(src.TTFTMedianAPEPct), fixedOrNA(src.TTFTMedianRatio),
-			pctOrNA(src.TPOTMAPEPct), pctOrNA(src.TPOTMedianAPEPct), fixedOrNA(src.TPOTMedianRatio))
-	}
-	for _, src := range s.Speculative {
-		// Rows with speculative decoding, also counted above: their acceptance is published, not the row's.
-		name := src.Source
-		if name == "" {
-			name = "(none)"
-		}
-		fmt.Fprintf(w, "%-20s %-10s %5d %5s  %9s %11s %8s  %9s %11s %8s\n", trunc(name+", MTP", 20), src.Harness, src.RowsSimulated, "",
-			pctOrNA(src.TTFTMAPEPct), pctOrNA(src.TTFTMedianAPEPct), fixedOrNA(src.TTFTMedianRatio),
-			pctOrNA(src.TPOTMAPEPct), pctOrNA(src.TPOTMedianAPEPct), fixedOrNA(src.TPOTMedianRatio))
-	}
-	fmt.Fprintln(w)
-	if d := s.Decision; len(d.Groups) > 0 {
-		fmt.Fprintf(w, "Decision quality on the headline rows: the row predicted best per SLA (mean TPOT %s ms × mean TTFT %s ms)\n",
-			"{8..60}", "{300..5000}")
-		fmt.Fprintf(w, "(broken: SLAs whose pick misses them as measured; no_pick: SLAs no row is predicted to meet; each a regret of 1)\n")
-		fmt.Fprintf(w, "%-34s %-9s %-7s %11s %5s %5s  %7s %6s %9s %6s %7s\n", "model", "system", "backend", "isl/osl", "rows", "slas",
-			"regret", "exact", "rank_corr", "broken", "no_pick")
-		for _, g := range d.Groups {
-			fmt.Fprintf(w, "%-34s %-9s %-7s %11s %5d %5d  %7s %6s %9s %6d %7d\n", trunc(g.Model, 34), g.System, g.Backend,
-				fmt.Sprintf("%d/%d", g.ISL, g.OSL), g.Rows, g.SLAs, pctOrNA(scale100(g.MeanRegret)), pctOrNA(scale100(g.ExactShare)),
-				fixedOrNA(g.RankCorrelation), g.BrokenSLAs, g.UnansweredSLAs)
-		}
-		fmt.Fprintln(w)
-	}
+	renderAccuracy(w, s)
+	renderDecision(w, s.Decision)
 	if len(s.Notes) > 0 {
 		fmt.Fprintf(w, "Simulated rows with notes (readings of empty cells, departures from the row; see each row's notes):\n")
 		shown := s.Notes
@@ -502,6 +460,61 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 		fmt.Fprintln(w, "hint: --assume-one-worker-per-role simulates a disaggregated row without worker counts as one worker of each role")
 	}
 	renderOverall(w, rep, s)
+}
+
+// renderAccuracy prints the accuracy per (model, system, backend) group and per source, each
+// with the median of predicted ÷ measured beside the APEs.
+func renderAccuracy(w io.Writer, s calibrate.Summary) {
+	fmt.Fprintf(w, "Accuracy per (model, system, backend) group; p/m: median of predicted ÷ measured (below 1: optimistic)\n")
+	fmt.Fprintf(w, "%-33s %-8s %-7s %5s  %9s %11s %8s  %9s %11s %8s\n", "model", "system", "backend", "rows",
+		"ttft_mape", "ttft_median", "ttft_p/m", "tpot_mape", "tpot_median", "tpot_p/m")
+	for _, g := range s.Groups {
+		fmt.Fprintf(w, "%-33s %-8s %-7s %5d  %8.1f%% %10.1f%% %8.2f  %8.1f%% %10.1f%% %8.2f\n", trunc(g.Model, 33), g.System, g.Backend, g.Rows,
+			g.TTFTMAPEPct, g.TTFTMedianAPEPct, g.TTFTMedianRatio, g.TPOTMAPEPct, g.TPOTMedianAPEPct, g.TPOTMedianRatio)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Accuracy per source (the headline covers the rows of a known harness; an assumed harness is scored apart)\n")
+	fmt.Fprintf(w, "%-20s %-10s %5s %5s  %9s %11s %8s  %9s %11s %8s\n", "source", "harness", "rows", "skip",
+		"ttft_mape", "ttft_median", "ttft_p/m", "tpot_mape", "tpot_median", "tpot_p/m")
+	for _, src := range s.Sources {
+		name := src.Source
+		if name == "" {
+			name = "(none)"
+		}
+		fmt.Fprintf(w, "%-20s %-10s %5d %5d  %9s %11s %8s  %9s %11s %8s\n", trunc(name, 20), src.Harness, src.RowsSimulated, src.RowsSkipped,
+			pctOrNA(src.TTFTMAPEPct), pctOrNA(src.TTFTMedianAPEPct), fixedOrNA(src.TTFTMedianRatio),
+			pctOrNA(src.TPOTMAPEPct), pctOrNA(src.TPOTMedianAPEPct), fixedOrNA(src.TPOTMedianRatio))
+	}
+	for _, src := range s.Speculative {
+		// Rows with speculative decoding, also counted above: their acceptance is published, not the row's.
+		name := src.Source
+		if name == "" {
+			name = "(none)"
+		}
+		fmt.Fprintf(w, "%-20s %-10s %5d %5s  %9s %11s %8s  %9s %11s %8s\n", trunc(name+", MTP", 20), src.Harness, src.RowsSimulated, "",
+			pctOrNA(src.TTFTMAPEPct), pctOrNA(src.TTFTMedianAPEPct), fixedOrNA(src.TTFTMedianRatio),
+			pctOrNA(src.TPOTMAPEPct), pctOrNA(src.TPOTMedianAPEPct), fixedOrNA(src.TPOTMedianRatio))
+	}
+	fmt.Fprintln(w)
+}
+
+// renderDecision prints the decision quality per (model, GPU, backend, ISL, OSL) group, with the
+// SLAs whose pick misses them as measured and those without a pick; nothing without a group.
+func renderDecision(w io.Writer, d calibrate.DecisionSummary) {
+	if len(d.Groups) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Decision quality on the headline rows: the row predicted best per SLA (mean TPOT %s ms × mean TTFT %s ms)\n",
+		"{8..60}", "{300..5000}")
+	fmt.Fprintf(w, "(broken: SLAs whose pick misses them as measured; no_pick: SLAs no row is predicted to meet; each a regret of 1)\n")
+	fmt.Fprintf(w, "%-34s %-9s %-7s %11s %5s %5s  %7s %6s %9s %6s %7s\n", "model", "system", "backend", "isl/osl", "rows", "slas",
+		"regret", "exact", "rank_corr", "broken", "no_pick")
+	for _, g := range d.Groups {
+		fmt.Fprintf(w, "%-34s %-9s %-7s %11s %5d %5d  %7s %6s %9s %6d %7d\n", trunc(g.Model, 34), g.System, g.Backend,
+			fmt.Sprintf("%d/%d", g.ISL, g.OSL), g.Rows, g.SLAs, pctOrNA(scale100(g.MeanRegret)), pctOrNA(scale100(g.ExactShare)),
+			fixedOrNA(g.RankCorrelation), g.BrokenSLAs, g.UnansweredSLAs)
+	}
+	fmt.Fprintln(w)
 }
 
 // renderOverall prints the validation's closing figures: each left-out fold and the pooled
