@@ -465,7 +465,7 @@ func renderValidation(w io.Writer, rep *calibrate.Report, quiet bool) {
 // renderAccuracy prints the accuracy per (model, system, backend) group and per source, each
 // with the median of predicted ÷ measured beside the APEs.
 func renderAccuracy(w io.Writer, s calibrate.Summary) {
-	fmt.Fprintf(w, "Accuracy per (model, system, backend) group; p/m: median of predicted ÷ measured (below 1: optimistic)\n")
+	fmt.Fprintf(w, "Accuracy per (model, system, backend) group; p/m: the median of each row's predicted ÷ measured (below 1: optimistic)\n")
 	fmt.Fprintf(w, "%-33s %-8s %-7s %5s  %9s %11s %8s  %9s %11s %8s\n", "model", "system", "backend", "rows",
 		"ttft_mape", "ttft_median", "ttft_p/m", "tpot_mape", "tpot_median", "tpot_p/m")
 	for _, g := range s.Groups {
@@ -484,6 +484,9 @@ func renderAccuracy(w io.Writer, s calibrate.Summary) {
 		fmt.Fprintf(w, "%-20s %-10s %5d %5d  %9s %11s %8s  %9s %11s %8s\n", trunc(name, 20), src.Harness, src.RowsSimulated, src.RowsSkipped,
 			pctOrNA(src.TTFTMAPEPct), pctOrNA(src.TTFTMedianAPEPct), fixedOrNA(src.TTFTMedianRatio),
 			pctOrNA(src.TPOTMAPEPct), pctOrNA(src.TPOTMedianAPEPct), fixedOrNA(src.TPOTMedianRatio))
+	}
+	if len(s.Speculative) > 0 {
+		fmt.Fprintf(w, "(\", MTP\": the rows above that run speculative decoding, whose acceptance is published, not measured)\n")
 	}
 	for _, src := range s.Speculative {
 		// Rows with speculative decoding, also counted above: their acceptance is published, not the row's.
@@ -506,7 +509,7 @@ func renderDecision(w io.Writer, d calibrate.DecisionSummary) {
 	}
 	fmt.Fprintf(w, "Decision quality on the headline rows: the row predicted best per SLA (mean TPOT %s ms × mean TTFT %s ms)\n",
 		"{8..60}", "{300..5000}")
-	fmt.Fprintf(w, "(broken: SLAs whose pick misses them as measured; no_pick: SLAs no row is predicted to meet; each a regret of 1)\n")
+	fmt.Fprintf(w, "(broken: picks that miss their SLA as measured, optimistic; no_pick: SLAs no row is predicted to meet, pessimistic)\n")
 	fmt.Fprintf(w, "%-34s %-9s %-7s %11s %5s %5s  %7s %6s %9s %6s %7s\n", "model", "system", "backend", "isl/osl", "rows", "slas",
 		"regret", "exact", "rank_corr", "broken", "no_pick")
 	for _, g := range d.Groups {

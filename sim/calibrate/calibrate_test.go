@@ -73,6 +73,15 @@ func TestReadCSV(t *testing.T) {
 		huge[1].Problem != `silicon_tpot_ms: must be a number > 0, got "-1"` {
 		t.Errorf("huge cells: %v %q %q", err, huge[0].Problem, huge[1].Problem)
 	}
+	// A measured time under one microsecond (a denormal 1e-310 made every error and ratio against
+	// it +Inf) is a problem naming the column; one microsecond itself is read.
+	tiny, err := ReadCSV(strings.NewReader("id,backend,model_path,system,mode,isl,osl,batch_size,silicon_ttft_ms,silicon_tpot_ms\n"+
+		"t1,vllm,m,h100_sxm,agg,512,32,4,1e-310,8\nt2,vllm,m,h100_sxm,agg,512,32,4,60,0.0009\nt3,vllm,m,h100_sxm,agg,512,32,4,60,0.001\n"), "tiny.csv")
+	if err != nil || tiny[0].Problem != `silicon_ttft_ms: a measured mean time must be at least 0.001 ms (one microsecond), got "1e-310"; give it in milliseconds` ||
+		tiny[1].Problem != `silicon_tpot_ms: a measured mean time must be at least 0.001 ms (one microsecond), got "0.0009"; give it in milliseconds` ||
+		tiny[2].Problem != "" || tiny[2].TPOTMs != 0.001 {
+		t.Errorf("tiny cells: %v %q %q %q %v", err, tiny[0].Problem, tiny[1].Problem, tiny[2].Problem, tiny[2].TPOTMs)
+	}
 	// A row with fewer or more fields than the header is marked, not read by position.
 	ragged, err := ReadCSV(strings.NewReader("id,backend,model_path,system,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\n"+
 		"r1,vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,512,32\nr2,vllm,m,h100_sxm,agg,512,32,60,8,extra\n"), "ragged.csv")
@@ -467,7 +476,7 @@ func TestSummaryHandComputed(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if got, want := s.String(), "all rows: TTFT MAPE 23.3% (median APE 20.0%), TPOT MAPE 8.0% (median APE 6.0%), 3 rows simulated, 1 skipped"; got != want {
+	if got, want := s.String(), "all rows: TTFT MAPE 23.3% (median APE 20.0%, predicted ÷ measured 0.80), TPOT MAPE 8.0% (median APE 6.0%, predicted ÷ measured 1.04), 3 rows simulated, 1 skipped"; got != want {
 		t.Errorf("headline %q, want %q", got, want)
 	}
 	if err := rep.CheckSimulated(); err != nil {

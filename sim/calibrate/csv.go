@@ -299,6 +299,24 @@ func (p *rowParser) posFloat(name string) float64 {
 	return f
 }
 
+// minMeasuredMs is the least measured mean time in ms a row may give: one microsecond, a
+// thousandth of the least any GPU serves (implausibleTPOTMs), so that every error and ratio
+// against it stays finite (a denormal 1e-310 ms made them overflow to +Inf).
+const minMeasuredMs = 1e-3
+
+// measuredMs reads a measured mean time in ms: a finite number of at least minMeasuredMs,
+// else a problem naming the column.
+func (p *rowParser) measuredMs(name string) float64 {
+	f := p.posFloat(name)
+	if f > 0 && f < minMeasuredMs {
+		if p.problem == "" {
+			p.problem = fmt.Sprintf("%s: a measured mean time must be at least %g ms (one microsecond), got %q; give it in milliseconds", name, minMeasuredMs, p.str(name))
+		}
+		return 0
+	}
+	return f
+}
+
 // count reads an optional count of at least 1: def when empty, a problem when 0 (a batch, a
 // worker count, a tensor or pipeline degree of zero cannot have been measured; empty says "not
 // given"). attention_dp_size and the moe_* columns are read with intv instead: the measured
@@ -332,7 +350,7 @@ func parseRow(rec []string, col map[string]int, line int) Row {
 		GEMMQuant: p.str("gemm_quant_mode"), Mode: p.str("mode"),
 		ISL: p.posInt("isl"), OSL: p.posInt("osl"), Concurrency: p.intv("concurrency", 0),
 		Agg: p.shape(""), Prefill: p.shape("prefill_"), Decode: p.shape("decode_"),
-		TTFTMs: p.posFloat("silicon_ttft_ms"), TPOTMs: p.posFloat("silicon_tpot_ms"),
+		TTFTMs: p.measuredMs("silicon_ttft_ms"), TPOTMs: p.measuredMs("silicon_tpot_ms"),
 	}
 	if c := p.str("concurrency"); c != "" && r.Concurrency == 0 && (p.problem == "" || strings.HasPrefix(p.problem, "concurrency: ")) {
 		p.problem = fmt.Sprintf("concurrency: must be an int > 0 (or empty: then batch_size, or decode_batch_size × decode_num_workers), got %q", c)

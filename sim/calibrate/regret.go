@@ -388,9 +388,10 @@ func decideGroup(k decisionKey, rows []decisionRow) (g DecisionGroup, regretSum 
 func decisionFloat(x float64) *float64 { return &x }
 
 // String is a one-line account, e.g. "decision regret 4.2 % mean over 123 SLAs in 9 groups,
-// 61 % exact, rank correlation 0.93": the pooled mean regret and exact share in percent, the
-// counted SLAs and the groups that have one ("in 7 of 9 groups" when some groups have none),
-// and the mean rank correlation; N/A for an undefined value.
+// 61 % exact, 5 broken, 0 without a pick, rank correlation 0.93": the pooled mean regret and
+// exact share in percent, the counted SLAs and the groups that have one ("in 7 of 9 groups" when
+// some groups have none), BrokenSLAs, UnansweredSLAs and the mean rank correlation; N/A for an
+// undefined value.
 func (d DecisionSummary) String() string {
 	pct := func(x *float64, format string) string {
 		if x == nil {
@@ -419,6 +420,6 @@ func (d DecisionSummary) String() string {
 	if d.SLAs == 1 {
 		slas = "1 SLA"
 	}
-	return fmt.Sprintf("decision regret %s mean over %s in %s, %s exact, rank correlation %s",
-		pct(d.MeanRegret, "%.1f%%"), slas, groups, pct(d.ExactShare, "%.0f%%"), corr)
+	return fmt.Sprintf("decision regret %s mean over %s in %s, %s exact, %d broken, %d without a pick, rank correlation %s",
+		pct(d.MeanRegret, "%.1f%%"), slas, groups, pct(d.ExactShare, "%.0f%%"), d.BrokenSLAs, d.UnansweredSLAs, corr)
 }

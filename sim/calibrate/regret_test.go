@@ -430,12 +430,12 @@ func TestDecideOrderIndependent(t *testing.T) {
 
 func TestDecisionSummaryString(t *testing.T) {
 	got := Decide(decisionRowsByHand()).String()
-	want := "decision regret 72.8% mean over 65 SLAs in 2 of 3 groups, 23% exact, rank correlation 0.00"
+	want := "decision regret 72.8% mean over 65 SLAs in 2 of 3 groups, 23% exact, 6 broken, 40 without a pick, rank correlation 0.00"
 	if got != want {
 		t.Errorf("String() =\n%q, want\n%q", got, want)
 	}
 	got = Decide(nil).String()
-	want = "decision regret N/A mean over 0 SLAs in 0 groups, N/A exact, rank correlation N/A"
+	want = "decision regret N/A mean over 0 SLAs in 0 groups, N/A exact, 0 broken, 0 without a pick, rank correlation N/A"
 	if got != want {
 		t.Errorf("String() of nothing =\n%q, want\n%q", got, want)
 	}

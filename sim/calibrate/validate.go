@@ -770,8 +770,15 @@ func (s Summary) String() string {
 	if s.TTFTMAPEPct == nil || s.TPOTMAPEPct == nil {
 		return fmt.Sprintf("%sTTFT MAPE N/A, TPOT MAPE N/A, %s, %d skipped", head, rows, s.RowsSkipped)
 	}
-	out := fmt.Sprintf("%sTTFT MAPE %s (median APE %s), TPOT MAPE %s (median APE %s), %s, %d skipped",
-		head, pct(s.TTFTMAPEPct), pct(s.TTFTMedianAPEPct), pct(s.TPOTMAPEPct), pct(s.TPOTMedianAPEPct), rows, s.RowsSkipped)
+	ratio := func(x *float64) string {
+		if x == nil {
+			return ""
+		}
+		return fmt.Sprintf(", predicted ÷ measured %.2f", *x)
+	}
+	out := fmt.Sprintf("%sTTFT MAPE %s (median APE %s%s), TPOT MAPE %s (median APE %s%s), %s, %d skipped",
+		head, pct(s.TTFTMAPEPct), pct(s.TTFTMedianAPEPct), ratio(s.TTFTMedianRatio), pct(s.TPOTMAPEPct), pct(s.TPOTMedianAPEPct),
+		ratio(s.TPOTMedianRatio), rows, s.RowsSkipped)
 	if s.Decision.SLAs > 0 {
 		out += "; " + s.Decision.String()
 	}
