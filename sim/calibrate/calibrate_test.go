@@ -66,12 +66,13 @@ func TestReadCSV(t *testing.T) {
 		zeros[1].Problem != "tp_size: must be >= 1 (or empty when not given), got 0" || zeros[2].Problem != "" {
 		t.Errorf("zero cells: %v %q %q %q", err, zeros[0].Problem, zeros[1].Problem, zeros[2].Problem)
 	}
-	// A latency beyond a float's range is named as such, not as "not > 0".
+	// A latency beyond a float's range is named as such, not as "not > 0"; a literal infinity is
+	// not finite, not out of range.
 	huge, err := ReadCSV(strings.NewReader("id,backend,model_path,system,mode,isl,osl,batch_size,silicon_ttft_ms,silicon_tpot_ms\n"+
-		"h1,vllm,m,h100_sxm,agg,512,32,4,60,1e400\nh2,vllm,m,h100_sxm,agg,512,32,4,60,-1\n"), "huge.csv")
+		"h1,vllm,m,h100_sxm,agg,512,32,4,60,1e400\nh2,vllm,m,h100_sxm,agg,512,32,4,60,-1\nh3,vllm,m,h100_sxm,agg,512,32,4,60,Inf\n"), "huge.csv")
 	if err != nil || huge[0].Problem != `silicon_tpot_ms: must be a finite number > 0, got "1e400" (beyond a 64-bit float's range)` ||
-		huge[1].Problem != `silicon_tpot_ms: must be a number > 0, got "-1"` {
-		t.Errorf("huge cells: %v %q %q", err, huge[0].Problem, huge[1].Problem)
+		huge[1].Problem != `silicon_tpot_ms: must be a number > 0, got "-1"` || huge[2].Problem != `silicon_tpot_ms: must be a finite number > 0, got "Inf"` {
+		t.Errorf("huge cells: %v %q %q %q", err, huge[0].Problem, huge[1].Problem, huge[2].Problem)
 	}
 	// A measured time under one microsecond (a denormal 1e-310 made every error and ratio against
 	// it +Inf) is a problem naming the column; one microsecond itself is read.

@@ -290,8 +290,11 @@ func (p *rowParser) posFloat(name string) float64 {
 	if err != nil || !(f > 0) || math.IsInf(f, 0) {
 		if p.problem == "" {
 			p.problem = fmt.Sprintf("%s: must be a number > 0, got %q", name, s)
-			if math.IsInf(f, 0) || errors.Is(err, strconv.ErrRange) {
+			switch {
+			case errors.Is(err, strconv.ErrRange):
 				p.problem = fmt.Sprintf("%s: must be a finite number > 0, got %q (beyond a 64-bit float's range)", name, s)
+			case math.IsInf(f, 0):
+				p.problem = fmt.Sprintf("%s: must be a finite number > 0, got %q", name, s)
 			}
 		}
 		return 0
