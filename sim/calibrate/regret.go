@@ -213,8 +213,9 @@ type DecisionGroup struct {
 	// pessimistic one (no answer where at least MinFeasibleRowsPerSLA rows meet it).
 	BrokenSLAs     int `json:"broken_slas"`
 	UnansweredSLAs int `json:"unanswered_slas"`
-	// Picks holds one entry per counted SLA, in DecisionLadder order.
-	Picks []DecisionPick `json:"picks,omitempty"`
+	// Picks holds one entry per counted SLA, in DecisionLadder order (empty, never nil, for a
+	// group without one: the JSON always has the list).
+	Picks []DecisionPick `json:"picks"`
 }
 
 // DecisionSummary is the decision score of a validate run (Decide).
@@ -322,7 +323,8 @@ func decideGroup(k decisionKey, rows []decisionRow) (g DecisionGroup, regretSum 
 			cmp.Compare(a.r.MeasuredTTFTMs, b.r.MeasuredTTFTMs), cmp.Compare(a.r.MeasuredTPOTMs, b.r.MeasuredTPOTMs),
 			cmp.Compare(a.r.PredictedTTFTMs, b.r.PredictedTTFTMs), cmp.Compare(a.r.PredictedTPOTMs, b.r.PredictedTPOTMs))
 	})
-	g = DecisionGroup{Model: k.model, System: k.system, Backend: k.backend, ISL: k.isl, OSL: k.osl, Rows: len(rows)}
+	g = DecisionGroup{Model: k.model, System: k.system, Backend: k.backend, ISL: k.isl, OSL: k.osl, Rows: len(rows),
+		Picks: []DecisionPick{}} // an empty list, not null, for a group without a counted SLA
 
 	for _, s := range DecisionLadder() {
 		var best, pick *decisionRow

@@ -289,7 +289,7 @@ func TestDecideHandMadeGroups(t *testing.T) {
 	}
 
 	// Group C: 2 rows, nothing counted.
-	if gc.Rows != 2 || gc.SLAs != 0 || gc.Picks != nil || gc.MeanRegret != nil || gc.ExactShare != nil ||
+	if gc.Rows != 2 || gc.SLAs != 0 || gc.Picks == nil || len(gc.Picks) != 0 || gc.MeanRegret != nil || gc.ExactShare != nil ||
 		gc.RankCorrelation != nil {
 		t.Errorf("C = %+v, want 2 rows and nothing counted", gc)
 	}
@@ -450,7 +450,7 @@ func TestDecisionSummaryJSON(t *testing.T) {
 	for _, key := range []string{`"rows":10`, `"slas":65`, `"mean_regret":0.728`, `"exact_share":0.2307`,
 		`"mean_rank_correlation":0`, `"rank_correlation":null`, `"groups":[`, `"picks":[`,
 		`"sla":{"tpot_ms":20,"ttft_ms":300}`, `"pick_line":13`, `"best_line":14`, `"breaks_sla":true`,
-		`"picked":false`, `"best_tok_per_s_per_gpu":808`, `"feasible_rows":5`, `"broken_slas":6`, `"unanswered_slas":40`} {
+		`"picked":false`, `"best_tok_per_s_per_gpu":808`, `"feasible_rows":5`, `"broken_slas":6`, `"unanswered_slas":40`, `"picks":[]`} {
 		if !strings.Contains(s, key) {
 			t.Errorf("JSON lacks %s: %s", key, s)
 		}
