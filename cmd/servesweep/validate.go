@@ -477,28 +477,29 @@ func renderAccuracy(w io.Writer, s calibrate.Summary) {
 	fmt.Fprintf(w, "%-20s %-10s %5s %5s  %9s %11s %8s  %9s %11s %8s\n", "source", "harness", "rows", "skip",
 		"ttft_mape", "ttft_median", "ttft_p/m", "tpot_mape", "tpot_median", "tpot_p/m")
 	for _, src := range s.Sources {
-		name := src.Source
-		if name == "" {
-			name = "(none)"
-		}
-		fmt.Fprintf(w, "%-20s %-10s %5d %5d  %9s %11s %8s  %9s %11s %8s\n", trunc(name, 20), src.Harness, src.RowsSimulated, src.RowsSkipped,
-			pctOrNA(src.TTFTMAPEPct), pctOrNA(src.TTFTMedianAPEPct), fixedOrNA(src.TTFTMedianRatio),
-			pctOrNA(src.TPOTMAPEPct), pctOrNA(src.TPOTMedianAPEPct), fixedOrNA(src.TPOTMedianRatio))
+		renderSourceRow(w, src, "", fmt.Sprint(src.RowsSkipped))
 	}
 	if len(s.Speculative) > 0 {
 		fmt.Fprintf(w, "(\", MTP\": the rows above that run speculative decoding, whose acceptance is published, not measured)\n")
 	}
 	for _, src := range s.Speculative {
-		// Rows with speculative decoding, also counted above: their acceptance is published, not the row's.
-		name := src.Source
-		if name == "" {
-			name = "(none)"
-		}
-		fmt.Fprintf(w, "%-20s %-10s %5d %5s  %9s %11s %8s  %9s %11s %8s\n", trunc(name+", MTP", 20), src.Harness, src.RowsSimulated, "",
-			pctOrNA(src.TTFTMAPEPct), pctOrNA(src.TTFTMedianAPEPct), fixedOrNA(src.TTFTMedianRatio),
-			pctOrNA(src.TPOTMAPEPct), pctOrNA(src.TPOTMedianAPEPct), fixedOrNA(src.TPOTMedianRatio))
+		// Rows with speculative decoding, also counted above: their skips are the source's.
+		renderSourceRow(w, src, ", MTP", "")
 	}
 	fmt.Fprintln(w)
+}
+
+// renderSourceRow prints one line of the per-source table: the source's name (with suffix),
+// harness, simulated rows, skip (the skipped rows, or empty), and the APEs and median predicted
+// ÷ measured of TTFT and TPOT.
+func renderSourceRow(w io.Writer, src calibrate.SourceSummary, suffix, skip string) {
+	name := src.Source
+	if name == "" {
+		name = "(none)"
+	}
+	fmt.Fprintf(w, "%-20s %-10s %5d %5s  %9s %11s %8s  %9s %11s %8s\n", trunc(name+suffix, 20), src.Harness, src.RowsSimulated, skip,
+		pctOrNA(src.TTFTMAPEPct), pctOrNA(src.TTFTMedianAPEPct), fixedOrNA(src.TTFTMedianRatio),
+		pctOrNA(src.TPOTMAPEPct), pctOrNA(src.TPOTMedianAPEPct), fixedOrNA(src.TPOTMedianRatio))
 }
 
 // renderDecision prints the decision quality per (model, GPU, backend, ISL, OSL) group, with the

@@ -303,8 +303,8 @@ func (p *rowParser) posFloat(name string) float64 {
 }
 
 // minMeasuredMs is the least measured mean time in ms a row may give: one microsecond, a
-// thousandth of the least any GPU serves (implausibleTPOTMs), so that every error and ratio
-// against it stays finite (a denormal 1e-310 ms made them overflow to +Inf).
+// hundredth of the least TPOT any GPU serves (implausibleTPOTMs, 0.1 ms), so that every error and
+// ratio against it stays finite (a denormal 1e-310 ms made them overflow to +Inf).
 const minMeasuredMs = 1e-3
 
 // measuredMs reads a measured mean time in ms: a finite number of at least minMeasuredMs,
