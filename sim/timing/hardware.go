@@ -53,6 +53,17 @@ type Hardware struct {
 	// B200 reaches 0.70), which one Efficiency.Link cannot say; the roofline scales Link by
 	// allReduceScale. A kernel measurement, not fitted on any deployment.
 	AllReduceFraction [3]float64
+	// GEMMFraction is the share of the format's dense peak (BF16TFLOPS, FP8TFLOPS, FP4TFLOPS)
+	// that compute-bound GEMMs reach on this GPU, for BF16, FP8 and NVFP4 operands (indexes 0, 1,
+	// 2; 0 where not measured): the median, over AIConfigurator's op database
+	// (../shared/data/aic-systems, the gemm_perf tables of TensorRT-LLM, SGLang and vLLM, each
+	// backend's newest version, pooled), of 2·m·n·k / latency / peak for GEMMs of 1,024–8,192
+	// tokens (m) over weights of n, k >= 4,096 (a prefill chunk through a large model's
+	// projections) (TestGEMMFractionFromTheOpDatabase recomputes them). The share depends on the
+	// GPU and the format (NVFP4 GEMMs reach 0.41 of B200's FP4 peak and 0.30 of B300's, FP8 ones
+	// 0.53 of H100's FP8 peak and 0.48 of B200's), which one Efficiency.GEMM cannot say; the
+	// roofline scales GEMM by gemmScale. A kernel measurement, not fitted on any deployment.
+	GEMMFraction [3]float64
 	// NetworkGBps is the bandwidth of the network port each GPU has to other nodes, one
 	// direction, decimal GB/s (0: not in the catalog): the collectives of a worker wider than
 	// LinkDomainGPUs send the share bound for other link domains through it (the roofline prices
@@ -66,6 +77,36 @@ type Hardware struct {
 // Efficiency.Link is the fraction of the link bandwidth the engines' all-reduces reach on such a
 // group; allReduceScale relates a GPU and group size to it.
 const PooledAllReduceFraction = 0.69
+
+// PooledBF16GEMMFraction, PooledFP8GEMMFraction and PooledFP4GEMMFraction are, per operand
+// format, the median of the measured Hardware.GEMMFraction of that format (6 GPUs in BF16 and
+// FP8, the 4 Blackwell ones in NVFP4 today; TestGEMMFractionFromTheOpDatabase recomputes them):
+// the share of the format's peak a typical GPU's compute-bound GEMM reaches. Efficiency.GEMM
+// (with QuantizedGEMM for FP8 and FP4 weights) is the share of the peak the engines' GEMMs reach
+// on such a GPU; gemmScale relates a GPU to it.
+const (
+	PooledBF16GEMMFraction = 0.74
+	PooledFP8GEMMFraction  = 0.53
+	PooledFP4GEMMFraction  = 0.34
+)
+
+// gemmScale is how much faster, relative to its format's peak, compute-bound GEMMs with weights
+// stored as p run on h than on a typical GPU: GEMMFraction of the format multiplied (the one
+// PeakTFLOPS prices: BF16 where h lacks p) divided by that format's PooledGEMMFraction; 1 where
+// the op database does not measure it.
+func (h Hardware) gemmScale(p Precision) float64 {
+	i := 0
+	switch {
+	case p == FP8 && h.FP8TFLOPS > 0:
+		i = 1
+	case p == FP4 && h.FP4TensorCores():
+		i = 2
+	}
+	if f := h.GEMMFraction[i]; f > 0 {
+		return f / [3]float64{PooledBF16GEMMFraction, PooledFP8GEMMFraction, PooledFP4GEMMFraction}[i]
+	}
+	return 1
+}
 
 // allReduceScale is how much faster than a typical group an all-reduce over gpus of h moves its
 // bytes: AllReduceFraction at the largest measured group size not above gpus (the smallest
@@ -154,12 +195,12 @@ func (h Hardware) PeakTFLOPS(p Precision) float64 {
 func hardwareCatalog() []Hardware {
 	return []Hardware{
 		{ID: "a100_sxm", MemoryGiB: 80, MemoryTBps: 2.039, BF16TFLOPS: 312, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 300, NetworkGBps: 25},
-		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.84, AllReduceFraction: [3]float64{0.65, 0.74, 0.93}, NetworkGBps: 50},
-		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.82, AllReduceFraction: [3]float64{0.65, 0.74, 0.95}, NetworkGBps: 50},
-		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.57, 0.69, 0.70}, NetworkGBps: 50},
-		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.77, AllReduceFraction: [3]float64{0.58, 0.69, 0}, NetworkGBps: 50},
-		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.78, AllReduceFraction: [3]float64{0.58, 0.69, 0.71}, NetworkGBps: 100},
-		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.58, 0.69, 0}, NetworkGBps: 100},
+		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.84, AllReduceFraction: [3]float64{0.65, 0.74, 0.93}, GEMMFraction: [3]float64{0.77, 0.53, 0}, NetworkGBps: 50},
+		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.82, AllReduceFraction: [3]float64{0.65, 0.74, 0.95}, GEMMFraction: [3]float64{0.77, 0.57, 0}, NetworkGBps: 50},
+		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.57, 0.69, 0.70}, GEMMFraction: [3]float64{0.66, 0.48, 0.41}, NetworkGBps: 50},
+		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.77, AllReduceFraction: [3]float64{0.58, 0.69, 0}, GEMMFraction: [3]float64{0.63, 0.47, 0.39}, NetworkGBps: 50},
+		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.78, AllReduceFraction: [3]float64{0.58, 0.69, 0.71}, GEMMFraction: [3]float64{0.75, 0.55, 0.30}, NetworkGBps: 100},
+		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.58, 0.69, 0}, GEMMFraction: [3]float64{0.73, 0.53, 0.29}, NetworkGBps: 100},
 		{ID: "l40s", MemoryGiB: 48, MemoryTBps: 0.864, BF16TFLOPS: 362.05, FP8TFLOPS: 733, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 32},
 	}
 }

@@ -329,3 +329,79 @@ func TestAllReduceFractionFromTheOpDatabase(t *testing.T) {
 		t.Errorf("median all-reduce share %.4f, PooledAllReduceFraction %g", med, PooledAllReduceFraction)
 	}
 }
+
+// TestGEMMFractionFromTheOpDatabase recomputes Hardware.GEMMFraction: per GPU and operand format
+// (bfloat16, fp8, nvfp4), the median over the three backends' gemm_perf tables pooled of
+// 2·m·n·k / latency / the format's dense peak, for GEMMs of 1,024–8,192 tokens over n, k >=
+// 4,096; and per format the Pooled…GEMMFraction, the median over its GPUs. Each shipped value
+// must be within 0.006 of the tables' (two digits); a format no table measures must be shipped as
+// 0. Skips without ../shared, and under -race (it reads every GEMM table).
+func TestGEMMFractionFromTheOpDatabase(t *testing.T) {
+	if raceEnabled {
+		t.Skip("reads every GEMM table of the op database: run without -race (make test does)")
+	}
+	db := openDB(t)
+	pooled := [3]float64{PooledBF16GEMMFraction, PooledFP8GEMMFraction, PooledFP4GEMMFraction}
+	// 6 GPUs measure BF16 and FP8, the 4 Blackwell ones NVFP4, today.
+	wantGPUs := [3]int{6, 6, 4}
+	for i, dtype := range []string{"bfloat16", "fp8", "nvfp4"} {
+		var medians []float64
+		for _, gpu := range kernelGPUs {
+			hw, err := LookupHardware(gpu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			peak := [3]float64{hw.BF16TFLOPS, hw.FP8TFLOPS, hw.FP4TFLOPS}[i]
+			var shares []float64
+			for _, backend := range kernelBackends {
+				g, err := db.GEMM(gpu, backend, "", dtype)
+				var missing *opdb.MissingError
+				if errors.As(err, &missing) {
+					continue
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				computeBoundSamples(g, func(flop, latencyMs float64) {
+					shares = append(shares, flop/(latencyMs*tflopsToFlopPerMs)/peak)
+				})
+			}
+			if len(shares) == 0 {
+				if hw.GEMMFraction[i] != 0 {
+					t.Errorf("%s %s: no GEMM table, but GEMMFraction %g", gpu, dtype, hw.GEMMFraction[i])
+				}
+				continue
+			}
+			got, q1, q3 := medianIQR(shares)
+			medians = append(medians, got)
+			t.Logf("%s %s: %d samples, median %.4f of the peak, interquartile range %.3f–%.3f", gpu, dtype, len(shares), got, q1, q3)
+			if math.Abs(got-hw.GEMMFraction[i]) > 0.006 {
+				t.Errorf("%s %s: the tables' compute-bound GEMMs reach %.4f of the peak, GEMMFraction says %g", gpu, dtype, got, hw.GEMMFraction[i])
+			}
+		}
+		if len(medians) != wantGPUs[i] {
+			t.Fatalf("%s: %d GPUs measured, want %d (today's database)", dtype, len(medians), wantGPUs[i])
+		}
+		med, _, _ := medianIQR(medians)
+		t.Logf("%s: median over GPUs %.4f", dtype, med)
+		if math.Abs(med-pooled[i]) > 0.006 {
+			t.Errorf("%s: median compute-bound GEMM share %.4f, pooled value shipped %g", dtype, med, pooled[i])
+		}
+	}
+}
+
+// computeBoundSamples calls fn with the FLOPs (2·m·n·k) and latency in ms of every measured GEMM
+// of g with 1,024 <= m <= 8,192 tokens and n, k >= 4,096: a prefill chunk through a large
+// model's projections, where the time is the multiply.
+func computeBoundSamples(g *opdb.GEMM, fn func(flop, latencyMs float64)) {
+	for nk, c := range g.Cells() {
+		if nk[0] < 4096 || nk[1] < 4096 {
+			continue
+		}
+		ms, lat := c.Samples()
+		for i, m := range ms {
+			if m >= 1024 && m <= 8192 {
+				fn(2*m*nk[0]*nk[1], lat[i])
+			}
+		}
+	}
+}

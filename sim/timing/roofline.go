@@ -179,7 +179,7 @@ func (e Efficiency) Validate() error {
 // per-sequence host time counts SampledTokens only); decode attention computes
 // DecodeStepKVTokens + DraftKVTokens (query, key) pairs over DecodeStepKVTokens of KV.
 //
-//	gemm      = max(2·(P_lin·T)/(t·p·F(weights)·η_gemm·η_q) + 2·(P_head·S)/(t·p·F(bf16)·η_gemm),
+//	gemm      = max(2·(P_lin·T)/(t·p·F(weights)·η_gemm·η_q·γ(weights)) + 2·(P_head·S)/(t·p·F(bf16)·η_gemm·γ(bf16)),
 //	                W/(t·B·η_mem))        W = P_lin·bytes(weights)/η_qm + P_head·2 (lm_head in BF16)
 //	prefill   = max(4·H·d·L·PrefillAttentionPairs/(t·p·F(attn)·η_attn),
 //	                (PrefillContextTokens+PrefillTokens)·kv/(B·η_mem))
@@ -206,7 +206,10 @@ func (e Efficiency) Validate() error {
 // attention in another), kv = ModelSpec.KVBytesPerTokenPerGPU (a GPU's share of one token's KV), α =
 // LinkLatencyUs, ρ(t) the GPU's measured all-reduce bandwidth on t GPUs relative to a typical
 // group's (Hardware.AllReduceFraction / PooledAllReduceFraction; 1 for a GPU without
-// measurements; all-reduces only, not pipeline sends or all-to-alls), and η_q = QuantizedGEMM and η_qm = QuantizedMemory for FP8 weights,
+// measurements; all-reduces only, not pipeline sends or all-to-alls), γ(x) the GPU's measured
+// share of format x's peak in compute-bound GEMMs relative to that format's typical GPU
+// (Hardware.GEMMFraction over its Pooled…GEMMFraction; 1 for a GPU without measurements),
+// and η_q = QuantizedGEMM and η_qm = QuantizedMemory for FP8 weights,
 // QuantizedMemory·FP4Memory for FP4 ones on a GPU with FP4 tensor cores (η_q = QuantizedGEMM
 // for both, 1 for
 // BF16). Sources: a GEMM of m tokens by a k×n weight costs 2mkn FLOPs and reads kn
@@ -363,7 +366,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	if dense != BF16 {
 		quant, rt.denseQuantMem = eff.QuantizedGEMM, rt.quantMem
 	}
-	rt.gemm = t * p * hw.PeakTFLOPS(dense) * tflopsToFlopPerMs * eff.GEMM * quant
+	rt.gemm = t * p * hw.PeakTFLOPS(dense) * tflopsToFlopPerMs * eff.GEMM * quant * hw.gemmScale(dense)
 	rt.expertGEMM = t * p * hw.PeakTFLOPS(m.ExpertMathFormat(prec.Weights, hw)) * tflopsToFlopPerMs * eff.ExpertGEMM
 	attnPeak := t * p * hw.PeakTFLOPS(prec.AttentionFormat()) * tflopsToFlopPerMs
 	rt.attn = attnPeak * eff.Attention
@@ -378,7 +381,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	if _, _, me := s.moe(); me > AllToAllTableGPUs {
 		rt.a2aAlphaMs += float64(me-AllToAllTableGPUs) * eff.AllToAllPeerLatencyUs / 1000
 	}
-	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.GEMM
+	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.GEMM * hw.gemmScale(BF16)
 	r := &Roofline{
 		gemmMsPerToken:  2 * m.LinearParams() / rt.gemm,
 		headMsPerSample: 2 * m.HeadParams() / bf16GEMMRate,

@@ -514,3 +514,38 @@ func TestAllReduceScale(t *testing.T) {
 		}
 	}
 }
+
+// TestGEMMScale checks the format each GPU's GEMM share is read at (hand values from the
+// catalog's GEMMFraction and the pooled shares 0.74, 0.53 and 0.34), and that the roofline's
+// compute-bound GEMM time divides by it.
+func TestGEMMScale(t *testing.T) {
+	for _, c := range []struct {
+		gpu  string
+		p    Precision
+		want float64
+	}{
+		{"h100_sxm", FP8, 0.53 / 0.53},
+		{"h100_sxm", BF16, 0.77 / 0.74},
+		{"h100_sxm", FP4, 0.77 / 0.74}, // no FP4 tensor cores: multiplied in BF16 (PeakTFLOPS)
+		{"b200_sxm", FP8, 0.48 / 0.53},
+		{"b200_sxm", FP4, 0.41 / 0.34},
+		{"b300_sxm", FP4, 0.30 / 0.34},
+		{"a100_sxm", FP8, 1}, // not measured: a typical GPU
+	} {
+		hw, err := LookupHardware(c.gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hw.gemmScale(c.p); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s %s: gemmScale %g, want %g", c.gpu, c.p, got, c.want)
+		}
+	}
+	eff := CalibratedEfficiency()
+	m, hw := mustLookup(t, "meta-llama/Meta-Llama-3.1-8B-Instruct", "b200_sxm")
+	r := mustRoofline(t, m, hw, Precisions{Weights: FP4, KVCache: FP8}, Shape{Tensor: 2, Pipeline: 1}, eff)
+	// 2·params FLOPs per token over two GPUs at the FP4 peak × GEMM × QuantizedGEMM × 0.41/0.34.
+	want := 2 * m.LinearParams() / (2 * 9000 * 1e9 * eff.GEMM * eff.QuantizedGEMM * 0.41 / 0.34)
+	if !near(r.gemmMsPerToken, want) {
+		t.Errorf("b200_sxm FP4 TP2: %v ms of GEMM per token, want %v", r.gemmMsPerToken, want)
+	}
+}
