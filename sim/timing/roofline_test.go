@@ -299,9 +299,11 @@ func decodeBatch(n, ctx int) *Batch {
 }
 
 // unmeasured returns hw as a GPU the op database does not measure: it streams at
-// Efficiency.Memory (1 under ideal()), so hand computations can use the datasheet bandwidth.
+// Efficiency.Memory and its GEMMs reach Efficiency.GEMM of the peak (1 under ideal()), so hand
+// computations can use the datasheet bandwidth and peaks.
 func unmeasured(hw Hardware) Hardware {
 	hw.StreamingFraction = 0
+	hw.GEMMFraction = [3]float64{}
 	return hw
 }
 
