@@ -44,10 +44,14 @@ func (s Shape) moe() (d, mt, me int) {
 // speed. Most are fitted once on measured deployments; ExpertGEMM, MLAAttention, MLAPrefillTokenPairs, Memory and FP4Memory come from
 // kernel measurements, QuantizedMemory is fixed, and MoELayerOverheadUs and AllToAllPeerLatencyUs
 // are chosen on the MoE deployments leaving one GPU out (CalibratedEfficiency gives each one's source). They
-// are the same for every GPU, model and parallel shape.
+// are the same for every GPU, model and parallel shape; the roofline relates some to each GPU's
+// own kernel measurements (Memory: Hardware.StreamingFraction; Link: AllReduceFraction; GEMM:
+// GEMMFraction).
 type Efficiency struct {
 	// GEMM is the fraction of the dense tensor-core peak the linear layers achieve when
-	// compute-bound, in (0, 1].
+	// compute-bound, in (0, 1], on a GPU whose kernels reach its format's median share of the
+	// peak (Pooled…GEMMFraction); the roofline scales it by a measured GPU's own share over that
+	// median (Hardware.gemmScale), never past the peak.
 	GEMM float64
 	// ExpertGEMM is the fraction of the weights format's dense tensor-core peak that the routed
 	// experts' grouped GEMMs of a mixture-of-experts layer achieve when compute-bound, in (0, 1],
@@ -208,8 +212,9 @@ func (e Efficiency) Validate() error {
 // group's (Hardware.AllReduceFraction / PooledAllReduceFraction; 1 for a GPU without
 // measurements; all-reduces only, not pipeline sends or all-to-alls), γ(x) the GPU's measured
 // share of format x's peak in compute-bound GEMMs relative to that format's typical GPU
-// (Hardware.GEMMFraction over its Pooled…GEMMFraction; 1 for a GPU without measurements),
-// and η_q = QuantizedGEMM and η_qm = QuantizedMemory for FP8 weights,
+// (Hardware.gemmScale: GEMMFraction over Pooled…GEMMFraction of the format the GPU multiplies
+// in, BF16 where it lacks x; 1 for a GPU without measurements; weights = the dense layers'
+// format, ModelSpec.DenseWeights), η_gemm·η_q·γ and η_gemm·γ capped at 1, and η_q = QuantizedGEMM and η_qm = QuantizedMemory for FP8 weights,
 // QuantizedMemory·FP4Memory for FP4 ones on a GPU with FP4 tensor cores (η_q = QuantizedGEMM
 // for both, 1 for
 // BF16). Sources: a GEMM of m tokens by a k×n weight costs 2mkn FLOPs and reads kn
@@ -366,7 +371,8 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	if dense != BF16 {
 		quant, rt.denseQuantMem = eff.QuantizedGEMM, rt.quantMem
 	}
-	rt.gemm = t * p * hw.PeakTFLOPS(dense) * tflopsToFlopPerMs * eff.GEMM * quant * hw.gemmScale(dense)
+	// A GPU's GEMMs never run past its peak, whatever the fitted share and its kernels' scale.
+	rt.gemm = t * p * hw.PeakTFLOPS(dense) * tflopsToFlopPerMs * min(1, eff.GEMM*quant*hw.gemmScale(dense))
 	rt.expertGEMM = t * p * hw.PeakTFLOPS(m.ExpertMathFormat(prec.Weights, hw)) * tflopsToFlopPerMs * eff.ExpertGEMM
 	attnPeak := t * p * hw.PeakTFLOPS(prec.AttentionFormat()) * tflopsToFlopPerMs
 	rt.attn = attnPeak * eff.Attention
@@ -381,7 +387,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	if _, _, me := s.moe(); me > AllToAllTableGPUs {
 		rt.a2aAlphaMs += float64(me-AllToAllTableGPUs) * eff.AllToAllPeerLatencyUs / 1000
 	}
-	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * eff.GEMM * hw.gemmScale(BF16)
+	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * min(1, eff.GEMM*hw.gemmScale(BF16))
 	r := &Roofline{
 		gemmMsPerToken:  2 * m.LinearParams() / rt.gemm,
 		headMsPerSample: 2 * m.HeadParams() / bf16GEMMRate,

@@ -518,8 +518,8 @@ func TestAllReduceScale(t *testing.T) {
 }
 
 // TestGEMMScale checks the format each GPU's GEMM share is read at (hand values from the
-// catalog's GEMMFraction and the pooled shares 0.74, 0.53 and 0.34), and that the roofline's
-// compute-bound GEMM time divides by it.
+// catalog's GEMMFraction and the pooled shares 0.74, 0.53 and 0.34), that the roofline's
+// compute-bound GEMM and lm_head times divide by it, and that no GEMM runs past the peak.
 func TestGEMMScale(t *testing.T) {
 	for _, c := range []struct {
 		gpu  string
@@ -549,5 +549,22 @@ func TestGEMMScale(t *testing.T) {
 	want := 2 * m.LinearParams() / (2 * 9000 * 1e9 * eff.GEMM * eff.QuantizedGEMM * 0.41 / 0.34)
 	if !near(r.gemmMsPerToken, want) {
 		t.Errorf("b200_sxm FP4 TP2: %v ms of GEMM per token, want %v", r.gemmMsPerToken, want)
+	}
+	// The lm_head multiplies in BF16: 2·head params per sample over two GPUs at the BF16 peak ×
+	// GEMM × B200's BF16 share over the median, 0.66/0.74.
+	wantHead := 2 * m.HeadParams() / (2 * 2250 * 1e9 * eff.GEMM * 0.66 / 0.74)
+	if !near(r.headMsPerSample, wantHead) {
+		t.Errorf("b200_sxm TP2: %v ms of lm_head per sample, want %v", r.headMsPerSample, wantHead)
+	}
+	// Never past the peak: with GEMM 1 (ideal), B200's NVFP4 GEMMs (scale 0.41/0.34 > 1) run at the
+	// FP4 peak, and H100's BF16 lm_head (0.77/0.74 > 1) at the BF16 peak.
+	r = mustRoofline(t, m, hw, Precisions{Weights: FP4, KVCache: FP8}, Shape{Tensor: 2, Pipeline: 1}, ideal())
+	if want := 2 * m.LinearParams() / (2 * 9000 * 1e9); !near(r.gemmMsPerToken, want) {
+		t.Errorf("b200_sxm FP4 TP2 at GEMM 1: %v ms of GEMM per token, want the peak's %v", r.gemmMsPerToken, want)
+	}
+	m, hw = mustLookup(t, "meta-llama/Meta-Llama-3.1-8B-Instruct", "h100_sxm")
+	r = mustRoofline(t, m, hw, Precisions{Weights: BF16, KVCache: BF16}, Shape{Tensor: 1, Pipeline: 1}, ideal())
+	if want := 2 * m.HeadParams() / (989.5 * 1e9); !near(r.headMsPerSample, want) {
+		t.Errorf("h100_sxm BF16 at GEMM 1: %v ms of lm_head per sample, want the peak's %v", r.headMsPerSample, want)
 	}
 }
