@@ -372,7 +372,8 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 		quant, rt.denseQuantMem = eff.QuantizedGEMM, rt.quantMem
 	}
 	// A GPU's GEMMs never run past its peak, whatever the fitted share and its kernels' scale.
-	rt.gemm = t * p * hw.PeakTFLOPS(dense) * tflopsToFlopPerMs * min(1, eff.GEMM*quant*hw.gemmScale(dense))
+	peakGEMM := t * p * hw.PeakTFLOPS(dense) * tflopsToFlopPerMs
+	rt.gemm = min(peakGEMM, peakGEMM*eff.GEMM*quant*hw.gemmScale(dense))
 	rt.expertGEMM = t * p * hw.PeakTFLOPS(m.ExpertMathFormat(prec.Weights, hw)) * tflopsToFlopPerMs * eff.ExpertGEMM
 	attnPeak := t * p * hw.PeakTFLOPS(prec.AttentionFormat()) * tflopsToFlopPerMs
 	rt.attn = attnPeak * eff.Attention
@@ -387,7 +388,8 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	if _, _, me := s.moe(); me > AllToAllTableGPUs {
 		rt.a2aAlphaMs += float64(me-AllToAllTableGPUs) * eff.AllToAllPeerLatencyUs / 1000
 	}
-	bf16GEMMRate := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs * min(1, eff.GEMM*hw.gemmScale(BF16))
+	bf16Peak := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs
+	bf16GEMMRate := min(bf16Peak, bf16Peak*eff.GEMM*hw.gemmScale(BF16))
 	r := &Roofline{
 		gemmMsPerToken:  2 * m.LinearParams() / rt.gemm,
 		headMsPerSample: 2 * m.HeadParams() / bf16GEMMRate,
