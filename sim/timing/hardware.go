@@ -92,8 +92,9 @@ const (
 
 // gemmScale is how much faster, relative to its format's peak, compute-bound GEMMs with weights
 // stored as p run on h than on a typical GPU: GEMMFraction of the format multiplied (the one
-// PeakTFLOPS prices: BF16 where h lacks p) divided by that format's PooledGEMMFraction; 1 where
-// the op database does not measure it.
+// PeakTFLOPS prices: BF16 where h lacks p) divided by that format's pooled median
+// (PooledBF16GEMMFraction, PooledFP8GEMMFraction, PooledFP4GEMMFraction); 1 where the op database
+// does not measure it.
 func (h Hardware) gemmScale(p Precision) float64 {
 	i := 0
 	switch {
