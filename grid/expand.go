@@ -174,7 +174,7 @@ func memoIDs() catalogIDs {
 // canonical returns the canonical config of cfg's class (see CanonicalKey), resolving aliases
 // with ids; changed is false when it equals cfg, whose PointID is then its CanonicalKey.
 func canonical(cfg *config.Config, ids catalogIDs) (c config.Config, changed bool) {
-	c, n := canonicalAs(cfg, singleWorker(cfg), ids)
+	c, n := canonicalAs(cfg, SingleWorker(cfg), ids)
 	return c, n > 0
 }
 
@@ -185,9 +185,9 @@ func isCanonical(cfg *config.Config, ids catalogIDs) bool {
 	return !changed
 }
 
-// singleWorker reports whether every role cfg's mode uses has one worker with one attention-data
+// SingleWorker reports whether every role cfg's mode uses has one worker with one attention-data
 // rank, so that its router has nowhere to choose.
-func singleWorker(cfg *config.Config) bool {
+func SingleWorker(cfg *config.Config) bool {
 	for _, r := range cfg.Engine.Mode.Roles() {
 		if role := cfg.Engine.Workers.Role(r); role == nil || role.Parallelism.Replicas*role.Parallelism.AttentionData != 1 {
 			return false
@@ -196,7 +196,7 @@ func singleWorker(cfg *config.Config) bool {
 	return true
 }
 
-// canonicalAs is canonical with singleWorker(cfg) given as single; changes counts the rules
+// canonicalAs is canonical with SingleWorker(cfg) given as single; changes counts the rules
 // that changed cfg (0: cfg is canonical), which ranks a class's members (markEquivalents).
 func canonicalAs(cfg *config.Config, single bool, ids catalogIDs) (c config.Config, changes int) {
 	c = *cfg
@@ -287,7 +287,7 @@ func markEquivalents(points []Point) {
 		key := points[i].Class
 		if key == "" {
 			ids := catalogIDs{timing.ResolveHardwareID, timing.CanonicalModelID, modelFormats}
-			c, n := canonicalAs(points[i].Config, singleWorker(points[i].Config), ids)
+			c, n := canonicalAs(points[i].Config, SingleWorker(points[i].Config), ids)
 			key, points[i].offCanonical = points[i].ID, n
 			if n > 0 {
 				key = PointID(&c)
@@ -860,12 +860,12 @@ func (s *Spec) admit(p Point, cfg *config.Config, check checkFunc, checkKey []by
 		id = PointID(cfg)
 	}
 	p.ID = id
-	_, p.offCanonical = canonicalAs(cfg, singleWorker(cfg), ids)
+	_, p.offCanonical = canonicalAs(cfg, SingleWorker(cfg), ids)
 	if p.offCanonical > 0 {
 		class, ok := "", false
 		if keys != nil {
 			v := 2
-			if singleWorker(cfg) {
+			if SingleWorker(cfg) {
 				v = 1
 			}
 			class, ok = keys(v)

@@ -291,34 +291,8 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 		}
 	}
 	m := measureProbe(res, cfg, sla, cs.Attainment)
-	// A probe that meets the SLA, when the search chose its ramp and warm-up (the point's config
-	// gives neither), is rerun twice as long, measured after the steady window of the run before
-	// (settleSteps times at most, while its headroom still rises by more than settleRise); a
-	// probe whose headroom is within edgeBand of the bound is rerun with its run doubled
-	// (edgeDoublings times), its noise being a tail percentile over gaps that stalls correlate.
-	// The last run decides, so a probe that meets only after an edge rerun is settled too.
-	l := &p.Config.Traffic.Load
-	settles := l.RampSeconds == nil && l.WarmupSeconds == nil && setup.WarmupSeconds != nil
-	settled, edged, rose := 0, 0, true
-	for stopPerLoadUnit(&cfg.Traffic.Stop) > 0 {
-		settle := settles && m.meets && settled < settleSteps && rose
-		edge := !settle && edged < edgeDoublings && m.h > 0 && math.Abs(m.h-1) < edgeBand
-		if !settle && !edge {
-			break
-		}
-		before, from := m.h, 0.0
-		if settle {
-			from = cfg.Traffic.Load.Warmup()*1000 + res.Summary.SteadyWindowMs
-		}
-		if cfg, res, m, err = pb.lengthen(ctx, x, &setup, cfg, res, from); err != nil {
-			return nil, fail(err)
-		}
-		if settle {
-			settled++
-			rose = m.h > before*(1+settleRise)
-		} else {
-			edged++
-		}
+	if cfg, res, m, err = pb.settle(ctx, x, &setup, cfg, res, m); err != nil {
+		return nil, fail(err)
 	}
 	s, att, meets, termsMet, h := res.Summary, m.att, m.meets, m.termsMet, m.h
 	all := results.SummaryValues(s)
@@ -338,13 +312,60 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	return &pb.probes[len(pb.probes)-1], nil
 }
 
-// lengthen reruns the probe at load x of config cfg (its run res, released here; its stop a
-// per-load-unit one, stopPerLoadUnit > 0) with that stop doubled and,
-// when fromMs > 0, its warm-up moved to fromMs ms, and returns the new config, run and measure.
-func (pb *prober) lengthen(ctx context.Context, x float64, setup *grid.ProbeRun, cfg *config.Config, res *sim.Result,
-	fromMs float64) (*config.Config, *sim.Result, probeMeasure, error) {
-	per := stopPerLoadUnit(&cfg.Traffic.Stop)
-	longer := 2 * per
+// settle reruns the probe at load x (its first run res of config cfg, measured m; setup its
+// run's settings, updated here) while it is to be settled or sits at the SLA's edge, and returns
+// the last run's config, run and measure. Errors are the reruns' simulations'.
+func (pb *prober) settle(ctx context.Context, x float64, setup *grid.ProbeRun, cfg *config.Config, res *sim.Result,
+	m probeMeasure) (*config.Config, *sim.Result, probeMeasure, error) {
+	// A probe that meets the SLA, when the search chose its ramp and warm-up (the point's config
+	// gives neither), is rerun twice as long, measured after the steady window of the run before
+	// (settleSteps times at most, while its headroom still rises by more than settleRise), and
+	// under prefix-affine routing first rerun long enough to be measured from
+	// affineHorizonSeconds of simulated time on; a probe whose headroom is within edgeBand of the
+	// bound is rerun with its run doubled (edgeDoublings times), its noise being a tail
+	// percentile over gaps that stalls correlate. The last run decides, so a probe that meets
+	// only after an edge rerun is settled too.
+	l := &pb.p.Config.Traffic.Load
+	settles := l.RampSeconds == nil && l.WarmupSeconds == nil && setup.WarmupSeconds != nil
+	affine := settles && pb.p.Config.Router.Policy == config.PolicyKVRouter && !grid.SingleWorker(pb.p.Config)
+	settled, edged, rose := 0, 0, true
+	for per := stopPerLoadUnit(&cfg.Traffic.Stop); per > 0; per = stopPerLoadUnit(&cfg.Traffic.Stop) {
+		w0, win := cfg.Traffic.Load.Warmup(), res.Summary.SteadyWindowMs/1000
+		young := affine && m.meets && w0 < affineHorizonSeconds
+		settle := settles && m.meets && (young || settled < settleSteps && rose)
+		edge := !settle && edged < edgeDoublings && m.h > 0 && math.Abs(m.h-1) < edgeBand
+		if !settle && !edge {
+			break
+		}
+		before, from, longer := m.h, 0.0, 2*per
+		if settle {
+			from = w0 + win
+		}
+		if young {
+			// The run grows with its sessions per slot: keep a window as long as this run's
+			// after the horizon.
+			from = max(from, affineHorizonSeconds)
+			longer = max(longer, math.Ceil(per*(from+win)/(w0+win)))
+		}
+		var err error
+		if cfg, res, m, err = pb.lengthen(ctx, x, setup, res, longer, from*1000); err != nil {
+			return nil, nil, probeMeasure{}, err
+		}
+		if settle {
+			settled++
+			rose = m.h > before*(1+settleRise)
+		} else {
+			edged++
+		}
+	}
+	return cfg, res, m, nil
+}
+
+// lengthen reruns the probe at load x (its run res, released here) with its per-load-unit stop
+// set to longer and, when fromMs > 0, its warm-up moved to fromMs ms, and returns the new
+// config, run and measure.
+func (pb *prober) lengthen(ctx context.Context, x float64, setup *grid.ProbeRun, res *sim.Result,
+	longer, fromMs float64) (*config.Config, *sim.Result, probeMeasure, error) {
 	setup.PerLoadUnit = &longer
 	if fromMs > 0 {
 		w := fromMs / 1000
@@ -386,6 +407,25 @@ const (
 	settleRise  = 0.05
 	settleSteps = 2
 )
+
+// affineHorizonSeconds is how far into the run, in simulated seconds, a meeting probe of a
+// deployment under prefix-affine routing (router.policy kv_router, with more than one worker or
+// attention-DP rank to choose from) is measured from: its first settling rerun moves the warm-up
+// there, with the run lengthened to keep a window as long as the one before, and counts as one
+// of the settleSteps. Under kv_router a session's turns return to the replica holding its KV, and
+// its tail latencies move for minutes of simulated time after the ramp's even start. Measured
+// 2026-12-06 on the built-in workload, H200 BF16, 2 replicas of TP4 under kv_router at 100
+// sessions (docs/sweep.md, "Why those capacities moved"): p99 ITL 34.7 ms over a 22 s run, then
+// 48.1, 55.8, 59.4 and 60.7 ms over 42, 82, 162 and 324 s, where round_robin held 34-38 ms; its
+// capacity was 217 sessions at 4 sessions per slot and 85 at 16. Measured from 120 s the
+// kv_router capacities of the built-in sweep's 108 deployments with more than one worker are
+// within 2.4 % of the 16-per-slot ones on average (5.8 % without; 1 more than 20 % apart against
+// 3), that one (H100 FP8 2× TP4) 115 sessions against 340, the long probes finding misses at 118
+// to 145 sessions that 16 per slot measured as meeting from 45 s on. The built-in sweep then
+// takes 4.0 minutes on 2 cores against 2.1. Stopping at the horizon's run (no doubling after it)
+// took 2.9 minutes but left one window of 10-25 s past the horizon deciding: FP8 2× TP2 met at
+// 84 sessions with headroom 0.86 there, where a settled window of 133 s measured 1.00 at 86.
+const affineHorizonSeconds = 120
 
 // Edge probes: a probe whose SLA headroom h has |h − 1| < edgeBand is rerun with its run
 // doubled, at most edgeDoublings times. Measured 2026-12-03 on Llama-3.1-8B, one H100 FP8 TP1
