@@ -395,8 +395,8 @@ func (pb *prober) lengthen(ctx context.Context, x float64, setup *grid.ProbeRun,
 // settleSteps times while its headroom h rises by more than settleRise: a meeting probe,
 // whatever its headroom, decides the capacity, and some deployments leave the ramp's even
 // spread only slowly. Measured 2026-12-04 on the built-in workload, H200 FP8, 2 replicas of TP4
-// under kv_router at 139 sessions (a replica's arrivals bunch as kv_router sends new sessions
-// to the replica that just freed the most KV blocks), p99 ITL was 41.6 ms over 6 sessions per
+// under kv_router at 139 sessions (a session's turns return to the replica holding its KV, and
+// they bunch in time), p99 ITL was 41.6 ms over 6 sessions per
 // slot and 53.1, 57.8, 57.8 and 59.0 ms over 12, 24, 48 and 96; mean TTFT over the halves of a
 // 24-per-slot window rose from 80 to 92 ms. The capacity found was 302 sessions at 6 per slot
 // and 112 at 16: the short probes measured the spread start, not the deployment (one probe at 114
@@ -409,10 +409,12 @@ const (
 )
 
 // affineHorizonSeconds is how far into the run, in simulated seconds, a meeting probe of a
-// deployment under prefix-affine routing (router.policy kv_router, with more than one worker or
-// attention-DP rank to choose from) is measured from: its first settling rerun moves the warm-up
-// there, with the run lengthened to keep a window as long as the one before, and counts as one
-// of the settleSteps. Under kv_router a session's turns return to the replica holding its KV, and
+// deployment under prefix-affine routing (router.policy kv_router, some role with more than one
+// replica or attention-DP rank: !grid.SingleWorker) is measured from at least, when the search
+// chose its warm-up: its first settling rerun moves the warm-up there (or past the run before's
+// window, if later), with its per-load-unit stop at least doubled and lengthened so that the
+// window past the warm-up is at least as long as the run before's, and counts as one of the
+// settleSteps. Under kv_router a session's turns return to the replica holding its KV, and
 // its tail latencies move for minutes of simulated time after the ramp's even start. Measured
 // 2026-12-06 on the built-in workload, H200 BF16, 2 replicas of TP4 under kv_router at 100
 // sessions (docs/sweep.md, "Why those capacities moved"): p99 ITL 34.7 ms over a 22 s run, then

@@ -429,7 +429,7 @@ func TestCapacityEdgeProbeDoubled(t *testing.T) {
 }
 
 // Under kv_router the built-in workload's H200 FP8 2× TP4 deployment leaves the ramp's even
-// spread only over tens of seconds (a session's turns return to the replica holding its KV, and
+// spread only over minutes (a session's turns return to the replica holding its KV, and
 // they bunch): without settling reruns its capacity was 302 sessions at 6 sessions per slot and
 // 112 at 16 (2026-12-04), each short probe between them meeting the SLA before the bunching set
 // in. Settled, and measured from affineHorizonSeconds on, the capacity is the same within 10 % at
@@ -463,7 +463,7 @@ func TestCapacitySettlesUnderKVRouter(t *testing.T) {
 // A probe that misses narrowly and meets on its edge rerun is settled before it decides: on the
 // built-in workload, H200 FP8, 1 replica of TP1 under round_robin, 76 sessions missed (SLA
 // headroom 1.047), met on its edge rerun with the run doubled (0.982) and missed when settled
-// with the warm-up moved past the first run's steady window (1.046, p99 ITL 52.3 ms; measured
+// with the warm-up moved past the edge rerun's steady window (1.046, p99 ITL 52.3 ms; measured
 // 2026-12-06): the search would take 76 from the edge rerun; settled, the capacity is below 76
 // (73) and its row's warm-up is past the pilot's two slot cycles.
 func TestCapacityEdgeRerunIsSettled(t *testing.T) {
