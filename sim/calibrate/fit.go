@@ -64,15 +64,15 @@ const CalibratedVLLMReserveGiB = 20.0
 // CalibratedVLLMSequenceOverheadUs is Factors.VLLMSequenceOverheadUs as fitted, in µs: the host
 // time per sampled sequence per pass of vLLM 0.10.2 with --async-scheduling, fitted with
 // timing.CalibratedEfficiency (same rows, same fit; its provenance) on the 165 InferenceX vLLM
-// rows among them; the folds left out by GPU chose 74 µs (on H100's rows) and 66 µs (on
-// B200's). It is 4 times the 17 µs the other engines' rows give: at TP8 on B200, where a pass's GPU
+// rows among them; the folds left out by GPU chose 74 µs (on H100's rows and on B200's). It is
+// 3 times the 24 µs the other engines' rows give: at TP8 on B200, where a pass's GPU
 // work per sequence is smallest, measured TPOT rises by 104–124 µs per added sequence under that
 // vLLM and by 69–72 µs under TensorRT-LLM 1.1.0rc2. Newer vLLM releases do not show it: on the
 // MoE file's InferenceX rows of vLLM 0.11.2–0.19 (gpt-oss-120b, MiniMax-M2.5, Kimi-K2.5) it
 // over-predicts TPOT (gpt-oss-120b on H100: 2.2 times the measured), so it is a fact of that
 // release, applied only where the row's server flags say it ran (InferenceXServerFlags), and
-// predict's default for vLLM is the 17 µs of every engine.
-const CalibratedVLLMSequenceOverheadUs = 65.0
+// predict's default for vLLM is the 24 µs of every engine.
+const CalibratedVLLMSequenceOverheadUs = 70.0
 
 // CalibratedOpLevelFactors returns the factors of the op_level model as shipped:
 // timing.CalibratedOpLevelEfficiency (op_level's own fixed costs; the roofline-only factors in it

@@ -64,6 +64,14 @@ type Hardware struct {
 	// 0.53 of H100's FP8 peak and 0.48 of B200's), which one Efficiency.GEMM cannot say; the
 	// roofline scales GEMM by gemmScale. A kernel measurement, not fitted on any deployment.
 	GEMMFraction [3]float64
+	// DecodeAttentionFraction is the share of MemoryTBps at which decode-attention kernels read
+	// the KV cache on this GPU, per KV-cache format (BF16, FP8): the median over the op
+	// database's generation-attention tables (TensorRT-LLM, SGLang and vLLM; 1 to 8 KV heads of
+	// 128 per GPU) of each table's rate fitted with a fixed and a per-sequence cost beside it
+	// (TestDecodeAttentionFractionFromTheOpDatabase recomputes them). 0 where unmeasured: such a
+	// GPU reads KV at its weight-streaming share (streamingFraction). A kernel measurement, not
+	// fitted on any deployment.
+	DecodeAttentionFraction [2]float64
 	// NetworkGBps is the bandwidth of the network port each GPU has to other nodes, one
 	// direction, decimal GB/s (0: not in the catalog): the collectives of a worker wider than
 	// LinkDomainGPUs send the share bound for other link domains through it (the roofline prices
@@ -133,13 +141,28 @@ func (h Hardware) WorkerSpansLinkDomain(gpus int) bool {
 	return h.LinkDomainGPUs > 0 && gpus > h.LinkDomainGPUs
 }
 
-// streamingFraction is the share of the memory bandwidth weight and KV streaming reach on h:
+// streamingFraction is the share of the memory bandwidth weight streaming reaches on h:
 // its own measured StreamingFraction, or eff.Memory for a GPU the op database does not measure.
 func (h Hardware) streamingFraction(eff Efficiency) float64 {
 	if h.StreamingFraction > 0 {
 		return h.StreamingFraction
 	}
 	return eff.Memory
+}
+
+// kvStreamingFraction is the share of the memory bandwidth at which attention kernels read a
+// KV cache stored as kv on h: its measured DecodeAttentionFraction of that format (FP8's for
+// the 8-bit and narrower formats), or the weight-streaming share (streamingFraction) where
+// the op database does not measure it.
+func (h Hardware) kvStreamingFraction(kv Precision, eff Efficiency) float64 {
+	i := 1
+	if kv == BF16 {
+		i = 0
+	}
+	if f := h.DecodeAttentionFraction[i]; f > 0 {
+		return f
+	}
+	return h.streamingFraction(eff)
 }
 
 // FP4TensorCores reports whether the GPU multiplies FP4 (NVFP4) operands natively (FP4TFLOPS >
@@ -196,12 +219,12 @@ func (h Hardware) PeakTFLOPS(p Precision) float64 {
 func hardwareCatalog() []Hardware {
 	return []Hardware{
 		{ID: "a100_sxm", MemoryGiB: 80, MemoryTBps: 2.039, BF16TFLOPS: 312, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 300, NetworkGBps: 25},
-		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.84, AllReduceFraction: [3]float64{0.65, 0.74, 0.93}, GEMMFraction: [3]float64{0.77, 0.53, 0}, NetworkGBps: 50},
-		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.82, AllReduceFraction: [3]float64{0.65, 0.74, 0.95}, GEMMFraction: [3]float64{0.77, 0.57, 0}, NetworkGBps: 50},
-		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.57, 0.69, 0.70}, GEMMFraction: [3]float64{0.66, 0.48, 0.41}, NetworkGBps: 50},
-		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.77, AllReduceFraction: [3]float64{0.58, 0.69, 0}, GEMMFraction: [3]float64{0.63, 0.47, 0.39}, NetworkGBps: 50},
-		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.78, AllReduceFraction: [3]float64{0.58, 0.69, 0.71}, GEMMFraction: [3]float64{0.75, 0.55, 0.30}, NetworkGBps: 100},
-		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.58, 0.69, 0}, GEMMFraction: [3]float64{0.73, 0.53, 0.29}, NetworkGBps: 100},
+		{ID: "h100_sxm", MemoryGiB: 80, MemoryTBps: 3.35, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.84, AllReduceFraction: [3]float64{0.65, 0.74, 0.93}, GEMMFraction: [3]float64{0.77, 0.53, 0}, DecodeAttentionFraction: [2]float64{0.92, 0.86}, NetworkGBps: 50},
+		{ID: "h200_sxm", MemoryGiB: 141, MemoryTBps: 4.8, BF16TFLOPS: 989.5, FP8TFLOPS: 1979, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 450, StreamingFraction: 0.82, AllReduceFraction: [3]float64{0.65, 0.74, 0.95}, GEMMFraction: [3]float64{0.77, 0.57, 0}, DecodeAttentionFraction: [2]float64{0.92, 0.67}, NetworkGBps: 50},
+		{ID: "b200_sxm", MemoryGiB: 180, MemoryTBps: 8, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 9000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.57, 0.69, 0.70}, GEMMFraction: [3]float64{0.66, 0.48, 0.41}, DecodeAttentionFraction: [2]float64{0.90, 0.86}, NetworkGBps: 50},
+		{ID: "gb200", MemoryGiB: 186, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 10000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.77, AllReduceFraction: [3]float64{0.58, 0.69, 0}, GEMMFraction: [3]float64{0.63, 0.47, 0.39}, DecodeAttentionFraction: [2]float64{0.93, 0.90}, NetworkGBps: 50},
+		{ID: "b300_sxm", MemoryGiB: 288, MemoryTBps: 7.75, BF16TFLOPS: 2250, FP8TFLOPS: 4500, FP4TFLOPS: 14000, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 900, StreamingFraction: 0.78, AllReduceFraction: [3]float64{0.58, 0.69, 0.71}, GEMMFraction: [3]float64{0.75, 0.55, 0.30}, DecodeAttentionFraction: [2]float64{0.92, 0.88}, NetworkGBps: 100},
+		{ID: "gb300", MemoryGiB: 288, MemoryTBps: 8, BF16TFLOPS: 2500, FP8TFLOPS: 5000, FP4TFLOPS: 15000, LinkDomainGPUs: 72, NodeGPUs: 4, LinkGBps: 900, StreamingFraction: 0.76, AllReduceFraction: [3]float64{0.58, 0.69, 0}, GEMMFraction: [3]float64{0.73, 0.53, 0.29}, DecodeAttentionFraction: [2]float64{0.91, 0.88}, NetworkGBps: 100},
 		{ID: "l40s", MemoryGiB: 48, MemoryTBps: 0.864, BF16TFLOPS: 362.05, FP8TFLOPS: 733, LinkDomainGPUs: 8, NodeGPUs: 8, LinkGBps: 32},
 	}
 }

@@ -45,8 +45,8 @@ func (s Shape) moe() (d, mt, me int) {
 // kernel measurements, QuantizedMemory is fixed, and MoELayerOverheadUs and AllToAllPeerLatencyUs
 // are chosen on the MoE deployments leaving one GPU out (CalibratedEfficiency gives each one's source). They
 // are the same for every GPU, model and parallel shape; the roofline relates some to each GPU's
-// own kernel measurements (Memory: Hardware.StreamingFraction; Link: AllReduceFraction; GEMM:
-// GEMMFraction).
+// own kernel measurements (Memory: Hardware.StreamingFraction, and DecodeAttentionFraction for
+// the KV cache's reads; Link: AllReduceFraction; GEMM: GEMMFraction).
 type Efficiency struct {
 	// GEMM is the fraction of the dense tensor-core peak the linear layers achieve when
 	// compute-bound, in (0, 1], on a GPU whose kernels reach its format's median share of the
@@ -74,8 +74,9 @@ type Efficiency struct {
 	// (0, 1].
 	Attention float64
 	// Memory is the fraction of the HBM bandwidth achieved streaming weights and KV on a GPU the
-	// op database does not measure, in (0, 1]; a GPU it measures streams at its own
-	// Hardware.StreamingFraction instead, whatever Memory says.
+	// op database does not measure, in (0, 1]; a GPU it measures streams weights at its own
+	// Hardware.StreamingFraction and reads KV at its own Hardware.DecodeAttentionFraction
+	// instead, whatever Memory says.
 	Memory float64
 	// QuantizedGEMM is the fraction of GEMM that compute-bound GEMMs with FP8 or FP4 weights
 	// achieve against their own (2× or 4×) peak (scale handling, less mature kernels), in (0, 1].
@@ -178,7 +179,10 @@ func (e Efficiency) Validate() error {
 // P_lin = ModelSpec.LinearParams, P_head = hidden × vocab; F(x) the dense tensor peak of format
 // x (Hardware.PeakTFLOPS), B the HBM bandwidth, N the link bandwidth (one direction); η the
 // Efficiency fractions, except η_mem: the GPU's own Hardware.StreamingFraction, or
-// Efficiency.Memory for a GPU without one. Per pass, from the Batch: T = PrefillTokens + DecodeSteps + DraftTokens
+// Efficiency.Memory for a GPU without one, and η_kv: the GPU's own
+// Hardware.DecodeAttentionFraction of the KV cache's format, or η_mem for a GPU without one
+// (the decode-attention kernels' measured rate of reading the KV cache, which differs from the
+// weight-streaming GEMMs'). Per pass, from the Batch: T = PrefillTokens + DecodeSteps + DraftTokens
 // tokens go through the GEMMs, S = SampledTokens + DraftTokens rows through the lm_head (the
 // per-sequence host time counts SampledTokens only); decode attention computes
 // DecodeStepKVTokens + DraftKVTokens (query, key) pairs over DecodeStepKVTokens of KV.
@@ -186,10 +190,10 @@ func (e Efficiency) Validate() error {
 //	gemm      = max(2·(P_lin·T)/(t·p·F(weights)·η_gemm·η_q·γ(weights)) + 2·(P_head·S)/(t·p·F(bf16)·η_gemm·γ(bf16)),
 //	                W/(t·B·η_mem))        W = P_lin·bytes(weights)/η_qm + P_head·2 (lm_head in BF16)
 //	prefill   = max(4·H·d·L·PrefillAttentionPairs/(t·p·F(attn)·η_attn),
-//	                (PrefillContextTokens+PrefillTokens)·kv/(B·η_mem))
+//	                (PrefillContextTokens+PrefillTokens)·kv/(B·η_kv))
 //	            (latent attention: see addMoE)
 //	decode    = max(4·H·d·L·DecodeStepKVTokens/(t·p·F(attn)·η_attn),
-//	                DecodeStepKVTokens·kv/(B·η_mem))
+//	                DecodeStepKVTokens·kv/(B·η_kv))
 //	allreduce = 2·L·(α + 2·(t−1)/t · (T/p)·h·2 bytes / (N·η_link·ρ(t)))     when t > 1
 //	pipeline  = (p−1)·(α + (T/p)·h·2 bytes / (N·η_link))                      when p > 1
 //	overhead  = PassOverheadMs + L·LayerOverheadUs + L_moe·MoELayerOverheadUs + S·SequenceOverheadUs
@@ -395,7 +399,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 		headMsPerSample: 2 * m.HeadParams() / bf16GEMMRate,
 		weightMs:        (m.LinearParams()*dense.WeightBytes()/rt.denseQuantMem + m.HeadParams()*activationBytes) / t / rt.mem,
 		attnMsPerPair:   4 * float64(m.Heads) * float64(m.HeadDim) * (L - float64(m.linearLayers())) / rt.attn,
-		kvMsPerToken:    float64(m.KVBytesPerTokenPerGPU(prec.KVCache, s.Tensor, s.Pipeline)) / rt.mem,
+		kvMsPerToken:    float64(m.KVBytesPerTokenPerGPU(prec.KVCache, s.Tensor, s.Pipeline)) / (hw.MemoryTBps * tbpsToBytesPerMs * hw.kvStreamingFraction(prec.KVCache, eff)),
 		overheadMs:      eff.PassOverheadMs + L*eff.LayerOverheadUs/1000,
 		seqOverheadMs:   eff.SequenceOverheadUs / 1000,
 		pipeline:        s.Pipeline,

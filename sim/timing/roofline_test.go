@@ -304,6 +304,7 @@ func decodeBatch(n, ctx int) *Batch {
 func unmeasured(hw Hardware) Hardware {
 	hw.StreamingFraction = 0
 	hw.GEMMFraction = [3]float64{}
+	hw.DecodeAttentionFraction = [2]float64{}
 	return hw
 }
 
@@ -487,6 +488,31 @@ func TestWeightStreamingAtTheGPUsOwnFraction(t *testing.T) {
 		want := (m.LinearParams() + m.HeadParams()) * 2 / (hw.MemoryTBps * 1e9 * c.fraction)
 		if !near(r.weightMs, want) {
 			t.Errorf("%s: weight streaming %v ms, want %v (fraction %v)", c.gpu, r.weightMs, want, c.fraction)
+		}
+	}
+}
+
+// A GPU the op database measures reads the KV cache at its own DecodeAttentionFraction of the
+// cache's format (BF16 or FP8), not at its weight-streaming share; one it does not measure
+// (a100_sxm) at Efficiency.Memory. Llama-3.1-8B on one GPU: kvMsPerToken = 32 layers × 2 × 8 KV
+// heads × 128 × bytes per element / (bandwidth × fraction), and a decode step over 4,096 cached
+// tokens, memory-bound, costs 4,096 of it more than one over none.
+func TestKVReadsAtTheGPUsDecodeAttentionFraction(t *testing.T) {
+	eff := CalibratedEfficiency()
+	eff.Memory = 0.5
+	for _, c := range []struct {
+		gpu      string
+		kv       Precision
+		fraction float64
+	}{{"h100_sxm", BF16, 0.92}, {"h100_sxm", FP8, 0.86}, {"h200_sxm", FP8, 0.67}, {"b200_sxm", FP8, 0.86}, {"a100_sxm", BF16, 0.5}} {
+		m, hw := mustLookup(t, "meta-llama/Meta-Llama-3.1-8B-Instruct", c.gpu)
+		r := mustRoofline(t, m, hw, Precisions{Weights: BF16, KVCache: c.kv}, Shape{Tensor: 1, Pipeline: 1}, eff)
+		want := 32 * 2 * 8 * 128 * c.kv.WeightBytes() / (hw.MemoryTBps * 1e9 * c.fraction)
+		if !near(r.kvMsPerToken, want) {
+			t.Errorf("%s %s KV: %v ms per token, want %v (fraction %v)", c.gpu, c.kv, r.kvMsPerToken, want, c.fraction)
+		}
+		if got := r.PassMs(decodeBatch(1, 4096)) - r.PassMs(decodeBatch(1, 0)); !near(got, 4096*want) {
+			t.Errorf("%s %s KV: a step over 4,096 cached tokens costs %v ms more than over none, want %v", c.gpu, c.kv, got, 4096*want)
 		}
 	}
 }

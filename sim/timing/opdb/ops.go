@@ -462,3 +462,16 @@ func checkDevice[T measured](rows []T, path, gpu string) error {
 	}
 	return nil
 }
+
+// Samples returns the measured points of a: per sample the batch size, the sequence length
+// (context: prompt tokens; generation: KV length) and the latency in ms, batch-major in
+// ascending order (duplicates merged as the interpolation merges them).
+func (a *Attention) Samples() (batch, seq, ms []float64) {
+	for i, b := range a.grid.outer {
+		c := a.grid.curves[i]
+		for j, x := range c.x {
+			batch, seq, ms = append(batch, b), append(seq, x), append(ms, c.y[j])
+		}
+	}
+	return batch, seq, ms
+}
