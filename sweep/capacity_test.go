@@ -431,13 +431,13 @@ func TestCapacityEdgeProbeDoubled(t *testing.T) {
 	}
 }
 
-// Under kv_router the built-in workload's H200 FP8 2× TP4 deployment leaves the ramp's even
-// spread only over minutes (a session's turns return to the replica holding its KV, and
-// they bunch): without settling reruns its capacity was 302 sessions at 6 sessions per slot and
-// 112 at 16 (2026-12-04), each short probe between them meeting the SLA before the bunching set
-// in. Settled, and measured from affineHorizonSeconds on, the capacity is the same within 10 % at
-// 4 and 16 sessions per slot (108 and 103, 2026-12-06), and the row's probe was measured after
-// a warm-up of at least that horizon.
+// Under kv_router the built-in workload's H200 BF16 2× TP4 deployment leaves the ramp's even
+// spread only over minutes (a session's turns return to the replica holding its KV, and they
+// bunch): without the kv_router horizon its capacity was 231 sessions at 4 sessions per slot,
+// each short probe below meeting the SLA before the bunching set in. Measured from
+// affineHorizonSeconds on, the capacity is the same within 10 % at 4 and 16 sessions per slot
+// (90 and 87, 2026-12-06), and the row's probe was measured after a warm-up of at least that
+// horizon.
 func TestCapacitySettlesUnderKVRouter(t *testing.T) {
 	if raceEnabled {
 		t.Skip("two capacity searches of 8-GPU deployments: make test runs it without -race")
@@ -445,7 +445,7 @@ func TestCapacitySettlesUnderKVRouter(t *testing.T) {
 	var caps []float64
 	for _, per := range []string{"4", "16"} {
 		rows := runCapacity(t, string(examples.DefaultSweep()), 1, "", "engine.mode=aggregated", "engine.hardware=h200_sxm",
-			"engine.precision.weights=fp8", "engine.workers.aggregated.parallelism.replicas=2",
+			"engine.precision.weights=bf16", "engine.workers.aggregated.parallelism.replicas=2",
 			"engine.workers.aggregated.parallelism.tensor=4", "router.policy=kv_router", "traffic.stop.sessions_per_load_unit="+per)
 		if len(rows) != 1 || rows[0].CapacityLoad == nil || rows[0].WarmupSeconds == nil || rows[0].LoadRampSeconds == nil {
 			t.Fatalf("%s sessions per slot: rows %+v", per, rows)
