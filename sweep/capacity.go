@@ -416,7 +416,8 @@ const (
 // window past the warm-up is at least as long as the run before's, and counts as one of the
 // settleSteps. Under kv_router a session's turns return to the replica holding its KV, and
 // its tail latencies move for minutes of simulated time after the ramp's even start. Measured
-// 2026-12-06 on the built-in workload, H200 BF16, 2 replicas of TP4 under kv_router at 100
+// 2026-12-06, with each GPU's GEMM share but not yet its decode-attention share, on the
+// built-in workload, H200 BF16, 2 replicas of TP4 under kv_router at 100
 // sessions (docs/sweep.md, "Why those capacities moved"): p99 ITL 34.7 ms over a 22 s run, then
 // 48.1, 55.8, 59.4 and 60.7 ms over 42, 82, 162 and 324 s, where round_robin held 34-38 ms; its
 // capacity was 217 sessions at 4 sessions per slot and 85 at 16. Measured from 120 s the
