@@ -343,9 +343,11 @@ func (pb *prober) settle(ctx context.Context, x float64, setup *grid.ProbeRun, c
 		}
 		if young {
 			// The run grows with its sessions per slot: keep a window as long as this run's
-			// after the horizon.
+			// after the horizon (a run that measured nothing, w0 + win = 0, is doubled).
 			from = max(from, affineHorizonSeconds)
-			longer = max(longer, math.Ceil(per*(from+win)/(w0+win)))
+			if w0+win > 0 {
+				longer = max(longer, math.Ceil(per*(from+win)/(w0+win)))
+			}
 		}
 		var err error
 		if cfg, res, m, err = pb.lengthen(ctx, x, setup, res, longer, from*1000); err != nil {
