@@ -229,7 +229,7 @@ func (w *Workload) BlockHashes(blockSize, maxTokens int) [][]uint64 {
 		n := int32(hashedTokens(r, maxTokens) / blockSize)
 		out[i] = make([]uint64, n)
 		for b := range out[i] {
-			out[i][b] = h.next(w, buf, int32(blockSize))
+			out[i][b] = h.next(w, buf, int32(blockSize), false)
 		}
 	}
 	return out
@@ -254,7 +254,8 @@ func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
 		}
 	}
 	buf := make([]byte, 4*blockSize)
-	sharedPrefixes(bs, func(k, _ int32) uint64 { return hashers[k].next(w, buf, int32(blockSize)) },
+	// Blocks of consecutive ids are named by runHash: the same sharing as BlockHashes' XXH3.
+	sharedPrefixes(bs, func(k, _ int32) uint64 { return hashers[k].next(w, buf, int32(blockSize), true) },
 		func(dst, src int32) { hashers[dst] = hashers[src] })
 	total := 0
 	for _, n := range bs.depth {
@@ -491,8 +492,10 @@ type blockHasher struct {
 }
 
 // next returns the hash of the next block of bs tokens; w is the workload of h.r, and buf holds
-// at least 4 × bs bytes.
-func (h *blockHasher) next(w *Workload, buf []byte, bs int32) uint64 {
+// at least 4 × bs bytes. With byRun, a block whose tokens are consecutive ids t, t+1, ...,
+// t+bs-1 gets runHash(t) as its local hash instead of XXH3 over its tokens (see runHash); bs
+// must then be the same in every call whose hashes are compared.
+func (h *blockHasher) next(w *Workload, buf []byte, bs int32, byRun bool) uint64 {
 	if h.havePrev && h.same >= bs {
 		h.off += bs
 		h.same -= bs
@@ -515,24 +518,76 @@ func (h *blockHasher) next(w *Workload, buf []byte, bs int32) uint64 {
 	if single && h.havePrev && h.prevToken == tok {
 		local = h.prevLocal
 		h.off += bs
+	} else if byRun && h.consecutive(w, bs, &local) {
+		// local is runHash of the block's first id, the cursor past the block.
 	} else {
-		for k := int32(0); k < bs; {
-			for h.off >= r.Content[h.pi].Len {
-				h.pi++
-				h.off = 0
-			}
-			t, st, m := w.span(r.Content[h.pi], h.off)
-			m = min(m, bs-k)
-			for end := k + m; k < end; k++ {
-				binary.LittleEndian.PutUint32(buf[4*k:], t)
-				t += st
-			}
-			h.off += m
-		}
-		local = xxh3.HashSeed(buf[:4*bs], HashSeed)
+		local = h.hashTokens(w, buf, bs)
 	}
 	h.havePrev, h.prevToken, h.prevLocal = single, tok, local
 	return h.chain(local)
+}
+
+// runHash is the local hash of a block of consecutive token ids from t (the block size fixed by
+// the caller): the SplitMix64 finalizer (Steele, Lea and Flood, OOPSLA 2014) of t offset by the
+// golden-ratio increment. Two blocks of consecutive ids hold the same tokens exactly when they
+// start at the same id, so naming them by their first id keeps XXH3's equality (a collision with
+// an XXH3 hash of other tokens is a 2^-64 chance, as between two XXH3 hashes) at a fraction of
+// its cost: synthetic workloads are almost all runs of fresh ids, and computeBlocks hashes every
+// shared block once per request holding it.
+func runHash(t uint32) uint64 {
+	z := uint64(t) + 0x9E3779B97F4A7C15
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	return z ^ z>>31
+}
+
+// consecutive reports whether the next block of bs tokens is consecutive ids t0, t0+1, ...,
+// t0+bs-1; if so it sets *local to runHash(t0) and moves the cursor past the block, else it
+// leaves both as they are.
+func (h *blockHasher) consecutive(w *Workload, bs int32, local *uint64) bool {
+	r := h.r
+	pi, off := h.pi, h.off
+	var t0, want uint32
+	for k := int32(0); k < bs; {
+		for off >= r.Content[pi].Len {
+			pi++
+			off = 0
+		}
+		t, st, m := w.span(r.Content[pi], off)
+		m = min(m, bs-k)
+		if k == 0 {
+			t0, want = t, t
+		}
+		if t != want || (st != 1 && m > 1) {
+			return false
+		}
+		want += uint32(m)
+		k += m
+		off += m
+	}
+	*local = runHash(t0)
+	h.pi, h.off = pi, off
+	return true
+}
+
+// hashTokens returns XXH3-64 (seed HashSeed) of the next bs tokens as little-endian uint32s,
+// moving the cursor past them; buf holds at least 4 × bs bytes.
+func (h *blockHasher) hashTokens(w *Workload, buf []byte, bs int32) uint64 {
+	r := h.r
+	for k := int32(0); k < bs; {
+		for h.off >= r.Content[h.pi].Len {
+			h.pi++
+			h.off = 0
+		}
+		t, st, m := w.span(r.Content[h.pi], h.off)
+		m = min(m, bs-k)
+		for end := k + m; k < end; k++ {
+			binary.LittleEndian.PutUint32(buf[4*k:], t)
+			t += st
+		}
+		h.off += m
+	}
+	return xxh3.HashSeed(buf[:4*bs], HashSeed)
 }
 
 // chain extends the chained hash by the next block's local hash and returns it.

@@ -76,11 +76,21 @@ func TestBlocksKeepTheSharedPrefixes(t *testing.T) {
 		{Line: 2, InputLength: 600, OutputLength: 5, HashIDs: []uint64{7, 9}, HasTimestamp: true},
 		{Line: 3, InputLength: 1100, OutputLength: 5, HashIDs: []uint64{7, 8, 3}, HasTimestamp: true},
 	}, 512, 1)
+	// The same consecutive ids held as one piece, split over two, or as single-token repeats
+	// (named by their first id in Blocks), beside ids that break the run after the first block.
+	pieces := &Workload{Requests: []Request{
+		{PromptLen: 8, Content: []Piece{{Start: 10, Len: 3}, {Start: 13, Len: 5}}},
+		{PromptLen: 8, Content: []Piece{{Start: 10, Len: 8}}},
+		{PromptLen: 8, Content: []Piece{{Start: 10, Len: 4}, {Start: 99, Len: 4}}},
+		{PromptLen: 8, Content: []Piece{{Start: 10, Len: 4}, {Start: 14, Len: 1, Kind: PieceRepeat},
+			{Start: 15, Len: 1, Kind: PieceRepeat}, {Start: 16, Len: 2}}},
+		{PromptLen: 8, Content: []Piece{{Start: 30, Len: 4}, {Start: 99, Len: 4}}},
+	}}
 	for _, c := range []struct {
 		name       string
 		w          *Workload
 		bs, maxTok int
-	}{{"sessions", sessions, 16, 1 << 30}, {"sessions, context 200", sessions, 16, 200}, {"trace", trace, 64, 1 << 30}} {
+	}{{"sessions", sessions, 16, 1 << 30}, {"sessions, context 200", sessions, 16, 200}, {"trace", trace, 64, 1 << 30}, {"pieces", pieces, 4, 1 << 30}} {
 		all := c.w.BlockHashes(c.bs, c.maxTok)
 		got := c.w.Blocks(c.bs, c.maxTok)
 		holders := map[uint64]int{}
