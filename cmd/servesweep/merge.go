@@ -85,7 +85,8 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 			opts.ResultsDir, opts.ResultsDir)}
 	}
 	if meta, err := results.ReadPartMeta(paths[0]); err == nil {
-		holdHeapFor(meta.Manifest.Counts.SelectedPoints)
+		_, release := holdHeapFor(meta.Manifest.Counts.SelectedPoints)
+		defer release()
 	}
 	merged, err := sweep.Merge(paths, opts.ResultsDir, out)
 	var pe *results.PartError

@@ -122,6 +122,10 @@ func runReport(io ioStreams, opts *reportOptions) error {
 			return err
 		}
 	}
+	if n, err := results.CountRows(filepath.Join(opts.ResultsDir, results.ParquetFile)); err == nil {
+		_, release := holdHeapFor(n)
+		defer release()
+	}
 	rows, m, err := readSweepResults(io, opts)
 	if err != nil {
 		return err
@@ -187,9 +191,6 @@ func readSweepResults(io ioStreams, opts *reportOptions) ([]results.Row, *result
 	manifestPath := filepath.Join(opts.ResultsDir, results.ManifestFile)
 	if st, err := os.Stat(opts.ResultsDir); err == nil && !st.IsDir() {
 		return nil, nil, &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory", opts.ResultsDir)}
-	}
-	if n, err := results.CountRows(filepath.Join(opts.ResultsDir, results.ParquetFile)); err == nil {
-		holdHeapFor(n)
 	}
 	rows, err := results.ReadParquet(filepath.Join(opts.ResultsDir, results.ParquetFile))
 	if errors.Is(err, os.ErrNotExist) {
