@@ -12,8 +12,8 @@ import (
 )
 
 // builtIn is the built-in sweep (`servesweep sweep` with no -c, the sweep `make run` runs), run
-// once per test binary by builtInSweep and shared by the tests that read it: a minute on 2
-// cores, which three end-to-end tests would otherwise spend each.
+// once per test binary by builtInSweep and shared by the tests that read it: about three minutes
+// on 2 cores, which three end-to-end tests would otherwise spend each.
 var builtIn struct {
 	once           sync.Once
 	dir            string // the sweep's output directory
