@@ -427,7 +427,7 @@ const (
 // within 2.4 % of the 16-per-slot ones on average (5.8 % without; 1 more than 20 % apart against
 // 3), that one (H100 FP8 2× TP4) 115 sessions against 340, the long probes finding misses at 118
 // to 145 sessions that 16 per slot measured as meeting from 45 s on. The built-in sweep then
-// takes 4.0 minutes on 2 cores against 2.1. Stopping at the horizon's run (no doubling after it)
+// took 4.0 minutes on 2 cores against 2.1 (2026-12-06, before a faster shared-block search). Stopping at the horizon's run (no doubling after it)
 // took 2.9 minutes but left one window of 10-25 s past the horizon deciding: FP8 2× TP2 met at
 // 84 sessions with headroom 0.86 there, where a settled window of 133 s measured 1.00 at 86.
 const affineHorizonSeconds = 120
