@@ -35,8 +35,9 @@ func TestHoldHeapFor(t *testing.T) {
 	}
 }
 
-// A report command leaves the process's memory limit as it found it, so that a later command
-// in the same process (a sweep after a report, as in these tests) is not collected under it.
+// The report and merge commands leave the process's memory limit as they found it, so that a
+// later command in the same process (a sweep after a report, as in these tests) is not
+// collected under it.
 func TestReportLeavesTheMemoryLimit(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	before := debug.SetMemoryLimit(-1)
@@ -47,5 +48,14 @@ func TestReportLeavesTheMemoryLimit(t *testing.T) {
 	}
 	if now := debug.SetMemoryLimit(-1); now != before {
 		t.Errorf("memory limit %d after report, want %d as before", now, before)
+	}
+	shared := filepath.Join(t.TempDir(), "shared")
+	runShardCLI(t, shared, "--shard", "0/2")
+	runShardCLI(t, shared, "--shard", "1/2")
+	if code, _, errs := runCLI(t, "merge", "--results", shared); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, errs)
+	}
+	if now := debug.SetMemoryLimit(-1); now != before {
+		t.Errorf("memory limit %d after merge, want %d as before", now, before)
 	}
 }
