@@ -65,8 +65,23 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 		return &usageError{errors.New("--results is required: the output directory of the sweep's shards")}
 	}
 	st, err := os.Stat(opts.ResultsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return &usageError{fmt.Errorf("--results %s does not exist; give the --output-dir of servesweep sweep --shard I/N", opts.ResultsDir)}
+	}
 	if err != nil || !st.IsDir() {
 		return &usageError{fmt.Errorf("--results %s is not a directory; give the --output-dir of servesweep sweep --shard I/N", opts.ResultsDir)}
+	}
+	paths, err := results.FindParts(opts.ResultsDir)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		if _, err := os.Stat(filepath.Join(opts.ResultsDir, results.JournalFile)); err == nil {
+			return &usageError{fmt.Errorf("--results %s holds an unsharded sweep (%s), whose results need no merge: "+
+				"servesweep report --results %s analyses them", opts.ResultsDir, results.JournalFile, opts.ResultsDir)}
+		}
+		return &usageError{fmt.Errorf("--results %s holds no part-*.parquet file; run servesweep sweep --shard I/N --output-dir %s first",
+			opts.ResultsDir, opts.ResultsDir)}
 	}
 	out := opts.OutputDir
 	if out == "" {
@@ -75,14 +90,6 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 	if _, err := os.Stat(filepath.Join(out, results.JournalFile)); err == nil {
 		return &usageError{fmt.Errorf("--output-dir %s holds an unsharded sweep (%s); merging there would replace its results, "+
 			"so give another --output-dir", out, results.JournalFile)}
-	}
-	paths, err := results.FindParts(opts.ResultsDir)
-	if err != nil {
-		return err
-	}
-	if len(paths) == 0 {
-		return &usageError{fmt.Errorf("--results %s holds no part-*.parquet file; run servesweep sweep --shard I/N --output-dir %s first",
-			opts.ResultsDir, opts.ResultsDir)}
 	}
 	if meta, err := results.ReadPartMeta(paths[0]); err == nil {
 		_, release := holdHeapFor(meta.Manifest.Counts.SelectedPoints)
@@ -93,7 +100,10 @@ func runMerge(io ioStreams, opts *mergeOptions) error {
 	var sme *results.SpecMismatchError
 	var nd *sweep.NotDirError
 	switch {
-	case errors.As(err, &pe), errors.As(err, &sme):
+	case errors.As(err, &pe):
+		return &usageError{fmt.Errorf("%w; remove that part file and rerun the shard that wrote it (servesweep sweep "+
+			"--shard I/N --output-dir %s: its journal keeps the finished points), then merge again", err, opts.ResultsDir)}
+	case errors.As(err, &sme):
 		return &usageError{err}
 	case errors.As(err, &nd):
 		return &usageError{fmt.Errorf("--output-dir %s exists and is not a directory", out)}

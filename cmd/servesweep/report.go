@@ -191,6 +191,9 @@ func readSweepResults(io ioStreams, opts *reportOptions) ([]results.Row, *result
 	manifestPath := filepath.Join(opts.ResultsDir, results.ManifestFile)
 	if st, err := os.Stat(opts.ResultsDir); err == nil && !st.IsDir() {
 		return nil, nil, &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory", opts.ResultsDir)}
+	} else if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, &usageError{fmt.Errorf("--results %s does not exist; give a sweep's output directory "+
+			"(servesweep sweep --output-dir DIR)", opts.ResultsDir)}
 	}
 	rows, err := results.ReadParquet(filepath.Join(opts.ResultsDir, results.ParquetFile))
 	if errors.Is(err, os.ErrNotExist) {

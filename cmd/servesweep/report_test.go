@@ -290,6 +290,7 @@ func TestReportAndMergePathMistakes(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"report", "--results", file}, "--results " + file + " is a file"},
+		{[]string{"report", "--results", filepath.Join(tmp, "nope")}, "--results " + filepath.Join(tmp, "nope") + " does not exist"},
 		{[]string{"report", "--results", sharded}, "run servesweep merge --results " + sharded},
 		{[]string{"merge", "--results", sharded, "--output-dir", file}, "--output-dir " + file + " exists and is not a directory"},
 	} {

@@ -537,7 +537,8 @@ func dirErr(err error) error {
 			"split into %d: give every shard the same count (--shard I/N, --shard-count, SERVESWEEP_SHARD_COUNT), "+
 			"or use another --output-dir", dir, de.Count, de.Path, de.Shard, de.Shard.Count)
 	case sweep.DirBadPart:
-		msg = fmt.Sprintf("--output-dir %s: %v; remove it or use another --output-dir", dir, de.Err)
+		msg = fmt.Sprintf("--output-dir %s: %v; remove that part file (%s) and rerun the shard that wrote it "+
+			"(its journal keeps the finished points), or use another --output-dir", dir, de.Err, de.Path)
 	case sweep.DirOtherSpecPart:
 		if de.Own {
 			msg = fmt.Sprintf("%s was written by another sweep spec (%s, spec hash %s; this one is %s): "+
