@@ -205,8 +205,9 @@ func TestStyleLimitsAreConfigErrors(t *testing.T) {
 			t.Errorf("%+v: Run = %v, want a config error on %s", c, err, c.path)
 		}
 	}
-	// At the limit it runs: 8192 / 128 = 64-token budget, 64-token pages.
-	cfg := testConfig(100, 10, 4, 4, 100000)
+	// At the limit it runs: 8192 / 128 = 64-token budget, 64-token pages. (1,000 blocks: enough
+	// for 4 requests, and 128 ranks' pools of 100,000 took 12 s under -race.)
+	cfg := testConfig(100, 10, 4, 4, 1000)
 	cfg.Engine.Backend = "sglang"
 	cfg.Engine.Workers.Aggregated.KVCache.BlockSize, cfg.Engine.Workers.Aggregated.Parallelism.AttentionData = 64, 128
 	mustRun(t, cfg)
