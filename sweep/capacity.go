@@ -469,11 +469,9 @@ func measureProbe(res *sim.Result, cfg *config.Config, sla *metrics.SLA, attainm
 		met := metrics.AllMet(s.SLATerms)
 		m.termsMet = &met
 	}
-	if steady := steadyRequests(res.Requests, cfg.Traffic.Load.Warmup()*1000, s); len(steady) > 0 {
-		m.h = metrics.SLAHeadroom(steady, s.SLATerms, sla, attainment)
-		if math.IsInf(m.h, 1) {
-			m.h = -1
-		}
+	m.h = metrics.SLAHeadroom(res.Requests, steady(cfg.Traffic.Load.Warmup()*1000, s), s.SLATerms, sla, attainment)
+	if math.IsInf(m.h, 1) {
+		m.h = -1
 	}
 	return m
 }
@@ -651,22 +649,18 @@ func stopPerLoadUnit(st *config.Stop) float64 {
 	return max(st.RequestsPerLoadUnit, st.SessionsPerLoadUnit)
 }
 
-// steadyRequests returns the requests of reqs that arrived at or after warmupMs and, when the
-// run s summarises had a cool-down, not after its start (s.CooldownFromMs): the ones a run's
-// statistics count (metrics.Input.WarmupMs, Input.CooldownFromMs); reqs itself when neither
+// steady returns which requests a run's statistics count (metrics.Input.WarmupMs,
+// Input.CooldownFromMs): those that arrived at or after warmupMs and, when the run s summarises
+// had a cool-down, not after its start (s.CooldownFromMs); nil (every request) when neither
 // applies.
-func steadyRequests(reqs []engine.Request, warmupMs float64, s *metrics.Summary) []engine.Request {
+func steady(warmupMs float64, s *metrics.Summary) func(*engine.Request) bool {
 	cool := s != nil && s.Cooldown
 	if warmupMs <= 0 && !cool {
-		return reqs
+		return nil
 	}
-	out := make([]engine.Request, 0, len(reqs))
-	for i := range reqs {
-		if a := reqs[i].ArrivalMs; a >= warmupMs && (!cool || a <= s.CooldownFromMs) {
-			out = append(out, reqs[i])
-		}
+	return func(r *engine.Request) bool {
+		return r.ArrivalMs >= warmupMs && (!cool || r.ArrivalMs <= s.CooldownFromMs)
 	}
-	return out
 }
 
 // closed reports whether the bracket [lo, hi] is within the tolerance.

@@ -105,18 +105,18 @@ func TestSLAHeadroomHandComputed(t *testing.T) {
 	}
 	reqs = append(reqs, engine.Request{Status: engine.Rejected}, engine.Request{Status: engine.Pending})
 	// 10 offered: attainment 0.9 needs 9 good: the 9th smallest ratio, 0.9.
-	if h := SLAHeadroom(reqs, nil, sla, 0.9); math.Abs(h-0.9) > 1e-12 {
+	if h := SLAHeadroom(reqs, nil, nil, sla, 0.9); math.Abs(h-0.9) > 1e-12 {
 		t.Errorf("headroom at 0.9 = %g, want 0.9", h)
 	}
 	// Attainment 0.5 needs 5: 0.5.
-	if h := SLAHeadroom(reqs, nil, sla, 0.5); math.Abs(h-0.5) > 1e-12 {
+	if h := SLAHeadroom(reqs, nil, nil, sla, 0.5); math.Abs(h-0.5) > 1e-12 {
 		t.Errorf("headroom at 0.5 = %g, want 0.5", h)
 	}
 	// Attainment 0.95 needs 10 of 10: the rejected request makes it unreachable.
-	if h := SLAHeadroom(reqs, nil, sla, 0.95); !math.IsInf(h, 1) {
+	if h := SLAHeadroom(reqs, nil, nil, sla, 0.95); !math.IsInf(h, 1) {
 		t.Errorf("headroom at 0.95 = %g, want +Inf", h)
 	}
-	if h := SLAHeadroom(nil, nil, sla, 0.9); h != 0 {
+	if h := SLAHeadroom(nil, nil, nil, sla, 0.9); h != 0 {
 		t.Errorf("headroom of no request = %g, want 0", h)
 	}
 }

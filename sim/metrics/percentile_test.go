@@ -78,11 +78,11 @@ func TestSLAHeadroomWithTerms(t *testing.T) {
 		reqs = append(reqs, done(float64(i)*10, float64(i)*10, 1))
 	}
 	terms := []TermResult{{Term: sla.Percentiles[0], Value: 45, Samples: 100}}
-	if h := SLAHeadroom(reqs, terms, sla, 0.9); h != 1.5 {
+	if h := SLAHeadroom(reqs, nil, terms, sla, 0.9); h != 1.5 {
 		t.Errorf("headroom %v, want 1.5", h)
 	}
 	terms[0].Term.BoundMs = 90
-	if h := SLAHeadroom(reqs, terms, sla, 0.9); math.Abs(h-0.9) > 1e-12 {
+	if h := SLAHeadroom(reqs, nil, terms, sla, 0.9); math.Abs(h-0.9) > 1e-12 {
 		t.Errorf("headroom %v, want 0.9", h)
 	}
 }
