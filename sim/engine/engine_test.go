@@ -809,6 +809,30 @@ func TestBlockedHeadEvictsNewestWaitingHolder(t *testing.T) {
 	checkHistory(t, h, 1, admissions(Admission{AtMs: 10}), 1, 0, 0)
 }
 
+// CheckInvariants, which counts holders over the blocks handed out only (a memory-sized pool's
+// capacity is far larger), still catches a lease on a block beyond them, and a lease the pool
+// does not count.
+func TestCheckInvariantsCatchesStrayLeases(t *testing.T) {
+	h := newHarness(t, Config{MaxBatchedTokens: 100, MaxSequences: 8, BlockSize: 4, CapacityBlocks: 1000},
+		spec{prompt: 8, output: 2})
+	h.reserve(0, 0, true) // blocks 0 and 1 of 1,000
+	if n := h.e.Pool().HandedOut(); n != 2 {
+		t.Fatalf("%d blocks handed out, want 2", n)
+	}
+	r := &h.reqs[0]
+	kept := r.Blocks
+	r.Blocks = append(slices.Clone(kept), 2)
+	if msg := h.e.CheckInvariants(); msg != "a lease holds a block never handed out" {
+		t.Errorf("a lease on block 2 of 2 handed out: %q", msg)
+	}
+	r.Blocks = append(slices.Clone(kept), 0)
+	if msg := h.e.CheckInvariants(); msg != "block refcount differs from the number of leases holding it" {
+		t.Errorf("a second lease on block 0: %q", msg)
+	}
+	r.Blocks = kept
+	h.checkPool("leases restored")
+}
+
 // New refuses a config with a non-positive size or no timing model.
 func TestNewRejectsInvalidConfig(t *testing.T) {
 	valid := Config{MaxBatchedTokens: 1, MaxSequences: 1, BlockSize: 1, CapacityBlocks: 1, Timing: &recorder{}}

@@ -89,6 +89,10 @@ func (p *BlockPool) IndexByRing() { p.byKey.ResetRing(RingSlotsPerBlock * int(p.
 // in one record: an unlink touches one cache line per neighbour.
 type lruLinks struct{ prev, next, unlistedBefore int32 }
 
+// HandedOut counts the blocks handed out at least once: block ids [0, HandedOut()) are the only
+// ones a request may hold (the pool takes fresh ids in order).
+func (p *BlockPool) HandedOut() int { return len(p.meta) }
+
 // Capacity is the pool size in blocks.
 func (p *BlockPool) Capacity() int { return int(p.capacity) }
 
@@ -275,8 +279,13 @@ func (p *BlockPool) lruRemove(b int32) {
 
 // CheckInvariants verifies the pool's bookkeeping: every block is exactly one of free, active or
 // inactive; refs are non-negative; the key index points at registered blocks. holders[b] must
-// give the number of leases holding block b. It returns a description of the first violation.
+// give the number of leases holding block b, for every block handed out so far (HandedOut) at
+// least; a longer holders (up to the capacity) must hold 0 beyond them. It returns a description
+// of the first violation.
 func (p *BlockPool) CheckInvariants(holders []int32) string {
+	if len(holders) < len(p.meta) {
+		return "fewer holder counts than blocks handed out"
+	}
 	state := make([]byte, len(p.meta))
 	for _, b := range p.idle {
 		if b < 0 || b >= int32(len(p.meta)) || state[b] != 0 {
@@ -305,7 +314,7 @@ func (p *BlockPool) CheckInvariants(holders []int32) string {
 	if fresh := p.capacity - int32(len(p.meta)); int32(len(p.idle))+fresh != p.free+p.unlisted {
 		return "idle and fresh blocks differ from the free blocks and unmatchable entries"
 	}
-	for b := int32(len(p.meta)); b < p.capacity; b++ {
+	for b := len(p.meta); b < len(holders); b++ {
 		if holders[b] != 0 {
 			return "a lease holds a block never handed out"
 		}
