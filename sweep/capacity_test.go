@@ -236,9 +236,12 @@ func BenchmarkCapacityBuiltIn(b *testing.B) {
 
 // A tolerance below float64's resolution ends when no load lies inside the bracket, never
 // probing one load twice; a search stopped before any miss says the capacity is a lower bound.
+// One prompt a pass (100 batched tokens) puts the capacity near 100 req/s, so that the ~55
+// probes of the first search simulate ~200 requests each.
 func TestCapacitySearchEnds(t *testing.T) {
 	one := "engine.workers.aggregated.parallelism.replicas=1"
-	r := runCapacity(t, fixedSpec, 1, "", one, "traffic.load={type: constant_rate, requests_per_second: 1}",
+	r := runCapacity(t, fixedSpec, 1, "", one, "engine.workers.aggregated.scheduler.max_batched_tokens=100",
+		"traffic.load={type: constant_rate, requests_per_second: 1}",
 		"traffic.stop={requests_per_load_unit: 2}",
 		"optimization.capacity_search={min: 10, max: 10000, relative_tolerance: 1e-300, max_probes: 200}")[0]
 	seen := map[float64]bool{}
