@@ -3,6 +3,7 @@ package grid
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,19 +41,20 @@ func fieldFor(path string) *config.Field {
 	return nil
 }
 
-// searchable lists the fields that may hold a domain, for error messages: the sweepable fields of
-// config.Fields, the worker roles written as <role> and siblings grouped in braces.
-var searchable = func() string {
+// searchableGroup is the fields of one parent that may hold a domain, written for error
+// messages: parent is the parent's path with worker roles as <role> and list items as [],
+// text the fields, siblings grouped in braces (e.g. "engine.{mode,model,hardware,context_length}").
+type searchableGroup struct{ parent, text string }
+
+// searchableGroups are the sweepable fields of config.Fields by parent, in schema order.
+var searchableGroups = func() []searchableGroup {
 	var parents []string
 	children := map[string][]string{}
 	for _, f := range config.Fields() {
 		if !f.Sweep {
 			continue
 		}
-		path := f.Path
-		for _, r := range config.Roles() {
-			path = strings.Replace(path, "engine.workers."+string(r)+".", "engine.workers.<role>.", 1)
-		}
+		path := schemaPath(f.Path)
 		i := strings.LastIndexByte(path, '.')
 		parent, key := path[:i], path[i+1:]
 		if _, ok := children[parent]; !ok {
@@ -62,22 +64,56 @@ var searchable = func() string {
 			children[parent] = append(children[parent], key)
 		}
 	}
-	parts := make([]string, len(parents))
+	groups := make([]searchableGroup, len(parents))
 	for i, p := range parents {
 		if keys := children[p]; len(keys) == 1 {
-			parts[i] = p + "." + keys[0]
+			groups[i] = searchableGroup{p, p + "." + keys[0]}
 		} else {
-			parts[i] = p + ".{" + strings.Join(keys, ",") + "}"
+			groups[i] = searchableGroup{p, p + ".{" + strings.Join(keys, ",") + "}"}
 		}
 	}
-	return strings.Join(parts, "; ")
+	return groups
 }()
+
+// itemIndex matches a list item's index anywhere in a field path.
+var itemIndex = regexp.MustCompile(`\[\d*\]`)
+
+// schemaPath writes path as searchableGroups does: worker roles as <role>, list items as [].
+func schemaPath(path string) string {
+	for _, r := range config.Roles() {
+		path = strings.Replace(path, "engine.workers."+string(r)+".", "engine.workers.<role>.", 1)
+	}
+	return itemIndex.ReplaceAllString(path, "[]")
+}
+
+// notSearchable is the error text for a domain at path, which takes none: the fields of its
+// nearest ancestor that do take one (none when no ancestor has any) and where to find them all.
+func notSearchable(path string) string {
+	const msg = "search domains are not allowed on this field; it must be a concrete value. "
+	const all = "servesweep list fields names every field that takes one"
+	for p := schemaPath(path); ; {
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			return msg + "No field beside it takes a domain; " + all
+		}
+		p = p[:i]
+		var near []string
+		for _, g := range searchableGroups {
+			if g.parent == p {
+				near = append(near, g.text)
+			}
+		}
+		if len(near) > 0 {
+			return msg + "Domains may be placed on " + strings.Join(near, "; ") + "; " + all
+		}
+	}
+}
 
 // domain parses the domain object n at path and records it.
 func (p *parser) domain(n *yaml.Node, path string) {
 	f := fieldFor(path)
 	if f == nil {
-		p.errorf(path, "search domains are not allowed on this field; it must be a concrete value. Domains may be placed on: %s", searchable)
+		p.errorf(path, "%s", notSearchable(path))
 		return
 	}
 	if len(n.Content) != 2 {

@@ -43,7 +43,7 @@ func newReportCmd(io ioStreams, runF func(context.Context, *reportOptions) error
 			"[--min-gpus N] [--max-gpus N] [--max-rejected-ratio R] [--format table|json]",
 		Short: "Analyze a sweep's results.parquet again: pareto.json, report.md, the plot and recommendations",
 		Long: `Analyze a sweep's DIR/results.parquet again, without simulating, and write pareto.json,
-report.md, pareto.png, recommendations/NNNN.yaml and, when points of the front tie,
+report.md, report.html, pareto.png, recommendations/NNNN.yaml and, when points of the front tie,
 pareto_ties.parquet into OUT (--output-dir, created if missing; default DIR).
 
 The sweep's own report is never replaced by accident: when OUT already holds a report (as DIR
@@ -74,7 +74,7 @@ nothing is printed on stdout.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.ResultsDir, "results", "", "a sweep's output directory (required)")
 	f.StringVar(&opts.OutputDir, "output-dir", "", "where to write the report, created if missing (default: --results)")
-	f.BoolVar(&opts.Overwrite, "overwrite", false, "replace the report the output directory holds (pareto.json, report.md, pareto.png, recommendations/NNNN.yaml)")
+	f.BoolVar(&opts.Overwrite, "overwrite", false, "replace the report the output directory holds (pareto.json, report.md, report.html, pareto.png, recommendations/NNNN.yaml)")
 	f.StringArrayVar(&opts.Objectives, "objective", nil, "Pareto objective max:METRIC or min:METRIC (repeatable)")
 	f.StringVar(&opts.Target, "target", "", "pareto or a scalar target: throughput, throughput_per_gpu, throughput_per_user, goodput, goodput_per_gpu, ttft, e2e_latency, min_gpus")
 	f.BoolVar(&opts.StrictSLA, "strict-sla", false, "drop points whose mean TTFT/TPOT/E2E break evaluation.sla")

@@ -54,6 +54,8 @@ type sweepOptions struct {
 	// AllowEmptyMode is --allow-empty-mode: sweep the modes that have valid points when one that
 	// engine.mode's domain asks for has none (grid.Expansion.CheckModes), instead of exit 2.
 	AllowEmptyMode bool
+	// PrintSpec is --print-spec: print the built-in spec and exit.
+	PrintSpec bool
 	// Export lists the --export targets as given (comma-separated lists); each recommendation's
 	// export goes to recommendations/NNNN/.
 	Export []string
@@ -70,7 +72,8 @@ A sweep spec is a prediction YAML whose fields may hold search domains, {choices
 {range: {min, max, step, scale}}, plus optional optimization (target, objectives, constraints,
 strict_sla, capacity_search, cost) and optimizer (algorithm grid|random, max_trials, parallelism,
 candidate_timeout_seconds, seed) sections. Without -c the built-in spec
-(examples/default-sweep.yaml) runs. ${NAME} in a string value is read from the environment.
+(examples/default-sweep.yaml in the repository; --print-spec prints it, to start your own from)
+runs. ${NAME} in a string value is read from the environment.
 
 Writes <output-dir>/points.jsonl (the journal), results.parquet, sweep.json, pareto.json,
 report.md, report.html, pareto.png, recommendations/NNNN.yaml, with a capacity search
@@ -125,6 +128,8 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 	f.Float64Var(&opts.TimeoutSeconds, "timeout", 0, "host seconds per point before it is timed_out, > 0; 0 means the default: "+
 		"optimizer.candidate_timeout_seconds, else 600")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the point count and the first points without simulating")
+	f.BoolVar(&opts.PrintSpec, "print-spec", false, "print the built-in spec (examples/default-sweep.yaml) on stdout and exit, e.g. "+
+		"> my-sweep.yaml to edit and run with -c")
 	f.IntVar(&opts.Show, "show", 10, "with --dry-run, how many points to list, >= 0")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
 	f.BoolVar(&opts.AllowEmptyMode, "allow-empty-mode", false, "when a mode of engine.mode's domain has no valid point, "+
@@ -177,6 +182,9 @@ func loadSpec(opts *sweepOptions) (*grid.Spec, error) {
 }
 
 func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
+	if opts.PrintSpec {
+		return printBuiltInSpec(io, opts)
+	}
 	systems, err := openSystems(opts.SystemsDir, opts.SystemsDirSet, os.Getenv)
 	if err != nil {
 		return err
@@ -715,5 +723,20 @@ func specErr(err error, advice string) error {
 	if errors.As(err, &se) {
 		return &usageError{fmt.Errorf("%v; %s", err, advice)}
 	}
+	return err
+}
+
+// printBuiltInSpec writes the built-in spec as embedded to stdout: the file a user without the
+// repository starts a spec of their own from. -c and --set are refused (exit 2): the first names
+// another spec, the second applies when the spec runs, not to its text.
+func printBuiltInSpec(io ioStreams, opts *sweepOptions) error {
+	switch {
+	case opts.ConfigPath != "":
+		return &usageError{fmt.Errorf("--print-spec prints the built-in spec, and -c %s names another: give one of them", opts.ConfigPath)}
+	case len(opts.Sets) > 0:
+		return &usageError{errors.New("--print-spec prints the built-in spec as it is; --set applies when a spec runs: " +
+			"edit the printed file instead, or run it with -c and --set")}
+	}
+	_, err := io.Out.Write(examples.DefaultSweep())
 	return err
 }

@@ -118,6 +118,31 @@ func readRows(t *testing.T, dir string) []results.Row {
 	return rows
 }
 
+// --print-spec prints the built-in spec as embedded, and the printed file, run with -c, is the
+// same grid (same points before and after filtering); -c and --set beside it are refused.
+func TestSweepPrintSpec(t *testing.T) {
+	code, spec, errs := runCLI(t, "sweep", "--print-spec")
+	if code != 0 || spec != string(examples.DefaultSweep()) {
+		t.Fatalf("exit %d, %d bytes printed, want the %d of the built-in spec: %s", code, len(spec), len(examples.DefaultSweep()), errs)
+	}
+	path := filepath.Join(t.TempDir(), "my-sweep.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	grid := regexp.MustCompile(`grid: \d+ points before filtering, \d+ valid, \d+ selected`)
+	_, builtIn, _ := runCLI(t, "sweep", "--dry-run", "--output-dir", t.TempDir())
+	code, printed, errs := runCLI(t, "sweep", "-c", path, "--dry-run", "--output-dir", t.TempDir())
+	if want := grid.FindString(builtIn); code != 0 || want == "" || grid.FindString(printed) != want {
+		t.Errorf("the printed spec run with -c: exit %d, %q, the built-in one %q: %s", code, grid.FindString(printed), want, errs)
+	}
+	for _, args := range [][]string{{"-c", path}, {"--set", "engine.hardware=h100"}} {
+		code, out, errs := runCLI(t, append([]string{"sweep", "--print-spec"}, args...)...)
+		if code != 2 || out != "" || !strings.Contains(errs, "--print-spec prints the built-in spec") {
+			t.Errorf("--print-spec %v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+}
+
 func TestSweepDryRunOfTheBuiltInSpec(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	code, out, errs := runCLI(t, "sweep", "--dry-run", "--output-dir", dir, "--show", "3")
