@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"github.com/servesweep/servesweep/sim/optimization"
 	"os"
 	"path/filepath"
@@ -761,9 +762,58 @@ func Load(r *Row) string {
 		if above := MetAbove(r); above > 0 {
 			return fmt.Sprintf("capacity %s (a probe also met at %s above a miss: the SLA is not monotone in load here)", load(r), fmtNum(above))
 		}
+		if k := KnifeEdge(r); k.Hi > 0 {
+			return fmt.Sprintf("capacity %s (knife edge: SLA headroom %.2f-%.2f from %s to %s)", load(r), k.MinHeadroom, k.MaxHeadroom, fmtNum(k.Lo), fmtNum(k.Hi))
+		}
 		return "capacity " + load(r)
 	}
 	return load(r)
+}
+
+// KnifeEdgeBand and KnifeEdgeSpan define a knife-edge capacity (KnifeEdge): probes whose SLA
+// headroom lies within KnifeEdgeBand of 1 at loads KnifeEdgeSpan times apart or more. 5 % is
+// the headroom's own spread between run lengths (the capacity search reruns a meeting probe
+// until its headroom stops rising by more than 5 %); 1.5 times is a load range wide enough to
+// change a decision between deployments.
+const (
+	KnifeEdgeBand = 0.05
+	KnifeEdgeSpan = 1.5
+)
+
+// KnifeEdgeRange is where a capacity search found the SLA headroom flat at the bound: the least
+// and largest loads (Lo, Hi; the capacity's unit) of the probes whose headroom lies within
+// KnifeEdgeBand of 1, and the least and largest of those headrooms.
+type KnifeEdgeRange struct {
+	Lo, Hi                   float64
+	MinHeadroom, MaxHeadroom float64
+}
+
+// KnifeEdge returns the range over which r's capacity probes measured an SLA headroom within
+// KnifeEdgeBand of 1, when that range spans KnifeEdgeSpan or more (its zero value otherwise, and
+// for a row without a capacity, a bounded capacity or no probes). Such a capacity is a knife
+// edge: the latency the SLA bounds is nearly flat in load there (e.g. a p99 inter-token gap set
+// by one prefill pass at any load), so an SLA a few % tighter, or a few % of timing error, moves
+// the capacity anywhere across the range. It is found from the probes the search ran, not
+// searched for: a flat range the probes did not visit is not reported.
+func KnifeEdge(r *Row) KnifeEdgeRange {
+	var k KnifeEdgeRange
+	if r.CapacityLoad == nil || r.CapacityBounded != nil && *r.CapacityBounded {
+		return k
+	}
+	for _, p := range r.Probes {
+		if h := p.SLAHeadroom; h != nil && math.Abs(*h-1) <= KnifeEdgeBand {
+			if k.Hi == 0 {
+				k = KnifeEdgeRange{Lo: p.Load, Hi: p.Load, MinHeadroom: *h, MaxHeadroom: *h}
+				continue
+			}
+			k.Lo, k.Hi = min(k.Lo, p.Load), max(k.Hi, p.Load)
+			k.MinHeadroom, k.MaxHeadroom = min(k.MinHeadroom, *h), max(k.MaxHeadroom, *h)
+		}
+	}
+	if k.Hi < KnifeEdgeSpan*k.Lo {
+		return KnifeEdgeRange{}
+	}
+	return k
 }
 
 // MetAbove is the largest load at which one of r's capacity probes met the SLA above its
@@ -1106,6 +1156,7 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 	searched, bounded, infeasible, probes, unclosed := 0, 0, 0, 0, 0
 	unit := ""
 	var above []*Row // rows whose probes met the SLA above their capacity (MetAbove)
+	var knife []*Row // rows whose capacity is a knife edge (KnifeEdge)
 	for i := range rows {
 		r := &rows[i]
 		if r.CapacityProbes == nil || r.EquivalentTo != "" {
@@ -1114,6 +1165,9 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 		searched++
 		if MetAbove(r) > 0 {
 			above = append(above, r)
+		}
+		if KnifeEdge(r).Hi > 0 {
+			knife = append(knife, r)
 		}
 		probes += int(*r.CapacityProbes)
 		unit = *r.CapacityLoadUnit
@@ -1145,6 +1199,14 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 		nonMonotone = fmt.Sprintf(" %d met the SLA again above their capacity, past a load that missed (e.g. `%s`: capacity %s, "+
 			"also met at %s): the SLA is not monotone in load there, and the capacity is where it first fails as load rises.",
 			len(above), r.PointID, fmtNum(*r.CapacityLoad), fmtNum(MetAbove(r)))
+	}
+	if len(knife) > 0 {
+		r := knife[0]
+		k := KnifeEdge(r)
+		nonMonotone += fmt.Sprintf(" %d sit on a knife edge: their probes measured an SLA headroom within %g %% of the bound at loads "+
+			"%g times apart or more (e.g. `%s`: capacity %s, headroom %.2f-%.2f from %s to %s), so an SLA a few %% tighter, or a few %% "+
+			"of timing error, moves such a capacity across that range; compare them at a tighter SLA before relying on one.",
+			len(knife), 100*KnifeEdgeBand, KnifeEdgeSpan, r.PointID, fmtNum(*r.CapacityLoad), k.MinHeadroom, k.MaxHeadroom, fmtNum(k.Lo), fmtNum(k.Hi))
 	}
 	fmt.Fprintf(b, "\nCapacity search (%s%s): %d deployments searched, %d infeasible (SLA missed at the minimum load), "+
 		"%d bounded (SLA still met at the maximum), %d stopped at max_probes; %d probes, %.1f per deployment "+

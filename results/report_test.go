@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,6 +80,47 @@ func TestLoadNamesAMeetAboveTheCapacity(t *testing.T) {
 	}
 	if MetAbove(&Row{LoadConcurrency: &c}) != 0 {
 		t.Error("a row without a capacity met above it")
+	}
+}
+
+// A capacity whose probes measured SLA headroom within 5 % of 1 over loads 1.5 times apart is a
+// knife edge (the built-in sweep's H100 BF16 1× TP1 kv_router deployment, 2026-12-06: 37 to 56
+// sessions at 0.957-1.004, capacity 53); Load and the capacity paragraph say so. The same
+// probes with the least one at 38 span 1.47 times (not flagged), as do steep ones and a bounded
+// capacity.
+func TestKnifeEdgeCapacity(t *testing.T) {
+	c, n, unit := int64(53), int64(7), "concurrency"
+	capLoad := 53.0
+	h := func(v float64) *float64 { return &v }
+	probes := []ProbeRow{{Load: 4, MeetsSLA: true, SLAHeadroom: h(0.31)}, {Load: 37, MeetsSLA: true, SLAHeadroom: h(0.957)},
+		{Load: 48, MeetsSLA: true, SLAHeadroom: h(0.987)}, {Load: 53, MeetsSLA: true, SLAHeadroom: h(0.994)},
+		{Load: 55, MeetsSLA: false, SLAHeadroom: h(1.004)}, {Load: 56, MeetsSLA: false, SLAHeadroom: h(1.002)},
+		{Load: 120, MeetsSLA: false, SLAHeadroom: h(1.6)}}
+	r := Row{PointID: "p1", LoadConcurrency: &c, CapacityLoad: &capLoad, CapacityProbes: &n, CapacityLoadUnit: &unit, Probes: probes}
+	if got, want := KnifeEdge(&r), (KnifeEdgeRange{Lo: 37, Hi: 56, MinHeadroom: 0.957, MaxHeadroom: 1.004}); got != want {
+		t.Errorf("KnifeEdge = %+v, want %+v", got, want)
+	}
+	if got, want := Load(&r), "capacity concurrency 53 (knife edge: SLA headroom 0.96-1.00 from 37 to 56)"; got != want {
+		t.Errorf("Load = %q, want %q", got, want)
+	}
+	var b bytes.Buffer
+	capacityMarkdown(&b, []Row{r}, nil)
+	if want := "1 sit on a knife edge: their probes measured an SLA headroom within 5 % of the bound at loads 1.5 times apart or more " +
+		"(e.g. `p1`: capacity 53, headroom 0.96-1.00 from 37 to 56)"; !strings.Contains(b.String(), want) {
+		t.Errorf("paragraph %q lacks %q", b.String(), want)
+	}
+	narrow := slices.Clone(probes)
+	narrow[1].Load = 38
+	steep := slices.Clone(probes)
+	for i, v := range []float64{0.31, 0.8, 0.9, 0.97, 1.06, 1.1, 1.6} {
+		steep[i].SLAHeadroom = h(v)
+	}
+	bounded := true
+	for name, q := range map[string]Row{"38 to 56": {CapacityLoad: &capLoad, Probes: narrow}, "steep": {CapacityLoad: &capLoad, Probes: steep},
+		"bounded": {CapacityLoad: &capLoad, CapacityBounded: &bounded, Probes: probes}, "no capacity": {Probes: probes}} {
+		if k := KnifeEdge(&q); k != (KnifeEdgeRange{}) {
+			t.Errorf("%s: KnifeEdge = %+v, want none", name, k)
+		}
 	}
 }
 
