@@ -377,20 +377,32 @@ func ReportBlockers(dir string) []string {
 	return out
 }
 
+// removeStaleRecommendations removes from dir (a report's recommendations directory) the
+// NNNN.yaml files and the NNNN/ export directories of an earlier report, leaving everything else.
 func removeStaleRecommendations(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if !e.IsDir() && recommendationName.MatchString(e.Name()) {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
-				return err
-			}
+		switch {
+		case !e.IsDir() && recommendationName.MatchString(e.Name()):
+			err = os.Remove(filepath.Join(dir, e.Name()))
+		case e.IsDir() && exportDirName.MatchString(e.Name()):
+			// An --export of an earlier report: its launch scripts are of the point that
+			// NNNN.yaml named then, not of the one it will name now.
+			err = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
+
+// exportDirName matches the directories an --export writes beside the recommendations,
+// recommendations/NNNN/ for recommendations/NNNN.yaml.
+var exportDirName = regexp.MustCompile(`^[0-9]{4}$`)
 
 // recommendationYAML is a row's concrete config with a comment header saying where it came from.
 func recommendationYAML(r *Row, n, total int, a *Analysis) []byte {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -209,31 +207,14 @@ func parseExportTargets(list []string) ([]string, error) {
 	return out, nil
 }
 
-// exportDirName matches the export directories written beside recommendations (NNNN).
-var exportDirName = regexp.MustCompile(`^[0-9]{4}$`)
-
 // exportRecommendations writes each recommendation's export for every target into a directory
-// beside it, recommendations/NNNN/ for recommendations/NNNN.yaml, after removing such
-// directories an earlier --export left. Every recommendation is tried; the problems of those a
-// target cannot express are returned together (config.Errors, exit 2) after the others are
-// written. It returns the directories written.
+// beside it, recommendations/NNNN/ for recommendations/NNNN.yaml (results.WriteReport, which
+// wrote them, removed the directories an earlier --export left). Every recommendation is tried;
+// the problems of those a target cannot express are returned together (config.Errors, exit 2)
+// after the others are written. It returns the directories written.
 func exportRecommendations(recs []string, targets []string, url string) ([]string, error) {
 	if len(targets) == 0 {
 		return nil, nil
-	}
-	if len(recs) > 0 {
-		dir := filepath.Dir(recs[0])
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			if e.IsDir() && exportDirName.MatchString(e.Name()) {
-				if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-					return nil, err
-				}
-			}
-		}
 	}
 	var dirs []string
 	var problems config.Errors

@@ -213,6 +213,23 @@ func TestSweepAndReportExport(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "recommendations", "0001", "vllm-launch.sh")); err != nil {
 		t.Error(err)
 	}
+	// The report rewritten without --export (recommendations that may now name other points)
+	// leaves no launch script of the earlier ones beside them, nor does a sweep started over.
+	if code, _, errs := runCLI(t, "report", "--results", dir, "--output-dir", out, "--overwrite"); code != exitOK {
+		t.Fatalf("report --overwrite: exit %d, stderr %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(out, "recommendations", "0001")); !os.IsNotExist(err) {
+		t.Errorf("report --overwrite without --export kept recommendations/0001/ (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "recommendations", "0001.yaml")); err != nil {
+		t.Errorf("report --overwrite: %v", err)
+	}
+	if code, _, errs := runCLI(t, "sweep", "-q", "-c", spec, "--output-dir", dir, "--overwrite"); code != exitOK {
+		t.Fatalf("sweep --overwrite: exit %d, stderr %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "recommendations", "0001")); !os.IsNotExist(err) {
+		t.Errorf("sweep --overwrite without --export kept recommendations/0001/ (%v)", err)
+	}
 
 	// Without --export a sweep writes no export directory.
 	plain := filepath.Join(tmp, "plain")
