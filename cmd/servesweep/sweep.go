@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/servesweep/servesweep/sim/timing/opdb"
 	"github.com/servesweep/servesweep/sweep"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
@@ -54,8 +56,12 @@ type sweepOptions struct {
 	// AllowEmptyMode is --allow-empty-mode: sweep the modes that have valid points when one that
 	// engine.mode's domain asks for has none (grid.Expansion.CheckModes), instead of exit 2.
 	AllowEmptyMode bool
-	// PrintSpec is --print-spec: print the built-in spec and exit.
-	PrintSpec bool
+	// PrintSpec is --print-spec: print the built-in spec and exit; otherFlags are the other flags
+	// of the command line that --print-spec refuses (set by RunE).
+	PrintSpec  bool
+	otherFlags []string
+	// configSet says -c was given (an empty -c is refused, not read as "no -c").
+	configSet bool
 	// Export lists the --export targets as given (comma-separated lists); each recommendation's
 	// export goes to recommendations/NNNN/.
 	Export []string
@@ -113,6 +119,12 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 			opts.SystemsDirSet = cmd.Flags().Changed("systems-dir")
 			opts.shardCountSet = cmd.Flags().Changed("shard-count")
 			opts.showSet = cmd.Flags().Changed("show")
+			opts.configSet = cmd.Flags().Changed("config")
+			cmd.Flags().Visit(func(f *pflag.Flag) {
+				if f.Name != "print-spec" && f.Name != "config" && f.Name != "set" && cmd.InheritedFlags().Lookup(f.Name) == nil {
+					opts.otherFlags = append(opts.otherFlags, "--"+f.Name)
+				}
+			})
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -178,7 +190,17 @@ func loadSpec(opts *sweepOptions) (*grid.Spec, error) {
 	if opts.ConfigPath == "" {
 		return grid.Parse(examples.DefaultSweep(), examples.DefaultSweepName, opts.Sets, os.LookupEnv, results.CheckMetric)
 	}
-	return grid.Load(opts.ConfigPath, opts.Sets, os.LookupEnv, results.CheckMetric)
+	spec, err := grid.Load(opts.ConfigPath, opts.Sets, os.LookupEnv, results.CheckMetric)
+	var ces config.Errors
+	if err != nil && errors.As(err, &ces) && len(ces) == 1 && errors.Is(ces[0].Err, fs.ErrNotExist) &&
+		strings.HasPrefix(filepath.ToSlash(filepath.Clean(opts.ConfigPath)), "examples/") {
+		// The help's and docs' examples name the repository's files; an installed binary's
+		// user has the built-in one to start from.
+		ces[0].Msg += "; examples/ is a folder of the servesweep repository (run from a checkout), and " +
+			"servesweep sweep --print-spec prints the built-in spec, examples/default-sweep.yaml"
+		return nil, ces
+	}
+	return spec, err
 }
 
 func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
@@ -245,6 +267,9 @@ func checkSweepFlags(opts *sweepOptions) error {
 	}
 	if opts.Show < 0 {
 		return &usageError{fmt.Errorf("--show must be a whole number >= 0 (the points --dry-run lists), got %d", opts.Show)}
+	}
+	if opts.configSet && opts.ConfigPath == "" {
+		return &usageError{errors.New("-c is empty: give a sweep spec file, or leave -c out to run the built-in spec")}
 	}
 	if opts.OutputDir == "" {
 		return &usageError{errors.New("--output-dir must not be empty")} // as predict says
@@ -727,15 +752,19 @@ func specErr(err error, advice string) error {
 }
 
 // printBuiltInSpec writes the built-in spec as embedded to stdout: the file a user without the
-// repository starts a spec of their own from. -c and --set are refused (exit 2): the first names
-// another spec, the second applies when the spec runs, not to its text.
+// repository starts a spec of their own from. -c, --set and every other flag of sweep are refused
+// (exit 2): -c names another spec, --set applies when a spec runs, not to its text, and the
+// others (--format, --dry-run, --output-dir, ...) would be ignored.
 func printBuiltInSpec(io ioStreams, opts *sweepOptions) error {
 	switch {
-	case opts.ConfigPath != "":
-		return &usageError{fmt.Errorf("--print-spec prints the built-in spec, and -c %s names another: give one of them", opts.ConfigPath)}
+	case opts.configSet:
+		return &usageError{fmt.Errorf("--print-spec prints the built-in spec, and -c %q names another: give one of them", opts.ConfigPath)}
 	case len(opts.Sets) > 0:
 		return &usageError{errors.New("--print-spec prints the built-in spec as it is; --set applies when a spec runs: " +
 			"edit the printed file instead, or run it with -c and --set")}
+	case len(opts.otherFlags) > 0:
+		return &usageError{fmt.Errorf("--print-spec prints the built-in spec and exits, so it takes no other flag; got %s",
+			strings.Join(opts.otherFlags, ", "))}
 	}
 	_, err := io.Out.Write(examples.DefaultSweep())
 	return err

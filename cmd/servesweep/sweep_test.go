@@ -135,11 +135,19 @@ func TestSweepPrintSpec(t *testing.T) {
 	if want := grid.FindString(builtIn); code != 0 || want == "" || grid.FindString(printed) != want {
 		t.Errorf("the printed spec run with -c: exit %d, %q, the built-in one %q: %s", code, grid.FindString(printed), want, errs)
 	}
-	for _, args := range [][]string{{"-c", path}, {"--set", "engine.hardware=h100"}} {
+	for _, args := range [][]string{{"-c", path}, {"-c", ""}, {"--set", "engine.hardware=h100"}, {"--format", "json"},
+		{"--dry-run", "--output-dir", "x"}} {
 		code, out, errs := runCLI(t, append([]string{"sweep", "--print-spec"}, args...)...)
 		if code != 2 || out != "" || !strings.Contains(errs, "--print-spec prints the built-in spec") {
 			t.Errorf("--print-spec %v: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
+	}
+	if _, _, errs := runCLI(t, "sweep", "--print-spec", "--dry-run", "--output-dir", "x"); !strings.Contains(errs, "got --dry-run, --output-dir") {
+		t.Errorf("--print-spec --dry-run --output-dir: %q does not name both flags", errs)
+	}
+	// An empty -c (an unset variable in a script) is refused, not read as "the built-in spec".
+	if code, out, errs := runCLI(t, "sweep", "-c", "", "--dry-run"); code != 2 || out != "" || !strings.Contains(errs, "-c is empty") {
+		t.Errorf(`-c "": exit %d, stdout %q, stderr %q`, code, out, errs)
 	}
 }
 
@@ -435,6 +443,9 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 		{"bare list", []string{"sweep", "-c", spec, "--dry-run", "--set", "engine.workers.aggregated.parallelism.tensor=[1, 2]"}, 2,
 			"engine.workers.aggregated.parallelism.tensor: a bare list is never a domain"},
 		{"missing spec", []string{"sweep", "-c", filepath.Join(tmp, "nope.yaml"), "--dry-run"}, 2, "cannot read sweep spec"},
+		{"an example outside a checkout", []string{"sweep", "-c", "examples/default-sweep.yaml", "--dry-run"}, 2,
+			"cannot read sweep spec: no such file or directory; examples/ is a folder of the servesweep repository (run from a checkout), " +
+				"and servesweep sweep --print-spec prints the built-in spec"},
 		{"no feasible point", []string{"sweep", "--dry-run", "--set", "optimization.constraints.max_candidate_gpus=1",
 			"--set", "engine.mode={choices: [disaggregated]}"}, 1, "no feasible point: all 288 grid points were filtered out:\n  288 gpu_budget"},
 		{"every point invalid", []string{"sweep", "--dry-run", "--set", "engine.workers.aggregated.kv_cache.block_size=0",
