@@ -86,27 +86,50 @@ func schemaPath(path string) string {
 	return itemIndex.ReplaceAllString(path, "[]")
 }
 
-// notSearchable is the error text for a domain at path, which takes none: the fields of its
-// nearest ancestor that do take one (none when no ancestor has any) and where to find them all.
+// notSearchable is the error text for a domain at path, which takes none, naming the fields
+// nearest to it that do (nearSearchable) and where to find them all.
 func notSearchable(path string) string {
 	const msg = "search domains are not allowed on this field; it must be a concrete value. "
 	const all = "servesweep list fields names every field that takes one"
-	for p := schemaPath(path); ; {
-		i := strings.LastIndexByte(p, '.')
+	p := schemaPath(path)
+	if own := searchableUnder(p, false); len(own) > 0 {
+		return msg + "Domains may be placed on its fields " + joinGroups(own) + "; " + all
+	}
+	for a := p; ; {
+		i := strings.LastIndexByte(a, '.')
 		if i < 0 {
-			return msg + "No field beside it takes a domain; " + all
+			return msg + "No field of " + a + " takes a domain; " + all
 		}
-		p = p[:i]
-		var near []string
-		for _, g := range searchableGroups {
-			if g.parent == p {
-				near = append(near, g.text)
-			}
+		a = a[:i]
+		near := searchableUnder(a, true)
+		if len(near) == 0 {
+			near = searchableUnder(a, false)
 		}
 		if len(near) > 0 {
-			return msg + "Domains may be placed on " + strings.Join(near, "; ") + "; " + all
+			return msg + "Domains may be placed on " + joinGroups(near) + "; " + all
 		}
 	}
+}
+
+// searchableUnder returns the texts of searchableGroups whose parent is p (children) or lies
+// anywhere below p (!children).
+func searchableUnder(p string, children bool) []string {
+	var out []string
+	for _, g := range searchableGroups {
+		if g.parent == p || !children && strings.HasPrefix(g.parent, p+".") {
+			out = append(out, g.text)
+		}
+	}
+	return out
+}
+
+// joinGroups joins group texts with "; ", the first four, and says how many more there are.
+func joinGroups(texts []string) string {
+	const most = 4
+	if len(texts) <= most {
+		return strings.Join(texts, "; ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(texts[:most], "; "), len(texts)-most)
 }
 
 // domain parses the domain object n at path and records it.
