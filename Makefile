@@ -26,8 +26,9 @@ test:
 	# Without the race detector: the packages above, and the slow tests that skip under -race:
 	# the accuracy check against 872 measured deployments (skipped when ../shared/data is
 	# absent), the capacity search's run-length checks (six searches of a 70B deployment, two of
-	# the built-in 8-GPU kv_router one), the template expansion's check on its two largest
-	# specs, and the op database's tests that read whole tables.
+	# the built-in 8-GPU kv_router one, the edge rerun's), the template expansion's check on its
+	# two largest specs, the op database's tests that read whole tables and the calibration
+	# fit's grid test.
 	# (-timeout 20m: the built-in sweep the golden, README and end-to-end tests share takes about 3
 	# of the cmd package's 4.5 minutes on 2 cores: a slower host could reach go test's default
 	# 10-minute limit.)

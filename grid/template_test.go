@@ -109,9 +109,10 @@ func expandBoth(t *testing.T, name, spec string, sets []string) (compared bool) 
 // TestTemplateExpansionMatchesDecoding: the template path gives the expansion that decoding every
 // point's tree gives (expandBoth), on every spec of templateSpecs; the specs with numeric domains
 // do build templates and splices (the path is not silently bypassed). Under -race it leaves out
-// the two specs whose two expansions took 6.5-7 s each there (1.0-1.2 s without): "scale" (12,000
-// points) and examples/sweep-deepseek-r1.yaml (15,552 grid points, 1,170 valid); make test runs
-// this test again without the detector, and the expansion's goroutines are watched under it by
+// the two specs whose two expansions took 6.5-7 s each there (1.0-1.2 s without, 2 cores,
+// 2026-12-06): "scale" (12,000 points) and examples/sweep-deepseek-r1.yaml (15,552 grid points,
+// 1,170 valid); make test runs this test again without the detector, and the expansion's
+// goroutines (which specs of over 256 points start) stay watched under it by
 // TestExpansionIsTheSameOnAnyCoreCount.
 func TestTemplateExpansionMatchesDecoding(t *testing.T) {
 	raceSkipped := map[string]bool{"scale": true, "examples/sweep-deepseek-r1.yaml": true}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"github.com/servesweep/servesweep/sim/optimization"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/optimization"
 	"gopkg.in/yaml.v3"
 )
 

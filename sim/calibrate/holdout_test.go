@@ -125,7 +125,8 @@ func TestHoldoutNothingToFit(t *testing.T) {
 // concurrency 64) whose TTFT (made up: 50 s) only a pool well below the default one gives. With
 // every other factor fixed, Fit moves the reserve from the runtime reserve into the 16–24 GiB
 // where that pool binds; rows of other engines or dates never use it. It skips under the race
-// detector (8.6 s there, 0.5 s without; make test runs this package again without it).
+// detector (8.6 s there, 0.5 s without, 2 cores, 2026-12-06; make test runs this package again
+// without it; Validate's goroutines stay watched by the package's other Validate tests).
 func TestFitGridChoosesTheVLLMReserve(t *testing.T) {
 	if raceEnabled {
 		t.Skip("skipped under -race: run go test ./sim/calibrate -run FitGrid")

@@ -995,8 +995,9 @@ func (e *Engine) Activate(ri int32) {
 // against the leases of the requests placed on this engine), under NoEvict the blocks the
 // running requests' footprints still need (kept as requests come and go, recounted here), and
 // that every running request holds the KV of every token it computed. It returns a description
-// of the first violation, or "". O(requests + blocks handed out): for tests (a memory-sized
-// pool's capacity can be a million blocks, of which a short run touches a few thousand).
+// of the first violation, or "". O(requests + blocks handed out + the key index's dense part
+// or ring), not O(capacity): for tests (a memory-sized pool's capacity can be a million blocks,
+// of which a short run touches a few thousand).
 func (e *Engine) CheckInvariants() string {
 	holders := make([]int32, e.pool.HandedOut())
 	if !e.Holders(holders) {

@@ -51,8 +51,8 @@ func SLARatio(r *engine.Request, sla *SLA) float64 {
 // has no percentile term). Both are reached under the SLA itself exactly when h <= 1 (within
 // BoundTolerance), and h measures the margin: 0.5 means every bound could be halved, 2 that they
 // would need doubling. h is +Inf when too many requests were rejected or unfinished for any
-// scaling to help, and 0 when no request arrived. keep, when not nil, says which requests of
-// reqs count as offered (e.g. those after a warm-up), so that callers need not copy them out.
+// scaling to help, and 0 when no request arrived (or keep kept none). keep, when not nil, says
+// which requests of reqs count as offered (e.g. those after a warm-up).
 func SLAHeadroom(reqs []engine.Request, keep func(*engine.Request) bool, terms []TermResult, sla *SLA, attainment float64) float64 {
 	ratios := make([]float64, 0, len(reqs))
 	for i := range reqs {

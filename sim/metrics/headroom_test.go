@@ -119,4 +119,13 @@ func TestSLAHeadroomHandComputed(t *testing.T) {
 	if h := SLAHeadroom(nil, nil, nil, sla, 0.9); h != 0 {
 		t.Errorf("headroom of no request = %g, want 0", h)
 	}
+	// keep leaves out the rejected request and the three of ratio 0.7-0.9 (TTFT 70-90 ms): 6
+	// offered, attainment 0.9 needs 6 good, the 6th smallest ratio 0.6; keeping none gives 0.
+	fast := func(r *engine.Request) bool { return r.Status != engine.Rejected && r.FirstTokenMs < 65 }
+	if h := SLAHeadroom(reqs, fast, nil, sla, 0.9); math.Abs(h-0.6) > 1e-12 {
+		t.Errorf("headroom at 0.9 of the kept requests = %g, want 0.6", h)
+	}
+	if h := SLAHeadroom(reqs, func(*engine.Request) bool { return false }, nil, sla, 0.9); h != 0 {
+		t.Errorf("headroom with no request kept = %g, want 0", h)
+	}
 }
