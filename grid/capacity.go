@@ -241,10 +241,19 @@ func (s *Spec) checkCost(points []Point) (warnings []string, err error) {
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(c.GPUHourUSD)) {
-		if !used[id] {
-			warnings = append(warnings, fmt.Sprintf("%s: optimization.cost.gpu_hour_usd.%s: no point runs on this hardware "+
-				"(a typo? the grid uses %s)", s.File, id, strings.Join(slices.Sorted(maps.Keys(used)), ", ")))
+		if used[id] {
+			continue
 		}
+		uses := strings.Join(slices.Sorted(maps.Keys(used)), ", ")
+		if _, err := timing.LookupHardware(id); err == nil {
+			// A GPU of the catalog the spec's hardware domain leaves out (e.g. narrowed by
+			// --set): its price is unused, not misspelt.
+			warnings = append(warnings, fmt.Sprintf("%s: optimization.cost.gpu_hour_usd.%s: unused, no point runs on %s (the grid uses %s)",
+				s.File, id, id, uses))
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("%s: optimization.cost.gpu_hour_usd.%s: no point runs on this hardware "+
+			"(a typo? the grid uses %s)", s.File, id, uses))
 	}
 	if len(missing) == 0 {
 		return warnings, nil
