@@ -64,8 +64,29 @@ var reserveHeap = sync.OnceFunc(func() { _, _, _ = hugepages.Reserve(hugepages.D
 var simulates = map[string]bool{"predict": true, "sweep": true, "validate": true}
 
 // run executes the command line args and returns the process exit code.
+// outWriter passes writes on to w and keeps the first error: a command whose stdout could not
+// be written (a full disk, a closed descriptor) fails with exit 1 instead of exiting 0 with its
+// output lost.
+type outWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.err = err
+	}
+	return n, err
+}
+
 func run(ctx context.Context, args []string, io ioStreams) int {
 	var prof profiler
+	out := &outWriter{w: io.Out}
+	io.Out = out
 	root := newRootCmd(io)
 	prof.addFlags(root)
 	refuseRepeats(root)
@@ -82,6 +103,9 @@ func run(ctx context.Context, args []string, io ioStreams) int {
 	err := root.ExecuteContext(ctx)
 	if perr := prof.stop(); perr != nil && err == nil {
 		err = perr
+	}
+	if err == nil && out.err != nil {
+		err = fmt.Errorf("writing to stdout: %w", out.err)
 	}
 	if err == nil {
 		return exitOK

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim"
@@ -72,6 +74,27 @@ func (errOnlyContext) Done() <-chan struct{} { return nil }
 
 // TestRootCommand checks that servesweep alone prints the help (exit 0) and that an unknown
 // command is a usage error (exit 2) with a suggestion.
+// fullWriter fails every write, as a full disk does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// A command whose stdout cannot be written exits 1 saying so, table output as JSON; one whose
+// output fits exits 0.
+func TestStdoutWriteFailureExits1(t *testing.T) {
+	for _, args := range [][]string{{"list", "models"}, {"list", "models", "--format", "json"}, {"sweep", "--print-spec"}, {"version"}} {
+		var errb bytes.Buffer
+		if code := run(context.Background(), args, ioStreams{Out: fullWriter{}, Err: &errb}); code != exitRunFailure ||
+			!strings.Contains(errb.String(), "no space left on device") {
+			t.Errorf("%v to a full disk: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"list", "models"}, ioStreams{Out: &out, Err: &errb}); code != exitOK || out.Len() == 0 {
+		t.Errorf("list models: exit %d, %d bytes, stderr %q", code, out.Len(), errb.String())
+	}
+}
+
 func TestRootCommand(t *testing.T) {
 	code, out, errs := runCLI(t)
 	if code != exitOK || !strings.Contains(out, "Available Commands:") || errs != "" {
