@@ -19,7 +19,7 @@ func CheckMetric(name string) error {
 	}
 	return fmt.Errorf("unknown metric %q; use a numeric column of results.parquet such as "+
 		"output_throughput_per_gpu_tok_s, output_throughput_tok_s, p99_ttft_ms, p99_itl_ms, "+
-		"mean_tpot_ms, p99_e2e_latency_ms, goodput_output_throughput_tok_s or gpus (the full list is in docs/outputs.md)", name)
+		"mean_tpot_ms, p99_e2e_latency_ms, goodput_output_throughput_tok_s or gpus (servesweep list metrics prints them all)", name)
 }
 
 // ParseObjective parses "max:METRIC" or "min:METRIC" (also "maximize:" and "minimize:"), the

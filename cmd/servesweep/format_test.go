@@ -241,7 +241,7 @@ func TestSweepDryRunFormatJSON(t *testing.T) {
 	}
 	for _, p := range points {
 		pm := p.(map[string]any)
-		line := fmt.Sprintf("  #%v %v %v GPUs: %v\n", pm["point_index"], pm["point_id"], pm["gpus"], pm["label"])
+		line := fmt.Sprintf("  #%v %v %s: %v\n", pm["point_index"], pm["point_id"], results.Plural(int(pm["gpus"].(float64)), "GPU"), pm["label"])
 		if !strings.Contains(table, line) || len(pm) != 4 {
 			t.Errorf("point %v: the table lacks %q", pm, line)
 		}

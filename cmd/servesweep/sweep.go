@@ -633,9 +633,12 @@ func printDryRun(w io.Writer, x *grid.Expansion, points []grid.Point, what strin
 		fmt.Fprintf(w, "  %s: %s\n", d.Path, strings.Join(vals, ", "))
 	}
 	n := min(max(show, 0), len(points))
+	if n == 0 {
+		return
+	}
 	fmt.Fprintf(w, "first %d points%s:\n", n, what)
 	for _, p := range points[:n] {
-		fmt.Fprintf(w, "  #%d %s %d GPUs: %s\n", p.Index, p.ID, p.GPUs, p.Label())
+		fmt.Fprintf(w, "  #%d %s %s: %s\n", p.Index, p.ID, results.Plural(p.GPUs, "GPU"), p.Label())
 	}
 }
 

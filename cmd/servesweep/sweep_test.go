@@ -174,6 +174,10 @@ func TestSweepDryRunOfTheBuiltInSpec(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Error("--dry-run created the output directory")
 	}
+	// --show 0 lists no point and no heading for them.
+	if code, out, _ := runCLI(t, "sweep", "--dry-run", "--output-dir", dir, "--show", "0"); code != 0 || strings.Contains(out, "points:") || strings.Contains(out, " GPUs: ") {
+		t.Errorf("--show 0: exit %d, output lists points:\n%s", code, out)
+	}
 }
 
 // TestSweepBuiltInEndToEnd checks every output of the built-in sweep (run once for the tests,
