@@ -142,10 +142,15 @@ func (p *lineProgress) Finish() {
 	p.line()
 }
 
-// line prints done/total, failures, rate and ETA.
+// line prints done/total, failures, rate and ETA; when an earlier run finished every point, that
+// instead of a rate of 0 and an unknown ETA.
 func (p *lineProgress) line() {
 	el := p.now().Sub(p.start).Seconds()
 	sim := p.c.done - p.c.resumed
+	if sim == 0 && p.c.done == p.c.total {
+		fmt.Fprintf(p.w, "sweep: %d/%d points (%s), every one finished by an earlier run\n", p.c.done, p.c.total, p.c.failures())
+		return
+	}
 	rate, eta := 0.0, "?"
 	if el > 0 && sim > 0 {
 		rate = float64(sim) / el

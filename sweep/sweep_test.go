@@ -416,6 +416,14 @@ func TestProgressLines(t *testing.T) {
 	if n := strings.Count(out, "\n"); n < 3 || n > 5 {
 		t.Errorf("%d lines for 8 points at 0.4 s each with a 1 s interval: %q", n, out)
 	}
+	// A run that resumes a finished sweep reports that, not a rate of 0 and an unknown ETA.
+	b.Reset()
+	p = &lineProgress{w: &b, every: time.Second, now: func() time.Time { return now }}
+	p.Start(10, 10)
+	p.Finish()
+	if want := "sweep: 10 points, 10 already finished, simulating 0\nsweep: 10/10 points (0 failed, 0 timed out), every one finished by an earlier run\n"; b.String() != want {
+		t.Errorf("a finished sweep resumed: %q, want %q", b.String(), want)
+	}
 	if (NewProgress(nil, false, time.Second) != silent{}) {
 		t.Error("a nil writer must give a silent progress")
 	}
