@@ -510,6 +510,14 @@ func resumeCommand(opts *sweepOptions, extra ...string) string {
 	if opts.AllowEmptyMode {
 		parts = append(parts, "--allow-empty-mode")
 	}
+	// What changes the files written, so that the resumed run writes what this one would have:
+	// the launch files of --export (a rerun without it removes them) and the op database.
+	for _, e := range opts.Export {
+		parts = append(parts, "--export", shellQuote(e))
+	}
+	if opts.SystemsDirSet {
+		parts = append(parts, "--systems-dir", shellQuote(opts.SystemsDir))
+	}
 	for _, e := range extra {
 		parts = append(parts, shellQuote(e))
 	}

@@ -957,6 +957,11 @@ func TestSweepEmptyModeExit2(t *testing.T) {
 	if got := resumeCommand(&sweepOptions{OutputDir: "out", AllowEmptyMode: true}); got != "servesweep sweep --output-dir out --allow-empty-mode" {
 		t.Errorf("resume command %q lacks --allow-empty-mode", got)
 	}
+	// A resume without the run's --export would remove its launch files.
+	if got, want := resumeCommand(&sweepOptions{OutputDir: "out", Export: []string{"vllm,dynamo"}, SystemsDir: "my db", SystemsDirSet: true}),
+		"servesweep sweep --output-dir out --export 'vllm,dynamo' --systems-dir 'my db'"; got != want {
+		t.Errorf("resume command %q, want %q", got, want)
+	}
 
 	const wantSpec = "error: " + examples.DefaultSweepName + " (--set engine.workers.aggregated.scheduler.max_sequences=0): " +
 		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0 (all 80 invalid grid points of mode aggregated " +
