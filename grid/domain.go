@@ -112,13 +112,21 @@ func notSearchable(path string) string {
 }
 
 // searchableUnder returns the texts of searchableGroups whose parent is p (children) or lies
-// anywhere below p (!children).
+// anywhere below p (!children), the shallower first (traffic.load's before traffic.source's
+// distributions), in schema order within a depth.
 func searchableUnder(p string, children bool) []string {
-	var out []string
+	var groups []searchableGroup
 	for _, g := range searchableGroups {
 		if g.parent == p || !children && strings.HasPrefix(g.parent, p+".") {
-			out = append(out, g.text)
+			groups = append(groups, g)
 		}
+	}
+	slices.SortStableFunc(groups, func(a, b searchableGroup) int {
+		return strings.Count(a.parent, ".") - strings.Count(b.parent, ".")
+	})
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		out[i] = g.text
 	}
 	return out
 }

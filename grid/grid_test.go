@@ -785,8 +785,8 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 		"router.kv_events.enabled": msg + "Domains may be placed on router.{policy,overlap_score_credit,prefill_load_scale,temperature}" + all,
 		"traffic": msg + "Domains may be placed on its fields " +
 			"traffic.source.{input_tokens,output_tokens,new_input_tokens_per_turn,output_tokens_per_turn}; " +
-			"traffic.source.input_tokens.{min,max,mean,stddev}; traffic.source.output_tokens.{min,max,mean,stddev}; " +
-			"traffic.source.new_input_tokens_per_turn.{min,max,mean,stddev} and 8 more" + all,
+			"traffic.load.{concurrency,requests_per_second,sessions_per_second,speedup}; " +
+			"traffic.source.input_tokens.{min,max,mean,stddev}; traffic.source.output_tokens.{min,max,mean,stddev} and 8 more" + all,
 		"evaluation.sla.ttft_ms": msg + "No field of evaluation takes a domain" + all,
 	} {
 		if got := notSearchable(path); got != want {

@@ -775,7 +775,8 @@ func Load(r *Row) string {
 			return fmt.Sprintf("capacity %s (a probe also met at %s above a miss: the SLA is not monotone in load here)", load(r), fmtNum(above))
 		}
 		if k := KnifeEdge(r); k.Hi > 0 {
-			return fmt.Sprintf("capacity %s (knife edge: SLA headroom %.2f-%.2f from %s to %s)", load(r), k.MinHeadroom, k.MaxHeadroom, fmtNum(k.Lo), fmtNum(k.Hi))
+			return fmt.Sprintf("capacity %s (knife edge: its binding latency stays at %.0f-%.0f %% of the SLA bound from %s to %s)",
+				load(r), 100*k.MinHeadroom, 100*k.MaxHeadroom, fmtNum(k.Lo), fmtNum(k.Hi))
 		}
 		return "capacity " + load(r)
 	}
@@ -1215,10 +1216,16 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 	if len(knife) > 0 {
 		r := knife[0]
 		k := KnifeEdge(r)
-		nonMonotone += fmt.Sprintf(" %d sit on a knife edge: their probes measured an SLA headroom within %g %% of the bound at loads "+
-			"%g times apart or more (e.g. `%s`: capacity %s, headroom %.2f-%.2f from %s to %s), so an SLA a few %% tighter, or a few %% "+
-			"of timing error, moves such a capacity across that range; compare them at a tighter SLA before relying on one.",
-			len(knife), 100*KnifeEdgeBand, KnifeEdgeSpan, r.PointID, fmtNum(*r.CapacityLoad), k.MinHeadroom, k.MaxHeadroom, fmtNum(k.Lo), fmtNum(k.Hi))
+		which, eg := Plural(len(knife), "deployment")+" sits on a knife edge: probes at loads %g times apart or more measured its", ""
+		if len(knife) > 1 {
+			which, eg = strings.Replace(which, "sits", "sit", 1), "e.g. "
+			which = strings.Replace(which, "measured its", "measured their", 1)
+		}
+		nonMonotone += fmt.Sprintf(" "+which+" binding latency within %g %% of the SLA's bound (%s`%s`: capacity %s %s, at %.0f-%.0f %% of the "+
+			"bound from %s to %s), so an SLA a few %% tighter, or a few %% of timing error, moves such a capacity across that range: before "+
+			"choosing one, sweep it again with the SLA's bounds %g %% tighter.",
+			KnifeEdgeSpan, 100*KnifeEdgeBand, eg, r.PointID, fmtNum(*r.CapacityLoad), unit, 100*k.MinHeadroom, 100*k.MaxHeadroom,
+			fmtNum(k.Lo), fmtNum(k.Hi), 100*KnifeEdgeBand)
 	}
 	fmt.Fprintf(b, "\nCapacity search (%s%s): %d deployments searched, %d infeasible (SLA missed at the minimum load), "+
 		"%d bounded (SLA still met at the maximum), %d stopped at max_probes; %d probes, %.1f per deployment "+

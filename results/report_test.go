@@ -100,13 +100,20 @@ func TestKnifeEdgeCapacity(t *testing.T) {
 	if got, want := KnifeEdge(&r), (KnifeEdgeRange{Lo: 37, Hi: 56, MinHeadroom: 0.957, MaxHeadroom: 1.004}); got != want {
 		t.Errorf("KnifeEdge = %+v, want %+v", got, want)
 	}
-	if got, want := Load(&r), "capacity concurrency 53 (knife edge: SLA headroom 0.96-1.00 from 37 to 56)"; got != want {
+	if got, want := Load(&r), "capacity concurrency 53 (knife edge: its binding latency stays at 96-100 % of the SLA bound from 37 to 56)"; got != want {
 		t.Errorf("Load = %q, want %q", got, want)
 	}
 	var b bytes.Buffer
 	capacityMarkdown(&b, []Row{r}, nil)
-	if want := "1 sit on a knife edge: their probes measured an SLA headroom within 5 % of the bound at loads 1.5 times apart or more " +
-		"(e.g. `p1`: capacity 53, headroom 0.96-1.00 from 37 to 56)"; !strings.Contains(b.String(), want) {
+	if want := "1 deployment sits on a knife edge: probes at loads 1.5 times apart or more measured its binding latency within 5 % of " +
+		"the SLA's bound (`p1`: capacity 53 concurrency, at 96-100 % of the bound from 37 to 56), so an SLA a few % tighter, or a few % " +
+		"of timing error, moves such a capacity across that range: before choosing one, sweep it again with the SLA's bounds 5 % tighter."; !strings.Contains(b.String(), want) {
+		t.Errorf("paragraph %q lacks %q", b.String(), want)
+	}
+	b.Reset()
+	capacityMarkdown(&b, []Row{r, r}, nil)
+	if want := "2 deployments sit on a knife edge: probes at loads 1.5 times apart or more measured their binding latency within 5 % of " +
+		"the SLA's bound (e.g. `p1`: capacity 53 concurrency,"; !strings.Contains(b.String(), want) {
 		t.Errorf("paragraph %q lacks %q", b.String(), want)
 	}
 	narrow := slices.Clone(probes)

@@ -644,7 +644,11 @@ func printDryRun(w io.Writer, x *grid.Expansion, points []grid.Point, what strin
 	if n == 0 {
 		return
 	}
-	fmt.Fprintf(w, "first %d points%s:\n", n, what)
+	if n == len(points) {
+		fmt.Fprintf(w, "all %s%s:\n", results.Plural(n, "point"), what)
+	} else {
+		fmt.Fprintf(w, "first %s%s:\n", results.Plural(n, "point"), what)
+	}
 	for _, p := range points[:n] {
 		fmt.Fprintf(w, "  #%d %s %s: %s\n", p.Index, p.ID, results.Plural(p.GPUs, "GPU"), p.Label())
 	}
@@ -767,15 +771,18 @@ func specErr(err error, advice string) error {
 // (exit 2): -c names another spec, --set applies when a spec runs, not to its text, and the
 // others (--format, --dry-run, --output-dir, ...) would be ignored.
 func printBuiltInSpec(io ioStreams, opts *sweepOptions) error {
-	switch {
-	case opts.configSet:
-		return &usageError{fmt.Errorf("--print-spec prints the built-in spec, and -c %q names another: give one of them", opts.ConfigPath)}
-	case len(opts.Sets) > 0:
-		return &usageError{errors.New("--print-spec prints the built-in spec as it is; --set applies when a spec runs: " +
-			"edit the printed file instead, or run it with -c and --set")}
-	case len(opts.otherFlags) > 0:
-		return &usageError{fmt.Errorf("--print-spec prints the built-in spec and exits, so it takes no other flag; got %s",
-			strings.Join(opts.otherFlags, ", "))}
+	var why []string
+	if opts.configSet {
+		why = append(why, fmt.Sprintf("-c %q names another spec: give one of them", opts.ConfigPath))
+	}
+	if len(opts.Sets) > 0 {
+		why = append(why, "--set applies when a spec runs: edit the printed file instead, or run it with -c and --set")
+	}
+	if len(opts.otherFlags) > 0 {
+		why = append(why, "it exits without running, so it takes no "+strings.Join(opts.otherFlags, ", "))
+	}
+	if len(why) > 0 {
+		return &usageError{errors.New("--print-spec prints the built-in spec as it is; " + strings.Join(why, "; "))}
 	}
 	_, err := io.Out.Write(examples.DefaultSweep())
 	return err

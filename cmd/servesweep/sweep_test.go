@@ -142,8 +142,9 @@ func TestSweepPrintSpec(t *testing.T) {
 			t.Errorf("--print-spec %v: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
 	}
-	if _, _, errs := runCLI(t, "sweep", "--print-spec", "--dry-run", "--output-dir", "x"); !strings.Contains(errs, "got --dry-run, --output-dir") {
-		t.Errorf("--print-spec --dry-run --output-dir: %q does not name both flags", errs)
+	if _, _, errs := runCLI(t, "sweep", "--print-spec", "-c", "x.yaml", "--set", "a=b", "--dry-run", "--output-dir", "x"); !strings.Contains(errs,
+		`-c "x.yaml" names another spec`) || !strings.Contains(errs, "--set applies when a spec runs") || !strings.Contains(errs, "takes no --dry-run, --output-dir") {
+		t.Errorf("--print-spec -c x.yaml --set a=b --dry-run --output-dir: %q does not name every flag", errs)
 	}
 	// An empty -c (an unset variable in a script) is refused, not read as "the built-in spec".
 	if code, out, errs := runCLI(t, "sweep", "-c", "", "--dry-run"); code != 2 || out != "" || !strings.Contains(errs, "-c is empty") {
