@@ -227,6 +227,12 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
+	if shard != nil && len(exportTargets) > 0 {
+		// A shard writes no report, so no recommendation to export: refused rather than ignored.
+		return &usageError{fmt.Errorf("--export writes launch files for a report's recommendations, and a shard writes no report: "+
+			"after the shards, run servesweep merge --results %s, then servesweep report --results %s --output-dir DIR --export %s",
+			opts.OutputDir, opts.OutputDir, strings.Join(opts.Export, ","))}
+	}
 	x, err := expandSweep(io, opts, systems, exportTargets)
 	if err != nil {
 		return err

@@ -146,6 +146,11 @@ func TestSweepPrintSpec(t *testing.T) {
 		`-c "x.yaml" names another spec`) || !strings.Contains(errs, "--set applies when a spec runs") || !strings.Contains(errs, "takes no --dry-run, --output-dir") {
 		t.Errorf("--print-spec -c x.yaml --set a=b --dry-run --output-dir: %q does not name every flag", errs)
 	}
+	// A shard writes no report: its --export is refused, not ignored.
+	if code, out, errs := runCLI(t, "sweep", "--shard", "0/2", "--export", "vllm", "--output-dir", t.TempDir()); code != 2 || out != "" ||
+		!strings.Contains(errs, "a shard writes no report: after the shards, run servesweep merge") {
+		t.Errorf("--shard 0/2 --export vllm: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 	// An empty -c (an unset variable in a script) is refused, not read as "the built-in spec".
 	if code, out, errs := runCLI(t, "sweep", "-c", "", "--dry-run"); code != 2 || out != "" || !strings.Contains(errs, "-c is empty") {
 		t.Errorf(`-c "": exit %d, stdout %q, stderr %q`, code, out, errs)
