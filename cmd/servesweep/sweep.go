@@ -223,15 +223,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		defer out.Flush()
 		io.Out = out
 	}
-	shard, err := resolveShard(opts, os.LookupEnv)
+	shard, err := sweepShard(opts)
 	if err != nil {
 		return err
-	}
-	if shard != nil && len(exportTargets) > 0 {
-		// A shard writes no report, so no recommendation to export: refused rather than ignored.
-		return &usageError{fmt.Errorf("--export writes launch files for a report's recommendations, and a shard writes no report: "+
-			"after the shards, run servesweep merge --results %s, then servesweep report --results %s --output-dir DIR --export %s",
-			opts.OutputDir, opts.OutputDir, strings.Join(opts.Export, ","))}
 	}
 	x, err := expandSweep(io, opts, systems, exportTargets)
 	if err != nil {
@@ -770,6 +764,19 @@ func specErr(err error, advice string) error {
 		return &usageError{fmt.Errorf("%v; %s", err, advice)}
 	}
 	return err
+}
+
+// sweepShard is the shard a sweep runs (resolveShard from the flags and the environment; nil
+// for the whole sweep). --export beside a shard is refused: a shard writes no report, so no
+// recommendation to export, and ignoring the flag would leave the user without launch files.
+func sweepShard(opts *sweepOptions) (*shardChoice, error) {
+	shard, err := resolveShard(opts, os.LookupEnv)
+	if err == nil && shard != nil && len(opts.Export) > 0 {
+		return nil, &usageError{fmt.Errorf("--export writes launch files for a report's recommendations, and a shard writes no report: "+
+			"after the shards, run servesweep merge --results %s, then servesweep report --results %s --output-dir DIR --export %s",
+			opts.OutputDir, opts.OutputDir, strings.Join(opts.Export, ","))}
+	}
+	return shard, err
 }
 
 // printBuiltInSpec writes the built-in spec as embedded to stdout: the file a user without the
