@@ -254,6 +254,10 @@ type Written struct {
 	Recommendations []string
 	// RecommendedRows are the rows the recommendations came from, in the same order.
 	RecommendedRows []int
+	// Exports are the files an --export wrote beside the recommendations
+	// (recommendations/NNNN/*), in recommendation order; WriteReport leaves it nil and the
+	// command that exports sets it.
+	Exports []string
 }
 
 // WriteReport writes pareto.json, report.md, the plot, report.html, recommendations/NNNN.yaml (each

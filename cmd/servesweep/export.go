@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/results/export"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
@@ -263,17 +264,27 @@ func addExportFlag(cmd *cobra.Command, targets *[]string) {
 	mustComplete(cmd, "export", fixed(export.Targets()...))
 }
 
-// writeExports exports the recommendations for targets (none: nothing happens) and says on
-// stderr where the exports went.
-func writeExports(io ioStreams, recs []string, targets []string) error {
+// writeExports exports w's recommendations for targets (none: nothing happens), says on stderr
+// where the exports went and lists their files in w.Exports (for --format json's "files").
+func writeExports(io ioStreams, w *results.Written, targets []string) error {
 	if len(targets) == 0 {
 		return nil
 	}
-	dirs, err := exportRecommendations(recs, targets, export.DefaultURL)
-	if len(dirs) > 0 && err == nil {
+	dirs, err := exportRecommendations(w.Recommendations, targets, export.DefaultURL)
+	if err != nil {
+		return err
+	}
+	if len(dirs) > 0 {
 		fmt.Fprintf(io.Err, "servesweep: exported %d recommendation(s) for %s: %s\n", len(dirs), strings.Join(targets, ", "), strings.Join(dirs, ", "))
 	}
-	return err
+	for _, d := range dirs {
+		files, err := filepath.Glob(filepath.Join(d, "*"))
+		if err != nil {
+			return err
+		}
+		w.Exports = append(w.Exports, files...)
+	}
+	return nil
 }
 
 // checkExportBackends refuses, before a sweep simulates anything, an engine --export target

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -198,6 +200,21 @@ func TestSweepAndReportExport(t *testing.T) {
 	}
 	if !strings.Contains(errs, "exported ") {
 		t.Errorf("stderr does not say where the exports went: %q", errs)
+	}
+	// --format json lists the export files among the files written (report's document too).
+	for _, args := range [][]string{{"sweep", "-q", "-c", spec, "--output-dir", filepath.Join(tmp, "json")},
+		{"report", "--results", dir, "--output-dir", filepath.Join(tmp, "json-report")}} {
+		code, out, errs := runCLI(t, append(args, "--export", "vllm", "--format", "json")...)
+		var doc struct {
+			Files struct{ Exports []string } `json:"files"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); code != exitOK || err != nil {
+			t.Fatalf("%s --format json: exit %d, %v, stderr %s", args[0], code, err, errs)
+		}
+		want, _ := filepath.Glob(filepath.Join(args[len(args)-1], "recommendations", "*", "*"))
+		if len(want) == 0 || !slices.Equal(doc.Files.Exports, want) {
+			t.Errorf("%s --format json: files.exports %q, want %q", args[0], doc.Files.Exports, want)
+		}
 	}
 
 	// report --export writes the same beside its own recommendations; a target the points

@@ -69,6 +69,9 @@ func printJSON(w io.Writer, v any) error {
 
 // reportFilesDoc lists the files of a report, as the paths written.
 type reportFilesDoc struct {
+	// Exports are the launch and benchmark files of --export, recommendations/NNNN/* (omitted
+	// without it).
+	Exports []string `json:"exports,omitempty"`
 	// HTML is report.html.
 	HTML            string   `json:"html"`
 	Pareto          string   `json:"pareto"`
@@ -81,7 +84,8 @@ type reportFilesDoc struct {
 
 // newReportFiles returns the paths of w, with an empty list (not null) of recommendations.
 func newReportFiles(w *results.Written) reportFilesDoc {
-	return reportFilesDoc{HTML: w.HTML, Pareto: w.Pareto, Plot: w.Plot, Recommendations: append([]string{}, w.Recommendations...), Report: w.Report, Ties: w.Ties}
+	return reportFilesDoc{Exports: w.Exports, HTML: w.HTML, Pareto: w.Pareto, Plot: w.Plot, Recommendations: append([]string{}, w.Recommendations...),
+		Report: w.Report, Ties: w.Ties}
 }
 
 // reportDoc is `servesweep report --format json`: pareto.json's document, and the files written.
@@ -93,6 +97,9 @@ type reportDoc struct {
 // sweepFilesDoc lists the files a sweep wrote: its journal, results.parquet, sweep.json, the
 // report's files, and probes.parquet under a capacity search (omitted otherwise).
 type sweepFilesDoc struct {
+	// Exports are the launch and benchmark files of --export, recommendations/NNNN/* (omitted
+	// without it).
+	Exports []string `json:"exports,omitempty"`
 	// HTML is report.html.
 	HTML            string   `json:"html"`
 	Journal         string   `json:"journal"`

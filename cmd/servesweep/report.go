@@ -147,7 +147,7 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeExports(io, w.Recommendations, exportTargets); err != nil {
+	if err := writeExports(io, w, exportTargets); err != nil {
 		return err
 	}
 	return printReport(io, opts, rows, a, m, w)

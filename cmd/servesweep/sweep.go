@@ -428,7 +428,7 @@ func finishSweep(io ioStreams, opts *sweepOptions, x *grid.Expansion, out *sweep
 	if err != nil {
 		return err
 	}
-	if err := writeExports(io, w.Recommendations, exportTargets); err != nil {
+	if err := writeExports(io, w, exportTargets); err != nil {
 		return err
 	}
 	if opts.Format == formatJSON {
@@ -446,7 +446,7 @@ func finishSweep(io ioStreams, opts *sweepOptions, x *grid.Expansion, out *sweep
 		rf := newReportFiles(w)
 		return printJSON(io.Out, sweepDoc{Counts: m.Counts, Settings: m.Settings, Pareto: pareto, Files: sweepFilesDoc{
 			Journal: filepath.Join(opts.OutputDir, results.JournalFile), Manifest: filepath.Join(opts.OutputDir, results.ManifestFile),
-			HTML: rf.HTML, Pareto: rf.Pareto, Plot: rf.Plot, Recommendations: rf.Recommendations, Report: rf.Report, Ties: rf.Ties,
+			Exports: rf.Exports, HTML: rf.HTML, Pareto: rf.Pareto, Plot: rf.Plot, Recommendations: rf.Recommendations, Report: rf.Report, Ties: rf.Ties,
 			Results: filepath.Join(opts.OutputDir, results.ParquetFile), Probes: probesFile(opts.OutputDir, spec)}})
 	}
 	fmt.Fprintf(io.Out, "servesweep sweep: %s:\n%d points selected of %d valid (%d in the grid", spec.File, len(x.Points), x.Valid, x.GridPoints)
