@@ -1238,7 +1238,8 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 }
 
 // NoFeasibleHint is what a "no feasible point" error adds after its filter counts: SLAUnitHint's
-// unit hint, and, when points were excluded for rejected or unfinished requests, the first such
+// unit hint, the objectives that left points without a value (missingMetricHint), and, when
+// points were excluded for rejected or unfinished requests, the first such
 // point's reason, the constraint that admits them (optimization.constraints.max_rejected_ratio)
 // and the command that lists every point's reason; "" when neither applies.
 func NoFeasibleHint(rows []Row, a *Analysis, dir string) string {
@@ -1256,6 +1257,9 @@ func NoFeasibleHint(rows []Row, a *Analysis, dir string) string {
 		hint += fmt.Sprintf("; %s measured no request at all, every one within the warm-up (unknown, not missed), e.g. %s: %s",
 			Plural(unmeasured, "point"), rows[first].PointID, rows[first].Reason)
 	}
+	if a.Excluded[ExcludedMissingMetric] > 0 {
+		hint += missingMetricHint(rows, a.Settings)
+	}
 	if a.Excluded[ExcludedRejected] == 0 {
 		return hint
 	}
@@ -1271,6 +1275,35 @@ func NoFeasibleHint(rows []Row, a *Analysis, dir string) string {
 			"lists every point's reason", Plural(a.Excluded[ExcludedRejected], "point"), r.PointID, r.Reason, a.Settings.MaxRejectedRatio, dir)
 	}
 	return hint
+}
+
+// missingMetricHint names the objectives that left points out as missing_metric: those no row
+// has a finite value of (e.g. decode_tensor on a sweep of aggregated deployments), or else the
+// ones some rows lack.
+func missingMetricHint(rows []Row, s optimization.Settings) string {
+	var none, some []string
+	for _, o := range s.Objectives {
+		have := 0
+		for i := range rows {
+			if x, ok, _ := numericValue(&rows[i], o.Metric); ok && !math.IsNaN(x) && !math.IsInf(x, 0) {
+				have++
+			}
+		}
+		switch {
+		case have == 0:
+			none = append(none, o.Metric)
+		case have < len(rows):
+			some = append(some, o.Metric)
+		}
+	}
+	if len(none) > 0 {
+		return fmt.Sprintf("; no row has a value of the objective %s, so no point can be ranked by it: choose another "+
+			"(servesweep list metrics)", strings.Join(none, ", "))
+	}
+	if len(some) > 0 {
+		return fmt.Sprintf("; missing_metric: points without a value of the objective %s are left out", strings.Join(some, ", "))
+	}
+	return ""
 }
 
 // SLAUnitHint returns advice for a sweep in which no row is a candidate when a bound of its SLA

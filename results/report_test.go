@@ -357,3 +357,29 @@ func TestCapacityMarkdownCountsMeetsAboveTheCapacity(t *testing.T) {
 		t.Errorf("a missing probes table: err %v, probes %d (want them left as they were)", err, len(rows[0].Probes))
 	}
 }
+
+// An objective no row has a value of (decode_tensor of aggregated rows) is named in the "no
+// feasible point" hint; one some rows lack is named as leaving them out.
+func TestNoFeasibleHintNamesAMissingObjective(t *testing.T) {
+	rows := []Row{partRow("p1", 0, StatusOK, 100), partRow("p2", 1, StatusOK, 200)}
+	for i := range rows {
+		rows[i].CompletedRequests, rows[i].GPUs = i64(10), 1
+	}
+	obj := func(m string) optimization.Settings {
+		return optimization.Settings{Target: optimization.TargetPareto, Objectives: []optimization.Objective{
+			{Metric: "p99_ttft_ms", Direction: optimization.Minimize}, {Metric: m, Direction: optimization.Maximize}}}
+	}
+	a, err := Analyze(rows, obj("decode_tensor"))
+	if err != nil || len(a.Candidates) != 0 || a.Excluded[ExcludedMissingMetric] != 2 {
+		t.Fatalf("decode_tensor on aggregated rows: err %v, candidates %v, excluded %v", err, a.Candidates, a.Excluded)
+	}
+	if got, want := NoFeasibleHint(rows, a, "out"), "; no row has a value of the objective decode_tensor, so no point can be ranked by it: "+
+		"choose another (servesweep list metrics)"; got != want {
+		t.Errorf("hint %q\nwant %q", got, want)
+	}
+	rows[1].DecodeTensor = i64(2)
+	a, _ = Analyze(rows, obj("decode_tensor"))
+	if got, want := NoFeasibleHint(rows, a, "out"), "; missing_metric: points without a value of the objective decode_tensor are left out"; got != want {
+		t.Errorf("hint %q\nwant %q", got, want)
+	}
+}
