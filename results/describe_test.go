@@ -27,8 +27,12 @@ func TestMetricsDescribeEveryNumericColumn(t *testing.T) {
 			t.Errorf("CheckMetric(%s) = %v; a host-time column cannot rank deployments", name, err)
 		}
 	}
-	if err := CheckMetric("mode"); err == nil {
-		t.Error("CheckMetric accepts the string column mode, which Metrics does not list")
+	if err := CheckMetric("mode"); err == nil || err.Error() != `column "mode" holds string values, not numbers, so it cannot rank `+
+		"deployments; use a numeric column such as output_throughput_per_gpu_tok_s or p99_ttft_ms (servesweep list metrics prints them all)" {
+		t.Errorf("CheckMetric(mode) = %v; the string column is to be named as not numeric", err)
+	}
+	if err := CheckMetric("nosuch"); err == nil || !strings.HasPrefix(err.Error(), `unknown metric "nosuch"`) {
+		t.Errorf("CheckMetric(nosuch) = %v", err)
 	}
 	// No table entry is left over from a column that is gone.
 	for name := range otherColumns {

@@ -17,6 +17,10 @@ func CheckMetric(name string) error {
 	if slices.Contains(NumericColumns(), name) {
 		return nil
 	}
+	if i := slices.IndexFunc(Columns(), func(c Column) bool { return c.Name == name }); i >= 0 {
+		return fmt.Errorf("column %q holds %s values, not numbers, so it cannot rank deployments; use a numeric column such as "+
+			"output_throughput_per_gpu_tok_s or p99_ttft_ms (servesweep list metrics prints them all)", name, Columns()[i].Type)
+	}
 	return fmt.Errorf("unknown metric %q; use a numeric column of results.parquet such as "+
 		"output_throughput_per_gpu_tok_s, output_throughput_tok_s, p99_ttft_ms, p99_itl_ms, "+
 		"mean_tpot_ms, p99_e2e_latency_ms, goodput_output_throughput_tok_s or gpus (servesweep list metrics prints them all)", name)
