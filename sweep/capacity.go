@@ -649,17 +649,19 @@ func stopPerLoadUnit(st *config.Stop) float64 {
 	return max(st.RequestsPerLoadUnit, st.SessionsPerLoadUnit)
 }
 
-// steady returns which requests a run's statistics count (metrics.Input.WarmupMs,
-// Input.CooldownFromMs): those that arrived at or after warmupMs and, when the run s summarises
-// had a cool-down, not after its start (s.CooldownFromMs); nil (every request) when neither
-// applies.
+// steady returns which requests a run's statistics count (metrics.Summarize with
+// Input.WarmupMs and Input.CooldownFromMs): those that arrived at or after warmupMs and, when the
+// run s summarises had a cool-down, not after its start (s.CooldownFromMs), and every rejected
+// request whenever it arrived (as Summarize counts them: a rejection is the deployment's, and
+// leaving a warm-up one out would make a deployment that rejects look better); nil (every
+// request) when neither a warm-up nor a cool-down applies.
 func steady(warmupMs float64, s *metrics.Summary) func(*engine.Request) bool {
 	cool := s != nil && s.Cooldown
 	if warmupMs <= 0 && !cool {
 		return nil
 	}
 	return func(r *engine.Request) bool {
-		return r.ArrivalMs >= warmupMs && (!cool || r.ArrivalMs <= s.CooldownFromMs)
+		return r.Status == engine.Rejected || r.ArrivalMs >= warmupMs && (!cool || r.ArrivalMs <= s.CooldownFromMs)
 	}
 }
 

@@ -551,8 +551,8 @@ func TestCapacityEdgeRerunIsSettled(t *testing.T) {
 }
 
 // steady keeps the requests a run's statistics count: from the warm-up on (arrival at warmupMs
-// kept) and, with a cool-down, up to its start (arrival at CooldownFromMs kept, after it not);
-// nil, every request, when neither applies.
+// kept) and, with a cool-down, up to its start (arrival at CooldownFromMs kept, after it not),
+// and every rejected one; nil, every request, when neither applies.
 func TestSteadyKeepsTheMeasuredRequests(t *testing.T) {
 	cool := &metrics.Summary{Cooldown: true, CooldownFromMs: 900}
 	for _, c := range []struct {
@@ -575,6 +575,13 @@ func TestSteadyKeepsTheMeasuredRequests(t *testing.T) {
 			if got := keep(&engine.Request{ArrivalMs: a}); got != c.kept[i] {
 				t.Errorf("%s: arrival %g kept %v, want %v", c.name, a, got, c.kept[i])
 			}
+		}
+	}
+	// A rejected request counts whenever it arrived, as metrics.Summarize counts it.
+	keep := steady(100, cool)
+	for _, a := range []float64{0, 950} {
+		if !keep(&engine.Request{ArrivalMs: a, Status: engine.Rejected}) {
+			t.Errorf("a request rejected at %g ms was left out of the headroom", a)
 		}
 	}
 	if steady(0, nil) != nil || steady(0, &metrics.Summary{CooldownFromMs: 900}) != nil {
