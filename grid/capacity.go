@@ -427,23 +427,32 @@ func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 // 620-680 ms, at 128 sessions on one disaggregated H100 deployment; 309-331 ms throughout with
 // lengths drawn ±20 %).
 func fixedLengths(cfg *config.Config) string {
-	l, src := &cfg.Traffic.Load, &cfg.Traffic.Source
-	if l.RampSeconds != nil && *l.RampSeconds == 0 {
-		return ""
-	}
-	var in, out string
-	switch {
-	case src.Type == config.SourceSynthetic && src.InputTokensDist == nil && src.OutputTokensDist == nil:
-		in, out = "input_tokens", "output_tokens"
-	case src.Type == config.SourceSyntheticSession && src.NewInputTokensPerTurnDist == nil && src.OutputTokensPerTurnDist == nil:
-		in, out = "new_input_tokens_per_turn", "output_tokens_per_turn"
-	default:
+	in, out := fixedLengthFields(cfg)
+	if in == "" {
 		return ""
 	}
 	return fmt.Sprintf("traffic.source.%s and %s are fixed: under a concurrency load requests of one length fall into "+
 		"step (batched together, they finish together and come back together), so the capacity search measures those "+
 		"waves and its answer moves with the run's length; draw them from a distribution, e.g. %s: {distribution: "+
 		"uniform, min: ..., max: ...}", in, out, out)
+}
+
+// fixedLengthFields names the prompt and output length fields of cfg's synthetic source when
+// both are fixed (no distribution): input_tokens and output_tokens, or a session source's
+// new_input_tokens_per_turn and output_tokens_per_turn; "" and "" when either is drawn, for any
+// other source, and when the spec keeps the synchronized start on purpose (ramp_seconds: 0).
+func fixedLengthFields(cfg *config.Config) (in, out string) {
+	l, src := &cfg.Traffic.Load, &cfg.Traffic.Source
+	if l.RampSeconds != nil && *l.RampSeconds == 0 {
+		return "", ""
+	}
+	switch {
+	case src.Type == config.SourceSynthetic && src.InputTokensDist == nil && src.OutputTokensDist == nil:
+		return "input_tokens", "output_tokens"
+	case src.Type == config.SourceSyntheticSession && src.NewInputTokensPerTurnDist == nil && src.OutputTokensPerTurnDist == nil:
+		return "new_input_tokens_per_turn", "output_tokens_per_turn"
+	}
+	return "", ""
 }
 
 // fixedThinkTime is the warning for a capacity search over a concurrency load of synthetic

@@ -169,13 +169,13 @@ func TestCostPricesEachPoint(t *testing.T) {
 	checkErrorAt(t, err, "optimization.cost.gpu_hour_usd", "no price for hardware b200_sxm")
 	// A price no point uses is a warning.
 	x = expand(t, withSLA, "optimization.cost={gpu_hour_usd: {h200_sxm: 3.5, tpu_v5: 1}}")
-	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "optimization.cost.gpu_hour_usd.tpu_v5: no point runs on this hardware (a typo?") {
-		t.Errorf("warnings %q", x.Warnings)
+	if len(otherWarnings(x)) != 1 || !strings.Contains(otherWarnings(x)[0], "optimization.cost.gpu_hour_usd.tpu_v5: no point runs on this hardware (a typo?") {
+		t.Errorf("warnings %q", otherWarnings(x))
 	}
 	// A catalog GPU's price no point uses (the hardware narrowed) is unused, not a typo.
 	x = expand(t, withSLA, "optimization.cost={gpu_hour_usd: {h200_sxm: 3.5, h100_sxm: 2}}")
-	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "optimization.cost.gpu_hour_usd.h100_sxm: unused, no point runs on h100_sxm (the grid uses h200_sxm)") {
-		t.Errorf("warnings %q", x.Warnings)
+	if len(otherWarnings(x)) != 1 || !strings.Contains(otherWarnings(x)[0], "optimization.cost.gpu_hour_usd.h100_sxm: unused, no point runs on h100_sxm (the grid uses h200_sxm)") {
+		t.Errorf("warnings %q", otherWarnings(x))
 	}
 }
 

@@ -572,6 +572,9 @@ func (s *Spec) expand(keep bool) (*Expansion, error) {
 	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
 	x.Warnings = append(x.Warnings, s.labelOnlyWarnings(valid[0].Config)...)
 	x.Warnings = append(x.Warnings, s.equivalentChoiceWarnings()...)
+	if w := s.lockstepWarning(valid[0].Config); w != "" {
+		x.Warnings = append(x.Warnings, w)
+	}
 	x.Notes = append(s.modelNotes(), s.precisionNotes()...)
 	first := valid[0].Config
 	if first.DefaultTraffic {
@@ -720,7 +723,10 @@ func (s *Spec) checker(notes map[string]bool, noSystems *atomic.Bool) checkFunc 
 			var ns []string
 			ns, e = sim.CheckNotes(cfg, s.Systems)
 			if e == nil {
-				e = sim.Deployable(cfg)
+				// A fixed pool no GPU of the point holds is simulated, with a note (sim.DeployableNotes).
+				var dn []string
+				dn, e = sim.DeployableNotes(cfg)
+				ns = append(ns, dn...)
 			}
 			for _, n := range ns {
 				notes[n] = true

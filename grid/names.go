@@ -3,6 +3,7 @@ package grid
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -247,3 +248,43 @@ func (s *Spec) labelOnlyWarnings(cfg *config.Config) []string {
 // (replicas and attention_data change the scheduling, and pipeline the overlap of host time,
 // so they are not among them).
 var splitFields = []string{"tensor", "moe_tensor", "moe_expert"}
+
+// lockstepWarning is the warning for a sweep without a capacity search (capacityWarnings has its
+// own, fixedLengths) whose points at a concurrency above 1 run synthetic requests (or session
+// turns) of one prompt and one output length, as cfg, the first valid point's config, has them:
+// such a closed loop falls into step, ramped or not (fixedLengths), so each point measures
+// synchronized waves rather than a steady state, and the ranking of the points can move with the
+// run's length. "" when no point has a concurrency above 1, for a mixture (its components' lengths
+// are drawn by component), or when the spec keeps the synchronized start on purpose (ramp_seconds:
+// 0, as fixedLengths). The source's kind, its load's kind and its ramp take no domain, and a
+// domain on a length gives each point a fixed one: cfg's verdict holds for every point.
+func (s *Spec) lockstepWarning(cfg *config.Config) string {
+	if s.Optimization.CapacitySearch != nil || cfg.Traffic.Load.Type != config.LoadConcurrency {
+		return ""
+	}
+	in, out := fixedLengthFields(cfg)
+	if in == "" {
+		return ""
+	}
+	concurrency := []string{strconv.Itoa(cfg.Traffic.Load.Concurrency)}
+	if d := findDomain(s.Domains, "traffic.load.concurrency"); d != nil {
+		concurrency = d.ValueStrings()
+	}
+	var above []string
+	for _, v := range concurrency {
+		if n, err := strconv.Atoi(v); err == nil && n > 1 {
+			above = append(above, v)
+		}
+	}
+	if len(above) == 0 {
+		return ""
+	}
+	which := "the points at concurrency " + strings.Join(above, ", ")
+	if len(above) == len(concurrency) {
+		which = "every point (concurrency " + strings.Join(above, ", ") + ")"
+	}
+	return fmt.Sprintf("%s: traffic.source.%s and %s are fixed: under a concurrency load requests of one length fall into step "+
+		"(batched together, they finish together and come back together), so %s measures those waves, not a steady state, "+
+		"and the points' ranking can move with the run's length; draw them from a distribution, e.g. %s: {distribution: "+
+		"uniform, min: ..., max: ...}", s.at("traffic.source."+out), in, out, which, out)
+}

@@ -2,6 +2,7 @@ package grid
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -11,10 +12,55 @@ func TestExpandWarnsOfSecondsLikeSLA(t *testing.T) {
 	x := expand(t, base, "evaluation.sla={ttft_ms: 2, itl_ms: 50}", "engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}")
 	want := "spec.yaml: evaluation.sla.ttft_ms: 2 ms looks like seconds: SLA bounds are in milliseconds, so this asks for 2 ms; " +
 		"if 2 s was meant, write ttft_ms: 2000"
-	if !slices.Equal(x.Warnings, []string{want}) {
-		t.Errorf("warnings %q\nwant [%q]", x.Warnings, want)
+	if !slices.Equal(otherWarnings(x), []string{want}) {
+		t.Errorf("warnings %q\nwant [%q]", otherWarnings(x), want)
 	}
-	if x = expand(t, base, "evaluation.sla={ttft_ms: 500, itl_ms: 50}"); len(x.Warnings) != 0 {
-		t.Errorf("a plausible SLA warns: %q", x.Warnings)
+	if x = expand(t, base, "evaluation.sla={ttft_ms: 500, itl_ms: 50}"); len(otherWarnings(x)) != 0 {
+		t.Errorf("a plausible SLA warns: %q", otherWarnings(x))
+	}
+}
+
+// A sweep without a capacity search whose points run fixed lengths at a concurrency above 1 is
+// warned once, naming those concurrencies: such a closed loop falls into step, ramped or not, and
+// the points measure waves. Drawn lengths, a concurrency of 1, a synchronized start kept on
+// purpose (ramp_seconds 0), a rate load and a capacity search (fixedLengths warns there) are not.
+func TestLockstepWarning(t *testing.T) {
+	lockstep := func(x *Expansion) []string {
+		var out []string
+		for _, w := range x.Warnings {
+			if strings.Contains(w, "fall into step") && !strings.Contains(w, "capacity search") {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	want := "spec.yaml: traffic.source.input_tokens and output_tokens are fixed: under a concurrency load requests of one " +
+		"length fall into step (batched together, they finish together and come back together), so every point " +
+		"(concurrency 4) measures those waves, not a steady state, and the points' ranking can move with the run's " +
+		"length; draw them from a distribution, e.g. output_tokens: {distribution: uniform, min: ..., max: ...}"
+	if got := lockstep(expand(t, base)); !slices.Equal(got, []string{want}) {
+		t.Errorf("fixed lengths at concurrency 4: %q\nwant [%q]", got, want)
+	}
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want string // a substring of the one warning, or "" for none
+	}{
+		{"ramped", []string{"traffic.load.ramp_seconds=5"}, "so every point (concurrency 4) measures those waves"},
+		{"some concurrencies above 1", []string{"traffic.load.concurrency={choices: [1, 4, 16]}"}, "so the points at concurrency 4, 16 measure"},
+		{"sessions", []string{"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 64, output_tokens_per_turn: 8, session: {turns: 2}}",
+			"traffic.stop={sessions: 10}"}, "traffic.source.new_input_tokens_per_turn and output_tokens_per_turn are fixed"},
+		{"a --set length", []string{"traffic.source.output_tokens={choices: [16, 32]}"}, "spec.yaml (--set traffic.source.output_tokens={choices: [16, 32]}): traffic.source.input_tokens"},
+		{"concurrency 1", []string{"traffic.load.concurrency=1"}, ""},
+		{"drawn output lengths", []string{"traffic.source.output_tokens={distribution: uniform, min: 4, max: 8}"}, ""},
+		{"synchronized start on purpose", []string{"traffic.load.ramp_seconds=0"}, ""},
+		{"a rate load", []string{"traffic.load={type: poisson, requests_per_second: 2}"}, ""},
+		{"a capacity search", []string{"evaluation.sla={ttft_ms: 500, itl_ms: 50}", "optimization.capacity_search={}",
+			"traffic.stop={requests_per_load_unit: 10}"}, ""},
+	} {
+		got := lockstep(expand(t, base, tc.sets...))
+		if (tc.want == "") != (len(got) == 0) || len(got) > 1 || (tc.want != "" && !strings.Contains(got[0], tc.want)) {
+			t.Errorf("%s: %q, want one containing %q", tc.name, got, tc.want)
+		}
 	}
 }

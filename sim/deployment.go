@@ -32,6 +32,9 @@ type deployment struct {
 	// GPU could not hold (Result.TimingNotes).
 	providers map[config.Role]string
 	notes     []string
+	// pools are the fixed KV pools larger than their GPUs' memory beside the weights, one error
+	// each at engine.workers.ROLE.kv_cache.capacity.blocks (checkWeightsFit; a note too).
+	pools config.Errors
 
 	modelDone bool
 	model     timing.ModelSpec
@@ -647,6 +650,33 @@ func Deployable(cfg *config.Config) error {
 	return oneOrAll(all)
 }
 
+// DeployableNotes is Deployable's verdict with the notes DeploymentNotes adds to it: the fixed KV
+// pools larger than their GPUs' memory beside the weights, which a deployment of cfg could not
+// allocate but a run simulates (a sweep prints them once per pool; PoolsBeyondMemory).
+func DeployableNotes(cfg *config.Config) ([]string, error) {
+	d, errs := undeployable(cfg)
+	var all config.Errors
+	for _, err := range errs {
+		var ok bool
+		if all, ok = gather(all, err); !ok {
+			return d.notes, err
+		}
+	}
+	return d.notes, oneOrAll(all)
+}
+
+// PoolsBeyondMemory returns one *config.Error per worker role of cfg whose fixed KV pool is
+// larger than its GPUs' memory beside the weights, at engine.workers.ROLE.kv_cache.capacity.blocks:
+// the GiB of KV cache per GPU the blocks need, the GiB the GPU has beside the weights, and the
+// most blocks that fit. An engine launched with such a pool fails to allocate it at startup, so
+// export refuses it; predict and sweep simulate it with a note, as the reference accepts any fixed
+// pool. nil when every pool fits, and for a model or a role's GPU outside the catalogs (no memory
+// to measure against).
+func PoolsBeyondMemory(cfg *config.Config) config.Errors {
+	d, _ := undeployable(cfg)
+	return d.pools
+}
+
 // undeployable runs CheckContextLength, and checkWeightsFit on every role of cfg with a fixed KV
 // pool, when cfg's model is in the catalog and the role's GPU too: their refusals, and the
 // deployment whose notes hold the pools larger than the memory beside the weights.
@@ -743,12 +773,15 @@ func (d *deployment) checkWeightsFit(name config.Role, role *config.WorkerRole, 
 		if room := c.UsableGiB - c.WeightsGiB; need > room {
 			// The reference accepts any fixed pool (its seed configs use one no GPU holds), so
 			// this is a note, not an error: the run simulates a pool the GPU could not have.
-			d.notes = append(d.notes, fmt.Sprintf(
-				"engine.workers.%s.kv_cache.capacity.blocks: %d blocks of %d tokens need %.1f GiB of KV cache per GPU (%d bytes a token), "+
-					"but %s has %.1f GiB beside %.1f GiB of weights: this GPU could not hold the pool; "+
-					"at most %d blocks fit, or use capacity {type: default} to derive the pool from the memory",
-				name, kv.Capacity.Blocks, kv.BlockSize, need, c.KVBytesPerTokenPerGPU, hw.ID, room, c.WeightsGiB,
-				int(room*(1<<30)/(float64(kv.BlockSize)*float64(c.KVBytesPerTokenPerGPU)))))
+			// Export refuses it (PoolsBeyondMemory): the engine could not allocate it.
+			blocks := "engine.workers." + string(name) + ".kv_cache.capacity.blocks"
+			msg := fmt.Sprintf("%d blocks of %d tokens need %.1f GiB of KV cache per GPU (%d bytes a token), "+
+				"but %s has %.1f GiB beside %.1f GiB of weights: this GPU could not hold the pool; "+
+				"at most %d blocks fit, or use capacity {type: default} to derive the pool from the memory",
+				kv.Capacity.Blocks, kv.BlockSize, need, c.KVBytesPerTokenPerGPU, hw.ID, room, c.WeightsGiB,
+				int(room*(1<<30)/(float64(kv.BlockSize)*float64(c.KVBytesPerTokenPerGPU))))
+			d.notes = append(d.notes, blocks+": "+msg)
+			d.pools = append(d.pools, &config.Error{File: d.cfg.File, Path: blocks, Msg: msg})
 		}
 	}
 	return nil

@@ -166,6 +166,9 @@ func checkExportable(io ioStreams, cfg *config.Config) error {
 		return err
 	}
 	for _, n := range sim.DeploymentNotes(cfg) {
+		if poolNote.MatchString(n) {
+			continue // export.Export refuses such a pool
+		}
 		fmt.Fprintln(io.Err, "warning: "+fieldNote(cfg, n))
 	}
 	return nil

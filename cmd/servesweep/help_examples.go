@@ -42,8 +42,12 @@ var helpExamples = map[string]string{
   # The config that simulates line 2 of a measured-deployments CSV (the project's ../shared/data)
   servesweep validate --measured ../shared/data/silicon/measured_dense_calibration.csv --explain 2`,
 
-	"export": `  servesweep export -c examples/synthetic.yaml --target vllm --output-dir /tmp/servesweep-export-vllm --overwrite
-  servesweep export -c examples/synthetic.yaml --target dynamo --name llama-8b --output-dir /tmp/servesweep-export-dynamo --overwrite`,
+	"export": `  # The seed's workload and workers, with the KV pool derived from the GPU's memory (its fixed pool of
+  # 32,768 blocks, 256 GiB a GPU, is more than an H200 holds: export refuses it)
+  servesweep export -c examples/synthetic.yaml --set 'engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}' \
+    --target vllm --output-dir /tmp/servesweep-export-vllm --overwrite
+  servesweep export -c examples/synthetic.yaml --set 'engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}' \
+    --target dynamo --name llama-8b --output-dir /tmp/servesweep-export-dynamo --overwrite`,
 
 	"version": `  servesweep version
   servesweep --version`,

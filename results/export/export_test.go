@@ -158,6 +158,12 @@ func TestExportInexpressible(t *testing.T) {
 			"engine.precision.attention", "another format than the KV cache's (fp8, --kv-cache-dtype)"},
 		{"attention apart from the kv cache on dynamo", "dynamo-trtllm", TargetDynamo, []string{"engine.precision.attention=fp8", "engine.precision.kv_cache=bf16"},
 			"engine.precision.attention", "remove the field or set it to auto"},
+		// 1,000,000 blocks of 32 tokens at 32 KiB a token per GPU (the config's FP8 KV over its GPUs):
+		// 976.6 GiB, where an H200 has 133.5 GiB beside the weights.
+		{"a fixed pool its GPU cannot hold", "vllm-agg", TargetVLLM, []string{"engine.workers.aggregated.kv_cache.capacity={type: fixed, blocks: 1000000}"},
+			"engine.workers.aggregated.kv_cache.capacity.blocks", "the engine could not allocate this pool at startup: 1000000 blocks of 32 tokens need 976.6 GiB of KV cache per GPU (32768 bytes a token), but h200_sxm has 133.5 GiB"},
+		{"a decode pool its GPU cannot hold", "dynamo-disagg", TargetDynamo, []string{"engine.workers.decode.kv_cache.capacity={type: fixed, blocks: 1000000}"},
+			"engine.workers.decode.kv_cache.capacity.blocks", "this GPU could not hold the pool; at most"},
 		{"trtllm redundant experts", "trtllm-agg", TargetTRTLLM, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 1, attention_data: 8, moe_expert: 8, redundant_experts: 32}"},
 			"engine.workers.aggregated.parallelism.redundant_experts", "MoE load balancer"},
@@ -225,6 +231,9 @@ func TestDNSLabel(t *testing.T) {
 // set).
 func TestExportPrefillAndSpeculation(t *testing.T) {
 	const spec = "engine.speculation={kind: ngram, num_speculative_tokens: 3, acceptance_rates: [0.8, 0.6, 0.4]}"
+	// sglang-agg's fixed pool (4,096 blocks, 4.3 GiB a GPU for DeepSeek-R1) fits beside
+	// DeepSeek-R1's weights on eight H200s, not on eight H100s (1.7 GiB left): export refuses it there.
+	const h200 = "engine.hardware=h200_sxm"
 	for _, c := range []struct {
 		config, target string
 		sets           []string
@@ -264,16 +273,16 @@ func TestExportPrefillAndSpeculation(t *testing.T) {
 		{"trtllm-agg", TargetTRTLLM, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 8, moe_expert: 8}"}, []string{"deepseek-ai/DeepSeek-R1"}, nil},
 		// An FP4 checkpoint named by an alias spelled with its format is served as named, FP4.
-		{"sglang-agg", TargetSGLang, []string{"engine.model=nvidia/DeepSeek-R1-0528-NVFP4", "engine.precision.weights=fp4",
+		{"sglang-agg", TargetSGLang, []string{"engine.model=nvidia/DeepSeek-R1-0528-NVFP4", "engine.precision.weights=fp4", h200,
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 8, moe_expert: 8}"}, []string{"--model-path nvidia/DeepSeek-R1-0528-NVFP4"}, []string{"--quantization"}},
 		// Redundant experts: SGLang's and vLLM's expert-parallel load balancers place them.
-		{"sglang-agg", TargetSGLang, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
+		{"sglang-agg", TargetSGLang, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8", h200,
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 1, attention_data: 8, moe_expert: 8, redundant_experts: 32}"},
 			[]string{"--ep-size 8", "--enable-eplb", "--ep-num-redundant-experts 32"}, nil},
 		{"vllm-agg", TargetVLLM, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 1, attention_data: 8, moe_expert: 8, redundant_experts: 32}"},
 			[]string{"--enable-expert-parallel", "--enable-eplb", `--eplb-config '{"num_redundant_experts": 32}'`}, nil},
-		{"sglang-agg", TargetSGLang, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
+		{"sglang-agg", TargetSGLang, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8", h200,
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 8, moe_expert: 8}"}, []string{"--ep-size 8"}, []string{"eplb", "redundant"}},
 	} {
 		files, err := Export(load(t, c.config, c.sets...), c.target, Options{})
