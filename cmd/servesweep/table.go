@@ -96,9 +96,40 @@ func writeTable(w io.Writer, s *metrics.Summary) {
 	fmt.Fprintf(w, "Wall Time (ms): %s\n", num(s.WallTimeMs))
 	fmt.Fprintf(w, "Prefix Cache Reused Ratio: %s\n", num(s.PrefixCacheReusedRatio))
 	fmt.Fprintf(w, "First Admission Prefix Cache Reused Ratio: %s\n", num(s.FirstAdmissionPrefixCacheReusedRatio))
+	if line := requestOutcomesLine(s); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if len(s.SLATerms) > 0 {
 		fmt.Fprintln(w, slaTermsLine(s.SLATerms))
 	}
+}
+
+// requestOutcomesLine counts the requests the table's rows leave out or shorten, "" when there
+// are none: rejected at arrival and unfinished when the run stopped (excluded from every row;
+// Request Count is the completed ones), and completed ones truncated short of their requested
+// output (counted, with the shorter output). The stderr warnings give the reasons; this line keeps
+// the counts beside the figures they qualify when stderr is not kept, e.g.
+// "Request Outcomes: 320 offered, 308 completed (2 truncated: 183 output tokens not generated), 12 rejected (excluded from every metric)".
+func requestOutcomesLine(s *metrics.Summary) string {
+	if s.RejectedRequests == 0 && s.UnfinishedRequests == 0 && s.TruncatedRequests == 0 {
+		return ""
+	}
+	completed := fmt.Sprintf("%d completed", s.CompletedRequests)
+	if s.TruncatedRequests > 0 {
+		completed += fmt.Sprintf(" (%d truncated: %d output tokens not generated)", s.TruncatedRequests, s.TruncatedOutputTokens)
+	}
+	parts := []string{fmt.Sprintf("%d offered", s.NumRequests), completed}
+	var left []string
+	if s.RejectedRequests > 0 {
+		left = append(left, fmt.Sprintf("%d rejected", s.RejectedRequests))
+	}
+	if s.UnfinishedRequests > 0 {
+		left = append(left, fmt.Sprintf("%d unfinished", s.UnfinishedRequests))
+	}
+	if len(left) > 0 {
+		parts = append(parts, strings.Join(left, ", ")+" (excluded from every metric)")
+	}
+	return "Request Outcomes: " + strings.Join(parts, ", ")
 }
 
 // slaTermsLine says how the run fared against the percentile bounds of evaluation.sla, e.g.
