@@ -124,7 +124,13 @@ func (x *Expansion) shards(count int) []int32 {
 // capacity search and the prices, each absent from the text when unset. The spec's file
 // name, the worker count and the per-point timeout are left out: the same spec mounted at
 // another path hashes the same.
-func (x *Expansion) SpecHash() string {
+func (x *Expansion) SpecHash() string { return x.SpecHashWith(x.Spec.Optimization.Settings()) }
+
+// SpecHashWith is SpecHash with the analysis settings s in place of the spec's: equal to a sweep
+// directory's recorded hash when that sweep ran the same points (and search, prices and
+// database) and differs only in its settings, which `servesweep report` applies to the rows
+// without simulating them again.
+func (x *Expansion) SpecHashWith(s optimization.Settings) string {
 	// The points' lines are hashed as they are written (a million points' text is 19 MB); the
 	// text is the same.
 	h := sha256.New()
@@ -135,7 +141,7 @@ func (x *Expansion) SpecHash() string {
 		h.Write(line)
 	}
 	var b strings.Builder
-	writeSettings(&b, x.Spec.Optimization.Settings())
+	writeSettings(&b, s)
 	// What changes the rows beyond the point configs: the capacity search and the prices (absent
 	// from the text without them, so other specs keep their hashes).
 	// The performance database default timing composes passes from (absent without one).

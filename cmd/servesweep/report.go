@@ -197,12 +197,7 @@ func readSweepResults(io ioStreams, opts *reportOptions) ([]results.Row, *result
 	}
 	rows, err := results.ReadParquet(filepath.Join(opts.ResultsDir, results.ParquetFile))
 	if errors.Is(err, os.ErrNotExist) {
-		if parts, _ := results.FindParts(filepath.Join(opts.ResultsDir, results.PartsDir)); len(parts) > 0 {
-			return nil, nil, &usageError{fmt.Errorf("--results %s holds the parts of a sharded sweep but no %s; "+
-				"run servesweep merge --results %s first", opts.ResultsDir, results.ParquetFile, opts.ResultsDir)}
-		}
-		return nil, nil, &usageError{fmt.Errorf("--results %s has no %s; run servesweep sweep --output-dir %s first",
-			opts.ResultsDir, results.ParquetFile, opts.ResultsDir)}
+		return nil, nil, missingResults(opts.ResultsDir)
 	}
 	if err != nil {
 		return nil, nil, &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}

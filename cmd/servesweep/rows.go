@@ -253,17 +253,31 @@ func openResultsTable(dir, path string) (*table, error) {
 	}
 	t, err := openTable(path)
 	if errors.Is(err, os.ErrNotExist) {
-		if parts, _ := results.FindParts(filepath.Join(dir, results.PartsDir)); len(parts) > 0 {
-			return nil, &usageError{fmt.Errorf("--results %s holds the parts of a sharded sweep but no %s; "+
-				"run servesweep merge --results %s first", dir, results.ParquetFile, dir)}
-		}
-		return nil, &usageError{fmt.Errorf("--results %s has no %s; run servesweep sweep --output-dir %s first",
-			dir, results.ParquetFile, dir)}
+		return nil, missingResults(dir)
 	}
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("--results %s: %w", dir, err)}
 	}
 	return t, nil
+}
+
+// missingResults is the usage error for a --results directory dir without results.parquet, saying
+// what dir holds instead: the parts of a sharded sweep (merge them first), the analysis `report
+// --output-dir` wrote apart from its sweep (give the sweep's directory), or no sweep's output.
+func missingResults(dir string) error {
+	if parts, _ := results.FindParts(filepath.Join(dir, results.PartsDir)); len(parts) > 0 {
+		return &usageError{fmt.Errorf("--results %s holds the parts of a sharded sweep but no %s; "+
+			"run servesweep merge --results %s first", dir, results.ParquetFile, dir)}
+	}
+	for _, f := range []string{results.ReportFile, results.ParetoFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return &usageError{fmt.Errorf("--results %s holds a report (%s) but no %s: servesweep report --output-dir "+
+				"writes its analysis apart from the sweep it read; give that sweep's output directory (report's --results), "+
+				"with the same --objective, --target and SLA flags for its front", dir, f, results.ParquetFile)}
+		}
+	}
+	return &usageError{fmt.Errorf("--results %s has no %s; give a sweep's output directory, or run servesweep sweep --output-dir %s first",
+		dir, results.ParquetFile, dir)}
 }
 
 // table is a flat Parquet file opened for reading its rows as values.

@@ -129,6 +129,11 @@ func TestRowsAfterMerge(t *testing.T) {
 // Bad flags are usage errors (exit 2) that say what is valid, with nothing on stdout.
 func TestRowsErrors(t *testing.T) {
 	dir := rowsSweep(t)
+	// What report --output-dir writes: a report without the sweep's results.
+	reportOnly := t.TempDir()
+	if err := os.WriteFile(filepath.Join(reportOnly, "report.md"), []byte("# report\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -138,7 +143,9 @@ func TestRowsErrors(t *testing.T) {
 		{[]string{"rows", "--results", dir, "--format", "parquet"}, "--format must be csv or jsonl"},
 		{[]string{"rows", "--results", dir, "--columns", ""}, "--columns is empty: name at least one column"},
 		{[]string{"rows"}, "--results is required"},
-		{[]string{"rows", "--results", t.TempDir()}, "has no results.parquet; run servesweep sweep"},
+		{[]string{"rows", "--results", t.TempDir()}, "has no results.parquet; give a sweep's output directory, or run servesweep sweep"},
+		{[]string{"rows", "--results", reportOnly, "--front"}, "holds a report (report.md) but no results.parquet: servesweep report --output-dir " +
+			"writes its analysis apart from the sweep it read; give that sweep's output directory (report's --results)"},
 		{[]string{"rows", "--results", filepath.Join(dir, "results.parquet")}, "is a file; give a sweep's output directory"},
 		{[]string{"rows", "--results", filepath.Join(dir, "nothere")}, "does not exist; give a sweep's output directory"},
 	} {

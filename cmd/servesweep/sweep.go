@@ -236,7 +236,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	}
 	freshJournal := false // this run creates the journal (none before it, or --overwrite removed it)
 	if shard == nil {
-		if freshJournal, err = prepareWholeSweep(opts, x.SpecHash()); err != nil {
+		if freshJournal, err = prepareWholeSweep(opts, x); err != nil {
 			return err
 		}
 	}
@@ -386,11 +386,21 @@ func dryRun(io ioStreams, opts *sweepOptions, x *grid.Expansion, shard *shardCho
 	return nil
 }
 
-// prepareWholeSweep readies --output-dir for an unsharded sweep of spec hash specHash and claims
-// its journal for the spec (sweep.PrepareDir); fresh says the journal is new (none before, or
-// --overwrite removed it).
-func prepareWholeSweep(opts *sweepOptions, specHash string) (fresh bool, err error) {
-	fresh, err = sweep.PrepareDir(opts.OutputDir, opts.Overwrite, specHash)
+// prepareWholeSweep readies --output-dir for the unsharded sweep of x and claims its journal for
+// the spec (sweep.PrepareDir); fresh says the journal is new (none before, or --overwrite removed
+// it). A directory whose sweep ran the same points and differs only in its analysis settings is
+// pointed to servesweep report, which applies new settings without simulating.
+func prepareWholeSweep(opts *sweepOptions, x *grid.Expansion) (fresh bool, err error) {
+	fresh, err = sweep.PrepareDir(opts.OutputDir, opts.Overwrite, x.SpecHash())
+	var de *sweep.DirError
+	if errors.As(err, &de) && de.Problem == sweep.DirOtherSpec {
+		if m, _ := results.ReadManifest(opts.OutputDir); m != nil && x.SpecHashWith(m.Settings) == de.Hash {
+			return false, &usageError{fmt.Errorf("--output-dir %s holds this sweep's points analyzed with other settings "+
+				"(optimization: target, objectives, GPU bounds, strict_sla or min_goodput_rps); re-analyze its rows with them: "+
+				"servesweep report --results %s --output-dir DIR with --target, --objective, --min-gpus/--max-gpus as needed "+
+				"(report --help), without simulating again; or pass --overwrite to run the sweep anew", opts.OutputDir, opts.OutputDir)}
+		}
+	}
 	if err != nil {
 		err = specErr(lockedErr(dirErr(err), "--output-dir "+opts.OutputDir), "choose another --output-dir, or pass --overwrite to start over")
 	}

@@ -804,6 +804,14 @@ func TestSweepRefusesAnotherSpecsDirectory(t *testing.T) {
 	if code != exitConfigError || !strings.Contains(errs, "holds a sweep of another spec") || !strings.Contains(errs, "--overwrite") {
 		t.Fatalf("another spec: exit %d %q", code, errs)
 	}
+	// The same points with other analysis settings are pointed to report, which re-analyzes
+	// them without simulating.
+	objective := append(slices.Clone(args), "--set", "optimization.objectives=[{metric: p99_ttft_ms, direction: minimize}]")
+	code, _, errs = runCLI(t, objective...)
+	if code != exitConfigError || !strings.Contains(errs, "holds this sweep's points analyzed with other settings") ||
+		!strings.Contains(errs, "servesweep report --results "+dir) {
+		t.Fatalf("other objectives: exit %d %q", code, errs)
+	}
 	if code, _, errs := runCLI(t, append(other, "--overwrite")...); code != 0 {
 		t.Fatalf("--overwrite: exit %d %s", code, errs)
 	}
