@@ -346,7 +346,7 @@ func pointTitle(r *Row, labels Labels, s optimization.Settings, values []float64
 
 // htmlFacts returns the page's settings line, its partial-results warning ("" when complete) and
 // its grid counts: grid points, valid and selected (with the filtered by reason), rows by status
-// (the simulated points), candidates (feasible after the filters) with the rejected by reason,
+// (the simulated points), candidates (feasible after the filters) with the excluded by reason,
 // and the selected points without a result.
 func htmlFacts(rows []Row, a *Analysis, m *Manifest) (settings, partial, counts string) {
 	s := a.Settings
@@ -369,11 +369,11 @@ func htmlFacts(rows []Row, a *Analysis, m *Manifest) (settings, partial, counts 
 		len(rows), n.OK, n.Degraded, n.Infeasible, n.Failed, n.TimedOut))
 	f := fmt.Sprintf("Feasible: %d candidates after the filters", len(a.Candidates))
 	if len(a.Excluded) > 0 {
-		rejected := 0
+		excluded := 0
 		for _, k := range a.Excluded {
-			rejected += k
+			excluded += k
 		}
-		f += fmt.Sprintf("; rejected: %d (%s)", rejected, CountList(a.Excluded))
+		f += fmt.Sprintf("; excluded: %d (%s)", excluded, CountList(a.Excluded))
 	}
 	c = append(c, f+".")
 	if m != nil && !m.Defaulted && m.Counts.SelectedPoints > len(rows) {
