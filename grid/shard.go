@@ -5,11 +5,14 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/servesweep/servesweep/sim/optimization"
+	"github.com/zeebo/xxh3"
 )
 
 // MaxShards is the largest shard count: part files are named with five-digit shard numbers
@@ -148,6 +151,11 @@ func (x *Expansion) SpecHashWith(s optimization.Settings) string {
 	if db := x.Spec.Systems; db != nil {
 		fmt.Fprintf(&b, "systems_dir %s\n", db.Identity())
 	}
+	// The trace files' contents (DigestTraces; absent when not taken): point IDs name a trace's
+	// path, and a trace edited between two runs must not resume into the other's rows.
+	for _, t := range x.Spec.traceDigests {
+		fmt.Fprintf(&b, "trace %s %s\n", t.path, t.digest)
+	}
 	if cs := x.Spec.Optimization.CapacitySearch; cs != nil {
 		fmt.Fprintf(&b, "capacity_search %s %s %s %s %d\n", ftoa(cs.Attainment), ftoa(cs.Min), ftoa(cs.Max),
 			ftoa(cs.RelativeTolerance), cs.MaxProbes)
@@ -178,3 +186,30 @@ func writeSettings(b *strings.Builder, s optimization.Settings) {
 }
 
 func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// traceDigest is a trace file's path as the spec gives it and the XXH3-128 digest of its bytes.
+type traceDigest struct{ path, digest string }
+
+// DigestTraces reads every trace file the spec names (TracePaths) and keeps the XXH3-128 digest
+// of its bytes for SpecHash, which then covers the traces' contents: a trace edited between two
+// runs of the spec (in place, under the same path) gives another hash, so that a sweep resumed
+// after the edit is refused instead of mixing rows of the two contents (point IDs name a trace's
+// path only). The error is the first file's that cannot be read, naming it.
+func (s *Spec) DigestTraces() error {
+	s.traceDigests = s.traceDigests[:0]
+	for _, p := range s.TracePaths() {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		h := xxh3.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("reading trace %s: %w", p, err)
+		}
+		sum := h.Sum128().Bytes()
+		s.traceDigests = append(s.traceDigests, traceDigest{p, hex.EncodeToString(sum[:])})
+	}
+	return nil
+}

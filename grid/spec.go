@@ -67,6 +67,9 @@ type Spec struct {
 	// noTemplates makes the expansion decode every point's tree (point), the reference the
 	// template path is tested against.
 	noTemplates bool
+	// traceDigests are the trace files' contents as DigestTraces read them (nil: not taken), in
+	// TracePaths order; the spec hash covers them.
+	traceDigests []traceDigest
 }
 
 // Domain is one searched field and the values it takes.

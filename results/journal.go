@@ -362,7 +362,7 @@ type JournalSpecError struct {
 
 // Error names the journal and both spec hashes.
 func (e *JournalSpecError) Error() string {
-	return fmt.Sprintf("%s holds a sweep of another spec, or of this spec as another servesweep version expanded it (spec hash %s, this one %s): resuming would mix the two",
+	return fmt.Sprintf("%s holds a sweep of another spec, of other contents of its trace files, or of this spec as another servesweep version expanded it (spec hash %s, this one %s): resuming would mix the two",
 		e.Path, e.Have, e.Want)
 }
 

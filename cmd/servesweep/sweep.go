@@ -325,6 +325,9 @@ func expandSweep(io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTarge
 	if err := checkTraces(spec); err != nil {
 		return nil, err
 	}
+	if err := spec.DigestTraces(); err != nil {
+		return nil, &config.Error{File: spec.File, Path: "traffic.source.paths", Msg: err.Error(), Err: err}
+	}
 	x, err := spec.ExpandLazy()
 	if err != nil {
 		return nil, err
@@ -581,7 +584,7 @@ func dirErr(err error) error {
 		msg = fmt.Sprintf("--output-dir %s cannot be resumed: %v; move that file away to resume (the journal keeps "+
 			"the finished points and their spec), choose another directory, or pass --overwrite to start over", dir, de.Err)
 	case sweep.DirOtherSpec:
-		msg = fmt.Sprintf("--output-dir %s holds a sweep of another spec (spec hash %s, this one %s): "+
+		msg = fmt.Sprintf("--output-dir %s holds a sweep of another spec, or of other contents of its trace files (spec hash %s, this one %s): "+
 			"resuming would mix the two; choose another directory, or pass --overwrite to start over", dir, de.Hash, de.WantHash)
 	case sweep.DirShardCount:
 		msg = fmt.Sprintf("--output-dir %s holds shards of a sweep split into %d (%s), but this shard is %s, "+

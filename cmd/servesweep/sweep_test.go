@@ -1033,3 +1033,37 @@ func TestSweepNotesModelOrganization(t *testing.T) {
 		t.Errorf("stderr lacks %q:\n%s", want, errs)
 	}
 }
+
+// A sweep over a trace resumes only with the trace's contents it ran: the trace edited in place
+// (same path, so the same point IDs) gives another spec hash and the resume is refused, where it
+// had reused the old rows; restored, the trace resumes the sweep.
+func TestSweepRefusesAnEditedTrace(t *testing.T) {
+	src, err := os.ReadFile(shippedTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(src), "\n")[:20]
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(trace, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sweep")
+	args := []string{"sweep", "-q", "-c", "../../examples/trace-replay.yaml", "--output-dir", dir,
+		"--set", "traffic.source.paths=[" + trace + "]", "--set", "engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}"}
+	if code, _, errs := runCLI(t, args...); code != 0 {
+		t.Fatalf("first run: exit %d %s", code, errs)
+	}
+	if err := os.WriteFile(trace, []byte(strings.Join(lines[:10], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, args...)
+	if code != exitConfigError || !strings.Contains(errs, "holds a sweep of another spec, or of other contents of its trace files") {
+		t.Fatalf("edited trace: exit %d %q; want exit 2 naming the trace's contents", code, errs)
+	}
+	if err := os.WriteFile(trace, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runCLI(t, args...); code != 0 || !strings.Contains(out, "simulated 0, resumed 2:") {
+		t.Fatalf("restored trace: exit %d %s\n%s", code, errs, out)
+	}
+}
