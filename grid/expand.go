@@ -2,6 +2,7 @@ package grid
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -996,10 +997,20 @@ func (s *Spec) tree(pick []*yaml.Node, mi, pi int) *yaml.Node {
 // to the points that will run, so that a large grid costs its points' IDs and not their configs.
 // Points not built by this expansion's spec are left alone.
 func (x *Expansion) Materialize(points []Point) error {
+	return x.MaterializeContext(context.Background(), points)
+}
+
+// MaterializeContext is Materialize that stops when ctx is done (checked every 256 points) and
+// returns ctx's error: a grid of a million points takes minutes to write and decode, and an
+// interrupt must not wait for it. The points done by then keep their YAML and Config.
+func (x *Expansion) MaterializeContext(ctx context.Context, points []Point) error {
 	s := x.Spec
 	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
 	pick := make([]*yaml.Node, len(s.Domains))
 	for i := range points {
+		if i%256 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		p := &points[i]
 		if (p.YAML != nil && p.Config != nil) || len(p.picks) != len(s.Domains) {
 			continue

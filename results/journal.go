@@ -217,7 +217,8 @@ func CheckJournalUnlocked(path string) error {
 }
 
 // DiscardEmptyJournal removes the journal at path and its spec file (path+SpecSuffix) when the
-// journal records nothing, holding the journal's lock meanwhile: a journal another process
+// journal records nothing (the spec file alone when the journal was never created), holding the
+// journal's lock meanwhile: a journal another process
 // holds, or one with any record, is left alone, and so is the lock file (see LockSuffix). It
 // reports whether it removed the journal; the error is a failed lock or removal.
 func DiscardEmptyJournal(path string) (bool, error) {
@@ -232,7 +233,16 @@ func DiscardEmptyJournal(path string) (bool, error) {
 	if lock != nil {
 		defer lock.Close()
 	}
-	if st, err := os.Stat(path); err != nil || st.Size() != 0 {
+	switch st, err := os.Stat(path); {
+	case errors.Is(err, os.ErrNotExist):
+		// Claimed (ClaimJournalSpec) by a run that stopped before it opened the journal, e.g.
+		// interrupted while preparing its points: nothing recorded, and the claim alone would
+		// refuse a corrected spec in the directory.
+		if err := os.Remove(path + SpecSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, err
+		}
+		return true, nil
+	case err != nil || st.Size() != 0:
 		return false, nil
 	}
 	if err := os.Remove(path + SpecSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {

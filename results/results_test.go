@@ -786,6 +786,17 @@ func TestDiscardEmptyJournal(t *testing.T) {
 	if exists(path) || exists(path+SpecSuffix) || !exists(path+LockSuffix) {
 		t.Fatalf("after discarding: journal %v, spec %v, lock file %v; want only the lock file", exists(path), exists(path+SpecSuffix), exists(path+LockSuffix))
 	}
+	// A claim whose run stopped before opening the journal: the spec file alone goes, or a
+	// corrected spec in the directory would be refused as another sweep's.
+	if err := ClaimJournalSpec(path, "h2"); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := DiscardEmptyJournal(path); !removed || err != nil || exists(path+SpecSuffix) {
+		t.Fatalf("a claim without a journal: removed %v, err %v, spec kept %v; want it removed", removed, err, exists(path+SpecSuffix))
+	}
+	if err := ClaimJournalSpec(path, "h3"); err != nil {
+		t.Fatalf("claiming for another spec after the discard: %v", err)
+	}
 }
 
 // TestNoSamplesRowKeepsItsSLA: clearing a no-samples row's latencies leaves its evaluation.sla

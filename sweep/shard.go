@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -41,7 +42,10 @@ type ShardOutcome struct {
 // for the spec hash. Errors: those of Run, and the part or probe table that cannot be written.
 func RunShard(ctx context.Context, x *grid.Expansion, sh grid.Shard, files ShardFiles, opts Options, examplePrices bool) (*ShardOutcome, error) {
 	points := x.ShardPoints(sh)
-	if err := x.Materialize(points); err != nil {
+	if err := x.MaterializeContext(ctx, points); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted while preparing the shard's points' configs, before any was simulated: %w", err)
+		}
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(files.Part), 0o755); err != nil {

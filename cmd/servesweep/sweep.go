@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -244,7 +245,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if shard != nil {
 		return runShard(ctx, io, opts, x, shard, runOpts)
 	}
-	if err := x.Materialize(x.Points); err != nil {
+	if err := materializePoints(ctx, io, opts, x, freshJournal); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -257,6 +258,60 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		return lockedErr(err, "--output-dir "+opts.OutputDir)
 	}
 	return finishSweep(io, opts, x, out, time.Since(start), exportTargets)
+}
+
+// bytesPerPoint is the memory an unsharded sweep holds per selected point while it runs: the
+// point's decoded config and YAML, then its row (a 200,200-point grid of one-request runs peaked
+// at 4.7 GB and an 800,800-point one at 19.4 GB, 2026-12-06: about 24 KB a point).
+const bytesPerPoint = 24 << 10
+
+// largeGrid is the selected point count from which a sweep says how much memory its points take
+// before writing their configs (a few seconds per 100,000 points).
+const largeGrid = 100_000
+
+// materializePoints writes and decodes the configs of the sweep's points before they run. From
+// largeGrid points it says on stderr how much memory they will take (bytesPerPoint), and warns
+// when that is more than the machine has available (sharding splits it: each shard holds its own
+// points only). An interrupt stops it at once (exit 130): nothing was simulated, and a journal
+// this run created is removed.
+func materializePoints(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Expansion, freshJournal bool) error {
+	if n := len(x.Points); n >= largeGrid {
+		need := float64(n) * bytesPerPoint / (1 << 30)
+		fmt.Fprintf(io.Err, "servesweep: preparing the configs of %d points: about %.1f GB of memory while the sweep runs\n", n, need)
+		if avail, ok := availableMemoryGiB(); ok && need > avail {
+			fmt.Fprintf(io.Err, "warning: %d points need about %.1f GB, more than the %.1f GB this machine has available: "+
+				"run the sweep in shards (--shard I/N, one after the other or on several machines; each holds its own points), "+
+				"then servesweep merge --results %s\n", n, need, avail, opts.OutputDir)
+		}
+	}
+	err := x.MaterializeContext(ctx, x.Points)
+	if err != nil && ctx.Err() != nil {
+		if freshJournal {
+			sweep.DiscardEmptyJournal(opts.OutputDir)
+		}
+		return &interruptedError{"interrupted while preparing the points' configs: nothing was simulated"}
+	}
+	return err
+}
+
+// availableMemoryGiB is the memory the system can give a new process without swapping
+// (/proc/meminfo's MemAvailable, in GiB), and false where that file is not (not Linux).
+func availableMemoryGiB() (float64, bool) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
+					return kb / (1 << 20), true
+				}
+			}
+		}
+	}
+	return 0, false
 }
 
 // checkSweepFlags refuses (exit 2) a bad --format, --show, --parallelism or --timeout, and

@@ -1067,3 +1067,25 @@ func TestSweepRefusesAnEditedTrace(t *testing.T) {
 		t.Fatalf("restored trace: exit %d %s\n%s", code, errs, out)
 	}
 }
+
+// An interrupt before the first point runs (while the points' configs are written) exits 130 at
+// once, names the phase, and leaves the directory free for another spec: the journal's claim of
+// the interrupted spec is removed.
+func TestSweepInterruptedWhilePreparing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb strings.Builder
+	args := append([]string{"sweep", "-q", "--output-dir", dir}, tinyAggregated...)
+	code := run(ctx, args, ioStreams{Out: &out, Err: &errb})
+	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted while preparing the points' configs: nothing was simulated") {
+		t.Fatalf("exit %d, stderr %q; want 130 naming the preparation", code, errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "points.jsonl.spec")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the interrupted spec's claim is left: %v", err)
+	}
+	other := append(slices.Clone(args), "--set", "traffic.load.concurrency=8")
+	if code, _, errs := runCLI(t, other...); code != 0 {
+		t.Errorf("another spec in the directory: exit %d %s", code, errs)
+	}
+}
