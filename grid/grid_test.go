@@ -479,6 +479,8 @@ func TestDomainValidationErrors(t *testing.T) {
 		{"unknown optimization key", "optimization.pareto_objectives=[]", "optimization.pareto_objectives", "unknown field"},
 		{"bayesian", "optimizer.algorithm=bayesian", "optimizer.algorithm", "not supported"},
 		{"max_trials with grid", "optimizer.max_trials=10", "optimizer.max_trials", "only valid with algorithm: random"},
+		{"seed with grid", "optimizer={algorithm: grid, seed: 123}", "optimizer.seed", "only valid with algorithm: random (grid simulates every valid point; nothing is drawn)"},
+		{"seed without an algorithm", "optimizer.seed=123", "optimizer.seed", "only valid with algorithm: random"},
 		{"parallelism", "optimizer.parallelism=0", "optimizer.parallelism", "must be an int >= 1"},
 		{"timeout", "optimizer.candidate_timeout_seconds=-1", "optimizer.candidate_timeout_seconds", "must be a number > 0"},
 	} {

@@ -273,7 +273,10 @@ func (p *parser) optimizer(n *yaml.Node) Optimizer {
 	}
 	if v := m["seed"]; v != nil {
 		var s uint64
-		if msg := config.LeadingZeroNumeral(v); msg != "" {
+		if o.Algorithm != AlgorithmRandom {
+			// As max_trials: a seed grid would ignore is refused rather than seeming to matter.
+			p.errorf(path+".seed", "only valid with algorithm: random (grid simulates every valid point; nothing is drawn)")
+		} else if msg := config.LeadingZeroNumeral(v); msg != "" {
 			p.errorf(path+".seed", "must be an int >= 0, got %s", msg)
 		} else if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&s) != nil {
 			p.errorf(path+".seed", "must be an int >= 0, got %s", describe(v))
