@@ -74,6 +74,16 @@ func TestReadCSV(t *testing.T) {
 		huge[1].Problem != `silicon_tpot_ms: must be a number > 0, got "-1"` || huge[2].Problem != `silicon_tpot_ms: must be a finite number > 0, got "Inf"` {
 		t.Errorf("huge cells: %v %q %q %q", err, huge[0].Problem, huge[1].Problem, huge[2].Problem)
 	}
+	// Go's digit separators and hexadecimal floats, which strconv.ParseFloat reads ("6_0" as 60),
+	// are typos in a CSV of measurements: a problem naming the column, in a time and in a count.
+	sep, err := ReadCSV(strings.NewReader("id,backend,model_path,system,mode,isl,osl,batch_size,silicon_ttft_ms,silicon_tpot_ms\n"+
+		"s1,vllm,m,h100_sxm,agg,512,32,4,6_0,8\ns2,vllm,m,h100_sxm,agg,512,32,4,60,0x1p3\ns3,vllm,m,h100_sxm,agg,5_12,32,4,60,8\n"+
+		"s4,vllm,m,h100_sxm,agg,512,32,4,6e1,8.0\n"), "sep.csv")
+	if err != nil || sep[0].Problem != `silicon_ttft_ms: must be a number > 0, got "6_0"` ||
+		sep[1].Problem != `silicon_tpot_ms: must be a number > 0, got "0x1p3"` || sep[2].Problem != `isl: must be an int > 0, got "5_12"` ||
+		sep[3].Problem != "" || sep[3].TTFTMs != 60 {
+		t.Errorf("separator cells: %v %q %q %q %q %v", err, sep[0].Problem, sep[1].Problem, sep[2].Problem, sep[3].Problem, sep[3].TTFTMs)
+	}
 	// A measured time under one microsecond (a denormal 1e-310 made every error and ratio against
 	// it +Inf) is a problem naming the column; one microsecond itself is read.
 	tiny, err := ReadCSV(strings.NewReader("id,backend,model_path,system,mode,isl,osl,batch_size,silicon_ttft_ms,silicon_tpot_ms\n"+
