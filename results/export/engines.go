@@ -41,6 +41,11 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 		}
 		a = append(a, arg{"--enable-eplb", ""}, arg{"--eplb-config", fmt.Sprintf(`{"num_redundant_experts": %d}`, p.RedundantExperts)})
 	}
+	if sc := w.Scheduler; sc.MaxBatchedTokens < sc.MaxSequences {
+		// vLLM's scheduler config refuses max_num_batched_tokens < max_num_seqs at startup.
+		x.unsupported(r.path+".scheduler.max_batched_tokens", sc.MaxBatchedTokens, fmt.Sprintf("vLLM refuses --max-num-batched-tokens "+
+			"below --max-num-seqs (scheduler.max_sequences %d) at startup; raise it to at least %d, or lower max_sequences", sc.MaxSequences, sc.MaxSequences))
+	}
 	a = append(a,
 		arg{"--max-num-seqs", itoa(w.Scheduler.MaxSequences)},
 		arg{"--max-num-batched-tokens", itoa(w.Scheduler.MaxBatchedTokens)})

@@ -164,6 +164,8 @@ func TestExportInexpressible(t *testing.T) {
 			"engine.workers.aggregated.kv_cache.capacity.blocks", "the engine could not allocate this pool at startup: 1000000 blocks of 32 tokens need 976.6 GiB of KV cache per GPU (32768 bytes a token), but h200_sxm has 133.5 GiB"},
 		{"a decode pool its GPU cannot hold", "dynamo-disagg", TargetDynamo, []string{"engine.workers.decode.kv_cache.capacity={type: fixed, blocks: 1000000}"},
 			"engine.workers.decode.kv_cache.capacity.blocks", "this GPU could not hold the pool; at most"},
+		{"vllm batched tokens below sequences", "vllm-agg", TargetVLLM, []string{"engine.workers.aggregated.scheduler={max_batched_tokens: 64, max_sequences: 256}"},
+			"engine.workers.aggregated.scheduler.max_batched_tokens", "vLLM refuses --max-num-batched-tokens below --max-num-seqs (scheduler.max_sequences 256) at startup; raise it to at least 256"},
 		{"trtllm redundant experts", "trtllm-agg", TargetTRTLLM, []string{"engine.model=deepseek-ai/DeepSeek-R1", "engine.precision.weights=fp8",
 			"engine.workers.aggregated.parallelism={replicas: 1, tensor: 1, attention_data: 8, moe_expert: 8, redundant_experts: 32}"},
 			"engine.workers.aggregated.parallelism.redundant_experts", "MoE load balancer"},
