@@ -697,6 +697,9 @@ func readRowsInto(path string, into func(n int) ([]Row, error)) (pf *parquet.Fil
 	if err != nil {
 		return nil, &PartError{Path: path, Msg: "not a readable Parquet file: " + err.Error()}
 	}
+	if msg := MissingResultsColumns(ColumnNames(pf.Schema())); msg != "" {
+		return nil, &PartError{Path: path, Msg: msg}
+	}
 	rows, err := into(int(pf.NumRows()))
 	if err != nil || len(rows) == 0 {
 		return pf, err
@@ -705,4 +708,42 @@ func readRowsInto(path string, into func(n int) ([]Row, error)) (pf *parquet.Fil
 		return nil, &PartError{Path: path, Msg: "corrupt Parquet data: " + err.Error()}
 	}
 	return pf, nil
+}
+
+// resultsKeyColumns are the columns every servesweep results table (results.parquet, a shard's
+// part) has, which other Parquet files (pareto_ties.parquet, probes.parquet, another tool's) lack.
+var resultsKeyColumns = []string{"point_id", "point_index", "status", "config_yaml"}
+
+// ColumnNames are the leaf column paths of schema s, dotted, in schema order.
+func ColumnNames(s *parquet.Schema) []string {
+	var names []string
+	for _, c := range s.Columns() {
+		names = append(names, strings.Join(c, "."))
+	}
+	return names
+}
+
+// MissingResultsColumns says why a Parquet table of the columns names is not a servesweep results
+// table, "" when it is one: it lacks a column every results table has (resultsKeyColumns). Read
+// as one, another table's rows would all decode as failed points of no configuration.
+func MissingResultsColumns(names []string) string {
+	var missing []string
+	for _, c := range resultsKeyColumns {
+		if !slices.Contains(names, c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	shown := names
+	if len(shown) > 8 {
+		shown = append(slices.Clone(shown[:8]), fmt.Sprintf("and %d more", len(names)-8))
+	}
+	what := "column"
+	if len(missing) > 1 {
+		what = "columns"
+	}
+	return fmt.Sprintf("not a servesweep results table: it has no %s %s (its columns: %s)",
+		strings.Join(missing, ", "), what, strings.Join(shown, ", "))
 }

@@ -860,3 +860,29 @@ func TestOpenJournalRefusesOtherFiles(t *testing.T) {
 		t.Errorf("error %q, want %q", err, want)
 	}
 }
+
+// Another Parquet table in results.parquet's place (the front's ties table, a probe table, another
+// tool's) is refused naming the columns it lacks, where its rows decoded as failed points of no
+// configuration and the report said so.
+func TestReadParquetRefusesAnotherTable(t *testing.T) {
+	type tie struct {
+		FrontRank   int    `parquet:"front_rank"`
+		PointID     string `parquet:"point_id"`
+		TiedPointID string `parquet:"tied_point_id"`
+	}
+	path := filepath.Join(t.TempDir(), ParquetFile)
+	if err := writeTable(path, []tie{{1, "a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadParquet(path)
+	want := path + ": not a servesweep results table: it has no point_index, status, config_yaml columns (its columns: front_rank, point_id, tied_point_id)"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	if err := WriteParquet(path, []Row{{PointID: "p", Status: StatusOK}}); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := ReadParquet(path); err != nil || len(rows) != 1 {
+		t.Errorf("a results table: %d rows, %v", len(rows), err)
+	}
+}

@@ -309,10 +309,13 @@ func openTable(path string) (*table, error) {
 		return nil, fmt.Errorf("%s is not a readable Parquet file: %v", path, err)
 	}
 	t := &table{f: f, pf: pf, index: map[string]int{}}
-	for i, c := range pf.Schema().Columns() {
-		name := strings.Join(c, ".")
-		t.names = append(t.names, name)
+	t.names = results.ColumnNames(pf.Schema())
+	for i, name := range t.names {
 		t.index[name] = i
+	}
+	if msg := results.MissingResultsColumns(t.names); msg != "" {
+		f.Close()
+		return nil, fmt.Errorf("%s: %s", path, msg)
 	}
 	return t, nil
 }
