@@ -49,8 +49,9 @@ func LoadAppliedCompute(path string) ([]AppliedSession, error) {
 // blank lines skipped but counted. Keys, all required:
 //
 //   - num_turns: integer in [0, 2^24].
-//   - input_prompt_length, final_assistant_response_length: integer >= 0 (tokens).
-//   - assistant_response_length, tool_call_output_length: lists of num_turns integers >= 0 (tokens).
+//   - input_prompt_length: integer >= 0 (tokens); final_assistant_response_length: integer >= 1.
+//   - assistant_response_length: a list of num_turns integers >= 1 (tokens: every request
+//     generates at least one); tool_call_output_length: a list of num_turns integers >= 0.
 //   - tool_call_latency: list of num_turns numbers in [0, MaxTraceSpanMs/1000] (seconds).
 //
 // An unknown or repeated key, a null, or a list of the wrong length is an error. Parsing stops at
@@ -119,6 +120,14 @@ func parseAppliedRow(b []byte, file string, lineNo int) (AppliedSession, error) 
 	if s.FinalResponse, err = tokens("final_assistant_response_length"); err != nil {
 		return s, err
 	}
+	// A request generates at least one token (engines refuse max_tokens 0), as the Mooncake formats
+	// require: one of none has no first token, so no TTFT, ITL or E2E to score.
+	zero := func(field string) error {
+		return &TraceError{File: file, Line: lineNo, Field: field, Msg: "must be an integer >= 1 (tokens): a request generates at least one token, got 0"}
+	}
+	if s.FinalResponse == 0 {
+		return s, zero("final_assistant_response_length")
+	}
 	list := func(key, unit string) ([][]byte, error) {
 		elems, ok := listElems(raw[key])
 		if !ok {
@@ -139,9 +148,13 @@ func parseAppliedRow(b []byte, file string, lineNo int) (AppliedSession, error) 
 		}
 		*k.dst = make([]int, n)
 		for i, e := range elems {
-			u, err := readUint(e, math.MaxInt32, file, lineNo, k.key+"["+strconv.Itoa(i)+"]", "an integer >= 0 (tokens)")
+			field := k.key + "[" + strconv.Itoa(i) + "]"
+			u, err := readUint(e, math.MaxInt32, file, lineNo, field, "an integer >= 0 (tokens)")
 			if err != nil {
 				return s, err
+			}
+			if u == 0 && k.key == "assistant_response_length" {
+				return s, zero(field)
 			}
 			(*k.dst)[i] = int(u)
 		}

@@ -63,6 +63,9 @@ func TestAppliedComputeErrors(t *testing.T) {
 		{`{` + good + `}`, "num_turns", "missing"},
 		{`{"num_turns": 1, "num_turns": 1, ` + good + `}`, "num_turns", "more than once"},
 		{`{"num_turns": 1, ` + strings.Replace(good, "[1]", "1", 1) + `}`, "assistant_response_length", "must be a list"},
+		{`{"num_turns": 1, ` + strings.Replace(good, `"final_assistant_response_length": 3`, `"final_assistant_response_length": 0`, 1) + `}`,
+			"final_assistant_response_length", "must be an integer >= 1 (tokens): a request generates at least one token, got 0"},
+		{`{"num_turns": 1, ` + strings.Replace(good, "[1]", "[0]", 1) + `}`, "assistant_response_length[0]", "must be an integer >= 1 (tokens)"},
 		{`[1]`, "", "each line must be one JSON object"},
 		{`{"num_turns": 1,`, "", "malformed JSON"},
 	} {
@@ -91,7 +94,7 @@ func TestAppliedComputeErrors(t *testing.T) {
 // lists of num_turns entries and non-negative finite latencies.
 func FuzzParseAppliedCompute(f *testing.F) {
 	f.Add(`{"num_turns": 1, "input_prompt_length": 10, "assistant_response_length": [1], "tool_call_output_length": [2], "tool_call_latency": [0.5], "final_assistant_response_length": 3}`)
-	f.Add(`{"num_turns": 0, "input_prompt_length": 0, "assistant_response_length": [], "tool_call_output_length": [], "tool_call_latency": [], "final_assistant_response_length": 0}`)
+	f.Add(`{"num_turns": 0, "input_prompt_length": 0, "assistant_response_length": [], "tool_call_output_length": [], "tool_call_latency": [], "final_assistant_response_length": 1}`)
 	f.Add("{\"num_turns\": 1e0}\n\n[]")
 	f.Fuzz(func(t *testing.T, in string) {
 		rows, err := ParseAppliedCompute(strings.NewReader(in), "f.jsonl")
