@@ -617,6 +617,15 @@ func TestEnvironmentReferences(t *testing.T) {
 			t.Errorf("choice %s: %v; want one error containing %q", v, err, want)
 		}
 	}
+	// A reference in a field that takes no string would fill it with a string the field refuses:
+	// one error saying so, though the variable is set.
+	num := func(string) (string, bool) { return "16", true }
+	_, err = Parse([]byte(spec), "spec.yaml", []string{"engine.workers.aggregated.scheduler.max_sequences=${MS}"}, num, results.CheckMetric)
+	if want := `engine.workers.aggregated.scheduler.max_sequences: "${MS}": an environment reference fills string values only ` +
+		`(file paths, names), and this field takes an int > 0; write the value, or override the field with --set ` +
+		`engine.workers.aggregated.scheduler.max_sequences=VALUE`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a reference in an int field: %v; want one error containing %q", err, want)
+	}
 	// A "${" that starts no reference is one error at its field, not a literal every grid point
 	// would refuse; a well-formed reference beside it does not hide it.
 	for _, v := range []string{"${TRACE", "${1X}/t.jsonl", "${TRACE}/${A-B}"} {

@@ -470,6 +470,12 @@ func (p *parser) walk(n *yaml.Node, path string) {
 			p.errorf(path, msgAutoHardware)
 		}
 		if n.ShortTag() == "!!str" && strings.Contains(n.Value, "${") {
+			if f, ok := config.Lookup(path); ok && f.Kind != config.KindString && f.Kind != config.KindList {
+				// The reference would fill a string, which the field then refuses as one.
+				p.errorf(path, "%q: an environment reference fills string values only (file paths, names), and this field takes %s; "+
+					"write the value, or override the field with %s", n.Value, f.Want(), setHint(path))
+				return
+			}
 			p.expandEnv(n, path)
 		}
 	}

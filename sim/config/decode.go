@@ -684,6 +684,11 @@ func (w *walker) scalar(r *yaml.Node, path string, f *field, k kind) (any, bool)
 			return nil, false
 		}
 		if tag == "!!float" && isWholeNumeral(r.Value) {
+			if _, err := strconv.ParseInt(r.Value, 10, 64); err == nil {
+				// A small whole numeral is a float only through an explicit tag (!!float 2).
+				w.badf(path, "must be %s, got %s tagged !!float; write the number without the tag", want, r.Value)
+				return nil, false
+			}
 			// YAML reads an integer numeral beyond 64 bits as a float.
 			w.badf(path, "must be %s, got %s, which is out of range", tooLarge, r.Value)
 			return nil, false

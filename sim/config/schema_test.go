@@ -167,6 +167,8 @@ func TestWalkerKinds(t *testing.T) {
 			errs: []string{"traffic.load.concurrency: must be an int, got null"}},
 		{name: "int from a mapping", sets: []string{"traffic.load.concurrency={a: 1}"},
 			errs: []string{"traffic.load.concurrency: must be an int, got a mapping"}},
+		{name: "int tagged as a float", sets: []string{"traffic.load.concurrency=!!float 2"},
+			errs: []string{"traffic.load.concurrency: must be an int, got 2 tagged !!float; write the number without the tag"}},
 		{name: "int overflow", sets: []string{"traffic.load.concurrency=9223372036854775808"},
 			errs: []string{"traffic.load.concurrency: must be an int > 0 and <= 2000000, got 9223372036854775808, which is out of range"}},
 		{name: "int beyond 64 bits", sets: []string{"traffic.load.concurrency=99999999999999999999"},
