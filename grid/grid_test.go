@@ -650,8 +650,18 @@ func TestParseRejectsBadDocuments(t *testing.T) {
 	bomb := "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n" +
 		"d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n" +
 		"g: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
-	if _, err := Parse([]byte(bomb), "spec.yaml", nil, nil, results.CheckMetric); err == nil {
-		t.Error("alias bomb accepted")
+	if _, err := Parse([]byte(bomb), "spec.yaml", nil, nil, results.CheckMetric); err == nil || !strings.Contains(err.Error(), "through its aliases") {
+		t.Errorf("alias bomb: %v", err)
+	}
+	// A spec that large written out plainly is refused as too large, not blamed on aliases.
+	var long strings.Builder
+	long.WriteString(base + "x:\n")
+	for i := range 70_000 {
+		fmt.Fprintf(&long, "  - %d\n", i)
+	}
+	if _, err := Parse([]byte(long.String()), "spec.yaml", nil, nil, results.CheckMetric); err == nil ||
+		!strings.Contains(err.Error(), "the spec has more than 65536 YAML nodes (keys and values), the most a spec may have") {
+		t.Errorf("a long plain spec: %v", err)
 	}
 }
 

@@ -390,9 +390,10 @@ func (p *parser) errorf(path, format string, args ...any) {
 // comments removed.
 func (p *parser) flatten(n *yaml.Node) (*yaml.Node, error) {
 	var cp func(n *yaml.Node, depth int) *yaml.Node
+	aliases := false
 	cp = func(n *yaml.Node, depth int) *yaml.Node {
 		for n.Kind == yaml.AliasNode && n.Alias != nil && depth < 64 {
-			n, depth = n.Alias, depth+1
+			n, depth, aliases = n.Alias, depth+1, true
 		}
 		p.nodes++
 		if p.nodes > maxTreeNodes || depth >= 64 {
@@ -409,8 +410,12 @@ func (p *parser) flatten(n *yaml.Node) (*yaml.Node, error) {
 		return c
 	}
 	out := cp(n, 0)
+	if p.nodes > maxTreeNodes && aliases {
+		return nil, config.Errors{{File: p.file, Msg: fmt.Sprintf("the spec expands to more than %d YAML nodes (keys and values) through its aliases; write it out plainly", maxTreeNodes)}}
+	}
 	if p.nodes > maxTreeNodes {
-		return nil, config.Errors{{File: p.file, Msg: fmt.Sprintf("the spec expands to more than %d YAML nodes (through aliases); write it out plainly", maxTreeNodes)}}
+		return nil, config.Errors{{File: p.file, Msg: fmt.Sprintf("the spec has more than %d YAML nodes (keys and values), the most a spec may have; "+
+			"give a long list of choices as a range ({range: {min, max, step}}), or split the sweep into several specs", maxTreeNodes)}}
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 )
@@ -65,14 +66,21 @@ func (e *Error) Is(target error) bool {
 // *Error or a Errors target to detect a configuration error (exit code 2).
 type Errors []*Error
 
-// Error prints one error per line.
+// Error prints one error per line, the first MaxErrorLines of them.
 func (es Errors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.Error()
+	lines := make([]string, 0, min(len(es), MaxErrorLines+1))
+	for _, e := range es[:min(len(es), MaxErrorLines)] {
+		lines = append(lines, e.Error())
+	}
+	if n := len(es) - MaxErrorLines; n > 0 {
+		lines = append(lines, fmt.Sprintf("... and %d more errors like these; fix those above and run again", n))
 	}
 	return strings.Join(lines, "\n")
 }
+
+// MaxErrorLines is the most errors Errors.Error prints one per line; the rest are counted on one
+// more line (a file of thousands of misspelt keys would otherwise print thousands of lines).
+const MaxErrorLines = 100
 
 // Unwrap exposes the individual errors to errors.Is and errors.As.
 func (es Errors) Unwrap() []error {
