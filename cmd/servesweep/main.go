@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -174,7 +175,7 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	root.SetVersionTemplate(version)
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{flagValueError(err)} })
 	root.AddCommand(newPredictCmd(io, nil))
 	root.AddCommand(newSweepCmd(io, nil))
 	root.AddCommand(newReportCmd(io, nil))
@@ -299,4 +300,21 @@ func refuseRepeats(cmd *cobra.Command) {
 	for _, c := range cmd.Commands() {
 		refuseRepeats(c)
 	}
+}
+
+// flagValueRE matches pflag's message for a flag value its type cannot parse, e.g. `invalid
+// argument "maybe" for "--capture-per-request" flag: strconv.ParseBool: parsing "maybe": invalid
+// syntax`.
+var flagValueRE = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: strconv\.Parse(Bool|Int|Uint|Float): .*$`)
+
+// flagValueError says what a flag of a parsed type takes instead of pflag's strconv message; other
+// errors pass unchanged.
+func flagValueError(err error) error {
+	m := flagValueRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	want := map[string]string{"Bool": "true or false (or no value, which means true)", "Int": "a whole number",
+		"Uint": "a whole number >= 0", "Float": "a number"}[m[3]]
+	return fmt.Errorf("%s takes %s, got %q", strings.TrimSuffix(m[2], " flag"), want, m[1])
 }

@@ -238,6 +238,7 @@ func TestExitCodesAndOutputDir(t *testing.T) {
 		{"engine stack rejects router", []string{"predict", "-c", seedConfig, "--output-dir", dir + "/o3"}, 2, "router: needs the dynamo stack's router adapter"},
 		{"bad format", []string{"predict", "--format", "xml", "-c", seedConfig}, 2, "--format must be table or json"},
 		{"bad flag", []string{"predict", "--nope"}, 2, "unknown flag"},
+		{"bad bool flag", []string{"predict", "--capture-per-request=maybe"}, 2, `--capture-per-request takes true or false (or no value, which means true), got "maybe"`},
 		{"bad set", []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--set", "engine.nothing=1", "--output-dir", dir + "/o4"}, 2, "engine.nothing"},
 		{"missing trace", []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--set", "traffic.source={type: trace, paths: [/nonexistent.jsonl]}",
 			"--set", "traffic.load={type: trace_timestamps}", "--set", "traffic.stop={max_virtual_time_seconds: 1}", "--output-dir", dir + "/o5"}, 2, "/nonexistent.jsonl"},

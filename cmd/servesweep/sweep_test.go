@@ -465,7 +465,7 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 		// A spec without a domain is one config: an error a --set gave names the --set, as predict's does.
 		{"no domain, bad --set", []string{"sweep", "-c", "../../examples/synthetic.yaml", "--dry-run", "--set", "engine.backend=vLLM"}, 2,
 			`error: ../../examples/synthetic.yaml (--set engine.backend=vLLM): engine.backend: must be one of vllm, sglang, trtllm, got "vLLM"` + "\n"},
-		{"bad flag", []string{"sweep", "--parallelism", "x"}, 2, "invalid argument"},
+		{"bad flag", []string{"sweep", "--parallelism", "x"}, 2, `--parallelism takes a whole number, got "x"`},
 		{"negative parallelism", []string{"sweep", "--dry-run", "--parallelism", "-2"}, 2, "--parallelism must be a whole number >= 1 (or 0 for the default), got -2"},
 		{"NaN timeout", []string{"sweep", "--dry-run", "--timeout", "NaN"}, 2, "--timeout must be a number of seconds > 0 and <= 31536000 (a year; or 0 for the default), got NaN"},
 		{"negative timeout", []string{"sweep", "--dry-run", "--timeout", "-1"}, 2, "--timeout must be a number of seconds > 0"},
