@@ -626,6 +626,14 @@ func TestEnvironmentReferences(t *testing.T) {
 		`engine.workers.aggregated.scheduler.max_sequences=VALUE`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("a reference in an int field: %v; want one error containing %q", err, want)
 	}
+	// A field that takes a word beside its number (context_length's max) takes it from the
+	// environment.
+	word := func(string) (string, bool) { return "max", true }
+	if s, err := Parse([]byte(spec), "spec.yaml", []string{"engine.context_length=${CTX}"}, word, results.CheckMetric); err != nil {
+		t.Errorf("a reference in a field with a word: %v", err)
+	} else if x, err := s.Expand(); err != nil || x.Points[0].Config.Engine.ContextLength != 0 {
+		t.Errorf("context_length ${CTX}=max: %v, %+v", err, x)
+	}
 	// A "${" that starts no reference is one error at its field, not a literal every grid point
 	// would refuse; a well-formed reference beside it does not hide it.
 	for _, v := range []string{"${TRACE", "${1X}/t.jsonl", "${TRACE}/${A-B}"} {
@@ -662,6 +670,12 @@ func TestParseRejectsBadDocuments(t *testing.T) {
 	if _, err := Parse([]byte(long.String()), "spec.yaml", nil, nil, results.CheckMetric); err == nil ||
 		!strings.Contains(err.Error(), "the spec has more than 65536 YAML nodes (keys and values), the most a spec may have") {
 		t.Errorf("a long plain spec: %v", err)
+	}
+	// One small alias beside it does not make it the aliases' fault.
+	long.WriteString("y: &n 1\nz: *n\n")
+	if _, err := Parse([]byte(long.String()), "spec.yaml", nil, nil, results.CheckMetric); err == nil ||
+		!strings.Contains(err.Error(), "the spec has more than 65536 YAML nodes") {
+		t.Errorf("a long plain spec with an alias: %v", err)
 	}
 }
 

@@ -279,12 +279,12 @@ func (s *Spec) lockstepWarning(cfg *config.Config) string {
 	if len(above) == 0 {
 		return ""
 	}
-	which := "the points at concurrency " + strings.Join(above, ", ")
+	which := "the points at concurrency " + strings.Join(above, ", ") + " measure"
 	if len(above) == len(concurrency) {
-		which = "every point (concurrency " + strings.Join(above, ", ") + ")"
+		which = "every point (concurrency " + strings.Join(above, ", ") + ") measures"
 	}
 	return fmt.Sprintf("%s: traffic.source.%s and %s are fixed: under a concurrency load requests of one length fall into step "+
-		"(batched together, they finish together and come back together), so %s measures those waves, not a steady state, "+
+		"(batched together, they finish together and come back together), so %s those waves, not a steady state, "+
 		"and the points' ranking can move with the run's length; draw them from a distribution, e.g. %s: {distribution: "+
 		"uniform, min: ..., max: ...}", s.at("traffic.source."+out), in, out, which, out)
 }

@@ -390,12 +390,15 @@ func (p *parser) errorf(path, format string, args ...any) {
 // comments removed.
 func (p *parser) flatten(n *yaml.Node) (*yaml.Node, error) {
 	var cp func(n *yaml.Node, depth int) *yaml.Node
-	aliases := false
+	viaAliases := 0 // the nodes copied from an alias's target
 	cp = func(n *yaml.Node, depth int) *yaml.Node {
 		for n.Kind == yaml.AliasNode && n.Alias != nil && depth < 64 {
-			n, depth, aliases = n.Alias, depth+1, true
+			n, depth = n.Alias, depth+1
 		}
 		p.nodes++
+		if depth > 0 {
+			viaAliases++
+		}
 		if p.nodes > maxTreeNodes || depth >= 64 {
 			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
 		}
@@ -410,7 +413,7 @@ func (p *parser) flatten(n *yaml.Node) (*yaml.Node, error) {
 		return c
 	}
 	out := cp(n, 0)
-	if p.nodes > maxTreeNodes && aliases {
+	if p.nodes > maxTreeNodes && p.nodes-viaAliases <= maxTreeNodes {
 		return nil, config.Errors{{File: p.file, Msg: fmt.Sprintf("the spec expands to more than %d YAML nodes (keys and values) through its aliases; write it out plainly", maxTreeNodes)}}
 	}
 	if p.nodes > maxTreeNodes {
@@ -475,8 +478,9 @@ func (p *parser) walk(n *yaml.Node, path string) {
 			p.errorf(path, msgAutoHardware)
 		}
 		if n.ShortTag() == "!!str" && strings.Contains(n.Value, "${") {
-			if f, ok := config.Lookup(path); ok && f.Kind != config.KindString && f.Kind != config.KindList {
-				// The reference would fill a string, which the field then refuses as one.
+			if f, ok := config.Lookup(path); ok && f.Kind != config.KindString && f.Kind != config.KindList && f.Word == "" {
+				// The reference would fill a string, which the field then refuses as one (a field
+				// that also takes a word, e.g. context_length's max, may take it from the environment).
 				p.errorf(path, "%q: an environment reference fills string values only (file paths, names), and this field takes %s; "+
 					"write the value, or override the field with %s", n.Value, f.Want(), setHint(path))
 				return

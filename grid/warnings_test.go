@@ -47,7 +47,7 @@ func TestLockstepWarning(t *testing.T) {
 		want string // a substring of the one warning, or "" for none
 	}{
 		{"ramped", []string{"traffic.load.ramp_seconds=5"}, "so every point (concurrency 4) measures those waves"},
-		{"some concurrencies above 1", []string{"traffic.load.concurrency={choices: [1, 4, 16]}"}, "so the points at concurrency 4, 16 measure"},
+		{"some concurrencies above 1", []string{"traffic.load.concurrency={choices: [1, 4, 16]}"}, "so the points at concurrency 4, 16 measure those waves, not a steady state"},
 		{"sessions", []string{"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 64, output_tokens_per_turn: 8, session: {turns: 2}}",
 			"traffic.stop={sessions: 10}"}, "traffic.source.new_input_tokens_per_turn and output_tokens_per_turn are fixed"},
 		{"a --set length", []string{"traffic.source.output_tokens={choices: [16, 32]}"}, "spec.yaml (--set traffic.source.output_tokens={choices: [16, 32]}): traffic.source.input_tokens"},

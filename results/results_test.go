@@ -862,8 +862,8 @@ func TestOpenJournalRefusesOtherFiles(t *testing.T) {
 }
 
 // Another Parquet table in results.parquet's place (the front's ties table, a probe table, another
-// tool's) is refused naming the columns it lacks, where its rows decoded as failed points of no
-// configuration and the report said so.
+// tool's) is refused naming the columns it lacks: read as results, its rows would decode as failed
+// points of no configuration.
 func TestReadParquetRefusesAnotherTable(t *testing.T) {
 	type tie struct {
 		FrontRank   int    `parquet:"front_rank"`

@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -43,10 +42,7 @@ type ShardOutcome struct {
 func RunShard(ctx context.Context, x *grid.Expansion, sh grid.Shard, files ShardFiles, opts Options, examplePrices bool) (*ShardOutcome, error) {
 	points := x.ShardPoints(sh)
 	if err := x.MaterializeContext(ctx, points); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("interrupted while preparing the shard's points' configs, before any was simulated: %w", err)
-		}
-		return nil, err
+		return nil, err // ctx's error when interrupted: nothing simulated, the journal not opened
 	}
 	if err := os.MkdirAll(filepath.Dir(files.Part), 0o755); err != nil {
 		return nil, err

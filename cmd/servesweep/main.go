@@ -316,5 +316,8 @@ func flagValueError(err error) error {
 	}
 	want := map[string]string{"Bool": "true or false (or no value, which means true)", "Int": "a whole number",
 		"Uint": "a whole number >= 0", "Float": "a number"}[m[3]]
-	return fmt.Errorf("%s takes %s, got %q", strings.TrimSuffix(m[2], " flag"), want, m[1])
+	if strings.HasSuffix(err.Error(), "value out of range") {
+		return fmt.Errorf("%s takes %s, got %q, which is out of range", m[2], want, m[1])
+	}
+	return fmt.Errorf("%s takes %s, got %q", m[2], want, m[1])
 }

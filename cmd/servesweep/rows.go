@@ -258,6 +258,11 @@ func openResultsTable(dir, path string) (*table, error) {
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("--results %s: %w", dir, err)}
 	}
+	// Another Parquet table in its place (the front's ties table, a probe table, another tool's).
+	if msg := results.MissingResultsColumns(t.names); msg != "" {
+		t.f.Close()
+		return nil, &usageError{fmt.Errorf("--results %s: %s: %s", dir, path, msg)}
+	}
 	return t, nil
 }
 
@@ -312,10 +317,6 @@ func openTable(path string) (*table, error) {
 	t.names = results.ColumnNames(pf.Schema())
 	for i, name := range t.names {
 		t.index[name] = i
-	}
-	if msg := results.MissingResultsColumns(t.names); msg != "" {
-		f.Close()
-		return nil, fmt.Errorf("%s: %s", path, msg)
 	}
 	return t, nil
 }

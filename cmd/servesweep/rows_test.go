@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/servesweep/servesweep/results"
 )
 
@@ -376,5 +377,37 @@ func TestParetoFileIsDirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(recs); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("report --overwrite wrote %s before refusing (%v)", recs, err)
+	}
+}
+
+// A front whose tie group is listed in full only in pareto_ties.parquet (more tied points than
+// pareto.json keeps) prints with --front: the ties table is read as what it is, not refused as a
+// results table without the results' columns.
+func TestRowsFrontReadsTheTiesTable(t *testing.T) {
+	dir := rowsSweep(t)
+	path := filepath.Join(dir, results.ParetoFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	first := doc["front"].([]any)[0].(map[string]any)
+	first["tied_point_count"] = results.MaxTiedPointIDs + 400
+	if data, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ties := []results.TieRow{{FrontRank: 1, PointID: first["point_id"].(string), TiedPointID: first["point_id"].(string)}}
+	if err := parquet.WriteFile(filepath.Join(dir, results.TiesFile), ties); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "rows", "--results", dir, "--front", "--columns", "point_id")
+	if code != 0 || !strings.Contains(out, first["point_id"].(string)) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the front's rows", code, out, errs)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -144,6 +145,12 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	}
 	start := time.Now()
 	so, err := sweep.RunShard(ctx, x, sh.Shard, files, run, examplePrices(opts, x.Spec))
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Interrupted while its points' configs were prepared, before any ran: the claim of a
+		// journal never opened is discarded (a journal with records is kept), as a whole sweep's.
+		_, _ = results.DiscardEmptyJournal(files.Journal)
+		return &interruptedError{fmt.Sprintf("interrupted while preparing the points' configs of shard %s: nothing was simulated", sh.Shard)}
+	}
 	if err != nil {
 		return lockedErr(err, fmt.Sprintf("shard %s of --output-dir %s", sh.Shard, opts.OutputDir))
 	}

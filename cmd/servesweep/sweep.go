@@ -19,6 +19,7 @@ import (
 	"github.com/servesweep/servesweep/examples"
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/servesweep/servesweep/sim/timing/opdb"
@@ -260,9 +261,59 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	return finishSweep(io, opts, x, out, time.Since(start), exportTargets)
 }
 
-// bytesPerPoint is the memory an unsharded sweep holds per selected point while it runs: the
-// point's decoded config and YAML, then its row (a 200,200-point grid of one-request runs peaked
-// at 4.7 GB and an 800,800-point one at 19.4 GB, 2026-12-06: about 24 KB a point).
+// exportPoolsWarning warns, before a sweep with --export runs, about its points whose fixed KV
+// pool their GPU cannot hold (sim.PoolsBeyondMemory): export refuses the launch files of such a
+// point, so a recommended one would fail the export only after the whole sweep. "" when none;
+// all says every point is such a one (the sweep refuses to start).
+func exportPoolsWarning(points []grid.Point) (msg string, all bool) {
+	n, example := 0, ""
+	for i := range points {
+		if ps := sim.PoolsBeyondMemory(points[i].Config); len(ps) > 0 {
+			if n == 0 {
+				example = fmt.Sprintf("point %s: %s: %s", points[i].ID, ps[0].Path, ps[0].Msg)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("--export: %d of %d points hold a fixed KV pool their GPU cannot, whose launch files export refuses "+
+		"(e.g. %s); a recommended one fails the export after the sweep: derive such pools from the memory "+
+		"(kv_cache.capacity {type: default}) or give fewer blocks", n, len(points), example), n == len(points)
+}
+
+// reportFlags returns the servesweep report flags that turn analysis settings have into want
+// (target, objectives, GPU bounds, strict SLA), and false when they differ in a setting report
+// takes no flag for (min_goodput_rps): report keeps the sweep's value of it.
+func reportFlags(have, want optimization.Settings) ([]string, bool) {
+	if have.MinGoodputRPS != want.MinGoodputRPS {
+		return nil, false
+	}
+	var flags []string
+	if have.Target != want.Target {
+		flags = append(flags, "--target "+want.Target)
+	}
+	if !slices.Equal(have.Objectives, want.Objectives) {
+		for _, o := range want.Objectives {
+			flags = append(flags, "--objective "+o.String())
+		}
+	}
+	if have.MinGPUs != want.MinGPUs {
+		flags = append(flags, fmt.Sprintf("--min-gpus %d", want.MinGPUs))
+	}
+	if have.MaxGPUs != want.MaxGPUs {
+		flags = append(flags, fmt.Sprintf("--max-gpus %d", want.MaxGPUs))
+	}
+	if have.StrictSLA != want.StrictSLA {
+		flags = append(flags, fmt.Sprintf("--strict-sla=%t", want.StrictSLA))
+	}
+	return flags, len(flags) > 0
+}
+
+// bytesPerPoint is the memory an unsharded sweep holds per selected point while it runs, in
+// bytes: the point's decoded config and YAML, then its row (a 200,200-point grid of one-request
+// runs peaked at 4.7 GB and an 800,800-point one at 19.4 GB, 2026-12-06: about 24 KiB a point).
 const bytesPerPoint = 24 << 10
 
 // largeGrid is the selected point count from which a sweep says how much memory its points take
@@ -277,9 +328,9 @@ const largeGrid = 100_000
 func materializePoints(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Expansion, freshJournal bool) error {
 	if n := len(x.Points); n >= largeGrid {
 		need := float64(n) * bytesPerPoint / (1 << 30)
-		fmt.Fprintf(io.Err, "servesweep: preparing the configs of %d points: about %.1f GB of memory while the sweep runs\n", n, need)
+		fmt.Fprintf(io.Err, "servesweep: preparing the configs of %d points: about %.1f GiB of memory while the sweep runs\n", n, need)
 		if avail, ok := availableMemoryGiB(); ok && need > avail {
-			fmt.Fprintf(io.Err, "warning: %d points need about %.1f GB, more than the %.1f GB this machine has available: "+
+			fmt.Fprintf(io.Err, "warning: %d points need about %.1f GiB, more than the %.1f GiB this machine has available: "+
 				"run the sweep in shards (--shard I/N, one after the other or on several machines; each holds its own points), "+
 				"then servesweep merge --results %s\n", n, need, avail, opts.OutputDir)
 		}
@@ -294,24 +345,41 @@ func materializePoints(ctx context.Context, io ioStreams, opts *sweepOptions, x 
 	return err
 }
 
-// availableMemoryGiB is the memory the system can give a new process without swapping
-// (/proc/meminfo's MemAvailable, in GiB), and false where that file is not (not Linux).
+// availableMemoryGiB is the memory a new process can take without swapping, in GiB: the
+// system's MemAvailable (/proc/meminfo), or less when the process's cgroup (v2) caps its memory
+// below that (memory.max less memory.current, as in a container with a memory limit); false
+// where /proc/meminfo is not (not Linux).
 func availableMemoryGiB() (float64, bool) {
 	data, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0, false
 	}
+	avail, ok := 0.0, false
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			f := strings.Fields(rest)
-			if len(f) >= 1 {
+		if rest, found := strings.CutPrefix(line, "MemAvailable:"); found {
+			if f := strings.Fields(rest); len(f) >= 1 {
 				if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
-					return kb / (1 << 20), true
+					avail, ok = kb/(1<<20), true
 				}
 			}
 		}
 	}
-	return 0, false
+	if !ok {
+		return 0, false
+	}
+	read := func(name string) (float64, bool) {
+		b, err := os.ReadFile("/sys/fs/cgroup/" + name)
+		if err != nil {
+			return 0, false
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64) // "max" (no limit) fails here
+		return v, err == nil
+	}
+	if limit, ok := read("memory.max"); ok {
+		used, _ := read("memory.current")
+		avail = min(avail, max(limit-used, 0)/(1<<30))
+	}
+	return avail, true
 }
 
 // checkSweepFlags refuses (exit 2) a bad --format, --show, --parallelism or --timeout, and
@@ -410,6 +478,14 @@ func expandSweep(io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTarge
 	if err := checkExportBackends(spec.File, exportTargets, x.Points); err != nil {
 		return nil, err
 	}
+	if len(exportTargets) > 0 {
+		switch w, all := exportPoolsWarning(x.Points); {
+		case all: // no recommendation could be exported: refused before anything runs
+			return nil, &usageError{errors.New(w + "; or sweep without --export")}
+		case w != "":
+			fmt.Fprintln(io.Err, "warning: "+w)
+		}
+	}
 	for _, w := range x.Warnings {
 		fmt.Fprintln(io.Err, "warning: "+w)
 	}
@@ -453,10 +529,18 @@ func prepareWholeSweep(opts *sweepOptions, x *grid.Expansion) (fresh bool, err e
 	var de *sweep.DirError
 	if errors.As(err, &de) && de.Problem == sweep.DirOtherSpec {
 		if m, _ := results.ReadManifest(opts.OutputDir); m != nil && x.SpecHashWith(m.Settings) == de.Hash {
-			return false, &usageError{fmt.Errorf("--output-dir %s holds this sweep's points analyzed with other settings "+
-				"(optimization: target, objectives, GPU bounds, strict_sla or min_goodput_rps); re-analyze its rows with them: "+
-				"servesweep report --results %s --output-dir DIR with --target, --objective, --min-gpus/--max-gpus as needed "+
-				"(report --help), without simulating again; or pass --overwrite to run the sweep anew", opts.OutputDir, opts.OutputDir)}
+			if flags, ok := reportFlags(m.Settings, x.Spec.Optimization.Settings()); ok {
+				rerun := fmt.Sprintf("servesweep report --results %s --output-dir DIR %s", shellQuote(opts.OutputDir), strings.Join(flags, " "))
+				if m.Incomplete() {
+					return false, &usageError{fmt.Errorf("--output-dir %s holds this sweep's points, not all finished, under other "+
+						"analysis settings: finish it with the optimization section it was started with (rerun that spec into it), "+
+						"then apply the new settings without simulating again: %s; or pass --overwrite to run the sweep anew",
+						opts.OutputDir, rerun)}
+				}
+				return false, &usageError{fmt.Errorf("--output-dir %s holds this sweep's points analyzed with other settings; "+
+					"apply the new ones to its rows without simulating again: %s; or pass --overwrite to run the sweep anew",
+					opts.OutputDir, rerun)}
+			}
 		}
 	}
 	if err != nil {

@@ -466,6 +466,7 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 		{"no domain, bad --set", []string{"sweep", "-c", "../../examples/synthetic.yaml", "--dry-run", "--set", "engine.backend=vLLM"}, 2,
 			`error: ../../examples/synthetic.yaml (--set engine.backend=vLLM): engine.backend: must be one of vllm, sglang, trtllm, got "vLLM"` + "\n"},
 		{"bad flag", []string{"sweep", "--parallelism", "x"}, 2, `--parallelism takes a whole number, got "x"`},
+		{"flag out of range", []string{"sweep", "--parallelism", "99999999999999999999"}, 2, `--parallelism takes a whole number, got "99999999999999999999", which is out of range`},
 		{"negative parallelism", []string{"sweep", "--dry-run", "--parallelism", "-2"}, 2, "--parallelism must be a whole number >= 1 (or 0 for the default), got -2"},
 		{"NaN timeout", []string{"sweep", "--dry-run", "--timeout", "NaN"}, 2, "--timeout must be a number of seconds > 0 and <= 31536000 (a year; or 0 for the default), got NaN"},
 		{"negative timeout", []string{"sweep", "--dry-run", "--timeout", "-1"}, 2, "--timeout must be a number of seconds > 0"},
@@ -808,10 +809,11 @@ func TestSweepRefusesAnotherSpecsDirectory(t *testing.T) {
 	// them without simulating.
 	objective := append(slices.Clone(args), "--set", "optimization.objectives=[{metric: p99_ttft_ms, direction: minimize}]")
 	code, _, errs = runCLI(t, objective...)
-	if code != exitConfigError || !strings.Contains(errs, "holds this sweep's points analyzed with other settings") ||
-		!strings.Contains(errs, "servesweep report --results "+dir) {
+	if code != exitConfigError || !strings.Contains(errs, "holds this sweep's points analyzed with other settings; apply the new ones "+
+		"to its rows without simulating again: servesweep report --results "+dir+" --output-dir DIR --objective min:p99_ttft_ms;") {
 		t.Fatalf("other objectives: exit %d %q", code, errs)
 	}
+
 	if code, _, errs := runCLI(t, append(other, "--overwrite")...); code != 0 {
 		t.Fatalf("--overwrite: exit %d %s", code, errs)
 	}
@@ -1035,8 +1037,8 @@ func TestSweepNotesModelOrganization(t *testing.T) {
 }
 
 // A sweep over a trace resumes only with the trace's contents it ran: the trace edited in place
-// (same path, so the same point IDs) gives another spec hash and the resume is refused, where it
-// had reused the old rows; restored, the trace resumes the sweep.
+// (same path, so the same point IDs) gives another spec hash and the resume is refused rather than
+// reusing rows of the old contents; restored, the trace resumes the sweep.
 func TestSweepRefusesAnEditedTrace(t *testing.T) {
 	src, err := os.ReadFile(shippedTrace)
 	if err != nil {
@@ -1087,5 +1089,52 @@ func TestSweepInterruptedWhilePreparing(t *testing.T) {
 	other := append(slices.Clone(args), "--set", "traffic.load.concurrency=8")
 	if code, _, errs := runCLI(t, other...); code != 0 {
 		t.Errorf("another spec in the directory: exit %d %s", code, errs)
+	}
+	// So does a shard: its journal's claim goes too.
+	sharded := filepath.Join(t.TempDir(), "sharded")
+	args = append([]string{"sweep", "-q", "--output-dir", sharded, "--shard", "0/2"}, tinyAggregated...)
+	errb.Reset()
+	code = run(ctx, args, ioStreams{Out: &out, Err: &errb})
+	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted while preparing the points' configs of shard 0/2: nothing was simulated") {
+		t.Fatalf("shard: exit %d, stderr %q; want 130 naming the preparation", code, errb.String())
+	}
+	if code, _, errs := runCLI(t, append(slices.Clone(args), "--set", "traffic.load.concurrency=8")...); code != 0 {
+		t.Errorf("another spec's shard in the directory: exit %d %s", code, errs)
+	}
+}
+
+// reportFlags gives the report flags of the settings that differ, and refuses a difference report
+// has no flag for (min_goodput_rps: report would keep the sweep's).
+func TestReportFlags(t *testing.T) {
+	have := optimization.Settings{Target: "pareto", Objectives: optimization.DefaultObjectives(), MaxGPUs: 8}
+	want := have
+	want.Target, want.MaxGPUs, want.StrictSLA = "throughput", 16, true
+	want.Objectives = []optimization.Objective{{Metric: "p99_ttft_ms", Direction: optimization.Minimize}}
+	flags, ok := reportFlags(have, want)
+	if !ok || !slices.Equal(flags, []string{"--target throughput", "--objective min:p99_ttft_ms", "--max-gpus 16", "--strict-sla=true"}) {
+		t.Errorf("flags %q, %v", flags, ok)
+	}
+	want = have
+	want.MinGoodputRPS = 2
+	if flags, ok := reportFlags(have, want); ok {
+		t.Errorf("min_goodput_rps: flags %q; want none (report has no flag for it)", flags)
+	}
+	if flags, ok := reportFlags(have, have); ok {
+		t.Errorf("equal settings: flags %q; want none", flags)
+	}
+}
+
+// sweep --export over points whose fixed KV pool no GPU of theirs holds (the seed's 32,768
+// blocks) is refused before anything runs: export would refuse every recommendation's launch
+// files, after the whole sweep.
+func TestSweepExportRefusesPoolsBeyondMemoryUpFront(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	code, _, errs := runCLI(t, "sweep", "-q", "-c", "../../examples/synthetic.yaml", "--set", "traffic.stop={requests: 20}",
+		"--set", "engine.workers.aggregated.scheduler.max_sequences={choices: [8, 16]}", "--export", "vllm", "--output-dir", dir)
+	if code != exitConfigError || !strings.Contains(errs, "--export: 2 of 2 points hold a fixed KV pool their GPU cannot") {
+		t.Fatalf("exit %d %q; want exit 2 before the run", code, errs)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused sweep wrote %s (%v)", dir, err)
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// Errors prints its first MaxErrorLines errors one per line and counts the rest on one more line:
-// a config of 700,000 misspelt keys printed 700,001 lines.
+// Errors prints its first MaxErrorLines errors one per line and counts the rest on one more line,
+// so that a config of thousands of misspelt keys gets a message of bounded length.
 func TestErrorsPrintAtMostMaxErrorLines(t *testing.T) {
 	var es Errors
 	for i := range MaxErrorLines + 250 {
