@@ -214,15 +214,7 @@ func TestRowsFrontInFrontOrder(t *testing.T) {
 // is exit 2 saying so, not a silently shorter front.
 func TestRowsFrontRefusesAStalePareto(t *testing.T) {
 	dir := rowsSweep(t)
-	path := filepath.Join(dir, results.ParetoFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	path, doc := readParetoDoc(t, dir)
 	front := doc["front"].([]any)
 	front[0].(map[string]any)["point_id"] = "deadbeef0000"
 	write := func() {
@@ -385,18 +377,11 @@ func TestParetoFileIsDirectory(t *testing.T) {
 // results table without the results' columns.
 func TestRowsFrontReadsTheTiesTable(t *testing.T) {
 	dir := rowsSweep(t)
-	path := filepath.Join(dir, results.ParetoFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	path, doc := readParetoDoc(t, dir)
 	first := doc["front"].([]any)[0].(map[string]any)
 	first["tied_point_count"] = results.MaxTiedPointIDs + 400
-	if data, err = json.Marshal(doc); err != nil {
+	data, err := json.Marshal(doc)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -410,4 +395,19 @@ func TestRowsFrontReadsTheTiesTable(t *testing.T) {
 	if code != 0 || !strings.Contains(out, first["point_id"].(string)) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want the front's rows", code, out, errs)
 	}
+}
+
+// readParetoDoc returns the path of dir's pareto.json and the document it holds, for tests to edit.
+func readParetoDoc(t *testing.T, dir string) (string, map[string]any) {
+	t.Helper()
+	path := filepath.Join(dir, results.ParetoFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return path, doc
 }
