@@ -143,6 +143,8 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	if err := checkShardDir(opts, sh.Shard, files, hash); err != nil {
 		return err
 	}
+	release := holdSweepMemory(len(x.ShardPoints(sh.Shard)))
+	defer release()
 	start := time.Now()
 	so, err := sweep.RunShard(ctx, x, sh.Shard, files, run, examplePrices(opts, x.Spec))
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -1136,5 +1137,35 @@ func TestSweepExportRefusesPoolsBeyondMemoryUpFront(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the refused sweep wrote %s (%v)", dir, err)
+	}
+}
+
+// From largeGrid points a sweep runs under a soft memory limit of 85 % of the available memory,
+// put back when it ends; a smaller sweep, or a GOMEMLIMIT the user set, leaves the runtime's alone.
+func TestHoldSweepMemory(t *testing.T) {
+	avail, ok := availableMemoryGiB()
+	if !ok {
+		t.Skip("no /proc/meminfo: the limit is not set")
+	}
+	t.Setenv("GOMEMLIMIT", "")
+	os.Unsetenv("GOMEMLIMIT")
+	before := debug.SetMemoryLimit(-1)
+	release := holdSweepMemory(largeGrid)
+	got := debug.SetMemoryLimit(-1)
+	release()
+	if want := int64(0.85 * avail * (1 << 30)); math.Abs(float64(got-want)) > 0.05*float64(want) {
+		t.Errorf("limit %d, want about %d (85 %% of %.1f GiB available)", got, want, avail)
+	}
+	if after := debug.SetMemoryLimit(-1); after != before {
+		t.Errorf("limit after release %d, want %d as before", after, before)
+	}
+	holdSweepMemory(largeGrid - 1)()
+	if l := debug.SetMemoryLimit(-1); l != before {
+		t.Errorf("a smaller sweep set the limit to %d", l)
+	}
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	holdSweepMemory(largeGrid)()
+	if l := debug.SetMemoryLimit(-1); l != before {
+		t.Errorf("under GOMEMLIMIT the limit became %d", l)
 	}
 }
