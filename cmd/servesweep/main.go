@@ -302,12 +302,13 @@ func refuseRepeats(cmd *cobra.Command) {
 	}
 }
 
-// flagValueRE matches pflag's message for a flag value its type cannot parse, e.g. `invalid
-// argument "maybe" for "--capture-per-request" flag: strconv.ParseBool: parsing "maybe": invalid
-// syntax`.
-var flagValueRE = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: strconv\.Parse(Bool|Int|Uint|Float): .*$`)
+// flagValueRE matches pflag's message for a flag value its type cannot parse: strconv's, e.g.
+// `invalid argument "maybe" for "--capture-per-request" flag: strconv.ParseBool: parsing "maybe":
+// invalid syntax`, or decimalInt's and decimalFloat's (`... flag: "0x10" is not a whole number in
+// decimal`).
+var flagValueRE = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (?:strconv\.Parse(Bool|Int|Uint|Float): .*|".*" is (?:not a (whole number|number) in decimal|(out of range)))$`)
 
-// flagValueError says what a flag of a parsed type takes instead of pflag's strconv message; other
+// flagValueError says what a flag of a parsed type takes instead of the parser's message; other
 // errors pass unchanged.
 func flagValueError(err error) error {
 	m := flagValueRE.FindStringSubmatch(err.Error())
@@ -315,8 +316,9 @@ func flagValueError(err error) error {
 		return err
 	}
 	want := map[string]string{"Bool": "true or false (or no value, which means true)", "Int": "a whole number",
-		"Uint": "a whole number >= 0", "Float": "a number"}[m[3]]
-	if strings.HasSuffix(err.Error(), "value out of range") {
+		"Uint": "a whole number >= 0", "Float": "a number", "whole number": "a whole number in decimal",
+		"number": "a number in decimal notation", "out of range": "a whole number"}[m[3]+m[4]+m[5]]
+	if strings.HasSuffix(err.Error(), "value out of range") || m[5] != "" {
 		return fmt.Errorf("%s takes %s, got %q, which is out of range", m[2], want, m[1])
 	}
 	return fmt.Errorf("%s takes %s, got %q", m[2], want, m[1])

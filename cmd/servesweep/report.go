@@ -78,9 +78,9 @@ nothing is printed on stdout.`,
 	f.StringArrayVar(&opts.Objectives, "objective", nil, "Pareto objective max:METRIC or min:METRIC (repeatable)")
 	f.StringVar(&opts.Target, "target", "", "pareto or a scalar target: throughput, throughput_per_gpu, throughput_per_user, goodput, goodput_per_gpu, ttft, e2e_latency, min_gpus")
 	f.BoolVar(&opts.StrictSLA, "strict-sla", false, "drop points whose mean TTFT/TPOT/E2E break evaluation.sla")
-	f.IntVar(&opts.MinGPUs, "min-gpus", 0, "least GPUs of a candidate (0: no bound)")
-	f.IntVar(&opts.MaxGPUs, "max-gpus", 0, "most GPUs of a candidate (0: no bound)")
-	f.Float64Var(&opts.MaxRejectedRatio, "max-rejected-ratio", 0, "largest share of its offered requests, from 0 to 1, a degraded point "+
+	intFlag(f, &opts.MinGPUs, "min-gpus", 0, "least GPUs of a candidate (0: no bound)")
+	intFlag(f, &opts.MaxGPUs, "max-gpus", 0, "most GPUs of a candidate (0: no bound)")
+	floatFlag(f, &opts.MaxRejectedRatio, "max-rejected-ratio", 0, "largest share of its offered requests, from 0 to 1, a degraded point "+
 		"may have rejected or truncated (stopped short of their output) and stay a candidate (default: the sweep's, else 0)")
 	addFormatFlag(cmd, &opts.Format, "the recommended points and the report's path")
 	addExportFlag(cmd, &opts.Export)

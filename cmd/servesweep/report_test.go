@@ -259,7 +259,7 @@ func TestReportMaxRejectedRatio(t *testing.T) {
 		}
 	}
 	if code, _, errs := runCLI(t, "report", "--results", dir, "--max-rejected-ratio", "half"); code != exitConfigError ||
-		!strings.Contains(errs, `--max-rejected-ratio takes a number, got "half"`) {
+		!strings.Contains(errs, `--max-rejected-ratio takes a number in decimal notation, got "half"`) {
 		t.Errorf("--max-rejected-ratio half: exit %d %q", code, errs)
 	}
 	m.Settings.MaxRejectedRatio = 3

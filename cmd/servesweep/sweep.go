@@ -139,20 +139,20 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 	f.StringArrayVar(&opts.Sets, "set", nil, "override PATH=YAML after loading (repeatable; may set domains)")
 	f.StringVar(&opts.OutputDir, "output-dir", "./servesweep-sweep", "directory for the journal, results.parquet and the report")
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "start over: delete the sweep files in --output-dir (journal included) first")
-	f.IntVar(&opts.Parallelism, "parallelism", 0, "points simulated at once, >= 1; 0 means the default: optimizer.parallelism, else the number of CPUs")
-	f.Float64Var(&opts.TimeoutSeconds, "timeout", 0, "host seconds per point before it is timed_out, > 0; 0 means the default: "+
+	intFlag(f, &opts.Parallelism, "parallelism", 0, "points simulated at once, >= 1; 0 means the default: optimizer.parallelism, else the number of CPUs")
+	floatFlag(f, &opts.TimeoutSeconds, "timeout", 0, "host seconds per point before it is timed_out, > 0; 0 means the default: "+
 		"optimizer.candidate_timeout_seconds, else 600")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the point count and the first points without simulating")
 	f.BoolVar(&opts.PrintSpec, "print-spec", false, "print the built-in spec (examples/default-sweep.yaml) on stdout and exit, e.g. "+
 		"> my-sweep.yaml to edit and run with -c")
-	f.IntVar(&opts.Show, "show", 10, "with --dry-run, how many points to list, >= 0")
+	intFlag(f, &opts.Show, "show", 10, "with --dry-run, how many points to list, >= 0")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
 	f.BoolVar(&opts.AllowEmptyMode, "allow-empty-mode", false, "when a mode of engine.mode's domain has no valid point, "+
 		"warn and sweep the other modes (default: exit 2 naming the mode and why its points were filtered); an error every invalid "+
 		"point of the mode shares is the spec's and stays exit 2")
 	f.StringVar(&opts.Shard, "shard", "", "run only shard I of N (0-based), e.g. 2/4, and write results/part-IIIII-of-NNNNN.parquet "+
 		"(default: from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID when set)")
-	f.IntVar(&opts.ShardCount, "shard-count", 0, "the shard count N when the index comes from JOB_COMPLETION_INDEX or "+
+	intFlag(f, &opts.ShardCount, "shard-count", 0, "the shard count N when the index comes from JOB_COMPLETION_INDEX or "+
 		"SLURM_ARRAY_TASK_ID (default: SERVESWEEP_SHARD_COUNT, else SLURM_ARRAY_TASK_COUNT)")
 	addFormatFlag(cmd, &opts.Format, "the counts and the Pareto front (with --dry-run: the grid and the first points)")
 	addExportFlag(cmd, &opts.Export)
@@ -287,10 +287,12 @@ func exportPoolsWarning(points []grid.Point) (msg string, all bool) {
 }
 
 // reportFlags returns the servesweep report flags that turn analysis settings have into want
-// (target, objectives, GPU bounds, strict SLA), and false when they differ in a setting report
-// takes no flag for (min_goodput_rps): report keeps the sweep's value of it.
+// (target, objectives, GPU bounds, strict SLA, max rejected ratio), and false when they differ in
+// a setting report takes no flag for (min_goodput_rps, the cost bounds): report keeps the sweep's
+// value of it, so its ranking would not be the one asked for.
 func reportFlags(have, want optimization.Settings) ([]string, bool) {
-	if have.MinGoodputRPS != want.MinGoodputRPS {
+	if have.MinGoodputRPS != want.MinGoodputRPS || have.MaxCostUSDPerHour != want.MaxCostUSDPerHour ||
+		have.MaxUSDPerMillionOutputTokens != want.MaxUSDPerMillionOutputTokens {
 		return nil, false
 	}
 	var flags []string
@@ -311,6 +313,9 @@ func reportFlags(have, want optimization.Settings) ([]string, bool) {
 	if have.StrictSLA != want.StrictSLA {
 		flags = append(flags, fmt.Sprintf("--strict-sla=%t", want.StrictSLA))
 	}
+	if have.MaxRejectedRatio != want.MaxRejectedRatio {
+		flags = append(flags, "--max-rejected-ratio "+strconv.FormatFloat(want.MaxRejectedRatio, 'g', -1, 64))
+	}
 	return flags, len(flags) > 0
 }
 
@@ -318,9 +323,9 @@ func reportFlags(have, want optimization.Settings) ([]string, bool) {
 // while it runs, in bytes: its decoded config and YAML, then its row. The first is the peak RSS
 // with the Go runtime's default collection (the heap grows to about twice what is live between
 // collections), the second under a soft memory limit that keeps the heap near what is live
-// (holdSweepMemory). Measured 2026-12-06 on a 200,200-point grid of one-request runs: 4.7 GB peak
-// RSS (24 KiB a point; 19.4 GB for an 800,800-point one), 2.8 GB under a 2.5 GiB limit (14 KiB a
-// point, for 149 instead of about 135 CPU-s).
+// (holdSweepMemory). Measured 2026-12-06 on a 200,200-point grid of one-request runs: 5.0 GB peak
+// RSS and 111 CPU-s (24 KiB a point; 19.4 GB for an 800,800-point one), 2.8 GB and 149 CPU-s under
+// a 2.5 GiB limit (14 KiB a point).
 const (
 	bytesPerPoint     = 24 << 10
 	liveBytesPerPoint = 14 << 10

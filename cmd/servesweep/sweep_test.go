@@ -466,7 +466,9 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 		// A spec without a domain is one config: an error a --set gave names the --set, as predict's does.
 		{"no domain, bad --set", []string{"sweep", "-c", "../../examples/synthetic.yaml", "--dry-run", "--set", "engine.backend=vLLM"}, 2,
 			`error: ../../examples/synthetic.yaml (--set engine.backend=vLLM): engine.backend: must be one of vllm, sglang, trtllm, got "vLLM"` + "\n"},
-		{"bad flag", []string{"sweep", "--parallelism", "x"}, 2, `--parallelism takes a whole number, got "x"`},
+		{"bad flag", []string{"sweep", "--parallelism", "x"}, 2, `--parallelism takes a whole number in decimal, got "x"`},
+		{"flag in octal", []string{"sweep", "--dry-run", "--show", "0x10"}, 2, `--show takes a whole number in decimal, got "0x10"`},
+		{"flag with a digit separator", []string{"sweep", "--timeout", "1_0"}, 2, `--timeout takes a number in decimal notation, got "1_0"`},
 		{"flag out of range", []string{"sweep", "--parallelism", "99999999999999999999"}, 2, `--parallelism takes a whole number, got "99999999999999999999", which is out of range`},
 		{"negative parallelism", []string{"sweep", "--dry-run", "--parallelism", "-2"}, 2, "--parallelism must be a whole number >= 1 (or 0 for the default), got -2"},
 		{"NaN timeout", []string{"sweep", "--dry-run", "--timeout", "NaN"}, 2, "--timeout must be a number of seconds > 0 and <= 31536000 (a year; or 0 for the default), got NaN"},
@@ -1109,16 +1111,24 @@ func TestSweepInterruptedWhilePreparing(t *testing.T) {
 func TestReportFlags(t *testing.T) {
 	have := optimization.Settings{Target: "pareto", Objectives: optimization.DefaultObjectives(), MaxGPUs: 8}
 	want := have
-	want.Target, want.MaxGPUs, want.StrictSLA = "throughput", 16, true
+	want.Target, want.MaxGPUs, want.StrictSLA, want.MaxRejectedRatio = "throughput", 16, true, 0.25
 	want.Objectives = []optimization.Objective{{Metric: "p99_ttft_ms", Direction: optimization.Minimize}}
 	flags, ok := reportFlags(have, want)
-	if !ok || !slices.Equal(flags, []string{"--target throughput", "--objective min:p99_ttft_ms", "--max-gpus 16", "--strict-sla=true"}) {
+	if !ok || !slices.Equal(flags, []string{"--target throughput", "--objective min:p99_ttft_ms", "--max-gpus 16", "--strict-sla=true",
+		"--max-rejected-ratio 0.25"}) {
 		t.Errorf("flags %q, %v", flags, ok)
 	}
-	want = have
-	want.MinGoodputRPS = 2
-	if flags, ok := reportFlags(have, want); ok {
-		t.Errorf("min_goodput_rps: flags %q; want none (report has no flag for it)", flags)
+	for name, set := range map[string]func(*optimization.Settings){
+		"min_goodput_rps": func(s *optimization.Settings) { s.MinGoodputRPS = 2 },
+		"max_cost":        func(s *optimization.Settings) { s.MaxCostUSDPerHour = 10 },
+		"max_usd_per_m":   func(s *optimization.Settings) { s.MaxUSDPerMillionOutputTokens = 1 },
+	} {
+		want = have
+		want.Objectives = []optimization.Objective{{Metric: "p99_ttft_ms", Direction: optimization.Minimize}}
+		set(&want)
+		if flags, ok := reportFlags(have, want); ok {
+			t.Errorf("%s: flags %q; want none (report has no flag for it)", name, flags)
+		}
 	}
 	if flags, ok := reportFlags(have, have); ok {
 		t.Errorf("equal settings: flags %q; want none", flags)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/servesweep/servesweep/sim"
@@ -118,10 +117,10 @@ an error, a failed run without any simulated row included, nothing is printed on
 		"), its artifact directory, or a directory of runs (repeatable); needs -c")
 	f.StringVarP(&opts.ConfigPath, "config", "c", "", "with --aiperf: the prediction YAML of the deployment the runs measured")
 	f.StringArrayVar(&opts.Sets, "set", nil, "with --aiperf: override PATH=YAML after loading -c (repeatable)")
-	f.IntVar(&opts.Parallelism, "parallelism", 0, "rows simulated at once, >= 1; 0 means the default: the number of CPUs")
+	intFlag(f, &opts.Parallelism, "parallelism", 0, "rows simulated at once, >= 1; 0 means the default: the number of CPUs")
 	// --parallel was this flag's name before every command used --parallelism; scripts keep
 	// working, with a notice on stderr.
-	f.IntVar(&opts.Parallelism, "parallel", 0, "")
+	intFlag(f, &opts.Parallelism, "parallel", 0, "")
 	_ = f.MarkDeprecated("parallel", "use --parallelism")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the summary: no per-row table, the 20 most frequent notes, skipped rows counted by reason, no fit progress on stderr")
 	f.StringVar(&opts.HoldoutBy, "holdout-by", "", "score on data the model was not fitted on: for each system, backend or model "+
@@ -134,7 +133,7 @@ an error, a failed run without any simulated row included, nothing is printed on
 	f.BoolVar(&opts.OneWorkerPerRole, "assume-one-worker-per-role", false, "simulate a disaggregated row that gives no worker counts "+
 		"as one prefill and one decode worker (noted per row) instead of skipping it; an InferenceX row only where InferenceX's public "+
 		"configuration lists no deployment for it")
-	f.IntVar(&opts.FitEvaluations, "fit-evaluations", 120, "most full validations per fit (--fit, and each fold of --holdout-by), >= 2")
+	intFlag(f, &opts.FitEvaluations, "fit-evaluations", 120, "most full validations per fit (--fit, and each fold of --holdout-by), >= 2")
 	addFormatFlag(cmd, &opts.Format, "per-row, per-group and overall accuracy tables")
 	addSystemsDirFlag(cmd, &opts.SystemsDir)
 	mustFilename(cmd, "measured", "csv")
@@ -303,26 +302,6 @@ func scoreMeasured(ctx context.Context, io ioStreams, opts *validateOptions, row
 	}
 	return rep, fitted, nil
 }
-
-// decimalInt is a flag value read as a base-10 integer only: pflag's int flags read Go
-// literals, so a zero-padded line number such as 010 would name line 8.
-type decimalInt int
-
-// Set parses s in base 10 ("010" is 10; "0x10" is an error).
-func (d *decimalInt) Set(s string) error {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return fmt.Errorf("%q is not a line number (a whole number in decimal)", s)
-	}
-	*d = decimalInt(n)
-	return nil
-}
-
-// String renders the value in decimal.
-func (d *decimalInt) String() string { return strconv.Itoa(int(*d)) }
-
-// Type names the value in usage text.
-func (d *decimalInt) Type() string { return "int" }
 
 // commentText makes CSV text safe inside a YAML comment line: a line break in a cell would
 // otherwise end the comment and put the rest of the cell into the YAML.

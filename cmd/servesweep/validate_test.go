@@ -296,7 +296,7 @@ func TestValidateExplain(t *testing.T) {
 		{"4", "line 4 cannot be simulated: engine.workers.aggregated.kv_cache.capacity: model meta-llama/Llama-3.1-70B (bf16 weights) does not fit"},
 		// Line numbers are decimal: "03" is line 3, a Go literal such as 0x3 is no line number.
 		{"03", "line 3 cannot be simulated: system: unknown hardware"},
-		{"0x3", `"0x3" is not a line number (a whole number in decimal)`},
+		{"0x3", `--explain takes a whole number in decimal, got "0x3"`},
 	} {
 		code, _, errOut := runCLI(t, "validate", "--measured", big, "--explain", c.line)
 		if code != exitConfigError || !strings.Contains(errOut, c.want) {

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// decimalInt is a flag value read as a base-10 integer only: pflag's int flags read Go integer
+// literals, so --show 010 would list 8 points (octal), 0x10 16 and 1_2 12, where a spec's YAML
+// refuses a leading zero. 010 is read as 10.
+type decimalInt int
+
+// Set parses s in base 10 ("010" is 10; "0x10" and "1_2" are errors).
+func (d *decimalInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return fmt.Errorf("%q is out of range", s)
+		}
+		return fmt.Errorf("%q is not a whole number in decimal", s)
+	}
+	*d = decimalInt(n)
+	return nil
+}
+
+// String renders the value in decimal.
+func (d *decimalInt) String() string { return strconv.Itoa(int(*d)) }
+
+// Type names the value in usage text.
+func (d *decimalInt) Type() string { return "int" }
+
+// decimalFloat is a flag value read as a number in decimal notation only: pflag's float flags
+// read Go float literals, so 1_0 would be 10 and 0x1p4 16.
+type decimalFloat float64
+
+// Set parses s as a decimal number (digits, a point, an exponent; inf and nan as strconv reads
+// them); digit separators and hexadecimal floats are errors.
+func (d *decimalFloat) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || strings.ContainsAny(s, "_xXpP") {
+		return fmt.Errorf("%q is not a number in decimal", s)
+	}
+	*d = decimalFloat(f)
+	return nil
+}
+
+// String renders the value as strconv's shortest decimal form.
+func (d *decimalFloat) String() string { return strconv.FormatFloat(float64(*d), 'g', -1, 64) }
+
+// Type names the value in usage text.
+func (d *decimalFloat) Type() string { return "float" }
+
+// intFlag defines an int flag read in decimal only (decimalInt), with default value.
+func intFlag(f *pflag.FlagSet, p *int, name string, value int, usage string) {
+	*p = value
+	f.Var((*decimalInt)(p), name, usage)
+}
+
+// floatFlag defines a float flag read in decimal notation only (decimalFloat), with default value.
+func floatFlag(f *pflag.FlagSet, p *float64, name string, value float64, usage string) {
+	*p = value
+	f.Var((*decimalFloat)(p), name, usage)
+}
