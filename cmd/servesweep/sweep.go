@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +21,7 @@ import (
 	"github.com/servesweep/servesweep/examples"
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
-	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/results/export"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/servesweep/servesweep/sim/timing/opdb"
@@ -264,26 +265,42 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	return finishSweep(io, opts, x, out, time.Since(start), exportTargets)
 }
 
-// exportPoolsWarning warns, before a sweep with --export runs, about its points whose fixed KV
-// pool their GPU cannot hold (sim.PoolsBeyondMemory): export refuses the launch files of such a
-// point, so a recommended one would fail the export only after the whole sweep. "" when none;
-// all says every point is such a one (the sweep refuses to start).
-func exportPoolsWarning(points []grid.Point) (msg string, all bool) {
-	n, example := 0, ""
-	for i := range points {
-		if ps := sim.PoolsBeyondMemory(points[i].Config); len(ps) > 0 {
+// exportProblems exports, before a sweep with --export runs, each distinct deployment of its
+// points for every target (export.Export; points that differ only in what no export reads share
+// one), and says what export would refuse: a fixed KV pool the GPU cannot hold, a vLLM
+// max_batched_tokens below max_sequences, a field a target cannot express. A recommended point of
+// such a deployment would fail the export only after the whole sweep. msg is "" when none would;
+// all says every point would be refused for some target (the sweep refuses to start).
+func exportProblems(points []grid.Point, targets []string) (msg string, all bool) {
+	for _, t := range targets {
+		seen := map[string]error{}
+		n, example := 0, ""
+		for i := range points {
+			cfg := points[i].Config
+			key, err := json.Marshal([]any{cfg.Engine, cfg.Router, cfg.Planner, cfg.Traffic})
+			if err != nil {
+				continue
+			}
+			e, ok := seen[string(key)]
+			if !ok {
+				_, e = export.Export(cfg, t, export.Options{})
+				seen[string(key)] = e
+			}
+			var ces config.Errors
+			if !errors.As(e, &ces) || len(ces) == 0 {
+				continue
+			}
 			if n == 0 {
-				example = fmt.Sprintf("point %s: %s: %s", points[i].ID, ps[0].Path, ps[0].Msg)
+				example = fmt.Sprintf("point %s: %s: %s", points[i].ID, ces[0].Path, ces[0].Msg)
 			}
 			n++
 		}
+		if n > 0 {
+			return fmt.Sprintf("--export %s: %d of %d points are deployments export refuses (e.g. %s); a recommended one fails "+
+				"the export after the sweep", t, n, len(points), example), n == len(points)
+		}
 	}
-	if n == 0 {
-		return "", false
-	}
-	return fmt.Sprintf("--export: %d of %d points hold a fixed KV pool their GPU cannot, whose launch files export refuses "+
-		"(e.g. %s); a recommended one fails the export after the sweep: derive such pools from the memory "+
-		"(kv_cache.capacity {type: default}) or give fewer blocks", n, len(points), example), n == len(points)
+	return "", false
 }
 
 // reportFlags returns the servesweep report flags that turn analysis settings have into want
@@ -511,7 +528,7 @@ func expandSweep(io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTarge
 		return nil, err
 	}
 	if len(exportTargets) > 0 {
-		switch w, all := exportPoolsWarning(x.Points); {
+		switch w, all := exportProblems(x.Points, exportTargets); {
 		case all: // no recommendation could be exported: refused before anything runs
 			return nil, &usageError{errors.New(w + "; or sweep without --export")}
 		case w != "":

@@ -1135,15 +1135,24 @@ func TestReportFlags(t *testing.T) {
 	}
 }
 
-// sweep --export over points whose fixed KV pool no GPU of theirs holds (the seed's 32,768
-// blocks) is refused before anything runs: export would refuse every recommendation's launch
-// files, after the whole sweep.
+// sweep --export over points export refuses, e.g. whose fixed KV pool no GPU of theirs holds (the
+// seed's 32,768 blocks), is refused before anything runs: export would refuse every
+// recommendation's launch files, after the whole sweep.
 func TestSweepExportRefusesPoolsBeyondMemoryUpFront(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	code, _, errs := runCLI(t, "sweep", "-q", "-c", "../../examples/synthetic.yaml", "--set", "traffic.stop={requests: 20}",
 		"--set", "engine.workers.aggregated.scheduler.max_sequences={choices: [8, 16]}", "--export", "vllm", "--output-dir", dir)
-	if code != exitConfigError || !strings.Contains(errs, "--export: 2 of 2 points hold a fixed KV pool their GPU cannot") {
+	if code != exitConfigError || !strings.Contains(errs, "--export vllm: 2 of 2 points are deployments export refuses (e.g. point ") ||
+		!strings.Contains(errs, "engine.workers.aggregated.kv_cache.capacity.blocks: the engine could not allocate this pool at startup") {
 		t.Fatalf("exit %d %q; want exit 2 before the run", code, errs)
+	}
+	// So is a vLLM worker whose batched tokens are below its sequences, on a pool that fits.
+	code, _, errs = runCLI(t, "sweep", "-q", "-c", "../../examples/synthetic.yaml", "--set", "traffic.stop={requests: 20}",
+		"--set", "engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}",
+		"--set", "engine.workers.aggregated.scheduler={max_batched_tokens: 64, max_sequences: {choices: [128, 256]}}", "--export", "vllm", "--output-dir", dir)
+	if code != exitConfigError || !strings.Contains(errs, "2 of 2 points are deployments export refuses") ||
+		!strings.Contains(errs, "vLLM refuses --max-num-batched-tokens below --max-num-seqs") {
+		t.Fatalf("batched tokens below sequences: exit %d %q; want exit 2 before the run", code, errs)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the refused sweep wrote %s (%v)", dir, err)
