@@ -438,21 +438,43 @@ func fixedLengths(cfg *config.Config) string {
 }
 
 // fixedLengthFields names the prompt and output length fields of cfg's synthetic source when
-// both are fixed (no distribution): input_tokens and output_tokens, or a session source's
-// new_input_tokens_per_turn and output_tokens_per_turn; "" and "" when either is drawn, for any
-// other source, and when the spec keeps the synchronized start on purpose (ramp_seconds: 0).
+// every request has one length of each (oneLengthFields), and "" and "" when the spec keeps the
+// synchronized start on purpose (ramp_seconds: 0).
 func fixedLengthFields(cfg *config.Config) (in, out string) {
-	l, src := &cfg.Traffic.Load, &cfg.Traffic.Source
-	if l.RampSeconds != nil && *l.RampSeconds == 0 {
+	if l := &cfg.Traffic.Load; l.RampSeconds != nil && *l.RampSeconds == 0 {
 		return "", ""
 	}
-	switch {
-	case src.Type == config.SourceSynthetic && src.InputTokensDist == nil && src.OutputTokensDist == nil:
+	return oneLengthFields(cfg)
+}
+
+// oneLengthFields names the prompt and output length fields of cfg's synthetic source when both
+// give every request one length: input_tokens and output_tokens, or a session source's
+// new_input_tokens_per_turn and output_tokens_per_turn, each a count or a distribution of one
+// value (singleValue); "" and "" when either is drawn, and for any other source (a trace, a
+// mixture).
+func oneLengthFields(cfg *config.Config) (in, out string) {
+	switch src := &cfg.Traffic.Source; {
+	case src.Type == config.SourceSynthetic && singleValue(src.InputTokensDist) && singleValue(src.OutputTokensDist):
 		return "input_tokens", "output_tokens"
-	case src.Type == config.SourceSyntheticSession && src.NewInputTokensPerTurnDist == nil && src.OutputTokensPerTurnDist == nil:
+	case src.Type == config.SourceSyntheticSession && singleValue(src.NewInputTokensPerTurnDist) && singleValue(src.OutputTokensPerTurnDist):
 		return "new_input_tokens_per_turn", "output_tokens_per_turn"
 	}
 	return "", ""
+}
+
+// singleValue reports whether a token-count distribution draws one value only: none given (a
+// fixed count), a uniform, normal or lognormal one clipped to min = max, a normal one of
+// standard deviation 0, or an empirical one whose values are all equal.
+func singleValue(d *config.Distribution) bool {
+	switch {
+	case d == nil:
+		return true
+	case d.Distribution == config.DistEmpirical:
+		return len(d.Values) > 0 && !slices.ContainsFunc(d.Values, func(v int) bool { return v != d.Values[0] })
+	case d.Max > 0 && d.Min == d.Max:
+		return true
+	}
+	return d.Distribution == config.DistNormal && d.Stddev == 0
 }
 
 // fixedThinkTime is the warning for a capacity search over a concurrency load of synthetic

@@ -254,15 +254,21 @@ var splitFields = []string{"tensor", "moe_tensor", "moe_expert"}
 // turns) of one prompt and one output length, as cfg, the first valid point's config, has them:
 // such a closed loop falls into step, ramped or not (fixedLengths), so each point measures
 // synchronized waves rather than a steady state, and the ranking of the points can move with the
-// run's length. "" when no point has a concurrency above 1, for a mixture (its components' lengths
-// are drawn by component), or when the spec keeps the synchronized start on purpose (ramp_seconds:
-// 0, as fixedLengths). The source's kind, its load's kind and its ramp take no domain, and a
-// domain on a length gives each point a fixed one: cfg's verdict holds for every point.
+// run's length. Lengths drawn from a distribution of one value count as fixed (oneLengthFields),
+// and an explicit ramp_seconds 0 (the default start) does not exempt a point. "" when no point has
+// a concurrency above 1, and for a mixture (its components' lengths are drawn by component). The
+// source's kind, its load's kind and its ramp take no domain, and a domain on a length gives each
+// point one: cfg's verdict holds for every point.
 func (s *Spec) lockstepWarning(cfg *config.Config) string {
 	if s.Optimization.CapacitySearch != nil || cfg.Traffic.Load.Type != config.LoadConcurrency {
 		return ""
 	}
-	in, out := fixedLengthFields(cfg)
+	for _, d := range s.Domains {
+		if strings.HasPrefix(d.Path, "traffic.source.") && strings.Count(d.Path, ".") > 2 {
+			return "" // a distribution's parameter is searched: cfg's lengths are not every point's
+		}
+	}
+	in, out := oneLengthFields(cfg) // ramp_seconds 0 as well: it is the default start
 	if in == "" {
 		return ""
 	}

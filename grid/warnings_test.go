@@ -20,10 +20,11 @@ func TestExpandWarnsOfSecondsLikeSLA(t *testing.T) {
 	}
 }
 
-// A sweep without a capacity search whose points run fixed lengths at a concurrency above 1 is
-// warned once, naming those concurrencies: such a closed loop falls into step, ramped or not, and
-// the points measure waves. Drawn lengths, a concurrency of 1, a synchronized start kept on
-// purpose (ramp_seconds 0), a rate load and a capacity search (fixedLengths warns there) are not.
+// A sweep without a capacity search whose points run fixed lengths (or distributions of one
+// value) at a concurrency above 1 is warned once, naming those concurrencies: such a closed loop
+// falls into step, ramped or not (ramp_seconds 0 is the default start), and the points measure
+// waves. Drawn lengths, a searched distribution parameter, a concurrency of 1, a rate load and a
+// capacity search (fixedLengths warns there) are not.
 func TestLockstepWarning(t *testing.T) {
 	lockstep := func(x *Expansion) []string {
 		var out []string
@@ -53,7 +54,11 @@ func TestLockstepWarning(t *testing.T) {
 		{"a --set length", []string{"traffic.source.output_tokens={choices: [16, 32]}"}, "spec.yaml (--set traffic.source.output_tokens={choices: [16, 32]}): traffic.source.input_tokens"},
 		{"concurrency 1", []string{"traffic.load.concurrency=1"}, ""},
 		{"drawn output lengths", []string{"traffic.source.output_tokens={distribution: uniform, min: 4, max: 8}"}, ""},
-		{"synchronized start on purpose", []string{"traffic.load.ramp_seconds=0"}, ""},
+		{"an explicit ramp_seconds 0, the default start", []string{"traffic.load.ramp_seconds=0"}, "so every point (concurrency 4) measures"},
+		{"a distribution of one value", []string{"traffic.source.output_tokens={distribution: uniform, min: 8, max: 8}"}, "so every point (concurrency 4) measures"},
+		{"a normal distribution without spread", []string{"traffic.source.output_tokens={distribution: normal, mean: 8, stddev: 0}"}, "so every point (concurrency 4) measures"},
+		{"an empirical distribution of one value", []string{"traffic.source.output_tokens={distribution: empirical, values: [8, 8]}"}, "so every point (concurrency 4) measures"},
+		{"a distribution's bound searched", []string{"traffic.source.output_tokens={distribution: uniform, min: 8, max: {choices: [8, 16]}}"}, ""},
 		{"a rate load", []string{"traffic.load={type: poisson, requests_per_second: 2}"}, ""},
 		{"a capacity search", []string{"evaluation.sla={ttft_ms: 500, itl_ms: 50}", "optimization.capacity_search={}",
 			"traffic.stop={requests_per_load_unit: 10}"}, ""},
