@@ -532,7 +532,7 @@ func (s *Spec) applies(path, mode, policy string) bool {
 // strict_sla or a goodput target without evaluation.sla) are config.Errors; a grid whose
 // every point is outside the GPU budget is a *NoFeasiblePointError.
 func (s *Spec) Expand() (*Expansion, error) {
-	x, err := s.expand(true)
+	x, err := s.expand(context.Background(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -546,12 +546,22 @@ func (s *Spec) Expand() (*Expansion, error) {
 // Point.Config are nil until Expansion.Materialize, except the first selected point's Config): a
 // sweep writes and keeps the configs of the points it runs only, so a point of a large grid
 // costs its ID and values, not its config.
-func (s *Spec) ExpandLazy() (*Expansion, error) { return s.expand(false) }
+func (s *Spec) ExpandLazy() (*Expansion, error) { return s.expand(context.Background(), false) }
 
-// expand is Expand (keep true: every point keeps its Config) or ExpandLazy.
-func (s *Spec) expand(keep bool) (*Expansion, error) {
+// ExpandLazyContext is ExpandLazy that stops when ctx is done (checked every 256 points) and
+// returns ctx's error: a grid of a million points takes seconds to expand, and an interrupt must
+// not wait for it.
+func (s *Spec) ExpandLazyContext(ctx context.Context) (*Expansion, error) {
+	return s.expand(ctx, false)
+}
+
+// expand is Expand (keep true: every point keeps its Config) or ExpandLazyContext.
+func (s *Spec) expand(ctx context.Context, keep bool) (*Expansion, error) {
 	x := &Expansion{Spec: s, GridPoints: s.Size(), Filtered: map[string]int{}, Examples: map[string]string{}}
-	points, verdicts, notes, needsSystems := s.buildPoints(keep)
+	points, verdicts, notes, needsSystems := s.buildPoints(ctx, keep)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	valid, tally := x.sift(points, verdicts)
 	x.Valid = len(valid)
 	if len(valid) == 0 {
@@ -635,7 +645,7 @@ type verdict struct {
 // points[i] is point i (its Config dropped unless keep) and verdicts[i] why it is filtered. It
 // also returns the timing notes of the points' checks (sim.CheckNotes) and whether a point
 // needs a performance database that is not configured (sim.ErrNoSystems).
-func (s *Spec) buildPoints(keep bool) (points []Point, verdicts []verdict, notes map[string]bool, needsSystems bool) {
+func (s *Spec) buildPoints(ctx context.Context, keep bool) (points []Point, verdicts []verdict, notes map[string]bool, needsSystems bool) {
 	mi, pi := s.controller(pathMode), s.controller(pathPolicy)
 	combos := s.combos(mi, pi)
 	n, d := len(combos)/max(len(s.Domains), 1), len(s.Domains)
@@ -669,7 +679,7 @@ func (s *Spec) buildPoints(keep bool) (points []Point, verdicts []verdict, notes
 			ids := memoIDs()
 			for {
 				lo := int(next.Add(chunk)) - chunk
-				if lo >= n {
+				if lo >= n || ctx.Err() != nil {
 					break
 				}
 				for i := lo; i < min(lo+chunk, n); i++ {

@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -1488,4 +1489,26 @@ func otherWarnings(x *Expansion) []string {
 		}
 	}
 	return out
+}
+
+// Expansion and materialization stop when their context is done, returning its error: an
+// interrupt on a large grid does not wait for every point.
+func TestMaterializeStopsWhenCancelled(t *testing.T) {
+	s := mustParse(t, base, "engine.workers.aggregated.parallelism.replicas={range: {min: 1, max: 600, step: 1}}")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.ExpandLazyContext(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("ExpandLazyContext: %v, want context.Canceled", err)
+	}
+	x, err := s.ExpandLazy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = x.MaterializeContext(ctx, x.Points)
+	if !errors.Is(err, context.Canceled) || x.Points[len(x.Points)-1].YAML != nil {
+		t.Errorf("MaterializeContext: %v, last point's YAML %d bytes; want context.Canceled before it", err, len(x.Points[len(x.Points)-1].YAML))
+	}
+	if err := x.MaterializeContext(context.Background(), x.Points); err != nil || x.Points[len(x.Points)-1].YAML == nil {
+		t.Errorf("MaterializeContext without a cancel: %v", err)
+	}
 }

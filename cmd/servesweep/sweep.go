@@ -231,7 +231,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	x, err := expandSweep(io, opts, systems, exportTargets)
+	x, err := expandSweep(ctx, io, opts, systems, exportTargets)
 	if err != nil {
 		return err
 	}
@@ -488,7 +488,7 @@ func checkTraces(spec *grid.Spec) error {
 // configs are decoded and written only for the points that run), refuses a mode without a valid
 // point unless --allow-empty-mode, checks the points' backends against the export targets, and
 // prints the expansion's warnings and timing notes on stderr.
-func expandSweep(io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTargets []string) (*grid.Expansion, error) {
+func expandSweep(ctx context.Context, io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTargets []string) (*grid.Expansion, error) {
 	spec, err := loadSpec(opts)
 	if err != nil {
 		return nil, err
@@ -500,7 +500,10 @@ func expandSweep(io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTarge
 	if err := spec.DigestTraces(); err != nil {
 		return nil, &config.Error{File: spec.File, Path: "traffic.source.paths", Msg: err.Error(), Err: err}
 	}
-	x, err := spec.ExpandLazy()
+	x, err := spec.ExpandLazyContext(ctx)
+	if err != nil && ctx.Err() != nil {
+		return nil, &interruptedError{"interrupted while expanding the grid: nothing was simulated"}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -550,13 +553,18 @@ func expandSweep(io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTarge
 	return x, nil
 }
 
-// dryRun prints what the sweep (or the shard) would simulate, as a table or JSON.
+// dryRun prints what the sweep (or the shard) would simulate, as a table or JSON, and from
+// largeGrid points the memory a run of them would take, on stderr.
 func dryRun(io ioStreams, opts *sweepOptions, x *grid.Expansion, shard *shardChoice) error {
 	points, what := x.Points, ""
 	var sd *shardDoc
 	if shard != nil {
 		points, what = x.ShardPoints(shard.Shard), " of shard "+shard.Shard.String()
 		sd = newShardDoc(shard, len(points), x.SpecHash())
+	}
+	if n := len(points); n >= largeGrid {
+		fmt.Fprintf(io.Err, "servesweep: running these %d points takes about %.1f GiB of memory (%.1f GiB when memory is short)\n",
+			n, float64(n)*bytesPerPoint/(1<<30), float64(n)*liveBytesPerPoint/(1<<30))
 	}
 	if opts.Format == formatJSON {
 		return printJSON(io.Out, newDryRunDoc(x, points, opts.Show, sd))

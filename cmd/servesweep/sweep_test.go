@@ -1073,9 +1073,9 @@ func TestSweepRefusesAnEditedTrace(t *testing.T) {
 	}
 }
 
-// An interrupt before the first point runs (while the points' configs are written) exits 130 at
-// once, names the phase, and leaves the directory free for another spec: the journal's claim of
-// the interrupted spec is removed.
+// An interrupt before the first point runs (here while the grid expands; the points' configs are
+// prepared next, and stop the same way: grid's TestMaterializeStopsWhenCancelled) exits 130 at
+// once, names the phase, and leaves the directory free for another spec.
 func TestSweepInterruptedWhilePreparing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -1083,8 +1083,8 @@ func TestSweepInterruptedWhilePreparing(t *testing.T) {
 	var out, errb strings.Builder
 	args := append([]string{"sweep", "-q", "--output-dir", dir}, tinyAggregated...)
 	code := run(ctx, args, ioStreams{Out: &out, Err: &errb})
-	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted while preparing the points' configs: nothing was simulated") {
-		t.Fatalf("exit %d, stderr %q; want 130 naming the preparation", code, errb.String())
+	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted while expanding the grid: nothing was simulated") {
+		t.Fatalf("exit %d, stderr %q; want 130 naming the expansion", code, errb.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "points.jsonl.spec")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the interrupted spec's claim is left: %v", err)
@@ -1098,8 +1098,8 @@ func TestSweepInterruptedWhilePreparing(t *testing.T) {
 	args = append([]string{"sweep", "-q", "--output-dir", sharded, "--shard", "0/2"}, tinyAggregated...)
 	errb.Reset()
 	code = run(ctx, args, ioStreams{Out: &out, Err: &errb})
-	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted while preparing the points' configs of shard 0/2: nothing was simulated") {
-		t.Fatalf("shard: exit %d, stderr %q; want 130 naming the preparation", code, errb.String())
+	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted while expanding the grid: nothing was simulated") {
+		t.Fatalf("shard: exit %d, stderr %q; want 130 naming the expansion", code, errb.String())
 	}
 	if code, _, errs := runCLI(t, append(slices.Clone(args), "--set", "traffic.load.concurrency=8")...); code != 0 {
 		t.Errorf("another spec's shard in the directory: exit %d %s", code, errs)
