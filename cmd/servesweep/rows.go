@@ -277,8 +277,8 @@ func missingResults(dir string) error {
 	for _, f := range []string{results.ReportFile, results.ParetoFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			return &usageError{fmt.Errorf("--results %s holds a report (%s) but no %s: servesweep report --output-dir "+
-				"writes its analysis apart from the sweep it read; give that sweep's output directory (report's --results), "+
-				"with the same --objective, --target and SLA flags for its front", dir, f, results.ParquetFile)}
+				"writes its analysis apart from the sweep it read; give that sweep's output directory (report's --results)",
+				dir, f, results.ParquetFile)}
 		}
 	}
 	return &usageError{fmt.Errorf("--results %s has no %s; give a sweep's output directory, or run servesweep sweep --output-dir %s first",
