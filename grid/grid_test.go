@@ -635,6 +635,12 @@ func TestEnvironmentReferences(t *testing.T) {
 	} else if x, err := s.Expand(); err != nil || x.Points[0].Config.Engine.ContextLength != 0 {
 		t.Errorf("context_length ${CTX}=max: %v, %+v", err, x)
 	}
+	// A number from the environment in such a field is refused as an int field's is.
+	_, err = Parse([]byte(spec), "spec.yaml", []string{"engine.context_length=${CTX}"}, num, results.CheckMetric)
+	if want := `engine.context_length: "${CTX}" gives "16": an environment reference fills string values only (file paths, names), ` +
+		`so in this field it can give only "max"`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a number from the environment in context_length: %v; want one error containing %q", err, want)
+	}
 	// A "${" that starts no reference is one error at its field, not a literal every grid point
 	// would refuse; a well-formed reference beside it does not hide it.
 	for _, v := range []string{"${TRACE", "${1X}/t.jsonl", "${TRACE}/${A-B}"} {

@@ -478,11 +478,17 @@ func (p *parser) walk(n *yaml.Node, path string) {
 			p.errorf(path, msgAutoHardware)
 		}
 		if n.ShortTag() == "!!str" && strings.Contains(n.Value, "${") {
-			if f, ok := config.Lookup(path); ok && f.Kind != config.KindString && f.Kind != config.KindList && f.Word == "" {
-				// The reference would fill a string, which the field then refuses as one (a field
-				// that also takes a word, e.g. context_length's max, may take it from the environment).
-				p.errorf(path, "%q: an environment reference fills string values only (file paths, names), and this field takes %s; "+
-					"write the value, or override the field with %s", n.Value, f.Want(), setHint(path))
+			if f, ok := config.Lookup(path); ok && f.Kind != config.KindString && f.Kind != config.KindList {
+				// The reference would fill a string, which the field then refuses as one; a field that
+				// also takes a word (context_length's max) may take that word from the environment.
+				orig := n.Value
+				if f.Word == "" {
+					p.errorf(path, "%q: an environment reference fills string values only (file paths, names), and this field takes %s; "+
+						"write the value, or override the field with %s", orig, f.Want(), setHint(path))
+				} else if p.expandEnv(n, path) && n.Value != f.Word {
+					p.errorf(path, "%q gives %q: an environment reference fills string values only (file paths, names), so in this "+
+						"field it can give only %q; write the number, or override the field with %s", orig, n.Value, f.Word, setHint(path))
+				}
 				return
 			}
 			p.expandEnv(n, path)
