@@ -261,7 +261,8 @@ func openResultsTable(dir, path string) (*table, error) {
 	// Another Parquet table in its place (the front's ties table, a probe table, another tool's).
 	if msg := results.MissingResultsColumns(t.names); msg != "" {
 		t.f.Close()
-		return nil, &usageError{fmt.Errorf("--results %s: %s: %s", dir, path, msg)}
+		return nil, &usageError{fmt.Errorf("--results %s: %s: %s; give a sweep's output directory, whose %s servesweep sweep wrote",
+			dir, path, msg, results.ParquetFile)}
 	}
 	return t, nil
 }
