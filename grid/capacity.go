@@ -400,7 +400,7 @@ func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 	if w := shortSteadyRun(cfg); w != "" {
 		out = append(out, s.File+": "+w)
 	}
-	if w := fixedLengths(cfg); w != "" {
+	if w := fixedLengths(cfg); w != "" && !s.searchesLengthDistribution() {
 		out = append(out, s.File+": "+w)
 	}
 	if w := s.fixedThinkTime(cfg); w != "" {
@@ -463,8 +463,8 @@ func oneLengthFields(cfg *config.Config) (in, out string) {
 }
 
 // singleValue reports whether a token-count distribution draws one value only: none given (a
-// fixed count), a uniform, normal or lognormal one clipped to min = max, a normal one of
-// standard deviation 0, or an empirical one whose values are all equal.
+// fixed count), a uniform, normal or lognormal one clipped to min = max, a normal or lognormal one
+// of standard deviation 0, or an empirical one whose values are all equal.
 func singleValue(d *config.Distribution) bool {
 	switch {
 	case d == nil:
@@ -474,7 +474,7 @@ func singleValue(d *config.Distribution) bool {
 	case d.Max > 0 && d.Min == d.Max:
 		return true
 	}
-	return d.Distribution == config.DistNormal && d.Stddev == 0
+	return (d.Distribution == config.DistNormal || d.Distribution == config.DistLognormal) && d.Stddev == 0
 }
 
 // fixedThinkTime is the warning for a capacity search over a concurrency load of synthetic
@@ -588,4 +588,13 @@ func shortSteadyRun(cfg *config.Config) string {
 		"probe needs to ramp its first wave and leave a warm-up out: the probes run %d per slot (stop_per_load_unit in "+
 		"probes.parquet, and in each recommendation); set traffic.load.ramp_seconds to run the stop as given",
 		key, st.RequestsPerLoadUnit+st.SessionsPerLoadUnit, perSlot, MinSteadyRequestsPerSlot, MinSteadyRequestsPerSlot)
+}
+
+// searchesLengthDistribution reports whether a domain searches a parameter of a length
+// distribution (traffic.source.input_tokens.max, ...): the first point's lengths are then not
+// every point's, and the fixed-length warnings, which judge from it, do not apply.
+func (s *Spec) searchesLengthDistribution() bool {
+	return slices.ContainsFunc(s.Domains, func(d Domain) bool {
+		return strings.HasPrefix(d.Path, "traffic.source.") && strings.Count(d.Path, ".") > 2
+	})
 }

@@ -635,6 +635,11 @@ func TestEnvironmentReferences(t *testing.T) {
 	} else if x, err := s.Expand(); err != nil || x.Points[0].Config.Engine.ContextLength != 0 {
 		t.Errorf("context_length ${CTX}=max: %v, %+v", err, x)
 	}
+	// An unset variable there is one error, the unset one.
+	_, err = Parse([]byte(spec), "spec.yaml", []string{"engine.context_length=${CTX}"}, func(name string) (string, bool) { return "/t.jsonl", name != "CTX" }, results.CheckMetric)
+	if err == nil || !strings.Contains(err.Error(), "environment variable CTX is not set") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("an unset variable in context_length: %v; want one error", err)
+	}
 	// A number from the environment in such a field is refused as an int field's is.
 	_, err = Parse([]byte(spec), "spec.yaml", []string{"engine.context_length=${CTX}"}, num, results.CheckMetric)
 	if want := `engine.context_length: "${CTX}" gives "16": an environment reference fills string values only (file paths, names), ` +

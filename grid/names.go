@@ -263,10 +263,8 @@ func (s *Spec) lockstepWarning(cfg *config.Config) string {
 	if s.Optimization.CapacitySearch != nil || cfg.Traffic.Load.Type != config.LoadConcurrency {
 		return ""
 	}
-	for _, d := range s.Domains {
-		if strings.HasPrefix(d.Path, "traffic.source.") && strings.Count(d.Path, ".") > 2 {
-			return "" // a distribution's parameter is searched: cfg's lengths are not every point's
-		}
+	if s.searchesLengthDistribution() {
+		return "" // cfg's lengths are not every point's
 	}
 	in, out := oneLengthFields(cfg) // ramp_seconds 0 as well: it is the default start
 	if in == "" {

@@ -530,13 +530,13 @@ func (p *parser) expandEnv(n *yaml.Node, path string) bool {
 	n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
 		name := envRef.FindStringSubmatch(ref)[1]
 		var v string
-		ok := false
+		set := false
 		if p.getenv != nil {
-			v, ok = p.getenv(name)
+			v, set = p.getenv(name)
 		}
-		if !ok || strings.TrimSpace(v) == "" {
+		if !set || strings.TrimSpace(v) == "" {
 			state := "is not set; export it"
-			if ok {
+			if set {
 				state = "is set but empty or blank; give it a value"
 			}
 			p.errorf(path, "environment variable %s %s, or override this field with %s", name, state, setHint(path))

@@ -58,6 +58,7 @@ func TestLockstepWarning(t *testing.T) {
 		{"a distribution of one value", []string{"traffic.source.output_tokens={distribution: uniform, min: 8, max: 8}"}, "so every point (concurrency 4) measures"},
 		{"a normal distribution without spread", []string{"traffic.source.output_tokens={distribution: normal, mean: 8, stddev: 0}"}, "so every point (concurrency 4) measures"},
 		{"an empirical distribution of one value", []string{"traffic.source.output_tokens={distribution: empirical, values: [8, 8]}"}, "so every point (concurrency 4) measures"},
+		{"a lognormal distribution without spread", []string{"traffic.source.output_tokens={distribution: lognormal, mean: 8, stddev: 0}"}, "so every point (concurrency 4) measures"},
 		{"a distribution's bound searched", []string{"traffic.source.output_tokens={distribution: uniform, min: 8, max: {choices: [8, 16]}}"}, ""},
 		{"a rate load", []string{"traffic.load={type: poisson, requests_per_second: 2}"}, ""},
 		{"a capacity search", []string{"evaluation.sla={ttft_ms: 500, itl_ms: 50}", "optimization.capacity_search={}",
@@ -67,5 +68,21 @@ func TestLockstepWarning(t *testing.T) {
 		if (tc.want == "") != (len(got) == 0) || len(got) > 1 || (tc.want != "" && !strings.Contains(got[0], tc.want)) {
 			t.Errorf("%s: %q, want one containing %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A capacity search over a searched length-distribution parameter is not warned about fixed
+// lengths from its first point, whose distribution may be of one value where the others' are not.
+func TestCapacityFixedLengthsWithASearchedDistribution(t *testing.T) {
+	sets := []string{"evaluation.sla={ttft_ms: 500, itl_ms: 50}", "optimization.capacity_search={}", "traffic.stop={requests_per_load_unit: 10}",
+		"traffic.source.output_tokens={distribution: uniform, min: 8, max: {choices: [8, 16]}}"}
+	for _, w := range expand(t, base, sets...).Warnings {
+		if strings.Contains(w, "are fixed") {
+			t.Errorf("warned: %s", w)
+		}
+	}
+	fixed := expand(t, base, append(sets[:3:3], "traffic.source.output_tokens={distribution: uniform, min: 8, max: 8}")...)
+	if !slices.ContainsFunc(fixed.Warnings, func(w string) bool { return strings.Contains(w, "output_tokens are fixed") }) {
+		t.Errorf("a distribution of one value under a capacity search: %q, want the fixed-lengths warning", fixed.Warnings)
 	}
 }

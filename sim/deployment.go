@@ -768,7 +768,7 @@ func (d *deployment) checkWeightsFit(name config.Role, role *config.WorkerRole, 
 	}
 	// The fixed pool itself must fit beside the weights and one pass's activations (and a
 	// linear-attention state pool); the runtime reserve, which engines size differently, is left
-	// aside: a pool past this bound cannot be allocated whatever the engine.
+	// aside: with a pool past this bound no engine can run a full pass.
 	if c.KVBytesPerTokenPerGPU > 0 && c.UsableGiB > 0 {
 		need := float64(kv.Capacity.Blocks) * float64(kv.BlockSize) * float64(c.KVBytesPerTokenPerGPU) / (1 << 30)
 		if room := c.UsableGiB - c.WeightsGiB - c.ActivationGiB - c.StateGiB; need > room {
@@ -776,10 +776,15 @@ func (d *deployment) checkWeightsFit(name config.Role, role *config.WorkerRole, 
 			// this is a note, not an error: the run simulates a pool the GPU could not have.
 			// Export refuses it (PoolsBeyondMemory): the engine could not allocate it.
 			blocks := "engine.workers." + string(name) + ".kv_cache.capacity.blocks"
+			state := ""
+			if c.StateGiB > 0 {
+				state = fmt.Sprintf(" and %.1f GiB of linear-attention state", c.StateGiB)
+			}
 			msg := fmt.Sprintf("%d blocks of %d tokens need %.1f GiB of KV cache per GPU (%d bytes a token), "+
-				"but %s has %.1f GiB beside %.1f GiB of weights and %.1f GiB of a pass's activations: this GPU could not hold the pool; "+
+				"but %s has %.1f GiB beside %.1f GiB of weights and %.1f GiB of a pass's activations (max_batched_tokens' and "+
+				"max_sequences' sampler logits)%s: this GPU could not hold the pool; "+
 				"at most %d blocks fit, or use capacity {type: default} to derive the pool from the memory",
-				kv.Capacity.Blocks, kv.BlockSize, need, c.KVBytesPerTokenPerGPU, hw.ID, room, c.WeightsGiB, c.ActivationGiB+c.StateGiB,
+				kv.Capacity.Blocks, kv.BlockSize, need, c.KVBytesPerTokenPerGPU, hw.ID, room, c.WeightsGiB, c.ActivationGiB, state,
 				int(max(room, 0)*(1<<30)/(float64(kv.BlockSize)*float64(c.KVBytesPerTokenPerGPU))))
 			d.notes = append(d.notes, blocks+": "+msg)
 			d.pools = append(d.pools, &config.Error{File: d.cfg.File, Path: blocks, Msg: msg})

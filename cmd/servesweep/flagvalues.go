@@ -18,7 +18,7 @@ func (d *decimalInt) Set(s string) error {
 	n, err := strconv.Atoi(s)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return fmt.Errorf("%q is out of range", s)
+			return fmt.Errorf("%q is out of range for a whole number", s)
 		}
 		return fmt.Errorf("%q is not a whole number in decimal", s)
 	}
@@ -40,6 +40,9 @@ type decimalFloat float64
 // them); digit separators and hexadecimal floats are errors.
 func (d *decimalFloat) Set(s string) error {
 	f, err := strconv.ParseFloat(s, 64)
+	if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange && !strings.ContainsAny(s, "_xXpP") {
+		return fmt.Errorf("%q is out of range for a number", s)
+	}
 	if err != nil || strings.ContainsAny(s, "_xXpP") {
 		return fmt.Errorf("%q is not a number in decimal", s)
 	}

@@ -306,7 +306,7 @@ func refuseRepeats(cmd *cobra.Command) {
 // `invalid argument "maybe" for "--capture-per-request" flag: strconv.ParseBool: parsing "maybe":
 // invalid syntax`, or decimalInt's and decimalFloat's (`... flag: "0x10" is not a whole number in
 // decimal`).
-var flagValueRE = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (?:strconv\.Parse(Bool|Int|Uint|Float): .*|".*" is (?:not a (whole number|number) in decimal|(out of range)))$`)
+var flagValueRE = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (?:strconv\.Parse(Bool|Int|Uint|Float): .*|".*" is (?:not a (whole number|number) in decimal|out of range for a (whole number|number)))$`)
 
 // flagValueError says what a flag of a parsed type takes instead of the parser's message; other
 // errors pass unchanged.
@@ -315,10 +315,13 @@ func flagValueError(err error) error {
 	if m == nil {
 		return err
 	}
+	if kind := m[5]; kind != "" { // decimalInt's or decimalFloat's value beyond its type
+		return fmt.Errorf("%s takes a %s, got %q, which is out of range", m[2], kind, m[1])
+	}
 	want := map[string]string{"Bool": "true or false (or no value, which means true)", "Int": "a whole number",
 		"Uint": "a whole number >= 0", "Float": "a number", "whole number": "a whole number in decimal",
-		"number": "a number in decimal notation", "out of range": "a whole number"}[m[3]+m[4]+m[5]]
-	if strings.HasSuffix(err.Error(), "value out of range") || m[5] != "" {
+		"number": "a number in decimal notation"}[m[3]+m[4]]
+	if strings.HasSuffix(err.Error(), "value out of range") {
 		return fmt.Errorf("%s takes %s, got %q, which is out of range", m[2], want, m[1])
 	}
 	return fmt.Errorf("%s takes %s, got %q", m[2], want, m[1])

@@ -11,7 +11,7 @@ import (
 // poolNote matches sim's note about a fixed KV pool the GPU could not hold (sim/deployment.go);
 // TestAggregateNotesReadsSimsNote keeps the two in step.
 var poolNote = regexp.MustCompile(`^(\S+): (\d+) blocks of (\d+) tokens need ([\d.]+) GiB of KV cache per GPU \(\d+ bytes a token\), ` +
-	`but (\S+) has [\d.-]+ GiB beside [\d.]+ GiB of weights and [\d.]+ GiB of a pass's activations: this GPU could not hold the pool; at most (-?\d+) blocks fit, ` +
+	`but (\S+) has [\d.-]+ GiB beside [\d.]+ GiB of weights and [\d.]+ GiB of a pass's activations [^:]*: this GPU could not hold the pool; at most (-?\d+) blocks fit, ` +
 	`or use capacity \{type: default\} to derive the pool from the memory$`)
 
 // aggregateNotes returns the timing notes of a sweep's points for stderr, the notes about a fixed

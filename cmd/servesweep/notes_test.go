@@ -32,7 +32,7 @@ func TestAggregateNotesReadsSimsNote(t *testing.T) {
 // A single note, and notes of another kind, pass unchanged.
 func TestAggregateNotesPassesOthers(t *testing.T) {
 	one := "engine.workers.decode.kv_cache.capacity.blocks: 100 blocks of 16 tokens need 9.0 GiB of KV cache per GPU (1 bytes a token), " +
-		"but l40s has 1.0 GiB beside 40.0 GiB of weights and 0.5 GiB of a pass's activations: this GPU could not hold the pool; at most 11 blocks fit, " +
+		"but l40s has 1.0 GiB beside 40.0 GiB of weights and 0.5 GiB of a pass's activations (max_batched_tokens' and max_sequences' sampler logits): this GPU could not hold the pool; at most 11 blocks fit, " +
 		"or use capacity {type: default} to derive the pool from the memory"
 	notes := []string{"another note", one}
 	got := aggregateNotes(notes)

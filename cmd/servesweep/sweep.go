@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeebo/xxh3"
 	"io"
 	"io/fs"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -235,6 +237,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
+	if afterExpand != nil {
+		afterExpand()
+	}
 	if opts.DryRun {
 		return dryRun(io, opts, x, shard)
 	}
@@ -265,26 +270,60 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	return finishSweep(io, opts, x, out, time.Since(start), exportTargets)
 }
 
-// exportProblems exports, before a sweep with --export runs, each distinct deployment of its
-// points for every target (export.Export; points that differ only in what no export reads share
-// one), and says what export would refuse: a fixed KV pool the GPU cannot hold, a vLLM
-// max_batched_tokens below max_sequences, a field a target cannot express. A recommended point of
-// such a deployment would fail the export only after the whole sweep. msg is "" when none would;
-// all says every point would be refused for some target (the sweep refuses to start).
-func exportProblems(points []grid.Point, targets []string) (msg string, all bool) {
+// checkExports checks a sweep's points against its --export targets before anything runs: their
+// backends (checkExportBackends), then what export would refuse (exportProblems), refusing when
+// every point would be refused for some target and warning when some would. The points' configs
+// are materialized for it; an interrupt stops it (exit 130).
+func checkExports(ctx context.Context, io ioStreams, file string, x *grid.Expansion, targets []string) error {
+	if len(targets) == 0 {
+		return nil
+	}
+	if err := x.MaterializeContext(ctx, x.Points); err != nil {
+		if ctx.Err() != nil {
+			return &interruptedError{"interrupted while preparing the points' configs: nothing was simulated"}
+		}
+		return err
+	}
+	if err := checkExportBackends(file, targets, x.Points); err != nil {
+		return err
+	}
+	warnings, refused, err := exportProblems(ctx, x.Points, targets)
+	if err != nil {
+		return &interruptedError{"interrupted while checking the exports: nothing was simulated"}
+	}
+	if len(refused) > 0 { // no recommendation could be exported for those targets
+		return &usageError{errors.New(strings.Join(refused, "\n") + "; or sweep without --export")}
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(io.Err, "warning: "+w)
+	}
+	return nil
+}
+
+// exportProblems exports each distinct deployment of points for every target (export.Export;
+// points that differ only in what no export reads share one) and says, per target, what export
+// would refuse: a fixed KV pool the GPU cannot hold, a vLLM max_batched_tokens below
+// max_sequences, a field the target cannot express. A recommended point of such a deployment
+// would fail the export only after the whole sweep. refused holds the targets every point fails,
+// warnings those some points fail; the error is ctx's when it is done (checked every 256 points).
+func exportProblems(ctx context.Context, points []grid.Point, targets []string) (warnings, refused []string, err error) {
 	for _, t := range targets {
-		seen := map[string]error{}
+		seen := map[[16]byte]error{}
 		n, example := 0, ""
 		for i := range points {
+			if i%256 == 0 && ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
 			cfg := points[i].Config
 			key, err := json.Marshal([]any{cfg.Engine, cfg.Router, cfg.Planner, cfg.Traffic})
 			if err != nil {
 				continue
 			}
-			e, ok := seen[string(key)]
+			sum := xxh3.Hash128(key).Bytes()
+			e, ok := seen[sum]
 			if !ok {
 				_, e = export.Export(cfg, t, export.Options{})
-				seen[string(key)] = e
+				seen[sum] = e
 			}
 			var ces config.Errors
 			if !errors.As(e, &ces) || len(ces) == 0 {
@@ -295,12 +334,18 @@ func exportProblems(points []grid.Point, targets []string) (msg string, all bool
 			}
 			n++
 		}
-		if n > 0 {
-			return fmt.Sprintf("--export %s: %d of %d points are deployments export refuses (e.g. %s); a recommended one fails "+
-				"the export after the sweep", t, n, len(points), example), n == len(points)
+		if n == 0 {
+			continue
+		}
+		msg := fmt.Sprintf("--export %s: %d of %d points are deployments export refuses (e.g. %s); a recommended one fails "+
+			"the export after the sweep", t, n, len(points), example)
+		if n == len(points) {
+			refused = append(refused, msg)
+		} else {
+			warnings = append(warnings, msg)
 		}
 	}
-	return "", false
+	return warnings, refused, nil
 }
 
 // reportFlags returns the servesweep report flags that turn analysis settings have into want
@@ -336,6 +381,11 @@ func reportFlags(have, want optimization.Settings) ([]string, bool) {
 	return flags, len(flags) > 0
 }
 
+// afterExpand, when set (by tests only), runs once a sweep's grid is expanded, before its
+// directory is prepared and its points' configs are written: an interrupt there is the one the
+// configs' preparation must stop at.
+var afterExpand func()
+
 // bytesPerPoint and liveBytesPerPoint are the memory an unsharded sweep holds per selected point
 // while it runs, in bytes: its decoded config and YAML, then its row. The first is the peak RSS
 // with the Go runtime's default collection (the heap grows to about twice what is live between
@@ -353,18 +403,26 @@ const (
 const largeGrid = 100_000
 
 // holdSweepMemory sets the Go runtime's soft memory limit (runtime/debug.SetMemoryLimit) for a
-// sweep of points selected points to 85 % of the memory the machine has available
-// (availableMemoryGiB), from largeGrid points on, so that a grid whose live heap fits keeps its
-// heap near what is live when memory runs short instead of growing to twice it (bytesPerPoint
-// against liveBytesPerPoint); below the limit the collector works as by default. Nothing is set
-// for fewer points, where /proc/meminfo is unreadable, or when the user set GOMEMLIMIT. The
-// returned function puts back the limit in force before.
+// sweep of points selected points, from largeGrid points on: what the process holds now (the
+// runtime's /memory/classes/total:bytes) plus 85 % of the memory the machine has available
+// beside it (availableMemoryGiB), so that a grid whose live heap fits keeps its heap near what is
+// live when memory runs short instead of growing to twice it (bytesPerPoint against
+// liveBytesPerPoint); below the limit the collector works as by default. Nothing is set for fewer
+// points, where /proc/meminfo is unreadable, when the user set GOMEMLIMIT, or when that limit
+// would be below the points' live heap (the collector would run without end and the sweep would
+// not fit either way). The returned function puts back the limit in force before.
 func holdSweepMemory(points int) (release func()) {
 	avail, ok := availableMemoryGiB()
 	if points < largeGrid || !ok || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
-	before := debug.SetMemoryLimit(int64(0.85 * avail * (1 << 30)))
+	held := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
+	metrics.Read(held)
+	limit := float64(held[0].Value.Uint64()) + 0.85*avail*(1<<30)
+	if limit < float64(points)*liveBytesPerPoint {
+		return func() {}
+	}
+	before := debug.SetMemoryLimit(int64(limit))
 	return func() { debug.SetMemoryLimit(before) }
 }
 
@@ -521,22 +579,8 @@ func expandSweep(ctx context.Context, io ioStreams, opts *sweepOptions, systems 
 			return nil, &advisedError{err, advice}
 		}
 	}
-	if len(exportTargets) > 0 {
-		// Every point's backend is checked against the targets: their configs are needed now.
-		if err := x.Materialize(x.Points); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkExportBackends(spec.File, exportTargets, x.Points); err != nil {
+	if err := checkExports(ctx, io, spec.File, x, exportTargets); err != nil {
 		return nil, err
-	}
-	if len(exportTargets) > 0 {
-		switch w, all := exportProblems(x.Points, exportTargets); {
-		case all: // no recommendation could be exported: refused before anything runs
-			return nil, &usageError{errors.New(w + "; or sweep without --export")}
-		case w != "":
-			fmt.Fprintln(io.Err, "warning: "+w)
-		}
 	}
 	for _, w := range x.Warnings {
 		fmt.Fprintln(io.Err, "warning: "+w)

@@ -59,9 +59,10 @@ func Export(cfg *config.Config, target string, opts Options) ([]File, error) {
 		return nil, fmt.Errorf("unknown export target %q; valid targets: %s", target, strings.Join(Targets(), ", "))
 	}
 	x := newExporter(cfg, target, opts)
-	// A fixed KV pool its GPU cannot hold fails the engine's startup: no launch is written for it.
+	// A fixed KV pool its GPU cannot hold beside the weights and a pass fails the engine at its
+	// first full pass, if not at startup: no launch is written for it.
 	for _, e := range sim.PoolsBeyondMemory(cfg) {
-		x.fail(e.Path, "the engine could not allocate this pool at startup: "+e.Msg)
+		x.fail(e.Path, "the engine could not run a full pass with this pool: "+e.Msg)
 	}
 	if cfg.Planner.Policy == "enabled" {
 		x.unsupported("planner.policy", "enabled", "the launch commands and the Dynamo graph carry fixed worker counts, not the simulated autoscaling; export a point with planner.policy disabled")

@@ -161,7 +161,7 @@ func TestExportInexpressible(t *testing.T) {
 		// 1,000,000 blocks of 32 tokens at 32 KiB a token per GPU (the config's FP8 KV over its GPUs):
 		// 976.6 GiB, where an H200 has about 132 GiB beside the weights and a pass's activations.
 		{"a fixed pool its GPU cannot hold", "vllm-agg", TargetVLLM, []string{"engine.workers.aggregated.kv_cache.capacity={type: fixed, blocks: 1000000}"},
-			"engine.workers.aggregated.kv_cache.capacity.blocks", "the engine could not allocate this pool at startup: 1000000 blocks of 32 tokens need 976.6 GiB of KV cache per GPU (32768 bytes a token), but h200_sxm has "},
+			"engine.workers.aggregated.kv_cache.capacity.blocks", "the engine could not run a full pass with this pool: 1000000 blocks of 32 tokens need 976.6 GiB of KV cache per GPU (32768 bytes a token), but h200_sxm has "},
 		{"a decode pool its GPU cannot hold", "dynamo-disagg", TargetDynamo, []string{"engine.workers.decode.kv_cache.capacity={type: fixed, blocks: 1000000}"},
 			"engine.workers.decode.kv_cache.capacity.blocks", "this GPU could not hold the pool; at most"},
 		{"vllm batched tokens below sequences", "vllm-agg", TargetVLLM, []string{"engine.workers.aggregated.scheduler={max_batched_tokens: 64, max_sequences: 256}"},
