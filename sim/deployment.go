@@ -639,15 +639,8 @@ func DeploymentNotes(cfg *config.Config) []string {
 // recommend, whatever a label-only timing says of it); predict warns and runs them, as the
 // reference does.
 func Deployable(cfg *config.Config) error {
-	_, errs := undeployable(cfg)
-	var all config.Errors
-	for _, err := range errs {
-		var ok bool
-		if all, ok = gather(all, err); !ok {
-			return err
-		}
-	}
-	return oneOrAll(all)
+	_, err := DeployableNotes(cfg)
+	return err
 }
 
 // DeployableNotes is Deployable's verdict with the notes DeploymentNotes adds to it: the fixed KV
@@ -666,9 +659,10 @@ func DeployableNotes(cfg *config.Config) ([]string, error) {
 }
 
 // PoolsBeyondMemory returns one *config.Error per worker role of cfg whose fixed KV pool is
-// larger than its GPUs' memory beside the weights, at engine.workers.ROLE.kv_cache.capacity.blocks:
-// the GiB of KV cache per GPU the blocks need, the GiB the GPU has beside the weights, and the
-// most blocks that fit. An engine launched with such a pool fails to allocate it at startup, so
+// larger than its GPUs' memory beside the weights and a pass's activations, at
+// engine.workers.ROLE.kv_cache.capacity.blocks: the GiB of KV cache per GPU the blocks need, the
+// GiB the GPU has beside the weights and activations, and the most blocks that fit. An engine
+// launched with such a pool fails to allocate it at startup or to run its first full pass, so
 // export refuses it; predict and sweep simulate it with a note, as the reference accepts any fixed
 // pool. nil when every pool fits, and for a model or a role's GPU outside the catalogs (no memory
 // to measure against).
