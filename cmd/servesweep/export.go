@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/spf13/cobra"
+	"github.com/zeebo/xxh3"
 )
 
 // exportOptions are the flags of `servesweep export`.
@@ -307,4 +309,82 @@ func checkExportBackends(file string, targets []string, points []grid.Point) err
 		}
 	}
 	return nil
+}
+
+// checkExports checks a sweep's points against its --export targets before anything runs: their
+// backends (checkExportBackends), then what export would refuse (exportProblems), refusing when
+// every point would be refused for some target and warning when some would. The points' configs
+// are materialized for it; an interrupt stops it (exit 130).
+func checkExports(ctx context.Context, io ioStreams, file string, x *grid.Expansion, targets []string) error {
+	if len(targets) == 0 {
+		return nil
+	}
+	if err := x.MaterializeContext(ctx, x.Points); err != nil {
+		if ctx.Err() != nil {
+			return &interruptedError{"interrupted while preparing the points' configs: nothing was simulated"}
+		}
+		return err
+	}
+	if err := checkExportBackends(file, targets, x.Points); err != nil {
+		return err
+	}
+	warnings, refused, err := exportProblems(ctx, x.Points, targets)
+	if err != nil {
+		return &interruptedError{"interrupted while checking the exports: nothing was simulated"}
+	}
+	if len(refused) > 0 { // no recommendation could be exported for those targets
+		return &usageError{errors.New(strings.Join(refused, "\n") + "; or sweep without --export")}
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(io.Err, "warning: "+w)
+	}
+	return nil
+}
+
+// exportProblems exports each distinct deployment of points for every target (export.Export;
+// points that differ only in what no export reads share one) and says, per target, what export
+// would refuse: a fixed KV pool the GPU cannot hold, a vLLM max_batched_tokens below
+// max_sequences, a field the target cannot express. A recommended point of such a deployment
+// would fail the export only after the whole sweep. refused holds the targets every point fails,
+// warnings those some points fail; the error is ctx's when it is done (checked every 256 points).
+func exportProblems(ctx context.Context, points []grid.Point, targets []string) (warnings, refused []string, err error) {
+	for _, t := range targets {
+		seen := map[[16]byte]error{}
+		n, example := 0, ""
+		for i := range points {
+			if i%256 == 0 && ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			cfg := points[i].Config
+			key, err := json.Marshal([]any{cfg.Engine, cfg.Router, cfg.Planner, cfg.Traffic})
+			if err != nil {
+				continue
+			}
+			sum := xxh3.Hash128(key).Bytes()
+			e, ok := seen[sum]
+			if !ok {
+				_, e = export.Export(cfg, t, export.Options{})
+				seen[sum] = e
+			}
+			var ces config.Errors
+			if !errors.As(e, &ces) || len(ces) == 0 {
+				continue
+			}
+			if n == 0 {
+				example = fmt.Sprintf("point %s: %s: %s", points[i].ID, ces[0].Path, ces[0].Msg)
+			}
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		msg := fmt.Sprintf("--export %s: %d of %d points are deployments export refuses (e.g. %s); a recommended one fails "+
+			"the export after the sweep", t, n, len(points), example)
+		if n == len(points) {
+			refused = append(refused, msg)
+		} else {
+			warnings = append(warnings, msg)
+		}
+	}
+	return warnings, refused, nil
 }

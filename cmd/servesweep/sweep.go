@@ -3,18 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zeebo/xxh3"
 	"io"
 	"io/fs"
 	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
-	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +19,6 @@ import (
 	"github.com/servesweep/servesweep/examples"
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
-	"github.com/servesweep/servesweep/results/export"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/optimization"
 	"github.com/servesweep/servesweep/sim/timing/opdb"
@@ -270,84 +265,6 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	return finishSweep(io, opts, x, out, time.Since(start), exportTargets)
 }
 
-// checkExports checks a sweep's points against its --export targets before anything runs: their
-// backends (checkExportBackends), then what export would refuse (exportProblems), refusing when
-// every point would be refused for some target and warning when some would. The points' configs
-// are materialized for it; an interrupt stops it (exit 130).
-func checkExports(ctx context.Context, io ioStreams, file string, x *grid.Expansion, targets []string) error {
-	if len(targets) == 0 {
-		return nil
-	}
-	if err := x.MaterializeContext(ctx, x.Points); err != nil {
-		if ctx.Err() != nil {
-			return &interruptedError{"interrupted while preparing the points' configs: nothing was simulated"}
-		}
-		return err
-	}
-	if err := checkExportBackends(file, targets, x.Points); err != nil {
-		return err
-	}
-	warnings, refused, err := exportProblems(ctx, x.Points, targets)
-	if err != nil {
-		return &interruptedError{"interrupted while checking the exports: nothing was simulated"}
-	}
-	if len(refused) > 0 { // no recommendation could be exported for those targets
-		return &usageError{errors.New(strings.Join(refused, "\n") + "; or sweep without --export")}
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(io.Err, "warning: "+w)
-	}
-	return nil
-}
-
-// exportProblems exports each distinct deployment of points for every target (export.Export;
-// points that differ only in what no export reads share one) and says, per target, what export
-// would refuse: a fixed KV pool the GPU cannot hold, a vLLM max_batched_tokens below
-// max_sequences, a field the target cannot express. A recommended point of such a deployment
-// would fail the export only after the whole sweep. refused holds the targets every point fails,
-// warnings those some points fail; the error is ctx's when it is done (checked every 256 points).
-func exportProblems(ctx context.Context, points []grid.Point, targets []string) (warnings, refused []string, err error) {
-	for _, t := range targets {
-		seen := map[[16]byte]error{}
-		n, example := 0, ""
-		for i := range points {
-			if i%256 == 0 && ctx.Err() != nil {
-				return nil, nil, ctx.Err()
-			}
-			cfg := points[i].Config
-			key, err := json.Marshal([]any{cfg.Engine, cfg.Router, cfg.Planner, cfg.Traffic})
-			if err != nil {
-				continue
-			}
-			sum := xxh3.Hash128(key).Bytes()
-			e, ok := seen[sum]
-			if !ok {
-				_, e = export.Export(cfg, t, export.Options{})
-				seen[sum] = e
-			}
-			var ces config.Errors
-			if !errors.As(e, &ces) || len(ces) == 0 {
-				continue
-			}
-			if n == 0 {
-				example = fmt.Sprintf("point %s: %s: %s", points[i].ID, ces[0].Path, ces[0].Msg)
-			}
-			n++
-		}
-		if n == 0 {
-			continue
-		}
-		msg := fmt.Sprintf("--export %s: %d of %d points are deployments export refuses (e.g. %s); a recommended one fails "+
-			"the export after the sweep", t, n, len(points), example)
-		if n == len(points) {
-			refused = append(refused, msg)
-		} else {
-			warnings = append(warnings, msg)
-		}
-	}
-	return warnings, refused, nil
-}
-
 // reportFlags returns the servesweep report flags that turn analysis settings have into want
 // (target, objectives, GPU bounds, strict SLA, max rejected ratio), and false when they differ in
 // a setting report takes no flag for (min_goodput_rps, the cost bounds): report keeps the sweep's
@@ -386,46 +303,6 @@ func reportFlags(have, want optimization.Settings) ([]string, bool) {
 // configs' preparation must stop at.
 var afterExpand func()
 
-// bytesPerPoint and liveBytesPerPoint are the memory an unsharded sweep holds per selected point
-// while it runs, in bytes: its decoded config and YAML, then its row. The first is the peak RSS
-// with the Go runtime's default collection (the heap grows to about twice what is live between
-// collections), the second under a soft memory limit that keeps the heap near what is live
-// (holdSweepMemory). Measured 2026-12-06 on a 200,200-point grid of one-request runs: 5.0 GB peak
-// RSS and 111 CPU-s (24 KiB a point; 19.4 GB for an 800,800-point one), 2.8 GB and 149 CPU-s under
-// a 2.5 GiB limit (14 KiB a point).
-const (
-	bytesPerPoint     = 24 << 10
-	liveBytesPerPoint = 14 << 10
-)
-
-// largeGrid is the selected point count from which a sweep says how much memory its points take
-// before writing their configs (a few seconds per 100,000 points).
-const largeGrid = 100_000
-
-// holdSweepMemory sets the Go runtime's soft memory limit (runtime/debug.SetMemoryLimit) for a
-// sweep of points selected points, from largeGrid points on: what the process holds now (the
-// runtime's /memory/classes/total:bytes) plus 85 % of the memory the machine has available
-// beside it (availableMemoryGiB), so that a grid whose live heap fits keeps its heap near what is
-// live when memory runs short instead of growing to twice it (bytesPerPoint against
-// liveBytesPerPoint); below the limit the collector works as by default. Nothing is set for fewer
-// points, where /proc/meminfo is unreadable, when the user set GOMEMLIMIT, or when that limit
-// would be below the points' live heap (the collector would run without end and the sweep would
-// not fit either way). The returned function puts back the limit in force before.
-func holdSweepMemory(points int) (release func()) {
-	avail, ok := availableMemoryGiB()
-	if points < largeGrid || !ok || os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	held := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
-	metrics.Read(held)
-	limit := float64(held[0].Value.Uint64()) + 0.85*avail*(1<<30)
-	if limit < float64(points)*liveBytesPerPoint {
-		return func() {}
-	}
-	before := debug.SetMemoryLimit(int64(limit))
-	return func() { debug.SetMemoryLimit(before) }
-}
-
 // materializePoints writes and decodes the configs of the sweep's points before they run. From
 // largeGrid points it says on stderr how much memory they will take (bytesPerPoint, and
 // liveBytesPerPoint under holdSweepMemory's limit), and warns when even the latter is more than
@@ -450,43 +327,6 @@ func materializePoints(ctx context.Context, io ioStreams, opts *sweepOptions, x 
 		return &interruptedError{"interrupted while preparing the points' configs: nothing was simulated"}
 	}
 	return err
-}
-
-// availableMemoryGiB is the memory a new process can take without swapping, in GiB: the
-// system's MemAvailable (/proc/meminfo), or less when the process's cgroup (v2) caps its memory
-// below that (memory.max less memory.current, as in a container with a memory limit); false
-// where /proc/meminfo is not (not Linux).
-func availableMemoryGiB() (float64, bool) {
-	data, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0, false
-	}
-	avail, ok := 0.0, false
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, found := strings.CutPrefix(line, "MemAvailable:"); found {
-			if f := strings.Fields(rest); len(f) >= 1 {
-				if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
-					avail, ok = kb/(1<<20), true
-				}
-			}
-		}
-	}
-	if !ok {
-		return 0, false
-	}
-	read := func(name string) (float64, bool) {
-		b, err := os.ReadFile("/sys/fs/cgroup/" + name)
-		if err != nil {
-			return 0, false
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64) // "max" (no limit) fails here
-		return v, err == nil
-	}
-	if limit, ok := read("memory.max"); ok {
-		used, _ := read("memory.current")
-		avail = min(avail, max(limit-used, 0)/(1<<30))
-	}
-	return avail, true
 }
 
 // checkSweepFlags refuses (exit 2) a bad --format, --show, --parallelism or --timeout, and
