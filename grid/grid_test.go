@@ -1523,3 +1523,20 @@ func TestMaterializeStopsWhenCancelled(t *testing.T) {
 		t.Errorf("MaterializeContext without a cancel: %v", err)
 	}
 }
+
+// The spec hash covers the build that simulates, when known: rows of two builds may come from two
+// timing models. An unknown build (a test binary) hashes as a spec without one.
+func TestSpecHashCoversTheBuild(t *testing.T) {
+	x := expand(t, base)
+	unknown := x.SpecHash()
+	x.Spec.Build = "abc"
+	a := x.SpecHash()
+	x.Spec.Build = "abc+modified"
+	if b := x.SpecHash(); a == unknown || b == a || b == unknown {
+		t.Errorf("hashes: unknown %s, abc %s, abc+modified %s; want three", unknown, a, b)
+	}
+	x.Spec.Build = ""
+	if x.SpecHash() != unknown {
+		t.Error("an unknown build changed the hash")
+	}
+}

@@ -151,6 +151,10 @@ func (x *Expansion) SpecHashWith(s optimization.Settings) string {
 	if db := x.Spec.Systems; db != nil {
 		fmt.Fprintf(&b, "systems_dir %s\n", db.Identity())
 	}
+	// The build that simulates (absent when unknown): another build may time passes otherwise.
+	if x.Spec.Build != "" {
+		fmt.Fprintf(&b, "build %s\n", x.Spec.Build)
+	}
 	// The trace files' contents (DigestTraces; absent when not taken): point IDs name a trace's
 	// path, and a trace edited between two runs must not resume into the other's rows.
 	for _, t := range x.Spec.traceDigests {

@@ -70,6 +70,11 @@ type Spec struct {
 	// traceDigests are the trace files' contents as DigestTraces read them (nil: not taken), in
 	// TracePaths order; the spec hash covers them.
 	traceDigests []traceDigest
+	// Build identifies the servesweep build that simulates the points (its release, or its VCS
+	// revision with "+modified" when the tree had changes; "" when the binary records neither, as
+	// a test binary). Parse leaves it ""; the caller sets it. The spec hash covers it: rows of two
+	// builds may come from two timing models, so a resume or a merge across builds is refused.
+	Build string
 }
 
 // Domain is one searched field and the values it takes.

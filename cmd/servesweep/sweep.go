@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -392,6 +393,7 @@ func expandSweep(ctx context.Context, io ioStreams, opts *sweepOptions, systems 
 		return nil, err
 	}
 	spec.Systems = systems
+	spec.Build = buildIdentity(debug.ReadBuildInfo())
 	if err := checkTraces(spec); err != nil {
 		return nil, err
 	}
@@ -664,7 +666,7 @@ func dirErr(err error) error {
 		msg = fmt.Sprintf("--output-dir %s cannot be resumed: %v; move that file away to resume (the journal keeps "+
 			"the finished points and their spec), choose another directory, or pass --overwrite to start over", dir, de.Err)
 	case sweep.DirOtherSpec:
-		msg = fmt.Sprintf("--output-dir %s holds a sweep of another spec, or of other contents of its trace files (spec hash %s, this one %s): "+
+		msg = fmt.Sprintf("--output-dir %s holds a sweep of another spec, of other contents of its trace files, or of another servesweep build (spec hash %s, this one %s): "+
 			"resuming would mix the two; choose another directory, or pass --overwrite to start over", dir, de.Hash, de.WantHash)
 	case sweep.DirShardCount:
 		msg = fmt.Sprintf("--output-dir %s holds shards of a sweep split into %d (%s), but this shard is %s, "+

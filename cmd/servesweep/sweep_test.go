@@ -1063,7 +1063,7 @@ func TestSweepRefusesAnEditedTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errs := runCLI(t, args...)
-	if code != exitConfigError || !strings.Contains(errs, "holds a sweep of another spec, or of other contents of its trace files") {
+	if code != exitConfigError || !strings.Contains(errs, "holds a sweep of another spec, of other contents of its trace files") {
 		t.Fatalf("edited trace: exit %d %q; want exit 2 naming the trace's contents", code, errs)
 	}
 	if err := os.WriteFile(trace, []byte(strings.Join(lines, "")), 0o644); err != nil {

@@ -53,3 +53,29 @@ func newVersionCmd(io ioStreams, text string) *cobra.Command {
 		},
 	}
 }
+
+// buildIdentity names the build for the spec hash (grid.Spec.Build): its module version when it
+// is a release, else its VCS revision with "+modified" when the work tree had uncommitted
+// changes; "" when the binary records neither (a test binary, a build with -buildvcs=false), so
+// that such builds hash as before.
+func buildIdentity(bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
+		return ""
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" && modified == "true" {
+		rev += "+modified"
+	}
+	return rev
+}

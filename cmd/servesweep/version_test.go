@@ -44,3 +44,29 @@ func TestVersionCommand(t *testing.T) {
 		t.Errorf("version extra: exit %d %q", code, errs)
 	}
 }
+
+// The build identity the spec hash carries: a release's version, else the VCS revision, marked
+// when the tree was modified; nothing for a binary that records neither.
+func TestBuildIdentity(t *testing.T) {
+	bi := func(version string, settings ...string) *debug.BuildInfo {
+		b := &debug.BuildInfo{Main: debug.Module{Version: version}}
+		for i := 0; i+1 < len(settings); i += 2 {
+			b.Settings = append(b.Settings, debug.BuildSetting{Key: settings[i], Value: settings[i+1]})
+		}
+		return b
+	}
+	for _, c := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{bi("v1.2.0", "vcs.revision", "abc"), "v1.2.0"},
+		{bi("(devel)", "vcs.revision", "abc", "vcs.modified", "false"), "abc"},
+		{bi("(devel)", "vcs.revision", "abc", "vcs.modified", "true"), "abc+modified"},
+		{bi("(devel)"), ""},
+		{nil, ""},
+	} {
+		if got := buildIdentity(c.bi, c.bi != nil); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.bi, got, c.want)
+		}
+	}
+}
