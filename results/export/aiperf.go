@@ -44,6 +44,11 @@ func (x *exporter) aiperf() File {
 		args = append(args, arg{"--extra-inputs", "ignore_eos:true"}, arg{"--random-seed", fmt.Sprint(src.DrawSeed())})
 	}
 	args = x.aiperfLoad(args)
+	if n := x.engineWorkers(); n > 1 && !x.urlGiven {
+		notes = append(notes, fmt.Sprintf("--url %s is the first worker's port: the simulated load is spread over the %d workers "+
+			"the launch script starts (PORT=8000, 8001, ...); put a round-robin load balancer in front of them and pass its "+
+			"address (servesweep export --url HOST:PORT), or this benchmark loads one worker with all of it.", x.url, n))
+	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "#!/bin/sh\n# AIPerf benchmark of the workload simulated for %s (servesweep export).\n", x.sourceName())
 	fmt.Fprintf(&b, "# Score the run against the prediction:\n#   servesweep validate --aiperf artifacts/ -c %s\n", shellQuote(x.sourceName()))
@@ -253,4 +258,17 @@ func trimFloat(f float64) string {
 		return "0"
 	}
 	return s
+}
+
+// engineWorkers is the number of engine processes an engine target's launch script starts (every
+// role's replicas), each on its own port; 0 for Dynamo, whose frontend routes over them.
+func (x *exporter) engineWorkers() int {
+	if x.target == TargetDynamo {
+		return 0
+	}
+	n := 0
+	for _, r := range x.roles() {
+		n += max(r.w.Parallelism.Replicas, 1)
+	}
+	return n
 }

@@ -110,13 +110,15 @@ type exporter struct {
 	backend string
 	name    string
 	url     string
+	// urlGiven says Options.URL named the server aiperf.sh benchmarks (else DefaultURL).
+	urlGiven bool
 	// model is engine.model with a catalog alias resolved to its Hugging Face id.
 	model string
 	errs  config.Errors
 }
 
 func newExporter(cfg *config.Config, target string, opts Options) *exporter {
-	x := &exporter{cfg: cfg, target: target, backend: target, name: DNSLabel(opts.Name), url: opts.URL}
+	x := &exporter{cfg: cfg, target: target, backend: target, name: DNSLabel(opts.Name), url: opts.URL, urlGiven: opts.URL != ""}
 	if x.url == "" {
 		x.url = DefaultURL
 	}

@@ -383,3 +383,23 @@ func TestExportPinsACappedPool(t *testing.T) {
 		}
 	}
 }
+
+// aiperf.sh of an engine target with several workers says its default --url is the first worker's
+// (the launch script starts each on its own port); an --url given (a load balancer) needs no note,
+// nor does Dynamo, whose frontend routes.
+func TestAIPerfNotesTheFirstWorkersURL(t *testing.T) {
+	note := "is the first worker's port: the simulated load is spread over the 2 workers"
+	for _, c := range []struct {
+		target, url string
+		want        bool
+	}{{TargetVLLM, "", true}, {TargetVLLM, "lb.example:80", false}, {TargetDynamo, "", false}} {
+		files, err := Export(load(t, "vllm-agg"), c.target, Options{URL: c.url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bench := files[len(files)-1]
+		if got := strings.Contains(string(bench.Data), note); bench.Name != AIPerfFile || got != c.want {
+			t.Errorf("%s --url %q: note %v, want %v:\n%s", c.target, c.url, got, c.want, bench.Data)
+		}
+	}
+}
