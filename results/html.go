@@ -323,7 +323,7 @@ func pointTitle(r *Row, labels Labels, s optimization.Settings, values []float64
 	case tiedWith > 0:
 		fmt.Fprintf(&b, ", tied with #%d on the Pareto front", tiedWith)
 	}
-	fmt.Fprintf(&b, "\ndeployment: %s, %s %s, router %s, %d GPUs", labels.Hardware(r), r.Mode, labels.Shape(r), r.RouterPolicy, r.GPUs)
+	fmt.Fprintf(&b, "\ndeployment: %s, %s %s, router %s, %s", labels.Hardware(r), r.Mode, labels.Shape(r), r.RouterPolicy, Plural(int(r.GPUs), "GPU"))
 	fmt.Fprintf(&b, "\nload: %s", labels.Load(r))
 	if r.SLAAttainment != nil {
 		fmt.Fprintf(&b, "\nSLA attainment: %s %% of offered requests", strconv.FormatFloat(*r.SLAAttainment*100, 'f', 2, 64))

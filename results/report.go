@@ -415,7 +415,7 @@ func recommendationYAML(r *Row, n, total int, a *Analysis) []byte {
 	if a.Ranking != nil {
 		what = "ranked point (target " + a.Settings.Target + ")"
 	}
-	fmt.Fprintf(&b, "# servesweep recommendation %d of %d: %s, point %s, %d GPUs.\n", n, total, what, r.PointID, r.GPUs)
+	fmt.Fprintf(&b, "# servesweep recommendation %d of %d: %s, point %s, %s.\n", n, total, what, r.PointID, Plural(int(r.GPUs), "GPU"))
 	var objs []string
 	for _, o := range a.Settings.Objectives {
 		if x, ok, _ := numericValue(r, o.Metric); ok {
