@@ -55,9 +55,10 @@ func newVersionCmd(io ioStreams, text string) *cobra.Command {
 }
 
 // buildIdentity names the build for the spec hash (grid.Spec.Build): its module version when it
-// is a release, else its VCS revision with "+modified" when the work tree had uncommitted
+// is not "(devel)" (a release, or the VCS pseudo-version go build records, "+dirty" for a
+// modified tree), else its VCS revision with "+modified" when the work tree had uncommitted
 // changes; "" when the binary records neither (a test binary, a build with -buildvcs=false), so
-// that such builds hash as before.
+// that such builds hash as before. Two builds of one modified tree share an identity.
 func buildIdentity(bi *debug.BuildInfo, ok bool) string {
 	if !ok || bi == nil {
 		return ""
