@@ -477,8 +477,11 @@ func absTracePaths(text string) string {
 }
 
 type paretoPoint struct {
-	Rank           int                `json:"rank"`
-	PointID        string             `json:"point_id"`
+	Rank    int    `json:"rank"`
+	PointID string `json:"point_id"`
+	// Hardware is the point's GPU and weight format as report.md labels it (Labels.Hardware:
+	// "h100_sxm fp8", the model first when the rows hold several).
+	Hardware       string             `json:"hardware"`
 	GPUs           int64              `json:"gpus"`
 	Mode           string             `json:"mode"`
 	Shape          string             `json:"shape"`
@@ -557,7 +560,7 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 	labels := LabelsFor(rows)
 	point := func(rank, i int) paretoPoint {
 		r := &rows[i]
-		p := paretoPoint{Rank: rank, PointID: r.PointID, GPUs: r.GPUs, Mode: r.Mode, Shape: labels.Shape(r),
+		p := paretoPoint{Rank: rank, PointID: r.PointID, Hardware: labels.Hardware(r), GPUs: r.GPUs, Mode: r.Mode, Shape: labels.Shape(r),
 			RouterPolicy: r.RouterPolicy, Load: labels.Load(r), Objectives: map[string]float64{}, Recommendation: recFor[i]}
 		for k, o := range a.Settings.Objectives {
 			p.Objectives[o.Metric] = a.Values[i][k]

@@ -383,6 +383,10 @@ func TestWriteOutputsRecommendationsDecode(t *testing.T) {
 	if !bytes.Contains(doc, []byte(first)) || !bytes.Contains(doc, []byte(`"recommendation": "recommendations/0001.yaml"`)) {
 		t.Errorf("the document lacks the first front point %s or its recommendation:\n%s", rows[a.Front[0]].PointID, doc)
 	}
+	// Each entry names its hardware as report.md does, so entries of one shape on two GPUs differ.
+	if hw := fmt.Sprintf("%s\n      \"hardware\": %q,", first, Hardware(&rows[a.Front[0]])); !bytes.Contains(doc, []byte(hw)) {
+		t.Errorf("the first front entry lacks its hardware %q:\n%s", Hardware(&rows[a.Front[0]]), doc)
+	}
 	if _, err := os.Stat(filepath.Join(dir, RecommendationsDir, "0099.yaml")); !os.IsNotExist(err) {
 		t.Error("stale recommendation 0099.yaml was not removed")
 	}
