@@ -1,10 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
+	"github.com/servesweep/servesweep/sim/config"
 	"github.com/spf13/pflag"
 )
 
@@ -36,14 +37,14 @@ func (d *decimalInt) Type() string { return "int" }
 // read Go float literals, so 1_0 would be 10 and 0x1p4 16.
 type decimalFloat float64
 
-// Set parses s as a decimal number (digits, a point, an exponent; inf and nan as strconv reads
-// them); digit separators and hexadecimal floats are errors.
+// Set parses s as a decimal number (config.ParseDecimal); digit separators and hexadecimal
+// floats are errors.
 func (d *decimalFloat) Set(s string) error {
-	f, err := strconv.ParseFloat(s, 64)
-	if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange && !strings.ContainsAny(s, "_xXpP") {
+	f, err := config.ParseDecimal(s)
+	if errors.Is(err, strconv.ErrRange) {
 		return fmt.Errorf("%q is out of range for a number", s)
 	}
-	if err != nil || strings.ContainsAny(s, "_xXpP") {
+	if err != nil {
 		return fmt.Errorf("%q is not a number in decimal", s)
 	}
 	*d = decimalFloat(f)

@@ -262,7 +262,7 @@ func (p *rowParser) intv(name string, def int) int {
 	if v, err := strconv.Atoi(s); err == nil && v >= 0 {
 		return v
 	}
-	if f, err := parseDecimal(s); err == nil && f >= 0 && f == math.Trunc(f) && f < math.MaxInt32 {
+	if f, err := config.ParseDecimal(s); err == nil && f >= 0 && f == math.Trunc(f) && f < math.MaxInt32 {
 		return int(f)
 	}
 	if p.problem == "" {
@@ -283,21 +283,10 @@ func (p *rowParser) posInt(name string) int {
 	return 0
 }
 
-// parseDecimal is strconv.ParseFloat of a number in decimal notation (digits, a point, an
-// exponent; "inf" and "nan" as ParseFloat reads them): the digit separators and hexadecimal
-// floats of Go's syntax, which ParseFloat also reads ("6_0" as 60, "0x1p4" as 16), are a syntax
-// error in a CSV of measurements, where they are typos rather than numbers.
-func parseDecimal(s string) (float64, error) {
-	if strings.ContainsAny(s, "_xXpP") {
-		return 0, &strconv.NumError{Func: "ParseFloat", Num: s, Err: strconv.ErrSyntax}
-	}
-	return strconv.ParseFloat(s, 64)
-}
-
 // posFloat reads a required positive number.
 func (p *rowParser) posFloat(name string) float64 {
 	s := p.str(name)
-	f, err := parseDecimal(s)
+	f, err := config.ParseDecimal(s)
 	if err != nil || !(f > 0) || math.IsInf(f, 0) {
 		if p.problem == "" {
 			p.problem = fmt.Sprintf("%s: must be a number > 0, got %q", name, s)
