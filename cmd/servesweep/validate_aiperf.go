@@ -18,7 +18,8 @@ import (
 type aiperfRunReport struct {
 	File string `json:"file"`
 	Kind string `json:"kind"`
-	// Load lists the --set overrides taken from the run's input_config (its load), if any.
+	// Load lists the --set overrides that simulate the run as it was measured (runLoadSets):
+	// its load from its input_config, and every request counted; [] when the config is it.
 	Load []string `json:"load_from_run"`
 	// Warnings say what in the run suggests it measured something else than the config
 	// (aiperf.CheckWorkload), [] when nothing does; also printed on stderr.
@@ -134,10 +135,20 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions,
 // runLoadSets returns the --set overrides that give the config the run's load, where the run's
 // input_config says it and the config's load type takes it: the concurrency of a concurrency
 // load, the rate of a constant_rate or poisson load of requests, and the request count of a
-// config that stops after a number of requests.
+// config that stops after a number of requests. A config that leaves requests out of its
+// statistics (traffic.load.warmup_seconds, cooldown: a capacity probe's recommendation measures
+// its steady window) is simulated counting every request, as AIPerf's summary counts every
+// request of its profiling phase; comparing a steady window with a whole run would score the
+// start and the drain as model error.
 func runLoadSets(cfg *config.Config, l aiperf.Load) []string {
 	var sets []string
 	t := &cfg.Traffic
+	if t.Load.Warmup() > 0 {
+		sets = append(sets, "traffic.load.warmup_seconds=0")
+	}
+	if t.Load.HasCooldown() {
+		sets = append(sets, "traffic.load.cooldown=false")
+	}
 	if l.Concurrency != nil && t.Load.Type == config.LoadConcurrency && *l.Concurrency != t.Load.Concurrency {
 		sets = append(sets, fmt.Sprintf("traffic.load.concurrency=%d", *l.Concurrency))
 	}
@@ -160,7 +171,7 @@ func renderAIPerf(w io.Writer, rep *aiperfReport) {
 		}
 		fmt.Fprintf(w, "Run %d of %d: %s (%s)", i+1, len(rep.Runs), r.File, r.Kind)
 		if len(r.Load) > 0 {
-			fmt.Fprintf(w, "; simulated with the run's load: %s", strings.Join(r.Load, ", "))
+			fmt.Fprintf(w, "; simulated as the run was measured: %s", strings.Join(r.Load, ", "))
 		}
 		fmt.Fprintf(w, "\n%-32s %-5s %12s %12s %8s  %s\n", "metric", "stat", "measured", "predicted", "error%", "measured as")
 		for _, c := range r.Comparisons {

@@ -77,3 +77,40 @@ func TestValidateAIPerfErrors(t *testing.T) {
 		})
 	}
 }
+
+// A config that leaves its warm-up and drain out of its statistics (a capacity probe's
+// recommendation) is scored against AIPerf's whole run as a whole run: the same prediction as
+// the config without them, and the report says so.
+func TestValidateAIPerfCountsTheWholeRun(t *testing.T) {
+	run := filepath.Join(aiperfRuns, "c16", "profile_export_aiperf.json")
+	predicted := func(sets ...string) aiperfReport {
+		t.Helper()
+		args := append([]string{"validate", "--aiperf", run, "-c", "../../examples/synthetic.yaml", "--format", "json"}, sets...)
+		code, out, errs := runCLI(t, args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d, stderr %s", sets, code, errs)
+		}
+		var rep aiperfReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		return rep
+	}
+	whole := predicted()
+	steady := predicted("--set", "traffic.load.warmup_seconds=5", "--set", "traffic.load.cooldown=true", "--set", "traffic.load.ramp_seconds=2")
+	ramped := predicted("--set", "traffic.load.ramp_seconds=2")
+	if got := strings.Join(steady.Runs[0].Load, " "); got != "traffic.load.warmup_seconds=0 traffic.load.cooldown=false" {
+		t.Errorf("load %q, want the warm-up and the drain counted", got)
+	}
+	if len(whole.Runs[0].Load) != 0 {
+		t.Errorf("load %q for a config that counts every request", whole.Runs[0].Load)
+	}
+	for i, c := range steady.Runs[0].Comparisons {
+		if w := ramped.Runs[0].Comparisons[i]; c.PredictedValue != w.PredictedValue {
+			t.Errorf("%s %s: predicted %v with a warm-up and drain, %v counting every request", c.Metric, c.Stat, c.PredictedValue, w.PredictedValue)
+		}
+	}
+	if whole.Runs[0].Comparisons[0].PredictedValue == ramped.Runs[0].Comparisons[0].PredictedValue {
+		t.Errorf("a 2 s ramp predicted the mean TTFT of no ramp (%v): the comparison above cannot tell", whole.Runs[0].Comparisons[0].PredictedValue)
+	}
+}

@@ -44,6 +44,9 @@ func (x *exporter) aiperf() File {
 		args = append(args, arg{"--extra-inputs", "ignore_eos:true"}, arg{"--random-seed", fmt.Sprint(src.DrawSeed())})
 	}
 	args = x.aiperfLoad(args)
+	if n := steadyWindowNote(&t.Load); n != "" {
+		notes = append(notes, n)
+	}
 	if n := x.engineWorkers(); n > 1 && !x.urlGiven {
 		notes = append(notes, fmt.Sprintf("--url %s is the first worker's port: the simulated load is spread over the %d workers "+
 			"the launch script starts (PORT=8000, 8001, ...); put a round-robin load balancer in front of them and pass its "+
@@ -57,6 +60,26 @@ func (x *exporter) aiperf() File {
 	}
 	shellCommand(&b, []string{"aiperf", "profile"}, args)
 	return File{Name: AIPerfFile, Data: b.Bytes(), Executable: true}
+}
+
+// steadyWindowNote says, for a load that leaves requests out of the prediction's statistics
+// (warmup_seconds, cooldown), that AIPerf's summary counts them and how validate compares the
+// two; "" for a load that counts every request. AIPerf's own warm-up phase (--warmup-*) is not
+// the same window: it drains before profiling starts, and profiling then starts from an idle
+// server, so the script does not use it.
+func steadyWindowNote(l *config.Load) string {
+	var left []string
+	if w := l.Warmup(); w > 0 {
+		left = append(left, fmt.Sprintf("the requests that arrive in its first %s s (traffic.load.warmup_seconds)", trimFloat(w)))
+	}
+	if l.HasCooldown() {
+		left = append(left, "those of the drain after the last session starts (traffic.load.cooldown)")
+	}
+	if len(left) == 0 {
+		return ""
+	}
+	return "The prediction leaves " + strings.Join(left, " and ") + " out of its statistics; AIPerf's summary counts every " +
+		"request of the run, so servesweep validate --aiperf simulates the whole run to compare the two."
 }
 
 // lengthArgs returns the mean and standard-deviation flags of one token count: a fixed count,

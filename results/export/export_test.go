@@ -403,3 +403,31 @@ func TestAIPerfNotesTheFirstWorkersURL(t *testing.T) {
 		}
 	}
 }
+
+// aiperf.sh of a prediction that leaves requests out of its statistics (a capacity probe's
+// warm-up and drain) says that AIPerf counts them and validate simulates the whole run; one that
+// counts every request says nothing.
+func TestAIPerfNotesTheSteadyWindow(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"traffic.load.warmup_seconds=2.5"}, "The prediction leaves the requests that arrive in its first 2.5 s (traffic.load.warmup_seconds) out of its statistics;"},
+		{[]string{"traffic.load.warmup_seconds=3", "traffic.load.cooldown=true"}, "The prediction leaves the requests that arrive in its first 3 s " +
+			"(traffic.load.warmup_seconds) and those of the drain after the last session starts (traffic.load.cooldown) out of its statistics;"},
+	} {
+		files, err := Export(load(t, "vllm-agg", c.sets...), TargetVLLM, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bench := string(files[len(files)-1].Data)
+		has := strings.Contains(bench, "AIPerf's summary counts every request")
+		if has != (c.want != "") || !strings.Contains(bench, c.want) {
+			t.Errorf("%v: note %v, want %q:\n%s", c.sets, has, c.want, bench)
+		}
+		if strings.Contains(bench, "--warmup") {
+			t.Errorf("%v: AIPerf's warm-up phase drains before profiling, not the simulated window:\n%s", c.sets, bench)
+		}
+	}
+}
