@@ -122,8 +122,10 @@ type htmlPage struct {
 	Front                                                                    []htmlTableRow
 	RankingTitle                                                             string
 	Ranking                                                                  []htmlTableRow
-	Metrics                                                                  []string
-	Geometry                                                                 string
+	// NearTies are NearTieText's sentences, one paragraph each, after the tables.
+	NearTies []string
+	Metrics  []string
+	Geometry string
 	// Directions are the axes' directions in Axes order: -1 maximize, 1 minimize (and
 	// point_index).
 	Directions string
@@ -248,6 +250,9 @@ func ReportHTML(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]byte
 	layoutSVG(p, s, embedded, recFor)
 
 	htmlTables(p, rows, a, labels, recFor)
+	for _, t := range NearTies(rows, a, m) {
+		p.NearTies = append(p.NearTies, NearTieText(rows, &t, labels, false))
+	}
 	p.Geometry = fmt.Sprintf("%d %d %g %g %g %g %g %g %g %g %d %d", svgWidth, svgHeight, svgLeft, svgTop, svgRight, svgBottom,
 		rankCharWidth, rankHeight, rankGap, frontDotRadius, maxRankLabels, logSpan)
 	var b bytes.Buffer

@@ -530,6 +530,22 @@ type paretoBest struct {
 	Value     float64                `json:"value"`
 }
 
+// paretoNearTie is a NearTie in pareto.json: the best point and the rivals that could reach its
+// value, each with its value and its value at the top of its capacity's bracket (reach).
+type paretoNearTie struct {
+	Metric    string                 `json:"metric"`
+	Direction optimization.Direction `json:"direction"`
+	PointID   string                 `json:"point_id"`
+	Value     float64                `json:"value"`
+	Rivals    []paretoRival          `json:"rivals"`
+}
+
+type paretoRival struct {
+	PointID string  `json:"point_id"`
+	Value   float64 `json:"value"`
+	Reach   float64 `json:"reach"`
+}
+
 type paretoDoc struct {
 	SchemaVersion string                `json:"schema_version"`
 	Spec          string                `json:"spec,omitempty"`
@@ -542,6 +558,8 @@ type paretoDoc struct {
 	Front         []paretoPoint         `json:"front"`
 	Best          []paretoBest          `json:"best"`
 	Ranking       []paretoPoint         `json:"ranking,omitempty"`
+	// NearTies are the best points whose lead the capacity search did not resolve (NearTies).
+	NearTies []paretoNearTie `json:"near_ties,omitempty"`
 	// TiesFile names pareto_ties.parquet when the front has ties.
 	TiesFile string `json:"ties_file,omitempty"`
 }
@@ -586,6 +604,13 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 	for _, b := range a.Best {
 		doc.Best = append(doc.Best, paretoBest{Metric: b.Objective.Metric, Direction: b.Objective.Direction,
 			PointID: rows[b.Row].PointID, Value: b.Value})
+	}
+	for _, t := range NearTies(rows, a, m) {
+		nt := paretoNearTie{Metric: t.Objective.Metric, Direction: t.Objective.Direction, PointID: rows[t.Best].PointID, Value: t.Value}
+		for k, i := range t.Rivals {
+			nt.Rivals = append(nt.Rivals, paretoRival{PointID: rows[i].PointID, Value: score(&rows[i], t.Objective), Reach: t.Reach[k]})
+		}
+		doc.NearTies = append(doc.NearTies, nt)
 	}
 	if a.Ranking != nil {
 		o, _ := optimization.TargetObjective(a.Settings.Target)
@@ -969,6 +994,9 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 				fmtNum(bst.Value), r.PointID, labels.Hardware(r), r.Mode, labels.Shape(r), r.RouterPolicy, labels.Load(r), r.GPUs)
 		}
 		b.WriteString("\n")
+	}
+	for _, t := range NearTies(rows, a, m) {
+		b.WriteString(NearTieText(rows, &t, labels, true) + "\n\n")
 	}
 	fmt.Fprintf(&b, "## Plot\n\n![the objectives against each other, one panel per pair](%s)\n\n", PlotFile)
 	b.WriteString("Grey: candidates; red: the Pareto front. Every row, including failed points, is in " +

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -52,20 +51,6 @@ func wrapText(s string, width int, indent string) string {
 
 // runeLen is the length of s in characters.
 func runeLen(s string) int { return len([]rune(s)) }
-
-// fixedNum renders x for stdout in fixed notation, never with an exponent: to the unit from
-// 1,000 up (14124.7 prints 14125), else with four significant digits (0.2554, 91.92, 0.0001234);
-// n/a for NaN and infinities.
-func fixedNum(x float64) string {
-	switch {
-	case math.IsNaN(x) || math.IsInf(x, 0):
-		return "n/a"
-	case math.Abs(x) >= 1000:
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'e', 3, 64), 64)
-	return strconv.FormatFloat(r, 'f', -1, 64)
-}
 
 // frontEntry renders the n-th recommended point for stdout, each line within maxLineWidth when
 // its parts allow: its objective values and ties, then its deployment and load, then its

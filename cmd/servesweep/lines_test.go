@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 func TestWrapText(t *testing.T) {
@@ -23,18 +25,6 @@ func TestWrapText(t *testing.T) {
 	} {
 		if got := wrapText(c.s, c.width, "  "); got != c.want {
 			t.Errorf("wrapText(%q, %d) = %q, want %q", c.s, c.width, got, c.want)
-		}
-	}
-}
-
-func TestFixedNum(t *testing.T) {
-	for _, c := range []struct {
-		x    float64
-		want string
-	}{{15029.4, "15029"}, {5438, "5438"}, {0.25544, "0.2554"}, {91.9234, "91.92"}, {373, "373"}, {0.00012345, "0.0001234"},
-		{1e21, "1000000000000000000000"}, {math.NaN(), "n/a"}, {-1234.6, "-1235"}} {
-		if got := fixedNum(c.x); got != c.want {
-			t.Errorf("fixedNum(%g) = %q, want %q", c.x, got, c.want)
 		}
 	}
 }
@@ -140,5 +130,33 @@ func TestUnwrapLines(t *testing.T) {
 	fmt.Fprint(w, in)
 	if b.String() == in || unwrapLines(b.String()) != in {
 		t.Errorf("wrapped %q\nunwrapped %q\nwant %q", b.String(), unwrapLines(b.String()), in)
+	}
+}
+
+// printFront ends with a near tie when a rival's capacity bracket reaches the best value: b's
+// 900 tok/s at capacity 50, missed at 60, could be 1,080 against a's 1,000.
+func TestPrintFrontNamesANearTie(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	n := func(x int64) *int64 { return &x }
+	unit := "concurrency"
+	mk := func(id string, lo, miss, tput float64) results.Row {
+		return results.Row{PointID: id, Status: results.StatusOK, GPUs: 1, CompletedRequests: n(10), OutputThroughputTokS: f(tput),
+			P99TTFTMs: f(100), CapacityLoad: f(lo), CapacityLoadUnit: &unit, LoadConcurrency: n(int64(lo)),
+			Probes: []results.ProbeRow{{Load: lo, MeetsSLA: true}, {Load: miss, MeetsSLA: false}}}
+	}
+	rows := []results.Row{mk("a", 100, 104, 1000), mk("b", 50, 60, 900), mk("c", 200, 205, 800)}
+	objs := []optimization.Objective{{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}}
+	a, err := results.Analyze(rows, optimization.Settings{Target: optimization.TargetPareto, Objectives: objs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &results.Manifest{CapacitySearch: &optimization.CapacitySearch{RelativeTolerance: 0.05}}
+	var b strings.Builder
+	printFront(&b, rows, a, m, &results.Written{RecommendedRows: a.Front, Recommendations: []string{"r/0001.yaml"}})
+	// The sentence is wrapped to the terminal's width: compare it with single spaces.
+	want := "Near tie: the highest output_throughput_tok_s (1000, point a) is not settled by the capacity search: 1 other candidate " +
+		"could reach it within its capacity's bracket (below the least load its search missed the SLA at): b (1 GPU, - ) 900, up to 1080. Choose"
+	if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), want) {
+		t.Errorf("stdout lacks the near tie %q:\n%s", want, b.String())
 	}
 }

@@ -819,10 +819,10 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 		// A scalar target's own column leads: the points are ranked by it, whatever the objectives.
 		if metric, v, ok := results.TargetValue(r, a.Settings.Target); ok && a.Ranking != nil &&
 			!slices.ContainsFunc(a.Settings.Objectives, func(o optimization.Objective) bool { return o.Metric == metric }) {
-			vals = append(vals, metric+"="+fixedNum(v))
+			vals = append(vals, metric+"="+results.FixedNum(v))
 		}
 		for k, o := range a.Settings.Objectives {
-			vals = append(vals, o.Metric+"="+fixedNum(a.Values[i][k]))
+			vals = append(vals, o.Metric+"="+results.FixedNum(a.Values[i][k]))
 		}
 		tied := ""
 		if t := len(a.Ties[i]); t > 0 && a.Ranking == nil {
@@ -830,6 +830,9 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 		}
 		fmt.Fprint(w, frontEntry(n+1, vals, tied, fmt.Sprintf("gpus=%d %s %s %s %s %s", r.GPUs, labels.Hardware(r),
 			r.Mode, labels.Shape(r), r.RouterPolicy, labels.Load(r)), wr.Recommendations[n]))
+	}
+	for _, t := range results.NearTies(rows, a, m) {
+		fmt.Fprintln(w, wrapText(results.NearTieText(rows, &t, labels, false), maxLineWidth, "  "))
 	}
 }
 
