@@ -15,24 +15,21 @@ var helpExamples = map[string]string{
 
 	"sweep": `  # The built-in sweep's grid (examples/default-sweep.yaml) without simulating it
   servesweep sweep --dry-run
-  # A small grid: two GPUs × two tensor-parallel sizes of the seed's workload, timed from each GPU
-  # and the model (default timing; the seed's polynomial timing and fixed KV pool ignore the GPU)
-  servesweep sweep -c examples/synthetic.yaml --set 'engine.hardware={choices: [h100_sxm, h200_sxm]}' \
-    --set 'engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}' \
-    --set 'engine.workers.aggregated.timing={type: default}' \
-    --set 'engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}' --output-dir /tmp/servesweep-tp
+  # A small grid: examples/sweep-small.yaml's three concurrencies × two GPUs × two tensor-parallel
+  # sizes (12 points), each timed from its GPU and the model
+  servesweep sweep -c examples/sweep-small.yaml --set 'engine.hardware={choices: [h100_sxm, h200_sxm]}' \
+    --set 'engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}' --output-dir /tmp/servesweep-tp
   # Then: the rows as CSV, and the front's first recommendation as a vLLM launch script
   servesweep rows --results /tmp/servesweep-tp --front --columns point_id,hardware,agg_tensor,output_throughput_per_gpu_tok_s
   servesweep export -c /tmp/servesweep-tp/recommendations/0001.yaml --target vllm --output-dir /tmp/servesweep-tp-vllm --overwrite`,
 
 	"merge": `  # Two shards of one sweep into one directory (on two machines, or one after the other), then merged
-  servesweep sweep -c examples/synthetic.yaml --set 'traffic.load.concurrency={choices: [4, 16, 64]}' \
-    --shard 0/2 --output-dir /tmp/servesweep-sharded
-  servesweep sweep -c examples/synthetic.yaml --set 'traffic.load.concurrency={choices: [4, 16, 64]}' \
-    --shard 1/2 --output-dir /tmp/servesweep-sharded
+  servesweep sweep -c examples/sweep-small.yaml --shard 0/2 --output-dir /tmp/servesweep-sharded
+  servesweep sweep -c examples/sweep-small.yaml --shard 1/2 --output-dir /tmp/servesweep-sharded
   servesweep merge --results /tmp/servesweep-sharded`,
 
-	"report": `  servesweep sweep -c examples/synthetic.yaml --set 'traffic.load.concurrency={choices: [4, 16, 64]}' --output-dir /tmp/servesweep-load
+	"report": `  # examples/sweep-small.yaml's three concurrencies
+  servesweep sweep -c examples/sweep-small.yaml --output-dir /tmp/servesweep-load
   # The same rows ranked by throughput against p99 end-to-end latency, into another directory
   servesweep report --results /tmp/servesweep-load --output-dir /tmp/servesweep-load-e2e \
     --objective max:output_throughput_tok_s --objective min:p99_e2e_latency_ms`,
@@ -57,7 +54,7 @@ var helpExamples = map[string]string{
   servesweep list metrics
   servesweep list fields`,
 
-	"rows": `  servesweep sweep -c examples/synthetic.yaml --set 'traffic.load.concurrency={choices: [4, 16, 64]}' --output-dir /tmp/servesweep-load
+	"rows": `  servesweep sweep -c examples/sweep-small.yaml --output-dir /tmp/servesweep-load
   servesweep rows --results /tmp/servesweep-load --columns point_id,load_concurrency,output_throughput_tok_s,p99_ttft_ms
   servesweep rows --results /tmp/servesweep-load --front --format jsonl`,
 }

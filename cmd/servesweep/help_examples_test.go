@@ -97,6 +97,12 @@ func TestHelpExamplesRun(t *testing.T) {
 				if code := run(context.Background(), args, ioStreams{Out: &out, Err: &errb}); code != exitOK {
 					t.Errorf("%s\nexit %d\nstderr: %s", line, code, errb.String())
 				}
+				// A command a user copies runs clean: only the seed's config (a fixed KV pool, one
+				// request length) draws the notes that say so.
+				if e := errb.String(); !strings.Contains(line, "examples/synthetic.yaml") &&
+					(strings.Contains(e, "warning:") || strings.Contains(e, "servesweep: ")) {
+					t.Errorf("%s\nprinted a warning or note:\n%s", line, e)
+				}
 				ran = ran || strings.Fields(line)[1] == c.Name() || strings.HasPrefix(strings.Fields(line)[1], "--")
 			}
 			if !ran {
