@@ -92,6 +92,21 @@ func AttachProbes(dir string, rows []Row) (missing []string, err error) {
 	return missing, nil
 }
 
+// MissingProbes returns the IDs of the rows (in row order) that are not twins and whose
+// capacity_probes the attached Probes do not match: their probes table lost them (or holds
+// others), and what reads the probes (KnifeEdge, MetAbove, CapacityBracket) sees less than the
+// search ran.
+func MissingProbes(rows []Row) []string {
+	var out []string
+	for i := range rows {
+		r := &rows[i]
+		if r.EquivalentTo == "" && r.CapacityProbes != nil && int64(len(r.Probes)) != *r.CapacityProbes {
+			out = append(out, r.PointID)
+		}
+	}
+	return out
+}
+
 // AttachProbeTable sets the Probes of each row of rows that is not a twin (equivalent_to null)
 // from the probes table at path (a sweep's probes.parquet), so that what reads them
 // (MetAbove) sees a sweep read back as it saw the sweep run. A missing file attaches nothing

@@ -122,7 +122,7 @@ type htmlPage struct {
 	Front                                                                    []htmlTableRow
 	RankingTitle                                                             string
 	Ranking                                                                  []htmlTableRow
-	// NearTies are NearTieText's sentences, one paragraph each, after the tables.
+	// NearTies are Unsettled.Sentences, one paragraph each, after the tables.
 	NearTies []string
 	Metrics  []string
 	Geometry string
@@ -250,9 +250,8 @@ func ReportHTML(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]byte
 	layoutSVG(p, s, embedded, recFor)
 
 	htmlTables(p, rows, a, labels, recFor)
-	for _, t := range NearTies(rows, a, m) {
-		p.NearTies = append(p.NearTies, NearTieText(rows, &t, labels, false))
-	}
+	u := UnsettledOf(rows, a, m)
+	p.NearTies = u.Sentences(rows, a, labels, false)
 	p.Geometry = fmt.Sprintf("%d %d %g %g %g %g %g %g %g %g %d %d", svgWidth, svgHeight, svgLeft, svgTop, svgRight, svgBottom,
 		rankCharWidth, rankHeight, rankGap, frontDotRadius, maxRankLabels, logSpan)
 	var b bytes.Buffer

@@ -24,78 +24,150 @@ var capacityScaled = map[string]int{
 }
 
 // NearTie is a best point whose lead a capacity search did not resolve: other candidates could
-// reach its value, within the brackets their capacities were found in.
+// reach its value, within the brackets their capacities (or its own) were found in.
 type NearTie struct {
 	// Objective is the metric and direction the point is best at (one of Settings.Objectives,
 	// or a scalar target's); Best indexes its row and Value is its value there.
 	Objective optimization.Objective
 	Best      int
 	Value     float64
-	// Rivals index the other candidates (for a best point, its ties on the front left out) that could reach Value,
-	// nearest to it first; Reach[i] is the value Rivals[i] would have at the upper end of its
-	// capacity's bracket (CapacityBracket), its value scaled by the bracket's width.
+	// Rivals index the other candidates that could reach Value, nearest to it first (a best
+	// point's ties, equal at ObjectiveDigits, left out: the reports show them as ties); Reach[i]
+	// is Rivals[i]'s most favourable value within its bracket (its value scaled by the bracket's
+	// width, CapacityBracket, where more capacity improves the metric, else its measured value),
+	// and Worst is Best's least favourable one (its value scaled by its own bracket's width where
+	// more capacity worsens the metric, as for a minimized throughput, else Value).
 	Rivals []int
 	Reach  []float64
+	Worst  float64
 }
 
 // CapacityBracket is how far above its capacity (capacity_load) a row's true capacity may lie,
-// as a ratio >= 1: the least load one of its probes missed the SLA at, over the capacity; the
-// search's relative tolerance above 1 (a whole-number load: at least one unit more) when the
-// row carries no probes (a journal without probes.parquet); 1 for a row without a capacity or
-// whose search was bounded (the SLA held at the search's max: how far above it is unknown, and
-// the report counts such rows apart). tol is capacity_search.relative_tolerance.
-func CapacityBracket(r *Row, tol float64) float64 {
-	if r.CapacityLoad == nil || *r.CapacityLoad <= 0 || r.CapacityBounded != nil && *r.CapacityBounded {
+// as a ratio >= 1, under capacity search cs: the top of the bracket the search left, over the
+// capacity. The top is the least load one of its probes missed the SLA at (for a concurrency,
+// a whole number, one less: a search that met at 3 and missed at 4 found the capacity exactly);
+// the search's max when it stopped at max_probes before any load missed (the capacity is only a
+// lower bound then); for a closed search whose probes the row does not carry (a results file
+// read without its probes.parquet), the relative tolerance's width (a concurrency: the largest
+// whole number below it). 1 for a row without a capacity or whose search was bounded (the SLA
+// held at the search's max, which it does not look beyond), and without a capacity search.
+func CapacityBracket(r *Row, cs *optimization.CapacitySearch) float64 {
+	if cs == nil || r.CapacityLoad == nil || !isFinite(*r.CapacityLoad) || *r.CapacityLoad <= 0 ||
+		r.CapacityBounded != nil && *r.CapacityBounded {
 		return 1
 	}
 	lo := *r.CapacityLoad
-	upper := math.Inf(1)
-	for _, p := range r.Probes {
-		if !p.MeetsSLA && p.Load > lo {
-			upper = min(upper, p.Load)
+	whole := r.CapacityLoadUnit != nil && *r.CapacityLoadUnit == "concurrency"
+	top := math.Inf(1)
+	if miss := missedAbove(r); miss != nil {
+		top = miss.Load
+		if whole {
+			top = math.Ceil(top) - 1
+		}
+	} else if strings.HasPrefix(r.Reason, unclosedNoMiss) && cs.Max > lo {
+		top = cs.Max
+	} else {
+		top = lo * (1 + cs.RelativeTolerance)
+		if whole {
+			top = math.Floor(top) - 1
 		}
 	}
-	if math.IsInf(upper, 1) {
-		upper = lo * (1 + tol)
-		if r.CapacityLoadUnit != nil && *r.CapacityLoadUnit == "concurrency" {
-			upper = max(upper, lo+1)
+	if !isFinite(top) || top <= lo {
+		return 1
+	}
+	return top / lo
+}
+
+// unclosedNoMiss begins the reason of a row whose capacity search stopped at max_probes before
+// any load missed the SLA (fillCapacity).
+const unclosedNoMiss = "capacity_search: stopped at max_probes"
+
+// missedAbove is the probe of r at the least load above its capacity that missed the SLA, nil
+// when none did (or r has no capacity or probes).
+func missedAbove(r *Row) *ProbeRow {
+	var miss *ProbeRow
+	for k := range r.Probes {
+		p := &r.Probes[k]
+		if !p.MeetsSLA && isFinite(p.Load) && p.Load > *r.CapacityLoad && (miss == nil || p.Load < miss.Load) {
+			miss = p
 		}
 	}
-	return upper / lo
+	return miss
+}
+
+// throughputBracket is how far above the measured one a row's throughput may lie at the top of
+// its capacity's bracket, as a ratio >= 1: the bracket's width (CapacityBracket), a throughput
+// growing at most in proportion to the load, and no more than the throughput measured at the
+// load its search missed at, which lies above every load of the bracket (a saturated deployment
+// gains nothing from more sessions in flight).
+func throughputBracket(r *Row, cs *optimization.CapacitySearch) float64 {
+	b := CapacityBracket(r, cs)
+	if b == 1 || r.CapacityLoad == nil {
+		return b
+	}
+	if miss := missedAbove(r); miss != nil && miss.OutputThroughputTokS != nil && r.OutputThroughputTokS != nil && *r.OutputThroughputTokS > 0 {
+		if t := *miss.OutputThroughputTokS / *r.OutputThroughputTokS; isFinite(t) {
+			return min(b, max(1, t))
+		}
+	}
+	return b
+}
+
+// loadMetrics are the capacityScaled metrics that are the load itself, scaled by the bracket's
+// width; the others are rates scaled as the throughput (throughputBracket).
+var loadMetrics = map[string]bool{"capacity_load": true, "load_concurrency": true, "load_requests_per_second": true, "load_sessions_per_second": true}
+
+// bracketOf is the factor by which metric o of row r may exceed its measured value at the top of
+// r's capacity's bracket, to the metric's sign: > 1 grows it, < 1 shrinks it (a cost per
+// token); 1 for a metric the capacity does not set.
+func bracketOf(o optimization.Objective, r *Row, cs *optimization.CapacitySearch) float64 {
+	sign := capacityScaled[o.Metric]
+	if sign == 0 {
+		return 1
+	}
+	f := throughputBracket(r, cs)
+	if loadMetrics[o.Metric] {
+		f = CapacityBracket(r, cs)
+	}
+	return math.Pow(f, float64(sign))
+}
+
+// favourable returns the better and the worse of x and y for objective o.
+func favourable(o optimization.Objective, x, y float64) (better, worse float64) {
+	if o.Direction == optimization.Minimize == (x < y) {
+		return x, y
+	}
+	return y, x
 }
 
 // NearTies returns the best points whose lead is within what the capacity search resolved: for
 // each of a.Best and, for a scalar target, the ranking's first point, on a metric the capacity
-// sets (capacityScaled), the candidates whose value at the upper end of their capacity's
-// bracket (CapacityBracket) reaches the best value. A capacity is found to within its bracket,
-// and the best value is measured at its own capacity, which its true one can only exceed; so a
-// rival that could reach it might, measured at its true capacity, be the better one: the order
-// between them is not settled by the search. nil without a capacity search (m.CapacitySearch).
+// sets (capacityScaled), the candidates whose most favourable value within their capacity's
+// bracket (CapacityBracket) reaches the best point's least favourable one. A capacity is found
+// within its bracket, and every metric of a row is measured at it; where a rival's true
+// capacity, or the best point's, could close the gap, their order is not settled by the search.
+// nil without a capacity search (m.CapacitySearch).
 func NearTies(rows []Row, a *Analysis, m *Manifest) []NearTie {
 	if m == nil || m.CapacitySearch == nil {
 		return nil
 	}
-	tol := m.CapacitySearch.RelativeTolerance
+	cs := m.CapacitySearch
 	var out []NearTie
-	add := func(o optimization.Objective, best int, ties []int) {
-		sign, ok := capacityScaled[o.Metric]
-		if !ok || slices.ContainsFunc(out, func(t NearTie) bool { return t.Objective == o && t.Best == best }) {
+	add := func(o optimization.Objective, best int) {
+		if _, ok := capacityScaled[o.Metric]; !ok || slices.ContainsFunc(out, func(t NearTie) bool { return t.Objective == o && t.Best == best }) {
 			return
 		}
 		v := score(&rows[best], o)
-		t := NearTie{Objective: o, Best: best, Value: v}
+		_, worst := favourable(o, v, v*bracketOf(o, &rows[best], cs))
+		t := NearTie{Objective: o, Best: best, Value: v, Worst: worst}
 		var dist []float64
 		for _, i := range a.Candidates {
-			if i == best || slices.Contains(ties, i) {
+			x := score(&rows[i], o)
+			if i == best || !isFinite(x) || atObjectiveDigits(x) == atObjectiveDigits(v) {
 				continue
 			}
-			x := score(&rows[i], o)
-			reach := x * math.Pow(CapacityBracket(&rows[i], tol), float64(sign))
-			better := reach >= v
-			if o.Direction == optimization.Minimize {
-				better = reach <= v
-			}
-			if better && isFinite(reach) {
+			reach, _ := favourable(o, x, x*bracketOf(o, &rows[i], cs))
+			if better, _ := favourable(o, reach, worst); better == reach {
 				t.Rivals, t.Reach = append(t.Rivals, i), append(t.Reach, reach)
 				dist = append(dist, math.Abs(x-v))
 			}
@@ -116,10 +188,10 @@ func NearTies(rows []Row, a *Analysis, m *Manifest) []NearTie {
 		out = append(out, t)
 	}
 	for _, b := range a.Best {
-		add(b.Objective, b.Row, a.Ties[b.Row]) // equal on every objective: the front shows them as tied
+		add(b.Objective, b.Row)
 	}
 	if o, scalar := optimization.TargetObjective(a.Settings.Target); scalar && len(a.Ranking) > 0 {
-		add(o, a.Ranking[0], nil) // a.Ties are equal on the objectives, not on the target
+		add(o, a.Ranking[0])
 	}
 	return out
 }
@@ -151,25 +223,266 @@ func NearTieText(rows []Row, t *NearTie, labels Labels, md bool) string {
 		}
 		return rows[i].PointID
 	}
-	what, bound := "highest", "up to"
+	what := "highest"
 	if t.Objective.Direction == optimization.Minimize {
-		what, bound = "lowest", "down to"
+		what = "lowest"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Near tie: the %s %s (%s, point %s) is not settled by the capacity search: %s could reach it within "+
-		"its capacity's bracket (below the least load its search missed the SLA at): ",
-		what, t.Objective.Metric, FixedNum(t.Value), id(t.Best), Plural(len(t.Rivals), "other candidate"))
+	fmt.Fprintf(&b, "Near tie: the %s %s (%s, point %s) is not settled by the capacity search: ", what, t.Objective.Metric,
+		FixedNum(t.Value), id(t.Best))
+	if t.Worst != t.Value {
+		fmt.Fprintf(&b, "within its own capacity's bracket it could be %s, and %s could reach that: ", FixedNum(t.Worst),
+			Plural(len(t.Rivals), "other candidate"))
+	} else {
+		fmt.Fprintf(&b, "%s could reach it within the brackets their capacities were found in: ", Plural(len(t.Rivals), "other candidate"))
+	}
 	for k, i := range t.Rivals[:min(len(t.Rivals), maxNearTieRivals)] {
 		if k > 0 {
 			b.WriteString("; ")
 		}
 		r := &rows[i]
-		fmt.Fprintf(&b, "%s (%s, %s %s %s %s) %s, %s %s", id(i), Plural(int(r.GPUs), "GPU"), labels.Hardware(r), r.Mode,
-			labels.Shape(r), r.RouterPolicy, FixedNum(score(r, t.Objective)), bound, FixedNum(t.Reach[k]))
+		fmt.Fprintf(&b, "%s (%s, %s %s %s %s) %s", id(i), Plural(int(r.GPUs), "GPU"), labels.Hardware(r), r.Mode,
+			labels.Shape(r), r.RouterPolicy, FixedNum(score(r, t.Objective)))
+		if reach := t.Reach[k]; reach != score(r, t.Objective) {
+			fmt.Fprintf(&b, ", %s at the top of its bracket", FixedNum(reach))
+		}
 	}
 	if n := len(t.Rivals) - maxNearTieRivals; n > 0 {
 		fmt.Fprintf(&b, "; and %d more", n)
 	}
-	b.WriteString(". Choose among them on other grounds, or search them again with a smaller capacity_search.relative_tolerance.")
+	b.WriteString(". Choose among them on other grounds, or search them again with a smaller capacity_search.relative_tolerance " +
+		"(more max_probes where a search stopped short).")
 	return b.String()
+}
+
+// Marginal is a front entry that another candidate could dominate within that candidate's
+// capacity bracket: the front's membership there is not settled by the capacity search.
+type Marginal struct {
+	// Entry indexes the front entry's row; By the candidate that could dominate it, the one
+	// needing the least; Factor that need: the ratio by which By's throughput (or load, for an
+	// objective on the load) at its true capacity would exceed the measured one, within By's
+	// bracket (1 when By's measured values already match Entry's at full precision).
+	Entry, By int
+	Factor    float64
+}
+
+// dominationFactor is how far up its capacity's bracket a row with values vj must lie to be at
+// least as good as values vi on every objective: the largest, over the objectives the capacity
+// sets where more capacity helps, of the factor its value needs (a throughput × f, a cost per
+// token ÷ f), each within that objective's bracket (brackets[k], bracketOf); the others compare
+// as measured. ok is false when some objective cannot get there.
+func dominationFactor(objs []optimization.Objective, vj, vi, brackets []float64) (f float64, ok bool) {
+	f = 1
+	for k, o := range objs {
+		x, y := vj[k], vi[k]
+		if better, _ := favourable(o, x, y); better == x {
+			continue // as good as measured
+		}
+		top, _ := favourable(o, x, x*brackets[k])
+		if better, _ := favourable(o, top, y); top == x || better != top || x <= 0 || y <= 0 {
+			return 0, false
+		}
+		// The capacity factor F with F^sign = y/x: the metric's sign is the bracket's side of 1.
+		f = max(f, math.Pow(y/x, math.Copysign(1, math.Log(brackets[k]))))
+	}
+	return f, true
+}
+
+// MarginalFront returns the front entries (a.Front order) that another candidate could dominate
+// if its capacity lay higher within its bracket (CapacityBracket), as Marginal: each names the
+// candidate needing the least extra capacity. Such an entry is on the front by less than the
+// search resolved, and a rerun (another seed, another run length) may drop it. nil without a
+// capacity search or when no objective is one the capacity sets.
+func MarginalFront(rows []Row, a *Analysis, m *Manifest) []Marginal {
+	if !capacityObjectives(a, m) {
+		return nil
+	}
+	cs := m.CapacitySearch
+	var out []Marginal
+	for _, i := range a.Front {
+		best := Marginal{Entry: i, By: -1}
+		for _, j := range a.Candidates {
+			if j == i || slices.Equal(a.compared[j], a.compared[i]) {
+				continue
+			}
+			brackets := make([]float64, len(a.Settings.Objectives))
+			for k, o := range a.Settings.Objectives {
+				brackets[k] = bracketOf(o, &rows[j], cs)
+			}
+			if f, ok := dominationFactor(a.Settings.Objectives, a.Values[j], a.Values[i], brackets); ok && (best.By < 0 || f < best.Factor) {
+				best.By, best.Factor = j, f
+			}
+		}
+		if best.By >= 0 {
+			out = append(out, best)
+		}
+	}
+	return out
+}
+
+// FrontContenders returns the candidates off the front (in input order) that could join it
+// within their own capacity bracket: at the favourable end of it on every objective the
+// capacity sets, no candidate's measured values dominate theirs (checked against the front's
+// entries, O(candidates × entries)). nil without a capacity search
+// or when no objective is one the capacity sets.
+func FrontContenders(rows []Row, a *Analysis, m *Manifest) []int {
+	if !capacityObjectives(a, m) {
+		return nil
+	}
+	cs := m.CapacitySearch
+	onFront := map[int]bool{}
+	for _, i := range a.Front {
+		onFront[i] = true
+		for _, t := range a.Ties[i] {
+			onFront[t] = true
+		}
+	}
+	objs := a.Settings.Objectives
+	dirs := make([]optimization.Direction, len(objs))
+	for k, o := range objs {
+		dirs[k] = o.Direction
+	}
+	var out []int
+	for _, j := range a.Candidates {
+		if onFront[j] {
+			continue
+		}
+		opt := make([]float64, len(objs))
+		for k, o := range objs {
+			x := a.Values[j][k]
+			opt[k], _ = favourable(o, x, x*bracketOf(o, &rows[j], cs))
+		}
+		// Every candidate off the front is dominated by a front entry, so the entries are the
+		// ones to check: what dominates opt, an entry dominates too.
+		dominated := false
+		for _, i := range a.Front {
+			if dominates(a.Values[i], opt, dirs) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// capacityObjectives reports whether a's sweep ran a capacity search and one of its objectives
+// is a metric the capacity sets.
+func capacityObjectives(a *Analysis, m *Manifest) bool {
+	if m == nil || m.CapacitySearch == nil {
+		return false
+	}
+	return slices.ContainsFunc(a.Settings.Objectives, func(o optimization.Objective) bool { return capacityScaled[o.Metric] != 0 })
+}
+
+// describe is row i's deployment for the near-tie sentences: its point ID (a code span when md),
+// GPUs, hardware, mode, shape and router.
+func describe(rows []Row, i int, labels Labels, md bool) string {
+	r := &rows[i]
+	id := r.PointID
+	if md {
+		id = "`" + id + "`"
+	}
+	return fmt.Sprintf("%s (%s, %s %s %s %s)", id, Plural(int(r.GPUs), "GPU"), labels.Hardware(r), r.Mode, labels.Shape(r), r.RouterPolicy)
+}
+
+// MarginalText is one sentence saying that front entry mg.Entry (rank its 1-based place on the
+// front) is on the front by less than the capacity search resolved, for stdout and report.md.
+func MarginalText(rows []Row, a *Analysis, mg *Marginal, labels Labels, md bool) string {
+	rank := slices.Index(a.Front, mg.Entry) + 1
+	by := "point " + describe(rows, mg.By, labels, md)
+	if k := slices.Index(a.Front, mg.By); k >= 0 {
+		by = fmt.Sprintf("#%d, point %s,", k+1, describe(rows, mg.By, labels, md))
+	}
+	return fmt.Sprintf("Marginal: #%d, point %s, is on the front by less than the capacity search resolved: %s would dominate it "+
+		"were its throughput at capacity %s higher than measured, within the bracket its capacity was found in; another run "+
+		"(a seed, a run length) may drop it from the front.", rank, describe(rows, mg.Entry, labels, md), by, percentNeeded(mg.Factor))
+}
+
+// ContendersText is one sentence saying how many candidates off the front could join it within
+// their capacity's bracket, naming up to maxNearTieRivals of them; "" when none could.
+func ContendersText(rows []Row, contenders []int, labels Labels, md bool) string {
+	if len(contenders) == 0 {
+		return ""
+	}
+	var named []string
+	for _, i := range contenders[:min(len(contenders), maxNearTieRivals)] {
+		named = append(named, describe(rows, i, labels, md))
+	}
+	more := ""
+	if n := len(contenders) - len(named); n > 0 {
+		more = fmt.Sprintf("; and %d more", n)
+	}
+	within := "the brackets their capacities were found in"
+	if len(contenders) == 1 {
+		within = "the bracket its capacity was found in"
+	}
+	return fmt.Sprintf("Contenders: %s off the front could join it within %s (pareto.json's front_contenders): %s%s.",
+		Plural(len(contenders), "candidate"), within, strings.Join(named, "; "), more)
+}
+
+// Unsettled is what a capacity search leaves unsettled in an analysis: best points whose lead a
+// bracket could close (NearTies), front entries a rival could dominate within its bracket
+// (MarginalFront) and candidates off the front that could join it (FrontContenders). Each is
+// empty without a capacity search.
+type Unsettled struct {
+	NearTies   []NearTie
+	Marginal   []Marginal
+	Contenders []int
+}
+
+// UnsettledOf computes a's Unsettled (nil m: none).
+func UnsettledOf(rows []Row, a *Analysis, m *Manifest) Unsettled {
+	return Unsettled{NearTies: NearTies(rows, a, m), Marginal: MarginalFront(rows, a, m), Contenders: FrontContenders(rows, a, m)}
+}
+
+// Sentences are u's notes for stdout, report.md (md: point IDs as code spans) and report.html,
+// in order: marginal front entries, contenders, near ties. A marginal entry whose rival a near
+// tie already names against it, and contenders a near tie names as rivals, are left to the near
+// tie's sentence (pareto.json keeps them all).
+func (u *Unsettled) Sentences(rows []Row, a *Analysis, labels Labels, md bool) []string {
+	named := map[[2]int]bool{}
+	rival := map[int]bool{}
+	for _, t := range u.NearTies {
+		for _, j := range t.Rivals {
+			named[[2]int{t.Best, j}], rival[j] = true, true
+		}
+	}
+	var out []string
+	for k, mg := range u.Marginal {
+		if !named[[2]int{mg.Entry, mg.By}] {
+			out = append(out, MarginalText(rows, a, &u.Marginal[k], labels, md))
+		}
+	}
+	var others []int
+	for _, c := range u.Contenders {
+		if !rival[c] {
+			others = append(others, c)
+		}
+	}
+	if s := ContendersText(rows, others, labels, md); s != "" {
+		if len(others) < len(u.Contenders) {
+			s = strings.Replace(s, " off the front ", " off the front besides the near ties' rivals ", 1)
+		}
+		out = append(out, s)
+	}
+	for k := range u.NearTies {
+		out = append(out, NearTieText(rows, &u.NearTies[k], labels, md))
+	}
+	return out
+}
+
+// percentNeeded renders a capacity factor's excess over 1 as a percentage to 0.01 %, "no" when
+// none is needed and "under 0.01 %" below that.
+func percentNeeded(f float64) string {
+	switch pct := 100 * (f - 1); {
+	case pct <= 0:
+		return "no"
+	case pct < 0.01:
+		return "under 0.01 %"
+	default:
+		return FixedNum(math.Round(pct*100)/100) + " %"
+	}
 }

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"math"
 	"slices"
 	"strings"
@@ -26,7 +27,7 @@ func TestFixedNum(t *testing.T) {
 func nearTieRow(id string, lo, miss, tput, usd float64) Row {
 	r := row(id, 1, tput, 100, 10)
 	unit := "concurrency"
-	r.CapacityLoad, r.CapacityLoadUnit, r.USDPerMillionOutputTokens = ptr(lo), &unit, ptr(usd)
+	r.CapacityLoad, r.CapacityLoadUnit, r.USDPerMillionOutputTokens, r.LoadConcurrency = ptr(lo), &unit, ptr(usd), iptr(int64(lo))
 	r.Probes = []ProbeRow{{Load: lo, MeetsSLA: true}}
 	if miss > 0 {
 		r.Probes = append(r.Probes, ProbeRow{Load: miss * 3, MeetsSLA: false}, ProbeRow{Load: miss, MeetsSLA: false})
@@ -35,15 +36,16 @@ func nearTieRow(id string, lo, miss, tput, usd float64) Row {
 }
 
 // The best throughput and cost are flagged when a rival's value at the top of its capacity's
-// bracket reaches them; hand-computed brackets: a 1.04, b 1.2, c 1.025, d (no probes) the
-// tolerance's 1.05, e bounded 1.
+// bracket reaches them; hand-computed brackets (a concurrency's top is one below the least load
+// missed): a 103/100, b 59/50, c 204/200, d (no probes) the tolerance's 84 less one, 83/80, e
+// bounded 1.
 func TestNearTies(t *testing.T) {
 	bounded := true
 	rows := []Row{
 		nearTieRow("a", 100, 104, 1000, 0.100),
-		nearTieRow("b", 50, 60, 900, 0.105),   // 900 × 1.2 = 1080; 0.105 / 1.2 = 0.0875
-		nearTieRow("c", 200, 205, 800, 0.2),   // 800 × 1.025 = 820 < 1000
-		nearTieRow("d", 80, 0, 960, 0.104),    // 960 × 1.05 = 1008; 0.104 / 1.05 = 0.09905
+		nearTieRow("b", 50, 60, 900, 0.105),   // 900 × 1.18 = 1062; 0.105 / 1.18 = 0.08898
+		nearTieRow("c", 200, 205, 800, 0.2),   // 800 × 1.02 = 816 < 1000
+		nearTieRow("d", 80, 0, 970, 0.1035),   // 970 × 1.0375 = 1006.375; 0.1035 / 1.0375 = 0.09976
 		nearTieRow("e", 4096, 0, 990, 0.1001), // bounded: no bracket, 990 < 1000 and 0.1001 > 0.1
 	}
 	rows[4].CapacityBounded = &bounded
@@ -56,7 +58,7 @@ func TestNearTies(t *testing.T) {
 	if got := NearTies(rows, a, nil); got != nil {
 		t.Errorf("without a capacity search: %+v", got)
 	}
-	m := &Manifest{CapacitySearch: &optimization.CapacitySearch{RelativeTolerance: 0.05}}
+	m := &Manifest{CapacitySearch: &optimization.CapacitySearch{RelativeTolerance: 0.05, Min: 1, Max: 4096}}
 	got := NearTies(rows, a, m)
 	// p99_ttft_ms is measured at the capacity but does not scale with it: not flagged.
 	if len(got) != 2 {
@@ -70,16 +72,16 @@ func TestNearTies(t *testing.T) {
 	}
 	cost, tput := got[0], got[1]
 	if cost.Objective.Metric != "usd_per_million_output_tokens" || rows[cost.Best].PointID != "a" ||
-		!slices.Equal(ids(cost), []string{"d", "b"}) || math.Abs(cost.Reach[0]-0.104/1.05) > 1e-12 || math.Abs(cost.Reach[1]-0.0875) > 1e-12 {
-		t.Errorf("cost near tie %+v (rivals %v), want a led by d (reach 0.09905) and b (0.0875)", cost, ids(cost))
+		!slices.Equal(ids(cost), []string{"d", "b"}) || math.Abs(cost.Reach[0]-0.1035/1.0375) > 1e-12 || math.Abs(cost.Reach[1]-0.105/1.18) > 1e-12 {
+		t.Errorf("cost near tie %+v (rivals %v), want a led by d (reach 0.09976) and b (0.08898)", cost, ids(cost))
 	}
 	if tput.Objective.Metric != "output_throughput_tok_s" || rows[tput.Best].PointID != "a" ||
-		!slices.Equal(ids(tput), []string{"d", "b"}) || math.Abs(tput.Reach[0]-1008) > 1e-9 || math.Abs(tput.Reach[1]-1080) > 1e-9 {
-		t.Errorf("throughput near tie %+v (rivals %v), want a led by d (reach 1008) and b (1080)", tput, ids(tput))
+		!slices.Equal(ids(tput), []string{"d", "b"}) || math.Abs(tput.Reach[0]-1006.375) > 1e-9 || math.Abs(tput.Reach[1]-1062) > 1e-9 {
+		t.Errorf("throughput near tie %+v (rivals %v), want a led by d (reach 1006.375) and b (1062)", tput, ids(tput))
 	}
 	text := NearTieText(rows, &tput, LabelsFor(rows), true)
 	for _, want := range []string{"Near tie: the highest output_throughput_tok_s (1000, point `a`) is not settled by the capacity search: " +
-		"2 other candidates could reach it", "`d` (1 GPU, ", ") 960, up to 1008; `b` (1 GPU, ", ") 900, up to 1080. Choose among them"} {
+		"2 other candidates could reach it within the brackets their capacities were found in: `d` (1 GPU, ", "`d` (1 GPU, ", ") 970, 1006 at the top of its bracket; `b` (1 GPU, ", ") 900, 1062 at the top of its bracket. Choose among them"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text %q lacks %q", text, want)
 		}
@@ -103,7 +105,7 @@ func TestNearTies(t *testing.T) {
       "rivals": [
         {
           "point_id": "d",
-          "value": 0.104,`; !strings.Contains(string(doc), want) {
+          "value": 0.1035,`; !strings.Contains(string(doc), want) {
 		t.Errorf("pareto.json lacks %s:\n%s", want, doc)
 	}
 
@@ -126,22 +128,154 @@ func TestNearTies(t *testing.T) {
 }
 
 func TestCapacityBracket(t *testing.T) {
+	cs := &optimization.CapacitySearch{RelativeTolerance: 0.05, Min: 1, Max: 256}
 	r := nearTieRow("x", 10, 0, 1, 1)
-	if got := CapacityBracket(&r, 0.05); got != 1.1 {
-		t.Errorf("concurrency 10 without a missed probe: %v, want 1.1 (one session more)", got)
+	if got := CapacityBracket(&r, cs); got != 1 {
+		t.Errorf("concurrency 10, closed without a missed probe on the row: %v, want 1 (closed at 11, a whole number above)", got)
+	}
+	r = nearTieRow("x", 10, 11, 1, 1)
+	if got := CapacityBracket(&r, cs); got != 1 {
+		t.Errorf("met at 10, missed at 11: %v, want 1 (no concurrency in between)", got)
 	}
 	r = nearTieRow("x", 10, 12, 1, 1)
-	if got := CapacityBracket(&r, 0.05); got != 1.2 {
-		t.Errorf("missed at 12: %v, want 1.2", got)
+	if got := CapacityBracket(&r, cs); got != 1.1 {
+		t.Errorf("missed at 12: %v, want 1.1 (11 at most)", got)
+	}
+	// A throughput is bounded by the one measured where the search missed: a saturated
+	// deployment (3,427 tok/s at 134 against 3,432 at its capacity 122) gains nothing.
+	r = nearTieRow("x", 122, 134, 3432, 1)
+	r.Probes[1].OutputThroughputTokS, r.Probes[2].OutputThroughputTokS = ptr(3419), ptr(3427)
+	if got := throughputBracket(&r, cs); got != 1 {
+		t.Errorf("saturated: %v, want 1", got)
+	}
+	r.Probes[2].OutputThroughputTokS = ptr(3600)
+	if got, want := throughputBracket(&r, cs), 3600.0/3432; got != want {
+		t.Errorf("throughput bracket %v, want %v (the missed probe's, under the load bracket 133/122)", got, want)
+	}
+	// Stopped at max_probes before any miss: the capacity is a lower bound up to the search's max.
+	r = nearTieRow("x", 40, 0, 1, 1)
+	r.Reason = "capacity_search: stopped at max_probes (3) before any load missed the SLA: the capacity is at least 40 concurrency"
+	if got := CapacityBracket(&r, cs); got != 6.4 {
+		t.Errorf("unclosed at 40 of max 256: %v, want 6.4", got)
 	}
 	rate := "requests_per_second"
 	r = nearTieRow("x", 10, 0, 1, 1)
 	r.CapacityLoadUnit = &rate
-	if got := CapacityBracket(&r, 0.05); got != 1.05 {
+	if got := CapacityBracket(&r, cs); got != 1.05 {
 		t.Errorf("rate 10 without a missed probe: %v, want 1.05", got)
 	}
-	r.CapacityLoad = nil
-	if got := CapacityBracket(&r, 0.05); got != 1 {
-		t.Errorf("no capacity: %v, want 1", got)
+	for name, q := range map[string]func(*Row){
+		"no capacity":    func(r *Row) { r.CapacityLoad = nil },
+		"NaN capacity":   func(r *Row) { r.CapacityLoad = ptr(math.NaN()) },
+		"negative":       func(r *Row) { r.CapacityLoad = ptr(-48) },
+		"bounded":        func(r *Row) { b := true; r.CapacityBounded = &b },
+		"NaN probe load": func(r *Row) { r.Probes = []ProbeRow{{Load: math.NaN()}} },
+	} {
+		r = nearTieRow("x", 10, 0, 1, 1)
+		r.CapacityLoadUnit = &rate
+		q(&r)
+		if got := CapacityBracket(&r, cs); got != 1 && name != "NaN probe load" || name == "NaN probe load" && got != 1.05 {
+			t.Errorf("%s: %v", name, got)
+		}
+	}
+	if got := CapacityBracket(&r, nil); got != 1 {
+		t.Errorf("no capacity search: %v, want 1", got)
+	}
+}
+
+// A front entry another candidate could dominate within its bracket is marginal; a candidate off
+// the front that its own bracket could put on it is a contender. Hand-computed: b (0.2103, 9906)
+// is on the front only by 0.14 % of cost against c (0.2106, 19789, bracket 1.04: 0.2025 at its
+// top), so c could dominate it at 0.2106 / 0.2103 = 1.0014 times its capacity; d (0.2110, 9800,
+// bracket 1.05: 0.2010 and 10290 at its top) is dominated by c as measured and by no candidate
+// at the top of its own bracket; e (0.3, 5000, bracket 1.02) stays dominated.
+func TestMarginalFrontAndContenders(t *testing.T) {
+	rows := []Row{
+		nearTieRow("a", 100, 110, 4000, 0.169),
+		nearTieRow("b", 300, 330, 9906, 0.2103),
+		nearTieRow("c", 600, 624, 19789, 0.2106),
+		nearTieRow("d", 200, 210, 9800, 0.2110),
+		nearTieRow("e", 100, 102, 5000, 0.3),
+	}
+	objs := []optimization.Objective{{Metric: "usd_per_million_output_tokens", Direction: optimization.Minimize},
+		{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}}
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetPareto, Objectives: objs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Front) != 3 {
+		t.Fatalf("front %v, want a, b, c", a.Front)
+	}
+	m := &Manifest{CapacitySearch: &optimization.CapacitySearch{RelativeTolerance: 0.05, Min: 1, Max: 4096}}
+	marg := MarginalFront(rows, a, m)
+	if len(marg) != 1 || rows[marg[0].Entry].PointID != "b" || rows[marg[0].By].PointID != "c" || math.Abs(marg[0].Factor-0.2106/0.2103) > 1e-12 {
+		t.Errorf("marginal %+v, want b by c at 1.0014", marg)
+	}
+	if c := FrontContenders(rows, a, m); len(c) != 1 || rows[c[0]].PointID != "d" {
+		t.Errorf("contenders %v, want d", c)
+	}
+	if MarginalFront(rows, a, nil) != nil || FrontContenders(rows, a, nil) != nil {
+		t.Error("flagged without a capacity search")
+	}
+	// Objectives the capacity does not set compare as measured: nothing to flag.
+	lat := []optimization.Objective{{Metric: "p99_ttft_ms", Direction: optimization.Minimize}, {Metric: "gpus", Direction: optimization.Minimize}}
+	if a, err = Analyze(rows, optimization.Settings{Target: optimization.TargetPareto, Objectives: lat}); err != nil {
+		t.Fatal(err)
+	}
+	if MarginalFront(rows, a, m) != nil || FrontContenders(rows, a, m) != nil {
+		t.Error("flagged on objectives the capacity does not set")
+	}
+}
+
+// A rival equal to the best at ObjectiveDigits is a tie, not a near tie; where more capacity
+// worsens the metric (a minimized capacity), the best point's own bracket is what can close the
+// gap.
+func TestNearTieEdges(t *testing.T) {
+	bounded := true
+	rows := []Row{nearTieRow("a", 100, 104, 1000, 0.1), nearTieRow("b", 4096, 0, 1000, 0.2), nearTieRow("c", 103, 200, 900, 0.3)}
+	rows[1].CapacityBounded = &bounded
+	m := &Manifest{CapacitySearch: &optimization.CapacitySearch{RelativeTolerance: 0.05, Min: 1, Max: 4096}}
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetThroughput,
+		Objectives: []optimization.Objective{{Metric: "p99_ttft_ms", Direction: optimization.Minimize}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := NearTies(rows, a, m); len(got) != 1 || len(got[0].Rivals) != 1 || rows[got[0].Rivals[0]].PointID != "c" {
+		t.Errorf("throughput near ties %+v, want c only (b ties a exactly)", got)
+	}
+	a, err = Analyze(rows, optimization.Settings{Target: optimization.TargetPareto,
+		Objectives: []optimization.Objective{{Metric: "capacity_load", Direction: optimization.Minimize}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a (100, missed at 104: up to 103) against c (103, its least).
+	got := NearTies(rows, a, m)
+	if len(got) != 1 || rows[got[0].Best].PointID != "a" || got[0].Worst != 103 || len(got[0].Rivals) != 1 || rows[got[0].Rivals[0]].PointID != "c" {
+		t.Fatalf("min capacity near ties %+v, want a (worst 103) and c", got)
+	}
+	if text := NearTieText(rows, &got[0], LabelsFor(rows), false); !strings.Contains(text, "within its own capacity's bracket it could be 103, and 1 other candidate could reach that: c (") {
+		t.Errorf("text %q", text)
+	}
+}
+
+// A capacity whose search stopped at max_probes says so wherever its load is shown.
+func TestLoadNamesAnUnconvergedCapacity(t *testing.T) {
+	r := nearTieRow("x", 122, 134, 1, 1)
+	r.Reason = "capacity_search: stopped at max_probes (16) with the capacity between 122 and 134 concurrency, wider than relative_tolerance"
+	if got, want := Load(&r), "capacity concurrency 122 (not converged: below 134, the search stopped at max_probes)"; got != want {
+		t.Errorf("Load = %q, want %q", got, want)
+	}
+	n := int64(3)
+	r.CapacityProbes = &n
+	var b bytes.Buffer
+	capacityMarkdown(&b, []Row{r}, nil)
+	if want := "Stopped at max_probes before the bracket closed (`x`: capacity concurrency 122 (not converged: below 134, the search " +
+		"stopped at max_probes)): such a capacity is known only to that bracket; raise capacity_search.max_probes to settle it."; !strings.Contains(b.String(), want) {
+		t.Errorf("capacity paragraph %q lacks %q", b.String(), want)
+	}
+	r = nearTieRow("x", 40, 0, 1, 1)
+	r.Reason = "capacity_search: stopped at max_probes (3) before any load missed the SLA: the capacity is at least 40 concurrency"
+	if got, want := Load(&r), "capacity >= concurrency 40 (not converged: no load missed before the search stopped at max_probes)"; got != want {
+		t.Errorf("Load = %q, want %q", got, want)
 	}
 }

@@ -495,6 +495,11 @@ type paretoPoint struct {
 	// TiedPointCount is how many there are (0: none); TiesFile lists every one.
 	TiedPointIDs   []string `json:"tied_point_ids,omitempty"`
 	TiedPointCount int      `json:"tied_point_count,omitempty"`
+	// MarginalTo names the candidate that could dominate this front entry within its capacity's
+	// bracket (MarginalFront), MarginalCapacityFactor the capacity it would need over its
+	// measured one; absent for a settled entry.
+	MarginalTo             string  `json:"marginal_to,omitempty"`
+	MarginalCapacityFactor float64 `json:"marginal_capacity_factor,omitempty"`
 }
 
 // MaxTiedPointIDs is how many tied point IDs a pareto.json entry lists, so that a front whose
@@ -560,6 +565,10 @@ type paretoDoc struct {
 	Ranking       []paretoPoint         `json:"ranking,omitempty"`
 	// NearTies are the best points whose lead the capacity search did not resolve (NearTies).
 	NearTies []paretoNearTie `json:"near_ties,omitempty"`
+	// FrontContenders are the first MaxTiedPointIDs candidates off the front that could join it
+	// within their capacity's bracket (FrontContenders), FrontContenderCount all of them.
+	FrontContenders     []string `json:"front_contenders,omitempty"`
+	FrontContenderCount int      `json:"front_contender_count,omitempty"`
 	// TiesFile names pareto_ties.parquet when the front has ties.
 	TiesFile string `json:"ties_file,omitempty"`
 }
@@ -605,7 +614,17 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 		doc.Best = append(doc.Best, paretoBest{Metric: b.Objective.Metric, Direction: b.Objective.Direction,
 			PointID: rows[b.Row].PointID, Value: b.Value})
 	}
-	for _, t := range NearTies(rows, a, m) {
+	u := UnsettledOf(rows, a, m)
+	for _, c := range u.Contenders[:min(len(u.Contenders), MaxTiedPointIDs)] {
+		doc.FrontContenders = append(doc.FrontContenders, rows[c].PointID)
+	}
+	doc.FrontContenderCount = len(u.Contenders)
+	for _, mg := range u.Marginal {
+		k := slices.Index(a.Front, mg.Entry)
+		doc.Front[k].MarginalTo = rows[mg.By].PointID
+		doc.Front[k].MarginalCapacityFactor = mg.Factor
+	}
+	for _, t := range u.NearTies {
 		nt := paretoNearTie{Metric: t.Objective.Metric, Direction: t.Objective.Direction, PointID: rows[t.Best].PointID, Value: t.Value}
 		for k, i := range t.Rivals {
 			nt.Rivals = append(nt.Rivals, paretoRival{PointID: rows[i].PointID, Value: score(&rows[i], t.Objective), Reach: t.Reach[k]})
@@ -797,7 +816,9 @@ func (l Labels) Load(r *Row) string {
 // search the capacity found, e.g. "capacity concurrency 60", or "capacity >= concurrency 4096 (the
 // search's max)" when the SLA still held at the search's max, and the load a probe met above the
 // capacity when one did (MetAbove), so that a capacity below what the deployment also met reads
-// as such.
+// as such; a knife edge (KnifeEdge); a search that stopped at max_probes before its bracket
+// closed, e.g. "capacity concurrency 122 (not converged: below 134, the search stopped at
+// max_probes)", or "capacity >= concurrency 40 (not converged: ...)" when no load missed.
 func Load(r *Row) string {
 	if r.CapacityLoad != nil && r.CapacityBounded != nil && *r.CapacityBounded {
 		return "capacity >= " + load(r) + " (the search's max)"
@@ -809,6 +830,14 @@ func Load(r *Row) string {
 		if k := KnifeEdge(r); k.Hi > 0 {
 			return fmt.Sprintf("capacity %s (knife edge: its binding latency stays at %.0f-%.0f %% of the SLA bound from %s to %s)",
 				load(r), 100*k.MinHeadroom, 100*k.MaxHeadroom, fmtNum(k.Lo), fmtNum(k.Hi))
+		}
+		if strings.HasPrefix(r.Reason, unclosedNoMiss) {
+			// The search stopped at max_probes: the capacity is a lower bound, or within a bracket
+			// wider than the tolerance asked for.
+			if miss := missedAbove(r); miss != nil {
+				return fmt.Sprintf("capacity %s (not converged: below %s, the search stopped at max_probes)", load(r), fmtNum(miss.Load))
+			}
+			return fmt.Sprintf("capacity >= %s (not converged: no load missed before the search stopped at max_probes)", load(r))
 		}
 		return "capacity " + load(r)
 	}
@@ -995,8 +1024,9 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		}
 		b.WriteString("\n")
 	}
-	for _, t := range NearTies(rows, a, m) {
-		b.WriteString(NearTieText(rows, &t, labels, true) + "\n\n")
+	u := UnsettledOf(rows, a, m)
+	for _, line := range u.Sentences(rows, a, labels, true) {
+		b.WriteString(line + "\n\n")
 	}
 	fmt.Fprintf(&b, "## Plot\n\n![the objectives against each other, one panel per pair](%s)\n\n", PlotFile)
 	b.WriteString("Grey: candidates; red: the Pareto front. Every row, including failed points, is in " +
@@ -1202,6 +1232,7 @@ func RemoveOutputs(dir string) error {
 // prices used and whose they are (PricesText).
 func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 	searched, bounded, infeasible, probes, unclosed := 0, 0, 0, 0, 0
+	var firstUnclosed *Row
 	unit := ""
 	var above []*Row // rows whose probes met the SLA above their capacity (MetAbove)
 	var knife []*Row // rows whose capacity is a knife edge (KnifeEdge)
@@ -1225,8 +1256,10 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 		case r.CapacityBounded != nil && *r.CapacityBounded:
 			bounded++
 		}
-		if strings.HasPrefix(r.Reason, "capacity_search:") {
-			unclosed++
+		if strings.HasPrefix(r.Reason, unclosedNoMiss) {
+			if unclosed++; firstUnclosed == nil {
+				firstUnclosed = r
+			}
 		}
 	}
 	if prices := PricesText(rows, m); prices != "" {
@@ -1266,6 +1299,14 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 		"%d bounded (SLA still met at the maximum), %d stopped at max_probes; %d probes, %.1f per deployment "+
 		"(each a row of `%s`).%s Each row is measured at its capacity load (an infeasible one at the minimum load).\n\n",
 		unit, settings, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile, nonMonotone)
+	if firstUnclosed != nil {
+		eg := ""
+		if unclosed > 1 {
+			eg = "e.g. "
+		}
+		fmt.Fprintf(b, "Stopped at max_probes before the bracket closed (%s`%s`: %s): such a capacity is known only to that "+
+			"bracket; raise capacity_search.max_probes to settle it.\n\n", eg, firstUnclosed.PointID, Load(firstUnclosed))
+	}
 }
 
 // NoFeasibleHint is what a "no feasible point" error adds after its filter counts: SLAUnitHint's

@@ -241,3 +241,26 @@ func TestReportCostObjectiveNeedsCost(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want exit 2", code, errs)
 	}
 }
+
+// report warns when probes.parquet no longer holds the probes the rows say their searches ran:
+// knife edges, meets above a miss and the brackets of unsettled entries read them.
+func TestReportWarnsOfMissingProbes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	code, out, errs := runCLI(t, "sweep", "-q", "-c", "../../examples/sweep-small.yaml", "--output-dir", dir,
+		"--set", "traffic.load.concurrency=4", "--set", "evaluation.sla={ttft_ms: 2000, itl_ms: 100}",
+		"--set", "optimization.capacity_search={attainment: 0.9, min: 1, max: 64, relative_tolerance: 0.2, max_probes: 6}")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	code, _, errs = runCLI(t, "report", "--results", dir, "--output-dir", filepath.Join(dir, "again"))
+	if code != 0 || strings.Contains(errs, "lacks the probes") {
+		t.Fatalf("exit %d, stderr %s", code, errs)
+	}
+	if err := os.Remove(filepath.Join(dir, results.ProbesFile)); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, "report", "--results", dir, "--output-dir", filepath.Join(dir, "third"))
+	if want := "probes.parquet lacks the probes of 1 point (e.g. "; code != 0 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q lacks %q", code, errs, want)
+	}
+}

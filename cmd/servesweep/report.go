@@ -203,8 +203,14 @@ func readSweepResults(io ioStreams, opts *reportOptions) ([]results.Row, *result
 		return nil, nil, &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
 	}
 	// The capacity probes, for what the report says of a capacity below a load that also met.
-	if err := results.AttachProbeTable(filepath.Join(opts.ResultsDir, results.ProbesFile), rows); err != nil {
+	probes := filepath.Join(opts.ResultsDir, results.ProbesFile)
+	if err := results.AttachProbeTable(probes, rows); err != nil {
 		return nil, nil, &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
+	}
+	if missing := results.MissingProbes(rows); len(missing) > 0 {
+		fmt.Fprintf(io.Err, "warning: %s lacks the probes of %s (e.g. %s): the report judges their capacities' knife edges, "+
+			"meets above a miss and brackets without them (a closed search's bracket is then its relative tolerance)\n",
+			probes, results.Plural(len(missing), "point"), missing[0])
 	}
 	m, err := results.ReadManifest(opts.ResultsDir)
 	var bad *results.ManifestError

@@ -831,8 +831,9 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 		fmt.Fprint(w, frontEntry(n+1, vals, tied, fmt.Sprintf("gpus=%d %s %s %s %s %s", r.GPUs, labels.Hardware(r),
 			r.Mode, labels.Shape(r), r.RouterPolicy, labels.Load(r)), wr.Recommendations[n]))
 	}
-	for _, t := range results.NearTies(rows, a, m) {
-		fmt.Fprintln(w, wrapText(results.NearTieText(rows, &t, labels, false), maxLineWidth, "  "))
+	u := results.UnsettledOf(rows, a, m)
+	for _, line := range u.Sentences(rows, a, labels, false) {
+		fmt.Fprintln(w, wrapText(line, maxLineWidth, "  "))
 	}
 }
 
