@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -182,10 +181,7 @@ func appliedWorkload(sessions []traffic.AppliedSession, file string) (*traffic.W
 // countFor resolves a stop count: the explicit count, or max(1, round(x × load unit)) where the
 // load unit is the concurrency or the open-loop rate (dynosim-spec.md §3.1.3).
 func countFor(n int, perLoadUnit float64, load *config.Load) int {
-	if n > 0 {
-		return n
-	}
-	return max(1, int(math.Round(perLoadUnit*load.Unit())))
+	return max(1, config.ResolveCount(n, perLoadUnit, load.Unit()))
 }
 
 // checkTrace applies the run-level rules to parsed Mooncake rows: bounded lengths and row count,

@@ -83,8 +83,8 @@ N/A (null in the JSON) and the exit status is 1.
 With --aiperf PATH -c CONFIG.yaml it scores one deployment instead: PATH is AIPerf's
 profile_export_aiperf.json (or GenAI-Perf's profile_export_genai_perf.json), a run's artifact
 directory, or a directory of such directories (--aiperf repeats). CONFIG is simulated as predict
-does, once per run with the run's concurrency or request rate and request count when its
-input_config gives them and counting every request (warmup_seconds 0, no cooldown: AIPerf's
+does, once per run with the run's concurrency or request rate, concurrency ramp and request
+count when its input_config gives them and counting every request (warmup_seconds 0, no cooldown: AIPerf's
 summary counts its whole run), and the report puts predicted against measured TTFT, ITL (AIPerf's
 inter_chunk_latency), TPOT (AIPerf's inter_token_latency: (E2E - TTFT) / (OSL - 1) per request)
 and E2E (request_latency) at mean, p50, p90 and p99, and output-token and request throughput,

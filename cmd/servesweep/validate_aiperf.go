@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/servesweep/servesweep/grid"
@@ -134,12 +135,14 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions,
 
 // runLoadSets returns the --set overrides that give the config the run's load, where the run's
 // input_config says it and the config's load type takes it: the concurrency of a concurrency
-// load, the rate of a constant_rate or poisson load of requests, and the request count of a
-// config that stops after a number of requests. A config that leaves requests out of its
-// statistics (traffic.load.warmup_seconds, cooldown: a capacity probe's recommendation measures
-// its steady window) is simulated counting every request, as AIPerf's summary counts every
-// request of its profiling phase; comparing a steady window with a whole run would score the
-// start and the drain as model error.
+// load, the rate of a constant_rate or poisson load of requests, the concurrency ramp of a run
+// that echoes its configuration (an absent concurrency_ramp_duration is none), and the request
+// count (an explicit traffic.stop.requests, or a requests_per_load_unit the count divided by the
+// load unit, so that the run resolves to it: config.ResolveCount). A config that leaves requests
+// out of its statistics (traffic.load.warmup_seconds, cooldown: a capacity probe's
+// recommendation measures its steady window) is simulated counting every request, as AIPerf's
+// summary counts every request of its profiling phase; comparing a steady window with a whole
+// run would score the start and the drain as model error.
 func runLoadSets(cfg *config.Config, l aiperf.Load) []string {
 	var sets []string
 	t := &cfg.Traffic
@@ -149,15 +152,32 @@ func runLoadSets(cfg *config.Config, l aiperf.Load) []string {
 	if t.Load.HasCooldown() {
 		sets = append(sets, "traffic.load.cooldown=false")
 	}
-	if l.Concurrency != nil && t.Load.Type == config.LoadConcurrency && *l.Concurrency != t.Load.Concurrency {
-		sets = append(sets, fmt.Sprintf("traffic.load.concurrency=%d", *l.Concurrency))
+	unit := t.Load.Unit()
+	if t.Load.Type == config.LoadConcurrency {
+		if l.Concurrency != nil && *l.Concurrency != t.Load.Concurrency {
+			sets = append(sets, fmt.Sprintf("traffic.load.concurrency=%d", *l.Concurrency))
+			unit = float64(*l.Concurrency)
+		}
+		ramp := 0.0
+		if l.RampSeconds != nil {
+			ramp = *l.RampSeconds
+		}
+		if (l.Echoed || l.RampSeconds != nil) && ramp != t.Load.Ramp() {
+			sets = append(sets, "traffic.load.ramp_seconds="+strconv.FormatFloat(ramp, 'g', -1, 64))
+		}
 	}
 	if l.RequestRate != nil && (t.Load.Type == config.LoadConstantRate || t.Load.Type == config.LoadPoisson) &&
 		t.Load.RequestsPerSecond > 0 && *l.RequestRate != t.Load.RequestsPerSecond {
 		sets = append(sets, fmt.Sprintf("traffic.load.requests_per_second=%g", *l.RequestRate))
+		unit = *l.RequestRate
 	}
-	if l.RequestCount != nil && t.Stop.Requests > 0 && *l.RequestCount != t.Stop.Requests {
-		sets = append(sets, fmt.Sprintf("traffic.stop.requests=%d", *l.RequestCount))
+	if n := l.RequestCount; n != nil && *n != config.ResolveCount(t.Stop.Requests, t.Stop.RequestsPerLoadUnit, unit) {
+		switch {
+		case t.Stop.Requests > 0:
+			sets = append(sets, fmt.Sprintf("traffic.stop.requests=%d", *n))
+		case t.Stop.RequestsPerLoadUnit > 0 && unit > 0:
+			sets = append(sets, "traffic.stop.requests_per_load_unit="+strconv.FormatFloat(float64(*n)/unit, 'g', -1, 64))
+		}
 	}
 	return sets
 }

@@ -80,7 +80,8 @@ func TestValidateAIPerfErrors(t *testing.T) {
 
 // A config that leaves its warm-up and drain out of its statistics (a capacity probe's
 // recommendation) is scored against AIPerf's whole run as a whole run: the same prediction as
-// the config without them, and the report says so.
+// the config without them, and the report says so. The run's ramp (none: its input_config has no
+// concurrency_ramp_duration) and request count replace the config's, also a per-load-unit stop.
 func TestValidateAIPerfCountsTheWholeRun(t *testing.T) {
 	run := filepath.Join(aiperfRuns, "c16", "profile_export_aiperf.json")
 	predicted := func(sets ...string) aiperfReport {
@@ -97,20 +98,23 @@ func TestValidateAIPerfCountsTheWholeRun(t *testing.T) {
 		return rep
 	}
 	whole := predicted()
-	steady := predicted("--set", "traffic.load.warmup_seconds=5", "--set", "traffic.load.cooldown=true", "--set", "traffic.load.ramp_seconds=2")
-	ramped := predicted("--set", "traffic.load.ramp_seconds=2")
-	if got := strings.Join(steady.Runs[0].Load, " "); got != "traffic.load.warmup_seconds=0 traffic.load.cooldown=false" {
-		t.Errorf("load %q, want the warm-up and the drain counted", got)
+	steady := predicted("--set", "traffic.load.warmup_seconds=5", "--set", "traffic.load.cooldown=true", "--set", "traffic.load.ramp_seconds=2",
+		"--set", "traffic.stop={requests_per_load_unit: 24}")
+	if got := strings.Join(steady.Runs[0].Load, " "); got != "traffic.load.warmup_seconds=0 traffic.load.cooldown=false traffic.load.ramp_seconds=0 "+
+		"traffic.stop.requests_per_load_unit=6.25" {
+		t.Errorf("load %q, want the warm-up and the drain counted, no ramp and 100 requests (6.25 × 16)", got)
 	}
 	if len(whole.Runs[0].Load) != 0 {
-		t.Errorf("load %q for a config that counts every request", whole.Runs[0].Load)
+		t.Errorf("load %q for a config that is the run", whole.Runs[0].Load)
 	}
 	for i, c := range steady.Runs[0].Comparisons {
-		if w := ramped.Runs[0].Comparisons[i]; c.PredictedValue != w.PredictedValue {
-			t.Errorf("%s %s: predicted %v with a warm-up and drain, %v counting every request", c.Metric, c.Stat, c.PredictedValue, w.PredictedValue)
+		if w := whole.Runs[0].Comparisons[i]; c.PredictedValue != w.PredictedValue {
+			t.Errorf("%s %s: predicted %v as a steady window, %v as the run", c.Metric, c.Stat, c.PredictedValue, w.PredictedValue)
 		}
 	}
-	if whole.Runs[0].Comparisons[0].PredictedValue == ramped.Runs[0].Comparisons[0].PredictedValue {
-		t.Errorf("a 2 s ramp predicted the mean TTFT of no ramp (%v): the comparison above cannot tell", whole.Runs[0].Comparisons[0].PredictedValue)
+	// The config is what the load sets change: a 2 s ramp on its own predicts another TTFT.
+	ramped := predicted("--set", "traffic.load.ramp_seconds=2", "--set", "traffic.load.warmup_seconds=5")
+	if got := strings.Join(ramped.Runs[0].Load, " "); got != "traffic.load.warmup_seconds=0 traffic.load.ramp_seconds=0" {
+		t.Errorf("load %q", got)
 	}
 }

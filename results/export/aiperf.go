@@ -70,16 +70,16 @@ func (x *exporter) aiperf() File {
 func steadyWindowNote(l *config.Load) string {
 	var left []string
 	if w := l.Warmup(); w > 0 {
-		left = append(left, fmt.Sprintf("the requests that arrive in its first %s s (traffic.load.warmup_seconds)", trimFloat(w)))
+		left = append(left, fmt.Sprintf("that arrive in its first %s s (traffic.load.warmup_seconds)", trimFloat(w)))
 	}
 	if l.HasCooldown() {
-		left = append(left, "those of the drain after the last session starts (traffic.load.cooldown)")
+		left = append(left, "of the drain after the last session starts (traffic.load.cooldown)")
 	}
 	if len(left) == 0 {
 		return ""
 	}
-	return "The prediction leaves " + strings.Join(left, " and ") + " out of its statistics; AIPerf's summary counts every " +
-		"request of the run, so servesweep validate --aiperf simulates the whole run to compare the two."
+	return "The prediction leaves the requests " + strings.Join(left, " and those ") + " out of its statistics; AIPerf's summary " +
+		"counts every request of the run, so servesweep validate --aiperf simulates the whole run to compare the two."
 }
 
 // lengthArgs returns the mean and standard-deviation flags of one token count: a fixed count,
@@ -256,16 +256,12 @@ func (x *exporter) aiperfLoad(args []arg) []arg {
 			x.unsupported("traffic.load.type", l.Type, "AIPerf replays timestamps from a trace only")
 		}
 	}
-	unit := l.Unit()
-	if n := t.Stop.Requests; n > 0 {
+	// The counts the simulation ran (config.ResolveCount).
+	if n := config.ResolveCount(t.Stop.Requests, t.Stop.RequestsPerLoadUnit, l.Unit()); n > 0 {
 		args = append(args, arg{"--request-count", itoa(n)})
-	} else if r := t.Stop.RequestsPerLoadUnit; r > 0 {
-		args = append(args, arg{"--request-count", itoa(int(math.Ceil(r * unit)))})
 	}
-	if n := t.Stop.Sessions; n > 0 {
+	if n := config.ResolveCount(t.Stop.Sessions, t.Stop.SessionsPerLoadUnit, l.Unit()); n > 0 {
 		args = append(args, arg{"--num-sessions", itoa(n)})
-	} else if r := t.Stop.SessionsPerLoadUnit; r > 0 {
-		args = append(args, arg{"--num-sessions", itoa(int(math.Ceil(r * unit)))})
 	}
 	if v := t.Stop.MaxVirtualTimeSeconds; v > 0 && t.Source.Type != config.SourceTrace {
 		args = append(args, arg{"--benchmark-duration", trimFloat(v)})

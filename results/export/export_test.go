@@ -416,6 +416,8 @@ func TestAIPerfNotesTheSteadyWindow(t *testing.T) {
 		{[]string{"traffic.load.warmup_seconds=2.5"}, "The prediction leaves the requests that arrive in its first 2.5 s (traffic.load.warmup_seconds) out of its statistics;"},
 		{[]string{"traffic.load.warmup_seconds=3", "traffic.load.cooldown=true"}, "The prediction leaves the requests that arrive in its first 3 s " +
 			"(traffic.load.warmup_seconds) and those of the drain after the last session starts (traffic.load.cooldown) out of its statistics;"},
+		{[]string{"traffic.load.cooldown=true"}, "The prediction leaves the requests of the drain after the last session starts " +
+			"(traffic.load.cooldown) out of its statistics;"},
 	} {
 		files, err := Export(load(t, "vllm-agg", c.sets...), TargetVLLM, Options{})
 		if err != nil {
@@ -428,6 +430,26 @@ func TestAIPerfNotesTheSteadyWindow(t *testing.T) {
 		}
 		if strings.Contains(bench, "--warmup") {
 			t.Errorf("%v: AIPerf's warm-up phase drains before profiling, not the simulated window:\n%s", c.sets, bench)
+		}
+	}
+}
+
+// aiperf.sh sends the request count the simulation ran: round(per load unit × unit), as
+// config.ResolveCount counts it (3.7 req/s × 16 = 59.2 → 59; concurrency 48 × 1.4 = 67.2 → 67).
+func TestAIPerfRequestCountIsTheSimulated(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"traffic.load={type: poisson, requests_per_second: 3.7}", "traffic.stop={requests_per_load_unit: 16}"}, "--request-count 59"},
+		{[]string{"traffic.load={type: concurrency, concurrency: 48}", "traffic.stop={requests_per_load_unit: 1.4}"}, "--request-count 67"},
+	} {
+		files, err := Export(load(t, "vllm-agg", c.sets...), TargetVLLM, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bench := string(files[len(files)-1].Data); !strings.Contains(bench, c.want+" ") && !strings.Contains(bench, c.want+"\n") {
+			t.Errorf("%v: aiperf.sh lacks %q:\n%s", c.sets, c.want, bench)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package config
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // The types below are the prediction schema (dynosim-spec.md §3), one Go field per YAML key. Each
 // field's struct tags are its only definition: the walker (decode.go), the defaults step
@@ -345,6 +348,20 @@ type Stop struct {
 	SessionsPerLoadUnit float64 `yaml:"sessions_per_load_unit,omitempty" optional:"" gt:"0"`
 	// MaxVirtualTimeSeconds is a soft cutoff of trace replay in virtual seconds.
 	MaxVirtualTimeSeconds float64 `yaml:"max_virtual_time_seconds,omitempty" optional:"" gt:"0" limit:"0,MaxSeconds"`
+}
+
+// ResolveCount is a stop count as a run resolves it (dynosim-spec.md §3.1.3): n when given (>
+// 0), else max(1, round(perLoadUnit × unit)) where unit is the load unit (Load.Unit), else 0
+// when neither is set. The simulation and the exported benchmark both count this way, so the
+// benchmark sends the requests the prediction simulated.
+func ResolveCount(n int, perLoadUnit, unit float64) int {
+	switch {
+	case n > 0:
+		return n
+	case perLoadUnit > 0:
+		return max(1, int(math.Round(perLoadUnit*unit)))
+	}
+	return 0
 }
 
 // Mode is engine.mode: how a deployment splits prefill and decode.

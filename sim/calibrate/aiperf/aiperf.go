@@ -52,6 +52,11 @@ type Load struct {
 	Concurrency  *int
 	RequestRate  *float64
 	RequestCount *int
+	// RampSeconds is the concurrency ramp (loadgen.concurrency_ramp_duration, seconds), nil when
+	// the summary does not say; Echoed is whether it has an input_config at all (then an absent
+	// ramp is none: AIPerf's default starts every session at once, and GenAI-Perf has none).
+	RampSeconds *float64
+	Echoed      bool
 }
 
 // Run is one benchmark run's summary.
@@ -94,6 +99,10 @@ func CheckWorkload(run *Run, cfg *config.Config) []string {
 	if run.Load.Concurrency == nil && run.Load.RequestRate != nil && cfg.Traffic.Load.Type == config.LoadConcurrency {
 		out = append(out, fmt.Sprintf("input_config request_rate %g: the run was open loop; simulated at the config's concurrency %d",
 			*run.Load.RequestRate, cfg.Traffic.Load.Concurrency))
+	}
+	if c, r := run.Load.Concurrency, run.Load.RequestRate; c != nil && r != nil {
+		out = append(out, fmt.Sprintf("input_config request_rate %g with concurrency %d: the run was an open loop capped at %d "+
+			"in flight, which the config's %s load does not simulate", *r, *c, *c, cfg.Traffic.Load.Type))
 	}
 	if c := run.Load.Concurrency; c != nil && run.Load.RequestRate == nil && cfg.Traffic.Load.Type != config.LoadConcurrency {
 		out = append(out, fmt.Sprintf("input_config concurrency %d: the run was a closed loop; simulated at the config's %s load", *c, cfg.Traffic.Load.Type))
@@ -344,9 +353,13 @@ func readWorkload(doc map[string]json.RawMessage) Workload {
 func readLoad(raw json.RawMessage) (Load, error) {
 	var l Load
 	var ic map[string]json.RawMessage
-	if raw == nil || json.Unmarshal(raw, &ic) != nil {
-		return l, nil // not an object: no load to read (the summary's other fields were checked)
+	if raw == nil || string(raw) == "null" {
+		return l, nil // no input_config: the load is unknown
 	}
+	if json.Unmarshal(raw, &ic) != nil {
+		return l, &config.Error{Path: "input_config", Msg: fmt.Sprintf("want an object (the run's configuration), got %s", clip(string(raw)))}
+	}
+	l.Echoed = true
 	var lg map[string]json.RawMessage
 	if r, ok := ic["loadgen"]; ok && string(r) != "null" {
 		if err := json.Unmarshal(r, &lg); err != nil {
@@ -388,6 +401,13 @@ func readLoad(raw json.RawMessage) (Load, error) {
 			return Load{}, &config.Error{Path: path, Msg: fmt.Sprintf("want requests per second > 0 (at most 1e9), got %s", clip(string(r)))}
 		}
 		l.RequestRate = &v
+	}
+	if r, path := field("concurrency_ramp_duration"); r != nil {
+		var v float64
+		if json.Unmarshal(r, &v) != nil || !(v >= 0) || v > 1e9 {
+			return Load{}, &config.Error{Path: path, Msg: fmt.Sprintf("want seconds >= 0 (at most 1e9), got %s", clip(string(r)))}
+		}
+		l.RampSeconds = &v
 	}
 	return l, nil
 }

@@ -142,6 +142,8 @@ func TestReadBadValues(t *testing.T) {
 			`input_config.loadgen.request_count: want a whole number from 1 to 1e9, got "abc"`},
 		"top-level rate": {ttft + `, "input_config": {"request_rate": -2}}`, "input_config.request_rate: want requests per second > 0"},
 		"loadgen":        {ttft + `, "input_config": {"loadgen": [1]}}`, "input_config.loadgen: want an object, got [1]"},
+		"input_config":   {ttft + `, "input_config": "c=64"}`, `input_config: want an object (the run's configuration), got "c=64"`},
+		"ramp":           {ttft + `, "input_config": {"loadgen": {"concurrency_ramp_duration": -1}}}`, "input_config.loadgen.concurrency_ramp_duration: want seconds >= 0"},
 		"repeated key": {`{"time_to_first_token": {"unit": "ms", "avg": 160, "avg": 99999}}`,
 			"time_to_first_token.avg: key appears more than once in its object; give it once"},
 	} {
@@ -159,7 +161,7 @@ func TestReadBadValues(t *testing.T) {
 		conc, reqs int
 		rate       float64
 	}{
-		"loadgen":   {ttft + `, "input_config": {"loadgen": {"concurrency": 8, "request_count": 100.0}}}`, 8, 100, 0},
+		"loadgen":   {ttft + `, "input_config": {"loadgen": {"concurrency": 8, "request_count": 100.0, "concurrency_ramp_duration": 2.5}}}`, 8, 100, 0},
 		"top level": {ttft + `, "input_config": {"concurrency": null, "request_rate": 2.5, "request_count": 40}}`, 0, 40, 2.5},
 	} {
 		path := filepath.Join(t.TempDir(), AIPerfFile)
@@ -173,6 +175,9 @@ func TestReadBadValues(t *testing.T) {
 		l := run.Load
 		if deref(l.Concurrency) != c.conc || deref(l.RequestCount) != c.reqs || (l.RequestRate == nil) != (c.rate == 0) || l.RequestRate != nil && *l.RequestRate != c.rate {
 			t.Errorf("%s: load %+v", name, l)
+		}
+		if ramp := l.RampSeconds; !l.Echoed || (name == "loadgen") != (ramp != nil) || ramp != nil && *ramp != 2.5 {
+			t.Errorf("%s: ramp %v, echoed %v", name, ramp, l.Echoed)
 		}
 	}
 }
@@ -232,6 +237,10 @@ func TestCheckWorkload(t *testing.T) {
 	cfg.Traffic.Load = config.Load{Type: config.LoadPoisson, RequestsPerSecond: 5}
 	if w := CheckWorkload(closed, cfg); len(w) != 1 || !strings.Contains(w[0], "concurrency 16: the run was a closed loop; simulated at the config's poisson load") {
 		t.Errorf("closed-loop run under an open-loop config: %q", w)
+	}
+	capped := &Run{Load: Load{Concurrency: closed.Load.Concurrency, RequestRate: &avg}, Metrics: full}
+	if w := CheckWorkload(capped, cfg); len(w) != 1 || !strings.Contains(w[0], "request_rate 5 with concurrency 16: the run was an open loop capped at 16") {
+		t.Errorf("a rate capped by a concurrency: %q", w)
 	}
 	if strings.Contains(got, "output_sequence_length") {
 		t.Errorf("an output length within 10 %% is not a warning: %q", got)
