@@ -80,6 +80,10 @@ func (p *parser) capacitySearch(n *yaml.Node, path string) *CapacitySearch {
 	if cs.Min > cs.Max {
 		p.errorf(path+".min", "must be <= max (%g), got %g", cs.Max, cs.Min)
 	}
+	// A ratio: 5 meant as 5 % would let a bracket span six times its capacity and close at once.
+	if cs.RelativeTolerance >= 1 {
+		p.errorf(path+".relative_tolerance", "must be below 1 (a ratio of the capacity: 0.05 for 5 %%), got %g", cs.RelativeTolerance)
+	}
 	if v := m["max_probes"]; v != nil {
 		if x, ok := p.intField(v, path+".max_probes", 2); ok {
 			cs.MaxProbes = x

@@ -63,6 +63,7 @@ func TestCapacityAndCostErrors(t *testing.T) {
 		{"attainment above 1", []string{"optimization.capacity_search={attainment: 1.5}"}, "optimization.capacity_search.attainment", "in (0, 1]"},
 		{"min > max", []string{"optimization.capacity_search={min: 64, max: 8}"}, "optimization.capacity_search.min", "must be <= max (8)"},
 		{"zero tolerance", []string{"optimization.capacity_search={relative_tolerance: 0}"}, "optimization.capacity_search.relative_tolerance", "> 0"},
+		{"tolerance as a percent", []string{"optimization.capacity_search={relative_tolerance: 5}"}, "optimization.capacity_search.relative_tolerance", "must be below 1 (a ratio of the capacity: 0.05 for 5 %), got 5"},
 		{"negative min", []string{"optimization.capacity_search={min: -1}"}, "optimization.capacity_search.min", "> 0"},
 		{"one probe", []string{"optimization.capacity_search={max_probes: 1}"}, "optimization.capacity_search.max_probes", ">= 2"},
 		{"huge max", []string{"optimization.capacity_search={max: 1e300}"}, "optimization.capacity_search.max", "must be from 1e-06 to 1e+09"},
