@@ -222,7 +222,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, err
 	}
 	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields() // a misspelt key would otherwise leave its setting at zero
+	if err := dec.Decode(&m); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			where := "the file"
@@ -230,7 +232,15 @@ func ReadManifest(dir string) (*Manifest, error) {
 				where = "field " + te.Field
 			}
 			err = fmt.Errorf("%s holds a JSON %s where servesweep writes %s", where, te.Value, jsonKind(te.Type))
+		} else if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			err = fmt.Errorf("unknown field %s, which servesweep does not write (a misspelling?)", name)
 		}
+		return nil, &ManifestError{Path: path, Err: err}
+	}
+	if dec.More() {
+		return nil, &ManifestError{Path: path, Err: errors.New("more than one JSON value")}
+	}
+	if err := checkCapacitySearch(m.CapacitySearch); err != nil {
 		return nil, &ManifestError{Path: path, Err: err}
 	}
 	switch m.SchemaVersion {
@@ -241,6 +251,24 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, &ManifestError{Path: path, Err: fmt.Errorf("schema_version %q; this servesweep reads %q", m.SchemaVersion, manifestVersion)}
 	}
 	return &m, nil
+}
+
+// checkCapacitySearch checks a manifest's capacity_search against the ranges a spec allows
+// (grid's capacitySearch): nil is none.
+func checkCapacitySearch(cs *optimization.CapacitySearch) error {
+	switch {
+	case cs == nil:
+		return nil
+	case !(cs.Attainment > 0 && cs.Attainment <= 1):
+		return fmt.Errorf("capacity_search.attainment %g is outside (0, 1]", cs.Attainment)
+	case !(cs.RelativeTolerance > 0 && cs.RelativeTolerance < 1):
+		return fmt.Errorf("capacity_search.relative_tolerance %g is outside (0, 1)", cs.RelativeTolerance)
+	case !(cs.Min > 0 && cs.Min <= cs.Max && isFinite(cs.Max)):
+		return fmt.Errorf("capacity_search.min %g and max %g are not 0 < min <= max", cs.Min, cs.Max)
+	case cs.MaxProbes < 2:
+		return fmt.Errorf("capacity_search.max_probes %d is below 2", cs.MaxProbes)
+	}
+	return nil
 }
 
 // Written lists the files WriteReport produced, as paths inside the output directory.

@@ -355,6 +355,24 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 	if code != exitConfigError || !strings.Contains(errs, "field schema_version holds a JSON number where servesweep writes a string") {
 		t.Errorf("report with a numeric schema_version: exit %d %q", code, errs)
 	}
+	// A misspelt key, or a capacity search's setting out of range, is refused, not read as zero.
+	for _, c := range []struct{ doc, want string }{
+		{`{"schema_version": "1", "settings": {"target": "pareto", "objectivs": []}}`, `unknown field "objectivs", which servesweep does not write`},
+		{`{"schema_version": "1", "settings": {"target": "pareto"}, "foo": 1}`, `unknown field "foo"`},
+		{`{"schema_version": "1", "settings": {"target": "pareto"}, "capacity_search": {"attainment": 0.9, "min": 1, "max": 64, ` +
+			`"relative_tolerence": 0.05, "max_probes": 8}}`, `unknown field "relative_tolerence"`},
+		{`{"schema_version": "1", "settings": {"target": "pareto"}, "capacity_search": {"attainment": 0.9, "min": 1, "max": 64, ` +
+			`"relative_tolerance": -0.5, "max_probes": 8}}`, "capacity_search.relative_tolerance -0.5 is outside (0, 1)"},
+		{`{"schema_version": "1"} {"schema_version": "1"}`, "more than one JSON value"},
+	} {
+		if err := os.WriteFile(manifest, []byte(c.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs = runCLI(t, "report", "--results", bare, "--output-dir", filepath.Join(tmp, "r3"))
+		if code != exitConfigError || !strings.Contains(errs, c.want) || !strings.Contains(errs, manifest) {
+			t.Errorf("report with %s: exit %d %q, want %q naming the file", c.doc, code, errs, c.want)
+		}
+	}
 	// An interrupted sweep's manifest: the printed front says it is partial, and why.
 	// (No algorithm key: still a manifest, whose report.md keeps its counts.)
 	partial := `{"schema_version": "1", "settings": {"target": "pareto"}, "counts": {"selected_points": 500, "interrupted": true}}`
