@@ -92,6 +92,33 @@ func AttachProbes(dir string, rows []Row) (missing []string, err error) {
 	return missing, nil
 }
 
+// CheckRows refuses rows an analysis cannot trust, as read back from a results file: a point ID
+// given twice (its point would count twice among the candidates), a capacity_load that is not
+// a finite number > 0, or a capacity probe whose load is not one or whose load_unit differs from
+// its row's capacity_load_unit. The error names the point.
+func CheckRows(rows []Row) error {
+	seen := make(map[string]bool, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		if seen[r.PointID] {
+			return fmt.Errorf("point %s appears twice (rows for one point_id: a file edited or concatenated by hand?)", r.PointID)
+		}
+		seen[r.PointID] = true
+		if c := r.CapacityLoad; c != nil && !(isFinite(*c) && *c > 0) {
+			return fmt.Errorf("point %s: capacity_load %g is not a finite load > 0", r.PointID, *c)
+		}
+		for _, p := range r.Probes {
+			if !(isFinite(p.Load) && p.Load > 0) {
+				return fmt.Errorf("point %s: probe %d's load %g is not a finite load > 0", r.PointID, p.ProbeIndex, p.Load)
+			}
+			if u := r.CapacityLoadUnit; u != nil && p.LoadUnit != *u {
+				return fmt.Errorf("point %s: probe %d's load_unit %q is not its capacity's %q", r.PointID, p.ProbeIndex, p.LoadUnit, *u)
+			}
+		}
+	}
+	return nil
+}
+
 // MissingProbes returns the IDs of the rows (in row order) that are not twins and whose
 // capacity_probes the attached Probes do not match: their probes table lost them (or holds
 // others), and what reads the probes (KnifeEdge, MetAbove, CapacityBracket) sees less than the

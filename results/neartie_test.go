@@ -279,3 +279,35 @@ func TestLoadNamesAnUnconvergedCapacity(t *testing.T) {
 		t.Errorf("Load = %q, want %q", got, want)
 	}
 }
+
+// CheckRows refuses what would make an analysis count a point twice or read a capacity that is
+// not one.
+func TestCheckRows(t *testing.T) {
+	good := []Row{nearTieRow("a", 10, 12, 1, 1), nearTieRow("b", 10, 12, 1, 1)}
+	for i := range good {
+		for k := range good[i].Probes {
+			good[i].Probes[k].LoadUnit = "concurrency"
+		}
+	}
+	if err := CheckRows(good); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		edit func([]Row) []Row
+		want string
+	}{
+		"duplicate":  {func(r []Row) []Row { return append(r, r[0]) }, "point a appears twice"},
+		"NaN":        {func(r []Row) []Row { r[1].CapacityLoad = ptr(math.NaN()); return r }, "point b: capacity_load NaN is not a finite load > 0"},
+		"negative":   {func(r []Row) []Row { r[1].CapacityLoad = ptr(-48); return r }, "capacity_load -48"},
+		"probe +Inf": {func(r []Row) []Row { r[0].Probes[1].Load = math.Inf(1); return r }, "point a: probe 0's load +Inf"},
+		"probe unit": {func(r []Row) []Row { r[0].Probes[0].LoadUnit = "speedup"; return r }, `probe 0's load_unit "speedup" is not its capacity's "concurrency"`},
+	} {
+		rows := slices.Clone(good)
+		for i := range rows {
+			rows[i].Probes = slices.Clone(good[i].Probes)
+		}
+		if err := CheckRows(c.edit(rows)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}

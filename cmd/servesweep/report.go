@@ -207,6 +207,9 @@ func readSweepResults(io ioStreams, opts *reportOptions) ([]results.Row, *result
 	if err := results.AttachProbeTable(probes, rows); err != nil {
 		return nil, nil, &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
 	}
+	if err := results.CheckRows(rows); err != nil {
+		return nil, nil, &usageError{fmt.Errorf("--results %s: %w", opts.ResultsDir, err)}
+	}
 	if missing := results.MissingProbes(rows); len(missing) > 0 {
 		fmt.Fprintf(io.Err, "warning: %s lacks the probes of %s (e.g. %s): the report judges their capacities' knife edges, "+
 			"meets above a miss and brackets without them (a closed search's bracket is then its relative tolerance)\n",
