@@ -179,6 +179,25 @@ type Capacity struct {
 	Probes []Probe `json:"probes"`
 }
 
+// binding is the SLA term that limits the capacity: the one that broke at the least load above
+// it that missed (Probe.Binding), else the one closest to breaking at the capacity (a bounded
+// search, or an infeasible point's at the search's min); "" when the probes do not say.
+func (c *Capacity) binding() string {
+	var miss *Probe
+	for i := range c.Probes {
+		if p := &c.Probes[i]; !p.Meets && p.Load > c.Load && (miss == nil || p.Load < miss.Load) {
+			miss = p
+		}
+	}
+	if miss != nil && miss.Binding != "" {
+		return miss.Binding
+	}
+	if p := c.At(c.Load); p != nil {
+		return p.Binding
+	}
+	return ""
+}
+
 // At returns the last probe at load x (the one whose metrics a row at that load carries), nil
 // when none was.
 func (c *Capacity) At(x float64) *Probe {
@@ -202,6 +221,10 @@ type Probe struct {
 	// TermsMet is whether every percentile bound of evaluation.sla held at the probe (nil
 	// without a percentile bound); Meets requires it.
 	TermsMet *bool `json:"terms_met,omitempty"`
+	// Binding is the SLA term closest to breaking at the probe, or furthest past it
+	// (metrics.SLABinding: ttft_ms, itl_ms, e2e_ms, a percentile key such as p99_itl_ms, or
+	// completion); "" in a journal of an earlier servesweep.
+	Binding string `json:"binding,omitempty"`
 	// WallTimeMs is the host time of the probe, its pilot run included.
 	WallTimeMs float64 `json:"wall_time_ms"`
 	// RampSeconds and WarmupSeconds are the traffic.load.ramp_seconds and warmup_seconds the
@@ -250,6 +273,8 @@ type ProbeRow struct {
 	// SLAPercentileTermsMet is whether every percentile bound of evaluation.sla held at the
 	// probe (null without one, and left out of the probe's JSON then); meets_sla requires it.
 	SLAPercentileTermsMet *bool `parquet:"sla_percentile_terms_met,optional" json:",omitempty"`
+	// SLABindingTerm is Probe.Binding (null when unknown).
+	SLABindingTerm *string `parquet:"sla_binding_term,optional" json:",omitempty"`
 
 	OfferedRequests             *int64   `parquet:"offered_requests,optional" summary:"offered_requests"`
 	CompletedRequests           *int64   `parquet:"completed_requests,optional" summary:"completed_requests"`
@@ -287,6 +312,9 @@ func ProbeRows(pointID string, c *Capacity) []ProbeRow {
 		r := ProbeRow{PointID: pointID, ProbeIndex: int64(i), Load: p.Load, LoadUnit: c.Unit,
 			SLAAttainment: p.Attainment, MeetsSLA: p.Meets, SLAPercentileTermsMet: p.TermsMet, WallTimeMs: p.WallTimeMs,
 			RampSeconds: p.RampSeconds, WarmupSeconds: p.WarmupSeconds, StopPerLoadUnit: p.PerLoadUnit, Cooldown: p.Cooldown}
+		if p.Binding != "" {
+			r.SLABindingTerm = str(p.Binding)
+		}
 		if p.Headroom > 0 {
 			r.SLAHeadroom = f64(p.Headroom)
 		}
@@ -305,6 +333,9 @@ func fillCapacity(r *Row, c *Capacity) {
 		r.CapacityLoad = f64(c.Load)
 	}
 	r.Probes = ProbeRows(r.PointID, c)
+	if b := c.binding(); b != "" {
+		r.SLABindingTerm = str(b)
+	}
 	switch {
 	case c.Unclosed && c.Feasible && c.Upper > 0:
 		r.Reason = fmt.Sprintf("capacity_search: stopped at max_probes (%d) with the capacity between %g and %g %s, "+

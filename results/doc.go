@@ -179,6 +179,11 @@
 //	capacity_load_unit     STRING   concurrency | requests_per_second | sessions_per_second | speedup
 //	capacity_probes        INT64    simulations the search ran (each is a row of probes.parquet)
 //	capacity_bounded       BOOLEAN  the SLA still held at the search's max (capacity_load = max)
+//	sla_binding_term       STRING   the evaluation.sla term that limits the capacity: the one that
+//	                                broke at the least load missed above it, else the one closest
+//	                                to breaking at it (ttft_ms, itl_ms, e2e_ms, a percentile key
+//	                                such as p99_itl_ms, or completion: rejected or unfinished
+//	                                requests alone miss the attainment)
 //
 // A point that misses the attainment or a percentile bound at the search's min load has status
 // infeasible (reason
@@ -196,7 +201,8 @@
 // meets_sla BOOLEAN (attainment reached and every percentile bound held), sla_headroom DOUBLE
 // (the factor every SLA bound would need scaling by for the target attainment and every
 // percentile bound to hold exactly; < 1 is margin; null when no scaling would do),
-// sla_percentile_terms_met BOOLEAN (null without a percentile bound), the
+// sla_percentile_terms_met BOOLEAN (null without a percentile bound), sla_binding_term STRING
+// (the term closest to breaking, or furthest past it, at the probe; null when unknown), the
 // request counts offered/completed/rejected/unfinished/goodput_completed_requests INT64,
 // {mean,median,p99}_ttft_ms, {mean,median,p99}_itl_ms, mean_tpot_ms, request_throughput_rps,
 // output_throughput_tok_s, goodput_request_throughput_rps, duration_ms DOUBLE, ramp_seconds and

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -251,6 +252,70 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, &ManifestError{Path: path, Err: fmt.Errorf("schema_version %q; this servesweep reads %q", m.SchemaVersion, manifestVersion)}
 	}
 	return &m, nil
+}
+
+// interTokenTerms are the SLA terms on the gaps between tokens, which prefill work sharing a
+// pass with decodes stretches.
+var interTokenTerms = map[string]bool{"itl_ms": true, "p50_itl_ms": true, "p90_itl_ms": true, "p95_itl_ms": true, "p99_itl_ms": true,
+	"p50_tpot_ms": true, "p90_tpot_ms": true, "p95_tpot_ms": true, "p99_tpot_ms": true}
+
+// bindingTally is report.md's line counting the capacity searches by the SLA term that limits
+// them (sla_binding_term), most first, e.g. "Capacities limited by (...): p99_itl_ms 180,
+// ttft_ms 60.", followed by ChunkingHint; "" when no row names a term.
+func bindingTally(rows []Row) string {
+	count := map[string]int{}
+	for i := range rows {
+		if r := &rows[i]; r.SLABindingTerm != nil && *r.SLABindingTerm != "" && r.EquivalentTo == "" {
+			count[*r.SLABindingTerm]++
+		}
+	}
+	if len(count) == 0 {
+		return ""
+	}
+	terms := slicesSortedKeys(count)
+	slices.SortStableFunc(terms, func(x, y string) int { return cmp.Compare(count[y], count[x]) })
+	parts := make([]string, len(terms))
+	for k, t := range terms {
+		parts[k] = fmt.Sprintf("%s %d", t, count[t])
+	}
+	line := "Capacities limited by (`sla_binding_term`: the SLA term that broke just above each capacity, or came closest at it): " +
+		strings.Join(parts, ", ") + "."
+	if hint := ChunkingHint(rows); hint != "" {
+		line += " " + hint
+	}
+	return line
+}
+
+// ChunkingHint says, when an inter-token term (interTokenTerms) limits the capacity of most
+// aggregated deployments searched and their token budget (max_batched_tokens) took one value,
+// that a smaller budget (chunked prefill) or disaggregated serving is the knob the grid did not
+// try; "" otherwise. Printed with the front and in report.md: the capacities, and so the
+// answer, would move with it.
+func ChunkingHint(rows []Row) string {
+	aggregated, interToken := 0, 0
+	budgets := map[int64]bool{}
+	for i := range rows {
+		r := &rows[i]
+		if r.SLABindingTerm == nil || r.EquivalentTo != "" || r.AggMaxBatchedTokens == nil {
+			continue
+		}
+		aggregated++
+		budgets[*r.AggMaxBatchedTokens] = true
+		if interTokenTerms[*r.SLABindingTerm] {
+			interToken++
+		}
+	}
+	if aggregated == 0 || 2*interToken <= aggregated || len(budgets) != 1 {
+		return ""
+	}
+	var budget int64
+	for v := range budgets {
+		budget = v
+	}
+	return fmt.Sprintf("An inter-token term limits %d of %d aggregated deployments, all with max_batched_tokens %d: decode steps "+
+		"wait behind the prefill work a pass carries, so a smaller token budget (chunked prefill: engine.workers.aggregated."+
+		"scheduler.max_batched_tokens) or disaggregated serving may raise their capacity; the grid tried no other budget.",
+		interToken, aggregated, budget)
 }
 
 // checkCapacitySearch checks a manifest's capacity_search against the ranges a spec allows
@@ -846,28 +911,40 @@ func (l Labels) Load(r *Row) string {
 // capacity when one did (MetAbove), so that a capacity below what the deployment also met reads
 // as such; a knife edge (KnifeEdge); a search that stopped at max_probes before its bracket
 // closed, e.g. "capacity concurrency 122 (not converged: below 134, the search stopped at
-// max_probes)", or "capacity >= concurrency 40 (not converged: ...)" when no load missed.
+// max_probes)", or "capacity >= concurrency 40 (not converged: ...)" when no load missed; each
+// led by the SLA term that limits the capacity when the row names it (sla_binding_term), e.g.
+// "capacity concurrency 83 (limited by p99_itl_ms)".
 func Load(r *Row) string {
+	// limited names the SLA term that limits the capacity (sla_binding_term), first in the notes.
+	limited := func(notes ...string) string {
+		if r.SLABindingTerm != nil && *r.SLABindingTerm != "" {
+			notes = append([]string{"limited by " + *r.SLABindingTerm}, notes...)
+		}
+		if len(notes) == 0 {
+			return ""
+		}
+		return " (" + strings.Join(notes, "; ") + ")"
+	}
 	if r.CapacityLoad != nil && r.CapacityBounded != nil && *r.CapacityBounded {
 		return "capacity >= " + load(r) + " (the search's max)"
 	}
 	if r.CapacityLoad != nil {
 		if above := MetAbove(r); above > 0 {
-			return fmt.Sprintf("capacity %s (a probe also met at %s above a miss: the SLA is not monotone in load here)", load(r), fmtNum(above))
+			return "capacity " + load(r) + limited(fmt.Sprintf("a probe also met at %s above a miss: the SLA is not monotone in load here", fmtNum(above)))
 		}
 		if k := KnifeEdge(r); k.Hi > 0 {
-			return fmt.Sprintf("capacity %s (knife edge: its binding latency stays at %.0f-%.0f %% of the SLA bound from %s to %s)",
-				load(r), 100*k.MinHeadroom, 100*k.MaxHeadroom, fmtNum(k.Lo), fmtNum(k.Hi))
+			return "capacity " + load(r) + limited(fmt.Sprintf("knife edge: its binding latency stays at %.0f-%.0f %% of the SLA bound from %s to %s",
+				100*k.MinHeadroom, 100*k.MaxHeadroom, fmtNum(k.Lo), fmtNum(k.Hi)))
 		}
 		if strings.HasPrefix(r.Reason, unclosedNoMiss) {
 			// The search stopped at max_probes: the capacity is a lower bound, or within a bracket
 			// wider than the tolerance asked for.
 			if miss := missedAbove(r); miss != nil {
-				return fmt.Sprintf("capacity %s (not converged: below %s, the search stopped at max_probes)", load(r), fmtNum(miss.Load))
+				return "capacity " + load(r) + limited(fmt.Sprintf("not converged: below %s, the search stopped at max_probes", fmtNum(miss.Load)))
 			}
-			return fmt.Sprintf("capacity >= %s (not converged: no load missed before the search stopped at max_probes)", load(r))
+			return "capacity >= " + load(r) + " (not converged: no load missed before the search stopped at max_probes)"
 		}
-		return "capacity " + load(r)
+		return "capacity " + load(r) + limited()
 	}
 	return load(r)
 }
@@ -1327,6 +1404,9 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 		"%d bounded (SLA still met at the maximum), %d stopped at max_probes; %d probes, %.1f per deployment "+
 		"(each a row of `%s`).%s Each row is measured at its capacity load (an infeasible one at the minimum load).\n\n",
 		unit, settings, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile, nonMonotone)
+	if line := bindingTally(rows); line != "" {
+		b.WriteString(line + "\n\n")
+	}
 	if firstUnclosed != nil {
 		eg := ""
 		if unclosed > 1 {

@@ -398,6 +398,12 @@ type Row struct {
 	CapacityLoadUnit *string  `parquet:"capacity_load_unit,optional"`
 	CapacityProbes   *int64   `parquet:"capacity_probes,optional"`
 	CapacityBounded  *bool    `parquet:"capacity_bounded,optional"`
+	// SLABindingTerm is the evaluation.sla term that limits the capacity: the one that broke at
+	// the least load above the capacity the search missed at, else the one closest to breaking
+	// at the capacity (metrics.SLABinding: ttft_ms, itl_ms, e2e_ms, a percentile key such as
+	// p99_itl_ms, or completion when rejected or unfinished requests alone miss the attainment);
+	// null without a capacity search.
+	SLABindingTerm *string `parquet:"sla_binding_term,optional"`
 
 	// Cost (optimization.cost; null without it). CostUSDPerHour = Σ over the roles of their GPUs
 	// × their hardware's USD per GPU-hour (a disaggregated role may run on its own hardware), or

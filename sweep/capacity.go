@@ -305,7 +305,7 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	}
 	res.Release() // the probe keeps the summary values only
 	pr := probeResult{load: x, config: cfg, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
-		probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, TermsMet: termsMet, Summary: keep,
+		probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, TermsMet: termsMet, Binding: m.binding, Summary: keep,
 			RampSeconds: cfg.Traffic.Load.RampSeconds, WarmupSeconds: cfg.Traffic.Load.WarmupSeconds, Cooldown: cfg.Traffic.Load.HasCooldown(),
 			PerLoadUnit: setup.PerLoadUnit, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}
 	pb.probes = append(pb.probes, pr)
@@ -453,6 +453,8 @@ type probeMeasure struct {
 	meets    bool
 	termsMet *bool
 	h        float64
+	// binding is the SLA term closest to breaking (metrics.SLABinding).
+	binding string
 }
 
 // measureProbe measures res, the run of config cfg, against sla at attainment target attainment.
@@ -469,7 +471,9 @@ func measureProbe(res *sim.Result, cfg *config.Config, sla *metrics.SLA, attainm
 		met := metrics.AllMet(s.SLATerms)
 		m.termsMet = &met
 	}
-	m.h = metrics.SLAHeadroom(res.Requests, steady(cfg.Traffic.Load.Warmup()*1000, s), s.SLATerms, sla, attainment)
+	keep := steady(cfg.Traffic.Load.Warmup()*1000, s)
+	m.h = metrics.SLAHeadroom(res.Requests, keep, s.SLATerms, sla, attainment)
+	m.binding = metrics.SLABinding(res.Requests, keep, s.SLATerms, sla, attainment)
 	if math.IsInf(m.h, 1) {
 		m.h = -1
 	}

@@ -264,3 +264,45 @@ func TestReportWarnsOfMissingProbes(t *testing.T) {
 		t.Errorf("exit %d, stderr %q lacks %q", code, errs, want)
 	}
 }
+
+// A capacity search names the SLA term that limits each capacity: in the row
+// (sla_binding_term), in its load label, in report.md's tally; and when an inter-token term
+// limits most aggregated deployments at one token budget, that a smaller budget is untried.
+// Two H200 deployments of Llama-3.1-8B at 8,192 batched tokens: a pass that carries a ~2k
+// prefill stretches the decode gaps past a 40 ms p99, so p99_itl_ms limits both.
+func TestCapacityNamesItsLimitingTerm(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	code, out, errs := runCLI(t, "sweep", "-q", "-c", "../../examples/sweep-small.yaml", "--output-dir", dir,
+		"--set", "traffic.load.concurrency=4", "--set", "engine.workers.aggregated.parallelism.tensor={choices: [1, 2]}",
+		"--set", "evaluation.sla={ttft_ms: 1000, p99_itl_ms: 40}",
+		"--set", "optimization.capacity_search={attainment: 0.99, min: 1, max: 512, relative_tolerance: 0.05, max_probes: 12}")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	rows := readRows(t, dir)
+	for _, r := range rows {
+		if r.SLABindingTerm == nil || *r.SLABindingTerm != "p99_itl_ms" {
+			t.Errorf("%s: sla_binding_term %v, want p99_itl_ms", r.PointID, r.SLABindingTerm)
+		}
+	}
+	if !strings.Contains(out, "(limited by p99_itl_ms)") || !strings.Contains(out, "An inter-token term limits 2 of 2 aggregated deployments") {
+		t.Errorf("stdout lacks the limiting term or the chunking hint:\n%s", out)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, results.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "came closest at it): p99_itl_ms 2. An inter-token term limits 2 of 2 aggregated deployments, "+
+		"all with max_batched_tokens 8192") {
+		t.Errorf("report.md lacks the tally:\n%s", md)
+	}
+	// Two budgets in the grid: the hint has nothing to add.
+	dir2 := filepath.Join(t.TempDir(), "sweep")
+	code, out, errs = runCLI(t, "sweep", "-q", "-c", "../../examples/sweep-small.yaml", "--output-dir", dir2,
+		"--set", "traffic.load.concurrency=4", "--set", "engine.workers.aggregated.scheduler.max_batched_tokens={choices: [512, 8192]}",
+		"--set", "evaluation.sla={ttft_ms: 1000, p99_itl_ms: 40}",
+		"--set", "optimization.capacity_search={attainment: 0.99, min: 1, max: 512, relative_tolerance: 0.05, max_probes: 12}")
+	if code != 0 || strings.Contains(out, "An inter-token term limits") {
+		t.Errorf("exit %d (%s); a grid of two budgets hinted at a smaller one:\n%s", code, errs, out)
+	}
+}

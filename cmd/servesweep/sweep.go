@@ -832,7 +832,10 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 			r.Mode, labels.Shape(r), r.RouterPolicy, labels.Load(r)), wr.Recommendations[n]))
 	}
 	u := results.UnsettledOf(rows, a, m)
-	for _, line := range u.Sentences(rows, a, labels, false) {
+	for _, line := range append(u.Sentences(rows, a, labels, false), results.ChunkingHint(rows)) {
+		if line == "" {
+			continue
+		}
 		fmt.Fprintln(w, wrapText(line, maxLineWidth, "  "))
 	}
 }

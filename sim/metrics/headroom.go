@@ -81,3 +81,58 @@ func AttainmentCount(attainment float64, offered int) int {
 	}
 	return max(1, min(k, offered))
 }
+
+// NotCompletedTerm is what SLABinding names when requests that were rejected or did not finish
+// alone keep the attainment from its target: no scaling of a latency bound would help.
+const NotCompletedTerm = "completion"
+
+// SLABinding names the SLA term closest to breaking, or furthest past it, over the requests of
+// reqs that keep keeps (nil: all): each per-request bound alone (ttft_ms, itl_ms, e2e_ms: the
+// ⌈attainment × offered⌉-th smallest ratio of that bound, as SLAHeadroom takes the combined
+// ratio) and each percentile term of terms (its key, e.g. p99_itl_ms: value / bound); the one
+// whose scaling factor is the largest, earlier terms first on ties. NotCompletedTerm when that
+// factor is +Inf for the per-request bounds (too many requests rejected or unfinished) and no
+// percentile term is as large; "" when sla has no term or no request was kept. Under a capacity
+// search it says what limits a deployment's capacity (sweep's probes).
+func SLABinding(reqs []engine.Request, keep func(*engine.Request) bool, terms []TermResult, sla *SLA, attainment float64) string {
+	name, worst := "", math.Inf(-1)
+	consider := func(key string, h float64) {
+		if h > worst {
+			name, worst = key, h
+		}
+	}
+	for _, b := range []struct {
+		key   string
+		bound SLA
+	}{{"ttft_ms", SLA{TTFTMs: sla.TTFTMs}}, {"itl_ms", SLA{ITLMs: sla.ITLMs}}, {"e2e_ms", SLA{E2EMs: sla.E2EMs}}} {
+		if b.bound.TTFTMs+b.bound.ITLMs+b.bound.E2EMs <= 0 {
+			continue
+		}
+		ratios := make([]float64, 0, len(reqs))
+		for i := range reqs {
+			if r := &reqs[i]; r.Status != engine.Pending && (keep == nil || keep(r)) {
+				ratios = append(ratios, SLARatio(r, &b.bound))
+			}
+		}
+		if len(ratios) == 0 {
+			return ""
+		}
+		slices.Sort(ratios)
+		h := ratios[AttainmentCount(attainment, len(ratios))-1]
+		if math.IsInf(h, 1) {
+			if worst < h {
+				name, worst = NotCompletedTerm, h
+			}
+			continue
+		}
+		consider(b.key, h)
+	}
+	for _, t := range terms {
+		h := t.Term.Ratio(t.Value, t.Samples)
+		if math.IsNaN(t.Value) {
+			h = math.Inf(1)
+		}
+		consider(t.Term.Key(), h)
+	}
+	return name
+}

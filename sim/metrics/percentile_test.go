@@ -103,3 +103,38 @@ func TestPercentileOnlySLAGoodput(t *testing.T) {
 		t.Error("no-token request good under an empty SLA (the reference rule)")
 	}
 }
+
+// SLABinding names the term with the largest factor, hand-computed: ten requests of TTFT 10-100
+// ms and 11 tokens over the next 100 ms (ITL (e2e − ttft) / 10 = 10 ms), against ttft_ms
+// 200 (the 9th of 10 at 0.9: 90/200 = 0.45), itl_ms 20 (10/20 = 0.5) and p99_itl_ms 30 (value
+// 12: 0.4, then 18: 0.6).
+func TestSLABinding(t *testing.T) {
+	sla := &SLA{TTFTMs: 200, ITLMs: 20, Percentiles: []PercentileTerm{{99, "itl", 30}}}
+	var reqs []engine.Request
+	for i := 1; i <= 10; i++ {
+		ttft := float64(i) * 10
+		reqs = append(reqs, done(ttft, ttft+100, 11))
+	}
+	terms := []TermResult{{Term: sla.Percentiles[0], Value: 12, Samples: 100}}
+	if got := SLABinding(reqs, nil, terms, sla, 0.9); got != "itl_ms" {
+		t.Errorf("binding %q, want itl_ms (0.5 against ttft 0.45 and p99 ITL 0.4)", got)
+	}
+	terms[0].Value = 18
+	if got := SLABinding(reqs, nil, terms, sla, 0.9); got != "p99_itl_ms" {
+		t.Errorf("binding %q, want p99_itl_ms (0.6)", got)
+	}
+	if got := SLABinding(reqs, nil, nil, &SLA{TTFTMs: 200, ITLMs: 100}, 0.9); got != "ttft_ms" {
+		t.Errorf("binding %q, want ttft_ms (0.45 against 0.1)", got)
+	}
+	// Two of ten rejected: attainment 0.9 cannot be reached by any latency bound.
+	reqs[0].Status, reqs[1].Status = engine.Rejected, engine.Rejected
+	if got := SLABinding(reqs, nil, nil, sla, 0.9); got != NotCompletedTerm {
+		t.Errorf("binding %q, want %s", got, NotCompletedTerm)
+	}
+	if got := SLABinding(nil, nil, nil, sla, 0.9); got != "" {
+		t.Errorf("no request: %q", got)
+	}
+	if got := SLABinding(reqs, nil, nil, &SLA{}, 0.9); got != "" {
+		t.Errorf("no term: %q", got)
+	}
+}
