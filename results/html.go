@@ -122,6 +122,8 @@ type htmlPage struct {
 	Front                                                                    []htmlTableRow
 	RankingTitle                                                             string
 	Ranking                                                                  []htmlTableRow
+	// Capacity are report.md's paragraphs on the capacity search (capacityParagraphs), as text.
+	Capacity []string
 	// NearTies are Unsettled.Sentences, one paragraph each, after the tables.
 	NearTies []string
 	Metrics  []string
@@ -185,6 +187,9 @@ func ReportHTML(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]byte
 	p := &htmlPage{Heading: "servesweep sweep report", ExamplePrices: m != nil && m.ExamplePrices}
 	p.Settings, p.Partial, p.Counts = htmlFacts(rows, a, m)
 	p.SLA, p.Prices = SLAText(rows, m), PricesText(rows, m)
+	for _, para := range capacityParagraphs(rows, m) {
+		p.Capacity = append(p.Capacity, strings.ReplaceAll(para, "`", ""))
+	}
 	p.Constraints = constraintsText(s)
 	var objs []string
 	for k, o := range s.Objectives {
@@ -336,9 +341,9 @@ func pointTitle(r *Row, labels Labels, s optimization.Settings, values []float64
 	}
 	switch {
 	case r.CostUSDPerHour != nil && r.USDPerMillionOutputTokens != nil:
-		fmt.Fprintf(&b, "\ncost: %s USD/h, %s USD per million output tokens", fmtNum(*r.CostUSDPerHour), fmtNum(*r.USDPerMillionOutputTokens))
+		fmt.Fprintf(&b, "\ncost: %s USD/h, %s USD per million output tokens", usd(*r.CostUSDPerHour), FixedNum(*r.USDPerMillionOutputTokens))
 	case r.CostUSDPerHour != nil:
-		fmt.Fprintf(&b, "\ncost: %s USD/h", fmtNum(*r.CostUSDPerHour))
+		fmt.Fprintf(&b, "\ncost: %s USD/h", usd(*r.CostUSDPerHour))
 	default:
 		b.WriteString("\ncost: n/a (no optimization.cost prices)")
 	}
@@ -561,3 +566,6 @@ func placeRank(dots [][2]float64, n int, text string, placed [][4]float64) [4]fl
 	}
 	return [4]float64{cx + offsets[0][0], cy + offsets[0][1], w, h}
 }
+
+// usd renders an amount of US dollars to the cent, as prices read (2.50, 5.00).
+func usd(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }

@@ -311,3 +311,27 @@ func TestCheckRows(t *testing.T) {
 		}
 	}
 }
+
+// report.html states the capacity search's findings as report.md does, and prices to the cent.
+func TestReportHTMLStatesTheCapacitySearch(t *testing.T) {
+	rows := []Row{nearTieRow("a", 100, 104, 1000, 0.1), nearTieRow("b", 50, 60, 900, 0.105)}
+	n, term := int64(2), "p99_itl_ms"
+	for i := range rows {
+		rows[i].CapacityProbes, rows[i].CostUSDPerHour, rows[i].SLABindingTerm = &n, ptr(2.5), &term
+	}
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetPareto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Manifest{CapacitySearch: &optimization.CapacitySearch{Attainment: 0.99, Min: 1, Max: 4096, RelativeTolerance: 0.05, MaxProbes: 16}}
+	page, err := ReportHTML(rows, a, m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<p class="capacity">Capacity search (concurrency, attainment &gt;= 0.99 of evaluation.sla`,
+		`<p class="capacity">Capacities limited by (sla_binding_term: `, "p99_itl_ms 2.", "cost: 2.50 USD/h, 0.1 USD per million output tokens"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}

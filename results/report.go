@@ -1336,6 +1336,22 @@ func RemoveOutputs(dir string) error {
 // probes it took, how many met the SLA above their capacity (MetAbove, with an example), and the
 // prices used and whose they are (PricesText).
 func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
+	if prices := PricesText(rows, m); prices != "" {
+		fmt.Fprintf(b, "\n%s\n", prices)
+	}
+	for k, p := range capacityParagraphs(rows, m) {
+		if k == 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(p + "\n\n")
+	}
+}
+
+// capacityParagraphs are report.md's paragraphs on the capacity search of rows (none without
+// one), in markdown (point IDs as code spans): the settings and counts, with the capacities met
+// again above a miss and the knife edges; the limiting terms (bindingTally); a search stopped at
+// max_probes. report.html shows them too.
+func capacityParagraphs(rows []Row, m *Manifest) []string {
 	searched, bounded, infeasible, probes, unclosed := 0, 0, 0, 0, 0
 	var firstUnclosed *Row
 	unit := ""
@@ -1367,11 +1383,8 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 			}
 		}
 	}
-	if prices := PricesText(rows, m); prices != "" {
-		fmt.Fprintf(b, "\n%s\n", prices)
-	}
 	if searched == 0 {
-		return
+		return nil
 	}
 	settings := ""
 	if m != nil && m.CapacitySearch != nil {
@@ -1400,21 +1413,22 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 			KnifeEdgeSpan, 100*KnifeEdgeBand, eg, r.PointID, fmtNum(*r.CapacityLoad), unit, 100*k.MinHeadroom, 100*k.MaxHeadroom,
 			fmtNum(k.Lo), fmtNum(k.Hi), 100*KnifeEdgeBand)
 	}
-	fmt.Fprintf(b, "\nCapacity search (%s%s): %d deployments searched, %d infeasible (SLA missed at the minimum load), "+
+	out := []string{fmt.Sprintf("Capacity search (%s%s): %d deployments searched, %d infeasible (SLA missed at the minimum load), "+
 		"%d bounded (SLA still met at the maximum), %d stopped at max_probes; %d probes, %.1f per deployment "+
-		"(each a row of `%s`).%s Each row is measured at its capacity load (an infeasible one at the minimum load).\n\n",
-		unit, settings, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile, nonMonotone)
+		"(each a row of `%s`).%s Each row is measured at its capacity load (an infeasible one at the minimum load).",
+		unit, settings, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile, nonMonotone)}
 	if line := bindingTally(rows); line != "" {
-		b.WriteString(line + "\n\n")
+		out = append(out, line)
 	}
 	if firstUnclosed != nil {
 		eg := ""
 		if unclosed > 1 {
 			eg = "e.g. "
 		}
-		fmt.Fprintf(b, "Stopped at max_probes before the bracket closed (%s`%s`: %s): such a capacity is known only to that "+
-			"bracket; raise capacity_search.max_probes to settle it.\n\n", eg, firstUnclosed.PointID, Load(firstUnclosed))
+		out = append(out, fmt.Sprintf("Stopped at max_probes before the bracket closed (%s`%s`: %s): such a capacity is known only "+
+			"to that bracket; raise capacity_search.max_probes to settle it.", eg, firstUnclosed.PointID, Load(firstUnclosed)))
 	}
+	return out
 }
 
 // NoFeasibleHint is what a "no feasible point" error adds after its filter counts: SLAUnitHint's

@@ -7,7 +7,8 @@ import "github.com/spf13/cobra"
 // (TestHelpExamplesRun runs them, with /tmp/ redirected to a temporary directory); a line that
 // reads ../shared/data needs the project's measured data beside the repository.
 var helpExamples = map[string]string{
-	"predict": `  # The seed's synthetic workload: 100 requests on two Llama-3.1-8B workers on H200
+	"predict": `  # The seed's synthetic workload: 100 requests on two Llama-3.1-8B workers on H200 (its fixed KV
+  # pool, polynomial timing and single request length draw notes on stderr that say what they mean)
   servesweep predict --stack dynamo -c examples/synthetic.yaml --output-dir /tmp/servesweep-predict --overwrite
   # The same on four workers behind the KV-aware router, as one JSON object
   servesweep predict --stack dynamo -c examples/synthetic.yaml --set router.policy=kv_router \
@@ -34,7 +35,8 @@ var helpExamples = map[string]string{
   servesweep report --results /tmp/servesweep-load --output-dir /tmp/servesweep-load-e2e \
     --objective max:output_throughput_tok_s --objective min:p99_e2e_latency_ms`,
 
-	"validate": `  # Score a deployment against an AIPerf run of it (the repository's test run at concurrency 8)
+	"validate": `  # Score a deployment against an AIPerf run of it (the repository's test run at concurrency 8;
+  # the seed's polynomial timing is warned of: it scores that curve, not servesweep's timing model)
   servesweep validate --aiperf sim/calibrate/aiperf/testdata/runs/c8 -c examples/synthetic.yaml
   # The config that simulates line 2 of a measured-deployments CSV (the project's ../shared/data)
   servesweep validate --measured ../shared/data/silicon/measured_dense_calibration.csv --explain 2`,

@@ -30,8 +30,11 @@ type aiperfRunReport struct {
 
 // aiperfReport is validate --aiperf's JSON report.
 type aiperfReport struct {
-	Config string            `json:"config"`
-	Runs   []aiperfRunReport `json:"runs"`
+	Config string `json:"config"`
+	// ConfigWarnings say what in the config makes the scores another model's than servesweep's
+	// (blindTiming), [] when nothing does; also printed on stderr.
+	ConfigWarnings []string          `json:"config_warnings"`
+	Runs           []aiperfRunReport `json:"runs"`
 	// MAPE is the mean absolute percentage error per metric and statistic over the runs.
 	MAPE []aiperf.MAPE `json:"mape"`
 }
@@ -92,7 +95,10 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions,
 	if err != nil {
 		return err
 	}
-	rep := aiperfReport{Config: opts.ConfigPath}
+	rep := aiperfReport{Config: opts.ConfigPath, ConfigWarnings: append([]string{}, blindTiming(base)...)}
+	for _, w := range rep.ConfigWarnings {
+		fmt.Fprintf(io.Err, "warning: %s: %s\n", opts.ConfigPath, w)
+	}
 	var all [][]aiperf.Comparison
 	for i := range runs {
 		run := &runs[i]
@@ -131,6 +137,20 @@ func runValidateAIPerf(ctx context.Context, io ioStreams, opts *validateOptions,
 	}
 	renderAIPerf(io.Out, &rep)
 	return nil
+}
+
+// blindTiming says, for each worker role of cfg whose timing does not read the GPU and the
+// model (fixed or polynomial: a curve fitted to one deployment), that the run scores that curve,
+// not servesweep's timing model; none when every role's timing is hardware-aware.
+func blindTiming(cfg *config.Config) []string {
+	var out []string
+	for _, name := range cfg.Engine.Mode.Roles() {
+		if role := cfg.Engine.Workers.Role(name); role != nil && !role.Timing.HardwareAware() {
+			out = append(out, fmt.Sprintf("engine.workers.%s.timing is %s, which reads neither engine.hardware nor engine.model: "+
+				"these errors score that curve, not servesweep's timing model (timing {type: default})", name, role.Timing.Type))
+		}
+	}
+	return out
 }
 
 // runLoadSets returns the --set overrides that give the config the run's load, where the run's

@@ -118,3 +118,23 @@ func TestValidateAIPerfCountsTheWholeRun(t *testing.T) {
 		t.Errorf("load %q", got)
 	}
 }
+
+// A config whose timing ignores the GPU and the model (the seed's polynomial) is scored with a
+// warning that says so, once; default timing draws none.
+func TestValidateAIPerfWarnsOfBlindTiming(t *testing.T) {
+	args := []string{"validate", "--aiperf", aiperfRuns, "-c", "../../examples/synthetic.yaml", "--format", "json"}
+	code, out, errs := runCLI(t, args...)
+	var rep aiperfReport
+	if err := json.Unmarshal([]byte(out), &rep); code != exitOK || err != nil {
+		t.Fatalf("exit %d (%v): %s", code, err, errs)
+	}
+	want := "engine.workers.aggregated.timing is polynomial, which reads neither engine.hardware nor engine.model"
+	if len(rep.ConfigWarnings) != 1 || !strings.Contains(rep.ConfigWarnings[0], want) || strings.Count(errs, want) != 1 {
+		t.Errorf("config warnings %q, stderr %q; want one naming the polynomial timing", rep.ConfigWarnings, errs)
+	}
+	code, out, errs = runCLI(t, append(args, "--set", "engine.workers.aggregated.timing={type: default}",
+		"--set", "engine.workers.aggregated.kv_cache.capacity={type: default, memory_fraction: 0.9}")...)
+	if err := json.Unmarshal([]byte(out), &rep); code != exitOK || err != nil || len(rep.ConfigWarnings) != 0 || strings.Contains(errs, "reads neither") {
+		t.Errorf("default timing: exit %d (%v), warnings %q, stderr %q", code, err, rep.ConfigWarnings, errs)
+	}
+}
