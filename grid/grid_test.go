@@ -865,9 +865,9 @@ func TestConcreteMarker(t *testing.T) {
 		{"replicas auto", []string{agg + "parallelism.replicas=auto"}, agg + "parallelism.replicas", msgAuto},
 		{"planner policy auto", []string{"planner.policy=auto"}, "planner.policy", msgAuto},
 		{"optimization", []string{"optimization={target: throughput}"}, "optimization",
-			"optimization belongs to servesweep sweep; predict and export take one concrete config"},
+			"optimization belongs to servesweep sweep; predict, export and validate --aiperf take one concrete config"},
 		{"optimizer", []string{"optimizer={algorithm: random}"}, "optimizer",
-			"optimizer belongs to servesweep sweep; predict and export take one concrete config"},
+			"optimizer belongs to servesweep sweep; predict, export and validate --aiperf take one concrete config"},
 		{"kv_capacity_fraction", []string{"traffic.load={type: kv_capacity_fraction}"}, "traffic.load.type",
 			"kv_capacity_fraction is only valid in servesweep sweep; predict needs one of concurrency, constant_rate, poisson, trace_timestamps"},
 	} {

@@ -12,10 +12,10 @@ import (
 // `auto`; §3.7: optimization and optimizer are recommend-only).
 const (
 	msgDomain = "search domains ({choices: ...}, {range: ...}) belong to servesweep sweep; " +
-		"predict and export need a concrete value"
-	msgPreset = "presets belong to servesweep sweep; predict and export need concrete values"
-	msgAuto   = "auto is only valid in servesweep sweep; predict and export need a concrete value"
-	msgOptSec = " belongs to servesweep sweep; predict and export take one concrete config"
+		"predict, export and validate --aiperf need a concrete value"
+	msgPreset = "presets belong to servesweep sweep; predict, export and validate --aiperf need concrete values"
+	msgAuto   = "auto is only valid in servesweep sweep; predict, export and validate --aiperf need a concrete value"
+	msgOptSec = " belongs to servesweep sweep; predict, export and validate --aiperf take one concrete config"
 	// msgAutoHardware is the one message for hardware: auto, which neither predict nor sweep
 	// resolves (the reference's recommend picks hardware; servesweep searches named GPUs).
 	msgAutoHardware = "hardware: auto is not supported; name the GPU, e.g. h200_sxm (a sweep searches GPUs with {choices: [h100_sxm, h200_sxm]})"

@@ -243,7 +243,7 @@ func TestExitCodesAndOutputDir(t *testing.T) {
 		{"missing trace", []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--set", "traffic.source={type: trace, paths: [/nonexistent.jsonl]}",
 			"--set", "traffic.load={type: trace_timestamps}", "--set", "traffic.stop={max_virtual_time_seconds: 1}", "--output-dir", dir + "/o5"}, 2, "/nonexistent.jsonl"},
 		{"search domain", []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--set", "traffic.load.concurrency={choices: [1, 2]}", "--output-dir", dir + "/o6"},
-			2, "traffic.load.concurrency: search domains ({choices: ...}, {range: ...}) belong to servesweep sweep; predict and export need a concrete value"},
+			2, "traffic.load.concurrency: search domains ({choices: ...}, {range: ...}) belong to servesweep sweep; predict, export and validate --aiperf need a concrete value"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
