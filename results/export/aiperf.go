@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -269,11 +270,15 @@ func (x *exporter) aiperfLoad(args []arg) []arg {
 	return args
 }
 
-// trimFloat formats f with at most 4 decimals and no trailing zeros.
+// trimFloat formats f with at most 4 decimals and no trailing zeros; a value those decimals
+// would round to 0 keeps its first significant digits (a 1e-05 s ramp is not none).
 func trimFloat(f float64) string {
 	s := fmt.Sprintf("%.4f", f)
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	if s == "-0" {
+	if s == "0" || s == "-0" {
+		if f != 0 {
+			return strconv.FormatFloat(f, 'f', -1, 64)
+		}
 		return "0"
 	}
 	return s

@@ -453,3 +453,11 @@ func TestAIPerfRequestCountIsTheSimulated(t *testing.T) {
 		}
 	}
 }
+
+func TestTrimFloat(t *testing.T) {
+	for x, want := range map[float64]string{0: "0", 2.5: "2.5", 0.00001: "0.00001", 1.23456: "1.2346", -0.00001: "-0.00001", 100: "100"} {
+		if got := trimFloat(x); got != want {
+			t.Errorf("trimFloat(%g) = %q, want %q", x, got, want)
+		}
+	}
+}
