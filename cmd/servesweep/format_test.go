@@ -214,11 +214,11 @@ func TestSweepDryRunFormatJSON(t *testing.T) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}
 	// One-worker deployments that differ only in their router are twins (grid.CanonicalKey).
-	if line := fmt.Sprintf("equivalent: %v selected point(s) simulate as an earlier one", doc["equivalent_points"]); doc["equivalent_points"] != 32.0 || !strings.Contains(table, line) {
+	if line := fmt.Sprintf("equivalent: %v selected point(s) simulate as an earlier one", doc["equivalent_points"]); doc["equivalent_points"] != 48.0 || !strings.Contains(table, line) {
 		t.Errorf("equivalent_points %v; the table lacks %q", doc["equivalent_points"], line)
 	}
 	counts := fmt.Sprintf("grid: %v points before filtering, %v valid, %v selected", doc["grid_points"], doc["valid_points"], doc["selected_points"])
-	if !strings.Contains(table, counts) || doc["grid_points"] != 416.0 || doc["valid_points"] != 280.0 {
+	if !strings.Contains(table, counts) || doc["grid_points"] != 544.0 || doc["valid_points"] != 360.0 {
 		t.Errorf("the table lacks %q:\n%s", counts, table)
 	}
 	if f := doc["filtered"].(map[string]any); !strings.Contains(table, fmt.Sprintf("filtered gpu_budget: %v (", f["gpu_budget"])) || len(f) != 1 {

@@ -16,9 +16,10 @@ import (
 	"github.com/servesweep/servesweep/sim/optimization"
 )
 
-// tinyAggregated is tinyDefault restricted to aggregated points: an 80-point sweep that takes a
-// fraction of a second.
-var tinyAggregated = append([]string{"--set", "engine.mode={choices: [aggregated]}"}, tinyDefault...)
+// tinyAggregated is tinyDefault restricted to aggregated points at one token budget: an 80-point
+// sweep that takes a fraction of a second.
+var tinyAggregated = append([]string{"--set", "engine.mode={choices: [aggregated]}",
+	"--set", "engine.workers.aggregated.scheduler.max_batched_tokens=8192"}, tinyDefault...)
 
 // runTinySweep runs the tiny aggregated sweep into dir and returns its stdout.
 func runTinySweep(t *testing.T, dir string, extra ...string) string {
@@ -458,7 +459,8 @@ func TestReportListsFilteredPoints(t *testing.T) {
 	tmp := t.TempDir()
 	args := append([]string{"sweep", "-q", "--allow-empty-mode", "--set", "engine.hardware=h100_sxm", "--set", "engine.precision.weights=bf16",
 		"--set", "router.policy=round_robin", "--set", "engine.workers.aggregated.kv_cache.capacity.memory_fraction=0.01",
-		"--set", "engine.workers.aggregated.parallelism.tensor={choices: [1, 8]}"}, tinyDefault...)
+		"--set", "engine.workers.aggregated.parallelism.tensor={choices: [1, 8]}",
+		"--set", "engine.workers.aggregated.scheduler.max_batched_tokens=8192"}, tinyDefault...)
 	run := func(extra ...string) {
 		t.Helper()
 		if code, out, errs := runCLI(t, append(slices.Clone(args), extra...)...); code != 0 {

@@ -25,7 +25,7 @@ import (
 )
 
 // tinyDefault shrinks the built-in sweep's workload so that a sweep
-// run several times (whole, as shards, merged) stays quick under -race; the 280-point grid is
+// run several times (whole, as shards, merged) stays quick under -race; the 360-point grid is
 // unchanged. Its fixed 8 two-turn sessions do not grow with the load, so the capacity search stops
 // at concurrency 8 (where every session is in flight), and every point's search meets the SLA up
 // to that max and ends there, bounded; the fixed concurrency is the load of a test that turns the
@@ -251,7 +251,7 @@ func TestShardedSweepMatchesSingleRun(t *testing.T) {
 	if code != 0 || errs != "" {
 		t.Fatalf("merge: exit %d: %s\n%s", code, errs, mout)
 	}
-	if !strings.Contains(mout, "280 rows of 280 selected points (0 duplicate rows removed): 280 ok, 0 degraded, 0 failed, 0 timed out") {
+	if !strings.Contains(mout, "360 rows of 360 selected points (0 duplicate rows removed): 360 ok, 0 degraded, 0 failed, 0 timed out") {
 		t.Errorf("merge stdout:\n%s", mout)
 	}
 	got := readRows(t, merged)
@@ -285,7 +285,7 @@ func TestShardedSweepMatchesSingleRun(t *testing.T) {
 	data, _ := os.ReadFile(parts[2])
 	os.WriteFile(extra, data, 0o644)
 	code, mout, errs = runCLI(t, "merge", "--results", shared)
-	if code != 0 || !strings.Contains(mout, "280 rows of 280 selected points") {
+	if code != 0 || !strings.Contains(mout, "360 rows of 360 selected points") {
 		t.Fatalf("merge with a duplicate part: exit %d: %s\n%s", code, errs, mout)
 	}
 	got = readRows(t, shared)
@@ -386,7 +386,7 @@ func TestMergeReportsMissingShard(t *testing.T) {
 		!strings.Contains(errs, "shard 1 of 4 is unfinished: ") {
 		t.Errorf("the warning does not name the missing shards:\n%s", errs)
 	}
-	if !regexp.MustCompile(`(?m)^PARTIAL: \d+ of 280 selected points have results; the front below is of those points only`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^PARTIAL: \d+ of 360 selected points have results; the front below is of those points only`).MatchString(out) {
 		t.Errorf("the incomplete merge's standard output does not say it is partial:\n%s", out)
 	}
 	got := readRows(t, shared)
@@ -399,16 +399,16 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	if len(got) != len(wantRows) || !reflect.DeepEqual(withoutHostTime(got), withoutHostTime(wantRows)) {
 		t.Errorf("the incomplete merge has %d rows, want %d (shards 0 and 3, and the finished points of shard 1)", len(got), len(wantRows))
 	}
-	if !strings.Contains(out, fmt.Sprintf("%d rows of 280 selected points", len(got))) {
+	if !strings.Contains(out, fmt.Sprintf("%d rows of 360 selected points", len(got))) {
 		t.Errorf("merge stdout:\n%s", out)
 	}
 	// The merge keeps the probes of the points it has.
 	checkProbes(t, shared, got)
 	d := readPareto(t, shared)
-	if !d.Incomplete || d.Merge == nil || d.Merge.Complete || d.Merge.MissingPoints != 280-len(got) {
+	if !d.Incomplete || d.Merge == nil || d.Merge.Complete || d.Merge.MissingPoints != 360-len(got) {
 		t.Fatalf("pareto.json does not mark the merge incomplete: %+v", d.Merge)
 	}
-	// Shard sizes come from the single run's 280 points. All of shard 2 is missing. Shard 1's
+	// Shard sizes come from the single run's 360 points. All of shard 2 is missing. Shard 1's
 	// first 3 points finished before the 4th cancelled the sweep; that one, and one more already
 	// queued, may finish too (a small simulation checks for cancellation only every 1024 events),
 	// so shard 1 misses exactly its points absent from the merged rows, at least one.

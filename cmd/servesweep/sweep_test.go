@@ -197,8 +197,8 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 	if errs != "" {
 		t.Errorf("--quiet printed on stderr: %q", errs)
 	}
-	for _, want := range []string{"280 points selected of 280 valid (416 in the grid; filtered: gpu_budget 136)",
-		"280 ok, 0 degraded, 0 failed, 0 timed out", "Pareto front:", "Saved results to: " + shared} {
+	for _, want := range []string{"360 points selected of 360 valid (544 in the grid; filtered: gpu_budget 184)",
+		"360 ok, 0 degraded, 0 failed, 0 timed out", "Pareto front:", "Saved results to: " + shared} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -207,8 +207,8 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	copyDir(t, shared, dir)
 	rows := readRows(t, dir)
-	if len(rows) != 280 {
-		t.Fatalf("%d rows, want 280", len(rows))
+	if len(rows) != 360 {
+		t.Fatalf("%d rows, want 360", len(rows))
 	}
 	modes, policies, tensors, gpus := map[string]bool{}, map[string]bool{}, map[int64]bool{}, map[string]bool{}
 	twins := 0
@@ -236,8 +236,8 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 				val(r.CostUSDPerHour), val(r.USDPerMillionOutputTokens))
 		}
 	}
-	if len(modes) != 2 || len(policies) != 2 || len(tensors) != 4 || len(gpus) != 4 || twins != 32 {
-		t.Errorf("the grid should cover 2 modes, 2 policies, TP 1/2/4/8, H100 and H200 in bf16 and fp8, with 32 twins: %v %v %v %v %d",
+	if len(modes) != 2 || len(policies) != 2 || len(tensors) != 4 || len(gpus) != 4 || twins != 48 {
+		t.Errorf("the grid should cover 2 modes, 2 policies, TP 1/2/4/8, H100 and H200 in bf16 and fp8, with 48 twins: %v %v %v %v %d",
 			modes, policies, tensors, gpus, twins)
 	}
 	probes := checkProbes(t, dir, rows)
@@ -277,7 +277,7 @@ func TestSweepBuiltInEndToEnd(t *testing.T) {
 
 	// Rerunning resumes: nothing is simulated again and the results are the same.
 	code, out, errs = runCLI(t, "sweep", "--output-dir", dir, "-q")
-	if code != 0 || !strings.Contains(out, "simulated 0, resumed 280") {
+	if code != 0 || !strings.Contains(out, "simulated 0, resumed 360") {
 		t.Fatalf("rerun: exit %d: %s\n%s", code, errs, out)
 	}
 	if again := readRows(t, dir); !reflect.DeepEqual(withoutHostTime(again), withoutHostTime(rows)) {
@@ -342,10 +342,10 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 		t.Errorf("message: %v", err)
 	}
 	partial := readRows(t, dir)
-	if len(partial) == 0 || len(partial) >= 280 {
+	if len(partial) == 0 || len(partial) >= 360 {
 		t.Fatalf("partial results hold %d rows", len(partial))
 	}
-	if want := fmt.Sprintf("PARTIAL: interrupted with %d of 280 selected points finished", len(partial)); !strings.Contains(outb.String(), want) {
+	if want := fmt.Sprintf("PARTIAL: interrupted with %d of 360 selected points finished", len(partial)); !strings.Contains(outb.String(), want) {
 		t.Errorf("stdout does not label the front partial (%q):\n%s", want, outb.String())
 	}
 	checkProbes(t, dir, partial)
@@ -354,7 +354,7 @@ func TestSweepInterruptExits130AndResumes(t *testing.T) {
 		t.Error("report.md does not say the results are partial")
 	}
 	code, out, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, tinyDefault...)...)
-	if code != 0 || !strings.Contains(out, "resumed "+strconv.Itoa(len(partial))) || !strings.Contains(out, "simulated "+strconv.Itoa(280-len(partial))) {
+	if code != 0 || !strings.Contains(out, "resumed "+strconv.Itoa(len(partial))) || !strings.Contains(out, "simulated "+strconv.Itoa(360-len(partial))) {
 		t.Fatalf("resume: exit %d %s\n%s", code, errs, out)
 	}
 	// The resumed points keep their probes (from the journal), and the others add theirs.
@@ -404,19 +404,19 @@ func TestSweepSurvivesKill9(t *testing.T) {
 		t.Skipf("the child finished before it could be killed (%v)", err)
 	}
 	before := countLines(journal)
-	if before >= 280 {
+	if before >= 360 {
 		t.Skip("the child finished every point before the kill")
 	}
 	code, out, errs := runCLI(t, args...)
 	if code != 0 {
 		t.Fatalf("rerun after kill -9: exit %d: %s", code, errs)
 	}
-	if !strings.Contains(out, "resumed "+strconv.Itoa(before)+":") || !strings.Contains(out, "simulated "+strconv.Itoa(280-before)+",") {
+	if !strings.Contains(out, "resumed "+strconv.Itoa(before)+":") || !strings.Contains(out, "simulated "+strconv.Itoa(360-before)+",") {
 		t.Errorf("after kill -9 with %d journal lines, the rerun said:\n%s", before, out)
 	}
 	rows := readRows(t, dir)
-	if len(rows) != 280 {
-		t.Errorf("%d rows after the rerun, want 280", len(rows))
+	if len(rows) != 360 {
+		t.Errorf("%d rows after the rerun, want 360", len(rows))
 	}
 	checkProbes(t, dir, rows)
 }
@@ -461,7 +461,7 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 			"--set", "engine.mode={choices: [disaggregated]}"}, 1, "no feasible point: all 288 grid points were filtered out:\n  288 gpu_budget"},
 		{"every point invalid", []string{"sweep", "--dry-run", "--set", "engine.workers.aggregated.kv_cache.block_size=0",
 			"--set", "engine.mode={choices: [aggregated]}"}, 2, examples.DefaultSweepName + " (--set engine.workers.aggregated.kv_cache.block_size=0): " +
-			"engine.workers.aggregated.kv_cache.block_size: must be an int > 0, got 0 (all 80 invalid grid points (of 128; the others are " +
+			"engine.workers.aggregated.kv_cache.block_size: must be an int > 0, got 0 (all 160 invalid grid points (of 256; the others are " +
 			"outside the GPU budget) fail with this error: it is in the spec, not in a domain's values)"},
 		// A spec without a domain is one config: an error a --set gave names the --set, as predict's does.
 		{"no domain, bad --set", []string{"sweep", "-c", "../../examples/synthetic.yaml", "--dry-run", "--set", "engine.backend=vLLM"}, 2,
@@ -702,20 +702,20 @@ func TestReportBestPointIsNotDominated(t *testing.T) {
 // search the rejections already miss the SLA attainment at the search's minimum load: every point
 // is infeasible for its rejected requests, after that one probe, and none reaches the front.
 func TestSweepDegradedPointsOffFront(t *testing.T) {
-	// 32 of the 280 points are twins (one worker: the policy cannot matter), the other 248 are
+	// 48 of the 360 points are twins (one worker: the policy cannot matter), the other 312 are
 	// excluded for their rejections.
-	const excluded = "no feasible point: none of the 280 points passed the filters (equivalent 32, rejected_requests 248)"
+	const excluded = "no feasible point: none of the 360 points passed the filters (equivalent 48, rejected_requests 312)"
 	dir := filepath.Join(t.TempDir(), "fixed")
 	code, out, errs := runCLI(t, append([]string{"sweep", "-q", "--output-dir", dir, "--set", "engine.context_length=1024"}, noCapacitySearch...)...)
 	if code != exitRunFailure || !strings.Contains(errs, excluded) {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
-	if !strings.Contains(out, "0 ok, 280 degraded, 0 failed, 0 timed out") {
+	if !strings.Contains(out, "0 ok, 360 degraded, 0 failed, 0 timed out") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	rows := readRows(t, dir)
-	if len(rows) != 280 {
-		t.Fatalf("%d rows, want 280", len(rows))
+	if len(rows) != 360 {
+		t.Fatalf("%d rows, want 360", len(rows))
 	}
 	for _, r := range rows {
 		if r.Status != results.StatusDegraded || !strings.HasPrefix(r.Reason, "rejected_requests: ") ||
@@ -739,12 +739,12 @@ func TestSweepDegradedPointsOffFront(t *testing.T) {
 	if code != exitRunFailure || !strings.Contains(errs, excluded) {
 		t.Fatalf("capacity search: exit %d, stderr %q", code, errs)
 	}
-	if !strings.Contains(out, "0 ok, 0 degraded, 280 infeasible, 0 failed, 0 timed out") {
+	if !strings.Contains(out, "0 ok, 0 degraded, 360 infeasible, 0 failed, 0 timed out") {
 		t.Errorf("capacity search: stdout:\n%s", out)
 	}
 	rows = readRows(t, dir)
-	if len(rows) != 280 {
-		t.Fatalf("capacity search: %d rows, want 280", len(rows))
+	if len(rows) != 360 {
+		t.Fatalf("capacity search: %d rows, want 360", len(rows))
 	}
 	for _, r := range rows {
 		// At the min load, 1 session in flight, 4 sessions of 4 turns are offered: only the first
@@ -764,7 +764,7 @@ func TestSweepDegradedPointsOffFront(t *testing.T) {
 		Counts results.Counts `json:"counts"`
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, results.ManifestFile)); err != nil || json.Unmarshal(data, &m) != nil ||
-		m.Counts.Infeasible != 280 || m.Counts.OK != 0 || m.Counts.Degraded != 0 {
+		m.Counts.Infeasible != 360 || m.Counts.OK != 0 || m.Counts.Degraded != 0 {
 		t.Errorf("capacity search: sweep.json counts %+v (%v)", m.Counts, err)
 	}
 }
@@ -951,9 +951,9 @@ func TestSweepSpecTyposExit2(t *testing.T) {
 // invalid point of the mode fails with one error of a field the spec (here a --set) gives, that
 // error is the spec's, named once with the --set, and --allow-empty-mode does not pass it.
 func TestSweepEmptyModeExit2(t *testing.T) {
-	const want = "error: " + examples.DefaultSweepName + ": engine.mode: the mode aggregated has no valid point: all 128 of its grid points " +
-		"were filtered (gpu_budget 48, invalid_config 80), e.g. point mode=aggregated router.policy=round_robin hardware=h100_sxm " +
-		"weights=bf16 aggregated.replicas=1 aggregated.tensor=1: " + examples.DefaultSweepName + ": " +
+	const want = "error: " + examples.DefaultSweepName + ": engine.mode: the mode aggregated has no valid point: all 256 of its grid points " +
+		"were filtered (gpu_budget 96, invalid_config 160), e.g. point mode=aggregated router.policy=round_robin hardware=h100_sxm " +
+		"weights=bf16 aggregated.replicas=1 aggregated.tensor=1 aggregated.max_batched_tokens=2048: " + examples.DefaultSweepName + ": " +
 		"engine.workers.aggregated.kv_cache.capacity: model meta-llama/Llama-3.1-8B (bf16 weights) does not fit on 1 × h100_sxm " +
 		"(tensor 1 × pipeline 1): needs 15.0 GiB of weights, has 0.8 GiB (memory_fraction 0.01 × 80 GiB × 1 GPUs); raise tensor or " +
 		"pipeline, or quantize; fix the spec, or drop aggregated from the choices\nhint: pass --allow-empty-mode to sweep the other modes alone\n"
@@ -970,8 +970,8 @@ func TestSweepEmptyModeExit2(t *testing.T) {
 		t.Error("the refused sweep created its output directory")
 	}
 	code, stdout, errs := runCLI(t, append(bad, "--dry-run", "--allow-empty-mode")...)
-	if code != 0 || !strings.Contains(stdout, "grid: 416 points before filtering, 200 valid") ||
-		!strings.HasPrefix(errs, "warning: engine.mode: value aggregated has no valid point (all 128 of its points filtered: 48 gpu_budget, 80 invalid_config)") {
+	if code != 0 || !strings.Contains(stdout, "grid: 544 points before filtering, 200 valid") ||
+		!strings.HasPrefix(errs, "warning: engine.mode: value aggregated has no valid point (all 256 of its points filtered: 160 invalid_config, 96 gpu_budget)") {
 		t.Errorf("--allow-empty-mode: exit %d, stdout %q, stderr %q", code, stdout, errs)
 	}
 	if got := resumeCommand(&sweepOptions{OutputDir: "out", AllowEmptyMode: true}); got != "servesweep sweep --output-dir out --allow-empty-mode" {
@@ -984,8 +984,8 @@ func TestSweepEmptyModeExit2(t *testing.T) {
 	}
 
 	const wantSpec = "error: " + examples.DefaultSweepName + " (--set engine.workers.aggregated.scheduler.max_sequences=0): " +
-		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0 (all 80 invalid grid points of mode aggregated " +
-		"(of 128; the others are outside the GPU budget) fail with this error: it is in the spec, not in a domain's values)\n"
+		"engine.workers.aggregated.scheduler.max_sequences: must be an int > 0, got 0 (all 160 invalid grid points of mode aggregated " +
+		"(of 256; the others are outside the GPU budget) fail with this error: it is in the spec, not in a domain's values)\n"
 	for _, extra := range [][]string{{"--dry-run"}, {"--dry-run", "--allow-empty-mode"}} {
 		code, stdout, errs := runCLI(t, append([]string{"sweep", "--set", "engine.workers.aggregated.scheduler.max_sequences=0"}, extra...)...)
 		if code != exitConfigError || errs != wantSpec || stdout != "" {
