@@ -1055,6 +1055,9 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		objs = append(objs, string(o.Direction)+" `"+o.Metric+"`")
 	}
 	fmt.Fprintf(&b, "\nObjectives: %s.\n\n", strings.Join(objs, ", "))
+	if note := LatencyRankingNote(a, m); note != "" {
+		b.WriteString(note + "\n\n")
+	}
 
 	recFor := map[int]string{}
 	for n, i := range w.RecommendedRows {

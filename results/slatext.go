@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // SLAText restates, in one sentence for report.md and the printed front, the evaluation.sla of
@@ -117,3 +119,47 @@ func ms(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // percent formats a share in [0, 1] as a percentage, e.g. "99 %".
 func percent(x float64) string { return strconv.FormatFloat(x*100, 'g', -1, 64) + " %" }
+
+// latencyMetric reports whether metric is a request latency (TTFT, ITL, TPOT or E2E in ms, any
+// statistic), which a capacity search measures at each deployment's own capacity.
+func latencyMetric(metric string) bool {
+	if !strings.HasSuffix(metric, "_ms") || strings.HasPrefix(metric, "sla_") {
+		return false
+	}
+	for _, l := range []string{"ttft", "itl", "tpot", "e2e"} {
+		if strings.Contains(metric, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// LatencyRankingNote says, when a capacity search ran (m.CapacitySearch) and a latency ranks the
+// points (an objective of a, or its scalar target's metric), that each row's latencies are
+// measured at its own capacity, near the SLA's bounds, so ranking by them compares deployments
+// at different loads and favours those with small capacities; "" otherwise. The printed front
+// and report.md carry it.
+func LatencyRankingNote(a *Analysis, m *Manifest) string {
+	if m == nil || m.CapacitySearch == nil {
+		return ""
+	}
+	var lat []string
+	for _, o := range a.Settings.Objectives {
+		if latencyMetric(o.Metric) {
+			lat = append(lat, o.Metric)
+		}
+	}
+	if o, ok := optimization.TargetObjective(a.Settings.Target); ok && latencyMetric(o.Metric) && !slices.Contains(lat, o.Metric) {
+		lat = append(lat, o.Metric)
+	}
+	if len(lat) == 0 {
+		return ""
+	}
+	verb := "ranks"
+	if len(lat) > 1 {
+		verb = "rank"
+	}
+	return fmt.Sprintf("Note: %s %s the points, but under a capacity search each row is measured at its own capacity, "+
+		"where its latencies sit near the SLA's bounds: the ranking compares deployments at different loads and favours those "+
+		"whose capacity is small. To compare latencies, sweep the deployments at one load (no capacity_search).", strings.Join(lat, ", "), verb)
+}

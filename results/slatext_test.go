@@ -89,3 +89,26 @@ func TestPercentileBoundColumns(t *testing.T) {
 		t.Error("a failed point has sla_percentile_terms_met")
 	}
 }
+
+// Under a capacity search a latency that ranks the points is measured at each deployment's own
+// capacity: the note says so; cost and throughput objectives, or no capacity search, draw none.
+func TestLatencyRankingNote(t *testing.T) {
+	cs := &Manifest{CapacitySearch: &optimization.CapacitySearch{RelativeTolerance: 0.05}}
+	for _, c := range []struct {
+		s    optimization.Settings
+		m    *Manifest
+		want string
+	}{
+		{optimization.Settings{Target: optimization.TargetPareto, Objectives: optimization.DefaultObjectives()}, cs, "Note: p99_ttft_ms, p99_itl_ms rank the points"},
+		{optimization.Settings{Target: optimization.TargetTTFT, Objectives: []optimization.Objective{{Metric: "gpus", Direction: optimization.Minimize}}}, cs,
+			"Note: mean_ttft_ms ranks the points, but under a capacity search each row is measured at its own capacity"},
+		{optimization.Settings{Target: optimization.TargetPareto, Objectives: optimization.DefaultObjectives()}, &Manifest{}, ""},
+		{optimization.Settings{Target: optimization.TargetPareto, Objectives: []optimization.Objective{
+			{Metric: "usd_per_million_output_tokens", Direction: optimization.Minimize}, {Metric: "sla_ttft_ms", Direction: optimization.Minimize}}}, cs, ""},
+	} {
+		got := LatencyRankingNote(&Analysis{Settings: c.s}, c.m)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%+v: note %q, want %q", c.s, got, c.want)
+		}
+	}
+}

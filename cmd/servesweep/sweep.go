@@ -789,7 +789,7 @@ func newDryRunDoc(x *grid.Expansion, points []grid.Point, show int, sd *shardDoc
 
 // printFront prints the recommended points, one line each.
 func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results.Manifest, wr *results.Written) {
-	for _, line := range []string{results.SLAText(rows, m), results.PricesText(rows, m)} {
+	for _, line := range []string{results.SLAText(rows, m), results.PricesText(rows, m), results.LatencyRankingNote(a, m)} {
 		if line != "" {
 			fmt.Fprintln(w, wrapText(line, maxLineWidth, "  "))
 		}
