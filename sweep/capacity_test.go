@@ -200,6 +200,10 @@ func withoutProbeTimes(rows []results.Row) []results.Row {
 	return rows
 }
 
+// aggregatedBudget pins the built-in sweep's aggregated token budget to the 8,192 tokens these
+// tests' figures were measured at, so that the sets below pick one deployment.
+const aggregatedBudget = "engine.workers.aggregated.scheduler.max_batched_tokens=8192"
+
 // BenchmarkCapacityBuiltIn runs the built-in sweep (capacity search on every deployment) and
 // reports probes per searched deployment (the search's cost; target <= 8), deployments per second
 // and probes per second.
@@ -450,7 +454,7 @@ func TestCapacitySettlesUnderKVRouter(t *testing.T) {
 	}
 	var caps []float64
 	for _, per := range []string{"4", "16"} {
-		rows := runCapacity(t, string(examples.DefaultSweep()), 1, "", "engine.mode=aggregated", "engine.hardware=h200_sxm",
+		rows := runCapacity(t, string(examples.DefaultSweep()), 1, "", "engine.mode=aggregated", aggregatedBudget, "engine.hardware=h200_sxm",
 			"engine.precision.weights=bf16", "engine.workers.aggregated.parallelism.replicas=2",
 			"engine.workers.aggregated.parallelism.tensor=4", "router.policy=kv_router", "traffic.stop.sessions_per_load_unit="+per)
 		if len(rows) != 1 || rows[0].CapacityLoad == nil || rows[0].WarmupSeconds == nil || rows[0].LoadRampSeconds == nil {
@@ -527,7 +531,7 @@ func TestCapacityEdgeRerunIsSettled(t *testing.T) {
 	}
 	// One worker leaves kv_router nowhere to choose: the same capacity and warm-up.
 	one := func(policy string) results.Row {
-		rows := runCapacity(t, string(examples.DefaultSweep()), 1, "", "engine.mode=aggregated", "engine.hardware=h200_sxm",
+		rows := runCapacity(t, string(examples.DefaultSweep()), 1, "", "engine.mode=aggregated", aggregatedBudget, "engine.hardware=h200_sxm",
 			"engine.precision.weights=fp8", "engine.workers.aggregated.parallelism.replicas=1",
 			"engine.workers.aggregated.parallelism.tensor=1", "router.policy="+policy)
 		if len(rows) != 1 || rows[0].CapacityLoad == nil || rows[0].WarmupSeconds == nil {
@@ -542,7 +546,7 @@ func TestCapacityEdgeRerunIsSettled(t *testing.T) {
 	}
 	// A spec that gives the ramp keeps its start: no probe is settled, so the row's warm-up is the
 	// ramp's 5 s (an explicit ramp_seconds R warms up R).
-	rows = runCapacity(t, string(examples.DefaultSweep()), 1, "", "engine.mode=aggregated", "engine.hardware=h200_sxm",
+	rows = runCapacity(t, string(examples.DefaultSweep()), 1, "", "engine.mode=aggregated", aggregatedBudget, "engine.hardware=h200_sxm",
 		"engine.precision.weights=fp8", "engine.workers.aggregated.parallelism.replicas=1",
 		"engine.workers.aggregated.parallelism.tensor=1", "router.policy=round_robin", "traffic.load.ramp_seconds=5")
 	if len(rows) != 1 || rows[0].WarmupSeconds == nil || *rows[0].WarmupSeconds != 5 {
