@@ -180,20 +180,24 @@ type Capacity struct {
 }
 
 // binding is the SLA term that limits the capacity: the one that broke at the least load above
-// it that missed (Probe.Binding), else the one closest to breaking at the capacity (a bounded
-// search, or an infeasible point's at the search's min); "" when the probes do not say.
+// it that missed (Probe.Binding), or at the search's min for an infeasible point; "" when no
+// probe missed there (a bounded search, or one stopped at max_probes before any miss: the
+// search's limits, not an SLA term, ended it) or the probes do not say.
 func (c *Capacity) binding() string {
+	if !c.Feasible {
+		if p := c.At(c.Load); p != nil {
+			return p.Binding
+		}
+		return ""
+	}
 	var miss *Probe
 	for i := range c.Probes {
 		if p := &c.Probes[i]; !p.Meets && p.Load > c.Load && (miss == nil || p.Load < miss.Load) {
 			miss = p
 		}
 	}
-	if miss != nil && miss.Binding != "" {
+	if miss != nil {
 		return miss.Binding
-	}
-	if p := c.At(c.Load); p != nil {
-		return p.Binding
 	}
 	return ""
 }

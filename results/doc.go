@@ -180,10 +180,10 @@
 //	capacity_probes        INT64    simulations the search ran (each is a row of probes.parquet)
 //	capacity_bounded       BOOLEAN  the SLA still held at the search's max (capacity_load = max)
 //	sla_binding_term       STRING   the evaluation.sla term that limits the capacity: the one that
-//	                                broke at the least load missed above it, else the one closest
-//	                                to breaking at it (ttft_ms, itl_ms, e2e_ms, a percentile key
+//	                                broke at the least load missed above it, or at the min of an
+//	                                infeasible point (ttft_ms, itl_ms, e2e_ms, a percentile key
 //	                                such as p99_itl_ms, or completion: rejected or unfinished
-//	                                requests alone miss the attainment)
+//	                                requests alone miss the attainment); null when no load missed
 //
 // A point that misses the attainment or a percentile bound at the search's min load has status
 // infeasible (reason

@@ -31,8 +31,8 @@ type NearTie struct {
 	Objective optimization.Objective
 	Best      int
 	Value     float64
-	// Rivals index the other candidates that could reach Value, nearest to it first (a best
-	// point's ties, equal at ObjectiveDigits, left out: the reports show them as ties); Reach[i]
+	// Rivals index the other candidates that could reach Value, nearest to it first (one equal to
+	// it at ObjectiveDigits only when a bracket could part them: an exact tie is not a near one); Reach[i]
 	// is Rivals[i]'s most favourable value within its bracket (its value scaled by the bracket's
 	// width, CapacityBracket, where more capacity improves the metric, else its measured value),
 	// and Worst is Best's least favourable one (its value scaled by its own bracket's width where
@@ -58,16 +58,18 @@ func CapacityBracket(r *Row, cs *optimization.CapacitySearch) float64 {
 	}
 	lo := *r.CapacityLoad
 	whole := r.CapacityLoadUnit != nil && *r.CapacityLoadUnit == "concurrency"
-	top := math.Inf(1)
-	if miss := missedAbove(r); miss != nil {
-		top = miss.Load
+	var top float64
+	if miss, noMiss := unconvergedUpper(r); miss > 0 {
+		top = miss
 		if whole {
 			top = math.Ceil(top) - 1
 		}
-	} else if strings.HasPrefix(r.Reason, unclosedNoMiss) && cs.Max > lo {
+	} else if noMiss && cs.Max > lo {
 		top = cs.Max
 	} else {
-		top = lo * (1 + cs.RelativeTolerance)
+		// A closed search: the least missed load lay within the tolerance (the search's own test,
+		// sweep's closed: hi - lo <= tol × lo), a concurrency at least one above.
+		top = lo + cs.RelativeTolerance*lo
 		if whole {
 			top = math.Floor(top) - 1
 		}
@@ -78,13 +80,58 @@ func CapacityBracket(r *Row, cs *optimization.CapacitySearch) float64 {
 	return top / lo
 }
 
-// unclosedNoMiss begins the reason of a row whose capacity search stopped at max_probes before
-// any load missed the SLA (fillCapacity).
-const unclosedNoMiss = "capacity_search: stopped at max_probes"
+// Both reasons of a capacity search that stopped at max_probes before its bracket closed begin
+// with unclosedMark (fillCapacity); the one that stopped before any load missed has noMissMark,
+// the other "between LO and HI" with HI the least load that missed.
+const (
+	unclosedMark = "capacity_search: stopped at max_probes"
+	noMissMark   = "before any load missed the SLA"
+)
+
+// Unconverged reports whether r's capacity search stopped at max_probes before its bracket
+// closed: its reason says so (a degraded row's keeps it after its own), or its probes show no
+// load missed above a capacity the search's max did not bound.
+func Unconverged(r *Row) bool {
+	if strings.Contains(r.Reason, unclosedMark) {
+		return true
+	}
+	return len(r.Probes) > 0 && r.CapacityLoad != nil && (r.CapacityBounded == nil || !*r.CapacityBounded) && missedAbove(r) == nil
+}
+
+// unconvergedUpper reads what bounds r's capacity from above: the least load above it a probe
+// missed at (miss > 0), else, from its probes (feasible, not bounded, none missed above: the
+// search stopped before any miss) or its reason when the probes are absent, whether no load
+// missed at all (noMiss). A degraded row's reason keeps the capacity search's after its own.
+func unconvergedUpper(r *Row) (miss float64, noMiss bool) {
+	if p := missedAbove(r); p != nil {
+		return p.Load, false
+	}
+	if len(r.Probes) > 0 {
+		return 0, r.CapacityLoad != nil && (r.CapacityBounded == nil || !*r.CapacityBounded)
+	}
+	i := strings.Index(r.Reason, unclosedMark)
+	if i < 0 {
+		return 0, false
+	}
+	rest := r.Reason[i:]
+	if strings.Contains(rest, noMissMark) {
+		return 0, true
+	}
+	if j := strings.Index(rest, " and "); j >= 0 {
+		var hi float64
+		if _, err := fmt.Sscanf(rest[j+len(" and "):], "%g", &hi); err == nil && isFinite(hi) {
+			return hi, false
+		}
+	}
+	return 0, false
+}
 
 // missedAbove is the probe of r at the least load above its capacity that missed the SLA, nil
 // when none did (or r has no capacity or probes).
 func missedAbove(r *Row) *ProbeRow {
+	if r.CapacityLoad == nil {
+		return nil
+	}
 	var miss *ProbeRow
 	for k := range r.Probes {
 		p := &r.Probes[k]
@@ -163,10 +210,13 @@ func NearTies(rows []Row, a *Analysis, m *Manifest) []NearTie {
 		var dist []float64
 		for _, i := range a.Candidates {
 			x := score(&rows[i], o)
-			if i == best || !isFinite(x) || atObjectiveDigits(x) == atObjectiveDigits(v) {
+			if i == best || !isFinite(x) {
 				continue
 			}
 			reach, _ := favourable(o, x, x*bracketOf(o, &rows[i], cs))
+			if reach == x && worst == v && atObjectiveDigits(x) == atObjectiveDigits(v) {
+				continue // equal, and neither bracket could part them: a tie, not a near one
+			}
 			if better, _ := favourable(o, reach, worst); better == reach {
 				t.Rivals, t.Reach = append(t.Rivals, i), append(t.Reach, reach)
 				dist = append(dist, math.Abs(x-v))
@@ -297,7 +347,15 @@ func MarginalFront(rows []Row, a *Analysis, m *Manifest) []Marginal {
 	if !capacityObjectives(a, m) {
 		return nil
 	}
-	cs := m.CapacitySearch
+	// Each candidate's brackets, once: they depend on the candidate alone.
+	brackets := make(map[int][]float64, len(a.Candidates))
+	for _, j := range a.Candidates {
+		b := make([]float64, len(a.Settings.Objectives))
+		for k, o := range a.Settings.Objectives {
+			b[k] = bracketOf(o, &rows[j], m.CapacitySearch)
+		}
+		brackets[j] = b
+	}
 	var out []Marginal
 	for _, i := range a.Front {
 		best := Marginal{Entry: i, By: -1}
@@ -305,11 +363,7 @@ func MarginalFront(rows []Row, a *Analysis, m *Manifest) []Marginal {
 			if j == i || slices.Equal(a.compared[j], a.compared[i]) {
 				continue
 			}
-			brackets := make([]float64, len(a.Settings.Objectives))
-			for k, o := range a.Settings.Objectives {
-				brackets[k] = bracketOf(o, &rows[j], cs)
-			}
-			if f, ok := dominationFactor(a.Settings.Objectives, a.Values[j], a.Values[i], brackets); ok && (best.By < 0 || f < best.Factor) {
+			if f, ok := dominationFactor(a.Settings.Objectives, a.Values[j], a.Values[i], brackets[j]); ok && (best.By < 0 || f < best.Factor) {
 				best.By, best.Factor = j, f
 			}
 		}
@@ -433,9 +487,15 @@ type Unsettled struct {
 	Contenders []int
 }
 
-// UnsettledOf computes a's Unsettled (nil m: none).
+// UnsettledOf computes a's Unsettled (nil m: none), once per analysis and manifest: the printed
+// front, pareto.json, report.md and report.html all read it.
 func UnsettledOf(rows []Row, a *Analysis, m *Manifest) Unsettled {
-	return Unsettled{NearTies: NearTies(rows, a, m), Marginal: MarginalFront(rows, a, m), Contenders: FrontContenders(rows, a, m)}
+	if a.unsettled != nil && a.unsettledFor == m {
+		return *a.unsettled
+	}
+	u := Unsettled{NearTies: NearTies(rows, a, m), Marginal: MarginalFront(rows, a, m), Contenders: FrontContenders(rows, a, m)}
+	a.unsettled, a.unsettledFor = &u, m
+	return u
 }
 
 // Sentences are u's notes for stdout, report.md (md: point IDs as code spans) and report.html,

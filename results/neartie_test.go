@@ -22,15 +22,16 @@ func TestFixedNum(t *testing.T) {
 	}
 }
 
-// nearTieRow is an ok row found at capacity load lo (concurrency), with the probes met at lo and
-// missed at miss (none when miss is 0), throughput tput and cost per million tokens usd.
+// nearTieRow is an ok row found at capacity load lo (concurrency), throughput tput and cost per
+// million tokens usd, with probes met at lo and missed at miss and 3 × miss; without probes (a
+// results file read without probes.parquet) when miss is 0.
 func nearTieRow(id string, lo, miss, tput, usd float64) Row {
 	r := row(id, 1, tput, 100, 10)
 	unit := "concurrency"
 	r.CapacityLoad, r.CapacityLoadUnit, r.USDPerMillionOutputTokens, r.LoadConcurrency = ptr(lo), &unit, ptr(usd), iptr(int64(lo))
-	r.Probes = []ProbeRow{{Load: lo, MeetsSLA: true}}
 	if miss > 0 {
-		r.Probes = append(r.Probes, ProbeRow{Load: miss * 3, MeetsSLA: false}, ProbeRow{Load: miss, MeetsSLA: false})
+		r.Probes = []ProbeRow{{ProbeIndex: 0, Load: lo, MeetsSLA: true}, {ProbeIndex: 1, Load: miss * 3, MeetsSLA: false},
+			{ProbeIndex: 2, Load: miss, MeetsSLA: false}}
 	}
 	return r
 }
@@ -102,6 +103,7 @@ func TestNearTies(t *testing.T) {
       "direction": "minimize",
       "point_id": "a",
       "value": 0.1,
+      "worst": 0.1,
       "rivals": [
         {
           "point_id": "d",
@@ -165,18 +167,35 @@ func TestCapacityBracket(t *testing.T) {
 		t.Errorf("rate 10 without a missed probe: %v, want 1.05", got)
 	}
 	for name, q := range map[string]func(*Row){
-		"no capacity":    func(r *Row) { r.CapacityLoad = nil },
-		"NaN capacity":   func(r *Row) { r.CapacityLoad = ptr(math.NaN()) },
-		"negative":       func(r *Row) { r.CapacityLoad = ptr(-48) },
-		"bounded":        func(r *Row) { b := true; r.CapacityBounded = &b },
-		"NaN probe load": func(r *Row) { r.Probes = []ProbeRow{{Load: math.NaN()}} },
+		"no capacity":  func(r *Row) { r.CapacityLoad = nil },
+		"NaN capacity": func(r *Row) { r.CapacityLoad = ptr(math.NaN()) },
+		"negative":     func(r *Row) { r.CapacityLoad = ptr(-48) },
+		"bounded":      func(r *Row) { b := true; r.CapacityBounded = &b },
 	} {
 		r = nearTieRow("x", 10, 0, 1, 1)
 		r.CapacityLoadUnit = &rate
 		q(&r)
-		if got := CapacityBracket(&r, cs); got != 1 && name != "NaN probe load" || name == "NaN probe load" && got != 1.05 {
-			t.Errorf("%s: %v", name, got)
+		if got := CapacityBracket(&r, cs); got != 1 {
+			t.Errorf("%s: %v, want 1", name, got)
 		}
+	}
+	// Probes that show no load missed above the capacity (a NaN one is no load): the search
+	// stopped before any miss, up to its max (256 / 10); so does a degraded row's reason without
+	// probes, which keeps the capacity search's after its own, and one that missed names the load.
+	r = nearTieRow("x", 10, 0, 1, 1)
+	r.CapacityLoadUnit = &rate
+	r.Probes = []ProbeRow{{Load: math.NaN()}, {Load: 10, MeetsSLA: true}}
+	if got := CapacityBracket(&r, cs); got != 25.6 {
+		t.Errorf("no load missed: %v, want 25.6", got)
+	}
+	r.Probes = nil
+	r.Reason = "rejected_requests: 1 of 100 offered; capacity_search: stopped at max_probes (3) before any load missed the SLA: the capacity is at least 10 requests_per_second"
+	if got := CapacityBracket(&r, cs); got != 25.6 || !Unconverged(&r) {
+		t.Errorf("degraded, no load missed: %v (unconverged %v), want 25.6", got, Unconverged(&r))
+	}
+	r.Reason = "capacity_search: stopped at max_probes (16) with the capacity between 10 and 13.5 requests_per_second, wider than relative_tolerance"
+	if got := CapacityBracket(&r, cs); got != 1.35 {
+		t.Errorf("missed at 13.5 by the reason: %v, want 1.35", got)
 	}
 	if got := CapacityBracket(&r, nil); got != 1 {
 		t.Errorf("no capacity search: %v, want 1", got)
@@ -299,7 +318,7 @@ func TestCheckRows(t *testing.T) {
 		"duplicate":  {func(r []Row) []Row { return append(r, r[0]) }, "point a appears twice"},
 		"NaN":        {func(r []Row) []Row { r[1].CapacityLoad = ptr(math.NaN()); return r }, "point b: capacity_load NaN is not a finite load > 0"},
 		"negative":   {func(r []Row) []Row { r[1].CapacityLoad = ptr(-48); return r }, "capacity_load -48"},
-		"probe +Inf": {func(r []Row) []Row { r[0].Probes[1].Load = math.Inf(1); return r }, "point a: probe 0's load +Inf"},
+		"probe +Inf": {func(r []Row) []Row { r[0].Probes[1].Load = math.Inf(1); return r }, "point a: probe 1's load +Inf"},
 		"probe unit": {func(r []Row) []Row { r[0].Probes[0].LoadUnit = "speedup"; return r }, `probe 0's load_unit "speedup" is not its capacity's "concurrency"`},
 	} {
 		rows := slices.Clone(good)

@@ -67,6 +67,9 @@ type Analysis struct {
 	// then input order; min_gpus ties: higher goodput, then lower mean E2E latency); nil for
 	// TargetPareto.
 	Ranking []int
+	// unsettled caches UnsettledOf for manifest unsettledFor.
+	unsettled    *Unsettled
+	unsettledFor *Manifest
 }
 
 // ObjectiveDigits is how many significant digits of an objective value the Pareto front, its

@@ -222,6 +222,18 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The schema version first: a newer servesweep's fields are not misspellings of this one's.
+	var version struct {
+		SchemaVersion any `json:"schema_version"`
+	}
+	if json.Unmarshal(data, &version) == nil {
+		switch v := version.SchemaVersion.(type) {
+		case string:
+			if v != manifestVersion && v != "" {
+				return nil, &ManifestError{Path: path, Err: fmt.Errorf("schema_version %q; this servesweep reads %q", v, manifestVersion)}
+			}
+		}
+	}
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields() // a misspelt key would otherwise leave its setting at zero
@@ -278,7 +290,7 @@ func bindingTally(rows []Row) string {
 	for k, t := range terms {
 		parts[k] = fmt.Sprintf("%s %d", t, count[t])
 	}
-	line := "Capacities limited by (`sla_binding_term`: the SLA term that broke just above each capacity, or came closest at it): " +
+	line := "Capacities limited by (`sla_binding_term`: the SLA term that broke just above each capacity): " +
 		strings.Join(parts, ", ") + "."
 	if hint := ChunkingHint(rows); hint != "" {
 		line += " " + hint
@@ -635,7 +647,9 @@ type paretoNearTie struct {
 	Direction optimization.Direction `json:"direction"`
 	PointID   string                 `json:"point_id"`
 	Value     float64                `json:"value"`
-	Rivals    []paretoRival          `json:"rivals"`
+	// Worst is the best point's least favourable value within its own bracket (NearTie.Worst).
+	Worst  float64       `json:"worst"`
+	Rivals []paretoRival `json:"rivals"`
 }
 
 type paretoRival struct {
@@ -718,7 +732,8 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 		doc.Front[k].MarginalCapacityFactor = mg.Factor
 	}
 	for _, t := range u.NearTies {
-		nt := paretoNearTie{Metric: t.Objective.Metric, Direction: t.Objective.Direction, PointID: rows[t.Best].PointID, Value: t.Value}
+		nt := paretoNearTie{Metric: t.Objective.Metric, Direction: t.Objective.Direction, PointID: rows[t.Best].PointID, Value: t.Value,
+			Worst: t.Worst}
 		for k, i := range t.Rivals {
 			nt.Rivals = append(nt.Rivals, paretoRival{PointID: rows[i].PointID, Value: score(&rows[i], t.Objective), Reach: t.Reach[k]})
 		}
@@ -936,11 +951,11 @@ func Load(r *Row) string {
 			return "capacity " + load(r) + limited(fmt.Sprintf("knife edge: its binding latency stays at %.0f-%.0f %% of the SLA bound from %s to %s",
 				100*k.MinHeadroom, 100*k.MaxHeadroom, fmtNum(k.Lo), fmtNum(k.Hi)))
 		}
-		if strings.HasPrefix(r.Reason, unclosedNoMiss) {
+		if Unconverged(r) {
 			// The search stopped at max_probes: the capacity is a lower bound, or within a bracket
 			// wider than the tolerance asked for.
-			if miss := missedAbove(r); miss != nil {
-				return "capacity " + load(r) + limited(fmt.Sprintf("not converged: below %s, the search stopped at max_probes", fmtNum(miss.Load)))
+			if miss, _ := unconvergedUpper(r); miss > 0 {
+				return "capacity " + load(r) + limited(fmt.Sprintf("not converged: below %s, the search stopped at max_probes", fmtNum(miss)))
 			}
 			return "capacity >= " + load(r) + " (not converged: no load missed before the search stopped at max_probes)"
 		}
@@ -1380,7 +1395,7 @@ func capacityParagraphs(rows []Row, m *Manifest) []string {
 		case r.CapacityBounded != nil && *r.CapacityBounded:
 			bounded++
 		}
-		if strings.HasPrefix(r.Reason, unclosedNoMiss) {
+		if Unconverged(r) {
 			if unclosed++; firstUnclosed == nil {
 				firstUnclosed = r
 			}

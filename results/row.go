@@ -399,10 +399,11 @@ type Row struct {
 	CapacityProbes   *int64   `parquet:"capacity_probes,optional"`
 	CapacityBounded  *bool    `parquet:"capacity_bounded,optional"`
 	// SLABindingTerm is the evaluation.sla term that limits the capacity: the one that broke at
-	// the least load above the capacity the search missed at, else the one closest to breaking
-	// at the capacity (metrics.SLABinding: ttft_ms, itl_ms, e2e_ms, a percentile key such as
+	// the least load above the capacity the search missed at, or at the search's min for an
+	// infeasible point (metrics.SLABinding: ttft_ms, itl_ms, e2e_ms, a percentile key such as
 	// p99_itl_ms, or completion when rejected or unfinished requests alone miss the attainment);
-	// null without a capacity search.
+	// null without a capacity search and when no probe missed there (bounded, or stopped at
+	// max_probes before any miss).
 	SLABindingTerm *string `parquet:"sla_binding_term,optional"`
 
 	// Cost (optimization.cost; null without it). CostUSDPerHour = Σ over the roles of their GPUs
@@ -517,7 +518,12 @@ func NewRow(p PointInfo, rec Record) Row {
 		}
 		clearEmptyDistributions(&r)
 		if deref(r.RejectedRequests) > 0 || deref(r.TruncatedRequests) > 0 || r.Backlogged() {
-			r.Status, r.Reason = StatusDegraded, degradedReason(&r, rec.Summary)
+			// A capacity search's own note (stopped at max_probes) stays after the degradation's.
+			capacityNote := ""
+			if strings.HasPrefix(r.Reason, "capacity_search:") {
+				capacityNote = "; " + r.Reason
+			}
+			r.Status, r.Reason = StatusDegraded, degradedReason(&r, rec.Summary)+capacityNote
 		}
 		switch c := rec.Capacity; {
 		case c != nil && !c.Feasible:

@@ -292,7 +292,7 @@ func TestCapacityNamesItsLimitingTerm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "came closest at it): p99_itl_ms 2. An inter-token term limits 2 of 2 aggregated deployments, "+
+	if !strings.Contains(string(md), "just above each capacity): p99_itl_ms 2. An inter-token term limits 2 of 2 aggregated deployments, "+
 		"all with max_batched_tokens 8192") {
 		t.Errorf("report.md lacks the tally:\n%s", md)
 	}

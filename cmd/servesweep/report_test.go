@@ -365,6 +365,8 @@ func TestReportWithoutOrWithBrokenManifest(t *testing.T) {
 		{`{"schema_version": "1", "settings": {"target": "pareto"}, "capacity_search": {"attainment": 0.9, "min": 1, "max": 64, ` +
 			`"relative_tolerance": -0.5, "max_probes": 8}}`, "capacity_search.relative_tolerance -0.5 is outside (0, 1)"},
 		{`{"schema_version": "1"} {"schema_version": "1"}`, "more than one JSON value"},
+		// A newer servesweep's manifest is refused for its version, not for fields this one lacks.
+		{`{"schema_version": "2", "settings": {"target": "pareto"}, "a_newer_field": 1}`, `schema_version "2"; this servesweep reads "1"`},
 	} {
 		if err := os.WriteFile(manifest, []byte(c.doc), 0o644); err != nil {
 			t.Fatal(err)
