@@ -159,6 +159,11 @@ func printReport(io ioStreams, opts *reportOptions, rows []results.Row, a *resul
 	noFeasible := func() error {
 		return fmt.Errorf("no feasible point: none of the %d rows passed the filters (%s)%s", len(rows), results.CountList(a.Excluded), results.NoFeasibleHint(rows, a, opts.ResultsDir))
 	}
+	if n, sel := len(rows), int(m.Counts.SelectedPoints); !m.Incomplete() && !m.Defaulted && sel > 0 && n < sel {
+		fmt.Fprintf(io.Err, "warning: %s holds %d rows where %s counts %d selected points of a finished sweep: rows were lost or "+
+			"removed since, and the front below is of the %d\n", filepath.Join(opts.ResultsDir, results.ParquetFile), n,
+			filepath.Join(opts.ResultsDir, results.ManifestFile), sel, n)
+	}
 	if opts.Format == formatJSON {
 		if len(a.Candidates) == 0 {
 			return noFeasible()

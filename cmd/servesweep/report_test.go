@@ -521,3 +521,27 @@ func TestReportListsFilteredPoints(t *testing.T) {
 		}
 	}
 }
+
+// A finished sweep's results file with fewer rows than its sweep.json counts (rows removed by
+// hand, or lost) is reported with a warning naming both files.
+func TestReportWarnsOfLostRows(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	runTinySweep(t, dir)
+	if code, _, errs := runCLI(t, "report", "--results", dir, "--output-dir", filepath.Join(dir, "r1")); code != 0 || strings.Contains(errs, "rows were lost") {
+		t.Fatalf("complete results: exit %d, stderr %q", code, errs)
+	}
+	path := filepath.Join(dir, results.ParquetFile)
+	rows, err := results.ReadParquet(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteParquet(path, rows[:len(rows)-1]); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "report", "--results", dir, "--output-dir", filepath.Join(dir, "r2"))
+	want := fmt.Sprintf("holds %d rows where %s counts %d selected points of a finished sweep", len(rows)-1,
+		filepath.Join(dir, results.ManifestFile), len(rows))
+	if code != 0 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q, want %q", code, errs, want)
+	}
+}
