@@ -23,15 +23,15 @@ type MetricInfo struct {
 	Nullable bool `json:"nullable"`
 }
 
-// Metrics describes every numeric column of results.parquet but the host-time ones, in file
-// order: exactly the names CheckMetric accepts (NumericColumns). The units and meanings come from the columns' naming
+// Metrics describes every numeric column of results.parquet but the host-time ones and
+// point_index, in file order: exactly the names CheckMetric accepts (NumericColumns). The units and meanings come from the columns' naming
 // rules (a statistic prefix such as p99_ on a distribution, a role prefix agg_, prefill_ or
 // decode_ on a deployment knob, sla_ on a bound) and, for the other columns, from one table,
 // so a numeric column without a description fails TestMetricsDescribeEveryNumericColumn.
 func Metrics() []MetricInfo {
 	var out []MetricInfo
 	for _, c := range Columns() {
-		if c.Type != "int64" && c.Type != "float64" || slices.Contains(HostTimeColumns(), c.Name) {
+		if !slices.Contains(NumericColumns(), c.Name) {
 			continue
 		}
 		unit, meaning, _ := describeColumn(c.Name)
@@ -80,7 +80,6 @@ var roleNames = []struct{ prefix, role string }{{"agg_", "aggregated"}, {"prefil
 
 // otherColumns describes the numeric columns no naming rule covers: {unit, meaning}.
 var otherColumns = map[string][2]string{
-	"point_index":                               {"", "the point's position in the spec's expansion order"},
 	"context_length_tokens":                     {"tokens", "engine.context_length (0: the model's maximum)"},
 	"gpus":                                      {"GPUs", "GPUs of the deployment, summed over its roles"},
 	"kv_transfer_bandwidth_gb_per_second":       {"GB/s", "prefill-to-decode KV transfer bandwidth"},

@@ -8,11 +8,16 @@ import (
 	"strings"
 )
 
-// CheckMetric returns an error unless name is a numeric column of results.parquet.
+// CheckMetric returns an error unless name is a numeric column of results.parquet that describes
+// a deployment (not a host-time column, not point_index).
 func CheckMetric(name string) error {
 	if slices.Contains(HostTimeColumns(), name) {
 		return fmt.Errorf("metric %q measures the host that ran the simulation, not the deployment: it differs from run to run "+
 			"and machine to machine, so it cannot rank deployments; use a simulated column such as output_throughput_tok_s", name)
+	}
+	if name == "point_index" {
+		return fmt.Errorf("column %q numbers the grid's points in expansion order: it says nothing of a deployment, so it cannot rank "+
+			"deployments; use a simulated column such as output_throughput_tok_s", name)
 	}
 	if slices.Contains(NumericColumns(), name) {
 		return nil

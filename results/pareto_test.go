@@ -286,7 +286,8 @@ func TestParseObjective(t *testing.T) {
 		{"min:gpus", optimization.Objective{Metric: "gpus", Direction: optimization.Minimize}, true},
 		{"p99_ttft_ms", optimization.Objective{}, false},
 		{"down:p99_ttft_ms", optimization.Objective{}, false},
-		{"min:mode", optimization.Objective{}, false}, // a string column is not a metric
+		{"min:mode", optimization.Objective{}, false},        // a string column is not a metric
+		{"max:point_index", optimization.Objective{}, false}, // the grid's numbering is not one either
 		{"min:p99_ttft", optimization.Objective{}, false},
 	} {
 		got, err := ParseObjective(tc.in)

@@ -1140,11 +1140,12 @@ var rowFields = sync.OnceValue(func() rowFieldSet {
 func isNumericKind(k reflect.Kind) bool { return k == reflect.Int64 || k == reflect.Float64 }
 
 // NumericColumns lists the names of the numeric columns (int64 or float64) other than the
-// host-time ones (HostTimeColumns): the metrics an objective may name.
+// host-time ones (HostTimeColumns) and point_index (the grid's numbering): the metrics an
+// objective may name.
 func NumericColumns() []string {
 	var out []string
 	for _, c := range Columns() {
-		if (c.Type == "int64" || c.Type == "float64") && !slices.Contains(HostTimeColumns(), c.Name) {
+		if (c.Type == "int64" || c.Type == "float64") && !slices.Contains(HostTimeColumns(), c.Name) && c.Name != "point_index" {
 			out = append(out, c.Name)
 		}
 	}
