@@ -122,7 +122,8 @@ type htmlPage struct {
 	Front                                                                    []htmlTableRow
 	RankingTitle                                                             string
 	Ranking                                                                  []htmlTableRow
-	// Capacity are report.md's paragraphs on the capacity search (capacityParagraphs), as text.
+	// Capacity are report.md's paragraphs on the capacity search (capacityParagraphs), as text,
+	// and its note on latencies that rank the points (LatencyRankingNote).
 	Capacity []string
 	// NearTies are Unsettled.Sentences, one paragraph each, after the tables.
 	NearTies []string
@@ -189,6 +190,9 @@ func ReportHTML(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]byte
 	p.SLA, p.Prices = SLAText(rows, m), PricesText(rows, m)
 	for _, para := range capacityParagraphs(rows, m) {
 		p.Capacity = append(p.Capacity, strings.ReplaceAll(para, "`", ""))
+	}
+	if note := LatencyRankingNote(a, m); note != "" {
+		p.Capacity = append(p.Capacity, note)
 	}
 	p.Constraints = constraintsText(s)
 	var objs []string

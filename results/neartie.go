@@ -479,8 +479,9 @@ func ContendersText(rows []Row, contenders []int, labels Labels, md bool) string
 
 // Unsettled is what a capacity search leaves unsettled in an analysis: best points whose lead a
 // bracket could close (NearTies), front entries a rival could dominate within its bracket
-// (MarginalFront) and candidates off the front that could join it (FrontContenders). Each is
-// empty without a capacity search.
+// (MarginalFront) and candidates off the front that could join it (FrontContenders; these two
+// under target pareto only, whose front is the recommendation). Each is empty without a
+// capacity search.
 type Unsettled struct {
 	NearTies   []NearTie
 	Marginal   []Marginal
@@ -493,7 +494,12 @@ func UnsettledOf(rows []Row, a *Analysis, m *Manifest) Unsettled {
 	if a.unsettled != nil && a.unsettledFor == m {
 		return *a.unsettled
 	}
-	u := Unsettled{NearTies: NearTies(rows, a, m), Marginal: MarginalFront(rows, a, m), Contenders: FrontContenders(rows, a, m)}
+	u := Unsettled{NearTies: NearTies(rows, a, m)}
+	if a.Ranking == nil {
+		// The front is the recommendation only under target pareto; a scalar ranking's first
+		// point has its near ties.
+		u.Marginal, u.Contenders = MarginalFront(rows, a, m), FrontContenders(rows, a, m)
+	}
 	a.unsettled, a.unsettledFor = &u, m
 	return u
 }

@@ -236,6 +236,14 @@ func TestMarginalFrontAndContenders(t *testing.T) {
 	if MarginalFront(rows, a, nil) != nil || FrontContenders(rows, a, nil) != nil {
 		t.Error("flagged without a capacity search")
 	}
+	// Under a scalar target the front is not what is recommended: no marginal entry or contender.
+	ranked, err := Analyze(rows, optimization.Settings{Target: optimization.TargetThroughput, Objectives: objs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := UnsettledOf(rows, ranked, m); u.Marginal != nil || u.Contenders != nil {
+		t.Errorf("scalar target: %+v", u)
+	}
 	// Objectives the capacity does not set compare as measured: nothing to flag.
 	lat := []optimization.Objective{{Metric: "p99_ttft_ms", Direction: optimization.Minimize}, {Metric: "gpus", Direction: optimization.Minimize}}
 	if a, err = Analyze(rows, optimization.Settings{Target: optimization.TargetPareto, Objectives: lat}); err != nil {
@@ -348,7 +356,8 @@ func TestReportHTMLStatesTheCapacitySearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`<p class="capacity">Capacity search (concurrency, attainment &gt;= 0.99 of evaluation.sla`,
-		`<p class="capacity">Capacities limited by (sla_binding_term: `, "p99_itl_ms 2.", "cost: 2.50 USD/h, 0.1 USD per million output tokens"} {
+		`<p class="capacity">Capacities limited by (sla_binding_term: `, "p99_itl_ms 2.", "cost: 2.50 USD/h, 0.1 USD per million output tokens",
+		`<p class="capacity">Note: p99_ttft_ms, p99_itl_ms rank the points, but under a capacity search`} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report.html lacks %q", want)
 		}
