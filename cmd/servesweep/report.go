@@ -176,7 +176,10 @@ func printReport(io ioStreams, opts *reportOptions, rows []results.Row, a *resul
 	}
 	if m.Incomplete() {
 		why := "the sweep was interrupted"
-		if m.Merge != nil {
+		switch {
+		case m.Merge != nil && m.Merge.MissingPoints == 0 && len(m.Merge.MissingProbePoints) > 0:
+			why = fmt.Sprintf("the merged parts lack the capacity probes of %s", results.Plural(len(m.Merge.MissingProbePoints), "point"))
+		case m.Merge != nil:
 			why = "the merged parts lack points"
 		}
 		fmt.Fprintf(io.Out, "PARTIAL: %d of %d selected points have results (%s); the front below is of those points only\n",

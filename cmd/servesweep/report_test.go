@@ -545,3 +545,26 @@ func TestReportWarnsOfLostRows(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, want %q", code, errs, want)
 	}
 }
+
+// A merge whose parts lack a shard's probe table is incomplete for its probes, not its points:
+// report says which.
+func TestReportNamesMissingProbeParts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sharded")
+	for _, shard := range []string{"0/2", "1/2"} {
+		if code, out, errs := runCLI(t, append([]string{"sweep", "-q", "--output-dir", dir, "--shard", shard}, tinyAggregated...)...); code != 0 {
+			t.Fatalf("shard %s: exit %d: %s\n%s", shard, code, errs, out)
+		}
+	}
+	tables, err := filepath.Glob(filepath.Join(dir, "*", "probes-00001-of-00002.parquet"))
+	if err != nil || len(tables) != 1 {
+		t.Fatalf("probe tables %v (%v)", tables, err)
+	}
+	if err := os.Remove(tables[0]); err != nil {
+		t.Fatal(err)
+	}
+	runCLI(t, "merge", "--results", dir)
+	code, out, errs := runCLI(t, "report", "--results", dir, "--output-dir", filepath.Join(dir, "again"))
+	if code != 0 || !strings.Contains(out, "(the merged parts lack the capacity probes of ") || strings.Contains(out, "lack points") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errs, out)
+	}
+}
