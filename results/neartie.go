@@ -33,10 +33,11 @@ type NearTie struct {
 	Value     float64
 	// Rivals index the other candidates that could reach Value, nearest to it first (one equal to
 	// it at ObjectiveDigits only when a bracket could part them: an exact tie is not a near one); Reach[i]
-	// is Rivals[i]'s most favourable value within its bracket (its value scaled by the bracket's
-	// width, CapacityBracket, where more capacity improves the metric, else its measured value),
-	// and Worst is Best's least favourable one (its value scaled by its own bracket's width where
-	// more capacity worsens the metric, as for a minimized throughput, else Value).
+	// is Rivals[i]'s most favourable value within its bracket (its value scaled by bracketOf:
+	// the load's bracket for a load, the throughput's for a rate or a cost per token, where more
+	// capacity improves the metric, else its measured value), and Worst is Best's least
+	// favourable one (scaled by its own bracketOf where more capacity worsens the metric, as for
+	// a minimized throughput, else Value).
 	Rivals []int
 	Reach  []float64
 	Worst  float64
@@ -47,9 +48,10 @@ type NearTie struct {
 // capacity. The top is the least load one of its probes missed the SLA at (for a concurrency,
 // a whole number, one less: a search that met at 3 and missed at 4 found the capacity exactly);
 // the search's max when it stopped at max_probes before any load missed (the capacity is only a
-// lower bound then); for a closed search whose probes the row does not carry (a results file
-// read without its probes.parquet), the relative tolerance's width (a concurrency: the largest
-// whole number below it). 1 for a row without a capacity or whose search was bounded (the SLA
+// lower bound then); for a row whose probes the row does not carry (a results file read without
+// its probes.parquet), the missed load its reason names when its search stopped at max_probes
+// (unconvergedUpper), else the relative tolerance's width (a concurrency: the largest whole
+// number below it). 1 for a row without a capacity or whose search was bounded (the SLA
 // held at the search's max, which it does not look beyond), and without a capacity search.
 func CapacityBracket(r *Row, cs *optimization.CapacitySearch) float64 {
 	if cs == nil || r.CapacityLoad == nil || !isFinite(*r.CapacityLoad) || *r.CapacityLoad <= 0 ||

@@ -363,3 +363,25 @@ func TestReportHTMLStatesTheCapacitySearch(t *testing.T) {
 		}
 	}
 }
+
+// unconvergedUpper reads the reasons fillCapacity writes: this test ties the two formats, so a
+// change of wording there cannot silently turn a missed load into "no load missed".
+func TestUnconvergedReadsFillCapacitysReasons(t *testing.T) {
+	for _, c := range []struct {
+		capacity Capacity
+		miss     float64
+		noMiss   bool
+	}{
+		{Capacity{Feasible: true, Load: 122, Unit: "concurrency", Unclosed: true, Upper: 134}, 134, false},
+		{Capacity{Feasible: true, Load: 40, Unit: "concurrency", Unclosed: true}, 0, true},
+		{Capacity{Feasible: true, Load: 2.5, Unit: "requests_per_second", Unclosed: true, Upper: 3.75}, 3.75, false},
+	} {
+		var r Row
+		fillCapacity(&r, &c.capacity)
+		r.Probes = nil // as read without probes.parquet
+		miss, noMiss := unconvergedUpper(&r)
+		if miss != c.miss || noMiss != c.noMiss || !Unconverged(&r) {
+			t.Errorf("%q: miss %v, no miss %v, unconverged %v; want %v, %v, true", r.Reason, miss, noMiss, Unconverged(&r), c.miss, c.noMiss)
+		}
+	}
+}
