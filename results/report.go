@@ -116,6 +116,9 @@ type Manifest struct {
 	// report.md lists both (absent from a sweep.json of an older servesweep).
 	FilteredExamples map[string]string `json:"filtered_examples,omitempty"`
 	EmptyValues      []EmptyValue      `json:"empty_values,omitempty"`
+	// SeedCheck is the sweep's seed check of its answer (nil: none was run, e.g. a sharded,
+	// interrupted or --seed-check=false sweep; absent from a sweep.json of an older servesweep).
+	SeedCheck *SeedCheck `json:"seed_check,omitempty"`
 }
 
 // EmptyValue is a domain value of a sweep that no valid point takes: every grid point with the
@@ -678,6 +681,10 @@ type paretoDoc struct {
 	FrontContenderCount int      `json:"front_contender_count,omitempty"`
 	// TiesFile names pareto_ties.parquet when the front has ties.
 	TiesFile string `json:"ties_file,omitempty"`
+	// SeedCheck is the sweep's seed check of this answer (SeedCheck; absent when none was run
+	// or it checked other settings), Changed whether the answer moved with the seeds.
+	SeedCheck *SeedCheck `json:"seed_check,omitempty"`
+	Changed   *bool      `json:"seed_check_changed,omitempty"`
 }
 
 // ParetoDocument returns the bytes of pareto.json (indented JSON and a final newline) for rows,
@@ -720,6 +727,10 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 	for _, b := range a.Best {
 		doc.Best = append(doc.Best, paretoBest{Metric: b.Objective.Metric, Direction: b.Objective.Direction,
 			PointID: rows[b.Row].PointID, Value: b.Value})
+	}
+	if m != nil && m.SeedCheck != nil && m.SeedCheck.For(a.Settings) {
+		changed := m.SeedCheck.Changed()
+		doc.SeedCheck, doc.Changed = m.SeedCheck, &changed
 	}
 	u := UnsettledOf(rows, a, m)
 	for _, c := range u.Contenders[:min(len(u.Contenders), MaxTiedPointIDs)] {
@@ -1148,8 +1159,10 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		b.WriteString("\n")
 	}
 	u := UnsettledOf(rows, a, m)
-	for _, line := range u.Sentences(rows, a, labels, true) {
-		b.WriteString(line + "\n\n")
+	for _, line := range append(u.Sentences(rows, a, labels, true), SeedCheckText(m, a, true)) {
+		if line != "" {
+			b.WriteString(line + "\n\n")
+		}
 	}
 	fmt.Fprintf(&b, "## Plot\n\n![the objectives against each other, one panel per pair](%s)\n\n", PlotFile)
 	b.WriteString("Grey: candidates; red: the Pareto front. Every row, including failed points, is in " +

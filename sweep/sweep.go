@@ -244,27 +244,33 @@ func (out *Outcome) addRows(points []grid.Point, fresh, done map[string]results.
 		} else if !rec.Finished() {
 			pending++ // a timed-out record whose retry this run did not finish
 		}
-		info := results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs,
-			EquivalentTo: p.EquivalentTo, CostUSDPerHour: p.CostUSDPerHour,
-			PrefillGPUHourUSD: p.PrefillGPUHourUSD, DecodeGPUHourUSD: p.DecodeGPUHourUSD, LoadSearched: searched}
-		if c := rec.Capacity; c != nil && len(c.Probes) > 0 {
-			// The row describes the deployment at the load, ramp and warm-up its metrics were
-			// measured under, so that its config reproduces them.
-			var run grid.ProbeRun
-			if pr := c.At(c.Load); pr != nil {
-				run = grid.ProbeRun{RampSeconds: pr.RampSeconds, WarmupSeconds: pr.WarmupSeconds, PerLoadUnit: pr.PerLoadUnit, Cooldown: pr.Cooldown}
-			}
-			if cfg, data, err := p.AtProbeRun(c.Load, run); err == nil {
-				info.Config, info.YAML = cfg, data
-			}
-		}
-		row := results.NewRow(info, rec)
-		if p.EquivalentTo != "" {
-			row.Probes = nil // a twin ran no probe of its own
-		}
-		out.Rows = append(out.Rows, row)
+		out.Rows = append(out.Rows, pointRow(p, rec, searched))
 	}
 	return pending
+}
+
+// pointRow is the results row of point p with record rec (searched: the sweep ran capacity
+// searches). A row that ran a capacity search describes the deployment at the load, ramp and
+// warm-up its metrics were measured under, so that its config reproduces them; a twin's row
+// has no probes of its own.
+func pointRow(p *grid.Point, rec results.Record, searched bool) results.Row {
+	info := results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs,
+		EquivalentTo: p.EquivalentTo, CostUSDPerHour: p.CostUSDPerHour,
+		PrefillGPUHourUSD: p.PrefillGPUHourUSD, DecodeGPUHourUSD: p.DecodeGPUHourUSD, LoadSearched: searched}
+	if c := rec.Capacity; c != nil && len(c.Probes) > 0 {
+		var run grid.ProbeRun
+		if pr := c.At(c.Load); pr != nil {
+			run = grid.ProbeRun{RampSeconds: pr.RampSeconds, WarmupSeconds: pr.WarmupSeconds, PerLoadUnit: pr.PerLoadUnit, Cooldown: pr.Cooldown}
+		}
+		if cfg, data, err := p.AtProbeRun(c.Load, run); err == nil {
+			info.Config, info.YAML = cfg, data
+		}
+	}
+	row := results.NewRow(info, rec)
+	if p.EquivalentTo != "" {
+		row.Probes = nil
+	}
+	return row
 }
 
 // copyTwins records each twin (a point whose class another point simulated) with the record of

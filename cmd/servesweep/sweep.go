@@ -67,6 +67,9 @@ type sweepOptions struct {
 	// Export lists the --export targets as given (comma-separated lists); each recommendation's
 	// export goes to recommendations/NNNN/.
 	Export []string
+	// SeedCheck is --seed-check: simulate the answer and its contenders again under other seeds
+	// once a whole sweep finishes (results.SeedCheck).
+	SeedCheck bool
 }
 
 func newSweepCmd(io ioStreams, runF func(context.Context, *sweepOptions) error) *cobra.Command {
@@ -100,6 +103,12 @@ as long, measured after the first run's window (twice at most, while its headroo
 rising), and one within 10 % of the SLA's bound is rerun twice as long. Every probe of the
 search is a row of probes.parquet. Rerunning the same command with the same
 --output-dir resumes: finished points are skipped. Ctrl-C keeps every finished point.
+
+Once every point is finished, the seed check simulates the answer (the Pareto front, or a
+scalar target's best point) and the candidates its capacity searches left able to displace it
+(at most 32 points) again with every seed of their configs moved by one, and the summary, the
+report and sweep.json say how far their values moved and whether the answer held: an answer
+that changes is decided by the random draws, not by the deployments.
 
 Sharded (--shard I/N, or from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID in the environment,
 with --shard-count, SERVESWEEP_SHARD_COUNT or SLURM_ARRAY_TASK_COUNT): simulates only shard I's
@@ -146,6 +155,9 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 		"> my-sweep.yaml to edit and run with -c")
 	intFlag(f, &opts.Show, "show", 10, "with --dry-run, how many points to list, >= 0")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
+	f.BoolVar(&opts.SeedCheck, "seed-check", true, "once the sweep finishes, simulate its answer (the front, or the best point) and the "+
+		"candidates that could displace it again with every seed moved, and say whether the answer held (a few percent more "+
+		"simulations; a sharded sweep runs none); --seed-check=false skips it")
 	f.BoolVar(&opts.AllowEmptyMode, "allow-empty-mode", false, "when a mode of engine.mode's domain has no valid point, "+
 		"warn and sweep the other modes (default: exit 2 naming the mode and why its points were filtered); an error every invalid "+
 		"point of the mode shares is the spec's and stays exit 2")
@@ -263,7 +275,7 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 		}
 		return lockedErr(err, "--output-dir "+opts.OutputDir)
 	}
-	return finishSweep(io, opts, x, out, time.Since(start), exportTargets)
+	return finishSweep(ctx, io, opts, x, out, time.Since(start), exportTargets, runOpts)
 }
 
 // reportFlags returns the servesweep report flags that turn analysis settings have into want
@@ -514,14 +526,35 @@ func sweepRunOptions(io ioStreams, opts *sweepOptions, spec *grid.Spec, systems 
 
 // finishSweep writes the outputs of the finished (or interrupted) sweep out of x, its exports,
 // and prints its summary and front (or the JSON document).
-func finishSweep(io ioStreams, opts *sweepOptions, x *grid.Expansion, out *sweep.Outcome, elapsed time.Duration, exportTargets []string) error {
+func finishSweep(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Expansion, out *sweep.Outcome, elapsed time.Duration,
+	exportTargets []string, runOpts sweep.Options) (err error) {
 	spec := x.Spec
 	manifest := sweep.NewManifest(x, out, examplePrices(opts, spec))
 	manifest.SpecHash = x.SpecHash()
 	m := &manifest
+	checkStopped := false // Ctrl-C during the seed check: the outputs are written without it
+	if opts.SeedCheck && !out.Interrupted {
+		check, cerr := seedCheck(ctx, io, opts, x, out.Rows, m, runOpts)
+		switch {
+		case cerr == nil:
+			m.SeedCheck = check
+		case ctx.Err() != nil:
+			checkStopped = true
+		default:
+			return cerr
+		}
+	}
 	a, w, err := results.WriteOutputs(opts.OutputDir, out.Rows, m)
 	if err != nil {
 		return err
+	}
+	if checkStopped {
+		defer func() {
+			if err == nil {
+				err = &interruptedError{msg: "interrupted during the seed check: every point is saved and the report is written " +
+					"without it; to check, rerun: " + resumeCommand(opts)}
+			}
+		}()
 	}
 	if err := writeExports(io, w, exportTargets); err != nil {
 		return err
@@ -560,6 +593,42 @@ func finishSweep(io ioStreams, opts *sweepOptions, x *grid.Expansion, out *sweep
 	printFront(io.Out, out.Rows, a, m, w)
 	fmt.Fprintf(io.Out, "Saved results to: %s (report: %s)\n", filepath.Join(opts.OutputDir, results.ParquetFile), w.Report)
 	return sweepOutcome(opts, x, out, a, w)
+}
+
+// seedCheck simulates again, with every seed moved (sweep.Recheck), the points that make and
+// could change the answer of rows under m's settings (results.SeedCheckPoints) and compares the
+// answers (results.NewSeedCheck); nil when there is no candidate. Errors: the analysis, a point
+// that cannot be re-seeded or simulated (sweep.Recheck), or ctx done.
+func seedCheck(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Expansion, rows []results.Row, m *results.Manifest,
+	runOpts sweep.Options) (*results.SeedCheck, error) {
+	a, err := results.Analyze(rows, m.Settings)
+	if err != nil {
+		return nil, err
+	}
+	idx, answer, omitted := results.SeedCheckPoints(rows, a, m)
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	byID := make(map[string]*grid.Point, len(x.Points))
+	for i := range x.Points {
+		byID[x.Points[i].ID] = &x.Points[i]
+	}
+	points := make([]*grid.Point, 0, len(idx))
+	for _, i := range idx {
+		p, ok := byID[rows[i].PointID]
+		if !ok {
+			return nil, fmt.Errorf("seed check: point %s of the results is not one of the sweep's", rows[i].PointID)
+		}
+		points = append(points, p)
+	}
+	if !opts.Quiet {
+		fmt.Fprintf(io.Err, "seed check: simulating %s again with every seed moved\n", results.Plural(len(points), "point"))
+	}
+	reseeded, err := sweep.Recheck(ctx, points, runOpts)
+	if err != nil {
+		return nil, err
+	}
+	return results.NewSeedCheck(rows, a, idx, reseeded, answer, omitted, sweep.SeedOffset)
 }
 
 // sweepOutcome returns the error of a finished sweep whose outputs are written: interrupted
@@ -832,7 +901,7 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 			r.Mode, labels.Shape(r), r.RouterPolicy, labels.Load(r)), wr.Recommendations[n]))
 	}
 	u := results.UnsettledOf(rows, a, m)
-	for _, line := range append(u.Sentences(rows, a, labels, false), results.ChunkingHint(rows)) {
+	for _, line := range append(u.Sentences(rows, a, labels, false), results.ChunkingHint(rows), results.SeedCheckText(m, a, false)) {
 		if line == "" {
 			continue
 		}

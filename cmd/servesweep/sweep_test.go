@@ -1242,3 +1242,86 @@ func TestShowReadsDecimal(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s; want the first 10 points", code, errs, out)
 	}
 }
+
+// The seed check simulates the front and its contenders again under seeds moved by one: the
+// summary, report.md and sweep.json carry it (its answer the front pareto.json lists); Ctrl-C
+// during it writes the report without it and exits 130, and the rerun checks; report keeps it
+// for the sweep's own settings only; --seed-check=false runs none.
+func TestSweepSeedCheck(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	sets := []string{"traffic.stop={sessions: 8}", "traffic.load.concurrency=4", "traffic.source.session.turns=2",
+		"optimization.capacity_search.max=8", "traffic.load.ramp_seconds=0"} // tinyDefault's
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := &sweepOptions{OutputDir: dir, Sets: sets, Quiet: true, Format: formatTable, Parallelism: 2, SeedCheck: true,
+		Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
+			if cfg.Traffic.Source.DrawSeed() == config.DefaultSeed+1 {
+				cancel() // the first re-seeded simulation
+			}
+			return sim.Run(c, cfg, o)
+		}}
+	var outb, errb strings.Builder
+	err := runSweep(ctx, ioStreams{Out: &outb, Err: &errb}, opts)
+	if code := exitCode(err); code != exitInterrupted || !strings.Contains(err.Error(), "interrupted during the seed check") {
+		t.Fatalf("Ctrl-C during the seed check: exit %d (%v), want 130", code, err)
+	}
+	m, err := results.ReadManifest(dir)
+	if err != nil || m.SeedCheck != nil || len(readRows(t, dir)) != 360 {
+		t.Fatalf("after Ctrl-C in the seed check: manifest %v (%v), want every row and no seed check", m, err)
+	}
+
+	code, out, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, tinyDefault...)...)
+	if code != 0 || !strings.Contains(out, "resumed 360") || !strings.Contains(out, "Seed check: the front's ") {
+		t.Fatalf("rerun: exit %d %s\n%s", code, errs, out)
+	}
+	if m, err = results.ReadManifest(dir); err != nil || m.SeedCheck == nil {
+		t.Fatalf("sweep.json after the rerun has no seed check (%v)", err)
+	}
+	var pareto struct {
+		Front []struct {
+			PointID string `json:"point_id"`
+		} `json:"front"`
+		SeedCheck *results.SeedCheck `json:"seed_check"`
+		Changed   *bool              `json:"seed_check_changed"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, results.ParetoFile))
+	if err != nil || json.Unmarshal(data, &pareto) != nil || pareto.SeedCheck == nil || pareto.Changed == nil {
+		t.Fatalf("pareto.json has no seed check (%v):\n%s", err, data)
+	}
+	var front []string
+	for _, p := range pareto.Front {
+		front = append(front, p.PointID)
+	}
+	sc := m.SeedCheck
+	if !slices.Equal(sc.Answer, front) || sc.AnswerPoints != len(front) || len(sc.Points) < len(front) || sc.SeedOffset != 1 ||
+		*pareto.Changed != sc.Changed() {
+		t.Errorf("seed check %+v, want the front %v first", sc, front)
+	}
+	for _, p := range sc.Points {
+		if p.CapacityLoad == nil || p.CapacityLoadReseeded == nil || len(p.ObjectivesReseeded) != 2 {
+			t.Errorf("checked point %+v lacks its capacities or objectives", p)
+		}
+	}
+	if report, _ := os.ReadFile(filepath.Join(dir, results.ReportFile)); !strings.Contains(string(report), "Seed check: the front's ") {
+		t.Error("report.md has no seed check")
+	}
+
+	// report under the sweep's settings keeps it; under others it says whose answer it checked.
+	if code, out, errs := runCLI(t, "report", "--results", dir, "--output-dir", filepath.Join(t.TempDir(), "same")); code != 0 ||
+		!strings.Contains(out, "Seed check: the front's ") {
+		t.Errorf("report: exit %d %s\n%s", code, errs, out)
+	}
+	if code, out, errs := runCLI(t, "report", "--results", dir, "--output-dir", filepath.Join(t.TempDir(), "other"),
+		"--objective", "max:output_throughput_tok_s"); code != 0 ||
+		!strings.Contains(out, "covers its own settings' answer, not this one's") {
+		t.Errorf("report with another objective: exit %d %s\n%s", code, errs, out)
+	}
+
+	code, out, errs = runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q", "--seed-check=false"}, tinyDefault...)...)
+	if code != 0 || strings.Contains(out, "Seed check") {
+		t.Fatalf("--seed-check=false: exit %d %s\n%s", code, errs, out)
+	}
+	if m, err = results.ReadManifest(dir); err != nil || m.SeedCheck != nil {
+		t.Errorf("--seed-check=false left a seed check in sweep.json (%v)", err)
+	}
+}

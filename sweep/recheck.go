@@ -1,0 +1,74 @@
+package sweep
+
+import (
+	"context"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
+)
+
+// SeedOffset is how far Recheck moves each seed of a point's config (grid.Point.Reseeded): a
+// seed s becomes s + 1, a stream of its own for every generator servesweep seeds (PCG streams of
+// neighbouring seeds are unrelated).
+const SeedOffset = 1
+
+// Recheck simulates each of points again as Run does (its capacity search when opts.Capacity is
+// set, under opts.Timeout), with every seed of its config moved by SeedOffset
+// (grid.Point.Reseeded), opts.Parallelism at a time, and returns their rows by point ID (each
+// built as Run builds a row: its config the re-seeded one at its capacity's load). A
+// point whose config draws nothing at random is not simulated and has no row. Nothing is
+// journaled: the rows say how far the sweep's own move with the seed, and a rerun recomputes
+// them. Errors: a point that cannot be re-seeded, a workload that cannot be built, a
+// machine failure (as Run's), or ctx done (a nil map then).
+func Recheck(ctx context.Context, points []*grid.Point, opts Options) (map[string]results.Row, error) {
+	par := opts.Parallelism
+	if par <= 0 {
+		par = max(1, runtime.NumCPU())
+	}
+	simulate := withSystems(opts.Simulate, opts.Systems)
+	var todo []*grid.Point
+	for _, p := range points {
+		q, ok, err := p.Reseeded(SeedOffset)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			todo = append(todo, q)
+		}
+	}
+	cache := NewWorkloadCache()
+	for _, q := range todo {
+		if _, err := cache.Workload(q.Config); err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[string]results.Row, len(todo))
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(par)
+	for _, q := range todo {
+		g.Go(func() error {
+			rec, ok, fatal := runPoint(gctx, q, cache, simulate, limit{opts.Timeout, opts.TimeoutFrom}, opts.Capacity)
+			if fatal != nil {
+				return fatal
+			}
+			if ok {
+				mu.Lock()
+				out[q.ID] = pointRow(q, rec, opts.Capacity != nil)
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
