@@ -453,8 +453,21 @@ func MarginalText(rows []Row, a *Analysis, mg *Marginal, labels Labels, md bool)
 		by = fmt.Sprintf("#%d, point %s,", k+1, describe(rows, mg.By, labels, md))
 	}
 	return fmt.Sprintf("Marginal: #%d, point %s, is on the front by less than the capacity search resolved: %s would dominate it "+
-		"were its throughput at capacity %s higher than measured, within the bracket its capacity was found in; another run "+
-		"(a seed, a run length) may drop it from the front.", rank, describe(rows, mg.Entry, labels, md), by, percentNeeded(mg.Factor))
+		"were its %s at capacity %s higher than measured, within the bracket its capacity was found in; another run "+
+		"(a seed, a run length) may drop it from the front.", rank, describe(rows, mg.Entry, labels, md), by, scaledNoun(a.Settings.Objectives),
+		percentNeeded(mg.Factor))
+}
+
+// scaledNoun names what Marginal.Factor scales for objectives objs: "load" when every objective
+// the capacity sets is a load (capacity_load, load_*), else "throughput" (a throughput or goodput
+// rate, or the cost per token, which falls as it grows).
+func scaledNoun(objs []optimization.Objective) string {
+	for _, o := range objs {
+		if capacityScaled[o.Metric] != 0 && o.Metric != "capacity_load" && !strings.HasPrefix(o.Metric, "load_") {
+			return "throughput"
+		}
+	}
+	return "load"
 }
 
 // ContendersText is one sentence saying how many candidates off the front could join it within

@@ -233,6 +233,21 @@ func TestMarginalFrontAndContenders(t *testing.T) {
 	if c := FrontContenders(rows, a, m); len(c) != 1 || rows[c[0]].PointID != "d" {
 		t.Errorf("contenders %v, want d", c)
 	}
+	if got := MarginalText(rows, a, &marg[0], LabelsFor(rows), false); !strings.Contains(got, "were its throughput at capacity 0.14 % higher") {
+		t.Errorf("marginal text %q", got)
+	}
+	// With the load itself the only objective the capacity sets, the text names the load.
+	for _, tc := range []struct {
+		objs []optimization.Objective
+		want string
+	}{
+		{[]optimization.Objective{{Metric: "capacity_load", Direction: optimization.Maximize}, {Metric: "p99_ttft_ms", Direction: optimization.Minimize}}, "load"},
+		{[]optimization.Objective{{Metric: "load_concurrency", Direction: optimization.Maximize}, {Metric: "usd_per_million_output_tokens", Direction: optimization.Minimize}}, "throughput"},
+	} {
+		if got := scaledNoun(tc.objs); got != tc.want {
+			t.Errorf("noun for %v: %s, want %s", tc.objs, got, tc.want)
+		}
+	}
 	if MarginalFront(rows, a, nil) != nil || FrontContenders(rows, a, nil) != nil {
 		t.Error("flagged without a capacity search")
 	}
