@@ -2,6 +2,8 @@ package grid
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -9,15 +11,17 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 )
 
-// Reseeded returns a copy of p whose simulation draws its random numbers from other seeds:
-// every seed its config sets or defaults — traffic.source.seed of a synthetic,
-// synthetic-session or mixture source (prompt and output lengths, mixture picks, think times),
-// traffic.load.seed of a poisson load (arrival gaps) and engine.speculation.seed (draft
-// acceptance) — moved up by offset (> 0). The copy keeps p's ID and every other field; its YAML
-// and Config are re-read from the edited config. ok is false, and q nil, when the config draws
-// nothing at random (a trace at a concurrency or a fixed rate, without speculative decoding):
-// no seed moves such a simulation. Errors: offset 0, p's YAML cannot be re-read, or the edited
-// config does not decode.
+// Reseeded returns a copy of p whose simulation draws its random numbers from other seeds: every
+// seed its config sets or defaults that moves its simulation — traffic.source.seed of a source
+// that draws (lengths from a distribution, a mixture's picks, session think times with a
+// spread; sourceDraws), traffic.load.seed of a poisson load (arrival gaps) and
+// engine.speculation.seed (draft acceptance) — moved up by offset (> 0; down by it where up
+// would pass the field's largest value). The copy keeps p's ID and every other field; its YAML
+// and Config are re-read from the edited config. ok is false, and q nil, when no such seed
+// moves the simulation (fixed lengths or a trace, at a concurrency, a fixed rate or the trace's
+// timestamps, without speculative decoding). The router's own draws (the random policy, ties)
+// come from a seed no config sets (sim.RouterSeed) and stay as they are. Errors: offset 0, p's
+// YAML cannot be re-read, or the edited config does not decode.
 func (p *Point) Reseeded(offset uint64) (q *Point, ok bool, err error) {
 	if offset == 0 {
 		return nil, false, fmt.Errorf("point %s: a seed offset must be > 0", p.ID)
@@ -29,7 +33,14 @@ func (p *Point) Reseeded(offset uint64) (q *Point, ok bool, err error) {
 	}
 	root := doc.Content[0]
 	moved := false
-	// set gives key in the mapping at path under root the value seed, adding the key when
+	// move is seed moved by offset within [0, limit].
+	move := func(seed, limit uint64) uint64 {
+		if seed > limit-offset {
+			return seed - offset
+		}
+		return seed + offset
+	}
+	// set gives key seed in the mapping at path under root the value seed, adding the key when
 	// absent; a missing mapping is a config the point's own decode would not have produced.
 	set := func(seed uint64, path ...string) error {
 		m := root
@@ -47,19 +58,18 @@ func (p *Point) Reseeded(offset uint64) (q *Point, ok bool, err error) {
 		moved = true
 		return nil
 	}
-	switch cfg.Traffic.Source.Type {
-	case config.SourceSynthetic, config.SourceSyntheticSession, config.SourceMixture:
-		if err := set(cfg.Traffic.Source.DrawSeed()+offset, "traffic", "source"); err != nil {
+	if sourceDraws(&cfg.Traffic.Source) {
+		if err := set(move(cfg.Traffic.Source.DrawSeed(), math.MaxInt64), "traffic", "source"); err != nil {
 			return nil, false, err
 		}
 	}
 	if cfg.Traffic.Load.Type == config.LoadPoisson {
-		if err := set(cfg.Traffic.Load.Seed+offset, "traffic", "load"); err != nil {
+		if err := set(move(cfg.Traffic.Load.Seed, math.MaxUint64), "traffic", "load"); err != nil {
 			return nil, false, err
 		}
 	}
 	if s := cfg.Engine.Speculation; s != nil {
-		if err := set(s.Seed+offset, "engine", "speculation"); err != nil {
+		if err := set(move(s.Seed, math.MaxUint64), "engine", "speculation"); err != nil {
 			return nil, false, err
 		}
 	}
@@ -77,4 +87,42 @@ func (p *Point) Reseeded(offset uint64) (q *Point, ok bool, err error) {
 	cp := *p
 	cp.Config, cp.YAML = c, data
 	return &cp, true, nil
+}
+
+// sourceDraws reports whether source s draws from its seed: a synthetic source with a length
+// distribution, a synthetic-session source with one or with think times that spread
+// (inter_turn_delay_stddev_ms > 0), a mixture of more than one component or of one that draws.
+// A distribution that can give one value only (a uniform one with min = max, an empirical one of
+// one value) draws nothing.
+func sourceDraws(s *config.Source) bool {
+	switch s.Type {
+	case config.SourceSynthetic:
+		return varies(s.InputTokensDist) || varies(s.OutputTokensDist)
+	case config.SourceSyntheticSession:
+		return varies(s.NewInputTokensPerTurnDist) || varies(s.OutputTokensPerTurnDist) ||
+			s.Session != nil && s.Session.InterTurnDelayStddevMs > 0
+	case config.SourceMixture:
+		if len(s.Components) > 1 {
+			return true
+		}
+		for _, c := range s.Components {
+			if c.Source != nil && sourceDraws(c.Source) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// varies reports whether distribution d (nil: a fixed count) can draw more than one value.
+func varies(d *config.Distribution) bool {
+	switch {
+	case d == nil:
+		return false
+	case d.Distribution == config.DistUniform:
+		return d.Max > d.Min
+	case d.Distribution == config.DistEmpirical:
+		return len(slices.Compact(slices.Sorted(slices.Values(d.Values)))) > 1
+	}
+	return d.Stddev > 0 && (d.Max == 0 || d.Max > d.Min)
 }

@@ -9,9 +9,12 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 )
 
+// drawn is base with prompt lengths drawn from a distribution.
+var drawn = strings.Replace(base, "input_tokens: 128", "input_tokens: {distribution: uniform, min: 64, max: 192}", 1)
+
 func TestReseeded(t *testing.T) {
 	// Defaults move: the source's draws (42 → 43) and a poisson load's arrivals (42 → 43).
-	x := expand(t, base, "traffic.load={type: poisson, requests_per_second: 2}")
+	x := expand(t, drawn, "traffic.load={type: poisson, requests_per_second: 2}")
 	p := &x.Points[0]
 	q, ok, err := p.Reseeded(1)
 	if err != nil || !ok {
@@ -37,7 +40,7 @@ func TestReseeded(t *testing.T) {
 
 	// A seed the spec sets moves from its value, speculative decoding's too; a concurrency load
 	// draws no arrivals and keeps its config.
-	x = expand(t, base, "traffic.source.seed=7", "engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.8, 0.6], seed: 100}")
+	x = expand(t, drawn, "traffic.source.seed=7", "engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.8, 0.6], seed: 100}")
 	q, ok, err = x.Points[0].Reseeded(3)
 	if err != nil || !ok {
 		t.Fatalf("Reseeded with seeds set: %v, %v", ok, err)
@@ -49,8 +52,51 @@ func TestReseeded(t *testing.T) {
 		t.Errorf("load %+v, want concurrency 4", q.Config.Traffic.Load)
 	}
 
+	// A seed at the field's largest value moves down instead of overflowing.
+	x = expand(t, drawn, "traffic.source.seed=9223372036854775807")
+	if q, ok, err = x.Points[0].Reseeded(1); err != nil || !ok || q.Config.Traffic.Source.DrawSeed() != 9223372036854775806 {
+		t.Errorf("Reseeded at the largest seed: %v, %v, want 9223372036854775806", ok, err)
+	}
+
+	// Fixed lengths draw nothing: at a concurrency no seed moves the run; at a poisson rate only
+	// the arrivals' does.
+	x = expand(t, base)
+	if q, ok, err := x.Points[0].Reseeded(1); err != nil || ok || q != nil {
+		t.Errorf("Reseeded of fixed lengths at a concurrency: %v, %v, %v; want nil, false, nil", q, ok, err)
+	}
+	x = expand(t, base, "traffic.load={type: poisson, requests_per_second: 2}")
+	if q, ok, err := x.Points[0].Reseeded(1); err != nil || !ok || q.Config.Traffic.Source.Seed != nil || q.Config.Traffic.Load.Seed != 43 {
+		t.Errorf("Reseeded of fixed lengths at a poisson rate: %v, %v; want the load's seed alone moved", ok, err)
+	}
+
 	if _, _, err := x.Points[0].Reseeded(0); err == nil {
 		t.Error("offset 0 accepted")
+	}
+}
+
+func TestSourceDraws(t *testing.T) {
+	for _, tc := range []struct {
+		source string
+		want   bool
+	}{
+		{"{type: synthetic, input_tokens: 128, output_tokens: 8}", false},
+		{"{type: synthetic, input_tokens: {distribution: uniform, min: 64, max: 64}, output_tokens: 8}", false},
+		{"{type: synthetic, input_tokens: {distribution: empirical, values: [64, 64]}, output_tokens: 8}", false},
+		{"{type: synthetic, input_tokens: {distribution: empirical, values: [64, 65]}, output_tokens: 8}", true},
+		{"{type: synthetic, input_tokens: 128, output_tokens: {distribution: normal, mean: 8, stddev: 2}}", true},
+		{"{type: synthetic-session, new_input_tokens_per_turn: 128, output_tokens_per_turn: 8, session: {turns: 2, inter_turn_delay_ms: 100}}", false},
+		{"{type: synthetic-session, new_input_tokens_per_turn: 128, output_tokens_per_turn: 8, session: {turns: 2, inter_turn_delay_ms: 100, inter_turn_delay_stddev_ms: 20}}", true},
+		{"{type: mixture, components: [{weight: 1, source: {type: synthetic, input_tokens: 128, output_tokens: 8}}]}", false},
+		{"{type: mixture, components: [{weight: 1, source: {type: synthetic, input_tokens: 128, output_tokens: 8}}, {weight: 1, source: {type: synthetic, input_tokens: 64, output_tokens: 8}}]}", true},
+	} {
+		sets := []string{"traffic.source=" + tc.source}
+		if strings.Contains(tc.source, "synthetic-session") {
+			sets = append(sets, "traffic.stop={sessions: 10}")
+		}
+		x := expand(t, base, sets...)
+		if got := sourceDraws(&x.Points[0].Config.Traffic.Source); got != tc.want {
+			t.Errorf("%s: draws %v, want %v", tc.source, got, tc.want)
+		}
 	}
 }
 

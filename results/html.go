@@ -261,7 +261,7 @@ func ReportHTML(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]byte
 	htmlTables(p, rows, a, labels, recFor)
 	u := UnsettledOf(rows, a, m)
 	p.NearTies = u.Sentences(rows, a, labels, false)
-	if line := SeedCheckText(m, a, false); line != "" {
+	if line := SeedCheckText(rows, m, a, labels, false); line != "" {
 		p.NearTies = append(p.NearTies, line)
 	}
 	p.Geometry = fmt.Sprintf("%d %d %g %g %g %g %g %g %g %g %d %d", svgWidth, svgHeight, svgLeft, svgTop, svgRight, svgBottom,

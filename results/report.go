@@ -116,9 +116,12 @@ type Manifest struct {
 	// report.md lists both (absent from a sweep.json of an older servesweep).
 	FilteredExamples map[string]string `json:"filtered_examples,omitempty"`
 	EmptyValues      []EmptyValue      `json:"empty_values,omitempty"`
-	// SeedCheck is the sweep's seed check of its answer (nil: none was run, e.g. a sharded,
-	// interrupted or --seed-check=false sweep; absent from a sweep.json of an older servesweep).
-	SeedCheck *SeedCheck `json:"seed_check,omitempty"`
+	// SeedCheck is the sweep's seed check of its answer (nil: none ran; absent from a sweep.json
+	// of an older servesweep), SeedCheckSkipped why none ran when the reason is one a reader
+	// should see (SeedCheckDisabled, SeedCheckInterrupted, SeedCheckSharded, or "failed: " and
+	// the error).
+	SeedCheck        *SeedCheck `json:"seed_check,omitempty"`
+	SeedCheckSkipped string     `json:"seed_check_skipped,omitempty"`
 }
 
 // EmptyValue is a domain value of a sweep that no valid point takes: every grid point with the
@@ -729,8 +732,11 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 			PointID: rows[b.Row].PointID, Value: b.Value})
 	}
 	if m != nil && m.SeedCheck != nil && m.SeedCheck.For(a.Settings) {
-		changed := m.SeedCheck.Changed()
-		doc.SeedCheck, doc.Changed = m.SeedCheck, &changed
+		doc.SeedCheck = m.SeedCheck
+		if m.SeedCheck.AnswerPoints > 0 { // an answer nothing simulated again has no verdict
+			changed := m.SeedCheck.Changed()
+			doc.Changed = &changed
+		}
 	}
 	u := UnsettledOf(rows, a, m)
 	for _, c := range u.Contenders[:min(len(u.Contenders), MaxTiedPointIDs)] {
@@ -1159,7 +1165,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		b.WriteString("\n")
 	}
 	u := UnsettledOf(rows, a, m)
-	for _, line := range append(u.Sentences(rows, a, labels, true), SeedCheckText(m, a, true)) {
+	for _, line := range append(u.Sentences(rows, a, labels, true), SeedCheckText(rows, m, a, labels, true)) {
 		if line != "" {
 			b.WriteString(line + "\n\n")
 		}

@@ -11,16 +11,31 @@ import (
 )
 
 // MaxSeedCheckPoints bounds how many points a seed check simulates again (SeedCheckPoints): the
-// answer and its contenders take a few percent of a sweep's simulations, not another sweep.
+// answer and its contenders take a few percent of a large sweep's simulations, not another sweep.
 const MaxSeedCheckPoints = 32
 
+// SeedNoise is the relative margin within which a candidate off the answer counts as able to
+// displace it under other random draws, with or without a capacity search: 5 %, the built-in
+// sweep's capacity tolerance and twice the 90th percentile of how far its capacities moved with
+// the seed (2.5 %, docs/sweep.md).
+const SeedNoise = 0.05
+
+// Seed-check skip reasons (Manifest.SeedCheckSkipped).
+const (
+	SeedCheckDisabled    = "disabled"    // --seed-check=false
+	SeedCheckInterrupted = "interrupted" // the sweep, or the check, was interrupted
+	SeedCheckSharded     = "sharded"     // a merge of a sharded sweep's parts (it simulates nothing)
+)
+
 // SeedCheckPoints returns the rows (indexes into rows) a seed check simulates again under other
-// seeds, in order: the answer — under target pareto the front's entries and their exact ties,
-// under a scalar target its best point — then the candidates a capacity search left able to
-// displace it (UnsettledOf: near ties' best points and rivals, marginal entries' rivals,
-// contenders), each once, at most MaxSeedCheckPoints of them; answer counts the answer's
-// points among them (the first ones) and omitted the points left out. Without candidates it
-// returns none.
+// seeds, in order: the answer — under target pareto every front row (entries and their exact
+// ties), under a scalar target the best point and the rows tied with it — then the candidates
+// that could displace it: those its capacity search left able to (UnsettledOf: near ties' best
+// points and rivals, a scalar target's own near tie only; marginal entries' rivals, contenders) and those within SeedNoise of it (off
+// the front, a candidate that values SeedNoise better would put on it, least needed first; behind
+// a scalar best, the next ranked within SeedNoise of its score), each once, at most
+// MaxSeedCheckPoints of them. answer counts the answer's points among them (the first ones) and
+// omitted the points left out. Without candidates it returns none.
 func SeedCheckPoints(rows []Row, a *Analysis, m *Manifest) (idx []int, answer, omitted int) {
 	seen := map[int]bool{}
 	add := func(i int) {
@@ -30,8 +45,8 @@ func SeedCheckPoints(rows []Row, a *Analysis, m *Manifest) (idx []int, answer, o
 		}
 	}
 	if a.Ranking != nil {
-		if len(a.Ranking) > 0 {
-			add(a.Ranking[0])
+		for _, i := range scalarBest(rows, a) {
+			add(i)
 		}
 	} else {
 		for _, i := range a.Front {
@@ -43,7 +58,11 @@ func SeedCheckPoints(rows []Row, a *Analysis, m *Manifest) (idx []int, answer, o
 	}
 	answer = len(idx)
 	u := UnsettledOf(rows, a, m)
+	target, scalar := optimization.TargetObjective(a.Settings.Target)
 	for _, t := range u.NearTies {
+		if scalar && t.Objective.Metric != target.Metric {
+			continue // a Pareto objective's best point cannot displace a scalar target's
+		}
 		add(t.Best)
 		for _, j := range t.Rivals {
 			add(j)
@@ -55,18 +74,133 @@ func SeedCheckPoints(rows []Row, a *Analysis, m *Manifest) (idx []int, answer, o
 	for _, c := range u.Contenders {
 		add(c)
 	}
+	for _, i := range closeToAnswer(rows, a) {
+		add(i)
+	}
 	if len(idx) > MaxSeedCheckPoints {
 		return idx[:MaxSeedCheckPoints], min(answer, MaxSeedCheckPoints), len(idx) - MaxSeedCheckPoints
 	}
 	return idx, answer, 0
 }
 
+// scalarBest is a scalar ranking's first point and the points ranked equal to it (the same score
+// at ObjectiveDigits), in ranking order; none without candidates.
+func scalarBest(rows []Row, a *Analysis) []int {
+	if len(a.Ranking) == 0 {
+		return nil
+	}
+	o, _ := optimization.TargetObjective(a.Settings.Target)
+	best := atObjectiveDigits(score(&rows[a.Ranking[0]], o))
+	var out []int
+	for _, i := range a.Ranking {
+		if atObjectiveDigits(score(&rows[i], o)) != best {
+			break
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// closeToAnswer lists the candidates within SeedNoise of a's answer, least margin first: under
+// target pareto the rows off the front that some front row dominates but none would were each of
+// their objective values SeedNoise more favourable (a throughput × 1.05, a latency ÷ 1.05; an
+// objective whose values are not both positive cannot be scaled and compares as measured), and
+// under a scalar target the rows after the best (and its ties) whose score is within SeedNoise
+// of the best's, in ranking order.
+func closeToAnswer(rows []Row, a *Analysis) []int {
+	if a.Ranking != nil {
+		best := scalarBest(rows, a)
+		if len(best) == 0 {
+			return nil
+		}
+		o, _ := optimization.TargetObjective(a.Settings.Target)
+		b := score(&rows[best[0]], o)
+		var out []int
+		for _, i := range a.Ranking[len(best):] {
+			if f, ok := needed(o, score(&rows[i], o), b); !ok || f > 1+SeedNoise {
+				break
+			}
+			out = append(out, i)
+		}
+		return out
+	}
+	onFront := map[int]bool{}
+	for _, i := range a.Front {
+		onFront[i] = true
+		for _, j := range a.Ties[i] {
+			onFront[j] = true
+		}
+	}
+	type close struct {
+		row int
+		f   float64
+	}
+	dirs := make([]optimization.Direction, len(a.Settings.Objectives))
+	for k, o := range a.Settings.Objectives {
+		dirs[k] = o.Direction
+	}
+	var found []close
+	for _, j := range a.Candidates {
+		if onFront[j] {
+			continue
+		}
+		f := 1.0 // the factor j needs to escape every front row that dominates it
+		for _, i := range a.Front {
+			if !dominates(a.compared[i], a.compared[j], dirs) {
+				continue
+			}
+			fi := math.Inf(1) // the least factor that beats i on some objective
+			for k, o := range a.Settings.Objectives {
+				if g, ok := needed(o, a.Values[j][k], a.Values[i][k]); ok {
+					fi = min(fi, g)
+				}
+			}
+			f = max(f, fi)
+		}
+		if f <= 1+SeedNoise {
+			found = append(found, close{j, f})
+		}
+	}
+	slices.SortStableFunc(found, func(x, y close) int { return compareFloat(x.f, y.f) })
+	out := make([]int, len(found))
+	for k, c := range found {
+		out[k] = c.row
+	}
+	return out
+}
+
+// needed is the factor by which value x must become more favourable under o to match y (x × f
+// for a maximized objective, x ÷ f for a minimized one); ok is false when either value is not
+// positive (no factor scales it there).
+func needed(o optimization.Objective, x, y float64) (f float64, ok bool) {
+	if !(x > 0 && y > 0) || math.IsInf(x, 0) || math.IsInf(y, 0) {
+		return 0, false
+	}
+	if o.Direction == optimization.Maximize {
+		return max(1, y/x), true
+	}
+	return max(1, x/y), true
+}
+
+// compareFloat orders x and y ascending.
+func compareFloat(x, y float64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
 // SeedCheck is what became of a sweep's answer when the points that make and could change it
-// (SeedCheckPoints) were simulated again with every seed of their configs moved
+// (SeedCheckPoints) were simulated again with every seed their configs set moved
 // (sweep.Recheck): the same deployments under other random draws of prompt and output lengths,
-// session think times, arrival gaps and draft acceptance. An answer that changes moves with the
-// draws, not with the deployments. It is written in sweep.json and shown in the report when the
-// report's settings are the sweep's own.
+// mixture picks, session think times, arrival gaps and draft acceptance. Before and after are
+// compared among those points alone, so that a shift every re-run point shares (all a little
+// slower under the new draws) cannot put a point that was not re-run on the answer. An answer
+// that changes moves with the draws, not with the deployments. It is written in sweep.json and
+// shown in the report when the report's settings are the sweep's own.
 type SeedCheck struct {
 	// SeedOffset is how far each seed moved (sweep.SeedOffset).
 	SeedOffset uint64 `json:"seed_offset"`
@@ -76,12 +210,18 @@ type SeedCheck struct {
 	// (AnswerPoints of them), then the candidates that could displace it.
 	Points       []SeedCheckPoint `json:"points"`
 	AnswerPoints int              `json:"answer_points"`
-	// Unseeded counts the chosen points whose configs draw nothing at random (nothing to move);
-	// Omitted the candidates beyond MaxSeedCheckPoints.
+	// AnswerEntries is the number of entries of the answer (a front's, ties folded; 1 for a
+	// scalar target's best point), and AnswerSize its points with their ties.
+	AnswerEntries int `json:"answer_entries"`
+	AnswerSize    int `json:"answer_size"`
+	// Unseeded counts the chosen points whose configs set no seed that moves their simulation
+	// (nothing to simulate again); Omitted the points beyond MaxSeedCheckPoints, answer points
+	// first: the comparison covers the points checked.
 	Unseeded int `json:"unseeded"`
 	Omitted  int `json:"omitted"`
-	// Answer and AnswerReseeded are the point IDs of the answer before and after: the Pareto
-	// front's entries best first (target pareto), or the best point by the scalar target.
+	// Answer and AnswerReseeded are the point IDs of the answer among the checked points before
+	// and after: every front row (entries and ties), or the best point by the scalar target and
+	// those tied with it.
 	Answer         []string `json:"answer"`
 	AnswerReseeded []string `json:"answer_reseeded"`
 }
@@ -101,51 +241,72 @@ type SeedCheckPoint struct {
 	// (nil when the row is no candidate).
 	Objectives         []float64 `json:"objectives"`
 	ObjectivesReseeded []float64 `json:"objectives_reseeded"`
-	// LargestChange is the largest relative change |after / before − 1| over the capacity load
-	// and the objectives both rows have (0 when they share none).
-	LargestChange float64 `json:"largest_change"`
+	// Score and ScoreReseeded are the scalar target's ranking value before and after (its
+	// column, results.TargetValue; nil under target pareto).
+	Score         *float64 `json:"score,omitempty"`
+	ScoreReseeded *float64 `json:"score_reseeded,omitempty"`
+	// ObjectiveChange is the largest relative change |after / before − 1| over the objectives
+	// and the score both rows have, CapacityChange the capacity load's (0 when either is
+	// missing).
+	ObjectiveChange float64 `json:"objective_change"`
+	CapacityChange  float64 `json:"capacity_change"`
 }
 
-// NewSeedCheck compares the analysis a of rows with the one where each row of idx is replaced by
-// its re-seeded row in reseeded (by point ID; a point absent from it counts as unseeded),
-// under a's settings. answer and omitted are SeedCheckPoints' counts; offset the seeds' move.
-// Errors: the analysis of the re-seeded rows fails (settings a's own analysis accepted cannot).
+// NewSeedCheck compares the answer of the rows idx of rows with the one where each is replaced by
+// its re-seeded row in reseeded (by point ID; a point absent from it counts as unseeded and
+// keeps its row on both sides), under a's settings, analyzing those rows alone. answer and
+// omitted are SeedCheckPoints' counts; offset the seeds' move. Errors: an analysis fails.
 func NewSeedCheck(rows []Row, a *Analysis, idx []int, reseeded map[string]Row, answer, omitted int, offset uint64) (*SeedCheck, error) {
-	after := slices.Clone(rows)
-	c := &SeedCheck{SeedOffset: offset, Settings: a.Settings, Omitted: omitted, Points: []SeedCheckPoint{}}
-	for _, i := range idx {
-		r, ok := reseeded[rows[i].PointID]
-		if !ok {
-			c.Unseeded++
-			continue
-		}
-		after[i] = r
+	before := make([]Row, len(idx))
+	after := make([]Row, len(idx))
+	c := &SeedCheck{SeedOffset: offset, Settings: a.Settings, Omitted: omitted, Points: []SeedCheckPoint{}, AnswerSize: answer,
+		AnswerEntries: 1}
+	if a.Ranking == nil {
+		c.AnswerEntries = len(a.Front)
 	}
-	b, err := Analyze(after, a.Settings)
+	for n, i := range idx {
+		before[n], after[n] = rows[i], rows[i]
+		if r, ok := reseeded[rows[i].PointID]; ok {
+			after[n] = r
+		} else {
+			c.Unseeded++
+		}
+	}
+	x, err := Analyze(before, a.Settings)
 	if err != nil {
 		return nil, fmt.Errorf("seed check: %w", err)
 	}
-	for n, i := range idx {
-		if _, ok := reseeded[rows[i].PointID]; !ok {
+	y, err := Analyze(after, a.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("seed check: %w", err)
+	}
+	target, scalar := optimization.TargetObjective(a.Settings.Target)
+	for n := range idx {
+		if _, ok := reseeded[before[n].PointID]; !ok {
 			continue
 		}
 		if n < answer {
 			c.AnswerPoints++
 		}
-		p := SeedCheckPoint{PointID: rows[i].PointID, Status: rows[i].Status, StatusReseeded: after[i].Status,
-			CapacityLoad: capacityOf(&rows[i]), CapacityLoadReseeded: capacityOf(&after[i]),
-			Objectives: a.Values[i], ObjectivesReseeded: b.Values[i]}
+		p := SeedCheckPoint{PointID: before[n].PointID, Status: before[n].Status, StatusReseeded: after[n].Status,
+			CapacityLoad: capacityOf(&before[n]), CapacityLoadReseeded: capacityOf(&after[n]),
+			Objectives: x.Values[n], ObjectivesReseeded: y.Values[n]}
 		if p.CapacityLoad != nil && p.CapacityLoadReseeded != nil {
-			p.LargestChange = relChange(*p.CapacityLoad, *p.CapacityLoadReseeded)
+			p.CapacityChange = relChange(*p.CapacityLoad, *p.CapacityLoadReseeded)
 		}
 		if p.Objectives != nil && p.ObjectivesReseeded != nil {
 			for k := range p.Objectives {
-				p.LargestChange = max(p.LargestChange, relChange(p.Objectives[k], p.ObjectivesReseeded[k]))
+				p.ObjectiveChange = max(p.ObjectiveChange, relChange(p.Objectives[k], p.ObjectivesReseeded[k]))
 			}
+		}
+		if scalar {
+			s, t := score(&before[n], target), score(&after[n], target)
+			p.Score, p.ScoreReseeded = &s, &t
+			p.ObjectiveChange = max(p.ObjectiveChange, relChange(s, t))
 		}
 		c.Points = append(c.Points, p)
 	}
-	c.Answer, c.AnswerReseeded = answerIDs(rows, a), answerIDs(after, b)
+	c.Answer, c.AnswerReseeded = answerIDs(before, x), answerIDs(after, y)
 	return c, nil
 }
 
@@ -170,38 +331,32 @@ func relChange(x, y float64) float64 {
 	return math.Abs(y/x - 1)
 }
 
-// answerIDs is a's answer as point IDs: the front best first, or the scalar ranking's best.
+// answerIDs is a's answer as point IDs: every front row (entries, then each one's ties), or the
+// scalar ranking's best point and those tied with it.
 func answerIDs(rows []Row, a *Analysis) []string {
 	ids := []string{}
 	if a.Ranking != nil {
-		if len(a.Ranking) > 0 {
-			ids = append(ids, rows[a.Ranking[0]].PointID)
+		for _, i := range scalarBest(rows, a) {
+			ids = append(ids, rows[i].PointID)
 		}
 		return ids
 	}
 	for _, i := range a.Front {
 		ids = append(ids, rows[i].PointID)
+		for _, j := range a.Ties[i] {
+			ids = append(ids, rows[j].PointID)
+		}
 	}
 	return ids
 }
 
-// Changed reports whether the answer differs under the moved seeds: another front (entries
-// leaving or joining it; their order follows their values and is not compared) or another best
-// point.
+// Changed reports whether the answer differs under the moved seeds: points leaving or joining the
+// front (their order follows their values and is not compared), or another best point.
 func (c *SeedCheck) Changed() bool {
 	x, y := slices.Clone(c.Answer), slices.Clone(c.AnswerReseeded)
 	slices.Sort(x)
 	slices.Sort(y)
 	return !slices.Equal(x, y)
-}
-
-// LargestChange is the largest of the points' LargestChange (0 with none).
-func (c *SeedCheck) LargestChange() float64 {
-	m := 0.0
-	for _, p := range c.Points {
-		m = max(m, p.LargestChange)
-	}
-	return m
 }
 
 // For reports whether c checked the answer of settings s (the sweep's own): a report with other
@@ -212,102 +367,215 @@ func (c *SeedCheck) For(s optimization.Settings) bool {
 	return err1 == nil && err2 == nil && string(x) == string(y)
 }
 
-// SeedCheckText is the seed check's sentence for stdout, report.md (md: point IDs as code spans)
-// and report.html: what was simulated again, how far the values moved, and whether the answer
-// held; "" when m has no seed check for a's settings, a sentence saying so when it has one for
-// other settings.
-func SeedCheckText(m *Manifest, a *Analysis, md bool) string {
-	if m == nil || m.SeedCheck == nil {
+// SeedCheckText is the seed check's paragraph for stdout, report.md (md: point IDs as code spans)
+// and report.html: what was simulated again, how far the values moved, which points changed
+// status, and whether the answer held, naming the points that left or joined it by rank and
+// deployment; why there is none when m records a reason (Manifest.SeedCheckSkipped); a sentence
+// saying whose answer it checked when m holds one for other settings than a's; "" otherwise.
+func SeedCheckText(rows []Row, m *Manifest, a *Analysis, labels Labels, md bool) string {
+	if m == nil {
 		return ""
 	}
 	c := m.SeedCheck
-	if !c.For(a.Settings) {
-		return "The sweep's seed check (sweep.json) covers its own settings' answer, not this one's; run the sweep with these settings to check it."
-	}
-	id := func(s string) string {
-		if md {
-			return "`" + s + "`"
+	if c == nil {
+		switch m.SeedCheckSkipped {
+		case SeedCheckDisabled:
+			return "No seed check: the sweep ran with --seed-check=false."
+		case SeedCheckInterrupted:
+			return "No seed check: the sweep was interrupted before it; rerun the sweep (every finished point resumes) to check its answer."
+		case SeedCheckSharded:
+			return "No seed check: a merge simulates nothing; to check the answer, sweep the front's points again with another traffic.source.seed and compare."
 		}
-		return s
+		if r, ok := strings.CutPrefix(m.SeedCheckSkipped, "failed: "); ok {
+			return "No seed check: it could not run (" + r + "); the sweep's results stand without it."
+		}
+		return ""
 	}
-	var b strings.Builder
-	what := "the front's " + Plural(c.AnswerPoints, "point")
-	if a.Ranking != nil {
-		what = "the best point"
+	if !c.For(a.Settings) {
+		return "The sweep's seed check (sweep.json) covers the answer of its own settings, not this one's: to check this answer, " +
+			"run the sweep with these settings into another --output-dir (it simulates every point again)."
 	}
-	if n := len(c.Points) - c.AnswerPoints; n > 0 {
-		what += " and " + Plural(n, "candidate") + " that could displace it"
+	byID := make(map[string]int, len(rows))
+	for i := range rows {
+		byID[rows[i].PointID] = i
 	}
-	fmt.Fprintf(&b, "Seed check: %s, simulated again with every seed moved by %d", what, c.SeedOffset)
-	if c.Unseeded > 0 {
-		fmt.Fprintf(&b, " (%d more draw nothing at random)", c.Unseeded)
-	}
-	if c.Omitted > 0 {
-		fmt.Fprintf(&b, " (%d more candidates beyond the %d checked were not)", c.Omitted, MaxSeedCheckPoints)
-	}
-	if len(c.Points) == 0 {
-		b.WriteString(": nothing to check.")
-		return b.String()
-	}
-	part := func(from, to int) (most int, change float64) {
-		most = -1
-		for k := from; k < to; k++ {
-			if p := c.Points[k]; most < 0 || p.LargestChange > change {
-				most, change = k, p.LargestChange
+	rank := func(id string) string { // "#k, point ID (deployment)" or "point ID (deployment)"
+		i, ok := byID[id]
+		if !ok {
+			return id
+		}
+		d := describe(rows, i, labels, md)
+		if a.Ranking != nil {
+			return "point " + d
+		}
+		for k, e := range a.Front {
+			if e == i || slices.Contains(a.Ties[e], i) {
+				return fmt.Sprintf("#%d, point %s", k+1, d)
 			}
 		}
-		return most, change
+		return "point " + d
 	}
 	pct := func(f float64) string { return FixedNum(math.Round(1e4*f)/100) + " %" }
-	b.WriteString(": ")
-	if c.AnswerPoints > 0 {
-		_, ch := part(0, c.AnswerPoints)
-		fmt.Fprintf(&b, "the %s values moved by at most %s", map[bool]string{true: "best point's", false: "front's"}[a.Ranking != nil], pct(ch))
+	var b strings.Builder
+	what := fmt.Sprintf("the front's %d entries", c.AnswerEntries)
+	if c.AnswerEntries == 1 {
+		what = "the front's 1 entry"
 	}
-	if k, ch := part(c.AnswerPoints, len(c.Points)); k >= 0 {
-		if c.AnswerPoints > 0 {
-			b.WriteString(", ")
+	if c.AnswerSize > c.AnswerEntries {
+		what += fmt.Sprintf(" (%d points with their ties)", c.AnswerSize)
+	}
+	if a.Ranking != nil {
+		what = "the best point"
+		if c.AnswerSize > 1 {
+			what += fmt.Sprintf(" (%d points tied)", c.AnswerSize)
 		}
-		fmt.Fprintf(&b, "the candidates' by at most %s", pct(ch))
-		if p := c.Points[k]; p.CapacityLoad != nil && p.CapacityLoadReseeded != nil && relChange(*p.CapacityLoad, *p.CapacityLoadReseeded) == ch && ch > 0 {
-			fmt.Fprintf(&b, " (%s's capacity: %s → %s)", id(p.PointID), FixedNum(*p.CapacityLoad), FixedNum(*p.CapacityLoadReseeded))
+	}
+	seeded := len(c.Points)
+	if seeded == 0 {
+		if n := c.Unseeded - c.AnswerSize; n > 0 {
+			what += " and " + Plural(n, "candidate") + " that could displace it"
 		}
+		fmt.Fprintf(&b, "Seed check: nothing to simulate again: the %s chosen (%s) set no "+
+			"seed that moves their simulation (fixed lengths or a trace, without a poisson load or speculative decoding), so "+
+			"no seed a config sets can change the answer (the router's own draws keep their fixed seed).", Plural(c.Unseeded, "point"), what)
+		return b.String()
+	}
+	switch n := seeded - c.AnswerPoints; {
+	case c.AnswerPoints == 0:
+		what = Plural(n, "candidate") + " that could displace " + what + " (which sets no seed that moves it)"
+	case n > 0:
+		what += " and " + Plural(n, "candidate") + " that could displace it"
+	}
+	fmt.Fprintf(&b, "Seed check: %s, simulated again with every seed their configs set moved by %d", what, c.SeedOffset)
+	var notes []string
+	if c.Unseeded > 0 {
+		notes = append(notes, fmt.Sprintf("%s set no seed that moves them and kept their values", Plural(c.Unseeded, "more point")))
+	}
+	if c.Omitted > 0 {
+		notes = append(notes, fmt.Sprintf("%d more points beyond the first %d were not simulated again, so the comparison covers those %d",
+			c.Omitted, MaxSeedCheckPoints, MaxSeedCheckPoints))
+	}
+	if len(notes) > 0 {
+		b.WriteString(" (" + strings.Join(notes, "; ") + ")")
+	}
+	// How far the values moved: the answer's objectives and capacities, then the candidates'.
+	var moved []string
+	largest := func(from, to int, f func(SeedCheckPoint) float64) (k int, x float64) {
+		k = -1
+		for n := from; n < to; n++ {
+			if v := f(c.Points[n]); k < 0 || v > x {
+				k, x = n, v
+			}
+		}
+		return k, x
+	}
+	objChange := func(p SeedCheckPoint) float64 { return p.ObjectiveChange }
+	capChange := func(p SeedCheckPoint) float64 { return p.CapacityChange }
+	hasCap := slices.ContainsFunc(c.Points, func(p SeedCheckPoint) bool { return p.CapacityLoad != nil })
+	if c.AnswerPoints > 0 {
+		_, o := largest(0, c.AnswerPoints, objChange)
+		s := fmt.Sprintf("the front's objective values moved by at most %s", pct(o))
+		if a.Ranking != nil {
+			metric, _ := optimization.TargetObjective(a.Settings.Target)
+			_, sc := largest(0, c.AnswerPoints, func(p SeedCheckPoint) float64 {
+				if p.Score == nil || p.ScoreReseeded == nil {
+					return 0
+				}
+				return relChange(*p.Score, *p.ScoreReseeded)
+			})
+			s = fmt.Sprintf("the best point's %s moved by %s (its objective values by at most %s)", metric.Metric, pct(sc), pct(o))
+		}
+		if hasCap {
+			k, x := largest(0, c.AnswerPoints, capChange)
+			s += fmt.Sprintf(" and its capacities by at most %s", pct(x))
+			if x > 0 {
+				p := c.Points[k]
+				s += fmt.Sprintf(" (%s: %s → %s)", idText(p.PointID, md), FixedNum(*p.CapacityLoad), FixedNum(*p.CapacityLoadReseeded))
+			}
+		}
+		moved = append(moved, s)
+	}
+	if c.AnswerPoints < seeded {
+		_, o := largest(c.AnswerPoints, seeded, objChange)
+		s := fmt.Sprintf("the candidates' objective values by at most %s", pct(o))
+		if hasCap {
+			k, x := largest(c.AnswerPoints, seeded, capChange)
+			s += fmt.Sprintf(" and capacities by at most %s", pct(x))
+			if x > 0 {
+				p := c.Points[k]
+				s += fmt.Sprintf(" (%s: %s → %s)", idText(p.PointID, md), FixedNum(*p.CapacityLoad), FixedNum(*p.CapacityLoadReseeded))
+			}
+		}
+		moved = append(moved, s)
+	}
+	b.WriteString(": " + strings.Join(moved, ", "))
+	// Points whose status changed (a front entry that no longer meets the SLA is the answer
+	// changing, not a small move).
+	var turned []string
+	for _, p := range c.Points {
+		switch {
+		case p.StatusReseeded != p.Status:
+			turned = append(turned, fmt.Sprintf("%s is %s under them (it was %s)", rank(p.PointID), p.StatusReseeded, p.Status))
+		case p.Objectives != nil && p.ObjectivesReseeded == nil:
+			turned = append(turned, fmt.Sprintf("%s is no candidate under them (it breaks the SLA or another filter of the analysis)", rank(p.PointID)))
+		}
+	}
+	if len(turned) > 0 {
+		b.WriteString("; " + strings.Join(turned, "; "))
 	}
 	if !c.Changed() {
 		if a.Ranking != nil {
 			b.WriteString("; the best point is the same.")
 		} else {
-			fmt.Fprintf(&b, "; the front is the same %s.", Plural(len(c.Answer), "deployment"))
+			b.WriteString("; the front is the same.")
 		}
 		return b.String()
 	}
 	var left, joined []string
 	for _, s := range c.Answer {
 		if !slices.Contains(c.AnswerReseeded, s) {
-			left = append(left, id(s))
+			left = append(left, rank(s))
 		}
 	}
 	for _, s := range c.AnswerReseeded {
 		if !slices.Contains(c.Answer, s) {
-			joined = append(joined, id(s))
+			joined = append(joined, rank(s))
 		}
 	}
-	if a.Ranking != nil {
-		fmt.Fprintf(&b, "; the best point changed from %s to %s", strings.Join(left, ", "), strings.Join(joined, ", "))
-	} else {
+	switch {
+	case a.Ranking != nil && len(joined) == 0:
+		fmt.Fprintf(&b, "; no point is best under them: %s dropped out", strings.Join(left, "; "))
+	case a.Ranking != nil:
+		fmt.Fprintf(&b, "; the best point changed from %s to %s", strings.Join(left, "; "), strings.Join(joined, "; "))
+	case len(c.AnswerReseeded) == 0:
+		b.WriteString("; the front is empty under them")
+	default:
 		b.WriteString("; the front changed")
-		if len(left) > 0 {
-			fmt.Fprintf(&b, ": %s left it", strings.Join(left, ", "))
-		}
-		if len(joined) > 0 {
-			sep := ":"
-			if len(left) > 0 {
-				sep = ","
-			}
-			fmt.Fprintf(&b, "%s %s joined it", sep, strings.Join(joined, ", "))
-		}
 	}
-	b.WriteString(". Those deployments are apart by less than the random draws move them: choose among them on other grounds, " +
-		"or lengthen the runs (traffic.stop) and sweep them again.")
+	if a.Ranking == nil && len(left) > 0 {
+		fmt.Fprintf(&b, ": %s left it", strings.Join(left, "; "))
+	}
+	if a.Ranking == nil && len(joined) > 0 {
+		sep := ":"
+		if len(left) > 0 {
+			sep = ";"
+		}
+		fmt.Fprintf(&b, "%s %s joined it", sep, strings.Join(joined, "; "))
+	}
+	if len(turned) > 0 {
+		b.WriteString(". A deployment that meets the SLA under some draws and not under others sits on its edge: lengthen the runs " +
+			"(traffic.stop), or tighten the SLA a few percent, and sweep them again.")
+	} else {
+		b.WriteString(". Those deployments are apart by less than the random draws move them: choose among them on other grounds, " +
+			"or lengthen the runs (traffic.stop) and sweep them again.")
+	}
 	return b.String()
+}
+
+// idText is a point ID as the report shows it: a code span in report.md (md).
+func idText(id string, md bool) string {
+	if md {
+		return "`" + id + "`"
+	}
+	return id
 }

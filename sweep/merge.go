@@ -45,6 +45,7 @@ func Merge(paths []string, resultsDir, dir string) (*Merged, error) {
 	if len(lost) > 0 {
 		m.Merge.MissingProbePoints, m.Merge.Complete = lost, false
 	}
+	m.SeedCheckSkipped = results.SeedCheckSharded // a merge simulates nothing
 	a, w, err := results.WriteOutputs(dir, rows, m)
 	if err != nil {
 		return nil, err

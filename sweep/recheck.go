@@ -9,6 +9,8 @@ import (
 
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/traffic"
 )
 
 // SeedOffset is how far Recheck moves each seed of a point's config (grid.Point.Reseeded): a
@@ -20,7 +22,7 @@ const SeedOffset = 1
 // set, under opts.Timeout), with every seed of its config moved by SeedOffset
 // (grid.Point.Reseeded), opts.Parallelism at a time, and returns their rows by point ID (each
 // built as Run builds a row: its config the re-seeded one at its capacity's load). A
-// point whose config draws nothing at random is not simulated and has no row. Nothing is
+// point whose config sets no seed that moves its simulation is not simulated and has no row. Nothing is
 // journaled: the rows say how far the sweep's own move with the seed, and a rerun recomputes
 // them. Errors: a point that cannot be re-seeded, a workload that cannot be built, a
 // machine failure (as Run's), or ctx done (a nil map then).
@@ -42,7 +44,8 @@ func Recheck(ctx context.Context, points []*grid.Point, opts Options) (map[strin
 	}
 	cache := NewWorkloadCache()
 	for _, q := range todo {
-		if _, err := cache.Workload(q.Config); err != nil {
+		cfg := q.Config
+		if _, err := sim.Interruptible(ctx, func() (*traffic.Workload, error) { return cache.Workload(cfg) }); err != nil {
 			return nil, err
 		}
 	}

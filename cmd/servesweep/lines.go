@@ -23,14 +23,16 @@ func wrapText(s string, width int, indent string) string {
 			lead++
 		}
 		cut := -1
+		// A space before a percent sign keeps the number and its unit together ("16.29 %").
+		breaks := func(i int) bool { return r[i] == ' ' && (i+1 >= len(r) || r[i+1] != '%') }
 		for i := width; i > lead; i-- {
-			if r[i] == ' ' {
+			if breaks(i) {
 				cut = i
 				break
 			}
 		}
 		for i := width + 1; cut < 0 && i < len(r); i++ { // a word longer than the line
-			if r[i] == ' ' {
+			if breaks(i) {
 				cut = i
 			}
 		}

@@ -22,6 +22,7 @@ func TestWrapText(t *testing.T) {
 		{"  a   b", 4, "  a\n  b"},
 		{"x " + strings.Repeat("y", 12) + " z", 5, "x\n  " + strings.Repeat("y", 12) + "\n  z"},
 		{strings.Repeat("w", 9), 4, strings.Repeat("w", 9)},
+		{"moved by 16.29 % now", 15, "moved by\n  16.29 % now"}, // a number keeps its percent sign
 	} {
 		if got := wrapText(c.s, c.width, "  "); got != c.want {
 			t.Errorf("wrapText(%q, %d) = %q, want %q", c.s, c.width, got, c.want)

@@ -27,6 +27,7 @@ import (
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/optimization"
 )
 
@@ -1266,8 +1267,11 @@ func TestSweepSeedCheck(t *testing.T) {
 		t.Fatalf("Ctrl-C during the seed check: exit %d (%v), want 130", code, err)
 	}
 	m, err := results.ReadManifest(dir)
-	if err != nil || m.SeedCheck != nil || len(readRows(t, dir)) != 360 {
+	if err != nil || m.SeedCheck != nil || m.SeedCheckSkipped != results.SeedCheckInterrupted || len(readRows(t, dir)) != 360 {
 		t.Fatalf("after Ctrl-C in the seed check: manifest %v (%v), want every row and no seed check", m, err)
+	}
+	if report, _ := os.ReadFile(filepath.Join(dir, results.ReportFile)); !strings.Contains(string(report), "No seed check: the sweep was interrupted") {
+		t.Error("report.md does not say the seed check was interrupted")
 	}
 
 	code, out, errs := runCLI(t, append([]string{"sweep", "--output-dir", dir, "-q"}, tinyDefault...)...)
@@ -1293,12 +1297,17 @@ func TestSweepSeedCheck(t *testing.T) {
 		front = append(front, p.PointID)
 	}
 	sc := m.SeedCheck
-	if !slices.Equal(sc.Answer, front) || sc.AnswerPoints != len(front) || len(sc.Points) < len(front) || sc.SeedOffset != 1 ||
-		*pareto.Changed != sc.Changed() {
+	if sc.AnswerEntries != len(front) || sc.AnswerSize < len(front) || sc.AnswerPoints != sc.AnswerSize || len(sc.Points) < sc.AnswerSize ||
+		sc.SeedOffset != 1 || *pareto.Changed != sc.Changed() {
 		t.Errorf("seed check %+v, want the front %v first", sc, front)
 	}
+	for _, id := range front {
+		if !slices.Contains(sc.Answer, id) {
+			t.Errorf("the checked answer %v lacks front entry %s", sc.Answer, id)
+		}
+	}
 	for _, p := range sc.Points {
-		if p.CapacityLoad == nil || p.CapacityLoadReseeded == nil || len(p.ObjectivesReseeded) != 2 {
+		if p.CapacityLoad == nil || len(p.Objectives) != 2 || p.StatusReseeded == results.StatusOK && p.CapacityLoadReseeded == nil {
 			t.Errorf("checked point %+v lacks its capacities or objectives", p)
 		}
 	}
@@ -1313,7 +1322,7 @@ func TestSweepSeedCheck(t *testing.T) {
 	}
 	if code, out, errs := runCLI(t, "report", "--results", dir, "--output-dir", filepath.Join(t.TempDir(), "other"),
 		"--objective", "max:output_throughput_tok_s"); code != 0 ||
-		!strings.Contains(out, "covers its own settings' answer, not this one's") {
+		!strings.Contains(out, "covers the answer of its own settings, not this one's") {
 		t.Errorf("report with another objective: exit %d %s\n%s", code, errs, out)
 	}
 
@@ -1321,7 +1330,47 @@ func TestSweepSeedCheck(t *testing.T) {
 	if code != 0 || strings.Contains(out, "Seed check") {
 		t.Fatalf("--seed-check=false: exit %d %s\n%s", code, errs, out)
 	}
-	if m, err = results.ReadManifest(dir); err != nil || m.SeedCheck != nil {
-		t.Errorf("--seed-check=false left a seed check in sweep.json (%v)", err)
+	if m, err = results.ReadManifest(dir); err != nil || m.SeedCheck != nil || m.SeedCheckSkipped != results.SeedCheckDisabled {
+		t.Errorf("--seed-check=false left a seed check in sweep.json, or no reason (%v)", err)
+	}
+	if !strings.Contains(out, "No seed check: the sweep ran with --seed-check=false.") {
+		t.Errorf("--seed-check=false: the summary does not say so:\n%s", out)
+	}
+
+	// A shard runs none, and says so when the flag asks for it; the merge's report says why.
+	sharded := filepath.Join(t.TempDir(), "sharded")
+	for i := range 2 {
+		code, _, errs := runCLI(t, append([]string{"sweep", "--output-dir", sharded, "-q", "--seed-check", "--shard", fmt.Sprintf("%d/2", i)}, tinyDefault...)...)
+		if code != 0 || !strings.Contains(errs, "warning: --seed-check: a shard runs no seed check") {
+			t.Fatalf("shard %d: exit %d, stderr:\n%s", i, code, errs)
+		}
+	}
+	if code, out, errs := runCLI(t, "merge", "--results", sharded); code != 0 || !strings.Contains(out, "No seed check: a merge simulates nothing") {
+		t.Errorf("merge: exit %d %s\n%s", code, errs, out)
+	}
+}
+
+// A seed check that cannot run (here the machine's pass-log spill fails under the moved seeds)
+// is a warning: the sweep's outputs are written, say why there is no check, and it exits 0.
+func TestSweepSeedCheckFailureKeepsTheSweep(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	opts := &sweepOptions{ConfigPath: "../../examples/sweep-small.yaml", configSet: true, OutputDir: dir, Quiet: true,
+		Format: formatTable, Parallelism: 2, SeedCheck: true,
+		Simulate: func(c context.Context, cfg *config.Config, o sim.Options) (*sim.Result, error) {
+			if cfg.Traffic.Source.DrawSeed() == config.DefaultSeed+1 {
+				return nil, &metrics.SpillError{Msg: "pass log spill file /nowhere/x: creating: no such file or directory"}
+			}
+			return sim.Run(c, cfg, o)
+		}}
+	var outb, errb strings.Builder
+	if err := runSweep(context.Background(), ioStreams{Out: &outb, Err: &errb}, opts); err != nil {
+		t.Fatalf("a failed seed check failed the sweep: %v", err)
+	}
+	if !strings.Contains(errb.String(), "warning: the seed check could not run: ") || !strings.Contains(outb.String(), "No seed check: it could not run (") {
+		t.Errorf("stderr:\n%s\nstdout:\n%s", errb.String(), outb.String())
+	}
+	m, err := results.ReadManifest(dir)
+	if err != nil || m.SeedCheck != nil || !strings.HasPrefix(m.SeedCheckSkipped, "failed: ") || len(readRows(t, dir)) != 3 {
+		t.Errorf("manifest %+v (%v), want the 3 rows and the failure recorded", m, err)
 	}
 }
