@@ -688,6 +688,8 @@ type paretoDoc struct {
 	// or it checked other settings), Changed whether the answer moved with the seeds.
 	SeedCheck *SeedCheck `json:"seed_check,omitempty"`
 	Changed   *bool      `json:"seed_check_changed,omitempty"`
+	// SeedCheckSkipped is why no seed check ran (Manifest.SeedCheckSkipped), when none did.
+	SeedCheckSkipped string `json:"seed_check_skipped,omitempty"`
 }
 
 // ParetoDocument returns the bytes of pareto.json (indented JSON and a final newline) for rows,
@@ -730,6 +732,9 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 	for _, b := range a.Best {
 		doc.Best = append(doc.Best, paretoBest{Metric: b.Objective.Metric, Direction: b.Objective.Direction,
 			PointID: rows[b.Row].PointID, Value: b.Value})
+	}
+	if m != nil && m.SeedCheck == nil {
+		doc.SeedCheckSkipped = m.SeedCheckSkipped
 	}
 	if m != nil && m.SeedCheck != nil && m.SeedCheck.For(a.Settings) {
 		doc.SeedCheck = m.SeedCheck

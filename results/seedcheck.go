@@ -22,14 +22,15 @@ const SeedNoise = 0.05
 
 // Seed-check skip reasons (Manifest.SeedCheckSkipped).
 const (
-	SeedCheckDisabled    = "disabled"    // --seed-check=false
-	SeedCheckInterrupted = "interrupted" // the sweep, or the check, was interrupted
-	SeedCheckSharded     = "sharded"     // a merge of a sharded sweep's parts (it simulates nothing)
+	SeedCheckDisabled    = "disabled"     // --seed-check=false
+	SeedCheckInterrupted = "interrupted"  // the sweep, or the check, was interrupted
+	SeedCheckSharded     = "sharded"      // a merge of a sharded sweep's parts (it simulates nothing)
+	SeedCheckNoCandidate = "no_candidate" // no point passed the analysis' filters: no answer
 )
 
 // SeedCheckPoints returns the rows (indexes into rows) a seed check simulates again under other
-// seeds, in order: the answer — under target pareto every front row (entries and their exact
-// ties), under a scalar target the best point and the rows tied with it — then the candidates
+// seeds, in order: the answer — under target pareto every front row (the entries, then their
+// exact ties), under a scalar target the best point and the rows tied with it — then the candidates
 // that could displace it: those its capacity search left able to (UnsettledOf: near ties' best
 // points and rivals, a scalar target's own near tie only; marginal entries' rivals, contenders) and those within SeedNoise of it (off
 // the front, a candidate that values SeedNoise better would put on it, least needed first; behind
@@ -49,8 +50,12 @@ func SeedCheckPoints(rows []Row, a *Analysis, m *Manifest) (idx []int, answer, o
 			add(i)
 		}
 	} else {
+		// The entries first, so that a cap that binds spends the budget on distinct deployments
+		// rather than on exact ties, which often differ only in a setting that does not bind.
 		for _, i := range a.Front {
 			add(i)
+		}
+		for _, i := range a.Front {
 			for _, j := range a.Ties[i] {
 				add(j)
 			}
@@ -215,10 +220,12 @@ type SeedCheck struct {
 	AnswerEntries int `json:"answer_entries"`
 	AnswerSize    int `json:"answer_size"`
 	// Unseeded counts the chosen points whose configs set no seed that moves their simulation
-	// (nothing to simulate again); Omitted the points beyond MaxSeedCheckPoints, answer points
-	// first: the comparison covers the points checked.
-	Unseeded int `json:"unseeded"`
-	Omitted  int `json:"omitted"`
+	// (nothing to simulate again); Inconclusive the points whose simulation under the moved seeds
+	// failed or timed out (compared as they were); Omitted the points beyond MaxSeedCheckPoints,
+	// answer points first: the comparison covers the points checked.
+	Unseeded     int `json:"unseeded"`
+	Inconclusive int `json:"inconclusive"`
+	Omitted      int `json:"omitted"`
 	// Answer and AnswerReseeded are the point IDs of the answer among the checked points before
 	// and after: every front row (entries and ties), or the best point by the scalar target and
 	// those tied with it.
@@ -253,8 +260,9 @@ type SeedCheckPoint struct {
 }
 
 // NewSeedCheck compares the answer of the rows idx of rows with the one where each is replaced by
-// its re-seeded row in reseeded (by point ID; a point absent from it counts as unseeded and
-// keeps its row on both sides), under a's settings, analyzing those rows alone. answer and
+// its re-seeded row in reseeded (by point ID; a point absent from it counts as unseeded, and one
+// whose re-seeded simulation failed or timed out as inconclusive: each keeps its row on both
+// sides), under a's settings, analyzing those rows alone. answer and
 // omitted are SeedCheckPoints' counts; offset the seeds' move. Errors: an analysis fails.
 func NewSeedCheck(rows []Row, a *Analysis, idx []int, reseeded map[string]Row, answer, omitted int, offset uint64) (*SeedCheck, error) {
 	before := make([]Row, len(idx))
@@ -266,10 +274,16 @@ func NewSeedCheck(rows []Row, a *Analysis, idx []int, reseeded map[string]Row, a
 	}
 	for n, i := range idx {
 		before[n], after[n] = rows[i], rows[i]
-		if r, ok := reseeded[rows[i].PointID]; ok {
-			after[n] = r
-		} else {
+		r, ok := reseeded[rows[i].PointID]
+		switch {
+		case !ok:
 			c.Unseeded++
+		case inconclusive(r.Status) && !inconclusive(rows[i].Status):
+			// A simulation that failed or ran out of host time says nothing of the draws: the point
+			// is compared as it was.
+			c.Inconclusive++
+		default:
+			after[n] = r
 		}
 	}
 	x, err := Analyze(before, a.Settings)
@@ -288,7 +302,7 @@ func NewSeedCheck(rows []Row, a *Analysis, idx []int, reseeded map[string]Row, a
 		if n < answer {
 			c.AnswerPoints++
 		}
-		p := SeedCheckPoint{PointID: before[n].PointID, Status: before[n].Status, StatusReseeded: after[n].Status,
+		p := SeedCheckPoint{PointID: before[n].PointID, Status: before[n].Status, StatusReseeded: reseeded[before[n].PointID].Status,
 			CapacityLoad: capacityOf(&before[n]), CapacityLoadReseeded: capacityOf(&after[n]),
 			Objectives: x.Values[n], ObjectivesReseeded: y.Values[n]}
 		if p.CapacityLoad != nil && p.CapacityLoadReseeded != nil {
@@ -309,6 +323,10 @@ func NewSeedCheck(rows []Row, a *Analysis, idx []int, reseeded map[string]Row, a
 	c.Answer, c.AnswerReseeded = answerIDs(before, x), answerIDs(after, y)
 	return c, nil
 }
+
+// inconclusive reports whether a row of status s measured nothing of its deployment: its
+// simulation failed or ran out of host time.
+func inconclusive(s string) bool { return s == StatusFailed || s == StatusTimedOut }
 
 // capacityOf is r's capacity load, nil without one (no search, or infeasible: null
 // capacity_load).
@@ -369,54 +387,110 @@ func (c *SeedCheck) For(s optimization.Settings) bool {
 
 // SeedCheckText is the seed check's paragraph for stdout, report.md (md: point IDs as code spans)
 // and report.html: what was simulated again, how far the values moved, which points changed
-// status, and whether the answer held, naming the points that left or joined it by rank and
-// deployment; why there is none when m records a reason (Manifest.SeedCheckSkipped); a sentence
-// saying whose answer it checked when m holds one for other settings than a's; "" otherwise.
+// status, and whether the answer held, naming points by rank and deployment; why there is none
+// when m records a reason (Manifest.SeedCheckSkipped); a sentence saying whose answer it checked
+// when m holds one for other settings than a's; "" otherwise.
 func SeedCheckText(rows []Row, m *Manifest, a *Analysis, labels Labels, md bool) string {
 	if m == nil {
 		return ""
 	}
 	c := m.SeedCheck
 	if c == nil {
-		switch m.SeedCheckSkipped {
-		case SeedCheckDisabled:
-			return "No seed check: the sweep ran with --seed-check=false."
-		case SeedCheckInterrupted:
-			return "No seed check: the sweep was interrupted before it; rerun the sweep (every finished point resumes) to check its answer."
-		case SeedCheckSharded:
-			return "No seed check: a merge simulates nothing; to check the answer, sweep the front's points again with another traffic.source.seed and compare."
-		}
-		if r, ok := strings.CutPrefix(m.SeedCheckSkipped, "failed: "); ok {
-			return "No seed check: it could not run (" + r + "); the sweep's results stand without it."
-		}
-		return ""
+		return seedCheckSkippedText(m.SeedCheckSkipped)
 	}
 	if !c.For(a.Settings) {
 		return "The sweep's seed check (sweep.json) covers the answer of its own settings, not this one's: to check this answer, " +
-			"run the sweep with these settings into another --output-dir (it simulates every point again)."
+			"set these objectives, target and constraints in the spec (optimization) and run the sweep into another --output-dir " +
+			"(it simulates every point again)."
 	}
-	byID := make(map[string]int, len(rows))
+	t := &seedText{c: c, rows: rows, a: a, labels: labels, md: md, byID: make(map[string]int, len(rows))}
 	for i := range rows {
-		byID[rows[i].PointID] = i
+		t.byID[rows[i].PointID] = i
 	}
-	rank := func(id string) string { // "#k, point ID (deployment)" or "point ID (deployment)"
-		i, ok := byID[id]
-		if !ok {
-			return id
-		}
-		d := describe(rows, i, labels, md)
-		if a.Ranking != nil {
-			return "point " + d
-		}
-		for k, e := range a.Front {
-			if e == i || slices.Contains(a.Ties[e], i) {
-				return fmt.Sprintf("#%d, point %s", k+1, d)
-			}
-		}
-		return "point " + d
+	if len(c.Points) == 0 {
+		return t.nothing()
 	}
-	pct := func(f float64) string { return FixedNum(math.Round(1e4*f)/100) + " %" }
-	var b strings.Builder
+	turned := t.turned()
+	parts := append([]string{t.moves()}, turned...)
+	return t.lead() + ": " + strings.Join(parts, "; ") + "; " + t.verdict(len(turned) > 0)
+}
+
+// seedCheckSkippedText says why no seed check ran, "" for no recorded reason.
+func seedCheckSkippedText(reason string) string {
+	switch reason {
+	case SeedCheckDisabled:
+		return "No seed check: the sweep ran with --seed-check=false."
+	case SeedCheckInterrupted:
+		return "No seed check: the sweep or its seed check was interrupted; rerun the sweep (every finished point resumes) to check its answer."
+	case SeedCheckSharded:
+		return "No seed check: a merge simulates nothing; to check the answer, sweep the front's points again with another traffic.source.seed and compare."
+	case SeedCheckNoCandidate:
+		return "No seed check: no point passed the analysis' filters, so there is no answer to check (a point that misses the SLA is no candidate under any draws)."
+	}
+	if r, ok := strings.CutPrefix(reason, "failed: "); ok {
+		return "No seed check: it could not run (" + r + "); the sweep's results stand without it."
+	}
+	return ""
+}
+
+// seedText renders one SeedCheck for one analysis.
+type seedText struct {
+	c      *SeedCheck
+	rows   []Row
+	a      *Analysis
+	labels Labels
+	md     bool
+	byID   map[string]int
+}
+
+// rank is a point's place as the printed answer numbers it: "#k, point ID" (its front rank, or a
+// scalar ranking's place), "point ID" off both; with full, its deployment and load follow, as
+// the printed front shows them.
+func (t *seedText) rank(id string, full bool) string {
+	i, ok := t.byID[id]
+	if !ok {
+		return idText(id, t.md)
+	}
+	name := "point " + idText(id, t.md)
+	if full {
+		r := &t.rows[i]
+		name = fmt.Sprintf("point %s (%s, %s %s %s %s, %s)", idText(id, t.md), Plural(int(r.GPUs), "GPU"), t.labels.Hardware(r), r.Mode,
+			t.labels.Shape(r), r.RouterPolicy, t.labels.Load(r))
+	}
+	order := t.a.Front
+	if t.a.Ranking != nil {
+		order = t.a.Ranking
+	}
+	for k, e := range order {
+		if e == i || t.a.Ranking == nil && slices.Contains(t.a.Ties[e], i) {
+			return fmt.Sprintf("#%d, %s", k+1, name)
+		}
+	}
+	return name
+}
+
+// nothing is the paragraph of a check none of whose points sets a seed that moves it.
+func (t *seedText) nothing() string {
+	c := t.c
+	what := t.answerNoun()
+	if n := c.Unseeded - c.AnswerSize; n > 0 {
+		what += " and " + Plural(n, "candidate") + " that could displace it"
+	}
+	return fmt.Sprintf("Seed check: nothing to simulate again: the %s chosen (%s) set no seed that moves their simulation "+
+		"(fixed lengths or a trace, without a poisson load or speculative decoding), so no seed a config sets can change the "+
+		"answer (the router's own draws keep their fixed seed).", Plural(c.Unseeded, "point"), what)
+}
+
+// answerNoun names the answer: "the front's N entries (M points with their ties)", or "the best
+// point (M points tied)".
+func (t *seedText) answerNoun() string {
+	c := t.c
+	if t.a.Ranking != nil {
+		if c.AnswerSize > 1 {
+			return fmt.Sprintf("the best point (%d points tied)", c.AnswerSize)
+		}
+		return "the best point"
+	}
 	what := fmt.Sprintf("the front's %d entries", c.AnswerEntries)
 	if c.AnswerEntries == 1 {
 		what = "the front's 1 entry"
@@ -424,145 +498,163 @@ func SeedCheckText(rows []Row, m *Manifest, a *Analysis, labels Labels, md bool)
 	if c.AnswerSize > c.AnswerEntries {
 		what += fmt.Sprintf(" (%d points with their ties)", c.AnswerSize)
 	}
-	if a.Ranking != nil {
-		what = "the best point"
-		if c.AnswerSize > 1 {
-			what += fmt.Sprintf(" (%d points tied)", c.AnswerSize)
-		}
-	}
-	seeded := len(c.Points)
-	if seeded == 0 {
-		if n := c.Unseeded - c.AnswerSize; n > 0 {
-			what += " and " + Plural(n, "candidate") + " that could displace it"
-		}
-		fmt.Fprintf(&b, "Seed check: nothing to simulate again: the %s chosen (%s) set no "+
-			"seed that moves their simulation (fixed lengths or a trace, without a poisson load or speculative decoding), so "+
-			"no seed a config sets can change the answer (the router's own draws keep their fixed seed).", Plural(c.Unseeded, "point"), what)
-		return b.String()
-	}
-	switch n := seeded - c.AnswerPoints; {
+	return what
+}
+
+// lead says what was simulated again, and what was not.
+func (t *seedText) lead() string {
+	c := t.c
+	what := t.answerNoun()
+	switch n := len(c.Points) - c.AnswerPoints; {
 	case c.AnswerPoints == 0:
 		what = Plural(n, "candidate") + " that could displace " + what + " (which sets no seed that moves it)"
 	case n > 0:
 		what += " and " + Plural(n, "candidate") + " that could displace it"
 	}
-	fmt.Fprintf(&b, "Seed check: %s, simulated again with every seed their configs set moved by %d", what, c.SeedOffset)
 	var notes []string
+	if c.Omitted > 0 {
+		notes = append(notes, fmt.Sprintf("the first %d points, answer first; %d more were not, so the comparison covers those %d",
+			MaxSeedCheckPoints, c.Omitted, MaxSeedCheckPoints))
+	}
 	if c.Unseeded > 0 {
 		notes = append(notes, fmt.Sprintf("%s set no seed that moves them and kept their values", Plural(c.Unseeded, "more point")))
 	}
-	if c.Omitted > 0 {
-		notes = append(notes, fmt.Sprintf("%d more points beyond the first %d were not simulated again, so the comparison covers those %d",
-			c.Omitted, MaxSeedCheckPoints, MaxSeedCheckPoints))
+	if c.Inconclusive > 0 {
+		notes = append(notes, fmt.Sprintf("%s failed or ran out of host time under the moved seeds: compared as measured before",
+			Plural(c.Inconclusive, "point")))
 	}
+	s := fmt.Sprintf("Seed check: %s, simulated again with every seed their configs set moved by %d", what, c.SeedOffset)
 	if len(notes) > 0 {
-		b.WriteString(" (" + strings.Join(notes, "; ") + ")")
+		s += " (" + strings.Join(notes, "; ") + ")"
 	}
-	// How far the values moved: the answer's objectives and capacities, then the candidates'.
-	var moved []string
-	largest := func(from, to int, f func(SeedCheckPoint) float64) (k int, x float64) {
+	return s
+}
+
+// moves says how far the answer's values and the candidates' moved: the objectives (a scalar
+// target's own metric first), the capacities and the largest capacity move, over the points
+// measured both times.
+func (t *seedText) moves() string {
+	c := t.c
+	pct := func(f float64) string { return FixedNum(math.Round(1e4*f)/100) + " %" }
+	// largest is the point of [from, to) whose f is largest among those where has holds, -1 for none.
+	largest := func(from, to int, has func(SeedCheckPoint) bool, f func(SeedCheckPoint) float64) (k int, x float64) {
 		k = -1
 		for n := from; n < to; n++ {
-			if v := f(c.Points[n]); k < 0 || v > x {
-				k, x = n, v
+			if p := c.Points[n]; has(p) && (k < 0 || f(p) > x) {
+				k, x = n, f(p)
 			}
 		}
 		return k, x
 	}
-	objChange := func(p SeedCheckPoint) float64 { return p.ObjectiveChange }
-	capChange := func(p SeedCheckPoint) float64 { return p.CapacityChange }
-	hasCap := slices.ContainsFunc(c.Points, func(p SeedCheckPoint) bool { return p.CapacityLoad != nil })
+	objHas := func(p SeedCheckPoint) bool { return p.Objectives != nil && p.ObjectivesReseeded != nil }
+	capHas := func(p SeedCheckPoint) bool { return p.CapacityLoad != nil && p.CapacityLoadReseeded != nil }
+	scoreHas := func(p SeedCheckPoint) bool { return p.Score != nil && p.ScoreReseeded != nil }
+	// part is one group's moves: "the front's objective values moved by at most X % and
+	// capacities by at most Y % (#k, point ID: a → b)".
+	part := func(from, to int, whose string) string {
+		var s []string
+		if t.a.Ranking != nil && from == 0 {
+			if k, x := largest(from, to, scoreHas, func(p SeedCheckPoint) float64 { return relChange(*p.Score, *p.ScoreReseeded) }); k >= 0 {
+				metric, _ := optimization.TargetObjective(t.a.Settings.Target)
+				s = append(s, fmt.Sprintf("%s by %s", metric.Metric, pct(x)))
+			}
+		}
+		if k, x := largest(from, to, objHas, func(p SeedCheckPoint) float64 { return p.ObjectiveChange }); k >= 0 {
+			s = append(s, "objective values by at most "+pct(x))
+		}
+		if k, x := largest(from, to, capHas, func(p SeedCheckPoint) float64 { return p.CapacityChange }); k >= 0 {
+			cs := "capacities by at most " + pct(x)
+			if x > 0 {
+				p := c.Points[k]
+				cs += fmt.Sprintf(" (%s: %s → %s)", t.rank(p.PointID, false), FixedNum(*p.CapacityLoad), FixedNum(*p.CapacityLoadReseeded))
+			}
+			s = append(s, cs)
+		}
+		if len(s) == 0 {
+			return whose + " values cannot be compared (none was measured both times)"
+		}
+		if len(s) > 1 {
+			s = []string{strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]}
+		}
+		return whose + " " + strings.Replace(s[0], " by ", " moved by ", 1)
+	}
+	var out []string
 	if c.AnswerPoints > 0 {
-		_, o := largest(0, c.AnswerPoints, objChange)
-		s := fmt.Sprintf("the front's objective values moved by at most %s", pct(o))
-		if a.Ranking != nil {
-			metric, _ := optimization.TargetObjective(a.Settings.Target)
-			_, sc := largest(0, c.AnswerPoints, func(p SeedCheckPoint) float64 {
-				if p.Score == nil || p.ScoreReseeded == nil {
-					return 0
-				}
-				return relChange(*p.Score, *p.ScoreReseeded)
-			})
-			s = fmt.Sprintf("the best point's %s moved by %s (its objective values by at most %s)", metric.Metric, pct(sc), pct(o))
+		whose := "the front's"
+		if t.a.Ranking != nil {
+			whose = "the best point's"
 		}
-		if hasCap {
-			k, x := largest(0, c.AnswerPoints, capChange)
-			s += fmt.Sprintf(" and its capacities by at most %s", pct(x))
-			if x > 0 {
-				p := c.Points[k]
-				s += fmt.Sprintf(" (%s: %s → %s)", idText(p.PointID, md), FixedNum(*p.CapacityLoad), FixedNum(*p.CapacityLoadReseeded))
-			}
-		}
-		moved = append(moved, s)
+		out = append(out, part(0, c.AnswerPoints, whose))
 	}
-	if c.AnswerPoints < seeded {
-		_, o := largest(c.AnswerPoints, seeded, objChange)
-		s := fmt.Sprintf("the candidates' objective values by at most %s", pct(o))
-		if hasCap {
-			k, x := largest(c.AnswerPoints, seeded, capChange)
-			s += fmt.Sprintf(" and capacities by at most %s", pct(x))
-			if x > 0 {
-				p := c.Points[k]
-				s += fmt.Sprintf(" (%s: %s → %s)", idText(p.PointID, md), FixedNum(*p.CapacityLoad), FixedNum(*p.CapacityLoadReseeded))
-			}
-		}
-		moved = append(moved, s)
+	if c.AnswerPoints < len(c.Points) {
+		out = append(out, part(c.AnswerPoints, len(c.Points), "the candidates'"))
 	}
-	b.WriteString(": " + strings.Join(moved, ", "))
-	// Points whose status changed (a front entry that no longer meets the SLA is the answer
-	// changing, not a small move).
-	var turned []string
-	for _, p := range c.Points {
+	return strings.Join(out, "; ")
+}
+
+// turned lists the points whose status changed under the moved seeds, or that stopped being
+// candidates (a point that no longer meets a strict SLA), by rank and deployment.
+func (t *seedText) turned() []string {
+	var out []string
+	for _, p := range t.c.Points {
 		switch {
+		case inconclusive(p.StatusReseeded) && !inconclusive(p.Status):
+			out = append(out, fmt.Sprintf("%s %s under them (compared as it was)", t.rank(p.PointID, true),
+				map[bool]string{true: "timed out", false: "failed"}[p.StatusReseeded == StatusTimedOut]))
 		case p.StatusReseeded != p.Status:
-			turned = append(turned, fmt.Sprintf("%s is %s under them (it was %s)", rank(p.PointID), p.StatusReseeded, p.Status))
+			out = append(out, fmt.Sprintf("%s is %s under them (it was %s)", t.rank(p.PointID, true), p.StatusReseeded, p.Status))
 		case p.Objectives != nil && p.ObjectivesReseeded == nil:
-			turned = append(turned, fmt.Sprintf("%s is no candidate under them (it breaks the SLA or another filter of the analysis)", rank(p.PointID)))
+			out = append(out, fmt.Sprintf("%s is no candidate under them (it breaks the SLA or another filter of the analysis)",
+				t.rank(p.PointID, true)))
 		}
 	}
-	if len(turned) > 0 {
-		b.WriteString("; " + strings.Join(turned, "; "))
-	}
+	return out
+}
+
+// verdict says whether the answer held, which points left and joined it, and what to do; turned
+// says some point changed status (the advice is then about the SLA's edge).
+func (t *seedText) verdict(turned bool) string {
+	c, scalar := t.c, t.a.Ranking != nil
 	if !c.Changed() {
-		if a.Ranking != nil {
-			b.WriteString("; the best point is the same.")
-		} else {
-			b.WriteString("; the front is the same.")
+		if scalar {
+			return "the best point is the same."
 		}
-		return b.String()
+		return "the front is the same."
 	}
 	var left, joined []string
 	for _, s := range c.Answer {
 		if !slices.Contains(c.AnswerReseeded, s) {
-			left = append(left, rank(s))
+			left = append(left, t.rank(s, true))
 		}
 	}
 	for _, s := range c.AnswerReseeded {
 		if !slices.Contains(c.Answer, s) {
-			joined = append(joined, rank(s))
+			joined = append(joined, t.rank(s, true))
 		}
 	}
+	var b strings.Builder
 	switch {
-	case a.Ranking != nil && len(joined) == 0:
-		fmt.Fprintf(&b, "; no point is best under them: %s dropped out", strings.Join(left, "; "))
-	case a.Ranking != nil:
-		fmt.Fprintf(&b, "; the best point changed from %s to %s", strings.Join(left, "; "), strings.Join(joined, "; "))
-	case len(c.AnswerReseeded) == 0:
-		b.WriteString("; the front is empty under them")
+	case scalar && len(joined) == 0:
+		fmt.Fprintf(&b, "no point is best under them: %s dropped out", strings.Join(left, "; "))
+	case scalar:
+		fmt.Fprintf(&b, "the best point changed from %s to %s", strings.Join(left, "; "), strings.Join(joined, "; "))
 	default:
-		b.WriteString("; the front changed")
-	}
-	if a.Ranking == nil && len(left) > 0 {
-		fmt.Fprintf(&b, ": %s left it", strings.Join(left, "; "))
-	}
-	if a.Ranking == nil && len(joined) > 0 {
-		sep := ":"
-		if len(left) > 0 {
-			sep = ";"
+		b.WriteString("the front changed")
+		if len(c.AnswerReseeded) == 0 {
+			b.WriteString(" (it is empty under them)")
 		}
-		fmt.Fprintf(&b, "%s %s joined it", sep, strings.Join(joined, "; "))
+		if len(left) > 0 {
+			fmt.Fprintf(&b, ": %s left it", strings.Join(left, "; "))
+		}
+		if len(joined) > 0 {
+			sep := ":"
+			if len(left) > 0 {
+				sep = ";"
+			}
+			fmt.Fprintf(&b, "%s %s joined it", sep, strings.Join(joined, "; "))
+		}
 	}
-	if len(turned) > 0 {
+	if turned {
 		b.WriteString(". A deployment that meets the SLA under some draws and not under others sits on its edge: lengthen the runs " +
 			"(traffic.stop), or tighten the SLA a few percent, and sweep them again.")
 	} else {

@@ -61,8 +61,8 @@ func TestSeedCheckHeld(t *testing.T) {
 	m.SeedCheck = c
 	got := SeedCheckText(rows, m, a, LabelsFor(rows), false)
 	want := "Seed check: the front's 2 entries and 1 candidate that could displace it, simulated again with every seed their " +
-		"configs set moved by 1: the front's objective values moved by at most 1 % and its capacities by at most 2 % (b: 100 → 98), " +
-		"the candidates' objective values by at most 0 % and capacities by at most 0 %; the front is the same."
+		"configs set moved by 1: the front's objective values moved by at most 1 % and capacities by at most 2 % (#2, point b: 100 → 98); " +
+		"the candidates' objective values moved by at most 0 % and capacities by at most 0 %; the front is the same."
 	if got != want {
 		t.Errorf("text\n%q\nwant\n%q", got, want)
 	}
@@ -189,8 +189,9 @@ func TestSeedCheckScalar(t *testing.T) {
 	m.SeedCheck, m.Settings = c, a.Settings
 	got := SeedCheckText(rows, m, a, LabelsFor(rows), false)
 	for _, want := range []string{"Seed check: the best point and 1 candidate that could displace it",
-		"the best point's output_throughput_tok_s moved by 0 % (its objective values by at most 0 %)",
-		"capacities by at most 10 % (c: 100 → 90)", "; the best point changed from point a (1 GPU,", "to point c (1 GPU,"} {
+		"the best point's output_throughput_tok_s moved by 0 %, objective values by at most 0 % and capacities by at most 0 %",
+		"capacities by at most 10 % (#2, point c: 100 → 90)", "; the best point changed from #1, point a (1 GPU,", "to #2, point c (1 GPU,",
+		"capacity concurrency 100)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("text %q lacks %q", got, want)
 		}
@@ -257,5 +258,49 @@ func TestSeedCheckComparesCheckedPointsOnly(t *testing.T) {
 	all[0], all[1], all[2] = re["a"], re["b"], re["c"]
 	if full, err := Analyze(all, a.Settings); err != nil || !slices.Contains(ids(all, full.Front), "d") {
 		t.Fatalf("the premise: d is on the front of every row after (%v)", err)
+	}
+}
+
+// A re-simulation that ran out of host time says nothing of the draws: the point is compared as
+// it was, named, and the answer holds.
+func TestSeedCheckInconclusive(t *testing.T) {
+	rows, a, m := seedRows()
+	idx, answer, omitted := SeedCheckPoints(rows, a, m)
+	late := Row{PointID: "b", Status: StatusTimedOut}
+	c, err := NewSeedCheck(rows, a, idx, map[string]Row{"a": rows[0], "b": late, "c": rows[2]}, answer, omitted, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Changed() || c.Inconclusive != 1 || c.Points[1].StatusReseeded != StatusTimedOut {
+		t.Errorf("check %+v, want b inconclusive and the front held", c)
+	}
+	m.SeedCheck = c
+	got := SeedCheckText(rows, m, a, LabelsFor(rows), false)
+	for _, want := range []string{"(1 point failed or ran out of host time under the moved seeds: compared as measured before)",
+		"#2, point b (1 GPU,", "timed out under them (compared as it was)", "; the front is the same."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("text %q lacks %q", got, want)
+		}
+	}
+}
+
+// Exact ties come after every entry, so that a binding cap spends itself on distinct deployments;
+// a check with no candidate records why, and pareto.json carries the reason.
+func TestSeedCheckTiesLastAndNoCandidate(t *testing.T) {
+	rows := []Row{nearTieRow("a", 100, 104, 1000, 0.10), nearTieRow("a2", 100, 104, 1000, 0.10), nearTieRow("b", 100, 104, 800, 0.08)}
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetPareto, Objectives: seedObjectives})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx, answer, _ := SeedCheckPoints(rows, a, nil); !slices.Equal(ids(rows, idx), []string{"a", "b", "a2"}) || answer != 3 {
+		t.Errorf("points %v (answer %d), want the entries a, b, then a's tie a2", ids(rows, idx), answer)
+	}
+	m := &Manifest{SeedCheckSkipped: SeedCheckNoCandidate}
+	if got := SeedCheckText(rows, m, a, LabelsFor(rows), false); !strings.Contains(got, "no point passed the analysis' filters") {
+		t.Errorf("text %q", got)
+	}
+	data, err := ParetoDocument(rows, a, m, nil)
+	if err != nil || !strings.Contains(string(data), `"seed_check_skipped": "no_candidate"`) {
+		t.Errorf("pareto.json (%v):\n%s", err, data)
 	}
 }

@@ -133,6 +133,9 @@ func resolveShard(opts *sweepOptions, getenv func(string) (string, bool)) (*shar
 // (<output-dir>/journals/part-IIIII-of-NNNNN.jsonl), so shards can share the output directory;
 // under a capacity search also its probes (<output-dir>/probes/probes-IIIII-of-NNNNN.parquet).
 func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Expansion, sh *shardChoice, run sweep.Options) error {
+	if opts.seedCheckSet && opts.SeedCheck {
+		fmt.Fprintln(io.Err, "warning: --seed-check: a shard runs no seed check (its front is partial, and merge simulates nothing)")
+	}
 	hash := x.SpecHash()
 	jsonOut := opts.Format == formatJSON
 	if !jsonOut {

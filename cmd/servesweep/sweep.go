@@ -265,9 +265,6 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 	}
 	runOpts := sweepRunOptions(io, opts, x.Spec, systems)
 	if shard != nil {
-		if opts.seedCheckSet && opts.SeedCheck {
-			fmt.Fprintln(io.Err, "warning: --seed-check: a shard runs no seed check (its front is partial, and merge simulates nothing)")
-		}
 		return runShard(ctx, io, opts, x, shard, runOpts)
 	}
 	release := holdSweepMemory(len(x.Points))
@@ -550,6 +547,8 @@ func finishSweep(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.
 	default:
 		check, cerr := seedCheck(ctx, io, opts, x, out.Rows, m, runOpts)
 		switch {
+		case cerr == nil && check == nil:
+			m.SeedCheckSkipped = results.SeedCheckNoCandidate
 		case cerr == nil:
 			m.SeedCheck = check
 		case ctx.Err() != nil:
