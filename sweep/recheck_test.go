@@ -30,7 +30,11 @@ func TestRecheckCapacity(t *testing.T) {
 			t.Fatal(err)
 		}
 		pts := []*grid.Point{&x.Points[0], &x.Points[1]}
-		rows, err := Recheck(context.Background(), pts, Options{Parallelism: 2, Capacity: s.Optimization.CapacitySearch})
+		seeded, err := Reseed(pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := Recheck(context.Background(), seeded, Options{Parallelism: 2, Capacity: s.Optimization.CapacitySearch})
 		if err != nil || len(rows) != tc.rows {
 			t.Fatalf("%d rows (%v), want %d", len(rows), err, tc.rows)
 		}
@@ -54,9 +58,13 @@ func TestRecheckMovesTheDraws(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	seeded, err := Reseed(pts)
+	if err != nil || len(seeded) != len(pts) {
+		t.Fatalf("Reseed: %d of %d points (%v)", len(seeded), len(pts), err)
+	}
 	var got [2]map[string]results.Row
 	for k, par := range []int{1, 3} {
-		if got[k], err = Recheck(context.Background(), pts, Options{Parallelism: par}); err != nil {
+		if got[k], err = Recheck(context.Background(), seeded, Options{Parallelism: par}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -630,21 +630,21 @@ func seedCheck(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Ex
 		byID[x.Points[i].ID] = &x.Points[i]
 	}
 	points := make([]*grid.Point, 0, len(idx))
-	seeded := 0
 	for _, i := range idx {
 		p, ok := byID[rows[i].PointID]
 		if !ok {
 			return nil, fmt.Errorf("seed check: point %s of the results is not one of the sweep's", rows[i].PointID)
 		}
 		points = append(points, p)
-		if _, ok, err := p.Reseeded(sweep.SeedOffset); err == nil && ok {
-			seeded++
-		}
 	}
-	if !opts.Quiet && seeded > 0 {
-		fmt.Fprintf(io.Err, "seed check: simulating %s again with every seed their configs set moved\n", results.Plural(seeded, "point"))
+	seeded, err := sweep.Reseed(points)
+	if err != nil {
+		return nil, err
 	}
-	reseeded, err := sweep.Recheck(ctx, points, runOpts)
+	if !opts.Quiet && len(seeded) > 0 {
+		fmt.Fprintf(io.Err, "seed check: simulating %s again with every seed their configs set moved\n", results.Plural(len(seeded), "point"))
+	}
+	reseeded, err := sweep.Recheck(ctx, seeded, runOpts)
 	if err != nil {
 		return nil, err
 	}
