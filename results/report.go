@@ -733,12 +733,15 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 		doc.Best = append(doc.Best, paretoBest{Metric: b.Objective.Metric, Direction: b.Objective.Direction,
 			PointID: rows[b.Row].PointID, Value: b.Value})
 	}
-	if m != nil && m.SeedCheck == nil {
+	switch {
+	case m == nil:
+	case m.SeedCheck == nil:
 		doc.SeedCheckSkipped = m.SeedCheckSkipped
-	}
-	if m != nil && m.SeedCheck != nil && m.SeedCheck.For(a.Settings) {
+	case !m.SeedCheck.For(a.Settings):
+		doc.SeedCheckSkipped = SeedCheckOtherSettings
+	default:
 		doc.SeedCheck = m.SeedCheck
-		if m.SeedCheck.AnswerPoints > 0 { // an answer nothing simulated again has no verdict
+		if m.SeedCheck.AnswerPoints > 0 && m.SeedCheck.Measured() > 0 { // else no verdict
 			changed := m.SeedCheck.Changed()
 			doc.Changed = &changed
 		}

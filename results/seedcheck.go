@@ -26,6 +26,9 @@ const (
 	SeedCheckInterrupted = "interrupted"  // the sweep, or the check, was interrupted
 	SeedCheckSharded     = "sharded"      // a merge of a sharded sweep's parts (it simulates nothing)
 	SeedCheckNoCandidate = "no_candidate" // no point passed the analysis' filters: no answer
+	// SeedCheckOtherSettings marks a report (pareto.json) whose settings differ from the sweep's:
+	// the sweep's check covers another answer.
+	SeedCheckOtherSettings = "other_settings"
 )
 
 // SeedCheckPoints returns the rows (indexes into rows) a seed check simulates again under other
@@ -216,7 +219,7 @@ type SeedCheck struct {
 	Points       []SeedCheckPoint `json:"points"`
 	AnswerPoints int              `json:"answer_points"`
 	// AnswerEntries is the number of entries of the answer (a front's, ties folded; 1 for a
-	// scalar target's best point), and AnswerSize its points with their ties.
+	// scalar target's best point), and AnswerSize its points with their ties, checked or not.
 	AnswerEntries int `json:"answer_entries"`
 	AnswerSize    int `json:"answer_size"`
 	// Unseeded counts the chosen points whose configs set no seed that moves their simulation
@@ -267,8 +270,8 @@ type SeedCheckPoint struct {
 func NewSeedCheck(rows []Row, a *Analysis, idx []int, reseeded map[string]Row, answer, omitted int, offset uint64) (*SeedCheck, error) {
 	before := make([]Row, len(idx))
 	after := make([]Row, len(idx))
-	c := &SeedCheck{SeedOffset: offset, Settings: a.Settings, Omitted: omitted, Points: []SeedCheckPoint{}, AnswerSize: answer,
-		AnswerEntries: 1}
+	c := &SeedCheck{SeedOffset: offset, Settings: a.Settings, Omitted: omitted, Points: []SeedCheckPoint{}, AnswerEntries: 1,
+		AnswerSize: len(answerIDs(rows, a))}
 	if a.Ranking == nil {
 		c.AnswerEntries = len(a.Front)
 	}
@@ -305,6 +308,10 @@ func NewSeedCheck(rows []Row, a *Analysis, idx []int, reseeded map[string]Row, a
 		p := SeedCheckPoint{PointID: before[n].PointID, Status: before[n].Status, StatusReseeded: reseeded[before[n].PointID].Status,
 			CapacityLoad: capacityOf(&before[n]), CapacityLoadReseeded: capacityOf(&after[n]),
 			Objectives: x.Values[n], ObjectivesReseeded: y.Values[n]}
+		measured := !(inconclusive(p.StatusReseeded) && !inconclusive(p.Status))
+		if !measured { // compared as it was, but nothing was measured under the moved seeds
+			p.CapacityLoadReseeded, p.ObjectivesReseeded = nil, nil
+		}
 		if p.CapacityLoad != nil && p.CapacityLoadReseeded != nil {
 			p.CapacityChange = relChange(*p.CapacityLoad, *p.CapacityLoadReseeded)
 		}
@@ -314,9 +321,13 @@ func NewSeedCheck(rows []Row, a *Analysis, idx []int, reseeded map[string]Row, a
 			}
 		}
 		if scalar {
-			s, t := score(&before[n], target), score(&after[n], target)
-			p.Score, p.ScoreReseeded = &s, &t
-			p.ObjectiveChange = max(p.ObjectiveChange, relChange(s, t))
+			s := score(&before[n], target)
+			p.Score = &s
+			if measured {
+				t := score(&after[n], target)
+				p.ScoreReseeded = &t
+				p.ObjectiveChange = max(p.ObjectiveChange, relChange(s, t))
+			}
 		}
 		c.Points = append(c.Points, p)
 	}
@@ -375,6 +386,18 @@ func (c *SeedCheck) Changed() bool {
 	slices.Sort(x)
 	slices.Sort(y)
 	return !slices.Equal(x, y)
+}
+
+// Measured is the number of points measured under the moved seeds: simulated again without
+// failing or running out of host time. With none, c has no verdict.
+func (c *SeedCheck) Measured() int {
+	n := 0
+	for _, p := range c.Points {
+		if !(inconclusive(p.StatusReseeded) && !inconclusive(p.Status)) {
+			n++
+		}
+	}
+	return n
 }
 
 // For reports whether c checked the answer of settings s (the sweep's own): a report with other
@@ -462,8 +485,11 @@ func (t *seedText) rank(id string, full bool) string {
 		order = t.a.Ranking
 	}
 	for k, e := range order {
-		if e == i || t.a.Ranking == nil && slices.Contains(t.a.Ties[e], i) {
+		switch {
+		case e == i:
 			return fmt.Sprintf("#%d, %s", k+1, name)
+		case t.a.Ranking == nil && slices.Contains(t.a.Ties[e], i):
+			return fmt.Sprintf("#%d's tie, %s", k+1, name)
 		}
 	}
 	return name
@@ -615,6 +641,9 @@ func (t *seedText) turned() []string {
 // says some point changed status (the advice is then about the SLA's edge).
 func (t *seedText) verdict(turned bool) string {
 	c, scalar := t.c, t.a.Ranking != nil
+	if c.Measured() == 0 {
+		return "nothing was measured under the moved seeds, so the answer is unchecked: rerun the sweep with a longer --timeout to check it."
+	}
 	if !c.Changed() {
 		if scalar {
 			return "the best point is the same."

@@ -304,3 +304,52 @@ func TestSeedCheckTiesLastAndNoCandidate(t *testing.T) {
 		t.Errorf("pareto.json (%v):\n%s", err, data)
 	}
 }
+
+// Nothing measured under the moved seeds (every re-simulation out of host time) is no verdict.
+func TestSeedCheckNothingMeasured(t *testing.T) {
+	rows, a, m := seedRows()
+	idx, answer, omitted := SeedCheckPoints(rows, a, m)
+	late := map[string]Row{}
+	for _, id := range []string{"a", "b", "c"} {
+		late[id] = Row{PointID: id, Status: StatusTimedOut}
+	}
+	c, err := NewSeedCheck(rows, a, idx, late, answer, omitted, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Measured() != 0 || c.Points[0].ObjectivesReseeded != nil || c.Points[0].CapacityLoadReseeded != nil {
+		t.Errorf("check %+v, want nothing measured and no values after", c)
+	}
+	m.SeedCheck = c
+	got := SeedCheckText(rows, m, a, LabelsFor(rows), false)
+	for _, want := range []string{"the front's values cannot be compared (none was measured both times)", "the answer is unchecked"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("text %q lacks %q", got, want)
+		}
+	}
+	if data, err := ParetoDocument(rows, a, m, nil); err != nil || strings.Contains(string(data), "seed_check_changed") {
+		t.Errorf("pareto.json gives a verdict (%v)", err)
+	}
+}
+
+// The answer's size counts its ties whether or not the cap let them be checked, and a tie is
+// named as its entry's.
+func TestSeedCheckAnswerSizeAndTies(t *testing.T) {
+	rows := []Row{nearTieRow("a", 100, 104, 1000, 0.10), nearTieRow("a2", 100, 104, 1000, 0.10), nearTieRow("b", 100, 104, 800, 0.08)}
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetPareto, Objectives: seedObjectives})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As if the cap had stopped after the entries: a2 unchecked.
+	c, err := NewSeedCheck(rows, a, []int{0, 2}, map[string]Row{"a": rows[0], "b": nearTieRow("b", 100, 104, 700, 0.12)}, 2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AnswerSize != 3 || c.AnswerEntries != 2 {
+		t.Errorf("answer size %d, entries %d; want 3 and 2", c.AnswerSize, c.AnswerEntries)
+	}
+	st := &seedText{c: c, rows: rows, a: a, labels: LabelsFor(rows), byID: map[string]int{"a": 0, "a2": 1, "b": 2}}
+	if got := st.rank("a2", false); got != "#1's tie, point a2" {
+		t.Errorf("a2 named %q", got)
+	}
+}
