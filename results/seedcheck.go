@@ -33,11 +33,10 @@ const (
 
 // SeedCheckPoints returns the rows (indexes into rows) a seed check simulates again under other
 // seeds, in order: the answer — under target pareto every front row (the entries, then their
-// exact ties), under a scalar target the best point and the rows tied with it — then the candidates
-// that could displace it: those its capacity search left able to (UnsettledOf: near ties' best
-// points and rivals, a scalar target's own near tie only; marginal entries' rivals, contenders) and those within SeedNoise of it (off
-// the front, a candidate that values SeedNoise better would put on it, least needed first; behind
-// a scalar best, the next ranked within SeedNoise of its score), each once, at most
+// exact ties), under a scalar target the best point and the rows tied with it — then the
+// candidates that could displace it: those its capacity search left able to (UnsettledOf: near
+// ties' best points and rivals, a scalar target's own near tie only; marginal entries' rivals;
+// contenders) and those within SeedNoise of it (closeToAnswer), each once, at most
 // MaxSeedCheckPoints of them. answer counts the answer's points among them (the first ones) and
 // omitted the points left out. Without candidates it returns none.
 func SeedCheckPoints(rows []Row, a *Analysis, m *Manifest) (idx []int, answer, omitted int) {
