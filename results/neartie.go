@@ -437,11 +437,8 @@ func capacityObjectives(a *Analysis, m *Manifest) bool {
 // GPUs, hardware, mode, shape and router.
 func describe(rows []Row, i int, labels Labels, md bool) string {
 	r := &rows[i]
-	id := r.PointID
-	if md {
-		id = "`" + id + "`"
-	}
-	return fmt.Sprintf("%s (%s, %s %s %s %s)", id, Plural(int(r.GPUs), "GPU"), labels.Hardware(r), r.Mode, labels.Shape(r), r.RouterPolicy)
+	return fmt.Sprintf("%s (%s, %s %s %s %s)", idText(r.PointID, md), Plural(int(r.GPUs), "GPU"), labels.Hardware(r), r.Mode,
+		labels.Shape(r), r.RouterPolicy)
 }
 
 // MarginalText is one sentence saying that front entry mg.Entry (rank its 1-based place on the

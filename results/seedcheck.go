@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -168,7 +169,7 @@ func closeToAnswer(rows []Row, a *Analysis) []int {
 			found = append(found, close{j, f})
 		}
 	}
-	slices.SortStableFunc(found, func(x, y close) int { return compareFloat(x.f, y.f) })
+	slices.SortStableFunc(found, func(x, y close) int { return cmp.Compare(x.f, y.f) })
 	out := make([]int, len(found))
 	for k, c := range found {
 		out[k] = c.row
@@ -187,17 +188,6 @@ func needed(o optimization.Objective, x, y float64) (f float64, ok bool) {
 		return max(1, y/x), true
 	}
 	return max(1, x/y), true
-}
-
-// compareFloat orders x and y ascending.
-func compareFloat(x, y float64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // SeedCheck is what became of a sweep's answer when the points that make and could change it
