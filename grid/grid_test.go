@@ -1031,7 +1031,7 @@ func TestSpecUnknownKeysAreOneErrorEach(t *testing.T) {
 			[]string{"spec.yaml: engine.workers.aggregated.timing.tpe: unknown field; valid fields: type, forward_model",
 				"spec.yaml: router.polcy: unknown field; valid fields: policy, prefill_load_model"}},
 		{"union under a domain lists every variant's keys", []string{"router={policy: {choices: [round_robin, kv_router]}, temprature: 0.5}"},
-			[]string{"spec.yaml: router.temprature: unknown field; valid fields: policy, prefill_load_model, overlap_score_credit, prefill_load_scale, temperature"}},
+			[]string{"spec.yaml: router.temprature: unknown field; valid fields: policy, prefill_load_model, overlap_score_credit, prefill_load_scale, temperature, seed"}},
 		{"inside a distribution", []string{"traffic.source.input_tokens={distribution: normal, mean: 128, stdev: 8}"},
 			[]string{"spec.yaml: traffic.source.input_tokens.stdev: unknown field; valid fields: distribution, min, max, mean, stddev"}},
 		{"refused key in a role", []string{"engine.workers.aggregated.backend=sglang"},

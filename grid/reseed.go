@@ -14,14 +14,15 @@ import (
 // Reseeded returns a copy of p whose simulation draws its random numbers from other seeds: every
 // seed its config sets or defaults that moves its simulation — traffic.source.seed of a source
 // that draws (lengths from a distribution, a mixture's picks, session think times with a
-// spread; sourceDraws), traffic.load.seed of a poisson load (arrival gaps) and
-// engine.speculation.seed (draft acceptance) — moved up by offset (> 0; down by it where up
-// would pass the field's largest value). The copy keeps p's ID and every other field; its YAML
-// and Config are re-read from the edited config. ok is false, and q nil, when no such seed
-// moves the simulation (fixed lengths or a trace, at a concurrency, a fixed rate or the trace's
-// timestamps, without speculative decoding). The router's own draws (the random policy, ties)
-// come from a seed no config sets (sim.RouterSeed) and stay as they are. Errors: offset 0, p's
-// YAML cannot be re-read, or the edited config does not decode.
+// spread; sourceDraws), traffic.load.seed of a poisson load (arrival gaps),
+// engine.speculation.seed (draft acceptance) and router.seed of a router that draws (kv_router's
+// ties and softmin samples, the random policy's picks, over more than one worker or rank:
+// routerDraws) — moved up by offset (> 0; down by it where up would pass the field's largest
+// value). The copy keeps p's ID and every other field; its YAML and Config are re-read from the
+// edited config. ok is false, and q nil, when no such seed moves the simulation (fixed lengths or
+// a trace, at a concurrency, a fixed rate or the trace's timestamps, without speculative
+// decoding, placed by a router that draws nothing). Errors: offset 0, p's YAML cannot be re-read,
+// or the edited config does not decode.
 func (p *Point) Reseeded(offset uint64) (q *Point, ok bool, err error) {
 	if offset == 0 {
 		return nil, false, fmt.Errorf("point %s: a seed offset must be > 0", p.ID)
@@ -73,6 +74,11 @@ func (p *Point) Reseeded(offset uint64) (q *Point, ok bool, err error) {
 			return nil, false, err
 		}
 	}
+	if routerDraws(cfg) {
+		if err := set(move(cfg.Router.RandomSeed(), math.MaxUint64), "router"); err != nil {
+			return nil, false, err
+		}
+	}
 	if !moved {
 		return nil, false, nil
 	}
@@ -87,6 +93,24 @@ func (p *Point) Reseeded(offset uint64) (q *Point, ok bool, err error) {
 	cp := *p
 	cp.Config, cp.YAML = c, data
 	return &cp, true, nil
+}
+
+// routerDraws reports whether c's router draws from router.seed: its policy is kv_router or
+// random and it places requests over more than one worker or attention-DP rank of a role (or the
+// planner may add workers). A router over one slot has nothing to choose.
+func routerDraws(c *config.Config) bool {
+	if p := c.Router.Policy; p != config.PolicyKVRouter && p != config.PolicyRandom {
+		return false
+	}
+	if c.Planner.Settings().Enabled {
+		return true
+	}
+	for _, name := range c.Engine.Mode.Roles() {
+		if r := c.Engine.Workers.Role(name); r != nil && r.Parallelism.Replicas*r.Parallelism.AttentionData > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // sourceDraws reports whether source s draws from its seed: a synthetic source with a length

@@ -120,3 +120,46 @@ func TestReseededNothingRandom(t *testing.T) {
 		t.Errorf("Reseeded of a trace at its timestamps: %v, %v, %v; want nil, false, nil", q, ok, err)
 	}
 }
+
+func TestReseededRouter(t *testing.T) {
+	const two = "engine.workers.aggregated.parallelism.replicas=2"
+	// kv_router over two workers draws its ties from router.seed: unset it moves from the
+	// default, set it moves from its value; nothing else of a fixed-length run draws.
+	for _, tc := range []struct {
+		sets []string
+		want uint64
+	}{
+		{[]string{"router={policy: kv_router}", two}, config.DefaultRouterSeed + 1},
+		{[]string{"router={policy: random, seed: 9}", two}, 10},
+		{[]string{"router={policy: kv_router, seed: 18446744073709551615}", two}, 18446744073709551614},
+		// One worker, but two attention-DP ranks to choose between.
+		{[]string{"router={policy: random}", "engine.workers.aggregated.parallelism.attention_data=2"}, config.DefaultRouterSeed + 1},
+	} {
+		x := expand(t, base, tc.sets...)
+		p := &x.Points[0]
+		q, ok, err := p.Reseeded(1)
+		if err != nil || !ok {
+			t.Fatalf("%v: Reseeded: %v, %v", tc.sets, ok, err)
+		}
+		if got := q.Config.Router.RandomSeed(); got != tc.want {
+			t.Errorf("%v: router seed %d, want %d", tc.sets, got, tc.want)
+		}
+		if q.Config.Traffic.Source.Seed != nil || q.Config.Traffic.Load.Type != config.LoadConcurrency {
+			t.Errorf("%v: moved more than the router's seed: source %v, load %+v", tc.sets, q.Config.Traffic.Source.Seed, q.Config.Traffic.Load)
+		}
+		back, err := config.Decode(q.YAML, "copy", nil, config.WithMarker(ConcreteMarker))
+		if err != nil || back.Router.RandomSeed() != tc.want {
+			t.Errorf("%v: the copy's YAML does not hold the router's seed (%v):\n%s", tc.sets, err, q.YAML)
+		}
+		if q.ID != p.ID || p.Config.Router.RandomSeed() == tc.want {
+			t.Errorf("%v: the copy is another point or the point itself changed", tc.sets)
+		}
+	}
+	// Routers that draw nothing: round_robin and least_loaded, and kv_router over one worker.
+	for _, sets := range [][]string{{"router={policy: round_robin}", two}, {"router={policy: least_loaded}", two}, {"router={policy: kv_router}"}} {
+		x := expand(t, base, sets...)
+		if q, ok, err := x.Points[0].Reseeded(1); err != nil || ok || q != nil {
+			t.Errorf("%v: Reseeded: %v, %v, %v; want nil, false, nil", sets, q, ok, err)
+		}
+	}
+}

@@ -492,8 +492,8 @@ func (t *seedText) nothing() string {
 		what += " and " + Plural(n, "candidate") + " that could displace it"
 	}
 	return fmt.Sprintf("Seed check: nothing to simulate again: the %s chosen (%s) set no seed that moves their simulation "+
-		"(fixed lengths or a trace, without a poisson load or speculative decoding), so no seed a config sets can change the "+
-		"answer (the router's own draws keep their fixed seed).", Plural(c.Unseeded, "point"), what)
+		"(fixed lengths or a trace, without a poisson load, speculative decoding or a router that draws), so no seed a config "+
+		"sets can change the answer.", Plural(c.Unseeded, "point"), what)
 }
 
 // answerNoun names the answer: "the front's N entries (M points with their ties)", or "the best

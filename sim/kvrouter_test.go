@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -110,5 +111,31 @@ func TestRandomPlacement(t *testing.T) {
 	}
 	if res.Summary.CompletedRequests != 300 || res.Summary.TotalOutputTokens != 300 {
 		t.Errorf("completed %d, output %d; want 300 and 300", res.Summary.CompletedRequests, res.Summary.TotalOutputTokens)
+	}
+}
+
+// router.seed picks the random policy's draws: unset is seed 42, written out it places every
+// request the same; another seed places them otherwise (the chance that 300 uniform draws over
+// 3 workers repeat is 3^-300).
+func TestRouterSeed(t *testing.T) {
+	placements := func(seed *uint64) []int32 {
+		cfg := testConfig(16, 1, 300, 30, 500)
+		cfg.Engine.Workers.Aggregated.Parallelism.Replicas = 3
+		cfg.Router.Policy = config.PolicyRandom
+		cfg.Router.Seed = seed
+		res := mustRun(t, cfg)
+		out := make([]int32, len(res.Requests))
+		for i := range res.Requests {
+			out[i] = res.Requests[i].Worker
+		}
+		return out
+	}
+	def, fortyTwo, seven := uint64(config.DefaultRouterSeed), uint64(42), uint64(7)
+	unset := placements(nil)
+	if got := placements(&fortyTwo); !slices.Equal(got, unset) || def != 42 {
+		t.Errorf("router.seed 42 places requests otherwise than an unset seed (default %d)", def)
+	}
+	if got := placements(&seven); slices.Equal(got, unset) {
+		t.Errorf("router.seed 7 places every request as seed 42 does")
 	}
 }

@@ -209,7 +209,7 @@ func (s *runState) newRouter(p *role, name config.Role, spec *config.WorkerRole,
 	opt := router.Options{
 		Policy: s.cfg.Router.Policy, Workers: workers, Ranks: par.AttentionData, BlockSize: p.blockSize,
 		OverlapScoreCredit: knobs.OverlapScoreCredit, PrefillLoadScale: knobs.PrefillLoadScale,
-		Temperature: knobs.Temperature, Seed: RouterSeed, Requests: len(p.reqs), DenseKeys: p.blocks.Distinct,
+		Temperature: knobs.Temperature, Seed: s.cfg.Router.RandomSeed(), Requests: len(p.reqs), DenseKeys: p.blocks.Distinct,
 		RingSlots: engine.RingSlotsPerBlock * blocks,
 	}
 	if s.ref.hashAllKeys {

@@ -157,10 +157,6 @@ type Handoff struct {
 	PrefillHistory []engine.Admission
 }
 
-// RouterSeed seeds the router's random streams (kv_router tie-breaking and temperature sampling,
-// the random policy). The schema has no router seed; 42 is the reference's default seed.
-const RouterSeed = 42
-
 // Run simulates cfg and returns its report. It is deterministic: the same cfg gives the same
 // result (wall time aside). The virtual clock is in ms. At one timestamp, pass completions are
 // applied first, then KV-transfer completions, then arrivals (each in the order they were

@@ -109,7 +109,7 @@ Once every point is finished, the seed check simulates the answer (the Pareto fr
 ties, or a scalar target's best point) and the candidates that could displace it (those its
 capacity searches left able to, and those within 5 % of it; at most 32 points) again with every
 seed their configs set moved by one (the source's length, mixture and think-time draws, a
-poisson load's arrivals, speculative acceptance; the router's own draws keep their fixed seed),
+poisson load's arrivals, speculative acceptance, kv_router's and the random policy's draws),
 compares the answer among those points before and after, and the summary, the report and
 sweep.json say how far their values moved and whether the answer held: an answer that changes
 is decided by the random draws, not by the deployments.

@@ -798,13 +798,33 @@ func Policies() []Policy {
 // Router is the request placement policy across replicas (dynosim-spec.md §3.3).
 type Router struct {
 	// Policy places the requests; the knobs below belong to kv_router.
-	Policy Policy `yaml:"policy" discriminator:"" default:"round_robin" sweep:"" reject:"only valid with router.policy kv_router, got {type}; remove it or set router.policy: kv_router"`
+	Policy Policy `yaml:"policy" discriminator:"" default:"round_robin" sweep:"" reject:"only valid with router.policy {variants}, got {type}; remove it or set router.policy: kv_router"`
 	// PrefillLoadModel says how long a routed prompt counts as prefill load.
 	PrefillLoadModel PrefillLoadModel `yaml:"prefill_load_model"`
 	// The kv_router knobs; nil when unset (documented defaults 1.0, 1.0 and 0.0).
 	OverlapScoreCredit *float64 `yaml:"overlap_score_credit,omitempty" union:"kv_router" null:"omit" min:"0" sweep:""`
 	PrefillLoadScale   *float64 `yaml:"prefill_load_scale,omitempty" union:"kv_router" null:"omit" min:"0" sweep:""`
 	Temperature        *float64 `yaml:"temperature,omitempty" union:"kv_router" null:"omit" min:"0" sweep:""`
+	// Seed seeds the router's random draws: kv_router's choice among workers of equal cost
+	// (temperature 0) or its softmin sample (temperature > 0), and the random policy's picks.
+	// nil when unset: the router then draws from DefaultRouterSeed. The policies that draw
+	// nothing (round_robin, least_loaded) reject it. A servesweep addition to the DynoSim schema,
+	// whose router has no seed; the seed check of a sweep moves it (grid.Point.Reseeded). Not
+	// encoded in the point ID's JSON when unset, so configs without it keep their IDs.
+	Seed *uint64 `yaml:"seed,omitempty" json:",omitempty" union:"kv_router,random" null:"omit"`
+}
+
+// DefaultRouterSeed is the seed of the router's random draws when router.seed is unset: 42, the
+// reference's default seed (dynosim-spec.md gives 42 for the poisson load's and the
+// speculation's seeds; its router has none).
+const DefaultRouterSeed = 42
+
+// RandomSeed is the seed the router draws from: Seed, or DefaultRouterSeed when it is unset.
+func (r *Router) RandomSeed() uint64 {
+	if r.Seed == nil {
+		return DefaultRouterSeed
+	}
+	return *r.Seed
 }
 
 // PrefillLoadModel is router.prefill_load_model; aic needs router.policy kv_router.

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -80,4 +82,28 @@ func TestOverlapScheduling(t *testing.T) {
 	// Speculation and pipelining with the setting left to the default, or false, are valid.
 	mustDecode(t, seedSynthetic, append(slices.Clone(sg), spec, "engine.workers.aggregated.parallelism.pipeline=2")...)
 	mustDecode(t, seedSynthetic, "engine.overlap_scheduling=false", spec)
+}
+
+// router.seed: unset it is the default 42 and left out of the JSON encoding (so a config without
+// it keeps its point ID); set under kv_router or random it is its value, the largest uint64
+// included.
+func TestDecodeRouterSeed(t *testing.T) {
+	c := mustDecode(t, seedSynthetic, "router={policy: kv_router}")
+	if c.Router.Seed != nil || c.Router.RandomSeed() != 42 {
+		t.Errorf("unset router seed: %v, RandomSeed %d; want nil and 42", c.Router.Seed, c.Router.RandomSeed())
+	}
+	if data, err := json.Marshal(c.Router); err != nil || strings.Contains(string(data), "Seed") {
+		t.Errorf("an unset router seed is encoded: %s (%v)", data, err)
+	}
+	for set, want := range map[string]uint64{
+		"router={policy: kv_router, seed: 0}":                    0,
+		"router={policy: random, seed: 7}":                       7,
+		"router={policy: random, seed: 18446744073709551615}":    18446744073709551615,
+		"router={policy: kv_router, temperature: 0.5, seed: 42}": 42,
+	} {
+		c := mustDecode(t, seedSynthetic, set)
+		if c.Router.Seed == nil || c.Router.RandomSeed() != want {
+			t.Errorf("%s: router seed %v, want %d", set, c.Router.Seed, want)
+		}
+	}
 }

@@ -33,7 +33,8 @@ import (
 //	                    lists the variants.
 //	union:"a,b"         the union variants that accept the field (untagged: every variant).
 //	reject:"t"          on a discriminator: how a member the variant does not accept is
-//	                    reported, at the member's path; {type} is the variant, {key} the member.
+//	                    reported, at the member's path; {type} is the variant, {key} the member,
+//	                    {variants} the variants that accept it ("a or b").
 //	rejectUnion:"t"     the same, once at the union's path. Without either the message is
 //	                    "<path>.type='<type>' does not accept [<keys>]; accepted keys: <keys>".
 //	alias:"a=b"         the discriminator value a is read as b.

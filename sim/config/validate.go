@@ -100,7 +100,7 @@ func (v *validator) fields(s *structSchema, sv reflect.Value, path string) {
 		}
 		switch d := s.disc; {
 		case d.reject != "":
-			v.errorf(fp, "%s", fill(d.reject, variant, f.key))
+			v.errorf(fp, "%s", strings.ReplaceAll(fill(d.reject, variant, f.key), "{variants}", strings.Join(f.variants, " or ")))
 		default:
 			extra = append(extra, f.key)
 		}
