@@ -27,7 +27,8 @@
 //     points also drop engine.kv_transfer) and the other roles' domains do not multiply its
 //     branch; when router.policy is a domain, points of a policy other than kv_router drop the
 //     kv_router knobs (overlap_score_credit, prefill_load_scale, temperature,
-//     prefill_load_model) and their domains.
+//     prefill_load_model) and their domains, and points of round_robin and least_loaded the
+//     seed (which kv_router and random take).
 //   - ${NAME} in a string value is replaced by the environment variable NAME (an unset or empty
 //     variable is an error naming the field), after --set overrides are applied.
 package grid

@@ -19,18 +19,31 @@ const (
 	pathPlanner = "planner.policy"
 )
 
-// kvRouterKnobs are the router fields that only kv_router takes: the members of the router's
-// kv_router variant (config.Router's union tags), plus prefill_load_model, whose aic type needs
-// kv_router too. A point whose policy (from a domain) is another one drops them.
-var kvRouterKnobs = func() []string {
-	var out []string
+// routerKnobs maps each router field that only some policies take to those policies (the
+// members of config.Router's union variants: the kv_router knobs, and seed, which kv_router and
+// random take), plus prefill_load_model, whose aic type needs kv_router too. A point whose policy
+// (from a domain) is not among a field's drops it (droppedRouterKnobs).
+var routerKnobs = func() map[string][]string {
+	out := map[string][]string{"prefill_load_model": {string(config.PolicyKVRouter)}}
 	for _, f := range config.Fields() {
-		if key, ok := strings.CutPrefix(f.Path, "router."); ok && slices.Equal(f.Variants, []string{string(config.PolicyKVRouter)}) {
+		if key, ok := strings.CutPrefix(f.Path, "router."); ok && len(f.Variants) > 0 && !strings.Contains(key, ".") {
+			out[key] = f.Variants
+		}
+	}
+	return out
+}()
+
+// droppedRouterKnobs lists, sorted, the routerKnobs a point of the given policy does not take.
+func droppedRouterKnobs(policy string) []string {
+	var out []string
+	for key, policies := range routerKnobs {
+		if !slices.Contains(policies, policy) {
 			out = append(out, key)
 		}
 	}
-	return append(out, "prefill_load_model")
-}()
+	slices.Sort(out)
+	return out
+}
 
 // fieldFor returns the field at path if a domain may be placed there (its `sweep` tag in
 // package config), else nil.

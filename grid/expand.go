@@ -99,7 +99,7 @@ type roleHW struct {
 // CanonicalKey identifies the class of configs that simulate identically to cfg, by exactly these
 // rules: the router policy and its knobs do not matter when every role the mode uses has one
 // worker with one attention-data rank (there is nowhere else to route); the kv_router knobs do not
-// matter under another policy; a hardware alias is its catalog id (h100 is h100_sxm), and a model
+// matter under another policy; router.seed 42 is the unset one (config.DefaultRouterSeed); a hardware alias is its catalog id (h100 is h100_sxm), and a model
 // name is its catalog id when it reads as the same architecture and formats
 // (timing.CanonicalModelID: Llama-3.1-8B, meta-llama/Meta-Llama-3.1-8B-Instruct and
 // meta-llama/Llama-3.1-8B are one model; an id with a weight-format suffix reads as another);
@@ -213,6 +213,10 @@ func canonicalAs(cfg *config.Config, single bool, ids catalogIDs) (c config.Conf
 			changes++
 		}
 		c.Router.OverlapScoreCredit, c.Router.PrefillLoadScale, c.Router.Temperature = nil, nil, nil
+	}
+	if s := c.Router.Seed; s != nil && *s == config.DefaultRouterSeed {
+		c.Router.Seed = nil // the seed an unset one draws from
+		changes++
 	}
 	// An alias names the same GPU as its catalog id, a spelling the same model.
 	resolve := func(s *string, id func(string) (string, bool)) {
@@ -513,8 +517,8 @@ func (s *Spec) applies(path, mode, policy string) bool {
 			return mode == string(config.ModeDisaggregated)
 		}
 	}
-	if policy != "" && policy != string(config.PolicyKVRouter) {
-		for _, k := range kvRouterKnobs {
+	if policy != "" {
+		for _, k := range droppedRouterKnobs(policy) {
 			if path == "router."+k || strings.HasPrefix(path, "router."+k+".") {
 				return false
 			}
@@ -525,7 +529,7 @@ func (s *Spec) applies(path, mode, policy string) bool {
 
 // Expand enumerates the grid in order, substitutes each point's values, drops the worker roles
 // a point's mode does not use (when engine.mode is a domain; aggregated points also drop
-// engine.kv_transfer) and the kv_router knobs of non-kv_router points (when router.policy is a
+// engine.kv_transfer) and the router knobs a point's policy does not take (when router.policy is a
 // domain), decodes each point as servesweep predict does (config.Decode with ConcreteMarker) and filters out the points outside the GPU budget
 // (checked first), the invalid, the unsupported and duplicates, counting each reason. The random optimizer then
 // keeps MaxTrials valid points, drawn with Seed. Spec-level errors (every point an invalid config,
@@ -1151,7 +1155,8 @@ func substitute(n *yaml.Node, subst map[*yaml.Node]*yaml.Node, copied map[*yaml.
 }
 
 // prune drops, for a point with the given mode, the worker roles and sections the mode does not
-// use; for a point with the given policy other than kv_router, the kv_router knobs.
+// use; for a point with the given policy, the router knobs it does not take (droppedRouterKnobs:
+// the kv_router knobs under another policy, the seed under round_robin and least_loaded).
 func prune(root *yaml.Node, mode, policy string) {
 	if mode != "" {
 		engine := child(root, "engine")
@@ -1163,8 +1168,8 @@ func prune(root *yaml.Node, mode, policy string) {
 			removeKeys(child(engine, "workers"), "aggregated")
 		}
 	}
-	if policy != "" && policy != string(config.PolicyKVRouter) {
-		removeKeys(child(root, "router"), kvRouterKnobs...)
+	if policy != "" {
+		removeKeys(child(root, "router"), droppedRouterKnobs(policy)...)
 	}
 }
 

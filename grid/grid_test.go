@@ -247,6 +247,24 @@ func TestExpandPolicyDomainDropsKVRouterKnobs(t *testing.T) {
 	}
 }
 
+// A router seed beside a policy domain stays on the policies that draw (kv_router, random) and
+// leaves the others, whose points stay valid.
+func TestExpandPolicyDomainDropsTheSeed(t *testing.T) {
+	x := expand(t, base,
+		"engine.workers.aggregated.parallelism.replicas=2",
+		"router={policy: {choices: [round_robin, kv_router, random, least_loaded]}, seed: 7}")
+	if x.GridPoints != 4 || x.Valid != 4 {
+		t.Fatalf("grid %d valid %d %v %v; want 4 and 4", x.GridPoints, x.Valid, x.Filtered, x.Examples)
+	}
+	for _, p := range x.Points {
+		r := p.Config.Router
+		draws := r.Policy == config.PolicyKVRouter || r.Policy == config.PolicyRandom
+		if got := r.Seed != nil; got != draws || draws && *r.Seed != 7 {
+			t.Errorf("%s point: seed %v, want it kept (7) only under kv_router and random", r.Policy, r.Seed)
+		}
+	}
+}
+
 func TestExpandFiltersWithCountedReasons(t *testing.T) {
 	x := expand(t, base+"optimization: {constraints: {min_candidate_gpus: 2, max_candidate_gpus: 4}}\n",
 		"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 4, 8]}",
@@ -840,8 +858,15 @@ func TestSweepTagsDecideDomains(t *testing.T) {
 			t.Errorf("notSearchable(%s) =\n%s\nwant\n%s", path, got, want)
 		}
 	}
-	if !slices.Equal(kvRouterKnobs, []string{"overlap_score_credit", "prefill_load_scale", "temperature", "prefill_load_model"}) {
-		t.Errorf("kvRouterKnobs = %v", kvRouterKnobs)
+	for policy, want := range map[string][]string{
+		"kv_router":    nil,
+		"random":       {"overlap_score_credit", "prefill_load_model", "prefill_load_scale", "temperature"},
+		"round_robin":  {"overlap_score_credit", "prefill_load_model", "prefill_load_scale", "seed", "temperature"},
+		"least_loaded": {"overlap_score_credit", "prefill_load_model", "prefill_load_scale", "seed", "temperature"},
+	} {
+		if got := droppedRouterKnobs(policy); !slices.Equal(got, want) {
+			t.Errorf("droppedRouterKnobs(%s) = %v, want %v", policy, got, want)
+		}
 	}
 }
 

@@ -102,15 +102,7 @@ func routerDraws(c *config.Config) bool {
 	if p := c.Router.Policy; p != config.PolicyKVRouter && p != config.PolicyRandom {
 		return false
 	}
-	if c.Planner.Settings().Enabled {
-		return true
-	}
-	for _, name := range c.Engine.Mode.Roles() {
-		if r := c.Engine.Workers.Role(name); r != nil && r.Parallelism.Replicas*r.Parallelism.AttentionData > 1 {
-			return true
-		}
-	}
-	return false
+	return c.Planner.Settings().Enabled || !SingleWorker(c)
 }
 
 // sourceDraws reports whether source s draws from its seed: a synthetic source with a length

@@ -163,3 +163,21 @@ func TestReseededRouter(t *testing.T) {
 		}
 	}
 }
+
+// An explicit router seed of 42 is the unset one: the same class of configs (CanonicalKey), as
+// another seed is not.
+func TestCanonicalRouterSeed(t *testing.T) {
+	two := "engine.workers.aggregated.parallelism.replicas=2"
+	unset := expand(t, base, "router={policy: kv_router}", two).Points[0].Config
+	set42 := expand(t, base, "router={policy: kv_router, seed: 42}", two).Points[0].Config
+	set7 := expand(t, base, "router={policy: kv_router, seed: 7}", two).Points[0].Config
+	if PointID(unset) == PointID(set42) {
+		t.Fatal("an explicit seed 42 has the unset config's point ID: the case checks nothing")
+	}
+	if CanonicalKey(set42) != CanonicalKey(unset) {
+		t.Error("router.seed 42 is another class than an unset seed")
+	}
+	if CanonicalKey(set7) == CanonicalKey(unset) {
+		t.Error("router.seed 7 is the class of an unset seed")
+	}
+}

@@ -193,7 +193,8 @@ func needed(o optimization.Objective, x, y float64) (f float64, ok bool) {
 // SeedCheck is what became of a sweep's answer when the points that make and could change it
 // (SeedCheckPoints) were simulated again with every seed their configs set moved
 // (sweep.Recheck): the same deployments under other random draws of prompt and output lengths,
-// mixture picks, session think times, arrival gaps and draft acceptance. Before and after are
+// mixture picks, session think times, arrival gaps, draft acceptance and the router's choices
+// (kv_router's ties and samples, the random policy's picks). Before and after are
 // compared among those points alone, so that a shift every re-run point shares (all a little
 // slower under the new draws) cannot put a point that was not re-run on the answer. An answer
 // that changes moves with the draws, not with the deployments. It is written in sweep.json and

@@ -20,8 +20,8 @@ const SeedOffset = 1
 
 // Reseed returns, in order, the copies of points whose simulation draws from a seed their
 // configs set, each such seed moved by SeedOffset (grid.Point.Reseeded); a point none of whose
-// seeds moves its simulation (fixed lengths or a trace, without a poisson load or speculative
-// decoding) has no copy. Errors: a point that cannot be re-seeded.
+// seeds moves its simulation (fixed lengths or a trace, without a poisson load, speculative
+// decoding or a router that draws) has no copy. Errors: a point that cannot be re-seeded.
 func Reseed(points []*grid.Point) ([]*grid.Point, error) {
 	var out []*grid.Point
 	for _, p := range points {

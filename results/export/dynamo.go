@@ -62,6 +62,8 @@ func (x *exporter) dynamo() []File {
 }
 
 // dynamoFrontend is the frontend service: the HTTP port and the router mode of router.policy.
+// router.seed is left out, as the other seeds are: it picks the simulation's random draws, not a
+// setting of the deployment.
 func (x *exporter) dynamoFrontend(image string) []kv {
 	args := []string{"--http-port", "8000"}
 	rt := x.cfg.Router

@@ -798,7 +798,7 @@ func Policies() []Policy {
 // Router is the request placement policy across replicas (dynosim-spec.md §3.3).
 type Router struct {
 	// Policy places the requests; the knobs below belong to kv_router.
-	Policy Policy `yaml:"policy" discriminator:"" default:"round_robin" sweep:"" reject:"only valid with router.policy {variants}, got {type}; remove it or set router.policy: kv_router"`
+	Policy Policy `yaml:"policy" discriminator:"" default:"round_robin" sweep:"" reject:"only valid with router.policy {variants}, got {type}; remove it or set router.policy to {variants}"`
 	// PrefillLoadModel says how long a routed prompt counts as prefill load.
 	PrefillLoadModel PrefillLoadModel `yaml:"prefill_load_model"`
 	// The kv_router knobs; nil when unset (documented defaults 1.0, 1.0 and 0.0).

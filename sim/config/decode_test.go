@@ -629,7 +629,7 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"kv knob negative", "", []string{"router={policy: kv_router, overlap_score_credit: -1}"}, "router.overlap_score_credit", "must be >= 0, got -1"},
 		{"router policy enum", "", []string{"router.policy=hash"}, "router.policy", "must be one of round_robin, kv_router, random, least_loaded"},
 		{"random policy rejects kv knobs", "", []string{"router={policy: random, temperature: 0.5}"}, "router.temperature", "only valid with router.policy kv_router, got random"},
-		{"round robin seed", "", []string{"router.seed=7"}, "router.seed", "only valid with router.policy kv_router or random, got round_robin"},
+		{"round robin seed", "", []string{"router.seed=7"}, "router.seed", "only valid with router.policy kv_router or random, got round_robin; remove it or set router.policy to kv_router or random"},
 		{"least loaded seed", "", []string{"router={policy: least_loaded, seed: 7}"}, "router.seed", "only valid with router.policy kv_router or random, got least_loaded"},
 		{"router seed negative", "", []string{"router={policy: random, seed: -1}"}, "router.seed", "got -1"},
 		{"router seed a word", "", []string{"router={policy: kv_router, seed: lucky}"}, "router.seed", `got "lucky" (string)`},
