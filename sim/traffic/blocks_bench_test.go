@@ -12,16 +12,27 @@ func builtInSessions(n int) *Workload {
 
 // BenchmarkBlocksSessions measures the shared-block computation of one capacity probe's
 // workload in the built-in sweep (1,024 sessions, 64-token KV blocks): the sweep builds one per
-// probe.
+// probe. "structure" is what Blocks does for it (sessionPrefixes.sharedBlocks), "hashed" the
+// block hashing every other workload (a trace) takes.
 func BenchmarkBlocksSessions(b *testing.B) {
 	w := builtInSessions(1024)
 	blocks := 0
 	for i := range w.Requests {
 		blocks += hashedTokens(&w.Requests[i], 8192) / 64
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		w.computeBlocks(64, 8192)
+	for _, bc := range []struct {
+		name  string
+		build func() *BlockSet
+	}{
+		{"structure", func() *BlockSet { return w.computeBlocks(64, 8192) }},
+		{"hashed", func() *BlockSet { return hashedBlocks(w, 64, 8192) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				bc.build()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(blocks), "ns/block")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(blocks), "ns/block")
 }

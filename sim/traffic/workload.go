@@ -90,6 +90,9 @@ type Workload struct {
 	// distinct reports that no two requests share a token at the same position from the first
 	// token on (synthetic single-turn sources), so no block is shared (SharedBlocks).
 	distinct bool
+	// sessions is the sharing of a synthetic-session workload, from which computeBlocks derives
+	// its BlockSets without hashing (sessionPrefixes.sharedBlocks); nil for other workloads.
+	sessions *sessionPrefixes
 
 	mu     sync.Mutex
 	hashes map[hashKey]*hashSet
@@ -244,19 +247,11 @@ func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
 	if w.distinct {
 		return bs
 	}
-	// One hasher per candidate, in candidate order, moved along as the candidates thin out
-	// level by level: each level reads them in sequence, however few of a large workload's
-	// requests are left.
-	hashers := make([]blockHasher, 0, len(w.Requests))
-	for i := range w.Requests {
-		if bs.Full[i] > 0 {
-			hashers = append(hashers, blockHasher{r: &w.Requests[i]})
-		}
+	if w.sessions != nil {
+		w.sessions.sharedBlocks(bs, w, blockSize)
+	} else {
+		w.hashSharedBlocks(bs, blockSize)
 	}
-	buf := make([]byte, 4*blockSize)
-	// Blocks of consecutive ids are named by runHash: the same sharing as BlockHashes' XXH3.
-	sharedPrefixes(bs, func(k, _ int32) uint64 { return hashers[k].next(w, buf, int32(blockSize), true) },
-		func(dst, src int32) { hashers[dst] = hashers[src] })
 	total := 0
 	for _, n := range bs.depth {
 		total += int(n)
@@ -271,6 +266,24 @@ func (w *Workload) computeBlocks(blockSize, maxTokens int) *BlockSet {
 	}
 	bs.materialize(total)
 	return bs
+}
+
+// hashSharedBlocks fills bs's runs and Distinct by hashing the requests' blocks of blockSize
+// tokens level by level (sharedPrefixes), given bs.Full.
+func (w *Workload) hashSharedBlocks(bs *BlockSet, blockSize int) {
+	// One hasher per candidate, in candidate order, moved along as the candidates thin out
+	// level by level: each level reads them in sequence, however few of a large workload's
+	// requests are left.
+	hashers := make([]blockHasher, 0, len(w.Requests))
+	for i := range w.Requests {
+		if bs.Full[i] > 0 {
+			hashers = append(hashers, blockHasher{r: &w.Requests[i]})
+		}
+	}
+	buf := make([]byte, 4*blockSize)
+	// Blocks of consecutive ids are named by runHash: the same sharing as BlockHashes' XXH3.
+	sharedPrefixes(bs, func(k, _ int32) uint64 { return hashers[k].next(w, buf, int32(blockSize), true) },
+		func(dst, src int32) { hashers[dst] = hashers[src] })
 }
 
 // materialize sets Shared from the runs: total is the sum of depth. Request i's blocks before
@@ -736,7 +749,11 @@ func SyntheticSessionsMix(n int, shapes []SessionShape, weights []float64, seed 
 	}
 	var alloc tokenAllocator
 	groupRun := make([][]Piece, len(shapes))
+	groupBase := make([]int32, len(shapes)) // the workload-wide id of each shape's group 0
+	sp := &sessionPrefixes{group: make([]int32, n), shared: shared}
 	for c, gl := range groupLen {
+		groupBase[c] = int32(sp.groups)
+		sp.groups += len(gl)
 		groupRun[c] = make([]Piece, len(gl))
 		for g, l := range gl {
 			if l > 0 {
@@ -745,12 +762,14 @@ func SyntheticSessionsMix(n int, shapes []SessionShape, weights []float64, seed 
 		}
 	}
 
-	w := &Workload{Sessions: make([]Session, n), Requests: make([]Request, 0, len(lens)/2)}
+	w := &Workload{Sessions: make([]Session, n), Requests: make([]Request, 0, len(lens)/2), sessions: sp}
 	for i := range n {
 		sh := &shapes[comp[i]]
 		tl := lens[first[i]:first[i+1]]
 		pieces := make([]Piece, 0, 2*sh.Turns+1)
+		sp.group[i] = -1
 		if shared[i] > 0 {
+			sp.group[i] = groupBase[comp[i]] + int32(i%sh.PrefixGroups)
 			run := groupRun[comp[i]][i%sh.PrefixGroups]
 			run.Len = shared[i]
 			pieces = append(pieces, run)
