@@ -12,7 +12,9 @@ import "sort"
 //     differ at the next one (a fresh token on one side at least).
 //
 // Every other token is fresh (tokenAllocator), so no other pair of requests agrees on a token at
-// the same position.
+// the same position. (Fresh ids are uint32: past 2^32 tokens in a workload they wrap and hashing
+// would find blocks that repeat earlier ones, which the generator does not mean; this structure
+// keeps the sharing it means.)
 type sessionPrefixes struct {
 	// group is, per session, its prefix group numbered over the workload (shapes' groups apart);
 	// -1 for a session without a share of a group's run.
@@ -31,7 +33,7 @@ type sessionPrefixes struct {
 // With f the full blocks of a request and m_s = shared[s] / blockSize the blocks of session s
 // inside its group's run, two turns of one session have min(f_i, f_j) blocks in common, two
 // requests of different sessions of one group min(f_i, f_j, m_s, m_s'), and any other two none.
-// Work and memory are linear in the requests.
+// Work is O(requests × log turns per session), memory linear in the requests.
 func (sp *sessionPrefixes) sharedBlocks(b *BlockSet, w *Workload, blockSize int) {
 	n := len(b.Full)
 	b.depth, b.own, b.prior, b.base = make([]int32, n), make([]int32, n), make([]int32, n), make([]uint32, n)
@@ -42,17 +44,21 @@ func (sp *sessionPrefixes) sharedBlocks(b *BlockSet, w *Workload, blockSize int)
 	// Per session: m, its group blocks; held, the most group blocks one of its requests holds
 	// (min(m, max f)); top and second, the two largest f of its turns (a multiset: equal when two
 	// turns tie).
+	// reach is, per request, the most blocks it or an earlier turn of its session holds: the
+	// first turn holding block d is the first whose reach passes d.
 	m := make([]int32, ns)
 	held := make([]int32, ns)
 	top, second := make([]int32, ns), make([]int32, ns)
+	reach := make([]int32, n)
 	for s := range w.Sessions {
 		turns := b.Full[w.Sessions[s].First : w.Sessions[s].First+w.Sessions[s].Turns]
-		for _, f := range turns {
+		for k, f := range turns {
 			if f > top[s] {
 				top[s], second[s] = f, top[s]
 			} else if f > second[s] {
 				second[s] = f
 			}
+			reach[int(w.Sessions[s].First)+k] = top[s]
 		}
 		if sp.group[s] >= 0 {
 			m[s] = sp.shared[s] / int32(blockSize)
@@ -75,15 +81,12 @@ func (sp *sessionPrefixes) sharedBlocks(b *BlockSet, w *Workload, blockSize int)
 			gSecond[g] = h
 		}
 	}
-	// firstTurn is the first request of session s holding block d (some turn does).
+	// firstTurn is the first request of session s holding block d (callers ask only for a block
+	// some turn holds).
 	firstTurn := func(s int, d int32) int32 {
 		se := w.Sessions[s]
-		for r := se.First; r < se.First+se.Turns; r++ {
-			if b.Full[r] > d {
-				return r
-			}
-		}
-		panic("traffic: no turn of the session holds the block") // callers ask only for held blocks
+		turns := reach[se.First : se.First+se.Turns]
+		return se.First + int32(sort.Search(len(turns), func(k int) bool { return turns[k] > d }))
 	}
 	// groupFirst is the first request holding block d of group g's run (d below gTop[g]).
 	groupFirst := func(g int32, d int32) int32 {

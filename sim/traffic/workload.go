@@ -545,8 +545,9 @@ func (h *blockHasher) next(w *Workload, buf []byte, bs int32, byRun bool) uint64
 // golden-ratio increment. Two blocks of consecutive ids hold the same tokens exactly when they
 // start at the same id, so naming them by their first id keeps XXH3's equality (a collision with
 // an XXH3 hash of other tokens is a 2^-64 chance, as between two XXH3 hashes) at a fraction of
-// its cost: synthetic workloads are almost all runs of fresh ids, and computeBlocks hashes every
-// shared block once per request holding it.
+// its cost: hashSharedBlocks hashes every shared block once per request holding it, and the
+// content of the workloads it hashes is largely runs of fresh ids (every output, the fresh input
+// of agentic and applied sessions; synthetic-session workloads skip hashing: sharedBlocks).
 func runHash(t uint32) uint64 {
 	z := uint64(t) + 0x9E3779B97F4A7C15
 	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
