@@ -78,6 +78,7 @@
 //	                                                            applied
 //	router_policy, router_prefill_load_model             STRING
 //	router_overlap_score_credit, router_prefill_load_scale, router_temperature   DOUBLE (null: unset)
+//	router_seed                                          INT64   kv_router, random (null: others)
 //
 // Workload (traffic.*, evaluation.sla):
 //

@@ -681,8 +681,15 @@ func TestColumnsRecordValuesInEffect(t *testing.T) {
 	if r.RouterOverlapScoreCredit == nil || *r.RouterOverlapScoreCredit != 1 || *r.RouterPrefillLoadScale != 1 || *r.RouterTemperature != 0 {
 		t.Errorf("kv_router knobs %v %v %v, want 1 1 0", r.RouterOverlapScoreCredit, r.RouterPrefillLoadScale, r.RouterTemperature)
 	}
-	if rr := simulatedRow(t, "rr", 1); rr.RouterOverlapScoreCredit != nil || rr.RouterTemperature != nil {
-		t.Error("round_robin has no kv_router knobs: the columns must be null")
+	if rr := simulatedRow(t, "rr", 1); rr.RouterOverlapScoreCredit != nil || rr.RouterTemperature != nil || rr.RouterSeed != nil {
+		t.Error("round_robin has no kv_router knobs and draws nothing: the columns must be null")
+	}
+	// The router's seed: 42 unset, its value set, under the policies that draw.
+	if r.RouterSeed == nil || *r.RouterSeed != 42 {
+		t.Errorf("kv_router's router_seed %v, want the default 42", r.RouterSeed)
+	}
+	if rs := simulatedRow(t, "rs", 3, "router={policy: random, seed: 7}"); rs.RouterSeed == nil || *rs.RouterSeed != 7 {
+		t.Errorf("router_seed %v, want 7", rs.RouterSeed)
 	}
 	cfg, err := config.Decode([]byte(smallConfig), "small.yaml", []string{"engine.workers.aggregated.kv_cache.capacity={type: default}"})
 	if err != nil {

@@ -163,6 +163,9 @@ type Row struct {
 	RouterOverlapScoreCredit *float64 `parquet:"router_overlap_score_credit,optional"`
 	RouterPrefillLoadScale   *float64 `parquet:"router_prefill_load_scale,optional"`
 	RouterTemperature        *float64 `parquet:"router_temperature,optional"`
+	// RouterSeed is the seed of the router's draws (router.seed, 42 when unset) under the
+	// policies that draw (kv_router, random); null under the others.
+	RouterSeed *int64 `parquet:"router_seed,optional"`
 
 	// SourceType is traffic.source.type; the source_, session_ and trace_ columns hold its fields.
 	SourceType                    string   `parquet:"source_type"`
@@ -853,6 +856,9 @@ func fillConfig(r *Row, c *config.Config) {
 		r.RouterOverlapScoreCredit = f64(k.OverlapScoreCredit)
 		r.RouterPrefillLoadScale = f64(k.PrefillLoadScale)
 		r.RouterTemperature = f64(k.Temperature)
+	}
+	if rt.Policy == config.PolicyKVRouter || rt.Policy == config.PolicyRandom {
+		r.RouterSeed = i64(int(min(rt.RandomSeed(), math.MaxInt64)))
 	}
 
 	t := &c.Traffic
