@@ -503,3 +503,30 @@ func example(path string) string {
 	}
 	return "meta-llama/Llama-3.1-8B-Instruct"
 }
+
+// unusedRouterKnobWarnings warns, when router.policy is a domain, of each router knob the spec
+// gives (a value or a domain) that no policy of the domain takes: every point drops it
+// (droppedRouterKnobs), so it changes nothing, which its author may not expect (a seed beside
+// round_robin and least_loaded only).
+func (s *Spec) unusedRouterKnobWarnings() []string {
+	d := findDomain(s.Domains, pathPolicy)
+	router := child(s.root, "router")
+	if d == nil || router == nil || router.Kind != yaml.MappingNode {
+		return nil
+	}
+	policies := make([]string, len(d.Values))
+	for i, v := range d.Values {
+		policies[i] = v.Value
+	}
+	var out []string
+	for i := 0; i+1 < len(router.Content); i += 2 {
+		key := router.Content[i].Value
+		takers, ok := routerKnobs[key]
+		if !ok || slices.ContainsFunc(policies, func(p string) bool { return slices.Contains(takers, p) }) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: router.%s is dropped from every point: only router.policy %s takes it, and the domain's "+
+			"policies are %s", s.File, key, strings.Join(takers, " or "), strings.Join(policies, ", ")))
+	}
+	return out
+}

@@ -389,7 +389,8 @@ type Expansion struct {
 	// modeErrors is, per value of an engine.mode domain, the decode error every invalid or
 	// unsupported point of that mode gave ("" once two differed; absent when none gave one):
 	// CheckModes reports a mode whose points all fail with it as that error, once.
-	modeErrors map[string]string
+	// policyErrors is the same per value of a router.policy domain.
+	modeErrors, policyErrors map[string]string
 
 	// shardOf is the shard of each of Points (whose first element is shardFirst) among shardCount
 	// shards, once asked (shards).
@@ -404,12 +405,21 @@ type Expansion struct {
 // such mode, with its filter counts and first reason; when the mode's invalid points (all of
 // them, or two or more beside points outside the GPU budget) share one decode error, a
 // *SpecError with that error once instead. A GPU budget that rules out a whole mode
-// counts too: the user asked for that mode. Expand leaves this check to its caller, which may
-// choose to sweep the other modes alone; it reads only the whole grid's validity, so
-// every shard of a sharded sweep gets the same answer.
+// counts too: the user asked for that mode. A value of a router.policy domain without a valid
+// point whose invalid points share one decode error is refused the same way (a router knob the
+// spec sets wrong, router.seed: -3, would otherwise drop that policy's points with a warning); a
+// policy without a valid point for other reasons stays a warning. Expand leaves this check to
+// its caller, which may choose to sweep the other modes alone; it reads only the whole grid's
+// validity, so every shard of a sharded sweep gets the same answer.
 func (x *Expansion) CheckModes() error {
 	var errs config.Errors
 	for _, v := range x.EmptyValues {
+		if v.Path == pathPolicy {
+			bad := v.Filtered[FilteredInvalid] + v.Filtered[FilteredUnsupported]
+			if full := x.policyErrors[v.Value]; full != "" && (bad == v.Points || bad > 1) {
+				return &SpecError{Err: x.Spec.specWideError(full, bad, v.Points, "of router.policy "+v.Value+" ")}
+			}
+		}
 		if v.Path != pathMode {
 			continue
 		}
@@ -429,8 +439,8 @@ func (x *Expansion) CheckModes() error {
 	return nil
 }
 
-// SpecError is an error of the spec itself that CheckModes found: every point of a mode fails
-// with the same error of a field outside the domains, so dropping the mode
+// SpecError is an error of the spec itself that CheckModes found: every point of a mode (or of
+// a router policy) fails with the same error of a field outside the domains, so dropping the mode
 // (--allow-empty-mode) is not the fix; Err is that error once (config.Errors).
 type SpecError struct{ Err error }
 
@@ -587,6 +597,7 @@ func (s *Spec) expand(ctx context.Context, keep bool) (*Expansion, error) {
 	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
 	x.Warnings = append(x.Warnings, s.labelOnlyWarnings(valid[0].Config)...)
 	x.Warnings = append(x.Warnings, s.equivalentChoiceWarnings()...)
+	x.Warnings = append(x.Warnings, s.unusedRouterKnobWarnings()...)
 	if w := s.lockstepWarning(valid[0].Config); w != "" {
 		x.Warnings = append(x.Warnings, w)
 	}
@@ -768,8 +779,9 @@ func (x *Expansion) sift(points []Point, verdicts []verdict) ([]Point, *valueTal
 	pick := make([]*yaml.Node, d)
 	vi := make([]int, d)
 	modeAt := slices.IndexFunc(s.Domains, func(d Domain) bool { return d.Path == pathMode })
+	policyAt := slices.IndexFunc(s.Domains, func(d Domain) bool { return d.Path == pathPolicy })
 	if x.modeErrors == nil {
-		x.modeErrors = map[string]string{}
+		x.modeErrors, x.policyErrors = map[string]string{}, map[string]string{}
 	}
 	for index := range points {
 		b := &verdicts[index]
@@ -789,12 +801,17 @@ func (x *Expansion) sift(points []Point, verdicts []verdict) ([]Point, *valueTal
 				x.sameError, x.sameErrorDiffers = "", true
 			}
 		}
-		if full != "" && modeAt >= 0 && pick[modeAt] != nil {
-			mode := pick[modeAt].Value
-			if prev, ok := x.modeErrors[mode]; !ok {
-				x.modeErrors[mode] = full
-			} else if prev != full {
-				x.modeErrors[mode] = ""
+		for _, c := range []struct {
+			at   int
+			errs map[string]string
+		}{{modeAt, x.modeErrors}, {policyAt, x.policyErrors}} {
+			if full != "" && c.at >= 0 && pick[c.at] != nil {
+				v := pick[c.at].Value
+				if prev, ok := c.errs[v]; !ok {
+					c.errs[v] = full
+				} else if prev != full {
+					c.errs[v] = ""
+				}
 			}
 		}
 		if full != "" && len(x.Errors) < maxErrors {

@@ -265,6 +265,56 @@ func TestExpandPolicyDomainDropsTheSeed(t *testing.T) {
 	}
 }
 
+// A router knob no policy of the domain takes is dropped from every point, with a warning; one
+// some policy takes is not warned of.
+func TestUnusedRouterKnobWarning(t *testing.T) {
+	two := "engine.workers.aggregated.parallelism.replicas=2"
+	x := expand(t, base, two, "router={policy: {choices: [round_robin, least_loaded]}, seed: 5, temperature: 0.5}")
+	want := []string{
+		"spec.yaml: router.seed is dropped from every point: only router.policy kv_router or random takes it, and the domain's policies are round_robin, least_loaded",
+		"spec.yaml: router.temperature is dropped from every point: only router.policy kv_router takes it, and the domain's policies are round_robin, least_loaded",
+	}
+	var got []string
+	for _, w := range x.Warnings {
+		if strings.Contains(w, "dropped from every point") {
+			got = append(got, w)
+		}
+	}
+	if !slices.Equal(got, want) || x.Valid != 2 || x.Points[0].Config.Router.Seed != nil {
+		t.Errorf("warnings %q, %d valid points (seed %v); want %q and 2 points without the seed", got, x.Valid, x.Points[0].Config.Router.Seed, want)
+	}
+	x = expand(t, base, two, "router={policy: {choices: [round_robin, random]}, seed: 5}")
+	for _, w := range x.Warnings {
+		if strings.Contains(w, "dropped from every point") {
+			t.Errorf("a seed the random policy takes warned of: %s", w)
+		}
+	}
+}
+
+// A router knob the spec sets wrong fails every point of the policies that take it: that is the
+// spec's error, refused once (SpecError), not a policy value without a valid point to warn of.
+func TestCheckModesRefusesABadRouterKnob(t *testing.T) {
+	for knob, want := range map[string]string{
+		"seed: -3": "spec.yaml: router.seed: must be an int between 0 and 18446744073709551615, got -3 " +
+			"(every one of the 2 grid points of router.policy kv_router fails with this error: it is in the spec, not in a domain's values)",
+		"temperature: -1": "spec.yaml: router.temperature: must be >= 0, got -1 " +
+			"(every one of the 2 grid points of router.policy kv_router fails with this error: it is in the spec, not in a domain's values)",
+	} {
+		x := expand(t, base, "engine.workers.aggregated.parallelism.replicas={choices: [2, 4]}",
+			"router={policy: {choices: [round_robin, kv_router, random, least_loaded]}, "+knob+"}")
+		err := x.CheckModes()
+		var se *SpecError
+		if !errors.As(err, &se) || se.Err.Error() != want {
+			t.Errorf("%s: CheckModes: %v; want a SpecError %q", knob, err, want)
+		}
+	}
+	// A knob every point of its policies takes leaves the check with nothing to refuse.
+	x := expand(t, base, "engine.workers.aggregated.parallelism.replicas=2", "router={policy: {choices: [round_robin, kv_router]}, seed: 3}")
+	if err := x.CheckModes(); err != nil || x.Valid != 2 {
+		t.Errorf("CheckModes of a valid seed: %v, %d valid points; want nil and 2", err, x.Valid)
+	}
+}
+
 func TestExpandFiltersWithCountedReasons(t *testing.T) {
 	x := expand(t, base+"optimization: {constraints: {min_candidate_gpus: 2, max_candidate_gpus: 4}}\n",
 		"engine.workers.aggregated.parallelism.replicas={choices: [1, 2, 4, 8]}",

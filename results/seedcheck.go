@@ -191,7 +191,7 @@ func needed(o optimization.Objective, x, y float64) (f float64, ok bool) {
 }
 
 // SeedCheck is what became of a sweep's answer when the points that make and could change it
-// (SeedCheckPoints) were simulated again with every seed their configs set moved
+// (SeedCheckPoints) were simulated again with every seed that draws moved, set or default
 // (sweep.Recheck): the same deployments under other random draws of prompt and output lengths,
 // mixture picks, session think times, arrival gaps, draft acceptance and the router's choices
 // (kv_router's ties and samples, the random policy's picks). Before and after are
@@ -212,7 +212,7 @@ type SeedCheck struct {
 	// scalar target's best point), and AnswerSize its points with their ties, checked or not.
 	AnswerEntries int `json:"answer_entries"`
 	AnswerSize    int `json:"answer_size"`
-	// Unseeded counts the chosen points whose configs set no seed that moves their simulation
+	// Unseeded counts the chosen points whose simulation draws from no seed
 	// (nothing to simulate again); Inconclusive the points whose simulation under the moved seeds
 	// failed or timed out (compared as they were); Omitted the points beyond MaxSeedCheckPoints,
 	// answer points first: the comparison covers the points checked.
@@ -436,7 +436,8 @@ func seedCheckSkippedText(reason string) string {
 	case SeedCheckInterrupted:
 		return "No seed check: the sweep or its seed check was interrupted; rerun the sweep (every finished point resumes) to check its answer."
 	case SeedCheckSharded:
-		return "No seed check: a merge simulates nothing; to check the answer, sweep the front's points again with another traffic.source.seed and compare."
+		return "No seed check: a merge simulates nothing; to check the answer, sweep the front's points again with another traffic.source.seed " +
+			"(and router.seed where kv_router or the random policy routes) and compare."
 	case SeedCheckNoCandidate:
 		return "No seed check: no point passed the analysis' filters, so there is no answer to check (a point that misses the SLA is no candidate under any draws)."
 	}
@@ -492,7 +493,7 @@ func (t *seedText) nothing() string {
 	if n := c.Unseeded - c.AnswerSize; n > 0 {
 		what += " and " + Plural(n, "candidate") + " that could displace it"
 	}
-	return fmt.Sprintf("Seed check: nothing to simulate again: the %s chosen (%s) set no seed that moves their simulation "+
+	return fmt.Sprintf("Seed check: nothing to simulate again: the %s chosen (%s) draw from no seed "+
 		"(fixed lengths or a trace, without a poisson load, speculative decoding or a router that draws), so no seed a config "+
 		"sets can change the answer.", Plural(c.Unseeded, "point"), what)
 }
@@ -523,7 +524,7 @@ func (t *seedText) lead() string {
 	what := t.answerNoun()
 	switch n := len(c.Points) - c.AnswerPoints; {
 	case c.AnswerPoints == 0:
-		what = Plural(n, "candidate") + " that could displace " + what + " (which sets no seed that moves it)"
+		what = Plural(n, "candidate") + " that could displace " + what + " (which draws from no seed)"
 	case n > 0:
 		what += " and " + Plural(n, "candidate") + " that could displace it"
 	}
@@ -533,13 +534,13 @@ func (t *seedText) lead() string {
 			MaxSeedCheckPoints, c.Omitted, MaxSeedCheckPoints))
 	}
 	if c.Unseeded > 0 {
-		notes = append(notes, fmt.Sprintf("%s set no seed that moves them and kept their values", Plural(c.Unseeded, "more point")))
+		notes = append(notes, fmt.Sprintf("%s draw from no seed and kept their values", Plural(c.Unseeded, "more point")))
 	}
 	if c.Inconclusive > 0 {
 		notes = append(notes, fmt.Sprintf("%s failed or ran out of host time under the moved seeds: compared as measured before",
 			Plural(c.Inconclusive, "point")))
 	}
-	s := fmt.Sprintf("Seed check: %s, simulated again with every seed their configs set moved by %d", what, c.SeedOffset)
+	s := fmt.Sprintf("Seed check: %s, simulated again with every seed they draw from moved by %d", what, c.SeedOffset)
 	if len(notes) > 0 {
 		s += " (" + strings.Join(notes, "; ") + ")"
 	}
@@ -551,7 +552,15 @@ func (t *seedText) lead() string {
 // measured both times.
 func (t *seedText) moves() string {
 	c := t.c
-	pct := func(f float64) string { return FixedNum(math.Round(1e4*f)/100) + " %" }
+	// pct is f (a fraction) in percent to two decimals; a move under 0.005 % shows as 0.01 %, a
+	// bound that "at most" keeps true, rather than a 0 that says nothing moved.
+	pct := func(f float64) string {
+		r := math.Round(1e4*f) / 100
+		if f > 0 && r == 0 {
+			r = 0.01
+		}
+		return FixedNum(r) + " %"
+	}
 	// largest is the point of [from, to) whose f is largest among those where has holds, -1 for none.
 	largest := func(from, to int, has func(SeedCheckPoint) bool, f func(SeedCheckPoint) float64) (k int, x float64) {
 		k = -1

@@ -60,11 +60,22 @@ func TestSeedCheckHeld(t *testing.T) {
 	}
 	m.SeedCheck = c
 	got := SeedCheckText(rows, m, a, LabelsFor(rows), false)
-	want := "Seed check: the front's 2 entries and 1 candidate that could displace it, simulated again with every seed their " +
-		"configs set moved by 1: the front's objective values moved by at most 1 % and capacities by at most 2 % (#2, point b: 100 → 98); " +
+	want := "Seed check: the front's 2 entries and 1 candidate that could displace it, simulated again with every seed they " +
+		"draw from moved by 1: the front's objective values moved by at most 1 % and capacities by at most 2 % (#2, point b: 100 → 98); " +
 		"the candidates' objective values moved by at most 0 % and capacities by at most 0 %; the front is the same."
 	if got != want {
 		t.Errorf("text\n%q\nwant\n%q", got, want)
+	}
+	// A move under 0.005 % reads as at most 0.01 %, not as 0 %: c's throughput 780 → 780.02.
+	re["c"] = nearTieRow("c", 100, 104, 780.02, 0.083)
+	tiny, err := NewSeedCheck(rows, a, idx, re, answer, omitted, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt := *m
+	mt.SeedCheck = tiny
+	if got := SeedCheckText(rows, &mt, a, LabelsFor(rows), false); !strings.Contains(got, "the candidates' objective values moved by at most 0.01 % and capacities by at most 0 %") {
+		t.Errorf("text of a 0.003 %% move:\n%q\nwant the candidates' objective values moved by at most 0.01 %%", got)
 	}
 	// pareto.json carries it, with the verdict.
 	data, err := ParetoDocument(rows, a, m, nil)

@@ -108,7 +108,7 @@ search is a row of probes.parquet. Rerunning the same command with the same
 Once every point is finished, the seed check simulates the answer (the Pareto front with its
 ties, or a scalar target's best point) and the candidates that could displace it (those its
 capacity searches left able to, and those within 5 % of it; at most 32 points) again with every
-seed their configs set moved by one (the source's length, mixture and think-time draws, a
+seed they draw from moved by one (the source's length, mixture and think-time draws, a
 poisson load's arrivals, speculative acceptance, kv_router's and the random policy's draws),
 compares the answer among those points before and after, and the summary, the report and
 sweep.json say how far their values moved and whether the answer held: an answer that changes
@@ -162,7 +162,7 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output on stderr")
 	f.BoolVar(&opts.SeedCheck, "seed-check", true, "once the sweep finishes, simulate its answer (the front with its ties, or the best point) "+
 		"and the candidates that could displace it (at most 32 points: a few percent of a large sweep's simulations, most of a small "+
-		"one's) again with every seed their configs set moved, and say whether the answer held (again on every rerun of a finished sweep); a "+
+		"one's) again with every seed they draw from moved, and say whether the answer held (again on every rerun of a finished sweep); a "+
 		"sharded sweep runs none; --seed-check=false skips it")
 	f.BoolVar(&opts.AllowEmptyMode, "allow-empty-mode", false, "when a mode of engine.mode's domain has no valid point, "+
 		"warn and sweep the other modes (default: exit 2 naming the mode and why its points were filtered); an error every invalid "+
@@ -642,7 +642,7 @@ func seedCheck(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Ex
 		return nil, err
 	}
 	if !opts.Quiet && len(seeded) > 0 {
-		fmt.Fprintf(io.Err, "seed check: simulating %s again with every seed their configs set moved\n", results.Plural(len(seeded), "point"))
+		fmt.Fprintf(io.Err, "seed check: simulating %s again with every seed they draw from moved\n", results.Plural(len(seeded), "point"))
 	}
 	reseeded, err := sweep.Recheck(ctx, seeded, runOpts)
 	if err != nil {

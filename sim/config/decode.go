@@ -676,6 +676,9 @@ func (w *walker) scalar(r *yaml.Node, path string, f *field, k kind) (any, bool)
 		}
 		// A numeral too large for the field says what the field takes, not the machine's range.
 		tooLarge := "an int " + f.intRange(math.MinInt64, math.MaxInt64)
+		if k == kindUint {
+			tooLarge = fmt.Sprintf("an int between 0 and %d", uint64(math.MaxUint64))
+		}
 		if f.word != "" {
 			tooLarge = want
 		}
