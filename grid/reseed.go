@@ -59,23 +59,19 @@ func (p *Point) Reseeded(offset uint64) (q *Point, ok bool, err error) {
 		moved = true
 		return nil
 	}
-	if sourceDraws(&cfg.Traffic.Source) {
-		if err := set(move(cfg.Traffic.Source.DrawSeed(), math.MaxInt64), "traffic", "source"); err != nil {
-			return nil, false, err
+	for _, seed := range DrawingSeeds(cfg) {
+		var err error
+		switch seed {
+		case SeedSource:
+			err = set(move(cfg.Traffic.Source.DrawSeed(), math.MaxInt64), "traffic", "source")
+		case SeedLoad:
+			err = set(move(cfg.Traffic.Load.Seed, math.MaxUint64), "traffic", "load")
+		case SeedSpeculation:
+			err = set(move(cfg.Engine.Speculation.Seed, math.MaxUint64), "engine", "speculation")
+		case SeedRouter:
+			err = set(move(cfg.Router.RandomSeed(), math.MaxUint64), "router")
 		}
-	}
-	if cfg.Traffic.Load.Type == config.LoadPoisson {
-		if err := set(move(cfg.Traffic.Load.Seed, math.MaxUint64), "traffic", "load"); err != nil {
-			return nil, false, err
-		}
-	}
-	if s := cfg.Engine.Speculation; s != nil {
-		if err := set(move(s.Seed, math.MaxUint64), "engine", "speculation"); err != nil {
-			return nil, false, err
-		}
-	}
-	if routerDraws(cfg) {
-		if err := set(move(cfg.Router.RandomSeed(), math.MaxUint64), "router"); err != nil {
+		if err != nil {
 			return nil, false, err
 		}
 	}
@@ -93,6 +89,35 @@ func (p *Point) Reseeded(offset uint64) (q *Point, ok bool, err error) {
 	cp := *p
 	cp.Config, cp.YAML = c, data
 	return &cp, true, nil
+}
+
+// The seeds a simulation may draw from, by config path (DrawingSeeds).
+const (
+	SeedSource      = "traffic.source.seed"
+	SeedLoad        = "traffic.load.seed"
+	SeedSpeculation = "engine.speculation.seed"
+	SeedRouter      = "router.seed"
+)
+
+// DrawingSeeds lists the seeds c's simulation draws from, set or default, in the order
+// SeedSource (a source that draws: sourceDraws), SeedLoad (a poisson load), SeedSpeculation
+// (speculative decoding) and SeedRouter (a router that draws: routerDraws); none when it draws
+// nothing. They are the seeds Point.Reseeded moves.
+func DrawingSeeds(c *config.Config) []string {
+	var out []string
+	if sourceDraws(&c.Traffic.Source) {
+		out = append(out, SeedSource)
+	}
+	if c.Traffic.Load.Type == config.LoadPoisson {
+		out = append(out, SeedLoad)
+	}
+	if c.Engine.Speculation != nil {
+		out = append(out, SeedSpeculation)
+	}
+	if routerDraws(c) {
+		out = append(out, SeedRouter)
+	}
+	return out
 }
 
 // routerDraws reports whether c's router draws from router.seed: its policy is kv_router or

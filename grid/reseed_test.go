@@ -3,6 +3,7 @@ package grid
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,6 +119,34 @@ func TestReseededNothingRandom(t *testing.T) {
 	x = expand(t, spec, "traffic.load={type: trace_timestamps, speedup: 2}")
 	if q, ok, err := x.Points[0].Reseeded(1); err != nil || ok || q != nil {
 		t.Errorf("Reseeded of a trace at its timestamps: %v, %v, %v; want nil, false, nil", q, ok, err)
+	}
+}
+
+// DrawingSeeds names the seeds a simulation draws from, in a fixed order; Reseeded moves exactly
+// those.
+func TestDrawingSeeds(t *testing.T) {
+	two := "engine.workers.aggregated.parallelism.replicas=2"
+	for _, tc := range []struct {
+		spec string
+		sets []string
+		want []string
+	}{
+		{base, nil, nil},
+		{drawn, nil, []string{SeedSource}},
+		{base, []string{"traffic.load={type: poisson, requests_per_second: 2}"}, []string{SeedLoad}},
+		{drawn, []string{"traffic.load={type: poisson, requests_per_second: 2}", "router={policy: kv_router}", two,
+			"engine.speculation={kind: ngram, num_speculative_tokens: 1, acceptance_rates: [0.5]}"},
+			[]string{SeedSource, SeedLoad, SeedSpeculation, SeedRouter}},
+		{base, []string{"router={policy: random}", two}, []string{SeedRouter}},
+		{base, []string{"router={policy: least_loaded}", two}, nil},
+	} {
+		p := &expand(t, tc.spec, tc.sets...).Points[0]
+		if got := DrawingSeeds(p.Config); !slices.Equal(got, tc.want) {
+			t.Errorf("%v: DrawingSeeds %v, want %v", tc.sets, got, tc.want)
+		}
+		if _, ok, err := p.Reseeded(1); err != nil || ok != (len(tc.want) > 0) {
+			t.Errorf("%v: Reseeded moved something: %v (%v), want %v", tc.sets, ok, err, len(tc.want) > 0)
+		}
 	}
 }
 

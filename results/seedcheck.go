@@ -250,6 +250,10 @@ type SeedCheckPoint struct {
 	// missing).
 	ObjectiveChange float64 `json:"objective_change"`
 	CapacityChange  float64 `json:"capacity_change"`
+	// SeedsMoved lists the config paths of the seeds moved for the point's re-simulation
+	// (grid.DrawingSeeds: traffic.source.seed, traffic.load.seed, engine.speculation.seed,
+	// router.seed); empty for a point that draws from no seed, which kept its values.
+	SeedsMoved []string `json:"seeds_moved,omitempty"`
 }
 
 // NewSeedCheck compares the answer of the rows idx of rows with the one where each is replaced by

@@ -648,7 +648,16 @@ func seedCheck(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Ex
 	if err != nil {
 		return nil, err
 	}
-	return results.NewSeedCheck(rows, a, idx, reseeded, answer, omitted, sweep.SeedOffset)
+	c, err := results.NewSeedCheck(rows, a, idx, reseeded, answer, omitted, sweep.SeedOffset)
+	if err != nil {
+		return nil, err
+	}
+	for i := range c.Points {
+		if p := byID[c.Points[i].PointID]; p != nil {
+			c.Points[i].SeedsMoved = grid.DrawingSeeds(p.Config)
+		}
+	}
+	return c, nil
 }
 
 // sweepOutcome returns the error of a finished sweep whose outputs are written: interrupted

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/servesweep/servesweep/examples"
+	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
@@ -1309,6 +1310,11 @@ func TestSweepSeedCheck(t *testing.T) {
 	for _, p := range sc.Points {
 		if p.CapacityLoad == nil || len(p.Objectives) != 2 || p.StatusReseeded == results.StatusOK && p.CapacityLoadReseeded == nil {
 			t.Errorf("checked point %+v lacks its capacities or objectives", p)
+		}
+		// The built-in's lengths are drawn: every point moved its source's seed (and a kv_router
+		// one over several workers its router's).
+		if len(p.SeedsMoved) == 0 || p.SeedsMoved[0] != grid.SeedSource {
+			t.Errorf("checked point %s: seeds moved %v, want %s first", p.PointID, p.SeedsMoved, grid.SeedSource)
 		}
 	}
 	if report, _ := os.ReadFile(filepath.Join(dir, results.ReportFile)); !strings.Contains(string(report), "Seed check: the front's ") {
