@@ -525,6 +525,9 @@ func (s *Spec) unusedRouterKnobWarnings() []string {
 		if !ok || slices.ContainsFunc(policies, func(p string) bool { return slices.Contains(takers, p) }) {
 			continue
 		}
+		if t := child(router.Content[i+1], "type"); key == "prefill_load_model" && (t == nil || t.Value == "none") {
+			continue // the default every policy has
+		}
 		out = append(out, fmt.Sprintf("%s: router.%s is dropped from every point: only router.policy %s takes it, and the domain's "+
 			"policies are %s", s.File, key, strings.Join(takers, " or "), strings.Join(policies, ", ")))
 	}

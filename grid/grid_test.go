@@ -283,7 +283,7 @@ func TestUnusedRouterKnobWarning(t *testing.T) {
 	if !slices.Equal(got, want) || x.Valid != 2 || x.Points[0].Config.Router.Seed != nil {
 		t.Errorf("warnings %q, %d valid points (seed %v); want %q and 2 points without the seed", got, x.Valid, x.Points[0].Config.Router.Seed, want)
 	}
-	x = expand(t, base, two, "router={policy: {choices: [round_robin, random]}, seed: 5}")
+	x = expand(t, base, two, "router={policy: {choices: [round_robin, random]}, seed: 5, prefill_load_model: {type: none}}")
 	for _, w := range x.Warnings {
 		if strings.Contains(w, "dropped from every point") {
 			t.Errorf("a seed the random policy takes warned of: %s", w)
