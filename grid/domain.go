@@ -33,8 +33,26 @@ var routerKnobs = func() map[string][]string {
 	return out
 }()
 
-// droppedRouterKnobs lists, sorted, the routerKnobs a point of the given policy does not take.
+// droppedRouterKnobs lists, sorted, the routerKnobs a point of the given policy does not take
+// (callers must not modify it). Computed once per policy: expansion asks for every point.
 func droppedRouterKnobs(policy string) []string {
+	if d, ok := droppedByPolicy[policy]; ok {
+		return d
+	}
+	return dropped(policy)
+}
+
+// droppedByPolicy is droppedRouterKnobs of each config.Policies value.
+var droppedByPolicy = func() map[string][]string {
+	out := map[string][]string{}
+	for _, p := range config.Policies() {
+		out[string(p)] = dropped(string(p))
+	}
+	return out
+}()
+
+// dropped is droppedRouterKnobs computed.
+func dropped(policy string) []string {
 	var out []string
 	for key, policies := range routerKnobs {
 		if !slices.Contains(policies, policy) {
