@@ -522,6 +522,24 @@ func example(path string) string {
 	return "meta-llama/Llama-3.1-8B-Instruct"
 }
 
+// onlyNone reports whether a prefill_load_model's type node t is absent, none, or a domain whose
+// every value is none.
+func onlyNone(t *yaml.Node) bool {
+	if t == nil || t.Value == "none" {
+		return true
+	}
+	c := child(t, "choices")
+	if c == nil || c.Kind != yaml.SequenceNode || len(c.Content) == 0 {
+		return false
+	}
+	for _, v := range c.Content {
+		if v.Value != "none" {
+			return false
+		}
+	}
+	return true
+}
+
 // unusedRouterKnobWarnings warns, when router.policy is a domain, of each router knob the spec
 // gives (a value or a domain) that no policy of the domain takes: every point drops it
 // (droppedRouterKnobs), so it changes nothing, which its author may not expect (a seed beside
@@ -538,12 +556,12 @@ func (s *Spec) unusedRouterKnobWarnings() []string {
 	}
 	var out []string
 	for i := 0; i+1 < len(router.Content); i += 2 {
-		key := router.Content[i].Value
+		key, val := router.Content[i].Value, router.Content[i+1]
 		takers, ok := routerKnobs[key]
-		if !ok || slices.ContainsFunc(policies, func(p string) bool { return slices.Contains(takers, p) }) {
-			continue
+		if !ok || val.ShortTag() == "!!null" || slices.ContainsFunc(policies, func(p string) bool { return slices.Contains(takers, p) }) {
+			continue // an explicit null leaves the knob unset
 		}
-		if t := child(router.Content[i+1], "type"); key == "prefill_load_model" && (t == nil || t.Value == "none") {
+		if key == "prefill_load_model" && onlyNone(child(val, "type")) {
 			continue // the default every policy has
 		}
 		out = append(out, fmt.Sprintf("%s: router.%s is dropped from every point: only router.policy %s takes it, and the domain's "+

@@ -378,7 +378,8 @@ type Expansion struct {
 	// performance database and Spec.Systems is nil (sim.ErrNoSystems).
 	NeedsSystems bool
 	// EmptyValues are the domain values that grid points take but no valid point does, in
-	// domain and value order; CheckModes refuses an engine.mode among them.
+	// domain and value order; CheckModes refuses an engine.mode among them, and a router.policy
+	// whose invalid points share an error of the spec.
 	EmptyValues []EmptyValue
 
 	// sameError is the decode error every invalid or unsupported point gave, when they all gave
@@ -415,8 +416,10 @@ func (x *Expansion) CheckModes() error {
 	var errs config.Errors
 	for _, v := range x.EmptyValues {
 		if v.Path == pathPolicy {
+			// Unlike a mode, a policy without a valid point is otherwise a warning: one invalid
+			// point beside points outside the GPU budget is refused too.
 			bad := v.Filtered[FilteredInvalid] + v.Filtered[FilteredUnsupported]
-			if full := x.policyErrors[v.Value]; full != "" && (bad == v.Points || bad > 1) {
+			if full := x.policyErrors[v.Value]; full != "" && bad >= 1 && !x.Spec.domainError(full) {
 				return &SpecError{Err: x.Spec.specWideError(full, bad, v.Points, "of router.policy "+v.Value+" ")}
 			}
 		}
@@ -426,7 +429,7 @@ func (x *Expansion) CheckModes() error {
 		bad := v.Filtered[FilteredInvalid] + v.Filtered[FilteredUnsupported]
 		// The mode's other points, if any, are outside the GPU budget (or duplicates): as for
 		// the whole grid (noValidPoint), an error all its invalid points share is the spec's.
-		if full := x.modeErrors[v.Value]; full != "" && (bad == v.Points || bad > 1) {
+		if full := x.modeErrors[v.Value]; full != "" && (bad == v.Points || bad > 1) && !x.Spec.domainError(full) {
 			return &SpecError{Err: x.Spec.specWideError(full, bad, v.Points, "of mode "+v.Value+" ")}
 		}
 		errs = append(errs, &config.Error{File: x.Spec.File, Path: pathMode, Msg: fmt.Sprintf("the mode %s has no valid point: "+
@@ -437,6 +440,25 @@ func (x *Expansion) CheckModes() error {
 		return errs
 	}
 	return nil
+}
+
+// domainError reports whether the decode error full (a point's, "file: path: message" lines)
+// names a field a domain sets, at or below a domain's path: a value of the domain, not of the
+// spec, made it.
+func (s *Spec) domainError(full string) bool {
+	for _, line := range strings.Split(full, "\n") {
+		rest, _ := strings.CutPrefix(line, s.File+": ")
+		path, _, ok := strings.Cut(rest, ": ")
+		if !ok {
+			continue
+		}
+		for _, d := range s.Domains {
+			if path == d.Path || strings.HasPrefix(path, d.Path+".") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // SpecError is an error of the spec itself that CheckModes found: every point of a mode (or of

@@ -283,7 +283,7 @@ func TestUnusedRouterKnobWarning(t *testing.T) {
 	if !slices.Equal(got, want) || x.Valid != 2 || x.Points[0].Config.Router.Seed != nil {
 		t.Errorf("warnings %q, %d valid points (seed %v); want %q and 2 points without the seed", got, x.Valid, x.Points[0].Config.Router.Seed, want)
 	}
-	x = expand(t, base, two, "router={policy: {choices: [round_robin, random]}, seed: 5, prefill_load_model: {type: none}}")
+	x = expand(t, base, two, "router={policy: {choices: [round_robin, random]}, seed: 5, prefill_load_model: {type: {choices: [none]}}, temperature: null}")
 	for _, w := range x.Warnings {
 		if strings.Contains(w, "dropped from every point") {
 			t.Errorf("a seed the random policy takes warned of: %s", w)
@@ -308,8 +308,22 @@ func TestCheckModesRefusesABadRouterKnob(t *testing.T) {
 			t.Errorf("%s: CheckModes: %v; want a SpecError %q", knob, err, want)
 		}
 	}
+	// One invalid point beside points outside the GPU budget is refused too (a policy otherwise
+	// drops to a warning, not an error, as a mode would).
+	x := expand(t, base+"optimization: {constraints: {max_candidate_gpus: 32}}\n", "engine.workers.aggregated.parallelism.replicas={choices: [2, 64]}",
+		"router={policy: {choices: [round_robin, kv_router]}, seed: -3}")
+	if se := (*SpecError)(nil); !errors.As(x.CheckModes(), &se) || !strings.Contains(se.Err.Error(), "router.seed: must be an int between 0 and") {
+		t.Errorf("one invalid kv_router point beside one outside the budget: CheckModes %v, want the seed's SpecError", x.CheckModes())
+	}
+	// An error a domain's value makes is not the spec's: a one-value domain of an aic load model
+	// without a performance database leaves kv_router without a valid point, a warning.
+	x = expand(t, base, "engine.workers.aggregated.parallelism.replicas=2",
+		"router={policy: {choices: [round_robin, kv_router]}, prefill_load_model: {type: {choices: [aic]}}}")
+	if err := x.CheckModes(); err != nil {
+		t.Errorf("an error of a domain's value refused as the spec's: %v", err)
+	}
 	// A knob every point of its policies takes leaves the check with nothing to refuse.
-	x := expand(t, base, "engine.workers.aggregated.parallelism.replicas=2", "router={policy: {choices: [round_robin, kv_router]}, seed: 3}")
+	x = expand(t, base, "engine.workers.aggregated.parallelism.replicas=2", "router={policy: {choices: [round_robin, kv_router]}, seed: 3}")
 	if err := x.CheckModes(); err != nil || x.Valid != 2 {
 		t.Errorf("CheckModes of a valid seed: %v, %d valid points; want nil and 2", err, x.Valid)
 	}

@@ -40,7 +40,8 @@ func (s *Spec) specWideError(full string, bad, grid int, of string) error {
 	}
 	note := " (" + what + " with this error: it is in the spec, not in a domain's values)"
 	if grid == 1 {
-		// The grid's only point (a spec without a domain) is the spec's config: its error as predict gives it.
+		// One point (a spec without a domain, or a mode or policy with one point) is a config:
+		// its error as predict gives it.
 		note = ""
 	}
 	var errs config.Errors

@@ -252,7 +252,8 @@ type SeedCheckPoint struct {
 	CapacityChange  float64 `json:"capacity_change"`
 	// SeedsMoved lists the config paths of the seeds moved for the point's re-simulation
 	// (grid.DrawingSeeds: traffic.source.seed, traffic.load.seed, engine.speculation.seed,
-	// router.seed); empty for a point that draws from no seed, which kept its values.
+	// router.seed). Points lists only points simulated again, so it is never empty there; it is
+	// omitted when the check was built without it (results.NewSeedCheck alone).
 	SeedsMoved []string `json:"seeds_moved,omitempty"`
 }
 
@@ -440,8 +441,9 @@ func seedCheckSkippedText(reason string) string {
 	case SeedCheckInterrupted:
 		return "No seed check: the sweep or its seed check was interrupted; rerun the sweep (every finished point resumes) to check its answer."
 	case SeedCheckSharded:
-		return "No seed check: a merge simulates nothing; to check the answer, sweep the front's points again with another traffic.source.seed " +
-			"(and router.seed where kv_router or the random policy routes) and compare."
+		return "No seed check: a merge simulates nothing; to check the answer, sweep the front's points again with every seed they draw " +
+			"from moved (traffic.source.seed, traffic.load.seed of a poisson load, engine.speculation.seed, router.seed under kv_router " +
+			"or random) and compare."
 	case SeedCheckNoCandidate:
 		return "No seed check: no point passed the analysis' filters, so there is no answer to check (a point that misses the SLA is no candidate under any draws)."
 	}
@@ -556,12 +558,12 @@ func (t *seedText) lead() string {
 // measured both times.
 func (t *seedText) moves() string {
 	c := t.c
-	// pct is f (a fraction) in percent to two decimals; a move under 0.005 % shows as 0.01 %, a
-	// bound that "at most" keeps true, rather than a 0 that says nothing moved.
+	// pct is f (a fraction) in percent, rounded to two decimals; a move that rounds to 0 but is
+	// not 0 reads "under 0.01 %", not "0 %", which would say nothing moved.
 	pct := func(f float64) string {
 		r := math.Round(1e4*f) / 100
 		if f > 0 && r == 0 {
-			r = 0.01
+			return "under 0.01 %"
 		}
 		return FixedNum(r) + " %"
 	}
@@ -578,6 +580,13 @@ func (t *seedText) moves() string {
 	objHas := func(p SeedCheckPoint) bool { return p.Objectives != nil && p.ObjectivesReseeded != nil }
 	capHas := func(p SeedCheckPoint) bool { return p.CapacityLoad != nil && p.CapacityLoadReseeded != nil }
 	scoreHas := func(p SeedCheckPoint) bool { return p.Score != nil && p.ScoreReseeded != nil }
+	// atMost prefixes a largest move with "at most" ("under 0.01 %" says it already).
+	atMost := func(s string) string {
+		if strings.HasPrefix(s, "under") {
+			return s
+		}
+		return "at most " + s
+	}
 	// part is one group's moves: "the front's objective values moved by at most X % and
 	// capacities by at most Y % (#k, point ID: a → b)".
 	part := func(from, to int, whose string) string {
@@ -589,10 +598,10 @@ func (t *seedText) moves() string {
 			}
 		}
 		if k, x := largest(from, to, objHas, func(p SeedCheckPoint) float64 { return p.ObjectiveChange }); k >= 0 {
-			s = append(s, "objective values by at most "+pct(x))
+			s = append(s, "objective values by "+atMost(pct(x)))
 		}
 		if k, x := largest(from, to, capHas, func(p SeedCheckPoint) float64 { return p.CapacityChange }); k >= 0 {
-			cs := "capacities by at most " + pct(x)
+			cs := "capacities by " + atMost(pct(x))
 			if x > 0 {
 				p := c.Points[k]
 				cs += fmt.Sprintf(" (%s: %s → %s)", t.rank(p.PointID, false), FixedNum(*p.CapacityLoad), FixedNum(*p.CapacityLoadReseeded))

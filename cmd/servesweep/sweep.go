@@ -426,9 +426,13 @@ func expandSweep(ctx context.Context, io ioStreams, opts *sweepOptions, systems 
 		return nil, err
 	}
 	if err := x.CheckModes(); err != nil {
-		// An error of the spec itself (every invalid point of a mode fails with it) is refused
-		// even under --allow-empty-mode: dropping the mode is not the fix.
+		// An error of the spec itself (every invalid point of a mode, or of a router policy,
+		// fails with it) is refused even under --allow-empty-mode: dropping the mode is not the
+		// fix. One that needs the performance database says how to give it.
 		if se := (*grid.SpecError)(nil); errors.As(err, &se) {
+			if x.NeedsSystems {
+				return nil, &advisedError{se.Err, systemsAdvice}
+			}
 			return nil, se.Err
 		}
 		if !opts.AllowEmptyMode {
