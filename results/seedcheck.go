@@ -540,7 +540,22 @@ func (t *seedText) lead() string {
 			MaxSeedCheckPoints, c.Omitted, MaxSeedCheckPoints))
 	}
 	if c.Unseeded > 0 {
-		notes = append(notes, fmt.Sprintf("%s draw from no seed and kept their values", Plural(c.Unseeded, "more point")))
+		// The answer's points not simulated again are its points beyond those that were, when
+		// none was omitted; name them apart from the candidates.
+		own := 0
+		if c.Omitted == 0 {
+			own = min(max(c.AnswerSize-c.AnswerPoints, 0), c.Unseeded)
+		}
+		var who string
+		switch rest := c.Unseeded - own; {
+		case own == 0:
+			who = Plural(rest, "more point")
+		case rest == 0:
+			who = fmt.Sprintf("%d of the answer's points", own)
+		default:
+			who = fmt.Sprintf("%d of the answer's points and %s", own, Plural(rest, "more candidate"))
+		}
+		notes = append(notes, who+" draw from no seed and kept their values")
 	}
 	if c.Inconclusive > 0 {
 		notes = append(notes, fmt.Sprintf("%s failed or ran out of host time under the moved seeds: compared as measured before",

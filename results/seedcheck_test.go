@@ -162,6 +162,18 @@ func TestSeedCheckUnseeded(t *testing.T) {
 	if got := SeedCheckText(rows, m, a, LabelsFor(rows), false); !strings.HasPrefix(got, "Seed check: nothing to simulate again: the 3 points chosen (the front's 2 entries and 1 candidate that could displace it)") {
 		t.Errorf("text %q", got)
 	}
+	// Of the answer a, b and the candidate c, b alone is simulated again: a is named as the
+	// answer's, c as a candidate, apart.
+	part, err := NewSeedCheck(rows, a, idx, map[string]Row{"b": nearTieRow("b", 98, 104, 792, 0.08)}, answer, omitted, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := *m
+	mp.SeedCheck = part
+	if got := SeedCheckText(rows, &mp, a, LabelsFor(rows), false); !strings.Contains(got,
+		"(1 of the answer's points and 1 more candidate draw from no seed and kept their values)") {
+		t.Errorf("text of a partly re-simulated answer: %q", got)
+	}
 	data, err := ParetoDocument(rows, a, m, nil)
 	if err != nil || !strings.Contains(string(data), `"seed_check"`) || strings.Contains(string(data), "seed_check_changed") {
 		t.Errorf("pareto.json (%v):\n%s", err, data)
