@@ -34,34 +34,25 @@ var routerKnobs = func() map[string][]string {
 }()
 
 // droppedRouterKnobs lists, sorted, the routerKnobs a point of the given policy does not take
-// (callers must not modify it). Computed once per policy: expansion asks for every point.
-func droppedRouterKnobs(policy string) []string {
-	if d, ok := droppedByPolicy[policy]; ok {
-		return d
-	}
-	return dropped(policy)
-}
+// (callers must not modify it; nil for a value config.Policies does not list, which Parse
+// refuses). Computed once per policy: expansion asks for every point.
+func droppedRouterKnobs(policy string) []string { return droppedByPolicy[policy] }
 
 // droppedByPolicy is droppedRouterKnobs of each config.Policies value.
 var droppedByPolicy = func() map[string][]string {
 	out := map[string][]string{}
 	for _, p := range config.Policies() {
-		out[string(p)] = dropped(string(p))
+		var d []string
+		for key, takers := range routerKnobs {
+			if !slices.Contains(takers, string(p)) {
+				d = append(d, key)
+			}
+		}
+		slices.Sort(d)
+		out[string(p)] = d
 	}
 	return out
 }()
-
-// dropped is droppedRouterKnobs computed.
-func dropped(policy string) []string {
-	var out []string
-	for key, policies := range routerKnobs {
-		if !slices.Contains(policies, policy) {
-			out = append(out, key)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
 
 // fieldFor returns the field at path if a domain may be placed there (its `sweep` tag in
 // package config), else nil.

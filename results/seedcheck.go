@@ -574,13 +574,20 @@ func (t *seedText) lead() string {
 func (t *seedText) moves() string {
 	c := t.c
 	// pct is f (a fraction) in percent, rounded to two decimals; a move that rounds to 0 but is
-	// not 0 reads "under 0.01 %", not "0 %", which would say nothing moved.
+	// not 0 reads "under 0.01 %", not "0 %", which would say nothing moved. atMost is pct of a
+	// largest move, "at most" before a rounded figure.
+	tiny := func(f float64) bool { return f > 0 && math.Round(1e4*f) == 0 }
 	pct := func(f float64) string {
-		r := math.Round(1e4*f) / 100
-		if f > 0 && r == 0 {
+		if tiny(f) {
 			return "under 0.01 %"
 		}
-		return FixedNum(r) + " %"
+		return FixedNum(math.Round(1e4*f)/100) + " %"
+	}
+	atMost := func(f float64) string {
+		if tiny(f) {
+			return pct(f)
+		}
+		return "at most " + pct(f)
 	}
 	// largest is the point of [from, to) whose f is largest among those where has holds, -1 for none.
 	largest := func(from, to int, has func(SeedCheckPoint) bool, f func(SeedCheckPoint) float64) (k int, x float64) {
@@ -595,13 +602,6 @@ func (t *seedText) moves() string {
 	objHas := func(p SeedCheckPoint) bool { return p.Objectives != nil && p.ObjectivesReseeded != nil }
 	capHas := func(p SeedCheckPoint) bool { return p.CapacityLoad != nil && p.CapacityLoadReseeded != nil }
 	scoreHas := func(p SeedCheckPoint) bool { return p.Score != nil && p.ScoreReseeded != nil }
-	// atMost prefixes a largest move with "at most" ("under 0.01 %" says it already).
-	atMost := func(s string) string {
-		if strings.HasPrefix(s, "under") {
-			return s
-		}
-		return "at most " + s
-	}
 	// part is one group's moves: "the front's objective values moved by at most X % and
 	// capacities by at most Y % (#k, point ID: a → b)".
 	part := func(from, to int, whose string) string {
@@ -613,10 +613,10 @@ func (t *seedText) moves() string {
 			}
 		}
 		if k, x := largest(from, to, objHas, func(p SeedCheckPoint) float64 { return p.ObjectiveChange }); k >= 0 {
-			s = append(s, "objective values by "+atMost(pct(x)))
+			s = append(s, "objective values by "+atMost(x))
 		}
 		if k, x := largest(from, to, capHas, func(p SeedCheckPoint) float64 { return p.CapacityChange }); k >= 0 {
-			cs := "capacities by " + atMost(pct(x))
+			cs := "capacities by " + atMost(x)
 			if x > 0 {
 				p := c.Points[k]
 				cs += fmt.Sprintf(" (%s: %s → %s)", t.rank(p.PointID, false), FixedNum(*p.CapacityLoad), FixedNum(*p.CapacityLoadReseeded))
