@@ -524,13 +524,25 @@ func (t *seedText) answerNoun() string {
 	return what
 }
 
-// lead says what was simulated again, and what was not.
+// lead says what was simulated again, and what was not: it counts the answer's points that were
+// (its others, with none omitted, draw from no seed) apart from the candidates.
 func (t *seedText) lead() string {
 	c := t.c
+	own := 0 // the answer's points not simulated again
+	if c.Omitted == 0 {
+		own = min(max(c.AnswerSize-c.AnswerPoints, 0), c.Unseeded)
+	}
+	rest := c.Unseeded - own // the candidates not simulated again
 	what := t.answerNoun()
 	switch n := len(c.Points) - c.AnswerPoints; {
 	case c.AnswerPoints == 0:
-		what = Plural(n, "candidate") + " that could displace " + what + " (which draws from no seed)"
+		what = Plural(n, "candidate") + " that could displace " + what + " (whose points draw from no seed)"
+		own = 0 // said
+	case own > 0:
+		what = t.answerPart()
+		if n > 0 {
+			what += " and " + Plural(n, "candidate") + " that could displace it"
+		}
 	case n > 0:
 		what += " and " + Plural(n, "candidate") + " that could displace it"
 	}
@@ -539,23 +551,9 @@ func (t *seedText) lead() string {
 		notes = append(notes, fmt.Sprintf("the first %d points, answer first; %d more were not, so the comparison covers those %d",
 			MaxSeedCheckPoints, c.Omitted, MaxSeedCheckPoints))
 	}
-	if c.Unseeded > 0 {
-		// The answer's points not simulated again are its points beyond those that were, when
-		// none was omitted; name them apart from the candidates.
-		own := 0
-		if c.Omitted == 0 {
-			own = min(max(c.AnswerSize-c.AnswerPoints, 0), c.Unseeded)
-		}
-		var who string
-		switch rest := c.Unseeded - own; {
-		case own == 0:
-			who = Plural(rest, "more point")
-		case rest == 0:
-			who = fmt.Sprintf("%d of the answer's points", own)
-		default:
-			who = fmt.Sprintf("%d of the answer's points and %s", own, Plural(rest, "more candidate"))
-		}
-		notes = append(notes, who+" draw from no seed and kept their values")
+	if own+rest > 0 {
+		notes = append(notes, fmt.Sprintf("%s %s from no seed and kept %s values", t.unseededNames(own, rest),
+			agree(own+rest, "draws", "draw"), agree(own+rest, "its", "their")))
 	}
 	if c.Inconclusive > 0 {
 		notes = append(notes, fmt.Sprintf("%s failed or ran out of host time under the moved seeds: compared as measured before",
@@ -566,6 +564,58 @@ func (t *seedText) lead() string {
 		s += " (" + strings.Join(notes, "; ") + ")"
 	}
 	return s
+}
+
+// unseededNames names the points not simulated again: the answer's own (own of them) by rank
+// when at most three, and rest more candidates counted.
+func (t *seedText) unseededNames(own, rest int) string {
+	var names []string
+	if own > 3 {
+		names = append(names, fmt.Sprintf("the answer's other %d points", own))
+	} else if own > 0 {
+		checked := make(map[string]bool, len(t.c.Points))
+		for _, p := range t.c.Points {
+			checked[p.PointID] = true
+		}
+		for _, id := range t.c.Answer {
+			if !checked[id] {
+				names = append(names, t.rank(id, false))
+			}
+		}
+	}
+	switch {
+	case rest > 0 && own > 0:
+		names = append(names, Plural(rest, "more candidate"))
+	case rest > 0:
+		names = append(names, Plural(rest, "more point"))
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// answerPart names the answer's points simulated again when some of them were not: "2 of the
+// front's 3 entries", "2 of the front's 4 points (3 entries with their ties)", "2 of the 3 points
+// tied for best".
+func (t *seedText) answerPart() string {
+	c := t.c
+	switch {
+	case t.a.Ranking != nil:
+		return fmt.Sprintf("%d of the %d points tied for best", c.AnswerPoints, c.AnswerSize)
+	case c.AnswerSize == c.AnswerEntries:
+		return fmt.Sprintf("%d of the front's %d entries", c.AnswerPoints, c.AnswerEntries)
+	}
+	return fmt.Sprintf("%d of the front's %d points (%d %s)", c.AnswerPoints, c.AnswerSize, c.AnswerEntries,
+		agree(c.AnswerEntries, "entry with its ties", "entries with their ties"))
+}
+
+// agree is one when n is 1, many otherwise: the verb or pronoun that agrees with a count.
+func agree(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // moves says how far the answer's values and the candidates' moved: the objectives (a scalar
@@ -680,12 +730,12 @@ func (t *seedText) verdict(turned bool) string {
 	var left, joined []string
 	for _, s := range c.Answer {
 		if !slices.Contains(c.AnswerReseeded, s) {
-			left = append(left, t.rank(s, true))
+			left = append(left, t.verdictName(s))
 		}
 	}
 	for _, s := range c.AnswerReseeded {
 		if !slices.Contains(c.Answer, s) {
-			joined = append(joined, t.rank(s, true))
+			joined = append(joined, t.verdictName(s))
 		}
 	}
 	var b strings.Builder
@@ -718,6 +768,21 @@ func (t *seedText) verdict(turned bool) string {
 			"or lengthen the runs (traffic.stop) and sweep them again.")
 	}
 	return b.String()
+}
+
+// verdictName is a point that left or joined the answer, by rank and deployment, saying so when
+// its values are those measured before: a point that draws from no seed, or whose simulation
+// under the moved seeds measured nothing, moves on or off the answer because the others moved.
+func (t *seedText) verdictName(id string) string {
+	name := t.rank(id, true)
+	k := slices.IndexFunc(t.c.Points, func(p SeedCheckPoint) bool { return p.PointID == id })
+	switch {
+	case k < 0:
+		return name + " (not simulated again: it draws from no seed)"
+	case inconclusive(t.c.Points[k].StatusReseeded) && !inconclusive(t.c.Points[k].Status):
+		return name + " (as measured before: nothing was measured under them)"
+	}
+	return name
 }
 
 // idText is a point ID as the report shows it: a code span in report.md (md).

@@ -170,9 +170,31 @@ func TestSeedCheckUnseeded(t *testing.T) {
 	}
 	mp := *m
 	mp.SeedCheck = part
-	if got := SeedCheckText(rows, &mp, a, LabelsFor(rows), false); !strings.Contains(got,
-		"(1 of the answer's points and 1 more candidate draw from no seed and kept their values)") {
+	if got := SeedCheckText(rows, &mp, a, LabelsFor(rows), false); !strings.HasPrefix(got, "Seed check: 1 of the front's 2 entries, "+
+		"simulated again with every seed they draw from moved by 1 (#1, point a and 1 more candidate draw from no seed and kept their values): ") ||
+		!strings.HasSuffix(got, "; the front is the same.") {
 		t.Errorf("text of a partly re-simulated answer: %q", got)
+	}
+	// b, simulated again, now makes 1,010 tok/s at 0.079: it dominates a, which was not simulated
+	// again and leaves the front because b moved; the verdict says a kept its values.
+	moved, err := NewSeedCheck(rows, a, idx, map[string]Row{"b": nearTieRow("b", 100, 104, 1010, 0.079)}, answer, omitted, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp.SeedCheck = moved
+	if got := SeedCheckText(rows, &mp, a, LabelsFor(rows), false); !strings.Contains(got,
+		"the front changed: #1, point a (1 GPU, ") || !strings.Contains(got, ") (not simulated again: it draws from no seed) left it.") {
+		t.Errorf("text of an unseeded entry displaced by a re-simulated one: %q", got)
+	}
+	// With only a candidate simulated again, the lead says the answer's points draw from no seed.
+	cand, err := NewSeedCheck(rows, a, idx, map[string]Row{"c": rows[2]}, answer, omitted, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp.SeedCheck = cand
+	if got := SeedCheckText(rows, &mp, a, LabelsFor(rows), false); !strings.HasPrefix(got, "Seed check: 1 candidate that could displace "+
+		"the front's 2 entries (whose points draw from no seed), simulated again with every seed they draw from moved by 1: ") {
+		t.Errorf("text of a check of a candidate alone: %q", got)
 	}
 	data, err := ParetoDocument(rows, a, m, nil)
 	if err != nil || !strings.Contains(string(data), `"seed_check"`) || strings.Contains(string(data), "seed_check_changed") {
@@ -374,5 +396,37 @@ func TestSeedCheckAnswerSizeAndTies(t *testing.T) {
 	st := &seedText{c: c, rows: rows, a: a, labels: LabelsFor(rows), byID: map[string]int{"a": 0, "a2": 1, "b": 2}}
 	if got := st.rank("a2", false); got != "#1's tie, point a2" {
 		t.Errorf("a2 named %q", got)
+	}
+}
+
+// The lead's count of the answer's points simulated again, for a front with and without ties and
+// a scalar target's tied best points; more than three not simulated again are counted, not named.
+func TestSeedCheckAnswerPart(t *testing.T) {
+	rows, a, _ := seedRows()
+	for _, tc := range []struct {
+		c      SeedCheck
+		ranked bool
+		want   string
+	}{
+		{SeedCheck{AnswerPoints: 2, AnswerSize: 3, AnswerEntries: 3}, false, "2 of the front's 3 entries"},
+		{SeedCheck{AnswerPoints: 2, AnswerSize: 4, AnswerEntries: 3}, false, "2 of the front's 4 points (3 entries with their ties)"},
+		{SeedCheck{AnswerPoints: 1, AnswerSize: 2, AnswerEntries: 1}, false, "1 of the front's 2 points (1 entry with its ties)"},
+		{SeedCheck{AnswerPoints: 2, AnswerSize: 3, AnswerEntries: 1}, true, "2 of the 3 points tied for best"},
+	} {
+		an := *a
+		if tc.ranked {
+			an.Ranking = []int{0}
+		}
+		st := &seedText{c: &tc.c, rows: rows, a: &an, byID: map[string]int{}}
+		if got := st.answerPart(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.c, got, tc.want)
+		}
+	}
+	st := &seedText{c: &SeedCheck{}, rows: rows, a: a, byID: map[string]int{}}
+	if got := st.unseededNames(5, 2); got != "the answer's other 5 points and 2 more candidates" {
+		t.Errorf("unseeded names: %q", got)
+	}
+	if got := st.unseededNames(0, 1); got != "1 more point" {
+		t.Errorf("unseeded names: %q", got)
 	}
 }
