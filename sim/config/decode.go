@@ -223,8 +223,8 @@ const unknownField = "unknown field"
 
 // attributeSets records in Error.Set the --set argument that gave the field of each error whose
 // path is a --set path or lies under one, or that reports an unknown key on a --set path, a
-// member of a union its variant does not accept, or a section the mode rejects above a --set
-// path, the last such --set winning as it does when applied; a mode's refusal goes to the --set
+// member of a union its variant does not accept, a section the mode rejects above a --set
+// path, or a field above a --set path that the --set made a mapping, the last such --set winning as it does when applied; a mode's refusal goes to the --set
 // of engine.mode when there is one. Errors about fields the file gave are unchanged.
 func attributeSets(errs Errors, sets []string) Errors {
 	for _, e := range errs {
@@ -253,7 +253,10 @@ func attributeSets(errs Errors, sets []string) Errors {
 			}
 			// A section the mode rejects, which a --set below it wrote into (or changed).
 			rejected := strings.HasPrefix(p, e.Path+".") && strings.Contains(e.Msg, " rejects ")
-			if ok && (under || misspelt || refused || rejected) {
+			// A field the file leaves out, made a mapping by a --set path through it
+			// (router.seed.x=5 where router.seed is an int).
+			made := strings.HasPrefix(p, e.Path+".") && strings.Contains(e.Msg, "got a mapping")
+			if ok && (under || misspelt || refused || rejected || made) {
 				e.Set = sets[k]
 				break
 			}

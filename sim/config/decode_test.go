@@ -920,6 +920,12 @@ func TestSetErrorsNameTheSet(t *testing.T) {
 			t.Errorf("mode's refusal without another --set: %v, want every error on the mode's --set", e)
 		}
 	}
+	// A field the file leaves out that a --set path through it made a mapping is the --set's.
+	set = "router.seed.x=5"
+	errs = decodeErrs(t, seedSynthetic, set)
+	if len(errs) == 0 || errs[0].Set != set || errs[0].Path != "router.seed" || !strings.Contains(errs[0].Msg, "got a mapping") {
+		t.Errorf("a scalar made a mapping: %v", errs)
+	}
 	errs = decodeErrs(t, strings.Replace(seedSynthetic, "concurrency: 16", "concurrency: 0", 1), "engine.model=x")
 	if len(errs) == 0 || !strings.HasPrefix(errs[0].Error(), "test.yaml: traffic.load.concurrency") {
 		t.Errorf("a file's own error names the file only: %v", errs)
