@@ -374,6 +374,14 @@ func formatLoad(x float64, whole bool) string {
 	return strconv.FormatFloat(x, 'f', -1, 64)
 }
 
+// SteadyCyclesPerSlot is the fewest slot cycles per slot (requests, or sessions of a session
+// source, per unit of concurrency) of a fixed count (traffic.stop.requests or sessions) for which
+// sweep measures a point without a capacity search in steady state: two cycles of ramp and
+// warm-up, one of cool-down and three measured between them (sweep's pilotWarmupLifetimes + 1 +
+// minMeasuredCycles). A fixed count gives fewer at some concurrency: those points run as
+// configured, first wave at once, and the spec is warned (shortFixedRunWarning).
+const SteadyCyclesPerSlot = 6
+
 // MinSteadyRequestsPerSlot is the fewest requests per slot of a concurrency load (a request or
 // a session's turn occupies its slot for about one request lifetime) for which a capacity probe
 // is desynchronized (sweep's probeStart: first wave ramped over one lifetime, two lifetimes of

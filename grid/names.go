@@ -249,6 +249,47 @@ func (s *Spec) labelOnlyWarnings(cfg *config.Config) []string {
 // so they are not among them).
 var splitFields = []string{"tensor", "moe_tensor", "moe_expert"}
 
+// shortFixedRunWarning is the warning for a sweep without a capacity search whose concurrency
+// load (no ramp_seconds) stops at a fixed count (traffic.stop.requests or sessions) that gives
+// the points at some concurrency fewer than SteadyCyclesPerSlot cycles per slot, as cfg, the
+// first valid point's config, has them: sweep runs those points as configured, their first wave
+// at once, where it measures the others in steady state. "" otherwise.
+func (s *Spec) shortFixedRunWarning(cfg *config.Config) string {
+	l, st := &cfg.Traffic.Load, &cfg.Traffic.Stop
+	if s.Optimization.CapacitySearch != nil || l.Type != config.LoadConcurrency || l.RampSeconds != nil ||
+		cfg.Traffic.Source.Type == config.SourceTrace {
+		return ""
+	}
+	count, key := float64(st.Sessions), "sessions"
+	if st.Sessions == 0 {
+		count, key = float64(st.Requests), "requests"
+		if src := cfg.Traffic.Source.Session; src != nil && src.Turns > 0 {
+			count /= float64(src.Turns)
+		}
+	}
+	if count <= 0 {
+		return ""
+	}
+	concurrency := []string{strconv.Itoa(l.Concurrency)}
+	if d := findDomain(s.Domains, "traffic.load.concurrency"); d != nil {
+		concurrency = d.ValueStrings()
+	}
+	var short []string
+	for _, v := range concurrency {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 && count < SteadyCyclesPerSlot*float64(n) {
+			short = append(short, v)
+		}
+	}
+	if len(short) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: traffic.stop.%s: %g gives the points at concurrency %s fewer than %d per slot, too few to spread the first wave, "+
+		"leave a warm-up out and measure a steady state: they run with their first wave at once, and their tail latencies "+
+		"can move with the run's length; set traffic.stop.%s_per_load_unit instead (lengthened where short) or a count of "+
+		"at least %d × the concurrency, or ramp_seconds: 0 to run every point that way",
+		s.at("traffic.stop."+key), key, count, strings.Join(short, ", "), SteadyCyclesPerSlot, key, SteadyCyclesPerSlot)
+}
+
 // lockstepWarning is the warning for a sweep without a capacity search (capacityWarnings has its
 // own, fixedLengths) whose points at a concurrency above 1 run synthetic requests (or session
 // turns) of one prompt and one output length, as cfg, the first valid point's config, has them:

@@ -43,6 +43,24 @@ type Record struct {
 	// TimingProvider is sim.Result.TimingProvider of an ok point: the timing model that priced
 	// its passes.
 	TimingProvider string `json:"timing_provider,omitempty"`
+	// Start is how a point without a capacity search ran beyond its config, measured in steady
+	// state as a probe is (sweep's steadyPoint); nil when it ran as configured.
+	Start *RunStart `json:"start,omitempty"`
+}
+
+// RunStart is what a steady-state measurement of a point without a capacity search wrote into
+// its config (the fields a capacity Probe records for itself), so that its row's config
+// reproduces the run.
+type RunStart struct {
+	// Load is the point's load intensity (config.Load.IntensityField), as it ran.
+	Load float64 `json:"load"`
+	// RampSeconds and WarmupSeconds are traffic.load.ramp_seconds and warmup_seconds (s), nil
+	// where the config's own held; PerLoadUnit the lengthened per-load-unit stop, nil for the
+	// config's own; Cooldown whether traffic.load.cooldown was set.
+	RampSeconds   *float64 `json:"ramp_seconds,omitempty"`
+	WarmupSeconds *float64 `json:"warmup_seconds,omitempty"`
+	PerLoadUnit   *float64 `json:"per_load_unit,omitempty"`
+	Cooldown      bool     `json:"cooldown,omitempty"`
 }
 
 // Finished reports whether a resumed sweep may skip the point: ok and failed points are final

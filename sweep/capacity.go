@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -232,63 +233,12 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("capacity search probe %d at %s %g: %w", len(pb.probes), unit, x, err)
 	}
-	var setup grid.ProbeRun
-	cfg, _, err := p.AtLoad(x)
+	cfg, res, setup, err := steadyRun(ctx, p, x, cs.Attainment, cache, simulate, false)
+	if u := (unprefixed{}); errors.As(err, &u) {
+		return nil, u.error
+	}
 	if err != nil {
 		return nil, fail(err)
-	}
-	if setup.PerLoadUnit = slotLengthening(cfg, cs.Attainment); setup.PerLoadUnit != nil {
-		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
-			return nil, fail(err)
-		}
-	}
-	// The workload does not depend on the ramp and warm-up probeStart chooses.
-	wl, err := cache.Build(cfg)
-	if err != nil {
-		return nil, err
-	}
-	setup.RampSeconds, setup.WarmupSeconds, err = probeStart(ctx, cfg, len(wl.Requests), cache, simulate)
-	if err != nil {
-		return nil, fmt.Errorf("capacity search probe %d at %s %g: pilot: %w", len(pb.probes), unit, x, err)
-	}
-	// A ramped closed loop is measured up to its last session start: its drain runs at a
-	// falling concurrency for a share of the run set by the run's length. A cooldown the spec
-	// gives, true or false, is kept.
-	setup.Cooldown = setup.RampSeconds != nil && *setup.RampSeconds > 0 && cfg.Traffic.Load.Cooldown == nil
-	if setup.RampSeconds != nil || setup.WarmupSeconds != nil {
-		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
-			return nil, fail(err)
-		}
-	}
-	res, err := simulate(ctx, cfg, sim.Options{Workload: wl})
-	if err != nil {
-		return nil, fail(err)
-	}
-	if res == nil || res.Summary == nil {
-		return nil, fail(fmt.Errorf("the simulation returned no report"))
-	}
-	if w, per := rateSteady(cfg, res.Workload, res.Requests, cs.Attainment); w != nil {
-		// An open loop's first lifetimes fill an empty deployment: measure after them, over
-		// a run long enough to leave a steady window.
-		res.Release()
-		setup.WarmupSeconds = w
-		if per != nil {
-			setup.PerLoadUnit = per
-		}
-		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
-			return nil, fail(err)
-		}
-		if per != nil {
-			if wl, err = cache.Build(cfg); err != nil {
-				return nil, err
-			}
-		}
-		if res, err = simulate(ctx, cfg, sim.Options{Workload: wl}); err != nil {
-			return nil, fail(err)
-		}
-		if res == nil || res.Summary == nil {
-			return nil, fail(fmt.Errorf("the simulation returned no report"))
-		}
 	}
 	m := measureProbe(res, cfg, sla, cs.Attainment)
 	if cfg, res, m, err = pb.settle(ctx, x, &setup, cfg, res, m); err != nil {

@@ -305,3 +305,122 @@ engine:
 evaluation: {sla: {ttft_ms: 25}}
 `
 }
+
+// runFixedSpec is the user trial's fixed-load sweep (2026-12-06): Llama-3.1-8B on H200, prompts of
+// 1,639 to 2,048 tokens and answers of 103 to 128, concurrency 48, four shapes of one to four
+// GPUs, no capacity search.
+const runFixedSpec = `traffic:
+  source:
+    type: synthetic
+    input_tokens: {distribution: uniform, min: 1639, max: 2048}
+    output_tokens: {distribution: uniform, min: 103, max: 128}
+  load: {type: concurrency, concurrency: 48}
+  stop: {requests_per_load_unit: 10}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  backend: vllm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: {choices: [1, 2]}, tensor: {choices: [1, 2]}}
+      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
+router: {policy: round_robin}
+`
+
+// runFixed runs runFixedSpec with sets and returns each point's p99 TTFT by its deployment
+// ("replicas×TPtensor"; point IDs change with the sets), and its rows.
+func runFixed(t *testing.T, sets ...string) (map[string]float64, []results.Row) {
+	t.Helper()
+	rows := runCapacity(t, runFixedSpec, 2, "", sets...) // no capacity_search: each point at its own load
+	p99 := map[string]float64{}
+	for _, r := range rows {
+		if r.Status != results.StatusOK || r.P99TTFTMs == nil {
+			t.Fatalf("%s: status %s (%s)", r.PointID, r.Status, r.Reason)
+		}
+		p99[fmt.Sprintf("%d×TP%d", *r.AggReplicas, *r.AggTensor)] = *r.P99TTFTMs
+	}
+	return p99, rows
+}
+
+// A point without a capacity search is measured in steady state as a probe is: its p99 TTFT is
+// the deployment's, within 25 % at 10 and 80 requests per load unit (a p99 over the 10-per-slot
+// run's ~340 measured requests rests on its 3 or 4 largest: 2× TP2 measured 137 against 168 ms),
+// where the synchronized start
+// (ramp_seconds: 0) of the first 48 requests sets it in a run of 10 per slot (measured in the
+// trial: 1,006 ms for 2× TP1 at 10 per slot, 272 ms at 160). The row's config carries the ramp,
+// warm-up and cool-down, and reproduces the row.
+func TestFixedPointIndependentOfRunLength(t *testing.T) {
+	if raceEnabled {
+		t.Skip("twelve 8B runs of up to 3,840 requests: make test runs it without -race")
+	}
+	short, rows := runFixed(t)
+	long, _ := runFixed(t, "traffic.stop.requests_per_load_unit=80")
+	burst, _ := runFixed(t, "traffic.load.ramp_seconds=0")
+	worse := 0
+	for id, s := range short {
+		if l := long[id]; math.Abs(s/l-1) > 0.25 {
+			t.Errorf("%s: p99 TTFT %.1f ms at 10 requests per slot, %.1f at 80: the run's length decides it", id, s, l)
+		}
+		if burst[id] > 1.5*s {
+			worse++
+		}
+		t.Logf("%s: p99 TTFT %.1f (10 per slot), %.1f (80), %.1f (synchronized start)", id, s, long[id], burst[id])
+	}
+	if worse == 0 {
+		t.Errorf("no point's synchronized start raised its p99 TTFT by half: %v against %v; the test measures nothing", burst, short)
+	}
+	r := rows[0]
+	if !strings.Contains(r.ConfigYAML, "ramp_seconds: ") || !strings.Contains(r.ConfigYAML, "warmup_seconds: ") ||
+		!strings.Contains(r.ConfigYAML, "cooldown: true") {
+		t.Fatalf("row config lacks its steady-state start:\n%s", r.ConfigYAML)
+	}
+	cfg, err := config.Decode([]byte(r.ConfigYAML), "row.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(context.Background(), cfg, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Summary.TTFT.P99; got != *r.P99TTFTMs {
+		t.Errorf("the row's config reproduces p99 TTFT %v, the row says %v", got, *r.P99TTFTMs)
+	}
+}
+
+// A closed loop of a fixed count too short to ramp, warm up and measure (fewer than steadyCycles
+// per slot) runs as configured; a per-load-unit stop, a rate profile and a trace replay are not
+// fixed counts.
+func TestTooFewCycles(t *testing.T) {
+	if steadyCycles != pilotWarmupLifetimes+1+minMeasuredCycles {
+		t.Errorf("steadyCycles %d, want the warm-up's %d + the cool-down's 1 + %d measured", steadyCycles, pilotWarmupLifetimes, minMeasuredCycles)
+	}
+	for _, tc := range []struct {
+		traffic string
+		want    bool
+	}{
+		{"{source: {type: synthetic, input_tokens: 10, output_tokens: 2}, load: {type: concurrency, concurrency: 10}, stop: {requests: 59}}", true},
+		{"{source: {type: synthetic, input_tokens: 10, output_tokens: 2}, load: {type: concurrency, concurrency: 10}, stop: {requests: 60}}", false},
+		{"{source: {type: synthetic, input_tokens: 10, output_tokens: 2}, load: {type: concurrency, concurrency: 10}, stop: {requests_per_load_unit: 2}}", false},
+		{"{source: {type: synthetic-session, new_input_tokens_per_turn: 10, output_tokens_per_turn: 2, session: {turns: 3}}, load: {type: concurrency, concurrency: 10}, stop: {sessions: 59}}", true},
+		{"{source: {type: synthetic-session, new_input_tokens_per_turn: 10, output_tokens_per_turn: 2, session: {turns: 3}}, load: {type: concurrency, concurrency: 10}, stop: {sessions: 60}}", false},
+		{"{source: {type: synthetic, input_tokens: 10, output_tokens: 2}, load: {type: poisson, requests_per_second: 10}, stop: {requests: 5}}", false},
+	} {
+		cfg, err := config.Decode([]byte(minimalEngineSpec), "spec.yaml", []string{"traffic=" + tc.traffic})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tooFewCycles(cfg); got != tc.want {
+			t.Errorf("%s: too few cycles %v, want %v", tc.traffic, got, tc.want)
+		}
+	}
+}
+
+// minimalEngineSpec is a one-worker deployment for config-level checks.
+const minimalEngineSpec = `engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h100_sxm
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+`

@@ -266,6 +266,12 @@ func pointRow(p *grid.Point, rec results.Record, searched bool) results.Row {
 			info.Config, info.YAML = cfg, data
 		}
 	}
+	if s := rec.Start; s != nil {
+		run := grid.ProbeRun{RampSeconds: s.RampSeconds, WarmupSeconds: s.WarmupSeconds, PerLoadUnit: s.PerLoadUnit, Cooldown: s.Cooldown}
+		if cfg, data, err := p.AtProbeRun(s.Load, run); err == nil {
+			info.Config, info.YAML = cfg, data
+		}
+	}
 	row := results.NewRow(info, rec)
 	if p.EquivalentTo != "" {
 		row.Probes = nil
@@ -326,10 +332,14 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 	var res *sim.Result
 	var err error
 	var searched results.Record
+	var begun *results.RunStart // a point without a search: how its steady-state run started
 	if cs != nil {
 		searched, err = recovering(func() (results.Record, error) { return searchCapacity(pctx, p, cs, cache, simulate) })
 	} else {
-		res, err = recovering(func() (*sim.Result, error) { return simulatePoint(pctx, p, cache, simulate) })
+		res, err = recovering(func() (r *sim.Result, err error) {
+			r, begun, err = steadyPoint(pctx, p, cache, simulate)
+			return r, err
+		})
 	}
 	rec = results.Record{PointID: p.ID, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}
 	if spill := (*metrics.SpillError)(nil); errors.As(err, &spill) {
@@ -342,7 +352,7 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 	case err == nil && (res == nil || res.Summary == nil):
 		rec.Status, rec.Reason = results.StatusFailed, "the simulation returned no report"
 	case err == nil:
-		rec.Status, rec.Summary, rec.TimingProvider = results.StatusOK, results.SummaryValues(res.Summary), res.TimingProvider
+		rec.Status, rec.Summary, rec.TimingProvider, rec.Start = results.StatusOK, results.SummaryValues(res.Summary), res.TimingProvider, begun
 		res.Release() // the row holds what it needs; the next point reuses the request array
 	case ctx.Err() != nil:
 		return rec, false, nil

@@ -26,11 +26,13 @@ import (
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
-// testSpec is a 12-point sweep with a small workload: 4 replica counts × 3 concurrencies.
+// testSpec is a 12-point sweep with a small workload: 4 replica counts × 3 concurrencies, each
+// point simulated once as configured (ramp_seconds 0: the synchronized start, no steady-state
+// pilot; steady_test.go measures that).
 const testSpec = `traffic:
   source: {type: synthetic-session, new_input_tokens_per_turn: 128, output_tokens_per_turn: 8,
     session: {turns: 2, shared_prefix_ratio: 0.5, prefix_groups: 2}}
-  load: {type: concurrency, concurrency: {choices: [2, 4, 8]}}
+  load: {type: concurrency, concurrency: {choices: [2, 4, 8]}, ramp_seconds: 0}
   stop: {sessions: 24}
 engine:
   mode: aggregated
@@ -359,7 +361,7 @@ func TestTraceParsedOnce(t *testing.T) {
 	}
 	spec := strings.Replace(testSpec, `source: {type: synthetic-session, new_input_tokens_per_turn: 128, output_tokens_per_turn: 8,
     session: {turns: 2, shared_prefix_ratio: 0.5, prefix_groups: 2}}`, `source: {type: trace, paths: ["`+trace+`"], block_size: 32}`, 1)
-	spec = strings.Replace(spec, "load: {type: concurrency, concurrency: {choices: [2, 4, 8]}}", "load: {type: trace_timestamps, speedup: {choices: [1, 2, 4]}}", 1)
+	spec = strings.Replace(spec, "load: {type: concurrency, concurrency: {choices: [2, 4, 8]}, ramp_seconds: 0}", "load: {type: trace_timestamps, speedup: {choices: [1, 2, 4]}}", 1)
 	spec = strings.Replace(spec, "stop: {sessions: 24}", "stop: {max_virtual_time_seconds: 100}", 1)
 	pts := points(t, spec)
 	cache := NewWorkloadCache()
@@ -462,7 +464,7 @@ func TestTraceRulesMatchBuildWorkload(t *testing.T) {
 	}
 	spec := strings.Replace(testSpec, `source: {type: synthetic-session, new_input_tokens_per_turn: 128, output_tokens_per_turn: 8,
     session: {turns: 2, shared_prefix_ratio: 0.5, prefix_groups: 2}}`, `source: {type: trace, paths: ["`+trace+`"], block_size: 32}`, 1)
-	spec = strings.Replace(spec, "load: {type: concurrency, concurrency: {choices: [2, 4, 8]}}", "load: {type: trace_timestamps}", 1)
+	spec = strings.Replace(spec, "load: {type: concurrency, concurrency: {choices: [2, 4, 8]}, ramp_seconds: 0}", "load: {type: trace_timestamps}", 1)
 	spec = strings.Replace(spec, "stop: {sessions: 24}", "stop: {max_virtual_time_seconds: 100}", 1)
 	pts := points(t, spec)
 	_, want := sim.BuildWorkload(pts[0].Config)

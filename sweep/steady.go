@@ -1,0 +1,182 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/servesweep/servesweep/grid"
+	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/traffic"
+)
+
+// unprefixed is an error steadyRun returns as it is, which a capacity probe does not prefix with
+// its number and load: a workload's, the same at every probe.
+type unprefixed struct{ error }
+
+func (u unprefixed) Unwrap() error { return u.error }
+
+// steadyRun simulates point p at load x (its load intensity, config.Load.IntensityField)
+// measured in steady state, as a capacity probe and a point without a search are: a closed loop
+// too short for a steady window is lengthened (slotLengthening), its first wave spread over a
+// pilot-measured request lifetime with a warm-up of two and a cool-down (probeStart), and an
+// open loop measured after a warm-up of two lifetimes over a run long enough to leave a steady
+// window (rateSteady); attainment is the SLA attainment the run must resolve (minMeasured). It
+// returns the config the run reproduces under (p's at x with setup written in, traffic.load's
+// ramp_seconds, warmup_seconds and cooldown and the per-load-unit stop), the run, and setup.
+// shared runs on the cache's workload of that traffic section (a fixed point's, which other
+// deployments at the same load share: the ramp and warm-up do not change the requests) rather
+// than one built for the run alone (a probe's, used once). Errors: a pilot's prefixed "pilot: ",
+// a workload's wrapped in unprefixed, and the simulation's.
+func steadyRun(ctx context.Context, p *grid.Point, x, attainment float64, cache *WorkloadCache, simulate SimulateFunc,
+	shared bool) (*config.Config, *sim.Result, grid.ProbeRun, error) {
+	var setup grid.ProbeRun
+	cfg, _, err := p.AtLoad(x)
+	if err != nil {
+		return nil, nil, setup, err
+	}
+	if setup.PerLoadUnit = slotLengthening(cfg, attainment); setup.PerLoadUnit != nil {
+		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+			return nil, nil, setup, err
+		}
+	}
+	build := func(c *config.Config) (*traffic.Workload, error) {
+		if shared {
+			return cache.Workload(c)
+		}
+		return cache.Build(c)
+	}
+	// The workload does not depend on the ramp and warm-up probeStart chooses.
+	wl, err := build(cfg)
+	if err != nil {
+		return nil, nil, setup, unprefixed{err}
+	}
+	setup.RampSeconds, setup.WarmupSeconds, err = probeStart(ctx, cfg, len(wl.Requests), cache, simulate)
+	if err != nil {
+		return nil, nil, setup, fmt.Errorf("pilot: %w", err)
+	}
+	// A ramped closed loop is measured up to its last session start: its drain runs at a
+	// falling concurrency for a share of the run set by the run's length. A cooldown the spec
+	// gives, true or false, is kept.
+	setup.Cooldown = setup.RampSeconds != nil && *setup.RampSeconds > 0 && cfg.Traffic.Load.Cooldown == nil
+	if setup.RampSeconds != nil || setup.WarmupSeconds != nil {
+		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+			return nil, nil, setup, err
+		}
+	}
+	res, err := simulateOnce(ctx, cfg, wl, simulate)
+	if err != nil {
+		return nil, nil, setup, err
+	}
+	if w, per := rateSteady(cfg, res.Workload, res.Requests, attainment); w != nil {
+		// An open loop's first lifetimes fill an empty deployment: measure after them, over
+		// a run long enough to leave a steady window.
+		res.Release()
+		setup.WarmupSeconds = w
+		if per != nil {
+			setup.PerLoadUnit = per
+		}
+		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+			return nil, nil, setup, err
+		}
+		if per != nil {
+			// A lengthened run of this deployment alone: not kept.
+			if wl, err = cache.Build(cfg); err != nil {
+				return nil, nil, setup, unprefixed{err}
+			}
+		}
+		if res, err = simulateOnce(ctx, cfg, wl, simulate); err != nil {
+			return nil, nil, setup, err
+		}
+	}
+	return cfg, res, setup, nil
+}
+
+// simulateOnce runs cfg on workload wl; a run without a report is an error.
+func simulateOnce(ctx context.Context, cfg *config.Config, wl *traffic.Workload, simulate SimulateFunc) (*sim.Result, error) {
+	res, err := simulate(ctx, cfg, sim.Options{Workload: wl})
+	if err != nil {
+		return nil, err
+	}
+	if res == nil || res.Summary == nil {
+		return nil, fmt.Errorf("the simulation returned no report")
+	}
+	return res, nil
+}
+
+// fixedLoad is the load intensity of a point without a capacity search that steadyPoint
+// measures in steady state: a concurrency, or a constant_rate or poisson rate without a profile;
+// false for the loads that run as configured (trace_timestamps, a rate profile, whose phases
+// set the rate over time).
+func fixedLoad(l *config.Load) (float64, bool) {
+	switch {
+	case l.Type == config.LoadConcurrency && l.Concurrency > 0:
+		return float64(l.Concurrency), true
+	case (l.Type == config.LoadConstantRate || l.Type == config.LoadPoisson) && len(l.Profile) == 0 && l.Unit() > 0:
+		return l.Unit(), true
+	}
+	return 0, false
+}
+
+// steadyCycles is the fewest slot cycles per slot (a request, or a session for a session
+// source, per unit of concurrency) a closed loop of a fixed count (traffic.stop.requests or
+// sessions, which no search lengthens) needs for steadyPoint to measure it in steady state: the
+// ramp and warm-up's pilotWarmupLifetimes, the cool-down's one and minMeasuredCycles between
+// them, as slotLengthening gives a per-load-unit stop (grid.SteadyCyclesPerSlot, which the
+// spec's warning uses, is the same; tested).
+const steadyCycles = grid.SteadyCyclesPerSlot
+
+// tooFewCycles reports whether cfg is a closed loop whose fixed count gives fewer than
+// steadyCycles per slot (a ramp and warm-up would leave next to nothing measured: such a point
+// runs as configured, synchronized start included, and the spec is warned).
+func tooFewCycles(cfg *config.Config) bool {
+	l, st := &cfg.Traffic.Load, &cfg.Traffic.Stop
+	if l.Type != config.LoadConcurrency || l.Concurrency <= 0 {
+		return false
+	}
+	cycles := 0.0
+	switch {
+	case st.Sessions > 0:
+		cycles = float64(st.Sessions)
+	case st.Requests > 0:
+		cycles = float64(st.Requests)
+		if s := cfg.Traffic.Source.Session; s != nil && s.Turns > 0 {
+			cycles /= float64(s.Turns)
+		}
+	default:
+		return false
+	}
+	return cycles < steadyCycles*float64(l.Concurrency)
+}
+
+// steadyPoint simulates point p, which runs no capacity search, at its own load measured in
+// steady state as a capacity probe is (steadyRun, at grid.DefaultCapacityAttainment): a sweep
+// compares deployments, and a closed loop whose first wave starts at once, or an open loop
+// measured while it fills an empty deployment, gives tail latencies set by that start and by
+// the run's length rather than by the deployment (a user trial, 2026-12-06: p99 TTFT of 2× TP1 at
+// concurrency 48 was 1,006, 809 and 272 ms at 10, 40 and 160 requests per load unit, and the
+// best point moved from 8 GPUs to 2). The config's own ramp_seconds (0 keeps the synchronized
+// start), warmup_seconds and cooldown are kept as probeStart and rateSteady keep them. start is
+// what the run wrote into the config (nil when it ran as configured), which the point's row
+// writes into its config so that it reproduces the run.
+func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc) (res *sim.Result, start *results.RunStart, err error) {
+	x, ok := fixedLoad(&p.Config.Traffic.Load)
+	if !ok || tooFewCycles(p.Config) {
+		res, err = simulatePoint(ctx, p, cache, simulate)
+		return res, nil, err
+	}
+	_, res, setup, err := steadyRun(ctx, p, x, grid.DefaultCapacityAttainment, cache, simulate, true)
+	if u := (unprefixed{}); errors.As(err, &u) {
+		err = u.error
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if setup != (grid.ProbeRun{}) {
+		start = &results.RunStart{Load: x, RampSeconds: setup.RampSeconds, WarmupSeconds: setup.WarmupSeconds,
+			PerLoadUnit: setup.PerLoadUnit, Cooldown: setup.Cooldown}
+	}
+	return res, start, nil
+}
