@@ -489,6 +489,56 @@ func ContendersText(rows []Row, contenders []int, labels Labels, md bool) string
 		Plural(len(contenders), "candidate"), within, strings.Join(named, "; "), more)
 }
 
+// BoundedCandidates returns the candidates (in input order) whose capacity search held the SLA at
+// its max (capacity_bounded): their capacity is only a lower bound, and so is every value measured
+// there, with no bracket above it (CapacityBracket is 1), so where they stand against the others
+// is not settled whatever the margin. nil without a capacity search or when no objective is one
+// the capacity sets.
+func BoundedCandidates(rows []Row, a *Analysis, m *Manifest) []int {
+	if !capacityObjectives(a, m) {
+		return nil
+	}
+	var out []int
+	for _, j := range a.Candidates {
+		if b := rows[j].CapacityBounded; b != nil && *b {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// BoundedText is one sentence naming up to maxNearTieRivals of the candidates whose capacity the
+// search's max bounded (BoundedCandidates; ranked on a's front or ranking where they are), with
+// that max as the first one's row gives it (its capacity load); "" when none is.
+func BoundedText(rows []Row, a *Analysis, bounded []int, labels Labels, md bool) string {
+	if len(bounded) == 0 {
+		return ""
+	}
+	order := a.Front
+	if a.Ranking != nil {
+		order = a.Ranking
+	}
+	var named []string
+	for _, i := range bounded[:min(len(bounded), maxNearTieRivals)] {
+		name := "point " + describe(rows, i, labels, md)
+		if k := slices.Index(order, i); k >= 0 {
+			name = fmt.Sprintf("#%d, %s", k+1, name)
+		}
+		named = append(named, name)
+	}
+	more := ""
+	if n := len(bounded) - len(named); n > 0 {
+		more = fmt.Sprintf("; and %d more", n)
+	}
+	what := "their capacities and every value measured there are lower bounds, so where they stand against the others is not settled"
+	if len(bounded) == 1 {
+		what = "its capacity and every value measured there are lower bounds, so where it stands against the others is not settled"
+	}
+	return fmt.Sprintf("Capacity bounded: %s met the SLA at the capacity search's max (%s; pareto.json's capacity_bounded_points): %s%s; "+
+		"%s: raise optimization.capacity_search.max and sweep again.", Plural(len(bounded), "candidate"), load(&rows[bounded[0]]),
+		strings.Join(named, "; "), more, what)
+}
+
 // Unsettled is what a capacity search leaves unsettled in an analysis: best points whose lead a
 // bracket could close (NearTies), front entries a rival could dominate within its bracket
 // (MarginalFront) and candidates off the front that could join it (FrontContenders; these two
@@ -498,6 +548,9 @@ type Unsettled struct {
 	NearTies   []NearTie
 	Marginal   []Marginal
 	Contenders []int
+	// Bounded are the candidates whose capacity the search's max bounded (BoundedCandidates),
+	// under any target.
+	Bounded []int
 }
 
 // UnsettledOf computes a's Unsettled (nil m: none), once per analysis and manifest: the printed
@@ -506,7 +559,7 @@ func UnsettledOf(rows []Row, a *Analysis, m *Manifest) Unsettled {
 	if a.unsettled != nil && a.unsettledFor == m {
 		return *a.unsettled
 	}
-	u := Unsettled{NearTies: NearTies(rows, a, m)}
+	u := Unsettled{NearTies: NearTies(rows, a, m), Bounded: BoundedCandidates(rows, a, m)}
 	if a.Ranking == nil {
 		// The front is the recommendation only under target pareto; a scalar ranking's first
 		// point has its near ties.
@@ -517,7 +570,8 @@ func UnsettledOf(rows []Row, a *Analysis, m *Manifest) Unsettled {
 }
 
 // Sentences are u's notes for stdout, report.md (md: point IDs as code spans) and report.html,
-// in order: marginal front entries, contenders, near ties. A marginal entry whose rival a near
+// in order: candidates whose capacity the search's max bounded, marginal front entries,
+// contenders, near ties. A marginal entry whose rival a near
 // tie already names against it, and contenders a near tie names as rivals, are left to the near
 // tie's sentence (pareto.json keeps them all).
 func (u *Unsettled) Sentences(rows []Row, a *Analysis, labels Labels, md bool) []string {
@@ -529,6 +583,9 @@ func (u *Unsettled) Sentences(rows []Row, a *Analysis, labels Labels, md bool) [
 		}
 	}
 	var out []string
+	if s := BoundedText(rows, a, u.Bounded, labels, md); s != "" {
+		out = append(out, s)
+	}
 	for k, mg := range u.Marginal {
 		if !named[[2]int{mg.Entry, mg.By}] {
 			out = append(out, MarginalText(rows, a, &u.Marginal[k], labels, md))

@@ -400,3 +400,46 @@ func TestUnconvergedReadsFillCapacitysReasons(t *testing.T) {
 		}
 	}
 }
+
+// A candidate whose capacity search held the SLA at its max has a capacity that is a lower bound
+// with no bracket above it: it is named as unsettled (first among the sentences, ranked where it
+// is on the front) and listed in pareto.json, under a capacity search only.
+func TestBoundedCandidates(t *testing.T) {
+	rows, a, m := seedRows()
+	bounded := true
+	rows[3].CapacityBounded = &bounded // d: 600 tok/s at 0.12, off the front, met at the max
+	a, err := Analyze(rows, a.Settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := UnsettledOf(rows, a, m)
+	if !slices.Equal(u.Bounded, []int{3}) {
+		t.Fatalf("bounded %v, want d (3)", u.Bounded)
+	}
+	got := u.Sentences(rows, a, LabelsFor(rows), false)
+	want := "Capacity bounded: 1 candidate met the SLA at the capacity search's max (concurrency 100; pareto.json's " +
+		"capacity_bounded_points): point d (1 GPU, "
+	if len(got) == 0 || !strings.HasPrefix(got[0], want) || !strings.HasSuffix(got[0], "its capacity and every value measured "+
+		"there are lower bounds, so where it stands against the others is not settled: raise optimization.capacity_search.max and sweep again.") {
+		t.Errorf("sentences %q\nwant the first to begin %q", got, want)
+	}
+	rows[0].CapacityBounded = &bounded // a, #1 on the front
+	a, err = Analyze(rows, a.Settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := BoundedText(rows, a, BoundedCandidates(rows, a, m), LabelsFor(rows), false); !strings.Contains(got, "2 candidates met") ||
+		!strings.Contains(got, "): #1, point a (1 GPU, ") || !strings.Contains(got, "their capacities") {
+		t.Errorf("two bounded, one on the front: %q", got)
+	}
+	data, err := ParetoDocument(rows, a, m, nil)
+	if err != nil || !strings.Contains(string(data), `"capacity_bounded_points": [
+    "a",
+    "d"
+  ]`) || !strings.Contains(string(data), `"capacity_bounded_count": 2`) {
+		t.Errorf("pareto.json (%v):\n%s", err, data)
+	}
+	if got := BoundedCandidates(rows, a, &Manifest{}); got != nil {
+		t.Errorf("without a capacity search: %v", got)
+	}
+}

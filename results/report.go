@@ -682,6 +682,10 @@ type paretoDoc struct {
 	// within their capacity's bracket (FrontContenders), FrontContenderCount all of them.
 	FrontContenders     []string `json:"front_contenders,omitempty"`
 	FrontContenderCount int      `json:"front_contender_count,omitempty"`
+	// CapacityBoundedPoints are the first MaxTiedPointIDs candidates whose capacity search held
+	// the SLA at its max (BoundedCandidates), CapacityBoundedCount all of them.
+	CapacityBoundedPoints []string `json:"capacity_bounded_points,omitempty"`
+	CapacityBoundedCount  int      `json:"capacity_bounded_count,omitempty"`
 	// TiesFile names pareto_ties.parquet when the front has ties.
 	TiesFile string `json:"ties_file,omitempty"`
 	// SeedCheck is the sweep's seed check of this answer (SeedCheck; absent when none was run
@@ -751,6 +755,10 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 		doc.FrontContenders = append(doc.FrontContenders, rows[c].PointID)
 	}
 	doc.FrontContenderCount = len(u.Contenders)
+	for _, c := range u.Bounded[:min(len(u.Bounded), MaxTiedPointIDs)] {
+		doc.CapacityBoundedPoints = append(doc.CapacityBoundedPoints, rows[c].PointID)
+	}
+	doc.CapacityBoundedCount = len(u.Bounded)
 	for _, mg := range u.Marginal {
 		k := slices.Index(a.Front, mg.Entry)
 		doc.Front[k].MarginalTo = rows[mg.By].PointID
