@@ -117,6 +117,8 @@ var otherColumns = map[string][2]string{
 	"unfinished_requests":                       {"count", "requests still queued or running at the stop"},
 	"truncated_requests":                        {"count", "completed requests stopped short of their output"},
 	"truncated_output_tokens":                   {"tokens", "output tokens truncated requests did not get"},
+	"backlog_growth_requests":                   {"requests", "requests an open loop's system gained over its measured window (overloaded above a tenth of its arrivals)"},
+	"window_arrived_requests":                   {"requests", "requests that arrived in an open loop's measured window"},
 	"rejected_requests_context_length":          {"count", "requests rejected: prompt >= context length"},
 	"rejected_requests_kv_capacity":             {"count", "requests rejected: prompt larger than a KV pool"},
 	"completion_ratio":                          {"fraction", "completed / offered requests"},

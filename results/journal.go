@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/servesweep/servesweep/sim"
 	"io"
 	"math"
 	"os"
@@ -46,6 +47,10 @@ type Record struct {
 	// Start is how a point without a capacity search ran beyond its config, measured in steady
 	// state as a probe is (sweep's steadyPoint); nil when it ran as configured.
 	Start *RunStart `json:"start,omitempty"`
+	// Backlog is, for a point without a capacity search under an open loop (constant_rate or
+	// poisson), how the requests in its system changed over its measured window
+	// (sim.RunBacklog); nil otherwise.
+	Backlog *sim.Backlog `json:"backlog,omitempty"`
 }
 
 // RunStart is what a steady-state measurement of a point without a capacity search wrote into

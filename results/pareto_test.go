@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/optimization"
 	"math"
 	"reflect"
@@ -401,6 +402,31 @@ func TestNewRowUnfinishedIsDegraded(t *testing.T) {
 	rec.Summary["unfinished_requests"] = 8
 	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusDegraded {
 		t.Errorf("8 unfinished: status %q, want degraded", r.Status)
+	}
+}
+
+// An open-loop point whose system gained more than a tenth of its window's arrivals (66 of 564,
+// the user trial's 20 requests/s on one H200 that serves about 18) is degraded as overloaded and
+// kept off the front by its gain's share of the offered requests; a gain of 8 of 226 (its 5
+// requests/s) is a deployment keeping up.
+func TestNewRowOverloadedIsDegraded(t *testing.T) {
+	rec := Record{PointID: "p", Status: StatusOK, Summary: map[string]float64{
+		"num_requests": 600, "offered_requests": 600, "completed_requests": 600, "rejected_requests": 0,
+		"unfinished_requests": 0, "truncated_requests": 0, "duration_ms": 30000, "output_throughput_tok_s": 2000,
+	}, Backlog: &sim.Backlog{Arrived: 564, AtStart: 12, AtEnd: 78}}
+	r := NewRow(PointInfo{ID: "p"}, rec)
+	want := "overloaded: its system held 66 more requests at its last arrival than when its measured window began, of 564 that " +
+		"arrived in it: arrivals outpace what it serves, so its queue and latencies grow with the run's length"
+	if r.Status != StatusDegraded || r.Reason != want || math.Abs(r.RejectedRatio()-66.0/600) > 1e-15 ||
+		*r.BacklogGrowthRequests != 66 || *r.WindowArrivedRequests != 564 {
+		t.Fatalf("status %q reason %q ratio %v; want degraded, %q, 66/600", r.Status, r.Reason, r.RejectedRatio(), want)
+	}
+	if got := exclusion(&r, optimization.Settings{}, false); got != ExcludedRejected {
+		t.Errorf("exclusion %q, want %q", got, ExcludedRejected)
+	}
+	rec.Backlog = &sim.Backlog{Arrived: 226, AtStart: 3, AtEnd: 11}
+	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusOK || r.RejectedRatio() != 0 || *r.BacklogGrowthRequests != 8 {
+		t.Errorf("a gain of 8 of 226: status %q ratio %v, want ok and 0", r.Status, r.RejectedRatio())
 	}
 }
 

@@ -27,7 +27,8 @@ const (
 	StatusTimedOut = "timed_out"
 	// StatusDegraded marks a point that simulated to completion but rejected requests at
 	// arrival (reason DegradedReason), stopped completed requests short of their requested
-	// output (TruncatedReason) or stopped with requests unfinished (UnfinishedReason): its
+	// output (TruncatedReason), stopped with requests unfinished (UnfinishedReason) or fell
+	// behind its open-loop arrivals (OverloadedReason): its
 	// metrics cover less work than it was offered, so it is kept off the front unless
 	// optimization.constraints.max_rejected_ratio allows its share of rejected, truncated and
 	// unfinished requests. Its journal record is ok; the status is derived when the
@@ -229,6 +230,13 @@ type Row struct {
 	// (context length or KV pool size); TruncatedOutputTokens the output tokens they did not emit.
 	TruncatedRequests     *int64 `parquet:"truncated_requests,optional" summary:"truncated_requests"`
 	TruncatedOutputTokens *int64 `parquet:"truncated_output_tokens,optional" summary:"truncated_output_tokens"`
+	// BacklogGrowthRequests is, for a point without a capacity search under an open loop
+	// (constant_rate, poisson), how many requests its system gained over its measured window, from
+	// its warm-up to its last arrival (sim.Backlog.Growth), and WindowArrivedRequests how many
+	// arrived in it; null otherwise. A gain of more than a tenth of the arrivals
+	// (sim.OverloadShare) makes the point degraded (OverloadedReason).
+	BacklogGrowthRequests *int64 `parquet:"backlog_growth_requests,optional" json:",omitempty"`
+	WindowArrivedRequests *int64 `parquet:"window_arrived_requests,optional" json:",omitempty"`
 	// Rejected requests by reason (prediction.json's rejected_requests_by_reason members).
 	RejectedContextLength *int64 `parquet:"rejected_requests_context_length,optional" summary:"rejected_requests_by_reason.context_length"`
 	RejectedKVCapacity    *int64 `parquet:"rejected_requests_kv_capacity,optional" summary:"rejected_requests_by_reason.kv_capacity"`
@@ -520,7 +528,10 @@ func NewRow(p PointInfo, rec Record) Row {
 			}
 		}
 		clearEmptyDistributions(&r)
-		if deref(r.RejectedRequests) > 0 || deref(r.TruncatedRequests) > 0 || r.Backlogged() {
+		if b := rec.Backlog; b != nil {
+			r.BacklogGrowthRequests, r.WindowArrivedRequests = i64(b.Growth()), i64(b.Arrived)
+		}
+		if deref(r.RejectedRequests) > 0 || deref(r.TruncatedRequests) > 0 || r.Backlogged() || r.Overloaded() {
 			// A capacity search's own note (stopped at max_probes) stays after the degradation's.
 			capacityNote := ""
 			if strings.HasPrefix(r.Reason, "capacity_search:") {
@@ -598,7 +609,27 @@ func degradedReason(r *Row, summary map[string]float64) string {
 			"more than twice the %.1f its completion rate and mean latency keep in flight: a queue grew, and no latency counts them",
 			UnfinishedReason, deref(r.UnfinishedRequests), deref(r.OfferedRequests), r.inFlight()))
 	}
+	if r.Overloaded() {
+		msgs = append(msgs, fmt.Sprintf("%s: its system held %d more requests at its last arrival than when its measured window "+
+			"began, of %d that arrived in it: arrivals outpace what it serves, so its queue and latencies grow with the run's length",
+			OverloadedReason, deref(r.BacklogGrowthRequests), deref(r.WindowArrivedRequests)))
+	}
 	return strings.Join(msgs, "; ")
+}
+
+// OverloadedReason is the reason prefix of a degraded point whose open-loop arrivals outpaced it
+// (Overloaded): its latencies are set by how long the run let the queue grow.
+const OverloadedReason = "overloaded"
+
+// Overloaded reports whether r's measured window gained more requests in its system than a
+// deployment that keeps up does (sim.Backlog.Overloaded: more than sim.OverloadShare of the
+// window's arrivals, and more than sim.OverloadMinRequests).
+func (r *Row) Overloaded() bool {
+	if r.BacklogGrowthRequests == nil || r.WindowArrivedRequests == nil {
+		return false
+	}
+	g := *r.BacklogGrowthRequests
+	return g > sim.OverloadMinRequests && float64(g) > sim.OverloadShare*float64(*r.WindowArrivedRequests)
 }
 
 // UnfinishedReason is the reason prefix of a degraded point whose run stopped with a backlog of
@@ -618,8 +649,9 @@ func deref(p *int64) int64 {
 }
 
 // RejectedRatio is (rejected_requests + truncated_requests, + unfinished_requests when
-// Backlogged) / offered_requests of r: the share of offered requests not served in full; 0 when
-// offered_requests is missing.
+// Backlogged, + backlog_growth_requests when Overloaded) / offered_requests of r, at most 1: the
+// share of offered requests not served in full, or not kept up with; 0 when offered_requests is
+// missing.
 func (r *Row) RejectedRatio() float64 {
 	if r.OfferedRequests == nil || *r.OfferedRequests == 0 {
 		return 0
@@ -628,7 +660,11 @@ func (r *Row) RejectedRatio() float64 {
 	if r.Backlogged() {
 		n += deref(r.UnfinishedRequests)
 	}
-	return float64(n) / float64(*r.OfferedRequests)
+	if r.Overloaded() {
+		// The window's gain: requests it was offered and did not keep up with.
+		n += deref(r.BacklogGrowthRequests)
+	}
+	return min(1, float64(n)/float64(*r.OfferedRequests))
 }
 
 // Backlogged reports whether r's run stopped (at traffic.stop.max_virtual_time_seconds) with

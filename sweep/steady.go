@@ -160,23 +160,29 @@ func tooFewCycles(cfg *config.Config) bool {
 // best point moved from 8 GPUs to 2). The config's own ramp_seconds (0 keeps the synchronized
 // start), warmup_seconds and cooldown are kept as probeStart and rateSteady keep them. start is
 // what the run wrote into the config (nil when it ran as configured), which the point's row
-// writes into its config so that it reproduces the run.
-func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc) (res *sim.Result, start *results.RunStart, err error) {
+// writes into its config so that it reproduces the run; backlog, under an open loop, how the
+// requests in its system changed over its measured window (sim.RunBacklog), which makes an
+// overloaded point's row degraded.
+func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc) (res *sim.Result, start *results.RunStart,
+	backlog *sim.Backlog, err error) {
 	x, ok := fixedLoad(&p.Config.Traffic.Load)
 	if !ok || tooFewCycles(p.Config) {
 		res, err = simulatePoint(ctx, p, cache, simulate)
-		return res, nil, err
+		return res, nil, nil, err
 	}
-	_, res, setup, err := steadyRun(ctx, p, x, grid.DefaultCapacityAttainment, cache, simulate, true)
+	cfg, res, setup, err := steadyRun(ctx, p, x, grid.DefaultCapacityAttainment, cache, simulate, true)
 	if u := (unprefixed{}); errors.As(err, &u) {
 		err = u.error
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if setup != (grid.ProbeRun{}) {
 		start = &results.RunStart{Load: x, RampSeconds: setup.RampSeconds, WarmupSeconds: setup.WarmupSeconds,
 			PerLoadUnit: setup.PerLoadUnit, Cooldown: setup.Cooldown}
 	}
-	return res, start, nil
+	if b, ok := sim.RunBacklog(cfg, res.Requests); ok {
+		backlog = &b
+	}
+	return res, start, backlog, nil
 }

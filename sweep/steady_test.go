@@ -424,3 +424,19 @@ const minimalEngineSpec = `engine:
     aggregated:
       parallelism: {replicas: 1, tensor: 1}
 `
+
+// A sweep's open-loop point that its deployment cannot keep up with is degraded as overloaded
+// (its queue grew through the measured window) and kept off the front; one it keeps up with is
+// ok: one H200 serving Llama-3.1-8B (about 18 requests/s of 2k-token prompts) at 5 and 80
+// poisson requests/s.
+func TestFixedOpenLoopOverloaded(t *testing.T) {
+	spec := strings.Replace(runFixedSpec, "load: {type: concurrency, concurrency: 48}", "load: {type: poisson, requests_per_second: {choices: [5, 80]}}", 1)
+	rows := runCapacity(t, spec, 2, "", "engine.workers.aggregated.parallelism={replicas: 1, tensor: 1}", "traffic.stop.requests_per_load_unit=20")
+	if len(rows) != 2 || rows[0].Status != results.StatusOK || rows[1].Status != results.StatusDegraded ||
+		!strings.HasPrefix(rows[1].Reason, results.OverloadedReason+": ") || rows[0].BacklogGrowthRequests == nil {
+		for _, r := range rows {
+			t.Logf("%v req/s: %s %q growth %v", deref(r.LoadRequestsPerSecond), r.Status, r.Reason, r.BacklogGrowthRequests)
+		}
+		t.Fatal("want 5 requests/s ok with its backlog measured, 80 degraded as overloaded")
+	}
+}

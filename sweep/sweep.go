@@ -333,11 +333,12 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 	var err error
 	var searched results.Record
 	var begun *results.RunStart // a point without a search: how its steady-state run started
+	var backlog *sim.Backlog    // and, under an open loop, how its queue changed
 	if cs != nil {
 		searched, err = recovering(func() (results.Record, error) { return searchCapacity(pctx, p, cs, cache, simulate) })
 	} else {
 		res, err = recovering(func() (r *sim.Result, err error) {
-			r, begun, err = steadyPoint(pctx, p, cache, simulate)
+			r, begun, backlog, err = steadyPoint(pctx, p, cache, simulate)
 			return r, err
 		})
 	}
@@ -353,6 +354,7 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 		rec.Status, rec.Reason = results.StatusFailed, "the simulation returned no report"
 	case err == nil:
 		rec.Status, rec.Summary, rec.TimingProvider, rec.Start = results.StatusOK, results.SummaryValues(res.Summary), res.TimingProvider, begun
+		rec.Backlog = backlog
 		res.Release() // the row holds what it needs; the next point reuses the request array
 	case ctx.Err() != nil:
 		return rec, false, nil
