@@ -28,7 +28,9 @@
 //     branch; when router.policy is a domain, points of a policy other than kv_router drop the
 //     kv_router knobs (overlap_score_credit, prefill_load_scale, temperature,
 //     prefill_load_model) and their domains, and points of round_robin and least_loaded the
-//     seed (which kv_router and random take).
+//     seed (which kv_router and random take). A worker role or engine.kv_transfer that no mode of
+//     the grid uses (a concrete engine.mode, or a domain of one mode) is dropped from every
+//     point with a warning (Spec.unusedSectionWarning): predict refuses it on such a config.
 //   - ${NAME} in a string value is replaced by the environment variable NAME (an unset or empty
 //     variable is an error naming the field), after --set overrides are applied.
 package grid

@@ -620,6 +620,9 @@ func (s *Spec) expand(ctx context.Context, keep bool) (*Expansion, error) {
 	x.Warnings = append(x.Warnings, s.labelOnlyWarnings(valid[0].Config)...)
 	x.Warnings = append(x.Warnings, s.equivalentChoiceWarnings()...)
 	x.Warnings = append(x.Warnings, s.unusedRouterKnobWarnings()...)
+	if s.sectionWarning != "" {
+		x.Warnings = append(x.Warnings, s.sectionWarning)
+	}
 	if w := s.lockstepWarning(valid[0].Config); w != "" {
 		x.Warnings = append(x.Warnings, w)
 	}

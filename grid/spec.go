@@ -61,6 +61,10 @@ type Spec struct {
 	root *yaml.Node
 	// sets are the --set arguments applied to the file, in order (at names them in messages).
 	sets []string
+	// sectionWarning is the warning about the worker roles and engine.kv_transfer the spec
+	// gives that no mode of the grid uses (unusedSectionWarning; "" when none): taken before a
+	// concrete mode prunes them from root.
+	sectionWarning string
 	// copied are the nodes of root a point's tree copies rather than shares (pointCopies; nil:
 	// every node).
 	copied map[*yaml.Node]bool
@@ -252,6 +256,7 @@ func parse(data []byte, file, dir string, sets []string, getenv func(string) (st
 	if len(p.errs) > 0 {
 		return nil, p.errs
 	}
+	s.sectionWarning = s.unusedSectionWarning(root, p.domains)
 	if m := child(child(root, "engine"), "mode"); m != nil && m.Kind == yaml.ScalarNode &&
 		slices.Contains(strs(config.Modes()), m.Value) {
 		// A concrete mode drops the roles it does not use, and their domains, as a mode

@@ -3,9 +3,12 @@ package grid
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/servesweep/servesweep/sim/config"
+
+	"gopkg.in/yaml.v3"
 )
 
 // emptyValuesWarning is one warning for the domain values of vs, none of which any valid point
@@ -61,3 +64,100 @@ func (s *Spec) specWideError(full string, bad, grid int, of string) error {
 // fieldPath matches a dotted field path such as engine.workers.decode.parallelism.tensor or
 // traffic.source.components[0].weight.
 var fieldPath = regexp.MustCompile(`^[a-z][a-z0-9_]*(\[[0-9]+\])?(\.[a-z][a-z0-9_]*(\[[0-9]+\])?)*$`)
+
+// modeSections are the engine sections only one mode uses: the worker roles and
+// engine.kv_transfer (the prefill-to-decode hand-off), each with its mode and what it is, for
+// unusedSectionWarning.
+var modeSections = []struct {
+	path string
+	mode config.Mode
+	what string
+}{
+	{"engine.workers.aggregated", config.ModeAggregated, "aggregated workers"},
+	{"engine.workers.prefill", config.ModeDisaggregated, "prefill workers"},
+	{"engine.workers.decode", config.ModeDisaggregated, "decode workers"},
+	{"engine.kv_transfer", config.ModeDisaggregated, "KV transfer"},
+}
+
+// unusedSectionWarning is the warning (or "") for the sections of modeSections that root (the
+// spec before a concrete mode prunes it) gives but no mode of the grid uses: engine.mode is
+// concrete, or a domain (in domains) of that one mode, so every point drops them (prune) and
+// they change nothing, where predict refuses them. It names the sections, the mode and the
+// --set that gave any of them or the mode. A spec without engine.mode (aggregated by default)
+// is not pruned: its points' decode refuses the other mode's sections. An explicit null section
+// is not given.
+func (s *Spec) unusedSectionWarning(root *yaml.Node, domains []Domain) string {
+	engine := child(root, "engine")
+	m := child(engine, "mode")
+	var modes []string
+	modeText := ""
+	if d := findDomain(domains, pathMode); d != nil {
+		modes = d.ValueStrings()
+		modeText = "engine.mode's only choice is " + strings.Join(modes, ", ")
+	} else if m != nil && m.Kind == yaml.ScalarNode {
+		modes = []string{m.Value}
+		modeText = "engine.mode is " + m.Value
+	} else {
+		return ""
+	}
+	if set := config.SetFor(pathMode, s.sets); set != "" {
+		modeText += " (--set " + set + ")"
+	}
+	var paths, whats, sets []string
+	other := ""
+	for _, sec := range modeSections {
+		n := engine
+		for _, key := range strings.Split(strings.TrimPrefix(sec.path, "engine."), ".") {
+			n = child(n, key)
+		}
+		if n == nil || n.ShortTag() == "!!null" || slices.Contains(modes, string(sec.mode)) {
+			continue
+		}
+		paths, whats, other = append(paths, sec.path), append(whats, sec.what), string(sec.mode)
+		if set := s.setWithin(sec.path); !slices.Contains(sets, set) {
+			sets = append(sets, set)
+		}
+	}
+	if len(paths) == 0 {
+		return ""
+	}
+	at := s.File
+	if len(sets) == 1 && sets[0] != "" {
+		at += " (--set " + sets[0] + ")"
+	} else if len(sets) > 1 {
+		for i, p := range paths {
+			if set := s.setWithin(p); set != "" {
+				paths[i] += " (--set " + set + ")"
+			}
+		}
+	}
+	them := "it"
+	if len(paths) > 1 {
+		them = "them"
+	}
+	return fmt.Sprintf("%s: %s: dropped from every point: %s, which has no %s; remove %s, or set engine.mode: %s "+
+		"(or {choices: [aggregated, disaggregated]}) to use %s", at, strings.Join(paths, ", "), modeText, orList(whats), them, other, them)
+}
+
+// setWithin returns the last --set that wrote path, a mapping holding it or a field under it
+// (config.SetFor, then a deeper path): the --set that gave a section or part of it; "" when
+// none did.
+func (s *Spec) setWithin(path string) string {
+	if set := config.SetFor(path, s.sets); set != "" {
+		return set
+	}
+	for k := len(s.sets) - 1; k >= 0; k-- {
+		if p, _, ok := strings.Cut(s.sets[k], "="); ok && strings.HasPrefix(strings.TrimSpace(p), path+".") {
+			return s.sets[k]
+		}
+	}
+	return ""
+}
+
+// orList joins items as "a", "a or b", "a, b or c".
+func orList(items []string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}

@@ -128,3 +128,52 @@ func TestShortFixedRunWarning(t *testing.T) {
 		}
 	}
 }
+
+// A worker role or engine.kv_transfer the spec gives that no mode of the grid uses is dropped
+// from every point with one warning naming the sections, the mode and the --set that gave them
+// (predict refuses the same sections on a config of that mode); a mode domain over both modes,
+// a section of the mode in use and an explicit null are not warned about.
+func TestUnusedModeSectionWarning(t *testing.T) {
+	unused := func(x *Expansion) []string {
+		var out []string
+		for _, w := range x.Warnings {
+			if strings.Contains(w, "dropped from every point: engine.mode") {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		spec string
+		sets []string
+		want string // the one warning, or "" for none
+	}{
+		{"a prefill role and kv_transfer by --set on an aggregated spec", base,
+			[]string{"engine.workers.prefill={parallelism: {replicas: 4, tensor: 2}}", "engine.kv_transfer={bandwidth_gb_per_second: 5}"},
+			"spec.yaml: engine.workers.prefill (--set engine.workers.prefill={parallelism: {replicas: 4, tensor: 2}}), " +
+				"engine.kv_transfer (--set engine.kv_transfer={bandwidth_gb_per_second: 5}): dropped from every point: " +
+				"engine.mode is aggregated, which has no prefill workers or KV transfer; remove them, or set engine.mode: " +
+				"disaggregated (or {choices: [aggregated, disaggregated]}) to use them"},
+		{"one --set below the section", base, []string{"engine.kv_transfer.bandwidth_gb_per_second=5"},
+			"spec.yaml (--set engine.kv_transfer.bandwidth_gb_per_second=5): engine.kv_transfer: dropped from every point: " +
+				"engine.mode is aggregated, which has no KV transfer; remove it, or set engine.mode: disaggregated " +
+				"(or {choices: [aggregated, disaggregated]}) to use it"},
+		{"a both-mode spec narrowed by --set", both, []string{"engine.mode=aggregated"},
+			"spec.yaml: engine.workers.prefill, engine.workers.decode: dropped from every point: engine.mode is aggregated " +
+				"(--set engine.mode=aggregated), which has no prefill workers or decode workers; remove them, or set " +
+				"engine.mode: disaggregated (or {choices: [aggregated, disaggregated]}) to use them"},
+		{"a mode domain of one mode", both, []string{"engine.mode={choices: [disaggregated]}"},
+			"spec.yaml: engine.workers.aggregated: dropped from every point: engine.mode's only choice is disaggregated " +
+				"(--set engine.mode={choices: [disaggregated]}), which has no aggregated workers; remove it, or set " +
+				"engine.mode: aggregated (or {choices: [aggregated, disaggregated]}) to use it"},
+		{"a mode domain of both modes", both, []string{"engine.mode={choices: [aggregated, disaggregated]}", "engine.kv_transfer={bandwidth_gb_per_second: 5}"}, ""},
+		{"the aggregated spec as it is", base, nil, ""},
+		{"an explicit null", base, []string{"engine.kv_transfer=null"}, ""},
+	} {
+		got := unused(expand(t, tc.spec, tc.sets...))
+		if (tc.want == "" && len(got) != 0) || (tc.want != "" && !slices.Equal(got, []string{tc.want})) {
+			t.Errorf("%s: %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
