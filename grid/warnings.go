@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/optimization"
 
 	"gopkg.in/yaml.v3"
 )
@@ -160,4 +161,26 @@ func orList(items []string) string {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// ObjectiveWarnings returns a warning for each of the spec's objectives (optimization.objectives)
+// that reversed calls reversed: results.ReversedObjective, a direction opposite to the metric's
+// better one (grid does not know the columns), which ranks the worst deployments first. Each
+// names the spec, the --set that gave the objective, its field path and the direction that
+// would rank the better deployments first. The default objectives are never reversed.
+func (s *Spec) ObjectiveWarnings(reversed func(optimization.Objective) string) []string {
+	var out []string
+	for i, o := range s.Optimization.Objectives {
+		msg := reversed(o)
+		if msg == "" {
+			continue
+		}
+		other := optimization.Minimize
+		if o.Direction == optimization.Minimize {
+			other = optimization.Maximize
+		}
+		path := fmt.Sprintf("optimization.objectives[%d].direction", i)
+		out = append(out, fmt.Sprintf("%s: %s: %s; if that was not meant, write direction: %s", s.at(path), path, msg, other))
+	}
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/results"
 )
 
 // An SLA bound that looks like seconds is a warning of the expansion, once for the spec; a
@@ -174,6 +176,38 @@ func TestUnusedModeSectionWarning(t *testing.T) {
 		got := unused(expand(t, tc.spec, tc.sets...))
 		if (tc.want == "" && len(got) != 0) || (tc.want != "" && !slices.Equal(got, []string{tc.want})) {
 			t.Errorf("%s: %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// An objective of the spec whose direction reverses its metric's better one is warned about at
+// its field, with the --set that gave it and the direction to write; the default objectives and
+// an objective in its metric's better direction are not.
+func TestObjectiveWarnings(t *testing.T) {
+	set := "optimization.objectives=[{metric: p99_ttft_ms, direction: maximize}, {metric: output_throughput_tok_s, direction: minimize}, " +
+		"{metric: gpus, direction: maximize}]"
+	s := mustParse(t, base, set)
+	at := "spec.yaml (--set " + set + "): "
+	want := []string{
+		at + "optimization.objectives[0].direction: maximize p99_ttft_ms, but a lower p99_ttft_ms (99th percentile of time to first " +
+			"token) is better, so this objective favours the deployments that do worst on it; if that was not meant, write direction: minimize",
+		at + "optimization.objectives[1].direction: minimize output_throughput_tok_s, but a higher output_throughput_tok_s (output " +
+			"tokens per second) is better, so this objective favours the deployments that do worst on it; if that was not meant, " +
+			"write direction: maximize",
+	}
+	if got := s.ObjectiveWarnings(results.ReversedObjective); !slices.Equal(got, want) {
+		t.Errorf("warnings %q\nwant %q", got, want)
+	}
+	spec := base + "optimization:\n  objectives: [{metric: p99_itl_ms, direction: max}]\n"
+	want = []string{"spec.yaml: optimization.objectives[0].direction: maximize p99_itl_ms, but a lower p99_itl_ms (99th percentile " +
+		"of inter-token latency (every gap of every request)) is better, so this objective favours the deployments that do worst on it; " +
+		"if that was not meant, write direction: minimize"}
+	if got := mustParse(t, spec).ObjectiveWarnings(results.ReversedObjective); !slices.Equal(got, want) {
+		t.Errorf("from the file: %q\nwant %q", got, want)
+	}
+	for _, sets := range [][]string{nil, {"optimization.objectives=[{metric: p99_ttft_ms, direction: minimize}]"}} {
+		if got := mustParse(t, base, sets...).ObjectiveWarnings(results.ReversedObjective); len(got) != 0 {
+			t.Errorf("%v: %q, want none", sets, got)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // MetricInfo describes one numeric column of results.parquet, the names an objective, a
@@ -217,4 +219,78 @@ var slaDistributions = map[string]string{
 // slaRequestBounds are evaluation.sla's per-request bounds: what each bounds in a request.
 var slaRequestBounds = map[string]string{
 	"ttft_ms": "TTFT", "itl_ms": "mean ITL, (E2E - TTFT) / (n - 1)", "e2e_ms": "E2E latency",
+}
+
+// lowerIsBetter are the numeric columns, besides the latency distributions' statistics, whose
+// smaller value is the better deployment: costs, GPU time, and requests or tokens rejected, left
+// unfinished, truncated or recomputed.
+var lowerIsBetter = []string{
+	"cost_usd_per_hour", "usd_per_million_output_tokens", "gpu_hours",
+	"rejected_requests", "rejected_requests_context_length", "rejected_requests_kv_capacity", "unfinished_requests",
+	"truncated_requests", "truncated_output_tokens", "incomplete_trajectories", "num_preemptions", "total_recovered_tokens",
+}
+
+// higherIsBetter are the numeric columns, besides the per-user output speed's statistics and the
+// roles' KV capacities, whose larger value is the better deployment: throughputs, goodput, SLA
+// attainment, capacity, completions and cache and draft reuse.
+var higherIsBetter = []string{
+	"request_throughput_rps", "input_throughput_tok_s", "output_throughput_tok_s", "total_throughput_tok_s",
+	"output_throughput_per_gpu_tok_s", "interactivity_tok_s_per_user",
+	"goodput_completed_requests", "goodput_request_throughput_rps", "goodput_output_throughput_tok_s",
+	"goodput_output_throughput_per_gpu_tok_s", "sla_attainment", "capacity_load", "completion_ratio", "completed_requests",
+	"completed_trajectories", "prefix_cache_reused_ratio", "first_admission_prefix_cache_reused_ratio",
+	"draft_acceptance_rate", "mean_accepted_length",
+}
+
+// BetterDirection returns the direction in which the numeric column metric is better for a
+// deployment: Minimize for a latency (every statistic of TTFT, TTST, TPOT, ITL, E2E and
+// trajectory E2E latency) and the lowerIsBetter columns, Maximize for the statistics of the
+// per-user output speed, a role's KV capacity (agg_, prefill_ or decode_kv_capacity_blocks) and
+// the higherIsBetter columns. ok is false for a column with no better direction: a deployment
+// or workload setting (gpus, tensor, load_concurrency, an SLA bound), a run's size (num_requests,
+// duration_ms) or a count whose good value depends on the question asked.
+func BetterDirection(metric string) (d optimization.Direction, ok bool) {
+	switch {
+	case slices.Contains(lowerIsBetter, metric):
+		return optimization.Minimize, true
+	case slices.Contains(higherIsBetter, metric):
+		return optimization.Maximize, true
+	}
+	for _, r := range roleNames {
+		if metric == r.prefix+"kv_capacity_blocks" {
+			return optimization.Maximize, true
+		}
+	}
+	for _, s := range statistics {
+		base, found := strings.CutPrefix(metric, s.prefix)
+		if _, isDist := distributions[base]; !found || !isDist {
+			continue
+		}
+		if base == "output_token_throughput_per_user_tok_s" {
+			return optimization.Maximize, true
+		}
+		return optimization.Minimize, true
+	}
+	return "", false
+}
+
+// ReversedObjective returns, for an objective whose direction is the opposite of its metric's
+// better direction (BetterDirection), what is wrong with it, e.g. "maximize p99_ttft_ms, but a
+// lower p99_ttft_ms (99th percentile of time to first token) is better, so this objective favours
+// the deployments that do worst on it"; "" for any other objective (a metric without a better
+// direction included). The caller names where the objective came from and how to reverse it.
+func ReversedObjective(o optimization.Objective) string {
+	better, ok := BetterDirection(o.Metric)
+	if !ok || better == o.Direction {
+		return ""
+	}
+	way := "lower"
+	if better == optimization.Maximize {
+		way = "higher"
+	}
+	what := ""
+	if _, meaning, found := describeColumn(o.Metric); found {
+		what = " (" + meaning + ")"
+	}
+	return fmt.Sprintf("%s %s, but a %s %s%s is better, so this objective favours the deployments that do worst on it", o.Direction, o.Metric, way, o.Metric, what)
 }

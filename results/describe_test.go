@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // Every numeric column, the set CheckMetric accepts, has a unit rule or entry and a meaning, and
@@ -56,6 +58,54 @@ func TestMetricsRules(t *testing.T) {
 		unit, meaning, ok := describeColumn(c.name)
 		if !ok || unit != c.unit || meaning != c.meaning {
 			t.Errorf("%s: got (%q, %q, %v), want (%q, %q)", c.name, unit, meaning, ok, c.unit, c.meaning)
+		}
+	}
+}
+
+// BetterDirection knows the better direction of latencies, costs and failure counts (lower) and
+// of throughputs, goodput, attainment and capacities (higher), and none of a setting or a run's
+// size; every column its tables name is a numeric column, so a renamed column cannot drop out
+// of them unseen.
+func TestBetterDirection(t *testing.T) {
+	for metric, want := range map[string]optimization.Direction{
+		"p99_ttft_ms": optimization.Minimize, "mean_e2e_latency_ms": optimization.Minimize, "std_itl_ms": optimization.Minimize,
+		"median_output_token_throughput_per_user_tok_s": optimization.Maximize,
+		"output_throughput_tok_s":                       optimization.Maximize, "goodput_output_throughput_per_gpu_tok_s": optimization.Maximize,
+		"sla_attainment": optimization.Maximize, "capacity_load": optimization.Maximize, "decode_kv_capacity_blocks": optimization.Maximize,
+		"cost_usd_per_hour": optimization.Minimize, "rejected_requests": optimization.Minimize, "unfinished_requests": optimization.Minimize,
+		"gpus": "", "load_concurrency": "", "sla_p99_ttft_ms": "", "agg_tensor": "", "num_requests": "", "duration_ms": "",
+	} {
+		got, ok := BetterDirection(metric)
+		if got != want || ok != (want != "") {
+			t.Errorf("BetterDirection(%s) = %q, %v; want %q", metric, got, ok, want)
+		}
+	}
+	for _, name := range append(slices.Clone(lowerIsBetter), higherIsBetter...) {
+		if !slices.Contains(NumericColumns(), name) {
+			t.Errorf("%s is not a numeric column", name)
+		}
+	}
+}
+
+// An objective whose direction is the opposite of its metric's better one is described with the
+// metric's meaning; one in the better direction, or on a metric without one, is not.
+func TestReversedObjective(t *testing.T) {
+	got := ReversedObjective(optimization.Objective{Metric: "p99_ttft_ms", Direction: optimization.Maximize})
+	want := "maximize p99_ttft_ms, but a lower p99_ttft_ms (99th percentile of time to first token) is better, so this objective " +
+		"favours the deployments that do worst on it"
+	if got != want {
+		t.Errorf("max p99_ttft_ms: %q\nwant %q", got, want)
+	}
+	got = ReversedObjective(optimization.Objective{Metric: "output_throughput_tok_s", Direction: optimization.Minimize})
+	want = "minimize output_throughput_tok_s, but a higher output_throughput_tok_s (output tokens per second) is better, so this " +
+		"objective favours the deployments that do worst on it"
+	if got != want {
+		t.Errorf("min output_throughput_tok_s: %q\nwant %q", got, want)
+	}
+	for _, o := range []optimization.Objective{{Metric: "p99_ttft_ms", Direction: optimization.Minimize},
+		{Metric: "gpus", Direction: optimization.Maximize}, {Metric: "gpus", Direction: optimization.Minimize}} {
+		if got := ReversedObjective(o); got != "" {
+			t.Errorf("%s: %q, want none", o, got)
 		}
 	}
 }

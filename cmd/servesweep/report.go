@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,7 +131,7 @@ func runReport(io ioStreams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := reportSettings(opts, rows, m); err != nil {
+	if err := reportSettings(io.Err, opts, rows, m); err != nil {
 		return err
 	}
 	a, err := results.Analyze(rows, m.Settings)
@@ -242,8 +243,9 @@ func readSweepResults(io ioStreams, opts *reportOptions) ([]results.Row, *result
 
 // reportSettings resolves the analysis settings of m: the sweep's, replaced by the flags given
 // (reportOverrides, results.Overrides), then checked, blaming a bad setting on its flag or on
-// the manifest it came from.
-func reportSettings(opts *reportOptions, rows []results.Row, m *results.Manifest) error {
+// the manifest it came from; an objective whose direction ranks the worst deployments first is
+// a warning on stderr (reversedObjectiveWarnings).
+func reportSettings(stderr io.Writer, opts *reportOptions, rows []results.Row, m *results.Manifest) error {
 	manifestPath := filepath.Join(opts.ResultsDir, results.ManifestFile)
 	o, err := reportOverrides(opts)
 	if err != nil {
@@ -287,7 +289,36 @@ func reportSettings(opts *reportOptions, rows []results.Row, m *results.Manifest
 	if err := optimization.CheckTarget(s.Target); err != nil {
 		return &usageError{fmt.Errorf("settings.target of %s %v; --target replaces it", manifestPath, err)}
 	}
+	for _, w := range reversedObjectiveWarnings(opts, s.Objectives, manifestPath) {
+		fmt.Fprintln(stderr, "warning: "+w)
+	}
 	return nil
+}
+
+// reversedObjectiveWarnings returns a warning for each of the report's objectives objs whose
+// direction is the opposite of its metric's better one (results.ReversedObjective), naming the
+// --objective flag that gave it, or the settings of the manifest at manifestPath when no
+// --objective was passed (objs[i] is then the sweep's i-th objective), and the flag that
+// reverses it.
+func reversedObjectiveWarnings(opts *reportOptions, objs []optimization.Objective, manifestPath string) []string {
+	var out []string
+	for i, o := range objs {
+		msg := results.ReversedObjective(o)
+		if msg == "" {
+			continue
+		}
+		fix := optimization.Objective{Metric: o.Metric, Direction: optimization.Maximize}
+		if o.Direction == optimization.Maximize {
+			fix.Direction = optimization.Minimize
+		}
+		if opts.set["objective"] && i < len(opts.Objectives) {
+			out = append(out, fmt.Sprintf("--objective %s: %s; if that was not meant, pass --objective %s", opts.Objectives[i], msg, fix))
+			continue
+		}
+		out = append(out, fmt.Sprintf("settings.objectives[%d] of %s: %s; if that was not meant, pass --objective %s "+
+			"(with an --objective for each other objective: the flags replace the list)", i, manifestPath, msg, fix))
+	}
+	return out
 }
 
 // reportOverrides are the settings report's flags replace: the --objective list (parsed), and

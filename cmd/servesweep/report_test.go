@@ -570,3 +570,27 @@ func TestReportNamesMissingProbeParts(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errs, out)
 	}
 }
+
+// A report objective whose direction reverses its metric's better one is a warning on stderr
+// naming its --objective and the flag that reverses it; without --objective, the sweep's own
+// reversed objectives are blamed on the manifest. An objective in its better direction is not.
+func TestReportWarnsOfReversedObjective(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	runTinySweep(t, dir)
+	code, _, errs := runCLI(t, "report", "--results", dir, "--output-dir", filepath.Join(t.TempDir(), "rev"),
+		"--objective", "max:p99_ttft_ms", "--objective", "max:output_throughput_tok_s")
+	want := "warning: --objective max:p99_ttft_ms: maximize p99_ttft_ms, but a lower p99_ttft_ms (99th percentile of time to first " +
+		"token) is better, so this objective favours the deployments that do worst on it; if that was not meant, pass --objective min:p99_ttft_ms\n"
+	if code != exitOK || errs != want {
+		t.Errorf("exit %d, stderr %q\nwant %q", code, errs, want)
+	}
+	opts := &reportOptions{set: map[string]bool{}}
+	objs := []optimization.Objective{{Metric: "p99_itl_ms", Direction: optimization.Minimize}, {Metric: "sla_attainment", Direction: optimization.Minimize}}
+	got := reversedObjectiveWarnings(opts, objs, "out/sweep.json")
+	wantManifest := []string{"settings.objectives[1] of out/sweep.json: minimize sla_attainment, but a higher sla_attainment (offered " +
+		"requests meeting every SLA bound) is better, so this objective favours the deployments that do worst on it; if that was not " +
+		"meant, pass --objective max:sla_attainment (with an --objective for each other objective: the flags replace the list)"}
+	if !slices.Equal(got, wantManifest) {
+		t.Errorf("from the manifest: %q\nwant %q", got, wantManifest)
+	}
+}

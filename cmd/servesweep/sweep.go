@@ -404,7 +404,8 @@ func checkTraces(spec *grid.Spec) error {
 // expandSweep loads the spec with the performance database systems and expands it (the points'
 // configs are decoded and written only for the points that run), refuses a mode without a valid
 // point unless --allow-empty-mode, checks the points' backends against the export targets, and
-// prints the expansion's warnings and timing notes on stderr.
+// prints the expansion's warnings (with the objectives whose direction ranks the worst
+// deployments first, results.ReversedObjective) and timing notes on stderr.
 func expandSweep(ctx context.Context, io ioStreams, opts *sweepOptions, systems *opdb.DB, exportTargets []string) (*grid.Expansion, error) {
 	spec, err := loadSpec(opts)
 	if err != nil {
@@ -446,6 +447,7 @@ func expandSweep(ctx context.Context, io ioStreams, opts *sweepOptions, systems 
 	if err := checkExports(ctx, io, spec.File, x, exportTargets); err != nil {
 		return nil, err
 	}
+	x.Warnings = append(x.Warnings, spec.ObjectiveWarnings(results.ReversedObjective)...)
 	for _, w := range x.Warnings {
 		fmt.Fprintln(io.Err, "warning: "+w)
 	}
