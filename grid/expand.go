@@ -671,10 +671,16 @@ func (s *Spec) expand(ctx context.Context, keep bool) (*Expansion, error) {
 	}
 	markEquivalents(x.Points)
 	x.NeedsSystems = needsSystems
+	var kv []string
 	for n := range notes {
+		if w, ok := strings.CutPrefix(n, kvBytesMark); ok {
+			kv = append(kv, w)
+			continue
+		}
 		x.TimingNotes = append(x.TimingNotes, n)
 	}
 	slices.Sort(x.TimingNotes)
+	x.Warnings = append(x.Warnings, s.kvBytesWarnings(kv)...)
 	return x, nil
 }
 
@@ -755,7 +761,8 @@ func (s *Spec) buildPoints(ctx context.Context, keep bool) (points []Point, verd
 // checker returns one worker's sim.CheckNotes of a point's config, memoized: sim.Check reads
 // only the engine section and the router's prefill-load model, so points that share them (most
 // of a grid: the load and router domains) share its verdict. It adds the checks' timing notes to
-// notes and sets noSystems when a check needs a performance database that is not configured.
+// notes, and a valid point's sim.KVBytesWarnings marked with kvBytesMark, and sets noSystems
+// when a check needs a performance database that is not configured.
 func (s *Spec) checker(notes map[string]bool, noSystems *atomic.Bool) checkFunc {
 	checked := map[string]error{}
 	return func(cfg *config.Config, key []byte) error {
@@ -781,6 +788,12 @@ func (s *Spec) checker(notes map[string]bool, noSystems *atomic.Bool) checkFunc 
 				var dn []string
 				dn, e = sim.DeployableNotes(cfg)
 				ns = append(ns, dn...)
+			}
+			if e == nil {
+				// An explicit KV size far from the model's is a warning, not a timing note.
+				for _, w := range sim.KVBytesWarnings(cfg) {
+					ns = append(ns, kvBytesMark+w)
+				}
 			}
 			for _, n := range ns {
 				notes[n] = true

@@ -184,3 +184,33 @@ func (s *Spec) ObjectiveWarnings(reversed func(optimization.Objective) string) [
 	}
 	return out
 }
+
+// kvBytesMark starts a sim.KVBytesWarnings message in the notes the points' checks collect
+// (checker), which expand moves from the timing notes to the warnings (kvBytesWarnings).
+const kvBytesMark = "\x00kv-bytes\x00"
+
+// kvBytesWarnings turns the valid points' sim.KVBytesWarnings msgs (each "<field path>: ...",
+// any order, each once) into one warning per field, located by the spec's file and the --set
+// that gave the field: the first message in sorted order, and, when other combinations of
+// model, KV precision and shape in the grid give the field other messages, their count.
+func (s *Spec) kvBytesWarnings(msgs []string) []string {
+	slices.Sort(msgs)
+	var out []string
+	for i := 0; i < len(msgs); {
+		path, _, _ := strings.Cut(msgs[i], ": ")
+		j := i + 1
+		for j < len(msgs) && strings.HasPrefix(msgs[j], path+": ") {
+			j++
+		}
+		w := s.at(path) + ": " + msgs[i]
+		switch more := j - i - 1; {
+		case more == 1:
+			w += " (also at 1 other combination of model, KV precision and shape in the grid)"
+		case more > 1:
+			w += fmt.Sprintf(" (also at %d other combinations of model, KV precision and shape in the grid)", more)
+		}
+		out = append(out, w)
+		i = j
+	}
+	return out
+}

@@ -211,3 +211,40 @@ func TestObjectiveWarnings(t *testing.T) {
 		}
 	}
 }
+
+// An explicit KV size far from the model's (sim.KVBytesWarnings) is one warning per field for the
+// whole grid, with the --set that gave it and a count of the other model, precision and shape
+// combinations that differ too; a size that matches is not warned about. Llama-3.1-8B's token
+// KV is 131,072 bytes in BF16; one prefill GPU holds 65,536 of it in FP8 at TP1, 32,768 at TP2.
+func TestKVBytesWarnings(t *testing.T) {
+	kvWarnings := func(x *Expansion) []string {
+		var out []string
+		for _, w := range x.Warnings {
+			if strings.Contains(w, "bytes_per_token: ") {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	x := expand(t, base, "engine.workers.aggregated.kv_cache.bytes_per_token=1", "engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}")
+	want := []string{"spec.yaml (--set engine.workers.aggregated.kv_cache.bytes_per_token=1): engine.workers.aggregated.kv_cache.bytes_per_token: " +
+		"1 byte a token is 1/131072 of the 131072 bytes a token that meta-llama/Meta-Llama-3.1-8B-Instruct's KV cache in bf16 takes over " +
+		"all layers (what auto derives); the run keeps 1, which sizes this role's default KV pool and an auto kv_transfer: write auto, or " +
+		"keep the value if it is deliberate"}
+	if got := kvWarnings(x); !slices.Equal(got, want) {
+		t.Errorf("aggregated:\n got %q\nwant %q", got, want)
+	}
+	disagg := []string{"engine.mode=disaggregated", "engine.kv_transfer={bytes_per_token: 131072, bandwidth_gb_per_second: 400}",
+		"engine.precision.kv_cache=fp8", "engine.workers.prefill.parallelism.tensor={choices: [1, 2]}"}
+	want = []string{"spec.yaml (--set engine.kv_transfer={bytes_per_token: 131072, bandwidth_gb_per_second: 400}): " +
+		"engine.kv_transfer.bytes_per_token: 131072 bytes a token is 2 times the 65536 bytes a token that " +
+		"meta-llama/Meta-Llama-3.1-8B-Instruct's KV cache in fp8 puts on one prefill GPU of tensor 1, pipeline 1 (what auto derives); " +
+		"the run keeps 131072, which sets every transfer's time: write auto, or keep the value if it is deliberate " +
+		"(also at 1 other combination of model, KV precision and shape in the grid)"}
+	if got := kvWarnings(expand(t, both, disagg...)); !slices.Equal(got, want) {
+		t.Errorf("disaggregated:\n got %q\nwant %q", got, want)
+	}
+	if got := kvWarnings(expand(t, both, disagg[:2]...)); len(got) != 0 {
+		t.Errorf("BF16's size at TP1: %q, want none", got)
+	}
+}

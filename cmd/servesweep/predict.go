@@ -249,7 +249,8 @@ func fieldNote(cfg *config.Config, note string) string {
 
 // printRunNotes prints on w what the user should know about the run res of cfg over wl: its
 // timing notes, what a real deployment of cfg could not do (sim.DeploymentNotes), a GPU and
-// model that only label the run (config.Config.LabelsOnly), a backend_version no table used, a planner that scales nothing, the default
+// model that only label the run (config.Config.LabelsOnly), an explicit KV size far from the
+// model's (sim.KVBytesWarnings), a backend_version no table used, a planner that scales nothing, the default
 // hand-off latency of a disaggregated run, and the warnings
 // and notes about its summary (floored, rejected, unfinished and truncated requests, lockstep
 // arrivals, the steady window).
@@ -269,6 +270,11 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 		if !slices.ContainsFunc(res.TimingNotes, func(note string) bool { return strings.HasPrefix(note, d) }) {
 			fmt.Fprintln(w, "warning: "+fieldNote(cfg, d))
 		}
+	}
+	// An explicit KV size far from the model's is kept, but said (a BF16 size beside an FP8
+	// cache, or 1 byte, which makes the KV pool or the transfer free).
+	for _, kw := range sim.KVBytesWarnings(cfg) {
+		fmt.Fprintln(w, "warning: "+fieldNote(cfg, kw))
 	}
 	if cfg.LabelsOnly() {
 		fmt.Fprintln(w, "servesweep: every worker role uses fixed or polynomial timing, which reads neither engine.hardware nor engine.model, "+

@@ -1116,3 +1116,19 @@ func TestWriteReportMatchesMarshalIndent(t *testing.T) {
 		}
 	}
 }
+
+// predict warns of an explicit KV size far from the model's, naming the file and the --set, and
+// runs with it: Llama-3.1-8B's token KV is 32 layers × 2 × 8 KV heads × 128 × 2 bytes = 131,072
+// in BF16.
+func TestPredictWarnsOfKVBytesPerToken(t *testing.T) {
+	dir := t.TempDir()
+	set := "engine.workers.aggregated.kv_cache.bytes_per_token=1"
+	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "--config", seedConfig, "--output-dir", dir, "--set", set)
+	want := "warning: " + seedConfig + " (--set " + set + "): engine.workers.aggregated.kv_cache.bytes_per_token: 1 byte a token is " +
+		"1/131072 of the 131072 bytes a token that meta-llama/Meta-Llama-3.1-8B-Instruct's KV cache in bf16 takes over all layers " +
+		"(what auto derives); the run keeps 1, which sizes this role's default KV pool and an auto kv_transfer: write auto, or keep " +
+		"the value if it is deliberate\n"
+	if code != 0 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q\nwant it to hold %q", code, errs, want)
+	}
+}
