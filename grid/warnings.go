@@ -84,7 +84,8 @@ var modeSections = []struct {
 // spec before a concrete mode prunes it) gives but no mode of the grid uses: engine.mode is
 // concrete, or a domain (in domains) of that one mode, so every point drops them (prune) and
 // they change nothing, where predict refuses them. It names the sections, the mode and the
-// --set that gave any of them or the mode. A spec without engine.mode (aggregated by default)
+// --set that gave any of them or the mode. A --set of the mode alone, narrowing a file that gives
+// both modes' sections (the built-in sweep's, say), is not warned about. A spec without engine.mode (aggregated by default)
 // is not pruned: its points' decode refuses the other mode's sections. An explicit null section
 // is not given.
 func (s *Spec) unusedSectionWarning(root *yaml.Node, domains []Domain) string {
@@ -101,8 +102,9 @@ func (s *Spec) unusedSectionWarning(root *yaml.Node, domains []Domain) string {
 	} else {
 		return ""
 	}
-	if set := config.SetFor(pathMode, s.sets); set != "" {
-		modeText += " (--set " + set + ")"
+	modeSet := config.SetFor(pathMode, s.sets)
+	if modeSet != "" {
+		modeText += " (--set " + modeSet + ")"
 	}
 	var paths, whats, sets []string
 	other := ""
@@ -119,7 +121,9 @@ func (s *Spec) unusedSectionWarning(root *yaml.Node, domains []Domain) string {
 			sets = append(sets, set)
 		}
 	}
-	if len(paths) == 0 {
+	if len(paths) == 0 || modeSet != "" && slices.Equal(slices.Compact(slices.Clone(sets)), []string{""}) {
+		// None, or a file written for both modes narrowed to one by a --set of the mode alone:
+		// dropping the other mode's sections is what that --set asks for.
 		return ""
 	}
 	at := s.File

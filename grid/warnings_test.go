@@ -134,7 +134,8 @@ func TestShortFixedRunWarning(t *testing.T) {
 // A worker role or engine.kv_transfer the spec gives that no mode of the grid uses is dropped
 // from every point with one warning naming the sections, the mode and the --set that gave them
 // (predict refuses the same sections on a config of that mode); a mode domain over both modes,
-// a section of the mode in use and an explicit null are not warned about.
+// a section of the mode in use, an explicit null and a --set of the mode alone narrowing a file
+// that gives both modes' sections are not warned about.
 func TestUnusedModeSectionWarning(t *testing.T) {
 	unused := func(x *Expansion) []string {
 		var out []string
@@ -161,14 +162,16 @@ func TestUnusedModeSectionWarning(t *testing.T) {
 			"spec.yaml (--set engine.kv_transfer.bandwidth_gb_per_second=5): engine.kv_transfer: dropped from every point: " +
 				"engine.mode is aggregated, which has no KV transfer; remove it, or set engine.mode: disaggregated " +
 				"(or {choices: [aggregated, disaggregated]}) to use it"},
-		{"a both-mode spec narrowed by --set", both, []string{"engine.mode=aggregated"},
-			"spec.yaml: engine.workers.prefill, engine.workers.decode: dropped from every point: engine.mode is aggregated " +
-				"(--set engine.mode=aggregated), which has no prefill workers or decode workers; remove them, or set " +
-				"engine.mode: disaggregated (or {choices: [aggregated, disaggregated]}) to use them"},
-		{"a mode domain of one mode", both, []string{"engine.mode={choices: [disaggregated]}"},
-			"spec.yaml: engine.workers.aggregated: dropped from every point: engine.mode's only choice is disaggregated " +
-				"(--set engine.mode={choices: [disaggregated]}), which has no aggregated workers; remove it, or set " +
-				"engine.mode: aggregated (or {choices: [aggregated, disaggregated]}) to use it"},
+		{"a both-mode file of a concrete mode", both, nil,
+			"spec.yaml: engine.workers.prefill, engine.workers.decode: dropped from every point: engine.mode is aggregated, " +
+				"which has no prefill workers or decode workers; remove them, or set engine.mode: disaggregated " +
+				"(or {choices: [aggregated, disaggregated]}) to use them"},
+		{"a both-mode spec narrowed by a --set of the mode", both, []string{"engine.mode=aggregated"}, ""},
+		{"a mode domain of one mode by --set", both, []string{"engine.mode={choices: [disaggregated]}"}, ""},
+		{"narrowed, and a section by --set", both, []string{"engine.mode={choices: [disaggregated]}", "engine.workers.aggregated.parallelism.replicas=2"},
+			"spec.yaml (--set engine.workers.aggregated.parallelism.replicas=2): engine.workers.aggregated: dropped from every point: " +
+				"engine.mode's only choice is disaggregated (--set engine.mode={choices: [disaggregated]}), which has no aggregated " +
+				"workers; remove it, or set engine.mode: aggregated (or {choices: [aggregated, disaggregated]}) to use it"},
 		{"a mode domain of both modes", both, []string{"engine.mode={choices: [aggregated, disaggregated]}", "engine.kv_transfer={bandwidth_gb_per_second: 5}"}, ""},
 		{"the aggregated spec as it is", base, nil, ""},
 		{"an explicit null", base, []string{"engine.kv_transfer=null"}, ""},
