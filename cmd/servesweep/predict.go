@@ -154,8 +154,9 @@ func runPredict(ctx context.Context, io ioStreams, opts *predictOptions) error {
 
 // loadPrediction checks --stack, --format and --config, reads the prediction config (with its
 // --set overrides), refuses the dynamo adapters on the engine stack, and prints which aliases the
-// config's names resolved to, the scheduler keys its backend ignores, and an
-// engine.precision.weights that overrides the format the model's name gives.
+// config's names resolved to, the scheduler keys its backend ignores, an
+// engine.precision.weights that overrides the format the model's name gives, and a warning per
+// evaluation.sla bound that looks like seconds (config.SLA.SecondsLikeBounds, as sweep warns).
 func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) {
 	if !contains(stacks, opts.Stack) {
 		return nil, &usageError{fmt.Errorf("stack '%s' is unavailable; installed stacks: %s", opts.Stack, strings.Join(stacks, ", "))}
@@ -192,6 +193,11 @@ func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) 
 	}
 	if msg := timing.WeightsConflict(cfg.Engine.Model, cfg.Engine.Precision.Weights); msg != "" {
 		fmt.Fprintln(io.Err, "note: "+cfg.At("engine.precision.weights", msg).Error())
+	}
+	// The sweep's check (grid.Expand warns of the same bounds): a bound typed in seconds would
+	// otherwise leave goodput at 0 with nothing said.
+	for _, w := range cfg.Evaluation.SLA.SecondsLikeBounds("evaluation.sla") {
+		fmt.Fprintln(io.Err, "warning: "+fieldNote(cfg, w))
 	}
 	return cfg, nil
 }
@@ -233,8 +239,9 @@ func ignoredSchedulerNotes(cfg *config.Config) []string {
 }
 
 // fieldNotePath matches a note that starts with the field it is about (the simulator's notes:
-// "engine.workers.decode.kv_cache.capacity.blocks: ...").
-var fieldNotePath = regexp.MustCompile(`^(engine\.[A-Za-z0-9_.\[\]]+): `)
+// "engine.workers.decode.kv_cache.capacity.blocks: ...", and the SLA's seconds-like bounds:
+// "evaluation.sla.ttft_ms: ...").
+var fieldNotePath = regexp.MustCompile(`^((?:engine|evaluation)\.[A-Za-z0-9_.\[\]]+): `)
 
 // fieldNote is note as printed for the user: one that starts with the field it is about also
 // names cfg's file and the --set that gave the field, if one did (config.Config.At); others are

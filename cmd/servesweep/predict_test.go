@@ -1132,3 +1132,27 @@ func TestPredictWarnsOfKVBytesPerToken(t *testing.T) {
 		t.Errorf("exit %d, stderr %q\nwant it to hold %q", code, errs, want)
 	}
 }
+
+// An evaluation.sla bound that looks like seconds is warned about by predict as by sweep (the
+// same check, config.SLA.SecondsLikeBounds), naming the file, the --set that gave it, the bound
+// and what it would be in ms; plausible bounds are not.
+func TestPredictWarnsOfSecondsLikeSLA(t *testing.T) {
+	const set = "evaluation={sla: {ttft_ms: 0.5, itl_ms: 50}}"
+	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(), "--set", set)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := "warning: " + seedConfig + " (--set " + set + "): evaluation.sla.ttft_ms: 0.5 ms looks like seconds: SLA bounds are in " +
+		"milliseconds, so this asks for 0.5 ms; if 0.5 s was meant, write ttft_ms: 500\n"
+	if !strings.Contains(errs, want) {
+		t.Errorf("stderr %q\nlacks %q", errs, want)
+	}
+	if strings.Count(errs, "looks like seconds") != 1 {
+		t.Errorf("itl_ms 50 is plausible, so one warning is expected: %q", errs)
+	}
+	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(),
+		"--set", "evaluation={sla: {ttft_ms: 500, itl_ms: 50}}")
+	if code != 0 || strings.Contains(errs, "looks like seconds") {
+		t.Errorf("plausible bounds: exit %d, stderr %q", code, errs)
+	}
+}
