@@ -119,9 +119,12 @@ type htmlPage struct {
 	PairFront                                                                string
 	RankLabels                                                               []htmlRankLabel
 	FrontTitle, FrontNote                                                    string
-	Front                                                                    []htmlTableRow
-	RankingTitle                                                             string
-	Ranking                                                                  []htmlTableRow
+	// AnswerNotes are warnings about the answer shown under the front's title: the points
+	// that could change it without a result (UnfinishedText).
+	AnswerNotes  []string
+	Front        []htmlTableRow
+	RankingTitle string
+	Ranking      []htmlTableRow
 	// Capacity are report.md's paragraphs on the capacity search (capacityParagraphs), as text,
 	// and its note on latencies that rank the points (LatencyRankingNote).
 	Capacity []string
@@ -300,6 +303,9 @@ func htmlTables(p *htmlPage, rows []Row, a *Analysis, labels Labels, recFor map[
 	p.FrontTitle = fmt.Sprintf("Pareto front (%d %s)", len(a.Front), points)
 	if len(a.Front) > maxHTMLTableRows {
 		p.FrontNote = fmt.Sprintf("The first %d by rank; %s lists them all.", maxHTMLTableRows, ParetoFile)
+	}
+	if note := UnfinishedText(rows, a, labels, false); note != "" {
+		p.AnswerNotes = append(p.AnswerNotes, "Partial answer: "+note)
 	}
 	p.Front = table(a.Front)
 	if a.Ranking != nil {

@@ -694,6 +694,13 @@ type paretoDoc struct {
 	Changed   *bool      `json:"seed_check_changed,omitempty"`
 	// SeedCheckSkipped is why no seed check ran (Manifest.SeedCheckSkipped), when none did.
 	SeedCheckSkipped string `json:"seed_check_skipped,omitempty"`
+	// TimedOutPointIDs and FailedPointIDs are the first MaxTiedPointIDs points of UnfinishedOf
+	// (timed out, failed), whose results could change the answer; the counts are all of them.
+	// Absent when there are none.
+	TimedOutPointIDs   []string `json:"timed_out_point_ids,omitempty"`
+	TimedOutPointCount int      `json:"timed_out_point_count,omitempty"`
+	FailedPointIDs     []string `json:"failed_point_ids,omitempty"`
+	FailedPointCount   int      `json:"failed_point_count,omitempty"`
 }
 
 // ParetoDocument returns the bytes of pareto.json (indented JSON and a final newline) for rows,
@@ -733,6 +740,14 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 	if len(a.Ties) > 0 {
 		doc.TiesFile = TiesFile
 	}
+	u := UnfinishedOf(rows, a)
+	for _, i := range u.TimedOut[:min(len(u.TimedOut), MaxTiedPointIDs)] {
+		doc.TimedOutPointIDs = append(doc.TimedOutPointIDs, rows[i].PointID)
+	}
+	for _, i := range u.Failed[:min(len(u.Failed), MaxTiedPointIDs)] {
+		doc.FailedPointIDs = append(doc.FailedPointIDs, rows[i].PointID)
+	}
+	doc.TimedOutPointCount, doc.FailedPointCount = len(u.TimedOut), len(u.Failed)
 	for _, b := range a.Best {
 		doc.Best = append(doc.Best, paretoBest{Metric: b.Objective.Metric, Direction: b.Objective.Direction,
 			PointID: rows[b.Row].PointID, Value: b.Value})
@@ -750,21 +765,21 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 			doc.Changed = &changed
 		}
 	}
-	u := UnsettledOf(rows, a, m)
-	for _, c := range u.Contenders[:min(len(u.Contenders), MaxTiedPointIDs)] {
+	us := UnsettledOf(rows, a, m)
+	for _, c := range us.Contenders[:min(len(us.Contenders), MaxTiedPointIDs)] {
 		doc.FrontContenders = append(doc.FrontContenders, rows[c].PointID)
 	}
-	doc.FrontContenderCount = len(u.Contenders)
-	for _, c := range u.Bounded[:min(len(u.Bounded), MaxTiedPointIDs)] {
+	doc.FrontContenderCount = len(us.Contenders)
+	for _, c := range us.Bounded[:min(len(us.Bounded), MaxTiedPointIDs)] {
 		doc.CapacityBoundedPoints = append(doc.CapacityBoundedPoints, rows[c].PointID)
 	}
-	doc.CapacityBoundedCount = len(u.Bounded)
-	for _, mg := range u.Marginal {
+	doc.CapacityBoundedCount = len(us.Bounded)
+	for _, mg := range us.Marginal {
 		k := slices.Index(a.Front, mg.Entry)
 		doc.Front[k].MarginalTo = rows[mg.By].PointID
 		doc.Front[k].MarginalCapacityFactor = mg.Factor
 	}
-	for _, t := range u.NearTies {
+	for _, t := range us.NearTies {
 		nt := paretoNearTie{Metric: t.Objective.Metric, Direction: t.Objective.Direction, PointID: rows[t.Best].PointID, Value: t.Value,
 			Worst: t.Worst}
 		for k, i := range t.Rivals {
@@ -1152,6 +1167,9 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		points = "point"
 	}
 	fmt.Fprintf(&b, "## Pareto front (%d %s)\n\n", len(a.Front), points)
+	if note := UnfinishedText(rows, a, labels, true); note != "" {
+		b.WriteString("**Partial answer:** " + note + "\n\n")
+	}
 	if len(a.Front) == 0 {
 		b.WriteString("No candidate point: nothing passed the filters above.\n\n")
 	} else {

@@ -162,3 +162,29 @@ func TestPrintFrontNamesANearTie(t *testing.T) {
 		t.Errorf("stdout lacks the near tie %q:\n%s", want, b.String())
 	}
 }
+
+// printFront warns before the front when a point that could have joined it timed out: "PARTIAL:",
+// the point, and the remedy (a longer --timeout, as a resume simulates it again).
+func TestPrintFrontWarnsOfTimedOutPoints(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	n := func(x int64) *int64 { return &x }
+	rows := []results.Row{
+		{PointID: "a", Status: results.StatusOK, GPUs: 2, Hardware: "h200_sxm", Mode: "aggregated", CompletedRequests: n(10),
+			OutputThroughputTokS: f(1000)},
+		{PointID: "t", Status: results.StatusTimedOut, GPUs: 1, Hardware: "h100_sxm", Mode: "aggregated"},
+	}
+	objs := []optimization.Objective{{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}}
+	a, err := results.Analyze(rows, optimization.Settings{Target: optimization.TargetPareto, Objectives: objs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	printFront(&b, rows, a, nil, &results.Written{RecommendedRows: a.Front, Recommendations: []string{"r/0001.yaml"}})
+	out := strings.Join(strings.Fields(b.String()), " ")
+	want := "PARTIAL: 1 point timed out: t (1 GPU, h100_sxm aggregated - ). The answer below is of the 1 point that finished only, " +
+		"and could change once it runs: rerun the sweep's command (the same --output-dir) with a longer --timeout: timed-out " +
+		"points are simulated again on resume, the finished ones kept. Pareto front: 1 point of 1 candidates"
+	if !strings.Contains(out, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, b.String())
+	}
+}

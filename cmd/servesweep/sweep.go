@@ -891,7 +891,9 @@ func newDryRunDoc(x *grid.Expansion, points []grid.Point, show int, sd *shardDoc
 	return d
 }
 
-// printFront prints the recommended points, one line each.
+// printFront prints the SLA, the prices and the latency-ranking note, a PARTIAL warning naming
+// the points that timed out or failed (results.UnfinishedText: the answer is of the finished
+// points only), then the recommended points, one line each, and the notes on the answer.
 func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results.Manifest, wr *results.Written) {
 	for _, line := range []string{results.SLAText(rows, m), results.PricesText(rows, m), results.LatencyRankingNote(a, m)} {
 		if line != "" {
@@ -901,6 +903,10 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 	var objs []string
 	for _, o := range a.Settings.Objectives {
 		objs = append(objs, string(o.Direction)+" "+o.Metric)
+	}
+	labels := results.LabelsFor(rows)
+	if note := results.UnfinishedText(rows, a, labels, false); note != "" {
+		fmt.Fprintln(w, wrapText("PARTIAL: "+note, maxLineWidth, "  "))
 	}
 	colon := ":" // a list follows
 	if len(wr.RecommendedRows) == 0 {
@@ -916,7 +922,6 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 		fmt.Fprintln(w, wrapText(fmt.Sprintf("Pareto front: %d %s of %d candidates (%s)%s", len(a.Front), points, len(a.Candidates),
 			strings.Join(objs, ", "), colon), maxLineWidth, "  "))
 	}
-	labels := results.LabelsFor(rows)
 	for n, i := range wr.RecommendedRows {
 		r := &rows[i]
 		var vals []string
