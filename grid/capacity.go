@@ -16,7 +16,7 @@ import (
 
 // Defaults of optimization.capacity_search.
 const (
-	DefaultCapacityAttainment = 0.99
+	DefaultCapacityAttainment = optimization.DefaultAttainment
 	DefaultCapacityMin        = 1
 	DefaultCapacityMax        = 4096
 	DefaultCapacityTolerance  = 0.05

@@ -2,7 +2,10 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"strings"
+
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // maxNamedUnfinished is how many timed-out or failed points UnfinishedText names by ID and
@@ -89,4 +92,117 @@ func UnfinishedText(rows []Row, a *Analysis, labels Labels, md bool) string {
 	}
 	return fmt.Sprintf("%s. The answer below is of the %s that finished only, and could change once %s: %s.",
 		strings.Join(what, "; "), Plural(len(rows)-n.Failed-n.TimedOut, "point"), they, strings.Join(todo, "; "))
+}
+
+// maxAttainmentListed is how many answer points AttainmentText lists with their attainment; the
+// lowest over the rest is given after them.
+const maxAttainmentListed = 10
+
+// AnswerRows are the rows of a's answer, as the recommendations number them: the Pareto front
+// for target pareto, else the best maxScalarRecommends of the ranking.
+func AnswerRows(a *Analysis) []int {
+	if a.Ranking != nil {
+		return a.Ranking[:min(len(a.Ranking), maxScalarRecommends)]
+	}
+	return a.Front
+}
+
+// perRequestBounds names the per-request bounds of the first row of rows that records an SLA
+// ("ttft_ms 100 and itl_ms 5"); "" when no row has one.
+func perRequestBounds(rows []Row) string {
+	for i := range rows {
+		r := &rows[i]
+		var b []string
+		for _, x := range []struct {
+			key string
+			ms  *float64
+		}{{"ttft_ms", r.SLATTFTMs}, {"itl_ms", r.SLAITLMs}, {"e2e_ms", r.SLAE2EMs}} {
+			if x.ms != nil {
+				b = append(b, x.key+" "+ms(*x.ms))
+			}
+		}
+		if len(b) > 0 {
+			return strings.Join(b, ", ")
+		}
+	}
+	return ""
+}
+
+// AttainmentText states, for an answer that no capacity search held to the per-request bounds of
+// evaluation.sla (m records none and no row was searched), the SLA attainment of each answer
+// point (AnswerRows, numbered as the answer is; the first maxAttainmentListed, then the lowest of
+// the rest): the share of its offered requests that met every bound, sla_attainment. When one is
+// under optimization.DefaultAttainment it says so, and that the answer may then miss the SLA,
+// and names the settings that enforce it that a's settings do not use: optimization.capacity_search,
+// optimization.strict_sla (which holds the means only; said when it is on), optimization.target
+// goodput, and a percentile bound of evaluation.sla. md writes keys as code spans. "" when the
+// rows have no per-request bound, a capacity search ran, or the answer is empty.
+func AttainmentText(rows []Row, a *Analysis, m *Manifest, md bool) string {
+	bounds := perRequestBounds(rows)
+	answer := AnswerRows(a)
+	if bounds == "" || len(answer) == 0 || (m != nil && m.CapacitySearch != nil) {
+		return ""
+	}
+	for i := range rows {
+		if rows[i].CapacityProbes != nil {
+			return ""
+		}
+	}
+	code := func(s string) string { return idText(s, md) }
+	value := func(i int) (float64, string) {
+		if x := rows[i].SLAAttainment; x != nil {
+			return *x, FixedNum(*x)
+		}
+		return math.NaN(), "n/a" // no offered request: nothing met the SLA
+	}
+	var list []string
+	low, lowest := 0, math.Inf(1)
+	for n, i := range answer {
+		x, text := value(i)
+		if !(x >= optimization.DefaultAttainment) {
+			low++
+		}
+		if n < maxAttainmentListed {
+			list = append(list, fmt.Sprintf("#%d %s", n+1, text))
+		} else if x < lowest || math.IsNaN(x) {
+			lowest = x
+		}
+	}
+	if len(answer) > maxAttainmentListed {
+		list = append(list, fmt.Sprintf("the lowest of the other %d %s", len(answer)-maxAttainmentListed, FixedNum(lowest)))
+	}
+	text := fmt.Sprintf("SLA attainment of the answer (%s: the share of each point's offered requests within %s): %s.",
+		code("sla_attainment"), bounds, strings.Join(list, ", "))
+	if low == 0 {
+		return text
+	}
+	s := a.Settings
+	strict := s.StrictSLA || s.Target == optimization.TargetMinGPUs
+	held := "nothing holds each request to these bounds here (no capacity search)"
+	if strict {
+		held = code("optimization.strict_sla") + " holds only the mean TTFT, mean TPOT and mean E2E latency within them, not each request"
+	}
+	ways := []string{code("optimization.capacity_search") + " (each deployment at the largest load where at least " +
+		percent(optimization.DefaultAttainment) + " of requests meet them)"}
+	if !strict {
+		ways = append(ways, code("optimization.strict_sla: true")+" (drops points whose mean TTFT, mean TPOT or mean E2E latency breaks them)")
+	}
+	if s.Target != optimization.TargetGoodput && s.Target != optimization.TargetGoodputPerGPU {
+		ways = append(ways, code("optimization.target: goodput")+" (ranks by the throughput of the requests that meet them)")
+	}
+	ways = append(ways, "a percentile bound such as "+code("evaluation.sla.p99_ttft_ms")+" (a run that misses it is infeasible)")
+	verb := "are"
+	if low == 1 {
+		verb = "is"
+	}
+	return text + fmt.Sprintf(" %d of %d %s under %g: %s, so the answer can be a deployment whose requests miss the SLA. To enforce it, use %s.",
+		low, len(answer), verb, optimization.DefaultAttainment, held, orList(ways))
+}
+
+// orList joins items as "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }

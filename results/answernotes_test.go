@@ -111,3 +111,76 @@ func TestUnfinishedTextNamesAFew(t *testing.T) {
 		t.Errorf("text %q", got)
 	}
 }
+
+// attainmentRows are three candidates under per-request bounds (ttft_ms 100, itl_ms 5) without a
+// capacity search, ranked by throughput c, b, a, of SLA attainment 1, 0.5 and 0.995.
+func attainmentRows() []Row {
+	mk := func(id string, tput, att float64) Row {
+		r := row(id, 1, tput, 50, 10)
+		r.SLATTFTMs, r.SLAITLMs, r.SLAAttainment = ptr(100), ptr(5), ptr(att)
+		return r
+	}
+	return []Row{mk("a", 100, 0.995), mk("b", 200, 0.5), mk("c", 300, 1)}
+}
+
+// With per-request bounds no filter enforces, the answer states each point's SLA attainment
+// and, below 0.99, that the answer can miss the SLA and the settings that enforce it (those not
+// in use); a capacity search, or no per-request bound, says nothing.
+func TestAttainmentText(t *testing.T) {
+	rows := attainmentRows()
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetThroughput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "SLA attainment of the answer (sla_attainment: the share of each point's offered requests within ttft_ms 100, itl_ms 5): " +
+		"#1 1, #2 0.5, #3 0.995. 1 of 3 is under 0.99: nothing holds each request to these bounds here (no capacity search), " +
+		"so the answer can be a deployment whose requests miss the SLA. To enforce it, use optimization.capacity_search (each " +
+		"deployment at the largest load where at least 99 % of requests meet them), optimization.strict_sla: true (drops points " +
+		"whose mean TTFT, mean TPOT or mean E2E latency breaks them), optimization.target: goodput (ranks by the throughput of " +
+		"the requests that meet them) or a percentile bound such as evaluation.sla.p99_ttft_ms (a run that misses it is infeasible)."
+	if got := AttainmentText(rows, a, &Manifest{Settings: a.Settings}, false); got != want {
+		t.Errorf("text\n%s\nwant\n%s", got, want)
+	}
+	dir := t.TempDir()
+	if _, _, err := WriteOutputs(dir, rows, &Manifest{Settings: a.Settings}); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	if !strings.Contains(string(md), "\n\nSLA attainment of the answer (`sla_attainment`: the share of each point's offered requests "+
+		"within ttft_ms 100, itl_ms 5): #1 1, #2 0.5, #3 0.995. 1 of 3 is under 0.99: ") {
+		t.Errorf("report.md lacks the attainment:\n%s", md)
+	}
+	// Under strict_sla the means are held, not each request; the options drop strict_sla.
+	// The row of attainment 0.5 has mean TTFT 25 ms and mean TPOT 10 ms: a strict candidate only
+	// when itl_ms is 10 or more.
+	for i := range rows {
+		rows[i].SLAITLMs = ptr(10)
+	}
+	s := optimization.Settings{Target: optimization.TargetThroughput, StrictSLA: true}
+	if a, err = Analyze(rows, s); err != nil {
+		t.Fatal(err)
+	}
+	got := AttainmentText(rows, a, &Manifest{Settings: s}, true)
+	if !strings.Contains(got, "#2 0.5, #3 0.995. 1 of 3 is under 0.99: `optimization.strict_sla` holds only the mean TTFT, mean TPOT "+
+		"and mean E2E latency within them, not each request") || strings.Contains(got, "strict_sla: true") {
+		t.Errorf("strict: %s", got)
+	}
+	// All at or above 0.99: the attainment alone.
+	good := []Row{rows[0], rows[2]}
+	if a, err = Analyze(good, optimization.Settings{Target: optimization.TargetPareto}); err != nil {
+		t.Fatal(err)
+	}
+	if got := AttainmentText(good, a, nil, false); !strings.HasSuffix(got, "itl_ms 10): #1 1.") {
+		t.Errorf("all within the target: %s", got)
+	}
+	if got := AttainmentText(good, a, &Manifest{CapacitySearch: &optimization.CapacitySearch{Attainment: 0.99}}, false); got != "" {
+		t.Errorf("under a capacity search: %s", got)
+	}
+	plain := []Row{row("a", 1, 100, 50, 10)}
+	if a, err = Analyze(plain, optimization.Settings{Target: optimization.TargetPareto}); err != nil {
+		t.Fatal(err)
+	}
+	if got := AttainmentText(plain, a, nil, false); got != "" {
+		t.Errorf("no SLA: %s", got)
+	}
+}

@@ -120,7 +120,8 @@ type htmlPage struct {
 	RankLabels                                                               []htmlRankLabel
 	FrontTitle, FrontNote                                                    string
 	// AnswerNotes are warnings about the answer shown under the front's title: the points
-	// that could change it without a result (UnfinishedText).
+	// that could change it without a result (UnfinishedText), and the answer's SLA attainment
+	// when nothing enforced the SLA (AttainmentText).
 	AnswerNotes  []string
 	Front        []htmlTableRow
 	RankingTitle string
@@ -262,6 +263,12 @@ func ReportHTML(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]byte
 	layoutSVG(p, s, embedded, recFor)
 
 	htmlTables(p, rows, a, labels, recFor)
+	if note := UnfinishedText(rows, a, labels, false); note != "" {
+		p.AnswerNotes = append(p.AnswerNotes, "Partial answer: "+note)
+	}
+	if note := AttainmentText(rows, a, m, false); note != "" {
+		p.AnswerNotes = append(p.AnswerNotes, note)
+	}
 	u := UnsettledOf(rows, a, m)
 	p.NearTies = u.Sentences(rows, a, labels, false)
 	if line := SeedCheckText(rows, m, a, labels, false); line != "" {
@@ -303,9 +310,6 @@ func htmlTables(p *htmlPage, rows []Row, a *Analysis, labels Labels, recFor map[
 	p.FrontTitle = fmt.Sprintf("Pareto front (%d %s)", len(a.Front), points)
 	if len(a.Front) > maxHTMLTableRows {
 		p.FrontNote = fmt.Sprintf("The first %d by rank; %s lists them all.", maxHTMLTableRows, ParetoFile)
-	}
-	if note := UnfinishedText(rows, a, labels, false); note != "" {
-		p.AnswerNotes = append(p.AnswerNotes, "Partial answer: "+note)
 	}
 	p.Front = table(a.Front)
 	if a.Ranking != nil {

@@ -384,10 +384,7 @@ func WriteReport(dir string, rows []Row, a *Analysis, m *Manifest) (*Written, er
 		Plot:   filepath.Join(dir, PlotFile),
 		HTML:   filepath.Join(dir, HTMLFile),
 	}
-	w.RecommendedRows = a.Front
-	if a.Ranking != nil {
-		w.RecommendedRows = a.Ranking[:min(len(a.Ranking), maxScalarRecommends)]
-	}
+	w.RecommendedRows = AnswerRows(a)
 	recDir := filepath.Join(dir, RecommendationsDir)
 	if err := os.MkdirAll(recDir, 0o755); err != nil {
 		return nil, err
@@ -1188,16 +1185,10 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		table(a.Ranking[:min(len(a.Ranking), maxScalarRecommends)])
 		b.WriteString("\n")
 	}
-	if len(a.Best) > 0 {
-		b.WriteString("## Best point per objective\n\n| objective | best value | point | hardware | mode | shape | router | load | GPUs |\n" +
-			"|---|---:|---|---|---|---|---|---|---:|\n")
-		for _, bst := range a.Best {
-			r := &rows[bst.Row]
-			fmt.Fprintf(&b, "| %s `%s` | %s | `%s` | %s | %s | %s | %s | %s | %d |\n", bst.Objective.Direction, bst.Objective.Metric,
-				fmtNum(bst.Value), r.PointID, labels.Hardware(r), r.Mode, labels.Shape(r), r.RouterPolicy, labels.Load(r), r.GPUs)
-		}
-		b.WriteString("\n")
+	if note := AttainmentText(rows, a, m, true); note != "" {
+		b.WriteString(note + "\n\n")
 	}
+	bestMarkdown(&b, rows, a, labels)
 	u := UnsettledOf(rows, a, m)
 	for _, line := range append(u.Sentences(rows, a, labels, true), SeedCheckText(rows, m, a, labels, true)) {
 		if line != "" {
@@ -1208,6 +1199,21 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	b.WriteString("Grey: candidates; red: the Pareto front. Every row, including failed points, is in " +
 		"`results.parquet` (query it with DuckDB: `SELECT * FROM 'results.parquet'`).\n")
 	return b.Bytes()
+}
+
+// bestMarkdown writes report.md's table of the best point per objective (nothing without one).
+func bestMarkdown(b *bytes.Buffer, rows []Row, a *Analysis, labels Labels) {
+	if len(a.Best) == 0 {
+		return
+	}
+	b.WriteString("## Best point per objective\n\n| objective | best value | point | hardware | mode | shape | router | load | GPUs |\n" +
+		"|---|---:|---|---|---|---|---|---|---:|\n")
+	for _, bst := range a.Best {
+		r := &rows[bst.Row]
+		fmt.Fprintf(b, "| %s `%s` | %s | `%s` | %s | %s | %s | %s | %s | %d |\n", bst.Objective.Direction, bst.Objective.Metric,
+			fmtNum(bst.Value), r.PointID, labels.Hardware(r), r.Mode, labels.Shape(r), r.RouterPolicy, labels.Load(r), r.GPUs)
+	}
+	b.WriteString("\n")
 }
 
 // constraints lists the candidate filters of s in words, for report.md's Constraints line.

@@ -14,7 +14,8 @@ import (
 // rows (every row of a sweep carries the same: evaluation.sla cannot be searched): each bound
 // with what it bounds, and how attainment applies: under a capacity search (m.CapacitySearch,
 // or capacity columns when m is defaulted) the per-request bounds must hold for the target
-// share of offered requests; without one they only count in goodput and sla_attainment. Every
+// share of offered requests; without one they only count in goodput and sla_attainment; under
+// m's strict_sla (or target min_gpus, which implies it) a candidate's means must be within them. Every
 // percentile bound must hold over a row's run at its load. "SLA: none" when no row has a bound;
 // "" for no row.
 func SLAText(rows []Row, m *Manifest) string {
@@ -74,6 +75,9 @@ func SLAText(rows []Row, m *Manifest) string {
 			s += ": for the capacity search's attainment target of offered requests (the sweep's manifest does not record it)"
 		default:
 			s += ": counted per request in goodput and sla_attainment, with no attainment target (no capacity search)"
+		}
+		if m != nil && (m.Settings.StrictSLA || m.Settings.Target == optimization.TargetMinGPUs) {
+			s += "; with optimization.strict_sla, a candidate's mean TTFT, mean TPOT and mean E2E latency must be within them"
 		}
 		parts = append(parts, s)
 	} else if m != nil && m.CapacitySearch != nil {

@@ -112,3 +112,21 @@ func TestLatencyRankingNote(t *testing.T) {
 		}
 	}
 }
+
+// Under strict_sla (or target min_gpus, which implies it) the SLA sentence says the means are held
+// to the per-request bounds, as the printed front would otherwise read as if nothing enforced them.
+func TestSLATextNamesStrictSLA(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	r := Row{SLATTFTMs: f(200), SLAITLMs: f(10)}
+	want := "SLA (evaluation.sla): ttft_ms 200 (each request's TTFT <= 200 ms), itl_ms 10 (each request's mean inter-token gap " +
+		"<= 10 ms): counted per request in goodput and sla_attainment, with no attainment target (no capacity search); with " +
+		"optimization.strict_sla, a candidate's mean TTFT, mean TPOT and mean E2E latency must be within them."
+	for _, s := range []optimization.Settings{{StrictSLA: true}, {Target: optimization.TargetMinGPUs}} {
+		if got := SLAText([]Row{r}, &Manifest{Settings: s}); got != want {
+			t.Errorf("%+v:\n%s\nwant\n%s", s, got, want)
+		}
+	}
+	if got := SLAText([]Row{r}, &Manifest{}); strings.Contains(got, "strict_sla") {
+		t.Errorf("without strict_sla: %s", got)
+	}
+}

@@ -188,3 +188,26 @@ func TestPrintFrontWarnsOfTimedOutPoints(t *testing.T) {
 		t.Errorf("stdout lacks %q:\n%s", want, b.String())
 	}
 }
+
+// printFront states the answer's SLA attainment after its entries when per-request bounds are
+// enforced by nothing (no capacity search), and says a point under 0.99 can miss the SLA.
+func TestPrintFrontStatesAttainment(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	n := func(x int64) *int64 { return &x }
+	rows := []results.Row{{PointID: "a", Status: results.StatusOK, GPUs: 2, Hardware: "h200_sxm", Mode: "aggregated", RouterPolicy: "round_robin",
+		CompletedRequests: n(10), OutputThroughputTokS: f(1000), SLATTFTMs: f(100), SLAAttainment: f(0)}}
+	objs := []optimization.Objective{{Metric: "output_throughput_tok_s", Direction: optimization.Maximize}}
+	a, err := results.Analyze(rows, optimization.Settings{Target: optimization.TargetPareto, Objectives: objs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	printFront(&b, rows, a, &results.Manifest{Settings: a.Settings}, &results.Written{RecommendedRows: a.Front, Recommendations: []string{"r/0001.yaml"}})
+	out := strings.Join(strings.Fields(b.String()), " ")
+	want := "config: r/0001.yaml SLA attainment of the answer (sla_attainment: the share of each point's offered requests within " +
+		"ttft_ms 100): #1 0. 1 of 1 is under 0.99: nothing holds each request to these bounds here (no capacity search), so the " +
+		"answer can be a deployment whose requests miss the SLA. To enforce it, use optimization.capacity_search"
+	if !strings.Contains(out, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, b.String())
+	}
+}

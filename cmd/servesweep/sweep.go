@@ -893,7 +893,9 @@ func newDryRunDoc(x *grid.Expansion, points []grid.Point, show int, sd *shardDoc
 
 // printFront prints the SLA, the prices and the latency-ranking note, a PARTIAL warning naming
 // the points that timed out or failed (results.UnfinishedText: the answer is of the finished
-// points only), then the recommended points, one line each, and the notes on the answer.
+// points only), then the recommended points, one line each, and the notes on the answer: its SLA
+// attainment when nothing enforced the SLA (results.AttainmentText), what the capacity search left
+// unsettled, the chunking hint and the seed check.
 func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results.Manifest, wr *results.Written) {
 	for _, line := range []string{results.SLAText(rows, m), results.PricesText(rows, m), results.LatencyRankingNote(a, m)} {
 		if line != "" {
@@ -941,7 +943,8 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 			r.Mode, labels.Shape(r), r.RouterPolicy, labels.Load(r)), wr.Recommendations[n]))
 	}
 	u := results.UnsettledOf(rows, a, m)
-	for _, line := range append(u.Sentences(rows, a, labels, false), results.ChunkingHint(rows), results.SeedCheckText(rows, m, a, labels, false)) {
+	notes := append([]string{results.AttainmentText(rows, a, m, false)}, u.Sentences(rows, a, labels, false)...)
+	for _, line := range append(notes, results.ChunkingHint(rows), results.SeedCheckText(rows, m, a, labels, false)) {
 		if line == "" {
 			continue
 		}

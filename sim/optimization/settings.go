@@ -27,6 +27,12 @@ type Settings struct {
 	MaxUSDPerMillionOutputTokens float64 `json:"max_usd_per_million_output_tokens,omitempty"`
 }
 
+// DefaultAttainment is the usual SLA attainment target, the share of offered requests that must
+// meet every per-request bound of evaluation.sla: optimization.capacity_search's default
+// attainment, and the share below which a report warns that an answer no filter holds to the SLA
+// misses it (results.AttainmentText).
+const DefaultAttainment = 0.99
+
 // CapacitySearch is optimization.capacity_search: for each deployment, find the largest load
 // intensity (traffic.load's concurrency, requests_per_second, sessions_per_second or speedup,
 // whichever the load type uses) at which SLA attainment, goodput_completed_requests /
