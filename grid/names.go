@@ -296,7 +296,7 @@ func (s *Spec) shortFixedRunWarning(cfg *config.Config) string {
 // such a closed loop falls into step, ramped or not (fixedLengths), so each point measures
 // synchronized waves rather than a steady state, and the ranking of the points can move with the
 // run's length. Lengths drawn from a distribution of one value count as fixed (oneLengthFields),
-// and an explicit ramp_seconds 0 (the default start) does not exempt a point. "" when no point has
+// and neither a ramp nor an explicit ramp_seconds 0 (the synchronized start) exempts a point. "" when no point has
 // a concurrency above 1, and for a mixture (its components' lengths are drawn by component). The
 // source's kind, its load's kind and its ramp take no domain, and a domain on a length gives each
 // point one: cfg's verdict holds for every point.
@@ -307,7 +307,7 @@ func (s *Spec) lockstepWarning(cfg *config.Config) string {
 	if s.searchesLengthDistribution() {
 		return "" // cfg's lengths are not every point's
 	}
-	in, out := oneLengthFields(cfg) // ramp_seconds 0 as well: it is the default start
+	in, out := oneLengthFields(cfg) // ramped or not: fixed lengths fall into step
 	if in == "" {
 		return ""
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/servesweep/servesweep/sim"
 	"io"
 	"math"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/gofrs/flock"
+	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/metrics"
 )

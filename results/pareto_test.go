@@ -2,13 +2,14 @@ package results
 
 import (
 	"fmt"
-	"github.com/servesweep/servesweep/sim"
-	"github.com/servesweep/servesweep/sim/optimization"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/servesweep/servesweep/sim"
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // TestParetoFrontHandMade checks the front over (maximize throughput, minimize TTFT, minimize
@@ -423,6 +424,13 @@ func TestNewRowOverloadedIsDegraded(t *testing.T) {
 	}
 	if got := exclusion(&r, optimization.Settings{}, false); got != ExcludedRejected {
 		t.Errorf("exclusion %q, want %q", got, ExcludedRejected)
+	}
+	// Stopped by time with 88 unfinished (backlogged: over twice the 3.5 in flight) and a gain of
+	// 66: the same queue counted once, the larger.
+	both := Row{OfferedRequests: i64(600), UnfinishedRequests: i64(88), RequestThroughputRPS: f64(2.5), MeanE2ELatencyMs: f64(1400),
+		BacklogGrowthRequests: i64(66), WindowArrivedRequests: i64(564)}
+	if !both.Backlogged() || !both.Overloaded() || math.Abs(both.RejectedRatio()-88.0/600) > 1e-15 {
+		t.Errorf("backlogged and overloaded: ratio %v, want 88/600", both.RejectedRatio())
 	}
 	rec.Backlog = &sim.Backlog{Arrived: 226, AtStart: 3, AtEnd: 11}
 	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusOK || r.RejectedRatio() != 0 || *r.BacklogGrowthRequests != 8 {

@@ -628,8 +628,8 @@ func (r *Row) Overloaded() bool {
 	if r.BacklogGrowthRequests == nil || r.WindowArrivedRequests == nil {
 		return false
 	}
-	g := *r.BacklogGrowthRequests
-	return g > sim.OverloadMinRequests && float64(g) > sim.OverloadShare*float64(*r.WindowArrivedRequests)
+	// The rule is sim.Backlog's: the window's arrivals and its gain are what it reads.
+	return sim.Backlog{Arrived: int(*r.WindowArrivedRequests), AtEnd: int(*r.BacklogGrowthRequests)}.Overloaded()
 }
 
 // UnfinishedReason is the reason prefix of a degraded point whose run stopped with a backlog of
@@ -648,22 +648,23 @@ func deref(p *int64) int64 {
 	return *p
 }
 
-// RejectedRatio is (rejected_requests + truncated_requests, + unfinished_requests when
-// Backlogged, + backlog_growth_requests when Overloaded) / offered_requests of r, at most 1: the
-// share of offered requests not served in full, or not kept up with; 0 when offered_requests is
-// missing.
+// RejectedRatio is (rejected_requests + truncated_requests + the requests it fell behind by) /
+// offered_requests of r, at most 1: the share of offered requests not served in full, or not
+// kept up with; 0 when offered_requests is missing. It fell behind by unfinished_requests when
+// Backlogged, by backlog_growth_requests when Overloaded, and by the larger when both (largely
+// the same requests, queued at a time stop).
 func (r *Row) RejectedRatio() float64 {
 	if r.OfferedRequests == nil || *r.OfferedRequests == 0 {
 		return 0
 	}
-	n := deref(r.RejectedRequests) + deref(r.TruncatedRequests)
+	var behind int64
 	if r.Backlogged() {
-		n += deref(r.UnfinishedRequests)
+		behind = deref(r.UnfinishedRequests)
 	}
 	if r.Overloaded() {
-		// The window's gain: requests it was offered and did not keep up with.
-		n += deref(r.BacklogGrowthRequests)
+		behind = max(behind, deref(r.BacklogGrowthRequests))
 	}
+	n := deref(r.RejectedRequests) + deref(r.TruncatedRequests) + behind
 	return min(1, float64(n)/float64(*r.OfferedRequests))
 }
 

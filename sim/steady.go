@@ -147,8 +147,11 @@ func (b Backlog) Overloaded() bool {
 }
 
 // RunBacklog is the Backlog of a run of cfg under an open loop (constant_rate or poisson) over
-// its measured window, from its warm-up to its last arrival; ok is false for other loads and
-// runs without arrivals.
+// its measured window, from its warm-up to its last arrival, judged only once the deployment
+// has filled (filled): ok is false for other loads, runs without arrivals in the window, and a
+// window that starts before the fill, whose start holds fewer requests than the deployment
+// keeps in flight (a run without a warm-up starts empty, and a deployment that keeps up would
+// look as if it gained its whole in-flight load).
 func RunBacklog(cfg *config.Config, reqs []engine.Request) (b Backlog, ok bool) {
 	l := &cfg.Traffic.Load
 	if l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson {
@@ -159,8 +162,38 @@ func RunBacklog(cfg *config.Config, reqs []engine.Request) (b Backlog, ok bool) 
 		last = max(last, reqs[i].ArrivalMs)
 	}
 	from := l.Warmup() * 1000
-	if last < from {
+	if last <= from {
 		return b, false
 	}
-	return QueueBacklog(reqs, from, last), true
+	b = QueueBacklog(reqs, from, last)
+	return b, b.Arrived > 0 && filled(reqs, from, last, b.AtStart)
+}
+
+// filled reports whether a window [fromMs, toMs] of a run starts after the deployment filled:
+// its start holds at least half the requests the deployment keeps in flight there (Little's law
+// L = λW, with λ the window's completion rate and W the mean end-to-end latency of the requests
+// arriving in its first tenth, measured before a queue that outpaces the deployment grows far).
+// A deployment the arrivals outpace holds its whole backlog at the start and passes; one that
+// keeps up, measured from an empty start (no warm-up), does not.
+func filled(reqs []engine.Request, fromMs, toMs float64, atStart int) bool {
+	early := fromMs + (toMs-fromMs)/10
+	completed, sum, n := 0, 0.0, 0
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Status != engine.Completed || r.TerminalMs < 0 {
+			continue
+		}
+		if r.TerminalMs >= fromMs && r.TerminalMs <= toMs {
+			completed++
+		}
+		if r.ArrivalMs >= fromMs && r.ArrivalMs <= early {
+			sum += r.TerminalMs - r.ArrivalMs
+			n++
+		}
+	}
+	if n == 0 {
+		return false
+	}
+	inFlight := float64(completed) / (toMs - fromMs) * (sum / float64(n))
+	return float64(atStart) >= inFlight/2
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"strconv"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/config"
@@ -30,8 +29,12 @@ func TestQueueBacklog(t *testing.T) {
 	}
 }
 
-// One H200 serving Llama-3.1-8B (about 18 requests/s of 2k-token prompts) under poisson arrivals
-// keeps up at 5 requests/s, and at 80 its system gains most of what arrives: overloaded.
+// One H200 serving Llama-3.1-8B (about 18 requests/s of 2k-token prompts) under poisson arrivals,
+// measured after a warm-up of 2 s as a sweep measures it, keeps up at 5 requests/s, and at 80 its
+// system gains most of what arrives: overloaded. Without a warm-up the window starts empty and is
+// not judged (a deployment that keeps up would seem to gain its in-flight load), nor is a run of
+// long requests at 4 requests/s whose fixed count ends before the fill (a reviewer's case: 80
+// requests of about 1k prompt and output tokens, mean latency near 9 s, 39 in flight at the end).
 func TestRunBacklogOverload(t *testing.T) {
 	spec := `traffic:
   source:
@@ -50,10 +53,18 @@ engine:
       scheduler: {max_batched_tokens: 8192, max_sequences: 256}
 `
 	for _, tc := range []struct {
-		rate       string
-		overloaded bool
-	}{{"5", false}, {"80", true}} {
-		cfg, err := config.Decode([]byte(spec), "spec.yaml", []string{"traffic.load={type: poisson, requests_per_second: " + tc.rate + "}"})
+		name         string
+		sets         []string
+		judged, over bool
+	}{
+		{"5/s after a warm-up", []string{"traffic.load={type: poisson, requests_per_second: 5, warmup_seconds: 2}"}, true, false},
+		{"80/s after a warm-up", []string{"traffic.load={type: poisson, requests_per_second: 80, warmup_seconds: 2}"}, true, true},
+		{"80/s from an empty start", []string{"traffic.load={type: poisson, requests_per_second: 80}"}, false, false},
+		{"long requests, a short fixed count", []string{"traffic.load={type: poisson, requests_per_second: 4}",
+			"traffic.source={type: synthetic, input_tokens: {distribution: uniform, min: 819, max: 1024}, output_tokens: {distribution: uniform, min: 819, max: 1024}}",
+			"traffic.stop={requests: 80}"}, false, false},
+	} {
+		cfg, err := config.Decode([]byte(spec), "spec.yaml", tc.sets)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,18 +73,9 @@ engine:
 			t.Fatal(err)
 		}
 		b, ok := RunBacklog(cfg, res.Requests)
-		if !ok || b.Overloaded() != tc.overloaded || b.Arrived != 20*mustAtoi(tc.rate) {
-			t.Errorf("poisson %s/s: backlog %+v (ok %v), overloaded %v, want %v over all %d arrivals", tc.rate, b, ok, b.Overloaded(),
-				tc.overloaded, 20*mustAtoi(tc.rate))
+		if ok != tc.judged || ok && b.Overloaded() != tc.over {
+			t.Errorf("%s: backlog %+v, judged %v, overloaded %v; want judged %v, overloaded %v", tc.name, b, ok, b.Overloaded(), tc.judged, tc.over)
 		}
-		t.Logf("poisson %s/s: %+v", tc.rate, b)
+		t.Logf("%s: %+v judged %v", tc.name, b, ok)
 	}
-}
-
-func mustAtoi(s string) int {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		panic(err)
-	}
-	return n
 }

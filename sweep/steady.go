@@ -28,7 +28,7 @@ func (u unprefixed) Unwrap() error { return u.error }
 // ramp_seconds, warmup_seconds and cooldown and the per-load-unit stop), the run, and setup.
 // shared runs on the cache's workload of that traffic section (a fixed point's, which other
 // deployments at the same load share: the ramp and warm-up do not change the requests) rather
-// than one built for the run alone (a probe's, used once). Errors: a pilot's prefixed "pilot: ",
+// than one built for the run alone (a probe's, or a lengthened run's, used once). Errors: a pilot's prefixed "pilot: ",
 // a workload's wrapped in unprefixed, and the simulation's.
 func steadyRun(ctx context.Context, p *grid.Point, x, attainment float64, cache *WorkloadCache, simulate SimulateFunc,
 	shared bool) (*config.Config, *sim.Result, grid.ProbeRun, error) {
@@ -43,10 +43,10 @@ func steadyRun(ctx context.Context, p *grid.Point, x, attainment float64, cache 
 		}
 	}
 	build := func(c *config.Config) (*traffic.Workload, error) {
-		if shared {
+		if shared && setup.PerLoadUnit == nil {
 			return cache.Workload(c)
 		}
-		return cache.Build(c)
+		return cache.Build(c) // a probe's, or a run this deployment lengthened: used once
 	}
 	// The workload does not depend on the ramp and warm-up probeStart chooses.
 	wl, err := build(cfg)
@@ -128,12 +128,13 @@ func fixedLoad(l *config.Load) (float64, bool) {
 // spec's warning uses, is the same; tested).
 const steadyCycles = grid.SteadyCyclesPerSlot
 
-// tooFewCycles reports whether cfg is a closed loop whose fixed count gives fewer than
-// steadyCycles per slot (a ramp and warm-up would leave next to nothing measured: such a point
+// tooFewCycles reports whether cfg is a closed loop without an explicit ramp_seconds whose fixed
+// count gives fewer than steadyCycles per slot (a ramp and warm-up would leave next to nothing measured: such a point
 // runs as configured, synchronized start included, and the spec is warned).
 func tooFewCycles(cfg *config.Config) bool {
 	l, st := &cfg.Traffic.Load, &cfg.Traffic.Stop
-	if l.Type != config.LoadConcurrency || l.Concurrency <= 0 {
+	if l.Type != config.LoadConcurrency || l.Concurrency <= 0 || l.RampSeconds != nil {
+		// An explicit ramp runs as given, with its warm-up, whatever the count (probeStart).
 		return false
 	}
 	cycles := 0.0

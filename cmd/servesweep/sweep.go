@@ -102,7 +102,11 @@ to allow two misses is
 lengthened; when the search chose its ramp and warm-up, one that meets the SLA is rerun twice
 as long, measured after the first run's window (twice at most, while its headroom keeps
 rising), and one within 10 % of the SLA's bound is rerun twice as long. Every probe of the
-search is a row of probes.parquet. Rerunning the same command with the same
+search is a row of probes.parquet. Without a capacity search each point is measured in steady
+state the same way at its own load (pilot and ramp, warm-up, cool-down, a short run lengthened;
+about twice the simulations), its row's config carrying the ramp and warm-up; ramp_seconds: 0
+keeps the synchronized start, and an open loop whose queue grows through its window is degraded
+as overloaded. Rerunning the same command with the same
 --output-dir resumes: finished points are skipped. Ctrl-C keeps every finished point.
 
 Once every point is finished, the seed check simulates the answer (the Pareto front with its
