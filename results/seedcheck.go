@@ -428,6 +428,11 @@ func SeedCheckText(rows []Row, m *Manifest, a *Analysis, labels Labels, md bool)
 	if len(c.Points) == 0 {
 		return t.nothing()
 	}
+	if c.Measured() == 0 {
+		// Every point simulated again failed or ran out of host time: say that once.
+		return fmt.Sprintf("Seed check: unchecked: %s could not be simulated again under the moved seeds (%s); "+
+			"rerun the sweep with a longer --timeout to check the answer.", Plural(len(c.Points), "point"), t.inconclusiveNames())
+	}
 	turned := t.turned()
 	parts := append([]string{t.moves()}, turned...)
 	return t.lead() + ": " + strings.Join(parts, "; ") + "; " + t.verdict(len(turned) > 0)
@@ -499,7 +504,7 @@ func (t *seedText) nothing() string {
 	if n := c.Unseeded - c.AnswerSize; n > 0 {
 		what += " and " + Plural(n, "candidate") + " that could displace it"
 	}
-	return fmt.Sprintf("Seed check: nothing to simulate again: the %s chosen (%s) draw from no seed "+
+	return fmt.Sprintf("Seed check: nothing to simulate again: the %s chosen (%s) "+agree(c.Unseeded, "draws", "draw")+" from no seed "+
 		"(fixed lengths or a trace, without a poisson load, speculative decoding or a router that draws), so no seed a config "+
 		"sets can change the answer.", Plural(c.Unseeded, "point"), what)
 }
@@ -559,7 +564,8 @@ func (t *seedText) lead() string {
 		notes = append(notes, fmt.Sprintf("%s failed or ran out of host time under the moved seeds: compared as measured before",
 			Plural(c.Inconclusive, "point")))
 	}
-	s := fmt.Sprintf("Seed check: %s, simulated again with every seed they draw from moved by %d", what, c.SeedOffset)
+	s := fmt.Sprintf("Seed check: %s, simulated again with every seed %s from moved by %d", what,
+		agree(len(c.Points), "it draws", "they draw"), c.SeedOffset)
 	if len(notes) > 0 {
 		s += " (" + strings.Join(notes, "; ") + ")"
 	}
@@ -695,6 +701,19 @@ func (t *seedText) moves() string {
 	return strings.Join(out, "; ")
 }
 
+// inconclusiveNames names, by rank and deployment, the points whose simulation under the moved
+// seeds failed or ran out of host time, each with which.
+func (t *seedText) inconclusiveNames() string {
+	var out []string
+	for _, p := range t.c.Points {
+		if inconclusive(p.StatusReseeded) && !inconclusive(p.Status) {
+			out = append(out, fmt.Sprintf("%s %s", t.rank(p.PointID, true),
+				map[bool]string{true: "timed out", false: "failed"}[p.StatusReseeded == StatusTimedOut]))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // turned lists the points whose status changed under the moved seeds, or that stopped being
 // candidates (a point that no longer meets a strict SLA), by rank and deployment.
 func (t *seedText) turned() []string {
@@ -741,13 +760,16 @@ func (t *seedText) verdict(turned bool) string {
 	var b strings.Builder
 	switch {
 	case scalar && len(joined) == 0:
-		fmt.Fprintf(&b, "no point is best under them: %s dropped out", strings.Join(left, "; "))
+		fmt.Fprintf(&b, "none of the points simulated again is best under them: %s dropped out", strings.Join(left, "; "))
+		if len(c.Points) == c.AnswerPoints {
+			b.WriteString(" (no other point was simulated again: those behind it were more than 5 % away)")
+		}
 	case scalar:
 		fmt.Fprintf(&b, "the best point changed from %s to %s", strings.Join(left, "; "), strings.Join(joined, "; "))
 	default:
 		b.WriteString("the front changed")
 		if len(c.AnswerReseeded) == 0 {
-			b.WriteString(" (it is empty under them)")
+			b.WriteString(" (none of the points simulated again is on it under them)")
 		}
 		if len(left) > 0 {
 			fmt.Fprintf(&b, ": %s left it", strings.Join(left, "; "))

@@ -171,7 +171,7 @@ func TestSeedCheckUnseeded(t *testing.T) {
 	mp := *m
 	mp.SeedCheck = part
 	if got := SeedCheckText(rows, &mp, a, LabelsFor(rows), false); !strings.HasPrefix(got, "Seed check: 1 of the front's 2 entries, "+
-		"simulated again with every seed they draw from moved by 1 (#1, point a and 1 more candidate draw from no seed and kept their values): ") ||
+		"simulated again with every seed it draws from moved by 1 (#1, point a and 1 more candidate draw from no seed and kept their values): ") ||
 		!strings.HasSuffix(got, "; the front is the same.") {
 		t.Errorf("text of a partly re-simulated answer: %q", got)
 	}
@@ -193,7 +193,7 @@ func TestSeedCheckUnseeded(t *testing.T) {
 	}
 	mp.SeedCheck = cand
 	if got := SeedCheckText(rows, &mp, a, LabelsFor(rows), false); !strings.HasPrefix(got, "Seed check: 1 candidate that could displace "+
-		"the front's 2 entries (whose points draw from no seed), simulated again with every seed they draw from moved by 1: ") {
+		"the front's 2 entries (whose points draw from no seed), simulated again with every seed it draws from moved by 1: ") {
 		t.Errorf("text of a check of a candidate alone: %q", got)
 	}
 	data, err := ParetoDocument(rows, a, m, nil)
@@ -367,10 +367,11 @@ func TestSeedCheckNothingMeasured(t *testing.T) {
 	}
 	m.SeedCheck = c
 	got := SeedCheckText(rows, m, a, LabelsFor(rows), false)
-	for _, want := range []string{"the front's values cannot be compared (none was measured both times)", "the answer is unchecked"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("text %q lacks %q", got, want)
-		}
+	// Said once, not once per part of the paragraph.
+	if !strings.HasPrefix(got, "Seed check: unchecked: 3 points could not be simulated again under the moved seeds (#1, point a (1 GPU, ") ||
+		!strings.HasSuffix(got, ") timed out); rerun the sweep with a longer --timeout to check the answer.") ||
+		strings.Count(got, "timed out") != 3 || strings.Contains(got, "cannot be compared") {
+		t.Errorf("text %q", got)
 	}
 	if data, err := ParetoDocument(rows, a, m, nil); err != nil || strings.Contains(string(data), "seed_check_changed") {
 		t.Errorf("pareto.json gives a verdict (%v)", err)
@@ -428,5 +429,35 @@ func TestSeedCheckAnswerPart(t *testing.T) {
 	}
 	if got := st.unseededNames(0, 1); got != "1 more point" {
 		t.Errorf("unseeded names: %q", got)
+	}
+}
+
+// A scalar target's best point that stops meeting the SLA under the moved seeds, when no other
+// point was close enough to be simulated again, is said to drop out among the points simulated
+// again only: the others were not compared.
+func TestSeedCheckScalarDroppedOut(t *testing.T) {
+	rows, _, m := seedRows() // by throughput: a 1000, then b 800, 20 % behind: a alone is checked
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetThroughput, Objectives: seedObjectives})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, answer, omitted := SeedCheckPoints(rows, a, m)
+	if got := ids(rows, idx); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("checked %v, want a alone", got)
+	}
+	gone := nearTieRow("a", 100, 104, 1000, 0.10)
+	gone.Status, gone.CapacityLoad = StatusInfeasible, nil
+	c, err := NewSeedCheck(rows, a, idx, map[string]Row{"a": gone}, answer, omitted, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SeedCheck = c
+	got := SeedCheckText(rows, m, a, LabelsFor(rows), false)
+	for _, want := range []string{"Seed check: the best point, simulated again with every seed it draws from moved by 1: ",
+		"none of the points simulated again is best under them: #1, point a (1 GPU, ",
+		"dropped out (no other point was simulated again: those behind it were more than 5 % away)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("text %q lacks %q", got, want)
+		}
 	}
 }
