@@ -250,15 +250,15 @@ func (s *Spec) labelOnlyWarnings(cfg *config.Config) []string {
 var splitFields = []string{"tensor", "moe_tensor", "moe_expert"}
 
 // shortFixedRunWarning is the warning for a sweep without a capacity search whose concurrency
-// load (no ramp_seconds) stops at a fixed count (traffic.stop.requests or sessions) that gives
+// load (ramp_seconds other than 0, or none) stops at a fixed count (traffic.stop.requests or sessions) that gives
 // the points at some concurrency fewer than SteadyCyclesPerSlot cycles per slot, as cfg, the
 // first valid point's config, has them: sweep runs those points as configured, their first wave
 // at once, where it measures the others in steady state. "" otherwise.
 func (s *Spec) shortFixedRunWarning(cfg *config.Config) string {
 	l, st := &cfg.Traffic.Load, &cfg.Traffic.Stop
-	if s.Optimization.CapacitySearch != nil || l.Type != config.LoadConcurrency || l.RampSeconds != nil ||
+	if s.Optimization.CapacitySearch != nil || l.Type != config.LoadConcurrency || l.RampSeconds != nil && *l.RampSeconds == 0 ||
 		cfg.Traffic.Source.Type == config.SourceTrace {
-		return ""
+		return "" // ramp_seconds 0 asks for the synchronized start
 	}
 	count, key := float64(st.Sessions), "sessions"
 	if st.Sessions == 0 {
@@ -284,7 +284,8 @@ func (s *Spec) shortFixedRunWarning(cfg *config.Config) string {
 		return ""
 	}
 	return fmt.Sprintf("%s: traffic.stop.%s: %g gives the points at concurrency %s fewer than %d per slot, too few to spread the first wave, "+
-		"leave a warm-up out and measure a steady state: they run with their first wave at once, and their tail latencies "+
+		"leave a warm-up out and measure a steady state: they run as configured, their first wave at once or over the ramp "+
+		"given, and their tail latencies "+
 		"can move with the run's length; set traffic.stop.%s_per_load_unit instead (lengthened where short) or a count of "+
 		"at least %d × the concurrency, or ramp_seconds: 0 to run every point that way",
 		s.at("traffic.stop."+key), key, count, strings.Join(short, ", "), SteadyCyclesPerSlot, key, SteadyCyclesPerSlot)

@@ -92,8 +92,8 @@ func TestCapacityFixedLengthsWithASearchedDistribution(t *testing.T) {
 // A sweep without a capacity search whose concurrency load stops at a fixed count giving some
 // concurrency fewer than SteadyCyclesPerSlot per slot is warned once, naming those concurrencies:
 // sweep runs them as configured. base: 10 requests at concurrency 4 (2.5 per slot). A
-// per-load-unit stop (lengthened where short), a count of 6 per slot, an explicit ramp, a rate
-// load and a capacity search are not.
+// per-load-unit stop (lengthened where short), a count of 6 per slot, ramp_seconds 0, a rate load
+// and a capacity search are not; an explicit ramp is (its points run as configured too).
 func TestShortFixedRunWarning(t *testing.T) {
 	short := func(x *Expansion) (out []string) {
 		for _, w := range x.Warnings {
@@ -104,8 +104,8 @@ func TestShortFixedRunWarning(t *testing.T) {
 		return out
 	}
 	want := "spec.yaml: traffic.stop.requests: 10 gives the points at concurrency 4 fewer than 6 per slot, too few to spread " +
-		"the first wave, leave a warm-up out and measure a steady state: they run with their first wave at once, and their " +
-		"tail latencies can move with the run's length; set traffic.stop.requests_per_load_unit instead (lengthened where " +
+		"the first wave, leave a warm-up out and measure a steady state: they run as configured, their first wave at once " +
+		"or over the ramp given, and their tail latencies can move with the run's length; set traffic.stop.requests_per_load_unit instead (lengthened where " +
 		"short) or a count of at least 6 × the concurrency, or ramp_seconds: 0 to run every point that way"
 	if got := short(expand(t, base)); !slices.Equal(got, []string{want}) {
 		t.Errorf("10 requests at concurrency 4: %q\nwant [%q]", got, want)
@@ -120,7 +120,8 @@ func TestShortFixedRunWarning(t *testing.T) {
 			"traffic.stop={sessions: 23}"}, "traffic.stop.sessions: 23 gives the points at concurrency 4"},
 		{"6 per slot", []string{"traffic.stop={requests: 24}"}, ""},
 		{"per load unit", []string{"traffic.stop={requests_per_load_unit: 2}"}, ""},
-		{"explicit ramp", []string{"traffic.load.ramp_seconds=0"}, ""},
+		{"the synchronized start asked for", []string{"traffic.load.ramp_seconds=0"}, ""},
+		{"an explicit ramp", []string{"traffic.load.ramp_seconds=2"}, "fewer than 6 per slot"},
 		{"rate load", []string{"traffic.load={type: poisson, requests_per_second: 2}"}, ""},
 		{"capacity search", []string{"evaluation.sla={ttft_ms: 500, itl_ms: 50}", "optimization.capacity_search={}"}, ""},
 	} {

@@ -128,13 +128,12 @@ func fixedLoad(l *config.Load) (float64, bool) {
 // spec's warning uses, is the same; tested).
 const steadyCycles = grid.SteadyCyclesPerSlot
 
-// tooFewCycles reports whether cfg is a closed loop without an explicit ramp_seconds whose fixed
-// count gives fewer than steadyCycles per slot (a ramp and warm-up would leave next to nothing measured: such a point
+// tooFewCycles reports whether cfg is a closed loop whose fixed count gives fewer than
+// steadyCycles per slot (a ramp and warm-up would leave next to nothing measured: such a point
 // runs as configured, synchronized start included, and the spec is warned).
 func tooFewCycles(cfg *config.Config) bool {
 	l, st := &cfg.Traffic.Load, &cfg.Traffic.Stop
-	if l.Type != config.LoadConcurrency || l.Concurrency <= 0 || l.RampSeconds != nil {
-		// An explicit ramp runs as given, with its warm-up, whatever the count (probeStart).
+	if l.Type != config.LoadConcurrency || l.Concurrency <= 0 {
 		return false
 	}
 	cycles := 0.0

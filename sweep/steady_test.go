@@ -401,6 +401,7 @@ func TestTooFewCycles(t *testing.T) {
 	}{
 		{"{source: {type: synthetic, input_tokens: 10, output_tokens: 2}, load: {type: concurrency, concurrency: 10}, stop: {requests: 59}}", true},
 		{"{source: {type: synthetic, input_tokens: 10, output_tokens: 2}, load: {type: concurrency, concurrency: 10}, stop: {requests: 60}}", false},
+		{"{source: {type: synthetic, input_tokens: 10, output_tokens: 2}, load: {type: concurrency, concurrency: 10, ramp_seconds: 2}, stop: {requests: 59}}", true},
 		{"{source: {type: synthetic, input_tokens: 10, output_tokens: 2}, load: {type: concurrency, concurrency: 10}, stop: {requests_per_load_unit: 2}}", false},
 		{"{source: {type: synthetic-session, new_input_tokens_per_turn: 10, output_tokens_per_turn: 2, session: {turns: 3}}, load: {type: concurrency, concurrency: 10}, stop: {sessions: 59}}", true},
 		{"{source: {type: synthetic-session, new_input_tokens_per_turn: 10, output_tokens_per_turn: 2, session: {turns: 3}}, load: {type: concurrency, concurrency: 10}, stop: {sessions: 60}}", false},
