@@ -90,8 +90,12 @@ func UnfinishedText(rows []Row, a *Analysis, labels Labels, md bool) string {
 	if u.Len() == 1 {
 		they = "it runs"
 	}
-	return fmt.Sprintf("%s. The answer below is of the %s that finished only, and could change once %s: %s.",
-		strings.Join(what, "; "), Plural(len(rows)-n.Failed-n.TimedOut, "point"), they, strings.Join(todo, "; "))
+	finished := len(rows) - n.Failed - n.TimedOut
+	of := fmt.Sprintf("The answer below is of the %s that finished only, and could change once %s", Plural(finished, "point"), they)
+	if finished == 0 {
+		of = "No point finished, so there is no answer yet"
+	}
+	return fmt.Sprintf("%s. %s: %s.", strings.Join(what, "; "), of, strings.Join(todo, "; "))
 }
 
 // maxAttainmentListed is how many answer points AttainmentText lists with their attainment; the
@@ -188,7 +192,11 @@ func AttainmentText(rows []Row, a *Analysis, m *Manifest, md bool) string {
 		ways = append(ways, code("optimization.strict_sla: true")+" (drops points whose mean TTFT, mean TPOT or mean E2E latency breaks them)")
 	}
 	if s.Target != optimization.TargetGoodput && s.Target != optimization.TargetGoodputPerGPU {
-		ways = append(ways, code("optimization.target: goodput")+" (ranks by the throughput of the requests that meet them)")
+		goodput := optimization.TargetGoodput
+		if s.Target == optimization.TargetThroughputPerGPU {
+			goodput = optimization.TargetGoodputPerGPU
+		}
+		ways = append(ways, code("optimization.target: "+goodput)+" (ranks by the throughput of the requests that meet them)")
 	}
 	ways = append(ways, "a percentile bound such as "+code("evaluation.sla.p99_ttft_ms")+" (a run that misses it is infeasible)")
 	verb := "are"

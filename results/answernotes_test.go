@@ -110,6 +110,14 @@ func TestUnfinishedTextNamesAFew(t *testing.T) {
 		!strings.Contains(got, ", 2 more. The answer below is of the 1 point that finished only, and could change once they run") {
 		t.Errorf("text %q", got)
 	}
+	// With none finished there is no answer to qualify.
+	a, err = Analyze(rows[1:], optimization.Settings{Target: optimization.TargetPareto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := UnfinishedText(rows[1:], a, LabelsFor(rows[1:]), false); !strings.Contains(got, ", 2 more. No point finished, so there is no answer yet: rerun") {
+		t.Errorf("none finished: %q", got)
+	}
 }
 
 // attainmentRows are three candidates under per-request bounds (ttft_ms 100, itl_ms 5) without a
@@ -140,6 +148,14 @@ func TestAttainmentText(t *testing.T) {
 		"the requests that meet them) or a percentile bound such as evaluation.sla.p99_ttft_ms (a run that misses it is infeasible)."
 	if got := AttainmentText(rows, a, &Manifest{Settings: a.Settings}, false); got != want {
 		t.Errorf("text\n%s\nwant\n%s", got, want)
+	}
+	// Under a per-GPU target the goodput target named is the per-GPU one.
+	perGPU, err := Analyze(rows, optimization.Settings{Target: optimization.TargetThroughputPerGPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := AttainmentText(rows, perGPU, &Manifest{Settings: perGPU.Settings}, false); !strings.Contains(got, "optimization.target: goodput_per_gpu (") {
+		t.Errorf("per-GPU target: %s", got)
 	}
 	dir := t.TempDir()
 	if _, _, err := WriteOutputs(dir, rows, &Manifest{Settings: a.Settings}); err != nil {
