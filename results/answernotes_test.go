@@ -200,3 +200,21 @@ func TestAttainmentText(t *testing.T) {
 		t.Errorf("no SLA: %s", got)
 	}
 }
+
+// The spec's warnings the sweep printed on stderr are kept in sweep.json's manifest and listed in
+// report.md beside the answer; a manifest without them adds nothing.
+func TestReportListsTheSpecWarnings(t *testing.T) {
+	rows := attainmentRows()
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetThroughput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := "spec.yaml: traffic.source.input_tokens and output_tokens are fixed: ..."
+	md := string(reportMarkdown(rows, a, &Manifest{Settings: a.Settings, Warnings: []string{w}}, &Written{}))
+	if !strings.Contains(md, "\nWarnings of the spec (printed on stderr when the sweep ran; each can change the answer):\n\n- "+w+"\n") {
+		t.Errorf("report.md lacks the warning:\n%s", md)
+	}
+	if md := string(reportMarkdown(rows, a, &Manifest{Settings: a.Settings}, &Written{})); strings.Contains(md, "Warnings of the spec") {
+		t.Errorf("report.md lists warnings the manifest does not have:\n%s", md)
+	}
+}

@@ -122,6 +122,10 @@ type Manifest struct {
 	// the error).
 	SeedCheck        *SeedCheck `json:"seed_check,omitempty"`
 	SeedCheckSkipped string     `json:"seed_check_skipped,omitempty"`
+	// Warnings are the spec's warnings as the sweep printed them on stderr (a run-length
+	// artifact, a dropped section, a reversed objective, ...), so that report.md keeps them
+	// beside the answer; absent when there were none or the manifest predates them.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // EmptyValue is a domain value of a sweep that no valid point takes: every grid point with the
@@ -1102,6 +1106,12 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		fmt.Fprintf(&b, " (excluded: %s)", CountList(a.Excluded))
 	}
 	b.WriteString(".\n")
+	if m != nil && len(m.Warnings) > 0 {
+		b.WriteString("\nWarnings of the spec (printed on stderr when the sweep ran; each can change the answer):\n\n")
+		for _, w := range m.Warnings {
+			b.WriteString("- " + w + "\n")
+		}
+	}
 	if sla := SLAText(rows, m); sla != "" {
 		fmt.Fprintf(&b, "\n%s\n", sla)
 	}

@@ -19,7 +19,7 @@ func NewManifest(x *grid.Expansion, out *Outcome, examplePrices bool) results.Ma
 		Counts: results.Counts{GridPoints: x.GridPoints, ValidPoints: x.Valid, SelectedPoints: len(x.Points),
 			Filtered: x.Filtered, Resumed: out.Resumed, Simulated: out.Simulated, OK: out.OK, Degraded: out.Degraded,
 			Infeasible: out.Infeasible, Failed: out.Failed, TimedOut: out.TimedOut, Interrupted: out.Interrupted},
-		FilteredExamples: x.Examples, EmptyValues: emptyValues(x.EmptyValues)}
+		FilteredExamples: x.Examples, EmptyValues: emptyValues(x.EmptyValues), Warnings: x.Warnings}
 }
 
 // emptyValues records the grid's values without a valid point as sweep.json lists them.
