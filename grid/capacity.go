@@ -506,23 +506,7 @@ func (s *Spec) fixedThinkTime(cfg *config.Config) string {
 	if l.RampSeconds != nil && *l.RampSeconds == 0 {
 		return ""
 	}
-	// The session shapes: the source's, or each of a mixture's components'.
-	shapes := []*config.Source{src}
-	if src.Type == config.SourceMixture {
-		shapes = shapes[:0]
-		for i := range src.Components {
-			if c := src.Components[i].Source; c != nil {
-				shapes = append(shapes, c)
-			}
-		}
-	}
-	var sh *config.SessionShape
-	for _, c := range shapes {
-		if c.Type == config.SourceSyntheticSession && c.Session != nil && c.Session.InterTurnDelayMs > 0 && c.Session.InterTurnDelayStddevMs == 0 {
-			sh = c.Session
-			break
-		}
-	}
+	sh := constantThinkTime(src)
 	if sh == nil {
 		return ""
 	}
@@ -540,6 +524,28 @@ func (s *Spec) fixedThinkTime(cfg *config.Config) string {
 		"run each replica's arrivals fall into step, so the capacity moves with the run's length; draw the think times "+
 		"with traffic.source.session.inter_turn_delay_stddev_ms (AIPerf's --conversation-turn-delay-stddev), e.g. half "+
 		"the mean", sh.InterTurnDelayMs)
+}
+
+// constantThinkTime is the session shape of src (the source, or the first component of a
+// mixture that has one) whose think time is constant and positive (inter_turn_delay_ms without
+// inter_turn_delay_stddev_ms), nil when none is.
+func constantThinkTime(src *config.Source) *config.SessionShape {
+	shapes := []*config.Source{src}
+	if src.Type == config.SourceMixture {
+		shapes = shapes[:0]
+		for i := range src.Components {
+			if c := src.Components[i].Source; c != nil {
+				shapes = append(shapes, c)
+			}
+		}
+	}
+	for _, c := range shapes {
+		if c.Type == config.SourceSyntheticSession && c.Session != nil && c.Session.Turns > 1 && c.Session.InterTurnDelayMs > 0 &&
+			c.Session.InterTurnDelayStddevMs == 0 {
+			return c.Session
+		}
+	}
+	return nil
 }
 
 // routesOverRanks reports whether a router of some point of the spec chooses between rank

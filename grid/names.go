@@ -291,6 +291,31 @@ func (s *Spec) shortFixedRunWarning(cfg *config.Config) string {
 		s.at("traffic.stop."+key), key, count, strings.Join(short, ", "), SteadyCyclesPerSlot, key, SteadyCyclesPerSlot)
 }
 
+// thinkTimeWarning is the warning for a sweep without a capacity search (capacityWarnings has
+// fixedThinkTime, under kv_router) whose points run multi-turn synthetic sessions with a
+// constant, positive think time under a concurrency load, as cfg, the first valid point's config,
+// has them, unless the spec keeps the synchronized start (ramp_seconds 0): sessions whose turns
+// end in one pass come back after the same delay, together, and the closed loop drifts into step
+// over a long run whatever the router. Measured in a user trial (2026-12-06): Llama-3.1-8B on one
+// H200 TP1, 16 sessions of 3 turns, a constant 500 ms think time: p99 TTFT over the run's tenths
+// rose from 169 to 301 ms over 160 sessions per load unit, and the best point of a sweep moved
+// with its sessions_per_load_unit (10, 40, 160); with a 250 ms standard deviation it held (241
+// and 239 ms). "" otherwise.
+func (s *Spec) thinkTimeWarning(cfg *config.Config) string {
+	l := &cfg.Traffic.Load
+	if s.Optimization.CapacitySearch != nil || l.Type != config.LoadConcurrency || l.RampSeconds != nil && *l.RampSeconds == 0 {
+		return ""
+	}
+	sh := constantThinkTime(&cfg.Traffic.Source)
+	if sh == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s: traffic.source.session.inter_turn_delay_ms is a constant %g ms: sessions whose turns end together come "+
+		"back together after it, and over a long run the closed loop drifts into step, so the points' tail latencies and ranking "+
+		"move with the run's length; draw the think times with traffic.source.session.inter_turn_delay_stddev_ms, e.g. half the mean",
+		s.at("traffic.source.session.inter_turn_delay_ms"), sh.InterTurnDelayMs)
+}
+
 // lockstepWarning is the warning for a sweep without a capacity search (capacityWarnings has its
 // own, fixedLengths) whose points at a concurrency above 1 run synthetic requests (or session
 // turns) of one prompt and one output length, as cfg, the first valid point's config, has them:

@@ -252,3 +252,37 @@ func TestKVBytesWarnings(t *testing.T) {
 		t.Errorf("BF16's size at TP1: %q, want none", got)
 	}
 }
+
+// A sweep without a capacity search over multi-turn sessions with a constant think time under a
+// concurrency load is warned whatever the router; a spread, ramp_seconds 0, a rate load
+// and a capacity search (which has its own, under kv_router) are not.
+func TestThinkTimeWarning(t *testing.T) {
+	think := func(x *Expansion) (out []string) {
+		for _, w := range x.Warnings {
+			if strings.Contains(w, "inter_turn_delay_ms is a constant") {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	sessions := "traffic.source={type: synthetic-session, new_input_tokens_per_turn: {distribution: uniform, min: 80, max: 120}, " +
+		"output_tokens_per_turn: {distribution: uniform, min: 8, max: 12}, session: {turns: 3, inter_turn_delay_ms: 500}}"
+	want := "spec.yaml (--set " + sessions + "): traffic.source.session.inter_turn_delay_ms is a constant 500 ms: sessions whose " +
+		"turns end together come back together after it, and over a long run the closed loop drifts into step, so the points' " +
+		"tail latencies and ranking move with the run's length; draw the think times with " +
+		"traffic.source.session.inter_turn_delay_stddev_ms, e.g. half the mean"
+	stop := "traffic.stop={sessions_per_load_unit: 10}"
+	if got := think(expand(t, base, sessions, stop)); !slices.Equal(got, []string{want}) {
+		t.Errorf("constant think time: %q\nwant [%q]", got, want)
+	}
+	for _, sets := range [][]string{
+		{sessions, stop, "traffic.source.session.inter_turn_delay_stddev_ms=250"},
+		{sessions, stop, "traffic.load.ramp_seconds=0"},
+		{sessions, stop, "traffic.load={type: poisson, sessions_per_second: 2}"},
+		{sessions, stop, "evaluation.sla={ttft_ms: 500, itl_ms: 50}", "optimization.capacity_search={}"},
+	} {
+		if got := think(expand(t, base, sets...)); len(got) != 0 {
+			t.Errorf("%v: %q, want no think-time warning", sets[2:], got)
+		}
+	}
+}
