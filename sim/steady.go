@@ -148,43 +148,96 @@ func (b Backlog) Overloaded() bool {
 
 // RunBacklog is the Backlog of a run of cfg under an open loop (constant_rate or poisson) over
 // its measured window, from its warm-up to its last arrival, judged only over a window long
-// enough (long) and after the deployment filled (filled): ok is false for other loads, runs
+// enough (judgedBacklog) and after the deployment filled (filled): ok is false for other loads, runs
 // without arrivals in the window, a window of fewer than judgedServiceLifetimes service
 // lifetimes, and one that starts before the fill, whose start holds fewer requests than the
 // deployment keeps in flight (a run without a warm-up starts empty, and a deployment that keeps
 // up would look as if it gained its whole in-flight load).
 func RunBacklog(cfg *config.Config, reqs []engine.Request) (b Backlog, ok bool) {
+	from, last, ok := openLoopWindow(cfg, reqs)
+	if !ok {
+		return b, false
+	}
+	return judgedBacklog(reqs, from, last)
+}
+
+// RunBacklogAfterFill is RunBacklog over a window that starts after the fill whatever the
+// config's warm-up (predict's runs usually have none): at the warm-up or at two mean service
+// lifetimes of the run's completed requests (serviceLifetimeMs), whichever is later, to the last
+// arrival. fromMs is where the window starts (virtual ms).
+func RunBacklogAfterFill(cfg *config.Config, reqs []engine.Request) (b Backlog, fromMs float64, ok bool) {
+	from, last, ok := openLoopWindow(cfg, reqs)
+	if !ok {
+		return b, 0, false
+	}
+	if l, ok := serviceLifetimeMs(reqs, 0, last); ok {
+		from = max(from, 2*l)
+	}
+	if last <= from {
+		return b, from, false
+	}
+	b, ok = judgedBacklog(reqs, from, last)
+	return b, from, ok
+}
+
+// openLoopWindow is the measured window of a run of cfg under an open loop (constant_rate or
+// poisson): from its warm-up to its last arrival, in virtual ms; ok is false for other loads and
+// runs whose last arrival is not after the warm-up.
+func openLoopWindow(cfg *config.Config, reqs []engine.Request) (fromMs, lastMs float64, ok bool) {
 	l := &cfg.Traffic.Load
 	if l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson {
-		return b, false
+		return 0, 0, false
 	}
 	last := -1.0
 	for i := range reqs {
 		last = max(last, reqs[i].ArrivalMs)
 	}
 	from := l.Warmup() * 1000
-	if last <= from {
+	return from, last, last > from
+}
+
+// judgedBacklog is the Backlog of reqs over [fromMs, toMs] and whether it can be judged: the
+// window has arrivals, starts after the fill (filled) and spans judgedServiceLifetimes, or
+// grossServiceLifetimes with a gross gain.
+func judgedBacklog(reqs []engine.Request, fromMs, toMs float64) (Backlog, bool) {
+	b := QueueBacklog(reqs, fromMs, toMs)
+	if b.Arrived == 0 || !filled(reqs, fromMs, toMs, b.AtStart) {
 		return b, false
 	}
-	b = QueueBacklog(reqs, from, last)
-	return b, b.Arrived > 0 && long(reqs, from, last) && filled(reqs, from, last, b.AtStart)
+	// A window of judgedServiceLifetimes is judged at any gain; one of grossServiceLifetimes only
+	// when the gain is more than grossShare of the arrivals, more than a deployment that keeps
+	// up holds in flight over such a window (its rate times one lifetime is at most half of what
+	// arrives over two).
+	span, ok := serviceSpan(reqs, fromMs, toMs)
+	return b, ok && (span >= judgedServiceLifetimes || span >= grossServiceLifetimes && float64(b.Growth()) > grossShare*float64(b.Arrived))
+}
+
+// grossServiceLifetimes and grossShare judge a window shorter than judgedServiceLifetimes: of at
+// least 2 service lifetimes, where a gain of more than half the arrivals is no deployment's that
+// keeps up (JudgedBacklog).
+const (
+	grossServiceLifetimes = 2
+	grossShare            = 0.5
+)
+
+// serviceSpan is how many mean service lifetimes (serviceLifetimeMs) the window [fromMs, toMs]
+// spans; ok is false when no request that arrived in it completed.
+func serviceSpan(reqs []engine.Request, fromMs, toMs float64) (float64, bool) {
+	l, ok := serviceLifetimeMs(reqs, fromMs, toMs)
+	if !ok || l <= 0 {
+		return 0, false
+	}
+	return (toMs - fromMs) / l, true
 }
 
 // judgedServiceLifetimes is the fewest service lifetimes (serviceLifetimeMs) a window must span
-// for RunBacklog to judge it: a deployment that keeps up holds about its rate times its
+// for RunBacklog to judge any gain (grossServiceLifetimes for a gross one): a deployment that keeps up holds about its rate times its
 // latency at both ends, and over a window of few lifetimes its filling, and the swings of a
 // random arrival process, move that by more than OverloadShare of the window's arrivals (a user
 // trial, 2026-12-06: one H200 serving Llama-3.1-8B answers of about 2k tokens, 25 s each, at 4
 // requests/s, which it keeps up with for 1,000 s, gained 38 of 265 arrivals over a window of
 // about two lifetimes).
 const judgedServiceLifetimes = 6
-
-// long reports whether the window [fromMs, toMs] spans judgedServiceLifetimes mean service
-// lifetimes of the completed requests that arrived in it (serviceLifetimeMs); false when none did.
-func long(reqs []engine.Request, fromMs, toMs float64) bool {
-	l, ok := serviceLifetimeMs(reqs, fromMs, toMs)
-	return ok && toMs-fromMs >= judgedServiceLifetimes*l
-}
 
 // serviceLifetimeMs is the mean time the completed requests that arrived in [fromMs, toMs] spent
 // admitted, from their first admission to their end: a lifetime without the wait for admission,

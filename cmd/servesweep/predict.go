@@ -259,8 +259,8 @@ func fieldNote(cfg *config.Config, note string) string {
 // model that only label the run (config.Config.LabelsOnly), an explicit KV size far from the
 // model's (sim.KVBytesWarnings), a backend_version no table used, a planner that scales nothing, the default
 // hand-off latency of a disaggregated run, and the warnings
-// and notes about its summary (floored, rejected, unfinished and truncated requests, lockstep
-// arrivals, the steady window).
+// and notes about its summary (floored, rejected, unfinished and truncated requests, an open
+// loop the deployment does not keep up with, lockstep arrivals, the steady window).
 func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *sim.Result) {
 	// What a real deployment could not do as configured (a fixed KV pool no GPU of the model
 	// holds, a shape the model cannot be split into) is a warning, once, whether the timing
@@ -313,6 +313,9 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 		fmt.Fprintln(w, msg)
 	}
 	if msg := thrashWarning(res.Summary); msg != "" {
+		fmt.Fprintln(w, msg)
+	}
+	if msg := overloadWarning(cfg, res); msg != "" {
 		fmt.Fprintln(w, msg)
 	}
 	if msg := lockstepNote(cfg, wl); msg != "" {
@@ -646,6 +649,23 @@ func unfinishedWarning(s *metrics.Summary) string {
 	}
 	return fmt.Sprintf("warning: %d of %d requests were unfinished when the run stopped at traffic.stop.max_virtual_time_seconds "+
 		"and are excluded from every latency (%d completed); raise the stop or lower the load", s.UnfinishedRequests, s.NumRequests, s.CompletedRequests)
+}
+
+// overloadWarning returns the one-line stderr warning of an open-loop run (constant_rate,
+// poisson) whose arrivals outpace the deployment (sim.RunBacklogAfterFill: over a window that
+// starts after the fill and spans enough service lifetimes, its system gained more than
+// sim.OverloadShare of the window's arrivals), or "": its queue, and every latency after it, grow
+// for as long as the run lets them, so they are the run's length's, not the deployment's. A
+// sweep keeps such a point off its front (results' overloaded reason).
+func overloadWarning(cfg *config.Config, res *sim.Result) string {
+	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests)
+	if !ok || !b.Overloaded() {
+		return ""
+	}
+	return fmt.Sprintf("warning: arrivals outpace this deployment: its system held %d more requests at the last arrival than at "+
+		"%.1f s (%d arrived between), so its queue and every latency grow with the run's length and describe the run, not the "+
+		"deployment; lower the rate or add capacity (a sweep keeps such a point off its front as overloaded)",
+		b.Growth(), from/1000, b.Arrived)
 }
 
 // lockstepNote returns the one-line stderr note of a run whose requests move in lock-step, or

@@ -1156,3 +1156,37 @@ func TestPredictWarnsOfSecondsLikeSLA(t *testing.T) {
 		t.Errorf("plausible bounds: exit %d, stderr %q", code, errs)
 	}
 }
+
+// predict warns of an open loop whose arrivals outpace the deployment (80 requests/s on one H200
+// that serves about 18), and not of one it keeps up with (5 requests/s).
+func TestPredictWarnsOfOverload(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "open.yaml")
+	if err := os.WriteFile(spec, []byte(`traffic:
+  source:
+    type: synthetic
+    input_tokens: {distribution: uniform, min: 1639, max: 2048}
+    output_tokens: {distribution: uniform, min: 103, max: 128}
+  load: {type: poisson, requests_per_second: 80}
+  stop: {requests_per_load_unit: 100}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  backend: vllm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "predict", "-c", spec, "--output-dir", t.TempDir())
+	if code != 0 || !strings.Contains(errs, "warning: arrivals outpace this deployment: its system held ") ||
+		!strings.Contains(errs, "lower the rate or add capacity") {
+		t.Errorf("80 requests/s: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = runCLI(t, "predict", "-c", spec, "--output-dir", t.TempDir(), "--set", "traffic.load.requests_per_second=5")
+	if code != 0 || strings.Contains(errs, "outpace") {
+		t.Errorf("5 requests/s: exit %d, stderr %q", code, errs)
+	}
+}
