@@ -473,20 +473,26 @@ func ContendersText(rows []Row, contenders []int, labels Labels, md bool) string
 	if len(contenders) == 0 {
 		return ""
 	}
-	var named []string
-	for _, i := range contenders[:min(len(contenders), maxNearTieRivals)] {
-		named = append(named, describe(rows, i, labels, md))
-	}
-	more := ""
-	if n := len(contenders) - len(named); n > 0 {
-		more = fmt.Sprintf("; and %d more", n)
-	}
+	named := namedFew(contenders, func(i int) string { return describe(rows, i, labels, md) })
 	within := "the brackets their capacities were found in"
 	if len(contenders) == 1 {
 		within = "the bracket its capacity was found in"
 	}
-	return fmt.Sprintf("Contenders: %s off the front could join it within %s (pareto.json's front_contenders): %s%s.",
-		Plural(len(contenders), "candidate"), within, strings.Join(named, "; "), more)
+	return fmt.Sprintf("Contenders: %s off the front could join it within %s (pareto.json's front_contenders): %s.",
+		Plural(len(contenders), "candidate"), within, named)
+}
+
+// namedFew names the first maxNearTieRivals of points by name, joined by "; ", with "; and N
+// more" for the rest.
+func namedFew(points []int, name func(int) string) string {
+	var named []string
+	for _, i := range points[:min(len(points), maxNearTieRivals)] {
+		named = append(named, name(i))
+	}
+	if n := len(points) - len(named); n > 0 {
+		named = append(named, fmt.Sprintf("and %d more", n))
+	}
+	return strings.Join(named, "; ")
 }
 
 // BoundedCandidates returns the candidates (in input order) whose capacity search held the SLA at
@@ -518,25 +524,20 @@ func BoundedText(rows []Row, a *Analysis, bounded []int, labels Labels, md bool)
 	if a.Ranking != nil {
 		order = a.Ranking
 	}
-	var named []string
-	for _, i := range bounded[:min(len(bounded), maxNearTieRivals)] {
+	named := namedFew(bounded, func(i int) string {
 		name := "point " + describe(rows, i, labels, md)
 		if k := slices.Index(order, i); k >= 0 {
 			name = fmt.Sprintf("#%d, %s", k+1, name)
 		}
-		named = append(named, name)
-	}
-	more := ""
-	if n := len(bounded) - len(named); n > 0 {
-		more = fmt.Sprintf("; and %d more", n)
-	}
+		return name
+	})
 	what := "their capacities and every value measured there are lower bounds, so where they stand against the others is not settled"
 	if len(bounded) == 1 {
 		what = "its capacity and every value measured there are lower bounds, so where it stands against the others is not settled"
 	}
-	return fmt.Sprintf("Capacity bounded: %s met the SLA at the capacity search's max (%s; pareto.json's capacity_bounded_points): %s%s; "+
+	return fmt.Sprintf("Capacity bounded: %s met the SLA at the capacity search's max (%s; pareto.json's capacity_bounded_points): %s; "+
 		"%s: raise optimization.capacity_search.max and sweep again.", Plural(len(bounded), "candidate"), load(&rows[bounded[0]]),
-		strings.Join(named, "; "), more, what)
+		named, what)
 }
 
 // Unsettled is what a capacity search leaves unsettled in an analysis: best points whose lead a

@@ -29,15 +29,9 @@ func TestQueueBacklog(t *testing.T) {
 	}
 }
 
-// One H200 serving Llama-3.1-8B (about 18 requests/s of 2k-token prompts) under poisson arrivals,
-// measured after a warm-up of 2 s as a sweep measures it, keeps up at 5 requests/s, and at 80 its
-// system gains most of what arrives over 100 s: overloaded; over 20 s, fewer than 6 of its
-// admitted lifetimes at a full batch (about 14 s each), it is not judged. Without a warm-up the window starts empty and is
-// not judged (a deployment that keeps up would seem to gain its in-flight load), nor is a run of
-// long requests at 4 requests/s whose fixed count ends before the fill (a reviewer's case: 80
-// requests of about 1k prompt and output tokens, mean latency near 9 s, 39 in flight at the end).
-func TestRunBacklogOverload(t *testing.T) {
-	spec := `traffic:
+// h200OpenLoop is one H200 serving Llama-3.1-8B (about 18 requests/s of 2k-token prompts and
+// 103-128-token answers), 20 requests per load unit; the tests set the open-loop load.
+const h200OpenLoop = `traffic:
   source:
     type: synthetic
     input_tokens: {distribution: uniform, min: 1639, max: 2048}
@@ -53,6 +47,16 @@ engine:
       parallelism: {replicas: 1, tensor: 1}
       scheduler: {max_batched_tokens: 8192, max_sequences: 256}
 `
+
+// One H200 serving Llama-3.1-8B (about 18 requests/s of 2k-token prompts) under poisson arrivals,
+// measured after a warm-up of 2 s as a sweep measures it, keeps up at 5 requests/s, and at 80 its
+// system gains most of what arrives over 100 s: overloaded; over 20 s, fewer than 6 of its
+// admitted lifetimes at a full batch (about 14 s each), it is not judged. Without a warm-up the window starts empty and is
+// not judged (a deployment that keeps up would seem to gain its in-flight load), nor is a run of
+// long requests at 4 requests/s whose fixed count ends before the fill (a reviewer's case: 80
+// requests of about 1k prompt and output tokens, mean latency near 9 s, 39 in flight at the end).
+func TestRunBacklogOverload(t *testing.T) {
+	spec := h200OpenLoop
 	for _, tc := range []struct {
 		name         string
 		sets         []string
@@ -87,27 +91,13 @@ engine:
 // requests/s over 100 s on one H200 (about 18 served) gains most of what arrives over a window of
 // about 5 service lifetimes at a full batch, a gross gain judged; 5 requests/s keeps up.
 func TestRunBacklogAfterFill(t *testing.T) {
-	spec := `traffic:
-  source:
-    type: synthetic
-    input_tokens: {distribution: uniform, min: 1639, max: 2048}
-    output_tokens: {distribution: uniform, min: 103, max: 128}
-  stop: {requests_per_load_unit: 100}
-engine:
-  model: meta-llama/Meta-Llama-3.1-8B-Instruct
-  hardware: h200_sxm
-  backend: vllm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 1, tensor: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
-`
+	spec := h200OpenLoop
 	for _, tc := range []struct {
 		rate string
 		over bool
 	}{{"5", false}, {"80", true}} {
-		cfg, err := config.Decode([]byte(spec), "spec.yaml", []string{"traffic.load={type: poisson, requests_per_second: " + tc.rate + "}"})
+		cfg, err := config.Decode([]byte(spec), "spec.yaml", []string{"traffic.load={type: poisson, requests_per_second: " + tc.rate + "}",
+			"traffic.stop={requests_per_load_unit: 100}"})
 		if err != nil {
 			t.Fatal(err)
 		}
