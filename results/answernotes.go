@@ -98,6 +98,32 @@ func UnfinishedText(rows []Row, a *Analysis, labels Labels, md bool) string {
 	return fmt.Sprintf("%s. %s: %s.", strings.Join(what, "; "), of, strings.Join(todo, "; "))
 }
 
+// MinAnswerRequests is the fewest completed requests an answer point's metrics should rest on
+// (completed_requests, those of its steady window when it has one): below it a percentile is one
+// of a handful of requests and a mean moves with any one of them (a user trial, 2026-12-06: an
+// open loop with an explicit warmup_seconds of 15 s in a 20 s run ranked first on 3 requests).
+// ThinText names answer points under it.
+const MinAnswerRequests = 30
+
+// ThinText is the warning printed beside the answer (stdout, report.md, report.html) naming its
+// points (AnswerRows, numbered as the answer is) whose metrics rest on fewer than
+// MinAnswerRequests completed requests, with what to change; "" when none does.
+func ThinText(rows []Row, a *Analysis, md bool) string {
+	var thin []string
+	for n, i := range AnswerRows(a) {
+		if c := rows[i].CompletedRequests; c != nil && *c > 0 && *c < MinAnswerRequests {
+			thin = append(thin, fmt.Sprintf("#%d %s (%d)", n+1, idText(rows[i].PointID, md), *c))
+		}
+	}
+	if len(thin) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Few requests measured: %s of the answer rest%s on fewer than %d completed requests (completed_requests: %s): "+
+		"their percentiles are one of a handful of requests and their ranking can move with any of them; lengthen traffic.stop "+
+		"(or shorten traffic.load.warmup_seconds) and sweep again.", Plural(len(thin), "point"), agree(len(thin), "s", ""),
+		MinAnswerRequests, strings.Join(thin, ", "))
+}
+
 // maxAttainmentListed is how many answer points AttainmentText lists with their attainment; the
 // lowest over the rest is given after them.
 const maxAttainmentListed = 10

@@ -218,3 +218,27 @@ func TestReportListsTheSpecWarnings(t *testing.T) {
 		t.Errorf("report.md lists warnings the manifest does not have:\n%s", md)
 	}
 }
+
+// Answer points whose metrics rest on fewer than MinAnswerRequests completed requests are named
+// beside the answer with their counts; a point with enough, or none (no_samples, excluded
+// anyway), is not.
+func TestThinText(t *testing.T) {
+	rows := attainmentRows() // by throughput: c, b, a
+	rows[2].CompletedRequests = i64(3)
+	rows[1].CompletedRequests = i64(29)
+	rows[0].CompletedRequests = i64(30)
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetThroughput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Few requests measured: 2 points of the answer rest on fewer than 30 completed requests (completed_requests: #1 `c` (3), " +
+		"#2 `b` (29)): their percentiles are one of a handful of requests and their ranking can move with any of them; lengthen " +
+		"traffic.stop (or shorten traffic.load.warmup_seconds) and sweep again."
+	if got := ThinText(rows, a, true); got != want {
+		t.Errorf("text\n%s\nwant\n%s", got, want)
+	}
+	rows[2].CompletedRequests, rows[1].CompletedRequests = i64(30), i64(31)
+	if got := ThinText(rows, a, false); got != "" {
+		t.Errorf("enough requests: %q", got)
+	}
+}

@@ -266,8 +266,10 @@ func ReportHTML(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]byte
 	if note := UnfinishedText(rows, a, labels, false); note != "" {
 		p.AnswerNotes = append(p.AnswerNotes, "Partial answer: "+note)
 	}
-	if note := AttainmentText(rows, a, m, false); note != "" {
-		p.AnswerNotes = append(p.AnswerNotes, note)
+	for _, note := range []string{ThinText(rows, a, false), AttainmentText(rows, a, m, false)} {
+		if note != "" {
+			p.AnswerNotes = append(p.AnswerNotes, note)
+		}
 	}
 	u := UnsettledOf(rows, a, m)
 	p.NearTies = u.Sentences(rows, a, labels, false)

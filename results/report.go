@@ -1195,8 +1195,10 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		table(a.Ranking[:min(len(a.Ranking), maxScalarRecommends)])
 		b.WriteString("\n")
 	}
-	if note := AttainmentText(rows, a, m, true); note != "" {
-		b.WriteString(note + "\n\n")
+	for _, note := range []string{ThinText(rows, a, true), AttainmentText(rows, a, m, true)} {
+		if note != "" {
+			b.WriteString(note + "\n\n")
+		}
 	}
 	bestMarkdown(&b, rows, a, labels)
 	u := UnsettledOf(rows, a, m)
