@@ -1090,6 +1090,17 @@ func load(r *Row) string {
 	return r.LoadType
 }
 
+// warningsMarkdown lists m's spec warnings (Manifest.Warnings) in report.md; nothing without them.
+func warningsMarkdown(b *bytes.Buffer, m *Manifest) {
+	if m == nil || len(m.Warnings) == 0 {
+		return
+	}
+	b.WriteString("\nWarnings of the spec (printed on stderr when the sweep ran; each can change the answer):\n\n")
+	for _, w := range m.Warnings {
+		b.WriteString("- " + w + "\n")
+	}
+}
+
 func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 	var b bytes.Buffer
 	s := a.Settings
@@ -1106,12 +1117,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		fmt.Fprintf(&b, " (excluded: %s)", CountList(a.Excluded))
 	}
 	b.WriteString(".\n")
-	if m != nil && len(m.Warnings) > 0 {
-		b.WriteString("\nWarnings of the spec (printed on stderr when the sweep ran; each can change the answer):\n\n")
-		for _, w := range m.Warnings {
-			b.WriteString("- " + w + "\n")
-		}
-	}
+	warningsMarkdown(&b, m)
 	if sla := SLAText(rows, m); sla != "" {
 		fmt.Fprintf(&b, "\n%s\n", sla)
 	}
@@ -1195,7 +1201,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		table(a.Ranking[:min(len(a.Ranking), maxScalarRecommends)])
 		b.WriteString("\n")
 	}
-	for _, note := range []string{ThinText(rows, a, true), AttainmentText(rows, a, m, true)} {
+	for _, note := range []string{AttainmentText(rows, a, m, true), ThinText(rows, a, true)} {
 		if note != "" {
 			b.WriteString(note + "\n\n")
 		}
