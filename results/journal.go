@@ -49,7 +49,7 @@ type Record struct {
 	Start *RunStart `json:"start,omitempty"`
 	// Backlog is, for a point without a capacity search under an open loop (constant_rate or
 	// poisson), how the requests in its system changed over its measured window
-	// (sim.RunBacklog); nil otherwise.
+	// (sim.RunBacklogAfterFill); nil otherwise.
 	Backlog *sim.Backlog `json:"backlog,omitempty"`
 }
 

@@ -146,25 +146,15 @@ func (b Backlog) Overloaded() bool {
 	return g > OverloadMinRequests && float64(g) > OverloadShare*float64(b.Arrived)
 }
 
-// RunBacklog is the Backlog of a run of cfg under an open loop (constant_rate or poisson) over
-// its measured window, from its warm-up to its last arrival, judged only over a window long
-// enough (judgedBacklog) and after the deployment filled (filled): ok is false for other loads, runs
-// without arrivals in the window, a window of fewer than judgedServiceLifetimes service
-// lifetimes, and one that starts before the fill, whose start holds fewer requests than the
-// deployment keeps in flight (a run without a warm-up starts empty, and a deployment that keeps
-// up would look as if it gained its whole in-flight load).
-func RunBacklog(cfg *config.Config, reqs []engine.Request) (b Backlog, ok bool) {
-	from, last, ok := openLoopWindow(cfg, reqs)
-	if !ok {
-		return b, false
-	}
-	return judgedBacklog(reqs, from, last)
-}
-
-// RunBacklogAfterFill is RunBacklog over a window that starts after the fill whatever the
-// config's warm-up (predict's runs usually have none): at the warm-up or at two mean service
-// lifetimes of the run's completed requests (serviceLifetimeMs), whichever is later, to the last
-// arrival. fromMs is where the window starts (virtual ms).
+// RunBacklogAfterFill is the Backlog of a run of cfg under an open loop (constant_rate or
+// poisson) over a window that starts after the fill whatever the config's warm-up (predict's
+// runs usually have none, and an explicit one may be short): at the warm-up or at two mean
+// service lifetimes of the run's completed requests (serviceLifetimeMs), whichever is later, to
+// the last arrival; fromMs is where it starts (virtual ms). ok is false for other loads, runs
+// without arrivals in the window, and a window judgedBacklog cannot judge: too few service
+// lifetimes, or a start that holds fewer requests than the deployment keeps in flight (a
+// deployment that keeps up would look as if it gained its in-flight load). Sweep and predict
+// both judge by it.
 func RunBacklogAfterFill(cfg *config.Config, reqs []engine.Request) (b Backlog, fromMs float64, ok bool) {
 	from, last, ok := openLoopWindow(cfg, reqs)
 	if !ok {
@@ -231,7 +221,7 @@ func serviceSpan(reqs []engine.Request, fromMs, toMs float64) (float64, bool) {
 }
 
 // judgedServiceLifetimes is the fewest service lifetimes (serviceLifetimeMs) a window must span
-// for RunBacklog to judge any gain (grossServiceLifetimes for a gross one): a deployment that keeps up holds about its rate times its
+// for RunBacklogAfterFill to judge any gain (grossServiceLifetimes for a gross one): a deployment that keeps up holds about its rate times its
 // latency at both ends, and over a window of few lifetimes its filling, and the swings of a
 // random arrival process, move that by more than OverloadShare of the window's arrivals (a user
 // trial, 2026-12-06: one H200 serving Llama-3.1-8B answers of about 2k tokens, 25 s each, at 4

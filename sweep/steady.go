@@ -161,7 +161,7 @@ func tooFewCycles(cfg *config.Config) bool {
 // start), warmup_seconds and cooldown are kept as probeStart and rateSteady keep them. start is
 // what the run wrote into the config (nil when it ran as configured), which the point's row
 // writes into its config so that it reproduces the run; backlog, under an open loop, how the
-// requests in its system changed over its measured window (sim.RunBacklog), which makes an
+// requests in its system changed over its measured window (sim.RunBacklogAfterFill), which makes an
 // overloaded point's row degraded.
 func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate SimulateFunc) (res *sim.Result, start *results.RunStart,
 	backlog *sim.Backlog, err error) {
@@ -181,7 +181,7 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 		start = &results.RunStart{Load: x, RampSeconds: setup.RampSeconds, WarmupSeconds: setup.WarmupSeconds,
 			PerLoadUnit: setup.PerLoadUnit, Cooldown: setup.Cooldown}
 	}
-	if b, ok := sim.RunBacklog(cfg, res.Requests); ok {
+	if b, _, ok := sim.RunBacklogAfterFill(cfg, res.Requests); ok {
 		backlog = &b
 	}
 	return res, start, backlog, nil
