@@ -382,6 +382,24 @@ func formatLoad(x float64, whole bool) string {
 // configured, first wave at once, and the spec is warned (shortFixedRunWarning).
 const SteadyCyclesPerSlot = 6
 
+// SteadyWarmupCycles is how many slot cycles per slot sweep spends spreading a closed loop's
+// first wave and warming it up before it measures (sweep's pilotWarmupLifetimes); the last
+// cycle, the drain, is not measured either.
+const SteadyWarmupCycles = 2
+
+// MinMeasuredRequests is the fewest requests sweep measures in steady state for an SLA attainment
+// target (a fraction in (0, 1)): ⌈2 / (1 − attainment)⌉, at most 1,000 (200 for attainment 0.99),
+// so that the target allows at least two misses and does not turn into "every request" on a
+// short run (with 50 measured requests, 0.99 allows none, and one long prompt decides the
+// capacity). A capacity probe's run is lengthened to it; a fixed count that gives fewer is warned
+// (shortFixedRunWarning).
+func MinMeasuredRequests(attainment float64) int {
+	if attainment >= 0.998 {
+		return 1000
+	}
+	return int(math.Ceil(2 / (1 - attainment)))
+}
+
 // MinSteadyRequestsPerSlot is the fewest requests per slot of a concurrency load (a request or
 // a session's turn occupies its slot for about one request lifetime) for which a capacity probe
 // is desynchronized (sweep's probeStart: first wave ramped over one lifetime, two lifetimes of

@@ -626,9 +626,7 @@ func (s *Spec) expand(ctx context.Context, keep bool) (*Expansion, error) {
 	if w := s.lockstepWarning(valid[0].Config); w != "" {
 		x.Warnings = append(x.Warnings, w)
 	}
-	if w := s.shortFixedRunWarning(valid[0].Config); w != "" {
-		x.Warnings = append(x.Warnings, w)
-	}
+	x.Warnings = append(x.Warnings, s.shortFixedRunWarnings(valid[0].Config)...)
 	if w := s.thinkTimeWarning(valid[0].Config); w != "" {
 		x.Warnings = append(x.Warnings, w)
 	}

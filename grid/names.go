@@ -2,6 +2,7 @@ package grid
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -249,46 +250,66 @@ func (s *Spec) labelOnlyWarnings(cfg *config.Config) []string {
 // so they are not among them).
 var splitFields = []string{"tensor", "moe_tensor", "moe_expert"}
 
-// shortFixedRunWarning is the warning for a sweep without a capacity search whose concurrency
-// load (ramp_seconds other than 0, or none) stops at a fixed count (traffic.stop.requests or sessions) that gives
-// the points at some concurrency fewer than SteadyCyclesPerSlot cycles per slot, as cfg, the
-// first valid point's config, has them: sweep runs those points as configured, their first wave
-// at once, where it measures the others in steady state. "" otherwise.
-func (s *Spec) shortFixedRunWarning(cfg *config.Config) string {
+// shortFixedRunWarnings are the warnings for a sweep without a capacity search whose concurrency
+// load (ramp_seconds other than 0, or none) stops at a fixed count (traffic.stop.requests or
+// sessions), as cfg, the first valid point's config, has them: one naming the concurrencies the
+// count gives fewer than SteadyCyclesPerSlot cycles per slot (sweep runs those points as
+// configured, their first wave at once, where it measures the others in steady state), and one
+// naming those it gives enough cycles but fewer than MinMeasuredRequests(DefaultCapacityAttainment)
+// requests measured after SteadyWarmupCycles and before the last cycle (their tail latencies rest
+// on a few requests). None otherwise.
+func (s *Spec) shortFixedRunWarnings(cfg *config.Config) []string {
 	l, st := &cfg.Traffic.Load, &cfg.Traffic.Stop
 	if s.Optimization.CapacitySearch != nil || l.Type != config.LoadConcurrency || l.RampSeconds != nil && *l.RampSeconds == 0 ||
 		cfg.Traffic.Source.Type == config.SourceTrace {
-		return "" // ramp_seconds 0 asks for the synchronized start
+		return nil // ramp_seconds 0 asks for the synchronized start
 	}
-	count, key := float64(st.Sessions), "sessions"
+	// count is in slot cycles: sessions, or requests of single-turn sources.
+	count, given, key := float64(st.Sessions), st.Sessions, "sessions"
+	turns := 1.0
+	if src := cfg.Traffic.Source.Session; src != nil && src.Turns > 0 {
+		turns = float64(src.Turns)
+	}
 	if st.Sessions == 0 {
-		count, key = float64(st.Requests), "requests"
-		if src := cfg.Traffic.Source.Session; src != nil && src.Turns > 0 {
-			count /= float64(src.Turns)
-		}
+		count, given, key = float64(st.Requests)/turns, st.Requests, "requests"
 	}
 	if count <= 0 {
-		return ""
+		return nil
 	}
 	concurrency := []string{strconv.Itoa(l.Concurrency)}
 	if d := findDomain(s.Domains, "traffic.load.concurrency"); d != nil {
 		concurrency = d.ValueStrings()
 	}
-	var short []string
+	var short, thin []string
+	least := MinMeasuredRequests(DefaultCapacityAttainment)
 	for _, v := range concurrency {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 && count < SteadyCyclesPerSlot*float64(n) {
+		n, err := strconv.Atoi(v)
+		measured := (count - (SteadyWarmupCycles+1)*float64(n)) * turns
+		switch {
+		case err != nil || n <= 0:
+		case count < SteadyCyclesPerSlot*float64(n):
 			short = append(short, v)
+		case measured < float64(least):
+			thin = append(thin, fmt.Sprintf("%s (about %g)", v, math.Floor(measured)))
 		}
 	}
-	if len(short) == 0 {
-		return ""
+	var out []string
+	if len(short) > 0 {
+		out = append(out, fmt.Sprintf("%s: traffic.stop.%s: %d gives the points at concurrency %s fewer than %d per slot, too few to spread the first wave, "+
+			"leave a warm-up out and measure a steady state: they run as configured, their first wave at once or over the ramp "+
+			"given, and their tail latencies "+
+			"can move with the run's length; set traffic.stop.%s_per_load_unit instead (lengthened where short) or a count of "+
+			"at least %d × the concurrency, or ramp_seconds: 0 to run every point that way",
+			s.at("traffic.stop."+key), key, given, strings.Join(short, ", "), SteadyCyclesPerSlot, key, SteadyCyclesPerSlot))
 	}
-	return fmt.Sprintf("%s: traffic.stop.%s: %g gives the points at concurrency %s fewer than %d per slot, too few to spread the first wave, "+
-		"leave a warm-up out and measure a steady state: they run as configured, their first wave at once or over the ramp "+
-		"given, and their tail latencies "+
-		"can move with the run's length; set traffic.stop.%s_per_load_unit instead (lengthened where short) or a count of "+
-		"at least %d × the concurrency, or ramp_seconds: 0 to run every point that way",
-		s.at("traffic.stop."+key), key, count, strings.Join(short, ", "), SteadyCyclesPerSlot, key, SteadyCyclesPerSlot)
+	if len(thin) > 0 {
+		out = append(out, fmt.Sprintf("%s: traffic.stop.%s: %d leaves the points at concurrency %s fewer requests measured in steady state "+
+			"(after %d cycles per slot of ramp and warm-up, before the last) than the %d an attainment of %g needs to allow two "+
+			"misses: their tail latencies rest on their few slowest requests and can move with the run's length; set "+
+			"traffic.stop.%s_per_load_unit instead (lengthened where short) or a larger count",
+			s.at("traffic.stop."+key), key, given, strings.Join(thin, ", "), SteadyWarmupCycles, least, DefaultCapacityAttainment, key))
+	}
+	return out
 }
 
 // thinkTimeWarning is the warning for a sweep without a capacity search (capacityWarnings has

@@ -119,6 +119,7 @@ func TestShortFixedRunWarning(t *testing.T) {
 		{"sessions", []string{"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 64, output_tokens_per_turn: 8, session: {turns: 2}}",
 			"traffic.stop={sessions: 23}"}, "traffic.stop.sessions: 23 gives the points at concurrency 4"},
 		{"6 per slot", []string{"traffic.stop={requests: 24}"}, ""},
+		{"6 per slot at some concurrencies", []string{"traffic.load.concurrency={choices: [1, 4, 50]}", "traffic.stop={requests: 24}"}, "the points at concurrency 50 fewer than 6"},
 		{"per load unit", []string{"traffic.stop={requests_per_load_unit: 2}"}, ""},
 		{"the synchronized start asked for", []string{"traffic.load.ramp_seconds=0"}, ""},
 		{"an explicit ramp", []string{"traffic.load.ramp_seconds=2"}, "fewer than 6 per slot"},
@@ -126,6 +127,48 @@ func TestShortFixedRunWarning(t *testing.T) {
 		{"capacity search", []string{"evaluation.sla={ttft_ms: 500, itl_ms: 50}", "optimization.capacity_search={}"}, ""},
 	} {
 		got := short(expand(t, base, tc.sets...))
+		if (tc.want == "") != (len(got) == 0) || len(got) > 1 || (tc.want != "" && !strings.Contains(got[0], tc.want)) {
+			t.Errorf("%s: %q, want one containing %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A fixed count that gives every concurrency SteadyCyclesPerSlot per slot but leaves some fewer
+// than MinMeasuredRequests(0.99) = 200 requests measured after the two cycles of ramp and warm-up
+// and before the last is warned, naming those concurrencies with their measured counts: 300
+// requests at concurrency 10, 40 and 50 measure 270, 180 and 150 (at 60, 5 per slot, the other
+// warning names it). Two-turn sessions count their turns: 60 sessions at concurrency 10 measure
+// 30 sessions of 2 turns, 60 requests.
+func TestThinFixedRunWarning(t *testing.T) {
+	thin := func(x *Expansion) (out []string) {
+		for _, w := range x.Warnings {
+			if strings.Contains(w, "fewer requests measured in steady state") {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	want := "spec.yaml (--set traffic.stop={requests: 300}): traffic.stop.requests: 300 leaves the points at concurrency 40 (about 180), 50 (about 150) fewer requests " +
+		"measured in steady state (after 2 cycles per slot of ramp and warm-up, before the last) than the 200 an attainment of " +
+		"0.99 needs to allow two misses: their tail latencies rest on their few slowest requests and can move with the run's " +
+		"length; set traffic.stop.requests_per_load_unit instead (lengthened where short) or a larger count"
+	x := expand(t, base, "traffic.load.concurrency={choices: [10, 40, 50, 60]}", "traffic.stop={requests: 300}")
+	if got := thin(x); !slices.Equal(got, []string{want}) {
+		t.Errorf("300 requests: %q\nwant [%q]", got, want)
+	}
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want string
+	}{
+		{"sessions", []string{"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 64, output_tokens_per_turn: 8, session: {turns: 2}}",
+			"traffic.load.concurrency=10", "traffic.stop={sessions: 60}"}, "concurrency 10 (about 60) fewer"},
+		{"enough", []string{"traffic.load.concurrency=10", "traffic.stop={requests: 230}"}, ""},
+		{"per load unit", []string{"traffic.stop={requests_per_load_unit: 6}"}, ""},
+		{"the synchronized start asked for", []string{"traffic.load.ramp_seconds=0", "traffic.stop={requests: 30}"}, ""},
+		{"capacity search", []string{"evaluation.sla={ttft_ms: 500, itl_ms: 50}", "optimization.capacity_search={}", "traffic.stop={requests: 30}"}, ""},
+	} {
+		got := thin(expand(t, base, tc.sets...))
 		if (tc.want == "") != (len(got) == 0) || len(got) > 1 || (tc.want != "" && !strings.Contains(got[0], tc.want)) {
 			t.Errorf("%s: %q, want one containing %q", tc.name, got, tc.want)
 		}

@@ -508,14 +508,18 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 // desynchronized, but its first lifetimes fill an empty deployment (latencies too short,
 // completions too few), and its rates would count that fill for a time set by the run's length.
 // perLoadUnit, when non-nil, is the lengthened per-load-unit stop of a run whose arrivals fall
-// short (the run's count scaled to 1.1 × the span needed, rounded up). Both are nil, keeping the
-// run as it is, when the config sets warmup_seconds, when no request completed, or when a run
-// too short has a fixed request or session count (which the search does not change). The probe
-// reruns the simulation with them written into its config, so that the config (and the row's
-// recommendation) reproduces the statistics.
+// short (the run's count scaled to 1.1 × the span needed, rounded up). A warmup_seconds the config
+// sets is kept in place of the two lifetimes: the run is lengthened the same way when its arrivals
+// after that warm-up fall short (a user trial, 2026-12-06: warmup_seconds 15 in a 20 s run left an
+// open loop's point ranked on 3 requests), and warmup is then that warm-up, unchanged, so that
+// the probe reruns. Both are nil, keeping the run as it is, when no request completed, when a
+// run too short has a fixed request or session count (which the search does not change), or when
+// the config's warm-up leaves a run long enough. The probe reruns the simulation with them
+// written into its config, so that the config (and the row's recommendation) reproduces the
+// statistics.
 func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request, attainment float64) (warmup, perLoadUnit *float64) {
 	l := &cfg.Traffic.Load
-	if (l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson) || l.WarmupSeconds != nil {
+	if l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson {
 		return nil, nil
 	}
 	lifeMs, n := sim.MeanE2EMs(reqs)
@@ -529,12 +533,17 @@ func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request,
 	for i := range reqs {
 		last = max(last, reqs[i].ArrivalMs)
 	}
-	// The arrivals must span MinSteadyRequestsPerSlot lifetimes and bring minMeasured requests
-	// after the warm-up; at the run's mean arrival rate that is a span of
-	need := grid.MinSteadyRequestsPerSlot * lifeMs
+	// The arrivals must span the warm-up and MinSteadyRequestsPerSlot − pilotWarmupLifetimes
+	// lifetimes after it, and bring minMeasured requests after it; at the run's mean arrival rate
+	// that is a span of
+	warmMs := pilotWarmupLifetimes * lifeMs
+	if l.WarmupSeconds != nil {
+		warmMs = *l.WarmupSeconds * 1000
+	}
+	need := warmMs + (grid.MinSteadyRequestsPerSlot-pilotWarmupLifetimes)*lifeMs
 	if last > 0 && len(reqs) > 1 {
 		gap := last / float64(len(reqs)-1) // mean ms between arrivals
-		need = max(need, pilotWarmupLifetimes*lifeMs+float64(minMeasured(attainment))*gap)
+		need = max(need, warmMs+float64(minMeasured(attainment))*gap)
 	}
 	if last < need {
 		per := stopPerLoadUnit(&cfg.Traffic.Stop)
@@ -543,8 +552,10 @@ func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request,
 		}
 		longer := math.Ceil(per * 1.1 * need / last)
 		perLoadUnit = &longer
+	} else if l.WarmupSeconds != nil {
+		return nil, nil // the config's warm-up leaves enough: the run stands
 	}
-	w := pilotWarmupLifetimes * lifeMs / 1000
+	w := warmMs / 1000
 	return &w, perLoadUnit
 }
 
@@ -587,16 +598,9 @@ func slotLengthening(cfg *config.Config, attainment float64) *float64 {
 // cycles (8 to 64 sessions per slot).
 const minMeasuredCycles = 3
 
-// minMeasured is the fewest requests a capacity probe measures after its warm-up:
-// ⌈2 / (1 − attainment)⌉, at most 1,000 (200 for attainment 0.99), so that the attainment target
-// allows at least two misses and does not turn into "every request" on a short run (with 50
-// measured requests, 0.99 allows none, and one long prompt decides the capacity).
-func minMeasured(attainment float64) int {
-	if attainment >= 0.998 {
-		return 1000
-	}
-	return int(math.Ceil(2 / (1 - attainment)))
-}
+// minMeasured is the fewest requests a capacity probe measures after its warm-up
+// (grid.MinMeasuredRequests, which the spec's warnings use).
+func minMeasured(attainment float64) int { return grid.MinMeasuredRequests(attainment) }
 
 // stopPerLoadUnit is the value of st's per-load-unit stop, 0 when it has none.
 func stopPerLoadUnit(st *config.Stop) float64 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
@@ -392,6 +393,12 @@ func TestFixedPointIndependentOfRunLength(t *testing.T) {
 // per slot) runs as configured; a per-load-unit stop, a rate profile and a trace replay are not
 // fixed counts.
 func TestTooFewCycles(t *testing.T) {
+	if pilotWarmupLifetimes != grid.SteadyWarmupCycles {
+		t.Errorf("pilotWarmupLifetimes %d, grid.SteadyWarmupCycles (which the spec's warning counts) %d", pilotWarmupLifetimes, grid.SteadyWarmupCycles)
+	}
+	if minMeasured(0.99) != 200 {
+		t.Errorf("minMeasured(0.99) = %d, want ⌈2 / 0.01⌉ = 200", minMeasured(0.99))
+	}
 	if steadyCycles != pilotWarmupLifetimes+1+minMeasuredCycles {
 		t.Errorf("steadyCycles %d, want the warm-up's %d + the cool-down's 1 + %d measured", steadyCycles, pilotWarmupLifetimes, minMeasuredCycles)
 	}
@@ -439,5 +446,45 @@ func TestFixedOpenLoopOverloaded(t *testing.T) {
 			t.Logf("%v req/s: %s %q growth %v", deref(r.LoadRequestsPerSecond), r.Status, r.Reason, r.BacklogGrowthRequests)
 		}
 		t.Fatal("want 5 requests/s ok with its backlog measured, 80 degraded as overloaded")
+	}
+}
+
+// An open loop's explicit warmup_seconds is kept, and a per-load-unit stop that leaves too few
+// requests after it is lengthened: one replica whose every pass takes 10 ms, constant arrivals
+// at 5 requests/s, 20 requests per load unit (a 19.8 s run) and a 15 s warm-up would measure
+// the 25 requests that arrive after it. The run must reach 15 s plus minMeasured(0.99) = 200
+// arrival gaps of 0.2 s, 55 s: 20 × 1.1 × 55 / 19.8 = 61.1, so 62 per load unit (310 requests,
+// the last arriving at 61.8 s), the warm-up unchanged and the 235 that arrive from 15 s on measured.
+func TestExplicitWarmupLengthened(t *testing.T) {
+	spec := `traffic:
+  source: {type: synthetic, input_tokens: 100, output_tokens: 1}
+  load: {type: constant_rate, requests_per_second: 5, warmup_seconds: 15}
+  stop: {requests_per_load_unit: 20}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h100_sxm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+      scheduler: {max_batched_tokens: 100000, max_sequences: 256}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 100000}}
+      timing: {type: fixed, prefill_ms: 10, decode_ms: 0}
+`
+	rows := runCapacity(t, spec, 1, "")
+	if len(rows) != 1 || rows[0].Status != results.StatusOK {
+		t.Fatalf("rows %+v", rows)
+	}
+	r := rows[0]
+	if !strings.Contains(r.ConfigYAML, "requests_per_load_unit: 62") || !strings.Contains(r.ConfigYAML, "warmup_seconds: 15") {
+		t.Errorf("the row's config should run 62 requests per load unit after the spec's 15 s warm-up:\n%s", r.ConfigYAML)
+	}
+	if r.CompletedRequests == nil || *r.CompletedRequests != 235 {
+		t.Errorf("completed requests measured %v, want the 235 that arrive from 15 s on", *r.CompletedRequests)
+	}
+	// A warm-up that leaves enough keeps the run as configured.
+	rows = runCapacity(t, spec, 1, "", "traffic.stop.requests_per_load_unit=100")
+	if c := rows[0].CompletedRequests; c == nil || *c != 425 || strings.Contains(rows[0].ConfigYAML, "requests_per_load_unit: 110") {
+		t.Errorf("500 requests with a 15 s warm-up: completed %v, want the 425 after it, the run as configured:\n%s", c, rows[0].ConfigYAML)
 	}
 }
