@@ -116,9 +116,11 @@
 //	  num_ttft_samples, num_tpot_samples, num_e2e_latency_samples, num_itl_samples,
 //	  num_preemptions, total_recovered_tokens, goodput_completed_requests, prefill_gpus_per_worker,
 //	  decode_gpus_per_worker                             INT64
-//	backlog_growth_requests, window_arrived_requests     INT64   an open loop's measured window: the
-//	  requests its system gained and those that arrived (null otherwise; overloaded, degraded, when
-//	  the gain is over a tenth of the arrivals)
+//	backlog_growth_requests, queue_growth_requests,
+//	  window_arrived_requests                            INT64   an open loop's measured window: the
+//	  requests its system gained (null over a window too short to judge it), those its queue gained,
+//	  and those that arrived (all null otherwise; overloaded, degraded, when the system's gain is
+//	  over a tenth of the arrivals or the queue's over 3 × √arrivals and 2 % of them)
 //	completion_ratio                                     DOUBLE  completed / offered (derived)
 //	duration_ms, request_throughput_rps, input_throughput_tok_s, output_throughput_tok_s,
 //	  total_throughput_tok_s, prefill_worker_seconds, decode_worker_seconds, gpu_hours,

@@ -433,8 +433,23 @@ func TestNewRowOverloadedIsDegraded(t *testing.T) {
 		t.Errorf("backlogged and overloaded: ratio %v, want 88/600", both.RejectedRatio())
 	}
 	rec.Backlog = &sim.Backlog{Arrived: 226, AtStart: 3, AtEnd: 11}
-	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusOK || r.RejectedRatio() != 0 || *r.BacklogGrowthRequests != 8 {
+	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusOK || r.RejectedRatio() != 0 || *r.BacklogGrowthRequests != 8 ||
+		*r.QueueGrowthRequests != 0 {
 		t.Errorf("a gain of 8 of 226: status %q ratio %v, want ok and 0", r.Status, r.RejectedRatio())
+	}
+	// predict's 20 requests/s over 2,000 arrivals (sim.TestQueueOverloadNearCapacity): a window
+	// too short to judge the system's gain of 135 (no backlog_growth_requests), whose queue grew
+	// by 134 of 1,421 arrivals (over 3 × √1,421 = 113): degraded by its queue, 134 behind.
+	rec.Summary["offered_requests"], rec.Summary["num_requests"], rec.Summary["completed_requests"] = 2000, 2000, 2000
+	rec.Backlog = &sim.Backlog{Arrived: 1421, AtStart: 329, AtEnd: 464, QueuedAtStart: 74, QueuedAtEnd: 208, QueueOnly: true}
+	r = NewRow(PointInfo{ID: "p"}, rec)
+	want = "overloaded: its queue (requests not yet admitted by a worker) held 134 more at its last arrival than when its " +
+		"measured window began, of 1421 that arrived in it: arrivals outpace what it serves, so its queue and latencies grow " +
+		"with the run's length"
+	if r.Status != StatusDegraded || r.Reason != want || r.BacklogGrowthRequests != nil || *r.QueueGrowthRequests != 134 ||
+		math.Abs(r.RejectedRatio()-134.0/2000) > 1e-15 {
+		t.Errorf("queue-judged: status %q reason %q growth %v ratio %v; want degraded, %q, no system growth, 134/2000",
+			r.Status, r.Reason, r.BacklogGrowthRequests, r.RejectedRatio(), want)
 	}
 }
 

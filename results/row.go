@@ -232,10 +232,14 @@ type Row struct {
 	TruncatedOutputTokens *int64 `parquet:"truncated_output_tokens,optional" summary:"truncated_output_tokens"`
 	// BacklogGrowthRequests is, for a point without a capacity search under an open loop
 	// (constant_rate, poisson), how many requests its system gained over its measured window, from
-	// its warm-up to its last arrival (sim.Backlog.Growth), and WindowArrivedRequests how many
-	// arrived in it; null otherwise. A gain of more than a tenth of the arrivals
-	// (sim.OverloadShare) makes the point degraded (OverloadedReason).
+	// its warm-up to its last arrival (sim.Backlog.Growth), QueueGrowthRequests how many its queue
+	// (requests not yet admitted by a worker) gained (sim.Backlog.QueueGrowth), and
+	// WindowArrivedRequests how many arrived in it; null otherwise, and BacklogGrowthRequests also
+	// when the window is too short to judge the system's gain (sim.Backlog.QueueOnly). A gain of
+	// more than a tenth of the arrivals (sim.OverloadShare), or a queue's growth past
+	// sim.Backlog.QueueOverloaded's bounds, makes the point degraded (OverloadedReason).
 	BacklogGrowthRequests *int64 `parquet:"backlog_growth_requests,optional" json:",omitempty"`
+	QueueGrowthRequests   *int64 `parquet:"queue_growth_requests,optional" json:",omitempty"`
 	WindowArrivedRequests *int64 `parquet:"window_arrived_requests,optional" json:",omitempty"`
 	// Rejected requests by reason (prediction.json's rejected_requests_by_reason members).
 	RejectedContextLength *int64 `parquet:"rejected_requests_context_length,optional" summary:"rejected_requests_by_reason.context_length"`
@@ -529,7 +533,10 @@ func NewRow(p PointInfo, rec Record) Row {
 		}
 		clearEmptyDistributions(&r)
 		if b := rec.Backlog; b != nil {
-			r.BacklogGrowthRequests, r.WindowArrivedRequests = i64(b.Growth()), i64(b.Arrived)
+			r.WindowArrivedRequests, r.QueueGrowthRequests = i64(b.Arrived), i64(b.QueueGrowth())
+			if !b.QueueOnly {
+				r.BacklogGrowthRequests = i64(b.Growth())
+			}
 		}
 		if deref(r.RejectedRequests) > 0 || deref(r.TruncatedRequests) > 0 || r.Backlogged() || r.Overloaded() {
 			// A capacity search's own note (stopped at max_probes) stays after the degradation's.
@@ -609,10 +616,14 @@ func degradedReason(r *Row, summary map[string]float64) string {
 			"more than twice the %.1f its completion rate and mean latency keep in flight: a queue grew, and no latency counts them",
 			UnfinishedReason, deref(r.UnfinishedRequests), deref(r.OfferedRequests), r.inFlight()))
 	}
-	if r.Overloaded() {
+	if b, ok := r.backlog(); ok && b.SystemOverloaded() {
 		msgs = append(msgs, fmt.Sprintf("%s: its system held %d more requests at its last arrival than when its measured window "+
 			"began, of %d that arrived in it: arrivals outpace what it serves, so its queue and latencies grow with the run's length",
-			OverloadedReason, deref(r.BacklogGrowthRequests), deref(r.WindowArrivedRequests)))
+			OverloadedReason, b.Growth(), b.Arrived))
+	} else if ok && b.QueueOverloaded() {
+		msgs = append(msgs, fmt.Sprintf("%s: its queue (requests not yet admitted by a worker) held %d more at its last arrival than "+
+			"when its measured window began, of %d that arrived in it: arrivals outpace what it serves, so its queue and latencies "+
+			"grow with the run's length", OverloadedReason, b.QueueGrowth(), b.Arrived))
 	}
 	return strings.Join(msgs, "; ")
 }
@@ -621,15 +632,27 @@ func degradedReason(r *Row, summary map[string]float64) string {
 // (Overloaded): its latencies are set by how long the run let the queue grow.
 const OverloadedReason = "overloaded"
 
-// Overloaded reports whether r's measured window gained more requests in its system than a
-// deployment that keeps up does (sim.Backlog.Overloaded: more than sim.OverloadShare of the
-// window's arrivals, and more than sim.OverloadMinRequests).
+// Overloaded reports whether r's measured window gained more requests in its system, or in its
+// queue, than a deployment that keeps up does (sim.Backlog.Overloaded).
 func (r *Row) Overloaded() bool {
-	if r.BacklogGrowthRequests == nil || r.WindowArrivedRequests == nil {
-		return false
+	b, ok := r.backlog()
+	return ok && b.Overloaded()
+}
+
+// backlog is the sim.Backlog r's columns give, which its rules read (the window's arrivals and
+// its gains, as from empty starts); false without window_arrived_requests.
+func (r *Row) backlog() (sim.Backlog, bool) {
+	if r.WindowArrivedRequests == nil {
+		return sim.Backlog{}, false
 	}
-	// The rule is sim.Backlog's: the window's arrivals and its gain are what it reads.
-	return sim.Backlog{Arrived: int(*r.WindowArrivedRequests), AtEnd: int(*r.BacklogGrowthRequests)}.Overloaded()
+	b := sim.Backlog{Arrived: int(*r.WindowArrivedRequests), QueueOnly: r.BacklogGrowthRequests == nil}
+	if r.BacklogGrowthRequests != nil {
+		b.AtEnd = int(*r.BacklogGrowthRequests)
+	}
+	if r.QueueGrowthRequests != nil {
+		b.QueuedAtEnd = int(*r.QueueGrowthRequests)
+	}
+	return b, true
 }
 
 // UnfinishedReason is the reason prefix of a degraded point whose run stopped with a backlog of
@@ -651,8 +674,8 @@ func deref(p *int64) int64 {
 // RejectedRatio is (rejected_requests + truncated_requests + the requests it fell behind by) /
 // offered_requests of r, at most 1: the share of offered requests not served in full, or not
 // kept up with; 0 when offered_requests is missing. It fell behind by unfinished_requests when
-// Backlogged, by backlog_growth_requests when Overloaded, and by the larger when both (largely
-// the same requests, queued at a time stop).
+// Backlogged, by the larger of backlog_growth_requests and queue_growth_requests when Overloaded,
+// and by the larger of all when both (largely the same requests, queued at a time stop).
 func (r *Row) RejectedRatio() float64 {
 	if r.OfferedRequests == nil || *r.OfferedRequests == 0 {
 		return 0
@@ -662,7 +685,7 @@ func (r *Row) RejectedRatio() float64 {
 		behind = deref(r.UnfinishedRequests)
 	}
 	if r.Overloaded() {
-		behind = max(behind, deref(r.BacklogGrowthRequests))
+		behind = max(behind, deref(r.BacklogGrowthRequests), deref(r.QueueGrowthRequests))
 	}
 	n := deref(r.RejectedRequests) + deref(r.TruncatedRequests) + behind
 	return min(1, float64(n)/float64(*r.OfferedRequests))

@@ -9,23 +9,66 @@ import (
 )
 
 // QueueBacklog counts, by hand: of five requests, three arrive within [10, 30] (at 10, 20, 30);
-// at 10 the one that arrived at 0 (terminal at 15) and the one arriving at 10 are in the system;
-// at 30 the ones arriving at 20 (unfinished) and 30 (terminal at 40). One that never arrived is
-// left out.
+// at 10 the one that arrived at 0 (terminal at 15) and the one arriving at 10 are in the system,
+// the latter queued (admitted at 12); at 30 the ones arriving at 20 (never admitted, unfinished:
+// queued) and 30 (admitted at 30, terminal at 40). One that never arrived is left out. The rules:
+// a system's gain of 11 of 100 arrivals is overloaded, 11 of 200 and 10 of 50 are not, nor 50 of
+// 100 over a window too short to judge it (QueueOnly); a queue's growth must pass 10, 2 % of the
+// arrivals and 3 × √arrivals: 31 of 100 (√: 30) is, 30 is not; 301 of 10,000 (√: 300; 2 %: 200)
+// is, 299 is not; 801 of 40,000 (√: 600; 2 %: 800) is, 799 is not; 11 of 4 is, 10 is not.
 func TestQueueBacklog(t *testing.T) {
 	reqs := []engine.Request{
-		{ArrivalMs: 0, TerminalMs: 15},
-		{ArrivalMs: 10, TerminalMs: 25},
-		{ArrivalMs: 20, TerminalMs: -1},
-		{ArrivalMs: 30, TerminalMs: 40},
-		{ArrivalMs: -1, TerminalMs: -1},
+		{ArrivalMs: 0, FirstAdmitMs: 1, TerminalMs: 15},
+		{ArrivalMs: 10, FirstAdmitMs: 12, TerminalMs: 25},
+		{ArrivalMs: 20, FirstAdmitMs: -1, TerminalMs: -1},
+		{ArrivalMs: 30, FirstAdmitMs: 30, TerminalMs: 40},
+		{ArrivalMs: -1, FirstAdmitMs: -1, TerminalMs: -1},
 	}
-	if got := QueueBacklog(reqs, 10, 30); got != (Backlog{Arrived: 3, AtStart: 2, AtEnd: 2}) {
-		t.Errorf("backlog %+v, want 3 arrived, 2 at the start, 2 at the end", got)
+	if got := QueueBacklog(reqs, 10, 30); got != (Backlog{Arrived: 3, AtStart: 2, AtEnd: 2, QueuedAtStart: 1, QueuedAtEnd: 1}) {
+		t.Errorf("backlog %+v, want 3 arrived, 2 at the start, 2 at the end, 1 queued at each", got)
 	}
 	if (Backlog{Arrived: 100, AtStart: 5, AtEnd: 16}).Overloaded() != true || (Backlog{Arrived: 200, AtStart: 5, AtEnd: 16}).Overloaded() ||
-		(Backlog{Arrived: 50, AtStart: 0, AtEnd: 10}).Overloaded() {
-		t.Error("Overloaded: want a gain of 11 of 100 arrivals overloaded, 11 of 200 and 10 of 50 not")
+		(Backlog{Arrived: 50, AtStart: 0, AtEnd: 10}).Overloaded() || (Backlog{Arrived: 100, AtEnd: 50, QueueOnly: true}).Overloaded() {
+		t.Error("Overloaded: want a gain of 11 of 100 arrivals overloaded, 11 of 200, 10 of 50 and 50 of 100 only queue-judged not")
+	}
+	for _, c := range []struct {
+		arrived, growth int
+		want            bool
+	}{{100, 31, true}, {100, 30, false}, {10000, 301, true}, {10000, 299, false}, {40000, 801, true}, {40000, 799, false},
+		{4, 11, true}, {4, 10, false}} {
+		b := Backlog{Arrived: c.arrived, QueuedAtStart: 7, QueuedAtEnd: 7 + c.growth, QueueOnly: true}
+		if b.QueueOverloaded() != c.want || b.Overloaded() != c.want || b.SystemOverloaded() {
+			t.Errorf("queue growth %d of %d arrivals: overloaded %v, want %v (and not by the system's gain)", c.growth, c.arrived, b.Overloaded(), c.want)
+		}
+	}
+}
+
+// Near its capacity (about 18.2 requests/s), one H200 serving Llama-3.1-8B over 2,000 poisson
+// arrivals keeps up at 18 requests/s (its queue 14 at the window's start, 9 at its end), and at
+// 20 its queue grows by 134 of 1,421 arrivals (3 × √1,421: 113), where its system's gain (135,
+// 9.5 %) is over a window of 5.4 service lifetimes, too short to judge (QueueOnly): overloaded by
+// its queue, as predict warned nothing before (measured 2026-12-07).
+func TestQueueOverloadNearCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		rate string
+		over bool
+	}{{"18", false}, {"20", true}} {
+		cfg, err := config.Decode([]byte(h200OpenLoop), "spec.yaml", []string{"traffic.load={type: poisson, requests_per_second: " + tc.rate + "}",
+			"traffic.stop={requests: 2000}"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _, ok := RunBacklogAfterFill(cfg, res.Requests)
+		if !ok || b.Overloaded() != tc.over || b.SystemOverloaded() {
+			t.Errorf("%s/s: backlog %+v, judged %v, overloaded %v; want judged, overloaded %v by its queue alone", tc.rate, b, ok, b.Overloaded(), tc.over)
+		}
+		if tc.over && (!b.QueueOnly || b.QueueGrowth() != 134) {
+			t.Errorf("%s/s: backlog %+v, want a queue growth of 134 over a window too short to judge the system's gain", tc.rate, b)
+		}
 	}
 }
 

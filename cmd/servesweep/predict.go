@@ -654,7 +654,8 @@ func unfinishedWarning(s *metrics.Summary) string {
 // overloadWarning returns the one-line stderr warning of an open-loop run (constant_rate,
 // poisson) whose arrivals outpace the deployment (sim.RunBacklogAfterFill: over a window that
 // starts after the fill and spans enough service lifetimes, its system gained more than
-// sim.OverloadShare of the window's arrivals), or "": its queue, and every latency after it, grow
+// sim.OverloadShare of the window's arrivals, or its queue grew past sim.Backlog.QueueOverloaded's
+// bounds), or "": its queue, and every latency after it, grow
 // for as long as the run lets them, so they are the run's length's, not the deployment's. A
 // sweep keeps such a point off its front (results' overloaded reason).
 func overloadWarning(cfg *config.Config, res *sim.Result) string {
@@ -662,10 +663,14 @@ func overloadWarning(cfg *config.Config, res *sim.Result) string {
 	if !ok || !b.Overloaded() {
 		return ""
 	}
-	return fmt.Sprintf("warning: arrivals outpace this deployment: its system held %d more requests at the last arrival than at "+
+	held := fmt.Sprintf("its system held %d more requests", b.Growth())
+	if !b.SystemOverloaded() {
+		held = fmt.Sprintf("its queue (requests not yet admitted by a worker) held %d more", b.QueueGrowth())
+	}
+	return fmt.Sprintf("warning: arrivals outpace this deployment: %s at the last arrival than at "+
 		"%.1f s (%d arrived between), so its queue and every latency grow with the run's length and describe the run, not the "+
 		"deployment; lower the rate or add capacity (a sweep keeps such a point off its front as overloaded)",
-		b.Growth(), from/1000, b.Arrived)
+		held, from/1000, b.Arrived)
 }
 
 // lockstepNote returns the one-line stderr note of a run whose requests move in lock-step, or
