@@ -118,9 +118,12 @@
 //	  decode_gpus_per_worker                             INT64
 //	backlog_growth_requests, queue_growth_requests,
 //	  window_arrived_requests                            INT64   an open loop's measured window: the
-//	  requests its system gained (null over a window too short to judge it), those its queue gained,
-//	  and those that arrived (all null otherwise; overloaded, degraded, when the system's gain is
-//	  over a tenth of the arrivals or the queue's over 3 × √arrivals and 2 % of them)
+//	  requests its system gained (negative: lost), those its queue gained, and those that arrived
+//	  (all null otherwise; overloaded, degraded, when the system's gain is over a tenth of the
+//	  arrivals over a window backlog_growth_judged, or the queue's over 3 × √arrivals and 2 % of
+//	  them; drained, degraded, when the system lost over 3 × √(2 × in flight))
+//	backlog_growth_judged                                BOOLEAN whether the window spans enough service
+//	  lifetimes to judge the system's gain as overload
 //	completion_ratio                                     DOUBLE  completed / offered (derived)
 //	duration_ms, request_throughput_rps, input_throughput_tok_s, output_throughput_tok_s,
 //	  total_throughput_tok_s, prefill_worker_seconds, decode_worker_seconds, gpu_hours,

@@ -446,10 +446,38 @@ func TestNewRowOverloadedIsDegraded(t *testing.T) {
 	want = "overloaded: its queue (requests not yet admitted by a worker) held 134 more at its last arrival than when its " +
 		"measured window began, of 1421 that arrived in it: arrivals outpace what it serves, so its queue and latencies grow " +
 		"with the run's length"
-	if r.Status != StatusDegraded || r.Reason != want || r.BacklogGrowthRequests != nil || *r.QueueGrowthRequests != 134 ||
-		math.Abs(r.RejectedRatio()-134.0/2000) > 1e-15 {
-		t.Errorf("queue-judged: status %q reason %q growth %v ratio %v; want degraded, %q, no system growth, 134/2000",
+	if r.Status != StatusDegraded || r.Reason != want || *r.BacklogGrowthRequests != 135 || *r.BacklogGrowthJudged ||
+		*r.QueueGrowthRequests != 134 || math.Abs(r.RejectedRatio()-134.0/2000) > 1e-15 {
+		t.Errorf("queue-judged: status %q reason %q growth %v ratio %v; want degraded, %q, a system growth of 135 not judged, 134/2000",
 			r.Status, r.Reason, r.BacklogGrowthRequests, r.RejectedRatio(), want)
+	}
+}
+
+// An open-loop point whose window drained its system (an autoscaled deployment serving, after
+// the planner added workers, a queue built before its window: the user trial's one H200 at 40
+// requests/s, 584 fewer at the end of a window of 4,512 arrivals, serving 44.6 requests/s at a
+// mean latency of 14.3 s, 639 in flight; bound 3 × √(2 × 639) = 107) is degraded as drained and
+// kept off the front by the requests it lost; a loss of 100 is within a steady state's swings.
+func TestNewRowDrainedIsDegraded(t *testing.T) {
+	rec := Record{PointID: "p", Status: StatusOK, Summary: map[string]float64{
+		"num_requests": 6000, "offered_requests": 6000, "completed_requests": 4512, "rejected_requests": 0,
+		"unfinished_requests": 0, "truncated_requests": 0, "duration_ms": 150000, "output_throughput_tok_s": 5000,
+		"request_throughput_rps": 44.7, "mean_e2e_latency_ms": 14300,
+	}, Backlog: &sim.Backlog{Arrived: 4512, AtStart: 1200, AtEnd: 616, QueuedAtStart: 500, QueuedAtEnd: 15}}
+	r := NewRow(PointInfo{ID: "p"}, rec)
+	want := "drained: its system held 584 fewer requests at its last arrival than when its measured window began (of 4512 that " +
+		"arrived in it; it keeps about 639 in flight): it served work queued before its window, so its throughput counts " +
+		"requests offered earlier; an autoscaled deployment still draining what it queued before the planner added workers " +
+		"measures so (lengthen the run)"
+	if r.Status != StatusDegraded || r.Reason != want || !r.Drained() || r.Overloaded() || math.Abs(r.RejectedRatio()-584.0/6000) > 1e-15 {
+		t.Errorf("status %q reason %q ratio %v; want degraded, %q, 584/6000", r.Status, r.Reason, r.RejectedRatio(), want)
+	}
+	if got := exclusion(&r, optimization.Settings{}, false); got != ExcludedRejected {
+		t.Errorf("exclusion %q, want %q", got, ExcludedRejected)
+	}
+	rec.Backlog = &sim.Backlog{Arrived: 4512, AtStart: 700, AtEnd: 600}
+	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusOK || r.Drained() || r.RejectedRatio() != 0 {
+		t.Errorf("a loss of 100 with 639 in flight: status %q ratio %v, want ok and 0", r.Status, r.RejectedRatio())
 	}
 }
 

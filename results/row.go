@@ -232,13 +232,16 @@ type Row struct {
 	TruncatedOutputTokens *int64 `parquet:"truncated_output_tokens,optional" summary:"truncated_output_tokens"`
 	// BacklogGrowthRequests is, for a point without a capacity search under an open loop
 	// (constant_rate, poisson), how many requests its system gained over its measured window, from
-	// its warm-up to its last arrival (sim.Backlog.Growth), QueueGrowthRequests how many its queue
-	// (requests not yet admitted by a worker) gained (sim.Backlog.QueueGrowth), and
-	// WindowArrivedRequests how many arrived in it; null otherwise, and BacklogGrowthRequests also
-	// when the window is too short to judge the system's gain (sim.Backlog.QueueOnly). A gain of
-	// more than a tenth of the arrivals (sim.OverloadShare), or a queue's growth past
-	// sim.Backlog.QueueOverloaded's bounds, makes the point degraded (OverloadedReason).
+	// its warm-up to its last arrival (sim.Backlog.Growth; negative when it lost some),
+	// QueueGrowthRequests how many its queue (requests not yet admitted by a worker) gained
+	// (sim.Backlog.QueueGrowth), WindowArrivedRequests how many arrived in it, and
+	// BacklogGrowthJudged whether the window is long enough to judge the system's gain (false:
+	// sim.Backlog.QueueOnly); all null otherwise. A gain of more than a tenth of the arrivals
+	// (sim.OverloadShare) over a judged window, or a queue's growth past
+	// sim.Backlog.QueueOverloaded's bounds, makes the point degraded (OverloadedReason); so does a
+	// loss past sim.Backlog.Drained's (DrainedReason).
 	BacklogGrowthRequests *int64 `parquet:"backlog_growth_requests,optional" json:",omitempty"`
+	BacklogGrowthJudged   *bool  `parquet:"backlog_growth_judged,optional" json:",omitempty"`
 	QueueGrowthRequests   *int64 `parquet:"queue_growth_requests,optional" json:",omitempty"`
 	WindowArrivedRequests *int64 `parquet:"window_arrived_requests,optional" json:",omitempty"`
 	// Rejected requests by reason (prediction.json's rejected_requests_by_reason members).
@@ -534,11 +537,9 @@ func NewRow(p PointInfo, rec Record) Row {
 		clearEmptyDistributions(&r)
 		if b := rec.Backlog; b != nil {
 			r.WindowArrivedRequests, r.QueueGrowthRequests = i64(b.Arrived), i64(b.QueueGrowth())
-			if !b.QueueOnly {
-				r.BacklogGrowthRequests = i64(b.Growth())
-			}
+			r.BacklogGrowthRequests, r.BacklogGrowthJudged = i64(b.Growth()), boolp(!b.QueueOnly)
 		}
-		if deref(r.RejectedRequests) > 0 || deref(r.TruncatedRequests) > 0 || r.Backlogged() || r.Overloaded() {
+		if deref(r.RejectedRequests) > 0 || deref(r.TruncatedRequests) > 0 || r.Backlogged() || r.Overloaded() || r.Drained() {
 			// A capacity search's own note (stopped at max_probes) stays after the degradation's.
 			capacityNote := ""
 			if strings.HasPrefix(r.Reason, "capacity_search:") {
@@ -625,12 +626,30 @@ func degradedReason(r *Row, summary map[string]float64) string {
 			"when its measured window began, of %d that arrived in it: arrivals outpace what it serves, so its queue and latencies "+
 			"grow with the run's length", OverloadedReason, b.QueueGrowth(), b.Arrived))
 	}
+	if r.Drained() {
+		msgs = append(msgs, fmt.Sprintf("%s: its system held %d fewer requests at its last arrival than when its measured window "+
+			"began (of %d that arrived in it; it keeps about %.0f in flight): it served work queued before its window, so its "+
+			"throughput counts requests offered earlier; an autoscaled deployment still draining what it queued before the planner "+
+			"added workers measures so (lengthen the run)", DrainedReason, -deref(r.BacklogGrowthRequests), deref(r.WindowArrivedRequests), r.inFlight()))
+	}
 	return strings.Join(msgs, "; ")
 }
 
 // OverloadedReason is the reason prefix of a degraded point whose open-loop arrivals outpaced it
 // (Overloaded): its latencies are set by how long the run let the queue grow.
 const OverloadedReason = "overloaded"
+
+// DrainedReason is the reason prefix of a degraded point whose measured window drained its
+// system (Drained): its throughput counts work offered before the window.
+const DrainedReason = "drained"
+
+// Drained reports whether r's measured window lost more requests from its system than a
+// deployment in steady state does, given the requests it keeps in flight (sim.Backlog.Drained,
+// with inFlight from its completion rate and mean latency, as sweep judges it).
+func (r *Row) Drained() bool {
+	b, ok := r.backlog()
+	return ok && b.Drained(r.inFlight())
+}
 
 // Overloaded reports whether r's measured window gained more requests in its system, or in its
 // queue, than a deployment that keeps up does (sim.Backlog.Overloaded).
@@ -645,7 +664,7 @@ func (r *Row) backlog() (sim.Backlog, bool) {
 	if r.WindowArrivedRequests == nil {
 		return sim.Backlog{}, false
 	}
-	b := sim.Backlog{Arrived: int(*r.WindowArrivedRequests), QueueOnly: r.BacklogGrowthRequests == nil}
+	b := sim.Backlog{Arrived: int(*r.WindowArrivedRequests), QueueOnly: r.BacklogGrowthJudged != nil && !*r.BacklogGrowthJudged}
 	if r.BacklogGrowthRequests != nil {
 		b.AtEnd = int(*r.BacklogGrowthRequests)
 	}
@@ -674,8 +693,10 @@ func deref(p *int64) int64 {
 // RejectedRatio is (rejected_requests + truncated_requests + the requests it fell behind by) /
 // offered_requests of r, at most 1: the share of offered requests not served in full, or not
 // kept up with; 0 when offered_requests is missing. It fell behind by unfinished_requests when
-// Backlogged, by the larger of backlog_growth_requests and queue_growth_requests when Overloaded,
-// and by the larger of all when both (largely the same requests, queued at a time stop).
+// Backlogged, by the larger of backlog_growth_requests and queue_growth_requests when Overloaded
+// (queue_growth_requests alone over a window not backlog_growth_judged), and by the larger of all
+// when both (largely the same requests, queued at a time stop); a Drained
+// window counts the requests it lost, served within it though offered before it.
 func (r *Row) RejectedRatio() float64 {
 	if r.OfferedRequests == nil || *r.OfferedRequests == 0 {
 		return 0
@@ -684,8 +705,13 @@ func (r *Row) RejectedRatio() float64 {
 	if r.Backlogged() {
 		behind = deref(r.UnfinishedRequests)
 	}
-	if r.Overloaded() {
-		behind = max(behind, deref(r.BacklogGrowthRequests), deref(r.QueueGrowthRequests))
+	if b, ok := r.backlog(); ok && b.SystemOverloaded() {
+		behind = max(behind, int64(b.Growth()), int64(b.QueueGrowth()))
+	} else if ok && b.QueueOverloaded() {
+		behind = max(behind, int64(b.QueueGrowth()))
+	}
+	if r.Drained() {
+		behind = max(behind, -deref(r.BacklogGrowthRequests))
 	}
 	n := deref(r.RejectedRequests) + deref(r.TruncatedRequests) + behind
 	return min(1, float64(n)/float64(*r.OfferedRequests))

@@ -156,3 +156,37 @@ func TestRunBacklogAfterFill(t *testing.T) {
 		}
 	}
 }
+
+// DrainEndMs by hand over [10, 25]: at 10 ms the system holds the requests that arrived at 0, 5
+// and 10 (terminal at 12, 30 and 20; the one of [2, 8] is gone), 3; it falls to 2 at 12, rises
+// to 3 with the arrival at 15 and falls to 2 at 20. At most 3 holds at 10, at most 2 first at
+// 12, and at most 1 or 0 never within the window (25).
+func TestDrainEndMs(t *testing.T) {
+	reqs := []engine.Request{
+		{ArrivalMs: 0, TerminalMs: 12},
+		{ArrivalMs: 5, TerminalMs: 30},
+		{ArrivalMs: 10, TerminalMs: 20},
+		{ArrivalMs: 15, TerminalMs: 40},
+		{ArrivalMs: 2, TerminalMs: 8},
+		{ArrivalMs: -1, TerminalMs: -1},
+	}
+	for _, c := range []struct {
+		n    int
+		want float64
+	}{{3, 10}, {2, 12}, {1, 25}, {0, 25}} {
+		if got := DrainEndMs(reqs, 10, 25, c.n); got != c.want {
+			t.Errorf("at most %d: %v ms, want %v", c.n, got, c.want)
+		}
+	}
+	// A loss beyond 3 × √(2 × in flight) and 10 is a drain: 61 of 200 in flight (bound 60) is,
+	// 60 is not; 11 of 2 (bound 6) is, 10 is not; a gain never is.
+	for _, c := range []struct {
+		growth   int
+		inFlight float64
+		want     bool
+	}{{-61, 200, true}, {-60, 200, false}, {-11, 2, true}, {-10, 2, false}, {500, 200, false}} {
+		if got := (Backlog{Arrived: 1000, AtStart: 300, AtEnd: 300 + c.growth}).Drained(c.inFlight); got != c.want {
+			t.Errorf("growth %d with %g in flight: drained %v, want %v", c.growth, c.inFlight, got, c.want)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
@@ -177,12 +179,90 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests)
+	if ok && b.Drained(InFlight(res.Summary)) {
+		end := sim.DrainEndMs(res.Requests, from, lastArrivalMs(res.Requests), b.AtEnd)
+		if settled, settledSetup, err := settleDrain(ctx, p, x, res, setup, end, cache, simulate); err != nil {
+			return nil, nil, nil, err
+		} else if settled != nil {
+			res, setup = settled, settledSetup
+			if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+				return nil, nil, nil, err
+			}
+			b, _, ok = sim.RunBacklogAfterFill(cfg, res.Requests)
+		}
+	}
 	if setup != (grid.ProbeRun{}) {
 		start = &results.RunStart{Load: x, RampSeconds: setup.RampSeconds, WarmupSeconds: setup.WarmupSeconds,
 			PerLoadUnit: setup.PerLoadUnit, Cooldown: setup.Cooldown}
 	}
-	if b, _, ok := sim.RunBacklogAfterFill(cfg, res.Requests); ok {
+	if ok {
 		backlog = &b
 	}
 	return res, start, backlog, nil
+}
+
+// InFlight is the requests a run keeps in flight by Little's law, its completion rate times its
+// mean end-to-end latency (request_throughput_rps × mean_e2e_latency_ms / 1000), the level
+// sim.Backlog.Drained compares a window's loss with, as results' rows do; 0 without a summary.
+func InFlight(s *metrics.Summary) float64 {
+	if s == nil {
+		return 0
+	}
+	return s.RequestThroughputRPS * s.E2E.Mean / 1000
+}
+
+// lastArrivalMs is the latest arrival time of reqs in virtual ms (0 when none arrived).
+func lastArrivalMs(reqs []engine.Request) float64 {
+	last := 0.0
+	for i := range reqs {
+		last = max(last, reqs[i].ArrivalMs)
+	}
+	return last
+}
+
+// settleDrain simulates point p again at load x, run res having measured a window that drained
+// its system (sim.Backlog.Drained): work queued before the window, typically by an autoscaled
+// deployment that started with too few workers, served within it, so its throughput counted
+// work offered earlier. The warm-up moves to drainEndMs, when the system first held no more than
+// at the window's end (sim.DrainEndMs), and a per-load-unit stop is lengthened as rateSteady
+// lengthens one whose arrivals after a warm-up are too few. It returns the new run and setup,
+// which the caller judges again (a point still drained is degraded: results.Row.Drained), or a
+// nil run, res kept, when a fixed count (traffic.stop.requests or sessions, which no sweep
+// lengthens) leaves fewer than minMeasured(grid.DefaultCapacityAttainment) arrivals after the
+// drain: the drained run stands, and its row says so.
+func settleDrain(ctx context.Context, p *grid.Point, x float64, res *sim.Result, setup grid.ProbeRun, drainEndMs float64,
+	cache *WorkloadCache, simulate SimulateFunc) (*sim.Result, grid.ProbeRun, error) {
+	w := drainEndMs / 1000
+	setup.WarmupSeconds = &w
+	cfg, _, err := p.AtProbeRun(x, setup)
+	if err != nil {
+		return nil, setup, err
+	}
+	wl := res.Workload
+	if _, per := rateSteady(cfg, res.Workload, res.Requests, grid.DefaultCapacityAttainment); per != nil {
+		setup.PerLoadUnit = per
+		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+			return nil, setup, err
+		}
+		if wl, err = cache.Build(cfg); err != nil { // a lengthened run of this deployment alone: not kept
+			return nil, setup, err
+		}
+	} else if after := arrivalsFrom(res.Requests, drainEndMs); stopPerLoadUnit(&cfg.Traffic.Stop) <= 0 && after < minMeasured(grid.DefaultCapacityAttainment) {
+		return nil, setup, nil
+	}
+	res.Release()
+	res, err = simulateOnce(ctx, cfg, wl, simulate)
+	return res, setup, err
+}
+
+// arrivalsFrom counts the requests of reqs that arrived at or after fromMs (virtual ms).
+func arrivalsFrom(reqs []engine.Request, fromMs float64) int {
+	n := 0
+	for i := range reqs {
+		if reqs[i].ArrivalMs >= fromMs {
+			n++
+		}
+	}
+	return n
 }
