@@ -627,6 +627,9 @@ func (s *Spec) expand(ctx context.Context, keep bool) (*Expansion, error) {
 		x.Warnings = append(x.Warnings, w)
 	}
 	x.Warnings = append(x.Warnings, s.shortFixedRunWarnings(valid[0].Config)...)
+	if w := s.burstStartWarning(valid[0].Config); w != "" {
+		x.Warnings = append(x.Warnings, w)
+	}
 	if w := s.thinkTimeWarning(valid[0].Config); w != "" {
 		x.Warnings = append(x.Warnings, w)
 	}

@@ -312,6 +312,25 @@ func (s *Spec) shortFixedRunWarnings(cfg *config.Config) []string {
 	return out
 }
 
+// burstStartWarning is the warning for a sweep whose concurrency load sets ramp_seconds: 0, as
+// cfg, the first valid point's config, has it (a trace source excepted, whose start is the
+// trace's): every point (every capacity probe, with a capacity search) sends its first wave at
+// once and is measured with that start and its drain, as a benchmark that sends it so counts
+// them, so its throughput and latencies move with the run's length (a user trial, 2026-12-07:
+// the DeepSeek-R1 example's best point by output tokens/s per GPU, aggregated 1× DEP8 at
+// concurrency 1,024, gave 1,063, 1,004 and 925 at 5, 10 and 60 requests per load unit, and led
+// the front at 10 but not at 30). "" otherwise.
+func (s *Spec) burstStartWarning(cfg *config.Config) string {
+	l := &cfg.Traffic.Load
+	if l.Type != config.LoadConcurrency || l.RampSeconds == nil || *l.RampSeconds != 0 || cfg.Traffic.Source.Type == config.SourceTrace {
+		return ""
+	}
+	return fmt.Sprintf("%s: traffic.load.ramp_seconds: 0 sends every point's first wave at once and measures it with that start and its drain, "+
+		"as a benchmark that sends it so counts them: each point's throughput and tail latencies then move with the run's length, "+
+		"and so can the answer; omit ramp_seconds to measure each point in steady state (its first wave spread over a request "+
+		"lifetime and left out with its warm-up and drain)", s.at("traffic.load.ramp_seconds"))
+}
+
 // thinkTimeWarning is the warning for a sweep without a capacity search (capacityWarnings has
 // fixedThinkTime, under kv_router) whose points run multi-turn synthetic sessions with a
 // constant, positive think time under a concurrency load, as cfg, the first valid point's config,

@@ -175,6 +175,41 @@ func TestThinFixedRunWarning(t *testing.T) {
 	}
 }
 
+// A concurrency load with ramp_seconds: 0 is warned once, with or without a capacity search: its
+// synchronized start and drain move each point with the run's length. An omitted or positive
+// ramp and an open loop are not.
+func TestBurstStartWarning(t *testing.T) {
+	burst := func(x *Expansion) (out []string) {
+		for _, w := range x.Warnings {
+			if strings.Contains(w, "sends every point's first wave at once") {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	want := "spec.yaml (--set traffic.load.ramp_seconds=0): traffic.load.ramp_seconds: 0 sends every point's first " +
+		"wave at once and measures it with that start and its drain, as a benchmark that sends it so counts them: each point's " +
+		"throughput and tail latencies then move with the run's length, and so can the answer; omit ramp_seconds to measure " +
+		"each point in steady state (its first wave spread over a request lifetime and left out with its warm-up and drain)"
+	if got := burst(expand(t, base, "traffic.load.ramp_seconds=0")); !slices.Equal(got, []string{want}) {
+		t.Errorf("ramp_seconds 0: %q\nwant [%q]", got, want)
+	}
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want int
+	}{
+		{"capacity search", []string{"traffic.load.ramp_seconds=0", "evaluation.sla={ttft_ms: 500, itl_ms: 50}", "optimization.capacity_search={}"}, 1},
+		{"omitted", nil, 0},
+		{"a ramp", []string{"traffic.load.ramp_seconds=2"}, 0},
+		{"rate load", []string{"traffic.load={type: poisson, requests_per_second: 2}"}, 0},
+	} {
+		if got := burst(expand(t, base, tc.sets...)); len(got) != tc.want {
+			t.Errorf("%s: %q, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
 // A worker role or engine.kv_transfer the spec gives that no mode of the grid uses is dropped
 // from every point with one warning naming the sections, the mode and the --set that gave them
 // (predict refuses the same sections on a config of that mode); a mode domain over both modes,
