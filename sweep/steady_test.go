@@ -455,6 +455,7 @@ func TestFixedOpenLoopOverloaded(t *testing.T) {
 // the 25 requests that arrive after it. The run must reach 15 s plus minMeasured(0.99) = 200
 // arrival gaps of 0.2 s, 55 s: 20 × 1.1 × 55 / 19.8 = 61.1, so 62 per load unit (310 requests,
 // the last arriving at 61.8 s), the warm-up unchanged and the 235 that arrive from 15 s on measured.
+// Without the warm-up, a fixed count of 100 takes two lifetimes' warm-up alone.
 func TestExplicitWarmupLengthened(t *testing.T) {
 	spec := `traffic:
   source: {type: synthetic, input_tokens: 100, output_tokens: 1}
@@ -481,6 +482,12 @@ engine:
 	}
 	if r.CompletedRequests == nil || *r.CompletedRequests != 235 {
 		t.Errorf("completed requests measured %v, want the 235 that arrive from 15 s on", *r.CompletedRequests)
+	}
+	// A fixed count too short for a steady window, which no sweep lengthens, is measured after
+	// two lifetimes of 10 ms all the same: 100 requests arriving every 0.2 s, 99 from 0.02 s on.
+	rows = runCapacity(t, strings.Replace(spec, ", warmup_seconds: 15}", "}", 1), 1, "", "traffic.stop={requests: 100}")
+	if r := rows[0]; r.WarmupSeconds == nil || math.Abs(*r.WarmupSeconds-0.02) > 1e-12 || r.CompletedRequests == nil || *r.CompletedRequests != 99 {
+		t.Errorf("100 requests: warm-up %v s, %v completed; want 0.02 s and 99", deref(r.WarmupSeconds), r.CompletedRequests)
 	}
 	// A warm-up that leaves enough keeps the run as configured.
 	rows = runCapacity(t, spec, 1, "", "traffic.stop.requests_per_load_unit=100")
