@@ -272,7 +272,8 @@ func (s *Spec) checkCost(points []Point) (warnings []string, err error) {
 
 // AtLoad returns the point's config and YAML with the load intensity (the field config.Load.IntensityField names)
 // set to x, decoded and validated as any point is: an error is the config error a spec with
-// that value would get (a stop that scales with the load beyond config.MaxRequests, say).
+// that value would get (a stop that scales with the load beyond config.MaxRequests, say). Under
+// a trace_timestamps load its stop is the search's trace segment (AtProbeRun).
 func (p *Point) AtLoad(x float64) (*config.Config, []byte, error) {
 	return p.AtProbe(x, nil, nil)
 }
@@ -300,8 +301,11 @@ type ProbeRun struct {
 }
 
 // AtProbeRun is AtLoad that also writes r into the config, so that it reproduces the probe's
-// metrics. A ramp under a load type other than concurrency is the config error the schema gives
-// it; PerLoadUnit on a config without a per-load-unit stop is an error.
+// metrics. Under a trace_timestamps load (x a speedup) the config's stop becomes the trace
+// segment every probe of the search replays, run to its end (traffic.stop.max_trace_seconds:
+// ProbeTraceSeconds, max_virtual_time_seconds removed; segmentStop). A ramp under a load type
+// other than concurrency is the config error the schema gives it; PerLoadUnit on a config
+// without a per-load-unit stop is an error.
 func (p *Point) AtProbeRun(x float64, r ProbeRun) (*config.Config, []byte, error) {
 	rampSeconds, warmupSeconds := r.RampSeconds, r.WarmupSeconds
 	var doc yaml.Node
@@ -341,6 +345,9 @@ func (p *Point) AtProbeRun(x float64, r ProbeRun) (*config.Config, []byte, error
 	if r.Cooldown {
 		set("cooldown", "true")
 	}
+	if field == "speedup" {
+		segmentStop(child(traffic, "stop"), &p.Config.Traffic)
+	}
 	if r.PerLoadUnit != nil {
 		stop := child(traffic, "stop")
 		var v *yaml.Node
@@ -363,6 +370,45 @@ func (p *Point) AtProbeRun(x float64, r ProbeRun) (*config.Config, []byte, error
 		return nil, nil, err
 	}
 	return cfg, data, nil
+}
+
+// ProbeTraceSeconds is the segment of the trace, in seconds of trace time, that every probe of
+// a capacity search over t's trace_timestamps load replays (traffic.stop.max_trace_seconds, which
+// AtProbeRun writes into the probe's config in place of max_virtual_time_seconds): the stop's
+// own max_trace_seconds when set, else speedup × max_virtual_time_seconds, what the spec's own
+// run at its own speedup replays; 0 when the stop bounds neither (the whole trace, the same at
+// every speedup). Replaying one segment, every probe offers the same requests and only their
+// rate changes, so the capacity is the deployment's and not the window's (a virtual-time stop
+// at a probe's speedup replayed speedup × T seconds of the trace: at T = 1200 s, 927 requests at
+// speedup 0.25 and 12,031 at 4; user trial, 2026-12-07).
+func ProbeTraceSeconds(t *config.Traffic) float64 {
+	if t.Load.Type != config.LoadTraceTimestamps {
+		return 0
+	}
+	if w := t.Stop.MaxTraceSeconds; w > 0 {
+		return w
+	}
+	speedup := t.Load.Speedup
+	if speedup <= 0 {
+		speedup = 1
+	}
+	return speedup * t.Stop.MaxVirtualTimeSeconds
+}
+
+// segmentStop rewrites stop, the traffic.stop mapping of a probe's config under a trace_timestamps
+// load (t the point's own traffic section), to replay ProbeTraceSeconds(t) of the trace to the
+// end: max_trace_seconds set to it and max_virtual_time_seconds removed, so that a probe at a
+// high speedup is not cut with its last requests in flight (they finish, late when the
+// deployment falls behind, and count against attainment by their latency) and one at a low
+// speedup does not replay more of the trace. It leaves a stop that bounds neither, or a nil
+// one, as it is.
+func segmentStop(stop *yaml.Node, t *config.Traffic) {
+	w := ProbeTraceSeconds(t)
+	if w == 0 || stop == nil || stop.Kind != yaml.MappingNode {
+		return
+	}
+	removeKeys(stop, "max_virtual_time_seconds", "max_trace_seconds")
+	stop.Content = append(stop.Content, scalar("!!str", "max_trace_seconds"), &yaml.Node{Kind: yaml.ScalarNode, Value: formatLoad(w, false)})
 }
 
 // formatLoad writes a load value as YAML: a whole number for a concurrency, else the shortest
@@ -418,7 +464,8 @@ func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 	}
 	st := &cfg.Traffic.Stop
 	var out []string
-	if st.MaxVirtualTimeSeconds > 0 {
+	if st.MaxVirtualTimeSeconds > 0 && cfg.Traffic.Load.Type != config.LoadTraceTimestamps {
+		// A trace_timestamps probe replays its segment to the end instead (segmentStop).
 		out = append(out, fmt.Sprintf("%s: traffic.stop.max_virtual_time_seconds (%g s) ends each probe: requests still in "+
 			"flight then are unfinished and count against SLA attainment, so the window must be long against request "+
 			"latency (with attainment %g, at most %g %% of the offered requests may be cut off or miss the SLA)",

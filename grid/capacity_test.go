@@ -242,6 +242,28 @@ func TestAtLoad(t *testing.T) {
 			t.Errorf("%s at %g: %v, %v", tc.load, tc.x, err, cfg)
 		}
 	}
+	// Under trace_timestamps every probe replays the segment the point's own speedup and time
+	// stop give (2 × 30 s of trace time), to its end; a stop's own max_trace_seconds is kept.
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": 100, "output_length": 1, "hash_ids": [1]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ stop, want string }{
+		{"{max_virtual_time_seconds: 30}", "stop: {max_trace_seconds: 60}"},
+		{"{max_virtual_time_seconds: 30, max_trace_seconds: 45}", "stop: {max_trace_seconds: 45}"},
+		{"{max_trace_seconds: 45}", "stop: {max_trace_seconds: 45}"},
+	} {
+		x = expand(t, withSLA, "traffic.source={type: trace, paths: ["+trace+"], block_size: 128}",
+			"traffic.load={type: trace_timestamps, speedup: 2}", "traffic.stop="+tc.stop)
+		p := &x.Points[0]
+		for _, speedup := range []float64{0.5, 8} {
+			cfg, data, err := p.AtLoad(speedup)
+			if err != nil || cfg.Traffic.Load.Speedup != speedup || cfg.Traffic.Stop.MaxVirtualTimeSeconds != 0 ||
+				!strings.Contains(string(data), tc.want) {
+				t.Errorf("stop %s at speedup %g: %v, YAML:\n%s", tc.stop, speedup, err, data)
+			}
+		}
+	}
 	// A load the config's bounds refuse is the config error.
 	x = expand(t, withSLA, "traffic.stop={requests_per_load_unit: 100}")
 	if _, _, err := x.Points[0].AtLoad(1e6); err == nil || !strings.Contains(err.Error(), "2,000,000") && !strings.Contains(err.Error(), "2000000") {
@@ -260,11 +282,17 @@ func TestCapacityWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	x = expand(t, withSLA, "optimization.capacity_search={attainment: 0.95}", "traffic.source={type: trace, paths: ["+trace+"], block_size: 128}",
-		"traffic.load={type: trace_timestamps}", "traffic.stop={max_virtual_time_seconds: 60}")
+		"traffic.load={type: concurrency, concurrency: 1}", "traffic.stop={max_virtual_time_seconds: 60}")
 	// 1 − 0.95 is 0.050000000000000044 in floating point: the share prints as 5 %.
 	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.max_virtual_time_seconds (60 s) ends each probe") ||
 		!strings.Contains(x.Warnings[0], "(with attainment 0.95, at most 5 % of the offered requests") {
 		t.Errorf("time stop: %q", x.Warnings)
+	}
+	// Under trace_timestamps no probe is cut: each replays the stop's segment to its end (AtLoad).
+	x = expand(t, withSLA, "optimization.capacity_search={attainment: 0.95}", "traffic.source={type: trace, paths: ["+trace+"], block_size: 128}",
+		"traffic.load={type: trace_timestamps}", "traffic.stop={max_virtual_time_seconds: 60}")
+	if len(x.Warnings) != 0 {
+		t.Errorf("time stop under trace_timestamps: %q", x.Warnings)
 	}
 	if x = expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests_per_load_unit: 10}", drawn); len(x.Warnings) != 0 {
 		t.Errorf("a stop that scales with the load: %q", x.Warnings)

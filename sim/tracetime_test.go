@@ -133,3 +133,38 @@ func TestTraceTimestampRequiredMessages(t *testing.T) {
 		t.Errorf("a later turn without a timestamp: %v", err)
 	}
 }
+
+// traffic.stop.max_trace_seconds replays the sessions that start within that much trace time,
+// the same requests at any speedup, and the run lasts until they finish; with
+// max_virtual_time_seconds as well the clock still cuts it there.
+func TestTraceSegmentStop(t *testing.T) {
+	path := writeTrace(t,
+		`{"output_length": 4, "hash_ids": [1], "timestamp": 0}`,
+		`{"output_length": 4, "hash_ids": [2], "timestamp": 1000}`,
+		`{"output_length": 4, "hash_ids": [3], "timestamp": 2000}`,
+		`{"output_length": 4, "hash_ids": [4], "timestamp": 3000}`)
+	for _, c := range []struct {
+		speedup, vtime                float64
+		offered, unfinished, duration int64
+	}{
+		// Requests at 0, 1 and 2 s of trace time; each lives 30 ms (duration_ms runs to the
+		// last completion).
+		{1, 0, 3, 0, 2030},
+		{4, 0, 3, 0, 530},
+		{0.5, 0, 3, 0, 4030},
+		// Cut at 4.01 s: the third request arrived at 4 s and is in flight.
+		{0.5, 4.01, 3, 1, 2030},
+	} {
+		cfg := traceTestConfig(path, 10, 5, c.speedup)
+		cfg.Traffic.Stop = config.Stop{MaxTraceSeconds: 2, MaxVirtualTimeSeconds: c.vtime}
+		res, err := Run(t.Context(), cfg, Options{CheckInvariants: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		if s.NumRequests != c.offered || s.UnfinishedRequests != c.unfinished || !near(s.DurationMs, float64(c.duration)) {
+			t.Errorf("speedup %g, stop %g s: %d offered, %d unfinished over %v ms; want %d, %d over %d", c.speedup, c.vtime,
+				s.NumRequests, s.UnfinishedRequests, s.DurationMs, c.offered, c.unfinished, c.duration)
+		}
+	}
+}

@@ -112,7 +112,8 @@ func LoadTrace(cfg *config.Config) (*traffic.Trace, error) {
 
 // TraceWorkload builds the workload of cfg's trace source from its parsed trace (LoadTrace), which
 // is read, not modified. A row checkTrace refuses is a *traffic.TraceError; speedup applies only
-// to trace_timestamps loads. A request whose authored arrival (its session's start plus its
+// to trace_timestamps loads, and traffic.stop.max_trace_seconds keeps the sessions that start
+// within that many seconds of trace time (traffic.TraceSegment). A request whose authored arrival (its session's start plus its
 // delays, after the speedup) lies beyond config.MaxMs virtual ms is a *traffic.TraceError naming
 // its line: past it float64 ms no longer resolve 2 ns, and far past it a forward pass would
 // vanish from the latencies.
@@ -125,6 +126,10 @@ func TraceWorkload(cfg *config.Config, tr *traffic.Trace) (*traffic.Workload, er
 	agentic := src.Format == config.FormatAgenticMooncake
 	if err := checkTrace(rows, src.Paths[0], load.Type, !agentic, src.Format == config.FormatMooncakeDelta); err != nil {
 		return nil, err
+	}
+	if w := cfg.Traffic.Stop.MaxTraceSeconds; w > 0 && !agentic {
+		// The trace's segment: the sessions that start in its first w seconds, all their turns.
+		rows = traffic.TraceSegment(rows, w)
 	}
 	speedup := 1.0
 	if load.Type == config.LoadTraceTimestamps && load.Speedup > 0 {

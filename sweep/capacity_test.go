@@ -128,7 +128,7 @@ func TestCapacityOutcomes(t *testing.T) {
 	if r.Status != results.StatusInfeasible || !strings.HasPrefix(r.Reason, "rejected_requests: 50 of 50 offered requests rejected at the minimum load 1") {
 		t.Errorf("every prompt too long: status %s reason %q", r.Status, r.Reason)
 	}
-	// 20 requests at t = 0: the first pass serves 10 by 10 ms, a stop at 15 ms cuts the others.
+	// 20 requests at t = 0, each 100 prompt tokens: a pass prefills 10 in 10 ms.
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 	var lines strings.Builder
 	for i := range 20 {
@@ -137,10 +137,18 @@ func TestCapacityOutcomes(t *testing.T) {
 	if err := os.WriteFile(trace, []byte(lines.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A closed loop over the trace, one request at a time: the stop at 15 ms cuts the second.
+	r = runCapacity(t, fixedSpec, 1, "", one, "traffic.source={type: trace, paths: ["+trace+"], block_size: 64}",
+		"traffic.load={type: concurrency, concurrency: 1}", "traffic.stop={max_virtual_time_seconds: 0.015}")[0]
+	if r.Status != results.StatusInfeasible || !strings.Contains(r.Reason, "(1 of 2 offered requests unfinished when the run stopped, 0 rejected)") {
+		t.Errorf("cut by the stop: status %s reason %q", r.Status, r.Reason)
+	}
+	// Under trace_timestamps the probes replay the segment the stop gives (the 20 requests at
+	// t = 0) to its end instead: the second pass's 10 finish at 20 ms, within the bound.
 	r = runCapacity(t, fixedSpec, 1, "", one, "traffic.source={type: trace, paths: ["+trace+"], block_size: 64}",
 		"traffic.load={type: trace_timestamps, speedup: 1}", "traffic.stop={max_virtual_time_seconds: 0.015}")[0]
-	if r.Status != results.StatusInfeasible || !strings.Contains(r.Reason, "(10 of 20 offered requests unfinished when the run stopped, 0 rejected)") {
-		t.Errorf("cut by the stop: status %s reason %q", r.Status, r.Reason)
+	if r.Status != results.StatusOK || *r.OfferedRequests != 20 || *r.UnfinishedRequests != 0 || *r.CapacityLoad != grid.DefaultCapacityMax {
+		t.Errorf("a trace segment run to its end: status %s reason %q capacity %v", r.Status, r.Reason, r.CapacityLoad)
 	}
 	r = runCapacity(t, fixedSpec, 1, "", one, "optimization.capacity_search={max: 8}")[0]
 	if r.Status != results.StatusOK || *r.CapacityLoad != 8 || !*r.CapacityBounded {
@@ -590,5 +598,93 @@ func TestSteadyKeepsTheMeasuredRequests(t *testing.T) {
 	}
 	if steady(0, nil) != nil || steady(0, &metrics.Summary{CooldownFromMs: 900}) != nil {
 		t.Error("no warm-up and no cool-down: want nil (every request)")
+	}
+}
+
+// traceSpec is one replica under a trace_timestamps load: every pass takes 10 ms, so a request
+// of 100 prompt and 100 output tokens lives at least 1 s, and at most 64 sequences run at once:
+// at most 64 requests per second, speedup 6.4 of evenlyTrace's 10 per second; past about
+// speedup 4 the requests beyond the 64 running wait more than the TTFT bound of 100 ms for a
+// slot. The stop is set by each test.
+const traceSpec = `traffic:
+  source: {type: trace, paths: [TRACE], block_size: 64}
+  load: {type: trace_timestamps, speedup: 1}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h100_sxm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+      scheduler: {max_batched_tokens: 1000, max_sequences: 64}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 100000}}
+      timing: {type: fixed, prefill_ms: 10, decode_ms: 10}
+router: {policy: round_robin}
+evaluation: {sla: {ttft_ms: 100}}
+optimization: {capacity_search: {attainment: 0.95, min: 0.5, max: 64}}
+`
+
+// evenlyTrace writes a Mooncake trace of n requests 100 ms apart (10 per second of trace time),
+// each 100 prompt tokens of its own and 100 output tokens, and returns traceSpec over it.
+func evenlyTrace(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "even.jsonl")
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 100, "output_length": 100, "hash_ids": [%d, %d]}`+"\n", 100*i, 2*i, 2*i+1)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Replace(traceSpec, "TRACE", path, 1)
+}
+
+// A capacity search over a trace_timestamps load replays one segment of the trace at every
+// probe: the spec's speedup × max_virtual_time_seconds of trace time (here 1 × 10 s and 1 × 40 s:
+// 100 and 400 requests), each probe run until its requests finish, so every probe offers the same
+// requests and none is left unfinished. Over an even trace the capacity is then the same at both
+// window lengths, within the search's tolerance; before (user trial, 2026-12-07) each probe
+// stopped at 10 or 40 virtual s, replaying speedup × that much of the trace, and the requests in
+// flight at the stop, a tenth of a 10 s window, were misses. The row's config replays the same
+// segment and reproduces the row.
+func TestCapacityTraceSegment(t *testing.T) {
+	spec := evenlyTrace(t, 600)
+	caps := map[int]float64{}
+	for _, window := range []int{10, 40} {
+		rows := runCapacity(t, spec, 1, "", "traffic.stop={max_virtual_time_seconds: "+strconv.Itoa(window)+"}")
+		r := rows[0]
+		if r.Status != results.StatusOK || r.CapacityLoad == nil {
+			t.Fatalf("window %d s: status %s reason %q", window, r.Status, r.Reason)
+		}
+		caps[window] = *r.CapacityLoad
+		want := int64(10*window + 1) // timestamps 0 to window s inclusive
+		for _, p := range r.Probes {
+			if *p.OfferedRequests != want || *p.UnfinishedRequests != 0 {
+				t.Errorf("window %d s: the probe at speedup %g offered %d requests (%d unfinished), want %d (0)",
+					window, p.Load, *p.OfferedRequests, *p.UnfinishedRequests, want)
+			}
+		}
+		if seg := "stop: {max_trace_seconds: " + strconv.Itoa(window) + "}"; !strings.Contains(r.ConfigYAML, seg) ||
+			strings.Contains(r.ConfigYAML, "max_virtual_time_seconds") {
+			t.Errorf("window %d s: the row's config does not replay the segment (%s):\n%s", window, seg, r.ConfigYAML)
+		}
+		cfg, err := config.Decode([]byte(r.ConfigYAML), "row.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Run(context.Background(), cfg, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Summary.GoodputCompletedRequests; int64(got) != *r.GoodputCompletedRequests ||
+			res.Summary.OutputThroughputTokS != *r.OutputThroughputTokS {
+			t.Errorf("window %d s: the row's config gives %d good requests and %g tok/s, the row %d and %g", window,
+				got, res.Summary.OutputThroughputTokS, *r.GoodputCompletedRequests, *r.OutputThroughputTokS)
+		}
+	}
+	lo, hi := min(caps[10], caps[40]), max(caps[10], caps[40])
+	if hi-lo > grid.DefaultCapacityTolerance*hi || lo < 3 || hi > 6.4 {
+		t.Errorf("capacity %g at a 10 s window and %g at 40 s: want both within 5 %% of each other, between 3 and 6.4",
+			caps[10], caps[40])
 	}
 }

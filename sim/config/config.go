@@ -346,8 +346,19 @@ type Stop struct {
 	RequestsPerLoadUnit float64 `yaml:"requests_per_load_unit,omitempty" optional:"" gt:"0"`
 	Sessions            int     `yaml:"sessions,omitempty" optional:"" gt:"0"`
 	SessionsPerLoadUnit float64 `yaml:"sessions_per_load_unit,omitempty" optional:"" gt:"0"`
-	// MaxVirtualTimeSeconds is a soft cutoff of trace replay in virtual seconds.
+	// MaxVirtualTimeSeconds is a soft cutoff of trace replay in virtual seconds: the run ends
+	// there, and requests still in flight count as unfinished. Under trace_timestamps it replays
+	// speedup × MaxVirtualTimeSeconds seconds of the trace, so runs at two speedups replay two
+	// segments.
 	MaxVirtualTimeSeconds float64 `yaml:"max_virtual_time_seconds,omitempty" optional:"" gt:"0" limit:"0,MaxSeconds"`
+	// MaxTraceSeconds (trace sources under a trace_timestamps load, agentic formats excepted; a
+	// servesweep addition to the DynoSim schema) replays the segment of the trace whose sessions
+	// start within its first MaxTraceSeconds seconds of trace time, before the speedup divides
+	// it (traffic.TraceSegment): every turn of those sessions, the same requests at any speedup,
+	// and the run lasts until they have all finished (or until MaxVirtualTimeSeconds when that
+	// is set too). A capacity search over a trace_timestamps load runs its probes so (grid's
+	// AtProbeRun). AIPerf's --fixed-schedule-end-offset, in ms.
+	MaxTraceSeconds float64 `yaml:"max_trace_seconds,omitempty" json:",omitempty" optional:"" gt:"0" limit:"0,MaxSeconds"`
 }
 
 // ResolveCount is a stop count as a run resolves it (dynosim-spec.md §3.1.3): n when given (>

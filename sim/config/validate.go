@@ -316,7 +316,7 @@ func (v *validator) traffic(t *Traffic) {
 		src = ""
 	}
 	v.load(&t.Load, src, s.Format)
-	v.stop(&t.Stop, src, s.Format)
+	v.stop(&t.Stop, src, s.Format, t.Load.Type)
 	if len(t.Load.Profile) > 0 {
 		for _, k := range []string{"requests_per_load_unit", "sessions_per_load_unit"} {
 			if x := "traffic.stop." + k; v.has(x, (k == "requests_per_load_unit" && t.Stop.RequestsPerLoadUnit != 0) ||
@@ -505,7 +505,7 @@ func (v *validator) profile(l *Load, src string, rps, sps bool) {
 	}
 }
 
-func (v *validator) stop(s *Stop, src, format string) {
+func (v *validator) stop(s *Stop, src, format, loadType string) {
 	const p = "traffic.stop"
 	// Which stop fields are set, in a list rather than a map: every point of a sweep is validated.
 	given := [...]struct {
@@ -517,6 +517,7 @@ func (v *validator) stop(s *Stop, src, format string) {
 		{"sessions", v.has(p+".sessions", s.Sessions != 0)},
 		{"sessions_per_load_unit", v.has(p+".sessions_per_load_unit", s.SessionsPerLoadUnit != 0)},
 		{"max_virtual_time_seconds", v.has(p+".max_virtual_time_seconds", s.MaxVirtualTimeSeconds != 0)},
+		{"max_trace_seconds", v.has(p+".max_trace_seconds", s.MaxTraceSeconds != 0)},
 	}
 	set := func(k string) bool {
 		for _, g := range given {
@@ -538,9 +539,10 @@ func (v *validator) stop(s *Stop, src, format string) {
 				v.errorf(p+"."+k, "%s sources stop on %s, not %s", kind, strings.Join(own, " or "), k)
 			}
 		}
-		if set("max_virtual_time_seconds") {
-			v.errorf(p+".max_virtual_time_seconds", "%s sources reject max_virtual_time_seconds; stop on %s",
-				kind, strings.Join(own, " or "))
+		for _, k := range []string{"max_virtual_time_seconds", "max_trace_seconds"} {
+			if set(k) {
+				v.errorf(p+"."+k, "%s sources reject %s; stop on %s", kind, k, strings.Join(own, " or "))
+			}
 		}
 		n := 0
 		for _, k := range own {
@@ -573,12 +575,17 @@ func (v *validator) stop(s *Stop, src, format string) {
 			case set(k) && agentic:
 				v.errorf(p+"."+k, "%s traces take no traffic.stop (the run ends when the trace does); remove %s", format, k)
 			case set(k):
-				v.errorf(p+"."+k, "trace sources accept only max_virtual_time_seconds")
+				v.errorf(p+"."+k, "trace sources accept only max_virtual_time_seconds and max_trace_seconds")
 			}
 		}
-		if set("max_virtual_time_seconds") && agentic {
-			v.errorf(p+".max_virtual_time_seconds", "%s traces take no traffic.stop (the run ends when the trace does); "+
-				"remove max_virtual_time_seconds", format)
+		for _, k := range []string{"max_virtual_time_seconds", "max_trace_seconds"} {
+			if set(k) && agentic {
+				v.errorf(p+"."+k, "%s traces take no traffic.stop (the run ends when the trace does); remove %s", format, k)
+			}
+		}
+		if set("max_trace_seconds") && !agentic && loadType != "" && loadType != LoadTraceTimestamps {
+			v.errorf(p+".max_trace_seconds", "needs traffic.load.type trace_timestamps (it keeps the sessions that start "+
+				"within that much of the trace's own time), got %s; stop on max_virtual_time_seconds", loadType)
 		}
 	}
 }

@@ -1043,3 +1043,44 @@ func LatestArrival(rows []TraceRow, w *Workload) (ms float64, line int) {
 	}
 	return ms, line
 }
+
+// TraceSegment returns the rows of the sessions of rows that start within the trace's first
+// seconds seconds of trace time (before any speedup): those whose first row's timestamp lies at
+// most seconds × 1000 ms after the earliest first-row timestamp, as FromTrace sets a session's
+// start (a first row without a timestamp starts at 0, inside). Every row of a kept session is
+// kept, later turns whose own timestamps lie past the segment included, so the segment holds
+// the same requests whatever the speedup and however fast turns come back. Rows keep their file
+// order; rows itself is returned when every session is kept, and it is never modified
+// (traffic.stop.max_trace_seconds; a capacity search replays one segment at every speedup).
+func TraceSegment(rows []TraceRow, seconds float64) []TraceRow {
+	ts := groupSessions(rows)
+	var t0 TraceTime
+	haveT0 := false
+	for si := range ts.count() {
+		if r := &rows[ts.of(si)[0]]; r.HasTimestamp && (!haveT0 || r.Timestamp.Cmp(t0) < 0) {
+			t0, haveT0 = r.Timestamp, true
+		}
+	}
+	keep := make([]bool, len(rows))
+	n := 0
+	for si := range ts.count() {
+		srows := ts.of(si)
+		if first := &rows[srows[0]]; first.HasTimestamp && first.Timestamp.Minus(t0).Ms() > seconds*1000 {
+			continue
+		}
+		for _, ri := range srows {
+			keep[ri] = true
+		}
+		n += len(srows)
+	}
+	if n == len(rows) {
+		return rows
+	}
+	out := make([]TraceRow, 0, n)
+	for i := range rows {
+		if keep[i] {
+			out = append(out, rows[i])
+		}
+	}
+	return out
+}

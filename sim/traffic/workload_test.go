@@ -460,3 +460,40 @@ func referenceHashes(toks []uint32, bs, n int) []uint64 {
 	}
 	return out
 }
+
+// TraceSegment keeps the sessions that start within the first seconds of trace time, measured
+// from the earliest session start, with every turn (a later turn's own timestamp may lie past
+// the segment), in file order; rows itself when every session is kept.
+func TestTraceSegment(t *testing.T) {
+	rows := []TraceRow{
+		{Line: 1, HasTimestamp: true, Timestamp: TraceTime{Whole: 1000}},
+		{Line: 2, SessionID: "s", HasTimestamp: true, Timestamp: TraceTime{Whole: 2500}},
+		{Line: 3, HasTimestamp: true, Timestamp: TraceTime{Whole: 3000, Frac: "5"}},
+		{Line: 4, SessionID: "s", HasTimestamp: true, Timestamp: TraceTime{Whole: 9000}},
+		{Line: 5, HasTimestamp: true, Timestamp: TraceTime{Whole: 3000}},
+	}
+	lines := func(rs []TraceRow) []int {
+		var out []int
+		for _, r := range rs {
+			out = append(out, r.Line)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		seconds float64
+		want    []int
+	}{
+		{0, []int{1}},
+		{1.5, []int{1, 2, 4}},
+		{2, []int{1, 2, 4, 5}},
+		{2.0005, []int{1, 2, 3, 4, 5}},
+		{100, []int{1, 2, 3, 4, 5}},
+	} {
+		if got := lines(TraceSegment(rows, c.seconds)); !slices.Equal(got, c.want) {
+			t.Errorf("%g s: lines %v, want %v", c.seconds, got, c.want)
+		}
+	}
+	if all := TraceSegment(rows, 100); &all[0] != &rows[0] {
+		t.Error("a segment holding every session is not rows itself")
+	}
+}
