@@ -152,9 +152,17 @@ func (x *exporter) aiperfTrace(args []arg, notes []string) ([]arg, []string) {
 		args = append(args, arg{"--fixed-schedule-speedup", trimFloat(s)})
 		notes = append(notes, "--fixed-schedule-speedup needs an AIPerf release that has it (traffic.load.speedup).")
 	}
-	if v := t.Stop.MaxVirtualTimeSeconds; v > 0 {
-		// The trace's own clock, before the speedup divides it.
-		args = append(args, arg{"--fixed-schedule-end-offset", itoa(int(math.Round(v * 1000 * t.Load.Speedup)))})
+	// The trace's own clock, before the speedup divides it: the end of the segment replayed.
+	end := t.Stop.MaxVirtualTimeSeconds * t.Load.Speedup
+	if w := t.Stop.MaxTraceSeconds; w > 0 && (end == 0 || w < end) {
+		end = w
+	}
+	if end > 0 {
+		args = append(args, arg{"--fixed-schedule-end-offset", itoa(int(math.Round(end * 1000)))})
+	}
+	if t.Stop.MaxTraceSeconds > 0 {
+		notes = append(notes, "--fixed-schedule-end-offset keeps the trace's rows by their own timestamps; "+
+			"traffic.stop.max_trace_seconds keeps every turn of a session that starts before it, so a session running past it sends fewer turns.")
 	}
 	return args, notes
 }

@@ -454,6 +454,29 @@ func TestAIPerfRequestCountIsTheSimulated(t *testing.T) {
 	}
 }
 
+// aiperf.sh replays the segment of the trace the simulation replayed: its end in trace ms, the
+// speedup × max_virtual_time_seconds or max_trace_seconds, whichever ends first.
+func TestAIPerfTraceEndOffset(t *testing.T) {
+	trace := []string{"traffic.source={type: trace, format: mooncake, paths: [/tmp/trace.jsonl], block_size: 512}"}
+	for _, c := range []struct {
+		load, stop, want string
+		note             bool
+	}{
+		{"{type: trace_timestamps, speedup: 2}", "{max_virtual_time_seconds: 300}", "--fixed-schedule-end-offset 600000", false},
+		{"{type: trace_timestamps, speedup: 2}", "{max_trace_seconds: 450}", "--fixed-schedule-end-offset 450000", true},
+		{"{type: trace_timestamps, speedup: 2}", "{max_virtual_time_seconds: 100, max_trace_seconds: 450}", "--fixed-schedule-end-offset 200000", true},
+	} {
+		files, err := Export(load(t, "vllm-agg", append(trace, "traffic.load="+c.load, "traffic.stop="+c.stop)...), TargetVLLM, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bench := string(files[len(files)-1].Data)
+		if !strings.Contains(bench, c.want) || strings.Contains(bench, "keeps every turn of a session") != c.note {
+			t.Errorf("%s: aiperf.sh lacks %q (or the note is %v, want %v):\n%s", c.stop, c.want, !c.note, c.note, bench)
+		}
+	}
+}
+
 func TestTrimFloat(t *testing.T) {
 	for x, want := range map[float64]string{0: "0", 2.5: "2.5", 0.00001: "0.00001", 1.23456: "1.2346", -0.00001: "-0.00001", 100: "100"} {
 		if got := trimFloat(x); got != want {
