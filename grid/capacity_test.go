@@ -288,6 +288,18 @@ func TestCapacityWarnings(t *testing.T) {
 		!strings.Contains(x.Warnings[0], "(with attainment 0.95, at most 5 % of the offered requests") {
 		t.Errorf("time stop: %q", x.Warnings)
 	}
+	// Without a capacity search, points at several speedups under a time stop replay different
+	// segments: warned, naming them; a max_trace_seconds stop replays one.
+	x = expand(t, withSLA, "traffic.source={type: trace, paths: ["+trace+"], block_size: 128}",
+		"traffic.load={type: trace_timestamps, speedup: {choices: [0.5, 2]}}", "traffic.stop={max_virtual_time_seconds: 600}")
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "the points at speedup 0.5, 2 replay the first 300, 1200 s of the trace") {
+		t.Errorf("speedups over a time stop: %q", x.Warnings)
+	}
+	x = expand(t, withSLA, "traffic.source={type: trace, paths: ["+trace+"], block_size: 128}",
+		"traffic.load={type: trace_timestamps, speedup: {choices: [0.5, 2]}}", "traffic.stop={max_trace_seconds: 600}")
+	if len(x.Warnings) != 0 {
+		t.Errorf("speedups over a trace segment: %q", x.Warnings)
+	}
 	// Under trace_timestamps no probe is cut: each replays the stop's segment to its end (AtLoad).
 	x = expand(t, withSLA, "optimization.capacity_search={attainment: 0.95}", "traffic.source={type: trace, paths: ["+trace+"], block_size: 128}",
 		"traffic.load={type: trace_timestamps}", "traffic.stop={max_virtual_time_seconds: 60}")

@@ -633,6 +633,9 @@ func (s *Spec) expand(ctx context.Context, keep bool) (*Expansion, error) {
 	if w := s.thinkTimeWarning(valid[0].Config); w != "" {
 		x.Warnings = append(x.Warnings, w)
 	}
+	if w := s.speedupWindowWarning(valid[0].Config); w != "" {
+		x.Warnings = append(x.Warnings, w)
+	}
 	x.Notes = append(s.modelNotes(), s.precisionNotes()...)
 	first := valid[0].Config
 	if first.DefaultTraffic {

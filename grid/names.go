@@ -331,6 +331,32 @@ func (s *Spec) burstStartWarning(cfg *config.Config) string {
 		"lifetime and left out with its warm-up and drain)", s.at("traffic.load.ramp_seconds"))
 }
 
+// speedupWindowWarning is the warning for a sweep without a capacity search whose points replay
+// a trace at several speedups (a traffic.load.speedup domain) under a virtual-time stop and no
+// max_trace_seconds, as cfg, the first valid point's config, has them; "" otherwise. A point at
+// speedup s stops at T virtual seconds, so it replays s × T seconds of the trace: the points
+// compare different requests (on the Mooncake conversation trace with T = 600 s, 927 requests at
+// speedup 0.5 and 3,658 at 2; 2026-12-07), not one workload at several rates. A capacity search
+// replays one segment at every probe instead (AtProbeRun).
+func (s *Spec) speedupWindowWarning(cfg *config.Config) string {
+	st := &cfg.Traffic.Stop
+	d := findDomain(s.Domains, "traffic.load.speedup")
+	if s.Optimization.CapacitySearch != nil || cfg.Traffic.Load.Type != config.LoadTraceTimestamps || d == nil ||
+		len(d.Values) < 2 || st.MaxVirtualTimeSeconds <= 0 || st.MaxTraceSeconds > 0 {
+		return ""
+	}
+	var segs []string
+	for _, v := range d.ValueStrings() {
+		if x, err := strconv.ParseFloat(v, 64); err == nil {
+			segs = append(segs, strconv.FormatFloat(x*st.MaxVirtualTimeSeconds, 'g', 6, 64))
+		}
+	}
+	return fmt.Sprintf("%s: traffic.stop.max_virtual_time_seconds: %g ends each point at that virtual time, so the points at speedup %s "+
+		"replay the first %s s of the trace (less where it ends first): different requests, not one workload at several rates; traffic.stop: {max_trace_seconds: S} "+
+		"replays the sessions that start in the trace's first S s at every speedup, each run to its end",
+		s.at("traffic.stop.max_virtual_time_seconds"), st.MaxVirtualTimeSeconds, strings.Join(d.ValueStrings(), ", "), strings.Join(segs, ", "))
+}
+
 // thinkTimeWarning is the warning for a sweep without a capacity search (capacityWarnings has
 // fixedThinkTime, under kv_router) whose points run multi-turn synthetic sessions with a
 // constant, positive think time under a concurrency load, as cfg, the first valid point's config,
