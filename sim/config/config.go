@@ -357,7 +357,7 @@ type Stop struct {
 	// it (traffic.TraceSegment): every turn of those sessions, the same requests at any speedup,
 	// and the run lasts until they have all finished (or until MaxVirtualTimeSeconds when that
 	// is set too). A capacity search over a trace_timestamps load runs its probes so (grid's
-	// AtProbeRun). AIPerf's --fixed-schedule-end-offset, in ms.
+	// AtProbeRun). aiperf.sh sends it as --fixed-schedule-end-offset (in trace ms).
 	MaxTraceSeconds float64 `yaml:"max_trace_seconds,omitempty" json:",omitempty" optional:"" gt:"0" limit:"0,MaxSeconds"`
 }
 
