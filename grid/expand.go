@@ -897,8 +897,10 @@ func (s *Spec) point(pick []*yaml.Node, vi []int, mi, pi int, check checkFunc, i
 	o := s.Optimization
 	// Most points of a large grid fall outside the GPU budget; counting their GPUs on the tree
 	// spares decoding them. Points the shortcut cannot count are decoded and checked below.
-	if g, ok := quickGPUs(root); ok && (g > o.MaxCandidateGPUs || g < o.MinCandidateGPUs) {
-		return p, FilteredGPUBudget, budgetMsg(g, o), ""
+	if g, ok := quickGPUs(root); ok {
+		if why := budgetMsg(g, o); why != "" {
+			return p, FilteredGPUBudget, why, ""
+		}
 	}
 	cfg, err := config.DecodeNode(root, s.File, config.WithMarker(ConcreteMarker))
 	if err != nil {
@@ -965,18 +967,10 @@ func (s *Spec) admit(p Point, cfg *config.Config, check checkFunc, checkKey []by
 		p.Class = p.ID
 	}
 	p.GPUs = GPUs(cfg)
-	if p.GPUs > o.MaxCandidateGPUs || p.GPUs < o.MinCandidateGPUs {
-		return p, FilteredGPUBudget, budgetMsg(p.GPUs, o), ""
-	}
 	// An autoscaled point may grow to planner.max_num_gpus (−1: no bound) during its run: the
 	// budget holds for that ceiling, not only for the GPUs it starts with.
-	if ps := cfg.Planner.Settings(); ps.Enabled && (ps.MaxGPUs < 0 || ps.MaxGPUs > o.MaxCandidateGPUs) {
-		ceiling := "no bound (-1)"
-		if ps.MaxGPUs > 0 {
-			ceiling = fmt.Sprintf("%d GPUs", ps.MaxGPUs)
-		}
-		return p, FilteredGPUBudget, fmt.Sprintf("the planner may grow it to %s (planner.max_num_gpus), over the budget's %d of optimization.constraints",
-			ceiling, o.MaxCandidateGPUs), ""
+	if why := optimization.GPUBudgetExclusion(cfg.Planner.GPUDemand(p.GPUs), o.MinCandidateGPUs, o.MaxCandidateGPUs, budgetOf); why != "" {
+		return p, FilteredGPUBudget, why, ""
 	}
 	// What only the simulator knows (an unknown model or GPU under default timing, weights that
 	// leave no KV room) makes a point invalid here, as predict refuses it, rather than failed;
@@ -1120,9 +1114,13 @@ func (x *Expansion) MaterializeContext(ctx context.Context, points []Point) erro
 	return nil
 }
 
+// budgetOf names where a sweep's GPU budget comes from, in a filtered point's reason.
+const budgetOf = "optimization.constraints"
+
+// budgetMsg is why a point that starts with gpus GPUs is outside o's GPU budget, for the
+// shortcuts that count a point's GPUs before decoding it (and so before its planner is known).
 func budgetMsg(gpus int, o Optimization) string {
-	return fmt.Sprintf("%d GPUs, outside the budget [%d, %d] of optimization.constraints",
-		gpus, max(o.MinCandidateGPUs, 1), o.MaxCandidateGPUs)
+	return optimization.GPUBudgetExclusion(optimization.GPUDemand{GPUs: gpus}, o.MinCandidateGPUs, o.MaxCandidateGPUs, budgetOf)
 }
 
 // treeRoles returns the worker roles of the mode of an engine mapping node (aggregated when its

@@ -423,8 +423,10 @@ func (ts *templateState) point(combo []int32, pick []*yaml.Node, vi []int, check
 	p := s.newPoint(pick, vi)
 	o := s.Optimization
 	// As point: the GPU budget first, where quickGPUs would count the point's GPUs on its tree.
-	if g, ok := t.count(b, vi); ok && (g > o.MaxCandidateGPUs || g < o.MinCandidateGPUs) {
-		return p, FilteredGPUBudget, budgetMsg(g, o), ""
+	if g, ok := t.count(b, vi); ok {
+		if why := budgetMsg(g, o); why != "" {
+			return p, FilteredGPUBudget, why, ""
+		}
 	}
 	values := ts.values[:len(b.numeric)]
 	for i, k := range b.numeric {

@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/servesweep/servesweep/sim/optimization"
+)
 
 // Planner targets (planner.target) and load predictors (planner.load_predictor).
 const (
@@ -80,6 +84,18 @@ func (p *Planner) Settings() PlannerSettings {
 	setGiven(&s.PrefillMinWorkers, p.PrefillMinWorkers)
 	setGiven(&s.DecodeMinWorkers, p.DecodeMinWorkers)
 	return s
+}
+
+// GPUDemand is what a GPU budget judges of a deployment of gpus GPUs under planner p
+// (optimization.GPUBudgetExclusion): its GPUs and, with the planner enabled, the ceiling
+// max_num_gpus (default 8, -1: no bound) the planner may grow it to. The sweep's filter and the
+// report's candidates both take a point's demand from here.
+func (p *Planner) GPUDemand(gpus int) optimization.GPUDemand {
+	d := optimization.GPUDemand{GPUs: gpus}
+	if s := p.Settings(); s.Enabled {
+		d.Autoscaled, d.PlannerMaxGPUs = true, s.MaxGPUs
+	}
+	return d
 }
 
 // RoleMinWorkers is the floor of role r's pool: prefill_min_workers or decode_min_workers when
