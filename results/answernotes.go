@@ -27,14 +27,14 @@ type Unfinished struct {
 func (u Unfinished) Len() int { return len(u.TimedOut) + len(u.Failed) }
 
 // UnfinishedOf returns the timed-out and failed rows of rows that a's settings would have let
-// compete: neither a twin (EquivalentTo) nor outside a.Settings' MinGPUs and MaxGPUs, which a
-// row knows without a result.
+// compete: neither a twin (EquivalentTo) nor outside a.Settings' GPU budget (GPUBudgetExclusion),
+// which a row knows without a result.
 func UnfinishedOf(rows []Row, a *Analysis) Unfinished {
 	var u Unfinished
 	s := a.Settings
 	for i := range rows {
 		r := &rows[i]
-		if s.MinGPUs > 0 && r.GPUs < int64(s.MinGPUs) || s.MaxGPUs > 0 && r.GPUs > int64(s.MaxGPUs) {
+		if GPUBudgetExclusion(r, s) != "" {
 			continue
 		}
 		switch exclusion(r, s, false) {

@@ -43,6 +43,10 @@ type Analysis struct {
 	Candidates []int
 	// Excluded counts the rows that did not, by reason (Excluded* constants).
 	Excluded map[string]int
+	// ExcludedExamples gives, for ExcludedGPUBudget, the first such row's ID and why the budget
+	// excludes it (GPUBudgetExclusion), as sweep.json's filtered_examples does for the points
+	// the sweep filtered: "point ID: reason". Nil when no row was excluded by the budget.
+	ExcludedExamples map[string]string
 	// Front is the Pareto front over Settings.Objectives (values rounded to ObjectiveDigits),
 	// best first by the first objective, then the next ones, then input order. Points with
 	// equal objective vectors (at ObjectiveDigits) are folded into
@@ -138,6 +142,12 @@ func Analyze(rows []Row, s optimization.Settings) (*Analysis, error) {
 		r := &rows[i]
 		if reason := exclusion(r, s, strict); reason != "" {
 			a.Excluded[reason]++
+			if reason == ExcludedGPUBudget && a.ExcludedExamples[reason] == "" {
+				if a.ExcludedExamples == nil {
+					a.ExcludedExamples = map[string]string{}
+				}
+				a.ExcludedExamples[reason] = "point " + r.PointID + ": " + GPUBudgetExclusion(r, s)
+			}
 			continue
 		}
 		vals := make([]float64, len(s.Objectives))
@@ -308,7 +318,7 @@ func exclusion(r *Row, s optimization.Settings, strict bool) string {
 		return ExcludedSLA
 	case r.Status != StatusOK && r.Status != StatusDegraded:
 		return ExcludedFailed
-	case s.MinGPUs > 0 && r.GPUs < int64(s.MinGPUs), s.MaxGPUs > 0 && r.GPUs > int64(s.MaxGPUs):
+	case GPUBudgetExclusion(r, s) != "":
 		return ExcludedGPUBudget
 	case r.CompletedRequests == nil || *r.CompletedRequests == 0:
 		return ExcludedNoSamples

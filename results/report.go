@@ -674,9 +674,12 @@ type paretoDoc struct {
 	Rows          int                   `json:"rows"`
 	Candidates    int                   `json:"candidates"`
 	Excluded      map[string]int        `json:"excluded"`
-	Front         []paretoPoint         `json:"front"`
-	Best          []paretoBest          `json:"best"`
-	Ranking       []paretoPoint         `json:"ranking,omitempty"`
+	// ExcludedExamples is Analysis.ExcludedExamples: why the first row a GPU budget excluded is
+	// outside it (absent when none was).
+	ExcludedExamples map[string]string `json:"excluded_examples,omitempty"`
+	Front            []paretoPoint     `json:"front"`
+	Best             []paretoBest      `json:"best"`
+	Ranking          []paretoPoint     `json:"ranking,omitempty"`
 	// NearTies are the best points whose lead the capacity search did not resolve (NearTies).
 	NearTies []paretoNearTie `json:"near_ties,omitempty"`
 	// FrontContenders are the first MaxTiedPointIDs candidates off the front that could join it
@@ -731,7 +734,8 @@ func ParetoDocument(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]
 		return p
 	}
 	doc := paretoDoc{SchemaVersion: manifestVersion, Settings: a.Settings, Rows: len(rows),
-		Candidates: len(a.Candidates), Excluded: a.Excluded, Front: []paretoPoint{}, Best: []paretoBest{}}
+		Candidates: len(a.Candidates), Excluded: a.Excluded, ExcludedExamples: a.ExcludedExamples,
+		Front: []paretoPoint{}, Best: []paretoBest{}}
 	if m != nil {
 		doc.Spec, doc.Incomplete, doc.Merge = m.Spec, m.Incomplete(), m.Merge
 	}
@@ -1117,6 +1121,9 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		fmt.Fprintf(&b, " (excluded: %s)", CountList(a.Excluded))
 	}
 	b.WriteString(".\n")
+	if t := GPUBudgetText(a); t != "" {
+		fmt.Fprintf(&b, "\n%s\n", t)
+	}
 	warningsMarkdown(&b, m)
 	if sla := SLAText(rows, m); sla != "" {
 		fmt.Fprintf(&b, "\n%s\n", sla)
@@ -1236,13 +1243,7 @@ func bestMarkdown(b *bytes.Buffer, rows []Row, a *Analysis, labels Labels) {
 
 // constraints lists the candidate filters of s in words, for report.md's Constraints line.
 func constraints(s optimization.Settings) []string {
-	var cons []string
-	if s.MinGPUs > 0 {
-		cons = append(cons, fmt.Sprintf("min %d GPUs", s.MinGPUs))
-	}
-	if s.MaxGPUs > 0 {
-		cons = append(cons, fmt.Sprintf("max %d GPUs", s.MaxGPUs))
-	}
+	cons := gpuBounds(s)
 	if s.StrictSLA || s.Target == optimization.TargetMinGPUs {
 		cons = append(cons, "strict SLA (mean TTFT, mean TPOT, mean E2E within evaluation.sla)")
 	}
@@ -1527,7 +1528,8 @@ func capacityParagraphs(rows []Row, m *Manifest) []string {
 }
 
 // NoFeasibleHint is what a "no feasible point" error adds after its filter counts: SLAUnitHint's
-// unit hint, the objectives that left points without a value (missingMetricHint), and, when
+// unit hint, the objectives that left points without a value (missingMetricHint), the first
+// point outside the GPU budget with its reason (Analysis.ExcludedExamples), and, when
 // points were excluded for rejected or unfinished requests, the first such
 // point's reason, the constraint that admits them (optimization.constraints.max_rejected_ratio)
 // and the command that lists every point's reason; "" when neither applies.
@@ -1548,6 +1550,10 @@ func NoFeasibleHint(rows []Row, a *Analysis, dir string) string {
 	}
 	if a.Excluded[ExcludedMissingMetric] > 0 {
 		hint += missingMetricHint(rows, a.Settings)
+	}
+	if ex := a.ExcludedExamples[ExcludedGPUBudget]; ex != "" {
+		hint += fmt.Sprintf("; %s outside the GPU budget (%s), e.g. %s", Plural(a.Excluded[ExcludedGPUBudget], "point"),
+			strings.Join(gpuBounds(a.Settings), ", "), ex)
 	}
 	if a.Excluded[ExcludedRejected] == 0 {
 		return hint

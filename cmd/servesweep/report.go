@@ -80,7 +80,7 @@ nothing is printed on stdout.`,
 	f.StringVar(&opts.Target, "target", "", "pareto or a scalar target: throughput, throughput_per_gpu, throughput_per_user, goodput, goodput_per_gpu, ttft, e2e_latency, min_gpus")
 	f.BoolVar(&opts.StrictSLA, "strict-sla", false, "drop points whose mean TTFT/TPOT/E2E break evaluation.sla")
 	intFlag(f, &opts.MinGPUs, "min-gpus", 0, "least GPUs of a candidate (0: no bound)")
-	intFlag(f, &opts.MaxGPUs, "max-gpus", 0, "most GPUs of a candidate (0: no bound)")
+	intFlag(f, &opts.MaxGPUs, "max-gpus", 0, "most GPUs of a candidate, an autoscaled one's planner.max_num_gpus included, as the sweep's max_candidate_gpus (0: no bound)")
 	floatFlag(f, &opts.MaxRejectedRatio, "max-rejected-ratio", 0, "largest share of its offered requests, from 0 to 1, a degraded point "+
 		"may have rejected or truncated (stopped short of their output) and stay a candidate (default: the sweep's, else 0)")
 	addFormatFlag(cmd, &opts.Format, "the recommended points and the report's path")
@@ -185,6 +185,9 @@ func printReport(io ioStreams, opts *reportOptions, rows []results.Row, a *resul
 		}
 		fmt.Fprintf(io.Out, "PARTIAL: %d of %d selected points have results (%s); the front below is of those points only\n",
 			len(rows), m.Counts.SelectedPoints, why)
+	}
+	if t := results.GPUBudgetText(a); t != "" {
+		fmt.Fprintln(io.Out, t)
 	}
 	printFront(io.Out, rows, a, m, w)
 	fmt.Fprintf(io.Out, "Saved report to: %s\n", w.Report)

@@ -594,3 +594,119 @@ func TestReportWarnsOfReversedObjective(t *testing.T) {
 		t.Errorf("from the manifest: %q\nwant %q", got, wantManifest)
 	}
 }
+
+// plannerBudgetSpec is a small sweep of fixed and autoscaled deployments with fixed timing (a
+// prefill pass 15 + 30 ms, a decode pass 30 ms): 1 or 2 replicas, each autoscaled with a planner
+// ceiling (planner.max_num_gpus) of 2 or 8 GPUs, or not (the disabled points that differ only in
+// the ceiling are duplicates): 6 points, which a GPU budget of 2 cuts to the 4 whose planner
+// cannot grow past it.
+const plannerBudgetSpec = `traffic:
+  source: {type: synthetic, input_tokens: 100, output_tokens: 20}
+  load: {type: poisson, requests_per_second: 4, seed: 7}
+  stop: {requests: 100}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h100_sxm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: {choices: [1, 2]}, tensor: 1}
+      scheduler: {max_batched_tokens: 1000, max_sequences: 8}
+      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 100000}}
+      timing: {type: fixed, prefill_ms: 15, decode_ms: 30}
+router: {policy: round_robin}
+planner: {policy: {choices: [disabled, enabled]}, max_num_gpus: {choices: [2, 8]}, load_adjustment_interval_seconds: 1}
+evaluation: {sla: {ttft_ms: 1000, itl_ms: 40}}
+optimization: {target: throughput_per_gpu}
+`
+
+// report --max-gpus N applies the sweep's GPU budget (max_candidate_gpus N) to autoscaled
+// points too: an autoscaled point whose planner may grow past N GPUs is excluded, as the sweep
+// filters it, even when it starts within N. The candidates of the report of the whole sweep
+// under --max-gpus 2 are the points a sweep with max_candidate_gpus 2 selects, and the report
+// says why the others are out (stdout, report.md and pareto.json), as sweep.json does.
+func TestReportMaxGPUsIsTheSweepsBudget(t *testing.T) {
+	endToEnd(t)
+	tmp := t.TempDir()
+	spec := filepath.Join(tmp, "planner.yaml")
+	if err := os.WriteFile(spec, []byte(plannerBudgetSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sweep := func(dir string, sets ...string) {
+		t.Helper()
+		args := append([]string{"sweep", "-c", spec, "--output-dir", dir, "-q"}, sets...)
+		if code, out, errs := runCLI(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s\n%s", args, code, errs, out)
+		}
+	}
+	whole, budget := filepath.Join(tmp, "whole"), filepath.Join(tmp, "budget")
+	sweep(whole)
+	sweep(budget, "--set", "optimization.constraints.max_candidate_gpus=2")
+	var want []string
+	for _, r := range readRows(t, budget) {
+		want = append(want, r.PointID)
+	}
+	first := "" // the first autoscaled point of the whole sweep with a ceiling of 8
+	rows := readRows(t, whole)
+	for _, r := range rows {
+		if r.PeakGPUs != nil && strings.Contains(r.ConfigYAML, "max_num_gpus: 8") {
+			first = r.PointID
+			break
+		}
+	}
+	if len(rows) != 6 || len(want) != 4 || first == "" {
+		t.Fatalf("the whole sweep has %d rows, the budgeted one %d (%v), the first autoscaled point with a ceiling of 8 %q; want 6, 4 and one",
+			len(rows), len(want), want, first)
+	}
+	why := "Excluded by the GPU budget (max 2 GPUs): 2 points, e.g. point " + first +
+		": the planner may grow it to 8 GPUs (planner.max_num_gpus), over the budget's 2."
+
+	out := filepath.Join(tmp, "report")
+	code, stdout, errs := runCLI(t, "report", "--results", whole, "--output-dir", out, "--max-gpus", "2")
+	// stdout wraps its lines, indenting the continuations by two spaces.
+	if code != exitOK || !strings.HasPrefix(strings.ReplaceAll(stdout, "\n  ", " "), why+"\n") {
+		t.Errorf("report --max-gpus 2: exit %d %q; want exit 0 and stdout starting with %q:\n%s", code, errs, why, stdout)
+	}
+	md, err := os.ReadFile(filepath.Join(out, results.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "(excluded: gpu_budget 2).\n\n"+why+"\n") {
+		t.Errorf("report.md does not say why 2 points are out (%q):\n%s", why, md)
+	}
+	code, stdout, errs = runCLI(t, "report", "--results", whole, "--output-dir", filepath.Join(tmp, "json"), "--max-gpus", "2", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("report --max-gpus 2 --format json: exit %d %q", code, errs)
+	}
+	var doc struct {
+		Pareto struct {
+			Candidates       int               `json:"candidates"`
+			Excluded         map[string]int    `json:"excluded"`
+			ExcludedExamples map[string]string `json:"excluded_examples"`
+			Ranking          []struct {
+				PointID string `json:"point_id"`
+			} `json:"ranking"`
+		} `json:"pareto"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range doc.Pareto.Ranking {
+		got = append(got, p.PointID)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	p := doc.Pareto
+	wantExample := "point " + first + ": the planner may grow it to 8 GPUs (planner.max_num_gpus), over the budget's 2"
+	if !slices.Equal(got, want) || p.Candidates != 4 || !maps.Equal(p.Excluded, map[string]int{results.ExcludedGPUBudget: 2}) ||
+		!maps.Equal(p.ExcludedExamples, map[string]string{results.ExcludedGPUBudget: wantExample}) {
+		t.Errorf("report --max-gpus 2: candidates %d %v, excluded %v %v; want the sweep's under max_candidate_gpus 2, %v, and gpu_budget 2, %q",
+			p.Candidates, got, p.Excluded, p.ExcludedExamples, want, wantExample)
+	}
+	// Without a maximum every ceiling is within the budget: the six points compete.
+	code, stdout, errs = runCLI(t, "report", "--results", whole, "--output-dir", filepath.Join(tmp, "all"), "--max-gpus", "0")
+	if code != exitOK || strings.Contains(stdout, "Excluded by the GPU budget") || !strings.Contains(stdout, "(of 6 candidates)") {
+		t.Errorf("report --max-gpus 0: exit %d %q:\n%s\nwant all 6 points candidates and no exclusion", code, errs, stdout)
+	}
+}
