@@ -379,7 +379,7 @@ type Expansion struct {
 	NeedsSystems bool
 	// EmptyValues are the domain values that grid points take but no valid point does, in
 	// domain and value order; CheckModes refuses an engine.mode among them, and a router.policy
-	// whose invalid points share an error of the spec.
+	// or planner.policy whose invalid points share an error of the spec.
 	EmptyValues []EmptyValue
 
 	// sameError is the decode error every invalid or unsupported point gave, when they all gave
@@ -390,8 +390,9 @@ type Expansion struct {
 	// modeErrors is, per value of an engine.mode domain, the decode error every invalid or
 	// unsupported point of that mode gave ("" once two differed; absent when none gave one):
 	// CheckModes reports a mode whose points all fail with it as that error, once.
-	// policyErrors is the same per value of a router.policy domain.
-	modeErrors, policyErrors map[string]string
+	// policyErrors is the same per value of a router.policy domain, plannerErrors per value of a
+	// planner.policy domain.
+	modeErrors, policyErrors, plannerErrors map[string]string
 
 	// shardOf is the shard of each of Points (whose first element is shardFirst) among shardCount
 	// shards, once asked (shards).
@@ -409,18 +410,21 @@ type Expansion struct {
 // counts too: the user asked for that mode. A value of a router.policy domain without a valid
 // point whose invalid points share one decode error is refused the same way (a router knob the
 // spec sets wrong, router.seed: -3, would otherwise drop that policy's points with a warning); a
-// policy without a valid point for other reasons stays a warning. Expand leaves this check to
+// policy without a valid point for other reasons stays a warning. A value of a planner.policy
+// domain (enabled, whose points alone keep the other planner keys) is judged as a router policy
+// is: a planner field the spec sets wrong (target: slaa) is refused, not warned of while the
+// fixed deployments are swept alone. Expand leaves this check to
 // its caller, which may choose to sweep the other modes alone; it reads only the whole grid's
 // validity, so every shard of a sharded sweep gets the same answer.
 func (x *Expansion) CheckModes() error {
 	var errs config.Errors
 	for _, v := range x.EmptyValues {
-		if v.Path == pathPolicy {
-			// Unlike a mode, a policy without a valid point is otherwise a warning: one invalid
-			// point beside points outside the GPU budget is refused too.
+		if errs := map[string]map[string]string{pathPolicy: x.policyErrors, pathPlanner: x.plannerErrors}[v.Path]; errs != nil {
+			// Unlike a mode, a router or planner policy without a valid point is otherwise a
+			// warning: one invalid point beside points outside the GPU budget is refused too.
 			bad := v.Filtered[FilteredInvalid] + v.Filtered[FilteredUnsupported]
-			if full := x.policyErrors[v.Value]; full != "" && bad >= 1 && !x.Spec.domainError(full) {
-				return &SpecError{Err: x.Spec.specWideError(full, bad, v.Points, "of router.policy "+v.Value+" ")}
+			if full := errs[v.Value]; full != "" && bad >= 1 && !x.Spec.domainError(full) {
+				return &SpecError{Err: x.Spec.specWideError(full, bad, v.Points, "of "+v.Path+" "+v.Value+" ")}
 			}
 		}
 		if v.Path != pathMode {
@@ -462,7 +466,7 @@ func (s *Spec) domainError(full string) bool {
 }
 
 // SpecError is an error of the spec itself that CheckModes found: every point of a mode (or of
-// a router policy) fails with the same error of a field outside the domains, so dropping the mode
+// a router or planner policy) fails with the same error of a field outside the domains, so dropping the mode
 // (--allow-empty-mode) is not the fix; Err is that error once (config.Errors).
 type SpecError struct{ Err error }
 
@@ -828,8 +832,9 @@ func (x *Expansion) sift(points []Point, verdicts []verdict) ([]Point, *valueTal
 	vi := make([]int, d)
 	modeAt := slices.IndexFunc(s.Domains, func(d Domain) bool { return d.Path == pathMode })
 	policyAt := slices.IndexFunc(s.Domains, func(d Domain) bool { return d.Path == pathPolicy })
+	plannerAt := slices.IndexFunc(s.Domains, func(d Domain) bool { return d.Path == pathPlanner })
 	if x.modeErrors == nil {
-		x.modeErrors, x.policyErrors = map[string]string{}, map[string]string{}
+		x.modeErrors, x.policyErrors, x.plannerErrors = map[string]string{}, map[string]string{}, map[string]string{}
 	}
 	for index := range points {
 		b := &verdicts[index]
@@ -852,7 +857,7 @@ func (x *Expansion) sift(points []Point, verdicts []verdict) ([]Point, *valueTal
 		for _, c := range []struct {
 			at   int
 			errs map[string]string
-		}{{modeAt, x.modeErrors}, {policyAt, x.policyErrors}} {
+		}{{modeAt, x.modeErrors}, {policyAt, x.policyErrors}, {plannerAt, x.plannerErrors}} {
 			if full != "" && c.at >= 0 && pick[c.at] != nil {
 				v := pick[c.at].Value
 				if prev, ok := c.errs[v]; !ok {

@@ -1083,6 +1083,66 @@ func TestPlannerCeilingInBudget(t *testing.T) {
 	}
 }
 
+// A planner field the spec gives wrong (not a domain's value) fails every point of
+// planner.policy enabled, whose points alone keep it: that is the spec's error, refused once
+// (SpecError) naming the field, what it takes and how many points it ruled out, whether a --set or
+// the file gave it, not a policy value without a valid point to warn of while the fixed points
+// are swept alone. A bad value a domain gives (planner.target {choices: [load, slaa]}, or
+// max_num_gpus {choices: [0]}) stays the domain's: a warning.
+func TestCheckModesRefusesABadPlannerField(t *testing.T) {
+	const note = " (every one of the 2 grid points of planner.policy enabled fails with this error: it is in the spec, not in a domain's values)"
+	spec := base + "evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}\n"
+	domains := []string{"engine.workers.aggregated.parallelism.replicas={choices: [1, 2]}", "planner.policy={choices: [disabled, enabled]}"}
+	refused := func(name, spec string, want string, sets ...string) {
+		t.Helper()
+		x := expand(t, spec, append(slices.Clone(domains), sets...)...)
+		var se *SpecError
+		if err := x.CheckModes(); !errors.As(err, &se) || se.Err.Error() != want {
+			t.Errorf("%s: CheckModes: %v; want a SpecError %q", name, err, want)
+			return
+		}
+		var ce config.Errors
+		if !errors.As(se.Err, &ce) || len(ce) != 1 || ce[0].File != "spec.yaml" {
+			t.Errorf("%s: %#v is not one config.Error of spec.yaml (which a command names the --set of)", name, se.Err)
+		}
+	}
+	for set, want := range map[string]string{
+		"planner.target=slaa":                        `spec.yaml: planner.target: must be one of throughput, latency, sla, load, got "slaa"`,
+		"planner.max_num_gpus=0":                     "spec.yaml: planner.max_num_gpus: must be >= 1 or -1, got 0",
+		"planner.load_adjustment_interval_seconds=0": "spec.yaml: planner.load_adjustment_interval_seconds: must be >= 0.01, got 0",
+	} {
+		refused(set, spec, want+note, set)
+	}
+	refused("target: slaa in the file", spec+"planner: {target: slaa}\n",
+		`spec.yaml: planner.target: must be one of throughput, latency, sla, load, got "slaa"`+note)
+	// One invalid enabled point beside one outside the GPU budget is refused too.
+	x := expand(t, spec+"optimization: {constraints: {max_candidate_gpus: 32}}\n", "engine.workers.aggregated.parallelism.replicas={choices: [1, 64]}",
+		"planner.policy={choices: [disabled, enabled]}", "planner.target=slaa")
+	want := `spec.yaml: planner.target: must be one of throughput, latency, sla, load, got "slaa" (all 1 invalid grid points of planner.policy ` +
+		"enabled (of 2; the others are outside the GPU budget) fail with this error: it is in the spec, not in a domain's values)"
+	if se := (*SpecError)(nil); !errors.As(x.CheckModes(), &se) || se.Err.Error() != want {
+		t.Errorf("one invalid enabled point beside one outside the budget: CheckModes %v, want the SpecError %q", x.CheckModes(), want)
+	}
+	// A bad value a domain gives is the domain's (a domain's values are checked one by one at
+	// Parse, so here a rule between fields: the load interval within the throughput interval):
+	// warned of, the fixed points swept.
+	x = expand(t, spec, append(slices.Clone(domains), "planner.enable_load_scaling=true", "planner.enable_throughput_scaling=true",
+		"planner.load_adjustment_interval_seconds={choices: [200]}")...)
+	warned := slices.ContainsFunc(x.Warnings, func(w string) bool {
+		return strings.Contains(w, "planner.policy: value enabled has no valid point") &&
+			strings.Contains(w, "planner.load_adjustment_interval_seconds: must be < throughput_adjustment_interval_seconds (180)")
+	})
+	if err := x.CheckModes(); err != nil || !warned || x.Valid != 2 {
+		t.Errorf("a domain's bad load interval: CheckModes %v, %d valid points, warnings %q; want nil, the 2 fixed points and a warning "+
+			"of planner.policy enabled without a valid point", err, x.Valid, x.Warnings)
+	}
+	// A valid planner field leaves the check with nothing to refuse.
+	x = expand(t, spec, append(slices.Clone(domains), "planner.target=load")...)
+	if err := x.CheckModes(); err != nil || x.Valid != 4 {
+		t.Errorf("a valid planner: CheckModes %v, %d valid points; want nil and 4", err, x.Valid)
+	}
+}
+
 func mustParse(t *testing.T, spec string, sets ...string) *Spec {
 	t.Helper()
 	s, err := Parse([]byte(spec), "spec.yaml", sets, nil, results.CheckMetric)

@@ -465,6 +465,12 @@ func TestSweepErrorsAndExitCodes(t *testing.T) {
 			"--set", "engine.mode={choices: [aggregated]}"}, 2, examples.DefaultSweepName + " (--set engine.workers.aggregated.kv_cache.block_size=0): " +
 			"engine.workers.aggregated.kv_cache.block_size: must be an int > 0, got 0 (all 160 invalid grid points (of 256; the others are " +
 			"outside the GPU budget) fail with this error: it is in the spec, not in a domain's values)"},
+		// A planner field the spec gives wrong is the spec's error, not the enabled value's
+		// (which would leave the fixed deployments alone, with a warning); as a router knob's.
+		{"bad planner field", []string{"sweep", "-c", spec, "--dry-run", "--set", "planner.policy={choices: [disabled, enabled]}",
+			"--set", "planner.target=slaa"}, 2, "error: " + spec + ` (--set planner.target=slaa): planner.target: must be one of throughput, latency, sla, load, got "slaa" ` +
+			"(all 360 invalid grid points of planner.policy enabled (of 544; the others are outside the GPU budget) fail with this error: " +
+			"it is in the spec, not in a domain's values)\n"},
 		// A spec without a domain is one config: an error a --set gave names the --set, as predict's does.
 		{"no domain, bad --set", []string{"sweep", "-c", "../../examples/synthetic.yaml", "--dry-run", "--set", "engine.backend=vLLM"}, 2,
 			`error: ../../examples/synthetic.yaml (--set engine.backend=vLLM): engine.backend: must be one of vllm, sglang, trtllm, got "vLLM"` + "\n"},
