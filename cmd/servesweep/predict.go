@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,6 +24,7 @@ import (
 	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/servesweep/servesweep/sim/traffic"
+	"github.com/servesweep/servesweep/sweep"
 	"github.com/spf13/cobra"
 )
 
@@ -316,6 +318,8 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 		fmt.Fprintln(w, msg)
 	}
 	if msg := overloadWarning(cfg, res); msg != "" {
+		fmt.Fprintln(w, msg)
+	} else if msg := drainWarning(cfg, res); msg != "" {
 		fmt.Fprintln(w, msg)
 	}
 	if msg := lockstepNote(cfg, wl); msg != "" {
@@ -671,6 +675,30 @@ func overloadWarning(cfg *config.Config, res *sim.Result) string {
 		"%.1f s (%d arrived between), so its queue and every latency grow with the run's length and describe the run, not the "+
 		"deployment; lower the rate or add capacity (a sweep keeps such a point off its front as overloaded)",
 		held, from/1000, b.Arrived)
+}
+
+// drainWarning returns the one-line stderr warning of an open-loop run (constant_rate, poisson)
+// whose measured window drained its system (sim.Backlog.Drained over sim.RunBacklogAfterFill's
+// window, in flight by sweep.InFlight), or "": it served, within the window, work queued before
+// it, as an autoscaled deployment does once its planner adds the workers it lacked at the start,
+// so its throughput exceeds what steady state gives and its latencies mix the queue's with the
+// steady state's. It names where the drain ended (sim.DrainEndMs), a warm-up that measures past
+// it; a sweep re-measures such a point from there, or keeps it off its front as drained.
+func drainWarning(cfg *config.Config, res *sim.Result) string {
+	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests)
+	if !ok || !b.Drained(sweep.InFlight(res.Summary)) {
+		return ""
+	}
+	last := 0.0
+	for i := range res.Requests {
+		last = max(last, res.Requests[i].ArrivalMs)
+	}
+	end := sim.DrainEndMs(res.Requests, from, last, b.AtEnd)
+	return fmt.Sprintf("warning: this run drained a backlog: its system held %d fewer requests at the last arrival than at "+
+		"%.1f s (%d arrived between), so its throughput counts work queued before then and its latencies mix that queue's "+
+		"with the steady state's (an autoscaled deployment whose planner adds workers after the start does so); set "+
+		"traffic.load.warmup_seconds to %.0f or more, where the drain ended, and run past it to measure the steady state",
+		-b.Growth(), from/1000, b.Arrived, math.Ceil(end/1000))
 }
 
 // lockstepNote returns the one-line stderr note of a run whose requests move in lock-step, or

@@ -1186,7 +1186,55 @@ engine:
 		t.Errorf("80 requests/s: exit %d, stderr %q", code, errs)
 	}
 	code, _, errs = runCLI(t, "predict", "-c", spec, "--output-dir", t.TempDir(), "--set", "traffic.load.requests_per_second=5")
-	if code != 0 || strings.Contains(errs, "outpace") {
+	if code != 0 || strings.Contains(errs, "outpace") || strings.Contains(errs, "drained") {
 		t.Errorf("5 requests/s: exit %d, stderr %q", code, errs)
+	}
+	// 20 requests/s, about a tenth over what it serves, over 2,000 requests: its queue grew by 134
+	// (sim.TestQueueOverloadNearCapacity).
+	code, _, errs = runCLI(t, "predict", "-c", spec, "--output-dir", t.TempDir(), "--set", "traffic.load.requests_per_second=20",
+		"--set", "traffic.stop={requests: 2000}")
+	if code != 0 || !strings.Contains(errs, "warning: arrivals outpace this deployment: its queue (requests not yet admitted by a worker) held 134 more") {
+		t.Errorf("20 requests/s: exit %d, stderr %q", code, errs)
+	}
+}
+
+// predict warns of an open loop whose window drained a backlog: one H200 worker under the planner
+// at 40 requests/s (one serves about 18), measured from 35.8 s, sheds 584 requests as the planner
+// adds workers (the sweep's drained point: sweep.TestAutoscaledDrainSettles), and names where the
+// drain ended (147.3 s); measured from there over 24,000 requests it is not warned.
+func TestPredictWarnsOfDrain(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "planner.yaml")
+	if err := os.WriteFile(spec, []byte(`traffic:
+  source:
+    type: synthetic
+    input_tokens: {distribution: uniform, min: 1639, max: 2048}
+    output_tokens: {distribution: uniform, min: 103, max: 128}
+  load: {type: poisson, requests_per_second: 40, warmup_seconds: 35.8}
+  stop: {requests: 6000}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  backend: vllm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
+      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
+router: {policy: round_robin, prefill_load_model: {type: none}}
+planner: {policy: enabled, max_num_gpus: 8}
+evaluation: {sla: {ttft_ms: 1000, itl_ms: 40}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", spec, "--output-dir", t.TempDir())
+	if code != 0 || !strings.Contains(errs, "warning: this run drained a backlog: its system held 584 fewer requests at the last "+
+		"arrival than at 35.8 s (4512 arrived between)") || !strings.Contains(errs, "set traffic.load.warmup_seconds to 148 or more") {
+		t.Errorf("from 35.8 s: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = runCLI(t, "predict", "--stack", "dynamo", "-c", spec, "--output-dir", t.TempDir(), "--set", "traffic.load.warmup_seconds=148",
+		"--set", "traffic.stop={requests: 24000}")
+	if code != 0 || strings.Contains(errs, "drained") || strings.Contains(errs, "outpace") {
+		t.Errorf("from 148 s: exit %d, stderr %q", code, errs)
 	}
 }
