@@ -453,7 +453,7 @@ func TestNewRowOverloadedIsDegraded(t *testing.T) {
 	}
 }
 
-// An open-loop point whose window drained its system (an autoscaled deployment serving, after
+// An autoscaled open-loop point whose window drained its system (serving, after
 // the planner added workers, a queue built before its window: the user trial's one H200 at 40
 // requests/s, 584 fewer at the end of a window of 4,512 arrivals, serving 44.6 requests/s at a
 // mean latency of 14.3 s, 639 in flight; bound 3 × √(2 × 639) = 107) is degraded as drained and
@@ -462,7 +462,7 @@ func TestNewRowDrainedIsDegraded(t *testing.T) {
 	rec := Record{PointID: "p", Status: StatusOK, Summary: map[string]float64{
 		"num_requests": 6000, "offered_requests": 6000, "completed_requests": 4512, "rejected_requests": 0,
 		"unfinished_requests": 0, "truncated_requests": 0, "duration_ms": 150000, "output_throughput_tok_s": 5000,
-		"request_throughput_rps": 44.7, "mean_e2e_latency_ms": 14300,
+		"request_throughput_rps": 44.7, "mean_e2e_latency_ms": 14300, "peak_gpus": 3,
 	}, Backlog: &sim.Backlog{Arrived: 4512, AtStart: 1200, AtEnd: 616, QueuedAtStart: 500, QueuedAtEnd: 15}}
 	r := NewRow(PointInfo{ID: "p"}, rec)
 	want := "drained: its system held 584 fewer requests at its last arrival than when its measured window began (of 4512 that " +
@@ -478,6 +478,13 @@ func TestNewRowDrainedIsDegraded(t *testing.T) {
 	rec.Backlog = &sim.Backlog{Arrived: 4512, AtStart: 700, AtEnd: 600}
 	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusOK || r.Drained() || r.RejectedRatio() != 0 {
 		t.Errorf("a loss of 100 with 639 in flight: status %q ratio %v, want ok and 0", r.Status, r.RejectedRatio())
+	}
+	// A static deployment (no peak_gpus: no planner) cannot drain work queued before a window
+	// that starts after its fill: its loss is its count's swing, however large.
+	delete(rec.Summary, "peak_gpus")
+	rec.Backlog = &sim.Backlog{Arrived: 4512, AtStart: 1200, AtEnd: 616}
+	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusOK || r.Drained() || r.RejectedRatio() != 0 {
+		t.Errorf("a static point's loss of 584: status %q (%s) ratio %v, want ok and 0", r.Status, r.Reason, r.RejectedRatio())
 	}
 }
 

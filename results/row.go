@@ -643,12 +643,13 @@ const OverloadedReason = "overloaded"
 // system (Drained): its throughput counts work offered before the window.
 const DrainedReason = "drained"
 
-// Drained reports whether r's measured window lost more requests from its system than a
-// deployment in steady state does, given the requests it keeps in flight (sim.Backlog.Drained,
-// with inFlight from its completion rate and mean latency, as sweep judges it).
+// Drained reports whether r, an autoscaled point (peak_gpus set: planner.policy enabled), lost
+// more requests from its system over its measured window than a steady state does, given the
+// requests it keeps in flight (sim.Backlog.Drained, with sim.InFlight of its completion rate and
+// mean latency, as sweep judges it).
 func (r *Row) Drained() bool {
 	b, ok := r.backlog()
-	return ok && b.Drained(r.inFlight())
+	return ok && r.PeakGPUs != nil && b.Drained(r.inFlight())
 }
 
 // Overloaded reports whether r's measured window gained more requests in its system, or in its
@@ -734,7 +735,7 @@ func (r *Row) inFlight() float64 {
 	if r.RequestThroughputRPS == nil || r.MeanE2ELatencyMs == nil {
 		return 0
 	}
-	return *r.RequestThroughputRPS * *r.MeanE2ELatencyMs / 1000
+	return sim.InFlight(*r.RequestThroughputRPS, *r.MeanE2ELatencyMs)
 }
 
 // NoSamplesReason is the reason of an ok point (appended to a degraded one's, see withReason)

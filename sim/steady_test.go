@@ -47,7 +47,7 @@ func TestQueueBacklog(t *testing.T) {
 // arrivals keeps up at 18 requests/s (its queue 14 at the window's start, 9 at its end), and at
 // 20 its queue grows by 134 of 1,421 arrivals (3 × √1,421: 113), where its system's gain (135,
 // 9.5 %) is over a window of 5.4 service lifetimes, too short to judge (QueueOnly): overloaded by
-// its queue, as predict warned nothing before (measured 2026-12-07).
+// its queue (measured 2026-12-07).
 func TestQueueOverloadNearCapacity(t *testing.T) {
 	for _, tc := range []struct {
 		rate string
@@ -177,6 +177,12 @@ func TestDrainEndMs(t *testing.T) {
 		if got := DrainEndMs(reqs, 10, 25, c.n); got != c.want {
 			t.Errorf("at most %d: %v ms, want %v", c.n, got, c.want)
 		}
+	}
+	// A request that arrives and ends at one time (rejected on arrival) is never in the system, so
+	// it makes no dip: two held from 0 to 30 and one of [5, 5] never hold at most 1 within [0, 25].
+	if got := DrainEndMs([]engine.Request{{ArrivalMs: 0, TerminalMs: 30}, {ArrivalMs: 0, TerminalMs: 30}, {ArrivalMs: 5, TerminalMs: 5}},
+		0, 25, 1); got != 25 {
+		t.Errorf("a request of [5, 5]: at most 1 at %v ms, want never (25)", got)
 	}
 	// A loss beyond 3 × √(2 × in flight) and 10 is a drain: 61 of 200 in flight (bound 60) is,
 	// 60 is not; 11 of 2 (bound 6) is, 10 is not; a gain never is.

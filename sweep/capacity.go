@@ -513,10 +513,10 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 // after that warm-up fall short (a user trial, 2026-12-06: warmup_seconds 15 in a 20 s run left an
 // open loop's point ranked on 3 requests), and warmup is then that warm-up, unchanged, so that
 // the probe reruns. A run too short with a fixed request or session count (which no sweep
-// changes) gets the warm-up of two lifetimes alone when its arrivals outlast it (before
-// 2026-12-07 it ran from its empty start, its fill's short latencies counted). Both are nil,
-// keeping the run as it is, when no request completed, when a fixed count's arrivals end within
-// the warm-up or its config sets one, or when the config's warm-up leaves a run long enough. The probe reruns the simulation with them
+// changes) gets the warm-up of two lifetimes alone when minMeasured(attainment) requests still
+// arrive after it. Both are nil, keeping the run as it is, when no request completed, when a
+// fixed count brings fewer after the warm-up (measured whole, its fill included, rather than on
+// a few) or its config sets one, or when the config's warm-up leaves a run long enough. The probe reruns the simulation with them
 // written into its config, so that the config (and the row's recommendation) reproduces the
 // statistics.
 func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request, attainment float64) (warmup, perLoadUnit *float64) {
@@ -531,10 +531,7 @@ func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request,
 	if n == 0 || lifeMs <= 0 {
 		return nil, nil
 	}
-	last := 0.0
-	for i := range reqs {
-		last = max(last, reqs[i].ArrivalMs)
-	}
+	last := max(sim.LastArrivalMs(reqs), 0)
 	// The arrivals must span the warm-up and MinSteadyRequestsPerSlot − pilotWarmupLifetimes
 	// lifetimes after it, and bring minMeasured requests after it; at the run's mean arrival rate
 	// that is a span of
@@ -549,9 +546,9 @@ func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request,
 	}
 	if last < need {
 		per := stopPerLoadUnit(&cfg.Traffic.Stop)
-		if per <= 0 && l.WarmupSeconds == nil && last > warmMs {
-			// A fixed count, which no sweep lengthens: measured after its fill all the same, on
-			// fewer requests, rather than with the fill's short latencies.
+		if per <= 0 && l.WarmupSeconds == nil && arrivalsFrom(reqs, warmMs) >= minMeasured(attainment) {
+			// A fixed count, which no sweep lengthens, that still brings the floor after the fill:
+			// measured after it, rather than with the fill's short latencies.
 			w := warmMs / 1000
 			return &w, nil
 		}

@@ -643,10 +643,10 @@ func evenlyTrace(t *testing.T, n int) string {
 // probe: the spec's speedup × max_virtual_time_seconds of trace time (here 1 × 10 s and 1 × 40 s:
 // 100 and 400 requests), each probe run until its requests finish, so every probe offers the same
 // requests and none is left unfinished. Over an even trace the capacity is then the same at both
-// window lengths, within the search's tolerance; before (user trial, 2026-12-07) each probe
-// stopped at 10 or 40 virtual s, replaying speedup × that much of the trace, and the requests in
-// flight at the stop, a tenth of a 10 s window, were misses. The row's config replays the same
-// segment and reproduces the row.
+// window lengths, within the search's tolerance (a probe stopped at 10 or 40 virtual s would
+// replay speedup × that much of the trace and count the requests in flight at the stop, a tenth
+// of a 10 s window, as misses). The row's config replays the same segment and reproduces the
+// row.
 func TestCapacityTraceSegment(t *testing.T) {
 	spec := evenlyTrace(t, 600)
 	caps := map[int]float64{}

@@ -10,7 +10,6 @@ import (
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
-	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/traffic"
 )
 
@@ -180,16 +179,26 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 		return nil, nil, nil, err
 	}
 	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests)
-	if ok && b.Drained(InFlight(res.Summary)) {
-		end := sim.DrainEndMs(res.Requests, from, lastArrivalMs(res.Requests), b.AtEnd)
-		if settled, settledSetup, err := settleDrain(ctx, p, x, res, setup, end, cache, simulate); err != nil {
+	if ok && cfg.Planner.Settings().Enabled && b.Drained(sim.InFlight(res.Summary.RequestThroughputRPS, res.Summary.E2E.Mean)) {
+		last := sim.LastArrivalMs(res.Requests)
+		end := sim.DrainEndMs(res.Requests, from, last, b.AtEnd)
+		settled, settledSetup, err := settleDrain(ctx, p, x, res, setup, end, cache, simulate)
+		if err != nil {
 			return nil, nil, nil, err
-		} else if settled != nil {
-			res, setup = settled, settledSetup
-			if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+		}
+		if settled != nil {
+			settledCfg, _, err := p.AtProbeRun(x, settledSetup)
+			if err != nil {
 				return nil, nil, nil, err
 			}
-			b, _, ok = sim.RunBacklogAfterFill(cfg, res.Requests)
+			// The rerun stands when its window can be judged; else the drained run does, and its
+			// row says so (results.Row.Drained).
+			if sb, _, sok := sim.RunBacklogAfterFill(settledCfg, settled.Requests); sok {
+				res.Release()
+				res, setup, b = settled, settledSetup, sb
+			} else {
+				settled.Release()
+			}
 		}
 	}
 	if setup != (grid.ProbeRun{}) {
@@ -202,35 +211,16 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 	return res, start, backlog, nil
 }
 
-// InFlight is the requests a run keeps in flight by Little's law, its completion rate times its
-// mean end-to-end latency (request_throughput_rps × mean_e2e_latency_ms / 1000), the level
-// sim.Backlog.Drained compares a window's loss with, as results' rows do; 0 without a summary.
-func InFlight(s *metrics.Summary) float64 {
-	if s == nil {
-		return 0
-	}
-	return s.RequestThroughputRPS * s.E2E.Mean / 1000
-}
-
-// lastArrivalMs is the latest arrival time of reqs in virtual ms (0 when none arrived).
-func lastArrivalMs(reqs []engine.Request) float64 {
-	last := 0.0
-	for i := range reqs {
-		last = max(last, reqs[i].ArrivalMs)
-	}
-	return last
-}
-
-// settleDrain simulates point p again at load x, run res having measured a window that drained
-// its system (sim.Backlog.Drained): work queued before the window, typically by an autoscaled
-// deployment that started with too few workers, served within it, so its throughput counted
-// work offered earlier. The warm-up moves to drainEndMs, when the system first held no more than
-// at the window's end (sim.DrainEndMs), and a per-load-unit stop is lengthened as rateSteady
+// settleDrain simulates autoscaled point p again at load x, run res having measured a window that
+// drained its system (sim.Backlog.Drained): work queued before the window while it had too few
+// workers, served within it once the planner added some, so its throughput counted work offered
+// earlier. The warm-up moves to drainEndMs, when the system first held no more than at the
+// window's end (sim.DrainEndMs), and a per-load-unit stop is lengthened as rateSteady
 // lengthens one whose arrivals after a warm-up are too few. It returns the new run and setup,
 // which the caller judges again (a point still drained is degraded: results.Row.Drained), or a
-// nil run, res kept, when a fixed count (traffic.stop.requests or sessions, which no sweep
-// lengthens) leaves fewer than minMeasured(grid.DefaultCapacityAttainment) arrivals after the
-// drain: the drained run stands, and its row says so.
+// nil run when a fixed count (traffic.stop.requests or sessions, which no sweep lengthens) leaves
+// fewer than minMeasured(grid.DefaultCapacityAttainment) arrivals after the drain: the drained
+// run stands, and its row says so. res is not released.
 func settleDrain(ctx context.Context, p *grid.Point, x float64, res *sim.Result, setup grid.ProbeRun, drainEndMs float64,
 	cache *WorkloadCache, simulate SimulateFunc) (*sim.Result, grid.ProbeRun, error) {
 	w := drainEndMs / 1000
@@ -251,9 +241,8 @@ func settleDrain(ctx context.Context, p *grid.Point, x float64, res *sim.Result,
 	} else if after := arrivalsFrom(res.Requests, drainEndMs); stopPerLoadUnit(&cfg.Traffic.Stop) <= 0 && after < minMeasured(grid.DefaultCapacityAttainment) {
 		return nil, setup, nil
 	}
-	res.Release()
-	res, err = simulateOnce(ctx, cfg, wl, simulate)
-	return res, setup, err
+	settled, err := simulateOnce(ctx, cfg, wl, simulate)
+	return settled, setup, err
 }
 
 // arrivalsFrom counts the requests of reqs that arrived at or after fromMs (virtual ms).

@@ -455,7 +455,8 @@ func TestFixedOpenLoopOverloaded(t *testing.T) {
 // the 25 requests that arrive after it. The run must reach 15 s plus minMeasured(0.99) = 200
 // arrival gaps of 0.2 s, 55 s: 20 × 1.1 × 55 / 19.8 = 61.1, so 62 per load unit (310 requests,
 // the last arriving at 61.8 s), the warm-up unchanged and the 235 that arrive from 15 s on measured.
-// Without the warm-up, a fixed count of 100 takes two lifetimes' warm-up alone.
+// Without the warm-up, a fixed count too short to measure the floor after two lifetimes runs as
+// configured; one that brings it takes the warm-up alone.
 func TestExplicitWarmupLengthened(t *testing.T) {
 	spec := `traffic:
   source: {type: synthetic, input_tokens: 100, output_tokens: 1}
@@ -483,11 +484,23 @@ engine:
 	if r.CompletedRequests == nil || *r.CompletedRequests != 235 {
 		t.Errorf("completed requests measured %v, want the 235 that arrive from 15 s on", *r.CompletedRequests)
 	}
-	// A fixed count too short for a steady window, which no sweep lengthens, is measured after
-	// two lifetimes of 10 ms all the same: 100 requests arriving every 0.2 s, 99 from 0.02 s on.
-	rows = runCapacity(t, strings.Replace(spec, ", warmup_seconds: 15}", "}", 1), 1, "", "traffic.stop={requests: 100}")
-	if r := rows[0]; r.WarmupSeconds == nil || math.Abs(*r.WarmupSeconds-0.02) > 1e-12 || r.CompletedRequests == nil || *r.CompletedRequests != 99 {
-		t.Errorf("100 requests: warm-up %v s, %v completed; want 0.02 s and 99", deref(r.WarmupSeconds), r.CompletedRequests)
+	// A fixed count, which no sweep lengthens, too short for a steady window: measured after two
+	// lifetimes of 10 ms when minMeasured(0.99) = 200 requests still arrive after them (201
+	// requests arriving every 0.2 s end at 40.0 s, short of the 40.02 s that 200 gaps after the
+	// 0.02 s warm-up take, but 200 arrive after it), else as configured, its fill included,
+	// rather than on a few (100 requests: 99 would arrive after the warm-up).
+	open := strings.Replace(spec, ", warmup_seconds: 15}", "}", 1)
+	for _, c := range []struct {
+		requests  int
+		warmup    float64
+		completed int64
+	}{{100, 0, 100}, {201, 0.02, 200}} {
+		rows = runCapacity(t, open, 1, "", fmt.Sprintf("traffic.stop={requests: %d}", c.requests))
+		r := rows[0]
+		if (c.warmup == 0) != (r.WarmupSeconds == nil) || r.WarmupSeconds != nil && math.Abs(*r.WarmupSeconds-c.warmup) > 1e-12 ||
+			r.CompletedRequests == nil || *r.CompletedRequests != c.completed {
+			t.Errorf("%d requests: warm-up %v s, %v completed; want %g s and %d", c.requests, deref(r.WarmupSeconds), r.CompletedRequests, c.warmup, c.completed)
+		}
 	}
 	// A warm-up that leaves enough keeps the run as configured.
 	rows = runCapacity(t, spec, 1, "", "traffic.stop.requests_per_load_unit=100")

@@ -24,7 +24,6 @@ import (
 	"github.com/servesweep/servesweep/sim/metrics"
 	"github.com/servesweep/servesweep/sim/timing"
 	"github.com/servesweep/servesweep/sim/traffic"
-	"github.com/servesweep/servesweep/sweep"
 	"github.com/spf13/cobra"
 )
 
@@ -677,22 +676,22 @@ func overloadWarning(cfg *config.Config, res *sim.Result) string {
 		held, from/1000, b.Arrived)
 }
 
-// drainWarning returns the one-line stderr warning of an open-loop run (constant_rate, poisson)
-// whose measured window drained its system (sim.Backlog.Drained over sim.RunBacklogAfterFill's
-// window, in flight by sweep.InFlight), or "": it served, within the window, work queued before
+// drainWarning returns the one-line stderr warning of an autoscaled open-loop run (constant_rate,
+// poisson; planner.policy enabled) whose measured window drained its system (sim.Backlog.Drained
+// over sim.RunBacklogAfterFill's window, in flight by sim.InFlight), or "": it served, within the window, work queued before
 // it, as an autoscaled deployment does once its planner adds the workers it lacked at the start,
 // so its throughput exceeds what steady state gives and its latencies mix the queue's with the
 // steady state's. It names where the drain ended (sim.DrainEndMs), a warm-up that measures past
 // it; a sweep re-measures such a point from there, or keeps it off its front as drained.
 func drainWarning(cfg *config.Config, res *sim.Result) string {
-	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests)
-	if !ok || !b.Drained(sweep.InFlight(res.Summary)) {
+	if !cfg.Planner.Settings().Enabled {
 		return ""
 	}
-	last := 0.0
-	for i := range res.Requests {
-		last = max(last, res.Requests[i].ArrivalMs)
+	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests)
+	if !ok || !b.Drained(sim.InFlight(res.Summary.RequestThroughputRPS, res.Summary.E2E.Mean)) {
+		return ""
 	}
+	last := sim.LastArrivalMs(res.Requests)
 	end := sim.DrainEndMs(res.Requests, from, last, b.AtEnd)
 	return fmt.Sprintf("warning: this run drained a backlog: its system held %d fewer requests at the last arrival than at "+
 		"%.1f s (%d arrived between), so its throughput counts work queued before then and its latencies mix that queue's "+
