@@ -24,13 +24,15 @@ func GPUBudgetExclusion(r *Row, s optimization.Settings) string {
 }
 
 // rowDemand is what a GPU budget judges of r (config.Planner.GPUDemand): its GPUs and, when its
-// config_yaml enables the planner, the planner's ceiling with its default filled in. A row whose
-// config names no planner is a fixed deployment, without decoding it.
+// config_yaml enables the planner, the planner's ceiling with its default filled in. Only an
+// autoscaled row's config is decoded (peak_gpus set: its run had the planner; a row that failed
+// before a summary is excluded as failed whatever its budget), so a sweep of fixed deployments
+// decodes nothing.
 func rowDemand(r *Row) optimization.GPUDemand {
 	var doc struct {
 		Planner config.Planner `yaml:"planner"`
 	}
-	if strings.Contains(r.ConfigYAML, "planner") {
+	if r.PeakGPUs != nil && strings.Contains(r.ConfigYAML, "planner") {
 		// config_yaml is the config servesweep wrote for the point; a row whose text does not
 		// decode keeps the planner fields read before the error (a disabled planner if none).
 		_ = yaml.Unmarshal([]byte(r.ConfigYAML), &doc)

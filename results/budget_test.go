@@ -1,6 +1,7 @@
 package results
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/servesweep/servesweep/sim/optimization"
@@ -27,9 +28,18 @@ func TestGPUBudgetExclusionOfARow(t *testing.T) {
 		{"", 0, 1, "2 GPUs, outside the budget [1, 1]"},
 	} {
 		r := &Row{PointID: "p", GPUs: 2, ConfigYAML: engine + tc.planner}
+		if strings.Contains(tc.planner, "enabled") {
+			r.PeakGPUs = i64(3) // an autoscaled run's
+		}
 		s := optimization.Settings{MinGPUs: tc.min, MaxGPUs: tc.max}
 		if got := GPUBudgetExclusion(r, s); got != tc.want {
 			t.Errorf("%q within [%d, %d]: %q, want %q", tc.planner, tc.min, tc.max, got, tc.want)
 		}
+	}
+	// A row without a run's peak_gpus (a point that failed before its summary) is judged by its
+	// starting GPUs: its config is not decoded.
+	r := &Row{PointID: "p", GPUs: 2, ConfigYAML: engine + "planner: {policy: enabled, max_num_gpus: 8}\n"}
+	if got := GPUBudgetExclusion(r, optimization.Settings{MaxGPUs: 2}); got != "" {
+		t.Errorf("no peak_gpus: %q, want within", got)
 	}
 }
