@@ -271,6 +271,23 @@ func (b Backlog) Overloaded() bool {
 	return b.SystemOverloaded() || b.QueueOverloaded()
 }
 
+// Ambiguous reports whether a window that is not Overloaded still gained more than a deployment
+// that keeps up usually does: its queue more than √arrivals (one deviation of a random walk at
+// capacity) and OverloadMinRequests, or its system more than half of OverloadShare of the
+// arrivals and OverloadMinRequests. An overload of a few percent looks so over a window of a
+// few thousand arrivals (an overload ε passes QueueOverloaded over more than 9 / ε² arrivals):
+// a longer window resolves it, one way or the other (a user trial, 2026-12-07: a disaggregated
+// P1 + D1 serving about 23.3 requests/s, offered 24, was the best point by throughput at 100
+// requests per load unit, its queue up by 97 of 2,188 arrivals against a bound of 140, and
+// overloaded at 400, where 22 requests/s was best).
+func (b Backlog) Ambiguous() bool {
+	if b.Overloaded() {
+		return false
+	}
+	q, g, n := float64(b.QueueGrowth()), float64(b.Growth()), float64(b.Arrived)
+	return q > OverloadMinRequests && q > math.Sqrt(n) || g > OverloadMinRequests && g > OverloadShare/2*n
+}
+
 // SystemOverloaded is Overloaded's rule on the system's gain (false when QueueOnly).
 func (b Backlog) SystemOverloaded() bool {
 	g := b.Growth()

@@ -43,6 +43,24 @@ func TestQueueBacklog(t *testing.T) {
 	}
 }
 
+// Ambiguous by hand: a queue up by 31 of 900 arrivals (over √900 = 30 and 10, under the 90 that
+// QueueOverloaded needs) is, 30 is not; a system up by 26 of 500 (over 5 % of them, 25) is, 25 is
+// not; an overloaded window (queue up by 91 of 900) is not ambiguous but overloaded.
+func TestAmbiguous(t *testing.T) {
+	for _, c := range []struct {
+		b    Backlog
+		want bool
+	}{
+		{Backlog{Arrived: 900, QueuedAtEnd: 31}, true}, {Backlog{Arrived: 900, QueuedAtEnd: 30}, false},
+		{Backlog{Arrived: 500, AtEnd: 26, QueueOnly: true}, true}, {Backlog{Arrived: 500, AtEnd: 25, QueueOnly: true}, false},
+		{Backlog{Arrived: 900, QueuedAtEnd: 91}, false},
+	} {
+		if got := c.b.Ambiguous(); got != c.want {
+			t.Errorf("%+v: ambiguous %v, want %v", c.b, got, c.want)
+		}
+	}
+}
+
 // Near its capacity (about 18.2 requests/s), one H200 serving Llama-3.1-8B over 2,000 poisson
 // arrivals keeps up at 18 requests/s (its queue 14 at the window's start, 9 at its end), and at
 // 20 its queue grows by 134 of 1,421 arrivals (3 × √1,421: 113), where its system's gain (135,

@@ -201,6 +201,11 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 			}
 		}
 	}
+	if ok && b.Ambiguous() {
+		if res, setup, b, err = resolveBacklog(ctx, p, x, res, setup, b, cache, simulate); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	if setup != (grid.ProbeRun{}) {
 		start = &results.RunStart{Load: x, RampSeconds: setup.RampSeconds, WarmupSeconds: setup.WarmupSeconds,
 			PerLoadUnit: setup.PerLoadUnit, Cooldown: setup.Cooldown}
@@ -209,6 +214,53 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 		backlog = &b
 	}
 	return res, start, backlog, nil
+}
+
+// resolveDoublings is how many times resolveBacklog doubles a point's per-load-unit stop, 8 times
+// the run at most: an overload of 3 % passes sim.Backlog.QueueOverloaded over 10,000 arrivals,
+// which 8 times a common window of 1,000–2,000 reaches.
+const resolveDoublings = 3
+
+// resolveBacklog runs open-loop point p (at load x, run res under setup, whose window b is
+// sim.Backlog.Ambiguous) again with its per-load-unit stop doubled, and again, up to
+// resolveDoublings times, until its window is no longer ambiguous: an overload of a few percent
+// shows over a longer window, and a deployment that keeps up stays level. The warm-up stays.
+// Each rerun whose window can be judged replaces the run before it (released); one that cannot,
+// or a fixed count (which no sweep lengthens), ends the search with the run before.
+func resolveBacklog(ctx context.Context, p *grid.Point, x float64, res *sim.Result, setup grid.ProbeRun, b sim.Backlog,
+	cache *WorkloadCache, simulate SimulateFunc) (*sim.Result, grid.ProbeRun, sim.Backlog, error) {
+	for range resolveDoublings {
+		per := stopPerLoadUnit(&p.Config.Traffic.Stop)
+		if setup.PerLoadUnit != nil {
+			per = *setup.PerLoadUnit
+		}
+		if per <= 0 || !b.Ambiguous() {
+			break
+		}
+		next := setup
+		longer := 2 * per
+		next.PerLoadUnit = &longer
+		cfg, _, err := p.AtProbeRun(x, next)
+		if err != nil {
+			return nil, setup, b, err
+		}
+		wl, err := cache.Build(cfg) // a lengthened run of this deployment alone: not kept
+		if err != nil {
+			return nil, setup, b, err
+		}
+		again, err := simulateOnce(ctx, cfg, wl, simulate)
+		if err != nil {
+			return nil, setup, b, err
+		}
+		nb, _, ok := sim.RunBacklogAfterFill(cfg, again.Requests)
+		if !ok {
+			again.Release()
+			break
+		}
+		res.Release()
+		res, setup, b = again, next, nb
+	}
+	return res, setup, b, nil
 }
 
 // settleDrain simulates autoscaled point p again at load x, run res having measured a window that

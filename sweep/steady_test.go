@@ -566,3 +566,24 @@ func TestAutoscaledDrainSettles(t *testing.T) {
 		t.Errorf("6,000 requests: status %s (%s), want degraded as drained", r.Status, r.Reason)
 	}
 }
+
+// A point a few percent over its capacity is not ranked as if it kept up: one H200 serving about
+// 18.2 requests/s of Llama-3.1-8B's 2k-token prompts, offered 19 at 100 requests per load unit,
+// gained a queue under QueueOverloaded's bound (sim.Backlog.Ambiguous); its stop is doubled until
+// the window resolves it, overloaded at 400 per load unit (its queue up by 294 of 6,936). At 17
+// the window is level and the run stays at 100.
+func TestAmbiguousBacklogResolved(t *testing.T) {
+	spec := strings.Replace(runFixedSpec, "load: {type: concurrency, concurrency: 48}", "load: {type: poisson, requests_per_second: {choices: [17, 19]}}", 1)
+	rows := runCapacity(t, spec, 2, "", "engine.workers.aggregated.parallelism={replicas: 1, tensor: 1}", "traffic.stop.requests_per_load_unit=100")
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	if r := rows[0]; r.Status != results.StatusOK || !strings.Contains(r.ConfigYAML, "requests_per_load_unit: 100}") {
+		t.Errorf("17 requests/s: status %s (%s), want ok at 100 per load unit:\n%s", r.Status, r.Reason, r.ConfigYAML)
+	}
+	if r := rows[1]; r.Status != results.StatusDegraded || !strings.HasPrefix(r.Reason, results.OverloadedReason+": its queue") ||
+		!strings.Contains(r.ConfigYAML, "requests_per_load_unit: 400}") || r.QueueGrowthRequests == nil || *r.QueueGrowthRequests != 294 {
+		t.Errorf("19 requests/s: status %s (%s), queue growth %v; want overloaded by its queue (294) at 400 per load unit:\n%s",
+			r.Status, r.Reason, r.QueueGrowthRequests, r.ConfigYAML)
+	}
+}
