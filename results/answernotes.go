@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/servesweep/servesweep/sim/config"
 	"math"
 	"strings"
 
@@ -122,6 +123,32 @@ func ThinText(rows []Row, a *Analysis, md bool) string {
 		"their percentiles are one of a handful of requests and their ranking can move with any of them; lengthen traffic.stop "+
 		"(or shorten traffic.load.warmup_seconds) and sweep again.", Plural(len(thin), "point"), agree(len(thin), "s", ""),
 		MinAnswerRequests, strings.Join(thin, ", "))
+}
+
+// UnjudgedText is the warning printed beside the answer (stdout, report.md, report.html) naming
+// its points (AnswerRows, numbered as the answer is) that ran an open loop (constant_rate or
+// poisson) without a capacity search and whose measured window was too short, or too early, to
+// judge whether the deployment keeps up with the offered rate (window_arrived_requests null:
+// sim.RunBacklogAfterFill judged nothing), with what to change; "" when none did. Such a point's
+// throughput and latencies may be those of a deployment falling behind (a user trial,
+// 2026-12-07: an autoscaled point under a fixed count of 3,000 requests ranked first on a 6 s
+// window, serving 53 of the 60 requests/s offered, its p99 TTFT 18 s).
+func UnjudgedText(rows []Row, a *Analysis, md bool) string {
+	var unjudged []string
+	for n, i := range AnswerRows(a) {
+		r := &rows[i]
+		open := r.LoadType == config.LoadConstantRate || r.LoadType == config.LoadPoisson
+		if open && r.CapacityLoad == nil && r.WindowArrivedRequests == nil {
+			unjudged = append(unjudged, fmt.Sprintf("#%d %s", n+1, idText(r.PointID, md)))
+		}
+	}
+	if len(unjudged) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Not judged for overload: the answer's %s (%s): each ran an open loop whose measured window was too short "+
+		"to tell whether the deployment keeps up with the offered rate (window_arrived_requests null), so its throughput and "+
+		"latencies may be those of a deployment falling behind. Lengthen traffic.stop (a per-load-unit stop is lengthened where "+
+		"short) and sweep again.", Plural(len(unjudged), "point"), strings.Join(unjudged, ", "))
 }
 
 // maxAttainmentListed is how many answer points AttainmentText lists with their attainment; the

@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"github.com/servesweep/servesweep/sim/config"
 	"os"
 	"path/filepath"
 	"slices"
@@ -240,5 +241,32 @@ func TestThinText(t *testing.T) {
 	rows[2].CompletedRequests, rows[1].CompletedRequests = i64(30), i64(31)
 	if got := ThinText(rows, a, false); got != "" {
 		t.Errorf("enough requests: %q", got)
+	}
+}
+
+// Answer points that ran an open loop without a capacity search and whose window was not judged
+// for overload (window_arrived_requests null) are named beside the answer; a judged one, a
+// closed loop and a capacity search's row are not.
+func TestUnjudgedText(t *testing.T) {
+	rows := attainmentRows() // by throughput: c, b, a
+	for i := range rows {
+		rows[i].LoadType = config.LoadPoisson
+	}
+	rows[1].WindowArrivedRequests = i64(500) // b judged
+	rows[0].LoadType = config.LoadConcurrency
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetThroughput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Not judged for overload: the answer's 1 point (#1 `c`): each ran an open loop whose measured window was too short " +
+		"to tell whether the deployment keeps up with the offered rate (window_arrived_requests null), so its throughput and " +
+		"latencies may be those of a deployment falling behind. Lengthen traffic.stop (a per-load-unit stop is lengthened where " +
+		"short) and sweep again."
+	if got := UnjudgedText(rows, a, true); got != want {
+		t.Errorf("text\n%s\nwant\n%s", got, want)
+	}
+	rows[2].CapacityLoad = f64(10)
+	if got := UnjudgedText(rows, a, false); got != "" {
+		t.Errorf("a capacity search's row: %q", got)
 	}
 }
