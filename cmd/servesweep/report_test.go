@@ -709,4 +709,9 @@ func TestReportMaxGPUsIsTheSweepsBudget(t *testing.T) {
 	if code != exitOK || strings.Contains(stdout, "Excluded by the GPU budget") || !strings.Contains(stdout, "(of 6 candidates)") {
 		t.Errorf("report --max-gpus 0: exit %d %q:\n%s\nwant all 6 points candidates and no exclusion", code, errs, stdout)
 	}
+	// A budget no point meets leaves the scalar target's ranking empty: it is still a ranking.
+	_, stdout, _ = runCLI(t, "report", "--results", whole, "--output-dir", filepath.Join(tmp, "none"), "--min-gpus", "3")
+	if !strings.Contains(stdout, "Best points by throughput_per_gpu (of 0 candidates).") || strings.Contains(stdout, "Pareto front") {
+		t.Errorf("report --min-gpus 3:\n%s\nwant an empty ranking by throughput_per_gpu, no Pareto front", stdout)
+	}
 }

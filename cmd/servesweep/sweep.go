@@ -918,7 +918,8 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 	if len(wr.RecommendedRows) == 0 {
 		colon = "."
 	}
-	if a.Ranking != nil {
+	if a.Ranking != nil || a.Settings.Target != "" && a.Settings.Target != optimization.TargetPareto {
+		// A scalar target ranks its candidates, none when every point was filtered out.
 		fmt.Fprintf(w, "Best points by %s (of %d candidates)%s\n", a.Settings.Target, len(a.Candidates), colon)
 	} else {
 		points := "points"
