@@ -11,7 +11,8 @@ import (
 	"strings"
 )
 
-// Exclusion reasons of Analysis.Excluded.
+// Exclusion reasons of Analysis.Excluded. A degraded row beyond MaxRejectedRatio has one of three
+// (degradedExclusion): ExcludedRejected, ExcludedOverloaded or ExcludedDrained.
 const (
 	ExcludedFailed        = "failed"
 	ExcludedTimedOut      = "timed_out"
@@ -24,6 +25,13 @@ const (
 	ExcludedRejected      = DegradedReason
 	ExcludedEquivalent    = "equivalent"
 	ExcludedCost          = "cost"
+
+	// ExcludedOverloaded is a degraded row that fell behind its open-loop arrivals (Row.Overloaded)
+	// by more than MaxRejectedRatio allows, without rejecting that many requests itself.
+	ExcludedOverloaded = OverloadedReason
+	// ExcludedDrained is a degraded row whose measured window drained its system (Row.Drained) by
+	// more than MaxRejectedRatio allows, without rejecting that many requests itself.
+	ExcludedDrained = DrainedReason
 )
 
 // Best is the best candidate for one objective.
@@ -311,7 +319,7 @@ func exclusion(r *Row, s optimization.Settings, strict bool) string {
 	case r.Status == StatusTimedOut:
 		return ExcludedTimedOut
 	case r.Status == StatusDegraded && r.RejectedRatio() > s.MaxRejectedRatio:
-		return ExcludedRejected
+		return degradedExclusion(r, s)
 	case r.Status == StatusInfeasible && strings.HasPrefix(r.Reason, DegradedReason):
 		return ExcludedRejected
 	case r.Status == StatusInfeasible:
@@ -335,6 +343,27 @@ func exclusion(r *Row, s optimization.Settings, strict bool) string {
 		return ExcludedCost
 	}
 	return ""
+}
+
+// degradedExclusion is the key a degraded row beyond s.MaxRejectedRatio is excluded under, named
+// for what put it there: ExcludedRejected when the requests it rejected, truncated or left
+// unfinished in a backlog alone exceed the ratio (with the default 0: whenever it rejected any,
+// overloaded or not); else ExcludedOverloaded when it fell behind its arrivals, ExcludedDrained
+// when its window drained its system; else (only their sum exceeds it) ExcludedRejected.
+func degradedExclusion(r *Row, s optimization.Settings) string {
+	own := deref(r.RejectedRequests) + deref(r.TruncatedRequests)
+	if r.Backlogged() {
+		own += deref(r.UnfinishedRequests)
+	}
+	switch offered := deref(r.OfferedRequests); {
+	case offered > 0 && float64(own)/float64(offered) > s.MaxRejectedRatio:
+		return ExcludedRejected
+	case r.Overloaded():
+		return ExcludedOverloaded
+	case r.Drained():
+		return ExcludedDrained
+	}
+	return ExcludedRejected
 }
 
 // meetsSLA is the strict-SLA check of dynosim-spec.md §5.4: mean TTFT <= ttft_ms, mean TPOT <=

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -422,8 +423,8 @@ func TestNewRowOverloadedIsDegraded(t *testing.T) {
 		*r.BacklogGrowthRequests != 66 || *r.WindowArrivedRequests != 564 {
 		t.Fatalf("status %q reason %q ratio %v; want degraded, %q, 66/600", r.Status, r.Reason, r.RejectedRatio(), want)
 	}
-	if got := exclusion(&r, optimization.Settings{}, false); got != ExcludedRejected {
-		t.Errorf("exclusion %q, want %q", got, ExcludedRejected)
+	if got := exclusion(&r, optimization.Settings{}, false); got != ExcludedOverloaded {
+		t.Errorf("exclusion %q, want %q", got, ExcludedOverloaded)
 	}
 	// Stopped by time with 88 unfinished (backlogged: over twice the 3.5 in flight) and a gain of
 	// 66: the same queue counted once, the larger.
@@ -472,8 +473,8 @@ func TestNewRowDrainedIsDegraded(t *testing.T) {
 	if r.Status != StatusDegraded || r.Reason != want || !r.Drained() || r.Overloaded() || math.Abs(r.RejectedRatio()-584.0/6000) > 1e-15 {
 		t.Errorf("status %q reason %q ratio %v; want degraded, %q, 584/6000", r.Status, r.Reason, r.RejectedRatio(), want)
 	}
-	if got := exclusion(&r, optimization.Settings{}, false); got != ExcludedRejected {
-		t.Errorf("exclusion %q, want %q", got, ExcludedRejected)
+	if got := exclusion(&r, optimization.Settings{}, false); got != ExcludedDrained {
+		t.Errorf("exclusion %q, want %q", got, ExcludedDrained)
 	}
 	rec.Backlog = &sim.Backlog{Arrived: 4512, AtStart: 700, AtEnd: 600}
 	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusOK || r.Drained() || r.RejectedRatio() != 0 {
@@ -485,6 +486,55 @@ func TestNewRowDrainedIsDegraded(t *testing.T) {
 	rec.Backlog = &sim.Backlog{Arrived: 4512, AtStart: 1200, AtEnd: 616}
 	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusOK || r.Drained() || r.RejectedRatio() != 0 {
 		t.Errorf("a static point's loss of 584: status %q (%s) ratio %v, want ok and 0", r.Status, r.Reason, r.RejectedRatio())
+	}
+}
+
+// A degraded point beyond max_rejected_ratio is excluded under the key of what put it there:
+// rejected_requests when its rejected, truncated or backlogged requests alone do (with the
+// default 0, whenever it rejected any, overloaded or not), else overloaded or drained, else
+// (only the sum is over) rejected_requests; Analyze counts it so, and pareto.json, report.md and
+// the no-feasible error print Excluded as it is.
+func TestDegradedExclusionKey(t *testing.T) {
+	// The overloaded window of TestNewRowOverloadedIsDegraded (66 behind of 600 offered) and the
+	// drained one of TestNewRowDrainedIsDegraded (584 lost of 6,000).
+	overloaded := func(rejected, truncated int64) Row {
+		return Row{PointID: "o", Status: StatusDegraded, OfferedRequests: i64(600), RejectedRequests: iptr(rejected),
+			TruncatedRequests: iptr(truncated), CompletedRequests: iptr(600 - rejected), WindowArrivedRequests: i64(564),
+			BacklogGrowthRequests: i64(66), BacklogGrowthJudged: boolp(true)}
+	}
+	drained := Row{PointID: "d", Status: StatusDegraded, OfferedRequests: i64(6000), CompletedRequests: i64(4512),
+		RequestThroughputRPS: f64(44.7), MeanE2ELatencyMs: f64(14300), WindowArrivedRequests: i64(4512),
+		BacklogGrowthRequests: i64(-584), BacklogGrowthJudged: boolp(true)}
+	for _, c := range []struct {
+		name  string
+		r     Row
+		ratio float64
+		want  string
+	}{
+		{"overloaded alone", overloaded(0, 0), 0, ExcludedOverloaded},
+		{"overloaded, 1 rejected", overloaded(1, 0), 0, ExcludedRejected},
+		{"overloaded, 1 truncated", overloaded(0, 1), 0, ExcludedRejected},
+		{"overloaded, 1 rejected within 1%", overloaded(1, 0), 0.01, ExcludedOverloaded},
+		{"overloaded, 12 rejected over 1%", overloaded(12, 0), 0.01, ExcludedRejected},
+		{"overloaded within 12%", overloaded(0, 0), 0.12, ""},
+		{"only the sum over 12%", overloaded(7, 0), 0.12, ExcludedOverloaded},
+		{"drained alone", drained, 0, ExcludedDrained},
+		{"drained within 10%", drained, 0.1, ""},
+	} {
+		if !c.r.Overloaded() && !c.r.Drained() {
+			t.Fatalf("%s: row neither overloaded nor drained", c.name)
+		}
+		c.r.OutputThroughputPerGPUTokS, c.r.P99TTFTMs, c.r.P99ITLMs, c.r.GPUs = f64(1), f64(1), f64(1), 1
+		if got := exclusion(&c.r, optimization.Settings{MaxRejectedRatio: c.ratio}, false); got != c.want {
+			t.Errorf("%s (max_rejected_ratio %g): exclusion %q, want %q", c.name, c.ratio, got, c.want)
+		}
+	}
+	a, err := Analyze([]Row{overloaded(0, 0), drained, overloaded(3, 0)}, optimization.Settings{Objectives: optimization.DefaultObjectives()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{ExcludedOverloaded: 1, ExcludedDrained: 1, ExcludedRejected: 1}; !maps.Equal(a.Excluded, want) {
+		t.Errorf("excluded %v, want %v", a.Excluded, want)
 	}
 }
 
