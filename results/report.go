@@ -1530,9 +1530,10 @@ func capacityParagraphs(rows []Row, m *Manifest) []string {
 // NoFeasibleHint is what a "no feasible point" error adds after its filter counts: SLAUnitHint's
 // unit hint, the objectives that left points without a value (missingMetricHint), the first
 // point outside the GPU budget with its reason (Analysis.ExcludedExamples), and, when
-// points were excluded for rejected or unfinished requests, the first such
-// point's reason, the constraint that admits them (optimization.constraints.max_rejected_ratio)
-// and the command that lists every point's reason; "" when neither applies.
+// points were excluded as degraded (rejected or unfinished requests, overloaded, drained), the
+// first such point's reason under each key, the constraint that admits them
+// (optimization.constraints.max_rejected_ratio) and the command that lists every point's reason
+// (degradedHint); "" when none applies.
 func NoFeasibleHint(rows []Row, a *Analysis, dir string) string {
 	hint := SLAUnitHint(rows)
 	unmeasured, first := 0, -1
@@ -1555,21 +1556,39 @@ func NoFeasibleHint(rows []Row, a *Analysis, dir string) string {
 		hint += fmt.Sprintf("; %s outside the GPU budget (%s), e.g. %s", Plural(a.Excluded[ExcludedGPUBudget], "point"),
 			strings.Join(gpuBounds(a.Settings), ", "), ex)
 	}
-	if a.Excluded[ExcludedRejected] == 0 {
-		return hint
-	}
+	return hint + degradedHint(rows, a, dir)
+}
+
+// degradedHint is NoFeasibleHint's clause on the points excluded as degraded beyond
+// optimization.constraints.max_rejected_ratio: for each key with any, how many
+// and the first one's reason, then the constraint and the rows command; "" when there are none.
+func degradedHint(rows []Row, a *Analysis, dir string) string {
 	s := a.Settings
 	strict := s.StrictSLA || s.Target == optimization.TargetMinGPUs
-	for i := range rows {
-		r := &rows[i]
-		if exclusion(r, s, strict) != ExcludedRejected {
+	// Each key a degraded point can be excluded under (degradedExclusion), in the order named.
+	hints := []struct{ key, what string }{
+		{ExcludedRejected, "rejected or left unfinished requests"},
+		{ExcludedOverloaded, "fell behind the open-loop arrivals (overloaded: lower the load, add workers or search for " +
+			"each deployment's capacity with optimization.capacity_search)"},
+		{ExcludedDrained, "drained work queued before the measured window (drained: lengthen the run)"},
+	}
+	var parts []string
+	for _, h := range hints {
+		if a.Excluded[h.key] == 0 {
 			continue
 		}
-		return hint + fmt.Sprintf("; %s rejected or left unfinished requests, e.g. %s (%s): such points stay off the front "+
-			"beyond optimization.constraints.max_rejected_ratio (%g now); servesweep rows --results %s --columns point_id,status,reason "+
-			"lists every point's reason", Plural(a.Excluded[ExcludedRejected], "point"), r.PointID, r.Reason, a.Settings.MaxRejectedRatio, dir)
+		for i := range rows {
+			if r := &rows[i]; exclusion(r, s, strict) == h.key {
+				parts = append(parts, fmt.Sprintf("%s %s, e.g. %s (%s)", Plural(a.Excluded[h.key], "point"), h.what, r.PointID, r.Reason))
+				break
+			}
+		}
 	}
-	return hint
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s: such points stay off the front beyond optimization.constraints.max_rejected_ratio (%g now); "+
+		"servesweep rows --results %s --columns point_id,status,reason lists every point's reason", strings.Join(parts, "; "), s.MaxRejectedRatio, dir)
 }
 
 // missingMetricHint names the objectives that left points out as missing_metric: those no row

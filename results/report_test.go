@@ -313,7 +313,8 @@ func TestSLAUnitHint(t *testing.T) {
 }
 
 // TestNoFeasibleHint: a point excluded for rejected requests names itself, its reason, the
-// constraint that admits it and the rows command; without one the hint is SLAUnitHint's alone.
+// constraint that admits it and the rows command, as does the first overloaded and the first
+// drained point under its own key; without one the hint is SLAUnitHint's alone.
 func TestNoFeasibleHint(t *testing.T) {
 	r := partRow("p1", 0, StatusDegraded, 0)
 	r.Reason = "rejected_requests: 2 of 10 offered requests rejected (context_length 2)"
@@ -324,6 +325,28 @@ func TestNoFeasibleHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "; 1 point rejected or left unfinished requests, e.g. p1 (" + r.Reason + "): such points stay off the front beyond " +
+		"optimization.constraints.max_rejected_ratio (0 now); servesweep rows --results out --columns point_id,status,reason " +
+		"lists every point's reason"
+	if got := NoFeasibleHint(rows, a, "out"); got != want {
+		t.Errorf("hint %q\nwant %q", got, want)
+	}
+	// An overloaded and a drained point are named under their own keys, after the rejections,
+	// with what to change.
+	over := partRow("p3", 1, StatusDegraded, 0)
+	over.Reason = "overloaded: its system held 66 more requests at its last arrival than when its measured window began, ..."
+	over.OfferedRequests, over.WindowArrivedRequests, over.BacklogGrowthRequests = iptr(600), iptr(564), iptr(66)
+	drained := partRow("p4", 2, StatusDegraded, 0)
+	drained.Reason = "drained: its system held 584 fewer requests at its last arrival than when its measured window began ..."
+	drained.OfferedRequests, drained.WindowArrivedRequests, drained.BacklogGrowthRequests = iptr(6000), iptr(4512), iptr(-584)
+	drained.RequestThroughputRPS, drained.MeanE2ELatencyMs, drained.CompletedRequests = f64(44.7), f64(14300), iptr(4512)
+	rows = []Row{over, r, drained}
+	if a, err = Analyze(rows, optimization.Settings{Objectives: optimization.DefaultObjectives()}); err != nil {
+		t.Fatal(err)
+	}
+	want = "; 1 point rejected or left unfinished requests, e.g. p1 (" + r.Reason + "); 1 point fell behind the open-loop " +
+		"arrivals (overloaded: lower the load, add workers or search for each deployment's capacity with " +
+		"optimization.capacity_search), e.g. p3 (" + over.Reason + "); 1 point drained work queued before the measured window " +
+		"(drained: lengthen the run), e.g. p4 (" + drained.Reason + "): such points stay off the front beyond " +
 		"optimization.constraints.max_rejected_ratio (0 now); servesweep rows --results out --columns point_id,status,reason " +
 		"lists every point's reason"
 	if got := NoFeasibleHint(rows, a, "out"); got != want {

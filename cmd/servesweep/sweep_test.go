@@ -777,6 +777,69 @@ func TestSweepDegradedPointsOffFront(t *testing.T) {
 	}
 }
 
+// overloadedSpec is the user trial's one H200 (Llama-3.1-8B, 2k-token prompts, about 18
+// requests/s) at poisson 5 and 80 requests/s, without a capacity search: 80 overloads it.
+const overloadedSpec = `traffic:
+  source:
+    type: synthetic
+    input_tokens: {distribution: uniform, min: 1639, max: 2048}
+    output_tokens: {distribution: uniform, min: 103, max: 128}
+  load: {type: poisson, requests_per_second: {choices: [5, 80]}}
+  stop: {requests_per_load_unit: 100}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  backend: vllm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
+optimization:
+  target: throughput
+`
+
+// A point degraded as overloaded, which rejected no request, is excluded as overloaded, not as
+// rejected_requests: in pareto.json, report.md and the no-feasible error, which names it with
+// what to change.
+func TestSweepOverloadedPointExcludedAsOverloaded(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "ol.yaml")
+	if err := os.WriteFile(spec, []byte(overloadedSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "o1")
+	if code, _, errs := runCLI(t, "sweep", "-q", "-c", spec, "--output-dir", dir, "--seed-check=false"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rows := readRows(t, dir)
+	if len(rows) != 2 || rows[1].Status != results.StatusDegraded || !strings.HasPrefix(rows[1].Reason, "overloaded: ") ||
+		*rows[1].RejectedRequests != 0 {
+		t.Fatalf("rows %+v, want the 80 requests/s point degraded as overloaded, none rejected", rows)
+	}
+	_, doc := readParetoDoc(t, dir)
+	if got, want := doc["excluded"], map[string]any{"overloaded": 1.0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("pareto.json excluded %v, want %v", got, want)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "1 candidates after filters (excluded: overloaded 1)."; !strings.Contains(string(md), want) {
+		t.Errorf("report.md lacks %q:\n%s", want, md)
+	}
+	dir = filepath.Join(t.TempDir(), "o2")
+	code, _, errs := runCLI(t, "sweep", "-q", "-c", spec, "--output-dir", dir, "--seed-check=false",
+		"--set", "traffic.load.requests_per_second=80")
+	want := "error: no feasible point: none of the 1 points passed the filters (overloaded 1); see " + filepath.Join(dir, "report.md") +
+		"; 1 point fell behind the open-loop arrivals (overloaded: lower the load, add workers or search for each deployment's " +
+		"capacity with optimization.capacity_search), e.g. " + rows[1].PointID + " (" + rows[1].Reason + "): such points stay " +
+		"off the front beyond optimization.constraints.max_rejected_ratio (0 now); servesweep rows --results " + dir +
+		" --columns point_id,status,reason lists every point's reason\n"
+	if code != exitRunFailure || errs != want {
+		t.Errorf("80 requests/s alone: exit %d, stderr\n%q\nwant\n%q", code, errs, want)
+	}
+}
+
 // Hardware and precision are sweep dimensions: the built-in spec over two GPUs and two weight
 // formats (its own domains, set again here so that the test does not depend on them) simulates
 // every combination, and results.parquet records each point's hardware and the formats in effect
