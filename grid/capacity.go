@@ -454,9 +454,10 @@ func MinMeasuredRequests(attainment float64) int {
 const MinSteadyRequestsPerSlot = 4
 
 // capacityWarnings warns about a capacity search whose probes are cut by a virtual-time stop (the
-// requests in flight then count as misses), and one over a concurrency with a fixed request or
-// session count: at a concurrency above the count every request is in flight from the start, so
-// the probes measure one burst rather than a sustained load.
+// requests in flight then count as misses), one over a trace_timestamps load whose time stop its
+// probes drop beside max_trace_seconds (droppedTimeStop), and one over a concurrency with a fixed
+// request or session count: at a concurrency above the count every request is in flight from
+// the start, so the probes measure one burst rather than a sustained load.
 func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 	cs := s.Optimization.CapacitySearch
 	if cs == nil {
@@ -470,6 +471,9 @@ func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 			"flight then are unfinished and count against SLA attainment, so the window must be long against request "+
 			"latency (with attainment %g, at most %g %% of the offered requests may be cut off or miss the SLA)",
 			s.File, st.MaxVirtualTimeSeconds, cs.Attainment, math.Round(1e9*100*(1-cs.Attainment))/1e9))
+	}
+	if w := s.droppedTimeStop(cfg); w != "" {
+		out = append(out, w)
 	}
 	if cfg.Traffic.Load.Type != config.LoadConcurrency {
 		return out
@@ -493,6 +497,33 @@ func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 	return append(out, fmt.Sprintf("%s: traffic.stop.%s is a fixed %d while optimization.capacity_search goes up to concurrency "+
 		"%g: above %d every %s is in flight from the start, so those probes measure one burst; "+
 		"use traffic.stop.%s_per_load_unit to scale the run with the load", s.File, what, n, cs.Max, n, strings.TrimSuffix(what, "s"), what))
+}
+
+// droppedTimeStop is the warning for a capacity search over a trace_timestamps load whose stop
+// gives max_virtual_time_seconds beside max_trace_seconds; "" otherwise. Every probe replays the
+// max_trace_seconds segment to its end (segmentStop) and drops the time stop, which predict of the
+// same config honours (it ends at whichever stop comes first): a field the search makes
+// irrelevant, warned as the grid warns of the fields dropped from every point, not refused.
+func (s *Spec) droppedTimeStop(cfg *config.Config) string {
+	st := &cfg.Traffic.Stop
+	if cfg.Traffic.Load.Type != config.LoadTraceTimestamps || st.MaxTraceSeconds <= 0 || st.MaxVirtualTimeSeconds <= 0 {
+		return ""
+	}
+	var sets []string
+	for _, p := range []string{"traffic.stop.max_trace_seconds", "traffic.stop.max_virtual_time_seconds"} {
+		if set := config.SetFor(p, s.sets); set != "" && !slices.Contains(sets, "--set "+set) {
+			sets = append(sets, "--set "+set)
+		}
+	}
+	at := s.File
+	if len(sets) > 0 {
+		at += " (" + strings.Join(sets, ", ") + ")"
+	}
+	return fmt.Sprintf("%s: traffic.stop.max_virtual_time_seconds (%g s) beside traffic.stop.max_trace_seconds (%g s) is dropped from "+
+		"every probe of the capacity search: each probe replays the first %g s of the trace to its end, whatever its speedup, and "+
+		"ignores the time stop (predict of the same config ends at whichever stop comes first); the rows' config_yaml and the "+
+		"recommendations carry max_trace_seconds alone; remove max_virtual_time_seconds", at, st.MaxVirtualTimeSeconds,
+		st.MaxTraceSeconds, st.MaxTraceSeconds)
 }
 
 // fixedLengths is the warning for a capacity search over a concurrency load whose synthetic

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -305,6 +306,38 @@ func TestCapacityWarnings(t *testing.T) {
 		"traffic.load={type: trace_timestamps}", "traffic.stop={max_virtual_time_seconds: 60}")
 	if len(x.Warnings) != 0 {
 		t.Errorf("time stop under trace_timestamps: %q", x.Warnings)
+	}
+	// A time stop beside max_trace_seconds is dropped from every probe: warned, naming where each
+	// came from (the file, or the --set that wrote it); without a capacity search it is kept.
+	traceSets := []string{"optimization.capacity_search={attainment: 0.95}", "traffic.source={type: trace, paths: [" + trace + "], block_size: 128}",
+		"traffic.load={type: trace_timestamps, speedup: 2}"}
+	dropped := ": traffic.stop.max_virtual_time_seconds (600 s) beside traffic.stop.max_trace_seconds (1200 s) is dropped from every " +
+		"probe of the capacity search: each probe replays the first 1200 s of the trace to its end, whatever its speedup, and ignores " +
+		"the time stop (predict of the same config ends at whichever stop comes first); the rows' config_yaml and the recommendations " +
+		"carry max_trace_seconds alone; remove max_virtual_time_seconds"
+	inFile := strings.Replace(withSLA, "stop: {requests: 10}", "stop: {max_trace_seconds: 1200, max_virtual_time_seconds: 600}", 1)
+	for _, tc := range []struct {
+		spec string
+		sets []string
+		at   string
+	}{
+		{inFile, nil, "spec.yaml"},
+		{withSLA, []string{"traffic.stop={max_virtual_time_seconds: 600, max_trace_seconds: 1200}"},
+			"spec.yaml (--set traffic.stop={max_virtual_time_seconds: 600, max_trace_seconds: 1200})"},
+		{withSLA, []string{"traffic.stop={max_virtual_time_seconds: 600}", "traffic.stop.max_trace_seconds=1200"},
+			"spec.yaml (--set traffic.stop.max_trace_seconds=1200, --set traffic.stop={max_virtual_time_seconds: 600})"},
+	} {
+		x = expand(t, tc.spec, append(slices.Clone(traceSets), tc.sets...)...)
+		if want := []string{tc.at + dropped}; !slices.Equal(x.Warnings, want) {
+			t.Errorf("%v: warnings %q\nwant %q", tc.sets, x.Warnings, want)
+		}
+		if p := x.Points[0]; p.Config.Traffic.Stop.MaxVirtualTimeSeconds != 600 {
+			t.Errorf("%v: the point's own stop %+v, want its time stop kept", tc.sets, p.Config.Traffic.Stop)
+		}
+	}
+	x = expand(t, inFile, traceSets[1], "traffic.load={type: trace_timestamps, speedup: 1}")
+	if len(x.Warnings) != 0 {
+		t.Errorf("both stops without a capacity search: %q", x.Warnings)
 	}
 	if x = expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests_per_load_unit: 10}", drawn); len(x.Warnings) != 0 {
 		t.Errorf("a stop that scales with the load: %q", x.Warnings)
