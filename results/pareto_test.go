@@ -504,7 +504,7 @@ func TestDegradedExclusionKey(t *testing.T) {
 	}
 	drained := Row{PointID: "d", Status: StatusDegraded, OfferedRequests: i64(6000), CompletedRequests: i64(4512),
 		RequestThroughputRPS: f64(44.7), MeanE2ELatencyMs: f64(14300), WindowArrivedRequests: i64(4512),
-		BacklogGrowthRequests: i64(-584), BacklogGrowthJudged: boolp(true)}
+		BacklogGrowthRequests: i64(-584), BacklogGrowthJudged: boolp(true), PeakGPUs: i64(3)} // autoscaled: the planner's run
 	for _, c := range []struct {
 		name  string
 		r     Row

@@ -339,6 +339,7 @@ func TestNoFeasibleHint(t *testing.T) {
 	drained.Reason = "drained: its system held 584 fewer requests at its last arrival than when its measured window began ..."
 	drained.OfferedRequests, drained.WindowArrivedRequests, drained.BacklogGrowthRequests = iptr(6000), iptr(4512), iptr(-584)
 	drained.RequestThroughputRPS, drained.MeanE2ELatencyMs, drained.CompletedRequests = f64(44.7), f64(14300), iptr(4512)
+	drained.PeakGPUs = iptr(3) // autoscaled: only a planner's run drains
 	rows = []Row{over, r, drained}
 	if a, err = Analyze(rows, optimization.Settings{Objectives: optimization.DefaultObjectives()}); err != nil {
 		t.Fatal(err)
