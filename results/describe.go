@@ -120,7 +120,7 @@ var otherColumns = map[string][2]string{
 	"truncated_requests":                        {"count", "completed requests stopped short of their output"},
 	"truncated_output_tokens":                   {"tokens", "output tokens truncated requests did not get"},
 	"backlog_growth_requests":                   {"requests", "requests an open loop's system gained over its measured window (overloaded above a tenth of its arrivals)"},
-	"queue_growth_requests":                     {"requests", "requests an open loop's queue (not yet admitted by a worker) gained over its measured window (overloaded above 3 × √arrivals and 2 % of them)"},
+	"queue_growth_requests":                     {"requests", "requests an open loop's queue (not yet admitted by a worker) gained over its measured window (overloaded above 3 × √arrivals)"},
 	"window_arrived_requests":                   {"requests", "requests that arrived in an open loop's measured window"},
 	"rejected_requests_context_length":          {"count", "requests rejected: prompt >= context length"},
 	"rejected_requests_kv_capacity":             {"count", "requests rejected: prompt larger than a KV pool"},

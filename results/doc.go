@@ -120,8 +120,8 @@
 //	  window_arrived_requests                            INT64   an open loop's measured window: the
 //	  requests its system gained (negative: lost), those its queue gained, and those that arrived
 //	  (all null otherwise; overloaded, degraded, when the system's gain is over a tenth of the
-//	  arrivals over a window backlog_growth_judged, or the queue's over 3 × √arrivals and 2 % of
-//	  them; drained, degraded, when the system lost over 3 × √(2 × in flight))
+//	  arrivals over a window backlog_growth_judged, or the queue's over 3 × √arrivals; drained,
+//	  degraded, when an autoscaled point's system lost over 3 × √(2 × in flight))
 //	backlog_growth_judged                                BOOLEAN whether the window spans enough service
 //	  lifetimes to judge the system's gain as overload
 //	completion_ratio                                     DOUBLE  completed / offered (derived)

@@ -13,9 +13,9 @@ import (
 // the latter queued (admitted at 12); at 30 the ones arriving at 20 (never admitted, unfinished:
 // queued) and 30 (admitted at 30, terminal at 40). One that never arrived is left out. The rules:
 // a system's gain of 11 of 100 arrivals is overloaded, 11 of 200 and 10 of 50 are not, nor 50 of
-// 100 over a window too short to judge it (QueueOnly); a queue's growth must pass 10, 2 % of the
-// arrivals and 3 × √arrivals: 31 of 100 (√: 30) is, 30 is not; 301 of 10,000 (√: 300; 2 %: 200)
-// is, 299 is not; 801 of 40,000 (√: 600; 2 %: 800) is, 799 is not; 11 of 4 is, 10 is not.
+// 100 over a window too short to judge it (QueueOnly); a queue's growth must pass 10 and 3 ×
+// √arrivals: 31 of 100 (√: 30) is, 30 is not; 301 of 10,000 (√: 300) is, 299 is not; 601 of
+// 40,000 (√: 600), under 2 % of them, is, 599 is not; 11 of 4 is, 10 is not.
 func TestQueueBacklog(t *testing.T) {
 	reqs := []engine.Request{
 		{ArrivalMs: 0, FirstAdmitMs: 1, TerminalMs: 15},
@@ -34,7 +34,7 @@ func TestQueueBacklog(t *testing.T) {
 	for _, c := range []struct {
 		arrived, growth int
 		want            bool
-	}{{100, 31, true}, {100, 30, false}, {10000, 301, true}, {10000, 299, false}, {40000, 801, true}, {40000, 799, false},
+	}{{100, 31, true}, {100, 30, false}, {10000, 301, true}, {10000, 299, false}, {40000, 601, true}, {40000, 599, false},
 		{4, 11, true}, {4, 10, false}} {
 		b := Backlog{Arrived: c.arrived, QueuedAtStart: 7, QueuedAtEnd: 7 + c.growth, QueueOnly: true}
 		if b.QueueOverloaded() != c.want || b.Overloaded() != c.want || b.SystemOverloaded() {
@@ -43,15 +43,17 @@ func TestQueueBacklog(t *testing.T) {
 	}
 }
 
-// Ambiguous by hand: a queue up by 31 of 900 arrivals (over √900 = 30 and 10, under the 90 that
-// QueueOverloaded needs) is, 30 is not; a system up by 26 of 500 (over 5 % of them, 25) is, 25 is
-// not; an overloaded window (queue up by 91 of 900) is not ambiguous but overloaded.
+// Ambiguous by hand: a queue up by 16 of 900 arrivals (over √900 / 2 = 15 and 10, under the 90
+// that QueueOverloaded needs) is, 15 is not, nor 10 of 100 (under 11); a system up by 26 of 500
+// (over 5 % of them, 25) is, 25 is not; an overloaded window (queue up by 91 of 900) is not
+// ambiguous but overloaded.
 func TestAmbiguous(t *testing.T) {
 	for _, c := range []struct {
 		b    Backlog
 		want bool
 	}{
-		{Backlog{Arrived: 900, QueuedAtEnd: 31}, true}, {Backlog{Arrived: 900, QueuedAtEnd: 30}, false},
+		{Backlog{Arrived: 900, QueuedAtEnd: 16}, true}, {Backlog{Arrived: 900, QueuedAtEnd: 15}, false},
+		{Backlog{Arrived: 100, QueuedAtEnd: 10}, false},
 		{Backlog{Arrived: 500, AtEnd: 26, QueueOnly: true}, true}, {Backlog{Arrived: 500, AtEnd: 25, QueueOnly: true}, false},
 		{Backlog{Arrived: 900, QueuedAtEnd: 91}, false},
 	} {

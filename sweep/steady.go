@@ -187,17 +187,13 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 			return nil, nil, nil, err
 		}
 		if settled != nil {
-			settledCfg, _, err := p.AtProbeRun(x, settledSetup)
-			if err != nil {
+			// The rerun, measured past the drain, stands: judged, or lengthened until it can be
+			// (an unjudged one's row has no backlog columns, and an answer point so is named:
+			// results.UnjudgedText). A rerun that drained again is degraded (results.Row.Drained).
+			res.Release()
+			res, setup = settled, settledSetup
+			if res, setup, b, ok, err = judgeable(ctx, p, x, res, setup, cache, simulate); err != nil {
 				return nil, nil, nil, err
-			}
-			// The rerun stands when its window can be judged; else the drained run does, and its
-			// row says so (results.Row.Drained).
-			if sb, _, sok := sim.RunBacklogAfterFill(settledCfg, settled.Requests); sok {
-				res.Release()
-				res, setup, b = settled, settledSetup, sb
-			} else {
-				settled.Release()
 			}
 		}
 	}
@@ -214,6 +210,43 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 		backlog = &b
 	}
 	return res, start, backlog, nil
+}
+
+// judgeable returns run res of point p at load x (under setup) with the Backlog of its window, or,
+// when that window cannot be judged (sim.RunBacklogAfterFill: too short or too early), the run
+// again with its per-load-unit stop doubled, up to resolveDoublings times, until it can; the last
+// run and false when none can (a fixed count is not lengthened).
+func judgeable(ctx context.Context, p *grid.Point, x float64, res *sim.Result, setup grid.ProbeRun, cache *WorkloadCache,
+	simulate SimulateFunc) (*sim.Result, grid.ProbeRun, sim.Backlog, bool, error) {
+	for k := 0; ; k++ {
+		cfg, _, err := p.AtProbeRun(x, setup)
+		if err != nil {
+			return nil, setup, sim.Backlog{}, false, err
+		}
+		b, _, ok := sim.RunBacklogAfterFill(cfg, res.Requests)
+		per := stopPerLoadUnit(&p.Config.Traffic.Stop)
+		if setup.PerLoadUnit != nil {
+			per = *setup.PerLoadUnit
+		}
+		if ok || k == resolveDoublings || per <= 0 {
+			return res, setup, b, ok, nil
+		}
+		longer := 2 * per
+		setup.PerLoadUnit = &longer
+		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+			return nil, setup, b, false, err
+		}
+		wl, err := cache.Build(cfg) // a lengthened run of this deployment alone: not kept
+		if err != nil {
+			return nil, setup, b, false, err
+		}
+		again, err := simulateOnce(ctx, cfg, wl, simulate)
+		if err != nil {
+			return nil, setup, b, false, err
+		}
+		res.Release()
+		res = again
+	}
 }
 
 // resolveDoublings is how many times resolveBacklog doubles a point's per-load-unit stop, 8 times
