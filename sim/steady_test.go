@@ -43,10 +43,31 @@ func TestQueueBacklog(t *testing.T) {
 	}
 }
 
+// A window that starts before the fill has ended is judged by its queue alone: one H200 at 16
+// requests/s (88 % of its capacity), 100 requests per load unit, measured after 9.32 s (a sweep's
+// two lifetimes) holds 36 requests at the window's start where it keeps about 74 in flight, its
+// batch still growing (not filled); over 19 service lifetimes its queue gained 6, so it is
+// judged, QueueOnly, and keeps up.
+func TestUnfilledWindowJudgedByItsQueue(t *testing.T) {
+	cfg, err := config.Decode([]byte(h200OpenLoop), "spec.yaml", []string{
+		"traffic.load={type: poisson, requests_per_second: 16, warmup_seconds: 9.319192321926923}", "traffic.stop={requests_per_load_unit: 100}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, ok := RunBacklogAfterFill(cfg, res.Requests)
+	if !ok || !b.QueueOnly || b.AtStart != 36 || b.QueueGrowth() != 6 || b.Overloaded() || b.Ambiguous() {
+		t.Errorf("backlog %+v judged %v; want judged by its queue alone (36 at the start, queue +6), keeping up", b, ok)
+	}
+}
+
 // Ambiguous by hand: a queue up by 16 of 900 arrivals (over √900 / 2 = 15 and 10, under the 90
 // that QueueOverloaded needs) is, 15 is not, nor 10 of 100 (under 11); a system up by 26 of 500
-// (over 5 % of them, 25) is, 25 is not; an overloaded window (queue up by 91 of 900) is not
-// ambiguous but overloaded.
+// (over 5 % of them, 25) is, 25 is not, nor 26 over a window QueueOnly (a filling system's gain);
+// an overloaded window (queue up by 91 of 900) is not ambiguous but overloaded.
 func TestAmbiguous(t *testing.T) {
 	for _, c := range []struct {
 		b    Backlog
@@ -54,7 +75,8 @@ func TestAmbiguous(t *testing.T) {
 	}{
 		{Backlog{Arrived: 900, QueuedAtEnd: 16}, true}, {Backlog{Arrived: 900, QueuedAtEnd: 15}, false},
 		{Backlog{Arrived: 100, QueuedAtEnd: 10}, false},
-		{Backlog{Arrived: 500, AtEnd: 26, QueueOnly: true}, true}, {Backlog{Arrived: 500, AtEnd: 25, QueueOnly: true}, false},
+		{Backlog{Arrived: 500, AtEnd: 26}, true}, {Backlog{Arrived: 500, AtEnd: 25}, false},
+		{Backlog{Arrived: 500, AtEnd: 26, QueueOnly: true}, false},
 		{Backlog{Arrived: 900, QueuedAtEnd: 91}, false},
 	} {
 		if got := c.b.Ambiguous(); got != c.want {
