@@ -504,7 +504,8 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 // arrival to its last turn's end, for a session source: sim.MeanSlotCycleMs; the sessions in
 // flight build up over one) (pilotWarmupLifetimes, as for a
 // concurrency probe), over arrivals that span at least grid.MinSteadyRequestsPerSlot lifetimes
-// and bring minMeasured(attainment) requests after the warm-up. An open loop's arrivals are
+// and bring minMeasured(attainment) requests after the warm-up, or least when more (a point
+// without a capacity search: fixedRateMeasured). An open loop's arrivals are
 // desynchronized, but its first lifetimes fill an empty deployment (latencies too short,
 // completions too few), and its rates would count that fill for a time set by the run's length.
 // perLoadUnit, when non-nil, is the lengthened per-load-unit stop of a run whose arrivals fall
@@ -519,7 +520,7 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 // a few) or its config sets one, or when the config's warm-up leaves a run long enough. The probe reruns the simulation with them
 // written into its config, so that the config (and the row's recommendation) reproduces the
 // statistics.
-func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request, attainment float64) (warmup, perLoadUnit *float64) {
+func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request, attainment float64, least int) (warmup, perLoadUnit *float64) {
 	l := &cfg.Traffic.Load
 	if l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson {
 		return nil, nil
@@ -542,7 +543,7 @@ func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request,
 	need := warmMs + (grid.MinSteadyRequestsPerSlot-pilotWarmupLifetimes)*lifeMs
 	if last > 0 && len(reqs) > 1 {
 		gap := last / float64(len(reqs)-1) // mean ms between arrivals
-		need = max(need, warmMs+float64(minMeasured(attainment))*gap)
+		need = max(need, warmMs+float64(max(least, minMeasured(attainment)))*gap)
 	}
 	if last < need {
 		per := stopPerLoadUnit(&cfg.Traffic.Stop)
@@ -602,6 +603,14 @@ func slotLengthening(cfg *config.Config, attainment float64) *float64 {
 // p99 TTFT 149 ms over one cycle (4 sessions per slot), 54.3-54.7 ms and 227-241 ms over 5 to 60
 // cycles (8 to 64 sessions per slot).
 const minMeasuredCycles = 3
+
+// fixedRateMeasured is the fewest requests an open-loop point without a capacity search measures
+// after its warm-up (rateSteady's least): such points are ranked by their served rate, which a
+// window of n requests reads to about 1 / √n of itself (7 % at 200, 3 % at 1,000), against
+// points a few percent apart near capacity (a user trial, 2026-12-07: one H200 over 12–22
+// poisson requests/s, about 18.2 served at most, had 16, 17 or 19 as its best point at 50
+// requests per load unit over three seeds, and 18 at every seed at 100 and 300).
+const fixedRateMeasured = 1000
 
 // minMeasured is the fewest requests a capacity probe measures after its warm-up
 // (grid.MinMeasuredRequests, which the spec's warnings use).

@@ -71,7 +71,11 @@ func steadyRun(ctx context.Context, p *grid.Point, x, attainment float64, cache 
 	if err != nil {
 		return nil, nil, setup, err
 	}
-	if w, per := rateSteady(cfg, res.Workload, res.Requests, attainment); w != nil {
+	least := minMeasured(attainment)
+	if shared {
+		least = max(least, fixedRateMeasured) // a point without a capacity search, ranked by its rate
+	}
+	if w, per := rateSteady(cfg, res.Workload, res.Requests, attainment, least); w != nil {
 		// An open loop's first lifetimes fill an empty deployment: measure after them, over
 		// a run long enough to leave a steady window.
 		res.Release()
@@ -315,7 +319,7 @@ func settleDrain(ctx context.Context, p *grid.Point, x float64, res *sim.Result,
 		return nil, setup, err
 	}
 	wl := res.Workload
-	if _, per := rateSteady(cfg, res.Workload, res.Requests, grid.DefaultCapacityAttainment); per != nil {
+	if _, per := rateSteady(cfg, res.Workload, res.Requests, grid.DefaultCapacityAttainment, fixedRateMeasured); per != nil {
 		setup.PerLoadUnit = per
 		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
 			return nil, setup, err

@@ -279,7 +279,7 @@ func TestRateSteadySessionLifetime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	warmup, _ := rateSteady(cfg, res.Workload, res.Requests, 0.99)
+	warmup, _ := rateSteady(cfg, res.Workload, res.Requests, 0.99, minMeasured(0.99))
 	if warmup == nil || math.Abs(*warmup-0.04) > 1e-12 {
 		t.Errorf("warm-up %v, want 0.04 s", deref(warmup))
 	}
@@ -452,9 +452,10 @@ func TestFixedOpenLoopOverloaded(t *testing.T) {
 // An open loop's explicit warmup_seconds is kept, and a per-load-unit stop that leaves too few
 // requests after it is lengthened: one replica whose every pass takes 10 ms, constant arrivals
 // at 5 requests/s, 20 requests per load unit (a 19.8 s run) and a 15 s warm-up would measure
-// the 25 requests that arrive after it. The run must reach 15 s plus minMeasured(0.99) = 200
-// arrival gaps of 0.2 s, 55 s: 20 × 1.1 × 55 / 19.8 = 61.1, so 62 per load unit (310 requests,
-// the last arriving at 61.8 s), the warm-up unchanged and the 235 that arrive from 15 s on measured.
+// the 25 requests that arrive after it. The run must reach 15 s plus fixedRateMeasured = 1,000
+// arrival gaps of 0.2 s, 215 s: 20 × 1.1 × 215 / 19.8 = 238.9, so 239 per load unit (1,195
+// requests, the last arriving at 238.8 s), the warm-up unchanged and the 1,120 that arrive from
+// 15 s on measured.
 // Without the warm-up, a fixed count too short to measure the floor after two lifetimes runs as
 // configured; one that brings it takes the warm-up alone.
 func TestExplicitWarmupLengthened(t *testing.T) {
@@ -478,11 +479,11 @@ engine:
 		t.Fatalf("rows %+v", rows)
 	}
 	r := rows[0]
-	if !strings.Contains(r.ConfigYAML, "requests_per_load_unit: 62") || !strings.Contains(r.ConfigYAML, "warmup_seconds: 15") {
-		t.Errorf("the row's config should run 62 requests per load unit after the spec's 15 s warm-up:\n%s", r.ConfigYAML)
+	if !strings.Contains(r.ConfigYAML, "requests_per_load_unit: 239") || !strings.Contains(r.ConfigYAML, "warmup_seconds: 15") {
+		t.Errorf("the row's config should run 239 requests per load unit after the spec's 15 s warm-up:\n%s", r.ConfigYAML)
 	}
-	if r.CompletedRequests == nil || *r.CompletedRequests != 235 {
-		t.Errorf("completed requests measured %v, want the 235 that arrive from 15 s on", *r.CompletedRequests)
+	if r.CompletedRequests == nil || *r.CompletedRequests != 1120 {
+		t.Errorf("completed requests measured %v, want the 1,120 that arrive from 15 s on", *r.CompletedRequests)
 	}
 	// A fixed count, which no sweep lengthens, too short for a steady window: measured after two
 	// lifetimes of 10 ms when minMeasured(0.99) = 200 requests still arrive after them (201
@@ -502,10 +503,11 @@ engine:
 			t.Errorf("%d requests: warm-up %v s, %v completed; want %g s and %d", c.requests, deref(r.WarmupSeconds), r.CompletedRequests, c.warmup, c.completed)
 		}
 	}
-	// A warm-up that leaves enough keeps the run as configured.
-	rows = runCapacity(t, spec, 1, "", "traffic.stop.requests_per_load_unit=100")
-	if c := rows[0].CompletedRequests; c == nil || *c != 425 || strings.Contains(rows[0].ConfigYAML, "requests_per_load_unit: 110") {
-		t.Errorf("500 requests with a 15 s warm-up: completed %v, want the 425 after it, the run as configured:\n%s", c, rows[0].ConfigYAML)
+	// A warm-up that leaves enough keeps the run as configured: 1,250 requests, the 1,175 from 15 s
+	// on measured.
+	rows = runCapacity(t, spec, 1, "", "traffic.stop.requests_per_load_unit=250")
+	if c := rows[0].CompletedRequests; c == nil || *c != 1175 || !strings.Contains(rows[0].ConfigYAML, "requests_per_load_unit: 250}") {
+		t.Errorf("1,250 requests with a 15 s warm-up: completed %v, want the 1,175 after it, the run as configured:\n%s", c, rows[0].ConfigYAML)
 	}
 }
 
