@@ -49,16 +49,8 @@ func TestQueueBacklog(t *testing.T) {
 // batch still growing (not filled); over 19 service lifetimes its queue gained 6, so it is
 // judged, QueueOnly, and keeps up.
 func TestUnfilledWindowJudgedByItsQueue(t *testing.T) {
-	cfg, err := config.Decode([]byte(h200OpenLoop), "spec.yaml", []string{
+	b, ok := openLoopBacklog(t, []string{
 		"traffic.load={type: poisson, requests_per_second: 16, warmup_seconds: 9.319192321926923}", "traffic.stop={requests_per_load_unit: 100}"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _, ok := RunBacklogAfterFill(cfg, res.Requests)
 	if !ok || !b.QueueOnly || b.AtStart != 36 || b.QueueGrowth() != 6 || b.Overloaded() || b.Ambiguous() {
 		t.Errorf("backlog %+v judged %v; want judged by its queue alone (36 at the start, queue +6), keeping up", b, ok)
 	}
@@ -95,16 +87,8 @@ func TestQueueOverloadNearCapacity(t *testing.T) {
 		rate string
 		over bool
 	}{{"18", false}, {"20", true}} {
-		cfg, err := config.Decode([]byte(h200OpenLoop), "spec.yaml", []string{"traffic.load={type: poisson, requests_per_second: " + tc.rate + "}",
+		b, ok := openLoopBacklog(t, []string{"traffic.load={type: poisson, requests_per_second: " + tc.rate + "}",
 			"traffic.stop={requests: 2000}"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Run(context.Background(), cfg, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _, ok := RunBacklogAfterFill(cfg, res.Requests)
 		if !ok || b.Overloaded() != tc.over || b.SystemOverloaded() {
 			t.Errorf("%s/s: backlog %+v, judged %v, overloaded %v; want judged, overloaded %v by its queue alone", tc.rate, b, ok, b.Overloaded(), tc.over)
 		}
@@ -142,7 +126,6 @@ engine:
 // whose fixed count ends before the fill (a reviewer's case: 80
 // requests of about 1k prompt and output tokens, mean latency near 9 s, 39 in flight at the end).
 func TestRunBacklogOverload(t *testing.T) {
-	spec := h200OpenLoop
 	for _, tc := range []struct {
 		name         string
 		sets         []string
@@ -158,15 +141,7 @@ func TestRunBacklogOverload(t *testing.T) {
 			"traffic.source={type: synthetic, input_tokens: {distribution: uniform, min: 819, max: 1024}, output_tokens: {distribution: uniform, min: 819, max: 1024}}",
 			"traffic.stop={requests: 80}"}, false, false},
 	} {
-		cfg, err := config.Decode([]byte(spec), "spec.yaml", tc.sets)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Run(context.Background(), cfg, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _, ok := RunBacklogAfterFill(cfg, res.Requests)
+		b, ok := openLoopBacklog(t, tc.sets)
 		if ok != tc.judged || ok && b.Overloaded() != tc.over {
 			t.Errorf("%s: backlog %+v, judged %v, overloaded %v; want judged %v, overloaded %v", tc.name, b, ok, b.Overloaded(), tc.judged, tc.over)
 		}
@@ -237,4 +212,20 @@ func TestDrainEndMs(t *testing.T) {
 			t.Errorf("growth %d with %g in flight: drained %v, want %v", c.growth, c.inFlight, got, c.want)
 		}
 	}
+}
+
+// openLoopBacklog runs h200OpenLoop with sets and returns RunBacklogAfterFill's backlog of the
+// run and whether it was judged.
+func openLoopBacklog(t *testing.T, sets []string) (Backlog, bool) {
+	t.Helper()
+	cfg, err := config.Decode([]byte(h200OpenLoop), "spec.yaml", sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, ok := RunBacklogAfterFill(cfg, res.Requests)
+	return b, ok
 }

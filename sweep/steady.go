@@ -228,29 +228,42 @@ func judgeable(ctx context.Context, p *grid.Point, x float64, res *sim.Result, s
 			return nil, setup, sim.Backlog{}, false, err
 		}
 		b, _, ok := sim.RunBacklogAfterFill(cfg, res.Requests)
-		per := stopPerLoadUnit(&p.Config.Traffic.Stop)
-		if setup.PerLoadUnit != nil {
-			per = *setup.PerLoadUnit
-		}
-		if ok || k == resolveDoublings || per <= 0 {
+		if ok || k == resolveDoublings {
 			return res, setup, b, ok, nil
 		}
-		longer := 2 * per
-		setup.PerLoadUnit = &longer
-		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
-			return nil, setup, b, false, err
-		}
-		wl, err := cache.Build(cfg) // a lengthened run of this deployment alone: not kept
-		if err != nil {
-			return nil, setup, b, false, err
-		}
-		again, err := simulateOnce(ctx, cfg, wl, simulate)
-		if err != nil {
-			return nil, setup, b, false, err
+		again, next, _, err := doubledRun(ctx, p, x, setup, cache, simulate)
+		if err != nil || again == nil {
+			return res, setup, b, false, err // a fixed count, which no sweep lengthens
 		}
 		res.Release()
-		res = again
+		res, setup = again, next
 	}
+}
+
+// doubledRun simulates point p at load x again with setup's per-load-unit stop (or the point's
+// own) doubled, on a workload built for that run alone (not kept), and returns the run, its setup
+// and config; a nil run when the point stops at a fixed count, which no sweep lengthens.
+func doubledRun(ctx context.Context, p *grid.Point, x float64, setup grid.ProbeRun, cache *WorkloadCache,
+	simulate SimulateFunc) (*sim.Result, grid.ProbeRun, *config.Config, error) {
+	per := stopPerLoadUnit(&p.Config.Traffic.Stop)
+	if setup.PerLoadUnit != nil {
+		per = *setup.PerLoadUnit
+	}
+	if per <= 0 {
+		return nil, setup, nil, nil
+	}
+	longer := 2 * per
+	setup.PerLoadUnit = &longer
+	cfg, _, err := p.AtProbeRun(x, setup)
+	if err != nil {
+		return nil, setup, nil, err
+	}
+	wl, err := cache.Build(cfg)
+	if err != nil {
+		return nil, setup, nil, err
+	}
+	res, err := simulateOnce(ctx, cfg, wl, simulate)
+	return res, setup, cfg, err
 }
 
 // resolveDoublings is how many times resolveBacklog doubles a point's per-load-unit stop, 8 times
@@ -267,27 +280,15 @@ const resolveDoublings = 3
 func resolveBacklog(ctx context.Context, p *grid.Point, x float64, res *sim.Result, setup grid.ProbeRun, b sim.Backlog,
 	cache *WorkloadCache, simulate SimulateFunc) (*sim.Result, grid.ProbeRun, sim.Backlog, error) {
 	for range resolveDoublings {
-		per := stopPerLoadUnit(&p.Config.Traffic.Stop)
-		if setup.PerLoadUnit != nil {
-			per = *setup.PerLoadUnit
-		}
-		if per <= 0 || !b.Ambiguous() {
+		if !b.Ambiguous() {
 			break
 		}
-		next := setup
-		longer := 2 * per
-		next.PerLoadUnit = &longer
-		cfg, _, err := p.AtProbeRun(x, next)
+		again, next, cfg, err := doubledRun(ctx, p, x, setup, cache, simulate)
 		if err != nil {
 			return nil, setup, b, err
 		}
-		wl, err := cache.Build(cfg) // a lengthened run of this deployment alone: not kept
-		if err != nil {
-			return nil, setup, b, err
-		}
-		again, err := simulateOnce(ctx, cfg, wl, simulate)
-		if err != nil {
-			return nil, setup, b, err
+		if again == nil {
+			break // a fixed count
 		}
 		nb, _, ok := sim.RunBacklogAfterFill(cfg, again.Requests)
 		if !ok {
