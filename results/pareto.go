@@ -11,8 +11,9 @@ import (
 	"strings"
 )
 
-// Exclusion reasons of Analysis.Excluded. A degraded row beyond MaxRejectedRatio has one of three
-// (degradedExclusion): ExcludedRejected, ExcludedOverloaded or ExcludedDrained.
+// Exclusion reasons of Analysis.Excluded. A degraded row beyond MaxRejectedRatio has one of five
+// (degradedExclusion): ExcludedRejected, ExcludedTruncated, ExcludedUnfinished, ExcludedOverloaded or
+// ExcludedDrained.
 const (
 	ExcludedFailed        = "failed"
 	ExcludedTimedOut      = "timed_out"
@@ -32,6 +33,13 @@ const (
 	// ExcludedDrained is a degraded row whose measured window drained its system (Row.Drained) by
 	// more than MaxRejectedRatio allows, without rejecting that many requests itself.
 	ExcludedDrained = DrainedReason
+	// ExcludedTruncated is a degraded row whose truncated requests (completed short of their
+	// requested output) are the largest share of what it left undone beyond MaxRejectedRatio.
+	ExcludedTruncated = TruncatedReason
+	// ExcludedUnfinished is a degraded row whose backlog of unfinished requests when its run
+	// stopped (Row.Backlogged) is the largest share of what it left undone beyond
+	// MaxRejectedRatio.
+	ExcludedUnfinished = UnfinishedReason
 )
 
 // Best is the best candidate for one objective.
@@ -346,18 +354,26 @@ func exclusion(r *Row, s optimization.Settings, strict bool) string {
 }
 
 // degradedExclusion is the key a degraded row beyond s.MaxRejectedRatio is excluded under, named
-// for what put it there: ExcludedRejected when the requests it rejected, truncated or left
-// unfinished in a backlog alone exceed the ratio (with the default 0: whenever it rejected any,
-// overloaded or not); else ExcludedOverloaded when it fell behind its arrivals, ExcludedDrained
-// when its window drained its system; else (only their sum exceeds it) ExcludedRejected.
+// for what put it there. When the requests it rejected, truncated or left unfinished in a backlog
+// alone exceed the ratio (with the default 0: whenever it rejected or truncated any, overloaded or
+// not), the largest of the three names it: ExcludedRejected, ExcludedTruncated or
+// ExcludedUnfinished (ties in that order). Else ExcludedOverloaded when it fell behind its
+// arrivals, ExcludedDrained when its window drained its system; else (only their sum exceeds the
+// ratio) ExcludedRejected.
 func degradedExclusion(r *Row, s optimization.Settings) string {
-	own := deref(r.RejectedRequests) + deref(r.TruncatedRequests)
+	rejected, truncated, unfinished := deref(r.RejectedRequests), deref(r.TruncatedRequests), int64(0)
 	if r.Backlogged() {
-		own += deref(r.UnfinishedRequests)
+		unfinished = deref(r.UnfinishedRequests)
 	}
 	switch offered := deref(r.OfferedRequests); {
-	case offered > 0 && float64(own)/float64(offered) > s.MaxRejectedRatio:
-		return ExcludedRejected
+	case offered > 0 && float64(rejected+truncated+unfinished)/float64(offered) > s.MaxRejectedRatio:
+		switch {
+		case rejected >= truncated && rejected >= unfinished:
+			return ExcludedRejected
+		case truncated >= unfinished:
+			return ExcludedTruncated
+		}
+		return ExcludedUnfinished
 	case r.Overloaded():
 		return ExcludedOverloaded
 	case r.Drained():

@@ -350,7 +350,8 @@ func TestNewRowDegraded(t *testing.T) {
 }
 
 // A point whose completed requests stopped short of their output is degraded too, and its
-// truncated requests count against max_rejected_ratio: 512 truncated of 2048 offered is 0.25.
+// truncated requests count against max_rejected_ratio: 512 truncated of 2048 offered is 0.25,
+// and beyond it the point is counted as truncated_requests.
 func TestNewRowTruncatedIsDegraded(t *testing.T) {
 	rec := Record{PointID: "p", Status: StatusOK, Summary: map[string]float64{
 		"num_requests": 2048, "offered_requests": 2048, "completed_requests": 2048, "rejected_requests": 0,
@@ -365,7 +366,7 @@ func TestNewRowTruncatedIsDegraded(t *testing.T) {
 	for _, c := range []struct {
 		max  float64
 		want string
-	}{{0, ExcludedRejected}, {0.2, ExcludedRejected}, {0.25, ""}} {
+	}{{0, ExcludedTruncated}, {0.2, ExcludedTruncated}, {0.25, ""}} {
 		if got := exclusion(&r, optimization.Settings{MaxRejectedRatio: c.max}, false); got != c.want {
 			t.Errorf("max_rejected_ratio %v: exclusion %q, want %q", c.max, got, c.want)
 		}
@@ -394,8 +395,8 @@ func TestNewRowUnfinishedIsDegraded(t *testing.T) {
 	if r.Status != StatusDegraded || r.Reason != want || math.Abs(r.RejectedRatio()-88.0/95) > 1e-15 {
 		t.Fatalf("status %q reason %q ratio %v; want degraded, %q, 88/95", r.Status, r.Reason, r.RejectedRatio(), want)
 	}
-	if got := exclusion(&r, optimization.Settings{}, false); got != ExcludedRejected {
-		t.Errorf("exclusion %q, want %q", got, ExcludedRejected)
+	if got := exclusion(&r, optimization.Settings{}, false); got != ExcludedUnfinished {
+		t.Errorf("exclusion %q, want %q", got, ExcludedUnfinished)
 	}
 	rec.Summary["unfinished_requests"] = 7
 	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusOK || r.RejectedRatio() != 0 {
@@ -513,7 +514,9 @@ func TestDegradedExclusionKey(t *testing.T) {
 	}{
 		{"overloaded alone", overloaded(0, 0), 0, ExcludedOverloaded},
 		{"overloaded, 1 rejected", overloaded(1, 0), 0, ExcludedRejected},
-		{"overloaded, 1 truncated", overloaded(0, 1), 0, ExcludedRejected},
+		{"overloaded, 1 truncated", overloaded(0, 1), 0, ExcludedTruncated},
+		{"overloaded, 2 truncated beside 1 rejected", overloaded(1, 2), 0, ExcludedTruncated},
+		{"overloaded, 2 rejected beside 2 truncated", overloaded(2, 2), 0, ExcludedRejected},
 		{"overloaded, 1 rejected within 1%", overloaded(1, 0), 0.01, ExcludedOverloaded},
 		{"overloaded, 12 rejected over 1%", overloaded(12, 0), 0.01, ExcludedRejected},
 		{"overloaded within 12%", overloaded(0, 0), 0.12, ""},

@@ -1567,7 +1567,10 @@ func degradedHint(rows []Row, a *Analysis, dir string) string {
 	strict := s.StrictSLA || s.Target == optimization.TargetMinGPUs
 	// Each key a degraded point can be excluded under (degradedExclusion), in the order named.
 	hints := []struct{ key, what string }{
-		{ExcludedRejected, "rejected or left unfinished requests"},
+		{ExcludedRejected, "rejected requests"},
+		{ExcludedTruncated, "stopped requests short of their requested output (truncated_requests)"},
+		{ExcludedUnfinished, "left a backlog of requests unfinished when the run stopped (unfinished_requests: lower the load, " +
+			"add workers or lengthen traffic.stop.max_virtual_time_seconds)"},
 		{ExcludedOverloaded, "fell behind the open-loop arrivals (overloaded: lower the load, add workers or search for " +
 			"each deployment's capacity with optimization.capacity_search)"},
 		{ExcludedDrained, "drained work queued before the measured window (drained: lengthen the run)"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/servesweep/servesweep/sim/optimization"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -313,8 +314,8 @@ func TestSLAUnitHint(t *testing.T) {
 }
 
 // TestNoFeasibleHint: a point excluded for rejected requests names itself, its reason, the
-// constraint that admits it and the rows command, as does the first overloaded and the first
-// drained point under its own key; without one the hint is SLAUnitHint's alone.
+// constraint that admits it and the rows command, as does the first truncating, backlogged,
+// overloaded and drained point under its own key; without one the hint is SLAUnitHint's alone.
 func TestNoFeasibleHint(t *testing.T) {
 	r := partRow("p1", 0, StatusDegraded, 0)
 	r.Reason = "rejected_requests: 2 of 10 offered requests rejected (context_length 2)"
@@ -324,7 +325,7 @@ func TestNoFeasibleHint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "; 1 point rejected or left unfinished requests, e.g. p1 (" + r.Reason + "): such points stay off the front beyond " +
+	want := "; 1 point rejected requests, e.g. p1 (" + r.Reason + "): such points stay off the front beyond " +
 		"optimization.constraints.max_rejected_ratio (0 now); servesweep rows --results out --columns point_id,status,reason " +
 		"lists every point's reason"
 	if got := NoFeasibleHint(rows, a, "out"); got != want {
@@ -344,7 +345,7 @@ func TestNoFeasibleHint(t *testing.T) {
 	if a, err = Analyze(rows, optimization.Settings{Objectives: optimization.DefaultObjectives()}); err != nil {
 		t.Fatal(err)
 	}
-	want = "; 1 point rejected or left unfinished requests, e.g. p1 (" + r.Reason + "); 1 point fell behind the open-loop " +
+	want = "; 1 point rejected requests, e.g. p1 (" + r.Reason + "); 1 point fell behind the open-loop " +
 		"arrivals (overloaded: lower the load, add workers or search for each deployment's capacity with " +
 		"optimization.capacity_search), e.g. p3 (" + over.Reason + "); 1 point drained work queued before the measured window " +
 		"(drained: lengthen the run), e.g. p4 (" + drained.Reason + "): such points stay off the front beyond " +
@@ -352,6 +353,32 @@ func TestNoFeasibleHint(t *testing.T) {
 		"lists every point's reason"
 	if got := NoFeasibleHint(rows, a, "out"); got != want {
 		t.Errorf("hint %q\nwant %q", got, want)
+	}
+	// A truncating point and one stopped with a backlog are named under theirs, between the
+	// rejections and the overloaded point.
+	trunc := partRow("p5", 3, StatusDegraded, 0)
+	trunc.Reason = "truncated_requests: 4 of 10 completed requests stopped short of their requested output (80 output tokens not generated)"
+	trunc.OfferedRequests, trunc.CompletedRequests, trunc.TruncatedRequests = iptr(10), iptr(10), iptr(4)
+	behind := partRow("p6", 4, StatusDegraded, 0)
+	behind.Reason = "unfinished_requests: 88 of 95 offered requests unfinished when the run stopped ..."
+	behind.OfferedRequests, behind.CompletedRequests, behind.UnfinishedRequests = iptr(95), iptr(7), iptr(88)
+	behind.RequestThroughputRPS, behind.MeanE2ELatencyMs = f64(2.5), f64(1400)
+	rows = []Row{behind, trunc, over}
+	if a, err = Analyze(rows, optimization.Settings{Objectives: optimization.DefaultObjectives()}); err != nil {
+		t.Fatal(err)
+	}
+	want = "; 1 point stopped requests short of their requested output (truncated_requests), e.g. p5 (" + trunc.Reason + "); " +
+		"1 point left a backlog of requests unfinished when the run stopped (unfinished_requests: lower the load, add workers or " +
+		"lengthen traffic.stop.max_virtual_time_seconds), e.g. p6 (" + behind.Reason + "); 1 point fell behind the open-loop " +
+		"arrivals (overloaded: lower the load, add workers or search for each deployment's capacity with " +
+		"optimization.capacity_search), e.g. p3 (" + over.Reason + "): such points stay off the front beyond " +
+		"optimization.constraints.max_rejected_ratio (0 now); servesweep rows --results out --columns point_id,status,reason " +
+		"lists every point's reason"
+	if got := NoFeasibleHint(rows, a, "out"); got != want {
+		t.Errorf("hint %q\nwant %q", got, want)
+	}
+	if want := map[string]int{ExcludedTruncated: 1, ExcludedUnfinished: 1, ExcludedOverloaded: 1}; !maps.Equal(a.Excluded, want) {
+		t.Errorf("excluded %v, want %v", a.Excluded, want)
 	}
 	ok := partRow("p2", 1, StatusOK, 5)
 	a, _ = Analyze([]Row{ok}, optimization.Settings{Objectives: optimization.DefaultObjectives()})
