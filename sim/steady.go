@@ -210,6 +210,40 @@ func LastArrivalMs(reqs []engine.Request) float64 {
 	return last
 }
 
+// LastStartMs is the latest arrival in virtual ms (-1 when none arrived) of a request of reqs
+// that starts a session of workload w (its turn 0; reqs indexed like w.Requests, as
+// Result.Requests are): the last arrival an open loop's load sets. A session's later turns
+// arrive after the turn before them completes, so a deployment the load outpaces delays them
+// past its last start while its queue drains (a user trial, 2026-12-07: one H100 offered 60
+// four-turn sessions/s, serving about 18, held 178 fewer requests at its last turn's arrival
+// than when its window began, p99 TTFT 14.6 s). With w nil, or every request a session of one
+// turn, it is LastArrivalMs.
+func LastStartMs(reqs []engine.Request, w *traffic.Workload) float64 {
+	if w == nil || len(w.Requests) != len(reqs) {
+		return LastArrivalMs(reqs)
+	}
+	last := -1.0
+	for i := range reqs {
+		if w.Requests[i].Turn == 0 {
+			last = max(last, reqs[i].ArrivalMs)
+		}
+	}
+	return last
+}
+
+// Starts counts the requests of reqs that arrived (ArrivalMs >= 0) and start a session of
+// workload w (turn 0; every arrived request when w is nil or does not index reqs).
+func Starts(reqs []engine.Request, w *traffic.Workload) int {
+	whole := w == nil || len(w.Requests) != len(reqs)
+	n := 0
+	for i := range reqs {
+		if reqs[i].ArrivalMs >= 0 && (whole || w.Requests[i].Turn == 0) {
+			n++
+		}
+	}
+	return n
+}
+
 // DrainEndMs is the first time in [fromMs, toMs] (virtual ms) at which reqs' system (arrived, not
 // yet terminal) holds at most n requests, and toMs when it never does.
 func DrainEndMs(reqs []engine.Request, fromMs, toMs float64, n int) float64 {
@@ -301,17 +335,19 @@ func (b Backlog) QueueOverloaded() bool {
 	return q > OverloadMinRequests && q > QueueOverloadDeviations*math.Sqrt(n)
 }
 
-// RunBacklogAfterFill is the Backlog of a run of cfg under an open loop (constant_rate or
+// RunBacklogAfterFill is the Backlog of a run of cfg on workload w (reqs indexed like
+// w.Requests; nil: every request a session's start) under an open loop (constant_rate or
 // poisson) over a window that starts after the fill whatever the config's warm-up (predict's
 // runs usually have none, and an explicit one may be short): at the warm-up or at two mean
 // service lifetimes of the run's completed requests (serviceLifetimeMs), whichever is later, to
-// the last arrival; fromMs is where it starts (virtual ms). ok is false for other loads, runs
+// the last session start (LastStartMs: a session's later turns follow the deployment, not the
+// load); fromMs is where it starts (virtual ms). ok is false for other loads, runs
 // without arrivals in the window, and a window judgedBacklog cannot judge: too few service
 // lifetimes, or a start that holds fewer requests than the deployment keeps in flight (a
 // deployment that keeps up would look as if it gained its in-flight load). Sweep and predict
 // both judge by it.
-func RunBacklogAfterFill(cfg *config.Config, reqs []engine.Request) (b Backlog, fromMs float64, ok bool) {
-	from, last, ok := openLoopWindow(cfg, reqs)
+func RunBacklogAfterFill(cfg *config.Config, reqs []engine.Request, w *traffic.Workload) (b Backlog, fromMs float64, ok bool) {
+	from, last, ok := openLoopWindow(cfg, reqs, w)
 	if !ok {
 		return b, 0, false
 	}
@@ -325,15 +361,15 @@ func RunBacklogAfterFill(cfg *config.Config, reqs []engine.Request) (b Backlog, 
 	return b, from, ok
 }
 
-// openLoopWindow is the measured window of a run of cfg under an open loop (constant_rate or
-// poisson): from its warm-up to its last arrival, in virtual ms; ok is false for other loads and
-// runs whose last arrival is not after the warm-up.
-func openLoopWindow(cfg *config.Config, reqs []engine.Request) (fromMs, lastMs float64, ok bool) {
+// openLoopWindow is the measured window of a run of cfg on workload w under an open loop
+// (constant_rate or poisson): from its warm-up to its last session start (LastStartMs), in
+// virtual ms; ok is false for other loads and runs whose last start is not after the warm-up.
+func openLoopWindow(cfg *config.Config, reqs []engine.Request, w *traffic.Workload) (fromMs, lastMs float64, ok bool) {
 	l := &cfg.Traffic.Load
 	if l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson {
 		return 0, 0, false
 	}
-	last := LastArrivalMs(reqs)
+	last := LastStartMs(reqs, w)
 	from := l.Warmup() * 1000
 	return from, last, last > from
 }

@@ -244,6 +244,14 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	if cfg, res, m, err = pb.settle(ctx, x, &setup, cfg, res, m); err != nil {
 		return nil, fail(err)
 	}
+	if lt := cfg.Traffic.Load.Type; res.Summary.NumRequests == 0 && (lt == config.LoadConstantRate || lt == config.LoadPoisson) {
+		// Nothing measured is neither a miss nor a pass: an open loop, which rateSteady and
+		// lengthen stretch past its warm-up, fails its point, named, rather than let the run's
+		// length set its capacity.
+		res.Release()
+		return nil, fail(fmt.Errorf("measured no request: every arrival came before its warm-up of %g s ended "+
+			"(lengthen traffic.stop, or shorten traffic.load.warmup_seconds)", cfg.Traffic.Load.Warmup()))
+	}
 	s, att, meets, termsMet, h := res.Summary, m.att, m.meets, m.termsMet, m.h
 	all := results.SummaryValues(s)
 	keys := results.ProbeSummaryKeys()
@@ -315,7 +323,11 @@ func (pb *prober) settle(ctx context.Context, x float64, setup *grid.ProbeRun, c
 
 // lengthen reruns the probe at load x (its run res, released here) with its per-load-unit stop
 // set to longer and, when fromMs > 0, its warm-up moved to fromMs ms, and returns the new
-// config, run and measure.
+// config, run and measure. An open loop whose starts (rateSteady, the warm-up kept) would end
+// too soon after that warm-up is run again with its stop lengthened as rateSteady says, up to
+// openLoopRelengthens times: a moved warm-up scales the span of the arrivals, not the load's
+// rate (a user trial, 2026-12-07: four-turn sessions under kv_router, their warm-up moved to
+// affineHorizonSeconds, measured no request past it, and each such probe counted as a miss).
 func (pb *prober) lengthen(ctx context.Context, x float64, setup *grid.ProbeRun, res *sim.Result,
 	longer, fromMs float64) (*config.Config, *sim.Result, probeMeasure, error) {
 	setup.PerLoadUnit = &longer
@@ -323,23 +335,37 @@ func (pb *prober) lengthen(ctx context.Context, x float64, setup *grid.ProbeRun,
 		w := fromMs / 1000
 		setup.WarmupSeconds = &w
 	}
-	next, _, err := pb.p.AtProbeRun(x, *setup)
-	if err != nil {
-		return nil, nil, probeMeasure{}, err
+	for k := 0; ; k++ {
+		next, _, err := pb.p.AtProbeRun(x, *setup)
+		if err != nil {
+			return nil, nil, probeMeasure{}, err
+		}
+		wl, err := pb.cache.Build(next)
+		if err != nil {
+			return nil, nil, probeMeasure{}, err
+		}
+		res.Release()
+		if res, err = pb.simulate(ctx, next, sim.Options{Workload: wl}); err != nil {
+			return nil, nil, probeMeasure{}, err
+		}
+		if res == nil || res.Summary == nil {
+			return nil, nil, probeMeasure{}, fmt.Errorf("the simulation returned no report")
+		}
+		if k < openLoopRelengthens {
+			if _, per := rateSteady(next, res.Workload, res.Requests, pb.cs.Attainment, minMeasured(pb.cs.Attainment)); per != nil && *per > *setup.PerLoadUnit {
+				setup.PerLoadUnit = per
+				continue
+			}
+		}
+		return next, res, measureProbe(res, next, pb.sla, pb.cs.Attainment), nil
 	}
-	wl, err := pb.cache.Build(next)
-	if err != nil {
-		return nil, nil, probeMeasure{}, err
-	}
-	res.Release()
-	if res, err = pb.simulate(ctx, next, sim.Options{Workload: wl}); err != nil {
-		return nil, nil, probeMeasure{}, err
-	}
-	if res == nil || res.Summary == nil {
-		return nil, nil, probeMeasure{}, fmt.Errorf("the simulation returned no report")
-	}
-	return next, res, measureProbe(res, next, pb.sla, pb.cs.Attainment), nil
 }
+
+// openLoopRelengthens is how many times lengthen runs an open-loop probe again when its arrivals
+// still end too soon after its warm-up: rateSteady scales the stop by the span it lacks, which
+// is proportional to the stop for a constant start rate, so one suffices; the second covers a
+// run whose span was set by its few first starts.
+const openLoopRelengthens = 2
 
 // Settling probes: a probe that meets the SLA, whose warm-up the search chose (probeStart,
 // rateSteady: the config sets neither ramp_seconds nor warmup_seconds), is rerun with its run
@@ -509,7 +535,8 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 // desynchronized, but its first lifetimes fill an empty deployment (latencies too short,
 // completions too few), and its rates would count that fill for a time set by the run's length.
 // perLoadUnit, when non-nil, is the lengthened per-load-unit stop of a run whose arrivals fall
-// short (the run's count scaled to 1.1 × the span needed, rounded up). A warmup_seconds the config
+// short (the run's count scaled to 1.1 × the span needed, rounded up; the span of the sessions'
+// starts, for a session source: sim.LastStartMs). A warmup_seconds the config
 // sets is kept in place of the two lifetimes: the run is lengthened the same way when its arrivals
 // after that warm-up fall short (a user trial, 2026-12-06: warmup_seconds 15 in a 20 s run left an
 // open loop's point ranked on 3 requests), and warmup is then that warm-up, unchanged, so that
@@ -532,17 +559,21 @@ func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request,
 	if n == 0 || lifeMs <= 0 {
 		return nil, nil
 	}
-	last := max(sim.LastArrivalMs(reqs), 0)
-	// The arrivals must span the warm-up and MinSteadyRequestsPerSlot − pilotWarmupLifetimes
-	// lifetimes after it, and bring minMeasured requests after it; at the run's mean arrival rate
-	// that is a span of
+	// The load's arrivals are the sessions' starts (every request's, single-turn): they span what
+	// the per-load-unit stop scales, where a session's later turns follow the deployment (an
+	// overloaded one delays them past the last start, a run lengthened by that span would
+	// still end its starts before the warm-up: sim.LastStartMs).
+	last := max(sim.LastStartMs(reqs, wl), 0)
+	// The starts must span the warm-up and MinSteadyRequestsPerSlot − pilotWarmupLifetimes
+	// lifetimes after it, and bring minMeasured requests after it; at the run's mean start rate,
+	// each start bringing its session's requests, that is a span of
 	warmMs := pilotWarmupLifetimes * lifeMs
 	if l.WarmupSeconds != nil {
 		warmMs = *l.WarmupSeconds * 1000
 	}
 	need := warmMs + (grid.MinSteadyRequestsPerSlot-pilotWarmupLifetimes)*lifeMs
-	if last > 0 && len(reqs) > 1 {
-		gap := last / float64(len(reqs)-1) // mean ms between arrivals
+	if starts := sim.Starts(reqs, wl); last > 0 && starts > 1 {
+		gap := last / float64(starts-1) * float64(starts) / float64(len(reqs)) // mean ms between the starts' requests
 		need = max(need, warmMs+float64(max(least, minMeasured(attainment)))*gap)
 	}
 	if last < need {

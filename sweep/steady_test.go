@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -587,5 +588,120 @@ func TestAmbiguousBacklogResolved(t *testing.T) {
 		!strings.Contains(r.ConfigYAML, "requests_per_load_unit: 400}") || r.QueueGrowthRequests == nil || *r.QueueGrowthRequests != 294 {
 		t.Errorf("19 requests/s: status %s (%s), queue growth %v; want overloaded by its queue (294) at 400 per load unit:\n%s",
 			r.Status, r.Reason, r.QueueGrowthRequests, r.ConfigYAML)
+	}
+}
+
+// sessionOpenLoopSpec is a user trial's session workload (2026-12-07): four-turn sessions of
+// Llama-3.1-8B on H100 FP8 workers (one serves about 17 sessions/s within the SLA), arriving
+// under poisson at a sessions_per_second rate.
+const sessionOpenLoopSpec = `traffic:
+  source:
+    type: synthetic-session
+    new_input_tokens_per_turn: {distribution: uniform, min: 410, max: 614}
+    output_tokens_per_turn: {distribution: uniform, min: 51, max: 77}
+    session: {turns: 4, shared_prefix_ratio: 0.75, prefix_groups: 8, inter_turn_delay_ms: 100, inter_turn_delay_stddev_ms: 50}
+  load: {type: poisson, sessions_per_second: 1}
+  stop: {sessions_per_load_unit: 4}
+engine:
+  mode: aggregated
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h100_sxm
+  precision: {weights: fp8, kv_cache: bf16}
+  backend: vllm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: 2, tensor: 1}
+      scheduler: {max_batched_tokens: 2048, max_sequences: 256}
+      kv_cache: {block_size: 64, capacity: {type: default, memory_fraction: 0.9}}
+      timing: {type: default}
+router: {policy: kv_router, prefill_load_model: {type: none}}
+planner: {policy: disabled}
+evaluation:
+  sla: {ttft_ms: 500, itl_ms: 50, p99_itl_ms: 50}
+optimization:
+  target: pareto
+  capacity_search: {attainment: 0.99, min: 1, max: 4096, relative_tolerance: 0.05, max_probes: 16}
+`
+
+// A session open loop's capacity does not move with its run's length or warm-up: each probe's
+// arrivals are its sessions' starts, which must span the warm-up and a window after it. In the
+// user trial two H100 replicas under kv_router, whose meeting probes move their warm-up to
+// affineHorizonSeconds, had probes that ended their starts by then, measured nothing and counted
+// as misses: capacity 11.4, 12.8, 23.6 and 29.9 sessions/s at 4, 8, 16 and 64 sessions per load
+// unit; and round_robin with warmup_seconds 10, 60 and 200 rated them 19.3, 5.1 and 3.5 (measured
+// 2026-12-07: now 30.1, 29.3, 29.4 and 28.9, 28.7, 28.0). Every probe measures requests.
+func TestSessionOpenLoopCapacityIndependentOfRunLength(t *testing.T) {
+	if raceEnabled {
+		t.Skip("five capacity searches: make test runs it without -race")
+	}
+	var caps []float64
+	for _, sets := range [][]string{
+		{"traffic.stop.sessions_per_load_unit=4"},
+		{"traffic.stop.sessions_per_load_unit=16"},
+		{"router.policy=round_robin", "traffic.load.warmup_seconds=10"},
+		{"router.policy=round_robin", "traffic.load.warmup_seconds=200"},
+	} {
+		rows := runCapacity(t, sessionOpenLoopSpec, 2, "", sets...)
+		if len(rows) != 1 || rows[0].Status != results.StatusOK || rows[0].CapacityLoad == nil {
+			t.Fatalf("%v: rows %+v", sets, rows)
+		}
+		for _, p := range rows[0].Probes {
+			var n int64
+			if p.OfferedRequests != nil {
+				n = *p.OfferedRequests
+			}
+			if n < int64(minMeasured(0.99)) {
+				t.Errorf("%v: probe %d at %.2f sessions/s measured %d requests, want at least %d", sets, p.ProbeIndex, p.Load, n, minMeasured(0.99))
+			}
+		}
+		caps = append(caps, *rows[0].CapacityLoad)
+	}
+	lo, hi := slices.Min(caps), slices.Max(caps)
+	if hi > lo*1.15 {
+		t.Errorf("capacities %v sessions/s: more than 15 %% apart, the answer depends on the run's length", caps)
+	}
+}
+
+// Without a capacity search a session open loop that its deployment cannot keep up with is
+// degraded as overloaded: one H100 replica offered 5, 15, 30 and 60 sessions/s (it serves about
+// 18) over 4 and 16 sessions per load unit. In the user trial 30 sessions/s was ok and the answer
+// at 4 per load unit (p99 TTFT 1.2 s), 60 ok too (14.6 s), their systems losing requests to the
+// last turn's arrival; the answer is 15 at both lengths.
+func TestSessionOpenLoopOverloaded(t *testing.T) {
+	spec := strings.Replace(sessionOpenLoopSpec, "sessions_per_second: 1}", "sessions_per_second: {choices: [5, 15, 30, 60]}}", 1)
+	spec = strings.Replace(spec, "capacity_search: {attainment: 0.99, min: 1, max: 4096, relative_tolerance: 0.05, max_probes: 16}", "target: throughput_per_gpu", 1)
+	spec = strings.Replace(spec, "  target: pareto\n", "", 1)
+	spec = strings.Replace(spec, "evaluation:\n  sla: {ttft_ms: 500, itl_ms: 50, p99_itl_ms: 50}\n", "", 1)
+	for _, per := range []string{"4", "16"} {
+		rows := runCapacity(t, spec, 2, "", "engine.workers.aggregated.parallelism={replicas: 1, tensor: 1}",
+			"router.policy=round_robin", "traffic.stop.sessions_per_load_unit="+per)
+		want := []string{results.StatusOK, results.StatusOK, results.StatusDegraded, results.StatusDegraded}
+		for i, r := range rows {
+			if r.Status != want[i] || r.Status == results.StatusDegraded && !strings.HasPrefix(r.Reason, results.OverloadedReason+": ") {
+				t.Errorf("%s per load unit, %v sessions/s: %s %q, want %s (overloaded)", per, deref(r.LoadSessionsPerSecond), r.Status, r.Reason, want[i])
+			}
+		}
+	}
+}
+
+// A rate profile runs as configured and is judged for overload all the same: one, two and four
+// H200 replicas offered 5 requests/s for 30 s, then 60 (one serves about 16): the one and two
+// replicas end with a queue that grew, degraded as overloaded; four keep up (a user trial,
+// 2026-12-07: one replica was ok and the answer by throughput per GPU, p99 TTFT 87 s).
+func TestProfileOverloaded(t *testing.T) {
+	spec := strings.Replace(runFixedSpec, "load: {type: concurrency, concurrency: 48}",
+		"load: {type: poisson, profile: [{until_seconds: 30, requests_per_second: 5}, {until_seconds: 60, requests_per_second: 60}]}", 1)
+	rows := runCapacity(t, spec, 2, "", "engine.workers.aggregated.parallelism={replicas: {choices: [1, 2, 4]}, tensor: 1}",
+		"traffic.stop={requests: 2500}")
+	want := []string{results.StatusDegraded, results.StatusDegraded, results.StatusOK}
+	if len(rows) != 3 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for i, r := range rows {
+		if r.Status != want[i] || r.Status == results.StatusDegraded && !strings.HasPrefix(r.Reason, results.OverloadedReason+": ") ||
+			r.BacklogGrowthRequests == nil {
+			t.Errorf("%d replicas: %s %q growth %v, want %s, judged", *r.AggReplicas, r.Status, r.Reason, r.BacklogGrowthRequests, want[i])
+		}
 	}
 }

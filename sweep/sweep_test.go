@@ -627,7 +627,8 @@ optimization:
 // TestAutoscaledPointIsPricedFromItsGPUHours: the autoscaled point costs its provisioned
 // GPU-hours, 1.375 GPUs × 3.5 = 4.8125 USD per hour, and 4.8125 / (7 tok/s × 3600) × 1e6 =
 // 190.97 USD per million output tokens (56 tokens in 8 s); the fixed point costs 3.5 and 138.89.
-// Their latencies are equal, so the fixed point alone is on the front.
+// Their latencies are equal, so the fixed point alone is on the front (both are overloaded, a rate
+// profile being judged as any open loop: admitted here by max_rejected_ratio 1).
 func TestAutoscaledPointIsPricedFromItsGPUHours(t *testing.T) {
 	s, err := grid.Parse([]byte(plannerSpec), "spec.yaml", nil, nil, results.CheckMetric)
 	if err != nil {
@@ -658,7 +659,10 @@ func TestAutoscaledPointIsPricedFromItsGPUHours(t *testing.T) {
 				r = &out.Rows[i]
 			}
 		}
-		if r == nil || r.Status != results.StatusOK || r.AvgGPUs == nil || r.CostUSDPerHour == nil || r.USDPerMillionOutputTokens == nil {
+		// The toy's 20 requests/s outpace its worker's 10 (a second starts too late to help): both
+		// points are overloaded, their costs priced all the same.
+		if r == nil || r.Status != results.StatusDegraded || !strings.HasPrefix(r.Reason, results.OverloadedReason+": ") ||
+			r.AvgGPUs == nil || r.CostUSDPerHour == nil || r.USDPerMillionOutputTokens == nil {
 			t.Fatalf("planner %s: row %+v", c.policy, r)
 		}
 		if !near(*r.AvgGPUs, c.avgGPUs) || !near(*r.CostUSDPerHour, c.usdH) || !near(*r.USDPerMillionOutputTokens, c.usdM) {
@@ -666,7 +670,9 @@ func TestAutoscaledPointIsPricedFromItsGPUHours(t *testing.T) {
 				c.policy, *r.AvgGPUs, *r.CostUSDPerHour, *r.USDPerMillionOutputTokens, c.avgGPUs, c.usdH, c.usdM)
 		}
 	}
-	a, err := results.Analyze(out.Rows, s.Optimization.Settings())
+	settings := s.Optimization.Settings()
+	settings.MaxRejectedRatio = 1 // admit the overloaded points to compare their prices
+	a, err := results.Analyze(out.Rows, settings)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -662,7 +662,7 @@ func unfinishedWarning(s *metrics.Summary) string {
 // for as long as the run lets them, so they are the run's length's, not the deployment's. A
 // sweep keeps such a point off its front (results' overloaded reason).
 func overloadWarning(cfg *config.Config, res *sim.Result) string {
-	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests)
+	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests, res.Workload)
 	if !ok || !b.Overloaded() {
 		return ""
 	}
@@ -687,11 +687,11 @@ func drainWarning(cfg *config.Config, res *sim.Result) string {
 	if !cfg.Planner.Settings().Enabled {
 		return ""
 	}
-	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests)
+	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests, res.Workload)
 	if !ok || !b.Drained(sim.InFlight(res.Summary.RequestThroughputRPS, res.Summary.E2E.Mean)) {
 		return ""
 	}
-	last := sim.LastArrivalMs(res.Requests)
+	last := sim.LastStartMs(res.Requests, res.Workload)
 	end := sim.DrainEndMs(res.Requests, from, last, b.AtEnd)
 	return fmt.Sprintf("warning: this run drained a backlog: its system held %d fewer requests at the last arrival than at "+
 		"%.1f s (%d arrived between), so its throughput counts work queued before then and its latencies mix that queue's "+
