@@ -145,6 +145,14 @@ func (s *Spec) checkCapacity(p *Point) error {
 	}
 	const path = "optimization.capacity_search"
 	var errs config.Errors
+	if len(p.Config.Traffic.Load.Profile) > 0 {
+		// The search sets the load's one rate; a profile sets a rate per phase, which no single
+		// load scales.
+		return config.Errors{&config.Error{File: s.File, Path: path,
+			Msg: "cannot search a load whose traffic.load.profile sets the rate of each phase: the search varies one " +
+				"rate (traffic.load.requests_per_second or sessions_per_second); remove the profile, or the capacity search " +
+				"and sweep the profile as configured"}}
+	}
 	if p.Config.Traffic.Load.Type == config.LoadConcurrency {
 		for _, b := range []struct {
 			key string

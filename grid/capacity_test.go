@@ -128,6 +128,9 @@ func TestCapacityAndCostExpansionErrors(t *testing.T) {
 		{"concurrency above the requests limit", withSLA, []string{"optimization.capacity_search={max: 3e6}"}, "optimization.capacity_search.max", "at most 2000000"},
 		{"max beyond the requests limit", withSLA, []string{"optimization.capacity_search={max: 100000}",
 			"traffic.stop={requests_per_load_unit: 100}"}, "optimization.capacity_search.max", "invalid at load 100000"},
+		{"a load profile", withSLA, []string{"optimization.capacity_search={}",
+			"traffic.load={type: poisson, profile: [{until_seconds: 30, requests_per_second: 5}, {until_seconds: 60, requests_per_second: 60}]}",
+			"traffic.stop={requests: 100}"}, "optimization.capacity_search", "cannot search a load whose traffic.load.profile"},
 		{"hardware without a price", withSLA, []string{"engine.hardware={choices: [h200_sxm, h100_sxm]}",
 			"optimization.cost={gpu_hour_usd: {h200: 3.5}}"}, "optimization.cost.gpu_hour_usd", "no price for hardware h100_sxm (used by 1 points)"},
 	} {
