@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/timing"
 )
 
 // DynamoFile is the name of the Dynamo manifest.
@@ -31,6 +32,11 @@ func (x *exporter) dynamo() []File {
 	b.WriteString("# Benchmark through the frontend: kubectl port-forward -n NAMESPACE svc/" + x.name + "-frontend 8000:8000\n")
 	b.WriteString("# The images are Dynamo " + dynamoImageTag + "'s; use your release's. Gated models need the secret hf-token-secret (HF_TOKEN).\n")
 
+	x.checkDynamoHardware()
+	for _, r := range x.roles() {
+		x.roleShapeComment(&b, r, ";")
+	}
+	b.WriteString("# the manifest requests GPUs by count: pin their type with your cluster's node selectors.\n")
 	services := []kv{{"Frontend", x.dynamoFrontend(image)}}
 	var optionFiles []kv
 	for _, r := range x.roles() {
@@ -154,4 +160,33 @@ func (x *exporter) dynamoWorker(r roleRef, image string) ([]kv, *kv) {
 		kv{"resources", []kv{{"limits", []kv{{"gpu", itoa(p.GPUsPerWorker())}}}}},
 		kv{"extraPodSpec", append(pod, kv{"mainContainer", container})})
 	return svc, file
+}
+
+// checkDynamoHardware refuses roles on different GPUs: a DynamoGraphDeployment requests a
+// worker's GPUs by count alone (resources.limits.gpu), so the cluster would place every role on
+// whatever GPUs it schedules, not the ones the deployment was timed and priced on (each role's
+// hardware, else engine.hardware; aliases resolved).
+func (x *exporter) checkDynamoHardware() {
+	first := ""
+	for _, r := range x.roles() {
+		hw := r.w.Hardware
+		if hw == "" {
+			hw = x.cfg.Engine.Hardware
+		}
+		id, _ := timing.ResolveHardwareID(hw)
+		if first == "" {
+			first = id
+			continue
+		}
+		if id != first {
+			path := r.path + ".hardware"
+			if r.w.Hardware == "" {
+				path = "engine.hardware" // the role inherits it
+			}
+			x.unsupported(path, hw, fmt.Sprintf("a DynamoGraphDeployment requests each worker's GPUs by count "+
+				"(resources.limits.gpu), so the cluster would run this role on whatever GPUs it schedules, not the %s "+
+				"it was timed and priced on beside the other role's %s; give both roles one hardware, or export each role "+
+				"for target %s, whose launch files name the GPU", id, first, x.backend))
+		}
+	}
 }

@@ -309,17 +309,24 @@ func (x *exporter) trtllmYAML(r roleRef, full bool) []byte {
 // roleComment describes role r's workers above its command: count, GPUs, hardware.
 func (x *exporter) roleComment(b *bytes.Buffer, r roleRef) {
 	p := r.w.Parallelism
-	hw := r.w.Hardware
-	if hw == "" {
-		hw = x.cfg.Engine.Hardware
-	}
-	fmt.Fprintf(b, "# %s: %d %s of %d %s GPU%s each (tensor %d, pipeline %d, attention_data %d, moe_tensor %d, moe_expert %d).\n",
-		r.path, p.Replicas, plural(p.Replicas, "worker", "workers"), p.GPUsPerWorker(), hw, plural(p.GPUsPerWorker(), "", "s"),
-		p.Tensor, p.Pipeline, p.AttentionData, p.MoeTensor, p.MoeExpert)
+	x.roleShapeComment(b, r, ".")
 	if p.Replicas > 1 {
 		fmt.Fprintf(b, "# Start one per worker, each on its own GPUs and port (PORT=8000, 8001, ...), behind a\n"+
 			"# round-robin load balancer (router.policy %s).\n", x.cfg.Router.Policy)
 	}
+}
+
+// roleShapeComment writes role r's line of workers, GPUs per worker and their hardware, ended by
+// end.
+func (x *exporter) roleShapeComment(b *bytes.Buffer, r roleRef, end string) {
+	p := r.w.Parallelism
+	hw := r.w.Hardware
+	if hw == "" {
+		hw = x.cfg.Engine.Hardware
+	}
+	fmt.Fprintf(b, "# %s: %d %s of %d %s GPU%s each (tensor %d, pipeline %d, attention_data %d, moe_tensor %d, moe_expert %d)%s\n",
+		r.path, p.Replicas, plural(p.Replicas, "worker", "workers"), p.GPUsPerWorker(), hw, plural(p.GPUsPerWorker(), "", "s"),
+		p.Tensor, p.Pipeline, p.AttentionData, p.MoeTensor, p.MoeExpert, end)
 }
 
 // checkReplicaRouting records router policies a bare engine cannot carry: with several workers
