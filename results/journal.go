@@ -105,9 +105,24 @@ func SummaryValues(s *metrics.Summary) map[string]float64 {
 		// peak_gpus and scaling_events_count; prediction.json has the decisions themselves).
 		out["peak_gpus"] = float64(p.PeakGPUs)
 		out["scaling_events_count"] = float64(len(p.ScalingEvents))
+		// Its provisioning over the steady window, which the row's avg_gpus and cost follow
+		// (windowProvisioning): prefill's, and decode's (an aggregated pool's).
+		if p.WindowMs > 0 {
+			out[windowMsKey] = p.WindowMs
+			out[windowPrefillKey] = p.WindowWorkerSeconds["prefill"]
+			out[windowDecodeKey] = p.WindowWorkerSeconds["decode"] + p.WindowWorkerSeconds["aggregated"]
+		}
 	}
 	return out
 }
+
+// The journal's keys of an autoscaled run's steady-window provisioning (SummaryValues): the
+// window's length in virtual ms and each role's worker-seconds within it.
+const (
+	windowMsKey      = "planner_window_ms"
+	windowPrefillKey = "planner_window_prefill_worker_seconds"
+	windowDecodeKey  = "planner_window_decode_worker_seconds"
+)
 
 // Journal is the durable record of a sweep's finished points: an append-only JSON Lines file
 // whose every line is written with one write call and synced before Append returns, so a killed

@@ -610,3 +610,40 @@ func TestOverridesApply(t *testing.T) {
 		t.Errorf("DefaultManifest = %+v", m)
 	}
 }
+
+// An autoscaled row is priced over its steady window, where its throughput is measured: a
+// deployment the planner scaled from 4 workers of 1 GPU to 1 within the first 85 s of a 200 s run
+// provisioned 365 worker-seconds in all (avg_gpus 1.825 over the run) but 100 in its window of
+// 100 s after a warm-up at 100 s: avg_gpus 1, cost 4 USD an hour at 4 USD per GPU-hour, 1,000
+// output tokens/s per GPU of the window's 1,000, and 4 / (1,000 × 3,600) × 1e6 = 1.111 USD per
+// million output tokens (where the whole run's 1.825 GPUs gave 7.3 USD an hour, 2.028 USD per
+// million). A static row keeps the whole run's.
+func TestAutoscaledRowPricedOverItsWindow(t *testing.T) {
+	rec := Record{PointID: "p", Status: StatusOK, Summary: map[string]float64{
+		"num_requests": 100, "offered_requests": 100, "completed_requests": 100, "rejected_requests": 0, "unfinished_requests": 0,
+		"duration_ms": 200000, "decode_worker_seconds": 365, "decode_gpus_per_worker": 1, "gpu_hours": 365.0 / 3600,
+		"output_throughput_tok_s": 1000, "peak_gpus": 4,
+		windowMsKey: 100000, windowPrefillKey: 0, windowDecodeKey: 100,
+	}}
+	info := PointInfo{ID: "p", CostUSDPerHour: 16, DecodeGPUHourUSD: 4}
+	near := func(a *float64, b float64) bool { return a != nil && math.Abs(*a-b) <= 1e-9*b }
+	fv := func(a *float64) any {
+		if a == nil {
+			return nil
+		}
+		return *a
+	}
+	r := NewRow(info, rec)
+	if !near(r.AvgGPUs, 1) || !near(r.CostUSDPerHour, 4) || !near(r.OutputThroughputPerGPUTokS, 1000) ||
+		!near(r.USDPerMillionOutputTokens, 4/(1000*3600.0)*1e6) {
+		t.Errorf("autoscaled: avg_gpus %v, cost %v, per GPU %v, USD/M %v; want 1, 4, 1000, 1.111", fv(r.AvgGPUs),
+			fv(r.CostUSDPerHour), fv(r.OutputThroughputPerGPUTokS), fv(r.USDPerMillionOutputTokens))
+	}
+	for _, k := range []string{"peak_gpus", windowMsKey} {
+		delete(rec.Summary, k)
+	}
+	r = NewRow(info, rec)
+	if !near(r.AvgGPUs, 1.825) || !near(r.CostUSDPerHour, 16) {
+		t.Errorf("without the window: avg_gpus %v, cost %v; want the whole run's 1.825 and the point's 16", fv(r.AvgGPUs), fv(r.CostUSDPerHour))
+	}
+}

@@ -527,6 +527,7 @@ func NewRow(p PointInfo, rec Record) Row {
 		if cost, ok := provisionedCostPerHour(&r, p); ok {
 			r.CostUSDPerHour = f64(cost)
 		}
+		windowProvisioning(&r, rec.Summary, p)
 		terms := percentileTerms(&r, rec.Summary)
 		if terms != nil {
 			r.SLAPercentileTermsMet = boolp(metrics.AllMet(terms))
@@ -1104,6 +1105,35 @@ func provisionedCostPerHour(r *Row, p PointInfo) (float64, bool) {
 	return usdSeconds / (*r.DurationMs / 1000), true
 }
 
+// windowProvisioning sets an autoscaled row's avg_gpus, per-GPU throughputs and (with prices)
+// cost_usd_per_hour from the GPUs its pools provisioned over its steady window (the journal's
+// planner_window_* values), where its throughputs are measured, rather than over the whole run
+// (gpu_hours / duration_ms, dynosim-spec.md §5.5), whose start holds the workers the config
+// starts with until the planner has scaled them: over the whole run a deployment the planner
+// scales from 4 workers to 1 over 85 s costs what the run's length makes of those 85 s (a user
+// trial, 2026-12-07). A row without them (not autoscaled, or measured without a warm-up) keeps
+// the whole run's.
+func windowProvisioning(r *Row, summary map[string]float64, p PointInfo) {
+	ms := summary[windowMsKey]
+	if r.PeakGPUs == nil || !(ms > 0) {
+		return
+	}
+	gpus := func(n *int64) float64 {
+		if n == nil {
+			return 0
+		}
+		return float64(*n)
+	}
+	pre, dec := summary[windowPrefillKey]*gpus(r.PrefillGPUsPerWorker), summary[windowDecodeKey]*gpus(r.DecodeGPUsPerWorker)
+	s := ms / 1000
+	setAvgGPUs(r, (pre+dec)/s)
+	if p.CostUSDPerHour > 0 {
+		if cost := (pre*p.PrefillGPUHourUSD + dec*p.DecodeGPUHourUSD) / s; cost > 0 {
+			r.CostUSDPerHour = f64(cost)
+		}
+	}
+}
+
 // fillDerived computes the per-GPU columns (dynosim-spec.md §5.5) and the interactivity.
 func fillDerived(r *Row) {
 	r.InteractivityTokSPerUser = interactivity(r)
@@ -1120,6 +1150,11 @@ func fillDerived(r *Row) {
 	if *r.GPUHours > 0 && *r.DurationMs > 0 {
 		avg = *r.GPUHours / (*r.DurationMs / 3.6e6)
 	}
+	setAvgGPUs(r, avg)
+}
+
+// setAvgGPUs sets r's avg_gpus to avg and its per-GPU throughputs from it.
+func setAvgGPUs(r *Row, avg float64) {
 	r.AvgGPUs = f64(avg)
 	per := func(x *float64) *float64 {
 		if x == nil {

@@ -210,6 +210,21 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 			}
 		}
 	}
+	if at := provisioningChange(cfg, res); at > 0 {
+		// The planner was still changing the workers the config starts with inside the measured
+		// window: measured again from its last change, as after a drain.
+		settled, settledSetup, err := settleDrain(ctx, p, x, res, setup, at, cache, simulate)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if settled != nil {
+			res.Release()
+			res, setup = settled, settledSetup
+			if res, setup, b, ok, err = judgeable(ctx, p, x, res, setup, cache, simulate); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
 	if ok && b.Ambiguous() {
 		if res, setup, b, err = resolveBacklog(ctx, p, x, res, setup, b, cache, simulate); err != nil {
 			return nil, nil, nil, err
@@ -308,6 +323,30 @@ func resolveBacklog(ctx context.Context, p *grid.Point, x float64, res *sim.Resu
 		res, setup, b = again, next, nb
 	}
 	return res, setup, b, nil
+}
+
+// provisioningChange is the last time (virtual ms) at which run res of cfg, an autoscaled
+// open loop (planner.policy enabled; constant_rate or poisson), changed its provisioned workers
+// after its warm-up and before its last session start (sim.LastStartMs: a change after the load
+// ends is its drain's), or 0 when it made none there. Such a run's window holds the planner's
+// way from the workers the config starts with to the ones its load keeps, for a share of the
+// window set by the run's length: its GPUs and cost (results' windowProvisioning) would follow
+// that length (a user trial, 2026-12-07: four H200 workers, scaled to one at 25, 55 and 85 s,
+// priced 2.23 to 0.86 USD per million output tokens from 40 to 2,560 requests per load unit).
+func provisioningChange(cfg *config.Config, res *sim.Result) float64 {
+	l := &cfg.Traffic.Load
+	pl := res.Summary.Planner
+	if pl == nil || !cfg.Planner.Settings().Enabled || l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson {
+		return 0
+	}
+	from, last := l.Warmup()*1000, sim.LastStartMs(res.Requests, res.Workload)
+	at := 0.0
+	for _, t := range pl.ChangesMs {
+		if t > from && t < last {
+			at = t
+		}
+	}
+	return at
 }
 
 // settleDrain simulates autoscaled point p again at load x, run res having measured a window that

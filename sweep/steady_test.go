@@ -705,3 +705,50 @@ func TestProfileOverloaded(t *testing.T) {
 		}
 	}
 }
+
+// An autoscaled point measured while its planner still scales down the workers its config starts
+// with is measured again from the last change, and priced over that window: four H200 workers of
+// Llama-3.1-8B at 12 poisson requests/s, which one serves, scaled to one at 25, 55 and 85 s (a
+// user trial, 2026-12-07: 2.86, 2.07, 1.26 and 1.06 GPUs on average, 2.23, 1.62, 1.01 and 0.86 USD
+// per million output tokens at 40, 160, 640 and 2,560 requests per load unit, against about 0.8
+// for the point that starts with one; the ranking by cost flipped with the run's length). Now
+// one GPU at 40 and 160, and the cost within 10 % of the one-worker start's (8 % and 3 %: the
+// windows' served rates).
+func TestAutoscaledPointPricedPastItsScaleDown(t *testing.T) {
+	spec := `traffic:
+  source:
+    type: synthetic
+    input_tokens: {distribution: uniform, min: 1639, max: 2048}
+    output_tokens: {distribution: uniform, min: 103, max: 128}
+  load: {type: poisson, requests_per_second: 12}
+  stop: {requests_per_load_unit: 40}
+engine:
+  mode: aggregated
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  backend: vllm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: {choices: [1, 4]}, tensor: 1}
+router: {policy: round_robin}
+planner: {policy: enabled, max_num_gpus: 4}
+evaluation: {sla: {ttft_ms: 1000, itl_ms: 40}}
+optimization:
+  target: throughput_per_gpu
+  cost: {gpu_hour_usd: {h200_sxm: 4.0}}
+`
+	for _, per := range []string{"40", "160"} {
+		rows := runCapacity(t, spec, 2, "", "traffic.stop.requests_per_load_unit="+per)
+		if len(rows) != 2 || rows[0].USDPerMillionOutputTokens == nil || rows[1].USDPerMillionOutputTokens == nil {
+			t.Fatalf("%s per load unit: rows %+v", per, rows)
+		}
+		one, four := rows[0], rows[1]
+		if *four.AvgGPUs < 0.999 || *four.AvgGPUs > 1.001 || four.WarmupSeconds == nil || *four.WarmupSeconds < 85 ||
+			math.Abs(*four.USDPerMillionOutputTokens / *one.USDPerMillionOutputTokens-1) > 0.1 {
+			t.Errorf("%s per load unit: the start of 4 averaged %v GPUs after a warm-up of %v s, %v USD per million against the "+
+				"start of 1's %v; want 1 GPU past the scale-down at 85 s, within 10 %%", per, *four.AvgGPUs, deref(four.WarmupSeconds),
+				*four.USDPerMillionOutputTokens, *one.USDPerMillionOutputTokens)
+		}
+	}
+}

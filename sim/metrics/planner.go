@@ -1,6 +1,9 @@
 package metrics
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // WorkerStep is one step of a pool's provisioned worker count: Workers (active + starting +
 // draining) from TimeMs (virtual ms) until the next step.
@@ -43,6 +46,31 @@ type PlannerReport struct {
 	PeakWorkers map[string]int
 	// PeakGPUs is the most GPUs provisioned at once over all pools in [0, duration_ms].
 	PeakGPUs int
+	// ChangesMs are the times (virtual ms, ascending, each once) within [0, duration_ms] at which
+	// some pool's provisioned workers changed: a scale-up's new worker counts from its decision,
+	// a scale-down's removed one until it has drained.
+	ChangesMs []float64
+	// WindowMs and WindowWorkerSeconds are set when the run was measured over a steady window
+	// after a warm-up (Summary.SteadyWindowMs): its length and, per pool, the worker-seconds
+	// provisioned within it. A sweep prices an autoscaled deployment over that window, where its
+	// throughput is measured, rather than over the whole run, whose start holds the workers it
+	// was configured to start with (a user trial, 2026-12-07: four H200 workers the planner
+	// scaled down to one over 85 s priced 2.23, 1.62, 1.01 and 0.86 USD per million output tokens
+	// at 40, 160, 640 and 2,560 requests per load unit).
+	WindowMs            float64
+	WindowWorkerSeconds map[string]float64
+}
+
+// setWindow sets r's steady-window provisioning over (t0, t1] (virtual ms) from the pools'
+// timelines.
+func (r *PlannerReport) setWindow(pools []PoolTimeline, t0, t1 float64) {
+	r.WindowMs, r.WindowWorkerSeconds = t1-t0, map[string]float64{}
+	for i := range pools {
+		p := &pools[i]
+		to, _ := p.Integral(t1)
+		from, _ := p.Integral(t0)
+		r.WindowWorkerSeconds[p.Pool] += (to - from) / 1000
+	}
 }
 
 // Integral returns ∫₀^endMs workers dt of the step function, in worker-ms, and the most
@@ -99,12 +127,17 @@ func buildPlanner(s *Summary, pools []PoolTimeline, events []ScalingEvent) *Plan
 			avg = ms / end
 		}
 		r.AvgWorkers[p.Pool], r.PeakWorkers[p.Pool] = avg, peak
-		for _, st := range p.Steps {
+		for j, st := range p.Steps {
 			if st.TimeMs <= end || st.TimeMs == 0 {
 				times = append(times, st.TimeMs)
+				if j > 0 && st.Workers != p.Steps[j-1].Workers {
+					r.ChangesMs = append(r.ChangesMs, st.TimeMs)
+				}
 			}
 		}
 	}
+	slices.Sort(r.ChangesMs)
+	r.ChangesMs = slices.Compact(r.ChangesMs)
 	for _, t := range times {
 		g := 0
 		for i := range pools {

@@ -364,6 +364,9 @@ func (s *Summary) setRates(in *Input, pop *populations) {
 		if t1 > t0 {
 			s.SteadyWindowMs = t1 - t0
 			rates, durS = window, s.SteadyWindowMs/1000
+			if s.Planner != nil {
+				s.Planner.setWindow(in.Pools, t0, t1)
+			}
 		} else {
 			s.SteadyWindowMissing = true
 		}
