@@ -745,7 +745,7 @@ optimization:
 		}
 		one, four := rows[0], rows[1]
 		if *four.AvgGPUs < 0.999 || *four.AvgGPUs > 1.001 || four.WarmupSeconds == nil || *four.WarmupSeconds < 85 ||
-			math.Abs(*four.USDPerMillionOutputTokens / *one.USDPerMillionOutputTokens-1) > 0.1 {
+			math.Abs(*four.USDPerMillionOutputTokens / *one.USDPerMillionOutputTokens - 1) > 0.1 {
 			t.Errorf("%s per load unit: the start of 4 averaged %v GPUs after a warm-up of %v s, %v USD per million against the "+
 				"start of 1's %v; want 1 GPU past the scale-down at 85 s, within 10 %%", per, *four.AvgGPUs, deref(four.WarmupSeconds),
 				*four.USDPerMillionOutputTokens, *one.USDPerMillionOutputTokens)
