@@ -390,6 +390,10 @@ func infeasibleReason(r *Row, c *Capacity, terms []metrics.TermResult) string {
 	if u := deref(r.UnfinishedRequests); u > 0 {
 		msg += fmt.Sprintf(" (%d of %d offered requests unfinished when the run stopped, %d rejected)", u, offered, rejected)
 	}
+	if n := deref(r.TruncatedRequests); n > 0 {
+		msg += fmt.Sprintf(" (%d of %d completed requests stopped short of their requested output, which counts as missed)",
+			n, deref(r.CompletedRequests))
+	}
 	return msg
 }
 

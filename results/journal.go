@@ -100,6 +100,9 @@ func SummaryValues(s *metrics.Summary) map[string]float64 {
 			out[k] = x
 		}
 	}
+	if s.HasGoodput {
+		out[goodputTruncatedKey] = float64(s.GoodputTruncatedRequests)
+	}
 	if p := s.Planner; p != nil {
 		// An autoscaled run's peak GPUs and number of scaling decisions (results.parquet columns
 		// peak_gpus and scaling_events_count; prediction.json has the decisions themselves).
@@ -119,9 +122,12 @@ func SummaryValues(s *metrics.Summary) map[string]float64 {
 // The journal's keys of an autoscaled run's steady-window provisioning (SummaryValues): the
 // window's length in virtual ms and each role's worker-seconds within it.
 const (
-	windowMsKey      = "planner_window_ms"
-	windowPrefillKey = "planner_window_prefill_worker_seconds"
-	windowDecodeKey  = "planner_window_decode_worker_seconds"
+	// goodputTruncatedKey counts the good requests that stopped short of their output
+	// (metrics.Summary.GoodputTruncatedRequests), which sla_attainment takes off.
+	goodputTruncatedKey = "goodput_truncated_requests"
+	windowMsKey         = "planner_window_ms"
+	windowPrefillKey    = "planner_window_prefill_worker_seconds"
+	windowDecodeKey     = "planner_window_decode_worker_seconds"
 )
 
 // Journal is the durable record of a sweep's finished points: an append-only JSON Lines file

@@ -393,7 +393,8 @@ type Row struct {
 	// gap instead, and reads higher when some gaps are long stalls. Null when no request had two
 	// or more output tokens or the median TPOT is 0 ms.
 	InteractivityTokSPerUser *float64 `parquet:"interactivity_tok_s_per_user,optional"`
-	// SLAAttainment = goodput_completed_requests / offered_requests: the share of offered
+	// SLAAttainment = (goodput_completed_requests − the good ones truncated) / offered_requests
+	// (a request cut short of its requested output is not attained): the share of offered
 	// requests (rejected and unfinished ones included) that met evaluation.sla by the goodput
 	// rule of dynosim-spec.md §4.2.2 (null without an SLA).
 	SLAAttainment *float64 `parquet:"sla_attainment,optional"`
@@ -528,6 +529,10 @@ func NewRow(p PointInfo, rec Record) Row {
 			r.CostUSDPerHour = f64(cost)
 		}
 		windowProvisioning(&r, rec.Summary, p)
+		if n := rec.Summary[goodputTruncatedKey]; n > 0 && r.SLAAttainment != nil {
+			// Requests cut short of their output are not attained, whatever their latencies.
+			r.SLAAttainment = f64(float64(*r.GoodputCompletedRequests-int64(n)) / float64(*r.OfferedRequests))
+		}
 		terms := percentileTerms(&r, rec.Summary)
 		if terms != nil {
 			r.SLAPercentileTermsMet = boolp(metrics.AllMet(terms))

@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -686,5 +687,50 @@ func TestCapacityTraceSegment(t *testing.T) {
 	if hi-lo > grid.DefaultCapacityTolerance*hi || lo < 3 || hi > 6.4 {
 		t.Errorf("capacity %g at a 10 s window and %g at 40 s: want both within 5 %% of each other, between 3 and 6.4",
 			caps[10], caps[40])
+	}
+}
+
+// A capacity search counts a request cut short of its requested output as missing the SLA: a
+// disaggregated Llama-3.1-8B whose decode pool holds 2,112 tokens cuts 16 of the 201 requests at
+// concurrency 1 short (prompts of 1,639–2,048 tokens, outputs of 103–128), attainment 0.920 <
+// 0.99 at the minimum load: infeasible, where its latencies alone met the SLA and the search chose
+// concurrency 3 with 28 of 211 truncated (a user trial, 2026-12-07). A pool of 2,560 tokens cuts
+// none and keeps its capacity.
+func TestCapacityCountsTruncatedAsMissed(t *testing.T) {
+	spec := `traffic:
+  source:
+    type: synthetic
+    input_tokens: {distribution: uniform, min: 1639, max: 2048}
+    output_tokens: {distribution: uniform, min: 103, max: 128}
+  load: {type: concurrency, concurrency: 1}
+  stop: {requests_per_load_unit: 10}
+engine:
+  mode: disaggregated
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h200_sxm
+  backend: vllm
+  context_length: 8192
+  workers:
+    prefill:
+      parallelism: {replicas: 1, tensor: 1}
+    decode:
+      parallelism: {replicas: 1, tensor: 1}
+      kv_cache: {block_size: 64, capacity: {type: default, max_tokens: {choices: [2112, 2560]}}}
+router: {policy: round_robin}
+evaluation: {sla: {ttft_ms: 2000, itl_ms: 50}}
+optimization:
+  capacity_search: {max: 256}
+`
+	rows := runCapacity(t, spec, 2, "")
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	cut, whole := rows[0], rows[1]
+	if cut.Status != results.StatusInfeasible || cut.SLAAttainment == nil || math.Abs(*cut.SLAAttainment-185.0/201) > 1e-12 ||
+		!strings.Contains(cut.Reason, "16 of 201 completed requests stopped short of their requested output") {
+		t.Errorf("pool of 2,112 tokens: %s %q, attainment %v; want infeasible at 185/201", cut.Status, cut.Reason, cut.SLAAttainment)
+	}
+	if whole.Status != results.StatusOK || whole.CapacityLoad == nil || *whole.CapacityLoad != 3 {
+		t.Errorf("pool of 2,560 tokens: %s %q, capacity %v; want ok at 3", whole.Status, whole.Reason, whole.CapacityLoad)
 	}
 }

@@ -9,13 +9,16 @@ import (
 
 // SLARatio is how close request r came to the SLA: the largest of TTFT / ttft_ms, ITL /
 // itl_ms (ITL as the goodput rule measures it: (e2e − ttft)/(n − 1), skipped for n <= 1) and
-// E2E / e2e_ms over the bounds that are set. r is good (isGood, the goodput rule of
-// dynosim-spec.md §4.2.2) exactly when its ratio is <= 1 + BoundTolerance. A request that was rejected, did not
-// finish, or finished without a token under a TTFT or ITL bound has ratio +Inf; a request no set
-// bound applies to has ratio 0 (so has every completed request under an SLA of percentile terms
-// only).
+// E2E / e2e_ms over the bounds that are set. A request that emitted its requested output is good
+// (isGood, the goodput rule of dynosim-spec.md §4.2.2) exactly when its ratio is <= 1 +
+// BoundTolerance. A request that was rejected, did not finish, stopped short of its requested
+// output (Truncated: it did less than it was asked, which the goodput rule, judging latencies
+// alone, counts good), or finished without a token under a TTFT or ITL bound has ratio +Inf; a
+// request no set bound applies to has ratio 0 (so has every other completed request under an SLA
+// of percentile terms only). A capacity search's attainment counts as it does
+// (Summary.GoodputTruncatedRequests).
 func SLARatio(r *engine.Request, sla *SLA) float64 {
-	if r.Status != engine.Completed {
+	if r.Status != engine.Completed || Truncated(r) {
 		return math.Inf(1)
 	}
 	if !sla.hasRequestBounds() && len(sla.Percentiles) > 0 {
@@ -82,8 +85,15 @@ func AttainmentCount(attainment float64, offered int) int {
 	return max(1, min(k, offered))
 }
 
-// NotCompletedTerm is what SLABinding names when requests that were rejected or did not finish
-// alone keep the attainment from its target: no scaling of a latency bound would help.
+// Truncated reports whether r completed short of its requested output (Summary.TruncatedRequests:
+// engine.context_length or its KV pool stopped it).
+func Truncated(r *engine.Request) bool {
+	return r.Status == engine.Completed && r.Generated < r.RequestedOutput
+}
+
+// NotCompletedTerm is what SLABinding names when requests that were rejected, did not finish or
+// stopped short of their output alone keep the attainment from its target: no scaling of a
+// latency bound would help.
 const NotCompletedTerm = "completion"
 
 // SLABinding names the SLA term closest to breaking, or furthest past it, over the requests of

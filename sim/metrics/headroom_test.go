@@ -30,6 +30,8 @@ func TestSLARatioHandComputed(t *testing.T) {
 		{"rejected", engine.Request{Status: engine.Rejected}, math.Inf(1)},
 		{"unfinished", engine.Request{Status: engine.Running, Generated: 3}, math.Inf(1)},
 		{"no token", engine.Request{Status: engine.Completed, TerminalMs: 5}, math.Inf(1)},
+		// The "ttft binds" request cut short of the 128 tokens it asked for.
+		{"truncated", func() engine.Request { r := done(250, 1240, 100); r.RequestedOutput = 128; return r }(), math.Inf(1)},
 	}
 	for _, c := range cases {
 		if got := SLARatio(&c.r, sla); math.Abs(got-c.want) > 1e-12 && got != c.want {
@@ -44,7 +46,7 @@ func TestSLARatioHandComputed(t *testing.T) {
 }
 
 // TestSLARatioAgreesWithGoodput checks, on random requests and SLAs, that a request is good by
-// the goodput rule exactly when its SLA ratio is at most 1.
+// the goodput rule and emitted its requested output exactly when its SLA ratio is at most 1.
 func TestSLARatioAgreesWithGoodput(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for i := 0; i < 20000; i++ {
@@ -67,8 +69,9 @@ func TestSLARatioAgreesWithGoodput(t *testing.T) {
 		if n > 0 {
 			r.TerminalMs = r.LastTokenMs
 		}
-		if good, ratio := isGood(&r, sla), SLARatio(&r, sla); good != (ratio <= 1) {
-			t.Fatalf("request %+v under %+v: isGood %v but SLARatio %g", r, sla, good, ratio)
+		r.RequestedOutput = n + int32(rng.IntN(2)) // one token short: truncated
+		if good, ratio := isGood(&r, sla) && !Truncated(&r), SLARatio(&r, sla); good != (ratio <= 1) {
+			t.Fatalf("request %+v under %+v: isGood and not truncated %v but SLARatio %g", r, sla, good, ratio)
 		}
 	}
 }

@@ -73,8 +73,13 @@ type Summary struct {
 	// GPUHours = Σ role worker-seconds × GPUs per worker / 3600.
 	GPUHours float64
 	// HasGoodput is set when an SLA is configured; then the three goodput fields are reported.
-	HasGoodput                                                   bool
-	GoodputCompletedRequests                                     int64
+	HasGoodput               bool
+	GoodputCompletedRequests int64
+	// GoodputTruncatedRequests counts the requests of GoodputCompletedRequests that stopped short
+	// of their requested output (Truncated): good by the goodput rule, which judges latencies
+	// alone, but not what they were asked to do, so servesweep's SLA attainment (a capacity
+	// search's, results' sla_attainment) takes them off. Not a prediction.json key.
+	GoodputTruncatedRequests                                     int64
 	GoodputRequestThroughputRPS, GoodputOutputThroughputTokS     float64
 	ProcessedTokens                                              int64
 	ProcessedTokensPerS, ProcessedOutputTokensPerS               float64
@@ -340,6 +345,9 @@ func collect(in *Input, s *Summary) *populations {
 		}
 		if goodReq {
 			good++
+			if Truncated(r) {
+				s.GoodputTruncatedRequests++
+			}
 		}
 	}
 	return &populations{ttft: ttft, ttst: ttst, tpot: tpot, e2e: e2e, gaps: gaps, withPrevious: withPrevious, roundGaps: roundGaps,
