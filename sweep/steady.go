@@ -192,6 +192,7 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 		return nil, nil, nil, err
 	}
 	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests, res.Workload)
+	drainStands := false // a drained run a fixed count leaves standing (degraded as drained)
 	if ok && cfg.Planner.Settings().Enabled && b.Drained(sim.InFlight(res.Summary.RequestThroughputRPS, res.Summary.E2E.Mean)) {
 		last := sim.LastStartMs(res.Requests, res.Workload)
 		end := sim.DrainEndMs(res.Requests, from, last, b.AtEnd)
@@ -208,9 +209,14 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 			if res, setup, b, ok, err = judgeable(ctx, p, x, res, setup, cache, simulate); err != nil {
 				return nil, nil, nil, err
 			}
+		} else {
+			drainStands = true
 		}
 	}
-	if at := provisioningChange(cfg, res); at > 0 {
+	if cfg, _, err = p.AtProbeRun(x, setup); err != nil { // the config of the run that stands
+		return nil, nil, nil, err
+	}
+	if at := provisioningChange(cfg, res); at > 0 && !drainStands {
 		// The planner was still changing the workers the config starts with inside the measured
 		// window: measured again from its last change, as after a drain.
 		settled, settledSetup, err := settleDrain(ctx, p, x, res, setup, at, cache, simulate)
