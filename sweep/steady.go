@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -331,14 +332,17 @@ func resolveBacklog(ctx context.Context, p *grid.Point, x float64, res *sim.Resu
 	return res, setup, b, nil
 }
 
-// provisioningChange is the last time (virtual ms) at which run res of cfg, an autoscaled
-// open loop (planner.policy enabled; constant_rate or poisson), changed its provisioned workers
-// after its warm-up and before its last session start (sim.LastStartMs: a change after the load
-// ends is its drain's), or 0 when it made none there. Such a run's window holds the planner's
-// way from the workers the config starts with to the ones its load keeps, for a share of the
-// window set by the run's length: its GPUs and cost (results' windowProvisioning) would follow
-// that length (a user trial, 2026-12-07: four H200 workers, scaled to one at 25, 55 and 85 s,
-// priced 2.23 to 0.86 USD per million output tokens from 40 to 2,560 requests per load unit).
+// provisioningChange is the time (virtual ms) of the last change of the GPUs run res of cfg, an
+// autoscaled open loop (planner.policy enabled; constant_rate or poisson), provisioned within its
+// window (after the warm-up, before its last session start: sim.LastStartMs, a change after
+// which is the load's end), when every change there went one way: the planner's way from the
+// workers the config starts with to the ones its load keeps, held in the window for a share set
+// by the run's length, so its GPUs and cost (results' windowProvisioning) would follow that
+// length (a user trial, 2026-12-07: four H200 workers, scaled to one at 25, 55 and 85 s, priced
+// 2.23 to 0.86 USD per million output tokens from 40 to 2,560 requests per load unit). 0 when
+// there is none, or when the changes went both ways: the planner's swing about the load's level,
+// which the window prices as the deployment's own (moving the warm-up to its last swing would
+// leave a window set by where the run's end falls in it).
 func provisioningChange(cfg *config.Config, res *sim.Result) float64 {
 	l := &cfg.Traffic.Load
 	pl := res.Summary.Planner
@@ -346,11 +350,19 @@ func provisioningChange(cfg *config.Config, res *sim.Result) float64 {
 		return 0
 	}
 	from, last := l.Warmup()*1000, sim.LastStartMs(res.Requests, res.Workload)
-	at := 0.0
-	for _, t := range pl.ChangesMs {
-		if t > from && t < last {
-			at = t
+	at, way, gpus := 0.0, 0, pl.StartGPUs
+	for _, c := range pl.Changes {
+		if c.TimeMs >= last {
+			break
 		}
+		if c.TimeMs > from {
+			w := cmp.Compare(c.GPUs, gpus)
+			if way != 0 && w != way {
+				return 0
+			}
+			at, way = c.TimeMs, w
+		}
+		gpus = c.GPUs
 	}
 	return at
 }

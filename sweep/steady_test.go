@@ -12,6 +12,8 @@ import (
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
+	"github.com/servesweep/servesweep/sim/engine"
+	"github.com/servesweep/servesweep/sim/metrics"
 )
 
 // probeStart's choices on fixedSpec's deployment (one replica) at concurrency 20: the pilot runs
@@ -752,5 +754,40 @@ optimization:
 				"start of 1's %v; want 1 GPU past the scale-down at 85 s, within 10 %%", per, *four.AvgGPUs, deref(four.WarmupSeconds),
 				*four.USDPerMillionOutputTokens, *one.USDPerMillionOutputTokens)
 		}
+	}
+}
+
+// provisioningChange by hand: a window from the 10 s warm-up to the last arrival at 300 s. One
+// way down (4 → 3 → 1 GPUs at 25 and 85 s, a change at 5 s before the window not counted): the
+// last change, 85 s. Down then up (a swing about the load's level): none. A change after the last
+// arrival (the load's end) is not the window's: 85 s again. A static point, or a closed loop,
+// has none.
+func TestProvisioningChange(t *testing.T) {
+	cfg, err := config.Decode([]byte(drainingPlannerSpec), "spec.yaml", []string{"traffic.load.warmup_seconds=10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := []engine.Request{{ArrivalMs: 0}, {ArrivalMs: 300000}}
+	run := func(changes ...metrics.GPUChange) *sim.Result {
+		return &sim.Result{Requests: reqs, Summary: &metrics.Summary{Planner: &metrics.PlannerReport{StartGPUs: 5, Changes: changes}}}
+	}
+	for _, c := range []struct {
+		name    string
+		changes []metrics.GPUChange
+		want    float64
+	}{
+		{"one way down", []metrics.GPUChange{{TimeMs: 5000, GPUs: 4}, {TimeMs: 25000, GPUs: 3}, {TimeMs: 85000, GPUs: 1}}, 85000},
+		{"down then up", []metrics.GPUChange{{TimeMs: 25000, GPUs: 3}, {TimeMs: 85000, GPUs: 1}, {TimeMs: 120000, GPUs: 2}}, 0},
+		{"a change after the last arrival", []metrics.GPUChange{{TimeMs: 25000, GPUs: 3}, {TimeMs: 85000, GPUs: 1}, {TimeMs: 310000, GPUs: 2}}, 85000},
+		{"none in the window", []metrics.GPUChange{{TimeMs: 5000, GPUs: 4}}, 0},
+	} {
+		if got := provisioningChange(cfg, run(c.changes...)); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	static := *cfg
+	static.Planner.Policy = "disabled"
+	if got := provisioningChange(&static, run(metrics.GPUChange{TimeMs: 25000, GPUs: 3})); got != 0 {
+		t.Errorf("static: %v, want 0", got)
 	}
 }

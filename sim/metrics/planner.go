@@ -46,10 +46,11 @@ type PlannerReport struct {
 	PeakWorkers map[string]int
 	// PeakGPUs is the most GPUs provisioned at once over all pools in [0, duration_ms].
 	PeakGPUs int
-	// ChangesMs are the times (virtual ms, ascending, each once) within [0, duration_ms] at which
-	// some pool's provisioned workers changed: a scale-up's new worker counts from its decision,
-	// a scale-down's removed one until it has drained.
-	ChangesMs []float64
+	// StartGPUs is the GPUs provisioned over all pools at 0 ms, and Changes the changes of that
+	// count within [0, duration_ms], in time order: a scale-up's new worker counts from its
+	// decision, a scale-down's removed one until it has drained.
+	StartGPUs int
+	Changes   []GPUChange
 	// WindowMs and WindowWorkerSeconds are set when the run was measured over a steady window
 	// after a warm-up (Summary.SteadyWindowMs): its length and, per pool, the worker-seconds
 	// provisioned within it. A sweep prices an autoscaled deployment over that window, where its
@@ -127,25 +128,36 @@ func buildPlanner(s *Summary, pools []PoolTimeline, events []ScalingEvent) *Plan
 			avg = ms / end
 		}
 		r.AvgWorkers[p.Pool], r.PeakWorkers[p.Pool] = avg, peak
-		for j, st := range p.Steps {
+		for _, st := range p.Steps {
 			if st.TimeMs <= end || st.TimeMs == 0 {
 				times = append(times, st.TimeMs)
-				if j > 0 && st.Workers != p.Steps[j-1].Workers {
-					r.ChangesMs = append(r.ChangesMs, st.TimeMs)
-				}
 			}
 		}
 	}
-	slices.Sort(r.ChangesMs)
-	r.ChangesMs = slices.Compact(r.ChangesMs)
-	for _, t := range times {
+	slices.Sort(times)
+	times = slices.Compact(times)
+	prev := 0
+	for k, t := range times {
 		g := 0
 		for i := range pools {
 			g += pools[i].at(t) * pools[i].GPUsPerWorker
 		}
 		r.PeakGPUs = max(r.PeakGPUs, g)
+		if k == 0 {
+			r.StartGPUs = g
+		} else if g != prev {
+			r.Changes = append(r.Changes, GPUChange{TimeMs: t, GPUs: g})
+		}
+		prev = g
 	}
 	return r
+}
+
+// GPUChange is a change of the GPUs an autoscaled run provisions over all its pools: from TimeMs
+// (virtual ms) on, GPUs.
+type GPUChange struct {
+	TimeMs float64
+	GPUs   int
 }
 
 // scalingEventMaps is the scaling_events value of prediction.json.
