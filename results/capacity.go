@@ -268,7 +268,8 @@ type ProbeRow struct {
 	// Load is the intensity probed, in the unit LoadUnit names.
 	Load     float64 `parquet:"load"`
 	LoadUnit string  `parquet:"load_unit"`
-	// SLAAttainment is goodput_completed_requests / offered_requests; MeetsSLA whether it reached
+	// SLAAttainment is (goodput_completed_requests − the good ones cut short of their requested
+	// output) / offered_requests, as results' sla_attainment; MeetsSLA whether it reached
 	// the search's attainment and every percentile bound held; SLAHeadroom the factor every SLA bound would need scaling by for
 	// it to be reached exactly (< 1: margin; null when no scaling would do).
 	SLAAttainment float64  `parquet:"sla_attainment"`

@@ -166,9 +166,10 @@
 // at once (active, starting and draining workers); scaling_events_count INT64, the number of
 // the planner's scaling decisions (prediction.json's scaling_events).
 //
-// sla_attainment DOUBLE: goodput_completed_requests / offered_requests, the share of offered
-// requests (rejected and unfinished ones count against it) that met evaluation.sla by the
-// per-request goodput rule (dynosim-spec.md §4.2.2); null without an SLA.
+// sla_attainment DOUBLE: (goodput_completed_requests − the good ones cut short of their
+// requested output) / offered_requests, the share of offered requests (rejected, unfinished and
+// truncated ones count against it) that met evaluation.sla by the per-request goodput rule
+// (dynosim-spec.md §4.2.2) with their whole output; null without an SLA.
 //
 // sla_percentile_terms_met BOOLEAN: every percentile bound of evaluation.sla held over the run
 // (its median or p<n> of TTFT, ITL over every inter-token gap, TPOT or E2E <= the bound);

@@ -477,6 +477,16 @@ func TestNewRowDrainedIsDegraded(t *testing.T) {
 	if got := exclusion(&r, optimization.Settings{}, false); got != ExcludedDrained {
 		t.Errorf("exclusion %q, want %q", got, ExcludedDrained)
 	}
+	// The same loss under a rate profile (a poisson load with no single rate) is its rate
+	// stepping down, not a drain; under a poisson load of 40 requests/s it is one.
+	profile := r
+	profile.LoadType = "poisson"
+	if profile.Drained() || profile.RejectedRatio() != 0 {
+		t.Errorf("under a rate profile: drained %v, ratio %v; want neither", profile.Drained(), profile.RejectedRatio())
+	}
+	if profile.LoadRequestsPerSecond = f64(40); !profile.Drained() {
+		t.Error("under a poisson load of 40 requests/s: not drained")
+	}
 	rec.Backlog = &sim.Backlog{Arrived: 4512, AtStart: 700, AtEnd: 600}
 	if r := NewRow(PointInfo{ID: "p"}, rec); r.Status != StatusOK || r.Drained() || r.RejectedRatio() != 0 {
 		t.Errorf("a loss of 100 with 639 in flight: status %q ratio %v, want ok and 0", r.Status, r.RejectedRatio())

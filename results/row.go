@@ -655,7 +655,17 @@ const DrainedReason = "drained"
 // mean latency, as sweep judges it).
 func (r *Row) Drained() bool {
 	b, ok := r.backlog()
-	return ok && r.PeakGPUs != nil && b.Drained(r.inFlight())
+	return ok && r.PeakGPUs != nil && !r.rateProfile() && b.Drained(r.inFlight())
+}
+
+// rateProfile reports whether r's open loop (constant_rate or poisson) sets its rate per phase
+// (traffic.load.profile: no single rate in its load columns). Such a run is judged for overload
+// only: a profile that steps its rate down sheds what the deployment held in flight, the load
+// falling rather than a drain of work queued before the window (a review, 2026-12-07: an
+// autoscaled point under 16 requests/s for 60 s, then 2, was drained by 93 requests).
+func (r *Row) rateProfile() bool {
+	return (r.LoadType == config.LoadConstantRate || r.LoadType == config.LoadPoisson) &&
+		r.LoadRequestsPerSecond == nil && r.LoadSessionsPerSecond == nil
 }
 
 // Overloaded reports whether r's measured window gained more requests in its system, or in its

@@ -35,7 +35,8 @@ type probeResult struct {
 }
 
 // searchCapacity finds the capacity of point p under cs: the largest load at which SLA
-// attainment (goodput_completed_requests / offered_requests) reaches cs.Attainment and every
+// attainment ((goodput_completed_requests − the truncated good ones) / offered_requests:
+// measureProbe) reaches cs.Attainment and every
 // percentile bound of evaluation.sla holds (a probe meets the SLA only when both do).
 //
 // The search assumes attainment falls as load rises. It probes cs.Min first (a miss there makes

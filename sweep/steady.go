@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -176,10 +175,11 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 		if res, err = simulatePoint(ctx, p, cache, simulate); err != nil {
 			return nil, nil, nil, err
 		}
-		// A rate profile runs as configured, and its open loop is judged all the same: a
-		// deployment its phases outpace ends them with a queue that grew (a user trial,
+		// A rate profile runs as configured, and its open loop is judged for overload all the
+		// same: a deployment its phases outpace ends them with a queue that grew (a user trial,
 		// 2026-12-07: one H200 offered 60 requests/s after 30 s at 5, serving 15.7, ranked first
-		// by its throughput per GPU with a p99 TTFT of 87 s).
+		// by its throughput per GPU with a p99 TTFT of 87 s). Not for a drain: a profile that
+		// steps its rate down sheds what was in flight (results.Row.Drained).
 		if b, _, ok := sim.RunBacklogAfterFill(p.Config, res.Requests, res.Workload); ok {
 			return res, nil, &b, nil
 		}
@@ -335,14 +335,16 @@ func resolveBacklog(ctx context.Context, p *grid.Point, x float64, res *sim.Resu
 // provisioningChange is the time (virtual ms) of the last change of the GPUs run res of cfg, an
 // autoscaled open loop (planner.policy enabled; constant_rate or poisson), provisioned within its
 // window (after the warm-up, before its last session start: sim.LastStartMs, a change after
-// which is the load's end), when every change there went one way: the planner's way from the
-// workers the config starts with to the ones its load keeps, held in the window for a share set
-// by the run's length, so its GPUs and cost (results' windowProvisioning) would follow that
+// which is the load's end), when every change there took GPUs away: the planner's way down from
+// the workers the config starts with to the ones its load keeps, held in the window for a share
+// set by the run's length, so its GPUs and cost (results' windowProvisioning) would follow that
 // length (a user trial, 2026-12-07: four H200 workers, scaled to one at 25, 55 and 85 s, priced
 // 2.23 to 0.86 USD per million output tokens from 40 to 2,560 requests per load unit). 0 when
-// there is none, or when the changes went both ways: the planner's swing about the load's level,
-// which the window prices as the deployment's own (moving the warm-up to its last swing would
-// leave a window set by where the run's end falls in it).
+// there is none, or when one added GPUs: a start too small for its load is the drain rule's
+// (Backlog.Drained), and changes both ways are the planner's swing about the load's level, which
+// the window prices as the deployment's own (a review, 2026-12-07: a rerun from the last swing,
+// a scale-up, measured the queue it left draining, drained, and one planner's point at 25
+// requests/s of 20 served became the answer).
 func provisioningChange(cfg *config.Config, res *sim.Result) float64 {
 	l := &cfg.Traffic.Load
 	pl := res.Summary.Planner
@@ -350,17 +352,16 @@ func provisioningChange(cfg *config.Config, res *sim.Result) float64 {
 		return 0
 	}
 	from, last := l.Warmup()*1000, sim.LastStartMs(res.Requests, res.Workload)
-	at, way, gpus := 0.0, 0, pl.StartGPUs
+	at, gpus := 0.0, pl.StartGPUs
 	for _, c := range pl.Changes {
 		if c.TimeMs >= last {
 			break
 		}
 		if c.TimeMs > from {
-			w := cmp.Compare(c.GPUs, gpus)
-			if way != 0 && w != way {
+			if c.GPUs > gpus {
 				return 0
 			}
-			at, way = c.TimeMs, w
+			at = c.TimeMs
 		}
 		gpus = c.GPUs
 	}

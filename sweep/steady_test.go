@@ -759,9 +759,9 @@ optimization:
 
 // provisioningChange by hand: a window from the 10 s warm-up to the last arrival at 300 s. One
 // way down (4 → 3 → 1 GPUs at 25 and 85 s, a change at 5 s before the window not counted): the
-// last change, 85 s. Down then up (a swing about the load's level): none. A change after the last
-// arrival (the load's end) is not the window's: 85 s again. A static point, or a closed loop,
-// has none.
+// last change, 85 s. Down then up (a swing about the load's level): none; up alone (a start too
+// small, the drain rule's): none. A change after the last arrival (the load's end) is not the
+// window's: 85 s again. A static point has none.
 func TestProvisioningChange(t *testing.T) {
 	cfg, err := config.Decode([]byte(drainingPlannerSpec), "spec.yaml", []string{"traffic.load.warmup_seconds=10"})
 	if err != nil {
@@ -780,6 +780,7 @@ func TestProvisioningChange(t *testing.T) {
 		{"down then up", []metrics.GPUChange{{TimeMs: 25000, GPUs: 3}, {TimeMs: 85000, GPUs: 1}, {TimeMs: 120000, GPUs: 2}}, 0},
 		{"a change after the last arrival", []metrics.GPUChange{{TimeMs: 25000, GPUs: 3}, {TimeMs: 85000, GPUs: 1}, {TimeMs: 310000, GPUs: 2}}, 85000},
 		{"none in the window", []metrics.GPUChange{{TimeMs: 5000, GPUs: 4}}, 0},
+		{"up alone", []metrics.GPUChange{{TimeMs: 25000, GPUs: 6}}, 0},
 	} {
 		if got := provisioningChange(cfg, run(c.changes...)); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)

@@ -684,8 +684,8 @@ func overloadWarning(cfg *config.Config, res *sim.Result) string {
 // steady state's. It names where the drain ended (sim.DrainEndMs), a warm-up that measures past
 // it; a sweep re-measures such a point from there, or keeps it off its front as drained.
 func drainWarning(cfg *config.Config, res *sim.Result) string {
-	if !cfg.Planner.Settings().Enabled {
-		return ""
+	if !cfg.Planner.Settings().Enabled || len(cfg.Traffic.Load.Profile) > 0 {
+		return "" // a rate profile that steps down sheds its in-flight work: the load, not a drain
 	}
 	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests, res.Workload)
 	if !ok || !b.Drained(sim.InFlight(res.Summary.RequestThroughputRPS, res.Summary.E2E.Mean)) {

@@ -35,8 +35,9 @@ const DefaultAttainment = 0.99
 
 // CapacitySearch is optimization.capacity_search: for each deployment, find the largest load
 // intensity (traffic.load's concurrency, requests_per_second, sessions_per_second or speedup,
-// whichever the load type uses) at which SLA attainment, goodput_completed_requests /
-// offered_requests under evaluation.sla, is at least Attainment, in (0, 1]. Min and Max (in the
+// whichever the load type uses) at which SLA attainment, (goodput_completed_requests − the good
+// requests cut short of their requested output) / offered_requests under evaluation.sla, is at
+// least Attainment, in (0, 1]. Min and Max (in the
 // intensity's unit) bound the search; RelativeTolerance (> 0) is the bracket width, relative to
 // the capacity found, below which it stops; MaxProbes (>= 2) bounds the simulations per
 // deployment. sweep.Run runs it; sweep.json records it.
