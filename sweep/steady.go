@@ -197,7 +197,7 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 	if ok && cfg.Planner.Settings().Enabled && b.Drained(sim.InFlight(res.Summary.RequestThroughputRPS, res.Summary.E2E.Mean)) {
 		last := sim.LastStartMs(res.Requests, res.Workload)
 		end := sim.DrainEndMs(res.Requests, from, last, b.AtEnd)
-		settled, settledSetup, err := settleDrain(ctx, p, x, res, setup, end, cache, simulate)
+		settled, settledSetup, err := rerunFrom(ctx, p, x, res, setup, end, cache, simulate)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -220,7 +220,7 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 	if at := provisioningChange(cfg, res); at > 0 && !drainStands {
 		// The planner was still changing the workers the config starts with inside the measured
 		// window: measured again from its last change, as after a drain.
-		settled, settledSetup, err := settleDrain(ctx, p, x, res, setup, at, cache, simulate)
+		settled, settledSetup, err := rerunFrom(ctx, p, x, res, setup, at, cache, simulate)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -368,19 +368,21 @@ func provisioningChange(cfg *config.Config, res *sim.Result) float64 {
 	return at
 }
 
-// settleDrain simulates autoscaled point p again at load x, run res having measured a window that
-// drained its system (sim.Backlog.Drained): work queued before the window while it had too few
-// workers, served within it once the planner added some, so its throughput counted work offered
-// earlier. The warm-up moves to drainEndMs, when the system first held no more than at the
-// window's end (sim.DrainEndMs), and a per-load-unit stop is lengthened as rateSteady
-// lengthens one whose arrivals after a warm-up are too few. It returns the new run and setup,
-// which the caller judges again (a point still drained is degraded: results.Row.Drained), or a
-// nil run when a fixed count (traffic.stop.requests or sessions, which no sweep lengthens) leaves
-// fewer than minMeasured(grid.DefaultCapacityAttainment) arrivals after the drain: the drained
-// run stands, and its row says so. res is not released.
-func settleDrain(ctx context.Context, p *grid.Point, x float64, res *sim.Result, setup grid.ProbeRun, drainEndMs float64,
+// rerunFrom simulates autoscaled point p again at load x with its warm-up moved to fromMs (virtual
+// ms), run res having measured a window that began too early: one that drained its system
+// (sim.Backlog.Drained: work queued before the window while it had too few workers, served within
+// it once the planner added some, so its throughput counted work offered earlier; fromMs is when
+// the system first held no more than at the window's end, sim.DrainEndMs), or one that held the
+// planner's scale-down from the workers the config starts with (provisioningChange; fromMs is its
+// last change). A per-load-unit stop is lengthened as rateSteady lengthens one whose arrivals
+// after a warm-up are too few. It returns the new run and setup, which the caller judges again (a
+// point still drained is degraded: results.Row.Drained), or a nil run when a fixed count
+// (traffic.stop.requests or sessions, which no sweep lengthens) leaves fewer than
+// minMeasured(grid.DefaultCapacityAttainment) arrivals after fromMs: the first run stands. res is
+// not released.
+func rerunFrom(ctx context.Context, p *grid.Point, x float64, res *sim.Result, setup grid.ProbeRun, fromMs float64,
 	cache *WorkloadCache, simulate SimulateFunc) (*sim.Result, grid.ProbeRun, error) {
-	w := drainEndMs / 1000
+	w := fromMs / 1000
 	setup.WarmupSeconds = &w
 	cfg, _, err := p.AtProbeRun(x, setup)
 	if err != nil {
@@ -395,7 +397,7 @@ func settleDrain(ctx context.Context, p *grid.Point, x float64, res *sim.Result,
 		if wl, err = cache.Build(cfg); err != nil { // a lengthened run of this deployment alone: not kept
 			return nil, setup, err
 		}
-	} else if after := arrivalsFrom(res.Requests, drainEndMs); stopPerLoadUnit(&cfg.Traffic.Stop) <= 0 && after < minMeasured(grid.DefaultCapacityAttainment) {
+	} else if after := arrivalsFrom(res.Requests, fromMs); stopPerLoadUnit(&cfg.Traffic.Stop) <= 0 && after < minMeasured(grid.DefaultCapacityAttainment) {
 		return nil, setup, nil
 	}
 	settled, err := simulateOnce(ctx, cfg, wl, simulate)

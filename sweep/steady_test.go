@@ -716,34 +716,14 @@ func TestProfileOverloaded(t *testing.T) {
 // user trial, 2026-12-07: 2.86, 2.07, 1.26 and 1.06 GPUs on average, 2.23, 1.62, 1.01 and 0.86 USD
 // per million output tokens at 40, 160, 640 and 2,560 requests per load unit, against about 0.8
 // for the point that starts with one; the ranking by cost flipped with the run's length). Now
-// one GPU at 40 and 160, and the cost within 10 % of the one-worker start's (8 % and 3 %: the
-// windows' served rates).
+// one GPU at 40 and 160, and the cost within 10 % of the one-worker start's (the two windows'
+// served rates differ by a few percent). drainingPlannerSpec at 12 requests/s, the trial's.
 func TestAutoscaledPointPricedPastItsScaleDown(t *testing.T) {
-	spec := `traffic:
-  source:
-    type: synthetic
-    input_tokens: {distribution: uniform, min: 1639, max: 2048}
-    output_tokens: {distribution: uniform, min: 103, max: 128}
-  load: {type: poisson, requests_per_second: 12}
-  stop: {requests_per_load_unit: 40}
-engine:
-  mode: aggregated
-  model: meta-llama/Meta-Llama-3.1-8B-Instruct
-  hardware: h200_sxm
-  backend: vllm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: {choices: [1, 4]}, tensor: 1}
-router: {policy: round_robin}
-planner: {policy: enabled, max_num_gpus: 4}
-evaluation: {sla: {ttft_ms: 1000, itl_ms: 40}}
-optimization:
-  target: throughput_per_gpu
-  cost: {gpu_hour_usd: {h200_sxm: 4.0}}
-`
+	sets := []string{"traffic.load.requests_per_second=12", "engine.workers.aggregated.parallelism={replicas: {choices: [1, 4]}, tensor: 1}",
+		"planner={policy: enabled, max_num_gpus: 4}", "evaluation.sla={ttft_ms: 1000, itl_ms: 40}",
+		"optimization={target: throughput_per_gpu, cost: {gpu_hour_usd: {h200_sxm: 4.0}}}"}
 	for _, per := range []string{"40", "160"} {
-		rows := runCapacity(t, spec, 2, "", "traffic.stop.requests_per_load_unit="+per)
+		rows := runCapacity(t, drainingPlannerSpec, 2, "", append(sets, "traffic.stop.requests_per_load_unit="+per)...)
 		if len(rows) != 2 || rows[0].USDPerMillionOutputTokens == nil || rows[1].USDPerMillionOutputTokens == nil {
 			t.Fatalf("%s per load unit: rows %+v", per, rows)
 		}
