@@ -193,43 +193,36 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 		return nil, nil, nil, err
 	}
 	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests, res.Workload)
+	// A run whose window began too early, drained (below) or inside the planner's scale-down
+	// (provisioningChange), is measured again from where that ended: the rerun stands, judged, or
+	// lengthened until it can be (an unjudged one's row has no backlog columns, and an answer
+	// point so is named: results.UnjudgedText); one that drained again is degraded
+	// (results.Row.Drained). rerun is false when a fixed count leaves the first run standing.
+	rerun := func(fromMs float64) (bool, error) {
+		again, againSetup, err := rerunFrom(ctx, p, x, res, setup, fromMs, cache, simulate)
+		if err != nil || again == nil {
+			return false, err
+		}
+		res.Release()
+		res, setup = again, againSetup
+		res, setup, b, ok, err = judgeable(ctx, p, x, res, setup, cache, simulate)
+		return true, err
+	}
 	drainStands := false // a drained run a fixed count leaves standing (degraded as drained)
 	if ok && cfg.Planner.Settings().Enabled && b.Drained(sim.InFlight(res.Summary.RequestThroughputRPS, res.Summary.E2E.Mean)) {
 		last := sim.LastStartMs(res.Requests, res.Workload)
-		end := sim.DrainEndMs(res.Requests, from, last, b.AtEnd)
-		settled, settledSetup, err := rerunFrom(ctx, p, x, res, setup, end, cache, simulate)
+		did, err := rerun(sim.DrainEndMs(res.Requests, from, last, b.AtEnd))
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if settled != nil {
-			// The rerun, measured past the drain, stands: judged, or lengthened until it can be
-			// (an unjudged one's row has no backlog columns, and an answer point so is named:
-			// results.UnjudgedText). A rerun that drained again is degraded (results.Row.Drained).
-			res.Release()
-			res, setup = settled, settledSetup
-			if res, setup, b, ok, err = judgeable(ctx, p, x, res, setup, cache, simulate); err != nil {
-				return nil, nil, nil, err
-			}
-		} else {
-			drainStands = true
-		}
+		drainStands = !did
 	}
 	if cfg, _, err = p.AtProbeRun(x, setup); err != nil { // the config of the run that stands
 		return nil, nil, nil, err
 	}
 	if at := provisioningChange(cfg, res); at > 0 && !drainStands {
-		// The planner was still changing the workers the config starts with inside the measured
-		// window: measured again from its last change, as after a drain.
-		settled, settledSetup, err := rerunFrom(ctx, p, x, res, setup, at, cache, simulate)
-		if err != nil {
+		if _, err := rerun(at); err != nil {
 			return nil, nil, nil, err
-		}
-		if settled != nil {
-			res.Release()
-			res, setup = settled, settledSetup
-			if res, setup, b, ok, err = judgeable(ctx, p, x, res, setup, cache, simulate); err != nil {
-				return nil, nil, nil, err
-			}
 		}
 	}
 	if ok && b.Ambiguous() {
