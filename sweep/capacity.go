@@ -577,7 +577,9 @@ func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request,
 	}
 	need := warmMs + (grid.MinSteadyRequestsPerSlot-pilotWarmupLifetimes)*lifeMs
 	if starts := sim.Starts(reqs, wl); last > 0 && starts > 1 {
-		gap := last / float64(starts-1) * float64(starts) / float64(len(reqs)) // mean ms between the starts' requests
+		// Mean ms between the starts' requests: those that arrived (a time stop leaves later
+		// turns unsent).
+		gap := last / float64(starts-1) * float64(starts) / float64(arrivalsFrom(reqs, 0))
 		need = max(need, warmMs+float64(max(least, minMeasured(attainment)))*gap)
 	}
 	if last < need {

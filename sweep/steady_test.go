@@ -772,3 +772,28 @@ func TestProvisioningChange(t *testing.T) {
 		t.Errorf("static: %v, want 0", got)
 	}
 }
+
+// rateSteady's arrival gap counts the requests that arrived: 101 arriving every 100 ms over 10 s
+// (each done in 10 ms) and 101 a time stop left unsent. At least 200 requests after a 20 ms
+// warm-up take 20 + 200 × 100 = 20,020 ms of arrivals, so 10 per load unit (the 10 s run) is
+// lengthened to ⌈10 × 1.1 × 20,020 / 10,000⌉ = 23; counting the unsent ones halved the gap and
+// gave 12, which measures about 100 requests.
+func TestRateSteadyGapCountsArrivals(t *testing.T) {
+	cfg, err := config.Decode([]byte(minimalEngineSpec), "spec.yaml", []string{"traffic.load={type: constant_rate, requests_per_second: 10}",
+		"traffic.stop={requests_per_load_unit: 10}", "traffic.source={type: synthetic, input_tokens: 100, output_tokens: 1}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs []engine.Request
+	for i := range 101 {
+		at := float64(i) * 100
+		reqs = append(reqs, engine.Request{Status: engine.Completed, ArrivalMs: at, FirstAdmitMs: at, FirstTokenMs: at + 10, TerminalMs: at + 10})
+	}
+	for range 101 {
+		reqs = append(reqs, engine.Request{ArrivalMs: -1, FirstAdmitMs: -1, FirstTokenMs: -1, TerminalMs: -1})
+	}
+	warmup, per := rateSteady(cfg, nil, reqs, 0.99, minMeasured(0.99))
+	if warmup == nil || *warmup != 0.02 || per == nil || *per != 23 {
+		t.Errorf("warm-up %v s, per load unit %v; want 0.02 and 23", deref(warmup), deref(per))
+	}
+}
