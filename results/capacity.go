@@ -323,7 +323,7 @@ func ProbeRows(pointID string, c *Capacity) []ProbeRow {
 		if p.Headroom > 0 {
 			r.SLAHeadroom = f64(p.Headroom)
 		}
-		fillTagged(&r, p.Summary)
+		fillTagged(&r, withoutTruncatedGoodput(p.Summary))
 		out[i] = r
 	}
 	return out

@@ -102,6 +102,8 @@ func SummaryValues(s *metrics.Summary) map[string]float64 {
 	}
 	if s.HasGoodput {
 		out[goodputTruncatedKey] = float64(s.GoodputTruncatedRequests)
+		out[goodputTruncatedRPSKey] = s.GoodputTruncatedRequestThroughputRPS
+		out[goodputTruncatedTokSKey] = s.GoodputTruncatedOutputThroughputTokS
 	}
 	if p := s.Planner; p != nil {
 		// An autoscaled run's peak GPUs and number of scaling decisions (results.parquet columns
@@ -119,15 +121,22 @@ func SummaryValues(s *metrics.Summary) map[string]float64 {
 	return out
 }
 
-// The journal's keys of an autoscaled run's steady-window provisioning (SummaryValues): the
-// window's length in virtual ms and each role's worker-seconds within it.
+// The journal's keys that prediction.json lacks (SummaryValues): the good requests cut short of
+// their output, and an autoscaled run's steady-window provisioning (the window's length in
+// virtual ms and each role's worker-seconds within it).
 const (
 	// goodputTruncatedKey counts the good requests that stopped short of their output
 	// (metrics.Summary.GoodputTruncatedRequests), which sla_attainment takes off.
 	goodputTruncatedKey = "goodput_truncated_requests"
-	windowMsKey         = "planner_window_ms"
-	windowPrefillKey    = "planner_window_prefill_worker_seconds"
-	windowDecodeKey     = "planner_window_decode_worker_seconds"
+	// goodputTruncatedRPSKey and goodputTruncatedTokSKey are those requests' share of
+	// goodput_request_throughput_rps and goodput_output_throughput_tok_s
+	// (metrics.Summary.GoodputTruncatedRequestThroughputRPS and ...OutputThroughputTokS), which
+	// the goodput columns take off (withoutTruncatedGoodput).
+	goodputTruncatedRPSKey  = "goodput_truncated_request_throughput_rps"
+	goodputTruncatedTokSKey = "goodput_truncated_output_throughput_tok_s"
+	windowMsKey             = "planner_window_ms"
+	windowPrefillKey        = "planner_window_prefill_worker_seconds"
+	windowDecodeKey         = "planner_window_decode_worker_seconds"
 )
 
 // Journal is the durable record of a sweep's finished points: an append-only JSON Lines file

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -220,7 +221,9 @@ type Row struct {
 	SLAP99E2EMs  *float64 `parquet:"sla_p99_e2e_ms,optional" json:",omitempty"`
 
 	// Metrics: the summary keys of prediction.json (dynosim-spec.md §4.2) under the same names;
-	// null unless status is ok (goodput columns also null without an SLA). Virtual time.
+	// null unless status is ok (goodput columns also null without an SLA). Virtual time. The
+	// goodput columns leave out the requests cut short of their requested output
+	// (withoutTruncatedGoodput), which prediction.json's goodput, judging latencies alone, counts.
 	NumRequests        *int64 `parquet:"num_requests,optional" summary:"num_requests"`
 	CompletedRequests  *int64 `parquet:"completed_requests,optional" summary:"completed_requests"`
 	OfferedRequests    *int64 `parquet:"offered_requests,optional" summary:"offered_requests"`
@@ -393,8 +396,8 @@ type Row struct {
 	// gap instead, and reads higher when some gaps are long stalls. Null when no request had two
 	// or more output tokens or the median TPOT is 0 ms.
 	InteractivityTokSPerUser *float64 `parquet:"interactivity_tok_s_per_user,optional"`
-	// SLAAttainment = (goodput_completed_requests − the good ones truncated) / offered_requests
-	// (a request cut short of its requested output is not attained): the share of offered
+	// SLAAttainment = goodput_completed_requests / offered_requests (a request cut short of its
+	// requested output is not attained, and not in that column): the share of offered
 	// requests (rejected and unfinished ones included) that met evaluation.sla by the goodput
 	// rule of dynosim-spec.md §4.2.2 (null without an SLA).
 	SLAAttainment *float64 `parquet:"sla_attainment,optional"`
@@ -519,7 +522,7 @@ func NewRow(p PointInfo, rec Record) Row {
 	}
 	if rec.Status == StatusOK {
 		r.TimingProvider = str(rec.TimingProvider)
-		fillSummary(&r, rec.Summary)
+		fillSummary(&r, withoutTruncatedGoodput(rec.Summary))
 		if c != nil && c.Engine.Workers.Prefill == nil {
 			// Aggregated serving has no prefill role: its per-role summary columns are null, not 0.
 			r.PrefillWorkerSeconds, r.PrefillGPUsPerWorker = nil, nil
@@ -529,10 +532,6 @@ func NewRow(p PointInfo, rec Record) Row {
 			r.CostUSDPerHour = f64(cost)
 		}
 		windowProvisioning(&r, rec.Summary, p)
-		if n := rec.Summary[goodputTruncatedKey]; n > 0 && r.SLAAttainment != nil {
-			// Requests cut short of their output are not attained, whatever their latencies.
-			r.SLAAttainment = f64(float64(*r.GoodputCompletedRequests-int64(n)) / float64(*r.OfferedRequests))
-		}
 		terms := percentileTerms(&r, rec.Summary)
 		if terms != nil {
 			r.SLAPercentileTermsMet = boolp(metrics.AllMet(terms))
@@ -1058,6 +1057,34 @@ func percentileTerms(r *Row, summary map[string]float64) []metrics.TermResult {
 		terms[i] = metrics.PercentileTerm{Percentile: b.Percentile, Latency: b.Latency, BoundMs: b.Ms}
 	}
 	return metrics.CheckTerms(terms, summary)
+}
+
+// withoutTruncatedGoodput returns the journal summary m with the good requests cut short of their
+// requested output (goodput_truncated_requests, and their share of the goodput throughputs
+// where the journal has it) taken off goodput_completed_requests,
+// goodput_request_throughput_rps and goodput_output_throughput_tok_s: prediction.json's
+// goodput judges latencies alone, servesweep's columns (and sla_attainment, min_goodput_rps
+// with them) count a request as good only when it was also served whole. m itself when none
+// was cut short; never modified.
+func withoutTruncatedGoodput(m map[string]float64) map[string]float64 {
+	n := m[goodputTruncatedKey]
+	if n <= 0 {
+		return m
+	}
+	out := maps.Clone(m)
+	for key, part := range map[string]string{"goodput_completed_requests": goodputTruncatedKey,
+		"goodput_request_throughput_rps": goodputTruncatedRPSKey, "goodput_output_throughput_tok_s": goodputTruncatedTokSKey} {
+		if v, ok := out[key]; ok {
+			out[key] = max(0, v-out[part])
+		}
+	}
+	return out
+}
+
+// TruncatedGoodputKeys returns the journal keys withoutTruncatedGoodput reads, which a capacity
+// search's probe keeps beside ProbeSummaryKeys. The slice is new on every call.
+func TruncatedGoodputKeys() []string {
+	return []string{goodputTruncatedKey, goodputTruncatedRPSKey, goodputTruncatedTokSKey}
 }
 
 // fillSummary sets every column tagged `summary:"key"` from the prediction.json value of key.

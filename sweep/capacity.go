@@ -255,7 +255,7 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	}
 	s, att, meets, termsMet, h := res.Summary, m.att, m.meets, m.termsMet, m.h
 	all := results.SummaryValues(s)
-	keys := results.ProbeSummaryKeys()
+	keys := append(results.ProbeSummaryKeys(), results.TruncatedGoodputKeys()...)
 	keep := make(map[string]float64, len(keys))
 	for _, k := range keys {
 		if v, ok := all[k]; ok {

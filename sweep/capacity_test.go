@@ -730,6 +730,16 @@ optimization:
 		!strings.Contains(cut.Reason, "16 of 201 completed requests stopped short of their requested output") {
 		t.Errorf("pool of 2,112 tokens: %s %q, attainment %v; want infeasible at 185/201", cut.Status, cut.Reason, cut.SLAAttainment)
 	}
+	// The goodput columns leave the 16 out as attainment does: 185 good of 201 completed over
+	// one window, so goodput / request throughput = 185/201 (no warm-up: both over the run).
+	first := cut.Probes[0]
+	if cut.GoodputCompletedRequests == nil || *cut.GoodputCompletedRequests != 185 ||
+		math.Abs(*cut.GoodputRequestThroughputRPS / *cut.RequestThroughputRPS - 185.0/201) > 1e-12 ||
+		*first.GoodputCompletedRequests != 185 || math.Abs(*first.GoodputRequestThroughputRPS / *first.RequestThroughputRPS - 185.0/201) > 1e-12 {
+		t.Errorf("pool of 2,112 tokens: goodput %v requests at %v/s of %v/s (probe %v at %v/s); want 185 at 185/201 of the rate",
+			deref(cut.GoodputCompletedRequests), deref(cut.GoodputRequestThroughputRPS), deref(cut.RequestThroughputRPS),
+			deref(first.GoodputCompletedRequests), deref(first.GoodputRequestThroughputRPS))
+	}
 	if whole.Status != results.StatusOK || whole.CapacityLoad == nil || *whole.CapacityLoad != 3 {
 		t.Errorf("pool of 2,560 tokens: %s %q, capacity %v; want ok at 3", whole.Status, whole.Reason, whole.CapacityLoad)
 	}

@@ -82,7 +82,7 @@ evaluation: {sla: {ttft_ms: 25}}
 	}
 }
 
-func deref(x *float64) any {
+func deref[T any](x *T) any {
 	if x == nil {
 		return nil
 	}

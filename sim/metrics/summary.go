@@ -79,14 +79,19 @@ type Summary struct {
 	// of their requested output (Truncated): good by the goodput rule, which judges latencies
 	// alone, but not what they were asked to do, so servesweep's SLA attainment (a capacity
 	// search's, results' sla_attainment) takes them off. Not a prediction.json key.
-	GoodputTruncatedRequests                                     int64
-	GoodputRequestThroughputRPS, GoodputOutputThroughputTokS     float64
-	ProcessedTokens                                              int64
-	ProcessedTokensPerS, ProcessedOutputTokensPerS               float64
-	PrefixCacheReusedRatio, FirstAdmissionPrefixCacheReusedRatio float64
-	NumTTFTSamples, NumTPOTSamples, NumE2ESamples                int64
-	TTFT, TTST, TPOT, ITL, E2E                                   Stats
-	OutputTokenThroughputPerUser                                 Stats
+	GoodputTruncatedRequests                                 int64
+	GoodputRequestThroughputRPS, GoodputOutputThroughputTokS float64
+	// GoodputTruncatedRequestThroughputRPS and GoodputTruncatedOutputThroughputTokS are the
+	// part of GoodputRequestThroughputRPS and GoodputOutputThroughputTokS (same window, same
+	// units) that GoodputTruncatedRequests make up, so that servesweep's goodput columns can
+	// leave them out. Not prediction.json keys.
+	GoodputTruncatedRequestThroughputRPS, GoodputTruncatedOutputThroughputTokS float64
+	ProcessedTokens                                                            int64
+	ProcessedTokensPerS, ProcessedOutputTokensPerS                             float64
+	PrefixCacheReusedRatio, FirstAdmissionPrefixCacheReusedRatio               float64
+	NumTTFTSamples, NumTPOTSamples, NumE2ESamples                              int64
+	TTFT, TTST, TPOT, ITL, E2E                                                 Stats
+	OutputTokenThroughputPerUser                                               Stats
 	// Preemptions counts KV preemptions over all ranks (a servesweep addition).
 	Preemptions int64
 	// TotalRecoveredTokens sums, over completed requests, the tokens re-admissions after a
@@ -389,6 +394,8 @@ func (s *Summary) setRates(in *Input, pop *populations) {
 		s.GoodputCompletedRequests = good
 		s.GoodputRequestThroughputRPS = float64(rates.good) / durS
 		s.GoodputOutputThroughputTokS = float64(rates.goodTokens) / durS
+		s.GoodputTruncatedRequestThroughputRPS = float64(rates.goodTruncated) / durS
+		s.GoodputTruncatedOutputThroughputTokS = float64(rates.goodTruncatedTokens) / durS
 	}
 	s.ProcessedTokens = s.TotalInputTokens + s.TotalOutputTokens
 	if s.WallTimeMs > 0 {
@@ -450,6 +457,9 @@ func (s *Summary) setDistributions(in *Input, pop *populations) error {
 // rateCounts are the sums over completed requests that a summary's rates divide by a duration.
 type rateCounts struct {
 	requests, input, output, good, goodTokens int64
+	// goodTruncated and goodTruncatedTokens count the good requests cut short of their output
+	// (Truncated) and their output tokens: part of good and goodTokens.
+	goodTruncated, goodTruncatedTokens int64
 }
 
 // add counts the completed request r and reports whether it is good under sla (false when sla
@@ -463,6 +473,10 @@ func (c *rateCounts) add(r *engine.Request, sla *SLA) bool {
 	}
 	c.good++
 	c.goodTokens += int64(r.Generated)
+	if Truncated(r) {
+		c.goodTruncated++
+		c.goodTruncatedTokens += int64(r.Generated)
+	}
 	return true
 }
 
