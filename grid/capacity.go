@@ -153,6 +153,9 @@ func (s *Spec) checkCapacity(p *Point) error {
 				"rate (traffic.load.requests_per_second or sessions_per_second); remove the profile, or the capacity search " +
 				"and sweep the profile as configured"}}
 	}
+	if e := s.unmeasuredRates(p.Config); e != nil {
+		return config.Errors{e}
+	}
 	if p.Config.Traffic.Load.Type == config.LoadConcurrency {
 		for _, b := range []struct {
 			key string
@@ -188,6 +191,52 @@ func (s *Spec) checkCapacity(p *Point) error {
 		return errs
 	}
 	return nil
+}
+
+// unmeasuredRates is the error for a capacity search over an open loop (constant_rate or
+// poisson) whose run is a fixed count of N requests (traffic.stop.requests; or N sessions of T
+// turns, traffic.stop.sessions) after an explicit warm-up of W seconds
+// (traffic.load.warmup_seconds), when the search's max exceeds the rate at which the arrivals
+// after the warm-up still bring MinMeasuredRequests(attainment) = m requests: (N − m) / W
+// requests/s ((N − m / T) / W sessions/s). Above it the N arrivals come almost all before the
+// warm-up ends, so a probe measures a handful of requests or none, and the run's length, not
+// the deployment, would set the capacity (a probe that measures none fails its point). nil when
+// the search stays below it, the stop scales with the load, or the search chooses each probe's
+// warm-up. The error names the three ways out.
+func (s *Spec) unmeasuredRates(cfg *config.Config) *config.Error {
+	cs, l, st := s.Optimization.CapacitySearch, &cfg.Traffic.Load, &cfg.Traffic.Stop
+	if l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson || l.WarmupSeconds == nil || *l.WarmupSeconds <= 0 {
+		return nil
+	}
+	m := float64(MinMeasuredRequests(cs.Attainment))
+	n, what, field := float64(st.Requests), "requests", "requests"
+	if st.Sessions > 0 {
+		src := &cfg.Traffic.Source
+		if src.Session == nil || src.Type == config.SourceTrace {
+			return nil // a trace's sessions bring a number of turns each that the spec does not say
+		}
+		n, what, field = float64(st.Sessions), "sessions", "sessions"
+		m /= float64(src.Session.Turns)
+	}
+	if n <= 0 {
+		return nil
+	}
+	w := *l.WarmupSeconds
+	bound := math.Max(0, (n-m)/w)
+	if cs.Max <= bound {
+		return nil
+	}
+	lower := ""
+	if at := math.Floor(bound*100) / 100; at >= cs.Min {
+		lower = fmt.Sprintf("set max to at most %g, or ", at)
+	}
+	return &config.Error{File: s.File, Path: "optimization.capacity_search.max",
+		Msg: fmt.Sprintf("is %g %s/s, above the %.4g at which traffic.stop.%s (a fixed %g) still brings %d requests "+
+			"after traffic.load.warmup_seconds (%g s), the fewest an attainment of %g is measured on: faster probes would "+
+			"measure a handful of requests or none, and the run's length would set the capacity; %suse "+
+			"traffic.stop.%s_per_load_unit (the run then scales with the load), or remove warmup_seconds (the search then "+
+			"chooses each probe's warm-up)", cs.Max, what, bound, field, n, MinMeasuredRequests(cs.Attainment),
+			w, cs.Attainment, lower, field)}
 }
 
 // roleHardware returns each role cfg's mode uses with its resolved hardware id and its GPU

@@ -131,6 +131,16 @@ func TestCapacityAndCostExpansionErrors(t *testing.T) {
 		{"a load profile", withSLA, []string{"optimization.capacity_search={}",
 			"traffic.load={type: poisson, profile: [{until_seconds: 30, requests_per_second: 5}, {until_seconds: 60, requests_per_second: 60}]}",
 			"traffic.stop={requests: 100}"}, "optimization.capacity_search", "cannot search a load whose traffic.load.profile"},
+		// (600 − 200) / 30 = 13.33 requests/s: above it 600 requests bring fewer than the 200 that
+		// attainment 0.99 is measured on after a 30 s warm-up.
+		{"fixed count after a warm-up", withSLA, []string{"optimization.capacity_search={max: 13.34}",
+			"traffic.load={type: poisson, requests_per_second: 1, warmup_seconds: 30}", "traffic.stop={requests: 600}"},
+			"optimization.capacity_search.max", "above the 13.33 at which traffic.stop.requests (a fixed 600) still brings 200 requests after traffic.load.warmup_seconds (30 s)"},
+		// Sessions of 4 turns: (100 − 200 / 4) / 10 = 5 sessions/s; below min, no max helps.
+		{"fixed sessions after a warm-up", withSLA, []string{"optimization.capacity_search={min: 6, max: 20}",
+			"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 100, output_tokens_per_turn: 10, session: {turns: 4}}",
+			"traffic.load={type: constant_rate, sessions_per_second: 1, warmup_seconds: 10}", "traffic.stop={sessions: 100}"},
+			"optimization.capacity_search.max", "above the 5 at which traffic.stop.sessions (a fixed 100) still brings 200 requests after traffic.load.warmup_seconds (10 s), the fewest an attainment of 0.99 is measured on: faster probes would measure a handful of requests or none, and the run's length would set the capacity; use"},
 		{"hardware without a price", withSLA, []string{"engine.hardware={choices: [h200_sxm, h100_sxm]}",
 			"optimization.cost={gpu_hour_usd: {h200: 3.5}}"}, "optimization.cost.gpu_hour_usd", "no price for hardware h100_sxm (used by 1 points)"},
 	} {
