@@ -75,8 +75,8 @@ type Spec struct {
 	// TracePaths order; the spec hash covers them.
 	traceDigests []traceDigest
 	// Build identifies the servesweep build that simulates the points (its release, or its VCS
-	// revision with "+modified" when the tree had changes; "" when the binary records neither, as
-	// a test binary). Parse leaves it ""; the caller sets it. The spec hash covers it: rows of two
+	// revision; for a modified tree's build, or one that records neither, also the digest of its
+	// executable; "" for a test binary). Parse leaves it ""; the caller sets it. The spec hash covers it: rows of two
 	// builds may come from two timing models, so a resume or a merge across builds is refused.
 	Build string
 }

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -57,12 +61,52 @@ func newVersionCmd(io ioStreams, text string) *cobra.Command {
 // buildIdentity names the build for the spec hash (grid.Spec.Build): its module version when it
 // is not "(devel)" (a release, or the VCS pseudo-version go build records, "+dirty" for a
 // modified tree), else its VCS revision with "+modified" when the work tree had uncommitted
-// changes; "" when the binary records neither (a test binary, a build with -buildvcs=false), so
-// that such builds hash as before. Two builds of one modified tree share an identity.
+// changes. A build that records neither (-buildvcs=false, a build outside a checkout), and a
+// modified tree's, is named (also) by the digest of its own executable (executableDigest), so
+// that a resume or a merge by another such build is refused rather than mixing two timing
+// models; "" for a test binary (its path ends in ".test"), or no build information, or an
+// executable that cannot be read.
 func buildIdentity(bi *debug.BuildInfo, ok bool) string {
 	if !ok || bi == nil {
 		return ""
 	}
+	id := vcsIdentity(bi)
+	exact := id != "" && !strings.HasSuffix(id, "+modified") && !strings.HasSuffix(id, "+dirty")
+	if exact || strings.HasSuffix(bi.Path, ".test") {
+		return id
+	}
+	d := executableDigest()
+	switch {
+	case d == "":
+		return id
+	case id == "":
+		return d
+	}
+	return id + " " + d
+}
+
+// executableDigest returns "sha256:" and the first 16 hex digits of the SHA-256 of the running
+// executable's file, "" when it cannot be read. A variable so that tests can stand in for it.
+var executableDigest = func() string {
+	path, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// vcsIdentity is bi's module version when it is not "(devel)", else its VCS revision with
+// "+modified" when the work tree had uncommitted changes; "" when it records neither.
+func vcsIdentity(bi *debug.BuildInfo) string {
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}

@@ -65,8 +65,45 @@ func TestBuildIdentity(t *testing.T) {
 		{bi("(devel)"), ""},
 		{nil, ""},
 	} {
+		c.bi = withPath(c.bi, "github.com/servesweep/servesweep/cmd/servesweep.test")
 		if got := buildIdentity(c.bi, c.bi != nil); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.bi, got, c.want)
 		}
 	}
+	// A servesweep binary without a release or revision, or from a modified tree, is named by
+	// its executable's digest too: two such builds are two builds.
+	digest := executableDigest
+	t.Cleanup(func() { executableDigest = digest })
+	executableDigest = func() string { return "sha256:0123456789abcdef" }
+	for _, c := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{bi("v1.2.0", "vcs.revision", "abc"), "v1.2.0"},
+		{bi("(devel)", "vcs.revision", "abc", "vcs.modified", "false"), "abc"},
+		{bi("(devel)", "vcs.revision", "abc", "vcs.modified", "true"), "abc+modified sha256:0123456789abcdef"},
+		{bi("v0.0.0-20261207-abc+dirty"), "v0.0.0-20261207-abc+dirty sha256:0123456789abcdef"},
+		{bi("(devel)"), "sha256:0123456789abcdef"},
+	} {
+		c.bi = withPath(c.bi, "github.com/servesweep/servesweep/cmd/servesweep")
+		if got := buildIdentity(c.bi, true); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.bi, got, c.want)
+		}
+	}
+	executableDigest = func() string { return "" }
+	if got := buildIdentity(withPath(bi("(devel)"), "github.com/servesweep/servesweep/cmd/servesweep"), true); got != "" {
+		t.Errorf("unreadable executable: %q, want \"\"", got)
+	}
+	// The real digest reads this test binary.
+	if d := digest(); len(d) != len("sha256:")+16 || !strings.HasPrefix(d, "sha256:") || d != digest() {
+		t.Errorf("executableDigest() = %q, want sha256: and 16 hex digits, the same on every call", d)
+	}
+}
+
+// withPath sets bi's main package path (nil stays nil).
+func withPath(bi *debug.BuildInfo, path string) *debug.BuildInfo {
+	if bi != nil {
+		bi.Path = path
+	}
+	return bi
 }
