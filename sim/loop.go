@@ -50,9 +50,10 @@ type runState struct {
 	closedLoop  bool
 	frontendMs  float64 // FrontendOverheadMs(cfg): every request's front-end time
 	nextSession int     // next session to start under a concurrency load
-	// cooldownFromMs is the arrival of the last session's first turn once the closed loop has
-	// started it, +Inf before (traffic.load.cooldown: the engines' round tallies leave later
-	// arrivals out, engine.Config.RoundTallyUntilMs).
+	// cooldownFromMs is the arrival of the last session's first turn once it is scheduled (by a
+	// closed loop, when it starts it; by an open loop, before the run), +Inf before
+	// (traffic.load.cooldown: the engines' round tallies leave later arrivals out,
+	// engine.Config.RoundTallyUntilMs).
 	cooldownFromMs float64
 	// scheduled holds the arrivals known before the run, sorted by (time, seq); nextScheduled is
 	// the first not yet due. started is set once they are all known.
@@ -172,7 +173,7 @@ func advanceProfile(profile []config.LoadPhase, tMs, units float64) float64 {
 // startSession schedules session i's first turn at atMs. Arrivals known before the run starts go
 // to the sorted s.scheduled list, which keeps the event heap small; later ones to the heap.
 func (s *runState) startSession(i int, atMs float64) {
-	if s.closedLoop && i == len(s.wl.Sessions)-1 {
+	if i == len(s.wl.Sessions)-1 {
 		s.cooldownFromMs = atMs
 	}
 	e := event{timeMs: atMs, kind: evArrival, req: s.wl.Sessions[i].First}

@@ -137,7 +137,7 @@ func (s *runState) newRole(name config.Role, spec *config.WorkerRole, reqs []eng
 	keepRounds := s.cfg.Traffic.Stop.MaxVirtualTimeSeconds > 0 || s.ref.keepRoundTokens
 	tallyFromMs := s.cfg.Traffic.Load.Warmup() * 1000
 	var tallyUntilMs *float64
-	if l := &s.cfg.Traffic.Load; l.Type == config.LoadConcurrency && l.HasCooldown() {
+	if s.cfg.Traffic.Load.HasCooldown() {
 		tallyUntilMs = &s.cooldownFromMs
 	}
 	// Without prefix caching no key is ever looked up; with it, a role's pools index the shared

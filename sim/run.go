@@ -312,9 +312,10 @@ func (s *runState) metricsInput(pl *planner.Planner) *metrics.Input {
 	}
 	in.SLA = SLA(cfg)
 	in.WarmupMs = cfg.Traffic.Load.Warmup() * 1000
-	if l := &cfg.Traffic.Load; l.Type == config.LoadConcurrency && l.HasCooldown() && len(wl.Sessions) > 0 {
-		// Sessions start in order: the last one's first turn is the last session start, unless
-		// the run stopped before it (then the loop never drained and nothing is cool-down).
+	if cfg.Traffic.Load.HasCooldown() && len(wl.Sessions) > 0 {
+		// Sessions start in order (a closed loop's as slots free, an open loop's at increasing
+		// times): the last one's first turn is the last session start, unless the run stopped
+		// before it (then the load never fell and nothing is cool-down).
 		if r := &s.reqs[wl.Sessions[len(wl.Sessions)-1].First]; r.Status != engine.Pending {
 			in.Cooldown, in.CooldownFromMs = true, r.ArrivalMs
 		}

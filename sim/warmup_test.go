@@ -213,3 +213,48 @@ func TestCooldown(t *testing.T) {
 		t.Errorf("no cooldown: key present %v, %d requests; want absent, 6", ok, s.NumRequests)
 	}
 }
+
+// Under an open loop of sessions traffic.load.cooldown leaves out the later turns that arrive
+// after the last session start, as a closed loop's drain: no new session joins them. Fixed
+// timing (54 ms a turn, as above), three two-turn sessions started at 5 per second, at 0, 200
+// and 400 ms, with no inter-turn delay: turns arrive at 0, 54, 200, 254, 400 and 454 ms, one at
+// a time. The last session starts at 400 ms, so the turn at 454 ms is cool-down; a 60 ms warm-up
+// leaves out those at 0 and 54. Counted: 200, 254 and 400 (3 requests, 9 output tokens). The
+// steady window is (60, 400] ms, 340 ms, in which the turns that arrived at 54, 200 and 254
+// complete: 3 requests over 0.34 s (without the cool-down, (60, 454]: 4 over 0.394 s).
+func TestCooldownOpenLoop(t *testing.T) {
+	cfg := testConfig(64, 3, 0, 1, 1000)
+	cfg.Traffic.Source = config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 64, OutputTokensPerTurn: 3,
+		Session: &config.SessionShape{Turns: 2}}
+	cfg.Traffic.Load = config.Load{Type: config.LoadConstantRate, SessionsPerSecond: 5}
+	cfg.Traffic.Stop = config.Stop{Sessions: 3}
+	warm := 0.06
+	on := true
+	cfg.Traffic.Load.WarmupSeconds, cfg.Traffic.Load.Cooldown = &warm, &on
+	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{0, 54, 200, 254, 400, 454} {
+		if r := res.Requests[i]; r.ArrivalMs != want || r.TerminalMs != want+54 {
+			t.Fatalf("request %d: arrival %v, terminal %v; want %v, %v", i, r.ArrivalMs, r.TerminalMs, want, want+54)
+		}
+	}
+	s := res.Summary
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want)) }
+	if s.WarmupRequests != 2 || s.CooldownRequests != 1 || s.NumRequests != 3 || s.TotalOutputTokens != 9 ||
+		s.SteadyWindowMs != 340 || !near(s.RequestThroughputRPS, 3/0.34) || s.CooldownFromMs != 400 {
+		t.Errorf("warm-up %d, cool-down %d (from %v ms), %d requests, %d tokens, window %v ms, %v req/s; want 2, 1 (400), 3, 9, 340, %v",
+			s.WarmupRequests, s.CooldownRequests, s.CooldownFromMs, s.NumRequests, s.TotalOutputTokens, s.SteadyWindowMs,
+			s.RequestThroughputRPS, 3/0.34)
+	}
+	cfg.Traffic.Load.Cooldown = nil
+	if res, err = Run(context.Background(), cfg, Options{CheckInvariants: true}); err != nil {
+		t.Fatal(err)
+	}
+	s = res.Summary
+	if s.CooldownRequests != 0 || s.NumRequests != 4 || s.SteadyWindowMs != 394 || !near(s.RequestThroughputRPS, 4/0.394) {
+		t.Errorf("no cooldown: %d cool-down, %d requests, window %v ms, %v req/s; want 0, 4, 394, %v",
+			s.CooldownRequests, s.NumRequests, s.SteadyWindowMs, s.RequestThroughputRPS, 4/0.394)
+	}
+}

@@ -584,7 +584,11 @@ func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request,
 	}
 	if last < need {
 		per := stopPerLoadUnit(&cfg.Traffic.Stop)
-		if per <= 0 && l.WarmupSeconds == nil && arrivalsFrom(reqs, warmMs) >= minMeasured(attainment) {
+		measured := arrivalsFrom(reqs, warmMs)
+		if l.HasCooldown() {
+			measured -= arrivalsFrom(reqs, math.Nextafter(last, math.Inf(1))) // the later turns are cool-down
+		}
+		if per <= 0 && l.WarmupSeconds == nil && measured >= minMeasured(attainment) {
 			// A fixed count, which no sweep lengthens, that still brings the floor after the fill:
 			// measured after it, rather than with the fill's short latencies.
 			w := warmMs / 1000

@@ -58,10 +58,11 @@ func steadyRun(ctx context.Context, p *grid.Point, x, attainment float64, cache 
 	if err != nil {
 		return nil, nil, setup, fmt.Errorf("pilot: %w", err)
 	}
-	// A ramped closed loop is measured up to its last session start: its drain runs at a
-	// falling concurrency for a share of the run set by the run's length. A cooldown the spec
-	// gives, true or false, is kept.
-	setup.Cooldown = setup.RampSeconds != nil && *setup.RampSeconds > 0 && cfg.Traffic.Load.Cooldown == nil
+	// A ramped closed loop, and an open loop of multi-turn sessions, is measured up to its last
+	// session start: the closed loop's drain runs at a falling concurrency, the open loop's
+	// sessions already started go on without new ones joining them, each for a share of the run
+	// set by the run's length. A cooldown the spec gives, true or false, is kept.
+	setup.Cooldown = cfg.Traffic.Load.Cooldown == nil && (setup.RampSeconds != nil && *setup.RampSeconds > 0 || sessionOpenLoop(cfg, wl))
 	if setup.RampSeconds != nil || setup.WarmupSeconds != nil {
 		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
 			return nil, nil, setup, err
@@ -97,6 +98,17 @@ func steadyRun(ctx context.Context, p *grid.Point, x, attainment float64, cache 
 		}
 	}
 	return cfg, res, setup, nil
+}
+
+// sessionOpenLoop reports whether cfg's load is an open loop (constant_rate or poisson, without a
+// rate profile, which runs as configured) of sessions some of which have later turns in
+// workload wl.
+func sessionOpenLoop(cfg *config.Config, wl *traffic.Workload) bool {
+	l := &cfg.Traffic.Load
+	if l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson || len(l.Profile) > 0 {
+		return false
+	}
+	return len(wl.Sessions) < len(wl.Requests)
 }
 
 // simulateOnce runs cfg on workload wl; a run without a report is an error.

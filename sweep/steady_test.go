@@ -634,7 +634,8 @@ optimization:
 // affineHorizonSeconds, had probes that ended their starts by then, measured nothing and counted
 // as misses: capacity 11.4, 12.8, 23.6 and 29.9 sessions/s at 4, 8, 16 and 64 sessions per load
 // unit; and round_robin with warmup_seconds 10, 60 and 200 rated them 19.3, 5.1 and 3.5 (measured
-// 2026-12-07: now 30.1, 29.3, 29.4 and 28.9, 28.7, 28.0). Every probe measures requests.
+// 2026-12-07: now 30.1, 29.3, 29.4 and 28.9, 28.7, 28.0). Every probe measures requests, up to
+// its last session start (cooldown).
 func TestSessionOpenLoopCapacityIndependentOfRunLength(t *testing.T) {
 	if raceEnabled {
 		t.Skip("five capacity searches: make test runs it without -race")
@@ -658,6 +659,13 @@ func TestSessionOpenLoopCapacityIndependentOfRunLength(t *testing.T) {
 			if n < int64(minMeasured(0.99)) {
 				t.Errorf("%v: probe %d at %.2f sessions/s measured %d requests, want at least %d", sets, p.ProbeIndex, p.Load, n, minMeasured(0.99))
 			}
+			// Measured to the last session start: the later turns after it meet a falling load.
+			if !p.Cooldown {
+				t.Errorf("%v: probe %d at %.2f sessions/s ran without cooldown", sets, p.ProbeIndex, p.Load)
+			}
+		}
+		if !strings.Contains(rows[0].ConfigYAML, "cooldown: true") || rows[0].CooldownRequests == nil || *rows[0].CooldownRequests == 0 {
+			t.Errorf("%v: the row's config has no cooldown: true, or left no request out (%v):\n%s", sets, deref(rows[0].CooldownRequests), rows[0].ConfigYAML)
 		}
 		caps = append(caps, *rows[0].CapacityLoad)
 	}

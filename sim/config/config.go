@@ -253,15 +253,18 @@ type Load struct {
 	// request over the whole run; Warmup gives the value. Any load type. A servesweep addition
 	// to the DynoSim schema.
 	WarmupSeconds *float64 `yaml:"warmup_seconds,omitempty" json:",omitempty" null:"omit" min:"0" limit:"0,MaxSeconds"`
-	// Cooldown, under a concurrency load, leaves out the requests that arrive after the closed
-	// loop started its last session (the drain: from then on fewer than `concurrency` sessions
-	// stay in flight, so those requests meet a lighter load than the one asked for) from every
+	// Cooldown leaves out the requests that arrive after the run's last session start from every
 	// request statistic, as warm-up requests are left out, and ends the steady window at that
-	// start (metrics.Input.CooldownFromMs). A run whose sessions all start in the first wave has
-	// no steady window then. false or nil (omitted) counts them; HasCooldown gives the value.
-	// Capacity searches set it on the probes of a ramped closed loop unless the spec gives it
-	// (sweep's prober.run). A servesweep addition to the DynoSim schema.
-	Cooldown *bool `yaml:"cooldown,omitempty" json:",omitempty" union:"concurrency"`
+	// start (metrics.Input.CooldownFromMs). Under a concurrency load that is the closed loop's
+	// drain: from then on fewer than `concurrency` sessions stay in flight. Under an open loop
+	// (constant_rate, poisson) of multi-turn sessions it is the later turns of the sessions
+	// already started: no new session joins them, so they meet a lighter load than the rate
+	// asks for (a single-turn source's last start is its last arrival: nothing is left out). A
+	// run whose sessions all start in the first wave has no steady window then. false or nil
+	// (omitted) counts them; HasCooldown gives the value. Capacity searches and sweeps set it
+	// on the probes of a ramped closed loop and of an open loop of multi-turn sessions unless
+	// the spec gives it (sweep's steadyRun). A servesweep addition to the DynoSim schema.
+	Cooldown *bool `yaml:"cooldown,omitempty" json:",omitempty" union:"concurrency,constant_rate,poisson"`
 	// RequestsPerSecond (synthetic sources) or SessionsPerSecond (synthetic-session sources) is
 	// the open-loop arrival rate per second; the one matching the source is required.
 	RequestsPerSecond float64 `yaml:"requests_per_second,omitempty" union:"constant_rate,poisson" optional:"" gt:"0" limit:"MinRate,MaxRate" sweep:""`

@@ -503,7 +503,7 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"bool as string", "", []string{agg + "kv_cache.prefix_caching=yes"}, agg + "kv_cache.prefix_caching", "must be a bool"},
 		{"string as int", "", []string{"engine.model=5"}, "engine.model", "must be a string, got 5 (int)"},
 		{"union rejects field", "", []string{"traffic.load.type=poisson", "traffic.load.requests_per_second=2"}, "traffic.load",
-			"traffic.load.type='poisson' does not accept [concurrency]; accepted keys: type, warmup_seconds, requests_per_second, sessions_per_second, profile, seed"},
+			"traffic.load.type='poisson' does not accept [concurrency]; accepted keys: type, warmup_seconds, cooldown, requests_per_second, sessions_per_second, profile, seed"},
 		{"poisson needs rate", "", []string{"traffic.load={type: poisson}"}, "traffic.load.requests_per_second", "required"},
 		{"constant rate needs rate", "", []string{"traffic.load={type: constant_rate}"}, "traffic.load.requests_per_second", "required"},
 		{"rate zero", "", []string{"traffic.load={type: constant_rate, requests_per_second: 0}"}, "traffic.load.requests_per_second", "must be > 0, got 0"},

@@ -267,7 +267,7 @@ func TestWalkerUnions(t *testing.T) {
 	const agg = "engine.workers.aggregated."
 	runWalkCases(t, []walkCase{
 		{name: "unknown key lists the variant's keys", sets: []string{"traffic.load={type: poisson, requests_per_second: 1, rate: 2}"},
-			errs: []string{"traffic.load.rate: unknown field; valid fields: type, warmup_seconds, requests_per_second, sessions_per_second, profile, seed"}},
+			errs: []string{"traffic.load.rate: unknown field; valid fields: type, warmup_seconds, cooldown, requests_per_second, sessions_per_second, profile, seed"}},
 		{name: "unknown type lists every key", sets: []string{"traffic.load={type: burst, rate: 2}"},
 			errs: []string{"traffic.load.rate: unknown field; valid fields: type, concurrency, ramp_seconds, warmup_seconds, cooldown, requests_per_second, sessions_per_second, profile, seed, speedup",
 				`traffic.load.type: must be one of concurrency, constant_rate, poisson, trace_timestamps, got "burst"`}},
