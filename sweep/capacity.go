@@ -245,6 +245,15 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	if cfg, res, m, err = pb.settle(ctx, x, &setup, cfg, res, m); err != nil {
 		return nil, fail(err)
 	}
+	if at := provisioningChange(cfg, res); at > 0 && stopPerLoadUnit(&cfg.Traffic.Stop) > 0 {
+		// An autoscaled probe whose planner took GPUs away within its window is measured from
+		// its last change, as a fixed point is (steadyPoint): before it the workers the config
+		// starts with served the load, which the deployment does not keep, and the search would
+		// credit them with a capacity the run's length sets. A fixed count stands.
+		if cfg, res, m, err = pb.lengthen(ctx, x, &setup, res, stopPerLoadUnit(&cfg.Traffic.Stop), at); err != nil {
+			return nil, fail(err)
+		}
+	}
 	if lt := cfg.Traffic.Load.Type; res.Summary.NumRequests == 0 && (lt == config.LoadConstantRate || lt == config.LoadPoisson) {
 		// Nothing measured is neither a miss nor a pass: an open loop, which rateSteady and
 		// lengthen stretch past its warm-up, fails its point, named, rather than let the run's

@@ -745,6 +745,23 @@ func TestAutoscaledPointPricedPastItsScaleDown(t *testing.T) {
 	}
 }
 
+// A capacity probe of an autoscaled point is measured past its planner's scale-down as a fixed
+// point is: four H200 workers under the planner (at most 4 GPUs), searched for the largest
+// poisson rate within a 1 s TTFT and a 40 ms ITL at 40 requests per load unit, scale to one
+// worker within the capacity probe's window; priced over it, the row averaged 1.12 GPUs at
+// 0.79 USD per million output tokens where the start of one costs 0.74 (a review, 2026-12-07).
+// Now its probes are measured from the last change: one GPU on average.
+func TestAutoscaledCapacityMeasuredPastItsScaleDown(t *testing.T) {
+	rows := runCapacity(t, drainingPlannerSpec, 1, "", "traffic.stop.requests_per_load_unit=40",
+		"engine.workers.aggregated.parallelism={replicas: 4, tensor: 1}", "planner={policy: enabled, max_num_gpus: 4}",
+		"optimization={capacity_search: {min: 1, max: 200}}")
+	r := rows[0]
+	if r.Status != results.StatusOK || r.CapacityLoad == nil || r.AvgGPUs == nil || math.Abs(*r.AvgGPUs-1) > 1e-3 {
+		t.Fatalf("status %s (%s), capacity %v requests/s on %v GPUs on average; want ok on 1", r.Status, r.Reason,
+			deref(r.CapacityLoad), deref(r.AvgGPUs))
+	}
+}
+
 // provisioningChange by hand: a window from the 10 s warm-up to the last arrival at 300 s. One
 // way down (4 → 3 → 1 GPUs at 25 and 85 s, a change at 5 s before the window not counted): the
 // last change, 85 s. Down then up (a swing about the load's level): none; up alone (a start too
