@@ -254,10 +254,14 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 			return nil, fail(err)
 		}
 	}
-	if lt := cfg.Traffic.Load.Type; res.Summary.NumRequests == 0 && (lt == config.LoadConstantRate || lt == config.LoadPoisson) {
+	if lt := cfg.Traffic.Load.Type; res.Summary.NumRequests == 0 && (lt == config.LoadConstantRate || lt == config.LoadPoisson ||
+		lt == config.LoadConcurrency && x > pb.cs.Min) {
 		// Nothing measured is neither a miss nor a pass: an open loop, which rateSteady and
-		// lengthen stretch past its warm-up, fails its point, named, rather than let the run's
-		// length set its capacity.
+		// lengthen stretch past its warm-up, and a closed loop above the search's minimum
+		// (closedSteady lengthens a per-load-unit stop past the warm-up; a fixed count, which no
+		// sweep lengthens, can end within it), fail their point, named, rather than let the run's
+		// length set its capacity. At the minimum a closed loop's row is infeasible, its
+		// capacity unknown (results.Unmeasured).
 		res.Release()
 		return nil, fail(fmt.Errorf("measured no request: every arrival came before its warm-up of %g s ended "+
 			"(lengthen traffic.stop, or shorten traffic.load.warmup_seconds)", cfg.Traffic.Load.Warmup()))
@@ -645,6 +649,41 @@ func slotLengthening(cfg *config.Config, attainment float64) *float64 {
 		return nil
 	}
 	return &need
+}
+
+// closedSteady is the lengthened per-load-unit stop of a concurrency probe or point (cfg, its run's
+// requests reqs of workload wl) whose warm-up is the config's own warmup_seconds (steadyRun asks
+// only then), which slotLengthening, counting the search's warm-up of pilotWarmupLifetimes slot
+// cycles, cannot size: a warm-up of W seconds takes ⌈W / L⌉ cycles of
+// the run's mean slot cycle L (sim.MeanSlotCycleMs: a request, or a whole session), the
+// cool-down one, and the steady part at least minMeasuredCycles and minMeasured(attainment)
+// requests over all slots; a stop that gives fewer is lengthened to 1.1 × that, rounded up (a
+// user trial, 2026-12-07: warmup_seconds 60 on the built-in workload, whose sessions last about
+// 2 s, measured no request at concurrency 2 to 8 over 6 cycles per slot, each probe a miss, and
+// every deployment's capacity was 1 where it is 148 to 307). nil when the stop gives enough, is a
+// fixed count (which no sweep lengthens), the load is not a concurrency or the source is a
+// trace, or no request completed.
+func closedSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request, attainment float64) *float64 {
+	l, st, src := &cfg.Traffic.Load, &cfg.Traffic.Stop, &cfg.Traffic.Source
+	per := stopPerLoadUnit(st)
+	if l.Type != config.LoadConcurrency || src.Type == config.SourceTrace || l.Concurrency <= 0 || per <= 0 {
+		return nil
+	}
+	lifeMs, n := sim.MeanSlotCycleMs(wl, reqs)
+	if n == 0 || lifeMs <= 0 {
+		return nil
+	}
+	turns := 1.0
+	if st.SessionsPerLoadUnit > 0 && src.Session != nil {
+		turns = float64(src.Session.Turns)
+	}
+	steady := max(minMeasuredCycles, math.Ceil(float64(minMeasured(attainment))/(float64(l.Concurrency)*turns)))
+	need := math.Ceil(l.Warmup()*1000/lifeMs) + 1 + steady
+	if per >= need {
+		return nil
+	}
+	longer := math.Ceil(1.1 * need)
+	return &longer
 }
 
 // minMeasuredCycles is the fewest slot cycles a concurrency probe measures between its warm-up

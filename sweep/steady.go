@@ -72,6 +72,23 @@ func steadyRun(ctx context.Context, p *grid.Point, x, attainment float64, cache 
 	if err != nil {
 		return nil, nil, setup, err
 	}
+	if pl := &p.Config.Traffic.Load; pl.Warmup() > 0 {
+		if per := closedSteady(cfg, res.Workload, res.Requests, attainment); per != nil {
+			// A closed loop whose warm-up the config sets outlasts the cycles its stop gives
+			// each slot: measured on a handful of requests, or none.
+			res.Release()
+			setup.PerLoadUnit = per
+			if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+				return nil, nil, setup, err
+			}
+			if wl, err = cache.Build(cfg); err != nil { // a lengthened run of this deployment alone: not kept
+				return nil, nil, setup, unprefixed{err}
+			}
+			if res, err = simulateOnce(ctx, cfg, wl, simulate); err != nil {
+				return nil, nil, setup, err
+			}
+		}
+	}
 	least := minMeasured(attainment)
 	if shared {
 		least = max(least, fixedRateMeasured) // a point without a capacity search, ranked by its rate

@@ -822,3 +822,65 @@ func TestRateSteadyGapCountsArrivals(t *testing.T) {
 		t.Errorf("warm-up %v s, per load unit %v; want 0.02 and 23", deref(warmup), deref(per))
 	}
 }
+
+// closedSteady sizes a concurrency run past the warm-up its config sets: fixedSpec at
+// concurrency 4, where a 10 ms pass serves the four 100-token prompts (a request, a slot cycle,
+// lives 10 ms), with a 1 s warm-up: 100 warm-up cycles, 1 of cool-down and ⌈200 / 4⌉ = 50 to
+// measure, 151 per slot; the 50 given are lengthened to ⌈1.1 × 151⌉ = 167. 151 given are enough.
+func TestClosedSteady(t *testing.T) {
+	for _, c := range []struct {
+		per  string
+		want float64 // 0: left alone
+	}{{"50", 167}, {"151", 0}} {
+		spec := strings.Replace(fixedSpec, "replicas: {choices: [1, 2]}", "replicas: 1", 1)
+		spec = strings.Replace(spec, "optimization: {capacity_search: {}}\n", "", 1)
+		cfg, err := config.Decode([]byte(spec), "spec.yaml",
+			[]string{"traffic.load.concurrency=4", "traffic.load.warmup_seconds=1", "traffic.stop.requests_per_load_unit=" + c.per})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Run(context.Background(), cfg, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ms, _ := sim.MeanSlotCycleMs(res.Workload, res.Requests); ms != 10 {
+			t.Fatalf("slot cycle %v ms, want 10", ms)
+		}
+		got := closedSteady(cfg, res.Workload, res.Requests, 0.99)
+		if (got == nil) != (c.want == 0) || got != nil && *got != c.want {
+			t.Errorf("%s per load unit: lengthened to %v, want %v", c.per, deref(got), c.want)
+		}
+	}
+}
+
+// A capacity search over a concurrency with an explicit warm-up measures past it: fixedSpec's
+// capacities (20 and 40) with warmup_seconds 1, which 50 requests per load unit (0.5 s of 10 ms
+// cycles) used to end within, measuring no request, every probe a miss (a user trial, 2026-12-07:
+// warmup_seconds 60 on the built-in workload rated every deployment at concurrency 1, where
+// they hold 148 to 307). Every probe measures at least 200 requests.
+func TestCapacityPastAnExplicitWarmup(t *testing.T) {
+	rows := runCapacity(t, fixedSpec, 2, "", "traffic.load.warmup_seconds=1")
+	for i, want := range []float64{20, 40} {
+		r := rows[i]
+		if r.Status != results.StatusOK || r.CapacityLoad == nil || *r.CapacityLoad != want {
+			t.Errorf("replicas %d: %s %q capacity %v, want %g", i+1, r.Status, r.Reason, deref(r.CapacityLoad), want)
+		}
+		for _, p := range r.Probes {
+			if p.OfferedRequests == nil || *p.OfferedRequests < int64(minMeasured(0.99)) {
+				t.Errorf("replicas %d: probe at %g measured %v requests, want at least %d", i+1, p.Load, deref(p.OfferedRequests), minMeasured(0.99))
+			}
+		}
+	}
+}
+
+// A closed-loop probe above the search's minimum that measures no request fails its point, named,
+// as an open loop's does, instead of counting as a miss that the run's length places: fixedSpec
+// with a fixed 300 requests and a 1 s warm-up; at concurrency 3 and above the 10 ms cycles end
+// the run within the warm-up (grid warns of the fixed count; no sweep lengthens one).
+func TestClosedLoopProbeMeasuringNothingFails(t *testing.T) {
+	rows := runCapacity(t, strings.Replace(fixedSpec, "replicas: {choices: [1, 2]}", "replicas: 1", 1), 1, "",
+		"traffic.load.warmup_seconds=1", "traffic.stop={requests: 300}")
+	if r := rows[0]; r.Status != results.StatusFailed || !strings.Contains(r.Reason, "measured no request") {
+		t.Errorf("%s %q, capacity %v; want failed, naming the probe that measured no request", r.Status, r.Reason, deref(r.CapacityLoad))
+	}
+}

@@ -326,6 +326,8 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 	}
 	if msg := steadyWindowNote(res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
+	} else if msg := thinWindowWarning(res.Summary); msg != "" {
+		fmt.Fprintln(w, msg)
 	} else if msg := unfilledCooldownNote(cfg, res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
 	} else if msg := unfinishedRampNote(cfg, res.Summary); msg != "" {
@@ -739,6 +741,29 @@ func steadyWindowNote(s *metrics.Summary) string {
 		"all %d requests are warm-up, left out of every count and latency (num_requests is 0 and the latencies read 0), "+
 		"the throughputs are the whole run's (every completed request over duration_ms) and steady_window_ms is 0; "+
 		"lower warmup_seconds or run more requests", s.WarmupSeconds, s.WarmupRequests)
+}
+
+// thinWindowWarning returns the stderr warning of a run whose steady window (after
+// traffic.load.warmup_seconds, before a cool-down) holds fewer than results.MinAnswerRequests
+// completed requests, the floor the sweep's answers warn under (results.ThinText): its
+// percentiles are one of a handful of requests and its rates move with any of them (a user
+// trial, 2026-12-07: warm-ups of 5, 6 and 6.5 s left 27, 17 and 4 requests and an output rate of
+// 1,567, 1,804 and 725 tokens/s, without a word); "" otherwise, and for a run without a window.
+func thinWindowWarning(s *metrics.Summary) string {
+	if s.SteadyWindowMissing || s.WarmupSeconds <= 0 && !s.Cooldown || s.CompletedRequests >= results.MinAnswerRequests {
+		return ""
+	}
+	return fmt.Sprintf("warning: only %d completed requests were measured after traffic.load.warmup_seconds (%g s)%s: "+
+		"the latencies are those of a handful of requests and the throughputs move with any one of them; lower "+
+		"warmup_seconds or run more requests", s.CompletedRequests, s.WarmupSeconds, cooldownClause(s))
+}
+
+// cooldownClause is ", before the cool-down (N requests)" for a run with one, "" otherwise.
+func cooldownClause(s *metrics.Summary) string {
+	if !s.Cooldown {
+		return ""
+	}
+	return fmt.Sprintf(", before the cool-down (%d requests left out after the last session start)", s.CooldownRequests)
 }
 
 // flooredWarning returns the stderr warning for a run whose duration is under the floor of the

@@ -750,6 +750,29 @@ func TestPredictNotesMissingSteadyWindow(t *testing.T) {
 	}
 }
 
+// A steady window of fewer than results.MinAnswerRequests completed requests is warned about,
+// with the cool-down's requests when there is one; one of 30, no window, or a missing one is not.
+func TestThinWindowWarning(t *testing.T) {
+	for _, c := range []struct {
+		s    metrics.Summary
+		want string
+	}{
+		{metrics.Summary{WarmupSeconds: 6.5, CompletedRequests: 4}, "warning: only 4 completed requests were measured after " +
+			"traffic.load.warmup_seconds (6.5 s): the latencies are those of a handful of requests"},
+		{metrics.Summary{WarmupSeconds: 2, Cooldown: true, CooldownRequests: 7, CompletedRequests: 29}, "warning: only 29 " +
+			"completed requests were measured after traffic.load.warmup_seconds (2 s), before the cool-down (7 requests left out " +
+			"after the last session start):"},
+		{metrics.Summary{WarmupSeconds: 2, CompletedRequests: 30}, ""},
+		{metrics.Summary{CompletedRequests: 3}, ""},
+		{metrics.Summary{WarmupSeconds: 2, SteadyWindowMissing: true}, ""},
+	} {
+		got := thinWindowWarning(&c.s)
+		if c.want == "" && got != "" || c.want != "" && !strings.HasPrefix(got, c.want) {
+			t.Errorf("%+v: %q, want it to start with %q", c.s, got, c.want)
+		}
+	}
+}
+
 // The rejection warning counts only the reasons that rejected a request, each with the field to
 // change: a run rejected for context length alone says nothing about KV capacity.
 func TestRejectionWarningNamesOnlyReasonsThatRejected(t *testing.T) {

@@ -339,6 +339,10 @@ func (t *table) pick(given []string) ([]int, error) {
 	var unknown []string
 	for _, name := range given {
 		name = strings.TrimSpace(name)
+		if name == "" {
+			return nil, &usageError{fmt.Errorf("--columns %q has an empty column name (a comma with nothing beside it); "+
+				"give names separated by single commas, e.g. point_id,status", strings.Join(given, ","))}
+		}
 		i, ok := t.index[name]
 		if !ok {
 			unknown = append(unknown, strconv.Quote(name))

@@ -141,6 +141,7 @@ func TestRowsErrors(t *testing.T) {
 	}{
 		{[]string{"rows", "--results", dir, "--columns", "gpus,nope"}, `no column "nope" in results.parquet; its columns are: point_id, point_index, status,`},
 		{[]string{"rows", "--results", dir, "--format", "jsonl", "--columns", "point_id,gpus,point_id"}, "--columns names point_id twice; name each column once"},
+		{[]string{"rows", "--results", dir, "--columns", "point_id,"}, `--columns "point_id," has an empty column name (a comma with nothing beside it)`},
 		{[]string{"rows", "--results", dir, "--format", "parquet"}, "--format must be csv or jsonl"},
 		{[]string{"rows", "--results", dir, "--columns", ""}, "--columns is empty: name at least one column"},
 		{[]string{"rows"}, "--results is required"},

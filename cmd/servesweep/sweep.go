@@ -914,6 +914,14 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 	if note := results.UnfinishedText(rows, a, labels, false); note != "" {
 		fmt.Fprintln(w, wrapText("PARTIAL: "+note, maxLineWidth, "  "))
 	}
+	if n := a.Excluded[results.ExcludedNoSamples]; n > 0 {
+		// Points that finished ok but measured nothing are off every answer; say so here, not
+		// only in report.md (a user trial, 2026-12-07: two of three points, their requests all
+		// within a 30 s warm-up, left a front of one without a word).
+		fmt.Fprintln(w, wrapText(fmt.Sprintf("Not candidates: %s completed no measured request (%s: every request within "+
+			"the warm-up, or none finished; lengthen traffic.stop or shorten traffic.load.warmup_seconds).",
+			results.Plural(n, "point"), results.ExcludedNoSamples), maxLineWidth, "  "))
+	}
 	colon := ":" // a list follows
 	if len(wr.RecommendedRows) == 0 {
 		colon = "."
