@@ -326,11 +326,11 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 	}
 	if msg := steadyWindowNote(res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
-	} else if msg := thinWindowWarning(res.Summary); msg != "" {
-		fmt.Fprintln(w, msg)
 	} else if msg := unfilledCooldownNote(cfg, res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
 	} else if msg := unfinishedRampNote(cfg, res.Summary); msg != "" {
+		fmt.Fprintln(w, msg)
+	} else if msg := thinWindowWarning(res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
 	}
 }
@@ -753,17 +753,17 @@ func thinWindowWarning(s *metrics.Summary) string {
 	if s.SteadyWindowMissing || s.WarmupSeconds <= 0 && !s.Cooldown || s.CompletedRequests >= results.MinAnswerRequests {
 		return ""
 	}
-	return fmt.Sprintf("warning: only %d completed requests were measured after traffic.load.warmup_seconds (%g s)%s: "+
-		"the latencies are those of a handful of requests and the throughputs move with any one of them; lower "+
-		"warmup_seconds or run more requests", s.CompletedRequests, s.WarmupSeconds, cooldownClause(s))
-}
-
-// cooldownClause is ", before the cool-down (N requests)" for a run with one, "" otherwise.
-func cooldownClause(s *metrics.Summary) string {
-	if !s.Cooldown {
-		return ""
+	var window []string
+	if s.WarmupSeconds > 0 {
+		window = append(window, fmt.Sprintf("after traffic.load.warmup_seconds (%g s)", s.WarmupSeconds))
 	}
-	return fmt.Sprintf(", before the cool-down (%d requests left out after the last session start)", s.CooldownRequests)
+	if s.Cooldown {
+		window = append(window, fmt.Sprintf("before the cool-down (traffic.load.cooldown: %d requests left out after the last "+
+			"session start)", s.CooldownRequests))
+	}
+	return fmt.Sprintf("warning: only %d completed requests were measured %s: the latencies are those of a handful of "+
+		"requests and the throughputs move with any one of them; lower warmup_seconds or run more requests",
+		s.CompletedRequests, strings.Join(window, ", "))
 }
 
 // flooredWarning returns the stderr warning for a run whose duration is under the floor of the

@@ -760,8 +760,10 @@ func TestThinWindowWarning(t *testing.T) {
 		{metrics.Summary{WarmupSeconds: 6.5, CompletedRequests: 4}, "warning: only 4 completed requests were measured after " +
 			"traffic.load.warmup_seconds (6.5 s): the latencies are those of a handful of requests"},
 		{metrics.Summary{WarmupSeconds: 2, Cooldown: true, CooldownRequests: 7, CompletedRequests: 29}, "warning: only 29 " +
-			"completed requests were measured after traffic.load.warmup_seconds (2 s), before the cool-down (7 requests left out " +
-			"after the last session start):"},
+			"completed requests were measured after traffic.load.warmup_seconds (2 s), before the cool-down (traffic.load.cooldown: " +
+			"7 requests left out after the last session start):"},
+		{metrics.Summary{Cooldown: true, CooldownRequests: 6, CompletedRequests: 9}, "warning: only 9 completed requests were " +
+			"measured before the cool-down (traffic.load.cooldown: 6 requests left out after the last session start):"},
 		{metrics.Summary{WarmupSeconds: 2, CompletedRequests: 30}, ""},
 		{metrics.Summary{CompletedRequests: 3}, ""},
 		{metrics.Summary{WarmupSeconds: 2, SteadyWindowMissing: true}, ""},
