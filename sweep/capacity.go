@@ -289,8 +289,9 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 // the last run's config, run and measure. Errors are the reruns' simulations'.
 func (pb *prober) settle(ctx context.Context, x float64, setup *grid.ProbeRun, cfg *config.Config, res *sim.Result,
 	m probeMeasure) (*config.Config, *sim.Result, probeMeasure, error) {
-	// A probe that meets the SLA, when the search chose its ramp and warm-up (the point's config
-	// gives neither), is rerun twice as long, measured after the steady window of the run before
+	// A probe that meets the SLA, when the search chose its ramp (the point's config gives none;
+	// a warm-up it gives is where the first run is measured from, and the reruns measure later
+	// still), is rerun twice as long, measured after the steady window of the run before
 	// (settleSteps times at most, while its headroom still rises by more than settleRise), and
 	// under prefix-affine routing first rerun long enough to be measured from
 	// affineHorizonSeconds of simulated time on; a probe whose headroom is within edgeBand of the
@@ -298,7 +299,7 @@ func (pb *prober) settle(ctx context.Context, x float64, setup *grid.ProbeRun, c
 	// percentile over gaps that stalls correlate. The last run decides, so a probe that meets
 	// only after an edge rerun is settled too.
 	l := &pb.p.Config.Traffic.Load
-	settles := l.RampSeconds == nil && l.WarmupSeconds == nil && setup.WarmupSeconds != nil
+	settles := l.RampSeconds == nil && (l.WarmupSeconds != nil || setup.WarmupSeconds != nil)
 	affine := settles && pb.p.Config.Router.Policy == config.PolicyKVRouter && !grid.SingleWorker(pb.p.Config)
 	settled, edged, rose := 0, 0, true
 	for per := stopPerLoadUnit(&cfg.Traffic.Stop); per > 0; per = stopPerLoadUnit(&cfg.Traffic.Stop) {
@@ -381,8 +382,10 @@ func (pb *prober) lengthen(ctx context.Context, x float64, setup *grid.ProbeRun,
 // run whose span was set by its few first starts.
 const openLoopRelengthens = 2
 
-// Settling probes: a probe that meets the SLA, whose warm-up the search chose (probeStart,
-// rateSteady: the config sets neither ramp_seconds nor warmup_seconds), is rerun with its run
+// Settling probes: a probe that meets the SLA, whose ramp the search chose (probeStart,
+// rateSteady: the config sets no ramp_seconds; a warmup_seconds it sets is where the first run is
+// measured from, and a user trial of 2026-12-07 found a 60 s one that skipped settling rating one
+// H200 worker 16.2 requests/s on one lucky window, 0.75 attainment in a long run), is rerun with its run
 // doubled and its warm-up moved to where the previous run's steady window ended, up to
 // settleSteps times while its headroom h rises by more than settleRise: a meeting probe,
 // whatever its headroom, decides the capacity, and some deployments leave the ramp's even
@@ -652,9 +655,9 @@ func slotLengthening(cfg *config.Config, attainment float64) *float64 {
 }
 
 // closedSteady is the lengthened per-load-unit stop of a concurrency probe or point (cfg, its run's
-// requests reqs of workload wl) whose warm-up is the config's own warmup_seconds (steadyRun asks
-// only then), which slotLengthening, counting the search's warm-up of pilotWarmupLifetimes slot
-// cycles, cannot size: a warm-up of W seconds takes ⌈W / L⌉ cycles of
+// requests reqs of workload wl) whose warm-up the config sets, its warmup_seconds or its explicit
+// ramp_seconds' (probeStart; steadyRun asks only then), which slotLengthening, counting the
+// search's warm-up of pilotWarmupLifetimes slot cycles, cannot size: a warm-up of W seconds takes ⌈W / L⌉ cycles of
 // the run's mean slot cycle L (sim.MeanSlotCycleMs: a request, or a whole session), the
 // cool-down one, and the steady part at least minMeasuredCycles and minMeasured(attainment)
 // requests over all slots; a stop that gives fewer is lengthened to 1.1 × that, rounded up (a

@@ -72,10 +72,11 @@ func steadyRun(ctx context.Context, p *grid.Point, x, attainment float64, cache 
 	if err != nil {
 		return nil, nil, setup, err
 	}
-	if pl := &p.Config.Traffic.Load; pl.Warmup() > 0 {
+	if pl := &p.Config.Traffic.Load; pl.Warmup() > 0 || pl.Ramp() > 0 {
 		if per := closedSteady(cfg, res.Workload, res.Requests, attainment); per != nil {
-			// A closed loop whose warm-up the config sets outlasts the cycles its stop gives
-			// each slot: measured on a handful of requests, or none.
+			// A closed loop whose warm-up the config sets (warmup_seconds, or an explicit ramp's,
+			// probeStart) outlasts the cycles its stop gives each slot: measured on a handful of
+			// requests, or none.
 			res.Release()
 			setup.PerLoadUnit = per
 			if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
