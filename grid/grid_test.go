@@ -1691,3 +1691,22 @@ func TestSpecHashCoversTheBuild(t *testing.T) {
 		t.Error("an unknown build changed the hash")
 	}
 }
+
+// A key a spec's mapping holds twice is one error at the spec's own lines, not one per point at
+// the lines of each point's re-written config (a user trial, 2026-12-07: "planner: duplicate key
+// (first defined on line 21)" for two points and "line 27" for a third, of a key on lines 32
+// and 33); inside a domain's mapping too.
+func TestDuplicateKeysAtTheSpecsLines(t *testing.T) {
+	for _, c := range []struct {
+		spec, want string
+	}{
+		{base + "router: {policy: kv_router}\n", "spec.yaml: router: duplicate key (first defined on line 15, again on line 16)"},
+		{strings.Replace(base, "parallelism: {replicas: 1, tensor: 1}", "parallelism: {replicas: {choices: [1, 2]}, replicas: 2, tensor: 1}", 1),
+			"spec.yaml: engine.workers.aggregated.parallelism.replicas: duplicate key (first defined on line 12, again on line 12)"},
+	} {
+		_, err := Parse([]byte(c.spec), "spec.yaml", nil, nil, results.CheckMetric)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
+}

@@ -211,6 +211,11 @@ func parse(data []byte, file, dir string, sets []string, getenv func(string) (st
 	if err != nil {
 		return nil, err
 	}
+	if errs := duplicateKeys(root, file, ""); len(errs) > 0 {
+		// Reported once, at the spec's own lines: each point's config would report it again at
+		// the lines of its re-written tree.
+		return nil, errs
+	}
 	if dir != "" {
 		if err := config.ResolvePaths(root, file, dir); err != nil {
 			return nil, err
@@ -271,6 +276,35 @@ func parse(data []byte, file, dir string, sets []string, getenv func(string) (st
 	}
 	s.copied = s.pointCopies()
 	return s, nil
+}
+
+// duplicateKeys returns an error for every key that a mapping of the spec's tree n (at field path
+// path) holds twice, naming the line of its first definition in file.
+func duplicateKeys(n *yaml.Node, file, path string) config.Errors {
+	var errs config.Errors
+	switch n.Kind {
+	case yaml.MappingNode:
+		first := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			kp := k
+			if path != "" {
+				kp = path + "." + k
+			}
+			if line, dup := first[k]; dup {
+				errs = append(errs, &config.Error{File: file, Path: kp, Msg: fmt.Sprintf("duplicate key (first defined on line %d, again on line %d)",
+					line, n.Content[i].Line)})
+				continue
+			}
+			first[k] = n.Content[i].Line
+			errs = append(errs, duplicateKeys(n.Content[i+1], file, kp)...)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			errs = append(errs, duplicateKeys(c, file, fmt.Sprintf("%s[%d]", path, i))...)
+		}
+	}
+	return errs
 }
 
 // pointCopies returns the nodes of the spec's tree that each point's tree copies: the ancestors

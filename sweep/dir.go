@@ -83,9 +83,9 @@ func (e *DirError) Error() string {
 		return fmt.Sprintf("%s: %v", e.Dir, e.Err)
 	case DirOtherSpecPart:
 		if e.Own {
-			return fmt.Sprintf("%s was written by another sweep spec (%s, spec hash %s; this one is %s)", e.Path, e.Spec, e.Hash, e.WantHash)
+			return fmt.Sprintf("%s was written by another sweep spec, trace contents or servesweep build (%s, spec hash %s; this one is %s)", e.Path, e.Spec, e.Hash, e.WantHash)
 		}
-		return fmt.Sprintf("%s holds parts of another sweep spec (%s: %s, spec hash %s; this one is %s)", e.Dir, e.Path, e.Spec, e.Hash, e.WantHash)
+		return fmt.Sprintf("%s holds parts of another sweep spec, trace contents or servesweep build (%s: %s, spec hash %s; this one is %s)", e.Dir, e.Path, e.Spec, e.Hash, e.WantHash)
 	case DirOutputIsDir:
 		return fmt.Sprintf("%s cannot be resumed: %s is a directory where the sweep writes a file", e.Dir, e.Path)
 	}

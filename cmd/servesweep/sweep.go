@@ -785,11 +785,11 @@ func dirErr(err error) error {
 			"(its journal keeps the finished points), or use another --output-dir", dir, de.Err, de.Path)
 	case sweep.DirOtherSpecPart:
 		if de.Own {
-			msg = fmt.Sprintf("%s was written by another sweep spec, or from other contents of its trace files (%s, spec hash %s; this one is %s): "+
+			msg = fmt.Sprintf("%s was written by another sweep spec, from other contents of its trace files, or by another servesweep build (%s, spec hash %s; this one is %s): "+
 				"pass --overwrite to replace this shard's part and journal, or use another --output-dir", de.Path, de.Spec, de.Hash, de.WantHash)
 		} else {
-			msg = fmt.Sprintf("--output-dir %s holds parts of another sweep spec, or of other contents of its trace files (%s: %s, "+
-				"spec hash %s; this one is %s); give each sweep spec its own --output-dir", dir, de.Path, de.Spec, de.Hash, de.WantHash)
+			msg = fmt.Sprintf("--output-dir %s holds parts of another sweep spec, of other contents of its trace files, or of another servesweep build (%s: %s, "+
+				"spec hash %s; this one is %s); give each sweep spec and build its own --output-dir", dir, de.Path, de.Spec, de.Hash, de.WantHash)
 		}
 	default:
 		msg = "--output-dir " + err.Error()
