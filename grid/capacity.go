@@ -197,8 +197,10 @@ func (s *Spec) checkCapacity(p *Point) error {
 // poisson) whose run is a fixed count of N requests (traffic.stop.requests; or N sessions of T
 // turns, traffic.stop.sessions) after an explicit warm-up of W seconds
 // (traffic.load.warmup_seconds), when the search's max exceeds the rate at which the arrivals
-// after the warm-up still bring MinMeasuredRequests(attainment) = m requests: (N − m) / W
-// requests/s ((N − m / T) / W sessions/s). Above it the N arrivals come almost all before the
+// after the warm-up still bring unmeasuredMargin × MinMeasuredRequests(attainment) = 1.1 m
+// requests on average: (N − 1.1 m) / W requests/s ((N − 1.1 m / T) / W sessions/s; the margin
+// because a poisson run brings fewer than its mean about half the time, and a session run's
+// cool-down leaves out the turns after its last start). Above it the N arrivals come almost all before the
 // warm-up ends, so a probe measures a handful of requests or none, and the run's length, not
 // the deployment, would set the capacity (a probe that measures none fails its point). nil when
 // the search stays below it, the stop scales with the load, or the search chooses each probe's
@@ -222,7 +224,7 @@ func (s *Spec) unmeasuredRates(cfg *config.Config) *config.Error {
 		return nil
 	}
 	w := *l.WarmupSeconds
-	bound := math.Max(0, (n-m)/w)
+	bound := math.Max(0, (n-unmeasuredMargin*m)/w)
 	if cs.Max <= bound {
 		return nil
 	}
@@ -231,13 +233,17 @@ func (s *Spec) unmeasuredRates(cfg *config.Config) *config.Error {
 		lower = fmt.Sprintf("set max to at most %g, or ", at)
 	}
 	return &config.Error{File: s.File, Path: "optimization.capacity_search.max",
-		Msg: fmt.Sprintf("is %g %s/s, above the %.4g at which traffic.stop.%s (a fixed %g) still brings %d requests "+
-			"after traffic.load.warmup_seconds (%g s), the fewest an attainment of %g is measured on: faster probes would "+
+		Msg: fmt.Sprintf("is %g %s/s, above the %.4g at which traffic.stop.%s (a fixed %g) still brings 1.1 × %d requests "+
+			"after traffic.load.warmup_seconds (%g s), %d being the fewest an attainment of %g is measured on: faster probes would "+
 			"measure a handful of requests or none, and the run's length would set the capacity; %suse "+
 			"traffic.stop.%s_per_load_unit (the run then scales with the load), or remove warmup_seconds (the search then "+
 			"chooses each probe's warm-up)", cs.Max, what, bound, field, n, MinMeasuredRequests(cs.Attainment),
-			w, cs.Attainment, lower, field)}
+			w, MinMeasuredRequests(cs.Attainment), cs.Attainment, lower, field)}
 }
+
+// unmeasuredMargin is the share beyond MinMeasuredRequests that unmeasuredRates asks the
+// arrivals after a spec's warm-up to bring on average, as the run lengthening's 1.1 (rateSteady).
+const unmeasuredMargin = 1.1
 
 // roleHardware returns each role cfg's mode uses with its resolved hardware id and its GPU
 // count: a role's own hardware (prefill and decode may set one) or engine.hardware.
@@ -547,6 +553,12 @@ func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 	n, what := st.Requests, "requests"
 	if st.Sessions > 0 {
 		n, what = st.Sessions, "sessions"
+	}
+	if w := cfg.Traffic.Load.Warmup(); n > 0 && w > 0 {
+		out = append(out, fmt.Sprintf("%s: traffic.stop.%s is a fixed %d with traffic.load.warmup_seconds %g s: the faster a "+
+			"deployment serves them, the sooner its run ends, and a probe whose run ends within the warm-up measures no "+
+			"request and fails its point, where a slower deployment at the same concurrency is measured; use "+
+			"traffic.stop.%s_per_load_unit (its runs are lengthened past the warm-up)", s.File, what, n, w, what))
 	}
 	if n == 0 || float64(n) >= cs.Max {
 		return out

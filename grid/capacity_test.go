@@ -131,16 +131,16 @@ func TestCapacityAndCostExpansionErrors(t *testing.T) {
 		{"a load profile", withSLA, []string{"optimization.capacity_search={}",
 			"traffic.load={type: poisson, profile: [{until_seconds: 30, requests_per_second: 5}, {until_seconds: 60, requests_per_second: 60}]}",
 			"traffic.stop={requests: 100}"}, "optimization.capacity_search", "cannot search a load whose traffic.load.profile"},
-		// (600 − 200) / 30 = 13.33 requests/s: above it 600 requests bring fewer than the 200 that
-		// attainment 0.99 is measured on after a 30 s warm-up.
-		{"fixed count after a warm-up", withSLA, []string{"optimization.capacity_search={max: 13.34}",
+		// (600 − 1.1 × 200) / 30 = 12.67 requests/s: above it 600 requests bring fewer than 1.1 ×
+		// the 200 that attainment 0.99 is measured on after a 30 s warm-up.
+		{"fixed count after a warm-up", withSLA, []string{"optimization.capacity_search={max: 12.67}",
 			"traffic.load={type: poisson, requests_per_second: 1, warmup_seconds: 30}", "traffic.stop={requests: 600}"},
-			"optimization.capacity_search.max", "above the 13.33 at which traffic.stop.requests (a fixed 600) still brings 200 requests after traffic.load.warmup_seconds (30 s)"},
-		// Sessions of 4 turns: (100 − 200 / 4) / 10 = 5 sessions/s; below min, no max helps.
+			"optimization.capacity_search.max", "is 12.67 requests/s, above the 12.67 at which traffic.stop.requests (a fixed 600) still brings 1.1 × 200 requests after traffic.load.warmup_seconds (30 s), 200 being the fewest an attainment of 0.99 is measured on: faster probes would measure a handful of requests or none, and the run's length would set the capacity; set max to at most 12.66, or use"},
+		// Sessions of 4 turns: (100 − 1.1 × 200 / 4) / 10 = 4.5 sessions/s; below min, no max helps.
 		{"fixed sessions after a warm-up", withSLA, []string{"optimization.capacity_search={min: 6, max: 20}",
 			"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 100, output_tokens_per_turn: 10, session: {turns: 4}}",
 			"traffic.load={type: constant_rate, sessions_per_second: 1, warmup_seconds: 10}", "traffic.stop={sessions: 100}"},
-			"optimization.capacity_search.max", "above the 5 at which traffic.stop.sessions (a fixed 100) still brings 200 requests after traffic.load.warmup_seconds (10 s), the fewest an attainment of 0.99 is measured on: faster probes would measure a handful of requests or none, and the run's length would set the capacity; use"},
+			"optimization.capacity_search.max", "above the 4.5 at which traffic.stop.sessions (a fixed 100) still brings 1.1 × 200 requests after traffic.load.warmup_seconds (10 s), 200 being the fewest an attainment of 0.99 is measured on: faster probes would measure a handful of requests or none, and the run's length would set the capacity; use"},
 		{"hardware without a price", withSLA, []string{"engine.hardware={choices: [h200_sxm, h100_sxm]}",
 			"optimization.cost={gpu_hour_usd: {h200: 3.5}}"}, "optimization.cost.gpu_hour_usd", "no price for hardware h100_sxm (used by 1 points)"},
 	} {
@@ -290,6 +290,12 @@ func TestCapacityWarnings(t *testing.T) {
 	x := expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests: 100}", drawn)
 	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.requests is a fixed 100 while optimization.capacity_search goes up to concurrency 4096") {
 		t.Errorf("fixed stop: %q", x.Warnings)
+	}
+	// A fixed count after an explicit warm-up: the faster deployments' runs can end within it.
+	x = expand(t, withSLA, "optimization.capacity_search={max: 50}", "traffic.stop={requests: 100}", "traffic.load.warmup_seconds=30", drawn)
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.requests is a fixed 100 with traffic.load.warmup_seconds 30 s: "+
+		"the faster a deployment serves them, the sooner its run ends") {
+		t.Errorf("fixed stop after a warm-up: %q", x.Warnings)
 	}
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 	if err := os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": 100, "output_length": 1, "hash_ids": [1]}`+"\n"), 0o644); err != nil {

@@ -269,3 +269,28 @@ func TestTimedOutSearchHasNoLoad(t *testing.T) {
 		t.Errorf("finished search: load_concurrency %v, want 4", r.LoadConcurrency)
 	}
 }
+
+// withoutTruncatedGoodput by hand: 50 good requests, 10 of them cut short, at 5 good
+// requests/s and 600 good tokens/s of which the journal says 1 request/s and 100 tokens/s are
+// theirs: 40 good at 4 requests/s and 500 tokens/s. A journal without those shares scales the
+// rates by 40 / 50: 4 requests/s and 480 tokens/s. The input is not modified; with none cut
+// short it comes back as it is.
+func TestWithoutTruncatedGoodput(t *testing.T) {
+	m := map[string]float64{"goodput_completed_requests": 50, "goodput_request_throughput_rps": 5, "goodput_output_throughput_tok_s": 600,
+		goodputTruncatedKey: 10, goodputTruncatedRPSKey: 1, goodputTruncatedTokSKey: 100}
+	got := withoutTruncatedGoodput(m)
+	if got["goodput_completed_requests"] != 40 || got["goodput_request_throughput_rps"] != 4 || got["goodput_output_throughput_tok_s"] != 500 ||
+		m["goodput_completed_requests"] != 50 {
+		t.Errorf("with shares: %v (input %v)", got, m)
+	}
+	delete(m, goodputTruncatedRPSKey)
+	delete(m, goodputTruncatedTokSKey)
+	got = withoutTruncatedGoodput(m)
+	if got["goodput_completed_requests"] != 40 || got["goodput_request_throughput_rps"] != 4 || got["goodput_output_throughput_tok_s"] != 480 {
+		t.Errorf("an older journal: %v", got)
+	}
+	m[goodputTruncatedKey] = 0
+	if got = withoutTruncatedGoodput(m); got["goodput_completed_requests"] != 50 {
+		t.Errorf("none cut short: %v", got)
+	}
+}

@@ -136,8 +136,9 @@
 //	                                                     and the window the rates cover
 //	cooldown_requests INT64                              null without traffic.load.cooldown:
 //	                                                     the requests that arrived after the
-//	                                                     closed loop's last session start,
-//	                                                     left out of every other count
+//	                                                     run's last session start (closed or
+//	                                                     open loop), left out of every other
+//	                                                     count
 //	{mean,min,max,median,p75,p90,p95,p99,std}_{ttft_ms,ttst_ms,tpot_ms,itl_ms,e2e_latency_ms}
 //	                                                     DOUBLE  latency distributions; null
 //	                                                     when the distribution has no sample

@@ -285,7 +285,8 @@ type Row struct {
 	WarmupRequests *int64   `parquet:"warmup_requests,optional" summary:"warmup_requests"`
 	SteadyWindowMs *float64 `parquet:"steady_window_ms,optional" summary:"steady_window_ms"`
 	// CooldownRequests counts the requests left out as cool-down (traffic.load.cooldown: they
-	// arrived after the closed loop's last session start); null without traffic.load.cooldown.
+	// arrived after the run's last session start, a closed loop's or an open loop's); null
+	// without traffic.load.cooldown.
 	CooldownRequests *int64 `parquet:"cooldown_requests,optional" summary:"cooldown_requests"`
 
 	// TTFT (time to first token) in ms: mean, min, max, median, p75, p90, p95, p99 and population std.
@@ -1064,18 +1065,28 @@ func percentileTerms(r *Row, summary map[string]float64) []metrics.TermResult {
 // where the journal has it) taken off goodput_completed_requests,
 // goodput_request_throughput_rps and goodput_output_throughput_tok_s: prediction.json's
 // goodput judges latencies alone, servesweep's columns (and sla_attainment, min_goodput_rps
-// with them) count a request as good only when it was also served whole. m itself when none
-// was cut short; never modified.
+// with them) count a request as good only when it was also served whole. A journal written
+// before the throughputs' shares were recorded scales them by the good requests left, (good −
+// truncated) / good. m itself when none was cut short; never modified.
 func withoutTruncatedGoodput(m map[string]float64) map[string]float64 {
 	n := m[goodputTruncatedKey]
 	if n <= 0 {
 		return m
 	}
 	out := maps.Clone(m)
-	for key, part := range map[string]string{"goodput_completed_requests": goodputTruncatedKey,
-		"goodput_request_throughput_rps": goodputTruncatedRPSKey, "goodput_output_throughput_tok_s": goodputTruncatedTokSKey} {
-		if v, ok := out[key]; ok {
-			out[key] = max(0, v-out[part])
+	good, hasGood := m["goodput_completed_requests"]
+	if hasGood {
+		out["goodput_completed_requests"] = max(0, good-n)
+	}
+	for key, part := range map[string]string{"goodput_request_throughput_rps": goodputTruncatedRPSKey,
+		"goodput_output_throughput_tok_s": goodputTruncatedTokSKey} {
+		v, ok := out[key]
+		switch share, has := m[part]; {
+		case !ok:
+		case has:
+			out[key] = max(0, v-share)
+		case hasGood && good > 0:
+			out[key] = v * max(0, good-n) / good
 		}
 	}
 	return out

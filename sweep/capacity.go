@@ -384,8 +384,7 @@ const openLoopRelengthens = 2
 
 // Settling probes: a probe that meets the SLA, whose ramp the search chose (probeStart,
 // rateSteady: the config sets no ramp_seconds; a warmup_seconds it sets is where the first run is
-// measured from, and a user trial of 2026-12-07 found a 60 s one that skipped settling rating one
-// H200 worker 16.2 requests/s on one lucky window, 0.75 attainment in a long run), is rerun with its run
+// measured from), is rerun with its run
 // doubled and its warm-up moved to where the previous run's steady window ended, up to
 // settleSteps times while its headroom h rises by more than settleRise: a meeting probe,
 // whatever its headroom, decides the capacity, and some deployments leave the ramp's even
@@ -406,7 +405,7 @@ const (
 // affineHorizonSeconds is how far into the run, in simulated seconds, a meeting probe of a
 // deployment under prefix-affine routing (router.policy kv_router, some role with more than one
 // replica or attention-DP rank: !grid.SingleWorker) is measured from at least, when the search
-// chose its warm-up: its first settling rerun moves the warm-up there (or past the run before's
+// chose its ramp: its first settling rerun moves the warm-up there (or past the run before's
 // window, if later), with its per-load-unit stop at least doubled and lengthened so that the
 // window past the warm-up is at least as long as the run before's, and counts as one of the
 // settleSteps. Under kv_router a session's turns return to the replica holding its KV, and

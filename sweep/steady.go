@@ -63,7 +63,9 @@ func steadyRun(ctx context.Context, p *grid.Point, x, attainment float64, cache 
 	// sessions already started go on without new ones joining them, each for a share of the run
 	// set by the run's length. A cooldown the spec gives, true or false, is kept.
 	setup.Cooldown = cfg.Traffic.Load.Cooldown == nil && (setup.RampSeconds != nil && *setup.RampSeconds > 0 || sessionOpenLoop(cfg, wl))
-	if setup.RampSeconds != nil || setup.WarmupSeconds != nil {
+	if setup.RampSeconds != nil || setup.WarmupSeconds != nil || setup.Cooldown {
+		// The first run too runs as its row's config will say (an open loop's cool-down alone
+		// among them: probeStart gives it no ramp or warm-up).
 		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
 			return nil, nil, setup, err
 		}

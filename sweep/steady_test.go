@@ -756,8 +756,10 @@ func TestAutoscaledCapacityMeasuredPastItsScaleDown(t *testing.T) {
 		"engine.workers.aggregated.parallelism={replicas: 4, tensor: 1}", "planner={policy: enabled, max_num_gpus: 4}",
 		"optimization={capacity_search: {min: 1, max: 200}}")
 	r := rows[0]
-	if r.Status != results.StatusOK || r.CapacityLoad == nil || r.AvgGPUs == nil || math.Abs(*r.AvgGPUs-1) > 1e-3 {
-		t.Fatalf("status %s (%s), capacity %v requests/s on %v GPUs on average; want ok on 1", r.Status, r.Reason,
+	// The capacity is one worker's, about 13.8 requests/s (the start of one reaches 12.6-12.8).
+	if r.Status != results.StatusOK || r.CapacityLoad == nil || r.AvgGPUs == nil || math.Abs(*r.AvgGPUs-1) > 1e-3 ||
+		*r.CapacityLoad < 12 || *r.CapacityLoad > 15 {
+		t.Fatalf("status %s (%s), capacity %v requests/s on %v GPUs on average; want ok, 12 to 15 on 1", r.Status, r.Reason,
 			deref(r.CapacityLoad), deref(r.AvgGPUs))
 	}
 }
@@ -899,8 +901,8 @@ func TestExplicitWarmupSettles(t *testing.T) {
 	rows := runCapacity(t, spec, 1, "", "planner={policy: disabled}", "traffic.stop.requests_per_load_unit=20",
 		"traffic.load={type: poisson, requests_per_second: 1, warmup_seconds: 60}",
 		"optimization={capacity_search: {min: 0.5, max: 256}}")
-	if r := rows[0]; r.Status != results.StatusOK || r.CapacityLoad == nil || *r.CapacityLoad >= 15 {
-		t.Errorf("%s %q, capacity %v requests/s; want ok below 15", r.Status, r.Reason, deref(r.CapacityLoad))
+	if r := rows[0]; r.Status != results.StatusOK || r.CapacityLoad == nil || *r.CapacityLoad >= 15 || *r.CapacityLoad < 12 {
+		t.Errorf("%s %q, capacity %v requests/s; want ok, 12 to 15", r.Status, r.Reason, deref(r.CapacityLoad))
 	}
 }
 
@@ -910,6 +912,11 @@ func TestExplicitWarmupSettles(t *testing.T) {
 // built-in workload left every point infeasible, its probes' requests all within the warm-up).
 func TestCapacityPastAnExplicitRamp(t *testing.T) {
 	rows := runCapacity(t, fixedSpec, 2, "", "traffic.load.ramp_seconds=1")
+	// One replica's capacity is fixedSpec's 20 (a pass holds ten prompts in 10 ms at any start);
+	// two replicas' is above one's, within fixedSpec's 40.
+	if c1, c2 := deref(rows[0].CapacityLoad), deref(rows[1].CapacityLoad); c1 != 20.0 || c2 == nil || c2.(float64) < 30 || c2.(float64) > 40 {
+		t.Errorf("capacities %v and %v, want 20 and 30 to 40", c1, c2)
+	}
 	for i, r := range rows {
 		if r.Status != results.StatusOK || r.CapacityLoad == nil {
 			t.Errorf("replicas %d: %s %q capacity %v, want ok", i+1, r.Status, r.Reason, deref(r.CapacityLoad))
@@ -919,5 +926,33 @@ func TestCapacityPastAnExplicitRamp(t *testing.T) {
 				t.Errorf("replicas %d: probe at %g measured %v requests, want at least %d", i+1, p.Load, deref(p.OfferedRequests), minMeasured(0.99))
 			}
 		}
+	}
+}
+
+// A fixed point of an open loop of sessions runs its first run with the cool-down its row's
+// config records: four-turn sessions at 4 per second with warmup_seconds 5 over 400 per load
+// unit, a run rateSteady leaves as it is (a review, 2026-12-07: the row said cooldown: true but
+// was measured without it, 6,309 requests where its config gives 6,293 and 16 cool-down).
+// The row's config reproduces its counts.
+func TestSessionOpenLoopPointRunsItsCooldown(t *testing.T) {
+	spec := strings.Replace(sessionOpenLoopSpec, "  capacity_search: {attainment: 0.99, min: 1, max: 4096, relative_tolerance: 0.05, max_probes: 16}\n", "", 1)
+	rows := runCapacity(t, spec, 1, "", "traffic.load={type: poisson, sessions_per_second: 4, warmup_seconds: 5}",
+		"traffic.stop={sessions_per_load_unit: 400}", "router.policy=round_robin", "engine.workers.aggregated.parallelism={replicas: 1, tensor: 1}")
+	r := rows[0]
+	if !strings.Contains(r.ConfigYAML, "cooldown: true") || r.CooldownRequests == nil || *r.CooldownRequests == 0 || r.NumRequests == nil {
+		t.Fatalf("config has cooldown: true %v, cooldown_requests %v; want true and some:\n%s",
+			strings.Contains(r.ConfigYAML, "cooldown: true"), deref(r.CooldownRequests), r.ConfigYAML)
+	}
+	cfg, err := config.Decode([]byte(r.ConfigYAML), "row.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(context.Background(), cfg, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Summary; s.CooldownRequests != *r.CooldownRequests || s.NumRequests != *r.NumRequests {
+		t.Errorf("the row's config gives %d cool-down of %d requests, the row %d of %d", s.CooldownRequests, s.NumRequests,
+			*r.CooldownRequests, *r.NumRequests)
 	}
 }

@@ -761,9 +761,12 @@ func thinWindowWarning(s *metrics.Summary) string {
 		window = append(window, fmt.Sprintf("before the cool-down (traffic.load.cooldown: %d requests left out after the last "+
 			"session start)", s.CooldownRequests))
 	}
+	fix := "run more requests"
+	if s.WarmupSeconds > 0 {
+		fix = "lower warmup_seconds or " + fix
+	}
 	return fmt.Sprintf("warning: only %d completed requests were measured %s: the latencies are those of a handful of "+
-		"requests and the throughputs move with any one of them; lower warmup_seconds or run more requests",
-		s.CompletedRequests, strings.Join(window, ", "))
+		"requests and the throughputs move with any one of them; %s", s.CompletedRequests, strings.Join(window, ", "), fix)
 }
 
 // flooredWarning returns the stderr warning for a run whose duration is under the floor of the

@@ -97,9 +97,10 @@ concurrency probe ramps its first wave in over the slot cycle a pilot run measur
 lifetime, or a whole session's) and leaves the first two cycles out as a warm-up; a ramped
 probe also leaves out the drain after its last session start (traffic.load.cooldown, unless
 the spec sets it). An open-loop probe leaves out two lifetimes (of a request, or a session) of
-its own run. A run too short for that, for three measured cycles or for the attainment target
-to allow two misses is
-lengthened; when the search chose its ramp and warm-up, one that meets the SLA is rerun twice
+its own run, and, for multi-turn sessions, the later turns after its last session start. A run
+too short for that (or for a warm-up the spec sets), for three measured cycles or for the
+attainment target to allow two misses is
+lengthened; when the search chose its ramp, one that meets the SLA is rerun twice
 as long, measured after the first run's window (twice at most, while its headroom keeps
 rising), and one within 10 % of the SLA's bound is rerun twice as long. Every probe of the
 search is a row of probes.parquet. Without a capacity search each point is measured in steady

@@ -97,9 +97,10 @@ type Config struct {
 	// whose requests the statistics leave out. 0 tallies every request's rounds.
 	RoundTallyFromMs float64
 	// RoundTallyUntilMs, when non-nil, points at the virtual time (ms) after which a request's
-	// arrival keeps its rounds out of the round tally: the closed loop's last session start
-	// under traffic.load.cooldown, whose later requests the statistics leave out. The run sets
-	// it when it starts its last session (+Inf until then); no request arrives after it before.
+	// arrival keeps its rounds out of the round tally: the run's last session start under
+	// traffic.load.cooldown, whose later requests the statistics leave out. The run sets it when
+	// it schedules its last session (a closed loop when it starts it, an open loop before the
+	// run; +Inf until then); no request arrives after it before.
 	RoundTallyUntilMs *float64
 	// BatchWait (StyleTRTLLM; other styles ignore it) holds new requests' context back while the
 	// rank is decoding, so prompts gather into larger context batches (TensorRT-LLM's

@@ -63,8 +63,8 @@ type Summary struct {
 	// size, so leaving it out makes the rates independent of run length. When no request arrived
 	// after t0 (t1 <= t0) SteadyWindowMs is 0, SteadyWindowMissing is set and the rates are the
 	// whole run's (every completed request over duration_s).
-	// With a cool-down (Cooldown) t1 is Input.CooldownFromMs, the closed loop's last session
-	// start, and t0 is 0 without a warm-up.
+	// With a cool-down (Cooldown) t1 is Input.CooldownFromMs, the run's last session start (a
+	// closed loop's or an open loop's), and t0 is 0 without a warm-up.
 	SteadyWindowMs      float64
 	SteadyWindowMissing bool
 	// Provisioned worker-seconds per role and GPUs per worker (aggregated mode reports as decode).
@@ -183,7 +183,7 @@ type Input struct {
 	// Summary.SteadyWindowMs); 0 means none.
 	WarmupMs float64
 	// Cooldown, with CooldownFromMs in virtual ms (traffic.load.cooldown: the arrival of the
-	// closed loop's last session's first turn), leaves the requests arriving after
+	// run's last session's first turn, under a closed or an open loop), leaves the requests arriving after
 	// CooldownFromMs out of the statistics as WarmupMs leaves the early ones, and ends the steady
 	// window there.
 	Cooldown       bool
