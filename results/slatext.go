@@ -76,8 +76,13 @@ func SLAText(rows []Row, m *Manifest) string {
 		default:
 			s += ": counted per request in goodput and sla_attainment, with no attainment target (no capacity search)"
 		}
-		if m != nil && (m.Settings.StrictSLA || m.Settings.Target == optimization.TargetMinGPUs) {
+		switch {
+		case m != nil && m.Settings.StrictSLA:
 			s += "; with optimization.strict_sla, a candidate's mean TTFT, mean TPOT and mean E2E latency must be within them"
+		case m != nil && m.Settings.Target == optimization.TargetMinGPUs:
+			// min_gpus holds its candidates to the SLA as strict_sla does, unasked.
+			s += "; under target min_gpus (as with optimization.strict_sla), a candidate's mean TTFT, mean TPOT and mean E2E " +
+				"latency must be within them"
 		}
 		parts = append(parts, s)
 	} else if m != nil && m.CapacitySearch != nil {

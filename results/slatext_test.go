@@ -118,12 +118,19 @@ func TestLatencyRankingNote(t *testing.T) {
 func TestSLATextNamesStrictSLA(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	r := Row{SLATTFTMs: f(200), SLAITLMs: f(10)}
-	want := "SLA (evaluation.sla): ttft_ms 200 (each request's TTFT <= 200 ms), itl_ms 10 (each request's mean inter-token gap " +
-		"<= 10 ms): counted per request in goodput and sla_attainment, with no attainment target (no capacity search); with " +
-		"optimization.strict_sla, a candidate's mean TTFT, mean TPOT and mean E2E latency must be within them."
-	for _, s := range []optimization.Settings{{StrictSLA: true}, {Target: optimization.TargetMinGPUs}} {
-		if got := SLAText([]Row{r}, &Manifest{Settings: s}); got != want {
-			t.Errorf("%+v:\n%s\nwant\n%s", s, got, want)
+	head := "SLA (evaluation.sla): ttft_ms 200 (each request's TTFT <= 200 ms), itl_ms 10 (each request's mean inter-token gap " +
+		"<= 10 ms): counted per request in goodput and sla_attainment, with no attainment target (no capacity search); "
+	for _, c := range []struct {
+		s    optimization.Settings
+		want string
+	}{
+		{optimization.Settings{StrictSLA: true}, head + "with optimization.strict_sla, a candidate's mean TTFT, mean TPOT and mean E2E " +
+			"latency must be within them."},
+		{optimization.Settings{Target: optimization.TargetMinGPUs}, head + "under target min_gpus (as with optimization.strict_sla), " +
+			"a candidate's mean TTFT, mean TPOT and mean E2E latency must be within them."},
+	} {
+		if got := SLAText([]Row{r}, &Manifest{Settings: c.s}); got != c.want {
+			t.Errorf("%+v:\n%s\nwant\n%s", c.s, got, c.want)
 		}
 	}
 	if got := SLAText([]Row{r}, &Manifest{}); strings.Contains(got, "strict_sla") {
