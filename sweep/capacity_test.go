@@ -50,6 +50,20 @@ evaluation: {sla: {ttft_ms: 25}}
 optimization: {capacity_search: {}}
 `
 
+// runRowConfig simulates row r's config_yaml as predict would, failing t on any error.
+func runRowConfig(t *testing.T, r results.Row) *sim.Result {
+	t.Helper()
+	cfg, err := config.Decode([]byte(r.ConfigYAML), "row.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(context.Background(), cfg, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // runCapacity runs spec's points with capacity search and returns the rows.
 func runCapacity(t *testing.T, spec string, par int, dir string, sets ...string) []results.Row {
 	t.Helper()
@@ -669,14 +683,7 @@ func TestCapacityTraceSegment(t *testing.T) {
 			strings.Contains(r.ConfigYAML, "max_virtual_time_seconds") {
 			t.Errorf("window %d s: the row's config does not replay the segment (%s):\n%s", window, seg, r.ConfigYAML)
 		}
-		cfg, err := config.Decode([]byte(r.ConfigYAML), "row.yaml", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := sim.Run(context.Background(), cfg, sim.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := runRowConfig(t, r)
 		if got := res.Summary.GoodputCompletedRequests; int64(got) != *r.GoodputCompletedRequests ||
 			res.Summary.OutputThroughputTokS != *r.OutputThroughputTokS {
 			t.Errorf("window %d s: the row's config gives %d good requests and %g tok/s, the row %d and %g", window,

@@ -379,14 +379,7 @@ func TestFixedPointIndependentOfRunLength(t *testing.T) {
 		!strings.Contains(r.ConfigYAML, "cooldown: true") {
 		t.Fatalf("row config lacks its steady-state start:\n%s", r.ConfigYAML)
 	}
-	cfg, err := config.Decode([]byte(r.ConfigYAML), "row.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sim.Run(context.Background(), cfg, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runRowConfig(t, r)
 	if got := res.Summary.TTFT.P99; got != *r.P99TTFTMs {
 		t.Errorf("the row's config reproduces p99 TTFT %v, the row says %v", got, *r.P99TTFTMs)
 	}
@@ -557,14 +550,7 @@ func TestAutoscaledDrainSettles(t *testing.T) {
 		t.Fatalf("status %s (%s), %v requests/s after a warm-up of %v s; want ok, 40 requests/s after the planner's last change, 240 per load unit:\n%s",
 			r.Status, r.Reason, deref(r.RequestThroughputRPS), deref(r.WarmupSeconds), r.ConfigYAML)
 	}
-	cfg, err := config.Decode([]byte(r.ConfigYAML), "row.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sim.Run(context.Background(), cfg, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runRowConfig(t, r)
 	if got := res.Summary.RequestThroughputRPS; got != *r.RequestThroughputRPS {
 		t.Errorf("the row's config reproduces %v requests/s, the row says %v", got, *r.RequestThroughputRPS)
 	}
@@ -943,14 +929,7 @@ func TestSessionOpenLoopPointRunsItsCooldown(t *testing.T) {
 		t.Fatalf("config has cooldown: true %v, cooldown_requests %v; want true and some:\n%s",
 			strings.Contains(r.ConfigYAML, "cooldown: true"), deref(r.CooldownRequests), r.ConfigYAML)
 	}
-	cfg, err := config.Decode([]byte(r.ConfigYAML), "row.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sim.Run(context.Background(), cfg, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runRowConfig(t, r)
 	if s := res.Summary; s.CooldownRequests != *r.CooldownRequests || s.NumRequests != *r.NumRequests {
 		t.Errorf("the row's config gives %d cool-down of %d requests, the row %d of %d", s.CooldownRequests, s.NumRequests,
 			*r.CooldownRequests, *r.NumRequests)
