@@ -1710,3 +1710,12 @@ func TestDuplicateKeysAtTheSpecsLines(t *testing.T) {
 		}
 	}
 }
+
+// A tab in a spec's indentation is named at its own line (yaml.v3 says the line of the list
+// around it: 5 for a tab on line 6).
+func TestSpecTabNamedAtItsLine(t *testing.T) {
+	_, err := Parse([]byte("a: 1\nb: 2\nc: 3\nd:\n  - x\n\t- y\n"), "spec.yaml", nil, nil, results.CheckMetric)
+	if want := "spec.yaml: invalid YAML: line 6: a tab character in the indentation (YAML indents with spaces only)"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

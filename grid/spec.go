@@ -352,12 +352,12 @@ func parseYAML(data []byte, file string) (root *yaml.Node, err error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && err != io.EOF {
-		return nil, fail("invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fail(config.YAMLErrorMessage(err, data))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
 		if err != nil {
-			return nil, fail("invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "))
+			return nil, fail(config.YAMLErrorMessage(err, data))
 		}
 		if len(extra.Content) > 0 {
 			return nil, fail("more than one YAML document; a sweep spec is a single document")

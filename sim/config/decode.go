@@ -307,7 +307,7 @@ func parseDocument(data []byte, file string) (root *yaml.Node, errs Errors) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && err != io.EOF {
-		return fail(yamlErrorMsg(err))
+		return fail(YAMLErrorMessage(err, data))
 	}
 	for {
 		var extra yaml.Node
@@ -316,7 +316,7 @@ func parseDocument(data []byte, file string) (root *yaml.Node, errs Errors) {
 			break
 		}
 		if err != nil {
-			return fail(yamlErrorMsg(err))
+			return fail(YAMLErrorMessage(err, data))
 		}
 		if len(extra.Content) > 0 && !isNull(extra.Content[0]) {
 			return fail("more than one YAML document; a prediction config is a single document")
@@ -334,6 +334,31 @@ func parseDocument(data []byte, file string) (root *yaml.Node, errs Errors) {
 			describe(n))
 	}
 	return n, nil
+}
+
+// YAMLErrorMessage is the message of yaml.v3's error err parsing the document data, as "invalid
+// YAML: line N: ...", except that a tab in an indentation, which yaml.v3 reports at the line of
+// the construct around it (a line or more before the tab), is named at the first line of data
+// whose indentation holds one, from yaml.v3's line on.
+func YAMLErrorMessage(err error, data []byte) string {
+	if strings.Contains(err.Error(), "found a tab character") {
+		// yaml.v3's line comes before the tab's (a tab in a block scalar above it is content).
+		from := 0
+		if _, rest, ok := strings.Cut(err.Error(), "line "); ok {
+			if n, _, ok := strings.Cut(rest, ":"); ok {
+				from, _ = strconv.Atoi(n)
+			}
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if i+1 < from {
+				continue
+			}
+			if indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]; strings.Contains(indent, "\t") {
+				return fmt.Sprintf("invalid YAML: line %d: a tab character in the indentation (YAML indents with spaces only)", i+1)
+			}
+		}
+	}
+	return yamlErrorMsg(err)
 }
 
 // yamlErrorMsg rewrites a yaml.v3 error ("yaml: line 3: ...") as "invalid YAML: line 3: ...".

@@ -680,6 +680,9 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"duplicate key", "engine:\n  model: a\n  model: b\n", nil, "engine.model", "duplicate key (first defined on line 2)"},
 		{"merge key", "engine:\n  <<: {model: a}\n", nil, "engine.<<", "merge keys are not supported"},
 		{"yaml syntax", "engine: [\n", nil, "", "invalid YAML: line"},
+		// yaml.v3 says line 3 (the mapping's); the tab is on line 4.
+		{"tab in the indentation", "traffic:\n  source:\n    type: synthetic\n\tinput_tokens: 5\n", nil, "",
+			"invalid YAML: line 4: a tab character in the indentation (YAML indents with spaces only)"},
 		{"top level list", "- a\n", nil, "", "the top level must be a mapping"},
 		{"two documents", seedSynthetic + "---\nengine: {}\n", nil, "", "more than one YAML document"},
 	}
