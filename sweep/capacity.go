@@ -631,26 +631,42 @@ func rateSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request,
 // capacity would move with its length. nil otherwise (long enough, an explicit ramp_seconds, a
 // fixed count, a trace or a mixture of sessions).
 func slotLengthening(cfg *config.Config, attainment float64) *float64 {
-	l, st, src := &cfg.Traffic.Load, &cfg.Traffic.Stop, &cfg.Traffic.Source
+	l, src := &cfg.Traffic.Load, &cfg.Traffic.Source
 	if l.Type != config.LoadConcurrency || l.RampSeconds != nil || src.Type == config.SourceTrace || l.Concurrency <= 0 {
 		return nil
 	}
 	// Slot cycles (a request, or a whole session) per slot: the ramp and warm-up take
-	// pilotWarmupLifetimes of them, the cool-down (the last one) one, and the steady part at
-	// least minMeasuredCycles and minMeasured requests over all slots.
-	c, turns := float64(l.Concurrency), 1.0
-	per := st.RequestsPerLoadUnit
-	if st.SessionsPerLoadUnit > 0 {
-		if src.Session == nil {
-			return nil
-		}
-		per, turns = st.SessionsPerLoadUnit, float64(src.Session.Turns)
+	// pilotWarmupLifetimes of them, the cool-down (the last one) one, and the steady part the rest.
+	per, steady, ok := slotCycles(cfg, attainment)
+	if !ok {
+		return nil
 	}
-	need := pilotWarmupLifetimes + 1 + max(minMeasuredCycles, math.Ceil(float64(minMeasured(attainment))/(c*turns)))
-	if per <= 0 || per >= need {
+	need := pilotWarmupLifetimes + 1 + steady
+	if per >= need {
 		return nil
 	}
 	return &need
+}
+
+// slotCycles returns the per-load-unit stop per of concurrency config cfg (slot cycles per slot:
+// requests, or whole sessions) and the fewest cycles per slot its steady part must measure: at
+// least minMeasuredCycles, and minMeasured(attainment) requests over all `concurrency` slots
+// (a session's turns each a request). ok is false without a per-load-unit stop, or a session stop
+// without a session shape.
+func slotCycles(cfg *config.Config, attainment float64) (per, steady float64, ok bool) {
+	l, st, src := &cfg.Traffic.Load, &cfg.Traffic.Stop, &cfg.Traffic.Source
+	turns := 1.0
+	per = st.RequestsPerLoadUnit
+	if st.SessionsPerLoadUnit > 0 {
+		if src.Session == nil {
+			return 0, 0, false
+		}
+		per, turns = st.SessionsPerLoadUnit, float64(src.Session.Turns)
+	}
+	if per <= 0 {
+		return 0, 0, false
+	}
+	return per, max(minMeasuredCycles, math.Ceil(float64(minMeasured(attainment))/(float64(l.Concurrency)*turns))), true
 }
 
 // closedSteady is the lengthened per-load-unit stop of a concurrency probe or point (cfg, its run's
@@ -658,28 +674,26 @@ func slotLengthening(cfg *config.Config, attainment float64) *float64 {
 // ramp_seconds' (probeStart; steadyRun asks only then), which slotLengthening, counting the
 // search's warm-up of pilotWarmupLifetimes slot cycles, cannot size: a warm-up of W seconds takes ⌈W / L⌉ cycles of
 // the run's mean slot cycle L (sim.MeanSlotCycleMs: a request, or a whole session), the
-// cool-down one, and the steady part at least minMeasuredCycles and minMeasured(attainment)
-// requests over all slots; a stop that gives fewer is lengthened to 1.1 × that, rounded up (a
-// user trial, 2026-12-07: warmup_seconds 60 on the built-in workload, whose sessions last about
-// 2 s, measured no request at concurrency 2 to 8 over 6 cycles per slot, each probe a miss, and
-// every deployment's capacity was 1 where it is 148 to 307). nil when the stop gives enough, is a
+// cool-down one, and the steady part slotCycles' count; a stop that gives fewer is lengthened to
+// 1.1 × that, rounded up. Without it a run whose warm-up outlasts its cycles measures a handful
+// of requests or none (measured 2026-12-07: warmup_seconds 60 on the built-in workload, whose
+// sessions last about 2 s, left no request at concurrency 2 to 8 over 6 cycles per slot, and
+// every deployment's capacity read 1 where it is 148 to 307). nil when the stop gives enough, is a
 // fixed count (which no sweep lengthens), the load is not a concurrency or the source is a
 // trace, or no request completed.
 func closedSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Request, attainment float64) *float64 {
-	l, st, src := &cfg.Traffic.Load, &cfg.Traffic.Stop, &cfg.Traffic.Source
-	per := stopPerLoadUnit(st)
-	if l.Type != config.LoadConcurrency || src.Type == config.SourceTrace || l.Concurrency <= 0 || per <= 0 {
+	l, src := &cfg.Traffic.Load, &cfg.Traffic.Source
+	if l.Type != config.LoadConcurrency || src.Type == config.SourceTrace || l.Concurrency <= 0 {
+		return nil
+	}
+	per, steady, ok := slotCycles(cfg, attainment)
+	if !ok {
 		return nil
 	}
 	lifeMs, n := sim.MeanSlotCycleMs(wl, reqs)
 	if n == 0 || lifeMs <= 0 {
 		return nil
 	}
-	turns := 1.0
-	if st.SessionsPerLoadUnit > 0 && src.Session != nil {
-		turns = float64(src.Session.Turns)
-	}
-	steady := max(minMeasuredCycles, math.Ceil(float64(minMeasured(attainment))/(float64(l.Concurrency)*turns)))
 	need := math.Ceil(l.Warmup()*1000/lifeMs) + 1 + steady
 	if per >= need {
 		return nil
