@@ -142,6 +142,34 @@ func TestWarmupKeepsRejections(t *testing.T) {
 	}
 }
 
+// cooldownRun runs the cool-down tests' workload, three two-turn sessions of 64 new prompt and 3
+// output tokens under fixed timing (54 ms a turn), with a 60 ms warm-up and traffic.load.cooldown,
+// under load (nil: testConfig's concurrency 1), and requires its six turns to arrive at arrivals
+// (ms), each done 54 ms later.
+func cooldownRun(t *testing.T, load *config.Load, arrivals ...float64) (*config.Config, *Result) {
+	t.Helper()
+	cfg := testConfig(64, 3, 0, 1, 1000)
+	cfg.Traffic.Source = config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 64, OutputTokensPerTurn: 3,
+		Session: &config.SessionShape{Turns: 2}}
+	if load != nil {
+		cfg.Traffic.Load = *load
+	}
+	cfg.Traffic.Stop = config.Stop{Sessions: 3}
+	warm := 0.06
+	on := true
+	cfg.Traffic.Load.WarmupSeconds, cfg.Traffic.Load.Cooldown = &warm, &on
+	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range arrivals {
+		if r := res.Requests[i]; r.ArrivalMs != want || r.TerminalMs != want+54 {
+			t.Fatalf("request %d: arrival %v, terminal %v; want %v, %v", i, r.ArrivalMs, r.TerminalMs, want, want+54)
+		}
+	}
+	return cfg, res
+}
+
 // traffic.load.cooldown leaves out the requests that arrive after the closed loop's last session
 // start, and ends the steady window there. Fixed timing, concurrency 1, three two-turn sessions
 // with no inter-turn delay: every turn takes 54 ms (as above), so the six turns arrive at 0, 54,
@@ -151,22 +179,8 @@ func TestWarmupKeepsRejections(t *testing.T) {
 // turns that arrived at 54, 108 and 162 complete: 3 requests and 9 output tokens over 0.156 s.
 // MeanSlotCycleMs is a session's two turns, 108 ms.
 func TestCooldown(t *testing.T) {
-	cfg := testConfig(64, 3, 0, 1, 1000)
-	cfg.Traffic.Source = config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 64, OutputTokensPerTurn: 3,
-		Session: &config.SessionShape{Turns: 2}}
-	cfg.Traffic.Stop = config.Stop{Sessions: 3}
-	warm := 0.06
-	on := true
-	cfg.Traffic.Load.WarmupSeconds, cfg.Traffic.Load.Cooldown = &warm, &on
-	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range []float64{0, 54, 108, 162, 216, 270} {
-		if r := res.Requests[i]; r.ArrivalMs != want || r.TerminalMs != want+54 {
-			t.Fatalf("request %d: arrival %v, terminal %v; want %v, %v", i, r.ArrivalMs, r.TerminalMs, want, want+54)
-		}
-	}
+	cfg, res := cooldownRun(t, nil, 0, 54, 108, 162, 216, 270)
+	var err error
 	if ms, n := MeanSlotCycleMs(res.Workload, res.Requests); ms != 108 || n != 3 {
 		t.Errorf("MeanSlotCycleMs = %v over %d sessions, want 108 over 3", ms, n)
 	}
@@ -223,23 +237,8 @@ func TestCooldown(t *testing.T) {
 // steady window is (60, 400] ms, 340 ms, in which the turns that arrived at 54, 200 and 254
 // complete: 3 requests over 0.34 s (without the cool-down, (60, 454]: 4 over 0.394 s).
 func TestCooldownOpenLoop(t *testing.T) {
-	cfg := testConfig(64, 3, 0, 1, 1000)
-	cfg.Traffic.Source = config.Source{Type: config.SourceSyntheticSession, NewInputTokensPerTurn: 64, OutputTokensPerTurn: 3,
-		Session: &config.SessionShape{Turns: 2}}
-	cfg.Traffic.Load = config.Load{Type: config.LoadConstantRate, SessionsPerSecond: 5}
-	cfg.Traffic.Stop = config.Stop{Sessions: 3}
-	warm := 0.06
-	on := true
-	cfg.Traffic.Load.WarmupSeconds, cfg.Traffic.Load.Cooldown = &warm, &on
-	res, err := Run(context.Background(), cfg, Options{CheckInvariants: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range []float64{0, 54, 200, 254, 400, 454} {
-		if r := res.Requests[i]; r.ArrivalMs != want || r.TerminalMs != want+54 {
-			t.Fatalf("request %d: arrival %v, terminal %v; want %v, %v", i, r.ArrivalMs, r.TerminalMs, want, want+54)
-		}
-	}
+	cfg, res := cooldownRun(t, &config.Load{Type: config.LoadConstantRate, SessionsPerSecond: 5}, 0, 54, 200, 254, 400, 454)
+	var err error
 	s := res.Summary
 	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want)) }
 	if s.WarmupRequests != 2 || s.CooldownRequests != 1 || s.NumRequests != 3 || s.TotalOutputTokens != 9 ||
