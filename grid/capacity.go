@@ -517,8 +517,9 @@ func MinMeasuredRequests(attainment float64) int {
 const MinSteadyRequestsPerSlot = 4
 
 // capacityWarnings warns about a capacity search whose probes are cut by a virtual-time stop (the
-// requests in flight then count as misses), one over a trace_timestamps load whose time stop its
-// probes drop beside max_trace_seconds (droppedTimeStop), and one over a concurrency with a fixed
+// requests in flight then past a bound count as misses, the others are censored, and a short
+// window measures few), one over a trace_timestamps load whose time stop its probes drop beside
+// max_trace_seconds (droppedTimeStop), and one over a concurrency with a fixed
 // request or session count: at a concurrency above the count every request is in flight from
 // the start, so the probes measure one burst rather than a sustained load.
 func (s *Spec) capacityWarnings(cfg *config.Config) []string {
@@ -531,8 +532,9 @@ func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 	if st.MaxVirtualTimeSeconds > 0 && cfg.Traffic.Load.Type != config.LoadTraceTimestamps {
 		// A trace_timestamps probe replays its segment to the end instead (segmentStop).
 		out = append(out, fmt.Sprintf("%s: traffic.stop.max_virtual_time_seconds (%g s) ends each probe: requests still in "+
-			"flight then are unfinished and count against SLA attainment, so the window must be long against request "+
-			"latency (with attainment %g, at most %g %% of the offered requests may be cut off or miss the SLA)",
+			"flight then count as misses when already past an SLA bound and are left out of SLA attainment otherwise "+
+			"(censored_requests), so the window must be long against request latency for each probe to measure enough requests "+
+			"(with attainment %g, at most %g %% of the measured requests may miss the SLA)",
 			s.File, st.MaxVirtualTimeSeconds, cs.Attainment, math.Round(1e9*100*(1-cs.Attainment))/1e9))
 	}
 	if w := s.droppedTimeStop(cfg); w != "" {

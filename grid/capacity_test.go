@@ -305,7 +305,7 @@ func TestCapacityWarnings(t *testing.T) {
 		"traffic.load={type: concurrency, concurrency: 1}", "traffic.stop={max_virtual_time_seconds: 60}")
 	// 1 − 0.95 is 0.050000000000000044 in floating point: the share prints as 5 %.
 	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.max_virtual_time_seconds (60 s) ends each probe") ||
-		!strings.Contains(x.Warnings[0], "(with attainment 0.95, at most 5 % of the offered requests") {
+		!strings.Contains(x.Warnings[0], "(with attainment 0.95, at most 5 % of the measured requests") {
 		t.Errorf("time stop: %q", x.Warnings)
 	}
 	// Without a capacity search, points at several speedups under a time stop replay different

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -253,7 +254,7 @@ type Probe struct {
 // ProbeSummaryKeys returns the summary keys a Probe keeps: the columns of ProbeRow that come
 // from the simulation. The slice is new on every call.
 func ProbeSummaryKeys() []string {
-	return []string{"offered_requests", "completed_requests", "rejected_requests", "unfinished_requests",
+	return []string{"offered_requests", "completed_requests", "rejected_requests", "unfinished_requests", "censored_requests",
 		"goodput_completed_requests", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms",
 		"mean_tpot_ms", "request_throughput_rps", "output_throughput_tok_s", "goodput_request_throughput_rps", "duration_ms"}
 }
@@ -269,7 +270,7 @@ type ProbeRow struct {
 	Load     float64 `parquet:"load"`
 	LoadUnit string  `parquet:"load_unit"`
 	// SLAAttainment is (goodput_completed_requests − the good ones cut short of their requested
-	// output) / offered_requests, as results' sla_attainment; MeetsSLA whether it reached
+	// output) / (offered_requests − censored_requests), as results' sla_attainment; MeetsSLA whether it reached
 	// the search's attainment and every percentile bound held; SLAHeadroom the factor every SLA bound would need scaling by for
 	// it to be reached exactly (< 1: margin; null when no scaling would do).
 	SLAAttainment float64  `parquet:"sla_attainment"`
@@ -285,6 +286,7 @@ type ProbeRow struct {
 	CompletedRequests           *int64   `parquet:"completed_requests,optional" summary:"completed_requests"`
 	RejectedRequests            *int64   `parquet:"rejected_requests,optional" summary:"rejected_requests"`
 	UnfinishedRequests          *int64   `parquet:"unfinished_requests,optional" summary:"unfinished_requests"`
+	CensoredRequests            *int64   `parquet:"censored_requests,optional" summary:"censored_requests"`
 	GoodputCompletedRequests    *int64   `parquet:"goodput_completed_requests,optional" summary:"goodput_completed_requests"`
 	MeanTTFTMs                  *float64 `parquet:"mean_ttft_ms,optional" summary:"mean_ttft_ms"`
 	MedianTTFTMs                *float64 `parquet:"median_ttft_ms,optional" summary:"median_ttft_ms"`
@@ -389,7 +391,12 @@ func infeasibleReason(r *Row, c *Capacity, terms []metrics.TermResult) string {
 			c.Target, c.Load, c.Unit)
 	}
 	if u := deref(r.UnfinishedRequests); u > 0 {
-		msg += fmt.Sprintf(" (%d of %d offered requests unfinished when the run stopped, %d rejected)", u, offered, rejected)
+		censored := ""
+		if c := deref(r.CensoredRequests); c > 0 {
+			censored = fmt.Sprintf(", %d of them still within every bound then and left out of the attainment;", c)
+		}
+		msg += fmt.Sprintf(" (%d of %d offered requests unfinished when the run stopped%s %d rejected)", u, offered,
+			cmp.Or(censored, ","), rejected)
 	}
 	if n := deref(r.TruncatedRequests); n > 0 {
 		msg += fmt.Sprintf(" (%d of %d completed requests stopped short of their requested output, which counts as missed)",

@@ -117,6 +117,7 @@ var otherColumns = map[string][2]string{
 	"offered_requests":                          {"count", "requests offered: completed + rejected + unfinished"},
 	"rejected_requests":                         {"count", "requests rejected at arrival"},
 	"unfinished_requests":                       {"count", "requests still queued or running at the stop"},
+	"censored_requests":                         {"count", "unfinished requests within every SLA bound at a time stop, left out of sla_attainment"},
 	"truncated_requests":                        {"count", "completed requests stopped short of their output"},
 	"truncated_output_tokens":                   {"tokens", "output tokens truncated requests did not get"},
 	"backlog_growth_requests":                   {"requests", "requests an open loop's system gained over its measured window (overloaded above a tenth of its arrivals)"},

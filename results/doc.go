@@ -168,9 +168,12 @@
 // the planner's scaling decisions (prediction.json's scaling_events).
 //
 // sla_attainment DOUBLE: (goodput_completed_requests − the good ones cut short of their
-// requested output) / offered_requests, the share of offered requests (rejected, unfinished and
-// truncated ones count against it) that met evaluation.sla by the per-request goodput rule
-// (dynosim-spec.md §4.2.2) with their whole output; null without an SLA.
+// requested output) / (offered_requests − censored_requests), the share of offered requests
+// (rejected, unfinished and truncated ones count against it) that met evaluation.sla by the
+// per-request goodput rule (dynosim-spec.md §4.2.2) with their whole output; null without an
+// SLA. censored_requests INT64 counts the unfinished requests that a max_virtual_time_seconds
+// stop caught within every per-request bound (metrics.Censored), whose outcome is unknown: they
+// are left out rather than counted as misses; null without an SLA or such a stop.
 //
 // sla_percentile_terms_met BOOLEAN: every percentile bound of evaluation.sla held over the run
 // (its median or p<n> of TTFT, ITL over every inter-token gap, TPOT or E2E <= the bound);
@@ -214,7 +217,7 @@
 // percentile bound to hold exactly; < 1 is margin; null when no scaling would do),
 // sla_percentile_terms_met BOOLEAN (null without a percentile bound), sla_binding_term STRING
 // (the term closest to breaking, or furthest past it, at the probe; null when unknown), the
-// request counts offered/completed/rejected/unfinished/goodput_completed_requests INT64,
+// request counts offered/completed/rejected/unfinished/censored/goodput_completed_requests INT64,
 // {mean,median,p99}_ttft_ms, {mean,median,p99}_itl_ms, mean_tpot_ms, request_throughput_rps,
 // output_throughput_tok_s, goodput_request_throughput_rps, duration_ms DOUBLE, ramp_seconds and
 // warmup_seconds DOUBLE (the traffic.load.ramp_seconds and warmup_seconds the probe ran under;

@@ -104,6 +104,9 @@ func SummaryValues(s *metrics.Summary) map[string]float64 {
 		out[goodputTruncatedKey] = float64(s.GoodputTruncatedRequests)
 		out[goodputTruncatedRPSKey] = s.GoodputTruncatedRequestThroughputRPS
 		out[goodputTruncatedTokSKey] = s.GoodputTruncatedOutputThroughputTokS
+		if s.StopMs > 0 {
+			out[censoredKey] = float64(s.CensoredRequests)
+		}
 	}
 	if p := s.Planner; p != nil {
 		// An autoscaled run's peak GPUs and number of scaling decisions (results.parquet columns
@@ -122,7 +125,7 @@ func SummaryValues(s *metrics.Summary) map[string]float64 {
 }
 
 // The journal's keys that prediction.json lacks (SummaryValues): the good requests cut short of
-// their output, and an autoscaled run's steady-window provisioning (the window's length in
+// their output, the unfinished requests censored at a time stop, and an autoscaled run's steady-window provisioning (the window's length in
 // virtual ms and each role's worker-seconds within it).
 const (
 	// goodputTruncatedKey counts the good requests that stopped short of their output
@@ -134,9 +137,13 @@ const (
 	// the goodput columns take off (withoutTruncatedGoodput).
 	goodputTruncatedRPSKey  = "goodput_truncated_request_throughput_rps"
 	goodputTruncatedTokSKey = "goodput_truncated_output_throughput_tok_s"
-	windowMsKey             = "planner_window_ms"
-	windowPrefillKey        = "planner_window_prefill_worker_seconds"
-	windowDecodeKey         = "planner_window_decode_worker_seconds"
+	// censoredKey counts the unfinished requests that had broken no per-request bound at a
+	// max_virtual_time_seconds stop (metrics.Summary.CensoredRequests), which sla_attainment
+	// leaves out of the offered requests; recorded only under an SLA and such a stop.
+	censoredKey      = "censored_requests"
+	windowMsKey      = "planner_window_ms"
+	windowPrefillKey = "planner_window_prefill_worker_seconds"
+	windowDecodeKey  = "planner_window_decode_worker_seconds"
 )
 
 // Journal is the durable record of a sweep's finished points: an append-only JSON Lines file

@@ -229,6 +229,11 @@ type Row struct {
 	OfferedRequests    *int64 `parquet:"offered_requests,optional" summary:"offered_requests"`
 	RejectedRequests   *int64 `parquet:"rejected_requests,optional" summary:"rejected_requests"`
 	UnfinishedRequests *int64 `parquet:"unfinished_requests,optional" summary:"unfinished_requests"`
+	// CensoredRequests counts the unfinished requests that had broken no per-request bound of
+	// evaluation.sla when a max_virtual_time_seconds stop ended the run (metrics.Censored): they
+	// are left out of sla_attainment's offered requests rather than counted as misses. Null
+	// without an SLA or without such a stop.
+	CensoredRequests *int64 `parquet:"censored_requests,optional" summary:"censored_requests"`
 	// TruncatedRequests counts completed requests that stopped short of their requested output
 	// (context length or KV pool size); TruncatedOutputTokens the output tokens they did not emit.
 	TruncatedRequests     *int64 `parquet:"truncated_requests,optional" summary:"truncated_requests"`
@@ -397,10 +402,11 @@ type Row struct {
 	// gap instead, and reads higher when some gaps are long stalls. Null when no request had two
 	// or more output tokens or the median TPOT is 0 ms.
 	InteractivityTokSPerUser *float64 `parquet:"interactivity_tok_s_per_user,optional"`
-	// SLAAttainment = goodput_completed_requests / offered_requests (a request cut short of its
-	// requested output is not attained, and not in that column): the share of offered
-	// requests (rejected and unfinished ones included) that met evaluation.sla by the goodput
-	// rule of dynosim-spec.md §4.2.2 (null without an SLA).
+	// SLAAttainment = goodput_completed_requests / (offered_requests − censored_requests) (a
+	// request cut short of its requested output is not attained, and not in that column): the
+	// share of offered requests (rejected and unfinished ones included, but those censored at a
+	// time stop, whose outcome is unknown) that met evaluation.sla by the goodput rule of
+	// dynosim-spec.md §4.2.2 (null without an SLA, or when every offered request was censored).
 	SLAAttainment *float64 `parquet:"sla_attainment,optional"`
 	// SLAPercentileTermsMet is prediction.json's sla_percentile_terms_met: whether every
 	// percentile bound of evaluation.sla held over the run (the run's percentile <= the bound,
@@ -1193,8 +1199,10 @@ func fillDerived(r *Row) {
 	if r.CompletedRequests != nil && r.OfferedRequests != nil && *r.OfferedRequests > 0 {
 		r.CompletionRatio = f64(float64(*r.CompletedRequests) / float64(*r.OfferedRequests))
 	}
-	if r.GoodputCompletedRequests != nil && r.OfferedRequests != nil && *r.OfferedRequests > 0 {
-		r.SLAAttainment = f64(float64(*r.GoodputCompletedRequests) / float64(*r.OfferedRequests))
+	if r.GoodputCompletedRequests != nil && r.OfferedRequests != nil {
+		if judged := *r.OfferedRequests - deref(r.CensoredRequests); judged > 0 {
+			r.SLAAttainment = f64(float64(*r.GoodputCompletedRequests) / float64(judged))
+		}
 	}
 	if r.GPUHours == nil || r.DurationMs == nil {
 		return

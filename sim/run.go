@@ -312,6 +312,7 @@ func (s *runState) metricsInput(pl *planner.Planner) *metrics.Input {
 	}
 	in.SLA = SLA(cfg)
 	in.WarmupMs = cfg.Traffic.Load.Warmup() * 1000
+	in.StopMs = cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000
 	if cfg.Traffic.Load.HasCooldown() && len(wl.Sessions) > 0 {
 		// Sessions start in order (a closed loop's as slots free, an open loop's at increasing
 		// times): the last one's first turn is the last session start, unless the run stopped

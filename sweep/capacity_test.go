@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -143,20 +144,52 @@ func TestCapacityOutcomes(t *testing.T) {
 	if r.Status != results.StatusInfeasible || !strings.HasPrefix(r.Reason, "rejected_requests: 50 of 50 offered requests rejected at the minimum load 1") {
 		t.Errorf("every prompt too long: status %s reason %q", r.Status, r.Reason)
 	}
-	// 20 requests at t = 0, each 100 prompt tokens: a pass prefills 10 in 10 ms.
-	trace := filepath.Join(t.TempDir(), "trace.jsonl")
-	var lines strings.Builder
+	// 20 requests at t = 0, each 100 prompt tokens: a pass prefills 10 in 10 ms; and the same
+	// with the second's prompt of 5,000 tokens, 1,000 a pass (its first token after 5 passes).
+	dir := t.TempDir()
+	trace, long := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "long.jsonl")
+	var lines, longLines strings.Builder
 	for i := range 20 {
-		fmt.Fprintf(&lines, `{"timestamp": 0, "input_length": 100, "output_length": 1, "hash_ids": [%d, %d]}`+"\n", 2*i, 2*i+1)
+		ids := fmt.Sprintf("%d, %d", 2*i, 2*i+1)
+		fmt.Fprintf(&lines, `{"timestamp": 0, "input_length": 100, "output_length": 1, "hash_ids": [%s]}`+"\n", ids)
+		n := 100
+		if i == 1 {
+			n = 5000
+			for b := range 77 {
+				ids += fmt.Sprintf(", %d", 1000+b)
+			}
+		}
+		fmt.Fprintf(&longLines, `{"timestamp": 0, "input_length": %d, "output_length": 1, "hash_ids": [%s]}`+"\n", n, ids)
 	}
 	if err := os.WriteFile(trace, []byte(lines.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A closed loop over the trace, one request at a time: the stop at 15 ms cuts the second.
-	r = runCapacity(t, fixedSpec, 1, "", one, "traffic.source={type: trace, paths: ["+trace+"], block_size: 64}",
-		"traffic.load={type: concurrency, concurrency: 1}", "traffic.stop={max_virtual_time_seconds: 0.015}")[0]
-	if r.Status != results.StatusInfeasible || !strings.Contains(r.Reason, "(1 of 2 offered requests unfinished when the run stopped, 0 rejected)") {
-		t.Errorf("cut by the stop: status %s reason %q", r.Status, r.Reason)
+	if err := os.WriteFile(long, []byte(longLines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	count := func(p *int64) int64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	// A closed loop over the trace, one request at a time: the first finishes at 10 ms, and the
+	// stop at 45 ms cuts the second 35 ms after it arrived, past the 25 ms TTFT bound: a miss.
+	r = runCapacity(t, fixedSpec, 1, "", one, "traffic.source={type: trace, paths: ["+long+"], block_size: 64}",
+		"traffic.load={type: concurrency, concurrency: 1}", "traffic.stop={max_virtual_time_seconds: 0.045}")[0]
+	if r.Status != results.StatusInfeasible || !strings.Contains(r.Reason, "(1 of 2 offered requests unfinished when the run stopped, 0 rejected)") ||
+		count(r.CensoredRequests) != 0 || r.SLAAttainment == nil || *r.SLAAttainment != 0.5 {
+		t.Errorf("cut past its bound: status %s reason %q attainment %v censored %d", r.Status, r.Reason, deref(r.SLAAttainment),
+			count(r.CensoredRequests))
+	}
+	// A stop at 30 ms cuts it 20 ms after it arrived, within the bound: censored, its outcome
+	// unknown, neither good nor missed (attainment 1/1 at concurrency 1, where 1/2 would fail).
+	r = runCapacity(t, fixedSpec, 1, "", one, "traffic.source={type: trace, paths: ["+long+"], block_size: 64}",
+		"traffic.load={type: concurrency, concurrency: 1}", "traffic.stop={max_virtual_time_seconds: 0.03}")[0]
+	if p := r.Probes[0]; p.Load != 1 || p.SLAAttainment != 1 || !p.MeetsSLA || count(p.UnfinishedRequests) != 1 ||
+		count(p.CensoredRequests) != 1 || count(p.OfferedRequests) != 2 {
+		t.Errorf("cut within its bound: first probe at %g: attainment %g meets %v, %d offered, %d unfinished, %d censored",
+			p.Load, p.SLAAttainment, p.MeetsSLA, count(p.OfferedRequests), count(p.UnfinishedRequests), count(p.CensoredRequests))
 	}
 	// Under trace_timestamps the probes replay the segment the stop gives (the 20 requests at
 	// t = 0) to its end instead: the second pass's 10 finish at 20 ms, within the bound.
@@ -749,5 +782,65 @@ optimization:
 	}
 	if whole.Status != results.StatusOK || whole.CapacityLoad == nil || *whole.CapacityLoad != 3 {
 		t.Errorf("pool of 2,560 tokens: %s %q, capacity %v; want ok at 3", whole.Status, whole.Reason, whole.CapacityLoad)
+	}
+}
+
+// TestTraceCapacityIndependentOfItsWindow runs one deployment's capacity search over a trace
+// under a concurrency load at windows of 10 and 100 s of virtual time (a request lives about
+// 2 s): the answer is the deployment's, not the window's. Started all at once and with the
+// requests in flight at the stop counted as misses, it was infeasible at 10 s and 9 at 100 s;
+// ramped (traceRamp) and censored (metrics.Censored), 48 and 46 (2026-12-07).
+func TestTraceCapacityIndependentOfItsWindow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	rng := rand.New(rand.NewPCG(5, 5))
+	var b strings.Builder
+	for i := range 4000 {
+		n, o := 500+rng.IntN(1001), 50+rng.IntN(101)
+		ids := make([]string, (n+63)/64)
+		for k := range ids {
+			ids[k] = strconv.Itoa(100*i + k)
+		}
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": %d, "hash_ids": [%s]}`+"\n", 10*i, n, o,
+			strings.Join(ids, ", "))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := `traffic:
+  source: {type: trace, format: mooncake, paths: [` + path + `], block_size: 64}
+  load: {type: concurrency, concurrency: 1}
+  stop: {max_virtual_time_seconds: 10}
+engine:
+  model: meta-llama/Meta-Llama-3.1-8B-Instruct
+  hardware: h100_sxm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: 1, tensor: 1}
+      scheduler: {max_batched_tokens: 2048, max_sequences: 256}
+      timing: {type: roofline}
+router: {policy: round_robin}
+evaluation: {sla: {ttft_ms: 300, itl_ms: 20}}
+optimization:
+  capacity_search: {max: 512}
+`
+	short := runCapacity(t, spec, 1, "")[0]
+	long := runCapacity(t, spec, 1, "", "traffic.stop.max_virtual_time_seconds=100")[0]
+	for _, r := range []results.Row{short, long} {
+		if r.Status != results.StatusOK || r.CapacityLoad == nil || r.LoadRampSeconds == nil || r.WarmupSeconds == nil {
+			t.Fatalf("%v s window: %s %q, capacity %v, ramp %v, warm-up %v", deref(r.StopMaxVirtualTimeSeconds), r.Status, r.Reason,
+				deref(r.CapacityLoad), deref(r.LoadRampSeconds), deref(r.WarmupSeconds))
+		}
+	}
+	if a, b := *short.CapacityLoad, *long.CapacityLoad; math.Abs(a-b) > 0.1*b || b < 40 {
+		t.Errorf("capacity %g at a 10 s window, %g at 100 s; want within 10 %% of each other, at least 40", a, b)
+	}
+	// The short window's row is measured at its capacity with requests in flight at the stop,
+	// every one of them still within its bounds then: censored, not missed.
+	if short.CensoredRequests == nil || *short.CensoredRequests == 0 || *short.CensoredRequests != *short.UnfinishedRequests ||
+		*short.SLAAttainment != float64(*short.GoodputCompletedRequests)/float64(*short.OfferedRequests-*short.CensoredRequests) {
+		t.Errorf("10 s window's row: %v unfinished, %v censored, attainment %v of %v good in %v offered",
+			deref(short.UnfinishedRequests), deref(short.CensoredRequests), deref(short.SLAAttainment),
+			deref(short.GoodputCompletedRequests), deref(short.OfferedRequests))
 	}
 }

@@ -74,6 +74,18 @@ func steadyRun(ctx context.Context, p *grid.Point, x, attainment float64, cache 
 	if err != nil {
 		return nil, nil, setup, err
 	}
+	if ramp, warmup := traceRamp(cfg, res); ramp != nil {
+		// A closed loop over a trace, its first run the pilot: run again, desynchronized.
+		res.Release()
+		setup.RampSeconds, setup.WarmupSeconds = ramp, warmup
+		setup.Cooldown = cfg.Traffic.Load.Cooldown == nil
+		if cfg, _, err = p.AtProbeRun(x, setup); err != nil {
+			return nil, nil, setup, err
+		}
+		if res, err = simulateOnce(ctx, cfg, wl, simulate); err != nil {
+			return nil, nil, setup, err
+		}
+	}
 	if pl := &p.Config.Traffic.Load; pl.Warmup() > 0 || pl.Ramp() > 0 {
 		if per := closedSteady(cfg, res.Workload, res.Requests, attainment); per != nil {
 			// A closed loop whose warm-up the config sets (warmup_seconds, or an explicit ramp's,

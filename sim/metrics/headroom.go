@@ -85,6 +85,43 @@ func AttainmentCount(attainment float64, offered int) int {
 	return max(1, min(k, offered))
 }
 
+// Censored reports whether request r, unfinished when a max_virtual_time_seconds stop ended its
+// run at stopMs (virtual ms, > 0), had broken no per-request bound of sla by then, so that
+// whether it would have met sla is unknown (a censored observation). Its latencies are bounded
+// below at the stop: TTFT by stopMs − arrival while no token came (the first token's time once
+// one did), E2E by stopMs − arrival while output is still owed (the last token's time once all
+// of it came), and its mean ITL (e2e − ttft)/(n − 1), n the requested output, by (that end −
+// first token)/(n − 1); r is censored when every set bound still holds for those lower bounds
+// (MeetsBound). Under an SLA of percentile terms only, every unfinished request is censored.
+// False for a request that completed, was rejected or never arrived, and when stopMs <= 0.
+//
+// A closed loop keeps `concurrency` requests in flight to the stop, so counting them all as
+// misses made a capacity depend on the window: a 60 s window held every deployment of a chat
+// trace to concurrency 5, where a 600 s one found 31 and 43 (measured 2026-12-07).
+func Censored(r *engine.Request, sla *SLA, stopMs float64) bool {
+	if stopMs <= 0 || r.Status == engine.Completed || r.Status == engine.Rejected || r.Status == engine.Pending {
+		return false
+	}
+	if !sla.hasRequestBounds() {
+		return true
+	}
+	end := stopMs // its last token comes at the stop or later
+	if r.Generated >= r.RequestedOutput && r.LastTokenMs >= 0 {
+		end = r.LastTokenMs
+	}
+	if sla.E2EMs > 0 && !MeetsBound(clamp(end-r.ArrivalMs), sla.E2EMs) {
+		return false
+	}
+	if r.Generated == 0 {
+		return sla.TTFTMs <= 0 || MeetsBound(clamp(stopMs-r.ArrivalMs), sla.TTFTMs)
+	}
+	if sla.TTFTMs > 0 && !MeetsBound(clamp(r.FirstTokenMs-r.ArrivalMs), sla.TTFTMs) {
+		return false
+	}
+	n := r.RequestedOutput
+	return sla.ITLMs <= 0 || n <= 1 || MeetsBound(clamp(end-r.FirstTokenMs)/float64(n-1), sla.ITLMs)
+}
+
 // Truncated reports whether r completed short of its requested output (Summary.TruncatedRequests:
 // engine.context_length or its KV pool stopped it).
 func Truncated(r *engine.Request) bool {

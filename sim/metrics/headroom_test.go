@@ -132,3 +132,112 @@ func TestSLAHeadroomHandComputed(t *testing.T) {
 		t.Errorf("headroom with no request kept = %g, want 0", h)
 	}
 }
+
+// TestCensoredHandComputed checks which unfinished requests a stop at 10,000 ms censors: those
+// whose latencies so far (each a lower bound of the final one) still meet every bound.
+func TestCensoredHandComputed(t *testing.T) {
+	const stop = 10000
+	sla := &SLA{TTFTMs: 500, ITLMs: 50}
+	// running arrived at arrival, its first token at first (-1: none yet), g of n tokens out.
+	running := func(arrival, first float64, g, n int32) engine.Request {
+		r := engine.Request{Status: engine.Running, ArrivalMs: arrival, FirstTokenMs: first, LastTokenMs: first,
+			Generated: g, RequestedOutput: n}
+		if g == 0 {
+			r.Status = engine.Waiting
+		}
+		return r
+	}
+	cases := []struct {
+		name string
+		r    engine.Request
+		sla  *SLA
+		want bool
+	}{
+		// Queued 400 ms: TTFT >= 400 <= 500, unknown.
+		{"queued within ttft", running(9600, -1, 0, 100), sla, true},
+		// Queued 600 ms: TTFT >= 600 > 500, a miss whatever comes next.
+		{"queued past ttft", running(9400, -1, 0, 100), sla, false},
+		// First token after 300 ms, 10 of 101 tokens: ITL >= (10000 − 9000)/100 = 10 ms.
+		{"decoding within bounds", running(8700, 9000, 10, 101), sla, true},
+		// First token after 700 ms.
+		{"late first token", running(8300, 9000, 10, 101), sla, false},
+		// First token 3,000 ms before the stop, 50 more tokens owed: ITL >= 3000/50 = 60 ms > 50.
+		{"decoding past itl", running(6800, 7000, 20, 51), sla, false},
+		// The same request under itl_ms 60: exactly at the bound, still unknown.
+		{"decoding at itl", running(6800, 7000, 20, 51), &SLA{TTFTMs: 500, ITLMs: 60}, true},
+		// E2E >= 10000 − 7000 = 3000 ms against 2,500.
+		{"past e2e", running(7000, 7100, 5, 100), &SLA{E2EMs: 2500}, false},
+		{"within e2e", running(7000, 7100, 5, 100), &SLA{E2EMs: 3500}, true},
+		// Every token out, the front end still holding it: E2E is its last token's, 2,000 ms.
+		{"all out, within e2e", func() engine.Request {
+			r := running(7000, 7100, 100, 100)
+			r.LastTokenMs = 9000
+			return r
+		}(), &SLA{E2EMs: 2500}, true},
+		// Percentile terms only: no per-request bound to have broken.
+		{"percentiles only", running(0, -1, 0, 100), &SLA{Percentiles: []PercentileTerm{{Percentile: 99, Latency: "itl", BoundMs: 50}}}, true},
+		{"completed", done(100, 200, 3), sla, false},
+		{"rejected", engine.Request{Status: engine.Rejected, ArrivalMs: 9900}, sla, false},
+		{"pending", engine.Request{Status: engine.Pending}, sla, false},
+	}
+	for _, c := range cases {
+		if got := Censored(&c.r, c.sla, stop); got != c.want {
+			t.Errorf("%s: Censored = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if r := running(9600, -1, 0, 100); Censored(&r, sla, 0) {
+		t.Error("censored without a stop")
+	}
+}
+
+// TestCensoredIsSound checks that a request Censored does not censor is a miss however it
+// would have gone on (completed at any later times, it is never good: isGood), and that one it
+// censors could still have been good (completed at the stop itself, it is).
+func TestCensoredIsSound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const stop = 1000.0
+	for i := 0; i < 50000; i++ {
+		sla := &SLA{}
+		if rng.IntN(2) == 0 {
+			sla.TTFTMs = 1 + rng.Float64()*400
+		}
+		if rng.IntN(2) == 0 {
+			sla.ITLMs = 1 + rng.Float64()*40
+		}
+		if rng.IntN(3) == 0 || sla.TTFTMs+sla.ITLMs == 0 {
+			sla.E2EMs = 1 + rng.Float64()*1500
+		}
+		n := int32(1 + rng.IntN(30))
+		g := int32(rng.IntN(int(n)))
+		r := engine.Request{Status: engine.Running, ArrivalMs: rng.Float64() * stop, Generated: g, RequestedOutput: n,
+			FirstTokenMs: -1, LastTokenMs: -1}
+		if g > 0 {
+			r.FirstTokenMs = r.ArrivalMs + rng.Float64()*(stop-r.ArrivalMs)
+			r.LastTokenMs = r.FirstTokenMs + rng.Float64()*(stop-r.FirstTokenMs)
+		}
+		censored := Censored(&r, sla, stop)
+		// Go on past the stop: any first token still owed, then the rest, each after the stop.
+		f := r
+		f.Status = engine.Completed
+		f.Generated = n
+		if g == 0 {
+			f.FirstTokenMs = stop + rng.Float64()*300
+		}
+		f.LastTokenMs = max(f.FirstTokenMs, stop) + rng.Float64()*300
+		if n == 1 {
+			f.LastTokenMs = f.FirstTokenMs
+		}
+		f.TerminalMs = f.LastTokenMs
+		if !censored && isGood(&f, sla) {
+			t.Fatalf("request %+v under %+v: not censored at %g ms, yet good when completed as %+v", r, sla, stop, f)
+		}
+		now := r
+		now.Status, now.Generated, now.LastTokenMs, now.TerminalMs = engine.Completed, n, stop, stop
+		if g == 0 {
+			now.FirstTokenMs = stop
+		}
+		if censored && !isGood(&now, sla) {
+			t.Fatalf("request %+v under %+v: censored at %g ms, yet a miss even when completed then", r, sla, stop)
+		}
+	}
+}

@@ -23,6 +23,14 @@ type Summary struct {
 	// UnfinishedRequests counts requests still queued or running when the run stopped (a
 	// max_virtual_time_seconds stop).
 	UnfinishedRequests int64
+	// StopMs is the virtual time (ms) at which a max_virtual_time_seconds stop ended the run
+	// (Input.StopMs; 0 without one). CensoredRequests counts the UnfinishedRequests that had
+	// broken no per-request bound of the SLA by then (Censored): whether they would have met it
+	// is unknown, so servesweep's SLA attainment (a capacity search's, results' sla_attainment)
+	// leaves them out of the offered requests instead of counting them as misses. 0 without an
+	// SLA. Not prediction.json keys.
+	StopMs           float64
+	CensoredRequests int64
 	// CompletedRequests counts admitted requests that reached terminal status completed.
 	CompletedRequests int64
 	// TruncatedRequests counts completed requests that emitted fewer output tokens than they
@@ -188,6 +196,9 @@ type Input struct {
 	// window there.
 	Cooldown       bool
 	CooldownFromMs float64
+	// StopMs is the virtual time (ms) of the run's max_virtual_time_seconds stop, 0 without one:
+	// the requests unfinished then are judged against the SLA at that time (Censored).
+	StopMs float64
 	// Speculation is the run's speculative-decoding counts (engine.speculation); nil when off.
 	Speculation *engine.SpeculationStats
 	// UnchunkedPrefill (engine.enable_chunked_prefill: false) lists the max_batched_tokens
@@ -223,7 +234,7 @@ func Build(in *Input) (*Summary, error) {
 	s := &Summary{
 		WallTimeMs:           in.WallTimeMs,
 		PrefillGPUsPerWorker: in.PrefillGPUsPerWorker, DecodeGPUsPerWorker: in.DecodeGPUsPerWorker,
-		Preemptions: in.Preemptions,
+		Preemptions: in.Preemptions, StopMs: in.StopMs,
 		RejectedByReason: map[string]int64{
 			engine.RejectedContextLength.String(): 0, engine.RejectedKVCapacity.String(): 0,
 		},
@@ -320,6 +331,9 @@ func collect(in *Input, s *Summary) *populations {
 		case engine.Completed:
 		default:
 			s.UnfinishedRequests++
+			if in.SLA != nil && Censored(r, in.SLA, in.StopMs) {
+				s.CensoredRequests++
+			}
 			r.EachRun(func(run engine.PassRun) { in.PassLogs[run.Worker].uncount(run.First, run.Last) })
 			continue
 		}
