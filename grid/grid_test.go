@@ -1718,4 +1718,10 @@ func TestSpecTabNamedAtItsLine(t *testing.T) {
 	if want := "spec.yaml: invalid YAML: line 6: a tab character in the indentation (YAML indents with spaces only)"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
+	// A parser error, which yaml.v3 reports a line early, at its own line: a key on line 4
+	// indented less than the mapping of line 3 (yaml.v3: line 1).
+	_, err = Parse([]byte("engine:\n  workers:\n    aggregated: {}\n   mode: aggregated\n"), "spec.yaml", nil, nil, results.CheckMetric)
+	if want := "spec.yaml: invalid YAML: line 4: did not find expected key (in the mapping that begins on line 2)"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
 }

@@ -337,10 +337,14 @@ func parseDocument(data []byte, file string) (root *yaml.Node, errs Errors) {
 }
 
 // YAMLErrorMessage is the message of yaml.v3's error err parsing the document data, as "invalid
-// YAML: line N: ...", except that a tab in an indentation, which yaml.v3 reports at the line of
-// the construct around it (a line or more before the tab), is named at the first line of data
-// whose indentation holds one, from yaml.v3's line on.
+// YAML: line N: ...", N 1-based, except that a tab in an indentation, which yaml.v3 reports at
+// the line of the construct around it (a line or more before the tab), is named at the first
+// line of data whose indentation holds one, from yaml.v3's line on; and that a parser error
+// (parserLine), which yaml.v3 reports one line early, is named at its own line.
 func YAMLErrorMessage(err error, data []byte) string {
+	if msg, ok := parserLine(err, data); ok {
+		return msg
+	}
 	if strings.Contains(err.Error(), "found a tab character") {
 		// yaml.v3's line comes before the tab's (a tab in a block scalar above it is content).
 		from := 0
@@ -359,6 +363,85 @@ func YAMLErrorMessage(err error, data []byte) string {
 		}
 	}
 	return yamlErrorMsg(err)
+}
+
+// yamlParserProblems begin the messages of yaml.v3's parser errors, as against its scanner's
+// (yaml.v3 parserc.go).
+var yamlParserProblems = []string{"did not find expected ", "found undefined tag handle", "found duplicate %",
+	"found incompatible YAML document"}
+
+// parserLine returns the message of err, a yaml.v3 parser error parsing data, at its line: yaml.v3
+// reports such an error at the 0-based line of the construct it arose in (the mapping, list or
+// node being parsed), or of the problem when that construct begins on the first line, and at no
+// line when both are there; a scanner's error it reports 1-based (yaml.v3 decode.go's fail).
+// The problem's own line is the first whose prefix of data fails with the same problem (a block
+// key mis-indented on line 4 of a mapping opened on line 2: "line 4: did not find expected key
+// (in the mapping that begins on line 2)"); without one, the construct's line. ok is false for
+// any other error.
+func parserLine(err error, data []byte) (msg string, ok bool) {
+	text := strings.TrimPrefix(err.Error(), "yaml: ")
+	construct := 1
+	if rest, found := strings.CutPrefix(text, "line "); found {
+		n, problem, cut := strings.Cut(rest, ": ")
+		line, convErr := strconv.Atoi(n)
+		if !cut || convErr != nil {
+			return "", false
+		}
+		construct, text = line+1, problem
+	}
+	if !slices.ContainsFunc(yamlParserProblems, func(p string) bool { return strings.HasPrefix(text, p) }) {
+		return "", false
+	}
+	at := construct
+	for end, line := 0, 1; end < len(data); line++ {
+		next := bytes.IndexByte(data[end:], '\n')
+		if next < 0 {
+			next = len(data) - end - 1
+		}
+		end += next + 1
+		if line >= construct && yamlProblem(data[:end]) == text {
+			at = line
+			break
+		}
+	}
+	if at > construct {
+		what := "construct"
+		switch {
+		case strings.HasSuffix(text, "expected key"), strings.HasSuffix(text, "'}'"):
+			what = "mapping"
+		case strings.HasSuffix(text, "'-' indicator"), strings.HasSuffix(text, "']'"):
+			what = "list"
+		}
+		return fmt.Sprintf("invalid YAML: line %d: %s (in the %s that begins on line %d)", at, text, what, construct), true
+	}
+	return fmt.Sprintf("invalid YAML: line %d: %s", construct, text), true
+}
+
+// yamlProblem returns the problem (yaml.v3's message without its line) of the first error parsing
+// data as a stream of YAML documents, "" when none.
+func yamlProblem(data []byte) (problem string) {
+	defer func() {
+		if r := recover(); r != nil {
+			problem = fmt.Sprint(r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if err == io.EOF {
+			return ""
+		}
+		if err != nil {
+			text := strings.TrimPrefix(err.Error(), "yaml: ")
+			if rest, found := strings.CutPrefix(text, "line "); found {
+				if _, p, cut := strings.Cut(rest, ": "); cut {
+					text = p
+				}
+			}
+			return text
+		}
+	}
 }
 
 // yamlErrorMsg rewrites a yaml.v3 error ("yaml: line 3: ...") as "invalid YAML: line 3: ...".

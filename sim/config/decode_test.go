@@ -1142,3 +1142,33 @@ func TestDefaultedTrafficNote(t *testing.T) {
 		}
 	}
 }
+
+// TestYAMLParserErrorsAtTheirLines checks the lines of yaml.v3's parser errors, which it reports
+// one line early (the 0-based line of the construct they arose in), hand-read from each document.
+func TestYAMLParserErrorsAtTheirLines(t *testing.T) {
+	cases := []struct{ doc, want string }{
+		// A flow mapping left open on line 2.
+		{"traffic:\n  source: {type: synthetic, input_tokens: 100\n  load: {type: concurrency}\n",
+			"line 2: did not find expected ',' or '}'"},
+		// A key on line 4 indented less than the mapping of line 3 it would belong to.
+		{"traffic:\n  source:\n    type: synthetic\n   load: 3\n",
+			"line 4: did not find expected key (in the mapping that begins on line 2)"},
+		// A key on line 3 inside the list that begins on line 2.
+		{"a:\n  - 1\n  b: 2\n", "line 3: did not find expected '-' indicator (in the list that begins on line 2)"},
+		// A list item after a mapping's key on line 1: yaml.v3 says line 1.
+		{"a: 1\n- 2\n", "line 2: did not find expected key"},
+		// On the first line, yaml.v3 gives no line at all.
+		{"a: [1, 2]]\n", "line 1: did not find expected key"},
+		// A flow list opened on line 4 and never closed.
+		{"traffic:\n  source:\n    type: synthetic\n    input_tokens: [1,\n      2\n  load: 1\n",
+			"line 5: did not find expected ',' or ']' (in the list that begins on line 4)"},
+		// Scanner errors keep yaml.v3's lines, which are right.
+		{"a: 1\nb: 2\n  c: 3\n", "line 3: mapping values are not allowed in this context"},
+	}
+	for _, c := range cases {
+		_, err := Decode([]byte(c.doc), "c.yaml", nil)
+		if want := "c.yaml: invalid YAML: " + c.want; err == nil || err.Error() != want {
+			t.Errorf("%q:\n got %v\nwant %s", c.doc, err, want)
+		}
+	}
+}
