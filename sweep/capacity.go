@@ -32,6 +32,9 @@ type probeResult struct {
 	rec    results.Record // Status ok with Summary
 	probe  results.Probe
 	config *config.Config
+	// unmeasured says why the probe's run measured no steady state (traceUnramped): it counts
+	// as a miss, and a capacity whose bracket it closes is refused.
+	unmeasured string
 }
 
 // searchCapacity finds the capacity of point p under cs: the largest load at which SLA
@@ -129,6 +132,14 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 	}
 
 	lo, hi := bracket(pb.probes)
+	if hi >= 0 && pb.probes[hi].unmeasured != "" {
+		// The least load that missed is one the run could not measure: the capacity would be
+		// the window's, not the deployment's (a user trial, 2026-12-07: requests of about 40 s
+		// over a 100 s window, ramped up to concurrency 46 and started at once above it, where
+		// the first wave failed: capacity 46 where a 1,000 s window found 104).
+		return results.Record{}, fmt.Errorf("capacity search probe %d at %s %g: %s", hi, unit, pb.probes[hi].load,
+			pb.probes[hi].unmeasured)
+	}
 	best := 0
 	if lo >= 0 {
 		best = lo
@@ -241,8 +252,16 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
+	unmeasured := ""
+	if x > cs.Min {
+		unmeasured = traceUnramped(cfg, res)
+	}
 	m := measureProbe(res, cfg, sla, cs.Attainment)
-	if cfg, res, m, err = pb.settle(ctx, x, &setup, cfg, res, m); err != nil {
+	if unmeasured != "" {
+		// Started at once, its first wave would decide the probe: it counts as a miss whose
+		// cause is unknown, and a capacity it would set is refused (searchCapacity).
+		m.meets, m.h, m.binding = false, -1, ""
+	} else if cfg, res, m, err = pb.settle(ctx, x, &setup, cfg, res, m); err != nil {
 		return nil, fail(err)
 	}
 	if at := provisioningChange(cfg, res); at > 0 && stopPerLoadUnit(&cfg.Traffic.Stop) > 0 {
@@ -276,7 +295,7 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 		}
 	}
 	res.Release() // the probe keeps the summary values only
-	pr := probeResult{load: x, config: cfg, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
+	pr := probeResult{load: x, config: cfg, unmeasured: unmeasured, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
 		probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, TermsMet: termsMet, Binding: m.binding, Summary: keep,
 			RampSeconds: cfg.Traffic.Load.RampSeconds, WarmupSeconds: cfg.Traffic.Load.WarmupSeconds, Cooldown: cfg.Traffic.Load.HasCooldown(),
 			PerLoadUnit: setup.PerLoadUnit, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}
@@ -555,19 +574,18 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 // concurrency load on a trace source, whose config gives no ramp_seconds) is run again under,
 // its first run res (every first-wave request at once) serving as probeStart's pilot: the first
 // wave spread over the mean slot cycle L of that run (sim.MeanSlotCycleMs) and the first
-// pilotWarmupLifetimes × L left out (warmup nil when the config gives warmup_seconds, which is
-// kept). Started at once, a trace's first wave queues every prompt together, and the requests
-// measured with it decide the attainment for a share set by the run's length (measured
+// pilotWarmupLifetimes × L left out, or half the span S of res's session starts (sim.LastStartMs;
+// the rerun is measured up to its last one, its cool-down) when that is shorter, so that a
+// short window keeps half of it measured; the config's warmup_seconds, when it gives one, is kept
+// (warmup nil). Started at once, a trace's first wave queues every prompt together, and the
+// requests measured with it decide the attainment for a share set by the run's length (measured
 // 2026-12-07, Llama-3.1-8B on one H100 with roofline timing, a closed loop over a trace of
 // 500-1,500 prompt and 50-150 output tokens, TTFT 300 ms and ITL 20 ms at 99 %, the requests in
 // flight at the stop censored: capacity 9, 11 and 27 at windows of 10, 30 and 100 s; ramped,
-// 48, 45 and 46). Both nil, the first run
-// standing, for any other load or source, an explicit ramp_seconds (0 keeps the synchronized
-// start), no session completed in res, or a warm-up past half the span of res's session starts
-// (sim.LastStartMs; the ramped run is measured up to its last one, its cool-down: a time stop
-// too short to measure after a warm-up, of which the spec is warned, grid's capacityWarnings,
-// or a trace of too few sessions for its concurrency, whose every session starts in its first
-// lifetimes).
+// 48, 45 and 46). Both nil, the first run standing, for any other load or source, an explicit
+// ramp_seconds (0 keeps the synchronized start), no session completed in res, or S shorter than
+// traceSpan (twice L, or twice the config's warm-up): traceUnramped says why, and a capacity
+// probe above the search's minimum is then not measured (searchCapacity).
 func traceRamp(cfg *config.Config, res *sim.Result) (ramp, warmup *float64) {
 	l := &cfg.Traffic.Load
 	if l.Type != config.LoadConcurrency || cfg.Traffic.Source.Type != config.SourceTrace || l.RampSeconds != nil {
@@ -577,17 +595,63 @@ func traceRamp(cfg *config.Config, res *sim.Result) (ramp, warmup *float64) {
 	if n == 0 || lifeMs <= 0 {
 		return nil, nil
 	}
-	r, w := lifeMs/1000, pilotWarmupLifetimes*lifeMs/1000
-	if l.WarmupSeconds != nil {
-		w = *l.WarmupSeconds
-	}
-	if 2*w*1000 > sim.LastStartMs(res.Requests, res.Workload) {
+	starts := sim.LastStartMs(res.Requests, res.Workload) / 1000
+	if starts < traceSpan(l, lifeMs) {
 		return nil, nil
 	}
+	r := lifeMs / 1000
 	if l.WarmupSeconds != nil {
 		return &r, nil
 	}
+	w := min(pilotWarmupLifetimes*r, starts/2)
 	return &r, &w
+}
+
+// traceSpan is the least span of session starts, in seconds, over which traceRamp measures a
+// closed loop over a trace of mean slot cycle lifeMs under load l: its ramp of one cycle and as
+// long again measured after it, or twice the warm-up l gives.
+func traceSpan(l *config.Load, lifeMs float64) float64 {
+	if l.WarmupSeconds != nil {
+		return 2 * *l.WarmupSeconds
+	}
+	return 2 * lifeMs / 1000
+}
+
+// traceUnramped returns why the run res of cfg, a closed loop over a trace whose config gives no
+// ramp_seconds and which traceRamp left unramped, measures no steady state: no session
+// completed in it, or its sessions started over less than traceSpan, because the window
+// (traffic.stop.max_virtual_time_seconds) ends too soon or because every session of the trace
+// started (too few for the concurrency: the loop cannot hold it); the message says what to
+// change. "" for any other run: another load or source, a ramp the config or traceRamp set.
+func traceUnramped(cfg *config.Config, res *sim.Result) string {
+	l := &cfg.Traffic.Load
+	if l.Type != config.LoadConcurrency || cfg.Traffic.Source.Type != config.SourceTrace || l.RampSeconds != nil {
+		return ""
+	}
+	stop := cfg.Traffic.Stop.MaxVirtualTimeSeconds
+	lifeMs, n := sim.MeanSlotCycleMs(res.Workload, res.Requests)
+	if n == 0 && stop > 0 {
+		return fmt.Sprintf("measured no steady state: no session of the trace completed within the %g s window "+
+			"(lengthen traffic.stop.max_virtual_time_seconds)", stop)
+	}
+	if n == 0 {
+		return "measured no steady state: no session of the trace completed"
+	}
+	need := traceSpan(l, lifeMs)
+	why := fmt.Sprintf("its mean session cycle is %.3g s, and a closed loop over a trace is ramped over one and measured "+
+		"over as long again", lifeMs/1000)
+	if l.WarmupSeconds != nil {
+		why = fmt.Sprintf("a closed loop over a trace is measured after its warm-up of %g s, over as long again", *l.WarmupSeconds)
+	}
+	startsS := sim.LastStartMs(res.Requests, res.Workload) / 1000
+	if sessions := len(res.Workload.Sessions); sim.Starts(res.Requests, res.Workload) >= sessions {
+		return fmt.Sprintf("measured no steady state: the trace's %d sessions all started within %.3g s, less than the %.3g s "+
+			"needed (%s), so the loop cannot hold concurrency %d: give a trace of more sessions, or lower "+
+			"optimization.capacity_search.max", sessions, startsS, need, why, l.Concurrency)
+	}
+	return fmt.Sprintf("measured no steady state: the %g s window started sessions over %.3g s, less than the %.3g s needed "+
+		"(%s): lengthen traffic.stop.max_virtual_time_seconds to at least %.3g s", stop, startsS, need, why,
+		math.Ceil(1.1*stop*need/max(startsS, 1e-3)))
 }
 
 // rateSteady is how a capacity probe of an open loop (constant_rate or poisson; cfg is the

@@ -184,8 +184,10 @@ func TestCapacityOutcomes(t *testing.T) {
 	}
 	// A stop at 30 ms cuts it 20 ms after it arrived, within the bound: censored, its outcome
 	// unknown, neither good nor missed (attainment 1/1 at concurrency 1, where 1/2 would fail).
+	// Above concurrency 1 the window ends before a steady state (traceUnramped): searched to 1.
 	r = runCapacity(t, fixedSpec, 1, "", one, "traffic.source={type: trace, paths: ["+long+"], block_size: 64}",
-		"traffic.load={type: concurrency, concurrency: 1}", "traffic.stop={max_virtual_time_seconds: 0.03}")[0]
+		"traffic.load={type: concurrency, concurrency: 1}", "traffic.stop={max_virtual_time_seconds: 0.03}",
+		"optimization.capacity_search={max: 1}")[0]
 	if p := r.Probes[0]; p.Load != 1 || p.SLAAttainment != 1 || !p.MeetsSLA || count(p.UnfinishedRequests) != 1 ||
 		count(p.CensoredRequests) != 1 || count(p.OfferedRequests) != 2 {
 		t.Errorf("cut within its bound: first probe at %g: attainment %g meets %v, %d offered, %d unfinished, %d censored",
@@ -835,6 +837,23 @@ optimization:
 	if a, b := *short.CapacityLoad, *long.CapacityLoad; math.Abs(a-b) > 0.1*b || b < 40 {
 		t.Errorf("capacity %g at a 10 s window, %g at 100 s; want within 10 %% of each other, at least 40", a, b)
 	}
+	// A window of 3 s leaves the loads near the capacity, whose requests live about 2 s, unmeasured:
+	// the capacity would be the window's, and the point fails saying what to lengthen. A trace
+	// of 60 requests, every one started before the loop could be measured at those loads,
+	// fails likewise, naming the trace.
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"traffic.stop.max_virtual_time_seconds=3"}, "lengthen traffic.stop.max_virtual_time_seconds to at least"},
+		{[]string{"traffic.stop.max_virtual_time_seconds=100", "traffic.source.paths=[" + shortTrace(t, path) + "]"},
+			"the trace's 60 sessions all started within"},
+	} {
+		r := runCapacity(t, spec, 1, "", c.sets...)[0]
+		if r.Status != results.StatusFailed || !strings.Contains(r.Reason, "measured no steady state: ") || !strings.Contains(r.Reason, c.want) {
+			t.Errorf("%v: %s %q, capacity %v; want failed, %q", c.sets, r.Status, r.Reason, deref(r.CapacityLoad), c.want)
+		}
+	}
 	// The short window's row is measured at its capacity with requests in flight at the stop,
 	// every one of them still within its bounds then: censored, not missed.
 	if short.CensoredRequests == nil || *short.CensoredRequests == 0 || *short.CensoredRequests != *short.UnfinishedRequests ||
@@ -843,4 +862,19 @@ optimization:
 			deref(short.UnfinishedRequests), deref(short.CensoredRequests), deref(short.SLAAttainment),
 			deref(short.GoodputCompletedRequests), deref(short.OfferedRequests))
 	}
+}
+
+// shortTrace writes the first 60 lines of the trace at path beside it and returns the new path.
+func shortTrace(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	out := filepath.Join(filepath.Dir(path), "trace60.jsonl")
+	if err := os.WriteFile(out, []byte(strings.Join(lines[:60], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
