@@ -1724,4 +1724,15 @@ func TestSpecTabNamedAtItsLine(t *testing.T) {
 	if want := "spec.yaml: invalid YAML: line 4: did not find expected key (in the mapping that begins on line 2)"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
+	// A second document is named at its line; an empty one after the spec (a trailing "---",
+	// or one holding a comment) is accepted, as predict accepts it.
+	_, err = Parse([]byte("a: 1\n---\nb: 2\n"), "spec.yaml", nil, nil, results.CheckMetric)
+	if want := "spec.yaml: more than one YAML document (a second begins on line 3); a sweep spec is a single document"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	for _, tail := range []string{"---\n", "---\n# done\n", "---\n---\n"} {
+		if _, err := parseYAML([]byte("a: 1\n"+tail), "spec.yaml"); err != nil {
+			t.Errorf("spec ending %q: %v", tail, err)
+		}
+	}
 }

@@ -354,13 +354,20 @@ func parseYAML(data []byte, file string) (root *yaml.Node, err error) {
 	if err := dec.Decode(&doc); err != nil && err != io.EOF {
 		return nil, fail(config.YAMLErrorMessage(err, data))
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
+	for {
+		// Empty documents after the spec (a trailing "---") are accepted, as a prediction
+		// config's are.
+		var extra yaml.Node
+		err := dec.Decode(&extra)
+		if err == io.EOF {
+			break
+		}
 		if err != nil {
 			return nil, fail(config.YAMLErrorMessage(err, data))
 		}
-		if len(extra.Content) > 0 {
-			return nil, fail("more than one YAML document; a sweep spec is a single document")
+		if len(extra.Content) > 0 && !(extra.Content[0].Kind == yaml.ScalarNode && extra.Content[0].ShortTag() == "!!null") {
+			return nil, fail(fmt.Sprintf("more than one YAML document (a second begins on line %d); a sweep spec is a single document",
+				extra.Content[0].Line))
 		}
 	}
 	if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null") {

@@ -540,6 +540,23 @@ func TestPredictWarnsAboutUnfinishedRequests(t *testing.T) {
 	if s := readSummary(t, filepath.Join(dir, "out")); s["unfinished_requests"] != 3.0 || s["completed_requests"] != 0.0 {
 		t.Errorf("prediction.json: unfinished %v, completed %v; want 3, 0", s["unfinished_requests"], s["completed_requests"])
 	}
+	// Under an SLA the warning says whether they were within its bounds at the stop, 2 s after
+	// they arrived: a TTFT bound of 5 s still holds, and a sweep would leave them out of its
+	// attainment; one of 1 s is already broken.
+	for _, c := range []struct{ sla, want string }{
+		{"{ttft_ms: 5000}", "(0 completed); every one was still within each SLA bound then (a sweep's SLA attainment leaves " +
+			"such requests out: censored_requests); raise the stop to measure them"},
+		{"{ttft_ms: 1000}", "(0 completed); 3 were already past an SLA bound then (a sweep counts them as misses, 0 still " +
+			"within each bound it leaves out); raise the stop or lower the load"},
+	} {
+		code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", filepath.Join(dir, "sla"), "--overwrite",
+			"--set", "engine.frontend.overhead_ms=5000", "--set", "evaluation.sla="+c.sla,
+			"--set", "traffic.source={type: trace, format: mooncake, block_size: 64, paths: ["+trace+"]}",
+			"--set", "traffic.load={type: trace_timestamps}", "--set", "traffic.stop={max_virtual_time_seconds: 2}")
+		if code != 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("sla %s: exit %d, stderr %q, want it to contain %q", c.sla, code, errs, c.want)
+		}
+	}
 }
 
 // The seed's synthetic command runs on every backend's scheduler style (`--set engine.backend`).

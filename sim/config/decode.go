@@ -319,7 +319,8 @@ func parseDocument(data []byte, file string) (root *yaml.Node, errs Errors) {
 			return fail(YAMLErrorMessage(err, data))
 		}
 		if len(extra.Content) > 0 && !isNull(extra.Content[0]) {
-			return fail("more than one YAML document; a prediction config is a single document")
+			return fail(fmt.Sprintf("more than one YAML document (a second begins on line %d); a prediction config is a single document",
+				extra.Content[0].Line))
 		}
 	}
 	var n *yaml.Node
@@ -345,6 +346,23 @@ func YAMLErrorMessage(err error, data []byte) string {
 	if msg, ok := parserLine(err, data); ok {
 		return msg
 	}
+	if name, ok := unknownAnchor(err); ok {
+		// yaml.v3 names no line: the first use of the alias is where no anchor defined it.
+		for i, line := range strings.Split(string(data), "\n") {
+			for at := strings.Index(line, "*"+name); at >= 0; {
+				end := at + 1 + len(name)
+				if end == len(line) || !anchorChar(line[end]) {
+					return fmt.Sprintf("invalid YAML: line %d: unknown anchor '%s' referenced (no &%s defines it before this line)",
+						i+1, name, name)
+				}
+				next := strings.Index(line[end:], "*"+name)
+				if next < 0 {
+					break
+				}
+				at = end + next
+			}
+		}
+	}
 	if strings.Contains(err.Error(), "found a tab character") {
 		// yaml.v3's line comes before the tab's (a tab in a block scalar above it is content).
 		from := 0
@@ -363,6 +381,22 @@ func YAMLErrorMessage(err error, data []byte) string {
 		}
 	}
 	return yamlErrorMsg(err)
+}
+
+// unknownAnchor returns the anchor name of yaml.v3's "unknown anchor 'NAME' referenced" error.
+func unknownAnchor(err error) (string, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimPrefix(err.Error(), "yaml: "), "unknown anchor '")
+	if !ok {
+		return "", false
+	}
+	name, ok := strings.CutSuffix(rest, "' referenced")
+	return name, ok && name != ""
+}
+
+// anchorChar reports whether c can continue a YAML anchor or alias name in the documents servesweep
+// reads (a space, a flow indicator or a comma ends one; YAML 1.2 §6.9.2).
+func anchorChar(c byte) bool {
+	return c != ' ' && c != '\t' && c != ',' && c != '[' && c != ']' && c != '{' && c != '}' && c != '\r'
 }
 
 // yamlParserProblems begin the messages of yaml.v3's parser errors, as against its scanner's
@@ -583,7 +617,7 @@ func (w *walker) mapping(n *yaml.Node, path string, s *structSchema, v reflect.V
 		}
 		if line, dup := lines[key]; dup {
 			if line > 0 {
-				w.errorf(kp, "duplicate key (first defined on line %d)", line)
+				w.errorf(kp, "duplicate key (first defined on line %d, again on line %d)", line, k.Line)
 			} else {
 				w.errorf(kp, "duplicate key")
 			}

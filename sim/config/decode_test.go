@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -677,14 +678,15 @@ func TestDecodeBadConfigs(t *testing.T) {
 		{"paths not a list", "", []string{"traffic.source={type: trace, paths: a.jsonl}", "traffic.stop={}"}, "traffic.source.paths",
 			`must be a list of strings, got "a.jsonl" (string)`},
 		{"engine missing", "traffic: {stop: {requests: 1}}\n", nil, "engine", "required"},
-		{"duplicate key", "engine:\n  model: a\n  model: b\n", nil, "engine.model", "duplicate key (first defined on line 2)"},
+		{"duplicate key", "engine:\n  model: a\n  model: b\n", nil, "engine.model", "duplicate key (first defined on line 2, again on line 3)"},
 		{"merge key", "engine:\n  <<: {model: a}\n", nil, "engine.<<", "merge keys are not supported"},
 		{"yaml syntax", "engine: [\n", nil, "", "invalid YAML: line"},
 		// yaml.v3 says line 3 (the mapping's); the tab is on line 4.
 		{"tab in the indentation", "traffic:\n  source:\n    type: synthetic\n\tinput_tokens: 5\n", nil, "",
 			"invalid YAML: line 4: a tab character in the indentation (YAML indents with spaces only)"},
 		{"top level list", "- a\n", nil, "", "the top level must be a mapping"},
-		{"two documents", seedSynthetic + "---\nengine: {}\n", nil, "", "more than one YAML document"},
+		{"two documents", seedSynthetic + "---\nengine: {}\n", nil, "", "more than one YAML document (a second begins on line " +
+			strconv.Itoa(strings.Count(seedSynthetic, "\n")+2) + ")"},
 	}
 	if len(cases) < 30 {
 		t.Fatalf("only %d cases", len(cases))
@@ -1164,6 +1166,8 @@ func TestYAMLParserErrorsAtTheirLines(t *testing.T) {
 			"line 5: did not find expected ',' or ']' (in the list that begins on line 4)"},
 		// Scanner errors keep yaml.v3's lines, which are right.
 		{"a: 1\nb: 2\n  c: 3\n", "line 3: mapping values are not allowed in this context"},
+		// An alias of no anchor, which yaml.v3 reports at no line, at its first use (*y, not *yy).
+		{"a: &yy 1\nb: *yy\nc: [*y, 2]\n", "line 3: unknown anchor 'y' referenced (no &y defines it before this line)"},
 	}
 	for _, c := range cases {
 		_, err := Decode([]byte(c.doc), "c.yaml", nil)

@@ -250,7 +250,7 @@ func TestWalkerKinds(t *testing.T) {
 // occur.
 func TestWalkerMappings(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
-		{"engine:\n  model: a\n  model: b\n", "engine.model: duplicate key (first defined on line 2)"},
+		{"engine:\n  model: a\n  model: b\n", "engine.model: duplicate key (first defined on line 2, again on line 3)"},
 		{"engine:\n  <<: {model: a}\n", "engine.<<: YAML merge keys are not supported; write the fields out"},
 		{"engine:\n  [a]: 1\n", "engine: mapping keys must be strings, got a list"},
 	} {
