@@ -169,7 +169,7 @@
 //
 // sla_attainment DOUBLE: (goodput_completed_requests − the good ones cut short of their
 // requested output) / (offered_requests − censored_requests), the share of offered requests
-// (rejected, unfinished and truncated ones count against it) that met evaluation.sla by the
+// (rejected and truncated ones, and unfinished ones but the censored, count against it) that met evaluation.sla by the
 // per-request goodput rule (dynosim-spec.md §4.2.2) with their whole output; null without an
 // SLA. censored_requests INT64 counts the unfinished requests that a max_virtual_time_seconds
 // stop caught within every per-request bound (metrics.Censored), whose outcome is unknown: they

@@ -32,14 +32,15 @@ type probeResult struct {
 	rec    results.Record // Status ok with Summary
 	probe  results.Probe
 	config *config.Config
-	// unmeasured says why the probe's run measured no steady state (traceUnramped): it counts
-	// as a miss, and a capacity whose bracket it closes is refused.
+	// unmeasured says why the probe's run measured no steady state (traceUnramped, or as many
+	// requests censored at its time stop as judged): it counts as a miss, and a capacity whose
+	// bracket it closes is refused.
 	unmeasured string
 }
 
 // searchCapacity finds the capacity of point p under cs: the largest load at which SLA
-// attainment ((goodput_completed_requests − the truncated good ones) / offered_requests:
-// measureProbe) reaches cs.Attainment and every
+// attainment ((goodput_completed_requests − the truncated good ones) / (offered_requests − the
+// censored ones): measureProbe) reaches cs.Attainment and every
 // percentile bound of evaluation.sla holds (a probe meets the SLA only when both do).
 //
 // The search assumes attainment falls as load rises. It probes cs.Min first (a miss there makes
@@ -257,6 +258,13 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 		unmeasured = traceUnramped(cfg, res)
 	}
 	m := measureProbe(res, cfg, sla, cs.Attainment)
+	if s := res.Summary; unmeasured == "" && x > cs.Min && s.CensoredRequests > 0 && s.CensoredRequests >= s.NumRequests-s.CensoredRequests {
+		// As many requests censored as judged, or more: the outcome of most of the load is
+		// unknown, and its attainment rests on the few the window let finish.
+		unmeasured = fmt.Sprintf("measured no steady state: %d of its %d offered requests were still in flight within every "+
+			"SLA bound when the %g s window ended (censored), no fewer than were judged: lengthen "+
+			"traffic.stop.max_virtual_time_seconds", s.CensoredRequests, s.NumRequests, cfg.Traffic.Stop.MaxVirtualTimeSeconds)
+	}
 	if unmeasured != "" {
 		// Started at once, its first wave would decide the probe: it counts as a miss whose
 		// cause is unknown, and a capacity it would set is refused (searchCapacity).
@@ -457,8 +465,10 @@ const (
 
 // probeMeasure is what a capacity probe reads from its run: the SLA attainment, whether the
 // SLA is met (attainment target and every percentile bound), whether the percentile bounds
-// held (nil without one) and the headroom (metrics.SLAHeadroom over the measured requests; -1
-// when infinite, 0 when none was measured).
+// held (nil without one) and the headroom (metrics.SLAHeadroom over the measured requests but
+// the censored ones; -1 when infinite, 0 when none was measured). With censored requests the
+// headroom is approximate: scaled bounds would censor others, and it guides the search's next
+// load only, not whether a probe meets.
 type probeMeasure struct {
 	att      float64
 	meets    bool
@@ -591,7 +601,7 @@ func traceRamp(cfg *config.Config, res *sim.Result) (ramp, warmup *float64) {
 	if l.Type != config.LoadConcurrency || cfg.Traffic.Source.Type != config.SourceTrace || l.RampSeconds != nil {
 		return nil, nil
 	}
-	lifeMs, n := sim.MeanSlotCycleMs(res.Workload, res.Requests)
+	lifeMs, n := traceCycleMs(cfg, res)
 	if n == 0 || lifeMs <= 0 {
 		return nil, nil
 	}
@@ -605,6 +615,24 @@ func traceRamp(cfg *config.Config, res *sim.Result) (ramp, warmup *float64) {
 	}
 	w := min(pilotWarmupLifetimes*r, starts/2)
 	return &r, &w
+}
+
+// traceCycleMs is the mean slot cycle, in ms, of the run res of cfg, a closed loop over a trace,
+// and the sessions it completed: sim.MeanSlotCycleMs over those, or, when a time stop cut the
+// run, Little's law over its slots if longer: concurrency × the stop / the sessions that started
+// after the first wave. The completed sessions alone are the shorter ones when long sessions are
+// still running at the stop (a reviewer, 2026-12-07), which would make the ramp and warm-up too
+// short and pass a window too short to measure.
+func traceCycleMs(cfg *config.Config, res *sim.Result) (float64, int) {
+	lifeMs, n := sim.MeanSlotCycleMs(res.Workload, res.Requests)
+	stopMs := cfg.Traffic.Stop.MaxVirtualTimeSeconds * 1000
+	if n == 0 || stopMs <= 0 || res.Summary.UnfinishedRequests == 0 {
+		return lifeMs, n
+	}
+	if later := sim.Starts(res.Requests, res.Workload) - cfg.Traffic.Load.Concurrency; later > 0 {
+		lifeMs = max(lifeMs, float64(cfg.Traffic.Load.Concurrency)*stopMs/float64(later))
+	}
+	return lifeMs, n
 }
 
 // traceSpan is the least span of session starts, in seconds, over which traceRamp measures a
@@ -629,7 +657,7 @@ func traceUnramped(cfg *config.Config, res *sim.Result) string {
 		return ""
 	}
 	stop := cfg.Traffic.Stop.MaxVirtualTimeSeconds
-	lifeMs, n := sim.MeanSlotCycleMs(res.Workload, res.Requests)
+	lifeMs, n := traceCycleMs(cfg, res)
 	if n == 0 && stop > 0 {
 		return fmt.Sprintf("measured no steady state: no session of the trace completed within the %g s window "+
 			"(lengthen traffic.stop.max_virtual_time_seconds)", stop)

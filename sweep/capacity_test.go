@@ -845,7 +845,7 @@ optimization:
 		sets []string
 		want string
 	}{
-		{[]string{"traffic.stop.max_virtual_time_seconds=3"}, "lengthen traffic.stop.max_virtual_time_seconds to at least"},
+		{[]string{"traffic.stop.max_virtual_time_seconds=3"}, "lengthen traffic.stop.max_virtual_time_seconds"},
 		{[]string{"traffic.stop.max_virtual_time_seconds=100", "traffic.source.paths=[" + shortTrace(t, path) + "]"},
 			"the trace's 60 sessions all started within"},
 	} {

@@ -307,7 +307,7 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 	if msg := rejectionWarning(res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
 	}
-	if msg := unfinishedWarning(res.Summary); msg != "" {
+	if msg := unfinishedWarning(res.Summary, sim.SLA(cfg)); msg != "" {
 		fmt.Fprintln(w, msg)
 	}
 	if msg := truncatedWarning(res.Summary); msg != "" {
@@ -649,22 +649,24 @@ func truncatedWarning(s *metrics.Summary) string {
 // traffic.stop.max_virtual_time_seconds) with requests still in flight, or "". They are counted
 // in prediction.json (unfinished_requests) and left out of every latency. Under an SLA it says
 // how many were still within every per-request bound at the stop (metrics.Censored, which a
-// sweep's SLA attainment leaves out), and only when some were not does it suggest a lower load.
-func unfinishedWarning(s *metrics.Summary) string {
+// sweep's SLA attainment leaves out; sla is the run's, nil without one), and only when some were
+// not does it suggest a lower load.
+func unfinishedWarning(s *metrics.Summary, sla *metrics.SLA) string {
 	if s.UnfinishedRequests == 0 {
 		return ""
 	}
 	msg := fmt.Sprintf("warning: %d of %d requests were unfinished when the run stopped at traffic.stop.max_virtual_time_seconds "+
 		"and are excluded from every latency (%d completed)", s.UnfinishedRequests, s.NumRequests, s.CompletedRequests)
 	switch {
-	case !s.HasGoodput || s.StopMs <= 0:
+	case sla == nil || s.StopMs <= 0 || sla.TTFTMs <= 0 && sla.ITLMs <= 0 && sla.E2EMs <= 0:
+		// No per-request bound to be within: percentile terms only judge the finished requests.
 		return msg + "; raise the stop or lower the load"
 	case s.CensoredRequests == s.UnfinishedRequests:
 		return msg + "; every one was still within each SLA bound then (a sweep's SLA attainment leaves such requests out: " +
 			"censored_requests); raise the stop to measure them"
 	}
-	return msg + fmt.Sprintf("; %d were already past an SLA bound then (a sweep counts them as misses, %d still within each "+
-		"bound it leaves out); raise the stop or lower the load", s.UnfinishedRequests-s.CensoredRequests, s.CensoredRequests)
+	return msg + fmt.Sprintf("; %d already past an SLA bound then (a sweep counts them as misses, and leaves out the %d still "+
+		"within each bound); raise the stop or lower the load", s.UnfinishedRequests-s.CensoredRequests, s.CensoredRequests)
 }
 
 // overloadWarning returns the one-line stderr warning of an open-loop run (constant_rate,

@@ -546,8 +546,8 @@ func TestPredictWarnsAboutUnfinishedRequests(t *testing.T) {
 	for _, c := range []struct{ sla, want string }{
 		{"{ttft_ms: 5000}", "(0 completed); every one was still within each SLA bound then (a sweep's SLA attainment leaves " +
 			"such requests out: censored_requests); raise the stop to measure them"},
-		{"{ttft_ms: 1000}", "(0 completed); 3 were already past an SLA bound then (a sweep counts them as misses, 0 still " +
-			"within each bound it leaves out); raise the stop or lower the load"},
+		{"{ttft_ms: 1000}", "(0 completed); 3 already past an SLA bound then (a sweep counts them as misses, and leaves out the 0 still " +
+			"within each bound); raise the stop or lower the load"},
 	} {
 		code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", filepath.Join(dir, "sla"), "--overwrite",
 			"--set", "engine.frontend.overhead_ms=5000", "--set", "evaluation.sla="+c.sla,

@@ -399,19 +399,21 @@ func anchorChar(c byte) bool {
 	return c != ' ' && c != '\t' && c != ',' && c != '[' && c != ']' && c != '{' && c != '}' && c != '\r'
 }
 
-// yamlParserProblems begin the messages of yaml.v3's parser errors, as against its scanner's
-// (yaml.v3 parserc.go).
-var yamlParserProblems = []string{"did not find expected ", "found undefined tag handle", "found duplicate %",
-	"found incompatible YAML document"}
+// yamlParserProblems are the messages of yaml.v3's parser errors (yaml.v3 parserc.go), as against
+// its scanner's, some of which also begin "did not find expected" and are numbered right.
+var yamlParserProblems = []string{"did not find expected <stream-start>", "did not find expected <document start>",
+	"did not find expected node content", "did not find expected '-' indicator", "did not find expected key",
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'", "found undefined tag handle",
+	"found duplicate %YAML directive", "found incompatible YAML document", "found duplicate %TAG directive"}
 
 // parserLine returns the message of err, a yaml.v3 parser error parsing data, at its line: yaml.v3
 // reports such an error at the 0-based line of the construct it arose in (the mapping, list or
 // node being parsed), or of the problem when that construct begins on the first line, and at no
 // line when both are there; a scanner's error it reports 1-based (yaml.v3 decode.go's fail).
-// The problem's own line is the first whose prefix of data fails with the same problem (a block
-// key mis-indented on line 4 of a mapping opened on line 2: "line 4: did not find expected key
-// (in the mapping that begins on line 2)"); without one, the construct's line. ok is false for
-// any other error.
+// The problem's own line is the first, from the construct's on, whose prefix of data fails with the
+// same problem (a block key mis-indented on line 4 of a mapping opened on line 2: "line 4: did
+// not find expected key (in the mapping that begins on line 2)"), found by a binary search over
+// the prefixes; without one, the construct's line. ok is false for any other error.
 func parserLine(err error, data []byte) (msg string, ok bool) {
 	text := strings.TrimPrefix(err.Error(), "yaml: ")
 	construct := 1
@@ -423,20 +425,32 @@ func parserLine(err error, data []byte) (msg string, ok bool) {
 		}
 		construct, text = line+1, problem
 	}
-	if !slices.ContainsFunc(yamlParserProblems, func(p string) bool { return strings.HasPrefix(text, p) }) {
+	if !slices.Contains(yamlParserProblems, text) {
 		return "", false
 	}
-	at := construct
-	for end, line := 0, 1; end < len(data); line++ {
+	// ends[k] is the end of line k+1; a prefix that fails with the problem stays failing as lines
+	// are added, so a binary search finds the first (log2 of the lines parses, not one per line).
+	var ends []int
+	for end := 0; end < len(data); {
 		next := bytes.IndexByte(data[end:], '\n')
 		if next < 0 {
 			next = len(data) - end - 1
 		}
 		end += next + 1
-		if line >= construct && yamlProblem(data[:end]) == text {
-			at = line
-			break
+		ends = append(ends, end)
+	}
+	at := construct
+	lo, hi := construct, len(ends)
+	if lo <= hi && yamlProblem(data[:ends[hi-1]]) == text {
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if yamlProblem(data[:ends[mid-1]]) == text {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
 		}
+		at = lo
 	}
 	if at > construct {
 		what := "construct"

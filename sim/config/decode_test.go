@@ -1166,6 +1166,8 @@ func TestYAMLParserErrorsAtTheirLines(t *testing.T) {
 			"line 5: did not find expected ',' or ']' (in the list that begins on line 4)"},
 		// Scanner errors keep yaml.v3's lines, which are right.
 		{"a: 1\nb: 2\n  c: 3\n", "line 3: mapping values are not allowed in this context"},
+		// A scanner error that begins like a parser's, numbered right by yaml.v3: kept.
+		{"a: 1\nb: *\nc: 3\n", "line 2: did not find expected alphabetic or numeric character"},
 		// An alias of no anchor, which yaml.v3 reports at no line, at its first use (*y, not *yy).
 		{"a: &yy 1\nb: *yy\nc: [*y, 2]\n", "line 3: unknown anchor 'y' referenced (no &y defines it before this line)"},
 	}

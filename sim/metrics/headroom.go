@@ -92,8 +92,11 @@ func AttainmentCount(attainment float64, offered int) int {
 // one did), E2E by stopMs − arrival while output is still owed (the last token's time once all
 // of it came), and its mean ITL (e2e − ttft)/(n − 1), n the requested output, by (that end −
 // first token)/(n − 1); r is censored when every set bound still holds for those lower bounds
-// (MeetsBound). Under an SLA of percentile terms only, every unfinished request is censored.
-// False for a request that completed, was rejected or never arrived, and when stopMs <= 0.
+// (MeetsBound). A first token a disaggregated prefill worker made counts once a decode rank
+// takes it up (its FirstTokenMs; until then TTFT is bounded as for no token). Under an SLA of
+// percentile terms only, every unfinished request is censored. False for a request that
+// completed, was rejected or never arrived, one whose output engine.context_length cuts
+// (MaxOutput < RequestedOutput: truncated, a miss), and when stopMs <= 0.
 //
 // A closed loop keeps `concurrency` requests in flight to the stop, so counting them all as
 // misses made a capacity depend on the window: a 60 s window held every deployment of a chat
@@ -101,6 +104,9 @@ func AttainmentCount(attainment float64, offered int) int {
 func Censored(r *engine.Request, sla *SLA, stopMs float64) bool {
 	if stopMs <= 0 || r.Status == engine.Completed || r.Status == engine.Rejected || r.Status == engine.Pending {
 		return false
+	}
+	if r.MaxOutput < r.RequestedOutput {
+		return false // engine.context_length cuts its output: truncated, a miss, whatever comes
 	}
 	if !sla.hasRequestBounds() {
 		return true
@@ -112,7 +118,9 @@ func Censored(r *engine.Request, sla *SLA, stopMs float64) bool {
 	if sla.E2EMs > 0 && !MeetsBound(clamp(end-r.ArrivalMs), sla.E2EMs) {
 		return false
 	}
-	if r.Generated == 0 {
+	if r.Generated == 0 || r.FirstTokenMs < 0 {
+		// No token yet, or (disaggregated) a first token the prefill worker made that no decode
+		// rank has taken up: its TTFT comes at the stop or later.
 		return sla.TTFTMs <= 0 || MeetsBound(clamp(stopMs-r.ArrivalMs), sla.TTFTMs)
 	}
 	if sla.TTFTMs > 0 && !MeetsBound(clamp(r.FirstTokenMs-r.ArrivalMs), sla.TTFTMs) {

@@ -141,7 +141,7 @@ func TestCensoredHandComputed(t *testing.T) {
 	// running arrived at arrival, its first token at first (-1: none yet), g of n tokens out.
 	running := func(arrival, first float64, g, n int32) engine.Request {
 		r := engine.Request{Status: engine.Running, ArrivalMs: arrival, FirstTokenMs: first, LastTokenMs: first,
-			Generated: g, RequestedOutput: n}
+			Generated: g, RequestedOutput: n, MaxOutput: n}
 		if g == 0 {
 			r.Status = engine.Waiting
 		}
@@ -174,6 +174,15 @@ func TestCensoredHandComputed(t *testing.T) {
 			r.LastTokenMs = 9000
 			return r
 		}(), &SLA{E2EMs: 2500}, true},
+		// Disaggregated: the prefill worker made its first token 9,000 ms ago, and no decode rank
+		// has taken it up: TTFT >= 10000 − 1000 = 9000 ms, past 500.
+		{"first token not yet taken up", func() engine.Request {
+			r := running(1000, -1, 1, 100)
+			r.Status = engine.Waiting
+			return r
+		}(), sla, false},
+		// engine.context_length leaves room for 50 of its 100 tokens: truncated, a miss.
+		{"output cut by the context", func() engine.Request { r := running(9600, -1, 0, 100); r.MaxOutput = 50; return r }(), sla, false},
 		// Percentile terms only: no per-request bound to have broken.
 		{"percentiles only", running(0, -1, 0, 100), &SLA{Percentiles: []PercentileTerm{{Percentile: 99, Latency: "itl", BoundMs: 50}}}, true},
 		{"completed", done(100, 200, 3), sla, false},
@@ -210,8 +219,9 @@ func TestCensoredIsSound(t *testing.T) {
 		n := int32(1 + rng.IntN(30))
 		g := int32(rng.IntN(int(n)))
 		r := engine.Request{Status: engine.Running, ArrivalMs: rng.Float64() * stop, Generated: g, RequestedOutput: n,
-			FirstTokenMs: -1, LastTokenMs: -1}
-		if g > 0 {
+			MaxOutput: n, FirstTokenMs: -1, LastTokenMs: -1}
+		hidden := g > 0 && rng.IntN(4) == 0 // a disaggregated first token no decode rank has taken up
+		if g > 0 && !hidden {
 			r.FirstTokenMs = r.ArrivalMs + rng.Float64()*(stop-r.ArrivalMs)
 			r.LastTokenMs = r.FirstTokenMs + rng.Float64()*(stop-r.FirstTokenMs)
 		}
@@ -220,7 +230,7 @@ func TestCensoredIsSound(t *testing.T) {
 		f := r
 		f.Status = engine.Completed
 		f.Generated = n
-		if g == 0 {
+		if g == 0 || hidden {
 			f.FirstTokenMs = stop + rng.Float64()*300
 		}
 		f.LastTokenMs = max(f.FirstTokenMs, stop) + rng.Float64()*300
@@ -233,7 +243,7 @@ func TestCensoredIsSound(t *testing.T) {
 		}
 		now := r
 		now.Status, now.Generated, now.LastTokenMs, now.TerminalMs = engine.Completed, n, stop, stop
-		if g == 0 {
+		if g == 0 || hidden {
 			now.FirstTokenMs = stop
 		}
 		if censored && !isGood(&now, sla) {
