@@ -236,6 +236,13 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if why := traceUnramped(cfg, res); why != "" && cfg.Traffic.Load.Concurrency > 1 {
+		// A closed loop over a trace that its window or its sessions leave unramped is measured
+		// on its first wave's burst, as a capacity probe would be (searchCapacity refuses such
+		// a probe's capacity): its point fails, saying what to change.
+		res.Release()
+		return nil, nil, nil, errors.New(why)
+	}
 	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests, res.Workload)
 	// A run whose window began too early, drained (below) or inside the planner's scale-down
 	// (provisioningChange), is measured again from where that ended: the rerun stands, judged, or
