@@ -461,3 +461,35 @@ func TestSeedCheckScalarDroppedOut(t *testing.T) {
 		}
 	}
 }
+
+// TestNearMisses checks which infeasible points a seed check adds: e (1,600 tok/s, p99 ITL 110 ms
+// against 100: 10 % past) would beat every point, so it is checked; f missed by 30 % (past
+// NearMissBand), g, at 110 ms too, is dominated by a on both objectives, and h missed an
+// attainment, not a percentile term.
+func TestNearMisses(t *testing.T) {
+	rows, _, m := seedRows()
+	miss := func(id string, tput, usd, p99 float64, termsMet bool) Row {
+		r := nearTieRow(id, 100, 104, tput, usd)
+		r.Status, r.CapacityProbes, r.CapacityLoad = StatusInfeasible, nil, nil
+		r.P99ITLMs, r.SLAP99ITLMs, r.SLAPercentileTermsMet = f64(p99), f64(100), &termsMet
+		if !termsMet {
+			r.SLAPercentileTermsFailed = str("p99_itl_ms")
+		}
+		return r
+	}
+	rows = append(rows, miss("e", 1600, 0.05, 110, false), miss("f", 1700, 0.05, 130, false), miss("g", 900, 0.11, 110, false),
+		miss("h", 1800, 0.04, 90, true))
+	for _, target := range []string{optimization.TargetPareto, optimization.TargetThroughput} {
+		a, err := Analyze(rows, optimization.Settings{Target: target, Objectives: seedObjectives})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(rows, nearMisses(rows, a)); !slices.Equal(got, []string{"e"}) {
+			t.Errorf("%s: near misses %v, want e", target, got)
+		}
+		idx, _, _ := SeedCheckPoints(rows, a, m)
+		if !slices.Contains(ids(rows, idx), "e") {
+			t.Errorf("%s: seed check points %v lack e", target, ids(rows, idx))
+		}
+	}
+}
