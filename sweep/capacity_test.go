@@ -854,6 +854,19 @@ optimization:
 			t.Errorf("%v: %s %q, capacity %v; want failed, %q", c.sets, r.Status, r.Reason, deref(r.CapacityLoad), c.want)
 		}
 	}
+	// Without a capacity search, a point at concurrency 48 over that 3 s window fails the same
+	// way rather than be ranked on its first wave's burst; at 40 over 10 s it is ramped.
+	fixed := func(sets ...string) results.Row {
+		return runCapacity(t, spec, 1, "", append([]string{"optimization.capacity_search=null"}, sets...)...)[0]
+	}
+	if r := fixed("traffic.load.concurrency=48", "traffic.stop.max_virtual_time_seconds=3"); r.Status != results.StatusFailed || r.CapacityProbes != nil ||
+		!strings.Contains(r.Reason, "measured no steady state: ") {
+		t.Errorf("fixed point, 3 s window: %s %q; want failed, measured no steady state", r.Status, r.Reason)
+	}
+	if r := fixed("traffic.load.concurrency=40"); r.Status != results.StatusOK || r.LoadRampSeconds == nil || r.WarmupSeconds == nil {
+		t.Errorf("fixed point, 10 s window: %s %q, ramp %v, warm-up %v; want ok, ramped", r.Status, r.Reason,
+			deref(r.LoadRampSeconds), deref(r.WarmupSeconds))
+	}
 	// The short window's row is measured at its capacity with requests in flight at the stop,
 	// every one of them still within its bounds then: censored, not missed.
 	if short.CensoredRequests == nil || *short.CensoredRequests == 0 || *short.CensoredRequests != *short.UnfinishedRequests ||
