@@ -986,20 +986,9 @@ func TestFixedPointPercentileFloor(t *testing.T) {
 	}
 	var status []string
 	for _, seed := range []string{"42", "43"} {
-		s, err := grid.Parse(spec, "sweep-small.yaml", []string{"traffic.load.concurrency=64",
-			"evaluation.sla={p99_itl_ms: 100}", "traffic.source.seed=" + seed}, nil, results.CheckMetric)
-		if err != nil {
-			t.Fatal(err)
-		}
-		x, err := s.Expand()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := Run(context.Background(), x.Points, Options{OutputDir: t.TempDir(), Parallelism: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := out.Rows[0]
+		// runCapacity runs the spec as parsed: sweep-small.yaml has no capacity search.
+		r := runCapacity(t, string(spec), 1, "", "traffic.load.concurrency=64", "evaluation.sla={p99_itl_ms: 100}",
+			"traffic.source.seed="+seed)[0]
 		if r.CompletedRequests == nil || *r.CompletedRequests < 1000 {
 			t.Errorf("seed %s: %v completed requests, want at least the floor's 1,000", seed, deref(r.CompletedRequests))
 		}
