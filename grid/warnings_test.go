@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -155,6 +156,13 @@ func TestThinFixedRunWarning(t *testing.T) {
 	x := expand(t, base, "traffic.load.concurrency={choices: [10, 40, 50, 60]}", "traffic.stop={requests: 300}")
 	if got := thin(x); !slices.Equal(got, []string{want}) {
 		t.Errorf("300 requests: %q\nwant [%q]", got, want)
+	}
+	// Under a p99 ITL bound the floor is 1,000 measured requests (PercentileFloorAttainment): 400
+	// requests leave concurrency 10 about 370 and 64 about 208 (a user trial's 400 at 64, unwarned).
+	x = expand(t, base, "traffic.load.concurrency={choices: [10, 64]}", "traffic.stop={requests: 400}", "evaluation.sla={p99_itl_ms: 100}")
+	if got := thin(x); len(got) != 1 || !strings.Contains(got[0], "concurrency 10 (about 370), 64 (about 208) fewer requests") ||
+		!strings.Contains(got[0], "than the 1000 evaluation.sla's percentile bounds need") {
+		t.Errorf("400 requests under p99_itl_ms: %q", got)
 	}
 	for _, tc := range []struct {
 		name string
@@ -361,6 +369,29 @@ func TestThinkTimeWarning(t *testing.T) {
 	} {
 		if got := think(expand(t, base, sets...)); len(got) != 0 {
 			t.Errorf("%v: %q, want no think-time warning", sets[2:], got)
+		}
+	}
+}
+
+// PercentileFloorAttainment, hand-computed: 1 − (1 − P/100)/5 for an ITL term, /25 for a term over
+// requests, never below DefaultCapacityAttainment; the floors are MinMeasuredRequests of them.
+func TestPercentileFloorAttainment(t *testing.T) {
+	for _, c := range []struct {
+		sla   string
+		want  float64
+		floor int
+	}{
+		{"{ttft_ms: 500}", DefaultCapacityAttainment, 200},
+		{"{p90_itl_ms: 50}", DefaultCapacityAttainment, 200}, // 0.98
+		{"{p95_itl_ms: 50}", 0.99, 200},
+		{"{p99_itl_ms: 50}", 0.998, 1000},
+		{"{p90_ttft_ms: 500}", 0.996, 500},
+		{"{p95_tpot_ms: 30, p90_itl_ms: 50}", 0.998, 1000},
+	} {
+		x := expand(t, base, "evaluation.sla="+c.sla)
+		got := PercentileFloorAttainment(x.Points[0].Config)
+		if math.Abs(got-c.want) > 1e-12 || MinMeasuredRequests(got) != c.floor {
+			t.Errorf("%s: %v (floor %d), want %v (%d)", c.sla, got, MinMeasuredRequests(got), c.want, c.floor)
 		}
 	}
 }

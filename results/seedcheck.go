@@ -97,11 +97,12 @@ func SeedCheckPoints(rows []Row, a *Analysis, m *Manifest) (idx []int, answer, o
 
 // NearMissBand is how far past its bound, as a share of it, a percentile term of evaluation.sla
 // may have gone for its point to be simulated again by a seed check (nearMisses). A p99 over
-// inter-token gaps rests on the few passes that stall every request of a batch at once: a user
-// trial, 2026-12-07, measured 97.9 and 119.6 ms against a 100 ms bound for the same deployment
+// inter-token gaps rests on the few passes that stall every request of a batch at once: user
+// trials, 2026-12-07, measured 97.9 and 119.6 ms against a 100 ms bound for the same deployment
 // (concurrency 64, 640 requests) under two seeds, and the answer moved from it to concurrency 16
-// at half its throughput.
-const NearMissBand = 0.25
+// at half its throughput; near saturation a poisson point at 30 requests/s moved from 131 to 97
+// ms over about 2,800 requests.
+const NearMissBand = 0.5
 
 // nearMisses returns the rows a seed check simulates again because another draw could make them
 // the answer: points without a capacity search, infeasible only because a percentile term of

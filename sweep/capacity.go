@@ -32,8 +32,8 @@ type probeResult struct {
 	rec    results.Record // Status ok with Summary
 	probe  results.Probe
 	config *config.Config
-	// unmeasured says why the probe's run measured no steady state (traceUnramped, or as many
-	// requests censored at its time stop as judged): it counts as a miss, and a capacity whose
+	// unmeasured says why the probe's run measured no steady state (traceUnramped, or more
+	// requests censored at its time stop than judged): it counts as a miss, and a capacity whose
 	// bracket it closes is refused.
 	unmeasured string
 }
@@ -258,12 +258,19 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 		unmeasured = traceUnramped(cfg, res)
 	}
 	m := measureProbe(res, cfg, sla, cs.Attainment)
-	if s := res.Summary; unmeasured == "" && x > cs.Min && s.CensoredRequests > 0 && s.CensoredRequests >= s.NumRequests-s.CensoredRequests {
-		// As many requests censored as judged, or more: the outcome of most of the load is
-		// unknown, and its attainment rests on the few the window let finish.
-		unmeasured = fmt.Sprintf("measured no steady state: %d of its %d offered requests were still in flight within every "+
-			"SLA bound when the %g s window ended (censored), no fewer than were judged: lengthen "+
+	if s := res.Summary; unmeasured == "" && s.CensoredRequests > 0 && s.CensoredRequests > s.NumRequests-s.CensoredRequests {
+		// More requests censored than judged: the outcome of most of the load is
+		// unknown, and its attainment rests on the few the window let finish. At the search's
+		// minimum the point fails rather than read infeasible (a user trial, 2026-12-07: every
+		// request of a 35 s window censored read "SLA attainment 0 < 0.99 at the minimum load").
+		why := fmt.Sprintf("measured no steady state: %d of its %d offered requests were still in flight within every "+
+			"SLA bound when the %g s window ended (censored), more than were judged: lengthen "+
 			"traffic.stop.max_virtual_time_seconds", s.CensoredRequests, s.NumRequests, cfg.Traffic.Stop.MaxVirtualTimeSeconds)
+		if x <= cs.Min {
+			res.Release()
+			return nil, fail(errors.New(why))
+		}
+		unmeasured = why
 	}
 	if unmeasured != "" {
 		// Started at once, its first wave would decide the probe: it counts as a miss whose

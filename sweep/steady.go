@@ -200,25 +200,6 @@ func tooFewCycles(cfg *config.Config) bool {
 	return cycles < steadyCycles*float64(l.Concurrency)
 }
 
-// percentileFloor is the attainment whose measured-request floor (grid.MinMeasuredRequests) a
-// point without a capacity search is run to: grid.DefaultCapacityAttainment, or, for each
-// percentile term P of cfg's SLA, 1 − (1 − P/100)/5, whose floor leaves ten requests' worth of
-// samples past the percentile (p99: 0.998, a floor of 1,000 measured requests; p95: 200; p90:
-// 100). Such a point is ranked, and ruled out, by a tail statistic of one run: a user trial,
-// 2026-12-07, measured p99 ITL 97.9 and 119.6 ms against a 100 ms bound for one deployment at
-// concurrency 64 over 640 requests under two seeds (95.8 and 97.8 over 2,560), and the answer
-// moved to concurrency 16 at half the throughput per GPU. A capacity search's probes keep the
-// attainment's floor, their edge reruns doubling the runs near a bound.
-func percentileFloor(cfg *config.Config) float64 {
-	a := grid.DefaultCapacityAttainment
-	if sla := sim.SLA(cfg); sla != nil {
-		for _, t := range sla.Percentiles {
-			a = max(a, 1-(1-float64(t.Percentile)/100)/5)
-		}
-	}
-	return a
-}
-
 // steadyPoint simulates point p, which runs no capacity search, at its own load measured in
 // steady state as a capacity probe is (steadyRun, at grid.DefaultCapacityAttainment): a sweep
 // compares deployments, and a closed loop whose first wave starts at once, or an open loop
@@ -248,7 +229,7 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 		}
 		return res, nil, nil, nil
 	}
-	cfg, res, setup, err := steadyRun(ctx, p, x, percentileFloor(p.Config), cache, simulate, true)
+	cfg, res, setup, err := steadyRun(ctx, p, x, grid.PercentileFloorAttainment(p.Config), cache, simulate, true)
 	if u := (unprefixed{}); errors.As(err, &u) {
 		err = u.error
 	}

@@ -937,48 +937,10 @@ func TestSessionOpenLoopPointRunsItsCooldown(t *testing.T) {
 	}
 }
 
-// percentileFloor's attainments, hand-computed: 1 − (1 − P/100)/5 for each percentile term,
-// never below grid.DefaultCapacityAttainment; p99 gives a floor of 1,000 measured requests.
-func TestPercentileFloor(t *testing.T) {
-	for _, c := range []struct {
-		sla  string
-		want float64
-	}{
-		{"{ttft_ms: 500}", grid.DefaultCapacityAttainment},
-		{"{p90_ttft_ms: 500}", grid.DefaultCapacityAttainment}, // 0.98 < 0.99
-		{"{p95_itl_ms: 50}", 0.99},
-		{"{p99_itl_ms: 50, p90_ttft_ms: 500}", 0.998},
-	} {
-		cfg, err := config.Decode([]byte(smallSpecConfig), "c.yaml", []string{"evaluation.sla=" + c.sla})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := percentileFloor(cfg); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("%s: %v, want %v", c.sla, got, c.want)
-		}
-	}
-	if minMeasured(0.998) != 1000 {
-		t.Errorf("minMeasured(0.998) = %d, want 1000", minMeasured(0.998))
-	}
-}
-
-// smallSpecConfig is a prediction config for percentileFloor's test.
-const smallSpecConfig = `traffic:
-  source: {type: synthetic, input_tokens: 128, output_tokens: 16}
-  load: {type: concurrency, concurrency: 4}
-  stop: {requests: 100}
-engine:
-  model: meta-llama/Meta-Llama-3.1-8B-Instruct
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      parallelism: {replicas: 1, tensor: 1}
-`
-
 // A point without a capacity search under a p99 ITL bound is run long enough for its p99 (a
 // user trial, 2026-12-07: the README's small sweep at concurrency 64 measured p99 ITL 97.9 and
 // 119.6 ms against 100 under source seeds 42 and 43, 640 requests, and seed 43 ruled it out):
-// with percentileFloor both seeds measure over 1,000 requests and agree on its status.
+// with grid.PercentileFloorAttainment both seeds measure over 1,000 requests and agree on its status.
 func TestFixedPointPercentileFloor(t *testing.T) {
 	spec, err := os.ReadFile("../examples/sweep-small.yaml")
 	if err != nil {
