@@ -509,6 +509,15 @@ func MinMeasuredRequests(attainment float64) int {
 	return int(math.Ceil(2 / (1 - attainment)))
 }
 
+// FixedRateMeasured is the fewest requests an open-loop point without a capacity search measures
+// after its warm-up (sweep's rateSteady): such points are ranked by their served rate, which a
+// window of n requests reads to about 1 / √n of itself (7 % at 200, 3 % at 1,000), against
+// points a few percent apart near capacity (a user trial, 2026-12-07: one H200 over 12–22
+// poisson requests/s, about 18.2 served at most, had 16, 17 or 19 as its best point at 50
+// requests per load unit over three seeds, and 18 at every seed at 100 and 300). A fixed count
+// below it is measured whole, its fill included, and warned (shortFixedRunWarnings).
+const FixedRateMeasured = 1000
+
 // PercentileFloorAttainment is the attainment whose measured-request floor (MinMeasuredRequests)
 // a sweep point without a capacity search is run to: DefaultCapacityAttainment, or, for each
 // percentile term P of cfg's evaluation.sla, 1 − (1 − P/100)/k, whose floor leaves 2k requests'

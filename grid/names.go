@@ -261,6 +261,9 @@ var splitFields = []string{"tensor", "moe_tensor", "moe_expert"}
 // a p99 ITL bound, unwarned, and the answer moved with the count). None otherwise.
 func (s *Spec) shortFixedRunWarnings(cfg *config.Config) []string {
 	l, st := &cfg.Traffic.Load, &cfg.Traffic.Stop
+	if w := s.shortOpenLoopWarning(cfg); w != "" {
+		return []string{w}
+	}
 	if s.Optimization.CapacitySearch != nil || l.Type != config.LoadConcurrency || l.RampSeconds != nil && *l.RampSeconds == 0 ||
 		cfg.Traffic.Source.Type == config.SourceTrace {
 		return nil // ramp_seconds 0 asks for the synchronized start
@@ -322,6 +325,37 @@ func floorNeed(attainment float64) string {
 		return "evaluation.sla's percentile bounds need to rest on more than a few samples past the percentile"
 	}
 	return fmt.Sprintf("an attainment of %g needs to allow two misses", DefaultCapacityAttainment)
+}
+
+// shortOpenLoopWarning is the warning for a sweep without a capacity search whose open loop
+// (constant_rate or poisson, without a rate profile) stops at a fixed count (traffic.stop.requests,
+// or sessions × turns) below the floor a point measures after its warm-up (FixedRateMeasured, or
+// the percentile bounds' MinMeasuredRequests(PercentileFloorAttainment) when more): sweep
+// measures each point whole, its fill of an empty deployment included, and its rate and tail
+// move with the count (a user trial, 2026-12-07: poisson at 30 requests/s, 100 requests: 1,347
+// output tok/s per GPU and p99 ITL 122.5 ms, infeasible, where 1,500 measured 1,683, and the
+// answer moved to 28 requests/s). "" otherwise.
+func (s *Spec) shortOpenLoopWarning(cfg *config.Config) string {
+	l, st := &cfg.Traffic.Load, &cfg.Traffic.Stop
+	if s.Optimization.CapacitySearch != nil || l.Type != config.LoadConstantRate && l.Type != config.LoadPoisson || len(l.Profile) > 0 {
+		return ""
+	}
+	n, given, key := st.Requests, st.Requests, "requests"
+	if st.Sessions > 0 {
+		turns := 1
+		if src := cfg.Traffic.Source.Session; src != nil && src.Turns > 0 {
+			turns = src.Turns
+		}
+		n, given, key = st.Sessions*turns, st.Sessions, "sessions"
+	}
+	least := max(FixedRateMeasured, MinMeasuredRequests(PercentileFloorAttainment(cfg)))
+	if n <= 0 || n >= least {
+		return ""
+	}
+	return fmt.Sprintf("%s: traffic.stop.%s: %d brings each point fewer than the %d requests a point without a capacity search "+
+		"measures after its warm-up under an open loop: each is measured whole, its fill of an empty deployment included, and "+
+		"its rate and tail latencies move with the count; set traffic.stop.%s_per_load_unit instead (lengthened where short) "+
+		"or a count of at least %d", s.at("traffic.stop."+key), key, given, least, key, least)
 }
 
 // burstStartWarning is the warning for a sweep whose concurrency load sets ramp_seconds: 0, as

@@ -395,3 +395,30 @@ func TestPercentileFloorAttainment(t *testing.T) {
 		}
 	}
 }
+
+// An open loop's fixed count below the floor a point measures after its warm-up is warned (a
+// user trial: poisson, 100 requests, measured whole with its fill); a per-load-unit stop, a count
+// at the floor and a capacity search are not.
+func TestShortOpenLoopWarning(t *testing.T) {
+	open := func(x *Expansion) (out []string) {
+		for _, w := range x.Warnings {
+			if strings.Contains(w, "under an open loop: each is measured whole") {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	load := "traffic.load={type: poisson, requests_per_second: {choices: [4, 8]}, seed: 1}"
+	want := "spec.yaml (--set traffic.stop={requests: 100}): traffic.stop.requests: 100 brings each point fewer than the 1000 " +
+		"requests a point without a capacity search measures after its warm-up under an open loop: each is measured whole, its " +
+		"fill of an empty deployment included, and its rate and tail latencies move with the count; set " +
+		"traffic.stop.requests_per_load_unit instead (lengthened where short) or a count of at least 1000"
+	if got := open(expand(t, base, load, "traffic.stop={requests: 100}")); !slices.Equal(got, []string{want}) {
+		t.Errorf("100 requests: %q\nwant [%q]", got, want)
+	}
+	for _, stop := range []string{"traffic.stop={requests: 1000}", "traffic.stop={requests_per_load_unit: 10}"} {
+		if got := open(expand(t, base, load, stop)); len(got) != 0 {
+			t.Errorf("%s: %q, want no warning", stop, got)
+		}
+	}
+}

@@ -856,12 +856,8 @@ func closedSteady(cfg *config.Config, wl *traffic.Workload, reqs []engine.Reques
 const minMeasuredCycles = 3
 
 // fixedRateMeasured is the fewest requests an open-loop point without a capacity search measures
-// after its warm-up (rateSteady's least): such points are ranked by their served rate, which a
-// window of n requests reads to about 1 / √n of itself (7 % at 200, 3 % at 1,000), against
-// points a few percent apart near capacity (a user trial, 2026-12-07: one H200 over 12–22
-// poisson requests/s, about 18.2 served at most, had 16, 17 or 19 as its best point at 50
-// requests per load unit over three seeds, and 18 at every seed at 100 and 300).
-const fixedRateMeasured = 1000
+// after its warm-up (rateSteady's least; grid.FixedRateMeasured, which the spec's warning uses).
+const fixedRateMeasured = grid.FixedRateMeasured
 
 // minMeasured is the fewest requests a capacity probe measures after its warm-up
 // (grid.MinMeasuredRequests, which the spec's warnings use).
