@@ -111,6 +111,11 @@ const NearMissBand = 0.5
 // dominates, on the analysis' objectives. In row order.
 func nearMisses(rows []Row, a *Analysis) []int {
 	var out []int
+	target, _ := optimization.TargetObjective(a.Settings.Target)
+	var best []int
+	if a.Ranking != nil {
+		best = scalarBest(rows, a)
+	}
 	for i := range rows {
 		r := &rows[i]
 		if r.Status != StatusInfeasible || r.CapacityProbes != nil || r.SLAPercentileTermsMet == nil || *r.SLAPercentileTermsMet ||
@@ -118,14 +123,12 @@ func nearMisses(rows []Row, a *Analysis) []int {
 			continue
 		}
 		if a.Ranking != nil {
-			best := scalarBest(rows, a)
-			o, _ := optimization.TargetObjective(a.Settings.Target)
 			if len(best) == 0 {
 				out = append(out, i)
 				continue
 			}
-			x, b := score(r, o), score(&rows[best[0]], o)
-			if o.Direction == optimization.Maximize && x > b || o.Direction == optimization.Minimize && x < b {
+			x, b := score(r, target), score(&rows[best[0]], target)
+			if target.Direction == optimization.Maximize && x > b || target.Direction == optimization.Minimize && x < b {
 				out = append(out, i)
 			}
 			continue

@@ -258,14 +258,10 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 		unmeasured = traceUnramped(cfg, res)
 	}
 	m := measureProbe(res, cfg, sla, cs.Attainment)
-	if s := res.Summary; unmeasured == "" && s.CensoredRequests > 0 && s.CensoredRequests > s.NumRequests-s.CensoredRequests {
-		// More requests censored than judged: the outcome of most of the load is
-		// unknown, and its attainment rests on the few the window let finish. At the search's
-		// minimum the point fails rather than read infeasible (a user trial, 2026-12-07: every
-		// request of a 35 s window censored read "SLA attainment 0 < 0.99 at the minimum load").
-		why := fmt.Sprintf("measured no steady state: %d of its %d offered requests were still in flight within every "+
-			"SLA bound when the %g s window ended (censored), more than were judged: lengthen "+
-			"traffic.stop.max_virtual_time_seconds", s.CensoredRequests, s.NumRequests, cfg.Traffic.Stop.MaxVirtualTimeSeconds)
+	if why := censoredMajority(res.Summary, cfg); unmeasured == "" && why != "" {
+		// At the search's minimum the point fails rather than read infeasible (a user trial,
+		// 2026-12-07: every request of a 35 s window censored read "SLA attainment 0 < 0.99 at
+		// the minimum load").
 		if x <= cs.Min {
 			res.Release()
 			return nil, fail(errors.New(why))
@@ -587,6 +583,27 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 	return ramp, warmup, nil
 }
 
+// censoredMajority returns why run summary s of cfg measured no steady state when its time stop
+// censored more requests than it judged (metrics.Censored): the outcome of most of the load is
+// unknown, and its attainment would rest on the few the window let finish; "" otherwise. A
+// capacity probe above the search's minimum is then unmeasured, and a probe at it or a point
+// without a search fails, naming the window to lengthen.
+func censoredMajority(s *metrics.Summary, cfg *config.Config) string {
+	if s.CensoredRequests == 0 || s.CensoredRequests <= s.NumRequests-s.CensoredRequests {
+		return ""
+	}
+	return fmt.Sprintf("measured no steady state: %d of its %d offered requests were still in flight within every "+
+		"SLA bound when the %g s window ended (censored), more than were judged: lengthen "+
+		"traffic.stop.max_virtual_time_seconds", s.CensoredRequests, s.NumRequests, cfg.Traffic.Stop.MaxVirtualTimeSeconds)
+}
+
+// closedTraceLoop reports whether cfg is a closed loop over a trace (a concurrency load on a
+// trace source) whose config gives no ramp_seconds: the runs traceRamp ramps from their first.
+func closedTraceLoop(cfg *config.Config) bool {
+	l := &cfg.Traffic.Load
+	return l.Type == config.LoadConcurrency && cfg.Traffic.Source.Type == config.SourceTrace && l.RampSeconds == nil
+}
+
 // traceRamp returns the ramp_seconds and warmup_seconds a closed loop over a trace (cfg: a
 // concurrency load on a trace source, whose config gives no ramp_seconds) is run again under,
 // its first run res (every first-wave request at once) serving as probeStart's pilot: the first
@@ -605,7 +622,7 @@ func probeStart(ctx context.Context, cfg *config.Config, requests int, cache *Wo
 // probe above the search's minimum is then not measured (searchCapacity).
 func traceRamp(cfg *config.Config, res *sim.Result) (ramp, warmup *float64) {
 	l := &cfg.Traffic.Load
-	if l.Type != config.LoadConcurrency || cfg.Traffic.Source.Type != config.SourceTrace || l.RampSeconds != nil {
+	if !closedTraceLoop(cfg) {
 		return nil, nil
 	}
 	lifeMs, n := traceCycleMs(cfg, res)
@@ -660,7 +677,7 @@ func traceSpan(l *config.Load, lifeMs float64) float64 {
 // change. "" for any other run: another load or source, a ramp the config or traceRamp set.
 func traceUnramped(cfg *config.Config, res *sim.Result) string {
 	l := &cfg.Traffic.Load
-	if l.Type != config.LoadConcurrency || cfg.Traffic.Source.Type != config.SourceTrace || l.RampSeconds != nil {
+	if !closedTraceLoop(cfg) {
 		return ""
 	}
 	stop := cfg.Traffic.Stop.MaxVirtualTimeSeconds

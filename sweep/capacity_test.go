@@ -894,3 +894,20 @@ func shortTrace(t *testing.T, path string) string {
 	}
 	return out
 }
+
+// censoredMajority, hand-computed: a 10 s window that censored 3 of 5 offered requests (2
+// judged) measured no steady state; 2 of 4 (as many as judged) and none are measured.
+func TestCensoredMajority(t *testing.T) {
+	cfg := &config.Config{}
+	cfg.Traffic.Stop.MaxVirtualTimeSeconds = 10
+	want := "measured no steady state: 3 of its 5 offered requests were still in flight within every SLA bound when the " +
+		"10 s window ended (censored), more than were judged: lengthen traffic.stop.max_virtual_time_seconds"
+	if got := censoredMajority(&metrics.Summary{NumRequests: 5, CensoredRequests: 3}, cfg); got != want {
+		t.Errorf("3 of 5: %q, want %q", got, want)
+	}
+	for _, s := range []metrics.Summary{{NumRequests: 4, CensoredRequests: 2}, {NumRequests: 4}} {
+		if got := censoredMajority(&s, cfg); got != "" {
+			t.Errorf("%d of %d: %q, want none", s.CensoredRequests, s.NumRequests, got)
+		}
+	}
+}

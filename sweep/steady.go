@@ -243,6 +243,11 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 		res.Release()
 		return nil, nil, nil, errors.New(why)
 	}
+	if why := censoredMajority(res.Summary, cfg); why != "" {
+		// Its sla_attainment would rest on the few requests the window let finish, as a probe's.
+		res.Release()
+		return nil, nil, nil, errors.New(why)
+	}
 	b, from, ok := sim.RunBacklogAfterFill(cfg, res.Requests, res.Workload)
 	// A run whose window began too early, drained (below) or inside the planner's scale-down
 	// (provisioningChange), is measured again from where that ended: the rerun stands, judged, or
