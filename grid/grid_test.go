@@ -1174,7 +1174,7 @@ func TestSpecUnknownKeysAreOneErrorEach(t *testing.T) {
 			[]string{"spec.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: " + par}},
 		{"misspelt section, then a key under it", []string{"engine.wrkers.aggregated.parallelism.tensor=2"},
 			[]string{"spec.yaml: engine.wrkers: unknown field; valid fields: mode, model, hardware, backend, backend_version, " +
-				"context_length, speculation, enable_chunked_prefill, overlap_scheduling, kv_transfer, frontend, precision, workers"}},
+				"context_length, speculation, enable_chunked_prefill, overlap_scheduling, cuda_graphs, kv_transfer, frontend, precision, workers"}},
 		// The union's keys are its variant's: the spec's timing is polynomial.
 		{"two typos, two errors", []string{"engine.workers.aggregated.timing.tpe=fixed", "router.polcy=kv_router"},
 			[]string{"spec.yaml: engine.workers.aggregated.timing.tpe: unknown field; valid fields: type, forward_model",

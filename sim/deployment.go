@@ -311,6 +311,9 @@ func (d *deployment) targetTiming(name config.Role, role *config.WorkerRole) (ti
 		if prec.Weights == timing.FP4 && !hw.FP4TensorCores() {
 			d.notes = append(d.notes, fmt.Sprintf("engine.workers.%s: %s has no FP4 tensor cores: the roofline prices fp4 weights at its BF16 GEMM peak (weight-only 4-bit kernels dequantize to BF16), streaming their bytes without Blackwell's FP4Memory share", name, hw.ID))
 		}
+		if d.cfg.Engine.CUDAGraphs == config.CUDAGraphsPiecewise {
+			r = r.Piecewise()
+		}
 		return d.hostOverlap(name, role, "roofline", r, func() timing.Model { return r.Overlapped() }), nil
 	}
 	return nil, &config.Error{File: d.cfg.File, Path: path + ".type",
@@ -417,17 +420,24 @@ func (d *deployment) opLevel(name config.Role, role *config.WorkerRole, m timing
 		d.fallback(name, err)
 		return nil, nil
 	}
+	if d.cfg.Engine.CUDAGraphs == config.CUDAGraphsPiecewise {
+		ol = ol.Piecewise()
+	}
 	return d.hostOverlap(name, role, ol.Provider, ol, func() timing.Model { return ol.Overlapped() }), nil
 }
 
 // hostOverlap records provider as role name's timing model and returns serial, or, when the
 // role's engine overlaps scheduling with the GPU (config.Engine.HostOverlap), overlapped() with
 // ", overlap scheduling" after the provider's name (Result.TimingProvider). A role with its own
-// timing.sequence_overhead_us has ", N µs per sequence" after the name.
+// timing.sequence_overhead_us has ", N µs per sequence" after the name, and an engine with
+// piecewise CUDA graphs (config.Engine.CUDAGraphs) ", piecewise CUDA graphs".
 func (d *deployment) hostOverlap(name config.Role, role *config.WorkerRole, provider string, serial timing.Model,
 	overlapped func() timing.Model) timing.Model {
 	if v := role.Timing.SequenceOverheadUs; v != nil {
 		provider += fmt.Sprintf(", %g µs per sequence", *v)
+	}
+	if d.cfg.Engine.CUDAGraphs == config.CUDAGraphsPiecewise {
+		provider += ", piecewise CUDA graphs"
 	}
 	if d.cfg.Engine.HostOverlap(role.Parallelism.Pipeline) {
 		d.provide(name, provider+", overlap scheduling")

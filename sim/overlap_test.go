@@ -101,3 +101,36 @@ func TestSequenceOverheadFromTheConfig(t *testing.T) {
 		}
 	}
 }
+
+// engine.cuda_graphs piecewise under default timing: a lone request's every decode pass idles
+// timing.PiecewiseGraphLayerUs at each of Llama-3.1-8B's 32 layers (0.224 ms), serial or
+// overlapped (the idle time is the GPU's); its first token, from a pass with prefill tokens, does
+// not move; the timing provider says so.
+func TestPiecewiseGraphsSlowDecodePasses(t *testing.T) {
+	run := func(sets ...string) (ttft, tpot float64, provider string) {
+		t.Helper()
+		base := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.parallelism.replicas=1",
+			"traffic={source: {type: synthetic, input_tokens: 512, output_tokens: 33}, load: {type: concurrency, concurrency: 1}, stop: {requests: 1}}"}
+		res, err := Run(context.Background(), mustLoad(t, seedSynthetic, append(base, sets...)...), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkConservation(t, res)
+		r := &res.Requests[0]
+		return r.FirstTokenMs - r.ArrivalMs, (r.LastTokenMs - r.FirstTokenMs) / 32, res.TimingProvider
+	}
+	const boundaries = 32 * timing.PiecewiseGraphLayerUs / 1000
+	for _, overlap := range []string{"false", "true"} {
+		t0, full, p1 := run("engine.overlap_scheduling=" + overlap)
+		t1, pw, p2 := run("engine.overlap_scheduling="+overlap, "engine.cuda_graphs=piecewise")
+		if d := pw - full; d < boundaries-1e-9 || d > boundaries+1e-9 {
+			t.Errorf("overlap %s: TPOT %v ms whole, %v piecewise: differ by %v, want %v", overlap, full, pw, d, boundaries)
+		}
+		if t0 != t1 {
+			t.Errorf("overlap %s: TTFT %v ms whole, %v piecewise: want equal", overlap, t0, t1)
+		}
+		if !strings.HasSuffix(strings.TrimSuffix(p2, ", overlap scheduling"), ", piecewise CUDA graphs") || strings.Contains(p1, "piecewise") {
+			t.Errorf("providers %q and %q", p1, p2)
+		}
+	}
+}

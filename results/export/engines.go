@@ -73,6 +73,10 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 	} else if !x.vllmBefore(0, 14) {
 		a = append(a, arg{"--no-async-scheduling", ""})
 	}
+	// Piecewise CUDA graphs are vLLM's default before 0.11 (whole decode graphs since).
+	if x.cfg.Engine.CUDAGraphs == config.CUDAGraphsPiecewise && !x.vllmBefore(0, 11) {
+		a = append(a, arg{"--compilation-config", `{"cudagraph_mode":"PIECEWISE"}`})
+	}
 	if sp := x.cfg.Engine.Speculation; sp != nil && sp.Kind == config.SpeculationMTP {
 		x.unsupported("engine.speculation.kind", sp.Kind, "MTP drafting is not exported to any target; remove engine.speculation, or use kind ngram with target vllm")
 	} else if sp != nil {

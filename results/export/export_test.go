@@ -261,6 +261,11 @@ func TestExportPrefillAndSpeculation(t *testing.T) {
 		{"vllm-agg", TargetVLLM, []string{"engine.backend_version=0.14.1"}, []string{"--no-async-scheduling"}, nil},
 		{"vllm-agg", TargetDynamo, []string{"engine.overlap_scheduling=true"}, []string{"--async-scheduling"}, []string{"--no-async-scheduling"}},
 		{"sglang-agg", TargetSGLang, []string{"engine.overlap_scheduling=false"}, []string{"--disable-overlap-schedule"}, nil},
+		// engine.cuda_graphs piecewise: vLLM's cudagraph_mode PIECEWISE, asked for from 0.11 (its
+		// default before); whole graphs (unset, full) write nothing.
+		{"vllm-agg", TargetVLLM, []string{"engine.cuda_graphs=piecewise"}, []string{`--compilation-config '{"cudagraph_mode":"PIECEWISE"}'`}, nil},
+		{"vllm-agg", TargetVLLM, []string{"engine.cuda_graphs=piecewise", "engine.backend_version=0.10.2"}, nil, []string{"--compilation-config"}},
+		{"vllm-agg", TargetVLLM, []string{"engine.cuda_graphs=full"}, nil, []string{"--compilation-config"}},
 		{"sglang-agg", TargetSGLang, nil, nil, []string{"--disable-overlap-schedule"}},
 		// SGLang's chunked-prefill size and receive interval as simulated: a size above
 		// 16,384 raises --max-prefill-tokens with it; an interval of 0 or 1 is SGLang's default.

@@ -141,6 +141,9 @@ type ServerFlags struct {
 	// VLLM0102 says the engine was vLLM 0.10.2, whose per-sequence host time PlanRow writes into
 	// every role's timing.sequence_overhead_us (Factors.VLLMSequenceOverheadUs).
 	VLLM0102 bool
+	// PiecewiseGraphs says the engine captured decode passes in piecewise CUDA graphs
+	// (engine.cuda_graphs piecewise).
+	PiecewiseGraphs bool
 	// Source says where the flags were read, for Plan.Notes.
 	Source string
 }
@@ -159,7 +162,10 @@ const inferenceXLlama70BDate = "2025-10-29"
 //   - vLLM (vllm/vllm-openai:v0.10.2; benchmarks/70b_<fp8|fp4>_<gpu>_<docker|slurm>.sh):
 //     max-num-batched-tokens 8192, kv-cache-dtype fp8, async-scheduling true, prefix caching
 //     off, --gpu-memory-utilization 0.9, chunked prefill on (vLLM V1 always chunks);
-//     --max-num-seqs $CONC on H100 and H200, 512 on B200. On B200 the rows set
+//     --max-num-seqs $CONC on H100 and H200, 512 on B200. The B200 scripts pass a compilation
+//     config with cudagraph_mode FULL_DECODE_ONLY (decode passes captured whole); the H100 and
+//     H200 ones pass none, so vLLM 0.10.2's default PIECEWISE holds there and the rows set
+//     engine.cuda_graphs piecewise (timing.PiecewiseGraphLayerUs). On B200 the rows set
 //     engine.precision.attention bf16: vLLM's FlashInfer backend on Blackwell computed attention
 //     in BF16 over an FP8 cache until pull request 23647, merged in the weeks before 0.10.2;
 //     whether the release carries it is UNCONFIRMED, and the rows' 8k prefills, 15-35 % slower
@@ -200,7 +206,10 @@ func InferenceXServerFlags(r Row, model string) (ServerFlags, bool) {
 		if r.System == "b200_sxm" {
 			f.MaxSequences, conc = 512, "512"
 			f.Attention = config.PrecisionBF16
-			f.Source += "; attention computed in BF16 over the FP8 KV cache (vLLM's FlashInfer backend on Blackwell before its FP8 query)"
+			f.Source += "; cudagraph_mode FULL_DECODE_ONLY; attention computed in BF16 over the FP8 KV cache (vLLM's FlashInfer backend on Blackwell before its FP8 query)"
+		} else {
+			f.PiecewiseGraphs = true
+			f.Source += "; no compilation config: vLLM 0.10.2's piecewise CUDA graphs"
 		}
 		f.Source = strings.Replace(f.Source, "$CONC", conc, 1)
 		return f, true
@@ -255,6 +264,9 @@ func (f ServerFlags) apply(cfg *config.Config, concurrency int, seqOverheadUs, r
 			w.KVCache.Capacity.ReserveGiB = &gib
 		}
 		w.Scheduler.BatchWaitTimeoutIters, w.Scheduler.BatchWaitMaxTokensRatio = f.BatchWaitTimeoutIters, f.BatchWaitMaxTokensRatio
+	}
+	if f.PiecewiseGraphs {
+		cfg.Engine.CUDAGraphs = config.CUDAGraphsPiecewise
 	}
 	chunked, overlap := f.ChunkedPrefill, f.OverlapScheduling
 	cfg.Engine.EnableChunkedPrefill, cfg.Engine.OverlapScheduling = &chunked, &overlap

@@ -69,6 +69,13 @@ func TestInferenceXPlans(t *testing.T) {
 	if p, w := plan(3); w.Scheduler.MaxSequences != 512 || p.Config.Engine.Precision.Attention != "bf16" {
 		t.Errorf("vLLM B200 row: max_sequences %d, attention %q; want 512 and bf16", w.Scheduler.MaxSequences, p.Config.Engine.Precision.Attention)
 	}
+	// The B200 script captures decode passes whole (cudagraph_mode FULL_DECODE_ONLY); the H100
+	// one sets no compilation config: vLLM 0.10.2's piecewise graphs. TensorRT-LLM: whole.
+	for i, want := range []string{config.CUDAGraphsPiecewise, "", "", ""} {
+		if p, _ := plan(i); p.Config.Engine.CUDAGraphs != want {
+			t.Errorf("row %s: cuda_graphs %q, want %q", rows[i].ID, p.Config.Engine.CUDAGraphs, want)
+		}
+	}
 	for _, i := range []int{0, 1, 2} {
 		if p, _ := plan(i); p.Config.Engine.Precision.Attention != "" {
 			t.Errorf("row %s: attention %q, want auto (the KV cache's format)", rows[i].ID, p.Config.Engine.Precision.Attention)

@@ -435,6 +435,12 @@ const (
 	BackendTRTLLM = "trtllm"
 )
 
+// CUDA-graph modes of Engine.CUDAGraphs ("" is full).
+const (
+	CUDAGraphsFull      = "full"
+	CUDAGraphsPiecewise = "piecewise"
+)
+
 // Engine is the simulated deployment: model, GPU, backend and worker roles (dynosim-spec.md §3.2).
 type Engine struct {
 	// Mode is aggregated or disaggregated serving.
@@ -463,6 +469,13 @@ type Engine struct {
 	// + GPU. fixed and polynomial timing ignore it. nil means the backend's default
 	// (Engine.HostOverlap).
 	OverlapScheduling *bool `yaml:"overlap_scheduling,omitempty" json:",omitempty"`
+	// CUDAGraphs is how the engine captures its decode-only passes in CUDA graphs under default
+	// and roofline timing: "" or full (one graph per pass: TensorRT-LLM, SGLang, vLLM 0.11 and
+	// later, whose default cudagraph_mode FULL_AND_PIECEWISE captures decode passes whole, and
+	// vLLM's FULL_DECODE_ONLY), or piecewise (vLLM's PIECEWISE, its default through 0.10: attention
+	// runs between graphs, so every layer of a decode pass adds timing.PiecewiseGraphLayerUs of
+	// GPU idle time). vllm only. Passes with prefill tokens are priced alike in both modes.
+	CUDAGraphs string `yaml:"cuda_graphs,omitempty" enum:"full,piecewise" optional:"" json:",omitempty"`
 	// KVTransfer is disaggregated-only; nil when omitted: no bandwidth delay, and the default
 	// hand-off latency (KVTransfer.LatencyMs).
 	KVTransfer *KVTransfer `yaml:"kv_transfer,omitempty"`

@@ -84,6 +84,34 @@ func TestOverlapScheduling(t *testing.T) {
 	mustDecode(t, seedSynthetic, "engine.overlap_scheduling=false", spec)
 }
 
+// engine.cuda_graphs: unset it is "" (whole decode graphs) and left out of the JSON encoding (a
+// config without it keeps its point ID); piecewise under vllm; a misspelling, and piecewise under
+// another backend, name the field and what is valid.
+func TestCUDAGraphs(t *testing.T) {
+	c := mustDecode(t, seedSynthetic)
+	if data, err := json.Marshal(c.Engine); c.Engine.CUDAGraphs != "" || err != nil || strings.Contains(string(data), "CUDAGraphs") {
+		t.Errorf("unset cuda_graphs: %q, encoded %s (%v)", c.Engine.CUDAGraphs, data, err)
+	}
+	for _, v := range []string{CUDAGraphsFull, CUDAGraphsPiecewise} {
+		if c := mustDecode(t, seedSynthetic, "engine.cuda_graphs="+v); c.Engine.CUDAGraphs != v {
+			t.Errorf("cuda_graphs %s decoded as %q", v, c.Engine.CUDAGraphs)
+		}
+	}
+	mustDecode(t, seedSynthetic, "engine.backend=trtllm", "engine.workers.aggregated.kv_cache.block_size=32", "engine.cuda_graphs=full")
+	for _, tc := range []struct {
+		sets []string
+		frag string
+	}{
+		{[]string{"engine.cuda_graphs=piecewize"}, "full, piecewise"},
+		{[]string{"engine.backend=sglang", "engine.workers.aggregated.kv_cache.block_size=1", "engine.cuda_graphs=piecewise"},
+			"piecewise is vLLM's cudagraph_mode PIECEWISE; the sglang backend captures whole decode passes"},
+	} {
+		if errs := decodeErrs(t, seedSynthetic, tc.sets...); findErr(errs, "engine.cuda_graphs", tc.frag) == nil {
+			t.Errorf("%v: want engine.cuda_graphs: %q, got\n%v", tc.sets, tc.frag, errs)
+		}
+	}
+}
+
 // router.seed: unset it is the default 42 and left out of the JSON encoding (so a config without
 // it keeps its point ID); set under kv_router or random it is its value, the largest uint64
 // included.

@@ -607,6 +607,10 @@ func (v *validator) engine(e *Engine) {
 		v.errorf(p+".overlap_scheduling", "true does not run with engine.speculation (n-gram drafting): SGLang turns its overlap scheduler off "+
 			"and vLLM's asynchronous scheduling refuses n-gram drafting; remove one of the two")
 	}
+	if e.CUDAGraphs == CUDAGraphsPiecewise && e.Backend != BackendVLLM {
+		v.errorf(p+".cuda_graphs", "piecewise is vLLM's cudagraph_mode PIECEWISE; the %s backend captures whole decode passes: "+
+			"remove it, or set it to full", e.Backend)
+	}
 	if e.KVTransfer != nil && e.Mode == ModeAggregated {
 		v.errorf(p+".kv_transfer", "aggregated mode rejects kv_transfer: remove it, or set engine.mode: disaggregated")
 	}

@@ -18,10 +18,12 @@ package timing
 // its own Hardware.GEMMFraction of its format, all from the kernel tables, then rounded to two
 // significant digits (2026-12-06; 150 validations from the previous factors).
 // Those rows are the file's only ones whose benchmark is published; the other 563 rows (an
-// unpublished harness) take no part. In sample the factors score TTFT MAPE 12.9 %, TPOT MAPE
-// 6.0 % and decision regret 10.4 % on the 309 rows; left out by GPU (each GPU's rows predicted
-// with factors fitted on the other GPU's rows only) 17.7 %, 9.7 % and 18.3 %: docs/validation.md
-// gives these per fold.
+// unpublished harness) take no part. The fit ran the H100 rows with whole decode graphs; run
+// with the piecewise graphs their vLLM release used (PiecewiseGraphLayerUs, 2026-12-07), in sample
+// the factors score TTFT MAPE 12.9 %, TPOT MAPE 5.7 % and decision regret 8.8 % on the 309 rows
+// (12.9 %, 6.0 % and 10.4 % before); left out by GPU (each GPU's rows predicted with factors
+// fitted on the other GPU's rows only) 25.1 %, 7.3 % and 20.3 % (17.7 %, 9.7 % and 18.3 %
+// before): docs/validation.md gives these per fold.
 //
 // What each stands for: GEMMs reach 73 % of the dense tensor peak of their format on a GPU
 // whose kernels reach the median share of that format's peak (Pooled…GEMMFraction; H100's FP8

@@ -94,7 +94,8 @@ type OpLevel struct {
 	hiddenBytes                float64 // h · 2 bytes: one token's activation
 	elementwiseMsPerToken      float64
 	overheadMs, seqOverheadMs  float64
-	overlap                    bool // the host time overlaps the GPU time (Overlapped)
+	overlap                    bool    // the host time overlaps the GPU time (Overlapped)
+	piecewiseMs                float64 // idle time of a decode-only pass's graph boundaries (Piecewise)
 	// sparse holds the MoE and MLA tables of a model with either (nil for a dense model).
 	sparse *sparseLayers
 	// Provider names the tables used, e.g. "op_level vllm gemm 0.24.0, attention 0.24.0, custom
@@ -277,7 +278,7 @@ func (ol *OpLevel) PassMs(b *Batch) float64 {
 		if ol.send != nil && tm > 0 {
 			ms += (ol.pipeline - 1) * ol.send.Latency(tm*ol.hiddenBytes)
 		}
-		return ol.hostOverlap(ms)
+		return ol.hostOverlap(ms, b)
 	}
 	layer := ol.qkv.at(tm) + ol.o.at(tm) + ol.gateUp.at(tm) + ol.down.at(tm) + tm*ol.elementwiseMsPerToken
 	if r := float64(b.PrefillRequests); r > 0 {
@@ -296,17 +297,28 @@ func (ol *OpLevel) PassMs(b *Batch) float64 {
 	if ol.send != nil && tm > 0 {
 		ms += (ol.pipeline - 1) * ol.send.Latency(tm*ol.hiddenBytes)
 	}
-	return ol.hostOverlap(ms)
+	return ol.hostOverlap(ms, b)
 }
 
-// hostOverlap is the pass of ms milliseconds under Overlapped: its host part, PassOverheadMs,
-// hidden behind the rest (overlapHost); the per-sequence time stays on the critical path, as for
-// Roofline. ms unchanged without overlap.
-func (ol *OpLevel) hostOverlap(ms float64) float64 {
+// hostOverlap is the pass b of ms milliseconds, with Piecewise's boundaries when b decodes only,
+// under Overlapped: its host part, PassOverheadMs, hidden behind the rest (overlapHost); the
+// per-sequence time stays on the critical path, as for Roofline. ms unchanged without either.
+func (ol *OpLevel) hostOverlap(ms float64, b *Batch) float64 {
+	if b.PrefillRequests == 0 {
+		ms += ol.piecewiseMs
+	}
 	if !ol.overlap {
 		return ms
 	}
 	return overlapHost(ms, ol.overheadMs)
+}
+
+// Piecewise returns a copy of ol for an engine that captures decode passes in piecewise CUDA
+// graphs (config.Engine.CUDAGraphs), as Roofline.Piecewise. ol is unchanged.
+func (ol *OpLevel) Piecewise() *OpLevel {
+	c := *ol
+	c.piecewiseMs = ol.layers * PiecewiseGraphLayerUs / 1000
+	return &c
 }
 
 // Overlapped returns a copy of ol for an engine that overlaps scheduling with the GPU

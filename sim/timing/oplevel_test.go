@@ -82,6 +82,10 @@ func TestOpLevelPassFromTableValues(t *testing.T) {
 	if got := ol.PassMs(b); math.Abs(got-(2*layer+0.21803822782304552+0.435)) > 1e-12 {
 		t.Errorf("Overlapped changed the original: pass %.15g ms", got)
 	}
+	// Piecewise: the decode pass idles 7 µs at each of its 2 layers' graph boundaries.
+	if got := ol.Piecewise().PassMs(b); math.Abs(got-(want+0.014)) > 1e-12 {
+		t.Errorf("piecewise pass %.15g ms, want %.15g", got, want+0.014)
+	}
 }
 
 // Tensor parallelism adds two all-reduces per layer (the backend's custom all-reduce) and

@@ -437,6 +437,36 @@ func TestRooflineDrafts(t *testing.T) {
 	}
 }
 
+// TestPiecewiseGraphs pins Piecewise: a pass without prefill tokens idles PiecewiseGraphLayerUs
+// per layer at the graph boundaries (tiny model: 2 layers, 0.014 ms), on the GPU's critical
+// path, so overlap scheduling does not hide it; a pass with prefill tokens runs without graphs
+// in either mode and is unchanged. r itself is unchanged.
+func TestPiecewiseGraphs(t *testing.T) {
+	e := ideal()
+	e.PassOverheadMs = 0.1
+	r := mustRoofline(t, tinyModel(), tinyGPU(), Precisions{Weights: BF16, KVCache: BF16}, Shape{Tensor: 1, Pipeline: 1}, e)
+	decode := &Batch{DecodeRequests: 4, DecodeSteps: 4, DecodeStepKVTokens: 400, SampledTokens: 4}
+	mixed := &Batch{PrefillRequests: 1, PrefillTokens: 100, PrefillAttentionPairs: 5050, SampledTokens: 5,
+		DecodeRequests: 4, DecodeSteps: 4, DecodeStepKVTokens: 400}
+	const boundaries = 2 * 7.0 / 1000
+	p := r.Piecewise()
+	if got, want := p.PassMs(decode), r.PassMs(decode)+boundaries; !near(got, want) {
+		t.Errorf("piecewise decode pass = %v ms, want %v", got, want)
+	}
+	if got, want := p.PassMs(mixed), r.PassMs(mixed); got != want {
+		t.Errorf("piecewise mixed pass = %v ms, want the full-graph %v", got, want)
+	}
+	if got, want := p.Overlapped().PassMs(decode), r.Overlapped().PassMs(decode)+boundaries; !near(got, want) {
+		t.Errorf("piecewise overlapped decode pass = %v ms, want %v", got, want)
+	}
+	if got := p.PassMs(&Batch{}); got != 0 {
+		t.Errorf("piecewise empty batch = %v, want 0", got)
+	}
+	if r.piecewiseMs != 0 {
+		t.Errorf("Piecewise changed the original: %v ms of boundaries", r.piecewiseMs)
+	}
+}
+
 // TestOverlappedHidesHostTime pins Overlapped: the host part of a pass (PassOverheadMs) runs
 // beside the rest (GPU time, the per-layer overhead and the per-sequence time, which stay on the
 // critical path), so a pass lasts the longer of the two. r itself is unchanged.
