@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -73,9 +74,16 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 	} else if !x.vllmBefore(0, 14) {
 		a = append(a, arg{"--no-async-scheduling", ""})
 	}
-	// Piecewise CUDA graphs are vLLM's default before 0.11 (whole decode graphs since).
-	if x.cfg.Engine.CUDAGraphs == config.CUDAGraphsPiecewise && !x.vllmBefore(0, 11) {
+	// engine.cuda_graphs: vLLM's default is PIECEWISE before 0.11 and FULL_AND_PIECEWISE (whole
+	// decode graphs) since, so each mode is written where it is not the release's default.
+	switch piecewise := x.cfg.Engine.CUDAGraphs == config.CUDAGraphsPiecewise; {
+	case piecewise && !x.vllmBefore(0, 11):
 		a = append(a, arg{"--compilation-config", `{"cudagraph_mode":"PIECEWISE"}`})
+	case !piecewise && x.vllmPatchBefore(0, 10, 2):
+		x.unsupported("engine.cuda_graphs", cmp.Or(x.cfg.Engine.CUDAGraphs, config.CUDAGraphsFull), "vLLM before 0.10.2 captures decode passes only in piecewise CUDA graphs; "+
+			"set engine.cuda_graphs: piecewise to price them, or a backend_version of 0.10.2 or later")
+	case !piecewise && x.vllmBefore(0, 11):
+		a = append(a, arg{"--compilation-config", `{"cudagraph_mode":"FULL_AND_PIECEWISE"}`})
 	}
 	if sp := x.cfg.Engine.Speculation; sp != nil && sp.Kind == config.SpeculationMTP {
 		x.unsupported("engine.speculation.kind", sp.Kind, "MTP drafting is not exported to any target; remove engine.speculation, or use kind ngram with target vllm")

@@ -129,6 +129,9 @@ func TestExportInexpressible(t *testing.T) {
 		{"old version", "vllm-agg", TargetVLLM, []string{"engine.backend_version=0.6.3"}, "engine.backend_version", "0.9 and later"},
 		{"async scheduling before vllm 0.10", "vllm-agg", TargetVLLM, []string{"engine.backend_version=0.9.2", "engine.overlap_scheduling=true"},
 			"engine.overlap_scheduling", "needs vLLM 0.10 or later"},
+		{"whole decode graphs before vllm 0.10.2", "vllm-agg", TargetVLLM, []string{"engine.backend_version=0.10.1"},
+			"engine.cuda_graphs", "full cannot be expressed for target vllm: vLLM before 0.10.2 captures decode passes only in piecewise CUDA graphs; " +
+				"set engine.cuda_graphs: piecewise to price them, or a backend_version of 0.10.2 or later"},
 		{"fp4 from bf16", "vllm-agg", TargetVLLM, []string{"engine.precision.weights=fp4"}, "engine.precision.weights",
 			"name a fp4 checkpoint as engine.model (e.g. one whose id ends in -FP4 or -NVFP4)"},
 		{"fp4 from fp8", "vllm-agg", TargetVLLM, []string{"engine.model=nvidia/Llama-3.1-8B-Instruct-FP8", "engine.precision.weights=fp4"},
@@ -261,11 +264,16 @@ func TestExportPrefillAndSpeculation(t *testing.T) {
 		{"vllm-agg", TargetVLLM, []string{"engine.backend_version=0.14.1"}, []string{"--no-async-scheduling"}, nil},
 		{"vllm-agg", TargetDynamo, []string{"engine.overlap_scheduling=true"}, []string{"--async-scheduling"}, []string{"--no-async-scheduling"}},
 		{"sglang-agg", TargetSGLang, []string{"engine.overlap_scheduling=false"}, []string{"--disable-overlap-schedule"}, nil},
-		// engine.cuda_graphs piecewise: vLLM's cudagraph_mode PIECEWISE, asked for from 0.11 (its
-		// default before); whole graphs (unset, full) write nothing.
+		// engine.cuda_graphs: vLLM's cudagraph_mode where it is not the release's default:
+		// PIECEWISE from 0.11, FULL_AND_PIECEWISE (whole decode graphs) on 0.10.2 to 0.10.x.
 		{"vllm-agg", TargetVLLM, []string{"engine.cuda_graphs=piecewise"}, []string{`--compilation-config '{"cudagraph_mode":"PIECEWISE"}'`}, nil},
 		{"vllm-agg", TargetVLLM, []string{"engine.cuda_graphs=piecewise", "engine.backend_version=0.10.2"}, nil, []string{"--compilation-config"}},
+		{"vllm-agg", TargetVLLM, []string{"engine.cuda_graphs=piecewise", "engine.backend_version=0.9.2"}, nil, []string{"--compilation-config"}},
 		{"vllm-agg", TargetVLLM, []string{"engine.cuda_graphs=full"}, nil, []string{"--compilation-config"}},
+		// Whole decode graphs on 0.10.2 to 0.10.x, whose default is PIECEWISE.
+		{"vllm-agg", TargetVLLM, []string{"engine.backend_version=0.10.2"}, []string{`--compilation-config '{"cudagraph_mode":"FULL_AND_PIECEWISE"}'`}, nil},
+		{"vllm-agg", TargetDynamo, []string{"engine.backend_version=v0.10.5"}, []string{"- --compilation-config\n", `- "{\"cudagraph_mode\":\"FULL_AND_PIECEWISE\"}"`}, nil},
+		{"vllm-agg", TargetVLLM, []string{"engine.backend_version=0.11.0"}, nil, []string{"--compilation-config"}},
 		{"sglang-agg", TargetSGLang, nil, nil, []string{"--disable-overlap-schedule"}},
 		// SGLang's chunked-prefill size and receive interval as simulated: a size above
 		// 16,384 raises --max-prefill-tokens with it; an interval of 0 or 1 is SGLang's default.

@@ -15,7 +15,11 @@ import (
 //     --kv-cache-dtype (auto, fp8), --quantization fp8, --max-model-len,
 //     --gpu-memory-utilization, --num-gpu-blocks-override, --kv-transfer-config; and, with
 //     engine.overlap_scheduling, --async-scheduling (0.10 and later, refused before) and
-//     --no-async-scheduling (written for 0.14 and later, whose default it overrides).
+//     --no-async-scheduling (written for 0.14 and later, whose default it overrides); and
+//     --compilation-config's cudagraph_mode (engine.cuda_graphs: PIECEWISE written for 0.11 and
+//     later, FULL_AND_PIECEWISE for 0.10.2 to 0.10.x, whose default is PIECEWISE; whole decode
+//     graphs refused before 0.10.2, the first release whose use of cudagraph_mode is published:
+//     InferenceX's B200 scripts of 2025-10 pass it to vllm/vllm-openai:v0.10.2).
 //   - SGLang 0.5: --tp-size, --pp-size, --dp-size with --enable-dp-attention, --ep-size,
 //     --max-running-requests, --chunked-prefill-size, --page-size, --disable-radix-cache,
 //     --kv-cache-dtype (auto, fp8_e4m3), --quantization fp8, --context-length,
@@ -72,6 +76,29 @@ func (x *exporter) checkVersion() {
 func (x *exporter) vllmBefore(major, minor int) bool {
 	ma, mi, ok := majorMinor(x.cfg.Engine.BackendVersion)
 	return ok && (ma < major || ma == major && mi < minor)
+}
+
+// vllmPatchBefore reports whether engine.backend_version names a vLLM release older than
+// major.minor.patch (a version without a patch number is read as .0); the latest (an unset
+// version) and an unreadable one (refused by checkVersion) are not.
+func (x *exporter) vllmPatchBefore(major, minor, patch int) bool {
+	v := x.cfg.Engine.BackendVersion
+	ma, mi, ok := majorMinor(v)
+	if !ok {
+		return false
+	}
+	if ma != major || mi != minor {
+		return ma < major || ma == major && mi < minor
+	}
+	p := 0
+	if parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3); len(parts) == 3 {
+		end := 0
+		for end < len(parts[2]) && parts[2][end] >= '0' && parts[2][end] <= '9' {
+			end++
+		}
+		p, _ = strconv.Atoi(parts[2][:end])
+	}
+	return p < patch
 }
 
 // majorMinor reads the leading MAJOR.MINOR of a version such as 0.11.0, v1.0.0rc3 or 0.5.1.post1.

@@ -162,7 +162,8 @@ const inferenceXLlama70BDate = "2025-10-29"
 //   - vLLM (vllm/vllm-openai:v0.10.2; benchmarks/70b_<fp8|fp4>_<gpu>_<docker|slurm>.sh):
 //     max-num-batched-tokens 8192, kv-cache-dtype fp8, async-scheduling true, prefix caching
 //     off, --gpu-memory-utilization 0.9, chunked prefill on (vLLM V1 always chunks);
-//     --max-num-seqs $CONC on H100 and H200, 512 on B200. The B200 scripts pass a compilation
+//     --max-num-seqs $CONC on H100 and H200, 512 on B200 (vLLM rows of another GPU are not
+//     tabulated). The B200 scripts pass a compilation
 //     config with cudagraph_mode FULL_DECODE_ONLY (decode passes captured whole); the H100 and
 //     H200 ones pass none, so vLLM 0.10.2's default PIECEWISE holds there and the rows set
 //     engine.cuda_graphs piecewise (timing.PiecewiseGraphLayerUs). On B200 the rows set
@@ -203,13 +204,17 @@ func InferenceXServerFlags(r Row, model string) (ServerFlags, bool) {
 		if r.Concurrency > 0 {
 			conc = fmt.Sprint(r.Concurrency)
 		}
-		if r.System == "b200_sxm" {
+		switch r.System {
+		case "b200_sxm":
 			f.MaxSequences, conc = 512, "512"
 			f.Attention = config.PrecisionBF16
 			f.Source += "; cudagraph_mode FULL_DECODE_ONLY; attention computed in BF16 over the FP8 KV cache (vLLM's FlashInfer backend on Blackwell before its FP8 query)"
-		} else {
+		case "h100_sxm", "h200_sxm":
 			f.PiecewiseGraphs = true
 			f.Source += "; no compilation config: vLLM 0.10.2's piecewise CUDA graphs"
+		default:
+			// The scripts of another GPU were not read.
+			return ServerFlags{}, false
 		}
 		f.Source = strings.Replace(f.Source, "$CONC", conc, 1)
 		return f, true

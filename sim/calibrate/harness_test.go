@@ -76,6 +76,11 @@ func TestInferenceXPlans(t *testing.T) {
 			t.Errorf("row %s: cuda_graphs %q, want %q", rows[i].ID, p.Config.Engine.CUDAGraphs, want)
 		}
 	}
+	// A vLLM row of a GPU whose scripts were not read has no tabulated flags.
+	gb := readIX(t, "g,vllm,meta-llama/Llama-3.1-70B,gb200,fp8,fp8,agg,1024,1024,8,8,4,100,8,inferencex,2025-10-29")
+	if f, ok := InferenceXServerFlags(gb[0], gb[0].Model); ok {
+		t.Errorf("GB200 vLLM row: flags %+v, want none", f)
+	}
 	for _, i := range []int{0, 1, 2} {
 		if p, _ := plan(i); p.Config.Engine.Precision.Attention != "" {
 			t.Errorf("row %s: attention %q, want auto (the KV cache's format)", rows[i].ID, p.Config.Engine.Precision.Attention)

@@ -474,7 +474,8 @@ type Engine struct {
 	// later, whose default cudagraph_mode FULL_AND_PIECEWISE captures decode passes whole, and
 	// vLLM's FULL_DECODE_ONLY), or piecewise (vLLM's PIECEWISE, its default through 0.10: attention
 	// runs between graphs, so every layer of a decode pass adds timing.PiecewiseGraphLayerUs of
-	// GPU idle time). vllm only. Passes with prefill tokens are priced alike in both modes.
+	// GPU idle time). vllm only. Passes with prefill tokens are priced alike in both modes
+	// (timing.Roofline.Piecewise says why).
 	CUDAGraphs string `yaml:"cuda_graphs,omitempty" enum:"full,piecewise" optional:"" json:",omitempty"`
 	// KVTransfer is disaggregated-only; nil when omitted: no bandwidth delay, and the default
 	// hand-off latency (KVTransfer.LatencyMs).

@@ -577,8 +577,11 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 // Piecewise returns a copy of r for an engine that captures its decode passes in piecewise CUDA
 // graphs (config.Engine.CUDAGraphs piecewise, vLLM's cudagraph_mode PIECEWISE): attention runs
 // outside the graphs, so a pass without prefill tokens adds L · PiecewiseGraphLayerUs of GPU idle
-// time at the boundaries. Passes with prefill tokens run without graphs under either mode and
-// are unchanged. r is unchanged.
+// time at the boundaries. Passes with prefill tokens are unchanged, a modelling choice: vLLM runs
+// them in piecewise graphs up to its capture size under PIECEWISE (and under FULL_AND_PIECEWISE)
+// and without graphs above it and under FULL_DECODE_ONLY, and their GPU work (hundreds of tokens
+// or more) outweighs the boundaries. The idle time is GPU time: overlap scheduling hides it only
+// when the host part of the pass is the longer. r is unchanged.
 func (r *Roofline) Piecewise() *Roofline {
 	c := *r
 	c.piecewiseMs = r.layers * PiecewiseGraphLayerUs / 1000
@@ -587,11 +590,12 @@ func (r *Roofline) Piecewise() *Roofline {
 
 // PiecewiseGraphLayerUs is the GPU idle time in µs per layer per decode pass of piecewise CUDA
 // graphs over one graph of the whole pass: a graph ends before each layer's attention, which
-// runs on its own, and the next starts after it. Measured by vLLM's maintainers on B200 with vLLM
-// 0.23.0 (vllm-project/vllm issue 47089, 2026-06-30): Qwen3-235B-A22B-Instruct-2507-FP8 under
+// runs on its own, and the next starts after it. From a vLLM contributor's benchmark on B200 with
+// vLLM 0.23.0 (vllm-project/vllm issue 47089, 2026-06-30): Qwen3-235B-A22B-Instruct-2507-FP8 under
 // expert parallelism 2 (94 layers), where a layer's GPU work outlasts its host work, so the gap
 // is the boundaries' alone: median TPOT 13.37 against 12.70 ms at batch 1, 23.93 against 22.38
-// at 16 and mean 30.22 against 29.56 at 128: 7.1, 16.5 and 7.0 µs per layer; the median, 7. On
+// at 16 and mean 30.22 against 29.56 at 128 (the issue's table gives the mean there): 7.1, 16.5
+// and 7.0 µs per layer; the median, 7.1, rounded to 7. On
 // small models, whose layers finish before the host launches the next, the same issue measured
 // ten times that (Qwen3-0.6B: 3.64 against 1.53 ms at batch 1 over 28 layers), which this
 // constant does not cover. Not fitted on any deployment.
