@@ -745,7 +745,13 @@ func (t *seedText) moves() string {
 			}
 		}
 		if k, x := largest(from, to, objHas, func(p SeedCheckPoint) float64 { return p.ObjectiveChange }); k >= 0 {
-			s = append(s, "objective values by "+atMost(x))
+			os := "objective values by " + atMost(x)
+			// The objective that moved the most, named where the move is not negligible: a
+			// scalar target's own metric may have moved far less than another objective.
+			if name, ok := t.movedMost(c.Points[k], x); ok && x > 0 && !tiny(x) {
+				os += fmt.Sprintf(" (%s of %s)", name, t.rank(c.Points[k].PointID, false))
+			}
+			s = append(s, os)
 		}
 		if k, x := largest(from, to, capHas, func(p SeedCheckPoint) float64 { return p.CapacityChange }); k >= 0 {
 			cs := "capacities by " + atMost(x)
@@ -775,6 +781,23 @@ func (t *seedText) moves() string {
 		out = append(out, part(c.AnswerPoints, len(c.Points), "the candidates'"))
 	}
 	return strings.Join(out, "; ")
+}
+
+// movedMost names the objective of p whose relative move under the moved seeds is change, p's
+// ObjectiveChange (its Settings.Objectives metric, e.g. p99_ttft_ms); false when p has no
+// objective values both times, when the settings name fewer objectives than p has, or when
+// change is the scalar target's score's move, which no objective made.
+func (t *seedText) movedMost(p SeedCheckPoint, change float64) (string, bool) {
+	objs := t.c.Settings.Objectives
+	if p.Objectives == nil || p.ObjectivesReseeded == nil || len(objs) < len(p.Objectives) {
+		return "", false
+	}
+	for k := range p.Objectives {
+		if relChange(p.Objectives[k], p.ObjectivesReseeded[k]) == change {
+			return objs[k].Metric, true
+		}
+	}
+	return "", false
 }
 
 // inconclusiveNames names, by rank and deployment, the points whose simulation under the moved

@@ -61,7 +61,7 @@ func TestSeedCheckHeld(t *testing.T) {
 	m.SeedCheck = c
 	got := SeedCheckText(rows, m, a, LabelsFor(rows), false)
 	want := "Seed check: the front's 2 entries and 1 candidate that could displace it, simulated again with every seed they " +
-		"draw from moved by 1: the front's objective values moved by at most 1 % and capacities by at most 2 % (#2, point b: 100 → 98); " +
+		"draw from moved by 1: the front's objective values moved by at most 1 % (output_throughput_tok_s of #1, point a) and capacities by at most 2 % (#2, point b: 100 → 98); " +
 		"the candidates' objective values moved by at most 0 % and capacities by at most 0 %; the front is the same."
 	if got != want {
 		t.Errorf("text\n%q\nwant\n%q", got, want)
@@ -236,7 +236,9 @@ func TestSeedCheckScalar(t *testing.T) {
 	for _, want := range []string{"Seed check: the best point and 1 candidate that could displace it",
 		"the best point's output_throughput_tok_s moved by 0 %, objective values by at most 0 % and capacities by at most 0 %",
 		"capacities by at most 10 % (#2, point c: 100 → 90)", "; the best point changed from #1, point a (1 GPU,", "to #2, point c (1 GPU,",
-		"capacity concurrency 100)"} {
+		"capacity concurrency 100)",
+		// The objective that moved the most is named (throughput 990 → 1005; cost per token unmoved).
+		"the candidates' objective values moved by at most 1.52 % (output_throughput_tok_s of #2, point c)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("text %q lacks %q", got, want)
 		}
