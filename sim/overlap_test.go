@@ -16,15 +16,8 @@ import (
 func TestOverlapSchedulingHidesHostTime(t *testing.T) {
 	run := func(opt Options, sets ...string) (tpot float64, provider string) {
 		t.Helper()
-		base := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.parallelism.replicas=1",
-			"traffic={source: {type: synthetic, input_tokens: 512, output_tokens: 33}, load: {type: concurrency, concurrency: 1}, stop: {requests: 1}}"}
-		res, err := Run(context.Background(), mustLoad(t, seedSynthetic, append(base, sets...)...), opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkConservation(t, res)
-		r := &res.Requests[0]
-		return (r.LastTokenMs - r.FirstTokenMs) / 32, res.TimingProvider
+		_, tpot, provider = loneRequest(t, opt, sets...)
+		return tpot, provider
 	}
 	e := timing.CalibratedEfficiency()
 	// The scheduling step hides; the per-sequence time stays on the critical path.
@@ -80,17 +73,11 @@ func TestOverlapSchedulingHidesHostTime(t *testing.T) {
 func TestSequenceOverheadFromTheConfig(t *testing.T) {
 	tpot := func(sets ...string) float64 {
 		t.Helper()
-		base := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.parallelism.replicas=1",
-			"traffic={source: {type: synthetic, input_tokens: 512, output_tokens: 33}, load: {type: concurrency, concurrency: 1}, stop: {requests: 1}}"}
-		res, err := Run(context.Background(), mustLoad(t, seedSynthetic, append(base, sets...)...), Options{})
-		if err != nil {
-			t.Fatal(err)
+		_, tpot, provider := loneRequest(t, Options{}, sets...)
+		if given := strings.Contains(strings.Join(sets, " "), "sequence_overhead_us"); given != strings.Contains(provider, ", 1000 µs per sequence") {
+			t.Errorf("%v: timing provider %q", sets, provider)
 		}
-		r := &res.Requests[0]
-		if given := strings.Contains(strings.Join(sets, " "), "sequence_overhead_us"); given != strings.Contains(res.TimingProvider, ", 1000 µs per sequence") {
-			t.Errorf("%v: timing provider %q", sets, res.TimingProvider)
-		}
-		return (r.LastTokenMs - r.FirstTokenMs) / 32
+		return tpot
 	}
 	want := (1000 - timing.CalibratedEfficiency().SequenceOverheadUs) / 1000
 	for _, overlap := range []string{"false", "true"} {
@@ -109,15 +96,7 @@ func TestSequenceOverheadFromTheConfig(t *testing.T) {
 func TestPiecewiseGraphsSlowDecodePasses(t *testing.T) {
 	run := func(sets ...string) (ttft, tpot float64, provider string) {
 		t.Helper()
-		base := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.parallelism.replicas=1",
-			"traffic={source: {type: synthetic, input_tokens: 512, output_tokens: 33}, load: {type: concurrency, concurrency: 1}, stop: {requests: 1}}"}
-		res, err := Run(context.Background(), mustLoad(t, seedSynthetic, append(base, sets...)...), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkConservation(t, res)
-		r := &res.Requests[0]
-		return r.FirstTokenMs - r.ArrivalMs, (r.LastTokenMs - r.FirstTokenMs) / 32, res.TimingProvider
+		return loneRequest(t, Options{}, sets...)
 	}
 	const boundaries = 32 * timing.PiecewiseGraphLayerUs / 1000
 	for _, overlap := range []string{"false", "true"} {
@@ -133,4 +112,20 @@ func TestPiecewiseGraphsSlowDecodePasses(t *testing.T) {
 			t.Errorf("providers %q and %q", p1, p2)
 		}
 	}
+}
+
+// loneRequest runs one request of 512 prompt and 33 output tokens alone on one replica of the
+// seed config under default timing, with sets applied, and returns its TTFT and TPOT in ms (the
+// mean of its 32 gaps) and the run's timing provider; tokens must be conserved.
+func loneRequest(t *testing.T, opt Options, sets ...string) (ttft, tpot float64, provider string) {
+	t.Helper()
+	base := []string{"engine.workers.aggregated.timing={type: default}", "engine.workers.aggregated.parallelism.replicas=1",
+		"traffic={source: {type: synthetic, input_tokens: 512, output_tokens: 33}, load: {type: concurrency, concurrency: 1}, stop: {requests: 1}}"}
+	res, err := Run(context.Background(), mustLoad(t, seedSynthetic, append(base, sets...)...), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConservation(t, res)
+	r := &res.Requests[0]
+	return r.FirstTokenMs - r.ArrivalMs, (r.LastTokenMs - r.FirstTokenMs) / 32, res.TimingProvider
 }
