@@ -744,11 +744,12 @@ func (t *seedText) moves() string {
 				s = append(s, fmt.Sprintf("%s by %s", metric.Metric, pct(x)))
 			}
 		}
-		if k, x := largest(from, to, objHas, func(p SeedCheckPoint) float64 { return p.ObjectiveChange }); k >= 0 {
+		// The objectives' own moves (ObjectiveChange folds in a scalar target's score, reported
+		// above), the one that moved the most named where the move is not negligible: a scalar
+		// target's own metric may have moved far less than another objective.
+		if k, x := largest(from, to, objHas, objectivesMove); k >= 0 {
 			os := "objective values by " + atMost(x)
-			// The objective that moved the most, named where the move is not negligible: a
-			// scalar target's own metric may have moved far less than another objective.
-			if name, ok := t.movedMost(c.Points[k], x); ok && x > 0 && !tiny(x) {
+			if name, ok := t.movedMost(c.Points[k]); ok && x > 0 && !tiny(x) {
 				os += fmt.Sprintf(" (%s of %s)", name, t.rank(c.Points[k].PointID, false))
 			}
 			s = append(s, os)
@@ -783,21 +784,33 @@ func (t *seedText) moves() string {
 	return strings.Join(out, "; ")
 }
 
-// movedMost names the objective of p whose relative move under the moved seeds is change, p's
-// ObjectiveChange (its Settings.Objectives metric, e.g. p99_ttft_ms); false when p has no
-// objective values both times, when the settings name fewer objectives than p has, or when
-// change is the scalar target's score's move, which no objective made.
-func (t *seedText) movedMost(p SeedCheckPoint, change float64) (string, bool) {
-	objs := t.c.Settings.Objectives
-	if p.Objectives == nil || p.ObjectivesReseeded == nil || len(objs) < len(p.Objectives) {
-		return "", false
-	}
-	for k := range p.Objectives {
-		if relChange(p.Objectives[k], p.ObjectivesReseeded[k]) == change {
-			return objs[k].Metric, true
+// objectivesMove is the largest relative move |after / before − 1| of p's objective values
+// (not its scalar score's, which ObjectiveChange also covers); 0 without values both times.
+func objectivesMove(p SeedCheckPoint) float64 {
+	m := 0.0
+	if p.Objectives != nil && p.ObjectivesReseeded != nil {
+		for k := range p.Objectives {
+			m = max(m, relChange(p.Objectives[k], p.ObjectivesReseeded[k]))
 		}
 	}
-	return "", false
+	return m
+}
+
+// movedMost names the objective of p that moved the most under the moved seeds (its
+// Settings.Objectives metric, e.g. p99_ttft_ms; the first of equal moves); false when p has no
+// objective values both times or the settings name fewer objectives than p has.
+func (t *seedText) movedMost(p SeedCheckPoint) (string, bool) {
+	objs := t.c.Settings.Objectives
+	if p.Objectives == nil || p.ObjectivesReseeded == nil || len(objs) < len(p.Objectives) || len(p.Objectives) == 0 {
+		return "", false
+	}
+	at, best := 0, -1.0
+	for k := range p.Objectives {
+		if d := relChange(p.Objectives[k], p.ObjectivesReseeded[k]); d > best {
+			at, best = k, d
+		}
+	}
+	return objs[at].Metric, true
 }
 
 // inconclusiveNames names, by rank and deployment, the points whose simulation under the moved

@@ -243,6 +243,23 @@ func TestSeedCheckScalar(t *testing.T) {
 			t.Errorf("text %q lacks %q", got, want)
 		}
 	}
+	// A target outside the objectives: its score's 1.52 % move is reported as the target's, and
+	// the objective values (cost per token alone, unmoved) are not said to have moved with it.
+	costOnly := optimization.Settings{Target: optimization.TargetThroughput, Objectives: seedObjectives[1:]}
+	a, err = Analyze(rows, costOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, answer, _ = SeedCheckPoints(rows, a, m)
+	c, err = NewSeedCheck(rows, a, idx, map[string]Row{"a": rows[0], "c": nearTieRow("c", 90, 104, 1005, 0.09)}, answer, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SeedCheck, m.Settings = c, a.Settings
+	got = SeedCheckText(rows, m, a, LabelsFor(rows), false)
+	if !strings.Contains(got, "the candidates' objective values moved by at most 0 %") || strings.Contains(got, "objective values moved by at most 1.52 %") {
+		t.Errorf("text %q: want the candidates' objective values at most 0 %%, the score's move apart", got)
+	}
 }
 
 func TestSeedCheckPointsBound(t *testing.T) {
