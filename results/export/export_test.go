@@ -501,3 +501,29 @@ func TestTrimFloat(t *testing.T) {
 		}
 	}
 }
+
+// versionParts reads the leading digits of MAJOR, MINOR and PATCH (0 when the patch is missing
+// or not numeric); vllmPatchBefore compares all three, an unset or unreadable version being no
+// older than any.
+func TestVersionParts(t *testing.T) {
+	for _, c := range []struct {
+		v                   string
+		major, minor, patch int
+		ok                  bool
+	}{
+		{"0.10.2", 0, 10, 2, true}, {"v0.10.5", 0, 10, 5, true}, {"0.10", 0, 10, 0, true},
+		{"1.0.0rc3", 1, 0, 0, true}, {"0.5.1.post1", 0, 5, 1, true}, {"0.10.post1", 0, 10, 0, true},
+		{"0.10.x", 0, 10, 0, true}, {"latest", 0, 0, 0, false}, {"", 0, 0, 0, false}, {".1.2", 0, 0, 0, false},
+	} {
+		ma, mi, pa, ok := versionParts(c.v)
+		if ok != c.ok || ok && (ma != c.major || mi != c.minor || pa != c.patch) {
+			t.Errorf("versionParts(%q) = %d, %d, %d, %v; want %d, %d, %d, %v", c.v, ma, mi, pa, ok, c.major, c.minor, c.patch, c.ok)
+		}
+	}
+	for v, want := range map[string]bool{"0.10.1": true, "0.10": true, "0.9.9": true, "0.10.2": false, "0.10.3": false, "0.11.0": false, "": false} {
+		x := &exporter{cfg: &config.Config{Engine: config.Engine{BackendVersion: v}}}
+		if got := x.vllmPatchBefore(0, 10, 2); got != want {
+			t.Errorf("%q before 0.10.2: %v, want %v", v, got, want)
+		}
+	}
+}

@@ -73,39 +73,28 @@ func (x *exporter) checkVersion() {
 // vllmBefore reports whether engine.backend_version names a vLLM release older than
 // major.minor; the latest (an unset version) and an unreadable one (refused by checkVersion)
 // are not.
-func (x *exporter) vllmBefore(major, minor int) bool {
-	ma, mi, ok := majorMinor(x.cfg.Engine.BackendVersion)
-	return ok && (ma < major || ma == major && mi < minor)
-}
+func (x *exporter) vllmBefore(major, minor int) bool { return x.vllmPatchBefore(major, minor, 0) }
 
-// vllmPatchBefore reports whether engine.backend_version names a vLLM release older than
-// major.minor.patch (a version without a patch number is read as .0); the latest (an unset
-// version) and an unreadable one (refused by checkVersion) are not.
+// vllmPatchBefore is vllmBefore to the patch: older than major.minor.patch (a version without a
+// patch number reads as .0).
 func (x *exporter) vllmPatchBefore(major, minor, patch int) bool {
-	v := x.cfg.Engine.BackendVersion
-	ma, mi, ok := majorMinor(v)
-	if !ok {
-		return false
-	}
-	if ma != major || mi != minor {
-		return ma < major || ma == major && mi < minor
-	}
-	p := 0
-	if parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3); len(parts) == 3 {
-		end := 0
-		for end < len(parts[2]) && parts[2][end] >= '0' && parts[2][end] <= '9' {
-			end++
-		}
-		p, _ = strconv.Atoi(parts[2][:end])
-	}
-	return p < patch
+	ma, mi, pa, ok := versionParts(x.cfg.Engine.BackendVersion)
+	return ok && (ma < major || ma == major && (mi < minor || mi == minor && pa < patch))
 }
 
 // majorMinor reads the leading MAJOR.MINOR of a version such as 0.11.0, v1.0.0rc3 or 0.5.1.post1.
 func majorMinor(v string) (major, minor int, ok bool) {
+	major, minor, _, ok = versionParts(v)
+	return major, minor, ok
+}
+
+// versionParts reads the leading MAJOR.MINOR and the PATCH number after them of a version such
+// as 0.11.0, v1.0.0rc3 or 0.5.1.post1 (the leading digits of each part; a missing or non-numeric
+// patch reads as 0); ok is false without a numeric major and minor.
+func versionParts(v string) (major, minor, patch int, ok bool) {
 	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
 	if len(parts) < 2 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	num := func(s string) (int, bool) {
 		end := 0
@@ -117,5 +106,8 @@ func majorMinor(v string) (major, minor int, ok bool) {
 	}
 	major, ok1 := num(parts[0])
 	minor, ok2 := num(parts[1])
-	return major, minor, ok1 && ok2 && len(parts[0]) > 0
+	if len(parts) == 3 {
+		patch, _ = num(parts[2])
+	}
+	return major, minor, patch, ok1 && ok2 && len(parts[0]) > 0
 }
