@@ -30,6 +30,9 @@ type rowsOptions struct {
 	Columns []string
 	// Front keeps only the rows of the Pareto front (pareto.json's points and their ties).
 	Front bool
+	// Table is the table printed: results (results.parquet, one row per point) or probes
+	// (probes.parquet, one row per capacity-search probe).
+	Table string
 	// columnsSet says --columns was given (an empty value is then refused, not read as all).
 	columnsSet bool
 }
@@ -40,14 +43,25 @@ const (
 	rowsJSONL = "jsonl"
 )
 
+// The values of rows --table.
+const (
+	rowsTableResults = "results"
+	rowsTableProbes  = "probes"
+)
+
 func newRowsCmd(io ioStreams) *cobra.Command {
 	opts := &rowsOptions{}
 	cmd := &cobra.Command{
-		Use:   "rows --results DIR [--format csv|jsonl] [--columns a,b,...] [--front]",
-		Short: "Print results.parquet's rows as CSV or JSON lines, for tools without a Parquet reader",
+		Use:   "rows --results DIR [--table results|probes] [--format csv|jsonl] [--columns a,b,...] [--front]",
+		Short: "Print results.parquet's rows (or probes.parquet's) as CSV or JSON lines, for tools without a Parquet reader",
 		Long: `Print the rows of DIR/results.parquet on stdout, in the file's row order (point order):
 as CSV with a header line (--format csv, the default), or as one JSON object per line
 (--format jsonl). Columns come in the file's order, or in the order --columns names them.
+
+--table probes prints DIR/probes.parquet instead, which a sweep under
+optimization.capacity_search writes: one row per probe (simulation) of every point's search, in
+the file's order (each point's probes in the order they ran). --front then keeps the probes of
+the front's points, point by point in the front's order.
 
 --front keeps only the points of the Pareto front that DIR/pareto.json records (with the
 points tied to them, from pareto_ties.parquet when pareto.json lists only the first ones), in
@@ -81,30 +95,51 @@ JSON lines, where the two differ.`,
 	f.StringVar(&opts.Format, "format", rowsCSV, "stdout format: csv (a header line, then one line per row) or jsonl (one JSON object per row)")
 	f.StringSliceVar(&opts.Columns, "columns", nil, "the columns to print, in this order (default: every column, in file order)")
 	f.BoolVar(&opts.Front, "front", false, "print only the rows of the Pareto front (pareto.json)")
+	f.StringVar(&opts.Table, "table", rowsTableResults, "the table to print: results (results.parquet, a row per point) or probes (probes.parquet, a row per capacity-search probe)")
 	mustDirname(cmd, "results")
 	mustComplete(cmd, "format", fixed(rowsCSV+"\ta header line, then one line per row", rowsJSONL+"\tone JSON object per row"))
+	mustComplete(cmd, "table", fixed(rowsTableResults+"\tresults.parquet: a row per point", rowsTableProbes+"\tprobes.parquet: a row per capacity-search probe"))
 	mustComplete(cmd, "columns", completeColumns)
 	return cmd
 }
 
-// completeColumns completes --columns with results.parquet's column names.
-func completeColumns(_ *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+// completeColumns completes --columns with the column names of the --table given
+// (results.parquet's by default).
+func completeColumns(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	var names []cobra.Completion
-	for _, c := range results.Columns() {
-		names = append(names, c.Name)
+	if table, _ := cmd.Flags().GetString("table"); table == rowsTableProbes {
+		for _, name := range probeColumnNames() {
+			names = append(names, name)
+		}
+	} else {
+		for _, c := range results.Columns() {
+			names = append(names, c.Name)
+		}
 	}
 	return names, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+// probeColumnNames are probes.parquet's column names, in file order (results.ProbeRow's).
+func probeColumnNames() []string {
+	return results.ColumnNames(parquet.SchemaOf(results.ProbeRow{}))
 }
 
 func runRows(io ioStreams, opts *rowsOptions) error {
 	if opts.Format != rowsCSV && opts.Format != rowsJSONL {
 		return &usageError{fmt.Errorf("--format must be csv or jsonl, got %q", opts.Format)}
 	}
+	if opts.Table != rowsTableResults && opts.Table != rowsTableProbes {
+		return &usageError{fmt.Errorf("--table must be results or probes, got %q", opts.Table)}
+	}
 	if opts.ResultsDir == "" {
 		return &usageError{errors.New("--results is required: a sweep's output directory")}
 	}
 	path := filepath.Join(opts.ResultsDir, results.ParquetFile)
-	t, err := openResultsTable(opts.ResultsDir, path)
+	open := openResultsTable
+	if opts.Table == rowsTableProbes {
+		path, open = filepath.Join(opts.ResultsDir, results.ProbesFile), openProbesTable
+	}
+	t, err := open(opts.ResultsDir, path)
 	if err != nil {
 		return err
 	}
@@ -207,8 +242,8 @@ func writeRows(w io.Writer, t *table, cols []int, keep map[string]int, asCSV boo
 			}
 		}
 		slices.Sort(missing)
-		return &usageError{fmt.Errorf("the front names point %s, which the table does not hold (%d such): pareto.json is stale or of another sweep; "+
-			"run servesweep report --overwrite on the sweep's directory to rewrite it", missing[0], len(missing))}
+		return &usageError{fmt.Errorf("the front names point %s, which %s does not hold (%d such): pareto.json is stale or of another sweep; "+
+			"run servesweep report --overwrite on the sweep's directory to rewrite it", missing[0], t.file, len(missing))}
 	}
 	slices.SortStableFunc(held, func(a, b ranked) int { return a.rank - b.rank })
 	if keep != nil {
@@ -244,12 +279,8 @@ func frontFilter(opts *rowsOptions, t *table, path string) (map[string]int, erro
 // table is a usage error that says what dir is instead (a file, a sharded sweep's output to
 // merge first, or no sweep's).
 func openResultsTable(dir, path string) (*table, error) {
-	switch st, err := os.Stat(dir); {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, &usageError{fmt.Errorf("--results %s does not exist; give a sweep's output directory", dir)}
-	case err == nil && !st.IsDir():
-		return nil, &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory (the folder that holds %s)",
-			dir, results.ParquetFile)}
+	if err := checkSweepDir(dir); err != nil {
+		return nil, err
 	}
 	t, err := openTable(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -265,6 +296,48 @@ func openResultsTable(dir, path string) (*table, error) {
 			dir, path, msg, results.ParquetFile)}
 	}
 	return t, nil
+}
+
+// openProbesTable opens the probes table at path in the sweep output directory dir (rows
+// --table probes). A missing table is a usage error that says why: the sweep ran no capacity
+// search (its results.parquet is there), or what dir is instead (missingResults); so is another
+// Parquet table in its place.
+func openProbesTable(dir, path string) (*table, error) {
+	if err := checkSweepDir(dir); err != nil {
+		return nil, err
+	}
+	t, err := openTable(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Stat(filepath.Join(dir, results.ParquetFile)); serr == nil {
+			return nil, &usageError{fmt.Errorf("--results %s has no %s: its sweep ran no capacity search "+
+				"(optimization.capacity_search writes a row per probe); --table results prints its points", dir, results.ProbesFile)}
+		}
+		return nil, missingResults(dir)
+	}
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("--results %s: %w", dir, err)}
+	}
+	for _, c := range []string{"point_id", "probe_index"} {
+		if _, ok := t.index[c]; !ok {
+			t.f.Close()
+			return nil, &usageError{fmt.Errorf("--results %s: %s has no %s column: not a probes table servesweep sweep wrote",
+				dir, path, c)}
+		}
+	}
+	return t, nil
+}
+
+// checkSweepDir is the usage error for a --results dir that does not exist or is a file; nil
+// otherwise.
+func checkSweepDir(dir string) error {
+	switch st, err := os.Stat(dir); {
+	case errors.Is(err, os.ErrNotExist):
+		return &usageError{fmt.Errorf("--results %s does not exist; give a sweep's output directory", dir)}
+	case err == nil && !st.IsDir():
+		return &usageError{fmt.Errorf("--results %s is a file; give a sweep's output directory (the folder that holds %s)",
+			dir, results.ParquetFile)}
+	}
+	return nil
 }
 
 // missingResults is the usage error for a --results directory dir without results.parquet, saying
@@ -289,6 +362,7 @@ func missingResults(dir string) error {
 // table is a flat Parquet file opened for reading its rows as values.
 type table struct {
 	f     *os.File
+	file  string // the file's base name, for messages
 	pf    *parquet.File
 	names []string       // leaf column names, in file order
 	index map[string]int // column name → position in names
@@ -314,7 +388,7 @@ func openTable(path string) (*table, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is not a readable Parquet file: %v", path, err)
 	}
-	t := &table{f: f, pf: pf, index: map[string]int{}}
+	t := &table{f: f, file: filepath.Base(path), pf: pf, index: map[string]int{}}
 	t.names = results.ColumnNames(pf.Schema())
 	for i, name := range t.names {
 		t.index[name] = i
@@ -355,8 +429,8 @@ func (t *table) pick(given []string) ([]int, error) {
 		cols = append(cols, i)
 	}
 	if len(unknown) > 0 {
-		return nil, &usageError{fmt.Errorf("--columns: no column %s in results.parquet; its columns are: %s",
-			strings.Join(unknown, ", "), strings.Join(t.names, ", "))}
+		return nil, &usageError{fmt.Errorf("--columns: no column %s in %s; its columns are: %s",
+			strings.Join(unknown, ", "), t.file, strings.Join(t.names, ", "))}
 	}
 	return cols, nil
 }

@@ -231,7 +231,7 @@ func TestRowsFrontRefusesAStalePareto(t *testing.T) {
 	write()
 	var out, errb strings.Builder
 	if code := run(context.Background(), []string{"rows", "--results", dir, "--front"}, ioStreams{Out: &out, Err: &errb}); code != exitConfigError ||
-		!strings.Contains(errb.String(), "the front names point deadbeef0000, which the table does not hold") || out.Len() != 0 {
+		!strings.Contains(errb.String(), "the front names point deadbeef0000, which results.parquet does not hold") || out.Len() != 0 {
 		t.Errorf("stale pareto.json: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 	delete(doc, "front")
@@ -411,4 +411,109 @@ func readParetoDoc(t *testing.T, dir string) (string, map[string]any) {
 		t.Fatal(err)
 	}
 	return path, doc
+}
+
+// --table probes prints probes.parquet: every probe the file holds, the values stored, its
+// columns in file order; with --front the probes of the front's points, point by point in the
+// front's order, each point's probes in the order they ran.
+func TestRowsProbes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	runOK(t, "sweep", "-q", "-c", "../../examples/sweep-small.yaml", "--output-dir", dir,
+		"--set", "traffic.load.concurrency=4", "--set", "evaluation.sla={ttft_ms: 2000, itl_ms: 100}",
+		"--set", "optimization.capacity_search={attainment: 0.9, min: 1, max: 64, relative_tolerance: 0.2, max_probes: 6}")
+	want, err := results.ReadProbes(filepath.Join(dir, results.ProbesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(runOK(t, "rows", "--results", dir, "--table", "probes"))).ReadAll()
+	if err != nil {
+		t.Fatalf("the CSV does not parse: %v", err)
+	}
+	names := probeColumnNames()
+	if !slices.Equal(recs[0], names) || !slices.Contains(names, "probe_index") || !slices.Contains(names, "meets_sla") {
+		t.Fatalf("header %v, want probes.parquet's columns %v", recs[0], names)
+	}
+	if len(recs)-1 != len(want) || len(want) < 4 {
+		t.Fatalf("%d records, probes.parquet holds %d probes (want 4 or more)", len(recs)-1, len(want))
+	}
+	col := func(name string) int { return slices.Index(names, name) }
+	for i, p := range want {
+		rec := recs[i+1]
+		load, err := strconv.ParseFloat(rec[col("load")], 64)
+		if rec[col("point_id")] != p.PointID || rec[col("probe_index")] != strconv.FormatInt(p.ProbeIndex, 10) ||
+			err != nil || load != p.Load || rec[col("meets_sla")] != strconv.FormatBool(p.MeetsSLA) {
+			t.Errorf("probe %d: point_id %q probe_index %q load %q meets_sla %q; want %s %d %v %v", i, rec[col("point_id")],
+				rec[col("probe_index")], rec[col("load")], rec[col("meets_sla")], p.PointID, p.ProbeIndex, p.Load, p.MeetsSLA)
+		}
+	}
+
+	var out, errb strings.Builder
+	if code := run(context.Background(), []string{"rows", "--results", dir, "--table", "probes", "--columns", "load,nope"}, ioStreams{Out: &out, Err: &errb}); code != exitConfigError ||
+		!strings.Contains(errb.String(), `no column "nope" in probes.parquet; its columns are: point_id, probe_index, load,`) {
+		t.Errorf("an unknown probe column: exit %d, %q", code, errb.String())
+	}
+
+	front := paretoOrder(t, dir)
+	var got []string // point_id per line, in order
+	next := map[string]int64{}
+	for _, l := range strings.Split(strings.TrimSpace(runOK(t, "rows", "--results", dir, "--table", "probes", "--front",
+		"--format", "jsonl", "--columns", "point_id,probe_index")), "\n") {
+		var m struct {
+			PointID    string `json:"point_id"`
+			ProbeIndex int64  `json:"probe_index"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.ProbeIndex != next[m.PointID] {
+			t.Errorf("point %s: probe %d printed where %d was next", m.PointID, m.ProbeIndex, next[m.PointID])
+		}
+		next[m.PointID]++
+		if len(got) == 0 || got[len(got)-1] != m.PointID {
+			got = append(got, m.PointID)
+		}
+	}
+	if len(front) == 0 || !slices.Equal(got, front) {
+		t.Errorf("--front printed the probes of %v, one run each; want pareto.json's front %v in its order", got, front)
+	}
+	for _, id := range front {
+		n := int64(0)
+		for _, p := range want {
+			if p.PointID == id {
+				n++
+			}
+		}
+		if next[id] != n {
+			t.Errorf("point %s: %d probes printed, probes.parquet holds %d", id, next[id], n)
+		}
+	}
+}
+
+// --table probes says why a directory has no probes table, and refuses another table in its place.
+func TestRowsProbesErrors(t *testing.T) {
+	dir := rowsSweep(t) // no capacity search
+	impostor := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(dir, results.ParquetFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(impostor, results.ProbesFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"rows", "--results", dir, "--table", "probes"}, "has no probes.parquet: its sweep ran no capacity search " +
+			"(optimization.capacity_search writes a row per probe); --table results prints its points"},
+		{[]string{"rows", "--results", dir, "--table", "probe"}, `--table must be results or probes, got "probe"`},
+		{[]string{"rows", "--results", t.TempDir(), "--table", "probes"}, "has no results.parquet; give a sweep's output directory"},
+		{[]string{"rows", "--results", impostor, "--table", "probes"}, "probes.parquet has no probe_index column: not a probes table servesweep sweep wrote"},
+	} {
+		var out, errb strings.Builder
+		code := run(context.Background(), c.args, ioStreams{Out: &out, Err: &errb})
+		if code != exitConfigError || !strings.Contains(errb.String(), c.want) || out.Len() > 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, out.String(), errb.String(), c.want)
+		}
+	}
 }
