@@ -2,6 +2,8 @@ package grid
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -1689,6 +1691,32 @@ func TestSpecHashCoversTheBuild(t *testing.T) {
 	x.Spec.Build = ""
 	if x.SpecHash() != unknown {
 		t.Error("an unknown build changed the hash")
+	}
+}
+
+// SpecIdentity lists what SpecHash hashes: the points' count and digest first, then exactly the
+// lines hashed after the points' own, so that two identities differ where two hashes do.
+func TestSpecIdentity(t *testing.T) {
+	x := expand(t, base)
+	x.Spec.Build = "abc"
+	id := x.SpecIdentity()
+	h := sha256.New()
+	h.Write([]byte("servesweep spec v1\n"))
+	pointsDigest := sha256.New()
+	for _, p := range x.Points {
+		h.Write([]byte("point " + p.ID + "\n"))
+		pointsDigest.Write([]byte("point " + p.ID + "\n"))
+	}
+	h.Write([]byte(strings.Join(id[1:], "\n") + "\n"))
+	if sum := h.Sum(nil); hex.EncodeToString(sum[:8]) != x.SpecHash() {
+		t.Errorf("the identity's lines %q do not hash to SpecHash %s", id, x.SpecHash())
+	}
+	sum := pointsDigest.Sum(nil)
+	if want := fmt.Sprintf("points %d %s", len(x.Points), hex.EncodeToString(sum[:8])); id[0] != want {
+		t.Errorf("first line %q, want %q", id[0], want)
+	}
+	if !slices.Contains(id, "build abc") || !slices.Contains(id, "target pareto") {
+		t.Errorf("identity %q lacks the build or the target", id)
 	}
 }
 

@@ -134,15 +134,41 @@ func (x *Expansion) SpecHash() string { return x.SpecHashWith(x.Spec.Optimizatio
 // database) and differs only in its settings, which `servesweep report` applies to the rows
 // without simulating them again.
 func (x *Expansion) SpecHashWith(s optimization.Settings) string {
-	// The points' lines are hashed as they are written (a million points' text is 19 MB); the
-	// text is the same.
 	h := sha256.New()
 	h.Write([]byte("servesweep spec v1\n"))
+	x.writePointLines(h)
+	h.Write([]byte(x.hashedSettings(s)))
+	sum := h.Sum(nil)
+	return hex.EncodeToString(sum[:8])
+}
+
+// SpecIdentity is what SpecHash covers, in lines a person can compare: "points N DIGEST" (the
+// selected points' count and 16 hex digits of the SHA-256 of their lines), then the lines of
+// the analysis settings, the performance database, the build, each trace file's digest, the
+// capacity search and the prices, as SpecHash hashes them (results.SpecChanges says what
+// differs between two). A sweep records it beside its journal (results.ClaimJournalSpec), so
+// that a resume under another hash can say what changed.
+func (x *Expansion) SpecIdentity() []string {
+	h := sha256.New()
+	x.writePointLines(h)
+	sum := h.Sum(nil)
+	lines := []string{fmt.Sprintf("points %d %s", len(x.Points), hex.EncodeToString(sum[:8]))}
+	return append(lines, strings.Split(strings.TrimSuffix(x.hashedSettings(x.Spec.Optimization.Settings()), "\n"), "\n")...)
+}
+
+// writePointLines writes the selected points' lines, "point ID" each, to w, as they are built (a
+// million points' text is 19 MB).
+func (x *Expansion) writePointLines(w io.Writer) {
 	var line []byte
 	for _, p := range x.Points {
 		line = append(append(append(line[:0], "point "...), p.ID...), '\n')
-		h.Write(line)
+		w.Write(line)
 	}
+}
+
+// hashedSettings is the text SpecHashWith hashes after the points' lines: the analysis
+// settings s and what else changes the rows, one line each.
+func (x *Expansion) hashedSettings(s optimization.Settings) string {
 	var b strings.Builder
 	writeSettings(&b, s)
 	// What changes the rows beyond the point configs: the capacity search and the prices (absent
@@ -174,9 +200,7 @@ func (x *Expansion) SpecHashWith(s optimization.Settings) string {
 			fmt.Fprintf(&b, "gpu_hour_usd %s %s\n", id, ftoa(c.GPUHourUSD[id]))
 		}
 	}
-	h.Write([]byte(b.String()))
-	sum := h.Sum(nil)
-	return hex.EncodeToString(sum[:8])
+	return b.String()
 }
 
 // writeSettings appends the canonical text of analysis settings to b.

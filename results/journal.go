@@ -428,24 +428,37 @@ const SpecSuffix = ".spec"
 type JournalSpecError struct {
 	// Path is the journal; Have is the spec hash it was written for, Want this sweep's.
 	Path, Have, Want string
+	// Changes says what differs between the two (SpecChanges); empty when the journal recorded
+	// no spec identity (written before servesweep recorded one) or none was given.
+	Changes []string
 }
 
-// Error names the journal and both spec hashes.
+// Error names the journal and both spec hashes, and what differs when known.
 func (e *JournalSpecError) Error() string {
-	return fmt.Sprintf("%s holds a sweep of another spec, of other contents of its trace files, or of this spec as another servesweep version expanded it (spec hash %s, this one %s): resuming would mix the two",
-		e.Path, e.Have, e.Want)
+	return fmt.Sprintf("%s holds a sweep of another spec, of other contents of its trace files, or of this spec as another servesweep version expanded it (spec hash %s, this one %s%s): resuming would mix the two",
+		e.Path, e.Have, e.Want, ChangesText(e.Changes))
+}
+
+// ChangesText is the text a refusal appends after its spec hashes for changes (SpecChanges):
+// "; what differs: " and the changes, or "" without any.
+func ChangesText(changes []string) string {
+	if len(changes) == 0 {
+		return ""
+	}
+	return "; what differs: " + strings.Join(changes, "; ")
 }
 
 // ClaimJournalSpec records that the journal at path belongs to the sweep of spec hash hash
-// (path+SpecSuffix), or checks that it does: a journal claimed by another hash is a
-// *JournalSpecError. A journal without the file (written before servesweep recorded it) is
-// claimed as it is.
-func ClaimJournalSpec(path, hash string) error {
-	data, err := config.ReadFile(path + SpecSuffix)
+// (path+SpecSuffix: the hash on its first line, then the spec's identity lines,
+// grid.Expansion.SpecIdentity), or checks that it does: a journal claimed by another hash is a
+// *JournalSpecError, which says what differs when both identities are known. A journal
+// without the file (written before servesweep recorded it) is claimed as it is.
+func ClaimJournalSpec(path, hash string, identity ...string) error {
+	have, haveIdentity, err := ReadJournalSpec(path)
 	switch {
 	case err == nil:
-		if have := strings.TrimSpace(string(data)); have != hash {
-			return &JournalSpecError{Path: path, Have: have, Want: hash}
+		if have != hash {
+			return &JournalSpecError{Path: path, Have: have, Want: hash, Changes: SpecChanges(haveIdentity, identity)}
 		}
 		return nil
 	case !errors.Is(err, os.ErrNotExist):
@@ -454,5 +467,132 @@ func ClaimJournalSpec(path, hash string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return WriteFileAtomic(path+SpecSuffix, []byte(hash+"\n"))
+	text := hash + "\n"
+	for _, l := range identity {
+		text += l + "\n"
+	}
+	return WriteFileAtomic(path+SpecSuffix, []byte(text))
+}
+
+// ReadJournalSpec reads the spec hash the journal at path was claimed for and the identity
+// lines recorded with it (none in a file written before servesweep recorded them). A missing
+// file is an error satisfying errors.Is(err, os.ErrNotExist).
+func ReadJournalSpec(path string) (hash string, identity []string, err error) {
+	data, err := config.ReadFile(path + SpecSuffix)
+	if err != nil {
+		return "", nil, err
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for _, l := range lines[1:] {
+		if l = strings.TrimSpace(l); l != "" {
+			identity = append(identity, l)
+		}
+	}
+	return strings.TrimSpace(lines[0]), identity, nil
+}
+
+// SpecChanges says, one phrase each, what differs between two spec identities
+// (grid.Expansion.SpecIdentity: have the recorded one, want this sweep's): the points, the
+// analysis settings, the performance database, the servesweep build, a trace file's contents,
+// the capacity search or the prices. Empty when either identity is unknown (nil) or they agree.
+func SpecChanges(have, want []string) []string {
+	if len(have) == 0 || len(want) == 0 {
+		return nil
+	}
+	parse := func(lines []string) (order []string, m map[string]string) {
+		m = map[string]string{}
+		for _, l := range lines {
+			k, v := specLineKey(l)
+			if _, ok := m[k]; !ok {
+				order = append(order, k)
+			} else {
+				v = m[k] + "\n" + v // several lines of one key (objectives) compare together
+			}
+			m[k] = v
+		}
+		return order, m
+	}
+	haveOrder, hm := parse(have)
+	wantOrder, wm := parse(want)
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range append(haveOrder, wantOrder...) {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		h, inHave := hm[k]
+		w, inWant := wm[k]
+		if inHave && inWant && h == w {
+			continue
+		}
+		out = append(out, specChange(k, h, w, inHave, inWant))
+	}
+	return out
+}
+
+// specSettingsKeys are the keys of the analysis settings' lines (grid's writeSettings).
+var specSettingsKeys = []string{"target", "objective", "gpus", "strict_sla", "min_goodput_rps"}
+
+// specLineKey splits an identity line into the key it is compared under and its value: a trace's
+// line ("trace PATH DIGEST") and a price's ("gpu_hour_usd GPU PRICE") are keyed by their file or
+// GPU, the analysis settings' lines all by "settings" (their value the whole line).
+func specLineKey(l string) (key, value string) {
+	k, v, _ := strings.Cut(l, " ")
+	switch {
+	case slices.Contains(specSettingsKeys, k):
+		return "settings", l
+	case k == "trace":
+		if i := strings.LastIndexByte(v, ' '); i >= 0 {
+			return "trace " + v[:i], v[i+1:]
+		}
+	case k == "gpu_hour_usd":
+		if g, price, ok := strings.Cut(v, " "); ok {
+			return "gpu_hour_usd " + g, price
+		}
+	}
+	return k, v
+}
+
+// specChange is the phrase for key k whose value was h (inHave) and is w (inWant).
+func specChange(k, h, w string, inHave, inWant bool) string {
+	was := func(what string) string {
+		switch {
+		case !inHave:
+			return what + " (none then, " + w + " now)"
+		case !inWant:
+			return what + " (" + h + " then, none now)"
+		}
+		return what + " (" + h + " then, " + w + " now)"
+	}
+	switch {
+	case k == "points":
+		hn, _, _ := strings.Cut(h, " ")
+		wn, _, _ := strings.Cut(w, " ")
+		if hn == wn {
+			return "the grid's points (" + hn + " then and now, not the same ones: the spec's engine, traffic or domain fields, " +
+				"or how this servesweep version expands them)"
+		}
+		return "the grid's points (" + hn + " then, " + wn + " now: the spec's domains, filters or fields, or how this servesweep version expands them)"
+	case k == "settings":
+		return "the analysis settings (optimization target, objectives, GPU bounds, strict SLA or minimum goodput)"
+	case k == "build":
+		return was("the servesweep build")
+	case k == "systems_dir":
+		return was("the performance database (systems_dir)")
+	case k == "capacity_search":
+		return was("optimization.capacity_search (attainment, min, max, relative_tolerance, max_probes)")
+	case strings.HasPrefix(k, "trace "):
+		p := strings.TrimPrefix(k, "trace ")
+		switch {
+		case !inHave:
+			return "trace file " + p + " (not read then)"
+		case !inWant:
+			return "trace file " + p + " (not read now)"
+		}
+		return "the contents of trace file " + p
+	case strings.HasPrefix(k, "gpu_hour_usd "):
+		return was("optimization.cost.gpu_hour_usd." + strings.TrimPrefix(k, "gpu_hour_usd "))
+	}
+	return was(k)
 }

@@ -897,3 +897,70 @@ func TestReadParquetRefusesAnotherTable(t *testing.T) {
 		t.Errorf("a results table: %d rows, %v", len(rows), err)
 	}
 }
+
+// SpecChanges names each part of two spec identities that differs, once, in the recorded
+// identity's order, and nothing when either is unknown or they agree.
+func TestSpecChanges(t *testing.T) {
+	have := []string{"points 3 aaaa", "target pareto", "objective max:x", "gpus 0 32", "build sha256:1",
+		"trace data/a b.jsonl d1", "trace old.jsonl d2", "gpu_hour_usd h100_sxm 2.5"}
+	want := []string{"points 2 bbbb", "target pareto", "objective max:y", "gpus 0 32", "build sha256:2",
+		"trace data/a b.jsonl d9", "trace new.jsonl d3", "capacity_search 0.99 1 4096 0.05 16", "gpu_hour_usd h100_sxm 3"}
+	got := SpecChanges(have, want)
+	wantChanges := []string{
+		"the grid's points (3 then, 2 now: the spec's domains, filters or fields, or how this servesweep version expands them)",
+		"the analysis settings (optimization target, objectives, GPU bounds, strict SLA or minimum goodput)",
+		"the servesweep build (sha256:1 then, sha256:2 now)",
+		"the contents of trace file data/a b.jsonl",
+		"trace file old.jsonl (not read now)",
+		"optimization.cost.gpu_hour_usd.h100_sxm (2.5 then, 3 now)",
+		"trace file new.jsonl (not read then)",
+		"optimization.capacity_search (attainment, min, max, relative_tolerance, max_probes) (none then, 0.99 1 4096 0.05 16 now)",
+	}
+	if !slices.Equal(got, wantChanges) {
+		t.Errorf("SpecChanges:\n%q\nwant\n%q", got, wantChanges)
+	}
+	if got := SpecChanges([]string{"points 3 aaaa"}, []string{"points 3 cccc"}); len(got) != 1 || !strings.HasPrefix(got[0], "the grid's points (3 then and now, not the same ones") {
+		t.Errorf("same count, other points: %q", got)
+	}
+	if got := SpecChanges(have, have); got != nil {
+		t.Errorf("equal identities: %q", got)
+	}
+	if got := SpecChanges(nil, want); got != nil {
+		t.Errorf("an unknown identity: %q", got)
+	}
+	if got := ChangesText(nil); got != "" {
+		t.Errorf("ChangesText(nil) = %q", got)
+	}
+}
+
+// A journal's claim records the spec's identity beside its hash; a claim under another hash says
+// what differs, and one over a file of the hash alone (an older servesweep's) just refuses.
+func TestClaimJournalSpecIdentity(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JournalFile)
+	if err := ClaimJournalSpec(path, "h1", "points 2 aaaa", "build b1"); err != nil {
+		t.Fatal(err)
+	}
+	if h, id, err := ReadJournalSpec(path); err != nil || h != "h1" || !slices.Equal(id, []string{"points 2 aaaa", "build b1"}) {
+		t.Fatalf("read back: %q %q %v", h, id, err)
+	}
+	if err := ClaimJournalSpec(path, "h1", "points 2 aaaa", "build b1"); err != nil {
+		t.Fatalf("the same spec again: %v", err)
+	}
+	var se *JournalSpecError
+	err := ClaimJournalSpec(path, "h2", "points 2 aaaa", "build b2")
+	if !errors.As(err, &se) || !slices.Equal(se.Changes, []string{"the servesweep build (b1 then, b2 now)"}) ||
+		!strings.Contains(err.Error(), "(spec hash h1, this one h2; what differs: the servesweep build (b1 then, b2 now)): resuming would mix the two") {
+		t.Fatalf("another build: %v", err)
+	}
+	old := filepath.Join(t.TempDir(), JournalFile)
+	if err := os.WriteFile(old+SpecSuffix, []byte("h1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = ClaimJournalSpec(old, "h2", "points 2 aaaa")
+	if !errors.As(err, &se) || se.Changes != nil || !strings.Contains(err.Error(), "(spec hash h1, this one h2): resuming") {
+		t.Fatalf("a hash-only spec file: %v", err)
+	}
+	if err := ClaimJournalSpec(old, "h1"); err != nil {
+		t.Fatalf("a hash-only spec file, same hash: %v", err)
+	}
+}

@@ -53,6 +53,9 @@ type DirError struct {
 	Names []string
 	// Hash is the spec hash found (Spec the spec's file name) and WantHash this sweep's.
 	Hash, WantHash, Spec string
+	// Changes says what differs between the two specs (results.SpecChanges; DirOtherSpec, when
+	// the directory's journal recorded its spec's identity).
+	Changes []string
 	// Count is the shard count found; Shard this shard; Own says Path is the shard's own part.
 	Count int
 	Shard grid.Shard
@@ -75,8 +78,8 @@ func (e *DirError) Error() string {
 	case DirBadManifest:
 		return fmt.Sprintf("%s cannot be resumed: %v", e.Dir, e.Err)
 	case DirOtherSpec:
-		return fmt.Sprintf("%s holds a sweep of another spec, of other contents of its trace files, or of this spec as another servesweep version expanded it (spec hash %s, this one %s): "+
-			"resuming would mix the two", e.Dir, e.Hash, e.WantHash)
+		return fmt.Sprintf("%s holds a sweep of another spec, of other contents of its trace files, or of this spec as another servesweep version expanded it (spec hash %s, this one %s%s): "+
+			"resuming would mix the two", e.Dir, e.Hash, e.WantHash, results.ChangesText(e.Changes))
 	case DirShardCount:
 		return fmt.Sprintf("%s holds shards of a sweep split into %d (%s), but this shard is %s, split into %d", e.Dir, e.Count, e.Path, e.Shard, e.Shard.Count)
 	case DirBadPart:
@@ -95,28 +98,29 @@ func (e *DirError) Error() string {
 // Unwrap returns the underlying cause.
 func (e *DirError) Unwrap() error { return e.Err }
 
-// PrepareDir readies dir for an unsharded sweep of spec hash specHash and claims its journal for
-// the spec (results.ClaimJournalSpec): a missing directory is created; a non-empty one must hold
+// PrepareDir readies dir for an unsharded sweep of spec hash specHash (and identity,
+// grid.Expansion.SpecIdentity, which a refusal compares with the directory's to say what differs)
+// and claims its journal for the spec (results.ClaimJournalSpec): a missing directory is created; a non-empty one must hold
 // a sweep journal of the same spec (the sweep resumes; its sweep.json, when present, carries the
 // spec hash) unless overwrite is set, which deletes the sweep's own files (and nothing else)
 // first. fresh says the journal is new (none before, or overwrite removed it). Errors: a
 // *DirError, a *results.JournalLockedError (overwrite while another process writes the journal),
 // a *results.JournalSpecError, or the file system's.
-func PrepareDir(dir string, overwrite bool, specHash string) (fresh bool, err error) {
-	if err := checkDir(dir, overwrite, specHash); err != nil {
+func PrepareDir(dir string, overwrite bool, specHash string, identity ...string) (fresh bool, err error) {
+	if err := checkDir(dir, overwrite, specHash, identity); err != nil {
 		return false, err
 	}
 	journal := filepath.Join(dir, results.JournalFile)
 	_, statErr := os.Stat(journal)
 	fresh = errors.Is(statErr, os.ErrNotExist)
-	if err := results.ClaimJournalSpec(journal, specHash); err != nil {
+	if err := results.ClaimJournalSpec(journal, specHash, identity...); err != nil {
 		return false, err
 	}
 	return fresh, nil
 }
 
 // checkDir is PrepareDir without the journal's claim.
-func checkDir(dir string, overwrite bool, specHash string) error {
+func checkDir(dir string, overwrite bool, specHash string, identity []string) error {
 	st, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -144,7 +148,7 @@ func checkDir(dir string, overwrite bool, specHash string) error {
 	for _, e := range entries {
 		switch e.Name() {
 		case results.JournalFile:
-			return checkResume(dir, specHash)
+			return checkResume(dir, specHash, identity)
 		case results.JournalFile + results.LockSuffix, results.JournalFile + results.SpecSuffix:
 			continue
 		}
@@ -158,9 +162,10 @@ func checkDir(dir string, overwrite bool, specHash string) error {
 }
 
 // checkResume checks that the sweep in dir, which holds a journal, may be resumed by a sweep of
-// spec hash specHash: its manifest, when present, is readable and of the same spec, and no other
-// file it writes is a directory.
-func checkResume(dir, specHash string) error {
+// spec hash specHash: its manifest, when present, is readable and of the same spec (a refusal
+// says what differs from identity when the journal recorded its spec's), and no other file it
+// writes is a directory.
+func checkResume(dir, specHash string, identity []string) error {
 	for _, name := range results.OwnedFiles() {
 		if name == results.ManifestFile {
 			continue // checked below (DirManifestIsDir)
@@ -179,7 +184,11 @@ func checkResume(dir, specHash string) error {
 	case err != nil:
 		return err
 	case m != nil && m.SpecHash != "" && m.SpecHash != specHash:
-		return &DirError{Dir: dir, Problem: DirOtherSpec, Hash: m.SpecHash, WantHash: specHash}
+		var changes []string
+		if h, have, err := results.ReadJournalSpec(filepath.Join(dir, results.JournalFile)); err == nil && h == m.SpecHash {
+			changes = results.SpecChanges(have, identity)
+		}
+		return &DirError{Dir: dir, Problem: DirOtherSpec, Hash: m.SpecHash, WantHash: specHash, Changes: changes}
 	}
 	return nil
 }
@@ -198,7 +207,7 @@ func isDir(path string) bool {
 // (a refused shard leaves no claim behind).
 // Errors: a *DirError, a *results.JournalLockedError, a *results.JournalSpecError, or the file
 // system's.
-func PrepareShardDir(dir string, sh grid.Shard, files ShardFiles, overwrite bool, specHash string) error {
+func PrepareShardDir(dir string, sh grid.Shard, files ShardFiles, overwrite bool, specHash string, identity ...string) error {
 	own := []string{files.Part, files.Probes, files.Journal, files.Journal + results.SpecSuffix}
 	if err := checkShardDir(dir, own, overwrite); err != nil {
 		return err
@@ -210,7 +219,7 @@ func PrepareShardDir(dir string, sh grid.Shard, files ShardFiles, overwrite bool
 		return err
 	}
 	// Claimed last: a refused shard writes nothing, so it cannot block the right rerun.
-	return results.ClaimJournalSpec(files.Journal, specHash)
+	return results.ClaimJournalSpec(files.Journal, specHash, identity...)
 }
 
 // checkShardDir checks a shard's output directory: a path that is not a directory is an error;

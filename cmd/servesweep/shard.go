@@ -143,7 +143,7 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 			sh.Shard, sh.Source, len(x.ShardPoints(sh.Shard)), len(x.Points), x.Spec.File, hash)
 	}
 	files := sweep.FilesOfShard(opts.OutputDir, sh.Shard)
-	if err := checkShardDir(opts, sh.Shard, files, hash); err != nil {
+	if err := checkShardDir(opts, sh.Shard, files, hash, x.SpecIdentity()); err != nil {
 		return err
 	}
 	release := holdSweepMemory(len(x.ShardPoints(sh.Shard)))
@@ -189,14 +189,14 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 
 // checkShardDir readies the output directory for shard sh and claims its journal for the spec
 // hash (sweep.PrepareShardDir, --overwrite removing the shard's own files).
-func checkShardDir(opts *sweepOptions, sh grid.Shard, files sweep.ShardFiles, hash string) error {
+func checkShardDir(opts *sweepOptions, sh grid.Shard, files sweep.ShardFiles, hash string, identity []string) error {
 	if _, err := os.Stat(filepath.Join(opts.OutputDir, results.JournalFile)); err == nil {
 		// Shards would not resume the whole sweep's finished points, and merge refuses the mix.
 		return &usageError{fmt.Errorf("--output-dir %s holds an unsharded sweep (%s): a shard would not reuse its finished "+
 			"points, and merge refuses a directory that mixes the two; rerun without --shard to resume it, or give the shards "+
 			"another --output-dir", opts.OutputDir, results.JournalFile)}
 	}
-	err := sweep.PrepareShardDir(opts.OutputDir, sh, files, opts.Overwrite, hash)
+	err := sweep.PrepareShardDir(opts.OutputDir, sh, files, opts.Overwrite, hash, identity...)
 	if err != nil {
 		err = specErr(lockedErr(dirErr(err), "--output-dir "+opts.OutputDir),
 			"rerun the shard with the spec and --set overrides it was started with, or pass --overwrite to start it over")

@@ -497,7 +497,7 @@ func dryRun(io ioStreams, opts *sweepOptions, x *grid.Expansion, shard *shardCho
 // it). A directory whose sweep ran the same points and differs only in its analysis settings is
 // pointed to servesweep report, which applies new settings without simulating.
 func prepareWholeSweep(opts *sweepOptions, x *grid.Expansion) (fresh bool, err error) {
-	fresh, err = sweep.PrepareDir(opts.OutputDir, opts.Overwrite, x.SpecHash())
+	fresh, err = sweep.PrepareDir(opts.OutputDir, opts.Overwrite, x.SpecHash(), x.SpecIdentity()...)
 	var de *sweep.DirError
 	if errors.As(err, &de) && de.Problem == sweep.DirOtherSpec {
 		if m, _ := results.ReadManifest(opts.OutputDir); m != nil && x.SpecHashWith(m.Settings) == de.Hash {
@@ -775,8 +775,8 @@ func dirErr(err error) error {
 		msg = fmt.Sprintf("--output-dir %s cannot be resumed: %v; move that file away to resume (the journal keeps "+
 			"the finished points and their spec), choose another directory, or pass --overwrite to start over", dir, de.Err)
 	case sweep.DirOtherSpec:
-		msg = fmt.Sprintf("--output-dir %s holds a sweep of another spec, of other contents of its trace files, or of another servesweep build (spec hash %s, this one %s): "+
-			"resuming would mix the two; choose another directory, or pass --overwrite to start over", dir, de.Hash, de.WantHash)
+		msg = fmt.Sprintf("--output-dir %s holds a sweep of another spec, of other contents of its trace files, or of another servesweep build (spec hash %s, this one %s%s): "+
+			"resuming would mix the two; choose another directory, or pass --overwrite to start over", dir, de.Hash, de.WantHash, results.ChangesText(de.Changes))
 	case sweep.DirShardCount:
 		msg = fmt.Sprintf("--output-dir %s holds shards of a sweep split into %d (%s), but this shard is %s, "+
 			"split into %d: give every shard the same count (--shard I/N, --shard-count, SERVESWEEP_SHARD_COUNT), "+

@@ -1134,7 +1134,8 @@ func TestSweepRefusesAnEditedTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errs := runCLI(t, args...)
-	if code != exitConfigError || !strings.Contains(errs, "holds a sweep of another spec, of other contents of its trace files") {
+	if code != exitConfigError || !strings.Contains(errs, "holds a sweep of another spec, of other contents of its trace files") ||
+		!strings.Contains(errs, "; what differs: the contents of trace file "+trace+"): resuming would mix the two") {
 		t.Fatalf("edited trace: exit %d %q; want exit 2 naming the trace's contents", code, errs)
 	}
 	if err := os.WriteFile(trace, []byte(strings.Join(lines, "")), 0o644); err != nil {
@@ -1447,5 +1448,51 @@ func TestSweepSeedCheckFailureKeepsTheSweep(t *testing.T) {
 	m, err := results.ReadManifest(dir)
 	if err != nil || m.SeedCheck != nil || !strings.HasPrefix(m.SeedCheckSkipped, "failed: ") || len(readRows(t, dir)) != 3 {
 		t.Errorf("manifest %+v (%v), want the 3 rows and the failure recorded", m, err)
+	}
+}
+
+// A resume refused for another spec says what differs from the sweep the directory holds: its
+// points (another count, or the same count of other points), or the build.
+func TestSweepRefusalSaysWhatDiffers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	args := []string{"sweep", "-q", "-c", "../../examples/sweep-small.yaml", "--output-dir", dir}
+	if code, _, errs := runCLI(t, args...); code != 0 {
+		t.Fatalf("first run: exit %d %s", code, errs)
+	}
+	for _, c := range []struct {
+		set, want string
+	}{
+		{"traffic.stop.requests_per_load_unit=12", "; what differs: the grid's points (3 then and now, not the same ones: " +
+			"the spec's engine, traffic or domain fields, or how this servesweep version expands them)): resuming would mix the two"},
+		{"traffic.load.concurrency={choices: [4, 16]}", "; what differs: the grid's points (3 then, 2 now: "},
+	} {
+		code, _, errs := runCLI(t, append(args, "--set", c.set)...)
+		if code != exitConfigError || !strings.Contains(errs, c.want) {
+			t.Errorf("--set %s: exit %d %q; want exit 2 and %q", c.set, code, errs, c.want)
+		}
+	}
+	// Another build: the directory's recorded identity says which it was.
+	spec := filepath.Join(dir, results.JournalFile+results.SpecSuffix)
+	data, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if !strings.HasPrefix(l, "build ") {
+			lines = append(lines, l)
+		}
+	}
+	lines = append(lines, "build v0.0.0-old")
+	if err := os.WriteFile(spec, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, results.ManifestFile)); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(t, append(args, "--set", "traffic.stop.requests_per_load_unit=12")...)
+	if code != exitConfigError || !strings.Contains(errs, "the grid's points (3 then and now, not the same ones") ||
+		!strings.Contains(errs, "; the servesweep build (v0.0.0-old then, ") {
+		t.Errorf("another build, journal check: exit %d %q", code, errs)
 	}
 }
