@@ -67,11 +67,11 @@ the front's points, point by point in the front's order.
 points tied to them, from pareto_ties.parquet when pareto.json lists only the first ones), in
 pareto.json's order, each entry followed by its ties: the order of report.md's Pareto table
 (and of the summary and recommendations/ when the sweep's target is pareto). A front point the
-table does not hold is an error: pareto.json is stale; so is a pareto.json whose schema_version
-is missing or not the one this servesweep writes.
+table does not hold is an error (pareto.json is stale, or probes.parquet lacks its probes); so is
+a pareto.json whose schema_version is missing or not the one this servesweep writes.
 
 A sharded sweep's directory reads the same once servesweep merge has written its
-results.parquet.
+results.parquet (and probes.parquet).
 
 Values: numbers in fixed notation, exactly as stored (a float64 prints the shortest text that
 reads back to the same value, never with an exponent); booleans true or false; NaN and
@@ -91,10 +91,10 @@ JSON lines, where the two differ.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.ResultsDir, "results", "", "a sweep's output directory, holding results.parquet (required)")
+	f.StringVar(&opts.ResultsDir, "results", "", "a sweep's output directory, holding results.parquet (and probes.parquet after a capacity search) (required)")
 	f.StringVar(&opts.Format, "format", rowsCSV, "stdout format: csv (a header line, then one line per row) or jsonl (one JSON object per row)")
-	f.StringSliceVar(&opts.Columns, "columns", nil, "the columns to print, in this order (default: every column, in file order)")
-	f.BoolVar(&opts.Front, "front", false, "print only the rows of the Pareto front (pareto.json)")
+	f.StringArrayVar(&opts.Columns, "columns", nil, "the columns to print, in this order, comma-separated (repeatable; default: every column, in file order)")
+	f.BoolVar(&opts.Front, "front", false, "print only the rows of the Pareto front's points (pareto.json), or with --table probes their probes")
 	f.StringVar(&opts.Table, "table", rowsTableResults, "the table to print: results (results.parquet, a row per point) or probes (probes.parquet, a row per capacity-search probe)")
 	mustDirname(cmd, "results")
 	mustComplete(cmd, "format", fixed(rowsCSV+"\ta header line, then one line per row", rowsJSONL+"\tone JSON object per row"))
@@ -161,10 +161,22 @@ func runRows(io ioStreams, opts *rowsOptions) error {
 			"(report.md says why: failed, infeasible or filtered points)\n", filepath.Join(opts.ResultsDir, results.ParetoFile))
 	}
 	if err := writeRows(io.Out, t, cols, keep, opts.Format == rowsCSV); err != nil {
+		var re *tableReadError
+		if errors.As(err, &re) {
+			return &usageError{fmt.Errorf("%s is damaged: %v; rerun the sweep into %s (its journal keeps every finished point) to "+
+				"write it again, or servesweep merge for a sharded sweep's", path, re.err, opts.ResultsDir)}
+		}
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }
+
+// tableReadError is an error reading a table's rows (a damaged page), as opposed to one writing
+// them out.
+type tableReadError struct{ err error }
+
+func (e *tableReadError) Error() string { return e.err.Error() }
+func (e *tableReadError) Unwrap() error { return e.err }
 
 // writeRows writes the columns cols of t's rows to w, as CSV with a header line or as JSON
 // lines. With keep (--front) only the rows whose point_id it holds are written, in the order of
@@ -242,6 +254,11 @@ func writeRows(w io.Writer, t *table, cols []int, keep map[string]int, asCSV boo
 			}
 		}
 		slices.Sort(missing)
+		if t.file == results.ProbesFile {
+			return &usageError{fmt.Errorf("the front names point %s, whose probes %s does not hold (%d such points): the file is "+
+				"of another sweep than pareto.json, or lost rows; rerun the sweep into its directory (every point resumes from "+
+				"its journal, which keeps the probes) to write both again", missing[0], t.file, len(missing))}
+		}
 		return &usageError{fmt.Errorf("the front names point %s, which %s does not hold (%d such): pareto.json is stale or of another sweep; "+
 			"run servesweep report --overwrite on the sweep's directory to rewrite it", missing[0], t.file, len(missing))}
 	}
@@ -308,11 +325,7 @@ func openProbesTable(dir, path string) (*table, error) {
 	}
 	t, err := openTable(path)
 	if errors.Is(err, os.ErrNotExist) {
-		if _, serr := os.Stat(filepath.Join(dir, results.ParquetFile)); serr == nil {
-			return nil, &usageError{fmt.Errorf("--results %s has no %s: its sweep ran no capacity search "+
-				"(optimization.capacity_search writes a row per probe); --table results prints its points", dir, results.ProbesFile)}
-		}
-		return nil, missingResults(dir)
+		return nil, missingProbes(dir)
 	}
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("--results %s: %w", dir, err)}
@@ -325,6 +338,27 @@ func openProbesTable(dir, path string) (*table, error) {
 		}
 	}
 	return t, nil
+}
+
+// missingProbes is the usage error for a --results directory dir without probes.parquet, saying
+// why: its shards' probe tables are not merged yet, the file was removed from a sweep that ran a
+// capacity search (its sweep.json records the search: rerunning the sweep writes it again from
+// the journal), the sweep ran none, or dir holds no sweep (missingResults).
+func missingProbes(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, results.ParquetFile)); err != nil {
+		return missingResults(dir)
+	}
+	if parts, _ := results.FindParts(filepath.Join(dir, results.ProbesDir)); len(parts) > 0 {
+		return &usageError{fmt.Errorf("--results %s has no %s, but its shards' probe tables are in %s: "+
+			"run servesweep merge --results %s to join them", dir, results.ProbesFile, filepath.Join(dir, results.ProbesDir), dir)}
+	}
+	if m, _ := results.ReadManifest(dir); m != nil && m.CapacitySearch != nil {
+		return &usageError{fmt.Errorf("--results %s has no %s, though its sweep ran a capacity search (%s): rerun the sweep "+
+			"into %s with the spec and --set overrides it ran with (every point resumes from its journal, which keeps "+
+			"the probes, and the file is written again)", dir, results.ProbesFile, results.ManifestFile, dir)}
+	}
+	return &usageError{fmt.Errorf("--results %s has no %s: its sweep ran no capacity search "+
+		"(optimization.capacity_search writes a row per probe); --table results prints its points", dir, results.ProbesFile)}
 }
 
 // checkSweepDir is the usage error for a --results dir that does not exist or is a file; nil
@@ -399,8 +433,10 @@ func openTable(path string) (*table, error) {
 // Close closes the file.
 func (t *table) Close() error { return t.f.Close() }
 
-// pick resolves --columns (comma-separated lists, as given) to column positions; none means
-// every column. An unknown name is a usage error listing the valid ones.
+// pick resolves --columns (its values as given, each a comma-separated list) to column
+// positions; none means every column. An empty value, an empty name, a name given twice or an
+// unknown name is a usage error; an unknown one lists the table's columns, and says so when the
+// name is a column of the other table (--table).
 func (t *table) pick(given []string) ([]int, error) {
 	if len(given) == 0 {
 		all := make([]int, len(t.names))
@@ -409,30 +445,62 @@ func (t *table) pick(given []string) ([]int, error) {
 		}
 		return all, nil
 	}
+	example := "point_id,status"
+	if t.file == results.ProbesFile {
+		example = "point_id,load"
+	}
 	var cols []int
 	var unknown []string
-	for _, name := range given {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			return nil, &usageError{fmt.Errorf("--columns %q has an empty column name (a comma with nothing beside it); "+
-				"give names separated by single commas, e.g. point_id,status", strings.Join(given, ","))}
+	var other string // an unknown name that is a column of the other table
+	for _, v := range given {
+		if strings.TrimSpace(v) == "" {
+			return nil, &usageError{errors.New("--columns is empty: name at least one column (omit the flag for every column)")}
 		}
-		i, ok := t.index[name]
-		if !ok {
-			unknown = append(unknown, strconv.Quote(name))
-			continue
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				return nil, &usageError{fmt.Errorf("--columns %q has an empty column name (a comma with nothing beside it); "+
+					"give names separated by single commas, e.g. %s", v, example)}
+			}
+			i, ok := t.index[name]
+			if !ok {
+				if q := strconv.Quote(name); !slices.Contains(unknown, q) {
+					unknown = append(unknown, q)
+				}
+				if other == "" && t.otherTableHas(name) {
+					other = name
+				}
+				continue
+			}
+			if slices.Contains(cols, i) {
+				// A JSON line cannot hold one key twice, nor should a CSV header.
+				return nil, &usageError{fmt.Errorf("--columns names %s twice; name each column once", name)}
+			}
+			cols = append(cols, i)
 		}
-		if slices.Contains(cols, i) {
-			// A JSON line cannot hold one key twice, nor should a CSV header.
-			return nil, &usageError{fmt.Errorf("--columns names %s twice; name each column once", name)}
-		}
-		cols = append(cols, i)
 	}
 	if len(unknown) > 0 {
-		return nil, &usageError{fmt.Errorf("--columns: no column %s in %s; its columns are: %s",
-			strings.Join(unknown, ", "), t.file, strings.Join(t.names, ", "))}
+		hint := ""
+		if other != "" {
+			table, file := rowsTableProbes, results.ProbesFile
+			if t.file == results.ProbesFile {
+				table, file = rowsTableResults, results.ParquetFile
+			}
+			hint = fmt.Sprintf(" (%s is a column of %s: --table %s prints it)", other, file, table)
+		}
+		return nil, &usageError{fmt.Errorf("--columns: no column %s in %s%s; its columns are: %s",
+			strings.Join(unknown, ", "), t.file, hint, strings.Join(t.names, ", "))}
 	}
 	return cols, nil
+}
+
+// otherTableHas reports whether name is a column of the table rows --table does not print now:
+// results.parquet's for probes.parquet, probes.parquet's for results.parquet.
+func (t *table) otherTableHas(name string) bool {
+	if t.file == results.ProbesFile {
+		return slices.ContainsFunc(results.Columns(), func(c results.Column) bool { return c.Name == name })
+	}
+	return t.file == results.ParquetFile && slices.Contains(probeColumnNames(), name)
 }
 
 // each calls fn with every row's values, one per leaf column in file order (a null is a null
@@ -461,11 +529,11 @@ func (t *table) each(fn func([]parquet.Value) error) error {
 			}
 			if err != nil {
 				rows.Close()
-				return err
+				return &tableReadError{err}
 			}
 		}
 		if err := rows.Close(); err != nil {
-			return err
+			return &tableReadError{err}
 		}
 	}
 	return nil
@@ -615,14 +683,17 @@ func frontPointIDs(dir string) (map[string]int, error) {
 	if complete {
 		return keep, nil
 	}
-	ties, err := openTable(filepath.Join(dir, results.TiesFile))
+	tiesPath := filepath.Join(dir, results.TiesFile)
+	rewrite := fmt.Sprintf("run servesweep report --results %s --overwrite to rewrite it with pareto.json", dir)
+	ties, err := openTable(tiesPath)
 	if err != nil {
-		return nil, fmt.Errorf("--front: pareto.json lists only the first points of a tie, and the full list is unreadable: %w", err)
+		return nil, &usageError{fmt.Errorf("--front: pareto.json lists only the first points of a tie, and the full list is unreadable: %v; %s",
+			config.PathCause(err), rewrite)}
 	}
 	defer ties.Close()
 	c, ok := ties.index["tied_point_id"]
 	if !ok {
-		return nil, fmt.Errorf("--front: %s has no tied_point_id column", filepath.Join(dir, results.TiesFile))
+		return nil, &usageError{fmt.Errorf("--front: %s has no tied_point_id column: not the ties table servesweep writes; %s", tiesPath, rewrite)}
 	}
 	entry, hasEntry := ties.index["point_id"]
 	err = ties.each(func(vals []parquet.Value) error {
@@ -636,5 +707,8 @@ func frontPointIDs(dir string) (map[string]int, error) {
 		keep[vals[c].String()] = rank
 		return nil
 	})
-	return keep, err
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("--front: %s is damaged: %v; %s", tiesPath, err, rewrite)}
+	}
+	return keep, nil
 }

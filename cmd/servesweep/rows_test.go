@@ -396,6 +396,26 @@ func TestRowsFrontReadsTheTiesTable(t *testing.T) {
 	if code != 0 || !strings.Contains(out, first["point_id"].(string)) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want the front's rows", code, out, errs)
 	}
+	// A ties table that cannot be read, or is another table, is exit 2 saying how to rewrite it.
+	rewrite := "run servesweep report --results " + dir + " --overwrite to rewrite it with pareto.json"
+	if err := os.WriteFile(filepath.Join(dir, results.TiesFile), []byte("not parquet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runCLI(t, "rows", "--results", dir, "--front"); code != exitConfigError || out != "" ||
+		!strings.Contains(errs, "the full list is unreadable: ") || !strings.Contains(errs, rewrite) {
+		t.Errorf("garbage ties table: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	data, err = os.ReadFile(filepath.Join(dir, results.ParquetFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.TiesFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runCLI(t, "rows", "--results", dir, "--front"); code != exitConfigError || out != "" ||
+		!strings.Contains(errs, "has no tied_point_id column: not the ties table servesweep writes; "+rewrite) {
+		t.Errorf("results.parquet as the ties table: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 }
 
 // readParetoDoc returns the path of dir's pareto.json and the document it holds, for tests to edit.
@@ -447,10 +467,31 @@ func TestRowsProbes(t *testing.T) {
 		}
 	}
 
-	var out, errb strings.Builder
-	if code := run(context.Background(), []string{"rows", "--results", dir, "--table", "probes", "--columns", "load,nope"}, ioStreams{Out: &out, Err: &errb}); code != exitConfigError ||
-		!strings.Contains(errb.String(), `no column "nope" in probes.parquet; its columns are: point_id, probe_index, load,`) {
-		t.Errorf("an unknown probe column: exit %d, %q", code, errb.String())
+	for _, c := range []struct {
+		columns []string
+		want    string
+	}{
+		{[]string{"load,nope,nope"}, `no column "nope" in probes.parquet; its columns are: point_id, probe_index, load,`},
+		{[]string{"point_id\nnope"}, `no column "point_id\nnope" in probes.parquet`},
+		{[]string{"capacity_load"}, `no column "capacity_load" in probes.parquet (capacity_load is a column of results.parquet: --table results prints it)`},
+		{[]string{"", "point_id"}, "--columns is empty: name at least one column"},
+		{[]string{","}, `--columns "," has an empty column name (a comma with nothing beside it); give names separated by single commas, e.g. point_id,load`},
+	} {
+		args := []string{"rows", "--results", dir, "--table", "probes"}
+		for _, v := range c.columns {
+			args = append(args, "--columns", v)
+		}
+		if code, out, errs := runCLI(t, args...); code != exitConfigError || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("--columns %q: exit %d, stdout %q, stderr %q; want %q", c.columns, code, out, errs, c.want)
+		}
+	}
+	if code, _, errs := runCLI(t, "rows", "--results", dir, "--columns", "point_id,probe_index"); code != exitConfigError ||
+		!strings.Contains(errs, `(probe_index is a column of probes.parquet: --table probes prints it)`) {
+		t.Errorf("a probe column of results.parquet: exit %d, %q", code, errs)
+	}
+	// Repeated and comma-separated values name columns in order.
+	if out := runOK(t, "rows", "--results", dir, "--table", "probes", "--columns", "load, point_id", "--columns", "probe_index"); !strings.HasPrefix(out, "load,point_id,probe_index\n") {
+		t.Errorf("--columns in pieces: %q", out[:min(len(out), 80)])
 	}
 
 	front := paretoOrder(t, dir)
@@ -486,6 +527,48 @@ func TestRowsProbes(t *testing.T) {
 		if next[id] != n {
 			t.Errorf("point %s: %d probes printed, probes.parquet holds %d", id, next[id], n)
 		}
+	}
+}
+
+// A capacity-search sweep whose probes.parquet is gone, or damaged, is exit 2 saying how to
+// write it again; one whose front points' probes it lacks says so rather than blame pareto.json.
+func TestRowsProbesMissingOrDamaged(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	runOK(t, "sweep", "-q", "-c", "../../examples/sweep-small.yaml", "--output-dir", dir,
+		"--set", "traffic.load.concurrency=4", "--set", "evaluation.sla={ttft_ms: 2000, itl_ms: 100}",
+		"--set", "optimization.capacity_search={attainment: 0.9, min: 1, max: 64, relative_tolerance: 0.2, max_probes: 6}")
+	probes := filepath.Join(dir, results.ProbesFile)
+	data, err := os.ReadFile(probes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another page's bytes flipped: the rows cannot be read.
+	bad := slices.Clone(data)
+	for i := len(bad) / 3; i < len(bad)/3+64; i++ {
+		bad[i] ^= 0x5a
+	}
+	if err := os.WriteFile(probes, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "rows", "--results", dir, "--table", "probes")
+	if code != exitConfigError || out != "" || !strings.Contains(errs, probes) ||
+		!(strings.Contains(errs, " is damaged: ") && strings.Contains(errs, "rerun the sweep into "+dir) || strings.Contains(errs, "is not a readable Parquet file")) {
+		t.Errorf("a damaged probes.parquet: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// A probe table without the front's points.
+	if err := parquet.WriteFile(probes, []results.ProbeRow{{PointID: "000000000000", LoadUnit: "concurrency"}}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI(t, "rows", "--results", dir, "--table", "probes", "--front"); code != exitConfigError ||
+		!strings.Contains(errs, "whose probes probes.parquet does not hold") || !strings.Contains(errs, "rerun the sweep into its directory") {
+		t.Errorf("probes of another sweep: exit %d, %q", code, errs)
+	}
+	if err := os.Remove(probes); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI(t, "rows", "--results", dir, "--table", "probes"); code != exitConfigError ||
+		!strings.Contains(errs, "has no probes.parquet, though its sweep ran a capacity search (sweep.json): rerun the sweep into "+dir) {
+		t.Errorf("probes.parquet removed: exit %d, %q", code, errs)
 	}
 }
 
