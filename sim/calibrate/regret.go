@@ -213,6 +213,11 @@ type DecisionGroup struct {
 	// pessimistic one (no answer where at least MinFeasibleRowsPerSLA rows meet it).
 	BrokenSLAs     int `json:"broken_slas"`
 	UnansweredSLAs int `json:"unanswered_slas"`
+	// BrokenByTTFT and BrokenByTPOT count the broken SLAs whose pick's measured TTFT, and TPOT,
+	// exceeds the SLA's bound (a pick that misses both counts in both): which predicted term was
+	// too optimistic for the decision.
+	BrokenByTTFT int `json:"broken_by_ttft"`
+	BrokenByTPOT int `json:"broken_by_tpot"`
 	// Picks holds one entry per counted SLA, in DecisionLadder order (empty, never nil, for a
 	// group without one: the JSON always has the list).
 	Picks []DecisionPick `json:"picks"`
@@ -233,9 +238,12 @@ type DecisionSummary struct {
 	// MeanRankCorrelation is the unweighted mean of RankCorrelation over the groups that have
 	// one, in [−1, 1]; nil when none has.
 	MeanRankCorrelation *float64 `json:"mean_rank_correlation"`
-	// BrokenSLAs and UnansweredSLAs are the groups' counts (DecisionGroup) summed.
+	// BrokenSLAs, UnansweredSLAs, BrokenByTTFT and BrokenByTPOT are the groups' counts
+	// (DecisionGroup) summed.
 	BrokenSLAs     int `json:"broken_slas"`
 	UnansweredSLAs int `json:"unanswered_slas"`
+	BrokenByTTFT   int `json:"broken_by_ttft"`
+	BrokenByTPOT   int `json:"broken_by_tpot"`
 	// Groups holds every group with a scored row, sorted by model, system, backend, ISL, OSL.
 	Groups []DecisionGroup `json:"groups"`
 }
@@ -295,6 +303,8 @@ func Decide(rows []RowResult) DecisionSummary {
 		out.SLAs += g.SLAs
 		out.BrokenSLAs += g.BrokenSLAs
 		out.UnansweredSLAs += g.UnansweredSLAs
+		out.BrokenByTTFT += g.BrokenByTTFT
+		out.BrokenByTPOT += g.BrokenByTPOT
 		regretSum += gRegret
 		exact += gExact
 		if g.RankCorrelation != nil {
@@ -358,6 +368,12 @@ func decideGroup(k decisionKey, rows []decisionRow) (g DecisionGroup, regretSum 
 				p.Regret = max(0, 1-pick.measured/best.measured)
 			} else {
 				g.BrokenSLAs++
+				if !metrics.MeetsBound(pick.r.MeasuredTTFTMs, s.TTFTMs) {
+					g.BrokenByTTFT++
+				}
+				if !metrics.MeetsBound(pick.r.MeasuredTPOTMs, s.TPOTMs) {
+					g.BrokenByTPOT++
+				}
 			}
 		} else {
 			g.UnansweredSLAs++
@@ -390,10 +406,11 @@ func decideGroup(k decisionKey, rows []decisionRow) (g DecisionGroup, regretSum 
 func decisionFloat(x float64) *float64 { return &x }
 
 // String is a one-line account, e.g. "decision regret 4.2 % mean over 123 SLAs in 9 groups,
-// 61 % exact, 5 broken, 0 without a pick, rank correlation 0.93": the pooled mean regret and
-// exact share in percent, the counted SLAs and the groups that have one ("in 7 of 9 groups" when
-// some groups have none), BrokenSLAs, UnansweredSLAs and the mean rank correlation; N/A for an
-// undefined value.
+// 61 % exact, 5 broken (4 by TTFT, 2 by TPOT), 0 without a pick, rank correlation 0.93": the
+// pooled mean regret and exact share in percent, the counted SLAs and the groups that have one
+// ("in 7 of 9 groups" when some groups have none), BrokenSLAs (with BrokenByTTFT and
+// BrokenByTPOT when any), UnansweredSLAs and the mean rank correlation; N/A for an undefined
+// value.
 func (d DecisionSummary) String() string {
 	pct := func(x *float64, format string) string {
 		if x == nil {
@@ -422,6 +439,10 @@ func (d DecisionSummary) String() string {
 	if d.SLAs == 1 {
 		slas = "1 SLA"
 	}
-	return fmt.Sprintf("decision regret %s mean over %s in %s, %s exact, %d broken, %d without a pick, rank correlation %s",
-		pct(d.MeanRegret, "%.1f%%"), slas, groups, pct(d.ExactShare, "%.0f%%"), d.BrokenSLAs, d.UnansweredSLAs, corr)
+	broken := fmt.Sprintf("%d broken", d.BrokenSLAs)
+	if d.BrokenSLAs > 0 {
+		broken += fmt.Sprintf(" (%d by TTFT, %d by TPOT)", d.BrokenByTTFT, d.BrokenByTPOT)
+	}
+	return fmt.Sprintf("decision regret %s mean over %s in %s, %s exact, %s, %d without a pick, rank correlation %s",
+		pct(d.MeanRegret, "%.1f%%"), slas, groups, pct(d.ExactShare, "%.0f%%"), broken, d.UnansweredSLAs, corr)
 }

@@ -216,8 +216,11 @@ func TestDecideHandMadeGroups(t *testing.T) {
 	decisionClosePtr(t, "A mean regret", ga.MeanRegret, 22.0/75)
 	decisionClosePtr(t, "A exact share", ga.ExactShare, 0.6)
 	decisionClosePtr(t, "A rank correlation", ga.RankCorrelation, 1)
-	if ga.BrokenSLAs != 6 || ga.UnansweredSLAs != 0 {
-		t.Errorf("A: %d broken, %d unanswered SLAs; want 6, 0", ga.BrokenSLAs, ga.UnansweredSLAs)
+	// Broken: line 13 (TPOT 24 predicted, 29 measured) picked under TPOT 25 at all five TTFT
+	// bounds; line 14 (TTFT 100 predicted, 400 measured) under TPOT 60 with TTFT 300.
+	if ga.BrokenSLAs != 6 || ga.UnansweredSLAs != 0 || ga.BrokenByTTFT != 1 || ga.BrokenByTPOT != 5 {
+		t.Errorf("A: %d broken (%d by TTFT, %d by TPOT), %d unanswered SLAs; want 6 (1, 5), 0", ga.BrokenSLAs,
+			ga.BrokenByTTFT, ga.BrokenByTPOT, ga.UnansweredSLAs)
 	}
 	// TPOT 15 ms: only lines 10 and 11 meet it as measured — fewer than 3, not counted.
 	for _, ttft := range []float64{300, 500, 1000, 2000, 5000} {
@@ -430,7 +433,7 @@ func TestDecideOrderIndependent(t *testing.T) {
 
 func TestDecisionSummaryString(t *testing.T) {
 	got := Decide(decisionRowsByHand()).String()
-	want := "decision regret 72.8% mean over 65 SLAs in 2 of 3 groups, 23% exact, 6 broken, 40 without a pick, rank correlation 0.00"
+	want := "decision regret 72.8% mean over 65 SLAs in 2 of 3 groups, 23% exact, 6 broken (1 by TTFT, 5 by TPOT), 40 without a pick, rank correlation 0.00"
 	if got != want {
 		t.Errorf("String() =\n%q, want\n%q", got, want)
 	}
@@ -450,7 +453,7 @@ func TestDecisionSummaryJSON(t *testing.T) {
 	for _, key := range []string{`"rows":10`, `"slas":65`, `"mean_regret":0.728`, `"exact_share":0.2307`,
 		`"mean_rank_correlation":0`, `"rank_correlation":null`, `"groups":[`, `"picks":[`,
 		`"sla":{"tpot_ms":20,"ttft_ms":300}`, `"pick_line":13`, `"best_line":14`, `"breaks_sla":true`,
-		`"picked":false`, `"best_tok_per_s_per_gpu":808`, `"feasible_rows":5`, `"broken_slas":6`, `"unanswered_slas":40`, `"picks":[]`} {
+		`"picked":false`, `"best_tok_per_s_per_gpu":808`, `"feasible_rows":5`, `"broken_slas":6`, `"unanswered_slas":40`, `"broken_by_ttft":1`, `"broken_by_tpot":5`, `"picks":[]`} {
 		if !strings.Contains(s, key) {
 			t.Errorf("JSON lacks %s: %s", key, s)
 		}
