@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/zeebo/xxh3"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -1712,11 +1713,31 @@ func TestSpecIdentity(t *testing.T) {
 		t.Errorf("the identity's lines %q do not hash to SpecHash %s", id, x.SpecHash())
 	}
 	sum := pointsDigest.Sum(nil)
-	if want := fmt.Sprintf("points %d %s", len(x.Points), hex.EncodeToString(sum[:8])); id[0] != want {
+	var set uint64
+	for _, p := range x.Points {
+		set += xxh3.HashString(p.ID)
+	}
+	if want := fmt.Sprintf("points %d %s %016x", len(x.Points), hex.EncodeToString(sum[:8]), set); id[0] != want {
 		t.Errorf("first line %q, want %q", id[0], want)
 	}
 	if !slices.Contains(id, "build abc") || !slices.Contains(id, "target pareto") {
 		t.Errorf("identity %q lacks the build or the target", id)
+	}
+	// A trace path with a newline stays one line, escaped; the points in another order keep the
+	// count and the order-free digest.
+	x.Spec.traceDigests = []traceDigest{{"dir/a\nb.jsonl", "d1"}}
+	if got := x.SpecIdentity(); len(got) != len(id)+1 || got[len(got)-1] != `trace dir/a\nb.jsonl d1` {
+		t.Errorf("with a newline in a trace path: %q", got)
+	}
+	x.Spec.traceDigests = nil
+	x.Points = append(x.Points, x.Points[0])
+	x.Points[0].ID = "0000000000aa"
+	fwd := x.SpecIdentity()[0]
+	x.Points[0], x.Points[1] = x.Points[1], x.Points[0]
+	rev := x.SpecIdentity()[0]
+	f, r := strings.Fields(fwd), strings.Fields(rev)
+	if f[1] != "2" || f[1] != r[1] || f[3] != r[3] || f[2] == r[2] {
+		t.Errorf("points reordered: %q then %q; want the count and the last digest equal, the ordered one not", fwd, rev)
 	}
 }
 

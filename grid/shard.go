@@ -137,23 +137,34 @@ func (x *Expansion) SpecHashWith(s optimization.Settings) string {
 	h := sha256.New()
 	h.Write([]byte("servesweep spec v1\n"))
 	x.writePointLines(h)
-	h.Write([]byte(x.hashedSettings(s)))
+	for _, l := range x.hashedLines(s) {
+		h.Write([]byte(l + "\n"))
+	}
 	sum := h.Sum(nil)
 	return hex.EncodeToString(sum[:8])
 }
 
-// SpecIdentity is what SpecHash covers, in lines a person can compare: "points N DIGEST" (the
-// selected points' count and 16 hex digits of the SHA-256 of their lines), then the lines of
-// the analysis settings, the performance database, the build, each trace file's digest, the
-// capacity search and the prices, as SpecHash hashes them (results.SpecChanges says what
-// differs between two). A sweep records it beside its journal (results.ClaimJournalSpec), so
-// that a resume under another hash can say what changed.
+// SpecIdentity is what SpecHash covers, in lines a person can compare: "points N ORDERED SET"
+// (the selected points' count, 16 hex digits of the SHA-256 of their lines in point order, and
+// 16 of the sum modulo 2⁶⁴ of their IDs' XXH3-64 digests, which does not depend on the order),
+// then the lines of the analysis settings, the performance database, the build, each trace
+// file's digest, the capacity search and the prices, as SpecHash hashes them, with a newline or
+// carriage return inside a line (a trace's path) written as \n or \r (results.SpecChanges says
+// what differs between two). A sweep records it beside its journal (results.ClaimJournalSpec),
+// so that a resume under another hash can say what changed.
 func (x *Expansion) SpecIdentity() []string {
 	h := sha256.New()
 	x.writePointLines(h)
 	sum := h.Sum(nil)
-	lines := []string{fmt.Sprintf("points %d %s", len(x.Points), hex.EncodeToString(sum[:8]))}
-	return append(lines, strings.Split(strings.TrimSuffix(x.hashedSettings(x.Spec.Optimization.Settings()), "\n"), "\n")...)
+	var set uint64
+	for _, p := range x.Points {
+		set += xxh3.HashString(p.ID)
+	}
+	lines := []string{fmt.Sprintf("points %d %s %016x", len(x.Points), hex.EncodeToString(sum[:8]), set)}
+	for _, l := range x.hashedLines(x.Spec.Optimization.Settings()) {
+		lines = append(lines, strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(l))
+	}
+	return lines
 }
 
 // writePointLines writes the selected points' lines, "point ID" each, to w, as they are built (a
@@ -166,29 +177,28 @@ func (x *Expansion) writePointLines(w io.Writer) {
 	}
 }
 
-// hashedSettings is the text SpecHashWith hashes after the points' lines: the analysis
-// settings s and what else changes the rows, one line each.
-func (x *Expansion) hashedSettings(s optimization.Settings) string {
-	var b strings.Builder
-	writeSettings(&b, s)
+// hashedLines are the lines SpecHashWith hashes after the points' lines, each followed by a
+// newline there: the analysis settings s and what else changes the rows.
+func (x *Expansion) hashedLines(s optimization.Settings) []string {
+	lines := settingsLines(s)
 	// What changes the rows beyond the point configs: the capacity search and the prices (absent
 	// from the text without them, so other specs keep their hashes).
 	// The performance database default timing composes passes from (absent without one).
 	if db := x.Spec.Systems; db != nil {
-		fmt.Fprintf(&b, "systems_dir %s\n", db.Identity())
+		lines = append(lines, "systems_dir "+db.Identity())
 	}
 	// The build that simulates (absent when unknown): another build may time passes otherwise.
 	if x.Spec.Build != "" {
-		fmt.Fprintf(&b, "build %s\n", x.Spec.Build)
+		lines = append(lines, "build "+x.Spec.Build)
 	}
 	// The trace files' contents (DigestTraces; absent when not taken): point IDs name a trace's
 	// path, and a trace edited between two runs must not resume into the other's rows.
 	for _, t := range x.Spec.traceDigests {
-		fmt.Fprintf(&b, "trace %s %s\n", t.path, t.digest)
+		lines = append(lines, "trace "+t.path+" "+t.digest)
 	}
 	if cs := x.Spec.Optimization.CapacitySearch; cs != nil {
-		fmt.Fprintf(&b, "capacity_search %s %s %s %s %d\n", ftoa(cs.Attainment), ftoa(cs.Min), ftoa(cs.Max),
-			ftoa(cs.RelativeTolerance), cs.MaxProbes)
+		lines = append(lines, fmt.Sprintf("capacity_search %s %s %s %s %d", ftoa(cs.Attainment), ftoa(cs.Min), ftoa(cs.Max),
+			ftoa(cs.RelativeTolerance), cs.MaxProbes))
 	}
 	if c := x.Spec.Optimization.Cost; c != nil {
 		ids := make([]string, 0, len(c.GPUHourUSD))
@@ -197,20 +207,20 @@ func (x *Expansion) hashedSettings(s optimization.Settings) string {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			fmt.Fprintf(&b, "gpu_hour_usd %s %s\n", id, ftoa(c.GPUHourUSD[id]))
+			lines = append(lines, "gpu_hour_usd "+id+" "+ftoa(c.GPUHourUSD[id]))
 		}
 	}
-	return b.String()
+	return lines
 }
 
-// writeSettings appends the canonical text of analysis settings to b.
-func writeSettings(b *strings.Builder, s optimization.Settings) {
-	fmt.Fprintf(b, "target %s\n", s.Target)
+// settingsLines are the canonical lines of analysis settings s.
+func settingsLines(s optimization.Settings) []string {
+	lines := []string{"target " + string(s.Target)}
 	for _, o := range s.Objectives {
-		fmt.Fprintf(b, "objective %s\n", o)
+		lines = append(lines, fmt.Sprintf("objective %s", o))
 	}
-	fmt.Fprintf(b, "gpus %d %d\nstrict_sla %t\nmin_goodput_rps %s\n", s.MinGPUs, s.MaxGPUs, s.StrictSLA,
-		strconv.FormatFloat(s.MinGoodputRPS, 'g', -1, 64))
+	return append(lines, fmt.Sprintf("gpus %d %d", s.MinGPUs, s.MaxGPUs), fmt.Sprintf("strict_sla %t", s.StrictSLA),
+		"min_goodput_rps "+strconv.FormatFloat(s.MinGoodputRPS, 'g', -1, 64))
 }
 
 func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

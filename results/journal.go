@@ -11,9 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gofrs/flock"
 	"github.com/servesweep/servesweep/sim"
@@ -435,7 +438,7 @@ type JournalSpecError struct {
 
 // Error names the journal and both spec hashes, and what differs when known.
 func (e *JournalSpecError) Error() string {
-	return fmt.Sprintf("%s holds a sweep of another spec, of other contents of its trace files, or of this spec as another servesweep version expanded it (spec hash %s, this one %s%s): resuming would mix the two",
+	return fmt.Sprintf("%s holds a sweep of another spec, of other contents of its trace files, or of another servesweep build (spec hash %s, this one %s%s): resuming would mix the two",
 		e.Path, e.Have, e.Want, ChangesText(e.Changes))
 }
 
@@ -460,7 +463,10 @@ func ClaimJournalSpec(path, hash string, identity ...string) error {
 		if have != hash {
 			return &JournalSpecError{Path: path, Have: have, Want: hash, Changes: SpecChanges(haveIdentity, identity)}
 		}
-		return nil
+		if len(haveIdentity) > 0 || len(identity) == 0 {
+			return nil
+		}
+		// An older servesweep's claim (the hash alone) gets the identity, for later refusals.
 	case !errors.Is(err, os.ErrNotExist):
 		return err
 	}
@@ -474,21 +480,61 @@ func ClaimJournalSpec(path, hash string, identity ...string) error {
 	return WriteFileAtomic(path+SpecSuffix, []byte(text))
 }
 
+// maxSpecFileBytes bounds the journal's spec file read: its lines are a hash and a spec identity
+// (a few hundred bytes, plus a line per trace file and priced GPU).
+const maxSpecFileBytes = 1 << 20
+
+// JournalSpecDamagedError is a journal's spec file that does not start with a spec hash (16 hex
+// digits) or is too large to be one servesweep wrote: edited or corrupted.
+type JournalSpecDamagedError struct {
+	// Path is the spec file; Why what is wrong with it.
+	Path, Why string
+}
+
+// Error names the file and says how to go on: its journal keeps the finished points.
+func (e *JournalSpecDamagedError) Error() string {
+	return fmt.Sprintf("%s is damaged (%s): it records which spec the sweep's journal belongs to; remove it to resume "+
+		"(the journal keeps the finished points; sweep.json's spec hash, when present, is still checked), or pass --overwrite to start over",
+		e.Path, e.Why)
+}
+
 // ReadJournalSpec reads the spec hash the journal at path was claimed for and the identity
 // lines recorded with it (none in a file written before servesweep recorded them). A missing
 // file is an error satisfying errors.Is(err, os.ErrNotExist).
 func ReadJournalSpec(path string) (hash string, identity []string, err error) {
-	data, err := config.ReadFile(path + SpecSuffix)
+	specPath := path + SpecSuffix
+	if st, err := os.Stat(specPath); err == nil && st.Mode().IsRegular() && st.Size() > maxSpecFileBytes {
+		return "", nil, &JournalSpecDamagedError{Path: specPath, Why: fmt.Sprintf("%d bytes, more than a spec identity's", st.Size())}
+	}
+	data, err := config.ReadFile(specPath)
 	if err != nil {
 		return "", nil, err
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	hash = strings.TrimSpace(lines[0])
+	if !isSpecHash(hash) {
+		return "", nil, &JournalSpecDamagedError{Path: specPath, Why: "its first line is not a spec hash"}
+	}
 	for _, l := range lines[1:] {
 		if l = strings.TrimSpace(l); l != "" {
 			identity = append(identity, l)
 		}
 	}
-	return strings.TrimSpace(lines[0]), identity, nil
+	return hash, identity, nil
+}
+
+// isSpecHash reports whether s can be a spec hash: one word of 1 to 64 ASCII letters and digits
+// (servesweep writes 16 hex digits).
+func isSpecHash(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // SpecChanges says, one phrase each, what differs between two spec identities
@@ -526,10 +572,26 @@ func SpecChanges(have, want []string) []string {
 		if inHave && inWant && h == w {
 			continue
 		}
-		out = append(out, specChange(k, h, w, inHave, inWant))
+		out = append(out, specChange(printable(k), printable(h), printable(w), inHave, inWant))
 	}
 	return out
 }
+
+// printable is s for a message: quoted (Go syntax) when it holds a control character or is not
+// valid UTF-8, and cut to 200 bytes with "…" when longer (a hand-edited spec file).
+func printable(s string) string {
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' }) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// SettingsChange is SpecChanges' phrase for analysis settings that differ: alone, the sweep's
+// rows stand and `servesweep report` applies the new settings to them.
+const SettingsChange = "the analysis settings (optimization target, objectives, GPU bounds, strict SLA or minimum goodput)"
 
 // specSettingsKeys are the keys of the analysis settings' lines (grid's writeSettings).
 var specSettingsKeys = []string{"target", "objective", "gpus", "strict_sla", "min_goodput_rps"}
@@ -567,15 +629,20 @@ func specChange(k, h, w string, inHave, inWant bool) string {
 	}
 	switch {
 	case k == "points":
-		hn, _, _ := strings.Cut(h, " ")
-		wn, _, _ := strings.Cut(w, " ")
-		if hn == wn {
-			return "the grid's points (" + hn + " then and now, not the same ones: the spec's engine, traffic or domain fields, " +
-				"or how this servesweep version expands them)"
+		hf, wf := strings.Fields(h), strings.Fields(w)
+		if len(hf) < 2 || len(wf) < 2 {
+			return "the grid's points"
 		}
-		return "the grid's points (" + hn + " then, " + wn + " now: the spec's domains, filters or fields, or how this servesweep version expands them)"
+		if hf[0] == wf[0] && len(hf) > 2 && len(wf) > 2 && hf[2] == wf[2] {
+			return "the grid's points (the same " + hf[0] + " in another order: a domain's values listed in another order)"
+		}
+		if hf[0] == wf[0] {
+			return "the grid's points (" + hf[0] + " then and now, not the same ones: the spec's engine, traffic, router, " +
+				"evaluation or domain fields, or how this servesweep version expands them)"
+		}
+		return "the grid's points (" + hf[0] + " then, " + wf[0] + " now: the spec's domains, filters or fields, or how this servesweep version expands them)"
 	case k == "settings":
-		return "the analysis settings (optimization target, objectives, GPU bounds, strict SLA or minimum goodput)"
+		return SettingsChange
 	case k == "build":
 		return was("the servesweep build")
 	case k == "systems_dir":

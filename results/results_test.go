@@ -964,3 +964,43 @@ func TestClaimJournalSpecIdentity(t *testing.T) {
 		t.Fatalf("a hash-only spec file, same hash: %v", err)
 	}
 }
+
+// A spec file whose first line is no hash, or that is larger than any identity, is damaged, not
+// another spec's; a claim over a hash-only file of the same spec records the identity; points in
+// another order are named so, and odd bytes of a hand-edited file are quoted.
+func TestJournalSpecDamagedAndUpgraded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JournalFile)
+	var de *JournalSpecDamagedError
+	for _, text := range []string{"", "points 3 aaaa bbbb\nbuild b\n"} {
+		if err := os.WriteFile(path+SpecSuffix, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := ClaimJournalSpec(path, "h1", "points 3 aaaa bbbb"); !errors.As(err, &de) ||
+			!strings.Contains(err.Error(), "is damaged (its first line is not a spec hash): it records which spec") {
+			t.Errorf("spec file %q: %v", text, err)
+		}
+	}
+	if err := os.WriteFile(path+SpecSuffix, bytes.Repeat([]byte("a"), maxSpecFileBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClaimJournalSpec(path, "h1"); !errors.As(err, &de) || !strings.Contains(err.Error(), "more than a spec identity's") {
+		t.Errorf("an oversized spec file: %v", err)
+	}
+	if err := os.WriteFile(path+SpecSuffix, []byte("h1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClaimJournalSpec(path, "h1", "points 3 aaaa bbbb", "build b1"); err != nil {
+		t.Fatal(err)
+	}
+	if h, id, err := ReadJournalSpec(path); err != nil || h != "h1" || !slices.Equal(id, []string{"points 3 aaaa bbbb", "build b1"}) {
+		t.Errorf("a hash-only claim resumed: %q %q %v; want the identity recorded", h, id, err)
+	}
+	if got := SpecChanges([]string{"points 3 aaaa bbbb"}, []string{"points 3 cccc bbbb"}); !slices.Equal(got,
+		[]string{"the grid's points (the same 3 in another order: a domain's values listed in another order)"}) {
+		t.Errorf("reordered points: %q", got)
+	}
+	if got := SpecChanges([]string{"points 3 aaaa bbbb", "build x\x00y"}, []string{"points 3 aaaa bbbb", "build z"}); !slices.Equal(got,
+		[]string{`the servesweep build ("x\x00y" then, z now)`}) {
+		t.Errorf("a control character: %q", got)
+	}
+}

@@ -53,8 +53,8 @@ type DirError struct {
 	Names []string
 	// Hash is the spec hash found (Spec the spec's file name) and WantHash this sweep's.
 	Hash, WantHash, Spec string
-	// Changes says what differs between the two specs (results.SpecChanges; DirOtherSpec, when
-	// the directory's journal recorded its spec's identity).
+	// Changes says what differs between the two specs (results.SpecChanges; DirOtherSpec and
+	// DirOtherSpecPart, when the journal of the sweep or shard recorded its spec's identity).
 	Changes []string
 	// Count is the shard count found; Shard this shard; Own says Path is the shard's own part.
 	Count int
@@ -86,9 +86,9 @@ func (e *DirError) Error() string {
 		return fmt.Sprintf("%s: %v", e.Dir, e.Err)
 	case DirOtherSpecPart:
 		if e.Own {
-			return fmt.Sprintf("%s was written by another sweep spec, trace contents or servesweep build (%s, spec hash %s; this one is %s)", e.Path, e.Spec, e.Hash, e.WantHash)
+			return fmt.Sprintf("%s was written by another sweep spec, trace contents or servesweep build (%s, spec hash %s; this one is %s%s)", e.Path, e.Spec, e.Hash, e.WantHash, results.ChangesText(e.Changes))
 		}
-		return fmt.Sprintf("%s holds parts of another sweep spec, trace contents or servesweep build (%s: %s, spec hash %s; this one is %s)", e.Dir, e.Path, e.Spec, e.Hash, e.WantHash)
+		return fmt.Sprintf("%s holds parts of another sweep spec, trace contents or servesweep build (%s: %s, spec hash %s; this one is %s%s)", e.Dir, e.Path, e.Spec, e.Hash, e.WantHash, results.ChangesText(e.Changes))
 	case DirOutputIsDir:
 		return fmt.Sprintf("%s cannot be resumed: %s is a directory where the sweep writes a file", e.Dir, e.Path)
 	}
@@ -215,7 +215,7 @@ func PrepareShardDir(dir string, sh grid.Shard, files ShardFiles, overwrite bool
 	if err := checkShardCount(dir, sh); err != nil {
 		return err
 	}
-	if err := checkSharedParts(dir, files.Part, specHash); err != nil {
+	if err := checkSharedParts(dir, files.Part, specHash, identity); err != nil {
 		return err
 	}
 	// Claimed last: a refused shard writes nothing, so it cannot block the right rerun.
@@ -283,7 +283,7 @@ func checkShardCount(dir string, sh grid.Shard) error {
 // checkSharedParts refuses to add a part of spec hash hash to dir when its parts belong to
 // another spec (a changed spec, or a directory reused for another sweep): the shard's own
 // earlier part (own), and the first other part, so the check stays cheap with many shards.
-func checkSharedParts(dir, own, hash string) error {
+func checkSharedParts(dir, own, hash string, identity []string) error {
 	paths := []string{own}
 	if entries, err := os.ReadDir(filepath.Join(dir, results.PartsDir)); err == nil {
 		for _, e := range entries {
@@ -303,7 +303,14 @@ func checkSharedParts(dir, own, hash string) error {
 			return &DirError{Dir: dir, Problem: DirBadPart, Path: p, Err: err}
 		}
 		if m.SpecHash != hash {
-			return &DirError{Dir: dir, Problem: DirOtherSpecPart, Path: p, Own: i == 0, Spec: m.Manifest.Spec, Hash: m.SpecHash, WantHash: hash}
+			// The journal of the shard that wrote the part recorded its spec's identity.
+			var changes []string
+			journal := FilesOfShard(dir, grid.Shard{Index: m.ShardIndex, Count: m.ShardCount}).Journal
+			if h, have, err := results.ReadJournalSpec(journal); err == nil && h == m.SpecHash {
+				changes = results.SpecChanges(have, identity)
+			}
+			return &DirError{Dir: dir, Problem: DirOtherSpecPart, Path: p, Own: i == 0, Spec: m.Manifest.Spec, Hash: m.SpecHash,
+				WantHash: hash, Changes: changes}
 		}
 	}
 	return nil

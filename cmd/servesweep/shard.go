@@ -138,13 +138,14 @@ func runShard(ctx context.Context, io ioStreams, opts *sweepOptions, x *grid.Exp
 	}
 	hash := x.SpecHash()
 	jsonOut := opts.Format == formatJSON
+	files := sweep.FilesOfShard(opts.OutputDir, sh.Shard)
+	// The directory is checked first: a refusal leaves stdout empty.
+	if err := checkShardDir(opts, sh.Shard, files, hash, x.SpecIdentity()); err != nil {
+		return err
+	}
 	if !jsonOut {
 		fmt.Fprintf(io.Out, "servesweep sweep: shard %s (from %s): %d of %d selected points of %s (spec hash %s)\n",
 			sh.Shard, sh.Source, len(x.ShardPoints(sh.Shard)), len(x.Points), x.Spec.File, hash)
-	}
-	files := sweep.FilesOfShard(opts.OutputDir, sh.Shard)
-	if err := checkShardDir(opts, sh.Shard, files, hash, x.SpecIdentity()); err != nil {
-		return err
 	}
 	release := holdSweepMemory(len(x.ShardPoints(sh.Shard)))
 	defer release()
@@ -198,7 +199,7 @@ func checkShardDir(opts *sweepOptions, sh grid.Shard, files sweep.ShardFiles, ha
 	}
 	err := sweep.PrepareShardDir(opts.OutputDir, sh, files, opts.Overwrite, hash, identity...)
 	if err != nil {
-		err = specErr(lockedErr(dirErr(err), "--output-dir "+opts.OutputDir),
+		err = specErr(damagedSpecErr(lockedErr(dirErr(err), "--output-dir "+opts.OutputDir)),
 			"rerun the shard with the spec and --set overrides it was started with, or pass --overwrite to start it over")
 	}
 	return err

@@ -515,10 +515,30 @@ func prepareWholeSweep(opts *sweepOptions, x *grid.Expansion) (fresh bool, err e
 			}
 		}
 	}
+	var se *results.JournalSpecError
+	if errors.As(err, &se) && slices.Equal(se.Changes, []string{results.SettingsChange}) {
+		// No sweep.json to read the old settings from (a sweep killed before writing one): the
+		// journal's identity says only the settings differ.
+		return false, &usageError{fmt.Errorf("--output-dir %s holds this sweep's points under other analysis settings (its "+
+			"journal's spec identity, %s), and no sweep.json (a run stopped before writing it): finish it with the optimization section it was started with (rerun that "+
+			"spec into it), then apply the new settings without simulating again with servesweep report --results %s --output-dir DIR "+
+			"and the new settings' flags; or pass --overwrite to run the sweep anew", opts.OutputDir, se.Path+results.SpecSuffix,
+			shellQuote(opts.OutputDir))}
+	}
 	if err != nil {
-		err = specErr(lockedErr(dirErr(err), "--output-dir "+opts.OutputDir), "choose another --output-dir, or pass --overwrite to start over")
+		err = specErr(damagedSpecErr(lockedErr(dirErr(err), "--output-dir "+opts.OutputDir)), "choose another --output-dir, or pass --overwrite to start over")
 	}
 	return fresh, err
+}
+
+// damagedSpecErr turns a *results.JournalSpecDamagedError into a usage error (exit 2), whose
+// text says how to go on; other errors pass unchanged.
+func damagedSpecErr(err error) error {
+	var de *results.JournalSpecDamagedError
+	if errors.As(err, &de) {
+		return &usageError{err}
+	}
+	return err
 }
 
 // sweepRunOptions are the options of the sweep's run: the spec's worker count and per-point
@@ -786,11 +806,11 @@ func dirErr(err error) error {
 			"(its journal keeps the finished points), or use another --output-dir", dir, de.Err, de.Path)
 	case sweep.DirOtherSpecPart:
 		if de.Own {
-			msg = fmt.Sprintf("%s was written by another sweep spec, from other contents of its trace files, or by another servesweep build (%s, spec hash %s; this one is %s): "+
-				"pass --overwrite to replace this shard's part and journal, or use another --output-dir", de.Path, de.Spec, de.Hash, de.WantHash)
+			msg = fmt.Sprintf("%s was written by another sweep spec, from other contents of its trace files, or by another servesweep build (%s, spec hash %s; this one is %s%s): "+
+				"pass --overwrite to replace this shard's part and journal, or use another --output-dir", de.Path, de.Spec, de.Hash, de.WantHash, results.ChangesText(de.Changes))
 		} else {
 			msg = fmt.Sprintf("--output-dir %s holds parts of another sweep spec, of other contents of its trace files, or of another servesweep build (%s: %s, "+
-				"spec hash %s; this one is %s); give each sweep spec and build its own --output-dir", dir, de.Path, de.Spec, de.Hash, de.WantHash)
+				"spec hash %s; this one is %s%s); give each sweep spec and build its own --output-dir", dir, de.Path, de.Spec, de.Hash, de.WantHash, results.ChangesText(de.Changes))
 		}
 	default:
 		msg = "--output-dir " + err.Error()

@@ -1463,7 +1463,7 @@ func TestSweepRefusalSaysWhatDiffers(t *testing.T) {
 		set, want string
 	}{
 		{"traffic.stop.requests_per_load_unit=12", "; what differs: the grid's points (3 then and now, not the same ones: " +
-			"the spec's engine, traffic or domain fields, or how this servesweep version expands them)): resuming would mix the two"},
+			"the spec's engine, traffic, router, evaluation or domain fields, or how this servesweep version expands them)): resuming would mix the two"},
 		{"traffic.load.concurrency={choices: [4, 16]}", "; what differs: the grid's points (3 then, 2 now: "},
 	} {
 		code, _, errs := runCLI(t, append(args, "--set", c.set)...)
@@ -1494,5 +1494,32 @@ func TestSweepRefusalSaysWhatDiffers(t *testing.T) {
 	if code != exitConfigError || !strings.Contains(errs, "the grid's points (3 then and now, not the same ones") ||
 		!strings.Contains(errs, "; the servesweep build (v0.0.0-old then, ") {
 		t.Errorf("another build, journal check: exit %d %q", code, errs)
+	}
+	// Only the analysis settings differ, and no sweep.json holds the old ones: finish, then report.
+	if err := os.WriteFile(spec, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, append(args, "--set", "optimization.target=throughput")...)
+	if code != exitConfigError || out != "" || !strings.Contains(errs, "holds this sweep's points under other analysis settings") ||
+		!strings.Contains(errs, "then apply the new settings without simulating again with servesweep report --results "+dir) {
+		t.Errorf("settings only, no sweep.json: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// A shard refused for another spec says what differs from the spec its part was written for,
+// with nothing on stdout.
+func TestShardRefusalSaysWhatDiffers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sharded")
+	args := []string{"sweep", "-c", "../../examples/sweep-small.yaml", "--output-dir", dir}
+	for _, sh := range []string{"0/2", "1/2"} {
+		if code, _, errs := runCLI(t, append(args, "-q", "--shard", sh)...); code != 0 {
+			t.Fatalf("shard %s: exit %d %s", sh, code, errs)
+		}
+	}
+	for _, sh := range []string{"0/2", "1/2"} {
+		code, out, errs := runCLI(t, append(args, "--shard", sh, "--set", "traffic.stop.requests_per_load_unit=12")...)
+		if code != exitConfigError || out != "" || !strings.Contains(errs, "; what differs: the grid's points (") {
+			t.Errorf("shard %s, another spec: exit %d, stdout %q, stderr %q", sh, code, out, errs)
+		}
 	}
 }
