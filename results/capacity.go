@@ -170,8 +170,14 @@ type Capacity struct {
 	// Target is the attainment the search asked for; Attainment is the one measured at Load.
 	Target     float64 `json:"target"`
 	Attainment float64 `json:"attainment"`
-	// Bounded is set when the SLA still held at the search's max (Load = max).
+	// Bounded is set when the SLA still held at the search's max (Load = max), or at the largest
+	// load measured below one the trace could not hold (TraceBound): the capacity is a lower bound.
 	Bounded bool `json:"bounded"`
+	// TraceBound, when set, says why the search could not go above Load: the least load above it
+	// was one a closed loop over the trace could not hold at all (its sessions all started before a
+	// steady state; more sessions would measure it), e.g. "at concurrency 31 the run measured no
+	// steady state: …".
+	TraceBound string `json:"trace_bound,omitempty"`
 	// Unclosed is set when the search stopped at max_probes before the bracket met the tolerance;
 	// Upper is then the least load probed that missed (0 when none did).
 	Unclosed bool    `json:"unclosed,omitempty"`
@@ -331,6 +337,14 @@ func ProbeRows(pointID string, c *Capacity) []ProbeRow {
 	return out
 }
 
+// TraceBoundMark begins the reason of a row whose capacity search its trace bounded
+// (Capacity.TraceBound): capacity_bounded is set, and the trace, not the search's max, is what
+// to change to measure further.
+const TraceBoundMark = "capacity_search: bounded by the trace"
+
+// TraceBounded reports whether r's capacity search was bounded by its trace (TraceBoundMark).
+func TraceBounded(r *Row) bool { return strings.HasPrefix(r.Reason, TraceBoundMark) }
+
 // fillCapacity sets the capacity columns of r and keeps its probes for probes.parquet.
 func fillCapacity(r *Row, c *Capacity) {
 	r.CapacityLoadUnit = str(c.Unit)
@@ -344,6 +358,8 @@ func fillCapacity(r *Row, c *Capacity) {
 		r.SLABindingTerm = str(b)
 	}
 	switch {
+	case c.TraceBound != "" && c.Feasible:
+		r.Reason = fmt.Sprintf("%s: the capacity is at least %s %g (the SLA held there), and %s", TraceBoundMark, c.Unit, c.Load, c.TraceBound)
 	case c.Unclosed && c.Feasible && c.Upper > 0:
 		r.Reason = fmt.Sprintf("capacity_search: stopped at max_probes (%d) with the capacity between %g and %g %s, "+
 			"wider than relative_tolerance", len(c.Probes), c.Load, c.Upper, c.Unit)

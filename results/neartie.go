@@ -535,9 +535,23 @@ func BoundedText(rows []Row, a *Analysis, bounded []int, labels Labels, md bool)
 	if len(bounded) == 1 {
 		what = "its capacity and every value measured there are lower bounds, so where it stands against the others is not settled"
 	}
-	return fmt.Sprintf("Capacity bounded: %s met the SLA at the capacity search's max (%s; pareto.json's capacity_bounded_points): %s; "+
-		"%s: raise optimization.capacity_search.max and sweep again.", Plural(len(bounded), "candidate"), load(&rows[bounded[0]]),
-		named, what)
+	byTrace := 0
+	for _, j := range bounded {
+		if TraceBounded(&rows[j]) {
+			byTrace++
+		}
+	}
+	at, fix := "at the capacity search's max", "raise optimization.capacity_search.max and sweep again"
+	switch {
+	case byTrace == len(bounded):
+		// TraceBoundMark's reason says at which load the trace ran out.
+		at, fix = "at the largest load their trace can hold", "give a trace of more sessions (their reason says how far it went) and sweep again"
+	case byTrace > 0:
+		at = fmt.Sprintf("at the capacity search's max, or (%d of them) at the largest load their trace can hold", byTrace)
+		fix = "raise optimization.capacity_search.max, or give a trace of more sessions, and sweep again"
+	}
+	return fmt.Sprintf("Capacity bounded: %s met the SLA %s (%s; pareto.json's capacity_bounded_points): %s; %s: %s.",
+		Plural(len(bounded), "candidate"), at, load(&rows[bounded[0]]), named, what, fix)
 }
 
 // Unsettled is what a capacity search leaves unsettled in an analysis: best points whose lead a

@@ -994,6 +994,9 @@ func Load(r *Row) string {
 		return " (" + strings.Join(notes, "; ") + ")"
 	}
 	if r.CapacityLoad != nil && r.CapacityBounded != nil && *r.CapacityBounded {
+		if TraceBounded(r) {
+			return "capacity >= " + load(r) + " (the most its trace can hold)"
+		}
 		return "capacity >= " + load(r) + " (the search's max)"
 	}
 	if r.CapacityLoad != nil {
@@ -1448,7 +1451,7 @@ func capacityMarkdown(b *bytes.Buffer, rows []Row, m *Manifest) {
 // again above a miss and the knife edges; the limiting terms (bindingTally); a search stopped at
 // max_probes. report.html shows them too.
 func capacityParagraphs(rows []Row, m *Manifest) []string {
-	searched, bounded, infeasible, probes, unclosed := 0, 0, 0, 0, 0
+	searched, bounded, byTrace, infeasible, probes, unclosed := 0, 0, 0, 0, 0, 0
 	var firstUnclosed *Row
 	unit := ""
 	var above []*Row // rows whose probes met the SLA above their capacity (MetAbove)
@@ -1472,6 +1475,9 @@ func capacityParagraphs(rows []Row, m *Manifest) []string {
 			infeasible++
 		case r.CapacityBounded != nil && *r.CapacityBounded:
 			bounded++
+			if TraceBounded(r) {
+				byTrace++
+			}
 		}
 		if Unconverged(r) {
 			if unclosed++; firstUnclosed == nil {
@@ -1509,10 +1515,15 @@ func capacityParagraphs(rows []Row, m *Manifest) []string {
 			KnifeEdgeSpan, 100*KnifeEdgeBand, eg, r.PointID, fmtNum(*r.CapacityLoad), unit, 100*k.MinHeadroom, 100*k.MaxHeadroom,
 			fmtNum(k.Lo), fmtNum(k.Hi), 100*KnifeEdgeBand)
 	}
+	boundedAt := "SLA still met at the maximum"
+	if byTrace > 0 {
+		boundedAt = fmt.Sprintf("SLA still met at the maximum, or for %d at the largest load their trace could hold: "+
+			"a closed loop over a trace of too few sessions cannot hold more (their reason says where it stopped)", byTrace)
+	}
 	out := []string{fmt.Sprintf("Capacity search (%s%s): %d deployments searched, %d infeasible (SLA missed at the minimum load), "+
-		"%d bounded (SLA still met at the maximum), %d stopped at max_probes; %d probes, %.1f per deployment "+
+		"%d bounded (%s), %d stopped at max_probes; %d probes, %.1f per deployment "+
 		"(each a row of `%s`).%s Each row is measured at its capacity load (an infeasible one at the minimum load).",
-		unit, settings, searched, infeasible, bounded, unclosed, probes, float64(probes)/float64(searched), ProbesFile, nonMonotone)}
+		unit, settings, searched, infeasible, bounded, boundedAt, unclosed, probes, float64(probes)/float64(searched), ProbesFile, nonMonotone)}
 	if line := bindingTally(rows); line != "" {
 		out = append(out, line)
 	}

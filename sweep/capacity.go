@@ -34,8 +34,10 @@ type probeResult struct {
 	config *config.Config
 	// unmeasured says why the probe's run measured no steady state (traceUnramped, or more
 	// requests censored at its time stop than judged): it counts as a miss, and a capacity whose
-	// bracket it closes is refused.
+	// bracket it closes is refused, unless exhausted: the trace's sessions are too few to hold the
+	// load at all (traceUnramped), which bounds the capacity as the search's max does.
 	unmeasured string
+	exhausted  bool
 }
 
 // searchCapacity finds the capacity of point p under cs: the largest load at which SLA
@@ -133,13 +135,21 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 	}
 
 	lo, hi := bracket(pb.probes)
+	traceBound := ""
 	if hi >= 0 && pb.probes[hi].unmeasured != "" {
-		// The least load that missed is one the run could not measure: the capacity would be
-		// the window's, not the deployment's (a user trial, 2026-12-07: requests of about 40 s
-		// over a 100 s window, ramped up to concurrency 46 and started at once above it, where
-		// the first wave failed: capacity 46 where a 1,000 s window found 104).
-		return results.Record{}, fmt.Errorf("capacity search probe %d at %s %g: %s", hi, unit, pb.probes[hi].load,
-			pb.probes[hi].unmeasured)
+		if !pb.probes[hi].exhausted || lo < 0 {
+			// The least load that missed is one the run could not measure: the capacity would
+			// be the window's, not the deployment's (a user trial, 2026-12-07: requests of
+			// about 40 s over a 100 s window, ramped up to concurrency 46 and started at once
+			// above it, where the first wave failed: capacity 46 where a 1,000 s window found 104).
+			return results.Record{}, fmt.Errorf("capacity search probe %d at %s %g: %s", hi, unit, pb.probes[hi].load,
+				pb.probes[hi].unmeasured)
+		}
+		// The trace's sessions cannot hold that load at all, however long the run: the SLA held
+		// at the largest load below it the search measured, which bounds the capacity as the
+		// search's max would (a user trial, 2026-12-07: a 90-session trace failed every point
+		// of its sweep at concurrency 31, leaving no answer).
+		traceBound = fmt.Sprintf("at %s %g the run %s", unit, pb.probes[hi].load, pb.probes[hi].unmeasured)
 	}
 	best := 0
 	if lo >= 0 {
@@ -147,7 +157,8 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 	}
 	c := &results.Capacity{Feasible: lo >= 0, Load: pb.probes[best].load, Unit: unit, Target: cs.Attainment,
 		Attainment: pb.probes[best].probe.Attainment, Unclosed: unclosed}
-	c.Bounded = lo >= 0 && hi < 0 && pb.probes[lo].load >= cs.Max
+	c.Bounded = lo >= 0 && (hi < 0 && pb.probes[lo].load >= cs.Max || traceBound != "")
+	c.TraceBound = traceBound
 	if unclosed && hi >= 0 {
 		c.Upper = pb.probes[hi].load
 	}
@@ -253,9 +264,9 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
-	unmeasured := ""
+	unmeasured, exhausted := "", false
 	if x > cs.Min {
-		unmeasured = traceUnramped(cfg, res)
+		unmeasured, exhausted = traceUnramped(cfg, res)
 	}
 	m := measureProbe(res, cfg, sla, cs.Attainment)
 	if why := censoredMajority(res.Summary, cfg); unmeasured == "" && why != "" {
@@ -306,7 +317,7 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 		}
 	}
 	res.Release() // the probe keeps the summary values only
-	pr := probeResult{load: x, config: cfg, unmeasured: unmeasured, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
+	pr := probeResult{load: x, config: cfg, unmeasured: unmeasured, exhausted: exhausted, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
 		probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, TermsMet: termsMet, Binding: m.binding, Summary: keep,
 			RampSeconds: cfg.Traffic.Load.RampSeconds, WarmupSeconds: cfg.Traffic.Load.WarmupSeconds, Cooldown: cfg.Traffic.Load.HasCooldown(),
 			PerLoadUnit: setup.PerLoadUnit, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}
@@ -673,37 +684,38 @@ func traceSpan(l *config.Load, lifeMs float64) float64 {
 // ramp_seconds and which traceRamp left unramped, measures no steady state: no session
 // completed in it, or its sessions started over less than traceSpan, because the window
 // (traffic.stop.max_virtual_time_seconds) ends too soon or because every session of the trace
-// started (too few for the concurrency: the loop cannot hold it); the message says what to
-// change. "" for any other run: another load or source, a ramp the config or traceRamp set.
-func traceUnramped(cfg *config.Config, res *sim.Result) string {
+// started (too few for the concurrency: the loop cannot hold it, which exhausted reports: the
+// trace, not the run's length, limits the load it can measure); the message says what to change.
+// "" for any other run: another load or source, a ramp the config or traceRamp set.
+func traceUnramped(cfg *config.Config, res *sim.Result) (why string, exhausted bool) {
 	l := &cfg.Traffic.Load
 	if !closedTraceLoop(cfg) {
-		return ""
+		return "", false
 	}
 	stop := cfg.Traffic.Stop.MaxVirtualTimeSeconds
 	lifeMs, n := traceCycleMs(cfg, res)
 	if n == 0 && stop > 0 {
 		return fmt.Sprintf("measured no steady state: no session of the trace completed within the %g s window "+
-			"(lengthen traffic.stop.max_virtual_time_seconds)", stop)
+			"(lengthen traffic.stop.max_virtual_time_seconds)", stop), false
 	}
 	if n == 0 {
-		return "measured no steady state: no session of the trace completed"
+		return "measured no steady state: no session of the trace completed", false
 	}
 	need := traceSpan(l, lifeMs)
-	why := fmt.Sprintf("its mean session cycle is %.3g s, and a closed loop over a trace is ramped over one and measured "+
+	span := fmt.Sprintf("its mean session cycle is %.3g s, and a closed loop over a trace is ramped over one and measured "+
 		"over as long again", lifeMs/1000)
 	if l.WarmupSeconds != nil {
-		why = fmt.Sprintf("a closed loop over a trace is measured after its warm-up of %g s, over as long again", *l.WarmupSeconds)
+		span = fmt.Sprintf("a closed loop over a trace is measured after its warm-up of %g s, over as long again", *l.WarmupSeconds)
 	}
 	startsS := sim.LastStartMs(res.Requests, res.Workload) / 1000
 	if sessions := len(res.Workload.Sessions); sim.Starts(res.Requests, res.Workload) >= sessions {
 		return fmt.Sprintf("measured no steady state: the trace's %d sessions all started within %.3g s, less than the %.3g s "+
-			"needed (%s), so the loop cannot hold concurrency %d: give a trace of more sessions, or lower "+
-			"optimization.capacity_search.max", sessions, startsS, need, why, l.Concurrency)
+			"needed (%s), so the loop cannot hold concurrency %d: give a trace of more sessions", sessions, startsS, need, span,
+			l.Concurrency), true
 	}
 	return fmt.Sprintf("measured no steady state: the %g s window started sessions over %.3g s, less than the %.3g s needed "+
-		"(%s): lengthen traffic.stop.max_virtual_time_seconds to at least %.3g s", stop, startsS, need, why,
-		math.Ceil(1.1*stop*need/max(startsS, 1e-3)))
+		"(%s): lengthen traffic.stop.max_virtual_time_seconds to at least %.3g s", stop, startsS, need, span,
+		math.Ceil(1.1*stop*need/max(startsS, 1e-3))), false
 }
 
 // rateSteady is how a capacity probe of an open loop (constant_rate or poisson; cfg is the

@@ -837,10 +837,23 @@ optimization:
 	if a, b := *short.CapacityLoad, *long.CapacityLoad; math.Abs(a-b) > 0.1*b || b < 40 {
 		t.Errorf("capacity %g at a 10 s window, %g at 100 s; want within 10 %% of each other, at least 40", a, b)
 	}
+	// A trace of 60 requests, every one started before the loop could be measured at the loads
+	// near the capacity: the trace, not the run, cannot hold them, so the capacity is the largest
+	// load measured below one it could not hold, a lower bound (capacity_bounded), below the
+	// whole trace's, with the reason naming the trace and that load.
+	few := runCapacity(t, spec, 1, "", "traffic.stop.max_virtual_time_seconds=100", "traffic.source.paths=["+shortTrace(t, path)+"]")[0]
+	if few.Status != results.StatusOK || few.CapacityLoad == nil || few.CapacityBounded == nil || !*few.CapacityBounded ||
+		!results.TraceBounded(&few) || *few.CapacityLoad >= *long.CapacityLoad ||
+		!strings.Contains(few.Reason, fmt.Sprintf("the capacity is at least concurrency %g (the SLA held there), and at concurrency ", deref(few.CapacityLoad))) ||
+		!strings.Contains(few.Reason, "the trace's 60 sessions all started within") || !strings.HasSuffix(few.Reason, "give a trace of more sessions") {
+		t.Errorf("60-session trace: %s %q, capacity %v, bounded %v; want ok, bounded by the trace below %g", few.Status, few.Reason,
+			deref(few.CapacityLoad), deref(few.CapacityBounded), *long.CapacityLoad)
+	}
+	if k := results.Load(&few); few.CapacityLoad != nil && k != fmt.Sprintf("capacity >= concurrency %g (the most its trace can hold)", *few.CapacityLoad) {
+		t.Errorf("60-session trace's load label %q", k)
+	}
 	// A window of 3 s leaves the loads near the capacity, whose requests live about 2 s, unmeasured:
-	// the capacity would be the window's, and the point fails saying what to lengthen. A trace
-	// of 60 requests, every one started before the loop could be measured at those loads,
-	// fails likewise, naming the trace.
+	// the capacity would be the window's, and the point fails saying what to lengthen.
 	for _, c := range []struct {
 		sets []string
 		want string
@@ -849,8 +862,6 @@ optimization:
 		// At the search's minimum a 0.2 s window censors the one request in flight: the point
 		// fails rather than read infeasible.
 		{[]string{"traffic.stop.max_virtual_time_seconds=0.2"}, "more than were judged: lengthen traffic.stop.max_virtual_time_seconds"},
-		{[]string{"traffic.stop.max_virtual_time_seconds=100", "traffic.source.paths=[" + shortTrace(t, path) + "]"},
-			"the trace's 60 sessions all started within"},
 	} {
 		r := runCapacity(t, spec, 1, "", c.sets...)[0]
 		if r.Status != results.StatusFailed || !strings.Contains(r.Reason, "measured no steady state: ") || !strings.Contains(r.Reason, c.want) {

@@ -236,11 +236,14 @@ func steadyPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simul
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if why := traceUnramped(cfg, res); why != "" && cfg.Traffic.Load.Concurrency > 1 {
+	if why, exhausted := traceUnramped(cfg, res); why != "" && cfg.Traffic.Load.Concurrency > 1 {
 		// A closed loop over a trace that its window or its sessions leave unramped is measured
 		// on its first wave's burst, as a capacity probe would be (searchCapacity refuses such
 		// a probe's capacity): its point fails, saying what to change.
 		res.Release()
+		if exhausted {
+			why += ", or a lower traffic.load.concurrency"
+		}
 		return nil, nil, nil, errors.New(why)
 	}
 	if why := censoredMajority(res.Summary, cfg); why != "" {
