@@ -542,12 +542,16 @@ func BoundedText(rows []Row, a *Analysis, bounded []int, labels Labels, md bool)
 		}
 	}
 	at, fix := "at the capacity search's max", "raise optimization.capacity_search.max and sweep again"
+	their := "their"
+	if len(bounded) == 1 {
+		their = "its"
+	}
 	switch {
 	case byTrace == len(bounded):
-		// TraceBoundMark's reason says at which load the trace ran out.
-		at, fix = "at the largest load their trace can hold", "give a trace of more sessions (their reason says how far it went) and sweep again"
+		// TraceBoundMark's reason names the load the trace could not hold.
+		at, fix = "below a load "+their+" trace cannot hold", "give a trace of more sessions ("+their+" reason names the load) and sweep again"
 	case byTrace > 0:
-		at = fmt.Sprintf("at the capacity search's max, or (%d of them) at the largest load their trace can hold", byTrace)
+		at = fmt.Sprintf("at the capacity search's max, or (%d of them) below a load their trace cannot hold", byTrace)
 		fix = "raise optimization.capacity_search.max, or give a trace of more sessions, and sweep again"
 	}
 	return fmt.Sprintf("Capacity bounded: %s met the SLA %s (%s; pareto.json's capacity_bounded_points): %s; %s: %s.",

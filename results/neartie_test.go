@@ -436,17 +436,17 @@ func TestBoundedCandidates(t *testing.T) {
 	// each names both.
 	rows[3].Reason = TraceBoundMark + ": the capacity is at least concurrency 100 (the SLA held there), and at concurrency 101 …"
 	if got := BoundedText(rows, a, BoundedCandidates(rows, a, m), LabelsFor(rows), false); !strings.Contains(got,
-		"2 candidates met the SLA at the capacity search's max, or (1 of them) at the largest load their trace can hold (") ||
+		"2 candidates met the SLA at the capacity search's max, or (1 of them) below a load their trace cannot hold (") ||
 		!strings.HasSuffix(got, ": raise optimization.capacity_search.max, or give a trace of more sessions, and sweep again.") {
 		t.Errorf("one bounded by the search's max, one by its trace: %q", got)
 	}
 	rows[0].Reason = rows[3].Reason
 	if got := BoundedText(rows, a, BoundedCandidates(rows, a, m), LabelsFor(rows), false); !strings.Contains(got,
-		"2 candidates met the SLA at the largest load their trace can hold (") ||
-		!strings.HasSuffix(got, ": give a trace of more sessions (their reason says how far it went) and sweep again.") {
+		"2 candidates met the SLA below a load their trace cannot hold (") ||
+		!strings.HasSuffix(got, ": give a trace of more sessions (their reason names the load) and sweep again.") {
 		t.Errorf("both bounded by their trace: %q", got)
 	}
-	if got := Load(&rows[0]); got != "capacity >= concurrency 100 (the most its trace can hold)" {
+	if got := Load(&rows[0]); got != "capacity >= concurrency 100 (bounded by its trace)" {
 		t.Errorf("a trace-bounded row's load: %q", got)
 	}
 	rows[0].Reason, rows[3].Reason = "", ""

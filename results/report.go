@@ -995,7 +995,7 @@ func Load(r *Row) string {
 	}
 	if r.CapacityLoad != nil && r.CapacityBounded != nil && *r.CapacityBounded {
 		if TraceBounded(r) {
-			return "capacity >= " + load(r) + " (the most its trace can hold)"
+			return "capacity >= " + load(r) + " (bounded by its trace)"
 		}
 		return "capacity >= " + load(r) + " (the search's max)"
 	}
@@ -1516,9 +1516,13 @@ func capacityParagraphs(rows []Row, m *Manifest) []string {
 			fmtNum(k.Lo), fmtNum(k.Hi), 100*KnifeEdgeBand)
 	}
 	boundedAt := "SLA still met at the maximum"
-	if byTrace > 0 {
-		boundedAt = fmt.Sprintf("SLA still met at the maximum, or for %d at the largest load their trace could hold: "+
-			"a closed loop over a trace of too few sessions cannot hold more (their reason says where it stopped)", byTrace)
+	switch {
+	case byTrace > 0 && byTrace == bounded:
+		boundedAt = "SLA met below a load their trace cannot hold: a closed loop over a trace of too few sessions " +
+			"cannot hold it (their reason names the load)"
+	case byTrace > 0:
+		boundedAt = fmt.Sprintf("SLA still met at the maximum, or for %d below a load their trace cannot hold: a closed "+
+			"loop over a trace of too few sessions cannot hold it (their reason names the load)", byTrace)
 	}
 	out := []string{fmt.Sprintf("Capacity search (%s%s): %d deployments searched, %d infeasible (SLA missed at the minimum load), "+
 		"%d bounded (%s), %d stopped at max_probes; %d probes, %.1f per deployment "+

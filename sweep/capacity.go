@@ -149,7 +149,10 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 		// at the largest load below it the search measured, which bounds the capacity as the
 		// search's max would (a user trial, 2026-12-07: a 90-session trace failed every point
 		// of its sweep at concurrency 31, leaving no answer).
-		traceBound = fmt.Sprintf("at %s %g the run %s", unit, pb.probes[hi].load, pb.probes[hi].unmeasured)
+		// A search max_probes stopped keeps its own account (the capacity between lo and hi).
+		if !unclosed {
+			traceBound = fmt.Sprintf("at %s %g the run %s", unit, pb.probes[hi].load, pb.probes[hi].unmeasured)
+		}
 	}
 	best := 0
 	if lo >= 0 {
@@ -267,6 +270,12 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	unmeasured, exhausted := "", false
 	if x > cs.Min {
 		unmeasured, exhausted = traceUnramped(cfg, res)
+	} else if why, ex := traceUnramped(cfg, res); ex && cfg.Traffic.Load.Concurrency > 1 {
+		// A trace that cannot hold the search's minimum measures nothing there: the point fails
+		// naming the trace, rather than read its first wave's burst as the minimum's SLA (as a
+		// fixed point does, steadyPoint; one session in flight has no burst).
+		res.Release()
+		return nil, fail(errors.New(why + ", or a lower optimization.capacity_search.min"))
 	}
 	m := measureProbe(res, cfg, sla, cs.Attainment)
 	if why := censoredMajority(res.Summary, cfg); unmeasured == "" && why != "" {
@@ -689,6 +698,12 @@ func traceSpan(l *config.Load, lifeMs float64) float64 {
 // "" for any other run: another load or source, a ramp the config or traceRamp set.
 func traceUnramped(cfg *config.Config, res *sim.Result) (why string, exhausted bool) {
 	l := &cfg.Traffic.Load
+	if l.Type == config.LoadConcurrency && cfg.Traffic.Source.Type == config.SourceTrace && res.Workload != nil &&
+		len(res.Workload.Sessions) < l.Concurrency {
+		// Fewer sessions than slots, with a ramp or without: the loop never holds the load.
+		return fmt.Sprintf("measured no steady state: the trace has %s, fewer than concurrency %d, so the loop cannot hold it: "+
+			"give a trace of more sessions", results.Plural(len(res.Workload.Sessions), "session"), l.Concurrency), true
+	}
 	if !closedTraceLoop(cfg) {
 		return "", false
 	}
@@ -709,9 +724,9 @@ func traceUnramped(cfg *config.Config, res *sim.Result) (why string, exhausted b
 	}
 	startsS := sim.LastStartMs(res.Requests, res.Workload) / 1000
 	if sessions := len(res.Workload.Sessions); sim.Starts(res.Requests, res.Workload) >= sessions {
-		return fmt.Sprintf("measured no steady state: the trace's %d sessions all started within %.3g s, less than the %.3g s "+
-			"needed (%s), so the loop cannot hold concurrency %d: give a trace of more sessions", sessions, startsS, need, span,
-			l.Concurrency), true
+		return fmt.Sprintf("measured no steady state: the trace's %s all started within %.3g s, less than the %.3g s "+
+			"needed (%s), so the loop cannot hold concurrency %d: give a trace of more sessions", results.Plural(sessions, "session"),
+			startsS, need, span, l.Concurrency), true
 	}
 	return fmt.Sprintf("measured no steady state: the %g s window started sessions over %.3g s, less than the %.3g s needed "+
 		"(%s): lengthen traffic.stop.max_virtual_time_seconds to at least %.3g s", stop, startsS, need, span,

@@ -849,8 +849,28 @@ optimization:
 		t.Errorf("60-session trace: %s %q, capacity %v, bounded %v; want ok, bounded by the trace below %g", few.Status, few.Reason,
 			deref(few.CapacityLoad), deref(few.CapacityBounded), *long.CapacityLoad)
 	}
-	if k := results.Load(&few); few.CapacityLoad != nil && k != fmt.Sprintf("capacity >= concurrency %g (the most its trace can hold)", *few.CapacityLoad) {
+	if k := results.Load(&few); few.CapacityLoad != nil && k != fmt.Sprintf("capacity >= concurrency %g (bounded by its trace)", *few.CapacityLoad) {
 		t.Errorf("60-session trace's load label %q", k)
+	}
+	// The same trace under a search max_probes stops before its bracket closes keeps that account
+	// (the capacity between two loads), not the trace's; one whose minimum is more sessions than
+	// the trace holds fails naming the trace; with an explicit ramp (no trace ramp of the
+	// search's) and an SLA loose enough to meet at any load, the loads above the trace's 60
+	// sessions are bounded by it, not met up to max (512).
+	short60 := "traffic.source.paths=[" + shortTrace(t, path) + "]"
+	if r := runCapacity(t, spec, 1, "", "traffic.stop.max_virtual_time_seconds=100", short60, "optimization.capacity_search.max_probes=4")[0]; r.Status != results.StatusOK ||
+		!strings.HasPrefix(r.Reason, "capacity_search: stopped at max_probes (4) with the capacity between ") || results.TraceBounded(&r) ||
+		r.CapacityBounded == nil || *r.CapacityBounded {
+		t.Errorf("60-session trace, max_probes 4: %s %q, bounded %v", r.Status, r.Reason, deref(r.CapacityBounded))
+	}
+	if r := runCapacity(t, spec, 1, "", "traffic.stop.max_virtual_time_seconds=100", short60, "optimization.capacity_search.min=70")[0]; r.Status != results.StatusFailed ||
+		!strings.Contains(r.Reason, "the trace has 60 sessions, fewer than concurrency 70, so the loop cannot hold it: give a trace of more sessions, "+
+			"or a lower optimization.capacity_search.min") {
+		t.Errorf("60-session trace, min 70: %s %q", r.Status, r.Reason)
+	}
+	if r := runCapacity(t, spec, 1, "", "traffic.stop.max_virtual_time_seconds=100", short60, "traffic.load.ramp_seconds=0", "evaluation.sla={ttft_ms: 1000000, itl_ms: 1000}")[0]; r.Status != results.StatusOK ||
+		!results.TraceBounded(&r) || r.CapacityLoad == nil || *r.CapacityLoad > 60 {
+		t.Errorf("60-session trace, ramp 0 s: %s %q, capacity %v; want bounded by the trace at 60 or less", r.Status, r.Reason, deref(r.CapacityLoad))
 	}
 	// A window of 3 s leaves the loads near the capacity, whose requests live about 2 s, unmeasured:
 	// the capacity would be the window's, and the point fails saying what to lengthen.
