@@ -353,6 +353,13 @@ func missingProbes(dir string) error {
 			"run servesweep merge --results %s to join them", dir, results.ProbesFile, filepath.Join(dir, results.ProbesDir), dir)}
 	}
 	if m, _ := results.ReadManifest(dir); m != nil && m.CapacitySearch != nil {
+		if rows, err := results.ReadParquet(filepath.Join(dir, results.ParquetFile)); err == nil &&
+			!slices.ContainsFunc(rows, func(r results.Row) bool { return r.CapacityProbes != nil }) {
+			// Only the searches that finished keep their probes.
+			return &usageError{fmt.Errorf("--results %s has no %s: its sweep ran a capacity search (%s), but no point's "+
+				"search finished (each failed or timed out: results.parquet's status and reason say why), so no probe was kept",
+				dir, results.ProbesFile, results.ManifestFile)}
+		}
 		return &usageError{fmt.Errorf("--results %s has no %s, though its sweep ran a capacity search (%s): rerun the sweep "+
 			"into %s with the spec and --set overrides it ran with (every point resumes from its journal, which keeps "+
 			"the probes, and the file is written again)", dir, results.ProbesFile, results.ManifestFile, dir)}

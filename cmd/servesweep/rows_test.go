@@ -600,3 +600,24 @@ func TestRowsProbesErrors(t *testing.T) {
 		}
 	}
 }
+
+// A capacity-search sweep none of whose searches finished kept no probes: --table probes says so,
+// rather than tell to rerun a sweep that would fail again.
+func TestRowsProbesNoneFinished(t *testing.T) {
+	src, err := os.ReadFile(shippedTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(trace, []byte(strings.Join(strings.SplitAfter(string(src), "\n")[:5], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sweep")
+	runCLI(t, "sweep", "-q", "-c", "../../examples/trace-replay.yaml", "--output-dir", dir,
+		"--set", "traffic.source.paths=["+trace+"]", "--set", "traffic.load={type: concurrency, concurrency: 4}",
+		"--set", "evaluation.sla={ttft_ms: 2000, itl_ms: 50}", "--set", "optimization.capacity_search={min: 8}")
+	code, out, errs := runCLI(t, "rows", "--results", dir, "--table", "probes")
+	if code != exitConfigError || out != "" || !strings.Contains(errs, "but no point's search finished (each failed or timed out") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
