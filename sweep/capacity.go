@@ -148,8 +148,8 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 		// The trace's sessions cannot hold that load at all, however long the run: the SLA held
 		// at the largest load below it the search measured, which bounds the capacity as the
 		// search's max would (a user trial, 2026-12-07: a 90-session trace failed every point
-		// of its sweep at concurrency 31, leaving no answer).
-		// A search max_probes stopped keeps its own account (the capacity between lo and hi).
+		// of its sweep at concurrency 31, leaving no answer). A search max_probes stopped keeps
+		// its own account instead (the capacity between lo and hi).
 		if !unclosed {
 			traceBound = fmt.Sprintf("at %s %g the run %s", unit, pb.probes[hi].load, pb.probes[hi].unmeasured)
 		}
@@ -689,13 +689,14 @@ func traceSpan(l *config.Load, lifeMs float64) float64 {
 	return 2 * lifeMs / 1000
 }
 
-// traceUnramped returns why the run res of cfg, a closed loop over a trace whose config gives no
-// ramp_seconds and which traceRamp left unramped, measures no steady state: no session
-// completed in it, or its sessions started over less than traceSpan, because the window
+// traceUnramped returns why the run res of cfg, a closed loop over a trace, measures no steady
+// state, and whether the trace itself is what cannot hold its load (exhausted: no run's length
+// would measure it). Under any ramp, a trace of fewer sessions than the concurrency (exhausted);
+// without a ramp in the config, which traceRamp left unramped: no session completed in the run,
+// or its sessions started over less than traceSpan, because the window
 // (traffic.stop.max_virtual_time_seconds) ends too soon or because every session of the trace
-// started (too few for the concurrency: the loop cannot hold it, which exhausted reports: the
-// trace, not the run's length, limits the load it can measure); the message says what to change.
-// "" for any other run: another load or source, a ramp the config or traceRamp set.
+// started (exhausted). The message says what to change; "" for any other run: another load or
+// source, a ramp the config or traceRamp set.
 func traceUnramped(cfg *config.Config, res *sim.Result) (why string, exhausted bool) {
 	l := &cfg.Traffic.Load
 	if l.Type == config.LoadConcurrency && cfg.Traffic.Source.Type == config.SourceTrace && res.Workload != nil &&
