@@ -294,48 +294,48 @@ func frontFilter(opts *rowsOptions, t *table, path string) (map[string]int, erro
 
 // openResultsTable opens the results table at path in the sweep output directory dir; a missing
 // table is a usage error that says what dir is instead (a file, a sharded sweep's output to
-// merge first, or no sweep's).
+// merge first, or no sweep's), and so is another Parquet table in its place (the front's ties
+// table, a probe table, another tool's).
 func openResultsTable(dir, path string) (*table, error) {
-	if err := checkSweepDir(dir); err != nil {
-		return nil, err
-	}
-	t, err := openTable(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, missingResults(dir)
-	}
-	if err != nil {
-		return nil, &usageError{fmt.Errorf("--results %s: %w", dir, err)}
-	}
-	// Another Parquet table in its place (the front's ties table, a probe table, another tool's).
-	if msg := results.MissingResultsColumns(t.names); msg != "" {
-		t.f.Close()
-		return nil, &usageError{fmt.Errorf("--results %s: %s: %s; give a sweep's output directory, whose %s servesweep sweep wrote",
-			dir, path, msg, results.ParquetFile)}
-	}
-	return t, nil
+	return openSweepTable(dir, path, missingResults, func(t *table) string {
+		if msg := results.MissingResultsColumns(t.names); msg != "" {
+			return fmt.Sprintf("%s: %s; give a sweep's output directory, whose %s servesweep sweep wrote", path, msg, results.ParquetFile)
+		}
+		return ""
+	})
 }
 
 // openProbesTable opens the probes table at path in the sweep output directory dir (rows
-// --table probes). A missing table is a usage error that says why: the sweep ran no capacity
-// search (its results.parquet is there), or what dir is instead (missingResults); so is another
+// --table probes). A missing table is a usage error that says why (missingProbes); so is another
 // Parquet table in its place.
 func openProbesTable(dir, path string) (*table, error) {
+	return openSweepTable(dir, path, missingProbes, func(t *table) string {
+		for _, c := range []string{"point_id", "probe_index"} {
+			if _, ok := t.index[c]; !ok {
+				return fmt.Sprintf("%s has no %s column: not a probes table servesweep sweep wrote", path, c)
+			}
+		}
+		return ""
+	})
+}
+
+// openSweepTable opens the table at path in the sweep output directory dir. A dir that does not
+// exist or is a file (checkSweepDir), a missing table (missing(dir)), an unreadable one, and one
+// wrong says is another table (its text follows "--results DIR: ") are usage errors.
+func openSweepTable(dir, path string, missing func(dir string) error, wrong func(t *table) string) (*table, error) {
 	if err := checkSweepDir(dir); err != nil {
 		return nil, err
 	}
 	t, err := openTable(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, missingProbes(dir)
+		return nil, missing(dir)
 	}
 	if err != nil {
 		return nil, &usageError{fmt.Errorf("--results %s: %w", dir, err)}
 	}
-	for _, c := range []string{"point_id", "probe_index"} {
-		if _, ok := t.index[c]; !ok {
-			t.f.Close()
-			return nil, &usageError{fmt.Errorf("--results %s: %s has no %s column: not a probes table servesweep sweep wrote",
-				dir, path, c)}
-		}
+	if msg := wrong(t); msg != "" {
+		t.f.Close()
+		return nil, &usageError{fmt.Errorf("--results %s: %s", dir, msg)}
 	}
 	return t, nil
 }
