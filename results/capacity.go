@@ -342,8 +342,9 @@ func ProbeRows(pointID string, c *Capacity) []ProbeRow {
 // to change to measure further.
 const TraceBoundMark = "capacity_search: bounded by the trace"
 
-// TraceBounded reports whether r's capacity search was bounded by its trace (TraceBoundMark).
-func TraceBounded(r *Row) bool { return strings.HasPrefix(r.Reason, TraceBoundMark) }
+// TraceBounded reports whether r's capacity search was bounded by its trace: its reason holds
+// TraceBoundMark (a degraded row's keeps it after its own).
+func TraceBounded(r *Row) bool { return strings.Contains(r.Reason, TraceBoundMark) }
 
 // fillCapacity sets the capacity columns of r and keeps its probes for probes.parquet.
 func fillCapacity(r *Row, c *Capacity) {

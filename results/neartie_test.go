@@ -449,6 +449,11 @@ func TestBoundedCandidates(t *testing.T) {
 	if got := Load(&rows[0]); got != "capacity >= concurrency 100 (bounded by its trace)" {
 		t.Errorf("a trace-bounded row's load: %q", got)
 	}
+	// A degraded row's reason puts the degradation first and keeps the search's note after it.
+	rows[0].Reason = "rejected_requests: 3 of 1000 rejected; " + rows[3].Reason
+	if !TraceBounded(&rows[0]) {
+		t.Errorf("a degraded trace-bounded row: %q", rows[0].Reason)
+	}
 	rows[0].Reason, rows[3].Reason = "", ""
 	data, err := ParetoDocument(rows, a, m, nil)
 	if err != nil || !strings.Contains(string(data), `"capacity_bounded_points": [
