@@ -161,8 +161,9 @@ func (x *Expansion) SpecIdentity() []string {
 		set += xxh3.HashString(p.ID)
 	}
 	lines := []string{fmt.Sprintf("points %d %s %016x", len(x.Points), hex.EncodeToString(sum[:8]), set)}
+	escape := strings.NewReplacer("\n", `\n`, "\r", `\r`)
 	for _, l := range x.hashedLines(x.Spec.Optimization.Settings()) {
-		lines = append(lines, strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(l))
+		lines = append(lines, escape.Replace(l))
 	}
 	return lines
 }

@@ -484,8 +484,9 @@ func ClaimJournalSpec(path, hash string, identity ...string) error {
 // (a few hundred bytes, plus a line per trace file and priced GPU).
 const maxSpecFileBytes = 1 << 20
 
-// JournalSpecDamagedError is a journal's spec file that does not start with a spec hash (16 hex
-// digits) or is too large to be one servesweep wrote: edited or corrupted.
+// JournalSpecDamagedError is a journal's spec file whose first line is no spec hash (isSpecHash:
+// one word of letters and digits; servesweep writes 16 hex digits) or that is larger than
+// maxSpecFileBytes: edited or corrupted.
 type JournalSpecDamagedError struct {
 	// Path is the spec file; Why what is wrong with it.
 	Path, Why string
@@ -593,7 +594,7 @@ func printable(s string) string {
 // rows stand and `servesweep report` applies the new settings to them.
 const SettingsChange = "the analysis settings (optimization target, objectives, GPU bounds, strict SLA or minimum goodput)"
 
-// specSettingsKeys are the keys of the analysis settings' lines (grid's writeSettings).
+// specSettingsKeys are the keys of the analysis settings' lines (grid's settingsLines).
 var specSettingsKeys = []string{"target", "objective", "gpus", "strict_sla", "min_goodput_rps"}
 
 // specLineKey splits an identity line into the key it is compared under and its value: a trace's

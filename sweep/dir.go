@@ -78,7 +78,7 @@ func (e *DirError) Error() string {
 	case DirBadManifest:
 		return fmt.Sprintf("%s cannot be resumed: %v", e.Dir, e.Err)
 	case DirOtherSpec:
-		return fmt.Sprintf("%s holds a sweep of another spec, of other contents of its trace files, or of this spec as another servesweep version expanded it (spec hash %s, this one %s%s): "+
+		return fmt.Sprintf("%s holds a sweep of another spec, of other contents of its trace files, or of another servesweep build (spec hash %s, this one %s%s): "+
 			"resuming would mix the two", e.Dir, e.Hash, e.WantHash, results.ChangesText(e.Changes))
 	case DirShardCount:
 		return fmt.Sprintf("%s holds shards of a sweep split into %d (%s), but this shard is %s, split into %d", e.Dir, e.Count, e.Path, e.Shard, e.Shard.Count)
