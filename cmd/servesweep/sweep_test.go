@@ -888,6 +888,25 @@ func TestSweepRefusesAnotherSpecsDirectory(t *testing.T) {
 		"to its rows without simulating again: servesweep report --results "+dir+" --output-dir DIR --objective min:p99_ttft_ms;") {
 		t.Fatalf("other objectives: exit %d %q", code, errs)
 	}
+	// A narrower GPU bound keeps some of the points the directory holds: report applies it to
+	// their rows. A wider one needs points the directory lacks: another spec.
+	narrower := append(slices.Clone(args), "--set", "optimization.constraints.max_candidate_gpus=4")
+	code, _, errs = runCLI(t, narrower...)
+	if code != exitConfigError || !strings.Contains(errs, "holds this sweep's points and more (it ran under wider GPU bounds: "+
+		"max_candidate_gpus 8 then, max_candidate_gpus 4 now), analyzed with other settings; apply the new ones to its rows "+
+		"without simulating again: servesweep report --results "+dir+" --output-dir DIR --max-gpus 4;") {
+		t.Fatalf("a narrower GPU bound: exit %d %q", code, errs)
+	}
+	both := append(slices.Clone(narrower), "--set", "optimization.constraints.min_candidate_gpus=2")
+	code, _, errs = runCLI(t, both...)
+	if code != exitConfigError || !strings.Contains(errs, "(it ran under wider GPU bounds: max_candidate_gpus 8 then, "+
+		"min_candidate_gpus 2, max_candidate_gpus 4 now)") || !strings.Contains(errs, "--min-gpus 2 --max-gpus 4;") {
+		t.Fatalf("narrower GPU bounds: exit %d %q", code, errs)
+	}
+	wider := append(slices.Clone(args), "--set", "optimization.constraints.max_candidate_gpus=64")
+	if code, _, errs := runCLI(t, wider...); code != exitConfigError || !strings.Contains(errs, "holds a sweep of another spec") {
+		t.Fatalf("a wider GPU bound: exit %d %q", code, errs)
+	}
 
 	if code, _, errs := runCLI(t, append(other, "--overwrite")...); code != 0 {
 		t.Fatalf("--overwrite: exit %d %s", code, errs)
