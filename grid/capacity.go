@@ -268,14 +268,15 @@ func roleHardware(cfg *config.Config) (roles []config.Role, ids []string, gpus [
 // checkCost sets each point's CostUSDPerHour from the cost section: Σ over its roles of the
 // role's GPUs × its hardware's price (a role may run on its own hardware). A hardware without a
 // price is an error naming it and the points that use it; a price for a hardware no point uses
-// is a warning (a typo, or a price list shared between specs).
-func (s *Spec) checkCost(points []Point) (warnings []string, err error) {
+// is a warning (a typo, or a price list shared between specs). used is the hardware the points
+// run on (nil without a cost section).
+func (s *Spec) checkCost(points []Point) (warnings []string, used map[string]bool, err error) {
 	c := s.Optimization.Cost
 	if c == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	missing := map[string]int{}
-	used := map[string]bool{}
+	used = map[string]bool{}
 	for i := range points {
 		var roles []config.Role
 		var ids []string
@@ -323,14 +324,14 @@ func (s *Spec) checkCost(points []Point) (warnings []string, err error) {
 			"(a typo? the grid uses %s)", s.File, id, uses))
 	}
 	if len(missing) == 0 {
-		return warnings, nil
+		return warnings, used, nil
 	}
 	var errs config.Errors
 	for _, id := range slices.Sorted(maps.Keys(missing)) {
 		errs = append(errs, &config.Error{File: s.File, Path: "optimization.cost.gpu_hour_usd",
 			Msg: fmt.Sprintf("no price for hardware %s (used by %d points); add %s: <USD per GPU-hour>", id, missing[id], id)})
 	}
-	return nil, errs
+	return nil, nil, errs
 }
 
 // AtLoad returns the point's config and YAML with the load intensity (the field config.Load.IntensityField names)

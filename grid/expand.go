@@ -394,6 +394,10 @@ type Expansion struct {
 	// planner.policy domain.
 	modeErrors, policyErrors, plannerErrors map[string]string
 
+	// pricedHardware is the hardware of the valid points, whose prices (optimization.cost) the
+	// spec hash covers: a price for other hardware changes no row (nil: no cost section).
+	pricedHardware map[string]bool
+
 	// shardOf is the shard of each of Points (whose first element is shardFirst) among shardCount
 	// shards, once asked (shards).
 	shardMu    sync.Mutex
@@ -616,10 +620,11 @@ func (s *Spec) expand(ctx context.Context, keep bool) (*Expansion, error) {
 	if err := s.checkCapacity(&valid[0]); err != nil {
 		return nil, err
 	}
-	costWarnings, err := s.checkCost(valid)
+	costWarnings, priced, err := s.checkCost(valid)
 	if err != nil {
 		return nil, err
 	}
+	x.pricedHardware = priced
 	x.Warnings = append(s.capacityWarnings(valid[0].Config), costWarnings...)
 	x.Warnings = append(x.Warnings, s.labelOnlyWarnings(valid[0].Config)...)
 	x.Warnings = append(x.Warnings, s.equivalentChoiceWarnings()...)

@@ -124,7 +124,7 @@ func (x *Expansion) shards(count int) []int32 {
 // selected point IDs in point order (each ID is a hash of the point's concrete config) and the
 // analysis settings (target, objectives, GPU bounds, strict SLA, min goodput), and what else
 // changes the rows: the performance database's identity (Spec.Systems, opdb.DB.Identity), the
-// capacity search and the prices, each absent from the text when unset. The spec's file
+// capacity search and the prices of the points' hardware, each absent from the text when unset. The spec's file
 // name, the worker count and the per-point timeout are left out: the same spec mounted at
 // another path hashes the same.
 func (x *Expansion) SpecHash() string { return x.SpecHashWith(x.Spec.Optimization.Settings()) }
@@ -202,9 +202,13 @@ func (x *Expansion) hashedLines(s optimization.Settings) []string {
 			ftoa(cs.RelativeTolerance), cs.MaxProbes))
 	}
 	if c := x.Spec.Optimization.Cost; c != nil {
+		// The prices of the points' hardware only: one for hardware no point runs on (a price
+		// list shared between specs) changes no row, and must not block a resume.
 		ids := make([]string, 0, len(c.GPUHourUSD))
 		for id := range c.GPUHourUSD {
-			ids = append(ids, id)
+			if x.pricedHardware == nil || x.pricedHardware[id] {
+				ids = append(ids, id)
+			}
 		}
 		slices.Sort(ids)
 		for _, id := range ids {

@@ -131,6 +131,16 @@ func TestSpecHash(t *testing.T) {
 			t.Errorf("changing %s (%s) kept the spec hash", name, set)
 		}
 	}
+	// A price for hardware no point runs on changes no row: a price list shared between specs
+	// keeps the hash (and a resume), the identity's lines too.
+	shared := append(slices.Clone(capSets), "optimization.cost.gpu_hour_usd.b200_sxm=6")
+	xs := expand(t, base, shared...)
+	if xs.SpecHash() != hc || !slices.Equal(xs.SpecIdentity(), expand(t, base, capSets...).SpecIdentity()) {
+		t.Error("a price for hardware no point runs on changed the spec hash or identity")
+	}
+	if !slices.Contains(xs.SpecIdentity(), "gpu_hour_usd h200_sxm 3") {
+		t.Errorf("the identity lacks the points' price: %q", xs.SpecIdentity())
+	}
 }
 
 func TestParseShard(t *testing.T) {
