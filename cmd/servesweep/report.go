@@ -176,15 +176,8 @@ func printReport(io ioStreams, opts *reportOptions, rows []results.Row, a *resul
 		return printJSON(io.Out, reportDoc{Files: newReportFiles(w), Pareto: pareto})
 	}
 	if m.Incomplete() {
-		why := "the sweep was interrupted"
-		switch {
-		case m.Merge != nil && m.Merge.MissingPoints == 0 && len(m.Merge.MissingProbePoints) > 0:
-			why = fmt.Sprintf("the merged parts lack the capacity probes of %s", results.Plural(len(m.Merge.MissingProbePoints), "point"))
-		case m.Merge != nil:
-			why = "the merged parts lack points"
-		}
 		fmt.Fprintf(io.Out, "PARTIAL: %d of %d selected points have results (%s); the front below is of those points only\n",
-			len(rows), m.Counts.SelectedPoints, why)
+			len(rows), m.Counts.SelectedPoints, partialWhy(m))
 	}
 	if t := results.GPUBudgetText(a); t != "" {
 		fmt.Fprintln(io.Out, t)
@@ -195,6 +188,18 @@ func printReport(io ioStreams, opts *reportOptions, rows []results.Row, a *resul
 		return noFeasible()
 	}
 	return nil
+}
+
+// partialWhy says why the sweep of manifest m is incomplete (m.Incomplete): interrupted, or a
+// merge whose parts lack points or capacity probes.
+func partialWhy(m *results.Manifest) string {
+	switch {
+	case m.Merge != nil && m.Merge.MissingPoints == 0 && len(m.Merge.MissingProbePoints) > 0:
+		return fmt.Sprintf("the merged parts lack the capacity probes of %s", results.Plural(len(m.Merge.MissingProbePoints), "point"))
+	case m.Merge != nil:
+		return "the merged parts lack points"
+	}
+	return "the sweep was interrupted"
 }
 
 // readSweepResults reads --results' results.parquet and its manifest (sweep.json; the defaults,

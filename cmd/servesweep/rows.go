@@ -71,7 +71,8 @@ table does not hold is an error (pareto.json is stale, or probes.parquet lacks i
 a pareto.json whose schema_version is missing or not the one this servesweep writes.
 
 A sharded sweep's directory reads the same once servesweep merge has written its
-results.parquet (and probes.parquet).
+results.parquet (and probes.parquet). A partial sweep (interrupted, or merged without all its
+shards) prints the rows it holds, saying on stderr that they are part of the sweep.
 
 Values: numbers in fixed notation, exactly as stored (a float64 prints the shortest text that
 reads back to the same value, never with an exponent); booleans true or false; NaN and
@@ -144,6 +145,11 @@ func runRows(io ioStreams, opts *rowsOptions) error {
 		return err
 	}
 	defer t.Close()
+	if m, _ := results.ReadManifest(opts.ResultsDir); m.Incomplete() {
+		// The table reads like a whole sweep's: say it is not, as report does.
+		fmt.Fprintf(io.Err, "servesweep rows: PARTIAL: the sweep in %s is incomplete (%s): its tables hold the points that have "+
+			"results, not all %d selected points\n", opts.ResultsDir, partialWhy(m), m.Counts.SelectedPoints)
+	}
 	if opts.columnsSet && len(opts.Columns) == 0 {
 		return &usageError{errors.New("--columns is empty: name at least one column (omit the flag for every column)")}
 	}

@@ -389,6 +389,12 @@ func TestMergeReportsMissingShard(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^PARTIAL: \d+ of 360 selected points have results; the front below is of those points only`).MatchString(out) {
 		t.Errorf("the incomplete merge's standard output does not say it is partial:\n%s", out)
 	}
+	// rows prints what was merged, and says on stderr that it is part of the sweep.
+	if code, ids, errs := runCLI(t, "rows", "--results", shared, "--columns", "point_id"); code != 0 ||
+		!strings.Contains(errs, "servesweep rows: PARTIAL: the sweep in "+shared+" is incomplete (the merged parts "+
+			"lack points): its tables hold the points that have results, not all 360 selected points") || strings.Count(ids, "\n") < 2 {
+		t.Errorf("rows of an incomplete merge: exit %d %q\n%s", code, errs, ids)
+	}
 	got := readRows(t, shared)
 	var wantRows []results.Row
 	for _, r := range want {
