@@ -236,6 +236,11 @@ type Probe struct {
 	// (metrics.SLABinding: ttft_ms, itl_ms, e2e_ms, a percentile key such as p99_itl_ms, or
 	// completion); "" in a journal of an earlier servesweep.
 	Binding string `json:"binding,omitempty"`
+	// Unmeasured says why the probe's run measured no steady state ("measured no steady state:
+	// the trace's 90 sessions all started within 70.3 s, ..." or most requests still in flight
+	// at the window's end); Meets is false then and no term binds. "" when measured (and in a
+	// journal of an earlier servesweep).
+	Unmeasured string `json:"unmeasured,omitempty"`
 	// WallTimeMs is the host time of the probe, its pilot run included.
 	WallTimeMs float64 `json:"wall_time_ms"`
 	// RampSeconds and WarmupSeconds are the traffic.load.ramp_seconds and warmup_seconds the
@@ -287,6 +292,9 @@ type ProbeRow struct {
 	SLAPercentileTermsMet *bool `parquet:"sla_percentile_terms_met,optional" json:",omitempty"`
 	// SLABindingTerm is Probe.Binding (null when unknown).
 	SLABindingTerm *string `parquet:"sla_binding_term,optional" json:",omitempty"`
+	// Unmeasured is Probe.Unmeasured: why the probe measured no steady state, so that its
+	// meets_sla false is no SLA miss (null when measured).
+	Unmeasured *string `parquet:"unmeasured,optional" json:",omitempty"`
 
 	OfferedRequests             *int64   `parquet:"offered_requests,optional" summary:"offered_requests"`
 	CompletedRequests           *int64   `parquet:"completed_requests,optional" summary:"completed_requests"`
@@ -327,6 +335,9 @@ func ProbeRows(pointID string, c *Capacity) []ProbeRow {
 			RampSeconds: p.RampSeconds, WarmupSeconds: p.WarmupSeconds, StopPerLoadUnit: p.PerLoadUnit, Cooldown: p.Cooldown}
 		if p.Binding != "" {
 			r.SLABindingTerm = str(p.Binding)
+		}
+		if p.Unmeasured != "" {
+			r.Unmeasured = str(p.Unmeasured)
 		}
 		if p.Headroom > 0 {
 			r.SLAHeadroom = f64(p.Headroom)

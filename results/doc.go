@@ -216,7 +216,9 @@
 // (the factor every SLA bound would need scaling by for the target attainment and every
 // percentile bound to hold exactly; < 1 is margin; null when no scaling would do),
 // sla_percentile_terms_met BOOLEAN (null without a percentile bound), sla_binding_term STRING
-// (the term closest to breaking, or furthest past it, at the probe; null when unknown), the
+// (the term closest to breaking, or furthest past it, at the probe; null when unknown),
+// unmeasured STRING (why the probe measured no steady state, its meets_sla false no SLA miss;
+// null when measured), the
 // request counts offered/completed/rejected/unfinished/censored/goodput_completed_requests INT64,
 // {mean,median,p99}_ttft_ms, {mean,median,p99}_itl_ms, mean_tpot_ms, request_throughput_rps,
 // output_throughput_tok_s, goodput_request_throughput_rps, duration_ms DOUBLE, ramp_seconds and

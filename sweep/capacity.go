@@ -327,7 +327,7 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	}
 	res.Release() // the probe keeps the summary values only
 	pr := probeResult{load: x, config: cfg, unmeasured: unmeasured, exhausted: exhausted, rec: results.Record{PointID: p.ID, Status: results.StatusOK, Summary: all, TimingProvider: res.TimingProvider},
-		probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, TermsMet: termsMet, Binding: m.binding, Summary: keep,
+		probe: results.Probe{Load: x, Attainment: att, Meets: meets, Headroom: h, TermsMet: termsMet, Binding: m.binding, Unmeasured: unmeasured, Summary: keep,
 			RampSeconds: cfg.Traffic.Load.RampSeconds, WarmupSeconds: cfg.Traffic.Load.WarmupSeconds, Cooldown: cfg.Traffic.Load.HasCooldown(),
 			PerLoadUnit: setup.PerLoadUnit, WallTimeMs: float64(time.Since(start).Microseconds()) / 1000}}
 	pb.probes = append(pb.probes, pr)

@@ -852,6 +852,20 @@ optimization:
 	if k := results.Load(&few); few.CapacityLoad != nil && k != fmt.Sprintf("capacity >= concurrency %g (bounded by its trace)", *few.CapacityLoad) {
 		t.Errorf("60-session trace's load label %q", k)
 	}
+	// Its probes say which measured no steady state (unmeasured, never a met probe's), and a
+	// probe above the capacity has one.
+	unmeasuredAbove := false
+	for _, p := range few.Probes {
+		switch {
+		case p.Unmeasured != nil && (p.MeetsSLA || p.SLABindingTerm != nil || !strings.HasPrefix(*p.Unmeasured, "measured no steady state: ")):
+			t.Errorf("probe %d at %g: meets %v, binding %v, unmeasured %q", p.ProbeIndex, p.Load, p.MeetsSLA, deref(p.SLABindingTerm), *p.Unmeasured)
+		case p.Unmeasured != nil && few.CapacityLoad != nil && p.Load > *few.CapacityLoad:
+			unmeasuredAbove = true
+		}
+	}
+	if !unmeasuredAbove {
+		t.Errorf("no probe above the trace-bounded capacity says it measured no steady state: %+v", few.Probes)
+	}
 	// The same trace under a search max_probes stops before its bracket closes keeps that account
 	// (the capacity between two loads), not the trace's; one whose minimum is more sessions than
 	// the trace holds fails naming the trace; with an explicit ramp (no trace ramp of the
