@@ -132,6 +132,11 @@ func (p *parser) optimization(n *yaml.Node) Optimization {
 			"max_cost_usd_per_hour", "max_usd_per_million_output_tokens"})
 		if x := cm["min_candidate_gpus"]; x != nil {
 			o.MinCandidateGPUs, _ = p.intField(x, cp+".min_candidate_gpus", 1)
+			if o.MinCandidateGPUs == 1 {
+				// Every point has a GPU: 1 is no bound, and an explicit 1 must not read as a
+				// change of the analysis settings beside a spec that leaves it unset.
+				o.MinCandidateGPUs = 0
+			}
 		}
 		if x := cm["max_candidate_gpus"]; x != nil {
 			if g, ok := p.intField(x, cp+".max_candidate_gpus", 1); ok {

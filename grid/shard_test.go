@@ -106,6 +106,10 @@ func TestSpecHash(t *testing.T) {
 	if x.SpecHash() != h {
 		t.Error("the file name or the worker count changed the spec hash")
 	}
+	// min_candidate_gpus 1 bounds nothing (every point has a GPU): the same hash as unset.
+	if expand(t, base, append(slices.Clone(shardSets), "optimization.constraints.min_candidate_gpus=1")...).SpecHash() != h {
+		t.Error("an explicit min_candidate_gpus 1 changed the spec hash")
+	}
 	for name, set := range map[string]string{
 		"a point":      "traffic.stop.requests=11",
 		"an objective": "optimization.objectives=[{metric: p99_ttft_ms, direction: minimize}]",

@@ -396,10 +396,21 @@ func infeasibleReason(r *Row, c *Capacity, terms []metrics.TermResult) string {
 	if Unmeasured(r) {
 		// The warm-up is the config's warmup_seconds or, when it gives none, the one the search
 		// sets for a ramped closed loop (its ramp_seconds): say which could be the cause.
+		fix := "shorten the warm-up or ramp, or lengthen the run (traffic.stop)"
+		switch {
+		case deref(r.StopSessions) > 0:
+			// A fixed count ends sooner the faster the deployment: scaled with the load, the
+			// search lengthens the run past the warm-up.
+			fix = fmt.Sprintf("traffic.stop.sessions is a fixed %d: use traffic.stop.sessions_per_load_unit, whose runs are "+
+				"lengthened past the warm-up", deref(r.StopSessions))
+		case deref(r.StopRequests) > 0:
+			fix = fmt.Sprintf("traffic.stop.requests is a fixed %d: use traffic.stop.requests_per_load_unit, whose runs are "+
+				"lengthened past the warm-up", deref(r.StopRequests))
+		}
 		return fmt.Sprintf("%s: every one of the %d requests at the minimum load %g %s arrived within the probe's %g s warm-up "+
 			"(traffic.load.warmup_seconds, or, when that is unset, the search's warm-up over traffic.load.ramp_seconds), so none "+
-			"was measured and the deployment's capacity is unknown, not missed: shorten the warm-up or ramp, or lengthen the run (traffic.stop)",
-			ExcludedSLA, deref(r.WarmupRequests), c.Load, c.Unit, *r.WarmupSeconds)
+			"was measured and the deployment's capacity is unknown, not missed: %s",
+			ExcludedSLA, deref(r.WarmupRequests), c.Load, c.Unit, *r.WarmupSeconds, fix)
 	}
 	if offered > 0 && float64(offered-rejected)/float64(offered) < c.Target {
 		return fmt.Sprintf("%s: %d of %d offered requests rejected at the minimum load %g %s, more than attainment %g allows",

@@ -20,6 +20,9 @@ type Overrides struct {
 	StrictSLA        *bool
 	MinGPUs, MaxGPUs *int
 	MaxRejectedRatio *float64
+	// MaxCostUSDPerHour, MaxUSDPerMillionOutputTokens and MinGoodputRPS replace their settings
+	// when set (0: no bound).
+	MaxCostUSDPerHour, MaxUSDPerMillionOutputTokens, MinGoodputRPS *float64
 }
 
 // Apply replaces the settings of s that o sets. It checks nothing: CheckObjectives,
@@ -42,5 +45,14 @@ func (o Overrides) Apply(s *optimization.Settings) {
 	}
 	if o.MaxRejectedRatio != nil {
 		s.MaxRejectedRatio = *o.MaxRejectedRatio
+	}
+	if o.MaxCostUSDPerHour != nil {
+		s.MaxCostUSDPerHour = *o.MaxCostUSDPerHour
+	}
+	if o.MaxUSDPerMillionOutputTokens != nil {
+		s.MaxUSDPerMillionOutputTokens = *o.MaxUSDPerMillionOutputTokens
+	}
+	if o.MinGoodputRPS != nil {
+		s.MinGoodputRPS = *o.MinGoodputRPS
 	}
 }

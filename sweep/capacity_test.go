@@ -956,3 +956,36 @@ func TestCensoredMajority(t *testing.T) {
 		}
 	}
 }
+
+// A fixed request count below a probe's concurrency cannot hold that load: the probe fails its
+// point saying so, rather than read the one burst the run is as the load's attainment (met at
+// every concurrency up to the search's max); a search whose max is the count measures up to it.
+// A fixed count whose run ends within the warm-up is told to scale with the load, not to shorten
+// the warm-up (which would measure that burst).
+func TestCapacityFixedCountBelowLoad(t *testing.T) {
+	one := "engine.workers.aggregated.parallelism.replicas=1"
+	r := runCapacity(t, fixedSpec, 1, "", one, "traffic.stop={requests: 16}", "evaluation.sla.ttft_ms=1000")[0]
+	if r.Status != results.StatusFailed || !strings.Contains(r.Reason, "traffic.stop.requests is a fixed 16, fewer than concurrency ") ||
+		!strings.Contains(r.Reason, "use traffic.stop.requests_per_load_unit, which scales the run with the load, or an "+
+			"optimization.capacity_search.max of at most 16") {
+		t.Errorf("fixed 16 requests, SLA met by any burst: status %s reason %q capacity %v", r.Status, r.Reason, deref(r.CapacityLoad))
+	}
+	r = runCapacity(t, fixedSpec, 1, "", one, "traffic.stop={requests: 16}", "evaluation.sla.ttft_ms=1000",
+		"optimization.capacity_search.max=16")[0]
+	if r.Status != results.StatusOK || r.CapacityLoad == nil || *r.CapacityLoad != 16 || !*r.CapacityBounded {
+		t.Errorf("fixed 16 requests, max 16: status %s reason %q capacity %v", r.Status, r.Reason, deref(r.CapacityLoad))
+	}
+	// Within the warm-up: at the minimum the row is infeasible, its capacity unknown; above it
+	// the point fails. Both say what to change.
+	r = runCapacity(t, fixedSpec, 1, "", one, "traffic.stop={requests: 16}", "traffic.load.warmup_seconds=100")[0]
+	if r.Status != results.StatusInfeasible || !strings.HasSuffix(r.Reason, "so none was measured and the deployment's capacity is "+
+		"unknown, not missed: traffic.stop.requests is a fixed 16: use traffic.stop.requests_per_load_unit, whose runs are lengthened past the warm-up") {
+		t.Errorf("fixed 16 requests within a 100 s warm-up: status %s reason %q", r.Status, r.Reason)
+	}
+	r = runCapacity(t, fixedSpec, 1, "", one, "traffic.stop={requests: 16}", "evaluation.sla.ttft_ms=1000",
+		"traffic.load.warmup_seconds=0.015", "optimization.capacity_search.max=16")[0]
+	if r.Status != results.StatusFailed || !strings.Contains(r.Reason, "every arrival came before its warm-up of 0.015 s ended "+
+		"(traffic.stop.requests is a fixed 16: use traffic.stop.requests_per_load_unit, whose runs are lengthened past the warm-up)") {
+		t.Errorf("fixed 16 requests within a 15 ms warm-up at the higher loads: status %s reason %q", r.Status, r.Reason)
+	}
+}

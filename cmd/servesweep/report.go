@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/servesweep/servesweep/results"
@@ -29,6 +31,9 @@ type reportOptions struct {
 	MaxGPUs    int
 	// MaxRejectedRatio is optimization.Settings.MaxRejectedRatio (used when set is true for it).
 	MaxRejectedRatio float64
+	// MaxCostUSDPerHour, MaxUSDPerMillionOutputTokens and MinGoodputRPS are the settings of
+	// those names (0: no bound; used when set is true for them).
+	MaxCostUSDPerHour, MaxUSDPerMillionOutputTokens, MinGoodputRPS float64
 	// Format is the stdout format, table or json.
 	Format string
 	// Export lists the --export targets as given (comma-separated lists).
@@ -83,6 +88,12 @@ nothing is printed on stdout.`,
 	intFlag(f, &opts.MaxGPUs, "max-gpus", 0, "most GPUs of a candidate, an autoscaled one's planner.max_num_gpus included, as the sweep's max_candidate_gpus (0: no bound)")
 	floatFlag(f, &opts.MaxRejectedRatio, "max-rejected-ratio", 0, "largest share of its offered requests, from 0 to 1, a degraded point "+
 		"may have rejected or truncated (stopped short of their output) and stay a candidate (default: the sweep's, else 0)")
+	floatFlag(f, &opts.MaxCostUSDPerHour, "max-cost-usd-per-hour", 0, "most USD per hour of a candidate's GPUs, as the sweep's "+
+		"max_cost_usd_per_hour (0: no bound; needs the sweep's prices)")
+	floatFlag(f, &opts.MaxUSDPerMillionOutputTokens, "max-usd-per-million-output-tokens", 0, "most USD per million output tokens "+
+		"of a candidate, as the sweep's max_usd_per_million_output_tokens (0: no bound; needs the sweep's prices)")
+	floatFlag(f, &opts.MinGoodputRPS, "min-goodput-rps", 0, "least goodput, in requests/s, of a candidate under target min_gpus, "+
+		"as the sweep's min_goodput_rps (0: no bound)")
 	addFormatFlag(cmd, &opts.Format, "the recommended points and the report's path")
 	addExportFlag(cmd, &opts.Export)
 	mustDirname(cmd, "results")
@@ -92,6 +103,9 @@ nothing is printed on stdout.`,
 	mustComplete(cmd, "min-gpus", noFiles)
 	mustComplete(cmd, "max-gpus", noFiles)
 	mustComplete(cmd, "max-rejected-ratio", noFiles)
+	for _, name := range []string{"max-cost-usd-per-hour", "max-usd-per-million-output-tokens", "min-goodput-rps"} {
+		mustComplete(cmd, name, noFiles)
+	}
 	return cmd
 }
 
@@ -287,6 +301,9 @@ func reportSettings(stderr io.Writer, opts *reportOptions, rows []results.Row, m
 	if err := checkReportCost(rows, s, opts.set["objective"], manifestPath); err != nil {
 		return err
 	}
+	if err := checkReportBounds(rows, s, from); err != nil {
+		return err
+	}
 	// Settings from the sweep's manifest are blamed on it, those from flags on the flags.
 	if err := results.CheckObjectives(s.Objectives); err != nil {
 		if opts.set["objective"] {
@@ -361,6 +378,21 @@ func reportOverrides(opts *reportOptions) (results.Overrides, error) {
 	if opts.set["max-rejected-ratio"] {
 		o.MaxRejectedRatio = &opts.MaxRejectedRatio
 	}
+	for _, b := range []struct {
+		flag string
+		v    *float64
+		dst  **float64
+	}{{"max-cost-usd-per-hour", &opts.MaxCostUSDPerHour, &o.MaxCostUSDPerHour},
+		{"max-usd-per-million-output-tokens", &opts.MaxUSDPerMillionOutputTokens, &o.MaxUSDPerMillionOutputTokens},
+		{"min-goodput-rps", &opts.MinGoodputRPS, &o.MinGoodputRPS}} {
+		if !opts.set[b.flag] {
+			continue
+		}
+		if !(*b.v >= 0) || math.IsInf(*b.v, 1) {
+			return o, &usageError{fmt.Errorf("--%s must be a number >= 0 (0: no bound), got %g", b.flag, *b.v)}
+		}
+		*b.dst = b.v
+	}
 	return o, nil
 }
 
@@ -416,6 +448,29 @@ func checkReportCost(rows []results.Row, s *optimization.Settings, flagged bool,
 			return &usageError{fmt.Errorf("%s: objective %s needs cost columns, and the results have none (no "+
 				"optimization.cost.gpu_hour_usd in the sweep spec); rerun the sweep with prices", from, o.Metric)}
 		}
+	}
+	return nil
+}
+
+// checkReportBounds refuses (exit 2) a cost bound (max_cost_usd_per_hour,
+// max_usd_per_million_output_tokens) over results without cost columns, and a min_goodput_rps
+// under a target other than min_gpus, as the sweep spec's validation does; from names where a
+// setting came from (its flag, or the manifest's key).
+func checkReportBounds(rows []results.Row, s *optimization.Settings, from func(flag, key string) string) error {
+	priced := slices.ContainsFunc(rows, func(r results.Row) bool { return r.CostUSDPerHour != nil })
+	for _, b := range []struct {
+		flag, key string
+		v         float64
+	}{{"max-cost-usd-per-hour", "max_cost_usd_per_hour", s.MaxCostUSDPerHour},
+		{"max-usd-per-million-output-tokens", "max_usd_per_million_output_tokens", s.MaxUSDPerMillionOutputTokens}} {
+		if b.v > 0 && !priced {
+			return &usageError{fmt.Errorf("%s: needs cost columns, and the results have none (no optimization.cost.gpu_hour_usd "+
+				"in the sweep spec); rerun the sweep with prices", from(b.flag, b.key))}
+		}
+	}
+	if s.MinGoodputRPS > 0 && s.Target != optimization.TargetMinGPUs {
+		return &usageError{fmt.Errorf("%s: only valid with target min_gpus (--target min_gpus), got target %s",
+			from("min-goodput-rps", "min_goodput_rps"), s.Target)}
 	}
 	return nil
 }

@@ -715,3 +715,55 @@ func TestReportMaxGPUsIsTheSweepsBudget(t *testing.T) {
 		t.Errorf("report --min-gpus 3:\n%s\nwant an empty ranking by throughput_per_gpu, no Pareto front", stdout)
 	}
 }
+
+// report's cost and goodput flags replace the sweep's bounds as its spec's constraints would: a
+// cost bound keeps only the points within it, and pareto.json's settings record it; a cost bound
+// over results without prices, a negative one, and a minimum goodput under a target other than
+// min_gpus are refused (exit 2).
+func TestReportCostAndGoodputFlags(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	runTinySweep(t, dir, "--set", "optimization.cost.gpu_hour_usd={h100_sxm: 2, h200_sxm: 3}")
+	cost := map[string]float64{}
+	over := 0
+	for _, r := range readRows(t, dir) {
+		if r.CostUSDPerHour != nil {
+			if cost[r.PointID] = *r.CostUSDPerHour; *r.CostUSDPerHour > 5 {
+				over++
+			}
+		}
+	}
+	if over == 0 || over == len(cost) {
+		t.Fatalf("costs %v: want some above 5 USD per hour and some within", cost)
+	}
+	out := filepath.Join(t.TempDir(), "r")
+	if code, _, errs := runCLI(t, "report", "--results", dir, "--output-dir", out, "--max-cost-usd-per-hour", "5"); code != exitOK {
+		t.Fatalf("report --max-cost-usd-per-hour 5: exit %d %s", code, errs)
+	}
+	d := readPareto(t, out)
+	if d.Settings.MaxCostUSDPerHour != 5 || len(d.Front) == 0 {
+		t.Fatalf("pareto.json settings %+v, %d front entries", d.Settings, len(d.Front))
+	}
+	for _, e := range d.Front {
+		if id, _ := e["point_id"].(string); cost[id] > 5 {
+			t.Errorf("front point %s costs %g USD per hour, above the bound 5", id, cost[id])
+		}
+	}
+	bare := filepath.Join(t.TempDir(), "bare")
+	runTinySweep(t, bare, "--set", "optimization.cost=null", "--set", "optimization.objectives=[{metric: output_throughput_tok_s, direction: maximize}]")
+	for _, c := range []struct {
+		dir  string
+		args []string
+		want string
+	}{
+		{bare, []string{"--max-cost-usd-per-hour", "5"}, "--max-cost-usd-per-hour: needs cost columns, and the results have none"},
+		{bare, []string{"--max-usd-per-million-output-tokens", "0.2"}, "--max-usd-per-million-output-tokens: needs cost columns"},
+		{dir, []string{"--max-cost-usd-per-hour", "-1"}, "--max-cost-usd-per-hour must be a number >= 0 (0: no bound), got -1"},
+		{dir, []string{"--min-goodput-rps", "NaN"}, "--min-goodput-rps must be a number >= 0"},
+		{dir, []string{"--min-goodput-rps", "3"}, "--min-goodput-rps: only valid with target min_gpus (--target min_gpus), got target pareto"},
+	} {
+		args := append([]string{"report", "--results", c.dir, "--output-dir", filepath.Join(t.TempDir(), "x")}, c.args...)
+		if code, _, errs := runCLI(t, args...); code != exitConfigError || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d %q, want exit 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}

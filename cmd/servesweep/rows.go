@@ -145,7 +145,16 @@ func runRows(io ioStreams, opts *rowsOptions) error {
 		return err
 	}
 	defer t.Close()
-	if m, _ := results.ReadManifest(opts.ResultsDir); m.Incomplete() {
+	switch m, err := results.ReadManifest(opts.ResultsDir); {
+	case err != nil || m == nil:
+		// Without the manifest the table cannot be told whole or partial: say so.
+		why := "is missing"
+		if err != nil {
+			why = "cannot be read (" + err.Error() + ")"
+		}
+		fmt.Fprintf(io.Err, "servesweep rows: note: %s %s: whether these rows are every selected point of the sweep "+
+			"(or part of an interrupted one) is unknown\n", filepath.Join(opts.ResultsDir, results.ManifestFile), why)
+	case m.Incomplete():
 		// The table reads like a whole sweep's: say it is not, as report does.
 		fmt.Fprintf(io.Err, "servesweep rows: PARTIAL: the sweep in %s is incomplete (%s): its tables hold the points that have "+
 			"results, not all %d selected points\n", opts.ResultsDir, partialWhy(m), m.Counts.SelectedPoints)
@@ -362,9 +371,13 @@ func missingProbes(dir string) error {
 		if rows, err := results.ReadParquet(filepath.Join(dir, results.ParquetFile)); err == nil &&
 			!slices.ContainsFunc(rows, func(r results.Row) bool { return r.CapacityProbes != nil }) {
 			// Only the searches that finished keep their probes.
+			why := "each failed or timed out: results.parquet's status and reason say why"
+			if m.Incomplete() {
+				why = fmt.Sprintf("the sweep is incomplete, %s: rerun it into %s to finish, or see results.parquet's status and "+
+					"reason for those that ran", partialWhy(m), dir)
+			}
 			return &usageError{fmt.Errorf("--results %s has no %s: its sweep ran a capacity search (%s), but no point's "+
-				"search finished (each failed or timed out: results.parquet's status and reason say why), so no probe was kept",
-				dir, results.ProbesFile, results.ManifestFile)}
+				"search finished (%s), so no probe was kept", dir, results.ProbesFile, results.ManifestFile, why)}
 		}
 		return &usageError{fmt.Errorf("--results %s has no %s, though its sweep ran a capacity search (%s): rerun the sweep "+
 			"into %s with the spec and --set overrides it ran with (every point resumes from its journal, which keeps "+

@@ -620,4 +620,54 @@ func TestRowsProbesNoneFinished(t *testing.T) {
 	if code != exitConfigError || out != "" || !strings.Contains(errs, "but no point's search finished (each failed or timed out") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
+	// An interrupted sweep is told to finish, not that its points failed.
+	manifest := filepath.Join(dir, results.ManifestFile)
+	data, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["counts"].(map[string]any)["interrupted"] = true
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(manifest, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "rows", "--results", dir, "--table", "probes")
+	if code != exitConfigError || out != "" || !strings.Contains(errs, "but no point's search finished (the sweep is incomplete, "+
+		"the sweep was interrupted: rerun it into "+dir+" to finish") {
+		t.Errorf("interrupted: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// A whole sweep's rows print with nothing on stderr; without its sweep.json, or with one that
+// cannot be read, the rows still print, and stderr says whether they are the whole sweep is
+// unknown.
+func TestRowsSayWhenCompletenessIsUnknown(t *testing.T) {
+	dir := rowsSweep(t)
+	code, whole, errs := runCLI(t, "rows", "--results", dir, "--columns", "point_id")
+	if code != exitOK || errs != "" || strings.Count(whole, "\n") != 5 {
+		t.Fatalf("a whole sweep: exit %d, stderr %q, stdout %q", code, errs, whole)
+	}
+	manifest := filepath.Join(dir, results.ManifestFile)
+	if err := os.WriteFile(manifest, []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "rows", "--results", dir, "--columns", "point_id")
+	if code != exitOK || out != whole || !strings.HasPrefix(errs, "servesweep rows: note: "+manifest+" cannot be read (") ||
+		!strings.HasSuffix(errs, "whether these rows are every selected point of the sweep (or part of an interrupted one) is unknown\n") {
+		t.Errorf("a damaged sweep.json: exit %d, stderr %q", code, errs)
+	}
+	if err := os.Remove(manifest); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "rows", "--results", dir, "--columns", "point_id")
+	if code != exitOK || out != whole || errs != "servesweep rows: note: "+manifest+" is missing: whether these rows are every "+
+		"selected point of the sweep (or part of an interrupted one) is unknown\n" {
+		t.Errorf("no sweep.json: exit %d, stderr %q", code, errs)
+	}
 }

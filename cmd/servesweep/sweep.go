@@ -290,14 +290,9 @@ func runSweep(ctx context.Context, io ioStreams, opts *sweepOptions) error {
 }
 
 // reportFlags returns the servesweep report flags that turn analysis settings have into want
-// (target, objectives, GPU bounds, strict SLA, max rejected ratio), and false when they differ in
-// a setting report takes no flag for (min_goodput_rps, the cost bounds): report keeps the sweep's
-// value of it, so its ranking would not be the one asked for.
+// (target, objectives, GPU bounds, strict SLA, max rejected ratio, min goodput, the cost bounds),
+// and false when they are the same.
 func reportFlags(have, want optimization.Settings) ([]string, bool) {
-	if have.MinGoodputRPS != want.MinGoodputRPS || have.MaxCostUSDPerHour != want.MaxCostUSDPerHour ||
-		have.MaxUSDPerMillionOutputTokens != want.MaxUSDPerMillionOutputTokens {
-		return nil, false
-	}
 	var flags []string
 	if have.Target != want.Target {
 		flags = append(flags, "--target "+want.Target)
@@ -316,8 +311,16 @@ func reportFlags(have, want optimization.Settings) ([]string, bool) {
 	if have.StrictSLA != want.StrictSLA {
 		flags = append(flags, fmt.Sprintf("--strict-sla=%t", want.StrictSLA))
 	}
-	if have.MaxRejectedRatio != want.MaxRejectedRatio {
-		flags = append(flags, "--max-rejected-ratio "+strconv.FormatFloat(want.MaxRejectedRatio, 'g', -1, 64))
+	for _, b := range []struct {
+		flag      string
+		have, val float64
+	}{{"--max-rejected-ratio", have.MaxRejectedRatio, want.MaxRejectedRatio},
+		{"--min-goodput-rps", have.MinGoodputRPS, want.MinGoodputRPS},
+		{"--max-cost-usd-per-hour", have.MaxCostUSDPerHour, want.MaxCostUSDPerHour},
+		{"--max-usd-per-million-output-tokens", have.MaxUSDPerMillionOutputTokens, want.MaxUSDPerMillionOutputTokens}} {
+		if b.have != b.val {
+			flags = append(flags, b.flag+" "+strconv.FormatFloat(b.val, 'g', -1, 64))
+		}
 	}
 	return flags, len(flags) > 0
 }
@@ -515,7 +518,7 @@ func prepareWholeSweep(ctx context.Context, opts *sweepOptions, x *grid.Expansio
 					return false, &usageError{fmt.Errorf("--output-dir %s holds %s, not all finished, under other "+
 						"analysis settings: finish it with the optimization section it was started with (rerun that spec into it), "+
 						"then apply the new settings without simulating again: %s; or pass --overwrite to run the sweep anew",
-						opts.OutputDir, held, rerun)}
+						opts.OutputDir, strings.TrimSuffix(held, ","), rerun)}
 				}
 				return false, &usageError{fmt.Errorf("--output-dir %s holds %s analyzed with other settings; "+
 					"apply the new ones to its rows without simulating again: %s; or pass --overwrite to run the sweep anew",

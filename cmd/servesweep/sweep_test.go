@@ -903,6 +903,11 @@ func TestSweepRefusesAnotherSpecsDirectory(t *testing.T) {
 		"min_candidate_gpus 2, max_candidate_gpus 4 now)") || !strings.Contains(errs, "--min-gpus 2 --max-gpus 4;") {
 		t.Fatalf("narrower GPU bounds: exit %d %q", code, errs)
 	}
+	// A cost bound beside it: report takes it too.
+	costly := append(slices.Clone(narrower), "--set", "optimization.constraints.max_cost_usd_per_hour=10")
+	if code, _, errs := runCLI(t, costly...); code != exitConfigError || !strings.Contains(errs, "--max-gpus 4 --max-cost-usd-per-hour 10;") {
+		t.Fatalf("a narrower GPU bound and a cost bound: exit %d %q", code, errs)
+	}
 	wider := append(slices.Clone(args), "--set", "optimization.constraints.max_candidate_gpus=64")
 	if code, _, errs := runCLI(t, wider...); code != exitConfigError || !strings.Contains(errs, "holds a sweep of another spec") {
 		t.Fatalf("a wider GPU bound: exit %d %q", code, errs)
