@@ -1203,8 +1203,8 @@ func TestSweepInterruptedWhileExpanding(t *testing.T) {
 	}
 }
 
-// reportFlags gives the report flags of the settings that differ, and refuses a difference report
-// has no flag for (min_goodput_rps: report would keep the sweep's).
+// reportFlags gives the report flags of the settings that differ, the cost and goodput bounds
+// among them, and none for equal settings.
 func TestReportFlags(t *testing.T) {
 	have := optimization.Settings{Target: "pareto", Objectives: optimization.DefaultObjectives(), MaxGPUs: 8}
 	want := have
@@ -1215,16 +1215,19 @@ func TestReportFlags(t *testing.T) {
 		"--max-rejected-ratio 0.25"}) {
 		t.Errorf("flags %q, %v", flags, ok)
 	}
-	for name, set := range map[string]func(*optimization.Settings){
-		"min_goodput_rps": func(s *optimization.Settings) { s.MinGoodputRPS = 2 },
-		"max_cost":        func(s *optimization.Settings) { s.MaxCostUSDPerHour = 10 },
-		"max_usd_per_m":   func(s *optimization.Settings) { s.MaxUSDPerMillionOutputTokens = 1 },
+	for _, c := range []struct {
+		set  func(*optimization.Settings)
+		flag string
+	}{
+		{func(s *optimization.Settings) { s.MinGoodputRPS = 2 }, "--min-goodput-rps 2"},
+		{func(s *optimization.Settings) { s.MaxCostUSDPerHour = 10 }, "--max-cost-usd-per-hour 10"},
+		{func(s *optimization.Settings) { s.MaxUSDPerMillionOutputTokens = 1.5 }, "--max-usd-per-million-output-tokens 1.5"},
 	} {
 		want = have
 		want.Objectives = []optimization.Objective{{Metric: "p99_ttft_ms", Direction: optimization.Minimize}}
-		set(&want)
-		if flags, ok := reportFlags(have, want); ok {
-			t.Errorf("%s: flags %q; want none (report has no flag for it)", name, flags)
+		c.set(&want)
+		if flags, ok := reportFlags(have, want); !ok || !slices.Equal(flags, []string{"--objective min:p99_ttft_ms", c.flag}) {
+			t.Errorf("flags %q, %v; want the objective and %s", flags, ok, c.flag)
 		}
 	}
 	if flags, ok := reportFlags(have, have); ok {
