@@ -87,8 +87,15 @@ type Row struct {
 	// (SpecMethodsByConfig).
 	ConfigID string
 	// SpecMethod, when not "", is the speculative decoding the row ran ("none" or "mtp") as the
-	// other rows of its ConfigID determine it (SpecMethodsByConfig); the CSV has no such column.
+	// other rows of its ConfigID determine it (SpecMethodsByConfig), or its pair
+	// (SpecMethodsByPair); the CSV has no such column.
 	SpecMethod string
+	// SpecPair, when SpecMethodsByPair set SpecMethod, is the other row of the pair: its line
+	// and measured mean TPOT (ms); zero otherwise.
+	SpecPair struct {
+		Line   int
+		TPOTMs float64
+	}
 	// Problem, when not empty, says why the row cannot be read (a malformed cell); such a row is
 	// reported as skipped.
 	Problem string
@@ -232,6 +239,9 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 		return nil, fmt.Errorf("%s: no data rows after the header", name)
 	}
 	if err := SpecMethodsByConfig(rows); err != nil {
+		return nil, err
+	}
+	if err := SpecMethodsByPair(rows); err != nil {
 		return nil, err
 	}
 	return rows, nil

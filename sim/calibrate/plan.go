@@ -390,7 +390,7 @@ func ixDeployment(r *Row, m timing.ModelSpec, t DisaggTopology) (notes []string,
 	if len(replaced) > 0 {
 		notes = append(notes, "the row's "+strings.Join(replaced, ", ")+": the deployment's values are simulated")
 	}
-	if t.SettledByConfig != "" {
+	if t.SettledByConfig != "" || t.SettledByPair {
 		notes = append(notes, settledNote(*r))
 	}
 	return append(notes, ixRecipe(r, t, pb, db, false)...), t.MTPDrafts, nil

@@ -47,6 +47,8 @@ type DisaggTopology struct {
 	// ConfigID chose its speculative decoding among listed deployments of both kinds
 	// (Row.SpecMethod): the row's config_id. The table's items leave it "".
 	SettledByConfig string
+	// SettledByPair is set in its place when the row's pair chose it (SpecMethodsByPair).
+	SettledByPair bool
 }
 
 // ixItem is what every line of ixtopogen's tables gives first (their 14 leading columns): one
@@ -362,7 +364,7 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 		return DisaggTopology{}, fmt.Errorf("%s: %s speculative decoding (InferenceX's entry %s ran it)", UnsupportedFeature, strings.ToUpper(t.SpecDecoding), t.Entry)
 	}
 	if settled {
-		t.SettledByConfig = r.ConfigID
+		t.SettledByConfig, t.SettledByPair = r.ConfigID, r.SpecPair.Line > 0
 	}
 	return t, nil
 }
@@ -374,6 +376,15 @@ func settledNote(r Row) string {
 	method := "no MTP"
 	if r.SpecMethod != "none" {
 		method = strings.ToUpper(r.SpecMethod)
+	}
+	if r.SpecPair.Line > 0 {
+		which := "faster"
+		if r.SpecMethod == "none" {
+			which = "slower"
+		}
+		return fmt.Sprintf("speculative decoding: %s, the %s of the two measurements of its deployment (mean TPOT %.4g ms here, %.4g ms "+
+			"at line %d), for which the public configuration lists an MTP and a non-MTP run", method, which, r.TPOTMs, r.SpecPair.TPOTMs,
+			r.SpecPair.Line)
 	}
 	return fmt.Sprintf("speculative decoding: %s, the one method for which every row of the row's InferenceX database configuration "+
 		"(config_id %s, a key that includes the method) has a listed deployment; for this row alone the public configuration lists both kinds",
@@ -499,6 +510,79 @@ func specMethodsByConfig(table []DisaggTopology, rows []Row) {
 		for m := range common {
 			for _, i := range members {
 				rows[i].SpecMethod = m
+			}
+		}
+	}
+}
+
+// minPairTPOTRatio is the least ratio of the two mean TPOTs of a pair of rows for
+// SpecMethodsByPair to take the faster as the MTP run. MTP drafting 1 to 3 tokens per decode
+// round cuts TPOT by 1.2 to 2 times in every pair of the shared MoE file (2026-12-07); a smaller
+// gap could be run-to-run spread, which would not say which run drafted.
+const minPairTPOTRatio = 1.1
+
+// SpecMethodsByPair sets Row.SpecMethod of disaggregated InferenceX rows that
+// SpecMethodsByConfig left open and whose deployment the public configuration lists both with
+// and without MTP (rowSpecMethods gives exactly "mtp" and "none"): when the file holds exactly
+// two measurements of that deployment (rows of one model, GPU, backend, precision, ISL/OSL,
+// concurrency, measured_at and worker columns; a measurement repeated with the same TTFT and
+// TPOT, as two export snapshots give it, counts once), they are the runs of the two listed
+// deployments, and the one of the lower mean TPOT, by at least minPairTPOTRatio, is the MTP
+// run. Each row records the other (Row.SpecPair). Rows of one measurement alone, of three or
+// more, or of TPOTs closer than the ratio keep SpecMethod "". Errors: the embedded table cannot
+// be read.
+func SpecMethodsByPair(rows []Row) error {
+	table, err := InferenceXDisagg()
+	if err != nil {
+		return err
+	}
+	specMethodsByPair(table, rows)
+	return nil
+}
+
+// specMethodsByPair is SpecMethodsByPair over table.
+func specMethodsByPair(table []DisaggTopology, rows []Row) {
+	type key struct {
+		model, system, backend, precision, day string
+		isl, osl, concurrency                  int
+		prefill, decode                        WorkerShape
+	}
+	type measurement struct{ ttft, tpot float64 }
+	groups := map[key]map[measurement][]int{}
+	for i, r := range rows {
+		if r.SpecMethod != "" || HarnessFor(r).Name != HarnessInferenceX {
+			continue
+		}
+		if m := rowSpecMethods(table, r); len(m) != 2 || !m["mtp"] || !m["none"] {
+			continue
+		}
+		k := key{strings.TrimSpace(r.Model), strings.ToLower(strings.TrimSpace(r.System)), strings.ToLower(strings.TrimSpace(r.Backend)),
+			strings.ToLower(strings.TrimSpace(r.Precision)), strings.TrimSpace(r.MeasuredAt), r.ISL, r.OSL, r.Concurrency, r.Prefill, r.Decode}
+		if groups[k] == nil {
+			groups[k] = map[measurement][]int{}
+		}
+		m := measurement{r.TTFTMs, r.TPOTMs}
+		groups[k][m] = append(groups[k][m], i)
+	}
+	for _, g := range groups {
+		if len(g) != 2 {
+			continue
+		}
+		var ms []measurement
+		for m := range g {
+			ms = append(ms, m)
+		}
+		if ms[0].tpot > ms[1].tpot {
+			ms[0], ms[1] = ms[1], ms[0]
+		}
+		if !(ms[0].tpot > 0 && ms[1].tpot >= minPairTPOTRatio*ms[0].tpot) {
+			continue
+		}
+		for j, method := range []string{"mtp", "none"} {
+			other := g[ms[1-j]][0]
+			for _, i := range g[ms[j]] {
+				rows[i].SpecMethod = method
+				rows[i].SpecPair.Line, rows[i].SpecPair.TPOTMs = rows[other].Line, rows[other].TPOTMs
 			}
 		}
 	}

@@ -756,3 +756,61 @@ func TestSpecMethodsByConfig(t *testing.T) {
 		t.Errorf("unsettled without worker counts: %v, want the undetermined-speculation skip", err)
 	}
 }
+
+// Two measurements of a deployment the configuration lists with and without MTP are the runs of
+// the two: the faster by at least minPairTPOTRatio is the MTP run, each row naming the other; a
+// measurement repeated by a second export snapshot counts once; one measurement, three, or two
+// too close to order settle nothing, and a row settled by its config_id is left as it is.
+func TestSpecMethodsByPair(t *testing.T) {
+	line := "c1\t2026-04-18T18:00:00Z\t\t\tkimik2.5-fp4-gb200-dynamo-trt\tkimik2.5\tgb200\tfp4\tdynamo-trt\timg\t1024\t1024\t%s\t%s\t1\t4\t4\ttrue\t5\t4\t4\tfalse\trecipes/%s.yaml\t%s\t0\t0\t0\t0\tfalse\tf\t0\t0"
+	// Concurrencies 55, 60, 65, 70 and 75: a non-MTP and an MTP item; 110: the non-MTP item only.
+	table, err := parseDisaggTSV(fmt.Sprintf(line, "none", "55,60,65,70,75,110", "a_batch8_eplb0", "0") + "\n" +
+		fmt.Sprintf(line, "mtp", "55,60,65,70,75", "c_batch8_eplb0_mtp3", "3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 1
+	row := func(conc int, tpot float64, config string) Row {
+		n++
+		return Row{Line: n, Model: "moonshotai/Kimi-K2.5", System: "gb200", Precision: "fp4", Backend: "trtllm", Mode: "disagg",
+			MeasuredAt: "2026-04-18", ISL: 1024, OSL: 1024, Concurrency: conc, Source: HarnessInferenceX, ConfigID: config,
+			TTFTMs: 300, TPOTMs: tpot}
+	}
+	rows := []Row{
+		row(55, 10, ""), row(55, 6, ""), // a pair: 6 ms is the MTP run
+		row(60, 9, ""), row(60, 5, ""), row(60, 9, ""), row(60, 5, ""), // the pair in two snapshots
+		row(65, 10, ""), row(65, 9.5, ""), // too close to order
+		row(70, 8, ""),                                 // alone
+		row(75, 8, ""), row(75, 6, ""), row(75, 4, ""), // three measurements
+		row(110, 8, ""), row(110, 5, ""), // one listed method: nothing to settle
+	}
+	specMethodsByPair(table, rows)
+	want := []string{"none", "mtp", "none", "mtp", "none", "mtp", "", "", "", "", "", "", "", ""}
+	for i, r := range rows {
+		if r.SpecMethod != want[i] {
+			t.Errorf("row %d (concurrency %d, TPOT %g): SpecMethod %q, want %q", i, r.Concurrency, r.TPOTMs, r.SpecMethod, want[i])
+		}
+	}
+	if p := rows[0].SpecPair; p.Line != rows[1].Line || p.TPOTMs != 6 {
+		t.Errorf("the non-MTP row's pair: %+v, want line %d at 6 ms", p, rows[1].Line)
+	}
+	if p := rows[5].SpecPair; p.TPOTMs != 9 || (p.Line != rows[2].Line && p.Line != rows[4].Line) {
+		t.Errorf("a repeated MTP measurement's pair: %+v", p)
+	}
+	// A row settled by its configuration keeps that method.
+	settled := []Row{row(55, 10, "7"), row(55, 6, "7")}
+	settled[0].SpecMethod, settled[1].SpecMethod = "none", "none"
+	specMethodsByPair(table, settled)
+	if settled[1].SpecMethod != "none" || settled[1].SpecPair.Line != 0 {
+		t.Errorf("a row settled by config_id: %q %+v", settled[1].SpecMethod, settled[1].SpecPair)
+	}
+	// The deployment chosen, with the note that says how.
+	got, err := disaggFrom(table, rows[0])
+	if err != nil || got.SpecDecoding != "none" || !got.SettledByPair {
+		t.Fatalf("the slower row: %s %v, err %v; want the non-MTP item settled by its pair", got.SpecDecoding, got.SettledByPair, err)
+	}
+	if note := settledNote(rows[1]); note != fmt.Sprintf("speculative decoding: MTP, the faster of the two measurements of its deployment "+
+		"(mean TPOT 6 ms here, 10 ms at line %d), for which the public configuration lists an MTP and a non-MTP run", rows[0].Line) {
+		t.Errorf("the MTP row's note: %q", note)
+	}
+}
