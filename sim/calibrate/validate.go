@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +12,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/servesweep/servesweep/sim"
@@ -268,10 +268,14 @@ type Report struct {
 	Holdout *HoldoutInfo `json:"holdout,omitempty"`
 }
 
-// Validate simulates every row with o.Parallelism rows at a time and compares the predicted
-// mean TTFT and mean TPOT with the measured ones. A row is one predict run of Plan.Config
-// (PlanRow, then sim.Run; Factors.FrontendMs is its engine.frontend.overhead_ms): the benchmark
-// as its harness ran it, the means taken as its client takes them, over every request.
+// Validate simulates every row with o.Parallelism simulations at a time and compares the
+// predicted mean TTFT and mean TPOT with the measured ones. A row is one predict run of
+// Plan.Config (PlanRow, then sim.Run; Factors.FrontendMs is its engine.frontend.overhead_ms): the
+// benchmark as its harness ran it, the means taken as its client takes them, over every request.
+//
+// Every row is planned first; then each distinct config is simulated once for all the rows that
+// plan it (groupRuns), the costliest first, so that no simulation waits for another and the last
+// to finish are short ones.
 //
 // Rows that cannot be planned or run are skipped with the reason; when every row is skipped the
 // summary's APEs are nil and Report.CheckSimulated says why. The report is deterministic: it
@@ -279,29 +283,60 @@ type Report struct {
 func Validate(ctx context.Context, rows []Row, o Options) (*Report, error) {
 	o = o.withDefaults()
 	out := make([]RowResult, len(rows))
-	runs := &runCache{runs: map[string]*cachedRun{}}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(o.Parallelism)
+	plans := make([]*Plan, len(rows))
 	var done atomic.Int64
-	for i := range rows {
+	progress := func(n int) {
+		for range n {
+			if o.Progress != nil {
+				o.Progress(int(done.Add(1)), len(rows))
+			}
+		}
+	}
+	err := forEach(ctx, len(rows), o.Parallelism, func(_ context.Context, i int) int {
+		out[i], plans[i] = planRow(rows[i], o)
+		if plans[i] == nil {
+			return 1
+		}
+		return 0
+	}, progress)
+	if err != nil {
+		return nil, err
+	}
+	runs := groupRuns(rows, plans)
+	err = forEach(ctx, len(runs), o.Parallelism, func(ctx context.Context, k int) int {
+		first := runs[k].rows[0]
+		outcome := simulate(ctx, plans[first].Config, o)
+		for _, i := range runs[k].rows {
+			out[i] = scoreRow(out[i], rows[i], outcome)
+		}
+		return len(runs[k].rows)
+	}, progress)
+	if err != nil {
+		return nil, err
+	}
+	return &Report{Rows: out, Summary: summarize(out, o.Worst)}, nil
+}
+
+// forEach calls f(ctx, i) for every i in [0, n) in order, limit calls at a time, and then
+// progress with the number of rows f says it finished. Once ctx ends it starts no other call
+// and reports no more progress, and it returns ctx's error.
+func forEach(ctx context.Context, n, limit int, f func(ctx context.Context, i int) (rowsDone int), progress func(rows int)) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(limit)
+	for i := range n {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			out[i] = simulateRow(gctx, rows[i], o, runs)
+			rowsDone := f(gctx, i)
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			if o.Progress != nil {
-				o.Progress(int(done.Add(1)), len(rows))
-			}
+			progress(rowsDone)
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return &Report{Rows: out, Summary: summarize(out, o.Worst)}, nil
+	return g.Wait()
 }
 
 // runOutcome is what a row's score takes from its simulation: the mean TTFT and TPOT (ms) over
@@ -315,44 +350,43 @@ type runOutcome struct {
 	err            error
 }
 
-// cachedRun is one simulation shared by every row whose plan is the same config; done closes
-// when out is set.
-type cachedRun struct {
-	done chan struct{}
-	out  runOutcome
+// configRun is one simulation of Validate: the rows, in file order, whose plans have the same
+// config (configKey), and the estimated cost of simulating it (runCost).
+type configRun struct {
+	rows []int
+	cost float64
 }
 
-// runCache runs each distinct config once per Validate: a measured file repeats a deployment
-// under several ids (280 of the MoE file's 1,596 rows repeat another row's every setting), and
-// a run depends on nothing but its config and the shared options, so the repeats take the first
-// run's outcome instead of simulating it again. Rows with the same config wait for the one run.
-type runCache struct {
-	mu   sync.Mutex
-	runs map[string]*cachedRun
+// groupRuns groups the planned rows (plans[i] != nil) by config: a measured file repeats a
+// deployment under several ids (280 of the MoE file's 1,596 rows repeat another row's every
+// setting), and a run depends on nothing but its config and the shared options, so the repeats
+// take the first row's run instead of simulating it again. The runs are sorted by decreasing
+// cost, ties in file order of their first rows.
+func groupRuns(rows []Row, plans []*Plan) []configRun {
+	var runs []configRun
+	byKey := map[string]int{}
+	for i, p := range plans {
+		if p == nil {
+			continue
+		}
+		key := configKey(p.Config, rows[i].Line)
+		if k, ok := byKey[key]; ok {
+			runs[k].rows = append(runs[k].rows, i)
+			continue
+		}
+		byKey[key] = len(runs)
+		runs = append(runs, configRun{rows: []int{i}, cost: runCost(p.Config)})
+	}
+	slices.SortStableFunc(runs, func(a, b configRun) int { return cmp.Compare(b.cost, a.cost) })
+	return runs
 }
 
-// get returns the outcome of the config whose canonical encoding is key, calling run for the
-// first row that asks and waiting for it in the others (or for ctx to end: a zero outcome with
-// ctx's error, which Validate discards).
-func (c *runCache) get(ctx context.Context, key string, run func() runOutcome) runOutcome {
-	c.mu.Lock()
-	e, ok := c.runs[key]
-	if !ok {
-		e = &cachedRun{done: make(chan struct{})}
-		c.runs[key] = e
-	}
-	c.mu.Unlock()
-	if !ok {
-		e.out = run()
-		close(e.done)
-		return e.out
-	}
-	select {
-	case <-e.done:
-		return e.out
-	case <-ctx.Done():
-		return runOutcome{err: ctx.Err()}
-	}
+// runCost estimates the CPU time of simulating cfg, in arbitrary units, to start the longest
+// runs first: the requests times their prompt blocks and output tokens, the work of the
+// per-request steps of every pass.
+func runCost(cfg *config.Config) float64 {
+	s := cfg.Traffic.Source
+	return float64(cfg.Traffic.Stop.Requests) * (float64(s.InputTokens)/64 + float64(s.OutputTokens))
 }
 
 // configKey is the JSON encoding of a plan's config without its file name and without which
@@ -369,19 +403,16 @@ func configKey(cfg *config.Config, line int) string {
 	return string(data)
 }
 
-// simulateRow plans and runs one row (a run shared with rows of the same config through runs).
-func simulateRow(ctx context.Context, r Row, o Options, runs *runCache) RowResult {
+// planRow plans one row (PlanRow) and fills in what its result takes from the plan; a row that
+// cannot be planned comes back skipped, with a nil plan.
+func planRow(r Row, o Options) (RowResult, *Plan) {
 	res := RowResult{
 		Source: r.Source, Line: r.Line, ID: r.ID, Model: r.Model, System: r.System, Backend: r.Backend, Mode: r.Mode,
 		ISL: r.ISL, OSL: r.OSL, MeasuredTTFTMs: r.TTFTMs, MeasuredTPOTMs: r.TPOTMs,
 	}
-	skip := func(err error) RowResult {
-		res.Skipped, res.Reason = true, csvColumns(err.Error())
-		return res
-	}
 	p, err := PlanRow(r, o)
 	if err != nil {
-		return skip(err)
+		return skipRow(res, err), nil
 	}
 	res.Precision = fmt.Sprintf("weights %s, kv %s", p.Precisions.Weights, p.Precisions.KVCache)
 	if a := p.Config.Engine.Precision.Attention; a != "" {
@@ -393,24 +424,36 @@ func simulateRow(ctx context.Context, r Row, o Options, runs *runCache) RowResul
 	if sp := p.Config.Engine.Speculation; sp != nil {
 		res.Speculation = fmt.Sprintf("%s %d", sp.Kind, sp.NumSpeculativeTokens)
 	}
-	// The benchmark as it ran: one closed-loop run of the harness's requests, averaged over
-	// every request.
-	out := runs.get(ctx, configKey(p.Config, r.Line), func() runOutcome {
-		run, err := sim.Run(ctx, p.Config, sim.Options{Efficiency: &o.Factors.Efficiency, Systems: o.Systems})
-		if err != nil {
-			return runOutcome{err: err}
-		}
-		ttft, tpot, n := means(run.Requests)
-		out := runOutcome{ttft: ttft, tpot: tpot, n: n, sent: len(run.Requests), preemptions: run.Summary.Preemptions,
-			timingProvider: run.TimingProvider}
-		run.Release()
-		return out
-	})
+	return res, p
+}
+
+// skipRow marks res skipped for err.
+func skipRow(res RowResult, err error) RowResult {
+	res.Skipped, res.Reason = true, csvColumns(err.Error())
+	return res
+}
+
+// simulate runs cfg as the benchmark ran: one closed-loop run of the harness's requests,
+// averaged over every request.
+func simulate(ctx context.Context, cfg *config.Config, o Options) runOutcome {
+	run, err := sim.Run(ctx, cfg, sim.Options{Efficiency: &o.Factors.Efficiency, Systems: o.Systems})
+	if err != nil {
+		return runOutcome{err: err}
+	}
+	ttft, tpot, n := means(run.Requests)
+	out := runOutcome{ttft: ttft, tpot: tpot, n: n, sent: len(run.Requests), preemptions: run.Summary.Preemptions,
+		timingProvider: run.TimingProvider}
+	run.Release()
+	return out
+}
+
+// scoreRow completes the result res of the planned row r with the outcome of its config's run.
+func scoreRow(res RowResult, r Row, out runOutcome) RowResult {
 	if out.err != nil {
-		return skip(out.err)
+		return skipRow(res, out.err)
 	}
 	if out.n == 0 {
-		return skip(fmt.Errorf("no request completed"))
+		return skipRow(res, fmt.Errorf("no request completed"))
 	}
 	if out.n < out.sent {
 		// The benchmark clients average their successful requests too; the row says how many

@@ -2,40 +2,36 @@ package calibrate
 
 import (
 	"context"
+	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 )
 
-// runCache runs each key once, however many rows ask and however many at once, and every asker
-// gets that run's outcome; another key runs on its own.
-func TestRunCacheRunsEachConfigOnce(t *testing.T) {
-	c := &runCache{runs: map[string]*cachedRun{}}
-	var calls atomic.Int64
-	run := func(v float64) func() runOutcome {
-		return func() runOutcome { calls.Add(1); return runOutcome{ttft: v, n: 1, sent: 1} }
+// groupRuns gives each distinct config one run holding its rows in file order, skips the rows
+// that were not planned, and puts the costlier run first whatever its place in the file.
+func TestGroupRunsOneRunPerConfigCostliestFirst(t *testing.T) {
+	small := "a,vllm,0.12,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,,agg,512,32,8,,4,1,1,,,,,,,,,,,,,,,,,,60.5,8.5\n"
+	repeat := strings.Replace(strings.Replace(small, "a,", "a2,", 1), ",60.5,8.5", ",70,9", 1)
+	large := strings.Replace(strings.Replace(small, "a,", "b,", 1), ",512,32,8,", ",512,32,16,", 1)
+	rows, err := ReadCSV(strings.NewReader(header+small+large+small+repeat), "group.csv")
+	if err != nil {
+		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	got := make([]float64, 16)
-	for i := range got {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got[i] = c.get(context.Background(), "a", run(float64(i+1))).ttft
-		}()
-	}
-	wg.Wait()
-	if calls.Load() != 1 {
-		t.Errorf("16 rows of one config ran it %d times, want 1", calls.Load())
-	}
-	for i := range got {
-		if got[i] != got[0] {
-			t.Errorf("row %d got TTFT %v, row 0 %v: the repeats must share the one run", i, got[i], got[0])
+	plans := make([]*Plan, len(rows))
+	for i, r := range rows {
+		if i == 2 {
+			continue // as a row PlanRow refused
+		}
+		if plans[i], err = PlanRow(r, Options{}); err != nil {
+			t.Fatalf("row %d: %v", i, err)
 		}
 	}
-	if out := c.get(context.Background(), "b", run(99)); out.ttft != 99 || calls.Load() != 2 {
-		t.Errorf("another config: TTFT %v after %d runs, want 99 after 2", out.ttft, calls.Load())
+	runs := groupRuns(rows, plans)
+	if len(runs) != 2 || !slices.Equal(runs[0].rows, []int{1}) || !slices.Equal(runs[1].rows, []int{0, 3}) {
+		t.Fatalf("runs %+v, want rows [1] then [0 3]", runs)
+	}
+	if runs[0].cost != 2*runs[1].cost {
+		t.Errorf("costs %v and %v: twice the concurrency sends twice the requests of the same lengths", runs[0].cost, runs[1].cost)
 	}
 }
 
