@@ -52,12 +52,23 @@ type BlockPool struct {
 	OnStored, OnRemoved func(key uint64)
 }
 
-// blockMeta is what release and allocation read of every block, in one record.
-type blockMeta struct {
-	refs int32
-	// registered: the block holds a full block under the name key[b], in the key index.
-	registered bool
-}
+// blockMeta is what release and allocation read of every block, in one 4-byte word: the
+// number of requests holding the block (refs) shifted left by one, and in bit 0 whether the
+// block is registered (it holds a full block under the name key[b], in the key index). Half the
+// size of a struct of the two, so that a big pool's per-block records take half the cache.
+type blockMeta uint32
+
+// metaHeld is one holder's share of a blockMeta word; metaRegistered its registered bit.
+const (
+	metaHeld       blockMeta = 2
+	metaRegistered blockMeta = 1
+)
+
+// refs is the number of requests holding the block.
+func (m blockMeta) refs() int32 { return int32(m >> 1) }
+
+// registered reports whether the block is registered in the key index.
+func (m blockMeta) registered() bool { return m&metaRegistered != 0 }
 
 // MaxDenseKeys bounds the dense part of a pool's key index (blockmap.Table): a workload with more
 // distinct shared blocks indexes the ids beyond it by hashing, unless the pool indexes by a ring
@@ -123,7 +134,7 @@ func (p *BlockPool) lookup(r *Request, n int32) (hits, inactiveHits int32) {
 		if b < 0 {
 			break
 		}
-		if p.meta[b].refs == 0 {
+		if p.meta[b] < metaHeld {
 			inactiveHits++
 		}
 	}
@@ -136,10 +147,10 @@ func (p *BlockPool) pin(r *Request, n int32, lease []int32) []int32 {
 	for j := int32(0); j < n; j++ {
 		k, _ := r.lookupKey(j)
 		b := p.byKey.Get(k) - 1
-		if p.meta[b].refs == 0 {
+		if p.meta[b] < metaHeld {
 			p.lruRemove(b)
 		}
-		p.meta[b].refs++
+		p.meta[b] += metaHeld
 		lease = append(lease, b)
 	}
 	return lease
@@ -168,7 +179,7 @@ func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
 			p.unlisted--
 			b = p.takeIdle()
 		}
-		p.meta[b].refs = 1
+		p.meta[b] = p.meta[b]&metaRegistered | metaHeld
 		lease = append(lease, b)
 	}
 	return lease
@@ -183,14 +194,14 @@ func (p *BlockPool) takeIdle() int32 {
 		return b
 	}
 	b := int32(len(p.meta))
-	p.meta = append(p.meta, blockMeta{})
+	p.meta = append(p.meta, 0)
 	return b
 }
 
 // register offers the full block b under key k to the prefix cache. If another block already
 // holds k, b stays private (a duplicate copy) and is freed, not cached, on release.
 func (p *BlockPool) register(b int32, k uint64) {
-	if p.meta[b].registered {
+	if p.meta[b].registered() {
 		return
 	}
 	v := p.byKey.Ptr(k)
@@ -203,14 +214,14 @@ func (p *BlockPool) register(b int32, k uint64) {
 		p.links = append(p.links, lruLinks{})
 	}
 	p.key[b] = k
-	p.meta[b].registered = true
+	p.meta[b] |= metaRegistered
 	if p.OnStored != nil {
 		p.OnStored(k)
 	}
 }
 
 func (p *BlockPool) unregister(b int32) {
-	p.meta[b].registered = false
+	p.meta[b] &^= metaRegistered
 	k := p.key[b]
 	p.byKey.Delete(k)
 	if p.OnRemoved != nil {
@@ -226,13 +237,13 @@ func (p *BlockPool) unregister(b int32) {
 func (p *BlockPool) release(lease []int32, unmatchableLo, unmatchableHi int32) []int32 {
 	for i := int32(len(lease)) - 1; i >= 0; i-- {
 		b := lease[i]
-		m := &p.meta[b]
-		m.refs--
-		if m.refs > 0 {
+		m := p.meta[b] - metaHeld
+		p.meta[b] = m
+		if m >= metaHeld {
 			continue
 		}
 		switch {
-		case m.registered:
+		case m.registered():
 			p.lruPush(b)
 		case i >= unmatchableLo && i < unmatchableHi:
 			p.idle = append(p.idle, b)
@@ -322,26 +333,26 @@ func (p *BlockPool) CheckInvariants(holders []int32) string {
 	registered := 0
 	for b := int32(0); b < int32(len(p.meta)); b++ {
 		m := p.meta[b]
-		if m.refs != holders[b] {
+		if m.refs() != holders[b] {
 			return "block refcount differs from the number of leases holding it"
 		}
 		switch {
-		case m.refs > 0 && state[b] != 0:
+		case m.refs() > 0 && state[b] != 0:
 			return "held block is also idle or inactive"
-		case m.refs == 0 && state[b] == 0:
+		case m.refs() == 0 && state[b] == 0:
 			return "unheld block is neither idle nor inactive (leaked)"
-		case state[b] == 'i' && !m.registered:
+		case state[b] == 'i' && !m.registered():
 			return "listed inactive block is not registered"
-		case state[b] == 'f' && m.registered:
+		case state[b] == 'f' && m.registered():
 			return "idle block is registered"
 		}
-		if m.registered {
+		if m.registered() {
 			registered++
 		}
 	}
 	for k, b1 := range p.byKey.All {
 		b := b1 - 1
-		if b < 0 || b >= int32(len(p.meta)) || !p.meta[b].registered || p.key[b] != k {
+		if b < 0 || b >= int32(len(p.meta)) || !p.meta[b].registered() || p.key[b] != k {
 			return "key index points at a block that does not hold that key"
 		}
 		registered--
