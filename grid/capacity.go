@@ -156,6 +156,11 @@ func (s *Spec) checkCapacity(p *Point) error {
 	if e := s.unmeasuredRates(p.Config); e != nil {
 		return config.Errors{e}
 	}
+	if limit, n, what := FixedCountLimit(p.Config); n > 0 && cs.Min > float64(limit) {
+		return config.Errors{&config.Error{File: s.File, Path: path + ".min", Msg: fmt.Sprintf("%g: traffic.stop.%s is a fixed %d, and %s; "+
+			"use traffic.stop.%s_per_load_unit to scale the run with the load, or a min of at most %d", cs.Min, what, n,
+			FixedCountWhy(limit, n, what), what, limit)}}
+	}
 	if p.Config.Traffic.Load.Type == config.LoadConcurrency {
 		for _, b := range []struct {
 			key string
@@ -551,6 +556,33 @@ func PercentileFloorAttainment(cfg *config.Config) float64 {
 // the spec is warned (capacityWarnings).
 const MinSteadyRequestsPerSlot = 4
 
+// fixedStop is stop st's fixed count, sessions when it gives them, else requests, and its
+// field's name; 0 without one.
+func fixedStop(st *config.Stop) (int, string) {
+	if st.Sessions > 0 {
+		return st.Sessions, "sessions"
+	}
+	return st.Requests, "requests"
+}
+
+// FixedCountLimit returns the largest concurrency a capacity probe of config cfg can measure
+// under its fixed traffic.stop count n (requests, or sessions when it gives them; what names
+// the field), and n: with the ramp left to the search (traffic.load.ramp_seconds omitted), a
+// probe needs MinSteadyRequestsPerSlot requests or sessions per slot to ramp its first wave and
+// measure past its warm-up, so n / MinSteadyRequestsPerSlot; with an explicit ramp, n (above it
+// the loop never holds its load). Fewer, the probe would read the run's one burst as the load's
+// SLA attainment, an answer set by the run's length. n is 0 (and the limit meaningless) for a
+// stop without a fixed count or a load other than concurrency.
+func FixedCountLimit(cfg *config.Config) (limit, n int, what string) {
+	if n, what = fixedStop(&cfg.Traffic.Stop); n == 0 || cfg.Traffic.Load.Type != config.LoadConcurrency {
+		return 0, 0, ""
+	}
+	if cfg.Traffic.Load.RampSeconds != nil {
+		return n, n, what
+	}
+	return n / MinSteadyRequestsPerSlot, n, what
+}
+
 // capacityWarnings warns about a capacity search whose probes are cut by a virtual-time stop (the
 // requests in flight then past a bound count as misses, the others are censored, and a short
 // window measures few), one over a trace_timestamps load whose time stop its probes drop beside
@@ -587,22 +619,30 @@ func (s *Spec) capacityWarnings(cfg *config.Config) []string {
 	if w := s.fixedThinkTime(cfg); w != "" {
 		out = append(out, s.File+": "+w)
 	}
-	n, what := st.Requests, "requests"
-	if st.Sessions > 0 {
-		n, what = st.Sessions, "sessions"
-	}
-	if w := cfg.Traffic.Load.Warmup(); n > 0 && w > 0 {
+	if n, what := fixedStop(st); n > 0 && cfg.Traffic.Load.Warmup() > 0 {
+		w := cfg.Traffic.Load.Warmup()
 		out = append(out, fmt.Sprintf("%s: traffic.stop.%s is a fixed %d with traffic.load.warmup_seconds %g s: the faster a "+
 			"deployment serves them, the sooner its run ends, and a probe whose run ends within the warm-up measures no "+
 			"request and fails its point, where a slower deployment at the same concurrency is measured; use "+
 			"traffic.stop.%s_per_load_unit (its runs are lengthened past the warm-up)", s.File, what, n, w, what))
 	}
-	if n == 0 || float64(n) >= cs.Max {
+	limit, n, what := FixedCountLimit(cfg)
+	if n == 0 || float64(limit) >= cs.Max {
 		return out
 	}
 	return append(out, fmt.Sprintf("%s: traffic.stop.%s is a fixed %d while optimization.capacity_search goes up to concurrency "+
-		"%g: above %d every %s is in flight from the start, so those probes measure one burst; "+
-		"use traffic.stop.%s_per_load_unit to scale the run with the load", s.File, what, n, cs.Max, n, strings.TrimSuffix(what, "s"), what))
+		"%g: %s, so a probe above it fails its point; use traffic.stop.%s_per_load_unit to scale the run with the load, "+
+		"or a capacity_search.max of at most %d", s.File, what, n, cs.Max, FixedCountWhy(limit, n, what), what, limit))
+}
+
+// FixedCountWhy says why concurrency limit is the most a fixed traffic.stop count n of what
+// ("requests" or "sessions") can measure (FixedCountLimit), as a clause of a message.
+func FixedCountWhy(limit, n int, what string) string {
+	if limit == n {
+		return fmt.Sprintf("above concurrency %d the loop never holds its load, every %s starting at once", n, strings.TrimSuffix(what, "s"))
+	}
+	return fmt.Sprintf("above concurrency %d a probe has fewer than %d %s per slot, too few to ramp its first wave and "+
+		"measure past its warm-up", limit, MinSteadyRequestsPerSlot, what)
 }
 
 // droppedTimeStop is the warning for a capacity search over a trace_timestamps load whose stop

@@ -288,11 +288,31 @@ func TestAtLoad(t *testing.T) {
 func TestCapacityWarnings(t *testing.T) {
 	drawn := "traffic.source.output_tokens={distribution: uniform, min: 100, max: 156}"
 	x := expand(t, withSLA, "optimization.capacity_search={}", "traffic.stop={requests: 100}", drawn)
-	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.requests is a fixed 100 while optimization.capacity_search goes up to concurrency 4096") {
+	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.requests is a fixed 100 while optimization.capacity_search "+
+		"goes up to concurrency 4096: above concurrency 25 a probe has fewer than 4 requests per slot, too few to ramp its first wave "+
+		"and measure past its warm-up, so a probe above it fails its point; use traffic.stop.requests_per_load_unit to scale the run "+
+		"with the load, or a capacity_search.max of at most 25") {
 		t.Errorf("fixed stop: %q", x.Warnings)
 	}
+	// With an explicit ramp the run is as given: up to the count.
+	x = expand(t, withSLA, "optimization.capacity_search={max: 200}", "traffic.stop={requests: 100}", "traffic.load.ramp_seconds=0", drawn)
+	if len(x.Warnings) != 2 || !strings.Contains(x.Warnings[0], "goes up to concurrency 200: above concurrency 100 the loop never holds "+
+		"its load, every request starting at once, so a probe above it fails its point") {
+		t.Errorf("fixed stop, explicit ramp: %q", x.Warnings)
+	}
+	// A min no probe of the count can measure is refused.
+	s, err := Parse([]byte(withSLA), "spec.yaml", []string{"optimization.capacity_search={min: 30}", "traffic.stop={sessions: 100}",
+		"traffic.source={type: synthetic-session, new_input_tokens_per_turn: 100, output_tokens_per_turn: 10, session: {turns: 2}}"},
+		nil, results.CheckMetric)
+	if err == nil {
+		_, err = s.Expand()
+	}
+	if err == nil || !strings.Contains(err.Error(), "optimization.capacity_search.min: 30: traffic.stop.sessions is a fixed 100, and above "+
+		"concurrency 25 a probe has fewer than 4 sessions per slot") || !strings.Contains(err.Error(), "or a min of at most 25") {
+		t.Errorf("min above the count's limit: %v", err)
+	}
 	// A fixed count after an explicit warm-up: the faster deployments' runs can end within it.
-	x = expand(t, withSLA, "optimization.capacity_search={max: 50}", "traffic.stop={requests: 100}", "traffic.load.warmup_seconds=30", drawn)
+	x = expand(t, withSLA, "optimization.capacity_search={max: 25}", "traffic.stop={requests: 100}", "traffic.load.warmup_seconds=30", drawn)
 	if len(x.Warnings) != 1 || !strings.Contains(x.Warnings[0], "traffic.stop.requests is a fixed 100 with traffic.load.warmup_seconds 30 s: "+
 		"the faster a deployment serves them, the sooner its run ends") {
 		t.Errorf("fixed stop after a warm-up: %q", x.Warnings)

@@ -407,7 +407,7 @@ func infeasibleReason(r *Row, c *Capacity, terms []metrics.TermResult) string {
 			fix = fmt.Sprintf("traffic.stop.requests is a fixed %d: use traffic.stop.requests_per_load_unit, whose runs are "+
 				"lengthened past the warm-up", deref(r.StopRequests))
 		}
-		return fmt.Sprintf("%s: every one of the %d requests at the minimum load %g %s arrived within the probe's %g s warm-up "+
+		return fmt.Sprintf("%s: every one of the %d requests at the minimum load %g %s arrived within the probe's %.4g s warm-up "+
 			"(traffic.load.warmup_seconds, or, when that is unset, the search's warm-up over traffic.load.ramp_seconds), so none "+
 			"was measured and the deployment's capacity is unknown, not missed: %s",
 			ExcludedSLA, deref(r.WarmupRequests), c.Load, c.Unit, *r.WarmupSeconds, fix)

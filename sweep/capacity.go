@@ -318,12 +318,12 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 		// capacity unknown (results.Unmeasured).
 		res.Release()
 		fix := "lengthen traffic.stop, or shorten traffic.load.warmup_seconds"
-		if n, what := fixedCount(&cfg.Traffic.Stop); n > 0 {
+		if _, n, what := grid.FixedCountLimit(cfg); n > 0 {
 			// A shorter warm-up would measure the run's first burst: the count is what to change.
 			fix = fmt.Sprintf("traffic.stop.%s is a fixed %d: use traffic.stop.%s_per_load_unit, whose runs are lengthened past "+
 				"the warm-up", what, n, what)
 		}
-		return nil, fail(fmt.Errorf("measured no request: every arrival came before its warm-up of %g s ended (%s)",
+		return nil, fail(fmt.Errorf("measured no request: every arrival came before its warm-up of %.4g s ended (%s)",
 			cfg.Traffic.Load.Warmup(), fix))
 	}
 	s, att, meets, termsMet, h := res.Summary, m.att, m.meets, m.termsMet, m.h
@@ -918,33 +918,21 @@ const fixedRateMeasured = grid.FixedRateMeasured
 // (grid.MinMeasuredRequests, which the spec's warnings use).
 func minMeasured(attainment float64) int { return grid.MinMeasuredRequests(attainment) }
 
-// fixedCount is the fixed request or session count of stop st (traffic.stop.requests or
-// sessions; sessions when both) and its field's name; 0 when the stop gives neither.
-func fixedCount(st *config.Stop) (int, string) {
-	if st.Sessions > 0 {
-		return st.Sessions, "sessions"
-	}
-	if st.Requests > 0 {
-		return st.Requests, "requests"
-	}
-	return 0, ""
-}
-
 // fixedCountBelowLoad says why a capacity probe of config cfg cannot measure its load: a closed
-// loop whose stop is a fixed count of requests or sessions below its concurrency never holds that
-// many in flight; every one starts at once, and the probe would read that single burst as the
-// load's SLA attainment (a user trial, 2026-12-07: traffic.stop.sessions 8 with no warm-up met
-// every probe up to the search's max, "capacity >= concurrency 4096" for one H100). "" otherwise.
-// The spec is warned of such a count beforehand (grid's capacityWarnings).
+// loop whose stop is a fixed count of requests or sessions too small for its concurrency
+// (grid.FixedCountLimit) would read the run's one burst as the load's SLA attainment (a user
+// trial, 2026-12-07: traffic.stop.sessions 8 with no warm-up met every probe up to the search's
+// max, "capacity >= concurrency 4096" for one H100; 500 requests under a max of 500 rated one
+// deployment at 139 where 8 requests per slot measured 512). "" otherwise. The spec is warned of
+// such a count beforehand, and a search whose min is above the limit refused (grid).
 func fixedCountBelowLoad(cfg *config.Config) string {
-	n, what := fixedCount(&cfg.Traffic.Stop)
-	l := &cfg.Traffic.Load
-	if l.Type != config.LoadConcurrency || n == 0 || n >= l.Concurrency {
+	limit, n, what := grid.FixedCountLimit(cfg)
+	if n == 0 || cfg.Traffic.Load.Concurrency <= limit {
 		return ""
 	}
-	return fmt.Sprintf("traffic.stop.%s is a fixed %d, fewer than concurrency %d: the loop never holds that load, every %s "+
-		"starting at once; use traffic.stop.%s_per_load_unit, which scales the run with the load, or an "+
-		"optimization.capacity_search.max of at most %d", what, n, l.Concurrency, what[:len(what)-1], what, n)
+	return fmt.Sprintf("traffic.stop.%s is a fixed %d, too few for concurrency %d: %s; use traffic.stop.%s_per_load_unit, "+
+		"which scales the run with the load, or an optimization.capacity_search.max of at most %d", what, n,
+		cfg.Traffic.Load.Concurrency, grid.FixedCountWhy(limit, n, what), what, limit)
 }
 
 // stopPerLoadUnit is the value of st's per-load-unit stop, 0 when it has none.

@@ -965,7 +965,8 @@ func TestCensoredMajority(t *testing.T) {
 func TestCapacityFixedCountBelowLoad(t *testing.T) {
 	one := "engine.workers.aggregated.parallelism.replicas=1"
 	r := runCapacity(t, fixedSpec, 1, "", one, "traffic.stop={requests: 16}", "evaluation.sla.ttft_ms=1000")[0]
-	if r.Status != results.StatusFailed || !strings.Contains(r.Reason, "traffic.stop.requests is a fixed 16, fewer than concurrency ") ||
+	if r.Status != results.StatusFailed || !strings.Contains(r.Reason, "traffic.stop.requests is a fixed 16, too few for concurrency ") ||
+		!strings.Contains(r.Reason, "above concurrency 16 the loop never holds its load, every request starting at once") ||
 		!strings.Contains(r.Reason, "use traffic.stop.requests_per_load_unit, which scales the run with the load, or an "+
 			"optimization.capacity_search.max of at most 16") {
 		t.Errorf("fixed 16 requests, SLA met by any burst: status %s reason %q capacity %v", r.Status, r.Reason, deref(r.CapacityLoad))
@@ -974,6 +975,16 @@ func TestCapacityFixedCountBelowLoad(t *testing.T) {
 		"optimization.capacity_search.max=16")[0]
 	if r.Status != results.StatusOK || r.CapacityLoad == nil || *r.CapacityLoad != 16 || !*r.CapacityBounded {
 		t.Errorf("fixed 16 requests, max 16: status %s reason %q capacity %v", r.Status, r.Reason, deref(r.CapacityLoad))
+	}
+	// With the ramp left to the search, a probe needs 4 requests per slot: 16 measure up to
+	// concurrency 4.
+	r = runCapacity(t, fixedSpec, 1, "", one, "traffic.stop={requests: 16}", "evaluation.sla.ttft_ms=1000",
+		"traffic.load={type: concurrency, concurrency: 1}")[0]
+	if r.Status != results.StatusFailed || !strings.Contains(r.Reason, "traffic.stop.requests is a fixed 16, too few for concurrency ") ||
+		!strings.Contains(r.Reason, "above concurrency 4 a probe has fewer than 4 requests per slot, too few to ramp its first wave "+
+			"and measure past its warm-up; use traffic.stop.requests_per_load_unit, which scales the run with the load, or an "+
+			"optimization.capacity_search.max of at most 4") {
+		t.Errorf("fixed 16 requests, ramp left to the search: status %s reason %q", r.Status, r.Reason)
 	}
 	// Within the warm-up: at the minimum the row is infeasible, its capacity unknown; above it
 	// the point fails. Both say what to change.

@@ -469,8 +469,8 @@ func checkReportBounds(rows []results.Row, s *optimization.Settings, from func(f
 		}
 	}
 	if s.MinGoodputRPS > 0 && s.Target != optimization.TargetMinGPUs {
-		return &usageError{fmt.Errorf("%s: only valid with target min_gpus (--target min_gpus), got target %s",
-			from("min-goodput-rps", "min_goodput_rps"), s.Target)}
+		return &usageError{fmt.Errorf("%s: only valid with target min_gpus, got target %s: pass --min-goodput-rps 0 to drop the bound, "+
+			"or --target min_gpus", from("min-goodput-rps", "min_goodput_rps"), s.Target)}
 	}
 	return nil
 }

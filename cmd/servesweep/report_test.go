@@ -759,7 +759,7 @@ func TestReportCostAndGoodputFlags(t *testing.T) {
 		{bare, []string{"--max-usd-per-million-output-tokens", "0.2"}, "--max-usd-per-million-output-tokens: needs cost columns"},
 		{dir, []string{"--max-cost-usd-per-hour", "-1"}, "--max-cost-usd-per-hour must be a number >= 0 (0: no bound), got -1"},
 		{dir, []string{"--min-goodput-rps", "NaN"}, "--min-goodput-rps must be a number >= 0"},
-		{dir, []string{"--min-goodput-rps", "3"}, "--min-goodput-rps: only valid with target min_gpus (--target min_gpus), got target pareto"},
+		{dir, []string{"--min-goodput-rps", "3"}, "--min-goodput-rps: only valid with target min_gpus, got target pareto: pass --min-goodput-rps 0 to drop the bound, or --target min_gpus"},
 	} {
 		args := append([]string{"report", "--results", c.dir, "--output-dir", filepath.Join(t.TempDir(), "x")}, c.args...)
 		if code, _, errs := runCLI(t, args...); code != exitConfigError || !strings.Contains(errs, c.want) {

@@ -367,7 +367,17 @@ func missingProbes(dir string) error {
 		return &usageError{fmt.Errorf("--results %s has no %s, but its shards' probe tables are in %s: "+
 			"run servesweep merge --results %s to join them", dir, results.ProbesFile, filepath.Join(dir, results.ProbesDir), dir)}
 	}
-	if m, _ := results.ReadManifest(dir); m != nil && m.CapacitySearch != nil {
+	m, err := results.ReadManifest(dir)
+	if m == nil {
+		why := "is missing"
+		if err != nil {
+			why = "cannot be read (" + err.Error() + ")"
+		}
+		return &usageError{fmt.Errorf("--results %s has no %s, and its %s %s, so whether its sweep ran a capacity search is "+
+			"unknown: if it did, rerun the sweep into %s with the spec and --set overrides it ran with (its journal keeps the "+
+			"probes, and both files are written again)", dir, results.ProbesFile, results.ManifestFile, why, dir)}
+	}
+	if m.CapacitySearch != nil {
 		if rows, err := results.ReadParquet(filepath.Join(dir, results.ParquetFile)); err == nil &&
 			!slices.ContainsFunc(rows, func(r results.Row) bool { return r.CapacityProbes != nil }) {
 			// Only the searches that finished keep their probes.

@@ -570,6 +570,14 @@ func TestRowsProbesMissingOrDamaged(t *testing.T) {
 		!strings.Contains(errs, "has no probes.parquet, though its sweep ran a capacity search (sweep.json): rerun the sweep into "+dir) {
 		t.Errorf("probes.parquet removed: exit %d, %q", code, errs)
 	}
+	// Without sweep.json whether a search ran is unknown: said so, not that none ran.
+	if err := os.Remove(filepath.Join(dir, results.ManifestFile)); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI(t, "rows", "--results", dir, "--table", "probes"); code != exitConfigError ||
+		!strings.Contains(errs, "has no probes.parquet, and its sweep.json is missing, so whether its sweep ran a capacity search is unknown") {
+		t.Errorf("probes.parquet and sweep.json removed: exit %d, %q", code, errs)
+	}
 }
 
 // --table probes says why a directory has no probes table, and refuses another table in its place.
