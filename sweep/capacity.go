@@ -260,16 +260,15 @@ func (pb *prober) run(ctx context.Context, x float64) (*probeResult, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("capacity search probe %d at %s %g: %w", len(pb.probes), unit, x, err)
 	}
+	if why := fixedCountBelowLoad(p.Config, x); why != "" {
+		return nil, fail(errors.New(why))
+	}
 	cfg, res, setup, err := steadyRun(ctx, p, x, cs.Attainment, cache, simulate, false)
 	if u := (unprefixed{}); errors.As(err, &u) {
 		return nil, u.error
 	}
 	if err != nil {
 		return nil, fail(err)
-	}
-	if why := fixedCountBelowLoad(cfg); why != "" {
-		res.Release()
-		return nil, fail(errors.New(why))
 	}
 	unmeasured, exhausted := "", false
 	if x > cs.Min {
@@ -918,21 +917,22 @@ const fixedRateMeasured = grid.FixedRateMeasured
 // (grid.MinMeasuredRequests, which the spec's warnings use).
 func minMeasured(attainment float64) int { return grid.MinMeasuredRequests(attainment) }
 
-// fixedCountBelowLoad says why a capacity probe of config cfg cannot measure its load: a closed
-// loop whose stop is a fixed count of requests or sessions too small for its concurrency
-// (grid.FixedCountLimit) would read the run's one burst as the load's SLA attainment (a user
+// fixedCountBelowLoad says why a capacity probe at concurrency x of a point whose config is base
+// cannot measure its load, before it runs: a closed loop whose stop is a fixed count of requests
+// or sessions too small for x (grid.FixedCountLimit, judged on the point's own ramp setting, not
+// the one a probe's pilot chooses) would read the run's one burst as the load's SLA attainment (a user
 // trial, 2026-12-07: traffic.stop.sessions 8 with no warm-up met every probe up to the search's
 // max, "capacity >= concurrency 4096" for one H100; 500 requests under a max of 500 rated one
 // deployment at 139 where 8 requests per slot measured 512). "" otherwise. The spec is warned of
 // such a count beforehand, and a search whose min is above the limit refused (grid).
-func fixedCountBelowLoad(cfg *config.Config) string {
-	limit, n, what := grid.FixedCountLimit(cfg)
-	if n == 0 || cfg.Traffic.Load.Concurrency <= limit {
+func fixedCountBelowLoad(base *config.Config, x float64) string {
+	limit, n, what := grid.FixedCountLimit(base)
+	if n == 0 || x <= float64(limit) {
 		return ""
 	}
-	return fmt.Sprintf("traffic.stop.%s is a fixed %d, too few for concurrency %d: %s; use traffic.stop.%s_per_load_unit, "+
+	return fmt.Sprintf("traffic.stop.%s is a fixed %d, too few for concurrency %g: %s; use traffic.stop.%s_per_load_unit, "+
 		"which scales the run with the load, or an optimization.capacity_search.max of at most %d", what, n,
-		cfg.Traffic.Load.Concurrency, grid.FixedCountWhy(limit, n, what), what, limit)
+		x, grid.FixedCountWhy(limit, n, what), what, limit)
 }
 
 // stopPerLoadUnit is the value of st's per-load-unit stop, 0 when it has none.
