@@ -32,8 +32,10 @@ type specEntry struct {
 	first, joined int32
 	// drafts and accepted are the pass in flight's drafts verified and accepted.
 	drafts, accepted int32
-	// last marks a request that emits its last token in the pass in flight.
-	last bool
+	// last marks a request that emits its last token in the pass in flight; finished marks one
+	// whose request completed in the pass just ended (completeSpecSteady reads it instead of the
+	// request's status, so that the running set is compacted without touching the requests).
+	last, finished bool
 }
 
 // specPass is the next pass of a speculative run, drawn when the pass before it ended: the sums
@@ -150,6 +152,7 @@ func (e *Engine) completeSpecSteady(endMs float64, pass int32, first, done func(
 			if c, f := e.completeOne(en.ri, r, endMs, pass, first); !c || !f {
 				panic("engine: a speculative steady pass's last token did not continue its run or complete its request")
 			}
+			en.finished = true
 			finished++
 			continue
 		}
@@ -192,16 +195,28 @@ func (e *Engine) completeSpecSteady(endMs float64, pass int32, first, done func(
 	joins := true
 	kept, ents := e.running[:0], e.specEnts[:0]
 	for i, ri := range e.running {
+		if i < nEnts {
+			// The entries are the running set's first nEnts requests, in order; an entry's
+			// request completed exactly when it is marked finished above. Entries before the
+			// first completion stay where they are.
+			if e.specEnts[i].finished {
+				done(ri)
+				continue
+			}
+			kept = append(kept, ri)
+			if len(ents) == i {
+				ents = ents[:i+1]
+			} else {
+				ents = append(ents, e.specEnts[i])
+			}
+			continue
+		}
 		r := &e.reqs[ri]
 		if r.Status == Completed {
 			done(ri)
 			continue
 		}
 		kept = append(kept, ri)
-		if i < nEnts {
-			ents = append(ents, e.specEnts[i])
-			continue
-		}
 		if joins = joins && e.canJoin(r, pass); joins {
 			ents = append(ents, specEntry{ri: ri, gen: r.Generated, lease: int32(len(r.Blocks)) * e.bs, known: r.known(), maxOutput: r.MaxOutput,
 				first: pass + 1, joined: st.completed})
