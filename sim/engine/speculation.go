@@ -69,15 +69,21 @@ func (e *Engine) accept(ri int32, r *Request, d int32) int32 {
 
 // acceptAt is accept for request ri having emitted gen output tokens. It compares the hash's
 // top 53 bits k with acceptBelow (k·2^-53 < p exactly when k < acceptBelow(p)), which gives the
-// same draws without a conversion to float.
+// same draws without a conversion to float. It draws all d drafts and counts the accepted
+// ones before the first rejection without a branch on the draws: they are independent hashes
+// the processor computes side by side, while a branch on each would be mispredicted about as
+// often as a draft is rejected.
 func (e *Engine) acceptAt(ri, gen, d int32) int32 {
 	base := e.cfg.Speculation.Seed ^ splitmix64(uint64(ri)<<32|uint64(uint32(gen)))
+	accepted, run := int32(0), uint64(1)
 	for j := int32(0); j < d; j++ {
-		if h := splitmix64(base ^ uint64(j)*0x9e3779b97f4a7c15); h>>11 >= e.acceptBelow[j] {
-			return j
-		}
+		h := splitmix64(base ^ uint64(j)*0x9e3779b97f4a7c15)
+		// k < acceptBelow[j] exactly when k − acceptBelow[j] wraps below 0 (both are at most
+		// 2^53): its top bit is then 1.
+		run &= (h>>11 - e.acceptBelow[j]) >> 63
+		accepted += int32(run)
 	}
-	return d
+	return accepted
 }
 
 // acceptBelow is the integer threshold of acceptance rate p for a draw's top 53 bits k:
