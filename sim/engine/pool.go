@@ -158,6 +158,10 @@ func (p *BlockPool) pin(r *Request, n int32, lease []int32) []int32 {
 
 // allocate appends n private blocks to lease: free ones first, then the LRU head's, evicting it.
 // The caller has checked Available() >= n.
+//
+// Every block it takes is unheld and unregistered once taken (an idle or fresh block always
+// is, an evicted one is unregistered here), so its record becomes metaHeld: written, not read
+// first, since a read of a record not in cache would stall the loop where a write does not.
 func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
 	for ; n > 0; n-- {
 		var b int32
@@ -179,7 +183,7 @@ func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
 			p.unlisted--
 			b = p.takeIdle()
 		}
-		p.meta[b] = p.meta[b]&metaRegistered | metaHeld
+		p.meta[b] = metaHeld
 		lease = append(lease, b)
 	}
 	return lease
