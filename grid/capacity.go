@@ -29,9 +29,11 @@ type CapacitySearch = optimization.CapacitySearch
 
 // Cost is optimization.cost: GPUHourUSD maps a hardware id (as timing.ResolveHardwareID
 // resolves it, so h100 and h100_sxm are one key) to its price in USD per GPU-hour. servesweep
-// has no built-in prices.
+// has no built-in prices. Keys maps each of those ids to the key the spec wrote for it (b200 for
+// b200_sxm), so that a message about a price names what the user wrote.
 type Cost struct {
 	GPUHourUSD map[string]float64
+	Keys       map[string]string
 }
 
 // maxGPUHourUSD bounds a price per GPU-hour: far above any real one, and small enough that
@@ -94,7 +96,7 @@ func (p *parser) capacitySearch(n *yaml.Node, path string) *CapacitySearch {
 
 // cost parses optimization.cost (n non-nil).
 func (p *parser) cost(n *yaml.Node, path string) *Cost {
-	c := &Cost{GPUHourUSD: map[string]float64{}}
+	c := &Cost{GPUHourUSD: map[string]float64{}, Keys: map[string]string{}}
 	m, ok := p.section(n, path, []string{"gpu_hour_usd"})
 	if !ok {
 		return c
@@ -109,10 +111,11 @@ func (p *parser) cost(n *yaml.Node, path string) *Cost {
 		key := v.Content[i].Value
 		id, _ := timing.ResolveHardwareID(key)
 		kp := pp + "." + key
-		if _, dup := c.GPUHourUSD[id]; dup {
-			p.errorf(kp, "a second price for hardware %s", id)
+		if first, dup := c.Keys[id]; dup {
+			p.errorf(kp, "a second price for hardware %s (%s priced it first); keep one of the two keys", id, pp+"."+first)
 			continue
 		}
+		c.Keys[id] = key
 		if x, ok := p.posFloat(v.Content[i+1], kp); ok {
 			if x > maxGPUHourUSD {
 				p.errorf(kp, "must be at most %g USD per GPU-hour, got %g", float64(maxGPUHourUSD), x)
@@ -318,15 +321,20 @@ func (s *Spec) checkCost(points []Point) (warnings []string, used map[string]boo
 			continue
 		}
 		uses := strings.Join(slices.Sorted(maps.Keys(used)), ", ")
+		// The path and the GPU named as the spec wrote them (b200), the catalog id beside it.
+		written, resolved := id, ""
+		if k, ok := c.Keys[id]; ok && k != id {
+			written, resolved = k, id+"; "
+		}
 		if _, err := timing.LookupHardware(id); err == nil {
 			// A GPU of the catalog the spec's hardware domain leaves out (e.g. narrowed by
 			// --set): its price is unused, not misspelt.
-			warnings = append(warnings, fmt.Sprintf("%s: optimization.cost.gpu_hour_usd.%s: unused, no point runs on %s (the grid uses %s)",
-				s.File, id, id, uses))
+			warnings = append(warnings, fmt.Sprintf("%s: optimization.cost.gpu_hour_usd.%s: unused, no point runs on %s (%sthe grid uses %s)",
+				s.File, written, written, resolved, uses))
 			continue
 		}
 		warnings = append(warnings, fmt.Sprintf("%s: optimization.cost.gpu_hour_usd.%s: no point runs on this hardware "+
-			"(a typo? the grid uses %s)", s.File, id, uses))
+			"(a typo? the grid uses %s)", s.File, written, uses))
 	}
 	if len(missing) == 0 {
 		return warnings, used, nil

@@ -80,7 +80,8 @@ func TestCapacityAndCostErrors(t *testing.T) {
 			"traffic.load={type: poisson, requests_per_second: {choices: [1, 2]}}"}, "traffic.load.requests_per_second", "capacity_search"},
 		{"no prices", []string{"optimization.cost={}"}, "optimization.cost.gpu_hour_usd", "required"},
 		{"bad price", []string{"optimization.cost={gpu_hour_usd: {h200_sxm: -2}}"}, "optimization.cost.gpu_hour_usd.h200_sxm", "> 0"},
-		{"alias price twice", []string{"optimization.cost={gpu_hour_usd: {h200_sxm: 2, h200: 3}}"}, "optimization.cost.gpu_hour_usd.h200", "a second price"},
+		{"alias price twice", []string{"optimization.cost={gpu_hour_usd: {h200_sxm: 2, h200: 3}}"}, "optimization.cost.gpu_hour_usd.h200",
+			"a second price for hardware h200_sxm (optimization.cost.gpu_hour_usd.h200_sxm priced it first); keep one of the two keys"},
 		{"cost objective without cost", []string{"optimization.objectives=[{metric: usd_per_million_output_tokens, direction: minimize}]"},
 			"optimization.objectives[0].metric", "needs optimization.cost"},
 		{"cost constraint without cost", []string{"optimization.constraints={max_cost_usd_per_hour: 10}"},
@@ -191,6 +192,22 @@ func TestCostPricesEachPoint(t *testing.T) {
 	x = expand(t, withSLA, "optimization.cost={gpu_hour_usd: {h200_sxm: 3.5, h100_sxm: 2}}")
 	if len(otherWarnings(x)) != 1 || !strings.Contains(otherWarnings(x)[0], "optimization.cost.gpu_hour_usd.h100_sxm: unused, no point runs on h100_sxm (the grid uses h200_sxm)") {
 		t.Errorf("warnings %q", otherWarnings(x))
+	}
+}
+
+// A price no point uses is warned about under the key the spec wrote (b200), not only the
+// catalog id it resolves to (b200_sxm), which the user may never have typed.
+func TestUnusedPriceNamesSpecKey(t *testing.T) {
+	x := expand(t, withSLA, "optimization.cost={gpu_hour_usd: {h200: 3.5, b200: 5}}")
+	want := "spec.yaml: optimization.cost.gpu_hour_usd.b200: unused, no point runs on b200 (b200_sxm; the grid uses h200_sxm)"
+	if w := otherWarnings(x); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q, want [%q]", w, want)
+	}
+	// A key that resolves to no catalog GPU is named as written too.
+	x = expand(t, withSLA, "optimization.cost={gpu_hour_usd: {h200: 3.5, b2000: 5}}")
+	want = "spec.yaml: optimization.cost.gpu_hour_usd.b2000: no point runs on this hardware (a typo? the grid uses h200_sxm)"
+	if w := otherWarnings(x); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q, want [%q]", w, want)
 	}
 }
 
