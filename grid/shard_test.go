@@ -147,6 +147,27 @@ func TestSpecHash(t *testing.T) {
 	}
 }
 
+// The analysis settings a spec identity records read back (results.IdentitySettings) as
+// settings that hash as the spec's own, so that a directory without sweep.json can be compared
+// under its journal's settings.
+func TestIdentitySettingsReadBack(t *testing.T) {
+	for _, sets := range [][]string{
+		nil,
+		{"optimization.objectives=[{metric: p99_ttft_ms, direction: minimize}, {metric: output_throughput_tok_s, direction: maximize}]",
+			"optimization.constraints={max_candidate_gpus: 16}", "optimization.strict_sla=true"},
+		{"optimization.target=min_gpus", "optimization.constraints.min_goodput_rps=2.5"},
+	} {
+		x := expand(t, withSLA, sets...)
+		s, ok := results.IdentitySettings(x.SpecIdentity())
+		if !ok || x.SpecHashWith(s) != x.SpecHash() {
+			t.Errorf("%q: read back %+v (ok %t), whose hash is not the spec's", sets, s, ok)
+		}
+	}
+	if _, ok := results.IdentitySettings([]string{"points 3 aaaa"}); ok {
+		t.Error("an identity without settings read back")
+	}
+}
+
 func TestParseShard(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

@@ -22,6 +22,7 @@ import (
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/metrics"
+	"github.com/servesweep/servesweep/sim/optimization"
 )
 
 // JournalFile is the name of the sweep journal inside an output directory.
@@ -434,12 +435,20 @@ type JournalSpecError struct {
 	// Changes says what differs between the two (SpecChanges); empty when the journal recorded
 	// no spec identity (written before servesweep recorded one) or none was given.
 	Changes []string
+	// HashOnly says the journal recorded its spec's hash alone (an older servesweep's), so what
+	// differs cannot be told.
+	HashOnly bool
 }
 
 // Error names the journal and both spec hashes, and what differs when known.
 func (e *JournalSpecError) Error() string {
+	known := ChangesText(e.Changes)
+	if known == "" && e.HashOnly {
+		known = "; " + e.Path + SpecSuffix + " records that hash alone (an older servesweep wrote it), not the points, settings, " +
+			"prices or bounds it covers, so what differs cannot be told"
+	}
 	return fmt.Sprintf("%s holds a sweep of another spec, of other contents of its trace files, or of another servesweep build (spec hash %s, this one %s%s): resuming would mix the two",
-		e.Path, e.Have, e.Want, ChangesText(e.Changes))
+		e.Path, e.Have, e.Want, known)
 }
 
 // ChangesText is the text a refusal appends after its spec hashes for changes (SpecChanges):
@@ -461,7 +470,7 @@ func ClaimJournalSpec(path, hash string, identity ...string) error {
 	switch {
 	case err == nil:
 		if have != hash {
-			return &JournalSpecError{Path: path, Have: have, Want: hash, Changes: SpecChanges(haveIdentity, identity)}
+			return &JournalSpecError{Path: path, Have: have, Want: hash, Changes: SpecChanges(haveIdentity, identity), HashOnly: len(haveIdentity) == 0}
 		}
 		if len(haveIdentity) > 0 || len(identity) == 0 {
 			return nil
@@ -573,7 +582,13 @@ func SpecChanges(have, want []string) []string {
 		if inHave && inWant && h == w {
 			continue
 		}
-		out = append(out, specChange(printable(k), printable(h), printable(w), inHave, inWant))
+		c := specChange(printable(k), printable(h), printable(w), inHave, inWant)
+		if k == "points" && hm["gpus"] != wm["gpus"] {
+			// A bound that moved filters points by itself; the grid alone cannot tell whether
+			// the spec changed too (the sweep, which can expand the spec again, says).
+			c = strings.Replace(c, ": the spec's", ": the GPU bounds, or the spec's", 1)
+		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -590,21 +605,67 @@ func printable(s string) string {
 	return s
 }
 
-// SettingsChange is SpecChanges' phrase for analysis settings that differ: alone, the sweep's
-// rows stand and `servesweep report` applies the new settings to them.
-const SettingsChange = "the analysis settings (optimization target, objectives, GPU bounds, strict SLA or minimum goodput)"
-
 // specSettingsKeys are the keys of the analysis settings' lines (grid's settingsLines).
 var specSettingsKeys = []string{"target", "objective", "gpus", "strict_sla", "min_goodput_rps"}
 
+// IdentitySettings reads the analysis settings a spec identity records (grid's settingsLines:
+// target, objectives, GPU bounds, strict SLA, minimum goodput), the part of
+// optimization.Settings a spec hash covers; the other fields are left zero. ok is false when
+// identity records no settings or a line of them does not read back.
+func IdentitySettings(identity []string) (s optimization.Settings, ok bool) {
+	seen := map[string]bool{}
+	for _, l := range identity {
+		k, v, _ := strings.Cut(l, " ")
+		if !slices.Contains(specSettingsKeys, k) {
+			continue
+		}
+		seen[k] = true
+		var err error
+		switch k {
+		case "target":
+			s.Target = v
+		case "objective":
+			o := optimization.Objective{Direction: optimization.Maximize}
+			metric, isMax := strings.CutPrefix(v, "max:")
+			if !isMax {
+				var isMin bool
+				if metric, isMin = strings.CutPrefix(v, "min:"); !isMin {
+					return s, false
+				}
+				o.Direction = optimization.Minimize
+			}
+			o.Metric = metric
+			s.Objectives = append(s.Objectives, o)
+		case "gpus":
+			_, err = fmt.Sscanf(v, "%d %d", &s.MinGPUs, &s.MaxGPUs)
+		case "strict_sla":
+			s.StrictSLA, err = strconv.ParseBool(v)
+		case "min_goodput_rps":
+			s.MinGoodputRPS, err = strconv.ParseFloat(v, 64)
+		}
+		if err != nil {
+			return s, false
+		}
+	}
+	return s, seen["target"] && seen["gpus"] && seen["strict_sla"] && seen["min_goodput_rps"]
+}
+
+// GPUBoundsText is the GPU bounds min and max as a spec sets them: "max_candidate_gpus 8", with
+// min_candidate_gpus before it when set (0: none).
+func GPUBoundsText(min, max int) string {
+	out := fmt.Sprintf("max_candidate_gpus %d", max)
+	if min > 0 {
+		out = fmt.Sprintf("min_candidate_gpus %d, %s", min, out)
+	}
+	return out
+}
+
 // specLineKey splits an identity line into the key it is compared under and its value: a trace's
 // line ("trace PATH DIGEST") and a price's ("gpu_hour_usd GPU PRICE") are keyed by their file or
-// GPU, the analysis settings' lines all by "settings" (their value the whole line).
+// GPU; each analysis setting by its own key (the objectives' lines together).
 func specLineKey(l string) (key, value string) {
 	k, v, _ := strings.Cut(l, " ")
 	switch {
-	case slices.Contains(specSettingsKeys, k):
-		return "settings", l
 	case k == "trace":
 		if i := strings.LastIndexByte(v, ' '); i >= 0 {
 			return "trace " + v[:i], v[i+1:]
@@ -642,8 +703,22 @@ func specChange(k, h, w string, inHave, inWant bool) string {
 				"evaluation or domain fields, or how this servesweep version expands them)"
 		}
 		return "the grid's points (" + hf[0] + " then, " + wf[0] + " now: the spec's domains, filters or fields, or how this servesweep version expands them)"
-	case k == "settings":
-		return SettingsChange
+	case k == "target":
+		return was("optimization.target")
+	case k == "objective":
+		return "optimization.objectives (" + strings.ReplaceAll(h, "\n", ", ") + " then, " + strings.ReplaceAll(w, "\n", ", ") + " now)"
+	case k == "gpus":
+		var hMin, hMax, wMin, wMax int
+		_, herr := fmt.Sscanf(h, "%d %d", &hMin, &hMax)
+		_, werr := fmt.Sscanf(w, "%d %d", &wMin, &wMax)
+		if herr != nil || werr != nil {
+			return was("the GPU bounds (min and max candidate GPUs)")
+		}
+		return "the GPU bounds (" + GPUBoundsText(hMin, hMax) + " then, " + GPUBoundsText(wMin, wMax) + " now)"
+	case k == "strict_sla":
+		return was("optimization.strict_sla")
+	case k == "min_goodput_rps":
+		return was("optimization.constraints.min_goodput_rps")
 	case k == "build":
 		return was("the servesweep build")
 	case k == "systems_dir":

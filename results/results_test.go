@@ -908,7 +908,7 @@ func TestSpecChanges(t *testing.T) {
 	got := SpecChanges(have, want)
 	wantChanges := []string{
 		"the grid's points (3 then, 2 now: the spec's domains, filters or fields, or how this servesweep version expands them)",
-		"the analysis settings (optimization target, objectives, GPU bounds, strict SLA or minimum goodput)",
+		"optimization.objectives (max:x then, max:y now)",
 		"the servesweep build (sha256:1 then, sha256:2 now)",
 		"the contents of trace file data/a b.jsonl",
 		"trace file old.jsonl (not read now)",
@@ -927,6 +927,20 @@ func TestSpecChanges(t *testing.T) {
 	}
 	if got := SpecChanges(nil, want); got != nil {
 		t.Errorf("an unknown identity: %q", got)
+	}
+	// Each analysis setting is named with its values; a moved GPU bound may account for the
+	// points.
+	got = SpecChanges([]string{"points 6 aaaa", "target pareto", "objective max:x", "objective min:y", "gpus 0 8", "strict_sla false"},
+		[]string{"points 4 bbbb", "target throughput", "objective max:x", "gpus 2 4", "strict_sla true"})
+	wantChanges = []string{
+		"the grid's points (6 then, 4 now: the GPU bounds, or the spec's domains, filters or fields, or how this servesweep version expands them)",
+		"optimization.target (pareto then, throughput now)",
+		"optimization.objectives (max:x, min:y then, max:x now)",
+		"the GPU bounds (max_candidate_gpus 8 then, min_candidate_gpus 2, max_candidate_gpus 4 now)",
+		"optimization.strict_sla (false then, true now)",
+	}
+	if !slices.Equal(got, wantChanges) {
+		t.Errorf("SpecChanges of settings:\n%q\nwant\n%q", got, wantChanges)
 	}
 	if got := ChangesText(nil); got != "" {
 		t.Errorf("ChangesText(nil) = %q", got)
@@ -957,7 +971,9 @@ func TestClaimJournalSpecIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = ClaimJournalSpec(old, "h2", "points 2 aaaa")
-	if !errors.As(err, &se) || se.Changes != nil || !strings.Contains(err.Error(), "(spec hash h1, this one h2): resuming") {
+	if !errors.As(err, &se) || se.Changes != nil || !se.HashOnly || !strings.Contains(err.Error(), "(spec hash h1, this one h2; "+
+		old+SpecSuffix+" records that hash alone (an older servesweep wrote it), not the points, settings, prices or bounds it covers, "+
+		"so what differs cannot be told): resuming") {
 		t.Fatalf("a hash-only spec file: %v", err)
 	}
 	if err := ClaimJournalSpec(old, "h1"); err != nil {

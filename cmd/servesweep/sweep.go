@@ -498,97 +498,36 @@ func dryRun(io ioStreams, opts *sweepOptions, x *grid.Expansion, shard *shardCho
 // prepareWholeSweep readies --output-dir for the unsharded sweep of x and claims its journal for
 // the spec (sweep.PrepareDir); fresh says the journal is new (none before, or --overwrite removed
 // it). A directory whose sweep ran the same points and differs only in its analysis settings, or
-// ran more points under wider GPU bounds (heldUnderWiderBounds), is pointed to servesweep report,
-// which applies new settings without simulating.
+// ran more points under wider GPU bounds, is pointed to servesweep report, which applies new
+// settings without simulating (otherSpecAdvice); any other spec is refused, saying what differs.
 func prepareWholeSweep(ctx context.Context, opts *sweepOptions, x *grid.Expansion) (fresh bool, err error) {
 	fresh, err = sweep.PrepareDir(opts.OutputDir, opts.Overwrite, x.SpecHash(), x.SpecIdentity()...)
 	var de *sweep.DirError
-	if errors.As(err, &de) && de.Problem == sweep.DirOtherSpec {
-		m, _ := results.ReadManifest(opts.OutputDir)
-		held := "this sweep's points"
-		same := m != nil && x.SpecHashWith(m.Settings) == de.Hash
-		if m != nil && !same && heldUnderWiderBounds(ctx, opts, x, m.Settings, de.Hash) {
-			same, held = true, fmt.Sprintf("this sweep's points and more (it ran under wider GPU bounds: %s then, %s now),",
-				gpuBoundsText(m.Settings), gpuBoundsText(x.Spec.Optimization.Settings()))
-		}
-		if same {
-			if flags, ok := reportFlags(m.Settings, x.Spec.Optimization.Settings()); ok {
-				rerun := fmt.Sprintf("servesweep report --results %s --output-dir DIR %s", shellQuote(opts.OutputDir), strings.Join(flags, " "))
-				if m.Incomplete() {
-					return false, &usageError{fmt.Errorf("--output-dir %s holds %s, not all finished, under other "+
-						"analysis settings: finish it with the optimization section it was started with (rerun that spec into it), "+
-						"then apply the new settings without simulating again: %s; or pass --overwrite to run the sweep anew",
-						opts.OutputDir, strings.TrimSuffix(held, ","), rerun)}
-				}
-				return false, &usageError{fmt.Errorf("--output-dir %s holds %s analyzed with other settings; "+
-					"apply the new ones to its rows without simulating again: %s; or pass --overwrite to run the sweep anew",
-					opts.OutputDir, held, rerun)}
-			}
-		}
-	}
 	var se *results.JournalSpecError
-	if errors.As(err, &se) && slices.Equal(se.Changes, []string{results.SettingsChange}) {
-		// No sweep.json to read the old settings from (a sweep killed before writing one): the
-		// journal's identity says only the settings differ.
-		return false, &usageError{fmt.Errorf("--output-dir %s holds this sweep's points under other analysis settings (its "+
-			"journal's spec identity, %s), and no sweep.json (a run stopped before writing it): finish it with the optimization section it was started with (rerun that "+
-			"spec into it), then apply the new settings without simulating again with servesweep report --results %s --output-dir DIR "+
-			"and the new settings' flags; or pass --overwrite to run the sweep anew", opts.OutputDir, se.Path+results.SpecSuffix,
-			shellQuote(opts.OutputDir))}
+	switch {
+	case errors.As(err, &de) && de.Problem == sweep.DirOtherSpec:
+		m, _ := results.ReadManifest(opts.OutputDir)
+		advice, changes := otherSpecAdvice(ctx, opts, x, m, de.Hash)
+		if advice != nil {
+			return false, advice
+		}
+		if changes != nil {
+			de.Changes = changes
+		}
+	case errors.As(err, &se):
+		// No sweep.json (a sweep killed before writing one): the journal's identity is all there is.
+		advice, changes := otherSpecAdvice(ctx, opts, x, nil, se.Have)
+		if advice != nil {
+			return false, advice
+		}
+		if changes != nil {
+			se.Changes = changes
+		}
 	}
 	if err != nil {
 		err = specErr(damagedSpecErr(lockedErr(dirErr(err), "--output-dir "+opts.OutputDir)), "choose another --output-dir, or pass --overwrite to start over")
 	}
 	return fresh, err
-}
-
-// heldUnderWiderBounds reports whether the sweep a directory holds (its spec hash hash, its
-// analysis settings have, from sweep.json) is x's spec run under GPU bounds (min and max
-// candidate GPUs) no narrower than x's: the spec expanded again under have's bounds hashes to
-// hash, and every point of x is among that expansion's. report's --min-gpus and --max-gpus then
-// apply x's bounds to the directory's rows (results.GPUBudgetExclusion drops what the sweep's
-// filter would have). False when the bounds are the same or not wider, or the spec cannot be
-// expanded again.
-func heldUnderWiderBounds(ctx context.Context, opts *sweepOptions, x *grid.Expansion, have optimization.Settings, hash string) bool {
-	want := x.Spec.Optimization.Settings()
-	if have.MinGPUs == want.MinGPUs && have.MaxGPUs == want.MaxGPUs || have.MinGPUs > want.MinGPUs ||
-		have.MaxGPUs > 0 && (want.MaxGPUs == 0 || have.MaxGPUs < want.MaxGPUs) {
-		return false
-	}
-	// A fresh parse: expanding x's own spec again would share its templates with x's points.
-	spec, err := loadSpec(opts)
-	if err != nil {
-		return false
-	}
-	spec.Systems, spec.Build = x.Spec.Systems, x.Spec.Build
-	if spec.DigestTraces() != nil {
-		return false
-	}
-	spec.Optimization.MinCandidateGPUs, spec.Optimization.MaxCandidateGPUs = have.MinGPUs, have.MaxGPUs
-	wide, err := spec.ExpandLazyContext(ctx)
-	if err != nil || wide.SpecHashWith(have) != hash {
-		return false
-	}
-	ids := make(map[string]bool, len(wide.Points))
-	for _, p := range wide.Points {
-		ids[p.ID] = true
-	}
-	for _, p := range x.Points {
-		if !ids[p.ID] {
-			return false
-		}
-	}
-	return true
-}
-
-// gpuBoundsText is the GPU bounds of s as a spec sets them: "max_candidate_gpus 8", with
-// min_candidate_gpus before it when set.
-func gpuBoundsText(s optimization.Settings) string {
-	out := fmt.Sprintf("max_candidate_gpus %d", s.MaxGPUs)
-	if s.MinGPUs > 0 {
-		out = fmt.Sprintf("min_candidate_gpus %d, %s", s.MinGPUs, out)
-	}
-	return out
 }
 
 // damagedSpecErr turns a *results.JournalSpecDamagedError into a usage error (exit 2), whose

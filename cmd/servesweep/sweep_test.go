@@ -1527,8 +1527,10 @@ func TestSweepRefusalSaysWhatDiffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errs := runCLI(t, append(args, "--set", "optimization.target=throughput")...)
-	if code != exitConfigError || out != "" || !strings.Contains(errs, "holds this sweep's points under other analysis settings") ||
-		!strings.Contains(errs, "then apply the new settings without simulating again with servesweep report --results "+dir) {
+	if code != exitConfigError || out != "" || !strings.Contains(errs, "holds this sweep's points under other analysis settings, and no sweep.json") ||
+		!strings.Contains(errs, "finish it under the settings it was started with (target pareto then, throughput now): servesweep sweep -c "+
+			"../../examples/sweep-small.yaml --set optimization.target=pareto --output-dir "+dir+";") ||
+		!strings.Contains(errs, "then apply the new ones to its rows without simulating again: servesweep report --results "+dir+" --output-dir DIR --target throughput;") {
 		t.Errorf("settings only, no sweep.json: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
