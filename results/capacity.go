@@ -184,6 +184,10 @@ type Capacity struct {
 	Upper    float64 `json:"upper,omitempty"`
 	// Probes are the simulations the search ran, in order.
 	Probes []Probe `json:"probes"`
+	// Stopped is set on the record of a point whose search failed or timed out: it found no
+	// capacity (the other fields are zero), and Probes are those that ran before it stopped,
+	// kept for probes.parquet because they explain the failure.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // binding is the SLA term that limits the capacity: the one that broke at the least load above

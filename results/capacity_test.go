@@ -248,7 +248,8 @@ func TestShapeOfAnAutoscaledRow(t *testing.T) {
 
 // Under a capacity search, a point whose search did not finish (timed out) was measured at no
 // load: its load columns are null, not the spec's starting concurrency; the same record outside
-// a search keeps the config's load, and a finished search keeps the load it was measured at.
+// a search keeps the config's load, a finished search keeps the load it was measured at, and
+// one that stopped keeps its probes.
 func TestTimedOutSearchHasNoLoad(t *testing.T) {
 	cfg, err := config.Decode([]byte(smallConfig), "small.yaml", nil)
 	if err != nil {
@@ -267,6 +268,13 @@ func TestTimedOutSearchHasNoLoad(t *testing.T) {
 	rec.Capacity = &Capacity{Feasible: true, Load: 4, Unit: "concurrency", Target: 0.99, Attainment: 1, Probes: []Probe{{Load: 4, Attainment: 1, Meets: true}}}
 	if r := NewRow(info, rec); r.LoadConcurrency == nil || *r.LoadConcurrency != 4 {
 		t.Errorf("finished search: load_concurrency %v, want 4", r.LoadConcurrency)
+	}
+	// A search that stopped keeps the probes it ran, and no capacity or load.
+	rec.Capacity = &Capacity{Unit: "concurrency", Stopped: true, Probes: []Probe{{Load: 2, Attainment: 1, Meets: true}}}
+	if r := NewRow(info, rec); r.LoadConcurrency != nil || r.CapacityLoad != nil || r.CapacityBounded != nil || deref(r.CapacityProbes) != 1 ||
+		r.CapacityLoadUnit == nil || *r.CapacityLoadUnit != "concurrency" || len(r.Probes) != 1 || r.Probes[0].Load != 2 || !r.Probes[0].MeetsSLA {
+		t.Errorf("stopped search: load %v, capacity %v, bounded %v, capacity_probes %v, probes %+v; want no load or capacity, its probe",
+			r.LoadConcurrency, r.CapacityLoad, r.CapacityBounded, r.CapacityProbes, r.Probes)
 	}
 }
 

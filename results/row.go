@@ -496,8 +496,8 @@ type PointInfo struct {
 	// provisioned GPU-hours (provisionedCostPerHour).
 	PrefillGPUHourUSD, DecodeGPUHourUSD float64
 	// LoadSearched is set when the sweep searches each point's load (optimization.capacity_search):
-	// a row without a search result (Record.Capacity nil: timed out or failed) was measured at
-	// no load, so its load columns (load_concurrency, load_requests_per_second,
+	// a row without a search result (timed out or failed: Record.Capacity nil, or holding only
+	// the probes that ran) was measured at no load, so its load columns (load_concurrency, load_requests_per_second,
 	// load_sessions_per_second, load_speedup) are null rather than the spec's starting value.
 	LoadSearched bool
 }
@@ -519,9 +519,16 @@ func NewRow(p PointInfo, rec Record) Row {
 	if c != nil {
 		fillConfig(&r, c)
 	}
-	if rec.Capacity != nil {
+	switch {
+	case rec.Capacity != nil && !rec.Capacity.Stopped:
 		fillCapacity(&r, rec.Capacity)
-	} else if p.LoadSearched {
+	case rec.Capacity != nil:
+		// A search that failed or timed out: no capacity and no load, but the probes it ran
+		// before it stopped, which explain the failure (its reason names the probe that stopped it).
+		r.LoadConcurrency, r.LoadRequestsPerSecond, r.LoadSessionsPerSecond, r.LoadSpeedup = nil, nil, nil, nil
+		r.CapacityLoadUnit, r.CapacityProbes = str(rec.Capacity.Unit), i64(len(rec.Capacity.Probes))
+		r.Probes = ProbeRows(r.PointID, rec.Capacity)
+	case p.LoadSearched:
 		r.LoadConcurrency, r.LoadRequestsPerSecond, r.LoadSessionsPerSecond, r.LoadSpeedup = nil, nil, nil, nil
 	}
 	if p.CostUSDPerHour > 0 {

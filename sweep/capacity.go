@@ -63,7 +63,9 @@ type probeResult struct {
 //
 // The returned record is the simulation at the capacity load (at min when infeasible) with
 // Capacity set, and the config it ran. An error is the first probe that could not run (an
-// invalid config at that load, a failed simulation, or ctx done).
+// invalid config at that load, a failed simulation, or ctx done), or a capacity an unmeasured
+// probe would set; the record then holds, in a Stopped Capacity, the probes that ran before it
+// (none: a nil Capacity), so that probes.parquet keeps what explains the failure.
 func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch, cache *WorkloadCache,
 	simulate SimulateFunc) (results.Record, error) {
 	unit := p.Config.Traffic.Load.IntensityField()
@@ -80,11 +82,11 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 	streak := 0
 	for {
 		if err := ctx.Err(); err != nil {
-			return results.Record{}, err // canceled or timed out between probes
+			return pb.ran(), err // canceled or timed out between probes
 		}
 		pr, err := pb.run(ctx, x)
 		if err != nil {
-			return results.Record{}, err
+			return pb.ran(), err
 		}
 		lo, hi := bracket(pb.probes)
 		if lo < 0 {
@@ -142,7 +144,7 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 			// be the window's, not the deployment's (a user trial, 2026-12-07: requests of
 			// about 40 s over a 100 s window, ramped up to concurrency 46 and started at once
 			// above it, where the first wave failed: capacity 46 where a 1,000 s window found 104).
-			return results.Record{}, fmt.Errorf("capacity search probe %d at %s %g: %s", hi, unit, pb.probes[hi].load,
+			return pb.ran(), fmt.Errorf("capacity search probe %d at %s %g: %s", hi, unit, pb.probes[hi].load,
 				pb.probes[hi].unmeasured)
 		}
 		// The trace's sessions cannot hold that load at all, however long the run: the SLA held
@@ -171,6 +173,19 @@ func searchCapacity(ctx context.Context, p *grid.Point, cs *grid.CapacitySearch,
 	rec := pb.probes[best].rec
 	rec.Capacity = c
 	return rec, nil
+}
+
+// ran is the record of a search that stopped with an error: a Stopped Capacity of the probes
+// that ran (and their unit), or no Capacity when none ran.
+func (pb *prober) ran() results.Record {
+	if len(pb.probes) == 0 {
+		return results.Record{}
+	}
+	c := &results.Capacity{Unit: pb.unit, Stopped: true}
+	for _, pr := range pb.probes {
+		c.Probes = append(c.Probes, pr.probe)
+	}
+	return results.Record{Capacity: c}
 }
 
 // bracket returns the indexes into probes of the least load that missed the SLA (hi, -1 when

@@ -901,6 +901,7 @@ optimization:
 		if r.Status != results.StatusFailed || !strings.Contains(r.Reason, "measured no steady state: ") || !strings.Contains(r.Reason, c.want) {
 			t.Errorf("%v: %s %q, capacity %v; want failed, %q", c.sets, r.Status, r.Reason, deref(r.CapacityLoad), c.want)
 		}
+		checkFailedProbes(t, &r)
 	}
 	// Without a capacity search, a point at concurrency 48 over that 3 s window fails the same
 	// way rather than be ranked on its first wave's burst; at 40 over 10 s it is ramped.
@@ -922,6 +923,32 @@ optimization:
 		t.Errorf("10 s window's row: %v unfinished, %v censored, attainment %v of %v good in %v offered",
 			deref(short.UnfinishedRequests), deref(short.CensoredRequests), deref(short.SLAAttainment),
 			deref(short.GoodputCompletedRequests), deref(short.OfferedRequests))
+	}
+}
+
+// checkFailedProbes requires the failed row r of a capacity search to keep the probes that ran
+// before its search stopped, as probes.parquet rows: capacity_probes counts them, its capacity
+// and load columns are null, and a probe its reason names (capacity search probe N) that ran is
+// among them with its unmeasured column saying why.
+func checkFailedProbes(t *testing.T, r *results.Row) {
+	t.Helper()
+	if r.CapacityLoad != nil || r.LoadConcurrency != nil || r.CapacityBounded != nil {
+		t.Errorf("failed row: capacity %v, load %v, bounded %v; want null", deref(r.CapacityLoad), deref(r.LoadConcurrency), deref(r.CapacityBounded))
+	}
+	var n int
+	if _, err := fmt.Sscanf(r.Reason, "capacity search probe %d at ", &n); err != nil || n == 0 && len(r.Probes) == 0 {
+		return // failed at its first probe, which was not kept: nothing ran before it
+	}
+	if r.CapacityProbes == nil || int(*r.CapacityProbes) != len(r.Probes) || len(r.Probes) < n || r.CapacityLoadUnit == nil {
+		t.Fatalf("failed at probe %d: capacity_probes %v, %d probes kept, unit %v", n, deref(r.CapacityProbes), len(r.Probes), deref(r.CapacityLoadUnit))
+	}
+	for i, p := range r.Probes {
+		if p.PointID != r.PointID || p.ProbeIndex != int64(i) || p.LoadUnit != *r.CapacityLoadUnit || p.OfferedRequests == nil {
+			t.Errorf("probe %d of a failed search: %+v", i, p)
+		}
+	}
+	if n < len(r.Probes) && (r.Probes[n].Unmeasured == nil || !strings.Contains(r.Reason, *r.Probes[n].Unmeasured)) {
+		t.Errorf("probe %d, which failed the point, says no unmeasured reason the row's does: %v", n, r.Probes[n].Unmeasured)
 	}
 }
 
@@ -971,6 +998,10 @@ func TestCapacityFixedCountBelowLoad(t *testing.T) {
 			"optimization.capacity_search.max of at most 16") {
 		t.Errorf("fixed 16 requests, SLA met by any burst: status %s reason %q capacity %v", r.Status, r.Reason, deref(r.CapacityLoad))
 	}
+	if len(r.Probes) == 0 {
+		t.Error("fixed 16 requests: the failed search kept none of the probes it ran")
+	}
+	checkFailedProbes(t, &r)
 	r = runCapacity(t, fixedSpec, 1, "", one, "traffic.stop={requests: 16}", "evaluation.sla.ttft_ms=1000",
 		"optimization.capacity_search.max=16")[0]
 	if r.Status != results.StatusOK || r.CapacityLoad == nil || *r.CapacityLoad != 16 || !*r.CapacityBounded {

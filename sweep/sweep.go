@@ -257,7 +257,7 @@ func pointRow(p *grid.Point, rec results.Record, searched bool) results.Row {
 	info := results.PointInfo{ID: p.ID, Index: p.Index, Config: p.Config, YAML: p.YAML, GPUs: p.GPUs,
 		EquivalentTo: p.EquivalentTo, CostUSDPerHour: p.CostUSDPerHour,
 		PrefillGPUHourUSD: p.PrefillGPUHourUSD, DecodeGPUHourUSD: p.DecodeGPUHourUSD, LoadSearched: searched}
-	if c := rec.Capacity; c != nil && len(c.Probes) > 0 {
+	if c := rec.Capacity; c != nil && len(c.Probes) > 0 && !c.Stopped {
 		var run grid.ProbeRun
 		if pr := c.At(c.Load); pr != nil {
 			run = grid.ProbeRun{RampSeconds: pr.RampSeconds, WarmupSeconds: pr.WarmupSeconds, PerLoadUnit: pr.PerLoadUnit, Cooldown: pr.Cooldown}
@@ -370,6 +370,10 @@ func runPoint(ctx context.Context, p *grid.Point, cache *WorkloadCache, simulate
 		}
 	default:
 		rec.Status, rec.Reason = results.StatusFailed, oneLine(err.Error())
+	}
+	if err != nil {
+		// A search that failed or timed out keeps the probes it ran: they say why.
+		rec.Capacity = searched.Capacity
 	}
 	return rec, true, nil
 }

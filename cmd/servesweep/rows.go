@@ -380,14 +380,15 @@ func missingProbes(dir string) error {
 	if m.CapacitySearch != nil {
 		if rows, err := results.ReadParquet(filepath.Join(dir, results.ParquetFile)); err == nil &&
 			!slices.ContainsFunc(rows, func(r results.Row) bool { return r.CapacityProbes != nil }) {
-			// Only the searches that finished keep their probes.
+			// A search that failed or timed out keeps the probes that ran before it stopped
+			// (capacity_probes): none here ran one.
 			why := "each failed or timed out: results.parquet's status and reason say why"
 			if m.Incomplete() {
 				why = fmt.Sprintf("the sweep is incomplete, %s: rerun it into %s to finish, or see results.parquet's status and "+
 					"reason for those that ran", partialWhy(m), dir)
 			}
 			return &usageError{fmt.Errorf("--results %s has no %s: its sweep ran a capacity search (%s), but no point's "+
-				"search finished (%s), so no probe was kept", dir, results.ProbesFile, results.ManifestFile, why)}
+				"search finished (%s), and none ran a probe before it stopped, so no probe was kept", dir, results.ProbesFile, results.ManifestFile, why)}
 		}
 		return &usageError{fmt.Errorf("--results %s has no %s, though its sweep ran a capacity search (%s): rerun the sweep "+
 			"into %s with the spec and --set overrides it ran with (every point resumes from its journal, which keeps "+

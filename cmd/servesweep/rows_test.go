@@ -679,3 +679,23 @@ func TestRowsSayWhenCompletenessIsUnknown(t *testing.T) {
 		t.Errorf("no sweep.json: exit %d, stderr %q", code, errs)
 	}
 }
+
+// A point whose capacity search failed keeps, in probes.parquet, the probes that ran before it
+// stopped: the measurements that explain the failure, beside its failed row.
+func TestRowsProbesOfFailedSearch(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	code, _, errs := runCLI(t, "sweep", "-q", "-c", "../../examples/sweep-small.yaml", "--output-dir", dir,
+		"--set", "traffic.load.concurrency=4", "--set", "traffic.stop={requests: 40}",
+		"--set", "evaluation.sla={ttft_ms: 500, itl_ms: 50}", "--set", "optimization.capacity_search={min: 2, max: 64}")
+	if code != exitRunFailure || !strings.Contains(errs, "no feasible point: none of the 1 points passed the filters (failed 1)") {
+		t.Fatalf("sweep: exit %d %s; want exit 1, no feasible point", code, errs)
+	}
+	code, out, errs := runCLI(t, "rows", "--results", dir, "--columns", "status,capacity_probes,capacity_load_unit,capacity_load")
+	if want := "status,capacity_probes,capacity_load_unit,capacity_load\nfailed,1,concurrency,\n"; code != 0 || out != want {
+		t.Fatalf("results: exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
+	}
+	code, out, errs = runCLI(t, "rows", "--results", dir, "--table", "probes", "--columns", "probe_index,load,load_unit,meets_sla,unmeasured")
+	if want := "probe_index,load,load_unit,meets_sla,unmeasured\n0,2,concurrency,true,\n"; code != 0 || out != want {
+		t.Errorf("probes: exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
+	}
+}
