@@ -67,6 +67,16 @@ type ModelSpec struct {
 	// reproductions of it state). With Precisions.Weights fp4 its non-expert GEMMs are priced and
 	// stored as BF16 (DenseWeights); its experts run at FP4's rate.
 	FP4ExpertsOnly bool
+	// BF16AttentionAtFP4 marks a model whose 4-bit checkpoint quantizes every MLP to NVFP4 (the
+	// routed and shared experts and the dense layers' MLPs) and keeps the attention projections
+	// BF16: NVIDIA's DeepSeek-R1 and -V3 NVFP4 checkpoints, made by ModelOpt's DeepSeek recipe,
+	// whose post-training quantization disables the quantizers of every attention module unless
+	// asked for FP8 MLA (examples/deepseek/ptq.py in NVIDIA/TensorRT-Model-Optimizer: quant_cfg
+	// "*attn*" enable False), and which SGLang's SGLANG_NVFP4_CKPT_FP8_GEMM_IN_ATTN reads as BF16
+	// ("quantize q_b_proj from BF16 to FP8 when launching a DeepSeek NVFP4 checkpoint"). With
+	// Precisions.Weights fp4 the attention GEMMs are priced and stored as BF16
+	// (AttentionWeights); the other GEMMs as FP4.
+	BF16AttentionAtFP4 bool
 }
 
 // DenseWeights is the format of the GEMM weights outside the routed experts when the GEMM
@@ -77,6 +87,30 @@ func (m ModelSpec) DenseWeights(w Precision) Precision {
 		return BF16
 	}
 	return w
+}
+
+// AttentionWeights is the format of the attention projections' weights when the GEMM weights
+// are stored as w: BF16 at w = fp4 for a checkpoint that keeps them BF16 (BF16AttentionAtFP4),
+// else DenseWeights(w).
+func (m ModelSpec) AttentionWeights(w Precision) Precision {
+	if m.BF16AttentionAtFP4 && w == FP4 {
+		return BF16
+	}
+	return m.DenseWeights(w)
+}
+
+// attentionLinearParams is the parameter count, over all full-attention layers, of the
+// attention projections AttentionWeights prices: every projection but the output one (o_proj,
+// heads·v_head_dim × hidden), which NVIDIA's v2 NVFP4 DeepSeek checkpoints quantize with the
+// MLPs ("Compared to nvidia/DeepSeek-R1-0528-FP4, this checkpoint additionally quantizes the wo
+// module in attention layers", the model card of nvidia/DeepSeek-R1-0528-FP4-v2, the checkpoint
+// InferenceX serves).
+func (m ModelSpec) attentionLinearParams() float64 {
+	v := m.HeadDim
+	if a := m.MLA; a != nil {
+		v = a.VHeadDim
+	}
+	return float64(m.Layers-m.linearLayers()) * (m.attentionParams() - float64(m.Heads)*float64(v)*float64(m.Hidden))
 }
 
 // ExpertMathFormat is the format whose tensor-core peak the routed experts' GEMMs run at with
@@ -138,11 +172,17 @@ func (m ModelSpec) LinearParams() float64 {
 func (m ModelSpec) HeadParams() float64 { return float64(m.Hidden) * float64(m.Vocab) }
 
 // WeightBytes is the memory the weights take in bytes when the GEMM weights are stored as p (the
-// ones outside the routed experts as DenseWeights(p)) and everything else (embeddings, lm_head,
-// norms: Params − LinearParams) in BF16.
+// ones outside the routed experts as DenseWeights(p), the attention projections a checkpoint
+// keeps apart as AttentionWeights(p)) and everything else (embeddings, lm_head, norms: Params −
+// LinearParams) in BF16.
 func (m ModelSpec) WeightBytes(p Precision) float64 {
 	lin, experts := m.LinearParams(), m.ExpertParams()
-	return (lin-experts)*m.DenseWeights(p).WeightBytes() + experts*p.WeightBytes() + max(m.Params-lin, 0)*2
+	dense := (lin - experts) * m.DenseWeights(p).WeightBytes()
+	if a := m.AttentionWeights(p); a != m.DenseWeights(p) {
+		attn := m.attentionLinearParams()
+		dense = (lin-experts-attn)*m.DenseWeights(p).WeightBytes() + attn*a.WeightBytes()
+	}
+	return dense + experts*p.WeightBytes() + max(m.Params-lin, 0)*2
 }
 
 // KVBytesPerToken is the BF16 KV cache size of one token over all layers before tensor-parallel
@@ -230,11 +270,13 @@ func modelCatalog() []catalogEntry {
 		// MiniMax-M2 230B (10B; M2.5 has the same architecture), Qwen3.5-397B-A17B 397B (17B).
 		moeEntry(ModelSpec{ID: "deepseek-ai/DeepSeek-V3", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, Intermediate: 18432, Vocab: 129280, MaxContext: 163840,
 			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 3},
-			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}, MTPLayers: 1},
+			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}, MTPLayers: 1,
+			BF16AttentionAtFP4: true},
 			&Precisions{Weights: FP8, KVCache: BF16}, "deepseek-ai/DeepSeek-V3-0324", "deepseek-ai/DeepSeek-V3.1", "deepseek-ai/DeepSeek-V3-Base"),
 		moeEntry(ModelSpec{ID: "deepseek-ai/DeepSeek-R1", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, Intermediate: 18432, Vocab: 129280, MaxContext: 163840,
 			MoE: &MoESpec{Experts: 256, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 3},
-			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}, MTPLayers: 1},
+			MLA: &MLASpec{QLoraRank: 1536, KVLoraRank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128}, MTPLayers: 1,
+			BF16AttentionAtFP4: true},
 			&Precisions{Weights: FP8, KVCache: BF16}, "deepseek-ai/DeepSeek-R1-0528"),
 		moeEntry(ModelSpec{ID: "moonshotai/Kimi-K2.5", Layers: 61, Hidden: 7168, Heads: 64, KVHeads: 64, HeadDim: 192, Intermediate: 18432, Vocab: 163840, MaxContext: 262144,
 			MoE: &MoESpec{Experts: 384, TopK: 8, ExpertIntermediate: 2048, SharedIntermediate: 2048, DenseLayers: 1},
@@ -994,7 +1036,8 @@ func (m ModelSpec) ShapeErrors(s Shape) []*ShapeError {
 
 // WeightBytesPerGPU is one GPU's share of the weights in bytes with the GEMM weights stored as p
 // on shape s: everything but the routed experts (attention, dense and shared MLPs, routers in
-// DenseWeights(p); embeddings, lm_head and norms in BF16) split tensor × pipeline ways and replicated over
+// DenseWeights(p), the attention projections a checkpoint keeps apart in AttentionWeights(p);
+// embeddings, lm_head and norms in BF16) split tensor × pipeline ways and replicated over
 // attention-DP ranks, and the routed experts, with s.RedundantExperts more expert slots of the
 // same size, split moe_tensor × moe_expert × pipeline ways. For a dense model this is
 // WeightBytes(p) / (tensor × pipeline).

@@ -572,3 +572,42 @@ func TestExpertsOnlyCheckpoints(t *testing.T) {
 			gptoss.MXFP4Experts, gptoss.ExpertMathFormat(FP4, b200), gptoss.DenseWeights(FP4))
 	}
 }
+
+// NVIDIA's v2 NVFP4 DeepSeek checkpoints keep every attention projection but the output one in
+// BF16 (BF16AttentionAtFP4): per layer q_a 7,168 × 1,536, q_b 1,536 × 128·192, kv_a 7,168 × 576
+// and kv_b 512 × 128·256, 69,664,768 parameters, 4,249,550,848 over 61 layers. At fp4 they take
+// 2 bytes each instead of FP4's 0.5625: 6,108,729,344 bytes more than the mark-less model; on
+// the ideal GPU of TestExpertsOnlyCheckpoints (BF16 1e12 FLOP/ms, FP4 4e12) a token's GEMMs
+// cost 2 · 4,249,550,848 · (1/1e12 − 1/4e12) = 6.374326272e-3 ms more and a pass streams
+// 6,108,729,344 / 1e12 ms more weights. At fp8 (DeepSeek's own checkpoint) nothing changes.
+func TestBF16AttentionAtFP4(t *testing.T) {
+	ds, err := LookupModel("deepseek-ai/DeepSeek-R1")
+	if err != nil || !ds.BF16AttentionAtFP4 || ds.AttentionWeights(FP4) != BF16 || ds.AttentionWeights(FP8) != FP8 || ds.DenseWeights(FP4) != FP4 {
+		t.Fatalf("DeepSeek-R1: BF16AttentionAtFP4 %v, err %v, attention at fp4 %s, at fp8 %s; want true, bf16, fp8", ds.BF16AttentionAtFP4, err, ds.AttentionWeights(FP4), ds.AttentionWeights(FP8))
+	}
+	if got := ds.attentionLinearParams(); got != 4249550848 {
+		t.Errorf("BF16 attention parameters %v, want 4,249,550,848", got)
+	}
+	plain := ds
+	plain.BF16AttentionAtFP4 = false
+	if got := ds.WeightBytes(FP4) - plain.WeightBytes(FP4); got != 6108729344 {
+		t.Errorf("fp4 weight bytes %v above the unmarked model's, want 6,108,729,344", got)
+	}
+	if ds.WeightBytes(FP8) != plain.WeightBytes(FP8) {
+		t.Errorf("fp8 weight bytes %v, want the unmarked %v", ds.WeightBytes(FP8), plain.WeightBytes(FP8))
+	}
+	hw := Hardware{ID: "kilo-gpu", MemoryGiB: 1000, MemoryTBps: 1000, BF16TFLOPS: 1000, FP8TFLOPS: 2000, FP4TFLOPS: 4000, LinkGBps: 1e6}
+	fp4 := Precisions{Weights: FP4, KVCache: FP8}
+	s := Shape{Tensor: 1, Pipeline: 1}
+	a, b := mustRoofline(t, ds, hw, fp4, s, ideal()), mustRoofline(t, plain, hw, fp4, s, ideal())
+	if got := a.gemmMsPerToken - b.gemmMsPerToken; !near(got, 6.374326272e-3) {
+		t.Errorf("GEMM per token %.10g ms above the unmarked model's, want 6.374326272e-3", got)
+	}
+	if got := a.weightMs - b.weightMs; !near(got, 6108729344/1e12) {
+		t.Errorf("weight streaming %.10g ms above the unmarked model's, want %.10g", got, 6108729344/1e12)
+	}
+	fp8 := Precisions{Weights: FP8, KVCache: FP8}
+	if a, b := mustRoofline(t, ds, hw, fp8, s, ideal()), mustRoofline(t, plain, hw, fp8, s, ideal()); a.gemmMsPerToken != b.gemmMsPerToken || a.weightMs != b.weightMs {
+		t.Errorf("fp8: the mark changed the GEMM (%v, %v) or weight (%v, %v) times", a.gemmMsPerToken, b.gemmMsPerToken, a.weightMs, b.weightMs)
+	}
+}

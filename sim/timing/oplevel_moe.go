@@ -78,19 +78,24 @@ func (ol *OpLevel) newSparse(src OpLevelSource, m ModelSpec, hw Hardware, prec P
 	ol.sparse = sp
 	ol.head = monotoneGEMM(bf, float64(m.Vocab)/t, h)
 	bytesPerMs := hw.MemoryTBps * tbpsToBytesPerMs
-	// Attention: every layer.
+	// Attention: every layer, its projections from the table of their own format
+	// (ModelSpec.AttentionWeights).
+	aw := w
+	if m.AttentionWeights(prec.Weights) != m.DenseWeights(prec.Weights) {
+		aw = bf
+	}
 	if a := m.MLA; a != nil {
 		sp.mla = true
 		qk, ql, kvl, rope := float64(a.QKNopeHeadDim+a.QKRopeHeadDim), float64(a.QLoraRank), float64(a.KVLoraRank), float64(a.QKRopeHeadDim)
 		if a.QLoraRank > 0 {
-			sp.down = monotoneGEMM(w, ql+kvl+rope, h)
-			sp.qUp = monotoneGEMM(w, H*qk/t, ql)
+			sp.down = monotoneGEMM(aw, ql+kvl+rope, h)
+			sp.qUp = monotoneGEMM(aw, H*qk/t, ql)
 		} else {
-			sp.down = monotoneGEMM(w, kvl+rope, h)
-			sp.qUp = monotoneGEMM(w, H*qk/t, h)
+			sp.down = monotoneGEMM(aw, kvl+rope, h)
+			sp.qUp = monotoneGEMM(aw, H*qk/t, h)
 		}
-		sp.kvUp = monotoneGEMM(w, H*float64(a.QKNopeHeadDim+a.VHeadDim)/t, kvl)
-		ol.o = monotoneGEMM(w, h, H*float64(a.VHeadDim)/t)
+		sp.kvUp = monotoneGEMM(aw, H*float64(a.QKNopeHeadDim+a.VHeadDim)/t, kvl)
+		ol.o = monotoneGEMM(aw, h, H*float64(a.VHeadDim)/t)
 		mlaV, err := db.Resolve(gpu, opdb.OpMLA, be, src.Version)
 		if err != nil {
 			return err
@@ -115,8 +120,8 @@ func (ol *OpLevel) newSparse(src OpLevelSource, m ModelSpec, hw Hardware, prec P
 		}
 		d := float64(m.HeadDim)
 		KV := float64(m.KVHeads)
-		ol.qkv = monotoneGEMM(w, (H+2*KV)*d/t, h)
-		ol.o = monotoneGEMM(w, h, H*d/t)
+		ol.qkv = monotoneGEMM(aw, (H+2*KV)*d/t, h)
+		ol.o = monotoneGEMM(aw, h, H*d/t)
 		ctxShape, genShape := attentionShapes(m, s, prec)
 		if ol.ctx, err = db.ContextAttention(gpu, be, attnV, ctxShape); err != nil {
 			return err

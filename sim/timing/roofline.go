@@ -315,6 +315,7 @@ type rooflineRates struct {
 	net                   float64  // a GPU's network port, bytes/ms at Link (0: none in the catalog)
 	mlaAttn               float64  // FLOP/ms of latent-attention prefill pairs (t·p GPUs, MLAAttention, or Attention when 0)
 	mlaTokenPairs         float64  // MLAPrefillTokenPairs
+	bf16GEMM              float64  // FLOP/ms of BF16 GEMMs (t·p GPUs): attention projections a checkpoint keeps BF16
 }
 
 // reduceLink is the link bytes/ms of an all-reduce over gpus GPUs: link scaled by the GPU's
@@ -399,6 +400,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 	}
 	bf16Peak := t * p * hw.BF16TFLOPS * tflopsToFlopPerMs
 	bf16GEMMRate := min(bf16Peak, bf16Peak*eff.GEMM*hw.gemmScale(BF16))
+	rt.bf16GEMM = bf16GEMMRate
 	r := &Roofline{
 		gemmMsPerToken:  2 * m.LinearParams() / rt.gemm,
 		headMsPerSample: 2 * m.HeadParams() / bf16GEMMRate,
@@ -446,11 +448,15 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 //	               expert-load imbalance and small per-expert matrices show; routing itself is
 //	               taken as balanced across GPUs); F_dense = F(ModelSpec.DenseWeights(weights))
 //	               (η_q = 1 when that is BF16), F_expert = F(ModelSpec.ExpertMathFormat): the
-//	               weights' format but for an MXFP4-experts checkpoint (gpt-oss)
+//	               weights' format but for an MXFP4-experts checkpoint (gpt-oss); the attention
+//	               projections a checkpoint keeps in BF16 (ModelSpec.AttentionWeights: NVIDIA's v2
+//	               NVFP4 DeepSeek, all but o_proj, P_attn = attentionLinearParams) leave the first
+//	               term for 2·P_attn·T/(t·p·F(bf16)·η_gemm) at BF16's rate
 //	weights        W_rest/(t·B) + W_slots/(mt·me·B) · (1 − (1 − k/S)^(d·T)): the expected share
 //	               of local expert slots some token of the pass routes to, with S = E +
 //	               RedundantExperts slots and W_slots = W_experts·S/E (a replica holds its
-//	               expert's weights; a token's k choices spread over the S slots)
+//	               expert's weights; a token's k choices spread over the S slots); in W_rest the
+//	               BF16 attention projections take 2 bytes a parameter
 //	collectives    per attention (every layer) and dense MLP (every dense layer) one all-reduce
 //	               over t when t > 1; per MoE layer a dispatch and a combine of each token's
 //	               hidden state to its k experts when me > 1 (all-to-all, (me−1)/me of it leaves
@@ -477,10 +483,18 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 	if e := m.MoE; e != nil {
 		routed := experts * float64(e.TopK) / float64(e.Experts)
 		r.gemmMsPerToken = 2*(m.ActiveLinearParams()-routed)/rt.gemm + 2*routed/rt.expertGEMM
+		if m.AttentionWeights(prec.Weights) != m.DenseWeights(prec.Weights) {
+			attn := m.attentionLinearParams()
+			r.gemmMsPerToken = 2*(m.ActiveLinearParams()-routed-attn)/rt.gemm + 2*attn/rt.bf16GEMM + 2*routed/rt.expertGEMM
+		}
 	} else {
 		r.gemmMsPerToken = 2 * m.ActiveLinearParams() / rt.gemm
 	}
 	r.weightMs = ((m.LinearParams()-experts)*denseWB + m.HeadParams()*activationBytes) / t / rt.mem
+	if a := m.AttentionWeights(prec.Weights); a != m.DenseWeights(prec.Weights) {
+		attn := m.attentionLinearParams()
+		r.weightMs = ((m.LinearParams()-experts-attn)*denseWB + attn*a.WeightBytes() + m.HeadParams()*activationBytes) / t / rt.mem
+	}
 	if a := m.MLA; a != nil {
 		flops := 2 * float64(m.Heads) * float64(a.QKNopeHeadDim+a.QKRopeHeadDim+a.VHeadDim) * float64(m.Layers)
 		r.attnMsPerPair = flops / rt.attn
