@@ -30,6 +30,10 @@ func TestLookupModelCatalog(t *testing.T) {
 		{"mistralai/Mistral-7B-Instruct-v0.3", "mistralai/Mistral-7B-Instruct-v0.3"},
 		{"mistralai/Mistral-7B-v0.3", "mistralai/Mistral-7B-Instruct-v0.3"},
 		{"mistralai/Mistral-7B", "mistralai/Mistral-7B-Instruct-v0.3"},
+		// A quantized checkpoint's revision after its format (the NVFP4 DeepSeek InferenceX serves).
+		{"nvidia/DeepSeek-R1-0528-FP4-V2", "deepseek-ai/DeepSeek-R1"},
+		{"nvidia/DeepSeek-R1-0528-NVFP4-v2", "deepseek-ai/DeepSeek-R1"},
+		{"nvidia/DeepSeek-R1-FP4-v2", "deepseek-ai/DeepSeek-R1"},
 	} {
 		m, err := LookupModel(c.id)
 		if err != nil || m.ID != c.want {
@@ -39,7 +43,9 @@ func TestLookupModelCatalog(t *testing.T) {
 	// Each spelling variant is read once: a repeated "-Instruct" or two stacked weight
 	// formats are typos, not names of the model.
 	for _, id := range []string{"meta-llama/Llama-3.1-70B-Instruct-Instruct", "deepseek-ai/DeepSeek-R1-NVFP4-FP8",
-		"nvidia/Llama-3.1-8B-Instruct-FP8-FP8", "Qwen/Qwen3-32B-FP4-FP8-dynamic"} {
+		"nvidia/Llama-3.1-8B-Instruct-FP8-FP8", "Qwen/Qwen3-32B-FP4-FP8-dynamic",
+		// A revision after no format, or one that is not "-v" and digits, names no model.
+		"deepseek-ai/DeepSeek-R1-v2", "nvidia/DeepSeek-R1-FP4-v", "nvidia/DeepSeek-R1-FP4-v2b"} {
 		if m, err := LookupModel(id); err == nil || !strings.Contains(err.Error(), "unknown model") {
 			t.Errorf("%s: got %q, %v; want an unknown-model error", id, m.ID, err)
 		}

@@ -330,8 +330,9 @@ var unsupportedModels = map[string]string{
 }
 
 // modelKey folds the spellings of one model to one key: organisation dropped, lower case,
-// "meta-" prefix and one "-instruct" removed, one quantization suffix ("-fp8", "-fp8-dynamic",
-// "-nvfp4", "-fp4") removed, so meta-llama/Meta-Llama-3.1-8B-Instruct and
+// "meta-" prefix and one "-instruct" removed, a quantized checkpoint's revision after its format
+// removed (trimCheckpointRevision: nvidia/DeepSeek-R1-0528-FP4-v2), one quantization suffix
+// ("-fp8", "-fp8-dynamic", "-nvfp4", "-fp4") removed, so meta-llama/Meta-Llama-3.1-8B-Instruct and
 // nvidia/Llama-3.1-8B-Instruct-FP8 both name llama-3.1-8b. Each is removed once: a name that
 // repeats one (Llama-3.1-8B-Instruct-Instruct) or stacks two formats (DeepSeek-R1-NVFP4-FP8)
 // is a typo no published checkpoint carries, and keeps a key no model has.
@@ -342,6 +343,7 @@ func modelKey(id string) string {
 	}
 	k = strings.TrimPrefix(k, "meta-")
 	k = strings.Replace(k, "-instruct", "", 1)
+	k = trimCheckpointRevision(k)
 	for _, suf := range formatSuffixes {
 		if t, ok := strings.CutSuffix(k, suf); ok {
 			k = t
@@ -440,10 +442,28 @@ var quantizerOrganizations = []string{"nvidia", "RedHatAI", "neuralmagic"}
 // formatSuffixes are the weight-format suffixes modelKey drops, longest first.
 var formatSuffixes = []string{"-fp8-dynamic", "-fp8", "-nvfp4", "-fp4"}
 
+// trimCheckpointRevision drops a revision tag "-v" and digits from the end of the lower-case
+// model name k when what precedes it ends in a weight-format suffix: NVIDIA republishes a
+// quantized checkpoint under the same name with "-v2" (nvidia/DeepSeek-R1-0528-FP4-v2, the one
+// InferenceX serves; ModelSpec.BF16AttentionAtFP4 prices that revision). A revision after no
+// format suffix is left, so it keeps a key no model has.
+func trimCheckpointRevision(k string) string {
+	i := strings.LastIndex(k, "-v")
+	if i < 0 || i+2 == len(k) || strings.Trim(k[i+2:], "0123456789") != "" {
+		return k
+	}
+	for _, suf := range formatSuffixes {
+		if strings.HasSuffix(k[:i], suf) {
+			return k[:i]
+		}
+	}
+	return k
+}
+
 // hasFormatSuffix reports whether the model name (organization dropped) ends in a weight-format
-// suffix, in any case.
+// suffix, in any case, before a checkpoint revision if it has one (trimCheckpointRevision).
 func hasFormatSuffix(name string) bool {
-	k := strings.ToLower(strings.TrimSpace(name))
+	k := trimCheckpointRevision(strings.ToLower(strings.TrimSpace(name)))
 	for _, suf := range formatSuffixes {
 		if strings.HasSuffix(k, suf) {
 			return true
