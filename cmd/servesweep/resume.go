@@ -66,7 +66,9 @@ func otherSpecAdvice(ctx context.Context, opts *sweepOptions, x *grid.Expansion,
 // for them): apply them with servesweep report; a sweep not finished (no sweep.json, or one
 // that says so) is finished first under the settings it was started with.
 func sameSpecAdvice(opts *sweepOptions, m *results.Manifest, have, want optimization.Settings, held string, flags []string) error {
-	report := fmt.Sprintf("servesweep report --results %s --output-dir DIR %s", shellQuote(opts.OutputDir), strings.Join(flags, " "))
+	// A directory beside the results, so the suggestion runs as printed.
+	report := fmt.Sprintf("servesweep report --results %s --output-dir %s %s", shellQuote(opts.OutputDir),
+		shellQuote(filepath.Clean(opts.OutputDir)+"-report"), strings.Join(flags, " "))
 	if m != nil && !m.Incomplete() {
 		if strings.HasSuffix(held, ")") {
 			held += "," // "(it ran under wider GPU bounds: ...), analyzed"

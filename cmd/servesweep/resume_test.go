@@ -43,7 +43,7 @@ func TestNarrowerBoundWithoutManifest(t *testing.T) {
 		"max_candidate_gpus 2 now) under other analysis settings, and no sweep.json (a run stopped before writing it; the journal's spec " +
 		"identity, " + filepath.Join(dir, "points.jsonl.spec") + ", records the settings): finish it under the settings it was started with " +
 		"(max_candidate_gpus 4 then, max_candidate_gpus 2 now): " + finish + "; then apply the new ones to its rows without simulating again: " +
-		"servesweep report --results " + dir + " --output-dir DIR --max-gpus 2; or pass --overwrite to run the sweep anew (only the points " +
+		"servesweep report --results " + dir + " --output-dir " + dir + "-report --max-gpus 2; or pass --overwrite to run the sweep anew (only the points " +
 		"the new settings select)\n"
 	if code != exitConfigError || out != "" || errs != want {
 		t.Fatalf("narrower bound, no sweep.json: exit %d, stdout %q, stderr\n%s\nwant\n%s", code, out, errs, want)
@@ -65,7 +65,7 @@ func TestNarrowerBoundWithoutManifest(t *testing.T) {
 	code, _, errs = runCLI(t, append(args, "--set", "optimization.constraints.max_candidate_gpus=2", "--set", "optimization.target=throughput")...)
 	for _, w := range []string{"(target pareto then, throughput now; max_candidate_gpus 4 then, max_candidate_gpus 2 now): ",
 		"--set optimization.target=pareto --set optimization.constraints.max_candidate_gpus=4 --output-dir " + dir + ";",
-		"servesweep report --results " + dir + " --output-dir DIR --target throughput --max-gpus 2;"} {
+		"servesweep report --results " + dir + " --output-dir " + dir + "-report --target throughput --max-gpus 2;"} {
 		if code != exitConfigError || !strings.Contains(errs, w) {
 			t.Errorf("narrower bound and another target: exit %d %q; want %q", code, errs, w)
 		}

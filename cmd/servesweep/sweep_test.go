@@ -885,7 +885,7 @@ func TestSweepRefusesAnotherSpecsDirectory(t *testing.T) {
 	objective := append(slices.Clone(args), "--set", "optimization.objectives=[{metric: p99_ttft_ms, direction: minimize}]")
 	code, _, errs = runCLI(t, objective...)
 	if code != exitConfigError || !strings.Contains(errs, "holds this sweep's points analyzed with other settings; apply the new ones "+
-		"to its rows without simulating again: servesweep report --results "+dir+" --output-dir DIR --objective min:p99_ttft_ms;") {
+		"to its rows without simulating again: servesweep report --results "+dir+" --output-dir "+dir+"-report --objective min:p99_ttft_ms;") {
 		t.Fatalf("other objectives: exit %d %q", code, errs)
 	}
 	// A narrower GPU bound keeps some of the points the directory holds: report applies it to
@@ -894,7 +894,7 @@ func TestSweepRefusesAnotherSpecsDirectory(t *testing.T) {
 	code, _, errs = runCLI(t, narrower...)
 	if code != exitConfigError || !strings.Contains(errs, "holds this sweep's points and more (it ran under wider GPU bounds: "+
 		"max_candidate_gpus 8 then, max_candidate_gpus 4 now), analyzed with other settings; apply the new ones to its rows "+
-		"without simulating again: servesweep report --results "+dir+" --output-dir DIR --max-gpus 4;") {
+		"without simulating again: servesweep report --results "+dir+" --output-dir "+dir+"-report --max-gpus 4;") {
 		t.Fatalf("a narrower GPU bound: exit %d %q", code, errs)
 	}
 	both := append(slices.Clone(narrower), "--set", "optimization.constraints.min_candidate_gpus=2")
@@ -1530,7 +1530,7 @@ func TestSweepRefusalSaysWhatDiffers(t *testing.T) {
 	if code != exitConfigError || out != "" || !strings.Contains(errs, "holds this sweep's points under other analysis settings, and no sweep.json") ||
 		!strings.Contains(errs, "finish it under the settings it was started with (target pareto then, throughput now): servesweep sweep -c "+
 			"../../examples/sweep-small.yaml --set optimization.target=pareto --output-dir "+dir+";") ||
-		!strings.Contains(errs, "then apply the new ones to its rows without simulating again: servesweep report --results "+dir+" --output-dir DIR --target throughput;") {
+		!strings.Contains(errs, "then apply the new ones to its rows without simulating again: servesweep report --results "+dir+" --output-dir "+dir+"-report --target throughput;") {
 		t.Errorf("settings only, no sweep.json: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }

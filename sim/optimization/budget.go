@@ -39,7 +39,11 @@ func GPUBudgetExclusion(d GPUDemand, minGPUs, maxGPUs int, of string) string {
 		if maxGPUs > 0 {
 			upper = strconv.Itoa(maxGPUs)
 		}
-		return fmt.Sprintf("%d GPUs, outside the budget [%d, %s]%s", d.GPUs, max(minGPUs, 1), upper, of)
+		unit := "GPUs"
+		if d.GPUs == 1 {
+			unit = "GPU"
+		}
+		return fmt.Sprintf("%d %s, outside the budget [%d, %s]%s", d.GPUs, unit, max(minGPUs, 1), upper, of)
 	}
 	if d.Autoscaled && maxGPUs > 0 && (d.PlannerMaxGPUs < 0 || d.PlannerMaxGPUs > maxGPUs) {
 		ceiling := "no bound (-1)"

@@ -13,7 +13,7 @@ func TestGPUBudgetExclusion(t *testing.T) {
 	}{
 		{GPUDemand{GPUs: 2}, 0, 2, "optimization.constraints", ""},
 		{GPUDemand{GPUs: 4}, 0, 2, "optimization.constraints", "4 GPUs, outside the budget [1, 2] of optimization.constraints"},
-		{GPUDemand{GPUs: 1}, 2, 0, "", "1 GPUs, outside the budget [2, no bound]"},
+		{GPUDemand{GPUs: 1}, 2, 0, "", "1 GPU, outside the budget [2, no bound]"},
 		{GPUDemand{GPUs: 2, Autoscaled: true, PlannerMaxGPUs: 2}, 0, 2, "", ""},
 		{GPUDemand{GPUs: 2, Autoscaled: true, PlannerMaxGPUs: 8}, 0, 2, "optimization.constraints",
 			"the planner may grow it to 8 GPUs (planner.max_num_gpus), over the budget's 2 of optimization.constraints"},
