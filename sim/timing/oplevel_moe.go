@@ -78,12 +78,8 @@ func (ol *OpLevel) newSparse(src OpLevelSource, m ModelSpec, hw Hardware, prec P
 	ol.sparse = sp
 	ol.head = monotoneGEMM(bf, float64(m.Vocab)/t, h)
 	bytesPerMs := hw.MemoryTBps * tbpsToBytesPerMs
-	// Attention: every layer, its projections from the table of their own format
-	// (ModelSpec.AttentionWeights).
-	aw := w
-	if m.AttentionWeights(prec.Weights) != m.DenseWeights(prec.Weights) {
-		aw = bf
-	}
+	// Attention: every layer, its projections from the table of their own format.
+	aw := attentionGEMM(m, prec, w, bf)
 	if a := m.MLA; a != nil {
 		sp.mla = true
 		qk, ql, kvl, rope := float64(a.QKNopeHeadDim+a.QKRopeHeadDim), float64(a.QLoraRank), float64(a.KVLoraRank), float64(a.QKRopeHeadDim)
@@ -230,6 +226,16 @@ func (sp *sparseLayers) passMs(ol *OpLevel, b *Batch, tm, micro float64) float64
 		ms += sp.moeLayers * layer
 	}
 	return ms
+}
+
+// attentionGEMM is the GEMM table the attention projections of m run on: bf, the BF16 table,
+// when the checkpoint keeps them BF16 apart from its other weights (ModelSpec.AttentionWeights),
+// else w, the table of the other GEMM weights' format.
+func attentionGEMM(m ModelSpec, prec Precisions, w, bf *opdb.GEMM) *opdb.GEMM {
+	if m.AttentionWeights(prec.Weights) != m.DenseWeights(prec.Weights) {
+		return bf
+	}
+	return w
 }
 
 // monotoneGEMM is the GEMM's curve over m at (n, k) through its running maximum
