@@ -176,7 +176,8 @@ func runList(io ioStreams, opts *listOptions) error {
 const modelSpellings = "\nengine.model also takes other spellings of these names: in any case, without the organization,\n" +
 	"a \"Meta-\" prefix or \"-Instruct\", with a weight-format suffix (-FP8, -FP8-dynamic, -FP4, -NVFP4) that\n" +
 	"sets engine.precision's auto fields: FP8 or FP4 weights and an FP8 KV cache (the quantized checkpoints'\n" +
-	"formats); e.g. meta-llama/Meta-Llama-3.1-8B-Instruct is meta-llama/Llama-3.1-8B.\n" +
+	"formats), and after that suffix a checkpoint revision -v and digits (nvidia/DeepSeek-R1-0528-FP4-v2);\n" +
+	"e.g. meta-llama/Meta-Llama-3.1-8B-Instruct is meta-llama/Llama-3.1-8B.\n" +
 	"Under another organization than the model's own (or, with a weight-format suffix, nvidia, RedHatAI or\n" +
 	"neuralmagic) a name is still read as the model, with a note saying so.\n" +
 	"A local directory holding a Hugging Face config.json names a model too."
