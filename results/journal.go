@@ -625,17 +625,11 @@ func IdentitySettings(identity []string) (s optimization.Settings, ok bool) {
 		case "target":
 			s.Target = v
 		case "objective":
-			o := optimization.Objective{Direction: optimization.Maximize}
-			metric, isMax := strings.CutPrefix(v, "max:")
-			if !isMax {
-				var isMin bool
-				if metric, isMin = strings.CutPrefix(v, "min:"); !isMin {
-					return s, false
-				}
-				o.Direction = optimization.Minimize
+			// Recorded as Objective.String writes it, the form of report's --objective.
+			var o optimization.Objective
+			if o, err = ParseObjective(v); err == nil {
+				s.Objectives = append(s.Objectives, o)
 			}
-			o.Metric = metric
-			s.Objectives = append(s.Objectives, o)
 		case "gpus":
 			_, err = fmt.Sscanf(v, "%d %d", &s.MinGPUs, &s.MaxGPUs)
 		case "strict_sla":
