@@ -150,6 +150,8 @@ type Engine struct {
 	reqs []Request
 	pool *BlockPool
 	bs   int32
+	// bsShift is log2(bs) when bs is a power of two (a division by it is then a shift), else -1.
+	bsShift int8
 
 	waiting []int32 // FIFO; waiting[wHead:] are queued, preempted requests go to the front
 	wHead   int
@@ -207,7 +209,10 @@ func New(cfg Config, reqs []Request) (*Engine, error) {
 	if s := cfg.Speculation; s != nil && (s.Drafts < 1 || s.Drafts >= MaxRoundTokens || int(s.Drafts) > len(s.Acceptance)) {
 		return nil, fmt.Errorf("engine: speculation with %d drafts and %d acceptance rates: want 1 to %d drafts, a rate each", s.Drafts, len(s.Acceptance), MaxRoundTokens-1)
 	}
-	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks, cfg.DenseKeys), bs: int32(cfg.BlockSize)}
+	e := &Engine{cfg: cfg, reqs: reqs, pool: NewBlockPool(cfg.CapacityBlocks, cfg.DenseKeys), bs: int32(cfg.BlockSize), bsShift: -1}
+	if bs := cfg.BlockSize; bs > 0 && bs&(bs-1) == 0 {
+		e.bsShift = int8(bits.TrailingZeros(uint(bs)))
+	}
 	e.steadyOK = !cfg.GeneralPasses && cfg.Speculation == nil
 	if s := cfg.Speculation; s != nil {
 		for j := range s.Drafts {
@@ -548,7 +553,7 @@ func (e *Engine) admitHead(nowMs float64, hits, need, n int32) {
 	e.presize(r)
 	r.Blocks = e.pool.pin(r, hits, r.Blocks)
 	r.Blocks = e.pool.allocate(need, r.Blocks)
-	r.numRegistered = hits
+	r.numRegistered, r.uniqueTail = hits, false
 	r.NumComputed = hits * e.bs
 	var a Admission
 	a.ReusedTokens, a.RecoveredTokens = r.splitHit(r.NumComputed)
@@ -705,7 +710,18 @@ func (e *Engine) registerFull(r *Request) {
 	if r.numRegistered >= r.FullBlocks || r.NumComputed < (r.numRegistered+1)*e.bs {
 		return
 	}
-	if full := min(r.NumComputed/e.bs, r.FullBlocks); full > r.numRegistered {
+	full := r.NumComputed
+	if e.bsShift >= 0 {
+		full >>= e.bsShift
+	} else {
+		full /= e.bs
+	}
+	full = min(full, r.FullBlocks)
+	switch {
+	case full <= r.numRegistered:
+	case r.uniqueTail:
+		r.numRegistered = full // what registerBlocks does with them
+	default:
 		e.registerBlocks(r, full)
 	}
 }
@@ -727,6 +743,7 @@ func (e *Engine) registerBlocks(r *Request, full int32) {
 		e.pool.register(r.Blocks[j], r.keyAt(j))
 	}
 	r.numRegistered = max(r.numRegistered, full)
+	r.uniqueTail = r.Preemptions == 0 && r.numRegistered >= r.SharedBlocks
 }
 
 // indexUnique enters r's unindexed blocks (Request.unindexed) into the prefix cache's key index
@@ -768,7 +785,7 @@ func (e *Engine) dropKV(r *Request) {
 	e.indexUnique(r) // r may look its own blocks up from now on
 	r.Blocks = e.pool.release(r.Blocks, 0, 0)
 	r.ownHi = max(r.ownHi, r.NumComputed)
-	r.NumComputed, r.numRegistered = 0, 0
+	r.NumComputed, r.numRegistered, r.uniqueTail = 0, 0, false
 	r.Preemptions++
 	e.preemptions++
 	if r.Preemptions >= MaxPreemptionsPerRequest {
@@ -974,7 +991,7 @@ func (e *Engine) Reserve(ri int32) (cachedTokens int, ok bool) {
 	e.presize(r)
 	r.Blocks = e.pool.pin(r, hits, r.Blocks)
 	r.Blocks = e.pool.allocate(need, r.Blocks)
-	r.numRegistered = hits
+	r.numRegistered, r.uniqueTail = hits, false
 	r.kvTransferred = true
 	r.ownLo = hits * e.bs // cached here before the transfer: reuse, not this request's own KV
 	return int(hits * e.bs), true

@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/servesweep/servesweep/sim/blockmap"
+import (
+	"slices"
+
+	"github.com/servesweep/servesweep/sim/blockmap"
+)
 
 // BlockPool is one attention-DP rank's KV cache: a fixed number of KV blocks, each either free,
 // active (held by one or more requests, counted in refs) or inactive-cached (no holder, kept for
@@ -163,6 +167,15 @@ func (p *BlockPool) pin(r *Request, n int32, lease []int32) []int32 {
 // is, an evicted one is unregistered here), so its record becomes metaHeld: written, not read
 // first, since a read of a record not in cache would stall the loop where a write does not.
 func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
+	if p.lruHead < 0 && n <= p.free+p.unlisted {
+		return p.takeIdleRun(n, lease)
+	}
+	return p.allocateEach(n, lease)
+}
+
+// allocateEach is allocate one block at a time: it takes a free block while any is left, then
+// evicts the LRU head, a listed block or an unmatchable entry.
+func (p *BlockPool) allocateEach(n int32, lease []int32) []int32 {
 	for ; n > 0; n-- {
 		var b int32
 		switch {
@@ -187,6 +200,47 @@ func (p *BlockPool) allocate(n int32, lease []int32) []int32 {
 		lease = append(lease, b)
 	}
 	return lease
+}
+
+// takeIdleRun is allocate when no registered block is inactive (the LRU list lists none) and
+// the free blocks and unmatchable entries number at least n: allocate would take every block from
+// the idle stack, then fresh ones, counting the free blocks out first and then the unmatchable
+// entries it evicts, as here in one run.
+func (p *BlockPool) takeIdleRun(n int32, lease []int32) []int32 {
+	fromFree := min(n, p.free)
+	p.free -= fromFree
+	p.unlisted -= n - fromFree
+	p.tailUnlisted -= n - fromFree
+	lease = slices.Grow(lease, int(n))
+	k := min(int(n), len(p.idle))
+	for j := len(p.idle) - 1; j >= len(p.idle)-k; j-- {
+		b := p.idle[j]
+		p.meta[b] = metaHeld
+		lease = append(lease, b)
+	}
+	p.idle = p.idle[:len(p.idle)-k]
+	for range int(n) - k {
+		lease = append(lease, int32(len(p.meta)))
+		p.meta = append(p.meta, metaHeld)
+	}
+	return lease
+}
+
+// allocateOne is allocate(1, lease) without its loop, for the decode step at block size 1, which
+// takes one block per request and pass.
+func (p *BlockPool) allocateOne(lease []int32) []int32 {
+	if p.lruHead >= 0 || p.free+p.unlisted == 0 {
+		return p.allocateEach(1, lease)
+	}
+	if p.free > 0 {
+		p.free--
+	} else {
+		p.unlisted--
+		p.tailUnlisted--
+	}
+	b := p.takeIdle()
+	p.meta[b] = metaHeld
+	return append(lease, b)
 }
 
 // takeIdle returns the most recently released idle block, or a fresh one when none is idle. The
@@ -238,27 +292,46 @@ func (p *BlockPool) unregister(b int32) {
 // [unmatchableLo, unmatchableHi) of lease are full blocks only their request could ever match and
 // that it never will (Request.unindexed): they become unmatchable entries of the LRU list, cached
 // and evicted in the same order as registered ones. Any other block is freed.
+//
+// A block of the unmatchable range has one holder, the request, and is not registered (nothing
+// could have found it to pin or register it), so its record is written, not read: a record out
+// of cache would stall a read-modify-write, where a plain write does not.
 func (p *BlockPool) release(lease []int32, unmatchableLo, unmatchableHi int32) []int32 {
-	for i := int32(len(lease)) - 1; i >= 0; i-- {
+	n := int32(len(lease))
+	lo, hi := min(max(unmatchableLo, 0), n), min(max(unmatchableHi, 0), n)
+	if hi < lo {
+		lo, hi = 0, 0
+	}
+	p.releaseRange(lease, hi, n)
+	for i := hi - 1; i >= lo; i-- {
+		b := lease[i]
+		p.meta[b] = 0
+		p.idle = append(p.idle, b)
+	}
+	p.unlisted += hi - lo
+	p.tailUnlisted += hi - lo
+	p.releaseRange(lease, 0, lo)
+	return lease[:0]
+}
+
+// releaseRange drops one reference on the blocks at positions [from, to) of lease, last first,
+// none of them in the lease's unmatchable range: a block whose last reference goes joins the LRU
+// list when registered and is freed otherwise.
+func (p *BlockPool) releaseRange(lease []int32, from, to int32) {
+	for i := to - 1; i >= from; i-- {
 		b := lease[i]
 		m := p.meta[b] - metaHeld
 		p.meta[b] = m
 		if m >= metaHeld {
 			continue
 		}
-		switch {
-		case m.registered():
+		if m.registered() {
 			p.lruPush(b)
-		case i >= unmatchableLo && i < unmatchableHi:
-			p.idle = append(p.idle, b)
-			p.unlisted++
-			p.tailUnlisted++
-		default:
-			p.idle = append(p.idle, b)
-			p.free++
+			continue
 		}
+		p.idle = append(p.idle, b)
+		p.free++
 	}
-	return lease[:0]
 }
 
 func (p *BlockPool) lruPush(b int32) {

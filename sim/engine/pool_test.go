@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func holdersOf(p *BlockPool, leases ...[]int32) []int32 {
 	h := make([]int32, p.Capacity())
@@ -58,5 +61,82 @@ func testBlockPoolLRUAndReuse(t *testing.T, p *BlockPool) {
 	}
 	if msg := p.CheckInvariants(holdersOf(p)); msg != "" {
 		t.Fatal(msg)
+	}
+}
+
+// poolOps drives a pool through a random sequence of allocations (of one block, or of up to 40),
+// registrations and releases (with and without an unmatchable range), seeded by seed; each
+// allocation calls alloc. It returns the leases handed out, in order, and the pool.
+func poolOps(seed uint64, alloc func(p *BlockPool, n int32, lease []int32) []int32) ([][]int32, *BlockPool) {
+	p := NewBlockPool(300, 64)
+	rng := seed
+	next := func(n uint64) uint64 { rng = splitmix64(rng); return rng % n }
+	var held [][]int32
+	var out [][]int32
+	key := uint64(0)
+	for range 400 {
+		switch op := next(10); {
+		case op < 5:
+			n := int32(1)
+			if next(2) == 0 {
+				n = int32(next(40)) + 1
+			}
+			if p.Available() < int(n) {
+				continue
+			}
+			var lease []int32
+			if len(held) > 0 && next(2) == 0 {
+				k := int(next(uint64(len(held))))
+				lease = alloc(p, n, held[k])
+				held[k] = lease
+			} else {
+				lease = alloc(p, n, nil)
+				held = append(held, lease)
+			}
+			out = append(out, slices.Clone(lease))
+		case op < 7 && len(held) > 0:
+			l := held[next(uint64(len(held)))]
+			if b := l[next(uint64(len(l)))]; !p.meta[b].registered() && p.meta[b].refs() == 1 {
+				key++
+				p.register(b, key)
+			}
+		case len(held) > 0:
+			k := int(next(uint64(len(held))))
+			l := held[k]
+			// An unmatchable range: blocks only this lease holds, never registered, as
+			// Request.unindexed gives them.
+			lo := int32(next(uint64(len(l) + 1)))
+			hi := lo
+			for hi < int32(len(l)) && p.meta[l[hi]] == metaHeld {
+				hi++
+			}
+			p.release(l, lo, hi)
+			held = append(held[:k], held[k+1:]...)
+		}
+	}
+	return out, p
+}
+
+// allocate's and allocateOne's shortcuts (takeIdleRun, the one-block path) hand out exactly the
+// blocks allocateEach, one block at a time, would, and leave the pool in the same state, over
+// random sequences of allocations, registrations and releases with unmatchable ranges.
+func TestAllocateShortcutsMatchAllocateEach(t *testing.T) {
+	fast := func(p *BlockPool, n int32, lease []int32) []int32 {
+		if n == 1 {
+			return p.allocateOne(lease)
+		}
+		return p.allocate(n, lease)
+	}
+	each := func(p *BlockPool, n int32, lease []int32) []int32 { return p.allocateEach(n, lease) }
+	for seed := range uint64(200) {
+		got, gp := poolOps(seed, fast)
+		want, wp := poolOps(seed, each)
+		if !slices.EqualFunc(got, want, slices.Equal[[]int32]) {
+			t.Fatalf("seed %d: leases differ", seed)
+		}
+		if gp.free != wp.free || gp.unlisted != wp.unlisted || gp.tailUnlisted != wp.tailUnlisted ||
+			gp.numListed != wp.numListed || !slices.Equal(gp.idle, wp.idle) || !slices.Equal(gp.meta, wp.meta) {
+			t.Fatalf("seed %d: pool state differs", seed)
+		}
 	}
 }

@@ -108,6 +108,12 @@ type Request struct {
 	// Status is the lifecycle state; Rejection says why a Rejected request was rejected.
 	Status    Status
 	Rejection RejectReason
+	// uniqueTail records that the request was never preempted and has offered every block it
+	// shares with another request of the workload (numRegistered >= SharedBlocks): the blocks
+	// registerFull offers next are its own, counted, not registered (registerBlocks). It lets a
+	// decode step that fills a block skip reading Preemptions and SharedBlocks, which lie outside
+	// the cache line a pass touches. False is always safe (registerBlocks then decides).
+	uniqueTail bool
 	// LastTokenMs is when the latest output token was emitted (virtual ms; -1 none yet); it
 	// lags during a steady decode run until Engine.Sync.
 	LastTokenMs float64

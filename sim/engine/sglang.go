@@ -419,8 +419,20 @@ func (e *Engine) decodeStep() {
 			continue
 		}
 		r := &e.reqs[ri]
-		if plain && e.plainDecode(ri, r, r.known()) {
-			continue
+		if plain {
+			known := r.known()
+			if e.plainDecode(ri, r, known) {
+				continue
+			}
+			// A decode step whose token opens a new block (every step at block size 1): the one
+			// block the general path below would allocate, taken here, or the step waits as there.
+			if r.Generated > 0 && known-r.NumComputed == 1 && known == int32(len(r.Blocks))*e.bs+1 {
+				if e.pool.Available() > 0 {
+					r.Blocks = e.pool.allocateOne(r.Blocks)
+					e.plainDecode(ri, r, known)
+				}
+				continue
+			}
 		}
 		n := r.known() - r.NumComputed
 		d := e.drafts(r, n, math.MaxInt32, spare)
