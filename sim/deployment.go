@@ -314,6 +314,9 @@ func (d *deployment) targetTiming(name config.Role, role *config.WorkerRole) (ti
 		if d.cfg.Engine.CUDAGraphs == config.CUDAGraphsPiecewise {
 			r = r.Piecewise()
 		}
+		if d.cfg.Engine.Backend == config.BackendSGLang {
+			r = r.SGLangPrefill(d.eff.SGLangMoEPrefillScale)
+		}
 		return d.hostOverlap(name, role, "roofline", r, func() timing.Model { return r.Overlapped() }), nil
 	}
 	return nil, &config.Error{File: d.cfg.File, Path: path + ".type",

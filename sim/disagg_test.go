@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -436,4 +437,48 @@ func runYAML(t *testing.T, yaml string) *Result {
 		t.Fatal(err)
 	}
 	return mustRun(t, mustLoad(t, path))
+}
+
+// Under default timing SGLang's prefill passes of a mixture-of-experts model last
+// Efficiency.SGLangMoEPrefillScale times the roofline's (timing.Roofline.SGLangPrefill): one
+// request at a time, no front end, so a request's TTFT is its prefill pass and scales by the
+// factor; its decode steps do not (TPOT equal up to rounding: the times it is summed from differ). TensorRT-LLM's passes, and SGLang's of a dense model, do not
+// change. Qwen3-30B-A3B and Llama-3.1-8B on one H100, 2,048-token prompts, 16 output tokens.
+func TestSGLangMoEPrefillScale(t *testing.T) {
+	run := func(backend, model string, scale float64) (ttft, tpot float64) {
+		t.Helper()
+		yaml := `traffic:
+  source: {type: synthetic, input_tokens: 2048, output_tokens: 16}
+  load: {type: concurrency, concurrency: 1}
+  stop: {requests: 4}
+engine:
+  model: ` + model + `
+  hardware: h100_sxm
+  backend: ` + backend + `
+  frontend: {overhead_ms: 0}
+  workers:
+    aggregated: {}
+`
+		path := t.TempDir() + "/config.yaml"
+		if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		eff := timing.CalibratedEfficiency()
+		eff.SGLangMoEPrefillScale = scale
+		s := mustRunWith(t, mustLoad(t, path), Options{Efficiency: &eff}).Summary
+		return s.TTFT.Mean, s.TPOT.Mean
+	}
+	ttft1, tpot1 := run("sglang", "Qwen/Qwen3-30B-A3B", 1)
+	ttft, tpot := run("sglang", "Qwen/Qwen3-30B-A3B", 2.5)
+	if !(ttft1 > 0) || math.Abs(ttft-2.5*ttft1) > 1e-9*ttft {
+		t.Errorf("SGLang MoE: TTFT %v ms at factor 2.5, want 2.5 × %v", ttft, ttft1)
+	}
+	if !(tpot1 > 0) || math.Abs(tpot-tpot1) > 1e-9*tpot1 {
+		t.Errorf("SGLang MoE: TPOT %v ms at factor 2.5, want %v unchanged", tpot, tpot1)
+	}
+	for _, c := range []struct{ backend, model string }{{"trtllm", "Qwen/Qwen3-30B-A3B"}, {"sglang", "meta-llama/Meta-Llama-3.1-8B-Instruct"}} {
+		if a, _ := run(c.backend, c.model, 1); a != func() float64 { b, _ := run(c.backend, c.model, 2.5); return b }() {
+			t.Errorf("%s %s: TTFT moved with the SGLang MoE prefill factor", c.backend, c.model)
+		}
+	}
 }

@@ -9,11 +9,11 @@
 // servesweep would make from the predictions (Decide: the regret of its pick over a ladder of
 // SLAs). Fit tunes timing.Efficiency (all of it but ExpertGEMM, MLAAttention, MLAPrefillTokenPairs, Memory and FP4Memory, which come
 // from the op database's kernel measurements, QuantizedMemory, fixed at 1, and
-// MoELayerOverheadUs, chosen on the MoE file) and the front-end time on the same rows by
+// MoELayerOverheadUs and SGLangMoEPrefillScale, chosen on the MoE file) and the front-end time on the same rows by
 // coordinate descent; the shipped numbers live in timing.CalibratedEfficiency and
 // timing.CalibratedFrontendOverheadMs (predict's default engine.frontend.overhead_ms), with their
 // provenance; the hand-off latency of disaggregated rows (timing.CalibratedKVTransferLatencyMs,
-// predict's default engine.kv_transfer.latency_ms) and MoELayerOverheadUs were chosen leaving one
+// predict's default engine.kv_transfer.latency_ms), MoELayerOverheadUs and SGLangMoEPrefillScale were chosen leaving one
 // GPU out on the MoE file (the tests of moe_overhead_test.go, -args -moe-loo). Holdout scores
 // them on rows they were not fitted on.
 //

@@ -94,13 +94,15 @@ func CalibratedOpLevelFactors() Factors {
 // shipped FP4Memory share of it, from kernel measurements too), links at 70 % after the shipped
 // 4.8 µs per collective (from kernel measurements too); 0.5 ms per pass, 20 µs per
 // layer, per MoE layer (on top) and per sampled sequence; a 50 ms front end; the shipped hand-off
-// latency of disaggregated serving (chosen on the MoE file's rows leaving one GPU out, so a
-// Holdout of that file is not strictly left out for it).
+// latency of disaggregated serving and the shipped SGLang MoE prefill factor (both chosen on the
+// MoE file's rows leaving one GPU out, so a Holdout of that file is not strictly left out for
+// them).
 func PriorFactors() Factors {
 	shipped := timing.CalibratedEfficiency()
 	return Factors{
 		Efficiency: timing.Efficiency{GEMM: 0.6, ExpertGEMM: shipped.ExpertGEMM, MLAAttention: shipped.MLAAttention, MLAPrefillTokenPairs: shipped.MLAPrefillTokenPairs, Attention: 0.5, Memory: shipped.Memory, QuantizedGEMM: 0.8, QuantizedMemory: 1, FP4Memory: shipped.FP4Memory, Link: 0.7, AllToAllLatencyUs: shipped.AllToAllLatencyUs, AllToAllPeerLatencyUs: shipped.AllToAllPeerLatencyUs,
-			LinkLatencyUs: shipped.LinkLatencyUs, LayerOverheadUs: 20, MoELayerOverheadUs: 20, PassOverheadMs: 0.5, SequenceOverheadUs: 20},
+			LinkLatencyUs: shipped.LinkLatencyUs, LayerOverheadUs: 20, MoELayerOverheadUs: 20, PassOverheadMs: 0.5, SequenceOverheadUs: 20,
+			SGLangMoEPrefillScale: shipped.SGLangMoEPrefillScale},
 		FrontendMs:             50,
 		VLLMSequenceOverheadUs: 20,
 		// No memory beyond the runtime reserve; Fit's grid chooses it.
@@ -135,9 +137,9 @@ func ranVLLM0102(r Row) bool {
 }
 
 // params are the factors Fit tunes; VLLMReserveGiB by its grid. ExpertGEMM, Memory, FP4Memory,
-// LinkLatencyUs, AllToAllLatencyUs, QuantizedMemory and MoELayerOverheadUs are not among them:
-// the first five come from kernel measurements (timing.CalibratedEfficiency), the sixth is fixed
-// at 1, the seventh is chosen on the MoE file leaving one GPU out. Memory stays out because the
+// LinkLatencyUs, AllToAllLatencyUs, QuantizedMemory, MoELayerOverheadUs and SGLangMoEPrefillScale
+// are not among them: the first five come from kernel measurements (timing.CalibratedEfficiency),
+// the sixth is fixed at 1, the last two are chosen on the MoE file leaving one GPU out. Memory stays out because the
 // deployment rows cannot tell it apart from the per-pass and per-layer times (a decode step is
 // their sum plus bytes / bandwidth): fitted, it drifted to 0.62 in every leave-one-GPU-out fold
 // and the other folds' TPOT went wrong with it.

@@ -57,6 +57,10 @@ var expertGEMMCandidates = []float64{0.15, 0.2, 0.26, 0.35, 0.55}
 // expert-parallel group beyond timing.AllToAllTableGPUs) the choice is made among.
 var allToAllPeerLatencyCandidates = []float64{0, 1, 1.5, 2, 3}
 
+// sglangMoEPrefillScaleCandidates are the SGLangMoEPrefillScale factors the choice is made among
+// (1: none).
+var sglangMoEPrefillScaleCandidates = []float64{1, 1.5, 2, 2.5, 3}
+
 // kvTransferLatencyCandidates are the KVTransferLatencyMs values (ms) the choice is made among.
 var kvTransferLatencyCandidates = []float64{0, 100, 200, 300}
 
@@ -93,6 +97,21 @@ func TestMoELayerOverheadLeftOutByGPU(t *testing.T) {
 func TestKVTransferLatencyLeftOutByGPU(t *testing.T) {
 	leaveOneGPUOut(t, "KVTransferLatencyMs", "%.0f ms", kvTransferLatencyCandidates, 0, timing.CalibratedKVTransferLatencyMs,
 		func(f *Factors, v float64) { f.KVTransferLatencyMs = v }, byRegret, medianFold)
+}
+
+// TestSGLangMoEPrefillScaleLeftOutByGPU reproduces how timing.CalibratedSGLangMoEPrefillScale
+// is chosen, with predict's code on the MoE calibration file: for each GPU in turn, the candidate
+// with the lowest mean decision regret on the other GPUs' rows (ties: Objective), scored on that
+// GPU's rows; the shipped value must be the informative folds' median choice. Only the SGLang
+// rows whose prefill (or aggregated) workers run tensor-parallel attention depend on it
+// (b300_sxm's 123 aggregated, 39 of gb200's and 46 of gb300's disaggregated, h100_sxm's 4). It is
+// chosen by the decisions: what it moves is which SGLang deployment meets a TTFT bound. Slow, so
+// it runs only with -args -moe-loo:
+//
+//	go test ./sim/calibrate -run SGLangMoEPrefillScaleLeftOutByGPU -v -timeout 60m -args -moe-loo
+func TestSGLangMoEPrefillScaleLeftOutByGPU(t *testing.T) {
+	leaveOneGPUOut(t, "SGLangMoEPrefillScale", "×%.1f", sglangMoEPrefillScaleCandidates, 0, timing.CalibratedSGLangMoEPrefillScale,
+		func(f *Factors, v float64) { f.Efficiency.SGLangMoEPrefillScale = v }, byRegret, medianFold)
 }
 
 // TestAllToAllPeerLatencyLeftOutByGPU reproduces how timing.CalibratedEfficiency's

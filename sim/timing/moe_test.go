@@ -611,3 +611,50 @@ func TestBF16AttentionAtFP4(t *testing.T) {
 		t.Errorf("fp8: the mark changed the GEMM (%v, %v) or weight (%v, %v) times", a.gemmMsPerToken, b.gemmMsPerToken, a.weightMs, b.weightMs)
 	}
 }
+
+// SGLangPrefill multiplies the time of a MoE pass that computes prompt tokens by the factor, overlap
+// scheduling included, and leaves decode passes, workers with attention data parallelism, dense
+// models and a factor of 1 alone; the original roofline is unchanged. Efficiency.Validate accepts 0 (none) and factors >= 1 only.
+func TestSGLangPrefillScalesMoEPrefillPasses(t *testing.T) {
+	bf16 := Precisions{Weights: BF16, KVCache: BF16}
+	prefill := &Batch{PrefillRequests: 2, PrefillTokens: 512, PrefillAttentionPairs: 2 * 256 * 257 / 2, SampledTokens: 2}
+	decode := &Batch{DecodeRequests: 4, DecodeSteps: 4, DecodeStepKVTokens: 400, SampledTokens: 4}
+	e := ideal()
+	e.PassOverheadMs, e.LayerOverheadUs = 0.5, 10
+	hw := tinyGPU()
+	hw.MemoryGiB = 80
+	moe := mustRoofline(t, toyMoE, hw, bf16, Shape{Tensor: 1, Pipeline: 1}, e)
+	for _, r := range []*Roofline{moe, moe.Overlapped()} {
+		s := r.SGLangPrefill(2.5)
+		if got, want := s.PassMs(prefill), 2.5*r.PassMs(prefill); !near(got, want) || !(want > 0) {
+			t.Errorf("prefill pass %v ms, want 2.5 × %v", got, r.PassMs(prefill))
+		}
+		if got, want := s.PassMs(decode), r.PassMs(decode); got != want {
+			t.Errorf("decode pass %v ms, want %v unchanged", got, want)
+		}
+		if got, want := r.SGLangPrefill(1).PassMs(prefill), r.PassMs(prefill); got != want {
+			t.Errorf("factor 1: prefill pass %v ms, want %v", got, want)
+		}
+	}
+	if got, want := moe.PassMs(prefill), mustRoofline(t, toyMoE, hw, bf16, Shape{Tensor: 1, Pipeline: 1}, e).PassMs(prefill); got != want {
+		t.Errorf("SGLangPrefill changed the original: %v ms, want %v", got, want)
+	}
+	dp := mustRoofline(t, toyMoE, hw, bf16, Shape{Tensor: 1, Pipeline: 1, AttentionData: 2, MoEExpert: 2}, e)
+	if got, want := dp.SGLangPrefill(2.5).PassMs(prefill), dp.PassMs(prefill); got != want {
+		t.Errorf("attention data parallelism: prefill pass %v ms, want %v unchanged", got, want)
+	}
+	dense := mustRoofline(t, tinyModel(), tinyGPU(), bf16, Shape{Tensor: 1, Pipeline: 1}, e)
+	if got, want := dense.SGLangPrefill(2.5).PassMs(prefill), dense.PassMs(prefill); got != want {
+		t.Errorf("dense model: prefill pass %v ms, want %v unchanged", got, want)
+	}
+	for _, c := range []struct {
+		v  float64
+		ok bool
+	}{{0, true}, {1, true}, {2.5, true}, {0.5, false}, {-1, false}, {math.Inf(1), false}, {math.NaN(), false}} {
+		e := CalibratedEfficiency()
+		e.SGLangMoEPrefillScale = c.v
+		if err := e.Validate(); (err == nil) != c.ok {
+			t.Errorf("SGLangMoEPrefillScale %v: Validate() = %v, want ok %v", c.v, err, c.ok)
+		}
+	}
+}

@@ -42,8 +42,9 @@ func (s Shape) moe() (d, mt, me int) {
 
 // Efficiency holds the few hardware-independent factors that turn datasheet peaks into achieved
 // speed. Most are fitted once on measured deployments; ExpertGEMM, MLAAttention, MLAPrefillTokenPairs, Memory and FP4Memory come from
-// kernel measurements, QuantizedMemory is fixed, and MoELayerOverheadUs and AllToAllPeerLatencyUs
-// are chosen on the MoE deployments leaving one GPU out (CalibratedEfficiency gives each one's source). They
+// kernel measurements, QuantizedMemory is fixed, and MoELayerOverheadUs, AllToAllPeerLatencyUs
+// and SGLangMoEPrefillScale are chosen on the MoE deployments leaving one GPU out
+// (CalibratedEfficiency gives each one's source). They
 // are the same for every GPU, model and parallel shape; the roofline relates some to each GPU's
 // own kernel measurements (Memory: Hardware.StreamingFraction, and DecodeAttentionFraction for
 // the KV cache's reads; Link: AllReduceFraction; GEMM: GEMMFraction).
@@ -142,6 +143,13 @@ type Efficiency struct {
 	// FP8, 1k/1k, concurrency 4 to 64: +6.8 ms at TP1, +6.2 ms at TP8), which a host cost hidden
 	// behind GPU passes of 7 to 16 ms could not do. >= 0.
 	SequenceOverheadUs float64
+	// SGLangMoEPrefillScale is the factor by which a forward pass that computes prompt tokens
+	// of a mixture-of-experts model on tensor-parallel attention (attention_data 1) lasts longer
+	// under SGLang than the rest of this model gives (Roofline.SGLangPrefill), >= 1; 0 reads as
+	// 1 (none), so that a literal which omits it prices no such factor. Dense models, workers
+	// with attention data parallelism and other engines do not use it. It comes from
+	// deployments, not kernels: CalibratedSGLangMoEPrefillScale says from which.
+	SGLangMoEPrefillScale float64
 }
 
 // Validate checks that fractions are in (0, 1] and overheads finite and >= 0.
@@ -165,6 +173,9 @@ func (e Efficiency) Validate() error {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			errs = append(errs, fmt.Errorf("efficiency %s must be finite and >= 0, got %v", f.name, f.v))
 		}
+	}
+	if v := e.SGLangMoEPrefillScale; v != 0 && !(v >= 1 && !math.IsInf(v, 0)) {
+		errs = append(errs, fmt.Errorf("efficiency SGLangMoEPrefillScale must be 0 (none) or finite and >= 1, got %v", v))
 	}
 	if !(e.MLAAttention >= 0 && e.MLAAttention <= 1) {
 		errs = append(errs, fmt.Errorf("efficiency MLAAttention must be in [0, 1] (0: Attention's), got %v", e.MLAAttention))
@@ -270,6 +281,8 @@ type Roofline struct {
 	overlap bool
 	// piecewiseMs is the GPU idle time at the graph boundaries of a decode-only pass (Piecewise).
 	piecewiseMs float64
+	// prefillScale multiplies the time of a pass with prompt tokens (SGLangPrefill); 0: none.
+	prefillScale float64
 	// layers is the model's layer count L.
 	layers float64
 	// Linear-attention terms (zero without such layers): the recurrence's compute per token and
@@ -583,9 +596,27 @@ func (r *Roofline) PassMs(b *Batch) float64 {
 		ms += r.piecewiseMs
 	}
 	if r.overlap {
-		return overlapHost(ms, r.hostMs)
+		ms = overlapHost(ms, r.hostMs)
+	}
+	if r.prefillScale > 0 && b.PrefillTokens > 0 {
+		ms *= r.prefillScale
 	}
 	return ms
+}
+
+// SGLangPrefill returns a copy of r for an SGLang engine: when r's model is a mixture of experts,
+// its attention is tensor-parallel (one attention-DP rank per worker) and scale > 1
+// (Efficiency.SGLangMoEPrefillScale), a pass that computes prompt tokens lasts scale times what
+// r gives it, overlap scheduling included; other passes, every pass of a dense model and of a
+// worker with attention data parallelism are unchanged. SGLang runs prompt tokens in passes of
+// their own (it mixes no decode steps into them by default), so the factor prices its prefill,
+// and the decode steps of an aggregated worker wait for it. r is unchanged.
+func (r *Roofline) SGLangPrefill(scale float64) *Roofline {
+	c := *r
+	if r.moe.on && r.moe.dataRanks <= 1 && scale > 1 {
+		c.prefillScale = scale
+	}
+	return &c
 }
 
 // Piecewise returns a copy of r for an engine that captures its decode passes in piecewise CUDA
