@@ -93,7 +93,7 @@
 //	load_type                                            STRING
 //	load_concurrency, load_seed                          INT64
 //	load_requests_per_second, load_sessions_per_second, load_speedup   DOUBLE
-//	load_ramp_seconds                                    DOUBLE  concurrency; null when omitted
+//	load_ramp_seconds                                    DOUBLE  concurrency; the run's (null: none)
 //	stop_requests, stop_sessions                         INT64
 //	stop_requests_per_load_unit, stop_sessions_per_load_unit, stop_max_virtual_time_s   DOUBLE
 //	sla_ttft_ms, sla_itl_ms, sla_e2e_ms                  DOUBLE  per-request bounds

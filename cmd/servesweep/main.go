@@ -18,6 +18,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/servesweep/servesweep/cmd/servesweep/internal/hugepages"
 	"github.com/servesweep/servesweep/results"
 	"github.com/servesweep/servesweep/sim/config"
@@ -175,7 +176,7 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	root.SetVersionTemplate(version)
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{flagValueError(err)} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{unknownFlagError(c, flagValueError(err))} })
 	root.AddCommand(newPredictCmd(io, nil))
 	root.AddCommand(newSweepCmd(io, nil))
 	root.AddCommand(newReportCmd(io, nil))
@@ -307,6 +308,30 @@ func refuseRepeats(cmd *cobra.Command) {
 // invalid syntax`, or decimalInt's and decimalFloat's (`... flag: "0x10" is not a whole number in
 // decimal`).
 var flagValueRE = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (?:strconv\.Parse(Bool|Int|Uint|Float): .*|".*" is (?:not a (whole number|number) in decimal|out of range for a (whole number|number)))$`)
+
+// unknownFlagError adds to pflag's "unknown flag: --name" error the flags of command c whose names
+// are within two edits of name, or start with it (from three characters on), as "did you mean"
+// suggestions, and where c's flags are listed (its --help); any other error is returned as is.
+func unknownFlagError(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok || name == "" {
+		return err
+	}
+	var near []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		if levenshtein.ComputeDistance(name, f.Name) <= 2 || (len(name) >= 3 && strings.HasPrefix(f.Name, name)) {
+			near = append(near, "--"+f.Name)
+		}
+	})
+	hint := ""
+	if len(near) > 0 {
+		hint = "; did you mean " + strings.Join(near, " or ") + "?"
+	}
+	return fmt.Errorf("%w%s (%s --help lists its flags)", err, hint, c.CommandPath())
+}
 
 // flagValueError says what a flag of a parsed type takes instead of the parser's message; other
 // errors pass unchanged.

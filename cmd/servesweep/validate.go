@@ -333,7 +333,11 @@ func explainRow(w io.Writer, rows []calibrate.Row, line int, o calibrate.Options
 		}
 	}
 	if err != nil {
-		return &usageError{fmt.Errorf("--explain %d: %s line %d cannot be simulated: %v", line, file, line, err)}
+		hint := ""
+		if !o.OneWorkerPerRole && strings.Contains(err.Error(), calibrate.NoIXDeployment) {
+			hint = " (--assume-one-worker-per-role simulates such a row as one prefill and one decode worker, noted in the printed config)"
+		}
+		return &usageError{fmt.Errorf("--explain %d: %s line %d cannot be simulated: %v%s", line, file, line, err, hint)}
 	}
 	data, err := p.YAML()
 	if err != nil {

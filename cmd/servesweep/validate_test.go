@@ -303,6 +303,23 @@ func TestValidateExplain(t *testing.T) {
 			t.Errorf("--explain %s: exit %d, stderr %q; want exit %d naming %q", c.line, code, errOut, exitConfigError, c.want)
 		}
 	}
+	// An InferenceX disaggregated row without worker counts whose deployment the public
+	// configuration does not list: the refusal names the flag that simulates it anyway.
+	ix := filepath.Join(dir, "ix.csv")
+	if err := os.WriteFile(ix, []byte("id,backend,model_path,system,precision,mode,isl,osl,concurrency,prefill_tp_size,decode_tp_size,"+
+		"silicon_ttft_ms,silicon_tpot_ms,source,measured_at\n"+
+		"ix1,vllm,meta-llama/Llama-3.1-70B,h100_sxm,fp8,disagg,1024,1024,8,4,4,300,20,inferencex,2026-01-15\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const hint = "lists no deployment for meta-llama/Llama-3.1-70B under vllm (it has no disaggregated entry for them) " +
+		"(--assume-one-worker-per-role simulates such a row as one prefill and one decode worker, noted in the printed config)"
+	if code, _, errOut := runCLI(t, "validate", "--measured", ix, "--explain", "2"); code != exitConfigError || !strings.Contains(errOut, hint) {
+		t.Errorf("--explain of an unlisted InferenceX disaggregated row: exit %d, stderr %q; want %q", code, errOut, hint)
+	}
+	if code, out, errOut := runCLI(t, "validate", "--measured", ix, "--explain", "2", "--assume-one-worker-per-role"); code != exitOK ||
+		!strings.Contains(out, "mode: disaggregated") {
+		t.Errorf("--explain with --assume-one-worker-per-role: exit %d, stderr %q", code, errOut)
+	}
 }
 
 // validate -q prints the quietNotes most frequent notes and counts the rest; without -q every
