@@ -662,7 +662,7 @@ func (w *walker) mapping(n *yaml.Node, path string, s *structSchema, v reflect.V
 		}
 	}
 	for _, k := range unknown {
-		w.errorf(join(path, k), "%s", unknownFieldMsg(s, variant))
+		w.errorf(join(path, k), "%s", unknownFieldMsg(s, variant, k))
 	}
 	for j, f := range s.fields {
 		if nodes[j] == nil || f.discriminator {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
 	"gopkg.in/yaml.v3"
 )
 
@@ -74,7 +75,7 @@ func (c *keyChecker) mapping(n *yaml.Node, path string, s *structSchema) {
 		case s.refusedKey(k.Value) != nil:
 			c.errs = append(c.errs, &Error{File: c.file, Path: kp, Msg: s.refusedKey(k.Value).refuse})
 		default:
-			c.errs = append(c.errs, &Error{File: c.file, Path: kp, Msg: unknownFieldMsg(s, variant)})
+			c.errs = append(c.errs, &Error{File: c.file, Path: kp, Msg: unknownFieldMsg(s, variant, k.Value)})
 		}
 	}
 }
@@ -97,9 +98,34 @@ func (c *keyChecker) value(v *yaml.Node, path string, f *field) {
 	}
 }
 
-// unknownFieldMsg is the message of a key that the schema s does not have: "unknown field; valid
+// unknownFieldMsg is the message of key, which the schema s does not have: "unknown field; valid
 // fields: " and the keys the union variant accepts (every key of s when variant is not one of its
-// variants, or s is no union).
-func unknownFieldMsg(s *structSchema, variant string) string {
-	return unknownField + "; valid fields: " + strings.Join(s.keys(variant), ", ")
+// variants, or s is no union), then " (did you mean K?)" when a valid key K is a close spelling
+// of key (nearestKey).
+func unknownFieldMsg(s *structSchema, variant, key string) string {
+	keys := s.keys(variant)
+	msg := unknownField + "; valid fields: " + strings.Join(keys, ", ")
+	if near := nearestKey(key, keys); near != "" {
+		msg += " (did you mean " + near + "?)"
+	}
+	return msg
+}
+
+// nearestKey is the key of keys closest to key by edit (Levenshtein) distance when that distance
+// is at most 2 and less than half key's length (a short key is near too many others to suggest
+// one); "" when none is, or two are equally close.
+func nearestKey(key string, keys []string) string {
+	best, bestD, tie := "", min(3, (len(key)+1)/2), false
+	for _, k := range keys {
+		switch d := levenshtein.ComputeDistance(key, k); {
+		case d < bestD:
+			best, bestD, tie = k, d, false
+		case d == bestD && best != "":
+			tie = true
+		}
+	}
+	if tie {
+		return ""
+	}
+	return best
 }

@@ -18,7 +18,8 @@ func parseNode(t *testing.T, text string) *yaml.Node {
 
 // CheckKeys reports each unknown or refused key once, with Decode's message for it, in
 // document order, including keys in roles the mode does not use, in list elements and in a
-// token count's distribution.
+// token count's distribution; a close spelling of a valid key is suggested (stdev, tensr), a key
+// near none is not (max_batch_tokens, temprature).
 func TestCheckKeysMatchesDecode(t *testing.T) {
 	text := strings.Replace(seedSynthetic, "  policy: round_robin\n", "  policy: round_robin\n  temprature: 0.5\n", 1)
 	text = strings.Replace(text, "replicas: 2, tensor: 1,", "replicas: 2, tensr: 1,", 1)
@@ -26,10 +27,10 @@ func TestCheckKeysMatchesDecode(t *testing.T) {
 	text = strings.Replace(text, "input_tokens: 2048,", "input_tokens: {distribution: normal, mean: 2048, stdev: 8},", 1)
 	got := CheckKeys(parseNode(t, text), "c.yaml", nil)
 	want := []string{
-		"c.yaml: traffic.source.input_tokens.stdev: unknown field; valid fields: distribution, min, max, mean, stddev",
+		"c.yaml: traffic.source.input_tokens.stdev: unknown field; valid fields: distribution, min, max, mean, stddev (did you mean stddev?)",
 		"c.yaml: engine.workers.prefill.max_batch_tokens: unknown field; valid fields: hardware, startup_seconds, parallelism, scheduler, kv_cache, timing",
 		"c.yaml: engine.workers.prefill.model: per-role overrides are not allowed; set engine.model",
-		"c.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert, redundant_experts",
+		"c.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: replicas, tensor, pipeline, attention_data, moe_tensor, moe_expert, redundant_experts (did you mean tensor?)",
 		"c.yaml: router.temprature: unknown field; valid fields: policy, prefill_load_model",
 	}
 	if got.Error() != strings.Join(want, "\n") {
@@ -79,5 +80,22 @@ func TestCheckKeysListsAndFilter(t *testing.T) {
 	}
 	if strings.Join(seen, " ") != "traffic.load.concurrency engine.workers.aggregated.timing.preset" {
 		t.Errorf("filter saw %q", seen)
+	}
+}
+
+// nearestKey suggests the one valid key within two edits and less than half the typed key's
+// length, and nothing for a tie or a short key.
+func TestNearestKey(t *testing.T) {
+	keys := []string{"replicas", "tensor", "pipeline", "attention_data", "moe_tensor", "moe_expert"}
+	for _, c := range []struct{ key, want string }{
+		{"tensr", "tensor"}, {"atention_data", "attention_data"}, {"moe_tensr", "moe_tensor"},
+		{"replica", "replicas"}, {"pipe", ""}, {"tp", ""}, {"moe_xpert", "moe_expert"}, {"foo", ""},
+	} {
+		if got := nearestKey(c.key, keys); got != c.want {
+			t.Errorf("nearestKey(%q) = %q, want %q", c.key, got, c.want)
+		}
+	}
+	if got := nearestKey("ab", []string{"ac", "ad"}); got != "" {
+		t.Errorf("a tie or a short key: got %q, want none", got)
 	}
 }
