@@ -501,7 +501,11 @@ func (t *table) pick(given []string) ([]int, error) {
 			}
 			i, ok := t.index[name]
 			if !ok {
-				if q := strconv.Quote(name); !slices.Contains(unknown, q) {
+				q := strconv.Quote(name)
+				if near := config.NearestName(name, t.names); near != "" && !t.otherTableHas(name) {
+					q += " (did you mean " + near + "?)"
+				}
+				if !slices.Contains(unknown, q) {
 					unknown = append(unknown, q)
 				}
 				if other == "" && t.otherTableHas(name) {

@@ -140,6 +140,8 @@ func TestRowsErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"rows", "--results", dir, "--columns", "gpus,nope"}, `no column "nope" in results.parquet; its columns are: point_id, point_index, status,`},
+		{[]string{"rows", "--results", dir, "--columns", "gpus,output_throughput_toks"},
+			`no column "output_throughput_toks" (did you mean output_throughput_tok_s?) in results.parquet; its columns are: point_id,`},
 		{[]string{"rows", "--results", dir, "--format", "jsonl", "--columns", "point_id,gpus,point_id"}, "--columns names point_id twice; name each column once"},
 		{[]string{"rows", "--results", dir, "--columns", "point_id,"}, `--columns "point_id," has an empty column name (a comma with nothing beside it)`},
 		{[]string{"rows", "--results", dir, "--format", "parquet"}, "--format must be csv or jsonl"},

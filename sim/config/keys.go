@@ -101,20 +101,21 @@ func (c *keyChecker) value(v *yaml.Node, path string, f *field) {
 // unknownFieldMsg is the message of key, which the schema s does not have: "unknown field; valid
 // fields: " and the keys the union variant accepts (every key of s when variant is not one of its
 // variants, or s is no union), then " (did you mean K?)" when a valid key K is a close spelling
-// of key (nearestKey).
+// of key (NearestName).
 func unknownFieldMsg(s *structSchema, variant, key string) string {
 	keys := s.keys(variant)
 	msg := unknownField + "; valid fields: " + strings.Join(keys, ", ")
-	if near := nearestKey(key, keys); near != "" {
+	if near := NearestName(key, keys); near != "" {
 		msg += " (did you mean " + near + "?)"
 	}
 	return msg
 }
 
-// nearestKey is the key of keys closest to key by edit (Levenshtein) distance when that distance
-// is at most 2 and less than half key's length (a short key is near too many others to suggest
-// one); "" when none is, or two are equally close.
-func nearestKey(key string, keys []string) string {
+// NearestName is the name of keys closest to key by edit (Levenshtein) distance when that
+// distance is at most 2 and less than half key's length (a short name is near too many others to
+// suggest one); "" when none is, or two are equally close. It suggests the field, column or
+// setting a misspelt name meant.
+func NearestName(key string, keys []string) string {
 	best, bestD, tie := "", min(3, (len(key)+1)/2), false
 	for _, k := range keys {
 		switch d := levenshtein.ComputeDistance(key, k); {

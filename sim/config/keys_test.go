@@ -83,7 +83,7 @@ func TestCheckKeysListsAndFilter(t *testing.T) {
 	}
 }
 
-// nearestKey suggests the one valid key within two edits and less than half the typed key's
+// NearestName suggests the one valid key within two edits and less than half the typed key's
 // length, and nothing for a tie or a short key.
 func TestNearestKey(t *testing.T) {
 	keys := []string{"replicas", "tensor", "pipeline", "attention_data", "moe_tensor", "moe_expert"}
@@ -91,11 +91,11 @@ func TestNearestKey(t *testing.T) {
 		{"tensr", "tensor"}, {"atention_data", "attention_data"}, {"moe_tensr", "moe_tensor"},
 		{"replica", "replicas"}, {"pipe", ""}, {"tp", ""}, {"moe_xpert", "moe_expert"}, {"foo", ""},
 	} {
-		if got := nearestKey(c.key, keys); got != c.want {
-			t.Errorf("nearestKey(%q) = %q, want %q", c.key, got, c.want)
+		if got := NearestName(c.key, keys); got != c.want {
+			t.Errorf("NearestName(%q) = %q, want %q", c.key, got, c.want)
 		}
 	}
-	if got := nearestKey("ab", []string{"ac", "ad"}); got != "" {
+	if got := NearestName("ab", []string{"ac", "ad"}); got != "" {
 		t.Errorf("a tie or a short key: got %q, want none", got)
 	}
 }
