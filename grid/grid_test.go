@@ -1168,24 +1168,24 @@ func TestSpecUnknownKeysAreOneErrorEach(t *testing.T) {
 		want []string
 	}{
 		{"typo in a searched role", []string{modes, "engine.workers.aggregated.parallelism.tensr=4"},
-			[]string{"spec.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: " + par}},
+			[]string{"spec.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: " + par + " (did you mean tensor?)"}},
 		{"key of another section in a role", []string{modes, "engine.workers.prefill.max_batch_tokens=4096"},
 			[]string{"spec.yaml: engine.workers.prefill.max_batch_tokens: unknown field; valid fields: " + role}},
 		{"typo in a role the concrete mode drops", []string{"engine.workers.decode.schedular={max_sequences: 8}"},
-			[]string{"spec.yaml: engine.workers.decode.schedular: unknown field; valid fields: " + role}},
+			[]string{"spec.yaml: engine.workers.decode.schedular: unknown field; valid fields: " + role + " (did you mean scheduler?)"}},
 		{"a domain on a misspelt key", []string{"engine.workers.aggregated.parallelism.tensr={choices: [1, 2]}"},
-			[]string{"spec.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: " + par}},
+			[]string{"spec.yaml: engine.workers.aggregated.parallelism.tensr: unknown field; valid fields: " + par + " (did you mean tensor?)"}},
 		{"misspelt section, then a key under it", []string{"engine.wrkers.aggregated.parallelism.tensor=2"},
 			[]string{"spec.yaml: engine.wrkers: unknown field; valid fields: mode, model, hardware, backend, backend_version, " +
-				"context_length, speculation, enable_chunked_prefill, overlap_scheduling, cuda_graphs, kv_transfer, frontend, precision, workers"}},
+				"context_length, speculation, enable_chunked_prefill, overlap_scheduling, cuda_graphs, kv_transfer, frontend, precision, workers (did you mean workers?)"}},
 		// The union's keys are its variant's: the spec's timing is polynomial.
 		{"two typos, two errors", []string{"engine.workers.aggregated.timing.tpe=fixed", "router.polcy=kv_router"},
-			[]string{"spec.yaml: engine.workers.aggregated.timing.tpe: unknown field; valid fields: type, forward_model",
-				"spec.yaml: router.polcy: unknown field; valid fields: policy, prefill_load_model"}},
+			[]string{"spec.yaml: engine.workers.aggregated.timing.tpe: unknown field; valid fields: type, forward_model (did you mean type?)",
+				"spec.yaml: router.polcy: unknown field; valid fields: policy, prefill_load_model (did you mean policy?)"}},
 		{"union under a domain lists every variant's keys", []string{"router={policy: {choices: [round_robin, kv_router]}, temprature: 0.5}"},
-			[]string{"spec.yaml: router.temprature: unknown field; valid fields: policy, prefill_load_model, overlap_score_credit, prefill_load_scale, temperature, seed"}},
+			[]string{"spec.yaml: router.temprature: unknown field; valid fields: policy, prefill_load_model, overlap_score_credit, prefill_load_scale, temperature, seed (did you mean temperature?)"}},
 		{"inside a distribution", []string{"traffic.source.input_tokens={distribution: normal, mean: 128, stdev: 8}"},
-			[]string{"spec.yaml: traffic.source.input_tokens.stdev: unknown field; valid fields: distribution, min, max, mean, stddev"}},
+			[]string{"spec.yaml: traffic.source.input_tokens.stdev: unknown field; valid fields: distribution, min, max, mean, stddev (did you mean stddev?)"}},
 		{"refused key in a role", []string{"engine.workers.aggregated.backend=sglang"},
 			[]string{"spec.yaml: engine.workers.aggregated.backend: per-role overrides are not allowed; set engine.backend"}},
 	} {

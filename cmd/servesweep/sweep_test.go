@@ -1019,7 +1019,7 @@ func TestSweepSpecTyposExit2(t *testing.T) {
 		want string
 	}{
 		{"misspelt key", []string{"-c", tensr},
-			tensr + ": engine.workers.aggregated.parallelism.tensr: unknown field; " + par},
+			tensr + ": engine.workers.aggregated.parallelism.tensr: unknown field; " + par + " (did you mean tensor?)"},
 		{"misspelt --set path", []string{"-c", base, "--set", "engine.workers.aggregated.parallelism.tp=4"},
 			base + " (--set engine.workers.aggregated.parallelism.tp=4): engine.workers.aggregated.parallelism.tp: unknown field; " + par},
 		{"key of no role", []string{"-c", misplaced},
