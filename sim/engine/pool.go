@@ -226,23 +226,6 @@ func (p *BlockPool) takeIdleRun(n int32, lease []int32) []int32 {
 	return lease
 }
 
-// allocateOne is allocate(1, lease) without its loop, for the decode step at block size 1, which
-// takes one block per request and pass.
-func (p *BlockPool) allocateOne(lease []int32) []int32 {
-	if p.lruHead >= 0 || p.free+p.unlisted == 0 {
-		return p.allocateEach(1, lease)
-	}
-	if p.free > 0 {
-		p.free--
-	} else {
-		p.unlisted--
-		p.tailUnlisted--
-	}
-	b := p.takeIdle()
-	p.meta[b] = metaHeld
-	return append(lease, b)
-}
-
 // takeIdle returns the most recently released idle block, or a fresh one when none is idle. The
 // caller has counted it out of free or unlisted.
 func (p *BlockPool) takeIdle() int32 {

@@ -66,8 +66,10 @@ func testBlockPoolLRUAndReuse(t *testing.T, p *BlockPool) {
 
 // poolOps drives a pool through a random sequence of allocations (of one block, or of up to 40),
 // registrations and releases (with and without an unmatchable range), seeded by seed; each
-// allocation calls alloc. It returns the leases handed out, in order, and the pool.
-func poolOps(seed uint64, alloc func(p *BlockPool, n int32, lease []int32) []int32) ([][]int32, *BlockPool) {
+// allocation calls alloc, and the pool's invariants (CheckInvariants) must hold after each step.
+// It returns the leases handed out, in order, and the pool.
+func poolOps(t *testing.T, seed uint64, alloc func(p *BlockPool, n int32, lease []int32) []int32) ([][]int32, *BlockPool) {
+	t.Helper()
 	p := NewBlockPool(300, 64)
 	rng := seed
 	next := func(n uint64) uint64 { rng = splitmix64(rng); return rng % n }
@@ -113,24 +115,23 @@ func poolOps(seed uint64, alloc func(p *BlockPool, n int32, lease []int32) []int
 			p.release(l, lo, hi)
 			held = append(held[:k], held[k+1:]...)
 		}
+		if msg := p.CheckInvariants(holdersOf(p, held...)); msg != "" {
+			t.Fatalf("seed %d: %s", seed, msg)
+		}
 	}
 	return out, p
 }
 
-// allocate's and allocateOne's shortcuts (takeIdleRun, the one-block path) hand out exactly the
-// blocks allocateEach, one block at a time, would, and leave the pool in the same state, over
-// random sequences of allocations, registrations and releases with unmatchable ranges.
+// allocate's shortcut (takeIdleRun) hands out exactly the blocks allocateEach, one block at a
+// time, would, and leaves the pool in the same state, over random sequences of allocations (of
+// one block, as a decode step at block size 1 takes, or of several), registrations and releases
+// with unmatchable ranges; the pool's bookkeeping holds after every operation.
 func TestAllocateShortcutsMatchAllocateEach(t *testing.T) {
-	fast := func(p *BlockPool, n int32, lease []int32) []int32 {
-		if n == 1 {
-			return p.allocateOne(lease)
-		}
-		return p.allocate(n, lease)
-	}
+	fast := func(p *BlockPool, n int32, lease []int32) []int32 { return p.allocate(n, lease) }
 	each := func(p *BlockPool, n int32, lease []int32) []int32 { return p.allocateEach(n, lease) }
 	for seed := range uint64(200) {
-		got, gp := poolOps(seed, fast)
-		want, wp := poolOps(seed, each)
+		got, gp := poolOps(t, seed, fast)
+		want, wp := poolOps(t, seed, each)
 		if !slices.EqualFunc(got, want, slices.Equal[[]int32]) {
 			t.Fatalf("seed %d: leases differ", seed)
 		}

@@ -425,10 +425,11 @@ func (e *Engine) decodeStep() {
 				continue
 			}
 			// A decode step whose token opens a new block (every step at block size 1): the one
-			// block the general path below would allocate, taken here, or the step waits as there.
+			// block the general path below would allocate, taken here without its draft and
+			// growth arithmetic, or the step waits as there.
 			if r.Generated > 0 && known-r.NumComputed == 1 && known == int32(len(r.Blocks))*e.bs+1 {
 				if e.pool.Available() > 0 {
-					r.Blocks = e.pool.allocateOne(r.Blocks)
+					r.Blocks = e.pool.allocate(1, r.Blocks)
 					e.plainDecode(ri, r, known)
 				}
 				continue
