@@ -716,14 +716,20 @@ func drainWarning(cfg *config.Config, res *sim.Result) string {
 }
 
 // lockstepNote returns the one-line stderr note of a run whose requests move in lock-step, or
-// "": a concurrency load above 1 whose first wave starts at once (ramp_seconds 0 or omitted) and
-// whose requests all have the same input and output length. The first wave's requests then
-// complete together, their replacements start together, and every wave repeats the first for
-// the whole run: each request sees the same latency, and the latencies and rates are those of
-// one synchronized burst, not of a steady state.
+// "": a concurrency load above 1 whose requests all have the same input and output length.
+// When the first wave starts at once (ramp_seconds 0 or omitted), its requests complete
+// together, their replacements start together, and every wave repeats the first for the whole
+// run: each request sees the same latency, and the latencies and rates are those of one
+// synchronized burst, not of a steady state. A ramp does not cure it: a request's replacement
+// starts when it finishes and requests prefilled together finish together, so the phases the
+// start gives the requests can persist, and TTFT and TPOT then move with ramp_seconds, not with
+// the load alone (a ramp shorter than the engine takes to admit the first wave leaves it one
+// wave; TestFixedLengthsMoveWithTheRamp measures both); lengths drawn from a distribution let
+// the phases mix. The sweep's warning
+// (grid.Spec.lockstepWarning) names the same condition.
 func lockstepNote(cfg *config.Config, wl *traffic.Workload) string {
 	l := &cfg.Traffic.Load
-	if l.Type != config.LoadConcurrency || l.Concurrency <= 1 || l.Ramp() > 0 || len(wl.Requests) < 2 {
+	if l.Type != config.LoadConcurrency || l.Concurrency <= 1 || len(wl.Requests) < 2 {
 		return ""
 	}
 	first := wl.Requests[0]
@@ -732,9 +738,17 @@ func lockstepNote(cfg *config.Config, wl *traffic.Workload) string {
 			return ""
 		}
 	}
+	if l.Ramp() > 0 {
+		return fmt.Sprintf("servesweep: requests of one length fall into step (concurrency %d, every request %d input and %d output "+
+			"tokens): a request's replacement starts when it finishes and requests prefilled together finish together, so the "+
+			"phases the %g s ramp (traffic.load.ramp_seconds) gives them can persist, and TTFT and TPOT move with the ramp, not "+
+			"with the load alone; draw the lengths from a distribution (e.g. traffic.source.output_tokens: {distribution: "+
+			"uniform, min: ..., max: ...}) to measure a steady state", l.Concurrency, first.PromptLen, first.OutputLen, l.Ramp())
+	}
 	return fmt.Sprintf("servesweep: requests start in one wave and stay in lock-step (concurrency %d, every request %d input and %d output "+
-		"tokens, traffic.load.ramp_seconds 0): every wave repeats the first; set traffic.load.ramp_seconds (and warmup_seconds) "+
-		"to measure a steady state", l.Concurrency, first.PromptLen, first.OutputLen)
+		"tokens, traffic.load.ramp_seconds 0): every wave repeats the first; draw the lengths from a distribution (e.g. "+
+		"traffic.source.output_tokens: {distribution: uniform, min: ..., max: ...}) and set traffic.load.warmup_seconds to "+
+		"measure a steady state", l.Concurrency, first.PromptLen, first.OutputLen)
 }
 
 // steadyWindowNote returns the stderr note of a run with a warm-up after which no request

@@ -700,7 +700,8 @@ func withoutLockstepNote(t *testing.T, errs string) string {
 	var kept []string
 	n := 0
 	for _, line := range strings.SplitAfter(errs, "\n") {
-		if strings.HasPrefix(line, "servesweep: requests start in one wave and stay in lock-step") {
+		if strings.HasPrefix(line, "servesweep: requests start in one wave and stay in lock-step") ||
+			strings.HasPrefix(line, "servesweep: requests of one length fall into step") {
 			n++
 			continue
 		}
@@ -719,25 +720,32 @@ func withoutLockstepNote(t *testing.T, errs string) string {
 	return strings.Join(kept, "")
 }
 
-// A run whose requests start in one wave and are all alike moves in lock-step: predict says so
-// once on stderr (the seed's synthetic config: concurrency 16, 2048/128 tokens). A ramp, a
-// concurrency of 1, or lengths that differ leave it out; prediction.json is the same as without
-// the note.
+// A run whose requests are all alike under a concurrency load moves in lock-step: predict says so
+// once on stderr (the seed's synthetic config: concurrency 16, 2048/128 tokens), as one wave
+// without a ramp and as phases the ramp sets with one (the sweep warns of both alike). A
+// concurrency of 1, lengths that differ (ramped or not) or an open-loop load leave it out.
 func TestPredictNotesLockstep(t *testing.T) {
-	const note = "servesweep: requests start in one wave and stay in lock-step (concurrency 16, every request 2048 input and 128 output " +
-		"tokens, traffic.load.ramp_seconds 0): every wave repeats the first; set traffic.load.ramp_seconds (and warmup_seconds) " +
-		"to measure a steady state\n"
+	const wave = "servesweep: requests start in one wave and stay in lock-step (concurrency 16, every request 2048 input and 128 output " +
+		"tokens, traffic.load.ramp_seconds 0): every wave repeats the first; draw the lengths from a distribution (e.g. " +
+		"traffic.source.output_tokens: {distribution: uniform, min: ..., max: ...}) and set traffic.load.warmup_seconds to " +
+		"measure a steady state\n"
+	const ramped = "servesweep: requests of one length fall into step (concurrency 16, every request 2048 input and 128 output " +
+		"tokens): a request's replacement starts when it finishes and requests prefilled together finish together, so the " +
+		"phases the 2 s ramp (traffic.load.ramp_seconds) gives them can persist, and TTFT and TPOT move with the ramp, not " +
+		"with the load alone; draw the lengths from a distribution (e.g. traffic.source.output_tokens: {distribution: " +
+		"uniform, min: ..., max: ...}) to measure a steady state\n"
 	for _, c := range []struct {
 		name string
 		sets []string
-		note bool
+		note string // "" for none
 	}{
-		{"seed", nil, true},
-		{"explicit ramp 0", []string{"traffic.load.ramp_seconds=0"}, true},
-		{"ramp", []string{"traffic.load.ramp_seconds=2"}, false},
-		{"concurrency 1", []string{"traffic.load.concurrency=1", "traffic.stop.requests=4"}, false},
-		{"lengths drawn", []string{"traffic.source.output_tokens={distribution: uniform, min: 64, max: 192}"}, false},
-		{"poisson", []string{"traffic.load={type: poisson, requests_per_second: 10}"}, false},
+		{"seed", nil, wave},
+		{"explicit ramp 0", []string{"traffic.load.ramp_seconds=0"}, wave},
+		{"ramp", []string{"traffic.load.ramp_seconds=2"}, ramped},
+		{"concurrency 1", []string{"traffic.load.concurrency=1", "traffic.stop.requests=4"}, ""},
+		{"lengths drawn", []string{"traffic.source.output_tokens={distribution: uniform, min: 64, max: 192}"}, ""},
+		{"lengths drawn, ramp", []string{"traffic.source.output_tokens={distribution: uniform, min: 64, max: 192}", "traffic.load.ramp_seconds=2"}, ""},
+		{"poisson", []string{"traffic.load={type: poisson, requests_per_second: 10}"}, ""},
 	} {
 		args := []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir()}
 		for _, s := range c.sets {
@@ -747,8 +755,60 @@ func TestPredictNotesLockstep(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", c.name, code, errs)
 		}
-		if n := strings.Count(errs, "lock-step"); (n == 1) != c.note || n > 1 || (c.note && !strings.Contains(errs, note)) {
-			t.Errorf("%s: stderr %q; the note expected %v, once", c.name, errs, c.note)
+		n := strings.Count(errs, "lock-step") + strings.Count(errs, "fall into step")
+		if c.note == "" && n != 0 || c.note != "" && (n != 1 || !strings.Contains(errs, c.note)) {
+			t.Errorf("%s: stderr %q; want the note %q (none if empty), once", c.name, errs, c.note)
+		}
+	}
+}
+
+// Why predict notes fixed lengths under a concurrency load even with a ramp: DeepSeek-R1 on
+// eight H200 under SGLang, concurrency 32, 2,048-token prompts and 256 output tokens. A 2 s
+// ramp, shorter than the engine takes to admit the first wave, gives the very TTFT of no ramp
+// (one wave); longer ramps give other phases and TTFT several times lower, differing among
+// themselves; with output lengths drawn from 204–256 tokens the ramp moves TTFT by a few percent.
+func TestFixedLengthsMoveWithTheRamp(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "ds.yaml")
+	if err := os.WriteFile(cfg, []byte(`traffic:
+  source: {type: synthetic, input_tokens: 2048, output_tokens: 256}
+  load: {type: concurrency, concurrency: 32, warmup_seconds: 30}
+  stop: {requests: 1000}
+engine:
+  model: deepseek-ai/DeepSeek-R1
+  hardware: h200_sxm
+  backend: sglang
+  precision: {weights: fp8, kv_cache: fp8}
+  workers:
+    aggregated:
+      parallelism: {tensor: 8, moe_expert: 8}
+      timing: {type: roofline}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ttft := func(ramp string, sets ...string) float64 {
+		t.Helper()
+		dir := t.TempDir()
+		args := []string{"predict", "-c", cfg, "--output-dir", dir, "--set", "traffic.load.ramp_seconds=" + ramp}
+		for _, s := range sets {
+			args = append(args, "--set", s)
+		}
+		if code, _, errs := runCLI(t, args...); code != 0 {
+			t.Fatalf("ramp %s %v: exit %d: %s", ramp, sets, code, errs)
+		}
+		return readSummary(t, dir)["mean_ttft_ms"].(float64)
+	}
+	at0, at2, at10, at20 := ttft("0"), ttft("2"), ttft("10"), ttft("20")
+	if at2 != at0 || !(at10 < at0/3) || !(at20 < at0/3) || !(math.Abs(at20-at10) > 0.1*at10) {
+		t.Errorf("fixed lengths: mean TTFT %.1f / %.1f / %.1f / %.1f ms at ramps 0 / 2 / 10 / 20 s; want the 2 s ramp's "+
+			"equal to no ramp's, the 10 s and 20 s ones under a third of it and more than 10 %% apart", at0, at2, at10, at20)
+	}
+	drawn := "traffic.source.output_tokens={distribution: uniform, min: 204, max: 256}"
+	d0, d2, d10, d20 := ttft("0", drawn), ttft("2", drawn), ttft("10", drawn), ttft("20", drawn)
+	for _, d := range []float64{d2, d10, d20} {
+		if math.Abs(d-d0) > 0.05*d0 {
+			t.Errorf("drawn lengths: mean TTFT %.1f / %.1f / %.1f / %.1f ms at ramps 0 / 2 / 10 / 20 s; want them within 5 %%",
+				d0, d2, d10, d20)
+			break
 		}
 	}
 }
