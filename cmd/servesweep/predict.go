@@ -321,6 +321,11 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 	} else if msg := drainWarning(cfg, res); msg != "" {
 		fmt.Fprintln(w, msg)
 	}
+	if res.Summary.RejectedRequests > 0 && res.Summary.CompletedRequests == 0 {
+		// Every request was rejected (rejectionWarning says why): notes on how the requests ran
+		// or where the steady window lies would describe a run that did not happen.
+		return
+	}
 	if msg := lockstepNote(cfg, wl); msg != "" {
 		fmt.Fprintln(w, msg)
 	}

@@ -877,6 +877,25 @@ func TestRejectionWarningNamesOnlyReasonsThatRejected(t *testing.T) {
 	}
 }
 
+// A run that rejects every request says so and nothing about how its requests ran: no lock-step
+// note, no steady-window warning (a warm-up with every request rejected has no arrival after it,
+// but not for want of requests).
+func TestAllRejectedSaysOnlyThat(t *testing.T) {
+	code, _, errs := runCLI(t, "predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir(),
+		"--set", "engine.context_length=1024", "--set", "traffic.load.warmup_seconds=1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "warning: 100 of 100 requests were rejected at arrival") {
+		t.Errorf("stderr %q: want the rejection warning", errs)
+	}
+	for _, not := range []string{"lock-step", "fall into step", "no steady window", "warm-up"} {
+		if strings.Contains(errs, not) {
+			t.Errorf("stderr %q: says %q of a run that rejected every request", errs, not)
+		}
+	}
+}
+
 // traffic.load.cooldown on a closed loop that never ran full is warned: 5 three-turn sessions
 // at concurrency 8 ramped over 1 s start at 0, 125, ..., 500 ms, so the last start (500 ms) is
 // within the ramp and the steady window measured it; with 8 sessions and no ramp all start at 0,
