@@ -18,6 +18,7 @@ import (
 
 	"github.com/servesweep/servesweep/grid"
 	"github.com/servesweep/servesweep/results"
+	"github.com/servesweep/servesweep/results/export"
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
@@ -62,7 +63,7 @@ Writes <output-dir>/prediction.json (and requests.jsonl with --capture-per-reque
 an AIPerf-style table (or one JSON object with --format json).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &usageError{fmt.Errorf("predict takes no positional arguments, got %q", args)}
+				return &usageError{fmt.Errorf("predict takes no positional arguments, got %q%s", args, positionalHint(args, "-c", ".yaml", ".yml", ".json"))}
 			}
 			return nil
 		},
@@ -300,6 +301,11 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 	}
 	if msg := handOffNote(cfg); msg != "" {
 		fmt.Fprintln(w, msg)
+	}
+	for _, f := range export.StartupRefusals(cfg) {
+		// The simulation runs the setting as given; the engine it names would not start with it.
+		fmt.Fprintln(w, "warning: "+cfg.At(f.Path, fmt.Sprintf("%v: %s; the simulation runs it as given, no %s server would "+
+			"start with it (servesweep export refuses it)", f.Value, f.What, cfg.Engine.Backend)).Error())
 	}
 	if msg := flooredWarning(res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)

@@ -877,6 +877,47 @@ func TestRejectionWarningNamesOnlyReasonsThatRejected(t *testing.T) {
 	}
 }
 
+// Settings the backend's engine refuses at startup (export.StartupRefusals) are warned of by
+// predict, naming the --set that gave each, which still simulates them: vLLM's batched tokens
+// below its sequences and a block size it does not take, TensorRT-LLM's block size that is no power of 2; SGLang takes a page of
+// 7 tokens, and the seed's own settings draw nothing.
+func TestPredictWarnsOfStartupRefusals(t *testing.T) {
+	const tail = "; the simulation runs it as given, no %s server would start with it (servesweep export refuses it)"
+	for _, c := range []struct {
+		name string
+		sets []string
+		want []string
+	}{
+		{"seed", nil, nil},
+		{"vllm", []string{"engine.workers.aggregated.scheduler.max_batched_tokens=16", "engine.workers.aggregated.kv_cache.block_size=7"}, []string{
+			"warning: " + seedConfig + " (--set engine.workers.aggregated.scheduler.max_batched_tokens=16): engine.workers.aggregated.scheduler.max_batched_tokens: 16: vLLM refuses --max-num-batched-tokens " +
+				"below --max-num-seqs (scheduler.max_sequences 256) at startup; raise it to at least 256, or lower max_sequences" + fmt.Sprintf(tail, "vllm"),
+			"warning: " + seedConfig + " (--set engine.workers.aggregated.kv_cache.block_size=7): engine.workers.aggregated.kv_cache.block_size: 7: vLLM's --block-size takes one of [8 16 32 64 128]" +
+				fmt.Sprintf(tail, "vllm")}},
+		{"trtllm", []string{"engine.backend=trtllm", "engine.workers.aggregated.kv_cache.block_size=24"}, []string{
+			"warning: " + seedConfig + " (--set engine.workers.aggregated.kv_cache.block_size=24): engine.workers.aggregated.kv_cache.block_size: 24: TensorRT-LLM's tokens_per_block must be a power of 2" +
+				fmt.Sprintf(tail, "trtllm")}},
+		{"sglang", []string{"engine.backend=sglang", "engine.workers.aggregated.kv_cache.block_size=7"}, nil},
+	} {
+		args := []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir()}
+		for _, s := range c.sets {
+			args = append(args, "--set", s)
+		}
+		code, _, errs := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.name, code, errs)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, w+"\n") {
+				t.Errorf("%s: stderr %q, want the line %q", c.name, errs, w)
+			}
+		}
+		if n := strings.Count(errs, "would start with it"); n != len(c.want) {
+			t.Errorf("%s: %d startup refusals warned, want %d: %s", c.name, n, len(c.want), errs)
+		}
+	}
+}
+
 // A run that rejects every request says so and nothing about how its requests ran: no lock-step
 // note, no steady-window warning (a warm-up with every request rejected has no arrival after it,
 // but not for want of requests).

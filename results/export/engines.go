@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/servesweep/servesweep/sim"
 	"github.com/servesweep/servesweep/sim/config"
@@ -42,17 +41,10 @@ func (x *exporter) vllmArgs(r roleRef, standalone bool) []arg {
 		}
 		a = append(a, arg{"--enable-eplb", ""}, arg{"--eplb-config", fmt.Sprintf(`{"num_redundant_experts": %d}`, p.RedundantExperts)})
 	}
-	if sc := w.Scheduler; sc.MaxBatchedTokens < sc.MaxSequences {
-		// vLLM's scheduler config refuses max_num_batched_tokens < max_num_seqs at startup.
-		x.unsupported(r.path+".scheduler.max_batched_tokens", sc.MaxBatchedTokens, fmt.Sprintf("vLLM refuses --max-num-batched-tokens "+
-			"below --max-num-seqs (scheduler.max_sequences %d) at startup; raise it to at least %d, or lower max_sequences", sc.MaxSequences, sc.MaxSequences))
-	}
+	x.refuse(r) // --max-num-batched-tokens below --max-num-seqs, a --block-size vLLM does not take
 	a = append(a,
 		arg{"--max-num-seqs", itoa(w.Scheduler.MaxSequences)},
 		arg{"--max-num-batched-tokens", itoa(w.Scheduler.MaxBatchedTokens)})
-	if !slices.Contains(vllmBlockSizes, w.KVCache.BlockSize) {
-		x.unsupported(r.path+".kv_cache.block_size", w.KVCache.BlockSize, fmt.Sprintf("vLLM's --block-size takes one of %v", vllmBlockSizes))
-	}
 	a = append(a, arg{"--block-size", itoa(w.KVCache.BlockSize)})
 	if w.KVCache.PrefixCaching {
 		a = append(a, arg{"--enable-prefix-caching", ""})
@@ -213,9 +205,7 @@ func (x *exporter) trtllmOptions(r roleRef, full bool) []kv {
 	}
 	x.noSpeculation()
 	cache := []kv{{"enable_block_reuse", w.KVCache.PrefixCaching}, {"tokens_per_block", w.KVCache.BlockSize}}
-	if !isPow2(w.KVCache.BlockSize) {
-		x.unsupported(r.path+".kv_cache.block_size", w.KVCache.BlockSize, "TensorRT-LLM's tokens_per_block must be a power of 2")
-	}
+	x.refuse(r) // tokens_per_block not a power of 2
 	if _, kvp, _ := x.precisions(); kvp == timing.FP8 {
 		cache = append(cache, kv{"dtype", "fp8"})
 	} else {

@@ -1,0 +1,61 @@
+package export
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/servesweep/servesweep/sim/config"
+)
+
+// Refusal is a setting of a worker role that its engine refuses at startup: the field's YAML
+// path, its value and what the engine accepts.
+type Refusal struct {
+	Path  string
+	Value any
+	What  string
+}
+
+// StartupRefusals returns the settings of cfg's worker roles that engine.backend's engine
+// refuses at startup: vLLM's --max-num-batched-tokens below --max-num-seqs
+// (scheduler.max_batched_tokens below max_sequences) and a --block-size outside vllmBlockSizes;
+// TensorRT-LLM's tokens_per_block (kv_cache.block_size) other than a power of 2. The simulation
+// runs such a config, no engine would: export refuses it (for the engine's own target and for
+// dynamo) and predict warns. nil when there is none. cfg must be decoded and validated.
+func StartupRefusals(cfg *config.Config) []Refusal {
+	var out []Refusal
+	for _, name := range cfg.Engine.Mode.Roles() {
+		if w := cfg.Engine.Workers.Role(name); w != nil {
+			out = append(out, roleRefusals(cfg.Engine.Backend, "engine.workers."+string(name), w)...)
+		}
+	}
+	return out
+}
+
+// roleRefusals is StartupRefusals for one worker role w at path under backend.
+func roleRefusals(backend, path string, w *config.WorkerRole) []Refusal {
+	var out []Refusal
+	switch backend {
+	case TargetVLLM:
+		if sc := w.Scheduler; sc.MaxBatchedTokens < sc.MaxSequences {
+			// vLLM's scheduler config refuses max_num_batched_tokens < max_num_seqs at startup.
+			out = append(out, Refusal{path + ".scheduler.max_batched_tokens", sc.MaxBatchedTokens, fmt.Sprintf("vLLM refuses "+
+				"--max-num-batched-tokens below --max-num-seqs (scheduler.max_sequences %d) at startup; raise it to at least %d, "+
+				"or lower max_sequences", sc.MaxSequences, sc.MaxSequences)})
+		}
+		if !slices.Contains(vllmBlockSizes, w.KVCache.BlockSize) {
+			out = append(out, Refusal{path + ".kv_cache.block_size", w.KVCache.BlockSize, fmt.Sprintf("vLLM's --block-size takes one of %v", vllmBlockSizes)})
+		}
+	case TargetTRTLLM:
+		if !isPow2(w.KVCache.BlockSize) {
+			out = append(out, Refusal{path + ".kv_cache.block_size", w.KVCache.BlockSize, "TensorRT-LLM's tokens_per_block must be a power of 2"})
+		}
+	}
+	return out
+}
+
+// refuse records r's refusals of one role as export failures.
+func (x *exporter) refuse(r roleRef) {
+	for _, f := range roleRefusals(x.backend, r.path, r.w) {
+		x.unsupported(f.Path, f.Value, f.What)
+	}
+}
