@@ -57,7 +57,7 @@ not take, a router policy a bare engine has no router for) is an error naming th
 nothing is written then.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &usageError{fmt.Errorf("export takes no positional arguments, got %q", args)}
+				return &usageError{fmt.Errorf("export takes no positional arguments, got %q%s", args, positionalHint(args, "-c", ".yaml", ".yml", ".json"))}
 			}
 			return nil
 		},

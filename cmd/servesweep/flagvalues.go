@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/spf13/pflag"
@@ -67,4 +68,18 @@ func intFlag(f *pflag.FlagSet, p *int, name string, value int, usage string) {
 func floatFlag(f *pflag.FlagSet, p *float64, name string, value float64, usage string) {
 	*p = value
 	f.Var((*decimalFloat)(p), name, usage)
+}
+
+// positionalHint is the hint of a "takes no positional arguments" error whose one argument looks
+// like the file a flag takes (its name ends in one of exts): "; did you mean FLAG ARG?", or "".
+func positionalHint(args []string, flag string, exts ...string) string {
+	if len(args) != 1 {
+		return ""
+	}
+	for _, e := range exts {
+		if strings.HasSuffix(strings.ToLower(args[0]), e) {
+			return fmt.Sprintf("; did you mean %s %s?", flag, args[0])
+		}
+	}
+	return ""
 }

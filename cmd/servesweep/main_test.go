@@ -180,3 +180,25 @@ func TestOpenSystems(t *testing.T) {
 		t.Errorf("reportError printed %q, want %q", b.String(), want)
 	}
 }
+
+// A positional argument that looks like the file a flag takes gets the flag in the error: a
+// config for predict, sweep and export (-c), a CSV for validate (--measured); anything else, or
+// two arguments, the plain error.
+func TestPositionalFileHint(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"predict", "ds.yaml"}, `predict takes no positional arguments, got ["ds.yaml"]; did you mean -c ds.yaml?`},
+		{[]string{"sweep", "spec.YML"}, `sweep takes no positional arguments, got ["spec.YML"]; did you mean -c spec.YML?`},
+		{[]string{"export", "c.json"}, `export takes no positional arguments, got ["c.json"]; did you mean -c c.json?`},
+		{[]string{"validate", "rows.csv"}, `validate takes no positional arguments, got ["rows.csv"]; did you mean --measured rows.csv?`},
+		{[]string{"validate", "rows.yaml"}, `validate takes no positional arguments, got ["rows.yaml"]` + "\n"},
+		{[]string{"predict", "a.yaml", "b.yaml"}, `predict takes no positional arguments, got ["a.yaml" "b.yaml"]` + "\n"},
+	} {
+		code, _, errs := runCLI(t, c.args...)
+		if code != exitConfigError || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d with %q", c.args, code, errs, exitConfigError, c.want)
+		}
+	}
+}

@@ -131,7 +131,7 @@ with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "d
 "points"}. Progress and warnings go to stderr; on an error nothing is printed on stdout.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &usageError{fmt.Errorf("sweep takes no positional arguments, got %q", args)}
+				return &usageError{fmt.Errorf("sweep takes no positional arguments, got %q%s", args, positionalHint(args, "-c", ".yaml", ".yml", ".json"))}
 			}
 			return nil
 		},

@@ -95,7 +95,7 @@ exit 2 naming what was expected.
 an error, a failed run without any simulated row included, nothing is printed on stdout.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &usageError{fmt.Errorf("validate takes no positional arguments, got %q", args)}
+				return &usageError{fmt.Errorf("validate takes no positional arguments, got %q%s", args, positionalHint(args, "--measured", ".csv"))}
 			}
 			return nil
 		},
