@@ -100,6 +100,13 @@ func TestReadCSV(t *testing.T) {
 		ragged[1].Problem != "has 10 fields, the header 9: its cells cannot be matched to columns" || ragged[1].Line != 3 {
 		t.Errorf("ragged rows: %v %+v", err, ragged)
 	}
+	// A row repeating an earlier row's id is one measurement listed twice: marked, scored once.
+	dup, err := ReadCSV(strings.NewReader("id,backend,model_path,system,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\n"+
+		"d1,vllm,m,h100_sxm,agg,512,32,60,8\nd2,vllm,m,h100_sxm,agg,512,32,60,8\nd1,vllm,m,h100_sxm,agg,512,32,60,8\n"), "dup.csv")
+	if err != nil || len(dup) != 3 || dup[0].Problem != "" || dup[1].Problem != "" ||
+		dup[2].Problem != `repeats the id "d1" of line 2: a measurement is scored once` {
+		t.Errorf("repeated id: %v %+v", err, dup)
+	}
 	for _, c := range []struct{ csv, frag string }{
 		{"", "small.csv: empty file"},
 		{"backend,model_path\nvllm,x\n", "small.csv: line 1: missing column(s) system, mode, isl, osl, silicon_ttft_ms, silicon_tpot_ms"},

@@ -219,6 +219,7 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 			strings.Join(missing, ", "), strings.Join(requiredColumns(), ", "))
 	}
 	var rows []Row
+	seen := map[string]int{} // id -> line of its first row
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -232,6 +233,14 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 		if len(rec) != len(header) {
 			// A ragged row's cells cannot be matched to their columns.
 			row.Problem = fmt.Sprintf("has %d fields, the header %d: its cells cannot be matched to columns", len(rec), len(header))
+		}
+		if first, dup := seen[row.ID]; dup && row.ID != "" {
+			if row.Problem == "" {
+				// One measurement listed twice would count twice in every score.
+				row.Problem = fmt.Sprintf("repeats the id %q of line %d: a measurement is scored once", row.ID, first)
+			}
+		} else if row.ID != "" {
+			seen[row.ID] = line
 		}
 		rows = append(rows, row)
 	}

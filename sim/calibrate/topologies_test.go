@@ -1,8 +1,10 @@
 package calibrate
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -813,4 +815,36 @@ func TestSpecMethodsByPair(t *testing.T) {
 		"(mean TPOT 6 ms here, 10 ms at line %d), for which the public configuration lists an MTP and a non-MTP run", rows[0].Line) {
 		t.Errorf("the MTP row's note: %q", note)
 	}
+}
+
+// A row whose speculative decoding only the other rows of its config_id settle, validated
+// without them, is skipped with a reason that says those rows would settle it (the MoE file's
+// first row that its own columns leave open; skipped without the file).
+func TestUnsettledRowNamesItsConfigID(t *testing.T) {
+	if _, err := os.Stat(moeCalibrationFile); err != nil {
+		t.Skipf("MoE calibration file not available at %s: %v", moeCalibrationFile, err)
+	}
+	rows, err := ReadCSVFile(moeCalibrationFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.ConfigID == "" || r.SpecMethod == "" {
+			continue
+		}
+		r.SpecMethod = "" // as a file of this row alone reads it
+		if _, err := PlanRow(r, Options{}); err == nil || !strings.Contains(err.Error(), "speculative-decoding column") {
+			continue // its own columns settle it
+		}
+		rep, err := Validate(context.Background(), []Row{r}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Rows) != 1 || !rep.Rows[0].Skipped ||
+			!strings.Contains(rep.Rows[0].Reason, "the file has no speculative-decoding column to say which ran; the other rows of its config_id "+r.ConfigID+" in the file settle it") {
+			t.Errorf("line %d alone: %+v, want it skipped naming config_id %s", r.Line, rep.Rows, r.ConfigID)
+		}
+		return
+	}
+	t.Fatal("no row of the MoE file has its speculative decoding settled by its config_id")
 }

@@ -412,6 +412,13 @@ func planRow(r Row, o Options) (RowResult, *Plan) {
 	}
 	p, err := PlanRow(r, o)
 	if err != nil {
+		if r.ConfigID != "" && r.SpecMethod == "" && strings.Contains(err.Error(), "speculative-decoding column") {
+			// SpecMethodsByConfig settles a row's method from the other rows of its config_id in
+			// the same file: say so, since a file of this row alone (or of rows that leave the
+			// method open) cannot.
+			err = fmt.Errorf("%w; the other rows of its config_id %s in the file settle it when they allow one method between "+
+				"them (those of this file do not)", err, r.ConfigID)
+		}
 		return skipRow(res, err), nil
 	}
 	res.Precision = fmt.Sprintf("weights %s, kv %s", p.Precisions.Weights, p.Precisions.KVCache)
