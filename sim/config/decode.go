@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -363,6 +364,21 @@ func YAMLErrorMessage(err error, data []byte) string {
 			}
 		}
 	}
+	if strings.Contains(err.Error(), "UTF-8 octet") {
+		// yaml.v3 names no line for bytes that are not UTF-8 (a file saved as Latin-1, say).
+		if line, b, ok := firstInvalidUTF8(data); ok {
+			return fmt.Sprintf("invalid YAML: line %d: byte 0x%02X is not UTF-8 (the file was saved in another encoding, "+
+				"e.g. Latin-1); save it as UTF-8", line, b)
+		}
+	}
+	if strings.Contains(err.Error(), "found character that cannot start any token") {
+		// A tab that begins a line's content is a tab in its indentation: say so at that line.
+		if n := errorLine(err); n > 0 {
+			if lines := strings.Split(string(data), "\n"); n <= len(lines) && strings.HasPrefix(strings.TrimLeft(lines[n-1], " "), "\t") {
+				return fmt.Sprintf("invalid YAML: line %d: a tab character in the indentation (YAML indents with spaces only)", n)
+			}
+		}
+	}
 	if strings.Contains(err.Error(), "found a tab character") {
 		// yaml.v3's line comes before the tab's (a tab in a block scalar above it is content).
 		from := 0
@@ -381,6 +397,34 @@ func YAMLErrorMessage(err error, data []byte) string {
 		}
 	}
 	return yamlErrorMsg(err)
+}
+
+// firstInvalidUTF8 returns the 1-based line of data's first byte that is not part of valid UTF-8,
+// and that byte; ok is false when data is valid UTF-8.
+func firstInvalidUTF8(data []byte) (line int, b byte, ok bool) {
+	line = 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return line, data[i], true
+		}
+		if data[i] == '\n' {
+			line++
+		}
+		i += size
+	}
+	return 0, 0, false
+}
+
+// errorLine is the line N of yaml.v3's "yaml: line N: ..." error, or 0.
+func errorLine(err error) int {
+	rest, ok := strings.CutPrefix(err.Error(), "yaml: line ")
+	if !ok {
+		return 0
+	}
+	n, _, _ := strings.Cut(rest, ":")
+	v, _ := strconv.Atoi(n)
+	return v
 }
 
 // unknownAnchor returns the anchor name of yaml.v3's "unknown anchor 'NAME' referenced" error.

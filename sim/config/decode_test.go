@@ -684,6 +684,12 @@ func TestDecodeBadConfigs(t *testing.T) {
 		// yaml.v3 says line 3 (the mapping's); the tab is on line 4.
 		{"tab in the indentation", "traffic:\n  source:\n    type: synthetic\n\tinput_tokens: 5\n", nil, "",
 			"invalid YAML: line 4: a tab character in the indentation (YAML indents with spaces only)"},
+		// A line that begins with a tab: yaml.v3 says "found character that cannot start any token".
+		{"tab beginning a line", "traffic:\n\tsource: {type: synthetic}\n", nil, "",
+			"invalid YAML: line 2: a tab character in the indentation (YAML indents with spaces only)"},
+		// A Latin-1 byte: yaml.v3 names no line.
+		{"not UTF-8", "engine:\n  model: synth\xe9tic\n", nil, "",
+			"invalid YAML: line 2: byte 0xE9 is not UTF-8 (the file was saved in another encoding, e.g. Latin-1); save it as UTF-8"},
 		{"top level list", "- a\n", nil, "", "the top level must be a mapping"},
 		{"two documents", seedSynthetic + "---\nengine: {}\n", nil, "", "more than one YAML document (a second begins on line " +
 			strconv.Itoa(strings.Count(seedSynthetic, "\n")+2) + ")"},
