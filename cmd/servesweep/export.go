@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/servesweep/servesweep/grid"
@@ -96,6 +98,9 @@ func runExport(io ioStreams, opts *exportOptions) error {
 	}
 	if opts.OutputDir == "" {
 		return &usageError{errors.New("--output-dir must not be empty")}
+	}
+	if err := checkServerURL(opts.URL); err != nil {
+		return &usageError{err}
 	}
 	cfg, err := config.LoadFile(opts.ConfigPath, opts.Sets, config.WithMarker(grid.ConcreteMarker))
 	if err != nil {
@@ -387,4 +392,33 @@ func exportProblems(ctx context.Context, points []grid.Point, targets []string) 
 		}
 	}
 	return warnings, refused, nil
+}
+
+// checkServerURL refuses a --url aiperf.sh could not benchmark: it must be HOST:PORT or
+// http(s)://HOST[:PORT][/PATH] (AIPerf's --url), without spaces, any port in 1-65535; ""
+// is export.DefaultURL.
+func checkServerURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	bad := func() error {
+		return fmt.Errorf("--url must be the server's HOST:PORT or http(s)://HOST[:PORT][/PATH] (aiperf.sh passes it to AIPerf's --url), got %q", raw)
+	}
+	if strings.ContainsAny(raw, " \t\r\n") {
+		return bad()
+	}
+	s := raw
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
+		return bad()
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return bad()
+		}
+	}
+	return nil
 }

@@ -119,6 +119,10 @@ func TestExportCommandErrors(t *testing.T) {
 		{"name ends with a hyphen", []string{"-c", exportConfig, "--target", "dynamo", "--name", "abc-"}, `got "abc-"; e.g. abc`},
 		{"name empty", []string{"-c", exportConfig, "--target", "dynamo", "--name", ""}, `got ""; e.g. servesweep`},
 		{"name too long", []string{"-c", exportConfig, "--target", "dynamo", "--name", strings.Repeat("a", 41)}, "e.g. " + strings.Repeat("a", 40)},
+		{"url with spaces", []string{"-c", exportConfig, "--target", "vllm", "--url", "not a url"},
+			`--url must be the server's HOST:PORT or http(s)://HOST[:PORT][/PATH] (aiperf.sh passes it to AIPerf's --url), got "not a url"`},
+		{"url scheme", []string{"-c", exportConfig, "--target", "vllm", "--url", "ftp://host"}, `got "ftp://host"`},
+		{"url port", []string{"-c", exportConfig, "--target", "vllm", "--url", "host:99999"}, `got "host:99999"`},
 	}
 	// An output directory that cannot exist (under a regular file) is exit 2 naming the flag.
 	file := filepath.Join(dir, "a-file")
