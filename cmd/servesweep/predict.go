@@ -373,7 +373,7 @@ func handOffNote(cfg *config.Config) string {
 		return ""
 	}
 	return fmt.Sprintf("servesweep: each disaggregated hand-off adds %g ms to the request's TTFT (engine.kv_transfer.latency_ms, "+
-		"the default under default timing, chosen on measured disaggregated deployments; set it to override, 0 to leave it out)", ms)
+		"its default under default and roofline timing, chosen on measured disaggregated deployments; set it to override, 0 to leave it out)", ms)
 }
 
 // unfilledCooldownNote returns the stderr warning of a run with traffic.load.cooldown whose last
