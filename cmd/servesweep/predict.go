@@ -92,9 +92,10 @@ an AIPerf-style table (or one JSON object with --format json).`,
 	return cmd
 }
 
-// requireNoAdapters fails when the config declares a router or planner section: those are
-// adapters of the dynamo stack, and the engine stack has none (dynosim-spec.md §2.1).
-func requireNoAdapters(cfg *config.Config) error {
+// requireNoAdapters returns an error per router or planner section the config declares: those
+// are adapters of the dynamo stack, and the engine stack has none (dynosim-spec.md §2.1); nil
+// when it declares neither.
+func requireNoAdapters(cfg *config.Config) config.Errors {
 	var errs config.Errors
 	for _, name := range cfg.Adapters() {
 		errs = append(errs, &config.Error{File: cfg.File, Path: name,
@@ -174,8 +175,18 @@ func loadPrediction(io ioStreams, opts *predictOptions) (*config.Config, error) 
 		return nil, err
 	}
 	if opts.Stack == "engine" {
-		if err := requireNoAdapters(cfg); err != nil {
-			return nil, err
+		if errs := requireNoAdapters(cfg); errs != nil {
+			// Name at once what else the deployment gets wrong (an unknown GPU, say), not only
+			// after the sections are gone.
+			var more config.Errors
+			var one *config.Error
+			switch err := sim.Check(cfg, nil); {
+			case errors.As(err, &more):
+				errs = append(errs, more...)
+			case errors.As(err, &one):
+				errs = append(errs, one)
+			}
+			return nil, errs
 		}
 	}
 	if cfg.DefaultTraffic {

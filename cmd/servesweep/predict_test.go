@@ -236,6 +236,11 @@ func TestExitCodesAndOutputDir(t *testing.T) {
 		{"missing config", []string{"predict", "--output-dir", dir + "/o2"}, 2, "--config is required"},
 		{"unknown stack", []string{"predict", "--stack", "mystack", "-c", seedConfig}, 2, "stack 'mystack' is unavailable; installed stacks: dynamo, engine"},
 		{"engine stack rejects router", []string{"predict", "-c", seedConfig, "--output-dir", dir + "/o3"}, 2, "router: needs the dynamo stack's router adapter"},
+		// What else the deployment gets wrong is named with it, not after the section is gone.
+		{"engine stack rejects router, and an unknown GPU", []string{"predict", "-c", seedConfig, "--output-dir", dir + "/o3b",
+			"--set", "engine.hardware=h300", "--set", "engine.workers.aggregated.timing={type: default}"}, 2,
+			"planner: needs the dynamo stack's planner adapter; run with --stack dynamo or remove the section\n" + seedConfig +
+				" (--set engine.hardware=h300): engine.hardware: engine.workers.aggregated.timing (default) derives values from the GPU: unknown hardware \"h300\""},
 		{"bad format", []string{"predict", "--format", "xml", "-c", seedConfig}, 2, "--format must be table or json"},
 		{"bad flag", []string{"predict", "--nope"}, 2, "unknown flag: --nope (servesweep predict --help lists its flags)"},
 		{"misspelt flag", []string{"predict", "--capture-per-reqest"}, 2,
