@@ -61,9 +61,9 @@ The YAML is DynoSim's prediction schema (traffic, engine, router, planner, evalu
 --set PATH=YAML overrides one field after loading, parsed as YAML, applied in order.
 Writes <output-dir>/prediction.json (and requests.jsonl with --capture-per-request) and prints
 an AIPerf-style table (or one JSON object with --format json).`,
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &usageError{fmt.Errorf("predict takes no positional arguments, got %q%s", args, positionalHint(args, "-c", ".yaml", ".yml", ".json"))}
+				return &usageError{fmt.Errorf("predict takes no positional arguments, got %q%s", args, positionalHint(cmd, args, "config", ".yaml", ".yml", ".json"))}
 			}
 			return nil
 		},
@@ -315,8 +315,14 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 	}
 	for _, f := range export.StartupRefusals(cfg) {
 		// The simulation runs the setting as given; the engine it names would not start with it.
-		fmt.Fprintln(w, "warning: "+cfg.At(f.Path, fmt.Sprintf("%v: %s; the simulation runs it as given, no %s server would "+
-			"start with it (servesweep export refuses it)", f.Value, f.What, cfg.Engine.Backend)).Error())
+		e := cfg.At(f.Path, fmt.Sprintf("%v: %s; the simulation runs it as given, no %s server would "+
+			"start with it (servesweep export refuses it)", f.Value, f.What, cfg.Engine.Backend))
+		for _, p := range f.Also {
+			if e.Set == "" {
+				e.Set = config.SetFor(p, cfg.Sets)
+			}
+		}
+		fmt.Fprintln(w, "warning: "+e.Error())
 	}
 	if msg := flooredWarning(res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
@@ -343,7 +349,7 @@ func printRunNotes(w io.Writer, cfg *config.Config, wl *traffic.Workload, res *s
 		// or where the steady window lies would describe a run that did not happen.
 		return
 	}
-	if msg := lockstepNote(cfg, wl); msg != "" {
+	if msg := lockstepNote(cfg, wl, res.Summary); msg != "" {
 		fmt.Fprintln(w, msg)
 	}
 	if msg := steadyWindowNote(res.Summary); msg != "" {
@@ -738,7 +744,9 @@ func drainWarning(cfg *config.Config, res *sim.Result) string {
 }
 
 // lockstepNote returns the one-line stderr note of a run whose requests move in lock-step, or
-// "": a concurrency load above 1 whose requests all have the same input and output length.
+// "": a concurrency load above 1 whose requests all have the same input and output length,
+// more of them than one wave, in a run that outlasted its ramp (unfinishedRampNote covers one
+// that did not).
 // When the first wave starts at once (ramp_seconds 0 or omitted), its requests complete
 // together, their replacements start together, and every wave repeats the first for the whole
 // run: each request sees the same latency, and the latencies and rates are those of one
@@ -749,10 +757,13 @@ func drainWarning(cfg *config.Config, res *sim.Result) string {
 // wave; TestFixedLengthsMoveWithTheRamp measures both); lengths drawn from a distribution let
 // the phases mix. The sweep's warning
 // (grid.Spec.lockstepWarning) names the same condition.
-func lockstepNote(cfg *config.Config, wl *traffic.Workload) string {
+func lockstepNote(cfg *config.Config, wl *traffic.Workload, s *metrics.Summary) string {
 	l := &cfg.Traffic.Load
-	if l.Type != config.LoadConcurrency || l.Concurrency <= 1 || len(wl.Requests) < 2 {
-		return ""
+	if l.Type != config.LoadConcurrency || l.Concurrency <= 1 || len(wl.Requests) <= l.Concurrency {
+		return "" // one wave at most: no wave repeats another
+	}
+	if l.Ramp() > 0 && s.DurationMs < l.Ramp()*1000 {
+		return "" // the run ended within its ramp: unfinishedRampNote says so
 	}
 	first := wl.Requests[0]
 	for _, r := range wl.Requests[1:] {
@@ -760,17 +771,22 @@ func lockstepNote(cfg *config.Config, wl *traffic.Workload) string {
 			return ""
 		}
 	}
+	advice := "draw the lengths from a range (e.g. traffic.source.output_tokens: {distribution: uniform, min: ..., max: ...})"
+	if cfg.Traffic.Source.Type == config.SourceTrace {
+		advice = "replay requests of varied lengths"
+	}
 	if l.Ramp() > 0 {
 		return fmt.Sprintf("servesweep: requests of one length fall into step (concurrency %d, every request %d input and %d output "+
 			"tokens): a request's replacement starts when it finishes and requests prefilled together finish together, so the "+
 			"phases the %g s ramp (traffic.load.ramp_seconds) gives them can persist, and TTFT and TPOT move with the ramp, not "+
-			"with the load alone; draw the lengths from a distribution (e.g. traffic.source.output_tokens: {distribution: "+
-			"uniform, min: ..., max: ...}) to measure a steady state", l.Concurrency, first.PromptLen, first.OutputLen, l.Ramp())
+			"with the load alone; %s to measure a steady state", l.Concurrency, first.PromptLen, first.OutputLen, l.Ramp(), advice)
+	}
+	if l.Warmup() == 0 {
+		advice += " and set traffic.load.warmup_seconds"
 	}
 	return fmt.Sprintf("servesweep: requests start in one wave and stay in lock-step (concurrency %d, every request %d input and %d output "+
-		"tokens, traffic.load.ramp_seconds 0): every wave repeats the first; draw the lengths from a distribution (e.g. "+
-		"traffic.source.output_tokens: {distribution: uniform, min: ..., max: ...}) and set traffic.load.warmup_seconds to "+
-		"measure a steady state", l.Concurrency, first.PromptLen, first.OutputLen)
+		"tokens, traffic.load.ramp_seconds 0): every wave repeats the first; %s to measure a steady state",
+		l.Concurrency, first.PromptLen, first.OutputLen, advice)
 }
 
 // steadyWindowNote returns the stderr note of a run with a warm-up after which no request

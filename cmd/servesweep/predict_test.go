@@ -731,13 +731,13 @@ func withoutLockstepNote(t *testing.T, errs string) string {
 // concurrency of 1, lengths that differ (ramped or not) or an open-loop load leave it out.
 func TestPredictNotesLockstep(t *testing.T) {
 	const wave = "servesweep: requests start in one wave and stay in lock-step (concurrency 16, every request 2048 input and 128 output " +
-		"tokens, traffic.load.ramp_seconds 0): every wave repeats the first; draw the lengths from a distribution (e.g. " +
+		"tokens, traffic.load.ramp_seconds 0): every wave repeats the first; draw the lengths from a range (e.g. " +
 		"traffic.source.output_tokens: {distribution: uniform, min: ..., max: ...}) and set traffic.load.warmup_seconds to " +
 		"measure a steady state\n"
 	const ramped = "servesweep: requests of one length fall into step (concurrency 16, every request 2048 input and 128 output " +
 		"tokens): a request's replacement starts when it finishes and requests prefilled together finish together, so the " +
 		"phases the 2 s ramp (traffic.load.ramp_seconds) gives them can persist, and TTFT and TPOT move with the ramp, not " +
-		"with the load alone; draw the lengths from a distribution (e.g. traffic.source.output_tokens: {distribution: " +
+		"with the load alone; draw the lengths from a range (e.g. traffic.source.output_tokens: {distribution: " +
 		"uniform, min: ..., max: ...}) to measure a steady state\n"
 	for _, c := range []struct {
 		name string
@@ -751,6 +751,10 @@ func TestPredictNotesLockstep(t *testing.T) {
 		{"lengths drawn", []string{"traffic.source.output_tokens={distribution: uniform, min: 64, max: 192}"}, ""},
 		{"lengths drawn, ramp", []string{"traffic.source.output_tokens={distribution: uniform, min: 64, max: 192}", "traffic.load.ramp_seconds=2"}, ""},
 		{"poisson", []string{"traffic.load={type: poisson, requests_per_second: 10}"}, ""},
+		// One wave at most: nothing repeats it.
+		{"one wave", []string{"traffic.load.concurrency=100"}, ""},
+		// A run that ends within its ramp gets unfinishedRampNote's warning instead.
+		{"ramp past the run", []string{"traffic.load.ramp_seconds=100000"}, ""},
 	} {
 		args := []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir()}
 		for _, s := range c.sets {
@@ -903,6 +907,11 @@ func TestPredictWarnsOfStartupRefusals(t *testing.T) {
 			"warning: " + seedConfig + " (--set engine.workers.aggregated.kv_cache.block_size=24): engine.workers.aggregated.kv_cache.block_size: 24: TensorRT-LLM's tokens_per_block must be a power of 2" +
 				fmt.Sprintf(tail, "trtllm")}},
 		{"sglang", []string{"engine.backend=sglang", "engine.workers.aggregated.kv_cache.block_size=7"}, nil},
+		// The --set that made the batched tokens too few, though it set the sequences.
+		{"vllm sequences", []string{"engine.workers.aggregated.scheduler.max_sequences=9000"}, []string{
+			"warning: " + seedConfig + " (--set engine.workers.aggregated.scheduler.max_sequences=9000): engine.workers.aggregated.scheduler.max_batched_tokens: " +
+				"8192: vLLM refuses --max-num-batched-tokens below --max-num-seqs (scheduler.max_sequences 9000) at startup; raise it to at least 9000, " +
+				"or lower max_sequences" + fmt.Sprintf(tail, "vllm")}},
 	} {
 		args := []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir()}
 		for _, s := range c.sets {

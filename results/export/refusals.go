@@ -13,6 +13,9 @@ type Refusal struct {
 	Path  string
 	Value any
 	What  string
+	// Also are the other fields whose values decide the refusal (max_sequences beside
+	// max_batched_tokens): a message names the --set that gave one of them when none gave Path.
+	Also []string
 }
 
 // StartupRefusals returns the settings of cfg's worker roles that engine.backend's engine
@@ -38,16 +41,16 @@ func roleRefusals(backend, path string, w *config.WorkerRole) []Refusal {
 	case TargetVLLM:
 		if sc := w.Scheduler; sc.MaxBatchedTokens < sc.MaxSequences {
 			// vLLM's scheduler config refuses max_num_batched_tokens < max_num_seqs at startup.
-			out = append(out, Refusal{path + ".scheduler.max_batched_tokens", sc.MaxBatchedTokens, fmt.Sprintf("vLLM refuses "+
+			out = append(out, Refusal{Path: path + ".scheduler.max_batched_tokens", Value: sc.MaxBatchedTokens, What: fmt.Sprintf("vLLM refuses "+
 				"--max-num-batched-tokens below --max-num-seqs (scheduler.max_sequences %d) at startup; raise it to at least %d, "+
-				"or lower max_sequences", sc.MaxSequences, sc.MaxSequences)})
+				"or lower max_sequences", sc.MaxSequences, sc.MaxSequences), Also: []string{path + ".scheduler.max_sequences"}})
 		}
 		if !slices.Contains(vllmBlockSizes, w.KVCache.BlockSize) {
-			out = append(out, Refusal{path + ".kv_cache.block_size", w.KVCache.BlockSize, fmt.Sprintf("vLLM's --block-size takes one of %v", vllmBlockSizes)})
+			out = append(out, Refusal{Path: path + ".kv_cache.block_size", Value: w.KVCache.BlockSize, What: fmt.Sprintf("vLLM's --block-size takes one of %v", vllmBlockSizes)})
 		}
 	case TargetTRTLLM:
 		if !isPow2(w.KVCache.BlockSize) {
-			out = append(out, Refusal{path + ".kv_cache.block_size", w.KVCache.BlockSize, "TensorRT-LLM's tokens_per_block must be a power of 2"})
+			out = append(out, Refusal{Path: path + ".kv_cache.block_size", Value: w.KVCache.BlockSize, What: "TensorRT-LLM's tokens_per_block must be a power of 2"})
 		}
 	}
 	return out
