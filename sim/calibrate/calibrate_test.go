@@ -102,9 +102,11 @@ func TestReadCSV(t *testing.T) {
 	}
 	// A row repeating an earlier row's id is one measurement listed twice: marked, scored once.
 	dup, err := ReadCSV(strings.NewReader("id,backend,model_path,system,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\n"+
-		"d1,vllm,m,h100_sxm,agg,512,32,60,8\nd2,vllm,m,h100_sxm,agg,512,32,60,8\nd1,vllm,m,h100_sxm,agg,512,32,60,8\n"), "dup.csv")
-	if err != nil || len(dup) != 3 || dup[0].Problem != "" || dup[1].Problem != "" ||
-		dup[2].Problem != `repeats the id "d1" of line 2: a measurement is scored once` {
+		"d1,vllm,m,h100_sxm,agg,512,32,60,8\nd2,vllm,m,h100_sxm,agg,512,32,60,8\nd1,vllm,m,h100_sxm,agg,512,32,60,8\n"+
+		"d2,vllm,m,h100_sxm,agg,512,32,99,8\n"), "dup.csv")
+	if err != nil || len(dup) != 4 || dup[0].Problem != "" || dup[1].Problem != "" ||
+		dup[2].Problem != `repeats the id "d1" of line 2: a measurement listed twice is scored once` ||
+		dup[3].Problem != `has the id "d2" of line 3 with other measurements (TTFT 99 against 60 ms, TPOT 8 against 8 ms): an id names one measurement; only line 3 is scored` {
 		t.Errorf("repeated id: %v %+v", err, dup)
 	}
 	for _, c := range []struct{ csv, frag string }{
@@ -748,7 +750,7 @@ func TestMeasuredWarnings(t *testing.T) {
 	bad := seconds
 	bad.Line, bad.Problem = 7, "malformed"
 	got := MeasuredWarnings([]Row{ok, undated, seconds, quick, other, bad}, "m.csv")
-	if len(got) != 3 || got[0] != "m.csv: 1 row(s) cannot be read and are not scored (line 7: malformed); the other rows are scored" ||
+	if len(got) != 3 || got[0] != "m.csv: 1 row(s) are not scored (line 7: malformed); the other rows are scored" ||
 		!strings.HasPrefix(got[1], "m.csv: 1 InferenceX row(s) give no measured_at") ||
 		!strings.HasPrefix(got[2], "m.csv: line 4 silicon_tpot_ms 0.0089, line 5 silicon_ttft_ms 0.12: a mean TPOT under 0.1 ms") {
 		t.Errorf("warnings %q", got)
@@ -759,7 +761,7 @@ func TestMeasuredWarnings(t *testing.T) {
 		r.Line, r.Problem = 20+i, fmt.Sprintf("isl: must be an int > 0, got \"x%d\"", i)
 		broken = append(broken, r)
 	}
-	if got := MeasuredWarnings(broken, "m.csv"); len(got) != 1 || !strings.HasPrefix(got[0], "m.csv: 6 row(s) cannot be read and are not scored (line 20: isl: must be an int > 0, got \"x0\"; line 21:") ||
+	if got := MeasuredWarnings(broken, "m.csv"); len(got) != 1 || !strings.HasPrefix(got[0], "m.csv: 6 row(s) are not scored (line 20: isl: must be an int > 0, got \"x0\"; line 21:") ||
 		!strings.Contains(got[0], `line 24: isl: must be an int > 0, got "x4"; and 1 more); the other rows are scored`) {
 		t.Errorf("six malformed rows: %q", got)
 	}

@@ -219,7 +219,8 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 			strings.Join(missing, ", "), strings.Join(requiredColumns(), ", "))
 	}
 	var rows []Row
-	seen := map[string]int{} // id -> line of its first row
+	type firstRow struct{ line, index int }
+	seen := map[string]firstRow{} // id -> its first row
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -236,11 +237,19 @@ func ReadCSV(r io.Reader, name string) ([]Row, error) {
 		}
 		if first, dup := seen[row.ID]; dup && row.ID != "" {
 			if row.Problem == "" {
-				// One measurement listed twice would count twice in every score.
-				row.Problem = fmt.Sprintf("repeats the id %q of line %d: a measurement is scored once", row.ID, first)
+				// One measurement listed twice would count twice in every score; an id given to two
+				// different measurements says the file disagrees with itself.
+				f := rows[first.index]
+				if f.TTFTMs == row.TTFTMs && f.TPOTMs == row.TPOTMs {
+					row.Problem = fmt.Sprintf("repeats the id %q of line %d: a measurement listed twice is scored once", row.ID, first.line)
+				} else {
+					row.Problem = fmt.Sprintf("has the id %q of line %d with other measurements (TTFT %g against %g ms, TPOT %g "+
+						"against %g ms): an id names one measurement; only line %d is scored", row.ID, first.line,
+						row.TTFTMs, f.TTFTMs, row.TPOTMs, f.TPOTMs, first.line)
+				}
 			}
 		} else if row.ID != "" {
-			seen[row.ID] = line
+			seen[row.ID] = firstRow{line: line, index: len(rows)}
 		}
 		rows = append(rows, row)
 	}
@@ -421,7 +430,7 @@ func MeasuredWarnings(rows []Row, name string) []string {
 		if len(malformed) > 5 {
 			more = fmt.Sprintf("; and %d more", len(malformed)-5)
 		}
-		out = append(out, fmt.Sprintf("%s: %d row(s) cannot be read and are not scored (%s%s); the other rows are scored",
+		out = append(out, fmt.Sprintf("%s: %d row(s) are not scored (%s%s); the other rows are scored",
 			name, len(malformed), strings.Join(malformed[:min(5, len(malformed))], "; "), more))
 	}
 	if undated > 0 {
