@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -57,9 +58,9 @@ Every target also writes aiperf.sh, the aiperf profile command that sends the si
 servesweep validate --aiperf. A choice the target cannot express (e.g. a KV block size vLLM does
 not take, a router policy a bare engine has no router for) is an error naming the field (exit 2);
 nothing is written then.`,
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &usageError{fmt.Errorf("export takes no positional arguments, got %q%s", args, positionalHint(args, "-c", ".yaml", ".yml", ".json"))}
+				return &usageError{fmt.Errorf("export takes no positional arguments, got %q%s", args, positionalHint(cmd, args, "config", ".yaml", ".yml", ".json"))}
 			}
 			return nil
 		},
@@ -395,24 +396,26 @@ func exportProblems(ctx context.Context, points []grid.Point, targets []string) 
 }
 
 // checkServerURL refuses a --url aiperf.sh could not benchmark: it must be HOST:PORT or
-// http(s)://HOST[:PORT][/PATH] (AIPerf's --url), without spaces, any port in 1-65535; ""
-// is export.DefaultURL.
+// http(s)://HOST[:PORT][/PATH] (AIPerf's --url), HOST a DNS name or an IP address (IPv6 in
+// brackets), any port in 1-65535, without spaces, user, query or fragment. An empty --url is
+// refused too: the flag's default is export.DefaultURL.
 func checkServerURL(raw string) error {
-	if raw == "" {
-		return nil
-	}
 	bad := func() error {
 		return fmt.Errorf("--url must be the server's HOST:PORT or http(s)://HOST[:PORT][/PATH] (aiperf.sh passes it to AIPerf's --url), got %q", raw)
 	}
-	if strings.ContainsAny(raw, " \t\r\n") {
+	if raw == "" || strings.ContainsAny(raw, " \t\r\n") {
 		return bad()
 	}
 	s := raw
-	if !strings.Contains(s, "://") {
+	if i := strings.Index(s, "://"); i < 0 {
+		if strings.Contains(s, ":/") {
+			return bad() // a scheme with one slash
+		}
 		s = "http://" + s
 	}
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
+	if err != nil || (strings.ToLower(u.Scheme) != "http" && strings.ToLower(u.Scheme) != "https") || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(u.Host, ":") || !validHost(u.Hostname()) {
 		return bad()
 	}
 	if p := u.Port(); p != "" {
@@ -421,4 +424,30 @@ func checkServerURL(raw string) error {
 		}
 	}
 	return nil
+}
+
+// validHost reports whether h is an IP address or a DNS name: dot-separated labels of 1-63
+// letters, digits and hyphens, none starting or ending with a hyphen, not all digits and dots
+// (a malformed IPv4 address).
+func validHost(h string) bool {
+	if h == "" {
+		return false
+	}
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	if strings.Trim(h, "0123456789.") == "" {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }

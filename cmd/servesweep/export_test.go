@@ -123,6 +123,7 @@ func TestExportCommandErrors(t *testing.T) {
 			`--url must be the server's HOST:PORT or http(s)://HOST[:PORT][/PATH] (aiperf.sh passes it to AIPerf's --url), got "not a url"`},
 		{"url scheme", []string{"-c", exportConfig, "--target", "vllm", "--url", "ftp://host"}, `got "ftp://host"`},
 		{"url port", []string{"-c", exportConfig, "--target", "vllm", "--url", "host:99999"}, `got "host:99999"`},
+		{"url empty", []string{"-c", exportConfig, "--target", "vllm", "--url", ""}, `got ""`},
 	}
 	// An output directory that cannot exist (under a regular file) is exit 2 naming the flag.
 	file := filepath.Join(dir, "a-file")
@@ -259,5 +260,21 @@ func TestSweepAndReportExport(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(plain, "recommendations", "0001")); !os.IsNotExist(err) {
 		t.Errorf("a sweep without --export wrote recommendations/0001 (%v)", err)
+	}
+}
+
+// checkServerURL takes what AIPerf's --url takes and refuses the rest.
+func TestCheckServerURL(t *testing.T) {
+	for _, u := range []string{"localhost:8000", "localhost", "10.0.0.1:80", "[::1]:8000", "http://host:8000", "HTTP://Host.example.com:8080/v1/",
+		"https://a-b.example.com"} {
+		if err := checkServerURL(u); err != nil {
+			t.Errorf("%q: %v", u, err)
+		}
+	}
+	for _, u := range []string{"", "not a url", "host:", "host:0", "host:99999", "ftp://host", "http:/host:80", "http://host:8000?x=1",
+		"http://host:8000#f", "999.1.1.1:80", "http://-host-:80", "user@host:80", "http://", "münchen.de"} {
+		if err := checkServerURL(u); err == nil {
+			t.Errorf("%q: accepted", u)
+		}
 	}
 }

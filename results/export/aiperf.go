@@ -55,7 +55,12 @@ func (x *exporter) aiperf() File {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "#!/bin/sh\n# AIPerf benchmark of the workload simulated for %s (servesweep export).\n", x.sourceName())
-	fmt.Fprintf(&b, "# Score the run against the prediction:\n#   servesweep validate --aiperf artifacts/ -c %s\n", shellQuote(x.sourceName()))
+	score := "servesweep validate --aiperf artifacts/ -c " + shellQuote(x.sourceName())
+	for _, set := range x.cfg.Sets {
+		// The deployment exported is the file with its overrides: scoring it simulates the same.
+		score += " --set " + shellQuote(set)
+	}
+	fmt.Fprintf(&b, "# Score the run against the prediction:\n#   %s\n", score)
 	for _, n := range notes {
 		b.WriteString("# " + n + "\n")
 	}
