@@ -8,6 +8,8 @@ import (
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/spf13/pflag"
+
+	"github.com/spf13/cobra"
 )
 
 // decimalInt is a flag value read as a base-10 integer only: pflag's int flags read Go integer
@@ -71,14 +73,19 @@ func floatFlag(f *pflag.FlagSet, p *float64, name string, value float64, usage s
 }
 
 // positionalHint is the hint of a "takes no positional arguments" error whose one argument looks
-// like the file a flag takes (its name ends in one of exts): "; did you mean FLAG ARG?", or "".
-func positionalHint(args []string, flag string, exts ...string) string {
-	if len(args) != 1 {
+// like the file flag takes (its name ends in one of exts) when cmd's flag is not set already:
+// "; did you mean --FLAG ARG?" ("-c" for config), or "".
+func positionalHint(cmd *cobra.Command, args []string, flag string, exts ...string) string {
+	if len(args) != 1 || cmd.Flags().Changed(flag) {
 		return ""
+	}
+	shown := "--" + flag
+	if flag == "config" {
+		shown = "-c"
 	}
 	for _, e := range exts {
 		if strings.HasSuffix(strings.ToLower(args[0]), e) {
-			return fmt.Sprintf("; did you mean %s %s?", flag, args[0])
+			return fmt.Sprintf("; did you mean %s %s?", shown, args[0])
 		}
 	}
 	return ""

@@ -182,8 +182,8 @@ func TestOpenSystems(t *testing.T) {
 }
 
 // A positional argument that looks like the file a flag takes gets the flag in the error: a
-// config for predict, sweep and export (-c), a CSV for validate (--measured); anything else, or
-// two arguments, the plain error.
+// config for predict, sweep and export (-c), a CSV for validate (--measured); anything else, two
+// arguments, or a flag given already, the plain error.
 func TestPositionalFileHint(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -195,6 +195,8 @@ func TestPositionalFileHint(t *testing.T) {
 		{[]string{"validate", "rows.csv"}, `validate takes no positional arguments, got ["rows.csv"]; did you mean --measured rows.csv?`},
 		{[]string{"validate", "rows.yaml"}, `validate takes no positional arguments, got ["rows.yaml"]` + "\n"},
 		{[]string{"predict", "a.yaml", "b.yaml"}, `predict takes no positional arguments, got ["a.yaml" "b.yaml"]` + "\n"},
+		// The flag given already: the argument is a stray, not a missing flag.
+		{[]string{"predict", "-c", "a.yaml", "a.yaml"}, `predict takes no positional arguments, got ["a.yaml"]` + "\n"},
 	} {
 		code, _, errs := runCLI(t, c.args...)
 		if code != exitConfigError || !strings.Contains(errs, c.want) {

@@ -129,9 +129,9 @@ then servesweep merge --results <output-dir> writes the report.
 "pareto" (the document written as pareto.json), "files"}; a shard's has "shard" and no "pareto";
 with --dry-run {"grid_points", "valid_points", "selected_points", "filtered", "domains",
 "points"}. Progress and warnings go to stderr; on an error nothing is printed on stdout.`,
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &usageError{fmt.Errorf("sweep takes no positional arguments, got %q%s", args, positionalHint(args, "-c", ".yaml", ".yml", ".json"))}
+				return &usageError{fmt.Errorf("sweep takes no positional arguments, got %q%s", args, positionalHint(cmd, args, "config", ".yaml", ".yml", ".json"))}
 			}
 			return nil
 		},

@@ -93,9 +93,9 @@ exit 2 naming what was expected.
 
 --format json prints the JSON report (the bytes --output-json writes) instead of the tables; on
 an error, a failed run without any simulated row included, nothing is printed on stdout.`,
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &usageError{fmt.Errorf("validate takes no positional arguments, got %q%s", args, positionalHint(args, "--measured", ".csv"))}
+				return &usageError{fmt.Errorf("validate takes no positional arguments, got %q%s", args, positionalHint(cmd, args, "measured", ".csv"))}
 			}
 			return nil
 		},

@@ -870,6 +870,7 @@ func TestSetMalformed(t *testing.T) {
 		{"engine.model.", "missing '='"},
 		{"engine.model.=x", "empty segment"},
 		{"traffic.load={type: [", "invalid YAML value"},
+		{"engine.model=caf\xe9", "invalid YAML value: byte 0xE9 is not UTF-8 (the shell passed another encoding, e.g. Latin-1); give it in UTF-8"},
 		{"router.policy={choices:[round_robin,kv_router]}", "invalid YAML value: did not find expected ',' or '}'; " +
 			"in a {...} mapping a key's colon needs a space after it: {choices: [a, b]}, not {choices:[a,b]}"},
 		{"engine.model.name=x", `engine.model is "meta-llama/Meta-Llama-3.1-8B-Instruct" (string), not a mapping`},
@@ -883,7 +884,7 @@ func TestSetMalformed(t *testing.T) {
 		}
 		errs := decodeErrs(t, src, tc.set)
 		if len(errs) != 1 || errs[0].Path != "" || !strings.Contains(errs[0].Msg, tc.frag) ||
-			!strings.Contains(errs[0].Msg, "--set \""+strings.ReplaceAll(tc.set, `"`, `\"`)+"\"") {
+			!strings.Contains(errs[0].Msg, fmt.Sprintf("--set %q", tc.set)) {
 			t.Errorf("--set %q: errors = %v", tc.set, errs)
 		}
 	}

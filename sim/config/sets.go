@@ -90,6 +90,10 @@ func parseSetValue(rhs string) (n *yaml.Node, msg string) {
 			n, msg = nil, fmt.Sprintf("invalid YAML value: %v", r)
 		}
 	}()
+	if _, b, bad := firstInvalidUTF8([]byte(rhs)); bad {
+		// yaml.v3 would say only "incomplete UTF-8 octet sequence".
+		return nil, fmt.Sprintf("invalid YAML value: byte 0x%02X is not UTF-8 (the shell passed another encoding, e.g. Latin-1); give it in UTF-8", b)
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(rhs), &doc); err != nil {
 		msg := "invalid YAML value: " + strings.TrimPrefix(yamlErrorMsg(err), "invalid YAML: ")
