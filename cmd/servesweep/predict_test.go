@@ -756,19 +756,27 @@ func TestPredictNotesLockstep(t *testing.T) {
 		// A run that ends within its ramp gets unfinishedRampNote's warning instead.
 		{"ramp past the run", []string{"traffic.load.ramp_seconds=100000"}, ""},
 	} {
-		args := []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir()}
-		for _, s := range c.sets {
-			args = append(args, "--set", s)
-		}
-		code, _, errs := runCLI(t, args...)
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", c.name, code, errs)
-		}
+		errs := predictSeed(t, c.name, c.sets...)
 		n := strings.Count(errs, "lock-step") + strings.Count(errs, "fall into step")
 		if c.note == "" && n != 0 || c.note != "" && (n != 1 || !strings.Contains(errs, c.note)) {
 			t.Errorf("%s: stderr %q; want the note %q (none if empty), once", c.name, errs, c.note)
 		}
 	}
+}
+
+// predictSeed runs predict on the seed's synthetic config with sets (the dynamo stack, a fresh
+// output directory) and returns its stderr, failing the test, labelled name, unless it exits 0.
+func predictSeed(t *testing.T, name string, sets ...string) string {
+	t.Helper()
+	args := []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir()}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	code, _, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d: %s", name, code, errs)
+	}
+	return errs
 }
 
 // Why predict notes fixed lengths under a concurrency load even with a ramp: DeepSeek-R1 on
@@ -913,14 +921,7 @@ func TestPredictWarnsOfStartupRefusals(t *testing.T) {
 				"8192: vLLM refuses --max-num-batched-tokens below --max-num-seqs (scheduler.max_sequences 9000) at startup; raise it to at least 9000, " +
 				"or lower max_sequences" + fmt.Sprintf(tail, "vllm")}},
 	} {
-		args := []string{"predict", "--stack", "dynamo", "-c", seedConfig, "--output-dir", t.TempDir()}
-		for _, s := range c.sets {
-			args = append(args, "--set", s)
-		}
-		code, _, errs := runCLI(t, args...)
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", c.name, code, errs)
-		}
+		errs := predictSeed(t, c.name, c.sets...)
 		for _, w := range c.want {
 			if !strings.Contains(errs, w+"\n") {
 				t.Errorf("%s: stderr %q, want the line %q", c.name, errs, w)
