@@ -335,7 +335,7 @@ func TestFailedRunKeepsOldResults(t *testing.T) {
 func TestPredictNotesResolvedAliases(t *testing.T) {
 	// A pool the GPU holds, so that the seed's oversized one (TestPredictWarnsOfAPoolNoGPUHolds)
 	// adds no line.
-	small := []string{"--set", "traffic.stop.requests=8", "--set", "engine.workers.aggregated.kv_cache.capacity.blocks=4096"}
+	small := []string{"--set", "traffic.stop.requests=32", "--set", "engine.workers.aggregated.kv_cache.capacity.blocks=4096"}
 	for _, c := range []struct {
 		name string
 		sets []string
