@@ -518,8 +518,8 @@ func ixListedRecipeIn(table []DisaggTopology, r *Row, m timing.ModelSpec) (notes
 			// Whether the run drafted tokens, and how many, decides its TPOT: the row is not
 			// simulated as either (as DisaggFromInferenceX does for a row without worker counts).
 			return nil, 0, fmt.Errorf("InferenceX's public configuration lists deployments of the row's worker counts at its concurrency "+
-				"with and without MTP or with different draft lengths (%s: %s): the file has no speculative-decoding column to say which ran",
-				t.Entry, strings.Join([]string{speculation(t), speculation(o)}, ", "))
+				"with and without MTP or with different draft lengths (%s: %s): %w",
+				t.Entry, strings.Join([]string{speculation(t), speculation(o)}, ", "), errNoSpecColumn)
 		case o.Recipe != t.Recipe || o.Prefill != t.Prefill || o.Decode != t.Decode:
 			return append(settledNotes, fmt.Sprintf("InferenceX's configuration lists several deployments of the row's worker counts at its concurrency (%s: %s, %s): "+
 				"none of their settings is applied", t.Entry, settingsName(t), settingsName(o))), 0, nil

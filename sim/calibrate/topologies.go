@@ -334,8 +334,8 @@ func disaggFrom(table []DisaggTopology, r Row) (DisaggTopology, error) {
 				t.Prefill.MaxBatch, t.Prefill.MaxTokens, t.Decode.MaxBatch, t.Decode.MaxTokens,
 				o.Entry, o.Prefill.MaxBatch, o.Prefill.MaxTokens, o.Decode.MaxBatch, o.Decode.MaxTokens)
 		case o.SpecDecoding != t.SpecDecoding:
-			return DisaggTopology{}, fmt.Errorf(none+"lists an MTP and a non-MTP deployment at the row's concurrency (%s): "+
-				"the file has no speculative-decoding column to say which ran", t.Entry)
+			return DisaggTopology{}, fmt.Errorf(none+"lists an MTP and a non-MTP deployment at the row's concurrency (%s): %w",
+				t.Entry, errNoSpecColumn)
 		case o.Prefill.sameShape(t.Prefill) && o.Decode.sameShape(t.Decode):
 			return DisaggTopology{}, fmt.Errorf(none+"lists MTP deployments with different draft lengths at the row's concurrency (%s: recipes %s, %s): "+
 				"the row does not say which ran", t.Entry, path.Base(t.Recipe), path.Base(o.Recipe))
@@ -460,6 +460,11 @@ func listedFor(table []DisaggTopology, r Row) []DisaggTopology {
 	}
 	return out
 }
+
+// errNoSpecColumn ends the error of a row whose deployment the public record lists both with and
+// without speculative decoding (or with different draft lengths) at its concurrency: the row's
+// own columns cannot say which ran (planRow names its config_id, whose other rows can).
+var errNoSpecColumn = errors.New("the file has no speculative-decoding column to say which ran")
 
 // SpecMethodsByConfig sets Row.SpecMethod of the disaggregated InferenceX rows whose
 // speculative decoding their own columns leave open but the other rows of their ConfigID settle.

@@ -412,7 +412,7 @@ func planRow(r Row, o Options) (RowResult, *Plan) {
 	}
 	p, err := PlanRow(r, o)
 	if err != nil {
-		if r.ConfigID != "" && r.SpecMethod == "" && strings.Contains(err.Error(), "speculative-decoding column") {
+		if r.ConfigID != "" && r.SpecMethod == "" && errors.Is(err, errNoSpecColumn) {
 			// SpecMethodsByConfig settles a row's method from the other rows of its config_id in
 			// the same file: say so, since a file of this row alone (or of rows that leave the
 			// method open) cannot.
