@@ -755,8 +755,7 @@ func drainWarning(cfg *config.Config, res *sim.Result) string {
 // start gives the requests can persist, and TTFT and TPOT then move with ramp_seconds, not with
 // the load alone (a ramp shorter than the engine takes to admit the first wave leaves it one
 // wave; TestFixedLengthsMoveWithTheRamp measures both); lengths drawn from a distribution let
-// the phases mix. The sweep's warning
-// (grid.Spec.lockstepWarning) names the same condition.
+// the phases mix. The sweep's warning (grid.Spec.lockstepWarning) names the same condition.
 func lockstepNote(cfg *config.Config, wl *traffic.Workload, s *metrics.Summary) string {
 	l := &cfg.Traffic.Load
 	if l.Type != config.LoadConcurrency || l.Concurrency <= 1 || len(wl.Requests) <= l.Concurrency {

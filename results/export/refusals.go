@@ -7,12 +7,15 @@ import (
 	"github.com/servesweep/servesweep/sim/config"
 )
 
-// Refusal is a setting of a worker role that its engine refuses at startup: the field's YAML
-// path, its value and what the engine accepts.
+// Refusal is a setting of a worker role that its engine refuses at startup.
 type Refusal struct {
-	Path  string
+	// Path is the field's dotted YAML path, e.g. engine.workers.decode.kv_cache.block_size.
+	Path string
+	// Value is the field's value as the config holds it (an int today).
 	Value any
-	What  string
+	// What says what the engine refuses and what it accepts, e.g. "vLLM's --block-size takes one
+	// of [8 16 32 64 128]".
+	What string
 	// Also are the other fields whose values decide the refusal (max_sequences beside
 	// max_batched_tokens): a message names the --set that gave one of them when none gave Path.
 	Also []string
