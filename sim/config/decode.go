@@ -375,24 +375,19 @@ func YAMLErrorMessage(err error, data []byte) string {
 		// A tab that begins a line's content is a tab in its indentation: say so at that line.
 		if n := errorLine(err); n > 0 {
 			if lines := strings.Split(string(data), "\n"); n <= len(lines) && strings.HasPrefix(strings.TrimLeft(lines[n-1], " "), "\t") {
-				return fmt.Sprintf("invalid YAML: line %d: a tab character in the indentation (YAML indents with spaces only)", n)
+				return fmt.Sprintf(tabIndentMsg, n)
 			}
 		}
 	}
 	if strings.Contains(err.Error(), "found a tab character") {
 		// yaml.v3's line comes before the tab's (a tab in a block scalar above it is content).
-		from := 0
-		if _, rest, ok := strings.Cut(err.Error(), "line "); ok {
-			if n, _, ok := strings.Cut(rest, ":"); ok {
-				from, _ = strconv.Atoi(n)
-			}
-		}
+		from := errorLine(err)
 		for i, line := range strings.Split(string(data), "\n") {
 			if i+1 < from {
 				continue
 			}
 			if indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]; strings.Contains(indent, "\t") {
-				return fmt.Sprintf("invalid YAML: line %d: a tab character in the indentation (YAML indents with spaces only)", i+1)
+				return fmt.Sprintf(tabIndentMsg, i+1)
 			}
 		}
 	}
@@ -416,9 +411,12 @@ func firstInvalidUTF8(data []byte) (line int, b byte, ok bool) {
 	return 0, 0, false
 }
 
-// errorLine is the line N of yaml.v3's "yaml: line N: ..." error, or 0.
+// tabIndentMsg is the message of a tab in a line's indentation, at line %d.
+const tabIndentMsg = "invalid YAML: line %d: a tab character in the indentation (YAML indents with spaces only)"
+
+// errorLine is the line N of yaml.v3's "yaml: line N: ..." error, or 0 when it names none.
 func errorLine(err error) int {
-	rest, ok := strings.CutPrefix(err.Error(), "yaml: line ")
+	_, rest, ok := strings.Cut(err.Error(), "line ")
 	if !ok {
 		return 0
 	}
