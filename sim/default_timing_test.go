@@ -294,13 +294,14 @@ func TestUnpricedInvalidShapeIsNoted(t *testing.T) {
 }
 
 // A worker of more GPUs than one link domain (48 B200s: six HGX baseboards of 8) gets a note
-// that its collectives between nodes are priced at each GPU's 50 GB/s port but not their
-// latency; the same worker on a GB200 NVL72 rack (72
+// that its collectives between nodes are priced at each GPU's 50 GB/s port and its all-reduces
+// at the network's latency, its all-to-alls not; the same worker on a GB200 NVL72 rack (72
 // GPUs in one NVLink domain) does not. export refuses either when it exceeds one node (8 B200s,
 // 4 GB200s).
 func TestWorkerBeyondOneLinkDomainIsNoted(t *testing.T) {
 	const want = "engine.workers.aggregated: a worker of 48 b200_sxm GPUs spans more than one link domain of 8: " +
-		"its collectives between nodes run over the network, whose bytes the timing prices at each GPU's 50 GB/s port but not its latency"
+		"its collectives between nodes run over the network, whose bytes the timing prices at each GPU's 50 GB/s port and each all-reduce's latency at 25.2 µs " +
+		"(timing.NetworkAllReduceLatencyUs), but not the network's latency in its all-to-alls or pipeline sends: its times are optimistic"
 	for _, c := range []struct {
 		hardware string
 		noted    bool

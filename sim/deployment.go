@@ -292,7 +292,8 @@ func (d *deployment) targetTiming(name config.Role, role *config.WorkerRole) (ti
 			return nil, err
 		}
 		if n := role.Parallelism.GPUsPerWorker(); hw.WorkerSpansLinkDomain(n) {
-			priced := fmt.Sprintf("whose bytes the timing prices at each GPU's %g GB/s port but not its latency", hw.NetworkGBps)
+			priced := fmt.Sprintf("whose bytes the timing prices at each GPU's %g GB/s port and each all-reduce's latency at %g µs "+
+				"(timing.NetworkAllReduceLatencyUs), but not the network's latency in its all-to-alls or pipeline sends", hw.NetworkGBps, timing.NetworkAllReduceLatencyUs)
 			if !(hw.NetworkGBps > 0) {
 				priced = fmt.Sprintf("which the catalog gives no port for: the timing prices it at the GPU link's %g GB/s", hw.LinkGBps)
 			}

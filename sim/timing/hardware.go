@@ -27,8 +27,8 @@ type Hardware struct {
 	// LinkDomainGPUs is how many of these GPUs reach each other at LinkGBps: an HGX or DGX
 	// baseboard's 8 (A100, H100, H200, B200, B300; an L40S server's 8 over PCIe), a GB200 or
 	// GB300 NVL72 rack's 72 (NVIDIA's system datasheets). A worker of more GPUs sends part of its
-	// collectives over the network between nodes, which the roofline does not price
-	// (WorkerSpansLinkDomain).
+	// collectives over the network between nodes (WorkerSpansLinkDomain), which the roofline
+	// prices at NetworkGBps and its all-reduces at NetworkAllReduceLatencyUs.
 	LinkDomainGPUs int
 	// NodeGPUs is how many of these GPUs one host (one process launch) drives: 8 on an HGX or
 	// DGX system and an L40S server, 4 on a GB200 or GB300 compute tray. A worker of more GPUs

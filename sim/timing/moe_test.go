@@ -658,3 +658,53 @@ func TestSGLangPrefillScalesMoEPrefillPasses(t *testing.T) {
 		}
 	}
 }
+
+// An all-reduce over GPUs of more than one link domain waits NetworkAllReduceLatencyUs (25.2 µs)
+// instead of the link's LinkLatencyUs, unless the link's is the longer. toyMoE (4 layers, 1
+// dense) at TP4 MoE-TP4 on H100s split into domains of 2 runs 4 + 1 attention and dense-MLP
+// all-reduces (5 · 0.0252 = 0.126 ms a pass) and 3 MoE ones (0.0756 ms); without a network port
+// the same worker is priced as one domain (LinkLatencyUs: 0 under ideal, 0.15 and 0.09 ms at 30
+// µs). Llama-3.1-70B's 160 all-reduces a pass take 160 · 25.2 µs = 4.032 ms at TP16 on H100
+// nodes of 8 and 160 · 4.8 µs = 0.768 ms at TP8 (the shipped LinkLatencyUs).
+func TestNetworkAllReduceLatency(t *testing.T) {
+	h100, _ := LookupHardware("h100_sxm")
+	split := h100
+	split.LinkDomainGPUs, split.NetworkGBps = 2, 50
+	noPort := split
+	noPort.NetworkGBps = 0
+	slowLink := ideal()
+	slowLink.LinkLatencyUs = 30
+	prec := Precisions{Weights: BF16, KVCache: BF16}
+	tep := Shape{Tensor: 4, Pipeline: 1, MoETensor: 4}
+	for _, c := range []struct {
+		name         string
+		hw           Hardware
+		eff          Efficiency
+		attn, expert float64
+	}{
+		{"across domains", split, ideal(), 0.126, 0.0756},
+		{"no port", noPort, ideal(), 0, 0},
+		{"slower link", split, slowLink, 0.15, 0.09},
+	} {
+		r := mustRoofline(t, toyMoE, c.hw, prec, tep, c.eff)
+		if !near(r.allReduceMs, c.attn) || !near(r.moe.commMs, c.expert) {
+			t.Errorf("%s: all-reduce latency %.6g ms and MoE %.6g ms a pass, want %.6g and %.6g", c.name, r.allReduceMs, r.moe.commMs, c.attn, c.expert)
+		}
+	}
+	llama, err := LookupModel("meta-llama/Llama-3.1-70B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if llama.Layers != 80 || CalibratedEfficiency().LinkLatencyUs != 4.8 {
+		t.Fatalf("Llama-3.1-70B layers %d, LinkLatencyUs %g: the expectations assume 80 and 4.8", llama.Layers, CalibratedEfficiency().LinkLatencyUs)
+	}
+	for _, c := range []struct {
+		tp   int
+		want float64
+	}{{8, 0.768}, {16, 4.032}} {
+		r := mustRoofline(t, llama, h100, Precisions{Weights: FP8, KVCache: FP8}, Shape{Tensor: c.tp, Pipeline: 1}, CalibratedEfficiency())
+		if !near(r.allReduceMs, c.want) {
+			t.Errorf("Llama-3.1-70B TP%d on H100: all-reduce latency %.6g ms a pass, want %.6g", c.tp, r.allReduceMs, c.want)
+		}
+	}
+}

@@ -224,7 +224,9 @@ func (e Efficiency) Validate() error {
 //
 // where attn = Precisions.AttentionFormat (the KV cache's format unless the engine computes
 // attention in another), kv = ModelSpec.KVBytesPerTokenPerGPU (a GPU's share of one token's KV), α =
-// LinkLatencyUs, ρ(t) the GPU's measured all-reduce bandwidth on t GPUs relative to a typical
+// LinkLatencyUs (for an all-reduce over more GPUs than one link domain holds, the longer of it
+// and NetworkAllReduceLatencyUs, whose bytes then cross the network ports at their own rate
+// where that is slower: rooflineRates.netAllReduceMsPerByte), ρ(t) the GPU's measured all-reduce bandwidth on t GPUs relative to a typical
 // group's (Hardware.AllReduceFraction / PooledAllReduceFraction; 1 for a GPU without
 // measurements; all-reduces only, not pipeline sends or all-to-alls), γ(x) the GPU's measured
 // share of format x's peak in compute-bound GEMMs relative to that format's typical GPU
@@ -341,6 +343,27 @@ func (rt rooflineRates) spansDomains(gpus int) bool {
 	return rt.net > 0 && rt.hw.WorkerSpansLinkDomain(gpus)
 }
 
+// allReduceAlphaMs is the latency in ms of one all-reduce over gpus GPUs: the link's
+// (Efficiency.LinkLatencyUs), or NetworkAllReduceLatencyUs when the group spans link domains
+// (spansDomains) and that is the longer.
+func (rt rooflineRates) allReduceAlphaMs(gpus int) float64 {
+	if rt.spansDomains(gpus) {
+		return max(rt.alphaMs, NetworkAllReduceLatencyUs/1000)
+	}
+	return rt.alphaMs
+}
+
+// NetworkAllReduceLatencyUs is the latency in µs of a small all-reduce over GPUs of two or more
+// nodes, whose steps between nodes cross the GPUs' network ports (InfiniBand or RoCE) rather
+// than NVLink: NCCL's own cost model (src/graph/tuning.cc, its base and per-hop network
+// latencies) puts a 4-byte all-reduce over two nodes of eight H100s on InfiniBand at 25.2 µs, as
+// its tuning log prints it in NVIDIA/nccl issue 1453 (2024), and nccl-tests measured 19–21 µs
+// for 8- to 64-byte all-reduces between two A100 nodes on HDR InfiniBand (NVIDIA/nccl-tests
+// issue 150, 2023). Decode passes all-reduce small messages, so a tensor-parallel worker wider
+// than one node (16 H100s at TP16) waits about this long at each of its all-reduces instead of
+// the link's LinkLatencyUs. Not fitted on any deployment.
+const NetworkAllReduceLatencyUs = 25.2
+
 // netAllReduceMsPerByte is the time per byte of an all-reduce over gpus GPUs spent between link
 // domains, ms: the hierarchical algorithm's step between the n = g/D domains of D GPUs, each GPU
 // sending 2(n−1)/n of its 1/D share through its own network port (NetworkGBps at Link).
@@ -441,7 +464,7 @@ func NewRoofline(m ModelSpec, hw Hardware, prec Precisions, s Shape, eff Efficie
 		return r, nil
 	}
 	if s.Tensor > 1 {
-		r.allReduceMs = 2 * L * rt.alphaMs
+		r.allReduceMs = 2 * L * rt.allReduceAlphaMs(s.Tensor)
 		r.allReduceMsPerTok = 2 * L * 2 * (t - 1) / t * h * activationBytes / p / rt.reduceLink(s.Tensor)
 		if rt.spansDomains(s.Tensor) {
 			r.allReduceMsPerTok = max(r.allReduceMsPerTok, 2*L*h*activationBytes/p*rt.netAllReduceMsPerByte(s.Tensor))
@@ -519,7 +542,7 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 	tokenBytes := h * activationBytes / p // per token of a stage's micro-batch, as the dense terms
 	if s.Tensor > 1 {
 		n := L + (L - Lmoe) // one after every attention, one after every dense MLP
-		r.allReduceMs = n * rt.alphaMs
+		r.allReduceMs = n * rt.allReduceAlphaMs(s.Tensor)
 		r.allReduceMsPerTok = n * 2 * (t - 1) / t * tokenBytes / rt.reduceLink(s.Tensor)
 		if rt.spansDomains(s.Tensor) {
 			r.allReduceMsPerTok = max(r.allReduceMsPerTok, n*tokenBytes*rt.netAllReduceMsPerByte(s.Tensor))
@@ -541,7 +564,7 @@ func (r *Roofline) addMoE(m ModelSpec, prec Precisions, s Shape, rt rooflineRate
 			r.moe.commMsPerToken += a2a
 		}
 		if mt > 1 {
-			r.moe.commMs += Lmoe * rt.alphaMs
+			r.moe.commMs += Lmoe * rt.allReduceAlphaMs(mt)
 			ar := Lmoe * 2 * float64(mt-1) / float64(mt) * float64(d) * tokenBytes / rt.reduceLink(mt)
 			if rt.spansDomains(mt) {
 				ar = max(ar, Lmoe*float64(d)*tokenBytes*rt.netAllReduceMsPerByte(mt))
