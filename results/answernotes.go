@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/servesweep/servesweep/sim/optimization"
+	"github.com/servesweep/servesweep/sim/timing"
 )
 
 // maxNamedUnfinished is how many timed-out or failed points UnfinishedText names by ID and
@@ -149,6 +150,59 @@ func UnjudgedText(rows []Row, a *Analysis, md bool) string {
 		"to tell whether the deployment keeps up with the offered rate (window_arrived_requests null), so its throughput and "+
 		"latencies may be those of a deployment falling behind. Lengthen traffic.stop (a per-load-unit stop is lengthened where "+
 		"short) and sweep again.", Plural(len(unjudged), "point"), strings.Join(unjudged, ", "))
+}
+
+// MultiNodeText is the warning printed beside the answer (stdout, report.md, report.html) naming
+// its points (AnswerRows, numbered as the answer is) with a worker of more GPUs than one link
+// domain of its GPU holds (timing.Hardware.WorkerSpansLinkDomain: more than 8 H100s, more than 72
+// GB200s), with the role and size; "" when none has one. The roofline prices such a worker's
+// collectives between nodes optimistically (the predict note says which): InferenceX's DeepSeek
+// workers over two H100 nodes measured about twice the predicted TPOT (docs/timing.md, 2026-12-08),
+// so such a point can rank above a one-node shape that measures faster.
+func MultiNodeText(rows []Row, a *Analysis, md bool) string {
+	var wide []string
+	for n, i := range AnswerRows(a) {
+		if roles := multiNodeRoles(&rows[i]); roles != "" {
+			wide = append(wide, fmt.Sprintf("#%d %s (%s)", n+1, idText(rows[i].PointID, md), roles))
+		}
+	}
+	if len(wide) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Across nodes: the answer's %s (%s) run%s workers wider than one NVLink domain, whose collectives between "+
+		"nodes the timing prices optimistically (InferenceX's DeepSeek workers over two H100 nodes measured about twice the "+
+		"predicted TPOT): benchmark such a point before preferring it to a one-node shape.", Plural(len(wide), "point"),
+		strings.Join(wide, ", "), agree(len(wide), "s", ""))
+}
+
+// multiNodeRoles names the roles of r whose worker spans more than one link domain of its GPU,
+// with their GPUs per worker ("decode 16 × h100_sxm"); "" when none does, or the GPU is not in
+// the catalog.
+func multiNodeRoles(r *Row) string {
+	var out []string
+	for _, role := range []struct {
+		name                   string
+		tensor, pipeline, data *int64
+		hardware               *string
+	}{
+		{"aggregated", r.AggTensor, r.AggPipeline, r.AggAttentionData, r.AggHardware},
+		{"prefill", r.PrefillTensor, r.PrefillPipeline, r.PrefillAttentionData, r.PrefillHardware},
+		{"decode", r.DecodeTensor, r.DecodePipeline, r.DecodeAttentionData, r.DecodeHardware},
+	} {
+		if role.tensor == nil || role.pipeline == nil || role.data == nil {
+			continue
+		}
+		id := r.Hardware
+		if role.hardware != nil && *role.hardware != "" {
+			id = *role.hardware
+		}
+		hw, err := timing.LookupHardware(id)
+		gpus := *role.tensor * *role.pipeline * *role.data
+		if err == nil && hw.WorkerSpansLinkDomain(int(gpus)) {
+			out = append(out, fmt.Sprintf("%s %d × %s", role.name, gpus, hw.ID))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // maxAttainmentListed is how many answer points AttainmentText lists with their attainment; the

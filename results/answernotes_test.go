@@ -270,3 +270,36 @@ func TestUnjudgedText(t *testing.T) {
 		t.Errorf("a capacity search's row: %q", got)
 	}
 }
+
+// Answer points with a worker wider than one link domain of its GPU are named beside the answer
+// with the role and size: c's decode of 16 H100s (two nodes of 8) and b's aggregated worker of
+// TP8 × PP2 are; a's 8 GB200s, one tray of a 72-GPU rack, and a decode role on another GPU
+// (prefill_hardware overriding) within its domain are not.
+func TestMultiNodeText(t *testing.T) {
+	rows := attainmentRows() // by throughput: c, b, a
+	for i := range rows {
+		rows[i].Hardware = "h100_sxm"
+	}
+	rows[2].PrefillTensor, rows[2].PrefillPipeline, rows[2].PrefillAttentionData = i64(8), i64(1), i64(1)
+	rows[2].DecodeTensor, rows[2].DecodePipeline, rows[2].DecodeAttentionData = i64(1), i64(1), i64(16)
+	rows[1].AggTensor, rows[1].AggPipeline, rows[1].AggAttentionData = i64(8), i64(2), i64(1)
+	gb200 := "gb200"
+	rows[0].Hardware = "gb200"
+	rows[0].AggTensor, rows[0].AggPipeline, rows[0].AggAttentionData = i64(8), i64(1), i64(1)
+	a, err := Analyze(rows, optimization.Settings{Target: optimization.TargetThroughput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Across nodes: the answer's 2 points (#1 `c` (decode 16 × h100_sxm), #2 `b` (aggregated 16 × h100_sxm)) run workers " +
+		"wider than one NVLink domain, whose collectives between nodes the timing prices optimistically (InferenceX's DeepSeek " +
+		"workers over two H100 nodes measured about twice the predicted TPOT): benchmark such a point before preferring it to a " +
+		"one-node shape."
+	if got := MultiNodeText(rows, a, true); got != want {
+		t.Errorf("text\n%s\nwant\n%s", got, want)
+	}
+	rows[2].DecodeHardware = &gb200
+	rows[1].AggPipeline = i64(1)
+	if got := MultiNodeText(rows, a, false); got != "" {
+		t.Errorf("every worker within its domain: %q", got)
+	}
+}

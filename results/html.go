@@ -266,7 +266,7 @@ func ReportHTML(rows []Row, a *Analysis, m *Manifest, recommended []int) ([]byte
 	if note := UnfinishedText(rows, a, labels, false); note != "" {
 		p.AnswerNotes = append(p.AnswerNotes, "Partial answer: "+note)
 	}
-	for _, note := range []string{AttainmentText(rows, a, m, false), ThinText(rows, a, false), UnjudgedText(rows, a, false)} {
+	for _, note := range []string{AttainmentText(rows, a, m, false), ThinText(rows, a, false), UnjudgedText(rows, a, false), MultiNodeText(rows, a, false)} {
 		if note != "" {
 			p.AnswerNotes = append(p.AnswerNotes, note)
 		}

@@ -1211,7 +1211,7 @@ func reportMarkdown(rows []Row, a *Analysis, m *Manifest, w *Written) []byte {
 		table(a.Ranking[:min(len(a.Ranking), maxScalarRecommends)])
 		b.WriteString("\n")
 	}
-	for _, note := range []string{AttainmentText(rows, a, m, true), ThinText(rows, a, true), UnjudgedText(rows, a, true)} {
+	for _, note := range []string{AttainmentText(rows, a, m, true), ThinText(rows, a, true), UnjudgedText(rows, a, true), MultiNodeText(rows, a, true)} {
 		if note != "" {
 			b.WriteString(note + "\n\n")
 		}

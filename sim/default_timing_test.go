@@ -294,14 +294,15 @@ func TestUnpricedInvalidShapeIsNoted(t *testing.T) {
 }
 
 // A worker of more GPUs than one link domain (48 B200s: six HGX baseboards of 8) gets a note
-// that its collectives between nodes are priced at each GPU's 50 GB/s port and its all-reduces
-// at the network's latency, its all-to-alls not; the same worker on a GB200 NVL72 rack (72
+// naming the collectives that cross nodes (here its expert-parallel all-to-alls), how they are
+// priced, and the bias measured on such workers; the same worker on a GB200 NVL72 rack (72
 // GPUs in one NVLink domain) does not. export refuses either when it exceeds one node (8 B200s,
 // 4 GB200s).
 func TestWorkerBeyondOneLinkDomainIsNoted(t *testing.T) {
-	const want = "engine.workers.aggregated: a worker of 48 b200_sxm GPUs spans more than one link domain of 8: " +
-		"its collectives between nodes run over the network, whose bytes the timing prices at each GPU's 50 GB/s port and each all-reduce's latency at 25.2 µs " +
-		"(timing.NetworkAllReduceLatencyUs), but not the network's latency in its all-to-alls or pipeline sends: its times are optimistic"
+	const want = "engine.workers.aggregated: a worker of 48 b200_sxm GPUs spans more than one link domain of 8; between nodes run " +
+		"its all-to-alls over 48 GPUs, priced at each GPU's 50 GB/s network port and a fixed latency per GPU beyond 8, not the network's own: " +
+		"its times are optimistic (InferenceX's DeepSeek workers over two H100 nodes measured about twice the predicted TPOT): " +
+		"do not rank it against one-node shapes on these figures alone"
 	for _, c := range []struct {
 		hardware string
 		noted    bool
@@ -344,6 +345,44 @@ func TestFP4WithoutFP4TensorCoresIsNoted(t *testing.T) {
 		hasNote := slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "no FP4 tensor cores") })
 		if hasNote != c.noted || c.noted && !slices.Contains(notes, want) {
 			t.Errorf("%s %s: notes %q, want the FP4 note %v", c.hardware, c.weights, notes, c.noted)
+		}
+	}
+}
+
+// linkDomainNote names what crosses nodes: Llama-3.1-70B at TP16 on H100 (8 per domain) its
+// all-reduces over 16 GPUs at the port and NetworkAllReduceLatencyUs; at TP8 × PP2 only its
+// pipeline sends (each stage's all-reduces stay within a node); on L40S, which the catalog gives
+// no port, the all-reduces of TP16 at the PCIe link's 32 GB/s; a TP8 worker on one H100 node
+// gets no note.
+func TestLinkDomainNoteNamesWhatCrossesNodes(t *testing.T) {
+	h100, err := timing.LookupHardware("h100_sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l40s, err := timing.LookupHardware("l40s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tail = ": its times are optimistic (InferenceX's DeepSeek workers over two H100 nodes measured about twice the predicted TPOT): " +
+		"do not rank it against one-node shapes on these figures alone"
+	for _, c := range []struct {
+		p    config.Parallelism
+		hw   timing.Hardware
+		want string
+	}{
+		{config.Parallelism{Replicas: 1, Tensor: 16, Pipeline: 1, AttentionData: 1, MoeTensor: 1, MoeExpert: 1}, h100,
+			"engine.workers.aggregated: a worker of 16 h100_sxm GPUs spans more than one link domain of 8; between nodes run " +
+				"its all-reduces over 16 GPUs, priced at each GPU's 50 GB/s network port and 25.2 µs each (timing.NetworkAllReduceLatencyUs)" + tail},
+		{config.Parallelism{Replicas: 1, Tensor: 8, Pipeline: 2, AttentionData: 1, MoeTensor: 1, MoeExpert: 1}, h100,
+			"engine.workers.aggregated: a worker of 16 h100_sxm GPUs spans more than one link domain of 8; between nodes run " +
+				"its pipeline sends, priced at the link's latency" + tail},
+		{config.Parallelism{Replicas: 1, Tensor: 16, Pipeline: 1, AttentionData: 1, MoeTensor: 1, MoeExpert: 1}, l40s,
+			"engine.workers.aggregated: a worker of 16 l40s GPUs spans more than one link domain of 8; between nodes run " +
+				"its all-reduces over 16 GPUs, priced at the GPU link's 32 GB/s (the catalog gives l40s no network port) and 25.2 µs each (timing.NetworkAllReduceLatencyUs)" + tail},
+		{config.Parallelism{Replicas: 2, Tensor: 8, Pipeline: 1, AttentionData: 1, MoeTensor: 1, MoeExpert: 1}, h100, ""},
+	} {
+		if got := linkDomainNote(config.RoleAggregated, c.p, c.hw, false); got != c.want {
+			t.Errorf("%+v on %s:\n got %q\nwant %q", c.p, c.hw.ID, got, c.want)
 		}
 	}
 }

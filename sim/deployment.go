@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/servesweep/servesweep/sim/config"
 	"github.com/servesweep/servesweep/sim/engine"
@@ -291,14 +292,8 @@ func (d *deployment) targetTiming(name config.Role, role *config.WorkerRole) (ti
 		if err != nil {
 			return nil, err
 		}
-		if n := role.Parallelism.GPUsPerWorker(); hw.WorkerSpansLinkDomain(n) {
-			priced := fmt.Sprintf("whose bytes the timing prices at each GPU's %g GB/s port and each all-reduce's latency at %g µs "+
-				"(timing.NetworkAllReduceLatencyUs), but not the network's latency in its all-to-alls or pipeline sends", hw.NetworkGBps, timing.NetworkAllReduceLatencyUs)
-			if !(hw.NetworkGBps > 0) {
-				priced = fmt.Sprintf("which the catalog gives no port for: the timing prices it at the GPU link's %g GB/s", hw.LinkGBps)
-			}
-			d.notes = append(d.notes, fmt.Sprintf("engine.workers.%s: a worker of %d %s GPUs spans more than one link domain of %d: "+
-				"its collectives between nodes run over the network, %s: its times are optimistic", name, n, hw.ID, hw.LinkDomainGPUs, priced))
+		if note := linkDomainNote(name, role.Parallelism, hw, m.MoE != nil); note != "" {
+			d.notes = append(d.notes, note)
 		}
 		if role.Timing.Type == config.TimingDefault {
 			if ol, err := d.opLevel(name, role, m, hw, prec); ol != nil || err != nil {
@@ -908,4 +903,47 @@ func roleEfficiency(eff timing.Efficiency, role *config.WorkerRole) timing.Effic
 		eff.SequenceOverheadUs = *v
 	}
 	return eff
+}
+
+// linkDomainNote is the note for a worker of role name with parallelism p on GPUs hw whose GPUs
+// span more than one link domain (Hardware.WorkerSpansLinkDomain), "" for one that does not: which
+// of its collectives cross nodes and how the roofline prices them (all-reduces at the network
+// port's bandwidth and timing.NetworkAllReduceLatencyUs; all-to-alls at the port's bandwidth and
+// the per-GPU AllToAllPeerLatencyUs, not the network's own latency; pipeline sends at the link's
+// latency), and the bias measured on such workers. moe says whether the model has experts (its
+// moe_tensor and moe_expert groups).
+func linkDomainNote(name config.Role, p config.Parallelism, hw timing.Hardware, moe bool) string {
+	n := p.GPUsPerWorker()
+	if !hw.WorkerSpansLinkDomain(n) {
+		return ""
+	}
+	port := fmt.Sprintf("each GPU's %g GB/s network port", hw.NetworkGBps)
+	if !(hw.NetworkGBps > 0) {
+		port = fmt.Sprintf("the GPU link's %g GB/s (the catalog gives %s no network port)", hw.LinkGBps, hw.ID)
+	}
+	var crossing []string
+	if g := max(p.Tensor, moeGroup(moe, p.MoeTensor)); hw.WorkerSpansLinkDomain(g) {
+		crossing = append(crossing, fmt.Sprintf("its all-reduces over %d GPUs, priced at %s and %g µs each (timing.NetworkAllReduceLatencyUs)", g, port, timing.NetworkAllReduceLatencyUs))
+	}
+	if g := moeGroup(moe, p.MoeExpert); hw.WorkerSpansLinkDomain(g) {
+		crossing = append(crossing, fmt.Sprintf("its all-to-alls over %d GPUs, priced at %s and a fixed latency per GPU beyond 8, not the network's own", g, port))
+	}
+	if p.Pipeline > 1 {
+		crossing = append(crossing, "its pipeline sends, priced at the link's latency")
+	}
+	if len(crossing) == 0 {
+		crossing = append(crossing, "its collectives, priced as within one domain")
+	}
+	return fmt.Sprintf("engine.workers.%s: a worker of %d %s GPUs spans more than one link domain of %d; between nodes run %s: "+
+		"its times are optimistic (InferenceX's DeepSeek workers over two H100 nodes measured about twice the predicted TPOT): "+
+		"do not rank it against one-node shapes on these figures alone", name, n, hw.ID, hw.LinkDomainGPUs, strings.Join(crossing, "; "))
+}
+
+// moeGroup is g for a model with experts and 1 for one without (whose moe_tensor and
+// moe_expert are unused).
+func moeGroup(moe bool, g int) int {
+	if moe {
+		return g
+	}
+	return 1
 }

@@ -102,6 +102,11 @@ type hardwareDoc struct {
 	FP8TFLOPS  float64 `json:"fp8_tflops"`
 	FP4TFLOPS  float64 `json:"fp4_tflops"`
 	LinkGBps   float64 `json:"link_gb_per_second"`
+	// LinkDomainGPUs is how many of these GPUs share the link (timing.Hardware.LinkDomainGPUs):
+	// a worker of more crosses nodes. NetworkGBps is each GPU's network port to other nodes, one
+	// direction (0: not in the catalog).
+	LinkDomainGPUs int     `json:"link_domain_gpus"`
+	NetworkGBps    float64 `json:"network_gb_per_second"`
 	// Aliases are the other spellings engine.hardware accepts for the GPU (timing.HardwareAliases).
 	Aliases []string `json:"aliases"`
 }
@@ -277,13 +282,14 @@ func listHardware() ([]hardwareDoc, error) {
 			return nil, err // the table's own ids always resolve
 		}
 		out = append(out, hardwareDoc{Name: id, HBMGiB: h.MemoryGiB, HBMTBps: h.MemoryTBps, BF16TFLOPS: h.BF16TFLOPS,
-			FP8TFLOPS: h.FP8TFLOPS, FP4TFLOPS: h.FP4TFLOPS, LinkGBps: h.LinkGBps, Aliases: append([]string{}, timing.HardwareAliases(id)...)})
+			FP8TFLOPS: h.FP8TFLOPS, FP4TFLOPS: h.FP4TFLOPS, LinkGBps: h.LinkGBps, LinkDomainGPUs: h.LinkDomainGPUs, NetworkGBps: h.NetworkGBps, Aliases: append([]string{}, timing.HardwareAliases(id)...)})
 	}
 	return out, nil
 }
 
 // hardwareFacts is a GPU's line: memory, bandwidth, dense tensor-core peaks, link bandwidth and
-// the other spellings engine.hardware accepts for it.
+// how many GPUs share it, the network port between nodes, and the other spellings
+// engine.hardware accepts for it.
 func hardwareFacts(d hardwareDoc) string {
 	peak := func(x float64) string {
 		if x == 0 {
@@ -295,9 +301,13 @@ func hardwareFacts(d hardwareDoc) string {
 	if len(d.Aliases) > 0 {
 		aka = "; also written " + strings.Join(d.Aliases, ", ")
 	}
-	return fmt.Sprintf("%s GiB of GPU memory at %s TB/s; dense TFLOPS BF16 %s, FP8 %s, FP4 %s; GPU link %s GB/s each way%s",
+	port := "no network port in the catalog"
+	if d.NetworkGBps > 0 {
+		port = "network port " + strconv.FormatFloat(d.NetworkGBps, 'f', -1, 64) + " GB/s"
+	}
+	return fmt.Sprintf("%s GiB of GPU memory at %s TB/s; dense TFLOPS BF16 %s, FP8 %s, FP4 %s; GPU link %s GB/s each way among %d GPUs, %s%s",
 		strconv.FormatFloat(d.HBMGiB, 'f', -1, 64), strconv.FormatFloat(d.HBMTBps, 'f', -1, 64),
-		peak(d.BF16TFLOPS), peak(d.FP8TFLOPS), peak(d.FP4TFLOPS), strconv.FormatFloat(d.LinkGBps, 'f', -1, 64), aka)
+		peak(d.BF16TFLOPS), peak(d.FP8TFLOPS), peak(d.FP4TFLOPS), strconv.FormatFloat(d.LinkGBps, 'f', -1, 64), d.LinkDomainGPUs, port, aka)
 }
 
 // listBackends lists engine.backend's values in schema order, with their scheduler styles.

@@ -100,6 +100,7 @@ func TestListHardware(t *testing.T) {
 		t.Errorf("list hardware names %v, the GPU table %v", names, timing.HardwareIDs())
 	}
 	if line := lineOf(t, "hardware", "h100_sxm"); !strings.Contains(line, "80 GiB of GPU memory at 3.35 TB/s") || !strings.Contains(line, "FP4 -") ||
+		!strings.Contains(line, "GPU link 450 GB/s each way among 8 GPUs, network port 50 GB/s") ||
 		!strings.HasSuffix(line, "; also written h100, h100-sxm") {
 		t.Errorf("h100_sxm line %q", line)
 	}

@@ -976,7 +976,7 @@ func printFront(w io.Writer, rows []results.Row, a *results.Analysis, m *results
 			r.Mode, labels.Shape(r), r.RouterPolicy, labels.Load(r)), wr.Recommendations[n]))
 	}
 	u := results.UnsettledOf(rows, a, m)
-	notes := append([]string{results.AttainmentText(rows, a, m, false), results.ThinText(rows, a, false), results.UnjudgedText(rows, a, false)}, u.Sentences(rows, a, labels, false)...)
+	notes := append([]string{results.AttainmentText(rows, a, m, false), results.ThinText(rows, a, false), results.UnjudgedText(rows, a, false), results.MultiNodeText(rows, a, false)}, u.Sentences(rows, a, labels, false)...)
 	for _, line := range append(notes, results.ChunkingHint(rows), results.SeedCheckText(rows, m, a, labels, false)) {
 		if line == "" {
 			continue

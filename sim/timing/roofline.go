@@ -345,9 +345,10 @@ func (rt rooflineRates) spansDomains(gpus int) bool {
 
 // allReduceAlphaMs is the latency in ms of one all-reduce over gpus GPUs: the link's
 // (Efficiency.LinkLatencyUs), or NetworkAllReduceLatencyUs when the group spans link domains
-// (spansDomains) and that is the longer.
+// (Hardware.WorkerSpansLinkDomain, whether or not the catalog gives the GPU a network port) and
+// that is the longer.
 func (rt rooflineRates) allReduceAlphaMs(gpus int) float64 {
-	if rt.spansDomains(gpus) {
+	if rt.hw.WorkerSpansLinkDomain(gpus) {
 		return max(rt.alphaMs, NetworkAllReduceLatencyUs/1000)
 	}
 	return rt.alphaMs
