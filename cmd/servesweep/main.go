@@ -176,7 +176,14 @@ func newRootCmd(io ioStreams) *cobra.Command {
 	root.SetVersionTemplate(version)
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{unknownFlagError(c, flagValueError(err))} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// A mistyped command followed by its flags (servesweep predikt -c x) fails on the root's
+		// flags first; the command is the mistake to name.
+		if a := c.Flags().Args(); c == root && len(a) > 0 {
+			return root.Args(root, a)
+		}
+		return &usageError{unknownFlagError(c, flagValueError(err))}
+	})
 	root.AddCommand(newPredictCmd(io, nil))
 	root.AddCommand(newSweepCmd(io, nil))
 	root.AddCommand(newReportCmd(io, nil))

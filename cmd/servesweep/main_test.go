@@ -104,6 +104,15 @@ func TestRootCommand(t *testing.T) {
 	if code != exitConfigError || errs != "error: unknown command \"predcit\" for \"servesweep\"; did you mean predict?\n" {
 		t.Errorf("unknown command: exit %d, stderr %q", code, errs)
 	}
+	// With the command's flags after it, the command is still what is named.
+	code, _, errs = runCLI(t, "predikt", "-c", "x.yaml")
+	if code != exitConfigError || errs != "error: unknown command \"predikt\" for \"servesweep\"; did you mean predict?\n" {
+		t.Errorf("unknown command with flags: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = runCLI(t, "--nosuch")
+	if code != exitConfigError || !strings.Contains(errs, "unknown flag: --nosuch") {
+		t.Errorf("unknown root flag: exit %d, stderr %q", code, errs)
+	}
 }
 
 // TestRepeatedFlagRefused checks that a single-valued flag given twice is exit 2 naming the flag
