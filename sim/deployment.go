@@ -923,7 +923,8 @@ func linkDomainNote(name config.Role, p config.Parallelism, hw timing.Hardware, 
 	}
 	var crossing []string
 	if g := max(p.Tensor, moeGroup(moe, p.MoeTensor)); hw.WorkerSpansLinkDomain(g) {
-		crossing = append(crossing, fmt.Sprintf("its all-reduces over %d GPUs, priced at %s and %g µs each (timing.NetworkAllReduceLatencyUs)", g, port, timing.NetworkAllReduceLatencyUs))
+		crossing = append(crossing, fmt.Sprintf("its all-reduces over %d GPUs, priced at %s and %.3g µs each (timing.NetworkAllReduceLatencyUs)", g, port,
+			timing.NetworkAllReduceLatencyUs(g, hw.LinkDomainGPUs)))
 	}
 	if g := moeGroup(moe, p.MoeExpert); hw.WorkerSpansLinkDomain(g) {
 		crossing = append(crossing, fmt.Sprintf("its all-to-alls over %d GPUs, priced at %s and a fixed latency per GPU beyond 8, not the network's own", g, port))

@@ -659,14 +659,25 @@ func TestSGLangPrefillScalesMoEPrefillPasses(t *testing.T) {
 	}
 }
 
-// An all-reduce over GPUs of more than one link domain waits NetworkAllReduceLatencyUs (25.2 µs)
-// instead of the link's LinkLatencyUs, unless the link's is the longer. toyMoE (4 layers, 1
-// dense) at TP4 MoE-TP4 on H100s split into domains of 2 runs 4 + 1 attention and dense-MLP
-// all-reduces (5 · 0.0252 = 0.126 ms a pass) and 3 MoE ones (0.0756 ms), the same without a
-// network port in the catalog (its bytes then cross at the link's rate), and at the link's
-// latency where that is the longer (30 µs: 0.15 and 0.09 ms). Llama-3.1-70B's 160 all-reduces a pass take 160 · 25.2 µs = 4.032 ms at TP16 on H100
-// nodes of 8 and 160 · 4.8 µs = 0.768 ms at TP8 (the shipped LinkLatencyUs).
+// An all-reduce over GPUs of more than one link domain waits NetworkAllReduceLatencyUs instead
+// of the link's LinkLatencyUs, unless the link's is the longer. NCCL's tree model gives 6.8 + 2 ·
+// ((p − 1) · 0.6 + log2(n) · 5.0) µs for p GPUs a node over n nodes: 25.2 µs over two nodes of 8,
+// 35.2 over four (and over six: log2 rounded down), 45.2 over eight, 18.0 over two domains of 2.
+// toyMoE (4 layers, 1 dense) at TP4 MoE-TP4 on H100s split into domains of 2 runs 4 + 1
+// attention and dense-MLP all-reduces (5 · 0.018 = 0.09 ms a pass) and 3 MoE ones (0.054 ms),
+// the same without a network port in the catalog (its bytes then cross at the link's rate), and
+// at the link's latency where that is the longer (30 µs: 0.15 and 0.09 ms). Llama-3.1-70B's 160
+// all-reduces a pass take 160 · 25.2 µs = 4.032 ms at TP16 on H100 nodes of 8, 160 · 35.2 µs =
+// 5.632 ms at TP32, and 160 · 4.8 µs = 0.768 ms at TP8 (the shipped LinkLatencyUs).
 func TestNetworkAllReduceLatency(t *testing.T) {
+	for _, c := range []struct {
+		gpus, domain int
+		want         float64
+	}{{16, 8, 25.2}, {32, 8, 35.2}, {48, 8, 35.2}, {64, 8, 45.2}, {4, 2, 18.0}} {
+		if got := NetworkAllReduceLatencyUs(c.gpus, c.domain); !near(got, c.want) {
+			t.Errorf("NetworkAllReduceLatencyUs(%d, %d) = %.6g µs, want %.6g", c.gpus, c.domain, got, c.want)
+		}
+	}
 	h100, _ := LookupHardware("h100_sxm")
 	split := h100
 	split.LinkDomainGPUs, split.NetworkGBps = 2, 50
@@ -682,8 +693,8 @@ func TestNetworkAllReduceLatency(t *testing.T) {
 		eff          Efficiency
 		attn, expert float64
 	}{
-		{"across domains", split, ideal(), 0.126, 0.0756},
-		{"no port", noPort, ideal(), 0.126, 0.0756},
+		{"across domains", split, ideal(), 0.09, 0.054},
+		{"no port", noPort, ideal(), 0.09, 0.054},
 		{"slower link", split, slowLink, 0.15, 0.09},
 	} {
 		r := mustRoofline(t, toyMoE, c.hw, prec, tep, c.eff)
@@ -701,7 +712,7 @@ func TestNetworkAllReduceLatency(t *testing.T) {
 	for _, c := range []struct {
 		tp   int
 		want float64
-	}{{8, 0.768}, {16, 4.032}} {
+	}{{8, 0.768}, {16, 4.032}, {32, 5.632}} {
 		r := mustRoofline(t, llama, h100, Precisions{Weights: FP8, KVCache: FP8}, Shape{Tensor: c.tp, Pipeline: 1}, CalibratedEfficiency())
 		if !near(r.allReduceMs, c.want) {
 			t.Errorf("Llama-3.1-70B TP%d on H100: all-reduce latency %.6g ms a pass, want %.6g", c.tp, r.allReduceMs, c.want)

@@ -344,26 +344,48 @@ func (rt rooflineRates) spansDomains(gpus int) bool {
 }
 
 // allReduceAlphaMs is the latency in ms of one all-reduce over gpus GPUs: the link's
-// (Efficiency.LinkLatencyUs), or NetworkAllReduceLatencyUs when the group spans link domains
+// (Efficiency.LinkLatencyUs), or NetworkAllReduceLatencyUs's when the group spans link domains
 // (Hardware.WorkerSpansLinkDomain, whether or not the catalog gives the GPU a network port) and
 // that is the longer.
 func (rt rooflineRates) allReduceAlphaMs(gpus int) float64 {
 	if rt.hw.WorkerSpansLinkDomain(gpus) {
-		return max(rt.alphaMs, NetworkAllReduceLatencyUs/1000)
+		return max(rt.alphaMs, NetworkAllReduceLatencyUs(gpus, rt.hw.LinkDomainGPUs)/1000)
 	}
 	return rt.alphaMs
 }
 
-// NetworkAllReduceLatencyUs is the latency in µs of a small all-reduce over GPUs of two or more
-// nodes, whose steps between nodes cross the GPUs' network ports (InfiniBand or RoCE) rather
-// than NVLink: NCCL's own cost model (src/graph/tuning.cc, its base and per-hop network
-// latencies) puts a 4-byte all-reduce over two nodes of eight H100s on InfiniBand at 25.2 µs, as
-// its tuning log prints it in NVIDIA/nccl issue 1453 (2024), and nccl-tests measured 19–21 µs
-// for 8- to 64-byte all-reduces between two A100 nodes on HDR InfiniBand (NVIDIA/nccl-tests
-// issue 150, 2023). Decode passes all-reduce small messages, so a tensor-parallel worker wider
-// than one node (16 H100s at TP16) waits about this long at each of its all-reduces instead of
-// the link's LinkLatencyUs. Not fitted on any deployment.
-const NetworkAllReduceLatencyUs = 25.2
+// NCCL's cost model of a small all-reduce (its tree algorithm with the LL protocol, which it
+// picks for decode-sized messages), in µs: a base latency, and per hop the NVLink's within a node
+// and the network's between nodes (NCCL's src/graph/tuning.cc, its baseLat and hwLat tables).
+const (
+	ncclTreeBaseLatencyUs = 6.8
+	ncclTreeNVLinkHopUs   = 0.6
+	ncclTreeNetworkHopUs  = 5.0
+)
+
+// NetworkAllReduceLatencyUs is the latency in µs of a small all-reduce over gpus GPUs spread over
+// link domains of domain GPUs (nodes of 8 H100s, say), as NCCL's own cost model prices its tree
+// all-reduce: a base latency, then up and down the tree each of the (gpus per node − 1) NVLink
+// hops within a node and log2(nodes) network hops between them, 6.8 + 2 · ((p − 1) · 0.6 +
+// log2(n) · 5.0) µs with p = min(gpus, domain) and n = ⌈gpus / domain⌉ (NCCL's
+// src/graph/tuning.cc; log2 rounded down, as NCCL's). Over two nodes of eight H100s that is 25.2
+// µs, the figure NCCL's tuning log prints for a 4-byte all-reduce on such a cluster (NVIDIA/nccl
+// issue 1453, 2024); nccl-tests measured 19–21 µs for 8- to 64-byte all-reduces between two A100
+// nodes (NVIDIA/nccl-tests issue 150, 2023); four nodes take 35.2 µs. Decode passes all-reduce
+// small messages, so a tensor-parallel worker wider than one node waits about this long at each
+// all-reduce instead of the link's LinkLatencyUs. Not fitted on any deployment. domain < 1 is
+// read as gpus (one domain).
+func NetworkAllReduceLatencyUs(gpus, domain int) float64 {
+	if domain < 1 || domain > gpus {
+		domain = gpus
+	}
+	nodes := (gpus + domain - 1) / domain
+	hops := 0
+	for n := nodes; n > 1; n /= 2 {
+		hops++
+	}
+	return ncclTreeBaseLatencyUs + 2*(float64(domain-1)*ncclTreeNVLinkHopUs+float64(hops)*ncclTreeNetworkHopUs)
+}
 
 // netAllReduceMsPerByte is the time per byte of an all-reduce over gpus GPUs spent between link
 // domains, ms: the hierarchical algorithm's step between the n = g/D domains of D GPUs, each GPU
