@@ -158,7 +158,7 @@ func UnjudgedText(rows []Row, a *Analysis, md bool) string {
 // GB200s), with the role and size; "" when none has one. The roofline prices such a worker's
 // collectives between nodes optimistically (the predict note says which): InferenceX's DeepSeek
 // workers over two H100 nodes measured about twice the predicted TPOT (docs/timing.md, 2026-12-08),
-// so such a point can rank above a one-node shape that measures faster.
+// so such a point can rank above a shape within one link domain that measures faster.
 func MultiNodeText(rows []Row, a *Analysis, md bool) string {
 	var wide []string
 	for n, i := range AnswerRows(a) {
@@ -171,7 +171,7 @@ func MultiNodeText(rows []Row, a *Analysis, md bool) string {
 	}
 	return fmt.Sprintf("Across nodes: the answer's %s (%s) run%s workers wider than one NVLink domain, whose collectives between "+
 		"nodes the timing prices optimistically (InferenceX's DeepSeek workers over two H100 nodes measured about twice the "+
-		"predicted TPOT): benchmark such a point before preferring it to a one-node shape.", Plural(len(wide), "point"),
+		"predicted TPOT): benchmark such a point before preferring it to a shape within one NVLink domain.", Plural(len(wide), "point"),
 		strings.Join(wide, ", "), agree(len(wide), "s", ""))
 }
 

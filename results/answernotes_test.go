@@ -293,7 +293,7 @@ func TestMultiNodeText(t *testing.T) {
 	want := "Across nodes: the answer's 2 points (#1 `c` (decode 16 × h100_sxm), #2 `b` (aggregated 16 × h100_sxm)) run workers " +
 		"wider than one NVLink domain, whose collectives between nodes the timing prices optimistically (InferenceX's DeepSeek " +
 		"workers over two H100 nodes measured about twice the predicted TPOT): benchmark such a point before preferring it to a " +
-		"one-node shape."
+		"shape within one NVLink domain."
 	if got := MultiNodeText(rows, a, true); got != want {
 		t.Errorf("text\n%s\nwant\n%s", got, want)
 	}

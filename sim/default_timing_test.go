@@ -300,9 +300,9 @@ func TestUnpricedInvalidShapeIsNoted(t *testing.T) {
 // 4 GB200s).
 func TestWorkerBeyondOneLinkDomainIsNoted(t *testing.T) {
 	const want = "engine.workers.aggregated: a worker of 48 b200_sxm GPUs spans more than one link domain of 8; between nodes run " +
-		"its all-to-alls over 48 GPUs, priced at each GPU's 50 GB/s network port and a fixed latency per GPU beyond 8, not the network's own: " +
+		"its all-to-alls over 48 GPUs, priced at each GPU's 50 GB/s network port and a fixed latency per GPU beyond the 8 the kernel tables measure, not the network's own: " +
 		"its times are optimistic (InferenceX's DeepSeek workers over two H100 nodes measured about twice the predicted TPOT): " +
-		"do not rank it against one-node shapes on these figures alone"
+		"do not rank it against shapes within one link domain on these figures alone"
 	for _, c := range []struct {
 		hardware string
 		noted    bool
@@ -364,7 +364,7 @@ func TestLinkDomainNoteNamesWhatCrossesNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	const tail = ": its times are optimistic (InferenceX's DeepSeek workers over two H100 nodes measured about twice the predicted TPOT): " +
-		"do not rank it against one-node shapes on these figures alone"
+		"do not rank it against shapes within one link domain on these figures alone"
 	for _, c := range []struct {
 		p    config.Parallelism
 		hw   timing.Hardware
@@ -372,13 +372,13 @@ func TestLinkDomainNoteNamesWhatCrossesNodes(t *testing.T) {
 	}{
 		{config.Parallelism{Replicas: 1, Tensor: 16, Pipeline: 1, AttentionData: 1, MoeTensor: 1, MoeExpert: 1}, h100,
 			"engine.workers.aggregated: a worker of 16 h100_sxm GPUs spans more than one link domain of 8; between nodes run " +
-				"its all-reduces over 16 GPUs, priced at each GPU's 50 GB/s network port and 25.2 µs each (timing.NetworkAllReduceLatencyUs)" + tail},
+				"its all-reduces over 16 GPUs, priced at each GPU's 50 GB/s network port and 25.2 µs each (NCCL's inter-node latency)" + tail},
 		{config.Parallelism{Replicas: 1, Tensor: 8, Pipeline: 2, AttentionData: 1, MoeTensor: 1, MoeExpert: 1}, h100,
 			"engine.workers.aggregated: a worker of 16 h100_sxm GPUs spans more than one link domain of 8; between nodes run " +
-				"its pipeline sends, priced at the link's latency" + tail},
+				"its pipeline sends, priced at the GPU link's bandwidth and latency, not the network's" + tail},
 		{config.Parallelism{Replicas: 1, Tensor: 16, Pipeline: 1, AttentionData: 1, MoeTensor: 1, MoeExpert: 1}, l40s,
 			"engine.workers.aggregated: a worker of 16 l40s GPUs spans more than one link domain of 8; between nodes run " +
-				"its all-reduces over 16 GPUs, priced at the GPU link's 32 GB/s (the catalog gives l40s no network port) and 25.2 µs each (timing.NetworkAllReduceLatencyUs)" + tail},
+				"its all-reduces over 16 GPUs, priced at the GPU link's 32 GB/s (the catalog gives l40s no network port) and 25.2 µs each (NCCL's inter-node latency)" + tail},
 		{config.Parallelism{Replicas: 2, Tensor: 8, Pipeline: 1, AttentionData: 1, MoeTensor: 1, MoeExpert: 1}, h100, ""},
 	} {
 		if got := linkDomainNote(config.RoleAggregated, c.p, c.hw, false); got != c.want {

@@ -923,21 +923,21 @@ func linkDomainNote(name config.Role, p config.Parallelism, hw timing.Hardware, 
 	}
 	var crossing []string
 	if g := max(p.Tensor, moeGroup(moe, p.MoeTensor)); hw.WorkerSpansLinkDomain(g) {
-		crossing = append(crossing, fmt.Sprintf("its all-reduces over %d GPUs, priced at %s and %.3g µs each (timing.NetworkAllReduceLatencyUs)", g, port,
+		crossing = append(crossing, fmt.Sprintf("its all-reduces over %d GPUs, priced at %s and %.3g µs each (NCCL's inter-node latency)", g, port,
 			timing.NetworkAllReduceLatencyUs(g, hw.LinkDomainGPUs)))
 	}
 	if g := moeGroup(moe, p.MoeExpert); hw.WorkerSpansLinkDomain(g) {
-		crossing = append(crossing, fmt.Sprintf("its all-to-alls over %d GPUs, priced at %s and a fixed latency per GPU beyond 8, not the network's own", g, port))
+		crossing = append(crossing, fmt.Sprintf("its all-to-alls over %d GPUs, priced at %s and a fixed latency per GPU beyond the 8 the kernel tables measure, not the network's own", g, port))
 	}
 	if p.Pipeline > 1 {
-		crossing = append(crossing, "its pipeline sends, priced at the link's latency")
+		crossing = append(crossing, "its pipeline sends, priced at the GPU link's bandwidth and latency, not the network's")
 	}
 	if len(crossing) == 0 {
 		crossing = append(crossing, "its collectives, priced as within one domain")
 	}
 	return fmt.Sprintf("engine.workers.%s: a worker of %d %s GPUs spans more than one link domain of %d; between nodes run %s: "+
 		"its times are optimistic (InferenceX's DeepSeek workers over two H100 nodes measured about twice the predicted TPOT): "+
-		"do not rank it against one-node shapes on these figures alone", name, n, hw.ID, hw.LinkDomainGPUs, strings.Join(crossing, "; "))
+		"do not rank it against shapes within one link domain on these figures alone", name, n, hw.ID, hw.LinkDomainGPUs, strings.Join(crossing, "; "))
 }
 
 // moeGroup is g for a model with experts and 1 for one without (whose moe_tensor and
