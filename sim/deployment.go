@@ -927,7 +927,8 @@ func linkDomainNote(name config.Role, p config.Parallelism, hw timing.Hardware, 
 			timing.NetworkAllReduceLatencyUs(g, hw.LinkDomainGPUs)))
 	}
 	if g := moeGroup(moe, p.MoeExpert); hw.WorkerSpansLinkDomain(g) {
-		crossing = append(crossing, fmt.Sprintf("its all-to-alls over %d GPUs, priced at %s and a fixed latency per GPU beyond the 8 the kernel tables measure, not the network's own", g, port))
+		crossing = append(crossing, fmt.Sprintf("its all-to-alls over %d GPUs, priced at %s and a fixed latency per GPU beyond the %d the kernel tables measure, not the network's own",
+			g, port, timing.AllToAllTableGPUs))
 	}
 	if p.Pipeline > 1 {
 		crossing = append(crossing, "its pipeline sends, priced at the GPU link's bandwidth and latency, not the network's")
