@@ -156,9 +156,9 @@ func UnjudgedText(rows []Row, a *Analysis, md bool) string {
 // its points (AnswerRows, numbered as the answer is) with a worker of more GPUs than one link
 // domain of its GPU holds (timing.Hardware.WorkerSpansLinkDomain: more than 8 H100s, more than 72
 // GB200s), with the role and size; "" when none has one. The roofline prices such a worker's
-// collectives between nodes optimistically (the predict note says which): InferenceX's DeepSeek
-// workers over two H100 nodes measured about twice the predicted TPOT (docs/timing.md, 2026-12-08),
-// so such a point can rank above a shape within one link domain that measures faster.
+// collectives between nodes optimistically (the predict note says which; timing.MultiNodeBias
+// gives the bias measured), so such a point can rank above a shape within one link domain that
+// measures faster.
 func MultiNodeText(rows []Row, a *Analysis, md bool) string {
 	var wide []string
 	for n, i := range AnswerRows(a) {
@@ -170,9 +170,8 @@ func MultiNodeText(rows []Row, a *Analysis, md bool) string {
 		return ""
 	}
 	return fmt.Sprintf("Across nodes: the answer's %s (%s) run%s workers wider than one NVLink domain, whose collectives between "+
-		"nodes the timing prices optimistically (InferenceX's DeepSeek workers over two H100 nodes measured about twice the "+
-		"predicted TPOT): benchmark such a point before preferring it to a shape within one NVLink domain.", Plural(len(wide), "point"),
-		strings.Join(wide, ", "), agree(len(wide), "s", ""))
+		"nodes the timing prices optimistically (%s): benchmark such a point before preferring it to a shape within one NVLink domain.",
+		Plural(len(wide), "point"), strings.Join(wide, ", "), agree(len(wide), "s", ""), timing.MultiNodeBias)
 }
 
 // multiNodeRoles names the roles of r whose worker spans more than one link domain of its GPU,
@@ -197,8 +196,8 @@ func multiNodeRoles(r *Row) string {
 			id = *role.hardware
 		}
 		hw, err := timing.LookupHardware(id)
-		gpus := *role.tensor * *role.pipeline * *role.data
-		if err == nil && hw.WorkerSpansLinkDomain(int(gpus)) {
+		gpus := config.Parallelism{Tensor: int(*role.tensor), Pipeline: int(*role.pipeline), AttentionData: int(*role.data)}.GPUsPerWorker()
+		if err == nil && hw.WorkerSpansLinkDomain(gpus) {
 			out = append(out, fmt.Sprintf("%s %d × %s", role.name, gpus, hw.ID))
 		}
 	}

@@ -909,8 +909,8 @@ func roleEfficiency(eff timing.Efficiency, role *config.WorkerRole) timing.Effic
 // span more than one link domain (Hardware.WorkerSpansLinkDomain), "" for one that does not: which
 // of its collectives cross nodes and how the roofline prices them (all-reduces at the network
 // port's bandwidth and timing.NetworkAllReduceLatencyUs; all-to-alls at the port's bandwidth and
-// the per-GPU AllToAllPeerLatencyUs, not the network's own latency; pipeline sends at the link's
-// latency), and the bias measured on such workers. moe says whether the model has experts (its
+// the per-GPU AllToAllPeerLatencyUs, not the network's own latency; pipeline sends at the GPU
+// link's bandwidth and latency), and the bias measured on such workers (timing.MultiNodeBias). moe says whether the model has experts (its
 // moe_tensor and moe_expert groups).
 func linkDomainNote(name config.Role, p config.Parallelism, hw timing.Hardware, moe bool) string {
 	n := p.GPUsPerWorker()
@@ -937,8 +937,8 @@ func linkDomainNote(name config.Role, p config.Parallelism, hw timing.Hardware, 
 		crossing = append(crossing, "its collectives, priced as within one domain")
 	}
 	return fmt.Sprintf("engine.workers.%s: a worker of %d %s GPUs spans more than one link domain of %d; between nodes run %s: "+
-		"its times are optimistic (InferenceX's DeepSeek workers over two H100 nodes measured about twice the predicted TPOT): "+
-		"do not rank it against shapes within one link domain on these figures alone", name, n, hw.ID, hw.LinkDomainGPUs, strings.Join(crossing, "; "))
+		"its times are optimistic (%s): do not rank it against shapes within one link domain on these figures alone",
+		name, n, hw.ID, hw.LinkDomainGPUs, strings.Join(crossing, "; "), timing.MultiNodeBias)
 }
 
 // moeGroup is g for a model with experts and 1 for one without (whose moe_tensor and

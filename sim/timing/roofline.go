@@ -354,6 +354,14 @@ func (rt rooflineRates) allReduceAlphaMs(gpus int) float64 {
 	return rt.alphaMs
 }
 
+// MultiNodeBias is the measured bias of workers wider than one link domain, as predict's note on
+// such a worker and a sweep's answer line quote it: on the 27 InferenceX rows of
+// ../shared/data/silicon/measured_moe_calibration.csv whose DeepSeek-R1/V3 workers (TensorRT-LLM
+// TP16 EP16 decode, SGLang TP16) all-reduce over two H100 nodes, measured ÷ predicted TPOT was
+// 1.98 (geometric mean; TTFT 1.92) with NetworkAllReduceLatencyUs in force (`validate`,
+// 2026-12-08; docs/timing.md, "Nodes").
+const MultiNodeBias = "InferenceX's DeepSeek workers over two H100 nodes measured about twice the predicted TPOT"
+
 // NCCL's cost model of a small all-reduce (its tree algorithm with the LL protocol, which it
 // picks for decode-sized messages), in µs: a base latency, and per hop the NVLink's within a node
 // and the network's between nodes (NCCL's src/graph/tuning.cc, its baseLat and hwLat tables).
